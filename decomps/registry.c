@@ -1,0 +1,8 @@
+/* Built-in decompositions: registered into the operator table at start-up
+ * (the registry calls tj_register_builtin_decompositions once). Each family's
+ * file exports a registration function listed here. */
+#include "internal.h"
+
+void tj_register_builtin_decompositions(void)
+{
+}

@@ -1,0 +1,103 @@
+/* tjit core: status codes, dtypes, errors, threads, the allocator hook.
+ *
+ * Every public function either returns an object (NULL on failure) or a
+ * tj_status (TJ_OK on success). On failure the calling thread's last error
+ * holds a status code and a message naming the operator or function and the
+ * offending shapes, dtypes or values; read it with tj_last_error(). */
+#ifndef TJIT_CORE_H
+#define TJIT_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Maximum tensor rank. */
+#define TJ_MAX_DIMS 8
+
+/** Status codes. TJ_OK is 0; every other value is an error. */
+typedef enum tj_status {
+    TJ_OK = 0,
+    TJ_ERR_INVALID_ARGUMENT, /**< a bad value: NULL, unknown option, wrong arity */
+    TJ_ERR_SHAPE,            /**< shapes that do not fit (broadcast, matmul, view) */
+    TJ_ERR_DTYPE,            /**< a dtype the operator does not accept */
+    TJ_ERR_INDEX,            /**< a dim or an index out of range */
+    TJ_ERR_OUT_OF_MEMORY,    /**< an allocation failed */
+    TJ_ERR_IO,               /**< a file could not be read or written */
+    TJ_ERR_PARSE,            /**< malformed text or file contents */
+    TJ_ERR_UNSUPPORTED,      /**< valid, but not implemented here */
+    TJ_ERR_NOT_FOUND,        /**< an unknown operator or name */
+    TJ_ERR_CYCLE,            /**< a decomposition that reaches itself */
+    TJ_ERR_OVERFLOW,         /**< a size whose element count overflows */
+} tj_status;
+
+/** Element types. Sizes: 4, 8, 8 and 1 bytes. */
+typedef enum tj_dtype {
+    TJ_FLOAT32 = 0,
+    TJ_FLOAT64,
+    TJ_INT64,
+    TJ_BOOL,
+} tj_dtype;
+
+#define TJ_NUM_DTYPES 4
+
+/** Size of one element of `dtype` in bytes; 0 for an invalid dtype. */
+size_t tj_dtype_size(tj_dtype dtype);
+/** PyTorch's name of `dtype` ("float32", "float64", "int64", "bool"), or "?". */
+const char *tj_dtype_name(tj_dtype dtype);
+/** Parses a dtype name as tj_dtype_name() writes it. Returns TJ_ERR_PARSE for
+ * an unknown name. */
+tj_status tj_dtype_from_name(const char *name, tj_dtype *out);
+
+/** Message of the calling thread's last error ("" when none). The pointer stays
+ * valid until the thread's next failing call. */
+const char *tj_last_error(void);
+/** Status of the calling thread's last error (TJ_OK when none). */
+tj_status tj_last_status(void);
+/** Forgets the calling thread's last error. */
+void tj_clear_error(void);
+/** Records an error for the calling thread (printf-style message) and returns
+ * `status`, so that callers can write `return tj_error(TJ_ERR_SHAPE, ...)`.
+ * Used by the runtime, by decompositions and by user-registered operators. */
+tj_status tj_error(tj_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/** Name of a status code ("shape error", ...). */
+const char *tj_status_name(tj_status status);
+
+/** Sets the number of threads used by tjit's kernels and by OpenBLAS (one
+ * setting, so that no call oversubscribes the cores). n < 1 is taken as 1. */
+void tj_set_num_threads(int n);
+/** Number of threads kernels use. */
+int tj_get_num_threads(void);
+
+/** Allocator hook: the library takes all its tensor, graph and plan memory
+ * through these two functions (aligned to 64 bytes). Pass NULL to restore
+ * the default. Not thread-safe against concurrent allocation: set it before
+ * any other call. */
+typedef struct tj_allocator {
+    void *(*alloc)(void *ctx, size_t nbytes);
+    void (*free)(void *ctx, void *ptr, size_t nbytes);
+    void *ctx;
+} tj_allocator;
+void tj_set_allocator(const tj_allocator *allocator);
+
+/** Test hook (allocation-failure injection): makes the n-th allocation from
+ * now fail (n >= 1); 0 disables. Returns the number of allocations performed
+ * since the last call. */
+uint64_t tj_debug_fail_allocation(uint64_t n);
+
+/** Tensor storage is recycled through a caching allocator (size classes,
+ * four per power of two). Frees every cached block back to the allocator. */
+void tj_storage_cache_release(void);
+/** Caps the bytes kept in the cache (default 1 GiB); trims it when above. */
+void tj_storage_cache_set_limit(size_t bytes);
+/** Bytes currently cached. */
+size_t tj_storage_cache_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,263 @@
+/* The typed operator API: one function per ATen overload, each a thin
+ * wrapper that boxes its arguments and calls tj_dispatch, so every call is
+ * seen by the mode stack (tracing) and autograd.
+ *
+ * Conventions for every function below:
+ * - Tensor arguments may have any strides (views, broadcast strides); results
+ *   are new contiguous tensors unless the operator is a view, whose result
+ *   shares storage with its input.
+ * - Results are new references owned by the innermost open scope, or by the
+ *   caller (release with tj_tensor_release) when no scope is open.
+ * - On failure the function returns NULL (or a status) and sets the thread's
+ *   last error, naming the ATen operator and the offending shapes, dtypes or
+ *   values. A NULL tensor argument gives NULL with TJ_ERR_INVALID_ARGUMENT, so
+ *   a chain of calls can be checked once at the end.
+ * - `Scalar` arguments are boxed values: tj_v_int(2) or tj_v_float(2.0). As in
+ *   PyTorch, an int Scalar keeps an int64 tensor int64; a float Scalar makes it
+ *   float32.
+ * - Semantics (broadcasting, type promotion, NaN propagation, negative dims,
+ *   empty tensors) are PyTorch 1.13's for the named ATen operator. */
+#ifndef TJIT_OPS_H
+#define TJIT_OPS_H
+
+#include "dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Elementwise, unary: float32/float64 in (int64 and bool inputs are
+ * promoted to float32, except abs and neg, which keep int64), same shape
+ * out. ---- */
+tj_tensor *tj_abs(tj_tensor *self);        /**< aten::abs; int64 stays int64 */
+tj_tensor *tj_neg(tj_tensor *self);        /**< aten::neg; bool input: TJ_ERR_DTYPE */
+tj_tensor *tj_exp(tj_tensor *self);        /**< aten::exp (SLEEF, 1 ULP) */
+tj_tensor *tj_log(tj_tensor *self);        /**< aten::log; log(0) = -inf, log(<0) = nan */
+tj_tensor *tj_sqrt(tj_tensor *self);       /**< aten::sqrt */
+tj_tensor *tj_rsqrt(tj_tensor *self);      /**< aten::rsqrt: 1/sqrt(x) */
+tj_tensor *tj_tanh(tj_tensor *self);       /**< aten::tanh */
+tj_tensor *tj_sigmoid(tj_tensor *self);    /**< aten::sigmoid: 1/(1+exp(-x)) */
+tj_tensor *tj_erf(tj_tensor *self);        /**< aten::erf */
+tj_tensor *tj_reciprocal(tj_tensor *self); /**< aten::reciprocal: 1/x */
+tj_tensor *tj_sin(tj_tensor *self);        /**< aten::sin */
+tj_tensor *tj_cos(tj_tensor *self);        /**< aten::cos */
+tj_tensor *tj_log1p(tj_tensor *self);      /**< aten::log1p: log(1+x), accurate near 0 */
+tj_tensor *tj_expm1(tj_tensor *self);      /**< aten::expm1: exp(x)-1, accurate near 0 */
+tj_tensor *tj_relu(tj_tensor *self);       /**< aten::relu: max(x, 0); keeps the dtype (int64 too); nan stays nan */
+/** aten::gelu. approximate is "none" (x*Phi(x) through erf) or "tanh" (the
+ * tanh approximation of Hendrycks & Gimpel); other strings give
+ * TJ_ERR_INVALID_ARGUMENT; integer input gives TJ_ERR_DTYPE. */
+tj_tensor *tj_gelu(tj_tensor *self, const char *approximate);
+tj_tensor *tj_silu(tj_tensor *self);       /**< aten::silu: x*sigmoid(x) */
+
+/* ---- Elementwise, binary and ternary: operands broadcast (TJ_ERR_SHAPE when
+ * they cannot); the result dtype follows PyTorch's result_type. ---- */
+tj_tensor *tj_add(tj_tensor *self, tj_tensor *other);                   /**< aten::add.Tensor, alpha 1 */
+tj_tensor *tj_add_alpha(tj_tensor *self, tj_tensor *other, tj_value alpha); /**< aten::add.Tensor: self + alpha*other */
+tj_tensor *tj_add_scalar(tj_tensor *self, tj_value other);              /**< aten::add.Scalar, alpha 1 */
+tj_tensor *tj_sub(tj_tensor *self, tj_tensor *other);                   /**< aten::sub.Tensor; bool operands: TJ_ERR_DTYPE */
+tj_tensor *tj_sub_alpha(tj_tensor *self, tj_tensor *other, tj_value alpha); /**< aten::sub.Tensor: self - alpha*other */
+tj_tensor *tj_sub_scalar(tj_tensor *self, tj_value other);              /**< aten::sub.Scalar */
+tj_tensor *tj_mul(tj_tensor *self, tj_tensor *other);                   /**< aten::mul.Tensor */
+tj_tensor *tj_mul_scalar(tj_tensor *self, tj_value other);              /**< aten::mul.Scalar */
+tj_tensor *tj_div(tj_tensor *self, tj_tensor *other);                   /**< aten::div.Tensor: true division (int/int gives float32) */
+tj_tensor *tj_div_scalar(tj_tensor *self, tj_value other);              /**< aten::div.Scalar */
+/** aten::div.Tensor_mode: rounding_mode NULL (true division), "trunc" or
+ * "floor" (other strings: TJ_ERR_INVALID_ARGUMENT); integer division by zero
+ * gives TJ_ERR_INVALID_ARGUMENT ("ZeroDivisionError" in PyTorch). */
+tj_tensor *tj_div_mode(tj_tensor *self, tj_tensor *other, const char *rounding_mode);
+tj_tensor *tj_pow_scalar(tj_tensor *self, tj_value exponent);           /**< aten::pow.Tensor_Scalar */
+tj_tensor *tj_pow(tj_tensor *self, tj_tensor *exponent);                /**< aten::pow.Tensor_Tensor */
+tj_tensor *tj_maximum(tj_tensor *self, tj_tensor *other);               /**< aten::maximum; nan propagates */
+tj_tensor *tj_minimum(tj_tensor *self, tj_tensor *other);               /**< aten::minimum; nan propagates */
+tj_tensor *tj_eq(tj_tensor *self, tj_tensor *other);                    /**< aten::eq.Tensor -> bool */
+tj_tensor *tj_ne(tj_tensor *self, tj_tensor *other);                    /**< aten::ne.Tensor -> bool */
+tj_tensor *tj_lt(tj_tensor *self, tj_tensor *other);                    /**< aten::lt.Tensor -> bool */
+tj_tensor *tj_le(tj_tensor *self, tj_tensor *other);                    /**< aten::le.Tensor -> bool */
+tj_tensor *tj_gt(tj_tensor *self, tj_tensor *other);                    /**< aten::gt.Tensor -> bool */
+tj_tensor *tj_ge(tj_tensor *self, tj_tensor *other);                    /**< aten::ge.Tensor -> bool */
+tj_tensor *tj_eq_scalar(tj_tensor *self, tj_value other);               /**< aten::eq.Scalar -> bool */
+tj_tensor *tj_gt_scalar(tj_tensor *self, tj_value other);               /**< aten::gt.Scalar -> bool */
+/** aten::where.self: condition must be bool (TJ_ERR_DTYPE otherwise); the
+ * three operands broadcast together. */
+tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other);
+/** aten::clamp: min/max are Scalars or tj_v_none(); both none gives
+ * TJ_ERR_INVALID_ARGUMENT. nan in self propagates. */
+tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max);
+/** aten::clamp.Tensor: min/max tensors (either may be NULL, not both); they
+ * broadcast with self; nan in a bound propagates. */
+tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max);
+/** aten::masked_fill.Scalar: mask is bool and broadcasts to self's shape. */
+tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value);
+tj_tensor *tj_logaddexp(tj_tensor *self, tj_tensor *other);             /**< aten::logaddexp: log(exp(a)+exp(b)), stable */
+
+/* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
+ * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
+ * `dtype` arguments take a dtype or -1 for "none". ---- */
+/** aten::sum.dim_IntList. bool/int64 input sums to int64. Empty reduces to 0. */
+tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
+tj_tensor *tj_sum(tj_tensor *self, int dtype); /**< aten::sum: 0-dim result */
+/** aten::mean.dim: float input only (TJ_ERR_DTYPE otherwise); empty gives nan. */
+tj_tensor *tj_mean_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
+/** aten::amax / aten::amin: nan propagates; an empty reduction gives TJ_ERR_SHAPE. */
+tj_tensor *tj_amax(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim);
+tj_tensor *tj_amin(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim);
+/** aten::argmax: int64 indices; first occurrence wins; nan counts as the
+ * largest. has_dim false reduces over the flattened tensor. */
+tj_tensor *tj_argmax(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim);
+/** aten::max.dim: values and int64 indices (first occurrence, nan largest). */
+tj_status tj_max_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices);
+/** aten::var.correction: correction < 0 means None (1); divides by
+ * max(0, N - correction); empty gives nan. */
+tj_tensor *tj_var(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim);
+/** aten::var_mean.correction: (var, mean) as tj_var and tj_mean_dim. */
+tj_status tj_var_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim,
+                      tj_tensor **var, tj_tensor **mean);
+/** aten::logsumexp: stable; an all -inf slice gives -inf. */
+tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim);
+
+/* ---- Views (share storage with self) and data movement. ---- */
+/** aten::view: one size may be -1 (inferred); the view must be expressible
+ * with self's strides (TJ_ERR_SHAPE otherwise; use tj_reshape). */
+tj_tensor *tj_view(tj_tensor *self, const int64_t *size, int ndim);
+tj_tensor *tj_unsafe_view(tj_tensor *self, const int64_t *size, int ndim); /**< aten::_unsafe_view */
+tj_tensor *tj_permute(tj_tensor *self, const int64_t *dims, int ndim);      /**< aten::permute */
+tj_tensor *tj_transpose(tj_tensor *self, int64_t dim0, int64_t dim1);       /**< aten::transpose.int */
+tj_tensor *tj_t(tj_tensor *self);                                            /**< aten::t: rank <= 2 */
+/** aten::expand: size -1 keeps a dim; new leading dims allowed; only size-1
+ * dims expand (stride 0). */
+tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim);
+tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim);                       /**< aten::unsqueeze */
+tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim);                     /**< aten::squeeze.dim: no-op if size != 1 */
+tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index);           /**< aten::select.int; negative index counts from the end */
+/** aten::slice.Tensor: start/end clamp to the size (INT64_MAX for "to the
+ * end"); has_start/has_end false means None; step >= 1. */
+tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end,
+                    int64_t step);
+/** aten::cat: same rank and dtype-promotable tensors equal except along dim;
+ * 1-d empty tensors are skipped (legacy rule). */
+tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim);
+tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
+/** aten::_to_copy: a copy converted to dtype (-1: same dtype). float -> int
+ * truncates toward zero; anything -> bool is x != 0. */
+tj_tensor *tj_to_copy(tj_tensor *self, int dtype);
+tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim);      /**< aten::reshape (implicit): view if possible, else copy */
+tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim);  /**< aten::flatten.using_ints (implicit) */
+tj_tensor *tj_contiguous(tj_tensor *self);                                   /**< aten::contiguous (implicit) */
+tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);         /**< aten::stack (implicit) */
+/** aten::split.Tensor (implicit): chunks of split_size along dim (the last may
+ * be smaller). Writes up to max_outs views into outs and their count into
+ * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. */
+tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
+
+/* ---- Creation and random. dtype -1 means float32 (int64 for arange with
+ * integer arguments). ---- */
+tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype);              /**< aten::zeros */
+tj_tensor *tj_ones(const int64_t *size, int ndim, int dtype);               /**< aten::ones */
+tj_tensor *tj_full(const int64_t *size, int ndim, tj_value fill_value, int dtype); /**< aten::full */
+/** aten::arange.start_step: [start, end) by step (step 0 or wrong sign:
+ * TJ_ERR_INVALID_ARGUMENT). */
+tj_tensor *tj_arange(tj_value start, tj_value end, tj_value step, int dtype);
+tj_tensor *tj_scalar_tensor(tj_value s, int dtype);                         /**< aten::scalar_tensor: 0-dim */
+tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype);               /**< aten::rand: U[0,1) from the default generator */
+tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype);              /**< aten::randn: N(0,1) */
+tj_tensor *tj_bernoulli(tj_tensor *self, double p);                         /**< aten::bernoulli.p: 1 with probability p, self's shape and dtype */
+/** Seeds the default generator (Philox4x32-10): the same seed gives the same
+ * numbers whatever the thread count. */
+void tj_manual_seed(uint64_t seed);
+
+/* ---- Linear algebra (OpenBLAS). ---- */
+/** aten::mm: [n, k] x [k, m] -> [n, m]; float32/float64, same dtype. */
+tj_tensor *tj_mm(tj_tensor *self, tj_tensor *mat2);
+/** aten::bmm: [b, n, k] x [b, k, m] -> [b, n, m]. */
+tj_tensor *tj_bmm(tj_tensor *self, tj_tensor *mat2);
+/** aten::addmm: beta*self + alpha*(mat1 @ mat2); self broadcasts to [n, m];
+ * beta = 0 ignores self entirely (nan included). */
+tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value beta, tj_value alpha);
+/** aten::linear (implicit): input [..., in] x weight [out, in]^T + bias [out]
+ * (bias may be NULL). */
+tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias);
+/** aten::matmul (implicit): numpy matmul semantics (1-D, 2-D, batched with
+ * broadcast batch dims). */
+tj_tensor *tj_matmul(tj_tensor *self, tj_tensor *other);
+
+/* ---- Neural networks. ---- */
+tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */
+tj_tensor *tj__log_softmax(tj_tensor *self, int64_t dim, bool half_to_float); /**< aten::_log_softmax */
+tj_tensor *tj_softmax(tj_tensor *self, int64_t dim);                          /**< aten::softmax.int (implicit) */
+tj_tensor *tj_log_softmax(tj_tensor *self, int64_t dim);                      /**< aten::log_softmax.int (implicit) */
+/** aten::native_layer_norm: normalises over the trailing dims given by
+ * normalized_shape; weight/bias may be NULL. mean and rstd keep the
+ * normalised dims as size 1. Any of the out pointers may be NULL. */
+tj_status tj_native_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
+                               tj_tensor *bias, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd);
+tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
+                         tj_tensor *bias, double eps); /**< aten::layer_norm (implicit) */
+/** aten::convolution, 2-D: input [N, C_in, H, W], weight [C_out, C_in/groups,
+ * kH, kW], bias [C_out] or NULL; stride/padding/dilation have 2 entries. */
+tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                          const int64_t *padding, const int64_t *dilation, bool transposed,
+                          const int64_t *output_padding, int64_t groups);
+tj_tensor *tj_conv2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups); /**< aten::conv2d (implicit) */
+/** aten::max_pool2d_with_indices: stride NULL means kernel_size. indices are
+ * int64 flat positions within each input plane. */
+tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                                     const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                                     tj_tensor **out, tj_tensor **indices);
+tj_tensor *tj_max_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, const int64_t *dilation, bool ceil_mode); /**< aten::max_pool2d (implicit) */
+/** aten::avg_pool2d; divisor_override <= 0 means None. */
+tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/** aten::embedding: weight [num, dim], int64 indices of any shape; an index
+ * out of range gives TJ_ERR_INDEX. */
+tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx);
+/** aten::native_dropout: (out, bool mask); train false: out = input, mask all
+ * true; scale 1/(1-p). */
+tj_status tj_native_dropout(tj_tensor *input, double p, bool train, tj_tensor **out, tj_tensor **mask);
+tj_tensor *tj_dropout(tj_tensor *input, double p, bool train); /**< aten::dropout (implicit) */
+/** aten::nll_loss_forward: reduction 0 none, 1 mean, 2 sum; targets equal to
+ * ignore_index are skipped; others out of range give TJ_ERR_INDEX. */
+tj_status tj_nll_loss_forward(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                              int64_t ignore_index, tj_tensor **output, tj_tensor **total_weight);
+tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                       int64_t ignore_index); /**< aten::nll_loss (implicit) */
+tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                            int64_t ignore_index, double label_smoothing); /**< aten::cross_entropy_loss (implicit) */
+tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /**< aten::mse_loss (implicit) */
+/** aten::scaled_dot_product_attention: softmax(q k^T / sqrt(E) + mask) v over
+ * [..., L, E] x [..., S, E] x [..., S, Ev]. attn_mask NULL, bool (true = keep)
+ * or float (added). Unlike softmax, a fully masked row gives zeros, not nan. */
+tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value,
+                                           tj_tensor *attn_mask, double dropout_p, bool is_causal);
+
+/* ---- Backward operators (used by autograd; same conventions). ---- */
+tj_tensor *tj_threshold_backward(tj_tensor *grad_output, tj_tensor *self, tj_value threshold);
+tj_tensor *tj_gelu_backward(tj_tensor *grad_output, tj_tensor *self, const char *approximate);
+tj_tensor *tj_sigmoid_backward(tj_tensor *grad_output, tj_tensor *output);
+tj_tensor *tj_tanh_backward(tj_tensor *grad_output, tj_tensor *output);
+tj_tensor *tj__softmax_backward_data(tj_tensor *grad_output, tj_tensor *output, int64_t dim, tj_dtype input_dtype);
+tj_tensor *tj__log_softmax_backward_data(tj_tensor *grad_output, tj_tensor *output, int64_t dim,
+                                         tj_dtype input_dtype);
+tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, const int64_t *normalized_shape,
+                                        int n, tj_tensor *mean, tj_tensor *rstd, tj_tensor *weight,
+                                        tj_tensor *bias, const bool output_mask[3], tj_tensor **grad_input,
+                                        tj_tensor **grad_weight, tj_tensor **grad_bias);
+tj_tensor *tj_nll_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                int64_t reduction, int64_t ignore_index, tj_tensor *total_weight);
+tj_tensor *tj_embedding_dense_backward(tj_tensor *grad_output, tj_tensor *indices, int64_t num_weights,
+                                       int64_t padding_idx, bool scale_grad_by_freq);
+tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_tensor *weight,
+                                  const int64_t *bias_sizes, int n_bias_sizes, const int64_t *stride,
+                                  const int64_t *padding, const int64_t *dilation, bool transposed,
+                                  const int64_t *output_padding, int64_t groups, const bool output_mask[3],
+                                  tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias);
+tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
+                                               const int64_t *stride, const int64_t *padding,
+                                               const int64_t *dilation, bool ceil_mode, tj_tensor *indices);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+/* Tensors: dtype, shape, strides (in elements), storage offset, refcounted
+ * 64-byte aligned storage shared by views. A tensor may also be "fake": it
+ * has a dtype, shape and strides but no storage (make_fx's fake mode). */
+#ifndef TJIT_TENSOR_H
+#define TJIT_TENSOR_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_tensor tj_tensor;
+
+/** A new contiguous tensor of `dtype` and `shape` (ndim 0..TJ_MAX_DIMS),
+ * contents uninitialised. Returns NULL with TJ_ERR_INVALID_ARGUMENT (bad rank
+ * or dtype), TJ_ERR_SHAPE (negative size), TJ_ERR_OVERFLOW (element count
+ * overflows) or TJ_ERR_OUT_OF_MEMORY. The caller owns the reference (or the
+ * enclosing scope does, see tj_scope_begin). */
+tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape);
+/** Like tj_tensor_empty, then copies numel * dtype-size bytes from `data`
+ * (row-major). `data` may be NULL only when the tensor is empty. */
+tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape,
+                               const void *data);
+/** A fake tensor: dtype, shape and contiguous strides, no storage. */
+tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape);
+/** A new 0-dim float32/float64/int64/bool tensor holding `v`. */
+tj_tensor *tj_tensor_scalar_f32(float v);
+tj_tensor *tj_tensor_scalar_f64(double v);
+tj_tensor *tj_tensor_scalar_i64(int64_t v);
+
+/** Adds a reference. Returns `t` (NULL passes through). */
+tj_tensor *tj_tensor_retain(tj_tensor *t);
+/** Drops a reference; frees the tensor (and its storage when no view shares
+ * it) at zero. NULL is ignored. */
+void tj_tensor_release(tj_tensor *t);
+
+tj_dtype tj_tensor_dtype(const tj_tensor *t);
+int tj_tensor_ndim(const tj_tensor *t);
+/** Shape and strides arrays (ndim entries; strides in elements). */
+const int64_t *tj_tensor_shape(const tj_tensor *t);
+const int64_t *tj_tensor_strides(const tj_tensor *t);
+/** Size of dim `dim` (negative counts from the end); -1 when out of range. */
+int64_t tj_tensor_size(const tj_tensor *t, int dim);
+int64_t tj_tensor_numel(const tj_tensor *t);
+int64_t tj_tensor_storage_offset(const tj_tensor *t);
+bool tj_tensor_is_contiguous(const tj_tensor *t);
+bool tj_tensor_is_fake(const tj_tensor *t);
+/** True when a and b share storage. */
+bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b);
+/** Pointer to element [0, ..., 0] (storage offset applied); NULL for a fake
+ * tensor. Elements are at data + sum(index[d] * strides[d]) * element size. */
+void *tj_tensor_data(const tj_tensor *t);
+/** Element at a flat row-major index of the logical shape, converted to
+ * double (bool gives 0/1). For tests and printing, not for loops. */
+double tj_tensor_item_at(const tj_tensor *t, int64_t flat_index);
+/** Copies the tensor's elements in row-major order of its shape into `dst`
+ * (numel * element size bytes). Works for any strides. */
+tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst);
+/** Writes a short description: "f32[3, 4]" (fake tensors get a '~'). */
+int tj_tensor_describe(const tj_tensor *t, char *buf, size_t n);
+/** Formats a shape as "[3, 4]" into buf; returns buf. */
+char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+
+/* ---- Scopes ----
+ * Tensors returned by operators while a scope is open belong to the scope and
+ * are released when it ends; tj_scope_keep moves one to the enclosing scope
+ * (or hands it to the caller when there is none). Scopes nest per thread. */
+typedef struct tj_scope tj_scope;
+/** Opens a scope on the calling thread. Returns NULL when out of memory. */
+tj_scope *tj_scope_begin(void);
+/** Releases every tensor the scope owns, except those kept; closes it and
+ * every scope opened inside it that is still open. */
+void tj_scope_end(tj_scope *scope);
+/** Moves `t` out of the innermost open scope that owns it into its parent
+ * scope (or to the caller). Returns `t`. */
+tj_tensor *tj_scope_keep(tj_tensor *t);
+
+/* ---- NumPy .npy files ---- */
+/** Reads a .npy file (format 1.0/2.0/3.0, little-endian '<f4' '<f8' '<i8'
+ * '|b1', C or Fortran order). Returns a new contiguous tensor, or NULL with
+ * TJ_ERR_IO (cannot open/read), TJ_ERR_PARSE (malformed header, truncated
+ * data), TJ_ERR_UNSUPPORTED (another dtype or byte order). */
+tj_tensor *tj_npy_load(const char *path);
+/** Same as tj_npy_load, from a buffer of `n` bytes. */
+tj_tensor *tj_npy_load_buffer(const void *buf, size_t n);
+/** Writes `t` (any strides) as a .npy 1.0 file in C order. Errors: TJ_ERR_IO,
+ * TJ_ERR_INVALID_ARGUMENT for a fake tensor. */
+tj_status tj_npy_save(const char *path, const tj_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

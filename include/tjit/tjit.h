@@ -1,0 +1,10 @@
+/* tjit: a CPU tensor runtime with a tracing JIT. The one header to include. */
+#ifndef TJIT_TJIT_H
+#define TJIT_TJIT_H
+
+#include "core.h"
+#include "tensor.h"
+#include "dispatch.h"
+#include "ops.h"
+
+#endif

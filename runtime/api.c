@@ -1,0 +1,348 @@
+/* The typed operator API: each function boxes its arguments in schema order
+ * and dispatches. */
+#include <stdint.h>
+
+#include "internal.h"
+
+/* Dispatches and returns the first result (NULL on failure). */
+static tj_tensor *call1(const tj_op *op, const tj_value *args)
+{
+    tj_value outs[TJ_MAX_RETURNS];
+    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
+    return outs[0].u.t;
+}
+
+/* Dispatches and hands results to the non-NULL pointers; results the caller
+ * did not ask for are released. */
+static tj_status calln(const tj_op *op, const tj_value *args, tj_tensor **r0, tj_tensor **r1, tj_tensor **r2)
+{
+    tj_tensor **dst[3] = {r0, r1, r2};
+    for (int i = 0; i < 3; i++)
+        if (dst[i]) *dst[i] = NULL;
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = tj_dispatch(op, args, op->nargs, outs);
+    if (st != TJ_OK) return st;
+    for (int i = 0; i < op->nreturns && i < 3; i++) {
+        if (dst[i]) *dst[i] = outs[i].u.t;
+        else if (outs[i].kind == TJ_V_TENSOR) tj_scope_drop(outs[i].u.t); /* not wanted */
+    }
+    return TJ_OK;
+}
+
+#define T(x) tj_v_tensor(x)
+#define I(x) tj_v_int(x)
+#define F(x) tj_v_float(x)
+#define B(x) tj_v_bool(x)
+#define L(p, n) tj_v_ints((p), (n))
+#define DT(d) ((d) < 0 ? tj_v_none() : tj_v_dtype((tj_dtype)(d)))
+#define OPTL(p, n) ((p) ? tj_v_ints((p), (n)) : tj_v_none())
+#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
+
+#define UNARY(fn, ident) \
+    tj_tensor *fn(tj_tensor *self) { return CALL(ident, T(self)); }
+UNARY(tj_abs, abs)
+UNARY(tj_neg, neg)
+UNARY(tj_exp, exp)
+UNARY(tj_log, log)
+UNARY(tj_sqrt, sqrt)
+UNARY(tj_rsqrt, rsqrt)
+UNARY(tj_tanh, tanh)
+UNARY(tj_sigmoid, sigmoid)
+UNARY(tj_erf, erf)
+UNARY(tj_reciprocal, reciprocal)
+UNARY(tj_sin, sin)
+UNARY(tj_cos, cos)
+UNARY(tj_log1p, log1p)
+UNARY(tj_expm1, expm1)
+UNARY(tj_relu, relu)
+UNARY(tj_silu, silu)
+UNARY(tj_clone, clone)
+UNARY(tj_t, t)
+UNARY(tj_contiguous, contiguous)
+#undef UNARY
+
+tj_tensor *tj_gelu(tj_tensor *self, const char *approximate)
+{
+    return CALL(gelu, T(self), tj_v_str(approximate ? approximate : "none"));
+}
+
+#define BINARY(fn, ident) \
+    tj_tensor *fn(tj_tensor *self, tj_tensor *other) { return CALL(ident, T(self), T(other)); }
+BINARY(tj_mul, mul_Tensor)
+BINARY(tj_div, div_Tensor)
+BINARY(tj_pow, pow_Tensor_Tensor)
+BINARY(tj_maximum, maximum)
+BINARY(tj_minimum, minimum)
+BINARY(tj_eq, eq_Tensor)
+BINARY(tj_ne, ne_Tensor)
+BINARY(tj_lt, lt_Tensor)
+BINARY(tj_le, le_Tensor)
+BINARY(tj_gt, gt_Tensor)
+BINARY(tj_ge, ge_Tensor)
+BINARY(tj_logaddexp, logaddexp)
+BINARY(tj_mm, mm)
+BINARY(tj_bmm, bmm)
+BINARY(tj_matmul, matmul)
+BINARY(tj_sigmoid_backward, sigmoid_backward)
+BINARY(tj_tanh_backward, tanh_backward)
+#undef BINARY
+
+#define WITH_SCALAR(fn, ident) \
+    tj_tensor *fn(tj_tensor *self, tj_value other) { return CALL(ident, T(self), other); }
+WITH_SCALAR(tj_mul_scalar, mul_Scalar)
+WITH_SCALAR(tj_div_scalar, div_Scalar)
+WITH_SCALAR(tj_pow_scalar, pow_Tensor_Scalar)
+WITH_SCALAR(tj_eq_scalar, eq_Scalar)
+WITH_SCALAR(tj_gt_scalar, gt_Scalar)
+#undef WITH_SCALAR
+
+tj_tensor *tj_add(tj_tensor *self, tj_tensor *other) { return CALL(add_Tensor, T(self), T(other), I(1)); }
+tj_tensor *tj_add_alpha(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL(add_Tensor, T(self), T(other), alpha); }
+tj_tensor *tj_add_scalar(tj_tensor *self, tj_value other) { return CALL(add_Scalar, T(self), other, I(1)); }
+tj_tensor *tj_sub(tj_tensor *self, tj_tensor *other) { return CALL(sub_Tensor, T(self), T(other), I(1)); }
+tj_tensor *tj_sub_alpha(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL(sub_Tensor, T(self), T(other), alpha); }
+tj_tensor *tj_sub_scalar(tj_tensor *self, tj_value other) { return CALL(sub_Scalar, T(self), other, I(1)); }
+tj_tensor *tj_div_mode(tj_tensor *self, tj_tensor *other, const char *rounding_mode)
+{
+    return CALL(div_Tensor_mode, T(self), T(other), tj_v_str(rounding_mode));
+}
+tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other) { return CALL(where_self, T(condition), T(self), T(other)); }
+tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max) { return CALL(clamp, T(self), min, max); }
+tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max) { return CALL(clamp_Tensor, T(self), T(min), T(max)); }
+tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value) { return CALL(masked_fill_Scalar, T(self), T(mask), value); }
+
+/* ---- reductions ---- */
+tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
+{
+    return CALL(sum_dim_IntList, T(self), L(dim, ndim), B(keepdim), DT(dtype));
+}
+tj_tensor *tj_sum(tj_tensor *self, int dtype) { return CALL(sum, T(self), DT(dtype)); }
+tj_tensor *tj_mean_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
+{
+    return CALL(mean_dim, T(self), L(dim, ndim), B(keepdim), DT(dtype));
+}
+tj_tensor *tj_amax(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim) { return CALL(amax, T(self), L(dim, ndim), B(keepdim)); }
+tj_tensor *tj_amin(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim) { return CALL(amin, T(self), L(dim, ndim), B(keepdim)); }
+tj_tensor *tj_argmax(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim)
+{
+    return CALL(argmax, T(self), has_dim ? I(dim) : tj_v_none(), B(keepdim));
+}
+tj_status tj_max_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices)
+{
+    return calln(TJ_OPS(max_dim), (const tj_value[]){T(self), I(dim), B(keepdim)}, values, indices, NULL);
+}
+tj_tensor *tj_var(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim)
+{
+    return CALL(var_correction, T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim));
+}
+tj_status tj_var_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim,
+                      tj_tensor **var, tj_tensor **mean)
+{
+    return calln(TJ_OPS(var_mean_correction),
+                 (const tj_value[]){T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim)},
+                 var, mean, NULL);
+}
+tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim)
+{
+    return CALL(logsumexp, T(self), L(dim, ndim), B(keepdim));
+}
+
+/* ---- views and data movement ---- */
+tj_tensor *tj_view(tj_tensor *self, const int64_t *size, int ndim) { return CALL(view, T(self), L(size, ndim)); }
+tj_tensor *tj_unsafe_view(tj_tensor *self, const int64_t *size, int ndim) { return CALL(_unsafe_view, T(self), L(size, ndim)); }
+tj_tensor *tj_permute(tj_tensor *self, const int64_t *dims, int ndim) { return CALL(permute, T(self), L(dims, ndim)); }
+tj_tensor *tj_transpose(tj_tensor *self, int64_t dim0, int64_t dim1) { return CALL(transpose_int, T(self), I(dim0), I(dim1)); }
+tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim) { return CALL(expand, T(self), L(size, ndim), B(false)); }
+tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim) { return CALL(unsqueeze, T(self), I(dim)); }
+tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim) { return CALL(squeeze_dim, T(self), I(dim)); }
+tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index) { return CALL(select_int, T(self), I(dim), I(index)); }
+tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end, int64_t step)
+{
+    return CALL(slice_Tensor, T(self), I(dim), has_start ? I(start) : tj_v_none(), has_end ? I(end) : tj_v_none(), I(step));
+}
+tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(cat, tj_v_tensors(tensors, n), I(dim)); }
+tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
+{
+    return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());
+}
+tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim) { return CALL(reshape, T(self), L(shape, ndim)); }
+tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim) { return CALL(flatten_using_ints, T(self), I(start_dim), I(end_dim)); }
+tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(stack, tj_v_tensors(tensors, n), I(dim)); }
+
+tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs)
+{
+    if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: NULL outs or n_outs");
+    *n_outs = 0;
+    if (!self) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: argument 0 'self' expects Tensor, got a NULL tensor");
+    if (split_size <= 0 && self->numel)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: split_size must be positive, got %lld", (long long)split_size);
+    int d;
+    if (tj_wrap_dim("aten::split.Tensor", dim, self->ndim, &d) != TJ_OK) return tj_last_status();
+    int64_t size = self->ndim ? self->shape[d] : 1;
+    int64_t n = split_size > 0 ? (size + split_size - 1) / split_size : 1;
+    if (n == 0) n = 1;
+    if (n > max_outs)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: %lld chunks do not fit in %d outputs", (long long)n, max_outs);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = i * split_size, e = s + split_size < size ? s + split_size : size;
+        outs[i] = tj_slice(self, d, true, s, true, e, 1);
+        if (!outs[i]) {
+            for (int64_t k = 0; k < i; k++) tj_scope_drop(outs[k]);
+            return tj_last_status();
+        }
+    }
+    *n_outs = (int)n;
+    return TJ_OK;
+}
+
+/* ---- creation ---- */
+#define CREATE_REST(dtype) DT(dtype), tj_v_none(), tj_v_none(), tj_v_none()
+tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype) { return CALL(zeros, L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_ones(const int64_t *size, int ndim, int dtype) { return CALL(ones, L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_full(const int64_t *size, int ndim, tj_value fill_value, int dtype) { return CALL(full, L(size, ndim), fill_value, CREATE_REST(dtype)); }
+tj_tensor *tj_arange(tj_value start, tj_value end, tj_value step, int dtype) { return CALL(arange_start_step, start, end, step, CREATE_REST(dtype)); }
+tj_tensor *tj_scalar_tensor(tj_value s, int dtype) { return CALL(scalar_tensor, s, CREATE_REST(dtype)); }
+tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype) { return CALL(rand, L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype) { return CALL(randn, L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_bernoulli(tj_tensor *self, double p) { return CALL(bernoulli_p, T(self), F(p), tj_v_none()); }
+#undef CREATE_REST
+
+/* ---- linear algebra ---- */
+tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value beta, tj_value alpha)
+{
+    return CALL(addmm, T(self), T(mat1), T(mat2), beta, alpha);
+}
+tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias) { return CALL(linear, T(input), T(weight), T(bias)); }
+
+/* ---- neural networks ---- */
+tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool h) { return CALL(_softmax, T(self), I(dim), B(h)); }
+tj_tensor *tj__log_softmax(tj_tensor *self, int64_t dim, bool h) { return CALL(_log_softmax, T(self), I(dim), B(h)); }
+tj_tensor *tj_softmax(tj_tensor *self, int64_t dim) { return CALL(softmax_int, T(self), I(dim), tj_v_none()); }
+tj_tensor *tj_log_softmax(tj_tensor *self, int64_t dim) { return CALL(log_softmax_int, T(self), I(dim), tj_v_none()); }
+tj_status tj_native_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
+                               tj_tensor *bias, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd)
+{
+    return calln(TJ_OPS(native_layer_norm),
+                 (const tj_value[]){T(input), L(normalized_shape, n), T(weight), T(bias), F(eps)}, out, mean, rstd);
+}
+tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
+                         tj_tensor *bias, double eps)
+{
+    return CALL(layer_norm, T(input), L(normalized_shape, n), T(weight), T(bias), F(eps), B(true));
+}
+tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                          const int64_t *padding, const int64_t *dilation, bool transposed,
+                          const int64_t *output_padding, int64_t groups)
+{
+    static const int64_t zero2[2] = {0, 0};
+    return CALL(convolution, T(input), T(weight), T(bias), L(stride, 2), L(padding, 2), L(dilation, 2), B(transposed),
+                L(output_padding ? output_padding : zero2, 2), I(groups));
+}
+tj_tensor *tj_conv2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    return CALL(conv2d, T(input), T(weight), T(bias), L(stride, 2), L(padding, 2), L(dilation, 2), I(groups));
+}
+tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                                     const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                                     tj_tensor **out, tj_tensor **indices)
+{
+    return calln(TJ_OPS(max_pool2d_with_indices),
+                 (const tj_value[]){T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), L(dilation, 2), B(ceil_mode)},
+                 out, indices, NULL);
+}
+tj_tensor *tj_max_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, const int64_t *dilation, bool ceil_mode)
+{
+    return CALL(max_pool2d, T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), L(dilation, 2), B(ceil_mode));
+}
+tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override)
+{
+    return CALL(avg_pool2d, T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), B(ceil_mode),
+                B(count_include_pad), divisor_override > 0 ? I(divisor_override) : tj_v_none());
+}
+tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx)
+{
+    return CALL(embedding, T(weight), T(indices), I(padding_idx), B(false), B(false));
+}
+tj_status tj_native_dropout(tj_tensor *input, double p, bool train, tj_tensor **out, tj_tensor **mask)
+{
+    return calln(TJ_OPS(native_dropout), (const tj_value[]){T(input), F(p), B(train)}, out, mask, NULL);
+}
+tj_tensor *tj_dropout(tj_tensor *input, double p, bool train) { return CALL(dropout, T(input), F(p), B(train)); }
+tj_status tj_nll_loss_forward(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                              int64_t ignore_index, tj_tensor **output, tj_tensor **total_weight)
+{
+    return calln(TJ_OPS(nll_loss_forward), (const tj_value[]){T(self), T(target), T(weight), I(reduction), I(ignore_index)},
+                 output, total_weight, NULL);
+}
+tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction, int64_t ignore_index)
+{
+    return CALL(nll_loss, T(self), T(target), T(weight), I(reduction), I(ignore_index));
+}
+tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                            int64_t ignore_index, double label_smoothing)
+{
+    return CALL(cross_entropy_loss, T(self), T(target), T(weight), I(reduction), I(ignore_index), F(label_smoothing));
+}
+tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction) { return CALL(mse_loss, T(self), T(target), I(reduction)); }
+tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value, tj_tensor *attn_mask,
+                                           double dropout_p, bool is_causal)
+{
+    return CALL(scaled_dot_product_attention, T(query), T(key), T(value), T(attn_mask), F(dropout_p), B(is_causal));
+}
+
+/* ---- backward ---- */
+tj_tensor *tj_threshold_backward(tj_tensor *g, tj_tensor *self, tj_value threshold) { return CALL(threshold_backward, T(g), T(self), threshold); }
+tj_tensor *tj_gelu_backward(tj_tensor *g, tj_tensor *self, const char *approximate)
+{
+    return CALL(gelu_backward, T(g), T(self), tj_v_str(approximate ? approximate : "none"));
+}
+tj_tensor *tj__softmax_backward_data(tj_tensor *g, tj_tensor *output, int64_t dim, tj_dtype input_dtype)
+{
+    return CALL(_softmax_backward_data, T(g), T(output), I(dim), tj_v_dtype(input_dtype));
+}
+tj_tensor *tj__log_softmax_backward_data(tj_tensor *g, tj_tensor *output, int64_t dim, tj_dtype input_dtype)
+{
+    return CALL(_log_softmax_backward_data, T(g), T(output), I(dim), tj_v_dtype(input_dtype));
+}
+tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, const int64_t *normalized_shape, int n,
+                                        tj_tensor *mean, tj_tensor *rstd, tj_tensor *weight, tj_tensor *bias,
+                                        const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
+                                        tj_tensor **grad_bias)
+{
+    return calln(TJ_OPS(native_layer_norm_backward),
+                 (const tj_value[]){T(grad_out), T(input), L(normalized_shape, n), T(mean), T(rstd), T(weight), T(bias),
+                                    tj_v_bools(output_mask, 3)},
+                 grad_input, grad_weight, grad_bias);
+}
+tj_tensor *tj_nll_loss_backward(tj_tensor *g, tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                                int64_t ignore_index, tj_tensor *total_weight)
+{
+    return CALL(nll_loss_backward, T(g), T(self), T(target), T(weight), I(reduction), I(ignore_index), T(total_weight));
+}
+tj_tensor *tj_embedding_dense_backward(tj_tensor *g, tj_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                       bool scale_grad_by_freq)
+{
+    return CALL(embedding_dense_backward, T(g), T(indices), I(num_weights), I(padding_idx), B(scale_grad_by_freq));
+}
+tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_tensor *weight, const int64_t *bias_sizes,
+                                  int n_bias_sizes, const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                                  bool transposed, const int64_t *output_padding, int64_t groups, const bool output_mask[3],
+                                  tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias)
+{
+    static const int64_t zero2[2] = {0, 0};
+    return calln(TJ_OPS(convolution_backward),
+                 (const tj_value[]){T(grad_output), T(input), T(weight), OPTL(bias_sizes, n_bias_sizes), L(stride, 2),
+                                    L(padding, 2), L(dilation, 2), B(transposed), L(output_padding ? output_padding : zero2, 2),
+                                    I(groups), tj_v_bools(output_mask, 3)},
+                 grad_input, grad_weight, grad_bias);
+}
+tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,
+                                               const int64_t *stride, const int64_t *padding, const int64_t *dilation,
+                                               bool ceil_mode, tj_tensor *indices)
+{
+    return CALL(max_pool2d_with_indices_backward, T(g), T(self), L(kernel_size, 2), L(stride, 2), L(padding, 2),
+                L(dilation, 2), B(ceil_mode), T(indices));
+}

@@ -1,0 +1,292 @@
+/* The dispatcher: argument checks, implicit composites, the per-thread mode
+ * stack, then the kernel (or only the shape function for fake tensors).
+ *
+ * Ownership: every entry point returns new references adopted by the
+ * innermost open scope (or owned by the caller when none is open). Mode
+ * handlers and decompositions run inside a scope of their own; their outputs
+ * are borrowed from it, and the dispatcher takes a reference to each output
+ * before closing that scope, so intermediates they create are released and
+ * nothing has to be freed by hand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_MODES 16
+
+static _Thread_local tj_mode *modes[MAX_MODES];
+static _Thread_local int n_modes;
+
+static const char *arg_type_name(const tj_arg_spec *a)
+{
+    switch (a->type) {
+    case TJ_A_TENSOR: return "Tensor";
+    case TJ_A_TENSOR_LIST: return "Tensor[]";
+    case TJ_A_INT: return "int";
+    case TJ_A_FLOAT: return "float";
+    case TJ_A_BOOL: return "bool";
+    case TJ_A_INT_LIST: return "int[]";
+    case TJ_A_BOOL_LIST: return "bool[]";
+    case TJ_A_SCALAR: return "Scalar";
+    case TJ_A_STR: return "str";
+    case TJ_A_SCALAR_TYPE: return "ScalarType";
+    case TJ_A_IGNORED: return "None";
+    }
+    return "?";
+}
+
+static const char *value_kind_name(tj_value_kind k)
+{
+    static const char *names[] = {"None", "Tensor", "Tensor[]", "int", "float", "bool", "int[]", "bool[]", "str", "ScalarType"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+static bool arg_ok(const tj_arg_spec *a, const tj_value *v)
+{
+    if (v->kind == TJ_V_NONE) return a->optional || a->type == TJ_A_IGNORED;
+    switch (a->type) {
+    case TJ_A_TENSOR: return v->kind == TJ_V_TENSOR && v->u.t;
+    case TJ_A_TENSOR_LIST:
+        if (v->kind != TJ_V_TENSORS || v->n < 0 || (v->n > 0 && !v->u.ts)) return false;
+        for (int i = 0; i < v->n; i++)
+            if (!v->u.ts[i]) return false;
+        return true;
+    case TJ_A_INT: return v->kind == TJ_V_INT;
+    case TJ_A_FLOAT: return v->kind == TJ_V_FLOAT || v->kind == TJ_V_INT;
+    case TJ_A_BOOL: return v->kind == TJ_V_BOOL;
+    case TJ_A_INT_LIST:
+        return v->kind == TJ_V_INTS && v->n >= 0 && v->n <= 64 && (v->n == 0 || v->u.ints);
+    case TJ_A_BOOL_LIST: return v->kind == TJ_V_BOOLS && v->n >= 0 && (v->n == 0 || v->u.bools);
+    case TJ_A_SCALAR: return v->kind == TJ_V_INT || v->kind == TJ_V_FLOAT || v->kind == TJ_V_BOOL;
+    case TJ_A_STR: return v->kind == TJ_V_STR && v->u.s;
+    case TJ_A_SCALAR_TYPE: return v->kind == TJ_V_DTYPE && (unsigned)v->u.dtype < TJ_NUM_DTYPES;
+    case TJ_A_IGNORED: return true;
+    }
+    return false;
+}
+
+static tj_status check_args(const tj_op *op, const tj_value *args, int nargs)
+{
+    if (nargs != op->nargs)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected %d arguments, got %d", op->name, op->nargs, nargs);
+    if (nargs && !args) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL argument array", op->name);
+    for (int i = 0; i < nargs; i++) {
+        const tj_arg_spec *a = &op->args[i];
+        if (!arg_ok(a, &args[i])) {
+            bool null_tensor = args[i].kind == TJ_V_TENSOR && !args[i].u.t;
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
+                            a->name, arg_type_name(a), a->optional ? "?" : "",
+                            null_tensor ? "a NULL tensor" : value_kind_name(args[i].kind));
+        }
+    }
+    return TJ_OK;
+}
+
+static void clear_outs(const tj_op *op, tj_value *outs)
+{
+    for (int i = 0; i < op->nreturns; i++) outs[i] = tj_v_none();
+}
+
+static void release_outs(const tj_op *op, tj_value *outs)
+{
+    for (int i = 0; i < op->nreturns; i++) tj_value_release(&outs[i]);
+}
+
+static void adopt_outs(const tj_op *op, tj_value *outs)
+{
+    for (int i = 0; i < op->nreturns; i++)
+        if (outs[i].kind == TJ_V_TENSOR) tj_scope_adopt(outs[i].u.t);
+}
+
+/* Runs fn(ctx...) inside a scope; its outputs (borrowed from that scope) are
+ * retained before the scope closes, so they come back as owned references. */
+typedef tj_status (*scoped_fn)(void *ctx, const tj_op *op, const tj_value *args, int nargs, tj_value *outs);
+
+static tj_status run_scoped(scoped_fn fn, void *ctx, const tj_op *op, const tj_value *args, int nargs,
+                            tj_value *outs)
+{
+    tj_scope *s = tj_scope_begin();
+    if (!s) return tj_last_status();
+    tj_status st = fn(ctx, op, args, nargs, outs);
+    if (st == TJ_OK) {
+        for (int i = 0; i < op->nreturns; i++) {
+            if (outs[i].kind == TJ_V_TENSOR) tj_tensor_retain(outs[i].u.t);
+            else if (outs[i].kind == TJ_V_TENSORS)
+                for (int k = 0; k < outs[i].n; k++) tj_tensor_retain(outs[i].u.ts[k]);
+        }
+    } else {
+        clear_outs(op, outs);
+    }
+    tj_scope_end(s);
+    return st;
+}
+
+static tj_status call_decomp(void *ctx, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    (void)ctx;
+    (void)nargs;
+    return op->decomp(args, outs);
+}
+
+static tj_status call_mode(void *ctx, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    tj_mode *m = ctx;
+    return m->handler(m, op, args, nargs, outs);
+}
+
+static bool any_fake(const tj_op *op, const tj_value *args)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        if (args[i].kind == TJ_V_TENSOR && args[i].u.t->fake) return true;
+        if (args[i].kind == TJ_V_TENSORS)
+            for (int k = 0; k < args[i].n; k++)
+                if (args[i].u.ts[k]->fake) return true;
+    }
+    return false;
+}
+
+/* Allocates the outputs the shape function describes; owned references. */
+static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta *m, bool fake, tj_value *outs)
+{
+    for (int i = 0; i < op->nreturns; i++) {
+        tj_tensor *t;
+        if (m[i].alias >= 0) {
+            tj_tensor *base = args[m[i].alias].u.t;
+            t = m[i].same ? tj_tensor_retain(base)
+                          : tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset);
+        } else {
+            t = tj_tensor_new_meta(&m[i], fake);
+        }
+        if (!t) {
+            release_outs(op, outs);
+            return tj_last_status();
+        }
+        outs[i] = tj_v_tensor(t);
+    }
+    return TJ_OK;
+}
+
+static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
+{
+    if (!op->meta)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no shape function)", op->name);
+    memset(m, 0, sizeof(tj_meta) * (size_t)op->nreturns);
+    for (int i = 0; i < op->nreturns; i++) m[i].alias = -1;
+    return op->meta(args, m);
+}
+
+/* Below every mode: implicit composites decompose, others run the kernel. */
+static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool force_fake)
+{
+    if (op->kind == TJ_OP_IMPLICIT) {
+        if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
+        return run_scoped(call_decomp, NULL, op, args, nargs, outs);
+    }
+    tj_meta m[TJ_MAX_RETURNS];
+    tj_status st = run_meta(op, args, m);
+    if (st != TJ_OK) return st;
+    bool fake = force_fake || any_fake(op, args);
+    st = alloc_outs(op, args, m, fake, outs);
+    if (st != TJ_OK || fake) return st;
+    bool is_view = true;
+    for (int i = 0; i < op->nreturns; i++)
+        if (m[i].alias < 0 || m[i].same) is_view = false;
+    if (is_view) return TJ_OK;
+    if (!op->kernel) {
+        release_outs(op, outs);
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);
+    }
+    tj_tensor *ot[TJ_MAX_RETURNS];
+    for (int i = 0; i < op->nreturns; i++) ot[i] = outs[i].u.t;
+    st = op->kernel(args, ot);
+    if (st != TJ_OK) release_outs(op, outs);
+    return st;
+}
+
+/* Runs the mode at `level` (or, below level 0, the bottom layer). */
+static tj_status run_level(int level, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    if (level < 0) return bottom(op, args, nargs, outs, false);
+    return run_scoped(call_mode, modes[level], op, args, nargs, outs);
+}
+
+static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level)
+{
+    if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL outputs array");
+    if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL operator");
+    clear_outs(op, outs);
+    tj_status st = check_args(op, args, nargs);
+    if (st != TJ_OK) return st;
+    /* implicit composites decompose before any mode sees them */
+    if (op->kind == TJ_OP_IMPLICIT) st = bottom(op, args, nargs, outs, false);
+    else st = run_level(level, op, args, nargs, outs);
+    if (st == TJ_OK) adopt_outs(op, outs);
+    else clear_outs(op, outs);
+    return st;
+}
+
+tj_status tj_dispatch(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    return entry(op, args, nargs, outs, n_modes - 1);
+}
+
+tj_status tj_redispatch(tj_mode *mode, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    int level = n_modes - 1;
+    while (level >= 0 && modes[level] != mode) level--;
+    if (level < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_redispatch: mode '%s' is not on this thread's stack",
+                                   mode && mode->name ? mode->name : "?");
+    return entry(op, args, nargs, outs, level - 1);
+}
+
+tj_status tj_dispatch_kernel(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    return entry(op, args, nargs, outs, -1);
+}
+
+tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch_fake: NULL outputs array");
+    if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch_fake: NULL operator");
+    clear_outs(op, outs);
+    tj_status st = check_args(op, args, nargs);
+    if (st == TJ_OK) st = bottom(op, args, nargs, outs, true);
+    if (st == TJ_OK) adopt_outs(op, outs);
+    return st;
+}
+
+tj_status tj_call(const char *name, const tj_value *args, int nargs, tj_value *outs)
+{
+    const tj_op *op = tj_op_find(name);
+    if (!op) return tj_last_status();
+    if (nargs > op->nargs || nargs < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected at most %d arguments, got %d", op->name, op->nargs, nargs);
+    tj_value full[TJ_MAX_ARGS];
+    for (int i = 0; i < op->nargs; i++) {
+        if (i < nargs) full[i] = args[i];
+        else if (op->args[i].has_default) full[i] = op->args[i].def;
+        else
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' has no default and was not given",
+                            op->name, i, op->args[i].name);
+    }
+    return tj_dispatch(op, full, op->nargs, outs);
+}
+
+tj_status tj_mode_push(tj_mode *mode)
+{
+    if (!mode || !mode->handler) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_mode_push: NULL mode or handler");
+    if (n_modes >= MAX_MODES) return tj_error(TJ_ERR_OVERFLOW, "tj_mode_push: more than %d modes", MAX_MODES);
+    modes[n_modes++] = mode;
+    return TJ_OK;
+}
+
+tj_status tj_mode_pop(tj_mode *mode)
+{
+    if (n_modes == 0 || modes[n_modes - 1] != mode)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_mode_pop: mode '%s' is not the top of this thread's stack",
+                        mode && mode->name ? mode->name : "?");
+    modes[--n_modes] = NULL;
+    return TJ_OK;
+}
+
+int tj_mode_depth(void) { return n_modes; }

@@ -1,0 +1,96 @@
+/* Thread-local last error and the dtype helpers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Thread_local tj_status last_status;
+static _Thread_local char last_message[1024];
+
+const char *tj_last_error(void) { return last_message; }
+tj_status tj_last_status(void) { return last_status; }
+
+void tj_clear_error(void)
+{
+    last_status = TJ_OK;
+    last_message[0] = 0;
+}
+
+static tj_status set_error(tj_status status, const char *fmt, va_list ap)
+{
+    last_status = status;
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    return status;
+}
+
+tj_status tj_error(tj_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+tj_status tj_error_keep(tj_status status, const char *fmt, ...)
+{
+    if (last_status != TJ_OK) return last_status;
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *tj_status_name(tj_status s)
+{
+    switch (s) {
+    case TJ_OK: return "ok";
+    case TJ_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case TJ_ERR_SHAPE: return "shape error";
+    case TJ_ERR_DTYPE: return "dtype error";
+    case TJ_ERR_INDEX: return "index error";
+    case TJ_ERR_OUT_OF_MEMORY: return "out of memory";
+    case TJ_ERR_IO: return "I/O error";
+    case TJ_ERR_PARSE: return "parse error";
+    case TJ_ERR_UNSUPPORTED: return "unsupported";
+    case TJ_ERR_NOT_FOUND: return "not found";
+    case TJ_ERR_CYCLE: return "decomposition cycle";
+    case TJ_ERR_OVERFLOW: return "overflow";
+    }
+    return "unknown status";
+}
+
+size_t tj_dtype_size(tj_dtype d)
+{
+    switch (d) {
+    case TJ_FLOAT32: return 4;
+    case TJ_FLOAT64: return 8;
+    case TJ_INT64: return 8;
+    case TJ_BOOL: return 1;
+    }
+    return 0;
+}
+
+const char *tj_dtype_name(tj_dtype d)
+{
+    switch (d) {
+    case TJ_FLOAT32: return "float32";
+    case TJ_FLOAT64: return "float64";
+    case TJ_INT64: return "int64";
+    case TJ_BOOL: return "bool";
+    }
+    return "?";
+}
+
+tj_status tj_dtype_from_name(const char *name, tj_dtype *out)
+{
+    static const char *names[] = {"float32", "float64", "int64", "bool"};
+    for (int i = 0; name && i < TJ_NUM_DTYPES; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (tj_dtype)i;
+            return TJ_OK;
+        }
+    return tj_error(TJ_ERR_PARSE, "unknown dtype '%s'", name ? name : "(null)");
+}

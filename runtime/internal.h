@@ -1,0 +1,181 @@
+/* Runtime internals shared by the runtime's files, the decompositions, the
+ * tracer and the tests: the tensor object, the operator record, shape
+ * functions and kernels as the table binds them. Not part of the public API. */
+#ifndef TJIT_RUNTIME_INTERNAL_H
+#define TJIT_RUNTIME_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "tjit/tjit.h"
+
+/** Refcounted storage, 64-byte aligned. */
+typedef struct tj_storage {
+    atomic_int refcount;
+    void *data;
+    size_t nbytes;
+} tj_storage;
+
+struct tj_autograd_meta;
+
+struct tj_tensor {
+    atomic_int refcount;
+    tj_dtype dtype;
+    int ndim;
+    bool fake;
+    int64_t numel;
+    int64_t offset; /**< storage offset, in elements */
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS];
+    tj_storage *storage; /**< NULL for fake tensors */
+    uint64_t uid;        /**< unique per process, never reused */
+    struct tj_autograd_meta *autograd; /**< owned by the autograd layer */
+};
+
+/** Geometry of one operator output, computed by the operator's shape function.
+ * alias < 0: a new tensor with contiguous strides (strides/offset ignored).
+ * alias = k: a view of the tensor argument k with the given strides and
+ * storage offset; when `same` is set the result is argument k itself
+ * (in-place operators). */
+typedef struct tj_meta {
+    tj_dtype dtype;
+    int ndim;
+    int alias;
+    bool same;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS];
+    int64_t offset;
+} tj_meta;
+
+/** Shape function: validates the arguments and fills one tj_meta per return.
+ * Never touches tensor data (it runs on fake tensors). */
+typedef tj_status (*tj_meta_fn)(const tj_value *args, tj_meta *outs);
+/** Kernel: computes into preallocated outputs (contiguous unless the shape
+ * function made them views). Views have no kernel. A kernel may still fail on
+ * data (an index out of range), with an error and nothing else changed. */
+typedef tj_status (*tj_kernel_fn)(const tj_value *args, tj_tensor *const *outs);
+/** Decomposition: computes the outputs by calling the public API. */
+typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
+
+typedef enum tj_arg_type {
+    TJ_A_TENSOR,
+    TJ_A_TENSOR_LIST,
+    TJ_A_INT,
+    TJ_A_FLOAT,
+    TJ_A_BOOL,
+    TJ_A_INT_LIST,
+    TJ_A_BOOL_LIST,
+    TJ_A_SCALAR,
+    TJ_A_STR,
+    TJ_A_SCALAR_TYPE,
+    TJ_A_IGNORED, /**< Layout?, Device?, MemoryFormat?: always None here */
+} tj_arg_type;
+
+typedef struct tj_arg_spec {
+    tj_arg_type type;
+    bool optional;
+    bool kwarg_only;
+    bool has_default;
+    int fixed_len; /**< int[2] -> 2, 0 when unsized */
+    const char *name;
+    tj_value def;         /**< default, when has_default */
+    int64_t def_ints[TJ_MAX_DIMS];
+    bool def_bools[4];
+} tj_arg_spec;
+
+struct tj_op {
+    const char *schema_src; /**< table text without namespace */
+    tj_op_kind kind;
+    tj_kernel_fn kernel;
+    tj_meta_fn meta;
+    tj_decomp_fn decomp;  /**< built-in decomposition, when registered */
+    const char *decomp_name;
+    /* derived from the schema at registration */
+    char name[64];
+    char base[48];
+    char overload[24];
+    char *schema;
+    int nargs;
+    int nreturns;
+    bool returns_list; /**< returns Tensor[] (implicit composites only) */
+    bool is_view, is_inplace, is_random;
+    int index;
+    tj_arg_spec args[TJ_MAX_ARGS];
+};
+
+/* ---- operator table ----
+ * Each line of the *.def files: TJ_OP(ident, "schema", KIND, kernel, meta).
+ * ident names the enum constant TJ_OPI_<ident>. */
+enum {
+#define TJ_OP(ident, schema, kind, kernel, meta) TJ_OPI_##ident,
+#include "ops_table.def"
+#undef TJ_OP
+    TJ_OPI_COUNT
+};
+extern struct tj_op tj_builtin_ops[];
+#define TJ_OPS(ident) (&tj_builtin_ops[TJ_OPI_##ident])
+
+/** Registers a decomposition for `op` (replacing one registered before). */
+void tj_op_set_decomposition(const tj_op *op, tj_decomp_fn fn, const char *fn_name);
+/** The hook the registry calls once at start-up (decomps/registry.c). */
+void tj_register_builtin_decompositions(void);
+
+/* ---- memory ---- */
+void *tj_alloc(size_t nbytes);              /* 64-byte aligned, through the hook */
+void tj_free(void *p, size_t nbytes);
+void *tj_alloc_storage_bytes(size_t nbytes, size_t *got); /* caching allocator */
+void tj_free_storage_bytes(void *p, size_t nbytes);
+/** Out-of-memory error naming `what` and the size. Returns TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_oom(const char *what, size_t nbytes);
+
+/* ---- tensors ---- */
+/** New tensor described by `m` (alias ignored): contiguous storage, or none
+ * when `fake`. NULL on failure (error set). */
+tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);
+/** New view object sharing `base`'s storage with the given geometry. */
+tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
+                              const int64_t *strides, int64_t offset);
+void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+/** numel with overflow check; returns TJ_ERR_OVERFLOW / TJ_ERR_SHAPE. */
+tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
+/** Pointer to element [0,...] as char*. */
+static inline char *tj_tensor_ptr(const tj_tensor *t)
+{
+    return t->storage ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_size(t->dtype) : NULL;
+}
+/** Wraps a scope registration for a tensor returned by the public API. */
+void tj_scope_adopt(tj_tensor *t);
+/** Releases a result the caller does not want: taken out of the innermost
+ * scope when it owns it, released directly when no scope does. */
+void tj_scope_drop(tj_tensor *t);
+
+/* ---- errors ---- */
+/** Sets the error only when none is pending from a deeper call (keeps the
+ * most specific message). */
+tj_status tj_error_keep(tj_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- promotion and broadcasting (runtime/promote.c) ---- */
+typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;
+tj_category tj_dtype_category(tj_dtype d);
+/** PyTorch's result_type over tensor and Scalar arguments. `vals` may mix
+ * TENSOR, INT, FLOAT and BOOL values; NONE entries are skipped. */
+tj_dtype tj_result_type(const tj_value *vals, int n);
+/** Broadcast shape of a and b; TJ_ERR_SHAPE with a message naming `op`. */
+tj_status tj_broadcast_shapes(const char *op, int na, const int64_t *a, int nb,
+                              const int64_t *b, int *nout, int64_t *out);
+/** Strides of `t` expanded to `ndim`/`shape` (0 on broadcast dims). */
+void tj_broadcast_strides(const tj_tensor *t, int ndim, const int64_t *shape, int64_t *strides);
+/** Normalises dim (negative counts from the end) for a tensor of rank ndim
+ * (rank 0 accepts -1 and 0). TJ_ERR_INDEX naming `op` when out of range. */
+tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
+
+/* ---- scalar reading helpers ---- */
+static inline double tj_value_as_double(const tj_value *v)
+{
+    return v->kind == TJ_V_FLOAT ? v->u.f : v->kind == TJ_V_BOOL ? (double)v->u.b : (double)v->u.i;
+}
+/** Reads element i (flat index into storage, already offset) as double / int64. */
+double tj_load_f64(const void *p, tj_dtype d);
+int64_t tj_load_i64(const void *p, tj_dtype d);
+void tj_store_f64(void *p, tj_dtype d, double v);
+
+#endif

@@ -1,0 +1,36 @@
+/* The elementwise engine: runs a contiguous loop function over an output and
+ * up to three inputs of any strides, broadcasting and dtypes.
+ *
+ * Inputs are converted to the compute dtype block by block (512 elements) in
+ * a per-thread buffer, so loop functions only ever see contiguous arrays of
+ * one dtype; when every operand is already contiguous, of the output's shape
+ * and of the compute dtype, the loop runs directly on the tensors' memory.
+ * Work is split over threads when it is large enough to pay. */
+#ifndef TJIT_RUNTIME_ITER_H
+#define TJIT_RUNTIME_ITER_H
+
+#include "internal.h"
+
+#define TJ_ITER_MAX_INPUTS 3
+
+/** Loop over n contiguous elements: `in[k]` holds n values of the compute
+ * dtype, `out` receives n values of the output's dtype. */
+typedef void (*tj_loop_fn)(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/** Runs `fn` over every element of `out` (any strides; may alias an input
+ * exactly, for in-place operators). Each `in[k]` must broadcast to out's shape
+ * (checked by the caller's shape function). Never fails. */
+void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute,
+                    tj_loop_fn fn, const void *ctx);
+
+/** Copies src into dst (same shape, or src broadcastable to dst), converting
+ * dtypes (float -> int truncates toward zero, anything -> bool is != 0). */
+void tj_copy_convert(tj_tensor *dst, const tj_tensor *src);
+
+/** Converts n contiguous elements from one dtype to another. */
+void tj_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n);
+
+/** Threads to use for `work` units of cheap elementwise work (1 when small). */
+int tj_threads_for(int64_t work);
+
+#endif

@@ -1,0 +1,15 @@
+/* Kernels and shape functions that the operator table binds, one header per
+ * operator family. */
+#ifndef TJIT_RUNTIME_OP_KERNELS_H
+#define TJIT_RUNTIME_OP_KERNELS_H
+
+#include "internal.h"
+#include "op_elementwise.h"
+#include "op_reduction.h"
+#include "op_view.h"
+#include "op_creation.h"
+#include "op_linalg.h"
+#include "op_nn.h"
+#include "op_backward.h"
+
+#endif

@@ -1,0 +1,96 @@
+/* Scopes: tensors returned by operators while a scope is open belong to it
+ * and are released when it ends.
+ *
+ * One thread-local vector holds the owned tensors of every open scope; each
+ * scope is a start mark into it. Keeping a tensor swaps it to the first slot
+ * of its scope and advances that scope's mark, which hands it to the parent
+ * scope (or to the caller for the outermost one) without any copy. */
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_SCOPE_DEPTH 256
+
+static _Thread_local tj_tensor **entries;
+static _Thread_local size_t n_entries, cap_entries;
+static _Thread_local size_t marks[MAX_SCOPE_DEPTH];
+static _Thread_local int depth;
+
+tj_scope *tj_scope_begin(void)
+{
+    if (depth >= MAX_SCOPE_DEPTH) {
+        tj_error(TJ_ERR_OVERFLOW, "tj_scope_begin: more than %d nested scopes", MAX_SCOPE_DEPTH);
+        return NULL;
+    }
+    marks[depth++] = n_entries;
+    return (tj_scope *)(uintptr_t)depth;
+}
+
+void tj_scope_end(tj_scope *scope)
+{
+    int level = (int)(uintptr_t)scope;
+    if (level < 1 || level > depth) return;
+    size_t mark = marks[level - 1];
+    /* release in reverse creation order; a release never adopts */
+    for (size_t i = n_entries; i > mark; i--) tj_tensor_release(entries[i - 1]);
+    depth = level - 1;
+    /* below the outermost mark lie only tensors kept out to the caller */
+    n_entries = depth ? mark : 0;
+    if (depth == 0 && cap_entries > 4096) {
+        tj_free(entries, cap_entries * sizeof *entries);
+        entries = NULL;
+        cap_entries = 0;
+    }
+}
+
+void tj_scope_adopt(tj_tensor *t)
+{
+    if (!depth || !t) return;
+    if (n_entries == cap_entries) {
+        size_t cap = cap_entries ? cap_entries * 2 : 256;
+        tj_tensor **e = tj_alloc(cap * sizeof *e);
+        if (!e) {
+            /* cannot track it: the caller gets the reference, as without a scope */
+            return;
+        }
+        if (n_entries) memcpy(e, entries, n_entries * sizeof *e);
+        tj_free(entries, cap_entries * sizeof *entries);
+        entries = e;
+        cap_entries = cap;
+    }
+    entries[n_entries++] = t;
+}
+
+tj_tensor *tj_scope_keep(tj_tensor *t)
+{
+    if (!t || !depth) return t;
+    for (size_t i = n_entries; i > 0; i--) {
+        if (entries[i - 1] != t) continue;
+        size_t idx = i - 1;
+        int level = depth - 1;
+        while (level > 0 && marks[level] > idx) level--;
+        size_t first = marks[level];
+        entries[idx] = entries[first];
+        entries[first] = t;
+        marks[level]++;
+        return t;
+    }
+    return t;
+}
+
+void tj_scope_drop(tj_tensor *t)
+{
+    if (!t) return;
+    size_t first = depth ? marks[depth - 1] : n_entries;
+    for (size_t i = n_entries; i > first; i--) {
+        if (entries[i - 1] == t) {
+            entries[i - 1] = entries[--n_entries];
+            tj_tensor_release(t);
+            return;
+        }
+    }
+    for (size_t i = first; i > 0; i--)
+        if (entries[i - 1] == t) return; /* an outer scope owns it */
+    tj_tensor_release(t);
+}

@@ -1,0 +1,287 @@
+/* Tensor objects: creation, reference counting, views, accessors. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t next_uid = 1;
+
+void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= shape[d] > 1 ? shape[d] : 1;
+    }
+}
+
+char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n)
+{
+    size_t k = 0;
+    if (n == 0) return buf;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (int d = 0; d < ndim && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, d ? ", %" PRId64 : "%" PRId64, shape[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who)
+{
+    char b[128];
+    if (ndim < 0 || ndim > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: rank %d is outside 0..%d", who, ndim, TJ_MAX_DIMS);
+    int64_t n = 1;
+    bool overflow = false;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: negative size %" PRId64 " in shape %s", who, shape[d],
+                            tj_shape_str(ndim, shape, b, sizeof b));
+        if (__builtin_mul_overflow(n, shape[d], &n)) overflow = true;
+    }
+    if (n == 0) overflow = false; /* an empty dim makes the rest irrelevant */
+    if (overflow || (uint64_t)n > (uint64_t)INT64_MAX / 8)
+        return tj_error(TJ_ERR_OVERFLOW, "%s: element count of shape %s overflows", who,
+                        tj_shape_str(ndim, shape, b, sizeof b));
+    *numel = n;
+    return TJ_OK;
+}
+
+static tj_tensor *tensor_alloc_struct(void)
+{
+    tj_tensor *t = tj_alloc(sizeof *t);
+    if (!t) {
+        tj_oom("tensor", sizeof *t);
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    atomic_init(&t->refcount, 1);
+    t->uid = atomic_fetch_add_explicit(&next_uid, 1, memory_order_relaxed);
+    return t;
+}
+
+tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
+{
+    int64_t numel;
+    if ((unsigned)m->dtype >= TJ_NUM_DTYPES) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tensor: invalid dtype %d", (int)m->dtype);
+        return NULL;
+    }
+    if (tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK) return NULL;
+    tj_tensor *t = tensor_alloc_struct();
+    if (!t) return NULL;
+    t->dtype = m->dtype;
+    t->ndim = m->ndim;
+    t->numel = numel;
+    t->fake = fake;
+    memcpy(t->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
+    tj_contiguous_strides(m->ndim, m->shape, t->strides);
+    if (fake) return t;
+    size_t nbytes = (size_t)numel * tj_dtype_size(m->dtype);
+    size_t got = 0;
+    tj_storage *s = tj_alloc(sizeof *s);
+    void *data = s ? tj_alloc_storage_bytes(nbytes, &got) : NULL;
+    if (!s || !data) {
+        tj_free(s, sizeof *s);
+        tj_free(t, sizeof *t);
+        tj_oom("tensor storage", nbytes);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->data = data;
+    s->nbytes = got;
+    t->storage = s;
+    return t;
+}
+
+tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
+                              const int64_t *strides, int64_t offset)
+{
+    tj_tensor *t = tensor_alloc_struct();
+    if (!t) return NULL;
+    t->dtype = base->dtype;
+    t->ndim = ndim;
+    t->fake = base->fake;
+    t->offset = offset;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        t->shape[d] = shape[d];
+        t->strides[d] = strides[d];
+        n *= shape[d];
+    }
+    t->numel = n;
+    t->storage = base->storage;
+    if (t->storage) atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
+    return t;
+}
+
+tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape)
+{
+    tj_meta m = {.dtype = dtype, .ndim = ndim, .alias = -1};
+    if (ndim < 0 || ndim > TJ_MAX_DIMS || (ndim > 0 && !shape)) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_empty: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
+        return NULL;
+    }
+    memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    tj_tensor *t = tj_tensor_new_meta(&m, false);
+    if (t) tj_scope_adopt(t);
+    return t;
+}
+
+tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape)
+{
+    tj_meta m = {.dtype = dtype, .ndim = ndim, .alias = -1};
+    if (ndim < 0 || ndim > TJ_MAX_DIMS || (ndim > 0 && !shape)) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
+        return NULL;
+    }
+    memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    tj_tensor *t = tj_tensor_new_meta(&m, true);
+    if (t) tj_scope_adopt(t);
+    return t;
+}
+
+tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape, const void *data)
+{
+    tj_tensor *t = tj_tensor_empty(dtype, ndim, shape);
+    if (!t) return NULL;
+    size_t nbytes = (size_t)t->numel * tj_dtype_size(dtype);
+    if (nbytes && !data) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_from_data: NULL data for %zu bytes", nbytes);
+        tj_tensor_release(t);
+        return NULL;
+    }
+    if (nbytes) memcpy(t->storage->data, data, nbytes);
+    return t;
+}
+
+tj_tensor *tj_tensor_scalar_f32(float v) { return tj_tensor_from_data(TJ_FLOAT32, 0, NULL, &v); }
+tj_tensor *tj_tensor_scalar_f64(double v) { return tj_tensor_from_data(TJ_FLOAT64, 0, NULL, &v); }
+tj_tensor *tj_tensor_scalar_i64(int64_t v) { return tj_tensor_from_data(TJ_INT64, 0, NULL, &v); }
+
+tj_tensor *tj_tensor_retain(tj_tensor *t)
+{
+    if (t) atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+    return t;
+}
+
+void tj_autograd_meta_free(struct tj_autograd_meta *m) __attribute__((weak));
+
+void tj_tensor_release(tj_tensor *t)
+{
+    if (!t) return;
+    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+    tj_storage *s = t->storage;
+    if (s && atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) == 1) {
+        tj_free_storage_bytes(s->data, s->nbytes);
+        tj_free(s, sizeof *s);
+    }
+    if (t->autograd && tj_autograd_meta_free) tj_autograd_meta_free(t->autograd);
+    tj_free(t, sizeof *t);
+}
+
+tj_dtype tj_tensor_dtype(const tj_tensor *t) { return t ? t->dtype : TJ_FLOAT32; }
+int tj_tensor_ndim(const tj_tensor *t) { return t ? t->ndim : 0; }
+const int64_t *tj_tensor_shape(const tj_tensor *t) { return t ? t->shape : NULL; }
+const int64_t *tj_tensor_strides(const tj_tensor *t) { return t ? t->strides : NULL; }
+int64_t tj_tensor_numel(const tj_tensor *t) { return t ? t->numel : 0; }
+int64_t tj_tensor_storage_offset(const tj_tensor *t) { return t ? t->offset : 0; }
+bool tj_tensor_is_fake(const tj_tensor *t) { return t && t->fake; }
+void *tj_tensor_data(const tj_tensor *t) { return t ? tj_tensor_ptr(t) : NULL; }
+
+bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b)
+{
+    return a && b && a->storage && a->storage == b->storage;
+}
+
+int64_t tj_tensor_size(const tj_tensor *t, int dim)
+{
+    if (!t) return -1;
+    if (dim < 0) dim += t->ndim;
+    return dim >= 0 && dim < t->ndim ? t->shape[dim] : -1;
+}
+
+bool tj_tensor_is_contiguous(const tj_tensor *t)
+{
+    if (!t) return false;
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != s) return false;
+        s *= t->shape[d];
+    }
+    return true;
+}
+
+double tj_load_f64(const void *p, tj_dtype d)
+{
+    switch (d) {
+    case TJ_FLOAT32: return *(const float *)p;
+    case TJ_FLOAT64: return *(const double *)p;
+    case TJ_INT64: return (double)*(const int64_t *)p;
+    case TJ_BOOL: return *(const uint8_t *)p ? 1.0 : 0.0;
+    }
+    return NAN;
+}
+
+int64_t tj_load_i64(const void *p, tj_dtype d)
+{
+    switch (d) {
+    case TJ_FLOAT32: return (int64_t)*(const float *)p;
+    case TJ_FLOAT64: return (int64_t)*(const double *)p;
+    case TJ_INT64: return *(const int64_t *)p;
+    case TJ_BOOL: return *(const uint8_t *)p ? 1 : 0;
+    }
+    return 0;
+}
+
+void tj_store_f64(void *p, tj_dtype d, double v)
+{
+    switch (d) {
+    case TJ_FLOAT32: *(float *)p = (float)v; break;
+    case TJ_FLOAT64: *(double *)p = v; break;
+    case TJ_INT64: *(int64_t *)p = (int64_t)v; break;
+    case TJ_BOOL: *(uint8_t *)p = v != 0; break;
+    }
+}
+
+/* Storage address of the element at a row-major flat index. */
+static const char *element_at(const tj_tensor *t, int64_t flat)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t i = flat % t->shape[d];
+        flat /= t->shape[d];
+        off += i * t->strides[d];
+    }
+    return tj_tensor_ptr(t) + off * (int64_t)tj_dtype_size(t->dtype);
+}
+
+double tj_tensor_item_at(const tj_tensor *t, int64_t flat)
+{
+    if (!t || t->fake || flat < 0 || flat >= t->numel) return NAN;
+    return tj_load_f64(element_at(t, flat), t->dtype);
+}
+
+tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst)
+{
+    if (!t || !dst) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: NULL argument");
+    if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: fake tensor has no data");
+    size_t es = tj_dtype_size(t->dtype);
+    if (tj_tensor_is_contiguous(t)) {
+        memcpy(dst, tj_tensor_ptr(t), (size_t)t->numel * es);
+        return TJ_OK;
+    }
+    for (int64_t i = 0; i < t->numel; i++) memcpy((char *)dst + i * (int64_t)es, element_at(t, i), es);
+    return TJ_OK;
+}
+
+int tj_tensor_describe(const tj_tensor *t, char *buf, size_t n)
+{
+    static const char *short_names[] = {"f32", "f64", "i64", "b8"};
+    char shape[160];
+    if (!t) return snprintf(buf, n, "None");
+    return snprintf(buf, n, "%s%s%s", t->fake ? "~" : "", short_names[t->dtype],
+                    tj_shape_str(t->ndim, t->shape, shape, sizeof shape));
+}
