@@ -73,10 +73,16 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs)
     for (int i = 0; i < nargs; i++) {
         const tj_arg_spec *a = &op->args[i];
         if (!arg_ok(a, &args[i])) {
-            bool null_tensor = args[i].kind == TJ_V_TENSOR && !args[i].u.t;
+            if (a->type == TJ_A_TENSOR && args[i].kind == TJ_V_NONE && tj_last_status() != TJ_OK) {
+                /* a chain of calls: name the earlier failure that produced the NULL */
+                char earlier[512];
+                snprintf(earlier, sizeof earlier, "%s", tj_last_error());
+                return tj_error(tj_last_status(), "%s: argument %d '%s' is NULL; earlier error: %s", op->name, i,
+                                a->name, earlier);
+            }
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
                             a->name, arg_type_name(a), a->optional ? "?" : "",
-                            null_tensor ? "a NULL tensor" : value_kind_name(args[i].kind));
+                            args[i].kind == TJ_V_NONE && a->type == TJ_A_TENSOR ? "NULL" : value_kind_name(args[i].kind));
         }
     }
     return TJ_OK;
@@ -150,6 +156,10 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
 {
     for (int i = 0; i < op->nreturns; i++) {
         tj_tensor *t;
+        if (m[i].undefined) {
+            outs[i] = tj_v_none();
+            continue;
+        }
         if (m[i].alias >= 0) {
             tj_tensor *base = args[m[i].alias].u.t;
             t = m[i].same ? tj_tensor_retain(base)
@@ -190,14 +200,14 @@ static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_val
     if (st != TJ_OK || fake) return st;
     bool is_view = true;
     for (int i = 0; i < op->nreturns; i++)
-        if (m[i].alias < 0 || m[i].same) is_view = false;
+        if (!m[i].undefined && (m[i].alias < 0 || m[i].same)) is_view = false;
     if (is_view) return TJ_OK;
     if (!op->kernel) {
         release_outs(op, outs);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);
     }
     tj_tensor *ot[TJ_MAX_RETURNS];
-    for (int i = 0; i < op->nreturns; i++) ot[i] = outs[i].u.t;
+    for (int i = 0; i < op->nreturns; i++) ot[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     st = op->kernel(args, ot);
     if (st != TJ_OK) release_outs(op, outs);
     return st;

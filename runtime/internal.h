@@ -35,12 +35,15 @@ struct tj_tensor {
  * alias < 0: a new tensor with contiguous strides (strides/offset ignored).
  * alias = k: a view of the tensor argument k with the given strides and
  * storage offset; when `same` is set the result is argument k itself
- * (in-place operators). */
+ * (in-place operators). When `undefined` is set the output is not computed
+ * (a backward operator's output_mask entry is false): the caller gets
+ * TJ_V_NONE and the kernel receives NULL for it. */
 typedef struct tj_meta {
     tj_dtype dtype;
     int ndim;
     int alias;
     bool same;
+    bool undefined;
     int64_t shape[TJ_MAX_DIMS];
     int64_t strides[TJ_MAX_DIMS];
     int64_t offset;

@@ -1,0 +1,236 @@
+/* NumPy .npy files (format versions 1.0, 2.0 and 3.0): little-endian '<f4',
+ * '<f8', '<i8' and '|b1' ('<b1' too), C or Fortran order. Every field of the
+ * header is checked; a malformed or truncated file gives an error. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define WHO "tj_npy_load"
+
+static const char *skip_space(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n')) p++;
+    return p;
+}
+
+/* Finds the value text after 'key': in the header dict. */
+static const char *find_key(const char *h, const char *end, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = h; p + kl + 2 < end; p++) {
+        if ((*p == '\'' || *p == '"') && memcmp(p + 1, key, kl) == 0 && p[kl + 1] == *p) {
+            const char *q = skip_space(p + kl + 2, end);
+            if (q < end && *q == ':') return skip_space(q + 1, end);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *fortran, int *ndim, int64_t *shape)
+{
+    const char *end = h + len;
+    const char *d = find_key(h, end, "descr");
+    if (!d || d + 5 > end || (*d != '\'' && *d != '"'))
+        return tj_error(TJ_ERR_PARSE, WHO ": header has no 'descr' string");
+    char q = *d;
+    const char *de = memchr(d + 1, q, (size_t)(end - d - 1));
+    if (!de) return tj_error(TJ_ERR_PARSE, WHO ": unterminated 'descr'");
+    size_t dl = (size_t)(de - d - 1);
+    char descr[16] = {0};
+    if (dl >= sizeof descr) return tj_error(TJ_ERR_UNSUPPORTED, WHO ": unsupported descr");
+    memcpy(descr, d + 1, dl);
+    if (!strcmp(descr, "<f4")) *dtype = TJ_FLOAT32;
+    else if (!strcmp(descr, "<f8")) *dtype = TJ_FLOAT64;
+    else if (!strcmp(descr, "<i8")) *dtype = TJ_INT64;
+    else if (!strcmp(descr, "|b1") || !strcmp(descr, "<b1")) *dtype = TJ_BOOL;
+    else return tj_error(TJ_ERR_UNSUPPORTED, WHO ": dtype '%s' is not supported (float32, float64, int64, bool, little-endian)", descr);
+
+    const char *f = find_key(h, end, "fortran_order");
+    if (!f) return tj_error(TJ_ERR_PARSE, WHO ": header has no 'fortran_order'");
+    if (end - f >= 4 && !memcmp(f, "True", 4)) *fortran = true;
+    else if (end - f >= 5 && !memcmp(f, "False", 5)) *fortran = false;
+    else return tj_error(TJ_ERR_PARSE, WHO ": 'fortran_order' is not True or False");
+
+    const char *s = find_key(h, end, "shape");
+    if (!s || *s != '(') return tj_error(TJ_ERR_PARSE, WHO ": header has no 'shape' tuple");
+    s++;
+    int n = 0;
+    for (;;) {
+        s = skip_space(s, end);
+        if (s >= end) return tj_error(TJ_ERR_PARSE, WHO ": unterminated 'shape'");
+        if (*s == ')') break;
+        if (!isdigit((unsigned char)*s)) return tj_error(TJ_ERR_PARSE, WHO ": bad character in 'shape'");
+        if (n >= TJ_MAX_DIMS) return tj_error(TJ_ERR_UNSUPPORTED, WHO ": more than %d dims", TJ_MAX_DIMS);
+        int64_t v = 0;
+        while (s < end && isdigit((unsigned char)*s)) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *s - '0', &v))
+                return tj_error(TJ_ERR_OVERFLOW, WHO ": a size in 'shape' overflows");
+            s++;
+        }
+        shape[n++] = v;
+        s = skip_space(s, end);
+        if (s < end && *s == ',') s++;
+    }
+    *ndim = n;
+    return TJ_OK;
+}
+
+/* Reverses the axis order of a Fortran-order buffer into C order. */
+static void fortran_to_c(const char *src, char *dst, int ndim, const int64_t *shape, size_t es, int64_t numel)
+{
+    int64_t fstride[TJ_MAX_DIMS];
+    int64_t s = 1;
+    for (int d = 0; d < ndim; d++) {
+        fstride[d] = s;
+        s *= shape[d];
+    }
+    int64_t idx[TJ_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < ndim; d++) off += idx[d] * fstride[d];
+        memcpy(dst + i * (int64_t)es, src + off * (int64_t)es, es);
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (++idx[d] < shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+tj_tensor *tj_npy_load_buffer(const void *buf, size_t n)
+{
+    const unsigned char *b = buf;
+    if (!b) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL buffer");
+        return NULL;
+    }
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6) != 0) {
+        tj_error(TJ_ERR_PARSE, WHO ": not a .npy file (bad magic)");
+        return NULL;
+    }
+    int major = b[6];
+    size_t hlen, hstart;
+    if (major == 1) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8;
+        hstart = 10;
+    } else if (major == 2 || major == 3) {
+        if (n < 12) {
+            tj_error(TJ_ERR_PARSE, WHO ": truncated header");
+            return NULL;
+        }
+        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        hstart = 12;
+    } else {
+        tj_error(TJ_ERR_UNSUPPORTED, WHO ": format version %d.%d is not supported", major, b[7]);
+        return NULL;
+    }
+    if (hlen > n - hstart) {
+        tj_error(TJ_ERR_PARSE, WHO ": header length %zu runs past the end of the file (%zu bytes)", hlen, n);
+        return NULL;
+    }
+    tj_dtype dtype = TJ_FLOAT32;
+    bool fortran = false;
+    int ndim = 0;
+    int64_t shape[TJ_MAX_DIMS];
+    if (parse_header((const char *)b + hstart, hlen, &dtype, &fortran, &ndim, shape) != TJ_OK) return NULL;
+    int64_t numel;
+    if (tj_checked_numel(ndim, shape, &numel, WHO) != TJ_OK) return NULL;
+    size_t es = tj_dtype_size(dtype);
+    size_t avail = n - hstart - hlen;
+    if ((uint64_t)numel > avail / es) {
+        char sb[128];
+        tj_error(TJ_ERR_PARSE, WHO ": data for shape %s needs %" PRId64 " bytes, file has %zu",
+                 tj_shape_str(ndim, shape, sb, sizeof sb), numel * (int64_t)es, avail);
+        return NULL;
+    }
+    const char *data = (const char *)b + hstart + hlen;
+    tj_tensor *t = tj_tensor_empty(dtype, ndim, shape);
+    if (!t) return NULL;
+    char *dst = tj_tensor_ptr(t);
+    if (fortran && ndim > 1) fortran_to_c(data, dst, ndim, shape, es, numel);
+    else if (numel) memcpy(dst, data, (size_t)numel * es);
+    if (dtype == TJ_BOOL)
+        for (int64_t i = 0; i < numel; i++) dst[i] = dst[i] != 0;
+    return t;
+}
+
+tj_tensor *tj_npy_load(const char *path)
+{
+    if (!path) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL path");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tj_error(TJ_ERR_IO, WHO ": cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    tj_tensor *t = NULL;
+    char *buf = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        tj_error(TJ_ERR_IO, WHO ": cannot read '%s'", path);
+        goto done;
+    }
+    buf = tj_alloc((size_t)size);
+    if (!buf) {
+        tj_oom(WHO, (size_t)size);
+        goto done;
+    }
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        tj_error(TJ_ERR_IO, WHO ": short read on '%s'", path);
+        goto done;
+    }
+    t = tj_npy_load_buffer(buf, (size_t)size);
+    if (!t) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tj_last_error());
+        tj_error(tj_last_status(), "%s (file '%s')", msg, path);
+    }
+done:
+    tj_free(buf, (size_t)(size > 0 ? size : 0));
+    fclose(f);
+    return t;
+}
+
+tj_status tj_npy_save(const char *path, const tj_tensor *t)
+{
+    if (!path || !t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: NULL %s", path ? "tensor" : "path");
+    if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: a fake tensor has no data");
+    static const char *descr[] = {"<f4", "<f8", "<i8", "|b1"};
+    char header[256], sb[200] = "";
+    size_t k = 0;
+    for (int d = 0; d < t->ndim; d++)
+        k += (size_t)snprintf(sb + k, sizeof sb - k, "%" PRId64 "%s", t->shape[d], t->ndim == 1 ? "," : d + 1 < t->ndim ? ", " : "");
+    int hl = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr[t->dtype], sb);
+    int total = 10 + hl + 1;
+    int pad = (64 - total % 64) % 64;
+    size_t es = tj_dtype_size(t->dtype);
+    size_t nbytes = (size_t)t->numel * es;
+    char *data = tj_alloc(nbytes);
+    if (!data) return tj_oom("tj_npy_save", nbytes);
+    tj_tensor_copy_to(t, data);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        tj_free(data, nbytes);
+        return tj_error(TJ_ERR_IO, "tj_npy_save: cannot create '%s': %s", path, strerror(errno));
+    }
+    unsigned hlen = (unsigned)(hl + pad + 1);
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)hl, f) == (size_t)hl;
+    for (int i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF && fwrite(data, 1, nbytes, f) == nbytes;
+    ok = (fclose(f) == 0) && ok;
+    tj_free(data, nbytes);
+    if (!ok) {
+        remove(path);
+        return tj_error(TJ_ERR_IO, "tj_npy_save: write to '%s' failed", path);
+    }
+    return TJ_OK;
+}

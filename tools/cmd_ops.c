@@ -1,0 +1,41 @@
+/* tjit ops [--kind primitive|composite|implicit] */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "tjit/tjit.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tjit ops [--kind primitive|composite|implicit]\n\n"
+               "Lists every operator overload, one per line: its ATen schema, then its kind.\n");
+}
+
+int cmd_ops(int argc, char **argv)
+{
+    static const struct option opts[] = {{"kind", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *kind = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+        if (c == 'k') kind = optarg;
+        else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc || (kind && strcmp(kind, "primitive") && strcmp(kind, "composite") && strcmp(kind, "implicit"))) {
+        usage(stderr);
+        return 2;
+    }
+    for (int i = 0; i < tj_op_count(); i++) {
+        const tj_op *op = tj_op_at(i);
+        const char *k = tj_op_kind_name(tj_op_kind_of(op));
+        if (!kind || !strcmp(kind, k)) printf("%s  %s\n", tj_op_schema(op), k);
+    }
+    return 0;
+}

@@ -1,0 +1,11 @@
+/* Subcommands of the `tjit` command-line tool. Each takes the arguments after
+ * its name (argv[0] is the subcommand) and returns the exit status: 0 success,
+ * 1 failure, 2 bad usage. */
+#ifndef TJIT_TOOLS_COMMANDS_H
+#define TJIT_TOOLS_COMMANDS_H
+
+int cmd_conform(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

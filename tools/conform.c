@@ -1,0 +1,363 @@
+/* The conformance runner (see conform.h). Cases are decoded with jansson,
+ * which keeps integer and real JSON tokens apart (Scalar arguments depend on
+ * it) and holds integers as 64-bit values. */
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conform.h"
+#include "runtime/internal.h"
+
+#define MAX_LIST 64
+
+/* One decoded call. Its tensors belong to the scope the case runs in. */
+typedef struct decoded {
+    tj_value args[TJ_MAX_ARGS];
+    int64_t ints[TJ_MAX_ARGS][MAX_LIST];
+    bool bools[TJ_MAX_ARGS][MAX_LIST];
+    tj_tensor *lists[TJ_MAX_ARGS][MAX_LIST];
+    char *strs[TJ_MAX_ARGS];
+} decoded;
+
+static void decoded_free(decoded *d)
+{
+    for (int i = 0; i < TJ_MAX_ARGS; i++) free(d->strs[i]);
+}
+
+static tj_tensor *load_input(const char *dir, const char *file, char *why, size_t n)
+{
+    char path[8192];
+    if (strchr(file, '/') || strstr(file, "..")) {
+        snprintf(why, n, "input name '%s' leaves the case folder", file);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    tj_tensor *t = tj_npy_load(path);
+    if (!t) {
+        snprintf(why, n, "%s", tj_last_error());
+        return NULL;
+    }
+    return t;
+}
+
+static bool decode_float(json_t *j, double *out)
+{
+    if (json_is_number(j)) {
+        *out = json_number_value(j);
+        return true;
+    }
+    json_t *f = json_is_object(j) ? json_object_get(j, "float") : NULL;
+    const char *s = json_string_value(f);
+    if (!s) return false;
+    if (!strcmp(s, "inf")) *out = INFINITY;
+    else if (!strcmp(s, "-inf")) *out = -INFINITY;
+    else if (!strcmp(s, "nan")) *out = NAN;
+    else return false;
+    return true;
+}
+
+/* Decodes argument i of the case against the schema's argument type. */
+static bool decode_arg(decoded *d, int i, const tj_arg_spec *spec, json_t *j, const char *dir, char *why, size_t n)
+{
+    tj_value *v = &d->args[i];
+    if (json_is_null(j)) {
+        *v = tj_v_none();
+        return true;
+    }
+    switch (spec->type) {
+    case TJ_A_TENSOR: {
+        const char *f = json_string_value(json_object_get(j, "tensor"));
+        if (!f) break;
+        tj_tensor *t = load_input(dir, f, why, n);
+        if (!t) return false;
+        *v = tj_v_tensor(t);
+        return true;
+    }
+    case TJ_A_TENSOR_LIST: {
+        json_t *arr = json_object_get(j, "tensors");
+        if (!json_is_array(arr) || json_array_size(arr) > MAX_LIST) break;
+        for (size_t k = 0; k < json_array_size(arr); k++) {
+            const char *f = json_string_value(json_array_get(arr, k));
+            if (!f) goto bad;
+            if (!(d->lists[i][k] = load_input(dir, f, why, n))) return false;
+        }
+        *v = tj_v_tensors(d->lists[i], (int)json_array_size(arr));
+        return true;
+    }
+    case TJ_A_INT:
+        if (!json_is_integer(j)) break;
+        *v = tj_v_int(json_integer_value(j));
+        return true;
+    case TJ_A_FLOAT: {
+        double f;
+        if (!decode_float(j, &f)) break;
+        *v = tj_v_float(f);
+        return true;
+    }
+    case TJ_A_SCALAR: {
+        if (json_is_integer(j)) {
+            *v = tj_v_int(json_integer_value(j));
+            return true;
+        }
+        if (json_is_boolean(j)) {
+            *v = tj_v_bool(json_is_true(j));
+            return true;
+        }
+        double f;
+        if (!decode_float(j, &f)) break;
+        *v = tj_v_float(f);
+        return true;
+    }
+    case TJ_A_BOOL:
+        if (!json_is_boolean(j)) break;
+        *v = tj_v_bool(json_is_true(j));
+        return true;
+    case TJ_A_INT_LIST:
+    case TJ_A_BOOL_LIST: {
+        if (!json_is_array(j) || json_array_size(j) > MAX_LIST) break;
+        size_t cnt = json_array_size(j);
+        for (size_t k = 0; k < cnt; k++) {
+            json_t *e = json_array_get(j, k);
+            if (spec->type == TJ_A_INT_LIST) {
+                if (!json_is_integer(e)) goto bad;
+                d->ints[i][k] = json_integer_value(e);
+            } else {
+                if (!json_is_boolean(e)) goto bad;
+                d->bools[i][k] = json_is_true(e);
+            }
+        }
+        *v = spec->type == TJ_A_INT_LIST ? tj_v_ints(d->ints[i], (int)cnt) : tj_v_bools(d->bools[i], (int)cnt);
+        return true;
+    }
+    case TJ_A_STR:
+        if (!json_is_string(j)) break;
+        d->strs[i] = strdup(json_string_value(j));
+        *v = tj_v_str(d->strs[i]);
+        return true;
+    case TJ_A_SCALAR_TYPE: {
+        tj_dtype dt;
+        const char *s = json_string_value(json_object_get(j, "dtype"));
+        if (!s || tj_dtype_from_name(s, &dt) != TJ_OK) break;
+        *v = tj_v_dtype(dt);
+        return true;
+    }
+    case TJ_A_IGNORED:
+        break;
+    }
+bad:
+    snprintf(why, n, "argument %d '%s' cannot be decoded as the schema's type", i, spec->name);
+    return false;
+}
+
+static bool is_implemented(const tj_op *op)
+{
+    if (op->kind == TJ_OP_IMPLICIT) return op->decomp != NULL;
+    return op->meta && (op->kernel || op->is_view);
+}
+
+/* Element at a row-major flat index as its full 64-bit value (a double
+ * would round values above 2^53). */
+static int64_t int64_at(const tj_tensor *t, int64_t flat)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += flat % t->shape[d] * t->strides[d];
+        flat /= t->shape[d];
+    }
+    return ((const int64_t *)tj_tensor_ptr(t))[off];
+}
+
+/* Compares got with expected as the README says; fills the worst errors. */
+static bool compare(const tj_tensor *got, const tj_tensor *exp, double rtol, double atol, char *why, size_t n)
+{
+    char a[160], b[160];
+    if (got->dtype != exp->dtype) {
+        snprintf(why, n, "dtype %s, expected %s", tj_dtype_name(got->dtype), tj_dtype_name(exp->dtype));
+        return false;
+    }
+    bool same_shape = got->ndim == exp->ndim;
+    for (int k = 0; same_shape && k < got->ndim; k++) same_shape = got->shape[k] == exp->shape[k];
+    if (!same_shape) {
+        snprintf(why, n, "shape %s, expected %s", tj_shape_str(got->ndim, got->shape, a, sizeof a),
+                 tj_shape_str(exp->ndim, exp->shape, b, sizeof b));
+        return false;
+    }
+    double worst_abs = 0, worst_rel = 0;
+    int64_t bad = -1, nbad = 0;
+    bool exact = tj_dtype_category(exp->dtype) != TJ_CAT_FLOAT;
+    for (int64_t i = 0; i < exp->numel; i++) {
+        double e = tj_tensor_item_at(exp, i), g = tj_tensor_item_at(got, i);
+        bool ok;
+        if (exact) {
+            ok = exp->dtype == TJ_INT64 ? int64_at(exp, i) == int64_at(got, i) : (e != 0) == (g != 0);
+        } else if (isnan(e)) {
+            ok = isnan(g);
+        } else if (isinf(e)) {
+            ok = g == e;
+        } else {
+            double err = fabs(g - e);
+            ok = isfinite(g) && err <= atol + rtol * fabs(e);
+            if (isfinite(g)) {
+                if (err > worst_abs) worst_abs = err;
+                if (e != 0 && err / fabs(e) > worst_rel) worst_rel = err / fabs(e);
+            }
+        }
+        if (!ok) {
+            if (bad < 0) bad = i;
+            nbad++;
+        }
+    }
+    if (nbad) {
+        snprintf(why, n, "%lld of %lld values differ (first at flat index %lld: got %.9g, expected %.9g); worst abs %.3g, worst rel %.3g",
+                 (long long)nbad, (long long)exp->numel, (long long)bad, tj_tensor_item_at(got, bad),
+                 tj_tensor_item_at(exp, bad), worst_abs, worst_rel);
+        return false;
+    }
+    return true;
+}
+
+tj_case_result tj_conform_run_case(const char *dir, char *why, size_t n)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s/case.json", dir);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_DECODE_ANY, &jerr);
+    if (!root) {
+        snprintf(why, n, "cannot read %s: %s (line %d)", path, jerr.text, jerr.line);
+        return TJ_CASE_FAIL;
+    }
+    tj_case_result result = TJ_CASE_FAIL;
+    decoded *d = calloc(1, sizeof *d);
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_scope *scope = tj_scope_begin();
+    const char *opname = json_string_value(json_object_get(root, "op"));
+    json_t *args = json_object_get(root, "args");
+    json_t *expect = json_object_get(root, "outputs");
+    double rtol = json_number_value(json_object_get(root, "rtol"));
+    double atol = json_number_value(json_object_get(root, "atol"));
+    if (!d || !opname || !json_is_array(args) || !json_is_array(expect)) {
+        snprintf(why, n, "case.json lacks op, args or outputs");
+        goto done;
+    }
+    tj_clear_error();
+    const tj_op *op = tj_op_find(opname);
+    if (!op || !is_implemented(op)) {
+        snprintf(why, n, "%s is not implemented", opname);
+        result = TJ_CASE_SKIP;
+        goto done;
+    }
+    if ((int)json_array_size(args) != op->nargs || (int)json_array_size(expect) != op->nreturns) {
+        snprintf(why, n, "%d args / %d outputs, schema has %d / %d", (int)json_array_size(args),
+                 (int)json_array_size(expect), op->nargs, op->nreturns);
+        goto done;
+    }
+    for (int i = 0; i < op->nargs; i++)
+        if (!decode_arg(d, i, &op->args[i], json_array_get(args, (size_t)i), dir, why, n)) goto done;
+    if (tj_dispatch(op, d->args, op->nargs, outs) != TJ_OK) {
+        snprintf(why, n, "error: %s", tj_last_error());
+        goto done;
+    }
+    for (int i = 0; i < op->nreturns; i++) {
+        json_t *e = json_array_get(expect, (size_t)i);
+        if (json_is_null(e)) continue;
+        const char *f = json_string_value(e);
+        if (!f) {
+            snprintf(why, n, "output %d is neither a file name nor null", i);
+            goto done;
+        }
+        tj_tensor *exp = load_input(dir, f, why, n);
+        if (!exp) goto done;
+        if (outs[i].kind != TJ_V_TENSOR) {
+            snprintf(why, n, "output %d: undefined, expected a tensor", i);
+            goto done;
+        }
+        char sub[600];
+        if (!compare(outs[i].u.t, exp, rtol, atol, sub, sizeof sub)) {
+            snprintf(why, n, "output %d: %s", i, sub);
+            goto done;
+        }
+    }
+    result = TJ_CASE_PASS;
+done:
+    tj_scope_end(scope);
+    if (d) decoded_free(d);
+    free(d);
+    json_decref(root);
+    return result;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool is_case_dir(const char *path)
+{
+    char p[8192];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/case.json", path);
+    return stat(p, &st) == 0;
+}
+
+static void run_one(const char *dir, FILE *out, bool verbose, tj_conform_summary *s)
+{
+    char why[1024] = "";
+    tj_case_result r = tj_conform_run_case(dir, why, sizeof why);
+    const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    if (r == TJ_CASE_PASS) s->passed++;
+    else if (r == TJ_CASE_SKIP) {
+        s->skipped++;
+        if (verbose && out) fprintf(out, "SKIP %s: %s\n", name, why);
+    } else {
+        s->failed++;
+        if (out) fprintf(out, "FAIL %s: %s\n", name, why);
+    }
+}
+
+tj_conform_summary tj_conform_run_paths(const char *const *paths, int n, FILE *out, bool verbose)
+{
+    tj_conform_summary s = {0, 0, 0};
+    for (int p = 0; p < n; p++) {
+        size_t plen = strlen(paths[p]);
+        char base[4096];
+        snprintf(base, sizeof base, "%.*s", (int)(plen > 1 && paths[p][plen - 1] == '/' ? plen - 1 : plen), paths[p]);
+        if (is_case_dir(base)) {
+            run_one(base, out, verbose, &s);
+            continue;
+        }
+        DIR *dir = opendir(base);
+        if (!dir) {
+            if (out) fprintf(out, "FAIL %s: not a case folder nor a folder of cases\n", base);
+            s.failed++;
+            continue;
+        }
+        char **names = NULL;
+        size_t cnt = 0, cap = 0;
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            if (e->d_name[0] == '.') continue;
+            if (cnt == cap) {
+                cap = cap ? cap * 2 : 256;
+                char **nn = realloc(names, cap * sizeof *names);
+                if (!nn) break;
+                names = nn;
+            }
+            names[cnt++] = strdup(e->d_name);
+        }
+        closedir(dir);
+        if (cnt) qsort(names, cnt, sizeof *names, cmp_str);
+        for (size_t i = 0; i < cnt; i++) {
+            char sub[8192];
+            snprintf(sub, sizeof sub, "%s/%s", base, names[i]);
+            if (is_case_dir(sub)) run_one(sub, out, verbose, &s);
+            free(names[i]);
+        }
+        free(names);
+    }
+    if (out) {
+        fprintf(out, "%d passed, %d failed", s.passed, s.failed);
+        if (s.skipped) fprintf(out, ", %d skipped", s.skipped);
+        fprintf(out, "\n");
+    }
+    return s;
+}

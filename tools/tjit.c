@@ -1,0 +1,42 @@
+/* tjit: the command-line tool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"conform", cmd_conform, "run operator conformance cases (../shared/conformance)"},
+    {"ops", cmd_ops, "list every operator overload with its schema and kind"},
+    {"demo", cmd_demo, "a short tour of the tensor API and the dispatcher's modes"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tjit <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n`tjit <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tjit: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
