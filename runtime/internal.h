@@ -56,8 +56,6 @@ typedef tj_status (*tj_meta_fn)(const tj_value *args, tj_meta *outs);
  * function made them views). Views have no kernel. A kernel may still fail on
  * data (an index out of range), with an error and nothing else changed. */
 typedef tj_status (*tj_kernel_fn)(const tj_value *args, tj_tensor *const *outs);
-/** Decomposition: computes the outputs by calling the public API. */
-typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
 
 typedef enum tj_arg_type {
     TJ_A_TENSOR,

@@ -90,6 +90,13 @@ bool tj_op_is_inplace(const tj_op *op);
 /** True for operators that draw from the random generator. */
 bool tj_op_is_random(const tj_op *op);
 
+/** A decomposition: computes an operator's outputs from its boxed arguments
+ * by calling the public API (so every inner call is dispatched, traced, and
+ * decomposed again when a table names it). It runs inside a scope: results it
+ * writes into outs are borrowed from that scope, intermediates need no
+ * release. Returns TJ_OK or the failing inner call's status. */
+typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
+
 /** Maximum number of schema arguments and returns of any operator. */
 #define TJ_MAX_ARGS 16
 #define TJ_MAX_RETURNS 4

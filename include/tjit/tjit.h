@@ -6,5 +6,7 @@
 #include "tensor.h"
 #include "dispatch.h"
 #include "ops.h"
+#include "graph.h"
+#include "decomp.h"
 
 #endif

@@ -1,0 +1,235 @@
+/* Decomposition tables: an array indexed by operator registry index, so that
+ * the trace mode's look-up on every recorded call is one load. Entries may be
+ * graphs (traced counterparts), handled through the tracer's public graph API
+ * only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+
+struct tj_decomp_table {
+    tj_decomp_entry *entries;
+    int cap;
+    int count;
+};
+
+tj_decomp_table *tj_decomp_table_new(void)
+{
+    tj_decomp_table *t = tj_alloc(sizeof *t);
+    if (!t) {
+        tj_oom("tj_decomp_table_new", sizeof *t);
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    return t;
+}
+
+static void entry_clear(tj_decomp_entry *e)
+{
+    tj_graph_free(e->graph);
+    free(e->name);
+    memset(e, 0, sizeof *e);
+}
+
+void tj_decomp_table_free(tj_decomp_table *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->cap; i++) entry_clear(&t->entries[i]);
+    tj_free(t->entries, sizeof *t->entries * (size_t)t->cap);
+    tj_free(t, sizeof *t);
+}
+
+static tj_status reserve(tj_decomp_table *t, int index)
+{
+    if (index < t->cap) return TJ_OK;
+    int cap = tj_op_count() > index ? tj_op_count() : index + 1;
+    tj_decomp_entry *e = tj_alloc(sizeof *e * (size_t)cap);
+    if (!e) return tj_oom("decomposition table", sizeof *e * (size_t)cap);
+    memset(e, 0, sizeof *e * (size_t)cap);
+    if (t->entries) memcpy(e, t->entries, sizeof *e * (size_t)t->cap);
+    tj_free(t->entries, sizeof *t->entries * (size_t)t->cap);
+    t->entries = e;
+    t->cap = cap;
+    return TJ_OK;
+}
+
+const tj_decomp_entry *tj_decomp_table_lookup(const tj_decomp_table *t, const tj_op *op)
+{
+    if (!t || op->index >= t->cap) return NULL;
+    const tj_decomp_entry *e = &t->entries[op->index];
+    return e->fn || e->graph ? e : NULL;
+}
+
+static tj_status set_entry(tj_decomp_table *t, const tj_op *op, tj_decomp_fn fn, tj_graph *graph, const char *name)
+{
+    tj_status st = reserve(t, op->index);
+    char *copy = name ? strdup(name) : NULL;
+    if (st != TJ_OK || (name && !copy)) {
+        free(copy);
+        tj_graph_free(graph);
+        return st != TJ_OK ? st : tj_oom("decomposition table", strlen(name));
+    }
+    tj_decomp_entry *e = &t->entries[op->index];
+    if (!e->fn && !e->graph) t->count++;
+    entry_clear(e);
+    e->fn = fn;
+    e->graph = graph;
+    e->name = copy;
+    return TJ_OK;
+}
+
+tj_status tj_decomp_table_add_fn(tj_decomp_table *t, const tj_op *op, tj_decomp_fn fn, const char *name)
+{
+    if (!t || !op || !fn) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_fn: NULL table, operator or function");
+    return set_entry(t, op, fn, NULL, name ? name : "<function>");
+}
+
+/* A private copy of a graph, through its text form (which round-trips). */
+static tj_graph *graph_copy(const tj_graph *g)
+{
+    char *text = tj_graph_to_string(g);
+    if (!text) return NULL;
+    tj_graph *c = tj_graph_parse(text);
+    free(text);
+    return c;
+}
+
+tj_status tj_decomp_table_add_graph(tj_decomp_table *t, const tj_op *op, const tj_graph *g)
+{
+    if (!t || !op || !g) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: NULL table, operator or graph");
+    if (tj_graph_num_outputs(g) != op->nreturns)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: %s returns %d values, the graph %d", op->name,
+                        op->nreturns, tj_graph_num_outputs(g));
+    int n_tensor_args = 0;
+    for (int i = 0; i < op->nargs; i++) n_tensor_args += op->args[i].type == TJ_A_TENSOR;
+    if (tj_graph_num_inputs(g) > n_tensor_args)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: the graph has %d inputs, %s only %d tensor arguments",
+                        tj_graph_num_inputs(g), op->name, n_tensor_args);
+    tj_graph *copy = graph_copy(g);
+    if (!copy) return tj_last_status();
+    return set_entry(t, op, NULL, copy, NULL);
+}
+
+void tj_decomp_table_remove(tj_decomp_table *t, const tj_op *op)
+{
+    if (!t || !op || op->index >= t->cap) return;
+    tj_decomp_entry *e = &t->entries[op->index];
+    if (e->fn || e->graph) t->count--;
+    entry_clear(e);
+}
+
+tj_status tj_decomp_table_merge(tj_decomp_table *dst, const tj_decomp_table *src)
+{
+    if (!dst || !src) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_merge: NULL table");
+    for (int i = 0; i < src->cap; i++) {
+        const tj_decomp_entry *e = &src->entries[i];
+        if (!e->fn && !e->graph) continue;
+        tj_graph *copy = NULL;
+        if (e->graph && !(copy = graph_copy(e->graph))) return tj_last_status();
+        tj_status st = set_entry(dst, tj_op_at(i), e->fn, copy, e->name);
+        if (st != TJ_OK) return st;
+    }
+    return TJ_OK;
+}
+
+int tj_decomp_table_size(const tj_decomp_table *t) { return t ? t->count : 0; }
+bool tj_decomp_table_contains(const tj_decomp_table *t, const tj_op *op) { return op && tj_decomp_table_lookup(t, op); }
+
+tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f)
+{
+    if (!t || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_print: NULL argument");
+    for (int i = 0; i < t->cap; i++) {
+        const tj_decomp_entry *e = &t->entries[i];
+        const tj_op *op = tj_op_at(i);
+        const char *name = op->overload[0] ? op->name : NULL;
+        char buf[96];
+        if (!name) {
+            snprintf(buf, sizeof buf, "%s.default", op->name);
+            name = buf;
+        }
+        if (e->fn) fprintf(f, "%s -> %s\n", name, e->name);
+        else if (e->graph)
+            fprintf(f, "%s -> graph(%d inputs, %d calls, %d outputs)\n", name, tj_graph_num_inputs(e->graph),
+                    tj_graph_num_calls(e->graph), tj_graph_num_outputs(e->graph));
+    }
+    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_decomp_table_print: write error") : TJ_OK;
+}
+
+/* ---- the registry's decompositions ---- */
+
+tj_status tj_register_decomposition(const tj_op *op, tj_decomp_fn fn, const char *name)
+{
+    if (!op || !fn) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_register_decomposition: NULL operator or function");
+    char *copy = strdup(name ? name : "<function>");
+    if (!copy) return tj_oom("tj_register_decomposition", 64);
+    tj_op_set_decomposition(op, fn, copy);
+    return TJ_OK;
+}
+
+/* Calls visit(op) for each operator that `name` selects. */
+static int select_ops(const char *name, const tj_op **out, int max)
+{
+    const char *n = strncmp(name, "aten::", 6) == 0 ? name + 6 : strncmp(name, "aten.", 5) == 0 ? name + 5 : name;
+    bool has_overload = strchr(n, '.') != NULL;
+    int k = 0;
+    if (has_overload) {
+        const tj_op *op = tj_op_find(name);
+        if (op && op->decomp && k < max) out[k++] = op;
+        return k;
+    }
+    for (int i = 0; i < tj_op_count() && k < max; i++) {
+        const tj_op *op = tj_op_at(i);
+        if (strcmp(op->base, n) == 0 && op->decomp) out[k++] = op;
+    }
+    return k;
+}
+
+tj_decomp_table *tj_get_decompositions(const char *const *ops, int n)
+{
+    if (n > 0 && !ops) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_get_decompositions: NULL operator list");
+        return NULL;
+    }
+    tj_decomp_table *t = tj_decomp_table_new();
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) {
+        const tj_op *sel[64];
+        if (!ops[i]) continue;
+        int k = select_ops(ops[i], sel, 64);
+        for (int j = 0; j < k; j++)
+            if (set_entry(t, sel[j], sel[j]->decomp, NULL, sel[j]->decomp_name) != TJ_OK) {
+                tj_decomp_table_free(t);
+                return NULL;
+            }
+    }
+    tj_clear_error();
+    return t;
+}
+
+int tj_decompositions_missing(const char *const *ops, int n, FILE *f)
+{
+    int missing = 0;
+    for (int i = 0; ops && i < n; i++) {
+        const tj_op *sel[1];
+        if (ops[i] && select_ops(ops[i], sel, 1) > 0) continue;
+        missing++;
+        if (f) fprintf(f, "%s\n", ops[i] ? ops[i] : "(null)");
+    }
+    tj_clear_error();
+    return missing;
+}
+
+tj_decomp_table *tj_core_decompositions(void)
+{
+    tj_decomp_table *t = tj_decomp_table_new();
+    if (!t) return NULL;
+    for (int i = 0; i < tj_op_count(); i++) {
+        const tj_op *op = tj_op_at(i);
+        if (op->kind != TJ_OP_COMPOSITE || !op->decomp) continue;
+        if (set_entry(t, op, op->decomp, NULL, op->decomp_name) != TJ_OK) {
+            tj_decomp_table_free(t);
+            return NULL;
+        }
+    }
+    return t;
+}

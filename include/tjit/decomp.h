@@ -1,0 +1,63 @@
+/* Decomposition tables: PyTorch's `decomposition_table` for make_fx and
+ * torch._decomp's `get_decompositions`, in C.
+ *
+ * A table maps operators to decompositions. An entry is either a C function
+ * (tj_decomp_fn) or a graph captured earlier (a "traced counterpart"), which
+ * is inlined where the operator is called, its placeholders bound to the
+ * call's tensor arguments in order. Tables are explicit values passed to each
+ * trace, never a global. */
+#ifndef TJIT_DECOMP_H
+#define TJIT_DECOMP_H
+
+#include <stdio.h>
+
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A new empty table; NULL when out of memory. */
+tj_decomp_table *tj_decomp_table_new(void);
+void tj_decomp_table_free(tj_decomp_table *t);
+/** Maps `op` to a C function (replacing an earlier entry). `name` is shown
+ * when the table is printed (it is copied). Errors: TJ_ERR_INVALID_ARGUMENT
+ * for NULL op or fn, TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_decomp_table_add_fn(tj_decomp_table *t, const tj_op *op, tj_decomp_fn fn, const char *name);
+/** Maps `op` to a graph; the table keeps its own copy. The graph's
+ * placeholders are bound to the call's tensor arguments in schema order, and
+ * its outputs become the call's results (their count must match the
+ * operator's returns: TJ_ERR_INVALID_ARGUMENT otherwise). */
+tj_status tj_decomp_table_add_graph(tj_decomp_table *t, const tj_op *op, const tj_graph *g);
+/** Removes the entry for `op` (no-op when absent). */
+void tj_decomp_table_remove(tj_decomp_table *t, const tj_op *op);
+/** Adds every entry of src to dst (src's entries win). */
+tj_status tj_decomp_table_merge(tj_decomp_table *dst, const tj_decomp_table *src);
+/** Number of entries; whether `op` has one. */
+int tj_decomp_table_size(const tj_decomp_table *t);
+bool tj_decomp_table_contains(const tj_decomp_table *t, const tj_op *op);
+/** Writes one line per entry, in operator-registry order:
+ *     aten::gelu.default -> decomp_gelu
+ *     aten::native_dropout.default -> graph(1 input, 3 calls, 2 outputs)  */
+tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f);
+
+/** torch._decomp.get_decompositions: a new table with the registered
+ * decompositions of the named operators. A name without overload
+ * ("aten::gelu") takes every overload that has one; a full name
+ * ("aten::add.Tensor") just that one. Names without a registered
+ * decomposition are skipped (see tj_decompositions_missing). */
+tj_decomp_table *tj_get_decompositions(const char *const *ops, int n);
+/** Writes to `f`, one per line, the names among `ops` that
+ * tj_get_decompositions would skip; returns their count. */
+int tj_decompositions_missing(const char *const *ops, int n, FILE *f);
+/** The core table: every registered decomposition, which lowers every
+ * operator to primitives (`tjit ops --kind primitive`). A new table. */
+tj_decomp_table *tj_core_decompositions(void);
+/** Registers (or replaces) the built-in decomposition of `op`, used by
+ * tj_get_decompositions and the core table from now on. */
+tj_status tj_register_decomposition(const tj_op *op, tj_decomp_fn fn, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,128 @@
+/* Graphs: make_fx tracing, the graph IR, its text / DOT / JSON forms, graph
+ * passes and the interpreter (PyTorch's make_fx + torch.fx, in C).
+ *
+ * A graph is a list of nodes in execution order: one placeholder per input,
+ * constants (tensors the traced function used that were neither inputs nor
+ * results of recorded calls), one call node per recorded operator call (ATen
+ * overload plus its arguments as references to earlier values or as literal
+ * constants), and one output node. Every value carries dtype, shape and
+ * strides. */
+#ifndef TJIT_GRAPH_H
+#define TJIT_GRAPH_H
+
+#include <stdio.h>
+
+#include "dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_graph tj_graph;
+typedef struct tj_decomp_table tj_decomp_table;
+
+/** make_fx tracing modes. */
+typedef enum tj_tracing_mode {
+    TJ_TRACE_REAL = 0, /**< kernels run: the traced function sees real values */
+    TJ_TRACE_FAKE,     /**< only dtypes and shapes flow; no tensor data is allocated */
+} tj_tracing_mode;
+
+/** Most outputs a traced function may return. */
+#define TJ_MAX_GRAPH_OUTPUTS 1024
+
+/** A function to trace. `outputs` has room for *n_outputs tensors (at most
+ * TJ_MAX_GRAPH_OUTPUTS); the function stores its results there and sets
+ * *n_outputs to their count. It runs inside a scope: intermediates need no
+ * release, and results must not be released. Returns TJ_OK or the failing
+ * call's status. */
+typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs,
+                                 int *n_outputs);
+
+/** PyTorch's make_fx: calls fn(ctx, inputs) under a trace mode and returns the
+ * recorded graph (caller frees it with tj_graph_free). `table` maps operators
+ * to decompositions applied while tracing (NULL: none); it is used for this
+ * trace only (never a global), also when traces nest. In fake mode the inputs
+ * only lend their dtype/shape/strides (they may be fake tensors). Errors:
+ * whatever fn returns (the graph is discarded), TJ_ERR_INVALID_ARGUMENT for
+ * NULL fn or inputs, TJ_ERR_CYCLE for a decomposition that reaches the
+ * operator it decomposes, TJ_ERR_UNSUPPORTED for data-dependent operators in
+ * fake mode, TJ_ERR_OUT_OF_MEMORY. */
+tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
+                     const tj_decomp_table *table, tj_tracing_mode mode);
+
+void tj_graph_free(tj_graph *g);
+
+/* ---- inspection ---- */
+typedef enum tj_node_kind {
+    TJ_NODE_PLACEHOLDER = 0,
+    TJ_NODE_CONSTANT,
+    TJ_NODE_CALL,
+    TJ_NODE_OUTPUT,
+} tj_node_kind;
+
+/** Number of nodes, placeholders and graph outputs. */
+int tj_graph_num_nodes(const tj_graph *g);
+int tj_graph_num_inputs(const tj_graph *g);
+int tj_graph_num_outputs(const tj_graph *g);
+tj_node_kind tj_graph_node_kind(const tj_graph *g, int node);
+/** The operator of a call node (NULL for other kinds). */
+const tj_op *tj_graph_node_op(const tj_graph *g, int node);
+/** Name of a node's first value ("addmm_1"). */
+const char *tj_graph_node_name(const tj_graph *g, int node);
+/** Number of call nodes whose operator is `op` (by pointer). */
+int tj_graph_count_op(const tj_graph *g, const tj_op *op);
+/** Number of call nodes. */
+int tj_graph_num_calls(const tj_graph *g);
+/** Sets the name of placeholder `i` (letters, digits, '_'; must not start
+ * with a digit; names must stay unique). */
+tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name);
+
+/* ---- text, DOT, JSON ---- */
+/** Writes the graph as FX-style text:
+ *     graph(%x : f32[2, 3], %w : f32[3]):
+ *         %add = aten.add.Tensor(%x, %w)
+ *         return (%add,)
+ * Tensor constants are written inline. Returns TJ_ERR_IO on a write error. */
+tj_status tj_graph_print(const tj_graph *g, FILE *f);
+/** The same text in a new string (free with free()); NULL when out of memory. */
+char *tj_graph_to_string(const tj_graph *g);
+/** Parses graph text as tj_graph_print writes it. Errors (NULL, status
+ * TJ_ERR_PARSE) name the line and column; unknown operators, undefined
+ * values and wrong arities are errors too. Output values are re-inferred with
+ * the operators' shape functions. */
+tj_graph *tj_graph_parse(const char *text);
+/** Graphviz DOT: one box per node labelled with operator and output shape. */
+tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
+/** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]}. */
+tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
+
+/* ---- running ---- */
+/** Runs the graph through the dispatcher (so under a trace mode it is traced
+ * again). inputs must match the placeholders' dtypes and shapes
+ * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise). Writes tj_graph_num_outputs new
+ * references into outputs (adopted by the innermost open scope). Each
+ * intermediate is released after its last use. */
+tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs);
+
+/* ---- passes: each keeps the graph's semantics ---- */
+/** Removes call nodes whose values are unused (random operators included:
+ * an unused draw has no observable effect on the graph's outputs). Returns
+ * the number of nodes removed, or -1 on error. */
+int tj_pass_dead_code(tj_graph *g);
+/** Merges call nodes with the same operator and arguments (never random or
+ * in-place operators). Returns the number of nodes removed. */
+int tj_pass_cse(tj_graph *g);
+/** Removes no-ops: mul by 1, add/sub of 0, view/reshape/expand to the same
+ * shape, t(t(x)), _to_copy to the same dtype, clone of a value with no other
+ * use. Returns the number of nodes removed. */
+int tj_pass_noop(tj_graph *g);
+
+typedef int (*tj_graph_pass)(tj_graph *g);
+/** Runs passes in order until none changes the graph (at most 8 rounds);
+ * when `report` is not NULL writes one line per pass with node counts. */
+tj_status tj_run_passes(tj_graph *g, const tj_graph_pass *passes, const char *const *names, int n, FILE *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,118 @@
+/* Graph exports for tools: Graphviz DOT (`dot -Tsvg` draws it) and JSON. */
+#include <jansson.h>
+#include <math.h>
+
+#include "graph_internal.h"
+#include "print.h"
+
+static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
+{
+    const char *kind = n->kind == TJ_NODE_PLACEHOLDER ? "placeholder" : n->kind == TJ_NODE_CONSTANT ? "constant" : NULL;
+    fprintf(f, "\"%s\\n", tj_graph_node_name(g, (int)(n - g->nodes)));
+    if (kind) fprintf(f, "%s", kind);
+    else tj_print_target(f, n->op);
+    for (int k = 0; k < n->nout; k++) {
+        if (n->outs[k] < 0) continue;
+        const tj_gvalue *v = &g->values[n->outs[k]];
+        fprintf(f, "\\n");
+        tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
+    }
+    fprintf(f, "\"");
+}
+
+tj_status tj_graph_write_dot(const tj_graph *g, FILE *f)
+{
+    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_dot: NULL graph or file");
+    fprintf(f, "digraph graph_module {\n    rankdir=TB;\n    node [shape=box, fontname=\"monospace\"];\n");
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        fprintf(f, "    n%d [label=", i);
+        if (n->kind == TJ_NODE_OUTPUT) fprintf(f, "\"output\"");
+        else dot_label(f, g, n);
+        if (n->kind == TJ_NODE_PLACEHOLDER || n->kind == TJ_NODE_OUTPUT) fprintf(f, ", style=rounded");
+        fprintf(f, "];\n");
+        for (int a = 0; a < n->nargs; a++) {
+            const tj_garg *arg = &n->args[a];
+            int cnt = arg->kind == TJ_GA_VALUE ? 1 : arg->kind == TJ_GA_VALUES ? arg->n : 0;
+            for (int k = 0; k < cnt; k++) {
+                int v = arg->kind == TJ_GA_VALUE ? arg->u.v : arg->u.vs[k];
+                fprintf(f, "    n%d -> n%d;\n", g->values[v].node, i);
+            }
+        }
+    }
+    fprintf(f, "}\n");
+    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_write_dot: write error") : TJ_OK;
+}
+
+static json_t *value_json(const tj_gvalue *v)
+{
+    json_t *shape = json_array();
+    for (int d = 0; d < v->ndim; d++) json_array_append_new(shape, json_integer(v->shape[d]));
+    json_t *strides = json_array();
+    for (int d = 0; d < v->ndim; d++) json_array_append_new(strides, json_integer(v->strides[d]));
+    return json_pack("{s:s, s:s, s:o, s:o}", "name", v->name, "dtype", tj_dtype_name(v->dtype), "shape", shape,
+                     "strides", strides);
+}
+
+static json_t *json_arg(const tj_graph *g, const tj_garg *a)
+{
+    json_t *arr;
+    switch (a->kind) {
+    case TJ_GA_NONE: return json_null();
+    case TJ_GA_VALUE: return json_pack("{s:s}", "value", g->values[a->u.v].name);
+    case TJ_GA_VALUES:
+        arr = json_array();
+        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_string(g->values[a->u.vs[i]].name));
+        return json_pack("{s:o}", "values", arr);
+    case TJ_GA_INT: return json_integer(a->u.i);
+    case TJ_GA_FLOAT: {
+        char buf[64];
+        tj_format_float(a->u.f, buf, sizeof buf);
+        return isfinite(a->u.f) ? json_real(a->u.f) : json_pack("{s:s}", "float", buf);
+    }
+    case TJ_GA_BOOL: return json_boolean(a->u.b);
+    case TJ_GA_INTS:
+        arr = json_array();
+        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_integer(a->u.ints[i]));
+        return arr;
+    case TJ_GA_BOOLS:
+        arr = json_array();
+        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_boolean(a->u.bools[i]));
+        return arr;
+    case TJ_GA_STR: return json_string(a->u.s);
+    case TJ_GA_DTYPE: return json_pack("{s:s}", "dtype", tj_dtype_name(a->u.dtype));
+    }
+    return json_null();
+}
+
+tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
+{
+    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json: NULL graph or file");
+    json_t *inputs = json_array(), *nodes = json_array(), *outputs = json_array();
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        if (n->kind == TJ_NODE_PLACEHOLDER) {
+            json_array_append_new(inputs, value_json(&g->values[n->outs[0]]));
+        } else if (n->kind == TJ_NODE_OUTPUT) {
+            for (int k = 0; k < n->nargs; k++) json_array_append_new(outputs, json_string(g->values[n->args[k].u.v].name));
+        } else {
+            json_t *outs = json_array();
+            for (int k = 0; k < n->nout; k++)
+                json_array_append_new(outs, n->outs[k] < 0 ? json_null() : value_json(&g->values[n->outs[k]]));
+            json_t *node = json_pack("{s:s, s:o}", "kind", n->kind == TJ_NODE_CALL ? "call" : "constant", "outputs", outs);
+            if (n->kind == TJ_NODE_CALL) {
+                json_t *args = json_array();
+                for (int a = 0; a < n->nargs; a++) json_array_append_new(args, json_arg(g, &n->args[a]));
+                json_object_set_new(node, "op", json_string(n->op->name));
+                json_object_set_new(node, "args", args);
+            }
+            json_array_append_new(nodes, node);
+        }
+    }
+    json_t *root = json_pack("{s:o, s:o, s:o}", "inputs", inputs, "nodes", nodes, "outputs", outputs);
+    int rc = root ? json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : -1;
+    json_decref(root);
+    fputc('\n', f);
+    if (rc != 0) return tj_error(TJ_ERR_IO, "tj_graph_write_json: write error");
+    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_write_json: write error") : TJ_OK;
+}

@@ -1,0 +1,404 @@
+/* The graph IR: construction, naming, arena, inspection. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_internal.h"
+
+/* ---- arena ---- */
+struct arena_chunk {
+    arena_chunk *next;
+    size_t size, used;
+    _Alignas(16) char data[];
+};
+
+void *tj_graph_alloc(tj_graph *g, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    arena_chunk *c = g->arena;
+    if (!c || c->used + n > c->size) {
+        size_t size = n > 65536 ? n : 65536;
+        c = tj_alloc(sizeof *c + size);
+        if (!c) {
+            tj_oom("graph", sizeof *c + size);
+            return NULL;
+        }
+        c->next = g->arena;
+        c->size = size;
+        c->used = 0;
+        g->arena = c;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *tj_graph_strdup(tj_graph *g, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = tj_graph_alloc(g, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ---- names: an open-addressing set of names, plus a counter per base ---- */
+typedef struct name_slot {
+    const char *name;
+    int next_suffix; /* for a base name: the next _N to try */
+} name_slot;
+
+struct name_table {
+    name_slot *slots;
+    size_t cap, count;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static name_slot *name_find(name_table *t, const char *name)
+{
+    size_t i = hash_str(name) & (t->cap - 1);
+    while (t->slots[i].name && strcmp(t->slots[i].name, name) != 0) i = (i + 1) & (t->cap - 1);
+    return &t->slots[i];
+}
+
+static bool name_grow(name_table *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    name_slot *old = t->slots;
+    size_t oldcap = t->cap;
+    t->slots = tj_alloc(cap * sizeof *t->slots);
+    if (!t->slots) {
+        t->slots = old;
+        tj_oom("graph names", cap * sizeof *t->slots);
+        return false;
+    }
+    memset(t->slots, 0, cap * sizeof *t->slots);
+    t->cap = cap;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].name) *name_find(t, old[i].name) = old[i];
+    tj_free(old, oldcap * sizeof *old);
+    return true;
+}
+
+bool tj_graph_claim_name(tj_graph *g, const char *name)
+{
+    name_table *t = g->names;
+    if ((t->count + 1) * 2 > t->cap && !name_grow(t)) return false;
+    name_slot *s = name_find(t, name);
+    if (s->name) return false;
+    s->name = name;
+    s->next_suffix = 1;
+    t->count++;
+    return true;
+}
+
+char *tj_graph_unique_name(tj_graph *g, const char *base)
+{
+    name_table *t = g->names;
+    if ((t->count + 1) * 2 > t->cap && !name_grow(t)) return NULL;
+    name_slot *s = name_find(t, base);
+    if (!s->name) {
+        char *n = tj_graph_strdup(g, base);
+        if (!n || !tj_graph_claim_name(g, n)) return NULL;
+        return n;
+    }
+    char buf[128];
+    for (;;) {
+        snprintf(buf, sizeof buf, "%s_%d", base, s->next_suffix++);
+        if (!name_find(t, buf)->name) break;
+    }
+    char *n = tj_graph_strdup(g, buf);
+    if (!n || !tj_graph_claim_name(g, n)) return NULL;
+    return n;
+}
+
+/* ---- construction ---- */
+tj_graph *tj_graph_new(void)
+{
+    tj_graph *g = tj_alloc(sizeof *g);
+    name_table *nt = tj_alloc(sizeof *nt);
+    if (!g || !nt) {
+        tj_free(g, sizeof *g);
+        tj_free(nt, sizeof *nt);
+        tj_oom("tj_graph", sizeof *g);
+        return NULL;
+    }
+    memset(g, 0, sizeof *g);
+    memset(nt, 0, sizeof *nt);
+    g->names = nt;
+    g->output_node = -1;
+    return g;
+}
+
+void tj_graph_free(tj_graph *g)
+{
+    if (!g) return;
+    for (int i = 0; i < g->n_nodes; i++) tj_tensor_release(g->nodes[i].constant);
+    tj_free(g->nodes, sizeof *g->nodes * (size_t)g->cap_nodes);
+    tj_free(g->values, sizeof *g->values * (size_t)g->cap_values);
+    for (arena_chunk *c = g->arena, *n; c; c = n) {
+        n = c->next;
+        tj_free(c, sizeof *c + c->size);
+    }
+    tj_free(g->names->slots, g->names->cap * sizeof *g->names->slots);
+    tj_free(g->names, sizeof *g->names);
+    tj_free(g, sizeof *g);
+}
+
+static bool grow(void **arr, int *cap, int need, size_t elem, const char *what)
+{
+    if (need <= *cap) return true;
+    int nc = *cap ? *cap * 2 : 64;
+    while (nc < need) nc *= 2;
+    void *n = tj_alloc((size_t)nc * elem);
+    if (!n) {
+        tj_oom(what, (size_t)nc * elem);
+        return false;
+    }
+    if (*arr) memcpy(n, *arr, (size_t)*cap * elem);
+    tj_free(*arr, (size_t)*cap * elem);
+    *arr = n;
+    *cap = nc;
+    return true;
+}
+
+static tj_gnode *new_node(tj_graph *g, tj_node_kind kind)
+{
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes, "graph nodes")) return NULL;
+    tj_gnode *n = &g->nodes[g->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    return n;
+}
+
+void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t)
+{
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    memcpy(v->strides, t->strides, sizeof v->strides);
+    v->offset = t->offset;
+}
+
+/* Adds `n` values produced by node `node`; returns the first id or -1. */
+static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, const char *base)
+{
+    if (!grow((void **)&g->values, &g->cap_values, g->n_values + n, sizeof *g->values, "graph values")) return -1;
+    int first = g->n_values;
+    tj_gnode *nd = &g->nodes[node];
+    nd->outs = tj_graph_alloc(g, sizeof(int) * (size_t)(n ? n : 1));
+    if (!nd->outs) return -1;
+    nd->nout = n;
+    for (int i = 0; i < n; i++) {
+        if (!like[i]) {
+            nd->outs[i] = -1;
+            continue;
+        }
+        tj_gvalue *v = &g->values[g->n_values];
+        memset(v, 0, sizeof *v);
+        v->node = node;
+        v->index = i;
+        tj_gvalue_set_meta(v, like[i]);
+        /* multi-output calls name their outputs getitem, getitem_1, ... as FX does */
+        v->name = tj_graph_unique_name(g, n > 1 ? "getitem" : base);
+        if (!v->name) return -1;
+        nd->outs[i] = g->n_values++;
+    }
+    return first;
+}
+
+int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name)
+{
+    char buf[32];
+    if (!name) {
+        snprintf(buf, sizeof buf, "arg%d", g->n_inputs);
+        name = buf;
+    }
+    tj_gnode *n = new_node(g, TJ_NODE_PLACEHOLDER);
+    if (!n) return -1;
+    int id = g->n_nodes - 1;
+    n->input_index = g->n_inputs++;
+    tj_tensor *l = (tj_tensor *)like;
+    if (new_values(g, id, &l, 1, name) < 0) return -1;
+    return id;
+}
+
+int tj_graph_add_constant(tj_graph *g, tj_tensor *t, const char *name)
+{
+    char buf[48];
+    if (!name) {
+        snprintf(buf, sizeof buf, "_tensor_constant%d", g->n_constants);
+        name = buf;
+    }
+    tj_gnode *n = new_node(g, TJ_NODE_CONSTANT);
+    if (!n) return -1;
+    int id = g->n_nodes - 1;
+    g->n_constants++;
+    if (new_values(g, id, &t, 1, name) < 0) return -1;
+    g->nodes[id].constant = tj_tensor_retain(t);
+    return id;
+}
+
+static bool copy_arg(tj_graph *g, tj_garg *dst, const tj_garg *src)
+{
+    *dst = *src;
+    size_t sz = 0;
+    const void *from = NULL;
+    switch (src->kind) {
+    case TJ_GA_VALUES: sz = sizeof(int) * (size_t)src->n; from = src->u.vs; break;
+    case TJ_GA_INTS: sz = sizeof(int64_t) * (size_t)src->n; from = src->u.ints; break;
+    case TJ_GA_BOOLS: sz = sizeof(bool) * (size_t)src->n; from = src->u.bools; break;
+    case TJ_GA_STR: return (dst->u.s = tj_graph_strdup(g, src->u.s)) != NULL;
+    default: return true;
+    }
+    void *p = tj_graph_alloc(g, sz ? sz : 1);
+    if (!p) return false;
+    if (sz) memcpy(p, from, sz);
+    dst->u.vs = p; /* same pointer slot for every list kind */
+    if (src->kind == TJ_GA_INTS) dst->u.ints = p;
+    else if (src->kind == TJ_GA_BOOLS) dst->u.bools = p;
+    return true;
+}
+
+int tj_graph_add_call(tj_graph *g, const tj_op *op, const tj_garg *args, int nargs, tj_tensor *const *results,
+                      const char *name_base)
+{
+    tj_gnode *n = new_node(g, TJ_NODE_CALL);
+    if (!n) return -1;
+    int id = g->n_nodes - 1;
+    n->op = op;
+    n->nargs = nargs;
+    n->args = tj_graph_alloc(g, sizeof(tj_garg) * (size_t)(nargs ? nargs : 1));
+    if (!n->args) return -1;
+    for (int i = 0; i < nargs; i++)
+        if (!copy_arg(g, &g->nodes[id].args[i], &args[i])) return -1;
+    if (new_values(g, id, results, op->nreturns, name_base ? name_base : op->base) < 0) return -1;
+    return id;
+}
+
+int tj_graph_add_output(tj_graph *g, const int *values, int n)
+{
+    tj_gnode *nd = new_node(g, TJ_NODE_OUTPUT);
+    if (!nd) return -1;
+    int id = g->n_nodes - 1;
+    nd->nargs = n;
+    nd->args = tj_graph_alloc(g, sizeof(tj_garg) * (size_t)(n ? n : 1));
+    if (!nd->args) return -1;
+    for (int i = 0; i < n; i++) {
+        nd->args[i].kind = TJ_GA_VALUE;
+        nd->args[i].u.v = values[i];
+    }
+    g->output_node = id;
+    return id;
+}
+
+/* ---- maintenance ---- */
+void tj_graph_count_uses(tj_graph *g)
+{
+    for (int v = 0; v < g->n_values; v++) g->values[v].uses = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        tj_gnode *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int a = 0; a < n->nargs; a++) {
+            if (n->args[a].kind == TJ_GA_VALUE) g->values[n->args[a].u.v].uses++;
+            else if (n->args[a].kind == TJ_GA_VALUES)
+                for (int k = 0; k < n->args[a].n; k++) g->values[n->args[a].u.vs[k]].uses++;
+        }
+    }
+}
+
+void tj_graph_replace_uses(tj_graph *g, int from, int to)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        tj_gnode *n = &g->nodes[i];
+        for (int a = 0; a < n->nargs; a++) {
+            if (n->args[a].kind == TJ_GA_VALUE && n->args[a].u.v == from) n->args[a].u.v = to;
+            else if (n->args[a].kind == TJ_GA_VALUES)
+                for (int k = 0; k < n->args[a].n; k++)
+                    if (n->args[a].u.vs[k] == from) n->args[a].u.vs[k] = to;
+        }
+    }
+}
+
+void tj_graph_compact(tj_graph *g)
+{
+    int w = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        tj_gnode *n = &g->nodes[i];
+        if (n->dead) {
+            tj_tensor_release(n->constant);
+            continue;
+        }
+        if (w != i) g->nodes[w] = *n;
+        for (int k = 0; k < g->nodes[w].nout; k++)
+            if (g->nodes[w].outs[k] >= 0) g->values[g->nodes[w].outs[k]].node = w;
+        if (g->nodes[w].kind == TJ_NODE_OUTPUT) g->output_node = w;
+        w++;
+    }
+    g->n_nodes = w;
+    tj_graph_count_uses(g);
+}
+
+/* ---- inspection ---- */
+int tj_graph_num_nodes(const tj_graph *g) { return g ? g->n_nodes : 0; }
+int tj_graph_num_inputs(const tj_graph *g) { return g ? g->n_inputs : 0; }
+int tj_graph_num_outputs(const tj_graph *g)
+{
+    return g && g->output_node >= 0 ? g->nodes[g->output_node].nargs : 0;
+}
+tj_node_kind tj_graph_node_kind(const tj_graph *g, int node)
+{
+    return g && node >= 0 && node < g->n_nodes ? g->nodes[node].kind : TJ_NODE_OUTPUT;
+}
+const tj_op *tj_graph_node_op(const tj_graph *g, int node)
+{
+    return g && node >= 0 && node < g->n_nodes ? g->nodes[node].op : NULL;
+}
+const char *tj_graph_node_name(const tj_graph *g, int node)
+{
+    if (!g || node < 0 || node >= g->n_nodes) return "";
+    const tj_gnode *n = &g->nodes[node];
+    if (n->kind == TJ_NODE_OUTPUT) return "output";
+    for (int k = 0; k < n->nout; k++)
+        if (n->outs[k] >= 0) return g->values[n->outs[k]].name;
+    return n->op ? n->op->base : "";
+}
+int tj_graph_count_op(const tj_graph *g, const tj_op *op)
+{
+    int c = 0;
+    for (int i = 0; g && i < g->n_nodes; i++)
+        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op == op) c++;
+    return c;
+}
+int tj_graph_num_calls(const tj_graph *g)
+{
+    int c = 0;
+    for (int i = 0; g && i < g->n_nodes; i++) c += g->nodes[i].kind == TJ_NODE_CALL;
+    return c;
+}
+
+tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name)
+{
+    if (!g || !name) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: NULL argument");
+    bool ok = (name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'));
+    for (const char *p = name; *p && ok; p++)
+        ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+    if (!ok || strlen(name) > 100) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: '%s' is not a valid name", name);
+    for (int n = 0; n < g->n_nodes; n++) {
+        if (g->nodes[n].kind != TJ_NODE_PLACEHOLDER || g->nodes[n].input_index != i) continue;
+        tj_gvalue *v = &g->values[g->nodes[n].outs[0]];
+        if (strcmp(v->name, name) == 0) return TJ_OK;
+        char *copy = tj_graph_strdup(g, name);
+        if (!copy) return TJ_ERR_OUT_OF_MEMORY;
+        if (!tj_graph_claim_name(g, copy))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: name '%s' is already used", name);
+        v->name = copy;
+        return TJ_OK;
+    }
+    return tj_error(TJ_ERR_INDEX, "tj_graph_set_input_name: the graph has no input %d", i);
+}

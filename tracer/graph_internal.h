@@ -1,0 +1,110 @@
+/* The graph IR (see include/tjit/graph.h), shared by make_fx, the printer and
+ * parser, passes, the interpreter and the replay compiler.
+ *
+ * Values are SSA: each node output is one value with its own id, dtype, shape
+ * and strides; arguments reference value ids. Nodes are kept in execution
+ * order. Argument arrays, lists and names live in the graph's arena. */
+#ifndef TJIT_TRACER_GRAPH_INTERNAL_H
+#define TJIT_TRACER_GRAPH_INTERNAL_H
+
+#include "runtime/internal.h"
+#include "tjit/graph.h"
+
+typedef enum tj_garg_kind {
+    TJ_GA_NONE = 0,
+    TJ_GA_VALUE,  /**< a tensor: value id */
+    TJ_GA_VALUES, /**< Tensor[]: value ids */
+    TJ_GA_INT,
+    TJ_GA_FLOAT,
+    TJ_GA_BOOL,
+    TJ_GA_INTS,
+    TJ_GA_BOOLS,
+    TJ_GA_STR,
+    TJ_GA_DTYPE,
+} tj_garg_kind;
+
+typedef struct tj_garg {
+    tj_garg_kind kind;
+    int n;
+    union {
+        int v;
+        int *vs;
+        int64_t i;
+        double f;
+        bool b;
+        int64_t *ints;
+        bool *bools;
+        char *s;
+        tj_dtype dtype;
+    } u;
+} tj_garg;
+
+typedef struct tj_gvalue {
+    int node;  /**< producing node */
+    int index; /**< output index within it */
+    tj_dtype dtype;
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS];
+    int64_t offset;
+    char *name;
+    int uses; /**< references from arguments (the output node included) */
+} tj_gvalue;
+
+typedef struct tj_gnode {
+    tj_node_kind kind;
+    const tj_op *op;  /**< CALL */
+    int nargs;
+    tj_garg *args;    /**< CALL: every schema argument; OUTPUT: the outputs */
+    int nout;
+    int *outs;        /**< value ids; -1 for an undefined output */
+    int input_index;  /**< PLACEHOLDER */
+    tj_tensor *constant; /**< CONSTANT: owned reference */
+    bool dead;        /**< removed by a pass, dropped by tj_graph_compact */
+} tj_gnode;
+
+typedef struct arena_chunk arena_chunk;
+typedef struct name_table name_table;
+
+struct tj_graph {
+    tj_gnode *nodes;
+    int n_nodes, cap_nodes;
+    tj_gvalue *values;
+    int n_values, cap_values;
+    int n_inputs;
+    int output_node; /**< -1 until set */
+    int n_constants;
+    arena_chunk *arena;
+    name_table *names;
+};
+
+tj_graph *tj_graph_new(void);
+/** Arena memory living as long as the graph (zeroed); NULL when out of memory. */
+void *tj_graph_alloc(tj_graph *g, size_t n);
+char *tj_graph_strdup(tj_graph *g, const char *s);
+/** Reserves `name` (arena string) so that generated names avoid it; false
+ * when it is taken or out of memory. */
+bool tj_graph_claim_name(tj_graph *g, const char *name);
+/** A unique value name derived from `base` ("add", "add_1", ...). */
+char *tj_graph_unique_name(tj_graph *g, const char *base);
+
+/** Adds nodes; return the new node index, or -1 when out of memory (error set).
+ * Output values get metadata from `t` (placeholder, constant) or `metas`. */
+int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name);
+int tj_graph_add_constant(tj_graph *g, tj_tensor *t, const char *name);
+/** A call node; `args` are copied (lists and strings into the arena). Output
+ * metadata from `results` (NULL entries: undefined outputs). */
+int tj_graph_add_call(tj_graph *g, const tj_op *op, const tj_garg *args, int nargs, tj_tensor *const *results,
+                      const char *name_base);
+int tj_graph_add_output(tj_graph *g, const int *values, int n);
+
+/** Recounts tj_gvalue.uses from the live nodes. */
+void tj_graph_count_uses(tj_graph *g);
+/** Drops dead nodes, renumbering nodes (value ids stay). */
+void tj_graph_compact(tj_graph *g);
+/** Replaces every use of value `from` by `to`. */
+void tj_graph_replace_uses(tj_graph *g, int from, int to);
+/** Copies a tensor's metadata into a value. */
+void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t);
+
+#endif

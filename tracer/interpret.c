@@ -1,0 +1,143 @@
+/* The interpreter: runs a graph node by node through the dispatcher, so that
+ * under a trace mode the graph is traced again (graph-level decomposition).
+ * Each intermediate is released right after its last use. */
+#include <string.h>
+
+#include "graph_internal.h"
+
+/* Boxes a node's arguments from the environment of live tensors. */
+static void box_args(const tj_graph *g, const tj_gnode *n, tj_tensor **env, tj_value *args, tj_tensor **lists)
+{
+    int used = 0;
+    for (int i = 0; i < n->nargs; i++) {
+        const tj_garg *a = &n->args[i];
+        switch (a->kind) {
+        case TJ_GA_NONE: args[i] = tj_v_none(); break;
+        case TJ_GA_VALUE: args[i] = tj_v_tensor(env[a->u.v]); break;
+        case TJ_GA_VALUES:
+            for (int k = 0; k < a->n; k++) lists[used + k] = env[a->u.vs[k]];
+            args[i] = tj_v_tensors(lists + used, a->n);
+            used += a->n;
+            break;
+        case TJ_GA_INT: args[i] = tj_v_int(a->u.i); break;
+        case TJ_GA_FLOAT: args[i] = tj_v_float(a->u.f); break;
+        case TJ_GA_BOOL: args[i] = tj_v_bool(a->u.b); break;
+        case TJ_GA_INTS: args[i] = tj_v_ints(a->u.ints, a->n); break;
+        case TJ_GA_BOOLS: args[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_STR: args[i] = tj_v_str(a->u.s); break;
+        case TJ_GA_DTYPE: args[i] = tj_v_dtype(a->u.dtype); break;
+        }
+    }
+    (void)g;
+}
+
+static int list_len(const tj_gnode *n)
+{
+    int total = 0;
+    for (int i = 0; i < n->nargs; i++)
+        if (n->args[i].kind == TJ_GA_VALUES) total += n->args[i].n;
+    return total;
+}
+
+/* Drops one use of every value node n reads; frees values at zero. */
+static void release_uses(const tj_gnode *n, tj_tensor **env, int *left)
+{
+    for (int i = 0; i < n->nargs; i++) {
+        const tj_garg *a = &n->args[i];
+        if (a->kind == TJ_GA_VALUE) {
+            if (--left[a->u.v] == 0) {
+                tj_tensor_release(env[a->u.v]);
+                env[a->u.v] = NULL;
+            }
+        } else if (a->kind == TJ_GA_VALUES) {
+            for (int k = 0; k < a->n; k++)
+                if (--left[a->u.vs[k]] == 0) {
+                    tj_tensor_release(env[a->u.vs[k]]);
+                    env[a->u.vs[k]] = NULL;
+                }
+        }
+    }
+}
+
+static tj_status check_input(const tj_gvalue *v, const tj_tensor *t, int i)
+{
+    char a[128], b[128];
+    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: input %d (%%%s) is NULL", i, v->name);
+    if (t->dtype != v->dtype)
+        return tj_error(TJ_ERR_DTYPE, "tj_graph_run: input %d (%%%s) is %s, the graph expects %s", i, v->name,
+                        tj_dtype_name(t->dtype), tj_dtype_name(v->dtype));
+    bool same = t->ndim == v->ndim;
+    for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == v->shape[d];
+    if (!same)
+        return tj_error(TJ_ERR_SHAPE, "tj_graph_run: input %d (%%%s) has shape %s, the graph expects %s", i, v->name,
+                        tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(v->ndim, v->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs)
+{
+    if (!g || (n_inputs && !inputs) || (tj_graph_num_outputs(g) && !outputs))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: NULL graph, inputs or outputs");
+    if (n_inputs != g->n_inputs)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes %d inputs, got %d", g->n_inputs, n_inputs);
+    size_t env_bytes = sizeof(tj_tensor *) * (size_t)g->n_values, left_bytes = sizeof(int) * (size_t)g->n_values;
+    tj_tensor **env = tj_alloc(env_bytes ? env_bytes : 1);
+    int *left = tj_alloc(left_bytes ? left_bytes : 1);
+    if (!env || !left) {
+        tj_free(env, env_bytes);
+        tj_free(left, left_bytes);
+        return tj_oom("tj_graph_run", env_bytes + left_bytes);
+    }
+    memset(env, 0, env_bytes);
+    for (int v = 0; v < g->n_values; v++) left[v] = g->values[v].uses;
+    tj_status st = TJ_OK;
+    /* the run's own references: outputs are retained separately at the end */
+    for (int i = 0; i < g->n_nodes && st == TJ_OK; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        switch (n->kind) {
+        case TJ_NODE_PLACEHOLDER:
+            st = check_input(&g->values[n->outs[0]], inputs[n->input_index], n->input_index);
+            if (st == TJ_OK) env[n->outs[0]] = tj_tensor_retain(inputs[n->input_index]);
+            break;
+        case TJ_NODE_CONSTANT: env[n->outs[0]] = tj_tensor_retain(n->constant); break;
+        case TJ_NODE_CALL: {
+            tj_value args[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
+            int nl = list_len(n);
+            tj_tensor *stack_lists[64];
+            tj_tensor **lists = nl <= 64 ? stack_lists : tj_alloc(sizeof(tj_tensor *) * (size_t)nl);
+            if (!lists) {
+                st = tj_oom("tj_graph_run", sizeof(tj_tensor *) * (size_t)nl);
+                break;
+            }
+            box_args(g, n, env, args, lists);
+            tj_scope *s = tj_scope_begin();
+            st = s ? tj_dispatch(n->op, args, n->nargs, outs) : tj_last_status();
+            if (st == TJ_OK)
+                for (int k = 0; k < n->nout; k++)
+                    if (n->outs[k] >= 0 && outs[k].kind == TJ_V_TENSOR) env[n->outs[k]] = tj_tensor_retain(outs[k].u.t);
+            if (s) tj_scope_end(s);
+            if (lists != stack_lists) tj_free(lists, sizeof(tj_tensor *) * (size_t)nl);
+            if (st == TJ_OK) {
+                for (int k = 0; k < n->nout; k++)
+                    if (n->outs[k] >= 0 && left[n->outs[k]] == 0) { /* an unused result */
+                        tj_tensor_release(env[n->outs[k]]);
+                        env[n->outs[k]] = NULL;
+                    }
+                release_uses(n, env, left);
+            }
+            break;
+        }
+        case TJ_NODE_OUTPUT:
+            for (int k = 0; k < n->nargs; k++) {
+                outputs[k] = tj_tensor_retain(env[n->args[k].u.v]);
+                tj_scope_adopt(outputs[k]);
+            }
+            release_uses(n, env, left);
+            break;
+        }
+    }
+    for (int v = 0; v < g->n_values; v++) tj_tensor_release(env[v]);
+    tj_free(env, env_bytes);
+    tj_free(left, left_bytes);
+    return st;
+}

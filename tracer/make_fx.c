@@ -1,0 +1,253 @@
+/* make_fx: a trace mode on the dispatcher that records every call it sees
+ * into a graph, running decompositions from the trace's own table instead of
+ * recording the operators the table names. */
+#include <stdio.h>
+#include <string.h>
+
+#include "decomps/table.h"
+#include "graph_internal.h"
+
+#define MAX_DECOMP_DEPTH 64
+
+typedef struct tracer {
+    tj_mode mode;
+    tj_graph *g;
+    const tj_decomp_table *table;
+    bool fake;
+    /* tensor uid -> value id, open addressing (uid 0 is never used) */
+    uint64_t *keys;
+    int *vals;
+    size_t cap, count;
+    const tj_op *decomp_stack[MAX_DECOMP_DEPTH];
+    int decomp_depth;
+} tracer;
+
+static size_t slot_of(const tracer *tr, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull) & (tr->cap - 1);
+    while (tr->keys[i] && tr->keys[i] != key) i = (i + 1) & (tr->cap - 1);
+    return i;
+}
+
+static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
+{
+    if ((tr->count + 1) * 2 > tr->cap) {
+        size_t cap = tr->cap ? tr->cap * 2 : 1024;
+        uint64_t *keys = tj_alloc(cap * sizeof *keys);
+        int *vals = tj_alloc(cap * sizeof *vals);
+        if (!keys || !vals) {
+            tj_free(keys, cap * sizeof *keys);
+            tj_free(vals, cap * sizeof *vals);
+            return tj_oom("make_fx", cap * sizeof *keys);
+        }
+        memset(keys, 0, cap * sizeof *keys);
+        uint64_t *ok = tr->keys;
+        int *ov = tr->vals;
+        size_t oc = tr->cap;
+        tr->keys = keys;
+        tr->vals = vals;
+        tr->cap = cap;
+        for (size_t i = 0; i < oc; i++)
+            if (ok[i]) {
+                size_t s = slot_of(tr, ok[i]);
+                tr->keys[s] = ok[i];
+                tr->vals[s] = ov[i];
+            }
+        tj_free(ok, oc * sizeof *ok);
+        tj_free(ov, oc * sizeof *ov);
+    }
+    size_t s = slot_of(tr, t->uid);
+    if (!tr->keys[s]) tr->count++;
+    tr->keys[s] = t->uid;
+    tr->vals[s] = value;
+    return TJ_OK;
+}
+
+static int map_get(const tracer *tr, const tj_tensor *t)
+{
+    if (!tr->cap) return -1;
+    size_t s = slot_of(tr, t->uid);
+    return tr->keys[s] ? tr->vals[s] : -1;
+}
+
+/* The value of tensor t; a tensor the trace has not seen becomes a constant. */
+static int value_of(tracer *tr, tj_tensor *t)
+{
+    int v = map_get(tr, t);
+    if (v >= 0) return v;
+    if (t->fake) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "make_fx: a fake tensor that is neither an input nor the result of a traced call");
+        return -1;
+    }
+    int node = tj_graph_add_constant(tr->g, t, NULL);
+    if (node < 0) return -1;
+    v = tr->g->nodes[node].outs[0];
+    return map_put(tr, t, v) == TJ_OK ? v : -1;
+}
+
+static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int nargs, const tj_value *outs)
+{
+    tj_garg gargs[TJ_MAX_ARGS];
+    int lists[TJ_MAX_ARGS][64];
+    for (int i = 0; i < nargs; i++) {
+        const tj_value *a = &args[i];
+        tj_garg *g = &gargs[i];
+        memset(g, 0, sizeof *g);
+        switch (a->kind) {
+        case TJ_V_NONE: g->kind = TJ_GA_NONE; break;
+        case TJ_V_TENSOR:
+            g->kind = TJ_GA_VALUE;
+            if ((g->u.v = value_of(tr, a->u.t)) < 0) return tj_last_status();
+            break;
+        case TJ_V_TENSORS:
+            if (a->n > 64) return tj_error(TJ_ERR_UNSUPPORTED, "make_fx: %s with more than 64 tensors in a list", op->name);
+            g->kind = TJ_GA_VALUES;
+            g->n = a->n;
+            g->u.vs = lists[i];
+            for (int k = 0; k < a->n; k++)
+                if ((lists[i][k] = value_of(tr, a->u.ts[k])) < 0) return tj_last_status();
+            break;
+        case TJ_V_INT: g->kind = TJ_GA_INT; g->u.i = a->u.i; break;
+        case TJ_V_FLOAT: g->kind = TJ_GA_FLOAT; g->u.f = a->u.f; break;
+        case TJ_V_BOOL: g->kind = TJ_GA_BOOL; g->u.b = a->u.b; break;
+        case TJ_V_INTS: g->kind = TJ_GA_INTS; g->n = a->n; g->u.ints = (int64_t *)a->u.ints; break;
+        case TJ_V_BOOLS: g->kind = TJ_GA_BOOLS; g->n = a->n; g->u.bools = (bool *)a->u.bools; break;
+        case TJ_V_STR: g->kind = TJ_GA_STR; g->u.s = (char *)a->u.s; break;
+        case TJ_V_DTYPE: g->kind = TJ_GA_DTYPE; g->u.dtype = a->u.dtype; break;
+        }
+    }
+    tj_tensor *results[TJ_MAX_RETURNS];
+    for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
+    int node = tj_graph_add_call(tr->g, op, gargs, nargs, results, NULL);
+    if (node < 0) return tj_last_status();
+    for (int i = 0; i < op->nreturns; i++)
+        if (results[i] && map_put(tr, results[i], tr->g->nodes[node].outs[i]) != TJ_OK) return tj_last_status();
+    return TJ_OK;
+}
+
+static tj_status cycle_error(tracer *tr, const tj_op *op)
+{
+    char chain[1024];
+    size_t k = 0;
+    for (int i = 0; i < tr->decomp_depth && k < sizeof chain; i++)
+        k += (size_t)snprintf(chain + k, sizeof chain - k, "%s -> ", tr->decomp_stack[i]->name);
+    if (k < sizeof chain) snprintf(chain + k, sizeof chain - k, "%s", op->name);
+    return tj_error(TJ_ERR_CYCLE, "make_fx: decomposition cycle: %s", chain);
+}
+
+/* Runs op's decomposition from the trace's table; its calls are traced. */
+static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e, const tj_value *args, tj_value *outs)
+{
+    for (int i = 0; i < tr->decomp_depth; i++)
+        if (tr->decomp_stack[i] == op) return cycle_error(tr, op);
+    if (tr->decomp_depth == MAX_DECOMP_DEPTH) return cycle_error(tr, op);
+    tr->decomp_stack[tr->decomp_depth++] = op;
+    tj_status st;
+    if (e->fn) {
+        st = e->fn(args, outs);
+    } else {
+        /* a traced counterpart: its placeholders take the call's tensors in order */
+        tj_tensor *inputs[TJ_MAX_ARGS], *results[TJ_MAX_RETURNS];
+        int n = 0;
+        for (int i = 0; i < op->nargs && n < tj_graph_num_inputs(e->graph); i++)
+            if (args[i].kind == TJ_V_TENSOR) inputs[n++] = args[i].u.t;
+        st = tj_graph_run(e->graph, inputs, n, results);
+        for (int i = 0; st == TJ_OK && i < op->nreturns; i++) outs[i] = tj_v_tensor(results[i]);
+    }
+    tr->decomp_depth--;
+    return st;
+}
+
+static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    tracer *tr = mode->ctx;
+    const tj_decomp_entry *e = tj_decomp_table_lookup(tr->table, op);
+    if (e) return decompose(tr, op, e, args, outs);
+    tj_status st = tr->fake ? tj_dispatch_fake(op, args, nargs, outs) : tj_redispatch(mode, op, args, nargs, outs);
+    if (st != TJ_OK) return st;
+    return record(tr, op, args, nargs, outs);
+}
+
+/* A fake tensor with t's dtype, shape and strides. */
+static tj_tensor *fake_like(const tj_tensor *t)
+{
+    tj_tensor *f = tj_tensor_fake(t->dtype, t->ndim, t->shape);
+    if (f) {
+        memcpy(f->strides, t->strides, sizeof f->strides);
+        f->offset = t->offset;
+    }
+    return f;
+}
+
+tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs, const tj_decomp_table *table,
+                     tj_tracing_mode mode)
+{
+    if (!fn || n_inputs < 0 || (n_inputs > 0 && !inputs)) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: NULL function or inputs");
+        return NULL;
+    }
+    for (int i = 0; i < n_inputs; i++)
+        if (!inputs[i]) {
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: input %d is NULL", i);
+            return NULL;
+        }
+    tracer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.mode.handler = trace_handler;
+    tr.mode.ctx = &tr;
+    tr.mode.name = "make_fx";
+    tr.table = table;
+    tr.fake = mode == TJ_TRACE_FAKE;
+    tr.g = tj_graph_new();
+    if (!tr.g) return NULL;
+
+    tj_status st = TJ_OK;
+    tj_scope *scope = tj_scope_begin();
+    tj_tensor **traced = tj_alloc(sizeof(tj_tensor *) * (size_t)(n_inputs + TJ_MAX_GRAPH_OUTPUTS));
+    if (!scope || !traced) {
+        st = scope ? tj_oom("tj_make_fx", sizeof(tj_tensor *) * (size_t)n_inputs) : tj_last_status();
+        goto done;
+    }
+    tj_tensor **outputs = traced + n_inputs;
+    for (int i = 0; i < n_inputs; i++) {
+        traced[i] = tr.fake ? fake_like(inputs[i]) : inputs[i];
+        int node = traced[i] ? tj_graph_add_placeholder(tr.g, traced[i], NULL) : -1;
+        if (node < 0 || map_put(&tr, traced[i], tr.g->nodes[node].outs[0]) != TJ_OK) {
+            st = tj_last_status();
+            goto done;
+        }
+    }
+    int n_out = TJ_MAX_GRAPH_OUTPUTS;
+    st = tj_mode_push(&tr.mode);
+    if (st != TJ_OK) goto done;
+    st = fn(ctx, traced, n_inputs, outputs, &n_out);
+    tj_mode_pop(&tr.mode);
+    if (st != TJ_OK) goto done;
+    if (n_out < 0 || n_out > TJ_MAX_GRAPH_OUTPUTS) {
+        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: the traced function returned %d outputs", n_out);
+        goto done;
+    }
+    int out_values[TJ_MAX_GRAPH_OUTPUTS];
+    for (int i = 0; i < n_out; i++) {
+        if (!outputs[i]) {
+            st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: output %d of the traced function is NULL", i);
+            goto done;
+        }
+        if ((out_values[i] = value_of(&tr, outputs[i])) < 0) {
+            st = tj_last_status();
+            goto done;
+        }
+    }
+    if (tj_graph_add_output(tr.g, out_values, n_out) < 0) st = tj_last_status();
+    else tj_graph_count_uses(tr.g);
+done:
+    tj_free(traced, sizeof(tj_tensor *) * (size_t)(n_inputs + TJ_MAX_GRAPH_OUTPUTS));
+    if (scope) tj_scope_end(scope);
+    tj_free(tr.keys, tr.cap * sizeof *tr.keys);
+    tj_free(tr.vals, tr.cap * sizeof *tr.vals);
+    if (st != TJ_OK) {
+        tj_graph_free(tr.g);
+        return NULL;
+    }
+    return tr.g;
+}

@@ -1,0 +1,519 @@
+/* The graph parser: reads the text tj_graph_print writes. Errors name the
+ * line and column. Each call's outputs are re-inferred by running its
+ * operator's shape function on fake tensors, so the text carries types only
+ * on placeholders and constants. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+
+typedef struct parser {
+    const char *text, *p;
+    int line;
+    const char *line_start;
+    tj_graph *g;
+    tj_tensor **fakes; /* a fake tensor per value, for shape inference */
+    int cap_fakes;
+} parser;
+
+static tj_status perr(parser *ps, const char *what)
+{
+    return tj_error(TJ_ERR_PARSE, "tj_graph_parse: line %d, column %d: %s", ps->line, (int)(ps->p - ps->line_start) + 1, what);
+}
+
+static void skip_spaces(parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r') ps->p++;
+}
+
+static bool accept(parser *ps, const char *tok)
+{
+    skip_spaces(ps);
+    size_t n = strlen(tok);
+    if (strncmp(ps->p, tok, n) != 0) return false;
+    ps->p += n;
+    return true;
+}
+
+static tj_status expect(parser *ps, const char *tok)
+{
+    if (accept(ps, tok)) return TJ_OK;
+    char msg[64];
+    snprintf(msg, sizeof msg, "expected '%s'", tok);
+    return perr(ps, msg);
+}
+
+static bool end_of_line(parser *ps)
+{
+    skip_spaces(ps);
+    if (*ps->p == '\n') {
+        ps->p++;
+        ps->line++;
+        ps->line_start = ps->p;
+        return true;
+    }
+    return *ps->p == 0;
+}
+
+static void skip_blank_lines(parser *ps)
+{
+    for (;;) {
+        const char *save = ps->p;
+        skip_spaces(ps);
+        if (*ps->p == '\n') {
+            ps->p++;
+            ps->line++;
+            ps->line_start = ps->p;
+            continue;
+        }
+        ps->p = save;
+        return;
+    }
+}
+
+/* An identifier into buf. */
+static bool ident(parser *ps, char *buf, size_t n)
+{
+    skip_spaces(ps);
+    const char *s = ps->p;
+    if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
+    while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
+    size_t len = (size_t)(ps->p - s);
+    if (len >= n) return false;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return true;
+}
+
+static int find_value(parser *ps, const char *name)
+{
+    for (int v = ps->g->n_values - 1; v >= 0; v--)
+        if (ps->g->values[v].name && strcmp(ps->g->values[v].name, name) == 0) return v;
+    return -1;
+}
+
+/* %name of a defined value. */
+static tj_status value_ref(parser *ps, int *out)
+{
+    char name[128], msg[200];
+    if (!accept(ps, "%") || !ident(ps, name, sizeof name)) return perr(ps, "expected a value name '%name'");
+    if ((*out = find_value(ps, name)) < 0) {
+        snprintf(msg, sizeof msg, "undefined value %%%s", name);
+        return perr(ps, msg);
+    }
+    return TJ_OK;
+}
+
+static tj_status parse_int(parser *ps, int64_t *out)
+{
+    skip_spaces(ps);
+    errno = 0;
+    char *end;
+    long long v = strtoll(ps->p, &end, 10);
+    if (end == ps->p || errno == ERANGE) return perr(ps, "expected an integer");
+    ps->p = end;
+    *out = v;
+    return TJ_OK;
+}
+
+/* f32[2, 3] or f32[3, 2]{1, 3} */
+static tj_status parse_type(parser *ps, tj_dtype *dt, int *ndim, int64_t *shape, int64_t *strides, bool *has_strides)
+{
+    static const char *names[] = {"f32", "f64", "i64", "b8"};
+    skip_spaces(ps);
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strncmp(ps->p, names[i], strlen(names[i])) == 0) k = i;
+    if (k < 0) return perr(ps, "expected a type (f32, f64, i64, b8)");
+    ps->p += strlen(names[k]);
+    *dt = (tj_dtype)k;
+    if (expect(ps, "[") != TJ_OK) return TJ_ERR_PARSE;
+    *ndim = 0;
+    while (!accept(ps, "]")) {
+        if (*ndim == TJ_MAX_DIMS) return perr(ps, "more than 8 dims");
+        if (parse_int(ps, &shape[*ndim]) != TJ_OK) return TJ_ERR_PARSE;
+        if (shape[*ndim] < 0) return perr(ps, "negative size");
+        (*ndim)++;
+        if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ']')) return perr(ps, "expected ',' or ']'");
+    }
+    *has_strides = false;
+    if (accept(ps, "{")) {
+        for (int d = 0; d < *ndim; d++) {
+            if (parse_int(ps, &strides[d]) != TJ_OK) return TJ_ERR_PARSE;
+            if (d + 1 < *ndim && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
+        }
+        if (expect(ps, "}") != TJ_OK) return TJ_ERR_PARSE;
+        *has_strides = true;
+    }
+    int64_t numel;
+    if (tj_checked_numel(*ndim, shape, &numel, "tj_graph_parse") != TJ_OK) return TJ_ERR_PARSE;
+    return TJ_OK;
+}
+
+static tj_status parse_float_token(parser *ps, double *out, bool *is_float)
+{
+    skip_spaces(ps);
+    if (accept(ps, "nan")) { *out = NAN; *is_float = true; return TJ_OK; }
+    if (accept(ps, "inf")) { *out = INFINITY; *is_float = true; return TJ_OK; }
+    if (accept(ps, "-inf")) { *out = -INFINITY; *is_float = true; return TJ_OK; }
+    const char *s = ps->p;
+    const char *e = s;
+    if (*e == '-' || *e == '+') e++;
+    while (isdigit((unsigned char)*e) || *e == '.' || *e == 'e' || *e == 'E' ||
+           ((*e == '-' || *e == '+') && (e[-1] == 'e' || e[-1] == 'E')))
+        e++;
+    if (e == s) return perr(ps, "expected a number");
+    *is_float = memchr(s, '.', (size_t)(e - s)) || memchr(s, 'e', (size_t)(e - s)) || memchr(s, 'E', (size_t)(e - s));
+    char *end;
+    *out = strtod(s, &end);
+    if (end != e) return perr(ps, "malformed number");
+    ps->p = e;
+    return TJ_OK;
+}
+
+/* One argument value, into a garg whose lists point into the graph arena. */
+static tj_status parse_value(parser *ps, tj_garg *a)
+{
+    skip_spaces(ps);
+    memset(a, 0, sizeof *a);
+    if (*ps->p == '%') {
+        a->kind = TJ_GA_VALUE;
+        return value_ref(ps, &a->u.v);
+    }
+    if (accept(ps, "None")) return TJ_OK;
+    if (accept(ps, "True")) { a->kind = TJ_GA_BOOL; a->u.b = true; return TJ_OK; }
+    if (accept(ps, "False")) { a->kind = TJ_GA_BOOL; a->u.b = false; return TJ_OK; }
+    if (accept(ps, "torch.")) {
+        char name[32];
+        if (!ident(ps, name, sizeof name) || tj_dtype_from_name(name, &a->u.dtype) != TJ_OK) return perr(ps, "unknown dtype");
+        a->kind = TJ_GA_DTYPE;
+        return TJ_OK;
+    }
+    if (*ps->p == '\'') {
+        const char *s = ++ps->p;
+        while (*ps->p && *ps->p != '\'' && *ps->p != '\n') ps->p++;
+        if (*ps->p != '\'') return perr(ps, "unterminated string");
+        size_t n = (size_t)(ps->p - s);
+        ps->p++;
+        char *str = tj_graph_alloc(ps->g, n + 1);
+        if (!str) return tj_last_status();
+        memcpy(str, s, n);
+        a->kind = TJ_GA_STR;
+        a->u.s = str;
+        return TJ_OK;
+    }
+    if (accept(ps, "[")) {
+        /* a list: of values, of bools or of ints, decided by its first element */
+        tj_garg items[256];
+        int n = 0;
+        while (!accept(ps, "]")) {
+            if (n == 256) return perr(ps, "list longer than 256");
+            if (parse_value(ps, &items[n]) != TJ_OK) return TJ_ERR_PARSE;
+            if (n && items[n].kind != items[0].kind) return perr(ps, "mixed list");
+            if (items[n].kind != TJ_GA_VALUE && items[n].kind != TJ_GA_BOOL && items[n].kind != TJ_GA_INT)
+                return perr(ps, "lists hold values, ints or bools");
+            n++;
+            if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ']')) return perr(ps, "expected ',' or ']'");
+        }
+        tj_garg_kind k = n ? items[0].kind : TJ_GA_INT;
+        a->n = n;
+        if (k == TJ_GA_VALUE) {
+            a->kind = TJ_GA_VALUES;
+            if (!(a->u.vs = tj_graph_alloc(ps->g, sizeof(int) * (size_t)(n + 1)))) return tj_last_status();
+            for (int i = 0; i < n; i++) a->u.vs[i] = items[i].u.v;
+        } else if (k == TJ_GA_BOOL) {
+            a->kind = TJ_GA_BOOLS;
+            if (!(a->u.bools = tj_graph_alloc(ps->g, (size_t)(n + 1)))) return tj_last_status();
+            for (int i = 0; i < n; i++) a->u.bools[i] = items[i].u.b;
+        } else {
+            a->kind = TJ_GA_INTS;
+            if (!(a->u.ints = tj_graph_alloc(ps->g, sizeof(int64_t) * (size_t)(n + 1)))) return tj_last_status();
+            for (int i = 0; i < n; i++) a->u.ints[i] = items[i].u.i;
+        }
+        return TJ_OK;
+    }
+    double f = 0;
+    bool is_float = false;
+    const char *start = ps->p;
+    if (parse_float_token(ps, &f, &is_float) != TJ_OK) return TJ_ERR_PARSE;
+    if (is_float) {
+        a->kind = TJ_GA_FLOAT;
+        a->u.f = f;
+        return TJ_OK;
+    }
+    ps->p = start;
+    a->kind = TJ_GA_INT;
+    return parse_int(ps, &a->u.i);
+}
+
+/* The fake tensor standing for value v (made on first use). */
+static tj_tensor *fake_of(parser *ps, int v)
+{
+    if (v >= ps->cap_fakes) {
+        int cap = ps->cap_fakes ? ps->cap_fakes * 2 : 256;
+        while (cap <= v) cap *= 2;
+        tj_tensor **n = tj_alloc(sizeof *n * (size_t)cap);
+        if (!n) {
+            tj_oom("tj_graph_parse", sizeof *n * (size_t)cap);
+            return NULL;
+        }
+        memset(n, 0, sizeof *n * (size_t)cap);
+        if (ps->fakes) memcpy(n, ps->fakes, sizeof *n * (size_t)ps->cap_fakes);
+        tj_free(ps->fakes, sizeof *ps->fakes * (size_t)ps->cap_fakes);
+        ps->fakes = n;
+        ps->cap_fakes = cap;
+    }
+    if (!ps->fakes[v]) {
+        const tj_gvalue *gv = &ps->g->values[v];
+        tj_tensor *t = tj_tensor_fake(gv->dtype, gv->ndim, gv->shape);
+        if (!t) return NULL;
+        memcpy(t->strides, gv->strides, sizeof t->strides);
+        t->offset = gv->offset;
+        ps->fakes[v] = t;
+    }
+    return ps->fakes[v];
+}
+
+/* Adds a call node: fills defaults, infers outputs with the shape function. */
+static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool *given, char names[][128], int n_targets)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        if (given[i]) continue;
+        const tj_arg_spec *s = &op->args[i];
+        char msg[200];
+        if (!s->has_default) {
+            snprintf(msg, sizeof msg, "%s: argument '%s' is missing", op->name, s->name);
+            return perr(ps, msg);
+        }
+        const tj_value *d = &s->def;
+        memset(&args[i], 0, sizeof args[i]);
+        switch (d->kind) {
+        case TJ_V_INT: args[i].kind = TJ_GA_INT; args[i].u.i = d->u.i; break;
+        case TJ_V_FLOAT: args[i].kind = TJ_GA_FLOAT; args[i].u.f = d->u.f; break;
+        case TJ_V_BOOL: args[i].kind = TJ_GA_BOOL; args[i].u.b = d->u.b; break;
+        case TJ_V_STR: args[i].kind = TJ_GA_STR; args[i].u.s = (char *)d->u.s; break;
+        case TJ_V_INTS: args[i].kind = TJ_GA_INTS; args[i].n = d->n; args[i].u.ints = (int64_t *)d->u.ints; break;
+        default: args[i].kind = TJ_GA_NONE; break;
+        }
+    }
+    if (n_targets != op->nreturns) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s returns %d values, %d names given", op->name, op->nreturns, n_targets);
+        return perr(ps, msg);
+    }
+    /* box on fake tensors and infer */
+    tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
+    tj_tensor *lists[TJ_MAX_ARGS][256];
+    for (int i = 0; i < op->nargs; i++) {
+        tj_garg *a = &args[i];
+        switch (a->kind) {
+        case TJ_GA_NONE: vals[i] = tj_v_none(); break;
+        case TJ_GA_VALUE:
+            if (!(vals[i].u.t = fake_of(ps, a->u.v))) return tj_last_status();
+            vals[i] = tj_v_tensor(vals[i].u.t);
+            break;
+        case TJ_GA_VALUES:
+            for (int k = 0; k < a->n; k++)
+                if (!(lists[i][k] = fake_of(ps, a->u.vs[k]))) return tj_last_status();
+            vals[i] = tj_v_tensors(lists[i], a->n);
+            break;
+        case TJ_GA_INT: vals[i] = tj_v_int(a->u.i); break;
+        case TJ_GA_FLOAT: vals[i] = tj_v_float(a->u.f); break;
+        case TJ_GA_BOOL: vals[i] = tj_v_bool(a->u.b); break;
+        case TJ_GA_INTS: vals[i] = tj_v_ints(a->u.ints, a->n); break;
+        case TJ_GA_BOOLS: vals[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_STR: vals[i] = tj_v_str(a->u.s); break;
+        case TJ_GA_DTYPE: vals[i] = tj_v_dtype(a->u.dtype); break;
+        }
+    }
+    if (tj_dispatch_fake(op, vals, op->nargs, outs) != TJ_OK) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s", tj_last_error());
+        return perr(ps, msg);
+    }
+    tj_tensor *results[TJ_MAX_RETURNS];
+    for (int i = 0; i < op->nreturns; i++)
+        results[i] = outs[i].kind == TJ_V_TENSOR && strcmp(names[i], "_") != 0 ? outs[i].u.t : NULL;
+    int node = tj_graph_add_call(ps->g, op, args, op->nargs, results, NULL);
+    if (node < 0) return tj_last_status();
+    /* the printed names win over generated ones */
+    for (int i = 0; i < op->nreturns; i++) {
+        int v = ps->g->nodes[node].outs[i];
+        if (v < 0) continue;
+        if (find_value(ps, names[i]) != v) {
+            if (find_value(ps, names[i]) >= 0) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "value %%%s is defined twice", names[i]);
+                return perr(ps, msg);
+            }
+        }
+        if (strcmp(ps->g->values[v].name, names[i]) == 0) continue;
+        char *copy = tj_graph_strdup(ps->g, names[i]);
+        if (!copy) return tj_last_status();
+        tj_graph_claim_name(ps->g, copy);
+        ps->g->values[v].name = copy;
+    }
+    return TJ_OK;
+}
+
+static tj_status parse_call(parser *ps, char names[][128], int n_targets)
+{
+    char base[64], overload[32], full[128], msg[256];
+    if (!accept(ps, "aten.") || !ident(ps, base, sizeof base) || !accept(ps, ".") || !ident(ps, overload, sizeof overload))
+        return perr(ps, "expected an operator 'aten.<name>.<overload>' or 'constant'");
+    snprintf(full, sizeof full, "aten::%s.%s", base, overload);
+    const tj_op *op = tj_op_find(full);
+    if (!op) {
+        snprintf(msg, sizeof msg, "unknown operator %s", full);
+        return perr(ps, msg);
+    }
+    if (expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
+    tj_garg args[TJ_MAX_ARGS];
+    bool given[TJ_MAX_ARGS] = {false};
+    int pos = 0;
+    while (!accept(ps, ")")) {
+        const char *save = ps->p;
+        char kw[64];
+        int slot = -1;
+        if (ident(ps, kw, sizeof kw) && accept(ps, "=")) {
+            for (int i = 0; i < op->nargs; i++)
+                if (strcmp(op->args[i].name, kw) == 0) slot = i;
+            if (slot < 0) {
+                snprintf(msg, sizeof msg, "%s has no argument '%s'", op->name, kw);
+                return perr(ps, msg);
+            }
+        } else {
+            ps->p = save;
+            while (pos < op->nargs && op->args[pos].kwarg_only) pos++;
+            if (pos >= op->nargs) {
+                snprintf(msg, sizeof msg, "too many arguments for %s (%d)", op->name, op->nargs);
+                return perr(ps, msg);
+            }
+            slot = pos++;
+        }
+        if (given[slot]) {
+            snprintf(msg, sizeof msg, "argument '%s' given twice", op->args[slot].name);
+            return perr(ps, msg);
+        }
+        if (parse_value(ps, &args[slot]) != TJ_OK) return TJ_ERR_PARSE;
+        given[slot] = true;
+        if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
+    }
+    return add_call(ps, op, args, given, names, n_targets);
+}
+
+static tj_status parse_constant(parser *ps, const char *name)
+{
+    tj_dtype dt;
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
+    bool hs;
+    if (parse_type(ps, &dt, &ndim, shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
+    if (expect(ps, "=") != TJ_OK || expect(ps, "constant") != TJ_OK || expect(ps, "(") != TJ_OK || expect(ps, "[") != TJ_OK)
+        return TJ_ERR_PARSE;
+    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
+    if (!t) return tj_last_status();
+    char *data = tj_tensor_ptr(t);
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (i && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
+        tj_garg a;
+        if (parse_value(ps, &a) != TJ_OK) return TJ_ERR_PARSE;
+        switch (dt) {
+        case TJ_FLOAT32: ((float *)data)[i] = (float)(a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i); break;
+        case TJ_FLOAT64: ((double *)data)[i] = a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i; break;
+        case TJ_INT64: ((int64_t *)data)[i] = a.u.i; break;
+        case TJ_BOOL: data[i] = a.u.b; break;
+        }
+        if ((dt == TJ_BOOL) != (a.kind == TJ_GA_BOOL) || (dt == TJ_INT64 && a.kind != TJ_GA_INT) ||
+            (a.kind != TJ_GA_FLOAT && a.kind != TJ_GA_INT && a.kind != TJ_GA_BOOL))
+            return perr(ps, "constant element does not match its dtype");
+    }
+    if (expect(ps, "]") != TJ_OK || expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
+    if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
+    int node = tj_graph_add_constant(ps->g, t, name);
+    return node < 0 ? tj_last_status() : TJ_OK;
+}
+
+static tj_status parse_body(parser *ps)
+{
+    if (expect(ps, "graph") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
+    while (!accept(ps, ")")) {
+        char name[128];
+        if (!accept(ps, "%") || !ident(ps, name, sizeof name)) return perr(ps, "expected a placeholder '%name : type'");
+        if (expect(ps, ":") != TJ_OK) return TJ_ERR_PARSE;
+        tj_meta m = {.alias = -1};
+        int64_t strides[TJ_MAX_DIMS];
+        bool hs;
+        if (parse_type(ps, &m.dtype, &m.ndim, m.shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
+        if (find_value(ps, name) >= 0) return perr(ps, "placeholder defined twice");
+        tj_tensor *like = tj_tensor_new_meta(&m, true);
+        if (!like) return tj_last_status();
+        if (hs) memcpy(like->strides, strides, sizeof strides);
+        int node = tj_graph_add_placeholder(ps->g, like, name);
+        tj_tensor_release(like);
+        if (node < 0) return tj_last_status();
+        if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
+    }
+    if (expect(ps, ":") != TJ_OK) return TJ_ERR_PARSE;
+    if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
+    for (;;) {
+        skip_blank_lines(ps);
+        if (!*ps->p) return perr(ps, "missing 'return'");
+        if (accept(ps, "return")) {
+            int vals[TJ_MAX_GRAPH_OUTPUTS], n = 0;
+            if (expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
+            while (!accept(ps, ")")) {
+                if (n == TJ_MAX_GRAPH_OUTPUTS) return perr(ps, "too many outputs");
+                if (value_ref(ps, &vals[n++]) != TJ_OK) return TJ_ERR_PARSE;
+                if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
+            }
+            if (tj_graph_add_output(ps->g, vals, n) < 0) return tj_last_status();
+            end_of_line(ps);
+            skip_blank_lines(ps);
+            skip_spaces(ps);
+            if (*ps->p) return perr(ps, "text after 'return'");
+            return TJ_OK;
+        }
+        char names[TJ_MAX_RETURNS][128];
+        int nt = 0;
+        do {
+            if (nt == TJ_MAX_RETURNS) return perr(ps, "too many names on the left");
+            if (accept(ps, "_")) {
+                strcpy(names[nt++], "_");
+                continue;
+            }
+            if (!accept(ps, "%") || !ident(ps, names[nt], sizeof names[nt])) return perr(ps, "expected '%name'");
+            nt++;
+        } while (accept(ps, ","));
+        tj_status st;
+        if (nt == 1 && accept(ps, ":")) st = parse_constant(ps, names[0]);
+        else st = expect(ps, "=") == TJ_OK ? parse_call(ps, names, nt) : TJ_ERR_PARSE;
+        if (st != TJ_OK) return st;
+        if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
+    }
+}
+
+tj_graph *tj_graph_parse(const char *text)
+{
+    if (!text) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_parse: NULL text");
+        return NULL;
+    }
+    parser ps = {.text = text, .p = text, .line = 1, .line_start = text};
+    ps.g = tj_graph_new();
+    if (!ps.g) return NULL;
+    tj_scope *scope = tj_scope_begin();
+    tj_status st = scope ? parse_body(&ps) : tj_last_status();
+    if (scope) tj_scope_end(scope);
+    tj_free(ps.fakes, sizeof *ps.fakes * (size_t)ps.cap_fakes);
+    if (st != TJ_OK) {
+        tj_graph_free(ps.g);
+        return NULL;
+    }
+    tj_graph_count_uses(ps.g);
+    return ps.g;
+}

@@ -1,0 +1,97 @@
+/* No-op elimination: calls whose result equals one of their inputs (same
+ * dtype, shape and values) are replaced by that input. Copies (clone,
+ * _to_copy to the same dtype) are only dropped when their input has no other
+ * use and the graph mutates nothing, since a copy protects against aliasing. */
+#include <string.h>
+
+#include "tracer/graph_internal.h"
+
+static bool same_meta(const tj_gvalue *a, const tj_gvalue *b)
+{
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
+static bool same_view(const tj_gvalue *a, const tj_gvalue *b)
+{
+    if (!same_meta(a, b) || a->offset != b->offset) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != 1 && a->strides[d] != b->strides[d]) return false;
+    return true;
+}
+
+static bool scalar_is(const tj_garg *a, double v)
+{
+    return (a->kind == TJ_GA_INT && (double)a->u.i == v) || (a->kind == TJ_GA_FLOAT && a->u.f == v);
+}
+
+/* A constant tensor whose every element is v. */
+static bool constant_all(const tj_graph *g, const tj_garg *a, double v)
+{
+    if (a->kind != TJ_GA_VALUE) return false;
+    const tj_gnode *n = &g->nodes[g->values[a->u.v].node];
+    if (n->kind != TJ_NODE_CONSTANT) return false;
+    for (int64_t i = 0; i < n->constant->numel; i++)
+        if (tj_tensor_item_at(n->constant, i) != v) return false;
+    return true;
+}
+
+static bool is_op(const tj_gnode *n, const char *base, const char *overload)
+{
+    return strcmp(n->op->base, base) == 0 && strcmp(n->op->overload, overload) == 0;
+}
+
+/* The value n can be replaced by, or -1. */
+static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
+{
+    if (n->nout != 1 || n->outs[0] < 0 || n->nargs == 0 || n->args[0].kind != TJ_GA_VALUE) return -1;
+    int in = n->args[0].u.v;
+    const tj_gvalue *out = &g->values[n->outs[0]], *x = &g->values[in];
+    if (!same_meta(out, x)) return -1;
+    const tj_garg *a = n->args;
+    if ((is_op(n, "mul", "Scalar") || is_op(n, "div", "Scalar")) && scalar_is(&a[1], 1)) return in;
+    if ((is_op(n, "mul", "Tensor") || is_op(n, "div", "Tensor")) && constant_all(g, &a[1], 1)) return in;
+    if ((is_op(n, "add", "Scalar") || is_op(n, "sub", "Scalar")) && scalar_is(&a[1], 0)) return in;
+    if ((is_op(n, "add", "Tensor") || is_op(n, "sub", "Tensor")) && constant_all(g, &a[1], 0)) return in;
+    if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
+    if (is_op(n, "t", "") || is_op(n, "transpose", "int")) {
+        const tj_gnode *p = &g->nodes[x->node];
+        if (p->kind == TJ_NODE_CALL && p->op == n->op && p->args[0].kind == TJ_GA_VALUE &&
+            (is_op(n, "t", "") || (p->args[1].u.i == a[1].u.i && p->args[2].u.i == a[2].u.i) ||
+             (p->args[1].u.i == a[2].u.i && p->args[2].u.i == a[1].u.i))) {
+            int orig = p->args[0].u.v;
+            if (same_view(&g->values[orig], out)) return orig;
+        }
+        return -1;
+    }
+    if (!mutates && x->uses == 1 && (is_op(n, "clone", "") || is_op(n, "_to_copy", ""))) return in;
+    return -1;
+}
+
+int tj_pass_noop(tj_graph *g)
+{
+    if (!g) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_noop: NULL graph");
+        return -1;
+    }
+    bool mutates = false;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->is_inplace) mutates = true;
+    tj_graph_count_uses(g);
+    int removed = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        tj_gnode *n = &g->nodes[i];
+        if (n->kind != TJ_NODE_CALL) continue;
+        int r = replacement(g, n, mutates);
+        if (r < 0) continue;
+        tj_graph_replace_uses(g, n->outs[0], r);
+        g->values[r].uses += g->values[n->outs[0]].uses - 1;
+        g->values[n->outs[0]].uses = 0;
+        n->dead = true;
+        removed++;
+    }
+    if (removed) tj_graph_compact(g);
+    return removed;
+}

@@ -1,0 +1,225 @@
+/* The graph printer: FX-style text that tj_graph_parse reads back.
+ *
+ *     graph(%x : f32[2, 3], %w : f32[3]):
+ *         %_tensor_constant0 : f32[3] = constant([1.0, 2.0, 3.0])
+ *         %add = aten.add.Tensor(%x, %w)
+ *         %getitem, %getitem_1, %getitem_2 = aten.native_layer_norm.default(%add, [3], None, None, 1e-05)
+ *         return (%add, %getitem)
+ *
+ * Trailing arguments equal to their schema default are omitted, keyword-only
+ * arguments are written `name = value`, floats are written with the fewest
+ * digits that read back to the same bits (and always with a '.' or an
+ * exponent, so that a float Scalar never reads back as an int). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "print.h"
+
+void tj_format_float(double f, char *buf, size_t n)
+{
+    if (isnan(f)) {
+        snprintf(buf, n, "nan");
+        return;
+    }
+    if (isinf(f)) {
+        snprintf(buf, n, f > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, f);
+        if (strtod(buf, NULL) == f) break;
+    }
+    if (!strpbrk(buf, ".e")) strncat(buf, ".0", n - strlen(buf) - 1);
+}
+
+static const char *short_dtype[] = {"f32", "f64", "i64", "b8"};
+
+const char *tj_dtype_short_name(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? short_dtype[d] : "?"; }
+
+void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides)
+{
+    fprintf(f, "%s[", tj_dtype_short_name(dtype));
+    for (int d = 0; d < ndim; d++) fprintf(f, d ? ", %" PRId64 : "%" PRId64, shape[d]);
+    fprintf(f, "]");
+    if (!strides) return;
+    int64_t c[TJ_MAX_DIMS];
+    tj_contiguous_strides(ndim, shape, c);
+    bool contiguous = true;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] != 1 && strides[d] != c[d]) contiguous = false;
+    if (contiguous) return;
+    fprintf(f, "{");
+    for (int d = 0; d < ndim; d++) fprintf(f, d ? ", %" PRId64 : "%" PRId64, strides[d]);
+    fprintf(f, "}");
+}
+
+static bool arg_equals_default(const tj_garg *a, const tj_arg_spec *s)
+{
+    if (!s->has_default) return false;
+    const tj_value *d = &s->def;
+    switch (a->kind) {
+    case TJ_GA_NONE: return d->kind == TJ_V_NONE;
+    case TJ_GA_INT: return d->kind == TJ_V_INT && d->u.i == a->u.i;
+    case TJ_GA_FLOAT: return d->kind == TJ_V_FLOAT && memcmp(&d->u.f, &a->u.f, sizeof(double)) == 0;
+    case TJ_GA_BOOL: return d->kind == TJ_V_BOOL && d->u.b == a->u.b;
+    case TJ_GA_STR: return d->kind == TJ_V_STR && strcmp(d->u.s, a->u.s) == 0;
+    case TJ_GA_INTS:
+        if (d->kind != TJ_V_INTS || d->n != a->n) return false;
+        for (int i = 0; i < a->n; i++)
+            if (d->u.ints[i] != a->u.ints[i]) return false;
+        return true;
+    default: return false;
+    }
+}
+
+void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
+{
+    char buf[64];
+    switch (a->kind) {
+    case TJ_GA_NONE: fprintf(f, "None"); break;
+    case TJ_GA_VALUE: fprintf(f, "%%%s", g->values[a->u.v].name); break;
+    case TJ_GA_VALUES:
+        fprintf(f, "[");
+        for (int i = 0; i < a->n; i++) fprintf(f, i ? ", %%%s" : "%%%s", g->values[a->u.vs[i]].name);
+        fprintf(f, "]");
+        break;
+    case TJ_GA_INT: fprintf(f, "%" PRId64, a->u.i); break;
+    case TJ_GA_FLOAT:
+        tj_format_float(a->u.f, buf, sizeof buf);
+        fprintf(f, "%s", buf);
+        break;
+    case TJ_GA_BOOL: fprintf(f, a->u.b ? "True" : "False"); break;
+    case TJ_GA_INTS:
+        fprintf(f, "[");
+        for (int i = 0; i < a->n; i++) fprintf(f, i ? ", %" PRId64 : "%" PRId64, a->u.ints[i]);
+        fprintf(f, "]");
+        break;
+    case TJ_GA_BOOLS:
+        fprintf(f, "[");
+        for (int i = 0; i < a->n; i++) fprintf(f, i ? ", %s" : "%s", a->u.bools[i] ? "True" : "False");
+        fprintf(f, "]");
+        break;
+    case TJ_GA_STR: fprintf(f, "'%s'", a->u.s); break;
+    case TJ_GA_DTYPE: fprintf(f, "torch.%s", tj_dtype_name(a->u.dtype)); break;
+    }
+}
+
+/* "aten.add.Tensor" / "aten.abs.default" as FX prints targets. */
+void tj_print_target(FILE *f, const tj_op *op)
+{
+    fprintf(f, "aten.%s.%s", op->base, op->overload[0] ? op->overload : "default");
+}
+
+static void print_constant_data(FILE *f, const tj_tensor *t)
+{
+    char buf[64];
+    fprintf(f, "[");
+    for (int64_t i = 0; i < t->numel; i++) {
+        double v = tj_tensor_item_at(t, i);
+        if (i) fprintf(f, ", ");
+        switch (t->dtype) {
+        case TJ_FLOAT32:
+        case TJ_FLOAT64: tj_format_float(v, buf, sizeof buf); fprintf(f, "%s", buf); break;
+        case TJ_INT64: {
+            int64_t x;
+            /* read the exact 64-bit value, not through a double */
+            int64_t off = 0, rem = i;
+            for (int d = t->ndim - 1; d >= 0; d--) {
+                off += rem % t->shape[d] * t->strides[d];
+                rem /= t->shape[d];
+            }
+            x = ((const int64_t *)tj_tensor_ptr(t))[off];
+            fprintf(f, "%" PRId64, x);
+            break;
+        }
+        case TJ_BOOL: fprintf(f, v != 0 ? "True" : "False"); break;
+        }
+    }
+    fprintf(f, "]");
+}
+
+static void print_node(FILE *f, const tj_graph *g, const tj_gnode *n)
+{
+    switch (n->kind) {
+    case TJ_NODE_PLACEHOLDER: return;
+    case TJ_NODE_CONSTANT: {
+        const tj_gvalue *v = &g->values[n->outs[0]];
+        fprintf(f, "    %%%s : ", v->name);
+        tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
+        fprintf(f, " = constant(");
+        print_constant_data(f, n->constant);
+        fprintf(f, ")\n");
+        return;
+    }
+    case TJ_NODE_OUTPUT:
+        fprintf(f, "    return (");
+        for (int i = 0; i < n->nargs; i++) fprintf(f, i ? ", %%%s" : "%%%s", g->values[n->args[i].u.v].name);
+        fprintf(f, n->nargs == 1 ? ",)\n" : ")\n");
+        return;
+    case TJ_NODE_CALL: break;
+    }
+    fprintf(f, "    ");
+    for (int i = 0; i < n->nout; i++) {
+        if (i) fprintf(f, ", ");
+        if (n->outs[i] < 0) fprintf(f, "_");
+        else fprintf(f, "%%%s", g->values[n->outs[i]].name);
+    }
+    fprintf(f, " = ");
+    tj_print_target(f, n->op);
+    fprintf(f, "(");
+    int last = n->nargs;
+    while (last > 0 && arg_equals_default(&n->args[last - 1], &n->op->args[last - 1])) last--;
+    bool first = true;
+    for (int i = 0; i < n->nargs; i++) {
+        const tj_arg_spec *s = &n->op->args[i];
+        if (s->kwarg_only) {
+            if (arg_equals_default(&n->args[i], s)) continue;
+            fprintf(f, first ? "%s = " : ", %s = ", s->name);
+        } else {
+            if (i >= last) continue;
+            if (!first) fprintf(f, ", ");
+        }
+        tj_print_garg(f, g, &n->args[i]);
+        first = false;
+    }
+    fprintf(f, ")\n");
+}
+
+tj_status tj_graph_print(const tj_graph *g, FILE *f)
+{
+    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_print: NULL graph or file");
+    fprintf(f, "graph(");
+    bool first = true;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        if (n->kind != TJ_NODE_PLACEHOLDER) continue;
+        const tj_gvalue *v = &g->values[n->outs[0]];
+        fprintf(f, first ? "%%%s : " : ", %%%s : ", v->name);
+        tj_print_type(f, v->dtype, v->ndim, v->shape, v->strides);
+        first = false;
+    }
+    fprintf(f, "):\n");
+    for (int i = 0; i < g->n_nodes; i++) print_node(f, g, &g->nodes[i]);
+    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_print: write error") : TJ_OK;
+}
+
+char *tj_graph_to_string(const tj_graph *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        tj_oom("tj_graph_to_string", 0);
+        return NULL;
+    }
+    tj_status st = tj_graph_print(g, f);
+    fclose(f);
+    if (st != TJ_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -1,0 +1,20 @@
+/* Pieces of the graph printer shared with the DOT and JSON writers. */
+#ifndef TJIT_TRACER_PRINT_H
+#define TJIT_TRACER_PRINT_H
+
+#include <stdio.h>
+
+#include "graph_internal.h"
+
+/** Fewest digits that read back to the same double; always has '.' or 'e'
+ * (or is nan / inf / -inf). */
+void tj_format_float(double f, char *buf, size_t n);
+/** "f32", "f64", "i64", "b8". */
+const char *tj_dtype_short_name(tj_dtype d);
+/** "f32[2, 3]", plus "{1, 2}" strides when `strides` is given and not contiguous. */
+void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides);
+void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a);
+/** "aten.add.Tensor", "aten.abs.default". */
+void tj_print_target(FILE *f, const tj_op *op);
+
+#endif
