@@ -3,6 +3,13 @@
  * file exports a registration function listed here. */
 #include "internal.h"
 
+void tj_register_views_decompositions(void);
+void tj_register_linalg_decompositions(void);
+void tj_register_nn_norm_decompositions(void);
+
 void tj_register_builtin_decompositions(void)
 {
+    tj_register_views_decompositions();
+    tj_register_linalg_decompositions();
+    tj_register_nn_norm_decompositions();
 }

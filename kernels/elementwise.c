@@ -1,38 +1,381 @@
-/* Generic (any x86-64) elementwise loops. */
+/* Elementwise loops: plain C for integer, bool, comparisons, selections and
+ * cheap float arithmetic (the compiler vectorises these), and the entry
+ * points that route float math to the vector code of the running CPU. */
+#include <stdlib.h>
+#include <string.h>
+#include <tgmath.h>
+
 #include "elementwise.h"
+#include "elementwise_isa.h"
+
+/* ---- instruction set ---- */
+
+static _Atomic(const tj_k_math_isa *) active_isa;
+
+static const tj_k_math_isa *best_isa(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        return &tj_k_math_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &tj_k_math_avx2;
+    return &tj_k_math_generic;
+}
+
+static const tj_k_math_isa *isa_named(const char *name)
+{
+    const tj_k_math_isa *best = best_isa();
+    if (!name) return best;
+    if (!strcmp(name, "generic")) return &tj_k_math_generic;
+    if (!strcmp(name, "avx2") && best != &tj_k_math_generic) return &tj_k_math_avx2;
+    if (!strcmp(name, "avx512") && best == &tj_k_math_avx512) return &tj_k_math_avx512;
+    return NULL;
+}
+
+static const tj_k_math_isa *isa(void)
+{
+    const tj_k_math_isa *m = atomic_load_explicit(&active_isa, memory_order_acquire);
+    if (!m) {
+        m = isa_named(getenv("TJ_ISA"));
+        if (!m) m = best_isa();
+        atomic_store_explicit(&active_isa, m, memory_order_release);
+    }
+    return m;
+}
+
+const char *tj_k_isa_name(void) { return isa()->name; }
+
+bool tj_k_isa_force(const char *name)
+{
+    const tj_k_math_isa *want = isa_named(name);
+    if (!want) return false;
+    atomic_store_explicit(&active_isa, want, memory_order_release);
+    return true;
+}
+
+static const tj_k_math_fns *float_fns(tj_dtype dt) { return dt == TJ_FLOAT32 ? isa()->f32 : isa()->f64; }
+
+/* ---- helpers ---- */
+
+/* Expands M(T, field) for the C type and tj_k_scalar field of `dtype`. */
+#define DISPATCH_ALL(dtype, M)                                                  \
+    switch (dtype) {                                                            \
+    case TJ_FLOAT32: M(float, f32); break;                                      \
+    case TJ_FLOAT64: M(double, f64); break;                                     \
+    case TJ_INT64: M(int64_t, i64); break;                                      \
+    case TJ_BOOL: M(uint8_t, b); break;                                         \
+    }
+
+/* o[i] = EXPR over n elements, with a = in[0] and b = in[1] of type T. */
+#define LOOP_AB(T, OT, EXPR)                                                    \
+    do {                                                                        \
+        OT *o = out;                                                            \
+        const T *a = in[0], *b = in[1];                                         \
+        for (int64_t i = 0; i < n; i++) o[i] = (EXPR);                          \
+    } while (0)
+
+/* int64 arithmetic wraps around, as PyTorch's does in practice. */
+static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int64_t wrap_neg(int64_t a) { return (int64_t)(0 - (uint64_t)a); }
+
+/* PyTorch's powi: negative exponents give 1 for base 1, +-1 for base -1 and
+ * 0 otherwise (no error for 0). */
+static int64_t pow_i64(int64_t a, int64_t e)
+{
+    if (e < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (e % 2) ? -1 : 1;
+        return 0;
+    }
+    int64_t r = 1;
+    while (e) {
+        if (e & 1) r = wrap_mul(r, a);
+        a = wrap_mul(a, a);
+        e >>= 1;
+    }
+    return r;
+}
+
+/* Python's floor division (PyTorch's div_floor_floating): floor of the exact
+ * quotient, from fmod, rather than floor of the rounded a / b. */
+#define DIV_FLOOR_FLOAT(T)                                                      \
+    static inline T div_floor_##T(T a, T b)                                     \
+    {                                                                           \
+        if (b == 0) return a / b;                                               \
+        T mod = fmod(a, b);                                                     \
+        T div = (a - mod) / b;                                                  \
+        if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;                         \
+        if (div == 0) return copysign((T)0, a / b);                             \
+        T fl = floor(div);                                                      \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                                 \
+    }
+DIV_FLOOR_FLOAT(float)
+DIV_FLOOR_FLOAT(double)
+
+static inline int64_t div_floor_i64(int64_t a, int64_t b)
+{
+    if (b == -1) return wrap_neg(a); /* INT64_MIN / -1 would trap */
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static inline int64_t div_trunc_i64(int64_t a, int64_t b) { return b == -1 ? wrap_neg(a) : a / b; }
+
+/* ---- unary ---- */
+
+void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_unary_args *k = ctx;
+    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) {
+        float_fns(k->dtype)->unary[k->op](n, out, in[0]);
+        return;
+    }
+    if (k->dtype != TJ_INT64) return; /* bool: rejected by the shape functions */
+    int64_t *o = out;
+    const int64_t *a = in[0];
+    switch (k->op) {
+    case TJ_K_ABS:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] < 0 ? wrap_neg(a[i]) : a[i];
+        break;
+    case TJ_K_NEG:
+        for (int64_t i = 0; i < n; i++) o[i] = wrap_neg(a[i]);
+        break;
+    case TJ_K_RELU:
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] > 0 ? a[i] : 0;
+        break;
+    default: break; /* float-only operators promote int64 to float32 */
+    }
+}
+
+/* ---- binary ---- */
 
 void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_axpby_args *k = ctx;
     switch (k->dtype) {
     case TJ_FLOAT32: {
-        float *o = out;
-        const float *a = in[0], *b = in[1];
         float al = (float)k->alpha;
-        if (al == 1.0f)
-            for (int64_t i = 0; i < n; i++) o[i] = a[i] + b[i];
-        else
-            for (int64_t i = 0; i < n; i++) o[i] = a[i] + al * b[i];
+        if (al == 1.0f) LOOP_AB(float, float, a[i] + b[i]);
+        else LOOP_AB(float, float, a[i] + al * b[i]);
         break;
     }
     case TJ_FLOAT64: {
-        double *o = out;
-        const double *a = in[0], *b = in[1];
-        for (int64_t i = 0; i < n; i++) o[i] = a[i] + k->alpha * b[i];
+        double al = k->alpha;
+        if (al == 1.0) LOOP_AB(double, double, a[i] + b[i]);
+        else LOOP_AB(double, double, a[i] + al * b[i]);
         break;
     }
     case TJ_INT64: {
-        int64_t *o = out;
-        const int64_t *a = in[0], *b = in[1];
-        int64_t al = (int64_t)k->alpha;
-        for (int64_t i = 0; i < n; i++) o[i] = (int64_t)((uint64_t)a[i] + (uint64_t)al * (uint64_t)b[i]);
+        int64_t al = k->ialpha;
+        if (al == 1) LOOP_AB(int64_t, int64_t, wrap_add(a[i], b[i]));
+        else LOOP_AB(int64_t, int64_t, wrap_add(a[i], wrap_mul(al, b[i])));
         break;
     }
     case TJ_BOOL: {
-        uint8_t *o = out;
-        const uint8_t *a = in[0], *b = in[1];
-        for (int64_t i = 0; i < n; i++) o[i] = a[i] || (k->alpha != 0 && b[i]);
+        uint8_t al = k->ialpha != 0;
+        LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) | (al & (b[i] != 0))));
         break;
     }
     }
+}
+
+/* Float operators the vector tables leave to plain C. */
+#define FLOAT_BINARY(T)                                                         \
+    static void binary_##T(tj_k_binary_op op, int64_t n, void *out, const void *const *in) \
+    {                                                                           \
+        switch (op) {                                                           \
+        case TJ_K_MUL: LOOP_AB(T, T, a[i] * b[i]); break;                       \
+        case TJ_K_DIV: LOOP_AB(T, T, a[i] / b[i]); break;                       \
+        case TJ_K_DIV_TRUNC: LOOP_AB(T, T, trunc(a[i] / b[i])); break;          \
+        case TJ_K_DIV_FLOOR: LOOP_AB(T, T, div_floor_##T(a[i], b[i])); break;   \
+        case TJ_K_MAXIMUM:                                                      \
+            LOOP_AB(T, T, a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] > b[i] ? a[i] : b[i]); \
+            break;                                                              \
+        case TJ_K_MINIMUM:                                                      \
+            LOOP_AB(T, T, a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] < b[i] ? a[i] : b[i]); \
+            break;                                                              \
+        case TJ_K_SIGMOID_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i]) * b[i]); break; \
+        case TJ_K_TANH_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i] * b[i])); break; \
+        default: break; /* in the vector tables */                              \
+        }                                                                       \
+    }
+FLOAT_BINARY(float)
+FLOAT_BINARY(double)
+
+static void binary_i64(const tj_k_binary_args *k, int64_t n, void *out, const void *const *in)
+{
+    switch (k->op) {
+    case TJ_K_MUL: LOOP_AB(int64_t, int64_t, wrap_mul(a[i], b[i])); break;
+    case TJ_K_DIV_TRUNC:
+    case TJ_K_DIV_FLOOR: {
+        const int64_t *b = in[1];
+        for (int64_t i = 0; i < n; i++)
+            if (b[i] == 0) {
+                atomic_store_explicit(k->div_by_zero, 1, memory_order_relaxed);
+                return;
+            }
+        if (k->op == TJ_K_DIV_TRUNC) LOOP_AB(int64_t, int64_t, div_trunc_i64(a[i], b[i]));
+        else LOOP_AB(int64_t, int64_t, div_floor_i64(a[i], b[i]));
+        break;
+    }
+    case TJ_K_MAXIMUM: LOOP_AB(int64_t, int64_t, a[i] > b[i] ? a[i] : b[i]); break;
+    case TJ_K_MINIMUM: LOOP_AB(int64_t, int64_t, a[i] < b[i] ? a[i] : b[i]); break;
+    case TJ_K_POW: LOOP_AB(int64_t, int64_t, pow_i64(a[i], b[i])); break;
+    default: break; /* float-only operators */
+    }
+}
+
+static void binary_bool(const tj_k_binary_args *k, int64_t n, void *out, const void *const *in)
+{
+    switch (k->op) {
+    case TJ_K_MUL:
+    case TJ_K_MINIMUM: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) & (b[i] != 0))); break;
+    case TJ_K_MAXIMUM: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) | (b[i] != 0))); break;
+    default: break; /* rejected for bool by the shape functions */
+    }
+}
+
+void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_binary_args *k = ctx;
+    switch (k->dtype) {
+    case TJ_FLOAT32:
+    case TJ_FLOAT64: {
+        tj_k_math2_fn f = float_fns(k->dtype)->binary[k->op];
+        if (f) f(n, out, in[0], in[1]);
+        else if (k->dtype == TJ_FLOAT32) binary_float(k->op, n, out, in);
+        else binary_double(k->op, n, out, in);
+        break;
+    }
+    case TJ_INT64: binary_i64(k, n, out, in); break;
+    case TJ_BOOL: binary_bool(k, n, out, in); break;
+    }
+}
+
+/* ---- comparisons ---- */
+
+#define COMPARE(T, f)                                                           \
+    switch (k->op) {                                                            \
+    case TJ_K_EQ: LOOP_AB(T, uint8_t, a[i] == b[i]); break;                     \
+    case TJ_K_NE: LOOP_AB(T, uint8_t, a[i] != b[i]); break;                     \
+    case TJ_K_LT: LOOP_AB(T, uint8_t, a[i] < b[i]); break;                      \
+    case TJ_K_LE: LOOP_AB(T, uint8_t, a[i] <= b[i]); break;                     \
+    case TJ_K_GT: LOOP_AB(T, uint8_t, a[i] > b[i]); break;                      \
+    case TJ_K_GE: LOOP_AB(T, uint8_t, a[i] >= b[i]); break;                     \
+    }
+
+void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_compare_args *k = ctx;
+    DISPATCH_ALL(k->dtype, COMPARE)
+}
+
+/* ---- loops with scalar operands ---- */
+
+void tj_k_pow_scalar_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_pow_scalar_args *k = ctx;
+    switch (k->dtype) {
+    case TJ_FLOAT32: isa()->f32->pow_scalar(n, out, in[0], k->exponent.f32); break;
+    case TJ_FLOAT64: isa()->f64->pow_scalar(n, out, in[0], k->exponent.f64); break;
+    case TJ_INT64: {
+        int64_t *o = out, e = k->exponent.i64;
+        const int64_t *a = in[0];
+        for (int64_t i = 0; i < n; i++) o[i] = pow_i64(a[i], e);
+        break;
+    }
+    case TJ_BOOL: break; /* rejected by the shape function */
+    }
+}
+
+/* std::min(std::max(a, lo), hi): a nan `a` survives both comparisons. */
+#define CLAMP(T, f)                                                             \
+    do {                                                                        \
+        T *o = out, lo = k->min.f, hi = k->max.f;                               \
+        const T *a = in[0];                                                     \
+        if (k->has_min && k->has_max)                                           \
+            for (int64_t i = 0; i < n; i++) {                                   \
+                T x = a[i] < lo ? lo : a[i];                                    \
+                o[i] = hi < x ? hi : x;                                         \
+            }                                                                   \
+        else if (k->has_min)                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] < lo ? lo : a[i];       \
+        else                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = hi < a[i] ? hi : a[i];       \
+    } while (0)
+
+void tj_k_clamp_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_clamp_args *k = ctx;
+    DISPATCH_ALL(k->dtype, CLAMP)
+}
+
+/* A nan bound gives nan (x != x is false for integers). */
+#define CLAMP3(T, f)                                                            \
+    do {                                                                        \
+        T *o = out;                                                             \
+        const T *a = in[0], *lo = in[1], *hi = in[2];                           \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            T x = a[i] < lo[i] ? lo[i] : a[i];                                  \
+            x = hi[i] < x ? hi[i] : x;                                          \
+            o[i] = lo[i] != lo[i] ? lo[i] : hi[i] != hi[i] ? hi[i] : x;         \
+        }                                                                       \
+    } while (0)
+
+void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_select_args *k = ctx;
+    DISPATCH_ALL(k->dtype, CLAMP3)
+}
+
+#define WHERE(T, f)                                                             \
+    do {                                                                        \
+        T *o = out;                                                             \
+        const T *c = in[0], *a = in[1], *b = in[2];                             \
+        for (int64_t i = 0; i < n; i++) o[i] = c[i] != 0 ? a[i] : b[i];         \
+    } while (0)
+
+void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_select_args *k = ctx;
+    DISPATCH_ALL(k->dtype, WHERE)
+}
+
+#define MASKED_FILL(T, f)                                                       \
+    do {                                                                        \
+        T v = k->value.f;                                                       \
+        LOOP_AB(T, T, b[i] != 0 ? v : a[i]);                                    \
+    } while (0)
+
+void tj_k_masked_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_select_args *k = ctx;
+    DISPATCH_ALL(k->dtype, MASKED_FILL)
+}
+
+/* PyTorch: self <= threshold ? 0 : grad, so a nan self lets the gradient pass. */
+#define THRESHOLD_BACKWARD(T, f)                                                \
+    do {                                                                        \
+        T t = k->value.f;                                                       \
+        LOOP_AB(T, T, b[i] <= t ? (T)0 : a[i]);                                 \
+    } while (0)
+
+void tj_k_threshold_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_select_args *k = ctx;
+    DISPATCH_ALL(k->dtype, THRESHOLD_BACKWARD)
+}
+
+#define FILL(T, f)                                                              \
+    do {                                                                        \
+        T *o = out, v = k->value.f;                                             \
+        for (int64_t i = 0; i < n; i++) o[i] = v;                               \
+    } while (0)
+
+void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_select_args *k = ctx;
+    DISPATCH_ALL(k->dtype, FILL)
 }

@@ -1,18 +1,159 @@
 /* Elementwise loops over contiguous arrays (see runtime/iter.h for the
- * tj_loop_fn contract). Kernels know no tensor, only pointers and counts. */
+ * tj_loop_fn contract: `in[k]` holds n values of the compute dtype, `out`
+ * receives n values of the output dtype; out may alias an input exactly).
+ * Kernels know no tensor, only pointers, counts and a context struct.
+ *
+ * Float transcendentals go through SLEEF's 1.0-ULP functions, vectorised in
+ * per-ISA files (AVX-512, AVX2) chosen at run time, with a generic C
+ * fallback; the other loops are plain C that the compiler vectorises. */
 #ifndef TJIT_KERNELS_ELEMENTWISE_H
 #define TJIT_KERNELS_ELEMENTWISE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "tjit/core.h"
 
+/* ---- unary ---- */
+
+/** Unary operators. abs, neg and relu also take int64; the others float only. */
+typedef enum tj_k_unary_op {
+    TJ_K_ABS,
+    TJ_K_NEG,
+    TJ_K_EXP,
+    TJ_K_LOG,
+    TJ_K_SQRT,
+    TJ_K_RSQRT,
+    TJ_K_TANH,
+    TJ_K_SIGMOID,
+    TJ_K_ERF,
+    TJ_K_RECIPROCAL,
+    TJ_K_SIN,
+    TJ_K_COS,
+    TJ_K_LOG1P,
+    TJ_K_EXPM1,
+    TJ_K_RELU,
+    TJ_K_GELU,      /**< x * Phi(x) through erf */
+    TJ_K_GELU_TANH, /**< the tanh approximation */
+    TJ_K_SILU,
+    TJ_K_UNARY_COUNT
+} tj_k_unary_op;
+
+typedef struct tj_k_unary_args {
+    tj_k_unary_op op;
+    tj_dtype dtype; /**< input = output dtype */
+} tj_k_unary_args;
+
+/** out = op(in[0]); ctx is tj_k_unary_args. */
+void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/* ---- binary arithmetic (in[0], in[1] and out of one dtype) ---- */
+
 typedef struct tj_k_axpby_args {
-    double alpha;
+    double alpha;   /**< float dtypes */
+    int64_t ialpha; /**< int64 and bool */
     tj_dtype dtype;
 } tj_k_axpby_args;
 
-/** out = in[0] + alpha * in[1], in the dtype given by ctx (tj_k_axpby_args). */
+/** out = in[0] + alpha * in[1] (int64 wraps; bool: a || (alpha && b)).
+ * ctx is tj_k_axpby_args; sub is add with -alpha. */
 void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/** Binary operators whose output has the inputs' dtype. */
+typedef enum tj_k_binary_op {
+    TJ_K_MUL,       /**< bool: and; int64 wraps */
+    TJ_K_DIV,       /**< true division, float only */
+    TJ_K_DIV_TRUNC, /**< float: trunc(a / b); int64: C division (b = 0 flags an error) */
+    TJ_K_DIV_FLOOR, /**< Python's floor division on the exact quotient */
+    TJ_K_MAXIMUM,   /**< nan propagates; bool: or */
+    TJ_K_MINIMUM,   /**< nan propagates; bool: and */
+    TJ_K_POW,       /**< float: SLEEF pow; int64: exact (wrapping), negative exponents as PyTorch */
+    TJ_K_LOGADDEXP, /**< float only */
+    TJ_K_GELU_BACKWARD,      /**< in[0] = grad, in[1] = x; float only */
+    TJ_K_GELU_TANH_BACKWARD, /**< same for the tanh approximation */
+    TJ_K_SIGMOID_BACKWARD,   /**< in[1] = sigmoid output: g * (1 - y) * y */
+    TJ_K_TANH_BACKWARD,      /**< in[1] = tanh output: g * (1 - y * y) */
+    TJ_K_BINARY_COUNT
+} tj_k_binary_op;
+
+typedef struct tj_k_binary_args {
+    tj_k_binary_op op;
+    tj_dtype dtype;
+    atomic_int *div_by_zero; /**< DIV_TRUNC / DIV_FLOOR on int64: set to 1 when b == 0 */
+} tj_k_binary_args;
+
+/** out = op(in[0], in[1]); ctx is tj_k_binary_args. */
+void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/* ---- comparisons (inputs of `dtype`, output bool) ---- */
+
+typedef enum tj_k_compare_op { TJ_K_EQ, TJ_K_NE, TJ_K_LT, TJ_K_LE, TJ_K_GT, TJ_K_GE } tj_k_compare_op;
+
+typedef struct tj_k_compare_args {
+    tj_k_compare_op op;
+    tj_dtype dtype;
+} tj_k_compare_args;
+
+/** out (bool) = in[0] op in[1]; nan compares false except for NE. */
+void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/* ---- loops with scalar operands (values already in the compute dtype) ---- */
+
+/** A scalar of the loop's dtype. */
+typedef union tj_k_scalar {
+    float f32;
+    double f64;
+    int64_t i64;
+    uint8_t b;
+} tj_k_scalar;
+
+typedef struct tj_k_pow_scalar_args {
+    tj_dtype dtype;
+    tj_k_scalar exponent; /**< int64 loops: a non-negative exponent */
+} tj_k_pow_scalar_args;
+
+/** out = in[0] ^ exponent, with PyTorch's shortcuts for 2, 3, 0.5, -0.5, -1,
+ * -2 on floats; ctx is tj_k_pow_scalar_args. */
+void tj_k_pow_scalar_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+typedef struct tj_k_clamp_args {
+    tj_dtype dtype;
+    bool has_min, has_max;
+    tj_k_scalar min, max;
+} tj_k_clamp_args;
+
+/** out = min(max(in[0], min), max) with either bound optional; nan in[0]
+ * stays nan; a nan bound is ignored (as std::max / std::min do). */
+void tj_k_clamp_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+typedef struct tj_k_select_args {
+    tj_dtype dtype;
+    tj_k_scalar value; /**< masked_fill: the fill value; threshold: the threshold */
+} tj_k_select_args;
+
+/** where: out = in[0] != 0 ? in[1] : in[2] (the condition arrives converted
+ * to the compute dtype); ctx is tj_k_select_args (value unused). */
+void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** masked_fill: out = in[1] != 0 ? value : in[0]. */
+void tj_k_masked_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** threshold_backward: out = in[1] <= value ? 0 : in[0] (in[0] = grad, in[1] = self). */
+void tj_k_threshold_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** clamp.Tensor with both bounds: out = nan if a bound is nan, else
+ * min(max(in[0], in[1]), in[2]) (nan in[0] propagates). */
+void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** Fills out with value (clamp with a nan bound fills nan). */
+void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/* ---- instruction-set selection ---- */
+
+/** Name of the vector code in use: "avx512", "avx2" or "generic". The best
+ * the CPU supports unless the environment variable TJ_ISA names another one
+ * it supports (read once, at the first float loop). */
+const char *tj_k_isa_name(void);
+/** Forces the vector code ("avx512", "avx2", "generic"; NULL: the best the
+ * CPU supports), for tests and benchmarks. Returns false when the CPU lacks
+ * the requested instruction set or the name is unknown (nothing changes).
+ * Not thread-safe against running kernels. */
+bool tj_k_isa_force(const char *name);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "op_view.h"
 
 /* Dispatches and returns the first result (NULL on failure). */
 static tj_tensor *call1(const tj_op *op, const tj_value *args)
@@ -174,17 +175,14 @@ tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor *
     if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: NULL outs or n_outs");
     *n_outs = 0;
     if (!self) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: argument 0 'self' expects Tensor, got a NULL tensor");
-    if (split_size <= 0 && self->numel)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: split_size must be positive, got %lld", (long long)split_size);
     int d;
-    if (tj_wrap_dim("aten::split.Tensor", dim, self->ndim, &d) != TJ_OK) return tj_last_status();
-    int64_t size = self->ndim ? self->shape[d] : 1;
-    int64_t n = split_size > 0 ? (size + split_size - 1) / split_size : 1;
-    if (n == 0) n = 1;
+    int64_t n;
+    if (tj_split_plan(self, split_size, dim, &d, &n) != TJ_OK) return tj_last_status();
     if (n > max_outs)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: %lld chunks do not fit in %d outputs", (long long)n, max_outs);
+    int64_t size = self->shape[d];
     for (int64_t i = 0; i < n; i++) {
-        int64_t s = i * split_size, e = s + split_size < size ? s + split_size : size;
+        int64_t s = i * split_size, e = size - s > split_size ? s + split_size : size;
         outs[i] = tj_slice(self, d, true, s, true, e, 1);
         if (!outs[i]) {
             for (int64_t k = 0; k < i; k++) tj_scope_drop(outs[k]);

@@ -98,14 +98,30 @@ static void release_outs(const tj_op *op, tj_value *outs)
     for (int i = 0; i < op->nreturns; i++) tj_value_release(&outs[i]);
 }
 
-static void adopt_outs(const tj_op *op, tj_value *outs)
+/* Hands the outputs to the innermost scope. When it cannot grow, gives back
+ * the ones already handed over, releases the rest and fails. */
+static tj_status adopt_outs(const tj_op *op, tj_value *outs)
 {
-    for (int i = 0; i < op->nreturns; i++)
-        if (outs[i].kind == TJ_V_TENSOR) tj_scope_adopt(outs[i].u.t);
+    for (int i = 0; i < op->nreturns; i++) {
+        if (outs[i].kind != TJ_V_TENSOR || tj_scope_adopt(outs[i].u.t) == TJ_OK) continue;
+        for (int k = 0; k < i; k++)
+            if (outs[k].kind == TJ_V_TENSOR) tj_scope_drop(outs[k].u.t);
+        for (int k = i; k < op->nreturns; k++) tj_value_release(&outs[k]);
+        return TJ_ERR_OUT_OF_MEMORY;
+    }
+    return TJ_OK;
+}
+
+/* Moves an output out of the closing scope (its reference passes to the
+ * caller), or retains it when that scope does not own it (an input passed
+ * through). A transfer costs no locked instruction, a retain does. */
+static void take_or_retain(tj_tensor *t)
+{
+    if (!tj_scope_take(t)) tj_tensor_retain(t);
 }
 
 /* Runs fn(ctx...) inside a scope; its outputs (borrowed from that scope) are
- * retained before the scope closes, so they come back as owned references. */
+ * taken out of it before it closes, so they come back as owned references. */
 typedef tj_status (*scoped_fn)(void *ctx, const tj_op *op, const tj_value *args, int nargs, tj_value *outs);
 
 static tj_status run_scoped(scoped_fn fn, void *ctx, const tj_op *op, const tj_value *args, int nargs,
@@ -116,9 +132,9 @@ static tj_status run_scoped(scoped_fn fn, void *ctx, const tj_op *op, const tj_v
     tj_status st = fn(ctx, op, args, nargs, outs);
     if (st == TJ_OK) {
         for (int i = 0; i < op->nreturns; i++) {
-            if (outs[i].kind == TJ_V_TENSOR) tj_tensor_retain(outs[i].u.t);
+            if (outs[i].kind == TJ_V_TENSOR) take_or_retain(outs[i].u.t);
             else if (outs[i].kind == TJ_V_TENSORS)
-                for (int k = 0; k < outs[i].n; k++) tj_tensor_retain(outs[i].u.ts[k]);
+                for (int k = 0; k < outs[i].n; k++) take_or_retain(outs[i].u.ts[k]);
         }
     } else {
         clear_outs(op, outs);
@@ -230,8 +246,8 @@ static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_valu
     /* implicit composites decompose before any mode sees them */
     if (op->kind == TJ_OP_IMPLICIT) st = bottom(op, args, nargs, outs, false);
     else st = run_level(level, op, args, nargs, outs);
-    if (st == TJ_OK) adopt_outs(op, outs);
-    else clear_outs(op, outs);
+    if (st == TJ_OK) st = adopt_outs(op, outs);
+    if (st != TJ_OK) clear_outs(op, outs);
     return st;
 }
 
@@ -261,7 +277,8 @@ tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_
     clear_outs(op, outs);
     tj_status st = check_args(op, args, nargs);
     if (st == TJ_OK) st = bottom(op, args, nargs, outs, true);
-    if (st == TJ_OK) adopt_outs(op, outs);
+    if (st == TJ_OK) st = adopt_outs(op, outs);
+    if (st != TJ_OK) clear_outs(op, outs);
     return st;
 }
 

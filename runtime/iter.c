@@ -4,7 +4,12 @@
 
 #include "iter.h"
 
+/* Elements per loop call on the blocked path: small enough that the
+ * per-thread buffers stay in L1/L2, large enough to amortise the call. */
 #define BLOCK 512
+/* Inner extent from which blocks follow rows of the innermost dim, so that
+ * operands contiguous along it are read and written in place. */
+#define ROW_MIN 64
 
 int tj_threads_for(int64_t work)
 {
@@ -43,6 +48,41 @@ void tj_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
 #undef CONV
 }
 
+/* Element copies with a constant size, so that memcpy compiles to one move. */
+#define FOR_SIZE(es, M)                                                         \
+    switch (es) {                                                               \
+    case 1: M(1); break;                                                        \
+    case 4: M(4); break;                                                        \
+    default: M(8); break;                                                       \
+    }
+
+/* dst[i] = src[i * stride] for n elements of es bytes. */
+static void gather_strided(char *dst, const char *src, int64_t stride, int64_t n, size_t es)
+{
+#define G(S)                                                                    \
+    for (int64_t i = 0; i < n; i++) memcpy(dst + i * S, src + i * stride * S, S)
+    FOR_SIZE(es, G)
+#undef G
+}
+
+/* dst[i * stride] = src[i] for n elements of es bytes. */
+static void scatter_strided(char *dst, const char *src, int64_t stride, int64_t n, size_t es)
+{
+#define SC(S)                                                                   \
+    for (int64_t i = 0; i < n; i++) memcpy(dst + i * stride * S, src + i * S, S)
+    FOR_SIZE(es, SC)
+#undef SC
+}
+
+/* Repeats the first element of buf n times. */
+static void replicate(char *buf, int64_t n, size_t es)
+{
+#define R(S)                                                                    \
+    for (int64_t i = 1; i < n; i++) memcpy(buf + i * S, buf, S)
+    FOR_SIZE(es, R)
+#undef R
+}
+
 /* Operand geometry after merging dims that are contiguous in every operand. */
 typedef struct {
     int ndim;
@@ -77,20 +117,39 @@ static void coalesce(geometry *g, int nops)
     g->ndim = nd;
 }
 
-/* Gathers (or scatters, when `scatter`) n elements starting at flat index
- * `start` between strided memory `base` and the contiguous buffer `buf`,
- * converting between dtypes. */
-static void move_block(const geometry *g, int k, char *base, tj_dtype bd, char *buf, tj_dtype fd,
-                       int64_t start, int64_t n, bool scatter)
+/* One operand of the blocked path. */
+typedef struct {
+    char *base;     /* element [0, ..., 0] */
+    tj_dtype dtype; /* in memory */
+    bool constant;  /* every stride 0: one value for the whole call */
+    bool in_place;  /* inner stride 1 and already the loop's dtype */
+} operand;
+
+typedef struct {
+    geometry g;
+    operand op[TJ_ITER_MAX_INPUTS + 1]; /* [0] is out */
+    int nin;
+    tj_dtype compute;
+    bool rows;        /* blocks follow rows of the inner dim */
+    bool out_flat;    /* out contiguous: flat index = memory order */
+    int64_t per_row;  /* blocks per row (rows mode) */
+    int64_t n;
+    tj_loop_fn fn;
+    const void *ctx;
+} plan;
+
+/* Moves n elements starting at multi-index idx between operand k's strided
+ * memory and the contiguous buffer buf (of dtype bd), converting dtypes on
+ * the way in; `tmp` holds BLOCK elements of any dtype. */
+static void move_block(const plan *p, int k, const int64_t *start_idx, int64_t n, char *buf, tj_dtype bd,
+                       char *tmp, bool scatter)
 {
+    const geometry *g = &p->g;
+    const operand *o = &p->op[k];
     int nd = g->ndim;
     int64_t idx[TJ_MAX_DIMS];
-    int64_t rem = start;
-    for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = rem % g->shape[d];
-        rem /= g->shape[d];
-    }
-    size_t bes = tj_dtype_size(bd), fes = tj_dtype_size(fd);
+    memcpy(idx, start_idx, sizeof(int64_t) * (size_t)nd);
+    size_t mes = tj_dtype_size(o->dtype), bes = tj_dtype_size(bd);
     const int64_t *st = g->strides[k];
     int64_t inner = g->shape[nd - 1], is = st[nd - 1];
     int64_t done = 0;
@@ -99,26 +158,85 @@ static void move_block(const geometry *g, int k, char *base, tj_dtype bd, char *
         for (int d = 0; d < nd; d++) off += idx[d] * st[d];
         int64_t run = inner - idx[nd - 1];
         if (run > n - done) run = n - done;
-        char *p = base + off * (int64_t)bes;
-        char *b = buf + done * (int64_t)fes;
-        if (is == 1) {
-            if (scatter) tj_convert(p, bd, b, fd, run);
-            else tj_convert(b, fd, p, bd, run);
-        } else if (is == 0 && !scatter) {
-            tj_convert(b, fd, p, bd, 1);
-            for (int64_t i = 1; i < run; i++) memcpy(b + i * (int64_t)fes, b, fes);
+        char *m = o->base + off * (int64_t)mes;
+        char *b = buf + done * (int64_t)bes;
+        if (scatter) { /* the loop wrote the output's dtype */
+            if (is == 1) memcpy(m, b, (size_t)run * mes);
+            else scatter_strided(m, b, is, run, mes);
+        } else if (is == 0) {
+            tj_convert(b, bd, m, o->dtype, 1);
+            replicate(b, run, bes);
+        } else if (is == 1) {
+            tj_convert(b, bd, m, o->dtype, run);
+        } else if (o->dtype == bd) {
+            gather_strided(b, m, is, run, mes);
         } else {
-            for (int64_t i = 0; i < run; i++) {
-                if (scatter) tj_convert(p + i * is * (int64_t)bes, bd, b + i * (int64_t)fes, fd, 1);
-                else tj_convert(b + i * (int64_t)fes, fd, p + i * is * (int64_t)bes, bd, 1);
-            }
+            gather_strided(tmp, m, is, run, mes);
+            tj_convert(b, bd, tmp, o->dtype, run);
         }
         done += run;
-        /* advance the index by `run` */
         idx[nd - 1] += run;
         for (int d = nd - 1; d > 0 && idx[d] >= g->shape[d]; d--) {
             idx[d] = 0;
             idx[d - 1]++;
+        }
+    }
+}
+
+/* Runs blocks [b0, b1) with this thread's buffers. */
+static void run_blocks(const plan *p, int64_t b0, int64_t b1)
+{
+    _Alignas(64) char ibuf[TJ_ITER_MAX_INPUTS][BLOCK * 8];
+    _Alignas(64) char obuf[BLOCK * 8];
+    _Alignas(64) char tmp[BLOCK * 8];
+    bool filled[TJ_ITER_MAX_INPUTS] = {false};
+    const geometry *g = &p->g;
+    int nd = g->ndim;
+    int64_t inner = g->shape[nd - 1];
+    size_t ces = tj_dtype_size(p->compute), oes = tj_dtype_size(p->op[0].dtype);
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t s, cnt;
+        if (p->rows) {
+            int64_t c = (b % p->per_row) * BLOCK;
+            s = b / p->per_row * inner + c;
+            cnt = inner - c < BLOCK ? inner - c : BLOCK;
+        } else {
+            s = b * BLOCK;
+            cnt = p->n - s < BLOCK ? p->n - s : BLOCK;
+        }
+        int64_t idx[TJ_MAX_DIMS], rem = s;
+        for (int d = nd - 1; d >= 0; d--) {
+            idx[d] = rem % g->shape[d];
+            rem /= g->shape[d];
+        }
+        const void *ip[TJ_ITER_MAX_INPUTS];
+        for (int k = 0; k < p->nin; k++) {
+            const operand *o = &p->op[k + 1];
+            if (o->constant) {
+                if (!filled[k]) { /* converted once, reused by every block */
+                    tj_convert(ibuf[k], p->compute, o->base, o->dtype, 1);
+                    replicate(ibuf[k], BLOCK, ces);
+                    filled[k] = true;
+                }
+                ip[k] = ibuf[k];
+            } else if (p->rows && o->in_place) {
+                int64_t off = 0;
+                for (int d = 0; d < nd; d++) off += idx[d] * g->strides[k + 1][d];
+                ip[k] = o->base + off * (int64_t)ces;
+            } else {
+                move_block(p, k + 1, idx, cnt, ibuf[k], p->compute, tmp, false);
+                ip[k] = ibuf[k];
+            }
+        }
+        if (p->rows && p->op[0].in_place) {
+            int64_t off = 0;
+            for (int d = 0; d < nd; d++) off += idx[d] * g->strides[0][d];
+            p->fn(cnt, p->op[0].base + off * (int64_t)oes, ip, p->ctx);
+        } else if (!p->rows && p->out_flat) {
+            p->fn(cnt, p->op[0].base + s * (int64_t)oes, ip, p->ctx);
+        } else {
+            p->fn(cnt, obuf, ip, p->ctx);
+            move_block(p, 0, idx, cnt, obuf, p->op[0].dtype, tmp, true);
         }
     }
 }
@@ -131,62 +249,80 @@ static bool is_direct(const tj_tensor *t, const tj_tensor *out, tj_dtype dt)
     return true;
 }
 
+/* Every operand contiguous, of out's shape and the compute dtype: the loop
+ * runs on the tensors' memory, one chunk per thread. */
+static void run_direct(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
+                       const void *ctx, int nt)
+{
+    int64_t n = out->numel;
+    size_t oes = tj_dtype_size(out->dtype), ies = tj_dtype_size(compute);
+    char *o = tj_tensor_ptr(out);
+    const char *ip[TJ_ITER_MAX_INPUTS];
+    for (int k = 0; k < nin; k++) ip[k] = tj_tensor_ptr(in[k]);
+    if (nt == 1) {
+        fn(n, o, (const void *const *)ip, ctx);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), got = omp_get_num_threads();
+        int64_t chunk = (n + got - 1) / got;
+        chunk = (chunk + 15) & ~(int64_t)15; /* whole cache lines per thread */
+        int64_t s = t * chunk, e = s + chunk < n ? s + chunk : n;
+        if (s < e) {
+            const void *p[TJ_ITER_MAX_INPUTS];
+            for (int k = 0; k < nin; k++) p[k] = ip[k] + s * (int64_t)ies;
+            fn(e - s, o + s * (int64_t)oes, p, ctx);
+        }
+    }
+}
+
 void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
                     const void *ctx)
 {
     int64_t n = out->numel;
     if (n == 0) return;
+    int nt = tj_threads_for(n);
     bool direct = tj_tensor_is_contiguous(out);
     for (int k = 0; k < nin && direct; k++) direct = is_direct(in[k], out, compute);
-    int nt = tj_threads_for(n);
     if (direct) {
-        size_t oes = tj_dtype_size(out->dtype), ies = tj_dtype_size(compute);
-        char *o = tj_tensor_ptr(out);
-        const char *ip[TJ_ITER_MAX_INPUTS];
-        for (int k = 0; k < nin; k++) ip[k] = tj_tensor_ptr(in[k]);
-        if (nt == 1) {
-            fn(n, o, (const void *const *)ip, ctx);
-            return;
-        }
-#pragma omp parallel num_threads(nt)
-        {
-            int t = omp_get_thread_num(), got = omp_get_num_threads();
-            int64_t chunk = (n + got - 1) / got;
-            chunk = (chunk + 15) & ~(int64_t)15;
-            int64_t s = t * chunk, e = s + chunk < n ? s + chunk : n;
-            if (s < e) {
-                const void *p[TJ_ITER_MAX_INPUTS];
-                for (int k = 0; k < nin; k++) p[k] = ip[k] + s * (int64_t)ies;
-                fn(e - s, o + s * (int64_t)oes, p, ctx);
-            }
-        }
+        run_direct(out, in, nin, compute, fn, ctx, nt);
         return;
     }
 
-    geometry g;
-    g.ndim = out->ndim;
-    memcpy(g.shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
-    memcpy(g.strides[0], out->strides, sizeof(int64_t) * (size_t)out->ndim);
-    for (int k = 0; k < nin; k++) tj_broadcast_strides(in[k], out->ndim, out->shape, g.strides[k + 1]);
-    coalesce(&g, nin + 1);
-    bool out_direct = tj_tensor_is_contiguous(out);
-    int64_t nblocks = (n + BLOCK - 1) / BLOCK;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t b = 0; b < nblocks; b++) {
-        _Alignas(64) char ibuf[TJ_ITER_MAX_INPUTS][BLOCK * 8];
-        _Alignas(64) char obuf[BLOCK * 8];
-        int64_t s = b * BLOCK, cnt = n - s < BLOCK ? n - s : BLOCK;
-        const void *p[TJ_ITER_MAX_INPUTS];
-        for (int k = 0; k < nin; k++) {
-            move_block(&g, k + 1, tj_tensor_ptr(in[k]), in[k]->dtype, ibuf[k], compute, s, cnt, false);
-            p[k] = ibuf[k];
-        }
-        if (out_direct) {
-            fn(cnt, tj_tensor_ptr(out) + s * (int64_t)tj_dtype_size(out->dtype), p, ctx);
-        } else {
-            fn(cnt, obuf, p, ctx);
-            move_block(&g, 0, tj_tensor_ptr(out), out->dtype, obuf, out->dtype, s, cnt, true);
-        }
+    plan p = {.nin = nin, .compute = compute, .n = n, .fn = fn, .ctx = ctx,
+              .out_flat = tj_tensor_is_contiguous(out)};
+    geometry *g = &p.g;
+    g->ndim = out->ndim;
+    memcpy(g->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    memcpy(g->strides[0], out->strides, sizeof(int64_t) * (size_t)out->ndim);
+    for (int k = 0; k < nin; k++) tj_broadcast_strides(in[k], out->ndim, out->shape, g->strides[k + 1]);
+    coalesce(g, nin + 1);
+    int nd = g->ndim;
+    for (int k = 0; k <= nin; k++) {
+        const tj_tensor *t = k == 0 ? out : in[k - 1];
+        operand *o = &p.op[k];
+        o->base = tj_tensor_ptr(t);
+        o->dtype = t->dtype;
+        o->constant = true;
+        for (int d = 0; d < nd; d++)
+            if (g->strides[k][d] != 0) o->constant = false;
+        o->in_place = g->strides[k][nd - 1] == 1 && (k == 0 || t->dtype == compute);
+    }
+    int64_t inner = g->shape[nd - 1];
+    p.rows = inner >= ROW_MIN;
+    p.per_row = (inner + BLOCK - 1) / BLOCK;
+    int64_t nblocks = p.rows ? n / inner * p.per_row : (n + BLOCK - 1) / BLOCK;
+    if (nt == 1 || nblocks == 1) {
+        run_blocks(&p, 0, nblocks);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), got = omp_get_num_threads();
+        int64_t per = (nblocks + got - 1) / got;
+        int64_t b0 = t * per, b1 = b0 + per < nblocks ? b0 + per : nblocks;
+        if (b0 < b1) run_blocks(&p, b0, b1);
     }
 }
 

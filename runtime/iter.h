@@ -1,11 +1,16 @@
 /* The elementwise engine: runs a contiguous loop function over an output and
  * up to three inputs of any strides, broadcasting and dtypes.
  *
- * Inputs are converted to the compute dtype block by block (512 elements) in
- * a per-thread buffer, so loop functions only ever see contiguous arrays of
- * one dtype; when every operand is already contiguous, of the output's shape
- * and of the compute dtype, the loop runs directly on the tensors' memory.
- * Work is split over threads when it is large enough to pay. */
+ * When every operand is contiguous, of the output's shape and of the compute
+ * dtype, the loop runs directly on the tensors' memory. Otherwise dims that
+ * are contiguous in every operand are merged and the work goes in blocks of
+ * up to 512 elements: operands are gathered and converted to the compute
+ * dtype in per-thread buffers, except that when the innermost dim is long
+ * enough blocks follow its rows and operands contiguous along it (already of
+ * the right dtype) are used in place, and an operand that is one value
+ * broadcast everywhere (a 0-dim tensor, a wrapped Scalar) is converted once.
+ * So loop functions only ever see contiguous arrays of one dtype. Work is
+ * split over threads when it is large enough to pay. */
 #ifndef TJIT_RUNTIME_ITER_H
 #define TJIT_RUNTIME_ITER_H
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -173,6 +174,12 @@ tj_tensor *tj_npy_load(const char *path)
     tj_tensor *t = NULL;
     char *buf = NULL;
     long size = -1;
+    struct stat st;
+    /* a directory opens, and seeks to a bogus end (LONG_MAX on ext4) */
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        tj_error(TJ_ERR_IO, WHO ": '%s' is not a regular file", path);
+        goto done;
+    }
     if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
     if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
         tj_error(TJ_ERR_IO, WHO ": cannot read '%s'", path);

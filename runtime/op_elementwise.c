@@ -1,34 +1,399 @@
 /* Elementwise operators: argument checks, result dtype and shape (shape
- * functions) and the glue from boxed arguments to the loops in kernels/. */
-#include <string.h>
-
-#include "iter.h"
-#include "kernels/elementwise.h"
+ * functions) and the glue from boxed arguments to the loops in kernels/.
+ * Type promotion is PyTorch's result_type over the tensor and Scalar
+ * operands; Scalar overloads wrap the Scalar as a 0-dim tensor and run the
+ * Tensor overload's loop. */
 #include "op_elementwise.h"
+#include "op_elementwise_util.h"
 
-/* Broadcast shape of two tensors, result dtype from `promo` values. */
-static tj_status meta_broadcast2(const char *op, const tj_tensor *a, const tj_tensor *b, tj_dtype dtype, tj_meta *out)
+/* ---- unary ---- */
+
+typedef enum {
+    PROMOTE_FLOAT, /* int64 / bool compute in float32 */
+    KEEP_INT,      /* int64 stays int64; bool is an error */
+    FLOAT_ONLY,    /* int64 / bool are errors */
+} unary_rule;
+
+static tj_status meta_unary(const char *op, const tj_value *args, unary_rule rule, tj_meta *out)
 {
-    out->dtype = dtype;
-    return tj_broadcast_shapes(op, a->ndim, a->shape, b->ndim, b->shape, &out->ndim, out->shape);
+    const tj_tensor *x = args[0].u.t;
+    tj_dtype dt = x->dtype;
+    if (!tj_ew_is_float(dt)) {
+        if (rule == FLOAT_ONLY || (rule == KEEP_INT && dt == TJ_BOOL))
+            return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s input%s", op, tj_dtype_name(dt),
+                            rule == FLOAT_ONLY ? " (float32/float64 only)" : "");
+        if (rule == PROMOTE_FLOAT) dt = TJ_FLOAT32;
+    }
+    out->dtype = dt;
+    out->ndim = x->ndim;
+    memcpy(out->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    return TJ_OK;
 }
 
-tj_status tj_meta_add(const tj_value *args, tj_meta *outs)
+static tj_status kernel_unary(const tj_value *args, tj_tensor *const *outs, tj_k_unary_op op)
 {
-    const tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    tj_k_unary_args k = {.op = op, .dtype = outs[0]->dtype};
+    tj_elementwise(outs[0], &args[0].u.t, 1, k.dtype, tj_k_unary_loop, &k);
+    return TJ_OK;
+}
+
+#define UNARY_OP(ident, kop, rule)                                              \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_unary("aten::" #ident, args, rule, outs);                   \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_unary(args, outs, kop);                                   \
+    }
+
+UNARY_OP(abs, TJ_K_ABS, KEEP_INT)
+UNARY_OP(neg, TJ_K_NEG, KEEP_INT)
+UNARY_OP(exp, TJ_K_EXP, PROMOTE_FLOAT)
+UNARY_OP(log, TJ_K_LOG, PROMOTE_FLOAT)
+UNARY_OP(sqrt, TJ_K_SQRT, PROMOTE_FLOAT)
+UNARY_OP(rsqrt, TJ_K_RSQRT, PROMOTE_FLOAT)
+UNARY_OP(tanh, TJ_K_TANH, PROMOTE_FLOAT)
+UNARY_OP(sigmoid, TJ_K_SIGMOID, PROMOTE_FLOAT)
+UNARY_OP(erf, TJ_K_ERF, PROMOTE_FLOAT)
+UNARY_OP(reciprocal, TJ_K_RECIPROCAL, PROMOTE_FLOAT)
+UNARY_OP(sin, TJ_K_SIN, PROMOTE_FLOAT)
+UNARY_OP(cos, TJ_K_COS, PROMOTE_FLOAT)
+UNARY_OP(log1p, TJ_K_LOG1P, PROMOTE_FLOAT)
+UNARY_OP(expm1, TJ_K_EXPM1, PROMOTE_FLOAT)
+UNARY_OP(relu, TJ_K_RELU, KEEP_INT)
+UNARY_OP(silu, TJ_K_SILU, FLOAT_ONLY)
+
+tj_status tj_meta_gelu(const tj_value *args, tj_meta *outs)
+{
+    bool is_tanh;
+    tj_status st = tj_ew_approximate("aten::gelu", &args[1], &is_tanh);
+    return st != TJ_OK ? st : meta_unary("aten::gelu", args, FLOAT_ONLY, outs);
+}
+
+tj_status tj_kernel_gelu(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_unary(args, outs, args[1].u.s[0] == 't' ? TJ_K_GELU_TANH : TJ_K_GELU);
+}
+
+/* ---- binary: shared rules ---- */
+
+enum {
+    R_TRUE_DIV = 1,   /* an int64 / bool result dtype becomes float32 */
+    R_NO_BOOL = 2,    /* a bool result dtype is an error */
+    R_FLOAT_ONLY = 4, /* an int64 / bool result dtype is an error */
+    R_BOOL_OUT = 8,   /* comparisons: computed in the result dtype, output bool */
+};
+
+/* The dtype the loop computes in: result_type of the operands args[0..n). */
+static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsigned rules, tj_dtype *out)
+{
+    tj_dtype dt = tj_result_type(args, n);
+    if ((rules & R_TRUE_DIV) && !tj_ew_is_float(dt)) dt = TJ_FLOAT32;
+    *out = dt;
+    if ((rules & R_FLOAT_ONLY) && !tj_ew_is_float(dt)) return tj_ew_require_float(op, dt);
+    if ((rules & R_NO_BOOL) && dt == TJ_BOOL)
+        return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    return TJ_OK;
+}
+
+/* Shape function of self (op) other, other a Tensor or a Scalar. */
+static tj_status meta_binary(const char *op, const tj_value *args, unsigned rules, tj_meta *out)
+{
+    tj_dtype dt;
+    tj_status st = binary_dtype(op, args, 2, rules, &dt);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[2] = {args[0].u.t, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL};
+    return tj_ew_meta_broadcast(op, ts, 2, (rules & R_BOOL_OUT) ? TJ_BOOL : dt, out);
+}
+
+/* The second operand: the tensor, or the Scalar boxed in the compute dtype. */
+static tj_tensor *other_operand(const tj_value *args, tj_dtype dt, tj_ew_scalar_box *box)
+{
+    return args[1].kind == TJ_V_TENSOR ? args[1].u.t : tj_ew_box(box, &args[1], dt);
+}
+
+static tj_status kernel_binary(const char *op, const tj_value *args, tj_tensor *const *outs, unsigned rules,
+                               tj_k_binary_op kop)
+{
+    tj_dtype dt;
+    tj_status st = binary_dtype(op, args, 2, rules, &dt);
+    if (st != TJ_OK) return st;
+    tj_ew_scalar_box box;
+    return tj_ew_run_binary(outs[0], args[0].u.t, other_operand(args, dt, &box), dt, kop);
+}
+
+static tj_status kernel_compare(const char *op, const tj_value *args, tj_tensor *const *outs, tj_k_compare_op cop)
+{
+    tj_dtype dt;
+    tj_status st = binary_dtype(op, args, 2, R_BOOL_OUT, &dt);
+    if (st != TJ_OK) return st;
+    tj_ew_scalar_box box;
+    tj_tensor *in[2] = {args[0].u.t, other_operand(args, dt, &box)};
+    tj_k_compare_args k = {.op = cop, .dtype = dt};
+    tj_elementwise(outs[0], in, 2, dt, tj_k_compare_loop, &k);
+    return TJ_OK;
+}
+
+#define BINARY_OP(ident, name, kop, rules)                                      \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_binary(name, args, rules, outs);                            \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_binary(name, args, outs, rules, kop);                     \
+    }
+
+#define COMPARE_OP(ident, name, cop)                                            \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_binary(name, args, R_BOOL_OUT, outs);                       \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_compare(name, args, outs, cop);                           \
+    }
+
+BINARY_OP(mul_Tensor, "aten::mul.Tensor", TJ_K_MUL, 0)
+BINARY_OP(mul_Scalar, "aten::mul.Scalar", TJ_K_MUL, 0)
+BINARY_OP(div_Tensor, "aten::div.Tensor", TJ_K_DIV, R_TRUE_DIV)
+BINARY_OP(div_Scalar, "aten::div.Scalar", TJ_K_DIV, R_TRUE_DIV)
+BINARY_OP(pow_Tensor_Tensor, "aten::pow.Tensor_Tensor", TJ_K_POW, R_NO_BOOL)
+BINARY_OP(maximum, "aten::maximum", TJ_K_MAXIMUM, 0)
+BINARY_OP(minimum, "aten::minimum", TJ_K_MINIMUM, 0)
+BINARY_OP(logaddexp, "aten::logaddexp", TJ_K_LOGADDEXP, R_FLOAT_ONLY)
+COMPARE_OP(eq_Tensor, "aten::eq.Tensor", TJ_K_EQ)
+COMPARE_OP(ne_Tensor, "aten::ne.Tensor", TJ_K_NE)
+COMPARE_OP(lt_Tensor, "aten::lt.Tensor", TJ_K_LT)
+COMPARE_OP(le_Tensor, "aten::le.Tensor", TJ_K_LE)
+COMPARE_OP(gt_Tensor, "aten::gt.Tensor", TJ_K_GT)
+COMPARE_OP(ge_Tensor, "aten::ge.Tensor", TJ_K_GE)
+COMPARE_OP(eq_Scalar, "aten::eq.Scalar", TJ_K_EQ)
+COMPARE_OP(gt_Scalar, "aten::gt.Scalar", TJ_K_GT)
+
+/* ---- add / sub: self + alpha * other ---- */
+
+/* PyTorch's alpha_check and, for sub, sub_check. */
+static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args, tj_meta *out)
+{
+    const tj_tensor *a = args[0].u.t;
+    const tj_value *alpha = &args[2];
+    bool other_bool = args[1].kind == TJ_V_TENSOR && args[1].u.t->dtype == TJ_BOOL;
+    if (is_sub && (a->dtype == TJ_BOOL || other_bool))
+        return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (use logical_not / "
+                                      "logical_xor instead)", op);
     tj_dtype dt = tj_result_type(args, 2);
-    if (dt == TJ_BOOL && args[2].kind == TJ_V_FLOAT)
-        return tj_error(TJ_ERR_DTYPE, "aten::add.Tensor: alpha %g must be bool-compatible for bool tensors", args[2].u.f);
-    if (tj_dtype_category(dt) != TJ_CAT_FLOAT && args[2].kind == TJ_V_FLOAT)
-        return tj_error(TJ_ERR_DTYPE, "aten::add.Tensor: float alpha %g for %s tensors", args[2].u.f, tj_dtype_name(dt));
-    return meta_broadcast2("aten::add.Tensor", a, b, dt, &outs[0]);
+    if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
+        return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,
+                        tj_dtype_name(dt));
+    if (alpha->kind == TJ_V_FLOAT && !tj_ew_is_float(dt))
+        return tj_error(TJ_ERR_DTYPE, "%s: alpha %g must not be a floating point number for %s operands", op,
+                        alpha->u.f, tj_dtype_name(dt));
+    return meta_binary(op, args, 0, out);
 }
 
-tj_status tj_kernel_add(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub)
 {
-    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
     tj_dtype dt = outs[0]->dtype;
-    tj_k_axpby_args k = {.alpha = tj_value_as_double(&args[2]), .dtype = dt};
+    tj_k_scalar al = tj_ew_scalar(&args[2], dt == TJ_BOOL ? TJ_INT64 : dt);
+    tj_k_axpby_args k = {.dtype = dt};
+    if (dt == TJ_FLOAT32) k.alpha = is_sub ? -al.f32 : al.f32;
+    else if (dt == TJ_FLOAT64) k.alpha = is_sub ? -al.f64 : al.f64;
+    else k.ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
+    tj_ew_scalar_box box;
+    tj_tensor *in[2] = {args[0].u.t, other_operand(args, dt, &box)};
     tj_elementwise(outs[0], in, 2, dt, tj_k_add_loop, &k);
+    return TJ_OK;
+}
+
+#define ADD_SUB_OP(ident, name, is_sub)                                         \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_add_sub(name, is_sub, args, outs);                          \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_add_sub(args, outs, is_sub);                              \
+    }
+
+ADD_SUB_OP(add_Tensor, "aten::add.Tensor", false)
+ADD_SUB_OP(add_Scalar, "aten::add.Scalar", false)
+ADD_SUB_OP(sub_Tensor, "aten::sub.Tensor", true)
+ADD_SUB_OP(sub_Scalar, "aten::sub.Scalar", true)
+
+/* ---- div with rounding_mode ---- */
+
+#define DIV_MODE "aten::div.Tensor_mode"
+
+/* NULL for true division; "trunc" or "floor". */
+static tj_status rounding_mode(const tj_value *v, const char **mode)
+{
+    *mode = v->kind == TJ_V_STR ? v->u.s : NULL;
+    if (!*mode || !strcmp(*mode, "trunc") || !strcmp(*mode, "floor")) return TJ_OK;
+    return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                    DIV_MODE ": rounding_mode must be None, 'trunc' or 'floor', got '%s'", *mode);
+}
+
+tj_status tj_meta_div_Tensor_mode(const tj_value *args, tj_meta *outs)
+{
+    const char *mode;
+    tj_status st = rounding_mode(&args[2], &mode);
+    return st != TJ_OK ? st : meta_binary(DIV_MODE, args, mode ? R_NO_BOOL : R_TRUE_DIV, outs);
+}
+
+tj_status tj_kernel_div_Tensor_mode(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *mode;
+    rounding_mode(&args[2], &mode);
+    if (!mode) return tj_ew_run_binary(outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype, TJ_K_DIV);
+    atomic_int by_zero = 0;
+    tj_k_binary_args k = {.op = mode[0] == 't' ? TJ_K_DIV_TRUNC : TJ_K_DIV_FLOOR, .dtype = outs[0]->dtype,
+                          .div_by_zero = &by_zero};
+    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
+    tj_elementwise(outs[0], in, 2, k.dtype, tj_k_binary_loop, &k);
+    if (atomic_load(&by_zero))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, DIV_MODE ": integer division by zero (ZeroDivisionError) with "
+                                                 "rounding_mode '%s'", mode);
+    return TJ_OK;
+}
+
+/* ---- pow with a Scalar exponent ---- */
+
+#define POW_SCALAR "aten::pow.Tensor_Scalar"
+
+tj_status tj_meta_pow_Tensor_Scalar(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_binary(POW_SCALAR, args, R_NO_BOOL, outs);
+    if (st != TJ_OK) return st;
+    if (outs[0].dtype == TJ_INT64 && args[1].kind == TJ_V_INT && args[1].u.i < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, POW_SCALAR ": integers to negative integer powers are not "
+                                                 "allowed (exponent %lld)", (long long)args[1].u.i);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_pow_Tensor_Scalar(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_pow_scalar_args k = {.dtype = outs[0]->dtype, .exponent = tj_ew_scalar(&args[1], outs[0]->dtype)};
+    tj_elementwise(outs[0], &args[0].u.t, 1, k.dtype, tj_k_pow_scalar_loop, &k);
+    return TJ_OK;
+}
+
+/* ---- where ---- */
+
+#define WHERE "aten::where.self"
+
+tj_status tj_meta_where_self(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *c = args[0].u.t;
+    if (c->dtype != TJ_BOOL)
+        return tj_error(TJ_ERR_DTYPE, WHERE ": condition must be a bool tensor, got %s", tj_dtype_name(c->dtype));
+    const tj_tensor *ts[3] = {c, args[1].u.t, args[2].u.t};
+    return tj_ew_meta_broadcast(WHERE, ts, 3, tj_result_type(args + 1, 2), outs);
+}
+
+tj_status tj_kernel_where_self(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_select_args k = {.dtype = outs[0]->dtype};
+    tj_tensor *in[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    tj_elementwise(outs[0], in, 3, k.dtype, tj_k_where_loop, &k);
+    return TJ_OK;
+}
+
+/* ---- clamp ---- */
+
+#define CLAMP "aten::clamp"
+#define CLAMP_T "aten::clamp.Tensor"
+
+/* result_type of self and the given bounds; neither bound given and a bool
+ * result are errors. */
+static tj_status clamp_dtype(const char *op, const tj_value *args, tj_dtype *dt)
+{
+    if (args[1].kind == TJ_V_NONE && args[2].kind == TJ_V_NONE)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: at least one of 'min' or 'max' must not be None", op);
+    *dt = tj_result_type(args, 3);
+    if (*dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    return TJ_OK;
+}
+
+tj_status tj_meta_clamp(const tj_value *args, tj_meta *outs)
+{
+    tj_dtype dt;
+    tj_status st = clamp_dtype(CLAMP, args, &dt);
+    tj_k_scalar unused;
+    for (int i = 1; i <= 2 && st == TJ_OK; i++)
+        if (args[i].kind != TJ_V_NONE) st = tj_ew_scalar_checked(CLAMP, i == 1 ? "min" : "max", &args[i], dt, &unused);
+    if (st != TJ_OK) return st;
+    const tj_tensor *self = args[0].u.t;
+    return tj_ew_meta_broadcast(CLAMP, &self, 1, dt, outs);
+}
+
+tj_status tj_kernel_clamp(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_k_clamp_args k = {.dtype = dt, .has_min = args[1].kind != TJ_V_NONE, .has_max = args[2].kind != TJ_V_NONE};
+    if (k.has_min) k.min = tj_ew_scalar(&args[1], dt);
+    if (k.has_max) k.max = tj_ew_scalar(&args[2], dt);
+    /* PyTorch 1.13: with both bounds, a nan bound fills the result with nan
+     * (a single nan bound is ignored by the loop's comparisons) */
+    bool nan_bound = k.has_min && k.has_max && (isnan(tj_value_as_double(&args[1])) ||
+                                                isnan(tj_value_as_double(&args[2])));
+    if (nan_bound) {
+        tj_value nan = tj_v_float(NAN);
+        tj_k_select_args f = {.dtype = dt, .value = tj_ew_scalar(&nan, dt)};
+        tj_elementwise(outs[0], NULL, 0, dt, tj_k_fill_loop, &f);
+        return TJ_OK;
+    }
+    tj_elementwise(outs[0], &args[0].u.t, 1, dt, tj_k_clamp_loop, &k);
+    return TJ_OK;
+}
+
+tj_status tj_meta_clamp_Tensor(const tj_value *args, tj_meta *outs)
+{
+    tj_dtype dt;
+    tj_status st = clamp_dtype(CLAMP_T, args, &dt);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[3] = {args[0].u.t, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
+                              args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};
+    return tj_ew_meta_broadcast(CLAMP_T, ts, 3, dt, outs);
+}
+
+/* A single bound is maximum / minimum (nan propagates from either side). */
+tj_status tj_kernel_clamp_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_tensor *self = args[0].u.t, *lo = args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
+              *hi = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    if (!hi) return tj_ew_run_binary(outs[0], self, lo, dt, TJ_K_MAXIMUM);
+    if (!lo) return tj_ew_run_binary(outs[0], self, hi, dt, TJ_K_MINIMUM);
+    tj_k_select_args k = {.dtype = dt};
+    tj_tensor *in[3] = {self, lo, hi};
+    tj_elementwise(outs[0], in, 3, dt, tj_k_clamp3_loop, &k);
+    return TJ_OK;
+}
+
+/* ---- masked_fill ---- */
+
+#define MASKED_FILL "aten::masked_fill.Scalar"
+
+/* The result keeps self's dtype and has the broadcast shape of self and mask. */
+tj_status tj_meta_masked_fill_Scalar(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *mask = args[1].u.t;
+    if (mask->dtype != TJ_BOOL)
+        return tj_error(TJ_ERR_DTYPE, MASKED_FILL ": mask must be a bool tensor, got %s", tj_dtype_name(mask->dtype));
+    tj_k_scalar unused;
+    tj_status st = tj_ew_scalar_checked(MASKED_FILL, "value", &args[2], self->dtype, &unused);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[2] = {self, mask};
+    return tj_ew_meta_broadcast(MASKED_FILL, ts, 2, self->dtype, outs);
+}
+
+tj_status tj_kernel_masked_fill_Scalar(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_k_select_args k = {.dtype = dt, .value = tj_ew_scalar(&args[2], dt)};
+    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
+    tj_elementwise(outs[0], in, 2, dt, tj_k_masked_fill_loop, &k);
     return TJ_OK;
 }

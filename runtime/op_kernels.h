@@ -11,5 +11,6 @@
 #include "op_linalg.h"
 #include "op_nn.h"
 #include "op_backward.h"
+#include "op_inplace.h"
 
 #endif

@@ -1,7 +1,50 @@
-/* view operators: shape functions and kernels bound in op_view.def. */
+/* View operators and data movement: shape functions and kernels bound in
+ * op_view.def, plus the view-geometry helpers reshape's decomposition shares. */
 #ifndef TJIT_RUNTIME_OP_VIEW_H
 #define TJIT_RUNTIME_OP_VIEW_H
 
 #include "internal.h"
+
+/** ATen's infer_size: copies `size` (n entries, at most one -1) into `out`
+ * with the -1 replaced so that the product equals `numel`. Errors name `op`:
+ * TJ_ERR_SHAPE for more than one -1, a negative size, a product that does not
+ * match numel, or a -1 that is ambiguous (numel 0); TJ_ERR_INVALID_ARGUMENT
+ * for more than TJ_MAX_DIMS sizes. */
+tj_status tj_view_infer_size(const char *op, const int64_t *size, int n, int64_t numel, int64_t *out);
+
+/** ATen's computeStride: strides under which a tensor of `shape`/`strides`
+ * can be viewed as `new_shape` (same numel) without copying. Returns false
+ * when no such strides exist (a new dim would span two non-contiguous
+ * chunks); the caller then has to copy (reshape) or fail (view). */
+bool tj_view_strides(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim, const int64_t *new_shape,
+                     int64_t *new_strides);
+
+/** split.Tensor's checks, as ATen's split: self has rank >= 1, split_size
+ * >= 0 (0 only when the split dim has size 0), dim in range. Writes the
+ * wrapped dim and the number of chunks (at least 1); chunk i covers
+ * [i * split_size, min((i + 1) * split_size, size)). Errors name
+ * aten::split.Tensor: TJ_ERR_INDEX (0-dim self, dim out of range),
+ * TJ_ERR_INVALID_ARGUMENT (split_size). */
+tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks);
+
+tj_status tj_meta_view(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_unsafe_view(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_permute(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_t(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_expand(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_select(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_cat(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_clone(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_to_copy(const tj_value *args, tj_meta *outs);
+
+/** Copy kernels: _unsafe_view (only when its shape function could not make
+ * a view), clone and _to_copy share one (the output's dtype says whether it
+ * converts). */
+tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs);
+tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs);
 
 #endif

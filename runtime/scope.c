@@ -44,22 +44,20 @@ void tj_scope_end(tj_scope *scope)
     }
 }
 
-void tj_scope_adopt(tj_tensor *t)
+tj_status tj_scope_adopt(tj_tensor *t)
 {
-    if (!depth || !t) return;
+    if (!depth || !t) return TJ_OK;
     if (n_entries == cap_entries) {
         size_t cap = cap_entries ? cap_entries * 2 : 256;
         tj_tensor **e = tj_alloc(cap * sizeof *e);
-        if (!e) {
-            /* cannot track it: the caller gets the reference, as without a scope */
-            return;
-        }
+        if (!e) return tj_oom("scope", cap * sizeof *e);
         if (n_entries) memcpy(e, entries, n_entries * sizeof *e);
         tj_free(entries, cap_entries * sizeof *entries);
         entries = e;
         cap_entries = cap;
     }
     entries[n_entries++] = t;
+    return TJ_OK;
 }
 
 tj_tensor *tj_scope_keep(tj_tensor *t)
@@ -77,6 +75,18 @@ tj_tensor *tj_scope_keep(tj_tensor *t)
         return t;
     }
     return t;
+}
+
+bool tj_scope_take(tj_tensor *t)
+{
+    if (!depth || !t) return false;
+    for (size_t i = n_entries; i > marks[depth - 1]; i--) {
+        if (entries[i - 1] == t) {
+            entries[i - 1] = entries[--n_entries];
+            return true;
+        }
+    }
+    return false;
 }
 
 void tj_scope_drop(tj_tensor *t)

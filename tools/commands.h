@@ -7,5 +7,6 @@
 int cmd_conform(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ typedef struct command {
 static const command commands[] = {
     {"conform", cmd_conform, "run operator conformance cases (../shared/conformance)"},
     {"ops", cmd_ops, "list every operator overload with its schema and kind"},
+    {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
     {"demo", cmd_demo, "a short tour of the tensor API and the dispatcher's modes"},
 };
 

@@ -90,11 +90,15 @@ void tj_set_allocator(const tj_allocator *allocator);
 uint64_t tj_debug_fail_allocation(uint64_t n);
 
 /** Tensor storage is recycled through a caching allocator (size classes,
- * four per power of two). Frees every cached block back to the allocator. */
+ * four per power of two), shared by all threads; each thread also keeps up to
+ * 16 blocks of each size up to 4 KiB for itself (given back when it exits).
+ * Frees every block of the shared cache and of the calling thread's back to
+ * the allocator. */
 void tj_storage_cache_release(void);
-/** Caps the bytes kept in the cache (default 1 GiB); trims it when above. */
+/** Caps the bytes kept in the shared cache (default 1 GiB); trims it when
+ * above. 0 turns caching off, the threads' own blocks included. */
 void tj_storage_cache_set_limit(size_t bytes);
-/** Bytes currently cached. */
+/** Bytes currently in the shared cache. */
 size_t tj_storage_cache_bytes(void);
 
 #ifdef __cplusplus

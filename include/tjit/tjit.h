@@ -7,6 +7,8 @@
 #include "dispatch.h"
 #include "ops.h"
 #include "graph.h"
+#include "plan.h"
 #include "decomp.h"
+#include "safetensors.h"
 
 #endif

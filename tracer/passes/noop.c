@@ -49,13 +49,8 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
     if (n->nout != 1 || n->outs[0] < 0 || n->nargs == 0 || n->args[0].kind != TJ_GA_VALUE) return -1;
     int in = n->args[0].u.v;
     const tj_gvalue *out = &g->values[n->outs[0]], *x = &g->values[in];
-    if (!same_meta(out, x)) return -1;
     const tj_garg *a = n->args;
-    if ((is_op(n, "mul", "Scalar") || is_op(n, "div", "Scalar")) && scalar_is(&a[1], 1)) return in;
-    if ((is_op(n, "mul", "Tensor") || is_op(n, "div", "Tensor")) && constant_all(g, &a[1], 1)) return in;
-    if ((is_op(n, "add", "Scalar") || is_op(n, "sub", "Scalar")) && scalar_is(&a[1], 0)) return in;
-    if ((is_op(n, "add", "Tensor") || is_op(n, "sub", "Tensor")) && constant_all(g, &a[1], 0)) return in;
-    if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
+    /* t(t(x)) and transpose(transpose(x)) of the same dims give x back */
     if (is_op(n, "t", "") || is_op(n, "transpose", "int")) {
         const tj_gnode *p = &g->nodes[x->node];
         if (p->kind == TJ_NODE_CALL && p->op == n->op && p->args[0].kind == TJ_GA_VALUE &&
@@ -66,6 +61,12 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
         }
         return -1;
     }
+    if (!same_meta(out, x)) return -1;
+    if ((is_op(n, "mul", "Scalar") || is_op(n, "div", "Scalar")) && scalar_is(&a[1], 1)) return in;
+    if ((is_op(n, "mul", "Tensor") || is_op(n, "div", "Tensor")) && constant_all(g, &a[1], 1)) return in;
+    if ((is_op(n, "add", "Scalar") || is_op(n, "sub", "Scalar")) && scalar_is(&a[1], 0)) return in;
+    if ((is_op(n, "add", "Tensor") || is_op(n, "sub", "Tensor")) && constant_all(g, &a[1], 0)) return in;
+    if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
     if (!mutates && x->uses == 1 && (is_op(n, "clone", "") || is_op(n, "_to_copy", ""))) return in;
     return -1;
 }

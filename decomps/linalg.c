@@ -1,0 +1,139 @@
+/* Implicit linear-algebra composites, as ATen 1.13 writes them
+ * (LinearAlgebra.cpp, Linear.cpp): matmul lowers to mm / bmm plus views,
+ * expand and reshape; linear is t + addmm (or mm / matmul without bias).
+ * ATen's dot and mv are not in the operator set: their cases go through mm
+ * on unsqueezed operands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static tj_status done(tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    outs[0] = tj_v_tensor(r);
+    return TJ_OK;
+}
+
+static int64_t prod(const int64_t *s, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= s[i];
+    return p;
+}
+
+/* ATen's should_fold: a batched tensor times a vector or matrix folds its
+ * batch into one mm, except a [b, n, m] tensor with its last two dims
+ * transposed (permute(0, 2, 1)), which bmm reads without a copy. */
+static bool should_fold(tj_tensor *t1, int dim2)
+{
+    int d1 = tj_tensor_ndim(t1);
+    if (d1 < 3 || (dim2 != 1 && dim2 != 2)) return false;
+    const int64_t *sz = tj_tensor_shape(t1), *st = tj_tensor_strides(t1);
+    return !(d1 == 3 && dim2 == 2 && st[2] != 1 && st[0] == sz[1] * sz[2]);
+}
+
+/* mat [r, k] times vec [k] as mm with a [k, 1] column: [r, 1]. */
+static tj_tensor *mv_as_mm(tj_tensor *mat, tj_tensor *vec) { return tj_mm(mat, tj_unsqueeze(vec, 1)); }
+
+/* tensor1 (>= 3-D) @ tensor2 (1-D or 2-D), or tensor2 (>= 3-D) transposed
+ * against tensor1 (1-D or 2-D): the batch folds into mm's rows. */
+static tj_tensor *matmul_folded(tj_tensor *tensor1, tj_tensor *tensor2)
+{
+    int dim1 = tj_tensor_ndim(tensor1), dim2 = tj_tensor_ndim(tensor2);
+    bool transpose = dim2 > dim1;
+    tj_tensor *t1 = transpose ? tj_transpose(tensor2, -2, -1) : tensor1;
+    tj_tensor *t2 = !transpose ? tensor2 : dim1 == 2 ? tj_t(tensor1) : tensor1;
+    if (!t1 || !t2) return NULL;
+    int n1 = tj_tensor_ndim(t1);
+    int64_t out_shape[TJ_MAX_DIMS];
+    memcpy(out_shape, tj_tensor_shape(t1), sizeof(int64_t) * (size_t)(n1 - 1));
+    int nout = n1 - 1;
+    int64_t folded[2] = {prod(out_shape, nout), tj_tensor_shape(t1)[n1 - 1]};
+    tj_tensor *t1_folded = tj_reshape(t1, folded, 2);
+    if (tj_tensor_ndim(t2) == 1) return tj_unsafe_view(mv_as_mm(t1_folded, t2), out_shape, nout);
+    out_shape[nout++] = tj_tensor_shape(t2)[1];
+    tj_tensor *output = tj_unsafe_view(tj_mm(t1_folded, t2), out_shape, nout);
+    return transpose ? tj_contiguous(tj_transpose(output, -2, -1)) : output;
+}
+
+/* Broadcast batch dims: both sides expand to the common batch, flatten to
+ * one batch dim and meet in bmm. */
+static tj_tensor *matmul_batched(tj_tensor *tensor1, tj_tensor *tensor2)
+{
+    int dim1 = tj_tensor_ndim(tensor1), dim2 = tj_tensor_ndim(tensor2);
+    const int64_t *s1 = tj_tensor_shape(tensor1), *s2 = tj_tensor_shape(tensor2);
+    int64_t n = dim1 > 1 ? s1[dim1 - 2] : 1, m1 = s1[dim1 - 1];
+    int64_t m2 = dim2 > 1 ? s2[dim2 - 2] : s2[0], p = dim2 > 1 ? s2[dim2 - 1] : 1;
+    int nb1 = dim1 > 2 ? dim1 - 2 : 0, nb2 = dim2 > 2 ? dim2 - 2 : 0, nout;
+    int64_t out_shape[TJ_MAX_DIMS + 2], e1[TJ_MAX_DIMS + 2], e2[TJ_MAX_DIMS + 2];
+    if (tj_broadcast_shapes("aten::matmul", nb1, s1, nb2, s2, &nout, out_shape) != TJ_OK) return NULL;
+    int64_t batch = prod(out_shape, nout);
+    memcpy(e1, out_shape, sizeof(int64_t) * (size_t)nout);
+    memcpy(e2, out_shape, sizeof(int64_t) * (size_t)nout);
+    e1[nout] = n;
+    e1[nout + 1] = m1;
+    tj_tensor *t1 = tj_reshape(tj_expand(tensor1, e1, nout + 2), (const int64_t[]){batch, n, m1}, 3);
+    bool vector_rhs = dim2 == 1;
+    e2[nout] = m2;
+    e2[nout + 1] = p;
+    tj_tensor *t2 = tj_expand(tensor2, e2, nout + (vector_rhs ? 1 : 2));
+    t2 = vector_rhs ? tj_unsqueeze(tj_reshape(t2, (const int64_t[]){batch, m2}, 2), 2)
+                    : tj_reshape(t2, (const int64_t[]){batch, m2, p}, 3);
+    if (dim1 > 1) out_shape[nout++] = n;
+    if (dim2 > 1) out_shape[nout++] = p;
+    tj_tensor *r = tj_bmm(t1, t2);
+    if (vector_rhs) r = tj_squeeze_dim(r, -1);
+    return tj_unsafe_view(r, out_shape, nout);
+}
+
+static tj_status matmul(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    int dim1 = tj_tensor_ndim(a), dim2 = tj_tensor_ndim(b);
+    const int64_t *s1 = tj_tensor_shape(a), *s2 = tj_tensor_shape(b);
+    char sa[96], sb[96];
+    if (dim1 == 0 || dim2 == 0)
+        return tj_error(TJ_ERR_SHAPE, "aten::matmul: both arguments need to be at least 1-D, got %d-D and %d-D", dim1,
+                        dim2);
+    int64_t k1 = s1[dim1 - 1], k2 = dim2 == 1 ? s2[0] : s2[dim2 - 2];
+    if (k1 != k2)
+        return tj_error(TJ_ERR_SHAPE, "aten::matmul: self %s and other %s cannot be multiplied (%lld != %lld)",
+                        tj_shape_str(dim1, s1, sa, sizeof sa), tj_shape_str(dim2, s2, sb, sizeof sb), (long long)k1,
+                        (long long)k2);
+    if (dim1 == 1 && dim2 == 1) return done(tj_view(mv_as_mm(tj_unsqueeze(a, 0), b), s1, 0), outs);
+    if (dim1 == 2 && dim2 == 1) return done(tj_squeeze_dim(mv_as_mm(a, b), 1), outs);
+    if (dim1 == 1 && dim2 == 2) return done(tj_squeeze_dim(tj_mm(tj_unsqueeze(a, 0), b), 0), outs);
+    if (dim1 == 2 && dim2 == 2) return done(tj_mm(a, b), outs);
+    if (should_fold(a, dim2) || should_fold(b, dim1)) return done(matmul_folded(a, b), outs);
+    return done(matmul_batched(a, b), outs);
+}
+
+/* ATen's linear: addmm for 2-D input with bias; a contiguous N-D input with
+ * bias is viewed as 2-D around one addmm; otherwise matmul (+ add). */
+static tj_status linear(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t, *w = args[1].u.t, *bias = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    tj_value one = tj_v_int(1);
+    int nd = tj_tensor_ndim(x);
+    const int64_t *xs = tj_tensor_shape(x);
+    tj_tensor *wt = tj_t(w);
+    if (!wt) return tj_last_status();
+    if (bias && nd == 2) return done(tj_addmm(bias, x, wt, one, one), outs);
+    if (bias && nd >= 3 && tj_tensor_is_contiguous(x)) {
+        int64_t flat[2] = {prod(xs, nd - 1), xs[nd - 1]}, shape[TJ_MAX_DIMS];
+        tj_tensor *r = tj_addmm(bias, tj_view(x, flat, 2), wt, one, one);
+        if (!r) return tj_last_status();
+        memcpy(shape, xs, sizeof(int64_t) * (size_t)(nd - 1));
+        shape[nd - 1] = tj_tensor_shape(r)[1];
+        return done(tj_view(r, shape, nd), outs);
+    }
+    tj_tensor *r = tj_matmul(x, wt);
+    return done(bias ? tj_add(r, bias) : r, outs);
+}
+
+void tj_register_linalg_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(matmul), matmul, "matmul");
+    tj_op_set_decomposition(TJ_OPS(linear), linear, "linear");
+}

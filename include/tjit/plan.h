@@ -1,0 +1,156 @@
+/* Replay: a graph compiled, for fixed input shapes and dtypes, into a plan
+ * that runs with no dispatch, no boxing and no allocation.
+ *
+ * tj_compile binds every call node's kernel with its arguments boxed once,
+ * resolves view operators (t, view, permute, slice, expand, ...) into strided
+ * aliases of their base (they cost nothing at run time), keeps constants, and
+ * places every intermediate in one 64-byte-aligned arena by a static memory
+ * plan: liveness over the schedule (a base stays alive while a view of it
+ * is), best-fit placement in freed blocks, and in-place reuse for elementwise
+ * operators whose input dies there (ggml-alloc's scheme).
+ *
+ * A plan is run through an execution context, which owns one arena and the
+ * tensor objects that point into it. Several threads may run one plan at
+ * once, each with its own context; tj_plan_run uses the plan's default
+ * context (one thread at a time). Kernels use threads inside as in eager
+ * mode (tj_set_num_threads).
+ *
+ * Outputs, three ways:
+ *   - tj_plan_run: new tensors owned by the caller (adopted by the innermost
+ *     open scope). Allocates the outputs only: the last kernel writing an
+ *     output writes into the new tensor directly.
+ *   - tj_plan_run_into: into caller-provided tensors of the output shapes and
+ *     dtypes. No heap allocation. A contiguous output tensor that shares no
+ *     storage with an input is written by its last kernel directly; others
+ *     get a copy at the end of the run.
+ *   - tj_plan_run_into with outputs NULL: results stay in the context; read
+ *     them with tj_plan_context_output (borrowed, valid until the context's
+ *     next run). No heap allocation, no copy.
+ * After the first run (which may fault the arena's pages in: the arena is
+ * touched when the context is created), runs perform no heap allocation
+ * through tj_set_allocator's hook, as long as the graph's kernels need no
+ * scratch memory of their own.
+ *
+ * Profiler: tj_plan_set_profiling times every kernel; tj_plan_profile_print
+ * writes a table by operator like torch.profiler's key_averages().table(),
+ * tj_plan_profile_write_trace a Chrome trace-event JSON file that Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open. */
+#ifndef TJIT_PLAN_H
+#define TJIT_PLAN_H
+
+#include <stdio.h>
+
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_plan tj_plan;
+typedef struct tj_plan_context tj_plan_context;
+
+/** Compile options; a zeroed struct (or NULL) gives the defaults. */
+typedef struct tj_compile_options {
+    bool no_memory_reuse;  /**< every intermediate gets its own block (arena = naive sum) */
+    bool no_inplace_reuse; /**< never place an elementwise result over its dying input */
+    bool profile;          /**< start with profiling on (see tj_plan_set_profiling) */
+} tj_compile_options;
+
+/** Compiles `g` for the dtypes, shapes and strides of its placeholders. The
+ * plan keeps its own copy of everything it needs (constants are retained):
+ * the graph may be freed afterwards. Free the plan with tj_plan_free.
+ * Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL graph or one without an
+ * output node; TJ_ERR_UNSUPPORTED for a call whose operator has no kernel
+ * ("tj_compile: node %name: aten::x has no kernel"); the shape function's
+ * error when a node's arguments do not fit, TJ_ERR_SHAPE when its result
+ * differs from the type the graph records; TJ_ERR_OUT_OF_MEMORY. */
+tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts);
+
+/** Frees the plan, its default context and every context still open on it
+ * (NULL is ignored). Tensors returned by tj_plan_context_output become
+ * invalid. */
+void tj_plan_free(tj_plan *p);
+
+/** Number of inputs and outputs of the compiled graph. */
+int tj_plan_num_inputs(const tj_plan *p);
+int tj_plan_num_outputs(const tj_plan *p);
+
+/** Runs the plan on its default context. `inputs` (n of them, the graph's
+ * placeholder count) must have the dtypes and shapes compiled for; any
+ * strides and storage offsets are accepted. Writes tj_plan_num_outputs new
+ * tensors into `outputs` (owned by the caller, or by the innermost open
+ * scope). Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong
+ * count), TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the
+ * compiled one (the message names the input and both types), a kernel's
+ * error (the outputs are then NULL), TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);
+
+/** Like tj_plan_run, writing the results into the caller's `outputs`, which
+ * must have the output dtypes and shapes (any strides), must not overlap
+ * each other, and must not be inputs of the run. With `outputs` NULL, or a
+ * NULL entry, the result stays in the context (tj_plan_context_output).
+ * Performs no heap allocation. Errors as tj_plan_run, plus TJ_ERR_DTYPE /
+ * TJ_ERR_SHAPE for an output tensor of the wrong type. */
+tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor *const *outputs);
+
+/* ---- execution contexts ---- */
+/** A new context for `p`: its own arena (allocated and touched now) and
+ * tensor objects. One thread may use a context at a time; different
+ * contexts of one plan may run at once. Free it with tj_plan_context_free
+ * (or let tj_plan_free do it). NULL when out of memory. */
+tj_plan_context *tj_plan_context_new(tj_plan *p);
+void tj_plan_context_free(tj_plan_context *c);
+/** The plan's default context, used by tj_plan_run (created on first use;
+ * NULL when out of memory). */
+tj_plan_context *tj_plan_default_context(tj_plan *p);
+/** tj_plan_run and tj_plan_run_into on context `c`. */
+tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs);
+tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs);
+/** Output `k` of the context's last run, as the plan left it: a tensor
+ * object of the context (a view into its arena, or an input or constant the
+ * graph returns). Borrowed: do not release it; its contents are valid until
+ * the context's next run, the object until the context is freed. NULL when k
+ * is out of range. */
+tj_tensor *tj_plan_context_output(tj_plan_context *c, int k);
+
+/* ---- memory plan ---- */
+typedef struct tj_plan_statistics {
+    size_t arena_bytes;       /**< size of one context's arena */
+    size_t naive_bytes;       /**< sum of every intermediate's size (no reuse) */
+    size_t lower_bound_bytes; /**< most bytes of intermediates live at once */
+    int n_kernels;            /**< kernel calls per run */
+    int n_views;              /**< view nodes resolved at compile time */
+    int n_inplace;            /**< results placed over their dying input */
+    int n_constants;
+} tj_plan_statistics;
+
+/** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per
+ * intermediate; lower_bound_bytes <= arena_bytes <= naive_bytes. The lower
+ * bound counts a result placed in place over its input as one buffer. */
+tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out);
+/** Writes the memory plan: one line per intermediate with its node, type,
+ * arena offset, size and live range (in kernel steps). */
+tj_status tj_plan_print_memory(const tj_plan *p, FILE *f);
+
+/* ---- profiler ---- */
+/** Turns per-kernel timing on or off for later runs (every context). When
+ * on, each run also records a timeline for the trace export. */
+void tj_plan_set_profiling(tj_plan *p, bool on);
+/** Forgets the timings recorded so far. */
+void tj_plan_profile_reset(tj_plan *p);
+/** Writes the table of timings by operator, summed over the plan's contexts
+ * and sorted by total time: calls, total ms, % of the runs' time, average us
+ * per call, and the throughput where the operator has a cost formula
+ * (GFLOP/s for mm, bmm, addmm, convolution; GB/s of tensor bytes read and
+ * written for the others). Errors: TJ_ERR_IO. */
+tj_status tj_plan_profile_print(const tj_plan *p, FILE *f);
+/** Writes the last profiled run of every context as Chrome trace-event JSON
+ * ({"traceEvents": [...]}: one complete event "ph":"X" per kernel, in
+ * microseconds, one thread per context). Errors: TJ_ERR_IO when the file
+ * cannot be written, TJ_ERR_INVALID_ARGUMENT when nothing was profiled. */
+tj_status tj_plan_profile_write_trace(const tj_plan *p, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

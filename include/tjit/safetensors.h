@@ -1,0 +1,40 @@
+/* safetensors files (the format Hugging Face uses): an 8-byte little-endian
+ * header length, a JSON header mapping tensor names to
+ * {"dtype", "shape", "data_offsets": [begin, end]} (plus an optional
+ * "__metadata__" object of strings), then the raw little-endian data. */
+#ifndef TJIT_SAFETENSORS_H
+#define TJIT_SAFETENSORS_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Writes `n` named tensors (any strides; dtypes F32, F64, I64, BOOL) to
+ * `path`, replacing it only once the whole file is written (a temporary file
+ * is renamed). Errors: TJ_ERR_INVALID_ARGUMENT (NULL, fake tensor, duplicate
+ * or empty name), TJ_ERR_IO, TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n);
+
+/** A loaded file: tensors in header order with their names. */
+typedef struct tj_safetensors tj_safetensors;
+
+/** Reads and validates a whole file: header JSON, dtypes, shapes, offsets
+ * inside the data and consistent with the shapes, no overlaps. Errors:
+ * TJ_ERR_IO, TJ_ERR_PARSE (malformed, naming the tensor and field),
+ * TJ_ERR_UNSUPPORTED (another dtype), TJ_ERR_OUT_OF_MEMORY. */
+tj_safetensors *tj_safetensors_load(const char *path);
+/** Same, from a buffer of n bytes. */
+tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n);
+int tj_safetensors_count(const tj_safetensors *f);
+const char *tj_safetensors_name(const tj_safetensors *f, int i);
+/** The tensor named `name` (borrowed: valid until tj_safetensors_free; retain
+ * it to keep it), or NULL with TJ_ERR_NOT_FOUND. */
+tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name);
+void tj_safetensors_free(tj_safetensors *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,169 @@
+/* Convolution through im2col + GEMM (see conv.h). */
+#include <cblas.h>
+#include <omp.h>
+#include <string.h>
+
+#include "conv.h"
+#include "conv_gemm.h"
+
+static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->geom.kh * cv->geom.kw; }
+static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+/* float64 goes through OpenBLAS, which must not be called from several
+ * OpenMP threads at once (it threads itself): one thread runs the samples. */
+static int conv_threads(const tj_k_conv *cv, tj_dtype dt)
+{
+    int64_t items = cv->batch * cv->groups;
+    int64_t nt = dt == TJ_FLOAT32 ? cv->threads : 1;
+    if (nt > items) nt = items;
+    return nt < 1 ? 1 : (int)nt;
+}
+
+/* One thread's scratch: the unfolded columns, the packing space of the
+ * float32 GEMM and, for weight_grad, a partial sum of the weight gradient. */
+typedef struct slices {
+    void *col, *gemm, *partial;
+} slices;
+
+static size_t slice_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, size_t *col, size_t *gemm, size_t *part)
+{
+    size_t es = dt == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
+    *col = round64(es * (size_t)(col_rows(cv) * col_cols(cv)));
+    *gemm = dt == TJ_FLOAT32 ? round64(tj_k_sgemm_work_bytes()) : 0;
+    *part = op == TJ_K_CONV_WEIGHT_GRAD ? round64(es * (size_t)(cv->groups * cv->mat_channels * col_rows(cv))) : 0;
+    return *col + *gemm + *part;
+}
+
+static slices thread_slices(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, void *work, int t)
+{
+    size_t col, gemm, part;
+    char *base = (char *)work + (size_t)t * slice_bytes(cv, dt, op, &col, &gemm, &part);
+    return (slices){base, base + col, base + col + gemm};
+}
+
+size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
+{
+    size_t col, gemm, part;
+    return (size_t)conv_threads(cv, dt) * slice_bytes(cv, dt, op, &col, &gemm, &part);
+}
+
+static void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, void *work)
+{
+    tj_k_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, work);
+}
+
+static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
+                     int64_t ldb, double beta, double *c, int64_t ldc, const double *bias, void *work)
+{
+    (void)work;
+    if (m <= 0 || n <= 0) return;
+    if (bias || k <= 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                c[i * ldc + j] = (beta != 0.0 ? beta * c[i * ldc + j] : 0.0) + (bias ? bias[i] : 0.0);
+        beta = 1.0;
+    }
+    if (k <= 0) return;
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* Columns of image item `src` for the GEMM: the image itself when the
+ * unfolding is the identity, else unfolded into the thread's buffer. */
+#define UNFOLD(T, SUF, g, src, s, P) \
+    (tj_k_im2col_is_identity(g) ? (src) : (tj_k_im2col_##SUF((g), (src), (g)->height * (g)->width, (g)->width, 1, \
+                                                             (T *)(s).col, (P)), (const T *)(s).col))
+
+#define CONV_DEFINE(T, SUF, DT)                                                                                    \
+    void tj_k_conv_unfold_mm_##SUF(const tj_k_conv *cv, const T *img, const T *w, const T *bias, T *mat,          \
+                                   void *work)                                                                   \
+    {                                                                                                            \
+        const tj_k_im2col_geom *g = &cv->geom;                                                                   \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
+        int64_t img_size = g->channels * g->height * g->width;                                                   \
+        int nt = conv_threads(cv, DT);                                                                           \
+        _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
+        for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
+            slices s = thread_slices(cv, DT, TJ_K_CONV_UNFOLD_MM, work, omp_get_thread_num());                    \
+            int64_t gi = it % G;                                                                                 \
+            const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
+            gemm_##SUF(false, false, R, P, K, w + gi * R * K, K, cols, P, 0, mat + it * R * P, P,                  \
+                       bias ? bias + gi * R : NULL, s.gemm);                                                     \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_mm_fold_##SUF(const tj_k_conv *cv, const T *mat, const T *w, const T *bias, T *img,           \
+                                 void *work)                                                                     \
+    {                                                                                                            \
+        const tj_k_im2col_geom *g = &cv->geom;                                                                   \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv), C = g->channels;        \
+        int64_t plane = g->height * g->width;                                                                    \
+        bool identity = tj_k_im2col_is_identity(g);                                                              \
+        int nt = conv_threads(cv, DT);                                                                           \
+        _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
+        for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
+            slices s = thread_slices(cv, DT, TJ_K_CONV_MM_FOLD, work, omp_get_thread_num());                      \
+            int64_t gi = it % G;                                                                                 \
+            T *dst = img + it * C * plane;                                                                       \
+            const T *b = bias ? bias + gi * C : NULL;                                                            \
+            if (identity) {                                                                                      \
+                gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, dst, P, b, s.gemm);    \
+                continue;                                                                                        \
+            }                                                                                                    \
+            gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, (T *)s.col, P, NULL,       \
+                       s.gemm);                                                                                  \
+            for (int64_t c = 0; c < C; c++)                                                                      \
+                for (int64_t i = 0; i < plane; i++) dst[c * plane + i] = b ? b[c] : 0;                           \
+            tj_k_col2im_##SUF(g, (const T *)s.col, P, dst);                                                      \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_weight_grad_##SUF(const tj_k_conv *cv, const T *img, const T *mat, T *gw, void *work)          \
+    {                                                                                                            \
+        const tj_k_im2col_geom *g = &cv->geom;                                                                   \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
+        int64_t img_size = g->channels * g->height * g->width, wsize = G * R * K;                                \
+        int nt = conv_threads(cv, DT);                                                                           \
+        _Pragma("omp parallel num_threads(nt)")                                                                  \
+        {                                                                                                        \
+            slices s = thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, omp_get_thread_num());                  \
+            T *part = s.partial;                                                                                 \
+            memset(part, 0, sizeof(T) * (size_t)wsize);                                                          \
+            _Pragma("omp for schedule(static)")                                                                  \
+            for (int64_t it = 0; it < cv->batch * G; it++) {                                                     \
+                int64_t gi = it % G;                                                                             \
+                const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                    \
+                gemm_##SUF(false, true, R, K, P, mat + it * R * P, P, cols, P, 1, part + gi * R * K, K, NULL,      \
+                           s.gemm);                                                                              \
+            }                                                                                                    \
+        }                                                                                                        \
+        for (int64_t i = 0; i < wsize; i++) {                                                                    \
+            T acc = 0;                                                                                           \
+            for (int t = 0; t < nt; t++) acc += ((const T *)thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, t) \
+                                                     .partial)[i];                                               \
+            gw[i] = acc;                                                                                         \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_bias_grad_##SUF(int64_t n, int64_t c, int64_t s, const T *g, T *gb, int threads)              \
+    {                                                                                                            \
+        _Pragma("omp parallel for num_threads(threads) if (n * c * s > (1 << 16))")                              \
+        for (int64_t ch = 0; ch < c; ch++) {                                                                     \
+            double total = 0;                                                                                    \
+            for (int64_t i = 0; i < n; i++) {                                                                    \
+                const T *row = g + (i * c + ch) * s;                                                             \
+                T lanes[16] = {0};                                                                               \
+                int64_t j = 0;                                                                                   \
+                for (; j + 16 <= s; j += 16)                                                                     \
+                    for (int u = 0; u < 16; u++) lanes[u] += row[j + u];                                         \
+                for (; j < s; j++) lanes[0] += row[j];                                                           \
+                for (int u = 0; u < 16; u++) total += lanes[u];                                                  \
+            }                                                                                                    \
+            gb[ch] = (T)total;                                                                                   \
+        }                                                                                                        \
+    }
+
+CONV_DEFINE(float, f32, TJ_FLOAT32)
+CONV_DEFINE(double, f64, TJ_FLOAT64)

@@ -1,0 +1,115 @@
+/* Blocked, packed single-threaded float32 GEMM (see conv_gemm.h). */
+#include <string.h>
+
+#include "conv_gemm.h"
+
+#define MR TJ_K_GEMM_MR
+#define NR TJ_K_GEMM_NR
+#define KC TJ_K_GEMM_KC
+#define MC TJ_K_GEMM_MC
+#define NC TJ_K_GEMM_NC
+
+_Static_assert(MC % MR == 0 && NC % NR == 0, "block sizes must be multiples of the micro-tile");
+
+size_t tj_k_sgemm_work_bytes(void) { return sizeof(float) * (size_t)KC * (MC + NC); }
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Packs rows i0..i0+mc, columns p0..p0+kc of A into panels of MR rows: panel
+ * q holds element (row r, column p) at q*MR*kc + p*MR + r; missing rows are 0. */
+static void pack_a(bool trans, const float *a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float *ap)
+{
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        float *panel = ap + ir * kc;
+        int64_t rows = min64(MR, mc - ir);
+        if (rows < MR) memset(panel, 0, sizeof(float) * (size_t)(MR * kc));
+        if (trans) {
+            for (int64_t p = 0; p < kc; p++)
+                memcpy(panel + p * MR, a + (p0 + p) * lda + i0 + ir, sizeof(float) * (size_t)rows);
+        } else {
+            for (int64_t r = 0; r < rows; r++) {
+                const float *src = a + (i0 + ir + r) * lda + p0;
+                for (int64_t p = 0; p < kc; p++) panel[p * MR + r] = src[p];
+            }
+        }
+    }
+}
+
+/* Packs rows p0..p0+kc, columns j0..j0+nc of B into panels of NR columns:
+ * panel q holds element (p, column j) at q*NR*kc + p*NR + j; missing columns are 0. */
+static void pack_b(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *bp)
+{
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        float *panel = bp + jr * kc;
+        int64_t cols = min64(NR, nc - jr);
+        if (trans) {
+            if (cols < NR) memset(panel, 0, sizeof(float) * (size_t)(NR * kc));
+            for (int64_t j = 0; j < cols; j++) {
+                const float *src = b + (j0 + jr + j) * ldb + p0;
+                for (int64_t p = 0; p < kc; p++) panel[p * NR + j] = src[p];
+            }
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                memcpy(panel + p * NR, b + (p0 + p) * ldb + j0 + jr, sizeof(float) * (size_t)cols);
+                if (cols < NR) memset(panel + p * NR + cols, 0, sizeof(float) * (size_t)(NR - cols));
+            }
+        }
+    }
+}
+
+void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+                                float beta, const float *bias)
+{
+    float acc[MR][NR] = {{0}};
+    for (int64_t p = 0; p < kc; p++, ap += MR, bp += NR)
+        for (int r = 0; r < MR; r++)
+            for (int j = 0; j < NR; j++) acc[r][j] += ap[r] * bp[j];
+    for (int r = 0; r < mr; r++) {
+        float *row = c + r * ldc;
+        float add = bias ? bias[r] : 0.0f;
+        for (int j = 0; j < nr; j++) row[j] = acc[r][j] + add + (beta != 0.0f ? beta * row[j] : 0.0f);
+    }
+}
+
+static tj_k_sgemm_ukernel pick_ukernel(void)
+{
+    return __builtin_cpu_supports("avx512f") ? tj_k_sgemm_ukernel_avx512 : tj_k_sgemm_ukernel_generic;
+}
+
+/* k == 0: C = beta·C + bias. */
+static void scale_rows(int64_t m, int64_t n, float beta, float *c, int64_t ldc, const float *bias)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            c[i * ldc + j] = (beta != 0.0f ? beta * c[i * ldc + j] : 0.0f) + (bias ? bias[i] : 0.0f);
+}
+
+void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, void *work)
+{
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        scale_rows(m, n, beta, c, ldc, bias);
+        return;
+    }
+    tj_k_sgemm_ukernel uk = pick_ukernel();
+    float *ap = work, *bp = ap + (size_t)KC * MC;
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        int64_t nc = min64(NC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += KC) {
+            int64_t kc = min64(KC, k - pc);
+            /* beta and bias apply once, with the first block of k */
+            float bt = pc == 0 ? beta : 1.0f;
+            pack_b(trans_b, b, ldb, pc, kc, jc, nc, bp);
+            for (int64_t ic = 0; ic < m; ic += MC) {
+                int64_t mc = min64(MC, m - ic);
+                pack_a(trans_a, a, lda, ic, mc, pc, kc, ap);
+                for (int64_t jr = 0; jr < nc; jr += NR)
+                    for (int64_t ir = 0; ir < mc; ir += MR)
+                        uk(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
+                           (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), bt,
+                           pc == 0 && bias ? bias + ic + ir : NULL);
+            }
+        }
+    }
+}

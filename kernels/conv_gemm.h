@@ -1,0 +1,47 @@
+/* A small single-threaded float32 GEMM for the convolution kernels.
+ *
+ * Convolutions split their work over the batch with OpenMP and need a GEMM
+ * that runs inside each thread without starting threads of its own (OpenBLAS
+ * called from an OpenMP region either oversubscribes the cores or, set to one
+ * thread, changes a process-wide setting). Blocked and packed as in
+ * Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication":
+ * B is packed in panels of TJ_K_GEMM_NR columns, A in panels of TJ_K_GEMM_MR
+ * rows, and an MR x NR micro-kernel (AVX-512 when the CPU has it, generic C
+ * otherwise) accumulates in registers. */
+#ifndef TJIT_KERNELS_CONV_GEMM_H
+#define TJIT_KERNELS_CONV_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TJ_K_GEMM_MR 8
+#define TJ_K_GEMM_NR 32
+#define TJ_K_GEMM_KC 256
+#define TJ_K_GEMM_MC 64
+#define TJ_K_GEMM_NC 512
+
+/** Bytes of scratch tj_k_sgemm needs (packed blocks of A and B), any shape. */
+size_t tj_k_sgemm_work_bytes(void);
+
+/** C[m x n] = A·B + beta·C (+ bias[i] on row i when bias is not NULL).
+ * A is m x k, stored row-major with leading dimension lda, or, when trans_a,
+ * stored as its k x m transpose; likewise B (k x n, or n x k when trans_b).
+ * beta 0 ignores C's previous contents (nan included). `work` holds
+ * tj_k_sgemm_work_bytes() bytes, 64-byte aligned. Single-threaded. */
+void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, void *work);
+
+/** Micro-kernel: the MR x NR tile of ap (kc x MR, packed) times bp (kc x NR,
+ * packed) is written to the top-left mr x nr corner of c (leading dimension
+ * ldc), after adding beta·c (beta 0: c not read) and bias[i] (when not NULL)
+ * to row i. */
+typedef void (*tj_k_sgemm_ukernel)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr,
+                                   int nr, float beta, const float *bias);
+
+void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+                                float beta, const float *bias);
+void tj_k_sgemm_ukernel_avx512(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+                               float beta, const float *bias);
+
+#endif

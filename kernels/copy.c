@@ -1,0 +1,245 @@
+/* Strided copies with dtype conversion (see copy.h). */
+#include <string.h>
+
+#include "copy.h"
+
+#define MAXD TJ_MAX_DIMS
+#define BLOCK 256 /* elements converted per step of a strided run */
+#define TILE 32   /* side of the tiles a transposed copy moves */
+
+static size_t elem_size(tj_dtype d)
+{
+    return d == TJ_BOOL ? 1 : d == TJ_FLOAT32 ? 4 : 8;
+}
+
+/* float -> int64 as x86's cvttsd2si does it (and so PyTorch on x86): values
+ * outside int64's range and NaN give INT64_MIN. Defined behaviour, unlike a
+ * plain C cast. */
+static inline int64_t float_to_i64(double x)
+{
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
+}
+
+void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
+{
+    if (dd == sd) {
+        memcpy(dst, src, (size_t)n * elem_size(dd));
+        return;
+    }
+#define LOOP(DT, ST, EXPR)                                                      \
+    do {                                                                        \
+        DT *d_ = dst;                                                           \
+        const ST *s_ = src;                                                     \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            ST x = s_[i];                                                       \
+            d_[i] = (EXPR);                                                     \
+        }                                                                       \
+    } while (0)
+#define PAIR(D, S) ((int)(D) * TJ_NUM_DTYPES + (int)(S))
+    switch (PAIR(dd, sd)) {
+    case PAIR(TJ_FLOAT32, TJ_FLOAT64): LOOP(float, double, (float)x); break;
+    case PAIR(TJ_FLOAT32, TJ_INT64): LOOP(float, int64_t, (float)x); break;
+    case PAIR(TJ_FLOAT32, TJ_BOOL): LOOP(float, uint8_t, x != 0); break;
+    case PAIR(TJ_FLOAT64, TJ_FLOAT32): LOOP(double, float, (double)x); break;
+    case PAIR(TJ_FLOAT64, TJ_INT64): LOOP(double, int64_t, (double)x); break;
+    case PAIR(TJ_FLOAT64, TJ_BOOL): LOOP(double, uint8_t, x != 0); break;
+    case PAIR(TJ_INT64, TJ_FLOAT32): LOOP(int64_t, float, float_to_i64(x)); break;
+    case PAIR(TJ_INT64, TJ_FLOAT64): LOOP(int64_t, double, float_to_i64(x)); break;
+    case PAIR(TJ_INT64, TJ_BOOL): LOOP(int64_t, uint8_t, x != 0); break;
+    case PAIR(TJ_BOOL, TJ_FLOAT32): LOOP(uint8_t, float, x != 0); break;
+    case PAIR(TJ_BOOL, TJ_FLOAT64): LOOP(uint8_t, double, x != 0); break;
+    case PAIR(TJ_BOOL, TJ_INT64): LOOP(uint8_t, int64_t, x != 0); break;
+    default: break;
+    }
+#undef PAIR
+#undef LOOP
+}
+
+/* Moves n elements of es bytes between strided runs, no conversion. */
+static void move_elems(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t es)
+{
+#define MOVE(T)                                                                 \
+    do {                                                                        \
+        T *d_ = (T *)d;                                                         \
+        const T *s_ = (const T *)s;                                             \
+        for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];                \
+    } while (0)
+    if (ds == 1 && ss == 1) memcpy(d, s, (size_t)n * es);
+    else if (es == 1) MOVE(uint8_t);
+    else if (es == 4) MOVE(uint32_t);
+    else MOVE(uint64_t);
+#undef MOVE
+}
+
+/* Copies a run of n elements from a strided source to a strided destination,
+ * converting dtypes through small contiguous buffers when needed. */
+static void copy_run(char *d, tj_dtype dd, int64_t ds, const char *s, tj_dtype sd, int64_t ss, int64_t n)
+{
+    size_t des = elem_size(dd), ses = elem_size(sd);
+    if (dd == sd) {
+        move_elems(d, ds, s, ss, n, des);
+        return;
+    }
+    if (ds == 1 && ss == 1) {
+        tj_k_convert(d, dd, s, sd, n);
+        return;
+    }
+    _Alignas(64) char gathered[BLOCK * 8], converted[BLOCK * 8];
+    for (int64_t i = 0; i < n; i += BLOCK) {
+        int64_t m = n - i < BLOCK ? n - i : BLOCK;
+        const char *sp = s + i * ss * (int64_t)ses;
+        char *dp = d + i * ds * (int64_t)des;
+        if (ss != 1) {
+            move_elems(gathered, 1, sp, ss, m, ses);
+            sp = gathered;
+        }
+        if (ds == 1) {
+            tj_k_convert(dp, dd, sp, sd, m);
+        } else {
+            tj_k_convert(converted, dd, sp, sd, m);
+            move_elems(dp, ds, converted, 1, m, des);
+        }
+    }
+}
+
+/* Copy geometry after dropping size-1 dims and merging dims that are
+ * contiguous in both operands. */
+typedef struct geometry {
+    int nd;
+    int64_t shape[MAXD];
+    int64_t ds[MAXD], ss[MAXD];
+} geometry;
+
+static void coalesce(geometry *g, int ndim, const int64_t *shape, const int64_t *ds, const int64_t *ss)
+{
+    int nd = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        if (nd > 0 && g->ds[nd - 1] == ds[d] * shape[d] && g->ss[nd - 1] == ss[d] * shape[d]) {
+            g->shape[nd - 1] *= shape[d];
+            g->ds[nd - 1] = ds[d];
+            g->ss[nd - 1] = ss[d];
+            continue;
+        }
+        g->shape[nd] = shape[d];
+        g->ds[nd] = ds[d];
+        g->ss[nd] = ss[d];
+        nd++;
+    }
+    if (nd == 0) { /* a single element */
+        g->shape[0] = 1;
+        g->ds[0] = g->ss[0] = 1;
+        nd = 1;
+    }
+    g->nd = nd;
+}
+
+/* Element offsets (dst, src) of the flat index `flat` over dims [0, nd). */
+static void offsets_of(const geometry *g, int nd, int64_t flat, int64_t *idx, int64_t *doff, int64_t *soff)
+{
+    *doff = *soff = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = flat % g->shape[d];
+        flat /= g->shape[d];
+        *doff += idx[d] * g->ds[d];
+        *soff += idx[d] * g->ss[d];
+    }
+}
+
+/* Copies the elements with flat (row-major) indices [start, end). */
+static void copy_range(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t start, int64_t end)
+{
+    int nd = g->nd, last = nd - 1;
+    int64_t len = g->shape[last], dsl = g->ds[last], ssl = g->ss[last];
+    size_t des = elem_size(dst.dtype), ses = elem_size(src.dtype);
+    int64_t idx[MAXD], doff, soff;
+    offsets_of(g, last, start / len, idx, &doff, &soff);
+    int64_t col = start % len;
+    for (int64_t done = start; done < end;) {
+        int64_t n = len - col < end - done ? len - col : end - done;
+        copy_run((char *)dst.data + (doff + col * dsl) * (int64_t)des, dst.dtype, dsl,
+                 (const char *)src.data + (soff + col * ssl) * (int64_t)ses, src.dtype, ssl, n);
+        done += n;
+        col = 0;
+        for (int d = last - 1; d >= 0; d--) { /* next row */
+            doff += g->ds[d];
+            soff += g->ss[d];
+            if (++idx[d] < g->shape[d]) break;
+            doff -= g->ds[d] * g->shape[d];
+            soff -= g->ss[d] * g->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* A source read along dim nd-2 (stride 1) into a destination written along
+ * dim nd-1 (stride 1): a transpose, done in TILE x TILE blocks so that both
+ * sides stay in cache. Same dtype only. */
+static bool is_transpose(const geometry *g, tj_k_strided dst, tj_k_strided src)
+{
+    int nd = g->nd;
+    return nd >= 2 && dst.dtype == src.dtype && g->ss[nd - 2] == 1 && g->ds[nd - 1] == 1 && g->ss[nd - 1] != 1 &&
+           g->shape[nd - 2] >= TILE / 2 && g->shape[nd - 1] >= TILE / 2;
+}
+
+static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_t rows, int64_t cols, size_t es)
+{
+#define TILE_LOOP(T)                                                            \
+    do {                                                                        \
+        for (int64_t r = 0; r < rows; r++) {                                    \
+            T *d_ = (T *)d + r * drow;                                          \
+            const T *s_ = (const T *)s + r;                                     \
+            for (int64_t c = 0; c < cols; c++) d_[c] = s_[c * scol];            \
+        }                                                                       \
+    } while (0)
+    if (es == 1) TILE_LOOP(uint8_t);
+    else if (es == 4) TILE_LOOP(uint32_t);
+    else TILE_LOOP(uint64_t);
+#undef TILE_LOOP
+}
+
+static void copy_transposed(const geometry *g, tj_k_strided dst, tj_k_strided src, int nthreads)
+{
+    int nd = g->nd;
+    int64_t rows = g->shape[nd - 2], cols = g->shape[nd - 1];
+    int64_t rt = (rows + TILE - 1) / TILE, ct = (cols + TILE - 1) / TILE;
+    int64_t outer = 1;
+    for (int d = 0; d < nd - 2; d++) outer *= g->shape[d];
+    int64_t items = outer * rt * ct;
+    size_t es = elem_size(dst.dtype);
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
+    for (int64_t it = 0; it < items; it++) {
+        int64_t o = it / (rt * ct), r0 = (it / ct) % rt * TILE, c0 = it % ct * TILE;
+        int64_t idx[MAXD], doff, soff;
+        offsets_of(g, nd - 2, o, idx, &doff, &soff);
+        doff += r0 * g->ds[nd - 2] + c0;
+        soff += r0 + c0 * g->ss[nd - 1];
+        copy_tile((char *)dst.data + doff * (int64_t)es, g->ds[nd - 2], (const char *)src.data + soff * (int64_t)es,
+                  g->ss[nd - 1], rows - r0 < TILE ? rows - r0 : TILE, cols - c0 < TILE ? cols - c0 : TILE, es);
+    }
+}
+
+void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) numel *= shape[d];
+    if (numel == 0) return;
+    geometry g;
+    coalesce(&g, ndim, shape, dst.strides, src.strides);
+    if (nthreads < 1) nthreads = 1;
+    if (is_transpose(&g, dst, src)) {
+        copy_transposed(&g, dst, src, nthreads);
+        return;
+    }
+    if (nthreads == 1) {
+        copy_range(&g, dst, src, 0, numel);
+        return;
+    }
+    int64_t chunk = (numel + nthreads - 1) / nthreads;
+    chunk = (chunk + 63) & ~(int64_t)63; /* whole cache lines per thread */
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (int t = 0; t < nthreads; t++) {
+        int64_t s = t * chunk, e = s + chunk < numel ? s + chunk : numel;
+        if (s < e) copy_range(&g, dst, src, s, e);
+    }
+}

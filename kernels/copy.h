@@ -1,0 +1,34 @@
+/* Data movement on raw strided buffers: dtype conversion and the strided
+ * copy behind clone, _to_copy, contiguous and cat. Kernels know no tensor,
+ * only pointers, shapes and strides (in elements). */
+#ifndef TJIT_KERNELS_COPY_H
+#define TJIT_KERNELS_COPY_H
+
+#include <stdint.h>
+
+#include "tjit/core.h"
+
+/** Converts n contiguous elements of dtype `sd` at src into dtype `dd` at dst
+ * (same dtype: memcpy). Follows PyTorch on x86: float -> int64 truncates toward
+ * zero, and NaN, +-inf or a value outside int64's range gives INT64_MIN;
+ * anything -> bool is x != 0 (NaN is true); float64 -> float32 rounds to
+ * nearest (overflow gives +-inf); int64 -> float rounds to nearest. */
+void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n);
+
+/** A strided array: base pointer (element [0, ..., 0]), dtype and strides in
+ * elements, one per dim of the shape the copy iterates. */
+typedef struct tj_k_strided {
+    void *data;
+    tj_dtype dtype;
+    const int64_t *strides;
+} tj_k_strided;
+
+/** Copies every element of the `ndim`-dim array of `shape` from src to dst,
+ * converting src's dtype to dst's. Any strides on either side (src may
+ * broadcast with stride 0; dst must not overlap itself or src). Runs of
+ * elements contiguous in both become memcpy (or one conversion loop); a
+ * transposed source is copied in cache-sized tiles. Uses up to `nthreads`
+ * OpenMP threads. ndim 0 copies one element; a zero size copies nothing. */
+void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
+
+#endif

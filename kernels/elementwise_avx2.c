@@ -1,0 +1,45 @@
+/* AVX2 + FMA instantiation of the float loops (built with -mavx2 -mfma;
+ * SLEEF declares its AVX2 functions only in such a translation unit). */
+#include <immintrin.h>
+#include <math.h>
+#include <sleef.h>
+
+#include "elementwise_isa.h"
+
+#define T float
+#define V __m256
+#define W 8
+#define FNS fns_f32
+#define SFX(name) name##_f32
+#define SLEEF(fn) Sleef_##fn##f8_u10avx2
+#define LOADU(p) _mm256_loadu_ps(p)
+#define STOREU(p, v) _mm256_storeu_ps(p, v)
+#define SPLAT(x) _mm256_set1_ps(x)
+#define VSQRT(v) _mm256_sqrt_ps(v)
+#define VABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
+#define VMAX(a, b) _mm256_max_ps(a, b)
+#define VMASK __m256
+#define VCMP_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+#define VMASK_AND(a, b) _mm256_and_ps(a, b)
+#define VBLEND(m, a, b) _mm256_blendv_ps(b, a, m)
+#include "elementwise_simd.h"
+
+#define T double
+#define V __m256d
+#define W 4
+#define FNS fns_f64
+#define SFX(name) name##_f64
+#define SLEEF(fn) Sleef_##fn##d4_u10avx2
+#define LOADU(p) _mm256_loadu_pd(p)
+#define STOREU(p, v) _mm256_storeu_pd(p, v)
+#define SPLAT(x) _mm256_set1_pd(x)
+#define VSQRT(v) _mm256_sqrt_pd(v)
+#define VABS(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
+#define VMAX(a, b) _mm256_max_pd(a, b)
+#define VMASK __m256d
+#define VCMP_EQ(a, b) _mm256_cmp_pd(a, b, _CMP_EQ_OQ)
+#define VMASK_AND(a, b) _mm256_and_pd(a, b)
+#define VBLEND(m, a, b) _mm256_blendv_pd(b, a, m)
+#include "elementwise_simd.h"
+
+const tj_k_math_isa tj_k_math_avx2 = {"avx2", &fns_f32, &fns_f64};

@@ -1,0 +1,44 @@
+/* Generic (any x86-64) instantiation of the float loops: scalar code calling
+ * SLEEF's scalar 1.0-ULP functions. The fallback when the CPU has no AVX2. */
+#include <math.h>
+#include <sleef.h>
+
+#include "elementwise_isa.h"
+
+#define T float
+#define V float
+#define W 1
+#define FNS fns_f32
+#define SFX(name) name##_f32
+#define SLEEF(fn) Sleef_##fn##f_u10
+#define LOADU(p) (*(p))
+#define STOREU(p, v) (*(p) = (v))
+#define SPLAT(x) (x)
+#define VSQRT(v) sqrtf(v)
+#define VABS(v) fabsf(v)
+#define VMAX(a, b) ((a) > (b) ? (a) : (b))
+#define VMASK int
+#define VCMP_EQ(a, b) ((a) == (b))
+#define VMASK_AND(a, b) ((a) & (b))
+#define VBLEND(m, a, b) ((m) ? (a) : (b))
+#include "elementwise_simd.h"
+
+#define T double
+#define V double
+#define W 1
+#define FNS fns_f64
+#define SFX(name) name##_f64
+#define SLEEF(fn) Sleef_##fn##_u10
+#define LOADU(p) (*(p))
+#define STOREU(p, v) (*(p) = (v))
+#define SPLAT(x) (x)
+#define VSQRT(v) sqrt(v)
+#define VABS(v) fabs(v)
+#define VMAX(a, b) ((a) > (b) ? (a) : (b))
+#define VMASK int
+#define VCMP_EQ(a, b) ((a) == (b))
+#define VMASK_AND(a, b) ((a) & (b))
+#define VBLEND(m, a, b) ((m) ? (a) : (b))
+#include "elementwise_simd.h"
+
+const tj_k_math_isa tj_k_math_generic = {"generic", &fns_f32, &fns_f64};

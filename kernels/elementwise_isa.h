@@ -1,0 +1,34 @@
+/* The per-instruction-set tables of vectorised float loops (internal to
+ * kernels/). Each of elementwise_generic.c, elementwise_avx2.c and
+ * elementwise_avx512.c instantiates elementwise_simd.h for float32 and
+ * float64 and exports one table; elementwise.c picks one at run time. */
+#ifndef TJIT_KERNELS_ELEMENTWISE_ISA_H
+#define TJIT_KERNELS_ELEMENTWISE_ISA_H
+
+#include "elementwise.h"
+
+/** n contiguous elements: out = f(a). */
+typedef void (*tj_k_math1_fn)(int64_t n, void *out, const void *a);
+/** n contiguous elements: out = f(a, b). */
+typedef void (*tj_k_math2_fn)(int64_t n, void *out, const void *a, const void *b);
+/** n contiguous elements: out = a ^ e. */
+typedef void (*tj_k_powc_fn)(int64_t n, void *out, const void *a, double e);
+
+/** The loops of one element type. binary[] is NULL for operators that the
+ * plain C loops in elementwise.c serve. */
+typedef struct tj_k_math_fns {
+    tj_k_math1_fn unary[TJ_K_UNARY_COUNT];
+    tj_k_math2_fn binary[TJ_K_BINARY_COUNT];
+    tj_k_powc_fn pow_scalar;
+} tj_k_math_fns;
+
+typedef struct tj_k_math_isa {
+    const char *name;
+    const tj_k_math_fns *f32, *f64;
+} tj_k_math_isa;
+
+extern const tj_k_math_isa tj_k_math_generic;
+extern const tj_k_math_isa tj_k_math_avx2;
+extern const tj_k_math_isa tj_k_math_avx512;
+
+#endif

@@ -1,0 +1,222 @@
+/* Template body of the vectorised float loops; no include guard on purpose.
+ * A per-ISA file includes it once per element type after defining:
+ *
+ *   T             element type (float / double)
+ *   V, W          vector type and its lane count (V = T, W = 1 for scalar code)
+ *   FNS           name of the tj_k_math_fns table to define
+ *   SFX(name)     makes the element-type-specific name of a static function
+ *   SLEEF(fn)     the SLEEF function for `fn` (exp, log, tanh, erf, sin, cos,
+ *                 log1p, expm1, pow) at this width, 1.0-ULP variant
+ *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
+ *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
+ *   VMASK, VCMP_EQ(a, b), VMASK_AND(m1, m2), VBLEND(m, a, b) (m ? a : b)
+ *
+ * and undefines them all at its end, so the next instantiation starts clean.
+ * Arithmetic uses GCC's vector operators (which also accept a scalar
+ * operand), so one expression serves every width. Formulas follow PyTorch
+ * 1.13's vectorised CPU kernels, so that float32 results round alike. */
+
+#define CT(x) ((T)(x))
+
+/* out[i] = EXPR(x) over n elements of `a`; a partial last vector goes
+ * through a zero-padded stack buffer. */
+#define LOOP1(EXPR)                                                            \
+    do {                                                                       \
+        int64_t i_ = 0;                                                        \
+        for (; i_ + W <= n; i_ += W) {                                         \
+            V x = LOADU(a + i_);                                               \
+            STOREU(o + i_, (EXPR));                                            \
+        }                                                                      \
+        if (W > 1 && i_ < n) {                                                 \
+            T xb_[W] = {0}, ob_[W];                                            \
+            for (int64_t j_ = 0; j_ < n - i_; j_++) xb_[j_] = a[i_ + j_];      \
+            V x = LOADU(xb_);                                                  \
+            STOREU(ob_, (EXPR));                                               \
+            for (int64_t j_ = 0; j_ < n - i_; j_++) o[i_ + j_] = ob_[j_];      \
+        }                                                                      \
+    } while (0)
+
+/* out[i] = EXPR(x, y) over n elements of `a` and `b`. */
+#define LOOP2(EXPR)                                                            \
+    do {                                                                       \
+        int64_t i_ = 0;                                                        \
+        for (; i_ + W <= n; i_ += W) {                                         \
+            V x = LOADU(a + i_), y = LOADU(b + i_);                            \
+            STOREU(o + i_, (EXPR));                                            \
+        }                                                                      \
+        if (W > 1 && i_ < n) {                                                 \
+            T xb_[W] = {0}, yb_[W] = {0}, ob_[W];                              \
+            for (int64_t j_ = 0; j_ < n - i_; j_++) {                          \
+                xb_[j_] = a[i_ + j_];                                          \
+                yb_[j_] = b[i_ + j_];                                          \
+            }                                                                  \
+            V x = LOADU(xb_), y = LOADU(yb_);                                  \
+            STOREU(ob_, (EXPR));                                               \
+            for (int64_t j_ = 0; j_ < n - i_; j_++) o[i_ + j_] = ob_[j_];      \
+        }                                                                      \
+    } while (0)
+
+#define UNARY(name, EXPR)                                                      \
+    static void SFX(name)(int64_t n, void *out, const void *in)                \
+    {                                                                          \
+        T *o = out;                                                            \
+        const T *a = in;                                                       \
+        LOOP1(EXPR);                                                           \
+    }
+
+#define BINARY(name, EXPR)                                                     \
+    static void SFX(name)(int64_t n, void *out, const void *in0, const void *in1) \
+    {                                                                          \
+        T *o = out;                                                            \
+        const T *a = in0, *b = in1;                                            \
+        LOOP2(EXPR);                                                           \
+    }
+
+/* gelu constants as PyTorch spells them */
+#define GELU_ALPHA CT(M_SQRT1_2)                   /* 1/sqrt(2) */
+#define GELU_PDF CT(M_2_SQRTPI * M_SQRT1_2 * 0.5)  /* 1/sqrt(2 pi) */
+#define GELU_BETA CT(M_SQRT2 * M_2_SQRTPI * 0.5)   /* sqrt(2/pi) */
+#define GELU_KAPPA CT(0.044715)
+
+static inline V SFX(gelu_tanh)(V x)
+{
+    V inner = GELU_BETA * (x + GELU_KAPPA * (x * x * x));
+    return CT(0.5) * x * (CT(1) + SLEEF(tanh)(inner));
+}
+
+static inline V SFX(gelu_backward)(V dy, V x)
+{
+    V cdf = CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA));
+    V pdf = GELU_PDF * SLEEF(exp)(x * x * CT(-0.5));
+    return dy * (cdf + x * pdf);
+}
+
+static inline V SFX(gelu_tanh_backward)(V dy, V x)
+{
+    V x_sq = x * x;
+    V inner = GELU_BETA * (x + GELU_KAPPA * (x * x_sq));
+    V t = SLEEF(tanh)(inner);
+    V left = CT(0.5) * x;
+    V left_derivative = CT(0.5) * (CT(1) + t);
+    V tanh_derivative = CT(1) - t * t;
+    V inner_derivative = GELU_BETA * (CT(1) + CT(3) * GELU_KAPPA * x_sq);
+    return dy * (left_derivative + left * tanh_derivative * inner_derivative);
+}
+
+/* log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities
+ * return themselves (the formula would give inf - inf = nan). */
+static inline V SFX(logaddexp)(V x, V y)
+{
+    V m = VMAX(x, y);
+    V r = m + SLEEF(log1p)(SLEEF(exp)(-VABS(x - y)));
+    VMASK same_inf = VMASK_AND(VCMP_EQ(x, y), VCMP_EQ(VABS(x), SPLAT(CT(INFINITY))));
+    return VBLEND(same_inf, x, r);
+}
+
+UNARY(abs, VABS(x))
+UNARY(neg, -x)
+UNARY(exp, SLEEF(exp)(x))
+UNARY(log, SLEEF(log)(x))
+UNARY(sqrt, VSQRT(x))
+UNARY(rsqrt, CT(1) / VSQRT(x))
+UNARY(tanh, SLEEF(tanh)(x))
+UNARY(sigmoid, CT(1) / (CT(1) + SLEEF(exp)(-x)))
+UNARY(erf, SLEEF(erf)(x))
+UNARY(reciprocal, CT(1) / x)
+UNARY(sin, SLEEF(sin)(x))
+UNARY(cos, SLEEF(cos)(x))
+UNARY(log1p, SLEEF(log1p)(x))
+UNARY(expm1, SLEEF(expm1)(x))
+UNARY(relu, VMAX(SPLAT(CT(0)), x))
+UNARY(gelu, x * CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA)))
+UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
+UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
+
+BINARY(pow, SLEEF(pow)(x, y))
+BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
+BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
+BINARY(gelu_tanh_bwd, SFX(gelu_tanh_backward)(x, y))
+
+/* PyTorch's pow(Tensor, Scalar) shortcuts, then SLEEF's pow. */
+static void SFX(pow_scalar)(int64_t n, void *out, const void *in, double e)
+{
+    T *o = out;
+    const T *a = in;
+    if (e == 0) {
+        for (int64_t i = 0; i < n; i++) o[i] = CT(1);
+    } else if (e == 1) {
+        LOOP1(x);
+    } else if (e == 2) {
+        LOOP1(x * x);
+    } else if (e == 3) {
+        LOOP1(x * x * x);
+    } else if (e == 0.5) {
+        LOOP1(VSQRT(x));
+    } else if (e == -0.5) {
+        LOOP1(CT(1) / VSQRT(x));
+    } else if (e == -1) {
+        LOOP1(CT(1) / x);
+    } else if (e == -2) {
+        LOOP1(CT(1) / (x * x));
+    } else {
+        V ev = SPLAT(CT(e));
+        LOOP1(SLEEF(pow)(x, ev));
+    }
+}
+
+static const tj_k_math_fns FNS = {
+    .unary = {
+        [TJ_K_ABS] = SFX(abs),
+        [TJ_K_NEG] = SFX(neg),
+        [TJ_K_EXP] = SFX(exp),
+        [TJ_K_LOG] = SFX(log),
+        [TJ_K_SQRT] = SFX(sqrt),
+        [TJ_K_RSQRT] = SFX(rsqrt),
+        [TJ_K_TANH] = SFX(tanh),
+        [TJ_K_SIGMOID] = SFX(sigmoid),
+        [TJ_K_ERF] = SFX(erf),
+        [TJ_K_RECIPROCAL] = SFX(reciprocal),
+        [TJ_K_SIN] = SFX(sin),
+        [TJ_K_COS] = SFX(cos),
+        [TJ_K_LOG1P] = SFX(log1p),
+        [TJ_K_EXPM1] = SFX(expm1),
+        [TJ_K_RELU] = SFX(relu),
+        [TJ_K_GELU] = SFX(gelu),
+        [TJ_K_GELU_TANH] = SFX(gelu_tanh_fwd),
+        [TJ_K_SILU] = SFX(silu),
+    },
+    .binary = {
+        [TJ_K_POW] = SFX(pow),
+        [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
+        [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
+        [TJ_K_GELU_TANH_BACKWARD] = SFX(gelu_tanh_bwd),
+    },
+    .pow_scalar = SFX(pow_scalar),
+};
+
+#undef CT
+#undef LOOP1
+#undef LOOP2
+#undef UNARY
+#undef BINARY
+#undef GELU_ALPHA
+#undef GELU_PDF
+#undef GELU_BETA
+#undef GELU_KAPPA
+
+#undef T
+#undef V
+#undef W
+#undef FNS
+#undef SFX
+#undef SLEEF
+#undef LOADU
+#undef STOREU
+#undef SPLAT
+#undef VSQRT
+#undef VABS
+#undef VMAX
+#undef VMASK
+#undef VCMP_EQ
+#undef VMASK_AND
+#undef VBLEND

@@ -1,0 +1,20 @@
+/* Fills of contiguous buffers: a constant, an arithmetic progression. */
+#ifndef TJIT_KERNELS_FILL_H
+#define TJIT_KERNELS_FILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tjit/core.h"
+
+/** Copies the `elem_size`-byte value at `value` (1, 4 or 8 bytes) into
+ * out[0..n), with up to `nthreads` OpenMP threads. */
+void tj_k_fill(void *out, size_t elem_size, const void *value, int64_t n, int nthreads);
+
+/** out[i] = start + i * step for i in [0, n), computed in double and rounded
+ * to `dtype` (float32 or float64), as PyTorch's CPU arange does. */
+void tj_k_arange_f(void *out, tj_dtype dtype, double start, double step, int64_t n, int nthreads);
+/** out[i] = start + i * step in int64 arithmetic. */
+void tj_k_arange_i64(int64_t *out, int64_t start, int64_t step, int64_t n, int nthreads);
+
+#endif

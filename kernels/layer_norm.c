@@ -1,0 +1,145 @@
+/* Layer norm forward and backward over contiguous rows (see layer_norm.h):
+ * rows are spread over threads; float32 rows go to the per-ISA row. */
+#include <math.h>
+
+#include "layer_norm.h"
+
+/* columns per block when reducing the parameter gradients over rows */
+#define COLS 256
+
+typedef void (*row_f32_fn)(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
+                           float *mean, float *rstd);
+
+/* Portable row, the same algorithm in C (float32 keeps the mean's low part
+ * m_lo; for float64 it is 0). A row whose values are all equal takes that
+ * value as its mean, exactly (its sum in double need not be exact for
+ * float64). */
+#define DEFINE_ROW(T, SUF)                                                                                    \
+    static void row_##SUF(const T *x, T *y, int64_t n, const T *w, const T *b, double eps, T *mean_out,       \
+                          T *rstd_out)                                                                        \
+    {                                                                                                         \
+        double sum = 0;                                                                                       \
+        T lo = x[0], hi = x[0];                                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                                     \
+            sum += x[i];                                                                                      \
+            lo = x[i] < lo ? x[i] : lo;                                                                       \
+            hi = x[i] > hi ? x[i] : hi;                                                                       \
+        }                                                                                                     \
+        T m = (T)(sum / (double)n), m_lo = (T)(sum / (double)n - (double)m);                                  \
+        if (lo == hi && m == m) m = lo, m_lo = 0;                                                             \
+        double sd = 0, sq = 0;                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                                     \
+            double d = (double)(x[i] - m);                                                                    \
+            sd += d;                                                                                          \
+            sq += d * d;                                                                                      \
+        }                                                                                                     \
+        double var = (sq - sd * sd / (double)n) / (double)n;                                                  \
+        T r = var != var ? (T)NAN : (T)(1.0 / sqrt((var > 0 ? var : 0) + eps));                               \
+        for (int64_t i = 0; i < n; i++) {                                                                     \
+            T t = (x[i] - m - m_lo) * r;                                                                      \
+            if (w) t *= w[i];                                                                                 \
+            if (b) t += b[i];                                                                                 \
+            y[i] = t;                                                                                         \
+        }                                                                                                     \
+        *mean_out = m;                                                                                        \
+        *rstd_out = r;                                                                                        \
+    }
+DEFINE_ROW(float, f32_c)
+DEFINE_ROW(double, f64)
+
+static row_f32_fn pick_row_f32(void)
+{
+    if (__builtin_cpu_supports("avx512f")) return tj_k_layer_norm_row_f32_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tj_k_layer_norm_row_f32_avx2;
+    return row_f32_c;
+}
+
+static int threads_for(const tj_k_layer_norm_shape *s, int64_t items)
+{
+    int nt = (double)s->m * (double)s->n < 16384 ? 1 : s->nthreads;
+    return nt > items ? (int)items : nt < 1 ? 1 : nt;
+}
+
+void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *w, const void *b, double eps,
+                     void *y, void *mean, void *rstd)
+{
+    int64_t m = s->m, n = s->n;
+    if (m == 0) return;
+    row_f32_fn row_f32 = pick_row_f32();
+    bool f32 = s->dtype == TJ_FLOAT32;
+    int nt = threads_for(s, m);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t r = 0; r < m; r++) {
+        if (f32)
+            row_f32((const float *)x + r * n, (float *)y + r * n, n, w, b, eps, (float *)mean + r, (float *)rstd + r);
+        else
+            row_f64((const double *)x + r * n, (double *)y + r * n, n, w, b, eps, (double *)mean + r,
+                    (double *)rstd + r);
+    }
+}
+
+/* Input gradient of one row; sums in double. */
+#define DEFINE_BACKWARD(T, SUF)                                                                               \
+    static void grad_input_##SUF(const T *g, const T *x, T m, T r, const T *w, T *gx, int64_t n)              \
+    {                                                                                                         \
+        double sa = 0, sb = 0;                                                                                \
+        for (int64_t j = 0; j < n; j++) {                                                                     \
+            T wg = w ? g[j] * w[j] : g[j];                                                                    \
+            sa += wg;                                                                                         \
+            sb += (double)wg * ((x[j] - m) * r);                                                              \
+        }                                                                                                     \
+        T ca = (T)(sa / (double)n), cb = (T)(sb / (double)n);                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                                     \
+            T wg = w ? g[j] * w[j] : g[j];                                                                    \
+            gx[j] = r * (wg - ca - (x[j] - m) * r * cb);                                                      \
+        }                                                                                                     \
+    }                                                                                                         \
+    /* Parameter gradients of columns [j0, j0 + c), summed over all rows. */                                  \
+    static void grad_params_##SUF(const T *g, const T *x, const T *mean, const T *rstd, int64_t rows,         \
+                                  int64_t n, int64_t j0, int64_t c, T *gw, T *gb)                             \
+    {                                                                                                         \
+        double aw[COLS] = {0}, ab[COLS] = {0};                                                                \
+        for (int64_t r = 0; r < rows; r++) {                                                                  \
+            const T *gr = g + r * n + j0, *xr = x + r * n + j0;                                               \
+            T m = mean[r], rs = rstd[r];                                                                      \
+            for (int64_t j = 0; j < c; j++) {                                                                 \
+                aw[j] += (double)gr[j] * ((xr[j] - m) * rs);                                                  \
+                ab[j] += gr[j];                                                                               \
+            }                                                                                                 \
+        }                                                                                                     \
+        for (int64_t j = 0; j < c; j++) {                                                                     \
+            if (gw) gw[j0 + j] = (T)aw[j];                                                                    \
+            if (gb) gb[j0 + j] = (T)ab[j];                                                                    \
+        }                                                                                                     \
+    }
+DEFINE_BACKWARD(float, f32)
+DEFINE_BACKWARD(double, f64)
+
+void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, const void *x, const void *mean,
+                              const void *rstd, const void *w, void *gx, void *gw, void *gb)
+{
+    int64_t m = s->m, n = s->n;
+    bool f32 = s->dtype == TJ_FLOAT32;
+    if (gx && m > 0) {
+        int nt = threads_for(s, m);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int64_t r = 0; r < m; r++) {
+            if (f32)
+                grad_input_f32((const float *)g + r * n, (const float *)x + r * n, ((const float *)mean)[r],
+                               ((const float *)rstd)[r], w, (float *)gx + r * n, n);
+            else
+                grad_input_f64((const double *)g + r * n, (const double *)x + r * n, ((const double *)mean)[r],
+                               ((const double *)rstd)[r], w, (double *)gx + r * n, n);
+        }
+    }
+    if (gw || gb) {
+        int64_t blocks = (n + COLS - 1) / COLS;
+        int nt = threads_for(s, blocks);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+        for (int64_t blk = 0; blk < blocks; blk++) {
+            int64_t j0 = blk * COLS, c = n - j0 < COLS ? n - j0 : COLS;
+            if (f32) grad_params_f32(g, x, mean, rstd, m, n, j0, c, gw, gb);
+            else grad_params_f64(g, x, mean, rstd, m, n, j0, c, gw, gb);
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/* Negative log-likelihood loss and its gradient, as PyTorch 1.13's CPU
+ * kernels (aten/src/ATen/native/LossNLL.cpp), over strided buffers. */
+#ifndef TJIT_KERNELS_LOSS_H
+#define TJIT_KERNELS_LOSS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** One nll_loss call. The input holds `batch` rows of `classes` log
+ * probabilities (row i, class c at in[i*in_rs + c*in_cs]); target i is at
+ * target[i*target_s]; weight (optional) class c at weight[c*weight_s].
+ * rowwise: reduction none on a 2-d input, one loss per row; otherwise one
+ * value, summed, and divided by the total weight when reduction is 1 (mean).
+ * Targets equal to ignore_index are skipped and never used as indices. */
+typedef struct tj_k_nll {
+    int64_t batch, classes;
+    int64_t in_rs, in_cs, target_s, weight_s;
+    int64_t ignore_index;
+    int reduction; /**< 0 none, 1 mean, 2 sum */
+    bool rowwise;
+} tj_k_nll;
+
+/** Forward: out holds `batch` values (rowwise, contiguous) or one; *total_weight
+ * is the summed weight of the kept targets (0 when rowwise). Sums run in
+ * double. Returns false, with *bad set to the target, when a target other
+ * than ignore_index lies outside [0, classes). */
+bool tj_k_nll_loss_f32(const tj_k_nll *p, const float *in, const int64_t *target, const float *weight, float *out,
+                       float *total_weight, int64_t *bad);
+bool tj_k_nll_loss_f64(const tj_k_nll *p, const double *in, const int64_t *target, const double *weight,
+                       double *out, double *total_weight, int64_t *bad);
+
+/** Backward: grad_in (contiguous [batch, classes]) is 0 except at each kept
+ * target, where it is -weight * g with g = grad_out[i*grad_s] (rowwise) or
+ * grad_out[0], divided by total_weight for the mean. Errors as the forward. */
+bool tj_k_nll_loss_backward_f32(const tj_k_nll *p, const float *grad_out, int64_t grad_s, const int64_t *target,
+                                const float *weight, float total_weight, float *grad_in, int64_t *bad);
+bool tj_k_nll_loss_backward_f64(const tj_k_nll *p, const double *grad_out, int64_t grad_s, const int64_t *target,
+                                const double *weight, double total_weight, double *grad_in, int64_t *bad);
+
+#endif

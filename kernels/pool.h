@@ -1,0 +1,49 @@
+/* 2-D max and average pooling over planes of any strides, as PyTorch 1.13's
+ * CPU kernels (aten/src/ATen/native/cpu/MaxPoolKernel.cpp, AvgPoolKernel.cpp):
+ * the same window bounds, tie-breaking and nan rules. */
+#ifndef TJIT_KERNELS_POOL_H
+#define TJIT_KERNELS_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Pooling geometry. The input holds `batch` x `channels` planes of
+ * height x width; plane (n, c) element (y, x) is at
+ * in[n*ns + c*cs + y*ys + x*xs]. Outputs are contiguous
+ * [batch, channels, out_h, out_w]. */
+typedef struct tj_k_pool2d {
+    int64_t batch, channels, height, width, out_h, out_w;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t ns, cs, ys, xs;
+    int threads;
+} tj_k_pool2d;
+
+/** Max over each window (padding never wins). Ties keep the first position
+ * in row-major window order; a nan wins, and with several nans the last one
+ * does (PyTorch 1.13). idx receives y*width + x of the chosen element. */
+void tj_k_max_pool2d_f32(const tj_k_pool2d *p, const float *in, float *out, int64_t *idx);
+void tj_k_max_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out, int64_t *idx);
+
+/** Mean over each window; the divisor is *divisor_override when that is
+ * not NULL (nor 0), else the window's size clipped to the padded input
+ * (count_include_pad) or to the input. A window wholly in the padding gives
+ * 0. Sums run in double (int64 for int64, which divides with truncation
+ * toward zero, as C++ does). */
+void tj_k_avg_pool2d_f32(const tj_k_pool2d *p, const float *in, float *out, bool count_include_pad,
+                         const int64_t *divisor_override);
+void tj_k_avg_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out, bool count_include_pad,
+                         const int64_t *divisor_override);
+void tj_k_avg_pool2d_i64(const tj_k_pool2d *p, const int64_t *in, int64_t *out, bool count_include_pad,
+                         const int64_t *divisor_override);
+
+/** Gradient of max pooling: grad_in (contiguous [batch, channels, height,
+ * width]) = 0, then grad_out (contiguous, the output's shape) is added at
+ * each plane position idx (same layout); idx -1 is skipped. The input
+ * strides of p are not used. Returns false, with *bad set to the offending
+ * value and nothing else guaranteed, when an index lies outside the plane. */
+bool tj_k_max_pool2d_backward_f32(const tj_k_pool2d *p, const float *grad_out, const int64_t *idx, float *grad_in,
+                                  int64_t *bad);
+bool tj_k_max_pool2d_backward_f64(const tj_k_pool2d *p, const double *grad_out, const int64_t *idx,
+                                  double *grad_in, int64_t *bad);
+
+#endif

@@ -1,0 +1,73 @@
+/* Reductions over strided buffers: sums, extrema, arg-extrema, sums of
+ * squared deviations and of exponentials, over any set of dims of an input of
+ * any strides, into a contiguous output holding one value per combination of
+ * the kept dims (row-major in their order).
+ *
+ * Use: fill a tj_k_reduce (kind, input, output, options), call
+ * tj_k_reduce_prepare with the input geometry and the dims to reduce, give
+ * tj_k_reduce_run a scratch buffer of tj_k_reduce_scratch_bytes bytes.
+ *
+ * Strategy, chosen from the strides:
+ * - the innermost reduced dim is contiguous: each output folds contiguous
+ *   runs (vectorised with independent lanes);
+ * - the innermost kept dim is contiguous: rows of outputs are accumulated row
+ *   by row of the reduced dims (no transposing copy), vectorised across the
+ *   outputs;
+ * - otherwise each output folds strided runs.
+ * Long reductions are cut into fixed-size chunks whose partial results are
+ * combined in order, so that results do not depend on the thread count.
+ * Floating sums accumulate in double. */
+#ifndef TJIT_KERNELS_REDUCE_H
+#define TJIT_KERNELS_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tjit/core.h"
+
+typedef enum tj_k_red_kind {
+    TJ_K_RED_SUM,      /**< sum(x) / divisor: double for a float result, int64 (wrapping) for an integer one */
+    TJ_K_RED_SUMSQDEV, /**< sum((x - param[o])^2) / divisor, in double */
+    TJ_K_RED_SUMEXP,   /**< log(sum(exp(x - param[o]))) + param[o], in double */
+    TJ_K_RED_MAX,      /**< largest value; nan propagates */
+    TJ_K_RED_MIN,      /**< smallest value; nan propagates */
+    TJ_K_RED_ARGMAX,   /**< largest value and its first flat index over the reduced dims; nan counts as largest */
+} tj_k_red_kind;
+
+/** Coalesced geometry of one group of dims (kept or reduced). */
+typedef struct tj_k_red_dims {
+    int n;
+    int64_t size[TJ_MAX_DIMS];
+    int64_t stride[TJ_MAX_DIMS];
+} tj_k_red_dims;
+
+typedef struct tj_k_reduce {
+    tj_k_red_kind kind;
+    const void *x;  /**< element [0, ..., 0] of the input */
+    tj_dtype x_dtype;
+    /** SUM of an int64/bool input: accumulate in int64 (true) or in double
+     * (false, for a float result). Other kinds ignore it. */
+    bool int_acc;
+    const double *param; /**< SUMSQDEV, SUMEXP: one value per output */
+    double divisor;      /**< SUM, SUMSQDEV: the result is divided by it (1 for a plain sum) */
+    void *out;           /**< one value per output, contiguous; NULL allowed for ARGMAX */
+    tj_dtype out_dtype;  /**< float32/float64 for float results, int64/bool for integer ones */
+    int64_t *out_index;  /**< ARGMAX: one index per output */
+    /* set by tj_k_reduce_prepare */
+    tj_k_red_dims kept, red;
+    int64_t nout, nred;
+} tj_k_reduce;
+
+/** Computes the geometry: `reduced[d]` marks the dims folded into each
+ * output. Dims of size 1 are dropped, neighbouring dims merged where the
+ * strides allow. */
+void tj_k_reduce_prepare(tj_k_reduce *r, int ndim, const int64_t *shape, const int64_t *strides,
+                         const bool *reduced);
+/** Bytes of scratch tj_k_reduce_run needs (0 when none). */
+size_t tj_k_reduce_scratch_bytes(const tj_k_reduce *r);
+/** Runs the reduction with up to `nthreads` OpenMP threads. An empty
+ * reduction gives 0 for sums (so nan for a mean), -inf/+inf for MAX/MIN and
+ * index 0 for ARGMAX: callers reject those that PyTorch rejects. */
+void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);
+
+#endif

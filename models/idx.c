@@ -1,0 +1,79 @@
+/* IDX reader: big-endian magic (0x0000 type rank), big-endian uint32 sizes,
+ * then the data. Through zlib's gz* functions, which read plain files too. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "idx.h"
+
+static bool read_exact(gzFile f, void *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        unsigned chunk = n - done > (1u << 30) ? (1u << 30) : (unsigned)(n - done);
+        int r = gzread(f, (char *)buf + done, chunk);
+        if (r <= 0) return false;
+        done += (size_t)r;
+    }
+    return true;
+}
+
+tj_tensor *idx_load_u8(const char *path)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        tj_error(TJ_ERR_IO, "idx: cannot open '%s': %s", path, strerror(errno ? errno : ENOENT));
+        return NULL;
+    }
+    unsigned char magic[4];
+    tj_tensor *t = NULL;
+    unsigned char *raw = NULL;
+    if (!read_exact(f, magic, 4) || magic[0] || magic[1] || magic[2] != 0x08 || magic[3] < 1 || magic[3] > 4) {
+        tj_error(TJ_ERR_PARSE, "idx: '%s' is not an IDX file of unsigned bytes (bad magic)", path);
+        goto done;
+    }
+    int ndim = magic[3];
+    int64_t shape[4], numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        unsigned char s[4];
+        if (!read_exact(f, s, 4)) {
+            tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated in its header", path);
+            goto done;
+        }
+        shape[d] = (int64_t)s[0] << 24 | s[1] << 16 | s[2] << 8 | s[3];
+        if (__builtin_mul_overflow(numel, shape[d], &numel) || numel > ((int64_t)1 << 34)) {
+            tj_error(TJ_ERR_OVERFLOW, "idx: '%s' declares too many elements", path);
+            goto done;
+        }
+    }
+    raw = malloc((size_t)numel ? (size_t)numel : 1);
+    if (!raw) {
+        tj_error(TJ_ERR_OUT_OF_MEMORY, "idx: out of memory reading '%s'", path);
+        goto done;
+    }
+    if (!read_exact(f, raw, (size_t)numel)) {
+        tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated: expected %lld data bytes", path, (long long)numel);
+        goto done;
+    }
+    unsigned char extra;
+    if (gzread(f, &extra, 1) > 0) {
+        tj_error(TJ_ERR_PARSE, "idx: '%s' has bytes after its data", path);
+        goto done;
+    }
+    int errnum;
+    gzerror(f, &errnum);
+    if (errnum != Z_OK && errnum != Z_STREAM_END) {
+        tj_error(TJ_ERR_PARSE, "idx: '%s' is corrupt (gzip error)", path);
+        goto done;
+    }
+    t = tj_tensor_empty(TJ_INT64, ndim, shape);
+    if (t) {
+        int64_t *p = tj_tensor_data(t);
+        for (int64_t i = 0; i < numel; i++) p[i] = raw[i];
+    }
+done:
+    free(raw);
+    gzclose(f);
+    return t;
+}

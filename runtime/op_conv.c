@@ -1,0 +1,349 @@
+/* aten::convolution and aten::convolution_backward, 1-D and 2-D (a 1-D
+ * convolution runs as a 2-D one of height 1): argument checks as PyTorch
+ * 1.13's ConvUtils, and the glue to the im2col + GEMM kernels of
+ * kernels/conv.h. */
+#include <string.h>
+
+#include "contig.h"
+#include "kernels/conv.h"
+#include "op_backward.h"
+#include "op_nn.h"
+
+/* Everything a convolution's geometry needs, in 2-D form (a 1-D
+ * convolution has h = oh = kh = 1, stride/dilation 1 and padding 0 on h). */
+typedef struct conv_params {
+    const char *op;
+    int spatial; /* 1 or 2 */
+    bool transposed;
+    int64_t groups;
+    int64_t stride[2], padding[2], dilation[2], output_padding[2];
+    int64_t n, c_in, h, w;
+    int64_t c_out, kh, kw;
+    int64_t oh, ow;
+} conv_params;
+
+/* Reads an int[] of 1 or `spatial` entries (one entry is repeated) into
+ * out[2] in (h, w) order; a 1-D convolution gets `fill` on h. */
+static tj_status read_param(const conv_params *p, const char *name, const tj_value *v, int64_t fill, int64_t *out)
+{
+    char buf[96];
+    if (v->n != 1 && v->n != p->spatial)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: expected %s to be a single integer value or a list of %d values to match the "
+                        "convolution dimensions, but got %s=%s",
+                        p->op, name, p->spatial, name, tj_shape_str(v->n, v->u.ints, buf, sizeof buf));
+    int64_t first = v->u.ints[0], last = v->u.ints[v->n - 1];
+    out[0] = p->spatial == 1 ? fill : first;
+    out[1] = last;
+    return TJ_OK;
+}
+
+/* Checks input, weight (and bias when given) against each other and the
+ * parameters `prm` (stride, padding, dilation, transposed, output_padding,
+ * groups, in schema order) and fills p, output size included. */
+static tj_status conv_params_parse(const char *op, const tj_tensor *input, const tj_tensor *weight,
+                                   const tj_tensor *bias, const tj_value *prm, conv_params *p)
+{
+    char a[96], b[96];
+    memset(p, 0, sizeof *p);
+    p->op = op;
+    p->transposed = prm[3].u.b;
+    p->groups = prm[5].u.i;
+    int wd = weight->ndim;
+    if (wd == 5)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: only 1-D and 2-D convolutions are supported, got weight of size %s",
+                        op, tj_shape_str(wd, weight->shape, a, sizeof a));
+    if (wd != 3 && wd != 4)
+        return tj_error(TJ_ERR_SHAPE, "%s: weight should have at least three dimensions, got weight of size %s", op,
+                        tj_shape_str(wd, weight->shape, a, sizeof a));
+    if (input->ndim != wd)
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional "
+                        "input of size %s instead",
+                        op, wd, wd, tj_shape_str(wd, weight->shape, a, sizeof a), input->ndim,
+                        tj_shape_str(input->ndim, input->shape, b, sizeof b));
+    if (input->dtype != weight->dtype || (bias && bias->dtype != input->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: input type (%s), weight type (%s)%s%s should be the same", op,
+                        tj_dtype_name(input->dtype), tj_dtype_name(weight->dtype), bias ? " and bias type " : "",
+                        bias ? tj_dtype_name(bias->dtype) : "");
+    if (input->dtype != TJ_FLOAT32 && input->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 input, got %s", op,
+                        tj_dtype_name(input->dtype));
+    p->spatial = wd - 2;
+    tj_status st;
+    if ((st = read_param(p, "stride", &prm[0], 1, p->stride)) || (st = read_param(p, "padding", &prm[1], 0, p->padding)) ||
+        (st = read_param(p, "dilation", &prm[2], 1, p->dilation)) ||
+        (st = read_param(p, "output_padding", &prm[4], 0, p->output_padding)))
+        return st;
+    for (int i = 0; i < 2; i++) {
+        if (p->padding[i] < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: negative padding is not supported", op);
+        if (p->output_padding[i] < 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: negative output_padding is not supported", op);
+        if (p->stride[i] <= 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: non-positive stride is not supported", op);
+        if (p->dilation[i] <= 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: dilation should be greater than zero", op);
+        if (p->transposed && p->output_padding[i] >= p->stride[i] && p->output_padding[i] >= p->dilation[i])
+            return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                            "%s: output padding must be smaller than either stride or dilation, but got "
+                            "output_padding %lld, stride %lld, dilation %lld",
+                            op, (long long)p->output_padding[i], (long long)p->stride[i], (long long)p->dilation[i]);
+    }
+    int64_t g = p->groups;
+    if (g <= 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: non-positive groups is not supported (groups=%lld)", op, (long long)g);
+    tj_shape_str(wd, weight->shape, a, sizeof a);
+    tj_shape_str(input->ndim, input->shape, b, sizeof b);
+    if (weight->shape[0] < g || weight->shape[0] % g != 0)
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                        "weight of size %s instead",
+                        op, (long long)g, (long long)g, a);
+    p->n = input->shape[0];
+    p->c_in = input->shape[1];
+    p->h = p->spatial == 2 ? input->shape[2] : 1;
+    p->w = input->shape[wd - 1];
+    p->kh = p->spatial == 2 ? weight->shape[2] : 1;
+    p->kw = weight->shape[wd - 1];
+    int64_t expect_in = p->transposed ? weight->shape[0] : weight->shape[1] * g;
+    if (p->c_in != expect_in)
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: given %s=%lld, weight of size %s, expected input%s to have %lld channels, but got "
+                        "%lld channels instead",
+                        op, p->transposed ? "transposed" : "groups", p->transposed ? 1LL : (long long)g, a, b,
+                        (long long)expect_in, (long long)p->c_in);
+    p->c_out = p->transposed ? weight->shape[1] * g : weight->shape[0];
+    if (bias && (bias->ndim != 1 || bias->shape[0] != p->c_out)) {
+        char c[96];
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: given weight of size %s, expected bias to be 1-dimensional with %lld elements, but "
+                        "got bias of size %s instead",
+                        op, a, (long long)p->c_out, tj_shape_str(bias->ndim, bias->shape, c, sizeof c));
+    }
+    int64_t in[2] = {p->h, p->w}, k[2] = {p->kh, p->kw}, out[2];
+    for (int i = 0; i < 2; i++) {
+        int64_t extent = p->dilation[i] * (k[i] - 1) + 1;
+        if (p->transposed) {
+            out[i] = (in[i] - 1) * p->stride[i] - 2 * p->padding[i] + extent + p->output_padding[i];
+            if (out[i] <= 0)
+                return tj_error(TJ_ERR_SHAPE, "%s: given input %s and weight %s, the calculated output size %lld "
+                                "is too small", op, b, a, (long long)out[i]);
+        } else {
+            if (in[i] + 2 * p->padding[i] < extent) {
+                int64_t pad_h = p->h + 2 * p->padding[0], pad_w = p->w + 2 * p->padding[1];
+                int64_t ext_h = p->dilation[0] * (p->kh - 1) + 1, ext_w = p->dilation[1] * (p->kw - 1) + 1;
+                if (p->spatial == 1)
+                    return tj_error(TJ_ERR_SHAPE,
+                                    "%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). "
+                                    "Kernel size can't be greater than actual input size",
+                                    op, (long long)pad_w, (long long)ext_w);
+                return tj_error(TJ_ERR_SHAPE,
+                                "%s: calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
+                                "%lld). Kernel size can't be greater than actual input size",
+                                op, (long long)pad_h, (long long)pad_w, (long long)ext_h, (long long)ext_w);
+            }
+            out[i] = (in[i] + 2 * p->padding[i] - extent) / p->stride[i] + 1;
+        }
+    }
+    p->oh = out[0];
+    p->ow = out[1];
+    return TJ_OK;
+}
+
+/* Output shape [N, C_out, (OH,) OW]. */
+static void conv_out_shape(const conv_params *p, int *ndim, int64_t *shape)
+{
+    *ndim = p->spatial + 2;
+    shape[0] = p->n;
+    shape[1] = p->c_out;
+    if (p->spatial == 2) shape[2] = p->oh;
+    shape[*ndim - 1] = p->ow;
+}
+
+/* The kernels' description: the image is the input of a convolution and
+ * the output of a transposed one (see kernels/conv.h). */
+static tj_k_conv conv_kernel_desc(const conv_params *p)
+{
+    tj_k_conv cv = {.batch = p->n, .groups = p->groups};
+    tj_k_im2col_geom *g = &cv.geom;
+    g->kh = p->kh;
+    g->kw = p->kw;
+    g->sh = p->stride[0];
+    g->sw = p->stride[1];
+    g->ph = p->padding[0];
+    g->pw = p->padding[1];
+    g->dh = p->dilation[0];
+    g->dw = p->dilation[1];
+    if (p->transposed) {
+        g->channels = p->c_out / p->groups;
+        g->height = p->oh;
+        g->width = p->ow;
+        g->out_h = p->h;
+        g->out_w = p->w;
+        cv.mat_channels = p->c_in / p->groups;
+    } else {
+        g->channels = p->c_in / p->groups;
+        g->height = p->h;
+        g->width = p->w;
+        g->out_h = p->oh;
+        g->out_w = p->ow;
+        cv.mat_channels = p->c_out / p->groups;
+    }
+    /* threads pay only for enough multiply-adds */
+    int64_t macs = cv.batch * cv.groups * cv.mat_channels * g->channels * g->kh * g->kw * g->out_h * g->out_w;
+    cv.threads = macs >= (1 << 20) ? tj_get_num_threads() : 1;
+    return cv;
+}
+
+/* Scratch for one kernel call, from the caching allocator (the buffers are
+ * large and needed on every call: no page faults after the first). */
+typedef struct scratch {
+    void *p;
+    size_t got;
+} scratch;
+
+static tj_status scratch_get(const char *op, size_t n, scratch *s)
+{
+    s->p = NULL;
+    s->got = 0;
+    if (n == 0) return TJ_OK;
+    s->p = tj_alloc_storage_bytes(n, &s->got);
+    return s->p ? TJ_OK : tj_oom(op, n);
+}
+
+static void scratch_put(scratch *s) { tj_free_storage_bytes(s->p, s->got); }
+
+/* Runs one of the three kernel operations (see kernels/conv.h) on
+ * row-major buffers of dtype dt, with scratch from the caching allocator. */
+static tj_status conv_op(const char *name, tj_k_conv_op op, const tj_k_conv *cv, tj_dtype dt, const void *img,
+                         const void *mat, const void *w, const void *bias, tj_tensor *out)
+{
+    if (out->numel == 0) return TJ_OK;
+    scratch s;
+    tj_status st = scratch_get(name, tj_k_conv_work_bytes(cv, dt, op), &s);
+    if (st != TJ_OK) return st;
+    void *o = tj_tensor_ptr(out);
+    bool f32 = dt == TJ_FLOAT32;
+    switch (op) {
+    case TJ_K_CONV_UNFOLD_MM:
+        if (f32) tj_k_conv_unfold_mm_f32(cv, img, w, bias, o, s.p);
+        else tj_k_conv_unfold_mm_f64(cv, img, w, bias, o, s.p);
+        break;
+    case TJ_K_CONV_MM_FOLD:
+        if (f32) tj_k_conv_mm_fold_f32(cv, mat, w, bias, o, s.p);
+        else tj_k_conv_mm_fold_f64(cv, mat, w, bias, o, s.p);
+        break;
+    case TJ_K_CONV_WEIGHT_GRAD:
+        if (f32) tj_k_conv_weight_grad_f32(cv, img, mat, o, s.p);
+        else tj_k_conv_weight_grad_f64(cv, img, mat, o, s.p);
+        break;
+    }
+    scratch_put(&s);
+    return TJ_OK;
+}
+
+tj_status tj_meta_convolution(const tj_value *args, tj_meta *outs)
+{
+    conv_params p;
+    const tj_tensor *bias = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    tj_status st = conv_params_parse("aten::convolution", args[0].u.t, args[1].u.t, bias, &args[3], &p);
+    if (st != TJ_OK) return st;
+    outs[0].dtype = args[0].u.t->dtype;
+    conv_out_shape(&p, &outs[0].ndim, outs[0].shape);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_convolution(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *name = "aten::convolution";
+    conv_params p;
+    const tj_tensor *bias_arg = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    tj_status st = conv_params_parse(name, args[0].u.t, args[1].u.t, bias_arg, &args[3], &p);
+    if (st != TJ_OK) return st;
+    tj_contig in = {0}, w = {0}, bias = {0};
+    if ((st = tj_contig_get(&in, args[0].u.t)) == TJ_OK && (st = tj_contig_get(&w, args[1].u.t)) == TJ_OK &&
+        (!bias_arg || (st = tj_contig_get(&bias, bias_arg)) == TJ_OK)) {
+        tj_k_conv cv = conv_kernel_desc(&p);
+        tj_dtype dt = args[0].u.t->dtype;
+        st = p.transposed ? conv_op(name, TJ_K_CONV_MM_FOLD, &cv, dt, NULL, in.data, w.data, bias.data, outs[0])
+                          : conv_op(name, TJ_K_CONV_UNFOLD_MM, &cv, dt, in.data, NULL, w.data, bias.data, outs[0]);
+    }
+    tj_contig_release(&in);
+    tj_contig_release(&w);
+    tj_contig_release(&bias);
+    return st;
+}
+
+/* ---- convolution_backward ---- */
+
+static tj_status conv_backward_params(const tj_value *args, conv_params *p)
+{
+    const char *name = "aten::convolution_backward";
+    const tj_tensor *go = args[0].u.t, *input = args[1].u.t, *weight = args[2].u.t;
+    tj_status st = conv_params_parse(name, input, weight, NULL, &args[4], p);
+    if (st != TJ_OK) return st;
+    if (go->dtype != input->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: grad_output type (%s) and input type (%s) should be the same", name,
+                        tj_dtype_name(go->dtype), tj_dtype_name(input->dtype));
+    int ndim;
+    int64_t shape[4];
+    conv_out_shape(p, &ndim, shape);
+    if (go->ndim != ndim || memcmp(go->shape, shape, sizeof(int64_t) * (size_t)ndim) != 0) {
+        char a[96], b[96];
+        return tj_error(TJ_ERR_SHAPE, "%s: grad_output of size %s does not match the convolution's output size %s",
+                        name, tj_shape_str(go->ndim, go->shape, a, sizeof a), tj_shape_str(ndim, shape, b, sizeof b));
+    }
+    if (args[10].n != 3)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask must have 3 entries, got %d", name, args[10].n);
+    return TJ_OK;
+}
+
+tj_status tj_meta_convolution_backward(const tj_value *args, tj_meta *outs)
+{
+    conv_params p;
+    tj_status st = conv_backward_params(args, &p);
+    if (st != TJ_OK) return st;
+    const tj_tensor *shaped[2] = {args[1].u.t, args[2].u.t};
+    for (int i = 0; i < 3; i++) {
+        outs[i].dtype = args[0].u.t->dtype;
+        outs[i].undefined = !args[10].u.bools[i];
+        if (i < 2) {
+            outs[i].ndim = shaped[i]->ndim;
+            memcpy(outs[i].shape, shaped[i]->shape, sizeof(int64_t) * (size_t)shaped[i]->ndim);
+        } else {
+            outs[i].ndim = 1;
+            outs[i].shape[0] = p.c_out;
+        }
+    }
+    return TJ_OK;
+}
+
+tj_status tj_kernel_convolution_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *name = "aten::convolution_backward";
+    conv_params p;
+    tj_status st = conv_backward_params(args, &p);
+    if (st != TJ_OK) return st;
+    tj_contig go = {0}, in = {0}, w = {0};
+    if ((st = tj_contig_get(&go, args[0].u.t)) != TJ_OK || (st = tj_contig_get(&in, args[1].u.t)) != TJ_OK ||
+        (st = tj_contig_get(&w, args[2].u.t)) != TJ_OK)
+        goto done;
+    tj_k_conv cv = conv_kernel_desc(&p);
+    tj_dtype dt = args[0].u.t->dtype;
+    /* image and matrix side: see kernels/conv.h */
+    const void *img = p.transposed ? go.data : in.data, *mat = p.transposed ? in.data : go.data;
+    if (outs[0])
+        st = p.transposed ? conv_op(name, TJ_K_CONV_UNFOLD_MM, &cv, dt, go.data, NULL, w.data, NULL, outs[0])
+                          : conv_op(name, TJ_K_CONV_MM_FOLD, &cv, dt, NULL, go.data, w.data, NULL, outs[0]);
+    if (st == TJ_OK && outs[1]) st = conv_op(name, TJ_K_CONV_WEIGHT_GRAD, &cv, dt, img, mat, NULL, NULL, outs[1]);
+    if (st == TJ_OK && outs[2]) {
+        int64_t spatial = p.oh * p.ow;
+        int nt = tj_get_num_threads();
+        void *gb = tj_tensor_ptr(outs[2]);
+        if (dt == TJ_FLOAT32) tj_k_conv_bias_grad_f32(p.n, p.c_out, spatial, (const void *)go.data, gb, nt);
+        else tj_k_conv_bias_grad_f64(p.n, p.c_out, spatial, (const void *)go.data, gb, nt);
+    }
+done:
+    tj_contig_release(&go);
+    tj_contig_release(&in);
+    tj_contig_release(&w);
+    return st;
+}

@@ -1,0 +1,244 @@
+/* Creation and random operators: sizes and dtypes (shape functions) and the
+ * glue to the fills in kernels/fill.c and the generator in random.c.
+ * Defaults as in PyTorch 1.13: dtype None means float32 (the default dtype),
+ * except that full infers it from its fill value and arange from its
+ * arguments (all integers -> int64). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "iter.h"
+#include "kernels/fill.h"
+#include "op_creation.h"
+#include "random.h"
+
+/* ---- shared helpers ---- */
+
+static tj_dtype dtype_or(const tj_value *v, tj_dtype def) { return v->kind == TJ_V_DTYPE ? v->u.dtype : def; }
+
+/* Output geometry of a `SymInt[] size` argument. */
+static tj_status size_meta(const char *op, const tj_value *size, tj_dtype dtype, tj_meta *m)
+{
+    char b[200];
+    if (size->n > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: size %s has %d dims, more than the maximum rank %d", op,
+                        tj_shape_str(size->n, size->u.ints, b, sizeof b), size->n, TJ_MAX_DIMS);
+    for (int d = 0; d < size->n; d++)
+        if (size->u.ints[d] < 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: Trying to create tensor with negative dimension %lld: %s", op,
+                            (long long)size->u.ints[d], tj_shape_str(size->n, size->u.ints, b, sizeof b));
+    m->dtype = dtype;
+    m->ndim = size->n;
+    memcpy(m->shape, size->u.ints, sizeof(int64_t) * (size_t)size->n);
+    int64_t numel;
+    return tj_checked_numel(m->ndim, m->shape, &numel, op);
+}
+
+/* Converts the Scalar v to one element of `dtype` in buf (8 bytes). Like
+ * PyTorch, refuses values that overflow the dtype (nan or inf into int64, a
+ * finite double beyond float32's range); float into int64 truncates. */
+static tj_status scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf)
+{
+    double f = tj_value_as_double(v);
+    bool overflow = false;
+    switch (dtype) {
+    case TJ_FLOAT32:
+        overflow = isfinite(f) && fabs(f) > FLT_MAX;
+        *(float *)buf = (float)f;
+        break;
+    case TJ_FLOAT64: *(double *)buf = f; break;
+    case TJ_INT64:
+        if (v->kind == TJ_V_FLOAT) {
+            overflow = !(f >= -0x1p63 && f < 0x1p63);
+            *(int64_t *)buf = overflow ? 0 : (int64_t)f;
+        } else {
+            *(int64_t *)buf = v->kind == TJ_V_BOOL ? v->u.b : v->u.i;
+        }
+        break;
+    case TJ_BOOL: *(uint8_t *)buf = f != 0 || isnan(f); break;
+    }
+    if (overflow) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: value %g cannot be converted to type %s without overflow",
+                                  op, f, tj_dtype_name(dtype));
+    return TJ_OK;
+}
+
+/* Fills out with the Scalar v (already validated by the shape function). */
+static tj_status fill_scalar(const char *op, tj_tensor *out, const tj_value *v)
+{
+    _Alignas(8) char buf[8];
+    if (scalar_to(op, v, out->dtype, buf) != TJ_OK) return tj_last_status();
+    tj_k_fill(tj_tensor_ptr(out), tj_dtype_size(out->dtype), buf, out->numel, tj_threads_for(out->numel));
+    return TJ_OK;
+}
+
+/* ---- zeros / ones ---- */
+
+tj_status tj_meta_zeros(const tj_value *args, tj_meta *outs)
+{
+    return size_meta("aten::zeros", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
+}
+
+tj_status tj_meta_ones(const tj_value *args, tj_meta *outs)
+{
+    return size_meta("aten::ones", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
+}
+
+tj_status tj_kernel_zeros(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value zero = tj_v_int(0);
+    return fill_scalar("aten::zeros", outs[0], &zero);
+}
+
+tj_status tj_kernel_ones(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1);
+    return fill_scalar("aten::ones", outs[0], &one);
+}
+
+/* ---- full / scalar_tensor ---- */
+
+static const char *const FULL = "aten::full";
+static const char *const SCALAR_TENSOR = "aten::scalar_tensor";
+
+tj_status tj_meta_full(const tj_value *args, tj_meta *outs)
+{
+    const tj_value *fill = &args[1];
+    tj_dtype inferred = fill->kind == TJ_V_INT ? TJ_INT64 : fill->kind == TJ_V_BOOL ? TJ_BOOL : TJ_FLOAT32;
+    tj_dtype dtype = dtype_or(&args[2], inferred);
+    char buf[8];
+    if (scalar_to(FULL, fill, dtype, buf) != TJ_OK) return tj_last_status();
+    return size_meta(FULL, &args[0], dtype, &outs[0]);
+}
+
+tj_status tj_kernel_full(const tj_value *args, tj_tensor *const *outs) { return fill_scalar(FULL, outs[0], &args[1]); }
+
+tj_status tj_meta_scalar_tensor(const tj_value *args, tj_meta *outs)
+{
+    tj_dtype dtype = dtype_or(&args[1], TJ_FLOAT32);
+    char buf[8];
+    if (scalar_to(SCALAR_TENSOR, &args[0], dtype, buf) != TJ_OK) return tj_last_status();
+    outs[0].dtype = dtype;
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+tj_status tj_kernel_scalar_tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    return fill_scalar(SCALAR_TENSOR, outs[0], &args[0]);
+}
+
+/* ---- arange ---- */
+
+static const char *const ARANGE = "aten::arange.start_step";
+
+/* start, step and length of an arange, in the arithmetic of its dtype. */
+typedef struct arange_plan {
+    tj_dtype dtype;
+    int64_t istart, istep;
+    double fstart, fstep;
+    int64_t n;
+} arange_plan;
+
+/* PyTorch's checks and length: ceil((end - start) / step) in double for
+ * float dtypes; exact integer arithmetic for int64 (arguments truncated). */
+static tj_status arange_plan_of(const tj_value *args, arange_plan *p)
+{
+    bool all_int = true;
+    for (int k = 0; k < 3; k++) all_int = all_int && args[k].kind != TJ_V_FLOAT;
+    p->dtype = dtype_or(&args[3], all_int ? TJ_INT64 : TJ_FLOAT32);
+    if (p->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool'", ARANGE);
+    double fs = tj_value_as_double(&args[0]), fe = tj_value_as_double(&args[1]), fst = tj_value_as_double(&args[2]);
+    double size_d;
+    if (p->dtype == TJ_INT64) {
+        int64_t v[3];
+        for (int k = 0; k < 3; k++)
+            if (scalar_to(ARANGE, &args[k], TJ_INT64, &v[k]) != TJ_OK) return tj_last_status();
+        if (v[2] == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", ARANGE);
+        if (!((v[2] > 0 && v[1] >= v[0]) || (v[2] < 0 && v[1] <= v[0])))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: upper bound and larger bound inconsistent with step sign "
+                                                     "(start %lld, end %lld, step %lld)", ARANGE,
+                            (long long)v[0], (long long)v[1], (long long)v[2]);
+        __int128 sgn = v[2] > 0 ? 1 : -1;
+        __int128 len = ((__int128)v[1] - v[0] + v[2] - sgn) / v[2];
+        p->istart = v[0];
+        p->istep = v[2];
+        size_d = (double)len;
+    } else {
+        if (!isfinite(fs) || !isfinite(fe))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: unsupported range: %g -> %g", ARANGE, fs, fe);
+        if (fst == 0 || isnan(fst)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", ARANGE);
+        if (!((fst > 0 && fe >= fs) || (fst < 0 && fe <= fs)))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: upper bound and larger bound inconsistent with step sign "
+                                                     "(start %g, end %g, step %g)", ARANGE, fs, fe, fst);
+        p->fstart = fs;
+        p->fstep = fst;
+        size_d = ceil((fe - fs) / fst);
+    }
+    if (!(size_d >= 0 && size_d < 0x1p62))
+        return tj_error(TJ_ERR_OVERFLOW, "%s: invalid size %g, possible overflow?", ARANGE, size_d);
+    p->n = (int64_t)size_d;
+    return TJ_OK;
+}
+
+tj_status tj_meta_arange(const tj_value *args, tj_meta *outs)
+{
+    arange_plan p;
+    if (arange_plan_of(args, &p) != TJ_OK) return tj_last_status();
+    tj_value size = tj_v_ints(&p.n, 1);
+    return size_meta(ARANGE, &size, p.dtype, &outs[0]);
+}
+
+tj_status tj_kernel_arange(const tj_value *args, tj_tensor *const *outs)
+{
+    arange_plan p;
+    if (arange_plan_of(args, &p) != TJ_OK) return tj_last_status();
+    tj_tensor *out = outs[0];
+    int nt = tj_threads_for(out->numel);
+    if (p.dtype == TJ_INT64) tj_k_arange_i64((int64_t *)tj_tensor_ptr(out), p.istart, p.istep, out->numel, nt);
+    else tj_k_arange_f(tj_tensor_ptr(out), p.dtype, p.fstart, p.fstep, out->numel, nt);
+    return TJ_OK;
+}
+
+/* ---- rand / randn / bernoulli ---- */
+
+static tj_status meta_random(const char *op, const tj_value *args, tj_meta *outs)
+{
+    tj_dtype dtype = dtype_or(&args[1], TJ_FLOAT32);
+    if (tj_dtype_category(dtype) != TJ_CAT_FLOAT)
+        return tj_error(TJ_ERR_DTYPE, "%s: dtype %s is not supported (float32 or float64)", op, tj_dtype_name(dtype));
+    return size_meta(op, &args[0], dtype, &outs[0]);
+}
+
+tj_status tj_meta_rand(const tj_value *args, tj_meta *outs) { return meta_random("aten::rand", args, outs); }
+tj_status tj_meta_randn(const tj_value *args, tj_meta *outs) { return meta_random("aten::randn", args, outs); }
+
+tj_status tj_kernel_rand(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_random_fill(TJ_K_RANDOM_UNIFORM, tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->numel, 0);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_randn(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_random_fill(TJ_K_RANDOM_NORMAL, tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->numel, 0);
+    return TJ_OK;
+}
+
+tj_status tj_meta_bernoulli_p(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    double p = tj_value_as_double(&args[1]);
+    if (!(p >= 0 && p <= 1))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p: expects p to be in [0, 1], but got p=%g", p);
+    outs[0].dtype = x->dtype;
+    outs[0].ndim = x->ndim;
+    memcpy(outs[0].shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_bernoulli_p(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_random_fill(TJ_K_RANDOM_BERNOULLI, tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->numel,
+                   tj_value_as_double(&args[1]));
+    return TJ_OK;
+}

@@ -1,0 +1,125 @@
+/* Helpers shared by the elementwise glue files (op_elementwise.c,
+ * op_elementwise_backward.c): Scalar conversion, broadcasting shape
+ * functions, the `approximate` argument. Internal to runtime/. */
+#ifndef TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
+#define TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "iter.h"
+#include "kernels/elementwise.h"
+
+static inline bool tj_ew_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
+
+/* double -> int64 without undefined behaviour (nan gives 0, saturates). */
+static inline int64_t tj_ew_f64_to_i64(double f)
+{
+    if (f != f) return 0;
+    if (f >= 9223372036854775807.0) return INT64_MAX;
+    if (f <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)f;
+}
+
+/** A Scalar (INT, FLOAT or BOOL value) converted to `dt` as PyTorch converts
+ * a wrapped number: int64 -> float rounds once, float -> int truncates. */
+static inline tj_k_scalar tj_ew_scalar(const tj_value *v, tj_dtype dt)
+{
+    tj_k_scalar s;
+    memset(&s, 0, sizeof s);
+    bool is_f = v->kind == TJ_V_FLOAT;
+    int64_t i = v->kind == TJ_V_INT ? v->u.i : v->kind == TJ_V_BOOL ? (int64_t)v->u.b : tj_ew_f64_to_i64(v->u.f);
+    switch (dt) {
+    case TJ_FLOAT32: s.f32 = is_f ? (float)v->u.f : (float)i; break;
+    case TJ_FLOAT64: s.f64 = is_f ? v->u.f : (double)i; break;
+    case TJ_INT64: s.i64 = i; break;
+    case TJ_BOOL: s.b = is_f ? v->u.f != 0 : i != 0; break;
+    }
+    return s;
+}
+
+/** Like tj_ew_scalar, but fails as PyTorch's checked conversion does: a
+ * finite value beyond float32's range, or a nan / infinite / out-of-range
+ * value for int64 ("value cannot be converted to type ... without overflow"). */
+static inline tj_status tj_ew_scalar_checked(const char *op, const char *what, const tj_value *v, tj_dtype dt,
+                                             tj_k_scalar *out)
+{
+    if (v->kind == TJ_V_FLOAT) {
+        double f = v->u.f;
+        bool bad = (dt == TJ_FLOAT32 && isfinite(f) && fabs(f) > FLT_MAX) ||
+                   (dt == TJ_INT64 && !(f >= -9223372036854775808.0 && f < 9223372036854775808.0));
+        if (bad)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %g cannot be converted to %s without overflow", op, what,
+                            f, tj_dtype_name(dt));
+    }
+    *out = tj_ew_scalar(v, dt);
+    return TJ_OK;
+}
+
+/** A Scalar as a 0-dim tensor on the stack (no allocation), so that Scalar
+ * overloads run the Tensor overloads' loops; the engine converts it once. */
+typedef struct tj_ew_scalar_box {
+    tj_tensor t;
+    tj_storage s;
+    tj_k_scalar v;
+} tj_ew_scalar_box;
+
+static inline tj_tensor *tj_ew_box(tj_ew_scalar_box *b, const tj_value *v, tj_dtype dt)
+{
+    memset(b, 0, sizeof *b);
+    b->v = tj_ew_scalar(v, dt);
+    b->s.data = &b->v;
+    b->s.nbytes = sizeof b->v;
+    b->t.dtype = dt;
+    b->t.numel = 1;
+    b->t.storage = &b->s;
+    return &b->t;
+}
+
+/** Output of the broadcast shape of the n tensors (NULL entries skipped). */
+static inline tj_status tj_ew_meta_broadcast(const char *op, const tj_tensor *const *ts, int n, tj_dtype dt,
+                                             tj_meta *out)
+{
+    out->dtype = dt;
+    out->ndim = 0;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) continue;
+        tj_status st = tj_broadcast_shapes(op, out->ndim, out->shape, ts[i]->ndim, ts[i]->shape, &out->ndim,
+                                           out->shape);
+        if (st != TJ_OK) return st;
+    }
+    return TJ_OK;
+}
+
+/** Reads gelu's `approximate`: "none" or "tanh" (TJ_ERR_INVALID_ARGUMENT
+ * otherwise). */
+static inline tj_status tj_ew_approximate(const char *op, const tj_value *v, bool *is_tanh)
+{
+    const char *s = v->u.s;
+    if (!strcmp(s, "none") || !strcmp(s, "tanh")) {
+        *is_tanh = s[0] == 't';
+        return TJ_OK;
+    }
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: approximate argument must be either 'none' or 'tanh', got '%s'", op,
+                    s);
+}
+
+/** TJ_ERR_DTYPE unless `dt` is float32 or float64. */
+static inline tj_status tj_ew_require_float(const char *op, tj_dtype dt)
+{
+    if (tj_ew_is_float(dt)) return TJ_OK;
+    return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(dt));
+}
+
+/** Runs a tj_k_binary_loop operator over two tensors computed in `dt`. */
+static inline tj_status tj_ew_run_binary(tj_tensor *out, tj_tensor *a, tj_tensor *b, tj_dtype dt, tj_k_binary_op op)
+{
+    tj_k_binary_args k = {.op = op, .dtype = dt};
+    tj_tensor *in[2] = {a, b};
+    tj_elementwise(out, in, 2, dt, tj_k_binary_loop, &k);
+    return TJ_OK;
+}
+
+#endif

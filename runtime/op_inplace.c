@@ -1,0 +1,285 @@
+/* In-place operators and their out-of-place counterparts.
+ *
+ * An in-place operator runs its out-of-place operator's shape function (for
+ * the argument checks and the result dtype), requires that result to fit
+ * self (self's shape, a dtype self can hold: PyTorch's canCast), and then
+ * computes straight into self with the out-of-place kernel (the elementwise
+ * engine allows the output to alias an input exactly). When the result dtype
+ * differs from self's (float64 into float32), it computes in the result
+ * dtype and converts, as ATen's TensorIterator does. */
+#include <string.h>
+
+#include "kernels/pointwise3.h"
+#include "op_elementwise.h"
+#include "op_elementwise_util.h"
+#include "op_inplace.h"
+#include "op_view.h"
+
+#define SHAPE_BUF 160
+
+static bool same_shape(int ndim, const int64_t *shape, const tj_tensor *t)
+{
+    return ndim == t->ndim && memcmp(shape, t->shape, sizeof(int64_t) * (size_t)ndim) == 0;
+}
+
+/* ---- the in-place wrapper ---- */
+
+static tj_status meta_oop(tj_meta_fn oop, const tj_value *args, tj_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->alias = -1;
+    return oop(args, m);
+}
+
+static tj_status meta_inplace(const char *op, tj_meta_fn oop, const tj_value *args, tj_meta *outs)
+{
+    tj_meta m;
+    tj_status st = meta_oop(oop, args, &m);
+    if (st != TJ_OK) return st;
+    const tj_tensor *self = args[0].u.t;
+    char a[SHAPE_BUF], b[SHAPE_BUF];
+    if (!same_shape(m.ndim, m.shape, self))
+        return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op,
+                        tj_shape_str(self->ndim, self->shape, a, sizeof a), tj_shape_str(m.ndim, m.shape, b, sizeof b));
+    if (tj_dtype_category(m.dtype) > tj_dtype_category(self->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
+                        tj_dtype_name(m.dtype), tj_dtype_name(self->dtype));
+    tj_meta *o = &outs[0];
+    o->dtype = self->dtype;
+    o->ndim = self->ndim;
+    memcpy(o->shape, self->shape, sizeof o->shape);
+    memcpy(o->strides, self->strides, sizeof o->strides);
+    o->offset = self->offset;
+    o->alias = 0;
+    o->same = true;
+    return TJ_OK;
+}
+
+static tj_status kernel_inplace(tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, const tj_value *args,
+                                tj_tensor *const *outs)
+{
+    tj_tensor *self = outs[0];
+    tj_meta m;
+    meta_oop(oop_meta, args, &m); /* validated by meta_inplace */
+    if (m.dtype == self->dtype) return oop_kernel(args, outs);
+    tj_tensor *tmp = tj_tensor_new_meta(&m, false);
+    if (!tmp) return tj_last_status();
+    tj_status st = oop_kernel(args, &tmp);
+    if (st == TJ_OK) tj_copy_convert(self, tmp);
+    tj_tensor_release(tmp);
+    return st;
+}
+
+#define INPLACE_OP(ident, name, oop)                                            \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_inplace(name, tj_meta_##oop, args, outs);                   \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_inplace(tj_meta_##oop, tj_kernel_##oop, args, outs);      \
+    }
+
+INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor)
+INPLACE_OP(add__Scalar, "aten::add_.Scalar", add_Scalar)
+INPLACE_OP(sub__Tensor, "aten::sub_.Tensor", sub_Tensor)
+INPLACE_OP(mul__Tensor, "aten::mul_.Tensor", mul_Tensor)
+INPLACE_OP(mul__Scalar, "aten::mul_.Scalar", mul_Scalar)
+INPLACE_OP(div__Tensor, "aten::div_.Tensor", div_Tensor)
+INPLACE_OP(div__Scalar, "aten::div_.Scalar", div_Scalar)
+INPLACE_OP(sqrt_, "aten::sqrt_", sqrt)
+INPLACE_OP(addcmul_, "aten::addcmul_", addcmul)
+INPLACE_OP(addcdiv_, "aten::addcdiv_", addcdiv)
+INPLACE_OP(lerp__Scalar, "aten::lerp_.Scalar", lerp_Scalar)
+INPLACE_OP(copy_, "aten::copy_", copy_oop)
+INPLACE_OP(zero_, "aten::zero_", zero)
+INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar)
+
+/* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */
+
+static tj_status meta_addc(const char *op, bool is_div, const tj_value *args, tj_meta *out)
+{
+    tj_dtype dt = tj_result_type(args, 3);
+    if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    if (is_div && dt == TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: integer division with addcdiv is not supported (int64 operands)", op);
+    if (dt == TJ_INT64 && args[3].kind == TJ_V_FLOAT)
+        return tj_error(TJ_ERR_DTYPE, "%s: for integral input tensors, value %g must not be a floating point number",
+                        op, args[3].u.f);
+    tj_k_scalar unused;
+    tj_status st = tj_ew_scalar_checked(op, "value", &args[3], dt, &unused);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    return tj_ew_meta_broadcast(op, ts, 3, dt, out);
+}
+
+static tj_status kernel_addc(const tj_value *args, tj_tensor *const *outs, tj_loop_fn loop)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_k_pointwise3_args k = {.dtype = dt, .value = tj_ew_scalar(&args[3], dt)};
+    tj_tensor *in[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    tj_elementwise(outs[0], in, 3, dt, loop, &k);
+    return TJ_OK;
+}
+
+tj_status tj_meta_addcmul(const tj_value *args, tj_meta *outs) { return meta_addc("aten::addcmul", false, args, outs); }
+tj_status tj_kernel_addcmul(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_addc(args, outs, tj_k_addcmul_loop);
+}
+tj_status tj_meta_addcdiv(const tj_value *args, tj_meta *outs) { return meta_addc("aten::addcdiv", true, args, outs); }
+tj_status tj_kernel_addcdiv(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_addc(args, outs, tj_k_addcdiv_loop);
+}
+
+/* ---- lerp: self + weight * (end - self) ---- */
+
+#define LERP "aten::lerp.Scalar"
+
+tj_status tj_meta_lerp_Scalar(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *end = args[1].u.t;
+    if (self->dtype != end->dtype)
+        return tj_error(TJ_ERR_DTYPE, LERP ": expected dtype %s for `end` but got dtype %s", tj_dtype_name(self->dtype),
+                        tj_dtype_name(end->dtype));
+    tj_status st = tj_ew_require_float(LERP, self->dtype);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[2] = {self, end};
+    return tj_ew_meta_broadcast(LERP, ts, 2, self->dtype, outs);
+}
+
+tj_status tj_kernel_lerp_Scalar(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_k_pointwise3_args k = {.dtype = dt, .value = tj_ew_scalar(&args[2], dt)};
+    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
+    tj_elementwise(outs[0], in, 2, dt, tj_k_lerp_loop, &k);
+    return TJ_OK;
+}
+
+/* ---- copy, zero, fill: results of self's dtype and shape ---- */
+
+static void meta_like(const tj_tensor *self, tj_meta *out)
+{
+    out->dtype = self->dtype;
+    out->ndim = self->ndim;
+    memcpy(out->shape, self->shape, sizeof out->shape);
+}
+
+/* src must broadcast to self's shape (without changing it). */
+static tj_status check_broadcasts_to(const char *op, const tj_tensor *src, const tj_tensor *self)
+{
+    int nd;
+    int64_t shape[TJ_MAX_DIMS];
+    char a[SHAPE_BUF], b[SHAPE_BUF];
+    if (tj_broadcast_shapes(op, src->ndim, src->shape, self->ndim, self->shape, &nd, shape) != TJ_OK ||
+        !same_shape(nd, shape, self))
+        return tj_error(TJ_ERR_SHAPE, "%s: src of shape %s is not broadcastable to self of shape %s", op,
+                        tj_shape_str(src->ndim, src->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+tj_status tj_meta_copy_oop(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = check_broadcasts_to("aten::copy", args[1].u.t, args[0].u.t);
+    if (st == TJ_OK) meta_like(args[0].u.t, outs);
+    return st;
+}
+
+tj_status tj_kernel_copy_oop(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_copy_convert(outs[0], args[1].u.t);
+    return TJ_OK;
+}
+
+static void fill(tj_tensor *out, const tj_value *value)
+{
+    tj_k_select_args f = {.dtype = out->dtype, .value = tj_ew_scalar(value, out->dtype)};
+    tj_elementwise(out, NULL, 0, out->dtype, tj_k_fill_loop, &f);
+}
+
+tj_status tj_meta_zero(const tj_value *args, tj_meta *outs)
+{
+    meta_like(args[0].u.t, outs);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_zero(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value z = tj_v_int(0);
+    fill(outs[0], &z);
+    return TJ_OK;
+}
+
+tj_status tj_meta_fill_Scalar(const tj_value *args, tj_meta *outs)
+{
+    tj_k_scalar unused;
+    tj_status st = tj_ew_scalar_checked("aten::fill.Scalar", "value", &args[1], args[0].u.t->dtype, &unused);
+    if (st == TJ_OK) meta_like(args[0].u.t, outs);
+    return st;
+}
+
+tj_status tj_kernel_fill_Scalar(const tj_value *args, tj_tensor *const *outs)
+{
+    fill(outs[0], &args[1]);
+    return TJ_OK;
+}
+
+/* ---- slice_scatter / select_scatter: a copy of self with src written into
+ * the slice (select) of it ---- */
+
+/* The view's geometry within `base`: slice (view_args from arg 2 on, as
+ * slice.Tensor's dim, start, end, step) or select (dim, index). */
+static tj_status scatter_view(bool is_slice, tj_tensor *base, const tj_value *args, tj_meta *m)
+{
+    tj_value va[5] = {tj_v_tensor(base), args[2], args[3]};
+    memset(m, 0, sizeof *m);
+    if (!is_slice) return tj_meta_select(va, m);
+    va[3] = args[4];
+    va[4] = args[5];
+    return tj_meta_slice(va, m);
+}
+
+static tj_status meta_scatter(const char *op, bool is_slice, const tj_value *args, tj_meta *outs)
+{
+    tj_tensor *self = args[0].u.t, *src = args[1].u.t;
+    tj_meta m;
+    tj_status st = scatter_view(is_slice, self, args, &m);
+    if (st != TJ_OK) return st;
+    char a[SHAPE_BUF], b[SHAPE_BUF];
+    if (!same_shape(m.ndim, m.shape, src))
+        return tj_error(TJ_ERR_SHAPE, "%s: expected src to have a size equal to the %s of self: src size %s, %s size %s",
+                        op, is_slice ? "slice" : "select", tj_shape_str(src->ndim, src->shape, a, sizeof a),
+                        is_slice ? "slice" : "select", tj_shape_str(m.ndim, m.shape, b, sizeof b));
+    meta_like(self, outs);
+    return TJ_OK;
+}
+
+static tj_status kernel_scatter(bool is_slice, const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    tj_meta m;
+    tj_copy_convert(out, args[0].u.t);
+    scatter_view(is_slice, out, args, &m);
+    tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
+    if (!view) return tj_last_status();
+    tj_copy_convert(view, args[1].u.t);
+    tj_tensor_release(view);
+    return TJ_OK;
+}
+
+tj_status tj_meta_slice_scatter(const tj_value *args, tj_meta *outs)
+{
+    return meta_scatter("aten::slice_scatter", true, args, outs);
+}
+tj_status tj_kernel_slice_scatter(const tj_value *args, tj_tensor *const *outs) { return kernel_scatter(true, args, outs); }
+tj_status tj_meta_select_scatter(const tj_value *args, tj_meta *outs)
+{
+    return meta_scatter("aten::select_scatter", false, args, outs);
+}
+tj_status tj_kernel_select_scatter(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_scatter(false, args, outs);
+}

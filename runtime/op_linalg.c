@@ -1,0 +1,196 @@
+/* mm, bmm, addmm: argument checks (shape functions) and the glue to the
+ * GEMM kernels. Operands that BLAS can read as they are (row- or
+ * column-major with a leading dimension: transposes, slices, broadcast
+ * batches) are passed without a copy; any other layout is packed once. */
+#include <limits.h>
+#include <math.h>
+
+#include "iter.h"
+#include "kernels/gemm.h"
+#include "op_linalg.h"
+
+/* ---- shape functions ---- */
+
+static tj_status check_dtypes(const char *op, const char *na, const tj_tensor *a, const char *nb, const tj_tensor *b)
+{
+    if (a->dtype != b->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: %s (%s) and %s (%s) must have the same dtype", op, na,
+                        tj_dtype_name(a->dtype), nb, tj_dtype_name(b->dtype));
+    if (a->dtype == TJ_BOOL)
+        return tj_error(TJ_ERR_DTYPE, "%s: bool tensors are not supported (float32, float64 or int64)", op);
+    return TJ_OK;
+}
+
+static tj_status check_rank(const char *op, const char *name, const tj_tensor *t, int ndim)
+{
+    char s[96];
+    if (t->ndim != ndim)
+        return tj_error(TJ_ERR_SHAPE, "%s: %s %s must be %d-D", op, name, tj_shape_str(t->ndim, t->shape, s, sizeof s),
+                        ndim);
+    return TJ_OK;
+}
+
+/* a [.., m, k] and b [.., k2, n]: k must equal k2; sizes must fit BLAS's int. */
+static tj_status check_inner(const char *op, const char *na, const tj_tensor *a, const char *nb, const tj_tensor *b)
+{
+    char sa[96], sb[96];
+    int64_t k = a->shape[a->ndim - 1], k2 = b->shape[b->ndim - 2];
+    if (k != k2)
+        return tj_error(TJ_ERR_SHAPE, "%s: %s %s and %s %s cannot be multiplied (%lld != %lld)", op, na,
+                        tj_shape_str(a->ndim, a->shape, sa, sizeof sa), nb, tj_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                        (long long)k, (long long)k2);
+    if (a->shape[a->ndim - 2] > INT_MAX || k > INT_MAX || b->shape[b->ndim - 1] > INT_MAX)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: %s %s x %s %s: a matrix dimension exceeds BLAS's int range", op, na,
+                        tj_shape_str(a->ndim, a->shape, sa, sizeof sa), nb, tj_shape_str(b->ndim, b->shape, sb, sizeof sb));
+    return TJ_OK;
+}
+
+tj_status tj_meta_mm(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    tj_status st;
+    if ((st = check_rank("aten::mm", "mat1", a, 2)) || (st = check_rank("aten::mm", "mat2", b, 2)) ||
+        (st = check_dtypes("aten::mm", "mat1", a, "mat2", b)) || (st = check_inner("aten::mm", "mat1", a, "mat2", b)))
+        return st;
+    outs[0].dtype = a->dtype;
+    outs[0].ndim = 2;
+    outs[0].shape[0] = a->shape[0];
+    outs[0].shape[1] = b->shape[1];
+    return TJ_OK;
+}
+
+tj_status tj_meta_bmm(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    char sa[96], sb[96];
+    tj_status st;
+    if ((st = check_rank("aten::bmm", "batch1", a, 3)) || (st = check_rank("aten::bmm", "batch2", b, 3)) ||
+        (st = check_dtypes("aten::bmm", "batch1", a, "batch2", b)))
+        return st;
+    if (a->shape[0] != b->shape[0])
+        return tj_error(TJ_ERR_SHAPE, "aten::bmm: batch1 %s and batch2 %s have different batch sizes (%lld != %lld)",
+                        tj_shape_str(3, a->shape, sa, sizeof sa), tj_shape_str(3, b->shape, sb, sizeof sb),
+                        (long long)a->shape[0], (long long)b->shape[0]);
+    if ((st = check_inner("aten::bmm", "batch1", a, "batch2", b))) return st;
+    outs[0].dtype = a->dtype;
+    outs[0].ndim = 3;
+    outs[0].shape[0] = a->shape[0];
+    outs[0].shape[1] = a->shape[1];
+    outs[0].shape[2] = b->shape[2];
+    return TJ_OK;
+}
+
+tj_status tj_meta_addmm(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *a = args[1].u.t, *b = args[2].u.t;
+    tj_status st;
+    if ((st = check_rank("aten::addmm", "mat1", a, 2)) || (st = check_rank("aten::addmm", "mat2", b, 2)) ||
+        (st = check_dtypes("aten::addmm", "mat1", a, "mat2", b)) ||
+        (st = check_dtypes("aten::addmm", "self", self, "mat2", b)) ||
+        (st = check_inner("aten::addmm", "mat1", a, "mat2", b)))
+        return st;
+    int64_t out[2] = {a->shape[0], b->shape[1]};
+    bool fits = self->ndim <= 2;
+    for (int d = 0; fits && d < self->ndim; d++) {
+        int64_t s = self->shape[self->ndim - 1 - d];
+        fits = s == 1 || s == out[1 - d];
+    }
+    if (!fits) {
+        char ss[96], so[48];
+        return tj_error(TJ_ERR_SHAPE, "aten::addmm: self %s cannot be broadcast to %s",
+                        tj_shape_str(self->ndim, self->shape, ss, sizeof ss), tj_shape_str(2, out, so, sizeof so));
+    }
+    outs[0].dtype = a->dtype;
+    outs[0].ndim = 2;
+    outs[0].shape[0] = out[0];
+    outs[0].shape[1] = out[1];
+    return TJ_OK;
+}
+
+/* ---- kernels ---- */
+
+/* A BLAS operand: the tensor's memory when BLAS can read it, else a packed
+ * contiguous copy of its matrices. */
+typedef struct operand {
+    tj_k_mat mat;
+    int64_t bs; /* batch stride, elements */
+    void *packed;
+    size_t packed_bytes;
+} operand;
+
+static tj_status operand_get(operand *o, const tj_tensor *t, bool batched)
+{
+    int d = batched ? 1 : 0;
+    int64_t batch = batched ? t->shape[0] : 1, rows = t->shape[d], cols = t->shape[d + 1];
+    o->mat = (tj_k_mat){tj_tensor_ptr(t), t->strides[d], t->strides[d + 1]};
+    o->bs = batched ? t->strides[0] : 0;
+    o->packed = NULL;
+    o->packed_bytes = 0;
+    if (t->numel == 0 || tj_k_gemm_layout_ok(rows, cols, o->mat.rs, o->mat.cs)) return TJ_OK;
+    size_t es = tj_dtype_size(t->dtype);
+    o->packed_bytes = (size_t)t->numel * es;
+    o->packed = tj_alloc(o->packed_bytes);
+    if (!o->packed) return tj_oom("matrix operand copy", o->packed_bytes);
+    tj_k_pack_matrices(es, batch, rows, cols, o->mat.p, o->bs, o->mat.rs, o->mat.cs, o->packed);
+    o->mat = (tj_k_mat){o->packed, cols, 1};
+    o->bs = rows * cols;
+    return TJ_OK;
+}
+
+static void operand_release(operand *o) { tj_free(o->packed, o->packed_bytes); }
+
+/* An int64 Scalar as ATen converts it (a float truncates toward zero). */
+static int64_t scalar_i64(const tj_value *v)
+{
+    if (v->kind != TJ_V_FLOAT) return v->kind == TJ_V_BOOL ? (int64_t)v->u.b : v->u.i;
+    double f = v->u.f;
+    return isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
+}
+
+/* out ([batch,] m, n, contiguous) = alpha * a @ b + beta * out. */
+static tj_status gemm_tensors(const tj_tensor *a, const tj_tensor *b, tj_tensor *out, bool batched,
+                              const tj_value *alpha, const tj_value *beta)
+{
+    int d = batched ? 1 : 0;
+    int64_t batch = batched ? out->shape[0] : 1, m = a->shape[d], k = a->shape[d + 1], n = b->shape[d + 1];
+    if (out->numel == 0) return TJ_OK;
+    int nt = tj_get_num_threads();
+    if (out->dtype == TJ_INT64) {
+        tj_k_gemm_i64(batch, m, n, k, scalar_i64(alpha), (tj_k_mat){tj_tensor_ptr(a), a->strides[d], a->strides[d + 1]},
+                      batched ? a->strides[0] : 0, (tj_k_mat){tj_tensor_ptr(b), b->strides[d], b->strides[d + 1]},
+                      batched ? b->strides[0] : 0, scalar_i64(beta), (int64_t *)(void *)tj_tensor_ptr(out), m * n, n,
+                      nt);
+        return TJ_OK;
+    }
+    operand oa, ob = {0};
+    tj_status st = operand_get(&oa, a, batched);
+    if (st == TJ_OK) st = operand_get(&ob, b, batched);
+    if (st == TJ_OK)
+        tj_k_gemm(out->dtype, batch, m, n, k, tj_value_as_double(alpha), oa.mat, oa.bs, ob.mat, ob.bs,
+                  tj_value_as_double(beta), tj_tensor_ptr(out), m * n, n, nt);
+    operand_release(&oa);
+    operand_release(&ob);
+    return st;
+}
+
+tj_status tj_kernel_mm(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1), zero = tj_v_int(0);
+    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], false, &one, &zero);
+}
+
+tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1), zero = tj_v_int(0);
+    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], true, &one, &zero);
+}
+
+/* The bias is broadcast into the output first, then one GEMM adds
+ * alpha * mat1 @ mat2 with beta; beta = 0 skips the bias entirely. */
+tj_status tj_kernel_addmm(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_value *beta = &args[3];
+    bool beta_zero = outs[0]->dtype == TJ_INT64 ? scalar_i64(beta) == 0 : tj_value_as_double(beta) == 0;
+    if (!beta_zero) tj_copy_convert(outs[0], args[0].u.t);
+    return gemm_tensors(args[1].u.t, args[2].u.t, outs[0], false, &args[4], beta);
+}

@@ -1,0 +1,143 @@
+/* aten::nll_loss_forward and aten::nll_loss_backward: checks and output
+ * shapes as PyTorch 1.13 (LossNLL.cpp), glue to kernels/loss.h. */
+#include <string.h>
+
+#include "kernels/loss.h"
+#include "op_backward.h"
+#include "op_nn.h"
+
+/* Checks self [C] or [N, C], target [] or [N] (int64), weight [C] (or
+ * absent), reduction, and fills the kernel description. */
+static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tensor *target, const tj_tensor *weight,
+                            int64_t reduction, int64_t ignore_index, tj_k_nll *k)
+{
+    char a[96], b[96];
+    if (self->ndim < 1 || self->ndim > 2)
+        return tj_error(TJ_ERR_SHAPE, "%s: input tensor should be 1D or 2D, got %s", op,
+                        tj_shape_str(self->ndim, self->shape, a, sizeof a));
+    if (target->ndim > 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: 0D or 1D target tensor expected, multi-target not supported (got %s)", op,
+                        tj_shape_str(target->ndim, target->shape, a, sizeof a));
+    bool no_batch = self->ndim == 1 && target->ndim == 0;
+    if (!no_batch && (target->ndim == 0 || self->shape[0] != target->shape[0]))
+        return tj_error(TJ_ERR_SHAPE, "%s: size mismatch (got input: %s, target: %s)", op,
+                        tj_shape_str(self->ndim, self->shape, a, sizeof a),
+                        tj_shape_str(target->ndim, target->shape, b, sizeof b));
+    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 input, got %s", op, tj_dtype_name(self->dtype));
+    if (target->dtype != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected int64 target, got %s", op, tj_dtype_name(target->dtype));
+    int64_t classes = self->shape[self->ndim - 1];
+    if (weight && (weight->numel != classes || weight->ndim != 1))
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: weight tensor should be defined either for all %lld classes or no classes but got "
+                        "weight tensor of shape: %s",
+                        op, (long long)classes, tj_shape_str(weight->ndim, weight->shape, a, sizeof a));
+    if (weight && weight->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: weight (%s) and input (%s) must have the same dtype", op,
+                        tj_dtype_name(weight->dtype), tj_dtype_name(self->dtype));
+    if (reduction < 0 || reduction > 2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld", op,
+                        (long long)reduction);
+    *k = (tj_k_nll){
+        .batch = self->ndim == 2 ? self->shape[0] : 1,
+        .classes = classes,
+        .in_rs = self->ndim == 2 ? self->strides[0] : 0,
+        .in_cs = self->strides[self->ndim - 1],
+        .target_s = target->ndim == 1 ? target->strides[0] : 0,
+        .weight_s = weight ? weight->strides[0] : 0,
+        .ignore_index = ignore_index,
+        .reduction = (int)reduction,
+        .rowwise = reduction == 0 && self->ndim == 2,
+    };
+    return TJ_OK;
+}
+
+static const tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
+
+static tj_status target_error(const char *op, int64_t bad, int64_t classes)
+{
+    return tj_error(TJ_ERR_INDEX, "%s: target %lld is out of bounds (%lld classes)", op, (long long)bad,
+                    (long long)classes);
+}
+
+/* ---- nll_loss_forward(self, target, weight?, reduction, ignore_index) ---- */
+
+tj_status tj_meta_nll_loss_forward(const tj_value *args, tj_meta *outs)
+{
+    tj_k_nll k = {0};
+    tj_status st = nll_params("aten::nll_loss_forward", args[0].u.t, args[1].u.t, opt_tensor(&args[2]), args[3].u.i,
+                              args[4].u.i, &k);
+    if (st != TJ_OK) return st;
+    outs[0].dtype = outs[1].dtype = args[0].u.t->dtype;
+    outs[0].ndim = k.rowwise ? 1 : 0;
+    outs[0].shape[0] = k.batch;
+    outs[1].ndim = 0;
+    return TJ_OK;
+}
+
+tj_status tj_kernel_nll_loss_forward(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *op = "aten::nll_loss_forward";
+    const tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
+    tj_k_nll k = {0};
+    tj_status st = nll_params(op, self, target, weight, args[3].u.i, args[4].u.i, &k);
+    if (st != TJ_OK) return st;
+    const void *in = tj_tensor_ptr(self), *w = weight ? tj_tensor_ptr(weight) : NULL;
+    const int64_t *t = (const int64_t *)(const void *)tj_tensor_ptr(target);
+    void *out = tj_tensor_ptr(outs[0]), *tw = tj_tensor_ptr(outs[1]);
+    int64_t bad = 0;
+    bool ok = self->dtype == TJ_FLOAT32 ? tj_k_nll_loss_f32(&k, in, t, w, out, tw, &bad)
+                                        : tj_k_nll_loss_f64(&k, in, t, w, out, tw, &bad);
+    return ok ? TJ_OK : target_error(op, bad, k.classes);
+}
+
+/* ---- nll_loss_backward(grad_output, self, target, weight?, reduction,
+ * ignore_index, total_weight) ---- */
+
+static tj_status nll_backward_params(const tj_value *args, tj_k_nll *k)
+{
+    const char *op = "aten::nll_loss_backward";
+    const tj_tensor *go = args[0].u.t, *self = args[1].u.t, *tw = args[6].u.t;
+    tj_status st = nll_params(op, self, args[2].u.t, opt_tensor(&args[3]), args[4].u.i, args[5].u.i, k);
+    if (st != TJ_OK) return st;
+    char a[96];
+    if (tw->numel != 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: expected total_weight to be a single element tensor, got: %s (%lld elements)",
+                        op, tj_shape_str(tw->ndim, tw->shape, a, sizeof a), (long long)tw->numel);
+    if (k->rowwise ? go->ndim != 1 || go->shape[0] != k->batch : go->ndim > 1 || go->numel != 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: expected grad_output of size %s, but got %s", op,
+                        k->rowwise ? "[batch]" : "[] (a single element)", tj_shape_str(go->ndim, go->shape, a, sizeof a));
+    if (go->dtype != self->dtype || tw->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: grad_output (%s) and total_weight (%s) must have the input's dtype (%s)", op,
+                        tj_dtype_name(go->dtype), tj_dtype_name(tw->dtype), tj_dtype_name(self->dtype));
+    return TJ_OK;
+}
+
+tj_status tj_meta_nll_loss_backward(const tj_value *args, tj_meta *outs)
+{
+    tj_k_nll k = {0};
+    tj_status st = nll_backward_params(args, &k);
+    if (st != TJ_OK) return st;
+    const tj_tensor *self = args[1].u.t;
+    outs[0].dtype = self->dtype;
+    outs[0].ndim = self->ndim;
+    memcpy(outs[0].shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_nll_loss_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_nll k = {0};
+    tj_status st = nll_backward_params(args, &k);
+    if (st != TJ_OK) return st;
+    const tj_tensor *go = args[0].u.t, *self = args[1].u.t, *weight = opt_tensor(&args[3]), *tw = args[6].u.t;
+    const void *g = tj_tensor_ptr(go), *w = weight ? tj_tensor_ptr(weight) : NULL;
+    const int64_t *t = (const int64_t *)(const void *)tj_tensor_ptr(args[2].u.t);
+    int64_t gs = go->ndim == 1 ? go->strides[0] : 0, bad = 0;
+    void *gi = tj_tensor_ptr(outs[0]);
+    bool ok = self->dtype == TJ_FLOAT32
+                  ? tj_k_nll_loss_backward_f32(&k, g, gs, t, w, *(const float *)(const void *)tj_tensor_ptr(tw), gi, &bad)
+                  : tj_k_nll_loss_backward_f64(&k, g, gs, t, w, *(const double *)(const void *)tj_tensor_ptr(tw), gi, &bad);
+    return ok ? TJ_OK : target_error("aten::nll_loss_backward", bad, k.classes);
+}

@@ -1,0 +1,378 @@
+/* Reduction operators: dim lists, result shapes and dtypes (shape functions)
+ * and the glue from boxed arguments to the reduction driver in
+ * kernels/reduce.c. Semantics follow PyTorch 1.13: a dim list that is None or
+ * [] reduces every dim, keepdim keeps size-1 dims, sums of bool/int64 give
+ * int64, mean of an empty reduction is nan, amax/amin/argmax/max of an empty
+ * reduction are errors. */
+#include <math.h>
+#include <string.h>
+
+#include "iter.h"
+#include "kernels/reduce.h"
+#include "op_reduction.h"
+
+/* ---- shared argument handling ---- */
+
+/* Marks the reduced dims of `x` from an `int[1]?` dim list: None or [] means
+ * every dim. Errors: out-of-range dims, repeated dims. */
+static tj_status parse_dims(const char *op, const tj_tensor *x, const tj_value *dim, bool mask[TJ_MAX_DIMS])
+{
+    bool all = dim->kind == TJ_V_NONE || dim->n == 0;
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = all;
+    if (all) return TJ_OK;
+    bool seen[TJ_MAX_DIMS] = {false};
+    for (int k = 0; k < dim->n; k++) {
+        int w;
+        if (tj_wrap_dim(op, dim->u.ints[k], x->ndim, &w) != TJ_OK) return tj_last_status();
+        if (seen[w])
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: dim %d appears multiple times in the list of dims", op, w);
+        seen[w] = true;
+        mask[w] = true;
+    }
+    return TJ_OK;
+}
+
+/* Marks a single dim (an `int` or `int?` dim; None marks every dim). */
+static tj_status parse_one_dim(const char *op, const tj_tensor *x, const tj_value *dim, bool mask[TJ_MAX_DIMS])
+{
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = dim->kind == TJ_V_NONE;
+    if (dim->kind == TJ_V_NONE) return TJ_OK;
+    int w;
+    if (tj_wrap_dim(op, dim->u.i, x->ndim, &w) != TJ_OK) return tj_last_status();
+    mask[w] = true;
+    return TJ_OK;
+}
+
+/* Output geometry: reduced dims dropped, or kept as size 1 with keepdim. */
+static void reduced_meta(const tj_tensor *x, const bool *mask, bool keepdim, tj_dtype dtype, tj_meta *m)
+{
+    m->dtype = dtype;
+    m->ndim = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!mask[d]) m->shape[m->ndim++] = x->shape[d];
+        else if (keepdim) m->shape[m->ndim++] = 1;
+    }
+}
+
+/* amax/amin/argmax/max.dim have no identity: an empty reduction is an error. */
+static tj_status check_nonempty(const char *op, const tj_tensor *x, const bool *mask, bool dim_given)
+{
+    if (x->numel != 0 || x->ndim == 0) return TJ_OK;
+    if (!dim_given)
+        return tj_error(TJ_ERR_SHAPE, "%s: Expected reduction dim to be specified for input.numel() == 0. "
+                                      "Specify the reduction dim with the 'dim' argument.", op);
+    for (int d = 0; d < x->ndim; d++)
+        if (mask[d] && x->shape[d] == 0) {
+            char b[160];
+            return tj_error(TJ_ERR_SHAPE, "%s: Expected reduction dim %d to have non-zero size (input shape %s).", op,
+                            d, tj_shape_str(x->ndim, x->shape, b, sizeof b));
+        }
+    return TJ_OK;
+}
+
+static bool is_float(tj_dtype d) { return tj_dtype_category(d) == TJ_CAT_FLOAT; }
+
+/* Number of elements folded into each output. */
+static int64_t reduced_count(const tj_tensor *x, const bool *mask)
+{
+    int64_t n = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (mask[d]) n *= x->shape[d];
+    return n;
+}
+
+/* A contiguous copy of x converted to `dtype` (not owned by any scope);
+ * NULL with the error set when out of memory. */
+static tj_tensor *converted(const tj_tensor *x, tj_dtype dtype)
+{
+    tj_meta m = {.dtype = dtype, .ndim = x->ndim, .alias = -1};
+    memcpy(m.shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    tj_tensor *t = tj_tensor_new_meta(&m, false);
+    if (t) tj_copy_convert(t, x);
+    return t;
+}
+
+/* Runs one reduction of x over mask with the options already in k. */
+static tj_status reduce(const char *op, tj_k_reduce *k, const tj_tensor *x, const bool *mask)
+{
+    k->x = tj_tensor_ptr(x);
+    k->x_dtype = x->dtype;
+    tj_k_reduce_prepare(k, x->ndim, x->shape, x->strides, mask);
+    size_t nb = tj_k_reduce_scratch_bytes(k);
+    void *scratch = NULL;
+    if (nb && !(scratch = tj_alloc(nb))) return tj_oom(op, nb);
+    tj_k_reduce_run(k, scratch, tj_threads_for(x->numel));
+    if (scratch) tj_free(scratch, nb);
+    return TJ_OK;
+}
+
+/* Reduces x into a new array of one double per output (mean or maximum, the
+ * first pass of var and logsumexp). The caller frees it with tj_free. */
+static double *reduce_to_f64(const char *op, tj_k_red_kind kind, double divisor, const tj_tensor *x,
+                             const bool *mask, size_t *nbytes)
+{
+    int64_t nout = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (!mask[d]) nout *= x->shape[d];
+    *nbytes = (size_t)(nout ? nout : 1) * sizeof(double);
+    double *buf = tj_alloc(*nbytes);
+    if (!buf) {
+        tj_oom(op, *nbytes);
+        return NULL;
+    }
+    tj_k_reduce k = {.kind = kind, .divisor = divisor, .out = buf, .out_dtype = TJ_FLOAT64};
+    if (reduce(op, &k, x, mask) != TJ_OK) {
+        tj_free(buf, *nbytes);
+        return NULL;
+    }
+    return buf;
+}
+
+/* ---- sum ---- */
+
+static const char *const SUM_DIM = "aten::sum.dim_IntList";
+static const char *const SUM = "aten::sum";
+
+static tj_dtype sum_dtype(const tj_tensor *x, const tj_value *dtype)
+{
+    if (dtype->kind == TJ_V_DTYPE) return dtype->u.dtype;
+    return is_float(x->dtype) ? x->dtype : TJ_INT64;
+}
+
+tj_status tj_meta_sum_dim(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(SUM_DIM, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, sum_dtype(x, &args[3]), &outs[0]);
+    return TJ_OK;
+}
+
+tj_status tj_meta_sum(const tj_value *args, tj_meta *outs)
+{
+    outs[0].dtype = sum_dtype(args[0].u.t, &args[1]);
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+/* Sums x over mask into out (dtype already decided). Inputs are converted
+ * first where PyTorch converts before summing: to bool (a sum is then "any")
+ * and from float to an integer dtype (truncating each element). */
+static tj_status sum_into(const char *op, const tj_tensor *x, const bool *mask, tj_tensor *out)
+{
+    tj_dtype od = out->dtype;
+    bool convert = (od == TJ_BOOL && x->dtype != TJ_BOOL) || (!is_float(od) && is_float(x->dtype));
+    tj_tensor *tmp = NULL;
+    if (convert && !(tmp = converted(x, od))) return tj_last_status();
+    tj_k_reduce k = {.kind = TJ_K_RED_SUM, .int_acc = !is_float(od), .divisor = 1, .out = tj_tensor_ptr(out),
+                     .out_dtype = od};
+    tj_status st = reduce(op, &k, tmp ? tmp : x, mask);
+    tj_tensor_release(tmp);
+    return st;
+}
+
+tj_status tj_kernel_sum_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(SUM_DIM, args[0].u.t, &args[1], mask);
+    return sum_into(SUM_DIM, args[0].u.t, mask, outs[0]);
+}
+
+tj_status tj_kernel_sum(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    return sum_into(SUM, args[0].u.t, mask, outs[0]);
+}
+
+/* ---- mean ---- */
+
+static const char *const MEAN = "aten::mean.dim";
+
+tj_status tj_meta_mean_dim(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    tj_dtype od = x->dtype;
+    if (args[3].kind == TJ_V_DTYPE) {
+        od = args[3].u.dtype;
+        if (!is_float(od))
+            return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. Optional dtype must be either a "
+                                          "floating point or complex dtype. Got: %s", MEAN, tj_dtype_name(od));
+    } else if (!is_float(od)) {
+        return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. Input dtype must be either a floating "
+                                      "point or complex dtype. Got: %s", MEAN, tj_dtype_name(od));
+    }
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(MEAN, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, od, &outs[0]);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_mean_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(MEAN, x, &args[1], mask);
+    /* an empty reduction divides 0 by 0: nan, as in PyTorch */
+    tj_k_reduce k = {.kind = TJ_K_RED_SUM, .divisor = (double)reduced_count(x, mask),
+                     .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype};
+    return reduce(MEAN, &k, x, mask);
+}
+
+/* ---- amax / amin ---- */
+
+static tj_status meta_extremum(const char *op, const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(op, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    if (check_nonempty(op, x, mask, args[1].n > 0) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, x->dtype, &outs[0]);
+    return TJ_OK;
+}
+
+static tj_status kernel_extremum(const char *op, tj_k_red_kind kind, const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(op, args[0].u.t, &args[1], mask);
+    tj_k_reduce k = {.kind = kind, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype};
+    return reduce(op, &k, args[0].u.t, mask);
+}
+
+tj_status tj_meta_amax(const tj_value *args, tj_meta *outs) { return meta_extremum("aten::amax", args, outs); }
+tj_status tj_meta_amin(const tj_value *args, tj_meta *outs) { return meta_extremum("aten::amin", args, outs); }
+tj_status tj_kernel_amax(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum("aten::amax", TJ_K_RED_MAX, args, outs);
+}
+tj_status tj_kernel_amin(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum("aten::amin", TJ_K_RED_MIN, args, outs);
+}
+
+/* ---- argmax / max.dim ---- */
+
+static const char *const ARGMAX = "aten::argmax";
+static const char *const MAX_DIM = "aten::max.dim";
+
+tj_status tj_meta_argmax(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    if (x->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool' input", ARGMAX);
+    bool mask[TJ_MAX_DIMS];
+    if (parse_one_dim(ARGMAX, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    if (check_nonempty(ARGMAX, x, mask, args[1].kind != TJ_V_NONE) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, TJ_INT64, &outs[0]);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_argmax(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    parse_one_dim(ARGMAX, args[0].u.t, &args[1], mask);
+    tj_k_reduce k = {.kind = TJ_K_RED_ARGMAX, .out_index = (int64_t *)tj_tensor_ptr(outs[0])};
+    return reduce(ARGMAX, &k, args[0].u.t, mask);
+}
+
+tj_status tj_meta_max_dim(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_one_dim(MAX_DIM, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    if (check_nonempty(MAX_DIM, x, mask, true) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, x->dtype, &outs[0]);
+    reduced_meta(x, mask, args[2].u.b, TJ_INT64, &outs[1]);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_max_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    parse_one_dim(MAX_DIM, args[0].u.t, &args[1], mask);
+    tj_k_reduce k = {.kind = TJ_K_RED_ARGMAX, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype,
+                     .out_index = (int64_t *)tj_tensor_ptr(outs[1])};
+    return reduce(MAX_DIM, &k, args[0].u.t, mask);
+}
+
+/* ---- var / var_mean: two passes (mean, then squared deviations from it),
+ * accumulated in double, accurate for rows with a large common offset ---- */
+
+static const char *const VAR = "aten::var.correction";
+static const char *const VAR_MEAN = "aten::var_mean.correction";
+
+static tj_status meta_var(const char *op, const tj_value *args, tj_meta *outs, int nouts)
+{
+    const tj_tensor *x = args[0].u.t;
+    if (!is_float(x->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: std and var only support floating point dtypes, got %s", op,
+                        tj_dtype_name(x->dtype));
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(op, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    for (int i = 0; i < nouts; i++) reduced_meta(x, mask, args[3].u.b, x->dtype, &outs[i]);
+    return TJ_OK;
+}
+
+/* var into outs[0] and, when mean_out is set, the mean into it. */
+static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var_out, tj_tensor *mean_out)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(op, x, &args[1], mask);
+    int64_t n = reduced_count(x, mask);
+    int64_t correction = args[2].kind == TJ_V_NONE ? 1 : args[2].u.i;
+    size_t nb;
+    double *mean = reduce_to_f64(op, TJ_K_RED_SUM, (double)n, x, mask, &nb);
+    if (!mean) return tj_last_status();
+    double divisor = (double)n - (double)correction; /* PyTorch: max(0, N - correction) */
+    tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = mean, .divisor = divisor > 0 ? divisor : 0,
+                     .out = tj_tensor_ptr(var_out), .out_dtype = var_out->dtype};
+    tj_status st = reduce(op, &k, x, mask);
+    if (st == TJ_OK && mean_out) tj_convert(tj_tensor_ptr(mean_out), mean_out->dtype, mean, TJ_FLOAT64, mean_out->numel);
+    tj_free(mean, nb);
+    return st;
+}
+
+tj_status tj_meta_var(const tj_value *args, tj_meta *outs) { return meta_var(VAR, args, outs, 1); }
+tj_status tj_meta_var_mean(const tj_value *args, tj_meta *outs) { return meta_var(VAR_MEAN, args, outs, 2); }
+tj_status tj_kernel_var(const tj_value *args, tj_tensor *const *outs) { return kernel_var(VAR, args, outs[0], NULL); }
+tj_status tj_kernel_var_mean(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_var(VAR_MEAN, args, outs[0], outs[1]);
+}
+
+/* ---- logsumexp: m = max (0 where it is infinite, as PyTorch does), then
+ * log(sum(exp(x - m))) + m. An all -inf slice gives -inf, a +inf gives +inf,
+ * an empty slice -inf. Integer input gives float32. ---- */
+
+static const char *const LOGSUMEXP = "aten::logsumexp";
+
+tj_status tj_meta_logsumexp(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(LOGSUMEXP, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, is_float(x->dtype) ? x->dtype : TJ_FLOAT32, &outs[0]);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_logsumexp(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(LOGSUMEXP, x, &args[1], mask);
+    tj_tensor *tmp = NULL;
+    if (!is_float(x->dtype) && !(x = tmp = converted(x, TJ_FLOAT32))) return tj_last_status();
+    size_t nb;
+    double *m = reduce_to_f64(LOGSUMEXP, TJ_K_RED_MAX, 1, x, mask, &nb);
+    tj_status st = m ? TJ_OK : tj_last_status();
+    if (m) {
+        for (int64_t o = 0; o < outs[0]->numel; o++)
+            if (isinf(m[o])) m[o] = 0;
+        tj_k_reduce k = {.kind = TJ_K_RED_SUMEXP, .param = m, .out = tj_tensor_ptr(outs[0]),
+                         .out_dtype = outs[0]->dtype};
+        st = reduce(LOGSUMEXP, &k, x, mask);
+        tj_free(m, nb);
+    }
+    tj_tensor_release(tmp);
+    return st;
+}

@@ -1,0 +1,479 @@
+/* Views and data movement, following ATen 1.13 (TensorShape.cpp): views are
+ * shape functions only (alias of argument 0 with new shape, strides and
+ * storage offset); cat, clone and _to_copy copy through kernels/copy.c. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "iter.h"
+#include "kernels/copy.h"
+#include "op_view.h"
+
+#define SHAPE_BUF 192
+
+/* ---- view geometry helpers ---- */
+
+tj_status tj_view_infer_size(const char *op, const int64_t *size, int n, int64_t numel, int64_t *out)
+{
+    char b[SHAPE_BUF];
+    if (n > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: shape %s has %d dims, more than %d", op,
+                        tj_shape_str(n, size, b, sizeof b), n, TJ_MAX_DIMS);
+    int infer = -1;
+    int64_t newsize = 1;
+    bool overflow = false, zero = false;
+    for (int d = 0; d < n; d++) {
+        if (size[d] == -1) {
+            if (infer >= 0)
+                return tj_error(TJ_ERR_SHAPE, "%s: only one dimension can be inferred (shape %s)", op,
+                                tj_shape_str(n, size, b, sizeof b));
+            infer = d;
+        } else if (size[d] < 0) {
+            return tj_error(TJ_ERR_SHAPE, "%s: invalid shape dimension %" PRId64 " in shape %s", op, size[d],
+                            tj_shape_str(n, size, b, sizeof b));
+        } else if (size[d] == 0) {
+            zero = true;
+        } else if (__builtin_mul_overflow(newsize, size[d], &newsize)) {
+            overflow = true;
+        }
+        out[d] = size[d];
+    }
+    if (zero) {
+        newsize = 0;
+        overflow = false;
+    }
+    if (!overflow && (numel == newsize || (infer >= 0 && newsize > 0 && numel % newsize == 0))) {
+        if (infer < 0) return TJ_OK;
+        if (newsize == 0)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: cannot reshape tensor of 0 elements into shape %s because the unspecified "
+                            "dimension size -1 can be any value and is ambiguous",
+                            op, tj_shape_str(n, size, b, sizeof b));
+        out[infer] = numel / newsize;
+        return TJ_OK;
+    }
+    return tj_error(TJ_ERR_SHAPE, "%s: shape '%s' is invalid for input of size %" PRId64, op,
+                    tj_shape_str(n, size, b, sizeof b), numel);
+}
+
+bool tj_view_strides(int ndim, const int64_t *shape, const int64_t *strides, int new_ndim, const int64_t *new_shape,
+                     int64_t *new_strides)
+{
+    if (ndim == 0) {
+        for (int d = 0; d < new_ndim; d++) new_strides[d] = 1;
+        return true;
+    }
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) numel *= shape[d];
+    if (numel == 0) {
+        /* strides are arbitrary; like NumPy, keep them when the shape is unchanged */
+        bool same = ndim == new_ndim && memcmp(shape, new_shape, sizeof(int64_t) * (size_t)ndim) == 0;
+        if (same) memcpy(new_strides, strides, sizeof(int64_t) * (size_t)ndim);
+        else tj_contiguous_strides(new_ndim, new_shape, new_strides);
+        return true;
+    }
+    /* walk both shapes from the back, one chunk of mutually contiguous dims
+     * of the old shape at a time; the new dims must tile each chunk */
+    int view_d = new_ndim - 1;
+    int64_t chunk_base_stride = strides[ndim - 1], tensor_numel = 1, view_numel = 1;
+    for (int td = ndim - 1; td >= 0; td--) {
+        tensor_numel *= shape[td];
+        if (td == 0 || (shape[td - 1] != 1 && strides[td - 1] != tensor_numel * chunk_base_stride)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+                new_strides[view_d] = view_numel * chunk_base_stride;
+                view_numel *= new_shape[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel) return false;
+            if (td > 0) {
+                chunk_base_stride = strides[td - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+/* Output geometry equal to self's: an alias view to be edited by the caller. */
+static void alias_of(const tj_tensor *self, tj_meta *o)
+{
+    o->dtype = self->dtype;
+    o->ndim = self->ndim;
+    o->alias = 0;
+    o->offset = self->offset;
+    memcpy(o->shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    memcpy(o->strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
+}
+
+/* view and _unsafe_view: a view when self's strides allow it; otherwise an
+ * error (view) or a new contiguous tensor that the copy kernel fills. */
+static tj_status meta_view_like(const char *op, const tj_value *args, tj_meta *o, bool copy_if_needed)
+{
+    const tj_tensor *self = args[0].u.t;
+    int n = args[1].n;
+    if (tj_view_infer_size(op, args[1].u.ints, n, self->numel, o->shape) != TJ_OK) return tj_last_status();
+    o->dtype = self->dtype;
+    o->ndim = n;
+    if (tj_view_strides(self->ndim, self->shape, self->strides, n, o->shape, o->strides)) {
+        o->alias = 0;
+        o->offset = self->offset;
+        return TJ_OK;
+    }
+    if (copy_if_needed) return TJ_OK; /* alias stays -1: a copy */
+    char b1[SHAPE_BUF], b2[SHAPE_BUF], b3[SHAPE_BUF];
+    return tj_error(TJ_ERR_SHAPE,
+                    "%s: view size %s is not compatible with input tensor's size %s and stride %s (at least one "
+                    "dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+                    op, tj_shape_str(n, o->shape, b1, sizeof b1), tj_shape_str(self->ndim, self->shape, b2, sizeof b2),
+                    tj_shape_str(self->ndim, self->strides, b3, sizeof b3));
+}
+
+tj_status tj_meta_view(const tj_value *args, tj_meta *outs)
+{
+    return meta_view_like("aten::view", args, outs, false);
+}
+
+tj_status tj_meta_unsafe_view(const tj_value *args, tj_meta *outs)
+{
+    return meta_view_like("aten::_unsafe_view", args, outs, true);
+}
+
+tj_status tj_meta_permute(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::permute";
+    const tj_tensor *self = args[0].u.t;
+    const int64_t *dims = args[1].u.ints;
+    int n = args[1].n;
+    char b1[SHAPE_BUF], b2[SHAPE_BUF];
+    if (n != self->ndim)
+        return tj_error(TJ_ERR_SHAPE, "%s: dims %s has %d entries but the tensor of shape %s has %d dims", op,
+                        tj_shape_str(n, dims, b1, sizeof b1), n, tj_shape_str(self->ndim, self->shape, b2, sizeof b2),
+                        self->ndim);
+    bool seen[TJ_MAX_DIMS] = {false};
+    alias_of(self, outs);
+    for (int i = 0; i < n; i++) {
+        int d;
+        if (tj_wrap_dim(op, dims[i], n, &d) != TJ_OK) return tj_last_status();
+        if (seen[d])
+            return tj_error(TJ_ERR_SHAPE, "%s: repeated dim %" PRId64 " in dims %s", op, dims[i],
+                            tj_shape_str(n, dims, b1, sizeof b1));
+        seen[d] = true;
+        outs->shape[i] = self->shape[d];
+        outs->strides[i] = self->strides[d];
+    }
+    return TJ_OK;
+}
+
+/* Swaps two (already wrapped) dims of an alias of self; a 0-dim tensor
+ * stays as it is. */
+static void swap_dims(const tj_tensor *self, int d0, int d1, tj_meta *o)
+{
+    alias_of(self, o);
+    if (self->ndim == 0) return;
+    o->shape[d0] = self->shape[d1];
+    o->shape[d1] = self->shape[d0];
+    o->strides[d0] = self->strides[d1];
+    o->strides[d1] = self->strides[d0];
+}
+
+tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int d0, d1;
+    if (tj_wrap_dim("aten::transpose.int", args[1].u.i, self->ndim, &d0) != TJ_OK ||
+        tj_wrap_dim("aten::transpose.int", args[2].u.i, self->ndim, &d1) != TJ_OK)
+        return tj_last_status();
+    swap_dims(self, d0, d1, outs);
+    return TJ_OK;
+}
+
+tj_status tj_meta_t(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    char b[SHAPE_BUF];
+    if (self->ndim > 2)
+        return tj_error(TJ_ERR_SHAPE, "aten::t: expects a tensor with <= 2 dimensions, but self is %dD (shape %s)",
+                        self->ndim, tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    swap_dims(self, 0, self->ndim < 2 ? 0 : 1, outs);
+    return TJ_OK;
+}
+
+tj_status tj_meta_expand(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::expand";
+    const tj_tensor *self = args[0].u.t;
+    const int64_t *size = args[1].u.ints;
+    int n = args[1].n, nd = self->ndim;
+    char b1[SHAPE_BUF], b2[SHAPE_BUF];
+    if (n < nd)
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: the number of sizes provided (%d) in %s must be greater or equal to the number of "
+                        "dimensions in the tensor (%d, shape %s)",
+                        op, n, tj_shape_str(n, size, b1, sizeof b1), nd, tj_shape_str(nd, self->shape, b2, sizeof b2));
+    if (n > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: size %s has %d dims, more than %d", op,
+                        tj_shape_str(n, size, b1, sizeof b1), n, TJ_MAX_DIMS);
+    tj_meta *o = outs;
+    alias_of(self, o);
+    o->ndim = n;
+    for (int i = n - 1; i >= 0; i--) {
+        int d = nd - n + i; /* self's dim aligned with i, < 0 for a new leading dim */
+        int64_t cur = d >= 0 ? self->shape[d] : 1;
+        /* a new leading dim continues the next one; a 0-dim self gets stride 0 */
+        int64_t stride = d >= 0 ? self->strides[d] : nd == 0 ? 0 : o->shape[i + 1] * o->strides[i + 1];
+        int64_t target = size[i];
+        if (target == -1) {
+            if (d < 0)
+                return tj_error(TJ_ERR_SHAPE,
+                                "%s: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                "dimension %d (sizes %s, tensor shape %s)",
+                                op, i, tj_shape_str(n, size, b1, sizeof b1), tj_shape_str(nd, self->shape, b2, sizeof b2));
+            target = cur;
+        }
+        if (target < 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: negative size %" PRId64 " at dim %d of sizes %s", op, target, i,
+                            tj_shape_str(n, size, b1, sizeof b1));
+        if (cur != target) {
+            if (cur != 1)
+                return tj_error(TJ_ERR_SHAPE,
+                                "%s: the expanded size of the tensor (%" PRId64 ") must match the existing size (%" PRId64
+                                ") at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
+                                op, target, cur, i, tj_shape_str(n, size, b1, sizeof b1),
+                                tj_shape_str(nd, self->shape, b2, sizeof b2));
+            stride = 0;
+        }
+        o->shape[i] = target;
+        o->strides[i] = stride;
+    }
+    int64_t numel;
+    return tj_checked_numel(n, o->shape, &numel, op);
+}
+
+tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::unsqueeze";
+    const tj_tensor *self = args[0].u.t;
+    int nd = self->ndim, d;
+    if (nd >= TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: a tensor of rank %d cannot gain a dim (at most %d)", op, nd,
+                        TJ_MAX_DIMS);
+    if (tj_wrap_dim(op, args[1].u.i, nd + 1, &d) != TJ_OK) return tj_last_status();
+    tj_meta *o = outs;
+    alias_of(self, o);
+    o->ndim = nd + 1;
+    for (int i = nd; i > d; i--) {
+        o->shape[i] = self->shape[i - 1];
+        o->strides[i] = self->strides[i - 1];
+    }
+    o->shape[d] = 1;
+    o->strides[d] = d >= nd ? 1 : self->shape[d] * self->strides[d];
+    return TJ_OK;
+}
+
+tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int d;
+    if (tj_wrap_dim("aten::squeeze.dim", args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
+    tj_meta *o = outs;
+    alias_of(self, o);
+    if (self->ndim == 0 || self->shape[d] != 1) return TJ_OK;
+    o->ndim--;
+    for (int i = d; i < o->ndim; i++) {
+        o->shape[i] = self->shape[i + 1];
+        o->strides[i] = self->strides[i + 1];
+    }
+    return TJ_OK;
+}
+
+tj_status tj_meta_select(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::select.int";
+    const tj_tensor *self = args[0].u.t;
+    int64_t index = args[2].u.i;
+    char b[SHAPE_BUF];
+    int d;
+    if (self->ndim == 0) return tj_error(TJ_ERR_INDEX, "%s: select() cannot be applied to a 0-dim tensor", op);
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
+    int64_t size = self->shape[d];
+    if (index < -size || index >= size)
+        return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " out of range for tensor of size %s at dimension %d", op,
+                        index, tj_shape_str(self->ndim, self->shape, b, sizeof b), d);
+    if (index < 0) index += size;
+    tj_meta *o = outs;
+    alias_of(self, o);
+    o->offset += index * self->strides[d];
+    o->ndim--;
+    for (int i = d; i < o->ndim; i++) {
+        o->shape[i] = self->shape[i + 1];
+        o->strides[i] = self->strides[i + 1];
+    }
+    return TJ_OK;
+}
+
+tj_status tj_meta_slice(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::slice.Tensor";
+    const tj_tensor *self = args[0].u.t;
+    int64_t step = args[4].u.i;
+    int d;
+    if (self->ndim == 0) return tj_error(TJ_ERR_INDEX, "%s: slice() cannot be applied to a 0-dim tensor", op);
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
+    if (step <= 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: slice step must be positive, got %" PRId64, op, step);
+    int64_t size = self->shape[d];
+    int64_t start = args[2].kind == TJ_V_INT ? args[2].u.i : 0;
+    int64_t end = args[3].kind == TJ_V_INT ? args[3].u.i : INT64_MAX;
+    if (start == INT64_MAX) start = 0; /* INT64_MAX stands for the default */
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    if (start < 0) start = 0;
+    else if (start > size) start = size;
+    if (end < start) end = start;
+    else if (end > size) end = size;
+    int64_t len = end - start;
+    tj_meta *o = outs;
+    alias_of(self, o);
+    o->offset += start * self->strides[d];
+    o->shape[d] = len == 0 ? 0 : 1 + (len - 1) / step; /* rounds up without overflow */
+    if (__builtin_mul_overflow(self->strides[d], step, &o->strides[d]))
+        o->strides[d] = self->strides[d]; /* step >= len: a single element, its stride is irrelevant */
+    return TJ_OK;
+}
+
+tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks)
+{
+    const char *op = "aten::split.Tensor";
+    if (self->ndim == 0) return tj_error(TJ_ERR_INDEX, "%s: split expects at least a 1-dimensional tensor", op);
+    if (split_size < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: split expects split_size be non-negative, but got split_size=%" PRId64,
+                        op, split_size);
+    if (tj_wrap_dim(op, dim, self->ndim, wrapped) != TJ_OK) return tj_last_status();
+    int64_t size = self->shape[*wrapped];
+    if (split_size == 0 && size != 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: split_size can only be 0 if dimension size is 0, but got dimension size of %" PRId64, op,
+                        size);
+    int64_t n = split_size == 0 ? 1 : size / split_size + (size % split_size != 0);
+    *nchunks = n > 0 ? n : 1;
+    return TJ_OK;
+}
+
+/* ---- data movement ---- */
+
+/* PyTorch's legacy rule: a 1-d tensor of shape [0] takes no part in cat's
+ * shape checks, whatever the rank of the others. */
+static bool cat_skips(const tj_tensor *t)
+{
+    return t->ndim == 1 && t->shape[0] == 0;
+}
+
+tj_status tj_meta_cat(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::cat";
+    tj_tensor *const *ts = args[0].u.ts;
+    int n = args[0].n;
+    char b1[SHAPE_BUF], b2[SHAPE_BUF];
+    for (int i = 0; i < n; i++)
+        if (ts[i]->ndim == 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: zero-dimensional tensor (at position %d) cannot be concatenated", op, i);
+    if (n == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected a non-empty list of Tensors", op);
+    /* result_type over every input, skipped ones included; with no 0-dim
+     * input the promoted dtype is always one of the inputs' dtypes */
+    const tj_tensor *rep = ts[0];
+    int valid = -1;
+    for (int i = 0; i < n; i++) {
+        tj_value pair[2] = {tj_v_tensor((tj_tensor *)rep), tj_v_tensor(ts[i])};
+        if (tj_result_type(pair, 2) != rep->dtype) rep = ts[i];
+        if (valid < 0 && !cat_skips(ts[i])) valid = i;
+    }
+    tj_meta *o = outs;
+    o->dtype = rep->dtype;
+    if (valid < 0) { /* every input is a skipped [0] */
+        o->ndim = 1;
+        o->shape[0] = 0;
+        return TJ_OK;
+    }
+    const tj_tensor *first = ts[valid];
+    int dim;
+    if (tj_wrap_dim(op, args[1].u.i, first->ndim, &dim) != TJ_OK) return tj_last_status();
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const tj_tensor *t = ts[i];
+        if (cat_skips(t)) continue;
+        if (t->ndim != first->ndim)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: tensors must have same number of dimensions: got %d and %d (shapes %s at position "
+                            "%d and %s at position %d)",
+                            op, first->ndim, t->ndim, tj_shape_str(first->ndim, first->shape, b1, sizeof b1), valid,
+                            tj_shape_str(t->ndim, t->shape, b2, sizeof b2), i);
+        for (int d = 0; d < t->ndim; d++)
+            if (d != dim && t->shape[d] != first->shape[d])
+                return tj_error(TJ_ERR_SHAPE,
+                                "%s: sizes of tensors must match except in dimension %d. Expected size %" PRId64
+                                " but got size %" PRId64 " for tensor number %d in the list (shapes %s and %s)",
+                                op, dim, first->shape[d], t->shape[d], i,
+                                tj_shape_str(first->ndim, first->shape, b1, sizeof b1),
+                                tj_shape_str(t->ndim, t->shape, b2, sizeof b2));
+        if (__builtin_add_overflow(total, t->shape[dim], &total))
+            return tj_error(TJ_ERR_OVERFLOW, "%s: the concatenated size along dim %d overflows", op, dim);
+    }
+    o->ndim = first->ndim;
+    memcpy(o->shape, first->shape, sizeof(int64_t) * (size_t)first->ndim);
+    o->shape[dim] = total;
+    return TJ_OK;
+}
+
+static void same_geometry(const tj_tensor *self, tj_dtype dtype, tj_meta *o)
+{
+    o->dtype = dtype;
+    o->ndim = self->ndim;
+    memcpy(o->shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+}
+
+tj_status tj_meta_clone(const tj_value *args, tj_meta *outs)
+{
+    same_geometry(args[0].u.t, args[0].u.t->dtype, outs);
+    return TJ_OK;
+}
+
+tj_status tj_meta_to_copy(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    same_geometry(self, args[1].kind == TJ_V_DTYPE ? args[1].u.dtype : self->dtype, outs);
+    return TJ_OK;
+}
+
+/* Copies src into dst memory laid out with `dst_strides` over src's shape,
+ * converting to dst's dtype. */
+static void copy_into(void *dst, tj_dtype dd, const int64_t *dst_strides, const tj_tensor *src)
+{
+    tj_k_strided d = {dst, dd, dst_strides};
+    tj_k_strided s = {tj_tensor_ptr(src), src->dtype, src->strides};
+    tj_k_copy_strided(d, s, src->ndim, src->shape, tj_threads_for(src->numel));
+}
+
+tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int64_t strides[TJ_MAX_DIMS]; /* the output, row-major over self's shape */
+    tj_contiguous_strides(self->ndim, self->shape, strides);
+    copy_into(tj_tensor_ptr(outs[0]), outs[0]->dtype, strides, self);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *const *ts = args[0].u.ts;
+    tj_tensor *out = outs[0];
+    if (out->numel == 0) return TJ_OK;
+    int dim;
+    tj_wrap_dim("aten::cat", args[1].u.i, out->ndim, &dim); /* checked by the shape function */
+    size_t es = tj_dtype_size(out->dtype);
+    int64_t at = 0; /* where the next input starts along dim */
+    for (int i = 0; i < args[0].n; i++) {
+        if (cat_skips(ts[i])) continue;
+        copy_into(tj_tensor_ptr(out) + at * out->strides[dim] * (int64_t)es, out->dtype, out->strides, ts[i]);
+        at += ts[i]->shape[dim];
+    }
+    return TJ_OK;
+}

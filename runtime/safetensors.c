@@ -1,0 +1,260 @@
+/* safetensors files (see include/tjit/safetensors.h). The JSON header goes
+ * through jansson; every field is checked before any tensor is made. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tjit/safetensors.h"
+
+#define WHO "tj_safetensors_load"
+#define MAX_HEADER ((uint64_t)100 << 20)
+
+struct tj_safetensors {
+    int n;
+    char **names;
+    tj_tensor **tensors;
+};
+
+static const char *st_dtype_name(tj_dtype d)
+{
+    static const char *n[] = {"F32", "F64", "I64", "BOOL"};
+    return n[d];
+}
+
+static bool st_dtype_parse(const char *s, tj_dtype *d)
+{
+    for (int i = 0; i < TJ_NUM_DTYPES; i++)
+        if (!strcmp(s, st_dtype_name((tj_dtype)i))) {
+            *d = (tj_dtype)i;
+            return true;
+        }
+    return false;
+}
+
+void tj_safetensors_free(tj_safetensors *f)
+{
+    if (!f) return;
+    for (int i = 0; i < f->n; i++) {
+        free(f->names[i]);
+        tj_tensor_release(f->tensors[i]);
+    }
+    free(f->names);
+    free(f->tensors);
+    free(f);
+}
+
+int tj_safetensors_count(const tj_safetensors *f) { return f ? f->n : 0; }
+const char *tj_safetensors_name(const tj_safetensors *f, int i) { return f && i >= 0 && i < f->n ? f->names[i] : NULL; }
+
+tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name)
+{
+    for (int i = 0; f && name && i < f->n; i++)
+        if (!strcmp(f->names[i], name)) return f->tensors[i];
+    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no tensor named '%s'", name ? name : "(null)");
+    return NULL;
+}
+
+typedef struct span {
+    uint64_t begin, end;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
+{
+    const unsigned char *b = buf;
+    if (!b || n < 8) {
+        tj_error(TJ_ERR_PARSE, WHO ": file shorter than its 8-byte header length");
+        return NULL;
+    }
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
+    if (hlen > n - 8 || hlen > MAX_HEADER) {
+        tj_error(TJ_ERR_PARSE, WHO ": header length %llu runs past the end of the file (%zu bytes)", (unsigned long long)hlen, n);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb((const char *)b + 8, (size_t)hlen, 0, &jerr);
+    if (!root || !json_is_object(root)) {
+        tj_error(TJ_ERR_PARSE, WHO ": header is not a JSON object (%s)", root ? "not an object" : jerr.text);
+        json_decref(root);
+        return NULL;
+    }
+    const unsigned char *data = b + 8 + hlen;
+    uint64_t data_len = n - 8 - hlen;
+    tj_safetensors *f = calloc(1, sizeof *f);
+    size_t cap = json_object_size(root);
+    span *spans = calloc(cap ? cap : 1, sizeof *spans);
+    if (f) {
+        f->names = calloc(cap ? cap : 1, sizeof *f->names);
+        f->tensors = calloc(cap ? cap : 1, sizeof *f->tensors);
+    }
+    if (!f || !spans || !f->names || !f->tensors) {
+        tj_oom(WHO, cap * sizeof(void *));
+        goto fail;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val) {
+        if (!strcmp(key, "__metadata__")) continue;
+        tj_dtype dt;
+        json_t *jd = json_object_get(val, "dtype"), *js = json_object_get(val, "shape"), *jo = json_object_get(val, "data_offsets");
+        if (!json_is_object(val) || !json_is_string(jd) || !json_is_array(js) || !json_is_array(jo) || json_array_size(jo) != 2) {
+            tj_error(TJ_ERR_PARSE, WHO ": tensor '%s' needs dtype, shape and data_offsets [begin, end]", key);
+            goto fail;
+        }
+        if (!st_dtype_parse(json_string_value(jd), &dt)) {
+            tj_error(TJ_ERR_UNSUPPORTED, WHO ": tensor '%s' has dtype %s (F32, F64, I64 and BOOL are supported)", key, json_string_value(jd));
+            goto fail;
+        }
+        int ndim = (int)json_array_size(js);
+        int64_t shape[TJ_MAX_DIMS], numel;
+        if (ndim > TJ_MAX_DIMS) {
+            tj_error(TJ_ERR_UNSUPPORTED, WHO ": tensor '%s' has %d dims (at most %d)", key, ndim, TJ_MAX_DIMS);
+            goto fail;
+        }
+        for (int d = 0; d < ndim; d++) {
+            json_t *e = json_array_get(js, (size_t)d);
+            if (!json_is_integer(e) || json_integer_value(e) < 0) {
+                tj_error(TJ_ERR_PARSE, WHO ": tensor '%s' has a bad size in its shape", key);
+                goto fail;
+            }
+            shape[d] = json_integer_value(e);
+        }
+        if (tj_checked_numel(ndim, shape, &numel, WHO) != TJ_OK) goto fail;
+        json_t *j0 = json_array_get(jo, 0), *j1 = json_array_get(jo, 1);
+        if (!json_is_integer(j0) || !json_is_integer(j1) || json_integer_value(j0) < 0 || json_integer_value(j1) < json_integer_value(j0) ||
+            (uint64_t)json_integer_value(j1) > data_len) {
+            tj_error(TJ_ERR_PARSE, WHO ": tensor '%s' has data_offsets outside the %llu data bytes", key, (unsigned long long)data_len);
+            goto fail;
+        }
+        uint64_t begin = (uint64_t)json_integer_value(j0), end = (uint64_t)json_integer_value(j1);
+        if (end - begin != (uint64_t)numel * tj_dtype_size(dt)) {
+            tj_error(TJ_ERR_PARSE, WHO ": tensor '%s' spans %llu bytes, its shape needs %llu", key,
+                     (unsigned long long)(end - begin), (unsigned long long)numel * tj_dtype_size(dt));
+            goto fail;
+        }
+        /* the file object owns its tensors: made outside any scope */
+        tj_meta m = {.dtype = dt, .ndim = ndim, .alias = -1};
+        memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+        tj_tensor *t = tj_tensor_new_meta(&m, false);
+        if (!t) goto fail;
+        memcpy(tj_tensor_ptr(t), data + begin, (size_t)(end - begin));
+        if (dt == TJ_BOOL) {
+            unsigned char *p = tj_tensor_data(t);
+            for (int64_t i = 0; i < numel; i++) p[i] = p[i] != 0;
+        }
+        spans[f->n] = (span){begin, end};
+        f->tensors[f->n] = t;
+        if (!(f->names[f->n++] = strdup(key))) {
+            tj_oom(WHO, strlen(key));
+            goto fail;
+        }
+    }
+    qsort(spans, (size_t)f->n, sizeof *spans, cmp_span);
+    for (int i = 1; i < f->n; i++)
+        if (spans[i].begin < spans[i - 1].end) {
+            tj_error(TJ_ERR_PARSE, WHO ": two tensors overlap in the data");
+            goto fail;
+        }
+    free(spans);
+    json_decref(root);
+    return f;
+fail:
+    free(spans);
+    tj_safetensors_free(f);
+    json_decref(root);
+    return NULL;
+}
+
+tj_safetensors *tj_safetensors_load(const char *path)
+{
+    if (!path) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL path");
+        return NULL;
+    }
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        tj_error(TJ_ERR_IO, WHO ": cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    long size = -1;
+    if (fseek(fp, 0, SEEK_END) == 0) size = ftell(fp);
+    char *buf = size >= 0 && fseek(fp, 0, SEEK_SET) == 0 ? tj_alloc((size_t)size + 1) : NULL;
+    tj_safetensors *f = NULL;
+    if (!buf) {
+        if (size < 0) tj_error(TJ_ERR_IO, WHO ": cannot read '%s'", path);
+        else tj_oom(WHO, (size_t)size);
+    } else if (fread(buf, 1, (size_t)size, fp) != (size_t)size) {
+        tj_error(TJ_ERR_IO, WHO ": short read on '%s'", path);
+    } else {
+        f = tj_safetensors_load_buffer(buf, (size_t)size);
+    }
+    tj_free(buf, (size_t)size + 1);
+    fclose(fp);
+    return f;
+}
+
+tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n)
+{
+    if (!path || n < 0 || (n > 0 && (!names || !tensors)))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names or tensors");
+    json_t *header = json_object();
+    uint64_t offset = 0;
+    for (int i = 0; i < n; i++) {
+        if (!names[i] || !names[i][0] || !tensors[i] || tensors[i]->fake || json_object_get(header, names[i])) {
+            json_decref(header);
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') is NULL, fake, unnamed or a duplicate",
+                            i, names[i] ? names[i] : "(null)");
+        }
+        const tj_tensor *t = tensors[i];
+        json_t *shape = json_array();
+        for (int d = 0; d < t->ndim; d++) json_array_append_new(shape, json_integer(t->shape[d]));
+        uint64_t bytes = (uint64_t)t->numel * tj_dtype_size(t->dtype);
+        json_object_set_new(header, names[i],
+                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", st_dtype_name(t->dtype), "shape", shape, "data_offsets",
+                                      (json_int_t)offset, (json_int_t)(offset + bytes)));
+        offset += bytes;
+    }
+    char *text = json_dumps(header, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(header);
+    if (!text) return tj_oom("tj_safetensors_save", 0);
+    size_t tl = strlen(text), padded = (tl + 7) / 8 * 8; /* keep the data 8-byte aligned */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp) {
+        free(text);
+        return tj_error(TJ_ERR_IO, "tj_safetensors_save: cannot create '%s': %s", tmp, strerror(errno));
+    }
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(text, 1, tl, fp) == tl;
+    for (size_t i = tl; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
+    free(text);
+    for (int i = 0; ok && i < n; i++) {
+        size_t bytes = (size_t)tensors[i]->numel * tj_dtype_size(tensors[i]->dtype);
+        char *data = tj_alloc(bytes ? bytes : 1);
+        if (!data) {
+            fclose(fp);
+            remove(tmp);
+            return tj_oom("tj_safetensors_save", bytes);
+        }
+        tj_tensor_copy_to(tensors[i], data);
+        ok = fwrite(data, 1, bytes, fp) == bytes;
+        tj_free(data, bytes ? bytes : 1);
+    }
+    ok = (fclose(fp) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return tj_error(TJ_ERR_IO, "tj_safetensors_save: writing '%s' failed", path);
+    }
+    return TJ_OK;
+}

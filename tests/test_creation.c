@@ -1,0 +1,311 @@
+/* Creation and random operators: zeros, ones, full, arange, scalar_tensor
+ * (dtype inference, values, empty sizes, error paths) and the Philox
+ * generator behind rand, randn and bernoulli (known-answer vectors,
+ * reproducibility by seed, independence from the thread count, ranges and
+ * rough moments). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "runtime/random.h"
+
+static tj_scope *scope;
+static int saved_threads;
+static void open_scope(void)
+{
+    scope = tj_scope_begin();
+    saved_threads = tj_get_num_threads();
+}
+static void close_scope(void)
+{
+    tj_scope_end(scope);
+    tj_set_num_threads(saved_threads);
+}
+TestSuite(create, .init = open_scope, .fini = close_scope);
+TestSuite(random, .init = open_scope, .fini = close_scope);
+
+static void expect(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const double *want)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s, want %s", tj_dtype_name(tj_tensor_dtype(t)),
+                 tj_dtype_name(dtype));
+    cr_assert_eq(tj_tensor_ndim(t), ndim);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        cr_assert_eq(tj_tensor_shape(t)[d], shape[d]);
+        n *= shape[d];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double g = tj_tensor_item_at(t, i);
+        cr_assert(g == want[i] || (isnan(g) && isnan(want[i])), "[%lld] = %.9g, want %.9g", (long long)i, g, want[i]);
+    }
+}
+
+static void expect_error(const tj_tensor *t, tj_status status, const char *needle)
+{
+    cr_assert_null(t);
+    cr_assert_eq(tj_last_status(), status, "status %s: %s", tj_status_name(tj_last_status()), tj_last_error());
+    cr_assert(strstr(tj_last_error(), needle), "message '%s' lacks '%s'", tj_last_error(), needle);
+}
+
+/* ---- zeros / ones / full / scalar_tensor ---- */
+
+Test(create, zeros_and_ones_default_to_float32)
+{
+    expect(tj_zeros((int64_t[]){2, 2}, 2, -1), TJ_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){0, 0, 0, 0});
+    expect(tj_ones((int64_t[]){3}, 1, -1), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+    expect(tj_ones(NULL, 0, TJ_INT64), TJ_INT64, 0, NULL, (double[]){1});
+    expect(tj_ones((int64_t[]){2}, 1, TJ_BOOL), TJ_BOOL, 1, (int64_t[]){2}, (double[]){1, 1});
+    expect(tj_ones((int64_t[]){1, 2}, 2, TJ_FLOAT64), TJ_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){1, 1});
+    expect(tj_zeros((int64_t[]){0, 4}, 2, -1), TJ_FLOAT32, 2, (int64_t[]){0, 4}, NULL);
+}
+
+Test(create, large_fill_covers_every_element)
+{
+    int64_t n = 300001;
+    tj_tensor *t = tj_ones((int64_t[]){n}, 1, TJ_FLOAT64);
+    cr_assert_not_null(t);
+    const double *p = tj_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) cr_assert_eq(p[i], 1.0, "[%lld]", (long long)i);
+}
+
+Test(create, negative_or_too_many_dims_are_errors)
+{
+    expect_error(tj_zeros((int64_t[]){2, -1}, 2, -1), TJ_ERR_SHAPE, "aten::zeros: Trying to create tensor with negative dimension -1");
+    int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    expect_error(tj_ones(nine, 9, -1), TJ_ERR_INVALID_ARGUMENT, "aten::ones");
+    expect_error(tj_zeros((int64_t[]){INT64_C(1) << 40, INT64_C(1) << 40}, 2, -1), TJ_ERR_OVERFLOW, "aten::zeros");
+}
+
+Test(create, full_infers_its_dtype_from_the_fill_value)
+{
+    expect(tj_full((int64_t[]){2}, 1, tj_v_int(7), -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){7, 7});
+    expect(tj_full((int64_t[]){2}, 1, tj_v_float(1.5), -1), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){1.5, 1.5});
+    expect(tj_full((int64_t[]){1}, 1, tj_v_bool(true), -1), TJ_BOOL, 1, (int64_t[]){1}, (double[]){1});
+    expect(tj_full((int64_t[]){2}, 1, tj_v_float(-INFINITY), -1), TJ_FLOAT32, 1, (int64_t[]){2},
+           (double[]){-INFINITY, -INFINITY});
+    expect(tj_full((int64_t[]){2}, 1, tj_v_float(2.9), TJ_INT64), TJ_INT64, 1, (int64_t[]){2}, (double[]){2, 2});
+    expect(tj_full((int64_t[]){0, 3}, 2, tj_v_int(1), TJ_BOOL), TJ_BOOL, 2, (int64_t[]){0, 3}, NULL);
+    tj_tensor *big = tj_full((int64_t[]){1}, 1, tj_v_int(INT64_MAX), -1);
+    cr_assert_eq(*(int64_t *)tj_tensor_data(big), INT64_MAX);
+}
+
+Test(create, full_rejects_values_that_overflow_the_dtype)
+{
+    expect_error(tj_full((int64_t[]){2}, 1, tj_v_float(NAN), TJ_INT64), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::full: value nan cannot be converted to type int64");
+    expect_error(tj_full((int64_t[]){2}, 1, tj_v_float(1e300), TJ_FLOAT32), TJ_ERR_INVALID_ARGUMENT, "aten::full");
+}
+
+Test(create, scalar_tensor_defaults_to_float32)
+{
+    expect(tj_scalar_tensor(tj_v_int(3), -1), TJ_FLOAT32, 0, NULL, (double[]){3});
+    expect(tj_scalar_tensor(tj_v_float(3.5), -1), TJ_FLOAT32, 0, NULL, (double[]){3.5});
+    expect(tj_scalar_tensor(tj_v_int(2), TJ_BOOL), TJ_BOOL, 0, NULL, (double[]){1});
+    expect(tj_scalar_tensor(tj_v_float(-2.5), TJ_INT64), TJ_INT64, 0, NULL, (double[]){-2});
+}
+
+/* ---- arange ---- */
+
+Test(create, arange_of_integers_is_int64)
+{
+    expect(tj_arange(tj_v_int(0), tj_v_int(10), tj_v_int(3), -1), TJ_INT64, 1, (int64_t[]){4}, (double[]){0, 3, 6, 9});
+    expect(tj_arange(tj_v_int(5), tj_v_int(-4), tj_v_int(-3), -1), TJ_INT64, 1, (int64_t[]){3}, (double[]){5, 2, -1});
+    expect(tj_arange(tj_v_int(-2), tj_v_int(3), tj_v_int(1), TJ_FLOAT32), TJ_FLOAT32, 1, (int64_t[]){5},
+           (double[]){-2, -1, 0, 1, 2});
+    expect(tj_arange(tj_v_int(4), tj_v_int(4), tj_v_int(1), -1), TJ_INT64, 1, (int64_t[]){0}, NULL);
+}
+
+Test(create, arange_with_a_float_argument_is_float32_of_ceil_length)
+{
+    tj_tensor *t = tj_arange(tj_v_float(0.0), tj_v_float(1.0), tj_v_float(0.1), -1);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), TJ_FLOAT32);
+    cr_assert_eq(tj_tensor_numel(t), 10);
+    for (int i = 0; i < 10; i++) cr_assert_eq(tj_tensor_item_at(t, i), (double)(float)(0.1 * i));
+    /* ceil(0.3 / 0.1) in double is 3 (0.3/0.1 = 2.9999999999999996) */
+    cr_assert_eq(tj_tensor_numel(tj_arange(tj_v_int(0), tj_v_float(0.3), tj_v_float(0.1), -1)), 3);
+    expect(tj_arange(tj_v_float(1.0), tj_v_int(0), tj_v_float(-0.25), TJ_FLOAT64), TJ_FLOAT64, 1, (int64_t[]){4},
+           (double[]){1, 0.75, 0.5, 0.25});
+}
+
+Test(create, arange_rejects_zero_step_wrong_sign_and_bool)
+{
+    expect_error(tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(0), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::arange.start_step: step must be nonzero");
+    expect_error(tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(-1), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "inconsistent with step sign");
+    expect_error(tj_arange(tj_v_float(0), tj_v_float(-1), tj_v_float(0.5), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "inconsistent with step sign");
+    /* int64 arithmetic truncates the step 0.5 to 0, as PyTorch does */
+    expect_error(tj_arange(tj_v_int(0), tj_v_float(2.5), tj_v_float(0.5), TJ_INT64), TJ_ERR_INVALID_ARGUMENT,
+                 "step must be nonzero");
+    expect_error(tj_arange(tj_v_float(0), tj_v_float(INFINITY), tj_v_float(1), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "unsupported range");
+    expect_error(tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(1), TJ_BOOL), TJ_ERR_DTYPE, "aten::arange");
+}
+
+/* ---- Philox and the generator ---- */
+
+Test(random, philox_matches_the_random123_known_answers)
+{
+    /* kat_vectors of Random123: philox4x32 10 ctr[4] key[2] -> out[4] */
+    static const uint32_t kat[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+         0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09, 0x94fdcceb, 0x5001e420,
+         0x24126ea1},
+    };
+    for (int k = 0; k < 3; k++) {
+        uint32_t out[4];
+        tj_k_philox4x32_10(kat[k], kat[k] + 4, out);
+        for (int i = 0; i < 4; i++) cr_assert_eq(out[i], kat[k][6 + i], "vector %d word %d: %08x", k, i, out[i]);
+    }
+}
+
+static void copy_f32(tj_tensor *t, float *dst)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_copy_to(t, dst), TJ_OK);
+}
+
+Test(random, same_seed_gives_same_numbers_and_the_stream_advances)
+{
+    float a[64], b[64], c[64];
+    tj_manual_seed(42);
+    copy_f32(tj_rand((int64_t[]){8, 8}, 2, -1), a);
+    copy_f32(tj_rand((int64_t[]){64}, 1, -1), c);
+    tj_manual_seed(42);
+    copy_f32(tj_rand((int64_t[]){64}, 1, -1), b);
+    cr_assert_eq(memcmp(a, b, sizeof a), 0);
+    cr_assert_neq(memcmp(a, c, sizeof a), 0, "a second call must continue the stream");
+    tj_manual_seed(43);
+    copy_f32(tj_rand((int64_t[]){64}, 1, -1), b);
+    cr_assert_neq(memcmp(a, b, sizeof a), 0);
+}
+
+Test(random, values_do_not_depend_on_the_thread_count)
+{
+    enum { N = 200003 };
+    static float u[2][N], g[2][N], m[2][N];
+    for (int k = 0; k < 2; k++) {
+        tj_set_num_threads(k ? 2 : 1);
+        tj_manual_seed(1234);
+        copy_f32(tj_rand((int64_t[]){N}, 1, -1), u[k]);
+        copy_f32(tj_randn((int64_t[]){N}, 1, -1), g[k]);
+        copy_f32(tj_bernoulli(tj_zeros((int64_t[]){N}, 1, -1), 0.5), m[k]);
+    }
+    cr_assert_eq(memcmp(u[0], u[1], sizeof u[0]), 0);
+    cr_assert_eq(memcmp(g[0], g[1], sizeof g[0]), 0);
+    cr_assert_eq(memcmp(m[0], m[1], sizeof m[0]), 0);
+}
+
+Test(random, element_values_derive_from_their_index)
+{
+    /* draw i of a stream is lane i % 4 of counter offset + i / 4, so a fill
+     * starting 2 counters later reproduces elements 8.. of the first */
+    float a[64], b[16];
+    tj_manual_seed(9);
+    copy_f32(tj_rand((int64_t[]){64}, 1, -1), a);
+    uint64_t seed, off;
+    tj_random_get_state(&seed, &off);
+    cr_assert_eq(seed, 9);
+    cr_assert_eq(off, 16, "64 float32 draws take 16 counters");
+    tj_random_uniform_f32(9, 2, b, 16);
+    cr_assert_eq(memcmp(a + 8, b, sizeof b), 0);
+    uint64_t s2, first = tj_random_reserve(5, &s2);
+    cr_assert_eq(first, 16);
+    cr_assert_eq(s2, 9);
+    tj_random_get_state(NULL, &off);
+    cr_assert_eq(off, 18, "5 draws round up to 2 counters");
+}
+
+Test(random, rand_is_in_the_unit_interval)
+{
+    tj_manual_seed(0);
+    enum { N = 100000 };
+    static float f[N];
+    static double d[N];
+    copy_f32(tj_rand((int64_t[]){N}, 1, -1), f);
+    tj_tensor *t = tj_rand((int64_t[]){N}, 1, TJ_FLOAT64);
+    cr_assert_eq(tj_tensor_dtype(t), TJ_FLOAT64);
+    tj_tensor_copy_to(t, d);
+    double sf = 0, sd = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(f[i] >= 0.0f && f[i] < 1.0f, "%g", f[i]);
+        cr_assert(d[i] >= 0.0 && d[i] < 1.0, "%g", d[i]);
+        sf += f[i];
+        sd += d[i];
+    }
+    cr_assert(fabs(sf / N - 0.5) < 0.01, "mean %g", sf / N);
+    cr_assert(fabs(sd / N - 0.5) < 0.01, "mean %g", sd / N);
+}
+
+static void check_moments(tj_tensor *t)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    int64_t n = tj_tensor_numel(t);
+    double s = 0, s2 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = tj_tensor_item_at(t, i);
+        cr_assert(isfinite(v));
+        s += v;
+        s2 += v * v;
+    }
+    double mean = s / n, var = s2 / n - mean * mean;
+    cr_assert(fabs(mean) < 0.01, "mean %g", mean);
+    cr_assert(fabs(var - 1) < 0.01, "var %g", var);
+}
+
+Test(random, randn_has_mean_0_and_variance_1)
+{
+    tj_manual_seed(2024);
+    check_moments(tj_randn((int64_t[]){1000, 1000}, 2, -1));
+    check_moments(tj_randn((int64_t[]){1000001}, 1, TJ_FLOAT64));
+}
+
+Test(random, rand_rejects_integer_dtypes)
+{
+    expect_error(tj_rand((int64_t[]){2}, 1, TJ_INT64), TJ_ERR_DTYPE, "aten::rand");
+    expect_error(tj_randn((int64_t[]){2}, 1, TJ_BOOL), TJ_ERR_DTYPE, "aten::randn");
+}
+
+Test(random, bernoulli_p0_p1_and_frequency)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){100, 1000}, 2, TJ_FLOAT64);
+    tj_tensor *zero = tj_bernoulli(x, 0.0), *one = tj_bernoulli(x, 1.0), *some = tj_bernoulli(x, 0.3);
+    cr_assert_not_null(some, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(some), TJ_FLOAT64);
+    cr_assert_eq(tj_tensor_ndim(some), 2);
+    double count = 0;
+    for (int64_t i = 0; i < 100000; i++) {
+        cr_assert_eq(tj_tensor_item_at(zero, i), 0.0);
+        cr_assert_eq(tj_tensor_item_at(one, i), 1.0);
+        double v = tj_tensor_item_at(some, i);
+        cr_assert(v == 0.0 || v == 1.0);
+        count += v;
+    }
+    cr_assert(fabs(count / 100000 - 0.3) < 0.01, "frequency %g", count / 100000);
+    tj_tensor *b = tj_bernoulli(tj_tensor_from_data(TJ_BOOL, 1, (int64_t[]){3}, (uint8_t[]){0, 0, 0}), 1.0);
+    expect(b, TJ_BOOL, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+}
+
+Test(random, bernoulli_rejects_p_outside_the_unit_interval)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){2}, 1, -1);
+    expect_error(tj_bernoulli(x, 1.5), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p");
+    expect_error(tj_bernoulli(x, NAN), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p");
+}
+
+Test(random, bernoulli_mask_helper_keeps_with_probability_p)
+{
+    enum { N = 50000 };
+    static uint8_t mask[N];
+    uint64_t seed, off = tj_random_reserve(N, &seed);
+    tj_random_bernoulli_u8(seed, off, 0.75, mask, N);
+    int64_t kept = 0;
+    for (int i = 0; i < N; i++) kept += mask[i];
+    cr_assert(fabs((double)kept / N - 0.75) < 0.01, "kept %lld", (long long)kept);
+}

@@ -1,0 +1,158 @@
+/* safetensors and IDX files: round trips, malformed and truncated input. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "models/idx.h"
+#include "models/models.h"
+#include "tjit/tjit.h"
+
+static char *tmp_path(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "/tmp/tjit_test_%d_%s", (int)getpid(), name);
+    return path;
+}
+
+Test(safetensors, round_trip_keeps_names_dtypes_shapes_and_bits)
+{
+    float f[6] = {1.5f, -2.0f, 0.0f, -0.0f, 3.25f, 1e-30f};
+    double d[2] = {0.1, -1e300};
+    int64_t i[3] = {INT64_MAX, -1, 0};
+    unsigned char b[4] = {1, 0, 0, 1};
+    tj_tensor *t[4] = {tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){2, 3}, f),
+                       tj_tensor_from_data(TJ_FLOAT64, 1, (int64_t[]){2}, d),
+                       tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){3}, i),
+                       tj_tensor_from_data(TJ_BOOL, 2, (int64_t[]){2, 2}, b)};
+    const char *names[4] = {"fc1.weight", "x", "idx", "mask"};
+    const char *path = tmp_path("rt.safetensors");
+    cr_assert_eq(tj_safetensors_save(path, names, t, 4), TJ_OK, "%s", tj_last_error());
+    tj_safetensors *s = tj_safetensors_load(path);
+    cr_assert_not_null(s, "%s", tj_last_error());
+    cr_expect_eq(tj_safetensors_count(s), 4);
+    for (int k = 0; k < 4; k++) {
+        tj_tensor *g = tj_safetensors_get(s, names[k]);
+        cr_assert_not_null(g, "%s", names[k]);
+        cr_expect_eq(tj_tensor_dtype(g), tj_tensor_dtype(t[k]));
+        cr_expect_eq(tj_tensor_numel(g), tj_tensor_numel(t[k]));
+        cr_expect_eq(memcmp(tj_tensor_data(g), tj_tensor_data(t[k]), (size_t)tj_tensor_numel(g) * tj_dtype_size(tj_tensor_dtype(g))), 0);
+    }
+    cr_expect_null(tj_safetensors_get(s, "nope"));
+    cr_expect_eq(tj_last_status(), TJ_ERR_NOT_FOUND);
+    tj_safetensors_free(s);
+    remove(path);
+    for (int k = 0; k < 4; k++) tj_tensor_release(t[k]);
+}
+
+/* A file from an 8-byte length and a header text, then `data` bytes. */
+static tj_safetensors *load_raw(const char *header, size_t data_bytes, int64_t declared_len)
+{
+    size_t hl = strlen(header);
+    size_t n = 8 + hl + data_bytes;
+    unsigned char *buf = calloc(1, n);
+    uint64_t len = declared_len >= 0 ? (uint64_t)declared_len : hl;
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)(len >> (8 * i));
+    memcpy(buf + 8, header, hl);
+    tj_safetensors *s = tj_safetensors_load_buffer(buf, n);
+    free(buf);
+    return s;
+}
+
+Test(safetensors, malformed_files_are_rejected_with_a_reason)
+{
+    static const struct {
+        const char *header;
+        size_t data;
+        int64_t len;
+        tj_status status;
+        const char *needle;
+    } bad[] = {
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, -1, TJ_ERR_PARSE, "outside"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, -1, TJ_ERR_PARSE, "needs"},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_UNSUPPORTED, "F16"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_PARSE, "shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}", 8, -1, TJ_ERR_PARSE, "overlap"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, -1, TJ_ERR_PARSE, "data_offsets"},
+        {"[1, 2]", 0, -1, TJ_ERR_PARSE, "not an object"},
+        {"{\"a\":", 0, -1, TJ_ERR_PARSE, "JSON"},
+        {"{}", 0, 1 << 20, TJ_ERR_PARSE, "past the end"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904, 4],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_OVERFLOW, "overflows"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_safetensors *s = load_raw(bad[i].header, bad[i].data, bad[i].len);
+        cr_expect_null(s, "case %zu loaded", i);
+        tj_safetensors_free(s);
+        cr_expect_eq(tj_last_status(), bad[i].status, "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle) != NULL, "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
+    }
+    cr_expect_null(tj_safetensors_load_buffer("1234", 4));
+    cr_expect_null(tj_safetensors_load("/nonexistent/file.safetensors"));
+    cr_expect_eq(tj_last_status(), TJ_ERR_IO);
+}
+
+static void write_gz(const char *path, const unsigned char *bytes, size_t n)
+{
+    gzFile f = gzopen(path, "wb");
+    gzwrite(f, bytes, (unsigned)n);
+    gzclose(f);
+}
+
+Test(idx, reads_a_gzipped_file_and_rejects_truncated_or_corrupt_ones)
+{
+    unsigned char good[4 + 8 + 6] = {0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 250, 251, 255};
+    const char *path = tmp_path("ok.idx.gz");
+    write_gz(path, good, sizeof good);
+    tj_tensor *t = idx_load_u8(path);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_ndim(t), 2);
+    cr_expect_eq(tj_tensor_size(t, 1), 3);
+    cr_expect_eq(tj_tensor_item_at(t, 5), 255);
+    tj_tensor_release(t);
+
+    write_gz(path, good, sizeof good - 1);
+    cr_expect_null(idx_load_u8(path));
+    cr_expect(strstr(tj_last_error(), "truncated") != NULL, "%s", tj_last_error());
+
+    unsigned char bad_magic[8] = {0, 0, 9, 1, 0, 0, 0, 0};
+    write_gz(path, bad_magic, sizeof bad_magic);
+    cr_expect_null(idx_load_u8(path));
+    cr_expect(strstr(tj_last_error(), "magic") != NULL, "%s", tj_last_error());
+
+    FILE *f = fopen(path, "wb"); /* a gzip header followed by garbage */
+    fwrite("\x1f\x8b\x08\x00garbage-garbage", 1, 20, f);
+    fclose(f);
+    cr_expect_null(idx_load_u8(path));
+    cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "%s", tj_last_error());
+    remove(path);
+
+    cr_expect_null(idx_load_u8("/nonexistent.idx.gz"));
+    cr_expect_eq(tj_last_status(), TJ_ERR_IO);
+}
+
+Test(models, parameters_round_trip_and_a_mismatched_file_changes_nothing)
+{
+    model m, other;
+    cr_assert_eq(model_create(model_find("mlp"), 0, &m), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(m.n_params, 6);
+    cr_expect_str_eq(m.names[0], "fc1.weight");
+    /* PyTorch's default Linear init: |w| <= 1/sqrt(fan_in) */
+    for (int64_t i = 0; i < tj_tensor_numel(m.params[0]); i += 997)
+        cr_expect_leq(tj_tensor_item_at(m.params[0], i) * tj_tensor_item_at(m.params[0], i), 1.0 / 784.0);
+    const char *path = tmp_path("mlp.safetensors");
+    cr_assert_eq(model_save(&m, path), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(model_create(model_find("mlp"), 1, &other), TJ_OK);
+    cr_expect_neq(tj_tensor_item_at(other.params[0], 0), tj_tensor_item_at(m.params[0], 0));
+    cr_assert_eq(model_load(&other, path), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(other.params[0], 0), tj_tensor_item_at(m.params[0], 0));
+    model cnn;
+    cr_assert_eq(model_create(model_find("cnn"), 0, &cnn), TJ_OK);
+    double before = tj_tensor_item_at(cnn.params[0], 0);
+    cr_expect_neq(model_load(&cnn, path), TJ_OK);
+    cr_expect_eq(tj_tensor_item_at(cnn.params[0], 0), before);
+    remove(path);
+    model_free(&cnn);
+    model_free(&other);
+    model_free(&m);
+}

@@ -1,0 +1,456 @@
+/* Core tensor objects: creation and its argument checks (NULL, negative
+ * sizes, rank, element-count overflow), reference counting, storage shared
+ * by views, strides and storage offsets, reading values back
+ * (tj_tensor_copy_to, tj_tensor_item_at), descriptions, and scopes (nesting,
+ * keep to the parent or the caller). Ownership is checked by counting live
+ * allocations through the allocator hook. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+
+#define I64(...) ((const int64_t[]){__VA_ARGS__})
+
+/* ---- counting allocator ---- */
+
+static int64_t live_allocs;
+
+static void *counting_alloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (p) live_allocs++;
+    return p;
+}
+
+static void counting_free(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    (void)n;
+    live_allocs--;
+    free(p);
+}
+
+/* Counts every allocation, with the storage cache off so that a released
+ * tensor returns its memory at once. One scope is opened and closed first:
+ * the scope stack's vector stays allocated and belongs to the baseline. */
+static void count_allocations(void)
+{
+    static const tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    tj_storage_cache_set_limit(0);
+    tj_scope *s = tj_scope_begin();
+    tj_tensor_empty(TJ_FLOAT32, 1, I64(4));
+    tj_scope_end(s);
+}
+
+TestSuite(tensor, .init = count_allocations);
+TestSuite(scope, .init = count_allocations);
+
+static void expect_status(tj_status st, const char *part)
+{
+    cr_expect_eq(tj_last_status(), st, "status %s, expected %s (%s)", tj_status_name(tj_last_status()),
+                 tj_status_name(st), tj_last_error());
+    cr_expect(strstr(tj_last_error(), part) != NULL, "'%s' not in '%s'", part, tj_last_error());
+}
+
+/* ============================== creation ============================== */
+
+Test(tensor, empty_is_contiguous_with_row_major_strides)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT64, 3, I64(2, 3, 4));
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_dtype(t), TJ_FLOAT64);
+    cr_expect_eq(tj_tensor_ndim(t), 3);
+    cr_expect_eq(tj_tensor_numel(t), 24);
+    cr_expect_eq(memcmp(tj_tensor_strides(t), I64(12, 4, 1), 3 * sizeof(int64_t)), 0);
+    cr_expect_eq(tj_tensor_storage_offset(t), 0);
+    cr_expect(tj_tensor_is_contiguous(t));
+    cr_expect(!tj_tensor_is_fake(t));
+    cr_expect_eq((uintptr_t)tj_tensor_data(t) % 64, 0, "storage is 64-byte aligned");
+    tj_tensor_release(t);
+}
+
+/* PyTorch: torch.empty(2,0,3).stride() == (3,3,1) */
+Test(tensor, empty_dims_count_as_one_in_strides)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 3, I64(2, 0, 3));
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_numel(t), 0);
+    cr_expect_eq(memcmp(tj_tensor_strides(t), I64(3, 3, 1), 3 * sizeof(int64_t)), 0);
+    tj_tensor_release(t);
+}
+
+Test(tensor, from_data_copies_values_of_every_dtype)
+{
+    float f[3] = {1.5f, -2, 0};
+    int64_t i[2] = {-(1LL << 40), 7};
+    bool b[3] = {true, false, true};
+    tj_tensor *tf = tj_tensor_from_data(TJ_FLOAT32, 1, I64(3), f);
+    tj_tensor *ti = tj_tensor_from_data(TJ_INT64, 2, I64(2, 1), i);
+    tj_tensor *tb = tj_tensor_from_data(TJ_BOOL, 1, I64(3), b);
+    f[0] = 99; /* the tensor holds its own copy */
+    cr_expect_eq(tj_tensor_item_at(tf, 0), 1.5);
+    cr_expect_eq(tj_tensor_item_at(tf, 1), -2);
+    cr_expect_eq(((const int64_t *)tj_tensor_data(ti))[0], -(1LL << 40));
+    cr_expect_eq(tj_tensor_item_at(tb, 0), 1);
+    cr_expect_eq(tj_tensor_item_at(tb, 1), 0);
+    tj_tensor_release(tf);
+    tj_tensor_release(ti);
+    tj_tensor_release(tb);
+}
+
+Test(tensor, scalars_are_0dim_with_one_element)
+{
+    tj_tensor *s[3] = {tj_tensor_scalar_f32(2.5f), tj_tensor_scalar_f64(-1e300), tj_tensor_scalar_i64(INT64_MIN)};
+    tj_dtype want[3] = {TJ_FLOAT32, TJ_FLOAT64, TJ_INT64};
+    for (int k = 0; k < 3; k++) {
+        cr_expect_eq(tj_tensor_ndim(s[k]), 0);
+        cr_expect_eq(tj_tensor_numel(s[k]), 1);
+        cr_expect_eq(tj_tensor_dtype(s[k]), want[k]);
+        cr_expect(tj_tensor_is_contiguous(s[k]));
+    }
+    cr_expect_eq(tj_tensor_item_at(s[0], 0), 2.5);
+    cr_expect_eq(tj_tensor_item_at(s[1], 0), -1e300);
+    cr_expect_eq(*(const int64_t *)tj_tensor_data(s[2]), INT64_MIN);
+    for (int k = 0; k < 3; k++) tj_tensor_release(s[k]);
+}
+
+Test(tensor, fake_tensor_has_geometry_but_no_data)
+{
+    int64_t base = live_allocs;
+    tj_tensor *t = tj_tensor_fake(TJ_FLOAT32, 2, I64(1000, 1000));
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect(tj_tensor_is_fake(t));
+    cr_expect_null(tj_tensor_data(t));
+    cr_expect_eq(tj_tensor_numel(t), 1000000);
+    cr_expect_eq(live_allocs, base + 1, "only the tensor object is allocated");
+    cr_expect(isnan(tj_tensor_item_at(t, 0)));
+    cr_expect_eq(tj_tensor_copy_to(t, &(float){0}), TJ_ERR_INVALID_ARGUMENT);
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "fake tensor");
+    tj_tensor_release(t);
+    cr_expect_eq(live_allocs, base);
+}
+
+/* ========================= creation errors ========================= */
+
+Test(tensor, negative_sizes_are_shape_errors)
+{
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, I64(3, -1)));
+    expect_status(TJ_ERR_SHAPE, "negative size -1 in shape [3, -1]");
+    cr_expect_null(tj_tensor_fake(TJ_INT64, 1, I64(-5)));
+    expect_status(TJ_ERR_SHAPE, "negative size -5");
+}
+
+Test(tensor, element_counts_that_overflow_are_refused)
+{
+    int64_t base = live_allocs;
+    /* 2^32 * 2^32 wraps to exactly 0 in int64: still an overflow, not an empty tensor */
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, I64(1LL << 32, 1LL << 32)));
+    expect_status(TJ_ERR_OVERFLOW, "[4294967296, 4294967296] overflows");
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, I64(INT64_MAX, 2)));
+    expect_status(TJ_ERR_OVERFLOW, "overflows");
+    cr_expect_null(tj_tensor_fake(TJ_FLOAT64, 1, I64(1LL << 61))); /* the byte count would overflow */
+    expect_status(TJ_ERR_OVERFLOW, "overflows");
+    cr_expect_eq(live_allocs, base);
+    tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 3, I64(0, INT64_MAX, 2)); /* an empty dim: 0 elements */
+    cr_assert_not_null(e, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_numel(e), 0);
+    tj_tensor_release(e);
+}
+
+Test(tensor, rank_above_eight_and_bad_arguments_are_invalid)
+{
+    int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 9, nine));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "rank 9");
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, -1, nine));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "rank -1");
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, NULL));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "shape is NULL");
+    cr_expect_null(tj_tensor_empty((tj_dtype)7, 1, I64(2)));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "invalid dtype 7");
+    cr_expect_null(tj_tensor_from_data(TJ_FLOAT32, 1, I64(2), NULL));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "NULL data for 8 bytes");
+    tj_tensor *e = tj_tensor_from_data(TJ_FLOAT32, 1, I64(0), NULL); /* nothing to copy */
+    cr_expect_not_null(e, "%s", tj_last_error());
+    tj_tensor_release(e);
+    tj_tensor *s = tj_tensor_empty(TJ_FLOAT32, 0, NULL); /* rank 0 needs no shape */
+    cr_expect_eq(tj_tensor_numel(s), 1);
+    tj_tensor_release(s);
+}
+
+Test(tensor, null_tensors_are_handled_everywhere)
+{
+    cr_expect_null(tj_tensor_retain(NULL));
+    tj_tensor_release(NULL);
+    cr_expect_eq(tj_tensor_ndim(NULL), 0);
+    cr_expect_null(tj_tensor_shape(NULL));
+    cr_expect_null(tj_tensor_strides(NULL));
+    cr_expect_eq(tj_tensor_numel(NULL), 0);
+    cr_expect_eq(tj_tensor_size(NULL, 0), -1);
+    cr_expect_null(tj_tensor_data(NULL));
+    cr_expect(!tj_tensor_is_contiguous(NULL));
+    cr_expect(!tj_tensor_shares_storage(NULL, NULL));
+    cr_expect(isnan(tj_tensor_item_at(NULL, 0)));
+    cr_expect_eq(tj_tensor_copy_to(NULL, &(float){0}), TJ_ERR_INVALID_ARGUMENT);
+    char buf[16];
+    tj_tensor_describe(NULL, buf, sizeof buf);
+    cr_expect_str_eq(buf, "None");
+    /* an operator given NULL fails with a message instead of crashing */
+    tj_clear_error();
+    cr_expect_null(tj_view(NULL, I64(2), 1));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "aten::view: argument 0 'self'");
+    cr_expect_null(tj_clone(tj_view(NULL, I64(2), 1)));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "aten::clone");
+}
+
+Test(tensor, allocation_failure_gives_out_of_memory_and_leaks_nothing)
+{
+    int64_t base = live_allocs;
+    for (uint64_t k = 1; k <= 2; k++) { /* the tensor object, then its storage */
+        tj_debug_fail_allocation(k);
+        cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(16)));
+        expect_status(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+        tj_debug_fail_allocation(0);
+        cr_expect_eq(live_allocs, base);
+    }
+}
+
+/* ==================== reference counts and storage ==================== */
+
+Test(tensor, retain_and_release_balance)
+{
+    int64_t base = live_allocs;
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 1, I64(8));
+    cr_expect_eq(tj_tensor_retain(t), t);
+    tj_tensor_release(t);
+    cr_expect_gt(live_allocs, base, "one reference is left");
+    tj_tensor_release(t);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
+{
+    int64_t base = live_allocs;
+    float d[6] = {0, 1, 2, 3, 4, 5};
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), d);
+    tj_tensor *row = tj_select(x, 0, 1);
+    cr_expect(tj_tensor_shares_storage(x, row));
+    tj_tensor_release(x);
+    cr_expect_eq(tj_tensor_item_at(row, 2), 5);
+    tj_tensor_release(row);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(tensor, views_share_storage_and_writes_show_through)
+{
+    float d[6] = {0, 1, 2, 3, 4, 5};
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), d);
+    tj_tensor *tr = tj_t(x);
+    tj_tensor *other = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), d);
+    cr_expect(tj_tensor_shares_storage(x, tr));
+    cr_expect(!tj_tensor_shares_storage(x, other));
+    ((float *)tj_tensor_data(tr))[3] = -7; /* tr[0, 1] (strides (1, 3)) is x[1, 0] */
+    cr_expect_eq(tj_tensor_item_at(x, 3), -7);
+    cr_expect(!tj_tensor_is_contiguous(tr));
+    tj_tensor_release(x);
+    tj_tensor_release(tr);
+    tj_tensor_release(other);
+}
+
+Test(tensor, strides_offsets_and_sizes_of_a_view)
+{
+    float d[12];
+    for (int i = 0; i < 12; i++) d[i] = (float)i;
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(3, 4), d);
+    tj_tensor *v = tj_slice(tj_t(x), 0, true, 1, true, 4, 2); /* x.t()[1:4:2] */
+    cr_assert_not_null(v, "%s", tj_last_error());
+    cr_expect_eq(memcmp(tj_tensor_shape(v), I64(2, 3), 2 * sizeof(int64_t)), 0);
+    cr_expect_eq(memcmp(tj_tensor_strides(v), I64(2, 4), 2 * sizeof(int64_t)), 0);
+    cr_expect_eq(tj_tensor_storage_offset(v), 1);
+    cr_expect_eq(tj_tensor_size(v, -1), 3);
+    cr_expect_eq(tj_tensor_size(v, 0), 2);
+    cr_expect_eq(tj_tensor_size(v, 2), -1);
+    cr_expect_eq(tj_tensor_size(v, -3), -1);
+    cr_expect_eq((float *)tj_tensor_data(v) - (float *)tj_tensor_data(x), 1);
+    tj_tensor_release(x);
+    tj_tensor_release(v);
+}
+
+/* ============================ reading back ============================ */
+
+Test(tensor, copy_to_writes_row_major_for_any_strides)
+{
+    float d[12];
+    for (int i = 0; i < 12; i++) d[i] = (float)i;
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(3, 4), d);
+    float out[12];
+    cr_expect_eq(tj_tensor_copy_to(x, out), TJ_OK);
+    cr_expect_eq(memcmp(out, d, sizeof d), 0);
+    tj_tensor *v = tj_slice(tj_t(x), 0, true, 1, true, 4, 2);
+    cr_expect_eq(tj_tensor_copy_to(v, out), TJ_OK);
+    float want[6] = {1, 5, 9, 3, 7, 11};
+    cr_expect_eq(memcmp(out, want, sizeof want), 0);
+    cr_expect_eq(tj_tensor_copy_to(x, NULL), TJ_ERR_INVALID_ARGUMENT);
+    tj_tensor_release(x);
+    tj_tensor_release(v);
+}
+
+Test(tensor, item_at_reads_the_logical_order_and_bounds_checks)
+{
+    int64_t d[6] = {0, 1, 2, 3, 4, 5};
+    tj_tensor *x = tj_tensor_from_data(TJ_INT64, 2, I64(2, 3), d);
+    tj_tensor *tr = tj_t(x);
+    cr_expect_eq(tj_tensor_item_at(tr, 1), 3);
+    cr_expect_eq(tj_tensor_item_at(tr, 5), 5);
+    cr_expect(isnan(tj_tensor_item_at(tr, 6)));
+    cr_expect(isnan(tj_tensor_item_at(tr, -1)));
+    tj_tensor_release(x);
+    tj_tensor_release(tr);
+}
+
+Test(tensor, describe_gives_dtype_and_shape)
+{
+    char buf[64];
+    tj_tensor *a = tj_tensor_empty(TJ_FLOAT32, 2, I64(3, 4));
+    tj_tensor *b = tj_tensor_fake(TJ_FLOAT64, 1, I64(2));
+    tj_tensor *c = tj_tensor_scalar_i64(1);
+    tj_tensor *d = tj_tensor_empty(TJ_BOOL, 1, I64(0));
+    tj_tensor_describe(a, buf, sizeof buf);
+    cr_expect_str_eq(buf, "f32[3, 4]");
+    tj_tensor_describe(b, buf, sizeof buf);
+    cr_expect_str_eq(buf, "~f64[2]");
+    tj_tensor_describe(c, buf, sizeof buf);
+    cr_expect_str_eq(buf, "i64[]");
+    tj_tensor_describe(d, buf, sizeof buf);
+    cr_expect_str_eq(buf, "b8[0]");
+    char small[6];
+    tj_tensor_describe(a, small, sizeof small); /* truncated, still terminated */
+    cr_expect_str_eq(small, "f32[3");
+    cr_expect_str_eq(tj_shape_str(3, I64(1, 2, 3), buf, sizeof buf), "[1, 2, 3]");
+    cr_expect_str_eq(tj_shape_str(0, NULL, buf, sizeof buf), "[]");
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+    tj_tensor_release(c);
+    tj_tensor_release(d);
+}
+
+/* ================================ scopes ================================ */
+
+Test(scope, end_releases_what_was_created_inside)
+{
+    int64_t base = live_allocs;
+    tj_scope *s = tj_scope_begin();
+    cr_assert_not_null(s);
+    tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 1, I64(4));
+    tj_tensor *v = tj_view(x, I64(2, 2), 2);
+    tj_tensor *c = tj_clone(v);
+    cr_expect_not_null(c);
+    cr_expect_gt(live_allocs, base);
+    tj_scope_end(s);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(scope, keep_hands_a_tensor_to_the_parent_scope)
+{
+    int64_t base = live_allocs;
+    tj_scope *outer = tj_scope_begin();
+    tj_scope *inner = tj_scope_begin();
+    tj_tensor *x = tj_tensor_scalar_f32(3);
+    tj_tensor *kept = tj_scope_keep(tj_clone(x));
+    cr_expect_not_null(kept);
+    tj_scope_end(inner);
+    cr_expect_eq(tj_tensor_item_at(kept, 0), 3, "kept alive by the outer scope");
+    int64_t with_kept = live_allocs;
+    cr_expect_lt(with_kept - base, 4, "x and the inner scope's other tensors are gone");
+    tj_scope_end(outer);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(scope, keep_from_the_outermost_scope_hands_it_to_the_caller)
+{
+    int64_t base = live_allocs;
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *kept = tj_scope_keep(tj_tensor_scalar_i64(42));
+    tj_tensor_scalar_i64(0); /* released by the scope */
+    tj_scope_end(s);
+    cr_expect_eq(*(const int64_t *)tj_tensor_data(kept), 42);
+    tj_tensor_release(kept); /* the caller's reference */
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(scope, keep_twice_moves_up_two_levels)
+{
+    int64_t base = live_allocs;
+    tj_scope *a = tj_scope_begin();
+    tj_scope *b = tj_scope_begin();
+    tj_scope *c = tj_scope_begin();
+    tj_tensor *t = tj_tensor_scalar_f32(1);
+    tj_scope_keep(t); /* to b */
+    tj_scope_end(c);
+    tj_scope_keep(t); /* to a */
+    tj_scope_end(b);
+    cr_expect_eq(tj_tensor_item_at(t, 0), 1);
+    tj_scope_end(a);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(scope, ending_an_outer_scope_closes_the_inner_ones)
+{
+    int64_t base = live_allocs;
+    tj_scope *outer = tj_scope_begin();
+    tj_tensor_scalar_f32(1);
+    tj_scope_begin();
+    tj_tensor_scalar_f32(2);
+    tj_scope_end(outer);
+    cr_expect_eq(live_allocs, base);
+    tj_scope *again = tj_scope_begin();
+    cr_expect_not_null(again);
+    tj_scope_end(again);
+}
+
+Test(scope, keep_of_a_tensor_no_scope_owns_is_a_no_op)
+{
+    int64_t base = live_allocs;
+    tj_tensor *mine = tj_tensor_scalar_f32(5); /* no scope open: the caller owns it */
+    tj_scope *s = tj_scope_begin();
+    cr_expect_eq(tj_scope_keep(mine), mine);
+    cr_expect_null(tj_scope_keep(NULL));
+    tj_scope_end(s);
+    cr_expect_eq(tj_tensor_item_at(mine, 0), 5);
+    tj_tensor_release(mine);
+    cr_expect_eq(live_allocs, base);
+}
+
+Test(scope, nesting_is_bounded_and_recovers)
+{
+    tj_scope *first = tj_scope_begin();
+    int depth = 1;
+    while (tj_scope_begin()) depth++;
+    expect_status(TJ_ERR_OVERFLOW, "nested scopes");
+    cr_expect_eq(depth, 256);
+    tj_scope_end(first);
+    tj_scope *s = tj_scope_begin();
+    cr_expect_not_null(s);
+    tj_scope_end(s);
+}
+
+Test(scope, failed_operators_inside_a_scope_leak_nothing)
+{
+    int64_t base = live_allocs;
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 2, I64(2, 3));
+    tj_tensor *y = tj_tensor_empty(TJ_FLOAT32, 2, I64(3, 2));
+    for (uint64_t k = 1; k <= 8; k++) { /* every allocation of stack and cat fails once */
+        tj_debug_fail_allocation(k);
+        tj_stack((tj_tensor *[]){x, x, x}, 3, 1);
+        tj_cat((tj_tensor *[]){x, tj_t(y)}, 2, 0);
+        tj_reshape(tj_t(y), I64(6), 1);
+    }
+    tj_debug_fail_allocation(0);
+    tj_scope_end(s);
+    cr_expect_eq(live_allocs, base);
+}

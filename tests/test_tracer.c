@@ -1,0 +1,436 @@
+/* make_fx, the graph text round trip, DOT/JSON, passes and the interpreter. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tjit/tjit.h"
+
+static tj_tensor *tensor_f32(int ndim, const int64_t *shape, const float *data)
+{
+    return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, data);
+}
+
+static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
+    float *p = tj_tensor_data(t);
+    srand(seed);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
+    return t;
+}
+
+static void expect_close(tj_tensor *a, tj_tensor *b, double tol)
+{
+    cr_assert_not_null(a);
+    cr_assert_not_null(b);
+    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b));
+    for (int64_t i = 0; i < tj_tensor_numel(a); i++) {
+        double x = tj_tensor_item_at(a, i), y = tj_tensor_item_at(b, i);
+        cr_assert(fabs(x - y) <= tol || (isnan(x) && isnan(y)), "element %ld: %g vs %g", (long)i, x, y);
+    }
+}
+
+static char *roundtrip_ok(const tj_graph *g)
+{
+    char *t1 = tj_graph_to_string(g);
+    tj_graph *g2 = tj_graph_parse(t1);
+    cr_assert_not_null(g2, "parse failed: %s\n%s", tj_last_error(), t1);
+    char *t2 = tj_graph_to_string(g2);
+    cr_expect_str_eq(t2, t1);
+    free(t2);
+    tj_graph_free(g2);
+    return t1;
+}
+
+/* ---- traced functions ---- */
+
+static tj_status fn_add_mul(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul(tj_add(in[0], in[1]), in[1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status fn_linear_relu(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor **w = ctx; /* weight and bias captured from ctx: graph constants */
+    (void)n;
+    out[0] = tj_relu(tj_linear(in[0], w[0], w[1]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status fn_layer_norm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y, *mean, *rstd;
+    int64_t norm[1] = {4};
+    tj_status st = tj_native_layer_norm(in[0], norm, 1, in[1], in[2], 1e-5, &y, &mean, &rstd);
+    if (st != TJ_OK) return st;
+    out[0] = tj_gelu(y, "tanh");
+    out[1] = rstd;
+    *n_out = 2;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status fn_creation_views(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t shape[2] = {3, 2};
+    tj_tensor *z = tj_zeros(shape, 2, -1);
+    tj_tensor *r = tj_arange(tj_v_int(0), tj_v_int(6), tj_v_int(1), TJ_FLOAT32);
+    tj_tensor *v = tj_view(r, shape, 2);
+    out[0] = tj_add(tj_add(tj_t(in[0]), v), z);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(make_fx, records_one_call_node_per_operator_call)
+{
+    int64_t s[2] = {2, 3};
+    tj_tensor *x = random_f32(2, s, 1), *y = random_f32(2, s, 2);
+    tj_tensor *in[2] = {x, y};
+    tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0 : f32[2, 3], %arg1 : f32[2, 3]):\n"
+                           "    %add = aten.add.Tensor(%arg0, %arg1)\n"
+                           "    %mul = aten.mul.Tensor(%add, %arg1)\n"
+                           "    return (%mul,)\n");
+    free(text);
+    cr_expect_eq(tj_graph_num_calls(g), 2);
+    cr_expect_eq(tj_graph_num_inputs(g), 2);
+    cr_expect_eq(tj_graph_num_outputs(g), 1);
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    tj_tensor *eager = tj_mul(tj_add(x, y), y);
+    expect_close(out[0], eager, 0);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(eager);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+}
+
+Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_constants)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *w[2] = {random_f32(2, (int64_t[]){5, 4}, 3), random_f32(1, (int64_t[]){5}, 4)};
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
+    tj_graph *g = tj_make_fx(fn_linear_relu, w, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::linear")), 0);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::t")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::addmm")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::relu")), 1);
+    char *text = roundtrip_ok(g);
+    cr_expect(strstr(text, "_tensor_constant0 : f32[5, 4] = constant(") != NULL, "%s", text);
+    cr_expect(strstr(text, "_tensor_constant1 : f32[5] = constant(") != NULL, "%s", text);
+    free(text);
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_close(out[0], tj_relu(tj_linear(x, w[0], w[1])), 0);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(make_fx, multi_output_kwargs_and_views_round_trip_through_text)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {random_f32(2, (int64_t[]){3, 4}, 6), random_f32(1, (int64_t[]){4}, 7),
+                        random_f32(1, (int64_t[]){4}, 8)};
+    tj_graph *g = tj_make_fx(fn_layer_norm, NULL, in, 3, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = roundtrip_ok(g);
+    cr_expect(strstr(text, "%getitem, %getitem_1, %getitem_2 = aten.native_layer_norm.default(%arg0, [4], %arg1, %arg2, 1e-05)") != NULL, "%s", text);
+    cr_expect(strstr(text, "aten.gelu.default(%getitem, approximate = 'tanh')") != NULL, "%s", text);
+    free(text);
+    tj_graph_free(g);
+
+    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 9);
+    g = tj_make_fx(fn_creation_views, NULL, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::zeros")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::arange.start_step")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::view")), 1);
+    free(roundtrip_ok(g));
+    tj_tensor *out[1], *ref[1];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    int n = 1;
+    cr_assert_eq(fn_creation_views(NULL, &x, 1, ref, &n), TJ_OK);
+    expect_close(out[0], ref[0], 0);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(make_fx, fake_mode_traces_a_huge_matmul_without_data)
+{
+    int64_t shape[2] = {100000, 100000};
+    tj_tensor *a = tj_tensor_fake(TJ_FLOAT32, 2, shape), *b = tj_tensor_fake(TJ_FLOAT32, 2, shape);
+    tj_tensor *in[2] = {a, b};
+    tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_graph_free(g);
+    static const char *mm_text = "graph(%a : f32[100000, 100000], %b : f32[100000, 100000]):\n"
+                                 "    %mm = aten.mm.default(%a, %b)\n"
+                                 "    return (%mm,)\n";
+    g = tj_graph_parse(mm_text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_graph_free(g);
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+}
+
+Test(make_fx, real_tensors_traced_in_fake_mode_lend_only_their_shapes)
+{
+    int64_t s[1] = {4};
+    tj_tensor *x = random_f32(1, s, 10), *y = random_f32(1, s, 11);
+    tj_tensor *in[2] = {x, y};
+    tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    tj_tensor *ref = tj_mul(tj_add(x, y), y);
+    expect_close(out[0], ref, 0);
+    tj_tensor_release(ref);
+    tj_tensor_release(out[0]);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+}
+
+/* ---- decomposition tables during tracing ---- */
+
+static tj_status add_as_sub_neg(const tj_value *args, tj_value *outs)
+{
+    /* add(x, y, alpha) == sub(x, neg(y), alpha) */
+    tj_tensor *r = tj_sub_alpha(args[0].u.t, tj_neg(args[1].u.t), args[2]);
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+static tj_status sub_as_add(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *r = tj_add_alpha(args[0].u.t, tj_neg(args[1].u.t), args[2]);
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+Test(decomp_table, a_table_entry_replaces_the_operator_while_tracing)
+{
+    tj_decomp_table *t = tj_decomp_table_new();
+    cr_assert_eq(tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg"), TJ_OK);
+    int64_t s[1] = {3};
+    tj_tensor *x = random_f32(1, s, 12), *y = random_f32(1, s, 13);
+    tj_tensor *in[2] = {x, y};
+    tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, t, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::add.Tensor")), 0);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::neg")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::sub.Tensor")), 1);
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK);
+    tj_tensor *ref = tj_mul(tj_add(x, y), y);
+    expect_close(out[0], ref, 1e-6);
+    tj_tensor_release(ref);
+    tj_tensor_release(out[0]);
+    tj_graph_free(g);
+    tj_decomp_table_free(t);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+}
+
+Test(decomp_table, a_cycle_is_reported_with_its_chain)
+{
+    tj_decomp_table *t = tj_decomp_table_new();
+    tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg");
+    tj_decomp_table_add_fn(t, tj_op_find("aten::sub.Tensor"), sub_as_add, "sub_as_add");
+    int64_t s[1] = {3};
+    tj_tensor *x = random_f32(1, s, 14), *y = random_f32(1, s, 15);
+    tj_tensor *in[2] = {x, y};
+    tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, t, TJ_TRACE_REAL);
+    cr_expect_null(g);
+    cr_expect_eq(tj_last_status(), TJ_ERR_CYCLE);
+    cr_expect(strstr(tj_last_error(), "aten::add.Tensor -> aten::sub.Tensor -> aten::add.Tensor") != NULL, "%s",
+              tj_last_error());
+    tj_decomp_table_free(t);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+}
+
+/* The outer trace records add; a trace nested inside it uses its own table. */
+static tj_status fn_nested(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_graph **inner = ctx;
+    *inner = tj_make_fx(fn_add_mul, NULL, in, n, tj_get_decompositions(NULL, 0), TJ_TRACE_REAL);
+    return fn_add_mul(NULL, in, n, out, n_out);
+}
+
+Test(decomp_table, nested_traces_use_the_table_each_was_given)
+{
+    tj_decomp_table *t = tj_decomp_table_new();
+    tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg");
+    int64_t s[1] = {3};
+    tj_tensor *x = random_f32(1, s, 16), *y = random_f32(1, s, 17);
+    tj_tensor *in[2] = {x, y};
+    tj_graph *inner = NULL;
+    tj_graph *outer = tj_make_fx(fn_nested, &inner, in, 2, t, TJ_TRACE_REAL);
+    cr_assert_not_null(outer, "%s", tj_last_error());
+    cr_assert_not_null(inner);
+    cr_expect_eq(tj_graph_count_op(outer, tj_op_find("aten::add.Tensor")), 0);
+    cr_expect_eq(tj_graph_count_op(inner, tj_op_find("aten::add.Tensor")), 1);
+    tj_graph_free(inner);
+    tj_graph_free(outer);
+    tj_decomp_table_free(t);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+}
+
+/* ---- text forms ---- */
+
+Test(graph_text, literals_keep_their_exact_bits_and_kinds)
+{
+    const char *text = "graph(%x : i64[4], %f : f32[2, 2]{1, 2}):\n"
+                       "    %add = aten.add.Scalar(%x, 2)\n"
+                       "    %add_1 = aten.add.Scalar(%x, 2.0)\n"
+                       "    %mul = aten.mul.Scalar(%f, 0.1)\n"
+                       "    %clamp = aten.clamp.default(%f, -inf, nan)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%f, [0, -1], True, dtype = torch.float64)\n"
+                       "    return (%add, %add_1, %mul, %clamp, %sum_1)\n";
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *back = tj_graph_to_string(g);
+    cr_expect_str_eq(back, text);
+    free(back);
+    tj_graph_free(g);
+}
+
+Test(graph_text, parse_errors_name_line_and_column)
+{
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"graph(%x : f32[2]):\n    %y = aten.nope.default(%x)\n    return (%y,)\n", "line 2"},
+        {"graph(%x : f32[2]):\n    %y = aten.neg.default(%z)\n    return (%y,)\n", "undefined value %z"},
+        {"graph(%x : f32[2]):\n    %y = aten.neg.default(%x, %x)\n    return (%y,)\n", "too many arguments"},
+        {"graph(%x : f32[2]):\n    %y = aten.add.Tensor(%x)\n    return (%y,)\n", "missing"},
+        {"graph(%x : f32[2]):\n    %y = aten.neg.default(%x)\n", "missing 'return'"},
+        {"graph(%x : q32[2]):\n    return (%x,)\n", "line 1, column 12"},
+        {"graph(%x : f32[2], %x : f32[2]):\n    return (%x,)\n", "defined twice"},
+        {"graph(%x : f32[2]):\n    %y = aten.add.Tensor(%x, %x\n    return (%y,)\n", "line 2"},
+        {"", "expected 'graph'"},
+        {"graph(%x : f32[-2]):\n    return (%x,)\n", "negative"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_graph *g = tj_graph_parse(bad[i].text);
+        cr_expect_null(g, "case %zu parsed", i);
+        tj_graph_free(g);
+        cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle) != NULL, "case %zu: '%s' lacks '%s'", i, tj_last_error(),
+                  bad[i].needle);
+    }
+}
+
+Test(graph_text, dot_and_json_exports_describe_every_node)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2]):\n    %neg = aten.neg.default(%x)\n    return (%neg,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_graph_write_dot(g, f), TJ_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "n1 [label=\"neg\\naten.neg.default\\nf32[2]\"];") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "n0 -> n1;") != NULL, "%s", buf);
+    if (system("command -v dot >/dev/null 2>&1") == 0) {
+        FILE *p = popen("dot -Tsvg -o /dev/null", "w");
+        fputs(buf, p);
+        cr_expect_eq(pclose(p), 0, "dot rejected the graph");
+    }
+    free(buf);
+    f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "\"op\": \"aten::neg\"") != NULL, "%s", buf);
+    free(buf);
+    tj_graph_free(g);
+}
+
+/* ---- passes ---- */
+
+static tj_status fn_redundant(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0];
+    tj_tensor *a = tj_add(x, x);
+    tj_tensor *b = tj_add(x, x);                          /* CSE merges it with a */
+    tj_tensor *dead = tj_mul(a, b);                       /* unused: DCE */
+    tj_tensor *one = tj_mul_scalar(b, tj_v_int(1));       /* no-op */
+    tj_tensor *tt = tj_t(tj_t(one));                      /* no-op */
+    int64_t shape[2] = {3, 4};
+    tj_tensor *v = tj_view(tt, shape, 2);                 /* view to the same shape: no-op */
+    (void)dead;
+    out[0] = tj_sub(v, a);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, dce_cse_and_noop_keep_results_and_remove_work)
+{
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 18);
+    tj_graph *g = tj_make_fx(fn_redundant, NULL, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *before[1], *after[1];
+    cr_assert_eq(tj_graph_run(g, &x, 1, before), TJ_OK);
+    cr_expect_eq(tj_graph_num_calls(g), 8);
+    tj_graph_pass passes[3] = {tj_pass_cse, tj_pass_noop, tj_pass_dead_code};
+    const char *names[3] = {"cse", "noop", "dce"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *report = open_memstream(&buf, &len);
+    cr_assert_eq(tj_run_passes(g, passes, names, 3, report), TJ_OK);
+    fclose(report);
+    cr_expect(strstr(buf, "cse") != NULL);
+    free(buf);
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0 : f32[3, 4]):\n"
+                           "    %add = aten.add.Tensor(%arg0, %arg0)\n"
+                           "    %sub = aten.sub.Tensor(%add, %add)\n"
+                           "    return (%sub,)\n");
+    free(text);
+    cr_assert_eq(tj_graph_run(g, &x, 1, after), TJ_OK);
+    expect_close(before[0], after[0], 0);
+    tj_tensor_release(before[0]);
+    tj_tensor_release(after[0]);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+}
+
+Test(passes, dead_outputs_of_a_multi_output_node_do_not_keep_it_alive_alone)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2, 4]):\n"
+                                 "    %getitem, %getitem_1, %getitem_2 = aten.native_layer_norm.default(%x, [4], None, None, 1e-05)\n"
+                                 "    %neg = aten.neg.default(%x)\n"
+                                 "    return (%neg,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_pass_dead_code(g), 1);
+    cr_expect_eq(tj_graph_num_calls(g), 1);
+    tj_graph_free(g);
+}
+
+Test(interpreter, rejects_inputs_of_the_wrong_shape_or_dtype)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2]):\n    %neg = aten.neg.default(%x)\n    return (%neg,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *bad = tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){3});
+    tj_tensor *out[1];
+    cr_expect_eq(tj_graph_run(g, &bad, 1, out), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "[3]") != NULL, "%s", tj_last_error());
+    tj_tensor_release(bad);
+    bad = tj_tensor_empty(TJ_FLOAT64, 1, (int64_t[]){2});
+    cr_expect_eq(tj_graph_run(g, &bad, 1, out), TJ_ERR_DTYPE);
+    tj_tensor_release(bad);
+    tj_graph_free(g);
+}

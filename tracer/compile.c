@@ -1,0 +1,344 @@
+/* tj_compile: turns a graph into a plan. Each call node's shape function
+ * runs once here, on prototype tensors carrying the compiled geometry, to
+ * learn which results are new tensors, strided views (resolved now, no node
+ * at run time) or the in-place operator's argument itself; kernels are bound
+ * and the memory planner places every intermediate. */
+#include <string.h>
+
+#include "plan_internal.h"
+
+/* Compile-time state: a prototype tensor per value (no storage). */
+typedef struct compiler {
+    const tj_graph *g;
+    tj_plan *p;
+    tj_tensor *protos; /* geometry of each value as compiled */
+    tj_tensor **pv;    /* the prototype each value reads as */
+} compiler;
+
+void tj_plan_box_args(const tj_pnode *n, tj_tensor *const *vt, tj_value *args, tj_tensor **lists)
+{
+    int used = 0;
+    for (int i = 0; i < n->nargs; i++) {
+        const tj_garg *a = &n->args[i];
+        switch (a->kind) {
+        case TJ_GA_NONE: args[i] = tj_v_none(); break;
+        case TJ_GA_VALUE: args[i] = tj_v_tensor(vt[a->u.v]); break;
+        case TJ_GA_VALUES:
+            for (int k = 0; k < a->n; k++) lists[used + k] = vt[a->u.vs[k]];
+            args[i] = tj_v_tensors(lists + used, a->n);
+            used += a->n;
+            break;
+        case TJ_GA_INT: args[i] = tj_v_int(a->u.i); break;
+        case TJ_GA_FLOAT: args[i] = tj_v_float(a->u.f); break;
+        case TJ_GA_BOOL: args[i] = tj_v_bool(a->u.b); break;
+        case TJ_GA_INTS: args[i] = tj_v_ints(a->u.ints, a->n); break;
+        case TJ_GA_BOOLS: args[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_STR: args[i] = tj_v_str(a->u.s); break;
+        case TJ_GA_DTYPE: args[i] = tj_v_dtype(a->u.dtype); break;
+        }
+    }
+}
+
+static void *pool_copy(tj_pool *pool, const void *src, size_t n)
+{
+    void *d = tj_pool_alloc(pool, n ? n : 1);
+    if (d && n) memcpy(d, src, n);
+    return d;
+}
+
+/* Deep-copies a node's arguments into the plan. */
+static tj_status copy_args(tj_plan *p, tj_pnode *pn, const tj_gnode *gn)
+{
+    pn->nargs = gn->nargs;
+    pn->args = tj_pool_alloc(p->pool, sizeof(tj_garg) * (size_t)(gn->nargs ? gn->nargs : 1));
+    if (!pn->args) return TJ_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < gn->nargs; i++) {
+        const tj_garg *s = &gn->args[i];
+        tj_garg *d = &pn->args[i];
+        *d = *s;
+        void *copy = d;
+        switch (s->kind) {
+        case TJ_GA_VALUES:
+            copy = d->u.vs = pool_copy(p->pool, s->u.vs, sizeof(int) * (size_t)s->n);
+            pn->nlist += s->n;
+            break;
+        case TJ_GA_INTS: copy = d->u.ints = pool_copy(p->pool, s->u.ints, sizeof(int64_t) * (size_t)s->n); break;
+        case TJ_GA_BOOLS: copy = d->u.bools = pool_copy(p->pool, s->u.bools, sizeof(bool) * (size_t)s->n); break;
+        case TJ_GA_STR: copy = d->u.s = pool_copy(p->pool, s->u.s, strlen(s->u.s) + 1); break;
+        default: break;
+        }
+        if (!copy) return TJ_ERR_OUT_OF_MEMORY;
+    }
+    pn->nout = gn->nout;
+    pn->outs = pool_copy(p->pool, gn->outs, sizeof(int) * (size_t)gn->nout);
+    return pn->outs ? TJ_OK : TJ_ERR_OUT_OF_MEMORY;
+}
+
+static char *pool_strdup(tj_pool *pool, const char *s)
+{
+    return pool_copy(pool, s, strlen(s) + 1);
+}
+
+/* Copies a graph value's type and name into a plan value and its prototype. */
+static tj_status set_type(tj_plan *p, tj_pvalue *v, tj_tensor *proto, const tj_gvalue *gv)
+{
+    v->dtype = gv->dtype;
+    v->ndim = gv->ndim;
+    memcpy(v->shape, gv->shape, sizeof v->shape);
+    v->numel = 1;
+    for (int d = 0; d < gv->ndim; d++) v->numel *= gv->shape[d];
+    proto->dtype = v->dtype;
+    proto->ndim = v->ndim;
+    proto->numel = v->numel;
+    proto->fake = true;
+    memcpy(proto->shape, v->shape, sizeof v->shape);
+    v->name = pool_strdup(p->pool, gv->name ? gv->name : "");
+    return v->name ? TJ_OK : TJ_ERR_OUT_OF_MEMORY;
+}
+
+static void set_geometry(tj_pvalue *v, tj_tensor *proto, const int64_t *strides, int64_t offset)
+{
+    memcpy(v->strides, strides, sizeof(int64_t) * (size_t)v->ndim);
+    v->offset = offset;
+    memcpy(proto->strides, strides, sizeof(int64_t) * (size_t)v->ndim);
+    proto->offset = offset;
+}
+
+static tj_status check_result(const tj_pnode *pn, const tj_meta *m, const tj_pvalue *v)
+{
+    bool same = m->dtype == v->dtype && m->ndim == v->ndim;
+    for (int d = 0; same && d < m->ndim; d++) same = m->shape[d] == v->shape[d];
+    if (same) return TJ_OK;
+    char a[128], b[128];
+    return tj_error(TJ_ERR_SHAPE, "tj_compile: node %%%s (%s): the shape function gives %s%s, the graph records %s%s",
+                    pn->name, pn->op->name, tj_dtype_name(m->dtype), tj_shape_str(m->ndim, m->shape, a, sizeof a),
+                    tj_dtype_name(v->dtype), tj_shape_str(v->ndim, v->shape, b, sizeof b));
+}
+
+/* Classifies node pn's results from its shape function. */
+static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
+{
+    tj_plan *p = c->p;
+    tj_pnode *pn = &p->nodes[pi];
+    tj_status st = copy_args(p, pn, gn);
+    if (st != TJ_OK) return st;
+    pn->op = gn->op;
+    pn->name = pool_strdup(p->pool, tj_graph_node_name(c->g, (int)(gn - c->g->nodes)));
+    if (!pn->name) return TJ_ERR_OUT_OF_MEMORY;
+    if (!pn->op->meta)
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no kernel", pn->name, pn->op->name);
+    tj_value args[TJ_MAX_ARGS];
+    tj_tensor *lists_stack[64];
+    tj_tensor **lists = pn->nlist <= 64 ? lists_stack : tj_alloc(sizeof(tj_tensor *) * (size_t)pn->nlist);
+    if (!lists) return tj_oom("tj_compile", sizeof(tj_tensor *) * (size_t)pn->nlist);
+    tj_plan_box_args(pn, c->pv, args, lists);
+    tj_meta m[TJ_MAX_RETURNS];
+    memset(m, 0, sizeof m);
+    for (int i = 0; i < TJ_MAX_RETURNS; i++) m[i].alias = -1;
+    st = pn->op->meta(args, m);
+    for (int i = 0; st == TJ_OK && i < pn->nout; i++) {
+        int vid = pn->outs[i];
+        if (vid < 0) continue;
+        tj_pvalue *v = &p->values[vid];
+        tj_tensor *proto = &c->protos[vid];
+        if ((st = set_type(p, v, proto, &c->g->values[vid])) != TJ_OK) break;
+        v->node = pi;
+        v->index = i;
+        if (m[i].undefined) continue; /* stays UNUSED; a use of it fails below */
+        if ((st = check_result(pn, &m[i], v)) != TJ_OK) break;
+        if (m[i].alias < 0) {
+            int64_t strides[TJ_MAX_DIMS];
+            tj_contiguous_strides(v->ndim, v->shape, strides);
+            v->kind = TJ_PV_ARENA;
+            v->root = vid;
+            set_geometry(v, proto, strides, 0);
+            c->pv[vid] = proto;
+            pn->is_step = true;
+            continue;
+        }
+        const tj_garg *a = &pn->args[m[i].alias];
+        if (m[i].alias >= pn->nargs || a->kind != TJ_GA_VALUE) {
+            st = tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s (%s): result %d aliases a non-tensor argument",
+                          pn->name, pn->op->name, i);
+            break;
+        }
+        v->base = a->u.v;
+        v->root = p->values[a->u.v].root;
+        if (m[i].same) {
+            v->kind = TJ_PV_SAME;
+            c->pv[vid] = c->pv[a->u.v];
+            pn->is_step = true;
+        } else {
+            v->kind = TJ_PV_VIEW;
+            set_geometry(v, proto, m[i].strides, m[i].offset);
+            v->rel_offset = m[i].offset - p->values[v->root].offset;
+            c->pv[vid] = proto;
+            p->values[v->root].n_views++;
+        }
+    }
+    if (st == TJ_OK && pn->is_step && !pn->op->kernel)
+        st = tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no kernel", pn->name, pn->op->name);
+    if (st == TJ_OK && pn->is_step) {
+        tj_tensor *outs[TJ_MAX_RETURNS];
+        for (int i = 0; i < pn->nout; i++) outs[i] = pn->outs[i] >= 0 ? c->pv[pn->outs[i]] : NULL;
+        tj_plan_node_cost(pn, args, outs);
+    }
+    if (lists != lists_stack) tj_free(lists, sizeof(tj_tensor *) * (size_t)pn->nlist);
+    return st;
+}
+
+static tj_status compile_leaf(compiler *c, const tj_gnode *gn)
+{
+    tj_plan *p = c->p;
+    int vid = gn->outs[0];
+    tj_pvalue *v = &p->values[vid];
+    tj_tensor *proto = &c->protos[vid];
+    const tj_gvalue *gv = &c->g->values[vid];
+    if (set_type(p, v, proto, gv) != TJ_OK) return TJ_ERR_OUT_OF_MEMORY;
+    v->root = vid;
+    v->node = -1;
+    if (gn->kind == TJ_NODE_PLACEHOLDER) {
+        v->kind = TJ_PV_INPUT;
+        v->input_index = gn->input_index;
+        p->input_values[gn->input_index] = vid;
+        set_geometry(v, proto, gv->strides, gv->offset);
+        c->pv[vid] = proto;
+    } else {
+        v->kind = TJ_PV_CONSTANT;
+        v->constant = tj_tensor_retain(gn->constant);
+        set_geometry(v, proto, gn->constant->strides, gn->constant->offset);
+        c->pv[vid] = gn->constant;
+        p->stats.n_constants++;
+    }
+    return TJ_OK;
+}
+
+/* Every value a live node reads must be defined. */
+static tj_status check_uses(const tj_plan *p, const tj_pnode *pn, const tj_garg *args, int nargs, const char *who)
+{
+    for (int i = 0; i < nargs; i++) {
+        const tj_garg *a = &args[i];
+        int n = a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
+        for (int k = 0; k < n; k++) {
+            int v = a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k];
+            if (v < 0 || v >= p->n_values || p->values[v].kind == TJ_PV_UNUSED)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: %s%s reads an undefined value", who,
+                                pn ? pn->name : "");
+        }
+    }
+    return TJ_OK;
+}
+
+static tj_status compile_nodes(compiler *c)
+{
+    const tj_graph *g = c->g;
+    tj_plan *p = c->p;
+    int pi = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *gn = &g->nodes[i];
+        if (gn->dead) continue;
+        tj_status st = TJ_OK;
+        switch (gn->kind) {
+        case TJ_NODE_PLACEHOLDER:
+        case TJ_NODE_CONSTANT: st = compile_leaf(c, gn); break;
+        case TJ_NODE_CALL:
+            if ((st = check_uses(p, NULL, gn->args, gn->nargs, "a call node")) != TJ_OK) break;
+            st = compile_call(c, pi, gn);
+            if (st == TJ_OK && p->nodes[pi].is_step) p->nodes[pi].step = p->n_steps++;
+            if (st == TJ_OK && !p->nodes[pi].is_step) p->stats.n_views++;
+            pi++;
+            break;
+        case TJ_NODE_OUTPUT:
+            if ((st = check_uses(p, NULL, gn->args, gn->nargs, "the output node")) != TJ_OK) break;
+            for (int k = 0; k < gn->nargs; k++) p->output_values[k] = gn->args[k].u.v;
+            break;
+        }
+        if (st != TJ_OK) return st;
+    }
+    return TJ_OK;
+}
+
+/* Lists, bookkeeping totals and run-time helpers derived from the nodes. */
+static tj_status finish(tj_plan *p)
+{
+    p->step_nodes = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_steps + 1));
+    p->input_views = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_values + 1));
+    p->direct_out = tj_pool_alloc(p->pool, (size_t)p->n_outputs + 1);
+    if (!p->step_nodes || !p->input_views || !p->direct_out) return TJ_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        if (n->is_step) p->step_nodes[n->step] = i;
+        p->n_args += (size_t)n->nargs;
+        p->n_lists += (size_t)n->nlist;
+        p->n_outs += (size_t)n->nout;
+    }
+    for (int v = 0; v < p->n_values; v++)
+        if (p->values[v].kind == TJ_PV_VIEW && p->values[p->values[v].root].kind == TJ_PV_INPUT)
+            p->input_views[p->n_input_views++] = v;
+    /* an output computed by a kernel into a block of its own may be written
+     * straight into the caller's tensor (each block for one output only) */
+    for (int k = 0; k < p->n_outputs; k++) {
+        int v = tj_plan_object_value(p, p->output_values[k]);
+        bool ok = p->values[v].kind == TJ_PV_ARENA;
+        for (int j = 0; ok && j < k; j++) ok = tj_plan_object_value(p, p->output_values[j]) != v;
+        p->direct_out[k] = ok;
+    }
+    p->stats.n_kernels = p->n_steps;
+    return TJ_OK;
+}
+
+tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
+{
+    tj_compile_options defaults = {0};
+    if (!opts) opts = &defaults;
+    if (!g) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: NULL graph");
+        return NULL;
+    }
+    if (g->output_node < 0) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: the graph has no output node");
+        return NULL;
+    }
+    tj_pool *pool = tj_pool_new();
+    tj_plan *p = pool ? tj_pool_alloc(pool, sizeof *p) : NULL;
+    if (!p) {
+        tj_pool_free(pool);
+        return NULL;
+    }
+    p->pool = pool;
+    pthread_mutex_init(&p->lock, NULL);
+    p->epoch_ns = tj_plan_now_ns();
+    p->profiling = opts->profile;
+    int n_calls = 0;
+    for (int i = 0; i < g->n_nodes; i++) n_calls += !g->nodes[i].dead && g->nodes[i].kind == TJ_NODE_CALL;
+    p->n_nodes = n_calls;
+    p->n_values = g->n_values;
+    p->n_inputs = g->n_inputs;
+    p->n_outputs = g->nodes[g->output_node].nargs;
+    p->nodes = tj_pool_alloc(pool, sizeof *p->nodes * (size_t)(n_calls + 1));
+    p->values = tj_pool_alloc(pool, sizeof *p->values * (size_t)(g->n_values + 1));
+    p->input_values = tj_pool_alloc(pool, sizeof(int) * (size_t)(g->n_inputs + 1));
+    p->output_values = tj_pool_alloc(pool, sizeof(int) * (size_t)(p->n_outputs + 1));
+    compiler c = {.g = g, .p = p};
+    size_t proto_bytes = sizeof(tj_tensor) * (size_t)(g->n_values + 1);
+    size_t pv_bytes = sizeof(tj_tensor *) * (size_t)(g->n_values + 1);
+    c.protos = tj_alloc(proto_bytes);
+    c.pv = tj_alloc(pv_bytes);
+    tj_status st = TJ_OK;
+    if (!p->nodes || !p->values || !p->input_values || !p->output_values || !c.protos || !c.pv) {
+        st = tj_oom("tj_compile", proto_bytes + pv_bytes);
+    } else {
+        memset(c.protos, 0, proto_bytes);
+        memset(c.pv, 0, pv_bytes);
+        st = compile_nodes(&c);
+    }
+    if (st == TJ_OK) st = finish(p);
+    if (st == TJ_OK) st = tj_plan_memory(p, opts);
+    tj_free(c.protos, proto_bytes);
+    tj_free(c.pv, pv_bytes);
+    if (st != TJ_OK) {
+        tj_plan_free(p);
+        return NULL;
+    }
+    return p;
+}

@@ -1,0 +1,530 @@
+/* Plans at run time: execution contexts (arena, tensor objects, arguments
+ * boxed once), binding inputs and outputs, the kernel loop. */
+#include <string.h>
+#include <time.h>
+
+#include "plan_internal.h"
+#include "runtime/iter.h"
+
+/* ---- plan memory ---- */
+typedef struct pool_chunk {
+    struct pool_chunk *next;
+    size_t size, used;
+    _Alignas(64) char data[];
+} pool_chunk;
+
+struct tj_pool {
+    pool_chunk *chunks;
+};
+
+tj_pool *tj_pool_new(void)
+{
+    tj_pool *p = tj_alloc(sizeof *p);
+    if (!p) {
+        tj_oom("plan", sizeof *p);
+        return NULL;
+    }
+    p->chunks = NULL;
+    return p;
+}
+
+void *tj_pool_alloc(tj_pool *p, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    pool_chunk *c = p->chunks;
+    if (!c || c->used + n > c->size) {
+        size_t size = n > 65536 ? n : 65536;
+        c = tj_alloc(sizeof *c + size);
+        if (!c) {
+            tj_oom("plan", sizeof *c + size);
+            return NULL;
+        }
+        c->next = p->chunks;
+        c->size = size;
+        c->used = 0;
+        p->chunks = c;
+    }
+    void *r = c->data + c->used;
+    c->used += n;
+    memset(r, 0, n);
+    return r;
+}
+
+void tj_pool_free(tj_pool *p)
+{
+    if (!p) return;
+    for (pool_chunk *c = p->chunks, *n; c; c = n) {
+        n = c->next;
+        tj_free(c, sizeof *c + c->size);
+    }
+    tj_free(p, sizeof *p);
+}
+
+int64_t tj_plan_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- contexts ---- */
+
+/* A process-unique tensor id (the runtime hands them out only with new
+ * tensor objects; context tensors live in one array). */
+static bool fresh_uid(uint64_t *uid)
+{
+    tj_tensor *t = tj_tensor_fake(TJ_FLOAT32, 0, NULL);
+    if (!t) return false;
+    *uid = t->uid;
+    tj_scope_drop(t);
+    return true;
+}
+
+static void set_geometry(tj_tensor *t, const tj_pvalue *v, tj_storage *s, int64_t offset)
+{
+    atomic_init(&t->refcount, 1);
+    t->dtype = v->dtype;
+    t->ndim = v->ndim;
+    t->numel = v->numel;
+    t->offset = offset;
+    memcpy(t->shape, v->shape, sizeof t->shape);
+    memcpy(t->strides, v->strides, sizeof t->strides);
+    t->storage = s;
+}
+
+/* Sizes of a context's arrays, in one place for allocation and release. */
+typedef struct ctx_sizes {
+    size_t tensors, storages, vt, args, node_args, lists, outs, steps, copy_out, prof;
+} ctx_sizes;
+
+static ctx_sizes sizes_of(const tj_plan *p)
+{
+    size_t nv = (size_t)p->n_values + 1, ns = (size_t)p->n_steps + 1;
+    return (ctx_sizes){
+        .tensors = sizeof(tj_tensor) * nv,
+        .storages = sizeof(tj_storage) * nv,
+        .vt = sizeof(tj_tensor *) * nv,
+        .args = sizeof(tj_value) * (p->n_args + 1),
+        .node_args = sizeof(tj_value *) * ((size_t)p->n_nodes + 1),
+        .lists = sizeof(tj_tensor *) * (p->n_lists + 1),
+        .outs = sizeof(tj_tensor *) * (p->n_outs + 1),
+        .steps = sizeof(tj_step) * ns,
+        .copy_out = (size_t)p->n_outputs + 1,
+        .prof = sizeof(int64_t) * ns,
+    };
+}
+
+static void context_release(tj_plan_context *c)
+{
+    if (!c) return;
+    const tj_plan *p = c->plan;
+    ctx_sizes z = sizes_of(p);
+    tj_free(c->arena, c->arena_alloc);
+    tj_free(c->tensors, z.tensors);
+    tj_free(c->storages, z.storages);
+    tj_free(c->vt, z.vt);
+    tj_free(c->args, z.args);
+    tj_free(c->node_args, z.node_args);
+    tj_free(c->lists, z.lists);
+    tj_free(c->outs, z.outs);
+    tj_free(c->steps, z.steps);
+    tj_free(c->copy_out, z.copy_out);
+    tj_free(c->prof.total_ns, z.prof);
+    tj_free(c->prof.last_start_ns, z.prof);
+    tj_free(c->prof.last_dur_ns, z.prof);
+    tj_free(c, sizeof *c);
+}
+
+/* Tensor objects of every value: arena blocks, views with their compiled
+ * geometry, inputs filled in per run. */
+static bool context_bind_values(tj_plan_context *c)
+{
+    const tj_plan *p = c->plan;
+    for (int v = 0; v < p->n_values; v++) {
+        const tj_pvalue *pv = &p->values[v];
+        tj_tensor *t = &c->tensors[v];
+        switch (pv->kind) {
+        case TJ_PV_UNUSED: break;
+        case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
+        case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
+        case TJ_PV_INPUT: set_geometry(t, pv, NULL, pv->offset); break;
+        case TJ_PV_ARENA: {
+            tj_storage *s = &c->storages[v];
+            atomic_init(&s->refcount, 1);
+            s->data = c->arena + pv->arena_offset;
+            s->nbytes = pv->nbytes;
+            set_geometry(t, pv, s, 0);
+            break;
+        }
+        case TJ_PV_VIEW: {
+            const tj_pvalue *r = &p->values[pv->root];
+            if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, &c->storages[pv->root], pv->rel_offset);
+            else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
+            else set_geometry(t, pv, NULL, pv->offset);
+            break;
+        }
+        }
+        if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
+            if (!fresh_uid(&t->uid)) return false;
+            c->vt[v] = t;
+        }
+    }
+    return true;
+}
+
+/* Arguments and outputs boxed once per node; the step table. */
+static void context_bind_nodes(tj_plan_context *c)
+{
+    const tj_plan *p = c->plan;
+    size_t a = 0, l = 0, o = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        c->node_args[i] = c->args + a;
+        tj_plan_box_args(n, c->vt, c->args + a, c->lists + l);
+        tj_tensor **outs = c->outs + o;
+        for (int k = 0; k < n->nout; k++) outs[k] = n->outs[k] >= 0 ? c->vt[n->outs[k]] : NULL;
+        if (n->is_step) c->steps[n->step] = (tj_step){n->op->kernel, c->args + a, outs};
+        a += (size_t)n->nargs;
+        l += (size_t)n->nlist;
+        o += (size_t)n->nout;
+    }
+}
+
+static tj_plan_context *context_create(tj_plan *p)
+{
+    tj_plan_context *c = tj_alloc(sizeof *c);
+    if (!c) {
+        tj_oom("tj_plan_context_new", sizeof *c);
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    c->plan = p;
+    ctx_sizes z = sizes_of(p);
+    c->arena_alloc = p->stats.arena_bytes ? p->stats.arena_bytes : 64;
+    c->arena = tj_alloc(c->arena_alloc);
+    c->tensors = tj_alloc(z.tensors);
+    c->storages = tj_alloc(z.storages);
+    c->vt = tj_alloc(z.vt);
+    c->args = tj_alloc(z.args);
+    c->node_args = tj_alloc(z.node_args);
+    c->lists = tj_alloc(z.lists);
+    c->outs = tj_alloc(z.outs);
+    c->steps = tj_alloc(z.steps);
+    c->copy_out = tj_alloc(z.copy_out);
+    c->prof.total_ns = tj_alloc(z.prof);
+    c->prof.last_start_ns = tj_alloc(z.prof);
+    c->prof.last_dur_ns = tj_alloc(z.prof);
+    if (!c->arena || !c->tensors || !c->storages || !c->vt || !c->args || !c->node_args || !c->lists || !c->outs ||
+        !c->steps || !c->copy_out || !c->prof.total_ns || !c->prof.last_start_ns || !c->prof.last_dur_ns) {
+        context_release(c);
+        tj_oom("tj_plan_context_new", c->arena_alloc);
+        return NULL;
+    }
+    /* touch every page now, so that runs take no page faults */
+    memset(c->arena, 0, c->arena_alloc);
+    memset(c->tensors, 0, z.tensors);
+    memset(c->storages, 0, z.storages);
+    memset(c->vt, 0, z.vt);
+    memset(c->copy_out, 0, z.copy_out);
+    memset(c->prof.total_ns, 0, z.prof);
+    memset(c->prof.last_start_ns, 0, z.prof);
+    memset(c->prof.last_dur_ns, 0, z.prof);
+    if (!context_bind_values(c)) {
+        context_release(c);
+        return NULL;
+    }
+    context_bind_nodes(c);
+    return c;
+}
+
+tj_plan_context *tj_plan_context_new(tj_plan *p)
+{
+    if (!p) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_new: NULL plan");
+        return NULL;
+    }
+    tj_plan_context *c = context_create(p);
+    if (!c) return NULL;
+    pthread_mutex_lock(&p->lock);
+    c->id = p->next_ctx_id++;
+    c->next = p->contexts;
+    p->contexts = c;
+    pthread_mutex_unlock(&p->lock);
+    return c;
+}
+
+void tj_plan_context_free(tj_plan_context *c)
+{
+    if (!c) return;
+    tj_plan *p = c->plan;
+    pthread_mutex_lock(&p->lock);
+    for (tj_plan_context **l = &p->contexts; *l; l = &(*l)->next)
+        if (*l == c) {
+            *l = c->next;
+            break;
+        }
+    if (p->default_ctx == c) p->default_ctx = NULL;
+    pthread_mutex_unlock(&p->lock);
+    context_release(c);
+}
+
+tj_plan_context *tj_plan_default_context(tj_plan *p)
+{
+    if (!p) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_default_context: NULL plan");
+        return NULL;
+    }
+    pthread_mutex_lock(&p->lock);
+    tj_plan_context *c = p->default_ctx;
+    pthread_mutex_unlock(&p->lock);
+    if (c) return c;
+    c = tj_plan_context_new(p);
+    if (!c) return NULL;
+    pthread_mutex_lock(&p->lock);
+    if (!p->default_ctx) p->default_ctx = c;
+    tj_plan_context *won = p->default_ctx;
+    pthread_mutex_unlock(&p->lock);
+    if (won != c) tj_plan_context_free(c);
+    return won;
+}
+
+void tj_plan_free(tj_plan *p)
+{
+    if (!p) return;
+    while (p->contexts) tj_plan_context_free(p->contexts);
+    for (int v = 0; v < p->n_values; v++)
+        if (p->values[v].kind == TJ_PV_CONSTANT) tj_tensor_release(p->values[v].constant);
+    pthread_mutex_destroy(&p->lock);
+    tj_pool_free(p->pool);
+}
+
+int tj_plan_num_inputs(const tj_plan *p) { return p ? p->n_inputs : 0; }
+int tj_plan_num_outputs(const tj_plan *p) { return p ? p->n_outputs : 0; }
+
+/* ---- one run ---- */
+
+static tj_status type_error(const char *who, const char *what, int i, const tj_pvalue *v, const tj_tensor *t)
+{
+    char a[128], b[128];
+    if (t->dtype != v->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: %s %d (%%%s) is %s%s, the plan was compiled for %s%s", who, what, i, v->name,
+                        tj_dtype_name(t->dtype), tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_dtype_name(v->dtype),
+                        tj_shape_str(v->ndim, v->shape, b, sizeof b));
+    return tj_error(TJ_ERR_SHAPE, "%s: %s %d (%%%s) has shape %s, the plan was compiled for %s", who, what, i, v->name,
+                    tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(v->ndim, v->shape, b, sizeof b));
+}
+
+static bool same_type(const tj_pvalue *v, const tj_tensor *t)
+{
+    if (t->dtype != v->dtype || t->ndim != v->ndim) return false;
+    for (int d = 0; d < v->ndim; d++)
+        if (t->shape[d] != v->shape[d]) return false;
+    return true;
+}
+
+static bool same_strides(const tj_pvalue *v, const tj_tensor *t)
+{
+    for (int d = 0; d < v->ndim; d++)
+        if (t->strides[d] != v->strides[d] && v->shape[d] != 1) return false;
+    return true;
+}
+
+/* Re-runs the shape function of the view producing value v, for an input
+ * whose strides differ from the compiled ones. */
+static tj_status reresolve_view(tj_plan_context *c, int v)
+{
+    const tj_plan *p = c->plan;
+    const tj_pvalue *pv = &p->values[v];
+    const tj_pnode *n = &p->nodes[pv->node];
+    tj_meta m[TJ_MAX_RETURNS];
+    memset(m, 0, sizeof m);
+    tj_status st = n->op->meta(c->node_args[pv->node], m);
+    if (st != TJ_OK) return st;
+    tj_tensor *t = &c->tensors[v];
+    memcpy(t->strides, m[pv->index].strides, sizeof t->strides);
+    t->offset = m[pv->index].offset;
+    t->storage = c->tensors[pv->root].storage;
+    return TJ_OK;
+}
+
+static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
+{
+    const tj_plan *p = c->plan;
+    if (n != p->n_inputs)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the plan takes %d inputs, got %d", who, p->n_inputs, n);
+    if (n && !inputs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL inputs", who);
+    bool restrided = false;
+    for (int i = 0; i < n; i++) {
+        const tj_tensor *t = inputs[i];
+        int v = p->input_values[i];
+        const tj_pvalue *pv = &p->values[v];
+        if (!t || t->fake)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is %s", who, i, pv->name, t ? "a fake tensor" : "NULL");
+        if (!same_type(pv, t)) return type_error(who, "input", i, pv, t);
+        tj_tensor *d = &c->tensors[v];
+        d->storage = t->storage;
+        d->offset = t->offset;
+        memcpy(d->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+        restrided |= pv->n_views > 0 && !same_strides(pv, t);
+    }
+    for (int k = 0; k < p->n_input_views; k++) {
+        int v = p->input_views[k];
+        const tj_pvalue *pv = &p->values[v];
+        const tj_tensor *root = &c->tensors[pv->root];
+        if (restrided && !same_strides(&p->values[pv->root], root)) {
+            tj_status st = reresolve_view(c, v);
+            if (st != TJ_OK) return st;
+            continue;
+        }
+        tj_tensor *t = &c->tensors[v];
+        t->storage = root->storage;
+        t->offset = root->offset + pv->rel_offset;
+        if (c->views_restrided) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
+    }
+    c->views_restrided = restrided;
+    return TJ_OK;
+}
+
+static bool shares_input(const tj_plan *p, tj_tensor *const *inputs, const tj_tensor *t)
+{
+    for (int i = 0; i < p->n_inputs; i++)
+        if (inputs[i]->storage == t->storage) return true;
+    return false;
+}
+
+/* Points each output's block at the caller's tensor where its kernel can
+ * write there directly; the others are copied after the run. */
+static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_tensor *const *outputs, const char *who)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_outputs; k++) {
+        int v = p->output_values[k];
+        const tj_tensor *o = outputs ? outputs[k] : NULL;
+        if (o && (o->fake || !o->storage))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) is a fake tensor", who, k, p->values[v].name);
+        if (o && !same_type(&p->values[v], o)) return type_error(who, "output", k, &p->values[v], o);
+        bool direct = o && p->direct_out[k] && tj_tensor_is_contiguous(o) && !shares_input(p, inputs, o);
+        for (int j = 0; direct && j < k; j++) direct = !outputs[j] || outputs[j]->storage != o->storage;
+        c->copy_out[k] = o && !direct;
+        if (!p->direct_out[k]) continue;
+        int obj = tj_plan_object_value(p, v);
+        c->storages[obj].data = direct ? tj_tensor_ptr(o) : c->arena + p->values[obj].arena_offset;
+    }
+    return TJ_OK;
+}
+
+static tj_status run_steps(tj_plan_context *c)
+{
+    const tj_step *s = c->steps;
+    int n = c->plan->n_steps;
+    for (int i = 0; i < n; i++) {
+        tj_status st = s[i].fn(s[i].args, s[i].outs);
+        if (st != TJ_OK) return st;
+    }
+    return TJ_OK;
+}
+
+static tj_status run_steps_profiled(tj_plan_context *c)
+{
+    const tj_plan *p = c->plan;
+    const tj_step *s = c->steps;
+    tj_profile *pr = &c->prof;
+    int64_t start = tj_plan_now_ns(), t0 = start;
+    tj_status st = TJ_OK;
+    for (int i = 0; i < p->n_steps && st == TJ_OK; i++) {
+        st = s[i].fn(s[i].args, s[i].outs);
+        int64_t t1 = tj_plan_now_ns();
+        pr->total_ns[i] += t1 - t0;
+        pr->last_start_ns[i] = t0 - p->epoch_ns;
+        pr->last_dur_ns[i] = t1 - t0;
+        t0 = t1;
+    }
+    if (st != TJ_OK) return st;
+    pr->runs++;
+    pr->last_run_start_ns = start - p->epoch_ns;
+    pr->last_run_ns = t0 - start;
+    pr->run_ns += pr->last_run_ns;
+    return TJ_OK;
+}
+
+tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
+{
+    static const char who[] = "tj_plan_run";
+    if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL plan or context", who);
+    const tj_plan *p = c->plan;
+    tj_status st = bind_inputs(c, inputs, n, who);
+    if (st == TJ_OK) st = bind_outputs(c, inputs, outputs, who);
+    if (st != TJ_OK) return st;
+    st = p->profiling ? run_steps_profiled(c) : run_steps(c);
+    if (st != TJ_OK) return st;
+    for (int k = 0; k < p->n_outputs; k++)
+        if (c->copy_out[k]) tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
+    return TJ_OK;
+}
+
+tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs)
+{
+    if (!c || !outputs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan, context or outputs");
+    const tj_plan *p = c->plan;
+    tj_status st = TJ_OK;
+    for (int k = 0; k < p->n_outputs; k++) outputs[k] = NULL;
+    for (int k = 0; k < p->n_outputs && st == TJ_OK; k++) {
+        const tj_pvalue *v = &p->values[p->output_values[k]];
+        if (!(outputs[k] = tj_tensor_empty(v->dtype, v->ndim, v->shape))) st = tj_last_status();
+    }
+    if (st == TJ_OK) st = tj_plan_run_ctx_into(c, inputs, n, outputs);
+    if (st != TJ_OK)
+        for (int k = 0; k < p->n_outputs; k++) {
+            tj_scope_drop(outputs[k]);
+            outputs[k] = NULL;
+        }
+    return st;
+}
+
+tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs)
+{
+    if (!p) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan");
+    tj_plan_context *c = tj_plan_default_context(p);
+    return c ? tj_plan_run_ctx(c, inputs, n, outputs) : tj_last_status();
+}
+
+tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
+{
+    if (!p) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into: NULL plan");
+    tj_plan_context *c = tj_plan_default_context(p);
+    return c ? tj_plan_run_ctx_into(c, inputs, n, outputs) : tj_last_status();
+}
+
+tj_tensor *tj_plan_context_output(tj_plan_context *c, int k)
+{
+    if (!c || k < 0 || k >= c->plan->n_outputs) {
+        tj_error(TJ_ERR_INDEX, "tj_plan_context_output: output %d out of range", k);
+        return NULL;
+    }
+    return c->vt[c->plan->output_values[k]];
+}
+
+/* ---- statistics ---- */
+tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out)
+{
+    if (!p || !out) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_stats: NULL argument");
+    *out = p->stats;
+    return TJ_OK;
+}
+
+tj_status tj_plan_print_memory(const tj_plan *p, FILE *f)
+{
+    if (!p || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_print_memory: NULL argument");
+    const tj_plan_statistics *s = &p->stats;
+    fprintf(f, "arena %zu bytes (naive %zu, lower bound %zu), %d kernels, %d views, %d in place\n", s->arena_bytes,
+            s->naive_bytes, s->lower_bound_bytes, s->n_kernels, s->n_views, s->n_inplace);
+    for (int v = 0; v < p->n_values; v++) {
+        const tj_pvalue *pv = &p->values[v];
+        if (pv->kind != TJ_PV_ARENA) continue;
+        char shape[128];
+        fprintf(f, "  %%%-20s %s%-16s offset %10zu  size %10zu  steps %d..%d%s\n", pv->name, tj_dtype_name(pv->dtype),
+                tj_shape_str(pv->ndim, pv->shape, shape, sizeof shape), pv->arena_offset, pv->nbytes, pv->def, pv->last,
+                pv->inplace ? "  (in place)" : "");
+    }
+    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_plan_print_memory: write error") : TJ_OK;
+}

@@ -1,0 +1,152 @@
+/* The replay plan (see include/tjit/plan.h), shared by the compiler, the
+ * memory planner, the runner and the profiler.
+ *
+ * A plan holds, for every graph value, where its data lives (a placeholder,
+ * a constant, a block of the arena, or a strided alias of one of those), and
+ * the call nodes in order, kernel nodes ("steps") apart from views resolved
+ * at compile time. A context instantiates it: tensor objects for the values,
+ * arguments boxed once per node, and the arena. */
+#ifndef TJIT_TRACER_PLAN_INTERNAL_H
+#define TJIT_TRACER_PLAN_INTERNAL_H
+
+#include <pthread.h>
+
+#include "graph_internal.h"
+#include "tjit/plan.h"
+
+typedef enum tj_pvalue_kind {
+    TJ_PV_UNUSED = 0, /**< undefined output, or a value no live node produces */
+    TJ_PV_INPUT,      /**< a placeholder: the caller's tensor, bound per run */
+    TJ_PV_CONSTANT,   /**< a graph constant, shared by every context */
+    TJ_PV_ARENA,      /**< a kernel's result: a block of the arena */
+    TJ_PV_VIEW,       /**< a strided alias of `base` (own geometry, root's storage) */
+    TJ_PV_SAME,       /**< an in-place operator's result: the tensor of `base` itself */
+} tj_pvalue_kind;
+
+typedef struct tj_pvalue {
+    tj_pvalue_kind kind;
+    tj_dtype dtype;
+    int ndim;
+    int64_t numel;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS]; /**< as compiled (ARENA: contiguous) */
+    int64_t offset;               /**< as compiled, absolute (ARENA: 0) */
+    int64_t rel_offset;           /**< VIEW: offset - the root's compiled offset */
+    int base;                     /**< VIEW, SAME: the aliased argument's value */
+    int root;                     /**< the INPUT, CONSTANT or ARENA value owning the storage */
+    int node;                     /**< producing plan node (-1 for inputs, constants) */
+    int index;                    /**< output index within that node */
+    int input_index;              /**< INPUT */
+    tj_tensor *constant;          /**< CONSTANT: a reference the plan owns */
+    const char *name;
+    /* memory plan (ARENA roots) */
+    size_t nbytes;                /**< rounded up to 64 */
+    size_t arena_offset;
+    int def, last;                /**< first and last step touching the storage */
+    int n_views;                  /**< VIEW values rooted here */
+    bool inplace;                 /**< placed over its dying input's block */
+} tj_pvalue;
+
+typedef struct tj_pnode {
+    const tj_op *op;
+    bool is_step;     /**< false: every output is a view, resolved at compile time */
+    int step;         /**< index among steps (is_step) */
+    int nargs;
+    tj_garg *args;    /**< plan-owned copies */
+    int nlist;        /**< total entries of Tensor[] arguments */
+    int nout;
+    int *outs;        /**< value ids, -1 for undefined outputs */
+    const char *name;
+    double flops;     /**< cost formula, 0 when none */
+    double bytes;     /**< tensor bytes read and written */
+} tj_pnode;
+
+typedef struct tj_pool tj_pool;
+
+/* per-context profile: per step totals and the last run's timeline */
+typedef struct tj_profile {
+    int64_t *total_ns;
+    int64_t *last_start_ns; /**< since the plan's epoch */
+    int64_t *last_dur_ns;
+    int64_t run_ns, runs;
+    int64_t last_run_start_ns, last_run_ns;
+} tj_profile;
+
+/** One kernel call of a context: the tight loop's element. */
+typedef struct tj_step {
+    tj_kernel_fn fn;
+    const tj_value *args;
+    tj_tensor *const *outs;
+} tj_step;
+
+struct tj_plan_context {
+    tj_plan *plan;
+    tj_plan_context *next; /**< the plan's list of contexts */
+    int id;
+    char *arena;
+    size_t arena_alloc;
+    tj_tensor *tensors;    /**< one object per value (INPUT, ARENA, VIEW) */
+    tj_storage *storages;  /**< one per ARENA root */
+    tj_tensor **vt;        /**< the tensor each value reads as */
+    tj_value *args;        /**< every node's boxed arguments */
+    tj_value **node_args;  /**< per node, into args */
+    tj_tensor **lists;     /**< Tensor[] arguments */
+    tj_tensor **outs;      /**< every node's output tensors */
+    tj_step *steps;
+    bool *copy_out;        /**< per output, this run: copy at the end */
+    bool views_restrided;  /**< the last run re-resolved views of restrided inputs */
+    tj_profile prof;
+};
+
+struct tj_plan {
+    tj_pool *pool;
+    tj_pnode *nodes;
+    int n_nodes;
+    int n_steps;
+    int *step_nodes; /**< node of each step */
+    tj_pvalue *values;
+    int n_values;
+    int n_inputs;
+    int *input_values;
+    int n_outputs;
+    int *output_values;
+    bool *direct_out;  /**< per output: its kernel may write into the caller's tensor */
+    int *input_views;  /**< VIEW values rooted at inputs, in node order */
+    int n_input_views;
+    size_t n_args, n_lists, n_outs; /**< totals over the nodes */
+    tj_plan_statistics stats;
+    bool profiling;
+    int64_t epoch_ns;
+    pthread_mutex_t lock; /**< guards the context list */
+    tj_plan_context *contexts;
+    tj_plan_context *default_ctx;
+    int next_ctx_id;
+};
+
+/* plan memory: a bump allocator living as long as the plan */
+tj_pool *tj_pool_new(void);
+void *tj_pool_alloc(tj_pool *p, size_t n); /* zeroed; NULL (error set) when out of memory */
+void tj_pool_free(tj_pool *p);
+
+/** The value whose tensor object `v` reads as (follows SAME aliases). */
+static inline int tj_plan_object_value(const tj_plan *p, int v)
+{
+    while (p->values[v].kind == TJ_PV_SAME) v = p->values[v].base;
+    return v;
+}
+
+/** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
+ * def/last, inplace and the plan's statistics. */
+tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
+
+/** The node's cost formula from its argument and result geometries. */
+void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs);
+
+/** Monotonic clock in nanoseconds. */
+int64_t tj_plan_now_ns(void);
+
+/** Boxes node `n`'s arguments: tensors from `vt` (by value id), lists into
+ * `lists` (room for n->nlist entries). */
+void tj_plan_box_args(const tj_pnode *n, tj_tensor *const *vt, tj_value *args, tj_tensor **lists);
+
+#endif
