@@ -27,12 +27,14 @@
 #define ELEMENTWISE_N ((int64_t)16 << 20)
 #define ELEMENTWISE_CALLS 4
 
-static double now_ns(void)
+static double clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static long minor_faults(void)
 {
@@ -50,7 +52,9 @@ static int cmp_double(const void *a, const void *b)
 /* One measured figure: the median time per call over RUNS runs of `calls`
  * calls each, and the minor page faults per call over all runs. */
 typedef struct {
-    double ns_per_call;
+    double ns_per_call;     /* median */
+    double min_ns_per_call; /* fastest run: less sensitive to other load */
+    double cpu_ns_per_call; /* median of the thread's CPU time: excludes time descheduled */
     double faults_per_call;
 } figure;
 
@@ -58,17 +62,19 @@ typedef void (*body_fn)(void *ctx, int calls);
 
 static figure measure(body_fn body, void *ctx, int calls)
 {
-    double t[RUNS];
+    double t[RUNS], cpu[RUNS];
     body(ctx, calls); /* warm-up: caches, storage cache, thread pool */
     long f0 = minor_faults();
     for (int r = 0; r < RUNS; r++) {
-        double s = now_ns();
+        double c = clock_ns(CLOCK_THREAD_CPUTIME_ID), s = now_ns();
         body(ctx, calls);
         t[r] = (now_ns() - s) / calls;
+        cpu[r] = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c) / calls;
     }
     long f1 = minor_faults();
     qsort(t, RUNS, sizeof *t, cmp_double);
-    figure f = {t[RUNS / 2], (double)(f1 - f0) / ((double)RUNS * calls)};
+    qsort(cpu, RUNS, sizeof *cpu, cmp_double);
+    figure f = {t[RUNS / 2], t[0], cpu[RUNS / 2], (double)(f1 - f0) / ((double)RUNS * calls)};
     return f;
 }
 
@@ -110,10 +116,10 @@ static void bench_dispatch(void)
     if (tj_mode_push(&mode) != TJ_OK) fail("tj_mode_push");
     figure moded = measure(add_calls, &c, DISPATCH_CALLS);
     tj_mode_pop(&mode);
-    printf("| dispatch: tj_add f32[1] + f32[1], no mode | %.1f ns | %.3f | |\n", plain.ns_per_call,
-           plain.faults_per_call);
-    printf("| dispatch: tj_add f32[1] + f32[1], one pass-through mode | %.1f ns | %.3f | |\n", moded.ns_per_call,
-           moded.faults_per_call);
+    printf("| dispatch: tj_add f32[1] + f32[1], no mode | %.1f ns (min %.1f, CPU time %.1f) | %.3f | |\n",
+           plain.ns_per_call, plain.min_ns_per_call, plain.cpu_ns_per_call, plain.faults_per_call);
+    printf("| dispatch: tj_add f32[1] + f32[1], one pass-through mode | %.1f ns (min %.1f, CPU time %.1f) | %.3f | |\n",
+           moded.ns_per_call, moded.min_ns_per_call, moded.cpu_ns_per_call, moded.faults_per_call);
     tj_tensor_release(c.a);
     tj_tensor_release(c.b);
 }
@@ -166,9 +172,10 @@ static void memcpy_calls(void *ctx, int calls)
 static void report(const char *what, int threads, figure f, double bytes, double memcpy_gbs)
 {
     double gbs = bytes / f.ns_per_call; /* bytes per ns = GB/s */
-    printf("| %s, %d thread%s | %.2f GB/s (%.2f ms) | %.1f | %.0f%% of memcpy |\n", what, threads,
-           threads > 1 ? "s" : "", gbs, f.ns_per_call / 1e6, f.faults_per_call,
-           memcpy_gbs > 0 ? 100.0 * gbs / memcpy_gbs : 0.0);
+    char rel[32] = "reference";
+    if (memcpy_gbs > 0) snprintf(rel, sizeof rel, "%.0f%% of memcpy", 100.0 * gbs / memcpy_gbs);
+    printf("| %s, %d thread%s | %.2f GB/s (%.2f ms; best %.2f GB/s) | %.1f | %s |\n", what, threads,
+           threads > 1 ? "s" : "", gbs, f.ns_per_call / 1e6, bytes / f.min_ns_per_call, f.faults_per_call, rel);
 }
 
 static void bench_elementwise(int threads)

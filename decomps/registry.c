@@ -6,10 +6,18 @@
 void tj_register_views_decompositions(void);
 void tj_register_linalg_decompositions(void);
 void tj_register_nn_norm_decompositions(void);
+void tj_register_nn_decompositions(void);
+void tj_register_inplace_decompositions(void);
+void tj_register_elementwise_decompositions(void);
+void tj_register_reductions_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
     tj_register_views_decompositions();
     tj_register_linalg_decompositions();
     tj_register_nn_norm_decompositions();
+    tj_register_nn_decompositions();
+    tj_register_inplace_decompositions();
+    tj_register_elementwise_decompositions();
+    tj_register_reductions_decompositions();
 }

@@ -5,6 +5,7 @@
 
 #include "conv.h"
 #include "conv_gemm.h"
+#include "conv_implicit.h"
 
 static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->geom.kh * cv->geom.kw; }
 static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
@@ -12,7 +13,7 @@ static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 /* float64 goes through OpenBLAS, which must not be called from several
  * OpenMP threads at once (it threads itself): one thread runs the samples. */
-static int conv_threads(const tj_k_conv *cv, tj_dtype dt)
+int tj_k_conv_threads(const tj_k_conv *cv, tj_dtype dt)
 {
     int64_t items = cv->batch * cv->groups;
     int64_t nt = dt == TJ_FLOAT32 ? cv->threads : 1;
@@ -42,10 +43,14 @@ static slices thread_slices(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, v
     return (slices){base, base + col, base + col + gemm};
 }
 
+/* float32 with stride 1 goes the implicit way. */
+static bool implicit(const tj_k_conv *cv, tj_dtype dt) { return dt == TJ_FLOAT32 && tj_k_conv_implicit_ok(cv); }
+
 size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
 {
+    if (implicit(cv, dt)) return tj_k_conv_implicit_work_bytes(cv, op);
     size_t col, gemm, part;
-    return (size_t)conv_threads(cv, dt) * slice_bytes(cv, dt, op, &col, &gemm, &part);
+    return (size_t)tj_k_conv_threads(cv, dt) * slice_bytes(cv, dt, op, &col, &gemm, &part);
 }
 
 static void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
@@ -80,10 +85,15 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
     void tj_k_conv_unfold_mm_##SUF(const tj_k_conv *cv, const T *img, const T *w, const T *bias, T *mat,          \
                                    void *work)                                                                   \
     {                                                                                                            \
+        if (implicit(cv, DT)) {                                                                                  \
+            tj_k_conv_implicit_unfold_mm(cv, (const void *)img, (const void *)w, (const void *)bias, (void *)mat, \
+                                         work);                                                                  \
+            return;                                                                                              \
+        }                                                                                                        \
         const tj_k_im2col_geom *g = &cv->geom;                                                                   \
         int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
         int64_t img_size = g->channels * g->height * g->width;                                                   \
-        int nt = conv_threads(cv, DT);                                                                           \
+        int nt = tj_k_conv_threads(cv, DT);                                                                           \
         _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
         for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
             slices s = thread_slices(cv, DT, TJ_K_CONV_UNFOLD_MM, work, omp_get_thread_num());                    \
@@ -97,11 +107,16 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
     void tj_k_conv_mm_fold_##SUF(const tj_k_conv *cv, const T *mat, const T *w, const T *bias, T *img,           \
                                  void *work)                                                                     \
     {                                                                                                            \
+        if (implicit(cv, DT)) {                                                                                  \
+            tj_k_conv_implicit_mm_fold(cv, (const void *)mat, (const void *)w, (const void *)bias, (void *)img,   \
+                                       work);                                                                    \
+            return;                                                                                              \
+        }                                                                                                        \
         const tj_k_im2col_geom *g = &cv->geom;                                                                   \
         int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv), C = g->channels;        \
         int64_t plane = g->height * g->width;                                                                    \
         bool identity = tj_k_im2col_is_identity(g);                                                              \
-        int nt = conv_threads(cv, DT);                                                                           \
+        int nt = tj_k_conv_threads(cv, DT);                                                                           \
         _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
         for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
             slices s = thread_slices(cv, DT, TJ_K_CONV_MM_FOLD, work, omp_get_thread_num());                      \
@@ -122,10 +137,14 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
                                                                                                                  \
     void tj_k_conv_weight_grad_##SUF(const tj_k_conv *cv, const T *img, const T *mat, T *gw, void *work)          \
     {                                                                                                            \
+        if (implicit(cv, DT)) {                                                                                  \
+            tj_k_conv_implicit_weight_grad(cv, (const void *)img, (const void *)mat, (void *)gw, work);           \
+            return;                                                                                              \
+        }                                                                                                        \
         const tj_k_im2col_geom *g = &cv->geom;                                                                   \
         int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
         int64_t img_size = g->channels * g->height * g->width, wsize = G * R * K;                                \
-        int nt = conv_threads(cv, DT);                                                                           \
+        int nt = tj_k_conv_threads(cv, DT);                                                                           \
         _Pragma("omp parallel num_threads(nt)")                                                                  \
         {                                                                                                        \
             slices s = thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, omp_get_thread_num());                  \

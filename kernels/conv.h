@@ -12,8 +12,9 @@
  *   unfold_mm    mat = W · im2col(img)           conv forward, transposed-conv grad_input
  *   mm_fold      img = col2im(Wᵀ · mat)          conv grad_input, transposed-conv forward
  *   weight_grad  gW = Σ_n mat · im2col(img)ᵀ     grad_weight of both
- * float32 uses the packed GEMM of conv_gemm.h inside each thread; float64
- * runs the samples one after another through OpenBLAS's dgemm. */
+ * float32 uses the packed GEMM of conv_gemm.h inside each thread, and for
+ * stride 1 skips im2col altogether (conv_implicit.h); float64 runs the
+ * samples one after another through OpenBLAS's dgemm. */
 #ifndef TJIT_KERNELS_CONV_H
 #define TJIT_KERNELS_CONV_H
 
@@ -30,6 +31,9 @@ typedef struct tj_k_conv {
 } tj_k_conv;
 
 typedef enum tj_k_conv_op { TJ_K_CONV_UNFOLD_MM, TJ_K_CONV_MM_FOLD, TJ_K_CONV_WEIGHT_GRAD } tj_k_conv_op;
+
+/** Threads the kernels use for `cv` in dtype `dt` (at most one per item). */
+int tj_k_conv_threads(const tj_k_conv *cv, tj_dtype dt);
 
 /** Scratch bytes that `op` needs for `cv` in dtype `dt` (float32/float64). */
 size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op);

@@ -57,13 +57,10 @@ static void pack_b(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t 
     }
 }
 
-void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
-                                float beta, const float *bias)
+/* Generic micro-kernels: the same tiles in plain C (vectorised by the
+ * compiler as far as it can), for CPUs without AVX-512. */
+static void store_tile(const float acc[MR][NR], float *c, int64_t ldc, int mr, int nr, float beta, const float *bias)
 {
-    float acc[MR][NR] = {{0}};
-    for (int64_t p = 0; p < kc; p++, ap += MR, bp += NR)
-        for (int r = 0; r < MR; r++)
-            for (int j = 0; j < NR; j++) acc[r][j] += ap[r] * bp[j];
     for (int r = 0; r < mr; r++) {
         float *row = c + r * ldc;
         float add = bias ? bias[r] : 0.0f;
@@ -71,9 +68,70 @@ void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, fl
     }
 }
 
-static tj_k_sgemm_ukernel pick_ukernel(void)
+static void tile_step(float acc[MR][NR], const float *a, const float *b)
 {
-    return __builtin_cpu_supports("avx512f") ? tj_k_sgemm_ukernel_avx512 : tj_k_sgemm_ukernel_generic;
+    for (int r = 0; r < MR; r++)
+        for (int j = 0; j < NR; j++) acc[r][j] += a[r] * b[j];
+}
+
+void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+                                float beta, const float *bias)
+{
+    float acc[MR][NR] = {{0}};
+    for (int64_t p = 0; p < kc; p++) tile_step(acc, ap + p * MR, bp + p * NR);
+    store_tile(acc, c, ldc, mr, nr, beta, bias);
+}
+
+void tj_k_sgemm_ukernel_offsets_generic(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
+                                        int64_t ldc, int mr, int nr, float beta, const float *bias)
+{
+    float acc[MR][NR] = {{0}};
+    for (int64_t p = 0; p < kc; p++) tile_step(acc, ap + p * MR, b + off[p]);
+    store_tile(acc, c, ldc, mr, nr, beta, bias);
+}
+
+void tj_k_sgemm_ukernel_rows_generic(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                     const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                     const float *bias)
+{
+    float acc[MR][NR] = {{0}};
+    for (int64_t y = 0; y < rows; y++)
+        for (int64_t x = 0; x < cols; x++, bp += NR) {
+            float a[MR];
+            for (int r = 0; r < MR; r++) a[r] = arows[r][y * row_stride + x];
+            tile_step(acc, a, bp);
+        }
+    store_tile(acc, c, ldc, mr, nr, beta, bias);
+}
+
+void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t cols, float *dst)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        float *col = dst + (r / NR) * NR * cols + r % NR;
+        for (int64_t c = 0; c < cols; c++) col[c * NR] = src[r * cols + c];
+    }
+}
+
+static bool have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
+tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_avx512 : tj_k_sgemm_ukernel_generic;
+}
+
+tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_offsets_avx512 : tj_k_sgemm_ukernel_offsets_generic;
+}
+
+tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_rows_avx512 : tj_k_sgemm_ukernel_rows_generic;
+}
+
+tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void)
+{
+    return have_avx512() ? tj_k_sgemm_pack_transposed_avx512 : tj_k_sgemm_pack_transposed_generic;
 }
 
 /* k == 0: C = beta·C + bias. */
@@ -92,7 +150,7 @@ void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
         scale_rows(m, n, beta, c, ldc, bias);
         return;
     }
-    tj_k_sgemm_ukernel uk = pick_ukernel();
+    tj_k_sgemm_ukernel uk = tj_k_sgemm_pick_ukernel();
     float *ap = work, *bp = ap + (size_t)KC * MC;
     for (int64_t jc = 0; jc < n; jc += NC) {
         int64_t nc = min64(NC, n - jc);

@@ -44,4 +44,41 @@ void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, fl
 void tj_k_sgemm_ukernel_avx512(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
                                float beta, const float *bias);
 
+/* Variants for convolutions that read B or A straight from an image (see
+ * conv_implicit.h); the tile, beta and bias work as above. */
+
+/** B row p is the NR floats at b + off[p] (unpacked, any alignment). */
+typedef void (*tj_k_sgemm_ukernel_offsets)(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
+                                           int64_t ldc, int mr, int nr, float beta, const float *bias);
+void tj_k_sgemm_ukernel_offsets_generic(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
+                                        int64_t ldc, int mr, int nr, float beta, const float *bias);
+void tj_k_sgemm_ukernel_offsets_avx512(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
+                                       int64_t ldc, int mr, int nr, float beta, const float *bias);
+
+/** The reduction runs over rows x cols steps: A row r at step (y, x) is
+ * arows[r][y*row_stride + x], B (packed) row y*cols + x. */
+typedef void (*tj_k_sgemm_ukernel_rows)(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                        const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                        const float *bias);
+void tj_k_sgemm_ukernel_rows_generic(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                     const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                     const float *bias);
+void tj_k_sgemm_ukernel_rows_avx512(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                    const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                    const float *bias);
+
+/** Packs the transpose of the rows x cols row-major matrix src as the B
+ * operand of the rows kernel: (col c, row r) goes to
+ * dst[(r / NR) * cols * NR + c * NR + r % NR]. Entries for rows past `rows`
+ * in the last panel are not written. */
+typedef void (*tj_k_sgemm_pack_transposed)(const float *src, int64_t rows, int64_t cols, float *dst);
+void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t cols, float *dst);
+void tj_k_sgemm_pack_transposed_avx512(const float *src, int64_t rows, int64_t cols, float *dst);
+
+/** The kernels for this CPU (AVX-512 when available, else generic C). */
+tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void);
+tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void);
+tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void);
+tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void);
+
 #endif

@@ -174,12 +174,12 @@ static void copy_range(const geometry *g, tj_k_strided dst, tj_k_strided src, in
 
 /* A source read along dim nd-2 (stride 1) into a destination written along
  * dim nd-1 (stride 1): a transpose, done in TILE x TILE blocks so that both
- * sides stay in cache. Same dtype only. */
-static bool is_transpose(const geometry *g, tj_k_strided dst, tj_k_strided src)
+ * sides stay in cache. */
+static bool is_transpose(const geometry *g)
 {
     int nd = g->nd;
-    return nd >= 2 && dst.dtype == src.dtype && g->ss[nd - 2] == 1 && g->ds[nd - 1] == 1 && g->ss[nd - 1] != 1 &&
-           g->shape[nd - 2] >= TILE / 2 && g->shape[nd - 1] >= TILE / 2;
+    return nd >= 2 && g->ss[nd - 2] == 1 && g->ds[nd - 1] == 1 && g->ss[nd - 1] != 1 && g->shape[nd - 2] >= TILE / 2 &&
+           g->shape[nd - 1] >= TILE / 2;
 }
 
 static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_t rows, int64_t cols, size_t es)
@@ -206,7 +206,7 @@ static void copy_transposed(const geometry *g, tj_k_strided dst, tj_k_strided sr
     int64_t outer = 1;
     for (int d = 0; d < nd - 2; d++) outer *= g->shape[d];
     int64_t items = outer * rt * ct;
-    size_t es = elem_size(dst.dtype);
+    size_t des = elem_size(dst.dtype), ses = elem_size(src.dtype);
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
     for (int64_t it = 0; it < items; it++) {
         int64_t o = it / (rt * ct), r0 = (it / ct) % rt * TILE, c0 = it % ct * TILE;
@@ -214,8 +214,17 @@ static void copy_transposed(const geometry *g, tj_k_strided dst, tj_k_strided sr
         offsets_of(g, nd - 2, o, idx, &doff, &soff);
         doff += r0 * g->ds[nd - 2] + c0;
         soff += r0 + c0 * g->ss[nd - 1];
-        copy_tile((char *)dst.data + doff * (int64_t)es, g->ds[nd - 2], (const char *)src.data + soff * (int64_t)es,
-                  g->ss[nd - 1], rows - r0 < TILE ? rows - r0 : TILE, cols - c0 < TILE ? cols - c0 : TILE, es);
+        int64_t nr = rows - r0 < TILE ? rows - r0 : TILE, nc = cols - c0 < TILE ? cols - c0 : TILE;
+        char *d = (char *)dst.data + doff * (int64_t)des;
+        const char *s = (const char *)src.data + soff * (int64_t)ses;
+        if (dst.dtype == src.dtype) {
+            copy_tile(d, g->ds[nd - 2], s, g->ss[nd - 1], nr, nc, des);
+        } else { /* transpose into a buffer, then convert row by row */
+            _Alignas(64) char tile[TILE * TILE * 8];
+            copy_tile(tile, TILE, s, g->ss[nd - 1], nr, nc, ses);
+            for (int64_t r = 0; r < nr; r++)
+                tj_k_convert(d + r * g->ds[nd - 2] * (int64_t)des, dst.dtype, tile + r * TILE * (int64_t)ses, src.dtype, nc);
+        }
     }
 }
 
@@ -227,7 +236,7 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
     geometry g;
     coalesce(&g, ndim, shape, dst.strides, src.strides);
     if (nthreads < 1) nthreads = 1;
-    if (is_transpose(&g, dst, src)) {
+    if (is_transpose(&g)) {
         copy_transposed(&g, dst, src, nthreads);
         return;
     }
@@ -236,7 +245,7 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
         return;
     }
     int64_t chunk = (numel + nthreads - 1) / nthreads;
-    chunk = (chunk + 63) & ~(int64_t)63; /* whole cache lines per thread */
+    chunk = (chunk + 63) & ~(int64_t)63; /* multiples of 64 elements per thread */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (int t = 0; t < nthreads; t++) {
         int64_t s = t * chunk, e = s + chunk < numel ? s + chunk : numel;

@@ -13,7 +13,8 @@
 #define LANES 8
 #define CHUNK 16384 /* reduced elements folded into one partial result */
 #define JB 2048     /* outputs per block in the row strategy */
-#define MAX_ROW_CHUNKS 64
+#define MAX_ROW_CHUNKS 16
+#define OB 64 /* outputs per block in the outputs strategy */
 
 /* Accumulator of one output. */
 typedef struct acc {
@@ -32,16 +33,51 @@ typedef struct acc_rows {
 /* x: first element of the run; n elements `s` apart; `base`: flat reduced
  * index of the first one; q: the output's param. */
 typedef void (*fold_fn)(const char *x, int64_t n, int64_t s, int64_t base, double q, acc *a);
-/* x: m contiguous elements, one per output of the block; r: flat reduced
- * index of the row; p: the block's params (NULL when the kind has none). */
-typedef void (*row_fn)(const char *x, int64_t m, int64_t r, const double *p, const acc_rows *a);
+/* x: nrows rows, rs elements apart, of m contiguous elements (one per output
+ * of the block); r: flat reduced index of the first row; p: the block's
+ * params (NULL when the kind has none). */
+typedef void (*row_fn)(const char *x, int64_t nrows, int64_t rs, int64_t m, int64_t r, const double *p,
+                       const acc_rows *a);
 
 typedef struct loops {
     fold_fn fold;
     row_fn row;
 } loops;
 
-/* ---- float-valued sums: EXPR of v (the element as double) and q (param) ---- */
+/* ---- the row loop: runs STMT with the element `e` (type T) of output j in
+ * row rr, for rows x + k * rs (k < nrows, rr = r + k) of m contiguous
+ * elements. Four rows per pass over the outputs, so that each accumulator is
+ * loaded and stored once per four rows; the updates stay in row order. ---- */
+#define ROW_STEP(T, X, RR, STMT)                                                                 \
+    {                                                                                            \
+        T e = (X);                                                                               \
+        int64_t rr = (RR);                                                                       \
+        (void)rr;                                                                                \
+        STMT;                                                                                    \
+    }
+#define ROW_FN(NAME, T, STMT)                                                                    \
+    static void NAME##_row(const char *xp, int64_t nrows, int64_t rs, int64_t m, int64_t r,      \
+                           const double *p, const acc_rows *a)                                   \
+    {                                                                                            \
+        const T *x = (const T *)xp;                                                              \
+        int64_t k = 0;                                                                           \
+        for (; k + 4 <= nrows; k += 4) {                                                         \
+            const T *x0 = x + k * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs;               \
+            for (int64_t j = 0; j < m; j++) {                                                    \
+                ROW_STEP(T, x0[j], r + k, STMT)                                                  \
+                ROW_STEP(T, x1[j], r + k + 1, STMT)                                              \
+                ROW_STEP(T, x2[j], r + k + 2, STMT)                                              \
+                ROW_STEP(T, x3[j], r + k + 3, STMT)                                              \
+            }                                                                                    \
+        }                                                                                        \
+        for (; k < nrows; k++) {                                                                 \
+            const T *x0 = x + k * rs;                                                            \
+            for (int64_t j = 0; j < m; j++) ROW_STEP(T, x0[j], r + k, STMT)                      \
+        }                                                                                        \
+    }
+
+/* ---- float-valued sums of EXPR, a function of v (the element as double)
+ * and q (the output's param; QROW reads it for output j in a row) ---- */
 #define DEF_FSUM(NAME, T, EXPR, QROW)                                                            \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
@@ -62,16 +98,8 @@ typedef struct loops {
             for (int k = 0; k < w; k++) l[k] += l[k + w];                                        \
         a->f += l[0];                                                                            \
     }                                                                                            \
-    static void NAME##_row(const char *xp, int64_t m, int64_t r, const double *p, const acc_rows *a) \
-    {                                                                                            \
-        const T *restrict x = (const T *)xp;                                                     \
-        double *restrict o = a->f;                                                               \
-        for (int64_t j = 0; j < m; j++) {                                                        \
-            double v = (double)x[j], q = (QROW);                                                 \
-            (void)q;                                                                             \
-            o[j] += (EXPR);                                                                      \
-        }                                                                                        \
-    }
+    ROW_FN(NAME, T, double *restrict o = a->f; double v = (double)e; double q = (QROW); (void)q; \
+           o[j] += (EXPR))
 
 DEF_FSUM(sum_f32, float, v, 0.0)
 DEF_FSUM(sum_f64, double, v, 0.0)
@@ -96,54 +124,61 @@ DEF_FSUM(sumexp_f64, double, exp(v - q), p[j])
         for (int k = 1; k < LANES; k++) l[0] += l[k];                                            \
         a->i = (int64_t)((uint64_t)a->i + l[0]);                                                 \
     }                                                                                            \
-    static void NAME##_row(const char *xp, int64_t m, int64_t r, const double *p, const acc_rows *a) \
-    {                                                                                            \
-        const T *restrict x = (const T *)xp;                                                     \
-        uint64_t *restrict o = (uint64_t *)a->i;                                                 \
-        for (int64_t j = 0; j < m; j++) o[j] += (uint64_t)x[j];                                  \
-    }
+    ROW_FN(NAME, T, uint64_t *restrict o = (uint64_t *)a->i; o[j] += (uint64_t)e)
 
 DEF_ISUM(isum_i64, int64_t)
 DEF_ISUM(isum_u8, uint8_t)
 
-/* ---- extrema. `v OP c | v != v` takes v when it is better or nan, so a nan
- * sticks once taken (nothing compares better than nan). FLD is the
- * accumulator field: f for float inputs, i for integer ones. ---- */
-#define BETTER(OP, v, c) (((v)OP(c)) | ((v) != (v)))
+/* ---- extrema. The scan of a run keeps SCAN_LANES partial extrema and nan
+ * flags, written so that the compiler vectorises it (maxps/minps): nans are
+ * tracked apart and win outright. MT is an integer type of T's size (the
+ * flags); NANV is T's nan (0 for integers, which have none). ---- */
+#define SCAN_LANES 32
 
-#define DEF_EXT(NAME, T, FLD, OP, INIT)                                                          \
+#define DEF_SCAN(NAME, T, MT, OP, INIT, NANV)                                                    \
     static T NAME##_scan(const T *x, int64_t n, int64_t s)                                       \
     {                                                                                            \
-        T l[LANES];                                                                              \
-        for (int k = 0; k < LANES; k++) l[k] = (INIT);                                           \
+        T best = (INIT);                                                                         \
+        MT nan = 0;                                                                              \
         int64_t i = 0;                                                                           \
-        if (s == 1)                                                                              \
-            for (; i + LANES <= n; i += LANES)                                                   \
-                for (int k = 0; k < LANES; k++) {                                                \
+        if (s == 1 && n >= SCAN_LANES) {                                                         \
+            T l[SCAN_LANES];                                                                     \
+            MT nl[SCAN_LANES];                                                                   \
+            for (int k = 0; k < SCAN_LANES; k++) {                                               \
+                l[k] = best;                                                                     \
+                nl[k] = 0;                                                                       \
+            }                                                                                    \
+            for (; i + SCAN_LANES <= n; i += SCAN_LANES)                                         \
+                for (int k = 0; k < SCAN_LANES; k++) {                                           \
                     T v = x[i + k];                                                              \
-                    l[k] = BETTER(OP, v, l[k]) ? v : l[k];                                       \
+                    l[k] = v OP l[k] ? v : l[k];                                                 \
+                    nl[k] |= v != v;                                                             \
                 }                                                                                \
+            for (int k = 0; k < SCAN_LANES; k++) {                                               \
+                best = l[k] OP best ? l[k] : best;                                               \
+                nan |= nl[k];                                                                    \
+            }                                                                                    \
+        }                                                                                        \
         for (; i < n; i++) {                                                                     \
             T v = x[i * s];                                                                      \
-            l[0] = BETTER(OP, v, l[0]) ? v : l[0];                                               \
+            best = v OP best ? v : best;                                                         \
+            nan |= v != v;                                                                       \
         }                                                                                        \
-        for (int k = 1; k < LANES; k++) l[0] = BETTER(OP, l[k], l[0]) ? l[k] : l[0];             \
-        return l[0];                                                                             \
-    }                                                                                            \
+        return nan ? (NANV) : best;                                                              \
+    }
+
+/* `v OP c | v != v` takes v when it is better or nan, so a nan sticks once
+ * taken (nothing compares better than nan). FLD is the accumulator field: f
+ * for float inputs, i for integer ones. */
+#define BETTER(OP, v, c) (((v)OP(c)) | ((v) != (v)))
+
+#define DEF_EXT(NAME, T, FLD, OP)                                                                \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
         T m = NAME##_scan((const T *)xp, n, s);                                                  \
-        if (BETTER(OP, m, a->FLD)) a->FLD = m;                                                   \
+        if (n > 0 && BETTER(OP, m, a->FLD)) a->FLD = m;                                          \
     }                                                                                            \
-    static void NAME##_row(const char *xp, int64_t m, int64_t r, const double *p, const acc_rows *a) \
-    {                                                                                            \
-        const T *restrict x = (const T *)xp;                                                     \
-        __typeof__(a->FLD[0]) *restrict o = a->FLD;                                              \
-        for (int64_t j = 0; j < m; j++) {                                                        \
-            T v = x[j];                                                                          \
-            o[j] = BETTER(OP, v, o[j]) ? v : o[j];                                               \
-        }                                                                                        \
-    }
+    ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; o[j] = BETTER(OP, e, o[j]) ? e : o[j])
 
 /* ARGMAX: the run's maximum first (vectorised), then, only when it beats the
  * accumulator, the first position holding it. A tie keeps the earlier index;
@@ -166,27 +201,25 @@ DEF_ISUM(isum_u8, uint8_t)
             }                                                                                    \
         }                                                                                        \
     }                                                                                            \
-    static void NAME##_row(const char *xp, int64_t m, int64_t r, const double *p, const acc_rows *a) \
-    {                                                                                            \
-        const T *restrict x = (const T *)xp;                                                     \
-        __typeof__(a->FLD[0]) *restrict o = a->FLD;                                              \
-        int64_t *restrict ix = a->idx;                                                           \
-        for (int64_t j = 0; j < m; j++) {                                                        \
-            T v = x[j];                                                                          \
-            bool b = ARG_BETTER(v, o[j]);                                                        \
-            o[j] = b ? v : o[j];                                                                 \
-            ix[j] = b ? r : ix[j];                                                               \
-        }                                                                                        \
-    }
+    ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; int64_t *restrict ix = a->idx;   \
+           bool b = ARG_BETTER(e, o[j]); o[j] = b ? e : o[j]; ix[j] = b ? rr : ix[j])
 
-DEF_EXT(max_f32, float, f, >, -INFINITY)
-DEF_EXT(max_f64, double, f, >, -INFINITY)
-DEF_EXT(max_i64, int64_t, i, >, INT64_MIN)
-DEF_EXT(max_u8, uint8_t, i, >, 0)
-DEF_EXT(min_f32, float, f, <, INFINITY)
-DEF_EXT(min_f64, double, f, <, INFINITY)
-DEF_EXT(min_i64, int64_t, i, <, INT64_MAX)
-DEF_EXT(min_u8, uint8_t, i, <, 1)
+DEF_SCAN(max_f32, float, int32_t, >, -INFINITY, NAN)
+DEF_SCAN(max_f64, double, int64_t, >, -INFINITY, NAN)
+DEF_SCAN(max_i64, int64_t, int64_t, >, INT64_MIN, 0)
+DEF_SCAN(max_u8, uint8_t, uint8_t, >, 0, 0)
+DEF_SCAN(min_f32, float, int32_t, <, INFINITY, NAN)
+DEF_SCAN(min_f64, double, int64_t, <, INFINITY, NAN)
+DEF_SCAN(min_i64, int64_t, int64_t, <, INT64_MAX, 0)
+DEF_SCAN(min_u8, uint8_t, uint8_t, <, 1, 0)
+DEF_EXT(max_f32, float, f, >)
+DEF_EXT(max_f64, double, f, >)
+DEF_EXT(max_i64, int64_t, i, >)
+DEF_EXT(max_u8, uint8_t, i, >)
+DEF_EXT(min_f32, float, f, <)
+DEF_EXT(min_f64, double, f, <)
+DEF_EXT(min_i64, int64_t, i, <)
+DEF_EXT(min_u8, uint8_t, i, <)
 DEF_ARGMAX(argmax_f32, float, f, max_f32)
 DEF_ARGMAX(argmax_f64, double, f, max_f64)
 DEF_ARGMAX(argmax_i64, int64_t, i, max_i64)
@@ -328,15 +361,25 @@ static int64_t offset_of(int64_t o, const tj_k_red_dims *g, int n)
     return off;
 }
 
-/* How the work is cut; depends on sizes only, never on the thread count. */
+/* How the work is cut. Parts (partial results per output, combined in
+ * order) depend on sizes only, so results never depend on the thread count;
+ * blocks of outputs do not change any output's sequence of operations and
+ * may follow the thread count. */
 typedef struct plan {
-    bool rows;     /* row strategy */
-    int64_t parts; /* partial results per output (1: none) */
-    int64_t span;  /* reduced elements (rows for the row strategy) per part */
-    int64_t m, nblk, items;
+    bool rows;      /* row strategy */
+    int64_t parts;  /* partial results per output (1: none) */
+    int64_t span;   /* flat reduced indices per part */
+    int64_t m;      /* rows: size of the contiguous kept dim */
+    int64_t bsize;  /* outputs per block */
+    int64_t nblk;   /* blocks (per combination of the outer kept dims, for rows) */
+    int64_t ninner; /* outputs strategy: flat reduced indices per step of the
+                     * leading reduced dims that lie outside every kept dim in
+                     * memory (folded in memory order: for each step, all
+                     * outputs of the block) */
+    int64_t items;
 } plan;
 
-static plan plan_of(const tj_k_reduce *r)
+static plan plan_of(const tj_k_reduce *r, int nthreads)
 {
     plan pl = {0};
     const tj_k_red_dims *k = &r->kept, *d = &r->red;
@@ -344,6 +387,7 @@ static plan plan_of(const tj_k_reduce *r)
     pl.rows = !inner && k->n > 0 && k->stride[k->n - 1] == 1;
     if (pl.rows) {
         pl.m = k->size[k->n - 1];
+        pl.bsize = JB;
         pl.nblk = (pl.m + JB - 1) / JB;
         int64_t base_items = r->nout / pl.m * pl.nblk;
         int64_t per_item = r->nred * (pl.m < JB ? pl.m : JB);
@@ -353,72 +397,118 @@ static plan plan_of(const tj_k_reduce *r)
         if (pl.parts < 1) pl.parts = 1;
         pl.span = (r->nred + pl.parts - 1) / pl.parts;
         pl.items = base_items * pl.parts;
-    } else {
-        pl.parts = r->nred > CHUNK ? (r->nred + CHUNK - 1) / CHUNK : 1;
-        pl.span = CHUNK;
-        pl.items = r->nout * pl.parts;
+        return pl;
     }
+    pl.parts = r->nred > CHUNK ? (r->nred + CHUNK - 1) / CHUNK : 1;
+    pl.span = CHUNK;
+    int64_t per_thread = r->nout / (4 * (int64_t)(nthreads < 1 ? 1 : nthreads));
+    pl.bsize = per_thread < 1 ? 1 : per_thread > OB ? OB : per_thread;
+    pl.nblk = (r->nout + pl.bsize - 1) / pl.bsize;
+    pl.items = pl.nblk * pl.parts;
+    int64_t kmax = 0;
+    for (int i = 0; i < k->n; i++)
+        if (k->stride[i] > kmax) kmax = k->stride[i];
+    int h = 0;
+    while (k->n > 0 && h < d->n - 1 && d->stride[h] > kmax) h++;
+    pl.ninner = 1;
+    for (int i = h; i < d->n; i++) pl.ninner *= d->size[i];
+    if (pl.ninner == 0) pl.ninner = 1; /* empty reduction: no step at all */
     return pl;
 }
 
 size_t tj_k_reduce_scratch_bytes(const tj_k_reduce *r)
 {
     if (r->nout == 0) return 0;
-    plan pl = plan_of(r);
+    plan pl = plan_of(r, 1);
     return pl.parts > 1 ? (size_t)(r->nout * pl.parts) * sizeof(acc) : 0;
 }
 
-/* Folds the reduced elements [r0, r1) of the output at xo. */
-static void fold_range(const tj_k_reduce *r, fold_fn fold, const char *xo, size_t es, int64_t r0, int64_t r1,
-                       double q, acc *a)
-{
-    if (r0 >= r1) return; /* also an empty reduction, whose dims may be 0 */
-    const tj_k_red_dims *g = &r->red;
-    int nr = g->n;
+/* Walks the reduced elements [r0, r1) as runs along the innermost reduced
+ * dim (the unit the fold and row loops work on). */
+typedef struct run_iter {
+    const tj_k_red_dims *g;
     int64_t idx[TJ_MAX_DIMS];
-    int64_t rem = r0;
-    for (int d = nr - 1; d >= 0; d--) {
-        idx[d] = rem % g->size[d];
-        rem /= g->size[d];
+    int64_t r, r1;
+} run_iter;
+
+static void run_begin(run_iter *it, const tj_k_red_dims *g, int64_t r0, int64_t r1)
+{
+    it->g = g;
+    it->r = r0;
+    it->r1 = r1;
+    if (r0 >= r1) return; /* also an empty reduction, whose dims may be 0 */
+    for (int d = g->n - 1; d >= 0; d--) {
+        it->idx[d] = r0 % g->size[d];
+        r0 /= g->size[d];
     }
-    int64_t inner = g->size[nr - 1], is = g->stride[nr - 1];
-    while (r0 < r1) {
-        int64_t off = 0;
-        for (int d = 0; d < nr; d++) off += idx[d] * g->stride[d];
-        int64_t len = inner - idx[nr - 1];
-        if (len > r1 - r0) len = r1 - r0;
-        fold(xo + off * (int64_t)es, len, is, r0, q, a);
-        r0 += len;
-        idx[nr - 1] += len;
-        for (int d = nr - 1; d > 0 && idx[d] >= g->size[d]; d--) {
-            idx[d] = 0;
-            idx[d - 1]++;
-        }
+}
+
+/* Length of the next run (0 at the end); *off: element offset of its first
+ * element, *first: its flat reduced index. */
+static int64_t run_next(run_iter *it, int64_t *off, int64_t *first)
+{
+    if (it->r >= it->r1) return 0;
+    const tj_k_red_dims *g = it->g;
+    int nr = g->n;
+    *off = 0;
+    for (int d = 0; d < nr; d++) *off += it->idx[d] * g->stride[d];
+    *first = it->r;
+    int64_t len = g->size[nr - 1] - it->idx[nr - 1];
+    if (len > it->r1 - it->r) len = it->r1 - it->r;
+    it->r += len;
+    it->idx[nr - 1] += len;
+    for (int d = nr - 1; d > 0 && it->idx[d] >= g->size[d]; d--) {
+        it->idx[d] = 0;
+        it->idx[d - 1]++;
     }
+    return len;
+}
+
+static void part_range(const tj_k_reduce *r, const plan *pl, int64_t c, int64_t *r0, int64_t *r1)
+{
+    *r0 = c * pl->span;
+    *r1 = *r0 + pl->span < r->nred ? *r0 + pl->span : r->nred;
 }
 
 static void run_item_outputs(const tj_k_reduce *r, const loops *lp, const plan *pl, bool is_int, acc *partial,
                              int64_t item)
 {
     size_t es = tj_dtype_size(r->x_dtype);
-    int64_t o = item / pl->parts, c = item % pl->parts;
-    int64_t r0 = c * pl->span, r1 = r0 + pl->span < r->nred ? r0 + pl->span : r->nred;
-    const char *xo = (const char *)r->x + offset_of(o, &r->kept, r->kept.n) * (int64_t)es;
-    acc a = acc_init(r->kind, r0);
-    fold_range(r, lp->fold, xo, es, r0, r1, r->param ? r->param[o] : 0, &a);
-    if (pl->parts == 1) finish(r, is_int, &a, o);
-    else partial[item] = a;
+    int64_t blk = item / pl->parts, c = item % pl->parts, r0, r1;
+    part_range(r, pl, c, &r0, &r1);
+    int64_t o0 = blk * pl->bsize, on = r->nout - o0 < pl->bsize ? r->nout - o0 : pl->bsize;
+    acc a[OB];
+    int64_t ooff[OB];
+    for (int64_t t = 0; t < on; t++) {
+        a[t] = acc_init(r->kind, r0);
+        ooff[t] = offset_of(o0 + t, &r->kept, r->kept.n);
+    }
+    int64_t is = r->red.stride[r->red.n - 1], ni = pl->ninner;
+    for (int64_t step = r0 / ni; step * ni < r1; step++) {
+        int64_t s0 = step * ni > r0 ? step * ni : r0, s1 = (step + 1) * ni < r1 ? (step + 1) * ni : r1;
+        for (int64_t t = 0; t < on; t++) {
+            const char *xo = (const char *)r->x + ooff[t] * (int64_t)es;
+            double q = r->param ? r->param[o0 + t] : 0;
+            run_iter it;
+            run_begin(&it, &r->red, s0, s1);
+            int64_t len, off, first;
+            while ((len = run_next(&it, &off, &first))) lp->fold(xo + off * (int64_t)es, len, is, first, q, &a[t]);
+        }
+    }
+    for (int64_t t = 0; t < on; t++) {
+        if (pl->parts == 1) finish(r, is_int, &a[t], o0 + t);
+        else partial[(o0 + t) * pl->parts + c] = a[t];
+    }
 }
 
 static void run_item_rows(const tj_k_reduce *r, const loops *lp, const plan *pl, bool is_int, acc *partial,
                           int64_t item)
 {
     size_t es = tj_dtype_size(r->x_dtype);
-    const tj_k_red_dims *g = &r->red;
-    int64_t c = item % pl->parts, rest = item / pl->parts;
+    int64_t c = item % pl->parts, rest = item / pl->parts, r0, r1;
+    part_range(r, pl, c, &r0, &r1);
     int64_t b = rest % pl->nblk, k0 = rest / pl->nblk;
     int64_t j0 = b * JB, jl = pl->m - j0 < JB ? pl->m - j0 : JB;
-    int64_t r0 = c * pl->span, r1 = r0 + pl->span < r->nred ? r0 + pl->span : r->nred;
     int64_t obase = k0 * pl->m + j0;
     const char *xo = (const char *)r->x + (offset_of(k0, &r->kept, r->kept.n - 1) + j0) * (int64_t)es;
 
@@ -432,25 +522,10 @@ static void run_item_rows(const tj_k_reduce *r, const loops *lp, const plan *pl,
     }
     acc_rows ar = {f, iv, ix};
     const double *p = r->param ? r->param + obase : NULL;
-    if (r0 < r1) {
-        int nr = g->n;
-        int64_t idx[TJ_MAX_DIMS], rem = r0, roff = 0;
-        for (int d = nr - 1; d >= 0; d--) {
-            idx[d] = rem % g->size[d];
-            rem /= g->size[d];
-            roff += idx[d] * g->stride[d];
-        }
-        for (int64_t rr = r0; rr < r1; rr++) {
-            lp->row(xo + roff * (int64_t)es, jl, rr, p, &ar);
-            for (int d = nr - 1; d >= 0; d--) {
-                idx[d]++;
-                roff += g->stride[d];
-                if (idx[d] < g->size[d]) break;
-                roff -= idx[d] * g->stride[d];
-                idx[d] = 0;
-            }
-        }
-    }
+    run_iter it;
+    run_begin(&it, &r->red, r0, r1);
+    int64_t len, off, first, is = r->red.stride[r->red.n - 1];
+    while ((len = run_next(&it, &off, &first))) lp->row(xo + off * (int64_t)es, len, is, jl, first, p, &ar);
     for (int64_t j = 0; j < jl; j++) {
         acc a = {f[j], iv[j], ix[j]};
         if (pl->parts == 1) finish(r, is_int, &a, obase + j);
@@ -463,9 +538,9 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads)
     if (r->nout == 0) return;
     const loops *lp = loops_for(r);
     bool is_int = acc_is_int(r);
-    plan pl = plan_of(r);
-    acc *partial = scratch;
     int nt = nthreads < 1 ? 1 : nthreads;
+    plan pl = plan_of(r, nt);
+    acc *partial = scratch;
 #pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
     for (int64_t it = 0; it < pl.items; it++) {
         if (pl.rows) run_item_rows(r, lp, &pl, is_int, partial, it);

@@ -54,8 +54,8 @@ void tj_k_exp_f32(float *x, int64_t n) { pick_exp_f32()(x, n); }
             T inv = (T)(1.0 / sum);                                                                           \
             for (int64_t i = 0; i < n; i++) y[i] *= inv;                                                      \
         } else {                                                                                              \
-            T shift = max + (T)LOG(sum);                                                                      \
-            for (int64_t i = 0; i < n; i++) y[i] = x[i] - shift;                                              \
+            T lsum = (T)LOG(sum);                                                                             \
+            for (int64_t i = 0; i < n; i++) y[i] = (x[i] - max) - lsum;                                       \
         }                                                                                                     \
     }
 DEFINE_ROW(float, f32_c, expf, log)
@@ -80,12 +80,12 @@ DEFINE_ROW(double, f64, exp, log)
             exp_arr(yr, c);                                                                                   \
             for (int64_t j = 0; j < c; j++) s[j] += yr[j];                                                    \
         }                                                                                                     \
-        for (int64_t j = 0; j < c; j++) s[j] = take_log ? m[j] + LOG(s[j]) : 1 / s[j];                        \
+        for (int64_t j = 0; j < c; j++) s[j] = take_log ? LOG(s[j]) : 1 / s[j];                               \
         for (int64_t d = 0; d < n; d++) {                                                                     \
             const T *xr = x + d * ds + j0;                                                                    \
             T *yr = y + d * inner + j0;                                                                       \
             if (take_log)                                                                                     \
-                for (int64_t j = 0; j < c; j++) yr[j] = xr[j] - s[j];                                         \
+                for (int64_t j = 0; j < c; j++) yr[j] = (xr[j] - m[j]) - s[j];                                \
             else                                                                                              \
                 for (int64_t j = 0; j < c; j++) yr[j] *= s[j];                                                \
         }                                                                                                     \

@@ -45,9 +45,12 @@ void TJ_ISA(tj_k_softmax_row_f32)(const float *x, float *y, int64_t n, bool take
         for (i = 0; i + VF_N <= n; i += VF_N) vf_store(y + i, vf_mul(vf_load(y + i), inv));
         if (i < n) vf_store_part(y + i, vf_mul(vf_load_part(y + i, (int)(n - i), 0.0f), inv), (int)(n - i));
     } else {
-        vf shift = vf_set1(max + logf(sum));
-        for (i = 0; i + VF_N <= n; i += VF_N) vf_store(y + i, vf_sub(vf_load(x + i), shift));
-        if (i < n) vf_store_part(y + i, vf_sub(vf_load_part(x + i, (int)(n - i), 0.0f), shift), (int)(n - i));
+        /* (x - max) - log(sum): exact first step, so entries near the
+         * maximum keep their precision */
+        vf lsum = vf_set1(logf(sum));
+        for (i = 0; i + VF_N <= n; i += VF_N) vf_store(y + i, vf_sub(vf_sub(vf_load(x + i), vmax), lsum));
+        if (i < n)
+            vf_store_part(y + i, vf_sub(vf_sub(vf_load_part(x + i, (int)(n - i), 0.0f), vmax), lsum), (int)(n - i));
     }
 }
 

@@ -57,10 +57,12 @@ UNARY(tj_log1p, log1p)
 UNARY(tj_expm1, expm1)
 UNARY(tj_relu, relu)
 UNARY(tj_silu, silu)
-UNARY(tj_clone, clone)
 UNARY(tj_t, t)
-UNARY(tj_contiguous, contiguous)
 #undef UNARY
+
+/* clone and contiguous take memory_format=None after self */
+tj_tensor *tj_clone(tj_tensor *self) { return CALL(clone, T(self), tj_v_none()); }
+tj_tensor *tj_contiguous(tj_tensor *self) { return CALL(contiguous, T(self), tj_v_none()); }
 
 tj_tensor *tj_gelu(tj_tensor *self, const char *approximate)
 {

@@ -1,5 +1,6 @@
-/* The dispatcher: argument checks, implicit composites, the per-thread mode
- * stack, then the kernel (or only the shape function for fake tensors).
+/* The dispatcher: argument checks, implicit composites, autograd recording,
+ * the per-thread mode stack, then the kernel (or only the shape function
+ * for fake tensors).
  *
  * Ownership: every entry point returns new references adopted by the
  * innermost open scope (or owned by the caller when none is open). Mode
@@ -10,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "autograd_internal.h"
 
 #define MAX_MODES 16
 
@@ -73,13 +74,26 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs)
     for (int i = 0; i < nargs; i++) {
         const tj_arg_spec *a = &op->args[i];
         if (!arg_ok(a, &args[i])) {
-            if (a->type == TJ_A_TENSOR && args[i].kind == TJ_V_NONE && tj_last_status() != TJ_OK) {
+            const tj_value *v = &args[i];
+            int null_at = -1; /* a NULL element of a tensor list */
+            if (a->type == TJ_A_TENSOR_LIST && v->kind == TJ_V_TENSORS && v->n > 0 && v->u.ts)
+                for (int k = 0; k < v->n && null_at < 0; k++)
+                    if (!v->u.ts[k]) null_at = k;
+            bool null_tensor = a->type == TJ_A_TENSOR && v->kind == TJ_V_NONE;
+            if ((null_tensor || null_at >= 0) && tj_last_status() != TJ_OK) {
                 /* a chain of calls: name the earlier failure that produced the NULL */
-                char earlier[512];
+                char earlier[512], what[32] = "";
                 snprintf(earlier, sizeof earlier, "%s", tj_last_error());
-                return tj_error(tj_last_status(), "%s: argument %d '%s' is NULL; earlier error: %s", op->name, i,
-                                a->name, earlier);
+                if (null_at >= 0) snprintf(what, sizeof what, " element %d", null_at);
+                return tj_error(tj_last_status(), "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
+                                a->name, what, earlier);
             }
+            if (null_at >= 0)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' element %d is NULL", op->name, i,
+                                a->name, null_at);
+            if (a->type == TJ_A_SCALAR_TYPE && v->kind == TJ_V_DTYPE)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is not a dtype (%d)", op->name, i,
+                                a->name, (int)v->u.dtype);
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
                             a->name, arg_type_name(a), a->optional ? "?" : "",
                             args[i].kind == TJ_V_NONE && a->type == TJ_A_TENSOR ? "NULL" : value_kind_name(args[i].kind));
@@ -236,6 +250,19 @@ static tj_status run_level(int level, const tj_op *op, const tj_value *args, int
     return run_scoped(call_mode, modes[level], op, args, nargs, outs);
 }
 
+/* Autograd: the call runs below with recording off, then the outputs get
+ * its backward node. */
+static tj_status run_recorded(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level)
+{
+    tj_status st = tj_autograd_check(op, args);
+    if (st != TJ_OK) return st;
+    bool was_enabled = tj_set_grad_enabled(false);
+    st = run_level(level, op, args, nargs, outs);
+    tj_set_grad_enabled(was_enabled);
+    if (st == TJ_OK && (st = tj_autograd_record(op, args, outs)) != TJ_OK) release_outs(op, outs);
+    return st;
+}
+
 static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level)
 {
     if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL outputs array");
@@ -245,6 +272,7 @@ static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_valu
     if (st != TJ_OK) return st;
     /* implicit composites decompose before any mode sees them */
     if (op->kind == TJ_OP_IMPLICIT) st = bottom(op, args, nargs, outs, false);
+    else if (tj_autograd_wants(op, args)) st = run_recorded(op, args, nargs, outs, level);
     else st = run_level(level, op, args, nargs, outs);
     if (st == TJ_OK) st = adopt_outs(op, outs);
     if (st != TJ_OK) clear_outs(op, outs);

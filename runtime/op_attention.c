@@ -168,9 +168,9 @@ tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor
     if (out->numel == 0) return TJ_OK;
     attn_buffers buf = {0};
     tj_k_attn_operand *ops[3] = {&a.q, &a.k, &a.v};
-    buf.off_bytes = sizeof(int64_t) * (size_t)(batch * 4);
-    buf.off = tj_alloc(buf.off_bytes);
-    tj_status st = buf.off ? TJ_OK : tj_oom(OP, buf.off_bytes);
+    size_t off_bytes = sizeof(int64_t) * (size_t)(batch * 4);
+    buf.off = tj_alloc_storage_bytes(off_bytes, &buf.off_bytes);
+    tj_status st = buf.off ? TJ_OK : tj_oom(OP, off_bytes);
     for (int i = 0; st == TJ_OK && i < 3; i++) {
         st = matrices(t[i], &buf.copy[i], ops[i], ds);
         if (st == TJ_OK) layout(t[i], ds, nb, out->shape, batch, buf.off + i * batch, ops[i]);
@@ -180,13 +180,13 @@ tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor
         layout(mask, mask->strides, nb, out->shape, batch, buf.off + 3 * batch, &a.mask);
     }
     if (st == TJ_OK) {
-        buf.scratch_bytes = (size_t)tj_k_attention_threads(&a) * tj_k_attention_scratch(&a) * tj_dtype_size(a.dtype);
-        buf.scratch = tj_alloc(buf.scratch_bytes);
-        if (!buf.scratch) st = tj_oom(OP, buf.scratch_bytes);
+        size_t nbytes = (size_t)tj_k_attention_threads(&a) * tj_k_attention_scratch(&a) * tj_dtype_size(a.dtype);
+        buf.scratch = tj_alloc_storage_bytes(nbytes, &buf.scratch_bytes);
+        if (!buf.scratch) st = tj_oom(OP, nbytes);
     }
     if (st == TJ_OK) tj_k_attention_run(&a, buf.scratch);
-    tj_free(buf.scratch, buf.scratch_bytes);
-    tj_free(buf.off, buf.off_bytes);
+    tj_free_storage_bytes(buf.scratch, buf.scratch_bytes);
+    tj_free_storage_bytes(buf.off, buf.off_bytes);
     for (int i = 0; i < 3; i++) tj_contig_release(&buf.copy[i]);
     return st;
 }

@@ -94,16 +94,16 @@ tj_status tj_kernel_embedding_dense_backward(const tj_value *args, tj_tensor *co
     int64_t num = args[2].u.i, pad = args[3].u.i, n = indices->numel, dim = outs[0]->shape[1];
     bool scale = args[4].u.b;
     tj_contig cg = {0}, ci;
-    size_t count_bytes = scale ? sizeof(int64_t) * (size_t)(num > 0 ? num : 1) : 0;
+    size_t want = sizeof(int64_t) * (size_t)(num > 0 ? num : 1), count_bytes = 0;
     int64_t *counts = NULL;
     tj_status st = tj_contig_get(&ci, indices);
     if (st == TJ_OK) st = validate(op, (const int64_t *)(const void *)ci.data, n, num, &pad);
     if (st == TJ_OK) st = tj_contig_get(&cg, g);
-    if (st == TJ_OK && scale && !(counts = tj_alloc(count_bytes))) st = tj_oom(op, count_bytes);
+    if (st == TJ_OK && scale && !(counts = tj_alloc_storage_bytes(want, &count_bytes))) st = tj_oom(op, want);
     if (st == TJ_OK)
         tj_k_embedding_backward(g->dtype, (const int64_t *)(const void *)ci.data, n, cg.data, dim, num, pad, scale,
                                 counts, tj_tensor_ptr(outs[0]), tj_get_num_threads());
-    tj_free(counts, count_bytes);
+    tj_free_storage_bytes(counts, count_bytes);
     tj_contig_release(&cg);
     tj_contig_release(&ci);
     return st;

@@ -7,6 +7,7 @@
  * engine allows the output to alias an input exactly). When the result dtype
  * differs from self's (float64 into float32), it computes in the result
  * dtype and converts, as ATen's TensorIterator does. */
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/pointwise3.h"
@@ -31,11 +32,25 @@ static tj_status meta_oop(tj_meta_fn oop, const tj_value *args, tj_meta *m)
     return oop(args, m);
 }
 
+/* Re-issues the out-of-place shape function's error under the in-place
+ * name: "aten::add.Tensor: ..." becomes "aten::add_.Tensor: ...". */
+static tj_status renamed_error(const char *op, tj_status st)
+{
+    char oop[64], msg[512];
+    const char *dot = strchr(op, '.');
+    size_t base = dot ? (size_t)(dot - op) : strlen(op);
+    snprintf(oop, sizeof oop, "%.*s%s:", (int)(base - 1), op, dot ? dot : "");
+    size_t n = strlen(oop);
+    if (strncmp(tj_last_error(), oop, n) != 0) return st;
+    snprintf(msg, sizeof msg, "%s", tj_last_error() + n);
+    return tj_error(st, "%s:%s", op, msg);
+}
+
 static tj_status meta_inplace(const char *op, tj_meta_fn oop, const tj_value *args, tj_meta *outs)
 {
     tj_meta m;
     tj_status st = meta_oop(oop, args, &m);
-    if (st != TJ_OK) return st;
+    if (st != TJ_OK) return renamed_error(op, st);
     const tj_tensor *self = args[0].u.t;
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, self))

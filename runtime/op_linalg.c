@@ -127,17 +127,16 @@ static tj_status operand_get(operand *o, const tj_tensor *t, bool batched)
     o->packed = NULL;
     o->packed_bytes = 0;
     if (t->numel == 0 || tj_k_gemm_layout_ok(rows, cols, o->mat.rs, o->mat.cs)) return TJ_OK;
-    size_t es = tj_dtype_size(t->dtype);
-    o->packed_bytes = (size_t)t->numel * es;
-    o->packed = tj_alloc(o->packed_bytes);
-    if (!o->packed) return tj_oom("matrix operand copy", o->packed_bytes);
+    size_t es = tj_dtype_size(t->dtype), nbytes = (size_t)t->numel * es;
+    o->packed = tj_alloc_storage_bytes(nbytes, &o->packed_bytes);
+    if (!o->packed) return tj_oom("matrix operand copy", nbytes);
     tj_k_pack_matrices(es, batch, rows, cols, o->mat.p, o->bs, o->mat.rs, o->mat.cs, o->packed);
     o->mat = (tj_k_mat){o->packed, cols, 1};
     o->bs = rows * cols;
     return TJ_OK;
 }
 
-static void operand_release(operand *o) { tj_free(o->packed, o->packed_bytes); }
+static void operand_release(operand *o) { tj_free_storage_bytes(o->packed, o->packed_bytes); }
 
 /* An int64 Scalar as ATen converts it (a float truncates toward zero). */
 static int64_t scalar_i64(const tj_value *v)

@@ -152,7 +152,7 @@ tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_empty: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
         return NULL;
     }
-    memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim); /* shape may be NULL at rank 0 */
     return adopted(tj_tensor_new_meta(&m, false));
 }
 
@@ -163,7 +163,7 @@ tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
         return NULL;
     }
-    memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim); /* shape may be NULL at rank 0 */
     return adopted(tj_tensor_new_meta(&m, true));
 }
 

@@ -419,3 +419,57 @@ Test(reduce, fake_tensors_get_shapes_without_data)
     cr_assert_eq(tj_tensor_ndim(s), 3);
     cr_assert_eq(tj_tensor_shape(s)[1], 3);
 }
+
+/* ---- decompositions of the composites agree with their kernels ---- */
+
+/* Runs op's kernel (through the dispatcher) and its registered decomposition
+ * on the same arguments and compares every output. */
+static void expect_decomposition_matches(const tj_op *op, const tj_value *args, double tol)
+{
+    tj_value k[TJ_MAX_RETURNS], d[TJ_MAX_RETURNS];
+    cr_assert_eq(tj_dispatch(op, args, tj_op_num_args(op), k), TJ_OK, "%s", tj_last_error());
+    cr_assert_not_null(op->decomp, "%s has no decomposition", tj_op_name(op));
+    cr_assert_eq(op->decomp(args, d), TJ_OK, "%s: %s", tj_op_name(op), tj_last_error());
+    for (int i = 0; i < tj_op_num_returns(op); i++) {
+        tj_tensor *kt = k[i].u.t;
+        double want[64];
+        cr_assert_leq(tj_tensor_numel(kt), 64);
+        for (int64_t j = 0; j < tj_tensor_numel(kt); j++) want[j] = tj_tensor_item_at(kt, j);
+        expect(d[i].u.t, tj_tensor_dtype(kt), tj_tensor_ndim(kt), tj_tensor_shape(kt), want, tol);
+    }
+}
+
+Test(reduce, mean_decomposition_matches_kernel)
+{
+    tj_tensor *x = var_input();
+    const tj_op *op = TJ_OPS(mean_dim);
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(true), tj_v_none()}, 1e-6);
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(x), tj_v_none(), tj_v_bool(false), tj_v_dtype(TJ_FLOAT64)}, 1e-12);
+    tj_value out[1];
+    tj_tensor *i = i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
+    cr_assert_eq(op->decomp((tj_value[]){tj_v_tensor(i), tj_v_none(), tj_v_bool(false), tj_v_none()}, out), TJ_ERR_DTYPE);
+}
+
+Test(reduce, var_and_var_mean_decompositions_match_kernels)
+{
+    tj_tensor *x = var_input();
+    const tj_op *var = TJ_OPS(var_correction), *vm = TJ_OPS(var_mean_correction);
+    expect_decomposition_matches(var, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){-1}, 1), tj_v_none(), tj_v_bool(false)}, 1e-5);
+    expect_decomposition_matches(var, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){0}, 1), tj_v_int(0), tj_v_bool(true)}, 1e-5);
+    expect_decomposition_matches(var, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){1}, 1), tj_v_int(5), tj_v_bool(false)}, 0);
+    expect_decomposition_matches(vm, (tj_value[]){tj_v_tensor(x), tj_v_none(), tj_v_int(1), tj_v_bool(false)}, 1e-5);
+    expect_decomposition_matches(vm, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){1}, 1), tj_v_int(1), tj_v_bool(true)}, 1e-5);
+}
+
+Test(reduce, logsumexp_decomposition_matches_kernel)
+{
+    tj_tensor *y = f32(2, (int64_t[]){4, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, -INFINITY, -INFINITY, -INFINITY,
+                                                       -INFINITY, INFINITY, 1, 2, -INFINITY, 1, NAN, 2, 3});
+    const tj_op *op = TJ_OPS(logsumexp);
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(y), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(false)}, 1e-6);
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(var_input()), tj_v_ints((int64_t[]){0}, 1), tj_v_bool(true)}, 1e-6);
+    tj_tensor *i = i64(2, (int64_t[]){1, 3}, (int64_t[]){1, 2, 3});
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(i), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(false)}, 1e-6);
+    tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){0, 3});
+    expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(e), tj_v_ints((int64_t[]){0}, 1), tj_v_bool(false)}, 0);
+}

@@ -6,11 +6,6 @@
 
 #include "tjit/tjit.h"
 
-static tj_tensor *tensor_f32(int ndim, const int64_t *shape, const float *data)
-{
-    return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, data);
-}
-
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
 {
     tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);

@@ -8,5 +8,8 @@ int cmd_conform(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
+int cmd_decomps(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

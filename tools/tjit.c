@@ -13,6 +13,9 @@ typedef struct command {
 static const command commands[] = {
     {"conform", cmd_conform, "run operator conformance cases (../shared/conformance)"},
     {"ops", cmd_ops, "list every operator overload with its schema and kind"},
+    {"trace", cmd_trace, "trace a model's forward pass or training step and print the graph"},
+    {"profile", cmd_profile, "replay a model's traced forward pass with the profiler (table, Chrome trace)"},
+    {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
     {"demo", cmd_demo, "a short tour of the tensor API and the dispatcher's modes"},
 };

@@ -258,13 +258,12 @@ static tj_status compile_nodes(compiler *c)
     return TJ_OK;
 }
 
-/* Lists, bookkeeping totals and run-time helpers derived from the nodes. */
+/* Lists and bookkeeping totals derived from the nodes. */
 static tj_status finish(tj_plan *p)
 {
     p->step_nodes = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_steps + 1));
     p->input_views = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_values + 1));
-    p->direct_out = tj_pool_alloc(p->pool, (size_t)p->n_outputs + 1);
-    if (!p->step_nodes || !p->input_views || !p->direct_out) return TJ_ERR_OUT_OF_MEMORY;
+    if (!p->step_nodes || !p->input_views) return TJ_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < p->n_nodes; i++) {
         const tj_pnode *n = &p->nodes[i];
         if (n->is_step) p->step_nodes[n->step] = i;
@@ -275,15 +274,89 @@ static tj_status finish(tj_plan *p)
     for (int v = 0; v < p->n_values; v++)
         if (p->values[v].kind == TJ_PV_VIEW && p->values[p->values[v].root].kind == TJ_PV_INPUT)
             p->input_views[p->n_input_views++] = v;
-    /* an output computed by a kernel into a block of its own may be written
-     * straight into the caller's tensor (each block for one output only) */
-    for (int k = 0; k < p->n_outputs; k++) {
-        int v = tj_plan_object_value(p, p->output_values[k]);
-        bool ok = p->values[v].kind == TJ_PV_ARENA;
-        for (int j = 0; ok && j < k; j++) ok = tj_plan_object_value(p, p->output_values[j]) != v;
-        p->direct_out[k] = ok;
-    }
     p->stats.n_kernels = p->n_steps;
+    return TJ_OK;
+}
+
+/* Whether the kernel making output value v may write into input j's buffer:
+ * v is a block of its own, and every read of the input's old value happens
+ * before that kernel, or in it, element by element at the same positions. */
+static bool writeback_direct(const tj_plan *p, int v, int j)
+{
+    int r = tj_plan_object_value(p, v), in = p->input_values[j];
+    const tj_pvalue *o = &p->values[r], *x = &p->values[in];
+    if (o->kind != TJ_PV_ARENA || x->last > o->def) return false;
+    if (x->last < o->def) return true;
+    const tj_pnode *n = &p->nodes[o->node];
+    if (!tj_plan_is_elementwise(n->op)) return false;
+    int64_t strides[TJ_MAX_DIMS];
+    tj_contiguous_strides(x->ndim, x->shape, strides);
+    if (memcmp(strides, x->strides, sizeof(int64_t) * (size_t)x->ndim) != 0) return false;
+    for (int i = 0; i < n->nargs; i++) {
+        const tj_garg *a = &n->args[i];
+        int cnt = a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
+        for (int k = 0; k < cnt; k++) {
+            int u = a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k];
+            if (p->values[u].root == in && tj_plan_object_value(p, u) != in) return false; /* a view of it */
+        }
+    }
+    return true;
+}
+
+static tj_status check_writeback(const tj_plan *p, int k, int j, const bool *taken)
+{
+    if (j < -1 || j >= p->n_inputs)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: output %d is written back to input %d of %d", k, j,
+                        p->n_inputs);
+    if (j < 0) return TJ_OK;
+    const tj_pvalue *o = &p->values[p->output_values[k]], *x = &p->values[p->input_values[j]];
+    if (taken[j])
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: input %d (%%%s) is written back by two outputs", j, x->name);
+    bool same = o->dtype == x->dtype && o->ndim == x->ndim;
+    for (int d = 0; same && d < o->ndim; d++) same = o->shape[d] == x->shape[d];
+    if (!same) {
+        char a[128], b[128];
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: output %d (%%%s, %s%s) cannot be written back to input %d (%%%s, %s%s)",
+                        k, o->name, tj_dtype_name(o->dtype), tj_shape_str(o->ndim, o->shape, a, sizeof a), j, x->name,
+                        tj_dtype_name(x->dtype), tj_shape_str(x->ndim, x->shape, b, sizeof b));
+    }
+    int obj = tj_plan_object_value(p, p->output_values[k]);
+    if (o->root == p->input_values[j] && obj != p->input_values[j])
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: output %d (%%%s) is a view of input %d (%%%s), its write-back target",
+                        k, o->name, j, x->name);
+    return TJ_OK;
+}
+
+/* Write-backs and direct outputs: which kernels write into the caller's
+ * buffers (each block for one destination only; write-backs first). */
+static tj_status plan_destinations(tj_plan *p, const tj_compile_options *opts)
+{
+    int no = p->n_outputs;
+    p->direct_out = tj_pool_alloc(p->pool, (size_t)no + 1);
+    p->wb_direct = tj_pool_alloc(p->pool, (size_t)no + 1);
+    p->writeback = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(no + 1));
+    bool *taken = tj_pool_alloc(p->pool, (size_t)p->n_inputs + 1);
+    bool *claimed = tj_pool_alloc(p->pool, (size_t)p->n_values + 1); /* blocks with a destination */
+    if (!p->direct_out || !p->wb_direct || !p->writeback || !taken || !claimed) return TJ_ERR_OUT_OF_MEMORY;
+    for (int k = 0; k < no; k++) {
+        int j = opts->writeback ? opts->writeback[k] : -1;
+        tj_status st = check_writeback(p, k, j, taken);
+        if (st != TJ_OK) return st;
+        p->writeback[k] = j;
+        if (j < 0) continue;
+        taken[j] = true;
+        p->stats.n_writeback++;
+        int obj = tj_plan_object_value(p, p->output_values[k]);
+        if (!claimed[obj] && writeback_direct(p, p->output_values[k], j)) {
+            p->wb_direct[k] = claimed[obj] = true;
+            p->stats.n_writeback_direct++;
+        }
+    }
+    for (int k = 0; k < no; k++) {
+        int obj = tj_plan_object_value(p, p->output_values[k]);
+        if (p->values[obj].kind != TJ_PV_ARENA || claimed[obj]) continue;
+        p->direct_out[k] = claimed[obj] = true;
+    }
     return TJ_OK;
 }
 
@@ -334,6 +407,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     }
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) st = tj_plan_memory(p, opts);
+    if (st == TJ_OK) st = plan_destinations(p, opts);
     tj_free(c.protos, proto_bytes);
     tj_free(c.pv, pv_bytes);
     if (st != TJ_OK) {

@@ -60,6 +60,9 @@ typedef struct tj_gnode {
     int *outs;        /**< value ids; -1 for an undefined output */
     int input_index;  /**< PLACEHOLDER */
     tj_tensor *constant; /**< CONSTANT: owned reference */
+    int *writeback;   /**< OUTPUT: per output, the input it is written back
+                           into after a run (functionalised mutations), -1
+                           for none; NULL when no output is (arena memory) */
     bool dead;        /**< removed by a pass, dropped by tj_graph_compact */
 } tj_gnode;
 

@@ -74,6 +74,33 @@ static tj_status check_input(const tj_gvalue *v, const tj_tensor *t, int i)
     return TJ_OK;
 }
 
+/* Copies outputs marked "written back" into their inputs (recording off:
+ * this stands for the graph's own mutations), which then stand for them. */
+static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tensor **outputs)
+{
+    const tj_gnode *n = &g->nodes[g->output_node];
+    tj_status st = TJ_OK;
+    bool prev = tj_no_grad_begin();
+    for (int k = 0; n->writeback && k < n->nargs && st == TJ_OK; k++) {
+        tj_tensor *dst = inputs[n->writeback[k] < 0 ? 0 : n->writeback[k]];
+        if (n->writeback[k] < 0 || outputs[k] == dst) continue;
+        if (!tj_copy_(dst, outputs[k])) st = tj_last_status();
+        else {
+            tj_scope_drop(outputs[k]);
+            outputs[k] = tj_tensor_retain(dst);
+            st = tj_scope_adopt(dst);
+            if (st != TJ_OK) tj_tensor_release(outputs[k]);
+        }
+    }
+    tj_no_grad_end(prev);
+    if (st != TJ_OK)
+        for (int k = 0; k < n->nargs; k++) {
+            tj_scope_drop(outputs[k]);
+            outputs[k] = NULL;
+        }
+    return st;
+}
+
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs)
 {
     if (!g || (n_inputs && !inputs) || (tj_graph_num_outputs(g) && !outputs))
@@ -136,6 +163,7 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
             break;
         }
     }
+    if (st == TJ_OK) st = write_back(g, inputs, outputs);
     for (int v = 0; v < g->n_values; v++) tj_tensor_release(env[v]);
     tj_free(env, env_bytes);
     tj_free(left, left_bytes);

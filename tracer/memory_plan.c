@@ -25,7 +25,7 @@ static const char *const elementwise_ops[] = {
     "masked_fill", "where",
 };
 
-static bool is_elementwise(const tj_op *op)
+bool tj_plan_is_elementwise(const tj_op *op)
 {
     if (op->nreturns != 1 || op->is_inplace || op->is_view) return false;
     for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops; i++)
@@ -133,7 +133,7 @@ static void liveness(tj_plan *p)
 /* The input of step node n whose block its result may take over, or -1. */
 static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *out)
 {
-    if (!is_elementwise(n->op)) return -1;
+    if (!tj_plan_is_elementwise(n->op)) return -1;
     for (int i = 0; i < n->nargs; i++) {
         if (n->args[i].kind != TJ_GA_VALUE) continue;
         int v = n->args[i].u.v;

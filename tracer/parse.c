@@ -438,6 +438,25 @@ static tj_status parse_constant(parser *ps, const char *name)
     return node < 0 ? tj_last_status() : TJ_OK;
 }
 
+/* "{1: 0, 2: 3}" after a return: output index -> input index. */
+static tj_status parse_writeback(parser *ps, int n_outputs)
+{
+    int *wb = tj_graph_alloc(ps->g, sizeof(int) * (size_t)(n_outputs ? n_outputs : 1));
+    if (!wb) return tj_last_status();
+    for (int i = 0; i < n_outputs; i++) wb[i] = -1;
+    if (expect(ps, "{") != TJ_OK) return TJ_ERR_PARSE;
+    while (!accept(ps, "}")) {
+        int64_t out, in;
+        if (parse_int(ps, &out) != TJ_OK || expect(ps, ":") != TJ_OK || parse_int(ps, &in) != TJ_OK) return TJ_ERR_PARSE;
+        if (out < 0 || out >= n_outputs || in < 0 || in >= ps->g->n_inputs || wb[out] >= 0)
+            return perr(ps, "writeback: an output index, ':', and an input index, each output once");
+        wb[out] = (int)in;
+        if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != '}')) return perr(ps, "expected ',' or '}'");
+    }
+    ps->g->nodes[ps->g->output_node].writeback = wb;
+    return TJ_OK;
+}
+
 static tj_status parse_body(parser *ps)
 {
     if (expect(ps, "graph") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
@@ -472,6 +491,7 @@ static tj_status parse_body(parser *ps)
                 if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
             }
             if (tj_graph_add_output(ps->g, vals, n) < 0) return tj_last_status();
+            if (accept(ps, "writeback") && parse_writeback(ps, n) != TJ_OK) return TJ_ERR_PARSE;
             end_of_line(ps);
             skip_blank_lines(ps);
             skip_spaces(ps);

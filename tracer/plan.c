@@ -94,7 +94,7 @@ static void set_geometry(tj_tensor *t, const tj_pvalue *v, tj_storage *s, int64_
 
 /* Sizes of a context's arrays, in one place for allocation and release. */
 typedef struct ctx_sizes {
-    size_t tensors, storages, vt, args, node_args, lists, outs, steps, copy_out, prof;
+    size_t tensors, storages, vt, args, node_args, lists, outs, steps, copy_out, wb_copy, prof;
 } ctx_sizes;
 
 static ctx_sizes sizes_of(const tj_plan *p)
@@ -110,6 +110,7 @@ static ctx_sizes sizes_of(const tj_plan *p)
         .outs = sizeof(tj_tensor *) * (p->n_outs + 1),
         .steps = sizeof(tj_step) * ns,
         .copy_out = (size_t)p->n_outputs + 1,
+        .wb_copy = (size_t)p->n_outputs + 1,
         .prof = sizeof(int64_t) * ns,
     };
 }
@@ -129,6 +130,7 @@ static void context_release(tj_plan_context *c)
     tj_free(c->outs, z.outs);
     tj_free(c->steps, z.steps);
     tj_free(c->copy_out, z.copy_out);
+    tj_free(c->wb_copy, z.wb_copy);
     tj_free(c->prof.total_ns, z.prof);
     tj_free(c->prof.last_start_ns, z.prof);
     tj_free(c->prof.last_dur_ns, z.prof);
@@ -211,11 +213,12 @@ static tj_plan_context *context_create(tj_plan *p)
     c->outs = tj_alloc(z.outs);
     c->steps = tj_alloc(z.steps);
     c->copy_out = tj_alloc(z.copy_out);
+    c->wb_copy = tj_alloc(z.wb_copy);
     c->prof.total_ns = tj_alloc(z.prof);
     c->prof.last_start_ns = tj_alloc(z.prof);
     c->prof.last_dur_ns = tj_alloc(z.prof);
     if (!c->arena || !c->tensors || !c->storages || !c->vt || !c->args || !c->node_args || !c->lists || !c->outs ||
-        !c->steps || !c->copy_out || !c->prof.total_ns || !c->prof.last_start_ns || !c->prof.last_dur_ns) {
+        !c->steps || !c->copy_out || !c->wb_copy || !c->prof.total_ns || !c->prof.last_start_ns || !c->prof.last_dur_ns) {
         context_release(c);
         tj_oom("tj_plan_context_new", c->arena_alloc);
         return NULL;
@@ -226,6 +229,7 @@ static tj_plan_context *context_create(tj_plan *p)
     memset(c->storages, 0, z.storages);
     memset(c->vt, 0, z.vt);
     memset(c->copy_out, 0, z.copy_out);
+    memset(c->wb_copy, 0, z.wb_copy);
     memset(c->prof.total_ns, 0, z.prof);
     memset(c->prof.last_start_ns, 0, z.prof);
     memset(c->prof.last_dur_ns, 0, z.prof);
@@ -413,6 +417,25 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
     return TJ_OK;
 }
 
+/* Points each written-back output's block at its input's buffer where the
+ * plan allows it and the input is contiguous and shares no storage with
+ * another input; the others are copied after the run. */
+static void bind_writebacks(tj_plan_context *c, tj_tensor *const *inputs)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_outputs; k++) {
+        int j = p->writeback[k];
+        c->wb_copy[k] = j >= 0;
+        if (j < 0 || !p->wb_direct[k]) continue;
+        const tj_tensor *x = inputs[j];
+        bool direct = tj_tensor_is_contiguous(x);
+        for (int i = 0; direct && i < p->n_inputs; i++) direct = i == j || inputs[i]->storage != x->storage;
+        int obj = tj_plan_object_value(p, p->output_values[k]);
+        c->storages[obj].data = direct ? tj_tensor_ptr(x) : c->arena + p->values[obj].arena_offset;
+        c->wb_copy[k] = !direct;
+    }
+}
+
 static tj_status run_steps(tj_plan_context *c)
 {
     const tj_step *s = c->steps;
@@ -455,10 +478,13 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
     tj_status st = bind_inputs(c, inputs, n, who);
     if (st == TJ_OK) st = bind_outputs(c, inputs, outputs, who);
     if (st != TJ_OK) return st;
+    bind_writebacks(c, inputs);
     st = p->profiling ? run_steps_profiled(c) : run_steps(c);
     if (st != TJ_OK) return st;
     for (int k = 0; k < p->n_outputs; k++)
         if (c->copy_out[k]) tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
+    for (int k = 0; k < p->n_outputs; k++)
+        if (c->wb_copy[k]) tj_copy_convert(inputs[p->writeback[k]], c->vt[p->output_values[k]]);
     return TJ_OK;
 }
 

@@ -94,6 +94,7 @@ struct tj_plan_context {
     tj_tensor **outs;      /**< every node's output tensors */
     tj_step *steps;
     bool *copy_out;        /**< per output, this run: copy at the end */
+    bool *wb_copy;         /**< per output, this run: copy into its write-back input */
     bool views_restrided;  /**< the last run re-resolved views of restrided inputs */
     tj_profile prof;
 };
@@ -111,6 +112,8 @@ struct tj_plan {
     int n_outputs;
     int *output_values;
     bool *direct_out;  /**< per output: its kernel may write into the caller's tensor */
+    int *writeback;    /**< per output: the input it is written back to, or -1 */
+    bool *wb_direct;   /**< per output: its kernel may write into that input's buffer */
     int *input_views;  /**< VIEW values rooted at inputs, in node order */
     int n_input_views;
     size_t n_args, n_lists, n_outs; /**< totals over the nodes */
@@ -138,6 +141,10 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
 /** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
  * def/last, inplace and the plan's statistics. */
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
+
+/** Operators computed element by element in one pass through
+ * tj_elementwise: safe with their result over an input of the same shape. */
+bool tj_plan_is_elementwise(const tj_op *op);
 
 /** The node's cost formula from its argument and result geometries. */
 void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs);

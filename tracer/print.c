@@ -6,6 +6,10 @@
  *         %getitem, %getitem_1, %getitem_2 = aten.native_layer_norm.default(%add, [3], None, None, 1e-05)
  *         return (%add, %getitem)
  *
+ * A graph whose outputs are written back into inputs (functionalised
+ * mutations) ends its return line with "writeback {2: 0}" (output 2 goes
+ * into input 0).
+ *
  * Trailing arguments equal to their schema default are omitted, keyword-only
  * arguments are written `name = value`, floats are written with the fewest
  * digits that read back to the same bits (and always with a '.' or an
@@ -141,6 +145,18 @@ static void print_constant_data(FILE *f, const tj_tensor *t)
     fprintf(f, "]");
 }
 
+/* " writeback {1: 0}": output 1 is written back into input 0. */
+static void print_writeback(FILE *f, const tj_gnode *n)
+{
+    bool first = true;
+    for (int i = 0; n->writeback && i < n->nargs; i++) {
+        if (n->writeback[i] < 0) continue;
+        fprintf(f, "%s%d: %d", first ? " writeback {" : ", ", i, n->writeback[i]);
+        first = false;
+    }
+    if (!first) fprintf(f, "}");
+}
+
 static void print_node(FILE *f, const tj_graph *g, const tj_gnode *n)
 {
     switch (n->kind) {
@@ -157,7 +173,9 @@ static void print_node(FILE *f, const tj_graph *g, const tj_gnode *n)
     case TJ_NODE_OUTPUT:
         fprintf(f, "    return (");
         for (int i = 0; i < n->nargs; i++) fprintf(f, i ? ", %%%s" : "%%%s", g->values[n->args[i].u.v].name);
-        fprintf(f, n->nargs == 1 ? ",)\n" : ")\n");
+        fprintf(f, n->nargs == 1 ? ",)" : ")");
+        print_writeback(f, n);
+        fprintf(f, "\n");
         return;
     case TJ_NODE_CALL: break;
     }

@@ -77,6 +77,11 @@ int tj_graph_num_calls(const tj_graph *g);
  * with a digit; names must stay unique). */
 tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name);
 
+/** For graph output i: the index of the graph input it is written back into
+ * after each run (a mutation that functionalisation turned into an output),
+ * or -1 for an ordinary output (also for a bad index). */
+int tj_graph_output_writeback(const tj_graph *g, int i);
+
 /* ---- text, DOT, JSON ---- */
 /** Writes the graph as FX-style text:
  *     graph(%x : f32[2, 3], %w : f32[3]):
@@ -101,7 +106,10 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * again). inputs must match the placeholders' dtypes and shapes
  * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise). Writes tj_graph_num_outputs new
  * references into outputs (adopted by the innermost open scope). Each
- * intermediate is released after its last use. */
+ * intermediate is released after its last use. Outputs marked as written
+ * back (tj_graph_output_writeback) are copied into their input with copy_
+ * after the run, and returned as that input tensor. In-place calls that are
+ * left in a graph change the caller's inputs as they run. */
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs);
 
 /* ---- passes: each keeps the graph's semantics ---- */
@@ -116,6 +124,21 @@ int tj_pass_cse(tj_graph *g);
  * shape, t(t(x)), _to_copy to the same dtype, clone of a value with no other
  * use. Returns the number of nodes removed. */
 int tj_pass_noop(tj_graph *g);
+
+/** Functionalisation (PyTorch's functionalize): rewrites every in-place call
+ * into its out-of-place operator (add_ -> add, copy_ -> copy or the source
+ * itself, ...). Later uses of a mutated value, and of every view of it, read
+ * the new value (views are regenerated from it); a mutation through a view
+ * writes back into its base through the inverse of each view (slice_scatter,
+ * select_scatter, view, permute, transpose, squeeze / unsqueeze). Each
+ * mutated graph input becomes an extra output written back into that input
+ * (tj_graph_output_writeback), so running the graph has the same effect as
+ * before. Returns the number of in-place calls rewritten (0: nothing to do),
+ * or -1 on error: TJ_ERR_UNSUPPORTED for a mutation through an expand or
+ * another view without an inverse, or an in-place operator without an
+ * out-of-place form. Mutated constants become ordinary values (not written
+ * back); inputs that alias each other at run time are not detected. */
+int tj_pass_functionalize(tj_graph *g);
 
 typedef int (*tj_graph_pass)(tj_graph *g);
 /** Runs passes in order until none changes the graph (at most 8 rounds);

@@ -54,14 +54,25 @@ typedef struct tj_compile_options {
     bool no_memory_reuse;  /**< every intermediate gets its own block (arena = naive sum) */
     bool no_inplace_reuse; /**< never place an elementwise result over its dying input */
     bool profile;          /**< start with profiling on (see tj_plan_set_profiling) */
+    /** Write-back of updated inputs (parameters, optimiser state): NULL, or
+     * one entry per graph output, the index of the input that output k is the
+     * new value of, or -1. At the end of each run that input holds the
+     * output's value: its last kernel writes straight into the input's buffer
+     * when every read of the input's old value comes before (or, for an
+     * elementwise kernel, in) that kernel and the input is contiguous at run
+     * time; otherwise the value is copied in after the last kernel. The
+     * output is still returned as usual. */
+    const int *writeback;
 } tj_compile_options;
 
 /** Compiles `g` for the dtypes, shapes and strides of its placeholders. The
  * plan keeps its own copy of everything it needs (constants are retained):
  * the graph may be freed afterwards. Free the plan with tj_plan_free.
  * Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL graph or one without an
- * output node; TJ_ERR_UNSUPPORTED for a call whose operator has no kernel
- * ("tj_compile: node %name: aten::x has no kernel"); the shape function's
+ * output node, or a write-back entry out of range, naming an input twice, or
+ * whose output and input types differ; TJ_ERR_UNSUPPORTED for a call whose
+ * operator has no kernel ("tj_compile: node %name: aten::x has no kernel"),
+ * or for an output written back to the input it is a view of; the shape function's
  * error when a node's arguments do not fit, TJ_ERR_SHAPE when its result
  * differs from the type the graph records; TJ_ERR_OUT_OF_MEMORY. */
 tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts);
@@ -122,6 +133,8 @@ typedef struct tj_plan_statistics {
     int n_views;              /**< view nodes resolved at compile time */
     int n_inplace;            /**< results placed over their dying input */
     int n_constants;
+    int n_writeback;          /**< outputs written back to inputs */
+    int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per

@@ -1,0 +1,292 @@
+/* Replay benchmarks.
+ *
+ *   overhead   a graph of 10,000 aten::add.Tensor on float32[1] (x = x + y,
+ *              chained), in ns per node: the plan (results left in the
+ *              context, no allocation), the interpreter (tj_graph_run) and
+ *              eager calls of the same function; with 1 and 2 kernel
+ *              threads, and with two threads each running its own context
+ *              of one plan at once.
+ *   models     forward of the WORKLOADS.md models (mlp at batch 1 and 64,
+ *              cnn, gpt, block768): eager against the traced graph replayed,
+ *              in us per call, with 1 and 2 threads.
+ *
+ * Every figure is the median of RUNS timed runs after a warm-up; minor page
+ * faults per run (getrusage) are printed next to the replay figures.
+ *
+ * Usage: bench_replay [overhead|models]...   (default: both) */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "models.h"
+#include "tjit/tjit.h"
+
+#define RUNS 25
+#define CHAIN 10000
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "bench_replay: %s: %s\n", what, tj_last_error());
+    exit(1);
+}
+
+typedef struct figure {
+    double median_ns, min_ns; /* per run */
+    double faults;            /* minor page faults per run */
+} figure;
+
+typedef void (*body_fn)(void *ctx);
+
+static figure measure(body_fn body, void *ctx)
+{
+    double t[RUNS];
+    body(ctx); /* warm-up: caches, arenas, thread pool */
+    body(ctx);
+    long f0 = minor_faults();
+    for (int r = 0; r < RUNS; r++) {
+        double s = now_ns();
+        body(ctx);
+        t[r] = now_ns() - s;
+    }
+    long f1 = minor_faults();
+    qsort(t, RUNS, sizeof *t, cmp_double);
+    return (figure){t[RUNS / 2], t[0], (double)(f1 - f0) / RUNS};
+}
+
+/* ---- a traced function and its three ways of running ---- */
+typedef struct subject {
+    tj_trace_fn fn;
+    void *fn_ctx;
+    tj_tensor **in;
+    int n_in;
+    tj_graph *g;
+    tj_plan *p;
+} subject;
+
+static void run_eager(void *ctx)
+{
+    subject *s = ctx;
+    tj_tensor *out[TJ_MAX_GRAPH_OUTPUTS];
+    int n_out = TJ_MAX_GRAPH_OUTPUTS;
+    tj_scope *sc = tj_scope_begin();
+    if (s->fn(s->fn_ctx, s->in, s->n_in, out, &n_out) != TJ_OK) fail("eager");
+    tj_scope_end(sc);
+}
+
+static void run_interpreter(void *ctx)
+{
+    subject *s = ctx;
+    tj_tensor *out[TJ_MAX_GRAPH_OUTPUTS];
+    tj_scope *sc = tj_scope_begin();
+    if (tj_graph_run(s->g, s->in, s->n_in, out) != TJ_OK) fail("tj_graph_run");
+    tj_scope_end(sc);
+}
+
+static void run_plan(void *ctx)
+{
+    subject *s = ctx;
+    if (tj_plan_run_into(s->p, s->in, s->n_in, NULL) != TJ_OK) fail("tj_plan_run_into");
+}
+
+static void subject_compile(subject *s)
+{
+    s->g = tj_make_fx(s->fn, s->fn_ctx, s->in, s->n_in, NULL, TJ_TRACE_REAL);
+    if (!s->g) fail("make_fx");
+    s->p = tj_compile(s->g, NULL);
+    if (!s->p) fail("tj_compile");
+}
+
+static void subject_free(subject *s)
+{
+    tj_plan_free(s->p);
+    tj_graph_free(s->g);
+}
+
+/* ---- overhead: 10,000 chained adds on float32[1] ---- */
+static tj_status fn_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0];
+    for (int i = 0; i < CHAIN && x; i++) x = tj_add(x, in[1]); /* released when the caller's scope ends */
+    out[0] = x;
+    *n_out = 1;
+    return x ? TJ_OK : tj_last_status();
+}
+
+typedef struct two_ctx {
+    subject *s;
+    tj_plan_context *c;
+    pthread_barrier_t *start;
+    double ns;
+} two_ctx;
+
+static void *context_worker(void *arg)
+{
+    two_ctx *w = arg;
+    for (int i = 0; i < 3; i++) tj_plan_run_ctx_into(w->c, w->s->in, w->s->n_in, NULL);
+    pthread_barrier_wait(w->start);
+    double t0 = now_ns();
+    for (int r = 0; r < RUNS; r++)
+        if (tj_plan_run_ctx_into(w->c, w->s->in, w->s->n_in, NULL) != TJ_OK) fail("context run");
+    w->ns = (now_ns() - t0) / RUNS;
+    return NULL;
+}
+
+/* Two threads, each with its own context of one plan, at once: ns per node
+ * seen by each thread (the slower one). */
+static double two_contexts(subject *s)
+{
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    two_ctx w[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        w[i] = (two_ctx){s, tj_plan_context_new(s->p), &start, 0};
+        if (!w[i].c) fail("tj_plan_context_new");
+        pthread_create(&th[i], NULL, context_worker, &w[i]);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) tj_plan_context_free(w[i].c);
+    pthread_barrier_destroy(&start);
+    return (w[0].ns > w[1].ns ? w[0].ns : w[1].ns) / CHAIN;
+}
+
+static void bench_overhead(void)
+{
+    int64_t one = 1;
+    tj_tensor *in[2] = {tj_tensor_from_data(TJ_FLOAT32, 1, &one, (float[]){1.0f}),
+                        tj_tensor_from_data(TJ_FLOAT32, 1, &one, (float[]){0.5f})};
+    subject s = {fn_chain, NULL, in, 2, NULL, NULL};
+    subject_compile(&s);
+    tj_plan_statistics st;
+    tj_plan_stats(s.p, &st);
+    printf("overhead: %d x aten::add.Tensor on float32[1]; plan: %d kernels, arena %zu bytes (naive %zu)\n", CHAIN,
+           st.n_kernels, st.arena_bytes, st.naive_bytes);
+    printf("%-8s %14s %14s %14s %12s %14s %16s\n", "threads", "replay ns/node", "(fastest run)", "interp ns/node",
+           "eager ns/node", "eager/replay", "replay faults/run");
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt);
+        figure r = measure(run_plan, &s), i = measure(run_interpreter, &s), e = measure(run_eager, &s);
+        printf("%-8d %14.1f %14.1f %14.1f %12.1f %13.1fx %16.1f\n", nt, r.median_ns / CHAIN, r.min_ns / CHAIN,
+               i.median_ns / CHAIN, e.median_ns / CHAIN, e.median_ns / r.median_ns, r.faults);
+    }
+    tj_set_num_threads(1);
+    printf("two contexts of one plan in two threads at once (1 kernel thread each): %.1f ns/node per thread\n\n",
+           two_contexts(&s));
+    subject_free(&s);
+    tj_tensor_release(in[0]);
+    tj_tensor_release(in[1]);
+}
+
+/* ---- models: forward, eager against replay ---- */
+typedef struct model_run {
+    model m;
+    int64_t batch;
+} model_run;
+
+/* inputs: the parameters, then x */
+static tj_status fn_forward(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    model_run *mr = ctx;
+    out[0] = mr->m.def->forward(&mr->m, in, in[n - 1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *model_input(const model_def *d, int64_t batch)
+{
+    int64_t shape[4];
+    memcpy(shape, d->x_shape, sizeof shape);
+    if (batch > 0) shape[0] = batch;
+    tj_tensor *x = tj_tensor_empty(d->x_dtype, d->x_ndim, shape);
+    if (!x) fail("model input");
+    int64_t n = tj_tensor_numel(x);
+    if (d->x_dtype == TJ_INT64) {
+        int64_t *p = tj_tensor_data(x);
+        for (int64_t i = 0; i < n; i++) p[i] = (i * 7919) % 256;
+    } else {
+        float *p = tj_tensor_data(x);
+        for (int64_t i = 0; i < n; i++) p[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    }
+    return x;
+}
+
+static void bench_model(const char *id, int64_t batch, const char *label)
+{
+    const model_def *d = model_find(id);
+    if (!d) {
+        printf("%-14s (model not available)\n", label);
+        return;
+    }
+    model_run mr = {.batch = batch};
+    if (model_create(d, 0, &mr.m) != TJ_OK) fail("model_create");
+    tj_tensor *in[MODEL_MAX_PARAMS + 1];
+    memcpy(in, mr.m.params, sizeof(tj_tensor *) * (size_t)mr.m.n_params);
+    in[mr.m.n_params] = model_input(d, batch);
+    subject s = {fn_forward, &mr, in, mr.m.n_params + 1, NULL, NULL};
+    subject_compile(&s);
+    tj_plan_statistics st;
+    tj_plan_stats(s.p, &st);
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt);
+        figure e = measure(run_eager, &s), r = measure(run_plan, &s);
+        printf("%-14s %7d %12.1f %12.1f %9.2fx %10.1f %10d %12.2f %12.2f\n", label, nt, e.median_ns * 1e-3,
+               r.median_ns * 1e-3, e.median_ns / r.median_ns, r.faults, st.n_kernels, st.arena_bytes / 1048576.0,
+               st.naive_bytes / 1048576.0);
+    }
+    subject_free(&s);
+    tj_tensor_release(in[mr.m.n_params]);
+    model_free(&mr.m);
+}
+
+static void bench_models(void)
+{
+    printf("models, forward: eager vs traced replay (us per call, median of %d)\n", RUNS);
+    printf("%-14s %7s %12s %12s %10s %10s %10s %12s %12s\n", "model", "threads", "eager us", "replay us", "speed-up",
+           "faults/run", "kernels", "arena MiB", "naive MiB");
+    bench_model("mlp", 1, "mlp (batch 1)");
+    bench_model("mlp", 0, "mlp (batch 64)");
+    bench_model("cnn", 0, "cnn");
+    bench_model("gpt", 0, "gpt");
+    bench_model("block768", 0, "block768");
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    bool all = argc < 2;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models")) {
+            fprintf(stderr, "usage: bench_replay [overhead|models]...\n");
+            return 2;
+        }
+    for (int i = 0; i < (all ? 1 : argc - 1); i++) {
+        const char *what = all ? NULL : argv[i + 1];
+        if (!what || !strcmp(what, "overhead")) bench_overhead();
+        if (!what || !strcmp(what, "models")) bench_models();
+    }
+    return 0;
+}

@@ -1,0 +1,162 @@
+/* Decompositions of the composite elementwise operators (relu, gelu, silu,
+ * logaddexp) and of the activations' backward operators, as torch._decomp /
+ * torch._refs write them in PyTorch 1.13, spelled with the operators of
+ * OPS.md (no le.Scalar, isinf or rsub: `self <= t` is le.Tensor against a
+ * 0-dim tensor, `1 - y` is neg + add.Scalar). The argument checks the
+ * kernels' shape functions make are repeated here, so a traced call fails
+ * the same way as an eager one. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static tj_status done(tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    outs[0] = tj_v_tensor(r);
+    return TJ_OK;
+}
+
+static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
+
+/* result_type of the first n (tensor) arguments, which must be a float one. */
+static tj_status float_result(const char *op, const tj_value *args, int n, tj_dtype *dt)
+{
+    *dt = tj_result_type(args, n);
+    if (is_float(*dt)) return TJ_OK;
+    return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(*dt));
+}
+
+static tj_status approximate(const char *op, const tj_value *v, bool *is_tanh)
+{
+    *is_tanh = !strcmp(v->u.s, "tanh");
+    if (*is_tanh || !strcmp(v->u.s, "none")) return TJ_OK;
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: approximate argument must be either 'none' or 'tanh', got '%s'", op,
+                    v->u.s);
+}
+
+#define F(x) tj_v_float(x)
+
+/* gelu constants as torch._decomp spells them */
+#define K_SQRT1_2 0.70710678118654752440
+#define K_BETA (1.41421356237309504880 * 1.12837916709551257390 * 0.5) /* sqrt(2/pi) */
+#define K_PDF (1.12837916709551257390 * 0.70710678118654752440 * 0.5)  /* 1/sqrt(2 pi) */
+#define K_KAPPA 0.044715
+
+/* relu(a) = clamp(a, min=0): keeps the dtype, nan stays nan. */
+static tj_status relu(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *a = args[0].u.t;
+    if (tj_tensor_dtype(a) == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "aten::relu: not supported for bool input");
+    return done(tj_clamp(a, tj_v_int(0), tj_v_none()), outs);
+}
+
+/* none: a * 0.5 * (1 + erf(a / sqrt(2)));
+ * tanh: 0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a^3))). */
+static tj_status gelu(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *a = args[0].u.t;
+    tj_dtype dt;
+    bool is_tanh;
+    tj_status st = approximate("aten::gelu", &args[1], &is_tanh);
+    if (st == TJ_OK) st = float_result("aten::gelu", args, 1, &dt);
+    if (st != TJ_OK) return st;
+    if (is_tanh) {
+        tj_tensor *cube = tj_mul(tj_mul(a, a), a);
+        tj_tensor *inner = tj_mul_scalar(tj_add(a, tj_mul_scalar(cube, F(K_KAPPA))), F(K_BETA));
+        return done(tj_mul(tj_mul_scalar(a, F(0.5)), tj_add_scalar(tj_tanh(inner), tj_v_int(1))), outs);
+    }
+    tj_tensor *cdf1 = tj_add_scalar(tj_erf(tj_mul_scalar(a, F(K_SQRT1_2))), tj_v_int(1));
+    return done(tj_mul(tj_mul_scalar(a, F(0.5)), cdf1), outs);
+}
+
+/* silu(a) = a * sigmoid(a) */
+static tj_status silu(const tj_value *args, tj_value *outs)
+{
+    tj_dtype dt;
+    tj_status st = float_result("aten::silu", args, 1, &dt);
+    if (st != TJ_OK) return st;
+    return done(tj_mul(args[0].u.t, tj_sigmoid(args[0].u.t)), outs);
+}
+
+/* max + log1p(exp(min - max)), except that equal infinities give
+ * themselves: where(a == b & |a| == inf, a, ...). */
+static tj_status logaddexp(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    tj_dtype dt;
+    tj_status st = float_result("aten::logaddexp", args, 2, &dt);
+    if (st != TJ_OK) return st;
+    tj_tensor *mask = tj_ge(a, b);
+    tj_tensor *mx = tj_where(mask, a, b), *mn = tj_where(mask, b, a);
+    tj_tensor *inf_mask = tj_mul(tj_eq(a, b), tj_eq_scalar(tj_abs(a), F(INFINITY)));
+    return done(tj_where(inf_mask, a, tj_add(mx, tj_log1p(tj_exp(tj_sub(mn, mx))))), outs);
+}
+
+/* where(self <= threshold, 0, grad), computed in result_type(grad, self). */
+static tj_status threshold_backward(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *grad = args[0].u.t, *self = args[1].u.t;
+    tj_dtype dt = tj_result_type(args, 2);
+    if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "aten::threshold_backward: not supported for bool operands");
+    tj_tensor *mask = tj_le(self, tj_scalar_tensor(args[2], (int)dt));
+    if (tj_tensor_dtype(grad) != dt) grad = tj_to_copy(grad, (int)dt);
+    return done(tj_where(mask, tj_scalar_tensor(tj_v_int(0), (int)dt), grad), outs);
+}
+
+static tj_status gelu_backward(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *grad = args[0].u.t, *x = args[1].u.t;
+    tj_dtype dt;
+    bool is_tanh;
+    tj_status st = approximate("aten::gelu_backward", &args[2], &is_tanh);
+    if (st == TJ_OK) st = float_result("aten::gelu_backward", args, 2, &dt);
+    if (st != TJ_OK) return st;
+    if (is_tanh) {
+        tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
+        tj_tensor *inner = tj_mul_scalar(tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), F(K_BETA));
+        tj_tensor *t = tj_tanh(inner);
+        tj_tensor *left = tj_mul_scalar(x, F(0.5));
+        tj_tensor *left_derivative = tj_mul_scalar(tj_add_scalar(t, tj_v_int(1)), F(0.5));
+        tj_tensor *tanh_derivative = tj_add_scalar(tj_neg(tj_mul(t, t)), tj_v_int(1));
+        tj_tensor *inner_derivative =
+            tj_mul_scalar(tj_add_scalar(tj_mul_scalar(x_sq, F(3 * K_KAPPA)), tj_v_int(1)), F(K_BETA));
+        tj_tensor *right_derivative = tj_mul(tj_mul(left, tanh_derivative), inner_derivative);
+        return done(tj_mul(grad, tj_add(left_derivative, right_derivative)), outs);
+    }
+    tj_tensor *cdf = tj_mul_scalar(tj_add_scalar(tj_erf(tj_mul_scalar(x, F(K_SQRT1_2))), tj_v_int(1)), F(0.5));
+    tj_tensor *pdf = tj_mul_scalar(tj_exp(tj_mul_scalar(tj_mul(x, x), F(-0.5))), F(K_PDF));
+    return done(tj_mul(grad, tj_add(cdf, tj_mul(x, pdf))), outs);
+}
+
+/* grad * (y * (1 - y)) */
+static tj_status sigmoid_backward(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *y = args[1].u.t;
+    tj_dtype dt;
+    tj_status st = float_result("aten::sigmoid_backward", args, 2, &dt);
+    if (st != TJ_OK) return st;
+    return done(tj_mul(args[0].u.t, tj_mul(y, tj_add_scalar(tj_neg(y), tj_v_int(1)))), outs);
+}
+
+/* grad * (1 - y * y) */
+static tj_status tanh_backward(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *y = args[1].u.t;
+    tj_dtype dt;
+    tj_status st = float_result("aten::tanh_backward", args, 2, &dt);
+    if (st != TJ_OK) return st;
+    return done(tj_mul(args[0].u.t, tj_add_scalar(tj_neg(tj_mul(y, y)), tj_v_int(1))), outs);
+}
+
+void tj_register_elementwise_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");
+    tj_op_set_decomposition(TJ_OPS(gelu), gelu, "gelu");
+    tj_op_set_decomposition(TJ_OPS(silu), silu, "silu");
+    tj_op_set_decomposition(TJ_OPS(logaddexp), logaddexp, "logaddexp");
+    tj_op_set_decomposition(TJ_OPS(threshold_backward), threshold_backward, "threshold_backward");
+    tj_op_set_decomposition(TJ_OPS(gelu_backward), gelu_backward, "gelu_backward");
+    tj_op_set_decomposition(TJ_OPS(sigmoid_backward), sigmoid_backward, "sigmoid_backward");
+    tj_op_set_decomposition(TJ_OPS(tanh_backward), tanh_backward, "tanh_backward");
+}

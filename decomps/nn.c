@@ -1,0 +1,245 @@
+/* Implicit neural-network composites, as ATen 1.13 writes them
+ * (Convolution.cpp, Pooling.cpp, Dropout.cpp, LossNLL.cpp, Loss.cpp):
+ * conv2d -> convolution, max_pool2d -> max_pool2d_with_indices, dropout ->
+ * native_dropout, nll_loss -> nll_loss_forward, cross_entropy_loss ->
+ * _log_softmax + nll_loss_forward, mse_loss -> sub, pow, mean / sum (as
+ * torch._decomp writes it; ATen has a kernel). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static tj_status done(tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    outs[0] = tj_v_tensor(r);
+    return TJ_OK;
+}
+
+static tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
+
+/* An int[2] argument given as one or two values, as two values. */
+static tj_status pair(const char *op, const char *name, const tj_value *v, int64_t out[2])
+{
+    if (v->n != 1 && v->n != 2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must have 1 or 2 values, got %d", op, name, v->n);
+    out[0] = v->u.ints[0];
+    out[1] = v->u.ints[v->n - 1];
+    return TJ_OK;
+}
+
+/* conv2d(input, weight, bias?, stride, padding, dilation, groups): a 3-d
+ * (unbatched) input gets a batch dim of 1 around the convolution. */
+static tj_status conv2d(const tj_value *args, tj_value *outs)
+{
+    const char *op = "aten::conv2d";
+    tj_tensor *input = args[0].u.t;
+    int64_t stride[2], padding[2], dilation[2], output_padding[2] = {0, 0};
+    tj_status st;
+    if ((st = pair(op, "stride", &args[3], stride)) || (st = pair(op, "padding", &args[4], padding)) ||
+        (st = pair(op, "dilation", &args[5], dilation)))
+        return st;
+    int nd = tj_tensor_ndim(input);
+    if (nd != 3 && nd != 4) {
+        char buf[96];
+        return tj_error(TJ_ERR_SHAPE, "%s: expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: %s",
+                        op, tj_shape_str(nd, tj_tensor_shape(input), buf, sizeof buf));
+    }
+    tj_tensor *batched = nd == 3 ? tj_unsqueeze(input, 0) : input;
+    tj_tensor *out = tj_convolution(batched, args[1].u.t, opt_tensor(&args[2]), stride, padding, dilation, false,
+                                    output_padding, args[6].u.i);
+    return done(nd == 3 ? tj_squeeze_dim(out, 0) : out, outs);
+}
+
+/* max_pool2d: the first output of max_pool2d_with_indices (same arguments). */
+static tj_status max_pool2d(const tj_value *args, tj_value *outs)
+{
+    tj_value r[2];
+    tj_status st = tj_call("aten::max_pool2d_with_indices", args, 6, r);
+    if (st != TJ_OK) return st;
+    outs[0] = r[0];
+    return TJ_OK;
+}
+
+/* dropout(input, p, train): the input itself when nothing is dropped (not
+ * training, p = 0, empty), else native_dropout's output. */
+static tj_status dropout(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *input = args[0].u.t;
+    double p = tj_value_as_double(&args[1]);
+    if (!(p >= 0.0 && p <= 1.0))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::dropout: dropout probability has to be between 0 and 1, but got %g", p);
+    if (!args[2].u.b || p == 0.0 || tj_tensor_numel(input) == 0) return done(input, outs);
+    tj_tensor *out = NULL, *mask = NULL;
+    if (tj_native_dropout(input, p, true, &out, &mask) != TJ_OK) return tj_last_status();
+    return done(out, outs);
+}
+
+/* ATen's nll_loss_nd: 1-d and 2-d inputs go to nll_loss_forward; an input
+ * [N, C, d1, ...] with target [N, d1, ...] is flattened to [N*d1*..., C]
+ * (ATen calls nll_loss2d there; the values are the same) and, without
+ * reduction, the losses take the target's shape. *total_weight, when not
+ * NULL, receives nll_loss_forward's total weight. */
+static tj_tensor *nll_loss_nd(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                              int64_t ignore_index, tj_tensor **total_weight)
+{
+    const char *op = "aten::nll_loss";
+    int nd = tj_tensor_ndim(self), tnd = tj_tensor_ndim(target);
+    const int64_t *s = tj_tensor_shape(self), *ts = tj_tensor_shape(target);
+    char a[96], b[96];
+    if (nd < 1) {
+        tj_error(TJ_ERR_SHAPE, "%s: expected 1 or more dimensions (got %d)", op, nd);
+        return NULL;
+    }
+    if (nd != 1 && (tnd < 1 || s[0] != ts[0])) {
+        tj_error(TJ_ERR_SHAPE, "%s: expected input batch_size (%lld) to match target batch_size (%lld)", op,
+                 (long long)s[0], (long long)(tnd < 1 ? 1 : ts[0]));
+        return NULL;
+    }
+    tj_tensor *out = NULL, *tw = NULL;
+    if (nd <= 2) {
+        if (tj_nll_loss_forward(self, target, weight, reduction, ignore_index, &out, &tw) != TJ_OK) return NULL;
+    } else {
+        bool same = tnd == nd - 1;
+        for (int i = 1; same && i < tnd; i++) same = ts[i] == s[i + 1];
+        if (!same) {
+            tj_error(TJ_ERR_SHAPE, "%s: expected target of size [N, d1, ...] matching input %s, got %s", op,
+                     tj_shape_str(nd, s, a, sizeof a), tj_shape_str(tnd, ts, b, sizeof b));
+            return NULL;
+        }
+        int64_t perm[TJ_MAX_DIMS], flat[2] = {-1, s[1]}, all = -1;
+        perm[0] = 0;
+        for (int i = 2; i < nd; i++) perm[i - 1] = i;
+        perm[nd - 1] = 1;
+        tj_tensor *rows = tj_reshape(tj_permute(self, perm, nd), flat, 2);
+        if (tj_nll_loss_forward(rows, tj_reshape(target, &all, 1), weight, reduction, ignore_index, &out, &tw) != TJ_OK)
+            return NULL;
+        if (reduction == 0) out = tj_view(out, ts, tnd);
+    }
+    if (total_weight) *total_weight = tw;
+    return out;
+}
+
+/* nll_loss(self, target, weight?, reduction, ignore_index). */
+static tj_status nll_loss(const tj_value *args, tj_value *outs)
+{
+    return done(nll_loss_nd(args[0].u.t, args[1].u.t, opt_tensor(&args[2]), args[3].u.i, args[4].u.i, NULL), outs);
+}
+
+/* Class weights shaped to broadcast along the class dim 1 of an input of
+ * rank nd (as is for rank 1). */
+static tj_tensor *class_weight_view(tj_tensor *weight, int nd)
+{
+    if (nd <= 1) return weight;
+    int64_t shape[TJ_MAX_DIMS];
+    for (int i = 0; i < nd; i++) shape[i] = 1;
+    shape[1] = tj_tensor_numel(weight);
+    return tj_view(weight, shape, nd);
+}
+
+/* Soft targets (target of the input's shape, class probabilities):
+ * -(log_softmax(self) * target * weight) summed over classes, then reduced;
+ * the mean divides by the number of samples. */
+static tj_tensor *cross_entropy_prob_target(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
+                                            double label_smoothing)
+{
+    const char *op = "aten::cross_entropy_loss";
+    int nd = tj_tensor_ndim(self);
+    int64_t class_dim = nd == 1 ? 0 : 1, n_classes = tj_tensor_size(self, (int)class_dim);
+    if (tj_dtype_category(tj_tensor_dtype(target)) != TJ_CAT_FLOAT) {
+        tj_error(TJ_ERR_DTYPE, "%s: expected floating point type for target with class probabilities, got %s", op,
+                 tj_dtype_name(tj_tensor_dtype(target)));
+        return NULL;
+    }
+    if (weight && (tj_tensor_ndim(weight) != 1 || tj_tensor_numel(weight) != n_classes)) {
+        tj_error(TJ_ERR_SHAPE, "%s: weight tensor should be defined either for all %lld classes or no classes", op,
+                 (long long)n_classes);
+        return NULL;
+    }
+    if (reduction < 0 || reduction > 2) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: invalid reduction %lld", op, (long long)reduction);
+        return NULL;
+    }
+    tj_tensor *input = tj__log_softmax(self, class_dim, false);
+    if (label_smoothing > 0.0)
+        target = tj_add_scalar(tj_mul_scalar(target, tj_v_float(1.0 - label_smoothing)),
+                               tj_v_float(label_smoothing / (double)n_classes));
+    tj_tensor *prod = tj_mul(input, target);
+    if (weight) prod = tj_mul(prod, class_weight_view(weight, nd));
+    if (reduction == 0) return tj_neg(tj_sum_dim(prod, &class_dim, 1, false, -1));
+    tj_tensor *total = tj_neg(tj_sum(prod, -1));
+    if (reduction == 2) return total;
+    /* an empty input divides 0 by 0: nan, as ATen's fill_(NAN) */
+    int64_t samples = n_classes ? tj_tensor_numel(self) / n_classes : 0;
+    return tj_div_scalar(total, tj_v_int(samples));
+}
+
+/* Label smoothing with class-index targets: (1 - ls) * nll_loss +
+ * (ls / C) * smooth_loss, smooth_loss = -sum over classes of
+ * log_softmax(self) (* weight), 0 at ignored targets; the mean divides by the
+ * total weight of the kept targets (nll_loss_forward's total_weight). */
+static tj_tensor *cross_entropy_label_smoothing(tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                                int64_t reduction, int64_t ignore_index, double label_smoothing)
+{
+    int nd = tj_tensor_ndim(self);
+    int64_t class_dim = nd == 1 ? 0 : 1, n_classes = tj_tensor_size(self, (int)class_dim);
+    tj_tensor *input = tj__log_softmax(self, class_dim, false), *total_weight = NULL;
+    tj_tensor *nll = nll_loss_nd(input, target, weight, reduction, ignore_index, &total_weight);
+    if (!nll) return NULL;
+    tj_tensor *ignore_mask = tj_eq_scalar(target, tj_v_int(ignore_index));
+    tj_tensor *per_class = weight ? tj_mul(input, class_weight_view(weight, nd)) : input;
+    tj_tensor *smooth = tj_masked_fill(tj_neg(tj_sum_dim(per_class, &class_dim, 1, false, -1)), ignore_mask,
+                                       tj_v_float(0.0));
+    tj_tensor *ret = reduction == 0 ? smooth : tj_sum(smooth, -1);
+    if (reduction == 1) ret = tj_div(ret, total_weight);
+    return tj_add(tj_mul_scalar(nll, tj_v_float(1.0 - label_smoothing)),
+                  tj_mul_scalar(ret, tj_v_float(label_smoothing / (double)n_classes)));
+}
+
+/* cross_entropy_loss(self, target, weight?, reduction, ignore_index,
+ * label_smoothing). */
+static tj_status cross_entropy_loss(const tj_value *args, tj_value *outs)
+{
+    const char *op = "aten::cross_entropy_loss";
+    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
+    int64_t reduction = args[3].u.i, ignore_index = args[4].u.i;
+    double ls = tj_value_as_double(&args[5]);
+    int nd = tj_tensor_ndim(self);
+    if (nd < 1) return tj_error(TJ_ERR_SHAPE, "%s: expected 1 or more dimensions (got 0)", op);
+    if (ls > 1.0 || isnan(ls))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: label_smoothing must be between 0.0 and 1.0. Got: %g", op, ls);
+    bool soft = nd == tj_tensor_ndim(target) &&
+                memcmp(tj_tensor_shape(self), tj_tensor_shape(target), sizeof(int64_t) * (size_t)nd) == 0;
+    if (soft) {
+        if (ignore_index >= 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: ignore_index is not supported for floating point target", op);
+        return done(cross_entropy_prob_target(self, target, weight, reduction, ls), outs);
+    }
+    if (ls > 0.0) return done(cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index, ls), outs);
+    tj_tensor *logp = tj__log_softmax(self, nd == 1 ? 0 : 1, false);
+    return done(nll_loss_nd(logp, target, weight, reduction, ignore_index, NULL), outs);
+}
+
+/* mse_loss(self, target, reduction): (self - target)^2, then mean, sum or
+ * nothing. */
+static tj_status mse_loss(const tj_value *args, tj_value *outs)
+{
+    int64_t reduction = args[2].u.i;
+    if (reduction < 0 || reduction > 2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld",
+                        (long long)reduction);
+    tj_tensor *loss = tj_pow_scalar(tj_sub(args[0].u.t, args[1].u.t), tj_v_int(2));
+    if (reduction == 1) loss = tj_mean_dim(loss, NULL, 0, false, -1);
+    else if (reduction == 2) loss = tj_sum(loss, -1);
+    return done(loss, outs);
+}
+
+void tj_register_nn_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(conv2d), conv2d, "conv2d");
+    tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");
+    tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");
+    tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");
+    tj_op_set_decomposition(TJ_OPS(cross_entropy_loss), cross_entropy_loss, "cross_entropy_loss");
+    tj_op_set_decomposition(TJ_OPS(mse_loss), mse_loss, "mse_loss");
+}

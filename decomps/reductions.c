@@ -1,0 +1,138 @@
+/* Decompositions of the composite reductions, after torch._refs /
+ * torch._decomp in PyTorch 1.13: mean.dim is a sum divided by the element
+ * count; var.correction is the sum of squared deviations from the mean
+ * (two-pass) divided by max(0, N - correction), as the ATen kernel does (1.13's
+ * Python decomposition omits the clamp); var_mean pairs it with mean;
+ * logsumexp shifts by the finite part of amax before exp, sum and log. */
+#include <math.h>
+
+#include "internal.h"
+
+static tj_status done(tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    outs[0] = tj_v_tensor(r);
+    return TJ_OK;
+}
+
+/* The reduced dims of an `int[1]?` dim list (None or [] = all) and the
+ * number of elements folded into each output. Errors as the kernels report
+ * them: dims out of range, repeated dims. */
+static tj_status reduced_dims(const char *op, const tj_tensor *x, const tj_value *dim, bool mask[TJ_MAX_DIMS],
+                              int64_t *count)
+{
+    int nd = tj_tensor_ndim(x);
+    bool all = dim->kind == TJ_V_NONE || dim->n == 0;
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = all;
+    for (int k = 0; !all && k < dim->n; k++) {
+        int w;
+        if (tj_wrap_dim(op, dim->u.ints[k], nd, &w) != TJ_OK) return tj_last_status();
+        if (mask[w]) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: dim %d appears multiple times in the list of dims", op, w);
+        mask[w] = true;
+    }
+    *count = 1;
+    for (int d = 0; d < nd; d++)
+        if (mask[d]) *count *= tj_tensor_shape(x)[d];
+    return TJ_OK;
+}
+
+static const int64_t *dims_of(const tj_value *dim) { return dim->kind == TJ_V_INTS ? dim->u.ints : NULL; }
+static int ndims_of(const tj_value *dim) { return dim->kind == TJ_V_INTS ? dim->n : 0; }
+
+/* mean.dim(self, dim, keepdim, dtype) = sum.dim_IntList(self, dim, keepdim, dtype) / N */
+static tj_tensor *mean_of(const char *op, tj_tensor *self, const tj_value *dim, bool keepdim, const tj_value *dtype)
+{
+    tj_dtype od = dtype->kind == TJ_V_DTYPE ? dtype->u.dtype : tj_tensor_dtype(self);
+    if (tj_dtype_category(od) != TJ_CAT_FLOAT) {
+        tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. %s dtype must be either a floating point or "
+                               "complex dtype. Got: %s", op, dtype->kind == TJ_V_DTYPE ? "Optional" : "Input",
+                 tj_dtype_name(od));
+        return NULL;
+    }
+    bool mask[TJ_MAX_DIMS];
+    int64_t n;
+    if (reduced_dims(op, self, dim, mask, &n) != TJ_OK) return NULL;
+    tj_tensor *sum = tj_sum_dim(self, dims_of(dim), ndims_of(dim), keepdim, dtype->kind == TJ_V_DTYPE ? (int)od : -1);
+    return tj_div_scalar(sum, tj_v_int(n));
+}
+
+static tj_status mean_dim(const tj_value *args, tj_value *outs)
+{
+    return done(mean_of("aten::mean.dim", args[0].u.t, &args[1], args[2].u.b, &args[3]), outs);
+}
+
+/* var and, when mean_out is given, the mean (keepdim as asked). */
+static tj_status var_impl(const char *op, const tj_value *args, tj_value *outs, bool with_mean)
+{
+    tj_tensor *x = args[0].u.t;
+    const tj_value *dim = &args[1];
+    bool keepdim = args[3].u.b;
+    if (tj_dtype_category(tj_tensor_dtype(x)) != TJ_CAT_FLOAT)
+        return tj_error(TJ_ERR_DTYPE, "%s: std and var only support floating point dtypes, got %s", op,
+                        tj_dtype_name(tj_tensor_dtype(x)));
+    bool mask[TJ_MAX_DIMS];
+    int64_t n;
+    if (reduced_dims(op, x, dim, mask, &n) != TJ_OK) return tj_last_status();
+    int64_t correction = args[2].kind == TJ_V_NONE ? 1 : args[2].u.i;
+    tj_value none = tj_v_none();
+    tj_tensor *mean = mean_of(op, x, dim, true, &none);
+    tj_tensor *dev = tj_sub(x, mean);
+    tj_tensor *sq = tj_sum_dim(tj_mul(dev, dev), dims_of(dim), ndims_of(dim), keepdim, -1);
+    int64_t divisor = n - correction > 0 ? n - correction : 0;
+    tj_tensor *var = tj_div_scalar(sq, tj_v_int(divisor));
+    if (!var) return tj_last_status();
+    outs[0] = tj_v_tensor(var);
+    if (!with_mean) return TJ_OK;
+    tj_tensor *m = keepdim ? mean : mean_of(op, x, dim, false, &none);
+    if (!m) return tj_last_status();
+    outs[1] = tj_v_tensor(m);
+    return TJ_OK;
+}
+
+static tj_status var_correction(const tj_value *args, tj_value *outs)
+{
+    return var_impl("aten::var.correction", args, outs, false);
+}
+
+static tj_status var_mean_correction(const tj_value *args, tj_value *outs)
+{
+    return var_impl("aten::var_mean.correction", args, outs, true);
+}
+
+/* log(sum(exp(x - m))) + m with m = amax(x) where finite, 0 where infinite
+ * (so an all -inf slice gives -inf and +inf gives +inf); integer and bool
+ * inputs, and empty reductions (amax has no identity), skip the shift. */
+static tj_status logsumexp(const tj_value *args, tj_value *outs)
+{
+    static const char *op = "aten::logsumexp";
+    tj_tensor *x = args[0].u.t;
+    const tj_value *dim = &args[1];
+    bool keepdim = args[2].u.b;
+    bool mask[TJ_MAX_DIMS];
+    int64_t n;
+    if (reduced_dims(op, x, dim, mask, &n) != TJ_OK) return tj_last_status();
+    const int64_t *dl = dims_of(dim);
+    int nd = ndims_of(dim);
+    if (tj_dtype_category(tj_tensor_dtype(x)) != TJ_CAT_FLOAT || n == 0)
+        return done(tj_log(tj_sum_dim(tj_exp(x), dl, nd, keepdim, -1)), outs);
+    tj_tensor *m = tj_amax(x, dl, nd, true);
+    m = tj_masked_fill(m, tj_eq_scalar(tj_abs(m), tj_v_float(INFINITY)), tj_v_int(0));
+    tj_tensor *shift = m;
+    if (!keepdim && m) {
+        int64_t shape[TJ_MAX_DIMS];
+        int k = 0;
+        for (int d = 0; d < tj_tensor_ndim(x); d++)
+            if (!mask[d]) shape[k++] = tj_tensor_shape(x)[d];
+        shift = tj_view(m, shape, k);
+    }
+    tj_tensor *s = tj_sum_dim(tj_exp(tj_sub(x, m)), dl, nd, keepdim, -1);
+    return done(tj_add(tj_log(s), shift), outs);
+}
+
+void tj_register_reductions_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(mean_dim), mean_dim, "mean_dim");
+    tj_op_set_decomposition(TJ_OPS(var_correction), var_correction, "var_correction");
+    tj_op_set_decomposition(TJ_OPS(var_mean_correction), var_mean_correction, "var_mean_correction");
+    tj_op_set_decomposition(TJ_OPS(logsumexp), logsumexp, "logsumexp");
+}

@@ -1,0 +1,103 @@
+/* Reverse-mode automatic differentiation (PyTorch's autograd, in C).
+ *
+ * A tensor that requires grad is a leaf the user marked with
+ * tj_tensor_set_requires_grad, or the result of an operator call that had
+ * such an input while grad mode was on. Every such call is recorded by the
+ * dispatcher (DESIGN.md, "The path of one call", layer 2) as a backward node
+ * holding the operator's derivative formula and the values it needs; the
+ * nodes form a graph that tj_backward / tj_autograd_grad walk from the
+ * outputs back to the leaves.
+ *
+ * Derivative formulas call the public operator API (threshold_backward for
+ * relu, convolution_backward for convolution, mm for mm, ...), so when a
+ * backward pass runs under make_fx its operators are traced like any other
+ * call: forward, backward and optimiser update land in one graph. Backward
+ * passes themselves record nothing (no higher-order gradients).
+ *
+ * Grad mode is per thread and on by default. In-place operators on tensors
+ * that require grad are refused while it is on (see inplace.h). */
+#ifndef TJIT_AUTOGRAD_H
+#define TJIT_AUTOGRAD_H
+
+#include "dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tensors ---- */
+
+/** Marks a leaf tensor as requiring grad (or not). Only float32/float64
+ * tensors can require grad (TJ_ERR_DTYPE); only leaves can change the flag
+ * (TJ_ERR_INVALID_ARGUMENT for the result of a recorded call, as PyTorch's
+ * "you can only change requires_grad flags of leaf variables"). Fake
+ * tensors are allowed. */
+tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool requires_grad);
+/** True when t requires grad (a marked leaf or a recorded result). */
+bool tj_tensor_requires_grad(const tj_tensor *t);
+/** True unless t is the result of a recorded call (PyTorch's is_leaf). */
+bool tj_tensor_is_leaf(const tj_tensor *t);
+/** The gradient accumulated into leaf t by tj_backward, or NULL (none yet,
+ * or t is not a leaf that requires grad). Borrowed: valid until the next
+ * tj_tensor_set_grad on t or t's release. */
+tj_tensor *tj_tensor_grad(const tj_tensor *t);
+/** Replaces t's .grad with `grad` (retained; NULL clears it, like
+ * zero_grad(set_to_none=True)). TJ_ERR_SHAPE / TJ_ERR_DTYPE when grad's
+ * shape or dtype differ from t's. */
+tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad);
+/** A tensor sharing t's storage, geometry and identity (the tracer sees it
+ * as the same value) without autograd history: it does not require grad and
+ * is a leaf (PyTorch's detach). New reference, owned by the innermost open
+ * scope (or the caller). NULL (TJ_ERR_INVALID_ARGUMENT) for NULL. */
+tj_tensor *tj_tensor_detach(tj_tensor *t);
+
+/* ---- grad mode ---- */
+
+/** Whether calls are recorded on the calling thread (default true). */
+bool tj_grad_enabled(void);
+/** Turns recording on or off for the calling thread; returns the previous
+ * setting (PyTorch's torch.set_grad_enabled). */
+bool tj_set_grad_enabled(bool enabled);
+/** A no-grad scope (torch.no_grad): tj_no_grad_begin turns recording off and
+ * returns the previous setting, to be handed to tj_no_grad_end. Scopes nest. */
+bool tj_no_grad_begin(void);
+void tj_no_grad_end(bool previous);
+
+/* ---- backward passes ---- */
+
+/** torch.autograd.backward for one output: accumulates d(output)/d(leaf)
+ * into the .grad of every leaf that requires grad and that output depends
+ * on. output must require grad (TJ_ERR_INVALID_ARGUMENT otherwise).
+ * grad_output is the gradient flowing into output (output's shape; converted
+ * to its dtype); NULL means ones, allowed only when output has one element
+ * (TJ_ERR_SHAPE otherwise). The first gradient a leaf receives is stored
+ * (copied when it shares storage with anything else); later ones are added
+ * in place. The backward graph is kept: calling again accumulates again.
+ * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
+ * for an operator without a derivative formula. */
+tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
+
+/** torch.autograd.grad: gradients of the n_outputs outputs (weighted by
+ * grad_outputs, as tj_backward; grad_outputs may be NULL, or hold NULL
+ * entries, for ones on one-element outputs) with respect to the n_inputs
+ * inputs, which may be leaves or intermediate results that require grad.
+ * Writes one gradient per input into results (input's shape and dtype; new
+ * references owned by the innermost open scope, not requiring grad), or NULL
+ * for an input the outputs do not depend on (PyTorch's allow_unused=True).
+ * .grad fields are left alone, and only the part of the graph between the
+ * outputs and the inputs runs. Errors as tj_backward; inputs that do not
+ * require grad give TJ_ERR_INVALID_ARGUMENT. */
+tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                           tj_tensor *const *inputs, int n_inputs, tj_tensor **results);
+
+/** Whether `op` has a derivative formula (false also for operators that are
+ * not differentiable, such as comparisons; see tj_op_is_differentiable). */
+bool tj_op_has_derivative(const tj_op *op);
+/** Whether `op` is differentiable at all: false for comparisons, argmax,
+ * creation and random operators, whose results never require grad. */
+bool tj_op_is_differentiable(const tj_op *op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+/* In-place operators (ATen's add_, mul_, addcmul_, ... as the optimisers use
+ * them) and the out-of-place operators that functionalisation rewrites them
+ * into (addcmul, lerp, copy, zero, fill, slice_scatter, select_scatter).
+ *
+ * In-place conventions (each is one registered operator, `aten::add_.Tensor`
+ * and so on, dispatched like any other, so it is traced and recorded):
+ * - The result is computed as by the out-of-place operator and written into
+ *   self, which keeps its shape, strides and dtype: the broadcast shape of
+ *   the operands must be self's shape (TJ_ERR_SHAPE otherwise), and the
+ *   result dtype must be one self can hold (float into int64 or anything into
+ *   bool gives TJ_ERR_DTYPE, as PyTorch's "result type Float can't be cast to
+ *   the desired output type Long"). self may be any view (non-contiguous,
+ *   storage offset); its base sees the change.
+ * - They return self (the caller's reference, not a new one) or NULL on
+ *   failure, with self unchanged.
+ * - With grad mode on, an in-place operator on a tensor that requires grad is
+ *   an error (TJ_ERR_UNSUPPORTED): run optimiser updates under
+ *   tj_no_grad_begin (the optimisers of optim.h do).
+ * Out-of-place ones follow ops.h's conventions (new references owned by the
+ * innermost scope). */
+#ifndef TJIT_INPLACE_H
+#define TJIT_INPLACE_H
+
+#include "dispatch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- in place ---- */
+/** aten::add_.Tensor: self += alpha * other (other broadcasts to self). */
+tj_tensor *tj_add_(tj_tensor *self, tj_tensor *other, tj_value alpha);
+/** aten::add_.Scalar: self += alpha * other. */
+tj_tensor *tj_add_scalar_(tj_tensor *self, tj_value other, tj_value alpha);
+/** aten::sub_.Tensor: self -= alpha * other. */
+tj_tensor *tj_sub_(tj_tensor *self, tj_tensor *other, tj_value alpha);
+tj_tensor *tj_mul_(tj_tensor *self, tj_tensor *other);          /**< aten::mul_.Tensor */
+tj_tensor *tj_mul_scalar_(tj_tensor *self, tj_value other);     /**< aten::mul_.Scalar */
+tj_tensor *tj_div_(tj_tensor *self, tj_tensor *other);          /**< aten::div_.Tensor (true division; int64 self: TJ_ERR_DTYPE) */
+tj_tensor *tj_div_scalar_(tj_tensor *self, tj_value other);     /**< aten::div_.Scalar */
+tj_tensor *tj_sqrt_(tj_tensor *self);                           /**< aten::sqrt_ (float self only) */
+/** aten::addcmul_: self += value * tensor1 * tensor2 (evaluated in that
+ * order, as ATen's kernel, so float32 rounds identically). */
+tj_tensor *tj_addcmul_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
+/** aten::addcdiv_: self += value * tensor1 / tensor2 (float only). */
+tj_tensor *tj_addcdiv_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
+/** aten::lerp_.Scalar: self += weight * (end - self), with ATen's two-sided
+ * formula (end - (end - self) * (1 - weight) when |weight| >= 0.5); end must
+ * have self's dtype (float only). */
+tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight);
+/** aten::copy_: copies src (broadcast to self's shape, converted to self's
+ * dtype) into self. */
+tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src);
+tj_tensor *tj_zero_(tj_tensor *self);                           /**< aten::zero_ */
+tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_.Scalar */
+
+/* ---- out of place ---- */
+/** aten::addcmul: self + value * tensor1 * tensor2; the three broadcast; dtype
+ * is their result_type (bool: TJ_ERR_DTYPE). */
+tj_tensor *tj_addcmul(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
+/** aten::addcdiv: self + value * tensor1 / tensor2 (float only). */
+tj_tensor *tj_addcdiv(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
+/** aten::lerp.Scalar: self + weight * (end - self) (float, same dtypes). */
+tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight);
+/** aten::copy: a new tensor of self's shape and dtype holding src (broadcast,
+ * converted); self's values are not read. */
+tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src);
+tj_tensor *tj_zero(tj_tensor *self);                            /**< aten::zero: zeros of self's shape and dtype */
+tj_tensor *tj_fill(tj_tensor *self, tj_value value);            /**< aten::fill.Scalar: value in self's shape and dtype */
+/** aten::slice_scatter: a copy of self whose slice (as tj_slice with the same
+ * dim/start/end/step) holds src; src must have exactly the slice's shape
+ * (TJ_ERR_SHAPE otherwise). */
+tj_tensor *tj_slice_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, bool has_start, int64_t start,
+                            bool has_end, int64_t end, int64_t step);
+/** aten::select_scatter: a copy of self whose select(dim, index) holds src. */
+tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

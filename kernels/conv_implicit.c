@@ -1,0 +1,241 @@
+/* Stride-1 float32 convolutions without im2col (see conv_implicit.h). */
+#include <omp.h>
+#include <string.h>
+
+#include "conv_gemm.h"
+#include "conv_implicit.h"
+
+#define MR TJ_K_GEMM_MR
+#define NR TJ_K_GEMM_NR
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+bool tj_k_conv_implicit_ok(const tj_k_conv *cv) { return cv->geom.sh == 1 && cv->geom.sw == 1; }
+
+/* One convolution on a zero-padded copy of `src`: the source image (c, h,
+ * w) is placed at (pt, pl) in an hp x wp frame (negative offsets crop), the
+ * kernel (kh, kw, dilation dh, dw) slides with stride 1, and out_c output
+ * channels of out_h x out_w are kept. */
+typedef struct frame {
+    int64_t c, h, w, pt, pl, hp, wp;
+    int64_t kh, kw, dh, dw;
+    int64_t out_c, out_h, out_w;
+} frame;
+
+static int64_t frame_k(const frame *f) { return f->c * f->kh * f->kw; }
+/* Zeros after the frame: the wide grid reads up to (kw-1)*dw + NR past it. */
+static int64_t frame_floats(const frame *f) { return f->c * f->hp * f->wp + (f->kw - 1) * f->dw + NR; }
+static int64_t frame_panels(const frame *f) { return (f->out_c + MR - 1) / MR; }
+
+/* unfold_mm: the image padded by (ph, pw); outputs = matrix side. */
+static frame forward_frame(const tj_k_conv *cv)
+{
+    const tj_k_im2col_geom *g = &cv->geom;
+    return (frame){g->channels, g->height, g->width, g->ph, g->pw, g->height + 2 * g->ph, g->width + 2 * g->pw,
+                   g->kh, g->kw, g->dh, g->dw, cv->mat_channels, g->out_h, g->out_w};
+}
+
+/* mm_fold: the matrix side padded by (k-1)*d - p, so that the flipped
+ * kernel's outputs cover the image exactly. */
+static frame fold_frame(const tj_k_conv *cv)
+{
+    const tj_k_im2col_geom *g = &cv->geom;
+    int64_t eh = (g->kh - 1) * g->dh, ew = (g->kw - 1) * g->dw;
+    return (frame){cv->mat_channels, g->out_h, g->out_w, eh - g->ph, ew - g->pw, g->height + eh, g->width + ew,
+                   g->kh, g->kw, g->dh, g->dw, g->channels, g->height, g->width};
+}
+
+/* Copies the source into its frame, zeros elsewhere (slack included). */
+static void frame_fill(const frame *f, const float *src, float *dst)
+{
+    int64_t x0 = f->pl < 0 ? 0 : f->pl, x1 = min64(f->wp, f->pl + f->w);
+    for (int64_t c = 0; c < f->c; c++)
+        for (int64_t y = 0; y < f->hp; y++) {
+            float *row = dst + (c * f->hp + y) * f->wp;
+            int64_t sy = y - f->pt;
+            if (sy < 0 || sy >= f->h || x1 <= x0) {
+                memset(row, 0, sizeof(float) * (size_t)f->wp);
+                continue;
+            }
+            memset(row, 0, sizeof(float) * (size_t)x0);
+            memcpy(row + x0, src + (c * f->h + sy) * f->w + (x0 - f->pl), sizeof(float) * (size_t)(x1 - x0));
+            memset(row + x1, 0, sizeof(float) * (size_t)(f->wp - x1));
+        }
+    memset(dst + f->c * f->hp * f->wp, 0, sizeof(float) * (size_t)(frame_floats(f) - f->c * f->hp * f->wp));
+}
+
+/* off[k] for k = (c, i, j): where tap k's row of B starts in the frame. */
+static void frame_offsets(const frame *f, int64_t *off)
+{
+    for (int64_t c = 0; c < f->c; c++)
+        for (int64_t i = 0; i < f->kh; i++)
+            for (int64_t j = 0; j < f->kw; j++)
+                off[(c * f->kh + i) * f->kw + j] = c * f->hp * f->wp + i * f->dh * f->wp + j * f->dw;
+}
+
+/* Scratch layout. Shared: packed weights of every group, tap offsets.
+ * Per thread: the frame, then the wide output (forward) or the packed
+ * gradient and the partial weight gradient (weight_grad). */
+typedef struct layout {
+    size_t packed, offsets, per_thread, frame, wide, gradt;
+} layout;
+
+static layout make_layout(const tj_k_conv *cv, tj_k_conv_op op, const frame *f)
+{
+    layout l = {0};
+    int64_t k = frame_k(f);
+    l.offsets = round64(sizeof(int64_t) * (size_t)k);
+    l.frame = round64(sizeof(float) * (size_t)frame_floats(f));
+    if (op == TJ_K_CONV_WEIGHT_GRAD) {
+        int64_t r = cv->mat_channels, p = f->out_h * f->out_w;
+        l.gradt = round64(sizeof(float) * (size_t)(((r + NR - 1) / NR) * NR * p));
+        l.per_thread = l.frame + l.gradt + round64(sizeof(float) * (size_t)(cv->groups * k * r));
+    } else {
+        l.packed = round64(sizeof(float) * (size_t)(cv->groups * frame_panels(f) * MR * k));
+        l.wide = round64(sizeof(float) * (size_t)(f->out_c * f->out_h * f->wp));
+        l.per_thread = l.frame + l.wide;
+    }
+    return l;
+}
+
+static frame op_frame(const tj_k_conv *cv, tj_k_conv_op op)
+{
+    return op == TJ_K_CONV_MM_FOLD ? fold_frame(cv) : forward_frame(cv);
+}
+
+size_t tj_k_conv_implicit_work_bytes(const tj_k_conv *cv, tj_k_conv_op op)
+{
+    frame f = op_frame(cv, op);
+    layout l = make_layout(cv, op, &f);
+    return l.packed + l.offsets + (size_t)tj_k_conv_threads(cv, TJ_FLOAT32) * l.per_thread;
+}
+
+static char *thread_base(const layout *l, void *work, int t)
+{
+    return (char *)work + l->packed + l->offsets + (size_t)t * l->per_thread;
+}
+
+/* Packs out_c x k weights of each group into panels of MR rows:
+ * element (row, tap) of group g is at(g, row, tap). */
+#define PACK_PANELS(f, groups, ap, AT)                                                       \
+    do {                                                                                     \
+        int64_t k_ = frame_k(f), np_ = frame_panels(f);                                      \
+        for (int64_t g = 0; g < (groups); g++)                                               \
+            for (int64_t q = 0; q < np_; q++)                                                \
+                for (int64_t t = 0; t < k_; t++)                                             \
+                    for (int64_t r = 0; r < MR; r++) {                                       \
+                        int64_t row = q * MR + r;                                            \
+                        (ap)[((g * np_ + q) * k_ + t) * MR + r] = row < (f)->out_c ? AT(g, row, t) : 0; \
+                    }                                                                        \
+    } while (0)
+
+/* One item: frame the source, run the wide-grid GEMM, keep the valid columns. */
+static void forward_item(const frame *f, const float *src, const float *ap, const int64_t *off, const float *bias,
+                         float *dst, float *pad, float *wide, tj_k_sgemm_ukernel_offsets uk)
+{
+    frame_fill(f, src, pad);
+    int64_t k = frame_k(f), q_all = f->out_h * f->wp;
+    for (int64_t ir = 0; ir < f->out_c; ir += MR)
+        for (int64_t q0 = 0; q0 < q_all; q0 += NR)
+            uk(k, ap + ir * k, pad + q0, off, wide + ir * q_all + q0, q_all, (int)min64(MR, f->out_c - ir),
+               (int)min64(NR, q_all - q0), 0.0f, bias ? bias + ir : NULL);
+    for (int64_t r = 0; r < f->out_c; r++)
+        for (int64_t oy = 0; oy < f->out_h; oy++)
+            memcpy(dst + (r * f->out_h + oy) * f->out_w, wide + r * q_all + oy * f->wp,
+                   sizeof(float) * (size_t)f->out_w);
+}
+
+/* Runs forward_item over every (sample, group) item. */
+static void forward_all(const tj_k_conv *cv, tj_k_conv_op op, const frame *f, const float *src, const float *bias,
+                        float *dst, void *work)
+{
+    layout l = make_layout(cv, op, f);
+    const float *ap = work;
+    const int64_t *off = (const int64_t *)(const void *)((char *)work + l.packed);
+    int64_t src_size = f->c * f->h * f->w, dst_size = f->out_c * f->out_h * f->out_w, k = frame_k(f);
+    int64_t G = cv->groups, np = frame_panels(f);
+    tj_k_sgemm_ukernel_offsets uk = tj_k_sgemm_pick_ukernel_offsets();
+    int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t it = 0; it < cv->batch * G; it++) {
+        char *base = thread_base(&l, work, omp_get_thread_num());
+        int64_t g = it % G;
+        forward_item(f, src + it * src_size, ap + g * np * MR * k, off, bias ? bias + g * f->out_c : NULL,
+                     dst + it * dst_size, (float *)(void *)base, (float *)(void *)(base + l.frame), uk);
+    }
+}
+
+void tj_k_conv_implicit_unfold_mm(const tj_k_conv *cv, const float *img, const float *w, const float *bias,
+                                  float *mat, void *work)
+{
+    frame f = forward_frame(cv);
+    layout l = make_layout(cv, TJ_K_CONV_UNFOLD_MM, &f);
+    int64_t k = frame_k(&f);
+    float *ap = work;
+    /* weight [G][R][K] as it is */
+#define W_AT(g, row, t) w[((g) * f.out_c + (row)) * k + (t)]
+    PACK_PANELS(&f, cv->groups, ap, W_AT);
+#undef W_AT
+    frame_offsets(&f, (int64_t *)(void *)((char *)work + l.packed));
+    forward_all(cv, TJ_K_CONV_UNFOLD_MM, &f, img, bias, mat, work);
+}
+
+void tj_k_conv_implicit_mm_fold(const tj_k_conv *cv, const float *mat, const float *w, const float *bias, float *img,
+                                void *work)
+{
+    frame f = fold_frame(cv);
+    layout l = make_layout(cv, TJ_K_CONV_MM_FOLD, &f);
+    int64_t kh = f.kh, kw = f.kw, R = f.c, C = f.out_c;
+    float *ap = work;
+    /* flipped kernel, channel dims swapped: row c, tap (r, i, j) reads
+     * weight [g][r][c][kh-1-i][kw-1-j] */
+#define W_FLIP_AT(g, row, t)                                                                                  \
+    w[((((g) * R + (t) / (kh * kw)) * C + (row)) * kh + (kh - 1 - (t) / kw % kh)) * kw + (kw - 1 - (t) % kw)]
+    PACK_PANELS(&f, cv->groups, ap, W_FLIP_AT);
+#undef W_FLIP_AT
+    frame_offsets(&f, (int64_t *)(void *)((char *)work + l.packed));
+    forward_all(cv, TJ_K_CONV_MM_FOLD, &f, mat, bias, img, work);
+}
+
+void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const float *mat, float *gw, void *work)
+{
+    frame f = forward_frame(cv);
+    layout l = make_layout(cv, TJ_K_CONV_WEIGHT_GRAD, &f);
+    int64_t G = cv->groups, R = f.out_c, K = frame_k(&f), P = f.out_h * f.out_w, img_size = f.c * f.h * f.w;
+    int64_t *off = (int64_t *)(void *)((char *)work + l.packed);
+    frame_offsets(&f, off);
+    tj_k_sgemm_ukernel_rows uk = tj_k_sgemm_pick_ukernel_rows();
+    tj_k_sgemm_pack_transposed pack = tj_k_sgemm_pick_pack_transposed();
+    int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
+#pragma omp parallel num_threads(nt)
+    {
+        char *base = thread_base(&l, work, omp_get_thread_num());
+        float *pad = (float *)(void *)base, *gradt = (float *)(void *)(base + l.frame);
+        float *part = (float *)(void *)(base + l.frame + l.gradt); /* [G][K][R] */
+        memset(part, 0, sizeof(float) * (size_t)(G * K * R));
+        memset(gradt, 0, l.gradt);
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < cv->batch * G; it++) {
+            int64_t g = it % G;
+            frame_fill(&f, img + it * img_size, pad);
+            pack(mat + it * R * P, R, P, gradt); /* its other columns stay 0 */
+            for (int64_t kb = 0; kb < K; kb += MR) {
+                const float *arows[MR];
+                for (int r = 0; r < MR; r++) arows[r] = pad + off[min64(kb + r, K - 1)];
+                for (int64_t q = 0; q < R; q += NR)
+                    uk(f.out_h, f.out_w, f.wp, arows, gradt + q * P, part + (g * K + kb) * R + q, R,
+                       (int)min64(MR, K - kb), (int)min64(NR, R - q), 1.0f, NULL);
+            }
+        }
+    }
+    /* gw[g][r][k] = Σ over threads of part[g][k][r] */
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t k = 0; k < K; k++) {
+                float acc = 0;
+                for (int t = 0; t < nt; t++)
+                    acc += ((const float *)(const void *)(thread_base(&l, work, t) + l.frame + l.gradt))[(g * K + k) * R + r];
+                gw[(g * R + r) * K + k] = acc;
+            }
+}

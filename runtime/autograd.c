@@ -1,0 +1,852 @@
+/* Autograd: per-tensor metadata, the backward nodes the dispatcher records
+ * (the tape), and the engine behind tj_backward / tj_autograd_grad.
+ *
+ * A recorded call becomes a node holding its operator, a copy of its
+ * arguments and its results, and one edge per tensor input that requires
+ * grad: to the node that produced that input, or to the input itself when it
+ * is a leaf. Saved tensors are aliases without history (same storage,
+ * geometry and uid, so a tracer sees the original value), which keeps the
+ * graph acyclic: results own their node, nodes own their inputs' nodes.
+ *
+ * The engine finds the nodes between the outputs and the requested inputs,
+ * counts for each how many gradients it will receive, and runs them latest
+ * first (by creation order) once all have arrived, accumulating gradients
+ * per node return and per leaf. Each node's formula runs in a scope of its
+ * own, so intermediates are freed as the pass goes. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "autograd_internal.h"
+
+/* ---- grad mode ---- */
+
+static _Thread_local bool grad_disabled;
+
+bool tj_grad_enabled(void) { return !grad_disabled; }
+
+bool tj_set_grad_enabled(bool enabled)
+{
+    bool previous = !grad_disabled;
+    grad_disabled = !enabled;
+    return previous;
+}
+
+bool tj_no_grad_begin(void) { return tj_set_grad_enabled(false); }
+void tj_no_grad_end(bool previous) { tj_set_grad_enabled(previous); }
+
+/* ---- nodes and metadata ---- */
+
+typedef struct grad_node grad_node;
+
+typedef struct grad_edge {
+    grad_node *node;  /**< producer of the input (retained), or NULL */
+    int output_nr;    /**< which of the producer's returns the input is */
+    tj_tensor *leaf;  /**< the input itself when it is a leaf requiring grad (retained) */
+    tj_tensor *input; /**< the saved input (borrowed from the node's args) */
+} grad_edge;
+
+struct grad_node {
+    atomic_int refcount;
+    uint64_t seq; /**< creation order */
+    const tj_op *op;
+    const tj_derivative *d;
+    tj_value args[TJ_MAX_ARGS]; /**< saved arguments; lists live after the edges */
+    tj_tensor *results[TJ_MAX_RETURNS];
+    int nslots;
+    grad_edge *edges;
+    size_t bytes;
+    grad_node *next_dead; /**< release worklist */
+};
+
+struct tj_autograd_meta {
+    bool requires_grad;
+    int output_nr;
+    grad_node *grad_fn; /**< retained; NULL for leaves */
+    tj_tensor *grad;    /**< retained accumulated gradient (leaves) */
+};
+
+static atomic_uint_least64_t next_seq;
+static _Thread_local grad_node *dying;
+static _Thread_local bool releasing;
+
+static void node_destroy(grad_node *n);
+
+/* Drops a reference; a chain of nodes dying together is freed iteratively
+ * (a deep graph must not recurse once per node). */
+static void node_release(grad_node *n)
+{
+    if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
+    n->next_dead = dying;
+    dying = n;
+    if (releasing) return;
+    releasing = true;
+    while (dying) {
+        grad_node *d = dying;
+        dying = d->next_dead;
+        node_destroy(d);
+    }
+    releasing = false;
+}
+
+static void node_destroy(grad_node *n)
+{
+    for (int i = 0; i < TJ_MAX_ARGS; i++) {
+        tj_value *a = &n->args[i];
+        if (a->kind == TJ_V_TENSOR) tj_tensor_release(a->u.t);
+        else if (a->kind == TJ_V_TENSORS)
+            for (int k = 0; k < a->n; k++) tj_tensor_release(a->u.ts[k]);
+    }
+    for (int i = 0; i < TJ_MAX_RETURNS; i++) tj_tensor_release(n->results[i]);
+    for (int k = 0; k < n->nslots; k++) {
+        node_release(n->edges[k].node);
+        tj_tensor_release(n->edges[k].leaf);
+    }
+    tj_free(n, n->bytes);
+}
+
+void tj_autograd_meta_free(struct tj_autograd_meta *m)
+{
+    if (!m) return;
+    tj_tensor_release(m->grad);
+    node_release(m->grad_fn);
+    tj_free(m, sizeof *m);
+}
+
+static bool requires_grad(const tj_tensor *t) { return t && t->autograd && t->autograd->requires_grad; }
+
+static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
+
+static struct tj_autograd_meta *meta_get(tj_tensor *t)
+{
+    if (t->autograd) return t->autograd;
+    struct tj_autograd_meta *m = tj_alloc(sizeof *m);
+    if (!m) {
+        tj_oom("autograd metadata", sizeof *m);
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    t->autograd = m;
+    return m;
+}
+
+/* A tensor object sharing t's storage, geometry and uid, without history. */
+static tj_tensor *shallow_alias(tj_tensor *t)
+{
+    tj_tensor *a = tj_tensor_new_view(t, t->ndim, t->shape, t->strides, t->offset);
+    if (a) a->uid = t->uid;
+    return a;
+}
+
+static void edge_init(grad_edge *e, tj_tensor *t, tj_tensor *saved)
+{
+    e->input = saved;
+    if (!requires_grad(t)) return;
+    if (t->autograd->grad_fn) {
+        e->node = t->autograd->grad_fn;
+        atomic_fetch_add_explicit(&e->node->refcount, 1, memory_order_relaxed);
+        e->output_nr = t->autograd->output_nr;
+    } else {
+        e->leaf = tj_tensor_retain(t);
+    }
+}
+
+/* Bytes of list storage (pointer-aligned part, byte part) and input slots. */
+static void node_sizes(const tj_op *op, const tj_value *args, int *nslots, size_t *words, size_t *bytes)
+{
+    *nslots = 0;
+    *words = *bytes = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_value *a = &args[i];
+        if (op->args[i].type == TJ_A_TENSOR) (*nslots)++;
+        switch (a->kind) {
+        case TJ_V_TENSORS:
+            *nslots += a->n;
+            *words += sizeof(tj_tensor *) * (size_t)a->n;
+            break;
+        case TJ_V_INTS: *words += sizeof(int64_t) * (size_t)a->n; break;
+        case TJ_V_BOOLS: *bytes += (size_t)a->n; break;
+        case TJ_V_STR: *bytes += strlen(a->u.s) + 1; break;
+        default: break;
+        }
+    }
+}
+
+/* A node for a finished call: saved arguments and results, edges. */
+static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_value *args, const tj_value *outs)
+{
+    int nslots;
+    size_t words, bytes;
+    node_sizes(op, args, &nslots, &words, &bytes);
+    size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)nslots + words + bytes;
+    grad_node *n = tj_alloc(size);
+    if (!n) {
+        tj_oom("autograd node", size);
+        return NULL;
+    }
+    memset(n, 0, size);
+    atomic_init(&n->refcount, 1);
+    n->op = op;
+    n->d = d;
+    n->bytes = size;
+    n->nslots = nslots;
+    n->edges = (grad_edge *)(n + 1);
+    char *words_at = (char *)(n->edges + nslots), *bytes_at = words_at + words;
+    int slot = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_value *a = &args[i];
+        tj_value *s = &n->args[i];
+        switch (a->kind) {
+        case TJ_V_TENSOR: {
+            tj_tensor *saved = shallow_alias(a->u.t);
+            if (!saved) goto fail;
+            *s = tj_v_tensor(saved);
+            edge_init(&n->edges[slot++], a->u.t, saved);
+            break;
+        }
+        case TJ_V_TENSORS: {
+            tj_tensor **list = (tj_tensor **)words_at;
+            words_at += sizeof(tj_tensor *) * (size_t)a->n;
+            *s = tj_v_tensors(list, 0);
+            for (int k = 0; k < a->n; k++, s->n++) {
+                if (!(list[k] = shallow_alias(a->u.ts[k]))) goto fail;
+                edge_init(&n->edges[slot++], a->u.ts[k], list[k]);
+            }
+            break;
+        }
+        case TJ_V_INTS: {
+            int64_t *ints = (int64_t *)words_at;
+            words_at += sizeof(int64_t) * (size_t)a->n;
+            memcpy(ints, a->u.ints, sizeof(int64_t) * (size_t)a->n);
+            *s = tj_v_ints(ints, a->n);
+            break;
+        }
+        case TJ_V_BOOLS: {
+            bool *bools = (bool *)bytes_at;
+            bytes_at += a->n;
+            memcpy(bools, a->u.bools, (size_t)a->n);
+            *s = tj_v_bools(bools, a->n);
+            break;
+        }
+        case TJ_V_STR: {
+            size_t len = strlen(a->u.s) + 1;
+            memcpy(bytes_at, a->u.s, len);
+            *s = tj_v_str(bytes_at);
+            bytes_at += len;
+            break;
+        }
+        case TJ_V_NONE:
+            if (op->args[i].type == TJ_A_TENSOR) slot++;
+            break;
+        default: *s = *a; break;
+        }
+    }
+    for (int i = 0; i < op->nreturns; i++)
+        if (outs[i].kind == TJ_V_TENSOR && !(n->results[i] = shallow_alias(outs[i].u.t))) goto fail;
+    n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+    return n;
+fail:
+    node_release(n);
+    return NULL;
+}
+
+/* ---- the dispatcher's hooks ---- */
+
+static bool any_requires_grad(const tj_op *op, const tj_value *args)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        if (args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t)) return true;
+        if (args[i].kind == TJ_V_TENSORS)
+            for (int k = 0; k < args[i].n; k++)
+                if (requires_grad(args[i].u.ts[k])) return true;
+    }
+    return false;
+}
+
+bool tj_autograd_wants(const tj_op *op, const tj_value *args)
+{
+    return !grad_disabled && any_requires_grad(op, args) && !tj_derivative_of(op)->nondiff;
+}
+
+tj_status tj_autograd_check(const tj_op *op, const tj_value *args)
+{
+    (void)args;
+    if (op->is_inplace)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: in-place operation with an operand that requires grad while grad "
+                                            "mode is on (autograd records out-of-place operators only; run updates "
+                                            "under tj_no_grad_begin)", op->name);
+    if (!tj_derivative_of(op)->fn)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
+    return TJ_OK;
+}
+
+static bool is_argument(const tj_tensor *t, const tj_op *op, const tj_value *args)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        if (args[i].kind == TJ_V_TENSOR && args[i].u.t == t) return true;
+        if (args[i].kind == TJ_V_TENSORS)
+            for (int k = 0; k < args[i].n; k++)
+                if (args[i].u.ts[k] == t) return true;
+    }
+    return false;
+}
+
+tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs)
+{
+    const tj_derivative *d = tj_derivative_of(op);
+    bool diff[TJ_MAX_RETURNS] = {false}, any = false;
+    for (int i = 0; i < op->nreturns; i++) {
+        diff[i] = outs[i].kind == TJ_V_TENSOR && is_float(outs[i].u.t->dtype) && !((d->nondiff_outputs >> i) & 1);
+        any |= diff[i];
+    }
+    if (!any) return TJ_OK;
+    /* each differentiable result must be a fresh object to carry its history */
+    for (int i = 0; i < op->nreturns; i++) {
+        tj_tensor *t = outs[i].u.t;
+        bool taken = diff[i] && (t->autograd || is_argument(t, op, args));
+        for (int k = 0; k < i && diff[i] && !taken; k++) taken = outs[k].u.t == t;
+        if (!taken) continue;
+        tj_tensor *a = shallow_alias(t);
+        if (!a) return tj_last_status();
+        tj_tensor_release(t);
+        outs[i].u.t = a;
+    }
+    grad_node *n = node_new(op, d, args, outs);
+    if (!n) return tj_last_status();
+    tj_status st = TJ_OK;
+    for (int i = 0; i < op->nreturns && st == TJ_OK; i++) {
+        if (!diff[i]) continue;
+        struct tj_autograd_meta *m = meta_get(outs[i].u.t);
+        if (!m) {
+            st = tj_last_status();
+            break;
+        }
+        m->requires_grad = true;
+        m->grad_fn = n;
+        m->output_nr = i;
+        atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+    }
+    node_release(n);
+    return st;
+}
+
+/* ---- tensor API ---- */
+
+tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool on)
+{
+    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_requires_grad: NULL tensor");
+    if (t->autograd && t->autograd->grad_fn) {
+        if (on) return TJ_OK;
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_requires_grad: you can only change requires_grad "
+                                                 "flags of leaf tensors (this one is the result of %s)",
+                        t->autograd->grad_fn->op->name);
+    }
+    if (on && !is_float(t->dtype))
+        return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_requires_grad: only float32/float64 tensors can require "
+                                      "gradients, not %s", tj_dtype_name(t->dtype));
+    if (!on && !t->autograd) return TJ_OK;
+    struct tj_autograd_meta *m = meta_get(t);
+    if (!m) return tj_last_status();
+    m->requires_grad = on;
+    return TJ_OK;
+}
+
+bool tj_tensor_requires_grad(const tj_tensor *t) { return requires_grad(t); }
+bool tj_tensor_is_leaf(const tj_tensor *t) { return !t || !t->autograd || !t->autograd->grad_fn; }
+tj_tensor *tj_tensor_grad(const tj_tensor *t) { return t && t->autograd ? t->autograd->grad : NULL; }
+
+tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
+{
+    char a[128], b[128];
+    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_grad: NULL tensor");
+    if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
+        return tj_error(TJ_ERR_SHAPE, "tj_tensor_set_grad: grad of shape %s for a tensor of shape %s",
+                        tj_shape_str(grad->ndim, grad->shape, a, sizeof a), tj_shape_str(t->ndim, t->shape, b, sizeof b));
+    if (grad && grad->dtype != t->dtype)
+        return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_grad: grad of dtype %s for a tensor of dtype %s",
+                        tj_dtype_name(grad->dtype), tj_dtype_name(t->dtype));
+    if (!grad && !t->autograd) return TJ_OK;
+    struct tj_autograd_meta *m = meta_get(t);
+    if (!m) return tj_last_status();
+    tj_tensor_retain(grad);
+    tj_tensor_release(m->grad);
+    m->grad = grad;
+    return TJ_OK;
+}
+
+tj_tensor *tj_tensor_detach(tj_tensor *t)
+{
+    if (!t) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_detach: NULL tensor");
+        return NULL;
+    }
+    tj_tensor *a = shallow_alias(t);
+    if (a && tj_scope_adopt(a) != TJ_OK) {
+        tj_tensor_release(a);
+        return NULL;
+    }
+    return a;
+}
+
+bool tj_op_has_derivative(const tj_op *op) { return op && tj_derivative_of(op)->fn; }
+bool tj_op_is_differentiable(const tj_op *op) { return op && !tj_derivative_of(op)->nondiff; }
+
+tj_tensor *tj_autograd_sum_to(tj_tensor *g, const tj_tensor *like, const tj_op *op)
+{
+    int lead = g->ndim - like->ndim;
+    int64_t dims[TJ_MAX_DIMS];
+    int nd = 0;
+    bool ok = lead >= 0;
+    for (int d = 0; ok && d < lead; d++) dims[nd++] = d;
+    for (int i = 0; ok && i < like->ndim; i++) {
+        int64_t gs = g->shape[lead + i], ls = like->shape[i];
+        if (gs == ls) continue;
+        if (ls == 1) dims[nd++] = lead + i;
+        else ok = false;
+    }
+    if (!ok) {
+        char a[128], b[128];
+        tj_error(TJ_ERR_SHAPE, "autograd: the derivative of %s gave a gradient of shape %s for an input of shape %s",
+                 op ? op->name : "?", tj_shape_str(g->ndim, g->shape, a, sizeof a),
+                 tj_shape_str(like->ndim, like->shape, b, sizeof b));
+        return NULL;
+    }
+    tj_tensor *r = g;
+    if (nd) r = tj_view(tj_sum_dim(g, dims, nd, true, -1), like->shape, like->ndim);
+    if (r && r->dtype != like->dtype) r = tj_to_copy(r, like->dtype);
+    return r;
+}
+
+/* ---- the engine ---- */
+
+/* A node of the pass (grad_node) or a leaf that collects a gradient. */
+typedef struct task {
+    grad_node *node;     /**< NULL for a leaf */
+    tj_tensor *leaf;
+    int deps;            /**< gradients still to arrive */
+    bool relevant;       /**< its gradients are wanted (it runs, or it is a requested input) */
+    bool needed;         /**< it runs its formula: an edge leads to a relevant task */
+    tj_tensor *buf[TJ_MAX_RETURNS]; /**< accumulated gradients (owned) */
+} task;
+
+typedef struct engine {
+    task *tasks;
+    int n, cap;
+    void **keys; /* open addressing: key -> task index in vals */
+    int *vals;
+    size_t hcap;
+    int *heap;
+    int nheap, heap_cap;
+    bool accumulate; /* tj_backward: every leaf is a target, into .grad */
+    tj_tensor *const *inputs;
+    int n_inputs;
+} engine;
+
+static size_t hash_slot(const engine *e, const void *key)
+{
+    size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull) & (e->hcap - 1);
+    while (e->keys[i] && e->keys[i] != key) i = (i + 1) & (e->hcap - 1);
+    return i;
+}
+
+static int task_find(const engine *e, const void *key)
+{
+    if (!e->hcap) return -1;
+    size_t s = hash_slot(e, key);
+    return e->keys[s] ? e->vals[s] : -1;
+}
+
+static bool grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return true;
+    int nc = *cap ? *cap * 2 : 64;
+    void *p = tj_alloc((size_t)nc * elem);
+    if (!p) {
+        tj_oom("autograd engine", (size_t)nc * elem);
+        return false;
+    }
+    if (*arr) memcpy(p, *arr, (size_t)*cap * elem);
+    tj_free(*arr, (size_t)*cap * elem);
+    *arr = p;
+    *cap = nc;
+    return true;
+}
+
+/* The task for a node or leaf, created on first use; -1 when out of memory. */
+static int task_get(engine *e, grad_node *node, tj_tensor *leaf, bool *created)
+{
+    const void *key = node ? (const void *)node : (const void *)leaf;
+    *created = false;
+    int i = task_find(e, key);
+    if (i >= 0) return i;
+    if ((size_t)(e->n + 1) * 2 > e->hcap) {
+        size_t hcap = e->hcap ? e->hcap * 2 : 256;
+        void **keys = tj_alloc(hcap * sizeof *keys);
+        int *vals = tj_alloc(hcap * sizeof *vals);
+        if (!keys || !vals) {
+            tj_free(keys, hcap * sizeof *keys);
+            tj_free(vals, hcap * sizeof *vals);
+            tj_oom("autograd engine", hcap * sizeof *keys);
+            return -1;
+        }
+        memset(keys, 0, hcap * sizeof *keys);
+        void **ok = e->keys;
+        int *ov = e->vals;
+        size_t oc = e->hcap;
+        e->keys = keys;
+        e->vals = vals;
+        e->hcap = hcap;
+        for (size_t k = 0; k < oc; k++)
+            if (ok[k]) {
+                size_t s = hash_slot(e, ok[k]);
+                e->keys[s] = ok[k];
+                e->vals[s] = ov[k];
+            }
+        tj_free(ok, oc * sizeof *ok);
+        tj_free(ov, oc * sizeof *ov);
+    }
+    if (!grow((void **)&e->tasks, &e->cap, e->n + 1, sizeof *e->tasks)) return -1;
+    task *t = &e->tasks[e->n];
+    memset(t, 0, sizeof *t);
+    t->node = node;
+    t->leaf = leaf;
+    size_t s = hash_slot(e, key);
+    e->keys[s] = (void *)key;
+    e->vals[s] = e->n;
+    *created = true;
+    return e->n++;
+}
+
+static void engine_free(engine *e)
+{
+    for (int i = 0; i < e->n; i++)
+        for (int k = 0; k < TJ_MAX_RETURNS; k++) tj_tensor_release(e->tasks[i].buf[k]);
+    tj_free(e->tasks, sizeof *e->tasks * (size_t)e->cap);
+    tj_free(e->keys, e->hcap * sizeof *e->keys);
+    tj_free(e->vals, e->hcap * sizeof *e->vals);
+    tj_free(e->heap, sizeof *e->heap * (size_t)e->heap_cap);
+}
+
+static bool leaf_is_target(const engine *e, const tj_tensor *leaf)
+{
+    if (e->accumulate) return true;
+    for (int i = 0; i < e->n_inputs; i++)
+        if (e->inputs[i] == leaf) return true;
+    return false;
+}
+
+static bool captures(const engine *e, const grad_node *n)
+{
+    for (int i = 0; i < e->n_inputs; i++)
+        if (e->inputs[i]->autograd->grad_fn == n) return true;
+    return false;
+}
+
+static bool edge_relevant(const engine *e, const grad_edge *edge)
+{
+    if (edge->leaf) return leaf_is_target(e, edge->leaf);
+    return edge->node && e->tasks[task_find(e, edge->node)].relevant;
+}
+
+/* Depth-first from the root nodes; marks, children first, which tasks run
+ * (an edge leads to something relevant) and which are relevant. */
+static tj_status discover(engine *e, grad_node *const *roots, int n_roots)
+{
+    typedef struct frame { int task, edge; } frame;
+    frame *stack = NULL;
+    int depth = 0, cap = 0;
+    tj_status st = TJ_OK;
+    for (int r = 0; r < n_roots && st == TJ_OK; r++) {
+        bool created;
+        int t = task_get(e, roots[r], NULL, &created);
+        if (t < 0) {
+            st = tj_last_status();
+            break;
+        }
+        if (!created) continue;
+        if (!grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
+            st = tj_last_status();
+            break;
+        }
+        stack[depth++] = (frame){t, 0};
+        while (depth > 0 && st == TJ_OK) {
+            frame *f = &stack[depth - 1];
+            grad_node *n = e->tasks[f->task].node;
+            if (f->edge < n->nslots) {
+                grad_edge *edge = &n->edges[f->edge++];
+                if (!edge->node) continue;
+                int c = task_get(e, edge->node, NULL, &created);
+                if (c < 0 || (created && !grow((void **)&stack, &cap, depth + 1, sizeof *stack))) {
+                    st = tj_last_status();
+                    break;
+                }
+                if (created) stack[depth++] = (frame){c, 0};
+                continue;
+            }
+            bool needed = false;
+            for (int k = 0; k < n->nslots && !needed; k++) needed = edge_relevant(e, &n->edges[k]);
+            e->tasks[f->task].needed = needed;
+            e->tasks[f->task].relevant = needed || captures(e, n);
+            depth--;
+        }
+    }
+    tj_free(stack, sizeof *stack * (size_t)cap);
+    return st;
+}
+
+/* Adds g into a task's buffer k (retained). */
+static tj_status accumulate(tj_tensor **buf, tj_tensor *g)
+{
+    if (!*buf) {
+        *buf = tj_tensor_retain(g);
+        return TJ_OK;
+    }
+    tj_tensor *sum = tj_add(*buf, g);
+    if (!sum) return tj_last_status();
+    tj_tensor_release(*buf);
+    *buf = tj_tensor_retain(sum);
+    return TJ_OK;
+}
+
+/* Gradient of a leaf edge goes to the leaf's task (created on demand). */
+static tj_status deliver_leaf(engine *e, tj_tensor *leaf, tj_tensor *g)
+{
+    bool created;
+    int t = task_get(e, NULL, leaf, &created);
+    if (t < 0) return tj_last_status();
+    return accumulate(&e->tasks[t].buf[0], g);
+}
+
+static bool heap_less(const engine *e, int a, int b) { return e->tasks[a].node->seq < e->tasks[b].node->seq; }
+
+static void heap_push(engine *e, int t)
+{
+    int i = e->nheap++;
+    e->heap[i] = t;
+    while (i > 0 && heap_less(e, e->heap[(i - 1) / 2], e->heap[i])) {
+        int p = (i - 1) / 2, x = e->heap[p];
+        e->heap[p] = e->heap[i];
+        e->heap[i] = x;
+        i = p;
+    }
+}
+
+static int heap_pop(engine *e)
+{
+    int top = e->heap[0];
+    e->heap[0] = e->heap[--e->nheap];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < e->nheap && heap_less(e, e->heap[m], e->heap[l])) m = l;
+        if (r < e->nheap && heap_less(e, e->heap[m], e->heap[r])) m = r;
+        if (m == i) break;
+        int x = e->heap[m];
+        e->heap[m] = e->heap[i];
+        e->heap[i] = x;
+        i = m;
+    }
+    return top;
+}
+
+/* Runs one task's formula and routes its input gradients. */
+static tj_status run_node(engine *e, int ti)
+{
+    grad_node *n = e->tasks[ti].node;
+    tj_tensor *grads[TJ_MAX_RETURNS];
+    bool any = false;
+    for (int k = 0; k < TJ_MAX_RETURNS; k++) any |= (grads[k] = e->tasks[ti].buf[k]) != NULL;
+    tj_tensor *gi_stack[16], **gi = n->nslots <= 16 ? gi_stack : tj_alloc(sizeof *gi * (size_t)n->nslots);
+    bool need_stack[16], *need = n->nslots <= 16 ? need_stack : tj_alloc(sizeof *need * (size_t)n->nslots);
+    tj_status st = TJ_OK;
+    if (!gi || !need) st = tj_oom("autograd engine", sizeof *gi * (size_t)n->nslots);
+    for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
+        gi[k] = NULL;
+        need[k] = edge_relevant(e, &n->edges[k]);
+    }
+    if (st == TJ_OK && any) {
+        tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need};
+        tj_clear_error();
+        st = n->d->fn(&c, grads, gi);
+        if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
+    }
+    for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
+        grad_edge *edge = &n->edges[k];
+        tj_tensor *g = need[k] ? gi[k] : NULL;
+        if (g && !(g = tj_autograd_sum_to(g, edge->input, n->op))) st = tj_last_status();
+        else if (edge->leaf && need[k]) st = g ? deliver_leaf(e, edge->leaf, g) : TJ_OK;
+        else if (edge->node && need[k]) {
+            task *to = &e->tasks[task_find(e, edge->node)];
+            if (g) st = accumulate(&to->buf[edge->output_nr], g);
+            if (--to->deps == 0) heap_push(e, (int)(to - e->tasks));
+        }
+    }
+    if (gi != gi_stack) tj_free(gi, sizeof *gi * (size_t)n->nslots);
+    if (need != need_stack) tj_free(need, sizeof *need * (size_t)n->nslots);
+    return st;
+}
+
+/* The gradient for a requested input that is an intermediate result. */
+static void capture(engine *e, int ti, tj_tensor **results)
+{
+    for (int i = 0; i < e->n_inputs; i++) {
+        struct tj_autograd_meta *m = e->inputs[i]->autograd;
+        if (m->grad_fn == e->tasks[ti].node && !results[i]) results[i] = tj_tensor_retain(e->tasks[ti].buf[m->output_nr]);
+    }
+}
+
+/* Runs every relevant task in order once its gradients are in. */
+static tj_status execute(engine *e, tj_tensor **results)
+{
+    int n_nodes = e->n;
+    e->heap_cap = n_nodes ? n_nodes : 1;
+    e->heap = tj_alloc(sizeof *e->heap * (size_t)e->heap_cap);
+    if (!e->heap) return tj_oom("autograd engine", sizeof *e->heap * (size_t)e->heap_cap);
+    for (int i = 0; i < n_nodes; i++) {
+        task *t = &e->tasks[i];
+        if (!t->node || !t->needed) continue;
+        for (int k = 0; k < t->node->nslots; k++) {
+            grad_edge *edge = &t->node->edges[k];
+            if (edge->node && edge_relevant(e, edge)) e->tasks[task_find(e, edge->node)].deps++;
+        }
+    }
+    for (int i = 0; i < n_nodes; i++)
+        if (e->tasks[i].node && e->tasks[i].relevant && e->tasks[i].deps == 0) heap_push(e, i);
+    tj_status st = TJ_OK;
+    while (e->nheap > 0 && st == TJ_OK) {
+        int ti = heap_pop(e);
+        if (results) capture(e, ti, results);
+        if (e->tasks[ti].needed) {
+            tj_scope *s = tj_scope_begin();
+            st = s ? run_node(e, ti) : tj_last_status();
+            if (s) tj_scope_end(s);
+        }
+        for (int k = 0; k < TJ_MAX_RETURNS; k++) {
+            tj_tensor_release(e->tasks[ti].buf[k]);
+            e->tasks[ti].buf[k] = NULL;
+        }
+    }
+    return st;
+}
+
+/* Stores a leaf's gradient into its .grad: the first one as is when nothing
+ * else shares it (else a copy), later ones added in place. */
+static tj_status store_grad(tj_tensor *leaf, tj_tensor *g)
+{
+    struct tj_autograd_meta *m = leaf->autograd;
+    if (m->grad) return tj_add_(m->grad, g, tj_v_int(1)) ? TJ_OK : tj_last_status();
+    bool shared = atomic_load(&g->refcount) != 1 || (g->storage && atomic_load(&g->storage->refcount) != 1) ||
+                  !tj_tensor_is_contiguous(g);
+    tj_tensor *keep = shared ? tj_clone(g) : g;
+    if (!keep) return tj_last_status();
+    m->grad = tj_tensor_retain(keep);
+    return TJ_OK;
+}
+
+/* The gradient flowing into output i: grad_outputs[i] (checked, converted)
+ * or ones for a one-element output. */
+static tj_tensor *root_grad(tj_tensor *out, tj_tensor *go, int i)
+{
+    char a[128], b[128];
+    if (!go) {
+        if (out->numel != 1) {
+            tj_error(TJ_ERR_SHAPE, "autograd: grad can be implicitly created only for one-element outputs "
+                                   "(output %d has shape %s)", i, tj_shape_str(out->ndim, out->shape, a, sizeof a));
+            return NULL;
+        }
+        return tj_ones(out->shape, out->ndim, out->dtype);
+    }
+    if (go->ndim != out->ndim || memcmp(go->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim)) {
+        tj_error(TJ_ERR_SHAPE, "autograd: grad_output %d has shape %s but output %d has shape %s", i,
+                 tj_shape_str(go->ndim, go->shape, a, sizeof a), i, tj_shape_str(out->ndim, out->shape, b, sizeof b));
+        return NULL;
+    }
+    return go->dtype == out->dtype ? go : tj_to_copy(go, out->dtype);
+}
+
+/* The whole pass: roots, discovery, execution, then leaf gradients go to
+ * .grad (accumulate) or to results. Runs with grad mode off in a scope. */
+static tj_status run_backward(engine *e, tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                              tj_tensor **results)
+{
+    grad_node *roots_stack[16];
+    grad_node **roots = n_outputs <= 16 ? roots_stack : tj_alloc(sizeof *roots * (size_t)n_outputs);
+    if (!roots) return tj_oom("autograd engine", sizeof *roots * (size_t)n_outputs);
+    tj_status st = TJ_OK;
+    int n_roots = 0;
+    for (int i = 0; i < n_outputs && st == TJ_OK; i++) {
+        if (!outputs[i]) st = tj_error(TJ_ERR_INVALID_ARGUMENT, "autograd: output %d is NULL", i);
+        else if (!requires_grad(outputs[i]))
+            st = tj_error(TJ_ERR_INVALID_ARGUMENT, "autograd: output %d does not require grad and has no grad_fn", i);
+        else if (outputs[i]->autograd->grad_fn) roots[n_roots++] = outputs[i]->autograd->grad_fn;
+    }
+    if (st == TJ_OK) st = discover(e, roots, n_roots);
+    for (int i = 0; i < n_outputs && st == TJ_OK; i++) {
+        tj_tensor *g = root_grad(outputs[i], grad_outputs ? grad_outputs[i] : NULL, i);
+        struct tj_autograd_meta *m = outputs[i]->autograd;
+        if (!g) st = tj_last_status();
+        else if (!m->grad_fn) st = leaf_is_target(e, outputs[i]) ? deliver_leaf(e, outputs[i], g) : TJ_OK;
+        else {
+            task *t = &e->tasks[task_find(e, m->grad_fn)];
+            if (t->relevant) st = accumulate(&t->buf[m->output_nr], g);
+        }
+    }
+    if (roots != roots_stack) tj_free(roots, sizeof *roots * (size_t)n_outputs);
+    if (st == TJ_OK) st = execute(e, results);
+    for (int i = 0; i < e->n && st == TJ_OK; i++) {
+        task *t = &e->tasks[i];
+        if (t->node || !t->buf[0]) continue;
+        if (e->accumulate) {
+            tj_tensor *g = t->buf[0];
+            t->buf[0] = NULL; /* hand our reference over: store_grad may keep g itself */
+            st = store_grad(t->leaf, g);
+            tj_tensor_release(g);
+            continue;
+        }
+        for (int k = 0; k < e->n_inputs; k++)
+            if (e->inputs[k] == t->leaf && !results[k]) results[k] = tj_tensor_retain(t->buf[0]);
+    }
+    return st;
+}
+
+static tj_status engine_run(engine *e, tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                            tj_tensor **results)
+{
+    bool prev = tj_set_grad_enabled(false);
+    tj_scope *s = tj_scope_begin();
+    tj_status st = s ? run_backward(e, outputs, n_outputs, grad_outputs, results) : tj_last_status();
+    if (s) tj_scope_end(s);
+    tj_set_grad_enabled(prev);
+    engine_free(e);
+    return st;
+}
+
+tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output)
+{
+    if (!output) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_backward: NULL output");
+    engine e = {.accumulate = true};
+    return engine_run(&e, &output, 1, &grad_output, NULL);
+}
+
+tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                           tj_tensor *const *inputs, int n_inputs, tj_tensor **results)
+{
+    if (n_outputs < 0 || n_inputs < 0 || (n_outputs && !outputs) || (n_inputs && (!inputs || !results)))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: NULL outputs, inputs or results");
+    for (int i = 0; i < n_inputs; i++) {
+        results[i] = NULL;
+        if (!requires_grad(inputs[i]))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: input %d %s", i,
+                            inputs[i] ? "does not require grad" : "is NULL");
+    }
+    engine e = {.inputs = inputs, .n_inputs = n_inputs};
+    tj_status st = engine_run(&e, outputs, n_outputs, grad_outputs, results);
+    for (int i = 0; i < n_inputs; i++) {
+        if (st == TJ_OK && results[i] && tj_scope_adopt(results[i]) != TJ_OK) st = tj_last_status();
+        if (st != TJ_OK) {
+            for (int k = i; k < n_inputs; k++) tj_tensor_release(results[k]);
+            for (int k = 0; k < i; k++) tj_scope_drop(results[k]);
+            for (int k = 0; k < n_inputs; k++) results[k] = NULL;
+            break;
+        }
+    }
+    return st;
+}

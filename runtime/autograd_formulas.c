@@ -1,0 +1,713 @@
+/* Derivative formulas (vector-Jacobian products), one per differentiable
+ * operator, after PyTorch 1.13's tools/autograd/derivatives.yaml and
+ * FunctionsManual.cpp. They call the public operator API, ATen's backward
+ * operators where ATen does (threshold_backward for relu, gelu_backward,
+ * convolution_backward, ...), so a backward pass run under make_fx is traced
+ * like any other code. Broadcast shapes and dtypes of the gradients they
+ * return are reduced by the engine (tj_autograd_sum_to). The slot numbering
+ * of `gi` is described in autograd_internal.h. */
+#include <math.h>
+#include <string.h>
+
+#include "autograd_internal.h"
+
+#define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+#define ARG(i) (c->args[i].u.t)
+#define OUT(i) (c->results[i])
+#define NEED(k) (c->needed[k])
+
+/* ---- helpers ---- */
+
+static bool is_one(const tj_value *v) { return tj_value_as_double(v) == 1.0; }
+
+/* x * s, skipping the multiplication when s is 1. */
+static tj_tensor *scaled(tj_tensor *x, const tj_value *s) { return is_one(s) ? x : tj_mul_scalar(x, *s); }
+
+static tj_tensor *zeros_like(const tj_tensor *t) { return tj_zeros(t->shape, t->ndim, t->dtype); }
+
+/* g where cond holds, else 0 (ATen's where(cond, grad, zeros({}))). */
+static tj_tensor *where_or_zero(tj_tensor *cond, tj_tensor *g)
+{
+    return g ? tj_where(cond, g, tj_scalar_tensor(tj_v_int(0), g->dtype)) : NULL;
+}
+
+/* A Scalar bound as a 0-dim tensor of t's dtype, for comparisons. */
+static tj_tensor *bound(const tj_value *v, const tj_tensor *t) { return tj_scalar_tensor(*v, t->dtype); }
+
+/* Which dims of a rank-`ndim` tensor a reduction's `int[1]? dim` names
+ * (None or [] meaning all). */
+static tj_status reduced_dims(const tj_op *op, const tj_value *dim, int ndim, bool *mask)
+{
+    bool all = dim->kind != TJ_V_INTS || dim->n == 0;
+    for (int d = 0; d < ndim; d++) mask[d] = all;
+    for (int i = 0; !all && i < dim->n; i++) {
+        int d;
+        tj_status st = tj_wrap_dim(op->name, dim->u.ints[i], ndim, &d);
+        if (st != TJ_OK) return st;
+        if (ndim > 0) mask[d] = true;
+    }
+    return TJ_OK;
+}
+
+/* A reduction's gradient with the reduced dims put back as size 1
+ * (unsqueeze_multiple), so that it broadcasts against the input. */
+static tj_tensor *restore_dims(tj_tensor *g, int ndim, const bool *mask, bool keepdim)
+{
+    for (int d = 0; !keepdim && g && d < ndim; d++)
+        if (mask[d]) g = tj_unsqueeze(g, d);
+    return g;
+}
+
+static int64_t reduced_count(const tj_tensor *self, const bool *mask)
+{
+    int64_t n = 1;
+    for (int d = 0; d < self->ndim; d++)
+        if (mask[d]) n *= self->shape[d];
+    return n;
+}
+
+static tj_tensor *expand_as(tj_tensor *g, const tj_tensor *like)
+{
+    return g ? tj_expand(g, like->shape, like->ndim) : NULL;
+}
+
+/* sign(x) as x's dtype: (x > 0) - (x < 0). */
+static tj_tensor *sign_of(tj_tensor *x)
+{
+    return tj_sub(tj_to_copy(tj_gt_scalar(x, tj_v_int(0)), x->dtype), tj_to_copy(tj_gt_scalar(tj_neg(x), tj_v_int(0)), x->dtype));
+}
+
+/* Dispatches a backward operator with boxed arguments. */
+static tj_status call(const tj_op *op, const tj_value *args, tj_value *outs)
+{
+    return tj_dispatch(op, args, op->nargs, outs);
+}
+
+/* ---- unary ---- */
+
+FORMULA(d_abs) { gi[0] = tj_mul(g[0], sign_of(ARG(0))); return TJ_OK; }
+FORMULA(d_neg) { gi[0] = tj_neg(g[0]); return TJ_OK; }
+FORMULA(d_exp) { gi[0] = tj_mul(g[0], OUT(0)); return TJ_OK; }
+FORMULA(d_log) { gi[0] = tj_div(g[0], ARG(0)); return TJ_OK; }
+FORMULA(d_sqrt) { gi[0] = tj_div(g[0], tj_mul_scalar(OUT(0), tj_v_int(2))); return TJ_OK; }
+FORMULA(d_rsqrt)
+{
+    gi[0] = tj_mul(tj_mul_scalar(g[0], tj_v_float(-0.5)), tj_pow_scalar(OUT(0), tj_v_int(3)));
+    return TJ_OK;
+}
+FORMULA(d_tanh) { gi[0] = tj_tanh_backward(g[0], OUT(0)); return TJ_OK; }
+FORMULA(d_sigmoid) { gi[0] = tj_sigmoid_backward(g[0], OUT(0)); return TJ_OK; }
+FORMULA(d_erf)
+{
+    tj_tensor *x = ARG(0);
+    gi[0] = tj_mul(tj_mul_scalar(tj_exp(tj_neg(tj_mul(x, x))), tj_v_float(2.0 / sqrt(M_PI))), g[0]);
+    return TJ_OK;
+}
+FORMULA(d_reciprocal) { gi[0] = tj_mul(tj_neg(g[0]), tj_mul(OUT(0), OUT(0))); return TJ_OK; }
+FORMULA(d_sin) { gi[0] = tj_mul(g[0], tj_cos(ARG(0))); return TJ_OK; }
+FORMULA(d_cos) { gi[0] = tj_mul(g[0], tj_neg(tj_sin(ARG(0)))); return TJ_OK; }
+FORMULA(d_log1p) { gi[0] = tj_div(g[0], tj_add_scalar(ARG(0), tj_v_int(1))); return TJ_OK; }
+FORMULA(d_expm1) { gi[0] = tj_mul(g[0], tj_add_scalar(OUT(0), tj_v_int(1))); return TJ_OK; }
+FORMULA(d_relu) { gi[0] = tj_threshold_backward(g[0], OUT(0), tj_v_int(0)); return TJ_OK; }
+FORMULA(d_gelu) { gi[0] = tj_gelu_backward(g[0], ARG(0), c->args[1].u.s); return TJ_OK; }
+
+/* silu_backward: grad * s * (1 + x * (1 - s)), s = sigmoid(x) */
+FORMULA(d_silu)
+{
+    tj_tensor *x = ARG(0), *s = tj_sigmoid(x);
+    tj_tensor *one_minus = tj_add_scalar(tj_neg(s), tj_v_int(1));
+    gi[0] = tj_mul(g[0], tj_mul(s, tj_add_scalar(tj_mul(x, one_minus), tj_v_int(1))));
+    return TJ_OK;
+}
+
+/* ---- binary ---- */
+
+/* add / sub (Tensor and Scalar overloads): self gets g, other alpha * g. */
+FORMULA(d_add)
+{
+    gi[0] = g[0];
+    if (c->op->args[1].type == TJ_A_TENSOR && NEED(1)) gi[1] = scaled(g[0], &c->args[2]);
+    return TJ_OK;
+}
+
+FORMULA(d_sub)
+{
+    gi[0] = g[0];
+    if (c->op->args[1].type == TJ_A_TENSOR && NEED(1))
+        gi[1] = is_one(&c->args[2]) ? tj_neg(g[0]) : tj_mul_scalar(g[0], tj_v_float(-tj_value_as_double(&c->args[2])));
+    return TJ_OK;
+}
+
+FORMULA(d_mul)
+{
+    if (NEED(0)) gi[0] = tj_mul(g[0], ARG(1));
+    if (NEED(1)) gi[1] = tj_mul(g[0], ARG(0));
+    return TJ_OK;
+}
+
+FORMULA(d_mul_scalar) { gi[0] = tj_mul_scalar(g[0], c->args[1]); return TJ_OK; }
+
+/* other: -grad * ((self / other) / other) */
+static void div_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi)
+{
+    tj_tensor *self = ARG(0), *other = ARG(1);
+    if (NEED(0)) gi[0] = tj_div(g, other);
+    if (NEED(1)) gi[1] = tj_mul(tj_neg(g), tj_div(tj_div(self, other), other));
+}
+
+FORMULA(d_div) { div_grads(c, g[0], gi); return TJ_OK; }
+FORMULA(d_div_scalar) { gi[0] = tj_div_scalar(g[0], c->args[1]); return TJ_OK; }
+
+/* A rounding division is piecewise constant: zero gradients. */
+FORMULA(d_div_mode)
+{
+    if (c->args[2].kind == TJ_V_NONE) {
+        div_grads(c, g[0], gi);
+        return TJ_OK;
+    }
+    for (int k = 0; k < 2; k++)
+        if (NEED(k)) gi[k] = zeros_like(ARG(k));
+    return TJ_OK;
+}
+
+/* grad * (exponent * self^(exponent - 1)); a zero exponent gives zeros. */
+FORMULA(d_pow_scalar)
+{
+    const tj_value *e = &c->args[1];
+    double ev = tj_value_as_double(e);
+    if (ev == 0.0) {
+        gi[0] = zeros_like(ARG(0));
+        return TJ_OK;
+    }
+    tj_value em1 = e->kind == TJ_V_FLOAT ? tj_v_float(ev - 1.0) : tj_v_int(e->u.i - 1);
+    gi[0] = tj_mul(g[0], tj_mul_scalar(tj_pow_scalar(ARG(0), em1), *e));
+    return TJ_OK;
+}
+
+/* self: where(exponent == 0, 0, grad * exponent * self^(exponent - 1));
+ * exponent: grad * where(self == 0 & exponent >= 0, 0, result * log(self)) */
+FORMULA(d_pow)
+{
+    tj_tensor *self = ARG(0), *e = ARG(1);
+    if (NEED(0)) {
+        tj_tensor *d = tj_mul(g[0], tj_mul(e, tj_pow(self, tj_sub_scalar(e, tj_v_int(1)))));
+        gi[0] = tj_where(tj_eq_scalar(e, tj_v_int(0)), tj_scalar_tensor(tj_v_int(0), d ? d->dtype : TJ_FLOAT32), d);
+    }
+    if (NEED(1)) {
+        tj_tensor *zero = tj_scalar_tensor(tj_v_int(0), OUT(0)->dtype);
+        tj_tensor *cond = tj_mul(tj_eq_scalar(self, tj_v_int(0)), tj_ge(e, zero));
+        gi[1] = tj_mul(g[0], tj_where(cond, zero, tj_mul(OUT(0), tj_log(self))));
+    }
+    return TJ_OK;
+}
+
+/* maximum: where(self == other, grad / 2, grad), zeroed where self < other
+ * (for other: where self > other); minimum the other way round. */
+static void extremum_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, bool is_max)
+{
+    tj_tensor *self = ARG(0), *other = ARG(1);
+    tj_tensor *h = tj_where(tj_eq(self, other), tj_div_scalar(g, tj_v_int(2)), g);
+    tj_tensor *lt = tj_lt(self, other), *gt = tj_gt(self, other);
+    if (NEED(0)) gi[0] = tj_masked_fill(h, is_max ? lt : gt, tj_v_int(0));
+    if (NEED(1)) gi[1] = tj_masked_fill(h, is_max ? gt : lt, tj_v_int(0));
+}
+
+FORMULA(d_maximum) { extremum_grads(c, g[0], gi, true); return TJ_OK; }
+FORMULA(d_minimum) { extremum_grads(c, g[0], gi, false); return TJ_OK; }
+
+FORMULA(d_where)
+{
+    tj_tensor *cond = ARG(0), *zero = tj_scalar_tensor(tj_v_int(0), g[0]->dtype);
+    if (NEED(1)) gi[1] = tj_where(cond, g[0], zero);
+    if (NEED(2)) gi[2] = tj_where(cond, zero, g[0]);
+    return TJ_OK;
+}
+
+/* Passes where min <= self <= max (either bound optional). */
+FORMULA(d_clamp)
+{
+    tj_tensor *self = ARG(0);
+    const tj_value *lo = &c->args[1], *hi = &c->args[2];
+    tj_tensor *ge = lo->kind != TJ_V_NONE ? tj_ge(self, bound(lo, self)) : NULL;
+    tj_tensor *le = hi->kind != TJ_V_NONE ? tj_le(self, bound(hi, self)) : NULL;
+    tj_tensor *cond = ge && le ? tj_mul(ge, le) : ge ? ge : le;
+    gi[0] = where_or_zero(cond, g[0]);
+    return TJ_OK;
+}
+
+/* ATen's clamp_backward_min_max (bool mul is logical and, maximum or). */
+FORMULA(d_clamp_tensor)
+{
+    tj_tensor *self = ARG(0), *lo = c->args[1].kind == TJ_V_TENSOR ? ARG(1) : NULL,
+              *hi = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    if (lo && hi) {
+        if (NEED(0)) gi[0] = where_or_zero(tj_mul(tj_ge(self, lo), tj_le(self, hi)), g[0]);
+        if (NEED(1)) gi[1] = where_or_zero(tj_mul(tj_lt(self, lo), tj_lt(lo, hi)), g[0]);
+        if (NEED(2)) gi[2] = where_or_zero(tj_maximum(tj_gt(self, hi), tj_lt(hi, lo)), g[0]);
+    } else if (lo) {
+        if (NEED(0)) gi[0] = where_or_zero(tj_ge(self, lo), g[0]);
+        if (NEED(1)) gi[1] = where_or_zero(tj_lt(self, lo), g[0]);
+    } else {
+        if (NEED(0)) gi[0] = where_or_zero(tj_le(self, hi), g[0]);
+        if (NEED(2)) gi[2] = where_or_zero(tj_gt(self, hi), g[0]);
+    }
+    return TJ_OK;
+}
+
+FORMULA(d_masked_fill) { gi[0] = tj_masked_fill(g[0], ARG(1), tj_v_int(0)); return TJ_OK; }
+
+/* self: grad / (1 + exp(other - self)), other: grad / (1 + exp(self - other)) */
+FORMULA(d_logaddexp)
+{
+    tj_tensor *a = ARG(0), *b = ARG(1);
+    if (NEED(0)) gi[0] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(b, a)), tj_v_int(1)));
+    if (NEED(1)) gi[1] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(a, b)), tj_v_int(1)));
+    return TJ_OK;
+}
+
+/* ---- reductions ---- */
+
+/* sum.dim_IntList and mean.dim: the gradient expanded back (/ N for mean). */
+static tj_status sum_mean_grad(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, bool mean)
+{
+    tj_tensor *self = ARG(0);
+    bool mask[TJ_MAX_DIMS];
+    tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
+    if (st != TJ_OK) return st;
+    tj_tensor *e = expand_as(restore_dims(g, self->ndim, mask, c->args[2].u.b), self);
+    gi[0] = mean ? tj_div_scalar(e, tj_v_int(reduced_count(self, mask))) : e;
+    return TJ_OK;
+}
+
+FORMULA(d_sum_dim) { return sum_mean_grad(c, g[0], gi, false); }
+FORMULA(d_mean_dim) { return sum_mean_grad(c, g[0], gi, true); }
+FORMULA(d_sum) { gi[0] = expand_as(g[0], ARG(0)); return TJ_OK; }
+
+/* amax / amin: the gradient split evenly among the elements equal to the
+ * result (ATen's scale_grad_by_count). */
+FORMULA(d_amax_amin)
+{
+    tj_tensor *self = ARG(0);
+    bool mask[TJ_MAX_DIMS], keepdim = c->args[2].u.b;
+    tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
+    if (st != TJ_OK) return st;
+    int64_t dims[TJ_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (mask[d]) dims[nd++] = d;
+    tj_tensor *hit = tj_eq(self, restore_dims(OUT(0), self->ndim, mask, keepdim));
+    tj_tensor *count = nd ? tj_sum_dim(hit, dims, nd, true, -1) : tj_to_copy(hit, TJ_INT64);
+    gi[0] = tj_mul(tj_div(restore_dims(g[0], self->ndim, mask, keepdim), count), hit);
+    return TJ_OK;
+}
+
+/* max.dim: the gradient goes to the selected index (a one-hot mask built
+ * from arange instead of ATen's scatter). */
+FORMULA(d_max_dim)
+{
+    tj_tensor *self = ARG(0), *idx = OUT(1);
+    if (self->ndim == 0) {
+        gi[0] = g[0];
+        return TJ_OK;
+    }
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, self->ndim, &d);
+    if (st != TJ_OK) return st;
+    bool keepdim = c->args[2].u.b;
+    tj_tensor *gk = keepdim ? g[0] : tj_unsqueeze(g[0], d), *ik = keepdim ? idx : tj_unsqueeze(idx, d);
+    int64_t shape[TJ_MAX_DIMS];
+    for (int k = 0; k < self->ndim; k++) shape[k] = k == d ? self->shape[d] : 1;
+    tj_tensor *pos = tj_view(tj_arange(tj_v_int(0), tj_v_int(self->shape[d]), tj_v_int(1), TJ_INT64), shape, self->ndim);
+    gi[0] = where_or_zero(tj_eq(pos, ik), tj_expand(gk, self->shape, self->ndim));
+    return TJ_OK;
+}
+
+/* (2 / (N - correction)) * grad * (self - mean(self)) */
+static tj_tensor *var_grad(const tj_grad_ctx *c, tj_tensor *g)
+{
+    tj_tensor *self = ARG(0);
+    bool mask[TJ_MAX_DIMS];
+    if (reduced_dims(c->op, &c->args[1], self->ndim, mask) != TJ_OK) return NULL;
+    int64_t dims[TJ_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (mask[d]) dims[nd++] = d;
+    int64_t correction = c->args[2].kind == TJ_V_INT ? c->args[2].u.i : 1;
+    double dof = (double)(reduced_count(self, mask) - correction);
+    tj_tensor *gu = restore_dims(g, self->ndim, mask, c->args[3].u.b);
+    tj_tensor *centred = tj_sub(self, tj_mean_dim(self, dims, nd, true, -1));
+    return tj_mul(tj_mul_scalar(gu, tj_v_float(2.0 / dof)), centred);
+}
+
+FORMULA(d_var) { gi[0] = var_grad(c, g[0]); return TJ_OK; }
+
+/* var_mean: the variance part plus the mean part, for whichever got a gradient. */
+FORMULA(d_var_mean)
+{
+    tj_tensor *self = ARG(0), *r = g[0] ? var_grad(c, g[0]) : NULL;
+    if (g[1]) {
+        bool mask[TJ_MAX_DIMS];
+        tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
+        if (st != TJ_OK) return st;
+        tj_tensor *m = tj_div_scalar(expand_as(restore_dims(g[1], self->ndim, mask, c->args[3].u.b), self),
+                                     tj_v_int(reduced_count(self, mask)));
+        r = r ? tj_add(r, m) : m;
+    }
+    gi[0] = r;
+    return TJ_OK;
+}
+
+/* grad * exp(self - result) */
+FORMULA(d_logsumexp)
+{
+    tj_tensor *self = ARG(0);
+    bool mask[TJ_MAX_DIMS], keepdim = c->args[2].u.b;
+    tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
+    if (st != TJ_OK) return st;
+    tj_tensor *r = restore_dims(OUT(0), self->ndim, mask, keepdim);
+    gi[0] = tj_mul(restore_dims(g[0], self->ndim, mask, keepdim), tj_exp(tj_sub(self, r)));
+    return TJ_OK;
+}
+
+/* ---- linear algebra ---- */
+
+FORMULA(d_mm)
+{
+    if (NEED(0)) gi[0] = tj_mm(g[0], tj_t(ARG(1)));
+    if (NEED(1)) gi[1] = tj_mm(tj_t(ARG(0)), g[0]);
+    return TJ_OK;
+}
+
+FORMULA(d_bmm)
+{
+    if (NEED(0)) gi[0] = tj_bmm(g[0], tj_transpose(ARG(1), 1, 2));
+    if (NEED(1)) gi[1] = tj_bmm(tj_transpose(ARG(0), 1, 2), g[0]);
+    return TJ_OK;
+}
+
+/* self: beta * grad; mat1: alpha * grad @ mat2^T; mat2: alpha * mat1^T @ grad */
+FORMULA(d_addmm)
+{
+    const tj_value *beta = &c->args[3], *alpha = &c->args[4];
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
+    if (NEED(1)) gi[1] = scaled(tj_mm(g[0], tj_t(ARG(2))), alpha);
+    if (NEED(2)) gi[2] = scaled(tj_mm(tj_t(ARG(1)), g[0]), alpha);
+    return TJ_OK;
+}
+
+/* ---- views and data movement ---- */
+
+FORMULA(d_view) { gi[0] = tj_reshape(g[0], ARG(0)->shape, ARG(0)->ndim); return TJ_OK; }
+
+FORMULA(d_permute)
+{
+    const tj_value *dims = &c->args[1];
+    int64_t inv[TJ_MAX_DIMS];
+    for (int i = 0; i < dims->n; i++) {
+        int d;
+        tj_status st = tj_wrap_dim(c->op->name, dims->u.ints[i], dims->n, &d);
+        if (st != TJ_OK) return st;
+        inv[d] = i;
+    }
+    gi[0] = tj_permute(g[0], inv, dims->n);
+    return TJ_OK;
+}
+
+FORMULA(d_transpose) { gi[0] = tj_transpose(g[0], c->args[1].u.i, c->args[2].u.i); return TJ_OK; }
+FORMULA(d_t) { gi[0] = tj_t(g[0]); return TJ_OK; }
+FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], ARG(0), c->op); return TJ_OK; }
+FORMULA(d_unsqueeze) { gi[0] = tj_squeeze_dim(g[0], c->args[1].u.i); return TJ_OK; }
+
+FORMULA(d_squeeze_dim)
+{
+    tj_tensor *self = ARG(0);
+    if (g[0]->ndim == self->ndim) {
+        gi[0] = g[0];
+        return TJ_OK;
+    }
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, self->ndim, &d);
+    if (st == TJ_OK) gi[0] = tj_unsqueeze(g[0], d);
+    return st;
+}
+
+/* select / slice: the gradient scattered into zeros of self's shape. */
+FORMULA(d_select)
+{
+    gi[0] = tj_select_scatter(zeros_like(ARG(0)), g[0], c->args[1].u.i, c->args[2].u.i);
+    return TJ_OK;
+}
+
+FORMULA(d_slice)
+{
+    tj_value args[6] = {tj_v_tensor(zeros_like(ARG(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3], c->args[4]};
+    if (!args[0].u.t) return tj_last_status();
+    tj_value out;
+    tj_status st = call(TJ_OPS(slice_scatter), args, &out);
+    gi[0] = out.u.t;
+    return st;
+}
+
+/* cat: each input gets its slice along dim; legacy-skipped 1-D empty inputs
+ * get an empty gradient. */
+FORMULA(d_cat)
+{
+    const tj_value *ts = &c->args[0];
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, g[0]->ndim, &d);
+    if (st != TJ_OK) return st;
+    int64_t offset = 0;
+    for (int k = 0; k < ts->n; k++) {
+        tj_tensor *t = ts->u.ts[k];
+        bool skipped = t->ndim == 1 && t->shape[0] == 0 && g[0]->ndim != 1;
+        if (skipped) {
+            if (NEED(k)) gi[k] = zeros_like(t);
+            continue;
+        }
+        int64_t size = t->shape[d];
+        if (NEED(k)) gi[k] = tj_slice(g[0], d, true, offset, true, offset + size, 1);
+        offset += size;
+    }
+    return TJ_OK;
+}
+
+/* clone, _to_copy (the engine converts the dtype back) */
+FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
+
+/* ---- neural networks ---- */
+
+FORMULA(d_softmax)
+{
+    gi[0] = tj__softmax_backward_data(g[0], OUT(0), c->args[1].u.i, ARG(0)->dtype);
+    return TJ_OK;
+}
+
+FORMULA(d_log_softmax)
+{
+    gi[0] = tj__log_softmax_backward_data(g[0], OUT(0), c->args[1].u.i, ARG(0)->dtype);
+    return TJ_OK;
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+ * weight, bias, mask); the mean and rstd returns carry no gradient. */
+FORMULA(d_native_layer_norm)
+{
+    if (!g[0]) return TJ_OK;
+    bool mask[3] = {NEED(0), NEED(1), NEED(2)};
+    tj_value args[8] = {tj_v_tensor(g[0]), c->args[0], c->args[1], tj_v_tensor(OUT(1)),
+                        tj_v_tensor(OUT(2)), c->args[2], c->args[3], tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = call(TJ_OPS(native_layer_norm_backward), args, outs);
+    for (int k = 0; st == TJ_OK && k < 3; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
+    return st;
+}
+
+/* convolution_backward(grad, input, weight, bias_sizes, stride, padding,
+ * dilation, transposed, output_padding, groups, mask) */
+FORMULA(d_convolution)
+{
+    tj_tensor *bias = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    bool mask[3] = {NEED(0), NEED(1), bias && NEED(2)};
+    tj_value args[11] = {tj_v_tensor(g[0]), c->args[0], c->args[1],
+                         bias ? tj_v_ints(bias->shape, bias->ndim) : tj_v_none(),
+                         c->args[3], c->args[4], c->args[5], c->args[6], c->args[7], c->args[8], tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = call(TJ_OPS(convolution_backward), args, outs);
+    for (int k = 0; st == TJ_OK && k < 3; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
+    return st;
+}
+
+/* max_pool2d_with_indices_backward(grad, self, kernel_size, stride,
+ * padding, dilation, ceil_mode, indices); an empty stride means the kernel
+ * size. */
+FORMULA(d_max_pool2d)
+{
+    const tj_value *stride = c->args[2].n ? &c->args[2] : &c->args[1];
+    tj_value args[8] = {tj_v_tensor(g[0]), c->args[0], c->args[1], *stride, c->args[3], c->args[4], c->args[5],
+                        tj_v_tensor(OUT(1))};
+    tj_value out;
+    tj_status st = call(TJ_OPS(max_pool2d_with_indices_backward), args, &out);
+    gi[0] = out.u.t;
+    return st;
+}
+
+FORMULA(d_embedding)
+{
+    tj_tensor *w = ARG(0);
+    gi[0] = tj_embedding_dense_backward(g[0], ARG(1), w->shape[0], c->args[2].u.i, c->args[3].u.b);
+    return TJ_OK;
+}
+
+/* grad * mask * scale, scale = 1 / (1 - p) in training (0 for p = 1), else 1 */
+FORMULA(d_native_dropout)
+{
+    double p = tj_value_as_double(&c->args[1]);
+    bool train = c->args[2].kind == TJ_V_BOOL && c->args[2].u.b;
+    double scale = !train ? 1.0 : p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
+    gi[0] = tj_mul_scalar(tj_mul(g[0], OUT(1)), tj_v_float(scale));
+    return TJ_OK;
+}
+
+FORMULA(d_nll_loss)
+{
+    tj_tensor *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    gi[0] = tj_nll_loss_backward(g[0], ARG(0), ARG(1), weight, c->args[3].u.i, c->args[4].u.i, OUT(1));
+    return TJ_OK;
+}
+
+/* Composites without a closed-form formula here (scaled_dot_product_attention,
+ * avg_pool2d): the gradient of their registered decomposition, recomputed
+ * with recording on and differentiated by a nested backward pass. */
+FORMULA(d_via_decomposition)
+{
+    const tj_op *op = c->op;
+    if (!op->decomp)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: no derivative formula and no decomposition to differentiate", op->name);
+    if (op == TJ_OPS(scaled_dot_product_attention) && tj_value_as_double(&c->args[4]) > 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative with dropout_p > 0 is not implemented", op->name);
+    tj_value args[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
+    tj_tensor *ins[TJ_MAX_ARGS];
+    int slot_of[TJ_MAX_ARGS], n_in = 0, slot = 0;
+    for (int i = 0; i < op->nargs; i++) {
+        args[i] = c->args[i];
+        if (op->args[i].type != TJ_A_TENSOR) continue;
+        if (args[i].kind == TJ_V_TENSOR && NEED(slot)) {
+            tj_tensor *a = tj_tensor_detach(args[i].u.t);
+            if (!a || tj_tensor_set_requires_grad(a, true) != TJ_OK) return tj_last_status();
+            args[i] = tj_v_tensor(a);
+            slot_of[n_in] = slot;
+            ins[n_in++] = a;
+        }
+        slot++;
+    }
+    bool prev = tj_set_grad_enabled(true);
+    tj_status st = op->decomp(args, outs);
+    tj_set_grad_enabled(prev);
+    if (st != TJ_OK) return st;
+    tj_tensor *os[TJ_MAX_RETURNS], *gs[TJ_MAX_RETURNS], *res[TJ_MAX_ARGS];
+    int n_out = 0;
+    for (int i = 0; i < op->nreturns; i++)
+        if (g[i] && outs[i].kind == TJ_V_TENSOR && tj_tensor_requires_grad(outs[i].u.t)) {
+            os[n_out] = outs[i].u.t;
+            gs[n_out++] = g[i];
+        }
+    st = tj_autograd_grad(os, n_out, gs, ins, n_in, res);
+    for (int k = 0; st == TJ_OK && k < n_in; k++) gi[slot_of[k]] = res[k];
+    return st;
+}
+
+/* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
+
+FORMULA(d_addcmul)
+{
+    const tj_value *v = &c->args[3];
+    gi[0] = g[0];
+    if (NEED(1)) gi[1] = tj_mul(g[0], scaled(ARG(2), v));
+    if (NEED(2)) gi[2] = tj_mul(g[0], scaled(ARG(1), v));
+    return TJ_OK;
+}
+
+/* tensor1: grad * (value / tensor2); tensor2: -grad * (value * tensor1 / tensor2^2) */
+FORMULA(d_addcdiv)
+{
+    const tj_value *v = &c->args[3];
+    tj_tensor *t1 = ARG(1), *t2 = ARG(2);
+    gi[0] = g[0];
+    if (NEED(1)) gi[1] = tj_mul(g[0], tj_mul_scalar(tj_reciprocal(t2), *v));
+    if (NEED(2)) gi[2] = tj_mul(tj_neg(g[0]), tj_div(scaled(t1, v), tj_mul(t2, t2)));
+    return TJ_OK;
+}
+
+FORMULA(d_lerp)
+{
+    double w = tj_value_as_double(&c->args[2]);
+    if (NEED(0)) gi[0] = tj_mul_scalar(g[0], tj_v_float(1.0 - w));
+    if (NEED(1)) gi[1] = tj_mul_scalar(g[0], c->args[2]);
+    return TJ_OK;
+}
+
+/* copy: self's values are overwritten (zero gradient); src gets grad. */
+FORMULA(d_copy)
+{
+    if (NEED(0)) gi[0] = zeros_like(ARG(0));
+    if (NEED(1)) gi[1] = g[0];
+    return TJ_OK;
+}
+
+FORMULA(d_overwrite) { gi[0] = zeros_like(ARG(0)); return TJ_OK; }
+
+/* self: the gradient with the scattered region zeroed; src: that region. */
+FORMULA(d_slice_scatter)
+{
+    tj_tensor *src = ARG(1);
+    if (NEED(0)) {
+        tj_value args[6] = {tj_v_tensor(g[0]), tj_v_tensor(zeros_like(src)), c->args[2], c->args[3], c->args[4], c->args[5]};
+        tj_value out;
+        tj_status st = args[1].u.t ? call(TJ_OPS(slice_scatter), args, &out) : tj_last_status();
+        if (st != TJ_OK) return st;
+        gi[0] = out.u.t;
+    }
+    if (NEED(1)) {
+        tj_value args[5] = {tj_v_tensor(g[0]), c->args[2], c->args[3], c->args[4], c->args[5]};
+        tj_value out;
+        tj_status st = call(TJ_OPS(slice_Tensor), args, &out);
+        if (st != TJ_OK) return st;
+        gi[1] = out.u.t;
+    }
+    return TJ_OK;
+}
+
+FORMULA(d_select_scatter)
+{
+    int64_t dim = c->args[2].u.i, index = c->args[3].u.i;
+    if (NEED(0)) gi[0] = tj_select_scatter(g[0], zeros_like(ARG(1)), dim, index);
+    if (NEED(1)) gi[1] = tj_select(g[0], dim, index);
+    return TJ_OK;
+}
+
+/* ---- the table ---- */
+
+#define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
+#define D_OUTS(ident, fn, nondiff_mask) [TJ_OPI_##ident] = {fn, false, nondiff_mask}
+#define NONDIFF(ident) [TJ_OPI_##ident] = {NULL, true, 0}
+
+static const tj_derivative derivatives[TJ_OPI_COUNT] = {
+    D(abs, d_abs), D(neg, d_neg), D(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt), D(rsqrt, d_rsqrt),
+    D(tanh, d_tanh), D(sigmoid, d_sigmoid), D(erf, d_erf), D(reciprocal, d_reciprocal), D(sin, d_sin),
+    D(cos, d_cos), D(log1p, d_log1p), D(expm1, d_expm1), D(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu),
+    D(add_Tensor, d_add), D(add_Scalar, d_add), D(sub_Tensor, d_sub), D(sub_Scalar, d_sub),
+    D(mul_Tensor, d_mul), D(mul_Scalar, d_mul_scalar), D(div_Tensor, d_div), D(div_Scalar, d_div_scalar),
+    D(div_Tensor_mode, d_div_mode), D(pow_Tensor_Scalar, d_pow_scalar), D(pow_Tensor_Tensor, d_pow),
+    D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where), D(clamp, d_clamp),
+    D(clamp_Tensor, d_clamp_tensor), D(masked_fill_Scalar, d_masked_fill), D(logaddexp, d_logaddexp),
+    NONDIFF(eq_Tensor), NONDIFF(ne_Tensor), NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor),
+    NONDIFF(ge_Tensor), NONDIFF(eq_Scalar), NONDIFF(gt_Scalar),
+
+    D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
+    D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),
+    D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
+
+    D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
+
+    D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
+    D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
+    D(slice_Tensor, d_slice), D(cat, d_cat), D(clone, d_identity), D(_to_copy, d_identity),
+
+    NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
+    NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
+
+    D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
+    D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
+    D(avg_pool2d, d_via_decomposition), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
+    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_via_decomposition),
+
+    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
+    D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),
+};
+
+const tj_derivative *tj_derivative_of(const tj_op *op)
+{
+    static const tj_derivative none;
+    int i = op->index;
+    return i >= 0 && i < TJ_OPI_COUNT && op == &tj_builtin_ops[i] ? &derivatives[i] : &none;
+}

@@ -1,0 +1,58 @@
+/* Autograd internals shared by the dispatcher (the recording hook), the
+ * engine (autograd.c) and the derivative formulas (autograd_formulas.c). */
+#ifndef TJIT_RUNTIME_AUTOGRAD_INTERNAL_H
+#define TJIT_RUNTIME_AUTOGRAD_INTERNAL_H
+
+#include "internal.h"
+
+/** What a derivative formula sees of the recorded call. Tensors in `args`
+ * and `results` are saved aliases: they share the original's storage,
+ * geometry and identity (uid) but carry no autograd history. */
+typedef struct tj_grad_ctx {
+    const tj_op *op;
+    const tj_value *args;        /**< every schema argument */
+    tj_tensor *const *results;   /**< one per return (NULL: undefined) */
+    const bool *needed;          /**< per input slot: is its gradient wanted */
+} tj_grad_ctx;
+
+/** A derivative formula (a vector-Jacobian product). Input slots number the
+ * call's Tensor arguments in schema order, a Tensor[] argument taking one
+ * slot per element (add.Tensor: 0 self, 1 other; addmm: 0 self, 1 mat1,
+ * 2 mat2; cat: one per tensor). `grads` holds the gradient of each return
+ * (NULL when none reached it). The formula writes into gi[slot] the
+ * gradient of each needed slot, computed through the public operator API,
+ * or leaves NULL for "zero". It may return a gradient of a broadcast shape
+ * or another float dtype: the engine sums it to the input's shape and
+ * converts it. Returns TJ_OK or an error status. */
+typedef tj_status (*tj_grad_formula)(const tj_grad_ctx *c, tj_tensor *const *grads, tj_tensor **gi);
+
+typedef struct tj_derivative {
+    tj_grad_formula fn;      /**< NULL: no formula */
+    bool nondiff;            /**< not differentiable (comparisons, creation, ...) */
+    unsigned nondiff_outputs; /**< bit i: return i never carries a gradient */
+} tj_derivative;
+
+/** The derivative entry of a built-in operator (a zero entry when none). */
+const tj_derivative *tj_derivative_of(const tj_op *op);
+
+/** Sums `grad` over broadcast dims to `like`'s shape and converts it to
+ * like's dtype (ATen's sum_to plus the engine's dtype check). Returns grad
+ * itself when nothing is needed; NULL with TJ_ERR_SHAPE when grad's shape
+ * does not broadcast to like's. */
+tj_tensor *tj_autograd_sum_to(tj_tensor *grad, const tj_tensor *like, const tj_op *op);
+
+/* ---- the dispatcher's hooks (DESIGN.md layer 2) ---- */
+
+/** True when grad mode is on, `op` is differentiable and one of its tensor
+ * arguments requires grad: the call then needs a backward node. */
+bool tj_autograd_wants(const tj_op *op, const tj_value *args);
+/** Refuses calls that cannot be recorded: in-place operators on tensors
+ * that require grad, operators without a formula. */
+tj_status tj_autograd_check(const tj_op *op, const tj_value *args);
+/** Attaches a backward node for the finished call to its outputs (owned
+ * references in outs; an output that is one of the inputs or already has
+ * history is replaced by a fresh alias). On failure outs stay valid for the
+ * caller to release. */
+tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs);
+
+#endif

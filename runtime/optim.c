@@ -1,0 +1,302 @@
+/* SGD and AdamW (include/tjit/optim.h), written as PyTorch 1.13's
+ * single-tensor code paths, operator for operator, so that float32 results
+ * round the same way. Every update runs in a scope with grad mode off. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- options ---- */
+
+tj_sgd_options tj_sgd_defaults(double lr) { return (tj_sgd_options){.lr = lr}; }
+
+tj_adamw_options tj_adamw_defaults(void)
+{
+    return (tj_adamw_options){.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 1e-2};
+}
+
+static tj_status check_sgd(const tj_sgd_options *o)
+{
+    if (!o) return tj_error(TJ_ERR_INVALID_ARGUMENT, "sgd: NULL options");
+    if (!(o->lr >= 0)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "sgd: invalid learning rate %g", o->lr);
+    if (!(o->momentum >= 0)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "sgd: invalid momentum value %g", o->momentum);
+    if (!(o->weight_decay >= 0))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "sgd: invalid weight_decay value %g", o->weight_decay);
+    if (o->nesterov && (o->momentum <= 0 || o->dampening != 0))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "sgd: Nesterov momentum requires a momentum and zero dampening");
+    return TJ_OK;
+}
+
+static tj_status check_adamw(const tj_adamw_options *o)
+{
+    if (!o) return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: NULL options");
+    if (!(o->lr >= 0)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: invalid learning rate %g", o->lr);
+    if (!(o->eps >= 0)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: invalid epsilon value %g", o->eps);
+    if (!(o->beta1 >= 0 && o->beta1 < 1))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: invalid beta parameter at index 0: %g", o->beta1);
+    if (!(o->beta2 >= 0 && o->beta2 < 1))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: invalid beta parameter at index 1: %g", o->beta2);
+    if (!(o->weight_decay >= 0))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "adamw: invalid weight_decay value %g", o->weight_decay);
+    return TJ_OK;
+}
+
+/* Runs an update body in a scope with grad mode off. */
+typedef tj_status (*update_fn)(const void *o, void *lists, int i);
+
+static tj_status run_update(update_fn fn, const void *o, void *lists, int n)
+{
+    bool prev = tj_no_grad_begin();
+    tj_scope *s = tj_scope_begin();
+    tj_status st = s ? TJ_OK : tj_last_status();
+    for (int i = 0; i < n && st == TJ_OK; i++) st = fn(o, lists, i);
+    if (s) tj_scope_end(s);
+    tj_no_grad_end(prev);
+    return st;
+}
+
+#define F(x) tj_v_float(x)
+
+/* ---- SGD ---- */
+
+typedef struct sgd_lists {
+    tj_tensor *const *params, *const *grads;
+    tj_tensor **bufs;
+} sgd_lists;
+
+static tj_status sgd_one(const void *opts, void *lists, int i)
+{
+    const tj_sgd_options *o = opts;
+    sgd_lists *l = lists;
+    tj_tensor *param = l->params[i], *d_p = l->grads[i];
+    if (!d_p) return TJ_OK;
+    if (o->maximize) d_p = tj_neg(d_p);
+    if (o->weight_decay != 0) d_p = tj_add_alpha(d_p, param, F(o->weight_decay));
+    if (o->momentum != 0) {
+        tj_tensor *buf = l->bufs[i];
+        if (!buf) {
+            buf = tj_clone(d_p);
+            if (!buf) return tj_last_status();
+            /* the new state outlives this update's scope */
+            l->bufs[i] = tj_scope_keep(buf);
+        } else if (!tj_add_(tj_mul_scalar_(buf, F(o->momentum)), d_p, F(1 - o->dampening))) {
+            return tj_last_status();
+        }
+        d_p = o->nesterov ? tj_add_alpha(d_p, buf, F(o->momentum)) : buf;
+    }
+    return tj_add_(param, d_p, F(-o->lr)) ? TJ_OK : tj_last_status();
+}
+
+tj_status tj_sgd_update(const tj_sgd_options *o, tj_tensor *const *params, tj_tensor *const *grads,
+                        tj_tensor **momentum_buffers, int n)
+{
+    tj_status st = check_sgd(o);
+    if (st != TJ_OK) return st;
+    if (n < 0 || (n && (!params || !grads || (o->momentum != 0 && !momentum_buffers))))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_sgd_update: NULL params, grads or momentum buffers");
+    sgd_lists l = {params, grads, momentum_buffers};
+    return run_update(sgd_one, o, &l, n);
+}
+
+/* ---- AdamW ---- */
+
+typedef struct adamw_lists {
+    tj_tensor *const *params, *const *grads, *const *exp_avgs, *const *exp_avg_sqs, *const *max_sqs, *const *steps;
+} adamw_lists;
+
+/* 1 - x, as PyTorch's rsub (exactly -x + 1). */
+static tj_tensor *one_minus(tj_tensor *x) { return tj_add_scalar(tj_neg(x), tj_v_int(1)); }
+
+/* s / x for a Scalar s, as Python's float / tensor: reciprocal(x) * s. */
+static tj_tensor *rdiv(double s, tj_tensor *x) { return tj_mul_scalar(tj_reciprocal(x), F(s)); }
+
+static tj_status adamw_one(const void *opts, void *lists, int i)
+{
+    const tj_adamw_options *o = opts;
+    adamw_lists *l = lists;
+    tj_tensor *param = l->params[i], *grad = l->grads[i], *exp_avg = l->exp_avgs[i], *exp_avg_sq = l->exp_avg_sqs[i];
+    tj_tensor *step_t = l->steps[i];
+    if (!grad) return TJ_OK;
+    if (o->maximize) grad = tj_neg(grad);
+    if (!tj_add_scalar_(step_t, tj_v_int(1), tj_v_int(1)) || !tj_mul_scalar_(param, F(1 - o->lr * o->weight_decay)) ||
+        !tj_add_(tj_mul_scalar_(exp_avg, F(o->beta1)), grad, F(1 - o->beta1)) ||
+        !tj_addcmul_(tj_mul_scalar_(exp_avg_sq, F(o->beta2)), grad, grad, F(1 - o->beta2)))
+        return tj_last_status();
+    tj_tensor *sq = exp_avg_sq;
+    if (o->amsgrad) {
+        sq = l->max_sqs[i];
+        if (!tj_copy_(sq, tj_maximum(sq, exp_avg_sq))) return tj_last_status();
+    }
+    if (o->capturable) {
+        tj_tensor *bc1 = one_minus(tj_pow(tj_scalar_tensor(F(o->beta1), step_t->dtype), step_t));
+        tj_tensor *bc2 = one_minus(tj_pow(tj_scalar_tensor(F(o->beta2), step_t->dtype), step_t));
+        tj_tensor *step_size_neg = tj_neg(rdiv(o->lr, bc1));
+        tj_tensor *denom = tj_div(tj_sqrt(sq), tj_mul(tj_sqrt(bc2), step_size_neg));
+        denom = tj_add_(denom, rdiv(o->eps, step_size_neg), tj_v_int(1));
+        return tj_addcdiv_(param, exp_avg, denom, tj_v_int(1)) ? TJ_OK : tj_last_status();
+    }
+    if (step_t->fake)
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_adamw_update: the step count of a fake tensor is unknown (use "
+                                            "capturable to trace the update in fake mode)");
+    double step = tj_tensor_item_at(step_t, 0);
+    double step_size = o->lr / (1 - pow(o->beta1, step));
+    double bc2_sqrt = sqrt(1 - pow(o->beta2, step));
+    tj_tensor *denom = tj_add_scalar_(tj_div_scalar(tj_sqrt(sq), F(bc2_sqrt)), F(o->eps), tj_v_int(1));
+    return tj_addcdiv_(param, exp_avg, denom, F(-step_size)) ? TJ_OK : tj_last_status();
+}
+
+tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, tj_tensor *const *grads,
+                          tj_tensor *const *exp_avgs, tj_tensor *const *exp_avg_sqs,
+                          tj_tensor *const *max_exp_avg_sqs, tj_tensor *const *steps, int n)
+{
+    tj_status st = check_adamw(o);
+    if (st != TJ_OK) return st;
+    if (n < 0 || (n && (!params || !grads || !exp_avgs || !exp_avg_sqs || !steps || (o->amsgrad && !max_exp_avg_sqs))))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: NULL parameter or state lists");
+    for (int i = 0; i < n; i++)
+        if (grads[i] && (!exp_avgs[i] || !exp_avg_sqs[i] || !steps[i] || (o->amsgrad && !max_exp_avg_sqs[i])))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: missing state for parameter %d", i);
+    adamw_lists l = {params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps};
+    return run_update(adamw_one, o, &l, n);
+}
+
+/* ---- optimiser objects ---- */
+
+enum { KIND_SGD, KIND_ADAMW };
+enum { S_MOMENTUM = 0, S_STEP = 0, S_EXP_AVG, S_EXP_AVG_SQ, S_MAX_EXP_AVG_SQ, N_STATE };
+
+struct tj_optimizer {
+    int kind;
+    int n;
+    tj_tensor **params; /* retained */
+    tj_tensor **state;  /* n * N_STATE, retained, NULL until created */
+    tj_sgd_options sgd;
+    tj_adamw_options adamw;
+};
+
+static size_t optimizer_bytes(int n) { return sizeof(tj_optimizer) + sizeof(tj_tensor *) * (size_t)n * (1 + N_STATE); }
+
+static tj_optimizer *optimizer_new(int kind, tj_tensor *const *params, int n)
+{
+    if (n < 0 || (n && !params)) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "optimizer: NULL parameter list");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (!params[i]) {
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "optimizer: parameter %d is NULL", i);
+            return NULL;
+        }
+    tj_optimizer *opt = tj_alloc(optimizer_bytes(n));
+    if (!opt) {
+        tj_oom("optimizer", optimizer_bytes(n));
+        return NULL;
+    }
+    memset(opt, 0, optimizer_bytes(n));
+    opt->kind = kind;
+    opt->n = n;
+    opt->params = (tj_tensor **)(opt + 1);
+    opt->state = opt->params + n;
+    for (int i = 0; i < n; i++) opt->params[i] = tj_tensor_retain(params[i]);
+    return opt;
+}
+
+tj_optimizer *tj_sgd_new(tj_tensor *const *params, int n, const tj_sgd_options *o)
+{
+    if (check_sgd(o) != TJ_OK) return NULL;
+    tj_optimizer *opt = optimizer_new(KIND_SGD, params, n);
+    if (opt) opt->sgd = *o;
+    return opt;
+}
+
+tj_optimizer *tj_adamw_new(tj_tensor *const *params, int n, const tj_adamw_options *o)
+{
+    if (check_adamw(o) != TJ_OK) return NULL;
+    tj_optimizer *opt = optimizer_new(KIND_ADAMW, params, n);
+    if (opt) opt->adamw = *o;
+    return opt;
+}
+
+void tj_optimizer_free(tj_optimizer *opt)
+{
+    if (!opt) return;
+    for (int i = 0; i < opt->n * (1 + N_STATE); i++) tj_tensor_release(opt->params[i]);
+    tj_free(opt, optimizer_bytes(opt->n));
+}
+
+static tj_tensor **state_of(tj_optimizer *opt, int i) { return &opt->state[i * N_STATE]; }
+
+/* AdamW's lazy state: step 0, zero moments (PyTorch's `if len(state) == 0`). */
+static tj_status adamw_init_state(tj_optimizer *opt, int i)
+{
+    tj_tensor **s = state_of(opt, i), *p = opt->params[i];
+    if (s[S_STEP]) return TJ_OK;
+    s[S_STEP] = tj_tensor_retain(tj_zeros(NULL, 0, TJ_FLOAT32));
+    s[S_EXP_AVG] = tj_tensor_retain(tj_zeros(p->shape, p->ndim, p->dtype));
+    s[S_EXP_AVG_SQ] = tj_tensor_retain(tj_zeros(p->shape, p->ndim, p->dtype));
+    if (opt->adamw.amsgrad) s[S_MAX_EXP_AVG_SQ] = tj_tensor_retain(tj_zeros(p->shape, p->ndim, p->dtype));
+    bool ok = s[S_STEP] && s[S_EXP_AVG] && s[S_EXP_AVG_SQ] && (!opt->adamw.amsgrad || s[S_MAX_EXP_AVG_SQ]);
+    return ok ? TJ_OK : tj_last_status();
+}
+
+tj_status tj_optimizer_step(tj_optimizer *opt)
+{
+    if (!opt) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_optimizer_step: NULL optimizer");
+    int n = opt->n;
+    size_t bytes = sizeof(tj_tensor *) * (size_t)(n ? n : 1) * (1 + N_STATE);
+    tj_tensor **grads = tj_alloc(bytes);
+    if (!grads) return tj_oom("tj_optimizer_step", bytes);
+    tj_tensor **cols = grads + n; /* state, column-major: cols[k * n + i] */
+    tj_scope *s = tj_scope_begin();
+    tj_status st = s ? TJ_OK : tj_last_status();
+    for (int i = 0; i < n && st == TJ_OK; i++) {
+        grads[i] = tj_tensor_grad(opt->params[i]);
+        if (grads[i] && opt->kind == KIND_ADAMW) st = adamw_init_state(opt, i);
+        for (int k = 0; k < N_STATE; k++) cols[k * n + i] = state_of(opt, i)[k];
+    }
+    if (st == TJ_OK && opt->kind == KIND_SGD) {
+        st = tj_sgd_update(&opt->sgd, opt->params, grads, cols + S_MOMENTUM * n, n);
+        /* buffers created by this first step join the state */
+        for (int i = 0; i < n && st == TJ_OK; i++)
+            if (!state_of(opt, i)[S_MOMENTUM]) state_of(opt, i)[S_MOMENTUM] = tj_tensor_retain(cols[S_MOMENTUM * n + i]);
+    } else if (st == TJ_OK) {
+        st = tj_adamw_update(&opt->adamw, opt->params, grads, cols + S_EXP_AVG * n, cols + S_EXP_AVG_SQ * n,
+                             cols + S_MAX_EXP_AVG_SQ * n, cols + S_STEP * n, n);
+    }
+    if (s) tj_scope_end(s);
+    tj_free(grads, bytes);
+    return st;
+}
+
+tj_status tj_optimizer_zero_grad(tj_optimizer *opt, bool set_to_none)
+{
+    if (!opt) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_optimizer_zero_grad: NULL optimizer");
+    bool prev = tj_no_grad_begin();
+    tj_status st = TJ_OK;
+    for (int i = 0; i < opt->n && st == TJ_OK; i++) {
+        tj_tensor *g = tj_tensor_grad(opt->params[i]);
+        if (!g) continue;
+        if (set_to_none) st = tj_tensor_set_grad(opt->params[i], NULL);
+        else if (!tj_zero_(g)) st = tj_last_status();
+    }
+    tj_no_grad_end(prev);
+    return st;
+}
+
+void tj_optimizer_set_lr(tj_optimizer *opt, double lr)
+{
+    if (!opt) return;
+    if (opt->kind == KIND_SGD) opt->sgd.lr = lr;
+    else opt->adamw.lr = lr;
+}
+
+tj_tensor *tj_optimizer_state(const tj_optimizer *opt, int i, const char *name)
+{
+    if (!opt || !name || i < 0 || i >= opt->n) return NULL;
+    tj_tensor *const *s = &opt->state[i * N_STATE];
+    if (opt->kind == KIND_SGD) return strcmp(name, "momentum_buffer") ? NULL : s[S_MOMENTUM];
+    static const char *names[N_STATE] = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+    for (int k = 0; k < N_STATE; k++)
+        if (!strcmp(name, names[k])) return s[k];
+    return NULL;
+}

@@ -1,0 +1,484 @@
+/* Convolution (forward, transposed, backward) and pooling (max with
+ * indices, its backward, average): values against PyTorch 1.13, geometry
+ * edge cases (ceil_mode windows, padding, dilation, groups, empty batch,
+ * strided inputs), thread-count independence and error paths.
+ *
+ * Reference values were printed by PyTorch 1.13 (torch.ops.aten.<op> on the
+ * same inputs, float32); inputs are small integers so most references are
+ * exact. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/conv_gemm.h"
+#include "runtime/internal.h"
+
+static tj_scope *scope;
+static int saved_threads;
+static void open_scope(void)
+{
+    scope = tj_scope_begin();
+    saved_threads = tj_get_num_threads();
+}
+static void close_scope(void)
+{
+    tj_scope_end(scope);
+    tj_set_num_threads(saved_threads);
+}
+TestSuite(conv, .init = open_scope, .fini = close_scope);
+TestSuite(pool, .init = open_scope, .fini = close_scope);
+
+/* A float32 tensor of `shape` holding values[i] (or, with values NULL,
+ * f(i) = (i * mul) % mod - off). */
+static tj_tensor *f32(int ndim, const int64_t *shape, const float *values)
+{
+    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, ndim, shape, values);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    return t;
+}
+
+static tj_tensor *pattern(int ndim, const int64_t *shape, int64_t mul, int64_t mod, double off)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
+    cr_assert_not_null(t);
+    float *p = tj_tensor_data(t);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = (float)((double)(i * mul % mod) - off);
+    return t;
+}
+
+static void expect_shape(const tj_tensor *t, int ndim, const int64_t *shape)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_ndim(t), ndim, "rank %d, want %d", tj_tensor_ndim(t), ndim);
+    for (int d = 0; d < ndim; d++)
+        cr_assert_eq(tj_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d, (long long)tj_tensor_shape(t)[d],
+                     (long long)shape[d]);
+}
+
+/* Values within rtol (relative) of want; nan matches nan. */
+static void expect_values(const tj_tensor *t, const double *want, int64_t n, double rtol)
+{
+    cr_assert_eq(tj_tensor_numel(t), n);
+    for (int64_t i = 0; i < n; i++) {
+        double g = tj_tensor_item_at(t, i);
+        if (isnan(want[i])) {
+            cr_assert(isnan(g), "[%lld] = %.9g, want nan", (long long)i, g);
+            continue;
+        }
+        cr_assert(g == want[i] || fabs(g - want[i]) <= rtol * fabs(want[i]) + 1e-6, "[%lld] = %.9g, want %.9g", (long long)i, g,
+                  want[i]);
+    }
+}
+
+static void expect_same(const tj_tensor *a, const tj_tensor *b)
+{
+    cr_assert_not_null(a, "%s", tj_last_error());
+    cr_assert_not_null(b, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b));
+    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
+        cr_assert_eq(tj_tensor_item_at(a, i), tj_tensor_item_at(b, i), "[%lld]: %.9g vs %.9g", (long long)i,
+                     tj_tensor_item_at(a, i), tj_tensor_item_at(b, i));
+}
+
+static void expect_error(const void *result, tj_status status, const char *op, const char *needle)
+{
+    cr_assert_null(result);
+    cr_assert_eq(tj_last_status(), status, "status %s: %s", tj_status_name(tj_last_status()), tj_last_error());
+    cr_assert(strstr(tj_last_error(), op), "message '%s' does not name %s", tj_last_error(), op);
+    cr_assert(strstr(tj_last_error(), needle), "message '%s' lacks '%s'", tj_last_error(), needle);
+}
+
+static const int64_t ONE[2] = {1, 1}, ZERO[2] = {0, 0};
+
+/* ---- convolution ---- */
+
+/* x = arange(100) % 7 - 3 as [1,4,5,5]; w = arange(32) % 5 - 2 as [4,2,2,2]. */
+static tj_tensor *grouped_x(void) { return pattern(4, (int64_t[]){1, 4, 5, 5}, 1, 7, 3); }
+static tj_tensor *grouped_w(void) { return pattern(4, (int64_t[]){4, 2, 2, 2}, 1, 5, 2); }
+
+Test(conv, groups_stride_padding_dilation_match_pytorch)
+{
+    tj_tensor *b = f32(1, (int64_t[]){4}, (float[]){1, -1, 0.5f, 2});
+    tj_tensor *y = tj_convolution(grouped_x(), grouped_w(), b, (int64_t[]){2, 1}, (int64_t[]){1, 0},
+                                  (int64_t[]){1, 2}, false, ZERO, 2);
+    expect_shape(y, 4, (int64_t[]){1, 4, 3, 3});
+    static const double want[] = {-1, -1, -1, 1,   -2,   2,   13,   10,  -7,  2,    13,  10,
+                                  -10, -9, -8, -14, 1,    16,  -4.5, -0.5, 3.5, 2.5,  -4.5, 2.5,
+                                  -4.5, 2.5, 2.5, 3,  -1,   9,   19,   4,   -11, -5,   -6,  -7};
+    expect_values(y, want, 36, 0);
+}
+
+Test(conv, transposed_with_output_padding_matches_pytorch)
+{
+    /* x = arange(18) % 5 - 2 [1,2,3,3]; w = arange(36) % 3 - 1 [2,3,3,2];
+     * stride 2, padding [1,0], output_padding 1 -> [1,3,6,7] */
+    tj_tensor *x = pattern(4, (int64_t[]){1, 2, 3, 3}, 1, 5, 2), *w = pattern(4, (int64_t[]){2, 3, 3, 2}, 1, 3, 1);
+    tj_tensor *b = f32(1, (int64_t[]){3}, (float[]){0.5f, -1, 1});
+    tj_tensor *y = tj_convolution(x, w, b, (int64_t[]){2, 2}, (int64_t[]){1, 0}, ONE, true, ONE, 1);
+    expect_shape(y, 4, (int64_t[]){1, 3, 6, 7});
+    static const double want[] = {
+        0.5, 0.5, -2.5, 3.5, -0.5, 1.5, 0.5, -0.5, 0.5, -2.5, -2.5, 0.5, -0.5, 0.5, 1.5, -0.5, 3.5, -2.5, 0.5, 0.5, 0.5,
+        3.5, 1.5, 1.5, 3.5, -0.5, 0.5, 0.5, -2.5, 3.5, -0.5, 1.5, 1.5, -0.5, 0.5, 0.5, -2.5, 0.5, -0.5, 0.5, 1.5, 0.5,
+        -1, -1, -4, 2, -2, 0, -1, -2, -1, -4, -4, -1, -2, -1, 0, -2, 2, -4, -1, -1, -1,
+        2, 0, 0, 2, -2, -1, -1, -4, 2, -2, 0, 0, -2, -1, -1, -4, -1, -2, -1, 0, -1,
+        1, 1, -2, 4, 0, 2, 1, 0, 1, -2, -2, 1, 0, 1, 2, 0, 4, -2, 1, 1, 1,
+        4, 2, 2, 4, 0, 1, 1, -2, 4, 0, 2, 2, 0, 1, 1, -2, 1, 0, 1, 2, 1};
+    expect_values(y, want, 126, 0);
+}
+
+Test(conv, backward_with_groups_matches_pytorch)
+{
+    tj_tensor *x = grouped_x(), *w = grouped_w();
+    /* grad_output = arange(36) % 3 - 1 in the forward's output shape [1,4,3,3] */
+    tj_tensor *gy = pattern(4, (int64_t[]){1, 4, 3, 3}, 1, 3, 1);
+    tj_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+    cr_assert_eq(tj_convolution_backward(gy, x, w, (int64_t[]){4}, 1, (int64_t[]){2, 1}, (int64_t[]){1, 0},
+                                         (int64_t[]){1, 2}, false, ZERO, 2, (bool[]){true, true, true}, &gi, &gw, &gb),
+                 TJ_OK, "%s", tj_last_error());
+    static const double want_gi[] = {
+        2,  0, -2, 0, 0, 1,  0, -2, 0, 1,  2,  0, -2, 0, 0,  1,  0, -2, 0, 1,  2,  0, -2, 0, 0,
+        -1, 0, 3,  0, -2, -2, 0, 3,  0, -1, -1, 0, 3,  0, -2, -2, 0, 3,  0, -1, -1, 0, 3,  0, -2,
+        0,  0, -2, 0, 2,  -1, 0, 3,  0, -2, 0,  0, -2, 0, 2,  -1, 0, 3,  0, -2, 0,  0, -2, 0, 2,
+        2,  0, -2, 0, 0,  1,  0, -2, 0, 1,  2,  0, -2, 0, 0,  1,  0, -2, 0, 1,  2,  0, -2, 0, 0};
+    static const double want_gw[] = {-3, 4, -1, -1, -3, 4, 6,  -8, -3, 4, -1, -1, -3, 4, 6,  -8,
+                                     -3, 4, 6,  -1, -3, -3, -1, -1, -3, 4, 6,  -1, -3, -3, -1, -1};
+    expect_shape(gi, 4, (int64_t[]){1, 4, 5, 5});
+    expect_values(gi, want_gi, 100, 0);
+    expect_shape(gw, 4, (int64_t[]){4, 2, 2, 2});
+    expect_values(gw, want_gw, 32, 0);
+    expect_values(gb, (double[]){0, 0, 0, 0}, 4, 0);
+}
+
+Test(conv, backward_output_mask_false_leaves_outputs_undefined)
+{
+    tj_tensor *x = grouped_x(), *w = grouped_w(), *gy = pattern(4, (int64_t[]){1, 4, 3, 3}, 1, 3, 1);
+    tj_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+    cr_assert_eq(tj_convolution_backward(gy, x, w, NULL, 0, (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2},
+                                         false, ZERO, 2, (bool[]){false, true, false}, &gi, &gw, &gb),
+                 TJ_OK, "%s", tj_last_error());
+    cr_expect_null(gi);
+    cr_expect_null(gb);
+    expect_shape(gw, 4, (int64_t[]){4, 2, 2, 2});
+    cr_expect_eq(tj_tensor_item_at(gw, 1), 4);
+}
+
+/* Direct 6-loop convolution in double, for checking the GEMM path. */
+static double direct_conv(const float *x, const float *w, int64_t ci, int64_t h, int64_t wd, int64_t k, int64_t s,
+                          int64_t p, int64_t n, int64_t o, int64_t oy, int64_t ox)
+{
+    double acc = 0;
+    for (int64_t c = 0; c < ci; c++)
+        for (int64_t i = 0; i < k; i++)
+            for (int64_t j = 0; j < k; j++) {
+                int64_t y = oy * s - p + i, xx = ox * s - p + j;
+                if (y < 0 || y >= h || xx < 0 || xx >= wd) continue;
+                acc += (double)x[((n * ci + c) * h + y) * wd + xx] * w[((o * ci + c) * k + i) * k + j];
+            }
+    return acc;
+}
+
+Test(conv, odd_sizes_match_a_direct_loop_at_any_thread_count)
+{
+    /* 13 output channels and 9x11 outputs leave partial GEMM tiles on both
+     * edges; K = 7*3*3 = 63 is not a multiple of anything */
+    const int64_t n = 3, ci = 7, co = 13, h = 9, wd = 11, k = 3;
+    tj_tensor *x = pattern(4, (int64_t[]){n, ci, h, wd}, 37, 101, 50);
+    tj_tensor *w = pattern(4, (int64_t[]){co, ci, k, k}, 13, 17, 8);
+    int64_t pad[2] = {1, 1};
+    tj_set_num_threads(1);
+    tj_tensor *y1 = tj_convolution(x, w, NULL, ONE, pad, ONE, false, ZERO, 1);
+    tj_set_num_threads(2);
+    tj_tensor *y2 = tj_convolution(x, w, NULL, ONE, pad, ONE, false, ZERO, 1);
+    expect_shape(y1, 4, (int64_t[]){n, co, h, wd});
+    expect_same(y1, y2);
+    const float *px = tj_tensor_data(x), *pw = tj_tensor_data(w);
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t o = 0; o < co; o++)
+            for (int64_t oy = 0; oy < h; oy++)
+                for (int64_t ox = 0; ox < wd; ox++) {
+                    double want = direct_conv(px, pw, ci, h, wd, k, 1, 1, b, o, oy, ox);
+                    double got = tj_tensor_item_at(y1, ((b * co + o) * h + oy) * wd + ox);
+                    cr_assert(fabs(got - want) <= 1e-5 * fabs(want) + 1e-3, "[%lld,%lld,%lld,%lld] = %g, want %g",
+                              (long long)b, (long long)o, (long long)oy, (long long)ox, got, want);
+                }
+}
+
+/* The generic C micro-kernels (CPUs without AVX-512) against the ones this
+ * CPU picks, on one edge tile (5 x 19 of 8 x 32) with beta and bias. */
+Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
+{
+    enum { KC = 37, ROWS = 3, COLS = 5, STRIDE = 9 };
+    float ap[KC * 8], bp[KC * 32], img[64 * 64], bias[8];
+    int64_t off[KC];
+    for (int i = 0; i < KC * 8; i++) ap[i] = (float)(i % 7) - 3;
+    for (int i = 0; i < KC * 32; i++) bp[i] = (float)(i % 11) - 5;
+    for (int i = 0; i < 64 * 64; i++) img[i] = (float)(i % 13) - 6;
+    for (int i = 0; i < KC; i++) off[i] = (i * 37) % 1000;
+    for (int i = 0; i < 8; i++) bias[i] = (float)i;
+    const float *arows[8];
+    for (int r = 0; r < 8; r++) arows[r] = img + r * 50;
+    for (int variant = 0; variant < 4; variant++) {
+        float c1[8 * 40], c2[8 * 40];
+        for (int i = 0; i < 8 * 40; i++) c1[i] = c2[i] = (float)(i % 5);
+        switch (variant) {
+        case 0:
+            tj_k_sgemm_ukernel_generic(KC, ap, bp, c1, 40, 5, 19, 0.5f, bias);
+            tj_k_sgemm_pick_ukernel()(KC, ap, bp, c2, 40, 5, 19, 0.5f, bias);
+            break;
+        case 1:
+            tj_k_sgemm_ukernel_offsets_generic(KC, ap, img, off, c1, 40, 5, 19, 0.0f, NULL);
+            tj_k_sgemm_pick_ukernel_offsets()(KC, ap, img, off, c2, 40, 5, 19, 0.0f, NULL);
+            break;
+        case 2:
+            tj_k_sgemm_ukernel_rows_generic(ROWS, COLS, STRIDE, arows, bp, c1, 40, 5, 19, 1.0f, NULL);
+            tj_k_sgemm_pick_ukernel_rows()(ROWS, COLS, STRIDE, arows, bp, c2, 40, 5, 19, 1.0f, NULL);
+            break;
+        default: {
+            /* 37 x 45: full 16 x 16 blocks and both remainders, two panels */
+            float p1[2 * 45 * 32] = {0}, p2[2 * 45 * 32] = {0};
+            tj_k_sgemm_pack_transposed_generic(img, 37, 45, p1);
+            tj_k_sgemm_pick_pack_transposed()(img, 37, 45, p2);
+            for (int i = 0; i < 2 * 45 * 32; i++) cr_assert_eq(p1[i], p2[i], "pack [%d]: %g vs %g", i, p1[i], p2[i]);
+            continue;
+        }
+        }
+        for (int i = 0; i < 8 * 40; i++)
+            cr_assert(fabsf(c1[i] - c2[i]) <= 1e-3f, "variant %d [%d]: %g vs %g", variant, i, c1[i], c2[i]);
+    }
+}
+
+Test(conv, strided_input_and_weight_give_the_contiguous_result)
+{
+    tj_tensor *x = pattern(4, (int64_t[]){2, 3, 6, 5}, 7, 23, 11), *w = pattern(4, (int64_t[]){4, 3, 3, 2}, 5, 9, 4);
+    tj_tensor *y = tj_convolution(x, w, NULL, ONE, ONE, ONE, false, ZERO, 1);
+    /* the same values behind transposed strides */
+    tj_tensor *xt = tj_transpose(tj_contiguous(tj_transpose(x, 2, 3)), 2, 3);
+    tj_tensor *wt = tj_permute(tj_contiguous(tj_permute(w, (int64_t[]){3, 2, 1, 0}, 4)), (int64_t[]){3, 2, 1, 0}, 4);
+    cr_assert(!tj_tensor_is_contiguous(xt) && !tj_tensor_is_contiguous(wt));
+    expect_same(y, tj_convolution(xt, wt, NULL, ONE, ONE, ONE, false, ZERO, 1));
+}
+
+Test(conv, float64_one_dimensional_and_empty_batch)
+{
+    /* conv1d: [1,1,5] * [1,1,3], padding 1 */
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT64, 3, (int64_t[]){1, 1, 5}, (double[]){1, 2, 3, 4, 5});
+    tj_tensor *w = tj_tensor_from_data(TJ_FLOAT64, 3, (int64_t[]){1, 1, 3}, (double[]){1, 0, -1});
+    /* the typed API takes 2-d parameter lists: call the operator by name */
+    int64_t one = 1, zero = 0;
+    tj_value args[9] = {tj_v_tensor(x), tj_v_tensor(w), tj_v_none(), tj_v_ints(&one, 1), tj_v_ints(&one, 1),
+                        tj_v_ints(&one, 1), tj_v_bool(false), tj_v_ints(&zero, 1), tj_v_int(1)}, r;
+    cr_assert_eq(tj_call("aten::convolution", args, 9, &r), TJ_OK, "%s", tj_last_error());
+    tj_tensor *y = r.u.t;
+    expect_shape(y, 3, (int64_t[]){1, 1, 5});
+    cr_expect_eq(tj_tensor_dtype(y), TJ_FLOAT64);
+    expect_values(y, (double[]){-2, -2, -2, -2, 4}, 5, 0);
+    tj_tensor *e = tj_convolution(tj_tensor_empty(TJ_FLOAT32, 4, (int64_t[]){0, 2, 4, 4}),
+                                  pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1), NULL, ONE, ZERO, ONE, false, ZERO, 1);
+    expect_shape(e, 4, (int64_t[]){0, 3, 2, 2});
+}
+
+Test(conv, conv2d_accepts_an_unbatched_input)
+{
+    tj_tensor *x = grouped_x();
+    tj_tensor *y4 = tj_conv2d(x, grouped_w(), NULL, (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2);
+    tj_tensor *y3 = tj_conv2d(tj_squeeze_dim(x, 0), grouped_w(), NULL, (int64_t[]){2, 1}, (int64_t[]){1, 0},
+                              (int64_t[]){1, 2}, 2);
+    expect_shape(y3, 3, (int64_t[]){4, 3, 3});
+    expect_same(y3, tj_squeeze_dim(y4, 0));
+}
+
+Test(conv, channel_mismatch_is_a_shape_error_naming_the_op)
+{
+    tj_tensor *x = pattern(4, (int64_t[]){1, 3, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){2, 2, 3, 3}, 1, 3, 1);
+    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
+                 "to have 2 channels, but got 3 channels");
+}
+
+Test(conv, kernel_larger_than_padded_input_is_a_shape_error)
+{
+    tj_tensor *x = pattern(4, (int64_t[]){1, 1, 3, 3}, 1, 3, 1), *w = pattern(4, (int64_t[]){1, 1, 5, 5}, 1, 3, 1);
+    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
+                 "Kernel size can't be greater than actual input size");
+    /* padding 1 makes it fit */
+    expect_shape(tj_convolution(x, w, NULL, ONE, ONE, ONE, false, ZERO, 1), 4, (int64_t[]){1, 1, 1, 1});
+}
+
+Test(conv, bad_groups_are_rejected)
+{
+    tj_tensor *x = pattern(4, (int64_t[]){1, 4, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1);
+    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 0), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::convolution", "non-positive groups");
+    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 2), TJ_ERR_SHAPE, "aten::convolution",
+                 "divisible by 2");
+}
+
+Test(conv, other_argument_errors)
+{
+    tj_tensor *x = pattern(4, (int64_t[]){1, 2, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1);
+    expect_error(tj_convolution(x, w, pattern(1, (int64_t[]){2}, 1, 3, 1), ONE, ZERO, ONE, false, ZERO, 1),
+                 TJ_ERR_SHAPE, "aten::convolution", "bias to be 1-dimensional with 3 elements");
+    expect_error(tj_convolution(x, w, NULL, ZERO, ZERO, ONE, false, ZERO, 1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::convolution", "non-positive stride");
+    expect_error(tj_convolution(x, tj_to_copy(w, TJ_FLOAT64), NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_DTYPE,
+                 "aten::convolution", "float64");
+    tj_tensor *x3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 3, 3, 3});
+    tj_tensor *w3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 1, 1, 1});
+    expect_error(tj_convolution(x3, w3, NULL, (int64_t[]){1, 1, 1}, (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1}, false,
+                                (int64_t[]){0, 0, 0}, 1),
+                 TJ_ERR_UNSUPPORTED, "aten::convolution", "2-D");
+    /* transposed: output_padding must be smaller than stride or dilation */
+    expect_error(tj_convolution(x, tj_permute(w, (int64_t[]){1, 0, 2, 3}, 4), NULL, ONE, ZERO, ONE, true, ONE, 1),
+                 TJ_ERR_INVALID_ARGUMENT, "aten::convolution", "output padding must be smaller");
+}
+
+Test(conv, backward_rejects_a_grad_output_of_the_wrong_shape)
+{
+    tj_tensor *x = grouped_x(), *w = grouped_w(), *gy = pattern(4, (int64_t[]){1, 4, 3, 2}, 1, 3, 1);
+    tj_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+    tj_status st = tj_convolution_backward(gy, x, w, NULL, 0, (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2},
+                                           false, ZERO, 2, (bool[]){true, true, false}, &gi, &gw, &gb);
+    cr_assert_eq(st, TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "aten::convolution_backward"), "%s", tj_last_error());
+}
+
+/* ---- pooling ---- */
+
+/* x = arange(25) * 7 % 11 as [1,1,5,5]:
+ *   0  7  3 10  6 / 2  9  5  1  8 / 4  0  7  3 10 / 6  2  9  5  1 / 8  4  0  7  3 */
+static tj_tensor *pool_x(void) { return pattern(4, (int64_t[]){1, 1, 5, 5}, 7, 11, 0); }
+
+static void expect_max_pool(tj_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                            bool ceil_mode, const int64_t *shape, const double *values, const double *indices)
+{
+    tj_tensor *out = NULL, *idx = NULL;
+    cr_assert_eq(tj_max_pool2d_with_indices(x, k, s, p, d, ceil_mode, &out, &idx), TJ_OK, "%s", tj_last_error());
+    int nd = tj_tensor_ndim(x);
+    expect_shape(out, nd, shape);
+    expect_shape(idx, nd, shape);
+    cr_assert_eq(tj_tensor_dtype(idx), TJ_INT64);
+    int64_t n = tj_tensor_numel(out);
+    expect_values(out, values, n, 0);
+    expect_values(idx, indices, n, 0);
+}
+
+Test(pool, ceil_mode_keeps_partial_edge_windows)
+{
+    expect_max_pool(pool_x(), (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, true, (int64_t[]){1, 1, 3, 3},
+                    (double[]){9, 10, 8, 6, 9, 10, 8, 7, 3}, (double[]){6, 3, 9, 15, 17, 14, 20, 23, 24});
+    /* without ceil_mode the partial windows are dropped */
+    expect_max_pool(pool_x(), (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 2, 2},
+                    (double[]){9, 10, 6, 9}, (double[]){6, 3, 15, 17});
+}
+
+Test(pool, ceil_mode_with_padding_drops_a_window_starting_in_the_right_padding)
+{
+    /* 5 + 2*1 padded, k3 s2: ceil gives 3 windows, a 4th would start past
+     * the input */
+    expect_max_pool(pool_x(), (int64_t[]){3, 3}, (int64_t[]){2, 2}, ONE, ONE, true, (int64_t[]){1, 1, 3, 3},
+                    (double[]){9, 10, 10, 9, 9, 10, 8, 9, 7}, (double[]){6, 3, 3, 6, 6, 14, 20, 17, 23});
+}
+
+Test(pool, dilation_spreads_the_window)
+{
+    expect_max_pool(pool_x(), (int64_t[]){2, 2}, ONE, ZERO, (int64_t[]){2, 2}, false, (int64_t[]){1, 1, 3, 3},
+                    (double[]){7, 10, 10, 9, 9, 9, 8, 7, 10}, (double[]){12, 3, 14, 17, 6, 17, 20, 23, 14});
+}
+
+Test(pool, padding_never_wins_against_negative_values)
+{
+    tj_tensor *x = tj_full((int64_t[]){1, 1, 3, 3}, 4, tj_v_float(-5.0), -1);
+    double five[16], idx[16] = {0, 0, 1, 2, 0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8};
+    for (int i = 0; i < 16; i++) five[i] = -5;
+    expect_max_pool(x, (int64_t[]){2, 2}, ONE, ONE, ONE, false, (int64_t[]){1, 1, 4, 4}, five, idx);
+}
+
+Test(pool, ties_take_the_first_position_and_the_last_nan_wins)
+{
+    tj_tensor *ties = f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){3, 1, 2, 2, 3, 3, 2, 2});
+    expect_max_pool(ties, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 1, 2},
+                    (double[]){3, 2}, (double[]){0, 2});
+    /* PyTorch 1.13: [[1, nan, 3, nan], [2, 0, nan, 1]] -> (nan, nan), indices (1, 6) */
+    tj_tensor *nans = f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){1, NAN, 3, NAN, 2, 0, NAN, 1});
+    expect_max_pool(nans, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 1, 2},
+                    (double[]){NAN, NAN}, (double[]){1, 6});
+}
+
+Test(pool, unbatched_and_strided_inputs)
+{
+    tj_tensor *x = pool_x();
+    tj_tensor *x3 = tj_squeeze_dim(x, 0);
+    expect_max_pool(x3, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 2, 2},
+                    (double[]){9, 10, 6, 9}, (double[]){6, 3, 15, 17});
+    /* the transpose's windows are the transposed windows; indices count in
+     * the transposed plane */
+    tj_tensor *xt = tj_transpose(x, 2, 3);
+    expect_max_pool(xt, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 2, 2},
+                    (double[]){9, 6, 10, 9}, (double[]){6, 3, 15, 13});
+}
+
+Test(pool, avg_pool_divisors_follow_count_include_pad_and_override)
+{
+    tj_tensor *x = pool_x();
+    /* k3 s2 pad1 ceil: windows clipped to the padded input (include) or to
+     * the input (exclude) */
+    tj_tensor *inc = tj_avg_pool2d(x, (int64_t[]){3, 3}, (int64_t[]){2, 2}, ONE, true, true, 0);
+    expect_shape(inc, 4, (int64_t[]){1, 1, 3, 3});
+    expect_values(inc, (double[]){18. / 9, 35. / 9, 25. / 9, 23. / 9, 41. / 9, 28. / 9, 20. / 9, 27. / 9, 16. / 9}, 9,
+                  1e-6);
+    tj_tensor *exc = tj_avg_pool2d(x, (int64_t[]){3, 3}, (int64_t[]){2, 2}, ONE, true, false, 0);
+    expect_values(exc, (double[]){4.5, 35. / 6, 6.25, 23. / 6, 41. / 9, 28. / 6, 5, 4.5, 4}, 9, 1e-6);
+    tj_tensor *div = tj_avg_pool2d(x, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, true, true, 3);
+    expect_values(div, (double[]){6, 19. / 3, 14. / 3, 4, 8, 11. / 3, 4, 7. / 3, 1}, 9, 1e-6);
+}
+
+Test(pool, avg_pool_of_int64_truncates_toward_zero)
+{
+    int64_t v[16];
+    for (int i = 0; i < 16; i++) v[i] = i - 5;
+    tj_tensor *x = tj_tensor_from_data(TJ_INT64, 4, (int64_t[]){1, 1, 4, 4}, v);
+    tj_tensor *a = tj_avg_pool2d(x, (int64_t[]){3, 3}, ONE, ONE, false, true, 0);
+    cr_assert_eq(tj_tensor_dtype(a), TJ_INT64);
+    expect_values(a, (double[]){-1, -1, 0, 0, 0, 0, 1, 1, 2, 4, 5, 3, 2, 4, 4, 3}, 16, 0);
+}
+
+Test(pool, max_pool_backward_adds_up_overlapping_windows)
+{
+    tj_tensor *x = pool_x(), *out = NULL, *idx = NULL;
+    int64_t k[2] = {3, 3};
+    cr_assert_eq(tj_max_pool2d_with_indices(x, k, ONE, ZERO, ONE, false, &out, &idx), TJ_OK);
+    tj_tensor *go = f32(4, (int64_t[]){1, 1, 3, 3}, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9});
+    tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, ONE, ZERO, ONE, false, idx);
+    expect_shape(gi, 4, (int64_t[]){1, 1, 5, 5});
+    expect_values(gi, (double[]){0, 0, 0, 5, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 15, 0, 0, 15, 0, 0, 0, 0, 0, 0, 0}, 25, 0);
+}
+
+Test(pool, max_pool_backward_rejects_indices_outside_the_plane)
+{
+    tj_tensor *x = pool_x();
+    int64_t k[2] = {2, 2};
+    tj_tensor *go = f32(4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 1, 1, 1});
+    tj_tensor *idx = tj_tensor_from_data(TJ_INT64, 4, (int64_t[]){1, 1, 2, 2}, (int64_t[]){0, 1, 25, 3});
+    expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, false, idx), TJ_ERR_INDEX,
+                 "aten::max_pool2d_with_indices_backward", "index 25");
+}
+
+Test(pool, bad_geometry_is_rejected_naming_the_op)
+{
+    tj_tensor *x = pool_x(), *out = NULL, *idx = NULL;
+    cr_expect_eq(tj_max_pool2d_with_indices(x, (int64_t[]){2, 2}, NULL, (int64_t[]){2, 2}, ONE, false, &out, &idx),
+                 TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::max_pool2d_with_indices") && strstr(tj_last_error(), "half of kernel"),
+              "%s", tj_last_error());
+    tj_tensor *small = pattern(4, (int64_t[]){1, 2, 1, 1}, 1, 3, 0);
+    cr_expect_eq(tj_max_pool2d_with_indices(small, (int64_t[]){2, 2}, NULL, ZERO, ONE, false, &out, &idx), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "Output size is too small"), "%s", tj_last_error());
+    tj_tensor *ints = tj_tensor_from_data(TJ_INT64, 3, (int64_t[]){1, 1, 2}, (int64_t[]){1, 2});
+    cr_expect_eq(tj_max_pool2d_with_indices(ints, ONE, NULL, ZERO, ONE, false, &out, &idx), TJ_ERR_DTYPE);
+    cr_expect(strstr(tj_last_error(), "int64"), "%s", tj_last_error());
+    /* divisor_override 0 (the typed API reads 0 as None) */
+    tj_value args[7] = {tj_v_tensor(x), tj_v_ints((int64_t[]){2, 2}, 2), tj_v_ints(NULL, 0), tj_v_ints(ZERO, 2),
+                        tj_v_bool(false), tj_v_bool(true), tj_v_int(0)}, r;
+    cr_expect_eq(tj_call("aten::avg_pool2d", args, 7, &r), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::avg_pool2d: divisor must be not zero"), "%s", tj_last_error());
+}

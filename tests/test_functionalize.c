@@ -1,0 +1,245 @@
+/* Functionalisation: in-place calls become out-of-place ones, mutated inputs
+ * become outputs written back into the inputs, views follow mutations. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer/graph_internal.h"
+
+static tj_scope *scope;
+static void open_scope(void) { scope = tj_scope_begin(); }
+static void close_scope(void) { tj_scope_end(scope); }
+
+TestSuite(functionalize, .init = open_scope, .fini = close_scope);
+
+static tj_tensor *vec(int n, const float *v)
+{
+    int64_t s[1] = {n};
+    return tj_tensor_from_data(TJ_FLOAT32, 1, s, v);
+}
+
+static void expect_values(const tj_tensor *t, const double *want, int n)
+{
+    cr_assert_not_null(t);
+    cr_assert_eq(tj_tensor_numel(t), n);
+    for (int i = 0; i < n; i++)
+        cr_expect_float_eq(tj_tensor_item_at(t, i), want[i], 1e-6, "element %d: got %g, want %g", i,
+                           tj_tensor_item_at(t, i), want[i]);
+}
+
+static int count_inplace(const tj_graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < tj_graph_num_nodes(g); i++)
+        n += tj_graph_node_kind(g, i) == TJ_NODE_CALL && tj_op_is_inplace(tj_graph_node_op(g, i));
+    return n;
+}
+
+/* Traces fn in fake mode on inputs shaped like `like` and functionalises. */
+static tj_graph *trace_functional(tj_trace_fn fn, tj_tensor *const *like, int n, int *rewritten)
+{
+    tj_graph *g = tj_make_fx(fn, NULL, like, n, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    *rewritten = tj_pass_functionalize(g);
+    cr_assert_geq(*rewritten, 0, "%s", tj_last_error());
+    cr_expect_eq(count_inplace(g), 0, "no in-place call is left");
+    return g;
+}
+
+/* base[0::2].add_(1) */
+static tj_status add_to_every_other(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *a = tj_slice(in[0], 0, true, 0, false, 0, 2);
+    out[0] = tj_add_scalar_(a, tj_v_int(1), tj_v_int(1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, mutation_through_a_slice_of_an_input_updates_the_base)
+{
+    float ones[4] = {1, 1, 1, 1};
+    tj_tensor *example = vec(4, ones);
+    int rewritten;
+    tj_graph *g = trace_functional(add_to_every_other, &example, 1, &rewritten);
+    cr_expect_eq(rewritten, 1);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(slice_scatter)), 1);
+    cr_assert_eq(tj_graph_num_outputs(g), 2);
+    cr_expect_eq(tj_graph_output_writeback(g, 0), -1);
+    cr_expect_eq(tj_graph_output_writeback(g, 1), 0, "the base is written back into input 0");
+
+    tj_tensor *base = vec(4, ones), *outs[2];
+    cr_assert_eq(tj_graph_run(g, &base, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[4] = {2, 1, 2, 1}, slice[2] = {2, 2};
+    expect_values(base, want, 4);
+    expect_values(outs[0], slice, 2);
+    cr_expect_eq(outs[1], base, "a written-back output is the input itself");
+    tj_graph_free(g);
+}
+
+/* x.add_(1) where the caller's x is a strided view of a larger base */
+static tj_status add_one(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    return tj_add_scalar_(in[0], tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, an_input_that_is_a_view_is_written_back_through_its_strides)
+{
+    float ones[4] = {1, 1, 1, 1};
+    tj_tensor *base = vec(4, ones), *a = tj_slice(base, 0, true, 0, false, 0, 2);
+    int rewritten;
+    tj_graph *g = trace_functional(add_one, &a, 1, &rewritten);
+    cr_assert_eq(tj_graph_num_outputs(g), 1);
+    cr_expect_eq(tj_graph_output_writeback(g, 0), 0);
+    tj_tensor *out;
+    cr_assert_eq(tj_graph_run(g, &a, 1, &out), TJ_OK, "%s", tj_last_error());
+    double want[4] = {2, 1, 2, 1};
+    expect_values(base, want, 4);
+    tj_graph_free(g);
+}
+
+/* v = x.view(2, 2); x.mul_(2); return v + 0: the view sees the mutation */
+static tj_status view_then_mutate_base(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    int64_t s[2] = {2, 2};
+    tj_tensor *v = tj_view(in[0], s, 2);
+    if (!tj_mul_scalar_(in[0], tj_v_int(2))) return tj_last_status();
+    out[0] = tj_add_scalar(v, tj_v_int(0));
+    out[1] = v;
+    *n_out = 2;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, views_taken_before_a_mutation_are_regenerated_from_the_new_value)
+{
+    float x0[4] = {1, 2, 3, 4};
+    tj_tensor *example = vec(4, x0);
+    int rewritten;
+    tj_graph *g = trace_functional(view_then_mutate_base, &example, 1, &rewritten);
+    tj_tensor *x = vec(4, x0), *outs[3];
+    cr_assert_eq(tj_graph_num_outputs(g), 3);
+    cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[4] = {2, 4, 6, 8};
+    expect_values(outs[0], want, 4);
+    expect_values(outs[1], want, 4);
+    expect_values(x, want, 4);
+    tj_graph_free(g);
+}
+
+/* x.t().select(0, 1).zero_() on x [2, 3]: a chain of two views */
+static tj_status zero_column(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *col = tj_select(tj_t(in[0]), 0, 1);
+    if (!tj_zero_(col)) return tj_last_status();
+    out[0] = tj_sum(in[0], -1);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, mutation_through_a_chain_of_views_reaches_the_input)
+{
+    float x0[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    tj_tensor *example = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0);
+    int rewritten;
+    tj_graph *g = trace_functional(zero_column, &example, 1, &rewritten);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(select_scatter)), 1);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(zero)), 1);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0), *outs[2];
+    cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[6] = {1, 0, 3, 4, 0, 6}, sum[1] = {14};
+    expect_values(x, want, 6);
+    expect_values(outs[0], sum, 1);
+    tj_graph_free(g);
+}
+
+/* x.copy_(y): the copied value itself, no copy node */
+static tj_status copy_into_first(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    return tj_copy_(in[0], tj_mul_scalar(in[1], tj_v_int(3))) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, copy_of_a_same_typed_value_writes_that_value_back)
+{
+    float a0[2] = {0, 0}, b0[2] = {1, 2};
+    tj_tensor *ex[2] = {vec(2, a0), vec(2, b0)};
+    int rewritten;
+    tj_graph *g = trace_functional(copy_into_first, ex, 2, &rewritten);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(copy)), 0);
+    cr_expect_eq(tj_graph_num_calls(g), 1, "only the mul is left");
+    tj_tensor *in[2] = {vec(2, a0), vec(2, b0)}, *out;
+    cr_assert_eq(tj_graph_run(g, in, 2, &out), TJ_OK, "%s", tj_last_error());
+    double want[2] = {3, 6};
+    expect_values(in[0], want, 2);
+    tj_graph_free(g);
+}
+
+Test(functionalize, the_writeback_survives_a_print_parse_round_trip)
+{
+    float ones[4] = {1, 1, 1, 1};
+    tj_tensor *example = vec(4, ones);
+    int rewritten;
+    tj_graph *g = trace_functional(add_to_every_other, &example, 1, &rewritten);
+    char *text = tj_graph_to_string(g);
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "writeback {1: 0}"), "%s", text);
+    tj_graph *h = tj_graph_parse(text);
+    cr_assert_not_null(h, "%s\n%s", tj_last_error(), text);
+    cr_expect_eq(tj_graph_output_writeback(h, 1), 0);
+    char *again = tj_graph_to_string(h);
+    cr_expect_str_eq(again, text);
+    tj_tensor *base = vec(4, ones), *outs[2];
+    cr_assert_eq(tj_graph_run(h, &base, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[4] = {2, 1, 2, 1};
+    expect_values(base, want, 4);
+    free(text);
+    free(again);
+    tj_graph_free(g);
+    tj_graph_free(h);
+}
+
+Test(functionalize, bad_writeback_text_is_a_parse_error)
+{
+    const char *text = "graph(%x : f32[2]):\n    %add = aten.add.Scalar(%x, 1)\n    return (%add,) writeback {0: 3}\n";
+    cr_expect_null(tj_graph_parse(text));
+    cr_expect_eq(tj_last_status(), TJ_ERR_PARSE);
+    cr_expect(strstr(tj_last_error(), "writeback"), "%s", tj_last_error());
+}
+
+Test(functionalize, the_interpreted_in_place_graph_and_the_functional_one_agree)
+{
+    float x0[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    tj_tensor *example = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0);
+    tj_graph *g = tj_make_fx(zero_column, NULL, &example, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0), *out;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    double want[6] = {1, 0, 3, 4, 0, 6};
+    expect_values(x, want, 6);
+    cr_expect_eq(tj_pass_functionalize(g), 1);
+    cr_expect_eq(tj_pass_functionalize(g), 0, "a functional graph is left alone");
+    tj_graph_free(g);
+}
+
+/* x.expand(2, 2).add_(1): many elements share one memory location */
+static tj_status add_through_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    int64_t s[2] = {2, 2};
+    *n_out = 0;
+    return tj_add_scalar_(tj_expand(in[0], s, 2), tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, mutation_through_an_expand_is_unsupported)
+{
+    float x0[2] = {1, 2};
+    tj_tensor *example = vec(2, x0);
+    tj_graph *g = tj_make_fx(add_through_expand, NULL, &example, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_pass_functionalize(g), -1);
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::expand"), "%s", tj_last_error());
+    tj_graph_free(g);
+}

@@ -1,0 +1,881 @@
+/* Replay: plans compiled from traced graphs, their memory plan, execution
+ * contexts, allocation-free runs and the profiler. Reference results come
+ * from the interpreter (tj_graph_run) on the same graph, which calls the same
+ * kernels, so comparisons are bit-exact. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+#include "tjit/tjit.h"
+
+static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
+    float *p = tj_tensor_data(t);
+    srand(seed);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
+    return t;
+}
+
+/* An allocator hook counting allocations. */
+static atomic_long n_allocs;
+
+static void *counting_alloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    atomic_fetch_add(&n_allocs, 1);
+    return aligned_alloc(64, (n + 63) / 64 * 64);
+}
+
+static void counting_free(void *ctx, void *p, size_t n)
+{
+    (void)ctx, (void)n;
+    free(p);
+}
+
+/* Same shape and every element equal (NaN equal to NaN). */
+static void expect_same(tj_tensor *a, tj_tensor *b)
+{
+    cr_assert_not_null(a);
+    cr_assert_not_null(b);
+    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b));
+    cr_assert_eq(tj_tensor_ndim(a), tj_tensor_ndim(b));
+    for (int d = 0; d < tj_tensor_ndim(a); d++) cr_assert_eq(tj_tensor_size(a, d), tj_tensor_size(b, d));
+    for (int64_t i = 0; i < tj_tensor_numel(a); i++) {
+        double x = tj_tensor_item_at(a, i), y = tj_tensor_item_at(b, i);
+        cr_assert(x == y || (isnan(x) && isnan(y)), "element %ld: %.9g vs %.9g", (long)i, x, y);
+    }
+}
+
+/* Runs g through the interpreter and through a plan (every output mode) and
+ * checks the results agree exactly. */
+static void expect_plan_matches(const tj_graph *g, tj_plan *p, tj_tensor *const *in, int n_in)
+{
+    int n_out = tj_graph_num_outputs(g);
+    cr_assert_eq(tj_plan_num_outputs(p), n_out);
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *ref[8], *got[8];
+    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, n_in, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n_out; k++) expect_same(got[k], ref[k]);
+    /* again: the arena is reused from the first run */
+    cr_assert_eq(tj_plan_run(p, in, n_in, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n_out; k++) expect_same(got[k], ref[k]);
+    /* borrowed results left in the context */
+    cr_assert_eq(tj_plan_run_into(p, in, n_in, NULL), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n_out; k++) expect_same(tj_plan_context_output(tj_plan_default_context(p), k), ref[k]);
+    tj_scope_end(s);
+}
+
+static tj_plan *compile_ok(const tj_graph *g, const tj_compile_options *o)
+{
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, o);
+    cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
+    return p;
+}
+
+/* ---- traced functions ---- */
+
+/* in: x [8, 16], w1 [32, 16], b1 [32], w2 [4, 32], b2 [4] */
+static tj_status fn_mlp(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *h = tj_relu(tj_linear(in[0], in[1], in[2]));
+    tj_tensor *y = tj_linear(tj_gelu(h, "tanh"), in[3], in[4]);
+    out[0] = tj_softmax(y, 1);
+    out[1] = h;
+    *n_out = 2;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [2, 3, 4]: every view operator, each result read by a kernel */
+static tj_status fn_views(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0];
+    tj_tensor *e = tj_exp(x);                                            /* [2, 3, 4] */
+    tj_tensor *p = tj_permute(e, (int64_t[]){2, 0, 1}, 3);               /* [4, 2, 3] */
+    tj_tensor *v = tj_view(e, (int64_t[]){6, 4}, 2);                     /* [6, 4] */
+    tj_tensor *t = tj_t(v);                                              /* [4, 6] */
+    tj_tensor *s = tj_slice(t, 1, true, 1, true, 5, 2);                  /* [4, 2] */
+    tj_tensor *x1 = tj_slice(x, 2, true, 0, true, 1, 1);                 /* [2, 3, 1] */
+    tj_tensor *ex = tj_expand(x1, (int64_t[]){2, 3, 4}, 3);              /* [2, 3, 4] */
+    out[0] = tj_mul(tj_view(tj_clone(p), (int64_t[]){4, 6}, 2), t);    /* a permute is not viewable */
+    out[1] = tj_add(s, tj_unsqueeze(tj_select(t, 1, 0), 1));            /* [4, 2] + [4, 1] */
+    out[2] = tj_sub(ex, e);
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [4, 6], w [6], b [6]: native_layer_norm's three results, max.dim's two */
+static tj_status fn_multi(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y, *mean, *rstd, *vals, *idx;
+    tj_status st = tj_native_layer_norm(in[0], (int64_t[]){6}, 1, in[1], in[2], 1e-5, &y, &mean, &rstd);
+    if (st != TJ_OK) return st;
+    if ((st = tj_max_dim(y, 1, false, &vals, &idx)) != TJ_OK) return st;
+    out[0] = tj_gelu(y, "none");
+    out[1] = rstd;
+    out[2] = vals;
+    out[3] = idx;
+    *n_out = 4;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [5, 4]; weight and bias captured from ctx become constants */
+static tj_status fn_constants(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor **w = ctx;
+    (void)n;
+    out[0] = tj_relu(tj_linear(in[0], w[0], w[1]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: x, y [64, 64]: a chain of elementwise operators */
+static tj_status fn_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *a = tj_add(in[0], in[1]);
+    tj_tensor *b = tj_mul(a, in[1]);
+    tj_tensor *c = tj_tanh(b);
+    tj_tensor *d = tj_sigmoid(c);
+    tj_tensor *e = tj_sub(d, a);
+    out[0] = tj_exp(tj_neg(e));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [3, 4], w [3, 5]: mm of a view of an input */
+static tj_status fn_input_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mm(tj_t(in[0]), in[1]);
+    out[1] = tj_add(tj_slice(in[0], 1, true, 1, true, 3, 1), tj_slice(in[1], 1, true, 0, true, 2, 1));
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [2, 3]: returns the input itself, a view of it, and a computed value twice */
+static tj_status fn_passthrough(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_exp(in[0]);
+    out[0] = in[0];
+    out[1] = tj_t(in[0]);
+    out[2] = y;
+    out[3] = y;
+    out[4] = tj_t(y);
+    *n_out = 5;
+    return out[4] ? TJ_OK : tj_last_status();
+}
+
+/* self.add_(other) through the dispatcher (no typed API for in-place operators) */
+static tj_tensor *add_inplace(tj_tensor *self, tj_tensor *other)
+{
+    tj_value args[2] = {tj_v_tensor(self), tj_v_tensor(other)}, out[1];
+    return tj_call("aten::add_.Tensor", args, 2, out) == TJ_OK ? out[0].u.t : NULL;
+}
+
+/* in: x [3, 4], w [3, 4]: in-place updates of an intermediate (seen through
+ * a view taken before) and of an input */
+static tj_status fn_inplace(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_exp(in[0]);
+    tj_tensor *yt = tj_t(y);
+    tj_tensor *y2 = add_inplace(y, in[1]);
+    tj_tensor *z = tj_mul(y2, in[1]);
+    add_inplace(in[0], z);
+    out[0] = yt;
+    out[1] = tj_relu(z);
+    *n_out = 2;
+    return out[1] ? TJ_OK : tj_last_status();
+}
+
+static tj_graph *trace(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
+{
+    tj_graph *g = tj_make_fx(fn, ctx, in, n, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    return g;
+}
+
+typedef struct mlp_case {
+    tj_scope *scope;
+    tj_tensor *in[5];
+    tj_graph *g;
+} mlp_case;
+
+static mlp_case mlp_setup(void)
+{
+    mlp_case m;
+    m.scope = tj_scope_begin();
+    m.in[0] = random_f32(2, (int64_t[]){8, 16}, 1);
+    m.in[1] = random_f32(2, (int64_t[]){32, 16}, 2);
+    m.in[2] = random_f32(1, (int64_t[]){32}, 3);
+    m.in[3] = random_f32(2, (int64_t[]){4, 32}, 4);
+    m.in[4] = random_f32(1, (int64_t[]){4}, 5);
+    m.g = trace(fn_mlp, NULL, m.in, 5);
+    return m;
+}
+
+static void mlp_teardown(mlp_case *m)
+{
+    tj_graph_free(m->g);
+    tj_scope_end(m->scope);
+}
+
+/* ---- results ---- */
+
+Test(plan, mlp_results_equal_the_interpreter_bit_for_bit)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    expect_plan_matches(m.g, p, m.in, 5);
+    /* other inputs of the same shapes */
+    tj_tensor *in2[5] = {random_f32(2, (int64_t[]){8, 16}, 11), m.in[1], m.in[2], m.in[3], m.in[4]};
+    expect_plan_matches(m.g, p, in2, 5);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+Test(plan, graph_may_be_freed_after_compiling)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    tj_tensor *ref[2], *got[2];
+    cr_assert_eq(tj_graph_run(m.g, m.in, 5, ref), TJ_OK);
+    tj_graph_free(m.g);
+    m.g = NULL;
+    cr_assert_eq(tj_plan_run(p, m.in, 5, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], ref[0]);
+    expect_same(got[1], ref[1]);
+    tj_plan_free(p);
+    tj_scope_end(m.scope);
+}
+
+Test(plan, views_are_resolved_at_compile_time_without_nodes)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(3, (int64_t[]){2, 3, 4}, 7);
+    tj_graph *g = trace(fn_views, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    cr_assert_eq(tj_plan_stats(p, &st), TJ_OK);
+    int views = 0, calls = 0;
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        if (tj_graph_node_kind(g, i) != TJ_NODE_CALL) continue;
+        calls++;
+        views += tj_op_is_view(tj_graph_node_op(g, i));
+    }
+    cr_expect_geq(views, 8, "the graph has t, view, permute, slice, expand, select, unsqueeze nodes");
+    cr_expect_eq(st.n_views, views);
+    cr_expect_eq(st.n_kernels, calls - views);
+    expect_plan_matches(g, p, &x, 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, multi_output_nodes_bind_every_result)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {random_f32(2, (int64_t[]){4, 6}, 1), random_f32(1, (int64_t[]){6}, 2),
+                        random_f32(1, (int64_t[]){6}, 3)};
+    tj_graph *g = trace(fn_multi, NULL, in, 3);
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, in, 3);
+    tj_tensor *out[4];
+    cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK);
+    cr_expect_eq(tj_tensor_dtype(out[3]), TJ_INT64);
+    cr_expect_eq(tj_tensor_ndim(out[1]), 2); /* rstd keeps the normalised dim: [4, 1] */
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, constants_are_placed_once_and_shared)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *w[2] = {random_f32(2, (int64_t[]){3, 4}, 1), random_f32(1, (int64_t[]){3}, 2)};
+    tj_tensor *x = random_f32(2, (int64_t[]){5, 4}, 3);
+    tj_graph *g = trace(fn_constants, w, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_constants, 2);
+    tj_graph_free(g); /* the plan keeps its own references */
+    g = trace(fn_constants, w, &x, 1);
+    expect_plan_matches(g, p, &x, 1);
+    /* y = relu(x w^T + b), checked by hand for one element */
+    tj_tensor *y[1];
+    cr_assert_eq(tj_plan_run(p, &x, 1, y), TJ_OK);
+    double acc = tj_tensor_item_at(w[1], 2);
+    for (int k = 0; k < 4; k++) acc += tj_tensor_item_at(x, 4 * 1 + k) * tj_tensor_item_at(w[0], 4 * 2 + k);
+    cr_expect_float_eq(tj_tensor_item_at(y[0], 3 * 1 + 2), acc > 0 ? acc : 0, 1e-5);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, graph_parsed_from_text_compiles)
+{
+    const char *text = "graph(%x : f32[2, 3], %y : f32[3]):\n"
+                       "    %add = aten.add.Tensor(%x, %y)\n"
+                       "    %t = aten.t.default(%add)\n"
+                       "    %mm = aten.mm.default(%t, %x)\n"
+                       "    %relu = aten.relu.default(%mm)\n"
+                       "    return (%relu, %t)\n";
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 1), random_f32(1, (int64_t[]){3}, 2)};
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, in, 2);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, inputs_with_other_strides_and_offsets_are_accepted)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){3, 4}, 1), random_f32(2, (int64_t[]){3, 5}, 2)};
+    tj_graph *g = trace(fn_input_view, NULL, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, in, 2);
+    /* x as the transpose of a [4, 3] tensor; w as a slice of a wider one (storage offset 1) */
+    tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 3));
+    tj_tensor *wide = random_f32(2, (int64_t[]){3, 7}, 4);
+    tj_tensor *w = tj_slice(wide, 1, true, 1, true, 6, 1);
+    cr_assert_eq(tj_tensor_storage_offset(w), 1);
+    tj_tensor *odd[2] = {xt, w};
+    expect_plan_matches(g, p, odd, 2);
+    /* and back to contiguous inputs: the views' compiled strides come back */
+    expect_plan_matches(g, p, in, 2);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, outputs_that_are_inputs_views_or_repeated_are_returned)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 1);
+    tj_graph *g = trace(fn_passthrough, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, &x, 1);
+    /* into caller tensors, one of them non-contiguous */
+    tj_tensor *o[5] = {tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){2, 3}),
+                       tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){3, 2}),
+                       tj_t(tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){3, 2})),
+                       tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){2, 3}),
+                       tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){3, 2})};
+    cr_assert_eq(tj_plan_run_into(p, &x, 1, o), TJ_OK, "%s", tj_last_error());
+    expect_same(o[0], x);
+    expect_same(o[1], tj_t(x));
+    expect_same(o[2], tj_exp(x));
+    expect_same(o[3], tj_exp(x));
+    expect_same(o[4], tj_t(tj_exp(x)));
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, output_tensor_sharing_an_input_gets_the_right_values)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {64, 64};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_chain, NULL, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *ref[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK);
+    /* the output is the first input: written only after the last read */
+    tj_tensor *x = tj_clone(in[0]);
+    tj_tensor *args[2] = {x, in[1]};
+    cr_assert_eq(tj_plan_run_into(p, args, 2, &x), TJ_OK, "%s", tj_last_error());
+    expect_same(x, ref[0]);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, inplace_operators_update_intermediates_views_and_inputs)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 1), *w = random_f32(2, (int64_t[]){3, 4}, 2);
+    tj_tensor *in[2] = {tj_clone(x), w};
+    tj_graph *g = trace(fn_inplace, NULL, in, 2);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::add_.Tensor")), 2);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *x1 = tj_clone(x), *x2 = tj_clone(x), *ref[2], *got[2];
+    cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){x1, w}, 2, ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, (tj_tensor *[]){x2, w}, 2, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], ref[0]);
+    expect_same(got[1], ref[1]);
+    expect_same(x2, x1); /* the caller's input was updated as the interpreter does */
+    /* yt = (exp(x) + w)^T */
+    double e = exp(tj_tensor_item_at(x, 4 * 2 + 1)) + tj_tensor_item_at(w, 4 * 2 + 1);
+    cr_expect_float_eq(tj_tensor_item_at(got[0], 3 * 1 + 2), e, 1e-5 * fabs(e));
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* ---- write-back of updated inputs ---- */
+
+
+/* in: p, g: p - 0.1 g (an SGD step) */
+static tj_status fn_sgd(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_sub(in[0], tj_mul_scalar(in[1], tj_v_float(0.1)));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: p, buf, g: buf' = 0.9 buf + g, p' = p - 0.01 buf' (SGD with momentum) */
+static tj_status fn_momentum(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *buf = tj_add(tj_mul_scalar(in[1], tj_v_float(0.9)), in[2]);
+    out[0] = tj_sub(in[0], tj_mul_scalar(buf, tj_v_float(0.01)));
+    out[1] = buf;
+    *n_out = 2;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: p, g: p' = p + g, and q = p * p' reads p after p' is made */
+static tj_status fn_late_read(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add(in[0], in[1]);
+    out[1] = tj_mul(in[0], out[0]);
+    *n_out = 2;
+    return out[1] ? TJ_OK : tj_last_status();
+}
+
+/* Runs the interpreter `steps` times, feeding output k back into input
+ * wb[k], and the plan the same way through write-back; compares the outputs
+ * and the written-back inputs after each step. Results stay in the caller's
+ * scope. */
+static void expect_writeback_matches(const tj_graph *g, tj_plan *p, tj_tensor **ref_in, tj_tensor **plan_in, int n_in,
+                                     const int *wb, int steps)
+{
+    int n_out = tj_graph_num_outputs(g);
+    for (int s = 0; s < steps; s++) {
+        tj_tensor *ref[4], *got[4];
+        cr_assert_eq(tj_graph_run(g, ref_in, n_in, ref), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, plan_in, n_in, got), TJ_OK, "%s", tj_last_error());
+        for (int k = 0; k < n_out; k++) {
+            expect_same(got[k], ref[k]);
+            if (wb[k] < 0) continue;
+            expect_same(plan_in[wb[k]], ref[k]);
+            ref_in[wb[k]] = ref[k];
+        }
+    }
+}
+
+Test(plan, written_back_output_is_computed_in_the_input_buffer)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {64, 64};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_sgd, NULL, in, 2);
+    int wb[1] = {0};
+    tj_compile_options o = {.writeback = wb};
+    tj_plan *p = compile_ok(g, &o);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback, 1);
+    cr_expect_eq(st.n_writeback_direct, 1, "sub reads p element by element where it writes p'");
+    tj_tensor *ref_in[2] = {tj_clone(in[0]), in[1]};
+    tj_tensor *plan_in[2] = {tj_clone(in[0]), in[1]};
+    expect_writeback_matches(g, p, ref_in, plan_in, 2, wb, 3);
+    /* p_3 = ((p - 0.1 g) - 0.1 g) - 0.1 g, by hand for one element */
+    float p0 = (float)tj_tensor_item_at(in[0], 77), g0 = (float)tj_tensor_item_at(in[1], 77);
+    float step = (float)(g0 * 0.1);
+    cr_expect_eq((float)tj_tensor_item_at(plan_in[0], 77), ((p0 - step) - step) - step);
+    /* a non-contiguous input: the value is copied in at the end instead */
+    tj_tensor *pt = tj_t(tj_clone(tj_t(plan_in[0])));
+    tj_tensor *odd_in[2] = {pt, in[1]};
+    tj_tensor *ref_odd[2] = {tj_clone(pt), in[1]};
+    expect_writeback_matches(g, p, ref_odd, odd_in, 2, wb, 2);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, optimiser_state_and_parameters_are_written_back_without_copies)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[1] = {1000};
+    tj_tensor *in[3] = {random_f32(1, sh, 1), random_f32(1, sh, 2), random_f32(1, sh, 3)};
+    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    int wb[2] = {0, 1};
+    tj_compile_options o = {.writeback = wb};
+    tj_plan *p = compile_ok(g, &o);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback, 2);
+    cr_expect_eq(st.n_writeback_direct, 2);
+    tj_tensor *ref_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    tj_tensor *plan_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    expect_writeback_matches(g, p, ref_in, plan_in, 3, wb, 4);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, input_read_after_its_new_value_is_made_is_copied_back_at_the_end)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {8, 8};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_late_read, NULL, in, 2);
+    int wb[2] = {0, -1};
+    tj_compile_options o = {.writeback = wb};
+    tj_plan *p = compile_ok(g, &o);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback, 1);
+    cr_expect_eq(st.n_writeback_direct, 0);
+    tj_tensor *ref_in[2] = {tj_clone(in[0]), in[1]};
+    tj_tensor *plan_in[2] = {tj_clone(in[0]), in[1]};
+    expect_writeback_matches(g, p, ref_in, plan_in, 2, wb, 3);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, write_back_runs_allocate_nothing)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[1] = {1000};
+    tj_tensor *in[3] = {random_f32(1, sh, 1), random_f32(1, sh, 2), random_f32(1, sh, 3)};
+    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_compile_options o = {.writeback = (int[]){0, 1}};
+    tj_plan *p = compile_ok(g, &o);
+    cr_assert_eq(tj_plan_run_into(p, in, 3, NULL), TJ_OK);
+    long before = atomic_load(&n_allocs);
+    for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, in, 3, NULL), TJ_OK);
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+    tj_set_allocator(NULL);
+}
+
+Test(plan, bad_write_back_entries_are_compile_errors)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {random_f32(1, (int64_t[]){4}, 1), random_f32(1, (int64_t[]){4}, 2),
+                        random_f32(1, (int64_t[]){4}, 3)};
+    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_compile_options o = {.writeback = (int[]){3, -1}};
+    cr_expect_null(tj_compile(g, &o));
+    cr_expect(strstr(tj_last_error(), "output 0 is written back to input 3 of 3"), "%s", tj_last_error());
+    o.writeback = (int[]){0, 0};
+    cr_expect_null(tj_compile(g, &o));
+    cr_expect(strstr(tj_last_error(), "input 0 (%arg0) is written back by two outputs"), "%s", tj_last_error());
+    tj_graph_free(g);
+    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 4);
+    g = trace(fn_passthrough, NULL, &x, 1);
+    o.writeback = (int[]){-1, 0, -1, -1, -1};
+    cr_expect_null(tj_compile(g, &o));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "(%t, float32[3, 2]) cannot be written back to input 0 (%arg0, float32[2, 3])"),
+              "%s", tj_last_error());
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* ---- errors ---- */
+
+Test(plan, wrong_input_shape_dtype_or_count_is_a_clear_error)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    tj_tensor *out[2];
+    tj_tensor *bad[5] = {random_f32(2, (int64_t[]){16, 8}, 1), m.in[1], m.in[2], m.in[3], m.in[4]};
+    cr_expect_eq(tj_plan_run(p, bad, 5, out), TJ_ERR_SHAPE);
+    cr_expect_str_eq(tj_last_error(), "tj_plan_run: input 0 (%arg0) has shape [16, 8], the plan was compiled for [8, 16]");
+    cr_expect_null(out[0]);
+    bad[0] = tj_tensor_empty(TJ_FLOAT64, 2, (int64_t[]){8, 16});
+    cr_expect_eq(tj_plan_run(p, bad, 5, out), TJ_ERR_DTYPE);
+    cr_expect(strstr(tj_last_error(), "input 0 (%arg0) is float64[8, 16], the plan was compiled for float32[8, 16]"),
+              "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run(p, m.in, 4, out), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "takes 5 inputs, got 4"), "%s", tj_last_error());
+    bad[0] = NULL;
+    cr_expect_eq(tj_plan_run(p, bad, 5, out), TJ_ERR_INVALID_ARGUMENT);
+    /* a wrong output tensor for run_into */
+    tj_tensor *o[2] = {tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 5}), tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 32})};
+    cr_expect_eq(tj_plan_run_into(p, m.in, 5, o), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "output 0"), "%s", tj_last_error());
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+Test(plan, operator_without_kernel_fails_at_compile_time)
+{
+    mlp_case m = mlp_setup();
+    struct tj_op *relu = TJ_OPS(relu);
+    tj_kernel_fn saved = relu->kernel;
+    relu->kernel = NULL;
+    tj_plan *p = tj_compile(m.g, NULL);
+    relu->kernel = saved;
+    cr_expect_null(p);
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect_str_eq(tj_last_error(), "tj_compile: node %relu: aten::relu has no kernel");
+    mlp_teardown(&m);
+}
+
+Test(plan, null_arguments_are_errors)
+{
+    cr_expect_null(tj_compile(NULL, NULL));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(tj_plan_run(NULL, NULL, 0, NULL), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(tj_plan_run_ctx_into(NULL, NULL, 0, NULL), TJ_ERR_INVALID_ARGUMENT);
+    tj_plan_free(NULL);
+    tj_plan_context_free(NULL);
+}
+
+/* ---- memory plan ---- */
+
+Test(plan, arena_lies_between_the_lower_bound_and_the_naive_sum)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    tj_plan_statistics st;
+    cr_assert_eq(tj_plan_stats(p, &st), TJ_OK);
+    cr_expect_leq(st.lower_bound_bytes, st.arena_bytes);
+    cr_expect_leq(st.arena_bytes, st.naive_bytes);
+    cr_expect_eq(st.arena_bytes % 64, 0);
+    /* without reuse every intermediate has its own block */
+    tj_compile_options o = {.no_memory_reuse = true};
+    tj_plan *q = compile_ok(m.g, &o);
+    tj_plan_statistics sq;
+    tj_plan_stats(q, &sq);
+    cr_expect_eq(sq.arena_bytes, sq.naive_bytes);
+    cr_expect_eq(sq.naive_bytes, st.naive_bytes);
+    expect_plan_matches(m.g, q, m.in, 5);
+    tj_plan_free(q);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {64, 64};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_chain, NULL, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    const size_t block = 64 * 64 * 4;
+    /* 7 results of 16 KiB: a (live until sub) plus one working block suffice */
+    cr_expect_eq(st.naive_bytes, 7 * block);
+    cr_expect_eq(st.arena_bytes, 2 * block, "arena %zu", st.arena_bytes);
+    cr_expect_eq(st.lower_bound_bytes, 2 * block);
+    cr_expect_geq(st.n_inplace, 4);
+    expect_plan_matches(g, p, in, 2);
+    /* no in-place reuse: same results, more memory */
+    tj_compile_options o = {.no_inplace_reuse = true};
+    tj_plan *q = compile_ok(g, &o);
+    tj_plan_statistics sq;
+    tj_plan_stats(q, &sq);
+    cr_expect_eq(sq.n_inplace, 0);
+    cr_expect_eq(sq.arena_bytes, 3 * block);
+    expect_plan_matches(g, q, in, 2);
+    tj_plan_free(q);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, memory_plan_prints_one_line_per_intermediate)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK);
+    fclose(f);
+    cr_expect(strncmp(buf, "arena ", 6) == 0, "%s", buf);
+    cr_expect(strstr(buf, "%addmm "), "%s", buf);
+    cr_expect(strstr(buf, "float32[8, 32]"), "%s", buf);
+    free(buf);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+/* ---- allocation-free runs ---- */
+
+Test(plan, runs_after_warm_up_allocate_nothing)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    tj_tensor *out[2] = {tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 4}),
+                         tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 32})};
+    cr_assert_eq(tj_plan_run_into(p, m.in, 5, out), TJ_OK, "%s", tj_last_error()); /* warm-up */
+    long before = atomic_load(&n_allocs);
+    for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, m.in, 5, out), TJ_OK);
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0, "into caller tensors: %ld allocations",
+                 atomic_load(&n_allocs) - before);
+    before = atomic_load(&n_allocs);
+    for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, m.in, 5, NULL), TJ_OK);
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0, "results left in the context");
+    tj_tensor *ref[2];
+    cr_assert_eq(tj_graph_run(m.g, m.in, 5, ref), TJ_OK);
+    expect_same(out[0], ref[0]);
+    expect_same(out[1], ref[1]);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+    tj_set_allocator(NULL);
+}
+
+/* ---- concurrency ---- */
+
+typedef struct worker {
+    tj_plan *p;
+    tj_tensor *in[5];
+    tj_tensor *out[2];
+    int runs;
+    tj_status st;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    tj_plan_context *c = tj_plan_context_new(w->p);
+    w->st = c ? TJ_OK : tj_last_status();
+    for (int i = 0; i < w->runs && w->st == TJ_OK; i++) w->st = tj_plan_run_ctx_into(c, w->in, 5, w->out);
+    tj_plan_context_free(c);
+    return NULL;
+}
+
+Test(plan, four_threads_on_one_plan_match_sequential_runs)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    worker w[4];
+    pthread_t th[4];
+    tj_tensor *expected[4][2];
+    for (int t = 0; t < 4; t++) {
+        w[t] = (worker){.p = p, .runs = 200};
+        memcpy(w[t].in, m.in, sizeof m.in);
+        w[t].in[0] = random_f32(2, (int64_t[]){8, 16}, 100 + t); /* each thread its own batch */
+        w[t].out[0] = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 4});
+        w[t].out[1] = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 32});
+        cr_assert_eq(tj_plan_run(p, w[t].in, 5, expected[t]), TJ_OK); /* sequential, default context */
+    }
+    for (int t = 0; t < 4; t++) pthread_create(&th[t], NULL, worker_main, &w[t]);
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < 4; t++) {
+        cr_assert_eq(w[t].st, TJ_OK);
+        expect_same(w[t].out[0], expected[t][0]);
+        expect_same(w[t].out[1], expected[t][1]);
+    }
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+/* ---- profiler ---- */
+
+Test(plan, profiler_table_lists_operators_with_throughput)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    tj_plan_set_profiling(p, true);
+    tj_tensor *out[2];
+    for (int i = 0; i < 3; i++) cr_assert_eq(tj_plan_run(p, m.in, 5, out), TJ_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_plan_profile_print(p, f), TJ_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "Name"), "%s", buf);
+    cr_expect(strstr(buf, "aten::addmm"), "%s", buf);
+    cr_expect(strstr(buf, "GFLOP/s"), "%s", buf);
+    cr_expect(strstr(buf, "GB/s"), "%s", buf);
+    cr_expect(strstr(buf, "Runs: 3"), "%s", buf);
+    /* addmm is called twice per run */
+    const char *row = strstr(buf, "aten::addmm");
+    cr_assert_not_null(row);
+    cr_expect_eq(atoi(row + strlen("aten::addmm") + strspn(row + strlen("aten::addmm"), " ")), 6, "%s", buf);
+    free(buf);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}
+
+Test(plan, profiler_trace_is_chrome_trace_event_json)
+{
+    mlp_case m = mlp_setup();
+    tj_plan *p = compile_ok(m.g, NULL);
+    char path[] = "/tmp/tjit_trace_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_expect_eq(tj_plan_profile_write_trace(p, path), TJ_ERR_INVALID_ARGUMENT, "nothing profiled yet");
+    tj_plan_set_profiling(p, true);
+    cr_assert_eq(tj_plan_run_into(p, m.in, 5, NULL), TJ_OK);
+    cr_assert_eq(tj_plan_profile_write_trace(p, path), TJ_OK, "%s", tj_last_error());
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    cr_assert_not_null(root, "%s at line %d", err.text, err.line);
+    json_t *events = json_object_get(root, "traceEvents");
+    cr_assert(json_is_array(events));
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    int kernels = 0, runs = 0, addmm = 0;
+    double last_ts = -1, run_ts = 0, run_end = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        cr_assert_not_null(ph);
+        cr_assert_not_null(name);
+        if (strcmp(ph, "X") != 0) continue;
+        double ts = json_number_value(json_object_get(ev, "ts")), dur = json_number_value(json_object_get(ev, "dur"));
+        cr_expect_geq(dur, 0);
+        cr_expect(json_is_integer(json_object_get(ev, "pid")) && json_is_integer(json_object_get(ev, "tid")));
+        if (strcmp(cat, "run") == 0) {
+            runs++;
+            run_ts = ts;
+            run_end = ts + dur;
+            continue;
+        }
+        kernels++;
+        cr_expect_geq(ts, last_ts, "kernels in schedule order");
+        last_ts = ts;
+        addmm += strcmp(name, "aten::addmm") == 0;
+        cr_expect_not_null(json_object_get(json_object_get(ev, "args"), "node"));
+    }
+    cr_expect_eq(runs, 1);
+    cr_expect_eq(kernels, st.n_kernels);
+    cr_expect_eq(addmm, 2);
+    cr_expect_geq(last_ts, run_ts);
+    cr_expect_leq(last_ts, run_end);
+    json_decref(root);
+    remove(path);
+    tj_plan_free(p);
+    mlp_teardown(&m);
+}

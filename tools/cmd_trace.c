@@ -1,0 +1,123 @@
+/* tjit trace MODEL [--train] [--decompose core|none|OP,OP...]
+ *                  [--tracing-mode real|fake] [--format text|dot|json] [--stats] */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "models.h"
+#include "step.h"
+#include "tjit/tjit.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tjit trace MODEL [--train] [--decompose core|none|OP,OP...]\n"
+               "                  [--tracing-mode real|fake] [--format text|dot|json] [--stats]\n\n"
+               "Traces MODEL (mlp, cnn, gpt, block768) with make_fx and prints the graph: the\n"
+               "forward pass, or with --train the whole training step (forward, loss,\n"
+               "backward, optimiser update). --decompose names the decomposition table:\n"
+               "core (everything down to primitives), none (default), or a comma-separated\n"
+               "list of operators for get_decompositions. --stats prints node counts and the\n"
+               "operator histogram instead of the graph.\n");
+}
+
+/* get_decompositions over a comma-separated list. */
+static tj_decomp_table *table_from_list(const char *list)
+{
+    char *copy = strdup(list);
+    const char *names[256];
+    int n = 0;
+    for (char *tok = strtok(copy, ","); tok && n < 256; tok = strtok(NULL, ",")) names[n++] = tok;
+    tj_decomp_table *t = tj_get_decompositions(names, n);
+    if (t && tj_decompositions_missing(names, n, NULL)) {
+        fprintf(stderr, "tjit trace: no registered decomposition for:\n");
+        tj_decompositions_missing(names, n, stderr);
+    }
+    free(copy);
+    return t;
+}
+
+tj_decomp_table *decomp_table_from_option(const char *spec)
+{
+    if (!spec || !strcmp(spec, "none")) return tj_decomp_table_new();
+    if (!strcmp(spec, "core")) return tj_core_decompositions();
+    return table_from_list(spec);
+}
+
+static void print_stats(const tj_graph *g)
+{
+    int counts[1024] = {0};
+    printf("nodes: %d (%d inputs, %d calls, %d outputs)\n", tj_graph_num_nodes(g), tj_graph_num_inputs(g),
+           tj_graph_num_calls(g), tj_graph_num_outputs(g));
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        for (int k = 0; op && k < tj_op_count() && k < 1024; k++)
+            if (tj_op_at(k) == op) counts[k]++;
+    }
+    for (int k = 0; k < tj_op_count() && k < 1024; k++)
+        if (counts[k]) printf("%6d  %s\n", counts[k], tj_op_name(tj_op_at(k)));
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    static const struct option opts[] = {{"train", no_argument, 0, 't'},           {"decompose", required_argument, 0, 'd'},
+                                         {"tracing-mode", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
+                                         {"stats", no_argument, 0, 's'},           {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bool train = false, stats = false;
+    const char *decompose = "none", *tmode = "fake", *format = "text";
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "td:m:f:sh", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': train = true; break;
+        case 'd': decompose = optarg; break;
+        case 'm': tmode = optarg; break;
+        case 'f': format = optarg; break;
+        case 's': stats = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
+    if (!def || (strcmp(tmode, "real") && strcmp(tmode, "fake")) ||
+        (strcmp(format, "text") && strcmp(format, "dot") && strcmp(format, "json"))) {
+        if (optind + 1 == argc && !def) fprintf(stderr, "tjit trace: unknown model '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (train && !def->trainable) {
+        fprintf(stderr, "tjit trace: %s has no training step (forward only)\n", def->id);
+        return 2;
+    }
+    tj_decomp_table *table = decomp_table_from_option(decompose);
+    if (!table) {
+        fprintf(stderr, "tjit trace: %s\n", tj_last_error());
+        return 1;
+    }
+    model m;
+    if (model_create(def, 0, &m) != TJ_OK) {
+        fprintf(stderr, "tjit trace: %s\n", tj_last_error());
+        tj_decomp_table_free(table);
+        return 1;
+    }
+    tj_graph *g = step_trace(&m, train ? STEP_TRAIN : STEP_FORWARD, table,
+                             !strcmp(tmode, "fake") ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+    int rc = 0;
+    if (!g) {
+        fprintf(stderr, "tjit trace: %s\n", tj_last_error());
+        rc = 1;
+    } else if (stats) {
+        print_stats(g);
+    } else {
+        tj_status st = !strcmp(format, "dot") ? tj_graph_write_dot(g, stdout)
+                       : !strcmp(format, "json") ? tj_graph_write_json(g, stdout)
+                                                 : tj_graph_print(g, stdout);
+        rc = st == TJ_OK ? 0 : 1;
+    }
+    tj_graph_free(g);
+    model_free(&m);
+    tj_decomp_table_free(table);
+    return rc;
+}

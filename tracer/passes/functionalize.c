@@ -1,0 +1,432 @@
+/* Functionalisation: a graph with in-place calls becomes a functional one
+ * (PyTorch's functionalize / AOTAutograd's treatment of mutations).
+ *
+ * The pass rebuilds the graph node by node. Every value of the old graph is
+ * tracked as an alias of a root (a placeholder, a constant or a non-view
+ * result) through a chain of view calls. Each root has a version, bumped
+ * when it or a view of it is mutated; a view whose value was computed at an
+ * older version is regenerated from the root's current value by replaying
+ * its view chain when it is next used. An in-place call becomes its
+ * out-of-place operator; its result becomes the mutated value's current
+ * value, and is pushed up the view chain into the root through the inverse
+ * of each view (slice_scatter, select_scatter, view back, inverse permute,
+ * ...). Mutated placeholders end up as extra outputs marked "written back
+ * into input k". Output shapes of the new nodes come from the operators'
+ * shape functions on fake tensors. */
+#include <string.h>
+
+#include "tracer/graph_internal.h"
+
+typedef struct fz {
+    const tj_graph *old;
+    tj_graph *g;     /* the new graph */
+    /* per old value */
+    int *canon;      /* the value it is the same tensor as (in-place results) */
+    int *parent;     /* the value it is a view of, or -1 for a root */
+    int *vnode;      /* the view call producing it (old node index) */
+    int *root;
+    int *cur;        /* its current value in the new graph, -1 when none */
+    int *ver;        /* root version cur was computed at */
+    int *version;    /* per root */
+    bool *mutated;   /* per root */
+    /* per new value: a fake tensor for shape inference */
+    tj_tensor **fakes;
+    int cap_fakes;
+} fz;
+
+/* ---- the new graph ---- */
+
+static tj_tensor *fake_of(fz *z, int v)
+{
+    if (v >= z->cap_fakes) {
+        int cap = z->cap_fakes ? z->cap_fakes * 2 : 256;
+        while (cap <= v) cap *= 2;
+        tj_tensor **n = tj_alloc(sizeof *n * (size_t)cap);
+        if (!n) {
+            tj_oom("tj_pass_functionalize", sizeof *n * (size_t)cap);
+            return NULL;
+        }
+        memset(n, 0, sizeof *n * (size_t)cap);
+        if (z->fakes) memcpy(n, z->fakes, sizeof *n * (size_t)z->cap_fakes);
+        tj_free(z->fakes, sizeof *z->fakes * (size_t)z->cap_fakes);
+        z->fakes = n;
+        z->cap_fakes = cap;
+    }
+    if (!z->fakes[v]) {
+        const tj_gvalue *gv = &z->g->values[v];
+        tj_tensor *t = tj_tensor_fake(gv->dtype, gv->ndim, gv->shape);
+        if (!t) return NULL;
+        memcpy(t->strides, gv->strides, sizeof t->strides);
+        t->offset = gv->offset;
+        z->fakes[v] = t; /* owned by the pass's scope */
+    }
+    return z->fakes[v];
+}
+
+/* Adds a call to the new graph (arguments as new value ids); returns the
+ * node index, its outputs' metadata inferred on fake tensors. */
+static int emit(fz *z, const tj_op *op, const tj_garg *args)
+{
+    tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
+    tj_tensor *lists[TJ_MAX_ARGS][64];
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_garg *a = &args[i];
+        switch (a->kind) {
+        case TJ_GA_NONE: vals[i] = tj_v_none(); break;
+        case TJ_GA_VALUE:
+            vals[i] = tj_v_tensor(fake_of(z, a->u.v));
+            if (!vals[i].u.t) return -1;
+            break;
+        case TJ_GA_VALUES:
+            if (a->n > 64) {
+                tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s with more than 64 tensors", op->name);
+                return -1;
+            }
+            for (int k = 0; k < a->n; k++)
+                if (!(lists[i][k] = fake_of(z, a->u.vs[k]))) return -1;
+            vals[i] = tj_v_tensors(lists[i], a->n);
+            break;
+        case TJ_GA_INT: vals[i] = tj_v_int(a->u.i); break;
+        case TJ_GA_FLOAT: vals[i] = tj_v_float(a->u.f); break;
+        case TJ_GA_BOOL: vals[i] = tj_v_bool(a->u.b); break;
+        case TJ_GA_INTS: vals[i] = tj_v_ints(a->u.ints, a->n); break;
+        case TJ_GA_BOOLS: vals[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_STR: vals[i] = tj_v_str(a->u.s); break;
+        case TJ_GA_DTYPE: vals[i] = tj_v_dtype(a->u.dtype); break;
+        }
+    }
+    if (tj_dispatch_fake(op, vals, op->nargs, outs) != TJ_OK) return -1;
+    tj_tensor *results[TJ_MAX_RETURNS];
+    for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
+    return tj_graph_add_call(z->g, op, args, op->nargs, results, op->base);
+}
+
+/* A one-output call: its value id, or -1. */
+static int emit1(fz *z, const tj_op *op, const tj_garg *args)
+{
+    int node = emit(z, op, args);
+    return node < 0 ? -1 : z->g->nodes[node].outs[0];
+}
+
+static tj_garg gv(int v) { return (tj_garg){.kind = TJ_GA_VALUE, .u.v = v}; }
+static tj_garg gi(int64_t i) { return (tj_garg){.kind = TJ_GA_INT, .u.i = i}; }
+
+/* ---- aliases ---- */
+
+
+/* Emits a call; a view whose input is no longer laid out for it (the new
+ * value of a mutated tensor has other strides than the old one) becomes
+ * _unsafe_view, which copies when it must (reshape). */
+static int emit_call(fz *z, const tj_op *op, const tj_garg *args)
+{
+    int node = emit(z, op, args);
+    if (node >= 0 || op != TJ_OPS(view) || tj_last_status() != TJ_ERR_SHAPE) return node;
+    tj_clear_error();
+    return emit(z, TJ_OPS(_unsafe_view), args);
+}
+
+/* Replays old view call `node` on the new value `base`. */
+static int replay_view(fz *z, int node, int base)
+{
+    const tj_gnode *n = &z->old->nodes[node];
+    tj_garg args[TJ_MAX_ARGS];
+    memcpy(args, n->args, sizeof(tj_garg) * (size_t)n->nargs);
+    args[0] = gv(base);
+    int call = emit_call(z, n->op, args);
+    return call < 0 ? -1 : z->g->nodes[call].outs[0];
+}
+
+/* The new value holding old value v's content now (v canonical). */
+static int current(fz *z, int v)
+{
+    int r = z->root[v];
+    if (v == r || (z->cur[v] >= 0 && z->ver[v] == z->version[r])) return z->cur[v];
+    int p = current(z, z->parent[v]);
+    if (p < 0) return -1;
+    int nv = replay_view(z, z->vnode[v], p);
+    if (nv < 0) return -1;
+    z->cur[v] = nv;
+    z->ver[v] = z->version[r];
+    return nv;
+}
+
+/* The new parent value after its view `view_node` (old) took value nv; pv is
+ * the parent's value before. The inverse of each view operator. */
+static int unview(fz *z, int view_node, int pv, int nv)
+{
+    const tj_gnode *n = &z->old->nodes[view_node];
+    const tj_op *op = n->op;
+    const tj_garg *a = n->args;
+    const tj_gvalue *parent = &z->g->values[pv];
+    if (op == TJ_OPS(slice_Tensor)) {
+        tj_garg args[6] = {gv(pv), gv(nv), a[1], a[2], a[3], a[4]};
+        return emit1(z, TJ_OPS(slice_scatter), args);
+    }
+    if (op == TJ_OPS(select_int)) {
+        tj_garg args[4] = {gv(pv), gv(nv), a[1], a[2]};
+        return emit1(z, TJ_OPS(select_scatter), args);
+    }
+    if (op == TJ_OPS(view)) {
+        tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = parent->ndim, .u.ints = (int64_t *)parent->shape}};
+        return emit1(z, TJ_OPS(_unsafe_view), args);
+    }
+    if (op == TJ_OPS(permute)) {
+        int64_t inv[TJ_MAX_DIMS];
+        int nd = a[1].n;
+        for (int i = 0; i < nd; i++) inv[(a[1].u.ints[i] % nd + nd) % nd] = i;
+        tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = nd, .u.ints = inv}};
+        return emit1(z, TJ_OPS(permute), args);
+    }
+    if (op == TJ_OPS(transpose_int)) {
+        tj_garg args[3] = {gv(nv), a[1], a[2]};
+        return emit1(z, TJ_OPS(transpose_int), args);
+    }
+    if (op == TJ_OPS(t)) {
+        tj_garg args[1] = {gv(nv)};
+        return emit1(z, TJ_OPS(t), args);
+    }
+    if (op == TJ_OPS(unsqueeze)) {
+        tj_garg args[2] = {gv(nv), a[1]};
+        return emit1(z, TJ_OPS(squeeze_dim), args);
+    }
+    if (op == TJ_OPS(squeeze_dim)) {
+        if (parent->ndim == z->g->values[nv].ndim) return nv;
+        int d;
+        if (tj_wrap_dim(op->name, a[1].u.i, parent->ndim, &d) != TJ_OK) return -1;
+        tj_garg args[2] = {gv(nv), gi(d)};
+        return emit1(z, TJ_OPS(unsqueeze), args);
+    }
+    tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a mutation through a view made by %s cannot be written back "
+                                 "into its base", op->name);
+    return -1;
+}
+
+/* Old value m (canonical) now holds new value nv: the change goes up the
+ * view chain into the root, whose version moves on. */
+static tj_status assign(fz *z, int m, int nv)
+{
+    int chain[64], depth = 0;
+    while (z->parent[m] >= 0) {
+        if (depth == 64) return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a view chain deeper than 64");
+        int p = z->parent[m], pv = current(z, p);
+        int np = pv < 0 ? -1 : unview(z, z->vnode[m], pv, nv);
+        if (np < 0) return tj_last_status();
+        z->cur[m] = nv;
+        chain[depth++] = m;
+        m = p;
+        nv = np;
+    }
+    z->cur[m] = nv;
+    z->version[m]++;
+    z->mutated[m] = true;
+    for (int i = 0; i < depth; i++) z->ver[chain[i]] = z->version[m];
+    return TJ_OK;
+}
+
+/* ---- the rewrite ---- */
+
+/* The old call's arguments with values mapped to their current new values. */
+static tj_status map_args(fz *z, const tj_gnode *n, tj_garg *args, int (*lists)[64])
+{
+    for (int i = 0; i < n->nargs; i++) {
+        args[i] = n->args[i];
+        if (args[i].kind == TJ_GA_VALUE) {
+            if ((args[i].u.v = current(z, z->canon[n->args[i].u.v])) < 0) return tj_last_status();
+        } else if (args[i].kind == TJ_GA_VALUES) {
+            if (args[i].n > 64) return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a list of more than 64");
+            for (int k = 0; k < args[i].n; k++)
+                if ((lists[i][k] = current(z, z->canon[n->args[i].u.vs[k]])) < 0) return tj_last_status();
+            args[i].u.vs = lists[i];
+        }
+    }
+    return TJ_OK;
+}
+
+/* The out-of-place form of an in-place operator: add_.Tensor -> add.Tensor. */
+static const tj_op *functional_op(const tj_op *op)
+{
+    char name[96];
+    snprintf(name, sizeof name, "aten::%.*s%s%s", (int)strlen(op->base) - 1, op->base, op->overload[0] ? "." : "",
+             op->overload);
+    const tj_op *f = tj_op_find(name);
+    if (!f) tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s has no out-of-place form %s", op->name, name);
+    return f;
+}
+
+static bool same_type(const tj_gvalue *a, const tj_gvalue *b)
+{
+    return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
+{
+    int m = z->canon[n->args[0].u.v];
+    int nv;
+    /* copy_ of a value of the same type is that value */
+    if (n->op == TJ_OPS(copy_) && same_type(&z->g->values[args[0].u.v], &z->g->values[args[1].u.v])) {
+        nv = args[1].u.v;
+    } else {
+        const tj_op *f = functional_op(n->op);
+        if (!f || (nv = emit1(z, f, args)) < 0) return tj_last_status();
+    }
+    z->canon[n->outs[0]] = m;
+    return assign(z, m, nv);
+}
+
+static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
+{
+    tj_garg args[TJ_MAX_ARGS];
+    int lists[TJ_MAX_ARGS][64];
+    tj_status st = map_args(z, n, args, lists);
+    if (st != TJ_OK) return st;
+    if (n->op->is_inplace) return rewrite_inplace(z, n, args);
+    int node = emit_call(z, n->op, args);
+    if (node < 0) return tj_last_status();
+    for (int k = 0; k < n->nout; k++) {
+        int o = n->outs[k];
+        if (o < 0) continue;
+        z->cur[o] = z->g->nodes[node].outs[k];
+        if (n->op->is_view && n->args[0].kind == TJ_GA_VALUE) {
+            int p = z->canon[n->args[0].u.v];
+            z->parent[o] = p;
+            z->vnode[o] = node_index;
+            z->root[o] = z->root[p];
+            z->ver[o] = z->version[z->root[p]];
+        }
+    }
+    return TJ_OK;
+}
+
+/* The output node: old outputs, then one per mutated placeholder not
+ * already written back. */
+static tj_status rewrite_output(fz *z, const tj_gnode *n)
+{
+    const tj_graph *old = z->old;
+    int cap = n->nargs + old->n_inputs;
+    int *vals = tj_alloc(sizeof(int) * (size_t)(cap ? cap : 1) * 2);
+    if (!vals) return tj_oom("tj_pass_functionalize", sizeof(int) * (size_t)cap * 2);
+    int *wb = vals + cap, count = 0;
+    tj_status st = TJ_OK;
+    for (int i = 0; i < n->nargs && st == TJ_OK; i++) {
+        if ((vals[count] = current(z, z->canon[n->args[i].u.v])) < 0) st = tj_last_status();
+        wb[count++] = n->writeback ? n->writeback[i] : -1;
+    }
+    for (int i = 0; i < old->n_nodes && st == TJ_OK; i++) {
+        const tj_gnode *p = &old->nodes[i];
+        if (p->kind != TJ_NODE_PLACEHOLDER || !z->mutated[p->outs[0]]) continue;
+        bool covered = false;
+        for (int k = 0; k < count; k++) covered |= wb[k] == p->input_index;
+        if (covered) continue;
+        vals[count] = z->cur[p->outs[0]];
+        wb[count++] = p->input_index;
+    }
+    if (count > TJ_MAX_GRAPH_OUTPUTS) st = tj_error(TJ_ERR_OVERFLOW, "tj_pass_functionalize: more than %d outputs",
+                                                    TJ_MAX_GRAPH_OUTPUTS);
+    int node = st == TJ_OK ? tj_graph_add_output(z->g, vals, count) : -1;
+    if (st == TJ_OK && node < 0) st = tj_last_status();
+    bool any = false;
+    for (int k = 0; k < count; k++) any |= wb[k] >= 0;
+    if (st == TJ_OK && any) {
+        int *w = tj_graph_alloc(z->g, sizeof(int) * (size_t)count);
+        if (!w) st = tj_last_status();
+        else memcpy(w, wb, sizeof(int) * (size_t)count);
+        z->g->nodes[node].writeback = w;
+    }
+    tj_free(vals, sizeof(int) * (size_t)(cap ? cap : 1) * 2);
+    return st;
+}
+
+static tj_status rewrite(fz *z)
+{
+    const tj_graph *old = z->old;
+    for (int i = 0; i < old->n_nodes; i++) {
+        const tj_gnode *n = &old->nodes[i];
+        int node = -1;
+        switch (n->kind) {
+        case TJ_NODE_PLACEHOLDER: {
+            const tj_gvalue *v = &old->values[n->outs[0]];
+            tj_tensor *like = tj_tensor_fake(v->dtype, v->ndim, v->shape);
+            if (!like) return tj_last_status();
+            memcpy(like->strides, v->strides, sizeof like->strides);
+            like->offset = v->offset;
+            node = tj_graph_add_placeholder(z->g, like, v->name);
+            break;
+        }
+        case TJ_NODE_CONSTANT: node = tj_graph_add_constant(z->g, n->constant, old->values[n->outs[0]].name); break;
+        case TJ_NODE_CALL: {
+            tj_status st = rewrite_call(z, n, i);
+            if (st != TJ_OK) return st;
+            continue;
+        }
+        case TJ_NODE_OUTPUT: {
+            tj_status st = rewrite_output(z, n);
+            if (st != TJ_OK) return st;
+            continue;
+        }
+        }
+        if (node < 0) return tj_last_status();
+        z->cur[n->outs[0]] = z->g->nodes[node].outs[0];
+    }
+    return TJ_OK;
+}
+
+static int count_inplace(const tj_graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->is_inplace;
+    return n;
+}
+
+int tj_pass_functionalize(tj_graph *g)
+{
+    if (!g) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_functionalize: NULL graph");
+        return -1;
+    }
+    int rewritten = count_inplace(g);
+    if (!rewritten) return 0;
+    size_t nv = (size_t)(g->n_values ? g->n_values : 1);
+    size_t ints = sizeof(int) * nv * 7, bytes = ints + sizeof(bool) * nv;
+    int *mem = tj_alloc(bytes);
+    fz z = {.old = g, .g = tj_graph_new()};
+    tj_scope *scope = tj_scope_begin();
+    tj_status st = !mem ? tj_oom("tj_pass_functionalize", bytes) : !z.g || !scope ? tj_last_status() : TJ_OK;
+    if (st == TJ_OK) {
+        memset(mem, 0, bytes);
+        z.canon = mem;
+        z.parent = mem + nv;
+        z.vnode = mem + 2 * nv;
+        z.root = mem + 3 * nv;
+        z.cur = mem + 4 * nv;
+        z.ver = mem + 5 * nv;
+        z.version = mem + 6 * nv;
+        z.mutated = (bool *)(mem + 7 * nv);
+        for (size_t v = 0; v < nv; v++) {
+            z.canon[v] = z.root[v] = (int)v;
+            z.parent[v] = z.vnode[v] = z.cur[v] = -1;
+        }
+        st = rewrite(&z);
+    }
+    if (scope) tj_scope_end(scope);
+    tj_free(z.fakes, sizeof *z.fakes * (size_t)z.cap_fakes);
+    tj_free(mem, bytes);
+    if (st != TJ_OK) {
+        tj_graph_free(z.g);
+        return -1;
+    }
+    /* the rebuilt graph takes the caller's handle */
+    tj_graph tmp = *g;
+    *g = *z.g;
+    *z.g = tmp;
+    tj_graph_free(z.g);
+    tj_graph_count_uses(g);
+    if (tj_pass_dead_code(g) < 0) return -1;
+    return rewritten;
+}
+
+int tj_graph_output_writeback(const tj_graph *g, int i)
+{
+    if (!g || g->output_node < 0) return -1;
+    const tj_gnode *n = &g->nodes[g->output_node];
+    return n->writeback && i >= 0 && i < n->nargs ? n->writeback[i] : -1;
+}
