@@ -3,9 +3,11 @@
  *   overhead   a graph of 10,000 aten::add.Tensor on float32[1] (x = x + y,
  *              chained), in ns per node: the plan (results left in the
  *              context, no allocation), the interpreter (tj_graph_run) and
- *              eager calls of the same function; with 1 and 2 kernel
- *              threads, and with two threads each running its own context
- *              of one plan at once.
+ *              eager calls of the same function; next to the add kernel
+ *              called directly 10,000 times in a loop (the floor: the
+ *              difference is the plan's own cost per node); with 1 and 2
+ *              kernel threads, and with two threads each running its own
+ *              context of one plan at once.
  *   models     forward of the WORKLOADS.md models (mlp at batch 1 and 64,
  *              cnn, gpt, block768): eager against the traced graph replayed,
  *              in us per call, with 1 and 2 threads.
@@ -22,6 +24,7 @@
 #include <time.h>
 
 #include "models.h"
+#include "runtime/internal.h"
 #include "tjit/tjit.h"
 
 #define RUNS 25
@@ -136,6 +139,21 @@ static tj_status fn_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     return x ? TJ_OK : tj_last_status();
 }
 
+/* The add kernel alone, called CHAIN times on one float32[1] in place
+ * (x = x + y, as the plan's in-place reuse makes it). */
+typedef struct kernel_loop {
+    tj_value args[3];
+    tj_tensor *outs[1];
+} kernel_loop;
+
+static void run_kernel(void *ctx)
+{
+    kernel_loop *k = ctx;
+    tj_kernel_fn fn = TJ_OPS(add_Tensor)->kernel;
+    for (int i = 0; i < CHAIN; i++)
+        if (fn(k->args, k->outs) != TJ_OK) fail("add kernel");
+}
+
 typedef struct two_ctx {
     subject *s;
     tj_plan_context *c;
@@ -185,14 +203,18 @@ static void bench_overhead(void)
     tj_plan_stats(s.p, &st);
     printf("overhead: %d x aten::add.Tensor on float32[1]; plan: %d kernels, arena %zu bytes (naive %zu)\n", CHAIN,
            st.n_kernels, st.arena_bytes, st.naive_bytes);
-    printf("%-8s %14s %14s %14s %12s %14s %16s\n", "threads", "replay ns/node", "(fastest run)", "interp ns/node",
-           "eager ns/node", "eager/replay", "replay faults/run");
+    tj_tensor *acc = tj_tensor_from_data(TJ_FLOAT32, 1, &one, (float[]){1.0f});
+    kernel_loop kl = {{tj_v_tensor(acc), tj_v_tensor(in[1]), tj_v_int(1)}, {acc}};
+    printf("%-8s %14s %14s %15s %14s %14s %12s %16s\n", "threads", "replay ns/node", "(fastest run)", "kernel ns/call",
+           "interp ns/node", "eager ns/node", "eager/replay", "replay faults/run");
     for (int nt = 1; nt <= 2; nt++) {
         tj_set_num_threads(nt);
-        figure r = measure(run_plan, &s), i = measure(run_interpreter, &s), e = measure(run_eager, &s);
-        printf("%-8d %14.1f %14.1f %14.1f %12.1f %13.1fx %16.1f\n", nt, r.median_ns / CHAIN, r.min_ns / CHAIN,
-               i.median_ns / CHAIN, e.median_ns / CHAIN, e.median_ns / r.median_ns, r.faults);
+        figure r = measure(run_plan, &s), k = measure(run_kernel, &kl), i = measure(run_interpreter, &s),
+               e = measure(run_eager, &s);
+        printf("%-8d %14.1f %14.1f %15.1f %14.1f %14.1f %11.1fx %16.1f\n", nt, r.median_ns / CHAIN, r.min_ns / CHAIN,
+               k.median_ns / CHAIN, i.median_ns / CHAIN, e.median_ns / CHAIN, e.median_ns / r.median_ns, r.faults);
     }
+    tj_tensor_release(acc);
     tj_set_num_threads(1);
     printf("two contexts of one plan in two threads at once (1 kernel thread each): %.1f ns/node per thread\n\n",
            two_contexts(&s));

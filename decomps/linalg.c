@@ -1,12 +1,14 @@
-/* Implicit linear-algebra composites, as ATen 1.13 writes them
- * (LinearAlgebra.cpp, Linear.cpp): matmul lowers to mm / bmm plus views,
- * expand and reshape; linear is t + addmm (or mm / matmul without bias).
- * ATen's dot and mv are not in the operator set: their cases go through mm
- * on unsqueezed operands. */
-#include <stdio.h>
+/* Linear-algebra decompositions. Implicit composites as ATen 1.13 writes
+ * them (LinearAlgebra.cpp, Linear.cpp): matmul lowers to mm / bmm plus
+ * views, expand and reshape; linear is t + addmm (or mm / matmul without
+ * bias). ATen's dot and mv are not in the operator set: their cases go
+ * through mm on unsqueezed operands. addmm (composite with a kernel) as
+ * torch._decomp writes it: mm, mul and add. */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
+#include "op_linalg.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -132,8 +134,30 @@ static tj_status linear(const tj_value *args, tj_value *outs)
     return done(bias ? tj_add(r, bias) : r, outs);
 }
 
+/* An int64 Scalar as ATen converts it (a float truncates toward zero). */
+static tj_value int_scalar(const tj_value *v)
+{
+    if (v->kind != TJ_V_FLOAT) return tj_v_int(v->kind == TJ_V_BOOL ? (int64_t)v->u.b : v->u.i);
+    return tj_v_int(isfinite(v->u.f) && fabs(v->u.f) < 9.2e18 ? (int64_t)v->u.f : 0);
+}
+
+/* torch._decomp: out = alpha * mm(mat1, mat2); beta == 0 returns out (self
+ * ignored, nan included), else beta * self + out. Integer tensors take the
+ * scalars as integers. The kernel's shape function checks the arguments. */
+static tj_status addmm(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_meta_addmm(args, m) != TJ_OK) return tj_last_status();
+    bool integral = m[0].dtype == TJ_INT64;
+    tj_value beta = integral ? int_scalar(&args[3]) : args[3], alpha = integral ? int_scalar(&args[4]) : args[4];
+    tj_tensor *out = tj_mul_scalar(tj_mm(args[1].u.t, args[2].u.t), alpha);
+    if (tj_value_as_double(&beta) == 0) return done(out, outs);
+    return done(tj_add(tj_mul_scalar(args[0].u.t, beta), out), outs);
+}
+
 void tj_register_linalg_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(addmm), addmm, "addmm");
     tj_op_set_decomposition(TJ_OPS(matmul), matmul, "matmul");
     tj_op_set_decomposition(TJ_OPS(linear), linear, "linear");
 }

@@ -1,8 +1,20 @@
-/* Implicit softmax and normalisation composites, as ATen 1.13 writes them
- * (SoftMax.cpp, layer_norm.cpp): softmax.int / log_softmax.int convert to
- * the requested dtype, then call _softmax / _log_softmax; layer_norm is
- * native_layer_norm's first output. */
+/* Softmax and layer-norm decompositions.
+ *
+ * Implicit composites as ATen 1.13 writes them (SoftMax.cpp,
+ * layer_norm.cpp): softmax.int / log_softmax.int convert to the requested
+ * dtype, then call _softmax / _log_softmax; layer_norm is native_layer_norm's
+ * first output.
+ *
+ * Composites with a kernel as torch._decomp / torch._refs 1.13 write them:
+ * _softmax = exp(x - amax) / sum, _log_softmax = (x - amax) - log(sum(exp)),
+ * their backward formulas, native_layer_norm through var_mean and rsqrt,
+ * native_layer_norm_backward as in decompositions.py. Each first runs the
+ * kernel's shape function, so a decomposed call fails as an eager one. */
+#include <string.h>
+
 #include "internal.h"
+#include "op_backward.h"
+#include "op_nn.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -10,6 +22,8 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     outs[0] = tj_v_tensor(r);
     return TJ_OK;
 }
+
+static tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
 
 /* self converted to the optional dtype argument (self itself when absent or
  * already of that dtype, as Tensor::to does). */
@@ -31,11 +45,131 @@ static tj_status log_softmax(const tj_value *args, tj_value *outs)
 
 static tj_status layer_norm(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *w = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL, *b = args[3].kind == TJ_V_TENSOR ? args[3].u.t : NULL;
     tj_tensor *out = NULL;
-    tj_status st = tj_native_layer_norm(args[0].u.t, args[1].u.ints, args[1].n, w, b, tj_value_as_double(&args[4]),
-                                        &out, NULL, NULL);
+    tj_status st = tj_native_layer_norm(args[0].u.t, args[1].u.ints, args[1].n, opt_tensor(&args[2]),
+                                        opt_tensor(&args[3]), tj_value_as_double(&args[4]), &out, NULL, NULL);
     return st != TJ_OK ? st : done(out, outs);
+}
+
+/* ---- _softmax / _log_softmax and their backward operators ---- */
+
+static tj_status softmax_common(const tj_value *args, tj_value *outs, bool take_log)
+{
+    tj_meta m[1];
+    if ((take_log ? tj_meta__log_softmax : tj_meta__softmax)(args, m) != TJ_OK) return tj_last_status();
+    int64_t dim = args[1].u.i;
+    tj_tensor *x = tj_contiguous(args[0].u.t);
+    tj_tensor *shifted = tj_sub(x, tj_amax(x, &dim, 1, true)), *e = tj_exp(shifted);
+    tj_tensor *sum = tj_sum_dim(e, &dim, 1, true, -1);
+    return done(take_log ? tj_sub(shifted, tj_log(sum)) : tj_div(e, sum), outs);
+}
+
+static tj_status softmax_(const tj_value *args, tj_value *outs) { return softmax_common(args, outs, false); }
+static tj_status log_softmax_(const tj_value *args, tj_value *outs) { return softmax_common(args, outs, true); }
+
+/* grad_output * output - output * sum(grad_output * output) */
+static tj_status softmax_backward_data(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_meta__softmax_backward_data(args, m) != TJ_OK) return tj_last_status();
+    int64_t dim = args[2].u.i;
+    tj_tensor *y = args[1].u.t, *gy = tj_mul(args[0].u.t, y);
+    return done(tj_sub(gy, tj_mul(y, tj_sum_dim(gy, &dim, 1, true, -1))), outs);
+}
+
+/* grad_output - exp(output) * sum(grad_output) */
+static tj_status log_softmax_backward_data(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_meta__log_softmax_backward_data(args, m) != TJ_OK) return tj_last_status();
+    int64_t dim = args[2].u.i;
+    tj_tensor *g = args[0].u.t, *e = tj_exp(args[1].u.t);
+    return done(tj_sub(g, tj_mul(e, tj_sum_dim(g, &dim, 1, true, -1))), outs);
+}
+
+/* ---- native_layer_norm and its backward ---- */
+
+/* The normalised dims [axis, ndim) of input for normalized_shape. */
+static int norm_axis(const tj_tensor *input, const tj_value *normalized_shape)
+{
+    return tj_tensor_ndim(input) - normalized_shape->n;
+}
+
+/* var_mean (biased) over the normalised dims, rstd = rsqrt(var + eps),
+ * out = (x - mean) * rstd, then * weight and + bias. */
+static tj_status native_layer_norm(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[3];
+    if (tj_meta_native_layer_norm(args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = tj_contiguous(args[0].u.t), *w = opt_tensor(&args[2]), *b = opt_tensor(&args[3]);
+    int axis = norm_axis(args[0].u.t, &args[1]), nd = tj_tensor_ndim(args[0].u.t);
+    int64_t dims[TJ_MAX_DIMS];
+    for (int d = axis; d < nd; d++) dims[d - axis] = d;
+    tj_tensor *var = NULL, *mean = NULL;
+    if (tj_var_mean(x, dims, nd - axis, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
+    tj_tensor *rstd = tj_rsqrt(tj_add_scalar(var, args[4]));
+    tj_tensor *out = tj_mul(tj_sub(x, mean), rstd);
+    if (w) out = tj_mul(out, w);
+    if (b) out = tj_add(out, b);
+    if (!out || !rstd) return tj_last_status();
+    outs[0] = tj_v_tensor(out);
+    outs[1] = tj_v_tensor(mean);
+    outs[2] = tj_v_tensor(rstd);
+    return TJ_OK;
+}
+
+/* mean / rstd shaped [outer..., 1, ...] to broadcast against the input (the
+ * kernel accepts any shape with one value per row). */
+static tj_tensor *stat_view(tj_tensor *stat, const int64_t *shape, int nd, int axis)
+{
+    int64_t want[TJ_MAX_DIMS];
+    for (int d = 0; d < nd; d++) want[d] = d < axis ? shape[d] : 1;
+    bool same = tj_tensor_ndim(stat) == nd;
+    for (int d = 0; same && d < nd; d++) same = tj_tensor_shape(stat)[d] == want[d];
+    return same ? stat : tj_reshape(stat, want, nd);
+}
+
+/* As torch._decomp: x_hat = (x - mean) * rstd, gx_hat = g * w;
+ * grad_input = rstd / N * (N * gx_hat - sum(gx_hat) - x_hat * sum(gx_hat * x_hat))
+ * over the normalised dims; grad_weight = sum(g * x_hat), grad_bias = sum(g)
+ * over the others. Outputs whose output_mask entry is false stay undefined. */
+static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[3];
+    if (tj_meta_native_layer_norm_backward(args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *g = tj_contiguous(args[0].u.t), *x = tj_contiguous(args[1].u.t), *w = opt_tensor(&args[5]);
+    const bool *mask = args[7].u.bools;
+    int nd = tj_tensor_ndim(x), axis = norm_axis(x, &args[2]);
+    const int64_t *shape = tj_tensor_shape(x);
+    int64_t inner[TJ_MAX_DIMS], outer[TJ_MAX_DIMS], n = 1, rows = 1;
+    for (int d = 0; d < nd; d++) {
+        if (d < axis) outer[d] = d, rows *= shape[d];
+        else inner[d - axis] = d, n *= shape[d];
+    }
+    tj_tensor *r[3] = {NULL, NULL, NULL};
+    if (rows <= 0 || n <= 0) {
+        for (int i = 0; i < 3; i++)
+            if (mask[i]) r[i] = tj_zeros(m[i].shape, m[i].ndim, (int)m[i].dtype);
+    } else {
+        tj_tensor *mean = stat_view(args[3].u.t, shape, nd, axis), *rstd = stat_view(args[4].u.t, shape, nd, axis);
+        tj_tensor *x_hat = tj_mul(tj_sub(x, mean), rstd), *gx_hat = w ? tj_mul(g, w) : g;
+        if (mask[0]) {
+            tj_tensor *b = tj_sum_dim(gx_hat, inner, nd - axis, true, -1);
+            tj_tensor *c = tj_mul(x_hat, tj_sum_dim(tj_mul(gx_hat, x_hat), inner, nd - axis, true, -1));
+            tj_tensor *in = tj_sub(tj_sub(tj_mul_scalar(gx_hat, tj_v_int(n)), b), c);
+            r[0] = tj_mul(tj_div_scalar(rstd, tj_v_int(n)), in);
+        }
+        if (mask[1]) {
+            tj_tensor *gw = tj_mul(g, x_hat);
+            r[1] = axis > 0 ? tj_sum_dim(gw, outer, axis, false, -1) : gw;
+        }
+        if (mask[2]) r[2] = axis > 0 ? tj_sum_dim(g, outer, axis, false, -1) : tj_clone(g);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (mask[i] && !r[i]) return tj_last_status();
+        outs[i] = mask[i] ? tj_v_tensor(r[i]) : tj_v_none();
+    }
+    return TJ_OK;
 }
 
 void tj_register_nn_norm_decompositions(void)
@@ -43,4 +177,12 @@ void tj_register_nn_norm_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(softmax_int), softmax, "softmax");
     tj_op_set_decomposition(TJ_OPS(log_softmax_int), log_softmax, "log_softmax");
     tj_op_set_decomposition(TJ_OPS(layer_norm), layer_norm, "layer_norm");
+    tj_op_set_decomposition(TJ_OPS(_softmax), softmax_, "_softmax");
+    tj_op_set_decomposition(TJ_OPS(_log_softmax), log_softmax_, "_log_softmax");
+    tj_op_set_decomposition(TJ_OPS(_softmax_backward_data), softmax_backward_data, "_softmax_backward_data");
+    tj_op_set_decomposition(TJ_OPS(_log_softmax_backward_data), log_softmax_backward_data,
+                            "_log_softmax_backward_data");
+    tj_op_set_decomposition(TJ_OPS(native_layer_norm), native_layer_norm, "native_layer_norm");
+    tj_op_set_decomposition(TJ_OPS(native_layer_norm_backward), native_layer_norm_backward,
+                            "native_layer_norm_backward");
 }

@@ -32,12 +32,18 @@ static const tj_k_math_isa *isa_named(const char *name)
     return NULL;
 }
 
+/* TJ_ISA when it names a supported instruction set, else the best one. */
+static const tj_k_math_isa *default_isa(void)
+{
+    const tj_k_math_isa *m = isa_named(getenv("TJ_ISA"));
+    return m ? m : best_isa();
+}
+
 static const tj_k_math_isa *isa(void)
 {
     const tj_k_math_isa *m = atomic_load_explicit(&active_isa, memory_order_acquire);
     if (!m) {
-        m = isa_named(getenv("TJ_ISA"));
-        if (!m) m = best_isa();
+        m = default_isa();
         atomic_store_explicit(&active_isa, m, memory_order_release);
     }
     return m;
@@ -47,7 +53,7 @@ const char *tj_k_isa_name(void) { return isa()->name; }
 
 bool tj_k_isa_force(const char *name)
 {
-    const tj_k_math_isa *want = isa_named(name);
+    const tj_k_math_isa *want = name ? isa_named(name) : default_isa();
     if (!want) return false;
     atomic_store_explicit(&active_isa, want, memory_order_release);
     return true;
@@ -122,6 +128,13 @@ static inline int64_t div_floor_i64(int64_t a, int64_t b)
 }
 
 static inline int64_t div_trunc_i64(int64_t a, int64_t b) { return b == -1 ? wrap_neg(a) : a / b; }
+
+static bool has_zero(int64_t n, const int64_t *b)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (b[i] == 0) return true;
+    return false;
+}
 
 /* ---- unary ---- */
 
@@ -209,17 +222,14 @@ static void binary_i64(const tj_k_binary_args *k, int64_t n, void *out, const vo
     switch (k->op) {
     case TJ_K_MUL: LOOP_AB(int64_t, int64_t, wrap_mul(a[i], b[i])); break;
     case TJ_K_DIV_TRUNC:
-    case TJ_K_DIV_FLOOR: {
-        const int64_t *b = in[1];
-        for (int64_t i = 0; i < n; i++)
-            if (b[i] == 0) {
-                atomic_store_explicit(k->div_by_zero, 1, memory_order_relaxed);
-                return;
-            }
+    case TJ_K_DIV_FLOOR:
+        if (has_zero(n, in[1])) {
+            atomic_store_explicit(k->div_by_zero, 1, memory_order_relaxed);
+            return;
+        }
         if (k->op == TJ_K_DIV_TRUNC) LOOP_AB(int64_t, int64_t, div_trunc_i64(a[i], b[i]));
         else LOOP_AB(int64_t, int64_t, div_floor_i64(a[i], b[i]));
         break;
-    }
     case TJ_K_MAXIMUM: LOOP_AB(int64_t, int64_t, a[i] > b[i] ? a[i] : b[i]); break;
     case TJ_K_MINIMUM: LOOP_AB(int64_t, int64_t, a[i] < b[i] ? a[i] : b[i]); break;
     case TJ_K_POW: LOOP_AB(int64_t, int64_t, pow_i64(a[i], b[i])); break;

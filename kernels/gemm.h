@@ -18,7 +18,10 @@
 #include "tjit/core.h"
 
 /** Largest m*n*k that OpenBLAS computes without its thread pool (its
- * interface/gemm.c: 65536 * GEMM_MULTITHREAD_THRESHOLD). */
+ * interface/gemm.c: 65536 * GEMM_MULTITHREAD_THRESHOLD, 4 by default). */
+#ifndef OPENBLAS_GEMM_MULTITHREAD_THRESHOLD
+#define OPENBLAS_GEMM_MULTITHREAD_THRESHOLD 4
+#endif
 #define TJ_K_GEMM_SERIAL_WORK (65536.0 * OPENBLAS_GEMM_MULTITHREAD_THRESHOLD)
 
 /** A strided matrix: element (i, j) at p + (i*rs + j*cs) elements. */

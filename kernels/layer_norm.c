@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "layer_norm.h"
+#include "row_isa.h"
 
 /* columns per block when reducing the parameter gradients over rows */
 #define COLS 256
@@ -49,9 +50,10 @@ DEFINE_ROW(double, f64)
 
 static row_f32_fn pick_row_f32(void)
 {
-    if (__builtin_cpu_supports("avx512f")) return tj_k_layer_norm_row_f32_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tj_k_layer_norm_row_f32_avx2;
-    return row_f32_c;
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    return isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_row_f32_avx512
+           : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_row_f32_avx2
+                                  : row_f32_c;
 }
 
 static int threads_for(const tj_k_layer_norm_shape *s, int64_t items)

@@ -10,35 +10,68 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Start of plane number pl (= n*channels + c) of the input. */
 #define PLANE(p, in, pl) ((in) + ((pl) / (p)->channels) * (p)->ns + ((pl) % (p)->channels) * (p)->cs)
 
+/* take ? a : b without a branch: the comparisons of max pooling are coin
+ * tosses on real data, and compilers keep them as jumps. */
+#define SELECT_BITS(SUF, T, U)                                             \
+    static inline T select_##SUF(int take, T a, T b)                       \
+    {                                                                      \
+        U x, y, mask = (U)0 - (U)take;                                     \
+        memcpy(&x, &a, sizeof x);                                          \
+        memcpy(&y, &b, sizeof y);                                          \
+        x = (x & mask) | (y & ~mask);                                      \
+        memcpy(&a, &x, sizeof a);                                          \
+        return a;                                                          \
+    }
+SELECT_BITS(f32, float, uint32_t)
+SELECT_BITS(f64, double, uint64_t)
+SELECT_BITS(i64, int64_t, uint64_t)
+
+/* Output columns [lo, hi) whose input column o*stride + off lies in [0, size). */
+static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo, int64_t *hi)
+{
+    int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t h = size - 1 - off < 0 ? 0 : (size - 1 - off) / stride + 1;
+    *lo = min64(l, n_out);
+    *hi = max64(min64(h, n_out), *lo);
+}
+
+/* Each output row is built tap by tap (taps in row-major window order, as
+ * PyTorch visits them), every output column updated independently: no
+ * chain of unpredictable branches from one element to the next. The start
+ * index is PyTorch's first in-bounds position (ih0 * width + iw0). */
 #define MAXPOOL_DEFINE(T, SUF)                                                                            \
     void tj_k_max_pool2d_##SUF(const tj_k_pool2d *p, const T *in, T *out, int64_t *idx)                  \
     {                                                                                                    \
-        int64_t planes = p->batch * p->channels, osize = p->out_h * p->out_w;                            \
+        int64_t planes = p->batch * p->channels, ow = p->out_w, osize = p->out_h * ow;                   \
         _Pragma("omp parallel for num_threads(p->threads) schedule(static)")                             \
         for (int64_t pl = 0; pl < planes; pl++) {                                                        \
             const T *src = PLANE(p, in, pl);                                                             \
-            T *o = out + pl * osize;                                                                     \
-            int64_t *ix = idx + pl * osize;                                                              \
             for (int64_t oy = 0; oy < p->out_h; oy++) {                                                  \
+                T *o = out + pl * osize + oy * ow;                                                       \
+                int64_t *ix = idx + pl * osize + oy * ow;                                                \
                 int64_t y0 = oy * p->sh - p->ph;                                                         \
-                int64_t y1 = min64(y0 + (p->kh - 1) * p->dh + 1, p->height);                             \
                 while (y0 < 0) y0 += p->dh;                                                              \
-                for (int64_t ox = 0; ox < p->out_w; ox++) {                                              \
+                for (int64_t ox = 0; ox < ow; ox++) {                                                    \
                     int64_t x0 = ox * p->sw - p->pw;                                                     \
-                    int64_t x1 = min64(x0 + (p->kw - 1) * p->dw + 1, p->width);                          \
                     while (x0 < 0) x0 += p->dw;                                                          \
-                    int64_t best = y0 * p->width + x0;                                                   \
-                    T m = -INFINITY;                                                                     \
-                    for (int64_t y = y0; y < y1; y += p->dh)                                             \
-                        for (int64_t x = x0; x < x1; x += p->dw) {                                       \
-                            T v = src[y * p->ys + x * p->xs];                                            \
-                            if (v > m || isnan(v)) {                                                     \
-                                m = v;                                                                   \
-                                best = y * p->width + x;                                                 \
-                            }                                                                            \
+                    o[ox] = -INFINITY;                                                                   \
+                    ix[ox] = y0 * p->width + x0;                                                         \
+                }                                                                                        \
+                for (int64_t i = 0; i < p->kh; i++) {                                                    \
+                    int64_t y = oy * p->sh - p->ph + i * p->dh;                                          \
+                    if (y < 0 || y >= p->height) continue;                                               \
+                    const T *row = src + y * p->ys;                                                      \
+                    for (int64_t j = 0; j < p->kw; j++) {                                                \
+                        int64_t off = j * p->dw - p->pw, lo, hi;                                         \
+                        valid_range(off, p->sw, p->width, ow, &lo, &hi);                                 \
+                        for (int64_t ox = lo; ox < hi; ox++) {                                           \
+                            int64_t x = ox * p->sw + off;                                                \
+                            T v = row[x * p->xs];                                                        \
+                            int take = (v > o[ox]) | (v != v);                                           \
+                            o[ox] = select_##SUF(take, v, o[ox]);                                        \
+                            ix[ox] = select_i64(take, y * p->width + x, ix[ox]);                         \
                         }                                                                                \
-                    o[oy * p->out_w + ox] = m;                                                           \
-                    ix[oy * p->out_w + ox] = best;                                                       \
+                    }                                                                                    \
                 }                                                                                        \
             }                                                                                            \
         }                                                                                                \

@@ -3,6 +3,7 @@
  * side by side) otherwise; float32 rows and exps go to the per-ISA pieces. */
 #include <math.h>
 
+#include "row_isa.h"
 #include "softmax.h"
 
 /* inner positions handled together in column mode (stack buffers) */
@@ -23,16 +24,14 @@ static void exp_f64_c(double *x, int64_t n)
 
 static row_f32_fn pick_row_f32(void)
 {
-    if (__builtin_cpu_supports("avx512f")) return tj_k_softmax_row_f32_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tj_k_softmax_row_f32_avx2;
-    return row_f32_c;
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    return isa == TJ_K_ROW_AVX512 ? tj_k_softmax_row_f32_avx512 : isa == TJ_K_ROW_AVX2 ? tj_k_softmax_row_f32_avx2 : row_f32_c;
 }
 
 static exp_f32_fn pick_exp_f32(void)
 {
-    if (__builtin_cpu_supports("avx512f")) return tj_k_exp_f32_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tj_k_exp_f32_avx2;
-    return exp_f32_c;
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    return isa == TJ_K_ROW_AVX512 ? tj_k_exp_f32_avx512 : isa == TJ_K_ROW_AVX2 ? tj_k_exp_f32_avx2 : exp_f32_c;
 }
 
 void tj_k_exp_f32(float *x, int64_t n) { pick_exp_f32()(x, n); }

@@ -1,6 +1,8 @@
-/* The functions a model traces: its forward pass, or a whole training step
- * (forward, loss, backward, optimiser update), with every parameter and every
- * piece of optimiser state a graph input, as AOTAutograd lays them out. */
+/* The functions a model runs and traces: its forward pass, and a whole
+ * training step (forward, loss, torch.autograd.grad, optimiser update), with
+ * every parameter and every piece of optimiser state an argument, as
+ * AOTAutograd lays them out. The same C function runs eagerly and under
+ * make_fx, so eager, traced and decomposed training compute the same thing. */
 #ifndef TJIT_MODELS_STEP_H
 #define TJIT_MODELS_STEP_H
 
@@ -11,8 +13,30 @@ typedef enum step_kind {
     STEP_TRAIN,   /**< inputs: params..., optimiser state..., x, y; output: loss */
 } step_kind;
 
-/** make_fx of the model's forward pass or training step on a batch of the
- * model's WORKLOADS.md shape, with `table` (may be NULL). NULL on error. */
-tj_graph *step_trace(model *m, step_kind kind, const tj_decomp_table *table, tj_tracing_mode mode);
+/** Optimiser state of a training step: SGD (lr 0.01, momentum 0.9) momentum
+ * buffers for mlp/cnn; AdamW (lr 3e-4) exp_avg, exp_avg_sq and step count
+ * per parameter for gpt. Tensors are zeros at the start, updated in place. */
+typedef struct train_state {
+    int n;                            /**< state tensors, in step-input order */
+    tj_tensor *tensors[3 * MODEL_MAX_PARAMS];
+} train_state;
+
+tj_status train_state_init(const model *m, train_state *s);
+void train_state_free(train_state *s);
+
+/** Number of inputs of a step: params (+ state + y for training) + x. */
+int step_num_inputs(const model *m, const train_state *s, step_kind kind);
+/** Lays out a step's inputs: params..., [state...], x, [y]. */
+int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y, tj_tensor **inputs);
+
+/** Runs one training step eagerly: updates params and state in place and
+ * returns the loss (new reference, owned by the innermost open scope). */
+tj_tensor *step_train_eager(model *m, train_state *s, tj_tensor *x, tj_tensor *y);
+
+/** make_fx of the forward pass or the training step on a batch of the
+ * model's WORKLOADS.md shape (or `batch` when > 0), with `table` (may be
+ * NULL). Training graphs are functionalised: parameters and state come back
+ * as outputs written back into their inputs. NULL on error. */
+tj_graph *step_trace(model *m, step_kind kind, int64_t batch, const tj_decomp_table *table, tj_tracing_mode mode);
 
 #endif

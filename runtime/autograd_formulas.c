@@ -555,45 +555,81 @@ FORMULA(d_nll_loss)
     return TJ_OK;
 }
 
-/* Composites without a closed-form formula here (scaled_dot_product_attention,
- * avg_pool2d): the gradient of their registered decomposition, recomputed
- * with recording on and differentiated by a nested backward pass. */
-FORMULA(d_via_decomposition)
+/* scaled_dot_product_attention: the attention weights P = softmax(q k^T /
+ * sqrt(E) + mask) are recomputed (rows that are fully masked are 0, as the
+ * forward's output), then dv = P^T g, dS = softmax_backward(g v^T, P),
+ * dq = dS k / sqrt(E), dk = dS^T q / sqrt(E), and a float mask gets dS. */
+FORMULA(d_attention)
 {
-    const tj_op *op = c->op;
-    if (!op->decomp)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: no derivative formula and no decomposition to differentiate", op->name);
-    if (op == TJ_OPS(scaled_dot_product_attention) && tj_value_as_double(&c->args[4]) > 0)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative with dropout_p > 0 is not implemented", op->name);
-    tj_value args[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
-    tj_tensor *ins[TJ_MAX_ARGS];
-    int slot_of[TJ_MAX_ARGS], n_in = 0, slot = 0;
-    for (int i = 0; i < op->nargs; i++) {
-        args[i] = c->args[i];
-        if (op->args[i].type != TJ_A_TENSOR) continue;
-        if (args[i].kind == TJ_V_TENSOR && NEED(slot)) {
-            tj_tensor *a = tj_tensor_detach(args[i].u.t);
-            if (!a || tj_tensor_set_requires_grad(a, true) != TJ_OK) return tj_last_status();
-            args[i] = tj_v_tensor(a);
-            slot_of[n_in] = slot;
-            ins[n_in++] = a;
-        }
-        slot++;
+    tj_tensor *q = ARG(0), *k = ARG(1), *v = ARG(2), *mask = c->args[3].kind == TJ_V_TENSOR ? ARG(3) : NULL;
+    if (tj_value_as_double(&c->args[4]) > 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative with dropout_p > 0 is not implemented", c->op->name);
+    int64_t L = q->shape[q->ndim - 2], S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    double scale = 1.0 / sqrt((double)E);
+    tj_tensor *neg_inf = tj_scalar_tensor(tj_v_float(-INFINITY), q->dtype);
+    tj_tensor *scores = tj_mul_scalar(tj_matmul(q, tj_transpose(k, -2, -1)), tj_v_float(scale));
+    if (mask) scores = mask->dtype == TJ_BOOL ? tj_where(mask, scores, neg_inf) : tj_add(scores, mask);
+    if (c->args[5].u.b) {
+        int64_t col[2] = {L, 1}, row[2] = {1, S};
+        tj_tensor *i = tj_view(tj_arange(tj_v_int(0), tj_v_int(L), tj_v_int(1), TJ_INT64), col, 2);
+        tj_tensor *j = tj_view(tj_arange(tj_v_int(0), tj_v_int(S), tj_v_int(1), TJ_INT64), row, 2);
+        scores = tj_where(tj_ge(i, j), scores, neg_inf);
     }
-    bool prev = tj_set_grad_enabled(true);
-    tj_status st = op->decomp(args, outs);
-    tj_set_grad_enabled(prev);
-    if (st != TJ_OK) return st;
-    tj_tensor *os[TJ_MAX_RETURNS], *gs[TJ_MAX_RETURNS], *res[TJ_MAX_ARGS];
-    int n_out = 0;
-    for (int i = 0; i < op->nreturns; i++)
-        if (g[i] && outs[i].kind == TJ_V_TENSOR && tj_tensor_requires_grad(outs[i].u.t)) {
-            os[n_out] = outs[i].u.t;
-            gs[n_out++] = g[i];
-        }
-    st = tj_autograd_grad(os, n_out, gs, ins, n_in, res);
-    for (int k = 0; st == TJ_OK && k < n_in; k++) gi[slot_of[k]] = res[k];
-    return st;
+    tj_tensor *p = tj__softmax(scores, -1, false);
+    p = tj_masked_fill(p, tj_ne(p, p), tj_v_int(0));
+    if (NEED(2)) gi[2] = tj_matmul(tj_transpose(p, -2, -1), g[0]);
+    if (!NEED(0) && !NEED(1) && !NEED(3)) return TJ_OK;
+    tj_tensor *ds = tj__softmax_backward_data(tj_matmul(g[0], tj_transpose(v, -2, -1)), p, -1, q->dtype);
+    if (NEED(0)) gi[0] = tj_mul_scalar(tj_matmul(ds, k), tj_v_float(scale));
+    if (NEED(1)) gi[1] = tj_mul_scalar(tj_matmul(tj_transpose(ds, -2, -1), q), tj_v_float(scale));
+    if (NEED(3)) gi[3] = ds;
+    return TJ_OK;
+}
+
+/* avg_pool2d: out = (1 / d) * (window sum of x), so the gradient is the
+ * transposed window sum of grad / d, which is convolution_backward with a
+ * ones kernel over planes of one channel. d per output comes from pooling
+ * ones: avg_pool(ones) = count / d with count = avg_pool(ones, divisor 1).
+ * With ceil_mode the last windows reach past the input: the transposed sum
+ * runs on a taller / wider input whose extra rows and columns are dropped. */
+FORMULA(d_avg_pool2d)
+{
+    tj_tensor *x = ARG(0), *go = g[0];
+    int nd = x->ndim;
+    if (x->numel == 0) {
+        gi[0] = zeros_like(x);
+        return TJ_OK;
+    }
+    const tj_value *k = &c->args[1], *st = c->args[2].n ? &c->args[2] : &c->args[1], *pd = &c->args[3];
+    int64_t kernel[2] = {k->u.ints[0], k->u.ints[k->n - 1]}, stride[2] = {st->u.ints[0], st->u.ints[st->n - 1]};
+    int64_t pad[2] = {pd->u.ints[0], pd->u.ints[pd->n - 1]}, one2[2] = {1, 1}, zero2[2] = {0, 0};
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], Ho = go->shape[nd - 2], Wo = go->shape[nd - 1];
+    int64_t ones_shape[4] = {1, 1, H, W};
+    tj_tensor *ones = tj_ones(ones_shape + 4 - nd, nd, x->dtype);
+    tj_value pool[7] = {tj_v_tensor(ones), c->args[1], c->args[2], c->args[3], c->args[4], c->args[5], c->args[6]};
+    tj_value avg, count;
+    tj_status status = ones ? call(TJ_OPS(avg_pool2d), pool, &avg) : tj_last_status();
+    pool[6] = tj_v_int(1);
+    if (status == TJ_OK) status = call(TJ_OPS(avg_pool2d), pool, &count);
+    if (status != TJ_OK) return status;
+    int64_t planes = x->numel / (H * W);
+    int64_t gshape[4] = {planes, 1, Ho, Wo}, ishape[4] = {planes, 1, H, W}, wshape[4] = {1, 1, kernel[0], kernel[1]};
+    for (int d = 0; d < 2; d++) {
+        int64_t need = ((d ? Wo : Ho) - 1) * stride[d] + kernel[d] - 2 * pad[d];
+        if (need > ishape[2 + d]) ishape[2 + d] = need;
+    }
+    tj_tensor *scaled_grad = tj_reshape(tj_mul(go, tj_div(avg.u.t, count.u.t)), gshape, 4);
+    bool mask[3] = {true, false, false};
+    tj_value args[11] = {tj_v_tensor(scaled_grad), tj_v_tensor(tj_zeros(ishape, 4, x->dtype)),
+                         tj_v_tensor(tj_ones(wshape, 4, x->dtype)), tj_v_none(), tj_v_ints(stride, 2),
+                         tj_v_ints(pad, 2), tj_v_ints(one2, 2), tj_v_bool(false), tj_v_ints(zero2, 2), tj_v_int(1),
+                         tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    status = call(TJ_OPS(convolution_backward), args, outs);
+    if (status != TJ_OK) return status;
+    tj_tensor *r = tj_slice(tj_slice(outs[0].u.t, 2, true, 0, true, H, 1), 3, true, 0, true, W, 1);
+    gi[0] = tj_reshape(r, x->shape, nd);
+    return TJ_OK;
 }
 
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
@@ -698,8 +734,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
-    D(avg_pool2d, d_via_decomposition), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
-    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_via_decomposition),
+    D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
+    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_attention),
 
     D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
     D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),

@@ -112,16 +112,26 @@ static void release_outs(const tj_op *op, tj_value *outs)
     for (int i = 0; i < op->nreturns; i++) tj_value_release(&outs[i]);
 }
 
-/* Hands the outputs to the innermost scope. When it cannot grow, gives back
- * the ones already handed over, releases the rest and fails. */
+/* Number of tensors in an output value, and the k-th of them (a Tensor[]
+ * result, such as split's, holds several). */
+static int out_count(const tj_value *v) { return v->kind == TJ_V_TENSOR ? 1 : v->kind == TJ_V_TENSORS ? v->n : 0; }
+static tj_tensor *out_at(const tj_value *v, int k) { return v->kind == TJ_V_TENSOR ? v->u.t : v->u.ts[k]; }
+
+/* Hands every output tensor to the innermost scope. When it cannot grow,
+ * gives back the ones already handed over, releases the rest and fails. */
 static tj_status adopt_outs(const tj_op *op, tj_value *outs)
 {
     for (int i = 0; i < op->nreturns; i++) {
-        if (outs[i].kind != TJ_V_TENSOR || tj_scope_adopt(outs[i].u.t) == TJ_OK) continue;
-        for (int k = 0; k < i; k++)
-            if (outs[k].kind == TJ_V_TENSOR) tj_scope_drop(outs[k].u.t);
-        for (int k = i; k < op->nreturns; k++) tj_value_release(&outs[k]);
-        return TJ_ERR_OUT_OF_MEMORY;
+        for (int k = 0; k < out_count(&outs[i]); k++) {
+            if (tj_scope_adopt(out_at(&outs[i], k)) == TJ_OK) continue;
+            for (int j = 0; j < op->nreturns; j++)
+                for (int m = 0; m < out_count(&outs[j]); m++) {
+                    bool adopted = j < i || (j == i && m < k);
+                    if (adopted) tj_scope_drop(out_at(&outs[j], m));
+                    else tj_tensor_release(out_at(&outs[j], m));
+                }
+            return TJ_ERR_OUT_OF_MEMORY;
+        }
     }
     return TJ_OK;
 }

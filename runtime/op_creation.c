@@ -29,7 +29,7 @@ static tj_status size_meta(const char *op, const tj_value *size, tj_dtype dtype,
                             (long long)size->u.ints[d], tj_shape_str(size->n, size->u.ints, b, sizeof b));
     m->dtype = dtype;
     m->ndim = size->n;
-    memcpy(m->shape, size->u.ints, sizeof(int64_t) * (size_t)size->n);
+    if (size->n) memcpy(m->shape, size->u.ints, sizeof(int64_t) * (size_t)size->n);
     int64_t numel;
     return tj_checked_numel(m->ndim, m->shape, &numel, op);
 }

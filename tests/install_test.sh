@@ -3,12 +3,13 @@
 # without rebuilding), then builds a small program outside the tree against
 # the installed copy, found through pkg-config, and runs it: linked with the
 # shared library, then with the static one (pkg-config --static).
-#   install_test.sh BUILD_DIR [CC]
+#   install_test.sh BUILD_DIR [CC...]   (CC: the compiler command, default cc)
 # Leaves the build directory as it was, apart from meson's install log.
 set -euo pipefail
 
-build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR [CC]}" && pwd)
-cc=${2:-cc}
+build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR [CC...]}" && pwd)
+shift
+cc=("${@:-cc}")
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -24,7 +25,8 @@ meson install -C "$build_dir" --no-rebuild --destdir "$work/root" >"$work/instal
 pc=$(find "$work/root" -name tjit.pc -path '*/pkgconfig/*' | head -n 1)
 [ -n "$pc" ] || fail "no tjit.pc was installed"
 prefix=$(sed -n 's/^prefix=//p' "$pc")
-export PKG_CONFIG_PATH="$(dirname "$pc")"
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
 pkgc() { pkg-config --define-variable=prefix="$work/root$prefix" "$@" tjit; }
 libdir=$(pkgc --variable=libdir)
 [ -f "$libdir/libtjit.so" ] || fail "libtjit.so is not in the .pc file's libdir $libdir"
@@ -69,7 +71,7 @@ EOF
 
 # Shared: the program must load the staged libtjit.so, not another copy.
 # shellcheck disable=SC2046
-"$cc" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_shared" $(pkgc --cflags --libs) -Wl,-rpath,"$libdir" ||
+"${cc[@]}" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_shared" $(pkgc --cflags --libs) -Wl,-rpath,"$libdir" ||
     fail "cannot build against the installed shared library"
 ldd "$work/add_shared" | grep -q "$libdir/libtjit.so" || fail "add_shared does not load $libdir/libtjit.so"
 [ "$("$work/add_shared")" = ok ] || fail "the program linked with the shared library failed"
@@ -82,7 +84,7 @@ for flag in $(pkgc --static --libs); do
 done
 [ -f "$libdir/libtjit.a" ] || fail "libtjit.a is not installed"
 # shellcheck disable=SC2046
-"$cc" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_static" $(pkgc --cflags) "$libdir/libtjit.a" \
+"${cc[@]}" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_static" $(pkgc --cflags) "$libdir/libtjit.a" \
     "${static_libs[@]}" || fail "cannot link statically: pkg-config --static --libs tjit gives ${static_libs[*]}"
 if readelf -d "$work/add_static" | grep -q 'NEEDED.*libtjit'; then fail "add_static still needs libtjit.so"; fi
 [ "$("$work/add_static")" = ok ] || fail "the statically linked program failed"

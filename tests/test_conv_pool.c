@@ -288,6 +288,28 @@ Test(conv, conv2d_accepts_an_unbatched_input)
     expect_same(y3, tj_squeeze_dim(y4, 0));
 }
 
+Test(conv, every_failed_allocation_is_reported_as_out_of_memory)
+{
+    /* strided operands so that contiguous copies are allocated too */
+    tj_tensor *x = tj_transpose(tj_contiguous(tj_transpose(grouped_x(), 2, 3)), 2, 3), *w = grouped_w();
+    tj_tensor *gy = tj_transpose(tj_contiguous(tj_transpose(pattern(4, (int64_t[]){1, 4, 3, 3}, 1, 3, 1), 2, 3)), 2, 3);
+    for (uint64_t n = 1;; n++) {
+        cr_assert_lt(n, 50, "never succeeded");
+        tj_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+        tj_debug_fail_allocation(n);
+        tj_status st = tj_convolution_backward(gy, x, w, (int64_t[]){4}, 1, (int64_t[]){2, 1}, (int64_t[]){1, 0},
+                                               (int64_t[]){1, 2}, false, ZERO, 2, (bool[]){true, true, true}, &gi,
+                                               &gw, &gb);
+        tj_debug_fail_allocation(0);
+        if (st == TJ_OK) {
+            cr_expect_eq(tj_tensor_item_at(gw, 1), 4);
+            break;
+        }
+        cr_expect_eq(st, TJ_ERR_OUT_OF_MEMORY, "n = %d: %s", (int)n, tj_last_error());
+        cr_expect(gi == NULL && gw == NULL && gb == NULL);
+    }
+}
+
 Test(conv, channel_mismatch_is_a_shape_error_naming_the_op)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 3, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){2, 2, 3, 3}, 1, 3, 1);

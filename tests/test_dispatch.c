@@ -925,6 +925,38 @@ Test(ownership, allocation_failures_under_a_mode_leak_nothing, .init = hook_allo
     tj_tensor_release(a);
 }
 
+/* A decomposition with a Tensor[] result (split.Tensor's kind): [x + x, x + x + x],
+ * in an array that outlives the call, as a list result's array must. */
+static tj_tensor *two_chunks[2];
+static tj_status two_sums(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    two_chunks[0] = tj_add(x, x);
+    two_chunks[1] = tj_add(two_chunks[0], x);
+    if (!two_chunks[1]) return tj_last_status();
+    outs[0] = tj_v_tensors(two_chunks, 2);
+    return TJ_OK;
+}
+
+Test(ownership, tensor_list_results_belong_to_the_scope, .init = count_allocations)
+{
+    const tj_op *op = TJ_OPS(split_Tensor);
+    tj_op_set_decomposition(op, two_sums, "two_sums");
+    int64_t base = live_allocs;
+    tj_tensor *a = VEC3(1, 2, 3);
+    tj_scope *s = tj_scope_begin();
+    tj_value outs[1];
+    cr_assert_eq(tj_call("aten::split.Tensor", (tj_value[]){tj_v_tensor(a), tj_v_int(1)}, 2, outs), TJ_OK, "%s",
+                 tj_last_error());
+    cr_assert_eq(outs[0].kind, TJ_V_TENSORS);
+    cr_assert_eq(outs[0].n, 2);
+    EXPECT_VALUES(outs[0].u.ts[0], 2, 4, 6);
+    EXPECT_VALUES(outs[0].u.ts[1], 3, 6, 9);
+    tj_scope_end(s);
+    tj_tensor_release(a);
+    cr_expect_eq(live_allocs, base, "the scope released both chunks");
+}
+
 /* A thread's own cached blocks go to the shared cache when it exits, and
  * tj_storage_cache_release frees them: nothing is lost with the thread. */
 static void *add_on_a_thread(void *arg)

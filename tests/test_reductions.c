@@ -473,3 +473,21 @@ Test(reduce, logsumexp_decomposition_matches_kernel)
     tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){0, 3});
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(e), tj_v_ints((int64_t[]){0}, 1), tj_v_bool(false)}, 0);
 }
+
+Test(reduce, allocation_failures_are_reported_not_crashed)
+{
+    /* 40000 x 3 over dim 0 needs scratch for partial results; var also a
+     * buffer of means, logsumexp of int64 a converted copy */
+    tj_tensor *x = tj_full((int64_t[]){40000, 3}, 2, tj_v_float(0.5), -1);
+    tj_tensor *xi = tj_full((int64_t[]){3000}, 1, tj_v_int(1), -1);
+    for (uint64_t n = 1; n <= 6; n++) {
+        tj_debug_fail_allocation(n);
+        tj_tensor *v = tj_var(x, (int64_t[]){0}, 1, -1, false);
+        tj_debug_fail_allocation(n);
+        tj_tensor *l = tj_logsumexp(xi, (int64_t[]){0}, 1, false);
+        tj_debug_fail_allocation(0);
+        if (!v) cr_assert_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY, "%s", tj_last_error());
+        else expect(v, TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){0, 0, 0}, 0);
+        if (l) expect(l, TJ_FLOAT32, 0, NULL, (double[]){1 + log(3000.0)}, 1e-6);
+    }
+}

@@ -577,6 +577,56 @@ Test(plan, write_back_runs_allocate_nothing)
     tj_set_allocator(NULL);
 }
 
+/* in: p, buf, g: buf.mul_(0.9).add_(g); p.sub_(buf, alpha=0.01); returns p * 2
+ * (the in-place form an optimiser writes) */
+static tj_status fn_momentum_inplace(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_add_(tj_mul_scalar_(in[1], tj_v_float(0.9)), in[2], tj_v_int(1));
+    tj_sub_(in[0], in[1], tj_v_float(0.01));
+    out[0] = tj_mul_scalar(in[0], tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(plan, functionalised_graph_writes_mutated_inputs_back_in_place)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[1] = {1000};
+    tj_tensor *in[3] = {random_f32(1, sh, 1), random_f32(1, sh, 2), random_f32(1, sh, 3)};
+    tj_tensor *trace_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    tj_graph *g = trace(fn_momentum_inplace, NULL, trace_in, 3);
+    cr_assert_eq(tj_pass_functionalize(g), 3, "%s", tj_last_error());
+    cr_assert_eq(tj_graph_num_outputs(g), 3);
+    cr_expect_eq(tj_graph_output_writeback(g, 1) + tj_graph_output_writeback(g, 2), 0 + 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback, 2);
+    cr_expect_eq(st.n_writeback_direct, 2, "buf' and p' are made by elementwise kernels reading buf, p in place");
+    /* four steps: the interpreter on its own copies, the plan on others */
+    tj_tensor *ref_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    tj_tensor *plan_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    for (int step = 0; step < 4; step++) {
+        tj_tensor *ref[3], *got[3];
+        cr_assert_eq(tj_graph_run(g, ref_in, 3, ref), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, plan_in, 3, got), TJ_OK, "%s", tj_last_error());
+        expect_same(got[0], ref[0]);
+        expect_same(plan_in[0], ref_in[0]);
+        expect_same(plan_in[1], ref_in[1]);
+        for (int k = 1; k < 3; k++) cr_expect_eq(got[k], plan_in[tj_graph_output_writeback(g, k)], "returned as the input");
+    }
+    /* buf_1 = 0.9 buf + g, p_1 = p - 0.01 buf_1, by hand for one element */
+    tj_tensor *one[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]}, *out[3];
+    cr_assert_eq(tj_plan_run(p, one, 3, out), TJ_OK);
+    float buf1 = (float)tj_tensor_item_at(in[1], 5) * 0.9f + (float)tj_tensor_item_at(in[2], 5);
+    cr_expect_float_eq(tj_tensor_item_at(one[1], 5), buf1, 1e-6);
+    cr_expect_float_eq(tj_tensor_item_at(one[0], 5), (float)tj_tensor_item_at(in[0], 5) - 0.01f * buf1, 1e-6);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, bad_write_back_entries_are_compile_errors)
 {
     tj_scope *s = tj_scope_begin();

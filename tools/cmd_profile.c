@@ -101,7 +101,7 @@ int cmd_profile(int argc, char **argv)
         tj_decomp_table_free(table);
         return 1;
     }
-    tj_graph *g = step_trace(&m, STEP_FORWARD, table, TJ_TRACE_FAKE);
+    tj_graph *g = step_trace(&m, STEP_FORWARD, 0, table, TJ_TRACE_FAKE);
     int rc = g ? profile(&m, g, runs, trace_path ? trace_path : default_path, memory)
                : (fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1);
     tj_graph_free(g);

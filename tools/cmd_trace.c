@@ -102,7 +102,7 @@ int cmd_trace(int argc, char **argv)
         tj_decomp_table_free(table);
         return 1;
     }
-    tj_graph *g = step_trace(&m, train ? STEP_TRAIN : STEP_FORWARD, table,
+    tj_graph *g = step_trace(&m, train ? STEP_TRAIN : STEP_FORWARD, 0, table,
                              !strcmp(tmode, "fake") ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
     int rc = 0;
     if (!g) {

@@ -10,6 +10,8 @@ int cmd_demo(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_decomps(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

@@ -13,6 +13,8 @@ typedef struct command {
 static const command commands[] = {
     {"conform", cmd_conform, "run operator conformance cases (../shared/conformance)"},
     {"ops", cmd_ops, "list every operator overload with its schema and kind"},
+    {"train", cmd_train, "train mlp or cnn on Fashion-MNIST (eager, traced or decomposed)"},
+    {"eval", cmd_eval, "test accuracy of saved parameters"},
     {"trace", cmd_trace, "trace a model's forward pass or training step and print the graph"},
     {"profile", cmd_profile, "replay a model's traced forward pass with the profiler (table, Chrome trace)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},

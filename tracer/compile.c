@@ -3,6 +3,7 @@
  * learn which results are new tensors, strided views (resolved now, no node
  * at run time) or the in-place operator's argument itself; kernels are bound
  * and the memory planner places every intermediate. */
+#include <stdio.h>
 #include <string.h>
 
 #include "plan_internal.h"
@@ -126,7 +127,8 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     pn->name = pool_strdup(p->pool, tj_graph_node_name(c->g, (int)(gn - c->g->nodes)));
     if (!pn->name) return TJ_ERR_OUT_OF_MEMORY;
     if (!pn->op->meta)
-        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no kernel", pn->name, pn->op->name);
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no %s", pn->name, pn->op->name,
+                        pn->op->kernel ? "shape function" : "kernel");
     tj_value args[TJ_MAX_ARGS];
     tj_tensor *lists_stack[64];
     tj_tensor **lists = pn->nlist <= 64 ? lists_stack : tj_alloc(sizeof(tj_tensor *) * (size_t)pn->nlist);
@@ -135,7 +137,11 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     tj_meta m[TJ_MAX_RETURNS];
     memset(m, 0, sizeof m);
     for (int i = 0; i < TJ_MAX_RETURNS; i++) m[i].alias = -1;
-    st = pn->op->meta(args, m);
+    if ((st = pn->op->meta(args, m)) != TJ_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tj_last_error());
+        tj_error(st, "tj_compile: node %%%s: %s", pn->name, msg);
+    }
     for (int i = 0; st == TJ_OK && i < pn->nout; i++) {
         int vid = pn->outs[i];
         if (vid < 0) continue;
@@ -156,12 +162,12 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
             pn->is_step = true;
             continue;
         }
-        const tj_garg *a = &pn->args[m[i].alias];
-        if (m[i].alias >= pn->nargs || a->kind != TJ_GA_VALUE) {
+        if (m[i].alias >= pn->nargs || pn->args[m[i].alias].kind != TJ_GA_VALUE) {
             st = tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s (%s): result %d aliases a non-tensor argument",
                           pn->name, pn->op->name, i);
             break;
         }
+        const tj_garg *a = &pn->args[m[i].alias];
         v->base = a->u.v;
         v->root = p->values[a->u.v].root;
         if (m[i].same) {
@@ -329,8 +335,9 @@ static tj_status check_writeback(const tj_plan *p, int k, int j, const bool *tak
 
 /* Write-backs and direct outputs: which kernels write into the caller's
  * buffers (each block for one destination only; write-backs first). */
-static tj_status plan_destinations(tj_plan *p, const tj_compile_options *opts)
+static tj_status plan_destinations(tj_plan *p, const tj_graph *g, const tj_compile_options *opts)
 {
+    const int *wb = opts->writeback ? opts->writeback : g->nodes[g->output_node].writeback;
     int no = p->n_outputs;
     p->direct_out = tj_pool_alloc(p->pool, (size_t)no + 1);
     p->wb_direct = tj_pool_alloc(p->pool, (size_t)no + 1);
@@ -339,7 +346,7 @@ static tj_status plan_destinations(tj_plan *p, const tj_compile_options *opts)
     bool *claimed = tj_pool_alloc(p->pool, (size_t)p->n_values + 1); /* blocks with a destination */
     if (!p->direct_out || !p->wb_direct || !p->writeback || !taken || !claimed) return TJ_ERR_OUT_OF_MEMORY;
     for (int k = 0; k < no; k++) {
-        int j = opts->writeback ? opts->writeback[k] : -1;
+        int j = wb ? wb[k] : -1;
         tj_status st = check_writeback(p, k, j, taken);
         if (st != TJ_OK) return st;
         p->writeback[k] = j;
@@ -381,7 +388,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     p->pool = pool;
     pthread_mutex_init(&p->lock, NULL);
     p->epoch_ns = tj_plan_now_ns();
-    p->profiling = opts->profile;
+    atomic_init(&p->profiling, opts->profile);
     int n_calls = 0;
     for (int i = 0; i < g->n_nodes; i++) n_calls += !g->nodes[i].dead && g->nodes[i].kind == TJ_NODE_CALL;
     p->n_nodes = n_calls;
@@ -407,7 +414,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     }
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) st = tj_plan_memory(p, opts);
-    if (st == TJ_OK) st = plan_destinations(p, opts);
+    if (st == TJ_OK) st = plan_destinations(p, g, opts);
     tj_free(c.protos, proto_bytes);
     tj_free(c.pv, pv_bytes);
     if (st != TJ_OK) {

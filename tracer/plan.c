@@ -409,7 +409,8 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
         if (o && !same_type(&p->values[v], o)) return type_error(who, "output", k, &p->values[v], o);
         bool direct = o && p->direct_out[k] && tj_tensor_is_contiguous(o) && !shares_input(p, inputs, o);
         for (int j = 0; direct && j < k; j++) direct = !outputs[j] || outputs[j]->storage != o->storage;
-        c->copy_out[k] = o && !direct;
+        /* an output that is its write-back input gets the value from the write-back */
+        c->copy_out[k] = o && !direct && !(p->writeback[k] >= 0 && o == inputs[p->writeback[k]]);
         if (!p->direct_out[k]) continue;
         int obj = tj_plan_object_value(p, v);
         c->storages[obj].data = direct ? tj_tensor_ptr(o) : c->arena + p->values[obj].arena_offset;
@@ -479,7 +480,7 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
     if (st == TJ_OK) st = bind_outputs(c, inputs, outputs, who);
     if (st != TJ_OK) return st;
     bind_writebacks(c, inputs);
-    st = p->profiling ? run_steps_profiled(c) : run_steps(c);
+    st = atomic_load_explicit(&p->profiling, memory_order_relaxed) ? run_steps_profiled(c) : run_steps(c);
     if (st != TJ_OK) return st;
     for (int k = 0; k < p->n_outputs; k++)
         if (c->copy_out[k]) tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
@@ -494,11 +495,20 @@ tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     const tj_plan *p = c->plan;
     tj_status st = TJ_OK;
     for (int k = 0; k < p->n_outputs; k++) outputs[k] = NULL;
+    /* written-back outputs come back as their input (after the run) */
     for (int k = 0; k < p->n_outputs && st == TJ_OK; k++) {
         const tj_pvalue *v = &p->values[p->output_values[k]];
-        if (!(outputs[k] = tj_tensor_empty(v->dtype, v->ndim, v->shape))) st = tj_last_status();
+        if (p->writeback[k] < 0 && !(outputs[k] = tj_tensor_empty(v->dtype, v->ndim, v->shape))) st = tj_last_status();
     }
     if (st == TJ_OK) st = tj_plan_run_ctx_into(c, inputs, n, outputs);
+    for (int k = 0; k < p->n_outputs && st == TJ_OK; k++) {
+        if (p->writeback[k] < 0) continue;
+        outputs[k] = tj_tensor_retain(inputs[p->writeback[k]]);
+        if ((st = tj_scope_adopt(outputs[k])) != TJ_OK) {
+            tj_tensor_release(outputs[k]);
+            outputs[k] = NULL;
+        }
+    }
     if (st != TJ_OK)
         for (int k = 0; k < p->n_outputs; k++) {
             tj_scope_drop(outputs[k]);

@@ -118,7 +118,7 @@ struct tj_plan {
     int n_input_views;
     size_t n_args, n_lists, n_outs; /**< totals over the nodes */
     tj_plan_statistics stats;
-    bool profiling;
+    atomic_bool profiling; /**< read once per run; may change between runs */
     int64_t epoch_ns;
     pthread_mutex_t lock; /**< guards the context list */
     tj_plan_context *contexts;

@@ -48,7 +48,7 @@ void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs
 
 void tj_plan_set_profiling(tj_plan *p, bool on)
 {
-    if (p) p->profiling = on;
+    if (p) atomic_store_explicit(&p->profiling, on, memory_order_relaxed);
 }
 
 void tj_plan_profile_reset(tj_plan *p)

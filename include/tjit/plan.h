@@ -54,14 +54,17 @@ typedef struct tj_compile_options {
     bool no_memory_reuse;  /**< every intermediate gets its own block (arena = naive sum) */
     bool no_inplace_reuse; /**< never place an elementwise result over its dying input */
     bool profile;          /**< start with profiling on (see tj_plan_set_profiling) */
-    /** Write-back of updated inputs (parameters, optimiser state): NULL, or
-     * one entry per graph output, the index of the input that output k is the
-     * new value of, or -1. At the end of each run that input holds the
-     * output's value: its last kernel writes straight into the input's buffer
-     * when every read of the input's old value comes before (or, for an
-     * elementwise kernel, in) that kernel and the input is contiguous at run
-     * time; otherwise the value is copied in after the last kernel. The
-     * output is still returned as usual. */
+    /** Write-back of updated inputs (parameters, optimiser state): one
+     * entry per graph output, the index of the input that output k is the
+     * new value of, or -1; NULL takes the graph's own (the outputs
+     * tj_pass_functionalize adds for mutated inputs, see
+     * tj_graph_output_writeback). At the end of each run that input holds
+     * the output's value: the output's kernel writes straight into the
+     * input's buffer when every read of the input's old value comes before
+     * that kernel (or in it, for an elementwise kernel reading the input
+     * where it writes) and the input is contiguous and shares no storage
+     * with another input at run time; otherwise the value is copied in after
+     * the last kernel. */
     const int *writeback;
 } tj_compile_options;
 
@@ -89,8 +92,9 @@ int tj_plan_num_outputs(const tj_plan *p);
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any
  * strides and storage offsets are accepted. Writes tj_plan_num_outputs new
- * tensors into `outputs` (owned by the caller, or by the innermost open
- * scope). Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong
+ * references into `outputs` (owned by the caller, or by the innermost open
+ * scope): new tensors, except that an output written back into an input is
+ * returned as that input tensor, as tj_graph_run does. Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong
  * count), TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the
  * compiled one (the message names the input and both types), a kernel's
  * error (the outputs are then NULL), TJ_ERR_OUT_OF_MEMORY. */
@@ -145,9 +149,12 @@ tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out);
  * arena offset, size and live range (in kernel steps). */
 tj_status tj_plan_print_memory(const tj_plan *p, FILE *f);
 
-/* ---- profiler ---- */
-/** Turns per-kernel timing on or off for later runs (every context). When
- * on, each run also records a timeline for the trace export. */
+/* ---- profiler ----
+ * Timings are kept per context; the functions below read every context of
+ * the plan and must not overlap a run. */
+/** Turns per-kernel timing on or off for later runs (every context; may be
+ * called while other threads run the plan). When on, each run also records
+ * a timeline for the trace export. */
 void tj_plan_set_profiling(tj_plan *p, bool on);
 /** Forgets the timings recorded so far. */
 void tj_plan_profile_reset(tj_plan *p);

@@ -113,7 +113,6 @@ static tj_garg gi(int64_t i) { return (tj_garg){.kind = TJ_GA_INT, .u.i = i}; }
 
 /* ---- aliases ---- */
 
-
 /* Emits a call; a view whose input is no longer laid out for it (the new
  * value of a mutated tensor has other strides than the old one) becomes
  * _unsafe_view, which copies when it must (reshape). */

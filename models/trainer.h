@@ -1,0 +1,42 @@
+/* Training and evaluation on Fashion-MNIST in the three modes: eager (the
+ * step function called directly), traced (the whole step captured once with
+ * make_fx and replayed as a plan) and decomposed (the same, traced with the
+ * core decomposition table). */
+#ifndef TJIT_MODELS_TRAINER_H
+#define TJIT_MODELS_TRAINER_H
+
+#include <stdio.h>
+
+#include "fashion_mnist.h"
+#include "step.h"
+
+typedef enum run_mode { MODE_EAGER, MODE_TRACED, MODE_DECOMPOSED } run_mode;
+
+/** Parses "eager", "traced", "decomposed"; false for anything else. */
+bool run_mode_parse(const char *s, run_mode *out);
+const char *run_mode_name(run_mode m);
+
+/** A model's step runner in one mode: plans are compiled per batch size on
+ * first use (a data set whose size is not a multiple of the batch ends with
+ * a smaller batch). */
+typedef struct runner runner;
+
+runner *runner_new(model *m, run_mode mode);
+void runner_free(runner *r);
+/** One training step on (x, y); writes the loss value. Updates the model's
+ * parameters and the runner's optimiser state in place. */
+tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss);
+/** Logits of x (no gradients recorded). Borrowed until the next call. */
+tj_tensor *runner_forward(runner *r, tj_tensor *x);
+/** Plan statistics of the training step compiled for `batch` (traced modes). */
+tj_status runner_train_stats(runner *r, int64_t batch, tj_plan_statistics *out);
+
+/** Copies samples idx[0..n) of the data set into a batch x [n, ...model x
+ * shape] and y [n] (new tensors). */
+tj_status make_batch(const model *m, const fashion_mnist *d, const int64_t *idx, int64_t n, tj_tensor **x, tj_tensor **y);
+/** A permutation of 0..n-1 from (seed, epoch) (Fisher-Yates on splitmix64). */
+void shuffle_indices(int64_t *idx, int64_t n, uint64_t seed, int epoch);
+/** Fraction of the test set classified correctly, in batches of 1000. */
+tj_status evaluate(runner *r, const fashion_mnist *test, double *accuracy);
+
+#endif

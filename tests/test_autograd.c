@@ -1,0 +1,392 @@
+/* Autograd: recording, tj_backward / tj_autograd_grad, grad mode, and a
+ * whole training step (forward, backward, SGD) traced into one graph. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+
+static tj_scope *scope;
+static void open_scope(void) { scope = tj_scope_begin(); }
+static void close_scope(void) { tj_scope_end(scope); }
+
+TestSuite(autograd, .init = open_scope, .fini = close_scope);
+TestSuite(train_step, .init = open_scope, .fini = close_scope, .timeout = 300);
+
+static tj_tensor *f64(int ndim, const int64_t *shape, const double *v)
+{
+    return tj_tensor_from_data(TJ_FLOAT64, ndim, shape, v);
+}
+
+static tj_tensor *leaf(int ndim, const int64_t *shape, const double *v)
+{
+    tj_tensor *t = f64(ndim, shape, v);
+    cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK);
+    return t;
+}
+
+static void expect_values(const tj_tensor *t, const double *want, int n, double rtol)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_numel(t), n);
+    for (int i = 0; i < n; i++) {
+        double got = tj_tensor_item_at(t, i);
+        cr_expect(fabs(got - want[i]) <= rtol * fabs(want[i]) + 1e-12, "element %d: got %.10g, want %.10g", i, got,
+                  want[i]);
+    }
+}
+
+/* ---- recording and backward ---- */
+
+/* Reference (PyTorch 1.13, float64): x = [[1,2,3],[4,5,6]], w = [0.5,-1,2],
+ * l = relu(exp(x) * w).sum(); l.backward() */
+Test(autograd, backward_accumulates_leaf_gradients_like_pytorch)
+{
+    int64_t s[2] = {2, 3}, s1[1] = {3};
+    double a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {0.5, -1, 2};
+    tj_tensor *x = leaf(2, s, a), *w = leaf(1, s1, b);
+    tj_tensor *l = tj_sum(tj_relu(tj_mul(tj_exp(x), w)), -1);
+    cr_assert(tj_tensor_requires_grad(l));
+    cr_assert(!tj_tensor_is_leaf(l));
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    double gx[6] = {1.3591409142295225, 0, 40.171073846375336, 27.299075016572118, 0, 806.8575869854702};
+    double gw[3] = {57.316431861603284, 0, 423.51433041592276};
+    expect_values(tj_tensor_grad(x), gx, 6, 1e-12);
+    expect_values(tj_tensor_grad(w), gw, 3, 1e-12);
+    /* a second pass adds to .grad */
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    double gw2[3] = {2 * 57.316431861603284, 0, 2 * 423.51433041592276};
+    expect_values(tj_tensor_grad(w), gw2, 3, 1e-12);
+}
+
+Test(autograd, broadcast_operands_get_gradients_summed_to_their_shape)
+{
+    int64_t s[2] = {2, 3}, s1[2] = {2, 1};
+    double a[6] = {1, 2, 3, 4, 5, 6}, b[2] = {10, 20};
+    tj_tensor *x = leaf(2, s, a), *c = leaf(2, s1, b);
+    tj_tensor *l = tj_sum(tj_mul(x, c), -1);
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    double gc[2] = {6, 15}, gx[6] = {10, 10, 10, 20, 20, 20};
+    expect_values(tj_tensor_grad(c), gc, 2, 0);
+    expect_values(tj_tensor_grad(x), gx, 6, 0);
+}
+
+Test(autograd, grad_returns_gradients_without_touching_dot_grad)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+    tj_tensor *x = leaf(1, s, a), *unused = leaf(1, s, b);
+    tj_tensor *h = tj_mul(x, x);
+    tj_tensor *l = tj_sum(tj_mul_scalar(h, tj_v_int(3)), -1);
+    tj_tensor *inputs[3] = {x, unused, h}, *res[3];
+    cr_assert_eq(tj_autograd_grad(&l, 1, NULL, inputs, 3, res), TJ_OK, "%s", tj_last_error());
+    double gx[3] = {6, 12, 18}, gh[3] = {3, 3, 3};
+    expect_values(res[0], gx, 3, 0);
+    cr_expect_null(res[1], "an input the output does not depend on gets NULL");
+    expect_values(res[2], gh, 3, 0);
+    cr_expect(!tj_tensor_requires_grad(res[0]));
+    cr_expect_null(tj_tensor_grad(x));
+}
+
+Test(autograd, grad_outputs_weight_a_non_scalar_output)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, 2, 3}, v[3] = {1, 0.5, -1};
+    tj_tensor *x = leaf(1, s, a), *y = tj_sin(x), *go = f64(1, s, v), *g;
+    cr_assert_eq(tj_autograd_grad(&y, 1, &go, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    double want[3] = {cos(1.0), 0.5 * cos(2.0), -cos(3.0)};
+    expect_values(g, want, 3, 1e-15);
+    cr_expect_eq(tj_autograd_grad(&y, 1, NULL, &x, 1, &g), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "one-element"), "%s", tj_last_error());
+}
+
+Test(autograd, no_grad_scope_records_nothing)
+{
+    int64_t s[1] = {2};
+    double a[2] = {1, 2};
+    tj_tensor *x = leaf(1, s, a);
+    cr_assert(tj_grad_enabled());
+    bool prev = tj_no_grad_begin();
+    cr_expect(!tj_grad_enabled());
+    tj_tensor *y = tj_exp(x);
+    tj_no_grad_end(prev);
+    cr_expect(tj_grad_enabled());
+    cr_expect(!tj_tensor_requires_grad(y));
+    cr_expect(tj_tensor_is_leaf(y));
+    cr_expect_eq(tj_backward(y, NULL), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "does not require grad"), "%s", tj_last_error());
+}
+
+Test(autograd, comparisons_and_integer_results_do_not_require_grad)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, -2, 3};
+    tj_tensor *x = leaf(1, s, a);
+    cr_expect(!tj_tensor_requires_grad(tj_gt_scalar(x, tj_v_int(0))));
+    cr_expect(!tj_tensor_requires_grad(tj_argmax(x, false, 0, false)));
+    tj_tensor *values, *indices;
+    cr_assert_eq(tj_max_dim(x, 0, false, &values, &indices), TJ_OK);
+    cr_expect(tj_tensor_requires_grad(values));
+    cr_expect(!tj_tensor_requires_grad(indices));
+}
+
+Test(autograd, only_float_leaves_can_require_grad)
+{
+    int64_t s[1] = {2}, v[2] = {1, 2};
+    tj_tensor *i = tj_tensor_from_data(TJ_INT64, 1, s, v);
+    cr_expect_eq(tj_tensor_set_requires_grad(i, true), TJ_ERR_DTYPE);
+    double a[2] = {1, 2};
+    tj_tensor *y = tj_exp(leaf(1, s, a));
+    cr_expect_eq(tj_tensor_set_requires_grad(y, false), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::exp"), "%s", tj_last_error());
+}
+
+Test(autograd, detach_shares_storage_without_history)
+{
+    int64_t s[1] = {2};
+    double a[2] = {1, 2};
+    tj_tensor *y = tj_exp(leaf(1, s, a)), *d = tj_tensor_detach(y);
+    cr_assert_not_null(d);
+    cr_expect(tj_tensor_shares_storage(d, y));
+    cr_expect(!tj_tensor_requires_grad(d));
+    cr_expect(tj_tensor_is_leaf(d));
+}
+
+Test(autograd, an_operator_without_a_derivative_is_reported)
+{
+    int64_t s[1] = {2};
+    double a[2] = {1, 2}, b[2] = {1, 1};
+    tj_tensor *g = leaf(1, s, a);
+    cr_expect_null(tj_threshold_backward(g, f64(1, s, b), tj_v_int(0)));
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::threshold_backward: the derivative is not implemented"), "%s",
+              tj_last_error());
+}
+
+Test(autograd, a_deep_chain_is_differentiated_and_freed_without_recursion)
+{
+    int64_t s[1] = {1};
+    double a[1] = {1};
+    tj_tensor *x = leaf(1, s, a), *y = x;
+    tj_scope *inner = tj_scope_begin();
+    for (int i = 0; i < 20000; i++) y = tj_add_scalar(y, tj_v_float(1e-3));
+    tj_tensor *g;
+    cr_assert_eq(tj_autograd_grad(&y, 1, NULL, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    double one[1] = {1};
+    expect_values(g, one, 1, 0);
+    tj_scope_end(inner);
+}
+
+/* ---- backward under make_fx ---- */
+
+/* loss = relu(x @ w).sum(); returns d loss / d w */
+static tj_status grad_of_w(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *w = tj_tensor_detach(in[1]);
+    tj_tensor_set_requires_grad(w, true);
+    tj_tensor *loss = tj_sum(tj_relu(tj_mm(in[0], w)), -1);
+    *n_out = 1;
+    return tj_autograd_grad(&loss, 1, NULL, &w, 1, out);
+}
+
+Test(autograd, a_traced_backward_records_atens_backward_operators)
+{
+    int64_t sx[2] = {4, 3}, sw[2] = {3, 2};
+    tj_tensor *x = tj_tensor_fake(TJ_FLOAT32, 2, sx), *w = tj_tensor_fake(TJ_FLOAT32, 2, sw), *in[2] = {x, w};
+    tj_graph *g = tj_make_fx(grad_of_w, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(threshold_backward)), 1);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(mm)), 2, "forward mm and x^T @ grad");
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(expand)), 1, "sum's backward");
+    /* the graph computes the same gradient as eager autograd */
+    float xv[12], wv[6];
+    for (int i = 0; i < 12; i++) xv[i] = (float)sin(i + 1.0);
+    for (int i = 0; i < 6; i++) wv[i] = (float)cos(2.0 * i);
+    tj_tensor *rx = tj_tensor_from_data(TJ_FLOAT32, 2, sx, xv), *rw = tj_tensor_from_data(TJ_FLOAT32, 2, sw, wv);
+    tj_tensor *rin[2] = {rx, rw}, *from_graph, *eager;
+    int n_out;
+    cr_assert_eq(tj_graph_run(g, rin, 2, &from_graph), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(grad_of_w(NULL, rin, 2, &eager, &n_out), TJ_OK);
+    for (int i = 0; i < 6; i++) cr_expect_eq(tj_tensor_item_at(from_graph, i), tj_tensor_item_at(eager, i));
+    cr_expect(!tj_tensor_requires_grad(rw), "the caller's tensor was not marked");
+    tj_graph_free(g);
+}
+
+/* ---- the training step as one graph ----
+ * WORKLOADS.md's mlp: Linear(784, 256) . ReLU . Linear(256, 256) . ReLU .
+ * Linear(256, 10), cross_entropy (mean), SGD lr 0.01, momentum 0.9, on a
+ * fixed random batch x f32[64, 784], y i64[64]. */
+
+#define N_PARAMS 6
+#define N_IN (2 * N_PARAMS + 2)
+#define STEPS 20
+
+static const int64_t param_shapes[N_PARAMS][2] = {{256, 784}, {256, 1}, {256, 256}, {256, 1}, {10, 256}, {10, 1}};
+
+static uint64_t rng_state;
+static double uniform01(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static tj_tensor *param_tensor(int i)
+{
+    const int64_t *s = param_shapes[i];
+    bool bias = s[1] == 1;
+    int64_t fan_in = bias ? param_shapes[i - 1][1] : s[1], n = s[0] * s[1];
+    float v[256 * 784];
+    double bound = 1.0 / sqrt((double)fan_in); /* kaiming_uniform(a=sqrt(5)) and the bias rule */
+    for (int64_t k = 0; k < n; k++) v[k] = (float)((2 * uniform01() - 1) * bound);
+    return tj_tensor_from_data(TJ_FLOAT32, bias ? 1 : 2, s, v);
+}
+
+/* Fresh copies of the initial parameters, zero momentum buffers, the batch. */
+static void make_inputs(tj_tensor **in)
+{
+    rng_state = 42;
+    for (int i = 0; i < N_PARAMS; i++) {
+        in[i] = param_tensor(i);
+        in[N_PARAMS + i] = tj_zeros(tj_tensor_shape(in[i]), tj_tensor_ndim(in[i]), TJ_FLOAT32);
+    }
+    static float x[64 * 784];
+    int64_t y[64], sx[2] = {64, 784}, sy[1] = {64};
+    for (int k = 0; k < 64 * 784; k++) x[k] = (float)(2 * uniform01() - 1);
+    for (int k = 0; k < 64; k++) y[k] = (int64_t)(uniform01() * 10);
+    in[2 * N_PARAMS] = tj_tensor_from_data(TJ_FLOAT32, 2, sx, x);
+    in[2 * N_PARAMS + 1] = tj_tensor_from_data(TJ_INT64, 1, sy, y);
+}
+
+static tj_tensor *mlp_loss(tj_tensor *const *p, tj_tensor *x, tj_tensor *y)
+{
+    tj_tensor *h = tj_relu(tj_linear(x, p[0], p[1]));
+    h = tj_relu(tj_linear(h, p[2], p[3]));
+    return tj_cross_entropy(tj_linear(h, p[4], p[5]), y, NULL, 1, -100, 0.0);
+}
+
+static const tj_sgd_options *sgd_options(void)
+{
+    static tj_sgd_options o;
+    o = tj_sgd_defaults(0.01);
+    o.momentum = 0.9;
+    return &o;
+}
+
+/* step(params, momentum buffers, x, y) -> loss: forward, tj_autograd_grad
+ * and the SGD update in place, as a function make_fx can trace. */
+static tj_status mlp_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *p[N_PARAMS], *grads[N_PARAMS], *bufs[N_PARAMS];
+    for (int i = 0; i < N_PARAMS; i++) {
+        p[i] = tj_tensor_detach(in[i]);
+        if (!p[i] || tj_tensor_set_requires_grad(p[i], true) != TJ_OK) return tj_last_status();
+        bufs[i] = in[N_PARAMS + i];
+    }
+    tj_tensor *loss = mlp_loss(p, in[2 * N_PARAMS], in[2 * N_PARAMS + 1]);
+    tj_status st = tj_autograd_grad(&loss, 1, NULL, p, N_PARAMS, grads);
+    if (st == TJ_OK) st = tj_sgd_update(sgd_options(), in, grads, bufs, N_PARAMS);
+    out[0] = loss;
+    *n_out = 1;
+    return st;
+}
+
+/* Eager training with the optimiser object, .grad and tj_backward. */
+static void train_eager(tj_tensor **in, double *losses)
+{
+    for (int i = 0; i < N_PARAMS; i++) tj_tensor_set_requires_grad(in[i], true);
+    tj_optimizer *opt = tj_sgd_new(in, N_PARAMS, sgd_options());
+    cr_assert_not_null(opt);
+    for (int k = 0; k < STEPS; k++) {
+        tj_scope *s = tj_scope_begin();
+        cr_assert_eq(tj_optimizer_zero_grad(opt, false), TJ_OK);
+        tj_tensor *loss = mlp_loss(in, in[2 * N_PARAMS], in[2 * N_PARAMS + 1]);
+        cr_assert_not_null(loss, "%s", tj_last_error());
+        cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_optimizer_step(opt), TJ_OK, "%s", tj_last_error());
+        losses[k] = tj_tensor_item_at(loss, 0);
+        tj_scope_end(s);
+    }
+    tj_optimizer_free(opt);
+}
+
+static void train_graph(const tj_graph *g, tj_tensor **in, double *losses)
+{
+    for (int k = 0; k < STEPS; k++) {
+        tj_scope *s = tj_scope_begin();
+        tj_tensor *outs[1 + 2 * N_PARAMS];
+        cr_assert_eq(tj_graph_run(g, in, N_IN, outs), TJ_OK, "%s", tj_last_error());
+        losses[k] = tj_tensor_item_at(outs[0], 0);
+        tj_scope_end(s);
+    }
+}
+
+static void expect_close(const tj_tensor *a, const tj_tensor *b, double rtol, const char *what)
+{
+    int64_t n = tj_tensor_numel(a);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = tj_tensor_item_at(a, i), y = tj_tensor_item_at(b, i);
+        double err = fabs(x - y) / (fabs(y) + 1e-6);
+        if (err > worst) worst = err;
+    }
+    cr_expect(worst <= rtol, "%s: largest relative difference %g", what, worst);
+}
+
+/* Traces the step with `table`, trains STEPS steps from the initial state
+ * (raw in-place graph and functionalised graph) and compares with eager. */
+static void check_training(const tj_decomp_table *table, double rtol)
+{
+    tj_tensor *eager[N_IN], *ex[N_IN], *raw[N_IN], *fun[N_IN];
+    double le[STEPS], lr[STEPS], lf[STEPS];
+    make_inputs(eager);
+    make_inputs(ex);
+    make_inputs(raw);
+    make_inputs(fun);
+    train_eager(eager, le);
+    cr_expect(le[STEPS - 1] < le[0], "the loss goes down: %g -> %g", le[0], le[STEPS - 1]);
+
+    tj_graph *g = tj_make_fx(mlp_step, NULL, ex, N_IN, table, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(add__Tensor)), 2 * N_PARAMS, "momentum and parameter updates");
+    train_graph(g, raw, lr);
+
+    cr_assert_eq(tj_pass_functionalize(g), 3 * N_PARAMS, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_num_outputs(g), 1 + 2 * N_PARAMS, "loss, then parameters and buffers written back");
+    for (int i = 1; i < tj_graph_num_outputs(g); i++) cr_expect_geq(tj_graph_output_writeback(g, i), 0);
+    train_graph(g, fun, lf);
+
+    for (int k = 0; k < STEPS; k++) {
+        cr_expect(fabs(lr[k] - le[k]) <= rtol * fabs(le[k]), "step %d: traced loss %.9g, eager %.9g", k, lr[k], le[k]);
+        cr_expect(fabs(lf[k] - le[k]) <= rtol * fabs(le[k]), "step %d: functional loss %.9g, eager %.9g", k, lf[k],
+                  le[k]);
+    }
+    for (int i = 0; i < 2 * N_PARAMS; i++) {
+        tj_tensor *e = i < N_PARAMS ? eager[i] : NULL;
+        if (!e) continue;
+        expect_close(raw[i], e, rtol, "traced parameters");
+        expect_close(fun[i], e, rtol, "functional parameters");
+    }
+    tj_graph_free(g);
+}
+
+Test(train_step, mlp_trains_identically_eager_and_traced)
+{
+    check_training(NULL, 1e-5);
+}
+
+Test(train_step, mlp_traced_with_the_core_table_holds_primitives_only_and_trains_identically)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core, "%s", tj_last_error());
+    tj_tensor *ex[N_IN];
+    make_inputs(ex);
+    tj_graph *g = tj_make_fx(mlp_step, NULL, ex, N_IN, core, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        if (op) cr_expect_eq(tj_op_kind_of(op), TJ_OP_PRIMITIVE, "%s is not a primitive", tj_op_name(op));
+    }
+    tj_graph_free(g);
+    check_training(core, 1e-5);
+    tj_decomp_table_free(core);
+}

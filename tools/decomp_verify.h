@@ -1,0 +1,50 @@
+/* The decomposition verifier (PyTorch's test_decomp, in C): runs every
+ * registered decomposition against its operator's kernel on the operator's
+ * conformance cases and on random variants of them (new values, transposed
+ * strides, broadcast stride-0 views, empty batches), and compares both with
+ * a float64 reference (the kernel run on float64 copies of the inputs,
+ * rounded to the output dtype). A decomposition passes a sample when
+ *   - it fails exactly when the kernel fails (same status), and otherwise
+ *   - its outputs have the kernel's dtypes, shapes and defined-ness,
+ *   - its int64 / bool outputs equal the kernel's,
+ *   - its worst absolute float error is at most the kernel's + 1e-7, and
+ *     within the case's tolerance wherever the kernel's is,
+ *   - its traced graph (make_fx of the single call under
+ *     tj_core_decompositions(), real and fake mode) holds primitives only.
+ * Random operators are compared under the same generator seed. */
+#ifndef TJIT_TOOLS_DECOMP_VERIFY_H
+#define TJIT_TOOLS_DECOMP_VERIFY_H
+
+#include <stdio.h>
+
+#include "tjit/tjit.h"
+
+/** Absolute slack of the decomposition's error over the kernel's. */
+#define TJ_VERIFY_SLACK 1e-7
+
+/** What the verifier found for one operator. Errors are the worst absolute
+ * differences from the float64 reference over all float outputs of all
+ * samples (0 when the operator has none). */
+typedef struct tj_verify_row {
+    const tj_op *op;
+    int cases;            /**< conformance cases run */
+    int samples;          /**< samples run (cases and their variants) */
+    double kernel_err;
+    double decomp_err;
+    int violations;       /**< samples that failed a rule above */
+    char first_violation[320]; /**< sample name and reason of the first one */
+} tj_verify_row;
+
+/** Verifies the decompositions of `ops` (n operators; NULL with n = 0 means
+ * every operator with a registered decomposition that has a kernel) with the
+ * cases found under `cases_dir`. Writes one row per operator into rows (room
+ * for max_rows) and returns their count, or -1 when the case folder cannot
+ * be read. `log`, when not NULL, gets a line per violation. */
+int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_verify_row *rows, int max_rows,
+                     FILE *log);
+
+/** Prints rows as a table (operator, cases, samples, worst kernel and
+ * decomposition errors, verdict) followed by "N passed, N failed". */
+void tj_verify_report(const tj_verify_row *rows, int n, FILE *f);
+
+#endif
