@@ -5,11 +5,14 @@
  *                 pass-through mode that redispatches;
  *   elementwise   add and exp over float32[16 Mi] contiguous tensors in GB/s
  *                 (bytes read + written), next to a memcpy of the same bytes
- *                 measured in the same run, with 1 and 2 threads.
+ *                 measured in the same rounds, with 1 and 2 threads; the
+ *                 ratio to memcpy is the median of the per-round ratios.
  *
  * Every figure is the median of RUNS timed runs; minor page faults per call
  * (getrusage) are printed next to each, since first-touch faults cost about
- * 10 us per 4 KiB page on this machine.
+ * 10 us per 4 KiB page on this machine. The dispatch figures also give the
+ * thread's CPU time per call, which time spent descheduled (a busy machine)
+ * does not inflate.
  *
  * Usage: bench_micro [dispatch|elementwise]...   (default: both) */
 #include <cblas.h>
@@ -169,13 +172,38 @@ static void memcpy_calls(void *ctx, int calls)
     }
 }
 
-static void report(const char *what, int threads, figure f, double bytes, double memcpy_gbs)
+/* One streamed operation and its traffic (bytes read + written per call). */
+typedef struct {
+    const char *name;
+    body_fn body;
+    double bytes;
+    double gbs[RUNS], ratio[RUNS]; /* per round; ratio to the round's memcpy */
+    long faults;
+} stream_case;
+
+static double median(double *v, int n)
 {
-    double gbs = bytes / f.ns_per_call; /* bytes per ns = GB/s */
-    char rel[32] = "reference";
-    if (memcpy_gbs > 0) snprintf(rel, sizeof rel, "%.0f%% of memcpy", 100.0 * gbs / memcpy_gbs);
-    printf("| %s, %d thread%s | %.2f GB/s (%.2f ms; best %.2f GB/s) | %.1f | %s |\n", what, threads,
-           threads > 1 ? "s" : "", gbs, f.ns_per_call / 1e6, bytes / f.min_ns_per_call, f.faults_per_call, rel);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+/* Runs the cases in turn, round after round, so that every round's memcpy
+ * (case 0) and kernels see the same load from the rest of the machine; the
+ * ratio to memcpy is taken within each round. */
+static void measure_streams(stream_case *cases, int n, stream_ctx *c)
+{
+    for (int k = 0; k < n; k++) cases[k].body(c, 1); /* warm-up */
+    for (int r = 0; r < RUNS; r++) {
+        for (int k = 0; k < n; k++) {
+            long f0 = minor_faults();
+            double s = now_ns();
+            cases[k].body(c, ELEMENTWISE_CALLS);
+            double ns = (now_ns() - s) / ELEMENTWISE_CALLS;
+            cases[k].faults += minor_faults() - f0;
+            cases[k].gbs[r] = cases[k].bytes / ns; /* bytes per ns = GB/s */
+            cases[k].ratio[r] = cases[k].gbs[r] / cases[0].gbs[r];
+        }
+    }
 }
 
 static void bench_elementwise(int threads)
@@ -188,30 +216,39 @@ static void bench_elementwise(int threads)
     for (int64_t i = 0; i < ELEMENTWISE_N; i++) init[i] = (float)(i % 1000) * 1e-3f - 0.5f;
     stream_ctx c = {tj_tensor_from_data(TJ_FLOAT32, 1, shape, init), tj_tensor_from_data(TJ_FLOAT32, 1, shape, init),
                     tj_exp, NULL, NULL, bytes, threads};
-    if (!c.a || !c.b) fail("tensor");
-    c.src = (char *)init;
-    c.dst = malloc(bytes);
-    if (!c.dst) fail("malloc");
+    /* memcpy between tensor storages: the same allocator (and huge pages) as
+     * the kernels' operands and results */
+    tj_tensor *dst = tj_tensor_empty(TJ_FLOAT32, 1, shape);
+    if (!c.a || !c.b || !dst) fail("tensor");
+    free(init);
+    c.src = tj_tensor_data(c.a);
+    c.dst = tj_tensor_data(dst);
     memset(c.dst, 1, bytes); /* fault the destination in, as the storage cache holds the kernels' */
 
-    figure copy = measure(memcpy_calls, &c, ELEMENTWISE_CALLS);
-    double copy_gbs = 2.0 * (double)bytes / copy.ns_per_call;
-    report("memcpy 64 MiB", threads, copy, 2.0 * (double)bytes, 0);
-    figure add = measure(binary_calls, &c, ELEMENTWISE_CALLS);
-    report("add f32[16Mi] + f32[16Mi]", threads, add, 3.0 * (double)bytes, copy_gbs);
+    stream_case cases[3] = {
+        {.name = "memcpy 64 MiB", .body = memcpy_calls, .bytes = 2.0 * (double)bytes},
+        {.name = "add f32[16Mi] + f32[16Mi]", .body = binary_calls, .bytes = 3.0 * (double)bytes},
+        {.name = "exp f32[16Mi]", .body = unary_calls, .bytes = 2.0 * (double)bytes},
+    };
+    int n = 3;
     tj_tensor *probe = tj_exp(c.a);
-    if (probe) {
-        tj_tensor_release(probe);
-        figure ex = measure(unary_calls, &c, ELEMENTWISE_CALLS);
-        report("exp f32[16Mi]", threads, ex, 2.0 * (double)bytes, copy_gbs);
-    } else {
+    if (probe) tj_tensor_release(probe);
+    else n = 2;
+    measure_streams(cases, n, &c);
+    for (int k = 0; k < n; k++) {
+        double gbs = median(cases[k].gbs, RUNS), best = cases[k].gbs[RUNS - 1];
+        char rel[32] = "reference";
+        if (k) snprintf(rel, sizeof rel, "%.0f%% of memcpy", 100.0 * median(cases[k].ratio, RUNS));
+        printf("| %s, %d thread%s | %.2f GB/s (%.2f ms; best %.2f GB/s) | %.1f | %s |\n", cases[k].name, threads,
+               threads > 1 ? "s" : "", gbs, cases[k].bytes / gbs / 1e6, best,
+               (double)cases[k].faults / ((double)RUNS * ELEMENTWISE_CALLS), rel);
+    }
+    if (n == 2)
         printf("| exp f32[16Mi], %d thread%s | not measured: %s | | |\n", threads, threads > 1 ? "s" : "",
                tj_last_error());
-    }
     tj_tensor_release(c.a);
     tj_tensor_release(c.b);
-    free(init);
-    free(c.dst);
+    tj_tensor_release(dst);
 }
 
 int main(int argc, char **argv)

@@ -10,10 +10,13 @@
  *              context of one plan at once.
  *   models     forward of the WORKLOADS.md models (mlp at batch 1 and 64,
  *              cnn, gpt, block768): eager against the traced graph replayed,
- *              in us per call, with 1 and 2 threads.
+ *              in us per call, timed in alternation; the speed-up is the
+ *              median of the per-pair ratios; with 1 and 2 threads.
  *
- * Every figure is the median of RUNS timed runs after a warm-up; minor page
- * faults per run (getrusage) are printed next to the replay figures.
+ * Every figure is the median of RUNS timed runs after a warm-up (overhead:
+ * wall time, fastest run and the thread's CPU time, which other load on the
+ * machine does not inflate); minor page faults per run (getrusage) are
+ * printed next to the replay figures.
  *
  * Usage: bench_replay [overhead|models]...   (default: both) */
 #include <pthread.h>
@@ -37,6 +40,15 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: time spent descheduled does not count,
+ * so it is robust to other load on the machine. */
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static long minor_faults(void)
 {
     struct rusage ru;
@@ -57,7 +69,8 @@ static void fail(const char *what)
 }
 
 typedef struct figure {
-    double median_ns, min_ns; /* per run */
+    double median_ns, min_ns; /* wall time per run */
+    double cpu_ns;            /* median of the thread's CPU time per run */
     double faults;            /* minor page faults per run */
 } figure;
 
@@ -65,18 +78,54 @@ typedef void (*body_fn)(void *ctx);
 
 static figure measure(body_fn body, void *ctx)
 {
-    double t[RUNS];
+    double t[RUNS], c[RUNS];
     body(ctx); /* warm-up: caches, arenas, thread pool */
     body(ctx);
     long f0 = minor_faults();
     for (int r = 0; r < RUNS; r++) {
-        double s = now_ns();
+        double s = now_ns(), sc = cpu_ns();
         body(ctx);
+        c[r] = cpu_ns() - sc;
         t[r] = now_ns() - s;
     }
     long f1 = minor_faults();
     qsort(t, RUNS, sizeof *t, cmp_double);
-    return (figure){t[RUNS / 2], t[0], (double)(f1 - f0) / RUNS};
+    qsort(c, RUNS, sizeof *c, cmp_double);
+    return (figure){t[RUNS / 2], t[0], c[RUNS / 2], (double)(f1 - f0) / RUNS};
+}
+
+/* Two bodies timed in alternation (a, b, a, b, ...), so that the machine's
+ * drift affects both alike: their medians and the median of the ratios a/b
+ * over the pairs. */
+typedef struct pair_figure {
+    figure a, b;
+    double ratio;
+} pair_figure;
+
+static pair_figure measure_pair(body_fn a, body_fn b, void *ctx)
+{
+    double ta[RUNS], tb[RUNS], ratio[RUNS];
+    a(ctx);
+    b(ctx);
+    long fa = 0, fb = 0;
+    for (int r = 0; r < RUNS; r++) {
+        long f0 = minor_faults();
+        double s = now_ns();
+        a(ctx);
+        double m = now_ns();
+        long f1 = minor_faults();
+        b(ctx);
+        double e = now_ns();
+        fb += minor_faults() - f1;
+        fa += f1 - f0;
+        ta[r] = m - s;
+        tb[r] = e - m;
+        ratio[r] = ta[r] / tb[r];
+    }
+    qsort(ta, RUNS, sizeof *ta, cmp_double);
+    qsort(tb, RUNS, sizeof *tb, cmp_double);
+    qsort(ratio, RUNS, sizeof *ratio, cmp_double);
+    return (pair_figure){{ta[RUNS / 2], ta[0], 0, (double)fa / RUNS}, {tb[RUNS / 2], tb[0], 0, (double)fb / RUNS}, ratio[RUNS / 2]};
 }
 
 /* ---- a traced function and its three ways of running ---- */
@@ -158,7 +207,7 @@ typedef struct two_ctx {
     subject *s;
     tj_plan_context *c;
     pthread_barrier_t *start;
-    double ns;
+    double ns, cpu; /* per run: wall, thread CPU time */
 } two_ctx;
 
 static void *context_worker(void *arg)
@@ -166,16 +215,17 @@ static void *context_worker(void *arg)
     two_ctx *w = arg;
     for (int i = 0; i < 3; i++) tj_plan_run_ctx_into(w->c, w->s->in, w->s->n_in, NULL);
     pthread_barrier_wait(w->start);
-    double t0 = now_ns();
+    double t0 = now_ns(), c0 = cpu_ns();
     for (int r = 0; r < RUNS; r++)
         if (tj_plan_run_ctx_into(w->c, w->s->in, w->s->n_in, NULL) != TJ_OK) fail("context run");
+    w->cpu = (cpu_ns() - c0) / RUNS;
     w->ns = (now_ns() - t0) / RUNS;
     return NULL;
 }
 
 /* Two threads, each with its own context of one plan, at once: ns per node
- * seen by each thread (the slower one). */
-static double two_contexts(subject *s)
+ * seen by each thread (the slower one), wall and CPU time. */
+static void two_contexts(subject *s, double *wall, double *cpu)
 {
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, 2);
@@ -189,7 +239,8 @@ static double two_contexts(subject *s)
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < 2; i++) tj_plan_context_free(w[i].c);
     pthread_barrier_destroy(&start);
-    return (w[0].ns > w[1].ns ? w[0].ns : w[1].ns) / CHAIN;
+    *wall = (w[0].ns > w[1].ns ? w[0].ns : w[1].ns) / CHAIN;
+    *cpu = (w[0].cpu > w[1].cpu ? w[0].cpu : w[1].cpu) / CHAIN;
 }
 
 static void bench_overhead(void)
@@ -205,19 +256,29 @@ static void bench_overhead(void)
            st.n_kernels, st.arena_bytes, st.naive_bytes);
     tj_tensor *acc = tj_tensor_from_data(TJ_FLOAT32, 1, &one, (float[]){1.0f});
     kernel_loop kl = {{tj_v_tensor(acc), tj_v_tensor(in[1]), tj_v_int(1)}, {acc}};
-    printf("%-8s %14s %14s %15s %14s %14s %12s %16s\n", "threads", "replay ns/node", "(fastest run)", "kernel ns/call",
-           "interp ns/node", "eager ns/node", "eager/replay", "replay faults/run");
+    printf("ns per node: wall median (fastest run) / thread CPU time median\n");
+    printf("%-8s %22s %22s %22s %22s %13s %8s\n", "threads", "replay", "add kernel alone", "interpreter", "eager",
+           "eager/replay", "faults");
     for (int nt = 1; nt <= 2; nt++) {
         tj_set_num_threads(nt);
         figure r = measure(run_plan, &s), k = measure(run_kernel, &kl), i = measure(run_interpreter, &s),
                e = measure(run_eager, &s);
-        printf("%-8d %14.1f %14.1f %15.1f %14.1f %14.1f %11.1fx %16.1f\n", nt, r.median_ns / CHAIN, r.min_ns / CHAIN,
-               k.median_ns / CHAIN, i.median_ns / CHAIN, e.median_ns / CHAIN, e.median_ns / r.median_ns, r.faults);
+        const figure *f[4] = {&r, &k, &i, &e};
+        printf("%-8d", nt);
+        for (int j = 0; j < 4; j++) {
+            char cell[64];
+            snprintf(cell, sizeof cell, "%.1f (%.1f) / %.1f", f[j]->median_ns / CHAIN, f[j]->min_ns / CHAIN,
+                     f[j]->cpu_ns / CHAIN);
+            printf(" %22s", cell);
+        }
+        printf(" %12.1fx %8.1f\n", e.cpu_ns / r.cpu_ns, r.faults);
     }
     tj_tensor_release(acc);
     tj_set_num_threads(1);
-    printf("two contexts of one plan in two threads at once (1 kernel thread each): %.1f ns/node per thread\n\n",
-           two_contexts(&s));
+    double wall, cpu;
+    two_contexts(&s, &wall, &cpu);
+    printf("two contexts of one plan in two threads at once (1 kernel thread each): %.1f ns/node per thread "
+           "(CPU time %.1f)\n\n", wall, cpu);
     subject_free(&s);
     tj_tensor_release(in[0]);
     tj_tensor_release(in[1]);
@@ -274,9 +335,9 @@ static void bench_model(const char *id, int64_t batch, const char *label)
     tj_plan_stats(s.p, &st);
     for (int nt = 1; nt <= 2; nt++) {
         tj_set_num_threads(nt);
-        figure e = measure(run_eager, &s), r = measure(run_plan, &s);
-        printf("%-14s %7d %12.1f %12.1f %9.2fx %10.1f %10d %12.2f %12.2f\n", label, nt, e.median_ns * 1e-3,
-               r.median_ns * 1e-3, e.median_ns / r.median_ns, r.faults, st.n_kernels, st.arena_bytes / 1048576.0,
+        pair_figure f = measure_pair(run_eager, run_plan, &s);
+        printf("%-14s %7d %12.1f %12.1f %9.2fx %10.1f %10d %12.2f %12.2f\n", label, nt, f.a.median_ns * 1e-3,
+               f.b.median_ns * 1e-3, f.ratio, f.b.faults, st.n_kernels, st.arena_bytes / 1048576.0,
                st.naive_bytes / 1048576.0);
     }
     subject_free(&s);
@@ -286,7 +347,7 @@ static void bench_model(const char *id, int64_t batch, const char *label)
 
 static void bench_models(void)
 {
-    printf("models, forward: eager vs traced replay (us per call, median of %d)\n", RUNS);
+    printf("models, forward: eager vs traced replay (us per call, median of %d alternated pairs)\n", RUNS);
     printf("%-14s %7s %12s %12s %10s %10s %10s %12s %12s\n", "model", "threads", "eager us", "replay us", "speed-up",
            "faults/run", "kernels", "arena MiB", "naive MiB");
     bench_model("mlp", 1, "mlp (batch 1)");

@@ -129,14 +129,14 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
     return done(tj_mul(grad, tj_add(cdf, tj_mul(x, pdf))), outs);
 }
 
-/* grad * (y * (1 - y)) */
+/* (grad * (1 - y)) * y, in the kernel's order of operations */
 static tj_status sigmoid_backward(const tj_value *args, tj_value *outs)
 {
     tj_tensor *y = args[1].u.t;
     tj_dtype dt;
     tj_status st = float_result("aten::sigmoid_backward", args, 2, &dt);
     if (st != TJ_OK) return st;
-    return done(tj_mul(args[0].u.t, tj_mul(y, tj_add_scalar(tj_neg(y), tj_v_int(1)))), outs);
+    return done(tj_mul(tj_mul(args[0].u.t, tj_add_scalar(tj_neg(y), tj_v_int(1))), y), outs);
 }
 
 /* grad * (1 - y * y) */

@@ -41,8 +41,14 @@ static tj_status copy_into_self(const tj_value *args, tj_tensor *r, tj_value *ou
     return done(r ? tj_copy_(args[0].u.t, r) : NULL, outs);
 }
 
-static tj_status decomp_addcmul_(const tj_value *args, tj_value *outs) { return copy_into_self(args, addcmul(args), outs); }
-static tj_status decomp_addcdiv_(const tj_value *args, tj_value *outs) { return copy_into_self(args, addcdiv(args), outs); }
+static tj_status decomp_addcmul_(const tj_value *args, tj_value *outs)
+{
+    return copy_into_self(args, addcmul(args), outs);
+}
+static tj_status decomp_addcdiv_(const tj_value *args, tj_value *outs)
+{
+    return copy_into_self(args, addcdiv(args), outs);
+}
 static tj_status decomp_lerp_(const tj_value *args, tj_value *outs) { return copy_into_self(args, lerp(args), outs); }
 
 void tj_register_inplace_decompositions(void)

@@ -1,9 +1,17 @@
-/* Implicit neural-network composites, as ATen 1.13 writes them
- * (Convolution.cpp, Pooling.cpp, Dropout.cpp, LossNLL.cpp, Loss.cpp):
- * conv2d -> convolution, max_pool2d -> max_pool2d_with_indices, dropout ->
- * native_dropout, nll_loss -> nll_loss_forward, cross_entropy_loss ->
- * _log_softmax + nll_loss_forward, mse_loss -> sub, pow, mean / sum (as
- * torch._decomp writes it; ATen has a kernel). */
+/* Neural-network decompositions.
+ *
+ * Implicit composites, as ATen 1.13 writes them (Convolution.cpp,
+ * Pooling.cpp, Dropout.cpp, LossNLL.cpp, Loss.cpp): conv2d -> convolution,
+ * max_pool2d -> max_pool2d_with_indices, dropout -> native_dropout,
+ * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
+ * nll_loss_forward, mse_loss -> sub, pow, mean / sum (as torch._decomp
+ * writes it; ATen has a kernel).
+ *
+ * Composites with a kernel that torch._decomp (1.13) decomposes:
+ * nll_loss_forward, nll_loss_backward and native_dropout, into primitives
+ * (a one-hot comparison with arange stands in for gather / scatter, which
+ * are not in the operator set). As in PyTorch, convolution, pooling and
+ * their backward operators have no decomposition. */
 #include <math.h>
 #include <string.h>
 
@@ -84,6 +92,7 @@ static tj_tensor *nll_loss_nd(tj_tensor *self, tj_tensor *target, tj_tensor *wei
                               int64_t ignore_index, tj_tensor **total_weight)
 {
     const char *op = "aten::nll_loss";
+    if (!self || !target) return NULL; /* an earlier call failed: keep its error */
     int nd = tj_tensor_ndim(self), tnd = tj_tensor_ndim(target);
     const int64_t *s = tj_tensor_shape(self), *ts = tj_tensor_shape(target);
     char a[96], b[96];
@@ -234,8 +243,144 @@ static tj_status mse_loss(const tj_value *args, tj_value *outs)
     return done(loss, outs);
 }
 
+/* ---- composites with a kernel ---- */
+
+/* Validates `op`'s arguments with its shape function alone (fake outputs,
+ * nothing recorded), so that a decomposition fails exactly as the kernel. */
+static tj_status check_args(const char *op, const tj_value *args, int nargs)
+{
+    tj_value fake[TJ_MAX_RETURNS];
+    return tj_dispatch_fake(tj_op_find(op), args, nargs, fake);
+}
+
+/* The classes dim's one-hot of the targets, [N, C] (or [C] for a 1-d
+ * input), with ignored targets moved to class 0; *ignored gets the mask of
+ * ignored targets, shaped to broadcast against the one-hot. */
+static tj_tensor *target_one_hot(tj_tensor *self, tj_tensor *target, int64_t ignore_index, tj_tensor **ignored)
+{
+    int nd = tj_tensor_ndim(self);
+    int64_t classes = tj_tensor_shape(self)[nd - 1];
+    tj_tensor *mask = tj_eq_scalar(target, tj_v_int(ignore_index));
+    tj_tensor *safe = tj_where(mask, tj_scalar_tensor(tj_v_int(0), TJ_INT64), target);
+    tj_tensor *range = tj_arange(tj_v_int(0), tj_v_int(classes), tj_v_int(1), TJ_INT64);
+    *ignored = nd == 2 ? tj_unsqueeze(mask, 1) : mask;
+    return tj_eq(range, nd == 2 ? tj_unsqueeze(safe, 1) : safe);
+}
+
+/* The kernels' check on data: a target that is neither ignore_index nor a
+ * class is an error. Fake tensors (tracing for shapes) have no data to check;
+ * a replayed graph gives such a target no weight. */
+static tj_status check_targets(const char *op, tj_tensor *target, int64_t classes, int64_t ignore_index)
+{
+    if (tj_tensor_is_fake(target)) return TJ_OK;
+    const int64_t *t = tj_tensor_data(target);
+    int64_t stride = tj_tensor_ndim(target) ? tj_tensor_strides(target)[0] : 0;
+    for (int64_t i = 0; i < tj_tensor_numel(target); i++) {
+        int64_t v = t[i * stride];
+        if (v != ignore_index && (v < 0 || v >= classes))
+            return tj_error(TJ_ERR_INDEX, "%s: target %lld is out of bounds (%lld classes)", op, (long long)v,
+                            (long long)classes);
+    }
+    return TJ_OK;
+}
+
+/* float32 reductions run in float64, as in the kernel (rounded once). */
+static tj_tensor *widen(tj_tensor *t) { return tj_tensor_dtype(t) == TJ_FLOAT32 ? tj_to_copy(t, TJ_FLOAT64) : t; }
+
+/* nll_loss_forward(self, target, weight?, reduction, ignore_index) ->
+ * (output, total_weight): loss_i = -self[i, t_i] * w[t_i], 0 for ignored
+ * targets; total_weight sums w[t_i] over the kept targets. */
+static tj_status nll_loss_forward(const tj_value *args, tj_value *outs)
+{
+    const char *op = "aten::nll_loss_forward";
+    tj_status st = check_args(op, args, 5);
+    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]), *ignored;
+    int64_t reduction = args[3].u.i, class_dim = tj_tensor_ndim(self) - 1;
+    if (st != TJ_OK || (st = check_targets(op, target, tj_tensor_shape(self)[class_dim], args[4].u.i)) != TJ_OK)
+        return st;
+    int dtype = (int)tj_tensor_dtype(self);
+    tj_tensor *zero = tj_scalar_tensor(tj_v_float(0.0), dtype);
+    tj_tensor *hot = target_one_hot(self, target, args[4].u.i, &ignored);
+    if (class_dim == 1) ignored = tj_squeeze_dim(ignored, 1);
+    /* one term per row: these sums are exact */
+    tj_tensor *picked = tj_sum_dim(tj_where(hot, self, zero), &class_dim, 1, false, -1);
+    tj_tensor *w = weight ? tj_sum_dim(tj_where(hot, weight, zero), &class_dim, 1, false, -1)
+                          : tj_scalar_tensor(tj_v_float(1.0), dtype);
+    if (reduction == 0 && class_dim == 1) {
+        outs[1] = tj_v_tensor(zero);
+        return done(tj_where(ignored, zero, tj_neg(tj_mul(picked, w))), outs);
+    }
+    /* products and sums in float64 for float32, as the kernel */
+    w = widen(w);
+    tj_tensor *loss = tj_where(ignored, zero, tj_neg(tj_mul(widen(picked), w)));
+    tj_tensor *total = tj_sum(tj_where(ignored, zero, w), -1);
+    tj_tensor *out = reduction == 0 ? loss : tj_sum(loss, -1);
+    if (reduction == 1) out = tj_div(out, total);
+    out = tj_to_copy(out, dtype);
+    total = tj_to_copy(total, dtype);
+    if (!out || !total) return tj_last_status();
+    outs[1] = tj_v_tensor(total);
+    return done(out, outs);
+}
+
+/* nll_loss_backward(grad_output, self, target, weight?, reduction,
+ * ignore_index, total_weight): -w[t_i] * g_i at each kept target, 0
+ * elsewhere; g = grad_output (per row without reduction), divided by
+ * total_weight for the mean. */
+static tj_status nll_loss_backward(const tj_value *args, tj_value *outs)
+{
+    const char *op = "aten::nll_loss_backward";
+    tj_status st = check_args(op, args, 7);
+    tj_tensor *g = args[0].u.t, *self = args[1].u.t, *weight = opt_tensor(&args[3]), *ignored;
+    int64_t reduction = args[4].u.i;
+    if (st != TJ_OK || (st = check_targets(op, args[2].u.t, tj_tensor_shape(self)[tj_tensor_ndim(self) - 1],
+                                           args[5].u.i)) != TJ_OK)
+        return st;
+    tj_tensor *zero = tj_scalar_tensor(tj_v_float(0.0), (int)tj_tensor_dtype(self));
+    tj_tensor *hot = target_one_hot(self, args[2].u.t, args[5].u.i, &ignored);
+    if (reduction == 1) g = tj_div(g, args[6].u.t);
+    if (reduction == 0 && tj_tensor_ndim(self) == 2) g = tj_unsqueeze(g, 1);
+    if (weight) g = tj_mul(g, weight);
+    return done(tj_where(ignored, zero, tj_where(hot, tj_neg(g), zero)), outs);
+}
+
+/* native_dropout(input, p, train?) -> (out, mask): the mask is bernoulli(1-p)
+ * on a bool tensor, which draws the same numbers as the kernel, so a
+ * decomposed graph drops the same elements as eager mode. */
+static tj_status native_dropout(const tj_value *args, tj_value *outs)
+{
+    tj_status st = check_args("aten::native_dropout", args, 3);
+    if (st != TJ_OK) return st;
+    tj_tensor *input = args[0].u.t;
+    double p = tj_value_as_double(&args[1]);
+    bool train = args[2].kind == TJ_V_NONE || args[2].u.b;
+    int nd = tj_tensor_ndim(input);
+    const int64_t *shape = tj_tensor_shape(input);
+    int dtype = (int)tj_tensor_dtype(input);
+    tj_tensor *mask;
+    if (tj_tensor_numel(input) == 0) {
+        /* as the kernel (and ATen): an empty mask of the input's dtype */
+        mask = tj_zeros(shape, nd, dtype);
+    } else if (!train) {
+        mask = tj_ones(shape, nd, TJ_BOOL);
+    } else {
+        mask = tj_bernoulli(tj_zeros(shape, nd, TJ_BOOL), 1.0 - p);
+        tj_tensor *out = tj_mul_scalar(tj_mul(input, mask), tj_v_float(p == 1.0 ? 0.0 : 1.0 / (1.0 - p)));
+        if (!out || !mask) return tj_last_status();
+        outs[1] = tj_v_tensor(mask);
+        return done(out, outs);
+    }
+    tj_tensor *out = tj_clone(input);
+    if (!out || !mask) return tj_last_status();
+    outs[1] = tj_v_tensor(mask);
+    return done(out, outs);
+}
+
 void tj_register_nn_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(nll_loss_forward), nll_loss_forward, "nll_loss_forward");
+    tj_op_set_decomposition(TJ_OPS(nll_loss_backward), nll_loss_backward, "nll_loss_backward");
+    tj_op_set_decomposition(TJ_OPS(native_dropout), native_dropout, "native_dropout");
     tj_op_set_decomposition(TJ_OPS(conv2d), conv2d, "conv2d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");
     tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");

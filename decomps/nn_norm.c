@@ -9,7 +9,9 @@
  * _softmax = exp(x - amax) / sum, _log_softmax = (x - amax) - log(sum(exp)),
  * their backward formulas, native_layer_norm through var_mean and rsqrt,
  * native_layer_norm_backward as in decompositions.py. Each first runs the
- * kernel's shape function, so a decomposed call fails as an eager one. */
+ * kernel's shape function, so a decomposed call fails as an eager one.
+ * Precision follows the kernels (checked by `tjit decomps --verify`): sums
+ * in float64, and the layer-norm formulas wholly in float64, rounded once. */
 #include <string.h>
 
 #include "internal.h"
@@ -53,28 +55,41 @@ static tj_status layer_norm(const tj_value *args, tj_value *outs)
 
 /* ---- _softmax / _log_softmax and their backward operators ---- */
 
+/* softmax: the kernel's algorithm, exps in the input dtype, their sum in
+ * float64, scaled by 1/sum rounded once (outputs are at most 1, so this
+ * is as exact as the kernel). log_softmax: wholly in float64, rounded once
+ * (its outputs can be large, where one float32 rounding more shows). */
 static tj_status softmax_common(const tj_value *args, tj_value *outs, bool take_log)
 {
     tj_meta m[1];
     if ((take_log ? tj_meta__log_softmax : tj_meta__softmax)(args, m) != TJ_OK) return tj_last_status();
     int64_t dim = args[1].u.i;
-    tj_tensor *x = tj_contiguous(args[0].u.t);
+    tj_tensor *x = args[0].u.t;
+    tj_dtype dt = m[0].dtype;
+    if (tj_tensor_numel(x) == 0) return done(tj_to_copy(x, (int)dt), outs);
+    if (take_log) x = tj_to_copy(x, TJ_FLOAT64);
     tj_tensor *shifted = tj_sub(x, tj_amax(x, &dim, 1, true)), *e = tj_exp(shifted);
-    tj_tensor *sum = tj_sum_dim(e, &dim, 1, true, -1);
-    return done(take_log ? tj_sub(shifted, tj_log(sum)) : tj_div(e, sum), outs);
+    tj_tensor *sum = tj_sum_dim(e, &dim, 1, true, TJ_FLOAT64);
+    if (take_log) return done(tj_to_copy(tj_sub(shifted, tj_log(sum)), (int)dt), outs);
+    tj_tensor *inv = tj_div(tj_scalar_tensor(tj_v_float(1.0), TJ_FLOAT64), sum);
+    return done(tj_mul(e, tj_to_copy(inv, (int)dt)), outs);
 }
 
 static tj_status softmax_(const tj_value *args, tj_value *outs) { return softmax_common(args, outs, false); }
 static tj_status log_softmax_(const tj_value *args, tj_value *outs) { return softmax_common(args, outs, true); }
 
-/* grad_output * output - output * sum(grad_output * output) */
+/* output * (grad_output - sum(grad_output * output)), the sum of exact
+ * products in float64 as the kernel takes it. */
 static tj_status softmax_backward_data(const tj_value *args, tj_value *outs)
 {
     tj_meta m[1];
     if (tj_meta__softmax_backward_data(args, m) != TJ_OK) return tj_last_status();
     int64_t dim = args[2].u.i;
-    tj_tensor *y = args[1].u.t, *gy = tj_mul(args[0].u.t, y);
-    return done(tj_sub(gy, tj_mul(y, tj_sum_dim(gy, &dim, 1, true, -1))), outs);
+    tj_tensor *g = args[0].u.t, *y = args[1].u.t;
+    tj_tensor *gy = tj_mul(tj_to_copy(g, TJ_FLOAT64), tj_to_copy(y, TJ_FLOAT64));
+    tj_tensor *a = tj_to_copy(tj_sum_dim(gy, &dim, 1, true, -1), (int)tj_tensor_dtype(y));
+    tj_tensor *r = tj_mul(y, tj_sub(g, a));
+    return done(r && tj_tensor_dtype(r) != m[0].dtype ? tj_to_copy(r, (int)m[0].dtype) : r, outs);
 }
 
 /* grad_output - exp(output) * sum(grad_output) */
@@ -95,23 +110,31 @@ static int norm_axis(const tj_tensor *input, const tj_value *normalized_shape)
     return tj_tensor_ndim(input) - normalized_shape->n;
 }
 
-/* var_mean (biased) over the normalised dims, rstd = rsqrt(var + eps),
- * out = (x - mean) * rstd, then * weight and + bias. */
+static tj_tensor *to_f64(tj_tensor *t) { return t && tj_tensor_dtype(t) != TJ_FLOAT64 ? tj_to_copy(t, TJ_FLOAT64) : t; }
+static tj_tensor *to_dt(tj_tensor *t, tj_dtype dt) { return t && tj_tensor_dtype(t) != dt ? tj_to_copy(t, (int)dt) : t; }
+
+/* var_mean (biased) over the normalised dims, rstd = 1/sqrt(var + eps),
+ * out = (x - mean) * rstd, then * weight and + bias; computed in float64
+ * and rounded once (the kernel's statistics are double too). */
 static tj_status native_layer_norm(const tj_value *args, tj_value *outs)
 {
     tj_meta m[3];
     if (tj_meta_native_layer_norm(args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *x = tj_contiguous(args[0].u.t), *w = opt_tensor(&args[2]), *b = opt_tensor(&args[3]);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *x = to_f64(args[0].u.t), *w = to_f64(opt_tensor(&args[2])), *b = to_f64(opt_tensor(&args[3]));
     int axis = norm_axis(args[0].u.t, &args[1]), nd = tj_tensor_ndim(args[0].u.t);
     int64_t dims[TJ_MAX_DIMS];
     for (int d = axis; d < nd; d++) dims[d - axis] = d;
     tj_tensor *var = NULL, *mean = NULL;
     if (tj_var_mean(x, dims, nd - axis, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
-    tj_tensor *rstd = tj_rsqrt(tj_add_scalar(var, args[4]));
+    tj_tensor *rstd = tj_div(tj_scalar_tensor(tj_v_float(1.0), TJ_FLOAT64), tj_sqrt(tj_add_scalar(var, args[4])));
     tj_tensor *out = tj_mul(tj_sub(x, mean), rstd);
     if (w) out = tj_mul(out, w);
     if (b) out = tj_add(out, b);
-    if (!out || !rstd) return tj_last_status();
+    out = to_dt(out, dt);
+    mean = to_dt(mean, dt);
+    rstd = to_dt(rstd, dt);
+    if (!out || !mean || !rstd) return tj_last_status();
     outs[0] = tj_v_tensor(out);
     outs[1] = tj_v_tensor(mean);
     outs[2] = tj_v_tensor(rstd);
@@ -137,7 +160,7 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
 {
     tj_meta m[3];
     if (tj_meta_native_layer_norm_backward(args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *g = tj_contiguous(args[0].u.t), *x = tj_contiguous(args[1].u.t), *w = opt_tensor(&args[5]);
+    tj_tensor *g = to_f64(args[0].u.t), *x = to_f64(args[1].u.t), *w = to_f64(opt_tensor(&args[5]));
     const bool *mask = args[7].u.bools;
     int nd = tj_tensor_ndim(x), axis = norm_axis(x, &args[2]);
     const int64_t *shape = tj_tensor_shape(x);
@@ -151,12 +174,13 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
         for (int i = 0; i < 3; i++)
             if (mask[i]) r[i] = tj_zeros(m[i].shape, m[i].ndim, (int)m[i].dtype);
     } else {
-        tj_tensor *mean = stat_view(args[3].u.t, shape, nd, axis), *rstd = stat_view(args[4].u.t, shape, nd, axis);
+        tj_tensor *mean = to_f64(stat_view(args[3].u.t, shape, nd, axis));
+        tj_tensor *rstd = to_f64(stat_view(args[4].u.t, shape, nd, axis));
         tj_tensor *x_hat = tj_mul(tj_sub(x, mean), rstd), *gx_hat = w ? tj_mul(g, w) : g;
         if (mask[0]) {
-            tj_tensor *b = tj_sum_dim(gx_hat, inner, nd - axis, true, -1);
+            tj_tensor *a = tj_mul_scalar(gx_hat, tj_v_int(n)), *b = tj_sum_dim(gx_hat, inner, nd - axis, true, -1);
             tj_tensor *c = tj_mul(x_hat, tj_sum_dim(tj_mul(gx_hat, x_hat), inner, nd - axis, true, -1));
-            tj_tensor *in = tj_sub(tj_sub(tj_mul_scalar(gx_hat, tj_v_int(n)), b), c);
+            tj_tensor *in = tj_sub(tj_sub(a, b), c);
             r[0] = tj_mul(tj_div_scalar(rstd, tj_v_int(n)), in);
         }
         if (mask[1]) {
@@ -166,7 +190,7 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
         if (mask[2]) r[2] = axis > 0 ? tj_sum_dim(g, outer, axis, false, -1) : tj_clone(g);
     }
     for (int i = 0; i < 3; i++) {
-        if (mask[i] && !r[i]) return tj_last_status();
+        if (mask[i] && !(r[i] = to_dt(r[i], m[i].dtype))) return tj_last_status();
         outs[i] = mask[i] ? tj_v_tensor(r[i]) : tj_v_none();
     }
     return TJ_OK;

@@ -3,10 +3,15 @@
  * count; var.correction is the sum of squared deviations from the mean
  * (two-pass) divided by max(0, N - correction), as the ATen kernel does (1.13's
  * Python decomposition omits the clamp); var_mean pairs it with mean;
- * logsumexp shifts by the finite part of amax before exp, sum and log. */
+ * logsumexp shifts by the finite part of amax before exp, sum and log. Like
+ * the kernels, these accumulate in float64 and round once to the result
+ * dtype (a float32 two-pass sum would be up to a few ulps off).
+ * The reductions that are not primitives lower to sum.dim_IntList and amax:
+ * sum is sum.dim over every dim, amin is -amax(-x), argmax is the smallest
+ * index where x equals its amax (or is nan), max.dim is (amax, argmax). */
 #include <math.h>
 
-#include "internal.h"
+#include "util.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -52,8 +57,9 @@ static tj_tensor *mean_of(const char *op, tj_tensor *self, const tj_value *dim, 
     bool mask[TJ_MAX_DIMS];
     int64_t n;
     if (reduced_dims(op, self, dim, mask, &n) != TJ_OK) return NULL;
-    tj_tensor *sum = tj_sum_dim(self, dims_of(dim), ndims_of(dim), keepdim, dtype->kind == TJ_V_DTYPE ? (int)od : -1);
-    return tj_div_scalar(sum, tj_v_int(n));
+    /* accumulated and divided in float64, rounded once, as the kernel */
+    tj_tensor *sum = tj_sum_dim(self, dims_of(dim), ndims_of(dim), keepdim, TJ_FLOAT64);
+    return tj_dc_to(tj_div_scalar(sum, tj_v_int(n)), od);
 }
 
 static tj_status mean_dim(const tj_value *args, tj_value *outs)
@@ -74,17 +80,19 @@ static tj_status var_impl(const char *op, const tj_value *args, tj_value *outs, 
     int64_t n;
     if (reduced_dims(op, x, dim, mask, &n) != TJ_OK) return tj_last_status();
     int64_t correction = args[2].kind == TJ_V_NONE ? 1 : args[2].u.i;
-    tj_value none = tj_v_none();
-    tj_tensor *mean = mean_of(op, x, dim, true, &none);
-    tj_tensor *dev = tj_sub(x, mean);
+    /* two passes in float64 (the kernel's precision), rounded once */
+    tj_dtype dt = tj_tensor_dtype(x);
+    tj_value f64 = tj_v_dtype(TJ_FLOAT64);
+    tj_tensor *x64 = tj_dc_to(x, TJ_FLOAT64), *mean = mean_of(op, x64, dim, true, &f64);
+    tj_tensor *dev = tj_sub(x64, mean);
     tj_tensor *sq = tj_sum_dim(tj_mul(dev, dev), dims_of(dim), ndims_of(dim), keepdim, -1);
     int64_t divisor = n - correction > 0 ? n - correction : 0;
-    tj_tensor *var = tj_div_scalar(sq, tj_v_int(divisor));
+    tj_tensor *var = tj_dc_to(tj_div_scalar(sq, tj_v_int(divisor)), dt);
     if (!var) return tj_last_status();
     outs[0] = tj_v_tensor(var);
     if (!with_mean) return TJ_OK;
-    tj_tensor *m = keepdim ? mean : mean_of(op, x, dim, false, &none);
-    if (!m) return tj_last_status();
+    tj_tensor *m = keepdim ? tj_dc_to(mean, dt) : mean_of(op, x, dim, false, &f64);
+    if (!m || !(m = tj_dc_to(m, dt))) return tj_last_status();
     outs[1] = tj_v_tensor(m);
     return TJ_OK;
 }
@@ -115,6 +123,9 @@ static tj_status logsumexp(const tj_value *args, tj_value *outs)
     int nd = ndims_of(dim);
     if (tj_dtype_category(tj_tensor_dtype(x)) != TJ_CAT_FLOAT || n == 0)
         return done(tj_log(tj_sum_dim(tj_exp(x), dl, nd, keepdim, -1)), outs);
+    /* in float64, rounded once, as the kernel */
+    tj_dtype dt = tj_tensor_dtype(x);
+    x = tj_dc_to(x, TJ_FLOAT64);
     tj_tensor *m = tj_amax(x, dl, nd, true);
     m = tj_masked_fill(m, tj_eq_scalar(tj_abs(m), tj_v_float(INFINITY)), tj_v_int(0));
     tj_tensor *shift = m;
@@ -126,7 +137,82 @@ static tj_status logsumexp(const tj_value *args, tj_value *outs)
         shift = tj_view(m, shape, k);
     }
     tj_tensor *s = tj_sum_dim(tj_exp(tj_sub(x, m)), dl, nd, keepdim, -1);
-    return done(tj_add(tj_log(s), shift), outs);
+    return done(tj_dc_to(tj_add(tj_log(s), shift), dt), outs);
+}
+
+/* ---- reductions that are not primitives: sum, amin, argmax, max.dim ---- */
+
+static tj_status sum_all(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(sum), args, m) != TJ_OK) return tj_last_status();
+    int dtype = args[1].kind == TJ_V_DTYPE ? (int)args[1].u.dtype : -1;
+    return done(tj_sum_dim(args[0].u.t, NULL, 0, false, dtype), outs);
+}
+
+/* amin(x) = -amax(-x); for bool, "all" = not any(not x). */
+static tj_status amin(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(amin), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t;
+    const int64_t *dl = dims_of(&args[1]);
+    int nd = ndims_of(&args[1]);
+    bool keepdim = args[2].u.b;
+    if (tj_tensor_dtype(x) == TJ_BOOL) {
+        tj_tensor *f = tj_scalar_tensor(tj_v_bool(false), TJ_BOOL);
+        return done(tj_eq(tj_amax(tj_eq(x, f), dl, nd, keepdim), f), outs);
+    }
+    return done(tj_neg(tj_amax(tj_neg(x), dl, nd, keepdim)), outs);
+}
+
+/* The first index along `dim` of the largest value (of the first nan, when
+ * there is one): the smallest index where x equals its amax or is nan. */
+static tj_tensor *first_argmax(tj_tensor *x, int dim, bool keepdim)
+{
+    int64_t d = dim, n = tj_tensor_size(x, dim);
+    tj_tensor *hit = tj_eq(x, tj_amax(x, &d, 1, true));
+    tj_tensor *is_nan = tj_eq(tj_eq(x, x), tj_scalar_tensor(tj_v_bool(false), TJ_BOOL));
+    hit = tj_where(hit, tj_scalar_tensor(tj_v_bool(true), TJ_BOOL), is_nan);
+    int64_t shape[TJ_MAX_DIMS];
+    for (int i = 0; i < tj_tensor_ndim(x); i++) shape[i] = i == dim ? n : 1;
+    tj_tensor *index = tj_view(tj_arange(tj_v_int(0), tj_v_int(n), tj_v_int(1), TJ_INT64), shape, tj_tensor_ndim(x));
+    tj_tensor *cand = tj_where(hit, index, tj_scalar_tensor(tj_v_int(n), TJ_INT64));
+    return tj_amin(cand, &d, 1, keepdim);
+}
+
+static tj_status argmax(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(argmax), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t;
+    int dim = 0;
+    if (args[1].kind == TJ_V_NONE) {
+        int64_t flat = -1;
+        x = tj_reshape(x, &flat, 1);
+    } else {
+        tj_wrap_dim("aten::argmax", args[1].u.i, tj_tensor_ndim(x), &dim);
+        if (tj_tensor_ndim(x) == 0) x = tj_unsqueeze(x, 0);
+    }
+    tj_tensor *r = first_argmax(x, dim, true);
+    return done(tj_view(r, m[0].shape, m[0].ndim), outs);
+}
+
+/* max.dim = (amax, argmax); argmax takes bool input as int64. */
+static tj_status max_dim(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[2];
+    if (tj_dc_check(TJ_OPS(max_dim), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t;
+    int64_t dim = args[1].u.i;
+    bool keepdim = args[2].u.b;
+    tj_tensor *values = tj_amax(x, &dim, 1, keepdim);
+    if (tj_tensor_dtype(x) == TJ_BOOL) x = tj_to_copy(x, TJ_INT64);
+    tj_tensor *indices = tj_argmax(x, true, dim, keepdim);
+    if (!values || !indices) return tj_last_status();
+    outs[0] = tj_v_tensor(values);
+    outs[1] = tj_v_tensor(indices);
+    return TJ_OK;
 }
 
 void tj_register_reductions_decompositions(void)
@@ -135,4 +221,8 @@ void tj_register_reductions_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(var_correction), var_correction, "var_correction");
     tj_op_set_decomposition(TJ_OPS(var_mean_correction), var_mean_correction, "var_mean_correction");
     tj_op_set_decomposition(TJ_OPS(logsumexp), logsumexp, "logsumexp");
+    tj_op_set_decomposition(TJ_OPS(sum), sum_all, "sum_all");
+    tj_op_set_decomposition(TJ_OPS(amin), amin, "amin");
+    tj_op_set_decomposition(TJ_OPS(argmax), argmax, "argmax");
+    tj_op_set_decomposition(TJ_OPS(max_dim), max_dim, "max_dim");
 }

@@ -6,18 +6,38 @@
 void tj_register_views_decompositions(void);
 void tj_register_linalg_decompositions(void);
 void tj_register_nn_norm_decompositions(void);
+void tj_register_attention_decompositions(void);
 void tj_register_nn_decompositions(void);
 void tj_register_inplace_decompositions(void);
 void tj_register_elementwise_decompositions(void);
 void tj_register_reductions_decompositions(void);
+void tj_register_arith_decompositions(void);
+void tj_register_compare_decompositions(void);
+void tj_register_movement_decompositions(void);
+void tj_register_creation_decompositions(void);
+void tj_register_inplace_ops_decompositions(void);
+void tj_register_blas_decompositions(void);
+void tj_register_pool_decompositions(void);
+void tj_register_conv_decompositions(void);
+void tj_register_embedding_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
     tj_register_views_decompositions();
     tj_register_linalg_decompositions();
     tj_register_nn_norm_decompositions();
+    tj_register_attention_decompositions();
     tj_register_nn_decompositions();
     tj_register_inplace_decompositions();
     tj_register_elementwise_decompositions();
     tj_register_reductions_decompositions();
+    tj_register_arith_decompositions();
+    tj_register_compare_decompositions();
+    tj_register_movement_decompositions();
+    tj_register_creation_decompositions();
+    tj_register_inplace_ops_decompositions();
+    tj_register_blas_decompositions();
+    tj_register_pool_decompositions();
+    tj_register_conv_decompositions();
+    tj_register_embedding_decompositions();
 }

@@ -27,7 +27,7 @@ tj_decomp_table *tj_decomp_table_new(void)
 static void entry_clear(tj_decomp_entry *e)
 {
     tj_graph_free(e->graph);
-    free(e->name);
+    tj_free_str(e->name);
     memset(e, 0, sizeof *e);
 }
 
@@ -63,11 +63,10 @@ const tj_decomp_entry *tj_decomp_table_lookup(const tj_decomp_table *t, const tj
 static tj_status set_entry(tj_decomp_table *t, const tj_op *op, tj_decomp_fn fn, tj_graph *graph, const char *name)
 {
     tj_status st = reserve(t, op->index);
-    char *copy = name ? strdup(name) : NULL;
+    char *copy = st == TJ_OK && name ? tj_strdup(name, "decomposition table") : NULL;
     if (st != TJ_OK || (name && !copy)) {
-        free(copy);
         tj_graph_free(graph);
-        return st != TJ_OK ? st : tj_oom("decomposition table", strlen(name));
+        return tj_last_status();
     }
     tj_decomp_entry *e = &t->entries[op->index];
     if (!e->fn && !e->graph) t->count++;

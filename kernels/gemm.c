@@ -2,7 +2,6 @@
  * threaded by shape (see gemm.h), int64 by loops. */
 #include <cblas.h>
 #include <limits.h>
-#include <omp.h>
 #include <string.h>
 
 #include "gemm.h"

@@ -35,14 +35,49 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out
     *hi = max64(min64(h, n_out), *lo);
 }
 
+/* One tap over output columns [lo, hi), generic: see pool.h. */
+#define MAXPOOL_TAP_DEFINE(T, SUF)                                                                        \
+    static void max_pool_tap_##SUF(const T *row, int64_t y, int64_t width, int64_t lo, int64_t hi,        \
+                                   int64_t sw, int64_t off, int64_t xs, T *o, int64_t *ix)                \
+    {                                                                                                    \
+        for (int64_t ox = lo; ox < hi; ox++) {                                                           \
+            int64_t x = ox * sw + off;                                                                   \
+            T v = row[x * xs];                                                                           \
+            int take = (v > o[ox]) | (v != v);                                                           \
+            o[ox] = select_##SUF(take, v, o[ox]);                                                        \
+            ix[ox] = select_i64(take, y * width + x, ix[ox]);                                            \
+        }                                                                                                \
+    }
+MAXPOOL_TAP_DEFINE(float, f32)
+MAXPOOL_TAP_DEFINE(double, f64)
+
+void tj_k_max_pool_tap_f32_generic(const float *row, int64_t y, int64_t width, int64_t lo, int64_t hi, int64_t sw,
+                                   int64_t off, int64_t xs, float *o, int64_t *ix)
+{
+    max_pool_tap_f32(row, y, width, lo, hi, sw, off, xs, o, ix);
+}
+
+typedef void (*max_pool_tap_fn_f32)(const float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                    float *, int64_t *);
+typedef void (*max_pool_tap_fn_f64)(const double *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                    double *, int64_t *);
+
+static max_pool_tap_fn_f32 pick_tap_f32(void)
+{
+    return __builtin_cpu_supports("avx512f") ? tj_k_max_pool_tap_f32_avx512 : max_pool_tap_f32;
+}
+static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
+
 /* Each output row is built tap by tap (taps in row-major window order, as
  * PyTorch visits them), every output column updated independently: no
- * chain of unpredictable branches from one element to the next. The start
- * index is PyTorch's first in-bounds position (ih0 * width + iw0). */
+ * chain of unpredictable branches from one element to the next, and room
+ * for SIMD. The start index is PyTorch's first in-bounds position
+ * (ih0 * width + iw0). */
 #define MAXPOOL_DEFINE(T, SUF)                                                                            \
     void tj_k_max_pool2d_##SUF(const tj_k_pool2d *p, const T *in, T *out, int64_t *idx)                  \
     {                                                                                                    \
         int64_t planes = p->batch * p->channels, ow = p->out_w, osize = p->out_h * ow;                   \
+        max_pool_tap_fn_##SUF tap = pick_tap_##SUF();                                                    \
         _Pragma("omp parallel for num_threads(p->threads) schedule(static)")                             \
         for (int64_t pl = 0; pl < planes; pl++) {                                                        \
             const T *src = PLANE(p, in, pl);                                                             \
@@ -60,17 +95,10 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out
                 for (int64_t i = 0; i < p->kh; i++) {                                                    \
                     int64_t y = oy * p->sh - p->ph + i * p->dh;                                          \
                     if (y < 0 || y >= p->height) continue;                                               \
-                    const T *row = src + y * p->ys;                                                      \
                     for (int64_t j = 0; j < p->kw; j++) {                                                \
                         int64_t off = j * p->dw - p->pw, lo, hi;                                         \
                         valid_range(off, p->sw, p->width, ow, &lo, &hi);                                 \
-                        for (int64_t ox = lo; ox < hi; ox++) {                                           \
-                            int64_t x = ox * p->sw + off;                                                \
-                            T v = row[x * p->xs];                                                        \
-                            int take = (v > o[ox]) | (v != v);                                           \
-                            o[ox] = select_##SUF(take, v, o[ox]);                                        \
-                            ix[ox] = select_i64(take, y * p->width + x, ix[ox]);                         \
-                        }                                                                                \
+                        tap(src + y * p->ys, y, p->width, lo, hi, p->sw, off, p->xs, o, ix);             \
                     }                                                                                    \
                 }                                                                                        \
             }                                                                                            \

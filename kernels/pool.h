@@ -24,6 +24,15 @@ typedef struct tj_k_pool2d {
 void tj_k_max_pool2d_f32(const tj_k_pool2d *p, const float *in, float *out, int64_t *idx);
 void tj_k_max_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out, int64_t *idx);
 
+/** One tap of max pooling over output columns [lo, hi) of one output row:
+ * the candidate for column ox is row[(ox*sw + off)*xs] at plane position
+ * y*width + ox*sw + off; it replaces o[ox] / ix[ox] when larger or nan.
+ * Generic C, and AVX-512 for float32 (chosen at run time). */
+void tj_k_max_pool_tap_f32_generic(const float *row, int64_t y, int64_t width, int64_t lo, int64_t hi, int64_t sw,
+                                   int64_t off, int64_t xs, float *o, int64_t *ix);
+void tj_k_max_pool_tap_f32_avx512(const float *row, int64_t y, int64_t width, int64_t lo, int64_t hi, int64_t sw,
+                                  int64_t off, int64_t xs, float *o, int64_t *ix);
+
 /** Mean over each window; the divisor is *divisor_override when that is
  * not NULL (nor 0), else the window's size clipped to the padded input
  * (count_include_pad) or to the input. A window wholly in the padding gives

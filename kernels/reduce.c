@@ -2,9 +2,10 @@
  *
  * The loops come in two shapes per (kind, input dtype): `fold` folds a
  * strided run of one output's reduced elements into its accumulator, with
- * LANES independent partial results on contiguous runs so that the compiler
- * vectorises them without reassociating; `row` folds one row of a block of
- * outputs whose kept dim is contiguous into their accumulators. */
+ * independent partial results (lanes) on contiguous runs so that the
+ * compiler vectorises them without reassociating; `row` folds rows of a
+ * block of outputs whose kept dim is contiguous into their accumulators,
+ * vectorised across the outputs. */
 #include <math.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 #define LANES 8
 #define CHUNK 16384 /* reduced elements folded into one partial result */
 #define JB 2048     /* outputs per block in the row strategy */
-#define MAX_ROW_CHUNKS 16
+#define MAX_ROW_CHUNKS 16 /* bounds the scratch of partial results in the row strategy */
 #define OB 64 /* outputs per block in the outputs strategy */
 
 /* Accumulator of one output. */

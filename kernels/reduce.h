@@ -9,7 +9,9 @@
  *
  * Strategy, chosen from the strides:
  * - the innermost reduced dim is contiguous: each output folds contiguous
- *   runs (vectorised with independent lanes);
+ *   runs (vectorised with independent lanes); leading reduced dims that lie
+ *   outside every kept dim in memory are walked outermost, so that memory is
+ *   read in order (sums over N, H, W of an NCHW tensor);
  * - the innermost kept dim is contiguous: rows of outputs are accumulated row
  *   by row of the reduced dims (no transposing copy), vectorised across the
  *   outputs;

@@ -85,9 +85,25 @@ tj_status tj_oom(const char *what, size_t nbytes)
     return tj_error(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", what, nbytes);
 }
 
+char *tj_strdup(const char *s, const char *who)
+{
+    size_t n = strlen(s) + 1;
+    char *c = tj_alloc(n);
+    if (!c) {
+        tj_oom(who, n);
+        return NULL;
+    }
+    return memcpy(c, s, n);
+}
+
+void tj_free_str(char *s)
+{
+    if (s) tj_free(s, strlen(s) + 1);
+}
+
 /* ---- caching allocator ---- */
 
-#define N_CLASSES 256
+#define N_CLASSES 224 /* classes above this would need blocks of 2^63 bytes or more */
 #define SMALLEST 64
 /* Per-thread lists: classes 0..24 (blocks up to 4 KiB), 16 blocks each, so
  * at most ~0.5 MiB per thread. */
@@ -122,9 +138,8 @@ static int size_class(size_t n, size_t *rounded)
     }
     int lg = 63 - __builtin_clzll((unsigned long long)(n - 1)); /* 2^lg < n <= 2^(lg+1) */
     size_t base = (size_t)1 << lg;
-    size_t step = base / 4;
-    size_t k = (n - base + step - 1) / step; /* 1..4 */
-    *rounded = base + k * step;
+    size_t k = (n - base + (base >> 2) - 1) >> (lg - 2); /* 1..4 steps of base / 4 (a shift, not a division) */
+    *rounded = base + (k << (lg - 2));
     int c = (lg - 6) * 4 + (int)k;
     return c < N_CLASSES ? c : -1;
 }

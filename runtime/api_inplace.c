@@ -22,12 +22,18 @@ static tj_tensor *call_inplace(const tj_op *op, const tj_value *args)
 #define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 #define CALL_(ident, ...) call_inplace(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 
-tj_tensor *tj_add_(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL_(add__Tensor, T(self), T(other), alpha); }
+tj_tensor *tj_add_(tj_tensor *self, tj_tensor *other, tj_value alpha)
+{
+    return CALL_(add__Tensor, T(self), T(other), alpha);
+}
 tj_tensor *tj_add_scalar_(tj_tensor *self, tj_value other, tj_value alpha)
 {
     return CALL_(add__Scalar, T(self), other, alpha);
 }
-tj_tensor *tj_sub_(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL_(sub__Tensor, T(self), T(other), alpha); }
+tj_tensor *tj_sub_(tj_tensor *self, tj_tensor *other, tj_value alpha)
+{
+    return CALL_(sub__Tensor, T(self), T(other), alpha);
+}
 tj_tensor *tj_mul_(tj_tensor *self, tj_tensor *other) { return CALL_(mul__Tensor, T(self), T(other)); }
 tj_tensor *tj_mul_scalar_(tj_tensor *self, tj_value other) { return CALL_(mul__Scalar, T(self), other); }
 tj_tensor *tj_div_(tj_tensor *self, tj_tensor *other) { return CALL_(div__Tensor, T(self), T(other)); }
@@ -41,7 +47,10 @@ tj_tensor *tj_addcdiv_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, 
 {
     return CALL_(addcdiv_, T(self), T(tensor1), T(tensor2), value);
 }
-tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight) { return CALL_(lerp__Scalar, T(self), T(end), weight); }
+tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight)
+{
+    return CALL_(lerp__Scalar, T(self), T(end), weight);
+}
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src) { return CALL_(copy_, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }
@@ -54,7 +63,10 @@ tj_tensor *tj_addcdiv(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, t
 {
     return CALL(addcdiv, T(self), T(tensor1), T(tensor2), value);
 }
-tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight) { return CALL(lerp_Scalar, T(self), T(end), weight); }
+tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight)
+{
+    return CALL(lerp_Scalar, T(self), T(end), weight);
+}
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src) { return CALL(copy, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero(tj_tensor *self) { return CALL(zero, T(self)); }
 tj_tensor *tj_fill(tj_tensor *self, tj_value value) { return CALL(fill_Scalar, T(self), value); }

@@ -216,14 +216,14 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
         case TJ_V_INTS: {
             int64_t *ints = (int64_t *)words_at;
             words_at += sizeof(int64_t) * (size_t)a->n;
-            memcpy(ints, a->u.ints, sizeof(int64_t) * (size_t)a->n);
+            if (a->n) memcpy(ints, a->u.ints, sizeof(int64_t) * (size_t)a->n);
             *s = tj_v_ints(ints, a->n);
             break;
         }
         case TJ_V_BOOLS: {
             bool *bools = (bool *)bytes_at;
             bytes_at += a->n;
-            memcpy(bools, a->u.bools, (size_t)a->n);
+            if (a->n) memcpy(bools, a->u.bools, (size_t)a->n);
             *s = tj_v_bools(bools, a->n);
             break;
         }
@@ -360,7 +360,8 @@ tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
     if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_grad: NULL tensor");
     if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
         return tj_error(TJ_ERR_SHAPE, "tj_tensor_set_grad: grad of shape %s for a tensor of shape %s",
-                        tj_shape_str(grad->ndim, grad->shape, a, sizeof a), tj_shape_str(t->ndim, t->shape, b, sizeof b));
+                        tj_shape_str(grad->ndim, grad->shape, a, sizeof a),
+                        tj_shape_str(t->ndim, t->shape, b, sizeof b));
     if (grad && grad->dtype != t->dtype)
         return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_grad: grad of dtype %s for a tensor of dtype %s",
                         tj_dtype_name(grad->dtype), tj_dtype_name(t->dtype));
@@ -689,7 +690,8 @@ static void capture(engine *e, int ti, tj_tensor **results)
 {
     for (int i = 0; i < e->n_inputs; i++) {
         struct tj_autograd_meta *m = e->inputs[i]->autograd;
-        if (m->grad_fn == e->tasks[ti].node && !results[i]) results[i] = tj_tensor_retain(e->tasks[ti].buf[m->output_nr]);
+        if (m->grad_fn == e->tasks[ti].node && !results[i])
+            results[i] = tj_tensor_retain(e->tasks[ti].buf[m->output_nr]);
     }
 }
 

@@ -74,7 +74,8 @@ static tj_tensor *expand_as(tj_tensor *g, const tj_tensor *like)
 /* sign(x) as x's dtype: (x > 0) - (x < 0). */
 static tj_tensor *sign_of(tj_tensor *x)
 {
-    return tj_sub(tj_to_copy(tj_gt_scalar(x, tj_v_int(0)), x->dtype), tj_to_copy(tj_gt_scalar(tj_neg(x), tj_v_int(0)), x->dtype));
+    tj_tensor *pos = tj_to_copy(tj_gt_scalar(x, tj_v_int(0)), x->dtype);
+    return tj_sub(pos, tj_to_copy(tj_gt_scalar(tj_neg(x), tj_v_int(0)), x->dtype));
 }
 
 /* Dispatches a backward operator with boxed arguments. */
@@ -317,7 +318,8 @@ FORMULA(d_max_dim)
     tj_tensor *gk = keepdim ? g[0] : tj_unsqueeze(g[0], d), *ik = keepdim ? idx : tj_unsqueeze(idx, d);
     int64_t shape[TJ_MAX_DIMS];
     for (int k = 0; k < self->ndim; k++) shape[k] = k == d ? self->shape[d] : 1;
-    tj_tensor *pos = tj_view(tj_arange(tj_v_int(0), tj_v_int(self->shape[d]), tj_v_int(1), TJ_INT64), shape, self->ndim);
+    tj_tensor *pos = tj_arange(tj_v_int(0), tj_v_int(self->shape[d]), tj_v_int(1), TJ_INT64);
+    pos = tj_view(pos, shape, self->ndim);
     gi[0] = where_or_zero(tj_eq(pos, ik), tj_expand(gk, self->shape, self->ndim));
     return TJ_OK;
 }
@@ -440,7 +442,8 @@ FORMULA(d_select)
 
 FORMULA(d_slice)
 {
-    tj_value args[6] = {tj_v_tensor(zeros_like(ARG(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3], c->args[4]};
+    tj_value args[6] = {tj_v_tensor(zeros_like(ARG(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3],
+                        c->args[4]};
     if (!args[0].u.t) return tj_last_status();
     tj_value out;
     tj_status st = call(TJ_OPS(slice_scatter), args, &out);
@@ -473,6 +476,62 @@ FORMULA(d_cat)
 
 /* clone, _to_copy (the engine converts the dtype back) */
 FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
+
+/* ---- indexing ---- */
+
+/* gather: the gradient added back at the gathered positions. */
+FORMULA(d_gather)
+{
+    gi[0] = tj_scatter_add(zeros_like(ARG(0)), c->args[1].u.i, ARG(2), g[0]);
+    return TJ_OK;
+}
+
+/* scatter_add: self gets grad, src the gradient at its target positions
+ * (index may cover only a leading block of src: the rest gets zeros). */
+FORMULA(d_scatter_add)
+{
+    if (NEED(0)) gi[0] = g[0];
+    if (!NEED(2)) return TJ_OK;
+    tj_tensor *src = ARG(3), *r = tj_gather(g[0], c->args[1].u.i, ARG(2));
+    int64_t shape[TJ_MAX_DIMS];
+    for (int d = 0; r && d < src->ndim; d++) {
+        if (r->shape[d] == src->shape[d]) continue;
+        memcpy(shape, r->shape, sizeof(int64_t) * (size_t)r->ndim);
+        shape[d] = src->shape[d];
+        r = tj_slice_scatter(tj_zeros(shape, r->ndim, r->dtype), r, d, true, 0, true, r->shape[d], 1);
+    }
+    gi[2] = r;
+    return TJ_OK;
+}
+
+/* unfold (ATen's unfold_backward): element k of window w came from position
+ * w * step + k along `dimension`; the windows' gradients are laid out along
+ * that dim (window-major) and added there with scatter_add. */
+FORMULA(d_unfold)
+{
+    tj_tensor *self = ARG(0), *go = g[0];
+    if (self->ndim == 0) {
+        gi[0] = tj_view(go, self->shape, 0);
+        return TJ_OK;
+    }
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, self->ndim, &d);
+    if (st != TJ_OK) return st;
+    int64_t size = c->args[2].u.i, step = c->args[3].u.i, nw = go->shape[d];
+    int nd = go->ndim;
+    int64_t perm[TJ_MAX_DIMS + 1], shape[TJ_MAX_DIMS], col[2] = {nw, 1}, row[2] = {1, size};
+    for (int i = 0, next = 0; i < nd; i++) perm[i] = i == d + 1 ? nd - 1 : next++; /* window elements after dim d */
+    memcpy(shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    shape[d] = nw * size;
+    tj_tensor *flat = tj_reshape(tj_permute(go, perm, nd), shape, self->ndim);
+    tj_tensor *w = tj_view(tj_arange(tj_v_int(0), tj_v_int(nw * step), tj_v_int(step), TJ_INT64), col, 2);
+    tj_tensor *k = tj_view(tj_arange(tj_v_int(0), tj_v_int(size), tj_v_int(1), TJ_INT64), row, 2);
+    int64_t ishape[TJ_MAX_DIMS];
+    for (int i = 0; i < self->ndim; i++) ishape[i] = i == d ? nw * size : 1;
+    tj_tensor *index = tj_expand(tj_view(tj_add(w, k), ishape, self->ndim), shape, self->ndim);
+    gi[0] = tj_scatter_add(zeros_like(self), d, index, flat);
+    return TJ_OK;
+}
 
 /* ---- neural networks ---- */
 
@@ -538,11 +597,13 @@ FORMULA(d_embedding)
     return TJ_OK;
 }
 
-/* grad * mask * scale, scale = 1 / (1 - p) in training (0 for p = 1), else 1 */
+/* grad * mask * scale, scale = 1 / (1 - p) in training (0 for p = 1), else
+ * 1. train None trains, as the forward does (PyTorch 1.13's formula takes
+ * None as eval, inconsistently with its own forward). */
 FORMULA(d_native_dropout)
 {
     double p = tj_value_as_double(&c->args[1]);
-    bool train = c->args[2].kind == TJ_V_BOOL && c->args[2].u.b;
+    bool train = c->args[2].kind == TJ_V_NONE || c->args[2].u.b;
     double scale = !train ? 1.0 : p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
     gi[0] = tj_mul_scalar(tj_mul(g[0], OUT(1)), tj_v_float(scale));
     return TJ_OK;
@@ -677,7 +738,8 @@ FORMULA(d_slice_scatter)
 {
     tj_tensor *src = ARG(1);
     if (NEED(0)) {
-        tj_value args[6] = {tj_v_tensor(g[0]), tj_v_tensor(zeros_like(src)), c->args[2], c->args[3], c->args[4], c->args[5]};
+        tj_value args[6] = {tj_v_tensor(g[0]), tj_v_tensor(zeros_like(src)), c->args[2], c->args[3], c->args[4],
+                            c->args[5]};
         tj_value out;
         tj_status st = args[1].u.t ? call(TJ_OPS(slice_scatter), args, &out) : tj_last_status();
         if (st != TJ_OK) return st;
@@ -736,6 +798,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
     D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_attention),
+
+    D(gather, d_gather), D(scatter_add, d_scatter_add), D(unfold, d_unfold),
 
     D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
     D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),

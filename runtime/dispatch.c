@@ -66,39 +66,67 @@ static bool arg_ok(const tj_arg_spec *a, const tj_value *v)
     return false;
 }
 
-static tj_status check_args(const tj_op *op, const tj_value *args, int nargs)
+/* The message for argument i, which arg_ok refused. */
+static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value *args, int i)
+{
+    const tj_arg_spec *a = &op->args[i];
+    const tj_value *v = &args[i];
+    int null_at = -1; /* a NULL element of a tensor list */
+    if (a->type == TJ_A_TENSOR_LIST && v->kind == TJ_V_TENSORS && v->n > 0 && v->u.ts)
+        for (int k = 0; k < v->n && null_at < 0; k++)
+            if (!v->u.ts[k]) null_at = k;
+    bool null_tensor = a->type == TJ_A_TENSOR && v->kind == TJ_V_NONE;
+    if ((null_tensor || null_at >= 0) && tj_last_status() != TJ_OK) {
+        /* a chain of calls: name the earlier failure that produced the NULL */
+        char earlier[512], what[32] = "";
+        /* only the root cause, not the whole chain of NULLs before it */
+        const char *root = tj_last_error(), *tail;
+        while ((tail = strstr(root, "; earlier error: "))) root = tail + strlen("; earlier error: ");
+        snprintf(earlier, sizeof earlier, "%s", root);
+        if (null_at >= 0) snprintf(what, sizeof what, " element %d", null_at);
+        return tj_error(tj_last_status(), "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
+                        a->name, what, earlier);
+    }
+    if (null_at >= 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' element %d is NULL", op->name, i,
+                        a->name, null_at);
+    if (a->type == TJ_A_SCALAR_TYPE && v->kind == TJ_V_DTYPE)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is not a dtype (%d)", op->name, i,
+                        a->name, (int)v->u.dtype);
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
+                    a->name, arg_type_name(a), a->optional ? "?" : "",
+                    args[i].kind == TJ_V_NONE && a->type == TJ_A_TENSOR ? "NULL" : value_kind_name(args[i].kind));
+}
+
+/* What check_args learns of the tensor arguments on its way, so that the
+ * autograd and fake-tensor tests need no pass of their own. */
+enum { ARGS_AUTOGRAD = 1, ARGS_FAKE = 2 };
+
+static unsigned tensor_flags(const tj_tensor *t)
+{
+    if (!t) return 0;
+    return (t->autograd ? ARGS_AUTOGRAD : 0u) | (t->fake ? ARGS_FAKE : 0u);
+}
+
+static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, unsigned *flags)
 {
     if (nargs != op->nargs)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected %d arguments, got %d", op->name, op->nargs, nargs);
     if (nargs && !args) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL argument array", op->name);
+    unsigned f = 0;
     for (int i = 0; i < nargs; i++) {
+        const tj_value *v = &args[i];
         const tj_arg_spec *a = &op->args[i];
-        if (!arg_ok(a, &args[i])) {
-            const tj_value *v = &args[i];
-            int null_at = -1; /* a NULL element of a tensor list */
-            if (a->type == TJ_A_TENSOR_LIST && v->kind == TJ_V_TENSORS && v->n > 0 && v->u.ts)
-                for (int k = 0; k < v->n && null_at < 0; k++)
-                    if (!v->u.ts[k]) null_at = k;
-            bool null_tensor = a->type == TJ_A_TENSOR && v->kind == TJ_V_NONE;
-            if ((null_tensor || null_at >= 0) && tj_last_status() != TJ_OK) {
-                /* a chain of calls: name the earlier failure that produced the NULL */
-                char earlier[512], what[32] = "";
-                snprintf(earlier, sizeof earlier, "%s", tj_last_error());
-                if (null_at >= 0) snprintf(what, sizeof what, " element %d", null_at);
-                return tj_error(tj_last_status(), "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
-                                a->name, what, earlier);
-            }
-            if (null_at >= 0)
-                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' element %d is NULL", op->name, i,
-                                a->name, null_at);
-            if (a->type == TJ_A_SCALAR_TYPE && v->kind == TJ_V_DTYPE)
-                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is not a dtype (%d)", op->name, i,
-                                a->name, (int)v->u.dtype);
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
-                            a->name, arg_type_name(a), a->optional ? "?" : "",
-                            args[i].kind == TJ_V_NONE && a->type == TJ_A_TENSOR ? "NULL" : value_kind_name(args[i].kind));
+        if (v->kind == TJ_V_TENSOR && v->u.t && a->type == TJ_A_TENSOR) { /* the common case, first */
+            f |= tensor_flags(v->u.t);
+            continue;
         }
+        if (!arg_ok(a, v)) return arg_error(op, args, i);
+        if (v->kind == TJ_V_TENSOR) f |= tensor_flags(v->u.t);
+        else if (v->kind == TJ_V_TENSORS && v->u.ts)
+            for (int k = 0; k < v->n; k++) f |= tensor_flags(v->u.ts[k]);
     }
+    *flags = f;
     return TJ_OK;
 }
 
@@ -121,6 +149,11 @@ static tj_tensor *out_at(const tj_value *v, int k) { return v->kind == TJ_V_TENS
  * gives back the ones already handed over, releases the rest and fails. */
 static tj_status adopt_outs(const tj_op *op, tj_value *outs)
 {
+    if (op->nreturns == 1 && outs[0].kind == TJ_V_TENSOR) { /* the common case */
+        if (tj_scope_adopt(outs[0].u.t) == TJ_OK) return TJ_OK;
+        tj_tensor_release(outs[0].u.t);
+        return TJ_ERR_OUT_OF_MEMORY;
+    }
     for (int i = 0; i < op->nreturns; i++) {
         for (int k = 0; k < out_count(&outs[i]); k++) {
             if (tj_scope_adopt(out_at(&outs[i], k)) == TJ_OK) continue;
@@ -180,17 +213,6 @@ static tj_status call_mode(void *ctx, const tj_op *op, const tj_value *args, int
     return m->handler(m, op, args, nargs, outs);
 }
 
-static bool any_fake(const tj_op *op, const tj_value *args)
-{
-    for (int i = 0; i < op->nargs; i++) {
-        if (args[i].kind == TJ_V_TENSOR && args[i].u.t->fake) return true;
-        if (args[i].kind == TJ_V_TENSORS)
-            for (int k = 0; k < args[i].n; k++)
-                if (args[i].u.ts[k]->fake) return true;
-    }
-    return false;
-}
-
 /* Allocates the outputs the shape function describes; owned references. */
 static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta *m, bool fake, tj_value *outs)
 {
@@ -220,13 +242,15 @@ static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     if (!op->meta)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no shape function)", op->name);
-    memset(m, 0, sizeof(tj_meta) * (size_t)op->nreturns);
+    if (op->nreturns == 1) memset(m, 0, sizeof *m); /* a constant size: inline stores, no call */
+    else memset(m, 0, sizeof(tj_meta) * (size_t)op->nreturns);
     for (int i = 0; i < op->nreturns; i++) m[i].alias = -1;
     return op->meta(args, m);
 }
 
-/* Below every mode: implicit composites decompose, others run the kernel. */
-static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool force_fake)
+/* Below every mode: implicit composites decompose, others run the kernel
+ * (only the shape function when `fake`: a fake argument, or forced). */
+static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool fake)
 {
     if (op->kind == TJ_OP_IMPLICIT) {
         if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
@@ -235,7 +259,6 @@ static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_val
     tj_meta m[TJ_MAX_RETURNS];
     tj_status st = run_meta(op, args, m);
     if (st != TJ_OK) return st;
-    bool fake = force_fake || any_fake(op, args);
     st = alloc_outs(op, args, m, fake, outs);
     if (st != TJ_OK || fake) return st;
     bool is_view = true;
@@ -254,20 +277,20 @@ static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_val
 }
 
 /* Runs the mode at `level` (or, below level 0, the bottom layer). */
-static tj_status run_level(int level, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+static tj_status run_level(int level, const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool fake)
 {
-    if (level < 0) return bottom(op, args, nargs, outs, false);
+    if (level < 0) return bottom(op, args, nargs, outs, fake);
     return run_scoped(call_mode, modes[level], op, args, nargs, outs);
 }
 
 /* Autograd: the call runs below with recording off, then the outputs get
  * its backward node. */
-static tj_status run_recorded(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level)
+static tj_status run_recorded(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level, bool fake)
 {
     tj_status st = tj_autograd_check(op, args);
     if (st != TJ_OK) return st;
     bool was_enabled = tj_set_grad_enabled(false);
-    st = run_level(level, op, args, nargs, outs);
+    st = run_level(level, op, args, nargs, outs, fake);
     tj_set_grad_enabled(was_enabled);
     if (st == TJ_OK && (st = tj_autograd_record(op, args, outs)) != TJ_OK) release_outs(op, outs);
     return st;
@@ -278,12 +301,14 @@ static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_valu
     if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL outputs array");
     if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL operator");
     clear_outs(op, outs);
-    tj_status st = check_args(op, args, nargs);
+    unsigned flags;
+    tj_status st = check_args(op, args, nargs, &flags);
     if (st != TJ_OK) return st;
+    bool fake = flags & ARGS_FAKE;
     /* implicit composites decompose before any mode sees them */
     if (op->kind == TJ_OP_IMPLICIT) st = bottom(op, args, nargs, outs, false);
-    else if (tj_autograd_wants(op, args)) st = run_recorded(op, args, nargs, outs, level);
-    else st = run_level(level, op, args, nargs, outs);
+    else if ((flags & ARGS_AUTOGRAD) && tj_autograd_wants(op, args)) st = run_recorded(op, args, nargs, outs, level, fake);
+    else st = run_level(level, op, args, nargs, outs, fake);
     if (st == TJ_OK) st = adopt_outs(op, outs);
     if (st != TJ_OK) clear_outs(op, outs);
     return st;
@@ -313,7 +338,8 @@ tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_
     if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch_fake: NULL outputs array");
     if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch_fake: NULL operator");
     clear_outs(op, outs);
-    tj_status st = check_args(op, args, nargs);
+    unsigned flags;
+    tj_status st = check_args(op, args, nargs, &flags);
     if (st == TJ_OK) st = bottom(op, args, nargs, outs, true);
     if (st == TJ_OK) st = adopt_outs(op, outs);
     if (st != TJ_OK) clear_outs(op, outs);

@@ -11,6 +11,10 @@
 /** Refcounted storage, 64-byte aligned. */
 typedef struct tj_storage {
     atomic_int refcount;
+    /** Set when this header and the data live in the block of the tensor
+     * created with them (small results, runtime/tensor.c): the block is freed
+     * when the refcount drops to zero. False for storages made elsewhere. */
+    bool in_block;
     void *data;
     size_t nbytes;
 } tj_storage;
@@ -130,8 +134,17 @@ void tj_free_storage_bytes(void *p, size_t nbytes);
  * glibc's aligned_alloc costs ~150 ns per small block, the cache ~20. */
 void *tj_alloc_object(size_t nbytes);
 void tj_free_object(void *p, size_t nbytes);
+/** Reads a whole regular file (plus a terminating NUL) through tj_alloc;
+ * NULL with TJ_ERR_IO / TJ_ERR_OUT_OF_MEMORY naming `who`. Free it with
+ * tj_free_file(buf, size). */
+void *tj_read_file(const char *path, const char *who, size_t *size);
+void tj_free_file(void *buf, size_t size);
 /** Out-of-memory error naming `what` and the size. Returns TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_oom(const char *what, size_t nbytes);
+/** A copy of `s` through tj_alloc (so allocation-failure injection reaches
+ * it); NULL with an out-of-memory error naming `who`. Free with tj_free_str. */
+char *tj_strdup(const char *s, const char *who);
+void tj_free_str(char *s);
 
 /* ---- tensors ---- */
 /** New tensor described by `m` (alias ignored): contiguous storage, or none

@@ -162,47 +162,16 @@ tj_tensor *tj_npy_load_buffer(const void *buf, size_t n)
 
 tj_tensor *tj_npy_load(const char *path)
 {
-    if (!path) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL path");
-        return NULL;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        tj_error(TJ_ERR_IO, WHO ": cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    tj_tensor *t = NULL;
-    char *buf = NULL;
-    long size = -1;
-    struct stat st;
-    /* a directory opens, and seeks to a bogus end (LONG_MAX on ext4) */
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        tj_error(TJ_ERR_IO, WHO ": '%s' is not a regular file", path);
-        goto done;
-    }
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        tj_error(TJ_ERR_IO, WHO ": cannot read '%s'", path);
-        goto done;
-    }
-    buf = tj_alloc((size_t)size);
-    if (!buf) {
-        tj_oom(WHO, (size_t)size);
-        goto done;
-    }
-    if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        tj_error(TJ_ERR_IO, WHO ": short read on '%s'", path);
-        goto done;
-    }
-    t = tj_npy_load_buffer(buf, (size_t)size);
+    size_t size;
+    char *buf = tj_read_file(path, WHO, &size);
+    if (!buf) return NULL;
+    tj_tensor *t = tj_npy_load_buffer(buf, size);
     if (!t) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tj_last_error());
         tj_error(tj_last_status(), "%s (file '%s')", msg, path);
     }
-done:
-    tj_free(buf, (size_t)(size > 0 ? size : 0));
-    fclose(f);
+    tj_free_file(buf, size);
     return t;
 }
 

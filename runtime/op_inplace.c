@@ -265,7 +265,8 @@ static tj_status meta_scatter(const char *op, bool is_slice, const tj_value *arg
     if (st != TJ_OK) return st;
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, src))
-        return tj_error(TJ_ERR_SHAPE, "%s: expected src to have a size equal to the %s of self: src size %s, %s size %s",
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: expected src to have a size equal to the %s of self: src size %s, %s size %s",
                         op, is_slice ? "slice" : "select", tj_shape_str(src->ndim, src->shape, a, sizeof a),
                         is_slice ? "slice" : "select", tj_shape_str(m.ndim, m.shape, b, sizeof b));
     meta_like(self, outs);
@@ -289,7 +290,10 @@ tj_status tj_meta_slice_scatter(const tj_value *args, tj_meta *outs)
 {
     return meta_scatter("aten::slice_scatter", true, args, outs);
 }
-tj_status tj_kernel_slice_scatter(const tj_value *args, tj_tensor *const *outs) { return kernel_scatter(true, args, outs); }
+tj_status tj_kernel_slice_scatter(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_scatter(true, args, outs);
+}
 tj_status tj_meta_select_scatter(const tj_value *args, tj_meta *outs)
 {
     return meta_scatter("aten::select_scatter", false, args, outs);

@@ -12,5 +12,6 @@
 #include "op_nn.h"
 #include "op_backward.h"
 #include "op_inplace.h"
+#include "op_index.h"
 
 #endif

@@ -258,7 +258,8 @@ tj_status tj_optimizer_step(tj_optimizer *opt)
         st = tj_sgd_update(&opt->sgd, opt->params, grads, cols + S_MOMENTUM * n, n);
         /* buffers created by this first step join the state */
         for (int i = 0; i < n && st == TJ_OK; i++)
-            if (!state_of(opt, i)[S_MOMENTUM]) state_of(opt, i)[S_MOMENTUM] = tj_tensor_retain(cols[S_MOMENTUM * n + i]);
+            if (!state_of(opt, i)[S_MOMENTUM])
+                state_of(opt, i)[S_MOMENTUM] = tj_tensor_retain(cols[S_MOMENTUM * n + i]);
     } else if (st == TJ_OK) {
         st = tj_adamw_update(&opt->adamw, opt->params, grads, cols + S_EXP_AVG * n, cols + S_EXP_AVG_SQ * n,
                              cols + S_MAX_EXP_AVG_SQ * n, cols + S_STEP * n, n);

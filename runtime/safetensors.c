@@ -14,6 +14,7 @@
 
 struct tj_safetensors {
     int n;
+    size_t cap; /* entries of names and tensors */
     char **names;
     tj_tensor **tensors;
 };
@@ -38,12 +39,12 @@ void tj_safetensors_free(tj_safetensors *f)
 {
     if (!f) return;
     for (int i = 0; i < f->n; i++) {
-        free(f->names[i]);
+        tj_free_str(f->names[i]);
         tj_tensor_release(f->tensors[i]);
     }
-    free(f->names);
-    free(f->tensors);
-    free(f);
+    tj_free(f->names, sizeof *f->names * f->cap);
+    tj_free(f->tensors, sizeof *f->tensors * f->cap);
+    tj_free(f, sizeof *f);
 }
 
 int tj_safetensors_count(const tj_safetensors *f) { return f ? f->n : 0; }
@@ -82,6 +83,10 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
     }
     json_error_t jerr;
     json_t *root = json_loadb((const char *)b + 8, (size_t)hlen, 0, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_out_of_memory) {
+        tj_oom(WHO, (size_t)hlen);
+        return NULL;
+    }
     if (!root || !json_is_object(root)) {
         tj_error(TJ_ERR_PARSE, WHO ": header is not a JSON object (%s)", root ? "not an object" : jerr.text);
         json_decref(root);
@@ -89,15 +94,16 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
     }
     const unsigned char *data = b + 8 + hlen;
     uint64_t data_len = n - 8 - hlen;
-    tj_safetensors *f = calloc(1, sizeof *f);
-    size_t cap = json_object_size(root);
-    span *spans = calloc(cap ? cap : 1, sizeof *spans);
+    /* through tj_alloc, so that failure injection reaches every block */
+    size_t cap = json_object_size(root) ? json_object_size(root) : 1;
+    tj_safetensors *f = tj_alloc(sizeof *f);
+    span *spans = tj_alloc(sizeof *spans * cap);
     if (f) {
-        f->names = calloc(cap ? cap : 1, sizeof *f->names);
-        f->tensors = calloc(cap ? cap : 1, sizeof *f->tensors);
+        *f = (tj_safetensors){.cap = cap, .names = tj_alloc(sizeof *f->names * cap),
+                              .tensors = tj_alloc(sizeof *f->tensors * cap)};
     }
     if (!f || !spans || !f->names || !f->tensors) {
-        tj_oom(WHO, cap * sizeof(void *));
+        tj_oom(WHO, cap * sizeof(span));
         goto fail;
     }
     const char *key;
@@ -153,10 +159,7 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
         }
         spans[f->n] = (span){begin, end};
         f->tensors[f->n] = t;
-        if (!(f->names[f->n++] = strdup(key))) {
-            tj_oom(WHO, strlen(key));
-            goto fail;
-        }
+        if (!(f->names[f->n++] = tj_strdup(key, WHO))) goto fail;
     }
     qsort(spans, (size_t)f->n, sizeof *spans, cmp_span);
     for (int i = 1; i < f->n; i++)
@@ -164,11 +167,11 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
             tj_error(TJ_ERR_PARSE, WHO ": two tensors overlap in the data");
             goto fail;
         }
-    free(spans);
+    tj_free(spans, sizeof *spans * cap);
     json_decref(root);
     return f;
 fail:
-    free(spans);
+    tj_free(spans, sizeof *spans * cap);
     tj_safetensors_free(f);
     json_decref(root);
     return NULL;
@@ -176,58 +179,83 @@ fail:
 
 tj_safetensors *tj_safetensors_load(const char *path)
 {
-    if (!path) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL path");
-        return NULL;
-    }
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        tj_error(TJ_ERR_IO, WHO ": cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    long size = -1;
-    if (fseek(fp, 0, SEEK_END) == 0) size = ftell(fp);
-    char *buf = size >= 0 && fseek(fp, 0, SEEK_SET) == 0 ? tj_alloc((size_t)size + 1) : NULL;
-    tj_safetensors *f = NULL;
-    if (!buf) {
-        if (size < 0) tj_error(TJ_ERR_IO, WHO ": cannot read '%s'", path);
-        else tj_oom(WHO, (size_t)size);
-    } else if (fread(buf, 1, (size_t)size, fp) != (size_t)size) {
-        tj_error(TJ_ERR_IO, WHO ": short read on '%s'", path);
-    } else {
-        f = tj_safetensors_load_buffer(buf, (size_t)size);
-    }
-    tj_free(buf, (size_t)size + 1);
-    fclose(fp);
+    size_t size;
+    char *buf = tj_read_file(path, WHO, &size);
+    if (!buf) return NULL;
+    tj_safetensors *f = tj_safetensors_load_buffer(buf, size);
+    tj_free_file(buf, size);
     return f;
+}
+
+/* True when s is well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates), as JSON strings must be and jansson checks on loading. */
+static bool utf8_valid(const unsigned char *s)
+{
+    while (*s) {
+        unsigned c = *s++, lo = 0x80, hi = 0xbf;
+        int extra;
+        if (c < 0x80) continue;
+        if (c >= 0xc2 && c <= 0xdf) extra = 1;
+        else if (c >= 0xe0 && c <= 0xef) extra = 2, lo = c == 0xe0 ? 0xa0 : lo, hi = c == 0xed ? 0x9f : hi;
+        else if (c >= 0xf0 && c <= 0xf4) extra = 3, lo = c == 0xf0 ? 0x90 : lo, hi = c == 0xf4 ? 0x8f : hi;
+        else return false;
+        if (*s < lo || *s > hi) return false;
+        for (s++; --extra > 0; s++)
+            if ((*s & 0xc0) != 0x80) return false;
+    }
+    return true;
+}
+
+/* The header object: every jansson call checked, so that no tensor goes
+ * missing from it when jansson runs out of memory. */
+static json_t *header_json(const char *const *names, tj_tensor *const *tensors, int n)
+{
+    json_t *header = json_object();
+    if (!header) {
+        tj_oom("tj_safetensors_save", 0);
+        return NULL;
+    }
+    uint64_t offset = 0;
+    for (int i = 0; i < n; i++) {
+        if (!names[i] || !names[i][0] || !tensors[i] || tensors[i]->fake || !utf8_valid((const unsigned char *)names[i]) ||
+            json_object_get(header, names[i])) {
+            json_decref(header);
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') is NULL, fake, unnamed, not UTF-8 or a duplicate",
+                     i, names[i] ? names[i] : "(null)");
+            return NULL;
+        }
+        const tj_tensor *t = tensors[i];
+        json_t *shape = json_array();
+        bool ok = shape != NULL;
+        for (int d = 0; ok && d < t->ndim; d++) ok = json_array_append_new(shape, json_integer(t->shape[d])) == 0;
+        uint64_t bytes = (uint64_t)t->numel * tj_dtype_size(t->dtype);
+        json_t *entry = ok ? json_pack("{s:s, s:O, s:[I, I]}", "dtype", st_dtype_name(t->dtype), "shape", shape, "data_offsets",
+                                       (json_int_t)offset, (json_int_t)(offset + bytes))
+                           : NULL;
+        json_decref(shape);
+        if (!entry || json_object_set_new_nocheck(header, names[i], entry) != 0) { /* the name is checked above */
+            json_decref(header);
+            tj_oom("tj_safetensors_save", 0);
+            return NULL;
+        }
+        offset += bytes;
+    }
+    return header;
 }
 
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n)
 {
     if (!path || n < 0 || (n > 0 && (!names || !tensors)))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names or tensors");
-    json_t *header = json_object();
-    uint64_t offset = 0;
-    for (int i = 0; i < n; i++) {
-        if (!names[i] || !names[i][0] || !tensors[i] || tensors[i]->fake || json_object_get(header, names[i])) {
-            json_decref(header);
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') is NULL, fake, unnamed or a duplicate",
-                            i, names[i] ? names[i] : "(null)");
-        }
-        const tj_tensor *t = tensors[i];
-        json_t *shape = json_array();
-        for (int d = 0; d < t->ndim; d++) json_array_append_new(shape, json_integer(t->shape[d]));
-        uint64_t bytes = (uint64_t)t->numel * tj_dtype_size(t->dtype);
-        json_object_set_new(header, names[i],
-                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", st_dtype_name(t->dtype), "shape", shape, "data_offsets",
-                                      (json_int_t)offset, (json_int_t)(offset + bytes)));
-        offset += bytes;
-    }
+    char tmp[4096];
+    if (strlen(path) + sizeof ".tmp" > sizeof tmp)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: path of %zu bytes is too long", strlen(path));
+    json_t *header = header_json(names, tensors, n);
+    if (!header) return tj_last_status();
     char *text = json_dumps(header, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(header);
     if (!text) return tj_oom("tj_safetensors_save", 0);
     size_t tl = strlen(text), padded = (tl + 7) / 8 * 8; /* keep the data 8-byte aligned */
-    char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *fp = fopen(tmp, "wb");
     if (!fp) {

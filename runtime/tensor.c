@@ -1,6 +1,7 @@
 /* Tensor objects: creation, reference counting, views, accessors. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,16 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
     return TJ_OK;
 }
 
+/* A new tensor header with one reference, a fresh uid and everything else
+ * zero, in the memory at t. */
+static tj_tensor *tensor_init(tj_tensor *t)
+{
+    memset(t, 0, sizeof *t);
+    atomic_init(&t->refcount, 1);
+    t->uid = new_uid();
+    return t;
+}
+
 static tj_tensor *tensor_alloc_struct(void)
 {
     tj_tensor *t = tj_alloc_object(sizeof *t);
@@ -73,9 +84,73 @@ static tj_tensor *tensor_alloc_struct(void)
         tj_oom("tensor", sizeof *t);
         return NULL;
     }
-    memset(t, 0, sizeof *t);
-    atomic_init(&t->refcount, 1);
-    t->uid = new_uid();
+    return tensor_init(t);
+}
+
+/* A small result takes one cached block instead of three (tensor header,
+ * storage header, data): the storage is marked in_block and its data starts
+ * at BLOCK_DATA (64-byte aligned). The block goes back when the storage's
+ * last reference does, never before its host tensor's (the host holds one
+ * reference): a view of the host keeps the whole block alive. */
+typedef struct small_block {
+    tj_tensor t;
+    tj_storage s;
+} small_block;
+#define BLOCK_DATA ((sizeof(small_block) + 63) / 64 * 64)
+#define SMALL_DATA 256
+
+static const unsigned char dtype_bytes[TJ_NUM_DTYPES] = {
+    [TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
+
+/* numel of a shape without zero, negative or overflowing sizes (the common
+ * case, no message needed); false sends the caller to tj_checked_numel. */
+static bool plain_numel(int ndim, const int64_t *shape, int64_t *numel)
+{
+    if ((unsigned)ndim > TJ_MAX_DIMS) return false;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] <= 0 || __builtin_mul_overflow(n, shape[d], &n)) return false;
+    *numel = n;
+    return (uint64_t)n <= (uint64_t)INT64_MAX / 8;
+}
+
+/* A tensor with its storage in one block (see small_block); NULL on failure. */
+static tj_tensor *small_tensor_new(size_t nbytes)
+{
+    size_t got;
+    small_block *b = tj_alloc_storage_bytes(BLOCK_DATA + nbytes, &got);
+    if (!b) {
+        tj_oom("tensor", BLOCK_DATA + nbytes);
+        return NULL;
+    }
+    tj_tensor *t = tensor_init(&b->t);
+    atomic_init(&b->s.refcount, 1);
+    b->s.in_block = true;
+    b->s.data = (char *)b + BLOCK_DATA;
+    b->s.nbytes = got - BLOCK_DATA;
+    t->storage = &b->s;
+    return t;
+}
+
+/* A tensor header with separately allocated storage; NULL on failure. */
+static tj_tensor *large_tensor_new(size_t nbytes)
+{
+    size_t got = 0;
+    tj_tensor *t = tensor_alloc_struct();
+    if (!t) return NULL;
+    tj_storage *s = tj_alloc_object(sizeof *s);
+    void *data = s ? tj_alloc_storage_bytes(nbytes, &got) : NULL;
+    if (!data) {
+        tj_free_object(s, sizeof *s);
+        tj_free_object(t, sizeof *t);
+        tj_oom("tensor storage", nbytes);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->in_block = false;
+    s->data = data;
+    s->nbytes = got;
+    t->storage = s;
     return t;
 }
 
@@ -86,30 +161,22 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tensor: invalid dtype %d", (int)m->dtype);
         return NULL;
     }
-    if (tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK) return NULL;
-    tj_tensor *t = tensor_alloc_struct();
+    if (!plain_numel(m->ndim, m->shape, &numel) && tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK)
+        return NULL;
+    size_t nbytes = (size_t)numel * dtype_bytes[m->dtype];
+    tj_tensor *t = fake ? tensor_alloc_struct() : nbytes <= SMALL_DATA ? small_tensor_new(nbytes)
+                                                                       : large_tensor_new(nbytes);
     if (!t) return NULL;
     t->dtype = m->dtype;
     t->ndim = m->ndim;
     t->numel = numel;
     t->fake = fake;
-    memcpy(t->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
-    tj_contiguous_strides(m->ndim, m->shape, t->strides);
-    if (fake) return t;
-    size_t nbytes = (size_t)numel * tj_dtype_size(m->dtype);
-    size_t got = 0;
-    tj_storage *s = tj_alloc_object(sizeof *s);
-    void *data = s ? tj_alloc_storage_bytes(nbytes, &got) : NULL;
-    if (!s || !data) {
-        tj_free_object(s, sizeof *s);
-        tj_free_object(t, sizeof *t);
-        tj_oom("tensor storage", nbytes);
-        return NULL;
+    int64_t stride = 1;
+    for (int d = m->ndim - 1; d >= 0; d--) { /* tj_contiguous_strides, inline */
+        t->shape[d] = m->shape[d];
+        t->strides[d] = stride;
+        stride *= m->shape[d] > 1 ? m->shape[d] : 1;
     }
-    atomic_init(&s->refcount, 1);
-    s->data = data;
-    s->nbytes = got;
-    t->storage = s;
     return t;
 }
 
@@ -201,17 +268,27 @@ static bool drop_ref(atomic_int *refcount)
     return atomic_fetch_sub_explicit(refcount, 1, memory_order_acq_rel) == 1;
 }
 
+/* Frees a storage whose last reference went. */
+static void storage_free(tj_storage *s)
+{
+    if (s->in_block) {
+        tj_free_storage_bytes((char *)s - offsetof(small_block, s), BLOCK_DATA + s->nbytes);
+        return;
+    }
+    tj_free_storage_bytes(s->data, s->nbytes);
+    tj_free_object(s, sizeof *s);
+}
+
 void tj_tensor_release(tj_tensor *t)
 {
     if (!t) return;
     if (!drop_ref(&t->refcount)) return;
-    tj_storage *s = t->storage;
-    if (s && drop_ref(&s->refcount)) {
-        tj_free_storage_bytes(s->data, s->nbytes);
-        tj_free_object(s, sizeof *s);
-    }
     if (t->autograd && tj_autograd_meta_free) tj_autograd_meta_free(t->autograd);
-    tj_free_object(t, sizeof *t);
+    tj_storage *s = t->storage;
+    /* the host of an in-block storage goes with the block */
+    bool hosted = s && s->in_block && (char *)s == (char *)t + offsetof(small_block, s);
+    if (!hosted) tj_free_object(t, sizeof *t);
+    if (s && drop_ref(&s->refcount)) storage_free(s);
 }
 
 tj_dtype tj_tensor_dtype(const tj_tensor *t) { return t ? t->dtype : TJ_FLOAT32; }

@@ -184,3 +184,43 @@ Test(embedding_backward, scales_by_frequency_and_zeroes_the_padding_row)
     cr_expect_str_eq(tj_last_error(), "aten::embedding_dense_backward: index 4 (at position 1) is out of range for 4 rows");
     tj_scope_end(s);
 }
+
+/* ---- the decomposition (math form) agrees with the fused kernel ---- */
+
+typedef struct attn_case {
+    tj_tensor *mask;
+    bool causal;
+} attn_case;
+
+static tj_status trace_attention(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const attn_case *c = ctx;
+    (void)n;
+    out[0] = tj_scaled_dot_product_attention(in[0], in[1], in[2], c->mask, 0.0, c->causal);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(attention, decomposition_matches_the_fused_kernel_including_masked_rows)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {random_f32(4, (int64_t[]){2, 2, 6, 8}, 1), random_f32(4, (int64_t[]){2, 2, 9, 8}, 2),
+                        random_f32(4, (int64_t[]){2, 2, 9, 3}, 3)};
+    bool keep[54];
+    for (int i = 0; i < 54; i++) keep[i] = i % 4 != 1 && i / 9 != 4; /* query 4 sees no key */
+    attn_case cases[3] = {{NULL, true}, {tj_tensor_from_data(TJ_BOOL, 2, (int64_t[]){6, 9}, keep), false}, {NULL, false}};
+    tj_decomp_table *t = tj_get_decompositions((const char *const[]){"aten::scaled_dot_product_attention"}, 1);
+    for (int c = 0; c < 3; c++) {
+        tj_tensor *ref = tj_scaled_dot_product_attention(in[0], in[1], in[2], cases[c].mask, 0.0, cases[c].causal), *out[1];
+        tj_graph *g = tj_make_fx(trace_attention, &cases[c], in, 3, t, TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::scaled_dot_product_attention")), 0);
+        cr_assert_eq(tj_graph_run(g, in, 3, out), TJ_OK, "%s", tj_last_error());
+        for (int64_t i = 0; i < tj_tensor_numel(ref); i++)
+            cr_expect_float_eq(tj_tensor_item_at(out[0], i), tj_tensor_item_at(ref, i), 1e-5, "case %d index %ld", c,
+                               (long)i);
+        tj_graph_free(g);
+    }
+    tj_decomp_table_free(t);
+    tj_scope_end(s);
+}

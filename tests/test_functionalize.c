@@ -154,6 +154,64 @@ Test(functionalize, mutation_through_a_chain_of_views_reaches_the_input)
     tj_graph_free(g);
 }
 
+/* x.t().select(0, 1).zero_(); v = x.view(6) (x's new value is a transposed
+ * view now); x.add_(1); return v.sum() */
+static tj_status mutate_then_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    int64_t s[1] = {6};
+    if (!tj_zero_(tj_select(tj_t(in[0]), 0, 1))) return tj_last_status();
+    tj_tensor *v = tj_view(in[0], s, 1);
+    if (!tj_add_scalar_(in[0], tj_v_int(1), tj_v_int(1))) return tj_last_status();
+    out[0] = tj_sum(v, -1);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, a_view_of_a_value_whose_layout_changed_still_follows_later_mutations)
+{
+    float x0[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    tj_tensor *example = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0);
+    int rewritten;
+    tj_graph *g = trace_functional(mutate_then_view, &example, 1, &rewritten);
+    cr_expect_eq(rewritten, 2);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0), *outs[2];
+    cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[6] = {2, 1, 4, 5, 1, 7}, sum[1] = {20};
+    expect_values(x, want, 6);
+    expect_values(outs[0], sum, 1);
+    tj_graph_free(g);
+}
+
+/* c = x.unsqueeze(0).permute(0, 2, 1).squeeze(0); c.mul_(2);
+ * x.view(3, 2).transpose(0, 1).add_(1); return c */
+static tj_status mutate_through_reshaping_views(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    int64_t perm[3] = {0, 2, 1}, s[2] = {3, 2};
+    tj_tensor *c = tj_squeeze_dim(tj_permute(tj_unsqueeze(in[0], 0), perm, 3), 0);
+    if (!tj_mul_scalar_(c, tj_v_int(2))) return tj_last_status();
+    if (!tj_add_scalar_(tj_transpose(tj_view(in[0], s, 2), 0, 1), tj_v_int(1), tj_v_int(1))) return tj_last_status();
+    out[0] = c;
+    *n_out = 1;
+    return TJ_OK;
+}
+
+Test(functionalize, mutations_through_permute_squeeze_unsqueeze_view_and_transpose_reach_the_base)
+{
+    float x0[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    tj_tensor *example = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0);
+    int rewritten;
+    tj_graph *g = trace_functional(mutate_through_reshaping_views, &example, 1, &rewritten);
+    cr_expect_eq(rewritten, 2);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, s, x0), *outs[2];
+    cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
+    double want[6] = {3, 5, 7, 9, 11, 13}, c[6] = {3, 9, 5, 11, 7, 13};
+    expect_values(x, want, 6);
+    expect_values(outs[0], c, 6);
+    tj_graph_free(g);
+}
+
 /* x.copy_(y): the copied value itself, no copy node */
 static tj_status copy_into_first(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {

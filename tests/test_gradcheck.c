@@ -36,6 +36,12 @@ typedef struct gc_case {
     double lo, hi; /* inputs are uniform in [lo, hi] */
 } gc_case;
 
+static tj_scope *scope;
+static void open_scope(void) { scope = tj_scope_begin(); }
+static void close_scope(void) { tj_scope_end(scope); }
+
+TestSuite(gradcheck, .init = open_scope, .fini = close_scope);
+
 static uint64_t rng = 12345;
 static double uniform(double lo, double hi)
 {
@@ -92,8 +98,6 @@ static double weighted_sum(const gc_case *c, tj_tensor *const *leaves, const int
     return sum;
 }
 
-static int failures;
-
 static void gradcheck(const gc_case *c)
 {
     tj_scope *s = tj_scope_begin();
@@ -127,7 +131,6 @@ static void gradcheck(const gc_case *c)
             p[j] = orig;
             double num = (plus - minus) / (2 * EPS), ana = grads[i] ? tj_tensor_item_at(grads[i], j) : 0;
             bool ok = fabs(ana - num) <= ATOL + RTOL * fabs(num);
-            failures += !ok;
             cr_expect(ok, "%s: input %d element %lld: analytic %.8g, numerical %.8g", c->name, i, (long long)j, ana,
                       num);
         }
@@ -190,7 +193,8 @@ Test(gradcheck, unary_operators)
         {"relu", f_relu, -1, 1}, {"gelu", f_gelu, -2, 2}, {"gelu(tanh)", f_gelu_tanh, -2, 2},
         {"silu", f_silu, -2, 2},
     };
-    static const in_spec shapes[] = {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}, {2, {2, 3}, STRIDED}, {0, {0}, PLAIN}};
+    static const in_spec shapes[] = {
+        {2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}, {2, {2, 3}, STRIDED}, {0, {0}, PLAIN}};
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
             gc_case c = {ops[i].name, ops[i].fn, 1, {shapes[k]}, ops[i].lo, ops[i].hi};
@@ -441,6 +445,46 @@ Test(gradcheck, views_and_data_movement)
     CASES(cases);
 }
 
+/* ---- indexing ---- */
+
+static tj_tensor *index_tensor(int ndim, const int64_t *shape, int64_t bound)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_INT64, ndim, shape);
+    int64_t *p = tj_tensor_data(t);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = (i * 5 + 2) % bound;
+    return t;
+}
+
+static tj_status f_gather(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    int64_t s[2] = {4, 3};
+    o[0] = tj_gather(x[0], 1, index_tensor(2, s, 4));
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status f_scatter_add(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    int64_t s[2] = {2, 4};
+    o[0] = tj_scatter_add(x[0], 0, index_tensor(2, s, 3), x[1]);
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
+FN(f_unfold, tj_unfold(x[0], 1, 3, 2))
+FN(f_unfold_overlap, tj_unfold(x[0], 0, 2, 1))
+
+Test(gradcheck, indexing)
+{
+    static const gc_case cases[] = {
+        {"gather", f_gather, 1, {{2, {4, 4}, TRANSPOSED}}, -1, 1},
+        {"scatter_add", f_scatter_add, 2, {{2, {3, 4}, STRIDED}, {2, {2, 5}, PLAIN}}, -1, 1},
+        {"unfold", f_unfold, 1, {{3, {2, 7, 2}, PLAIN}}, -1, 1},
+        {"unfold(overlapping, strided)", f_unfold_overlap, 1, {{2, {4, 3}, STRIDED}}, -1, 1},
+    };
+    CASES(cases);
+}
+
 /* ---- neural-network operators ---- */
 
 FN(f_softmax, tj__softmax(x[0], 1, false))
@@ -506,6 +550,17 @@ static tj_status f_dropout(tj_tensor *const *x, tj_tensor **o, int *n)
     return tj_native_dropout(x[0], 0.4, true, &o[0], &o[1]);
 }
 
+static tj_status f_dropout_train_none(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    tj_value args[3] = {tj_v_tensor(x[0]), tj_v_float(0.25), tj_v_none()}, outs[2];
+    tj_manual_seed(11);
+    tj_status st = tj_dispatch(TJ_OPS(native_dropout), args, 3, outs);
+    o[0] = outs[0].u.t;
+    o[1] = outs[1].u.t;
+    *n = 2;
+    return st;
+}
+
 static tj_status nll(tj_tensor *const *x, tj_tensor **o, int *n, tj_tensor *weight, int64_t reduction)
 {
     static const int64_t target[4] = {2, 0, 4, 1};
@@ -564,6 +619,7 @@ Test(gradcheck, neural_network_operators)
         {"avg_pool2d(divisor, 3-d)", f_avg_pool_divisor, 1, {{3, {2, 4, 4}, STRIDED}}, -1, 1},
         {"embedding", f_embedding, 1, {{2, {5, 3}, PLAIN}}, -1, 1},
         {"native_dropout", f_dropout, 1, {{2, {4, 5}, TRANSPOSED}}, -1, 1},
+        {"native_dropout(train None)", f_dropout_train_none, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
         {"nll_loss_forward(mean)", f_nll_mean, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
         {"nll_loss_forward(sum, weight)", f_nll_sum_weighted, 1, {{2, {4, 5}, TRANSPOSED}}, -1, 1},
         {"nll_loss_forward(mean, weight)", f_nll_none_weighted_mean, 1, {{2, {4, 5}, PLAIN}}, -1, 1},

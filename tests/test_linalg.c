@@ -410,3 +410,42 @@ Test(linear, computes_x_wt_plus_bias)
         }
     tj_scope_end(s);
 }
+
+/* ---- addmm's decomposition (torch._decomp: alpha * mm + beta * self) ---- */
+
+static tj_status trace_addmm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const tj_value *scalars = ctx; /* beta, alpha */
+    (void)n;
+    out[0] = tj_addmm(in[0], in[1], in[2], scalars[0], scalars[1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(addmm, decomposes_into_mm_mul_and_add_with_kernel_values)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {ints_f32(1, (int64_t[]){3}, 1), ints_f32(2, (int64_t[]){2, 4}, 2), ints_f32(2, (int64_t[]){4, 3}, 3)};
+    tj_decomp_table *t = tj_get_decompositions((const char *const[]){"aten::addmm"}, 1);
+    tj_value scalars[2] = {tj_v_int(2), tj_v_int(3)}, beta0[2] = {tj_v_int(0), tj_v_int(1)};
+    tj_graph *g = tj_make_fx(trace_addmm, scalars, in, 3, t, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0 : f32[3], %arg1 : f32[2, 4], %arg2 : f32[4, 3]):\n"
+                           "    %mm = aten.mm.default(%arg1, %arg2)\n"
+                           "    %mul = aten.mul.Scalar(%mm, 3)\n"
+                           "    %mul_1 = aten.mul.Scalar(%arg0, 2)\n"
+                           "    %add = aten.add.Tensor(%mul_1, %mul)\n"
+                           "    return (%add,)\n");
+    free(text);
+    tj_tensor *out[1], *ref = tj_addmm(in[0], in[1], in[2], scalars[0], scalars[1]);
+    cr_assert_eq(tj_graph_run(g, in, 3, out), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 6; i++) cr_expect_eq(tj_tensor_item_at(out[0], i), tj_tensor_item_at(ref, i));
+    tj_graph_free(g);
+    g = tj_make_fx(trace_addmm, beta0, in, 3, t, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::add.Tensor")), 0, "beta = 0 drops self");
+    tj_graph_free(g);
+    tj_decomp_table_free(t);
+    tj_scope_end(s);
+}

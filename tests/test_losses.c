@@ -3,7 +3,8 @@
  * targets), the implicit nll_loss, cross_entropy_loss (label smoothing, soft
  * targets, k-dimensional inputs) and mse_loss, and native_dropout / dropout
  * (train and eval, p = 0 and 1, scaling, seed reproducibility across thread
- * counts).
+ * counts), and the core table's decompositions of nll_loss_forward,
+ * nll_loss_backward and native_dropout (primitives only, kernel values).
  *
  * Reference values were printed by PyTorch 1.13 (torch.ops.aten.* and
  * torch.nn.functional.* on the same float32 inputs). */
@@ -28,6 +29,7 @@ static void close_scope(void)
 TestSuite(nll, .init = open_scope, .fini = close_scope);
 TestSuite(cross_entropy, .init = open_scope, .fini = close_scope);
 TestSuite(dropout, .init = open_scope, .fini = close_scope);
+TestSuite(decompositions, .init = open_scope, .fini = close_scope);
 
 static tj_tensor *f32(int ndim, const int64_t *shape, const float *values)
 {
@@ -298,4 +300,104 @@ Test(dropout, strided_input_empty_input_and_bad_p)
     cr_expect(strstr(tj_last_error(), "aten::native_dropout"), "%s", tj_last_error());
     cr_expect_null(tj_dropout(x, -0.5, false));
     cr_expect(strstr(tj_last_error(), "aten::dropout"), "%s", tj_last_error());
+}
+
+/* ---- decompositions of the composites (core table) ---- */
+
+typedef struct nll_case {
+    int64_t reduction, ignore_index;
+    bool weighted;
+} nll_case;
+
+/* in: x, target, weight, grad_output (per row or one value) */
+static tj_status nll_both(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const nll_case *c = ctx;
+    (void)n;
+    tj_tensor *w = c->weighted ? in[2] : NULL;
+    *n_out = 3;
+    tj_status st = tj_nll_loss_forward(in[0], in[1], w, c->reduction, c->ignore_index, &out[0], &out[1]);
+    if (st != TJ_OK) return st;
+    out[2] = tj_nll_loss_backward(in[3], in[0], in[1], w, c->reduction, c->ignore_index, out[1]);
+    return out[2] ? TJ_OK : tj_last_status();
+}
+
+/* Traces fn with the core table (real mode), checks that only primitives
+ * remain, and compares the graph's outputs with the kernels'. */
+static void expect_decomposed_like_eager(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n_in)
+{
+    tj_tensor *eager[4], *traced[4];
+    int n_out = 4;
+    cr_assert_eq(fn(ctx, in, n_in, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(fn, ctx, in, n_in, core, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        if (op) cr_expect_eq(tj_op_kind_of(op), TJ_OP_PRIMITIVE, "%s remains", tj_op_name(op));
+    }
+    cr_assert_eq(tj_graph_run(g, in, n_in, traced), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n_out; k++) {
+        cr_assert_eq(tj_tensor_ndim(traced[k]), tj_tensor_ndim(eager[k]), "output %d rank", k);
+        cr_assert_eq(tj_tensor_dtype(traced[k]), tj_tensor_dtype(eager[k]), "output %d dtype", k);
+        cr_assert_eq(tj_tensor_numel(traced[k]), tj_tensor_numel(eager[k]), "output %d numel", k);
+        for (int64_t i = 0; i < tj_tensor_numel(eager[k]); i++) {
+            double e = tj_tensor_item_at(eager[k], i), t = tj_tensor_item_at(traced[k], i);
+            cr_expect((isnan(e) && isnan(t)) || fabs(e - t) <= 1e-6 * fabs(e) + 1e-7, "output %d [%lld]: %.9g, eager %.9g",
+                      k, (long long)i, t, e);
+        }
+    }
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
+
+Test(decompositions, nll_loss_forward_and_backward_lower_to_primitives_with_kernel_values)
+{
+    tj_tensor *one = tj_tensor_scalar_f32(2.0f), *rows = f32(1, (int64_t[]){3}, (float[]){1, -2, 3});
+    for (int red = 0; red < 3; red++)
+        for (int weighted = 0; weighted < 2; weighted++) {
+            nll_case c = {red, -100, weighted};
+            tj_tensor *in[4] = {nll_x(), nll_t(), nll_w(), red == 0 ? rows : one};
+            expect_decomposed_like_eager(nll_both, &c, in, 4);
+        }
+    /* ignore_index inside the class range; every target ignored (nan mean) */
+    nll_case in_range = {1, 1, true}, all = {1, 2, false};
+    tj_tensor *t = i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1});
+    expect_decomposed_like_eager(nll_both, &in_range, (tj_tensor *[]){nll_x(), t, nll_w(), one}, 4);
+    tj_tensor *t2 = i64(1, (int64_t[]){3}, (int64_t[]){2, 2, 2});
+    expect_decomposed_like_eager(nll_both, &all, (tj_tensor *[]){nll_x(), t2, nll_w(), one}, 4);
+    /* 1-d input, 0-dim target */
+    nll_case none = {0, -100, true};
+    tj_tensor *x1 = f32(1, (int64_t[]){4}, (float[]){-1.0f, -2.0f, -0.5f, -3.0f});
+    expect_decomposed_like_eager(nll_both, &none, (tj_tensor *[]){x1, i64(0, NULL, (int64_t[]){3}), nll_w(), one}, 4);
+}
+
+static tj_status dropout_call(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    *n_out = 2;
+    return tj_native_dropout(in[0], *(const double *)ctx, true, &out[0], &out[1]);
+}
+
+Test(decompositions, native_dropout_draws_the_kernels_mask)
+{
+    double p = 0.3;
+    tj_tensor *x = ramp(1000), *eager[2], *traced[2];
+    int n_out = 2;
+    tj_manual_seed(99);
+    cr_assert_eq(dropout_call(&p, &x, 1, eager, &n_out), TJ_OK);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(dropout_call, &p, &x, 1, core, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::native_dropout")), 0);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::bernoulli.p")), 1);
+    tj_manual_seed(99);
+    cr_assert_eq(tj_graph_run(g, &x, 1, traced), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(traced[1]), TJ_BOOL);
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < 1000; i++)
+            cr_assert_eq(tj_tensor_item_at(traced[k], i), tj_tensor_item_at(eager[k], i), "output %d [%lld]", k,
+                         (long long)i);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
 }

@@ -280,3 +280,63 @@ Test(layer_norm_backward, matches_pytorch_and_leaves_unmasked_outputs_undefined)
                  TJ_ERR_INVALID_ARGUMENT, "a gradient of an absent weight cannot be asked for");
     tj_scope_end(s);
 }
+
+/* ---- decompositions (the core table lowers these composites to
+ * primitives; values must match the fused kernels) ---- */
+
+enum { SOFTMAX, LOG_SOFTMAX, SOFTMAX_BWD, LOG_SOFTMAX_BWD, LAYER_NORM, LAYER_NORM_BWD, N_CASES };
+
+/* in: x [3, 4, 5], g [3, 4, 5], w [4, 5], b [4, 5] */
+static tj_status nn_case(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    int which = *(const int *)ctx;
+    int64_t ns[2] = {4, 5};
+    tj_tensor *mean, *rstd;
+    (void)n;
+    *n_out = 1;
+    switch (which) {
+    case SOFTMAX: out[0] = tj__softmax(in[0], 1, false); break;
+    case LOG_SOFTMAX: out[0] = tj__log_softmax(in[0], -1, false); break;
+    case SOFTMAX_BWD: out[0] = tj__softmax_backward_data(in[1], tj__softmax(in[0], 0, false), 0, TJ_FLOAT32); break;
+    case LOG_SOFTMAX_BWD:
+        out[0] = tj__log_softmax_backward_data(in[1], tj__log_softmax(in[0], 2, false), 2, TJ_FLOAT32);
+        break;
+    case LAYER_NORM:
+        *n_out = 3;
+        return tj_native_layer_norm(in[0], ns, 2, in[2], in[3], 1e-5, &out[0], &out[1], &out[2]);
+    default:
+        *n_out = 3;
+        if (tj_native_layer_norm(in[0], ns, 2, in[2], in[3], 1e-5, &out[0], &mean, &rstd) != TJ_OK) return tj_last_status();
+        return tj_native_layer_norm_backward(in[1], in[0], ns, 2, mean, rstd, in[2], in[3], (const bool[]){true, true, true},
+                                             &out[0], &out[1], &out[2]);
+    }
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(decompositions, softmax_and_layer_norm_lower_to_primitives_with_kernel_values)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[4] = {random_f32(3, (int64_t[]){3, 4, 5}, 1, -3, 3), random_f32(3, (int64_t[]){3, 4, 5}, 2, -1, 1),
+                        random_f32(2, (int64_t[]){4, 5}, 3, 0.5f, 1.5f), random_f32(2, (int64_t[]){4, 5}, 4, -1, 1)};
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core);
+    for (int which = 0; which < N_CASES; which++) {
+        tj_tensor *eager[3], *traced[3];
+        int n_eager = 3;
+        cr_assert_eq(nn_case(&which, in, 4, eager, &n_eager), TJ_OK, "case %d: %s", which, tj_last_error());
+        tj_graph *g = tj_make_fx(nn_case, &which, in, 4, core, TJ_TRACE_REAL);
+        cr_assert_not_null(g, "case %d: %s", which, tj_last_error());
+        for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+            const tj_op *op = tj_graph_node_op(g, i);
+            if (op) cr_expect_eq(tj_op_kind_of(op), TJ_OP_PRIMITIVE, "case %d: %s remains", which, tj_op_name(op));
+        }
+        cr_assert_eq(tj_graph_run(g, in, 4, traced), TJ_OK, "%s", tj_last_error());
+        for (int k = 0; k < n_eager; k++)
+            for (int64_t i = 0; i < tj_tensor_numel(eager[k]); i++)
+                cr_expect_float_eq(tj_tensor_item_at(traced[k], i), tj_tensor_item_at(eager[k], i), 1e-5,
+                                   "case %d output %d index %ld", which, k, (long)i);
+        tj_graph_free(g);
+    }
+    tj_decomp_table_free(core);
+    tj_scope_end(s);
+}

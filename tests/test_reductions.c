@@ -491,3 +491,48 @@ Test(reduce, allocation_failures_are_reported_not_crashed)
         if (l) expect(l, TJ_FLOAT32, 0, NULL, (double[]){1 + log(3000.0)}, 1e-6);
     }
 }
+
+/* Naive double-precision sum of x[a][b][c] (contiguous [A, B, C]) over the
+ * dims marked in red, for checking the strategies on larger shapes. */
+static void naive_sum3(const float *x, const int64_t *s, const bool *red, double *out, int64_t nout)
+{
+    for (int64_t o = 0; o < nout; o++) out[o] = 0;
+    for (int64_t a = 0; a < s[0]; a++)
+        for (int64_t b = 0; b < s[1]; b++)
+            for (int64_t c = 0; c < s[2]; c++) {
+                int64_t idx[3] = {a, b, c}, o = 0;
+                for (int d = 0; d < 3; d++)
+                    if (!red[d]) o = o * s[d] + idx[d];
+                out[o] += x[(a * s[1] + b) * s[2] + c];
+            }
+}
+
+Test(reduce, every_dim_combination_of_a_3d_tensor_matches_a_naive_sum)
+{
+    /* sizes chosen so that some reductions exceed one chunk (16384) */
+    int64_t s[3] = {64, 3, 601};
+    tj_manual_seed(3);
+    tj_tensor *x = tj_rand(s, 3, -1);
+    const float *px = tj_tensor_data(x);
+    static double want[64 * 3 * 601];
+    for (int mask = 1; mask < 8; mask++) {
+        bool red[3];
+        int64_t dims[3], nd = 0, nout = 1, oshape[3];
+        int no = 0;
+        for (int d = 0; d < 3; d++) {
+            red[d] = mask >> d & 1;
+            if (red[d]) dims[nd++] = d;
+            else oshape[no++] = s[d], nout *= s[d];
+        }
+        naive_sum3(px, s, red, want, nout);
+        expect(tj_sum_dim(x, dims, (int)nd, false, -1), TJ_FLOAT32, no, oshape, want, 1e-6);
+        /* the same through a permuted (non-contiguous) view: dims map back */
+        tj_tensor *p = tj_permute(x, (int64_t[]){2, 0, 1}, 3);
+        int64_t pdims[3];
+        for (int k = 0; k < nd; k++) pdims[k] = (dims[k] + 1) % 3;
+        tj_tensor *r = tj_sum_dim(p, pdims, (int)nd, false, -1);
+        if (no == 2 && !red[1]) r = tj_permute(r, (int64_t[]){1, 0}, 2); /* kept (c, a) -> (a, c) */
+        if (no == 2 && !red[0]) r = tj_permute(r, (int64_t[]){1, 0}, 2); /* kept (c, b) -> (b, c) */
+        expect(r, TJ_FLOAT32, no, oshape, want, 1e-6);
+    }
+}

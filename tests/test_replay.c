@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models.h"
 #include "runtime/internal.h"
+#include "step.h"
 #include "tjit/tjit.h"
 
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
@@ -625,6 +627,62 @@ Test(plan, functionalised_graph_writes_mutated_inputs_back_in_place)
     tj_plan_free(p);
     tj_graph_free(g);
     tj_scope_end(s);
+}
+
+Test(plan, mlp_training_step_replays_like_the_interpreter_with_direct_write_backs)
+{
+    tj_scope *s = tj_scope_begin();
+    model m;
+    train_state state;
+    cr_assert_eq(model_create(model_find("mlp"), 0, &m), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(train_state_init(&m, &state), TJ_OK);
+    tj_graph *g = step_trace(&m, STEP_TRAIN, 8, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback, 2 * m.n_params, "parameters and momentum buffers");
+    cr_expect_eq(st.n_writeback_direct, st.n_writeback);
+    cr_expect_leq(st.arena_bytes, st.naive_bytes);
+    /* the same batch for both; each side updates its own copies */
+    tj_tensor *x = random_f32(2, (int64_t[]){8, 784}, 5);
+    int64_t labels[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    tj_tensor *y = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){8}, labels);
+    tj_tensor *ref_in[3 * MODEL_MAX_PARAMS + 2], *plan_in[3 * MODEL_MAX_PARAMS + 2];
+    int n = step_inputs(&m, &state, x, y, ref_in);
+    for (int i = 0; i < n; i++) {
+        plan_in[i] = tj_clone(ref_in[i]);
+        ref_in[i] = tj_clone(ref_in[i]);
+    }
+    for (int step = 0; step < 3; step++) {
+        tj_tensor *ref[3 * MODEL_MAX_PARAMS + 1], *got[3 * MODEL_MAX_PARAMS + 1];
+        cr_assert_eq(tj_graph_run(g, ref_in, n, ref), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, plan_in, n, got), TJ_OK, "%s", tj_last_error());
+        expect_same(got[0], ref[0]); /* the loss */
+        for (int i = 0; i < n; i++) expect_same(plan_in[i], ref_in[i]);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+    train_state_free(&state);
+    model_free(&m);
+    tj_scope_end(s);
+}
+
+Test(plan, gpt_training_step_arena_is_at_most_60_percent_of_the_naive_sum)
+{
+    model m;
+    cr_assert_eq(model_create(model_find("gpt"), 0, &m), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = step_trace(&m, STEP_TRAIN, 0, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_leq(st.arena_bytes * 10, st.naive_bytes * 6, "arena %zu, naive %zu", st.arena_bytes, st.naive_bytes);
+    cr_expect_geq(st.arena_bytes, st.lower_bound_bytes);
+    cr_expect_eq(st.n_writeback_direct, st.n_writeback);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    model_free(&m);
 }
 
 Test(plan, bad_write_back_entries_are_compile_errors)

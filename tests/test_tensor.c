@@ -6,6 +6,7 @@
  * allocations through the allocator hook. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,13 +211,20 @@ Test(tensor, null_tensors_are_handled_everywhere)
 Test(tensor, allocation_failure_gives_out_of_memory_and_leaks_nothing)
 {
     int64_t base = live_allocs;
-    for (uint64_t k = 1; k <= 2; k++) { /* the tensor object, then its storage */
+    /* a large tensor: the tensor object, its storage header, its data */
+    for (uint64_t k = 1; k <= 3; k++) {
         tj_debug_fail_allocation(k);
-        cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(16)));
+        cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(1024)));
         expect_status(TJ_ERR_OUT_OF_MEMORY, "out of memory");
         tj_debug_fail_allocation(0);
         cr_expect_eq(live_allocs, base);
     }
+    /* a small one (up to 256 bytes of data) takes one block for all three */
+    tj_debug_fail_allocation(1);
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(16)));
+    expect_status(TJ_ERR_OUT_OF_MEMORY, "out of memory");
+    tj_debug_fail_allocation(0);
+    cr_expect_eq(live_allocs, base);
 }
 
 /* ==================== reference counts and storage ==================== */
@@ -243,6 +251,28 @@ Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
     cr_expect_eq(tj_tensor_item_at(row, 2), 5);
     tj_tensor_release(row);
     cr_expect_eq(live_allocs, base);
+}
+
+/* Small results share one block with their tensor and storage headers
+ * (runtime/tensor.c); large ones have separate data. Either way the data is
+ * 64-byte aligned and the last of base and view to go frees everything. */
+Test(tensor, small_and_large_storage_is_aligned_and_freed_in_either_order)
+{
+    int64_t base = live_allocs;
+    for (int64_t n = 1; n <= 4096; n *= 64) { /* 4, 256 and 16384 bytes */
+        for (int view_last = 0; view_last < 2; view_last++) {
+            tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 1, I64(n));
+            cr_assert_not_null(x, "%s", tj_last_error());
+            cr_expect_eq((uintptr_t)tj_tensor_data(x) % 64, 0, "n = %lld", (long long)n);
+            for (int64_t i = 0; i < n; i++) ((float *)tj_tensor_data(x))[i] = (float)i;
+            tj_tensor *v = tj_select(x, 0, n - 1);
+            tj_tensor_release(view_last ? x : v);
+            if (view_last) cr_expect_eq(tj_tensor_item_at(v, 0), (double)(n - 1));
+            else cr_expect_eq(tj_tensor_item_at(x, n - 1), (double)(n - 1));
+            tj_tensor_release(view_last ? v : x);
+            cr_expect_eq(live_allocs, base, "n = %lld, view released %s", (long long)n, view_last ? "last" : "first");
+        }
+    }
 }
 
 Test(tensor, views_share_storage_and_writes_show_through)

@@ -1,29 +1,67 @@
-/* tjit decomps [--table core] [OP...] */
+/* tjit decomps [--table core] [OP...] | --verify [--cases DIR] [-v] [OP...] */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "decomp_verify.h"
 #include "tjit/tjit.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tjit decomps [--table core] [OP...]\n\n"
+    fprintf(f, "usage: tjit decomps [--table core] [OP...]\n"
+               "       tjit decomps --verify [--cases DIR] [-v] [OP...]\n\n"
                "Prints a decomposition table, one operator per line with what it maps to, like\n"
                "printing torch._decomp.get_decompositions([...]). With OPs (\"aten::gelu\" takes\n"
                "every overload, \"aten::add.Tensor\" just one) prints get_decompositions(OPs) and\n"
                "lists the names that have no registered decomposition; with --table core (the\n"
-               "default without OPs) prints the table that lowers everything to primitives.\n");
+               "default without OPs) prints the table that lowers everything to primitives.\n\n"
+               "--verify runs each decomposition (of OPs, or every one with a kernel) against its\n"
+               "kernel on the conformance cases under DIR (default ../shared/conformance/cases,\n"
+               "or $TJ_SHARED_DIR/conformance/cases) and their random variants, compares both with\n"
+               "a float64 reference, and prints each operator's worst errors; -v lists every\n"
+               "violation. Exit status 1 when any decomposition fails.\n");
+}
+
+static int verify(const char *cases, bool verbose, char **names, int n)
+{
+    char dir[4096];
+    const char *shared = getenv("TJ_SHARED_DIR");
+    if (!cases) snprintf(dir, sizeof dir, "%s/conformance/cases", shared ? shared : "../shared");
+    else snprintf(dir, sizeof dir, "%s", cases);
+    const tj_op *ops[512];
+    for (int i = 0; i < n && i < 512; i++)
+        if (!(ops[i] = tj_op_find(names[i]))) {
+            fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
+            return 2;
+        }
+    static tj_verify_row rows[1024];
+    int count = tj_decomp_verify(dir, n ? ops : NULL, n < 512 ? n : 512, rows, 1024, verbose ? stdout : NULL);
+    if (count < 0) {
+        fprintf(stderr, "tjit decomps: cannot read the cases under %s\n", dir);
+        return 1;
+    }
+    tj_verify_report(rows, count, stdout);
+    for (int i = 0; i < count; i++)
+        if (rows[i].violations) return 1;
+    return 0;
 }
 
 int cmd_decomps(int argc, char **argv)
 {
-    static const struct option opts[] = {{"table", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *table = NULL;
+    static const struct option opts[] = {{"table", required_argument, 0, 't'}, {"verify", no_argument, 0, 'V'},
+                                         {"cases", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *table = NULL, *cases = NULL;
+    bool do_verify = false, verbose = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:c:vh", opts, NULL)) != -1) {
         if (c == 't') table = optarg;
+        else if (c == 'V') do_verify = true;
+        else if (c == 'c') cases = optarg;
+        else if (c == 'v') verbose = true;
         else if (c == 'h') {
             usage(stdout);
             return 0;
@@ -32,7 +70,8 @@ int cmd_decomps(int argc, char **argv)
             return 2;
         }
     }
-    if ((table && strcmp(table, "core")) || (table && optind < argc)) {
+    if (do_verify && !table) return verify(cases, verbose, argv + optind, argc - optind);
+    if ((table && strcmp(table, "core")) || (table && optind < argc) || do_verify || cases || verbose) {
         usage(stderr);
         return 2;
     }

@@ -13,5 +13,6 @@ int cmd_trace(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

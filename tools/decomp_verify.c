@@ -35,7 +35,7 @@ static uint64_t next_random(uint64_t *s)
 static tj_tensor *random_like(const tj_tensor *t, uint64_t *rng)
 {
     tj_tensor *r = tj_tensor_empty(t->dtype, t->ndim, t->shape);
-    if (!r || tj_scope_adopt(r) != TJ_OK) return NULL;
+    if (!r) return NULL;
     char *p = tj_tensor_ptr(r);
     for (int64_t i = 0; i < r->numel; i++)
         tj_store_f64(p + i * (int64_t)tj_dtype_size(r->dtype), r->dtype,
@@ -119,7 +119,7 @@ static tj_tensor *fresh_self(const call *c, tj_value *args)
     if (!c->op->is_inplace || args[0].kind != TJ_V_TENSOR) return NULL;
     tj_tensor *self = c->args[0].u.t;
     tj_tensor *copy = tj_tensor_empty(self->dtype, self->ndim, self->shape);
-    if (!copy || tj_scope_adopt(copy) != TJ_OK) return NULL;
+    if (!copy) return NULL;
     tj_tensor_copy_to(self, tj_tensor_ptr(copy));
     args[0] = tj_v_tensor(copy);
     return copy;
@@ -451,6 +451,24 @@ static bool serves(const tj_op *op, const char *folder)
     return case_is_of(folder, name);
 }
 
+/* Runs a decoded case (or sample) and its variants. */
+static void check_case(tj_verify_row *row, const tj_decomp_table *core, const tj_conform_case *cs, const char *name,
+                       uint64_t *rng, FILE *log)
+{
+    call c;
+    memset(&c, 0, sizeof c);
+    c.op = row->op;
+    memcpy(c.args, cs->args, sizeof c.args);
+    for (int a = 0; a < c.op->nargs; a++)
+        if (c.args[a].kind == TJ_V_TENSORS) {
+            memcpy(c.lists[a], cs->lists[a], sizeof(tj_tensor *) * (size_t)c.args[a].n);
+            c.args[a].u.ts = c.lists[a];
+        }
+    c.rtol = cs->rtol;
+    c.atol = cs->atol;
+    check_call(row, core, &c, name, rng, log);
+}
+
 static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const char *dir, char **names, int n_names,
                       FILE *log)
 {
@@ -464,40 +482,25 @@ static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const cha
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         tj_scope *scope = tj_scope_begin();
         if (tj_conform_decode_case(path, cs, why, sizeof why) == TJ_CASE_PASS) {
-            call c;
-            memset(&c, 0, sizeof c);
-            c.op = op;
-            memcpy(c.args, cs->args, sizeof c.args);
-            for (int a = 0; a < op->nargs; a++)
-                if (c.args[a].kind == TJ_V_TENSORS) {
-                    memcpy(c.lists[a], cs->lists[a], sizeof(tj_tensor *) * (size_t)c.args[a].n);
-                    c.args[a].u.ts = c.lists[a];
-                }
-            c.rtol = cs->rtol;
-            c.atol = cs->atol;
             row->cases++;
-            check_call(row, core, &c, names[i], &rng, log);
+            check_case(row, core, cs, names[i], &rng, log);
         }
         tj_conform_case_free(cs);
         tj_scope_end(scope);
     }
-    free(cs);
     for (int s = 0; s < tj_decomp_sample_count(); s++) {
         const tj_decomp_sample *sm = tj_decomp_sample_at(s);
         if (tj_op_find(sm->op) != op) continue;
         tj_scope *scope = tj_scope_begin();
-        call c;
-        memset(&c, 0, sizeof c);
-        c.op = op;
-        c.rtol = 1e-4;
-        c.atol = 1e-5;
         char why[256], name[64];
         snprintf(name, sizeof name, "sample %d", s);
-        if (tj_decomp_sample_decode(sm, c.args, c.lists, &rng, why, sizeof why) == TJ_OK)
-            check_call(row, core, &c, name, &rng, log);
+        if (tj_decomp_sample_decode(sm, cs, &rng, why, sizeof why) == TJ_OK) check_case(row, core, cs, name, &rng, log);
         else violation(row, log, name, "cannot decode: %s", why);
+        tj_conform_case_free(cs);
         tj_scope_end(scope);
     }
+    tj_clear_error();
+    free(cs);
 }
 
 int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_verify_row *rows, int max_rows, FILE *log)

@@ -17,6 +17,7 @@ static const command commands[] = {
     {"eval", cmd_eval, "test accuracy of saved parameters"},
     {"trace", cmd_trace, "trace a model's forward pass or training step and print the graph"},
     {"profile", cmd_profile, "replay a model's traced forward pass with the profiler (table, Chrome trace)"},
+    {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
     {"demo", cmd_demo, "a short tour of the tensor API and the dispatcher's modes"},

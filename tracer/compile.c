@@ -16,30 +16,6 @@ typedef struct compiler {
     tj_tensor **pv;    /* the prototype each value reads as */
 } compiler;
 
-void tj_plan_box_args(const tj_pnode *n, tj_tensor *const *vt, tj_value *args, tj_tensor **lists)
-{
-    int used = 0;
-    for (int i = 0; i < n->nargs; i++) {
-        const tj_garg *a = &n->args[i];
-        switch (a->kind) {
-        case TJ_GA_NONE: args[i] = tj_v_none(); break;
-        case TJ_GA_VALUE: args[i] = tj_v_tensor(vt[a->u.v]); break;
-        case TJ_GA_VALUES:
-            for (int k = 0; k < a->n; k++) lists[used + k] = vt[a->u.vs[k]];
-            args[i] = tj_v_tensors(lists + used, a->n);
-            used += a->n;
-            break;
-        case TJ_GA_INT: args[i] = tj_v_int(a->u.i); break;
-        case TJ_GA_FLOAT: args[i] = tj_v_float(a->u.f); break;
-        case TJ_GA_BOOL: args[i] = tj_v_bool(a->u.b); break;
-        case TJ_GA_INTS: args[i] = tj_v_ints(a->u.ints, a->n); break;
-        case TJ_GA_BOOLS: args[i] = tj_v_bools(a->u.bools, a->n); break;
-        case TJ_GA_STR: args[i] = tj_v_str(a->u.s); break;
-        case TJ_GA_DTYPE: args[i] = tj_v_dtype(a->u.dtype); break;
-        }
-    }
-}
-
 static void *pool_copy(tj_pool *pool, const void *src, size_t n)
 {
     void *d = tj_pool_alloc(pool, n ? n : 1);
@@ -133,7 +109,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     tj_tensor *lists_stack[64];
     tj_tensor **lists = pn->nlist <= 64 ? lists_stack : tj_alloc(sizeof(tj_tensor *) * (size_t)pn->nlist);
     if (!lists) return tj_oom("tj_compile", sizeof(tj_tensor *) * (size_t)pn->nlist);
-    tj_plan_box_args(pn, c->pv, args, lists);
+    tj_garg_box(pn->args, pn->nargs, c->pv, args, lists);
     tj_meta m[TJ_MAX_RETURNS];
     memset(m, 0, sizeof m);
     for (int i = 0; i < TJ_MAX_RETURNS; i++) m[i].alias = -1;
@@ -363,6 +339,14 @@ static tj_status plan_destinations(tj_plan *p, const tj_graph *g, const tj_compi
         int obj = tj_plan_object_value(p, p->output_values[k]);
         if (p->values[obj].kind != TJ_PV_ARENA || claimed[obj]) continue;
         p->direct_out[k] = claimed[obj] = true;
+    }
+    /* a result over its donor's block, with the same geometry, can run as the
+     * donor's tensor object unless it is pointed elsewhere at run time (the
+     * donor never is: it dies there); long elementwise chains then touch one
+     * object instead of one per node */
+    for (int v = 0; v < p->n_values; v++) {
+        tj_pvalue *pv = &p->values[v];
+        if (pv->kind == TJ_PV_ARENA) pv->object = pv->inplace && !claimed[v] ? p->values[pv->donor].object : v;
     }
     return TJ_OK;
 }

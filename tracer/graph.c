@@ -402,3 +402,27 @@ tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name)
     }
     return tj_error(TJ_ERR_INDEX, "tj_graph_set_input_name: the graph has no input %d", i);
 }
+
+void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists)
+{
+    int used = 0;
+    for (int i = 0; i < nargs; i++) {
+        const tj_garg *a = &args[i];
+        switch (a->kind) {
+        case TJ_GA_NONE: out[i] = tj_v_none(); break;
+        case TJ_GA_VALUE: out[i] = tj_v_tensor(values[a->u.v]); break;
+        case TJ_GA_VALUES:
+            for (int k = 0; k < a->n; k++) lists[used + k] = values[a->u.vs[k]];
+            out[i] = tj_v_tensors(lists + used, a->n);
+            used += a->n;
+            break;
+        case TJ_GA_INT: out[i] = tj_v_int(a->u.i); break;
+        case TJ_GA_FLOAT: out[i] = tj_v_float(a->u.f); break;
+        case TJ_GA_BOOL: out[i] = tj_v_bool(a->u.b); break;
+        case TJ_GA_INTS: out[i] = tj_v_ints(a->u.ints, a->n); break;
+        case TJ_GA_BOOLS: out[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_STR: out[i] = tj_v_str(a->u.s); break;
+        case TJ_GA_DTYPE: out[i] = tj_v_dtype(a->u.dtype); break;
+        }
+    }
+}

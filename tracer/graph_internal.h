@@ -107,6 +107,9 @@ void tj_graph_count_uses(tj_graph *g);
 void tj_graph_compact(tj_graph *g);
 /** Replaces every use of value `from` by `to`. */
 void tj_graph_replace_uses(tj_graph *g, int from, int to);
+/** Boxes graph arguments for a dispatcher call: value ids read `values`,
+ * tensor lists are laid out in `lists` (room for every list entry). */
+void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists);
 /** Copies a tensor's metadata into a value. */
 void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t);
 

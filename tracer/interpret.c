@@ -5,32 +5,6 @@
 
 #include "graph_internal.h"
 
-/* Boxes a node's arguments from the environment of live tensors. */
-static void box_args(const tj_graph *g, const tj_gnode *n, tj_tensor **env, tj_value *args, tj_tensor **lists)
-{
-    int used = 0;
-    for (int i = 0; i < n->nargs; i++) {
-        const tj_garg *a = &n->args[i];
-        switch (a->kind) {
-        case TJ_GA_NONE: args[i] = tj_v_none(); break;
-        case TJ_GA_VALUE: args[i] = tj_v_tensor(env[a->u.v]); break;
-        case TJ_GA_VALUES:
-            for (int k = 0; k < a->n; k++) lists[used + k] = env[a->u.vs[k]];
-            args[i] = tj_v_tensors(lists + used, a->n);
-            used += a->n;
-            break;
-        case TJ_GA_INT: args[i] = tj_v_int(a->u.i); break;
-        case TJ_GA_FLOAT: args[i] = tj_v_float(a->u.f); break;
-        case TJ_GA_BOOL: args[i] = tj_v_bool(a->u.b); break;
-        case TJ_GA_INTS: args[i] = tj_v_ints(a->u.ints, a->n); break;
-        case TJ_GA_BOOLS: args[i] = tj_v_bools(a->u.bools, a->n); break;
-        case TJ_GA_STR: args[i] = tj_v_str(a->u.s); break;
-        case TJ_GA_DTYPE: args[i] = tj_v_dtype(a->u.dtype); break;
-        }
-    }
-    (void)g;
-}
-
 static int list_len(const tj_gnode *n)
 {
     int total = 0;
@@ -82,8 +56,9 @@ static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tens
     tj_status st = TJ_OK;
     bool prev = tj_no_grad_begin();
     for (int k = 0; n->writeback && k < n->nargs && st == TJ_OK; k++) {
-        tj_tensor *dst = inputs[n->writeback[k] < 0 ? 0 : n->writeback[k]];
-        if (n->writeback[k] < 0 || outputs[k] == dst) continue;
+        if (n->writeback[k] < 0) continue;
+        tj_tensor *dst = inputs[n->writeback[k]];
+        if (outputs[k] == dst) continue;
         if (!tj_copy_(dst, outputs[k])) st = tj_last_status();
         else {
             tj_scope_drop(outputs[k]);
@@ -136,7 +111,7 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
                 st = tj_oom("tj_graph_run", sizeof(tj_tensor *) * (size_t)nl);
                 break;
             }
-            box_args(g, n, env, args, lists);
+            tj_garg_box(n->args, n->nargs, env, args, lists);
             tj_scope *s = tj_scope_begin();
             st = s ? tj_dispatch(n->op, args, n->nargs, outs) : tj_last_status();
             if (st == TJ_OK)

@@ -192,6 +192,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
             if (donor >= 0) {
                 o->arena_offset = p->values[donor].arena_offset;
                 o->inplace = true;
+                o->donor = donor;
                 donated[donor] = true;
                 p->stats.n_inplace++;
             } else {

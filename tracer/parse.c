@@ -20,10 +20,12 @@ typedef struct parser {
     int cap_fakes;
 } parser;
 
-static tj_status perr(parser *ps, const char *what)
+static tj_status perr_status(parser *ps, tj_status status, const char *what)
 {
-    return tj_error(TJ_ERR_PARSE, "tj_graph_parse: line %d, column %d: %s", ps->line, (int)(ps->p - ps->line_start) + 1, what);
+    return tj_error(status, "tj_graph_parse: line %d, column %d: %s", ps->line, (int)(ps->p - ps->line_start) + 1, what);
 }
+
+static tj_status perr(parser *ps, const char *what) { return perr_status(ps, TJ_ERR_PARSE, what); }
 
 static void skip_spaces(parser *ps)
 {
@@ -307,33 +309,18 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     }
     /* box on fake tensors and infer */
     tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
-    tj_tensor *lists[TJ_MAX_ARGS][256];
+    tj_tensor *lists[TJ_MAX_ARGS * 256];
     for (int i = 0; i < op->nargs; i++) {
-        tj_garg *a = &args[i];
-        switch (a->kind) {
-        case TJ_GA_NONE: vals[i] = tj_v_none(); break;
-        case TJ_GA_VALUE:
-            if (!(vals[i].u.t = fake_of(ps, a->u.v))) return tj_last_status();
-            vals[i] = tj_v_tensor(vals[i].u.t);
-            break;
-        case TJ_GA_VALUES:
-            for (int k = 0; k < a->n; k++)
-                if (!(lists[i][k] = fake_of(ps, a->u.vs[k]))) return tj_last_status();
-            vals[i] = tj_v_tensors(lists[i], a->n);
-            break;
-        case TJ_GA_INT: vals[i] = tj_v_int(a->u.i); break;
-        case TJ_GA_FLOAT: vals[i] = tj_v_float(a->u.f); break;
-        case TJ_GA_BOOL: vals[i] = tj_v_bool(a->u.b); break;
-        case TJ_GA_INTS: vals[i] = tj_v_ints(a->u.ints, a->n); break;
-        case TJ_GA_BOOLS: vals[i] = tj_v_bools(a->u.bools, a->n); break;
-        case TJ_GA_STR: vals[i] = tj_v_str(a->u.s); break;
-        case TJ_GA_DTYPE: vals[i] = tj_v_dtype(a->u.dtype); break;
-        }
+        int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
+        for (int k = 0; k < nv; k++)
+            if (!fake_of(ps, args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k])) return tj_last_status();
     }
+    tj_garg_box(args, op->nargs, ps->fakes, vals, lists);
     if (tj_dispatch_fake(op, vals, op->nargs, outs) != TJ_OK) {
         char msg[700];
         snprintf(msg, sizeof msg, "%s", tj_last_error());
-        return perr(ps, msg);
+        /* running out of memory is no fault of the text */
+        return perr_status(ps, tj_last_status() == TJ_ERR_OUT_OF_MEMORY ? TJ_ERR_OUT_OF_MEMORY : TJ_ERR_PARSE, msg);
     }
     tj_tensor *results[TJ_MAX_RETURNS];
     for (int i = 0; i < op->nreturns; i++)

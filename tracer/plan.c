@@ -151,6 +151,10 @@ static bool context_bind_values(tj_plan_context *c)
         case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
         case TJ_PV_INPUT: set_geometry(t, pv, NULL, pv->offset); break;
         case TJ_PV_ARENA: {
+            if (pv->object != v) { /* shares its donor's object */
+                c->vt[v] = c->vt[pv->object];
+                continue;
+            }
             tj_storage *s = &c->storages[v];
             atomic_init(&s->refcount, 1);
             s->data = c->arena + pv->arena_offset;
@@ -160,7 +164,7 @@ static bool context_bind_values(tj_plan_context *c)
         }
         case TJ_PV_VIEW: {
             const tj_pvalue *r = &p->values[pv->root];
-            if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, &c->storages[pv->root], pv->rel_offset);
+            if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, c->vt[pv->root]->storage, pv->rel_offset);
             else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
             else set_geometry(t, pv, NULL, pv->offset);
             break;
@@ -182,7 +186,7 @@ static void context_bind_nodes(tj_plan_context *c)
     for (int i = 0; i < p->n_nodes; i++) {
         const tj_pnode *n = &p->nodes[i];
         c->node_args[i] = c->args + a;
-        tj_plan_box_args(n, c->vt, c->args + a, c->lists + l);
+        tj_garg_box(n->args, n->nargs, c->vt, c->args + a, c->lists + l);
         tj_tensor **outs = c->outs + o;
         for (int k = 0; k < n->nout; k++) outs[k] = n->outs[k] >= 0 ? c->vt[n->outs[k]] : NULL;
         if (n->is_step) c->steps[n->step] = (tj_step){n->op->kernel, c->args + a, outs};
@@ -219,8 +223,9 @@ static tj_plan_context *context_create(tj_plan *p)
     c->prof.last_dur_ns = tj_alloc(z.prof);
     if (!c->arena || !c->tensors || !c->storages || !c->vt || !c->args || !c->node_args || !c->lists || !c->outs ||
         !c->steps || !c->copy_out || !c->wb_copy || !c->prof.total_ns || !c->prof.last_start_ns || !c->prof.last_dur_ns) {
+        size_t arena = c->arena_alloc;
         context_release(c);
-        tj_oom("tj_plan_context_new", c->arena_alloc);
+        tj_oom("tj_plan_context_new", arena);
         return NULL;
     }
     /* touch every page now, so that runs take no page faults */

@@ -44,7 +44,11 @@ typedef struct tj_pvalue {
     size_t arena_offset;
     int def, last;                /**< first and last step touching the storage */
     int n_views;                  /**< VIEW values rooted here */
-    bool inplace;                 /**< placed over its dying input's block */
+    bool inplace;                 /**< placed over its dying input's block... */
+    int donor;                    /**< ...the one of this value */
+    int object;                   /**< ARENA: the value whose tensor object it runs
+                                       as (itself, or its donor's when neither needs
+                                       its own: one object along an in-place chain) */
 } tj_pvalue;
 
 typedef struct tj_pnode {
@@ -139,7 +143,7 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
 }
 
 /** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
- * def/last, inplace and the plan's statistics. */
+ * def/last, inplace/donor and the plan's statistics. */
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
 
 /** Operators computed element by element in one pass through
@@ -152,8 +156,5 @@ void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs
 /** Monotonic clock in nanoseconds. */
 int64_t tj_plan_now_ns(void);
 
-/** Boxes node `n`'s arguments: tensors from `vt` (by value id), lists into
- * `lists` (room for n->nlist entries). */
-void tj_plan_box_args(const tj_pnode *n, tj_tensor *const *vt, tj_value *args, tj_tensor **lists);
 
 #endif

@@ -57,6 +57,18 @@ tj_decomp_table *tj_core_decompositions(void);
  * tj_get_decompositions and the core table from now on. */
 tj_status tj_register_decomposition(const tj_op *op, tj_decomp_fn fn, const char *name);
 
+/** Graph-level decomposition: a new graph (free with tj_graph_free) that
+ * computes what g computes, with every call that `table` names replaced by
+ * its decomposition, applied transitively, as if g's code had been traced by
+ * make_fx with that table. g is replayed in fake mode (no data), on inputs
+ * with its placeholders' dtypes, shapes and strides; its constants stay
+ * constants; placeholder names and write-back outputs carry over. A NULL
+ * table copies the graph. Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL
+ * graph or one without outputs, TJ_ERR_CYCLE for a decomposition that
+ * reaches the operator it decomposes, a decomposition's own error,
+ * TJ_ERR_OUT_OF_MEMORY. */
+tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,7 +36,8 @@ tj_tensor *tj_add_scalar_(tj_tensor *self, tj_value other, tj_value alpha);
 tj_tensor *tj_sub_(tj_tensor *self, tj_tensor *other, tj_value alpha);
 tj_tensor *tj_mul_(tj_tensor *self, tj_tensor *other);          /**< aten::mul_.Tensor */
 tj_tensor *tj_mul_scalar_(tj_tensor *self, tj_value other);     /**< aten::mul_.Scalar */
-tj_tensor *tj_div_(tj_tensor *self, tj_tensor *other);          /**< aten::div_.Tensor (true division; int64 self: TJ_ERR_DTYPE) */
+/** aten::div_.Tensor: true division (int64 self: TJ_ERR_DTYPE). */
+tj_tensor *tj_div_(tj_tensor *self, tj_tensor *other);
 tj_tensor *tj_div_scalar_(tj_tensor *self, tj_value other);     /**< aten::div_.Scalar */
 tj_tensor *tj_sqrt_(tj_tensor *self);                           /**< aten::sqrt_ (float self only) */
 /** aten::addcmul_: self += value * tensor1 * tensor2 (evaluated in that
@@ -66,7 +67,7 @@ tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight);
  * converted); self's values are not read. */
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src);
 tj_tensor *tj_zero(tj_tensor *self);                            /**< aten::zero: zeros of self's shape and dtype */
-tj_tensor *tj_fill(tj_tensor *self, tj_value value);            /**< aten::fill.Scalar: value in self's shape and dtype */
+tj_tensor *tj_fill(tj_tensor *self, tj_value value);            /**< aten::fill.Scalar: value, self's shape and dtype */
 /** aten::slice_scatter: a copy of self whose slice (as tj_slice with the same
  * dim/start/end/step) holds src; src must have exactly the slice's shape
  * (TJ_ERR_SHAPE otherwise). */

@@ -150,6 +150,22 @@ tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);         /**<
  * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. */
 tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
 
+/* ---- Indexing. ---- */
+/** aten::gather: out[p] = self[p with p[dim] replaced by index[p]]; index is
+ * int64 of self's rank, no larger than self in any dim but `dim`; the result
+ * has index's shape and self's dtype. An index outside [0, size of dim)
+ * gives TJ_ERR_INDEX; rank or size mismatches TJ_ERR_SHAPE. */
+tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index);
+/** aten::scatter_add: a copy of self with src[p] added at p with p[dim]
+ * replaced by index[p], for every position p of index (in row-major order);
+ * src has self's dtype and rank and is no smaller than index. Errors as
+ * tj_gather. */
+tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+/** aten::unfold (a view): dim `dimension` of self cut into windows of `size`
+ * elements `step` apart; shape [..., (n - size) / step + 1, ..., size].
+ * size > n gives TJ_ERR_SHAPE, step < 1 TJ_ERR_INVALID_ARGUMENT. */
+tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step);
+
 /* ---- Creation and random. dtype -1 means float32 (int64 for arange with
  * integer arguments). ---- */
 tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype);              /**< aten::zeros */

@@ -31,10 +31,14 @@
  * through tj_set_allocator's hook, as long as the graph's kernels need no
  * scratch memory of their own.
  *
+ * Inputs that the graph updates (outputs written back, as functionalisation
+ * marks them) hold their new values after each run; the kernel making the
+ * new value writes it straight into the input's buffer where that is safe.
+ *
  * Profiler: tj_plan_set_profiling times every kernel; tj_plan_profile_print
  * writes a table by operator like torch.profiler's key_averages().table(),
  * tj_plan_profile_write_trace a Chrome trace-event JSON file that Perfetto
- * (ui.perfetto.dev) and chrome://tracing open. */
+ * (ui.perfetto.dev) and chrome://tracing open (`tjit profile MODEL`). */
 #ifndef TJIT_PLAN_H
 #define TJIT_PLAN_H
 
@@ -72,12 +76,13 @@ typedef struct tj_compile_options {
  * plan keeps its own copy of everything it needs (constants are retained):
  * the graph may be freed afterwards. Free the plan with tj_plan_free.
  * Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL graph or one without an
- * output node, or a write-back entry out of range, naming an input twice, or
- * whose output and input types differ; TJ_ERR_UNSUPPORTED for a call whose
- * operator has no kernel ("tj_compile: node %name: aten::x has no kernel"),
- * or for an output written back to the input it is a view of; the shape function's
- * error when a node's arguments do not fit, TJ_ERR_SHAPE when its result
- * differs from the type the graph records; TJ_ERR_OUT_OF_MEMORY. */
+ * output node, or a write-back entry out of range, naming an input twice,
+ * or whose output and input types differ; TJ_ERR_UNSUPPORTED for a call
+ * whose operator has no kernel ("tj_compile: node %name: aten::x has no
+ * kernel"), or for an output written back to the input it is a view of; the
+ * shape function's error (prefixed with the node) when a node's arguments do
+ * not fit, TJ_ERR_SHAPE when its result differs from the type the graph
+ * records; TJ_ERR_OUT_OF_MEMORY. */
 tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts);
 
 /** Frees the plan, its default context and every context still open on it
@@ -94,16 +99,21 @@ int tj_plan_num_outputs(const tj_plan *p);
  * strides and storage offsets are accepted. Writes tj_plan_num_outputs new
  * references into `outputs` (owned by the caller, or by the innermost open
  * scope): new tensors, except that an output written back into an input is
- * returned as that input tensor, as tj_graph_run does. Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong
- * count), TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the
- * compiled one (the message names the input and both types), a kernel's
- * error (the outputs are then NULL), TJ_ERR_OUT_OF_MEMORY. */
+ * returned as that input tensor, as tj_graph_run does. Inputs must not be
+ * tensors of this context (tj_plan_context_output of its previous run: the
+ * run overwrites them). Not thread-safe with itself (one default context).
+ * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count),
+ * TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the compiled
+ * one (the message names the input and both types), a kernel's error (the
+ * outputs are then NULL; written-back inputs may be partly updated),
+ * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);
 
 /** Like tj_plan_run, writing the results into the caller's `outputs`, which
- * must have the output dtypes and shapes (any strides), must not overlap
- * each other, and must not be inputs of the run. With `outputs` NULL, or a
- * NULL entry, the result stays in the context (tj_plan_context_output).
+ * must have the output dtypes and shapes (any strides) and must not overlap
+ * each other. An output tensor sharing storage with an input is written
+ * after the last kernel (a copy). With `outputs` NULL, or a NULL entry, the
+ * result stays in the context (tj_plan_context_output).
  * Performs no heap allocation. Errors as tj_plan_run, plus TJ_ERR_DTYPE /
  * TJ_ERR_SHAPE for an output tensor of the wrong type. */
 tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor *const *outputs);

@@ -68,34 +68,22 @@ static tj_tensor *fake_of(fz *z, int v)
 static int emit(fz *z, const tj_op *op, const tj_garg *args)
 {
     tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
-    tj_tensor *lists[TJ_MAX_ARGS][64];
+    int n_list = 0;
     for (int i = 0; i < op->nargs; i++) {
-        const tj_garg *a = &args[i];
-        switch (a->kind) {
-        case TJ_GA_NONE: vals[i] = tj_v_none(); break;
-        case TJ_GA_VALUE:
-            vals[i] = tj_v_tensor(fake_of(z, a->u.v));
-            if (!vals[i].u.t) return -1;
-            break;
-        case TJ_GA_VALUES:
-            if (a->n > 64) {
-                tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s with more than 64 tensors", op->name);
-                return -1;
-            }
-            for (int k = 0; k < a->n; k++)
-                if (!(lists[i][k] = fake_of(z, a->u.vs[k]))) return -1;
-            vals[i] = tj_v_tensors(lists[i], a->n);
-            break;
-        case TJ_GA_INT: vals[i] = tj_v_int(a->u.i); break;
-        case TJ_GA_FLOAT: vals[i] = tj_v_float(a->u.f); break;
-        case TJ_GA_BOOL: vals[i] = tj_v_bool(a->u.b); break;
-        case TJ_GA_INTS: vals[i] = tj_v_ints(a->u.ints, a->n); break;
-        case TJ_GA_BOOLS: vals[i] = tj_v_bools(a->u.bools, a->n); break;
-        case TJ_GA_STR: vals[i] = tj_v_str(a->u.s); break;
-        case TJ_GA_DTYPE: vals[i] = tj_v_dtype(a->u.dtype); break;
-        }
+        int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
+        for (int k = 0; k < nv; k++)
+            if (!fake_of(z, args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k])) return -1;
+        if (args[i].kind == TJ_GA_VALUES) n_list += args[i].n;
     }
-    if (tj_dispatch_fake(op, vals, op->nargs, outs) != TJ_OK) return -1;
+    tj_tensor *stack_lists[64], **lists = n_list <= 64 ? stack_lists : tj_alloc(sizeof *lists * (size_t)n_list);
+    if (!lists) {
+        tj_oom("tj_pass_functionalize", sizeof *lists * (size_t)n_list);
+        return -1;
+    }
+    tj_garg_box(args, op->nargs, z->fakes, vals, lists);
+    tj_status st = tj_dispatch_fake(op, vals, op->nargs, outs);
+    if (lists != stack_lists) tj_free(lists, sizeof *lists * (size_t)n_list);
+    if (st != TJ_OK) return -1;
     tj_tensor *results[TJ_MAX_RETURNS];
     for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     return tj_graph_add_call(z->g, op, args, op->nargs, results, op->base);
@@ -156,7 +144,10 @@ static int unview(fz *z, int view_node, int pv, int nv)
     const tj_gnode *n = &z->old->nodes[view_node];
     const tj_op *op = n->op;
     const tj_garg *a = n->args;
-    const tj_gvalue *parent = &z->g->values[pv];
+    /* copies: emitting may move the value array */
+    int parent_ndim = z->g->values[pv].ndim, child_ndim = z->g->values[nv].ndim;
+    int64_t parent_shape[TJ_MAX_DIMS];
+    memcpy(parent_shape, z->g->values[pv].shape, sizeof parent_shape);
     if (op == TJ_OPS(slice_Tensor)) {
         tj_garg args[6] = {gv(pv), gv(nv), a[1], a[2], a[3], a[4]};
         return emit1(z, TJ_OPS(slice_scatter), args);
@@ -166,7 +157,7 @@ static int unview(fz *z, int view_node, int pv, int nv)
         return emit1(z, TJ_OPS(select_scatter), args);
     }
     if (op == TJ_OPS(view)) {
-        tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = parent->ndim, .u.ints = (int64_t *)parent->shape}};
+        tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = parent_ndim, .u.ints = parent_shape}};
         return emit1(z, TJ_OPS(_unsafe_view), args);
     }
     if (op == TJ_OPS(permute)) {
@@ -189,9 +180,9 @@ static int unview(fz *z, int view_node, int pv, int nv)
         return emit1(z, TJ_OPS(squeeze_dim), args);
     }
     if (op == TJ_OPS(squeeze_dim)) {
-        if (parent->ndim == z->g->values[nv].ndim) return nv;
+        if (parent_ndim == child_ndim) return nv;
         int d;
-        if (tj_wrap_dim(op->name, a[1].u.i, parent->ndim, &d) != TJ_OK) return -1;
+        if (tj_wrap_dim(op->name, a[1].u.i, parent_ndim, &d) != TJ_OK) return -1;
         tj_garg args[2] = {gv(nv), gi(d)};
         return emit1(z, TJ_OPS(unsqueeze), args);
     }

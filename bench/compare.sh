@@ -1,0 +1,47 @@
+#!/bin/sh
+# tjit against PyTorch, side by side, into bench/RESULTS.md and bench/results.svg.
+#
+#   bench/compare.sh [NAME...]        (default: every model and micro-benchmark)
+#
+# Environment: TJIT (default build/tools/tjit), THREADS (default 1,2), RUNS
+# (default 20), OUT (the JSON files, default bench/results), RESULTS (default
+# bench/RESULTS.md) and SVG (default bench/results.svg).
+#
+# For each thread count and workload, `tjit bench NAME` and then
+# `bench/torch_ref.py NAME` run back to back, so that each tjit/PyTorch ratio
+# is taken seconds apart on this machine whose speed drifts by 1.5-2x over
+# minutes; bench/merge.py then joins all the JSON files. PyTorch first checks
+# it computes what tjit computes, from the weights and batches that
+# `tjit bench --export` writes.
+set -eu
+cd "$(dirname "$0")/.."
+tjit=${TJIT:-build/tools/tjit}
+threads=${THREADS:-1,2}
+runs=${RUNS:-20}
+out=${OUT:-bench/results}
+results=${RESULTS:-bench/RESULTS.md}
+svg=${SVG:-bench/results.svg}
+names=${*:-mlp cnn gpt block768 mlp_b1 dispatch gelu softmax layer_norm mm trace}
+python=/usr/bin/python3
+
+ref=$(mktemp -d /tmp/tjit-ref.XXXXXX)
+trap 'rm -rf "$ref"' EXIT
+mkdir -p "$out"
+rm -f "$out"/tjit-*.json "$out"/torch-*.json
+"$tjit" bench --export "$ref"
+for t in $(echo "$threads" | tr , ' '); do
+    for name in $names; do
+        echo "== $name, $t thread(s); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+        "$tjit" bench "$name" --threads "$t" --runs "$runs" --quiet --json "$out/tjit-$name-$t.json"
+        $python bench/torch_ref.py "$name" --threads "$t" --runs "$runs" --ref "$ref" \
+            --json "$out/torch-$name-$t.json"
+    done
+done
+$python bench/merge.py "$out"/tjit-*.json "$out"/torch-*.json --results "$results" --svg "$svg" \
+    --command "meson setup build && meson compile -C build" \
+    --command "THREADS=$threads RUNS=$runs bench/compare.sh $*" \
+    --command "# which runs, for each thread count T and workload NAME, back to back:" \
+    --command "$tjit bench --export REF" \
+    --command "$tjit bench NAME --threads T --runs $runs --quiet --json $out/tjit-NAME-T.json" \
+    --command "$python bench/torch_ref.py NAME --threads T --runs $runs --ref REF --json $out/torch-NAME-T.json" \
+    --command "$python bench/merge.py $out/tjit-*.json $out/torch-*.json --results $results --svg $svg"

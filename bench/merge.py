@@ -1,0 +1,366 @@
+#!/usr/bin/python3
+"""Joins `tjit bench --json` and `bench/torch_ref.py --json` files into one table.
+
+    /usr/bin/python3 bench/merge.py FILE.json... [--results bench/RESULTS.md]
+        [--svg bench/results.svg] [--command TEXT]... [--note TEXT]
+
+Each FILE is a tjit or a PyTorch result file (told apart by their "tool" key);
+several of each are concatenated (bench/compare.sh writes one pair per
+workload and thread count, run back to back so that each tjit/PyTorch ratio
+is taken minutes apart at most). Prints the table; with --results replaces
+the section between the markers below in that Markdown file (appending it
+the first time) and leaves the rest of the file alone; with --svg writes a
+bar chart of the speed-ups over PyTorch.
+
+Speed-up over PyTorch = PyTorch's median time / tjit's (for GB/s and GFLOP/s
+figures: tjit's / PyTorch's): above 1 tjit is faster.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+from xml.sax.saxutils import escape
+
+BEGIN = "<!-- merge.py: begin (generated; edit bench/merge.py instead) -->"
+END = "<!-- merge.py: end -->"
+MODES = ("eager", "traced", "decomposed")
+MODELS = ("mlp", "cnn", "gpt", "block768", "mlp_b1")
+MICRO = ("dispatch", "gelu", "softmax", "layer_norm", "mm", "trace")
+
+# Issue 8's speed targets: (workload, step, tjit mode, threads, PyTorch mode, minimum speed-up)
+TARGETS = [
+    ("mlp", "train", "traced", 1, "pytorch", 1.4),
+    ("cnn", "train", "traced", 1, "pytorch", 1.1),
+    ("gpt", "train", "traced", 1, "pytorch", 1.5),
+    ("block768", "forward", "traced", 1, "pytorch", 1.15),
+    ("mlp_b1", "forward", "traced", 1, "pytorch", 3.0),
+]
+
+
+def load(paths):
+    tjit, torch, meta = [], [], {"tjit": [], "pytorch": []}
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        tool = d.get("tool")
+        if tool == "tjit":
+            tjit += d["results"]
+        elif tool == "pytorch":
+            torch += d.get("results", [])
+        else:
+            sys.exit(f"merge.py: {p} is neither a tjit nor a PyTorch result file")
+        meta[tool].append(d)
+    return tjit, torch, meta
+
+
+class Index:
+    def __init__(self, results):
+        self.d = {(r["name"], r["what"], r["mode"], r["threads"]): r for r in results}
+
+    def get(self, name, what, mode, threads):
+        return self.d.get((name, what, mode, threads))
+
+
+def speedup(tj, pt):
+    """PyTorch time / tjit time (or tjit throughput / PyTorch throughput)."""
+    if not tj or not pt:
+        return None
+    if "/" in tj["unit"]:
+        return tj["value"] / pt["value"]
+    return pt["median_ms"] / tj["median_ms"]
+
+
+def fmt(r):
+    if not r:
+        return "n/a"
+    v = r["value"]
+    return f"{v:.3g} {r['unit']}" if v < 100 else f"{v:.0f} {r['unit']}"
+
+
+def fx(x, bold_below=None):
+    if x is None:
+        return "n/a"
+    s = f"{x:.2f}x"
+    return f"**{s}**" if bold_below is not None and x < bold_below else s
+
+
+def faults(r):
+    return "n/a" if not r else f"{r['faults_per_call']:.1f}"
+
+
+def mib(r):
+    return "" if not r or "arena_bytes" not in r else f"{r['arena_bytes'] / 1048576:.2f}"
+
+
+def model_rows(tj, pt, threads):
+    rows = []
+    for name in MODELS:
+        for what in ("forward", "train"):
+            m = [tj.get(name, what, mode, threads) for mode in MODES]
+            if not any(m):
+                continue
+            p, pp = pt.get(name, what, "pytorch", threads), pt.get(name, what, "pytorch_passive", threads)
+            e, t, d = m
+            rows.append({
+                "label": f"{name} {what}", "name": name, "what": what, "tjit": m, "pytorch": p, "passive": pp,
+                "traced_eager": t["median_ms"] / e["median_ms"] if e and t else None,
+                "decomp_traced": d["median_ms"] / t["median_ms"] if d and t else None,
+                "sp_traced": speedup(t, p), "sp_eager": speedup(e, p), "sp_decomp": speedup(d, p),
+                "sp_traced_passive": speedup(t, pp),
+            })
+    return rows
+
+
+def micro_rows(tj, pt, threads):
+    rows = []
+    for name in MICRO:
+        mode = "fake+core" if name == "trace" else "eager"
+        t = tj.get(name, name, mode, threads)
+        if not t:
+            continue
+        p = pt.get(name, name, "pytorch+fake" if name == "trace" else "pytorch", threads)
+        pp = pt.get(name, name, "pytorch_passive", threads)
+        rows.append({"label": name, "name": name, "tjit": t, "pytorch": p, "passive": pp, "sp": speedup(t, p),
+                     "sp_passive": speedup(t, pp)})
+    return rows
+
+
+def markdown(tj, pt, threads_list):
+    out = []
+    for nt in threads_list:
+        rows = model_rows(tj, pt, nt)
+        if rows:
+            out.append(f"\n#### Models, {nt} thread{'s' if nt > 1 else ''} (median per call)\n")
+            out.append("| workload | tjit eager | tjit traced | tjit decomposed | PyTorch | PyTorch passive "
+                       "| traced/eager | decomposed/traced | **speed-up traced** | speed-up eager | speed-up decomposed "
+                       "| speed-up traced vs passive | faults/call e/t/d/PyTorch | arena MiB traced/decomposed |")
+            out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            for r in rows:
+                e, t, d = r["tjit"]
+                out.append(f"| {r['label']} | {fmt(e)} | {fmt(t)} | {fmt(d)} | {fmt(r['pytorch'])} | "
+                           f"{fmt(r['passive'])} | {fx(r['traced_eager'])} | {fx(r['decomp_traced'])} | "
+                           f"**{fx(r['sp_traced'])}** | {fx(r['sp_eager'], 1.0)} | {fx(r['sp_decomp'])} | "
+                           f"{fx(r['sp_traced_passive'])} | {faults(e)}/{faults(t)}/{faults(d)}/{faults(r['pytorch'])}"
+                           f" | {mib(t)}/{mib(d)} |")
+    for nt in threads_list:
+        rows = micro_rows(tj, pt, nt)
+        if rows:
+            out.append(f"\n#### Micro-benchmarks, {nt} thread{'s' if nt > 1 else ''}\n")
+            out.append("| benchmark | tjit | PyTorch | PyTorch passive | speed-up | speed-up vs passive "
+                       "| faults/call tjit/PyTorch |")
+            out.append("|---|---|---|---|---|---|---|")
+            for r in rows:
+                out.append(f"| {r['label']} | {fmt(r['tjit'])} | {fmt(r['pytorch'])} | {fmt(r['passive'])} | "
+                           f"{fx(r['sp'], 1.0)} | {fx(r['sp_passive'], 1.0)} | {faults(r['tjit'])}/"
+                           f"{faults(r['pytorch'])} |")
+    return "\n".join(out)
+
+
+def targets(tj, pt, threads_list):
+    lines = ["| target | measured | |", "|---|---|---|"]
+    for name, what, mode, nt, pmode, want in TARGETS:
+        got = speedup(tj.get(name, what, mode, nt), pt.get(name, what, pmode, nt))
+        lines.append(f"| {name} {what}, {mode}, {nt} thread: >= {want}x faster than PyTorch | {fx(got)} | "
+                     f"{'n/a' if got is None else 'met' if got >= want else '**missed**'} |")
+    if 2 in threads_list:
+        rows = model_rows(tj, pt, 2)
+        worst = [(r["sp_traced"], r["label"]) for r in rows if r["sp_traced"] is not None]
+        if worst:
+            got, label = min(worst)
+            lines.append(f"| 2 threads: traced >= 1.5x faster than PyTorch's default on every model | worst: "
+                         f"{label} {fx(got)} | {'met' if got >= 1.5 else '**missed**'} |")
+    eager = []
+    for nt in threads_list:
+        for r in model_rows(tj, pt, nt):
+            if r["sp_eager"] is not None:
+                eager.append((r["sp_eager"], f"{r['label']} ({nt} thr)"))
+    if eager:
+        got, label = min(eager)
+        lines.append(f"| eager at least as fast as PyTorch eager everywhere (models) | worst: {label} {fx(got)} | "
+                     f"{'met' if got >= 1.0 else '**missed**'} |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the chart
+def svg_chart(tj, pt, threads_list):
+    """Horizontal bars of the speed-ups over PyTorch (log scale), per workload."""
+    series = [("traced", 1, "#1f77b4"), ("traced", 2, "#9ecae1"), ("eager", 1, "#d62728"), ("eager", 2, "#f4a6a6"),
+              ("decomposed", 1, "#2ca02c")]
+    series = [s for s in series if s[1] in threads_list]
+    groups = []  # (label, [(value or None, colour)], target)
+    target = {(n, w): v for n, w, _, _, _, v in TARGETS}
+    for r in model_rows(tj, pt, threads_list[0]):
+        bars = []
+        for mode, nt, colour in series:
+            rows = {x["label"]: x for x in model_rows(tj, pt, nt)}
+            x = rows.get(r["label"])
+            bars.append((x and x[{"traced": "sp_traced", "eager": "sp_eager", "decomposed": "sp_decomp"}[mode]],
+                         colour))
+        groups.append((r["label"], bars, target.get((r["name"], r["what"]))))
+    for r in micro_rows(tj, pt, threads_list[0]):
+        bars = []
+        for mode, nt, colour in series:
+            if mode != "eager":
+                continue
+            rows = {x["label"]: x for x in micro_rows(tj, pt, nt)}
+            bars.append((rows.get(r["label"], {}).get("sp"), colour))
+        groups.append((r["label"] + (" (fake, decomposed)" if r["name"] == "trace" else ""), bars, None))
+    values = [v for _, bars, _ in groups for v, _ in bars if v]
+    if not values:
+        return None
+    lo = 10 ** math.floor(math.log10(min(min(values), 0.5)))
+    hi = 10 ** math.ceil(math.log10(max(max(values), 2)))
+    left, right, top, bar_h, gap = 190, 40, 70, 11, 10
+    width = 900
+    plot_w = width - left - right
+    height = top + sum(len(b) * bar_h + gap for _, b, _ in groups) + 60
+
+    def x_of(v):
+        return left + plot_w * (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{width}" height="{height}" fill="white"/>',
+         f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
+         'tjit speed-up over PyTorch 1.13 eager (PyTorch time / tjit time; log scale)</text>']
+    # legend, on one line under the title
+    items = [(f"{mode}, {nt} thread{'s' if nt > 1 else ''}", colour) for mode, nt, colour in series]
+    lx = 20
+    for label, colour in items:
+        s.append(f'<rect x="{lx}" y="34" width="12" height="12" fill="{colour}"/>')
+        s.append(f'<text x="{lx + 16}" y="44">{escape(label)}</text>')
+        lx += 30 + int(6.5 * len(label))
+    s.append(f'<line x1="{lx + 6}" y1="33" x2="{lx + 6}" y2="47" stroke="black" stroke-width="2"/>'
+             f'<text x="{lx + 12}" y="44">target (traced, 1 thread)</text>')
+    # grid
+    bottom = height - 45
+    decade = lo
+    while decade <= hi * 1.001:
+        for k in (1, 2, 5):
+            v = decade * k
+            if v > hi * 1.001:
+                break
+            x = x_of(v)
+            strong = v == 1
+            s.append(f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{bottom}" '
+                     f'stroke="{"black" if strong else "#ddd"}" stroke-width="{1.5 if strong else 1}"/>')
+            s.append(f'<text x="{x:.1f}" y="{bottom + 15}" text-anchor="middle">{v:g}x</text>')
+        decade *= 10
+    s.append(f'<text x="{left + plot_w / 2}" y="{bottom + 32}" text-anchor="middle">'
+             'above 1x: tjit faster; below: PyTorch faster</text>')
+    y = top
+    for label, bars, tgt in groups:
+        gh = len(bars) * bar_h
+        s.append(f'<text x="{left - 8}" y="{y + gh / 2 + 4}" text-anchor="end">{escape(label)}</text>')
+        for i, (v, colour) in enumerate(bars):
+            if not v:
+                continue
+            x0, x1 = x_of(1), x_of(v)
+            s.append(f'<rect x="{min(x0, x1):.1f}" y="{y + i * bar_h}" width="{abs(x1 - x0):.1f}" height="{bar_h - 1}"'
+                     f' fill="{colour}"><title>{escape(label)}: {v:.2f}x</title></rect>')
+            s.append(f'<text x="{max(x0, x1) + 3:.1f}" y="{y + i * bar_h + bar_h - 2}" font-size="9">{v:.2f}x</text>')
+        if tgt:
+            xt = x_of(tgt)
+            s.append(f'<line x1="{xt:.1f}" y1="{y - 2}" x2="{xt:.1f}" y2="{y + bar_h + 1}" stroke="black" '
+                     f'stroke-width="2"/>')
+        y += gh + gap
+    s.append("</svg>")
+    return "\n".join(s) + "\n"
+
+
+def section(tj, pt, meta, threads_list, commands, note):
+    tmeta, pmeta = meta["tjit"], meta["pytorch"]
+    loads = [m["loadavg"][0] for m in tmeta + pmeta if m.get("loadavg")]
+    dates = sorted(m["date"] for m in tmeta + pmeta if m.get("date"))
+    core = sorted({m.get("openblas_core", "?") for m in tmeta})
+    procs = [p for m in pmeta for p in m.get("processes", [])]
+    torch_version = procs[0]["torch"] if procs else "n/a"
+    lines = [BEGIN, "## tjit bench vs PyTorch (`tjit bench`, `bench/torch_ref.py`, `bench/merge.py`)", ""]
+    lines.append("### Commands\n\n```")
+    lines += commands or ["bench/compare.sh"]
+    lines.append("```\n")
+    lines.append(f"- Date: {dates[0]} to {dates[-1]}" if dates else "- Date: n/a")
+    lines.append(f"- Load average (1 min) when each part started: {min(loads):.2f} to {max(loads):.2f} "
+                 f"on {tmeta[0].get('cpus', '?') if tmeta else '?'} CPUs" if loads else "- Load average: n/a")
+    lines.append(f"- OpenBLAS core (openblas_get_corename): {', '.join(core)}; OPENBLAS_CORETYPE=Haswell in the "
+                 "environment")
+    lines.append(f"- Threads: {', '.join(map(str, threads_list))}. tjit: `tj_set_num_threads` (its OpenMP kernels "
+                 "and OpenBLAS). PyTorch " + torch_version + ": a fresh process per thread count and policy with "
+                 "OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = N set before `import torch`, and "
+                 "`torch.set_num_threads(N)`; \"PyTorch\" = its defaults (OMP_WAIT_POLICY unset), \"PyTorch "
+                 "passive\" = OMP_WAIT_POLICY=passive; a 16 MiB tensor allocated and freed before timing.")
+    lines.append("- Every figure: median of at least 20 timed calls after 3 warm-up calls (cheap workloads: "
+                 "more calls, about 0.25 s in all, at most 400); tjit's three modes interleaved call by call. "
+                 "Training steps start each timed call from the parameters and optimiser state after 3 steps "
+                 "from seed 0 (copied back, untimed). Forward passes without gradient recording.")
+    lines.append("- Checked before timing: tjit's traced and decomposed modes against its eager mode (forward "
+                 "output; one step's loss and updated parameters), and PyTorch against tjit (same seed-0 weights "
+                 "through a safetensors file, same batch: forward output, one step's loss and updated "
+                 "parameters, float32 tolerance).")
+    checks = sorted({c for p in procs for c in p.get("checks", [])})
+    if checks:
+        lines.append("\n<details><summary>PyTorch/tjit checks</summary>\n")
+        lines += [f"- {c}" for c in checks]
+        lines.append("\n</details>")
+    if note:
+        lines += ["", note]
+    lines.append("\n### Figures")
+    lines.append("\nSpeed-up = PyTorch median time / tjit median time (GB/s, GFLOP/s: tjit / PyTorch); above 1x tjit "
+                 "is faster. traced/eager and decomposed/traced are time ratios (below 1x: the first is faster). "
+                 "Bold speed-ups below 1x: eager slower than PyTorch.")
+    lines.append(markdown(tj, pt, threads_list))
+    lines.append("\n### Targets (issue 8, speed)\n")
+    lines.append(targets(tj, pt, threads_list))
+    lines.append("\nChart: [results.svg](results.svg).")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path, text):
+    try:
+        with open(path) as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = "# Benchmark results\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = head + text.rstrip("\n") + rest.split(END, 1)[1]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(path, "w") as f:
+        f.write(new)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--results", help="Markdown file whose merge.py section is replaced (e.g. bench/RESULTS.md)")
+    ap.add_argument("--svg", help="write the bar chart here (e.g. bench/results.svg)")
+    ap.add_argument("--command", action="append", default=[], help="a command line to list in the section")
+    ap.add_argument("--note", default="", help="a paragraph to add to the section")
+    args = ap.parse_args()
+    tjit, torch, meta = load(args.files)
+    tj, pt = Index(tjit), Index(torch)
+    threads_list = sorted({r["threads"] for r in tjit})
+    if not threads_list:
+        sys.exit("merge.py: no tjit results")
+    if not torch:
+        print("merge.py: no PyTorch results (torch missing?): tjit figures only", file=sys.stderr)
+    print(markdown(tj, pt, threads_list))
+    print()
+    print(targets(tj, pt, threads_list))
+    if args.results:
+        write_section(args.results, section(tj, pt, meta, threads_list, args.command, args.note))
+        print(f"\nwrote the section to {args.results}")
+    if args.svg:
+        chart = svg_chart(tj, pt, threads_list)
+        if chart:
+            with open(args.svg, "w") as f:
+                f.write(chart)
+            print(f"wrote {args.svg}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

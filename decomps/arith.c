@@ -1,0 +1,125 @@
+/* Decompositions of the arithmetic operators that are not primitives: the
+ * Scalar overloads become their Tensor overloads on a 0-dim tensor holding
+ * the Scalar converted as the kernel converts it (so results are bit-equal),
+ * sub is add with a negated alpha, neg a multiplication by -1, and the unary
+ * operators follow their kernels' formulas (kernels/elementwise_simd.h):
+ * reciprocal 1/x, rsqrt 1/sqrt(x), sigmoid 1/(1+exp(-x)), abs max(x, -x).
+ * Each runs the operator's shape function first, so a traced call fails
+ * exactly as the eager one does. */
+#include "util.h"
+
+/* The result dtype the shape function decides (after its checks). */
+#define CHECKED_DTYPE(ident, args, dt)                                          \
+    tj_meta m_[1];                                                              \
+    if (tj_dc_check(TJ_OPS(ident), args, m_) != TJ_OK) return tj_last_status(); \
+    tj_dtype dt = m_[0].dtype
+
+/* neg(x) = x * -1 (exact for floats; wraps for int64 as the kernel does). */
+static tj_status neg(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(neg, args, dt);
+    return tj_dc_done(tj_mul(args[0].u.t, tj_dc_number(-1, dt)), outs);
+}
+
+/* abs(x) = maximum(x, -x): nan stays nan. */
+static tj_status abs_(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(abs, args, dt);
+    (void)dt;
+    return tj_dc_done(tj_maximum(args[0].u.t, tj_neg(args[0].u.t)), outs);
+}
+
+static tj_status reciprocal(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(reciprocal, args, dt);
+    return tj_dc_done(tj_div(tj_dc_number(1, dt), args[0].u.t), outs);
+}
+
+static tj_status rsqrt(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(rsqrt, args, dt);
+    return tj_dc_done(tj_div(tj_dc_number(1, dt), tj_sqrt(args[0].u.t)), outs);
+}
+
+static tj_status sigmoid(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(sigmoid, args, dt);
+    tj_tensor *one = tj_dc_number(1, dt);
+    return tj_dc_done(tj_div(one, tj_add(one, tj_exp(tj_neg(tj_dc_to(args[0].u.t, dt))))), outs);
+}
+
+/* -alpha, wrapping for int64 as the kernel's sub does. */
+static tj_value negated(const tj_value *alpha)
+{
+    if (alpha->kind == TJ_V_FLOAT) return tj_v_float(-alpha->u.f);
+    int64_t i = alpha->kind == TJ_V_BOOL ? alpha->u.b : alpha->u.i;
+    return tj_v_int((int64_t)(0 - (uint64_t)i));
+}
+
+static tj_status add_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(add_Scalar, args, dt);
+    return tj_dc_done(tj_add_alpha(args[0].u.t, tj_dc_scalar(&args[1], dt), args[2]), outs);
+}
+
+static tj_status sub_tensor(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(sub_Tensor, args, dt);
+    (void)dt;
+    return tj_dc_done(tj_add_alpha(args[0].u.t, args[1].u.t, negated(&args[2])), outs);
+}
+
+static tj_status sub_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(sub_Scalar, args, dt);
+    return tj_dc_done(tj_add_alpha(args[0].u.t, tj_dc_scalar(&args[1], dt), negated(&args[2])), outs);
+}
+
+static tj_status mul_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(mul_Scalar, args, dt);
+    return tj_dc_done(tj_mul(args[0].u.t, tj_dc_scalar(&args[1], dt)), outs);
+}
+
+static tj_status div_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(div_Scalar, args, dt);
+    return tj_dc_done(tj_div(args[0].u.t, tj_dc_scalar(&args[1], dt)), outs);
+}
+
+/* pow(x, e) with the kernel's shortcuts for e in {0, 1, 2, 3, 0.5, -0.5, -1,
+ * -2} (x*x and friends instead of pow), else pow.Tensor_Tensor. */
+static tj_status pow_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(pow_Tensor_Scalar, args, dt);
+    tj_tensor *x = tj_dc_to(args[0].u.t, dt);
+    tj_value ev = tj_dc_convert(&args[1], dt);
+    double e = tj_value_as_double(&ev);
+    if (!tj_dc_is_float(dt)) return tj_dc_done(tj_pow(x, tj_dc_scalar(&args[1], dt)), outs);
+    tj_tensor *one = tj_dc_number(1, dt), *r;
+    if (e == 0) r = tj_full(tj_tensor_shape(x), tj_tensor_ndim(x), tj_v_int(1), (int)dt);
+    else if (e == 1) r = tj_to_copy(x, (int)dt);
+    else if (e == 2) r = tj_mul(x, x);
+    else if (e == 3) r = tj_mul(tj_mul(x, x), x);
+    else if (e == 0.5) r = tj_sqrt(x);
+    else if (e == -0.5) r = tj_div(one, tj_sqrt(x));
+    else if (e == -1) r = tj_div(one, x);
+    else if (e == -2) r = tj_div(one, tj_mul(x, x));
+    else r = tj_pow(x, tj_dc_scalar(&args[1], dt));
+    return tj_dc_done(r, outs);
+}
+
+void tj_register_arith_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(neg), neg, "neg");
+    tj_op_set_decomposition(TJ_OPS(abs), abs_, "abs");
+    tj_op_set_decomposition(TJ_OPS(reciprocal), reciprocal, "reciprocal");
+    tj_op_set_decomposition(TJ_OPS(rsqrt), rsqrt, "rsqrt");
+    tj_op_set_decomposition(TJ_OPS(sigmoid), sigmoid, "sigmoid");
+    tj_op_set_decomposition(TJ_OPS(add_Scalar), add_scalar, "add_scalar");
+    tj_op_set_decomposition(TJ_OPS(sub_Tensor), sub_tensor, "sub_tensor");
+    tj_op_set_decomposition(TJ_OPS(sub_Scalar), sub_scalar, "sub_scalar");
+    tj_op_set_decomposition(TJ_OPS(mul_Scalar), mul_scalar, "mul_scalar");
+    tj_op_set_decomposition(TJ_OPS(div_Scalar), div_scalar, "div_scalar");
+    tj_op_set_decomposition(TJ_OPS(pow_Tensor_Scalar), pow_scalar, "pow_scalar");
+}

@@ -1,0 +1,127 @@
+/* Decompositions of the comparisons, selections and bounds that are not
+ * primitives, down to eq.Tensor, lt.Tensor, where.self and maximum:
+ *   ne(a, b) = eq(eq(a, b), false)         gt(a, b) = lt(b, a)
+ *   le(a, b) = where(lt(a, b), true, eq(a, b))    ge(a, b) = le(b, a)
+ *   minimum(a, b) = where(lt(b, a) or isnan(b), b, a)   (nan from either side)
+ *   clamp = minimum(maximum(x, lo), hi), with the kernels' nan rules
+ *   masked_fill(x, m, v) = where(m, v, x)
+ * (nan compares false everywhere, so every form keeps PyTorch's answers on
+ * nan). Scalars are boxed in the dtype the kernel compares in. */
+#include "util.h"
+
+static tj_tensor *bool_const(bool b)
+{
+    tj_value v = tj_v_bool(b);
+    return tj_dc_scalar(&v, TJ_BOOL);
+}
+
+static tj_tensor *logical_or(tj_tensor *a, tj_tensor *b) { return tj_where(a, bool_const(true), b); }
+
+/* x != x: true where x is nan (never for integers). */
+static tj_tensor *isnan_(tj_tensor *x) { return tj_eq(tj_eq(x, x), bool_const(false)); }
+
+static tj_status ne(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(ne_Tensor), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(tj_eq(tj_eq(args[0].u.t, args[1].u.t), bool_const(false)), outs);
+}
+
+static tj_status gt(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(gt_Tensor), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(tj_lt(args[1].u.t, args[0].u.t), outs);
+}
+
+static tj_tensor *less_equal(tj_tensor *a, tj_tensor *b) { return logical_or(tj_lt(a, b), tj_eq(a, b)); }
+
+static tj_status le(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(le_Tensor), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(less_equal(args[0].u.t, args[1].u.t), outs);
+}
+
+static tj_status ge(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(ge_Tensor), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(tj_le(args[1].u.t, args[0].u.t), outs);
+}
+
+/* The Scalar overloads compare in result_type(self, other). */
+static tj_status eq_scalar(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(eq_Scalar), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(tj_eq(args[0].u.t, tj_dc_scalar(&args[1], tj_result_type(args, 2))), outs);
+}
+
+static tj_status gt_scalar(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(gt_Scalar), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(tj_lt(tj_dc_scalar(&args[1], tj_result_type(args, 2)), args[0].u.t), outs);
+}
+
+static tj_tensor *min2(tj_tensor *a, tj_tensor *b) { return tj_where(logical_or(tj_lt(b, a), isnan_(b)), b, a); }
+
+static tj_status minimum(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(minimum), args, m) != TJ_OK) return tj_last_status();
+    return tj_dc_done(min2(args[0].u.t, args[1].u.t), outs);
+}
+
+/* clamp(x, lo?, hi?) with Scalar bounds, as the kernel: with both bounds a
+ * nan one gives nan everywhere; a single nan bound is ignored. */
+static tj_status clamp(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(clamp), args, m) != TJ_OK) return tj_last_status();
+    tj_dtype dt = m[0].dtype;
+    bool has_lo = args[1].kind != TJ_V_NONE, has_hi = args[2].kind != TJ_V_NONE;
+    bool lo_nan = has_lo && isnan(tj_value_as_double(&args[1])), hi_nan = has_hi && isnan(tj_value_as_double(&args[2]));
+    if (has_lo && has_hi && (lo_nan || hi_nan))
+        return tj_dc_done(tj_full(m[0].shape, m[0].ndim, tj_v_float(NAN), (int)dt), outs);
+    tj_tensor *x = args[0].u.t;
+    bool applied = false;
+    if (has_lo && !lo_nan) x = tj_maximum(x, tj_dc_scalar(&args[1], dt)), applied = true;
+    if (has_hi && !hi_nan) x = min2(tj_dc_to(x, dt), tj_dc_scalar(&args[2], dt)), applied = true;
+    return tj_dc_done(applied ? x : tj_to_copy(x, (int)dt), outs);
+}
+
+/* clamp.Tensor: maximum / minimum, which let nan through from every side. */
+static tj_status clamp_tensor(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(clamp_Tensor), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t, *lo = tj_dc_opt(&args[1]), *hi = tj_dc_opt(&args[2]);
+    if (lo) x = tj_maximum(x, lo);
+    if (hi) x = min2(x, hi);
+    return tj_dc_done(tj_dc_to(x, m[0].dtype), outs);
+}
+
+/* masked_fill(self, mask, value) keeps self's dtype. */
+static tj_status masked_fill(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(masked_fill_Scalar), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *self = args[0].u.t;
+    return tj_dc_done(tj_where(args[1].u.t, tj_dc_scalar(&args[2], tj_tensor_dtype(self)), self), outs);
+}
+
+void tj_register_compare_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(ne_Tensor), ne, "ne");
+    tj_op_set_decomposition(TJ_OPS(gt_Tensor), gt, "gt");
+    tj_op_set_decomposition(TJ_OPS(le_Tensor), le, "le");
+    tj_op_set_decomposition(TJ_OPS(ge_Tensor), ge, "ge");
+    tj_op_set_decomposition(TJ_OPS(eq_Scalar), eq_scalar, "eq_scalar");
+    tj_op_set_decomposition(TJ_OPS(gt_Scalar), gt_scalar, "gt_scalar");
+    tj_op_set_decomposition(TJ_OPS(minimum), minimum, "minimum");
+    tj_op_set_decomposition(TJ_OPS(clamp), clamp, "clamp");
+    tj_op_set_decomposition(TJ_OPS(clamp_Tensor), clamp_tensor, "clamp_tensor");
+    tj_op_set_decomposition(TJ_OPS(masked_fill_Scalar), masked_fill, "masked_fill");
+}

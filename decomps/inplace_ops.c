@@ -1,0 +1,48 @@
+/* Decompositions of the in-place arithmetic operators (add_, sub_, mul_,
+ * div_, sqrt_, zero_, fill_): the out-of-place result written back with
+ * copy_, so that a traced graph keeps the mutation for functionalisation.
+ * The in-place operator's own shape function checks first that the result
+ * fits self (no broadcasting of self, no dtype change). */
+#include "util.h"
+
+/* copy_(self, r); the result is self itself. */
+static tj_status write_back(const tj_value *args, tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    return tj_dc_done(tj_copy_(args[0].u.t, r), outs);
+}
+
+#define INPLACE(name, ident, EXPR)                                               \
+    static tj_status name(const tj_value *args, tj_value *outs)                  \
+    {                                                                            \
+        tj_meta m[1];                                                            \
+        if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status(); \
+        tj_tensor *self = args[0].u.t;                                           \
+        (void)self;                                                              \
+        return write_back(args, (EXPR), outs);                              \
+    }
+
+INPLACE(add_tensor_, add__Tensor, tj_add_alpha(self, args[1].u.t, args[2]))
+INPLACE(add_scalar_, add__Scalar, tj_add_alpha(self, tj_dc_scalar(&args[1], m[0].dtype), args[2]))
+INPLACE(sub_tensor_, sub__Tensor, tj_sub_alpha(self, args[1].u.t, args[2]))
+INPLACE(mul_tensor_, mul__Tensor, tj_mul(self, args[1].u.t))
+INPLACE(mul_scalar_, mul__Scalar, tj_mul(self, tj_dc_scalar(&args[1], m[0].dtype)))
+INPLACE(div_tensor_, div__Tensor, tj_div(self, args[1].u.t))
+INPLACE(div_scalar_, div__Scalar, tj_div(self, tj_dc_scalar(&args[1], m[0].dtype)))
+INPLACE(sqrt_, sqrt_, tj_sqrt(self))
+INPLACE(zero_, zero_, tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype))
+INPLACE(fill_, fill__Scalar, tj_full(m[0].shape, m[0].ndim, tj_dc_convert(&args[1], m[0].dtype), (int)m[0].dtype))
+
+void tj_register_inplace_ops_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(add__Tensor), add_tensor_, "add_tensor_");
+    tj_op_set_decomposition(TJ_OPS(add__Scalar), add_scalar_, "add_scalar_");
+    tj_op_set_decomposition(TJ_OPS(sub__Tensor), sub_tensor_, "sub_tensor_");
+    tj_op_set_decomposition(TJ_OPS(mul__Tensor), mul_tensor_, "mul_tensor_");
+    tj_op_set_decomposition(TJ_OPS(mul__Scalar), mul_scalar_, "mul_scalar_");
+    tj_op_set_decomposition(TJ_OPS(div__Tensor), div_tensor_, "div_tensor_");
+    tj_op_set_decomposition(TJ_OPS(div__Scalar), div_scalar_, "div_scalar_");
+    tj_op_set_decomposition(TJ_OPS(sqrt_), sqrt_, "sqrt_");
+    tj_op_set_decomposition(TJ_OPS(zero_), zero_, "zero_");
+    tj_op_set_decomposition(TJ_OPS(fill__Scalar), fill_, "fill_");
+}

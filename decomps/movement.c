@@ -1,0 +1,148 @@
+/* Decompositions of the view and data-movement operators that are not
+ * primitives. The primitive views are view, permute, expand, slice and
+ * unfold; the copies are _to_copy (convert), slice_scatter (write a slice)
+ * and copy_ (write in place):
+ *   t, transpose           -> permute
+ *   unsqueeze, squeeze.dim -> view (a size-1 dim fits any strides)
+ *   select.int             -> slice + view
+ *   _unsafe_view           -> view, of a copy when the strides do not allow it
+ *   clone                  -> _to_copy
+ *   cat                    -> full + one slice_scatter per tensor
+ *   select_scatter         -> slice_scatter of the unsqueezed source
+ *   copy (out of place)    -> _to_copy of the expanded source
+ *   zero, fill.Scalar      -> full
+ * The shape functions of the decomposed operators check the arguments. */
+#include "util.h"
+
+#define CHECK(ident, args, m)                                                  \
+    tj_meta m[TJ_MAX_RETURNS];                                                 \
+    if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status()
+
+static tj_status transpose(const tj_value *args, tj_value *outs)
+{
+    CHECK(transpose_int, args, m);
+    tj_tensor *x = args[0].u.t;
+    int nd = tj_tensor_ndim(x), d0, d1;
+    tj_wrap_dim("aten::transpose.int", args[1].u.i, nd, &d0);
+    tj_wrap_dim("aten::transpose.int", args[2].u.i, nd, &d1);
+    int64_t perm[TJ_MAX_DIMS];
+    for (int i = 0; i < nd; i++) perm[i] = i == d0 ? d1 : i == d1 ? d0 : i;
+    return tj_dc_done(tj_permute(x, perm, nd), outs);
+}
+
+static tj_status t(const tj_value *args, tj_value *outs)
+{
+    CHECK(t, args, m);
+    tj_tensor *x = args[0].u.t;
+    if (tj_tensor_ndim(x) < 2) return tj_dc_done(tj_view(x, m[0].shape, m[0].ndim), outs);
+    int64_t perm[2] = {1, 0};
+    return tj_dc_done(tj_permute(x, perm, 2), outs);
+}
+
+/* unsqueeze and squeeze.dim: a view to the shape the shape function gives. */
+static tj_status unsqueeze(const tj_value *args, tj_value *outs)
+{
+    CHECK(unsqueeze, args, m);
+    return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
+}
+
+static tj_status squeeze_dim(const tj_value *args, tj_value *outs)
+{
+    CHECK(squeeze_dim, args, m);
+    return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
+}
+
+static tj_status select(const tj_value *args, tj_value *outs)
+{
+    CHECK(select_int, args, m);
+    tj_tensor *x = args[0].u.t;
+    int d;
+    tj_wrap_dim("aten::select.int", args[1].u.i, tj_tensor_ndim(x), &d);
+    int64_t index = args[2].u.i < 0 ? args[2].u.i + tj_tensor_shape(x)[d] : args[2].u.i;
+    tj_tensor *s = tj_slice(x, d, true, index, true, index + 1, 1);
+    return tj_dc_done(tj_view(s, m[0].shape, m[0].ndim), outs);
+}
+
+/* _unsafe_view: a view when self's strides allow it (the shape function
+ * says so by aliasing), else a view of a contiguous copy. */
+static tj_status unsafe_view(const tj_value *args, tj_value *outs)
+{
+    CHECK(_unsafe_view, args, m);
+    tj_tensor *x = args[0].u.t;
+    if (m[0].alias < 0) x = tj_to_copy(x, -1);
+    return tj_dc_done(tj_view(x, m[0].shape, m[0].ndim), outs);
+}
+
+static tj_status clone(const tj_value *args, tj_value *outs)
+{
+    CHECK(clone, args, m);
+    return tj_dc_done(tj_to_copy(args[0].u.t, -1), outs);
+}
+
+/* cat: the result filled slice by slice (1-d empty tensors are skipped, the
+ * legacy rule the shape function applies). */
+static tj_status cat(const tj_value *args, tj_value *outs)
+{
+    CHECK(cat, args, m);
+    int d = 0;
+    if (m[0].ndim > 0) tj_wrap_dim("aten::cat", args[1].u.i, m[0].ndim, &d);
+    tj_tensor *r = tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype);
+    int64_t offset = 0;
+    for (int i = 0; i < args[0].n && r; i++) {
+        tj_tensor *x = args[0].u.ts[i];
+        if (tj_tensor_ndim(x) == 1 && tj_tensor_numel(x) == 0 && m[0].ndim != 1) continue;
+        int64_t len = tj_tensor_ndim(x) ? tj_tensor_shape(x)[d] : 0;
+        if (len == 0) continue;
+        r = tj_slice_scatter(r, x, d, true, offset, true, offset + len, 1);
+        offset += len;
+    }
+    return tj_dc_done(r, outs);
+}
+
+static tj_status select_scatter(const tj_value *args, tj_value *outs)
+{
+    CHECK(select_scatter, args, m);
+    tj_tensor *self = args[0].u.t;
+    int d;
+    tj_wrap_dim("aten::select_scatter", args[2].u.i, tj_tensor_ndim(self), &d);
+    int64_t index = args[3].u.i < 0 ? args[3].u.i + tj_tensor_shape(self)[d] : args[3].u.i;
+    tj_tensor *src = tj_unsqueeze(args[1].u.t, d);
+    return tj_dc_done(tj_slice_scatter(self, src, d, true, index, true, index + 1, 1), outs);
+}
+
+/* copy(self, src): src broadcast to self's shape, in self's dtype. */
+static tj_status copy(const tj_value *args, tj_value *outs)
+{
+    CHECK(copy, args, m);
+    tj_tensor *src = tj_expand(args[1].u.t, m[0].shape, m[0].ndim);
+    return tj_dc_done(tj_to_copy(src, (int)m[0].dtype), outs);
+}
+
+static tj_status zero(const tj_value *args, tj_value *outs)
+{
+    CHECK(zero, args, m);
+    return tj_dc_done(tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype), outs);
+}
+
+static tj_status fill(const tj_value *args, tj_value *outs)
+{
+    CHECK(fill_Scalar, args, m);
+    tj_value v = tj_dc_convert(&args[1], m[0].dtype);
+    return tj_dc_done(tj_full(m[0].shape, m[0].ndim, v, (int)m[0].dtype), outs);
+}
+
+void tj_register_movement_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(transpose_int), transpose, "transpose");
+    tj_op_set_decomposition(TJ_OPS(t), t, "t");
+    tj_op_set_decomposition(TJ_OPS(unsqueeze), unsqueeze, "unsqueeze");
+    tj_op_set_decomposition(TJ_OPS(squeeze_dim), squeeze_dim, "squeeze_dim");
+    tj_op_set_decomposition(TJ_OPS(select_int), select, "select");
+    tj_op_set_decomposition(TJ_OPS(_unsafe_view), unsafe_view, "unsafe_view");
+    tj_op_set_decomposition(TJ_OPS(clone), clone, "clone");
+    tj_op_set_decomposition(TJ_OPS(cat), cat, "cat");
+    tj_op_set_decomposition(TJ_OPS(select_scatter), select_scatter, "select_scatter");
+    tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
+    tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
+    tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");
+}

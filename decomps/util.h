@@ -1,0 +1,72 @@
+/* Helpers shared by the decompositions of decomps/: the argument checks of an
+ * operator's own shape function (so that a decomposed call fails exactly like
+ * the kernel), Scalars boxed as 0-dim tensors the way a kernel converts a
+ * wrapped number, and the result hand-off. */
+#ifndef TJIT_DECOMPS_UTIL_H
+#define TJIT_DECOMPS_UTIL_H
+
+#include <float.h>
+#include <math.h>
+
+#include "internal.h"
+
+/** outs[0] = r, or the failing inner call's status when r is NULL. */
+static inline tj_status tj_dc_done(tj_tensor *r, tj_value *outs)
+{
+    if (!r) return tj_last_status();
+    outs[0] = tj_v_tensor(r);
+    return TJ_OK;
+}
+
+/** Runs op's shape function on args: the checks (and errors) of the kernel;
+ * `m` receives the output geometry (room for op's returns). */
+static inline tj_status tj_dc_check(const tj_op *op, const tj_value *args, tj_meta *m)
+{
+    for (int i = 0; i < op->nreturns; i++) m[i] = (tj_meta){.alias = -1};
+    return op->meta(args, m);
+}
+
+/** An optional Tensor argument, or NULL. */
+static inline tj_tensor *tj_dc_opt(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
+
+static inline bool tj_dc_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
+
+/** The Scalar v converted to `dt` as a kernel converts a wrapped number
+ * (int -> float rounds once, float -> int truncates with nan -> 0 and
+ * saturation, float64 -> float32 may overflow to inf), as a Scalar that
+ * scalar_tensor stores unchanged. */
+static inline tj_value tj_dc_convert(const tj_value *v, tj_dtype dt)
+{
+    bool is_f = v->kind == TJ_V_FLOAT;
+    double f = is_f ? v->u.f : 0;
+    int64_t i = v->kind == TJ_V_INT ? v->u.i : v->kind == TJ_V_BOOL ? (int64_t)v->u.b
+              : f != f ? 0 : f >= 9223372036854775807.0 ? INT64_MAX : f <= -9223372036854775808.0 ? INT64_MIN : (int64_t)f;
+    switch (dt) {
+    case TJ_FLOAT32: return tj_v_float(is_f ? (double)(float)f : (double)(float)i);
+    case TJ_FLOAT64: return is_f ? tj_v_float(f) : tj_v_float((double)i);
+    case TJ_INT64: return tj_v_int(i);
+    case TJ_BOOL: return tj_v_bool(is_f ? f != 0 : i != 0);
+    }
+    return *v;
+}
+
+/** A 0-dim tensor of `dt` holding the Scalar v as a kernel would convert it. */
+static inline tj_tensor *tj_dc_scalar(const tj_value *v, tj_dtype dt)
+{
+    return tj_scalar_tensor(tj_dc_convert(v, dt), (int)dt);
+}
+
+/** A 0-dim tensor of `dt` holding the number x. */
+static inline tj_tensor *tj_dc_number(double x, tj_dtype dt)
+{
+    tj_value v = tj_v_float(x);
+    return tj_dc_scalar(&v, dt);
+}
+
+/** x converted to dt (x itself when it already has it). */
+static inline tj_tensor *tj_dc_to(tj_tensor *x, tj_dtype dt)
+{
+    return x && tj_tensor_dtype(x) != dt ? tj_to_copy(x, (int)dt) : x;
+}
+
+#endif

@@ -1,0 +1,106 @@
+/* gather and scatter_add along one dim (see index.h). The innermost dim of
+ * the index shape is walked as a run; the outer positions are enumerated
+ * with a multi-index counter (split across threads for gather). */
+#include <string.h>
+
+#include "index.h"
+
+/* Offsets of row `row` (a flat position over the outer ndim-1 dims of shape)
+ * in up to three strided arrays (NULL strides: unused). Dim skip[k] of array
+ * k is left out (-1: none): the index supplies that coordinate. */
+static void row_offsets(int64_t row, int ndim, const int64_t *shape, const int64_t *const strides[3],
+                        const int skip[3], int64_t off[3])
+{
+    off[0] = off[1] = off[2] = 0;
+    for (int d = ndim - 2; d >= 0; d--) {
+        int64_t i = row % shape[d];
+        row /= shape[d];
+        for (int k = 0; k < 3; k++)
+            if (strides[k] && d != skip[k]) off[k] += i * strides[k][d];
+    }
+}
+
+int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value)
+{
+    int64_t inner = ndim ? shape[ndim - 1] : 1, rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    const int64_t *const strides[3] = {index.strides, NULL, NULL};
+    const int skip[3] = {-1, -1, -1};
+    for (int64_t r = 0; r < rows && inner; r++) {
+        int64_t off[3];
+        row_offsets(r, ndim, shape, strides, skip, off);
+        const int64_t *p = (const int64_t *)index.data + off[0];
+        int64_t s = ndim ? index.strides[ndim - 1] : 0;
+        for (int64_t j = 0; j < inner; j++)
+            if (p[j * s] < 0 || p[j * s] >= size) {
+                *value = p[j * s];
+                return r * inner + j;
+            }
+    }
+    return -1;
+}
+
+#define GATHER_RUN(T)                                                                                  \
+    for (int64_t j = 0; j < inner; j++)                                                                \
+        ((T *)o)[j] = ((const T *)s)[idx[j * is] * ds + j * ss];
+
+void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                 const int64_t *shape, int dim, int nthreads)
+{
+    int last = ndim - 1;
+    int64_t inner = shape[last], rows = 1;
+    for (int d = 0; d < last; d++) rows *= shape[d];
+    if (inner == 0 || rows == 0) return;
+    /* the run's dim in src: indexed (dim == last) or walked */
+    int64_t ds = src.strides[dim], ss = dim == last ? 0 : src.strides[last], is = index.strides[last];
+    const int64_t *const strides[3] = {src.strides, NULL, index.strides};
+    const int skip[3] = {dim, -1, -1};
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t off[3];
+        row_offsets(r, ndim, shape, strides, skip, off);
+        const char *s = (const char *)src.data + off[0] * (int64_t)esize;
+        const int64_t *idx = (const int64_t *)index.data + off[2];
+        char *o = (char *)out + r * inner * (int64_t)esize;
+        switch (esize) {
+        case 8: GATHER_RUN(uint64_t) break;
+        case 4: GATHER_RUN(uint32_t) break;
+        default: GATHER_RUN(uint8_t) break;
+        }
+    }
+}
+
+#define SCATTER_RUN(T, ACC)                                                                            \
+    do {                                                                                               \
+        T *o = (T *)out.data + off[0];                                                                 \
+        const T *s = (const T *)src.data + off[1];                                                     \
+        for (int64_t j = 0; j < inner; j++) {                                                          \
+            T *dst = o + idx[j * is] * ds + j * os;                                                    \
+            T v = s[j * ss];                                                                           \
+            *dst = ACC;                                                                                \
+        }                                                                                              \
+    } while (0)
+
+void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                      const int64_t *shape, int dim)
+{
+    int last = ndim - 1;
+    int64_t inner = shape[last], rows = 1;
+    for (int d = 0; d < last; d++) rows *= shape[d];
+    if (inner == 0) return;
+    int64_t ds = out.strides[dim], os = dim == last ? 0 : out.strides[last], ss = src.strides[last],
+            is = index.strides[last];
+    const int64_t *const strides[3] = {out.strides, src.strides, index.strides};
+    const int skip[3] = {dim, -1, -1};
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t off[3];
+        row_offsets(r, ndim, shape, strides, skip, off);
+        const int64_t *idx = (const int64_t *)index.data + off[2];
+        switch (dtype) {
+        case TJ_FLOAT32: SCATTER_RUN(float, *dst + v); break;
+        case TJ_FLOAT64: SCATTER_RUN(double, *dst + v); break;
+        case TJ_INT64: SCATTER_RUN(int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v)); break;
+        case TJ_BOOL: SCATTER_RUN(uint8_t, (uint8_t)(*dst || v)); break;
+        }
+    }
+}

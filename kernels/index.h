@@ -1,0 +1,37 @@
+/* gather and scatter_add along one dim of strided arrays (ATen's gather and
+ * scatter_add): for every position p of the index array,
+ *   gather:       out[p] = src[p with p[dim] replaced by index[p]]
+ *   scatter_add:  out[p with p[dim] replaced by index[p]] += src[p]
+ * Index values are int64 and must lie in [0, size of the indexed dim); the
+ * callers check them first with tj_k_index_find_invalid. */
+#ifndef TJIT_KERNELS_INDEX_H
+#define TJIT_KERNELS_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tjit/core.h"
+
+/** A strided array: element [0, ..., 0] and strides in elements. */
+typedef struct tj_k_index_array {
+    void *data;
+    const int64_t *strides;
+} tj_k_index_array;
+
+/** Flat row-major position (over `shape`) of the first index outside
+ * [0, size), or -1; *value receives that index. */
+int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value);
+
+/** gather over the index shape `shape` (ndim dims, at least 1): elements of
+ * `esize` bytes; out is contiguous in `shape`. Up to `nthreads` threads. */
+void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                 const int64_t *shape, int dim, int nthreads);
+
+/** scatter_add into `out` (strided, already holding self's values) of src
+ * over the index shape, in row-major order of the index positions (so float
+ * sums are deterministic). dtype float32, float64, int64 (wrapping) or bool
+ * (or). */
+void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                      const int64_t *shape, int dim);
+
+#endif

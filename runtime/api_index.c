@@ -1,0 +1,26 @@
+/* The typed API of the indexing operators (include/tjit/ops.h, "Indexing"). */
+#include "internal.h"
+
+static tj_tensor *call1(const tj_op *op, const tj_value *args)
+{
+    tj_value outs[TJ_MAX_RETURNS];
+    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
+    return outs[0].u.t;
+}
+
+#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
+
+tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index)
+{
+    return CALL(gather, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_bool(false));
+}
+
+tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
+{
+    return CALL(scatter_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));
+}
+
+tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step)
+{
+    return CALL(unfold, tj_v_tensor(self), tj_v_int(dimension), tj_v_int(size), tj_v_int(step));
+}

@@ -1,0 +1,40 @@
+/* Reading a whole file into memory, for the tensor file formats. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+void *tj_read_file(const char *path, const char *who, size_t *size)
+{
+    *size = 0;
+    if (!path) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL path", who);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tj_error(TJ_ERR_IO, "%s: cannot open '%s': %s", who, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    struct stat st;
+    /* a directory opens, and seeks to a bogus end (LONG_MAX on ext4) */
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        tj_error(TJ_ERR_IO, "%s: '%s' is not a regular file", who, path);
+    } else if (!(buf = tj_alloc((size_t)st.st_size + 1))) {
+        tj_oom(who, (size_t)st.st_size + 1);
+    } else if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+        tj_error(TJ_ERR_IO, "%s: short read on '%s'", who, path);
+        tj_free(buf, (size_t)st.st_size + 1);
+        buf = NULL;
+    } else {
+        buf[st.st_size] = 0; /* text formats may read it as a string */
+        *size = (size_t)st.st_size;
+    }
+    fclose(f);
+    return buf;
+}
+
+void tj_free_file(void *buf, size_t size) { tj_free(buf, size + 1); }

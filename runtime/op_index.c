@@ -1,0 +1,160 @@
+/* gather, scatter_add and unfold, as ATen 1.13 (ScatterGatherChecks.h,
+ * TensorShape.cpp): shape functions with PyTorch's checks and messages, and
+ * the glue to kernels/index.c. A 0-dim tensor takes part as if it had one
+ * dim of size 1. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "iter.h"
+#include "kernels/index.h"
+#include "op_index.h"
+
+#define GATHER "aten::gather"
+#define SCATTER_ADD "aten::scatter_add"
+#define UNFOLD "aten::unfold"
+
+/* Rank, shape and strides of t with a 0-dim tensor seen as [1]. */
+typedef struct geom {
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
+} geom;
+
+static geom geom_of(const tj_tensor *t)
+{
+    geom g = {.ndim = t->ndim ? t->ndim : 1, .shape = {1}, .strides = {1}};
+    if (t->ndim) {
+        memcpy(g.shape, t->shape, sizeof g.shape);
+        memcpy(g.strides, t->strides, sizeof g.strides);
+    }
+    return g;
+}
+
+/* index: int64, rank of self, and not larger than `bound` (self, or src for
+ * scatter_add) in every dim except `dim` (or any dim when all_dims). */
+static tj_status check_index(const char *op, const tj_tensor *self, const tj_tensor *index, int dim,
+                             const tj_tensor *bound, bool all_dims)
+{
+    char a[160], b[160];
+    if (index->dtype != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected dtype int64 for index, got %s", op, tj_dtype_name(index->dtype));
+    geom s = geom_of(self), i = geom_of(index), r = geom_of(bound);
+    if (i.ndim != s.ndim)
+        return tj_error(TJ_ERR_SHAPE, "%s: index tensor must have the same number of dimensions as the input tensor "
+                                      "(%d != %d)", op, index->ndim, self->ndim);
+    if (index->numel == 0) return TJ_OK;
+    for (int d = 0; d < i.ndim; d++) {
+        if ((all_dims || d != dim) && i.shape[d] > r.shape[d])
+            return tj_error(TJ_ERR_SHAPE, "%s: size does not match at dimension %d: expected index %s to be smaller "
+                                          "than %s %s%s", op, d, tj_shape_str(index->ndim, index->shape, a, sizeof a),
+                            bound == self ? "self" : "src", tj_shape_str(bound->ndim, bound->shape, b, sizeof b),
+                            all_dims ? "" : " apart from the indexed dimension");
+        if (bound != self && d != dim && i.shape[d] > s.shape[d])
+            return tj_error(TJ_ERR_SHAPE, "%s: size does not match at dimension %d: expected index %s to be smaller "
+                                          "than self %s apart from dimension %d", op, d,
+                            tj_shape_str(index->ndim, index->shape, a, sizeof a),
+                            tj_shape_str(self->ndim, self->shape, b, sizeof b), dim);
+    }
+    return TJ_OK;
+}
+
+/* Every index value within the indexed dim of self. */
+static tj_status check_values(const char *op, const tj_tensor *self, const tj_tensor *index, int dim)
+{
+    geom s = geom_of(self), i = geom_of(index);
+    int64_t bad;
+    tj_k_index_array ix = {tj_tensor_ptr(index), i.strides};
+    if (index->numel == 0 || tj_k_index_find_invalid(ix, i.ndim, i.shape, s.shape[dim], &bad) < 0) return TJ_OK;
+    return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, op, bad,
+                    dim, s.shape[dim]);
+}
+
+tj_status tj_meta_gather(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    if (tj_wrap_dim(GATHER, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_index(GATHER, self, index, dim, self, false) != TJ_OK) return tj_last_status();
+    outs[0].dtype = self->dtype;
+    outs[0].ndim = index->ndim;
+    memcpy(outs[0].shape, index->shape, sizeof(int64_t) * (size_t)index->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_gather(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    tj_wrap_dim(GATHER, args[1].u.i, self->ndim, &dim);
+    if (index->numel == 0) return TJ_OK;
+    if (check_values(GATHER, self, index, dim) != TJ_OK) return tj_last_status();
+    geom s = geom_of(self), i = geom_of(index);
+    tj_k_index_array src = {tj_tensor_ptr(self), s.strides}, ix = {tj_tensor_ptr(index), i.strides};
+    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, i.ndim, i.shape, dim,
+                tj_threads_for(index->numel));
+    return TJ_OK;
+}
+
+tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t;
+    int dim;
+    if (tj_wrap_dim(SCATTER_ADD, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (src->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected self.dtype to be equal to src.dtype (%s != %s)", SCATTER_ADD,
+                        tj_dtype_name(self->dtype), tj_dtype_name(src->dtype));
+    if (geom_of(src).ndim != geom_of(self).ndim)
+        return tj_error(TJ_ERR_SHAPE, "%s: src must have the same number of dimensions as self (%d != %d)", SCATTER_ADD,
+                        src->ndim, self->ndim);
+    if (check_index(SCATTER_ADD, self, index, dim, src, true) != TJ_OK) return tj_last_status();
+    outs[0].dtype = self->dtype;
+    outs[0].ndim = self->ndim;
+    memcpy(outs[0].shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t, *out = outs[0];
+    int dim;
+    tj_wrap_dim(SCATTER_ADD, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(SCATTER_ADD, self, index, dim) != TJ_OK) return tj_last_status();
+    tj_copy_convert(out, self);
+    if (index->numel == 0) return TJ_OK;
+    geom o = geom_of(out), s = geom_of(src), i = geom_of(index);
+    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},
+                     ia = {tj_tensor_ptr(index), i.strides};
+    tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim);
+    return TJ_OK;
+}
+
+/* unfold(self, dimension, size, step): a view with dim `dimension` cut into
+ * windows of `size` elements `step` apart, the window as a new last dim. */
+tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int64_t size = args[2].u.i, step = args[3].u.i;
+    int d;
+    if (tj_wrap_dim(UNFOLD, args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
+    if (self->ndim >= TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: a tensor of rank %d cannot gain a dim (at most %d)", UNFOLD,
+                        self->ndim, TJ_MAX_DIMS);
+    int64_t extent = self->ndim ? self->shape[d] : 1, stride = self->ndim ? self->strides[d] : 1;
+    if (size < 0 || size > extent)
+        return tj_error(TJ_ERR_SHAPE, "%s: maximum size for tensor at dimension %d is %" PRId64 " but size is %" PRId64,
+                        UNFOLD, d, extent, size);
+    if (step <= 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step is %" PRId64 " but must be > 0", UNFOLD, step);
+    tj_meta *o = outs;
+    o->dtype = self->dtype;
+    o->alias = 0;
+    o->offset = self->offset;
+    o->ndim = self->ndim + 1;
+    memcpy(o->shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    memcpy(o->strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
+    if (self->ndim) {
+        o->shape[d] = (extent - size) / step + 1;
+        o->strides[d] = stride * step;
+    }
+    o->shape[o->ndim - 1] = size;
+    o->strides[o->ndim - 1] = stride;
+    return TJ_OK;
+}

@@ -1,0 +1,560 @@
+/* Decompositions: the verification harness over every decomposition, the
+ * primitive set, the core table, the semantic traps of issue 5, traced
+ * counterparts, run-time registration, cycles, tables and graph-level
+ * decomposition. Reference values come from PyTorch 1.13.1 (python3-torch)
+ * where noted, e.g.
+ *   torch.div(torch.tensor([1., 7, -7]), torch.tensor([0.1, 2, 2]), rounding_mode='floor') -> [9, 3, -4]
+ *   torch.nn.functional.gelu(torch.tensor([-3., -1, -0.1, 0.1, 1, 3]), approximate='tanh')
+ *     -> [-0.0036374330520629883, -0.15880799293518066, -0.046017248183488846,
+ *         0.053982753306627274, 0.8411920070648193, 2.9963626861572266] */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "tjit/tjit.h"
+#include "tools/decomp_verify.h"
+
+static const char *cases_dir(void)
+{
+    static char path[4096];
+    const char *shared = getenv("TJ_SHARED_DIR");
+    snprintf(path, sizeof path, "%s/conformance/cases", shared ? shared : "../shared");
+    return path;
+}
+
+static tj_scope *scope;
+static void setup(void) { scope = tj_scope_begin(); }
+static void teardown(void) { tj_scope_end(scope); }
+TestSuite(decomps, .init = setup, .fini = teardown);
+
+/* ---- helpers: one operator call traced under the core table ---- */
+
+typedef struct one_call {
+    const tj_op *op;
+    const tj_value *args;
+    int n_out;
+} one_call;
+
+static tj_status call_op(void *ctx, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs, int *n_outputs)
+{
+    one_call *c = ctx;
+    tj_value outs[TJ_MAX_RETURNS];
+    (void)inputs;
+    (void)n_inputs;
+    tj_status st = tj_dispatch(c->op, c->args, tj_op_num_args(c->op), outs);
+    if (st != TJ_OK) return st;
+    *n_outputs = 0;
+    for (int i = 0; i < tj_op_num_returns(c->op); i++)
+        if (outs[i].kind == TJ_V_TENSOR) outputs[(*n_outputs)++] = outs[i].u.t;
+    return TJ_OK;
+}
+
+static bool only_primitives(const tj_graph *g)
+{
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        if (op && tj_op_kind_of(op) != TJ_OP_PRIMITIVE) return false;
+    }
+    return true;
+}
+
+/* Traces `name` on args under the core table (tensor args are the graph's
+ * inputs), checks the graph holds primitives only and runs it; the defined
+ * outputs land in outs. */
+static tj_status decomposed(const char *name, const tj_value *args, tj_tensor **outs)
+{
+    one_call c = {tj_op_find(name), args, 0};
+    cr_assert_not_null(c.op, "%s", name);
+    tj_tensor *inputs[TJ_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < tj_op_num_args(c.op); i++)
+        if (args[i].kind == TJ_V_TENSOR) inputs[n++] = args[i].u.t;
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(call_op, &c, inputs, n, core, TJ_TRACE_REAL);
+    tj_decomp_table_free(core);
+    if (!g) return tj_last_status();
+    cr_expect(only_primitives(g), "the decomposed graph of %s keeps a composite", name);
+    tj_status st = tj_graph_run(g, inputs, n, outs);
+    tj_graph_free(g);
+    return st;
+}
+
+static tj_tensor *f32(int ndim, const int64_t *shape, const float *v) { return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, v); }
+
+#define T(x) tj_v_tensor(x)
+
+/* ---- the harness ---- */
+
+static tj_status wrong(const tj_value *args, tj_value *outs);
+
+Test(decomps, every_decomposition_matches_its_kernel_on_cases_and_variants, .timeout = 600)
+{
+    static tj_verify_row rows[512];
+    int n = tj_decomp_verify(cases_dir(), NULL, 0, rows, 512, NULL);
+    cr_assert_geq(n, 30, "found %d verified operators under %s", n, cases_dir());
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        cr_expect_gt(rows[i].samples, 0, "%s: no sample", tj_op_name(rows[i].op));
+        if (rows[i].violations) {
+            failed++;
+            cr_log_error("%s: %d violation(s); first: %s", tj_op_name(rows[i].op), rows[i].violations,
+                         rows[i].first_violation);
+        }
+    }
+    cr_expect_eq(failed, 0, "%d decompositions fail the harness (listed above)", failed);
+}
+
+Test(decomps, verifier_reports_a_wrong_decomposition)
+{
+    /* relu's decomposition replaced by a wrong one */
+    const tj_op *relu = tj_op_find("aten::relu");
+    cr_assert_eq(tj_register_decomposition(relu, wrong, "wrong_relu"), TJ_OK);
+    tj_verify_row row;
+    const tj_op *ops[1] = {relu};
+    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
+    cr_expect_gt(row.violations, 0);
+    cr_expect(strstr(row.first_violation, "exceeds") || strstr(row.first_violation, "outside"), "%s",
+              row.first_violation);
+}
+
+/* relu plus 1e-3: a decomposition the harness must reject */
+static tj_status wrong(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    tj_tensor *r = tj_add_scalar(tj_maximum(x, tj_zeros(NULL, 0, (int)tj_tensor_dtype(x))), tj_v_float(1e-3));
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+/* ---- the primitive set ---- */
+
+Test(decomps, primitive_set_is_small_and_every_composite_has_a_decomposition)
+{
+    int primitives = 0;
+    for (int i = 0; i < tj_op_count(); i++) {
+        const tj_op *op = tj_op_at(i);
+        switch (tj_op_kind_of(op)) {
+        case TJ_OP_PRIMITIVE:
+            primitives++;
+            cr_expect_null(op->decomp, "primitive %s has a decomposition", tj_op_name(op));
+            break;
+        case TJ_OP_COMPOSITE:
+        case TJ_OP_IMPLICIT: cr_expect_not_null(op->decomp, "%s has no decomposition", tj_op_name(op)); break;
+        }
+    }
+    cr_expect_leq(primitives, 45, "%d primitives", primitives);
+    cr_expect_geq(primitives, 20);
+}
+
+/* A function calling implicit composites (which no conformance case runs
+ * directly): linear, layer_norm, softmax, cross_entropy, conv2d, max_pool2d,
+ * mse_loss, reshape, stack, split. */
+static tj_status model_like(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    tj_tensor *x = in[0], *w = in[1], *b = in[2], *img = in[3], *k = in[4];
+    int64_t ln[1] = {4}, one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2}, flat[2] = {2, -1};
+    tj_tensor *h = tj_layer_norm(tj_linear(x, w, b), ln, 1, NULL, NULL, 1e-5);
+    tj_tensor *p = tj_softmax(h, -1);
+    int64_t tv[2] = {1, 3};
+    tj_tensor *target = tj_tensor_from_data(TJ_INT64, 1, (const int64_t[]){2}, tv);
+    tj_tensor *loss = tj_cross_entropy(p, target, NULL, 1, -100, 0.1);
+    tj_tensor *c = tj_max_pool2d(tj_relu(tj_conv2d(img, k, NULL, one, one, one, 1)), two, two, zero, one, false);
+    tj_tensor *parts[2];
+    int np;
+    tj_status st = tj_split(tj_reshape(c, flat, 2), 4, 1, parts, 2, &np);
+    if (st != TJ_OK) return st;
+    tj_tensor *s = tj_stack(parts, np, 0);
+    out[0] = loss;
+    out[1] = tj_mse_loss(tj_sum(s, -1), loss, 1);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(decomps, core_table_lowers_implicit_composites_to_primitives_in_both_modes)
+{
+    int64_t sx[2] = {2, 3}, sw[2] = {4, 3}, sb[1] = {4}, si[4] = {2, 1, 4, 4}, sk[4] = {2, 1, 3, 3};
+    tj_tensor *in[5] = {tj_randn(sx, 2, -1), tj_randn(sw, 2, -1), tj_randn(sb, 1, -1), tj_randn(si, 4, -1),
+                        tj_randn(sk, 4, -1)};
+    tj_decomp_table *core = tj_core_decompositions();
+    for (int mode = 0; mode < 2; mode++) {
+        tj_graph *g = tj_make_fx(model_like, NULL, in, 5, core, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_expect(only_primitives(g));
+        cr_expect_gt(tj_graph_num_calls(g), 20);
+        tj_graph_free(g);
+    }
+    tj_decomp_table_free(core);
+}
+
+/* ---- semantic traps (each also a sample of the harness) ---- */
+
+Test(decomps, addmm_with_beta_zero_ignores_nan_in_self)
+{
+    int64_t s2[2] = {2, 2};
+    const float nan_self[4] = {NAN, INFINITY, -INFINITY, NAN}, a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
+    tj_value args[5] = {T(f32(2, s2, nan_self)), T(f32(2, s2, a)), T(f32(2, s2, b)), tj_v_int(0), tj_v_int(1)};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::addmm", args, &r), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 4; i++) cr_expect_eq(tj_tensor_item_at(r, i), a[i]);
+}
+
+Test(decomps, var_correction_none_large_and_empty)
+{
+    int64_t s[1] = {4}, e[1] = {0}, dim[1] = {0};
+    const float v[4] = {1, 2, 3, 4}; /* sum of squared deviations 5 */
+    tj_tensor *x = f32(1, s, v), *r;
+    tj_value none[4] = {T(x), tj_v_ints(dim, 1), tj_v_none(), tj_v_bool(false)};
+    cr_assert_eq(decomposed("aten::var.correction", none, &r), TJ_OK);
+    cr_expect_float_eq(tj_tensor_item_at(r, 0), 5.0 / 3.0, 1e-6);
+    tj_value big[4] = {T(x), tj_v_ints(dim, 1), tj_v_int(4), tj_v_bool(false)};
+    cr_assert_eq(decomposed("aten::var.correction", big, &r), TJ_OK);
+    cr_expect(isinf(tj_tensor_item_at(r, 0)), "5 / max(0, 4 - 4) is inf");
+    tj_value bigger[4] = {T(x), tj_v_ints(dim, 1), tj_v_int(9), tj_v_bool(false)};
+    cr_assert_eq(decomposed("aten::var.correction", bigger, &r), TJ_OK);
+    cr_expect(isinf(tj_tensor_item_at(r, 0)), "divisor max(0, 4 - 9) = 0");
+    tj_tensor *outs[2];
+    tj_value empty[4] = {T(tj_zeros(e, 1, -1)), tj_v_ints(dim, 1), tj_v_none(), tj_v_bool(false)};
+    cr_assert_eq(decomposed("aten::var_mean.correction", empty, outs), TJ_OK);
+    cr_expect(isnan(tj_tensor_item_at(outs[0], 0)) && isnan(tj_tensor_item_at(outs[1], 0)));
+}
+
+Test(decomps, nll_loss_never_reads_ignored_targets)
+{
+    int64_t s[2] = {3, 4}, st[1] = {3};
+    const float v[12] = {0};
+    tj_tensor *self = f32(2, s, v), *outs[2];
+    const int64_t ignored[3] = {-100, -100, -100}, custom[3] = {7, 1, 7};
+    tj_tensor *t_ign = tj_tensor_from_data(TJ_INT64, 1, st, ignored), *t_custom = tj_tensor_from_data(TJ_INT64, 1, st, custom);
+    /* all ignored, mean: nan loss, zero total weight, zero gradient */
+    tj_value fwd[5] = {T(self), T(t_ign), tj_v_none(), tj_v_int(1), tj_v_int(-100)};
+    cr_assert_eq(decomposed("aten::nll_loss_forward", fwd, outs), TJ_OK, "%s", tj_last_error());
+    cr_expect(isnan(tj_tensor_item_at(outs[0], 0)));
+    cr_expect_eq(tj_tensor_item_at(outs[1], 0), 0);
+    tj_tensor *grad;
+    tj_value bwd[7] = {T(tj_tensor_scalar_f32(1)), T(self), T(t_ign), tj_v_none(), tj_v_int(1), tj_v_int(-100),
+                       T(outs[1])};
+    cr_assert_eq(decomposed("aten::nll_loss_backward", bwd, &grad), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 12; i++) cr_expect_eq(tj_tensor_item_at(grad, i), 0);
+    /* ignore_index 7 lies outside the 4 classes: never used as an index */
+    tj_value fwd7[5] = {T(self), T(t_custom), tj_v_none(), tj_v_int(2), tj_v_int(7)};
+    cr_expect_eq(decomposed("aten::nll_loss_forward", fwd7, outs), TJ_OK, "%s", tj_last_error());
+}
+
+Test(decomps, log_softmax_far_below_the_max_stays_finite)
+{
+    int64_t s[2] = {1, 3};
+    const float v[3] = {0, -200, -1000}; /* PyTorch: [0, -200, -1000] */
+    tj_value args[3] = {T(f32(2, s, v)), tj_v_int(1), tj_v_bool(false)};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::_log_softmax", args, &r), TJ_OK);
+    for (int i = 0; i < 3; i++) cr_expect_float_eq(tj_tensor_item_at(r, i), v[i], 1e-4);
+}
+
+Test(decomps, logsumexp_of_an_all_minus_inf_row_is_minus_inf)
+{
+    int64_t s[2] = {2, 2}, dim[1] = {1};
+    const float v[4] = {-INFINITY, -INFINITY, 0, 0};
+    tj_value args[3] = {T(f32(2, s, v)), tj_v_ints(dim, 1), tj_v_bool(false)};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::logsumexp", args, &r), TJ_OK);
+    cr_expect(isinf(tj_tensor_item_at(r, 0)) && tj_tensor_item_at(r, 0) < 0);
+    cr_expect_float_eq(tj_tensor_item_at(r, 1), log(2.0), 1e-6);
+}
+
+Test(decomps, layer_norm_constant_and_offset_rows_exact_to_float32)
+{
+    int64_t s[2] = {2, 4}, ns[1] = {4};
+    const float v[8] = {3, 3, 3, 3, 10000.5f, 10000, 10001, 10001.5f};
+    tj_value args[5] = {T(f32(2, s, v)), tj_v_ints(ns, 1), tj_v_none(), tj_v_none(), tj_v_float(1e-5)};
+    tj_tensor *outs[3];
+    cr_assert_eq(decomposed("aten::native_layer_norm", args, outs), TJ_OK, "%s", tj_last_error());
+    /* float64: mean 10000.75, var 0.3125, rstd 1/sqrt(0.31251) */
+    double rstd = 1.0 / sqrt(0.3125 + 1e-5), dev[4] = {-0.25, -0.75, 0.25, 0.75};
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(tj_tensor_item_at(outs[0], i), 0, "constant row -> 0");
+        cr_expect_float_eq(tj_tensor_item_at(outs[0], 4 + i), dev[i] * rstd, 1e-5);
+    }
+    cr_expect_float_eq(tj_tensor_item_at(outs[2], 0), 1.0 / sqrt(1e-5), 1e-2);
+    cr_expect_float_eq(tj_tensor_item_at(outs[1], 1), 10000.75, 1e-3);
+}
+
+Test(decomps, div_rounding_modes_work_on_the_exact_quotient)
+{
+    int64_t s[1] = {3};
+    const float a[3] = {1, 7, -7}, b[3] = {0.1f, 2, 2}, floor_ref[3] = {9, 3, -4}, trunc_ref[3] = {10, 3, -3};
+    tj_tensor *x = f32(1, s, a), *y = f32(1, s, b);
+    tj_tensor *fl = tj_div_mode(x, y, "floor"), *tr = tj_div_mode(x, y, "trunc");
+    cr_assert_not_null(fl);
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(tj_tensor_item_at(fl, i), floor_ref[i], "floor %d", i);
+        cr_expect_eq(tj_tensor_item_at(tr, i), trunc_ref[i], "trunc %d", i);
+    }
+    /* div.Tensor_mode is the rounding primitive: the core table keeps it */
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_not(tj_decomp_table_contains(core, tj_op_find("aten::div.Tensor_mode")));
+    tj_decomp_table_free(core);
+}
+
+Test(decomps, gelu_tanh_uses_the_float32_formula)
+{
+    int64_t s[1] = {6};
+    const float v[6] = {-3, -1, -0.1f, 0.1f, 1, 3};
+    const double ref[6] = {-0.0036374330520629883, -0.15880799293518066, -0.046017248183488846,
+                           0.053982753306627274,  0.8411920070648193,   2.9963626861572266};
+    tj_tensor *x = f32(1, s, v), *r;
+    tj_value args[2] = {T(x), tj_v_str("tanh")};
+    cr_assert_eq(decomposed("aten::gelu", args, &r), TJ_OK);
+    tj_tensor *k = tj_gelu(x, "tanh");
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(tj_tensor_item_at(r, i), tj_tensor_item_at(k, i), "bit-equal to the kernel at %d", i);
+        cr_expect_float_eq(tj_tensor_item_at(r, i), ref[i], 3e-7);
+    }
+}
+
+Test(decomps, clamp_propagates_nan_from_tensor_bounds)
+{
+    int64_t s[1] = {3};
+    const float x[3] = {1, 2, 3}, lo[3] = {NAN, 0, 0}, hi[3] = {5, NAN, 2};
+    tj_value args[3] = {T(f32(1, s, x)), T(f32(1, s, lo)), T(f32(1, s, hi))};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::clamp.Tensor", args, &r), TJ_OK);
+    cr_expect(isnan(tj_tensor_item_at(r, 0)) && isnan(tj_tensor_item_at(r, 1)));
+    cr_expect_eq(tj_tensor_item_at(r, 2), 2);
+}
+
+/* ---- traced counterparts, registration, cycles ---- */
+
+static double p_drop = 0.5;
+
+static tj_status eval_dropout(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_dropout(in[0], p_drop, false);
+    out[1] = tj_ones(tj_tensor_shape(in[0]), tj_tensor_ndim(in[0]), TJ_BOOL);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+static tj_status train_dropout(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_dropout(in[0], p_drop, true);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(decomps, traced_counterpart_replaces_native_dropout)
+{
+    int64_t s[2] = {4, 5};
+    tj_tensor *x = tj_randn(s, 2, -1);
+    tj_graph *eval = tj_make_fx(eval_dropout, NULL, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(eval, "%s", tj_last_error());
+    tj_decomp_table *t = tj_decomp_table_new();
+    cr_assert_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::native_dropout"), eval), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(train_dropout, NULL, &x, 1, t, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        if (!op) continue;
+        cr_expect_not(tj_op_is_random(op), "random %s left", tj_op_name(op));
+        cr_expect_null(strstr(tj_op_name(op), "dropout"), "%s left", tj_op_name(op));
+    }
+    tj_tensor *r;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &r), TJ_OK);
+    for (int i = 0; i < 20; i++) cr_expect_eq(tj_tensor_item_at(r, i), tj_tensor_item_at(x, i));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tj_decomp_table_print(t, f);
+    fclose(f);
+    cr_expect(strstr(text, "aten::native_dropout.default -> graph(1 inputs"), "%s", text);
+    free(text);
+    tj_graph_free(g);
+    tj_graph_free(eval);
+    tj_decomp_table_free(t);
+}
+
+static tj_status relu_as_maximum(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    tj_tensor *r = tj_maximum(x, tj_zeros(NULL, 0, (int)tj_tensor_dtype(x)));
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+static tj_status trace_relu(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_relu(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(decomps, a_decomposition_registered_at_run_time_is_used_by_the_core_table)
+{
+    const tj_op *relu = tj_op_find("aten::relu");
+    cr_assert_eq(tj_register_decomposition(relu, relu_as_maximum, "relu_as_maximum"), TJ_OK);
+    tj_decomp_table *core = tj_core_decompositions();
+    int64_t s[1] = {3};
+    tj_tensor *x = tj_randn(s, 1, -1);
+    tj_graph *g = tj_make_fx(trace_relu, NULL, &x, 1, core, TJ_TRACE_REAL);
+    cr_assert_not_null(g);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::maximum")), 1);
+    const char *names[1] = {"aten::relu"};
+    tj_decomp_table *t = tj_get_decompositions(names, 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tj_decomp_table_print(t, f);
+    fclose(f);
+    cr_expect_str_eq(text, "aten::relu.default -> relu_as_maximum\n");
+    free(text);
+    tj_decomp_table_free(t);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
+
+static tj_status relu_via_gelu(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *r = tj_gelu(args[0].u.t, "none");
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+static tj_status gelu_via_relu(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *r = tj_relu(args[0].u.t);
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+Test(decomps, a_cycle_through_the_core_table_is_reported_with_its_chain)
+{
+    cr_assert_eq(tj_register_decomposition(tj_op_find("aten::relu"), relu_via_gelu, "relu_via_gelu"), TJ_OK);
+    cr_assert_eq(tj_register_decomposition(tj_op_find("aten::gelu"), gelu_via_relu, "gelu_via_relu"), TJ_OK);
+    tj_decomp_table *core = tj_core_decompositions();
+    int64_t s[1] = {3};
+    tj_tensor *x = tj_randn(s, 1, -1);
+    cr_expect_null(tj_make_fx(trace_relu, NULL, &x, 1, core, TJ_TRACE_FAKE));
+    cr_expect_eq(tj_last_status(), TJ_ERR_CYCLE);
+    cr_expect(strstr(tj_last_error(), "aten::relu -> aten::gelu -> aten::relu"), "%s", tj_last_error());
+    tj_decomp_table_free(core);
+}
+
+/* ---- tables ---- */
+
+Test(decomps, get_decompositions_selects_overloads_and_reports_missing_names)
+{
+    const char *names[4] = {"aten::add", "aten::sub.Tensor", "aten::exp", "aten::no_such_op"};
+    tj_decomp_table *t = tj_get_decompositions(names, 4);
+    cr_assert_not_null(t);
+    /* add.Scalar has one (add.Tensor is a primitive); exp is a primitive */
+    cr_expect(tj_decomp_table_contains(t, tj_op_find("aten::add.Scalar")));
+    cr_expect_not(tj_decomp_table_contains(t, tj_op_find("aten::add.Tensor")));
+    cr_expect(tj_decomp_table_contains(t, tj_op_find("aten::sub.Tensor")));
+    cr_expect_not(tj_decomp_table_contains(t, tj_op_find("aten::sub.Scalar")));
+    cr_expect_eq(tj_decomp_table_size(t), 2);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_expect_eq(tj_decompositions_missing(names, 4, f), 2);
+    fclose(f);
+    cr_expect_str_eq(text, "aten::exp\naten::no_such_op\n");
+    free(text);
+    tj_decomp_table *other = tj_decomp_table_new();
+    tj_decomp_table_add_fn(other, tj_op_find("aten::relu"), relu_as_maximum, "mine");
+    cr_assert_eq(tj_decomp_table_merge(t, other), TJ_OK);
+    cr_expect_eq(tj_decomp_table_size(t), 3);
+    tj_decomp_table_remove(t, tj_op_find("aten::add.Scalar"));
+    cr_expect_eq(tj_decomp_table_size(t), 2);
+    tj_decomp_table_free(other);
+    tj_decomp_table_free(t);
+}
+
+Test(decomps, core_table_holds_every_composite_and_no_primitive)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    int composites = 0;
+    for (int i = 0; i < tj_op_count(); i++) {
+        const tj_op *op = tj_op_at(i);
+        bool in = tj_decomp_table_contains(core, op);
+        if (tj_op_kind_of(op) == TJ_OP_COMPOSITE) {
+            composites++;
+            cr_expect(in, "%s missing", tj_op_name(op));
+        } else {
+            cr_expect_not(in, "%s in the core table", tj_op_name(op));
+        }
+    }
+    cr_expect_eq(tj_decomp_table_size(core), composites);
+    tj_decomp_table_free(core);
+}
+
+/* ---- graph-level decomposition ---- */
+
+static tj_status gelu_softmax_(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    tj_tensor *h = tj__softmax(tj_gelu(in[0], "tanh"), -1, false);
+    out[0] = tj_add_(in[1], h, tj_v_int(1)) ? h : NULL;
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(decomps, graph_decompose_keeps_values_names_and_write_backs)
+{
+    int64_t s[2] = {3, 5};
+    tj_tensor *in[2] = {tj_randn(s, 2, -1), tj_zeros(s, 2, -1)};
+    tj_graph *g = tj_make_fx(gelu_softmax_, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_gt(tj_pass_functionalize(g), 0);
+    cr_assert_eq(tj_graph_set_input_name(g, 0, "x"), TJ_OK);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::gelu")), 1);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(g, core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    cr_expect(only_primitives(d));
+    cr_expect_gt(tj_graph_num_calls(d), tj_graph_num_calls(g));
+    cr_expect_str_eq(tj_graph_node_name(d, 0), "x");
+    cr_expect_eq(tj_graph_num_outputs(d), tj_graph_num_outputs(g));
+    for (int i = 0; i < tj_graph_num_outputs(g); i++)
+        cr_expect_eq(tj_graph_output_writeback(d, i), tj_graph_output_writeback(g, i));
+    /* same results, same write-back into the second input */
+    tj_tensor *acc_a = tj_zeros(s, 2, -1), *acc_b = tj_zeros(s, 2, -1), *ra[2], *rb[2];
+    tj_tensor *ia[2] = {in[0], acc_a}, *ib[2] = {in[0], acc_b};
+    cr_assert_eq(tj_graph_run(g, ia, 2, ra), TJ_OK);
+    cr_assert_eq(tj_graph_run(d, ib, 2, rb), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 15; i++) {
+        cr_expect_float_eq(tj_tensor_item_at(ra[0], i), tj_tensor_item_at(rb[0], i), 1e-6);
+        cr_expect_float_eq(tj_tensor_item_at(acc_a, i), tj_tensor_item_at(acc_b, i), 1e-6);
+        cr_expect_gt(tj_tensor_item_at(acc_b, i), 0);
+    }
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
+
+Test(decomps, graph_decompose_reports_a_cycle)
+{
+    cr_assert_eq(tj_register_decomposition(tj_op_find("aten::relu"), relu_via_gelu, "relu_via_gelu"), TJ_OK);
+    cr_assert_eq(tj_register_decomposition(tj_op_find("aten::gelu"), gelu_via_relu, "gelu_via_relu"), TJ_OK);
+    int64_t s[1] = {3};
+    tj_tensor *x = tj_randn(s, 1, -1);
+    tj_graph *g = tj_make_fx(trace_relu, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g);
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_null(tj_graph_decompose(g, core));
+    cr_expect_eq(tj_last_status(), TJ_ERR_CYCLE);
+    cr_expect_null(tj_graph_decompose(NULL, core));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}

@@ -1,0 +1,216 @@
+/* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet] */
+#include <cblas.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "commands.h"
+
+#define MAX_THREAD_COUNTS 8
+#define MAX_NAMES 32
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet]\n\n"
+               "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt, block768:\n"
+               "forward pass and training step in modes eager, traced and decomposed), a\n"
+               "micro-benchmark (dispatch, gelu, softmax, layer_norm, mm, mlp_b1, trace), or\n"
+               "'models' / 'micro' for a group; default: everything.\n\n"
+               "Each figure is the median of at least N timed runs (default 20; cheap workloads\n"
+               "get more) after warm-up, next to the minor page faults per call and, for the\n"
+               "replayed modes, the plan's arena. Training steps all start from the state after\n"
+               "3 steps from seed 0. The three modes are checked against each other first, and\n"
+               "their timed runs are interleaved so that ratios hold on a drifting machine.\n"
+               "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
+               "--json writes every figure for tools (bench/merge.py); --export writes the\n"
+               "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n");
+}
+
+/* Parses "1,2" into counts; false on anything else. */
+static bool parse_threads(const char *s, int *counts, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 256 || *n == MAX_THREAD_COUNTS || (*end && *end != ',')) return false;
+        counts[(*n)++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    return *n > 0;
+}
+
+/* Expands the names given (or everything) into models and micro lists. */
+static bool select_names(int argc, char **argv, const char **models, int *n_models, const char **micro, int *n_micro)
+{
+    bool all = argc == 0, want_models = all, want_micro = all;
+    *n_models = *n_micro = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "models")) want_models = true;
+        else if (!strcmp(argv[i], "micro")) want_micro = true;
+        else if (!bench_known(argv[i])) {
+            fprintf(stderr, "tjit bench: unknown benchmark '%s'\n\n", argv[i]);
+            return false;
+        }
+    }
+    for (int i = 0; bench_model_names[i]; i++) {
+        bool named = want_models;
+        for (int k = 0; k < argc; k++) named |= !strcmp(argv[k], bench_model_names[i]);
+        if (named) models[(*n_models)++] = bench_model_names[i];
+    }
+    for (int i = 0; bench_micro_names[i]; i++) {
+        bool named = want_micro;
+        for (int k = 0; k < argc; k++) named |= !strcmp(argv[k], bench_micro_names[i]);
+        if (named) micro[(*n_micro)++] = bench_micro_names[i];
+    }
+    return true;
+}
+
+static double mib(long long bytes) { return (double)bytes / 1048576.0; }
+
+/* One line per (workload, step, threads): the three modes side by side. */
+static void print_model_table(const bench_results *r)
+{
+    static const char *const modes[3] = {"eager", "traced", "decomposed"};
+    printf("\n%-9s %-7s %3s %11s %11s %11s %13s %14s %12s %12s %16s\n", "model", "step", "thr", "eager", "traced",
+           "decomposed", "traced/eager", "decomp/traced", "arena trace", "arena decomp", "faults/call e/t/d");
+    for (int i = 0; i < r->n; i++) {
+        const bench_result *e = &r->items[i];
+        if (strcmp(e->mode, "eager") || strcmp(e->name, e->what) == 0) continue;
+        const bench_result *m[3];
+        for (int k = 0; k < 3; k++) m[k] = bench_results_find(r, e->name, e->what, modes[k], e->threads);
+        if (!m[1] || !m[2]) continue;
+        char v[3][24];
+        for (int k = 0; k < 3; k++) snprintf(v[k], sizeof v[k], "%.3f %s", m[k]->value, m[k]->unit);
+        printf("%-9s %-7s %3d %11s %11s %11s %12.2fx %13.2fx %8.2f MiB %8.2f MiB %5.1f/%.1f/%.1f\n", e->name, e->what,
+               e->threads, v[0], v[1], v[2], m[1]->median_ms / m[0]->median_ms, m[2]->median_ms / m[1]->median_ms,
+               mib(m[1]->arena_bytes), mib(m[2]->arena_bytes), m[0]->faults_per_call, m[1]->faults_per_call,
+               m[2]->faults_per_call);
+    }
+}
+
+static void print_micro_table(const bench_results *r)
+{
+    bool header = false;
+    for (int i = 0; i < r->n; i++) {
+        const bench_result *x = &r->items[i];
+        if (strcmp(x->name, x->what)) continue;
+        if (!header) {
+            printf("\n%-11s %3s %16s %13s %12s %6s\n", "micro", "thr", "figure", "ms per call", "faults/call", "runs");
+            header = true;
+        }
+        char v[32];
+        snprintf(v, sizeof v, "%.4g %s", x->value, x->unit);
+        printf("%-11s %3d %16s %13.4f %12.2f %6d\n", x->name, x->threads, v, x->median_ms, x->faults_per_call, x->runs);
+    }
+}
+
+static int write_json(const char *path, const bench_results *r, const int *threads, int n_threads, int runs,
+                      const char *date, const double *load)
+{
+    json_t *root = json_object(), *list = json_array(), *th = json_array();
+    for (int i = 0; i < n_threads; i++) json_array_append_new(th, json_integer(threads[i]));
+    json_object_set_new(root, "tool", json_string("tjit"));
+    json_object_set_new(root, "date", json_string(date));
+    json_object_set_new(root, "openblas_core", json_string(openblas_get_corename()));
+    json_object_set_new(root, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_object_set_new(root, "loadavg", json_pack("[f,f,f]", load[0], load[1], load[2]));
+    json_object_set_new(root, "threads", th);
+    json_object_set_new(root, "min_runs", json_integer(runs));
+    for (int i = 0; i < r->n; i++) {
+        const bench_result *x = &r->items[i];
+        json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f,s:s}", "name", x->name, "what", x->what, "mode",
+                              x->mode, "threads", x->threads, "runs", x->runs, "median_ms", x->median_ms, "min_ms",
+                              x->min_ms, "faults_per_call", x->faults_per_call, "value", x->value, "unit", x->unit);
+        if (x->arena_bytes >= 0) {
+            json_object_set_new(o, "arena_bytes", json_integer(x->arena_bytes));
+            json_object_set_new(o, "kernels", json_integer(x->kernels));
+        }
+        json_array_append_new(list, o);
+    }
+    json_object_set_new(root, "results", list);
+    int rc = json_dump_file(root, path, JSON_INDENT(1)) == 0 ? 0 : 1;
+    if (rc) fprintf(stderr, "tjit bench: cannot write '%s'\n", path);
+    json_decref(root);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"runs", required_argument, 0, 'r'},
+                                         {"json", required_argument, 0, 'j'},    {"export", required_argument, 0, 'x'},
+                                         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int threads[MAX_THREAD_COUNTS] = {1, 2}, n_threads = 2, runs = 20, c;
+    const char *json = NULL, *export_dir = NULL;
+    bool quiet = false;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "t:r:j:x:qh", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 't':
+            if (!parse_threads(optarg, threads, &n_threads)) {
+                fprintf(stderr, "tjit bench: bad --threads '%s' (a comma-separated list like 1,2)\n\n", optarg);
+                usage(stderr);
+                return 2;
+            }
+            break;
+        case 'r': runs = (int)strtol(optarg, &end, 10); break;
+        case 'j': json = optarg; break;
+        case 'x': export_dir = optarg; break;
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if ((end && *end) || runs < 1) {
+            fprintf(stderr, "tjit bench: bad --runs '%s'\n\n", optarg);
+            usage(stderr);
+            return 2;
+        }
+    }
+    const char *models[MAX_NAMES], *micro[MAX_NAMES];
+    int n_models, n_micro;
+    if (!select_names(argc - optind, argv + optind, models, &n_models, micro, &n_micro)) {
+        usage(stderr);
+        return 2;
+    }
+    if (export_dir) {
+        if (bench_export(export_dir) != TJ_OK) {
+            fprintf(stderr, "tjit bench: %s\n", tj_last_error());
+            return 1;
+        }
+        printf("wrote reference files for bench/torch_ref.py to %s\n", export_dir);
+        return 0;
+    }
+    char date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    printf("tjit bench, %s; OpenBLAS core %s; %ld CPUs; load average %.2f %.2f %.2f\n", date, openblas_get_corename(),
+           sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
+    printf("threads:");
+    for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
+    printf(" (tjit's kernels and OpenBLAS); median of >= %d timed runs per figure\n", runs);
+    fflush(stdout);
+    bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr};
+    bench_results r = {0};
+    tj_status st = TJ_OK;
+    for (int i = 0; i < n_models && st == TJ_OK; i++) st = bench_model(models[i], &o, &r);
+    for (int i = 0; i < n_micro && st == TJ_OK; i++) st = bench_micro(micro[i], &o, &r);
+    int rc = 0;
+    if (st != TJ_OK) {
+        fprintf(stderr, "tjit bench: %s\n", tj_last_error());
+        rc = 1;
+    }
+    print_model_table(&r);
+    print_micro_table(&r);
+    if (json && r.n && write_json(json, &r, threads, n_threads, runs, date, load)) rc = 1;
+    bench_results_free(&r);
+    return rc;
+}

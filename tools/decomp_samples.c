@@ -1,0 +1,277 @@
+/* Extra samples for the decomposition verifier (see decomp_samples.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decomp_samples.h"
+#include "runtime/internal.h"
+
+static const tj_decomp_sample samples[] = {
+    /* operators without a conformance case */
+    {"aten::clamp.Tensor", "f32[3,4] f32[3,4] f32[4]", "both bounds, broadcast"},
+    {"aten::clamp.Tensor", "f32[3,4] None f32[1,4]", "max only"},
+    {"aten::clamp.Tensor", "i64[3,4]<9 i64[4]<3 f32[]", "promotion to float32"},
+    {"aten::clamp.Tensor", "f32[4]{1,nan,3,-2} f32[4]{0,0,nan,0} f32[]{2}", "nan from self and from a bound"},
+    {"aten::clamp", "f32[5]{1,nan,3,-2,0.5} 0.0 nan", "a nan bound with both bounds gives nan"},
+    {"aten::clamp", "f32[5]{1,nan,3,-2,0.5} nan None", "a single nan bound is ignored"},
+    {"aten::clamp", "i64[6]<9 2 5", "int64 stays int64"},
+    {"aten::clamp", "i64[6]<9 2.5 None", "a float bound promotes int64 to float32"},
+    {"aten::logaddexp", "f32[3,4] f32[4]", "broadcast"},
+    {"aten::logaddexp", "f32[5]{inf,-inf,inf,1,-inf} f32[5]{inf,-inf,-inf,2,3}", "equal infinities"},
+    {"aten::copy", "f32[3,4] f32[4] false", "broadcast source"},
+    {"aten::copy", "f32[3,4] i64[3,4]<7 false", "converts the source"},
+    {"aten::zero", "f32[3,4]", ""},
+    {"aten::fill.Scalar", "f32[3,4] 2.5", ""},
+    {"aten::fill.Scalar", "i64[3]<5 3", ""},
+    {"aten::select_scatter", "f32[3,4] f32[4] 0 -1", ""},
+    {"aten::select_scatter", "f32[3,4] f32[3] 1 2", ""},
+    {"aten::addcmul", "f32[3,4] f32[3,4] f32[1,4] 0.5", ""},
+    {"aten::addcdiv", "f32[3,4] f32[3,4] f32[1,4] 0.5", ""},
+    {"aten::lerp.Scalar", "f32[3,4] f32[3,4] 0.3", "weight below 0.5"},
+    {"aten::lerp.Scalar", "f32[3,4] f32[4] 0.7", "weight above 0.5"},
+    {"aten::add_.Tensor", "f32[3,4] f32[4] 2", ""},
+    {"aten::add_.Scalar", "f32[3,4] 1.5 2", ""},
+    {"aten::sub_.Tensor", "f32[3,4] f32[3,1] 1", ""},
+    {"aten::mul_.Tensor", "f32[3,4] f32[4]", ""},
+    {"aten::mul_.Scalar", "f32[3,4] 0.1", ""},
+    {"aten::div_.Tensor", "f32[3,4] f32[3,4]", ""},
+    {"aten::div_.Scalar", "f32[3,4] 3", ""},
+    {"aten::sqrt_", "f32[3,4]", ""},
+    {"aten::zero_", "f32[3,4]", ""},
+    {"aten::fill_.Scalar", "f32[3,4] -1.5", ""},
+    {"aten::addcmul_", "f32[3,4] f32[3,4] f32[4] 2", ""},
+    {"aten::addcdiv_", "f32[3,4] f32[3,4] f32[4] -0.5", ""},
+    {"aten::lerp_.Scalar", "f32[3,4] f32[3,4] 0.9", ""},
+    {"aten::add_.Tensor", "i64[3]<5 f32[3] 1", "in place cannot change the dtype: an error"},
+    {"aten::add_.Tensor", "f32[3,1] f32[3,4] 1", "in place cannot broadcast self: an error"},
+    {"aten::div.Tensor_mode", "f32[6]{7,-7,7,-7,1,0.3} f32[6]{2,2,-2,-2,0.1,0.1} 'floor'", "floor on the exact quotient"},
+    {"aten::div.Tensor_mode", "f32[6]{7,-7,7,-7,1,0.3} f32[6]{2,2,-2,-2,0.1,0.1} 'trunc'", "trunc on the exact quotient"},
+    {"aten::div.Tensor_mode", "i64[4]{7,-7,7,-7} i64[4]{2,2,-2,-2} 'floor'", "integer floor division"},
+    /* semantic traps */
+    {"aten::addmm", "f32[2,3]{nan,1,2,inf,nan,-inf} f32[2,4] f32[4,3] 0 1", "beta = 0 ignores nan and inf in self"},
+    {"aten::addmm", "f32[3] f32[2,4] f32[4,3] 0.5 2", "beta and alpha, broadcast self"},
+    {"aten::var.correction", "f32[3,4] [1] None false", "correction None means 1"},
+    {"aten::var.correction", "f32[3,4] [1] 4 false", "correction = N divides by 0"},
+    {"aten::var.correction", "f32[3,4] [1] 6 true", "correction > N divides by max(0, N - correction)"},
+    {"aten::var.correction", "f32[0,4] [0] None false", "empty gives nan"},
+    {"aten::var_mean.correction", "f32[3,4] None None false", "every dim, correction None"},
+    {"aten::var_mean.correction", "f32[3,4] [0] 7 true", "correction > N"},
+    {"aten::var_mean.correction", "f32[0,4] [0] 0 false", "empty gives nan"},
+    {"aten::nll_loss_forward", "f32[3,4] i64[3]{-100,-100,-100} None 1 -100", "every target ignored: mean nan"},
+    {"aten::nll_loss_forward", "f32[3,4] i64[3]{7,1,7} f32[4] 1 7", "a custom ignore_index out of range is never read"},
+    {"aten::nll_loss_forward", "f32[3,4] i64[3]{-100,2,1} f32[4] 0 -100", "reduction none, ignored gives 0"},
+    {"aten::nll_loss_forward", "f32[4] i64[]{-100} None 2 -100", "1-d input, ignored target"},
+    {"aten::nll_loss_backward", "f32[] f32[3,4] i64[3]{-100,-100,-100} None 1 -100 f32[]{0}",
+     "every target ignored: zero gradient"},
+    {"aten::nll_loss_backward", "f32[] f32[3,4] i64[3]{7,1,7} f32[4] 1 7 f32[]{2}", "custom ignore_index out of range"},
+    {"aten::nll_loss_backward", "f32[3] f32[3,4] i64[3]{-100,2,1} None 0 -100 f32[]{2}", "reduction none"},
+    {"aten::_log_softmax", "f32[2,3]{0,-200,-1000,5,4,-90} 1 false", "entries far below the row max stay finite"},
+    {"aten::_log_softmax", "f32[2,3]{-inf,-inf,-inf,1,-inf,2} 1 false", "an all -inf row"},
+    {"aten::logsumexp", "f32[2,3]{-inf,-inf,-inf,1,-inf,2} [1] false", "an all -inf row gives -inf"},
+    {"aten::logsumexp", "f32[2,3]{inf,1,2,1e30,1e30,1e30} [1] true", "+inf and huge values"},
+    {"aten::native_layer_norm", "f32[3,8]{3,3,3,3,3,3,3,3,-7,-7,-7,-7,-7,-7,-7,-7,1e4,1e4,1e4,1e4,1e4,1e4,1e4,1e4} [8] "
+                                "None None 1e-5",
+     "constant rows"},
+    {"aten::native_layer_norm",
+     "f32[2,4]{10000.5,10001,10000,10001.5,-50000.25,-50000,-50000.5,-50000.75} [4] f32[4] f32[4] 1e-5",
+     "rows with a large offset"},
+    {"aten::gelu", "f32[8]{-6,-3,-1,-0.1,0,0.1,1,3} 'tanh'", "tanh approximation in float32"},
+    {"aten::gelu_backward", "f32[8] f32[8]{-6,-3,-1,-0.1,0,0.1,1,3} 'tanh'", "tanh approximation in float32"},
+    {"aten::_softmax", "f32[2,3]{-inf,-inf,-inf,1,-inf,2} 1 false", "an all -inf row gives nan"},
+};
+
+int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }
+
+const tj_decomp_sample *tj_decomp_sample_at(int i)
+{
+    return i >= 0 && i < tj_decomp_sample_count() ? &samples[i] : NULL;
+}
+
+/* ---- decoding ---- */
+
+static uint64_t next_random(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static double parse_number(const char *s, char **end)
+{
+    if (!strncmp(s, "inf", 3)) return *end = (char *)s + 3, INFINITY;
+    if (!strncmp(s, "-inf", 4)) return *end = (char *)s + 4, -INFINITY;
+    if (!strncmp(s, "nan", 3)) return *end = (char *)s + 3, NAN;
+    return strtod(s, end);
+}
+
+/* "f32[2,3]", "i64[4]<5", "b[2]{1,0}" -> a tensor adopted by the open scope. */
+static tj_tensor *parse_tensor(const char *tok, uint64_t *rng)
+{
+    static const struct { const char *prefix; tj_dtype dt; } kinds[] = {
+        {"f32[", TJ_FLOAT32}, {"f64[", TJ_FLOAT64}, {"i64[", TJ_INT64}, {"b[", TJ_BOOL}};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t plen = strlen(kinds[k].prefix);
+        if (strncmp(tok, kinds[k].prefix, plen)) continue;
+        int64_t shape[TJ_MAX_DIMS];
+        int nd = 0;
+        char *p = (char *)tok + plen;
+        while (*p != ']' && nd < TJ_MAX_DIMS) {
+            shape[nd++] = strtoll(p, &p, 10);
+            if (*p == ',') p++;
+            else if (*p != ']') return NULL;
+        }
+        if (*p++ != ']') return NULL;
+        tj_tensor *t = tj_tensor_empty(kinds[k].dt, nd, shape);
+        if (!t) return NULL;
+        char *data = tj_tensor_ptr(t);
+        size_t es = tj_dtype_size(t->dtype);
+        int64_t bound = *p == '<' ? strtoll(p + 1, &p, 10) : 0;
+        bool explicit_values = *p == '{';
+        if (explicit_values) p++;
+        for (int64_t i = 0; i < t->numel; i++) {
+            double v;
+            if (explicit_values) {
+                v = parse_number(p, &p);
+                if (*p == ',') p++;
+            } else if (t->dtype == TJ_BOOL) {
+                v = (double)(next_random(rng) & 1);
+            } else if (t->dtype == TJ_INT64) {
+                v = (double)(int64_t)(next_random(rng) % (uint64_t)(bound > 0 ? bound : 10));
+            } else {
+                v = -3.0 + 6.0 * (double)next_random(rng) / 9007199254740992.0;
+            }
+            if (t->dtype == TJ_INT64) *(int64_t *)(data + (size_t)i * es) = (int64_t)v;
+            else tj_store_f64(data + (size_t)i * es, t->dtype, v);
+        }
+        if (explicit_values && *p != '}') return NULL;
+        return t;
+    }
+    return NULL;
+}
+
+/* "[1,2]" or "[true,false]" into ints / bools; the count, or -1. */
+static int parse_list(const char *tok, int64_t *ints, bool *bools)
+{
+    if (*tok != '[') return -1;
+    const char *p = tok + 1;
+    int n = 0;
+    while (*p && *p != ']' && n < TJ_CONFORM_MAX_LIST) {
+        if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
+            bools[n++] = *p == 't';
+            p += *p == 't' ? 4 : 5;
+        } else {
+            char *e;
+            ints[n++] = strtoll(p, &e, 10);
+            if (e == p) return -1;
+            p = e;
+        }
+        if (*p == ',') p++;
+    }
+    return *p == ']' ? n : -1;
+}
+
+static bool is_int_token(const char *tok)
+{
+    const char *p = tok + (*tok == '-');
+    if (!*p) return false;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    return true;
+}
+
+static bool decode_token(tj_conform_case *c, int i, const tj_arg_spec *spec, char *tok, uint64_t *rng)
+{
+    tj_value *v = &c->args[i];
+    if (!strcmp(tok, "None")) {
+        *v = tj_v_none();
+        return true;
+    }
+    switch (spec->type) {
+    case TJ_A_TENSOR: {
+        tj_tensor *t = parse_tensor(tok, rng);
+        *v = tj_v_tensor(t);
+        return t != NULL;
+    }
+    case TJ_A_TENSOR_LIST: {
+        size_t len = strlen(tok);
+        if (tok[0] != '(' || tok[len - 1] != ')') return false;
+        tok[len - 1] = 0;
+        int n = 0;
+        for (char *save = NULL, *part = strtok_r(tok + 1, ";", &save); part; part = strtok_r(NULL, ";", &save)) {
+            if (n == TJ_CONFORM_MAX_LIST || !(c->lists[i][n++] = parse_tensor(part, rng))) return false;
+        }
+        *v = tj_v_tensors(c->lists[i], n);
+        return n > 0;
+    }
+    case TJ_A_INT:
+        *v = tj_v_int(strtoll(tok, NULL, 10));
+        return is_int_token(tok);
+    case TJ_A_FLOAT:
+    case TJ_A_SCALAR: {
+        if (is_int_token(tok)) {
+            *v = spec->type == TJ_A_SCALAR ? tj_v_int(strtoll(tok, NULL, 10)) : tj_v_float(strtod(tok, NULL));
+            return true;
+        }
+        char *end;
+        *v = tj_v_float(parse_number(tok, &end));
+        return *end == 0;
+    }
+    case TJ_A_BOOL:
+        *v = tj_v_bool(!strcmp(tok, "true"));
+        return !strcmp(tok, "true") || !strcmp(tok, "false");
+    case TJ_A_INT_LIST:
+    case TJ_A_BOOL_LIST: {
+        int n = parse_list(tok, c->ints[i], c->bools[i]);
+        *v = spec->type == TJ_A_INT_LIST ? tj_v_ints(c->ints[i], n) : tj_v_bools(c->bools[i], n);
+        return n >= 0;
+    }
+    case TJ_A_STR: {
+        size_t len = strlen(tok);
+        if (len < 2 || tok[0] != '\'' || tok[len - 1] != '\'') return false;
+        c->strs[i] = strndup(tok + 1, len - 2);
+        *v = tj_v_str(c->strs[i]);
+        return c->strs[i] != NULL;
+    }
+    case TJ_A_SCALAR_TYPE: {
+        tj_dtype dt;
+        *v = tj_v_dtype(TJ_FLOAT32);
+        if (tj_dtype_from_name(tok, &dt) != TJ_OK) return false;
+        v->u.dtype = dt;
+        return true;
+    }
+    case TJ_A_IGNORED: return false;
+    }
+    return false;
+}
+
+tj_status tj_decomp_sample_decode(const tj_decomp_sample *s, tj_conform_case *c, uint64_t *rng, char *why, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    const tj_op *op = tj_op_find(s->op);
+    if (!op) {
+        snprintf(why, n, "unknown operator %s", s->op);
+        return TJ_ERR_PARSE;
+    }
+    c->op = op;
+    c->rtol = 1e-4;
+    c->atol = 1e-5;
+    char *text = strdup(s->args), *save = NULL;
+    if (!text) {
+        snprintf(why, n, "out of memory");
+        return TJ_ERR_OUT_OF_MEMORY;
+    }
+    int i = 0;
+    tj_status st = TJ_OK;
+    for (char *tok = strtok_r(text, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
+        if (i >= op->nargs || !decode_token(c, i, &op->args[i], tok, rng)) {
+            snprintf(why, n, "argument %d '%s' of %s", i, tok, s->op);
+            st = TJ_ERR_PARSE;
+            break;
+        }
+    }
+    if (st == TJ_OK && i != op->nargs) {
+        snprintf(why, n, "%d arguments, %s takes %d", i, s->op, op->nargs);
+        st = TJ_ERR_PARSE;
+    }
+    free(text);
+    return st;
+}
