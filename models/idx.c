@@ -19,6 +19,34 @@ static bool read_exact(gzFile f, void *buf, size_t n)
     return true;
 }
 
+/* Reads n data bytes into a buffer that grows as they arrive, so that a
+ * header declaring more than the file holds costs no more memory than the
+ * file does. NULL with *oom false when the data ends early. */
+static unsigned char *read_data(gzFile f, size_t n, bool *oom)
+{
+    size_t have = 0, cap = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    unsigned char *buf = malloc(cap ? cap : 1);
+    *oom = !buf;
+    while (buf && have < n) {
+        if (have == cap) {
+            cap = cap * 2 < n ? cap * 2 : n;
+            unsigned char *grown = realloc(buf, cap);
+            if (!grown) {
+                *oom = true;
+                break;
+            }
+            buf = grown;
+        }
+        if (!read_exact(f, buf + have, cap - have)) break;
+        have = cap;
+    }
+    if (have < n) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 tj_tensor *idx_load_u8(const char *path)
 {
     gzFile f = gzopen(path, "rb");
@@ -47,13 +75,10 @@ tj_tensor *idx_load_u8(const char *path)
             goto done;
         }
     }
-    raw = malloc((size_t)numel ? (size_t)numel : 1);
-    if (!raw) {
-        tj_error(TJ_ERR_OUT_OF_MEMORY, "idx: out of memory reading '%s'", path);
-        goto done;
-    }
-    if (!read_exact(f, raw, (size_t)numel)) {
-        tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated: expected %lld data bytes", path, (long long)numel);
+    bool oom;
+    if (!(raw = read_data(f, (size_t)numel, &oom))) {
+        if (oom) tj_error(TJ_ERR_OUT_OF_MEMORY, "idx: out of memory reading '%s'", path);
+        else tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated: expected %lld data bytes", path, (long long)numel);
         goto done;
     }
     unsigned char extra;

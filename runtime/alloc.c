@@ -136,11 +136,13 @@ static int size_class(size_t n, size_t *rounded)
         *rounded = SMALLEST;
         return 0;
     }
-    int lg = 63 - __builtin_clzll((unsigned long long)(n - 1)); /* 2^lg < n <= 2^(lg+1) */
-    size_t base = (size_t)1 << lg;
-    size_t k = (n - base + (base >> 2) - 1) >> (lg - 2); /* 1..4 steps of base / 4 (a shift, not a division) */
-    *rounded = base + (k << (lg - 2));
-    int c = (lg - 6) * 4 + (int)k;
+    /* 2^lg < n <= 2^(lg+1): the classes are 2^lg + k * 2^(lg-2), k = 1..4,
+     * so q = (n - 1) >> (lg - 2) in 4..7 picks k = q - 3 (shifts, not
+     * divisions: this runs twice per operator call) */
+    int lg = 63 - __builtin_clzll((unsigned long long)(n - 1));
+    size_t q = (n - 1) >> (lg - 2);
+    *rounded = (q + 1) << (lg - 2);
+    int c = (lg - 6) * 4 + (int)q - 3;
     return c < N_CLASSES ? c : -1;
 }
 

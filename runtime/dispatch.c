@@ -242,9 +242,17 @@ static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     if (!op->meta)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no shape function)", op->name);
-    if (op->nreturns == 1) memset(m, 0, sizeof *m); /* a constant size: inline stores, no call */
-    else memset(m, 0, sizeof(tj_meta) * (size_t)op->nreturns);
-    for (int i = 0; i < op->nreturns; i++) m[i].alias = -1;
+    /* Only the fields the dispatcher reads whatever the shape function does;
+     * shape and strides are read up to the ndim it sets (clearing all of
+     * tj_meta costs more than the rest of run_meta). */
+    for (int i = 0; i < op->nreturns; i++) {
+        m[i].dtype = TJ_FLOAT32;
+        m[i].ndim = 0;
+        m[i].alias = -1;
+        m[i].same = false;
+        m[i].undefined = false;
+        m[i].offset = 0;
+    }
     return op->meta(args, m);
 }
 

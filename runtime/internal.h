@@ -156,10 +156,16 @@ tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
 void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /** numel with overflow check; returns TJ_ERR_OVERFLOW / TJ_ERR_SHAPE. */
 tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
+/** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
+static inline size_t tj_dtype_bytes(tj_dtype d)
+{
+    static const unsigned char bytes[TJ_NUM_DTYPES] = {[TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
+    return bytes[d];
+}
 /** Pointer to element [0,...] as char*. */
 static inline char *tj_tensor_ptr(const tj_tensor *t)
 {
-    return t->storage ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_size(t->dtype) : NULL;
+    return t->storage ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_bytes(t->dtype) : NULL;
 }
 /** Registers a tensor returned by the public API with the innermost open
  * scope (nothing to do when none is open). TJ_ERR_OUT_OF_MEMORY when the

@@ -241,12 +241,17 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
     }
 }
 
+/* t is of dtype dt, out's shape and contiguous (out is contiguous). The
+ * same strides as out (the common case) settle it without another call. */
 static bool is_direct(const tj_tensor *t, const tj_tensor *out, tj_dtype dt)
 {
-    if (t->dtype != dt || t->ndim != out->ndim || !tj_tensor_is_contiguous(t)) return false;
-    for (int d = 0; d < t->ndim; d++)
+    if (t->dtype != dt || t->ndim != out->ndim) return false;
+    bool same_strides = true;
+    for (int d = 0; d < t->ndim; d++) {
         if (t->shape[d] != out->shape[d]) return false;
-    return true;
+        same_strides &= t->strides[d] == out->strides[d];
+    }
+    return same_strides || tj_tensor_is_contiguous(t);
 }
 
 /* Every operand contiguous, of out's shape and the compute dtype: the loop
@@ -255,7 +260,7 @@ static void run_direct(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype c
                        const void *ctx, int nt)
 {
     int64_t n = out->numel;
-    size_t oes = tj_dtype_size(out->dtype), ies = tj_dtype_size(compute);
+    size_t oes = tj_dtype_bytes(out->dtype), ies = tj_dtype_bytes(compute);
     char *o = tj_tensor_ptr(out);
     const char *ip[TJ_ITER_MAX_INPUTS];
     for (int k = 0; k < nin; k++) ip[k] = tj_tensor_ptr(in[k]);

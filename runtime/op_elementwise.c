@@ -85,15 +85,43 @@ enum {
     R_BOOL_OUT = 8,   /* comparisons: computed in the result dtype, output bool */
 };
 
+/* result_type of args[0..n). Two tensors of one dtype (the common case)
+ * give that dtype whatever their ranks, without walking the lattice. */
+static tj_dtype result_type(const tj_value *args, int n)
+{
+    if (n == 2 && args[0].kind == TJ_V_TENSOR && args[1].kind == TJ_V_TENSOR && args[0].u.t && args[1].u.t &&
+        args[0].u.t->dtype == args[1].u.t->dtype)
+        return args[0].u.t->dtype;
+    return tj_result_type(args, n);
+}
+
 /* The dtype the loop computes in: result_type of the operands args[0..n). */
 static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsigned rules, tj_dtype *out)
 {
-    tj_dtype dt = tj_result_type(args, n);
+    tj_dtype dt = result_type(args, n);
     if ((rules & R_TRUE_DIV) && !tj_ew_is_float(dt)) dt = TJ_FLOAT32;
     *out = dt;
     if ((rules & R_FLOAT_ONLY) && !tj_ew_is_float(dt)) return tj_ew_require_float(op, dt);
     if ((rules & R_NO_BOOL) && dt == TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    return TJ_OK;
+}
+
+/* Output of dtype dt and the broadcast shape of self and other (a Tensor or
+ * a Scalar). When other is a Scalar or has self's shape (the common case),
+ * that is self's shape: no broadcasting rules to run. */
+static tj_status binary_shape(const char *op, const tj_value *args, tj_dtype dt, tj_meta *out)
+{
+    const tj_tensor *a = args[0].u.t, *b = args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL;
+    bool same = !b || a->ndim == b->ndim;
+    for (int d = 0; same && b && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
+    if (!same) {
+        const tj_tensor *ts[2] = {a, b};
+        return tj_ew_meta_broadcast(op, ts, 2, dt, out);
+    }
+    out->dtype = dt;
+    out->ndim = a->ndim;
+    for (int d = 0; d < a->ndim; d++) out->shape[d] = a->shape[d];
     return TJ_OK;
 }
 
@@ -103,8 +131,7 @@ static tj_status meta_binary(const char *op, const tj_value *args, unsigned rule
     tj_dtype dt;
     tj_status st = binary_dtype(op, args, 2, rules, &dt);
     if (st != TJ_OK) return st;
-    const tj_tensor *ts[2] = {args[0].u.t, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL};
-    return tj_ew_meta_broadcast(op, ts, 2, (rules & R_BOOL_OUT) ? TJ_BOOL : dt, out);
+    return binary_shape(op, args, (rules & R_BOOL_OUT) ? TJ_BOOL : dt, out);
 }
 
 /* The second operand: the tensor, or the Scalar boxed in the compute dtype. */
@@ -183,14 +210,14 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     if (is_sub && (a->dtype == TJ_BOOL || other_bool))
         return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (use logical_not / "
                                       "logical_xor instead)", op);
-    tj_dtype dt = tj_result_type(args, 2);
+    tj_dtype dt = result_type(args, 2);
     if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,
                         tj_dtype_name(dt));
     if (alpha->kind == TJ_V_FLOAT && !tj_ew_is_float(dt))
         return tj_error(TJ_ERR_DTYPE, "%s: alpha %g must not be a floating point number for %s operands", op,
                         alpha->u.f, tj_dtype_name(dt));
-    return meta_binary(op, args, 0, out);
+    return binary_shape(op, args, dt, out);
 }
 
 static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub)

@@ -71,7 +71,8 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
  * zero, in the memory at t. */
 static tj_tensor *tensor_init(tj_tensor *t)
 {
-    memset(t, 0, sizeof *t);
+    static const tj_tensor blank;
+    *t = blank; /* vector stores; a memset of this size compiles to rep stos, slow to start */
     atomic_init(&t->refcount, 1);
     t->uid = new_uid();
     return t;
@@ -98,9 +99,6 @@ typedef struct small_block {
 } small_block;
 #define BLOCK_DATA ((sizeof(small_block) + 63) / 64 * 64)
 #define SMALL_DATA 256
-
-static const unsigned char dtype_bytes[TJ_NUM_DTYPES] = {
-    [TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
 
 /* numel of a shape without zero, negative or overflowing sizes (the common
  * case, no message needed); false sends the caller to tj_checked_numel. */
@@ -163,7 +161,7 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
     }
     if (!plain_numel(m->ndim, m->shape, &numel) && tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK)
         return NULL;
-    size_t nbytes = (size_t)numel * dtype_bytes[m->dtype];
+    size_t nbytes = (size_t)numel * tj_dtype_bytes(m->dtype);
     tj_tensor *t = fake ? tensor_alloc_struct() : nbytes <= SMALL_DATA ? small_tensor_new(nbytes)
                                                                        : large_tensor_new(nbytes);
     if (!t) return NULL;

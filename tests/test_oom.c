@@ -404,8 +404,13 @@ Test(oom, jansson_failures_in_safetensors_save_and_load_are_reported_and_change_
         tj_safetensors_free(f);
         cr_assert_eq(access(tmp_path("model.safetensors.tmp"), F_OK), -1, "a temporary file was left behind");
         if (step) {
-            cr_assert_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY, "N = %llu: %s failed with %s: %s", (unsigned long long)n,
-                         step, tj_status_name(tj_last_status()), tj_last_error());
+            /* jansson 2.14's lexer drops a failed growth of its token buffer
+             * (lex_save ignores strbuffer_append_byte's result) and reports
+             * the cut token as a syntax error: a load may say parse error */
+            bool lexer = strcmp(step, "tj_safetensors_save") && tj_last_status() == TJ_ERR_PARSE &&
+                         strstr(tj_last_error(), "header is not a JSON object");
+            cr_assert(tj_last_status() == TJ_ERR_OUT_OF_MEMORY || lexer, "N = %llu: %s failed with %s: %s",
+                      (unsigned long long)n, step, tj_status_name(tj_last_status()), tj_last_error());
             failures++;
             continue;
         }
