@@ -5,10 +5,12 @@
 #
 # Environment: TJIT (default build/tools/tjit), THREADS (default 1,2), RUNS
 # (default 20), OUT (the JSON files, default bench/results), RESULTS (default
-# bench/RESULTS.md) and SVG (default bench/results.svg).
+# bench/RESULTS.md), SVG (default bench/results.svg) and NOTE (a paragraph for
+# the RESULTS.md section: the conditions of the run).
 #
-# For each thread count and workload, `tjit bench NAME` and then
-# `bench/torch_ref.py NAME` run back to back, so that each tjit/PyTorch ratio
+# For each thread count and workload, `tjit bench NAME` (with its defaults and
+# with OMP_WAIT_POLICY=passive) and then `bench/torch_ref.py NAME` (PyTorch's
+# defaults and OMP_WAIT_POLICY=passive) run back to back, so that each tjit/PyTorch ratio
 # is taken seconds apart on this machine whose speed drifts by 1.5-2x over
 # minutes; bench/merge.py then joins all the JSON files. PyTorch first checks
 # it computes what tjit computes, from the weights and batches that
@@ -33,15 +35,19 @@ for t in $(echo "$threads" | tr , ' '); do
     for name in $names; do
         echo "== $name, $t thread(s); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
         "$tjit" bench "$name" --threads "$t" --runs "$runs" --quiet --json "$out/tjit-$name-$t.json"
+        # tjit's OpenMP threads with the same passive policy as PyTorch's passive runs
+        OMP_WAIT_POLICY=passive "$tjit" bench "$name" --threads "$t" --runs "$runs" --quiet \
+            --json "$out/tjit-$name-$t-passive.json" >/dev/null
         $python bench/torch_ref.py "$name" --threads "$t" --runs "$runs" --ref "$ref" \
             --json "$out/torch-$name-$t.json"
     done
 done
-$python bench/merge.py "$out"/tjit-*.json "$out"/torch-*.json --results "$results" --svg "$svg" \
+$python bench/merge.py "$out"/tjit-*.json "$out"/torch-*.json --results "$results" --svg "$svg" --note "${NOTE:-}" \
     --command "meson setup build && meson compile -C build" \
     --command "THREADS=$threads RUNS=$runs bench/compare.sh $*" \
     --command "# which runs, for each thread count T and workload NAME, back to back:" \
     --command "$tjit bench --export REF" \
     --command "$tjit bench NAME --threads T --runs $runs --quiet --json $out/tjit-NAME-T.json" \
+    --command "OMP_WAIT_POLICY=passive $tjit bench NAME --threads T --runs $runs --quiet --json $out/tjit-NAME-T-passive.json" \
     --command "$python bench/torch_ref.py NAME --threads T --runs $runs --ref REF --json $out/torch-NAME-T.json" \
     --command "$python bench/merge.py $out/tjit-*.json $out/torch-*.json --results $results --svg $svg"

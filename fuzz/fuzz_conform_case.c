@@ -1,6 +1,6 @@
 /* libFuzzer target: the conformance case decoder and runner
  * (tools/conform.h). Each input is a case.json, written into a case folder
- * that holds a few .npy files (in0.npy ... in7.npy, out0.npy, out1.npy) of
+ * that holds a few .npy files (in0.npy ... in7.npy, out0.npy ... out3.npy) of
  * assorted dtypes and shapes; the case is decoded and dispatched, so that any
  * operator meets arbitrary arguments. A failing case must say why. */
 #include <stdio.h>
@@ -38,6 +38,13 @@ static tj_tensor *ramp(tj_dtype dt, int ndim, const int64_t *shape)
     return t;
 }
 
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) perror(cmd);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -56,6 +63,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     save("in7.npy", ramp(TJ_FLOAT32, 4, (int64_t[]){2, 3, 5, 5}));
     save("out0.npy", ramp(TJ_FLOAT32, 2, (int64_t[]){3, 4}));
     save("out1.npy", ramp(TJ_INT64, 1, (int64_t[]){4}));
+    save("out2.npy", ramp(TJ_FLOAT32, 1, (int64_t[]){3}));
+    save("out3.npy", ramp(TJ_BOOL, 0, NULL));
+    atexit(remove_dir);
     return 0;
 }
 
@@ -65,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[1024] = "";
     tj_clear_error();
     tj_case_result r = tj_conform_run_case(dir, why, sizeof why);
+    if (getenv("FUZZ_VERBOSE")) fprintf(stderr, "%s %s\n", r == TJ_CASE_PASS ? "PASS" : r == TJ_CASE_SKIP ? "SKIP" : "FAIL", why);
     if (r != TJ_CASE_PASS && !why[0]) {
         fprintf(stderr, "a case that did not pass gave no reason\n");
         abort();

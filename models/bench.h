@@ -34,6 +34,8 @@ typedef struct bench_result {
     int runs;               /**< timed calls */
     double median_ms;       /**< per call */
     double min_ms;          /**< fastest call */
+    double cpu_ms;          /**< median of the calling thread's CPU time per call (time descheduled excluded;
+                                 the whole work only with 1 thread) */
     double faults_per_call; /**< minor page faults per timed call */
     double value;           /**< the workload's own figure (ms, us, ns, GB/s or GFLOP/s) */
     const char *unit;       /**< "ms", "us", "ns", "GB/s", "GFLOP/s" */
@@ -93,10 +95,10 @@ typedef struct bench_case {
     void *ctx;
 } bench_case;
 
-/** Timings of one case: per call, in ms. */
+/** Timings of one case: per call, in ms (cpu_ms: the calling thread's CPU time). */
 typedef struct bench_timing {
     int runs;
-    double median_ms, min_ms, faults_per_call;
+    double median_ms, min_ms, cpu_ms, faults_per_call;
 } bench_timing;
 
 /** Times `n` cases with their calls interleaved (case 0, 1, ..., 0, 1, ...):

@@ -9,10 +9,10 @@
 #define MAX_ROUNDS 400
 #define BUDGET_MS 250.0
 
-static double now_ms(void)
+static double clock_ms(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
@@ -29,27 +29,35 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One call of a case: prepare (untimed), then the timed call. */
-static tj_status timed_call(const bench_case *c, double *ms, long *faults)
+/* One call of a case: prepare (untimed), then the timed call: wall and
+ * thread CPU time in ms, minor faults. */
+static tj_status timed_call(const bench_case *c, double *ms, double *cpu_ms, long *faults)
 {
     tj_status st = c->prepare ? c->prepare(c->ctx) : TJ_OK;
     if (st != TJ_OK) return st;
     long f0 = minor_faults();
-    double t0 = now_ms();
+    double c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID), t0 = clock_ms(CLOCK_MONOTONIC);
     st = c->call(c->ctx);
-    *ms = now_ms() - t0;
+    *ms = clock_ms(CLOCK_MONOTONIC) - t0;
+    *cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
     *faults = minor_faults() - f0;
     return st;
 }
 
+static double median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 tj_status bench_measure(const bench_case *cases, int n, int runs, int warmup, bench_timing *out)
 {
-    double round_ms = 0, ms; /* fastest warm-up round */
+    double round_ms = 0, ms, cpu; /* fastest warm-up round */
     long faults;
     for (int w = 0; w < warmup; w++) {
         double this_round = 0;
         for (int i = 0; i < n; i++) {
-            tj_status st = timed_call(&cases[i], &ms, &faults);
+            tj_status st = timed_call(&cases[i], &ms, &cpu, &faults);
             if (st != TJ_OK) return st;
             this_round += ms;
         }
@@ -59,25 +67,29 @@ tj_status bench_measure(const bench_case *cases, int n, int runs, int warmup, be
     if (round_ms > 0 && BUDGET_MS / round_ms > rounds) rounds = (int)(BUDGET_MS / round_ms);
     if (rounds > MAX_ROUNDS) rounds = runs > MAX_ROUNDS ? runs : MAX_ROUNDS;
     double *t = malloc(sizeof(double) * (size_t)rounds * (size_t)n);
+    double *tc = malloc(sizeof(double) * (size_t)rounds * (size_t)n);
     long *f = calloc((size_t)n, sizeof(long));
-    if (!t || !f) {
+    if (!t || !tc || !f) {
         free(t);
+        free(tc);
         free(f);
         return tj_error(TJ_ERR_OUT_OF_MEMORY, "bench: out of memory");
     }
     tj_status st = TJ_OK;
     for (int r = 0; r < rounds && st == TJ_OK; r++)
         for (int i = 0; i < n && st == TJ_OK; i++) {
-            st = timed_call(&cases[i], &t[(size_t)i * (size_t)rounds + (size_t)r], &faults);
+            size_t k = (size_t)i * (size_t)rounds + (size_t)r;
+            st = timed_call(&cases[i], &t[k], &tc[k], &faults);
             f[i] += faults;
         }
     for (int i = 0; i < n && st == TJ_OK; i++) {
         double *ti = t + (size_t)i * (size_t)rounds;
-        qsort(ti, (size_t)rounds, sizeof *ti, cmp_double);
-        double median = rounds % 2 ? ti[rounds / 2] : 0.5 * (ti[rounds / 2 - 1] + ti[rounds / 2]);
-        out[i] = (bench_timing){rounds, median, ti[0], (double)f[i] / rounds};
+        double m = median(ti, rounds);
+        out[i] = (bench_timing){rounds, m, ti[0], median(tc + (size_t)i * (size_t)rounds, rounds),
+                                (double)f[i] / rounds};
     }
     free(t);
+    free(tc);
     free(f);
     return st;
 }
@@ -103,6 +115,7 @@ tj_status bench_add(bench_results *r, const char *name, const char *what, const 
     x->runs = t->runs;
     x->median_ms = t->median_ms;
     x->min_ms = t->min_ms;
+    x->cpu_ms = t->cpu_ms;
     x->faults_per_call = t->faults_per_call;
     x->value = is_throughput(unit) ? scale / (t->median_ms * 1e-3) : t->median_ms * scale;
     x->unit = unit;

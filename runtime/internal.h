@@ -159,7 +159,8 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
 static inline size_t tj_dtype_bytes(tj_dtype d)
 {
-    static const unsigned char bytes[TJ_NUM_DTYPES] = {[TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
+    static const unsigned char bytes[TJ_NUM_DTYPES] = {
+        [TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
     return bytes[d];
 }
 /** Pointer to element [0,...] as char*. */

@@ -59,7 +59,7 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
     else return tj_error(TJ_ERR_PARSE, WHO ": 'fortran_order' is not True or False");
 
     const char *s = find_key(h, end, "shape");
-    if (!s || *s != '(') return tj_error(TJ_ERR_PARSE, WHO ": header has no 'shape' tuple");
+    if (!s || s >= end || *s != '(') return tj_error(TJ_ERR_PARSE, WHO ": header has no 'shape' tuple");
     s++;
     int n = 0;
     for (;;) {

@@ -5,6 +5,7 @@
  * scope is a start mark into it. Keeping a tensor swaps it to the first slot
  * of its scope and advances that scope's mark, which hands it to the parent
  * scope (or to the caller for the outermost one) without any copy. */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,18 +45,41 @@ void tj_scope_end(tj_scope *scope)
     }
 }
 
+/* A thread's vector is freed when the thread exits. */
+static pthread_key_t entries_key;
+static pthread_once_t entries_once = PTHREAD_ONCE_INIT;
+
+static void free_entries(void *unused)
+{
+    (void)unused;
+    tj_free(entries, cap_entries * sizeof *entries);
+    entries = NULL;
+    n_entries = cap_entries = 0;
+}
+
+static void make_entries_key(void) { pthread_key_create(&entries_key, free_entries); }
+
+/* Doubles the vector (out of line: the common adopt saves no registers). */
+static __attribute__((noinline)) tj_status grow_entries(void)
+{
+    if (!cap_entries) {
+        pthread_once(&entries_once, make_entries_key);
+        pthread_setspecific(entries_key, &entries_key); /* any non-NULL value: run free_entries at exit */
+    }
+    size_t cap = cap_entries ? cap_entries * 2 : 256;
+    tj_tensor **e = tj_alloc(cap * sizeof *e);
+    if (!e) return tj_oom("scope", cap * sizeof *e);
+    if (n_entries) memcpy(e, entries, n_entries * sizeof *e);
+    tj_free(entries, cap_entries * sizeof *entries);
+    entries = e;
+    cap_entries = cap;
+    return TJ_OK;
+}
+
 tj_status tj_scope_adopt(tj_tensor *t)
 {
     if (!depth || !t) return TJ_OK;
-    if (n_entries == cap_entries) {
-        size_t cap = cap_entries ? cap_entries * 2 : 256;
-        tj_tensor **e = tj_alloc(cap * sizeof *e);
-        if (!e) return tj_oom("scope", cap * sizeof *e);
-        if (n_entries) memcpy(e, entries, n_entries * sizeof *e);
-        tj_free(entries, cap_entries * sizeof *entries);
-        entries = e;
-        cap_entries = cap;
-    }
+    if (n_entries == cap_entries && grow_entries() != TJ_OK) return TJ_ERR_OUT_OF_MEMORY;
     entries[n_entries++] = t;
     return TJ_OK;
 }

@@ -47,6 +47,8 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
     char b[128];
     if (ndim < 0 || ndim > TJ_MAX_DIMS)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: rank %d is outside 0..%d", who, ndim, TJ_MAX_DIMS);
+    /* the product of the nonzero sizes: numel, or for an empty shape the
+     * span of its contiguous strides, which must not overflow either */
     int64_t n = 1;
     bool overflow = false, empty = false;
     for (int d = 0; d < ndim; d++) {
@@ -54,16 +56,12 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
             return tj_error(TJ_ERR_SHAPE, "%s: negative size %" PRId64 " in shape %s", who, shape[d],
                             tj_shape_str(ndim, shape, b, sizeof b));
         if (shape[d] == 0) empty = true;
-        if (__builtin_mul_overflow(n, shape[d], &n)) overflow = true;
-    }
-    if (empty) { /* an empty dim makes the rest irrelevant (a wrapped product of 0 does not) */
-        n = 0;
-        overflow = false;
+        else if (__builtin_mul_overflow(n, shape[d], &n)) overflow = true;
     }
     if (overflow || (uint64_t)n > (uint64_t)INT64_MAX / 8)
         return tj_error(TJ_ERR_OVERFLOW, "%s: element count of shape %s overflows", who,
                         tj_shape_str(ndim, shape, b, sizeof b));
-    *numel = n;
+    *numel = empty ? 0 : n;
     return TJ_OK;
 }
 

@@ -458,8 +458,11 @@ Test(npy, shape_overflow)
     expect_rejected(buf, n, TJ_ERR_PARSE, "needs 8000000000000 bytes, file has 4");
     n = make_npy(buf, 1, HEADER("<f4", "False", "(1, 1, 1, 1, 1, 1, 1, 1, 1)"), "\0\0\0\0", 4);
     expect_rejected(buf, n, TJ_ERR_UNSUPPORTED, "more than 8 dims");
-    /* an empty dim makes any other size fine */
+    /* an empty dim gives 0 elements, but the other sizes must still give
+     * representable strides */
     n = make_npy(buf, 1, HEADER("<f4", "False", "(0, 9223372036854775807)"), NULL, 0);
+    expect_rejected(buf, n, TJ_ERR_OVERFLOW, "element count of shape [0, 9223372036854775807] overflows");
+    n = make_npy(buf, 1, HEADER("<f4", "False", "(0, 1000000000000)"), NULL, 0);
     tj_tensor *t = tj_npy_load_buffer(buf, n);
     cr_expect_not_null(t, "%s", tj_last_error());
     cr_expect_eq(tj_tensor_numel(t), 0);

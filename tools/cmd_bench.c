@@ -110,6 +110,13 @@ static void print_micro_table(const bench_results *r)
     }
 }
 
+/* libgomp reads OMP_WAIT_POLICY when it loads: the policy of this process. */
+static const char *wait_policy(void)
+{
+    const char *p = getenv("OMP_WAIT_POLICY");
+    return p && *p ? p : "default";
+}
+
 static int write_json(const char *path, const bench_results *r, const int *threads, int n_threads, int runs,
                       const char *date, const double *load)
 {
@@ -122,11 +129,13 @@ static int write_json(const char *path, const bench_results *r, const int *threa
     json_object_set_new(root, "loadavg", json_pack("[f,f,f]", load[0], load[1], load[2]));
     json_object_set_new(root, "threads", th);
     json_object_set_new(root, "min_runs", json_integer(runs));
+    json_object_set_new(root, "omp_wait_policy", json_string(wait_policy()));
     for (int i = 0; i < r->n; i++) {
         const bench_result *x = &r->items[i];
-        json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f,s:s}", "name", x->name, "what", x->what, "mode",
+        json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:s}", "name", x->name, "what", x->what, "mode",
                               x->mode, "threads", x->threads, "runs", x->runs, "median_ms", x->median_ms, "min_ms",
-                              x->min_ms, "faults_per_call", x->faults_per_call, "value", x->value, "unit", x->unit);
+                              x->min_ms, "cpu_ms", x->cpu_ms, "faults_per_call", x->faults_per_call, "value", x->value,
+                              "unit", x->unit);
         if (x->arena_bytes >= 0) {
             json_object_set_new(o, "arena_bytes", json_integer(x->arena_bytes));
             json_object_set_new(o, "kernels", json_integer(x->kernels));
@@ -196,7 +205,8 @@ int cmd_bench(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
     printf("threads:");
     for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
-    printf(" (tjit's kernels and OpenBLAS); median of >= %d timed runs per figure\n", runs);
+    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure\n",
+           wait_policy(), runs);
     fflush(stdout);
     bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr};
     bench_results r = {0};

@@ -120,6 +120,9 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     }
     for (int i = 0; st == TJ_OK && i < pn->nout; i++) {
         int vid = pn->outs[i];
+        if (vid < 0 && !m[i].undefined) /* the kernel would write through NULL */
+            st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: node %%%s (%s): result %d is computed but has no value in the graph",
+                          pn->name, pn->op->name, i);
         if (vid < 0) continue;
         tj_pvalue *v = &p->values[vid];
         tj_tensor *proto = &c->protos[vid];

@@ -323,14 +323,15 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
         return perr_status(ps, tj_last_status() == TJ_ERR_OUT_OF_MEMORY ? TJ_ERR_OUT_OF_MEMORY : TJ_ERR_PARSE, msg);
     }
     tj_tensor *results[TJ_MAX_RETURNS];
-    for (int i = 0; i < op->nreturns; i++)
-        results[i] = outs[i].kind == TJ_V_TENSOR && strcmp(names[i], "_") != 0 ? outs[i].u.t : NULL;
+    /* every computed result gets a value, also one written "_" (the kernel
+     * writes it); "_" only leaves its name to the graph */
+    for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     int node = tj_graph_add_call(ps->g, op, args, op->nargs, results, NULL);
     if (node < 0) return tj_last_status();
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
-        if (v < 0) continue;
+        if (v < 0 || !strcmp(names[i], "_")) continue;
         if (find_value(ps, names[i]) != v) {
             if (find_value(ps, names[i]) >= 0) {
                 char msg[200];
