@@ -73,7 +73,9 @@ EOF
 # shellcheck disable=SC2046
 "${cc[@]}" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_shared" $(pkgc --cflags --libs) -Wl,-rpath,"$libdir" ||
     fail "cannot build against the installed shared library"
-ldd "$work/add_shared" | grep -q "$libdir/libtjit.so" || fail "add_shared does not load $libdir/libtjit.so"
+# (grep without -q: an early exit would kill ldd with SIGPIPE, which pipefail
+# turns into a failure)
+ldd "$work/add_shared" | grep "$libdir/libtjit.so" >/dev/null || fail "add_shared does not load $libdir/libtjit.so"
 [ "$("$work/add_shared")" = ok ] || fail "the program linked with the shared library failed"
 
 # Static: libtjit.a and the private dependencies pkg-config lists
@@ -86,7 +88,7 @@ done
 # shellcheck disable=SC2046
 "${cc[@]}" -std=c11 -Wall -Werror "$work/add.c" -o "$work/add_static" $(pkgc --cflags) "$libdir/libtjit.a" \
     "${static_libs[@]}" || fail "cannot link statically: pkg-config --static --libs tjit gives ${static_libs[*]}"
-if readelf -d "$work/add_static" | grep -q 'NEEDED.*libtjit'; then fail "add_static still needs libtjit.so"; fi
+if readelf -d "$work/add_static" | grep 'NEEDED.*libtjit' >/dev/null; then fail "add_static still needs libtjit.so"; fi
 [ "$("$work/add_static")" = ok ] || fail "the statically linked program failed"
 
 echo "install test: shared and static programs built against $work/root$prefix ran ok"
