@@ -9,46 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_counter.h"
 #include "runtime/internal.h"
 
-/* ---- counting allocator ---- */
-
-static int64_t live_allocs;
-
-static void *counting_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
-    if (p) live_allocs++;
-    return p;
-}
-
-static void counting_free(void *ctx, void *p, size_t n)
-{
-    (void)ctx;
-    (void)n;
-    live_allocs--;
-    free(p);
-}
-
-/* Routes every allocation through the counter and disables the storage
- * cache, so that a released tensor gives its memory back at once. */
-static void hook_allocator(void)
-{
-    static const tj_allocator a = {counting_alloc, counting_free, NULL};
-    tj_set_allocator(&a);
-    tj_storage_cache_set_limit(0);
-}
-
-/* hook_allocator, then opens and closes one scope: the scope stack's vector
- * stays allocated after that, and is part of the baseline. */
-static void count_allocations(void)
-{
-    hook_allocator();
-    tj_scope *s = tj_scope_begin();
-    tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){4});
-    tj_scope_end(s);
-}
 
 /* ---- tensors and values ---- */
 
@@ -743,7 +706,7 @@ Test(modes, implicit_composites_decompose_before_any_mode, .init = count_allocat
     tj_decomp_fn saved = op->decomp;
     const char *saved_name = op->decomp_name;
     tj_op_set_decomposition(op, contiguous_by_add, "contiguous_by_add");
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
     test_mode rec = make_mode("rec", FORWARD);
     push(&rec);
@@ -754,7 +717,7 @@ Test(modes, implicit_composites_decompose_before_any_mode, .init = count_allocat
     EXPECT_EVENTS("rec:aten::add.Tensor:alpha=1");
     tj_tensor_release(a);
     tj_tensor_release(c);
-    cr_expect_eq(live_allocs, base, "the decomposition's intermediate was released");
+    cr_expect_eq(live_allocations(), base, "the decomposition's intermediate was released");
     tj_op_set_decomposition(op, saved, saved_name);
 }
 
@@ -762,20 +725,20 @@ Test(modes, implicit_composites_decompose_before_any_mode, .init = count_allocat
 
 Test(ownership, scope_releases_results_at_its_end, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *s = tj_scope_begin();
     cr_assert_not_null(s);
     tj_tensor *a = VEC3(1, 2, 3);
     tj_tensor *c = tj_add(tj_add(a, a), a);
     EXPECT_VALUES(c, 3, 6, 9);
-    cr_expect_gt(live_allocs, base);
+    cr_expect_gt(live_allocations(), base);
     tj_scope_end(s);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, kept_tensor_outlives_its_scopes, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *outer = tj_scope_begin();
     tj_tensor *a = VEC3(1, 2, 3);
     tj_scope *inner = tj_scope_begin();
@@ -787,39 +750,39 @@ Test(ownership, kept_tensor_outlives_its_scopes, .init = count_allocations)
     tj_scope_end(outer);
     EXPECT_VALUES(out, 3, 6, 9); /* handed to us */
     tj_tensor_release(out);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, ending_an_outer_scope_closes_inner_ones, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *outer = tj_scope_begin();
     tj_tensor *a = VEC3(1, 2, 3);
     tj_scope_begin();
     tj_add(a, a);
     tj_scope_end(outer);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
     tj_scope *again = tj_scope_begin(); /* the stack is usable afterwards */
     a = VEC3(1, 1, 1);
     cr_expect_not_null(tj_add(a, a));
     tj_scope_end(again);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, results_outside_a_scope_belong_to_the_caller, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
     tj_tensor *c = tj_add(a, a);
     tj_tensor_release(a);
     EXPECT_VALUES(c, 2, 4, 6);
     tj_tensor_release(c);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, failing_chain_leaks_nothing, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
     tj_tensor *b = f32(1, (int64_t[]){2}, (float[]){1, 2});
     tj_tensor *t1 = tj_add(a, a);
@@ -836,12 +799,12 @@ Test(ownership, failing_chain_leaks_nothing, .init = count_allocations)
     tj_scope_end(s);
     tj_tensor_release(a);
     tj_tensor_release(b);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, mode_failing_after_forwarding_leaks_nothing, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     test_mode fail = make_mode("fail", FAIL_AFTER_FORWARD);
     tj_tensor *a = VEC3(1, 2, 3);
     push(&fail);
@@ -849,12 +812,12 @@ Test(ownership, mode_failing_after_forwarding_leaks_nothing, .init = count_alloc
     pop(&fail);
     EXPECT_ERROR(TJ_ERR_UNSUPPORTED, "test mode: refuses aten::add.Tensor");
     tj_tensor_release(a);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(ownership, replacing_mode_intermediates_are_released, .init = count_allocations)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     test_mode rewrite = make_mode("rewrite", REWRITE_ALPHA);
     test_mode sub = make_mode("sub", REPLACE_BY_SUB);
     tj_tensor *a = VEC3(4, 5, 6);
@@ -866,7 +829,7 @@ Test(ownership, replacing_mode_intermediates_are_released, .init = count_allocat
     EXPECT_VALUES(c, 0, 0, 0);
     tj_tensor_release(c);
     tj_tensor_release(a);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 /* Fails the 1st, 2nd, ... allocation of `fn` until it succeeds: every failure
@@ -875,7 +838,7 @@ Test(ownership, replacing_mode_intermediates_are_released, .init = count_allocat
  * process starts without that vector, so that growing it fails too. */
 static void inject_failures(tj_tensor *(*fn)(tj_tensor *), tj_tensor *arg, bool scoped)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     for (uint64_t n = 1;; n++) {
         cr_assert_lt(n, 100, "never succeeded");
         tj_clear_error();
@@ -887,19 +850,19 @@ static void inject_failures(tj_tensor *(*fn)(tj_tensor *), tj_tensor *arg, bool 
             EXPECT_VALUES(r, 2, 4, 6);
             if (scoped) tj_scope_end(s);
             else tj_tensor_release(r);
-            cr_expect_leq(live_allocs - base, 1, "after success at n = %d", (int)n);
+            cr_expect_leq(live_allocations() - base, 1, "after success at n = %d", (int)n);
             cr_expect_gt(n, 1, "the first allocation was never failed");
             break;
         }
         cr_expect_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY, "n = %d: %s", (int)n, tj_last_error());
         if (scoped) tj_scope_end(s);
-        cr_expect_leq(live_allocs - base, 1, "n = %d leaked %lld allocations", (int)n, (long long)(live_allocs - base));
+        cr_expect_leq(live_allocations() - base, 1, "n = %d leaked %lld allocations", (int)n, (long long)(live_allocations() - base));
     }
 }
 
 static tj_tensor *double_it(tj_tensor *a) { return tj_add(a, a); }
 
-Test(ownership, allocation_failures_in_add_leak_nothing, .init = hook_allocator)
+Test(ownership, allocation_failures_in_add_leak_nothing, .init = count_allocations)
 {
     tj_tensor *a = VEC3(1, 2, 3);
     inject_failures(double_it, a, false);
@@ -916,7 +879,7 @@ static tj_tensor *double_it_in_mode(tj_tensor *a)
     return r;
 }
 
-Test(ownership, allocation_failures_under_a_mode_leak_nothing, .init = hook_allocator)
+Test(ownership, allocation_failures_under_a_mode_leak_nothing, .init = count_allocations)
 {
     fwd_mode = make_mode("fwd", FORWARD);
     tj_tensor *a = VEC3(1, 2, 3);
@@ -942,7 +905,7 @@ Test(ownership, tensor_list_results_belong_to_the_scope, .init = count_allocatio
 {
     const tj_op *op = TJ_OPS(split_Tensor);
     tj_op_set_decomposition(op, two_sums, "two_sums");
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
     tj_scope *s = tj_scope_begin();
     tj_value outs[1];
@@ -954,7 +917,7 @@ Test(ownership, tensor_list_results_belong_to_the_scope, .init = count_allocatio
     EXPECT_VALUES(outs[0].u.ts[1], 3, 6, 9);
     tj_scope_end(s);
     tj_tensor_release(a);
-    cr_expect_eq(live_allocs, base, "the scope released both chunks");
+    cr_expect_eq(live_allocations(), base, "the scope released both chunks");
 }
 
 /* A thread's own cached blocks go to the shared cache when it exits, and
@@ -968,13 +931,13 @@ static void *add_on_a_thread(void *arg)
 
 static void cached_counting_allocator(void)
 {
-    hook_allocator();
+    count_allocations();
     tj_storage_cache_set_limit((size_t)1 << 30);
 }
 
 Test(ownership, blocks_cached_by_an_exiting_thread_are_not_lost, .init = cached_counting_allocator)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
     size_t before = tj_storage_cache_bytes();
     pthread_t th;
@@ -984,5 +947,5 @@ Test(ownership, blocks_cached_by_an_exiting_thread_are_not_lost, .init = cached_
     tj_tensor_release(a);
     tj_storage_cache_release();
     cr_expect_eq(tj_storage_cache_bytes(), 0);
-    cr_expect_eq(live_allocs, base, "every block went back to the allocator");
+    cr_expect_eq(live_allocations(), base, "every block went back to the allocator");
 }

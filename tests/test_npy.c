@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_counter.h"
 #include "runtime/internal.h"
 
 /* ---- temporary files ---- */
@@ -513,36 +514,17 @@ Test(npy, corrupted_bytes_never_crash)
 
 /* ======================== allocation-failure injection ======================== */
 
-static int64_t live_allocs;
-
-static void *counting_alloc(void *ctx, size_t n)
+/* count_allocations (alloc_counter.h), with the temporary directory made. */
+static void count_allocations_in_tmp(void)
 {
-    (void)ctx;
-    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
-    if (p) live_allocs++;
-    return p;
-}
-
-static void counting_free(void *ctx, void *p, size_t n)
-{
-    (void)ctx;
-    (void)n;
-    live_allocs--;
-    free(p);
-}
-
-static void count_allocations(void)
-{
-    static const tj_allocator a = {counting_alloc, counting_free, NULL};
     make_tmp_dir();
-    tj_set_allocator(&a);
-    tj_storage_cache_set_limit(0);
+    count_allocations();
 }
 
 /* Fails the 1st, 2nd, ... allocation of a load until one succeeds. */
 static void load_with_failures(const char *path, bool scoped)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     for (uint64_t k = 1;; k++) {
         cr_assert_lt(k, 100, "never succeeded");
         tj_clear_error();
@@ -561,13 +543,13 @@ static void load_with_failures(const char *path, bool scoped)
         cr_expect(strstr(tj_last_error(), "out of memory") != NULL, "%s", tj_last_error());
         if (scoped) tj_scope_end(s);
         /* a scope's own bookkeeping vector, once allocated, stays */
-        cr_expect_leq(live_allocs - base, scoped ? 1 : 0, "allocation %d failed: %lld allocations leaked", (int)k,
-                      (long long)(live_allocs - base));
+        cr_expect_leq(live_allocations() - base, scoped ? 1 : 0, "allocation %d failed: %lld allocations leaked", (int)k,
+                      (long long)(live_allocations() - base));
     }
-    cr_expect_leq(live_allocs - base, scoped ? 1 : 0, "after success");
+    cr_expect_leq(live_allocations() - base, scoped ? 1 : 0, "after success");
 }
 
-Test(npy_alloc, every_failing_allocation_is_out_of_memory_and_leaks_nothing, .init = count_allocations,
+Test(npy_alloc, every_failing_allocation_is_out_of_memory_and_leaks_nothing, .init = count_allocations_in_tmp,
      .fini = remove_tmp_dir)
 {
     float v[8] = {0, 1, 2, 3, 4, 5, 6, 7};

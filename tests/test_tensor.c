@@ -10,42 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_counter.h"
 #include "runtime/internal.h"
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
 
-/* ---- counting allocator ---- */
-
-static int64_t live_allocs;
-
-static void *counting_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
-    if (p) live_allocs++;
-    return p;
-}
-
-static void counting_free(void *ctx, void *p, size_t n)
-{
-    (void)ctx;
-    (void)n;
-    live_allocs--;
-    free(p);
-}
-
-/* Counts every allocation, with the storage cache off so that a released
- * tensor returns its memory at once. One scope is opened and closed first:
- * the scope stack's vector stays allocated and belongs to the baseline. */
-static void count_allocations(void)
-{
-    static const tj_allocator a = {counting_alloc, counting_free, NULL};
-    tj_set_allocator(&a);
-    tj_storage_cache_set_limit(0);
-    tj_scope *s = tj_scope_begin();
-    tj_tensor_empty(TJ_FLOAT32, 1, I64(4));
-    tj_scope_end(s);
-}
 
 TestSuite(tensor, .init = count_allocations);
 TestSuite(scope, .init = count_allocations);
@@ -121,18 +90,18 @@ Test(tensor, scalars_are_0dim_with_one_element)
 
 Test(tensor, fake_tensor_has_geometry_but_no_data)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *t = tj_tensor_fake(TJ_FLOAT32, 2, I64(1000, 1000));
     cr_assert_not_null(t, "%s", tj_last_error());
     cr_expect(tj_tensor_is_fake(t));
     cr_expect_null(tj_tensor_data(t));
     cr_expect_eq(tj_tensor_numel(t), 1000000);
-    cr_expect_eq(live_allocs, base + 1, "only the tensor object is allocated");
+    cr_expect_eq(live_allocations(), base + 1, "only the tensor object is allocated");
     cr_expect(isnan(tj_tensor_item_at(t, 0)));
     cr_expect_eq(tj_tensor_copy_to(t, &(float){0}), TJ_ERR_INVALID_ARGUMENT);
     expect_status(TJ_ERR_INVALID_ARGUMENT, "fake tensor");
     tj_tensor_release(t);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 /* ========================= creation errors ========================= */
@@ -147,7 +116,7 @@ Test(tensor, negative_sizes_are_shape_errors)
 
 Test(tensor, element_counts_that_overflow_are_refused)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     /* 2^32 * 2^32 wraps to exactly 0 in int64: still an overflow, not an empty tensor */
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, I64(1LL << 32, 1LL << 32)));
     expect_status(TJ_ERR_OVERFLOW, "[4294967296, 4294967296] overflows");
@@ -155,7 +124,7 @@ Test(tensor, element_counts_that_overflow_are_refused)
     expect_status(TJ_ERR_OVERFLOW, "overflows");
     cr_expect_null(tj_tensor_fake(TJ_FLOAT64, 1, I64(1LL << 61))); /* the byte count would overflow */
     expect_status(TJ_ERR_OVERFLOW, "overflows");
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
     /* an empty dim gives 0 elements, but its contiguous strides must still
      * be representable (in bytes): [0, 2^31, 2^31] would need a 2^62-element stride */
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 3, I64(0, 1LL << 31, 1LL << 31)));
@@ -214,39 +183,39 @@ Test(tensor, null_tensors_are_handled_everywhere)
 
 Test(tensor, allocation_failure_gives_out_of_memory_and_leaks_nothing)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     /* a large tensor: the tensor object, its storage header, its data */
     for (uint64_t k = 1; k <= 3; k++) {
         tj_debug_fail_allocation(k);
         cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(1024)));
         expect_status(TJ_ERR_OUT_OF_MEMORY, "out of memory");
         tj_debug_fail_allocation(0);
-        cr_expect_eq(live_allocs, base);
+        cr_expect_eq(live_allocations(), base);
     }
     /* a small one (up to 256 bytes of data) takes one block for all three */
     tj_debug_fail_allocation(1);
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, I64(16)));
     expect_status(TJ_ERR_OUT_OF_MEMORY, "out of memory");
     tj_debug_fail_allocation(0);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 /* ==================== reference counts and storage ==================== */
 
 Test(tensor, retain_and_release_balance)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 1, I64(8));
     cr_expect_eq(tj_tensor_retain(t), t);
     tj_tensor_release(t);
-    cr_expect_gt(live_allocs, base, "one reference is left");
+    cr_expect_gt(live_allocations(), base, "one reference is left");
     tj_tensor_release(t);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     float d[6] = {0, 1, 2, 3, 4, 5};
     tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), d);
     tj_tensor *row = tj_select(x, 0, 1);
@@ -254,7 +223,7 @@ Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
     tj_tensor_release(x);
     cr_expect_eq(tj_tensor_item_at(row, 2), 5);
     tj_tensor_release(row);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 /* Small results share one block with their tensor and storage headers
@@ -262,7 +231,7 @@ Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
  * 64-byte aligned and the last of base and view to go frees everything. */
 Test(tensor, small_and_large_storage_is_aligned_and_freed_in_either_order)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     for (int64_t n = 1; n <= 4096; n *= 64) { /* 4, 256 and 16384 bytes */
         for (int view_last = 0; view_last < 2; view_last++) {
             tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 1, I64(n));
@@ -274,7 +243,7 @@ Test(tensor, small_and_large_storage_is_aligned_and_freed_in_either_order)
             if (view_last) cr_expect_eq(tj_tensor_item_at(v, 0), (double)(n - 1));
             else cr_expect_eq(tj_tensor_item_at(x, n - 1), (double)(n - 1));
             tj_tensor_release(view_last ? v : x);
-            cr_expect_eq(live_allocs, base, "n = %lld, view released %s", (long long)n, view_last ? "last" : "first");
+            cr_expect_eq(live_allocations(), base, "n = %lld, view released %s", (long long)n, view_last ? "last" : "first");
         }
     }
 }
@@ -380,21 +349,21 @@ Test(tensor, describe_gives_dtype_and_shape)
 
 Test(scope, end_releases_what_was_created_inside)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *s = tj_scope_begin();
     cr_assert_not_null(s);
     tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 1, I64(4));
     tj_tensor *v = tj_view(x, I64(2, 2), 2);
     tj_tensor *c = tj_clone(v);
     cr_expect_not_null(c);
-    cr_expect_gt(live_allocs, base);
+    cr_expect_gt(live_allocations(), base);
     tj_scope_end(s);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(scope, keep_hands_a_tensor_to_the_parent_scope)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *outer = tj_scope_begin();
     tj_scope *inner = tj_scope_begin();
     tj_tensor *x = tj_tensor_scalar_f32(3);
@@ -402,27 +371,27 @@ Test(scope, keep_hands_a_tensor_to_the_parent_scope)
     cr_expect_not_null(kept);
     tj_scope_end(inner);
     cr_expect_eq(tj_tensor_item_at(kept, 0), 3, "kept alive by the outer scope");
-    int64_t with_kept = live_allocs;
+    int64_t with_kept = live_allocations();
     cr_expect_lt(with_kept - base, 4, "x and the inner scope's other tensors are gone");
     tj_scope_end(outer);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(scope, keep_from_the_outermost_scope_hands_it_to_the_caller)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *s = tj_scope_begin();
     tj_tensor *kept = tj_scope_keep(tj_tensor_scalar_i64(42));
     tj_tensor_scalar_i64(0); /* released by the scope */
     tj_scope_end(s);
     cr_expect_eq(*(const int64_t *)tj_tensor_data(kept), 42);
     tj_tensor_release(kept); /* the caller's reference */
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(scope, keep_twice_moves_up_two_levels)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *a = tj_scope_begin();
     tj_scope *b = tj_scope_begin();
     tj_scope *c = tj_scope_begin();
@@ -433,18 +402,18 @@ Test(scope, keep_twice_moves_up_two_levels)
     tj_scope_end(b);
     cr_expect_eq(tj_tensor_item_at(t, 0), 1);
     tj_scope_end(a);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(scope, ending_an_outer_scope_closes_the_inner_ones)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *outer = tj_scope_begin();
     tj_tensor_scalar_f32(1);
     tj_scope_begin();
     tj_tensor_scalar_f32(2);
     tj_scope_end(outer);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
     tj_scope *again = tj_scope_begin();
     cr_expect_not_null(again);
     tj_scope_end(again);
@@ -452,7 +421,7 @@ Test(scope, ending_an_outer_scope_closes_the_inner_ones)
 
 Test(scope, keep_of_a_tensor_no_scope_owns_is_a_no_op)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_tensor *mine = tj_tensor_scalar_f32(5); /* no scope open: the caller owns it */
     tj_scope *s = tj_scope_begin();
     cr_expect_eq(tj_scope_keep(mine), mine);
@@ -460,7 +429,7 @@ Test(scope, keep_of_a_tensor_no_scope_owns_is_a_no_op)
     tj_scope_end(s);
     cr_expect_eq(tj_tensor_item_at(mine, 0), 5);
     tj_tensor_release(mine);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(scope, nesting_is_bounded_and_recovers)
@@ -478,7 +447,7 @@ Test(scope, nesting_is_bounded_and_recovers)
 
 Test(scope, failed_operators_inside_a_scope_leak_nothing)
 {
-    int64_t base = live_allocs;
+    int64_t base = live_allocations();
     tj_scope *s = tj_scope_begin();
     tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 2, I64(2, 3));
     tj_tensor *y = tj_tensor_empty(TJ_FLOAT32, 2, I64(3, 2));
@@ -490,5 +459,5 @@ Test(scope, failed_operators_inside_a_scope_leak_nothing)
     }
     tj_debug_fail_allocation(0);
     tj_scope_end(s);
-    cr_expect_eq(live_allocs, base);
+    cr_expect_eq(live_allocations(), base);
 }
