@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "iter.h"
+#include "kernels/copy.h"
 
 /* Elements per loop call on the blocked path: small enough that the
  * per-thread buffers stay in L1/L2, large enough to amortise the call. */
@@ -17,35 +18,6 @@ int tj_threads_for(int64_t work)
     if (nt <= 1 || work < 32768) return 1;
     int64_t by_work = work / 32768;
     return by_work < nt ? (int)by_work : nt;
-}
-
-void tj_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
-{
-    if (dd == sd) {
-        memcpy(dst, src, (size_t)n * tj_dtype_size(dd));
-        return;
-    }
-#define CONV(DT, ST, EXPR)                                                      \
-    do {                                                                        \
-        DT *d_ = dst;                                                           \
-        const ST *s_ = src;                                                     \
-        for (int64_t i = 0; i < n; i++) d_[i] = EXPR;                           \
-    } while (0)
-#define FROM(DT, DD)                                                            \
-    switch (sd) {                                                               \
-    case TJ_FLOAT32: CONV(DT, float, (DD ? s_[i] != 0 : (DT)s_[i])); break;     \
-    case TJ_FLOAT64: CONV(DT, double, (DD ? s_[i] != 0 : (DT)s_[i])); break;    \
-    case TJ_INT64: CONV(DT, int64_t, (DD ? s_[i] != 0 : (DT)s_[i])); break;     \
-    case TJ_BOOL: CONV(DT, uint8_t, (DT)(s_[i] != 0)); break;                   \
-    }
-    switch (dd) {
-    case TJ_FLOAT32: FROM(float, 0); break;
-    case TJ_FLOAT64: FROM(double, 0); break;
-    case TJ_INT64: FROM(int64_t, 0); break;
-    case TJ_BOOL: FROM(uint8_t, 1); break;
-    }
-#undef FROM
-#undef CONV
 }
 
 /* Element copies with a constant size, so that memcpy compiles to one move. */
@@ -164,15 +136,15 @@ static void move_block(const plan *p, int k, const int64_t *start_idx, int64_t n
             if (is == 1) memcpy(m, b, (size_t)run * mes);
             else scatter_strided(m, b, is, run, mes);
         } else if (is == 0) {
-            tj_convert(b, bd, m, o->dtype, 1);
+            tj_k_convert(b, bd, m, o->dtype, 1);
             replicate(b, run, bes);
         } else if (is == 1) {
-            tj_convert(b, bd, m, o->dtype, run);
+            tj_k_convert(b, bd, m, o->dtype, run);
         } else if (o->dtype == bd) {
             gather_strided(b, m, is, run, mes);
         } else {
             gather_strided(tmp, m, is, run, mes);
-            tj_convert(b, bd, tmp, o->dtype, run);
+            tj_k_convert(b, bd, tmp, o->dtype, run);
         }
         done += run;
         idx[nd - 1] += run;
@@ -214,7 +186,7 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
             const operand *o = &p->op[k + 1];
             if (o->constant) {
                 if (!filled[k]) { /* converted once, reused by every block */
-                    tj_convert(ibuf[k], p->compute, o->base, o->dtype, 1);
+                    tj_k_convert(ibuf[k], p->compute, o->base, o->dtype, 1);
                     replicate(ibuf[k], BLOCK, ces);
                     filled[k] = true;
                 }

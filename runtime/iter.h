@@ -32,9 +32,6 @@ void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype comp
  * dtypes (float -> int truncates toward zero, anything -> bool is != 0). */
 void tj_copy_convert(tj_tensor *dst, const tj_tensor *src);
 
-/** Converts n contiguous elements from one dtype to another. */
-void tj_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n);
-
 /** Threads to use for `work` units of cheap elementwise work (1 when small). */
 int tj_threads_for(int64_t work);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iter.h"
+#include "kernels/copy.h"
 #include "kernels/reduce.h"
 #include "op_reduction.h"
 
@@ -327,7 +328,7 @@ static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var
     tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = mean, .divisor = divisor > 0 ? divisor : 0,
                      .out = tj_tensor_ptr(var_out), .out_dtype = var_out->dtype};
     tj_status st = reduce(op, &k, x, mask);
-    if (st == TJ_OK && mean_out) tj_convert(tj_tensor_ptr(mean_out), mean_out->dtype, mean, TJ_FLOAT64, mean_out->numel);
+    if (st == TJ_OK && mean_out) tj_k_convert(tj_tensor_ptr(mean_out), mean_out->dtype, mean, TJ_FLOAT64, mean_out->numel);
     tj_free(mean, nb);
     return st;
 }
