@@ -426,3 +426,36 @@ void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_va
         }
     }
 }
+
+tj_tensor *tj_fake_value(tj_fake_values *f, const tj_graph *g, int v, const char *who)
+{
+    if (v >= f->cap) {
+        int cap = f->cap ? f->cap * 2 : 256;
+        while (cap <= v) cap *= 2;
+        tj_tensor **n = tj_alloc(sizeof *n * (size_t)cap);
+        if (!n) {
+            tj_oom(who, sizeof *n * (size_t)cap);
+            return NULL;
+        }
+        memset(n, 0, sizeof *n * (size_t)cap);
+        if (f->t) memcpy(n, f->t, sizeof *n * (size_t)f->cap);
+        tj_free(f->t, sizeof *f->t * (size_t)f->cap);
+        f->t = n;
+        f->cap = cap;
+    }
+    if (!f->t[v]) {
+        const tj_gvalue *gv = &g->values[v];
+        tj_tensor *t = tj_tensor_fake(gv->dtype, gv->ndim, gv->shape);
+        if (!t) return NULL;
+        memcpy(t->strides, gv->strides, sizeof t->strides);
+        t->offset = gv->offset;
+        f->t[v] = t;
+    }
+    return f->t[v];
+}
+
+void tj_fake_values_free(tj_fake_values *f)
+{
+    tj_free(f->t, sizeof *f->t * (size_t)f->cap);
+    *f = (tj_fake_values){0};
+}

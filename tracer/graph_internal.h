@@ -110,6 +110,18 @@ void tj_graph_replace_uses(tj_graph *g, int from, int to);
 /** Boxes graph arguments for a dispatcher call: value ids read `values`,
  * tensor lists are laid out in `lists` (room for every list entry). */
 void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists);
+/** Fake tensors standing for a graph's values (their geometry, no data),
+ * for re-running shape functions over a graph; zero-initialise. */
+typedef struct tj_fake_values {
+    tj_tensor **t; /* by value id; NULL until asked for */
+    int cap;
+} tj_fake_values;
+/** The fake tensor of value v of g, made on first use and adopted by the
+ * innermost open scope (which must outlive `f`'s use). NULL with an error
+ * (TJ_ERR_OUT_OF_MEMORY names `who`) on failure. */
+tj_tensor *tj_fake_value(tj_fake_values *f, const tj_graph *g, int v, const char *who);
+/** Frees the table (not the tensors: their scope owns them). */
+void tj_fake_values_free(tj_fake_values *f);
 /** Copies a tensor's metadata into a value. */
 void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t);
 

@@ -16,8 +16,7 @@ typedef struct parser {
     int line;
     const char *line_start;
     tj_graph *g;
-    tj_tensor **fakes; /* a fake tensor per value, for shape inference */
-    int cap_fakes;
+    tj_fake_values fakes; /* for shape inference */
 } parser;
 
 static tj_status perr_status(parser *ps, tj_status status, const char *what)
@@ -252,34 +251,6 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     return parse_int(ps, &a->u.i);
 }
 
-/* The fake tensor standing for value v (made on first use). */
-static tj_tensor *fake_of(parser *ps, int v)
-{
-    if (v >= ps->cap_fakes) {
-        int cap = ps->cap_fakes ? ps->cap_fakes * 2 : 256;
-        while (cap <= v) cap *= 2;
-        tj_tensor **n = tj_alloc(sizeof *n * (size_t)cap);
-        if (!n) {
-            tj_oom("tj_graph_parse", sizeof *n * (size_t)cap);
-            return NULL;
-        }
-        memset(n, 0, sizeof *n * (size_t)cap);
-        if (ps->fakes) memcpy(n, ps->fakes, sizeof *n * (size_t)ps->cap_fakes);
-        tj_free(ps->fakes, sizeof *ps->fakes * (size_t)ps->cap_fakes);
-        ps->fakes = n;
-        ps->cap_fakes = cap;
-    }
-    if (!ps->fakes[v]) {
-        const tj_gvalue *gv = &ps->g->values[v];
-        tj_tensor *t = tj_tensor_fake(gv->dtype, gv->ndim, gv->shape);
-        if (!t) return NULL;
-        memcpy(t->strides, gv->strides, sizeof t->strides);
-        t->offset = gv->offset;
-        ps->fakes[v] = t;
-    }
-    return ps->fakes[v];
-}
-
 /* Adds a call node: fills defaults, infers outputs with the shape function. */
 static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool *given, char names[][128], int n_targets)
 {
@@ -312,10 +283,12 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     tj_tensor *lists[TJ_MAX_ARGS * 256];
     for (int i = 0; i < op->nargs; i++) {
         int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
-        for (int k = 0; k < nv; k++)
-            if (!fake_of(ps, args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k])) return tj_last_status();
+        for (int k = 0; k < nv; k++) {
+            int v = args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k];
+            if (!tj_fake_value(&ps->fakes, ps->g, v, "tj_graph_parse")) return tj_last_status();
+        }
     }
-    tj_garg_box(args, op->nargs, ps->fakes, vals, lists);
+    tj_garg_box(args, op->nargs, ps->fakes.t, vals, lists);
     if (tj_dispatch_fake(op, vals, op->nargs, outs) != TJ_OK) {
         char msg[700];
         snprintf(msg, sizeof msg, "%s", tj_last_error());
@@ -350,10 +323,11 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
 
 static tj_status parse_call(parser *ps, char names[][128], int n_targets)
 {
-    char base[64], overload[32], full[128], msg[256];
-    if (!accept(ps, "aten.") || !ident(ps, base, sizeof base) || !accept(ps, ".") || !ident(ps, overload, sizeof overload))
-        return perr(ps, "expected an operator 'aten.<name>.<overload>' or 'constant'");
-    snprintf(full, sizeof full, "aten::%s.%s", base, overload);
+    char ns[32], base[64], overload[32], full[160], msg[256];
+    if (!ident(ps, ns, sizeof ns) || !accept(ps, ".") || !ident(ps, base, sizeof base) || !accept(ps, ".") ||
+        !ident(ps, overload, sizeof overload))
+        return perr(ps, "expected an operator '<namespace>.<name>.<overload>' or 'constant'");
+    snprintf(full, sizeof full, "%s::%s.%s", ns, base, overload);
     const tj_op *op = tj_op_find(full);
     if (!op) {
         snprintf(msg, sizeof msg, "unknown operator %s", full);
@@ -517,7 +491,7 @@ tj_graph *tj_graph_parse(const char *text)
     tj_scope *scope = tj_scope_begin();
     tj_status st = scope ? parse_body(&ps) : tj_last_status();
     if (scope) tj_scope_end(scope);
-    tj_free(ps.fakes, sizeof *ps.fakes * (size_t)ps.cap_fakes);
+    tj_fake_values_free(&ps.fakes);
     if (st != TJ_OK) {
         tj_graph_free(ps.g);
         return NULL;

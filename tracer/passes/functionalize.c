@@ -30,38 +30,10 @@ typedef struct fz {
     int *version;    /* per root */
     bool *mutated;   /* per root */
     /* per new value: a fake tensor for shape inference */
-    tj_tensor **fakes;
-    int cap_fakes;
+    tj_fake_values fakes;
 } fz;
 
 /* ---- the new graph ---- */
-
-static tj_tensor *fake_of(fz *z, int v)
-{
-    if (v >= z->cap_fakes) {
-        int cap = z->cap_fakes ? z->cap_fakes * 2 : 256;
-        while (cap <= v) cap *= 2;
-        tj_tensor **n = tj_alloc(sizeof *n * (size_t)cap);
-        if (!n) {
-            tj_oom("tj_pass_functionalize", sizeof *n * (size_t)cap);
-            return NULL;
-        }
-        memset(n, 0, sizeof *n * (size_t)cap);
-        if (z->fakes) memcpy(n, z->fakes, sizeof *n * (size_t)z->cap_fakes);
-        tj_free(z->fakes, sizeof *z->fakes * (size_t)z->cap_fakes);
-        z->fakes = n;
-        z->cap_fakes = cap;
-    }
-    if (!z->fakes[v]) {
-        const tj_gvalue *gv = &z->g->values[v];
-        tj_tensor *t = tj_tensor_fake(gv->dtype, gv->ndim, gv->shape);
-        if (!t) return NULL;
-        memcpy(t->strides, gv->strides, sizeof t->strides);
-        t->offset = gv->offset;
-        z->fakes[v] = t; /* owned by the pass's scope */
-    }
-    return z->fakes[v];
-}
 
 /* Adds a call to the new graph (arguments as new value ids); returns the
  * node index, its outputs' metadata inferred on fake tensors. */
@@ -71,8 +43,10 @@ static int emit(fz *z, const tj_op *op, const tj_garg *args)
     int n_list = 0;
     for (int i = 0; i < op->nargs; i++) {
         int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
-        for (int k = 0; k < nv; k++)
-            if (!fake_of(z, args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k])) return -1;
+        for (int k = 0; k < nv; k++) {
+            int v = args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k];
+            if (!tj_fake_value(&z->fakes, z->g, v, "tj_pass_functionalize")) return -1;
+        }
         if (args[i].kind == TJ_GA_VALUES) n_list += args[i].n;
     }
     tj_tensor *stack_lists[64], **lists = n_list <= 64 ? stack_lists : tj_alloc(sizeof *lists * (size_t)n_list);
@@ -80,7 +54,7 @@ static int emit(fz *z, const tj_op *op, const tj_garg *args)
         tj_oom("tj_pass_functionalize", sizeof *lists * (size_t)n_list);
         return -1;
     }
-    tj_garg_box(args, op->nargs, z->fakes, vals, lists);
+    tj_garg_box(args, op->nargs, z->fakes.t, vals, lists);
     tj_status st = tj_dispatch_fake(op, vals, op->nargs, outs);
     if (lists != stack_lists) tj_free(lists, sizeof *lists * (size_t)n_list);
     if (st != TJ_OK) return -1;
@@ -398,7 +372,7 @@ int tj_pass_functionalize(tj_graph *g)
         st = rewrite(&z);
     }
     if (scope) tj_scope_end(scope);
-    tj_free(z.fakes, sizeof *z.fakes * (size_t)z.cap_fakes);
+    tj_fake_values_free(&z.fakes);
     tj_free(mem, bytes);
     if (st != TJ_OK) {
         tj_graph_free(z.g);
