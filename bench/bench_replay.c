@@ -12,13 +12,17 @@
  *              cnn, gpt, block768): eager against the traced graph replayed,
  *              in us per call, timed in alternation; the speed-up is the
  *              median of the per-pair ratios; with 1 and 2 threads.
+ *   train      training steps of mlp, cnn and gpt (forward, loss, backward,
+ *              optimiser, functionalised): the memory plan (arena against
+ *              the naive sum and the lower bound, write-backs), and eager
+ *              steps against replayed ones in alternation.
  *
  * Every figure is the median of RUNS timed runs after a warm-up (overhead:
  * wall time, fastest run and the thread's CPU time, which other load on the
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [overhead|models]...   (default: both) */
+ * Usage: bench_replay [overhead|models|train]...   (default: all three) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 
 #include "models.h"
 #include "runtime/internal.h"
+#include "step.h"
 #include "tjit/tjit.h"
 
 #define RUNS 25
@@ -95,37 +100,47 @@ static figure measure(body_fn body, void *ctx)
 }
 
 /* Two bodies timed in alternation (a, b, a, b, ...), so that the machine's
- * drift affects both alike: their medians and the median of the ratios a/b
- * over the pairs. */
+ * drift affects both alike: their medians (wall and the calling thread's CPU
+ * time) and the medians of the ratios a/b over the pairs. With one
+ * thread every kernel runs on the calling thread, so its CPU time is the
+ * whole cost, free of the time other processes take from it. */
 typedef struct pair_figure {
     figure a, b;
-    double ratio;
+    double ratio_wall, ratio_cpu;
 } pair_figure;
 
 static pair_figure measure_pair(body_fn a, body_fn b, void *ctx)
 {
-    double ta[RUNS], tb[RUNS], ratio[RUNS];
+    double ta[RUNS], tb[RUNS], ca[RUNS], cb[RUNS], rw[RUNS], rc[RUNS];
     a(ctx);
     b(ctx);
     long fa = 0, fb = 0;
     for (int r = 0; r < RUNS; r++) {
         long f0 = minor_faults();
-        double s = now_ns();
+        double s = now_ns(), sc = cpu_ns();
         a(ctx);
-        double m = now_ns();
+        double m = now_ns(), mc = cpu_ns();
         long f1 = minor_faults();
         b(ctx);
-        double e = now_ns();
+        double e = now_ns(), ec = cpu_ns();
         fb += minor_faults() - f1;
         fa += f1 - f0;
         ta[r] = m - s;
         tb[r] = e - m;
-        ratio[r] = ta[r] / tb[r];
+        ca[r] = mc - sc;
+        cb[r] = ec - mc;
+        rw[r] = ta[r] / tb[r];
+        rc[r] = ca[r] / cb[r];
     }
     qsort(ta, RUNS, sizeof *ta, cmp_double);
     qsort(tb, RUNS, sizeof *tb, cmp_double);
-    qsort(ratio, RUNS, sizeof *ratio, cmp_double);
-    return (pair_figure){{ta[RUNS / 2], ta[0], 0, (double)fa / RUNS}, {tb[RUNS / 2], tb[0], 0, (double)fb / RUNS}, ratio[RUNS / 2]};
+    qsort(ca, RUNS, sizeof *ca, cmp_double);
+    qsort(cb, RUNS, sizeof *cb, cmp_double);
+    qsort(rw, RUNS, sizeof *rw, cmp_double);
+    qsort(rc, RUNS, sizeof *rc, cmp_double);
+    return (pair_figure){{ta[RUNS / 2], ta[0], ca[RUNS / 2], (double)fa / RUNS},
+                         {tb[RUNS / 2], tb[0], cb[RUNS / 2], (double)fb / RUNS},
+                         rw[RUNS / 2], rc[RUNS / 2]};
 }
 
 /* ---- a traced function and its three ways of running ---- */
@@ -336,9 +351,9 @@ static void bench_model(const char *id, int64_t batch, const char *label)
     for (int nt = 1; nt <= 2; nt++) {
         tj_set_num_threads(nt);
         pair_figure f = measure_pair(run_eager, run_plan, &s);
-        printf("%-14s %7d %12.1f %12.1f %9.2fx %10.1f %10d %12.2f %12.2f\n", label, nt, f.a.median_ns * 1e-3,
-               f.b.median_ns * 1e-3, f.ratio, f.b.faults, st.n_kernels, st.arena_bytes / 1048576.0,
-               st.naive_bytes / 1048576.0);
+        printf("%-14s %7d %10.1f %10.1f %10.1f %10.1f %8.2fx %8.2fx %7.1f %8d %10.2f %10.2f\n", label, nt,
+               f.a.median_ns * 1e-3, f.b.median_ns * 1e-3, f.a.cpu_ns * 1e-3, f.b.cpu_ns * 1e-3, f.ratio_wall,
+               f.ratio_cpu, f.b.faults, st.n_kernels, st.arena_bytes / 1048576.0, st.naive_bytes / 1048576.0);
     }
     subject_free(&s);
     tj_tensor_release(in[mr.m.n_params]);
@@ -347,9 +362,10 @@ static void bench_model(const char *id, int64_t batch, const char *label)
 
 static void bench_models(void)
 {
-    printf("models, forward: eager vs traced replay (us per call, median of %d alternated pairs)\n", RUNS);
-    printf("%-14s %7s %12s %12s %10s %10s %10s %12s %12s\n", "model", "threads", "eager us", "replay us", "speed-up",
-           "faults/run", "kernels", "arena MiB", "naive MiB");
+    printf("models, forward: eager vs traced replay (us per call, median of %d alternated pairs; wall and the\n"
+           "calling thread's CPU time; speed-up: median of the per-pair ratios eager/replay)\n", RUNS);
+    printf("%-14s %7s %10s %10s %10s %10s %9s %9s %7s %8s %10s %10s\n", "model", "threads", "eager", "replay",
+           "eager CPU", "repl. CPU", "wall x", "CPU x", "faults", "kernels", "arena MiB", "naive MiB");
     bench_model("mlp", 1, "mlp (batch 1)");
     bench_model("mlp", 0, "mlp (batch 64)");
     bench_model("cnn", 0, "cnn");
@@ -358,18 +374,95 @@ static void bench_models(void)
     printf("\n");
 }
 
+/* ---- training steps: memory plan, eager against replay ---- */
+typedef struct train_run {
+    model m[2];           /* eager's and replay's copies, from one seed */
+    train_state state[2];
+    tj_tensor *x, *y;
+    tj_tensor *in[3 * MODEL_MAX_PARAMS + 2];
+    int n_in;
+    tj_plan *p;
+} train_run;
+
+static void run_train_eager(void *ctx)
+{
+    train_run *t = ctx;
+    tj_scope *sc = tj_scope_begin();
+    if (!step_train_eager(&t->m[0], &t->state[0], t->x, t->y)) fail("eager training step");
+    tj_scope_end(sc);
+}
+
+static void run_train_plan(void *ctx)
+{
+    train_run *t = ctx;
+    if (tj_plan_run_into(t->p, t->in, t->n_in, NULL) != TJ_OK) fail("replayed training step");
+}
+
+static void bench_train_model(const char *id)
+{
+    const model_def *d = model_find(id);
+    train_run t = {0};
+    for (int k = 0; k < 2; k++)
+        if (model_create(d, 0, &t.m[k]) != TJ_OK || train_state_init(&t.m[k], &t.state[k]) != TJ_OK) fail("model");
+    t.x = model_input(d, 0);
+    int64_t ys[4];
+    memcpy(ys, d->y_shape, sizeof ys);
+    t.y = tj_tensor_empty(TJ_INT64, d->y_ndim, ys);
+    if (!t.y) fail("targets");
+    int64_t *yd = tj_tensor_data(t.y);
+    for (int64_t i = 0; i < tj_tensor_numel(t.y); i++) yd[i] = (i * 7) % 10;
+    tj_graph *g = step_trace(&t.m[1], STEP_TRAIN, 0, NULL, TJ_TRACE_FAKE);
+    if (!g) fail("step_trace");
+    t.p = tj_compile(g, NULL);
+    if (!t.p) fail("tj_compile");
+    t.n_in = step_inputs(&t.m[1], &t.state[1], t.x, t.y, t.in);
+    tj_plan_statistics st;
+    tj_plan_stats(t.p, &st);
+    printf("%-6s %7d %6d %9.2f %9.2f %7.1f%% %9.2f %8d %6d (%d)\n", id, st.n_kernels, st.n_views,
+           st.arena_bytes / 1048576.0, st.naive_bytes / 1048576.0, 100.0 * (double)st.arena_bytes / (double)st.naive_bytes,
+           st.lower_bound_bytes / 1048576.0, st.n_inplace, st.n_writeback, st.n_writeback_direct);
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt);
+        pair_figure f = measure_pair(run_train_eager, run_train_plan, &t);
+        printf("       %d thread%s: eager %.2f ms, replay %.2f ms wall; CPU %.2f / %.2f ms; eager/replay %.2fx wall, "
+               "%.2fx CPU; replay faults/run %.1f\n", nt, nt > 1 ? "s" : " ", f.a.median_ns * 1e-6, f.b.median_ns * 1e-6,
+               f.a.cpu_ns * 1e-6, f.b.cpu_ns * 1e-6, f.ratio_wall, f.ratio_cpu, f.b.faults);
+    }
+    tj_plan_free(t.p);
+    tj_graph_free(g);
+    for (int k = 0; k < 2; k++) {
+        train_state_free(&t.state[k]);
+        model_free(&t.m[k]);
+    }
+    tj_tensor_release(t.x);
+    tj_tensor_release(t.y);
+}
+
+static void bench_train(void)
+{
+    printf("training steps (step_trace(STEP_TRAIN), default batch): memory plan, then eager against replay\n"
+           "(median of %d alternated pairs, each side updating its own parameters)\n", RUNS);
+    printf("%-6s %7s %6s %9s %9s %8s %9s %8s %s\n", "model", "kernels", "views", "arena MiB", "naive MiB", "arena %",
+           "lower MiB", "in place", "write-backs (direct)");
+    bench_train_model("mlp");
+    bench_train_model("cnn");
+    bench_train_model("gpt");
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     bool all = argc < 2;
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models")) {
-            fprintf(stderr, "usage: bench_replay [overhead|models]...\n");
+        if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train")) {
+            fprintf(stderr, "usage: bench_replay [overhead|models|train]...\n");
             return 2;
         }
     for (int i = 0; i < (all ? 1 : argc - 1); i++) {
         const char *what = all ? NULL : argv[i + 1];
         if (!what || !strcmp(what, "overhead")) bench_overhead();
         if (!what || !strcmp(what, "models")) bench_models();
+        if (!what || !strcmp(what, "train")) bench_train();
     }
     return 0;
 }

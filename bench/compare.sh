@@ -23,7 +23,7 @@ runs=${RUNS:-20}
 out=${OUT:-bench/results}
 results=${RESULTS:-bench/RESULTS.md}
 svg=${SVG:-bench/results.svg}
-names=${*:-mlp cnn gpt block768 mlp_b1 dispatch gelu softmax layer_norm mm trace}
+names=${*:-mlp cnn gpt block768 mlp_b1 dispatch copy gelu softmax layer_norm mm sdpa trace}
 python=/usr/bin/python3
 
 ref=$(mktemp -d /tmp/tjit-ref.XXXXXX)

@@ -4,8 +4,11 @@
     /usr/bin/python3 bench/torch_ref.py [NAME...] [--threads 1,2] [--runs N]
         [--policies default,passive] [--ref DIR | --tjit PATH] [--json FILE]
 
-NAME as for `tjit bench` (mlp, cnn, gpt, block768, dispatch, gelu, softmax,
-layer_norm, mm, mlp_b1, trace, or the groups models / micro; default all).
+NAME as for `tjit bench` (mlp, cnn, gpt, block768, dispatch, copy, gelu,
+softmax, layer_norm, mm, sdpa, mlp_b1, trace, or the groups models / micro;
+default all). Micro-benchmarks give one figure per variant, named as tjit's:
+gelu / gelu_out (allocating / into a preallocated output), softmax_out,
+layer_norm_out, sdpa_decomp (matmul-softmax-matmul), copy (copy_ of 64 MiB).
 
 Before timing, every model is checked against tjit: the parameters tjit saved
 (safetensors, from seed 0), tjit's batch, its forward output, and one training
@@ -44,7 +47,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODELS = ["mlp", "cnn", "gpt", "block768"]
-MICRO = ["dispatch", "gelu", "softmax", "layer_norm", "mm", "mlp_b1", "trace"]
+MICRO = ["dispatch", "copy", "gelu", "softmax", "layer_norm", "mm", "sdpa", "mlp_b1", "trace"]
 WARM_STEPS = 3
 DISPATCH_CALLS = 1000
 MAX_ROUNDS = 400
@@ -384,10 +387,8 @@ def gpt_train_trace_fn(model):
 
 def bench_micro(name, ref_dir, refs, runs, threads, mode, results):
     import torch
-    import torch.nn.functional as F
 
     torch.manual_seed(1)
-    scale, unit = 1.0, "ms"
     if name == "mlp_b1":
         model, _, _ = load_model("mlp", ref_dir, refs["mlp"])
         x = torch.randn(1, 784)
@@ -401,31 +402,7 @@ def bench_micro(name, ref_dir, refs, runs, threads, mode, results):
                             unit="us"))
         log(f"  mlp_b1 forward, {threads} thread(s), {mode}: {r['median_ms'] * 1e3:.1f} us ({r['runs']} runs)")
         return
-    if name == "dispatch":
-        a, b = torch.ones(1), torch.full((1,), 2.0)
-
-        def call():
-            for _ in range(DISPATCH_CALLS):
-                torch.add(a, b)
-
-        scale, unit = 1e6 / DISPATCH_CALLS, "ns"
-    elif name == "gelu":
-        a = torch.randn(16 << 20)
-        call = lambda: F.gelu(a)
-        scale, unit = 2 * a.numel() * 4 / 1e9, "GB/s"
-    elif name == "softmax":
-        a = torch.randn(4096, 1024)
-        call = lambda: torch.softmax(a, -1)
-        scale, unit = 2 * a.numel() * 4 / 1e9, "GB/s"
-    elif name == "layer_norm":
-        a, w, b = torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024)
-        call = lambda: F.layer_norm(a, (1024,), w, b, 1e-5)
-        scale, unit = 2 * a.numel() * 4 / 1e9, "GB/s"
-    elif name == "mm":
-        a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-        call = lambda: torch.mm(a, b)
-        scale, unit = 2 * 1024**3 / 1e9, "GFLOP/s"
-    elif name == "trace":
+    if name == "trace":
         if mode != "pytorch":
             return  # tracing runs no kernels: measured once per thread count, with the default policy
         from torch._decomp import decomposition_table
@@ -444,10 +421,67 @@ def bench_micro(name, ref_dir, refs, runs, threads, mode, results):
         results.append(dict(r, name=name, what=name, mode=mode_name, threads=threads, value=r["median_ms"], unit="ms"))
         log(f"  trace, {threads} thread(s), {mode}: {r['median_ms']:.1f} ms ({r['runs']} runs)")
         return
-    r = measure(call, runs)
-    value = scale / (r["median_ms"] * 1e-3) if "/" in unit else r["median_ms"] * scale
-    results.append(dict(r, name=name, what=name, mode=mode, threads=threads, value=value, unit=unit))
-    log(f"  {name}, {threads} thread(s), {mode}: {value:.4g} {unit} ({r['runs']} runs)")
+    for variant, call, scale, unit in micro_variants(name):
+        r = measure(call, runs)
+        value = scale / (r["median_ms"] * 1e-3) if "/" in unit else r["median_ms"] * scale
+        results.append(dict(r, name=variant, what=variant, mode=mode, threads=threads, value=value, unit=unit))
+        log(f"  {variant}, {threads} thread(s), {mode}: {value:.4g} {unit} ({r['runs']} runs)")
+
+
+def micro_variants(name):
+    """(result name, call, work per call, unit) of each variant of a
+    micro-benchmark, named as tjit names its own (models/bench_ops.c): the
+    allocating call under the benchmark's name, `NAME_out` into a
+    preallocated output (ATen's out= overloads), `sdpa_decomp` the attention
+    as matmul, scale, masked_fill, softmax, matmul (1.13 has no fused
+    scaled_dot_product_attention)."""
+    import torch
+    import torch.nn.functional as F
+
+    gb = lambda t: 2 * t.numel() * 4 / 1e9  # bytes read + written
+    if name == "dispatch":
+        a, b = torch.ones(1), torch.full((1,), 2.0)
+
+        def call():
+            for _ in range(DISPATCH_CALLS):
+                torch.add(a, b)
+
+        return [("dispatch", call, 1e6 / DISPATCH_CALLS, "ns")]
+    if name == "copy":
+        a = torch.randn(16 << 20)
+        o = torch.zeros_like(a)
+        return [("copy", lambda: o.copy_(a), gb(a), "GB/s")]
+    if name == "gelu":
+        a = torch.randn(16 << 20)
+        o = torch.zeros_like(a)
+        return [("gelu", lambda: F.gelu(a), gb(a), "GB/s"),
+                ("gelu_out", lambda: torch._C._nn.gelu(a, out=o), gb(a), "GB/s")]
+    if name == "softmax":
+        a = torch.randn(4096, 1024)
+        o = torch.zeros_like(a)
+        return [("softmax", lambda: torch.softmax(a, -1), gb(a), "GB/s"),
+                ("softmax_out", lambda: torch.softmax(a, -1, out=o), gb(a), "GB/s")]
+    if name == "layer_norm":
+        a, w, b = torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024)
+        o, m, r = torch.zeros_like(a), torch.zeros(4096, 1), torch.zeros(4096, 1)
+        return [("layer_norm", lambda: F.layer_norm(a, (1024,), w, b, 1e-5), gb(a), "GB/s"),
+                ("layer_norm_out", lambda: torch.ops.aten.native_layer_norm.out(a, [1024], w, b, 1e-5, out0=o,
+                                                                                 out1=m, out2=r), gb(a), "GB/s")]
+    if name == "mm":
+        a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+        return [("mm", lambda: torch.mm(a, b), 2 * 1024**3 / 1e9, "GFLOP/s")]
+    if name == "sdpa":
+        q, k, v = (torch.randn(1, 12, 128, 64) for _ in range(3))
+        mask = torch.tril(torch.ones(128, 128, dtype=torch.bool))
+        scale = 1.0 / math.sqrt(64)
+
+        def call():
+            att = (q @ k.transpose(-2, -1)) * scale
+            att = att.masked_fill(mask == 0, float("-inf"))
+            return torch.softmax(att, -1) @ v
+
+        return [("sdpa_decomp", call, 1.0, "ms")]
+    raise ValueError(name)
 
 
 def log(msg):

@@ -1,19 +1,27 @@
 /* Decompositions of convolution and its backward, N-d (1-d and 2-d here),
- * as im2col + bmm:
- *   convolution: the zero-padded input cut into windows (unfold), copied
- *     into columns [groups, N*L, C/groups * K] and multiplied with the
- *     weight [groups, C/groups * K, OC/groups] by one bmm;
- *   transposed convolution: a direct one over the input dilated by the
- *     stride (slice_scatter into zeros) and padded by dilation*(K-1) -
- *     padding (+ output_padding after), with the weight flipped (gather
- *     along each spatial dim) and its channel dims swapped per group;
- *   convolution_backward: grad_input is the transposed convolution of the
- *     gradient (the plain one for a transposed convolution), grad_weight a
- *     bmm of the gradient with the input's columns (input and gradient swap
- *     roles for a transposed convolution), grad_bias a sum.
- * Products accumulate in float64 for float32 operands, so that the result
- * is correctly rounded like the kernel's double-accumulated GEMM. The shape
- * functions check the arguments and give the output sizes. */
+ * as im2col / col2im around one bmm per call, batched over the groups only
+ * (the whole batch of images is one product, as oneDNN and PyTorch's own
+ * lowerings arrange it):
+ *   columns of x [N, C, S..]: the zero-padded input cut into windows
+ *     (unfold), copied into [groups, C/groups * K, N*L] (K taps, L output
+ *     positions);
+ *   rows of t [N, C, S..]: t as [groups, C/groups, N*S] (a permuted copy);
+ *   convolution: weight [groups, OC/groups, C/groups * K] @ columns, the
+ *     result permuted back to [N, OC, O..] by the rounding copy;
+ *   transposed convolution (also the input gradient of a plain one):
+ *     weight^T [groups, OC/groups * K, C/groups] @ rows of the input gives
+ *     the contribution of every (output channel, tap, position); col2im
+ *     adds them into the zero-padded output with one scatter_add over a
+ *     constant index (the same for every channel), then the padding is cut;
+ *   convolution_backward: grad_weight = rows of the gradient @ columns^T,
+ *     grad_input the transposed convolution of the gradient (the plain one
+ *     for a transposed convolution), grad_bias a sum.
+ * float32 operands are converted to float64 by the copies that lay them
+ * out, and products and col2im sums run in float64, rounded once: the
+ * result is the correctly rounded value (the kernel's float32 GEMM can only
+ * be as close or further, whatever its summation order), and the bias is
+ * added after the rounding as the kernel adds it. The shape functions check
+ * the arguments and give the output sizes. */
 #include "windows.h"
 
 #define MAX_SPATIAL 3
@@ -49,93 +57,131 @@ static int64_t prod(const int64_t *v, int n)
     return r;
 }
 
-/* Columns of a convolution of x [N, C, S..] with kernel sizes k giving
- * `out` positions per dim: [groups, N*L, C/groups * prod(k)]. */
-static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out)
-{
-    int n = c->n;
-    int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], L = prod(out, n), K = prod(k, n);
-    tj_tensor *win = tj_dc_windows(tj_dc_pad(x, n, c->p, c->p, 0.0), n, k, c->s, c->d, out);
-    int64_t perm[2 + 2 * MAX_SPATIAL];
-    perm[0] = 0;
-    for (int i = 0; i < n; i++) perm[1 + i] = 2 + i;
-    perm[1 + n] = 1;
-    for (int i = 0; i < n; i++) perm[2 + n + i] = 2 + n + i;
-    int64_t cols[3] = {N * L, c->groups, C / c->groups * K}, swap[3] = {1, 0, 2};
-    return tj_permute(tj_reshape(tj_permute(win, perm, 2 + 2 * n), cols, 3), swap, 3);
-}
-
-/* y [N, OC, O..] from a bmm result [groups, N*L, OC/groups]. */
-static tj_tensor *from_groups(tj_tensor *y, int64_t N, int64_t OC, const int64_t *out, int n)
-{
-    int64_t swap[3] = {1, 0, 2}, nlc[3] = {N, prod(out, n), OC}, ncl[3] = {0, 2, 1}, shape[2 + MAX_SPATIAL];
-    y = tj_reshape(tj_permute(y, swap, 3), nlc, 3);
-    shape[0] = N;
-    shape[1] = OC;
-    for (int i = 0; i < n; i++) shape[2 + i] = out[i];
-    return tj_reshape(tj_permute(y, ncl, 3), shape, 2 + n);
-}
-
 /* The accumulation dtype of a product of `dt` operands. */
 static tj_dtype acc_dtype(tj_dtype dt) { return dt == TJ_FLOAT32 ? TJ_FLOAT64 : dt; }
 
-/* A plain convolution of x with w [OC, C/groups, K..], `out` positions. */
-static tj_tensor *conv_direct(tj_tensor *x, tj_tensor *w, tj_tensor *bias, const conv *c, const int64_t *out)
+/* t [N, C, S..] as [groups, C/groups, N * prod(S)] of dtype `dt` (one copy
+ * that also converts). */
+static tj_tensor *channel_rows(tj_tensor *t, int64_t groups, tj_dtype dt)
 {
-    int n = c->n;
-    tj_dtype dt = tj_tensor_dtype(x), acc = acc_dtype(dt);
-    const int64_t *ws = tj_tensor_shape(w);
-    int64_t N = tj_tensor_shape(x)[0], OC = ws[0], CK = ws[1] * prod(ws + 2, n);
-    int64_t wshape[3] = {c->groups, OC / c->groups, CK};
-    tj_tensor *wt = tj_transpose(tj_reshape(tj_dc_to(w, acc), wshape, 3), 1, 2);
-    tj_tensor *y = tj_bmm(tj_dc_to(im2col(x, c, ws + 2, out), acc), wt);
-    y = tj_dc_to(from_groups(y, N, OC, out, n), dt);
-    if (!bias || !y) return y;
-    int64_t bshape[2 + MAX_SPATIAL] = {1, OC, 1, 1, 1};
-    return tj_add(y, tj_view(bias, bshape, 2 + n));
+    if (!t) return NULL;
+    const int64_t *sh = tj_tensor_shape(t);
+    int nd = tj_tensor_ndim(t);
+    int64_t N = sh[0], C = sh[1], S = prod(sh + 2, nd - 2);
+    int64_t split[4] = {N, groups, C / groups, S}, perm[4] = {1, 2, 0, 3}, rows[3] = {groups, C / groups, N * S};
+    return tj_reshape(tj_dc_to(tj_permute(tj_reshape(t, split, 4), perm, 4), dt), rows, 3);
 }
 
-/* w reversed along each spatial dim. */
-static tj_tensor *flip_spatial(tj_tensor *w, int n)
+/* Columns of a convolution of x [N, C, S..] with kernel sizes k giving
+ * `out` positions per dim, of dtype `dt`: [groups, C/groups * prod(k),
+ * N*L], row (c, k_1..k_n), column (n, o_1..o_n). */
+static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out, tj_dtype dt)
 {
-    for (int i = 0; i < n && w; i++) {
-        int d = 2 + i;
-        int64_t K = tj_tensor_shape(w)[d], shape[2 + MAX_SPATIAL];
-        for (int k = 0; k < 2 + n; k++) shape[k] = k == d ? K : 1;
-        tj_tensor *rev = tj_view(tj_arange(tj_v_int(K - 1), tj_v_int(-1), tj_v_int(-1), TJ_INT64), shape, 2 + n);
-        w = tj_gather(w, d, tj_expand(rev, tj_tensor_shape(w), 2 + n));
-    }
-    return w;
-}
-
-/* A transposed convolution: x [N, Cin, S..], w [Cin, OC/groups, K..]. */
-static tj_tensor *conv_transposed(tj_tensor *x, tj_tensor *w, tj_tensor *bias, const conv *c, const int64_t *out)
-{
-    int n = c->n;
-    const int64_t *ws = tj_tensor_shape(w);
-    int64_t g = c->groups, cin = ws[0], ocg = ws[1], lo[MAX_SPATIAL], hi[MAX_SPATIAL];
-    for (int i = 0; i < n && x; i++) {
-        int d = 2 + i;
-        int64_t size = tj_tensor_shape(x)[d], shape[2 + MAX_SPATIAL];
-        if (c->s[i] > 1 && size > 0) {
-            for (int k = 0; k < 2 + n; k++) shape[k] = tj_tensor_shape(x)[k];
-            shape[d] = (size - 1) * c->s[i] + 1;
-            tj_tensor *buf = tj_full(shape, 2 + n, tj_v_int(0), (int)tj_tensor_dtype(x));
-            x = tj_slice_scatter(buf, x, d, true, 0, true, shape[d], c->s[i]);
-        }
-        lo[i] = c->d[i] * (ws[2 + i] - 1) - c->p[i];
-        hi[i] = lo[i] + c->op[i];
-    }
-    int64_t split[2 + 2 + MAX_SPATIAL] = {g, cin / g, ocg}, perm[2 + 2 + MAX_SPATIAL] = {0, 2, 1},
-            merged[2 + MAX_SPATIAL] = {g * ocg, cin / g};
+    int n = c->n, nd = 3 + 2 * n;
+    int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], g = c->groups;
+    tj_tensor *win = tj_dc_windows(tj_dc_pad(x, n, c->p, c->p, 0.0), n, k, c->s, c->d, out);
+    int64_t split[3 + 2 * MAX_SPATIAL] = {N, g, C / g}, perm[3 + 2 * MAX_SPATIAL] = {1, 2};
     for (int i = 0; i < n; i++) {
-        split[3 + i] = merged[2 + i] = ws[2 + i];
-        perm[3 + i] = 3 + i;
+        split[3 + i] = out[i];
+        split[3 + n + i] = k[i];
+        perm[2 + i] = 3 + n + i; /* taps after the channel */
+        perm[3 + n + i] = 3 + i; /* positions after the batch */
     }
-    tj_tensor *wf = tj_reshape(tj_permute(tj_view(flip_spatial(w, n), split, 3 + n), perm, 3 + n), merged, 2 + n);
-    conv direct = *c;
-    for (int i = 0; i < n; i++) direct.s[i] = 1, direct.p[i] = 0;
-    return conv_direct(tj_dc_pad(x, n, lo, hi, 0.0), wf, bias, &direct, out);
+    perm[2 + n] = 0;
+    int64_t cols[3] = {g, C / g * prod(k, n), N * prod(out, n)};
+    /* one copy lays the columns out and converts them */
+    return tj_reshape(tj_dc_to(tj_permute(tj_reshape(win, split, nd), perm, nd), dt), cols, 3);
+}
+
+/* y [C, N, S..] (any layout) as contiguous images [N, C, S..] of dtype
+ * `dt`, plus the bias when there is one. */
+static tj_tensor *to_images(tj_tensor *y, tj_dtype dt, tj_tensor *bias)
+{
+    if (!y) return NULL;
+    int nd = tj_tensor_ndim(y);
+    int64_t perm[2 + MAX_SPATIAL] = {1, 0, 2, 3, 4}, bshape[2 + MAX_SPATIAL] = {1, tj_tensor_shape(y)[0], 1, 1, 1};
+    y = tj_permute(y, perm, nd);
+    y = tj_tensor_dtype(y) == dt ? tj_contiguous(y) : tj_to_copy(y, (int)dt);
+    return bias && y ? tj_add(y, tj_view(bias, bshape, nd)) : y;
+}
+
+/* A plain convolution with weight w [OC, C/groups, K..] of the input whose
+ * columns are `cols`: [N, OC, out..] of dtype `dt`. */
+static tj_tensor *conv_cols(tj_tensor *cols, tj_tensor *w, tj_tensor *bias, const conv *c, int64_t N,
+                            const int64_t *out, tj_dtype dt)
+{
+    if (!cols) return NULL;
+    const int64_t *ws = tj_tensor_shape(w);
+    int64_t OC = ws[0], wshape[3] = {c->groups, OC / c->groups, ws[1] * prod(ws + 2, c->n)};
+    int64_t shape[2 + MAX_SPATIAL] = {OC, N};
+    for (int i = 0; i < c->n; i++) shape[2 + i] = out[i];
+    tj_tensor *y = tj_bmm(tj_reshape(tj_dc_to(w, tj_tensor_dtype(cols)), wshape, 3), cols);
+    return to_images(tj_reshape(y, shape, 2 + c->n), dt, bias);
+}
+
+/* The col2im index: for column entry (k_1..k_n, n, i_1..i_n) of a
+ * transposed convolution's product, its flat position in the zero-padded
+ * output [N, full..]: n * prod(full) + sum_j (i_j * s_j + k_j * d_j) *
+ * (row-major stride of dim j). [1, K*N*L] int64, made once when tracing. */
+static tj_tensor *col2im_index(const conv *c, const int64_t *k, int64_t N, const int64_t *in, const int64_t *full)
+{
+    int n = c->n;
+    int64_t K = prod(k, n), L = prod(in, n), plane = prod(full, n), stride[MAX_SPATIAL], shape[2] = {1, K * N * L};
+    for (int i = n - 1; i >= 0; i--) stride[i] = i == n - 1 ? 1 : stride[i + 1] * full[i + 1];
+    tj_tensor *index = tj_tensor_empty(TJ_INT64, 2, shape);
+    if (!index) return NULL;
+    int64_t *e = tj_tensor_data(index);
+    for (int64_t t = 0; t < K; t++) {
+        int64_t tap = 0, r = t; /* the tap's offset */
+        for (int i = n - 1; i >= 0; r /= k[i], i--) tap += r % k[i] * c->d[i] * stride[i];
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t l = 0; l < L; l++) {
+                int64_t pos = b * plane + tap, q = l;
+                for (int i = n - 1; i >= 0; q /= in[i], i--) pos += q % in[i] * c->s[i] * stride[i];
+                *e++ = pos;
+            }
+    }
+    return index;
+}
+
+/* col2im: the sums of the column entries cols [groups, C/groups * K, N*L]
+ * of a transposed convolution over `in` input positions, as [C, N, out..]
+ * (a view). The zero-padded output reaches every tap ((in - 1) * s +
+ * d * (k - 1) + 1 per dim) and p + out; it is cut to [p, p + out). */
+static tj_tensor *col2im(tj_tensor *cols, const conv *c, const int64_t *k, int64_t N, int64_t C, const int64_t *in,
+                         const int64_t *out)
+{
+    if (!cols) return NULL;
+    int n = c->n;
+    int64_t full[MAX_SPATIAL];
+    for (int i = 0; i < n; i++) {
+        full[i] = (in[i] - 1) * c->s[i] + c->d[i] * (k[i] - 1) + 1;
+        if (full[i] < c->p[i] + out[i]) full[i] = c->p[i] + out[i];
+    }
+    int64_t entries[2] = {C, prod(k, n) * N * prod(in, n)}, zeros[2] = {C, N * prod(full, n)};
+    tj_tensor *zero = tj_full(NULL, 0, tj_v_int(0), (int)tj_tensor_dtype(cols));
+    tj_tensor *index = col2im_index(c, k, N, in, full);
+    tj_tensor *sum = tj_scatter_add(tj_expand(zero, zeros, 2), 1, tj_expand(index, entries, 2),
+                                    tj_view(cols, entries, 2));
+    int64_t shape[2 + MAX_SPATIAL] = {C, N};
+    for (int i = 0; i < n; i++) shape[2 + i] = full[i];
+    tj_tensor *y = tj_view(sum, shape, 2 + n);
+    for (int i = 0; i < n && y; i++)
+        if (c->p[i] > 0 || out[i] < full[i]) y = tj_slice(y, 2 + i, true, c->p[i], true, c->p[i] + out[i], 1);
+    return y;
+}
+
+/* A transposed convolution with weight w [Cin, OC/groups, K..] of the
+ * input whose rows (channel_rows) are `rows`, `in` positions per dim:
+ * [N, OC, out..] of dtype `dt`. */
+static tj_tensor *conv_transposed_rows(tj_tensor *rows, tj_tensor *w, tj_tensor *bias, const conv *c, int64_t N,
+                                       const int64_t *in, const int64_t *out, tj_dtype dt)
+{
+    if (!rows) return NULL;
+    const int64_t *ws = tj_tensor_shape(w);
+    int64_t g = c->groups, ocg = ws[1], wshape[3] = {g, ws[0] / g, ocg * prod(ws + 2, c->n)};
+    tj_tensor *wt = tj_transpose(tj_reshape(tj_dc_to(w, tj_tensor_dtype(rows)), wshape, 3), 1, 2);
+    return to_images(col2im(tj_bmm(wt, rows), c, ws + 2, N, g * ocg, in, out), dt, bias);
 }
 
 static tj_status convolution(const tj_value *args, tj_value *outs)
@@ -145,25 +191,25 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
     tj_tensor *x = args[0].u.t, *w = args[1].u.t, *bias = tj_dc_opt(&args[2]);
     conv c;
     conv_read(args, 3, tj_tensor_ndim(w) - 2, &c);
-    const int64_t *out = m[0].shape + 2;
-    tj_tensor *y = args[6].u.b ? conv_transposed(x, w, bias, &c, out) : conv_direct(x, w, bias, &c, out);
+    const int64_t *out = m[0].shape + 2, *in = tj_tensor_shape(x) + 2;
+    int64_t N = tj_tensor_shape(x)[0];
+    tj_dtype dt = tj_tensor_dtype(x), acc = acc_dtype(dt);
+    tj_tensor *y = args[6].u.b ? conv_transposed_rows(channel_rows(x, c.groups, acc), w, bias, &c, N, in, out, dt)
+                               : conv_cols(im2col(x, &c, tj_tensor_shape(w) + 2, out, acc), w, bias, &c, N, out, dt);
     return tj_dc_done(y, outs);
 }
 
-/* The weight gradient of a plain convolution of `input` whose output
- * gradient is `gout`: [OC, C/groups, K..]. */
-static tj_tensor *weight_grad(tj_tensor *input, tj_tensor *gout, const conv *c, const int64_t *k)
+/* The weight gradient [OC, C/groups, K..] of dtype `dt` of a plain
+ * convolution whose input has columns `cols` and whose output gradient has
+ * rows `grows` [groups, OC/groups, N*L]. */
+static tj_tensor *weight_grad(tj_tensor *cols, tj_tensor *grows, const conv *c, const int64_t *k, tj_dtype dt)
 {
-    int n = c->n;
-    tj_dtype dt = tj_tensor_dtype(input), acc = acc_dtype(dt);
-    const int64_t *gs = tj_tensor_shape(gout);
-    int64_t N = gs[0], OC = gs[1], g = c->groups, L = prod(gs + 2, n), C = tj_tensor_shape(input)[1];
-    tj_tensor *cols = tj_dc_to(im2col(input, c, k, gs + 2), acc);
-    int64_t split[4] = {N, g, OC / g, L}, perm[4] = {1, 2, 0, 3}, rows[3] = {g, OC / g, N * L};
-    tj_tensor *G = tj_reshape(tj_permute(tj_reshape(tj_dc_to(gout, acc), split, 4), perm, 4), rows, 3);
-    int64_t shape[2 + MAX_SPATIAL] = {OC, C / g};
-    for (int i = 0; i < n; i++) shape[2 + i] = k[i];
-    return tj_dc_to(tj_reshape(tj_bmm(G, cols), shape, 2 + n), dt);
+    tj_tensor *gw = tj_dc_to(tj_bmm(grows, tj_transpose(cols, 1, 2)), dt);
+    if (!gw) return NULL;
+    const int64_t *gs = tj_tensor_shape(gw);
+    int64_t shape[2 + MAX_SPATIAL] = {gs[0] * gs[1], gs[2] / prod(k, c->n)};
+    for (int i = 0; i < c->n; i++) shape[2 + i] = k[i];
+    return tj_reshape(gw, shape, 2 + c->n);
 }
 
 static tj_status convolution_backward(const tj_value *args, tj_value *outs)
@@ -174,26 +220,24 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
     int n = tj_tensor_ndim(w) - 2;
     conv c;
     conv_read(args, 4, n, &c);
-    bool transposed = args[7].u.b;
     const bool *mask = args[10].u.bools;
-    const int64_t *k = tj_tensor_shape(w) + 2;
-    for (int i = 0; i < 3; i++) outs[i] = tj_v_none();
-    if (mask[0]) {
-        int64_t op[MAX_SPATIAL] = {0};
-        for (int i = 0; i < n && !transposed; i++) {
-            int64_t full = (tj_tensor_shape(go)[2 + i] - 1) * c.s[i] - 2 * c.p[i] + c.d[i] * (k[i] - 1) + 1;
-            op[i] = tj_tensor_shape(x)[2 + i] - full;
-        }
-        tj_value cargs[9] = {tj_v_tensor(go), tj_v_tensor(w), tj_v_none(), tj_v_ints(c.s, n), tj_v_ints(c.p, n),
-                             tj_v_ints(c.d, n), tj_v_bool(!transposed), tj_v_ints(op, n), tj_v_int(c.groups)};
-        tj_status st = tj_dispatch(TJ_OPS(convolution), cargs, 9, &outs[0]);
-        if (st != TJ_OK) return st;
+    const int64_t *k = tj_tensor_shape(w) + 2, *xs = tj_tensor_shape(x) + 2, *gs = tj_tensor_shape(go) + 2;
+    int64_t N = tj_tensor_shape(x)[0];
+    tj_dtype dt = tj_tensor_dtype(x), acc = acc_dtype(dt);
+    tj_tensor *gi = NULL, *gw = NULL;
+    if (!args[7].u.b) { /* plain: the gradient's rows feed both products */
+        tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups, acc) : NULL;
+        if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs, dt);
+        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs, acc), grows, &c, k, dt);
+    } else { /* transposed: a plain convolution of the gradient, x's rows */
+        tj_tensor *cols = mask[0] || mask[1] ? im2col(go, &c, k, xs, acc) : NULL;
+        if (mask[0]) gi = conv_cols(cols, w, NULL, &c, N, xs, dt);
+        if (mask[1]) gw = weight_grad(cols, channel_rows(x, c.groups, acc), &c, k, dt);
     }
-    if (mask[1]) {
-        tj_tensor *gw = transposed ? weight_grad(go, x, &c, k) : weight_grad(x, go, &c, k);
-        if (!gw) return tj_last_status();
-        outs[1] = tj_v_tensor(gw);
-    }
+    if ((mask[0] && !gi) || (mask[1] && !gw)) return tj_last_status();
+    outs[0] = mask[0] ? tj_v_tensor(gi) : tj_v_none();
+    outs[1] = mask[1] ? tj_v_tensor(gw) : tj_v_none();
+    outs[2] = tj_v_none();
     if (mask[2]) {
         int64_t dims[1 + MAX_SPATIAL] = {0};
         for (int i = 0; i < n; i++) dims[1 + i] = 2 + i;

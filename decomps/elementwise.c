@@ -115,7 +115,11 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
     if (is_tanh) {
         tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
         tj_tensor *inner = tj_mul_scalar(tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), F(K_BETA));
-        tj_tensor *t = tj_tanh(inner);
+        /* tanh(inner) as the kernel computes it (its error need only be
+         * small next to 1): (1 - e) / (1 + e), e = exp(-2|inner|), signed */
+        tj_tensor *e = tj_exp(tj_mul_scalar(tj_abs(inner), F(-2)));
+        tj_tensor *mag = tj_div(tj_add_scalar(tj_neg(e), tj_v_int(1)), tj_add_scalar(e, tj_v_int(1)));
+        tj_tensor *t = tj_where(tj_eq(tj_abs(inner), inner), mag, tj_neg(mag));
         tj_tensor *left = tj_mul_scalar(x, F(0.5));
         tj_tensor *left_derivative = tj_mul_scalar(tj_add_scalar(t, tj_v_int(1)), F(0.5));
         tj_tensor *tanh_derivative = tj_add_scalar(tj_neg(tj_mul(t, t)), tj_v_int(1));

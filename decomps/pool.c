@@ -3,7 +3,10 @@
  *   max_pool2d_with_indices: the input padded with -inf; values are the
  *     window amax; the index is the kernel's: the last nan of the window if
  *     there is one, else its first largest in-bounds element, as a flat
- *     position h * W + w in the input plane;
+ *     position h * W + w in the input plane. Each tap gets a key (T taps):
+ *     T - 1 - t when it is largest, T + t when it is nan, else -1; the
+ *     window's amax key names the tap, and a gather from a constant table
+ *     turns it into the position;
  *   avg_pool2d: window sums (accumulated in float64 for float32, as the
  *     kernel does) divided by the kernel's divisor table;
  *   max_pool2d_with_indices_backward: scatter_add of the gradient into the
@@ -58,45 +61,76 @@ static tj_tensor *pool_windows(tj_tensor *x, const pool2d *p, double fill)
     return tj_dc_windows(tj_dc_pad(x, 2, p->p, hi, fill), 2, p->k, p->s, p->d, out);
 }
 
-/* [..., kH, kW] -> [..., kH * kW] (a copy: the windows overlap). */
-static tj_tensor *flat_windows(tj_tensor *win, const pool2d *p)
-{
-    int64_t shape[5] = {p->n, p->c, p->oh, p->ow, p->k[0] * p->k[1]};
-    return tj_reshape(win, shape, 5);
-}
-
 /* The result back to the input's rank (drops the batch of a 3-d input). */
 static tj_tensor *unbatched(tj_tensor *r, const pool2d *p) { return p->batched ? r : tj_squeeze_dim(r, 0); }
 
 static tj_tensor *bool_const(bool b) { return tj_scalar_tensor(tj_v_bool(b), TJ_BOOL); }
 
-/* For each window position t = i * kW + j of output (oh, ow): whether it
- * lies inside the input, [OH, OW, kH*kW] (the same windows over a plane of
- * ones padded with zeros). */
-static tj_tensor *in_bounds(const pool2d *p)
+/* Input row (i = 0) or column (i = 1) of tap j of window o. */
+static int64_t tap_coord(const pool2d *p, int i, int64_t o, int64_t j) { return o * p->s[i] - p->p[i] + j * p->d[i]; }
+
+/* Whether every tap of every window lies inside the input (no padding,
+ * no ceil-mode window past the end). */
+static bool all_in_bounds(const pool2d *p)
 {
-    int64_t plane[4] = {1, 1, p->h, p->w};
-    pool2d q = *p;
-    q.n = q.c = 1;
-    q.batched = true;
-    tj_tensor *win = flat_windows(pool_windows(tj_ones(plane, 4, TJ_FLOAT32), &q, 0.0), &q);
-    return tj_eq(win, tj_scalar_tensor(tj_v_float(1.0), TJ_FLOAT32));
+    int64_t size[2] = {p->h, p->w}, out[2] = {p->oh, p->ow};
+    for (int i = 0; i < 2; i++)
+        if (p->p[i] > 0 || tap_coord(p, i, out[i] - 1, p->k[i] - 1) >= size[i]) return false;
+    return true;
 }
 
-/* Flat input positions of window tap t at output (oh, ow): [OH, OW, taps]
- * int64, from arange arithmetic. */
-static tj_tensor *tap_positions(const pool2d *p, tj_tensor *t)
+/* A constant tensor (made once when tracing) of `shape`: the element at
+ * index `at` is fill(p, at). */
+static tj_tensor *constant(tj_dtype dt, int ndim, const int64_t *shape, const pool2d *p,
+                           double (*fill)(const pool2d *p, const int64_t *at))
 {
-    tj_tensor *kw = tj_scalar_tensor(tj_v_int(p->k[1]), TJ_INT64);
-    tj_tensor *ti = tj_div_mode(t, kw, "floor"), *tj = tj_sub(t, tj_mul(ti, kw));
-    int64_t col[3] = {p->oh, 1, 1}, row[3] = {1, p->ow, 1};
-    tj_tensor *oy = tj_view(tj_arange(tj_v_int(-p->p[0]), tj_v_int(p->oh * p->s[0] - p->p[0]), tj_v_int(p->s[0]),
-                                      TJ_INT64), col, 3);
-    tj_tensor *ox = tj_view(tj_arange(tj_v_int(-p->p[1]), tj_v_int(p->ow * p->s[1] - p->p[1]), tj_v_int(p->s[1]),
-                                      TJ_INT64), row, 3);
-    tj_tensor *y = tj_add(oy, tj_mul(ti, tj_scalar_tensor(tj_v_int(p->d[0]), TJ_INT64)));
-    tj_tensor *x = tj_add(ox, tj_mul(tj, tj_scalar_tensor(tj_v_int(p->d[1]), TJ_INT64)));
-    return tj_add(tj_mul(y, tj_scalar_tensor(tj_v_int(p->w), TJ_INT64)), x);
+    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
+    if (!t) return NULL;
+    int64_t n = tj_tensor_numel(t), at[4] = {0};
+    for (int64_t e = 0; e < n; e++) {
+        double v = fill(p, at);
+        if (dt == TJ_BOOL) ((uint8_t *)tj_tensor_data(t))[e] = v != 0;
+        else if (dt == TJ_INT64) ((int64_t *)tj_tensor_data(t))[e] = (int64_t)v;
+        else if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[e] = (float)v;
+        else ((double *)tj_tensor_data(t))[e] = v;
+        for (int d = ndim - 1; d >= 0 && ++at[d] == shape[d]; d--) at[d] = 0;
+    }
+    return t;
+}
+
+/* Input row and column of tap t of output position l (row-major over
+ * [kH, kW] and [OH, OW]). */
+static int64_t tap_row(const pool2d *p, int64_t t, int64_t l) { return tap_coord(p, 0, l / p->ow, t / p->k[1]); }
+static int64_t tap_col(const pool2d *p, int64_t t, int64_t l) { return tap_coord(p, 1, l % p->ow, t % p->k[1]); }
+
+/* [T, 1, 1, L]: whether tap t of output l lies inside the input. */
+static double tap_inside(const pool2d *p, const int64_t *at)
+{
+    int64_t y = tap_row(p, at[0], at[3]), x = tap_col(p, at[0], at[3]);
+    return y >= 0 && y < p->h && x >= 0 && x < p->w;
+}
+
+/* [T, 1, 1, 1] tap keys: T - 1 - t for a largest tap (the first one wins
+ * the max), T + t for a nan tap (the last one wins, over any largest). */
+static double first_key(const pool2d *p, const int64_t *at) { return (double)(p->k[0] * p->k[1] - 1 - at[0]); }
+static double nan_key(const pool2d *p, const int64_t *at) { return (double)(p->k[0] * p->k[1] + at[0]); }
+
+/* [2T, L]: the flat input position h * W + w of the tap that key k
+ * selects at output l. */
+static double key_position(const pool2d *p, const int64_t *at)
+{
+    int64_t T = p->k[0] * p->k[1], t = at[0] < T ? T - 1 - at[0] : at[0] - T;
+    return (double)(tap_row(p, t, at[1]) * p->w + tap_col(p, t, at[1]));
+}
+
+/* The elementwise maximum over dim 0 of x [T, ...] (nan propagates, as in
+ * amax): a chain of maximum over contiguous slices. [1, ...]. */
+static tj_tensor *max_over_taps(tj_tensor *x)
+{
+    int64_t T = x ? tj_tensor_shape(x)[0] : 0;
+    tj_tensor *m = tj_slice(x, 0, true, 0, true, 1, 1);
+    for (int64_t t = 1; t < T && m; t++) m = tj_maximum(m, tj_slice(x, 0, true, t, true, t + 1, 1));
+    return m;
 }
 
 static tj_status max_pool2d_with_indices(const tj_value *args, tj_value *outs)
@@ -106,22 +140,24 @@ static tj_status max_pool2d_with_indices(const tj_value *args, tj_value *outs)
     tj_tensor *x = args[0].u.t;
     pool2d p;
     pool_read(x, args, true, &m[0], &p);
-    int64_t last = -1, taps = p.k[0] * p.k[1];
-    tj_tensor *win = flat_windows(pool_windows(x, &p, -INFINITY), &p);
-    tj_tensor *values = tj_amax(win, &last, 1, true);
-    /* first largest in-bounds tap, or the last nan tap */
-    tj_tensor *t = tj_arange(tj_v_int(0), tj_v_int(taps), tj_v_int(1), TJ_INT64);
-    tj_tensor *hit = tj_where(in_bounds(&p), tj_eq(win, values), bool_const(false));
-    tj_tensor *first = tj_amin(tj_where(hit, t, tj_scalar_tensor(tj_v_int(taps), TJ_INT64)), &last, 1, false);
-    tj_tensor *is_nan = tj_eq(tj_eq(win, win), bool_const(false));
-    tj_tensor *last_nan = tj_amax(tj_where(is_nan, t, tj_scalar_tensor(tj_v_int(-1), TJ_INT64)), &last, 1, false);
-    tj_tensor *any_nan = tj_eq(tj_eq(values, values), bool_const(false));
-    tj_tensor *tap = tj_where(tj_squeeze_dim(any_nan, -1), last_nan, first);
-    /* the tap's flat position in the input plane */
-    tj_tensor *pos = tap_positions(&p, tj_unsqueeze(tap, -1));
-    tj_tensor *index = tj_squeeze_dim(pos, -1);
-    tj_tensor *out = unbatched(tj_squeeze_dim(values, -1), &p);
-    index = unbatched(index, &p);
+    int64_t T = p.k[0] * p.k[1], L = p.oh * p.ow, NC = p.n * p.c;
+    int64_t perm[6] = {4, 5, 0, 1, 2, 3}, flat[4] = {T, p.n, p.c, L}, column[4] = {T, 1, 1, 1}, bounds[4] = {T, 1, 1, L};
+    int64_t table[2] = {2 * T, L}, each[3] = {NC, 2 * T, L}, one[3] = {NC, 1, L}, plane[4] = {p.n, p.c, p.oh, p.ow};
+    /* keys are small integers, exact in float32 below 2^24 */
+    tj_dtype kd = 2 * T <= (int64_t)1 << 24 ? TJ_FLOAT32 : TJ_FLOAT64;
+    /* the windows tap-major, [T, N, C, L]: every operation below runs on
+     * contiguous slices (one per tap) */
+    tj_tensor *win = tj_reshape(tj_permute(pool_windows(x, &p, -INFINITY), perm, 6), flat, 4);
+    tj_tensor *values = max_over_taps(win);
+    tj_tensor *hit = tj_eq(win, values);
+    if (!all_in_bounds(&p)) hit = tj_where(constant(TJ_BOOL, 4, bounds, &p, tap_inside), hit, bool_const(false));
+    /* not largest: nan taps get their key, others -1 */
+    tj_tensor *other = tj_where(tj_eq(win, win), tj_dc_number(-1.0, kd), constant(kd, 4, column, &p, nan_key));
+    tj_tensor *key = max_over_taps(tj_where(hit, constant(kd, 4, column, &p, first_key), other));
+    tj_tensor *positions = tj_expand(constant(TJ_INT64, 2, table, &p, key_position), each, 3);
+    tj_tensor *index = tj_gather(positions, 1, tj_reshape(tj_dc_to(key, TJ_INT64), one, 3));
+    tj_tensor *out = unbatched(tj_reshape(values, plane, 4), &p);
+    index = unbatched(tj_view(index, plane, 4), &p);
     if (!out || !index) return tj_last_status();
     outs[0] = tj_v_tensor(out);
     outs[1] = tj_v_tensor(index);
@@ -185,7 +221,7 @@ static tj_status max_pool2d_with_indices_backward(const tj_value *args, tj_value
     for (int i = 0; i < lead; i++) flat[i] = plane[i] = tj_tensor_shape(self)[i];
     flat[lead] = tj_tensor_shape(g)[nd - 2] * tj_tensor_shape(g)[nd - 1];
     plane[lead] = tj_tensor_shape(self)[nd - 2] * tj_tensor_shape(self)[nd - 1];
-    tj_tensor *zeros = tj_full(plane, lead + 1, tj_v_int(0), (int)m[0].dtype);
+    tj_tensor *zeros = tj_expand(tj_full(NULL, 0, tj_v_int(0), (int)m[0].dtype), plane, lead + 1);
     tj_tensor *r = tj_scatter_add(zeros, lead, tj_reshape(idx, flat, lead + 1), tj_reshape(g, flat, lead + 1));
     return tj_dc_done(tj_view(r, m[0].shape, m[0].ndim), outs);
 }

@@ -20,6 +20,7 @@ void tj_register_blas_decompositions(void);
 void tj_register_pool_decompositions(void);
 void tj_register_conv_decompositions(void);
 void tj_register_embedding_decompositions(void);
+void tj_register_optim_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -40,4 +41,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_pool_decompositions();
     tj_register_conv_decompositions();
     tj_register_embedding_decompositions();
+    tj_register_optim_decompositions();
 }

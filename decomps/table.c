@@ -161,24 +161,31 @@ tj_status tj_register_decomposition(const tj_op *op, tj_decomp_fn fn, const char
     if (!op || !fn) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_register_decomposition: NULL operator or function");
     char *copy = strdup(name ? name : "<function>");
     if (!copy) return tj_oom("tj_register_decomposition", 64);
+    struct tj_op *o = (struct tj_op *)op;
+    tj_registry_lock();
+    char *old = o->decomp_name_copy;
     tj_op_set_decomposition(op, fn, copy);
+    o->decomp_name_copy = copy;
+    tj_registry_unlock();
+    free(old);
     return TJ_OK;
 }
 
-/* Calls visit(op) for each operator that `name` selects. */
+/* Writes to out the operators that `name` selects (see tj_get_decompositions)
+ * and that have a registered decomposition; returns their count. */
 static int select_ops(const char *name, const tj_op **out, int max)
 {
-    const char *n = strncmp(name, "aten::", 6) == 0 ? name + 6 : strncmp(name, "aten.", 5) == 0 ? name + 5 : name;
-    bool has_overload = strchr(n, '.') != NULL;
+    tj_op_name_parts parts;
     int k = 0;
-    if (has_overload) {
+    if (!tj_op_name_split(name, &parts)) return 0;
+    if (parts.has_overload) {
         const tj_op *op = tj_op_find(name);
         if (op && op->decomp && k < max) out[k++] = op;
         return k;
     }
     for (int i = 0; i < tj_op_count() && k < max; i++) {
         const tj_op *op = tj_op_at(i);
-        if (strcmp(op->base, n) == 0 && op->decomp) out[k++] = op;
+        if (strcmp(op->base, parts.base) == 0 && strcmp(op->ns, parts.ns) == 0 && op->decomp) out[k++] = op;
     }
     return k;
 }

@@ -15,9 +15,11 @@ size_t tj_k_sgemm_work_bytes(void) { return sizeof(float) * (size_t)KC * (MC + N
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Packs rows i0..i0+mc, columns p0..p0+kc of A into panels of MR rows: panel
- * q holds element (row r, column p) at q*MR*kc + p*MR + r; missing rows are 0. */
-static void pack_a(bool trans, const float *a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float *ap)
+/* Packs an mc x kc block of A into panels of MR rows: panel q holds element
+ * (row r, column p) at q*MR*kc + p*MR + r; missing rows are 0. `a` points at
+ * the block's first element; element (r, p) is a[r*lda + p], or a[p*lda + r]
+ * when trans. */
+void tj_k_sgemm_pack_a_generic(bool trans, const float *a, int64_t lda, int64_t mc, int64_t kc, float *ap)
 {
     for (int64_t ir = 0; ir < mc; ir += MR) {
         float *panel = ap + ir * kc;
@@ -25,34 +27,33 @@ static void pack_a(bool trans, const float *a, int64_t lda, int64_t i0, int64_t 
         if (rows < MR) memset(panel, 0, sizeof(float) * (size_t)(MR * kc));
         if (trans) {
             for (int64_t p = 0; p < kc; p++)
-                memcpy(panel + p * MR, a + (p0 + p) * lda + i0 + ir, sizeof(float) * (size_t)rows);
+                for (int64_t r = 0; r < rows; r++) panel[p * MR + r] = a[p * lda + ir + r];
         } else {
             for (int64_t r = 0; r < rows; r++) {
-                const float *src = a + (i0 + ir + r) * lda + p0;
+                const float *src = a + (ir + r) * lda;
                 for (int64_t p = 0; p < kc; p++) panel[p * MR + r] = src[p];
             }
         }
     }
 }
 
-/* Packs rows p0..p0+kc, columns j0..j0+nc of B into panels of NR columns:
- * panel q holds element (p, column j) at q*NR*kc + p*NR + j; missing columns are 0. */
-static void pack_b(bool trans, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *bp)
+/* Packs a kc x nc block of B into panels of NR columns: panel q holds
+ * element (p, column j) at q*NR*kc + p*NR + j; missing columns are 0.
+ * Element (p, j) is b[p*ldb + j], or b[j*ldb + p] when trans. */
+void tj_k_sgemm_pack_b_generic(bool trans, const float *b, int64_t ldb, int64_t kc, int64_t nc, float *bp)
 {
     for (int64_t jr = 0; jr < nc; jr += NR) {
         float *panel = bp + jr * kc;
         int64_t cols = min64(NR, nc - jr);
+        if (cols < NR) memset(panel, 0, sizeof(float) * (size_t)(NR * kc));
         if (trans) {
-            if (cols < NR) memset(panel, 0, sizeof(float) * (size_t)(NR * kc));
             for (int64_t j = 0; j < cols; j++) {
-                const float *src = b + (j0 + jr + j) * ldb + p0;
+                const float *src = b + (jr + j) * ldb;
                 for (int64_t p = 0; p < kc; p++) panel[p * NR + j] = src[p];
             }
         } else {
-            for (int64_t p = 0; p < kc; p++) {
-                memcpy(panel + p * NR, b + (p0 + p) * ldb + j0 + jr, sizeof(float) * (size_t)cols);
-                if (cols < NR) memset(panel + p * NR + cols, 0, sizeof(float) * (size_t)(NR - cols));
-            }
+            for (int64_t p = 0; p < kc; p++)
+                for (int64_t j = 0; j < cols; j++) panel[p * NR + j] = b[p * ldb + jr + j];
         }
     }
 }
@@ -104,11 +105,69 @@ void tj_k_sgemm_ukernel_rows_generic(int64_t rows, int64_t cols, int64_t row_str
     store_tile(acc, c, ldc, mr, nr, beta, bias);
 }
 
-void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t cols, float *dst)
+void tj_k_sgemm_ukernel_taps_generic(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
+                                     float *c, int64_t ldc, int mr, int nr, float beta, const float *bias)
+{
+    float acc[MR][NR] = {{0}};
+    for (int64_t p = 0; p < kc; p++, bp += NR) {
+        float a[MR];
+        for (int r = 0; r < MR; r++) a[r] = arows[r][off[p]];
+        tile_step(acc, a, bp);
+    }
+    store_tile(acc, c, ldc, mr, nr, beta, bias);
+}
+
+void tj_k_sgemm_ukernel_taps16_generic(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
+                                       float *c, int64_t ldc, int mr, int nr, float beta, const float *bias)
+{
+    float acc[MR][16] = {{0}};
+    for (int64_t p = 0; p < kc; p++, bp += 16)
+        for (int r = 0; r < MR; r++) {
+            float a = arows[r][off[p]];
+            for (int j = 0; j < 16; j++) acc[r][j] += a * bp[j];
+        }
+    for (int r = 0; r < mr; r++) {
+        float *row = c + r * ldc, add = bias ? bias[r] : 0.0f;
+        for (int j = 0; j < nr; j++) row[j] = acc[r][j] + add + (beta != 0.0f ? beta * row[j] : 0.0f);
+    }
+}
+
+void tj_k_copy_rows_generic(const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t rows,
+                            int64_t n)
+{
+    for (int64_t y = 0; y < rows; y++)
+        for (int64_t x = 0; x < n; x++) dst[y * dst_stride + x] = src[y * src_stride + x];
+}
+
+void tj_k_transpose_bias_generic(const float *src, int64_t rows, int64_t cols, int64_t lds, const float *bias,
+                                 float *dst, int64_t ldd)
+{
+    for (int64_t c = 0; c < cols; c++)
+        for (int64_t r = 0; r < rows; r++) dst[c * ldd + r] = src[r * lds + c] + (bias ? bias[c] : 0.0f);
+}
+
+void tj_k_sgemm_ukernel_rows16_generic(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                       const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                       const float *bias)
+{
+    float acc[MR][16] = {{0}};
+    for (int64_t y = 0; y < rows; y++)
+        for (int64_t x = 0; x < cols; x++, bp += 16)
+            for (int r = 0; r < MR; r++) {
+                float a = arows[r][y * row_stride + x];
+                for (int j = 0; j < 16; j++) acc[r][j] += a * bp[j];
+            }
+    for (int r = 0; r < mr; r++) {
+        float *row = c + r * ldc, add = bias ? bias[r] : 0.0f;
+        for (int j = 0; j < nr; j++) row[j] = acc[r][j] + add + (beta != 0.0f ? beta * row[j] : 0.0f);
+    }
+}
+
+void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t cols, int width, float *dst)
 {
     for (int64_t r = 0; r < rows; r++) {
-        float *col = dst + (r / NR) * NR * cols + r % NR;
-        for (int64_t c = 0; c < cols; c++) col[c * NR] = src[r * cols + c];
+        float *col = dst + (r / width) * width * cols + r % width;
+        for (int64_t c = 0; c < cols; c++) col[c * width] = src[r * cols + c];
     }
 }
 
@@ -129,9 +188,31 @@ tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void)
     return have_avx512() ? tj_k_sgemm_ukernel_rows_avx512 : tj_k_sgemm_ukernel_rows_generic;
 }
 
+tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows16(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_rows16_avx512 : tj_k_sgemm_ukernel_rows16_generic;
+}
+
 tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void)
 {
     return have_avx512() ? tj_k_sgemm_pack_transposed_avx512 : tj_k_sgemm_pack_transposed_generic;
+}
+
+tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_taps_avx512 : tj_k_sgemm_ukernel_taps_generic;
+}
+
+tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps16(void)
+{
+    return have_avx512() ? tj_k_sgemm_ukernel_taps16_avx512 : tj_k_sgemm_ukernel_taps16_generic;
+}
+
+tj_k_copy_rows tj_k_pick_copy_rows(void) { return have_avx512() ? tj_k_copy_rows_avx512 : tj_k_copy_rows_generic; }
+
+tj_k_transpose_bias tj_k_pick_transpose_bias(void)
+{
+    return have_avx512() ? tj_k_transpose_bias_avx512 : tj_k_transpose_bias_generic;
 }
 
 /* k == 0: C = beta·C + bias. */
@@ -151,6 +232,8 @@ void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
         return;
     }
     tj_k_sgemm_ukernel uk = tj_k_sgemm_pick_ukernel();
+    tj_k_sgemm_pack pack_a = have_avx512() ? tj_k_sgemm_pack_a_avx512 : tj_k_sgemm_pack_a_generic;
+    tj_k_sgemm_pack pack_b = have_avx512() ? tj_k_sgemm_pack_b_avx512 : tj_k_sgemm_pack_b_generic;
     float *ap = work, *bp = ap + (size_t)KC * MC;
     for (int64_t jc = 0; jc < n; jc += NC) {
         int64_t nc = min64(NC, n - jc);
@@ -158,10 +241,10 @@ void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
             int64_t kc = min64(KC, k - pc);
             /* beta and bias apply once, with the first block of k */
             float bt = pc == 0 ? beta : 1.0f;
-            pack_b(trans_b, b, ldb, pc, kc, jc, nc, bp);
+            pack_b(trans_b, trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, kc, nc, bp);
             for (int64_t ic = 0; ic < m; ic += MC) {
                 int64_t mc = min64(MC, m - ic);
-                pack_a(trans_a, a, lda, ic, mc, pc, kc, ap);
+                pack_a(trans_a, trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, mc, kc, ap);
                 for (int64_t jr = 0; jr < nc; jr += NR)
                     for (int64_t ir = 0; ir < mc; ir += MR)
                         uk(kc, ap + ir * kc, bp + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,

@@ -26,7 +26,36 @@ typedef struct frame {
 static int64_t frame_k(const frame *f) { return f->c * f->kh * f->kw; }
 /* Zeros after the frame: the wide grid reads up to (kw-1)*dw + NR past it. */
 static int64_t frame_floats(const frame *f) { return f->c * f->hp * f->wp + (f->kw - 1) * f->dw + NR; }
-static int64_t frame_panels(const frame *f) { return (f->out_c + MR - 1) / MR; }
+static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+/* Tile orientation of the forward-type operations (unfold_mm, mm_fold):
+ * the wide grid (tile rows = MR output channels, columns = NR wide-grid
+ * positions, the ox >= out_w ones wasted) or by positions (tile rows = MR
+ * output positions, each read through its own pointer into the frame,
+ * columns = NR output channels, the [P][channels] result transposed
+ * afterwards). Whichever wastes fewer multiply-adds on padding, with a
+ * margin for the transposition. */
+/* Channels per tile by positions (and per tile of the weight gradient):
+ * NR, or 16 when that wastes less (the 16-column kernels run at about 90%
+ * of the speed of the 32-column ones). */
+static int64_t tile_width(int64_t channels)
+{
+    return 0.9 / (double)round_up(channels, 16) > 1.0 / (double)round_up(channels, NR) ? 16 : NR;
+}
+static int64_t positions_width(const frame *f) { return tile_width(f->out_c); }
+
+static bool by_positions(const frame *f)
+{
+    double wide = (double)round_up(f->out_h * f->wp, NR) * (double)round_up(f->out_c, MR);
+    double positions = (double)round_up(f->out_h * f->out_w, MR) * (double)round_up(f->out_c, positions_width(f));
+    if (positions_width(f) == 16) positions /= 0.9;
+    return 0.95 * wide > positions;
+}
+
+/* Panels of packed weights per group: MR output channels each on the wide
+ * grid, positions_width by positions. */
+static int64_t frame_panel_width(const frame *f) { return by_positions(f) ? positions_width(f) : MR; }
+static int64_t frame_panels(const frame *f) { return (f->out_c + frame_panel_width(f) - 1) / frame_panel_width(f); }
 
 /* unfold_mm: the image padded by (ph, pw); outputs = matrix side. */
 static frame forward_frame(const tj_k_conv *cv)
@@ -46,23 +75,21 @@ static frame fold_frame(const tj_k_conv *cv)
                    g->kh, g->kw, g->dh, g->dw, g->channels, g->height, g->width};
 }
 
-/* Copies the source into its frame, zeros elsewhere (slack included). */
-static void frame_fill(const frame *f, const float *src, float *dst)
+/* Zeros the whole frame (slack included): done once per thread and call,
+ * since every item of a call has the same frame and frame_copy only writes
+ * the source's rows. */
+static void frame_clear(const frame *f, float *dst) { memset(dst, 0, sizeof(float) * (size_t)frame_floats(f)); }
+
+/* Copies the source into its place in a cleared frame. */
+static void frame_copy(const frame *f, const float *src, float *dst)
 {
     int64_t x0 = f->pl < 0 ? 0 : f->pl, x1 = min64(f->wp, f->pl + f->w);
+    int64_t y0 = f->pt < 0 ? 0 : f->pt, y1 = min64(f->hp, f->pt + f->h);
+    if (x1 <= x0 || y1 <= y0) return;
+    tj_k_copy_rows copy = tj_k_pick_copy_rows();
     for (int64_t c = 0; c < f->c; c++)
-        for (int64_t y = 0; y < f->hp; y++) {
-            float *row = dst + (c * f->hp + y) * f->wp;
-            int64_t sy = y - f->pt;
-            if (sy < 0 || sy >= f->h || x1 <= x0) {
-                memset(row, 0, sizeof(float) * (size_t)f->wp);
-                continue;
-            }
-            memset(row, 0, sizeof(float) * (size_t)x0);
-            memcpy(row + x0, src + (c * f->h + sy) * f->w + (x0 - f->pl), sizeof(float) * (size_t)(x1 - x0));
-            memset(row + x1, 0, sizeof(float) * (size_t)(f->wp - x1));
-        }
-    memset(dst + f->c * f->hp * f->wp, 0, sizeof(float) * (size_t)(frame_floats(f) - f->c * f->hp * f->wp));
+        copy(src + (c * f->h + y0 - f->pt) * f->w + (x0 - f->pl), f->w, dst + (c * f->hp + y0) * f->wp + x0, f->wp,
+             y1 - y0, x1 - x0);
 }
 
 /* off[k] for k = (c, i, j): where tap k's row of B starts in the frame. */
@@ -89,11 +116,15 @@ static layout make_layout(const tj_k_conv *cv, tj_k_conv_op op, const frame *f)
     l.frame = round64(sizeof(float) * (size_t)frame_floats(f));
     if (op == TJ_K_CONV_WEIGHT_GRAD) {
         int64_t r = cv->mat_channels, p = f->out_h * f->out_w;
-        l.gradt = round64(sizeof(float) * (size_t)(((r + NR - 1) / NR) * NR * p));
+        l.gradt = round64(sizeof(float) * (size_t)(round_up(r, tile_width(r)) * p));
         l.per_thread = l.frame + l.gradt + round64(sizeof(float) * (size_t)(cv->groups * k * r));
     } else {
-        l.packed = round64(sizeof(float) * (size_t)(cv->groups * frame_panels(f) * MR * k));
-        l.wide = round64(sizeof(float) * (size_t)(f->out_c * f->out_h * f->wp));
+        l.packed = round64(sizeof(float) * (size_t)(cv->groups * frame_panels(f) * frame_panel_width(f) * k));
+        /* the wide output, or the [P][channels] tiles to transpose */
+        int64_t p_tiles = round_up(f->out_h * f->out_w, MR);
+        size_t out = by_positions(f) ? (size_t)(p_tiles * frame_panels(f) * frame_panel_width(f))
+                                     : (size_t)(f->out_c * f->out_h * f->wp);
+        l.wide = round64(sizeof(float) * out);
         l.per_thread = l.frame + l.wide;
     }
     return l;
@@ -116,34 +147,74 @@ static char *thread_base(const layout *l, void *work, int t)
     return (char *)work + l->packed + l->offsets + (size_t)t * l->per_thread;
 }
 
-/* Packs out_c x k weights of each group into panels of MR rows:
+/* Packs out_c x k weights of each group into panels of frame_panel_width
+ * output channels (the A side of the wide grid, the B side by positions):
  * element (row, tap) of group g is at(g, row, tap). */
 #define PACK_PANELS(f, groups, ap, AT)                                                       \
     do {                                                                                     \
-        int64_t k_ = frame_k(f), np_ = frame_panels(f);                                      \
+        int64_t k_ = frame_k(f), np_ = frame_panels(f), w_ = frame_panel_width(f);           \
         for (int64_t g = 0; g < (groups); g++)                                               \
             for (int64_t q = 0; q < np_; q++)                                                \
                 for (int64_t t = 0; t < k_; t++)                                             \
-                    for (int64_t r = 0; r < MR; r++) {                                       \
-                        int64_t row = q * MR + r;                                            \
-                        (ap)[((g * np_ + q) * k_ + t) * MR + r] = row < (f)->out_c ? AT(g, row, t) : 0; \
+                    for (int64_t r = 0; r < w_; r++) {                                       \
+                        int64_t row = q * w_ + r;                                            \
+                        (ap)[((g * np_ + q) * k_ + t) * w_ + r] = row < (f)->out_c ? AT(g, row, t) : 0; \
                     }                                                                        \
     } while (0)
 
-/* One item: frame the source, run the wide-grid GEMM, keep the valid columns. */
+/* Whether the wide grid's tiles may follow the output rows (each tile NR
+ * columns of one row, stored straight into the output) at no more waste
+ * than tiles over the whole wide grid (whose valid columns must then be
+ * copied out): when the row length rounded to NR is at most the padded width. */
+static bool row_tiles(const frame *f)
+{
+    return round_up(f->out_w, NR) * f->out_h <= round_up(f->out_h * f->wp, NR);
+}
+
+/* One item: frame the source (in a cleared frame), run the wide-grid GEMM
+ * row by row into dst, or over the whole wide grid and keep the valid
+ * columns. */
 static void forward_item(const frame *f, const float *src, const float *ap, const int64_t *off, const float *bias,
                          float *dst, float *pad, float *wide, tj_k_sgemm_ukernel_offsets uk)
 {
-    frame_fill(f, src, pad);
-    int64_t k = frame_k(f), q_all = f->out_h * f->wp;
+    frame_copy(f, src, pad);
+    int64_t k = frame_k(f), q_all = f->out_h * f->wp, p_all = f->out_h * f->out_w;
+    if (row_tiles(f)) {
+        for (int64_t ir = 0; ir < f->out_c; ir += MR)
+            for (int64_t oy = 0; oy < f->out_h; oy++)
+                for (int64_t x0 = 0; x0 < f->out_w; x0 += NR)
+                    uk(k, ap + ir * k, pad + oy * f->wp + x0, off, dst + ir * p_all + oy * f->out_w + x0, p_all,
+                       (int)min64(MR, f->out_c - ir), (int)min64(NR, f->out_w - x0), 0.0f, bias ? bias + ir : NULL);
+        return;
+    }
     for (int64_t ir = 0; ir < f->out_c; ir += MR)
         for (int64_t q0 = 0; q0 < q_all; q0 += NR)
             uk(k, ap + ir * k, pad + q0, off, wide + ir * q_all + q0, q_all, (int)min64(MR, f->out_c - ir),
                (int)min64(NR, q_all - q0), 0.0f, bias ? bias + ir : NULL);
-    for (int64_t r = 0; r < f->out_c; r++)
-        for (int64_t oy = 0; oy < f->out_h; oy++)
-            memcpy(dst + (r * f->out_h + oy) * f->out_w, wide + r * q_all + oy * f->wp,
-                   sizeof(float) * (size_t)f->out_w);
+    /* the out_c * out_h rows of the wide grid lie wp apart */
+    tj_k_pick_copy_rows()(wide, f->wp, dst, f->out_w, f->out_c * f->out_h, f->out_w);
+}
+
+/* One item by positions: frame the source (in a cleared frame), run the tiles of MR positions x
+ * nw channels into ct ([positions][panels * nw]), transpose into dst. */
+static void positions_item(const frame *f, const float *src, const float *bp, const int64_t *off, const float *bias,
+                           float *dst, float *pad, float *ct, tj_k_sgemm_ukernel_taps uk, tj_k_transpose_bias tr)
+{
+    frame_copy(f, src, pad);
+    int64_t k = frame_k(f), p_all = f->out_h * f->out_w, np = frame_panels(f), nw = frame_panel_width(f), ldc = np * nw;
+    int64_t y = 0, x = 0; /* output position of the next tile row */
+    for (int64_t q0 = 0; q0 < p_all; q0 += MR) {
+        const float *arows[MR];
+        for (int r = 0; r < MR; r++) {
+            /* rows past the end repeat the last position (not stored) */
+            arows[r] = q0 + r < p_all ? pad + y * f->wp + x : arows[r - 1];
+            if (++x == f->out_w) x = 0, y++;
+        }
+        for (int64_t n = 0; n < np; n++)
+            uk(k, arows, off, bp + n * nw * k, ct + q0 * ldc + n * nw, ldc, (int)min64(MR, p_all - q0),
+               (int)min64(nw, f->out_c - n * nw), 0.0f, NULL);
+    }
+    tr(ct, p_all, f->out_c, ldc, bias, dst, p_all);
 }
 
 /* Runs forward_item over every (sample, group) item. */
@@ -156,13 +227,27 @@ static void forward_all(const tj_k_conv *cv, tj_k_conv_op op, const frame *f, co
     int64_t src_size = f->c * f->h * f->w, dst_size = f->out_c * f->out_h * f->out_w, k = frame_k(f);
     int64_t G = cv->groups, np = frame_panels(f);
     tj_k_sgemm_ukernel_offsets uk = tj_k_sgemm_pick_ukernel_offsets();
+    tj_k_sgemm_ukernel_taps uk_taps =
+        positions_width(f) == 16 ? tj_k_sgemm_pick_ukernel_taps16() : tj_k_sgemm_pick_ukernel_taps();
+    tj_k_transpose_bias tr = tj_k_pick_transpose_bias();
+    bool positions = by_positions(f);
+    int64_t panel = np * frame_panel_width(f) * k;
     int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t it = 0; it < cv->batch * G; it++) {
+#pragma omp parallel num_threads(nt)
+    {
         char *base = thread_base(&l, work, omp_get_thread_num());
-        int64_t g = it % G;
-        forward_item(f, src + it * src_size, ap + g * np * MR * k, off, bias ? bias + g * f->out_c : NULL,
-                     dst + it * dst_size, (float *)(void *)base, (float *)(void *)(base + l.frame), uk);
+        float *pad = (float *)(void *)base, *out = (float *)(void *)(base + l.frame);
+        frame_clear(f, pad);
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < cv->batch * G; it++) {
+            int64_t g = it % G;
+            const float *b = bias ? bias + g * f->out_c : NULL;
+            if (positions)
+                positions_item(f, src + it * src_size, ap + g * panel, off, b, dst + it * dst_size, pad, out, uk_taps,
+                               tr);
+            else
+                forward_item(f, src + it * src_size, ap + g * panel, off, b, dst + it * dst_size, pad, out, uk);
+        }
     }
 }
 
@@ -205,7 +290,8 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
     int64_t G = cv->groups, R = f.out_c, K = frame_k(&f), P = f.out_h * f.out_w, img_size = f.c * f.h * f.w;
     int64_t *off = (int64_t *)(void *)((char *)work + l.packed);
     frame_offsets(&f, off);
-    tj_k_sgemm_ukernel_rows uk = tj_k_sgemm_pick_ukernel_rows();
+    int64_t nw = tile_width(R);
+    tj_k_sgemm_ukernel_rows uk = nw == 16 ? tj_k_sgemm_pick_ukernel_rows16() : tj_k_sgemm_pick_ukernel_rows();
     tj_k_sgemm_pack_transposed pack = tj_k_sgemm_pick_pack_transposed();
     int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
 #pragma omp parallel num_threads(nt)
@@ -215,17 +301,18 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
         float *part = (float *)(void *)(base + l.frame + l.gradt); /* [G][K][R] */
         memset(part, 0, sizeof(float) * (size_t)(G * K * R));
         memset(gradt, 0, l.gradt);
+        frame_clear(&f, pad);
 #pragma omp for schedule(static)
         for (int64_t it = 0; it < cv->batch * G; it++) {
             int64_t g = it % G;
-            frame_fill(&f, img + it * img_size, pad);
-            pack(mat + it * R * P, R, P, gradt); /* its other columns stay 0 */
+            frame_copy(&f, img + it * img_size, pad);
+            pack(mat + it * R * P, R, P, (int)nw, gradt); /* its other columns stay 0 */
             for (int64_t kb = 0; kb < K; kb += MR) {
                 const float *arows[MR];
                 for (int r = 0; r < MR; r++) arows[r] = pad + off[min64(kb + r, K - 1)];
-                for (int64_t q = 0; q < R; q += NR)
+                for (int64_t q = 0; q < R; q += nw)
                     uk(f.out_h, f.out_w, f.wp, arows, gradt + q * P, part + (g * K + kb) * R + q, R,
-                       (int)min64(MR, K - kb), (int)min64(NR, R - q), 1.0f, NULL);
+                       (int)min64(MR, K - kb), (int)min64(nw, R - q), 1.0f, NULL);
             }
         }
     }

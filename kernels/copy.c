@@ -55,31 +55,62 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
 #undef LOOP
 }
 
+/* A run of n elements from s (stride ss) to d (stride ds), strides in
+ * elements; each variant below is chosen once per copy. */
+typedef void (*run_fn)(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, tj_dtype dd, tj_dtype sd);
+
+/* Same dtype: typed loops the compiler vectorises (a gather when only the
+ * destination is contiguous, the common case of im2col and windows). */
+#define MOVE_FNS(T, SUF)                                                                                \
+    static void move_contiguous_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,        \
+                                      tj_dtype dd, tj_dtype sd)                                        \
+    {                                                                                                  \
+        (void)ds, (void)ss, (void)dd, (void)sd;                                                        \
+        T *d_ = (T *)d;                                                                                \
+        const T *s_ = (const T *)s;                                                                    \
+        for (int64_t i = 0; i < n; i++) d_[i] = s_[i];                                                 \
+    }                                                                                                  \
+    static void move_gather_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,            \
+                                  tj_dtype dd, tj_dtype sd)                                            \
+    {                                                                                                  \
+        (void)ds, (void)dd, (void)sd;                                                                  \
+        T *d_ = (T *)d;                                                                                \
+        const T *s_ = (const T *)s;                                                                    \
+        for (int64_t i = 0; i < n; i++) d_[i] = s_[i * ss];                                            \
+    }                                                                                                  \
+    static void move_strided_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,           \
+                                   tj_dtype dd, tj_dtype sd)                                           \
+    {                                                                                                  \
+        (void)dd, (void)sd;                                                                            \
+        T *d_ = (T *)d;                                                                                \
+        const T *s_ = (const T *)s;                                                                    \
+        for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];                                       \
+    }
+MOVE_FNS(uint8_t, 1)
+MOVE_FNS(uint32_t, 4)
+MOVE_FNS(uint64_t, 8)
+#undef MOVE_FNS
+
+static void move_memcpy(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, tj_dtype dd, tj_dtype sd)
+{
+    (void)ds, (void)ss, (void)sd;
+    memcpy(d, s, (size_t)n * elem_size(dd));
+}
+
 /* Moves n elements of es bytes between strided runs, no conversion. */
 static void move_elems(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t es)
 {
-#define MOVE(T)                                                                 \
-    do {                                                                        \
-        T *d_ = (T *)d;                                                         \
-        const T *s_ = (const T *)s;                                             \
-        for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];                \
-    } while (0)
     if (ds == 1 && ss == 1) memcpy(d, s, (size_t)n * es);
-    else if (es == 1) MOVE(uint8_t);
-    else if (es == 4) MOVE(uint32_t);
-    else MOVE(uint64_t);
-#undef MOVE
+    else if (es == 1) move_strided_1(d, ds, s, ss, n, TJ_BOOL, TJ_BOOL);
+    else if (es == 4) move_strided_4(d, ds, s, ss, n, TJ_FLOAT32, TJ_FLOAT32);
+    else move_strided_8(d, ds, s, ss, n, TJ_FLOAT64, TJ_FLOAT64);
 }
 
 /* Copies a run of n elements from a strided source to a strided destination,
  * converting dtypes through small contiguous buffers when needed. */
-static void copy_run(char *d, tj_dtype dd, int64_t ds, const char *s, tj_dtype sd, int64_t ss, int64_t n)
+static void convert_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, tj_dtype dd, tj_dtype sd)
 {
     size_t des = elem_size(dd), ses = elem_size(sd);
-    if (dd == sd) {
-        move_elems(d, ds, s, ss, n, des);
-        return;
-    }
     if (ds == 1 && ss == 1) {
         tj_k_convert(d, dd, s, sd, n);
         return;
@@ -100,6 +131,38 @@ static void copy_run(char *d, tj_dtype dd, int64_t ds, const char *s, tj_dtype s
             move_elems(dp, ds, converted, 1, m, des);
         }
     }
+}
+
+/* float32 <-> float64 into a contiguous destination (the layouts the
+ * convolution decompositions convert through): typed loops, no per-run
+ * dispatch. */
+#define CONVERT_FNS(DT, ST, SUF)                                                                        \
+    static void convert_gather_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,         \
+                                     tj_dtype dd, tj_dtype sd)                                         \
+    {                                                                                                  \
+        (void)ds, (void)dd, (void)sd;                                                                  \
+        DT *d_ = (DT *)d;                                                                              \
+        const ST *s_ = (const ST *)s;                                                                  \
+        if (ss == 1)                                                                                   \
+            for (int64_t i = 0; i < n; i++) d_[i] = (DT)s_[i];                                         \
+        else                                                                                           \
+            for (int64_t i = 0; i < n; i++) d_[i] = (DT)s_[i * ss];                                    \
+    }
+CONVERT_FNS(double, float, f64_f32)
+CONVERT_FNS(float, double, f32_f64)
+#undef CONVERT_FNS
+
+/* The run function for runs of `len` elements with strides ds, ss. */
+static run_fn pick_run(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss, int64_t len)
+{
+    if (dd == TJ_FLOAT64 && sd == TJ_FLOAT32 && ds == 1) return convert_gather_f64_f32;
+    if (dd == TJ_FLOAT32 && sd == TJ_FLOAT64 && ds == 1) return convert_gather_f32_f64;
+    if (dd != sd) return convert_run;
+    size_t es = elem_size(dd);
+    if (ds == 1 && ss == 1 && len * (int64_t)es >= 256) return move_memcpy;
+    if (ds == 1 && ss == 1) return es == 1 ? move_contiguous_1 : es == 4 ? move_contiguous_4 : move_contiguous_8;
+    if (ds == 1) return es == 1 ? move_gather_1 : es == 4 ? move_gather_4 : move_gather_8;
+    return es == 1 ? move_strided_1 : es == 4 ? move_strided_4 : move_strided_8;
 }
 
 /* Copy geometry after dropping size-1 dims and merging dims that are
@@ -146,30 +209,69 @@ static void offsets_of(const geometry *g, int nd, int64_t flat, int64_t *idx, in
     }
 }
 
-/* Copies the elements with flat (row-major) indices [start, end). */
-static void copy_range(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t start, int64_t end)
+/* Copies rows [r0, r1) of the geometry, a row being a run along its last
+ * dim (rows are numbered row-major over the other dims). The dim before the
+ * last is walked in a tight loop. */
+static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t r0, int64_t r1)
 {
     int nd = g->nd, last = nd - 1;
     int64_t len = g->shape[last], dsl = g->ds[last], ssl = g->ss[last];
-    size_t des = elem_size(dst.dtype), ses = elem_size(src.dtype);
+    int64_t des = (int64_t)elem_size(dst.dtype), ses = (int64_t)elem_size(src.dtype);
+    run_fn run = pick_run(dst.dtype, src.dtype, dsl, ssl, len);
+    /* rows are walked in blocks along dim `mid` (the one before the last) */
+    int mid = last - 1;
+    int64_t nmid = mid >= 0 ? g->shape[mid] : 1, dsm = mid >= 0 ? g->ds[mid] * des : 0,
+            ssm = mid >= 0 ? g->ss[mid] * ses : 0;
     int64_t idx[MAXD], doff, soff;
-    offsets_of(g, last, start / len, idx, &doff, &soff);
-    int64_t col = start % len;
-    for (int64_t done = start; done < end;) {
-        int64_t n = len - col < end - done ? len - col : end - done;
-        copy_run((char *)dst.data + (doff + col * dsl) * (int64_t)des, dst.dtype, dsl,
-                 (const char *)src.data + (soff + col * ssl) * (int64_t)ses, src.dtype, ssl, n);
-        done += n;
-        col = 0;
-        for (int d = last - 1; d >= 0; d--) { /* next row */
-            doff += g->ds[d];
-            soff += g->ss[d];
-            if (++idx[d] < g->shape[d]) break;
-            doff -= g->ds[d] * g->shape[d];
-            soff -= g->ss[d] * g->shape[d];
-            idx[d] = 0;
+    offsets_of(g, last, r0, idx, &doff, &soff);
+    int64_t i = mid >= 0 ? idx[mid] : 0;
+    /* d, s: the start of the current block (index 0 along `mid`) */
+    char *d = (char *)dst.data + doff * des - i * dsm;
+    const char *s = (const char *)src.data + soff * ses - i * ssm;
+    for (int64_t r = r0; r < r1;) {
+        int64_t stop = nmid - i < r1 - r ? nmid : i + (r1 - r);
+        for (int64_t j = i; j < stop; j++) run(d + j * dsm, dsl, s + j * ssm, ssl, len, dst.dtype, src.dtype);
+        r += stop - i;
+        if (r >= r1) break;
+        /* next block: carry into the dims before `mid` */
+        i = 0;
+        for (int k = mid - 1; k >= 0; k--) {
+            d += g->ds[k] * des, s += g->ss[k] * ses;
+            if (++idx[k] < g->shape[k]) break;
+            d -= g->ds[k] * g->shape[k] * des, s -= g->ss[k] * g->shape[k] * ses;
+            idx[k] = 0;
         }
     }
+}
+
+/* A source whose every stride is 0 (one value broadcast) into a
+ * contiguous destination: a fill. */
+static bool is_fill(const geometry *g)
+{
+    return g->nd == 1 && g->ss[0] == 0 && g->ds[0] == 1;
+}
+
+static void fill(tj_k_strided dst, tj_k_strided src, int64_t n)
+{
+    size_t es = elem_size(dst.dtype);
+    _Alignas(8) char value[8];
+    tj_k_convert(value, dst.dtype, src.data, src.dtype, 1);
+    bool zero = true;
+    for (size_t b = 0; b < es; b++) zero = zero && value[b] == 0;
+    if (zero) {
+        memset(dst.data, 0, (size_t)n * es);
+        return;
+    }
+#define FILL(T)                                                                 \
+    do {                                                                        \
+        T v_, *d_ = dst.data;                                                   \
+        memcpy(&v_, value, sizeof v_);                                          \
+        for (int64_t i = 0; i < n; i++) d_[i] = v_;                             \
+    } while (0)
+    if (es == 1) FILL(uint8_t);
+    else if (es == 4) FILL(uint32_t);
+    else FILL(uint64_t);
+#undef FILL
 }
 
 /* A source read along dim nd-2 (stride 1) into a destination written along
@@ -236,19 +338,36 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
     geometry g;
     coalesce(&g, ndim, shape, dst.strides, src.strides);
     if (nthreads < 1) nthreads = 1;
+    if (is_fill(&g)) {
+        fill(dst, src, numel);
+        return;
+    }
     if (is_transpose(&g)) {
         copy_transposed(&g, dst, src, nthreads);
         return;
     }
-    if (nthreads == 1) {
-        copy_range(&g, dst, src, 0, numel);
+    if (g.nd == 1 && nthreads > 1 && numel >= 4096) { /* one long run: split it */
+        int64_t des = (int64_t)elem_size(dst.dtype), ses = (int64_t)elem_size(src.dtype);
+        int64_t chunk = (numel + nthreads - 1) / nthreads;
+        run_fn run = pick_run(dst.dtype, src.dtype, g.ds[0], g.ss[0], chunk);
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+        for (int t = 0; t < nthreads; t++) {
+            int64_t s = t * chunk, e = s + chunk < numel ? s + chunk : numel;
+            if (s < e)
+                run((char *)dst.data + s * g.ds[0] * des, g.ds[0], (const char *)src.data + s * g.ss[0] * ses,
+                    g.ss[0], e - s, dst.dtype, src.dtype);
+        }
         return;
     }
-    int64_t chunk = (numel + nthreads - 1) / nthreads;
-    chunk = (chunk + 63) & ~(int64_t)63; /* multiples of 64 elements per thread */
+    int64_t rows = numel / g.shape[g.nd - 1];
+    if (nthreads == 1 || rows < nthreads) {
+        copy_rows(&g, dst, src, 0, rows);
+        return;
+    }
+    int64_t chunk = (rows + nthreads - 1) / nthreads;
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (int t = 0; t < nthreads; t++) {
-        int64_t s = t * chunk, e = s + chunk < numel ? s + chunk : numel;
-        if (s < e) copy_range(&g, dst, src, s, e);
+        int64_t s = t * chunk, e = s + chunk < rows ? s + chunk : rows;
+        if (s < e) copy_rows(&g, dst, src, s, e);
     }
 }

@@ -25,10 +25,13 @@ typedef struct tj_k_strided {
 
 /** Copies every element of the `ndim`-dim array of `shape` from src to dst,
  * converting src's dtype to dst's. Any strides on either side (src may
- * broadcast with stride 0; dst must not overlap itself or src). Runs of
- * elements contiguous in both become memcpy (or one conversion loop); a
- * transposed source is copied in cache-sized tiles. Uses up to `nthreads`
- * OpenMP threads. ndim 0 copies one element; a zero size copies nothing. */
+ * broadcast with stride 0; dst must not overlap itself or src). Dims are
+ * merged where both sides allow; then each run along the last dim is one
+ * typed loop chosen once per copy (memcpy for long contiguous runs, a
+ * gather for a strided source, float32 <-> float64 converted in the same
+ * pass), a value broadcast everywhere is a fill, and a transposed source
+ * is copied in cache-sized tiles. Uses up to `nthreads` OpenMP threads.
+ * ndim 0 copies one element; a zero size copies nothing. */
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
 
 #endif

@@ -5,8 +5,10 @@
 #include <sleef.h>
 
 #include "elementwise_isa.h"
+#include "gelu.h"
 
 #define T float
+#define GELU_LOOP tj_k_gelu_f32_avx2
 #define V __m256
 #define W 8
 #define FNS fns_f32

@@ -5,8 +5,10 @@
 #include <sleef.h>
 
 #include "elementwise_isa.h"
+#include "gelu.h"
 
 #define T float
+#define GELU_LOOP tj_k_gelu_f32_avx512
 #define V __m512
 #define W 16
 #define FNS fns_f32

@@ -4,8 +4,10 @@
 #include <sleef.h>
 
 #include "elementwise_isa.h"
+#include "gelu.h"
 
 #define T float
+#define GELU_LOOP tj_k_gelu_f32_generic
 #define V float
 #define W 1
 #define FNS fns_f32

@@ -10,6 +10,8 @@
  *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMASK, VCMP_EQ(a, b), VMASK_AND(m1, m2), VBLEND(m, a, b) (m ? a : b)
+ *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
+ *                 SLEEF-erf formula
  *
  * and undefines them all at its end, so the next instantiation starts clean.
  * Arithmetic uses GCC's vector operators (which also accept a scalar
@@ -91,11 +93,22 @@ static inline V SFX(gelu_backward)(V dy, V x)
     return dy * (cdf + x * pdf);
 }
 
+/* tanh(u) from one exp, (1 - e) / (1 + e) with e = exp(-2|u|), sign put
+ * back. Its error is absolute (an ulp of 1, not of tanh(u) near 0), which
+ * is all gelu_tanh_backward needs: t enters only through 1 + t and 1 - t*t.
+ * About 2.5x faster than SLEEF's tanh. */
+static inline V SFX(tanh_abs_error)(V u)
+{
+    V e = SLEEF(exp)(CT(-2) * VABS(u));
+    V t = (CT(1) - e) / (CT(1) + e);
+    return VBLEND(VCMP_EQ(VABS(u), u), t, -t);
+}
+
 static inline V SFX(gelu_tanh_backward)(V dy, V x)
 {
     V x_sq = x * x;
     V inner = GELU_BETA * (x + GELU_KAPPA * (x * x_sq));
-    V t = SLEEF(tanh)(inner);
+    V t = SFX(tanh_abs_error)(inner);
     V left = CT(0.5) * x;
     V left_derivative = CT(0.5) * (CT(1) + t);
     V tanh_derivative = CT(1) - t * t;
@@ -128,7 +141,11 @@ UNARY(cos, SLEEF(cos)(x))
 UNARY(log1p, SLEEF(log1p)(x))
 UNARY(expm1, SLEEF(expm1)(x))
 UNARY(relu, VMAX(SPLAT(CT(0)), x))
+/* GELU_LOOP: an instantiation's own exact-gelu loop (gelu.h, float32) */
+#ifndef GELU_LOOP
 UNARY(gelu, x * CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA)))
+#define GELU_LOOP SFX(gelu)
+#endif
 UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
 UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
 
@@ -181,7 +198,7 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOG1P] = SFX(log1p),
         [TJ_K_EXPM1] = SFX(expm1),
         [TJ_K_RELU] = SFX(relu),
-        [TJ_K_GELU] = SFX(gelu),
+        [TJ_K_GELU] = GELU_LOOP,
         [TJ_K_GELU_TANH] = SFX(gelu_tanh_fwd),
         [TJ_K_SILU] = SFX(silu),
     },
@@ -203,6 +220,7 @@ static const tj_k_math_fns FNS = {
 #undef GELU_PDF
 #undef GELU_BETA
 #undef GELU_KAPPA
+#undef GELU_LOOP
 
 #undef T
 #undef V

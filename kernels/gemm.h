@@ -1,5 +1,7 @@
 /* Matrix products on raw strided buffers: OpenBLAS sgemm/dgemm for float32
- * and float64, plain loops for int64 (as ATen, which has no integer BLAS).
+ * and float64, except the products that matrix-vector kernels do faster
+ * (few rows or columns; float32 x @ W^T with long rows: see gemv.h), plain
+ * loops for int64 (as ATen, which has no integer BLAS).
  *
  * Threads: OpenBLAS (pthread build) runs a product whose m*n*k is at most
  * TJ_K_GEMM_SERIAL_WORK on the calling thread alone, and otherwise uses its
@@ -46,6 +48,14 @@ bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
                int nthreads);
+
+/** AVX-512 float32 product (gemm_avx512.c, used by tj_k_gemm): C [m, n]
+ * (leading dimension ldc) = alpha * A @ B + beta * C, A element (i, p) at
+ * a[i*ars + p*acs] (any strides), B element (p, j) at b[p*brs + j*bcs] with
+ * bcs == 1 (row-major) or brs == 1 (column-major); m, n, k >= 1; beta == 0
+ * never reads C. Threads over blocks of 64 columns. */
+void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads);
 
 /** tj_k_gemm for int64 with int64 alpha/beta, any strides (loops, no BLAS).
  * Arithmetic wraps modulo 2^64 as ATen's does. */

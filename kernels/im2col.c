@@ -7,7 +7,7 @@
  * o*stride + off lies inside [0, size). */
 static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo, int64_t *hi)
 {
-    int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t l = off >= 0 ? 0 : (-off - 1) / stride + 1; /* ceil(-off / stride); -off + stride - 1 overflowed */
     int64_t h = size - 1 - off < 0 ? 0 : (size - 1 - off) / stride + 1;
     if (l > n_out) l = n_out;
     if (h > n_out) h = n_out;

@@ -22,19 +22,32 @@ static void row_offsets(int64_t row, int ndim, const int64_t *shape, const int64
 
 int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value)
 {
-    int64_t inner = ndim ? shape[ndim - 1] : 1, rows = 1;
-    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    /* A broadcast dim (stride 0) repeats the same values: it is checked at
+     * position 0 only, which finds the same first invalid value (the first
+     * one in row-major order has every broadcast coordinate 0). */
+    int64_t walk[TJ_MAX_DIMS] = {0}, flat_stride[TJ_MAX_DIMS] = {0};
+    for (int d = ndim - 1; d >= 0; d--) {
+        flat_stride[d] = d == ndim - 1 ? 1 : flat_stride[d + 1] * shape[d + 1];
+        walk[d] = index.strides[d] == 0 && shape[d] > 0 ? 1 : shape[d];
+    }
+    int64_t inner = ndim ? walk[ndim - 1] : 1, rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= walk[d];
     const int64_t *const strides[3] = {index.strides, NULL, NULL};
     const int skip[3] = {-1, -1, -1};
+    int64_t s = ndim ? index.strides[ndim - 1] : 0;
     for (int64_t r = 0; r < rows && inner; r++) {
         int64_t off[3];
-        row_offsets(r, ndim, shape, strides, skip, off);
+        row_offsets(r, ndim, walk, strides, skip, off);
         const int64_t *p = (const int64_t *)index.data + off[0];
-        int64_t s = ndim ? index.strides[ndim - 1] : 0;
         for (int64_t j = 0; j < inner; j++)
             if (p[j * s] < 0 || p[j * s] >= size) {
                 *value = p[j * s];
-                return r * inner + j;
+                int64_t flat = ndim ? j * flat_stride[ndim - 1] : 0;
+                for (int d = ndim - 2; d >= 0; d--) { /* the row's coordinates, in the full shape */
+                    flat += r % walk[d] * flat_stride[d];
+                    r /= walk[d];
+                }
+                return flat;
             }
     }
     return -1;
@@ -70,10 +83,21 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
     }
 }
 
+/* One run: out[idx[j] along dim] += src[j]. The common layout (index and
+ * src contiguous along the run, the run's dim the indexed one, out
+ * contiguous there) gets its own loop (no stride multiplications). */
 #define SCATTER_RUN(T, ACC)                                                                            \
     do {                                                                                               \
         T *o = (T *)out.data + off[0];                                                                 \
         const T *s = (const T *)src.data + off[1];                                                     \
+        if (ds == 1 && os == 0 && ss == 1 && is == 1) {                                                \
+            for (int64_t j = 0; j < inner; j++) {                                                      \
+                T *dst = o + idx[j];                                                                   \
+                T v = s[j];                                                                            \
+                *dst = ACC;                                                                            \
+            }                                                                                          \
+            break;                                                                                     \
+        }                                                                                              \
         for (int64_t j = 0; j < inner; j++) {                                                          \
             T *dst = o + idx[j * is] * ds + j * os;                                                    \
             T v = s[j * ss];                                                                           \
@@ -82,7 +106,7 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
     } while (0)
 
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                      const int64_t *shape, int dim)
+                      const int64_t *shape, int dim, int nthreads)
 {
     int last = ndim - 1;
     int64_t inner = shape[last], rows = 1;
@@ -92,6 +116,11 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
             is = index.strides[last];
     const int64_t *const strides[3] = {out.strides, src.strides, index.strides};
     const int skip[3] = {dim, -1, -1};
+    /* rows write disjoint parts of out only when the run's dim is the
+     * indexed one; otherwise they run in order, keeping the sums'
+     * order */
+    if (dim != last) nthreads = 1;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
     for (int64_t r = 0; r < rows; r++) {
         int64_t off[3];
         row_offsets(r, ndim, shape, strides, skip, off);

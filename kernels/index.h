@@ -30,8 +30,9 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
 /** scatter_add into `out` (strided, already holding self's values) of src
  * over the index shape, in row-major order of the index positions (so float
  * sums are deterministic). dtype float32, float64, int64 (wrapping) or bool
- * (or). */
+ * (or). Up to `nthreads` threads when `dim` is the last one (each thread
+ * then owns whole rows of out; otherwise one thread). */
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                      const int64_t *shape, int dim);
+                      const int64_t *shape, int dim, int nthreads);
 
 #endif

@@ -62,22 +62,42 @@ static int threads_for(const tj_k_layer_norm_shape *s, int64_t items)
     return nt > items ? (int)items : nt < 1 ? 1 : nt;
 }
 
+/* The forward's arguments, for forward_rows. */
+typedef struct forward_args {
+    const tj_k_layer_norm_shape *s;
+    row_f32_fn row_f32;
+    const void *x, *w, *b;
+    double eps;
+    void *y, *mean, *rstd;
+} forward_args;
+
+static void forward_rows(const forward_args *a, int64_t r0, int64_t r1)
+{
+    int64_t n = a->s->n;
+    for (int64_t r = r0; r < r1; r++) {
+        if (a->s->dtype == TJ_FLOAT32)
+            a->row_f32((const float *)a->x + r * n, (float *)a->y + r * n, n, a->w, a->b, a->eps,
+                       (float *)a->mean + r, (float *)a->rstd + r);
+        else
+            row_f64((const double *)a->x + r * n, (double *)a->y + r * n, n, a->w, a->b, a->eps,
+                    (double *)a->mean + r, (double *)a->rstd + r);
+    }
+}
+
 void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *w, const void *b, double eps,
                      void *y, void *mean, void *rstd)
 {
-    int64_t m = s->m, n = s->n;
+    int64_t m = s->m;
     if (m == 0) return;
-    row_f32_fn row_f32 = pick_row_f32();
-    bool f32 = s->dtype == TJ_FLOAT32;
+    forward_args a = {s, pick_row_f32(), x, w, b, eps, y, mean, rstd};
     int nt = threads_for(s, m);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t r = 0; r < m; r++) {
-        if (f32)
-            row_f32((const float *)x + r * n, (float *)y + r * n, n, w, b, eps, (float *)mean + r, (float *)rstd + r);
-        else
-            row_f64((const double *)x + r * n, (double *)y + r * n, n, w, b, eps, (double *)mean + r,
-                    (double *)rstd + r);
+    if (nt == 1) { /* no OpenMP team: even a team of one costs about a microsecond */
+        forward_rows(&a, 0, m);
+        return;
     }
+    /* one contiguous block of rows per thread: each streams its own part */
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) forward_rows(&a, m * t / nt, m * (t + 1) / nt);
 }
 
 /* Input gradient of one row; sums in double. */
@@ -117,18 +137,30 @@ void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *
 DEFINE_BACKWARD(float, f32)
 DEFINE_BACKWARD(double, f64)
 
+typedef void (*grad_input_f32_fn)(const float *g, const float *x, float m, float r, const float *w, float *gx,
+                                  int64_t n);
+typedef void (*grad_params_f32_fn)(const float *g, const float *x, const float *mean, const float *rstd,
+                                   int64_t rows, int64_t n, int64_t j0, int64_t c, float *gw, float *gb);
+
 void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, const void *x, const void *mean,
                               const void *rstd, const void *w, void *gx, void *gw, void *gb)
 {
     int64_t m = s->m, n = s->n;
     bool f32 = s->dtype == TJ_FLOAT32;
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    grad_input_f32_fn grad_input = isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_input_f32_avx512
+                                   : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_input_f32_avx2
+                                                          : grad_input_f32;
+    grad_params_f32_fn grad_params = isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_params_f32_avx512
+                                     : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_params_f32_avx2
+                                                            : grad_params_f32;
     if (gx && m > 0) {
         int nt = threads_for(s, m);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
         for (int64_t r = 0; r < m; r++) {
             if (f32)
-                grad_input_f32((const float *)g + r * n, (const float *)x + r * n, ((const float *)mean)[r],
-                               ((const float *)rstd)[r], w, (float *)gx + r * n, n);
+                grad_input((const float *)g + r * n, (const float *)x + r * n, ((const float *)mean)[r],
+                           ((const float *)rstd)[r], w, (float *)gx + r * n, n);
             else
                 grad_input_f64((const double *)g + r * n, (const double *)x + r * n, ((const double *)mean)[r],
                                ((const double *)rstd)[r], w, (double *)gx + r * n, n);
@@ -140,7 +172,7 @@ void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, con
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
         for (int64_t blk = 0; blk < blocks; blk++) {
             int64_t j0 = blk * COLS, c = n - j0 < COLS ? n - j0 : COLS;
-            if (f32) grad_params_f32(g, x, mean, rstd, m, n, j0, c, gw, gb);
+            if (f32) grad_params(g, x, mean, rstd, m, n, j0, c, gw, gb);
             else grad_params_f64(g, x, mean, rstd, m, n, j0, c, gw, gb);
         }
     }

@@ -37,4 +37,15 @@ void tj_k_layer_norm_row_f32_avx512(const float *x, float *y, int64_t n, const f
 void tj_k_layer_norm_row_f32_avx2(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
                                   float *mean, float *rstd);
 
+/* Per-ISA float32 backward pieces (layer_norm_backward_isa.h): one row's
+ * input gradient, and columns [j0, j0 + c) of the parameter gradients. */
+void tj_k_layer_norm_grad_input_f32_avx512(const float *g, const float *x, float m, float r, const float *w,
+                                           float *gx, int64_t n);
+void tj_k_layer_norm_grad_input_f32_avx2(const float *g, const float *x, float m, float r, const float *w,
+                                         float *gx, int64_t n);
+void tj_k_layer_norm_grad_params_f32_avx512(const float *g, const float *x, const float *mean, const float *rstd,
+                                            int64_t rows, int64_t n, int64_t j0, int64_t c, float *gw, float *gb);
+void tj_k_layer_norm_grad_params_f32_avx2(const float *g, const float *x, const float *mean, const float *rstd,
+                                          int64_t rows, int64_t n, int64_t j0, int64_t c, float *gw, float *gb);
+
 #endif

@@ -1,4 +1,5 @@
 /* Max and average pooling (see pool.h). */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ SELECT_BITS(i64, int64_t, uint64_t)
 /* Output columns [lo, hi) whose input column o*stride + off lies in [0, size). */
 static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t *lo, int64_t *hi)
 {
-    int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t l = off >= 0 ? 0 : (-off - 1) / stride + 1; /* ceil(-off / stride); -off + stride - 1 overflowed */
     int64_t h = size - 1 - off < 0 ? 0 : (size - 1 - off) / stride + 1;
     *lo = min64(l, n_out);
     *hi = max64(min64(h, n_out), *lo);
@@ -68,6 +69,41 @@ static max_pool_tap_fn_f32 pick_tap_f32(void)
 }
 static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
 
+/* The whole-plane kernel (float32 on AVX-512, up to MAX_ROW_TAPS columns of
+ * taps), or NULL for the tap-by-tap loop. */
+#define MAX_ROW_TAPS 64
+typedef void (*max_pool_plane_fn_f32)(const tj_k_pool2d *, const float *, const int64_t *, const int64_t *, float *,
+                                      int64_t *);
+typedef void (*max_pool_plane_fn_f64)(const tj_k_pool2d *, const double *, const int64_t *, const int64_t *,
+                                      double *, int64_t *);
+
+static max_pool_plane_fn_f32 pick_plane_f32(const tj_k_pool2d *p)
+{
+    bool ok = p->kw <= MAX_ROW_TAPS && __builtin_cpu_supports("avx512f") && tj_k_max_pool_plane_f32_avx512_ok(p);
+    return ok ? tj_k_max_pool_plane_f32_avx512 : NULL;
+}
+static max_pool_plane_fn_f64 pick_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
+
+bool tj_k_max_pool_is_2x2(const tj_k_pool2d *p)
+{
+    return p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 && p->pw == 0 && p->dh == 1 &&
+           p->dw == 1;
+}
+
+/* The scatter-free backward of one plane (float32 2 x 2 on AVX-512), or
+ * NULL. Narrow planes keep the scatter: with fewer than 10 windows per row
+ * the vectors are mostly empty and the scatter is faster. */
+typedef bool (*backward_plane_fn_f32)(const tj_k_pool2d *, const float *, const int64_t *, float *);
+typedef bool (*backward_plane_fn_f64)(const tj_k_pool2d *, const double *, const int64_t *, double *);
+
+static backward_plane_fn_f32 pick_backward_plane_f32(const tj_k_pool2d *p)
+{
+    bool ok = tj_k_max_pool_is_2x2(p) && p->out_w >= 10 && p->height * p->width <= INT_MAX / 2 &&
+              __builtin_cpu_supports("avx512f");
+    return ok ? tj_k_max_pool2d_backward_plane_2x2_f32_avx512 : NULL;
+}
+static backward_plane_fn_f64 pick_backward_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
+
 /* Each output row is built tap by tap (taps in row-major window order, as
  * PyTorch visits them), every output column updated independently: no
  * chain of unpredictable branches from one element to the next, and room
@@ -78,9 +114,17 @@ static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
     {                                                                                                    \
         int64_t planes = p->batch * p->channels, ow = p->out_w, osize = p->out_h * ow;                   \
         max_pool_tap_fn_##SUF tap = pick_tap_##SUF();                                                    \
+        max_pool_plane_fn_##SUF whole = pick_plane_##SUF(p);                                             \
+        int64_t tap_lo[MAX_ROW_TAPS], tap_hi[MAX_ROW_TAPS];                                              \
+        for (int64_t j = 0; whole && j < p->kw; j++)                                                     \
+            valid_range(j * p->dw - p->pw, p->sw, p->width, ow, &tap_lo[j], &tap_hi[j]);                 \
         _Pragma("omp parallel for num_threads(p->threads) schedule(static)")                             \
         for (int64_t pl = 0; pl < planes; pl++) {                                                        \
             const T *src = PLANE(p, in, pl);                                                             \
+            if (whole) {                                                                                 \
+                whole(p, src, tap_lo, tap_hi, out + pl * osize, idx + pl * osize);                       \
+                continue;                                                                                \
+            }                                                                                            \
             for (int64_t oy = 0; oy < p->out_h; oy++) {                                                  \
                 T *o = out + pl * osize + oy * ow;                                                       \
                 int64_t *ix = idx + pl * osize + oy * ow;                                                \
@@ -109,22 +153,31 @@ static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
                                         T *grad_in, int64_t *bad)                                        \
     {                                                                                                    \
         int64_t planes = p->batch * p->channels, osize = p->out_h * p->out_w;                            \
-        int64_t isize = p->height * p->width;                                                            \
-        for (int64_t i = 0; i < planes * osize; i++)                                                     \
-            if (idx[i] != -1 && (idx[i] < 0 || idx[i] >= isize)) {                                       \
-                *bad = idx[i];                                                                           \
-                return false;                                                                            \
-            }                                                                                            \
-        _Pragma("omp parallel for num_threads(p->threads) schedule(static)")                             \
+        int64_t isize = p->height * p->width, first_bad = planes;                                        \
+        backward_plane_fn_##SUF direct = pick_backward_plane_##SUF(p);                                   \
+        _Pragma("omp parallel for num_threads(p->threads) schedule(static) reduction(min : first_bad)")  \
         for (int64_t pl = 0; pl < planes; pl++) {                                                        \
             T *gi = grad_in + pl * isize;                                                                \
             const T *go = grad_out + pl * osize;                                                         \
             const int64_t *ix = idx + pl * osize;                                                        \
+            if (direct && direct(p, go, ix, gi)) continue;                                               \
+            bool ok = true;                                                                              \
+            for (int64_t j = 0; j < osize; j++) ok &= ix[j] >= -1 && ix[j] < isize;                      \
+            if (!ok) {                                                                                   \
+                first_bad = pl < first_bad ? pl : first_bad;                                             \
+                continue;                                                                                \
+            }                                                                                            \
             memset(gi, 0, sizeof(T) * (size_t)isize);                                                    \
             for (int64_t j = 0; j < osize; j++)                                                          \
                 if (ix[j] >= 0) gi[ix[j]] += go[j];                                                      \
         }                                                                                                \
-        return true;                                                                                     \
+        if (first_bad == planes) return true;                                                            \
+        for (int64_t j = 0; j < osize; j++) {                                                            \
+            int64_t v = idx[first_bad * osize + j];                                                      \
+            if (v < -1 || v >= isize) *bad = v;                                                          \
+            if (v < -1 || v >= isize) break;                                                             \
+        }                                                                                                \
+        return false;                                                                                    \
     }
 
 MAXPOOL_DEFINE(float, f32)

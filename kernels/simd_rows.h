@@ -36,6 +36,10 @@ static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+/* torch.maximum: a nan in either operand gives nan */
+static inline vf vf_max_nan(vf a, vf b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_max_ps(a, b), a); }
 static inline vf vf_exp(vf x) { return Sleef_expf16_u10avx512f(x); }
 static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
@@ -47,6 +51,7 @@ static inline vd vd_hi(vf v) { return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_ex
 static inline vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
 static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 static inline double vd_hsum(vd v) { return _mm512_reduce_add_pd(v); }
+static inline void vd_store(double *p, vd v) { _mm512_storeu_pd(p, v); }
 
 #elif defined(__AVX2__)
 
@@ -71,6 +76,9 @@ static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf vf_max_nan(vf a, vf b) { return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
 static inline vf vf_exp(vf x) { return Sleef_expf8_u10avx2(x); }
 static inline float vf_hsum(vf v)
 {
@@ -96,6 +104,7 @@ static inline vd vd_lo(vf v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v))
 static inline vd vd_hi(vf v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
 static inline vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
 static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline void vd_store(double *p, vd v) { _mm256_storeu_pd(p, v); }
 static inline double vd_hsum(vd v)
 {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));

@@ -100,30 +100,51 @@ static int threads_for(const tj_k_softmax_shape *s, int64_t items)
     return nt > items ? (int)items : nt < 1 ? 1 : nt;
 }
 
+/* The forward's arguments, for forward_items. */
+typedef struct forward_args {
+    const tj_k_softmax_shape *s;
+    tj_k_strided x;
+    void *y;
+    int64_t nchunks;
+    row_f32_fn row_f32;
+    exp_f32_fn exp_f32;
+} forward_args;
+
+/* Work items [i0, i1): (outer, block of inner) pairs. */
+static void forward_items(const forward_args *a, int64_t i0, int64_t i1)
+{
+    int64_t n = a->s->n, inner = a->s->inner;
+    bool take_log = a->s->log;
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t o = it / a->nchunks, j0 = (it % a->nchunks) * CHUNK, c = inner - j0 < CHUNK ? inner - j0 : CHUNK;
+        if (a->s->dtype == TJ_FLOAT32) {
+            const float *xo = (const float *)a->x.p + o * a->x.os;
+            float *yo = (float *)a->y + o * n * inner;
+            if (inner == 1) a->row_f32(xo, yo, n, take_log);
+            else cols_f32(xo, a->x.ds, yo, n, inner, j0, c, take_log, a->exp_f32);
+        } else {
+            const double *xo = (const double *)a->x.p + o * a->x.os;
+            double *yo = (double *)a->y + o * n * inner;
+            if (inner == 1) row_f64(xo, yo, n, take_log);
+            else cols_f64(xo, a->x.ds, yo, n, inner, j0, c, take_log, exp_f64_c);
+        }
+    }
+}
+
 void tj_k_softmax(const tj_k_softmax_shape *s, tj_k_strided x, void *y)
 {
     int64_t outer = s->outer, n = s->n, inner = s->inner;
     if (outer == 0 || n == 0 || inner == 0) return;
     int64_t nchunks = (inner + CHUNK - 1) / CHUNK, items = outer * nchunks;
-    row_f32_fn row_f32 = pick_row_f32();
-    exp_f32_fn exp_f32 = pick_exp_f32();
-    bool take_log = s->log, f32 = s->dtype == TJ_FLOAT32;
+    forward_args a = {s, x, y, nchunks, pick_row_f32(), pick_exp_f32()};
     int nt = threads_for(s, items);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t it = 0; it < items; it++) {
-        int64_t o = it / nchunks, j0 = (it % nchunks) * CHUNK, c = inner - j0 < CHUNK ? inner - j0 : CHUNK;
-        if (f32) {
-            const float *xo = (const float *)x.p + o * x.os;
-            float *yo = (float *)y + o * n * inner;
-            if (inner == 1) row_f32(xo, yo, n, take_log);
-            else cols_f32(xo, x.ds, yo, n, inner, j0, c, take_log, exp_f32);
-        } else {
-            const double *xo = (const double *)x.p + o * x.os;
-            double *yo = (double *)y + o * n * inner;
-            if (inner == 1) row_f64(xo, yo, n, take_log);
-            else cols_f64(xo, x.ds, yo, n, inner, j0, c, take_log, exp_f64_c);
-        }
+    if (nt == 1) { /* no OpenMP team: even a team of one costs about a microsecond */
+        forward_items(&a, 0, items);
+        return;
     }
+    /* one contiguous block of items per thread: each streams its own part */
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) forward_items(&a, items * t / nt, items * (t + 1) / nt);
 }
 
 /* Backward: one sum per row (row mode) or per inner position of a block
@@ -160,10 +181,21 @@ void tj_k_softmax(const tj_k_softmax_shape *s, tj_k_strided x, void *y)
 DEFINE_BWD(float, f32, expf)
 DEFINE_BWD(double, f64, exp)
 
+typedef void (*bwd_row_f32_fn)(const float *g, const float *y, float *gx, int64_t n, bool take_log);
+
+static bwd_row_f32_fn pick_bwd_row_f32(void)
+{
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    return isa == TJ_K_ROW_AVX512 ? tj_k_softmax_backward_row_f32_avx512
+           : isa == TJ_K_ROW_AVX2 ? tj_k_softmax_backward_row_f32_avx2
+                                  : bwd_row_f32;
+}
+
 void tj_k_softmax_backward(const tj_k_softmax_shape *s, tj_k_strided g, tj_k_strided y, void *gx)
 {
     int64_t outer = s->outer, n = s->n, inner = s->inner;
     if (outer == 0 || n == 0 || inner == 0) return;
+    bwd_row_f32_fn row_f32 = pick_bwd_row_f32();
     int64_t nchunks = (inner + CHUNK - 1) / CHUNK, items = outer * nchunks;
     bool take_log = s->log, f32 = s->dtype == TJ_FLOAT32;
     int nt = threads_for(s, items);
@@ -173,7 +205,7 @@ void tj_k_softmax_backward(const tj_k_softmax_shape *s, tj_k_strided g, tj_k_str
         if (f32) {
             const float *go = (const float *)g.p + o * g.os, *yo = (const float *)y.p + o * y.os;
             float *out = (float *)gx + o * n * inner;
-            if (inner == 1) bwd_row_f32(go, yo, out, n, take_log);
+            if (inner == 1) row_f32(go, yo, out, n, take_log);
             else bwd_cols_f32(go, g.ds, yo, y.ds, out, n, inner, j0, c, take_log);
         } else {
             const double *go = (const double *)g.p + o * g.os, *yo = (const double *)y.p + o * y.os;

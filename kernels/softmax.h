@@ -47,5 +47,8 @@ void tj_k_softmax_row_f32_avx512(const float *x, float *y, int64_t n, bool take_
 void tj_k_softmax_row_f32_avx2(const float *x, float *y, int64_t n, bool take_log);
 void tj_k_exp_f32_avx512(float *x, int64_t n);
 void tj_k_exp_f32_avx2(float *x, int64_t n);
+/* Per-ISA float32 backward row (softmax_backward_isa.h). */
+void tj_k_softmax_backward_row_f32_avx512(const float *g, const float *y, float *gx, int64_t n, bool take_log);
+void tj_k_softmax_backward_row_f32_avx2(const float *g, const float *y, float *gx, int64_t n, bool take_log);
 
 #endif

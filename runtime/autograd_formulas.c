@@ -373,10 +373,28 @@ FORMULA(d_logsumexp)
 
 /* ---- linear algebra ---- */
 
+/* Whether a matrix is column-major (strides (1, rows)): PyTorch's
+ * mm_mat1_backward / mm_mat2_backward then return its gradient column-major
+ * too, as the transpose of a product, so that the gradient of a Linear
+ * weight (mat2 = weight.t()) comes out contiguous like the weight. */
+static bool column_major(const tj_tensor *m) { return m->strides[0] == 1 && m->strides[1] == m->shape[0]; }
+
+/* grad @ mat2^T, or (mat2 @ grad^T)^T when mat1 was column-major. */
+static tj_tensor *mm_mat1_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat2)
+{
+    return column_major(mat1) ? tj_t(tj_mm(mat2, tj_t(g))) : tj_mm(g, tj_t(mat2));
+}
+
+/* mat1^T @ grad, or (grad^T @ mat1)^T when mat2 was column-major. */
+static tj_tensor *mm_mat2_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat2)
+{
+    return column_major(mat2) ? tj_t(tj_mm(tj_t(g), mat1)) : tj_mm(tj_t(mat1), g);
+}
+
 FORMULA(d_mm)
 {
-    if (NEED(0)) gi[0] = tj_mm(g[0], tj_t(ARG(1)));
-    if (NEED(1)) gi[1] = tj_mm(tj_t(ARG(0)), g[0]);
+    if (NEED(0)) gi[0] = mm_mat1_backward(g[0], ARG(0), ARG(1));
+    if (NEED(1)) gi[1] = mm_mat2_backward(g[0], ARG(0), ARG(1));
     return TJ_OK;
 }
 
@@ -387,13 +405,13 @@ FORMULA(d_bmm)
     return TJ_OK;
 }
 
-/* self: beta * grad; mat1: alpha * grad @ mat2^T; mat2: alpha * mat1^T @ grad */
+/* self: beta * grad; mat1: alpha * grad @ mat2^T; mat2: alpha * mat1^T @ grad (as above) */
 FORMULA(d_addmm)
 {
     const tj_value *beta = &c->args[3], *alpha = &c->args[4];
     if (NEED(0)) gi[0] = scaled(g[0], beta);
-    if (NEED(1)) gi[1] = scaled(tj_mm(g[0], tj_t(ARG(2))), alpha);
-    if (NEED(2)) gi[2] = scaled(tj_mm(tj_t(ARG(1)), g[0]), alpha);
+    if (NEED(1)) gi[1] = scaled(mm_mat1_backward(g[0], ARG(1), ARG(2)), alpha);
+    if (NEED(2)) gi[2] = scaled(mm_mat2_backward(g[0], ARG(1), ARG(2)), alpha);
     return TJ_OK;
 }
 
@@ -808,6 +826,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 const tj_derivative *tj_derivative_of(const tj_op *op)
 {
     static const tj_derivative none;
+    if (op->derivative) return op->derivative; /* a user operator's (runtime/library.c) */
     int i = op->index;
     return i >= 0 && i < TJ_OPI_COUNT && op == &tj_builtin_ops[i] ? &derivatives[i] : &none;
 }

@@ -242,8 +242,13 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
             t = tj_tensor_new_meta(&m[i], fake);
         }
         if (!t) {
+            /* the allocator's message says only how much: name the operator
+             * (copied first: the message is rewritten in its own buffer) */
+            char why[512];
+            snprintf(why, sizeof why, "%s", tj_last_error());
+            tj_status st = tj_error(tj_last_status(), "%s: output %d: %s", op->name, i, why);
             release_outs(op, outs);
-            return tj_last_status();
+            return st;
         }
         outs[i] = tj_v_tensor(t);
     }
@@ -268,6 +273,46 @@ static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
     return op->meta(args, m);
 }
 
+/* What the dispatcher relies on in the shape function's view outputs, for
+ * operators from tj_op_register (built-in shape functions are trusted): a
+ * view or in-place result names a Tensor argument, and a view's elements
+ * stay inside that tensor's storage. Unchecked, a user's shape function
+ * aliasing an int argument crashed, and one stepping past the storage made
+ * a tensor whose reads and writes went out of bounds (hostile tests). New
+ * outputs need nothing here: tj_tensor_new_meta checks dtype, rank, sizes. */
+static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, const tj_value *args, const tj_meta *m)
+{
+    for (int i = 0; i < op->nreturns; i++) {
+        const tj_meta *o = &m[i];
+        if (o->undefined || o->alias < 0) continue;
+        if (o->alias >= op->nargs || args[o->alias].kind != TJ_V_TENSOR)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d: the shape function makes it a view of argument %d, "
+                            "which is not a tensor", op->name, i, o->alias);
+        const tj_tensor *base = args[o->alias].u.t;
+        if (o->same) continue;
+        if (o->ndim < 0 || o->ndim > TJ_MAX_DIMS)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d: the shape function gives rank %d", op->name, i,
+                            o->ndim);
+        int64_t lo = o->offset, hi = o->offset, numel = 1;
+        bool over = false;
+        for (int d = 0; d < o->ndim && !over; d++) {
+            int64_t span;
+            if (o->shape[d] < 0)
+                return tj_error(TJ_ERR_SHAPE, "%s: output %d: the shape function gives size %lld in dim %d", op->name,
+                                i, (long long)o->shape[d], d);
+            if (o->shape[d] == 0) numel = 0;
+            over = __builtin_mul_overflow(o->shape[d] ? o->shape[d] - 1 : 0, o->strides[d], &span) ||
+                   __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
+        }
+        int64_t size = base->storage ? (int64_t)(base->storage->nbytes / tj_dtype_bytes(base->dtype)) : -1;
+        if (over || (numel && size >= 0 && (lo < 0 || hi >= size)))
+            return tj_error(TJ_ERR_INDEX, "%s: output %d: the shape function's view (offset %lld) reaches storage "
+                            "elements %lld..%lld, outside the %lld elements of argument %d's storage", op->name, i, (long long)o->offset,
+                            (long long)lo, (long long)hi, (long long)size, o->alias);
+    }
+    return TJ_OK;
+}
+
 /* Below every mode, for an operator that is not an implicit composite: the
  * shape function, the outputs, then the kernel (only the shape function when
  * `fake`: a fake argument, or forced). */
@@ -276,6 +321,7 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     tj_meta m[TJ_MAX_RETURNS];
     tj_status st = run_meta(op, args, m);
     if (st != TJ_OK) return st;
+    if (!tj_op_is_builtin(op) && (st = check_user_views(op, args, m)) != TJ_OK) return st;
     st = alloc_outs(op, args, m, fake, outs);
     if (st != TJ_OK || fake) return st;
     bool is_view = true;
@@ -294,13 +340,39 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     return st;
 }
 
+/* Implicit composites being decomposed on this thread, outermost first: a
+ * user operator's decomposition that reaches its own operator again is
+ * reported as a cycle, not a stack overflow. */
+#define MAX_IMPLICIT_DEPTH 64
+static _Thread_local const tj_op *implicit_stack[MAX_IMPLICIT_DEPTH];
+static _Thread_local int implicit_depth;
+
+static __attribute__((cold)) tj_status implicit_cycle(const tj_op *op)
+{
+    char chain[1024];
+    size_t k = 0;
+    for (int i = 0; i < implicit_depth && k < sizeof chain; i++)
+        k += (size_t)snprintf(chain + k, sizeof chain - k, "%s -> ", implicit_stack[i]->name);
+    if (k < sizeof chain) snprintf(chain + k, sizeof chain - k, "%s", op->name);
+    return tj_error(TJ_ERR_CYCLE, "%s: decomposition cycle: %s", op->name, chain);
+}
+
+static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
+    for (int i = 0; i < implicit_depth; i++)
+        if (implicit_stack[i] == op) return implicit_cycle(op);
+    if (implicit_depth == MAX_IMPLICIT_DEPTH) return implicit_cycle(op);
+    implicit_stack[implicit_depth++] = op;
+    tj_status st = run_scoped(call_decomp, NULL, op, args, nargs, outs);
+    implicit_depth--;
+    return st;
+}
+
 /* Below every mode: implicit composites decompose, others run the kernel. */
 static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool fake)
 {
-    if (op->kind == TJ_OP_IMPLICIT) {
-        if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
-        return run_scoped(call_decomp, NULL, op, args, nargs, outs);
-    }
+    if (op->kind == TJ_OP_IMPLICIT) return run_implicit(op, args, nargs, outs);
     return run_kernel(op, args, outs, fake);
 }
 
@@ -376,6 +448,8 @@ tj_status tj_dispatch(const tj_op *op, const tj_value *args, int nargs, tj_value
 
 tj_status tj_redispatch(tj_mode *mode, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
 {
+    /* a handler forwarding a NULL operator: refused before handed_to reads it */
+    if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_redispatch: NULL operator");
     int level = n_modes - 1;
     while (level >= 0 && modes[level] != mode) level--;
     if (level < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_redispatch: mode '%s' is not on this thread's stack",
@@ -412,6 +486,7 @@ tj_status tj_call(const char *name, const tj_value *args, int nargs, tj_value *o
     if (!op) return tj_last_status();
     if (nargs > op->nargs || nargs < 0)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected at most %d arguments, got %d", op->name, op->nargs, nargs);
+    if (nargs && !args) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL argument array", op->name);
     tj_value full[TJ_MAX_ARGS];
     for (int i = 0; i < op->nargs; i++) {
         if (i < nargs) full[i] = args[i];

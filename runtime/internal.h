@@ -35,31 +35,7 @@ struct tj_tensor {
     struct tj_autograd_meta *autograd; /**< owned by the autograd layer */
 };
 
-/** Geometry of one operator output, computed by the operator's shape function.
- * alias < 0: a new tensor with contiguous strides (strides/offset ignored).
- * alias = k: a view of the tensor argument k with the given strides and
- * storage offset; when `same` is set the result is argument k itself
- * (in-place operators). When `undefined` is set the output is not computed
- * (a backward operator's output_mask entry is false): the caller gets
- * TJ_V_NONE and the kernel receives NULL for it. */
-typedef struct tj_meta {
-    tj_dtype dtype;
-    int ndim;
-    int alias;
-    bool same;
-    bool undefined;
-    int64_t shape[TJ_MAX_DIMS];
-    int64_t strides[TJ_MAX_DIMS];
-    int64_t offset;
-} tj_meta;
-
-/** Shape function: validates the arguments and fills one tj_meta per return.
- * Never touches tensor data (it runs on fake tensors). */
-typedef tj_status (*tj_meta_fn)(const tj_value *args, tj_meta *outs);
-/** Kernel: computes into preallocated outputs (contiguous unless the shape
- * function made them views). Views have no kernel. A kernel may still fail on
- * data (an index out of range), with an error and nothing else changed. */
-typedef tj_status (*tj_kernel_fn)(const tj_value *args, tj_tensor *const *outs);
+/* tj_meta, tj_meta_fn and tj_kernel_fn are public: include/tjit/library.h. */
 
 typedef enum tj_arg_type {
     TJ_A_TENSOR,
@@ -87,18 +63,28 @@ typedef struct tj_arg_spec {
     bool def_bools[4];
 } tj_arg_spec;
 
+struct tj_derivative;
+
 struct tj_op {
-    const char *schema_src; /**< table text without namespace */
+    const char *schema_src; /**< table text without namespace (built-in operators) */
     tj_op_kind kind;
     tj_kernel_fn kernel;
     tj_meta_fn meta;
-    tj_decomp_fn decomp;  /**< built-in decomposition, when registered */
+    tj_decomp_fn decomp;  /**< registered decomposition, if any */
     const char *decomp_name;
+    char *decomp_name_copy; /**< owned string behind decomp_name, from tj_register_decomposition */
+    /** Operators from tj_op_register (runtime/library.c): their derivative
+     * entry and formula. NULL for built-in operators (autograd's table). */
+    const struct tj_derivative *derivative;
+    tj_backward_fn backward;
     /* derived from the schema at registration */
+    char ns[24];
     char name[64];
     char base[48];
     char overload[24];
-    char *schema;
+    char *schema;   /**< "ns::name.overload(...) -> ...", in `strings` */
+    char *strings;  /**< one block: the schema, argument names, str defaults */
+    size_t strings_size;
     int nargs;
     int nreturns;
     bool returns_list; /**< returns Tensor[] (implicit composites only) */
@@ -118,6 +104,39 @@ enum {
 };
 extern struct tj_op tj_builtin_ops[];
 #define TJ_OPS(ident) (&tj_builtin_ops[TJ_OPI_##ident])
+/** True for the operators of the built-in table (namespace aten), false for
+ * those from tj_op_register: passes that recognise operators by name use it. */
+static inline bool tj_op_is_builtin(const tj_op *op) { return op->index < TJ_OPI_COUNT; }
+
+/* ---- schemas and the registry (runtime/schema.c, runtime/registry.c) ---- */
+/** Parses an ATen schema into op's name, arguments and returns (op->kind set
+ * before). `text` may start with "ns::"; without one, `default_ns` applies
+ * (NULL: a namespace is required). Allocates op->strings through tj_alloc.
+ * Errors name `who` and quote the schema: TJ_ERR_PARSE,
+ * TJ_ERR_UNSUPPORTED, TJ_ERR_INVALID_ARGUMENT (no namespace),
+ * TJ_ERR_OUT_OF_MEMORY; nothing is left allocated then. */
+tj_status tj_schema_parse(struct tj_op *op, const char *text, const char *default_ns, const char *who);
+/** Frees what tj_schema_parse allocated. */
+void tj_schema_free(struct tj_op *op);
+
+/** An operator name split into its parts (see tj_op_find's spellings). */
+typedef struct tj_op_name_parts {
+    char ns[24];
+    char base[48];
+    char overload[24]; /**< "" for the default overload */
+    bool has_overload; /**< an overload was spelled ("default" included) */
+} tj_op_name_parts;
+/** Splits "ns::base.overload", "ns.base.overload", "aten.base", "base.overload"
+ * or "base" (namespace aten). False when a part does not fit. */
+bool tj_op_name_split(const char *name, tj_op_name_parts *out);
+
+/** Serialises registrations (tj_op_register, tj_op_set_backward,
+ * tj_register_decomposition). Lookups take no lock. */
+void tj_registry_lock(void);
+void tj_registry_unlock(void);
+/** Adds a parsed user operator: checks its name is new and the registry has
+ * room, numbers it and publishes it to tj_op_at / tj_op_find. Takes the lock. */
+tj_status tj_registry_add(struct tj_op *op, const char *who);
 
 /** Registers a decomposition for `op` (replacing one registered before). */
 void tj_op_set_decomposition(const tj_op *op, tj_decomp_fn fn, const char *fn_name);
@@ -156,6 +175,14 @@ tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
 void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /** numel with overflow check; returns TJ_ERR_OVERFLOW / TJ_ERR_SHAPE. */
 tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
+/* ---- memory overlap (runtime/overlap.c) ---- */
+/** Lowest and highest storage element that t's elements touch (t nonempty). */
+void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);
+/** True unless t's layout provably gives every element its own location
+ * (false for an empty tensor; true for broadcast stride-0 dims). */
+bool tj_may_self_overlap(const tj_tensor *t);
+/** True when a and b share storage and their element ranges intersect. */
+bool tj_may_overlap(const tj_tensor *a, const tj_tensor *b);
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
 static inline size_t tj_dtype_bytes(tj_dtype d)
 {

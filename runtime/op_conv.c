@@ -118,29 +118,47 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                         "got bias of size %s instead",
                         op, a, (long long)p->c_out, tj_shape_str(bias->ndim, bias->shape, c, sizeof c));
     }
-    int64_t in[2] = {p->h, p->w}, k[2] = {p->kh, p->kw}, out[2];
+    int64_t in[2] = {p->h, p->w}, k[2] = {p->kh, p->kw}, out[2], extent[2], span[2];
     for (int i = 0; i < 2; i++) {
-        int64_t extent = p->dilation[i] * (k[i] - 1) + 1;
+        /* checked arithmetic, both dims before any message prints them: a
+         * stride, padding or dilation near INT64_MAX wrapped the sizes
+         * around (undefined behaviour), and a wrapped padded size let im2col
+         * read outside the input (hostile tests) */
+        int64_t twice_pad;
+        bool over = __builtin_mul_overflow(p->dilation[i], k[i] - 1, &extent[i]) ||
+                    __builtin_add_overflow(extent[i], 1, &extent[i]) ||
+                    __builtin_mul_overflow(p->padding[i], 2, &twice_pad);
+        if (p->transposed)
+            over = over || __builtin_mul_overflow(in[i] - 1, p->stride[i], &span[i]) ||
+                   __builtin_sub_overflow(span[i], twice_pad, &span[i]) ||
+                   __builtin_add_overflow(span[i], extent[i], &span[i]) ||
+                   __builtin_add_overflow(span[i], p->output_padding[i], &span[i]);
+        else
+            over = over || __builtin_add_overflow(in[i], twice_pad, &span[i]);
+        if (over)
+            return tj_error(TJ_ERR_OVERFLOW, "%s: the output size overflows (input %s, weight %s, stride %lld, "
+                            "padding %lld, dilation %lld)", op, b, a, (long long)p->stride[i],
+                            (long long)p->padding[i], (long long)p->dilation[i]);
+    }
+    for (int i = 0; i < 2; i++) {
         if (p->transposed) {
-            out[i] = (in[i] - 1) * p->stride[i] - 2 * p->padding[i] + extent + p->output_padding[i];
+            out[i] = span[i];
             if (out[i] <= 0)
                 return tj_error(TJ_ERR_SHAPE, "%s: given input %s and weight %s, the calculated output size %lld "
                                 "is too small", op, b, a, (long long)out[i]);
         } else {
-            if (in[i] + 2 * p->padding[i] < extent) {
-                int64_t pad_h = p->h + 2 * p->padding[0], pad_w = p->w + 2 * p->padding[1];
-                int64_t ext_h = p->dilation[0] * (p->kh - 1) + 1, ext_w = p->dilation[1] * (p->kw - 1) + 1;
+            if (span[i] < extent[i]) {
                 if (p->spatial == 1)
                     return tj_error(TJ_ERR_SHAPE,
                                     "%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). "
                                     "Kernel size can't be greater than actual input size",
-                                    op, (long long)pad_w, (long long)ext_w);
+                                    op, (long long)span[1], (long long)extent[1]);
                 return tj_error(TJ_ERR_SHAPE,
                                 "%s: calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
                                 "%lld). Kernel size can't be greater than actual input size",
-                                op, (long long)pad_h, (long long)pad_w, (long long)ext_h, (long long)ext_w);
+                                op, (long long)span[0], (long long)span[1], (long long)extent[0], (long long)extent[1]);
             }
-            out[i] = (in[i] + 2 * p->padding[i] - extent) / p->stride[i] + 1;
+            out[i] = (span[i] - extent[i]) / p->stride[i] + 1;
         }
     }
     p->oh = out[0];

@@ -3,6 +3,7 @@
  * kernels. The two operands broadcast and promote as a binary operator's. */
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
+#include "kernels/activation_backward.h"
 
 /* Broadcast shape of the two tensor operands, result_type dtype, which must
  * be a float one when `float_only` (else it must not be bool). */
@@ -33,7 +34,8 @@ tj_status tj_kernel_threshold_backward(const tj_value *args, tj_tensor *const *o
     tj_dtype dt = outs[0]->dtype;
     tj_k_select_args k = {.dtype = dt, .value = tj_ew_scalar(&args[2], dt)};
     tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
-    tj_elementwise(outs[0], in, 2, dt, tj_k_threshold_backward_loop, &k);
+    tj_loop_fn loop = dt == TJ_FLOAT32 ? tj_k_threshold_backward_f32_loop : tj_k_threshold_backward_loop;
+    tj_elementwise(outs[0], in, 2, dt, loop, &k);
     return TJ_OK;
 }
 

@@ -80,6 +80,8 @@ tj_status tj_meta_embedding_dense_backward(const tj_value *args, tj_meta *outs)
         return tj_error(TJ_ERR_SHAPE, "%s: grad_output %s does not hold one row per index of indices %s", op,
                         tj_shape_str(g->ndim, g->shape, sg, sizeof sg),
                         tj_shape_str(indices->ndim, indices->shape, si, sizeof si));
+    int64_t shape[2] = {num, dim}, count;
+    if ((st = tj_checked_numel(2, shape, &count, op)) != TJ_OK) return st;
     outs[0].dtype = g->dtype;
     outs[0].ndim = 2;
     outs[0].shape[0] = num;

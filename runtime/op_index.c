@@ -123,7 +123,7 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
     geom o = geom_of(out), s = geom_of(src), i = geom_of(index);
     tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},
                      ia = {tj_tensor_ptr(index), i.strides};
-    tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim);
+    tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, tj_threads_for(index->numel));
     return TJ_OK;
 }
 

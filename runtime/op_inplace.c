@@ -46,7 +46,49 @@ static tj_status renamed_error(const char *op, tj_status st)
     return tj_error(st, "%s:%s", op, msg);
 }
 
-static tj_status meta_inplace(const char *op, tj_meta_fn oop, const tj_value *args, tj_meta *outs)
+/* ---- overlap between self and the operands (issue 9) ----
+ * The elementwise engine reads element i of each operand and writes element
+ * i of self, in any order and in blocks: it is correct when an operand is
+ * self exactly (same elements at the same places), and when it shares no
+ * memory with self. Anything in between (x.add_(x.t()), y[1:].copy_(y[:-1]),
+ * self expanded with stride 0, overlapping unfold windows) would read
+ * elements already overwritten, so it is refused as PyTorch refuses it
+ * ("unsupported operation: ... refer to a single memory location"). */
+
+/* operand, broadcast to self's shape, is self element for element. */
+static bool same_elements(const tj_tensor *self, const tj_tensor *operand)
+{
+    int64_t strides[TJ_MAX_DIMS];
+    if (operand->offset != self->offset) return false;
+    tj_broadcast_strides(operand, self->ndim, self->shape, strides);
+    for (int d = 0; d < self->ndim; d++)
+        if (self->shape[d] > 1 && strides[d] != self->strides[d]) return false;
+    return true;
+}
+
+/* Refuses self with overlapping elements (unless the operator only writes a
+ * constant: fill_, zero_), and operands args[1..ntensors) that overlap self
+ * without being self exactly. */
+static tj_status check_overlap(const char *op, const tj_value *args, int ntensors, bool writes_constant)
+{
+    const tj_tensor *self = args[0].u.t;
+    if (self->numel == 0) return TJ_OK;
+    if (!writes_constant && tj_may_self_overlap(self))
+        return tj_error(TJ_ERR_UNSUPPORTED,
+                        "%s: unsupported operation: more than one element of the written-to tensor (self) refers "
+                        "to a single memory location; clone() it first", op);
+    for (int i = 1; i < ntensors; i++) {
+        const tj_tensor *t = args[i].u.t;
+        if (!tj_may_overlap(self, t) || same_elements(self, t)) continue;
+        return tj_error(TJ_ERR_UNSUPPORTED,
+                        "%s: unsupported operation: some elements of argument %d and of the written-to tensor "
+                        "(self) refer to a single memory location; clone() it first", op, i);
+    }
+    return TJ_OK;
+}
+
+static tj_status meta_inplace(const char *op, tj_meta_fn oop, int ntensors, bool writes_constant,
+                              const tj_value *args, tj_meta *outs)
 {
     tj_meta m;
     tj_status st = meta_oop(oop, args, &m);
@@ -59,6 +101,8 @@ static tj_status meta_inplace(const char *op, tj_meta_fn oop, const tj_value *ar
     if (tj_dtype_category(m.dtype) > tj_dtype_category(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
                         tj_dtype_name(m.dtype), tj_dtype_name(self->dtype));
+    st = check_overlap(op, args, ntensors, writes_constant);
+    if (st != TJ_OK) return st;
     tj_meta *o = &outs[0];
     o->dtype = self->dtype;
     o->ndim = self->ndim;
@@ -85,30 +129,32 @@ static tj_status kernel_inplace(tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, co
     return st;
 }
 
-#define INPLACE_OP(ident, name, oop)                                            \
-    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
-    {                                                                           \
-        return meta_inplace(name, tj_meta_##oop, args, outs);                   \
-    }                                                                           \
-    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
-    {                                                                           \
-        return kernel_inplace(tj_meta_##oop, tj_kernel_##oop, args, outs);      \
+/* ntensors: how many leading arguments are tensors (self first);
+ * writes_constant: the result does not depend on self's elements. */
+#define INPLACE_OP(ident, name, oop, ntensors, writes_constant)                            \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)                         \
+    {                                                                                      \
+        return meta_inplace(name, tj_meta_##oop, ntensors, writes_constant, args, outs);   \
+    }                                                                                      \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)              \
+    {                                                                                      \
+        return kernel_inplace(tj_meta_##oop, tj_kernel_##oop, args, outs);                 \
     }
 
-INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor)
-INPLACE_OP(add__Scalar, "aten::add_.Scalar", add_Scalar)
-INPLACE_OP(sub__Tensor, "aten::sub_.Tensor", sub_Tensor)
-INPLACE_OP(mul__Tensor, "aten::mul_.Tensor", mul_Tensor)
-INPLACE_OP(mul__Scalar, "aten::mul_.Scalar", mul_Scalar)
-INPLACE_OP(div__Tensor, "aten::div_.Tensor", div_Tensor)
-INPLACE_OP(div__Scalar, "aten::div_.Scalar", div_Scalar)
-INPLACE_OP(sqrt_, "aten::sqrt_", sqrt)
-INPLACE_OP(addcmul_, "aten::addcmul_", addcmul)
-INPLACE_OP(addcdiv_, "aten::addcdiv_", addcdiv)
-INPLACE_OP(lerp__Scalar, "aten::lerp_.Scalar", lerp_Scalar)
-INPLACE_OP(copy_, "aten::copy_", copy_oop)
-INPLACE_OP(zero_, "aten::zero_", zero)
-INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar)
+INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor, 2, false)
+INPLACE_OP(add__Scalar, "aten::add_.Scalar", add_Scalar, 1, false)
+INPLACE_OP(sub__Tensor, "aten::sub_.Tensor", sub_Tensor, 2, false)
+INPLACE_OP(mul__Tensor, "aten::mul_.Tensor", mul_Tensor, 2, false)
+INPLACE_OP(mul__Scalar, "aten::mul_.Scalar", mul_Scalar, 1, false)
+INPLACE_OP(div__Tensor, "aten::div_.Tensor", div_Tensor, 2, false)
+INPLACE_OP(div__Scalar, "aten::div_.Scalar", div_Scalar, 1, false)
+INPLACE_OP(sqrt_, "aten::sqrt_", sqrt, 1, false)
+INPLACE_OP(addcmul_, "aten::addcmul_", addcmul, 3, false)
+INPLACE_OP(addcdiv_, "aten::addcdiv_", addcdiv, 3, false)
+INPLACE_OP(lerp__Scalar, "aten::lerp_.Scalar", lerp_Scalar, 2, false)
+INPLACE_OP(copy_, "aten::copy_", copy_oop, 2, false)
+INPLACE_OP(zero_, "aten::zero_", zero, 1, true)
+INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar, 1, true)
 
 /* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */
 

@@ -13,5 +13,6 @@
 #include "op_backward.h"
 #include "op_inplace.h"
 #include "op_index.h"
+#include "op_optim.h"
 
 #endif

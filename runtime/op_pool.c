@@ -37,14 +37,22 @@ static tj_status read_pair(const pool_params *p, const char *what, const tj_valu
 }
 
 /* PyTorch's pooling_output_shape: floor (or ceil) division, and in ceil
- * mode the last window must start inside the input or its left padding. */
-static int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode)
+ * mode the last window must start inside the input or its left padding.
+ * False when a step overflows: with a kernel size or dilation near
+ * INT64_MAX the size wrapped around to a positive one (undefined
+ * behaviour), and the kernel then looped over ~2^63 taps (hostile tests). */
+static bool pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode,
+                          int64_t *out)
 {
-    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
-    int64_t out = q + 1;
-    if (ceil_mode && (out - 1) * stride >= in + pad) out--;
-    return out;
+    int64_t num, extent;
+    if (__builtin_mul_overflow(dil, k - 1, &extent) || __builtin_mul_overflow(pad, 2, &num) ||
+        __builtin_add_overflow(num, in, &num) || __builtin_sub_overflow(num, extent, &num) ||
+        __builtin_sub_overflow(num, 1, &num) || (ceil_mode && __builtin_add_overflow(num, stride - 1, &num)))
+        return false;
+    int64_t q = num / stride - (num % stride < 0); /* floor division, no overflow */
+    *out = q + 1;
+    if (ceil_mode && (*out - 1) * stride >= in + pad) (*out)--;
+    return true;
 }
 
 /* Parses kernel_size, stride, padding (args[1..3]), dilation (args[4] when
@@ -90,8 +98,12 @@ static tj_status pool_params_parse(const char *op, const char *name, const tj_te
     p->c = sh[nd - 3];
     p->h = sh[nd - 2];
     p->w = sh[nd - 1];
-    p->oh = pool_out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode);
-    p->ow = pool_out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode);
+    if (!pool_out_size(p->h, p->kh, p->ph, p->sh, p->dh, ceil_mode, &p->oh) ||
+        !pool_out_size(p->w, p->kw, p->pw, p->sw, p->dw, ceil_mode, &p->ow))
+        return tj_error(TJ_ERR_OVERFLOW, "%s: the output size overflows (kernel_size [%lld, %lld], stride [%lld, %lld], "
+                        "padding [%lld, %lld], dilation [%lld, %lld])", op, (long long)p->kh, (long long)p->kw,
+                        (long long)p->sh, (long long)p->sw, (long long)p->ph, (long long)p->pw, (long long)p->dh,
+                        (long long)p->dw);
     if (p->oh < 1 || p->ow < 1)
         return tj_error(TJ_ERR_SHAPE, "%s: given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output size is too small",
                         op, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->c, (long long)p->oh,

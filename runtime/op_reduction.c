@@ -99,31 +99,34 @@ static tj_status reduce(const char *op, tj_k_reduce *k, const tj_tensor *x, cons
     k->x = tj_tensor_ptr(x);
     k->x_dtype = x->dtype;
     tj_k_reduce_prepare(k, x->ndim, x->shape, x->strides, mask);
-    size_t nb = tj_k_reduce_scratch_bytes(k);
+    /* scratch through the storage cache: a replayed plan calling this again
+     * and again gets the same block back, with no heap allocation */
+    size_t nb = tj_k_reduce_scratch_bytes(k), got = 0;
     void *scratch = NULL;
-    if (nb && !(scratch = tj_alloc(nb))) return tj_oom(op, nb);
+    if (nb && !(scratch = tj_alloc_storage_bytes(nb, &got))) return tj_oom(op, nb);
     tj_k_reduce_run(k, scratch, tj_threads_for(x->numel));
-    if (scratch) tj_free(scratch, nb);
+    tj_free_storage_bytes(scratch, got);
     return TJ_OK;
 }
 
 /* Reduces x into a new array of one double per output (mean or maximum, the
- * first pass of var and logsumexp). The caller frees it with tj_free. */
+ * first pass of var and logsumexp), from the storage cache. The caller frees
+ * it with tj_free_storage_bytes(buf, *nbytes). */
 static double *reduce_to_f64(const char *op, tj_k_red_kind kind, double divisor, const tj_tensor *x,
                              const bool *mask, size_t *nbytes)
 {
     int64_t nout = 1;
     for (int d = 0; d < x->ndim; d++)
         if (!mask[d]) nout *= x->shape[d];
-    *nbytes = (size_t)(nout ? nout : 1) * sizeof(double);
-    double *buf = tj_alloc(*nbytes);
+    size_t want = (size_t)(nout ? nout : 1) * sizeof(double);
+    double *buf = tj_alloc_storage_bytes(want, nbytes);
     if (!buf) {
-        tj_oom(op, *nbytes);
+        tj_oom(op, want);
         return NULL;
     }
     tj_k_reduce k = {.kind = kind, .divisor = divisor, .out = buf, .out_dtype = TJ_FLOAT64};
     if (reduce(op, &k, x, mask) != TJ_OK) {
-        tj_free(buf, *nbytes);
+        tj_free_storage_bytes(buf, *nbytes);
         return NULL;
     }
     return buf;
@@ -329,7 +332,7 @@ static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var
                      .out = tj_tensor_ptr(var_out), .out_dtype = var_out->dtype};
     tj_status st = reduce(op, &k, x, mask);
     if (st == TJ_OK && mean_out) tj_k_convert(tj_tensor_ptr(mean_out), mean_out->dtype, mean, TJ_FLOAT64, mean_out->numel);
-    tj_free(mean, nb);
+    tj_free_storage_bytes(mean, nb);
     return st;
 }
 
@@ -372,7 +375,7 @@ tj_status tj_kernel_logsumexp(const tj_value *args, tj_tensor *const *outs)
         tj_k_reduce k = {.kind = TJ_K_RED_SUMEXP, .param = m, .out = tj_tensor_ptr(outs[0]),
                          .out_dtype = outs[0]->dtype};
         st = reduce(LOGSUMEXP, &k, x, mask);
-        tj_free(m, nb);
+        tj_free_storage_bytes(m, nb);
     }
     tj_tensor_release(tmp);
     return st;

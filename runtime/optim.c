@@ -41,6 +41,40 @@ static tj_status check_adamw(const tj_adamw_options *o)
     return TJ_OK;
 }
 
+/* ---- argument checks before any update ----
+ * Every parameter's gradient and state is checked before the first
+ * parameter is touched: updating parameters one by one, a mismatch at
+ * parameter i used to leave parameters 0..i-1 (and their step counts and
+ * new momentum buffers) updated behind the error (hostile tests). */
+
+static bool same_shape(const tj_tensor *a, const tj_tensor *b)
+{
+    return a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* t (named `what` of parameter i) is a float tensor of param's shape. */
+static tj_status check_like_param(const char *who, const char *what, int i, const tj_tensor *t, const tj_tensor *param)
+{
+    char a[128], b[128];
+    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %d is NULL", who, what, i);
+    if (t->dtype != TJ_FLOAT32 && t->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: %s %d is %s; parameters, gradients and state must be float32 or float64",
+                        who, what, i, tj_dtype_name(t->dtype));
+    if (!same_shape(t, param))
+        return tj_error(TJ_ERR_SHAPE, "%s: %s %d has shape %s, its parameter %s", who, what, i,
+                        tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(param->ndim, param->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+/* Parameter i and its gradient (when it has one). */
+static tj_status check_param(const char *who, int i, const tj_tensor *param, const tj_tensor *grad)
+{
+    if (!grad) return TJ_OK;
+    if (!param) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: parameter %d is NULL", who, i);
+    tj_status st = check_like_param(who, "parameter", i, param, param);
+    return st != TJ_OK ? st : check_like_param(who, "gradient", i, grad, param);
+}
+
 /* Runs an update body in a scope with grad mode off. */
 typedef tj_status (*update_fn)(const void *o, void *lists, int i);
 
@@ -94,6 +128,12 @@ tj_status tj_sgd_update(const tj_sgd_options *o, tj_tensor *const *params, tj_te
     if (st != TJ_OK) return st;
     if (n < 0 || (n && (!params || !grads || (o->momentum != 0 && !momentum_buffers))))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_sgd_update: NULL params, grads or momentum buffers");
+    for (int i = 0; i < n; i++) {
+        if ((st = check_param("tj_sgd_update", i, params[i], grads[i])) != TJ_OK) return st;
+        if (grads[i] && o->momentum != 0 && momentum_buffers[i] &&
+            (st = check_like_param("tj_sgd_update", "momentum buffer", i, momentum_buffers[i], params[i])) != TJ_OK)
+            return st;
+    }
     sgd_lists l = {params, grads, momentum_buffers};
     return run_update(sgd_one, o, &l, n);
 }
@@ -104,11 +144,18 @@ typedef struct adamw_lists {
     tj_tensor *const *params, *const *grads, *const *exp_avgs, *const *exp_avg_sqs, *const *max_sqs, *const *steps;
 } adamw_lists;
 
-/* 1 - x, as PyTorch's rsub (exactly -x + 1). */
-static tj_tensor *one_minus(tj_tensor *x) { return tj_add_scalar(tj_neg(x), tj_v_int(1)); }
-
-/* s / x for a Scalar s, as Python's float / tensor: reciprocal(x) * s. */
-static tj_tensor *rdiv(double s, tj_tensor *x) { return tj_mul_scalar(tj_reciprocal(x), F(s)); }
+/* capturable: the whole update as one _fused_adamw_step (which reads the
+ * incremented count from its tensor), its results copied back in place. */
+static tj_status adamw_fused(const tj_adamw_options *o, const adamw_lists *l, int i, tj_tensor *grad)
+{
+    tj_tensor *max_sq = o->amsgrad ? l->max_sqs[i] : NULL, *r[4];
+    if (tj__fused_adamw_step(l->params[i], grad, l->exp_avgs[i], l->exp_avg_sqs[i], max_sq, l->steps[i], o->lr,
+                             o->beta1, o->beta2, o->weight_decay, o->eps, r) != TJ_OK ||
+        !tj_copy_(l->params[i], r[0]) || !tj_copy_(l->exp_avgs[i], r[1]) || !tj_copy_(l->exp_avg_sqs[i], r[2]) ||
+        (max_sq && !tj_copy_(max_sq, r[3])))
+        return tj_last_status();
+    return TJ_OK;
+}
 
 static tj_status adamw_one(const void *opts, void *lists, int i)
 {
@@ -118,7 +165,12 @@ static tj_status adamw_one(const void *opts, void *lists, int i)
     tj_tensor *step_t = l->steps[i];
     if (!grad) return TJ_OK;
     if (o->maximize) grad = tj_neg(grad);
-    if (!tj_add_scalar_(step_t, tj_v_int(1), tj_v_int(1)) || !tj_mul_scalar_(param, F(1 - o->lr * o->weight_decay)) ||
+    if (!tj_add_scalar_(step_t, tj_v_int(1), tj_v_int(1))) return tj_last_status();
+    if (o->capturable) return adamw_fused(o, l, i, grad);
+    if (step_t->fake)
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_adamw_update: the step count of a fake tensor is unknown (use "
+                                            "capturable to trace the update in fake mode)");
+    if (!tj_mul_scalar_(param, F(1 - o->lr * o->weight_decay)) ||
         !tj_add_(tj_mul_scalar_(exp_avg, F(o->beta1)), grad, F(1 - o->beta1)) ||
         !tj_addcmul_(tj_mul_scalar_(exp_avg_sq, F(o->beta2)), grad, grad, F(1 - o->beta2)))
         return tj_last_status();
@@ -127,17 +179,6 @@ static tj_status adamw_one(const void *opts, void *lists, int i)
         sq = l->max_sqs[i];
         if (!tj_copy_(sq, tj_maximum(sq, exp_avg_sq))) return tj_last_status();
     }
-    if (o->capturable) {
-        tj_tensor *bc1 = one_minus(tj_pow(tj_scalar_tensor(F(o->beta1), step_t->dtype), step_t));
-        tj_tensor *bc2 = one_minus(tj_pow(tj_scalar_tensor(F(o->beta2), step_t->dtype), step_t));
-        tj_tensor *step_size_neg = tj_neg(rdiv(o->lr, bc1));
-        tj_tensor *denom = tj_div(tj_sqrt(sq), tj_mul(tj_sqrt(bc2), step_size_neg));
-        denom = tj_add_(denom, rdiv(o->eps, step_size_neg), tj_v_int(1));
-        return tj_addcdiv_(param, exp_avg, denom, tj_v_int(1)) ? TJ_OK : tj_last_status();
-    }
-    if (step_t->fake)
-        return tj_error(TJ_ERR_UNSUPPORTED, "tj_adamw_update: the step count of a fake tensor is unknown (use "
-                                            "capturable to trace the update in fake mode)");
     double step = tj_tensor_item_at(step_t, 0);
     double step_size = o->lr / (1 - pow(o->beta1, step));
     double bc2_sqrt = sqrt(1 - pow(o->beta2, step));
@@ -153,9 +194,19 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
     if (st != TJ_OK) return st;
     if (n < 0 || (n && (!params || !grads || !exp_avgs || !exp_avg_sqs || !steps || (o->amsgrad && !max_exp_avg_sqs))))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: NULL parameter or state lists");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (grads[i] && (!exp_avgs[i] || !exp_avg_sqs[i] || !steps[i] || (o->amsgrad && !max_exp_avg_sqs[i])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: missing state for parameter %d", i);
+        if (!grads[i]) continue;
+        const char *who = "tj_adamw_update";
+        if ((st = check_param(who, i, params[i], grads[i])) != TJ_OK ||
+            (st = check_like_param(who, "exp_avg", i, exp_avgs[i], params[i])) != TJ_OK ||
+            (st = check_like_param(who, "exp_avg_sq", i, exp_avg_sqs[i], params[i])) != TJ_OK ||
+            (o->amsgrad && (st = check_like_param(who, "max_exp_avg_sq", i, max_exp_avg_sqs[i], params[i])) != TJ_OK))
+            return st;
+        if (steps[i]->numel != 1 || (steps[i]->dtype != TJ_FLOAT32 && steps[i]->dtype != TJ_FLOAT64))
+            return tj_error(TJ_ERR_SHAPE, "tj_adamw_update: step %d must be a one-element float count", i);
+    }
     adamw_lists l = {params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps};
     return run_update(adamw_one, o, &l, n);
 }

@@ -52,7 +52,11 @@ const char *tj_safetensors_name(const tj_safetensors *f, int i) { return f && i 
 
 tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name)
 {
-    for (int i = 0; f && name && i < f->n; i++)
+    if (!f) { /* a file that failed to load: say so, not "no tensor named" */
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_get: NULL file");
+        return NULL;
+    }
+    for (int i = 0; name && i < f->n; i++)
         if (!strcmp(f->names[i], name)) return f->tensors[i];
     tj_error(TJ_ERR_NOT_FOUND, "safetensors: no tensor named '%s'", name ? name : "(null)");
     return NULL;
@@ -71,7 +75,11 @@ static int cmp_span(const void *a, const void *b)
 tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
 {
     const unsigned char *b = buf;
-    if (!b || n < 8) {
+    if (!b) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, WHO ": NULL buffer");
+        return NULL;
+    }
+    if (n < 8) {
         tj_error(TJ_ERR_PARSE, WHO ": file shorter than its 8-byte header length");
         return NULL;
     }
@@ -245,7 +253,8 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
 
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n)
 {
-    if (!path || n < 0 || (n > 0 && (!names || !tensors)))
+    if (n < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: negative tensor count %d", n);
+    if (!path || (n > 0 && (!names || !tensors)))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names or tensors");
     char tmp[4096];
     if (strlen(path) + sizeof ".tmp" > sizeof tmp)

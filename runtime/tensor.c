@@ -34,7 +34,11 @@ void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
 char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n)
 {
     size_t k = 0;
-    if (n == 0) return buf;
+    if (n == 0 || !buf) return buf;
+    if (!shape && ndim > 0) { /* not followed: a caller's NULL is described */
+        snprintf(buf, n, "(null)");
+        return buf;
+    }
     k += (size_t)snprintf(buf + k, n - k, "[");
     for (int d = 0; d < ndim && k < n; d++)
         k += (size_t)snprintf(buf + k, n - k, d ? ", %" PRId64 : "%" PRId64, shape[d]);

@@ -11,18 +11,34 @@ void tj_value_release(tj_value *v)
     *v = tj_v_none();
 }
 
+/* Hostile values (a NULL value, a list with a NULL pointer or a negative
+ * count, an unknown kind, buf NULL with n 0) are described, not followed. */
 int tj_value_describe(const tj_value *v, char *buf, size_t n)
 {
     size_t k = 0;
-#define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n), k < n ? n - k : 0, __VA_ARGS__))
+#define AT (buf ? buf + (k < n ? k : n) : NULL)
+#define LEFT (buf && k < n ? n - k : 0)
+#define PUT(...) (k += (size_t)snprintf(AT, LEFT, __VA_ARGS__))
+    if (LEFT) buf[0] = 0;
+    if (!v) {
+        PUT("None");
+        return (int)k;
+    }
+    const void *list = v->kind == TJ_V_TENSORS ? (const void *)v->u.ts
+                       : v->kind == TJ_V_INTS  ? (const void *)v->u.ints
+                                               : (const void *)v->u.bools;
+    if ((v->kind == TJ_V_TENSORS || v->kind == TJ_V_INTS || v->kind == TJ_V_BOOLS) && (v->n < 0 || (v->n && !list))) {
+        PUT("<invalid list of %d>", v->n);
+        return (int)k;
+    }
     switch (v->kind) {
     case TJ_V_NONE: PUT("None"); break;
-    case TJ_V_TENSOR: k += (size_t)tj_tensor_describe(v->u.t, buf, n); break;
+    case TJ_V_TENSOR: k += (size_t)tj_tensor_describe(v->u.t, AT, LEFT); break;
     case TJ_V_TENSORS:
         PUT("[");
         for (int i = 0; i < v->n; i++) {
             if (i) PUT(", ");
-            k += (size_t)tj_tensor_describe(v->u.ts[i], buf + (k < n ? k : n), k < n ? n - k : 0);
+            k += (size_t)tj_tensor_describe(v->u.ts[i], AT, LEFT);
         }
         PUT("]");
         break;
@@ -39,9 +55,12 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
         for (int i = 0; i < v->n; i++) PUT(i ? ", %s" : "%s", v->u.bools[i] ? "True" : "False");
         PUT("]");
         break;
-    case TJ_V_STR: PUT("'%s'", v->u.s); break;
+    case TJ_V_STR: v->u.s ? PUT("'%s'", v->u.s) : PUT("None"); break;
     case TJ_V_DTYPE: PUT("torch.%s", tj_dtype_name(v->u.dtype)); break;
+    default: PUT("<value of unknown kind %d>", (int)v->kind); break;
     }
 #undef PUT
+#undef LEFT
+#undef AT
     return (int)k;
 }

@@ -205,7 +205,8 @@ Test(conv, odd_sizes_match_a_direct_loop_at_any_thread_count)
 }
 
 /* The generic C micro-kernels (CPUs without AVX-512) against the ones this
- * CPU picks, on one edge tile (5 x 19 of 8 x 32) with beta and bias. */
+ * CPU picks, on edge tiles (5 x 19 of 8 x 32, 7 x 13 and 6 x 11 of 8 x 16)
+ * with beta and bias, and the transposition and packing helpers. */
 Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
 {
     enum { KC = 37, ROWS = 3, COLS = 5, STRIDE = 9 };
@@ -218,7 +219,7 @@ Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
     for (int i = 0; i < 8; i++) bias[i] = (float)i;
     const float *arows[8];
     for (int r = 0; r < 8; r++) arows[r] = img + r * 50;
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 9; variant++) {
         float c1[8 * 40], c2[8 * 40];
         for (int i = 0; i < 8 * 40; i++) c1[i] = c2[i] = (float)(i % 5);
         switch (variant) {
@@ -234,14 +235,45 @@ Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
             tj_k_sgemm_ukernel_rows_generic(ROWS, COLS, STRIDE, arows, bp, c1, 40, 5, 19, 1.0f, NULL);
             tj_k_sgemm_pick_ukernel_rows()(ROWS, COLS, STRIDE, arows, bp, c2, 40, 5, 19, 1.0f, NULL);
             break;
-        default: {
-            /* 37 x 45: full 16 x 16 blocks and both remainders, two panels */
-            float p1[2 * 45 * 32] = {0}, p2[2 * 45 * 32] = {0};
-            tj_k_sgemm_pack_transposed_generic(img, 37, 45, p1);
-            tj_k_sgemm_pick_pack_transposed()(img, 37, 45, p2);
-            for (int i = 0; i < 2 * 45 * 32; i++) cr_assert_eq(p1[i], p2[i], "pack [%d]: %g vs %g", i, p1[i], p2[i]);
+        case 3:
+            tj_k_sgemm_ukernel_taps_generic(KC, arows, off, bp, c1, 40, 5, 19, 0.5f, bias);
+            tj_k_sgemm_pick_ukernel_taps()(KC, arows, off, bp, c2, 40, 5, 19, 0.5f, bias);
+            break;
+        case 4:
+            tj_k_sgemm_ukernel_taps16_generic(KC, arows, off, bp, c1, 40, 7, 13, 0.5f, bias);
+            tj_k_sgemm_pick_ukernel_taps16()(KC, arows, off, bp, c2, 40, 7, 13, 0.5f, bias);
+            break;
+        case 5:
+            tj_k_sgemm_ukernel_rows16_generic(ROWS, COLS, STRIDE, arows, bp, c1, 40, 6, 11, 1.0f, NULL);
+            tj_k_sgemm_pick_ukernel_rows16()(ROWS, COLS, STRIDE, arows, bp, c2, 40, 6, 11, 1.0f, NULL);
+            break;
+        case 6: {
+            /* 19 x 37 (rows x cols, leading dimension 41) into 37 x 19
+             * (leading dimension 20): partial 16 x 16 blocks */
+            float t1[37 * 20] = {0}, t2[37 * 20] = {0};
+            tj_k_transpose_bias_generic(img, 19, 37, 41, img + 1000, t1, 20);
+            tj_k_pick_transpose_bias()(img, 19, 37, 41, img + 1000, t2, 20);
+            for (int i = 0; i < 37 * 20; i++) cr_assert_eq(t1[i], t2[i], "transpose [%d]: %g vs %g", i, t1[i], t2[i]);
             continue;
         }
+        case 7: {
+            /* 5 rows of 37 floats, strides 41 and 40: the framing copy */
+            float t1[5 * 40] = {0}, t2[5 * 40] = {0};
+            tj_k_copy_rows_generic(img + 3, 41, t1, 40, 5, 37);
+            tj_k_pick_copy_rows()(img + 3, 41, t2, 40, 5, 37);
+            cr_assert_eq(memcmp(t1, t2, sizeof t1), 0, "copy_rows");
+            continue;
+        }
+        default:
+            /* 37 x 45: full 16 x 16 blocks and both remainders, panels of 32 and of 16 */
+            for (int width = 16; width <= 32; width += 16) {
+                float p1[3 * 45 * 16] = {0}, p2[3 * 45 * 16] = {0};
+                tj_k_sgemm_pack_transposed_generic(img, 37, 45, width, p1);
+                tj_k_sgemm_pick_pack_transposed()(img, 37, 45, width, p2);
+                for (int i = 0; i < 3 * 45 * 16; i++)
+                    cr_assert_eq(p1[i], p2[i], "pack %d [%d]: %g vs %g", width, i, p1[i], p2[i]);
+            }
+            continue;
         }
         for (int i = 0; i < 8 * 40; i++)
             cr_assert(fabsf(c1[i] - c2[i]) <= 1e-3f, "variant %d [%d]: %g vs %g", variant, i, c1[i], c2[i]);
@@ -503,4 +535,183 @@ Test(pool, bad_geometry_is_rejected_naming_the_op)
                         tj_v_bool(false), tj_v_bool(true), tj_v_int(0)}, r;
     cr_expect_eq(tj_call("aten::avg_pool2d", args, 7, &r), TJ_ERR_INVALID_ARGUMENT);
     cr_expect(strstr(tj_last_error(), "aten::avg_pool2d: divisor must be not zero"), "%s", tj_last_error());
+}
+
+/* Random geometries (window, stride 1-3, padding, dilation, ceil_mode,
+ * widths across the 16-column chunks) on values with many ties, -inf and
+ * nan: float32 pooling (the whole-row AVX-512 kernel where the CPU has it)
+ * gives the values and indices of float64 pooling (the tap-by-tap loop). */
+Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
+{
+    uint64_t seed = 12345;
+#define NEXT() (seed = seed * 6364136223846793005ull + 1442695040888963407ull, (int64_t)(seed >> 33))
+    for (int round = 0; round < 300; round++) {
+        int64_t kh = 1 + NEXT() % 4, kw = 1 + NEXT() % 4, sh = 1 + NEXT() % 3, sw = 1 + NEXT() % 3;
+        int64_t dh = 1 + NEXT() % 2, dw = 1 + NEXT() % 2, ph = NEXT() % (kh / 2 + 1), pw = NEXT() % (kw / 2 + 1);
+        int64_t h = dh * (kh - 1) + 1 + NEXT() % 9, w = dw * (kw - 1) + 1 + NEXT() % 40;
+        bool ceil_mode = NEXT() % 2;
+        int64_t shape[4] = {1 + NEXT() % 2, 1 + NEXT() % 3, h, w}, n = shape[0] * shape[1] * h * w;
+        float *v = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = NEXT() % 40;
+            v[i] = r == 0 ? NAN : r == 1 ? -INFINITY : (float)(r % 5) - 2;
+        }
+        tj_tensor *x = f32(4, shape, v), *out = NULL, *idx = NULL, *out64 = NULL, *idx64 = NULL;
+        free(v);
+        int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, d[2] = {dh, dw};
+        cr_assert_eq(tj_max_pool2d_with_indices(x, k, s, p, d, ceil_mode, &out, &idx), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_max_pool2d_with_indices(tj_to_copy(x, TJ_FLOAT64), k, s, p, d, ceil_mode, &out64, &idx64),
+                     TJ_OK, "%s", tj_last_error());
+        int64_t m = tj_tensor_numel(out);
+        cr_assert_eq(m, tj_tensor_numel(out64));
+        const float *o = tj_tensor_data(out);
+        const double *o64 = tj_tensor_data(out64);
+        const int64_t *ix = tj_tensor_data(idx), *ix64 = tj_tensor_data(idx64);
+        for (int64_t i = 0; i < m; i++) {
+            bool same = isnan(o[i]) ? isnan(o64[i]) : (double)o[i] == o64[i];
+            cr_assert(same && ix[i] == ix64[i],
+                      "round %d (k %lldx%lld s %lldx%lld p %lldx%lld d %lldx%lld ceil %d, %lldx%lld) output %lld: "
+                      "%g at %lld, float64 %g at %lld",
+                      round, (long long)kh, (long long)kw, (long long)sh, (long long)sw, (long long)ph, (long long)pw,
+                      (long long)dh, (long long)dw, ceil_mode, (long long)h, (long long)w, (long long)i, o[i],
+                      (long long)ix[i], o64[i], (long long)ix64[i]);
+        }
+    }
+#undef NEXT
+}
+
+/* max |a - b| / (1 + |b|) over two tensors of one shape (b float64). */
+static double worst_relative(tj_tensor *a, tj_tensor *b)
+{
+    tj_tensor *d = tj_to_copy(a, TJ_FLOAT64);
+    int64_t n = tj_tensor_numel(b);
+    cr_assert_eq(tj_tensor_numel(d), n);
+    const double *pa = tj_tensor_data(d), *pb = tj_tensor_data(b);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs(pa[i] - pb[i]) / (1 + fabs(pb[i]));
+        if (!(e <= worst)) worst = e;
+    }
+    return worst;
+}
+
+/* The float32 stride-1 paths (tiles by output channels on the wide grid,
+ * by output rows or over the whole grid, by positions with 32- or
+ * 16-channel tiles, 16- and 32-column weight gradients, picked by channel
+ * count and width) against float64, which goes through
+ * im2col and dgemm: forward, grad_input, grad_weight and grad_bias, for
+ * channel counts on both sides of every tile width, with padding,
+ * dilation and groups. */
+Test(conv, float32_tile_orientations_agree_with_float64_im2col)
+{
+    const int64_t cases[][8] = {
+        /* c_in, c_out, h, w, k, pad, dilation, groups */
+        {1, 16, 12, 12, 5, 2, 1, 1}, {16, 32, 7, 7, 5, 2, 1, 1}, {32, 16, 7, 9, 5, 2, 1, 1},
+        {3, 40, 6, 11, 3, 1, 1, 1},  {20, 17, 5, 13, 3, 0, 2, 1}, {8, 48, 4, 4, 3, 1, 1, 2},
+        {5, 9, 9, 3, 3, 1, 1, 1},    {12, 33, 6, 6, 1, 0, 1, 3},  {1, 16, 6, 28, 5, 2, 1, 1},
+        {2, 8, 5, 30, 3, 1, 1, 1},   {3, 8, 3, 62, 3, 1, 1, 1},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const int64_t *c = cases[t];
+        int64_t xs[4] = {2, c[0], c[2], c[3]}, ws[4] = {c[1], c[0] / c[7], c[4], c[4]};
+        int64_t pad[2] = {c[5], c[5]}, dil[2] = {c[6], c[6]}, bias_shape[1] = {c[1]};
+        tj_tensor *x = pattern(4, xs, 37, 101, 50), *w = pattern(4, ws, 13, 17, 8);
+        tj_tensor *b = pattern(1, bias_shape, 3, 7, 3);
+        tj_tensor *y = tj_convolution(x, w, b, ONE, pad, dil, false, ZERO, c[7]);
+        tj_tensor *y64 = tj_convolution(tj_to_copy(x, TJ_FLOAT64), tj_to_copy(w, TJ_FLOAT64), tj_to_copy(b, TJ_FLOAT64),
+                                        ONE, pad, dil, false, ZERO, c[7]);
+        cr_assert(y && y64, "%s", tj_last_error());
+        cr_expect(worst_relative(y, y64) < 1e-5, "case %zu forward: %g", t, worst_relative(y, y64));
+        tj_tensor *gy = pattern(tj_tensor_ndim(y), tj_tensor_shape(y), 7, 23, 11);
+        tj_tensor *g[3], *g64[3];
+        bool mask[3] = {true, true, true};
+        cr_assert_eq(tj_convolution_backward(gy, x, w, bias_shape, 1, ONE, pad, dil, false, ZERO, c[7], mask, &g[0],
+                                             &g[1], &g[2]),
+                     TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_convolution_backward(tj_to_copy(gy, TJ_FLOAT64), tj_to_copy(x, TJ_FLOAT64),
+                                             tj_to_copy(w, TJ_FLOAT64), bias_shape, 1, ONE, pad, dil, false, ZERO,
+                                             c[7], mask, &g64[0], &g64[1], &g64[2]),
+                     TJ_OK, "%s", tj_last_error());
+        for (int i = 0; i < 3; i++)
+            cr_expect(worst_relative(g[i], g64[i]) < 1e-5, "case %zu grad %d: %g", t, i, worst_relative(g[i], g64[i]));
+    }
+}
+
+/* The scatter-free float32 backward of 2 x 2 pooling (wide planes on
+ * AVX-512) against float64's scatter: odd and even sizes, ceil_mode edge
+ * windows, then indices moved out of their windows (which the scatter
+ * handles: the fast path must give way) and one out of the plane (an error
+ * naming it). */
+Test(pool, max_pool_2x2_backward_matches_the_scatter)
+{
+    int64_t k[2] = {2, 2};
+    for (int round = 0; round < 8; round++) {
+        int64_t h = 21 + round % 2, w = 20 + round, shape[4] = {2, 3, h, w};
+        bool ceil_mode = round % 3 == 0;
+        tj_tensor *x = pattern(4, shape, 7919, 1000, 500), *out = NULL, *idx = NULL;
+        cr_assert_eq(tj_max_pool2d_with_indices(x, k, k, ZERO, ONE, ceil_mode, &out, &idx), TJ_OK, "%s",
+                     tj_last_error());
+        tj_tensor *go = pattern(4, tj_tensor_shape(out), 13, 29, 14);
+        int64_t n = tj_tensor_numel(idx);
+        for (int moved = 0; moved < 2; moved++) {
+            if (moved) { /* three windows of plane 1 point at other windows' elements */
+                int64_t *ix = tj_tensor_data(idx), plane = n / 6;
+                for (int j = 0; j < 3; j++) ix[plane + j * 5] = (j * 37) % (h * w);
+            }
+            tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx);
+            tj_tensor *gi64 = tj_max_pool2d_with_indices_backward(tj_to_copy(go, TJ_FLOAT64), tj_to_copy(x, TJ_FLOAT64),
+                                                                  k, k, ZERO, ONE, ceil_mode, idx);
+            cr_assert(gi && gi64, "%s", tj_last_error());
+            cr_assert_eq(worst_relative(gi, gi64), 0, "round %d moved %d", round, moved);
+        }
+        ((int64_t *)tj_tensor_data(idx))[n - 2] = h * w;
+        expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx), TJ_ERR_INDEX,
+                     "aten::max_pool2d_with_indices_backward", "out of range");
+    }
+}
+
+/* The packed single-threaded GEMM of the convolutions, every transpose
+ * combination, on sizes that leave partial tiles and panels and cross the
+ * KC block (beta 0 then 1, with a bias), against a double loop; and its
+ * generic and AVX-512 packing against each other. */
+Test(conv, packed_sgemm_matches_a_double_loop_for_every_transpose)
+{
+    enum { M = 70, N = 45, K = 300 };
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N), *c = malloc(sizeof(float) * M * N);
+    float bias[M];
+    void *work = aligned_alloc(64, (tj_k_sgemm_work_bytes() + 63) / 64 * 64);
+    cr_assert(a && b && c && work);
+    for (int i = 0; i < M * K; i++) a[i] = (float)(i * 7 % 19) - 9;
+    for (int i = 0; i < K * N; i++) b[i] = (float)(i * 5 % 13) - 6;
+    for (int i = 0; i < M; i++) bias[i] = (float)i;
+    for (int t = 0; t < 4; t++) {
+        bool ta = t & 1, tb = t & 2;
+        int64_t lda = ta ? M : K, ldb = tb ? K : N;
+        for (int i = 0; i < M * N; i++) c[i] = 1;
+        tj_k_sgemm(ta, tb, M, N, K, a, lda, b, ldb, 0, c, N, NULL, work);
+        tj_k_sgemm(ta, tb, M, N, K, a, lda, b, ldb, 1, c, N, bias, work); /* c = 2 a b + bias */
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = bias[i];
+                for (int p = 0; p < K; p++) want += 2.0 * a[ta ? p * M + i : i * K + p] * b[tb ? j * K + p : p * N + j];
+                cr_assert_eq(c[i * N + j], (float)want, "trans %d%d [%d, %d]: %g, want %g", ta, tb, i, j, c[i * N + j],
+                             want);
+            }
+    }
+    /* packing: 13 x 37 blocks of A (panels of 8) and 37 x 45 of B (panels of 32) */
+    for (int trans = 0; trans < 2; trans++) {
+        float p1[2 * 8 * 37], p2[2 * 8 * 37], q1[2 * 32 * 37], q2[2 * 32 * 37];
+        tj_k_sgemm_pack_a_generic(trans, a + 3, 50, 13, 37, p1);
+        (__builtin_cpu_supports("avx512f") ? tj_k_sgemm_pack_a_avx512 : tj_k_sgemm_pack_a_generic)(trans, a + 3, 50, 13,
+                                                                                                  37, p2);
+        cr_assert_eq(memcmp(p1, p2, sizeof p1), 0, "pack_a trans %d", trans);
+        tj_k_sgemm_pack_b_generic(trans, b + 2, 60, 37, 45, q1);
+        (__builtin_cpu_supports("avx512f") ? tj_k_sgemm_pack_b_avx512 : tj_k_sgemm_pack_b_generic)(trans, b + 2, 60, 37,
+                                                                                                  45, q2);
+        cr_assert_eq(memcmp(q1, q2, sizeof q1), 0, "pack_b trans %d", trans);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(work);
 }

@@ -290,14 +290,14 @@ static tj_status add_through_expand(void *ctx, tj_tensor *const *in, int n, tj_t
     return tj_add_scalar_(tj_expand(in[0], s, 2), tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
 }
 
-Test(functionalize, mutation_through_an_expand_is_unsupported)
+Test(functionalize, mutation_through_an_expand_is_refused_while_tracing)
 {
+    /* in-place operators refuse a self whose elements share memory (as
+     * PyTorch does), so such a mutation never reaches the pass */
     float x0[2] = {1, 2};
     tj_tensor *example = vec(2, x0);
-    tj_graph *g = tj_make_fx(add_through_expand, NULL, &example, 1, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    cr_expect_eq(tj_pass_functionalize(g), -1);
+    cr_expect_null(tj_make_fx(add_through_expand, NULL, &example, 1, NULL, TJ_TRACE_FAKE));
     cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "aten::expand"), "%s", tj_last_error());
-    tj_graph_free(g);
+    cr_expect(strstr(tj_last_error(), "aten::add_.Scalar: unsupported operation: more than one element"), "%s",
+              tj_last_error());
 }

@@ -151,3 +151,17 @@ Test(fuzz_regressions, unnamed_result_in_graph_text_still_gets_a_buffer)
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* A constant holding "[[[[..." 2400 deep: the parser recursed once per '['
+ * with a 256-entry list on the stack each time, and overflowed the stack.
+ * Nested lists are now refused before recursing. */
+Test(fuzz_regressions, deeply_nested_list_in_graph_text_is_a_parse_error)
+{
+    size_t n;
+    unsigned char *text = read_all("fuzz/regressions/graph_parse/deeply_nested_list_in_a_constant.txt", &n);
+    text[n] = 0;
+    cr_assert_null(tj_graph_parse((const char *)text));
+    free(text);
+    cr_assert_eq(tj_last_status(), TJ_ERR_PARSE, "%s", tj_last_error());
+    cr_assert(strstr(tj_last_error(), "nested lists are not supported"), "%s", tj_last_error());
+}

@@ -154,6 +154,97 @@ Test(bmm, multiplies_a_broadcast_batch_in_place_and_many_small_items)
     tj_scope_end(s);
 }
 
+/* Products on every kernel (matrix-vector forms for few rows or columns or
+ * long rows, our GEMM kernel, BLAS): sizes that leave tails in every block
+ * of the kernels (rows by 4 and 6, columns by 16, 32, 64 and chunks of
+ * 2048, sums by 128, vectors by 4), operands contiguous, transposed and
+ * with a row stride, on 1 and 2 threads. */
+Test(mm, products_of_every_kernel_take_every_operand_layout)
+{
+    tj_scope *s = tj_scope_begin();
+    int saved = tj_get_num_threads();
+    const int64_t shapes[][3] = {{1, 37, 70}, {70, 37, 1}, {1, 37, 1}, {1, 784, 259}, {259, 784, 1}, {1, 5, 2100},
+                                 {2100, 5, 1}, {1, 1, 33}, {33, 1, 1}, {2, 37, 70}, {3, 300, 70}, {4, 784, 259},
+                                 {70, 37, 2}, {259, 300, 3}, {70, 784, 4}, {3, 2, 4}, {4, 5, 2100},
+                                 /* many rows, long rows: x @ W^T on the row form (passes of at most
+                                  * 1024 columns, panels of 96 vectors for 1024) */
+                                 {37, 300, 45}, {45, 300, 37}, {100, 1024, 8}, {9, 2100, 70},
+                                 /* the GEMM kernel: rows by 6, columns by 64, sums by 128 */
+                                 {13, 300, 130}, {64, 33, 70}, {7, 129, 257}, {300, 40, 33}};
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+            int64_t m = shapes[c][0], k = shapes[c][1], n = shapes[c][2];
+            tj_tensor *a = ints_f32(2, (int64_t[]){m, k}, 1), *b = ints_f32(2, (int64_t[]){k, n}, 2);
+            tj_tensor *at = tj_t(ints_f32(2, (int64_t[]){k, m}, 3)), *bt = tj_t(ints_f32(2, (int64_t[]){n, k}, 4));
+            tj_tensor *a_wide = tj_slice(ints_f32(2, (int64_t[]){m, k + 9}, 5), 1, true, 3, true, k + 3, 1);
+            tj_tensor *b_wide = tj_slice(ints_f32(2, (int64_t[]){k, n + 7}, 6), 1, true, 7, true, n + 7, 1);
+            tj_tensor *as[3] = {a, at, a_wide}, *bs[3] = {b, bt, b_wide};
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) expect_product(tj_mm(as[i], bs[j]), as[i], bs[j]);
+        }
+    }
+    tj_set_num_threads(saved);
+    tj_scope_end(s);
+}
+
+Test(mm, one_row_float64_product_matches_float32)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *a = ints_f32(2, (int64_t[]){1, 300}, 1), *b = ints_f32(2, (int64_t[]){300, 45}, 2);
+    tj_tensor *bt = tj_t(ints_f32(2, (int64_t[]){45, 300}, 3));
+    tj_tensor *r32[2] = {tj_mm(a, b), tj_mm(tj_t(b), tj_t(a))}, *r64[2];
+    r64[0] = tj_mm(tj_to_copy(a, TJ_FLOAT64), tj_to_copy(b, TJ_FLOAT64));
+    r64[1] = tj_mm(tj_t(tj_to_copy(b, TJ_FLOAT64)), tj_t(tj_to_copy(a, TJ_FLOAT64))); /* one column */
+    tj_tensor *c32 = tj_mm(a, bt), *c64 = tj_mm(tj_to_copy(a, TJ_FLOAT64), tj_t(tj_to_copy(tj_t(bt), TJ_FLOAT64)));
+    for (int r = 0; r < 2; r++) {
+        cr_assert(r32[r] && r64[r], "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_dtype(r64[r]), TJ_FLOAT64);
+        for (int64_t i = 0; i < 45; i++) cr_expect_eq(tj_tensor_item_at(r64[r], i), tj_tensor_item_at(r32[r], i));
+    }
+    for (int64_t i = 0; i < 45; i++) cr_expect_eq(tj_tensor_item_at(c64, i), tj_tensor_item_at(c32, i));
+    expect_product(r32[0], a, b);
+    tj_scope_end(s);
+}
+
+Test(mm, one_row_product_propagates_nan_and_inf_of_its_operands)
+{
+    tj_scope *s = tj_scope_begin();
+    float x[3] = {1, NAN, 2}, w[6] = {1, 2, 3, 4, 5, 6}, v[3] = {INFINITY, 0, 0};
+    tj_tensor *xt = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){1, 3}, x);
+    tj_tensor *wt = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){3, 2}, w);
+    tj_tensor *vt = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){1, 3}, v);
+    tj_tensor *c = tj_mm(xt, wt), *d = tj_mm(vt, wt), *e = tj_mm(tj_t(wt), tj_t(vt));
+    cr_assert(c && d && e, "%s", tj_last_error());
+    cr_expect(isnan(tj_tensor_item_at(c, 0)) && isnan(tj_tensor_item_at(c, 1)));
+    cr_expect(isinf(tj_tensor_item_at(d, 0)) && isinf(tj_tensor_item_at(d, 1)));
+    cr_expect(isinf(tj_tensor_item_at(e, 0)) && isinf(tj_tensor_item_at(e, 1)));
+    tj_scope_end(s);
+}
+
+Test(bmm, skinny_items_over_broadcast_and_strided_batches)
+{
+    tj_scope *s = tj_scope_begin();
+    int saved = tj_get_num_threads();
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        /* few large items (threads inside each product), many small ones (threads over the batch) */
+        const int64_t shapes[][4] = {{3, 1, 700, 130}, {3, 130, 700, 1}, {400, 1, 24, 40}, {400, 40, 24, 1},
+                                     {3, 3, 700, 130}, {5, 130, 70, 4}};
+        for (int c = 0; c < 6; c++) {
+            int64_t B = shapes[c][0], m = shapes[c][1], k = shapes[c][2], n = shapes[c][3];
+            tj_tensor *a = ints_f32(3, (int64_t[]){B, m, k}, 1), *b = ints_f32(3, (int64_t[]){B, k, n}, 2);
+            tj_tensor *a0 = tj_expand(ints_f32(3, (int64_t[]){1, m, k}, 3), (int64_t[]){B, m, k}, 3);
+            tj_tensor *bt = tj_transpose(ints_f32(3, (int64_t[]){B, n, k}, 4), 1, 2);
+            expect_product(tj_bmm(a, b), a, b);
+            expect_product(tj_bmm(a0, bt), a0, bt);
+            expect_product(tj_bmm(tj_transpose(tj_transpose(a, 1, 2), 1, 2), bt), a, bt);
+        }
+    }
+    tj_set_num_threads(saved);
+    tj_scope_end(s);
+}
+
 Test(bmm, reports_different_batch_sizes)
 {
     tj_scope *s = tj_scope_begin();
@@ -172,6 +263,49 @@ Test(addmm, beta_zero_ignores_nan_in_self)
     tj_tensor *c = tj_addmm(self, a, b, tj_v_int(0), tj_v_int(1)), *ref = tj_mm(a, b);
     cr_assert_not_null(c, "%s", tj_last_error());
     for (int i = 0; i < 4; i++) cr_expect_eq(tj_tensor_item_at(c, i), tj_tensor_item_at(ref, i));
+    tj_scope_end(s);
+}
+
+Test(addmm, one_row_and_one_column_ignore_nan_self_with_beta_zero_and_add_the_bias_otherwise)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = ints_f32(2, (int64_t[]){1, 50}, 1), *w = ints_f32(2, (int64_t[]){20, 50}, 2);
+    tj_tensor *bias = ints_f32(1, (int64_t[]){20}, 3), *col_bias = ints_f32(2, (int64_t[]){20, 1}, 4);
+    tj_tensor *nan_row = tj_full((int64_t[]){1, 20}, 2, tj_v_float(NAN), TJ_FLOAT32);
+    tj_tensor *nan_col = tj_full((int64_t[]){20, 1}, 2, tj_v_float(NAN), TJ_FLOAT32);
+    tj_tensor *row = tj_mm(x, tj_t(w)); /* [1, 20] */
+    tj_tensor *r0 = tj_addmm(nan_row, x, tj_t(w), tj_v_int(0), tj_v_int(1));
+    tj_tensor *c0 = tj_addmm(nan_col, w, tj_t(x), tj_v_float(0.0), tj_v_int(1));
+    tj_tensor *r1 = tj_addmm(bias, x, tj_t(w), tj_v_float(0.5), tj_v_float(2.0));
+    tj_tensor *c1 = tj_addmm(col_bias, w, tj_t(x), tj_v_float(0.5), tj_v_float(2.0));
+    cr_assert(r0 && c0 && r1 && c1, "%s", tj_last_error());
+    expect_product(row, x, tj_t(w));
+    for (int64_t j = 0; j < 20; j++) {
+        double p = tj_tensor_item_at(row, j);
+        cr_expect_eq(tj_tensor_item_at(r0, j), p);
+        cr_expect_eq(tj_tensor_item_at(c0, j), p);
+        cr_expect_eq(tj_tensor_item_at(r1, j), 0.5 * tj_tensor_item_at(bias, j) + 2.0 * p);
+        cr_expect_eq(tj_tensor_item_at(c1, j), 0.5 * tj_tensor_item_at(col_bias, j) + 2.0 * p);
+    }
+    tj_scope_end(s);
+}
+
+Test(addmm, gemm_kernel_sums_in_blocks_with_beta_and_alpha_and_ignores_nan_self_with_beta_zero)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *a = ints_f32(2, (int64_t[]){20, 300}, 1), *b = ints_f32(2, (int64_t[]){300, 70}, 2), *ab = tj_mm(a, b);
+    tj_tensor *bias = ints_f32(1, (int64_t[]){70}, 3);
+    tj_tensor *nan_self = tj_full((int64_t[]){20, 70}, 2, tj_v_float(NAN), TJ_FLOAT32);
+    tj_tensor *c = tj_addmm(bias, a, b, tj_v_float(0.5), tj_v_float(2.0));
+    tj_tensor *d = tj_addmm(nan_self, a, b, tj_v_int(0), tj_v_int(1));
+    cr_assert(c && d, "%s", tj_last_error());
+    expect_product(ab, a, b);
+    for (int64_t i = 0; i < 20; i++)
+        for (int64_t j = 0; j < 70; j++) {
+            double p = tj_tensor_item_at(ab, i * 70 + j);
+            cr_expect_eq(tj_tensor_item_at(c, i * 70 + j), 0.5 * tj_tensor_item_at(bias, j) + 2.0 * p);
+            cr_expect_eq(tj_tensor_item_at(d, i * 70 + j), p);
+        }
     tj_scope_end(s);
 }
 

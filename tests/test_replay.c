@@ -858,6 +858,65 @@ Test(plan, runs_after_warm_up_allocate_nothing)
     tj_set_allocator(NULL);
 }
 
+/* Replayed training steps of model `id` on a batch of `batch`, after one
+ * warm-up step: no allocation through the hook (kernels that need
+ * scratch memory take it from the runtime's cache). */
+static void expect_training_steps_allocate_nothing(const char *id, int64_t batch)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    model m;
+    train_state state;
+    cr_assert_eq(model_create(model_find(id), 0, &m), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(train_state_init(&m, &state), TJ_OK);
+    tj_scope *s = tj_scope_begin();
+    tj_graph *g = step_trace(&m, STEP_TRAIN, batch, NULL, TJ_TRACE_FAKE);
+    tj_plan *p = compile_ok(g, NULL);
+    const model_def *d = m.def;
+    int64_t xs[4], ys[4];
+    memcpy(xs, d->x_shape, sizeof xs);
+    memcpy(ys, d->y_shape, sizeof ys);
+    xs[0] = ys[0] = batch;
+    tj_tensor *x = d->x_dtype == TJ_INT64 ? tj_tensor_empty(TJ_INT64, d->x_ndim, xs) : random_f32(d->x_ndim, xs, 7);
+    tj_tensor *y = tj_tensor_empty(TJ_INT64, d->y_ndim, ys);
+    int64_t *yd = tj_tensor_data(y);
+    for (int64_t i = 0; i < tj_tensor_numel(y); i++) yd[i] = i * 7 % 10;
+    if (d->x_dtype == TJ_INT64)
+        for (int64_t i = 0; i < tj_tensor_numel(x); i++) ((int64_t *)tj_tensor_data(x))[i] = i * 13 % 256;
+    tj_tensor *in[3 * MODEL_MAX_PARAMS + 2];
+    int n = step_inputs(&m, &state, x, y, in);
+    /* 100 steps on one thread, then a few on two (OpenMP's spinning makes
+     * many steps slow on a loaded machine) */
+    int saved = tj_get_num_threads();
+    for (int threads = 1; threads <= 2; threads++) {
+        int runs = threads == 1 ? 100 : 10;
+        tj_set_num_threads(threads);
+        cr_assert_eq(tj_plan_run_into(p, in, n, NULL), TJ_OK, "%s", tj_last_error()); /* warm-up */
+        long before = atomic_load(&n_allocs);
+        for (int i = 0; i < runs; i++) cr_assert_eq(tj_plan_run_into(p, in, n, NULL), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(atomic_load(&n_allocs) - before, 0, "%s: %ld allocations in %d steps on %d threads", id,
+                     atomic_load(&n_allocs) - before, runs, threads);
+    }
+    tj_set_num_threads(saved);
+    cr_expect(isfinite(tj_tensor_item_at(tj_plan_context_output(tj_plan_default_context(p), 0), 0)), "the loss");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+    train_state_free(&state);
+    model_free(&m);
+    tj_set_allocator(NULL);
+}
+
+Test(plan, gpt_training_steps_allocate_nothing_after_warm_up)
+{
+    expect_training_steps_allocate_nothing("gpt", 2);
+}
+
+Test(plan, cnn_training_steps_allocate_nothing_after_warm_up)
+{
+    expect_training_steps_allocate_nothing("cnn", 4);
+}
+
 /* ---- concurrency ---- */
 
 typedef struct worker {

@@ -273,7 +273,7 @@ static bool writeback_direct(const tj_plan *p, int v, int j)
     if (o->kind != TJ_PV_ARENA || x->last > o->def) return false;
     if (x->last < o->def) return true;
     const tj_pnode *n = &p->nodes[o->node];
-    if (!tj_plan_is_elementwise(n->op)) return false;
+    if (!tj_plan_reads_before_writes(n->op)) return false;
     int64_t strides[TJ_MAX_DIMS];
     tj_contiguous_strides(x->ndim, x->shape, strides);
     if (memcmp(strides, x->strides, sizeof(int64_t) * (size_t)x->ndim) != 0) return false;

@@ -27,10 +27,15 @@ static const char *const elementwise_ops[] = {
 
 bool tj_plan_is_elementwise(const tj_op *op)
 {
-    if (op->nreturns != 1 || op->is_inplace || op->is_view) return false;
+    if (op->nreturns != 1 || op->is_inplace || op->is_view || !tj_op_is_builtin(op)) return false;
     for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops; i++)
         if (strcmp(op->base, elementwise_ops[i]) == 0) return true;
     return false;
+}
+
+bool tj_plan_reads_before_writes(const tj_op *op)
+{
+    return tj_plan_is_elementwise(op) || (tj_op_is_builtin(op) && strcmp(op->base, "_fused_adamw_step") == 0);
 }
 
 /* ---- free list: blocks sorted by offset, coalesced ---- */

@@ -213,6 +213,9 @@ static tj_status parse_value(parser *ps, tj_garg *a)
         int n = 0;
         while (!accept(ps, "]")) {
             if (n == 256) return perr(ps, "list longer than 256");
+            /* refused before recursing: each level holds items[] on the stack,
+             * and "[[[[..." a few thousand deep overflowed it (fuzzing) */
+            if ((skip_spaces(ps), *ps->p == '[')) return perr(ps, "nested lists are not supported");
             if (parse_value(ps, &items[n]) != TJ_OK) return TJ_ERR_PARSE;
             if (n && items[n].kind != items[0].kind) return perr(ps, "mixed list");
             if (items[n].kind != TJ_GA_VALUE && items[n].kind != TJ_GA_BOOL && items[n].kind != TJ_GA_INT)
@@ -384,15 +387,17 @@ static tj_status parse_constant(parser *ps, const char *name)
         if (i && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
         tj_garg a;
         if (parse_value(ps, &a) != TJ_OK) return TJ_ERR_PARSE;
+        /* checked before the element is read: a.u.b of an int element is
+         * not a valid bool (undefined behaviour) */
+        if ((dt == TJ_BOOL) != (a.kind == TJ_GA_BOOL) || (dt == TJ_INT64 && a.kind != TJ_GA_INT) ||
+            (a.kind != TJ_GA_FLOAT && a.kind != TJ_GA_INT && a.kind != TJ_GA_BOOL))
+            return perr(ps, "constant element does not match its dtype");
         switch (dt) {
         case TJ_FLOAT32: ((float *)data)[i] = (float)(a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i); break;
         case TJ_FLOAT64: ((double *)data)[i] = a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i; break;
         case TJ_INT64: ((int64_t *)data)[i] = a.u.i; break;
         case TJ_BOOL: data[i] = a.u.b; break;
         }
-        if ((dt == TJ_BOOL) != (a.kind == TJ_GA_BOOL) || (dt == TJ_INT64 && a.kind != TJ_GA_INT) ||
-            (a.kind != TJ_GA_FLOAT && a.kind != TJ_GA_INT && a.kind != TJ_GA_BOOL))
-            return perr(ps, "constant element does not match its dtype");
     }
     if (expect(ps, "]") != TJ_OK || expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");

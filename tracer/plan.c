@@ -412,6 +412,15 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
         if (o && (o->fake || !o->storage))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) is a fake tensor", who, k, p->values[v].name);
         if (o && !same_type(&p->values[v], o)) return type_error(who, "output", k, &p->values[v], o);
+        /* refused before anything is written: results copied into a tensor
+         * with repeated elements, or into two overlapping tensors, would
+         * overwrite one another (hostile tests) */
+        if (o && tj_may_self_overlap(o))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) has elements that share memory (a "
+                            "broadcast view?)", who, k, p->values[v].name);
+        for (int j = 0; o && j < k; j++)
+            if (outputs[j] && tj_may_overlap(outputs[j], o))
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: outputs %d and %d overlap in memory", who, j, k);
         bool direct = o && p->direct_out[k] && tj_tensor_is_contiguous(o) && !shares_input(p, inputs, o);
         for (int j = 0; direct && j < k; j++) direct = !outputs[j] || outputs[j]->storage != o->storage;
         /* an output that is its write-back input gets the value from the write-back */
@@ -476,9 +485,10 @@ static tj_status run_steps_profiled(tj_plan_context *c)
     return TJ_OK;
 }
 
-tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
+/* who: the public function, for messages (tj_plan_run runs through here). */
+static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
+                          const char *who)
 {
-    static const char who[] = "tj_plan_run";
     if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL plan or context", who);
     const tj_plan *p = c->plan;
     tj_status st = bind_inputs(c, inputs, n, who);
@@ -494,6 +504,11 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
     return TJ_OK;
 }
 
+tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
+{
+    return run_into(c, inputs, n, outputs, "tj_plan_run_into");
+}
+
 tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs)
 {
     if (!c || !outputs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan, context or outputs");
@@ -505,7 +520,7 @@ tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, t
         const tj_pvalue *v = &p->values[p->output_values[k]];
         if (p->writeback[k] < 0 && !(outputs[k] = tj_tensor_empty(v->dtype, v->ndim, v->shape))) st = tj_last_status();
     }
-    if (st == TJ_OK) st = tj_plan_run_ctx_into(c, inputs, n, outputs);
+    if (st == TJ_OK) st = run_into(c, inputs, n, outputs, "tj_plan_run");
     for (int k = 0; k < p->n_outputs && st == TJ_OK; k++) {
         if (p->writeback[k] < 0) continue;
         outputs[k] = tj_tensor_retain(inputs[p->writeback[k]]);

@@ -149,6 +149,11 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
 /** Operators computed element by element in one pass through
  * tj_elementwise: safe with their result over an input of the same shape. */
 bool tj_plan_is_elementwise(const tj_op *op);
+/** Operators with several results of their inputs' shape whose kernel reads
+ * every input element before it writes the results at that position
+ * (_fused_adamw_step): a result may be written straight into an input it
+ * reads (write-back), though not placed over a dying input. */
+bool tj_plan_reads_before_writes(const tj_op *op);
 
 /** The node's cost formula from its argument and result geometries. */
 void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs);

@@ -111,10 +111,10 @@ void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
     }
 }
 
-/* "aten.add.Tensor" / "aten.abs.default" as FX prints targets. */
+/* "aten.add.Tensor" / "mylib.scaled_add.default" as FX prints targets. */
 void tj_print_target(FILE *f, const tj_op *op)
 {
-    fprintf(f, "aten.%s.%s", op->base, op->overload[0] ? op->overload : "default");
+    fprintf(f, "%s.%s.%s", op->ns, op->base, op->overload[0] ? op->overload : "default");
 }
 
 static void print_constant_data(FILE *f, const tj_tensor *t)

@@ -14,7 +14,7 @@ const char *tj_dtype_short_name(tj_dtype d);
 /** "f32[2, 3]", plus "{1, 2}" strides when `strides` is given and not contiguous. */
 void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides);
 void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a);
-/** "aten.add.Tensor", "aten.abs.default". */
+/** "aten.add.Tensor", "aten.abs.default", "mylib.scaled_add.default". */
 void tj_print_target(FILE *f, const tj_op *op);
 
 #endif

@@ -23,7 +23,7 @@ void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs
 {
     const tj_op *op = n->op;
     const char *b = op->base;
-    const tj_tensor *out = outs[0];
+    const tj_tensor *out = tj_op_is_builtin(op) ? outs[0] : NULL; /* flops of built-in operators only */
     n->flops = 0;
     if (out && (!strcmp(b, "mm") || !strcmp(b, "bmm") || !strcmp(b, "addmm"))) {
         /* out [.., m, n] from [.., m, k] x [k, n]: 2mnk */

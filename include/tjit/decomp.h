@@ -43,18 +43,25 @@ tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f);
 
 /** torch._decomp.get_decompositions: a new table with the registered
  * decompositions of the named operators. A name without overload
- * ("aten::gelu") takes every overload that has one; a full name
+ * ("aten::gelu", "mylib::scaled_add") takes every overload that has one; a full name
  * ("aten::add.Tensor") just that one. Names without a registered
  * decomposition are skipped (see tj_decompositions_missing). */
 tj_decomp_table *tj_get_decompositions(const char *const *ops, int n);
 /** Writes to `f`, one per line, the names among `ops` that
  * tj_get_decompositions would skip; returns their count. */
 int tj_decompositions_missing(const char *const *ops, int n, FILE *f);
-/** The core table: every registered decomposition, which lowers every
- * operator to primitives (`tjit ops --kind primitive`). A new table. */
+/** The core table: every registered decomposition of a composite operator,
+ * which lowers every operator to primitives (`tjit ops --kind primitive`).
+ * User operators (library.h) are included when their decomposition was
+ * registered before this call; add later ones with tj_decomp_table_add_fn.
+ * A new table. */
 tj_decomp_table *tj_core_decompositions(void);
-/** Registers (or replaces) the built-in decomposition of `op`, used by
- * tj_get_decompositions and the core table from now on. */
+/** Registers (or replaces) the registered decomposition of `op`, a built-in
+ * operator or one from tj_op_register (register_decomposition), used by
+ * tj_get_decompositions and core tables created from now on; for an implicit
+ * operator, the decomposition every call runs. `name` is copied (shown when
+ * tables are printed). Register before other threads call or trace `op`.
+ * Errors: TJ_ERR_INVALID_ARGUMENT for NULL op or fn, TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_register_decomposition(const tj_op *op, tj_decomp_fn fn, const char *name);
 
 /** Graph-level decomposition: a new graph (free with tj_graph_free) that

@@ -65,7 +65,10 @@ typedef enum tj_op_kind {
 } tj_op_kind;
 
 /** Looks an overload up by name: "aten::add.Tensor", "add.Tensor", "aten::abs"
- * or "aten::abs.default". NULL (TJ_ERR_NOT_FOUND) when unknown. */
+ * or "aten::abs.default"; FX targets "aten.add.Tensor"; user operators
+ * (library.h) with their namespace: "mylib::scaled_add",
+ * "mylib.scaled_add.default" (a name without namespace is aten's). NULL
+ * (TJ_ERR_NOT_FOUND) when unknown. */
 const tj_op *tj_op_find(const char *name);
 /** Number of registered overloads, and the i-th one (registration order). */
 int tj_op_count(void);

@@ -273,6 +273,23 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
                                                const int64_t *stride, const int64_t *padding,
                                                const int64_t *dilation, bool ceil_mode, tj_tensor *indices);
 
+/* ---- Optimiser operators. ---- */
+/** aten::_fused_adamw_step: one AdamW step of one parameter in a single
+ * kernel, functional (a single-parameter form of PyTorch 2's
+ * aten::_fused_adamw_, not in PyTorch 1.13). self, grad, exp_avg,
+ * exp_avg_sq and max_exp_avg_sq (NULL without amsgrad) are float32 or
+ * float64 tensors of one shape; step is the step count, already
+ * incremented (one float element), read by the kernel, so a traced graph
+ * keeps it an input. The bias corrections are computed in double from the
+ * count and every elementwise operation rounds as in PyTorch 1.13's
+ * single-tensor AdamW (see tj_adamw_update). Writes four new tensors to
+ * outs: the new parameter, exp_avg, exp_avg_sq and max_exp_avg_sq (NULL
+ * without amsgrad). Errors: TJ_ERR_DTYPE / TJ_ERR_SHAPE for a tensor unlike
+ * self, TJ_ERR_INVALID_ARGUMENT for a step that is not one float count. */
+tj_status tj__fused_adamw_step(tj_tensor *self, tj_tensor *grad, tj_tensor *exp_avg, tj_tensor *exp_avg_sq,
+                               tj_tensor *max_exp_avg_sq, tj_tensor *step, double lr, double beta1, double beta2,
+                               double weight_decay, double eps, tj_tensor **outs);
+
 #ifdef __cplusplus
 }
 #endif

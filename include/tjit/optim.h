@@ -38,11 +38,14 @@ typedef struct tj_adamw_options {
     double weight_decay; /**< decoupled, default 1e-2 */
     bool amsgrad;        /**< default false */
     bool maximize;       /**< default false */
-    /** false (default): the step count is read from its tensor and the bias
-     * corrections are computed in double, as PyTorch does on the CPU. true:
-     * they are computed with tensor operators (PyTorch's capturable branch),
-     * so a traced step reads the count from its graph input instead of
-     * baking it in; required in fake-mode tracing. */
+    /** false (default): the step count is read from its tensor and the
+     * update runs operator by operator, as PyTorch does on the CPU (a trace
+     * bakes the count in). true: each parameter's update is one
+     * aten::_fused_adamw_step call, whose kernel reads the count from its
+     * tensor (a traced step keeps it a graph input; required in fake-mode
+     * tracing) and rounds as the default path does; its decomposition is
+     * PyTorch's capturable branch (bias corrections with tensor
+     * operators). */
     bool capturable;
 } tj_adamw_options;
 

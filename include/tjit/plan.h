@@ -28,8 +28,12 @@
  *     next run). No heap allocation, no copy.
  * After the first run (which may fault the arena's pages in: the arena is
  * touched when the context is created), runs perform no heap allocation
- * through tj_set_allocator's hook, as long as the graph's kernels need no
- * scratch memory of their own.
+ * through tj_set_allocator's hook: kernels that need scratch memory
+ * (reductions' partial sums, packed matrix operands, convolution and
+ * attention buffers) take it from the runtime's storage cache, which hands
+ * the blocks freed by the previous run back (tests/test_replay.c checks the
+ * mlp, cnn and gpt training steps). With the cache limited or off
+ * (tj_storage_cache_set_limit) such kernels allocate.
  *
  * Inputs that the graph updates (outputs written back, as functionalisation
  * marks them) hold their new values after each run; the kernel making the

@@ -12,6 +12,7 @@
 #include "graph.h"
 #include "plan.h"
 #include "decomp.h"
+#include "library.h"
 #include "safetensors.h"
 
 #endif

@@ -210,8 +210,8 @@ static tj_status map_args(fz *z, const tj_gnode *n, tj_garg *args, int (*lists)[
 static const tj_op *functional_op(const tj_op *op)
 {
     char name[96];
-    snprintf(name, sizeof name, "aten::%.*s%s%s", (int)strlen(op->base) - 1, op->base, op->overload[0] ? "." : "",
-             op->overload);
+    snprintf(name, sizeof name, "%s::%.*s%s%s", op->ns, (int)strlen(op->base) - 1, op->base,
+             op->overload[0] ? "." : "", op->overload);
     const tj_op *f = tj_op_find(name);
     if (!f) tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s has no out-of-place form %s", op->name, name);
     return f;

@@ -40,7 +40,7 @@ static bool constant_all(const tj_graph *g, const tj_garg *a, double v)
 
 static bool is_op(const tj_gnode *n, const char *base, const char *overload)
 {
-    return strcmp(n->op->base, base) == 0 && strcmp(n->op->overload, overload) == 0;
+    return tj_op_is_builtin(n->op) && strcmp(n->op->base, base) == 0 && strcmp(n->op->overload, overload) == 0;
 }
 
 /* The value n can be replaced by, or -1. */

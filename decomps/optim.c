@@ -1,0 +1,45 @@
+/* Decompositions of the optimiser operators. */
+#include "util.h"
+
+#define F(x) tj_v_float(x)
+
+/* 1 - x, as PyTorch's rsub (exactly -x + 1). */
+static tj_tensor *one_minus(tj_tensor *x) { return tj_add_scalar(tj_neg(x), tj_v_int(1)); }
+
+/* s / x for a Scalar s, as Python's float / tensor: reciprocal(x) * s. */
+static tj_tensor *rdiv(double s, tj_tensor *x) { return tj_mul_scalar(tj_reciprocal(x), F(s)); }
+
+/* _fused_adamw_step: PyTorch 1.13's capturable AdamW branch (adamw.py,
+ * _single_tensor_adamw), out of place: the bias corrections from the step
+ * tensor with tensor operators, every other step as the kernel's. */
+static tj_status fused_adamw_step(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[4];
+    tj_status st = tj_dc_check(TJ_OPS(_fused_adamw_step), args, m);
+    if (st != TJ_OK) return st;
+    tj_tensor *param = args[0].u.t, *grad = args[1].u.t, *max_sq = tj_dc_opt(&args[4]), *step = args[5].u.t;
+    double lr = tj_value_as_double(&args[6]), beta1 = tj_value_as_double(&args[7]);
+    double beta2 = tj_value_as_double(&args[8]), wd = tj_value_as_double(&args[9]), eps = tj_value_as_double(&args[10]);
+    tj_tensor *p = tj_mul_scalar(param, F(1 - lr * wd));
+    tj_tensor *exp_avg = tj_add_alpha(tj_mul_scalar(args[2].u.t, F(beta1)), grad, F(1 - beta1));
+    tj_tensor *exp_avg_sq = tj_addcmul(tj_mul_scalar(args[3].u.t, F(beta2)), grad, grad, F(1 - beta2));
+    tj_tensor *sq = max_sq ? tj_maximum(max_sq, exp_avg_sq) : exp_avg_sq;
+    tj_dtype sd = tj_tensor_dtype(step);
+    tj_tensor *bc1 = one_minus(tj_pow(tj_scalar_tensor(F(beta1), (int)sd), step));
+    tj_tensor *bc2 = one_minus(tj_pow(tj_scalar_tensor(F(beta2), (int)sd), step));
+    tj_tensor *step_size_neg = tj_neg(rdiv(lr, bc1));
+    tj_tensor *denom = tj_div(tj_sqrt(sq), tj_mul(tj_sqrt(bc2), step_size_neg));
+    denom = tj_add(denom, rdiv(eps, step_size_neg));
+    p = tj_addcdiv(p, exp_avg, denom, tj_v_int(1));
+    if (!p || !exp_avg || !exp_avg_sq || !sq) return tj_last_status();
+    outs[0] = tj_v_tensor(p);
+    outs[1] = tj_v_tensor(exp_avg);
+    outs[2] = tj_v_tensor(exp_avg_sq);
+    outs[3] = max_sq ? tj_v_tensor(sq) : tj_v_none();
+    return TJ_OK;
+}
+
+void tj_register_optim_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(_fused_adamw_step), fused_adamw_step, "fused_adamw_step");
+}

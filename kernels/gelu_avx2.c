@@ -1,0 +1,2 @@
+/* AVX2 build of the float32 exact GELU. */
+#include "gelu_isa.h"

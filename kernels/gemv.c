@@ -1,0 +1,152 @@
+/* Matrix-vector products (see gemv.h): float32 with contiguous vectors on
+ * our AVX-512 kernels (ahead of OpenBLAS's sgemv here, and free of its
+ * thread pool, so usable inside OpenMP regions), everything else on
+ * OpenBLAS's gemv. */
+#include <cblas.h>
+#include <omp.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "gemv.h"
+
+/* Below this many matrix elements a product stays on one thread: splitting
+ * 256 KiB of float32 costs more than it saves. */
+#define PAR_ELEMS ((int64_t)1 << 16)
+/* OpenBLAS runs gemv single-threaded below this many elements (its
+ * interface/gemv.c: 2304 * GEMM_MULTITHREAD_THRESHOLD). */
+#define BLAS_SERIAL_ELEMS ((int64_t)2304 * OPENBLAS_GEMM_MULTITHREAD_THRESHOLD)
+
+/* When these kernels beat the GEMM ones (tj_k_gemv_max_vectors), measured
+ * at 1 thread on mlp and GPT shapes against OpenBLAS 0.3.21 (its Haswell
+ * kernels, as OPENBLAS_CORETYPE selects here) and our own GEMM kernel:
+ * - our row form loads each 4-row block of the matrix once for four
+ *   vectors at a time, at 100-180 GFLOP/s: 2x sgemm for up to 16 vectors,
+ *   and level with or ahead of the GEMM kernel up to ~128 vectors when rows
+ *   have 512 columns or more (784x256, 768x768, 768x3072, 3072x768
+ *   weights; shorter rows spend more in the final reductions); at 512
+ *   vectors the GEMM kernel's 200 GFLOP/s wins;
+ * - one vector at a time (the column form, BLAS's gemv) only up to 3. */
+#define ROW_FORM_MAX_VECTORS 16
+#define ROW_FORM_LONG_ROWS 512
+#define ROW_FORM_LONG_MAX_VECTORS 255
+#define OTHER_MAX_VECTORS 3
+
+static bool own_kernel(tj_dtype dtype, int64_t incx)
+{
+    return dtype == TJ_FLOAT32 && incx == 1 && __builtin_cpu_supports("avx512f");
+}
+
+static void zero_y(tj_dtype dtype, int64_t n, void *y, int64_t incy)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (dtype == TJ_FLOAT32) ((float *)y)[i * incy] = 0.0f;
+        else ((double *)y)[i * incy] = 0.0;
+    }
+}
+
+/* Plain loops, for a product that must stay on the calling thread. */
+#define LOOP_GEMV(T)                                                                                          \
+    static void loop_gemv_##T(bool trans, int64_t rows, int64_t cols, T alpha, const T *m, int64_t ld,        \
+                              const T *x, int64_t incx, T beta, T *y, int64_t incy)                           \
+    {                                                                                                         \
+        int64_t nout = trans ? cols : rows, nin = trans ? rows : cols;                                        \
+        for (int64_t i = 0; i < nout; i++) {                                                                  \
+            T acc = 0;                                                                                        \
+            for (int64_t p = 0; p < nin; p++) acc += (trans ? m[p * ld + i] : m[i * ld + p]) * x[p * incx];   \
+            y[i * incy] = beta == 0 ? alpha * acc : alpha * acc + beta * y[i * incy];                         \
+        }                                                                                                     \
+    }
+LOOP_GEMV(float)
+LOOP_GEMV(double)
+#undef LOOP_GEMV
+
+static void blas_gemv(tj_dtype dtype, bool trans, int64_t rows, int64_t cols, double alpha, const void *m, int64_t ld,
+                      const void *x, int64_t incx, double beta, void *y, int64_t incy)
+{
+    if (rows * cols >= BLAS_SERIAL_ELEMS && omp_in_parallel()) { /* BLAS would start its own threads */
+        if (dtype == TJ_FLOAT32)
+            loop_gemv_float(trans, rows, cols, (float)alpha, m, ld, x, incx, (float)beta, y, incy);
+        else
+            loop_gemv_double(trans, rows, cols, alpha, m, ld, x, incx, beta, y, incy);
+        return;
+    }
+    /* BLAS may compute 0 * y: clear y so that nan there cannot leak */
+    if (beta == 0) zero_y(dtype, trans ? cols : rows, y, incy);
+    CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
+    if (dtype == TJ_FLOAT32)
+        cblas_sgemv(CblasRowMajor, t, (int)rows, (int)cols, (float)alpha, m, (int)ld, x, (int)incx, (float)beta, y,
+                    (int)incy);
+    else
+        cblas_dgemv(CblasRowMajor, t, (int)rows, (int)cols, alpha, m, (int)ld, x, (int)incx, beta, y, (int)incy);
+}
+
+/* Our kernels on a slice of the outputs: rows [i0, i1) of the row form
+ * (nv vectors at once), or columns [i0, i1) of the column form (nv is 1). */
+static void own_slice(const tj_k_gemv_args *g, int64_t nv, const float *m, const float *x, float *y, int64_t i0,
+                      int64_t i1)
+{
+    if (i1 <= i0) return;
+    float alpha = (float)g->alpha, beta = (float)g->beta;
+    if (g->trans)
+        tj_k_gemv_t_f32_avx512(g->rows, i1 - i0, alpha, m + i0, g->ld, x, beta, y + i0 * g->incy, g->incy);
+    else
+        tj_k_gemv_n_f32_avx512(nv, i1 - i0, g->cols, alpha, m + i0 * g->ld, g->ld, x, g->x_vs, beta,
+                               y + i0 * g->incy, g->incy, g->y_vs);
+}
+
+/* Product b: every vector at once on our row-form kernel (one by one
+ * otherwise), split over up to nthreads threads by blocks of outputs when
+ * large; BLAS threads by itself. */
+static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
+{
+    int64_t es = g->dtype == TJ_FLOAT32 ? (int64_t)sizeof(float) : (int64_t)sizeof(double);
+    const char *m = (const char *)g->m + b * g->m_bs * es, *x = (const char *)g->x + b * g->x_bs * es;
+    char *y = (char *)g->y + b * g->y_bs * es;
+    bool own = own_kernel(g->dtype, g->incx);
+    int64_t group = own && !g->trans ? g->nv : 1;
+    int64_t nout = g->trans ? g->cols : g->rows, unit = g->trans ? 64 : 4; /* the kernels' blocks */
+    int64_t blocks = (nout + unit - 1) / unit;
+    for (int64_t v0 = 0; v0 < g->nv; v0 += group) {
+        const char *xv = x + v0 * g->x_vs * es;
+        char *yv = y + v0 * g->y_vs * es;
+        if (!own) {
+            blas_gemv(g->dtype, g->trans, g->rows, g->cols, g->alpha, m, g->ld, xv, g->incx, g->beta, yv, g->incy);
+            continue;
+        }
+        int nt = g->rows * g->cols * group >= PAR_ELEMS ? nthreads : 1;
+        if (nt > blocks) nt = (int)blocks;
+        if (nt <= 1) {
+            own_slice(g, group, (const float *)m, (const float *)xv, (float *)yv, 0, nout);
+            continue;
+        }
+#pragma omp parallel num_threads(nt)
+        {
+            int64_t t = omp_get_thread_num(), per = (blocks + nt - 1) / nt;
+            int64_t i0 = t * per * unit, i1 = (t + 1) * per * unit;
+            own_slice(g, group, (const float *)m, (const float *)xv, (float *)yv, i0, i1 < nout ? i1 : nout);
+        }
+    }
+}
+
+int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g)
+{
+    if (!own_kernel(g->dtype, g->incx) || g->trans) return OTHER_MAX_VECTORS;
+    return g->cols >= ROW_FORM_LONG_ROWS ? ROW_FORM_LONG_MAX_VECTORS : ROW_FORM_MAX_VECTORS;
+}
+
+void tj_k_gemv(const tj_k_gemv_args *g, int nthreads)
+{
+    int64_t elems = g->rows * g->cols * g->nv;
+    /* small products share the threads over the batch, each on one thread
+     * (BLAS's gemv only below its own threading threshold) */
+    bool one_thread_each = own_kernel(g->dtype, g->incx) || g->rows * g->cols < BLAS_SERIAL_ELEMS;
+    int nt = nthreads;
+    if (nt > g->batch) nt = (int)g->batch;
+    if (!one_thread_each || elems >= PAR_ELEMS || (double)elems * (double)g->batch < (double)PAR_ELEMS) nt = 1;
+    if (nt <= 1) { /* no OpenMP region at all: entering one costs ~1 us here, even with if (0) */
+        for (int64_t b = 0; b < g->batch; b++) gemv_item(g, b, nthreads);
+        return;
+    }
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t b = 0; b < g->batch; b++) gemv_item(g, b, 1);
+}

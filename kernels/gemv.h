@@ -1,0 +1,56 @@
+/* Matrix-vector products (internal to kernels/), and products of a matrix
+ * with many vectors: tj_k_gemm routes here the products where these beat
+ * sgemm (tj_k_gemv_max_vectors). BLAS's sgemm packs the whole of B even for
+ * one row of A, which made a one-row addmm ~5x slower than a GEMV over the
+ * same weights (mlp with batch 1: 80 us against 15 us); and with contiguous
+ * rows on both sides (x @ W^T, a Linear layer) our AVX-512 row form beats
+ * OpenBLAS's Haswell sgemm by 1.4-2x at any batch.
+ *
+ * m is a rows x cols row-major matrix with leading dimension ld >= cols:
+ *   row form:    y[i] = alpha * sum_p m[i*ld + p] * x[p] + beta * y[i],  i < rows
+ *   column form: y[j] = alpha * sum_p m[p*ld + j] * x[p] + beta * y[j],  j < cols
+ * x has stride incx, y stride incy; beta == 0 never reads y (nan there is
+ * ignored). */
+#ifndef TJIT_KERNELS_GEMV_H
+#define TJIT_KERNELS_GEMV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tjit/core.h"
+
+/** A batch of products of one shape: product b multiplies m + b*m_bs with
+ * nv vectors x + b*x_bs + v*x_vs into y + b*y_bs + v*y_vs (element
+ * offsets; 0 repeats an operand). */
+typedef struct tj_k_gemv_args {
+    tj_dtype dtype; /**< float32 or float64 */
+    bool trans;     /**< column form */
+    int64_t rows, cols, ld;
+    const void *m;
+    const void *x;
+    int64_t incx; /**< >= 1 */
+    void *y;
+    int64_t incy;
+    double alpha, beta;
+    int64_t nv, x_vs, y_vs;
+    int64_t batch, m_bs, x_bs, y_bs;
+} tj_k_gemv_args;
+
+/** Runs every product (rows, cols, nv, batch >= 1). Uses up to `nthreads`
+ * threads (over the batch, or over the outputs of a large product); call
+ * with nthreads 1 from inside an OpenMP region. */
+void tj_k_gemv(const tj_k_gemv_args *g, int nthreads);
+
+/** The most vectors (nv) for which tj_k_gemv beats the GEMM kernels on
+ * products of g's kind (dtype, form, x's stride, row length); at least 1. */
+int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g);
+
+/** AVX-512 row form for float32 (gemv_avx512.c): nv >= 1 contiguous
+ * vectors x + v*x_vs into y + v*y_vs, stride incy. */
+void tj_k_gemv_n_f32_avx512(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
+                            const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
+/** AVX-512 column form for float32, one contiguous vector. */
+void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld, const float *x,
+                            float beta, float *y, int64_t incy);
+
+#endif

@@ -1,0 +1,2 @@
+/* AVX2 build of the float32 layer-norm backward pieces. */
+#include "layer_norm_backward_isa.h"

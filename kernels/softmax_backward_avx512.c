@@ -1,0 +1,2 @@
+/* AVX-512 build of the float32 softmax backward row. */
+#include "softmax_backward_isa.h"

@@ -1,0 +1,401 @@
+/* Hostile inputs to the public API (issue 9), continued (see test_hostile.c):
+ * graph.h, decomp.h and plan.h, one suite each (autograd.h, optim.h and
+ * library.h: test_hostile_train.c). Cases other tests cover are not
+ * repeated (test_tracer.c: parse errors for unknown operators, undefined
+ * values and arities, the cycle of two C decompositions; test_replay.c:
+ * plans run with wrong input shapes, dtypes and counts, NULL plans). Each
+ * call must fail with the status and a message naming the function and
+ * what was wrong, change nothing else and leak nothing. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc_counter.h"
+#include "hostile.h"
+
+TestSuite(hostile_graph, .init = count_allocations);
+TestSuite(hostile_decomp, .init = count_allocations);
+TestSuite(hostile_plan, .init = count_allocations);
+
+static const char *NEG_TEXT = "graph(%x : f32[3]):\n    %neg = aten.neg.default(%x)\n    return (%neg,)\n";
+
+/* ================================ graph.h ================================ */
+
+static tj_status fn_neg(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* ctx: the count to report; the outputs are left NULL. */
+static tj_status fn_bad_count(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)in, (void)n;
+    *n_out = *(int *)ctx;
+    if (*n_out > 0) out[0] = NULL;
+    return TJ_OK;
+}
+
+static tj_status fn_fails(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n, (void)n_out;
+    out[0] = tj_mm(in[0], in[0]); /* 1-d: refused */
+    return tj_last_status();
+}
+
+Test(hostile_graph, make_fx_refuses_bad_inputs_and_bad_results_of_the_traced_function)
+{
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(3), 0);
+    cr_expect_null(tj_make_fx(NULL, NULL, &x, 1, NULL, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx");
+    cr_expect_null(tj_make_fx(fn_neg, NULL, NULL, 1, NULL, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx");
+    cr_expect_null(tj_make_fx(fn_neg, NULL, &x, -1, NULL, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx");
+    cr_expect_null(tj_make_fx(fn_neg, NULL, (tj_tensor *[]){NULL}, 1, NULL, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx", "input 0 is NULL");
+    int counts[] = {-1, TJ_MAX_GRAPH_OUTPUTS + 1, 1};
+    const char *needles[] = {"returned -1 outputs", "returned 1025 outputs", "output 0 of the traced function is NULL"};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_null(tj_make_fx(fn_bad_count, &counts[i], &x, 1, NULL, TJ_TRACE_FAKE));
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx", needles[i]);
+    }
+    cr_expect_null(tj_make_fx(fn_fails, NULL, &x, 1, NULL, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::mm");
+    cr_expect_eq(tj_mode_depth(), 0, "a failed trace left its mode pushed");
+    expect_values(x, (const float[]){0, 1, 2}, 3);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_graph, inspection_with_null_graphs_or_indices_out_of_range_is_harmless)
+{
+    int64_t base = live_allocations();
+    cr_expect_eq(tj_graph_num_nodes(NULL), 0);
+    cr_expect_eq(tj_graph_num_inputs(NULL), 0);
+    cr_expect_eq(tj_graph_num_outputs(NULL), 0);
+    cr_expect_eq(tj_graph_num_calls(NULL), 0);
+    cr_expect_eq(tj_graph_count_op(NULL, tj_op_find("aten::neg")), 0);
+    cr_expect_eq(tj_graph_output_writeback(NULL, 0), -1);
+    tj_graph_free(NULL);
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    int bad[] = {-1, tj_graph_num_nodes(g), INT32_MAX};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_null(tj_graph_node_op(g, bad[i]));
+        cr_expect_str_eq(tj_graph_node_name(g, bad[i]), "");
+    }
+    cr_expect_eq(tj_graph_output_writeback(g, -1), -1);
+    cr_expect_eq(tj_graph_output_writeback(g, 1), -1);
+    cr_expect_eq(tj_graph_count_op(g, NULL), 0);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_graph, input_names_must_be_identifiers_unique_and_in_range)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3], %y : f32[3]):\n    %add = aten.add.Tensor(%x, %y)\n"
+                                 "    return (%add,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *before = tj_graph_to_string(g);
+    const char *names[] = {"", "1x", "a-b", "a b", "%y", "add", "y"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        cr_expect_neq(tj_graph_set_input_name(g, 0, names[i]), TJ_OK, "'%s' accepted", names[i]);
+        cr_expect(strstr(tj_last_error(), "tj_graph_set_input_name"), "%s", tj_last_error());
+        tj_clear_error();
+    }
+    cr_expect_neq(tj_graph_set_input_name(g, 2, "z"), TJ_OK);
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_graph_set_input_name");
+    cr_expect_neq(tj_graph_set_input_name(g, -1, "z"), TJ_OK);
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_graph_set_input_name");
+    cr_expect_eq(tj_graph_set_input_name(NULL, 0, "z"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name");
+    cr_expect_eq(tj_graph_set_input_name(g, 0, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name");
+    char *after = tj_graph_to_string(g);
+    cr_expect_str_eq(after, before, "a refused name changed the graph");
+    free(before);
+    free(after);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
+{
+    int64_t base = live_allocations();
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        /* a tensor where an int list goes, a string where a tensor goes */
+        {"graph(%x : f32[2, 3]):\n    %s = aten.sum.dim_IntList(%x, %x)\n    return (%s,)\n", "dim"},
+        {"graph(%x : f32[2, 3]):\n    %n = aten.neg.default('x')\n    return (%n,)\n", "self"},
+        /* shapes the operator's shape function refuses */
+        {"graph(%x : f32[2, 3]):\n    %m = aten.mm.default(%x, %x)\n    return (%m,)\n", "aten::mm"},
+        {"graph(%x : f32[2, 3], %y : f32[4]):\n    %a = aten.add.Tensor(%x, %y)\n    return (%a,)\n", "broadcast"},
+        {"graph(%x : f32[2, 3]):\n    %s = aten.sum.dim_IntList(%x, [5])\n    return (%s,)\n", "out of range"},
+        /* types that cannot exist */
+        {"graph(%x : f32[4294967296, 4294967296]):\n    return (%x,)\n", "overflow"},
+        {"graph(%x : f32[1, 1, 1, 1, 1, 1, 1, 1, 1]):\n    return (%x,)\n", "line 1"},
+        /* outputs and write-backs naming nothing */
+        {"graph(%x : f32[3]):\n    return (%nope,)\n", "nope"},
+        {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,) writeback {0: 5}\n", "line 3"},
+        {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    %n = aten.neg.default(%x)\n    return (%n,)\n",
+         "defined twice"},
+        {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,)\n    %m = aten.neg.default(%x)\n", "line 4"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_graph *g = tj_graph_parse(bad[i].text);
+        cr_expect_null(g, "case %zu parsed", i);
+        tj_graph_free(g);
+        cr_expect_neq(tj_last_status(), TJ_OK, "case %zu", i);
+        cr_expect(strstr(tj_last_error(), "tj_graph_parse"), "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle), "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
+        tj_clear_error();
+    }
+    cr_expect_null(tj_graph_parse(NULL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_parse");
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_graph, printing_running_and_passes_refuse_null_arguments)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_print(NULL, stdout), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_print");
+    cr_expect_eq(tj_graph_print(g, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_print");
+    cr_expect_null(tj_graph_to_string(NULL));
+    tj_clear_error();
+    cr_expect_eq(tj_graph_write_dot(g, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_dot");
+    cr_expect_eq(tj_graph_write_json(NULL, stdout), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json");
+    tj_tensor *x = ramp(1, I64(3), 1), *out[1] = {NULL};
+    cr_expect_eq(tj_graph_run(g, &x, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run");
+    cr_expect_eq(tj_graph_run(g, NULL, 1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run");
+    cr_expect_eq(tj_graph_run(g, (tj_tensor *[]){NULL}, 1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run", "input 0");
+    cr_expect_eq(tj_graph_run(g, &x, -1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run", "got -1");
+    tj_graph_pass passes[2] = {tj_pass_dead_code, NULL};
+    cr_expect_eq(tj_run_passes(g, passes, NULL, 2, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes", "pass 1");
+    cr_expect_eq(tj_run_passes(NULL, passes, NULL, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes");
+    cr_expect_eq(tj_run_passes(g, NULL, NULL, 3, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes");
+    tj_graph_pass each[] = {tj_pass_dead_code, tj_pass_cse, tj_pass_noop, tj_pass_functionalize};
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(each[i](NULL), -1);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL graph");
+    }
+    cr_expect_eq(tj_graph_num_calls(g), 1, "a refused call changed the graph");
+    expect_values(x, (const float[]){1, 2, 3}, 3);
+    tj_tensor_release(x);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* =============================== decomp.h =============================== */
+
+Test(hostile_decomp, tables_refuse_null_arguments_and_graphs_that_do_not_fit)
+{
+    int64_t base = live_allocations();
+    const tj_op *neg = tj_op_find("aten::neg"), *add = tj_op_find("aten::add.Tensor");
+    tj_decomp_table *t = tj_decomp_table_new();
+    cr_assert_not_null(t);
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_add_fn(NULL, neg, (tj_decomp_fn)1, "x"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_fn");
+    cr_expect_eq(tj_decomp_table_add_fn(t, NULL, (tj_decomp_fn)1, "x"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_fn");
+    cr_expect_eq(tj_decomp_table_add_fn(t, neg, NULL, "x"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_fn");
+    cr_expect_eq(tj_decomp_table_add_graph(t, neg, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph");
+    /* add takes two tensors and returns one; max.dim returns two */
+    tj_graph *two_in = tj_graph_parse("graph(%a : f32[3], %b : f32[3], %c : f32[3]):\n"
+                                      "    %s = aten.add.Tensor(%a, %b)\n    return (%s,)\n");
+    cr_assert_not_null(two_in, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_add_graph(t, add, two_in), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph", "3 inputs");
+    cr_expect_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::max.dim"), g), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph", "aten::max.dim returns 2 values");
+    cr_expect_eq(tj_decomp_table_size(t), 0, "a refused entry was added");
+    cr_expect_eq(tj_decomp_table_merge(t, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_merge");
+    cr_expect_eq(tj_decomp_table_print(t, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_print");
+    tj_decomp_table_remove(NULL, neg);
+    tj_decomp_table_remove(t, NULL);
+    cr_expect(!tj_decomp_table_contains(NULL, neg));
+    cr_expect_eq(tj_decomp_table_size(NULL), 0);
+    cr_expect_eq(tj_register_decomposition(NULL, (tj_decomp_fn)1, "x"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_register_decomposition");
+    cr_expect_eq(tj_register_decomposition(neg, NULL, "x"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_register_decomposition");
+    tj_decomp_table_free(NULL);
+    tj_decomp_table_free(t);
+    tj_graph_free(two_in);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_decomp, get_decompositions_skips_unknown_and_null_names)
+{
+    int64_t base = live_allocations();
+    cr_expect_null(tj_get_decompositions(NULL, 2));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_get_decompositions");
+    const char *names[] = {NULL, "", "aten::no_such_op", "aten::gelu", "gibberish::::"};
+    tj_decomp_table *t = tj_get_decompositions(names, 5);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_size(t), 1);
+    cr_expect(tj_decomp_table_contains(t, tj_op_find("aten::gelu")));
+    tj_decomp_table_free(t);
+    t = tj_get_decompositions(names, -4);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_size(t), 0);
+    tj_decomp_table_free(t);
+    FILE *devnull = fopen("/dev/null", "w");
+    cr_expect_eq(tj_decompositions_missing(names, 5, devnull), 4);
+    cr_expect_eq(tj_decompositions_missing(NULL, 5, devnull), 0);
+    fclose(devnull);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* A graph entry for neg whose graph calls neg: inlining it reaches neg
+ * again. Both make_fx and tj_graph_decompose report the cycle. */
+Test(hostile_decomp, a_graph_entry_that_calls_its_own_operator_is_a_cycle)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_decomp_table *t = tj_decomp_table_new();
+    cr_assert_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::neg"), g), TJ_OK, "%s", tj_last_error());
+    tj_tensor *x = ramp(1, I64(3), 1);
+    cr_expect_null(tj_make_fx(fn_neg, NULL, &x, 1, t, TJ_TRACE_REAL));
+    EXPECT_ERROR(TJ_ERR_CYCLE, "aten::neg");
+    cr_expect_null(tj_graph_decompose(g, t));
+    EXPECT_ERROR(TJ_ERR_CYCLE, "aten::neg");
+    cr_expect_eq(tj_mode_depth(), 0);
+    cr_expect_null(tj_graph_decompose(NULL, t));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_decompose");
+    expect_values(x, (const float[]){1, 2, 3}, 3);
+    tj_tensor_release(x);
+    tj_decomp_table_free(t);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* ================================ plan.h ================================ */
+
+/* x += 1 written back into x: a plan with an updated input. */
+static const char *BUMP_TEXT = "graph(%x : f32[3]):\n    %add = aten.add.Scalar(%x, 1)\n    return (%add,) writeback {0: 0}\n";
+
+Test(hostile_plan, a_refused_run_leaves_written_back_inputs_and_outputs_alone)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(BUMP_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *x = ramp(1, I64(3), 0), *wrong = ramp(1, I64(4), 0), *out[1] = {NULL};
+    cr_expect_eq(tj_plan_run(p, &wrong, 1, out), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "tj_plan_run", "input 0");
+    expect_values(wrong, (const float[]){0, 1, 2, 3}, 4);
+    /* outputs of the wrong type, or one tensor given for two outputs */
+    tj_tensor *o64 = tj_tensor_empty(TJ_FLOAT64, 1, I64(3));
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, &o64), TJ_ERR_DTYPE);
+    EXPECT_ERROR(TJ_ERR_DTYPE, "tj_plan_run_into", "output 0");
+    expect_values(x, (const float[]){0, 1, 2}, 3);
+    cr_expect_eq(tj_plan_run_ctx(NULL, &x, 1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL");
+    cr_expect_eq(tj_plan_run_ctx_into(NULL, &x, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL");
+    cr_expect_eq(tj_plan_run(p, &x, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run");
+    expect_values(x, (const float[]){0, 1, 2}, 3);
+    tj_tensor_release(o64);
+    tj_tensor_release(x);
+    tj_tensor_release(wrong);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_plan, two_outputs_that_share_memory_are_refused)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n    %a = aten.neg.default(%x)\n    %b = aten.abs.default(%x)\n"
+                                 "    return (%a, %b)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *x = ramp(1, I64(3), -1), *o = ramp(1, I64(3), 7);
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, (tj_tensor *[]){o, o}), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "outputs 0 and 1 overlap in memory");
+    expect_values(o, (const float[]){7, 8, 9}, 3);
+    tj_tensor_release(x);
+    tj_tensor_release(o);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_plan, contexts_statistics_and_profiles_refuse_bad_arguments)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_expect_null(tj_compile(NULL, NULL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_compile");
+    cr_expect_null(tj_plan_context_new(NULL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_new");
+    tj_plan_context *c = tj_plan_context_new(p);
+    cr_assert_not_null(c, "%s", tj_last_error());
+    cr_expect_null(tj_plan_context_output(c, -1));
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_context_output");
+    cr_expect_null(tj_plan_context_output(c, 1));
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_context_output");
+    cr_expect_null(tj_plan_context_output(NULL, 0));
+    tj_clear_error();
+    tj_plan_context_free(NULL);
+    tj_plan_context_free(c);
+    tj_plan_statistics st;
+    cr_expect_eq(tj_plan_stats(NULL, &st), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_stats");
+    cr_expect_eq(tj_plan_stats(p, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_stats");
+    cr_expect_eq(tj_plan_print_memory(p, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_print_memory");
+    cr_expect_eq(tj_plan_profile_write_trace(p, "/tmp/tjit_hostile_trace.json"), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_profile_write_trace", "no profiled run");
+    tj_plan_set_profiling(p, true);
+    tj_tensor *x = ramp(1, I64(3), 0), *out[1];
+    cr_assert_eq(tj_plan_run(p, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    tj_tensor_release(out[0]);
+    cr_expect_eq(tj_plan_profile_write_trace(p, "/nonexistent-dir/trace.json"), TJ_ERR_IO);
+    EXPECT_ERROR(TJ_ERR_IO, "tj_plan_profile_write_trace", "/nonexistent-dir/trace.json");
+    cr_expect_eq(tj_plan_profile_print(p, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_profile_print");
+    tj_plan_set_profiling(NULL, true);
+    tj_plan_profile_reset(NULL);
+    cr_expect_eq(tj_plan_num_inputs(NULL), 0);
+    cr_expect_eq(tj_plan_num_outputs(NULL), 0);
+    tj_plan_free(NULL);
+    tj_tensor_release(x);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
