@@ -10,7 +10,8 @@
  *                 per-round ratios (with 1 thread also from the thread's CPU
  *                 time, which time spent descheduled does not inflate).
  *
- * Every figure is the median of RUNS timed runs; minor page faults per call
+ * Every figure is the median of timed runs (dispatch: 401 runs of 1000
+ * calls; throughput: 25 rounds of 4 calls); minor page faults per call
  * (getrusage) are printed next to each, since first-touch faults cost about
  * 10 us per 4 KiB page on this machine. The dispatch figures also give the
  * thread's CPU time per call, which time spent descheduled (a busy machine)
@@ -28,7 +29,10 @@
 #include "tjit/tjit.h"
 
 #define RUNS 25
-#define DISPATCH_CALLS 100000
+/* dispatch: many short runs, so that most of them run undisturbed on a
+ * loaded machine (a run that is preempted refills its caches after) */
+#define DISPATCH_RUNS 401
+#define DISPATCH_CALLS 1000
 #define ELEMENTWISE_N ((int64_t)16 << 20)
 #define ELEMENTWISE_CALLS 4
 
@@ -54,8 +58,8 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One measured figure: the median time per call over RUNS runs of `calls`
- * calls each, and the minor page faults per call over all runs. */
+/* One measured figure: the median time per call over `runs` runs of
+ * `calls` calls each, and the minor page faults per call over all runs. */
 typedef struct {
     double ns_per_call;     /* median */
     double min_ns_per_call; /* fastest run: less sensitive to other load */
@@ -65,21 +69,21 @@ typedef struct {
 
 typedef void (*body_fn)(void *ctx, int calls);
 
-static figure measure(body_fn body, void *ctx, int calls)
+static figure measure(body_fn body, void *ctx, int calls, int runs)
 {
-    double t[RUNS], cpu[RUNS];
+    double t[DISPATCH_RUNS], cpu[DISPATCH_RUNS];
     body(ctx, calls); /* warm-up: caches, storage cache, thread pool */
     long f0 = minor_faults();
-    for (int r = 0; r < RUNS; r++) {
+    for (int r = 0; r < runs; r++) {
         double c = clock_ns(CLOCK_THREAD_CPUTIME_ID), s = now_ns();
         body(ctx, calls);
         t[r] = (now_ns() - s) / calls;
         cpu[r] = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c) / calls;
     }
     long f1 = minor_faults();
-    qsort(t, RUNS, sizeof *t, cmp_double);
-    qsort(cpu, RUNS, sizeof *cpu, cmp_double);
-    figure f = {t[RUNS / 2], t[0], cpu[RUNS / 2], (double)(f1 - f0) / ((double)RUNS * calls)};
+    qsort(t, (size_t)runs, sizeof *t, cmp_double);
+    qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
+    figure f = {t[runs / 2], t[0], cpu[runs / 2], (double)(f1 - f0) / ((double)runs * calls)};
     return f;
 }
 
@@ -116,10 +120,10 @@ static void bench_dispatch(void)
     add_ctx c = {tj_tensor_from_data(TJ_FLOAT32, 1, one, (float[]){1}),
                  tj_tensor_from_data(TJ_FLOAT32, 1, one, (float[]){2})};
     if (!c.a || !c.b) fail("tensor");
-    figure plain = measure(add_calls, &c, DISPATCH_CALLS);
+    figure plain = measure(add_calls, &c, DISPATCH_CALLS, DISPATCH_RUNS);
     tj_mode mode = {pass_through, NULL, "pass-through"};
     if (tj_mode_push(&mode) != TJ_OK) fail("tj_mode_push");
-    figure moded = measure(add_calls, &c, DISPATCH_CALLS);
+    figure moded = measure(add_calls, &c, DISPATCH_CALLS, DISPATCH_RUNS);
     tj_mode_pop(&mode);
     printf("| dispatch: tj_add f32[1] + f32[1], no mode | %.1f ns (min %.1f, CPU time %.1f) | %.3f | |\n",
            plain.ns_per_call, plain.min_ns_per_call, plain.cpu_ns_per_call, plain.faults_per_call);
@@ -278,9 +282,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    printf("OpenBLAS core: %s; OMP_NUM_THREADS=%s; TJ_NUM_THREADS=%s; %d runs per figure (median)\n\n",
+    printf("OpenBLAS core: %s; OMP_NUM_THREADS=%s; TJ_NUM_THREADS=%s; median of %d runs (dispatch: %d)\n\n",
            openblas_get_corename(), getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset",
-           getenv("TJ_NUM_THREADS") ? getenv("TJ_NUM_THREADS") : "unset", RUNS);
+           getenv("TJ_NUM_THREADS") ? getenv("TJ_NUM_THREADS") : "unset", RUNS, DISPATCH_RUNS);
     printf("| figure | value | minor faults per call | |\n|---|---|---|---|\n");
     if (dispatch) {
         tj_set_num_threads(1);

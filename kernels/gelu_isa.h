@@ -134,10 +134,9 @@ static void load_regs(gelu_regs *r)
 }
 
 /* |x| < FAST_LIMIT in every lane: q = Phi(-a) = C0 + rest by the
- * interval's polynomial in w, the position from its middle (C0 + C0LO its
- * constant term); x q = -(a q)
- * as a C0 (exactly, in two floats) + a rest, and x - a q, each rounded
- * once. */
+ * interval's polynomial in w, the position from the interval's middle
+ * (C0 + C0LO its constant term); then x q = -(a q) as a C0 (exactly, in two
+ * floats) + a rest, and x - a q, each rounded once. */
 static inline vf gelu_fast(vf x, vf a, const gelu_regs *r)
 {
     vf s = vf_mul(a, vf_set1(FAST_SCALE));
@@ -153,8 +152,8 @@ static inline vf gelu_fast(vf x, vf a, const gelu_regs *r)
     return select_sign(x, neg, v_fnmadd(a, vf_add(c0, rest), x));
 }
 
-/* Any lane: q = 2^n e^r g(a) with -a^2/2 = n ln2 + r, both results formed
- * from g e^r = C0 + small so that the large part C0 is multiplied exactly. */
+/* Any lane: q = 2^n e^z g(a) with -a^2/2 = n ln2 + z, both results formed
+ * from g e^z = C0 + small so that the large part C0 is multiplied exactly. */
 static inline vf gelu_general(vf x, const gelu_regs *r)
 {
     vf a = vf_min(v_abs(x), vf_set1(LIMIT)); /* LIMIT for nan too: fixed at the end */
@@ -162,10 +161,10 @@ static inline vf gelu_general(vf x, const gelu_regs *r)
     vf t = v_fnmadd(h, a, vf_set1(0.0f)); /* -a^2/2 rounded ... */
     vf et = v_fnmsub(h, a, t);            /* ... and its rounding error, exactly */
     vf n = v_round(vf_mul(t, vf_set1(LOG2E)));
-    vf e = vf_add(v_fnmadd(n, vf_set1(LN2_HI), t), v_fnmadd(n, vf_set1(LN2_LO), et)); /* |e| <= ln2/2 */
-    vf pe = r->exp[5];
+    vf z = vf_add(v_fnmadd(n, vf_set1(LN2_HI), t), v_fnmadd(n, vf_set1(LN2_LO), et)); /* |z| <= ln2/2 */
+    vf pz = r->exp[5];
 #pragma GCC unroll 8
-    for (int j = 4; j >= 0; j--) pe = vf_fmadd(pe, e, r->exp[j]); /* e^e = 1 + e pe */
+    for (int j = 4; j >= 0; j--) pz = vf_fmadd(pz, z, r->exp[j]); /* e^z = 1 + z pz */
 
     vi k = v_bits_shr(vf_add(a, vf_set1(1.0f)), 21); /* interval: exponent and 2 bits of a + 1 */
     vf u = vf_sub(a, lookup_g(r->g[0], k));          /* exact: centres are multiples of 2^-10 */
@@ -174,7 +173,7 @@ static inline vf gelu_general(vf x, const gelu_regs *r)
     for (int j = 6; j >= 2; j--) pg = vf_fmadd(pg, u, lookup_g(r->g[j], k));
     vf c0 = lookup_g(r->g[1], k);
     vf upg = vf_mul(u, pg);
-    vf small = vf_fmadd(vf_mul(e, pe), vf_add(c0, upg), upg); /* g e^e - C0 */
+    vf small = vf_fmadd(vf_mul(z, pz), vf_add(c0, upg), upg); /* g e^z - C0 */
 
     vf hi = vf_mul(a, c0);
     vf neg = v_negative(scale_pow2(vf_add(vf_fmadd(a, small, v_fmsub(a, c0, hi)), hi), n)); /* -(a q) */

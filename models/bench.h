@@ -9,11 +9,15 @@
  * (eager, traced, decomposed, eager, ...) so that the machine's drift moves
  * them together and their ratios hold.
  *
- * Micro-benchmarks: dispatch (tj_add of two f32[1]), gelu (erf) of
- * f32[16 Mi], softmax and layer_norm over the last dim of f32[4096, 1024]
- * (GB/s of bytes read and written), mm 1024^3 (GFLOP/s), mlp_b1 (mlp forward
- * on x [1, 784] in the three modes) and trace (make_fx of the gpt training
- * step, fake mode, core decomposition table).
+ * Micro-benchmarks (bench_ops.c): dispatch (tj_add of two f32[1]; also with
+ * one pass-through mode), copy (memcpy of 64 MiB over the threads), gelu
+ * (erf) of f32[16 Mi], softmax and layer_norm over the last dim of
+ * f32[4096, 1024] (GB/s of bytes read and written; each allocating its result
+ * and, as NAME_out, into a preallocated output), mm 1024^3 (GFLOP/s; and
+ * cblas_sgemm called directly), sdpa [1, 12, 128, 64] causal (fused and
+ * decomposed, ms), mlp_b1 (mlp forward on x [1, 784] in the three modes)
+ * and trace (make_fx of the gpt training step, fake mode, core
+ * decomposition table). Each variant is its own result (name == what).
  *
  * Each figure is the median of at least `runs` timed calls after warm-up,
  * with the minor page faults per call (getrusage) and, for replayed plans,

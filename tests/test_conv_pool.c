@@ -267,10 +267,12 @@ Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
         default:
             /* 37 x 45: full 16 x 16 blocks and both remainders, panels of 32 and of 16 */
             for (int width = 16; width <= 32; width += 16) {
-                float p1[3 * 45 * 16] = {0}, p2[3 * 45 * 16] = {0};
+                /* room for ceil(37 / width) panels of width x 45: 3 of 16, or 2 of 32
+                 * (2880 floats: sized for 16 only, width 32 overflowed the stack) */
+                float p1[2 * 45 * 32] = {0}, p2[2 * 45 * 32] = {0};
                 tj_k_sgemm_pack_transposed_generic(img, 37, 45, width, p1);
                 tj_k_sgemm_pick_pack_transposed()(img, 37, 45, width, p2);
-                for (int i = 0; i < 3 * 45 * 16; i++)
+                for (int i = 0; i < 2 * 45 * 32; i++)
                     cr_assert_eq(p1[i], p2[i], "pack %d [%d]: %g vs %g", width, i, p1[i], p2[i]);
             }
             continue;

@@ -19,6 +19,7 @@
  * brought to its knees. Under the sanitizer build (.ci/run) any memory or
  * undefined-behaviour error on these paths is a failure too. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -338,7 +339,7 @@ static void hostile_call(const tj_conform_case *c, const char *name, int i, int 
     tj_status fst = tj_dispatch(op, fa->v, nargs, fouts);
     char fmsg[512];
     snprintf(fmsg, sizeof fmsg, "%s", tj_last_error());
-    bool fake_random = tj_op_is_random(op);
+    bool draws = tj_op_is_random(op); /* its values differ from call to call */
 
     uint64_t before = fingerprint(op, ra);
     long long live_before = atomic_load(&live);
@@ -365,7 +366,7 @@ static void hostile_call(const tj_conform_case *c, const char *name, int i, int 
             if (outs[k].kind == TJ_V_TENSOR && fouts[k].kind == TJ_V_TENSOR)
                 cr_expect(same_type(outs[k].u.t, fouts[k].u.t), "%s arg %d = %s: output %d real and fake types differ",
                           name, i, what, k);
-        if (same_values && !fake_random && !tj_op_is_inplace(op))
+        if (same_values && !draws && !tj_op_is_inplace(op))
             for (int k = 0; k < nret; k++) {
                 if (outs[k].kind != TJ_V_TENSOR || base[k].kind != TJ_V_TENSOR) continue;
                 char why[600];
@@ -398,7 +399,7 @@ static void sweep_case(const char *dir, const char *name, sweep_stats *st)
         tj_manual_seed(1);
         cr_expect_eq(tj_dispatch(c->op, c->args, tj_op_num_args(c->op), base), TJ_OK, "%s: %s", name, tj_last_error());
         for (int i = 0; i < tj_op_num_args(c->op); i++)
-            for (int m = 0; m < 16; m++) hostile_call(c, name, i, m, base, st);
+            for (int m = 0; m < 16; m++) hostile_call(c, name, i, m, base, st); /* past its last one, mutate() says no */
     }
     tj_scope_end(s);
     tj_conform_case_free(c);
@@ -406,8 +407,6 @@ static void sweep_case(const char *dir, const char *name, sweep_stats *st)
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-#include <dirent.h>
 
 Test(hostile_ops, every_operator_survives_one_hostile_argument_at_a_time, .init = setup, .timeout = 1200)
 {
