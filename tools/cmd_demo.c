@@ -1,6 +1,8 @@
 /* tjit demo: a short tour of the API, until the main job (training through
  * the JIT) lands. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "tjit/tjit.h"
@@ -20,10 +22,10 @@ static void show(const char *label, tj_tensor *t)
 
 int cmd_demo(int argc, char **argv)
 {
-    (void)argv;
     if (argc > 1) {
-        printf("usage: tjit demo\n\nA short tour of the tensor API and the dispatcher's modes.\n");
-        return 0;
+        bool help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+        fprintf(help ? stdout : stderr, "usage: tjit demo\n\nA short tour of the tensor API and the dispatcher's modes.\n");
+        return help ? 0 : 2;
     }
     tj_scope *scope = tj_scope_begin();
     float xs[6] = {-1.5f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f};

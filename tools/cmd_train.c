@@ -62,9 +62,9 @@ int cmd_train(int argc, char **argv)
     unsigned long long seed = 0;
     run_mode mode = MODE_TRACED;
     const char *save = NULL, *data = NULL;
-    int c;
+    int c, longindex = -1;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:h", opts, &longindex)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'e': epochs = (int)strtol(optarg, &end, 10); break;
@@ -79,14 +79,19 @@ int cmd_train(int argc, char **argv)
         case 'h': train_usage(stdout); return 0;
         default: train_usage(stderr); return 2;
         }
-        if (end && *end) {
-            fprintf(stderr, "tjit train: bad value '%s' for --%s\n\n", optarg, opts[0].name ? argv[optind - 1] + 2 : "");
+        bool out_of_range = ((c == 'e' || c == 'b') && strtol(optarg, NULL, 10) < 1) ||
+                            (c == 't' && strtol(optarg, NULL, 10) < 0);
+        if ((end && (*end || end == optarg)) || out_of_range) {
+            char short_form[3] = {'-', (char)c, 0}; /* getopt_long sets longindex only for long forms */
+            fprintf(stderr, "tjit train: bad value '%s' for %s%s\n\n", optarg, longindex >= 0 ? "--" : "",
+                    longindex >= 0 ? opts[longindex].name : short_form);
             train_usage(stderr);
             return 2;
         }
+        longindex = -1;
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
-    if (!def || (strcmp(def->id, "mlp") && strcmp(def->id, "cnn")) || epochs < 1 || batch < 1 || threads < 0) {
+    if (!def || (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))) {
         if (optind + 1 == argc && !def) fprintf(stderr, "tjit train: unknown model '%s'\n\n", argv[optind]);
         train_usage(stderr);
         return 2;

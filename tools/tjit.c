@@ -16,7 +16,7 @@ static const command commands[] = {
     {"train", cmd_train, "train mlp or cnn on Fashion-MNIST (eager, traced or decomposed)"},
     {"eval", cmd_eval, "test accuracy of saved parameters"},
     {"trace", cmd_trace, "trace a model's forward pass or training step and print the graph"},
-    {"profile", cmd_profile, "replay a model's traced forward pass with the profiler (table, Chrome trace)"},
+    {"profile", cmd_profile, "replay a traced forward pass or training step with the profiler (table, Chrome trace)"},
     {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},

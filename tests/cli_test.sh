@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The tjit command's error paths (issue 8): every subcommand answers --help
+# with its usage on stdout and status 0; a bad option or value prints what was
+# wrong and the usage on stderr and exits 2; a missing file or data set exits 1
+# with a message naming it. Also a trace -> graph round trip.
+#   cli_test.sh TJIT
+set -uo pipefail
+
+tjit=${1:?usage: cli_test.sh TJIT}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-cli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect STATUS PATTERN STREAM ARGS...: runs `tjit ARGS...` and checks its exit
+# status and that STREAM (out or err) matches the extended regex PATTERN.
+expect() {
+    local want=$1 pattern=$2 stream=$3
+    shift 3
+    "$tjit" "$@" >"$work/out" 2>"$work/err" </dev/null
+    local got=$?
+    if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$work/$stream"; then
+        echo "FAIL: tjit $* -> status $got (want $want), $stream should match /$pattern/" >&2
+        sed 's/^/  stdout: /' "$work/out" | head -n 5 >&2
+        sed 's/^/  stderr: /' "$work/err" | head -n 5 >&2
+        failures=$((failures + 1))
+    fi
+}
+
+expect 2 '^usage: tjit <command>' err
+expect 2 "unknown command 'nope'" err nope
+expect 0 '^usage: tjit <command>' out --help
+for cmd in conform ops train eval trace profile bench decomps graph demo; do
+    expect 0 "^usage: tjit $cmd" out "$cmd" --help
+    expect 2 "usage: tjit $cmd" err "$cmd" --no-such-option
+done
+
+expect 2 "unknown model 'rnn'" err train rnn
+expect 2 "bad value 'fast' for --mode" err train mlp --mode fast
+expect 2 "bad value '0' for --epochs" err train mlp --epochs 0
+expect 2 "bad value 'x' for --epochs" err train mlp --epochs x
+expect 2 "bad value '-3' for --batch-size" err train mlp --batch-size -3
+expect 2 "bad value '-1' for --threads" err train mlp --threads -1
+expect 2 'usage: tjit train' err train mlp cnn
+expect 1 'Fashion-MNIST not found in .*dataset-fashion-mnist' err train mlp --data "$work/no-such-dir"
+expect 2 'usage: tjit eval' err eval mlp
+expect 1 "cannot open '$work/missing.safetensors'" err eval mlp --load "$work/missing.safetensors"
+expect 2 'usage: tjit trace' err trace gpt --format xml
+expect 2 'usage: tjit trace' err trace gpt --tracing-mode bad
+expect 2 "unknown model 'nope'" err trace nope
+expect 2 "unknown benchmark 'nosuch'" err bench nosuch
+expect 2 "bad --threads '0'" err bench mlp --threads 0
+expect 2 "bad --runs '0'" err bench mlp --runs 0
+expect 2 'block768 has no training step' err profile block768 --train
+expect 2 'usage: tjit profile' err profile
+expect 2 'usage: tjit graph' err graph
+expect 1 "cannot read '$work/missing.txt'" err graph "$work/missing.txt"
+expect 2 'usage: tjit ops' err ops --kind bad
+expect 2 'usage: tjit demo' err demo extra
+expect 1 '0 passed, 1 failed' out conform "$work/no-such-case"
+
+# A printed graph parses back and prints the same.
+expect 0 '^graph\(' out trace mlp --train
+cp "$work/out" "$work/mlp.txt"
+expect 0 '^graph\(' out graph "$work/mlp.txt"
+cmp -s "$work/out" "$work/mlp.txt" || { echo "FAIL: tjit graph does not print back what tjit trace printed" >&2; failures=$((failures + 1)); }
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed" >&2; exit 1; }
+echo "all checks passed"
