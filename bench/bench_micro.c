@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
 
+#include "models/bench_clock.h"
 #include "tjit/tjit.h"
 
 #define RUNS 25
@@ -41,27 +41,7 @@
 #define ELEMENTWISE_N ((int64_t)16 << 20)
 #define ELEMENTWISE_CALLS 4
 
-static double clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static double now_ns(void) { return bench_clock_ns(CLOCK_MONOTONIC); }
 
 /* One measured figure: the median time per call over `runs` runs of
  * `calls` calls each, and the minor page faults per call over all runs. */
@@ -78,16 +58,16 @@ static figure measure(body_fn body, void *ctx, int calls, int runs)
 {
     double t[DISPATCH_RUNS], cpu[DISPATCH_RUNS];
     body(ctx, calls); /* warm-up: caches, storage cache, thread pool */
-    long f0 = minor_faults();
+    long f0 = bench_minor_faults();
     for (int r = 0; r < runs; r++) {
-        double c = clock_ns(CLOCK_THREAD_CPUTIME_ID), s = now_ns();
+        double c = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID), s = now_ns();
         body(ctx, calls);
         t[r] = (now_ns() - s) / calls;
-        cpu[r] = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c) / calls;
+        cpu[r] = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c) / calls;
     }
-    long f1 = minor_faults();
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
-    qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
+    long f1 = bench_minor_faults();
+    qsort(t, (size_t)runs, sizeof *t, bench_cmp_double);
+    qsort(cpu, (size_t)runs, sizeof *cpu, bench_cmp_double);
     figure f = {t[runs / 2], t[0], cpu[runs / 2], (double)(f1 - f0) / ((double)runs * calls)};
     return f;
 }
@@ -205,7 +185,7 @@ typedef struct {
 
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return v[n / 2];
 }
 
@@ -217,12 +197,12 @@ static void measure_streams(stream_case *cases, int n, stream_ctx *c)
     for (int k = 0; k < n; k++) cases[k].body(c, 1); /* warm-up */
     for (int r = 0; r < RUNS; r++) {
         for (int k = 0; k < n; k++) {
-            long f0 = minor_faults();
-            double s = now_ns(), cs = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            long f0 = bench_minor_faults();
+            double s = now_ns(), cs = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
             cases[k].body(c, ELEMENTWISE_CALLS);
             double ns = (now_ns() - s) / ELEMENTWISE_CALLS;
-            double cpu_ns = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cs) / ELEMENTWISE_CALLS;
-            cases[k].faults += minor_faults() - f0;
+            double cpu_ns = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cs) / ELEMENTWISE_CALLS;
+            cases[k].faults += bench_minor_faults() - f0;
             cases[k].gbs[r] = cases[k].bytes / ns; /* bytes per ns = GB/s */
             cases[k].cpu_gbs[r] = cases[k].bytes / cpu_ns;
             cases[k].ratio[r] = cases[k].gbs[r] / cases[0].gbs[r];

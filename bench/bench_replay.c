@@ -27,10 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "models.h"
+#include "models/bench_clock.h"
 #include "runtime/internal.h"
 #include "step.h"
 #include "tjit/tjit.h"
@@ -38,34 +38,11 @@
 #define RUNS 25
 #define CHAIN 10000
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double now_ns(void) { return bench_clock_ns(CLOCK_MONOTONIC); }
 
 /* CPU time of the calling thread: time spent descheduled does not count,
  * so it is robust to other load on the machine. */
-static double cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static double cpu_ns(void) { return bench_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 static void fail(const char *what)
 {
@@ -86,16 +63,16 @@ static figure measure(body_fn body, void *ctx)
     double t[RUNS], c[RUNS];
     body(ctx); /* warm-up: caches, arenas, thread pool */
     body(ctx);
-    long f0 = minor_faults();
+    long f0 = bench_minor_faults();
     for (int r = 0; r < RUNS; r++) {
         double s = now_ns(), sc = cpu_ns();
         body(ctx);
         c[r] = cpu_ns() - sc;
         t[r] = now_ns() - s;
     }
-    long f1 = minor_faults();
-    qsort(t, RUNS, sizeof *t, cmp_double);
-    qsort(c, RUNS, sizeof *c, cmp_double);
+    long f1 = bench_minor_faults();
+    qsort(t, RUNS, sizeof *t, bench_cmp_double);
+    qsort(c, RUNS, sizeof *c, bench_cmp_double);
     return (figure){t[RUNS / 2], t[0], c[RUNS / 2], (double)(f1 - f0) / RUNS};
 }
 
@@ -116,14 +93,14 @@ static pair_figure measure_pair(body_fn a, body_fn b, void *ctx)
     b(ctx);
     long fa = 0, fb = 0;
     for (int r = 0; r < RUNS; r++) {
-        long f0 = minor_faults();
+        long f0 = bench_minor_faults();
         double s = now_ns(), sc = cpu_ns();
         a(ctx);
         double m = now_ns(), mc = cpu_ns();
-        long f1 = minor_faults();
+        long f1 = bench_minor_faults();
         b(ctx);
         double e = now_ns(), ec = cpu_ns();
-        fb += minor_faults() - f1;
+        fb += bench_minor_faults() - f1;
         fa += f1 - f0;
         ta[r] = m - s;
         tb[r] = e - m;
@@ -132,12 +109,12 @@ static pair_figure measure_pair(body_fn a, body_fn b, void *ctx)
         rw[r] = ta[r] / tb[r];
         rc[r] = ca[r] / cb[r];
     }
-    qsort(ta, RUNS, sizeof *ta, cmp_double);
-    qsort(tb, RUNS, sizeof *tb, cmp_double);
-    qsort(ca, RUNS, sizeof *ca, cmp_double);
-    qsort(cb, RUNS, sizeof *cb, cmp_double);
-    qsort(rw, RUNS, sizeof *rw, cmp_double);
-    qsort(rc, RUNS, sizeof *rc, cmp_double);
+    qsort(ta, RUNS, sizeof *ta, bench_cmp_double);
+    qsort(tb, RUNS, sizeof *tb, bench_cmp_double);
+    qsort(ca, RUNS, sizeof *ca, bench_cmp_double);
+    qsort(cb, RUNS, sizeof *cb, bench_cmp_double);
+    qsort(rw, RUNS, sizeof *rw, bench_cmp_double);
+    qsort(rc, RUNS, sizeof *rc, bench_cmp_double);
     return (pair_figure){{ta[RUNS / 2], ta[0], ca[RUNS / 2], (double)fa / RUNS},
                          {tb[RUNS / 2], tb[0], cb[RUNS / 2], (double)fb / RUNS},
                          rw[RUNS / 2], rc[RUNS / 2]};

@@ -261,6 +261,17 @@ def micro_targets(tj, threads_list):
         text = "n/a" if ok is None else "met" if ok else "**missed**"
         return text + ("" if ok_cpu is None else f" (thread CPU time: {'met' if ok_cpu else 'missed'})")
 
+    def cpu_ratio(slow, fast, nt):
+        """slow's thread CPU time over fast's (1 thread only, else None)."""
+        return slow["cpu_ms"] / fast["cpu_ms"] if nt == 1 and fast.get("cpu_ms") and slow.get("cpu_ms") else None
+
+    def ratio_row(target, got, ratio, cpu, need, unit):
+        """The row of a target `ratio >= need` (and `cpu >= need` for the
+        CPU-time ratio when there is one); unit "%" or "x" shows the ratios."""
+        show = (lambda v: f"{100 * v:.0f}%") if unit == "%" else (lambda v: f"{v:.2f}x")
+        lines.append(f"| {target} | {got}: {show(ratio)}" + (f" (CPU time {show(cpu)})" if cpu else "") + " | "
+                     f"{verdict(ratio >= need, None if cpu is None else cpu >= need)} |")
+
     d = tj.get("dispatch", "dispatch", "eager", 1)
     if d:
         cpu = cpu_value(d)
@@ -294,20 +305,14 @@ def micro_targets(tj, threads_list):
                          f"{verdict(r['value'] >= want, None if cpu is None else cpu >= want)}{same_run} |")
         mm, blas = tj.get("mm", "mm", "eager", nt), tj.get("mm_cblas", "mm_cblas", "eager", nt)
         if mm and blas:
-            ratio = mm["value"] / blas["value"]
-            cpu = blas["cpu_ms"] / mm["cpu_ms"] if nt == 1 and mm.get("cpu_ms") and blas.get("cpu_ms") else None
-            lines.append(f"| mm 1024^3, {nt} thread{'s' if nt > 1 else ''}: >= 95% of cblas_sgemm in the same run | "
-                         f"{mm['value']:.3g} vs {blas['value']:.3g} GFLOP/s: {100 * ratio:.0f}%"
-                         + (f" (CPU time {100 * cpu:.0f}%)" if cpu else "") + f" | "
-                         f"{verdict(ratio >= 0.95, None if cpu is None else cpu >= 0.95)} |")
+            ratio_row(f"mm 1024^3, {nt} thread{'s' if nt > 1 else ''}: >= 95% of cblas_sgemm in the same run",
+                      f"{mm['value']:.3g} vs {blas['value']:.3g} GFLOP/s", mm["value"] / blas["value"],
+                      cpu_ratio(blas, mm, nt), 0.95, "%")
         f, dec = tj.get("sdpa", "sdpa", "eager", nt), tj.get("sdpa_decomp", "sdpa_decomp", "eager", nt)
         if f and dec:
-            ratio = dec["median_ms"] / f["median_ms"]
-            cpu = dec["cpu_ms"] / f["cpu_ms"] if nt == 1 and f.get("cpu_ms") and dec.get("cpu_ms") else None
-            lines.append(f"| sdpa [1,12,128,64] causal, {nt} thread{'s' if nt > 1 else ''}: fused at least as fast as "
-                         f"matmul-softmax-matmul | {f['median_ms']:.3f} vs {dec['median_ms']:.3f} ms: {ratio:.2f}x"
-                         + (f" (CPU time {cpu:.2f}x)" if cpu else "") + f" | "
-                         f"{verdict(ratio >= 1.0, None if cpu is None else cpu >= 1.0)} |")
+            ratio_row(f"sdpa [1,12,128,64] causal, {nt} thread{'s' if nt > 1 else ''}: fused at least as fast as "
+                      "matmul-softmax-matmul", f"{f['median_ms']:.3f} vs {dec['median_ms']:.3f} ms",
+                      dec["median_ms"] / f["median_ms"], cpu_ratio(dec, f, nt), 1.0, "x")
     return "\n".join(lines)
 
 

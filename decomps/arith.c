@@ -9,9 +9,8 @@
 #include "util.h"
 
 /* The result dtype the shape function decides (after its checks). */
-#define CHECKED_DTYPE(ident, args, dt)                                          \
-    tj_meta m_[1];                                                              \
-    if (tj_dc_check(TJ_OPS(ident), args, m_) != TJ_OK) return tj_last_status(); \
+#define CHECKED_DTYPE(ident, args, dt) \
+    TJ_DC_CHECK(ident, args, m_);      \
     tj_dtype dt = m_[0].dtype
 
 /* neg(x) = x * -1 (exact for floats; wraps for int64 as the kernel does). */

@@ -20,66 +20,33 @@ static tj_tensor *logical_or(tj_tensor *a, tj_tensor *b) { return tj_where(a, bo
 /* x != x: true where x is nan (never for integers). */
 static tj_tensor *isnan_(tj_tensor *x) { return tj_eq(tj_eq(x, x), bool_const(false)); }
 
-static tj_status ne(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(ne_Tensor), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(tj_eq(tj_eq(args[0].u.t, args[1].u.t), bool_const(false)), outs);
-}
-
-static tj_status gt(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(gt_Tensor), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(tj_lt(args[1].u.t, args[0].u.t), outs);
-}
-
 static tj_tensor *less_equal(tj_tensor *a, tj_tensor *b) { return logical_or(tj_lt(a, b), tj_eq(a, b)); }
-
-static tj_status le(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(le_Tensor), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(less_equal(args[0].u.t, args[1].u.t), outs);
-}
-
-static tj_status ge(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(ge_Tensor), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(tj_le(args[1].u.t, args[0].u.t), outs);
-}
-
-/* The Scalar overloads compare in result_type(self, other). */
-static tj_status eq_scalar(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(eq_Scalar), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(tj_eq(args[0].u.t, tj_dc_scalar(&args[1], tj_result_type(args, 2))), outs);
-}
-
-static tj_status gt_scalar(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(gt_Scalar), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(tj_lt(tj_dc_scalar(&args[1], tj_result_type(args, 2)), args[0].u.t), outs);
-}
 
 static tj_tensor *min2(tj_tensor *a, tj_tensor *b) { return tj_where(logical_or(tj_lt(b, a), isnan_(b)), b, a); }
 
-static tj_status minimum(const tj_value *args, tj_value *outs)
-{
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(minimum), args, m) != TJ_OK) return tj_last_status();
-    return tj_dc_done(min2(args[0].u.t, args[1].u.t), outs);
-}
+/* A decomposition that runs the shape function of TJ_OPS(ident) (the
+ * kernel's checks and errors), then returns EXPR, written over args. */
+#define CHECKED(name, ident, EXPR)                              \
+    static tj_status name(const tj_value *args, tj_value *outs) \
+    {                                                           \
+        TJ_DC_CHECK(ident, args, m);                            \
+        return tj_dc_done((EXPR), outs);                        \
+    }
+
+CHECKED(ne, ne_Tensor, tj_eq(tj_eq(args[0].u.t, args[1].u.t), bool_const(false)))
+CHECKED(gt, gt_Tensor, tj_lt(args[1].u.t, args[0].u.t))
+CHECKED(le, le_Tensor, less_equal(args[0].u.t, args[1].u.t))
+CHECKED(ge, ge_Tensor, tj_le(args[1].u.t, args[0].u.t))
+/* The Scalar overloads compare in result_type(self, other). */
+CHECKED(eq_scalar, eq_Scalar, tj_eq(args[0].u.t, tj_dc_scalar(&args[1], tj_result_type(args, 2))))
+CHECKED(gt_scalar, gt_Scalar, tj_lt(tj_dc_scalar(&args[1], tj_result_type(args, 2)), args[0].u.t))
+CHECKED(minimum, minimum, min2(args[0].u.t, args[1].u.t))
 
 /* clamp(x, lo?, hi?) with Scalar bounds, as the kernel: with both bounds a
  * nan one gives nan everywhere; a single nan bound is ignored. */
 static tj_status clamp(const tj_value *args, tj_value *outs)
 {
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(clamp), args, m) != TJ_OK) return tj_last_status();
+    TJ_DC_CHECK(clamp, args, m);
     tj_dtype dt = m[0].dtype;
     bool has_lo = args[1].kind != TJ_V_NONE, has_hi = args[2].kind != TJ_V_NONE;
     bool lo_nan = has_lo && isnan(tj_value_as_double(&args[1])), hi_nan = has_hi && isnan(tj_value_as_double(&args[2]));
@@ -95,8 +62,7 @@ static tj_status clamp(const tj_value *args, tj_value *outs)
 /* clamp.Tensor: maximum / minimum, which let nan through from every side. */
 static tj_status clamp_tensor(const tj_value *args, tj_value *outs)
 {
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(clamp_Tensor), args, m) != TJ_OK) return tj_last_status();
+    TJ_DC_CHECK(clamp_Tensor, args, m);
     tj_tensor *x = args[0].u.t, *lo = tj_dc_opt(&args[1]), *hi = tj_dc_opt(&args[2]);
     if (lo) x = tj_maximum(x, lo);
     if (hi) x = min2(x, hi);
@@ -106,8 +72,7 @@ static tj_status clamp_tensor(const tj_value *args, tj_value *outs)
 /* masked_fill(self, mask, value) keeps self's dtype. */
 static tj_status masked_fill(const tj_value *args, tj_value *outs)
 {
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(masked_fill_Scalar), args, m) != TJ_OK) return tj_last_status();
+    TJ_DC_CHECK(masked_fill_Scalar, args, m);
     tj_tensor *self = args[0].u.t;
     return tj_dc_done(tj_where(args[1].u.t, tj_dc_scalar(&args[2], tj_tensor_dtype(self)), self), outs);
 }

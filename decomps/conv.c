@@ -16,12 +16,12 @@
  *   convolution_backward: grad_weight = rows of the gradient @ columns^T,
  *     grad_input the transposed convolution of the gradient (the plain one
  *     for a transposed convolution), grad_bias a sum.
- * float32 operands are converted to float64 by the copies that lay them
- * out, and products and col2im sums run in float64, rounded once: the
- * result is the correctly rounded value (the kernel's float32 GEMM can only
- * be as close or further, whatever its summation order), and the bias is
- * added after the rounding as the kernel adds it. The shape functions check
- * the arguments and give the output sizes. */
+ * Products and col2im sums run in the input dtype, as the kernel's: each
+ * output is the same sum of products as the kernel's, in another order
+ * (the decomposition verifier allows for that, see
+ * tools/decomp_verify.h), and the bias is added after the products as the
+ * kernel adds it. The shape functions check the arguments and give the
+ * output sizes. */
 #include "windows.h"
 
 #define MAX_SPATIAL 3
@@ -57,25 +57,21 @@ static int64_t prod(const int64_t *v, int n)
     return r;
 }
 
-/* The accumulation dtype of a product of `dt` operands. */
-static tj_dtype acc_dtype(tj_dtype dt) { return dt == TJ_FLOAT32 ? TJ_FLOAT64 : dt; }
-
-/* t [N, C, S..] as [groups, C/groups, N * prod(S)] of dtype `dt` (one copy
- * that also converts). */
-static tj_tensor *channel_rows(tj_tensor *t, int64_t groups, tj_dtype dt)
+/* t [N, C, S..] as [groups, C/groups, N * prod(S)] (one copy). */
+static tj_tensor *channel_rows(tj_tensor *t, int64_t groups)
 {
     if (!t) return NULL;
     const int64_t *sh = tj_tensor_shape(t);
     int nd = tj_tensor_ndim(t);
     int64_t N = sh[0], C = sh[1], S = prod(sh + 2, nd - 2);
     int64_t split[4] = {N, groups, C / groups, S}, perm[4] = {1, 2, 0, 3}, rows[3] = {groups, C / groups, N * S};
-    return tj_reshape(tj_dc_to(tj_permute(tj_reshape(t, split, 4), perm, 4), dt), rows, 3);
+    return tj_reshape(tj_permute(tj_reshape(t, split, 4), perm, 4), rows, 3);
 }
 
 /* Columns of a convolution of x [N, C, S..] with kernel sizes k giving
- * `out` positions per dim, of dtype `dt`: [groups, C/groups * prod(k),
- * N*L], row (c, k_1..k_n), column (n, o_1..o_n). */
-static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out, tj_dtype dt)
+ * `out` positions per dim: [groups, C/groups * prod(k), N*L], row
+ * (c, k_1..k_n), column (n, o_1..o_n). */
+static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out)
 {
     int n = c->n, nd = 3 + 2 * n;
     int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], g = c->groups;
@@ -89,34 +85,33 @@ static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const in
     }
     perm[2 + n] = 0;
     int64_t cols[3] = {g, C / g * prod(k, n), N * prod(out, n)};
-    /* one copy lays the columns out and converts them */
-    return tj_reshape(tj_dc_to(tj_permute(tj_reshape(win, split, nd), perm, nd), dt), cols, 3);
+    /* one copy lays the columns out */
+    return tj_reshape(tj_permute(tj_reshape(win, split, nd), perm, nd), cols, 3);
 }
 
-/* y [C, N, S..] (any layout) as contiguous images [N, C, S..] of dtype
- * `dt`, plus the bias when there is one. */
-static tj_tensor *to_images(tj_tensor *y, tj_dtype dt, tj_tensor *bias)
+/* y [C, N, S..] (any layout) as contiguous images [N, C, S..], plus the
+ * bias when there is one. */
+static tj_tensor *to_images(tj_tensor *y, tj_tensor *bias)
 {
     if (!y) return NULL;
     int nd = tj_tensor_ndim(y);
     int64_t perm[2 + MAX_SPATIAL] = {1, 0, 2, 3, 4}, bshape[2 + MAX_SPATIAL] = {1, tj_tensor_shape(y)[0], 1, 1, 1};
-    y = tj_permute(y, perm, nd);
-    y = tj_tensor_dtype(y) == dt ? tj_contiguous(y) : tj_to_copy(y, (int)dt);
+    y = tj_contiguous(tj_permute(y, perm, nd));
     return bias && y ? tj_add(y, tj_view(bias, bshape, nd)) : y;
 }
 
 /* A plain convolution with weight w [OC, C/groups, K..] of the input whose
- * columns are `cols`: [N, OC, out..] of dtype `dt`. */
+ * columns are `cols`: [N, OC, out..]. */
 static tj_tensor *conv_cols(tj_tensor *cols, tj_tensor *w, tj_tensor *bias, const conv *c, int64_t N,
-                            const int64_t *out, tj_dtype dt)
+                            const int64_t *out)
 {
     if (!cols) return NULL;
     const int64_t *ws = tj_tensor_shape(w);
     int64_t OC = ws[0], wshape[3] = {c->groups, OC / c->groups, ws[1] * prod(ws + 2, c->n)};
     int64_t shape[2 + MAX_SPATIAL] = {OC, N};
     for (int i = 0; i < c->n; i++) shape[2 + i] = out[i];
-    tj_tensor *y = tj_bmm(tj_reshape(tj_dc_to(w, tj_tensor_dtype(cols)), wshape, 3), cols);
-    return to_images(tj_reshape(y, shape, 2 + c->n), dt, bias);
+    tj_tensor *y = tj_bmm(tj_reshape(w, wshape, 3), cols);
+    return to_images(tj_reshape(y, shape, 2 + c->n), bias);
 }
 
 /* The col2im index: for column entry (k_1..k_n, n, i_1..i_n) of a
@@ -173,15 +168,15 @@ static tj_tensor *col2im(tj_tensor *cols, const conv *c, const int64_t *k, int64
 
 /* A transposed convolution with weight w [Cin, OC/groups, K..] of the
  * input whose rows (channel_rows) are `rows`, `in` positions per dim:
- * [N, OC, out..] of dtype `dt`. */
+ * [N, OC, out..]. */
 static tj_tensor *conv_transposed_rows(tj_tensor *rows, tj_tensor *w, tj_tensor *bias, const conv *c, int64_t N,
-                                       const int64_t *in, const int64_t *out, tj_dtype dt)
+                                       const int64_t *in, const int64_t *out)
 {
     if (!rows) return NULL;
     const int64_t *ws = tj_tensor_shape(w);
     int64_t g = c->groups, ocg = ws[1], wshape[3] = {g, ws[0] / g, ocg * prod(ws + 2, c->n)};
-    tj_tensor *wt = tj_transpose(tj_reshape(tj_dc_to(w, tj_tensor_dtype(rows)), wshape, 3), 1, 2);
-    return to_images(col2im(tj_bmm(wt, rows), c, ws + 2, N, g * ocg, in, out), dt, bias);
+    tj_tensor *wt = tj_transpose(tj_reshape(w, wshape, 3), 1, 2);
+    return to_images(col2im(tj_bmm(wt, rows), c, ws + 2, N, g * ocg, in, out), bias);
 }
 
 static tj_status convolution(const tj_value *args, tj_value *outs)
@@ -193,18 +188,17 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
     conv_read(args, 3, tj_tensor_ndim(w) - 2, &c);
     const int64_t *out = m[0].shape + 2, *in = tj_tensor_shape(x) + 2;
     int64_t N = tj_tensor_shape(x)[0];
-    tj_dtype dt = tj_tensor_dtype(x), acc = acc_dtype(dt);
-    tj_tensor *y = args[6].u.b ? conv_transposed_rows(channel_rows(x, c.groups, acc), w, bias, &c, N, in, out, dt)
-                               : conv_cols(im2col(x, &c, tj_tensor_shape(w) + 2, out, acc), w, bias, &c, N, out, dt);
+    tj_tensor *y = args[6].u.b ? conv_transposed_rows(channel_rows(x, c.groups), w, bias, &c, N, in, out)
+                               : conv_cols(im2col(x, &c, tj_tensor_shape(w) + 2, out), w, bias, &c, N, out);
     return tj_dc_done(y, outs);
 }
 
-/* The weight gradient [OC, C/groups, K..] of dtype `dt` of a plain
- * convolution whose input has columns `cols` and whose output gradient has
- * rows `grows` [groups, OC/groups, N*L]. */
-static tj_tensor *weight_grad(tj_tensor *cols, tj_tensor *grows, const conv *c, const int64_t *k, tj_dtype dt)
+/* The weight gradient [OC, C/groups, K..] of a plain convolution whose
+ * input has columns `cols` and whose output gradient has rows `grows`
+ * [groups, OC/groups, N*L]. */
+static tj_tensor *weight_grad(tj_tensor *cols, tj_tensor *grows, const conv *c, const int64_t *k)
 {
-    tj_tensor *gw = tj_dc_to(tj_bmm(grows, tj_transpose(cols, 1, 2)), dt);
+    tj_tensor *gw = tj_bmm(grows, tj_transpose(cols, 1, 2));
     if (!gw) return NULL;
     const int64_t *gs = tj_tensor_shape(gw);
     int64_t shape[2 + MAX_SPATIAL] = {gs[0] * gs[1], gs[2] / prod(k, c->n)};
@@ -223,16 +217,15 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
     const bool *mask = args[10].u.bools;
     const int64_t *k = tj_tensor_shape(w) + 2, *xs = tj_tensor_shape(x) + 2, *gs = tj_tensor_shape(go) + 2;
     int64_t N = tj_tensor_shape(x)[0];
-    tj_dtype dt = tj_tensor_dtype(x), acc = acc_dtype(dt);
     tj_tensor *gi = NULL, *gw = NULL;
     if (!args[7].u.b) { /* plain: the gradient's rows feed both products */
-        tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups, acc) : NULL;
-        if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs, dt);
-        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs, acc), grows, &c, k, dt);
+        tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups) : NULL;
+        if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs);
+        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs), grows, &c, k);
     } else { /* transposed: a plain convolution of the gradient, x's rows */
-        tj_tensor *cols = mask[0] || mask[1] ? im2col(go, &c, k, xs, acc) : NULL;
-        if (mask[0]) gi = conv_cols(cols, w, NULL, &c, N, xs, dt);
-        if (mask[1]) gw = weight_grad(cols, channel_rows(x, c.groups, acc), &c, k, dt);
+        tj_tensor *cols = mask[0] || mask[1] ? im2col(go, &c, k, xs) : NULL;
+        if (mask[0]) gi = conv_cols(cols, w, NULL, &c, N, xs);
+        if (mask[1]) gw = weight_grad(cols, channel_rows(x, c.groups), &c, k);
     }
     if ((mask[0] && !gi) || (mask[1] && !gw)) return tj_last_status();
     outs[0] = mask[0] ? tj_v_tensor(gi) : tj_v_none();

@@ -15,8 +15,7 @@ static tj_status write_back(const tj_value *args, tj_tensor *r, tj_value *outs)
 #define INPLACE(name, ident, EXPR)                                               \
     static tj_status name(const tj_value *args, tj_value *outs)                  \
     {                                                                            \
-        tj_meta m[1];                                                            \
-        if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status(); \
+        TJ_DC_CHECK(ident, args, m);                                             \
         tj_tensor *self = args[0].u.t;                                           \
         (void)self;                                                              \
         return write_back(args, (EXPR), outs);                              \

@@ -14,13 +14,9 @@
  * The shape functions of the decomposed operators check the arguments. */
 #include "util.h"
 
-#define CHECK(ident, args, m)                                                  \
-    tj_meta m[TJ_MAX_RETURNS];                                                 \
-    if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status()
-
 static tj_status transpose(const tj_value *args, tj_value *outs)
 {
-    CHECK(transpose_int, args, m);
+    TJ_DC_CHECK(transpose_int, args, m);
     tj_tensor *x = args[0].u.t;
     int nd = tj_tensor_ndim(x), d0, d1;
     tj_wrap_dim("aten::transpose.int", args[1].u.i, nd, &d0);
@@ -32,7 +28,7 @@ static tj_status transpose(const tj_value *args, tj_value *outs)
 
 static tj_status t(const tj_value *args, tj_value *outs)
 {
-    CHECK(t, args, m);
+    TJ_DC_CHECK(t, args, m);
     tj_tensor *x = args[0].u.t;
     if (tj_tensor_ndim(x) < 2) return tj_dc_done(tj_view(x, m[0].shape, m[0].ndim), outs);
     int64_t perm[2] = {1, 0};
@@ -42,23 +38,30 @@ static tj_status t(const tj_value *args, tj_value *outs)
 /* unsqueeze and squeeze.dim: a view to the shape the shape function gives. */
 static tj_status unsqueeze(const tj_value *args, tj_value *outs)
 {
-    CHECK(unsqueeze, args, m);
+    TJ_DC_CHECK(unsqueeze, args, m);
     return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
 }
 
 static tj_status squeeze_dim(const tj_value *args, tj_value *outs)
 {
-    CHECK(squeeze_dim, args, m);
+    TJ_DC_CHECK(squeeze_dim, args, m);
     return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
+}
+
+/* The dim (into *d) and the index of select / select_scatter on x, wrapped
+ * (the shape function has checked both). */
+static int64_t wrap_select(const char *op, const tj_tensor *x, int64_t dim, int64_t index, int *d)
+{
+    tj_wrap_dim(op, dim, tj_tensor_ndim(x), d);
+    return index < 0 ? index + tj_tensor_shape(x)[*d] : index;
 }
 
 static tj_status select(const tj_value *args, tj_value *outs)
 {
-    CHECK(select_int, args, m);
+    TJ_DC_CHECK(select_int, args, m);
     tj_tensor *x = args[0].u.t;
     int d;
-    tj_wrap_dim("aten::select.int", args[1].u.i, tj_tensor_ndim(x), &d);
-    int64_t index = args[2].u.i < 0 ? args[2].u.i + tj_tensor_shape(x)[d] : args[2].u.i;
+    int64_t index = wrap_select("aten::select.int", x, args[1].u.i, args[2].u.i, &d);
     tj_tensor *s = tj_slice(x, d, true, index, true, index + 1, 1);
     return tj_dc_done(tj_view(s, m[0].shape, m[0].ndim), outs);
 }
@@ -67,7 +70,7 @@ static tj_status select(const tj_value *args, tj_value *outs)
  * says so by aliasing), else a view of a contiguous copy. */
 static tj_status unsafe_view(const tj_value *args, tj_value *outs)
 {
-    CHECK(_unsafe_view, args, m);
+    TJ_DC_CHECK(_unsafe_view, args, m);
     tj_tensor *x = args[0].u.t;
     if (m[0].alias < 0) x = tj_to_copy(x, -1);
     return tj_dc_done(tj_view(x, m[0].shape, m[0].ndim), outs);
@@ -75,7 +78,7 @@ static tj_status unsafe_view(const tj_value *args, tj_value *outs)
 
 static tj_status clone(const tj_value *args, tj_value *outs)
 {
-    CHECK(clone, args, m);
+    TJ_DC_CHECK(clone, args, m);
     return tj_dc_done(tj_to_copy(args[0].u.t, -1), outs);
 }
 
@@ -83,7 +86,7 @@ static tj_status clone(const tj_value *args, tj_value *outs)
  * legacy rule the shape function applies). */
 static tj_status cat(const tj_value *args, tj_value *outs)
 {
-    CHECK(cat, args, m);
+    TJ_DC_CHECK(cat, args, m);
     int d = 0;
     if (m[0].ndim > 0) tj_wrap_dim("aten::cat", args[1].u.i, m[0].ndim, &d);
     tj_tensor *r = tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype);
@@ -101,11 +104,10 @@ static tj_status cat(const tj_value *args, tj_value *outs)
 
 static tj_status select_scatter(const tj_value *args, tj_value *outs)
 {
-    CHECK(select_scatter, args, m);
+    TJ_DC_CHECK(select_scatter, args, m);
     tj_tensor *self = args[0].u.t;
     int d;
-    tj_wrap_dim("aten::select_scatter", args[2].u.i, tj_tensor_ndim(self), &d);
-    int64_t index = args[3].u.i < 0 ? args[3].u.i + tj_tensor_shape(self)[d] : args[3].u.i;
+    int64_t index = wrap_select("aten::select_scatter", self, args[2].u.i, args[3].u.i, &d);
     tj_tensor *src = tj_unsqueeze(args[1].u.t, d);
     return tj_dc_done(tj_slice_scatter(self, src, d, true, index, true, index + 1, 1), outs);
 }
@@ -113,20 +115,20 @@ static tj_status select_scatter(const tj_value *args, tj_value *outs)
 /* copy(self, src): src broadcast to self's shape, in self's dtype. */
 static tj_status copy(const tj_value *args, tj_value *outs)
 {
-    CHECK(copy, args, m);
+    TJ_DC_CHECK(copy, args, m);
     tj_tensor *src = tj_expand(args[1].u.t, m[0].shape, m[0].ndim);
     return tj_dc_done(tj_to_copy(src, (int)m[0].dtype), outs);
 }
 
 static tj_status zero(const tj_value *args, tj_value *outs)
 {
-    CHECK(zero, args, m);
+    TJ_DC_CHECK(zero, args, m);
     return tj_dc_done(tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype), outs);
 }
 
 static tj_status fill(const tj_value *args, tj_value *outs)
 {
-    CHECK(fill_Scalar, args, m);
+    TJ_DC_CHECK(fill_Scalar, args, m);
     tj_value v = tj_dc_convert(&args[1], m[0].dtype);
     return tj_dc_done(tj_full(m[0].shape, m[0].ndim, v, (int)m[0].dtype), outs);
 }

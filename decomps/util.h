@@ -26,6 +26,12 @@ static inline tj_status tj_dc_check(const tj_op *op, const tj_value *args, tj_me
     return op->meta(args, m);
 }
 
+/** In a decomposition: declares `tj_meta m[TJ_MAX_RETURNS]`, runs the shape
+ * function of TJ_OPS(ident) on args into it and returns its error. */
+#define TJ_DC_CHECK(ident, args, m) \
+    tj_meta m[TJ_MAX_RETURNS];      \
+    if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status()
+
 /** An optional Tensor argument, or NULL. */
 static inline tj_tensor *tj_dc_opt(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
 

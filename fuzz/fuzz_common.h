@@ -16,6 +16,17 @@
 /** Call once from LLVMFuzzerInitialize. */
 void fuzz_setup(void);
 
+/** Defines LLVMFuzzerInitialize for a target that needs no set-up beyond
+ *  fuzz_setup (the build may rename the entry point: see meson.build). */
+#define FUZZ_INITIALIZE_DEFAULT                       \
+    int LLVMFuzzerInitialize(int *argc, char ***argv) \
+    {                                                 \
+        (void)argc;                                   \
+        (void)argv;                                   \
+        fuzz_setup();                                 \
+        return 0;                                     \
+    }
+
 /** Aborts (a finding) unless a failed call left an error status and a
  * message naming something; `who` is the call, for the report. */
 void fuzz_expect_error(const char *who);

@@ -9,13 +9,7 @@
 #include "fuzz_common.h"
 #include "tracer/graph_internal.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_setup();
-    return 0;
-}
+FUZZ_INITIALIZE_DEFAULT
 
 /* A contiguous input of the placeholder's dtype and shape, small values
  * (valid as indices into small dims). */

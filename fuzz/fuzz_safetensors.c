@@ -7,13 +7,7 @@
 #include "fuzz_common.h"
 #include "tjit/safetensors.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_setup();
-    return 0;
-}
+FUZZ_INITIALIZE_DEFAULT
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

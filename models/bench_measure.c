@@ -1,33 +1,15 @@
 /* Timing of interleaved cases and the result list (see bench.h). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "bench.h"
+#include "bench_clock.h"
 
 #define MAX_ROUNDS 400
 #define BUDGET_MS 250.0
 
-static double clock_ms(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static double clock_ms(clockid_t id) { return bench_clock_ns(id) * 1e-6; }
 
 /* One call of a case: prepare (untimed), then the timed call: wall and
  * thread CPU time in ms, minor faults. */
@@ -35,18 +17,18 @@ static tj_status timed_call(const bench_case *c, double *ms, double *cpu_ms, lon
 {
     tj_status st = c->prepare ? c->prepare(c->ctx) : TJ_OK;
     if (st != TJ_OK) return st;
-    long f0 = minor_faults();
+    long f0 = bench_minor_faults();
     double c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID), t0 = clock_ms(CLOCK_MONOTONIC);
     st = c->call(c->ctx);
     *ms = clock_ms(CLOCK_MONOTONIC) - t0;
     *cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
-    *faults = minor_faults() - f0;
+    *faults = bench_minor_faults() - f0;
     return st;
 }
 
 static double median(double *x, int n)
 {
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 

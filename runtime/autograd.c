@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "autograd_internal.h"
+#include "key_map.h"
 
 /* ---- grad mode ---- */
 
@@ -432,9 +433,7 @@ typedef struct task {
 typedef struct engine {
     task *tasks;
     int n, cap;
-    void **keys; /* open addressing: key -> task index in vals */
-    int *vals;
-    size_t hcap;
+    tj_key_map task_of; /* node or leaf address -> task index */
     int *heap;
     int nheap, heap_cap;
     bool accumulate; /* tj_backward: every leaf is a target, into .grad */
@@ -442,19 +441,7 @@ typedef struct engine {
     int n_inputs;
 } engine;
 
-static size_t hash_slot(const engine *e, const void *key)
-{
-    size_t i = (size_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull) & (e->hcap - 1);
-    while (e->keys[i] && e->keys[i] != key) i = (i + 1) & (e->hcap - 1);
-    return i;
-}
-
-static int task_find(const engine *e, const void *key)
-{
-    if (!e->hcap) return -1;
-    size_t s = hash_slot(e, key);
-    return e->keys[s] ? e->vals[s] : -1;
-}
+static int task_find(const engine *e, const void *key) { return tj_key_map_get(&e->task_of, (uintptr_t)key); }
 
 static bool grow(void **arr, int *cap, int need, size_t elem)
 {
@@ -479,40 +466,13 @@ static int task_get(engine *e, grad_node *node, tj_tensor *leaf, bool *created)
     *created = false;
     int i = task_find(e, key);
     if (i >= 0) return i;
-    if ((size_t)(e->n + 1) * 2 > e->hcap) {
-        size_t hcap = e->hcap ? e->hcap * 2 : 256;
-        void **keys = tj_alloc(hcap * sizeof *keys);
-        int *vals = tj_alloc(hcap * sizeof *vals);
-        if (!keys || !vals) {
-            tj_free(keys, hcap * sizeof *keys);
-            tj_free(vals, hcap * sizeof *vals);
-            tj_oom("autograd engine", hcap * sizeof *keys);
-            return -1;
-        }
-        memset(keys, 0, hcap * sizeof *keys);
-        void **ok = e->keys;
-        int *ov = e->vals;
-        size_t oc = e->hcap;
-        e->keys = keys;
-        e->vals = vals;
-        e->hcap = hcap;
-        for (size_t k = 0; k < oc; k++)
-            if (ok[k]) {
-                size_t s = hash_slot(e, ok[k]);
-                e->keys[s] = ok[k];
-                e->vals[s] = ov[k];
-            }
-        tj_free(ok, oc * sizeof *ok);
-        tj_free(ov, oc * sizeof *ov);
-    }
-    if (!grow((void **)&e->tasks, &e->cap, e->n + 1, sizeof *e->tasks)) return -1;
+    if (!grow((void **)&e->tasks, &e->cap, e->n + 1, sizeof *e->tasks) ||
+        tj_key_map_put(&e->task_of, (uintptr_t)key, e->n, "autograd engine") != TJ_OK)
+        return -1;
     task *t = &e->tasks[e->n];
     memset(t, 0, sizeof *t);
     t->node = node;
     t->leaf = leaf;
-    size_t s = hash_slot(e, key);
-    e->keys[s] = (void *)key;
-    e->vals[s] = e->n;
     *created = true;
     return e->n++;
 }
@@ -522,8 +482,7 @@ static void engine_free(engine *e)
     for (int i = 0; i < e->n; i++)
         for (int k = 0; k < TJ_MAX_RETURNS; k++) tj_tensor_release(e->tasks[i].buf[k]);
     tj_free(e->tasks, sizeof *e->tasks * (size_t)e->cap);
-    tj_free(e->keys, e->hcap * sizeof *e->keys);
-    tj_free(e->vals, e->hcap * sizeof *e->vals);
+    tj_key_map_free(&e->task_of);
     tj_free(e->heap, sizeof *e->heap * (size_t)e->heap_cap);
 }
 

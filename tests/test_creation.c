@@ -9,33 +9,14 @@
 
 #include "runtime/internal.h"
 #include "runtime/random.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static int saved_threads;
-static void open_scope(void)
-{
-    scope = tj_scope_begin();
-    saved_threads = tj_get_num_threads();
-}
-static void close_scope(void)
-{
-    tj_scope_end(scope);
-    tj_set_num_threads(saved_threads);
-}
-TestSuite(create, .init = open_scope, .fini = close_scope);
-TestSuite(random, .init = open_scope, .fini = close_scope);
+TestSuite(create, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(random, .init = test_scope_open, .fini = test_scope_close);
 
 static void expect(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const double *want)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s, want %s", tj_dtype_name(tj_tensor_dtype(t)),
-                 tj_dtype_name(dtype));
-    cr_assert_eq(tj_tensor_ndim(t), ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        cr_assert_eq(tj_tensor_shape(t)[d], shape[d]);
-        n *= shape[d];
-    }
+    int64_t n = test_assert_dtype_shape(t, dtype, ndim, shape);
     for (int64_t i = 0; i < n; i++) {
         double g = tj_tensor_item_at(t, i);
         cr_assert(g == want[i] || (isnan(g) && isnan(want[i])), "[%lld] = %.9g, want %.9g", (long long)i, g, want[i]);

@@ -15,6 +15,7 @@
 
 #include "runtime/internal.h"
 #include "tjit/tjit.h"
+#include "test_util.h"
 #include "tools/decomp_verify.h"
 
 static const char *cases_dir(void)
@@ -25,10 +26,7 @@ static const char *cases_dir(void)
     return path;
 }
 
-static tj_scope *scope;
-static void setup(void) { scope = tj_scope_begin(); }
-static void teardown(void) { tj_scope_end(scope); }
-TestSuite(decomps, .init = setup, .fini = teardown);
+TestSuite(decomps, .init = test_scope_open, .fini = test_scope_close);
 
 /* ---- helpers: one operator call traced under the core table ---- */
 
@@ -52,15 +50,6 @@ static tj_status call_op(void *ctx, tj_tensor *const *inputs, int n_inputs, tj_t
     return TJ_OK;
 }
 
-static bool only_primitives(const tj_graph *g)
-{
-    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
-        const tj_op *op = tj_graph_node_op(g, i);
-        if (op && tj_op_kind_of(op) != TJ_OP_PRIMITIVE) return false;
-    }
-    return true;
-}
-
 /* Traces `name` on args under the core table (tensor args are the graph's
  * inputs), checks the graph holds primitives only and runs it; the defined
  * outputs land in outs. */
@@ -76,19 +65,18 @@ static tj_status decomposed(const char *name, const tj_value *args, tj_tensor **
     tj_graph *g = tj_make_fx(call_op, &c, inputs, n, core, TJ_TRACE_REAL);
     tj_decomp_table_free(core);
     if (!g) return tj_last_status();
-    cr_expect(only_primitives(g), "the decomposed graph of %s keeps a composite", name);
+    cr_expect(test_only_primitives(g), "the decomposed graph of %s keeps a composite", name);
     tj_status st = tj_graph_run(g, inputs, n, outs);
     tj_graph_free(g);
     return st;
 }
-
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *v) { return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, v); }
 
 #define T(x) tj_v_tensor(x)
 
 /* ---- the harness ---- */
 
 static tj_status wrong(const tj_value *args, tj_value *outs);
+static tj_status slightly_wrong(const tj_value *args, tj_value *outs);
 
 Test(decomps, every_decomposition_matches_its_kernel_on_cases_and_variants, .timeout = 600)
 {
@@ -120,6 +108,15 @@ Test(decomps, verifier_reports_a_wrong_decomposition)
               row.first_violation);
 }
 
+/* relu times 1 + 2^-20: a few float32 ulps off */
+static tj_status slightly_wrong(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    tj_tensor *r = tj_mul_scalar(tj_maximum(x, tj_zeros(NULL, 0, (int)tj_tensor_dtype(x))), tj_v_float(1 + 0x1p-20));
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
 /* relu plus 1e-3: a decomposition the harness must reject */
 static tj_status wrong(const tj_value *args, tj_value *outs)
 {
@@ -127,6 +124,74 @@ static tj_status wrong(const tj_value *args, tj_value *outs)
     tj_tensor *r = tj_add_scalar(tj_maximum(x, tj_zeros(NULL, 0, (int)tj_tensor_dtype(x))), tj_v_float(1e-3));
     outs[0] = tj_v_tensor(r);
     return r ? TJ_OK : tj_last_status();
+}
+
+/* convolution moved by `scale` times n u sum |x*w| (u = 2^-24, n the
+ * terms of each output): the registered decomposition run on the inputs,
+ * on their absolute values and on ones. */
+static tj_decomp_fn real_convolution;
+
+static tj_tensor *ones_like(tj_tensor *t) { return tj_ones(tj_tensor_shape(t), tj_tensor_ndim(t), (int)tj_tensor_dtype(t)); }
+static tj_tensor *same(tj_tensor *t) { return t; }
+
+static tj_tensor *convolution_of(const tj_value *args, tj_tensor *(*f)(tj_tensor *))
+{
+    tj_value a[9], out;
+    memcpy(a, args, sizeof a);
+    for (int i = 0; i < 3; i++)
+        if (a[i].kind == TJ_V_TENSOR) a[i].u.t = f(a[i].u.t);
+    return real_convolution(a, &out) == TJ_OK ? out.u.t : NULL;
+}
+
+static tj_status shifted_convolution(const tj_value *args, tj_value *outs, double scale)
+{
+    tj_tensor *y = convolution_of(args, same), *sum_abs = convolution_of(args, tj_abs);
+    tj_tensor *terms = convolution_of(args, ones_like);
+    tj_tensor *r = tj_add(y, tj_mul_scalar(tj_mul(terms, sum_abs), tj_v_float(scale * 0x1p-24)));
+    outs[0] = tj_v_tensor(r);
+    return r ? TJ_OK : tj_last_status();
+}
+
+static tj_status half_bound_convolution(const tj_value *args, tj_value *outs) { return shifted_convolution(args, outs, 0.5); }
+static tj_status twice_bound_convolution(const tj_value *args, tj_value *outs) { return shifted_convolution(args, outs, 2); }
+
+static tj_verify_row verify_convolution_with(tj_decomp_fn fn)
+{
+    const tj_op *conv = tj_op_find("aten::convolution");
+    real_convolution = conv->decomp;
+    cr_assert_eq(tj_register_decomposition(conv, fn, "shifted_convolution"), TJ_OK);
+    tj_verify_row row;
+    const tj_op *ops[1] = {conv};
+    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
+    return row;
+}
+
+Test(decomps, verifier_allows_a_reordered_sum_its_float32_bound_covers)
+{
+    /* off by half the bound: beyond the kernel's error in some samples,
+     * accepted there only thanks to the bound */
+    tj_verify_row row = verify_convolution_with(half_bound_convolution);
+    cr_expect_eq(row.violations, 0, "%s", row.first_violation);
+    cr_expect_gt(row.reordered, 0);
+}
+
+Test(decomps, verifier_rejects_a_sum_beyond_its_float32_bound)
+{
+    tj_verify_row row = verify_convolution_with(twice_bound_convolution);
+    cr_expect_gt(row.violations, 0);
+    cr_expect(strstr(row.first_violation, "beyond the reordering bound"), "%s", row.first_violation);
+}
+
+Test(decomps, verifier_keeps_the_plain_rule_for_operators_that_do_not_reorder)
+{
+    /* relu is not in the reordering table: off by 2^-20 relative fails */
+    const tj_op *relu = tj_op_find("aten::relu");
+    cr_assert_eq(tj_register_decomposition(relu, slightly_wrong, "slightly_wrong_relu"), TJ_OK);
+    tj_verify_row row;
+    const tj_op *ops[1] = {relu};
+    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
+    cr_expect_gt(row.violations, 0);
+    cr_expect_eq(row.reordered, 0);
 }
 
 /* ---- the primitive set ---- */
@@ -184,7 +249,7 @@ Test(decomps, core_table_lowers_implicit_composites_to_primitives_in_both_modes)
     for (int mode = 0; mode < 2; mode++) {
         tj_graph *g = tj_make_fx(model_like, NULL, in, 5, core, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
         cr_assert_not_null(g, "%s", tj_last_error());
-        cr_expect(only_primitives(g));
+        cr_expect(test_only_primitives(g));
         cr_expect_gt(tj_graph_num_calls(g), 20);
         tj_graph_free(g);
     }
@@ -197,7 +262,8 @@ Test(decomps, addmm_with_beta_zero_ignores_nan_in_self)
 {
     int64_t s2[2] = {2, 2};
     const float nan_self[4] = {NAN, INFINITY, -INFINITY, NAN}, a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1};
-    tj_value args[5] = {T(f32(2, s2, nan_self)), T(f32(2, s2, a)), T(f32(2, s2, b)), tj_v_int(0), tj_v_int(1)};
+    tj_value args[5] = {T(test_f32(2, s2, nan_self)), T(test_f32(2, s2, a)), T(test_f32(2, s2, b)), tj_v_int(0),
+                        tj_v_int(1)};
     tj_tensor *r;
     cr_assert_eq(decomposed("aten::addmm", args, &r), TJ_OK, "%s", tj_last_error());
     for (int i = 0; i < 4; i++) cr_expect_eq(tj_tensor_item_at(r, i), a[i]);
@@ -207,7 +273,7 @@ Test(decomps, var_correction_none_large_and_empty)
 {
     int64_t s[1] = {4}, e[1] = {0}, dim[1] = {0};
     const float v[4] = {1, 2, 3, 4}; /* sum of squared deviations 5 */
-    tj_tensor *x = f32(1, s, v), *r;
+    tj_tensor *x = test_f32(1, s, v), *r;
     tj_value none[4] = {T(x), tj_v_ints(dim, 1), tj_v_none(), tj_v_bool(false)};
     cr_assert_eq(decomposed("aten::var.correction", none, &r), TJ_OK);
     cr_expect_float_eq(tj_tensor_item_at(r, 0), 5.0 / 3.0, 1e-6);
@@ -227,7 +293,7 @@ Test(decomps, nll_loss_never_reads_ignored_targets)
 {
     int64_t s[2] = {3, 4}, st[1] = {3};
     const float v[12] = {0};
-    tj_tensor *self = f32(2, s, v), *outs[2];
+    tj_tensor *self = test_f32(2, s, v), *outs[2];
     const int64_t ignored[3] = {-100, -100, -100}, custom[3] = {7, 1, 7};
     tj_tensor *t_ign = tj_tensor_from_data(TJ_INT64, 1, st, ignored), *t_custom = tj_tensor_from_data(TJ_INT64, 1, st, custom);
     /* all ignored, mean: nan loss, zero total weight, zero gradient */
@@ -249,7 +315,7 @@ Test(decomps, log_softmax_far_below_the_max_stays_finite)
 {
     int64_t s[2] = {1, 3};
     const float v[3] = {0, -200, -1000}; /* PyTorch: [0, -200, -1000] */
-    tj_value args[3] = {T(f32(2, s, v)), tj_v_int(1), tj_v_bool(false)};
+    tj_value args[3] = {T(test_f32(2, s, v)), tj_v_int(1), tj_v_bool(false)};
     tj_tensor *r;
     cr_assert_eq(decomposed("aten::_log_softmax", args, &r), TJ_OK);
     for (int i = 0; i < 3; i++) cr_expect_float_eq(tj_tensor_item_at(r, i), v[i], 1e-4);
@@ -259,7 +325,7 @@ Test(decomps, logsumexp_of_an_all_minus_inf_row_is_minus_inf)
 {
     int64_t s[2] = {2, 2}, dim[1] = {1};
     const float v[4] = {-INFINITY, -INFINITY, 0, 0};
-    tj_value args[3] = {T(f32(2, s, v)), tj_v_ints(dim, 1), tj_v_bool(false)};
+    tj_value args[3] = {T(test_f32(2, s, v)), tj_v_ints(dim, 1), tj_v_bool(false)};
     tj_tensor *r;
     cr_assert_eq(decomposed("aten::logsumexp", args, &r), TJ_OK);
     cr_expect(isinf(tj_tensor_item_at(r, 0)) && tj_tensor_item_at(r, 0) < 0);
@@ -270,7 +336,7 @@ Test(decomps, layer_norm_constant_and_offset_rows_exact_to_float32)
 {
     int64_t s[2] = {2, 4}, ns[1] = {4};
     const float v[8] = {3, 3, 3, 3, 10000.5f, 10000, 10001, 10001.5f};
-    tj_value args[5] = {T(f32(2, s, v)), tj_v_ints(ns, 1), tj_v_none(), tj_v_none(), tj_v_float(1e-5)};
+    tj_value args[5] = {T(test_f32(2, s, v)), tj_v_ints(ns, 1), tj_v_none(), tj_v_none(), tj_v_float(1e-5)};
     tj_tensor *outs[3];
     cr_assert_eq(decomposed("aten::native_layer_norm", args, outs), TJ_OK, "%s", tj_last_error());
     /* float64: mean 10000.75, var 0.3125, rstd 1/sqrt(0.31251) */
@@ -287,7 +353,7 @@ Test(decomps, div_rounding_modes_work_on_the_exact_quotient)
 {
     int64_t s[1] = {3};
     const float a[3] = {1, 7, -7}, b[3] = {0.1f, 2, 2}, floor_ref[3] = {9, 3, -4}, trunc_ref[3] = {10, 3, -3};
-    tj_tensor *x = f32(1, s, a), *y = f32(1, s, b);
+    tj_tensor *x = test_f32(1, s, a), *y = test_f32(1, s, b);
     tj_tensor *fl = tj_div_mode(x, y, "floor"), *tr = tj_div_mode(x, y, "trunc");
     cr_assert_not_null(fl);
     for (int i = 0; i < 3; i++) {
@@ -306,7 +372,7 @@ Test(decomps, gelu_tanh_uses_the_float32_formula)
     const float v[6] = {-3, -1, -0.1f, 0.1f, 1, 3};
     const double ref[6] = {-0.0036374330520629883, -0.15880799293518066, -0.046017248183488846,
                            0.053982753306627274,  0.8411920070648193,   2.9963626861572266};
-    tj_tensor *x = f32(1, s, v), *r;
+    tj_tensor *x = test_f32(1, s, v), *r;
     tj_value args[2] = {T(x), tj_v_str("tanh")};
     cr_assert_eq(decomposed("aten::gelu", args, &r), TJ_OK);
     tj_tensor *k = tj_gelu(x, "tanh");
@@ -320,7 +386,7 @@ Test(decomps, clamp_propagates_nan_from_tensor_bounds)
 {
     int64_t s[1] = {3};
     const float x[3] = {1, 2, 3}, lo[3] = {NAN, 0, 0}, hi[3] = {5, NAN, 2};
-    tj_value args[3] = {T(f32(1, s, x)), T(f32(1, s, lo)), T(f32(1, s, hi))};
+    tj_value args[3] = {T(test_f32(1, s, x)), T(test_f32(1, s, lo)), T(test_f32(1, s, hi))};
     tj_tensor *r;
     cr_assert_eq(decomposed("aten::clamp.Tensor", args, &r), TJ_OK);
     cr_expect(isnan(tj_tensor_item_at(r, 0)) && isnan(tj_tensor_item_at(r, 1)));
@@ -369,11 +435,7 @@ Test(decomps, traced_counterpart_replaces_native_dropout)
     tj_tensor *r;
     cr_assert_eq(tj_graph_run(g, &x, 1, &r), TJ_OK);
     for (int i = 0; i < 20; i++) cr_expect_eq(tj_tensor_item_at(r, i), tj_tensor_item_at(x, i));
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    tj_decomp_table_print(t, f);
-    fclose(f);
+    char *text = test_decomp_table_text(t);
     cr_expect(strstr(text, "aten::native_dropout.default -> graph(1 inputs"), "%s", text);
     free(text);
     tj_graph_free(g);
@@ -410,11 +472,7 @@ Test(decomps, a_decomposition_registered_at_run_time_is_used_by_the_core_table)
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::maximum")), 1);
     const char *names[1] = {"aten::relu"};
     tj_decomp_table *t = tj_get_decompositions(names, 1);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    tj_decomp_table_print(t, f);
-    fclose(f);
+    char *text = test_decomp_table_text(t);
     cr_expect_str_eq(text, "aten::relu.default -> relu_as_maximum\n");
     free(text);
     tj_decomp_table_free(t);
@@ -521,7 +579,7 @@ Test(decomps, graph_decompose_keeps_values_names_and_write_backs)
     tj_decomp_table *core = tj_core_decompositions();
     tj_graph *d = tj_graph_decompose(g, core);
     cr_assert_not_null(d, "%s", tj_last_error());
-    cr_expect(only_primitives(d));
+    cr_expect(test_only_primitives(d));
     cr_expect_gt(tj_graph_num_calls(d), tj_graph_num_calls(g));
     cr_expect_str_eq(tj_graph_node_name(d, 0), "x");
     cr_expect_eq(tj_graph_num_outputs(d), tj_graph_num_outputs(g));

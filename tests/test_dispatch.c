@@ -11,18 +11,12 @@
 
 #include "alloc_counter.h"
 #include "runtime/internal.h"
+#include "test_util.h"
 
 
 /* ---- tensors and values ---- */
 
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *data)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, ndim, shape, data);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
-
-#define VEC3(a, b, c) f32(1, (int64_t[]){3}, (float[]){a, b, c})
+#define VEC3(a, b, c) test_f32(1, (int64_t[]){3}, (float[]){a, b, c})
 
 static void expect_values(const tj_tensor *t, int n, const float *want)
 {
@@ -307,7 +301,7 @@ Test(dispatch, wrong_argument_kinds_are_named)
 Test(dispatch, null_from_an_earlier_failure_names_that_failure)
 {
     tj_tensor *a = VEC3(1, 2, 3);
-    tj_tensor *b = f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
     tj_tensor *bad = tj_add(a, b);
     cr_assert_null(bad);
     EXPECT_ERROR(TJ_ERR_SHAPE, "aten::add.Tensor: shapes [3] and [4] cannot be broadcast");
@@ -324,7 +318,7 @@ Test(dispatch, null_from_an_earlier_failure_names_that_failure)
 
 Test(dispatch, kernel_results_are_computed_with_broadcasting)
 {
-    tj_tensor *a = f32(2, (int64_t[]){2, 1}, (float[]){10, 20});
+    tj_tensor *a = test_f32(2, (int64_t[]){2, 1}, (float[]){10, 20});
     tj_tensor *b = VEC3(1, 2, 3);
     tj_tensor *c = tj_add_alpha(a, b, tj_v_int(2));
     cr_assert_not_null(c, "%s", tj_last_error());
@@ -784,7 +778,7 @@ Test(ownership, failing_chain_leaks_nothing, .init = count_allocations)
 {
     int64_t base = live_allocations();
     tj_tensor *a = VEC3(1, 2, 3);
-    tj_tensor *b = f32(1, (int64_t[]){2}, (float[]){1, 2});
+    tj_tensor *b = test_f32(1, (int64_t[]){2}, (float[]){1, 2});
     tj_tensor *t1 = tj_add(a, a);
     tj_tensor *t2 = tj_add(t1, b);
     tj_tensor *t3 = tj_add(t2, a);

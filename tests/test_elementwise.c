@@ -18,40 +18,25 @@
 #include "kernels/elementwise.h"
 #include "runtime/internal.h"
 #include "runtime/iter.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static int saved_threads;
-
-static void open_scope(void)
-{
-    scope = tj_scope_begin();
-    saved_threads = tj_get_num_threads();
-}
-
+/* Tests may force an instruction set: back to the CPU's best after each. */
 static void close_scope(void)
 {
-    tj_scope_end(scope);
-    tj_set_num_threads(saved_threads);
+    test_scope_close();
     tj_k_isa_force(NULL);
 }
 
-TestSuite(ew, .init = open_scope, .fini = close_scope);
+TestSuite(ew, .init = test_scope_open, .fini = close_scope);
 
 /* ---- helpers ---- */
 
 static const char *const isas[] = {"generic", "avx2", "avx512"};
 
-static tj_tensor *make(tj_dtype dt, int ndim, const int64_t *shape, const void *data)
-{
-    tj_tensor *t = tj_tensor_from_data(dt, ndim, shape, data);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
-
-static tj_tensor *f32(int64_t n, const float *data) { return make(TJ_FLOAT32, 1, (int64_t[]){n}, data); }
-static tj_tensor *f64(int64_t n, const double *data) { return make(TJ_FLOAT64, 1, (int64_t[]){n}, data); }
-static tj_tensor *i64(int64_t n, const int64_t *data) { return make(TJ_INT64, 1, (int64_t[]){n}, data); }
-static tj_tensor *b8(int64_t n, const uint8_t *data) { return make(TJ_BOOL, 1, (int64_t[]){n}, data); }
+static tj_tensor *f32(int64_t n, const float *data) { return test_tensor(TJ_FLOAT32, 1, (int64_t[]){n}, data); }
+static tj_tensor *f64(int64_t n, const double *data) { return test_tensor(TJ_FLOAT64, 1, (int64_t[]){n}, data); }
+static tj_tensor *i64(int64_t n, const int64_t *data) { return test_tensor(TJ_INT64, 1, (int64_t[]){n}, data); }
+static tj_tensor *b8(int64_t n, const uint8_t *data) { return test_tensor(TJ_BOOL, 1, (int64_t[]){n}, data); }
 
 /* A strided view of `base` (shares its storage). */
 static tj_tensor *view(tj_tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset)
@@ -73,16 +58,7 @@ static bool close_to(double g, double e, double rtol, double atol)
 static void expect_tol(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const double *want,
                        double rtol, double atol)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s, want %s", tj_dtype_name(tj_tensor_dtype(t)),
-                 tj_dtype_name(dtype));
-    cr_assert_eq(tj_tensor_ndim(t), ndim, "rank %d, want %d", tj_tensor_ndim(t), ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        cr_assert_eq(tj_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d,
-                     (long long)tj_tensor_shape(t)[d], (long long)shape[d]);
-        n *= shape[d];
-    }
+    int64_t n = test_assert_dtype_shape(t, dtype, ndim, shape);
     for (int64_t i = 0; i < n; i++) {
         double g = tj_tensor_item_at(t, i);
         cr_assert(close_to(g, want[i], rtol, atol), "[%lld] = %.9g, want %.9g", (long long)i, g, want[i]);
@@ -282,7 +258,7 @@ Test(ew, unary_float64_stays_float64)
 
 Test(ew, unary_empty_and_0dim_keep_their_shape)
 {
-    tj_tensor *e = make(TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
+    tj_tensor *e = test_tensor(TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
     expect(tj_exp(e), TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
     tj_tensor *s = tj_tensor_scalar_f32(-2.0f);
     expect(tj_abs(s), TJ_FLOAT32, 0, NULL, (double[]){2});
@@ -292,7 +268,7 @@ Test(ew, unary_empty_and_0dim_keep_their_shape)
 Test(ew, unary_on_transposed_and_broadcast_views)
 {
     /* base [2, 3] = 0..5; its transpose [3, 2] and a row broadcast to [4, 3] */
-    tj_tensor *base = make(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){0, 1, 2, 3, 4, 5});
+    tj_tensor *base = test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){0, 1, 2, 3, 4, 5});
     tj_tensor *t = view(base, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0);
     expect(tj_neg(t), TJ_FLOAT32, 2, (int64_t[]){3, 2}, (double[]){-0.0, -3, -1, -4, -2, -5});
     tj_tensor *row = view(base, 2, (int64_t[]){4, 3}, (int64_t[]){0, 1}, 3);
@@ -320,7 +296,7 @@ Test(ew, unary_dtype_and_approximate_errors_name_the_op)
 
 Test(ew, add_sub_with_alpha_and_broadcasting)
 {
-    tj_tensor *a = make(TJ_FLOAT32, 2, (int64_t[]){3, 1}, (float[]){1, 2, 3});
+    tj_tensor *a = test_tensor(TJ_FLOAT32, 2, (int64_t[]){3, 1}, (float[]){1, 2, 3});
     tj_tensor *b = f32(4, (float[]){10, 20, 30, 40});
     expect(tj_add_alpha(a, b, tj_v_float(0.5)), TJ_FLOAT32, 2, (int64_t[]){3, 4},
            (double[]){6, 11, 16, 21, 7, 12, 17, 22, 8, 13, 18, 23});
@@ -348,10 +324,10 @@ Test(ew, add_scalar_promotion_follows_scalar_kind)
 
 Test(ew, zero_dim_operands_raise_the_dtype_only_from_a_higher_category)
 {
-    tj_tensor *m = make(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
+    tj_tensor *m = test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
     tj_tensor *d0 = tj_tensor_scalar_f64(0.5);
     expect(tj_add(m, d0), TJ_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){1.5, 2.5, 3.5, 4.5, 5.5, 6.5});
-    tj_tensor *im = make(TJ_INT64, 2, (int64_t[]){2, 3}, (int64_t[]){1, 2, 3, 4, 5, 6});
+    tj_tensor *im = test_tensor(TJ_INT64, 2, (int64_t[]){2, 3}, (int64_t[]){1, 2, 3, 4, 5, 6});
     tj_tensor *r = tj_mul(im, d0);
     expect(r, TJ_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){0.5, 1, 1.5, 2, 2.5, 3});
     expect(tj_mul(im, tj_tensor_scalar_f32(2)), TJ_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){2, 4, 6, 8, 10, 12});
@@ -366,8 +342,8 @@ Test(ew, bool_arithmetic_is_logical)
     expect_bool(tj_mul(a, b), 4, (uint8_t[]){1, 0, 0, 0});
     expect_bool(tj_maximum(a, b), 4, (uint8_t[]){1, 1, 1, 0});
     expect_bool(tj_minimum(a, b), 4, (uint8_t[]){1, 0, 0, 0});
-    expect(tj_mul(make(TJ_BOOL, 2, (int64_t[]){2, 1}, (uint8_t[]){1, 0}), f32(2, (float[]){2, 3})), TJ_FLOAT32, 2,
-           (int64_t[]){2, 2}, (double[]){2, 3, 0, 0});
+    expect(tj_mul(test_tensor(TJ_BOOL, 2, (int64_t[]){2, 1}, (uint8_t[]){1, 0}), f32(2, (float[]){2, 3})),
+           TJ_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){2, 3, 0, 0});
 }
 
 Test(ew, nonfinite_arithmetic_follows_ieee)
@@ -540,7 +516,8 @@ Test(ew, comparisons_compute_in_the_promoted_dtype)
     expect_bool(tj_gt_scalar(i64(3, (int64_t[]){1, 2, 3}), tj_v_float(1.5)), 3, (uint8_t[]){0, 1, 1});
     expect_bool(tj_eq_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(0)), 2, (uint8_t[]){0, 1});
     expect_bool(tj_gt_scalar(f32(2, (float[]){1, NAN}), tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
-    tj_tensor *r = tj_gt(make(TJ_FLOAT32, 2, (int64_t[]){3, 1}, (float[]){1, 2, 3}), f32(2, (float[]){1.5f, 2.5f}));
+    tj_tensor *r =
+        tj_gt(test_tensor(TJ_FLOAT32, 2, (int64_t[]){3, 1}, (float[]){1, 2, 3}), f32(2, (float[]){1.5f, 2.5f}));
     cr_assert_eq(tj_tensor_shape(r)[0], 3);
     expect_bool(r, 6, (uint8_t[]){0, 0, 1, 0, 1, 1});
 }
@@ -549,7 +526,7 @@ Test(ew, comparisons_compute_in_the_promoted_dtype)
 
 Test(ew, where_broadcasts_three_ways_and_promotes)
 {
-    tj_tensor *c = make(TJ_BOOL, 2, (int64_t[]){3, 1}, (uint8_t[]){1, 0, 1});
+    tj_tensor *c = test_tensor(TJ_BOOL, 2, (int64_t[]){3, 1}, (uint8_t[]){1, 0, 1});
     tj_tensor *a = f32(4, (float[]){1, 2, 3, 4});
     tj_tensor *r = tj_where(c, a, tj_tensor_scalar_f64(-1));
     expect(r, TJ_FLOAT32, 2, (int64_t[]){3, 4}, (double[]){1, 2, 3, 4, -1, -1, -1, -1, 1, 2, 3, 4});
@@ -558,7 +535,7 @@ Test(ew, where_broadcasts_three_ways_and_promotes)
     /* nan / inf in the branch not taken do not leak */
     expect1(tj_where(b8(2, (uint8_t[]){1, 0}), f32(2, (float[]){1, NAN}), f32(2, (float[]){INFINITY, 2})),
             TJ_FLOAT32, 2, (double[]){1, 2});
-    expect(tj_where(make(TJ_BOOL, 2, (int64_t[]){0, 1}, NULL), a, a), TJ_FLOAT32, 2, (int64_t[]){0, 4}, NULL);
+    expect(tj_where(test_tensor(TJ_BOOL, 2, (int64_t[]){0, 1}, NULL), a, a), TJ_FLOAT32, 2, (int64_t[]){0, 4}, NULL);
 }
 
 Test(ew, where_errors_name_the_op)
@@ -587,7 +564,7 @@ Test(ew, clamp_scalar_bounds_follow_pytorch_nan_rules)
 Test(ew, clamp_tensor_bounds_broadcast_and_propagate_nan)
 {
     tj_tensor *x = f32(4, (float[]){-2, 0.5f, 3, NAN});
-    tj_tensor *lo = make(TJ_FLOAT32, 2, (int64_t[]){2, 1}, (float[]){0, NAN});
+    tj_tensor *lo = test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 1}, (float[]){0, NAN});
     tj_tensor *hi = f32(4, (float[]){1, 1, 1, 1});
     expect(tj_clamp_tensor(x, lo, hi), TJ_FLOAT32, 2, (int64_t[]){2, 4},
            (double[]){0, 0.5, 1, NAN, NAN, NAN, NAN, NAN});
@@ -613,7 +590,7 @@ Test(ew, clamp_errors)
 
 Test(ew, masked_fill_broadcasts_self_with_mask_and_keeps_self_dtype)
 {
-    tj_tensor *x = make(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
+    tj_tensor *x = test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
     expect(tj_masked_fill(x, b8(3, (uint8_t[]){1, 0, 1}), tj_v_float(-1.5)), TJ_FLOAT32, 2, (int64_t[]){2, 3},
            (double[]){-1.5, 2, -1.5, -1.5, 5, -1.5});
     /* self [1] with mask [2]: the result is [2] (torch) */
@@ -688,8 +665,8 @@ Test(ew, backward_operators_promote_and_broadcast)
     expect_i64(tj_threshold_backward(i64(2, (int64_t[]){1, 2}), i64(2, (int64_t[]){1, -2}), tj_v_int(0)), 2,
                (int64_t[]){1, 0});
     expect1(tj_threshold_backward(g, tj_tensor_scalar_f32(1), tj_v_int(0)), TJ_FLOAT32, 2, (double[]){1.5, -2});
-    expect(tj_gelu_backward(make(TJ_FLOAT32, 1, (int64_t[]){0}, NULL), make(TJ_FLOAT32, 1, (int64_t[]){0}, NULL),
-                            "tanh"),
+    expect(tj_gelu_backward(test_tensor(TJ_FLOAT32, 1, (int64_t[]){0}, NULL),
+                            test_tensor(TJ_FLOAT32, 1, (int64_t[]){0}, NULL), "tanh"),
            TJ_FLOAT32, 1, (int64_t[]){0}, NULL);
 }
 
@@ -708,7 +685,7 @@ Test(ew, backward_errors_name_the_op)
 
 Test(ew, non_broadcastable_shapes_name_the_op_and_shapes)
 {
-    tj_tensor *a = make(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
+    tj_tensor *a = test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
     tj_tensor *b = f32(2, (float[]){1, 2});
     expect_error(tj_add(a, b), TJ_ERR_SHAPE, "aten::add.Tensor", "[2, 3]");
     expect_error(tj_mul(a, b), TJ_ERR_SHAPE, "aten::mul.Tensor", "[2]");
@@ -730,14 +707,14 @@ Test(ew, bool_where_not_allowed_and_float_alpha_errors)
 
 Test(ew, empty_operands_give_empty_broadcast_results)
 {
-    tj_tensor *e = make(TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
+    tj_tensor *e = test_tensor(TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
     tj_tensor *r = f32(3, (float[]){1, 2, 3});
     expect(tj_mul(e, r), TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
     tj_tensor *c = tj_eq(e, r);
     cr_assert_eq(tj_tensor_dtype(c), TJ_BOOL);
     cr_assert_eq(tj_tensor_numel(c), 0);
     expect(tj_masked_fill(e, b8(3, (uint8_t[]){1, 0, 1}), tj_v_float(1)), TJ_FLOAT32, 2, (int64_t[]){0, 3}, NULL);
-    expect(tj_add_scalar(make(TJ_FLOAT32, 2, (int64_t[]){2, 0}, NULL), tj_v_float(1)), TJ_FLOAT32, 2,
+    expect(tj_add_scalar(test_tensor(TJ_FLOAT32, 2, (int64_t[]){2, 0}, NULL), tj_v_float(1)), TJ_FLOAT32, 2,
            (int64_t[]){2, 0}, NULL);
 }
 
@@ -806,7 +783,7 @@ Test(ew, copy_convert_reads_and_writes_strided_tensors)
     for (int i = 0; i < 12; i++) ((float *)tj_tensor_data(dst))[i] = -1;
     /* the transpose of dst's first 2 columns: [2, 3] with strides [1, 4] */
     tj_tensor *t = view(dst, 2, (int64_t[]){2, 3}, (int64_t[]){1, 4}, 0);
-    tj_copy_convert(t, make(TJ_INT64, 2, (int64_t[]){2, 3}, (int64_t[]){1, 2, 3, 4, 5, 6}));
+    tj_copy_convert(t, test_tensor(TJ_INT64, 2, (int64_t[]){2, 3}, (int64_t[]){1, 2, 3, 4, 5, 6}));
     expect(dst, TJ_FLOAT32, 2, (int64_t[]){3, 4}, (double[]){1, 4, -1, -1, 2, 5, -1, -1, 3, 6, -1, -1});
 }
 

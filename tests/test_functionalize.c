@@ -6,12 +6,10 @@
 #include <string.h>
 
 #include "tracer/graph_internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
 
-TestSuite(functionalize, .init = open_scope, .fini = close_scope);
+TestSuite(functionalize, .init = test_scope_open, .fini = test_scope_close);
 
 static tj_tensor *vec(int n, const float *v)
 {

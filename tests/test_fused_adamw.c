@@ -6,12 +6,10 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
 
-TestSuite(fused_adamw, .init = open_scope, .fini = close_scope);
+TestSuite(fused_adamw, .init = test_scope_open, .fini = test_scope_close);
 
 /* Deterministic values in [lo, lo + span): a different sequence per seed. */
 static tj_tensor *filled(tj_dtype dt, int ndim, const int64_t *shape, int seed, double lo, double span)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
 #define EPS 1e-6
 #define ATOL 1e-5
@@ -36,11 +37,8 @@ typedef struct gc_case {
     double lo, hi; /* inputs are uniform in [lo, hi] */
 } gc_case;
 
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
 
-TestSuite(gradcheck, .init = open_scope, .fini = close_scope);
+TestSuite(gradcheck, .init = test_scope_open, .fini = test_scope_close);
 
 static uint64_t rng = 12345;
 static double uniform(double lo, double hi)

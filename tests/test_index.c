@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 static tj_tensor *arange_f32(int64_t n, int ndim, const int64_t *shape)
@@ -17,8 +18,6 @@ static tj_tensor *arange_f32(int64_t n, int ndim, const int64_t *shape)
     return tj_view(a, shape, ndim);
 }
 
-static tj_tensor *i64(int ndim, const int64_t *shape, const int64_t *v) { return tj_tensor_from_data(TJ_INT64, ndim, shape, v); }
-
 static void expect_values(const tj_tensor *t, const double *want, int64_t n)
 {
     cr_assert_not_null(t, "%s", tj_last_error());
@@ -26,17 +25,14 @@ static void expect_values(const tj_tensor *t, const double *want, int64_t n)
     for (int64_t k = 0; k < n; k++) cr_expect_eq(tj_tensor_item_at(t, k), want[k], "element %lld", (long long)k);
 }
 
-static tj_scope *scope;
-static void setup(void) { scope = tj_scope_begin(); }
-static void teardown(void) { tj_scope_end(scope); }
-TestSuite(index, .init = setup, .fini = teardown);
+TestSuite(index, .init = test_scope_open, .fini = test_scope_close);
 
 static const int64_t S34[2] = {3, 4}, S24[2] = {2, 4};
 static const int64_t I24[8] = {2, 0, 1, 1, 0, 0, 2, 1};
 
 Test(index, gather_dim0_matches_pytorch)
 {
-    tj_tensor *r = tj_gather(arange_f32(12, 2, S34), 0, i64(2, S24, I24));
+    tj_tensor *r = tj_gather(arange_f32(12, 2, S34), 0, test_i64(2, S24, I24));
     const double want[8] = {8, 1, 6, 7, 0, 1, 10, 7};
     expect_values(r, want, 8);
     cr_expect_eq(tj_tensor_dtype(r), TJ_FLOAT32);
@@ -48,7 +44,7 @@ Test(index, gather_last_dim_with_transposed_self_and_index)
      * transpose of [[3,1,2],[0,1,0]] */
     tj_tensor *self = tj_transpose(tj_clone(tj_transpose(arange_f32(12, 2, S34), 0, 1)), 0, 1);
     const int64_t s23[2] = {2, 3}, it[6] = {3, 1, 2, 0, 1, 0};
-    tj_tensor *index = tj_transpose(i64(2, s23, it), 0, 1);
+    tj_tensor *index = tj_transpose(test_i64(2, s23, it), 0, 1);
     const double want[6] = {3, 0, 5, 5, 10, 8};
     expect_values(tj_gather(self, 1, index), want, 6);
 }
@@ -56,11 +52,11 @@ Test(index, gather_last_dim_with_transposed_self_and_index)
 Test(index, gather_out_of_range_index_is_an_index_error)
 {
     const int64_t bad[8] = {2, 0, 1, 3, 0, 0, 2, 1};
-    cr_expect_null(tj_gather(arange_f32(12, 2, S34), 0, i64(2, S24, bad)));
+    cr_expect_null(tj_gather(arange_f32(12, 2, S34), 0, test_i64(2, S24, bad)));
     cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
     cr_expect(strstr(tj_last_error(), "index 3 is out of bounds for dimension 0 with size 3"), "%s", tj_last_error());
     const int64_t neg[8] = {-1, 0, 1, 1, 0, 0, 2, 1};
-    cr_expect_null(tj_gather(arange_f32(12, 2, S34), 0, i64(2, S24, neg)));
+    cr_expect_null(tj_gather(arange_f32(12, 2, S34), 0, test_i64(2, S24, neg)));
 }
 
 Test(index, gather_checks_dtype_rank_and_sizes)
@@ -69,12 +65,12 @@ Test(index, gather_checks_dtype_rank_and_sizes)
     cr_expect_null(tj_gather(x, 0, tj_zeros(S24, 2, TJ_FLOAT32)));
     cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE);
     const int64_t one[1] = {2}, v[2] = {0, 1};
-    cr_expect_null(tj_gather(x, 0, i64(1, one, v)));
+    cr_expect_null(tj_gather(x, 0, test_i64(1, one, v)));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
     const int64_t s35[2] = {3, 5};
     cr_expect_null(tj_gather(x, 0, tj_zeros(s35, 2, TJ_INT64)));
     cr_expect(strstr(tj_last_error(), "size does not match at dimension 1"), "%s", tj_last_error());
-    cr_expect_null(tj_gather(x, 2, i64(2, S24, I24)));
+    cr_expect_null(tj_gather(x, 2, test_i64(2, S24, I24)));
     cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
 }
 
@@ -97,7 +93,7 @@ Test(index, scatter_add_accumulates_in_index_order)
 {
     const double w[4] = {1, 2, 3, 4};
     tj_tensor *src = tj_mul(tj_ones(S24, 2, TJ_FLOAT32), tj_tensor_from_data(TJ_FLOAT64, 1, (const int64_t[]){4}, w));
-    tj_tensor *r = tj_scatter_add(tj_zeros(S34, 2, TJ_FLOAT32), 0, i64(2, S24, I24), tj_to_copy(src, TJ_FLOAT32));
+    tj_tensor *r = tj_scatter_add(tj_zeros(S34, 2, TJ_FLOAT32), 0, test_i64(2, S24, I24), tj_to_copy(src, TJ_FLOAT32));
     const double want[12] = {1, 4, 0, 0, 0, 0, 3, 8, 1, 0, 3, 0};
     expect_values(r, want, 12);
 }
@@ -108,7 +104,7 @@ Test(index, scatter_add_keeps_self_and_handles_broadcast_src)
     const int64_t s1[1] = {1}, s4[1] = {4}, idx[4] = {1, 1, 0, 1};
     tj_tensor *self = tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(1), TJ_INT64);
     tj_tensor *src = tj_expand(tj_full(s1, 1, tj_v_int(5), TJ_INT64), s4, 1);
-    tj_tensor *r = tj_scatter_add(self, 0, i64(1, s4, idx), src);
+    tj_tensor *r = tj_scatter_add(self, 0, test_i64(1, s4, idx), src);
     const double want[3] = {5, 16, 2};
     expect_values(r, want, 3);
     cr_expect_eq(tj_tensor_item_at(self, 1), 1); /* self is not modified */
@@ -117,13 +113,13 @@ Test(index, scatter_add_keeps_self_and_handles_broadcast_src)
 Test(index, scatter_add_errors)
 {
     tj_tensor *self = tj_zeros(S34, 2, TJ_FLOAT32);
-    cr_expect_null(tj_scatter_add(self, 0, i64(2, S24, I24), tj_ones(S24, 2, TJ_FLOAT64)));
+    cr_expect_null(tj_scatter_add(self, 0, test_i64(2, S24, I24), tj_ones(S24, 2, TJ_FLOAT64)));
     cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE);
     const int64_t s21[2] = {2, 1};
-    cr_expect_null(tj_scatter_add(self, 0, i64(2, S24, I24), tj_ones(s21, 2, TJ_FLOAT32)));
+    cr_expect_null(tj_scatter_add(self, 0, test_i64(2, S24, I24), tj_ones(s21, 2, TJ_FLOAT32)));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
     const int64_t bad[8] = {2, 0, 1, 1, 0, 0, 2, 9};
-    cr_expect_null(tj_scatter_add(self, 0, i64(2, S24, bad), tj_ones(S24, 2, TJ_FLOAT32)));
+    cr_expect_null(tj_scatter_add(self, 0, test_i64(2, S24, bad), tj_ones(S24, 2, TJ_FLOAT32)));
     cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
 }
 

@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "alloc_counter.h"
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 #define SCALED_ADD "mylib::scaled_add(Tensor self, Tensor other, float alpha=1.0) -> Tensor"
 
-static tj_scope *scope;
 static const tj_op *scaled_add;
 static int kernel_calls;
 
@@ -78,12 +78,11 @@ static tj_status scaled_add_backward(const tj_value *args, tj_tensor *const *res
 
 static void setup(void)
 {
-    scope = tj_scope_begin();
+    test_scope_open();
     scaled_add = tj_op_register(SCALED_ADD, TJ_OP_PRIMITIVE, scaled_add_kernel, scaled_add_meta);
     cr_assert_not_null(scaled_add, "%s", tj_last_error());
 }
-static void teardown(void) { tj_scope_end(scope); }
-TestSuite(library, .init = setup, .fini = teardown);
+TestSuite(library, .init = setup, .fini = test_scope_close);
 
 static tj_tensor *vec(int n, const float *v)
 {
@@ -377,15 +376,6 @@ static tj_status trace_axpy_relu(void *ctx, tj_tensor *const *in, int n, tj_tens
     return st;
 }
 
-static bool only_primitives(const tj_graph *g)
-{
-    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
-        const tj_op *op = tj_graph_node_op(g, i);
-        if (op && tj_op_kind_of(op) != TJ_OP_PRIMITIVE) return false;
-    }
-    return true;
-}
-
 Test(library, a_user_decomposition_lowers_under_get_decompositions_and_the_core_table)
 {
     const tj_op *op = register_axpy_relu();
@@ -402,11 +392,7 @@ Test(library, a_user_decomposition_lowers_under_get_decompositions_and_the_core_
     cr_expect_eq(tj_decomp_table_size(t), 1);
     cr_expect(tj_decomp_table_contains(t, op));
     cr_expect_eq(tj_decompositions_missing(names, 2, NULL), 1, "scaled_add is a primitive");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    tj_decomp_table_print(t, f);
-    fclose(f);
+    char *text = test_decomp_table_text(t);
     cr_expect_str_eq(text, "mylib::axpy_relu.default -> axpy_relu_decomp\n");
     free(text);
 
@@ -425,7 +411,7 @@ Test(library, a_user_decomposition_lowers_under_get_decompositions_and_the_core_
     cr_expect_not(tj_decomp_table_contains(core, scaled_add), "a user primitive stays");
     g = tj_make_fx(trace_axpy_relu, (void *)op, in, 2, core, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    cr_expect(only_primitives(g));
+    cr_expect(test_only_primitives(g));
     cr_expect_eq(tj_graph_count_op(g, op), 0);
     tj_plan *plan = tj_compile(g, NULL);
     cr_assert_not_null(plan, "%s", tj_last_error());
@@ -447,7 +433,7 @@ Test(library, a_core_table_made_before_the_registration_takes_the_entry_by_hand)
     tj_tensor *in[2] = {vec(2, (float[]){1, 2}), vec(2, (float[]){1, 1})};
     tj_graph *g = tj_make_fx(trace_axpy_relu, (void *)op, in, 2, core, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    cr_expect(only_primitives(g));
+    cr_expect(test_only_primitives(g));
     tj_graph_free(g);
     tj_decomp_table_free(core);
 }
@@ -458,11 +444,7 @@ Test(library, re_registering_a_decomposition_replaces_it)
     cr_assert_eq(tj_register_decomposition(op, axpy_relu_decomp, "second_name"), TJ_OK);
     const char *names[1] = {"mylib::axpy_relu.default"};
     tj_decomp_table *t = tj_get_decompositions(names, 1);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    tj_decomp_table_print(t, f);
-    fclose(f);
+    char *text = test_decomp_table_text(t);
     cr_expect_str_eq(text, "mylib::axpy_relu.default -> second_name\n");
     free(text);
     tj_decomp_table_free(t);
@@ -796,12 +778,7 @@ Test(library, schema_defaults_of_every_type_complete_calls)
                        "    %b = mylib.defaults.default(%a, 4, 1e-05, True, 2.5, 'none', [1, 1], [0, 1], "
                        "dtype = torch.float64)\n"
                        "    return (%b,)\n";
-    tj_graph *g = tj_graph_parse(text);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *again = tj_graph_to_string(g);
-    cr_expect_str_eq(again, text);
-    free(again);
-    tj_graph_free(g);
+    test_expect_round_trip(text);
 }
 
 /* ---- threads ---- */

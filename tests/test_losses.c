@@ -13,37 +13,12 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static int saved_threads;
-static void open_scope(void)
-{
-    scope = tj_scope_begin();
-    saved_threads = tj_get_num_threads();
-}
-static void close_scope(void)
-{
-    tj_scope_end(scope);
-    tj_set_num_threads(saved_threads);
-}
-TestSuite(nll, .init = open_scope, .fini = close_scope);
-TestSuite(cross_entropy, .init = open_scope, .fini = close_scope);
-TestSuite(dropout, .init = open_scope, .fini = close_scope);
-TestSuite(decompositions, .init = open_scope, .fini = close_scope);
-
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *values)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, ndim, shape, values);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
-
-static tj_tensor *i64(int ndim, const int64_t *shape, const int64_t *values)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_INT64, ndim, shape, values);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
+TestSuite(nll, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(cross_entropy, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(dropout, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(decompositions, .init = test_scope_open, .fini = test_scope_close);
 
 static void expect_values(const tj_tensor *t, int ndim, const double *want, int64_t n, double rtol)
 {
@@ -64,11 +39,11 @@ static void expect_values(const tj_tensor *t, int ndim, const double *want, int6
 /* x [3, 4] of log-probabilities, targets (2, ignored, 1), weights (0.5, 2, 1, 4). */
 static tj_tensor *nll_x(void)
 {
-    return f32(2, (int64_t[]){3, 4},
-               (float[]){-1.0f, -2.0f, -0.5f, -3.0f, -0.25f, -1.5f, -2.5f, -1.0f, -2.0f, -0.75f, -1.25f, -0.5f});
+    return test_f32(2, (int64_t[]){3, 4},
+                    (float[]){-1.0f, -2.0f, -0.5f, -3.0f, -0.25f, -1.5f, -2.5f, -1.0f, -2.0f, -0.75f, -1.25f, -0.5f});
 }
-static tj_tensor *nll_t(void) { return i64(1, (int64_t[]){3}, (int64_t[]){2, -100, 1}); }
-static tj_tensor *nll_w(void) { return f32(1, (int64_t[]){4}, (float[]){0.5f, 2.0f, 1.0f, 4.0f}); }
+static tj_tensor *nll_t(void) { return test_i64(1, (int64_t[]){3}, (int64_t[]){2, -100, 1}); }
+static tj_tensor *nll_w(void) { return test_f32(1, (int64_t[]){4}, (float[]){0.5f, 2.0f, 1.0f, 4.0f}); }
 
 static void expect_nll(tj_tensor *x, tj_tensor *t, tj_tensor *w, int64_t reduction, int64_t ignore, int out_ndim,
                        const double *out, int64_t n, double total)
@@ -91,13 +66,14 @@ Test(nll, class_weights_and_ignore_index_for_every_reduction)
 
 Test(nll, ignore_index_inside_the_class_range_skips_those_targets)
 {
-    expect_nll(nll_x(), i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1}), NULL, 0, 1, 1, (double[]){0.5, 0, 0}, 3, 0.0);
-    expect_nll(nll_x(), i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1}), NULL, 2, 1, 0, (double[]){0.5}, 1, 1.0);
+    expect_nll(nll_x(), test_i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1}), NULL, 0, 1, 1, (double[]){0.5, 0, 0}, 3,
+               0.0);
+    expect_nll(nll_x(), test_i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1}), NULL, 2, 1, 0, (double[]){0.5}, 1, 1.0);
 }
 
 Test(nll, every_target_ignored_gives_nan_mean_and_zero_total_weight)
 {
-    tj_tensor *t = i64(1, (int64_t[]){3}, (int64_t[]){-100, -100, -100});
+    tj_tensor *t = test_i64(1, (int64_t[]){3}, (int64_t[]){-100, -100, -100});
     expect_nll(nll_x(), t, nll_w(), 1, -100, 0, (double[]){NAN}, 1, 0.0);
     expect_nll(nll_x(), t, nll_w(), 2, -100, 0, (double[]){0.0}, 1, 0.0);
     /* an empty batch too */
@@ -107,21 +83,21 @@ Test(nll, every_target_ignored_gives_nan_mean_and_zero_total_weight)
 
 Test(nll, one_dimensional_input_with_a_0dim_target)
 {
-    tj_tensor *x = f32(1, (int64_t[]){4}, (float[]){-1.0f, -2.0f, -0.5f, -3.0f});
-    expect_nll(x, i64(0, NULL, (int64_t[]){3}), nll_w(), 1, -100, 0, (double[]){3.0}, 1, 4.0);
-    expect_nll(x, i64(0, NULL, (int64_t[]){3}), nll_w(), 0, -100, 0, (double[]){12.0}, 1, 4.0);
+    tj_tensor *x = test_f32(1, (int64_t[]){4}, (float[]){-1.0f, -2.0f, -0.5f, -3.0f});
+    expect_nll(x, test_i64(0, NULL, (int64_t[]){3}), nll_w(), 1, -100, 0, (double[]){3.0}, 1, 4.0);
+    expect_nll(x, test_i64(0, NULL, (int64_t[]){3}), nll_w(), 0, -100, 0, (double[]){12.0}, 1, 4.0);
 }
 
 Test(nll, target_out_of_range_is_an_index_error_naming_op_and_value)
 {
     tj_tensor *o = NULL, *tw = NULL;
-    tj_tensor *t = i64(1, (int64_t[]){3}, (int64_t[]){2, 4, 1});
+    tj_tensor *t = test_i64(1, (int64_t[]){3}, (int64_t[]){2, 4, 1});
     cr_assert_eq(tj_nll_loss_forward(nll_x(), t, NULL, 1, -100, &o, &tw), TJ_ERR_INDEX);
     cr_expect(strstr(tj_last_error(), "aten::nll_loss_forward") && strstr(tj_last_error(), "target 4"), "%s",
               tj_last_error());
     cr_expect_null(o);
     /* a negative target that is not ignore_index */
-    t = i64(1, (int64_t[]){3}, (int64_t[]){2, -1, 1});
+    t = test_i64(1, (int64_t[]){3}, (int64_t[]){2, -1, 1});
     cr_assert_eq(tj_nll_loss_forward(nll_x(), t, NULL, 0, -100, &o, &tw), TJ_ERR_INDEX);
     cr_expect(strstr(tj_last_error(), "target -1"), "%s", tj_last_error());
     tj_tensor *g = tj_nll_loss_backward(tj_tensor_scalar_f32(1), nll_x(), t, NULL, 1, -100, tj_tensor_scalar_f32(2));
@@ -133,11 +109,12 @@ Test(nll, target_out_of_range_is_an_index_error_naming_op_and_value)
 Test(nll, shape_errors_name_the_op)
 {
     tj_tensor *o = NULL, *tw = NULL;
-    cr_assert_eq(tj_nll_loss_forward(nll_x(), i64(1, (int64_t[]){2}, (int64_t[]){0, 1}), NULL, 1, -100, &o, &tw),
+    cr_assert_eq(tj_nll_loss_forward(nll_x(), test_i64(1, (int64_t[]){2}, (int64_t[]){0, 1}), NULL, 1, -100, &o, &tw),
                  TJ_ERR_SHAPE);
     cr_expect(strstr(tj_last_error(), "aten::nll_loss_forward: size mismatch"), "%s", tj_last_error());
-    cr_assert_eq(tj_nll_loss_forward(nll_x(), nll_t(), f32(1, (int64_t[]){3}, (float[]){1, 1, 1}), 1, -100, &o, &tw),
-                 TJ_ERR_SHAPE);
+    cr_assert_eq(
+        tj_nll_loss_forward(nll_x(), nll_t(), test_f32(1, (int64_t[]){3}, (float[]){1, 1, 1}), 1, -100, &o, &tw),
+        TJ_ERR_SHAPE);
     cr_expect(strstr(tj_last_error(), "weight tensor should be defined either for all 4 classes"), "%s",
               tj_last_error());
 }
@@ -149,7 +126,7 @@ Test(nll, backward_scatters_minus_weight_at_the_target)
                                         tj_tensor_scalar_f32(3));
     expect_values(g, 2, (double[]){0, 0, -2.0 / 3, 0, 0, 0, 0, 0, 0, -4.0 / 3, 0, 0}, 12, 1e-6);
     /* none: per-row grad_output, the ignored row stays 0 */
-    g = tj_nll_loss_backward(f32(1, (int64_t[]){3}, (float[]){1, 2, 3}), nll_x(), nll_t(), nll_w(), 0, -100,
+    g = tj_nll_loss_backward(test_f32(1, (int64_t[]){3}, (float[]){1, 2, 3}), nll_x(), nll_t(), nll_w(), 0, -100,
                              tj_tensor_scalar_f32(0));
     expect_values(g, 2, (double[]){0, 0, -1, 0, 0, 0, 0, 0, 0, -6, 0, 0}, 12, 1e-6);
 }
@@ -157,8 +134,8 @@ Test(nll, backward_scatters_minus_weight_at_the_target)
 Test(nll, implicit_nll_loss_flattens_k_dimensional_inputs)
 {
     /* [N=1, C=2, 2] with target [1, 2] is the same as rows [2, 2] */
-    tj_tensor *x = f32(3, (int64_t[]){1, 2, 2}, (float[]){-1, -2, -3, -4});
-    tj_tensor *t = i64(2, (int64_t[]){1, 2}, (int64_t[]){1, 0});
+    tj_tensor *x = test_f32(3, (int64_t[]){1, 2, 2}, (float[]){-1, -2, -3, -4});
+    tj_tensor *t = test_i64(2, (int64_t[]){1, 2}, (int64_t[]){1, 0});
     /* rows: (x[0,0,0], x[0,1,0]) = (-1, -3) target 1 -> 3; (-2, -4) target 0 -> 2 */
     expect_values(tj_nll_loss(x, t, NULL, 0, -100), 2, (double[]){3, 2}, 2, 0);
     expect_values(tj_nll_loss(x, t, NULL, 1, -100), 0, (double[]){2.5}, 1, 0);
@@ -166,9 +143,9 @@ Test(nll, implicit_nll_loss_flattens_k_dimensional_inputs)
 
 /* ---- cross_entropy / mse ---- */
 
-static tj_tensor *ce_x(void) { return f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 0.5f, 0, -1, 3}); }
-static tj_tensor *ce_t(void) { return i64(1, (int64_t[]){2}, (int64_t[]){1, 2}); }
-static tj_tensor *ce_w(void) { return f32(1, (int64_t[]){3}, (float[]){1, 2, 0.5f}); }
+static tj_tensor *ce_x(void) { return test_f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 0.5f, 0, -1, 3}); }
+static tj_tensor *ce_t(void) { return test_i64(1, (int64_t[]){2}, (int64_t[]){1, 2}); }
+static tj_tensor *ce_w(void) { return test_f32(1, (int64_t[]){3}, (float[]){1, 2, 0.5f}); }
 
 Test(cross_entropy, matches_pytorch_with_and_without_weights)
 {
@@ -190,7 +167,7 @@ Test(cross_entropy, label_smoothing_matches_pytorch)
 
 Test(cross_entropy, class_probability_targets_match_pytorch)
 {
-    tj_tensor *p = f32(2, (int64_t[]){2, 3}, (float[]){0.2f, 0.3f, 0.5f, 1, 0, 0});
+    tj_tensor *p = test_f32(2, (int64_t[]){2, 3}, (float[]){0.2f, 0.3f, 0.5f, 1, 0, 0});
     expect_values(tj_cross_entropy(ce_x(), p, NULL, 0, -100, 0.0), 1,
                   (double[]){1.4143688678741455, 3.0658838748931885}, 2, 1e-6);
     expect_values(tj_cross_entropy(ce_x(), p, NULL, 1, -100, 0.0), 0, (double[]){2.240126371383667}, 1, 1e-6);
@@ -208,7 +185,8 @@ Test(cross_entropy, out_of_range_label_smoothing_is_rejected)
 
 Test(cross_entropy, mse_loss_reductions_broadcast_the_target)
 {
-    tj_tensor *a = f32(2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4}), *b = f32(1, (int64_t[]){2}, (float[]){0.5f, -1});
+    tj_tensor *a = test_f32(2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4});
+    tj_tensor *b = test_f32(1, (int64_t[]){2}, (float[]){0.5f, -1});
     expect_values(tj_mse_loss(a, b, 0), 2, (double[]){0.25, 9, 6.25, 25}, 4, 0);
     expect_values(tj_mse_loss(a, b, 1), 0, (double[]){10.125}, 1, 0);
     expect_values(tj_mse_loss(a, b, 2), 0, (double[]){40.5}, 1, 0);
@@ -228,7 +206,7 @@ static tj_tensor *ramp(int64_t n)
 
 Test(dropout, eval_copies_the_input_and_keeps_every_element)
 {
-    tj_tensor *x = f32(1, (int64_t[]){3}, (float[]){1, NAN, -INFINITY}), *out = NULL, *mask = NULL;
+    tj_tensor *x = test_f32(1, (int64_t[]){3}, (float[]){1, NAN, -INFINITY}), *out = NULL, *mask = NULL;
     cr_assert_eq(tj_native_dropout(x, 0.5, false, &out, &mask), TJ_OK, "%s", tj_last_error());
     expect_values(out, 1, (double[]){1, NAN, -INFINITY}, 3, 0);
     cr_expect(!tj_tensor_shares_storage(out, x));
@@ -290,7 +268,7 @@ Test(dropout, a_seed_gives_the_same_mask_at_any_thread_count)
 
 Test(dropout, strided_input_empty_input_and_bad_p)
 {
-    tj_tensor *x = f32(2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4}), *out = NULL, *mask = NULL;
+    tj_tensor *x = test_f32(2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4}), *out = NULL, *mask = NULL;
     cr_assert_eq(tj_native_dropout(tj_t(x), 0.0, true, &out, &mask), TJ_OK, "%s", tj_last_error());
     expect_values(out, 2, (double[]){1, 3, 2, 4}, 4, 0);
     /* PyTorch returns an empty mask of the input's dtype for an empty input */
@@ -353,7 +331,7 @@ static void expect_decomposed_like_eager(tj_trace_fn fn, void *ctx, tj_tensor *c
 
 Test(decompositions, nll_loss_forward_and_backward_lower_to_primitives_with_kernel_values)
 {
-    tj_tensor *one = tj_tensor_scalar_f32(2.0f), *rows = f32(1, (int64_t[]){3}, (float[]){1, -2, 3});
+    tj_tensor *one = tj_tensor_scalar_f32(2.0f), *rows = test_f32(1, (int64_t[]){3}, (float[]){1, -2, 3});
     for (int red = 0; red < 3; red++)
         for (int weighted = 0; weighted < 2; weighted++) {
             nll_case c = {red, -100, weighted};
@@ -362,14 +340,15 @@ Test(decompositions, nll_loss_forward_and_backward_lower_to_primitives_with_kern
         }
     /* ignore_index inside the class range; every target ignored (nan mean) */
     nll_case in_range = {1, 1, true}, all = {1, 2, false};
-    tj_tensor *t = i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1});
+    tj_tensor *t = test_i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 1});
     expect_decomposed_like_eager(nll_both, &in_range, (tj_tensor *[]){nll_x(), t, nll_w(), one}, 4);
-    tj_tensor *t2 = i64(1, (int64_t[]){3}, (int64_t[]){2, 2, 2});
+    tj_tensor *t2 = test_i64(1, (int64_t[]){3}, (int64_t[]){2, 2, 2});
     expect_decomposed_like_eager(nll_both, &all, (tj_tensor *[]){nll_x(), t2, nll_w(), one}, 4);
     /* 1-d input, 0-dim target */
     nll_case none = {0, -100, true};
-    tj_tensor *x1 = f32(1, (int64_t[]){4}, (float[]){-1.0f, -2.0f, -0.5f, -3.0f});
-    expect_decomposed_like_eager(nll_both, &none, (tj_tensor *[]){x1, i64(0, NULL, (int64_t[]){3}), nll_w(), one}, 4);
+    tj_tensor *x1 = test_f32(1, (int64_t[]){4}, (float[]){-1.0f, -2.0f, -0.5f, -3.0f});
+    expect_decomposed_like_eager(nll_both, &none, (tj_tensor *[]){x1, test_i64(0, NULL, (int64_t[]){3}), nll_w(), one},
+                                 4);
 }
 
 static tj_status dropout_call(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

@@ -7,12 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "test_util.h"
 #include "tjit/tjit.h"
-
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *data)
-{
-    return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, data);
-}
 
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed, float lo, float hi)
 {
@@ -48,7 +44,7 @@ Test(softmax, all_neg_inf_row_gives_nan_and_masked_entries_give_zero)
 {
     tj_scope *s = tj_scope_begin();
     float x[6] = {-INFINITY, -INFINITY, -INFINITY, 0.5f, -INFINITY, 1.0f};
-    tj_tensor *t = f32(2, (int64_t[]){2, 3}, x);
+    tj_tensor *t = test_f32(2, (int64_t[]){2, 3}, x);
     tj_tensor *y = tj__softmax(t, 1, false), *ly = tj__log_softmax(t, 1, false);
     cr_assert(y && ly, "%s", tj_last_error());
     for (int i = 0; i < 3; i++) cr_expect(isnan(tj_tensor_item_at(y, i)) && isnan(tj_tensor_item_at(ly, i)));
@@ -63,7 +59,7 @@ Test(softmax, pos_inf_or_nan_makes_the_row_nan)
 {
     tj_scope *s = tj_scope_begin();
     float x[6] = {1, INFINITY, 2, 1, NAN, 2};
-    tj_tensor *y = tj__softmax(f32(2, (int64_t[]){2, 3}, x), -1, false);
+    tj_tensor *y = tj__softmax(test_f32(2, (int64_t[]){2, 3}, x), -1, false);
     cr_assert_not_null(y);
     for (int i = 0; i < 6; i++) cr_expect(isnan(tj_tensor_item_at(y, i)), "index %d", i);
     tj_scope_end(s);
@@ -127,7 +123,7 @@ Test(softmax, softmax_int_converts_to_the_requested_dtype)
 {
     tj_scope *s = tj_scope_begin();
     float x[3] = {1, 2, 3};
-    tj_value out[1], args[3] = {tj_v_tensor(f32(1, (int64_t[]){3}, x)), tj_v_int(0), tj_v_dtype(TJ_FLOAT64)};
+    tj_value out[1], args[3] = {tj_v_tensor(test_f32(1, (int64_t[]){3}, x)), tj_v_int(0), tj_v_dtype(TJ_FLOAT64)};
     cr_assert_eq(tj_call("aten::softmax.int", args, 3, out), TJ_OK, "%s", tj_last_error());
     cr_expect_eq(tj_tensor_dtype(out[0].u.t), TJ_FLOAT64);
     cr_expect_float_eq(tj_tensor_item_at(out[0].u.t, 2), exp(3.0) / (exp(1.0) + exp(2.0) + exp(3.0)), 1e-12);
@@ -208,7 +204,8 @@ Test(layer_norm, matches_pytorch_with_weight_and_bias_and_keeps_normalised_dims)
     tj_scope *s = tj_scope_begin();
     const float xv[8] = {1, 2, 3, 4, 2, 0, -1, 5}, wv[4] = {1, 2, 0.5f, -1}, bv[4] = {0, 1, 0, 0};
     const double ref[8] = {-1.34163542, 0.10557639, 0.22360590, -1.34163542, 0.21821768, -0.30930609, -0.54554421, -1.52752378};
-    tj_tensor *x = f32(2, (int64_t[]){2, 4}, xv), *w = f32(1, (int64_t[]){4}, wv), *b = f32(1, (int64_t[]){4}, bv);
+    tj_tensor *x = test_f32(2, (int64_t[]){2, 4}, xv), *w = test_f32(1, (int64_t[]){4}, wv);
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, bv);
     tj_tensor *out, *mean, *rstd;
     cr_assert_eq(tj_native_layer_norm(x, (int64_t[]){4}, 1, w, b, 1e-5, &out, &mean, &rstd), TJ_OK, "%s", tj_last_error());
     for (int i = 0; i < 8; i++) cr_expect_float_eq(tj_tensor_item_at(out, i), ref[i], 1e-6);
@@ -259,7 +256,7 @@ Test(layer_norm_backward, matches_pytorch_and_leaves_unmasked_outputs_undefined)
     const double ref_gx[8] = {0.08497126, -0.27727098, 0.29963157, -0.10733185, 0.43643536, 0, -0.21821768, -0.21821768};
     const double ref_gw[4] = {0.08405414, 0.08944236, 1.22525195, 1.30041606}, ref_gb[4] = {1.1, -0.2, -0.7, 0.9};
     int64_t sh[2] = {2, 4}, ns[1] = {4};
-    tj_tensor *x = f32(2, sh, xv), *w = f32(1, ns, wv), *b = f32(1, ns, bv), *g = f32(2, sh, gv);
+    tj_tensor *x = test_f32(2, sh, xv), *w = test_f32(1, ns, wv), *b = test_f32(1, ns, bv), *g = test_f32(2, sh, gv);
     tj_tensor *out, *mean, *rstd, *gx, *gw, *gb;
     cr_assert_eq(tj_native_layer_norm(x, ns, 1, w, b, 1e-5, &out, &mean, &rstd), TJ_OK);
     const bool all[3] = {true, true, true}, params[3] = {false, true, true}, input[3] = {true, false, false};

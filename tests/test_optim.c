@@ -4,16 +4,7 @@
 #include <string.h>
 
 #include "runtime/internal.h"
-
-static tj_tensor *from_f32(int ndim, const int64_t *shape, const float *v)
-{
-    return tj_tensor_from_data(TJ_FLOAT32, ndim, shape, v);
-}
-
-static tj_tensor *from_f64(int ndim, const int64_t *shape, const double *v)
-{
-    return tj_tensor_from_data(TJ_FLOAT64, ndim, shape, v);
-}
+#include "test_util.h"
 
 static void expect_values(const tj_tensor *t, const double *want, int n, double rtol)
 {
@@ -26,12 +17,8 @@ static void expect_values(const tj_tensor *t, const double *want, int n, double 
     }
 }
 
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
-
-TestSuite(inplace, .init = open_scope, .fini = close_scope);
-TestSuite(optim, .init = open_scope, .fini = close_scope);
+TestSuite(inplace, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(optim, .init = test_scope_open, .fini = test_scope_close);
 
 /* ---- in-place operators ---- */
 
@@ -39,7 +26,7 @@ Test(inplace, add_through_a_strided_view_changes_the_base)
 {
     int64_t s4[1] = {4};
     float ones[4] = {1, 1, 1, 1};
-    tj_tensor *base = from_f32(1, s4, ones);
+    tj_tensor *base = test_f32(1, s4, ones);
     tj_tensor *every_other = tj_slice(base, 0, true, 0, false, 0, 2);
     tj_tensor *r = tj_add_scalar_(every_other, tj_v_int(1), tj_v_int(1));
     cr_assert_eq(r, every_other, "an in-place operator returns self");
@@ -51,7 +38,7 @@ Test(inplace, add_with_alpha_broadcasts_other_into_self)
 {
     int64_t s[2] = {2, 3}, s1[1] = {3};
     float a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {10, 20, 30};
-    tj_tensor *x = from_f32(2, s, a), *y = from_f32(1, s1, b);
+    tj_tensor *x = test_f32(2, s, a), *y = test_f32(1, s1, b);
     cr_assert_not_null(tj_add_(x, y, tj_v_float(0.5)));
     double want[6] = {6, 12, 18, 9, 15, 21};
     expect_values(x, want, 6, 0);
@@ -61,7 +48,7 @@ Test(inplace, a_broadcast_that_would_grow_self_is_a_shape_error)
 {
     int64_t s1[1] = {3}, s[2] = {2, 3};
     float a[3] = {1, 2, 3}, b[6] = {0};
-    tj_tensor *x = from_f32(1, s1, a), *y = from_f32(2, s, b);
+    tj_tensor *x = test_f32(1, s1, a), *y = test_f32(2, s, b);
     cr_assert_null(tj_add_(x, y, tj_v_int(1)));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
     cr_expect(strstr(tj_last_error(), "aten::add_.Tensor") && strstr(tj_last_error(), "[2, 3]"), "%s", tj_last_error());
@@ -86,7 +73,7 @@ Test(inplace, float64_operand_is_computed_in_float64_then_stored_as_float32)
     int64_t s[1] = {1};
     float a[1] = {1.0f};
     double b[1] = {1e-9};
-    tj_tensor *x = from_f32(1, s, a), *y = from_f64(1, s, b);
+    tj_tensor *x = test_f32(1, s, a), *y = test_f64(1, s, b);
     /* 1 + 1e-9 * 1e9 computed in float64 is exactly 2 */
     cr_assert_not_null(tj_add_(x, y, tj_v_float(1e9)));
     double want[1] = {2};
@@ -99,7 +86,7 @@ Test(inplace, addcmul_addcdiv_and_lerp_match_pytorch)
 {
     int64_t s[1] = {3};
     float a[3] = {1, -2, 0.5f}, t1[3] = {0.3f, 1.5f, -4}, t2[3] = {2, -0.7f, 3};
-    tj_tensor *x = from_f32(1, s, a), *u = from_f32(1, s, t1), *v = from_f32(1, s, t2);
+    tj_tensor *x = test_f32(1, s, a), *u = test_f32(1, s, t1), *v = test_f32(1, s, t2);
     double m[3] = {1.29999995, -2.5250001, -5.5};
     expect_values(tj_addcmul_(tj_clone(x), u, v, tj_v_float(0.5)), m, 3, 1e-7);
     double d[3] = {1.07500005, -3.07142854, -0.166666687};
@@ -118,7 +105,7 @@ Test(inplace, copy_zero_fill_and_sqrt)
 {
     int64_t s[2] = {2, 2}, s1[1] = {2};
     float a[4] = {4, 9, 16, 25}, b[2] = {7, 8};
-    tj_tensor *x = from_f32(2, s, a), *src = from_f32(1, s1, b);
+    tj_tensor *x = test_f32(2, s, a), *src = test_f32(1, s1, b);
     double r[4] = {2, 3, 4, 5};
     expect_values(tj_sqrt_(x), r, 4, 0);
     double c[4] = {7, 8, 7, 8};
@@ -133,7 +120,7 @@ Test(inplace, copy_of_a_non_broadcastable_source_is_a_shape_error)
 {
     int64_t s[1] = {2}, s3[1] = {3};
     float a[2] = {0}, b[3] = {0};
-    cr_assert_null(tj_copy_(from_f32(1, s, a), from_f32(1, s3, b)));
+    cr_assert_null(tj_copy_(test_f32(1, s, a), test_f32(1, s3, b)));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
     cr_expect(strstr(tj_last_error(), "aten::copy_"), "%s", tj_last_error());
 }
@@ -142,16 +129,16 @@ Test(inplace, slice_and_select_scatter_write_src_into_a_copy)
 {
     int64_t s[2] = {2, 4}, s1[2] = {2, 2}, s2[1] = {4};
     float a[8] = {0}, b[4] = {1, 2, 3, 4}, c[4] = {5, 6, 7, 8};
-    tj_tensor *x = from_f32(2, s, a);
-    tj_tensor *y = tj_slice_scatter(x, from_f32(2, s1, b), 1, true, 1, false, 0, 2);
+    tj_tensor *x = test_f32(2, s, a);
+    tj_tensor *y = tj_slice_scatter(x, test_f32(2, s1, b), 1, true, 1, false, 0, 2);
     double want[8] = {0, 1, 0, 2, 0, 3, 0, 4};
     expect_values(y, want, 8, 0);
-    tj_tensor *z = tj_select_scatter(x, from_f32(1, s2, c), 0, -1);
+    tj_tensor *z = tj_select_scatter(x, test_f32(1, s2, c), 0, -1);
     double want2[8] = {0, 0, 0, 0, 5, 6, 7, 8};
     expect_values(z, want2, 8, 0);
     double zeros[8] = {0};
     expect_values(x, zeros, 8, 0);
-    cr_assert_null(tj_slice_scatter(x, from_f32(1, s2, c), 1, true, 1, false, 0, 2));
+    cr_assert_null(tj_slice_scatter(x, test_f32(1, s2, c), 1, true, 1, false, 0, 2));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
 }
 
@@ -159,7 +146,7 @@ Test(inplace, in_place_on_a_tensor_requiring_grad_is_refused_with_grad_mode_on)
 {
     int64_t s[1] = {2};
     float a[2] = {1, 2};
-    tj_tensor *x = from_f32(1, s, a);
+    tj_tensor *x = test_f32(1, s, a);
     tj_tensor_set_requires_grad(x, true);
     cr_assert_null(tj_mul_scalar_(x, tj_v_int(2)));
     cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
@@ -184,7 +171,7 @@ static tj_tensor *init_param(void)
     float v[6];
     for (int i = 0; i < 6; i++) v[i] = (float)(0.5 * sin(i + 1));
     int64_t s[2] = {2, 3};
-    return from_f32(2, s, v);
+    return test_f32(2, s, v);
 }
 
 static tj_tensor *grad_at(int k)
@@ -192,7 +179,7 @@ static tj_tensor *grad_at(int k)
     float v[6];
     for (int i = 0; i < 6; i++) v[i] = (float)(0.1 * (k + 1) * cos(0.7 * i + k));
     int64_t s[2] = {2, 3};
-    return from_f32(2, s, v);
+    return test_f32(2, s, v);
 }
 
 /* Three steps of an optimiser object on one parameter. */

@@ -10,51 +10,17 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static int saved_threads;
-static void open_scope(void)
-{
-    scope = tj_scope_begin();
-    saved_threads = tj_get_num_threads();
-}
-static void close_scope(void)
-{
-    tj_scope_end(scope);
-    tj_set_num_threads(saved_threads);
-}
-TestSuite(reduce, .init = open_scope, .fini = close_scope);
-
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *data)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, ndim, shape, data);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
-
-static tj_tensor *i64(int ndim, const int64_t *shape, const int64_t *data)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_INT64, ndim, shape, data);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
+TestSuite(reduce, .init = test_scope_open, .fini = test_scope_close);
 
 /* [2, 3] = [[1, 2, 3], [4, 5, 6]] */
-static tj_tensor *m23(void) { return f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}); }
+static tj_tensor *m23(void) { return test_f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}); }
 
 /* Checks dtype, shape and values (nan matches nan, infinities match exactly). */
 static void expect(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const double *want, double tol)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s, want %s", tj_dtype_name(tj_tensor_dtype(t)),
-                 tj_dtype_name(dtype));
-    cr_assert_eq(tj_tensor_ndim(t), ndim, "rank %d, want %d", tj_tensor_ndim(t), ndim);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        cr_assert_eq(tj_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d, (long long)tj_tensor_shape(t)[d],
-                     (long long)shape[d]);
-        n *= shape[d];
-    }
+    int64_t n = test_assert_dtype_shape(t, dtype, ndim, shape);
     for (int64_t i = 0; i < n; i++) {
         double g = tj_tensor_item_at(t, i), e = want[i];
         if (isnan(e)) cr_assert(isnan(g), "[%lld] = %g, want nan", (long long)i, g);
@@ -94,7 +60,7 @@ Test(reduce, sum_of_bool_and_int64_gives_int64)
 {
     tj_tensor *b = tj_tensor_from_data(TJ_BOOL, 2, (int64_t[]){2, 3}, (uint8_t[]){1, 0, 1, 1, 1, 1});
     expect(tj_sum_dim(b, (int64_t[]){1}, 1, false, -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){2, 3}, 0);
-    tj_tensor *i = i64(1, (int64_t[]){3}, (int64_t[]){INT64_C(4000000000000), -7, 9});
+    tj_tensor *i = test_i64(1, (int64_t[]){3}, (int64_t[]){INT64_C(4000000000000), -7, 9});
     tj_tensor *s = tj_sum(i, -1);
     expect(s, TJ_INT64, 0, NULL, (double[]){4000000000002.0}, 0);
     cr_assert_eq(*(int64_t *)tj_tensor_data(s), INT64_C(4000000000002));
@@ -102,11 +68,11 @@ Test(reduce, sum_of_bool_and_int64_gives_int64)
 
 Test(reduce, sum_dtype_argument_converts_first)
 {
-    tj_tensor *x = f32(1, (int64_t[]){2}, (float[]){1.7f, 2.7f});
+    tj_tensor *x = test_f32(1, (int64_t[]){2}, (float[]){1.7f, 2.7f});
     expect(tj_sum(x, TJ_FLOAT64), TJ_FLOAT64, 0, NULL, (double[]){(double)1.7f + (double)2.7f}, 1e-15);
     expect(tj_sum(x, TJ_INT64), TJ_INT64, 0, NULL, (double[]){3}, 0); /* torch: tensor(3) */
     expect(tj_sum(x, TJ_BOOL), TJ_BOOL, 0, NULL, (double[]){1}, 0);
-    tj_tensor *i = i64(1, (int64_t[]){3}, (int64_t[]){1, 2, 4});
+    tj_tensor *i = test_i64(1, (int64_t[]){3}, (int64_t[]){1, 2, 4});
     expect(tj_sum(i, TJ_FLOAT32), TJ_FLOAT32, 0, NULL, (double[]){7}, 0);
 }
 
@@ -129,7 +95,7 @@ Test(reduce, sum_of_transposed_input_over_either_dim)
 
 Test(reduce, sum_of_broadcast_input)
 {
-    tj_tensor *c = f32(2, (int64_t[]){3, 1}, (float[]){1, 2, 3});
+    tj_tensor *c = test_f32(2, (int64_t[]){3, 1}, (float[]){1, 2, 3});
     tj_tensor *x = tj_expand(c, (int64_t[]){3, 5}, 2); /* stride 0 along dim 1 */
     expect(tj_sum_dim(x, (int64_t[]){1}, 1, false, -1), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){5, 10, 15}, 0);
     expect(tj_sum_dim(x, (int64_t[]){0}, 1, false, -1), TJ_FLOAT32, 1, (int64_t[]){5}, (double[]){6, 6, 6, 6, 6}, 0);
@@ -139,7 +105,7 @@ Test(reduce, sum_over_middle_and_outer_dims_of_3d)
 {
     float v[24];
     for (int i = 0; i < 24; i++) v[i] = (float)i;
-    tj_tensor *x = f32(3, (int64_t[]){2, 3, 4}, v);
+    tj_tensor *x = test_f32(3, (int64_t[]){2, 3, 4}, v);
     /* dims {0, 2}: out[j] = sum_i sum_k (12 i + 4 j + k) = 2*4*4j + 4*12 + 2*6 */
     expect(tj_sum_dim(x, (int64_t[]){0, 2}, 2, false, -1), TJ_FLOAT32, 1, (int64_t[]){3},
            (double[]){60, 92, 124}, 0);
@@ -179,7 +145,7 @@ Test(reduce, results_do_not_depend_on_the_thread_count)
 
 Test(reduce, sum_propagates_inf_and_nan)
 {
-    tj_tensor *x = f32(2, (int64_t[]){3, 2}, (float[]){INFINITY, 1, INFINITY, -INFINITY, NAN, 1});
+    tj_tensor *x = test_f32(2, (int64_t[]){3, 2}, (float[]){INFINITY, 1, INFINITY, -INFINITY, NAN, 1});
     expect(tj_sum_dim(x, (int64_t[]){1}, 1, false, -1), TJ_FLOAT32, 1, (int64_t[]){3},
            (double[]){INFINITY, NAN, NAN}, 0);
 }
@@ -193,13 +159,13 @@ Test(reduce, mean_values_empty_nan_and_dtype_argument)
     expect(tj_mean_dim(x, NULL, 0, false, TJ_FLOAT64), TJ_FLOAT64, 0, NULL, (double[]){3.5}, 0);
     tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){0, 2});
     expect(tj_mean_dim(e, (int64_t[]){0}, 1, false, -1), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){NAN, NAN}, 0);
-    tj_tensor *i = i64(1, (int64_t[]){4}, (int64_t[]){1, 2, 3, 5});
+    tj_tensor *i = test_i64(1, (int64_t[]){4}, (int64_t[]){1, 2, 3, 5});
     expect(tj_mean_dim(i, NULL, 0, false, TJ_FLOAT32), TJ_FLOAT32, 0, NULL, (double[]){2.75}, 0);
 }
 
 Test(reduce, mean_of_integer_input_is_a_dtype_error)
 {
-    tj_tensor *i = i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
+    tj_tensor *i = test_i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
     expect_error(tj_mean_dim(i, NULL, 0, false, -1), TJ_ERR_DTYPE, "aten::mean.dim: could not infer output dtype");
     expect_error(tj_mean_dim(m23(), NULL, 0, false, TJ_INT64), TJ_ERR_DTYPE, "Optional dtype");
 }
@@ -208,7 +174,7 @@ Test(reduce, mean_of_integer_input_is_a_dtype_error)
 
 Test(reduce, amax_amin_over_dims_with_nan_and_inf)
 {
-    tj_tensor *x = f32(2, (int64_t[]){3, 3}, (float[]){1, NAN, 3, -INFINITY, -INFINITY, -INFINITY, 2, -5, 7});
+    tj_tensor *x = test_f32(2, (int64_t[]){3, 3}, (float[]){1, NAN, 3, -INFINITY, -INFINITY, -INFINITY, 2, -5, 7});
     expect(tj_amax(x, (int64_t[]){1}, 1, false), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){NAN, -INFINITY, 7}, 0);
     expect(tj_amin(x, (int64_t[]){1}, 1, true), TJ_FLOAT32, 2, (int64_t[]){3, 1}, (double[]){NAN, -INFINITY, -5}, 0);
     expect(tj_amax(x, (int64_t[]){0}, 1, false), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){2, NAN, 7}, 0);
@@ -218,7 +184,7 @@ Test(reduce, amax_amin_over_dims_with_nan_and_inf)
 
 Test(reduce, amax_of_int64_and_bool)
 {
-    tj_tensor *i = i64(2, (int64_t[]){2, 2}, (int64_t[]){INT64_MIN, -3, 5, INT64_MAX});
+    tj_tensor *i = test_i64(2, (int64_t[]){2, 2}, (int64_t[]){INT64_MIN, -3, 5, INT64_MAX});
     expect(tj_amax(i, (int64_t[]){1}, 1, false), TJ_INT64, 1, (int64_t[]){2}, (double[]){-3, (double)INT64_MAX}, 0);
     tj_tensor *b = tj_tensor_from_data(TJ_BOOL, 1, (int64_t[]){3}, (uint8_t[]){0, 1, 1});
     expect(tj_amax(b, NULL, 0, false), TJ_BOOL, 0, NULL, (double[]){1}, 0);
@@ -248,19 +214,20 @@ Test(reduce, amax_of_an_empty_reduction_is_an_error_naming_the_op)
 
 Test(reduce, argmax_ties_first_nan_wins_and_all_neg_inf_gives_zero)
 {
-    tj_tensor *x = f32(2, (int64_t[]){4, 4}, (float[]){1, 3, 3, 2, 1, NAN, 5, NAN, -INFINITY, -INFINITY, -INFINITY,
-                                                       -INFINITY, INFINITY, 0, INFINITY, 1});
+    tj_tensor *x = test_f32(2, (int64_t[]){4, 4}, (float[]){1, 3, 3, 2, 1, NAN, 5, NAN, -INFINITY, -INFINITY, -INFINITY,
+                                                            -INFINITY, INFINITY, 0, INFINITY, 1});
     expect(tj_argmax(x, true, 1, false), TJ_INT64, 1, (int64_t[]){4}, (double[]){1, 1, 0, 0}, 0);
     expect(tj_argmax(x, true, 0, true), TJ_INT64, 2, (int64_t[]){1, 4}, (double[]){3, 1, 3, 1}, 0);
 }
 
 Test(reduce, argmax_without_dim_indexes_the_flattened_tensor)
 {
-    tj_tensor *x = f32(2, (int64_t[]){2, 3}, (float[]){1, 9, 2, 9, 0, 4});
+    tj_tensor *x = test_f32(2, (int64_t[]){2, 3}, (float[]){1, 9, 2, 9, 0, 4});
     expect(tj_argmax(x, false, 0, false), TJ_INT64, 0, NULL, (double[]){1}, 0);
     expect(tj_argmax(x, false, 0, true), TJ_INT64, 2, (int64_t[]){1, 1}, (double[]){1}, 0);
     /* flat index follows the logical (row-major) order, not memory order */
-    tj_tensor *t = tj_transpose(f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 9, 5, 6}), 0, 1); /* [[1,9],[2,5],[3,6]] */
+    /* [[1,9],[2,5],[3,6]] */
+    tj_tensor *t = tj_transpose(test_f32(2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 9, 5, 6}), 0, 1);
     expect(tj_argmax(t, false, 0, false), TJ_INT64, 0, NULL, (double[]){1}, 0);
     expect(tj_argmax(tj_tensor_scalar_f32(4), true, 0, false), TJ_INT64, 0, NULL, (double[]){0}, 0);
 }
@@ -289,12 +256,12 @@ Test(reduce, argmax_errors_on_empty_and_bool)
 
 Test(reduce, max_dim_values_and_indices)
 {
-    tj_tensor *t = tj_transpose(f32(2, (int64_t[]){2, 3}, (float[]){1, 7, 7, NAN, 0, 2}), 0, 1); /* [3, 2] */
+    tj_tensor *t = tj_transpose(test_f32(2, (int64_t[]){2, 3}, (float[]){1, 7, 7, NAN, 0, 2}), 0, 1); /* [3, 2] */
     tj_tensor *v, *i;
     cr_assert_eq(tj_max_dim(t, 0, true, &v, &i), TJ_OK, "%s", tj_last_error());
     expect(v, TJ_FLOAT32, 2, (int64_t[]){1, 2}, (double[]){7, NAN}, 0);
     expect(i, TJ_INT64, 2, (int64_t[]){1, 2}, (double[]){1, 0}, 0);
-    tj_tensor *n = i64(2, (int64_t[]){2, 3}, (int64_t[]){-4, -2, -2, 8, 9, 9});
+    tj_tensor *n = test_i64(2, (int64_t[]){2, 3}, (int64_t[]){-4, -2, -2, 8, 9, 9});
     cr_assert_eq(tj_max_dim(n, -1, false, &v, &i), TJ_OK, "%s", tj_last_error());
     expect(v, TJ_INT64, 1, (int64_t[]){2}, (double[]){-2, 9}, 0);
     expect(i, TJ_INT64, 1, (int64_t[]){2}, (double[]){1, 1}, 0);
@@ -308,8 +275,8 @@ Test(reduce, max_dim_values_and_indices)
 /* rows: small values, a large common offset (1e4), tiny values */
 static tj_tensor *var_input(void)
 {
-    return f32(2, (int64_t[]){3, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, 10000.0f, 10001.0f, 10002.5f, 9999.5f,
-                                              1e-3f, 2e-3f, -4e-3f, 7e-3f});
+    return test_f32(2, (int64_t[]){3, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, 10000.0f, 10001.0f, 10002.5f, 9999.5f,
+                                                   1e-3f, 2e-3f, -4e-3f, 7e-3f});
 }
 
 Test(reduce, var_default_correction_and_population)
@@ -325,16 +292,16 @@ Test(reduce, var_default_correction_and_population)
 Test(reduce, var_large_offset_rows_are_accurate)
 {
     /* 1e6 + small deviations, exact in float32: var of {-2,-1,0,1,2} + 1e6 is 2.5 */
-    tj_tensor *x = f32(1, (int64_t[]){5}, (float[]){999998, 999999, 1000000, 1000001, 1000002});
+    tj_tensor *x = test_f32(1, (int64_t[]){5}, (float[]){999998, 999999, 1000000, 1000001, 1000002});
     expect(tj_var(x, NULL, 0, -1, false), TJ_FLOAT32, 0, NULL, (double[]){2.5}, 1e-7);
 }
 
 Test(reduce, var_divisor_clamps_at_zero)
 {
-    tj_tensor *x = f32(2, (int64_t[]){2, 2}, (float[]){1, 3, 2, 2});
+    tj_tensor *x = test_f32(2, (int64_t[]){2, 2}, (float[]){1, 3, 2, 2});
     /* N - correction = -1 -> divisor 0: positive / 0 = inf, 0 / 0 = nan */
     expect(tj_var(x, (int64_t[]){1}, 1, 3, false), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){INFINITY, NAN}, 0);
-    tj_tensor *one = f32(2, (int64_t[]){2, 1}, (float[]){1, 2});
+    tj_tensor *one = test_f32(2, (int64_t[]){2, 1}, (float[]){1, 2});
     expect(tj_var(one, (int64_t[]){1}, 1, -1, false), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){NAN, NAN}, 0);
 }
 
@@ -359,7 +326,7 @@ Test(reduce, var_over_outer_dim_matches_torch)
 
 Test(reduce, var_of_integer_input_is_a_dtype_error)
 {
-    tj_tensor *i = i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
+    tj_tensor *i = test_i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
     expect_error(tj_var(i, NULL, 0, -1, false), TJ_ERR_DTYPE, "aten::var.correction");
 }
 
@@ -367,8 +334,8 @@ Test(reduce, var_of_integer_input_is_a_dtype_error)
 
 Test(reduce, logsumexp_handles_infinities_and_nan)
 {
-    tj_tensor *y = f32(2, (int64_t[]){4, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, -INFINITY, -INFINITY, -INFINITY,
-                                                       -INFINITY, INFINITY, 1, 2, -INFINITY, 1, NAN, 2, 3});
+    tj_tensor *y = test_f32(2, (int64_t[]){4, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, -INFINITY, -INFINITY, -INFINITY,
+                                                            -INFINITY, INFINITY, 1, 2, -INFINITY, 1, NAN, 2, 3});
     /* torch.logsumexp(y, dim=1) */
     expect(tj_logsumexp(y, (int64_t[]){1}, 1, false), TJ_FLOAT32, 1, (int64_t[]){4},
            (double[]){3.381328582763672, -INFINITY, INFINITY, NAN}, 1e-6);
@@ -383,7 +350,7 @@ Test(reduce, logsumexp_outer_dim_empty_and_integer_input)
     expect(tj_logsumexp(e, (int64_t[]){0}, 1, false), TJ_FLOAT32, 1, (int64_t[]){3},
            (double[]){-INFINITY, -INFINITY, -INFINITY}, 0);
     /* torch.logsumexp(torch.tensor([[1,2,3]]), dim=1) */
-    tj_tensor *i = i64(2, (int64_t[]){1, 3}, (int64_t[]){1, 2, 3});
+    tj_tensor *i = test_i64(2, (int64_t[]){1, 3}, (int64_t[]){1, 2, 3});
     expect(tj_logsumexp(i, (int64_t[]){1}, 1, false), TJ_FLOAT32, 1, (int64_t[]){1}, (double[]){3.4076058864593506},
            1e-6);
 }
@@ -446,7 +413,7 @@ Test(reduce, mean_decomposition_matches_kernel)
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(x), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(true), tj_v_none()}, 1e-6);
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(x), tj_v_none(), tj_v_bool(false), tj_v_dtype(TJ_FLOAT64)}, 1e-12);
     tj_value out[1];
-    tj_tensor *i = i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
+    tj_tensor *i = test_i64(1, (int64_t[]){2}, (int64_t[]){1, 2});
     cr_assert_eq(op->decomp((tj_value[]){tj_v_tensor(i), tj_v_none(), tj_v_bool(false), tj_v_none()}, out), TJ_ERR_DTYPE);
 }
 
@@ -463,12 +430,12 @@ Test(reduce, var_and_var_mean_decompositions_match_kernels)
 
 Test(reduce, logsumexp_decomposition_matches_kernel)
 {
-    tj_tensor *y = f32(2, (int64_t[]){4, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, -INFINITY, -INFINITY, -INFINITY,
-                                                       -INFINITY, INFINITY, 1, 2, -INFINITY, 1, NAN, 2, 3});
+    tj_tensor *y = test_f32(2, (int64_t[]){4, 4}, (float[]){0.5f, -1.25f, 3.0f, 2.0f, -INFINITY, -INFINITY, -INFINITY,
+                                                            -INFINITY, INFINITY, 1, 2, -INFINITY, 1, NAN, 2, 3});
     const tj_op *op = TJ_OPS(logsumexp);
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(y), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(false)}, 1e-6);
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(var_input()), tj_v_ints((int64_t[]){0}, 1), tj_v_bool(true)}, 1e-6);
-    tj_tensor *i = i64(2, (int64_t[]){1, 3}, (int64_t[]){1, 2, 3});
+    tj_tensor *i = test_i64(2, (int64_t[]){1, 3}, (int64_t[]){1, 2, 3});
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(i), tj_v_ints((int64_t[]){1}, 1), tj_v_bool(false)}, 1e-6);
     tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){0, 3});
     expect_decomposition_matches(op, (tj_value[]){tj_v_tensor(e), tj_v_ints((int64_t[]){0}, 1), tj_v_bool(false)}, 0);

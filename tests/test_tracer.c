@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
@@ -46,6 +47,21 @@ static tj_status fn_add_mul(void *ctx, tj_tensor *const *in, int n, tj_tensor **
     out[0] = tj_mul(tj_add(in[0], in[1]), in[1]);
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Runs g, a trace of fn_add_mul, on x and y and expects exactly the eager
+ * (x + y) * y; then releases g, x and y. */
+static void expect_add_mul_then_free(tj_graph *g, tj_tensor *x, tj_tensor *y)
+{
+    tj_tensor *in[2] = {x, y}, *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    tj_scope *scope = tj_scope_begin(); /* owns the eager intermediates */
+    expect_close(out[0], tj_mul(tj_add(x, y), y), 0);
+    tj_scope_end(scope);
+    tj_tensor_release(out[0]);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
 }
 
 static tj_status fn_linear_relu(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -98,15 +114,7 @@ Test(make_fx, records_one_call_node_per_operator_call)
     cr_expect_eq(tj_graph_num_calls(g), 2);
     cr_expect_eq(tj_graph_num_inputs(g), 2);
     cr_expect_eq(tj_graph_num_outputs(g), 1);
-    tj_tensor *out[1];
-    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
-    tj_scope *scope = tj_scope_begin(); /* owns the eager intermediates */
-    expect_close(out[0], tj_mul(tj_add(x, y), y), 0);
-    tj_scope_end(scope);
-    tj_tensor_release(out[0]);
-    tj_graph_free(g);
-    tj_tensor_release(x);
-    tj_tensor_release(y);
+    expect_add_mul_then_free(g, x, y);
 }
 
 Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_constants)
@@ -185,15 +193,7 @@ Test(make_fx, real_tensors_traced_in_fake_mode_lend_only_their_shapes)
     tj_tensor *in[2] = {x, y};
     tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    tj_tensor *out[1];
-    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
-    tj_scope *scope = tj_scope_begin(); /* owns the eager intermediates */
-    expect_close(out[0], tj_mul(tj_add(x, y), y), 0);
-    tj_scope_end(scope);
-    tj_tensor_release(out[0]);
-    tj_graph_free(g);
-    tj_tensor_release(x);
-    tj_tensor_release(y);
+    expect_add_mul_then_free(g, x, y);
 }
 
 /* ---- decomposition tables during tracing ---- */
@@ -296,12 +296,7 @@ Test(graph_text, literals_keep_their_exact_bits_and_kinds)
                        "    %clamp = aten.clamp.default(%f, -inf, nan)\n"
                        "    %sum_1 = aten.sum.dim_IntList(%f, [0, -1], True, dtype = torch.float64)\n"
                        "    return (%add, %add_1, %mul, %clamp, %sum_1)\n";
-    tj_graph *g = tj_graph_parse(text);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *back = tj_graph_to_string(g);
-    cr_expect_str_eq(back, text);
-    free(back);
-    tj_graph_free(g);
+    test_expect_round_trip(text);
 }
 
 Test(graph_text, parse_errors_name_line_and_column)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
 #define COUNT(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
@@ -64,13 +65,10 @@ static void expect_error(tj_tensor *r, tj_status st, const char *const *parts, i
 static float *fdata(tj_tensor *t) { return tj_tensor_data(t); }
 
 /* Every test runs in one scope: results need no release by hand. */
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
-TestSuite(view, .init = open_scope, .fini = close_scope);
-TestSuite(copy, .init = open_scope, .fini = close_scope);
-TestSuite(cat, .init = open_scope, .fini = close_scope);
-TestSuite(composite, .init = open_scope, .fini = close_scope);
+TestSuite(view, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(copy, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(cat, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(composite, .init = test_scope_open, .fini = test_scope_close);
 
 /* ================================ view ================================ */
 

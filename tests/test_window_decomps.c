@@ -12,12 +12,10 @@
 #include "kernels/copy.h"
 #include "kernels/index.h"
 #include "runtime/internal.h"
+#include "test_util.h"
 #include "tjit/tjit.h"
 
-static tj_scope *scope;
-static void setup(void) { scope = tj_scope_begin(); }
-static void teardown(void) { tj_scope_end(scope); }
-TestSuite(window_decomps, .init = setup, .fini = teardown);
+TestSuite(window_decomps, .init = test_scope_open, .fini = test_scope_close);
 
 /* Runs the registered decomposition of `name` eagerly. */
 static void decompose(const char *name, const tj_value *args, tj_value *outs)
@@ -175,29 +173,79 @@ Test(window_decomps, convolution_decomposition_matches_the_kernel_in_float64)
     }
 }
 
-Test(window_decomps, float32_convolution_decomposition_is_the_rounded_float64_result)
+/* float64 copies of the float tensors among args[0..n): as they are (`how`
+ * 0), their absolute values (1) or ones (2). */
+static void widen(tj_value *args, int n, int how)
+{
+    for (int i = 0; i < n; i++) {
+        if (args[i].kind != TJ_V_TENSOR) continue;
+        tj_tensor *t = tj_to_copy(args[i].u.t, TJ_FLOAT64);
+        args[i].u.t = how == 0 ? t : how == 1 ? tj_abs(t) : tj_ones(tj_tensor_shape(t), tj_tensor_ndim(t), TJ_FLOAT64);
+    }
+}
+
+/* Each float32 element of `got` is within Higham's bound for a sum of n
+ * products in any order, gamma_n * sum |a*b| (n from `terms`, sum |a*b|
+ * from `sum_abs`, both float64 kernel runs), plus one float32 ulp for
+ * rounding, of `exact` (the float64 kernel). */
+static void expect_within_summation_bound(const tj_tensor *got, const tj_tensor *exact, const tj_tensor *sum_abs,
+                                          const tj_tensor *terms, const char *what, size_t k)
+{
+    cr_assert_eq(tj_tensor_dtype(got), TJ_FLOAT32);
+    cr_assert_eq(tj_tensor_numel(got), tj_tensor_numel(exact));
+    for (int64_t i = 0; i < tj_tensor_numel(got); i++) {
+        double e = tj_tensor_item_at(exact, i), nu = tj_tensor_item_at(terms, i) * 0x1p-24;
+        double bound = nu / (1 - nu) * tj_tensor_item_at(sum_abs, i) + 0x1p-23 * fabs(e);
+        cr_expect_leq(fabs(tj_tensor_item_at(got, i) - e), bound, "%s case %zu element %lld: %.9g vs %.9g", what, k,
+                      (long long)i, tj_tensor_item_at(got, i), e);
+    }
+}
+
+Test(window_decomps, float32_convolution_decomposition_is_within_the_summation_bound)
 {
     for (size_t k = 0; k < sizeof conv_cases / sizeof conv_cases[0]; k++) {
         const conv_case *c = &conv_cases[k];
         tj_tensor *x, *w, *b;
         conv_operands(c, TJ_FLOAT32, 11 + (unsigned)k, &x, &w, &b);
-        tj_value args[9], ref, d;
-        conv_args(c, tj_to_copy(x, TJ_FLOAT64), tj_to_copy(w, TJ_FLOAT64), NULL, args);
-        kernel("aten::convolution", args, &ref);
+        tj_value args[9], ref[3], d;
         conv_args(c, x, w, b, args);
         decompose("aten::convolution", args, &d);
-        cr_assert_eq(tj_tensor_dtype(d.u.t), TJ_FLOAT32);
-        /* the product rounded once, then the bias added in float32 (as the
-         * kernel adds it) */
-        const int64_t *shape = tj_tensor_shape(d.u.t);
-        int64_t plane = tj_tensor_numel(d.u.t) / shape[0] / shape[1];
-        for (int64_t i = 0; i < tj_tensor_numel(d.u.t); i++) {
-            float want = (float)tj_tensor_item_at(ref.u.t, i);
-            if (b) want += (float)tj_tensor_item_at(b, i / plane % shape[1]);
-            float got = (float)tj_tensor_item_at(d.u.t, i);
-            cr_expect_leq(fabsf(got - want), nextafterf(fabsf(want), INFINITY) - fabsf(want),
-                          "case %zu element %lld: %.9g vs %.9g", k, (long long)i, got, want);
+        for (int how = 0; how < 3; how++) {
+            conv_args(c, x, w, b, args);
+            widen(args, 3, how);
+            kernel("aten::convolution", args, &ref[how]);
         }
+        expect_within_summation_bound(d.u.t, ref[0].u.t, ref[1].u.t, ref[2].u.t, "output", k);
+    }
+}
+
+Test(window_decomps, float32_convolution_backward_decomposition_is_within_the_summation_bound)
+{
+    const bool all[3] = {true, true, true};
+    for (size_t k = 0; k < sizeof conv_cases / sizeof conv_cases[0]; k++) {
+        const conv_case *c = &conv_cases[k];
+        tj_tensor *x, *w, *b;
+        conv_operands(c, TJ_FLOAT32, 23 + (unsigned)k, &x, &w, &b);
+        tj_value fwd[9], y;
+        conv_args(c, x, w, NULL, fwd);
+        kernel("aten::convolution", fwd, &y);
+        unsigned seed = 5;
+        tj_tensor *go = random_tensor(TJ_FLOAT32, tj_tensor_ndim(y.u.t), tj_tensor_shape(y.u.t), &seed);
+        int64_t bias_sizes[1] = {c->OC};
+        tj_value args[11] = {tj_v_tensor(go), tj_v_tensor(x), tj_v_tensor(w), tj_v_ints(bias_sizes, 1),
+                             tj_v_ints(c->s, c->n), tj_v_ints(c->p, c->n), tj_v_ints(c->d, c->n),
+                             tj_v_bool(c->transposed), tj_v_ints(c->op, c->n), tj_v_int(c->groups), tj_v_bools(all, 3)};
+        tj_value d[3], ref[3][3];
+        decompose("aten::convolution_backward", args, d);
+        for (int how = 0; how < 3; how++) {
+            tj_value wide[11];
+            memcpy(wide, args, sizeof wide);
+            widen(wide, 3, how);
+            kernel("aten::convolution_backward", wide, ref[how]);
+        }
+        static const char *const names[3] = {"grad_input", "grad_weight", "grad_bias"};
+        for (int o = 0; o < 3; o++)
+            expect_within_summation_bound(d[o].u.t, ref[0][o].u.t, ref[1][o].u.t, ref[2][o].u.t, names[o], k);
     }
 }
 

@@ -173,8 +173,7 @@ int cmd_bench(int argc, char **argv)
         case 'j': json = optarg; break;
         case 'x': export_dir = optarg; break;
         case 'q': quiet = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cmd_usage_exit(usage, c);
         }
         if ((end && *end) || runs < 1) {
             fprintf(stderr, "tjit bench: bad --runs '%s'\n\n", optarg);

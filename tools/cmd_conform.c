@@ -23,13 +23,7 @@ int cmd_conform(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
         if (c == 'v') verbose = true;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
+        else return cmd_usage_exit(usage, c);
     }
     if (optind >= argc) {
         usage(stderr);

@@ -62,13 +62,7 @@ int cmd_decomps(int argc, char **argv)
         else if (c == 'V') do_verify = true;
         else if (c == 'c') cases = optarg;
         else if (c == 'v') verbose = true;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
+        else return cmd_usage_exit(usage, c);
     }
     if (do_verify && !table) return verify(cases, verbose, argv + optind, argc - optind);
     if ((table && strcmp(table, "core")) || (table && optind < argc) || do_verify || cases || verbose) {

@@ -49,13 +49,7 @@ int cmd_graph(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
         if (c == 'f') format = optarg;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
+        else return cmd_usage_exit(usage, c);
     }
     if (optind + 1 != argc || (strcmp(format, "text") && strcmp(format, "dot") && strcmp(format, "json"))) {
         usage(stderr);

@@ -20,13 +20,7 @@ int cmd_ops(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
         if (c == 'k') kind = optarg;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
+        else return cmd_usage_exit(usage, c);
     }
     if (optind < argc || (kind && strcmp(kind, "primitive") && strcmp(kind, "composite") && strcmp(kind, "implicit"))) {
         usage(stderr);

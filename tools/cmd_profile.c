@@ -92,8 +92,7 @@ int cmd_profile(int argc, char **argv)
         case 'o': trace_path = optarg; break;
         case 'm': memory = true; break;
         case 't': train = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cmd_usage_exit(usage, c);
         }
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;

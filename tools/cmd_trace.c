@@ -76,8 +76,7 @@ int cmd_trace(int argc, char **argv)
         case 'm': tmode = optarg; break;
         case 'f': format = optarg; break;
         case 's': stats = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cmd_usage_exit(usage, c);
         }
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;

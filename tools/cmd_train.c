@@ -76,8 +76,7 @@ int cmd_train(int argc, char **argv)
         case 's': seed = strtoull(optarg, &end, 10); break;
         case 'o': save = optarg; break;
         case 'd': data = optarg; break;
-        case 'h': train_usage(stdout); return 0;
-        default: train_usage(stderr); return 2;
+        default: return cmd_usage_exit(train_usage, c);
         }
         bool out_of_range = ((c == 'e' || c == 'b') && strtol(optarg, NULL, 10) < 1) ||
                             (c == 't' && strtol(optarg, NULL, 10) < 0);
@@ -166,13 +165,7 @@ int cmd_eval(int argc, char **argv)
         if (c == 'l') load = optarg;
         else if (c == 'd') data = optarg;
         else if (c == 'm' && run_mode_parse(optarg, &mode)) continue;
-        else if (c == 'h') {
-            eval_usage(stdout);
-            return 0;
-        } else {
-            eval_usage(stderr);
-            return 2;
-        }
+        else return cmd_usage_exit(eval_usage, c);
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
     if (!def || !load || (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))) {

@@ -11,6 +11,16 @@
  *     2^-23 |ref| (|ref| where that error is: about one float32 ulp, for
  *     kernels rounded nearly correctly, as the float32 gelu), and
  *     within the case's tolerance wherever the kernel's is,
+ *   - (operators whose decomposition reorders a sum of products, listed in
+ *     decomp_verify.c: convolution, convolution_backward) the above with
+ *     each element's error first reduced by the bound any summation order
+ *     obeys (Higham, Accuracy and Stability of Numerical Algorithms, 3.1):
+ *       |fl(sum of n products) - exact| <= gamma_n * sum |a*b|,
+ *       gamma_n = n u / (1 - n u), u the output dtype's unit roundoff
+ *     (2^-24 for float32), with n and sum |a*b| of each output element
+ *     read from the float64 kernel run on all-ones and on absolute inputs,
+ *     as PyTorch's test_decomp loosens its tolerance per (operator, dtype)
+ *     in tol_table;
  *   - its traced graph (make_fx of the single call under
  *     tj_core_decompositions(), real and fake mode) holds primitives only.
  * Random operators are compared under the same generator seed. */
@@ -36,6 +46,8 @@ typedef struct tj_verify_row {
     double kernel_err;
     double decomp_err;
     int violations;       /**< samples that failed a rule above */
+    int reordered;        /**< samples that passed only thanks to the
+                               reordering bound (0 for other operators) */
     char first_violation[320]; /**< sample name and reason of the first one */
 } tj_verify_row;
 
@@ -48,7 +60,8 @@ int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_v
                      FILE *log);
 
 /** Prints rows as a table (operator, cases, samples, worst kernel and
- * decomposition errors, verdict) followed by "N passed, N failed". */
+ * decomposition errors, verdict, and for a passing operator the samples
+ * that needed the reordering bound) followed by "N passed, N failed". */
 void tj_verify_report(const tj_verify_row *rows, int n, FILE *f);
 
 #endif

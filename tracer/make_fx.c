@@ -6,6 +6,7 @@
 
 #include "decomps/table.h"
 #include "graph_internal.h"
+#include "runtime/key_map.h"
 
 #define MAX_DECOMP_DEPTH 64
 
@@ -14,61 +15,17 @@ typedef struct tracer {
     tj_graph *g;
     const tj_decomp_table *table;
     bool fake;
-    /* tensor uid -> value id, open addressing (uid 0 is never used) */
-    uint64_t *keys;
-    int *vals;
-    size_t cap, count;
+    tj_key_map values; /* tensor uid (never 0) -> value id */
     const tj_op *decomp_stack[MAX_DECOMP_DEPTH];
     int decomp_depth;
 } tracer;
 
-static size_t slot_of(const tracer *tr, uint64_t key)
-{
-    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull) & (tr->cap - 1);
-    while (tr->keys[i] && tr->keys[i] != key) i = (i + 1) & (tr->cap - 1);
-    return i;
-}
-
 static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
 {
-    if ((tr->count + 1) * 2 > tr->cap) {
-        size_t cap = tr->cap ? tr->cap * 2 : 1024;
-        uint64_t *keys = tj_alloc(cap * sizeof *keys);
-        int *vals = tj_alloc(cap * sizeof *vals);
-        if (!keys || !vals) {
-            tj_free(keys, cap * sizeof *keys);
-            tj_free(vals, cap * sizeof *vals);
-            return tj_oom("make_fx", cap * sizeof *keys);
-        }
-        memset(keys, 0, cap * sizeof *keys);
-        uint64_t *ok = tr->keys;
-        int *ov = tr->vals;
-        size_t oc = tr->cap;
-        tr->keys = keys;
-        tr->vals = vals;
-        tr->cap = cap;
-        for (size_t i = 0; i < oc; i++)
-            if (ok[i]) {
-                size_t s = slot_of(tr, ok[i]);
-                tr->keys[s] = ok[i];
-                tr->vals[s] = ov[i];
-            }
-        tj_free(ok, oc * sizeof *ok);
-        tj_free(ov, oc * sizeof *ov);
-    }
-    size_t s = slot_of(tr, t->uid);
-    if (!tr->keys[s]) tr->count++;
-    tr->keys[s] = t->uid;
-    tr->vals[s] = value;
-    return TJ_OK;
+    return tj_key_map_put(&tr->values, t->uid, value, "make_fx");
 }
 
-static int map_get(const tracer *tr, const tj_tensor *t)
-{
-    if (!tr->cap) return -1;
-    size_t s = slot_of(tr, t->uid);
-    return tr->keys[s] ? tr->vals[s] : -1;
-}
+static int map_get(const tracer *tr, const tj_tensor *t) { return tj_key_map_get(&tr->values, t->uid); }
 
 /* The value of tensor t; a tensor the trace has not seen becomes a constant. */
 static int value_of(tracer *tr, tj_tensor *t)
@@ -243,8 +200,7 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
 done:
     tj_free(traced, sizeof(tj_tensor *) * (size_t)(n_inputs + TJ_MAX_GRAPH_OUTPUTS));
     if (scope) tj_scope_end(scope);
-    tj_free(tr.keys, tr.cap * sizeof *tr.keys);
-    tj_free(tr.vals, tr.cap * sizeof *tr.vals);
+    tj_key_map_free(&tr.values);
     if (st != TJ_OK) {
         tj_graph_free(tr.g);
         return NULL;

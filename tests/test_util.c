@@ -1,0 +1,88 @@
+#include "test_util.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static tj_scope *scope;
+static int saved_threads;
+
+void test_scope_open(void)
+{
+    scope = tj_scope_begin();
+    saved_threads = tj_get_num_threads();
+}
+
+void test_scope_close(void)
+{
+    tj_scope_end(scope);
+    /* zero when a test's own .init replaced test_scope_open */
+    if (saved_threads) tj_set_num_threads(saved_threads);
+}
+
+tj_tensor *test_tensor(tj_dtype dt, int ndim, const int64_t *shape, const void *data)
+{
+    tj_tensor *t = tj_tensor_from_data(dt, ndim, shape, data);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    return t;
+}
+
+tj_tensor *test_f32(int ndim, const int64_t *shape, const float *data)
+{
+    return test_tensor(TJ_FLOAT32, ndim, shape, data);
+}
+
+tj_tensor *test_f64(int ndim, const int64_t *shape, const double *data)
+{
+    return test_tensor(TJ_FLOAT64, ndim, shape, data);
+}
+
+tj_tensor *test_i64(int ndim, const int64_t *shape, const int64_t *data)
+{
+    return test_tensor(TJ_INT64, ndim, shape, data);
+}
+
+int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s, want %s", tj_dtype_name(tj_tensor_dtype(t)),
+                 tj_dtype_name(dtype));
+    cr_assert_eq(tj_tensor_ndim(t), ndim, "rank %d, want %d", tj_tensor_ndim(t), ndim);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        cr_assert_eq(tj_tensor_shape(t)[d], shape[d], "dim %d: %lld, want %lld", d, (long long)tj_tensor_shape(t)[d],
+                     (long long)shape[d]);
+        n *= shape[d];
+    }
+    return n;
+}
+
+bool test_only_primitives(const tj_graph *g)
+{
+    for (int i = 0; i < tj_graph_num_nodes(g); i++) {
+        const tj_op *op = tj_graph_node_op(g, i);
+        if (op && tj_op_kind_of(op) != TJ_OP_PRIMITIVE) return false;
+    }
+    return true;
+}
+
+void test_expect_round_trip(const char *text)
+{
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *again = tj_graph_to_string(g);
+    cr_expect_str_eq(again, text);
+    free(again);
+    tj_graph_free(g);
+}
+
+char *test_decomp_table_text(const tj_decomp_table *t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    tj_decomp_table_print(t, f);
+    fclose(f);
+    return text;
+}

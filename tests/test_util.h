@@ -1,0 +1,42 @@
+/* Fixtures and constructors shared by the Criterion test executables. */
+#ifndef TJIT_TESTS_TEST_UTIL_H
+#define TJIT_TESTS_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tjit/tjit.h"
+
+/** Opens a scope that owns the test's results (none needs a release by
+ *  hand) and remembers the thread count. Use as a Criterion .init, with
+ *  test_scope_close as its .fini. */
+void test_scope_open(void);
+
+/** Ends the scope test_scope_open opened and restores the thread count a
+ *  test may have changed. */
+void test_scope_close(void);
+
+/** A tensor of dtype `dt` and `shape` holding a copy of `data` (row-major);
+ *  the test fails when it cannot be made. */
+tj_tensor *test_tensor(tj_dtype dt, int ndim, const int64_t *shape, const void *data);
+
+/** test_tensor for float32, float64 and int64 data. */
+tj_tensor *test_f32(int ndim, const int64_t *shape, const float *data);
+tj_tensor *test_f64(int ndim, const int64_t *shape, const double *data);
+tj_tensor *test_i64(int ndim, const int64_t *shape, const int64_t *data);
+
+/** Asserts that t is a tensor (else fails with the last error) of `dtype`
+ *  and `shape` (ndim dims); returns its number of elements. */
+int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape);
+
+/** True when every call node of g is a primitive operator. */
+bool test_only_primitives(const tj_graph *g);
+
+/** Parses a graph text (the test fails when it does not parse) and expects
+ *  the graph to print back to the same text. */
+void test_expect_round_trip(const char *text);
+
+/** What tj_decomp_table_print writes for t, as a string the caller frees. */
+char *test_decomp_table_text(const tj_decomp_table *t);
+
+#endif
