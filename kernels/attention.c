@@ -26,8 +26,15 @@ static void block_sizes(const tj_k_attention *a, int64_t *bq, int64_t *bk)
     *bk = k;
 }
 
+/* float32 on a CPU with AVX-512 runs attention_avx512.c */
+static bool use_avx512(const tj_k_attention *a)
+{
+    return a->dtype == TJ_FLOAT32 && __builtin_cpu_supports("avx512f");
+}
+
 size_t tj_k_attention_scratch(const tj_k_attention *a)
 {
+    if (use_avx512(a)) return tj_k_attention_scratch_f32_avx512(a);
     int64_t bq, bk;
     block_sizes(a, &bq, &bk);
     return (size_t)(bq * bk + bq * a->Ev + 2 * bq);
@@ -43,7 +50,7 @@ static int64_t items_of(const tj_k_attention *a)
 int tj_k_attention_threads(const tj_k_attention *a)
 {
     double work = (double)a->batch * (double)a->L * (double)(a->S + 1) * (double)(a->E + a->Ev + 1);
-    int64_t items = items_of(a);
+    int64_t items = use_avx512(a) ? tj_k_attention_items_f32_avx512(a) : items_of(a);
     int nt = work < 65536 ? 1 : a->nthreads;
     if (nt > items) nt = (int)items;
     return nt < 1 ? 1 : nt;
@@ -115,9 +122,13 @@ DEFINE_BLOCK(double, f64, exp_f64)
 
 void tj_k_attention_run(const tj_k_attention *a, void *scratch)
 {
+    if (a->batch == 0 || a->L == 0 || a->Ev == 0) return;
+    if (use_avx512(a)) {
+        tj_k_attention_run_f32_avx512(a, tj_k_attention_threads(a), scratch);
+        return;
+    }
     int64_t bq, bk;
     block_sizes(a, &bq, &bk);
-    if (a->batch == 0 || a->L == 0 || a->Ev == 0) return;
     int64_t qblocks = (a->L + bq - 1) / bq, items = a->batch * qblocks;
     size_t per_thread = tj_k_attention_scratch(a);
     int nt = tj_k_attention_threads(a);

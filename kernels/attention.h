@@ -2,9 +2,11 @@
  * per batch item, computed in blocks of queries against blocks of keys with
  * an online softmax (running maximum and sum per query, as in
  * FlashAttention), so the [L, S] score matrix is never materialised: only a
- * [bq, bk] block of it per thread. The block products go to BLAS, sized so
- * that OpenBLAS runs them on the calling thread (gemm.h); the threads share
- * the (batch, query block) items.
+ * [bq, bk] block of it per thread. float32 on a CPU with AVX-512 runs
+ * attention_avx512.c (register-blocked block products, causal blocks and
+ * keys skipped); otherwise the block products go to BLAS, sized so that
+ * OpenBLAS runs them on the calling thread (gemm.h). The threads share the
+ * (batch, query block) items.
  *
  * Masking: a bool mask keeps positions where it is true; a float mask is
  * added to the scores; causal keeps keys j <= i for query i (top-left
@@ -46,5 +48,12 @@ int tj_k_attention_threads(const tj_k_attention *a);
 /** Runs the attention; scratch holds tj_k_attention_threads() *
  * tj_k_attention_scratch() elements. */
 void tj_k_attention_run(const tj_k_attention *a, void *scratch);
+
+/* The float32 AVX-512 kernel (attention_avx512.c) that tj_k_attention_run
+ * picks when the CPU has AVX-512: scratch floats per thread, work items
+ * (the most threads it can use), and the run on `nthreads` threads. */
+size_t tj_k_attention_scratch_f32_avx512(const tj_k_attention *a);
+int64_t tj_k_attention_items_f32_avx512(const tj_k_attention *a);
+void tj_k_attention_run_f32_avx512(const tj_k_attention *a, int nthreads, float *scratch);
 
 #endif
