@@ -784,17 +784,26 @@ Test(plan, arena_lies_between_the_lower_bound_and_the_naive_sum)
     mlp_teardown(&m);
 }
 
+/* The chain on x, y of `shape`: its plan with in-place reuse. */
+static tj_plan *compile_chain(const int64_t *shape, tj_tensor **in, tj_graph **g)
+{
+    in[0] = random_f32(2, shape, 1);
+    in[1] = random_f32(2, shape, 2);
+    *g = trace(fn_chain, NULL, in, 2);
+    return compile_ok(*g, NULL);
+}
+
 Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
 {
     tj_scope *s = tj_scope_begin();
-    int64_t sh[2] = {64, 64};
-    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
-    tj_graph *g = trace(fn_chain, NULL, in, 2);
-    tj_plan *p = compile_ok(g, NULL);
+    int64_t sh[2] = {256, 128};
+    tj_tensor *in[2];
+    tj_graph *g;
+    tj_plan *p = compile_chain(sh, in, &g);
     tj_plan_statistics st;
     tj_plan_stats(p, &st);
-    const size_t block = 64 * 64 * 4;
-    /* 7 results of 16 KiB: a (live until sub) plus one working block suffice */
+    const size_t block = 256 * 128 * 4;
+    /* 7 results of 128 KiB: a (live until sub) plus one working block suffice */
     cr_expect_eq(st.naive_bytes, 7 * block);
     cr_expect_eq(st.arena_bytes, 2 * block, "arena %zu", st.arena_bytes);
     cr_expect_eq(st.lower_bound_bytes, 2 * block);
@@ -809,6 +818,25 @@ Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
     cr_expect_eq(sq.arena_bytes, 3 * block);
     expect_plan_matches(g, q, in, 2);
     tj_plan_free(q);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, small_elementwise_results_get_blocks_of_their_own)
+{
+    /* below 128 KiB in-place reuse saves no cache worth having and, with
+     * threads, moves the block's lines between cores (memory_plan.c) */
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {64, 64};
+    tj_tensor *in[2];
+    tj_graph *g;
+    tj_plan *p = compile_chain(sh, in, &g);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_inplace, 0);
+    cr_expect_eq(st.arena_bytes, 3 * 64 * 64 * 4, "arena %zu", st.arena_bytes);
+    expect_plan_matches(g, p, in, 2);
     tj_plan_free(p);
     tj_graph_free(g);
     tj_scope_end(s);
