@@ -110,12 +110,15 @@ tj_status block_params(model *m, const char *prefix, int64_t d, int64_t hidden)
 
 tj_tensor *causal_mask_new(int64_t t)
 {
+    /* made in its own scope: the model owns the mask, not the caller's scope */
+    tj_scope *s = tj_scope_begin();
     tj_tensor *mask = tj_tensor_empty(TJ_BOOL, 2, (int64_t[]){t, t});
-    if (!mask) return NULL;
-    unsigned char *p = tj_tensor_data(mask);
-    for (int64_t i = 0; i < t; i++)
-        for (int64_t j = 0; j < t; j++) p[i * t + j] = j <= i;
-    return mask;
+    if (mask) {
+        unsigned char *p = tj_tensor_data(mask);
+        for (int64_t i = 0; i < t; i++)
+            for (int64_t j = 0; j < t; j++) p[i * t + j] = j <= i;
+    }
+    return kept(s, mask);
 }
 
 /* y = proj(softmax(mask(q k^T / sqrt(hd))) v), as nn.Module code writes it. */

@@ -130,7 +130,7 @@ static pthread_key_t tcache_key;
 static pthread_once_t tcache_once = PTHREAD_ONCE_INIT;
 
 /* Size class of n: 4 classes per power of two, from 64 bytes. */
-static int size_class(size_t n, size_t *rounded)
+static inline int size_class(size_t n, size_t *rounded)
 {
     if (n <= SMALLEST) {
         *rounded = SMALLEST;
@@ -185,47 +185,9 @@ static void flush_thread_cache(thread_cache *tc)
 static void flush_at_thread_exit(void *tc) { flush_thread_cache(tc); }
 static void make_tcache_key(void) { pthread_key_create(&tcache_key, flush_at_thread_exit); }
 
-void *tj_alloc_storage_bytes(size_t nbytes, size_t *got)
+/* Gives a block of class c back to the caches (see class_alloc below). */
+static inline void class_free(int c, void *p)
 {
-    size_t rounded;
-    int c = size_class(nbytes, &rounded);
-    if (c < 0) {
-        *got = nbytes;
-        return tj_alloc(nbytes);
-    }
-    free_block *b = NULL;
-    if (c < THREAD_CLASSES && tcache.head[c]) {
-        b = tcache.head[c];
-        tcache.head[c] = b->next;
-        tcache.n[c]--;
-    } else {
-        pthread_mutex_lock(&cache_lock);
-        b = cache[c];
-        if (b) {
-            cache[c] = b->next;
-            cached_bytes -= rounded;
-        }
-        pthread_mutex_unlock(&cache_lock);
-    }
-    *got = rounded;
-    if (!b) return tj_alloc(rounded);
-    /* a cached block counts as an allocation, for failure injection */
-    if (injected_failure()) {
-        tj_free_storage_bytes(b, rounded);
-        return NULL;
-    }
-    return b;
-}
-
-void tj_free_storage_bytes(void *p, size_t nbytes)
-{
-    if (!p) return;
-    size_t rounded;
-    int c = size_class(nbytes, &rounded);
-    if (c < 0 || rounded != nbytes) {
-        tj_free(p, nbytes);
-        return;
-    }
     /* a cap of 0 turns every cache off, the thread's too */
     if (c < THREAD_CLASSES && tcache.n[c] < THREAD_DEPTH && atomic_load_explicit(&cache_cap, memory_order_relaxed)) {
         if (!tcache.registered) {
@@ -240,6 +202,71 @@ void tj_free_storage_bytes(void *p, size_t nbytes)
         return;
     }
     shared_put(c, p);
+}
+
+/* A block of class c (`rounded` bytes): the thread's list first, then the
+ * shared one, then the allocator. Inlined, so that a constant class (the
+ * small tensor blocks) costs no size computation. */
+static inline void *class_alloc(int c, size_t rounded)
+{
+    free_block *b = NULL;
+    if (c < THREAD_CLASSES && tcache.head[c]) {
+        b = tcache.head[c];
+        tcache.head[c] = b->next;
+        tcache.n[c]--;
+    } else {
+        pthread_mutex_lock(&cache_lock);
+        b = cache[c];
+        if (b) {
+            cache[c] = b->next;
+            cached_bytes -= rounded;
+        }
+        pthread_mutex_unlock(&cache_lock);
+    }
+    if (!b) return tj_alloc(rounded);
+    /* a cached block counts as an allocation, for failure injection */
+    if (injected_failure()) {
+        class_free(c, b);
+        return NULL;
+    }
+    return b;
+}
+
+void *tj_alloc_storage_bytes(size_t nbytes, size_t *got)
+{
+    size_t rounded;
+    int c = size_class(nbytes, &rounded);
+    if (c < 0) {
+        *got = nbytes;
+        return tj_alloc(nbytes);
+    }
+    *got = rounded;
+    return class_alloc(c, rounded);
+}
+
+void tj_free_storage_bytes(void *p, size_t nbytes)
+{
+    if (!p) return;
+    size_t rounded;
+    int c = size_class(nbytes, &rounded);
+    if (c < 0 || rounded != nbytes) {
+        tj_free(p, nbytes);
+        return;
+    }
+    class_free(c, p);
+}
+
+/* TJ_SMALL_BLOCK is a class size: size_class folds to a constant here. */
+void *tj_alloc_small_block(void)
+{
+    size_t rounded;
+    return class_alloc(size_class(TJ_SMALL_BLOCK, &rounded), TJ_SMALL_BLOCK);
+}
+
+void tj_free_small_block(void *p)
+{
+    size_t rounded;
+    class_free(size_class(TJ_SMALL_BLOCK, &rounded), p);
 }
 
 void *tj_alloc_object(size_t nbytes)

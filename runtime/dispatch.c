@@ -105,6 +105,22 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
     if (a->type == TJ_A_SCALAR_TYPE && v->kind == TJ_V_DTYPE)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is not a dtype (%d)", op->name, i,
                         a->name, (int)v->u.dtype);
+    /* a list of the right kind: its length or its array is wrong */
+    bool list = (a->type == TJ_A_INT_LIST && v->kind == TJ_V_INTS) ||
+                (a->type == TJ_A_BOOL_LIST && v->kind == TJ_V_BOOLS) ||
+                (a->type == TJ_A_TENSOR_LIST && v->kind == TJ_V_TENSORS);
+    if (list && v->n < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' has a negative length (%d)", op->name, i,
+                        a->name, v->n);
+    const void *array = v->kind == TJ_V_INTS    ? (const void *)v->u.ints
+                        : v->kind == TJ_V_BOOLS ? (const void *)v->u.bools
+                                                : (const void *)v->u.ts;
+    if (list && v->n > 0 && !array)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is a NULL array of length %d", op->name, i,
+                        a->name, v->n);
+    if (list && a->type == TJ_A_INT_LIST)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' has %d elements, more than 64", op->name, i,
+                        a->name, v->n);
     return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,
                     a->name, arg_type_name(a), a->optional ? "?" : "",
                     args[i].kind == TJ_V_NONE && a->type == TJ_A_TENSOR ? "NULL" : value_kind_name(args[i].kind));
@@ -120,6 +136,18 @@ static unsigned tensor_flags(const tj_tensor *t)
     return (t->autograd ? ARGS_AUTOGRAD : 0u) | (t->fake ? ARGS_FAKE : 0u);
 }
 
+/* The value kinds an argument type takes with nothing more to check (a
+ * number for a number, of the type's kinds); the rest goes to arg_ok. */
+#define KIND(k) (1u << (k))
+static const unsigned plain_kinds[] = {
+    [TJ_A_INT] = KIND(TJ_V_INT),
+    [TJ_A_FLOAT] = KIND(TJ_V_FLOAT) | KIND(TJ_V_INT),
+    [TJ_A_BOOL] = KIND(TJ_V_BOOL),
+    [TJ_A_SCALAR] = KIND(TJ_V_INT) | KIND(TJ_V_FLOAT) | KIND(TJ_V_BOOL),
+    [TJ_A_IGNORED] = 0, /* sizes the table for every type */
+};
+#undef KIND
+
 static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, unsigned *flags)
 {
     if (nargs != op->nargs)
@@ -133,6 +161,7 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, un
             f |= tensor_flags(v->u.t);
             continue;
         }
+        if ((unsigned)v->kind < 32 && (plain_kinds[a->type] >> v->kind & 1)) continue; /* a number, next */
         if (!arg_ok(a, v)) return arg_error(op, args, i);
         if (v->kind == TJ_V_TENSOR) f |= tensor_flags(v->u.t);
         else if (v->kind == TJ_V_TENSORS && v->u.ts)
@@ -144,7 +173,8 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, un
 
 static void clear_outs(const tj_op *op, tj_value *outs)
 {
-    for (int i = 0; i < op->nreturns; i++) outs[i] = tj_v_none();
+    int n = op->nreturns; /* read once: the stores could alias op */
+    for (int i = 0; i < n; i++) outs[i] = tj_v_none();
 }
 
 static void release_outs(const tj_op *op, tj_value *outs)
@@ -157,15 +187,10 @@ static void release_outs(const tj_op *op, tj_value *outs)
 static int out_count(const tj_value *v) { return v->kind == TJ_V_TENSOR ? 1 : v->kind == TJ_V_TENSORS ? v->n : 0; }
 static tj_tensor *out_at(const tj_value *v, int k) { return v->kind == TJ_V_TENSOR ? v->u.t : v->u.ts[k]; }
 
-/* Hands every output tensor to the innermost scope. When it cannot grow,
- * gives back the ones already handed over, releases the rest and fails. */
-static tj_status adopt_outs(const tj_op *op, tj_value *outs)
+/* adopt_outs for several outputs, or none (out of line: the common case
+ * of one tensor then needs no registers saved). */
+static __attribute__((noinline)) tj_status adopt_all_outs(const tj_op *op, tj_value *outs)
 {
-    if (op->nreturns == 1 && outs[0].kind == TJ_V_TENSOR) { /* the common case */
-        if (tj_scope_adopt(outs[0].u.t) == TJ_OK) return TJ_OK;
-        tj_tensor_release(outs[0].u.t);
-        return TJ_ERR_OUT_OF_MEMORY;
-    }
     for (int i = 0; i < op->nreturns; i++) {
         for (int k = 0; k < out_count(&outs[i]); k++) {
             if (tj_scope_adopt(out_at(&outs[i], k)) == TJ_OK) continue;
@@ -179,6 +204,16 @@ static tj_status adopt_outs(const tj_op *op, tj_value *outs)
         }
     }
     return TJ_OK;
+}
+
+/* Hands every output tensor to the innermost scope. When it cannot grow,
+ * gives back the ones already handed over, releases the rest and fails. */
+static tj_status adopt_outs(const tj_op *op, tj_value *outs)
+{
+    if (op->nreturns != 1 || outs[0].kind != TJ_V_TENSOR) return adopt_all_outs(op, outs);
+    if (tj_scope_adopt(outs[0].u.t) == TJ_OK) return TJ_OK;
+    tj_tensor_release(outs[0].u.t);
+    return TJ_ERR_OUT_OF_MEMORY;
 }
 
 /* Moves an output out of the closing scope (its reference passes to the
@@ -225,15 +260,21 @@ static tj_status call_mode(void *ctx, const tj_op *op, const tj_value *args, int
     return m->handler(m, op, args, nargs, outs);
 }
 
-/* Allocates the outputs the shape function describes; owned references. */
-static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta *m, bool fake, tj_value *outs)
+/* Allocates the outputs the shape function describes: owned references in
+ * outs, and the kernel's arguments in ot (NULL for an undefined output).
+ * `computed`: whether the kernel writes any (not all views or undefined). */
+static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta *m, bool fake, tj_value *outs,
+                            tj_tensor **ot, bool *computed)
 {
+    *computed = false;
     for (int i = 0; i < op->nreturns; i++) {
         tj_tensor *t;
+        ot[i] = NULL;
         if (m[i].undefined) {
             outs[i] = tj_v_none();
             continue;
         }
+        *computed |= m[i].alias < 0 || m[i].same;
         if (m[i].alias >= 0) {
             tj_tensor *base = args[m[i].alias].u.t;
             t = m[i].same ? tj_tensor_retain(base)
@@ -251,25 +292,32 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
             return st;
         }
         outs[i] = tj_v_tensor(t);
+        ot[i] = t;
     }
     return TJ_OK;
+}
+
+/* What the dispatcher reads of a tj_meta whatever the shape function does;
+ * shape and strides are read up to the ndim it sets (clearing all of tj_meta
+ * costs more than the rest of run_meta). */
+static void meta_defaults(tj_meta *m)
+{
+    m->dtype = TJ_FLOAT32;
+    m->ndim = 0;
+    m->alias = -1;
+    m->same = false;
+    m->undefined = false;
+    m->offset = 0;
 }
 
 static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     if (!op->meta)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no shape function)", op->name);
-    /* Only the fields the dispatcher reads whatever the shape function does;
-     * shape and strides are read up to the ndim it sets (clearing all of
-     * tj_meta costs more than the rest of run_meta). */
-    for (int i = 0; i < op->nreturns; i++) {
-        m[i].dtype = TJ_FLOAT32;
-        m[i].ndim = 0;
-        m[i].alias = -1;
-        m[i].same = false;
-        m[i].undefined = false;
-        m[i].offset = 0;
-    }
+    /* m[0] whatever nreturns (m has TJ_MAX_RETURNS entries): a loop for one
+     * output costs more than its work */
+    meta_defaults(&m[0]);
+    for (int i = 1, n = op->nreturns; i < n; i++) meta_defaults(&m[i]);
     return op->meta(args, m);
 }
 
@@ -322,15 +370,10 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     tj_status st = run_meta(op, args, m);
     if (st != TJ_OK) return st;
     if (!tj_op_is_builtin(op) && (st = check_user_views(op, args, m)) != TJ_OK) return st;
-    st = alloc_outs(op, args, m, fake, outs);
-    if (st != TJ_OK || fake) return st;
-    bool is_view = true;
     tj_tensor *ot[TJ_MAX_RETURNS];
-    for (int i = 0; i < op->nreturns; i++) {
-        if (!m[i].undefined && (m[i].alias < 0 || m[i].same)) is_view = false;
-        ot[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
-    }
-    if (is_view) return TJ_OK;
+    bool computed;
+    st = alloc_outs(op, args, m, fake, outs, ot, &computed);
+    if (st != TJ_OK || fake || !computed) return st;
     if (!op->kernel) {
         release_outs(op, outs);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);
@@ -376,18 +419,27 @@ static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_val
     return run_kernel(op, args, outs, fake);
 }
 
-/* Runs the mode at `level` (or, below level 0, the kernel) for an operator
- * that is not an implicit composite; `flags` from check_args. Inlined, as is
- * run_checked: a call layer less costs ~30 instructions per operator. */
-static inline __attribute__((always_inline)) tj_status run_level(int level, const tj_op *op, const tj_value *args,
-                                                                 int nargs, tj_value *outs, unsigned flags)
+/* Runs the handler of the mode at `level` (>= 0). Out of line: a call
+ * without modes then sets up no frame for it. */
+static __attribute__((noinline)) tj_status run_mode(int level, const tj_op *op, const tj_value *args, int nargs,
+                                                    tj_value *outs, unsigned flags)
 {
-    if (level < 0) return run_kernel(op, args, outs, flags & ARGS_FAKE);
     handed_call outer = handed[level];
     handed[level] = (handed_call){op, args, nargs, flags};
     tj_status st = run_scoped(call_mode, modes[level], op, args, nargs, outs);
     handed[level] = outer;
     return st;
+}
+
+/* Runs the mode at `level` (or, below level 0, the kernel) for an operator
+ * that is not an implicit composite; `flags` from check_args. Inlined, as are
+ * run_checked and entry: a call layer less costs ~30 instructions per
+ * operator. */
+static inline __attribute__((always_inline)) tj_status run_level(int level, const tj_op *op, const tj_value *args,
+                                                                 int nargs, tj_value *outs, unsigned flags)
+{
+    if (level < 0) return run_kernel(op, args, outs, flags & ARGS_FAKE);
+    return run_mode(level, op, args, nargs, outs, flags);
 }
 
 /* Whether `args` is the array the handler at `level` was given for `op`:
@@ -430,7 +482,8 @@ static inline __attribute__((always_inline)) tj_status run_checked(const tj_op *
     return st;
 }
 
-static tj_status entry(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level)
+static inline __attribute__((always_inline)) tj_status entry(const tj_op *op, const tj_value *args, int nargs,
+                                                             tj_value *outs, int level)
 {
     if (!outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL outputs array");
     if (!op) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dispatch: NULL operator");

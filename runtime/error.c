@@ -20,7 +20,8 @@ void tj_clear_error(void)
 static tj_status set_error(tj_status status, const char *fmt, va_list ap)
 {
     last_status = status;
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    if (fmt) vsnprintf(last_message, sizeof last_message, fmt, ap);
+    else last_message[0] = 0;
     return status;
 }
 
@@ -87,10 +88,11 @@ const char *tj_dtype_name(tj_dtype d)
 tj_status tj_dtype_from_name(const char *name, tj_dtype *out)
 {
     static const char *names[] = {"float32", "float64", "int64", "bool"};
+    if (!out) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dtype_from_name: NULL out");
     for (int i = 0; name && i < TJ_NUM_DTYPES; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (tj_dtype)i;
             return TJ_OK;
         }
-    return tj_error(TJ_ERR_PARSE, "unknown dtype '%s'", name ? name : "(null)");
+    return tj_error(TJ_ERR_PARSE, "tj_dtype_from_name: unknown dtype '%s'", name ? name : "(null)");
 }

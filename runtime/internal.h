@@ -153,6 +153,13 @@ void tj_free_storage_bytes(void *p, size_t nbytes);
  * glibc's aligned_alloc costs ~150 ns per small block, the cache ~20. */
 void *tj_alloc_object(size_t nbytes);
 void tj_free_object(void *p, size_t nbytes);
+/** One size class of the caching allocator (a class size), taken and given
+ * back without computing a class: the block of a small tensor
+ * (runtime/tensor.c), allocated on most operator calls. NULL when out of
+ * memory (no error set). */
+#define TJ_SMALL_BLOCK 512
+void *tj_alloc_small_block(void);
+void tj_free_small_block(void *p);
 /** Reads a whole regular file (plus a terminating NUL) through tj_alloc;
  * NULL with TJ_ERR_IO / TJ_ERR_OUT_OF_MEMORY naming `who`. Free it with
  * tj_free_file(buf, size). */

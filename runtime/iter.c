@@ -12,13 +12,19 @@
  * operands contiguous along it are read and written in place. */
 #define ROW_MIN 64
 
-int tj_threads_for(int64_t work)
+/* Work below which one thread does it all. */
+#define PARALLEL_MIN 32768
+
+/* tj_threads_for, inlined into tj_elementwise (an exported function is not). */
+static inline int threads_for(int64_t work)
 {
+    if (work < PARALLEL_MIN) return 1; /* before the settings call: small work is the common case */
     int nt = tj_get_num_threads();
-    if (nt <= 1 || work < 32768) return 1;
-    int64_t by_work = work / 32768;
+    int64_t by_work = work / PARALLEL_MIN;
     return by_work < nt ? (int)by_work : nt;
 }
+
+int tj_threads_for(int64_t work) { return threads_for(work); }
 
 /* Element copies with a constant size, so that memcpy compiles to one move. */
 #define FOR_SIZE(es, M)                                                         \
@@ -213,33 +219,40 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
     }
 }
 
-/* t is of dtype dt, out's shape and contiguous (out is contiguous). The
- * same strides as out (the common case) settle it without another call. */
-static bool is_direct(const tj_tensor *t, const tj_tensor *out, tj_dtype dt)
+/* Whether out and every input are contiguous, of out's shape and (the
+ * inputs) of the compute dtype: one pass over the dims, no calls, as this
+ * test runs first on every elementwise call. */
+static bool all_direct(const tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute)
 {
-    if (t->dtype != dt || t->ndim != out->ndim) return false;
-    bool same_strides = true;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] != out->shape[d]) return false;
-        same_strides &= t->strides[d] == out->strides[d];
+    for (int k = 0; k < nin; k++)
+        if (in[k]->dtype != compute || in[k]->ndim != out->ndim) return false;
+    int64_t s = 1; /* the contiguous stride of dim d */
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int64_t size = out->shape[d];
+        if (size != 1 && out->strides[d] != s) return false;
+        for (int k = 0; k < nin; k++)
+            if (in[k]->shape[d] != size || (size != 1 && in[k]->strides[d] != s)) return false;
+        s *= size;
     }
-    return same_strides || tj_tensor_is_contiguous(t);
+    return true;
 }
 
-/* Every operand contiguous, of out's shape and the compute dtype: the loop
- * runs on the tensors' memory, one chunk per thread. */
-static void run_direct(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
-                       const void *ctx, int nt)
+/* Element [0, ...] of a tensor with data (a kernel's operand) whose
+ * elements have es bytes. */
+static inline char *data_at(const tj_tensor *t, size_t es)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)es;
+}
+
+/* The operands all_direct accepts, split into one chunk per thread. */
+static __attribute__((noinline)) void run_direct_parallel(tj_tensor *out, tj_tensor *const *in, int nin,
+                                                          tj_dtype compute, tj_loop_fn fn, const void *ctx, int nt)
 {
     int64_t n = out->numel;
     size_t oes = tj_dtype_bytes(out->dtype), ies = tj_dtype_bytes(compute);
-    char *o = tj_tensor_ptr(out);
+    char *o = data_at(out, oes);
     const char *ip[TJ_ITER_MAX_INPUTS];
-    for (int k = 0; k < nin; k++) ip[k] = tj_tensor_ptr(in[k]);
-    if (nt == 1) {
-        fn(n, o, (const void *const *)ip, ctx);
-        return;
-    }
+    for (int k = 0; k < nin; k++) ip[k] = data_at(in[k], ies);
 #pragma omp parallel num_threads(nt)
     {
         int t = omp_get_thread_num(), got = omp_get_num_threads();
@@ -254,19 +267,12 @@ static void run_direct(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype c
     }
 }
 
-void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
-                    const void *ctx)
+/* The blocked path (see iter.h) for operands all_direct refuses. Out of
+ * line, so that its large frame is not set up for direct calls. */
+static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute,
+                                                  tj_loop_fn fn, const void *ctx, int nt)
 {
     int64_t n = out->numel;
-    if (n == 0) return;
-    int nt = tj_threads_for(n);
-    bool direct = tj_tensor_is_contiguous(out);
-    for (int k = 0; k < nin && direct; k++) direct = is_direct(in[k], out, compute);
-    if (direct) {
-        run_direct(out, in, nin, compute, fn, ctx, nt);
-        return;
-    }
-
     plan p = {.nin = nin, .compute = compute, .n = n, .fn = fn, .ctx = ctx,
               .out_flat = tj_tensor_is_contiguous(out)};
     geometry *g = &p.g;
@@ -301,6 +307,34 @@ void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype comp
         int64_t b0 = t * per, b1 = b0 + per < nblocks ? b0 + per : nblocks;
         if (b0 < b1) run_blocks(&p, b0, b1);
     }
+}
+
+/* tj_elementwise for `nin` inputs; inlined with nin constant, so that the
+ * loops over the operands unroll. */
+static inline __attribute__((always_inline)) void elementwise_n(tj_tensor *out, tj_tensor *const *in, int nin,
+                                                                tj_dtype compute, tj_loop_fn fn, const void *ctx)
+{
+    int64_t n = out->numel;
+    if (n == 0) return;
+    int nt = threads_for(n);
+    if (!all_direct(out, in, nin, compute)) {
+        run_general(out, in, nin, compute, fn, ctx, nt);
+    } else if (nt > 1) {
+        run_direct_parallel(out, in, nin, compute, fn, ctx, nt);
+    } else { /* the loop on the tensors' memory: small contiguous operands, the most frequent call */
+        size_t ies = tj_dtype_bytes(compute);
+        const void *ip[TJ_ITER_MAX_INPUTS];
+        for (int k = 0; k < nin; k++) ip[k] = data_at(in[k], ies);
+        fn(n, data_at(out, tj_dtype_bytes(out->dtype)), ip, ctx);
+    }
+}
+
+void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
+                    const void *ctx)
+{
+    if (nin == 1) elementwise_n(out, in, 1, compute, fn, ctx);
+    else if (nin == 2) elementwise_n(out, in, 2, compute, fn, ctx);
+    else elementwise_n(out, in, nin, compute, fn, ctx);
 }
 
 static void copy_loop(int64_t n, void *out, const void *const *in, const void *ctx)

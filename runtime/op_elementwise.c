@@ -107,6 +107,15 @@ static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsig
     return TJ_OK;
 }
 
+/* binary_shape's broadcasting case, out of line: the common case then needs
+ * no stack frame. */
+static __attribute__((noinline)) tj_status broadcast_shape(const char *op, const tj_tensor *a, const tj_tensor *b,
+                                                           tj_dtype dt, tj_meta *out)
+{
+    const tj_tensor *ts[2] = {a, b};
+    return tj_ew_meta_broadcast(op, ts, 2, dt, out);
+}
+
 /* Output of dtype dt and the broadcast shape of self and other (a Tensor or
  * a Scalar). When other is a Scalar or has self's shape (the common case),
  * that is self's shape: no broadcasting rules to run. */
@@ -115,10 +124,7 @@ static tj_status binary_shape(const char *op, const tj_value *args, tj_dtype dt,
     const tj_tensor *a = args[0].u.t, *b = args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL;
     bool same = !b || a->ndim == b->ndim;
     for (int d = 0; same && b && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
-    if (!same) {
-        const tj_tensor *ts[2] = {a, b};
-        return tj_ew_meta_broadcast(op, ts, 2, dt, out);
-    }
+    if (!same) return broadcast_shape(op, a, b, dt, out);
     out->dtype = dt;
     out->ndim = a->ndim;
     for (int d = 0; d < a->ndim; d++) out->shape[d] = a->shape[d];

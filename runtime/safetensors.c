@@ -225,11 +225,16 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
     }
     uint64_t offset = 0;
     for (int i = 0; i < n; i++) {
-        if (!names[i] || !names[i][0] || !tensors[i] || tensors[i]->fake || !utf8_valid((const unsigned char *)names[i]) ||
-            json_object_get(header, names[i])) {
+        const char *bad = !names[i] || !names[i][0]                      ? "is unnamed"
+                          : !utf8_valid((const unsigned char *)names[i]) ? "has a name that is not UTF-8"
+                          : json_object_get(header, names[i])            ? "has a duplicate name"
+                          : !tensors[i]                                  ? "is NULL"
+                          : tensors[i]->fake                             ? "is fake (no data)"
+                                                                         : NULL;
+        if (bad) {
             json_decref(header);
-            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') is NULL, fake, unnamed, not UTF-8 or a duplicate",
-                     i, names[i] ? names[i] : "(null)");
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') %s", i,
+                     names[i] && utf8_valid((const unsigned char *)names[i]) ? names[i] : "?", bad);
             return NULL;
         }
         const tj_tensor *t = tensors[i];

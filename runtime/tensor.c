@@ -70,13 +70,23 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
 }
 
 /* A new tensor header with one reference, a fresh uid and everything else
- * zero, in the memory at t. */
+ * zero, in the memory at t. Field by field: the arrays' memsets become a few
+ * vector stores, while a copy of a blank struct costs a load per store and
+ * a memset of the whole struct compiles to rep stos, slow to start. */
 static tj_tensor *tensor_init(tj_tensor *t)
 {
-    static const tj_tensor blank;
-    *t = blank; /* vector stores; a memset of this size compiles to rep stos, slow to start */
+    _Static_assert(sizeof(tj_tensor) == 184, "tensor_init sets every field of tj_tensor: update it with the struct");
     atomic_init(&t->refcount, 1);
+    t->dtype = TJ_FLOAT32;
+    t->ndim = 0;
+    t->fake = false;
+    t->numel = 0;
+    t->offset = 0;
+    memset(t->shape, 0, sizeof t->shape);
+    memset(t->strides, 0, sizeof t->strides);
+    t->storage = NULL;
     t->uid = new_uid();
+    t->autograd = NULL;
     return t;
 }
 
@@ -94,13 +104,15 @@ static tj_tensor *tensor_alloc_struct(void)
  * storage header, data): the storage is marked in_block and its data starts
  * at BLOCK_DATA (64-byte aligned). The block goes back when the storage's
  * last reference does, never before its host tensor's (the host holds one
- * reference): a view of the host keeps the whole block alive. */
+ * reference): a view of the host keeps the whole block alive. All blocks
+ * have one size (TJ_SMALL_BLOCK), so their size class is a constant. */
 typedef struct small_block {
     tj_tensor t;
     tj_storage s;
 } small_block;
 #define BLOCK_DATA ((sizeof(small_block) + 63) / 64 * 64)
-#define SMALL_DATA 256
+#define SMALL_DATA (TJ_SMALL_BLOCK - BLOCK_DATA)
+_Static_assert(SMALL_DATA >= 256, "a small block holds 256 bytes of data");
 
 /* numel of a shape without zero, negative or overflowing sizes (the common
  * case, no message needed); false sends the caller to tj_checked_numel. */
@@ -115,19 +127,18 @@ static bool plain_numel(int ndim, const int64_t *shape, int64_t *numel)
 }
 
 /* A tensor with its storage in one block (see small_block); NULL on failure. */
-static tj_tensor *small_tensor_new(size_t nbytes)
+static tj_tensor *small_tensor_new(void)
 {
-    size_t got;
-    small_block *b = tj_alloc_storage_bytes(BLOCK_DATA + nbytes, &got);
+    small_block *b = tj_alloc_small_block();
     if (!b) {
-        tj_oom("tensor", BLOCK_DATA + nbytes);
+        tj_oom("tensor", TJ_SMALL_BLOCK);
         return NULL;
     }
     tj_tensor *t = tensor_init(&b->t);
     atomic_init(&b->s.refcount, 1);
     b->s.in_block = true;
     b->s.data = (char *)b + BLOCK_DATA;
-    b->s.nbytes = got - BLOCK_DATA;
+    b->s.nbytes = SMALL_DATA;
     t->storage = &b->s;
     return t;
 }
@@ -164,7 +175,7 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
     if (!plain_numel(m->ndim, m->shape, &numel) && tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK)
         return NULL;
     size_t nbytes = (size_t)numel * tj_dtype_bytes(m->dtype);
-    tj_tensor *t = fake ? tensor_alloc_struct() : nbytes <= SMALL_DATA ? small_tensor_new(nbytes)
+    tj_tensor *t = fake ? tensor_alloc_struct() : nbytes <= SMALL_DATA ? small_tensor_new()
                                                                        : large_tensor_new(nbytes);
     if (!t) return NULL;
     t->dtype = m->dtype;
@@ -212,26 +223,38 @@ static tj_tensor *adopted(tj_tensor *t)
     return t;
 }
 
-tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape)
+/* tj_tensor_empty / tj_tensor_fake: a new real or fake tensor, its arguments
+ * checked with messages naming `who`. */
+static tj_tensor *tensor_new_checked(const char *who, tj_dtype dtype, int ndim, const int64_t *shape, bool fake)
 {
     tj_meta m = {.dtype = dtype, .ndim = ndim, .alias = -1};
-    if (ndim < 0 || ndim > TJ_MAX_DIMS || (ndim > 0 && !shape)) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_empty: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
-        return NULL;
+    int64_t numel;
+    if ((unsigned)dtype >= TJ_NUM_DTYPES)
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", who, (int)dtype);
+    else if (ndim < 0 || ndim > TJ_MAX_DIMS)
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: rank %d is outside 0..%d", who, ndim, TJ_MAX_DIMS);
+    else if (ndim > 0 && !shape)
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: shape is NULL for rank %d", who, ndim);
+    else if (tj_checked_numel(ndim, shape, &numel, who) == TJ_OK) {
+        if (ndim) memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim); /* shape may be NULL at rank 0 */
+        tj_tensor *t = tj_tensor_new_meta(&m, fake);
+        if (t) return adopted(t);
+        /* out of memory: the allocator's message says how much, add who asked */
+        char why[512];
+        snprintf(why, sizeof why, "%s", tj_last_error());
+        tj_error(tj_last_status(), "%s: %s", who, why);
     }
-    if (ndim) memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim); /* shape may be NULL at rank 0 */
-    return adopted(tj_tensor_new_meta(&m, false));
+    return NULL;
+}
+
+tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape)
+{
+    return tensor_new_checked("tj_tensor_empty", dtype, ndim, shape, false);
 }
 
 tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape)
 {
-    tj_meta m = {.dtype = dtype, .ndim = ndim, .alias = -1};
-    if (ndim < 0 || ndim > TJ_MAX_DIMS || (ndim > 0 && !shape)) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake: rank %d is outside 0..%d (or shape is NULL)", ndim, TJ_MAX_DIMS);
-        return NULL;
-    }
-    if (ndim) memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim); /* shape may be NULL at rank 0 */
-    return adopted(tj_tensor_new_meta(&m, true));
+    return tensor_new_checked("tj_tensor_fake", dtype, ndim, shape, true);
 }
 
 tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape, const void *data)
@@ -272,7 +295,7 @@ static bool drop_ref(atomic_int *refcount)
 static void storage_free(tj_storage *s)
 {
     if (s->in_block) {
-        tj_free_storage_bytes((char *)s - offsetof(small_block, s), BLOCK_DATA + s->nbytes);
+        tj_free_small_block((char *)s - offsetof(small_block, s));
         return;
     }
     tj_free_storage_bytes(s->data, s->nbytes);

@@ -6,10 +6,13 @@
 #include <tjit/tjit.h>
 
 static atomic_llong live;
+static _Atomic size_t cap; /* 0: none */
 
 static void *counting_alloc(void *ctx, size_t n)
 {
     (void)ctx;
+    size_t limit = atomic_load(&cap);
+    if (limit && n > limit) return NULL;
     void *p = aligned_alloc(64, (n + 63) / 64 * 64);
     if (p) atomic_fetch_add(&live, 1);
     return p;
@@ -33,3 +36,5 @@ void count_allocations(void)
 }
 
 int64_t live_allocations(void) { return atomic_load(&live); }
+
+void refuse_allocations_over(size_t bytes) { atomic_store(&cap, bytes); }

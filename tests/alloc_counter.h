@@ -4,6 +4,7 @@
 #ifndef TJIT_TESTS_ALLOC_COUNTER_H
 #define TJIT_TESTS_ALLOC_COUNTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /** Installs the counting allocator and turns the storage cache off (a
@@ -14,5 +15,11 @@ void count_allocations(void);
 
 /** Blocks allocated through the hook and not yet freed. */
 int64_t live_allocations(void);
+
+/** From now on the counting allocator refuses (returns NULL for) any block
+ *  larger than `bytes` (0: no limit), so that a test can ask for a huge
+ *  tensor and get an out-of-memory error instead of the machine's memory
+ *  (or, under AddressSanitizer, an abort). */
+void refuse_allocations_over(size_t bytes);
 
 #endif

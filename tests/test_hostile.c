@@ -1,7 +1,8 @@
 /* Hostile inputs to the public API (issue 9), one suite per header: core.h,
- * tensor.h, dispatch.h, inplace.h and safetensors.h here; graph.h, decomp.h,
- * plan.h, autograd.h, optim.h and library.h in test_hostile_graph.c; every
- * operator of ops.h in test_hostile_ops.c. Cases other tests already cover
+ * tensor.h, dispatch.h, inplace.h and safetensors.h here; graph.h, decomp.h
+ * and plan.h in test_hostile_graph.c; autograd.h, optim.h and library.h in
+ * test_hostile_train.c; every operator of ops.h in test_hostile_ops.c, and
+ * what only the typed API has in test_hostile_api.c. Cases other tests already cover
  * (test_tensor.c, test_dispatch.c, test_npy.c, test_files.c, test_optim.c)
  * are not repeated. Each call must fail with the status and a message naming
  * the function and what was wrong, change nothing else (inputs compared
@@ -36,6 +37,24 @@ Test(hostile_core, invalid_dtypes_and_statuses_have_safe_names)
     cr_expect_eq(tj_dtype_from_name("", &d), TJ_ERR_PARSE);
     cr_expect_eq(d, TJ_INT64, "a failed parse changed the output");
     tj_clear_error();
+}
+
+Test(hostile_core, a_null_out_or_format_is_refused_or_harmless)
+{
+    tj_dtype d = TJ_INT64;
+    cr_expect_eq(tj_dtype_from_name("float32", NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_dtype_from_name", "NULL out");
+    cr_expect_eq(tj_dtype_from_name("half", &d), TJ_ERR_PARSE);
+    EXPECT_ERROR(TJ_ERR_PARSE, "tj_dtype_from_name", "'half'");
+    cr_expect_eq(d, TJ_INT64);
+    const char *no_format = NULL;
+    cr_expect_eq(tj_error(TJ_ERR_SHAPE, no_format), TJ_ERR_SHAPE);
+    cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+    cr_expect_str_eq(tj_last_error(), "");
+    tj_clear_error();
+    /* the cache is off here (alloc_counter.h): releasing it is harmless */
+    tj_storage_cache_release();
+    cr_expect_eq(tj_storage_cache_bytes(), 0);
 }
 
 Test(hostile_core, an_error_message_longer_than_the_buffer_is_truncated)
@@ -89,6 +108,38 @@ Test(hostile_tensor, out_of_range_element_and_dim_queries_are_harmless)
     cr_expect_eq(tj_tensor_copy_to(t, NULL), TJ_ERR_INVALID_ARGUMENT);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to");
     tj_tensor_release(t);
+}
+
+/* The accessors test_tensor.c does not already call with NULL. */
+Test(hostile_tensor, accessors_of_a_null_tensor_give_neutral_answers)
+{
+    tj_tensor *t = ramp(1, I64(2), 0);
+    cr_expect_eq(tj_tensor_dtype(NULL), TJ_FLOAT32);
+    cr_expect(!tj_tensor_is_fake(NULL));
+    cr_expect_eq(tj_tensor_storage_offset(NULL), 0);
+    cr_expect(!tj_tensor_shares_storage(NULL, t));
+    cr_expect(!tj_tensor_shares_storage(t, NULL));
+    cr_expect_eq(tj_last_status(), TJ_OK, "an accessor set an error: %s", tj_last_error());
+    tj_tensor_release(t);
+}
+
+Test(hostile_tensor, creation_errors_name_the_function_and_the_bad_argument)
+{
+    int64_t base = live_allocations();
+    cr_expect_null(tj_tensor_fake(TJ_FLOAT32, 2, NULL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake", "shape is NULL for rank 2");
+    cr_expect_null(tj_tensor_fake((tj_dtype)9, 1, I64(2)));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake", "invalid dtype 9");
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 9, I64(1, 1, 1, 1, 1, 1, 1, 1, 1)));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_empty", "rank 9 is outside 0..8");
+    cr_expect_null(tj_tensor_from_data(TJ_INT64, 1, I64(-2), NULL));
+    EXPECT_ERROR(TJ_ERR_SHAPE, "tj_tensor_empty", "negative size -2");
+    /* 2^40 floats: no overflow, but more than the allocator gives */
+    refuse_allocations_over((size_t)256 << 20);
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 2, I64(1 << 20, 1 << 20)));
+    EXPECT_ERROR(TJ_ERR_OUT_OF_MEMORY, "tj_tensor_empty", "out of memory");
+    refuse_allocations_over(0);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(hostile_tensor, descriptions_fit_any_buffer)
@@ -170,6 +221,47 @@ Test(hostile_dispatch, operator_lookups_with_bad_names_or_indices_fail_cleanly)
     cr_expect_str_eq(tj_op_schema(NULL), "");
     cr_expect_eq(tj_op_num_args(NULL), 0);
     cr_expect(!tj_op_is_inplace(NULL));
+}
+
+Test(hostile_dispatch, queries_of_a_null_operator_or_mode_are_empty)
+{
+    cr_expect_str_eq(tj_op_base_name(NULL), "");
+    cr_expect_str_eq(tj_op_overload(NULL), "");
+    cr_expect_str_eq(tj_op_namespace(NULL), "");
+    cr_expect_eq(tj_op_kind_of(NULL), TJ_OP_PRIMITIVE);
+    cr_expect_str_eq(tj_op_kind_name((tj_op_kind)99), "?");
+    cr_expect_eq(tj_op_num_returns(NULL), 0);
+    cr_expect(!tj_op_is_view(NULL));
+    cr_expect(!tj_op_is_random(NULL));
+    cr_expect_null(tj_counter_mode_base(NULL));
+    cr_expect_null(tj_logger_mode_base(NULL));
+}
+
+/* tj_dispatch_kernel and tj_dispatch_fake (the bottom of the mode stack)
+ * check their arguments as tj_dispatch does. */
+Test(hostile_dispatch, kernel_and_fake_dispatch_refuse_null_arrays_and_wrong_counts)
+{
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(3), 0);
+    const tj_op *neg = tj_op_find("aten::neg");
+    tj_value args[1] = {tj_v_tensor(x)}, outs[TJ_MAX_RETURNS];
+    typedef tj_status (*dispatch_fn)(const tj_op *, const tj_value *, int, tj_value *);
+    dispatch_fn fns[2] = {tj_dispatch_kernel, tj_dispatch_fake};
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(fns[i](NULL, args, 1, outs), TJ_ERR_INVALID_ARGUMENT);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL operator");
+        cr_expect_eq(fns[i](neg, NULL, 1, outs), TJ_ERR_INVALID_ARGUMENT);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::neg", "NULL argument array");
+        cr_expect_eq(fns[i](neg, args, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL outputs array");
+        cr_expect_eq(fns[i](neg, args, 4, outs), TJ_ERR_INVALID_ARGUMENT);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::neg", "expected 1 arguments, got 4");
+        cr_expect_eq(fns[i](neg, (tj_value[]){tj_v_int(3)}, 1, outs), TJ_ERR_INVALID_ARGUMENT);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::neg", "'self'");
+    }
+    expect_values(x, (const float[]){0, 1, 2}, 3);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
 }
 
 Test(hostile_dispatch, tj_call_with_bad_counts_or_a_null_array_is_an_error)
@@ -407,7 +499,7 @@ Test(hostile_safetensors, bad_save_arguments_are_refused_and_the_old_file_stays)
         {path, (const char *[]){"a", "a"}, (tj_tensor *[]){a, a}, 2, TJ_ERR_INVALID_ARGUMENT, "duplicate"},
         {path, (const char *[]){""}, (tj_tensor *[]){a}, 1, TJ_ERR_INVALID_ARGUMENT, "unnamed"},
         {path, (const char *[]){NULL}, (tj_tensor *[]){a}, 1, TJ_ERR_INVALID_ARGUMENT, "unnamed"},
-        {path, (const char *[]){"a"}, (tj_tensor *[]){NULL}, 1, TJ_ERR_INVALID_ARGUMENT, "NULL"},
+        {path, (const char *[]){"a"}, (tj_tensor *[]){NULL}, 1, TJ_ERR_INVALID_ARGUMENT, "('a') is NULL"},
         {path, (const char *[]){"a"}, (tj_tensor *[]){fake}, 1, TJ_ERR_INVALID_ARGUMENT, "fake"},
         {path, (const char *[]){"\xff\xfe"}, (tj_tensor *[]){a}, 1, TJ_ERR_INVALID_ARGUMENT, "UTF-8"},
         {"/nonexistent-dir/x.safetensors", (const char *[]){"a"}, (tj_tensor *[]){a}, 1, TJ_ERR_IO, "cannot create"},

@@ -88,7 +88,11 @@ Test(hostile_graph, inspection_with_null_graphs_or_indices_out_of_range_is_harml
     for (int i = 0; i < 3; i++) {
         cr_expect_null(tj_graph_node_op(g, bad[i]));
         cr_expect_str_eq(tj_graph_node_name(g, bad[i]), "");
+        cr_expect_eq(tj_graph_node_kind(g, bad[i]), TJ_NODE_OUTPUT);
     }
+    cr_expect_eq(tj_graph_node_kind(NULL, 0), TJ_NODE_OUTPUT);
+    cr_expect_null(tj_graph_node_op(NULL, 0));
+    cr_expect_str_eq(tj_graph_node_name(NULL, 0), "");
     cr_expect_eq(tj_graph_output_writeback(g, -1), -1);
     cr_expect_eq(tj_graph_output_writeback(g, 1), -1);
     cr_expect_eq(tj_graph_count_op(g, NULL), 0);
@@ -362,14 +366,16 @@ Test(hostile_plan, contexts_statistics_and_profiles_refuse_bad_arguments)
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_compile");
     cr_expect_null(tj_plan_context_new(NULL));
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_new");
+    cr_expect_null(tj_plan_default_context(NULL));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_default_context", "NULL plan");
     tj_plan_context *c = tj_plan_context_new(p);
     cr_assert_not_null(c, "%s", tj_last_error());
     cr_expect_null(tj_plan_context_output(c, -1));
     EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_context_output");
     cr_expect_null(tj_plan_context_output(c, 1));
-    EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_context_output");
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_context_output", "output 1 out of range (the plan has 1)");
     cr_expect_null(tj_plan_context_output(NULL, 0));
-    tj_clear_error();
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_output", "NULL context");
     tj_plan_context_free(NULL);
     tj_plan_context_free(c);
     tj_plan_statistics st;

@@ -21,41 +21,20 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_counter.h"
 #include "runtime/internal.h"
 #include "tools/conform.h"
 
 #define CAP ((size_t)256 << 20)
 
-/* ---- a counting allocator that refuses blocks beyond CAP ---- */
-
-static atomic_llong live;
-
-static void *capped_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    if (n > CAP) return NULL;
-    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
-    if (p) atomic_fetch_add(&live, 1);
-    return p;
-}
-
-static void capped_free(void *ctx, void *p, size_t n)
-{
-    (void)ctx, (void)n;
-    atomic_fetch_sub(&live, 1);
-    free(p);
-}
-
 static void setup(void)
 {
-    static const tj_allocator a = {capped_alloc, capped_free, NULL};
-    tj_set_allocator(&a);
-    tj_storage_cache_set_limit(0);
+    count_allocations();
+    refuse_allocations_over(CAP);
     tj_set_num_threads(1);
 }
 
@@ -342,7 +321,7 @@ static void hostile_call(const tj_conform_case *c, const char *name, int i, int 
     bool draws = tj_op_is_random(op); /* its values differ from call to call */
 
     uint64_t before = fingerprint(op, ra);
-    long long live_before = atomic_load(&live);
+    int64_t live_before = live_allocations();
     tj_value outs[TJ_MAX_RETURNS];
     tj_clear_error();
     tj_scope *s = tj_scope_begin();
@@ -378,8 +357,8 @@ static void hostile_call(const tj_conform_case *c, const char *name, int i, int 
         cr_expect_eq(fingerprint(op, ra), before, "%s arg %d '%s' = %s: an input changed (%s)", name, i, arg, what,
                      rst == TJ_OK ? "call succeeded" : msg);
     tj_scope_end(s);
-    cr_expect_eq(atomic_load(&live), live_before, "%s arg %d '%s' = %s: %lld blocks leaked", name, i, arg, what,
-                 atomic_load(&live) - live_before);
+    cr_expect_eq(live_allocations(), live_before, "%s arg %d '%s' = %s: %lld blocks leaked", name, i, arg, what,
+                 (long long)(live_allocations() - live_before));
     tj_scope_end(fs);
 done:
     tj_scope_end(outer);

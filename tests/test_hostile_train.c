@@ -45,6 +45,7 @@ Test(hostile_autograd, flags_and_grads_refuse_wrong_tensors)
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_detach");
     cr_expect_null(tj_tensor_grad(NULL));
     cr_expect(!tj_tensor_requires_grad(NULL));
+    cr_expect(tj_tensor_is_leaf(NULL));
     cr_expect(!tj_op_has_derivative(NULL));
     cr_expect(!tj_op_is_differentiable(NULL));
     tj_scope_end(s);

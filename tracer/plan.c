@@ -553,8 +553,13 @@ tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tenso
 
 tj_tensor *tj_plan_context_output(tj_plan_context *c, int k)
 {
-    if (!c || k < 0 || k >= c->plan->n_outputs) {
-        tj_error(TJ_ERR_INDEX, "tj_plan_context_output: output %d out of range", k);
+    if (!c) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_output: NULL context");
+        return NULL;
+    }
+    if (k < 0 || k >= c->plan->n_outputs) {
+        tj_error(TJ_ERR_INDEX, "tj_plan_context_output: output %d out of range (the plan has %d)", k,
+                 c->plan->n_outputs);
         return NULL;
     }
     return c->vt[c->plan->output_values[k]];

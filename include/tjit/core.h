@@ -48,8 +48,9 @@ typedef enum tj_dtype {
 size_t tj_dtype_size(tj_dtype dtype);
 /** PyTorch's name of `dtype` ("float32", "float64", "int64", "bool"), or "?". */
 const char *tj_dtype_name(tj_dtype dtype);
-/** Parses a dtype name as tj_dtype_name() writes it. Returns TJ_ERR_PARSE for
- * an unknown name. */
+/** Parses a dtype name as tj_dtype_name() writes it into *out. Returns
+ * TJ_ERR_PARSE for an unknown or NULL name (*out unchanged),
+ * TJ_ERR_INVALID_ARGUMENT for a NULL out. */
 tj_status tj_dtype_from_name(const char *name, tj_dtype *out);
 
 /** Message of the calling thread's last error ("" when none). The pointer stays
@@ -61,7 +62,8 @@ tj_status tj_last_status(void);
 void tj_clear_error(void);
 /** Records an error for the calling thread (printf-style message) and returns
  * `status`, so that callers can write `return tj_error(TJ_ERR_SHAPE, ...)`.
- * Used by the runtime, by decompositions and by user-registered operators. */
+ * A NULL `fmt` records an empty message. Used by the runtime, by
+ * decompositions and by user-registered operators. */
 tj_status tj_error(tj_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /** Name of a status code ("shape error", ...). */

@@ -64,10 +64,12 @@ typedef enum tj_node_kind {
 int tj_graph_num_nodes(const tj_graph *g);
 int tj_graph_num_inputs(const tj_graph *g);
 int tj_graph_num_outputs(const tj_graph *g);
+/** A node's kind; TJ_NODE_OUTPUT for a NULL graph or a node out of range
+ * (nothing to look at, as past the output node). */
 tj_node_kind tj_graph_node_kind(const tj_graph *g, int node);
 /** The operator of a call node (NULL for other kinds). */
 const tj_op *tj_graph_node_op(const tj_graph *g, int node);
-/** Name of a node's first value ("addmm_1"). */
+/** Name of a node's first value ("addmm_1"); "" for a NULL graph or a node out of range. */
 const char *tj_graph_node_name(const tj_graph *g, int node);
 /** Number of call nodes whose operator is `op` (by pointer). */
 int tj_graph_count_op(const tj_graph *g, const tj_op *op);

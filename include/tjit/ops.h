@@ -12,6 +12,11 @@
  *   last error, naming the ATen operator and the offending shapes, dtypes or
  *   values. A NULL tensor argument gives NULL with TJ_ERR_INVALID_ARGUMENT, so
  *   a chain of calls can be checked once at the end.
+ * - Array arguments (sizes, dims, tensor lists, masks) come with their
+ *   length: a NULL array of positive length, a negative length or an int
+ *   list of more than 64 entries gives TJ_ERR_INVALID_ARGUMENT.
+ * - Functions with several results (tj_status ... tj_tensor **a, **b) write
+ *   them to the non-NULL pointers and release the ones not asked for.
  * - `Scalar` arguments are boxed values: tj_v_int(2) or tj_v_float(2.0). As in
  *   PyTorch, an int Scalar keeps an int64 tensor int64; a float Scalar makes it
  *   float32.
@@ -285,7 +290,8 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
  * single-tensor AdamW (see tj_adamw_update). Writes four new tensors to
  * outs: the new parameter, exp_avg, exp_avg_sq and max_exp_avg_sq (NULL
  * without amsgrad). Errors: TJ_ERR_DTYPE / TJ_ERR_SHAPE for a tensor unlike
- * self, TJ_ERR_INVALID_ARGUMENT for a step that is not one float count. */
+ * self, TJ_ERR_INVALID_ARGUMENT for a step that is not one float count or
+ * NULL outs. */
 tj_status tj__fused_adamw_step(tj_tensor *self, tj_tensor *grad, tj_tensor *exp_avg, tj_tensor *exp_avg_sq,
                                tj_tensor *max_exp_avg_sq, tj_tensor *step, double lr, double beta1, double beta2,
                                double weight_decay, double eps, tj_tensor **outs);

@@ -138,8 +138,8 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
 /** Output `k` of the context's last run, as the plan left it: a tensor
  * object of the context (a view into its arena, or an input or constant the
  * graph returns). Borrowed: do not release it; its contents are valid until
- * the context's next run, the object until the context is freed. NULL when k
- * is out of range. */
+ * the context's next run, the object until the context is freed. NULL with
+ * TJ_ERR_INDEX when k is out of range, TJ_ERR_INVALID_ARGUMENT when c is NULL. */
 tj_tensor *tj_plan_context_output(tj_plan_context *c, int k);
 
 /* ---- memory plan ---- */
@@ -151,6 +151,7 @@ typedef struct tj_plan_statistics {
     int n_views;              /**< view nodes resolved at compile time */
     int n_inplace;            /**< results placed over their dying input */
     int n_constants;
+    int n_folded;             /**< call nodes computed once at compile time (constant folding) */
     int n_writeback;          /**< outputs written back to inputs */
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
 } tj_plan_statistics;
