@@ -945,6 +945,93 @@ Test(plan, cnn_training_steps_allocate_nothing_after_warm_up)
     expect_training_steps_allocate_nothing("cnn", 4);
 }
 
+/* ---- constant folding ---- */
+
+/* in: x [4]: x + full(2) * arange(4), times full(2) again (the same call) */
+static tj_status fn_folds(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t four = 4;
+    tj_tensor *c = tj_mul(tj_full(&four, 1, tj_v_float(2.0), -1), tj_arange(tj_v_int(0), tj_v_int(4), tj_v_int(1), TJ_FLOAT32));
+    out[0] = tj_mul(tj_add(in[0], c), tj_full(&four, 1, tj_v_float(2.0), -1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: x [4]: x + rand(4) * full(2) */
+static tj_status fn_random(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t four = 4;
+    out[0] = tj_add(in[0], tj_mul(tj_rand(&four, 1, -1), tj_full(&four, 1, tj_v_float(2.0), -1)));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* the mlp's inputs: constants built from full and arange enter the layers */
+static tj_status fn_folds_mlp(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t hid = 32, four = 4;
+    tj_tensor *shift = tj_mul(tj_full(&hid, 1, tj_v_float(0.5), -1), tj_arange(tj_v_int(0), tj_v_int(32), tj_v_int(1), TJ_FLOAT32));
+    tj_tensor *h = tj_relu(tj_add(tj_linear(in[0], in[1], in[2]), shift));
+    out[0] = tj_add(tj_linear(h, in[3], in[4]), tj_full(&four, 1, tj_v_float(0.5), -1));
+    out[1] = h;
+    *n_out = 2;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(plan, full_and_arange_feeding_an_add_fold_and_match_the_interpreter)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
+    tj_graph *g = trace(fn_folds, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan *q = compile_ok(g, &(tj_compile_options){.no_constant_folding = true});
+    tj_plan_statistics sp, sq;
+    tj_plan_stats(p, &sp);
+    tj_plan_stats(q, &sq);
+    /* full, arange, their product and the second full (the first's twin) */
+    cr_expect_eq(sp.n_folded, 4);
+    cr_expect_eq(sp.n_folded_shared, 1);
+    cr_expect_eq(sp.n_kernels, 2, "add and the last mul run, got %d kernels", sp.n_kernels);
+    cr_expect_eq(sq.n_kernels, 6);
+    cr_expect_eq(sq.n_folded, 0);
+    expect_plan_matches(g, p, &x, 1);
+    expect_plan_matches(g, q, &x, 1);
+    tj_tensor *got;
+    cr_assert_eq(tj_plan_run(p, &x, 1, &got), TJ_OK, "%s", tj_last_error());
+    const float *xs = tj_tensor_data(x);
+    for (int i = 0; i < 4; i++) /* (x + 2 i) * 2, exact in float32 */
+        cr_expect_eq(tj_tensor_item_at(got, i), (double)((xs[i] + 2.0f * (float)i) * 2.0f));
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+Test(plan, random_operators_are_never_folded)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
+    tj_graph *g = trace(fn_random, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_folded, 1, "only full folds, got %d", st.n_folded);
+    cr_expect_eq(st.n_kernels, 3, "rand, mul and add run, got %d kernels", st.n_kernels);
+    /* every run draws anew */
+    tj_tensor *a, *b;
+    cr_assert_eq(tj_plan_run(p, &x, 1, &a), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, &x, 1, &b), TJ_OK, "%s", tj_last_error());
+    bool differ = false;
+    for (int i = 0; i < 4; i++) differ |= tj_tensor_item_at(a, i) != tj_tensor_item_at(b, i);
+    cr_expect(differ, "two runs gave the same random values");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 /* ---- concurrency ---- */
 
 typedef struct worker {
@@ -965,16 +1052,17 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-Test(plan, four_threads_on_one_plan_match_sequential_runs)
+/* Four contexts of one plan of g (the mlp's inputs and output shapes) run
+ * at once; each matches the default context's sequential run. */
+static void expect_four_threads_match(const tj_graph *g, tj_tensor *const *in)
 {
-    mlp_case m = mlp_setup();
-    tj_plan *p = compile_ok(m.g, NULL);
+    tj_plan *p = compile_ok(g, NULL);
     worker w[4];
     pthread_t th[4];
     tj_tensor *expected[4][2];
     for (int t = 0; t < 4; t++) {
         w[t] = (worker){.p = p, .runs = 200};
-        memcpy(w[t].in, m.in, sizeof m.in);
+        memcpy(w[t].in, in, sizeof w[t].in);
         w[t].in[0] = random_f32(2, (int64_t[]){8, 16}, 100 + t); /* each thread its own batch */
         w[t].out[0] = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 4});
         w[t].out[1] = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 32});
@@ -988,6 +1076,26 @@ Test(plan, four_threads_on_one_plan_match_sequential_runs)
         expect_same(w[t].out[1], expected[t][1]);
     }
     tj_plan_free(p);
+}
+
+Test(plan, four_threads_on_one_plan_match_sequential_runs)
+{
+    mlp_case m = mlp_setup();
+    expect_four_threads_match(m.g, m.in);
+    mlp_teardown(&m);
+}
+
+Test(plan, four_threads_share_folded_constants_and_match_sequential_runs)
+{
+    mlp_case m = mlp_setup();
+    tj_graph *g = trace(fn_folds_mlp, NULL, m.in, 5);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics s;
+    tj_plan_stats(p, &s);
+    cr_expect_geq(s.n_folded, 4);
+    tj_plan_free(p);
+    expect_four_threads_match(g, m.in);
+    tj_graph_free(g);
     mlp_teardown(&m);
 }
 

@@ -1,8 +1,9 @@
 /* tj_compile: turns a graph into a plan. Each call node's shape function
  * runs once here, on prototype tensors carrying the compiled geometry, to
  * learn which results are new tensors, strided views (resolved now, no node
- * at run time) or the in-place operator's argument itself; kernels are bound
- * and the memory planner places every intermediate. */
+ * at run time) or the in-place operator's argument itself; kernels are bound,
+ * nodes reading no input are folded into constants (fold.c) and the memory
+ * planner places every intermediate. */
 #include <stdio.h>
 #include <string.h>
 
@@ -399,6 +400,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
         memset(c.pv, 0, pv_bytes);
         st = compile_nodes(&c);
     }
+    if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) st = tj_plan_memory(p, opts);
     if (st == TJ_OK) st = plan_destinations(p, g, opts);

@@ -110,6 +110,8 @@ void tj_graph_replace_uses(tj_graph *g, int from, int to);
 /** Boxes graph arguments for a dispatcher call: value ids read `values`,
  * tensor lists are laid out in `lists` (room for every list entry). */
 void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists);
+/** Whether two arguments are the same (floats bit for bit, value ids equal). */
+bool tj_garg_equal(const tj_garg *x, const tj_garg *y);
 /** Fake tensors standing for a graph's values (their geometry, no data),
  * for re-running shape functions over a graph; zero-initialise. */
 typedef struct tj_fake_values {

@@ -17,7 +17,7 @@
 typedef enum tj_pvalue_kind {
     TJ_PV_UNUSED = 0, /**< undefined output, or a value no live node produces */
     TJ_PV_INPUT,      /**< a placeholder: the caller's tensor, bound per run */
-    TJ_PV_CONSTANT,   /**< a graph constant, shared by every context */
+    TJ_PV_CONSTANT,   /**< a graph constant or a folded result, shared by every context */
     TJ_PV_ARENA,      /**< a kernel's result: a block of the arena */
     TJ_PV_VIEW,       /**< a strided alias of `base` (own geometry, root's storage) */
     TJ_PV_SAME,       /**< an in-place operator's result: the tensor of `base` itself */
@@ -53,7 +53,8 @@ typedef struct tj_pvalue {
 
 typedef struct tj_pnode {
     const tj_op *op;
-    bool is_step;     /**< false: every output is a view, resolved at compile time */
+    bool is_step;     /**< false: every output is a view, resolved at compile time, or folded */
+    bool folded;      /**< computed at compile time: its results are plan constants */
     int step;         /**< index among steps (is_step) */
     int nargs;
     tj_garg *args;    /**< plan-owned copies */
@@ -141,6 +142,12 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
     while (p->values[v].kind == TJ_PV_SAME) v = p->values[v].base;
     return v;
 }
+
+/** Constant folding (tracer/fold.c): runs the call nodes that read no
+ * graph input (deterministic built-in operators over creation operators'
+ * results) now, makes their results plan constants, merges identical ones,
+ * and renumbers the remaining steps. */
+tj_status tj_plan_fold_constants(tj_plan *p);
 
 /** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
  * def/last, inplace/donor and the plan's statistics. */

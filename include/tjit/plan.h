@@ -3,7 +3,10 @@
  *
  * tj_compile binds every call node's kernel with its arguments boxed once,
  * resolves view operators (t, view, permute, slice, expand, ...) into strided
- * aliases of their base (they cost nothing at run time), keeps constants, and
+ * aliases of their base (they cost nothing at run time), keeps constants,
+ * computes once the nodes that read no input (constant folding: full, zeros,
+ * arange, ... and deterministic operators over their results; random and
+ * in-place operators never, see no_constant_folding), and
  * places every intermediate in one 64-byte-aligned arena by a static memory
  * plan: liveness over the schedule (a base stays alive while a view of it
  * is), best-fit placement in freed blocks, and in-place reuse for elementwise
@@ -62,6 +65,11 @@ typedef struct tj_compile_options {
     bool no_memory_reuse;  /**< every intermediate gets its own block (arena = naive sum) */
     bool no_inplace_reuse; /**< never place an elementwise result over its dying input */
     bool profile;          /**< start with profiling on (see tj_plan_set_profiling) */
+    /** Keep every call node in the run: no constant folding. By default
+     * nodes whose value depends on no input (deterministic operators over
+     * creation operators' results: full, zeros, arange, ...) are computed
+     * once by tj_compile and shared by every context as constants. */
+    bool no_constant_folding;
     /** Write-back of updated inputs (parameters, optimiser state): one
      * entry per graph output, the index of the input that output k is the
      * new value of, or -1; NULL takes the graph's own (the outputs
@@ -86,7 +94,8 @@ typedef struct tj_compile_options {
  * kernel"), or for an output written back to the input it is a view of; the
  * shape function's error (prefixed with the node) when a node's arguments do
  * not fit, TJ_ERR_SHAPE when its result differs from the type the graph
- * records; TJ_ERR_OUT_OF_MEMORY. */
+ * records; the kernel's error of a node folded at compile time
+ * ("tj_compile: folding node %name: ..."); TJ_ERR_OUT_OF_MEMORY. */
 tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts);
 
 /** Frees the plan, its default context and every context still open on it
@@ -152,6 +161,7 @@ typedef struct tj_plan_statistics {
     int n_inplace;            /**< results placed over their dying input */
     int n_constants;
     int n_folded;             /**< call nodes computed once at compile time (constant folding) */
+    int n_folded_shared;      /**< of those, identical to an earlier one: its tensors are shared */
     int n_writeback;          /**< outputs written back to inputs */
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
 } tj_plan_statistics;

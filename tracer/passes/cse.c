@@ -39,7 +39,7 @@ static uint64_t hash_arg(uint64_t h, const tj_garg *a)
     return h;
 }
 
-static bool args_equal(const tj_garg *x, const tj_garg *y)
+bool tj_garg_equal(const tj_garg *x, const tj_garg *y)
 {
     if (x->kind != y->kind || x->n != y->n) return false;
     switch (x->kind) {
@@ -61,7 +61,7 @@ static bool same_call(const tj_gnode *a, const tj_gnode *b)
 {
     if (a->op != b->op) return false;
     for (int i = 0; i < a->nargs; i++)
-        if (!args_equal(&a->args[i], &b->args[i])) return false;
+        if (!tj_garg_equal(&a->args[i], &b->args[i])) return false;
     return true;
 }
 
