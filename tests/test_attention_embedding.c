@@ -7,16 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "test_util.h"
 #include "tjit/tjit.h"
 
-static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
-{
-    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
-    float *p = tj_tensor_data(t);
-    srand(seed);
-    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = 2.0f * (float)rand() / (float)RAND_MAX - 1.0f;
-    return t;
-}
 
 /* Naive attention of one batch item b of contiguous q [B, L, E], k [B, S, E],
  * v [B, S, Ev]; keep(i, j) decides masking (NULL: none); causal keeps j <= i.
@@ -60,8 +53,8 @@ Test(attention, causal_matches_naive_reference_across_key_and_query_blocks)
     tj_scope *s = tj_scope_begin();
     /* L = 150, S = 290 span several 32-query / 128-key blocks; L != S is
      * top-left aligned: query i sees keys 0..i */
-    tj_tensor *q = random_f32(3, (int64_t[]){2, 150, 64}, 1), *k = random_f32(3, (int64_t[]){2, 290, 64}, 2);
-    tj_tensor *v = random_f32(3, (int64_t[]){2, 290, 24}, 3);
+    tj_tensor *q = test_random_f32(3, (int64_t[]){2, 150, 64}, 1), *k = test_random_f32(3, (int64_t[]){2, 290, 64}, 2);
+    tj_tensor *v = test_random_f32(3, (int64_t[]){2, 290, 24}, 3);
     expect_attention(tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, true), q, k, v, true, NULL);
     expect_attention(tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, false), q, k, v, false, NULL);
     tj_scope_end(s);
@@ -70,8 +63,8 @@ Test(attention, causal_matches_naive_reference_across_key_and_query_blocks)
 Test(attention, fully_masked_rows_give_zeros_instead_of_nan)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *q = random_f32(3, (int64_t[]){1, 4, 8}, 4), *k = random_f32(3, (int64_t[]){1, 6, 8}, 5);
-    tj_tensor *v = random_f32(3, (int64_t[]){1, 6, 5}, 6);
+    tj_tensor *q = test_random_f32(3, (int64_t[]){1, 4, 8}, 4), *k = test_random_f32(3, (int64_t[]){1, 6, 8}, 5);
+    tj_tensor *v = test_random_f32(3, (int64_t[]){1, 6, 5}, 6);
     bool keep[24];
     for (int i = 0; i < 24; i++) keep[i] = (i * 5) % 3 != 0;
     for (int j = 0; j < 6; j++) keep[2 * 6 + j] = false; /* row 2: every key masked */
@@ -90,8 +83,8 @@ Test(attention, fully_masked_rows_give_zeros_instead_of_nan)
 Test(attention, float_mask_is_added_and_broadcast_over_batch)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *q = random_f32(3, (int64_t[]){2, 3, 4}, 7), *k = random_f32(3, (int64_t[]){2, 5, 4}, 8);
-    tj_tensor *v = random_f32(3, (int64_t[]){2, 5, 2}, 9);
+    tj_tensor *q = test_random_f32(3, (int64_t[]){2, 3, 4}, 7), *k = test_random_f32(3, (int64_t[]){2, 5, 4}, 8);
+    tj_tensor *v = test_random_f32(3, (int64_t[]){2, 5, 2}, 9);
     float bias[5] = {0.5f, -1, 0, 2, -0.25f};
     tj_tensor *m = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){5}, bias); /* broadcasts to [2, 3, 5] */
     tj_tensor *out = tj_scaled_dot_product_attention(q, k, v, m, 0.0, false);
@@ -117,13 +110,13 @@ Test(attention, float_mask_is_added_and_broadcast_over_batch)
 Test(attention, rejects_dropout_and_mask_with_is_causal)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *q = random_f32(2, (int64_t[]){3, 4}, 1);
+    tj_tensor *q = test_random_f32(2, (int64_t[]){3, 4}, 1);
     cr_expect_null(tj_scaled_dot_product_attention(q, q, q, NULL, 0.1, false));
     cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
     cr_expect_str_eq(tj_last_error(), "aten::scaled_dot_product_attention: dropout_p 0.1 is not supported (only 0.0)");
     cr_expect_null(tj_scaled_dot_product_attention(q, q, q, tj_tensor_empty(TJ_BOOL, 2, (int64_t[]){3, 3}), 0.0, true));
     cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
-    cr_expect_null(tj_scaled_dot_product_attention(q, random_f32(2, (int64_t[]){3, 5}, 2), q, NULL, 0.0, false));
+    cr_expect_null(tj_scaled_dot_product_attention(q, test_random_f32(2, (int64_t[]){3, 5}, 2), q, NULL, 0.0, false));
     cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
     tj_scope_end(s);
 }
@@ -133,14 +126,14 @@ Test(attention, rejects_dropout_and_mask_with_is_causal)
 Test(embedding, gathers_rows_for_any_index_shape)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *w = random_f32(2, (int64_t[]){10, 3}, 1);
+    tj_tensor *w = test_random_f32(2, (int64_t[]){10, 3}, 1);
     int64_t idx[4] = {9, 0, 9, 4};
     tj_tensor *out = tj_embedding(w, tj_tensor_from_data(TJ_INT64, 2, (int64_t[]){2, 2}, idx), -1);
     cr_assert_not_null(out, "%s", tj_last_error());
     cr_assert_eq(tj_tensor_ndim(out), 3);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++) cr_expect_eq(tj_tensor_item_at(out, i * 3 + j), tj_tensor_item_at(w, idx[i] * 3 + j));
-    tj_tensor *wt = tj_t(random_f32(2, (int64_t[]){3, 10}, 2)); /* strided weight rows */
+    tj_tensor *wt = tj_t(test_random_f32(2, (int64_t[]){3, 10}, 2)); /* strided weight rows */
     out = tj_embedding(wt, tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){4}, idx), -1);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++) cr_expect_eq(tj_tensor_item_at(out, i * 3 + j), tj_tensor_item_at(wt, idx[i] * 3 + j));
@@ -150,7 +143,7 @@ Test(embedding, gathers_rows_for_any_index_shape)
 Test(embedding, index_out_of_range_names_the_op_and_the_index)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *w = random_f32(2, (int64_t[]){5, 3}, 1);
+    tj_tensor *w = test_random_f32(2, (int64_t[]){5, 3}, 1);
     int64_t idx[3] = {1, 7, 2}, neg[1] = {-1};
     cr_expect_null(tj_embedding(w, tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){3}, idx), -1));
     cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
@@ -159,7 +152,7 @@ Test(embedding, index_out_of_range_names_the_op_and_the_index)
     cr_expect_str_eq(tj_last_error(), "aten::embedding: index -1 (at position 0) is out of range for 5 rows");
     cr_expect_null(tj_embedding(w, tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, idx), 5));
     cr_expect_str_eq(tj_last_error(), "aten::embedding: padding_idx 5 is out of range for 5 rows (-1 for none)");
-    cr_expect_null(tj_embedding(w, random_f32(1, (int64_t[]){2}, 3), -1));
+    cr_expect_null(tj_embedding(w, test_random_f32(1, (int64_t[]){2}, 3), -1));
     cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE);
     tj_scope_end(s);
 }
@@ -204,8 +197,8 @@ static tj_status trace_attention(void *ctx, tj_tensor *const *in, int n, tj_tens
 Test(attention, decomposition_matches_the_fused_kernel_including_masked_rows)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *in[3] = {random_f32(4, (int64_t[]){2, 2, 6, 8}, 1), random_f32(4, (int64_t[]){2, 2, 9, 8}, 2),
-                        random_f32(4, (int64_t[]){2, 2, 9, 3}, 3)};
+    tj_tensor *in[3] = {test_random_f32(4, (int64_t[]){2, 2, 6, 8}, 1), test_random_f32(4, (int64_t[]){2, 2, 9, 8}, 2),
+                        test_random_f32(4, (int64_t[]){2, 2, 9, 3}, 3)};
     bool keep[54];
     for (int i = 0; i < 54; i++) keep[i] = i % 4 != 1 && i / 9 != 4; /* query 4 sees no key */
     attn_case cases[3] = {{NULL, true}, {tj_tensor_from_data(TJ_BOOL, 2, (int64_t[]){6, 9}, keep), false}, {NULL, false}};

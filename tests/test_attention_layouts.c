@@ -8,16 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "test_util.h"
 #include "tjit/tjit.h"
 
-static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
-{
-    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
-    float *p = tj_tensor_data(t);
-    srand(seed);
-    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = 2.0f * (float)rand() / (float)RAND_MAX - 1.0f;
-    return t;
-}
 
 /* Contiguous float64 copy of t's values. */
 static const double *values(tj_tensor *t) { return tj_tensor_data(tj_contiguous(tj_to_copy(t, TJ_FLOAT64))); }
@@ -63,9 +56,9 @@ Test(attention_layouts, transposed_heads_and_column_major_keys_and_values)
     tj_scope *s = tj_scope_begin();
     /* q as the gpt model makes it: [B, T, H, E] viewed as [B, H, T, E];
      * k and v column-major (transposes of [B, H, E, S] and [B, H, Ev, S]) */
-    tj_tensor *q = tj_transpose(random_f32(4, (int64_t[]){2, 100, 3, 32}, 1), 1, 2);
-    tj_tensor *k = tj_transpose(random_f32(4, (int64_t[]){2, 3, 32, 90}, 2), 2, 3);
-    tj_tensor *v = tj_transpose(random_f32(4, (int64_t[]){2, 3, 48, 90}, 3), 2, 3);
+    tj_tensor *q = tj_transpose(test_random_f32(4, (int64_t[]){2, 100, 3, 32}, 1), 1, 2);
+    tj_tensor *k = tj_transpose(test_random_f32(4, (int64_t[]){2, 3, 32, 90}, 2), 2, 3);
+    tj_tensor *v = tj_transpose(test_random_f32(4, (int64_t[]){2, 3, 48, 90}, 3), 2, 3);
     for (int causal = 0; causal < 2; causal++)
         expect_attention(tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, causal), q, k, v, NULL, causal);
     tj_scope_end(s);
@@ -77,8 +70,8 @@ Test(attention_layouts, head_sizes_off_the_16_lane_grid_and_wider_than_64)
     const int64_t sizes[][2] = {{20, 80}, {7, 100}, {130, 3}, {1, 1}};
     for (int c = 0; c < 4; c++) {
         int64_t E = sizes[c][0], Ev = sizes[c][1];
-        tj_tensor *q = random_f32(3, (int64_t[]){2, 70, E}, 4), *k = random_f32(3, (int64_t[]){2, 75, E}, 5);
-        tj_tensor *v = random_f32(3, (int64_t[]){2, 75, Ev}, 6);
+        tj_tensor *q = test_random_f32(3, (int64_t[]){2, 70, E}, 4), *k = test_random_f32(3, (int64_t[]){2, 75, E}, 5);
+        tj_tensor *v = test_random_f32(3, (int64_t[]){2, 75, Ev}, 6);
         for (int causal = 0; causal < 2; causal++)
             expect_attention(tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, causal), q, k, v, NULL, causal);
     }
@@ -89,8 +82,8 @@ Test(attention_layouts, strided_masks_with_fully_masked_rows)
 {
     tj_scope *s = tj_scope_begin();
     enum { L = 67, S = 81 };
-    tj_tensor *q = random_f32(3, (int64_t[]){1, L, 16}, 7), *k = random_f32(3, (int64_t[]){1, S, 16}, 8);
-    tj_tensor *v = random_f32(3, (int64_t[]){1, S, 16}, 9);
+    tj_tensor *q = test_random_f32(3, (int64_t[]){1, L, 16}, 7), *k = test_random_f32(3, (int64_t[]){1, S, 16}, 8);
+    tj_tensor *v = test_random_f32(3, (int64_t[]){1, S, 16}, 9);
     /* stored as [S, L] and transposed: the mask's key stride is L */
     bool keep[S * L];
     float add[S * L];
@@ -121,7 +114,7 @@ Test(attention_layouts, two_threads_give_the_values_of_one)
     const int64_t batch[2] = {1, 8};
     for (int c = 0; c < 2; c++) {
         int64_t shape[4] = {batch[c], 2, 200, 64};
-        tj_tensor *q = random_f32(4, shape, 10), *k = random_f32(4, shape, 11), *v = random_f32(4, shape, 12), *out[2];
+        tj_tensor *q = test_random_f32(4, shape, 10), *k = test_random_f32(4, shape, 11), *v = test_random_f32(4, shape, 12), *out[2];
         for (int t = 0; t < 2; t++) {
             tj_set_num_threads(t + 1);
             out[t] = tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, true);
@@ -137,8 +130,8 @@ Test(attention_layouts, two_threads_give_the_values_of_one)
 Test(attention_layouts, a_nan_key_makes_nan_only_the_rows_that_see_it)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *q = random_f32(3, (int64_t[]){1, 80, 16}, 13), *k = random_f32(3, (int64_t[]){1, 80, 16}, 14);
-    tj_tensor *v = random_f32(3, (int64_t[]){1, 80, 16}, 15);
+    tj_tensor *q = test_random_f32(3, (int64_t[]){1, 80, 16}, 13), *k = test_random_f32(3, (int64_t[]){1, 80, 16}, 14);
+    tj_tensor *v = test_random_f32(3, (int64_t[]){1, 80, 16}, 15);
     ((float *)tj_tensor_data(k))[70 * 16 + 5] = NAN;
     tj_tensor *out = tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, true);
     cr_assert_not_null(out, "%s", tj_last_error());

@@ -32,6 +32,16 @@ tj_tensor *test_f32(int ndim, const int64_t *shape, const float *data)
     return test_tensor(TJ_FLOAT32, ndim, shape, data);
 }
 
+tj_tensor *test_random_f32(int ndim, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    float *p = tj_tensor_data(t);
+    srand(seed);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = 2.0f * (float)rand() / (float)RAND_MAX - 1.0f;
+    return t;
+}
+
 tj_tensor *test_f64(int ndim, const int64_t *shape, const double *data)
 {
     return test_tensor(TJ_FLOAT64, ndim, shape, data);

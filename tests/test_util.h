@@ -25,6 +25,10 @@ tj_tensor *test_f32(int ndim, const int64_t *shape, const float *data);
 tj_tensor *test_f64(int ndim, const int64_t *shape, const double *data);
 tj_tensor *test_i64(int ndim, const int64_t *shape, const int64_t *data);
 
+/** A float32 tensor of `shape` with values uniform in [-1, 1) from rand()
+ *  seeded with `seed`; the test fails when it cannot be made. */
+tj_tensor *test_random_f32(int ndim, const int64_t *shape, unsigned seed);
+
 /** Asserts that t is a tensor (else fails with the last error) of `dtype`
  *  and `shape` (ndim dims); returns its number of elements. */
 int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape);
