@@ -95,14 +95,19 @@ Test(decomps, every_decomposition_matches_its_kernel_on_cases_and_variants, .tim
     cr_expect_eq(failed, 0, "%d decompositions fail the harness (listed above)", failed);
 }
 
+/* The harness's row for `op` with its decomposition replaced by fn. */
+static tj_verify_row verify_replaced(const tj_op *op, tj_decomp_fn fn, const char *fn_name)
+{
+    cr_assert_eq(tj_register_decomposition(op, fn, fn_name), TJ_OK);
+    tj_verify_row row;
+    cr_assert_eq(tj_decomp_verify(cases_dir(), &op, 1, &row, 1, NULL), 1);
+    return row;
+}
+
 Test(decomps, verifier_reports_a_wrong_decomposition)
 {
     /* relu's decomposition replaced by a wrong one */
-    const tj_op *relu = tj_op_find("aten::relu");
-    cr_assert_eq(tj_register_decomposition(relu, wrong, "wrong_relu"), TJ_OK);
-    tj_verify_row row;
-    const tj_op *ops[1] = {relu};
-    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
+    tj_verify_row row = verify_replaced(tj_op_find("aten::relu"), wrong, "wrong_relu");
     cr_expect_gt(row.violations, 0);
     cr_expect(strstr(row.first_violation, "exceeds") || strstr(row.first_violation, "outside"), "%s",
               row.first_violation);
@@ -159,11 +164,7 @@ static tj_verify_row verify_convolution_with(tj_decomp_fn fn)
 {
     const tj_op *conv = tj_op_find("aten::convolution");
     real_convolution = conv->decomp;
-    cr_assert_eq(tj_register_decomposition(conv, fn, "shifted_convolution"), TJ_OK);
-    tj_verify_row row;
-    const tj_op *ops[1] = {conv};
-    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
-    return row;
+    return verify_replaced(conv, fn, "shifted_convolution");
 }
 
 Test(decomps, verifier_allows_a_reordered_sum_its_float32_bound_covers)
@@ -185,11 +186,7 @@ Test(decomps, verifier_rejects_a_sum_beyond_its_float32_bound)
 Test(decomps, verifier_keeps_the_plain_rule_for_operators_that_do_not_reorder)
 {
     /* relu is not in the reordering table: off by 2^-20 relative fails */
-    const tj_op *relu = tj_op_find("aten::relu");
-    cr_assert_eq(tj_register_decomposition(relu, slightly_wrong, "slightly_wrong_relu"), TJ_OK);
-    tj_verify_row row;
-    const tj_op *ops[1] = {relu};
-    cr_assert_eq(tj_decomp_verify(cases_dir(), ops, 1, &row, 1, NULL), 1);
+    tj_verify_row row = verify_replaced(tj_op_find("aten::relu"), slightly_wrong, "slightly_wrong_relu");
     cr_expect_gt(row.violations, 0);
     cr_expect_eq(row.reordered, 0);
 }

@@ -7,15 +7,6 @@
 #include "test_util.h"
 #include "tjit/tjit.h"
 
-static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
-{
-    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
-    float *p = tj_tensor_data(t);
-    srand(seed);
-    for (int64_t i = 0; i < tj_tensor_numel(t); i++) p[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
-    return t;
-}
-
 static void expect_close(tj_tensor *a, tj_tensor *b, double tol)
 {
     cr_assert_not_null(a);
@@ -101,7 +92,7 @@ static tj_status fn_creation_views(void *ctx, tj_tensor *const *in, int n, tj_te
 Test(make_fx, records_one_call_node_per_operator_call)
 {
     int64_t s[2] = {2, 3};
-    tj_tensor *x = random_f32(2, s, 1), *y = random_f32(2, s, 2);
+    tj_tensor *x = test_random_f32(2, s, 1), *y = test_random_f32(2, s, 2);
     tj_tensor *in[2] = {x, y};
     tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
@@ -120,8 +111,8 @@ Test(make_fx, records_one_call_node_per_operator_call)
 Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_constants)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *w[2] = {random_f32(2, (int64_t[]){5, 4}, 3), random_f32(1, (int64_t[]){5}, 4)};
-    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
+    tj_tensor *w[2] = {test_random_f32(2, (int64_t[]){5, 4}, 3), test_random_f32(1, (int64_t[]){5}, 4)};
+    tj_tensor *x = test_random_f32(2, (int64_t[]){3, 4}, 5);
     tj_graph *g = tj_make_fx(fn_linear_relu, w, &x, 1, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::linear")), 0);
@@ -142,8 +133,8 @@ Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_const
 Test(make_fx, multi_output_kwargs_and_views_round_trip_through_text)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *in[3] = {random_f32(2, (int64_t[]){3, 4}, 6), random_f32(1, (int64_t[]){4}, 7),
-                        random_f32(1, (int64_t[]){4}, 8)};
+    tj_tensor *in[3] = {test_random_f32(2, (int64_t[]){3, 4}, 6), test_random_f32(1, (int64_t[]){4}, 7),
+                        test_random_f32(1, (int64_t[]){4}, 8)};
     tj_graph *g = tj_make_fx(fn_layer_norm, NULL, in, 3, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
     char *text = roundtrip_ok(g);
@@ -152,7 +143,7 @@ Test(make_fx, multi_output_kwargs_and_views_round_trip_through_text)
     free(text);
     tj_graph_free(g);
 
-    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 9);
+    tj_tensor *x = test_random_f32(2, (int64_t[]){2, 3}, 9);
     g = tj_make_fx(fn_creation_views, NULL, &x, 1, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::zeros")), 1);
@@ -189,7 +180,7 @@ Test(make_fx, fake_mode_traces_a_huge_matmul_without_data)
 Test(make_fx, real_tensors_traced_in_fake_mode_lend_only_their_shapes)
 {
     int64_t s[1] = {4};
-    tj_tensor *x = random_f32(1, s, 10), *y = random_f32(1, s, 11);
+    tj_tensor *x = test_random_f32(1, s, 10), *y = test_random_f32(1, s, 11);
     tj_tensor *in[2] = {x, y};
     tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
@@ -218,7 +209,7 @@ Test(decomp_table, a_table_entry_replaces_the_operator_while_tracing)
     tj_decomp_table *t = tj_decomp_table_new();
     cr_assert_eq(tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg"), TJ_OK);
     int64_t s[1] = {3};
-    tj_tensor *x = random_f32(1, s, 12), *y = random_f32(1, s, 13);
+    tj_tensor *x = test_random_f32(1, s, 12), *y = test_random_f32(1, s, 13);
     tj_tensor *in[2] = {x, y};
     tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, t, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
@@ -243,7 +234,7 @@ Test(decomp_table, a_cycle_is_reported_with_its_chain)
     tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg");
     tj_decomp_table_add_fn(t, tj_op_find("aten::sub.Tensor"), sub_as_add, "sub_as_add");
     int64_t s[1] = {3};
-    tj_tensor *x = random_f32(1, s, 14), *y = random_f32(1, s, 15);
+    tj_tensor *x = test_random_f32(1, s, 14), *y = test_random_f32(1, s, 15);
     tj_tensor *in[2] = {x, y};
     tj_graph *g = tj_make_fx(fn_add_mul, NULL, in, 2, t, TJ_TRACE_REAL);
     cr_expect_null(g);
@@ -270,7 +261,7 @@ Test(decomp_table, nested_traces_use_the_table_each_was_given)
     tj_decomp_table *t = tj_decomp_table_new();
     tj_decomp_table_add_fn(t, tj_op_find("aten::add.Tensor"), add_as_sub_neg, "add_as_sub_neg");
     int64_t s[1] = {3};
-    tj_tensor *x = random_f32(1, s, 16), *y = random_f32(1, s, 17);
+    tj_tensor *x = test_random_f32(1, s, 16), *y = test_random_f32(1, s, 17);
     tj_tensor *in[2] = {x, y};
     tj_graph *inner = NULL;
     tj_graph *outer = tj_make_fx(fn_nested, &inner, in, 2, t, TJ_TRACE_REAL);
@@ -371,7 +362,7 @@ static tj_status fn_redundant(void *ctx, tj_tensor *const *in, int n, tj_tensor 
 
 Test(passes, dce_cse_and_noop_keep_results_and_remove_work)
 {
-    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 18);
+    tj_tensor *x = test_random_f32(2, (int64_t[]){3, 4}, 18);
     tj_graph *g = tj_make_fx(fn_redundant, NULL, &x, 1, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
     tj_tensor *before[1], *after[1];

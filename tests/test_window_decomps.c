@@ -219,22 +219,41 @@ Test(window_decomps, float32_convolution_decomposition_is_within_the_summation_b
     }
 }
 
+/* Operands of convolution_backward for case c: x and w as conv_operands
+ * makes them from `seed`, grad_output random (from go_seed) of the forward
+ * result's shape. */
+static void backward_operands(const conv_case *c, tj_dtype dt, unsigned seed, unsigned go_seed, tj_tensor **x,
+                              tj_tensor **w, tj_tensor **go)
+{
+    tj_tensor *b;
+    conv_operands(c, dt, seed, x, w, &b);
+    tj_value fwd[9], y;
+    conv_args(c, *x, *w, NULL, fwd);
+    kernel("aten::convolution", fwd, &y);
+    *go = random_tensor(dt, tj_tensor_ndim(y.u.t), tj_tensor_shape(y.u.t), &go_seed);
+}
+
+/* convolution_backward's 11 arguments for case c (bias_sizes holds c->OC and
+ * outlives args). */
+static void backward_args(const conv_case *c, tj_tensor *go, tj_tensor *x, tj_tensor *w, const int64_t *bias_sizes,
+                          const bool *mask, tj_value *args)
+{
+    const tj_value a[11] = {tj_v_tensor(go), tj_v_tensor(x), tj_v_tensor(w), tj_v_ints(bias_sizes, 1),
+                            tj_v_ints(c->s, c->n), tj_v_ints(c->p, c->n), tj_v_ints(c->d, c->n),
+                            tj_v_bool(c->transposed), tj_v_ints(c->op, c->n), tj_v_int(c->groups), tj_v_bools(mask, 3)};
+    memcpy(args, a, sizeof a);
+}
+
 Test(window_decomps, float32_convolution_backward_decomposition_is_within_the_summation_bound)
 {
     const bool all[3] = {true, true, true};
     for (size_t k = 0; k < sizeof conv_cases / sizeof conv_cases[0]; k++) {
         const conv_case *c = &conv_cases[k];
-        tj_tensor *x, *w, *b;
-        conv_operands(c, TJ_FLOAT32, 23 + (unsigned)k, &x, &w, &b);
-        tj_value fwd[9], y;
-        conv_args(c, x, w, NULL, fwd);
-        kernel("aten::convolution", fwd, &y);
-        unsigned seed = 5;
-        tj_tensor *go = random_tensor(TJ_FLOAT32, tj_tensor_ndim(y.u.t), tj_tensor_shape(y.u.t), &seed);
+        tj_tensor *x, *w, *go;
+        backward_operands(c, TJ_FLOAT32, 23 + (unsigned)k, 5, &x, &w, &go);
         int64_t bias_sizes[1] = {c->OC};
-        tj_value args[11] = {tj_v_tensor(go), tj_v_tensor(x), tj_v_tensor(w), tj_v_ints(bias_sizes, 1),
-                             tj_v_ints(c->s, c->n), tj_v_ints(c->p, c->n), tj_v_ints(c->d, c->n),
-                             tj_v_bool(c->transposed), tj_v_ints(c->op, c->n), tj_v_int(c->groups), tj_v_bools(all, 3)};
+        tj_value args[11];
+        backward_args(c, go, x, w, bias_sizes, all, args);
         tj_value d[3], ref[3][3];
         decompose("aten::convolution_backward", args, d);
         for (int how = 0; how < 3; how++) {
@@ -254,19 +273,12 @@ Test(window_decomps, convolution_backward_decomposition_matches_the_kernel_for_e
     const bool masks[4][3] = {{true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}};
     for (size_t k = 0; k < sizeof conv_cases / sizeof conv_cases[0]; k++) {
         const conv_case *c = &conv_cases[k];
-        tj_tensor *x, *w, *b;
-        conv_operands(c, TJ_FLOAT64, 19 + (unsigned)k, &x, &w, &b);
-        tj_value fwd[9], y;
-        conv_args(c, x, w, NULL, fwd);
-        kernel("aten::convolution", fwd, &y);
-        unsigned seed = 3;
-        tj_tensor *go = random_tensor(TJ_FLOAT64, tj_tensor_ndim(y.u.t), tj_tensor_shape(y.u.t), &seed);
+        tj_tensor *x, *w, *go;
+        backward_operands(c, TJ_FLOAT64, 19 + (unsigned)k, 3, &x, &w, &go);
         for (int m = 0; m < 4; m++) {
             int64_t bias_sizes[1] = {c->OC};
-            tj_value args[11] = {tj_v_tensor(go), tj_v_tensor(x), tj_v_tensor(w), tj_v_ints(bias_sizes, 1),
-                                 tj_v_ints(c->s, c->n), tj_v_ints(c->p, c->n), tj_v_ints(c->d, c->n),
-                                 tj_v_bool(c->transposed), tj_v_ints(c->op, c->n), tj_v_int(c->groups),
-                                 tj_v_bools(masks[m], 3)};
+            tj_value args[11];
+            backward_args(c, go, x, w, bias_sizes, masks[m], args);
             tj_value kg[3];
             kernel("aten::convolution_backward", args, kg);
             tj_value d[3];
