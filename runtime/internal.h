@@ -5,6 +5,7 @@
 #define TJIT_RUNTIME_INTERNAL_H
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "tjit/tjit.h"
 
@@ -104,6 +105,11 @@ enum {
 };
 extern struct tj_op tj_builtin_ops[];
 #define TJ_OPS(ident) (&tj_builtin_ops[TJ_OPI_##ident])
+/** Declares the shape function tj_meta_<ident> and the kernel tj_kernel_<ident>
+ * that the operator table binds for <ident> (runtime/op_<family>.h). */
+#define TJ_OP_DECLARE(ident)                                                    \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs);             \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs);
 /** True for the operators of the built-in table (namespace aten), false for
  * those from tj_op_register: passes that recognise operators by name use it. */
 static inline bool tj_op_is_builtin(const tj_op *op) { return op->index < TJ_OPI_COUNT; }
@@ -201,6 +207,14 @@ static inline size_t tj_dtype_bytes(tj_dtype d)
 static inline char *tj_tensor_ptr(const tj_tensor *t)
 {
     return t->storage ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_bytes(t->dtype) : NULL;
+}
+/** Fills a shape function's new output with t's dtype and shape (the
+ * gradient of an input, an elementwise random draw, scatter_add's self). */
+static inline void tj_meta_like(tj_meta *out, const tj_tensor *t)
+{
+    out->dtype = t->dtype;
+    out->ndim = t->ndim;
+    memcpy(out->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
 }
 /** Registers a tensor returned by the public API with the innermost open
  * scope (nothing to do when none is open). TJ_ERR_OUT_OF_MEMORY when the

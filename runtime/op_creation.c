@@ -230,9 +230,7 @@ tj_status tj_meta_bernoulli_p(const tj_value *args, tj_meta *outs)
     double p = tj_value_as_double(&args[1]);
     if (!(p >= 0 && p <= 1))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p: expects p to be in [0, 1], but got p=%g", p);
-    outs[0].dtype = x->dtype;
-    outs[0].ndim = x->ndim;
-    memcpy(outs[0].shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    tj_meta_like(&outs[0], x);
     return TJ_OK;
 }
 

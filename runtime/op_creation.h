@@ -4,21 +4,13 @@
 
 #include "internal.h"
 
-tj_status tj_meta_zeros(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_zeros(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_ones(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_ones(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_full(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_full(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_arange(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_arange(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_scalar_tensor(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_scalar_tensor(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_rand(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_rand(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_randn(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_randn(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_bernoulli_p(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_bernoulli_p(const tj_value *args, tj_tensor *const *outs);
+TJ_OP_DECLARE(zeros)
+TJ_OP_DECLARE(ones)
+TJ_OP_DECLARE(full)
+TJ_OP_DECLARE(arange)
+TJ_OP_DECLARE(scalar_tensor)
+TJ_OP_DECLARE(rand)
+TJ_OP_DECLARE(randn)
+TJ_OP_DECLARE(bernoulli_p)
 
 #endif

@@ -106,9 +106,7 @@ tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs)
         return tj_error(TJ_ERR_SHAPE, "%s: src must have the same number of dimensions as self (%d != %d)", SCATTER_ADD,
                         src->ndim, self->ndim);
     if (check_index(SCATTER_ADD, self, index, dim, src, true) != TJ_OK) return tj_last_status();
-    outs[0].dtype = self->dtype;
-    outs[0].ndim = self->ndim;
-    memcpy(outs[0].shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    tj_meta_like(&outs[0], self);
     return TJ_OK;
 }
 

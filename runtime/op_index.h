@@ -4,10 +4,8 @@
 
 #include "internal.h"
 
-tj_status tj_meta_gather(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_gather(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs);
+TJ_OP_DECLARE(gather)
+TJ_OP_DECLARE(scatter_add)
 tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs);
 
 #endif

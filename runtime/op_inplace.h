@@ -7,33 +7,28 @@
 
 #include "internal.h"
 
-#define TJ_INPLACE_DECLARE(ident)                                               \
-    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs);             \
-    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs);
+TJ_OP_DECLARE(add__Tensor)
+TJ_OP_DECLARE(add__Scalar)
+TJ_OP_DECLARE(sub__Tensor)
+TJ_OP_DECLARE(mul__Tensor)
+TJ_OP_DECLARE(mul__Scalar)
+TJ_OP_DECLARE(div__Tensor)
+TJ_OP_DECLARE(div__Scalar)
+TJ_OP_DECLARE(sqrt_)
+TJ_OP_DECLARE(addcmul_)
+TJ_OP_DECLARE(addcdiv_)
+TJ_OP_DECLARE(lerp__Scalar)
+TJ_OP_DECLARE(copy_)
+TJ_OP_DECLARE(zero_)
+TJ_OP_DECLARE(fill__Scalar)
+TJ_OP_DECLARE(addcmul)
+TJ_OP_DECLARE(addcdiv)
+TJ_OP_DECLARE(lerp_Scalar)
+TJ_OP_DECLARE(copy_oop)
+TJ_OP_DECLARE(zero)
+TJ_OP_DECLARE(fill_Scalar)
+TJ_OP_DECLARE(slice_scatter)
+TJ_OP_DECLARE(select_scatter)
 
-TJ_INPLACE_DECLARE(add__Tensor)
-TJ_INPLACE_DECLARE(add__Scalar)
-TJ_INPLACE_DECLARE(sub__Tensor)
-TJ_INPLACE_DECLARE(mul__Tensor)
-TJ_INPLACE_DECLARE(mul__Scalar)
-TJ_INPLACE_DECLARE(div__Tensor)
-TJ_INPLACE_DECLARE(div__Scalar)
-TJ_INPLACE_DECLARE(sqrt_)
-TJ_INPLACE_DECLARE(addcmul_)
-TJ_INPLACE_DECLARE(addcdiv_)
-TJ_INPLACE_DECLARE(lerp__Scalar)
-TJ_INPLACE_DECLARE(copy_)
-TJ_INPLACE_DECLARE(zero_)
-TJ_INPLACE_DECLARE(fill__Scalar)
-TJ_INPLACE_DECLARE(addcmul)
-TJ_INPLACE_DECLARE(addcdiv)
-TJ_INPLACE_DECLARE(lerp_Scalar)
-TJ_INPLACE_DECLARE(copy_oop)
-TJ_INPLACE_DECLARE(zero)
-TJ_INPLACE_DECLARE(fill_Scalar)
-TJ_INPLACE_DECLARE(slice_scatter)
-TJ_INPLACE_DECLARE(select_scatter)
-
-#undef TJ_INPLACE_DECLARE
 
 #endif

@@ -120,9 +120,7 @@ tj_status tj_meta_nll_loss_backward(const tj_value *args, tj_meta *outs)
     tj_status st = nll_backward_params(args, &k);
     if (st != TJ_OK) return st;
     const tj_tensor *self = args[1].u.t;
-    outs[0].dtype = self->dtype;
-    outs[0].ndim = self->ndim;
-    memcpy(outs[0].shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    tj_meta_like(&outs[0], self);
     return TJ_OK;
 }
 

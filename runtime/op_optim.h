@@ -4,7 +4,6 @@
 
 #include "internal.h"
 
-tj_status tj_meta__fused_adamw_step(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel__fused_adamw_step(const tj_value *args, tj_tensor *const *outs);
+TJ_OP_DECLARE(_fused_adamw_step)
 
 #endif

@@ -206,9 +206,7 @@ tj_status tj_meta_max_pool2d_with_indices_backward(const tj_value *args, tj_meta
     tj_status st = max_pool_backward_params(args, &p);
     if (st != TJ_OK) return st;
     const tj_tensor *self = args[1].u.t;
-    outs[0].dtype = self->dtype;
-    outs[0].ndim = self->ndim;
-    memcpy(outs[0].shape, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    tj_meta_like(&outs[0], self);
     return TJ_OK;
 }
 

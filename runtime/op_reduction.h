@@ -4,25 +4,15 @@
 
 #include "internal.h"
 
-tj_status tj_meta_sum_dim(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_sum_dim(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_sum(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_sum(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_mean_dim(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_mean_dim(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_amax(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_amax(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_amin(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_amin(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_argmax(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_argmax(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_max_dim(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_max_dim(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_var(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_var(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_var_mean(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_var_mean(const tj_value *args, tj_tensor *const *outs);
-tj_status tj_meta_logsumexp(const tj_value *args, tj_meta *outs);
-tj_status tj_kernel_logsumexp(const tj_value *args, tj_tensor *const *outs);
+TJ_OP_DECLARE(sum_dim)
+TJ_OP_DECLARE(sum)
+TJ_OP_DECLARE(mean_dim)
+TJ_OP_DECLARE(amax)
+TJ_OP_DECLARE(amin)
+TJ_OP_DECLARE(argmax)
+TJ_OP_DECLARE(max_dim)
+TJ_OP_DECLARE(var)
+TJ_OP_DECLARE(var_mean)
+TJ_OP_DECLARE(logsumexp)
 
 #endif
