@@ -5,35 +5,21 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static void open_scope(void) { scope = tj_scope_begin(); }
-static void close_scope(void) { tj_scope_end(scope); }
-
-TestSuite(autograd, .init = open_scope, .fini = close_scope);
-TestSuite(train_step, .init = open_scope, .fini = close_scope, .timeout = 300);
-
-static tj_tensor *f64(int ndim, const int64_t *shape, const double *v)
-{
-    return tj_tensor_from_data(TJ_FLOAT64, ndim, shape, v);
-}
+TestSuite(autograd, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(train_step, .init = test_scope_open, .fini = test_scope_close, .timeout = 300);
 
 static tj_tensor *leaf(int ndim, const int64_t *shape, const double *v)
 {
-    tj_tensor *t = f64(ndim, shape, v);
+    tj_tensor *t = test_f64(ndim, shape, v);
     cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK);
     return t;
 }
 
 static void expect_values(const tj_tensor *t, const double *want, int n, double rtol)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int i = 0; i < n; i++) {
-        double got = tj_tensor_item_at(t, i);
-        cr_expect(fabs(got - want[i]) <= rtol * fabs(want[i]) + 1e-12, "element %d: got %.10g, want %.10g", i, got,
-                  want[i]);
-    }
+    test_expect_close(t, want, n, rtol, 1e-12);
 }
 
 /* ---- recording and backward ---- */
@@ -106,7 +92,7 @@ Test(autograd, grad_outputs_weight_a_non_scalar_output)
 {
     int64_t s[1] = {3};
     double a[3] = {1, 2, 3}, v[3] = {1, 0.5, -1};
-    tj_tensor *x = leaf(1, s, a), *y = tj_sin(x), *go = f64(1, s, v), *g;
+    tj_tensor *x = leaf(1, s, a), *y = tj_sin(x), *go = test_f64(1, s, v), *g;
     cr_assert_eq(tj_autograd_grad(&y, 1, &go, &x, 1, &g), TJ_OK, "%s", tj_last_error());
     double want[3] = {cos(1.0), 0.5 * cos(2.0), -cos(3.0)};
     expect_values(g, want, 3, 1e-15);
@@ -171,7 +157,7 @@ Test(autograd, an_operator_without_a_derivative_is_reported)
     int64_t s[1] = {2};
     double a[2] = {1, 2}, b[2] = {1, 1};
     tj_tensor *g = leaf(1, s, a);
-    cr_expect_null(tj_threshold_backward(g, f64(1, s, b), tj_v_int(0)));
+    cr_expect_null(tj_threshold_backward(g, test_f64(1, s, b), tj_v_int(0)));
     cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
     cr_expect(strstr(tj_last_error(), "aten::threshold_backward: the derivative is not implemented"), "%s",
               tj_last_error());

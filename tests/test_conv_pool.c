@@ -13,31 +13,12 @@
 
 #include "kernels/conv_gemm.h"
 #include "runtime/internal.h"
+#include "test_util.h"
 
-static tj_scope *scope;
-static int saved_threads;
-static void open_scope(void)
-{
-    scope = tj_scope_begin();
-    saved_threads = tj_get_num_threads();
-}
-static void close_scope(void)
-{
-    tj_scope_end(scope);
-    tj_set_num_threads(saved_threads);
-}
-TestSuite(conv, .init = open_scope, .fini = close_scope);
-TestSuite(pool, .init = open_scope, .fini = close_scope);
+TestSuite(conv, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(pool, .init = test_scope_open, .fini = test_scope_close);
 
-/* A float32 tensor of `shape` holding values[i] (or, with values NULL,
- * f(i) = (i * mul) % mod - off). */
-static tj_tensor *f32(int ndim, const int64_t *shape, const float *values)
-{
-    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, ndim, shape, values);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    return t;
-}
-
+/* A float32 tensor of `shape` holding f(i) = (i * mul) % mod - off. */
 static tj_tensor *pattern(int ndim, const int64_t *shape, int64_t mul, int64_t mod, double off)
 {
     tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, ndim, shape);
@@ -59,16 +40,7 @@ static void expect_shape(const tj_tensor *t, int ndim, const int64_t *shape)
 /* Values within rtol (relative) of want; nan matches nan. */
 static void expect_values(const tj_tensor *t, const double *want, int64_t n, double rtol)
 {
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int64_t i = 0; i < n; i++) {
-        double g = tj_tensor_item_at(t, i);
-        if (isnan(want[i])) {
-            cr_assert(isnan(g), "[%lld] = %.9g, want nan", (long long)i, g);
-            continue;
-        }
-        cr_assert(g == want[i] || fabs(g - want[i]) <= rtol * fabs(want[i]) + 1e-6, "[%lld] = %.9g, want %.9g", (long long)i, g,
-                  want[i]);
-    }
+    test_expect_close(t, want, n, rtol, 1e-6);
 }
 
 static void expect_same(const tj_tensor *a, const tj_tensor *b)
@@ -99,7 +71,7 @@ static tj_tensor *grouped_w(void) { return pattern(4, (int64_t[]){4, 2, 2, 2}, 1
 
 Test(conv, groups_stride_padding_dilation_match_pytorch)
 {
-    tj_tensor *b = f32(1, (int64_t[]){4}, (float[]){1, -1, 0.5f, 2});
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, -1, 0.5f, 2});
     tj_tensor *y = tj_convolution(grouped_x(), grouped_w(), b, (int64_t[]){2, 1}, (int64_t[]){1, 0},
                                   (int64_t[]){1, 2}, false, ZERO, 2);
     expect_shape(y, 4, (int64_t[]){1, 4, 3, 3});
@@ -114,7 +86,7 @@ Test(conv, transposed_with_output_padding_matches_pytorch)
     /* x = arange(18) % 5 - 2 [1,2,3,3]; w = arange(36) % 3 - 1 [2,3,3,2];
      * stride 2, padding [1,0], output_padding 1 -> [1,3,6,7] */
     tj_tensor *x = pattern(4, (int64_t[]){1, 2, 3, 3}, 1, 5, 2), *w = pattern(4, (int64_t[]){2, 3, 3, 2}, 1, 3, 1);
-    tj_tensor *b = f32(1, (int64_t[]){3}, (float[]){0.5f, -1, 1});
+    tj_tensor *b = test_f32(1, (int64_t[]){3}, (float[]){0.5f, -1, 1});
     tj_tensor *y = tj_convolution(x, w, b, (int64_t[]){2, 2}, (int64_t[]){1, 0}, ONE, true, ONE, 1);
     expect_shape(y, 4, (int64_t[]){1, 3, 6, 7});
     static const double want[] = {
@@ -451,11 +423,11 @@ Test(pool, padding_never_wins_against_negative_values)
 
 Test(pool, ties_take_the_first_position_and_the_last_nan_wins)
 {
-    tj_tensor *ties = f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){3, 1, 2, 2, 3, 3, 2, 2});
+    tj_tensor *ties = test_f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){3, 1, 2, 2, 3, 3, 2, 2});
     expect_max_pool(ties, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 1, 2},
                     (double[]){3, 2}, (double[]){0, 2});
     /* PyTorch 1.13: [[1, nan, 3, nan], [2, 0, nan, 1]] -> (nan, nan), indices (1, 6) */
-    tj_tensor *nans = f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){1, NAN, 3, NAN, 2, 0, NAN, 1});
+    tj_tensor *nans = test_f32(4, (int64_t[]){1, 1, 2, 4}, (float[]){1, NAN, 3, NAN, 2, 0, NAN, 1});
     expect_max_pool(nans, (int64_t[]){2, 2}, (int64_t[]){2, 2}, ZERO, ONE, false, (int64_t[]){1, 1, 1, 2},
                     (double[]){NAN, NAN}, (double[]){1, 6});
 }
@@ -503,7 +475,7 @@ Test(pool, max_pool_backward_adds_up_overlapping_windows)
     tj_tensor *x = pool_x(), *out = NULL, *idx = NULL;
     int64_t k[2] = {3, 3};
     cr_assert_eq(tj_max_pool2d_with_indices(x, k, ONE, ZERO, ONE, false, &out, &idx), TJ_OK);
-    tj_tensor *go = f32(4, (int64_t[]){1, 1, 3, 3}, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9});
+    tj_tensor *go = test_f32(4, (int64_t[]){1, 1, 3, 3}, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9});
     tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, ONE, ZERO, ONE, false, idx);
     expect_shape(gi, 4, (int64_t[]){1, 1, 5, 5});
     expect_values(gi, (double[]){0, 0, 0, 5, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 15, 0, 0, 15, 0, 0, 0, 0, 0, 0, 0}, 25, 0);
@@ -513,7 +485,7 @@ Test(pool, max_pool_backward_rejects_indices_outside_the_plane)
 {
     tj_tensor *x = pool_x();
     int64_t k[2] = {2, 2};
-    tj_tensor *go = f32(4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 1, 1, 1});
+    tj_tensor *go = test_f32(4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 1, 1, 1});
     tj_tensor *idx = tj_tensor_from_data(TJ_INT64, 4, (int64_t[]){1, 1, 2, 2}, (int64_t[]){0, 1, 25, 3});
     expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, false, idx), TJ_ERR_INDEX,
                  "aten::max_pool2d_with_indices_backward", "index 25");
@@ -558,7 +530,7 @@ Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
             int64_t r = NEXT() % 40;
             v[i] = r == 0 ? NAN : r == 1 ? -INFINITY : (float)(r % 5) - 2;
         }
-        tj_tensor *x = f32(4, shape, v), *out = NULL, *idx = NULL, *out64 = NULL, *idx64 = NULL;
+        tj_tensor *x = test_f32(4, shape, v), *out = NULL, *idx = NULL, *out64 = NULL, *idx64 = NULL;
         free(v);
         int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, d[2] = {dh, dw};
         cr_assert_eq(tj_max_pool2d_with_indices(x, k, s, p, d, ceil_mode, &out, &idx), TJ_OK, "%s", tj_last_error());

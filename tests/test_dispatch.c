@@ -18,17 +18,13 @@
 
 #define VEC3(a, b, c) test_f32(1, (int64_t[]){3}, (float[]){a, b, c})
 
-static void expect_values(const tj_tensor *t, int n, const float *want)
+static void expect_values(const tj_tensor *t, int n, const double *want)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int i = 0; i < n; i++)
-        cr_expect_float_eq(tj_tensor_item_at(t, i), want[i], 1e-6, "element %d: %g != %g", i,
-                           tj_tensor_item_at(t, i), want[i]);
+    test_expect_close(t, want, n, 0, 1e-6);
 }
 
 #define EXPECT_VALUES(t, ...) \
-    expect_values((t), sizeof((float[]){__VA_ARGS__}) / sizeof(float), (float[]){__VA_ARGS__})
+    expect_values((t), sizeof((double[]){__VA_ARGS__}) / sizeof(double), (double[]){__VA_ARGS__})
 
 #define EXPECT_ERROR(status, fragment)                                                                    \
     do {                                                                                                  \

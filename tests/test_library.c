@@ -90,13 +90,9 @@ static tj_tensor *vec(int n, const float *v)
     return tj_tensor_from_data(TJ_FLOAT32, 1, s, v);
 }
 
-static void expect_values(const tj_tensor *t, const float *want, int n)
+static void expect_values(const tj_tensor *t, const double *want, int n)
 {
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int i = 0; i < n; i++)
-        cr_expect_float_eq(tj_tensor_item_at(t, i), want[i], 1e-6, "element %d: %g != %g", i, tj_tensor_item_at(t, i),
-                           want[i]);
+    test_expect_close(t, want, n, 0, 1e-6);
 }
 
 static tj_tensor *call_scaled_add(tj_tensor *x, tj_tensor *y, double alpha)
@@ -145,18 +141,18 @@ Test(library, overloads_of_one_name_are_distinct_operators)
 Test(library, calls_run_the_kernel_with_defaults_and_any_strides)
 {
     tj_tensor *x = vec(3, (float[]){1, 2, 3}), *y = vec(3, (float[]){10, 20, 30});
-    expect_values(call_scaled_add(x, y, 0.5), (float[]){6, 12, 18}, 3);
+    expect_values(call_scaled_add(x, y, 0.5), (double[]){6, 12, 18}, 3);
     /* tj_call fills alpha=1.0 from the schema; an int passes as a float */
     tj_value out, args[3] = {tj_v_tensor(x), tj_v_tensor(y), tj_v_int(-2)};
     cr_assert_eq(tj_call("mylib::scaled_add", args, 2, &out), TJ_OK, "%s", tj_last_error());
-    expect_values(out.u.t, (float[]){11, 22, 33}, 3);
+    expect_values(out.u.t, (double[]){11, 22, 33}, 3);
     cr_assert_eq(tj_call("mylib.scaled_add.default", args, 3, &out), TJ_OK, "%s", tj_last_error());
-    expect_values(out.u.t, (float[]){-19, -38, -57}, 3);
+    expect_values(out.u.t, (double[]){-19, -38, -57}, 3);
     /* a transposed input: [[1, 2], [3, 4]]^T + 1 * ones */
     int64_t s2[2] = {2, 2};
     tj_tensor *m = tj_t(tj_tensor_from_data(TJ_FLOAT32, 2, s2, (float[]){1, 2, 3, 4}));
     tj_tensor *r = call_scaled_add(m, tj_ones(s2, 2, TJ_FLOAT32), 1.0);
-    expect_values(r, (float[]){2, 4, 3, 5}, 4);
+    expect_values(r, (double[]){2, 4, 3, 5}, 4);
     /* empty tensors */
     int64_t s0[1] = {0};
     tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 1, s0);
@@ -271,7 +267,7 @@ Test(library, a_compiled_plan_binds_the_kernel_and_equals_eager)
     tj_tensor *eager[1];
     int n = 0;
     cr_assert_eq(trace_fn(NULL, in, 2, eager, &n), TJ_OK);
-    const float want[4] = {3.5f, 0.5f, 0.5f, 0}; /* relu(x + 2.5 y) */
+    const double want[4] = {3.5, 0.5, 0.5, 0}; /* relu(x + 2.5 y) */
     expect_values(eager[0], want, 4);
     kernel_calls = 0;
     tj_tensor *out[1];
@@ -296,7 +292,7 @@ Test(library, an_operator_without_backward_refuses_inputs_that_require_grad)
     cr_expect_not(tj_op_has_derivative(scaled_add));
     /* under no_grad it runs */
     bool prev = tj_no_grad_begin();
-    expect_values(call_scaled_add(x, y, 1.0), (float[]){4, 6}, 2);
+    expect_values(call_scaled_add(x, y, 1.0), (double[]){4, 6}, 2);
     tj_no_grad_end(prev);
 }
 
@@ -312,8 +308,8 @@ Test(library, a_registered_backward_gives_gradients_to_each_input)
     cr_assert_not_null(r, "%s", tj_last_error());
     cr_expect(tj_tensor_requires_grad(r));
     cr_assert_eq(tj_backward(tj_sum(r, -1), NULL), TJ_OK, "%s", tj_last_error());
-    expect_values(tj_tensor_grad(x), (float[]){10, 13}, 2); /* 1 + 3 y */
-    expect_values(tj_tensor_grad(y), (float[]){3, 6}, 2);   /* 3 x */
+    expect_values(tj_tensor_grad(x), (double[]){10, 13}, 2); /* 1 + 3 y */
+    expect_values(tj_tensor_grad(y), (double[]){3, 6}, 2);   /* 3 x */
 }
 
 Test(library, a_null_backward_makes_the_operator_not_differentiable)
@@ -323,7 +319,7 @@ Test(library, a_null_backward_makes_the_operator_not_differentiable)
     tj_tensor *x = vec(2, (float[]){1, 2});
     cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
     tj_tensor *r = call_scaled_add(x, x, 1.0);
-    expect_values(r, (float[]){2, 4}, 2);
+    expect_values(r, (double[]){2, 4}, 2);
     cr_expect_not(tj_tensor_requires_grad(r));
 }
 
@@ -380,7 +376,7 @@ Test(library, a_user_decomposition_lowers_under_get_decompositions_and_the_core_
 {
     const tj_op *op = register_axpy_relu();
     tj_tensor *in[2] = {vec(4, (float[]){1, -2, 3, 4}), vec(4, (float[]){4, 2, 2, 10})};
-    const float want[4] = {0, 0, 2, 0};
+    const double want[4] = {0, 0, 2, 0};
     tj_tensor *eager[1];
     int n;
     cr_assert_eq(trace_axpy_relu((void *)op, in, 2, eager, &n), TJ_OK, "%s", tj_last_error());
@@ -499,7 +495,7 @@ Test(library, a_cycle_through_user_decompositions_is_reported_with_its_chain)
     tj_tensor *out;
     int n;
     cr_assert_eq(trace_one((void *)ping, &x, 1, &out, &n), TJ_OK, "%s", tj_last_error());
-    expect_values(out, (float[]){1, 2}, 2);
+    expect_values(out, (double[]){1, 2}, 2);
     tj_decomp_table *core = tj_core_decompositions();
     cr_expect_null(tj_make_fx(trace_one, (void *)ping, &x, 1, core, TJ_TRACE_FAKE));
     cr_expect_eq(tj_last_status(), TJ_ERR_CYCLE);
@@ -531,9 +527,9 @@ Test(library, an_implicit_operator_always_decomposes_and_differentiates_through_
     cr_assert_eq(tj_register_decomposition(twice, twice_decomp, "twice_decomp"), TJ_OK);
     cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
     cr_assert_eq(trace_one((void *)twice, &x, 1, &out, &n), TJ_OK, "%s", tj_last_error());
-    expect_values(out, (float[]){2, 4}, 2);
+    expect_values(out, (double[]){2, 4}, 2);
     cr_assert_eq(tj_backward(tj_sum(out, -1), NULL), TJ_OK, "%s", tj_last_error());
-    expect_values(tj_tensor_grad(x), (float[]){2, 2}, 2);
+    expect_values(tj_tensor_grad(x), (double[]){2, 2}, 2);
     /* traced: the operators it calls, not the operator */
     tj_graph *g = tj_make_fx(trace_one, (void *)twice, &x, 1, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
@@ -599,7 +595,7 @@ Test(library, view_and_in_place_operators_follow_their_shape_function)
     tj_tensor *m = tj_tensor_from_data(TJ_FLOAT32, 2, s, (float[]){1, 2, 3, 4, 5, 6});
     tj_value a = tj_v_tensor(tj_t(m)), r;
     cr_assert_eq(tj_dispatch(first, &a, 1, &r), TJ_OK, "%s", tj_last_error());
-    expect_values(r.u.t, (float[]){1, 4}, 2);
+    expect_values(r.u.t, (double[]){1, 4}, 2);
     cr_expect(tj_tensor_shares_storage(r.u.t, m));
 
     const tj_op *halve_ = tj_op_register("mylib::halve_(Tensor(a!) self) -> Tensor(a!)", TJ_OP_PRIMITIVE,
@@ -612,7 +608,7 @@ Test(library, view_and_in_place_operators_follow_their_shape_function)
     a = tj_v_tensor(x);
     cr_assert_eq(tj_dispatch(halve_, &a, 1, &r), TJ_OK, "%s", tj_last_error());
     cr_expect_eq(r.u.t, x, "in place: the result is self");
-    expect_values(x, (float[]){2, 4}, 2);
+    expect_values(x, (double[]){2, 4}, 2);
     /* functionalization finds the out-of-place form in the same namespace */
     tj_graph *g = tj_make_fx(trace_one, (void *)halve_, &x, 1, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());

@@ -8,13 +8,7 @@
 
 static void expect_values(const tj_tensor *t, const double *want, int n, double rtol)
 {
-    cr_assert_not_null(t);
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int i = 0; i < n; i++) {
-        double got = tj_tensor_item_at(t, i);
-        cr_expect(fabs(got - want[i]) <= rtol * fabs(want[i]) + 1e-12, "element %d: got %.9g, want %.9g", i, got,
-                  want[i]);
-    }
+    test_expect_close(t, want, n, rtol, 1e-12);
 }
 
 TestSuite(inplace, .init = test_scope_open, .fini = test_scope_close);

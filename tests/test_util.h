@@ -33,6 +33,12 @@ tj_tensor *test_random_f32(int ndim, const int64_t *shape, unsigned seed);
  *  and `shape` (ndim dims); returns its number of elements. */
 int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape);
 
+/** Expects t (else fails with the last error) to hold n elements close to
+ *  want in its logical order: |got - want| <= rtol |want| + atol, nan
+ *  matching nan and infinities matching exactly. Reports every element that
+ *  differs (cr_expect), not only the first. */
+void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double rtol, double atol);
+
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
