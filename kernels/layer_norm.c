@@ -1,5 +1,5 @@
 /* Layer norm forward and backward over contiguous rows (see layer_norm.h):
- * rows are spread over threads; float32 rows go to the per-ISA row. */
+ * rows are spread over threads; float32 blocks of rows go to the per-ISA rows. */
 #include <math.h>
 
 #include "layer_norm.h"
@@ -8,8 +8,8 @@
 /* columns per block when reducing the parameter gradients over rows */
 #define COLS 256
 
-typedef void (*row_f32_fn)(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
-                           float *mean, float *rstd);
+typedef void (*rows_f32_fn)(const float *x, float *y, int64_t rows, int64_t n, const float *w, const float *b,
+                            double eps, float *mean, float *rstd);
 
 /* Portable row, the same algorithm in C (float32 keeps the mean's low part
  * m_lo; for float64 it is 0). A row whose values are all equal takes that
@@ -48,12 +48,18 @@ typedef void (*row_f32_fn)(const float *x, float *y, int64_t n, const float *w, 
 DEFINE_ROW(float, f32_c)
 DEFINE_ROW(double, f64)
 
-static row_f32_fn pick_row_f32(void)
+static void rows_f32_c(const float *x, float *y, int64_t rows, int64_t n, const float *w, const float *b, double eps,
+                       float *mean, float *rstd)
+{
+    for (int64_t r = 0; r < rows; r++) row_f32_c(x + r * n, y + r * n, n, w, b, eps, mean + r, rstd + r);
+}
+
+static rows_f32_fn pick_rows_f32(void)
 {
     tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_row_f32_avx512
-           : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_row_f32_avx2
-                                  : row_f32_c;
+    return isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_rows_f32_avx512
+           : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_rows_f32_avx2
+                                  : rows_f32_c;
 }
 
 static int threads_for(const tj_k_layer_norm_shape *s, int64_t items)
@@ -65,7 +71,7 @@ static int threads_for(const tj_k_layer_norm_shape *s, int64_t items)
 /* The forward's arguments, for forward_rows. */
 typedef struct forward_args {
     const tj_k_layer_norm_shape *s;
-    row_f32_fn row_f32;
+    rows_f32_fn rows_f32;
     const void *x, *w, *b;
     double eps;
     void *y, *mean, *rstd;
@@ -74,14 +80,14 @@ typedef struct forward_args {
 static void forward_rows(const forward_args *a, int64_t r0, int64_t r1)
 {
     int64_t n = a->s->n;
-    for (int64_t r = r0; r < r1; r++) {
-        if (a->s->dtype == TJ_FLOAT32)
-            a->row_f32((const float *)a->x + r * n, (float *)a->y + r * n, n, a->w, a->b, a->eps,
-                       (float *)a->mean + r, (float *)a->rstd + r);
-        else
-            row_f64((const double *)a->x + r * n, (double *)a->y + r * n, n, a->w, a->b, a->eps,
-                    (double *)a->mean + r, (double *)a->rstd + r);
+    if (a->s->dtype == TJ_FLOAT32) {
+        a->rows_f32((const float *)a->x + r0 * n, (float *)a->y + r0 * n, r1 - r0, n, a->w, a->b, a->eps,
+                    (float *)a->mean + r0, (float *)a->rstd + r0);
+        return;
     }
+    for (int64_t r = r0; r < r1; r++)
+        row_f64((const double *)a->x + r * n, (double *)a->y + r * n, n, a->w, a->b, a->eps, (double *)a->mean + r,
+                (double *)a->rstd + r);
 }
 
 void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *w, const void *b, double eps,
@@ -89,7 +95,7 @@ void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *
 {
     int64_t m = s->m;
     if (m == 0) return;
-    forward_args a = {s, pick_row_f32(), x, w, b, eps, y, mean, rstd};
+    forward_args a = {s, pick_rows_f32(), x, w, b, eps, y, mean, rstd};
     int nt = threads_for(s, m);
     if (nt == 1) { /* no OpenMP team: even a team of one costs about a microsecond */
         forward_rows(&a, 0, m);

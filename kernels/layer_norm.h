@@ -31,11 +31,12 @@ void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *
 void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, const void *x, const void *mean,
                               const void *rstd, const void *w, void *gx, void *gw, void *gb);
 
-/* Per-ISA float32 rows (layer_norm_isa.h), selected by layer_norm.c. */
-void tj_k_layer_norm_row_f32_avx512(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
-                                    float *mean, float *rstd);
-void tj_k_layer_norm_row_f32_avx2(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
-                                  float *mean, float *rstd);
+/* Per-ISA float32 forward over `rows` consecutive rows (layer_norm_isa.h),
+ * selected by layer_norm.c; mean and rstd get one value per row. */
+void tj_k_layer_norm_rows_f32_avx512(const float *x, float *y, int64_t rows, int64_t n, const float *w,
+                                     const float *b, double eps, float *mean, float *rstd);
+void tj_k_layer_norm_rows_f32_avx2(const float *x, float *y, int64_t rows, int64_t n, const float *w, const float *b,
+                                   double eps, float *mean, float *rstd);
 
 /* Per-ISA float32 backward pieces (layer_norm_backward_isa.h): one row's
  * input gradient, and columns [j0, j0 + c) of the parameter gradients. */

@@ -1,5 +1,7 @@
-/* float32 layer-norm row, written once over simd_rows.h and compiled per ISA
- * by layer_norm_avx512.c / layer_norm_avx2.c. */
+/* float32 layer-norm rows, written once over simd_rows.h and compiled per
+ * ISA by layer_norm_avx512.c / layer_norm_avx2.c. */
+#include <stdbool.h>
+
 #include "layer_norm.h"
 #include "simd_rows.h"
 
@@ -31,27 +33,26 @@ static inline void deviation_sums(const float *x, int64_t n, float shift, double
     *sum_sq = vf_hsum(vf_add(vf_add(q0, q1), vf_add(q2, q3)));
 }
 
-/* Two passes over a row (the second finds it in L1), in float vectors:
- *   1. around a shift s, the mean of the first 2^k <= VF_N elements (a tree
- *      sum divided by a power of 2: exactly the value of a constant row),
- *      the sum of d = x - s and of d^2: the mean is s + c with c = sum(d)/n
- *      and the variance sum(d^2)/n - c^2. That difference loses only a few
- *      bits while c^2 <= variance (s within a standard deviation of the
- *      mean, which a 16-element sample nearly always is); otherwise the pass
- *      runs again around s + c (the classic corrected two-pass formula).
- *      A constant row gets d = 0: variance exactly 0;
- *   2. y = ((x - s) rstd - c rstd) w + b (two fmas): x - s keeps the low bits
- *      of the deviations under a large common offset, and a constant row
- *      gives exactly 0 before w and b. */
-void TJ_ISA(tj_k_layer_norm_row_f32)(const float *x, float *y, int64_t n, const float *w, const float *b, double eps,
-                                     float *mean_out, float *rstd_out)
+/* The shift of pass 1 below: the mean of the first 2^k <= VF_N elements (a
+ * tree sum divided by a power of 2: exactly the value of a constant row). */
+static inline float first_shift(const float *x, int64_t n)
 {
     int k = VF_N;
     while (k > n) k /= 2;
     float s = vf_hsum(vf_load_part(x, k, 0.0f)) / (float)k;
-    if (!isfinite(s)) s = 0.0f;
-    double sum, sum_sq;
-    deviation_sums(x, n, s, &sum, &sum_sq);
+    return isfinite(s) ? s : 0.0f;
+}
+
+/* What pass 2 of a row needs: its shift s, r = rstd and -c r. */
+typedef struct norm_params {
+    float s, r, cr;
+} norm_params;
+
+/* From the sums of d = x - s and d^2 over a row: the mean s + c and the
+ * variance (see below; the pass runs again around s + c when c^2 > var). */
+static inline norm_params finish_stats(const float *x, int64_t n, float s, double sum, double sum_sq, double eps,
+                                       float *mean_out, float *rstd_out)
+{
     double c = sum / (double)n, var = sum_sq / (double)n - c * c;
     if (c * c > var) {
         s = (float)((double)s + c);
@@ -60,19 +61,89 @@ void TJ_ISA(tj_k_layer_norm_row_f32)(const float *x, float *y, int64_t n, const 
         var = sum_sq / (double)n - c * c;
     }
     float r = var != var ? NAN : (float)(1.0 / sqrt((var > 0 ? var : 0) + eps));
-
-    vf vs = vf_set1(s), vr = vf_set1(r), vcr = vf_set1((float)(-c * r)), one = vf_set1(1.0f), zero = vf_set1(0.0f);
-    int64_t i = 0;
-    for (; i + VF_N <= n; i += VF_N) {
-        _mm_prefetch((const char *)(x + n + i), _MM_HINT_T0); /* the next row (no fault past the end) */
-        vf t = vf_fmadd(vf_sub(vf_load(x + i), vs), vr, vcr);
-        vf_store(y + i, vf_fmadd(t, w ? vf_load(w + i) : one, b ? vf_load(b + i) : zero));
-    }
-    if (i < n) {
-        int part = (int)(n - i);
-        vf t = vf_fmadd(vf_sub(vf_load_part(x + i, part, 0.0f), vs), vr, vcr);
-        vf_store_part(y + i, vf_fmadd(t, w ? vf_load_part(w + i, part, 0.0f) : one, b ? vf_load_part(b + i, part, 0.0f) : zero), part);
-    }
     *mean_out = (float)((double)s + c);
     *rstd_out = r;
+    return (norm_params){s, r, (float)(-c * r)};
+}
+
+/* y[i, i + part) of pass 2 below (part <= VF_N; masked loads under VF_N). */
+static inline vf normalised(const float *x, const float *w, const float *b, int64_t i, int part, norm_params p)
+{
+    bool full = part == VF_N;
+    vf t = vf_fmadd(vf_sub(full ? vf_load(x + i) : vf_load_part(x + i, part, 0.0f), vf_set1(p.s)), vf_set1(p.r),
+                    vf_set1(p.cr));
+    vf wv = !w ? vf_set1(1.0f) : full ? vf_load(w + i) : vf_load_part(w + i, part, 0.0f);
+    vf bv = !b ? vf_set1(0.0f) : full ? vf_load(b + i) : vf_load_part(b + i, part, 0.0f);
+    return vf_fmadd(t, wv, bv);
+}
+
+/* Rows of n floats, two passes over each (the second finds it in L1), in
+ * float vectors:
+ *   1. around a shift s (first_shift), the sum of d = x - s and of d^2: the
+ *      mean is s + c with c = sum(d)/n and the variance sum(d^2)/n - c^2.
+ *      That difference loses only a few bits while c^2 <= variance (s
+ *      within a standard deviation of the mean, which a 16-element sample
+ *      nearly always is); otherwise the pass runs again around s + c (the
+ *      classic corrected two-pass formula). A constant row gets d = 0:
+ *      variance exactly 0;
+ *   2. y = ((x - s) rstd - c rstd) w + b (two fmas): x - s keeps the low bits
+ *      of the deviations under a large common offset, and a constant row
+ *      gives exactly 0 before w and b.
+ * Software-pipelined: pass 1 of the next row runs in the loop of pass 2 of
+ * this one (the same sums in the same order as deviation_sums), so that
+ * the loads and stores of pass 2 overlap the arithmetic of pass 1 instead
+ * of alternating with it; the row after next is prefetched meanwhile (no
+ * fault past the end). */
+void TJ_ISA(tj_k_layer_norm_rows_f32)(const float *x, float *y, int64_t rows, int64_t n, const float *w,
+                                      const float *b, double eps, float *mean, float *rstd)
+{
+    if (rows <= 0) return;
+    double sum, sum_sq;
+    float s = first_shift(x, n);
+    deviation_sums(x, n, s, &sum, &sum_sq);
+    norm_params p = finish_stats(x, n, s, sum, sum_sq, eps, mean, rstd);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * n, *xn = xr + n;
+        float *yr = y + r * n;
+        const char *pf = (const char *)(xr + 2 * n);
+        bool next = r + 1 < rows;
+        float sn = next ? first_shift(xn, n) : 0.0f;
+        vf vs = vf_set1(sn);
+        vf d0 = vf_set1(0.0f), d1 = d0, d2 = d0, d3 = d0, q0 = d0, q1 = d0, q2 = d0, q3 = d0;
+        int64_t i = 0;
+        for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
+            for (int k = 0; k < 4; k++) {
+                _mm_prefetch(pf + (i + k * VF_N) * (int64_t)sizeof(float), _MM_HINT_T0);
+                vf_store(yr + i + k * VF_N, normalised(xr, w, b, i + k * VF_N, VF_N, p));
+            }
+            if (next) {
+                vf e0 = vf_sub(vf_load(xn + i), vs), e1 = vf_sub(vf_load(xn + i + VF_N), vs);
+                vf e2 = vf_sub(vf_load(xn + i + 2 * VF_N), vs), e3 = vf_sub(vf_load(xn + i + 3 * VF_N), vs);
+                d0 = vf_add(d0, e0);
+                d1 = vf_add(d1, e1);
+                d2 = vf_add(d2, e2);
+                d3 = vf_add(d3, e3);
+                q0 = vf_fmadd(e0, e0, q0);
+                q1 = vf_fmadd(e1, e1, q1);
+                q2 = vf_fmadd(e2, e2, q2);
+                q3 = vf_fmadd(e3, e3, q3);
+            }
+        }
+        for (int64_t j = i; j < n; j += VF_N) {
+            int part = n - j < VF_N ? (int)(n - j) : VF_N;
+            _mm_prefetch(pf + j * (int64_t)sizeof(float), _MM_HINT_T0);
+            vf v = normalised(xr, w, b, j, part, p);
+            if (part == VF_N) vf_store(yr + j, v);
+            else vf_store_part(yr + j, v, part);
+        }
+        if (!next) break;
+        for (; i < n; i += VF_N) { /* deviation_sums' tail: masked lanes load the shift, adding nothing */
+            vf e = vf_sub(vf_load_part(xn + i, n - i < VF_N ? (int)(n - i) : VF_N, sn), vs);
+            d0 = vf_add(d0, e);
+            q0 = vf_fmadd(e, e, q0);
+        }
+        sum = vf_hsum(vf_add(vf_add(d0, d1), vf_add(d2, d3)));
+        sum_sq = vf_hsum(vf_add(vf_add(q0, q1), vf_add(q2, q3)));
+        p = finish_stats(xn, n, sn, sum, sum_sq, eps, mean + r + 1, rstd + r + 1);
+    }
 }
