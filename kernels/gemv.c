@@ -9,9 +9,15 @@
 #include "gemm.h"
 #include "gemv.h"
 
-/* Below this many matrix elements a product stays on one thread: splitting
- * 256 KiB of float32 costs more than it saves. */
-#define PAR_ELEMS ((int64_t)1 << 16)
+/* Below this many matrix elements (times vectors) a product stays on one
+ * thread. Splitting it takes an OpenMP region, whose fork and join cost the
+ * calling thread ~3 us on this VM (libgomp makes a futex system call at
+ * each end of a region, ~1.3 us apiece here), while one thread reads
+ * float32 rows at ~100 GB/s: split, a 256 x 256 product (4 us) took 6.3 us
+ * and made mlp at batch 1 slower on two threads than on one; 256 x 784
+ * (mlp's first layer) breaks even or gains a little; from 1 MiB of matrix
+ * on, two threads gain 1.2-1.4x. */
+#define PAR_ELEMS ((int64_t)3 << 16)
 /* OpenBLAS runs gemv single-threaded below this many elements (its
  * interface/gemv.c: 2304 * GEMM_MULTITHREAD_THRESHOLD). */
 #define BLAS_SERIAL_ELEMS ((int64_t)2304 * OPENBLAS_GEMM_MULTITHREAD_THRESHOLD)
