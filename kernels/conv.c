@@ -1,11 +1,11 @@
 /* Convolution through im2col + GEMM (see conv.h). */
 #include <cblas.h>
-#include <omp.h>
 #include <string.h>
 
 #include "conv.h"
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "parallel.h"
 
 static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->geom.kh * cv->geom.kw; }
 static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
@@ -81,8 +81,38 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
     (tj_k_im2col_is_identity(g) ? (src) : (tj_k_im2col_##SUF((g), (src), (g)->height * (g)->width, (g)->width, 1, \
                                                              (T *)(s).col, (P)), (const T *)(s).col))
 
-#define CONV_DEFINE(T, SUF, DT)                                                                                    \
-    void tj_k_conv_unfold_mm_##SUF(const tj_k_conv *cv, const T *img, const T *w, const T *bias, T *mat,          \
+/* The operands of a convolution loop over (sample, group) items, arrays of
+ * the convolution's element type; thread t uses slice t of work. */
+typedef struct conv_args {
+    const tj_k_conv *cv;
+    const void *in;   /* unfold_mm, weight_grad: the image; mm_fold: the matrix */
+    const void *w;    /* the weight (weight_grad: the matrix) */
+    const void *bias; /* or NULL */
+    void *out;        /* bias_grad: the channel sums */
+    void *work;
+    int64_t n, c, s; /* bias_grad: samples, channels, positions per channel */
+} conv_args;
+
+#define CONV_DEFINE(T, SUF, DT)                                                                                  \
+    static void unfold_mm_items_##SUF(void *ctx, int t, int64_t begin, int64_t end)                              \
+    {                                                                                                            \
+        const conv_args *a = ctx;                                                                                \
+        const tj_k_conv *cv = a->cv;                                                                             \
+        const tj_k_im2col_geom *g = &cv->geom;                                                                   \
+        const T *img = a->in, *w = a->w, *bias = a->bias;                                                        \
+        T *mat = a->out;                                                                                         \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                        \
+        int64_t img_size = g->channels * g->height * g->width;                                                   \
+        slices s = thread_slices(cv, DT, TJ_K_CONV_UNFOLD_MM, a->work, t);                                       \
+        for (int64_t it = begin; it < end; it++) {                                                               \
+            int64_t gi = it % G;                                                                                 \
+            const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
+            gemm_##SUF(false, false, R, P, K, w + gi * R * K, K, cols, P, 0, mat + it * R * P, P,                \
+                       bias ? bias + gi * R : NULL, s.gemm);                                                     \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_unfold_mm_##SUF(const tj_k_conv *cv, const T *img, const T *w, const T *bias, T *mat,         \
                                    void *work)                                                                   \
     {                                                                                                            \
         if (implicit(cv, DT)) {                                                                                  \
@@ -90,44 +120,30 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
                                          work);                                                                  \
             return;                                                                                              \
         }                                                                                                        \
-        const tj_k_im2col_geom *g = &cv->geom;                                                                   \
-        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
-        int64_t img_size = g->channels * g->height * g->width;                                                   \
-        int nt = tj_k_conv_threads(cv, DT);                                                                           \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
-        for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
-            slices s = thread_slices(cv, DT, TJ_K_CONV_UNFOLD_MM, work, omp_get_thread_num());                    \
-            int64_t gi = it % G;                                                                                 \
-            const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
-            gemm_##SUF(false, false, R, P, K, w + gi * R * K, K, cols, P, 0, mat + it * R * P, P,                  \
-                       bias ? bias + gi * R : NULL, s.gemm);                                                     \
-        }                                                                                                        \
+        conv_args a = {.cv = cv, .in = img, .w = w, .bias = bias, .out = mat, .work = work};                     \
+        tj_k_parallel(tj_k_conv_threads(cv, DT), cv->batch * cv->groups, unfold_mm_items_##SUF, &a);             \
     }                                                                                                            \
                                                                                                                  \
-    void tj_k_conv_mm_fold_##SUF(const tj_k_conv *cv, const T *mat, const T *w, const T *bias, T *img,           \
-                                 void *work)                                                                     \
+    static void mm_fold_items_##SUF(void *ctx, int t, int64_t begin, int64_t end)                                \
     {                                                                                                            \
-        if (implicit(cv, DT)) {                                                                                  \
-            tj_k_conv_implicit_mm_fold(cv, (const void *)mat, (const void *)w, (const void *)bias, (void *)img,   \
-                                       work);                                                                    \
-            return;                                                                                              \
-        }                                                                                                        \
+        const conv_args *a = ctx;                                                                                \
+        const tj_k_conv *cv = a->cv;                                                                             \
         const tj_k_im2col_geom *g = &cv->geom;                                                                   \
-        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv), C = g->channels;        \
+        const T *mat = a->in, *w = a->w, *bias = a->bias;                                                        \
+        T *img = a->out;                                                                                         \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv), C = g->channels;       \
         int64_t plane = g->height * g->width;                                                                    \
         bool identity = tj_k_im2col_is_identity(g);                                                              \
-        int nt = tj_k_conv_threads(cv, DT);                                                                           \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
-        for (int64_t it = 0; it < cv->batch * G; it++) {                                                         \
-            slices s = thread_slices(cv, DT, TJ_K_CONV_MM_FOLD, work, omp_get_thread_num());                      \
+        slices s = thread_slices(cv, DT, TJ_K_CONV_MM_FOLD, a->work, t);                                         \
+        for (int64_t it = begin; it < end; it++) {                                                               \
             int64_t gi = it % G;                                                                                 \
             T *dst = img + it * C * plane;                                                                       \
             const T *b = bias ? bias + gi * C : NULL;                                                            \
             if (identity) {                                                                                      \
-                gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, dst, P, b, s.gemm);    \
+                gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, dst, P, b, s.gemm);  \
                 continue;                                                                                        \
             }                                                                                                    \
-            gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, (T *)s.col, P, NULL,       \
+            gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, (T *)s.col, P, NULL,     \
                        s.gemm);                                                                                  \
             for (int64_t c = 0; c < C; c++)                                                                      \
                 for (int64_t i = 0; i < plane; i++) dst[c * plane + i] = b ? b[c] : 0;                           \
@@ -135,29 +151,48 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
         }                                                                                                        \
     }                                                                                                            \
                                                                                                                  \
-    void tj_k_conv_weight_grad_##SUF(const tj_k_conv *cv, const T *img, const T *mat, T *gw, void *work)          \
+    void tj_k_conv_mm_fold_##SUF(const tj_k_conv *cv, const T *mat, const T *w, const T *bias, T *img,           \
+                                 void *work)                                                                     \
     {                                                                                                            \
         if (implicit(cv, DT)) {                                                                                  \
-            tj_k_conv_implicit_weight_grad(cv, (const void *)img, (const void *)mat, (void *)gw, work);           \
+            tj_k_conv_implicit_mm_fold(cv, (const void *)mat, (const void *)w, (const void *)bias, (void *)img,  \
+                                       work);                                                                    \
             return;                                                                                              \
         }                                                                                                        \
+        conv_args a = {.cv = cv, .in = mat, .w = w, .bias = bias, .out = img, .work = work};                     \
+        tj_k_parallel(tj_k_conv_threads(cv, DT), cv->batch * cv->groups, mm_fold_items_##SUF, &a);               \
+    }                                                                                                            \
+                                                                                                                 \
+    /* Items [begin, end) summed into thread t's partial weight gradient. */                                     \
+    static void weight_grad_items_##SUF(void *ctx, int t, int64_t begin, int64_t end)                            \
+    {                                                                                                            \
+        const conv_args *a = ctx;                                                                                \
+        const tj_k_conv *cv = a->cv;                                                                             \
         const tj_k_im2col_geom *g = &cv->geom;                                                                   \
-        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                         \
-        int64_t img_size = g->channels * g->height * g->width, wsize = G * R * K;                                \
-        int nt = tj_k_conv_threads(cv, DT);                                                                           \
-        _Pragma("omp parallel num_threads(nt)")                                                                  \
-        {                                                                                                        \
-            slices s = thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, omp_get_thread_num());                  \
-            T *part = s.partial;                                                                                 \
-            memset(part, 0, sizeof(T) * (size_t)wsize);                                                          \
-            _Pragma("omp for schedule(static)")                                                                  \
-            for (int64_t it = 0; it < cv->batch * G; it++) {                                                     \
-                int64_t gi = it % G;                                                                             \
-                const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                    \
-                gemm_##SUF(false, true, R, K, P, mat + it * R * P, P, cols, P, 1, part + gi * R * K, K, NULL,      \
-                           s.gemm);                                                                              \
-            }                                                                                                    \
+        const T *img = a->in, *mat = a->w;                                                                       \
+        int64_t G = cv->groups, R = cv->mat_channels, K = col_rows(cv), P = col_cols(cv);                        \
+        int64_t img_size = g->channels * g->height * g->width;                                                   \
+        slices s = thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, a->work, t);                                     \
+        T *part = s.partial;                                                                                     \
+        memset(part, 0, sizeof(T) * (size_t)(G * R * K));                                                        \
+        for (int64_t it = begin; it < end; it++) {                                                               \
+            int64_t gi = it % G;                                                                                 \
+            const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
+            gemm_##SUF(false, true, R, K, P, mat + it * R * P, P, cols, P, 1, part + gi * R * K, K, NULL,        \
+                       s.gemm);                                                                                  \
         }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_weight_grad_##SUF(const tj_k_conv *cv, const T *img, const T *mat, T *gw, void *work)         \
+    {                                                                                                            \
+        if (implicit(cv, DT)) {                                                                                  \
+            tj_k_conv_implicit_weight_grad(cv, (const void *)img, (const void *)mat, (void *)gw, work);          \
+            return;                                                                                              \
+        }                                                                                                        \
+        int64_t wsize = cv->groups * cv->mat_channels * col_rows(cv);                                            \
+        int nt = tj_k_conv_threads(cv, DT);                                                                      \
+        conv_args a = {.cv = cv, .in = img, .w = mat, .work = work};                                             \
+        tj_k_parallel(nt, cv->batch * cv->groups, weight_grad_items_##SUF, &a);                                  \
         for (int64_t i = 0; i < wsize; i++) {                                                                    \
             T acc = 0;                                                                                           \
             for (int t = 0; t < nt; t++) acc += ((const T *)thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, t) \
@@ -166,10 +201,14 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
         }                                                                                                        \
     }                                                                                                            \
                                                                                                                  \
-    void tj_k_conv_bias_grad_##SUF(int64_t n, int64_t c, int64_t s, const T *g, T *gb, int threads)              \
+    static void bias_grad_channels_##SUF(void *ctx, int t, int64_t begin, int64_t end)                           \
     {                                                                                                            \
-        _Pragma("omp parallel for num_threads(threads) if (n * c * s > (1 << 16))")                              \
-        for (int64_t ch = 0; ch < c; ch++) {                                                                     \
+        const conv_args *a = ctx;                                                                                \
+        int64_t n = a->n, c = a->c, s = a->s;                                                                    \
+        const T *g = a->in;                                                                                      \
+        T *gb = a->out;                                                                                          \
+        (void)t;                                                                                                 \
+        for (int64_t ch = begin; ch < end; ch++) {                                                               \
             double total = 0;                                                                                    \
             for (int64_t i = 0; i < n; i++) {                                                                    \
                 const T *row = g + (i * c + ch) * s;                                                             \
@@ -182,6 +221,12 @@ static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const do
             }                                                                                                    \
             gb[ch] = (T)total;                                                                                   \
         }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    void tj_k_conv_bias_grad_##SUF(int64_t n, int64_t c, int64_t s, const T *g, T *gb, int threads)              \
+    {                                                                                                            \
+        conv_args a = {.in = g, .out = gb, .n = n, .c = c, .s = s};                                              \
+        tj_k_parallel(n * c * s > (1 << 16) ? threads : 1, c, bias_grad_channels_##SUF, &a);                     \
     }
 
 CONV_DEFINE(float, f32, TJ_FLOAT32)

@@ -1,9 +1,9 @@
 /* Stride-1 float32 convolutions without im2col (see conv_implicit.h). */
-#include <omp.h>
 #include <string.h>
 
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "parallel.h"
 
 #define MR TJ_K_GEMM_MR
 #define NR TJ_K_GEMM_NR
@@ -217,38 +217,51 @@ static void positions_item(const frame *f, const float *src, const float *bp, co
     tr(ct, p_all, f->out_c, ldc, bias, dst, p_all);
 }
 
-/* Runs forward_item over every (sample, group) item. */
-static void forward_all(const tj_k_conv *cv, tj_k_conv_op op, const frame *f, const float *src, const float *bias,
-                        float *dst, void *work)
+/* The operands of the loops over (sample, group) items; block t of the
+ * items uses thread slice t of work. */
+typedef struct items_args {
+    const tj_k_conv *cv;
+    const frame *f;
+    layout l;
+    void *work;
+    const float *src, *bias, *mat; /* mat: weight_grad's gradient matrix */
+    float *dst;
+} items_args;
+
+/* Items [begin, end) of forward_all. */
+static void forward_items(void *ctx, int t, int64_t begin, int64_t end)
 {
-    layout l = make_layout(cv, op, f);
-    const float *ap = work;
-    const int64_t *off = (const int64_t *)(const void *)((char *)work + l.packed);
+    const items_args *a = ctx;
+    const frame *f = a->f;
+    const float *ap = a->work;
+    const int64_t *off = (const int64_t *)(const void *)((char *)a->work + a->l.packed);
     int64_t src_size = f->c * f->h * f->w, dst_size = f->out_c * f->out_h * f->out_w, k = frame_k(f);
-    int64_t G = cv->groups, np = frame_panels(f);
+    int64_t G = a->cv->groups, panel = frame_panels(f) * frame_panel_width(f) * k;
     tj_k_sgemm_ukernel_offsets uk = tj_k_sgemm_pick_ukernel_offsets();
     tj_k_sgemm_ukernel_taps uk_taps =
         positions_width(f) == 16 ? tj_k_sgemm_pick_ukernel_taps16() : tj_k_sgemm_pick_ukernel_taps();
     tj_k_transpose_bias tr = tj_k_pick_transpose_bias();
     bool positions = by_positions(f);
-    int64_t panel = np * frame_panel_width(f) * k;
-    int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
-#pragma omp parallel num_threads(nt)
-    {
-        char *base = thread_base(&l, work, omp_get_thread_num());
-        float *pad = (float *)(void *)base, *out = (float *)(void *)(base + l.frame);
-        frame_clear(f, pad);
-#pragma omp for schedule(static)
-        for (int64_t it = 0; it < cv->batch * G; it++) {
-            int64_t g = it % G;
-            const float *b = bias ? bias + g * f->out_c : NULL;
-            if (positions)
-                positions_item(f, src + it * src_size, ap + g * panel, off, b, dst + it * dst_size, pad, out, uk_taps,
-                               tr);
-            else
-                forward_item(f, src + it * src_size, ap + g * panel, off, b, dst + it * dst_size, pad, out, uk);
-        }
+    char *base = thread_base(&a->l, a->work, t);
+    float *pad = (float *)(void *)base, *out = (float *)(void *)(base + a->l.frame);
+    frame_clear(f, pad);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t g = it % G;
+        const float *b = a->bias ? a->bias + g * f->out_c : NULL;
+        if (positions)
+            positions_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out,
+                           uk_taps, tr);
+        else
+            forward_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out, uk);
     }
+}
+
+/* Runs forward_item over every (sample, group) item. */
+static void forward_all(const tj_k_conv *cv, tj_k_conv_op op, const frame *f, const float *src, const float *bias,
+                        float *dst, void *work)
+{
+    items_args a = {.cv = cv, .f = f, .l = make_layout(cv, op, f), .work = work, .src = src, .bias = bias, .dst = dst};
+    tj_k_parallel(tj_k_conv_threads(cv, TJ_FLOAT32), cv->batch * cv->groups, forward_items, &a);
 }
 
 void tj_k_conv_implicit_unfold_mm(const tj_k_conv *cv, const float *img, const float *w, const float *bias,
@@ -283,39 +296,46 @@ void tj_k_conv_implicit_mm_fold(const tj_k_conv *cv, const float *mat, const flo
     forward_all(cv, TJ_K_CONV_MM_FOLD, &f, mat, bias, img, work);
 }
 
+/* Items [begin, end) of the weight gradient, summed into thread t's
+ * partial gradient part[G][K][R]. */
+static void weight_grad_items(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const items_args *a = ctx;
+    const frame *f = a->f;
+    int64_t G = a->cv->groups, R = f->out_c, K = frame_k(f), P = f->out_h * f->out_w, img_size = f->c * f->h * f->w;
+    const int64_t *off = (const int64_t *)(const void *)((char *)a->work + a->l.packed);
+    int64_t nw = tile_width(R);
+    tj_k_sgemm_ukernel_rows uk = nw == 16 ? tj_k_sgemm_pick_ukernel_rows16() : tj_k_sgemm_pick_ukernel_rows();
+    tj_k_sgemm_pack_transposed pack = tj_k_sgemm_pick_pack_transposed();
+    char *base = thread_base(&a->l, a->work, t);
+    float *pad = (float *)(void *)base, *gradt = (float *)(void *)(base + a->l.frame);
+    float *part = (float *)(void *)(base + a->l.frame + a->l.gradt);
+    memset(part, 0, sizeof(float) * (size_t)(G * K * R));
+    memset(gradt, 0, a->l.gradt);
+    frame_clear(f, pad);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t g = it % G;
+        frame_copy(f, a->src + it * img_size, pad);
+        pack(a->mat + it * R * P, R, P, (int)nw, gradt); /* its other columns stay 0 */
+        for (int64_t kb = 0; kb < K; kb += MR) {
+            const float *arows[MR];
+            for (int r = 0; r < MR; r++) arows[r] = pad + off[min64(kb + r, K - 1)];
+            for (int64_t q = 0; q < R; q += nw)
+                uk(f->out_h, f->out_w, f->wp, arows, gradt + q * P, part + (g * K + kb) * R + q, R,
+                   (int)min64(MR, K - kb), (int)min64(nw, R - q), 1.0f, NULL);
+        }
+    }
+}
+
 void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const float *mat, float *gw, void *work)
 {
     frame f = forward_frame(cv);
     layout l = make_layout(cv, TJ_K_CONV_WEIGHT_GRAD, &f);
-    int64_t G = cv->groups, R = f.out_c, K = frame_k(&f), P = f.out_h * f.out_w, img_size = f.c * f.h * f.w;
-    int64_t *off = (int64_t *)(void *)((char *)work + l.packed);
-    frame_offsets(&f, off);
-    int64_t nw = tile_width(R);
-    tj_k_sgemm_ukernel_rows uk = nw == 16 ? tj_k_sgemm_pick_ukernel_rows16() : tj_k_sgemm_pick_ukernel_rows();
-    tj_k_sgemm_pack_transposed pack = tj_k_sgemm_pick_pack_transposed();
+    int64_t G = cv->groups, R = f.out_c, K = frame_k(&f);
+    frame_offsets(&f, (int64_t *)(void *)((char *)work + l.packed));
     int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
-#pragma omp parallel num_threads(nt)
-    {
-        char *base = thread_base(&l, work, omp_get_thread_num());
-        float *pad = (float *)(void *)base, *gradt = (float *)(void *)(base + l.frame);
-        float *part = (float *)(void *)(base + l.frame + l.gradt); /* [G][K][R] */
-        memset(part, 0, sizeof(float) * (size_t)(G * K * R));
-        memset(gradt, 0, l.gradt);
-        frame_clear(&f, pad);
-#pragma omp for schedule(static)
-        for (int64_t it = 0; it < cv->batch * G; it++) {
-            int64_t g = it % G;
-            frame_copy(&f, img + it * img_size, pad);
-            pack(mat + it * R * P, R, P, (int)nw, gradt); /* its other columns stay 0 */
-            for (int64_t kb = 0; kb < K; kb += MR) {
-                const float *arows[MR];
-                for (int r = 0; r < MR; r++) arows[r] = pad + off[min64(kb + r, K - 1)];
-                for (int64_t q = 0; q < R; q += nw)
-                    uk(f.out_h, f.out_w, f.wp, arows, gradt + q * P, part + (g * K + kb) * R + q, R,
-                       (int)min64(MR, K - kb), (int)min64(nw, R - q), 1.0f, NULL);
-            }
-        }
-    }
+    items_args a = {.cv = cv, .f = &f, .l = l, .work = work, .src = img, .mat = mat};
+    tj_k_parallel(nt, cv->batch * G, weight_grad_items, &a);
     /* gw[g][r][k] = Σ over threads of part[g][k][r] */
     for (int64_t g = 0; g < G; g++)
         for (int64_t r = 0; r < R; r++)

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "copy.h"
+#include "parallel.h"
 
 #define MAXD TJ_MAX_DIMS
 #define BLOCK 256 /* elements converted per step of a strided run */
@@ -300,17 +301,26 @@ static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_
 #undef TILE_LOOP
 }
 
-static void copy_transposed(const geometry *g, tj_k_strided dst, tj_k_strided src, int nthreads)
+/* What the parallel loops of the copies share. */
+typedef struct copy_args {
+    const geometry *g;
+    tj_k_strided dst, src;
+    int64_t rt, ct; /* transpose: tiles along rows and columns */
+    run_fn run;     /* one long run */
+} copy_args;
+
+/* Tiles [begin, end) of a transposed copy (numbered row-major over the
+ * outer dims, the tile rows and the tile columns). */
+static void copy_tiles(void *ctx, int t, int64_t begin, int64_t end)
 {
+    const copy_args *a = ctx;
+    const geometry *g = a->g;
+    tj_k_strided dst = a->dst, src = a->src;
     int nd = g->nd;
-    int64_t rows = g->shape[nd - 2], cols = g->shape[nd - 1];
-    int64_t rt = (rows + TILE - 1) / TILE, ct = (cols + TILE - 1) / TILE;
-    int64_t outer = 1;
-    for (int d = 0; d < nd - 2; d++) outer *= g->shape[d];
-    int64_t items = outer * rt * ct;
+    int64_t rows = g->shape[nd - 2], cols = g->shape[nd - 1], rt = a->rt, ct = a->ct;
     size_t des = elem_size(dst.dtype), ses = elem_size(src.dtype);
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
-    for (int64_t it = 0; it < items; it++) {
+    (void)t;
+    for (int64_t it = begin; it < end; it++) {
         int64_t o = it / (rt * ct), r0 = (it / ct) % rt * TILE, c0 = it % ct * TILE;
         int64_t idx[MAXD], doff, soff;
         offsets_of(g, nd - 2, o, idx, &doff, &soff);
@@ -330,6 +340,25 @@ static void copy_transposed(const geometry *g, tj_k_strided dst, tj_k_strided sr
     }
 }
 
+/* Elements [begin, end) of a one-dim geometry. */
+static void copy_run_part(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const copy_args *a = ctx;
+    const geometry *g = a->g;
+    int64_t des = (int64_t)elem_size(a->dst.dtype), ses = (int64_t)elem_size(a->src.dtype);
+    (void)t;
+    if (begin < end)
+        a->run((char *)a->dst.data + begin * g->ds[0] * des, g->ds[0],
+               (const char *)a->src.data + begin * g->ss[0] * ses, g->ss[0], end - begin, a->dst.dtype, a->src.dtype);
+}
+
+static void copy_rows_part(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const copy_args *a = ctx;
+    (void)t;
+    if (begin < end) copy_rows(a->g, a->dst, a->src, begin, end);
+}
+
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads)
 {
     int64_t numel = 1;
@@ -342,32 +371,19 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
         fill(dst, src, numel);
         return;
     }
+    copy_args a = {.g = &g, .dst = dst, .src = src};
+    int nd = g.nd;
     if (is_transpose(&g)) {
-        copy_transposed(&g, dst, src, nthreads);
+        a.rt = (g.shape[nd - 2] + TILE - 1) / TILE;
+        a.ct = (g.shape[nd - 1] + TILE - 1) / TILE;
+        tj_k_parallel(nthreads, numel / (g.shape[nd - 2] * g.shape[nd - 1]) * a.rt * a.ct, copy_tiles, &a);
         return;
     }
-    if (g.nd == 1 && nthreads > 1 && numel >= 4096) { /* one long run: split it */
-        int64_t des = (int64_t)elem_size(dst.dtype), ses = (int64_t)elem_size(src.dtype);
-        int64_t chunk = (numel + nthreads - 1) / nthreads;
-        run_fn run = pick_run(dst.dtype, src.dtype, g.ds[0], g.ss[0], chunk);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-        for (int t = 0; t < nthreads; t++) {
-            int64_t s = t * chunk, e = s + chunk < numel ? s + chunk : numel;
-            if (s < e)
-                run((char *)dst.data + s * g.ds[0] * des, g.ds[0], (const char *)src.data + s * g.ss[0] * ses,
-                    g.ss[0], e - s, dst.dtype, src.dtype);
-        }
+    if (nd == 1 && nthreads > 1 && numel >= 4096) { /* one long run: split it */
+        a.run = pick_run(dst.dtype, src.dtype, g.ds[0], g.ss[0], (numel + nthreads - 1) / nthreads);
+        tj_k_parallel(nthreads, numel, copy_run_part, &a);
         return;
     }
-    int64_t rows = numel / g.shape[g.nd - 1];
-    if (nthreads == 1 || rows < nthreads) {
-        copy_rows(&g, dst, src, 0, rows);
-        return;
-    }
-    int64_t chunk = (rows + nthreads - 1) / nthreads;
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int t = 0; t < nthreads; t++) {
-        int64_t s = t * chunk, e = s + chunk < rows ? s + chunk : rows;
-        if (s < e) copy_rows(&g, dst, src, s, e);
-    }
+    int64_t rows = numel / g.shape[nd - 1];
+    tj_k_parallel(rows < nthreads ? 1 : nthreads, rows, copy_rows_part, &a);
 }

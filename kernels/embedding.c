@@ -1,8 +1,8 @@
 /* Embedding gather and dense gradient (see embedding.h). */
-#include <omp.h>
 #include <string.h>
 
 #include "embedding.h"
+#include "parallel.h"
 
 int64_t tj_k_embedding_find_invalid(const int64_t *idx, int64_t n, int64_t num, const int64_t *skip)
 {
@@ -11,23 +11,44 @@ int64_t tj_k_embedding_find_invalid(const int64_t *idx, int64_t n, int64_t num, 
     return -1;
 }
 
-void tj_k_embedding(size_t esize, const int64_t *idx, int64_t n, const void *w, int64_t wrs, int64_t wcs,
-                    int64_t dim, void *out, int nthreads)
+/* The operands of the embedding loops. */
+typedef struct embedding_args {
+    size_t esize;
+    tj_dtype dtype;
+    const int64_t *idx;
+    int64_t n;
+    const char *w; /* forward */
+    int64_t wrs, wcs, dim;
+    char *out;
+    const void *g; /* backward */
+    int64_t pad;
+    const int64_t *counts;
+    void *gw;
+} embedding_args;
+
+/* Output rows [begin, end): the weight rows they index. */
+static void gather_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
-    const char *wp = w;
-    char *op = out;
-    int64_t row_bytes = dim * (int64_t)esize;
-    int nt = (double)n * (double)row_bytes < 262144 ? 1 : nthreads;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t i = 0; i < n; i++) {
-        const char *src = wp + idx[i] * wrs * (int64_t)esize;
-        char *dst = op + i * row_bytes;
-        if (wcs == 1) {
+    const embedding_args *a = ctx;
+    int64_t es = (int64_t)a->esize, row_bytes = a->dim * es;
+    (void)t;
+    for (int64_t i = begin; i < end; i++) {
+        const char *src = a->w + a->idx[i] * a->wrs * es;
+        char *dst = a->out + i * row_bytes;
+        if (a->wcs == 1) {
             memcpy(dst, src, (size_t)row_bytes);
             continue;
         }
-        for (int64_t j = 0; j < dim; j++) memcpy(dst + j * (int64_t)esize, src + j * wcs * (int64_t)esize, esize);
+        for (int64_t j = 0; j < a->dim; j++) memcpy(dst + j * es, src + j * a->wcs * es, a->esize);
     }
+}
+
+void tj_k_embedding(size_t esize, const int64_t *idx, int64_t n, const void *w, int64_t wrs, int64_t wcs,
+                    int64_t dim, void *out, int nthreads)
+{
+    embedding_args a = {.esize = esize, .idx = idx, .n = n, .w = w, .wrs = wrs, .wcs = wcs, .dim = dim, .out = out};
+    int nt = (double)n * (double)dim * (double)esize < 262144 ? 1 : nthreads;
+    tj_k_parallel(nt, n, gather_rows, &a);
 }
 
 /* Rows [lo, hi) of the gradient: every index is scanned, only those in the
@@ -50,6 +71,15 @@ void tj_k_embedding(size_t esize, const int64_t *idx, int64_t n, const void *w, 
 DEFINE_BACKWARD(float, f32)
 DEFINE_BACKWARD(double, f64)
 
+/* Gradient rows [lo, hi). */
+static void backward_block(void *ctx, int t, int64_t lo, int64_t hi)
+{
+    const embedding_args *a = ctx;
+    (void)t;
+    if (a->dtype == TJ_FLOAT32) backward_rows_f32(a->idx, a->n, a->g, a->dim, a->pad, a->counts, a->gw, lo, hi);
+    else backward_rows_f64(a->idx, a->n, a->g, a->dim, a->pad, a->counts, a->gw, lo, hi);
+}
+
 void tj_k_embedding_backward(tj_dtype dtype, const int64_t *idx, int64_t n, const void *g, int64_t dim, int64_t num,
                              int64_t padding_idx, bool scale_grad_by_freq, int64_t *counts, void *gw, int nthreads)
 {
@@ -58,14 +88,9 @@ void tj_k_embedding_backward(tj_dtype dtype, const int64_t *idx, int64_t n, cons
         for (int64_t i = 0; i < n; i++)
             if (idx[i] != padding_idx) counts[idx[i]]++;
     }
-    const int64_t *cnt = scale_grad_by_freq ? counts : NULL;
+    embedding_args a = {.dtype = dtype, .idx = idx, .n = n, .dim = dim, .g = g, .pad = padding_idx,
+                        .counts = scale_grad_by_freq ? counts : NULL, .gw = gw};
     int nt = (double)n * (double)dim < 65536 || num < 2 ? 1 : nthreads;
     if (nt > num) nt = (int)num;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int t = omp_get_thread_num(), got = omp_get_num_threads();
-        int64_t lo = num * t / got, hi = num * (t + 1) / got;
-        if (dtype == TJ_FLOAT32) backward_rows_f32(idx, n, g, dim, padding_idx, cnt, gw, lo, hi);
-        else backward_rows_f64(idx, n, g, dim, padding_idx, cnt, gw, lo, hi);
-    }
+    tj_k_parallel(nt, num, backward_block, &a);
 }

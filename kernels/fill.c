@@ -2,55 +2,76 @@
 #include <string.h>
 
 #include "fill.h"
+#include "parallel.h"
 
-#define BLOCK 65536 /* elements per work item */
+/* One fill: what goes to out[i]. */
+typedef enum fill_kind { FILL_1, FILL_4, FILL_8, ARANGE_F32, ARANGE_F64, ARANGE_I64 } fill_kind;
 
-#define FOR_BLOCKS(n, nthreads, BODY)                                                   \
-    do {                                                                                \
-        int64_t nb_ = ((n) + BLOCK - 1) / BLOCK;                                        \
-        int nt_ = (nthreads) < 1 ? 1 : (nthreads);                                      \
-        _Pragma("omp parallel for if (nt_ > 1) num_threads(nt_) schedule(static)")      \
-        for (int64_t b_ = 0; b_ < nb_; b_++) {                                          \
-            int64_t s = b_ * BLOCK, e = s + BLOCK < (n) ? s + BLOCK : (n);              \
-            BODY;                                                                       \
-        }                                                                               \
-    } while (0)
+typedef struct fill_args {
+    fill_kind kind;
+    void *out;
+    uint64_t value;        /* FILL_*: the value's bytes */
+    double start, step;    /* ARANGE_F* */
+    int64_t istart, istep; /* ARANGE_I64 */
+} fill_args;
+
+/* Elements [s, e). */
+static void fill_range(void *ctx, int t, int64_t s, int64_t e)
+{
+    const fill_args *a = ctx;
+    (void)t;
+    switch (a->kind) {
+    case FILL_1: memset((uint8_t *)a->out + s, (uint8_t)a->value, (size_t)(e - s)); break;
+    case FILL_4: {
+        uint32_t v = (uint32_t)a->value, *o = a->out;
+        for (int64_t i = s; i < e; i++) o[i] = v;
+        break;
+    }
+    case FILL_8: {
+        uint64_t v = a->value, *o = a->out;
+        for (int64_t i = s; i < e; i++) o[i] = v;
+        break;
+    }
+    case ARANGE_F32: {
+        float *o = a->out;
+        double start = a->start, step = a->step;
+        for (int64_t i = s; i < e; i++) o[i] = (float)(start + step * (double)i);
+        break;
+    }
+    case ARANGE_F64: {
+        double *o = a->out, start = a->start, step = a->step;
+        for (int64_t i = s; i < e; i++) o[i] = start + step * (double)i;
+        break;
+    }
+    case ARANGE_I64: {
+        int64_t *o = a->out;
+        uint64_t start = (uint64_t)a->istart, step = (uint64_t)a->istep;
+        for (int64_t i = s; i < e; i++) o[i] = (int64_t)(start + step * (uint64_t)i);
+        break;
+    }
+    }
+}
 
 void tj_k_fill(void *out, size_t elem_size, const void *value, int64_t n, int nthreads)
 {
-    switch (elem_size) {
-    case 1: {
-        uint8_t v = *(const uint8_t *)value;
-        FOR_BLOCKS(n, nthreads, memset((uint8_t *)out + s, v, (size_t)(e - s)));
-        break;
-    }
-    case 4: {
-        uint32_t v, *o = out;
+    fill_args a = {.kind = elem_size == 1 ? FILL_1 : elem_size == 4 ? FILL_4 : FILL_8, .out = out};
+    if (elem_size == 1) a.value = *(const uint8_t *)value;
+    else if (elem_size == 4) {
+        uint32_t v;
         memcpy(&v, value, 4);
-        FOR_BLOCKS(n, nthreads, for (int64_t i = s; i < e; i++) o[i] = v);
-        break;
-    }
-    case 8: {
-        uint64_t v, *o = out;
-        memcpy(&v, value, 8);
-        FOR_BLOCKS(n, nthreads, for (int64_t i = s; i < e; i++) o[i] = v);
-        break;
-    }
-    }
+        a.value = v;
+    } else memcpy(&a.value, value, 8);
+    tj_k_parallel(nthreads, n, fill_range, &a);
 }
 
 void tj_k_arange_f(void *out, tj_dtype dtype, double start, double step, int64_t n, int nthreads)
 {
-    if (dtype == TJ_FLOAT32) {
-        float *o = out;
-        FOR_BLOCKS(n, nthreads, for (int64_t i = s; i < e; i++) o[i] = (float)(start + step * (double)i));
-    } else {
-        double *o = out;
-        FOR_BLOCKS(n, nthreads, for (int64_t i = s; i < e; i++) o[i] = start + step * (double)i);
-    }
+    fill_args a = {.kind = dtype == TJ_FLOAT32 ? ARANGE_F32 : ARANGE_F64, .out = out, .start = start, .step = step};
+    tj_k_parallel(nthreads, n, fill_range, &a);
 }
 
 void tj_k_arange_i64(int64_t *out, int64_t start, int64_t step, int64_t n, int nthreads)
 {
-    FOR_BLOCKS(n, nthreads, for (int64_t i = s; i < e; i++) out[i] = (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));
+    fill_args a = {.kind = ARANGE_I64, .out = out, .istart = start, .istep = step};
+    tj_k_parallel(nthreads, n, fill_range, &a);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "parallel.h"
 
 /* Offsets of row `row` (a flat position over the outer ndim-1 dims of shape)
  * in up to three strided arrays (NULL strides: unused). Dim skip[k] of array
@@ -53,29 +54,36 @@ int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t 
     return -1;
 }
 
+/* The operands of gather and scatter_add, for their row loops. */
+typedef struct index_args {
+    tj_k_index_array out, src, index; /* gather: out is contiguous in shape */
+    int ndim, dim;
+    const int64_t *shape;
+    size_t esize;   /* gather */
+    tj_dtype dtype; /* scatter_add */
+} index_args;
+
 #define GATHER_RUN(T)                                                                                  \
     for (int64_t j = 0; j < inner; j++)                                                                \
         ((T *)o)[j] = ((const T *)s)[idx[j * is] * ds + j * ss];
 
-void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                 const int64_t *shape, int dim, int nthreads)
+static void gather_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
-    int last = ndim - 1;
-    int64_t inner = shape[last], rows = 1;
-    for (int d = 0; d < last; d++) rows *= shape[d];
-    if (inner == 0 || rows == 0) return;
+    const index_args *a = ctx;
+    int ndim = a->ndim, last = ndim - 1, dim = a->dim;
+    int64_t inner = a->shape[last];
     /* the run's dim in src: indexed (dim == last) or walked */
-    int64_t ds = src.strides[dim], ss = dim == last ? 0 : src.strides[last], is = index.strides[last];
-    const int64_t *const strides[3] = {src.strides, NULL, index.strides};
+    int64_t ds = a->src.strides[dim], ss = dim == last ? 0 : a->src.strides[last], is = a->index.strides[last];
+    const int64_t *const strides[3] = {a->src.strides, NULL, a->index.strides};
     const int skip[3] = {dim, -1, -1};
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
-    for (int64_t r = 0; r < rows; r++) {
+    (void)t;
+    for (int64_t r = begin; r < end; r++) {
         int64_t off[3];
-        row_offsets(r, ndim, shape, strides, skip, off);
-        const char *s = (const char *)src.data + off[0] * (int64_t)esize;
-        const int64_t *idx = (const int64_t *)index.data + off[2];
-        char *o = (char *)out + r * inner * (int64_t)esize;
-        switch (esize) {
+        row_offsets(r, ndim, a->shape, strides, skip, off);
+        const char *s = (const char *)a->src.data + off[0] * (int64_t)a->esize;
+        const int64_t *idx = (const int64_t *)a->index.data + off[2];
+        char *o = (char *)a->out.data + r * inner * (int64_t)a->esize;
+        switch (a->esize) {
         case 8: GATHER_RUN(uint64_t) break;
         case 4: GATHER_RUN(uint32_t) break;
         default: GATHER_RUN(uint8_t) break;
@@ -83,13 +91,24 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
     }
 }
 
+void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                 const int64_t *shape, int dim, int nthreads)
+{
+    int64_t rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    if (shape[ndim - 1] == 0 || rows == 0) return;
+    index_args a = {.out = {out, NULL}, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape,
+                    .esize = esize};
+    tj_k_parallel(nthreads, rows, gather_rows, &a);
+}
+
 /* One run: out[idx[j] along dim] += src[j]. The common layout (index and
  * src contiguous along the run, the run's dim the indexed one, out
  * contiguous there) gets its own loop (no stride multiplications). */
 #define SCATTER_RUN(T, ACC)                                                                            \
     do {                                                                                               \
-        T *o = (T *)out.data + off[0];                                                                 \
-        const T *s = (const T *)src.data + off[1];                                                     \
+        T *o = (T *)a->out.data + off[0];                                                              \
+        const T *s = (const T *)a->src.data + off[1];                                                  \
         if (ds == 1 && os == 0 && ss == 1 && is == 1) {                                                \
             for (int64_t j = 0; j < inner; j++) {                                                      \
                 T *dst = o + idx[j];                                                                   \
@@ -105,31 +124,38 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
         }                                                                                              \
     } while (0)
 
-void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                      const int64_t *shape, int dim, int nthreads)
+static void scatter_add_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
-    int last = ndim - 1;
-    int64_t inner = shape[last], rows = 1;
-    for (int d = 0; d < last; d++) rows *= shape[d];
-    if (inner == 0) return;
-    int64_t ds = out.strides[dim], os = dim == last ? 0 : out.strides[last], ss = src.strides[last],
-            is = index.strides[last];
-    const int64_t *const strides[3] = {out.strides, src.strides, index.strides};
+    const index_args *a = ctx;
+    int ndim = a->ndim, last = ndim - 1, dim = a->dim;
+    int64_t inner = a->shape[last];
+    int64_t ds = a->out.strides[dim], os = dim == last ? 0 : a->out.strides[last], ss = a->src.strides[last],
+            is = a->index.strides[last];
+    const int64_t *const strides[3] = {a->out.strides, a->src.strides, a->index.strides};
     const int skip[3] = {dim, -1, -1};
-    /* rows write disjoint parts of out only when the run's dim is the
-     * indexed one; otherwise they run in order, keeping the sums'
-     * order */
-    if (dim != last) nthreads = 1;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nthreads > 1)
-    for (int64_t r = 0; r < rows; r++) {
+    (void)t;
+    for (int64_t r = begin; r < end; r++) {
         int64_t off[3];
-        row_offsets(r, ndim, shape, strides, skip, off);
-        const int64_t *idx = (const int64_t *)index.data + off[2];
-        switch (dtype) {
+        row_offsets(r, ndim, a->shape, strides, skip, off);
+        const int64_t *idx = (const int64_t *)a->index.data + off[2];
+        switch (a->dtype) {
         case TJ_FLOAT32: SCATTER_RUN(float, *dst + v); break;
         case TJ_FLOAT64: SCATTER_RUN(double, *dst + v); break;
         case TJ_INT64: SCATTER_RUN(int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v)); break;
         case TJ_BOOL: SCATTER_RUN(uint8_t, (uint8_t)(*dst || v)); break;
         }
     }
+}
+
+void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                      const int64_t *shape, int dim, int nthreads)
+{
+    int64_t rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    if (shape[ndim - 1] == 0) return;
+    index_args a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape, .dtype = dtype};
+    /* rows write disjoint parts of out only when the run's dim is the
+     * indexed one; otherwise they run in order, keeping the sums'
+     * order */
+    tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_add_rows, &a);
 }

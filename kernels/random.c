@@ -1,6 +1,7 @@
 /* Philox4x32-10 and the random fills (see random.h). */
 #include <math.h>
 
+#include "parallel.h"
 #include "random.h"
 
 #define PHILOX_M0 0xD2511F53u
@@ -110,14 +111,31 @@ static void fill_block(tj_k_random_kind kind, uint64_t seed, uint64_t offset, vo
     }
 }
 
+/* The operands of a random fill, for its loop over blocks. */
+typedef struct random_args {
+    tj_k_random_kind kind;
+    uint64_t seed, offset;
+    void *out;
+    tj_dtype dtype;
+    int64_t n;
+    double p;
+} random_args;
+
+/* Blocks [begin, end): each is drawn from its own counters, so the result
+ * does not depend on the threads. */
+static void fill_blocks(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const random_args *a = ctx;
+    (void)t;
+    for (int64_t b = begin; b < end; b++) {
+        int64_t e0 = b * BLOCK;
+        fill_block(a->kind, a->seed, a->offset, a->out, a->dtype, e0, a->n - e0 < BLOCK ? a->n - e0 : BLOCK, a->p);
+    }
+}
+
 void tj_k_random_fill(tj_k_random_kind kind, uint64_t seed, uint64_t offset, void *out, tj_dtype dtype, int64_t n,
                       double p, int nthreads)
 {
-    int64_t nblocks = (n + BLOCK - 1) / BLOCK;
-    int nt = nthreads < 1 ? 1 : nthreads;
-#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
-    for (int64_t b = 0; b < nblocks; b++) {
-        int64_t e0 = b * BLOCK;
-        fill_block(kind, seed, offset, out, dtype, e0, n - e0 < BLOCK ? n - e0 : BLOCK, p);
-    }
+    random_args a = {kind, seed, offset, out, dtype, n, p};
+    tj_k_parallel(nthreads, (n + BLOCK - 1) / BLOCK, fill_blocks, &a);
 }

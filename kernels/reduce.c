@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "reduce.h"
 #include "reduce_isa.h"
 
@@ -560,24 +561,36 @@ static void combine_parts(const tj_k_reduce *r, const plan *pl, bool is_int, con
     finish(r, is_int, &a, o);
 }
 
+/* What the parallel loops of tj_k_reduce_run share. */
+typedef struct run_args {
+    const tj_k_reduce *r;
+    const loops *lp;
+    plan pl;
+    bool is_int;
+    acc *partial;
+} run_args;
+
+static void run_items(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const run_args *a = ctx;
+    (void)t;
+    for (int64_t it = begin; it < end; it++) run_item(a->r, a->lp, &a->pl, a->is_int, a->partial, it);
+}
+
+static void combine_outputs(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const run_args *a = ctx;
+    (void)t;
+    for (int64_t o = begin; o < end; o++) combine_parts(a->r, &a->pl, a->is_int, a->partial, o);
+}
+
 void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads)
 {
     if (r->nout == 0) return;
-    const loops *lp = loops_for(r);
-    bool is_int = acc_is_int(r);
     int nt = nthreads < 1 ? 1 : nthreads;
-    plan pl = plan_of(r, nt);
-    acc *partial = scratch;
-    /* one thread: no OpenMP region at all (entering one, even if(0), costs
-     * about a microsecond, as much as a small reduction) */
-    if (nt == 1) {
-        for (int64_t it = 0; it < pl.items; it++) run_item(r, lp, &pl, is_int, partial, it);
-        for (int64_t o = 0; pl.parts > 1 && o < r->nout; o++) combine_parts(r, &pl, is_int, partial, o);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t it = 0; it < pl.items; it++) run_item(r, lp, &pl, is_int, partial, it);
-    if (pl.parts == 1) return;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t o = 0; o < r->nout; o++) combine_parts(r, &pl, is_int, partial, o);
+    /* each item and each output is computed alone: the results do not
+     * depend on the threads */
+    run_args a = {r, loops_for(r), plan_of(r, nt), acc_is_int(r), scratch};
+    tj_k_parallel(nt, a.pl.items, run_items, &a);
+    if (a.pl.parts > 1) tj_k_parallel(nt, r->nout, combine_outputs, &a);
 }

@@ -1,9 +1,9 @@
 /* The elementwise engine (see iter.h). */
-#include <omp.h>
 #include <string.h>
 
 #include "iter.h"
 #include "kernels/copy.h"
+#include "kernels/parallel.h"
 
 /* Elements per loop call on the blocked path: small enough that the
  * per-thread buffers stay in L1/L2, large enough to amortise the call. */
@@ -244,27 +244,44 @@ static inline char *data_at(const tj_tensor *t, size_t es)
     return (char *)t->storage->data + t->offset * (int64_t)es;
 }
 
+/* The operands all_direct accepts, for the parallel loop over them. */
+typedef struct direct_args {
+    int nin;
+    int64_t n;
+    size_t oes, ies;
+    char *o;
+    const char *ip[TJ_ITER_MAX_INPUTS];
+    tj_loop_fn fn;
+    const void *ctx;
+} direct_args;
+
+/* Lines [begin, end) of 16 elements (whole cache lines per thread). */
+static void direct_lines(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const direct_args *a = ctx;
+    int64_t s = begin * 16, e = end * 16 < a->n ? end * 16 : a->n;
+    (void)t;
+    if (s >= e) return;
+    const void *p[TJ_ITER_MAX_INPUTS];
+    for (int k = 0; k < a->nin; k++) p[k] = a->ip[k] + s * (int64_t)a->ies;
+    a->fn(e - s, a->o + s * (int64_t)a->oes, p, a->ctx);
+}
+
 /* The operands all_direct accepts, split into one chunk per thread. */
 static __attribute__((noinline)) void run_direct_parallel(tj_tensor *out, tj_tensor *const *in, int nin,
                                                           tj_dtype compute, tj_loop_fn fn, const void *ctx, int nt)
 {
-    int64_t n = out->numel;
-    size_t oes = tj_dtype_bytes(out->dtype), ies = tj_dtype_bytes(compute);
-    char *o = data_at(out, oes);
-    const char *ip[TJ_ITER_MAX_INPUTS];
-    for (int k = 0; k < nin; k++) ip[k] = data_at(in[k], ies);
-#pragma omp parallel num_threads(nt)
-    {
-        int t = omp_get_thread_num(), got = omp_get_num_threads();
-        int64_t chunk = (n + got - 1) / got;
-        chunk = (chunk + 15) & ~(int64_t)15; /* whole cache lines per thread */
-        int64_t s = t * chunk, e = s + chunk < n ? s + chunk : n;
-        if (s < e) {
-            const void *p[TJ_ITER_MAX_INPUTS];
-            for (int k = 0; k < nin; k++) p[k] = ip[k] + s * (int64_t)ies;
-            fn(e - s, o + s * (int64_t)oes, p, ctx);
-        }
-    }
+    direct_args a = {.nin = nin, .n = out->numel, .oes = tj_dtype_bytes(out->dtype), .ies = tj_dtype_bytes(compute),
+                     .fn = fn, .ctx = ctx};
+    a.o = data_at(out, a.oes);
+    for (int k = 0; k < nin; k++) a.ip[k] = data_at(in[k], a.ies);
+    tj_k_parallel(nt, (a.n + 15) / 16, direct_lines, &a);
+}
+
+static void plan_blocks(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)t;
+    if (begin < end) run_blocks(ctx, begin, end);
 }
 
 /* The blocked path (see iter.h) for operands all_direct refuses. Out of
@@ -296,17 +313,7 @@ static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *con
     p.rows = inner >= ROW_MIN;
     p.per_row = (inner + BLOCK - 1) / BLOCK;
     int64_t nblocks = p.rows ? n / inner * p.per_row : (n + BLOCK - 1) / BLOCK;
-    if (nt == 1 || nblocks == 1) {
-        run_blocks(&p, 0, nblocks);
-        return;
-    }
-#pragma omp parallel num_threads(nt)
-    {
-        int t = omp_get_thread_num(), got = omp_get_num_threads();
-        int64_t per = (nblocks + got - 1) / got;
-        int64_t b0 = t * per, b1 = b0 + per < nblocks ? b0 + per : nblocks;
-        if (b0 < b1) run_blocks(&p, b0, b1);
-    }
+    tj_k_parallel(nblocks == 1 ? 1 : nt, nblocks, plan_blocks, &p);
 }
 
 /* tj_elementwise for `nin` inputs; inlined with nin constant, so that the

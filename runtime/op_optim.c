@@ -1,6 +1,7 @@
 /* _fused_adamw_step: argument checks and the glue to kernels/adamw. */
 #include "contig.h"
 #include "kernels/adamw.h"
+#include "kernels/parallel.h"
 #include "op_optim.h"
 
 #define FUSED_ADAMW "aten::_fused_adamw_step"
@@ -50,6 +51,31 @@ tj_status tj_meta__fused_adamw_step(const tj_value *args, tj_meta *outs)
 /* Elements per thread before a second thread pays off. */
 #define PER_THREAD 32768
 
+/* The operands of one fused AdamW step, for its parallel loop. */
+typedef struct adamw_args {
+    tj_dtype dtype;
+    const tj_contig *in; /* self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (data NULL when absent) */
+    tj_tensor *const *outs;
+    bool amsgrad;
+    const tj_k_adamw_scalars *s;
+} adamw_args;
+
+/* Elements [lo, hi). */
+static void adamw_range(void *ctx, int t, int64_t lo, int64_t hi)
+{
+    const adamw_args *a = ctx;
+    const tj_contig *in = a->in;
+    size_t off = (size_t)lo * tj_dtype_size(a->dtype);
+    (void)t;
+    tj_k_adamw_buffers b = {
+        in[0].data + off, in[1].data + off, in[2].data + off, in[3].data + off,
+        a->amsgrad ? in[4].data + off : NULL,
+        tj_tensor_ptr(a->outs[0]) + off, tj_tensor_ptr(a->outs[1]) + off, tj_tensor_ptr(a->outs[2]) + off,
+        a->amsgrad ? tj_tensor_ptr(a->outs[3]) + off : NULL,
+    };
+    tj_k_adamw(a->dtype, hi - lo, &b, a->s);
+}
+
 tj_status tj_kernel__fused_adamw_step(const tj_value *args, tj_tensor *const *outs)
 {
     const tj_tensor *self = args[0].u.t, *max_sq = opt_tensor(&args[4]);
@@ -65,21 +91,10 @@ tj_status tj_kernel__fused_adamw_step(const tj_value *args, tj_tensor *const *ou
     for (int i = 0; i < 5 && st == TJ_OK; i++)
         if (src[i]) st = tj_contig_get(&in[i], src[i]);
     if (st == TJ_OK) {
-        size_t es = tj_dtype_size(self->dtype);
         int nt = tj_get_num_threads();
         int64_t chunks = n / PER_THREAD > nt ? nt : n / PER_THREAD > 1 ? n / PER_THREAD : 1;
-#pragma omp parallel for num_threads((int)chunks) schedule(static) if (chunks > 1)
-        for (int64_t c = 0; c < chunks; c++) {
-            int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
-            size_t off = (size_t)lo * es;
-            tj_k_adamw_buffers b = {
-                in[0].data + off, in[1].data + off, in[2].data + off, in[3].data + off,
-                max_sq ? in[4].data + off : NULL,
-                tj_tensor_ptr(outs[0]) + off, tj_tensor_ptr(outs[1]) + off, tj_tensor_ptr(outs[2]) + off,
-                max_sq ? tj_tensor_ptr(outs[3]) + off : NULL,
-            };
-            tj_k_adamw(self->dtype, hi - lo, &b, &s);
-        }
+        adamw_args a = {self->dtype, in, outs, max_sq != NULL, &s};
+        tj_k_parallel((int)chunks, n, adamw_range, &a);
     }
     for (int i = 0; i < 5; i++) tj_contig_release(&in[i]);
     return st;
