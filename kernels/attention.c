@@ -1,10 +1,10 @@
 /* Blocked attention with an online softmax (see attention.h). */
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "attention.h"
 #include "gemm.h"
+#include "parallel.h"
 #include "softmax.h"
 
 #define MAX_KEY_BLOCK 128
@@ -120,6 +120,28 @@ static void exp_f64(double *x, int64_t n)
 DEFINE_BLOCK(float, f32, tj_k_exp_f32)
 DEFINE_BLOCK(double, f64, exp_f64)
 
+/* The generic path's work, for query_blocks: items are (batch item, block
+ * of bq queries); each thread t has per_thread elements of scratch. */
+typedef struct run_args {
+    const tj_k_attention *a;
+    void *scratch;
+    size_t per_thread;
+    int64_t bq, bk, qblocks;
+} run_args;
+
+/* Items [i0, i1) on thread t. */
+static void query_blocks(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const run_args *r = ctx;
+    const tj_k_attention *a = r->a;
+    size_t off = (size_t)t * r->per_thread;
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t b = it / r->qblocks, i0q = (it % r->qblocks) * r->bq, nq = a->L - i0q < r->bq ? a->L - i0q : r->bq;
+        if (a->dtype == TJ_FLOAT32) block_f32(a, b, i0q, nq, r->bq, r->bk, (float *)r->scratch + off);
+        else block_f64(a, b, i0q, nq, r->bq, r->bk, (double *)r->scratch + off);
+    }
+}
+
 void tj_k_attention_run(const tj_k_attention *a, void *scratch)
 {
     if (a->batch == 0 || a->L == 0 || a->Ev == 0) return;
@@ -129,14 +151,7 @@ void tj_k_attention_run(const tj_k_attention *a, void *scratch)
     }
     int64_t bq, bk;
     block_sizes(a, &bq, &bk);
-    int64_t qblocks = (a->L + bq - 1) / bq, items = a->batch * qblocks;
-    size_t per_thread = tj_k_attention_scratch(a);
-    int nt = tj_k_attention_threads(a);
-#pragma omp parallel for num_threads(nt) schedule(dynamic) if (nt > 1)
-    for (int64_t it = 0; it < items; it++) {
-        int64_t b = it / qblocks, i0 = (it % qblocks) * bq, nq = a->L - i0 < bq ? a->L - i0 : bq;
-        size_t t = (size_t)omp_get_thread_num() * per_thread;
-        if (a->dtype == TJ_FLOAT32) block_f32(a, b, i0, nq, bq, bk, (float *)scratch + t);
-        else block_f64(a, b, i0, nq, bq, bk, (double *)scratch + t);
-    }
+    int64_t qblocks = (a->L + bq - 1) / bq;
+    run_args r = {a, scratch, tj_k_attention_scratch(a), bq, bk, qblocks};
+    tj_k_parallel(tj_k_attention_threads(a), a->batch * qblocks, query_blocks, &r);
 }

@@ -8,6 +8,7 @@
 
 #include "gemm.h"
 #include "gemv.h"
+#include "parallel.h"
 
 /* How BLAS sees a strided matrix: transposed or not, and its leading dim. */
 typedef struct blas_view {
@@ -119,6 +120,33 @@ static bool gemm_as_gemv(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, in
     return true;
 }
 
+/* A batch of products, for batch_items; `inner` threads for each product
+ * (1 when the batch is split over the threads). */
+typedef struct batch_args {
+    tj_dtype dtype;
+    bool own;
+    int64_t m, n, k;
+    double alpha, beta;
+    tj_k_mat a, b;
+    blas_view va, vb;
+    int64_t a_bs, b_bs;
+    void *c;
+    int64_t c_bs, ldc;
+    int inner;
+} batch_args;
+
+/* Products [i0, i1) of the batch. */
+static void batch_items(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const batch_args *g = ctx;
+    size_t es = g->dtype == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
+    (void)t;
+    for (int64_t i = i0; i < i1; i++)
+        gemm_one(g->dtype, g->own, (int)g->m, (int)g->n, (int)g->k, g->alpha, item(g->a, i * g->a_bs, es), g->va,
+                 item(g->b, i * g->b_bs, es), g->vb, g->beta, (char *)g->c + i * g->c_bs * (int64_t)es, (int)g->ldc,
+                 g->inner);
+}
+
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
                int nthreads)
@@ -141,37 +169,43 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
     int nt = nthreads;
     if (nt > batch) nt = (int)batch;
     if (work > TJ_K_GEMM_SERIAL_WORK || work * (double)batch < 4 * TJ_K_GEMM_SERIAL_WORK) nt = 1;
-    int inner = nt <= 1 && work > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1;
-    if (nt <= 1) { /* no OpenMP region: entering one, even with if(0), costs ~1 us */
-        for (int64_t i = 0; i < batch; i++)
-            gemm_one(dtype, own, (int)m, (int)n, (int)k, alpha, item(a, i * a_bs, es), va, item(b, i * b_bs, es), vb,
-                     beta, (char *)c + i * c_bs * (int64_t)es, (int)ldc, inner);
-        return;
+    batch_args ba = {dtype, own, m, n, k, alpha, beta, a, b, va, vb, a_bs, b_bs, c, c_bs, ldc,
+                     nt <= 1 && work > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1};
+    tj_k_parallel(nt, batch, batch_items, &ba);
+}
+
+/* The operands of an int64 product, for i64_rows. */
+typedef struct i64_args {
+    int64_t m, n, k, alpha, beta, a_bs, b_bs, c_bs, ldc;
+    tj_k_mat a, b;
+    int64_t *c;
+} i64_args;
+
+/* Rows [r0, r1) of the batch's stacked rows, in wrapping (unsigned) arithmetic. */
+static void i64_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+    const i64_args *g = ctx;
+    const int64_t *ap = g->a.p, *bp = g->b.p;
+    (void)t;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t bi = r / g->m, i = r % g->m;
+        uint64_t *cr = (uint64_t *)(g->c + bi * g->c_bs + i * g->ldc);
+        const int64_t *ar = ap + bi * g->a_bs + i * g->a.rs, *bb = bp + bi * g->b_bs;
+        for (int64_t j = 0; j < g->n; j++) cr[j] = g->beta == 0 ? 0 : cr[j] * (uint64_t)g->beta;
+        for (int64_t p = 0; p < g->k; p++) {
+            uint64_t av = (uint64_t)ar[p * g->a.cs] * (uint64_t)g->alpha;
+            const int64_t *br = bb + p * g->b.rs;
+            for (int64_t j = 0; j < g->n; j++) cr[j] += av * (uint64_t)br[j * g->b.cs];
+        }
     }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < batch; i++)
-        gemm_one(dtype, own, (int)m, (int)n, (int)k, alpha, item(a, i * a_bs, es), va, item(b, i * b_bs, es), vb, beta,
-                 (char *)c + i * c_bs * (int64_t)es, (int)ldc, 1);
 }
 
 void tj_k_gemm_i64(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t alpha, tj_k_mat a, int64_t a_bs,
                    tj_k_mat b, int64_t b_bs, int64_t beta, int64_t *c, int64_t c_bs, int64_t ldc, int nthreads)
 {
-    const int64_t *ap = a.p, *bp = b.p;
     int64_t rows = batch * m;
-    int nt = (double)rows * (double)n * (double)k > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t bi = r / m, i = r % m;
-        uint64_t *cr = (uint64_t *)(c + bi * c_bs + i * ldc);
-        const int64_t *ar = ap + bi * a_bs + i * a.rs, *bb = bp + bi * b_bs;
-        for (int64_t j = 0; j < n; j++) cr[j] = beta == 0 ? 0 : cr[j] * (uint64_t)beta;
-        for (int64_t p = 0; p < k; p++) {
-            uint64_t av = (uint64_t)ar[p * a.cs] * (uint64_t)alpha;
-            const int64_t *br = bb + p * b.rs;
-            for (int64_t j = 0; j < n; j++) cr[j] += av * (uint64_t)br[j * b.cs];
-        }
-    }
+    i64_args g = {m, n, k, alpha, beta, a_bs, b_bs, c_bs, ldc, a, b, c};
+    tj_k_parallel((double)rows * (double)n * (double)k > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1, rows, i64_rows, &g);
 }
 
 void tj_k_pack_matrices(size_t esize, int64_t batch, int64_t rows, int64_t cols, const void *src, int64_t bs,

@@ -9,9 +9,9 @@
  * read in place, row- or column-major alike (the mlp and GPT backward
  * products, A @ W and A^T @ X, are both). */
 #include <immintrin.h>
-#include <omp.h>
 
 #include "gemm.h"
+#include "parallel.h"
 
 #define MR 6    /* rows of C per micro-kernel call */
 #define NR 64   /* columns of C per micro-kernel call: 4 vectors */
@@ -100,21 +100,30 @@ static void column_block(int64_t m, int64_t k, int64_t j0, int64_t nc, float alp
     }
 }
 
+/* The operands of one product, for column_blocks. */
+typedef struct gemm_args {
+    int64_t m, n, k, ars, acs, brs, bcs, ldc;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+} gemm_args;
+
+/* Column blocks [b0, b1) of NR columns each. */
+static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const gemm_args *g = ctx;
+    (void)t;
+    for (int64_t jb = b0; jb < b1; jb++) {
+        int64_t j0 = jb * NR;
+        column_block(g->m, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a, g->ars, g->acs, g->b, g->brs,
+                     g->bcs, g->beta, g->c, g->ldc);
+    }
+}
+
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads)
 {
     int64_t blocks = (n + NR - 1) / NR;
-    int nt = nthreads < blocks ? nthreads : (int)blocks;
-    if (nt <= 1) { /* no OpenMP region: entering one costs ~1 us even with one thread */
-        for (int64_t jb = 0; jb < blocks; jb++) {
-            int64_t j0 = jb * NR;
-            column_block(m, k, j0, n - j0 < NR ? n - j0 : NR, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
-        }
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t jb = 0; jb < blocks; jb++) {
-        int64_t j0 = jb * NR;
-        column_block(m, k, j0, n - j0 < NR ? n - j0 : NR, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
-    }
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c};
+    tj_k_parallel(nthreads < blocks ? nthreads : (int)blocks, blocks, column_blocks, &g);
 }

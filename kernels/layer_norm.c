@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "layer_norm.h"
+#include "parallel.h"
 #include "row_isa.h"
 
 /* columns per block when reducing the parameter gradients over rows */
@@ -77,8 +78,10 @@ typedef struct forward_args {
     void *y, *mean, *rstd;
 } forward_args;
 
-static void forward_rows(const forward_args *a, int64_t r0, int64_t r1)
+static void forward_rows(void *ctx, int t, int64_t r0, int64_t r1)
 {
+    const forward_args *a = ctx;
+    (void)t;
     int64_t n = a->s->n;
     if (a->s->dtype == TJ_FLOAT32) {
         a->rows_f32((const float *)a->x + r0 * n, (float *)a->y + r0 * n, r1 - r0, n, a->w, a->b, a->eps,
@@ -96,14 +99,8 @@ void tj_k_layer_norm(const tj_k_layer_norm_shape *s, const void *x, const void *
     int64_t m = s->m;
     if (m == 0) return;
     forward_args a = {s, pick_rows_f32(), x, w, b, eps, y, mean, rstd};
-    int nt = threads_for(s, m);
-    if (nt == 1) { /* no OpenMP team: even a team of one costs about a microsecond */
-        forward_rows(&a, 0, m);
-        return;
-    }
     /* one contiguous block of rows per thread: each streams its own part */
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) forward_rows(&a, m * t / nt, m * (t + 1) / nt);
+    tj_k_parallel(threads_for(s, m), m, forward_rows, &a);
 }
 
 /* Input gradient of one row; sums in double. */
@@ -148,38 +145,60 @@ typedef void (*grad_input_f32_fn)(const float *g, const float *x, float m, float
 typedef void (*grad_params_f32_fn)(const float *g, const float *x, const float *mean, const float *rstd,
                                    int64_t rows, int64_t n, int64_t j0, int64_t c, float *gw, float *gb);
 
+/* The backward's arguments, for grad_input_rows and grad_params_blocks. */
+typedef struct backward_args {
+    const tj_k_layer_norm_shape *s;
+    const void *g, *x, *mean, *rstd, *w;
+    void *gx, *gw, *gb;
+    grad_input_f32_fn grad_input;
+    grad_params_f32_fn grad_params;
+} backward_args;
+
+/* Rows [r0, r1) of the input gradient. */
+static void grad_input_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+    const backward_args *a = ctx;
+    int64_t n = a->s->n;
+    (void)t;
+    for (int64_t r = r0; r < r1; r++) {
+        if (a->s->dtype == TJ_FLOAT32)
+            a->grad_input((const float *)a->g + r * n, (const float *)a->x + r * n, ((const float *)a->mean)[r],
+                          ((const float *)a->rstd)[r], a->w, (float *)a->gx + r * n, n);
+        else
+            grad_input_f64((const double *)a->g + r * n, (const double *)a->x + r * n, ((const double *)a->mean)[r],
+                           ((const double *)a->rstd)[r], a->w, (double *)a->gx + r * n, n);
+    }
+}
+
+/* Column blocks [b0, b1) of the weight and bias gradients (sums over all rows). */
+static void grad_params_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const backward_args *a = ctx;
+    int64_t m = a->s->m, n = a->s->n;
+    (void)t;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        int64_t j0 = blk * COLS, c = n - j0 < COLS ? n - j0 : COLS;
+        if (a->s->dtype == TJ_FLOAT32) a->grad_params(a->g, a->x, a->mean, a->rstd, m, n, j0, c, a->gw, a->gb);
+        else grad_params_f64(a->g, a->x, a->mean, a->rstd, m, n, j0, c, a->gw, a->gb);
+    }
+}
+
 void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, const void *x, const void *mean,
                               const void *rstd, const void *w, void *gx, void *gw, void *gb)
 {
-    int64_t m = s->m, n = s->n;
-    bool f32 = s->dtype == TJ_FLOAT32;
     tj_k_row_isa isa = tj_k_row_isa_best();
-    grad_input_f32_fn grad_input = isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_input_f32_avx512
-                                   : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_input_f32_avx2
-                                                          : grad_input_f32;
-    grad_params_f32_fn grad_params = isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_params_f32_avx512
-                                     : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_params_f32_avx2
-                                                            : grad_params_f32;
-    if (gx && m > 0) {
-        int nt = threads_for(s, m);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int64_t r = 0; r < m; r++) {
-            if (f32)
-                grad_input((const float *)g + r * n, (const float *)x + r * n, ((const float *)mean)[r],
-                           ((const float *)rstd)[r], w, (float *)gx + r * n, n);
-            else
-                grad_input_f64((const double *)g + r * n, (const double *)x + r * n, ((const double *)mean)[r],
-                               ((const double *)rstd)[r], w, (double *)gx + r * n, n);
-        }
-    }
+    backward_args a = {
+        s, g, x, mean, rstd, w, gx, gw, gb,
+        isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_input_f32_avx512
+        : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_input_f32_avx2
+                               : grad_input_f32,
+        isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_params_f32_avx512
+        : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_params_f32_avx2
+                               : grad_params_f32,
+    };
+    if (gx && s->m > 0) tj_k_parallel(threads_for(s, s->m), s->m, grad_input_rows, &a);
     if (gw || gb) {
-        int64_t blocks = (n + COLS - 1) / COLS;
-        int nt = threads_for(s, blocks);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-        for (int64_t blk = 0; blk < blocks; blk++) {
-            int64_t j0 = blk * COLS, c = n - j0 < COLS ? n - j0 : COLS;
-            if (f32) grad_params(g, x, mean, rstd, m, n, j0, c, gw, gb);
-            else grad_params_f64(g, x, mean, rstd, m, n, j0, c, gw, gb);
-        }
+        int64_t blocks = (s->n + COLS - 1) / COLS;
+        tj_k_parallel(threads_for(s, blocks), blocks, grad_params_blocks, &a);
     }
 }

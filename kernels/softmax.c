@@ -3,6 +3,7 @@
  * side by side) otherwise; float32 rows and exps go to the per-ISA pieces. */
 #include <math.h>
 
+#include "parallel.h"
 #include "row_isa.h"
 #include "softmax.h"
 
@@ -111,8 +112,10 @@ typedef struct forward_args {
 } forward_args;
 
 /* Work items [i0, i1): (outer, block of inner) pairs. */
-static void forward_items(const forward_args *a, int64_t i0, int64_t i1)
+static void forward_items(void *ctx, int t, int64_t i0, int64_t i1)
 {
+    const forward_args *a = ctx;
+    (void)t;
     int64_t n = a->s->n, inner = a->s->inner;
     bool take_log = a->s->log;
     for (int64_t it = i0; it < i1; it++) {
@@ -137,14 +140,8 @@ void tj_k_softmax(const tj_k_softmax_shape *s, tj_k_strided x, void *y)
     if (outer == 0 || n == 0 || inner == 0) return;
     int64_t nchunks = (inner + CHUNK - 1) / CHUNK, items = outer * nchunks;
     forward_args a = {s, x, y, nchunks, pick_row_f32(), pick_exp_f32()};
-    int nt = threads_for(s, items);
-    if (nt == 1) { /* no OpenMP team: even a team of one costs about a microsecond */
-        forward_items(&a, 0, items);
-        return;
-    }
     /* one contiguous block of items per thread: each streams its own part */
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) forward_items(&a, items * t / nt, items * (t + 1) / nt);
+    tj_k_parallel(threads_for(s, items), items, forward_items, &a);
 }
 
 /* Backward: one sum per row (row mode) or per inner position of a block
@@ -191,27 +188,43 @@ static bwd_row_f32_fn pick_bwd_row_f32(void)
                                   : bwd_row_f32;
 }
 
-void tj_k_softmax_backward(const tj_k_softmax_shape *s, tj_k_strided g, tj_k_strided y, void *gx)
+/* The backward's arguments, for backward_block. */
+typedef struct backward_args {
+    const tj_k_softmax_shape *s;
+    tj_k_strided g, y;
+    void *gx;
+    int64_t nchunks;
+    bwd_row_f32_fn row_f32;
+} backward_args;
+
+/* Items [i0, i1) of the backward: item = (outer index, chunk of inner). */
+static void backward_block(void *ctx, int t, int64_t i0, int64_t i1)
 {
-    int64_t outer = s->outer, n = s->n, inner = s->inner;
-    if (outer == 0 || n == 0 || inner == 0) return;
-    bwd_row_f32_fn row_f32 = pick_bwd_row_f32();
-    int64_t nchunks = (inner + CHUNK - 1) / CHUNK, items = outer * nchunks;
-    bool take_log = s->log, f32 = s->dtype == TJ_FLOAT32;
-    int nt = threads_for(s, items);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t it = 0; it < items; it++) {
+    const backward_args *a = ctx;
+    int64_t n = a->s->n, inner = a->s->inner, nchunks = a->nchunks;
+    bool take_log = a->s->log, f32 = a->s->dtype == TJ_FLOAT32;
+    tj_k_strided g = a->g, y = a->y;
+    (void)t;
+    for (int64_t it = i0; it < i1; it++) {
         int64_t o = it / nchunks, j0 = (it % nchunks) * CHUNK, c = inner - j0 < CHUNK ? inner - j0 : CHUNK;
         if (f32) {
             const float *go = (const float *)g.p + o * g.os, *yo = (const float *)y.p + o * y.os;
-            float *out = (float *)gx + o * n * inner;
-            if (inner == 1) row_f32(go, yo, out, n, take_log);
+            float *out = (float *)a->gx + o * n * inner;
+            if (inner == 1) a->row_f32(go, yo, out, n, take_log);
             else bwd_cols_f32(go, g.ds, yo, y.ds, out, n, inner, j0, c, take_log);
         } else {
             const double *go = (const double *)g.p + o * g.os, *yo = (const double *)y.p + o * y.os;
-            double *out = (double *)gx + o * n * inner;
+            double *out = (double *)a->gx + o * n * inner;
             if (inner == 1) bwd_row_f64(go, yo, out, n, take_log);
             else bwd_cols_f64(go, g.ds, yo, y.ds, out, n, inner, j0, c, take_log);
         }
     }
+}
+
+void tj_k_softmax_backward(const tj_k_softmax_shape *s, tj_k_strided g, tj_k_strided y, void *gx)
+{
+    if (s->outer == 0 || s->n == 0 || s->inner == 0) return;
+    int64_t nchunks = (s->inner + CHUNK - 1) / CHUNK, items = s->outer * nchunks;
+    backward_args a = {s, g, y, gx, nchunks, pick_bwd_row_f32()};
+    tj_k_parallel(threads_for(s, items), items, backward_block, &a);
 }
