@@ -8,6 +8,7 @@
 
 #include "gemm.h"
 #include "gemv.h"
+#include "parallel.h"
 
 /* Below this many matrix elements (times vectors) a product stays on one
  * thread. Splitting it takes an OpenMP region, whose fork and join cost the
@@ -100,6 +101,23 @@ static void own_slice(const tj_k_gemv_args *g, int64_t nv, const float *m, const
                                y + i0 * g->incy, g->incy, g->y_vs);
 }
 
+/* One group of vectors of a product on our kernels, for own_blocks. */
+typedef struct own_args {
+    const tj_k_gemv_args *g;
+    int64_t group, unit, nout;
+    const float *m, *x;
+    float *y;
+} own_args;
+
+/* Output blocks [b0, b1) of `unit` outputs each. */
+static void own_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const own_args *a = ctx;
+    int64_t i0 = b0 * a->unit, i1 = b1 * a->unit;
+    (void)t;
+    own_slice(a->g, a->group, a->m, a->x, a->y, i0, i1 < a->nout ? i1 : a->nout);
+}
+
 /* Product b: every vector at once on our row-form kernel (one by one
  * otherwise), split over up to nthreads threads by blocks of outputs when
  * large; BLAS threads by itself. */
@@ -121,16 +139,10 @@ static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
         }
         int nt = g->rows * g->cols * group >= PAR_ELEMS ? nthreads : 1;
         if (nt > blocks) nt = (int)blocks;
-        if (nt <= 1) {
-            own_slice(g, group, (const float *)m, (const float *)xv, (float *)yv, 0, nout);
-            continue;
-        }
-#pragma omp parallel num_threads(nt)
-        {
-            int64_t t = omp_get_thread_num(), per = (blocks + nt - 1) / nt;
-            int64_t i0 = t * per * unit, i1 = (t + 1) * per * unit;
-            own_slice(g, group, (const float *)m, (const float *)xv, (float *)yv, i0, i1 < nout ? i1 : nout);
-        }
+        /* every block runs even when the team is smaller than nt (a call
+         * from inside an OpenMP region gets a team of one) */
+        own_args a = {g, group, unit, nout, (const float *)m, (const float *)xv, (float *)yv};
+        tj_k_parallel(nt, blocks, own_blocks, &a);
     }
 }
 
