@@ -39,6 +39,9 @@ int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, co
  *  differs (cr_expect), not only the first. */
 void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double rtol, double atol);
 
+/** test_expect_close's comparison of one element. */
+bool test_close(double got, double want, double rtol, double atol);
+
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
