@@ -5,32 +5,55 @@
 #include "layer_norm.h"
 #include "simd_rows.h"
 
-/* Sums of d = x - shift over a row and of d^2 (four accumulators each; tail
- * lanes load shift, adding nothing). */
+/* Running sums of d = x - shift and of d^2 over a row, four vector
+ * accumulators each, in one fixed order: deviation_sums makes the whole
+ * pass, and the pipelined loop below the same steps interleaved with the
+ * previous row's normalisation (bit-identical sums). */
+typedef struct dev_sums {
+    vf shift, d[4], q[4];
+} dev_sums;
+
+static inline dev_sums dev_start(float shift)
+{
+    vf z = vf_set1(0.0f);
+    return (dev_sums){vf_set1(shift), {z, z, z, z}, {z, z, z, z}};
+}
+
+/* Elements [i, i + 4 VF_N). */
+static inline void dev_add4(dev_sums *a, const float *x, int64_t i)
+{
+    for (int k = 0; k < 4; k++) {
+        vf e = vf_sub(vf_load(x + i + k * VF_N), a->shift);
+        a->d[k] = vf_add(a->d[k], e);
+        a->q[k] = vf_fmadd(e, e, a->q[k]);
+    }
+}
+
+/* Elements [i, n) (fewer than 4 VF_N): masked lanes load the shift, adding
+ * nothing. */
+static inline void dev_add_tail(dev_sums *a, const float *x, int64_t i, int64_t n, float shift)
+{
+    for (; i < n; i += VF_N) {
+        vf e = vf_sub(vf_load_part(x + i, n - i < VF_N ? (int)(n - i) : VF_N, shift), a->shift);
+        a->d[0] = vf_add(a->d[0], e);
+        a->q[0] = vf_fmadd(e, e, a->q[0]);
+    }
+}
+
+static inline void dev_finish(const dev_sums *a, double *sum, double *sum_sq)
+{
+    *sum = vf_hsum(vf_add(vf_add(a->d[0], a->d[1]), vf_add(a->d[2], a->d[3])));
+    *sum_sq = vf_hsum(vf_add(vf_add(a->q[0], a->q[1]), vf_add(a->q[2], a->q[3])));
+}
+
+/* The sums of d = x - shift over a row and of d^2. */
 static inline void deviation_sums(const float *x, int64_t n, float shift, double *sum, double *sum_sq)
 {
-    vf vs = vf_set1(shift);
-    vf d0 = vf_set1(0.0f), d1 = d0, d2 = d0, d3 = d0, q0 = d0, q1 = d0, q2 = d0, q3 = d0;
+    dev_sums a = dev_start(shift);
     int64_t i = 0;
-    for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
-        vf e0 = vf_sub(vf_load(x + i), vs), e1 = vf_sub(vf_load(x + i + VF_N), vs);
-        vf e2 = vf_sub(vf_load(x + i + 2 * VF_N), vs), e3 = vf_sub(vf_load(x + i + 3 * VF_N), vs);
-        d0 = vf_add(d0, e0);
-        d1 = vf_add(d1, e1);
-        d2 = vf_add(d2, e2);
-        d3 = vf_add(d3, e3);
-        q0 = vf_fmadd(e0, e0, q0);
-        q1 = vf_fmadd(e1, e1, q1);
-        q2 = vf_fmadd(e2, e2, q2);
-        q3 = vf_fmadd(e3, e3, q3);
-    }
-    for (; i < n; i += VF_N) {
-        vf e = vf_sub(vf_load_part(x + i, n - i < VF_N ? (int)(n - i) : VF_N, shift), vs);
-        d0 = vf_add(d0, e);
-        q0 = vf_fmadd(e, e, q0);
-    }
-    *sum = vf_hsum(vf_add(vf_add(d0, d1), vf_add(d2, d3)));
-    *sum_sq = vf_hsum(vf_add(vf_add(q0, q1), vf_add(q2, q3)));
+    for (; i + 4 * VF_N <= n; i += 4 * VF_N) dev_add4(&a, x, i);
+    dev_add_tail(&a, x, i, n, shift);
+    dev_finish(&a, sum, sum_sq);
 }
 
 /* The shift of pass 1 below: the mean of the first 2^k <= VF_N elements (a
@@ -108,26 +131,14 @@ void TJ_ISA(tj_k_layer_norm_rows_f32)(const float *x, float *y, int64_t rows, in
         const char *pf = (const char *)(xr + 2 * n);
         bool next = r + 1 < rows;
         float sn = next ? first_shift(xn, n) : 0.0f;
-        vf vs = vf_set1(sn);
-        vf d0 = vf_set1(0.0f), d1 = d0, d2 = d0, d3 = d0, q0 = d0, q1 = d0, q2 = d0, q3 = d0;
+        dev_sums a = dev_start(sn);
         int64_t i = 0;
         for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
             for (int k = 0; k < 4; k++) {
                 _mm_prefetch(pf + (i + k * VF_N) * (int64_t)sizeof(float), _MM_HINT_T0);
                 vf_store(yr + i + k * VF_N, normalised(xr, w, b, i + k * VF_N, VF_N, p));
             }
-            if (next) {
-                vf e0 = vf_sub(vf_load(xn + i), vs), e1 = vf_sub(vf_load(xn + i + VF_N), vs);
-                vf e2 = vf_sub(vf_load(xn + i + 2 * VF_N), vs), e3 = vf_sub(vf_load(xn + i + 3 * VF_N), vs);
-                d0 = vf_add(d0, e0);
-                d1 = vf_add(d1, e1);
-                d2 = vf_add(d2, e2);
-                d3 = vf_add(d3, e3);
-                q0 = vf_fmadd(e0, e0, q0);
-                q1 = vf_fmadd(e1, e1, q1);
-                q2 = vf_fmadd(e2, e2, q2);
-                q3 = vf_fmadd(e3, e3, q3);
-            }
+            if (next) dev_add4(&a, xn, i);
         }
         for (int64_t j = i; j < n; j += VF_N) {
             int part = n - j < VF_N ? (int)(n - j) : VF_N;
@@ -137,13 +148,8 @@ void TJ_ISA(tj_k_layer_norm_rows_f32)(const float *x, float *y, int64_t rows, in
             else vf_store_part(yr + j, v, part);
         }
         if (!next) break;
-        for (; i < n; i += VF_N) { /* deviation_sums' tail: masked lanes load the shift, adding nothing */
-            vf e = vf_sub(vf_load_part(xn + i, n - i < VF_N ? (int)(n - i) : VF_N, sn), vs);
-            d0 = vf_add(d0, e);
-            q0 = vf_fmadd(e, e, q0);
-        }
-        sum = vf_hsum(vf_add(vf_add(d0, d1), vf_add(d2, d3)));
-        sum_sq = vf_hsum(vf_add(vf_add(q0, q1), vf_add(q2, q3)));
+        dev_add_tail(&a, xn, i, n, sn);
+        dev_finish(&a, &sum, &sum_sq);
         p = finish_stats(xn, n, sn, sum, sum_sq, eps, mean + r + 1, rstd + r + 1);
     }
 }
