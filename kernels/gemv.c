@@ -152,6 +152,21 @@ int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g)
     return g->cols >= ROW_FORM_LONG_ROWS ? ROW_FORM_LONG_MAX_VECTORS : ROW_FORM_MAX_VECTORS;
 }
 
+/* A batch of products, for batch_items; `inner` threads for each product
+ * (1 when the batch is split over the threads). */
+typedef struct batch_args {
+    const tj_k_gemv_args *g;
+    int inner;
+} batch_args;
+
+/* Products [b0, b1) of the batch. */
+static void batch_items(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const batch_args *a = ctx;
+    (void)t;
+    for (int64_t b = b0; b < b1; b++) gemv_item(a->g, b, a->inner);
+}
+
 void tj_k_gemv(const tj_k_gemv_args *g, int nthreads)
 {
     int64_t elems = g->rows * g->cols * g->nv;
@@ -161,10 +176,6 @@ void tj_k_gemv(const tj_k_gemv_args *g, int nthreads)
     int nt = nthreads;
     if (nt > g->batch) nt = (int)g->batch;
     if (!one_thread_each || elems >= PAR_ELEMS || (double)elems * (double)g->batch < (double)PAR_ELEMS) nt = 1;
-    if (nt <= 1) { /* no OpenMP region at all: entering one costs ~1 us here, even with if (0) */
-        for (int64_t b = 0; b < g->batch; b++) gemv_item(g, b, nthreads);
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t b = 0; b < g->batch; b++) gemv_item(g, b, 1);
+    batch_args a = {g, nt <= 1 ? nthreads : 1};
+    tj_k_parallel(nt, g->batch, batch_items, &a);
 }
