@@ -193,11 +193,11 @@ typedef struct conv_args {
         int nt = tj_k_conv_threads(cv, DT);                                                                      \
         conv_args a = {.cv = cv, .in = img, .w = mat, .work = work};                                             \
         tj_k_parallel(nt, cv->batch * cv->groups, weight_grad_items_##SUF, &a);                                  \
-        for (int64_t i = 0; i < wsize; i++) {                                                                    \
-            T acc = 0;                                                                                           \
-            for (int t = 0; t < nt; t++) acc += ((const T *)thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, t) \
-                                                     .partial)[i];                                               \
-            gw[i] = acc;                                                                                         \
+        /* gw = ((0 + partial 0) + partial 1) + ...: the sum in thread order */                                  \
+        memset(gw, 0, sizeof(T) * (size_t)wsize);                                                                \
+        for (int t = 0; t < nt; t++) {                                                                           \
+            const T *part = thread_slices(cv, DT, TJ_K_CONV_WEIGHT_GRAD, work, t).partial;                       \
+            for (int64_t i = 0; i < wsize; i++) gw[i] += part[i];                                                \
         }                                                                                                        \
     }                                                                                                            \
                                                                                                                  \

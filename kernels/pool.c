@@ -105,22 +105,6 @@ static backward_plane_fn_f32 pick_backward_plane_f32(const tj_k_pool2d *p)
 }
 static backward_plane_fn_f64 pick_backward_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
 
-/* The operands of a pooling loop over planes; in, out and grad_in are of
- * the pooling's element type. */
-typedef struct pool_args {
-    const tj_k_pool2d *p;
-    const void *in, *grad_out;
-    void *out, *grad_in;
-    const int64_t *idx_in; /* max backward */
-    int64_t *idx;          /* max forward */
-    void (*tap)(void);     /* max forward: the picked kernels, cast back to their types */
-    void (*whole)(void);   /* (max backward: the direct plane kernel) */
-    const int64_t *tap_lo, *tap_hi;
-    int64_t first_bad; /* max backward: the first plane with an invalid index, or the number of planes */
-    bool count_include_pad;
-    const int64_t *divisor_override;
-} pool_args;
-
 /* *target = min(*target, v), atomically: blocks of planes report their
  * first bad plane concurrently. */
 static void atomic_min64(int64_t *target, int64_t v)
@@ -136,15 +120,25 @@ static void atomic_min64(int64_t *target, int64_t v)
  * for SIMD. The start index is PyTorch's first in-bounds position
  * (ih0 * width + iw0). */
 #define MAXPOOL_DEFINE(T, SUF)                                                                           \
+    typedef struct max_pool_args_##SUF {                                                                 \
+        const tj_k_pool2d *p;                                                                            \
+        const T *in;                                                                                     \
+        T *out;                                                                                          \
+        int64_t *idx;                                                                                    \
+        max_pool_tap_fn_##SUF tap;                                                                       \
+        max_pool_plane_fn_##SUF whole; /* or NULL: tap by tap */                                         \
+        const int64_t *tap_lo, *tap_hi; /* whole's column ranges per tap */                              \
+    } max_pool_args_##SUF;                                                                               \
+                                                                                                         \
     static void max_pool_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                      \
     {                                                                                                    \
-        const pool_args *a = ctx;                                                                        \
+        const max_pool_args_##SUF *a = ctx;                                                              \
         const tj_k_pool2d *p = a->p;                                                                     \
         const T *in = a->in;                                                                             \
         T *out = a->out;                                                                                 \
         int64_t *idx = a->idx, ow = p->out_w, osize = p->out_h * ow;                                     \
-        max_pool_tap_fn_##SUF tap = (max_pool_tap_fn_##SUF)a->tap;                                       \
-        max_pool_plane_fn_##SUF whole = (max_pool_plane_fn_##SUF)a->whole;                               \
+        max_pool_tap_fn_##SUF tap = a->tap;                                                              \
+        max_pool_plane_fn_##SUF whole = a->whole;                                                        \
         (void)t;                                                                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
             const T *src = PLANE(p, in, pl);                                                             \
@@ -182,23 +176,31 @@ static void atomic_min64(int64_t *target, int64_t v)
         int64_t tap_lo[MAX_ROW_TAPS], tap_hi[MAX_ROW_TAPS];                                              \
         for (int64_t j = 0; whole && j < p->kw; j++)                                                     \
             valid_range(j * p->dw - p->pw, p->sw, p->width, p->out_w, &tap_lo[j], &tap_hi[j]);           \
-        pool_args a = {.p = p, .in = in, .out = out, .idx = idx,                                         \
-                       .tap = (void (*)(void))pick_tap_##SUF(), .whole = (void (*)(void))whole,          \
-                       .tap_lo = tap_lo, .tap_hi = tap_hi};                                              \
+        max_pool_args_##SUF a = {.p = p, .in = in, .out = out, .idx = idx, .tap = pick_tap_##SUF(),      \
+                                 .whole = whole, .tap_lo = tap_lo, .tap_hi = tap_hi};                    \
         tj_k_parallel(p->threads, p->batch * p->channels, max_pool_planes_##SUF, &a);                    \
     }                                                                                                    \
                                                                                                          \
+    typedef struct max_pool_backward_args_##SUF {                                                        \
+        const tj_k_pool2d *p;                                                                            \
+        const T *grad_out;                                                                               \
+        const int64_t *idx;                                                                              \
+        T *grad_in;                                                                                      \
+        backward_plane_fn_##SUF direct; /* or NULL: the scatter */                                       \
+        int64_t first_bad; /* the first plane with an invalid index, or the number of planes */          \
+    } max_pool_backward_args_##SUF;                                                                      \
+                                                                                                         \
     static void max_pool_backward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)             \
     {                                                                                                    \
-        pool_args *a = ctx;                                                                              \
+        max_pool_backward_args_##SUF *a = ctx;                                                           \
         const tj_k_pool2d *p = a->p;                                                                     \
         int64_t osize = p->out_h * p->out_w, isize = p->height * p->width;                               \
-        backward_plane_fn_##SUF direct = (backward_plane_fn_##SUF)a->whole;                              \
+        backward_plane_fn_##SUF direct = a->direct;                                                      \
         (void)t;                                                                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
-            T *gi = (T *)a->grad_in + pl * isize;                                                        \
-            const T *go = (const T *)a->grad_out + pl * osize;                                           \
-            const int64_t *ix = a->idx_in + pl * osize;                                                  \
+            T *gi = a->grad_in + pl * isize;                                                             \
+            const T *go = a->grad_out + pl * osize;                                                      \
+            const int64_t *ix = a->idx + pl * osize;                                                     \
             if (direct && direct(p, go, ix, gi)) continue;                                               \
             bool ok = true;                                                                              \
             for (int64_t j = 0; j < osize; j++) ok &= ix[j] >= -1 && ix[j] < isize;                      \
@@ -217,8 +219,8 @@ static void atomic_min64(int64_t *target, int64_t v)
     {                                                                                                    \
         int64_t planes = p->batch * p->channels, osize = p->out_h * p->out_w;                            \
         int64_t isize = p->height * p->width;                                                            \
-        pool_args a = {.p = p, .grad_out = grad_out, .grad_in = grad_in, .idx_in = idx,                  \
-                       .whole = (void (*)(void))pick_backward_plane_##SUF(p), .first_bad = planes};      \
+        max_pool_backward_args_##SUF a = {.p = p, .grad_out = grad_out, .idx = idx, .grad_in = grad_in,  \
+                                          .direct = pick_backward_plane_##SUF(p), .first_bad = planes};  \
         tj_k_parallel(p->threads, planes, max_pool_backward_planes_##SUF, &a);                           \
         if (a.first_bad == planes) return true;                                                          \
         for (int64_t j = 0; j < osize; j++) {                                                            \
@@ -233,17 +235,25 @@ MAXPOOL_DEFINE(float, f32)
 MAXPOOL_DEFINE(double, f64)
 
 #define AVGPOOL_DEFINE(T, SUF, ACC)                                                                      \
+    typedef struct avg_pool_args_##SUF {                                                                 \
+        const tj_k_pool2d *p;                                                                            \
+        const T *in;                                                                                     \
+        T *out;                                                                                          \
+        bool count_include_pad;                                                                          \
+        const int64_t *divisor_override;                                                                 \
+    } avg_pool_args_##SUF;                                                                               \
+                                                                                                         \
     static void avg_pool_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                      \
     {                                                                                                    \
-        const pool_args *a = ctx;                                                                        \
+        const avg_pool_args_##SUF *a = ctx;                                                              \
         const tj_k_pool2d *p = a->p;                                                                     \
         const int64_t *divisor_override = a->divisor_override;                                           \
         bool count_include_pad = a->count_include_pad;                                                   \
         int64_t osize = p->out_h * p->out_w;                                                             \
         (void)t;                                                                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
-            const T *src = PLANE(p, (const T *)a->in, pl);                                               \
-            T *o = (T *)a->out + pl * osize;                                                             \
+            const T *src = PLANE(p, a->in, pl);                                                          \
+            T *o = a->out + pl * osize;                                                                  \
             for (int64_t oy = 0; oy < p->out_h; oy++)                                                    \
                 for (int64_t ox = 0; ox < p->out_w; ox++) {                                              \
                     int64_t y0 = oy * p->sh - p->ph, x0 = ox * p->sw - p->pw;                            \
@@ -273,8 +283,8 @@ MAXPOOL_DEFINE(double, f64)
     void tj_k_avg_pool2d_##SUF(const tj_k_pool2d *p, const T *in, T *out, bool count_include_pad,        \
                                const int64_t *divisor_override)                                          \
     {                                                                                                    \
-        pool_args a = {.p = p, .in = in, .out = out, .count_include_pad = count_include_pad,             \
-                       .divisor_override = divisor_override};                                            \
+        avg_pool_args_##SUF a = {.p = p, .in = in, .out = out, .count_include_pad = count_include_pad,   \
+                                 .divisor_override = divisor_override};                                  \
         tj_k_parallel(p->threads, p->batch * p->channels, avg_pool_planes_##SUF, &a);                    \
     }
 

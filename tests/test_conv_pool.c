@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/conv.h"
 #include "kernels/conv_gemm.h"
 #include "runtime/internal.h"
 #include "test_util.h"
@@ -688,4 +689,251 @@ Test(conv, packed_sgemm_matches_a_double_loop_for_every_transpose)
     free(b);
     free(c);
     free(work);
+}
+
+/* n floats in [-8, 8.8) from an LCG (values with many significant bits,
+ * so that the order of a sum shows); the caller frees them. */
+static float *lcg_floats(int64_t n, uint64_t *seed)
+{
+    float *v = malloc(sizeof(float) * (size_t)n);
+    cr_assert_not_null(v);
+    for (int64_t i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (float)(*seed >> 40) / 1e6f - 8;
+    }
+    return v;
+}
+
+/* The im2col weight gradient (float32, stride 2) at 3 threads with one
+ * sample per thread is bit for bit ((0 + g0) + g1) + g2 of the samples' own
+ * gradients: every thread's partial sum counted once, in thread order. With
+ * 2 groups each thread's block is both groups of one sample. */
+Test(conv, weight_grad_adds_the_threads_partial_sums_in_thread_order)
+{
+    for (int64_t groups = 1; groups <= 2; groups++) {
+        tj_k_conv cv = {.geom = {.channels = 5, .height = 11, .width = 9, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
+                                 .pw = 1, .dh = 1, .dw = 1, .out_h = 6, .out_w = 5},
+                        .batch = 3, .groups = groups, .mat_channels = 7, .threads = 3};
+        cr_assert_eq(tj_k_conv_threads(&cv, TJ_FLOAT32), 3);
+        tj_k_conv one = cv;
+        one.batch = 1;
+        one.threads = 1;
+        int64_t img_size = groups * 5 * 11 * 9, mat_size = groups * 7 * 6 * 5, wsize = groups * 7 * 5 * 3 * 3;
+        uint64_t seed = 99;
+        float *img = lcg_floats(3 * img_size, &seed), *mat = lcg_floats(3 * mat_size, &seed);
+        float *gw = malloc(sizeof(float) * (size_t)wsize), *g1 = malloc(sizeof(float) * (size_t)wsize);
+        float *want = calloc((size_t)wsize, sizeof(float));
+        void *work = aligned_alloc(64, (tj_k_conv_work_bytes(&cv, TJ_FLOAT32, TJ_K_CONV_WEIGHT_GRAD) + 63) / 64 * 64);
+        cr_assert(gw && g1 && want && work);
+        for (int64_t n = 0; n < 3; n++) {
+            tj_k_conv_weight_grad_f32(&one, img + n * img_size, mat + n * mat_size, g1, work);
+            for (int64_t i = 0; i < wsize; i++) want[i] += g1[i];
+        }
+        tj_k_conv_weight_grad_f32(&cv, img, mat, gw, work);
+        for (int64_t i = 0; i < wsize; i++)
+            cr_assert_eq(gw[i], want[i], "groups %lld [%lld]: %.9g, want %.9g", (long long)groups, (long long)i, gw[i],
+                         want[i]);
+        free(img);
+        free(mat);
+        free(gw);
+        free(g1);
+        free(want);
+        free(work);
+    }
+}
+
+/* grad_weight of a grouped stride-2 convolution (the im2col path; enough
+ * multiply-adds for the threads) at 1, 2 and 3 threads, with 14 (sample,
+ * group) items split unevenly, equals a direct loop exactly: small integers
+ * make every sum exact whatever its order. */
+Test(conv, strided_weight_grad_matches_a_direct_loop_at_any_thread_count)
+{
+    const int64_t n = 7, ci = 16, co = 32, h = 17, k = 3, groups = 2, oh = 9, cg = ci / groups, og = co / groups;
+    tj_tensor *x = pattern(4, (int64_t[]){n, ci, h, h}, 37, 7, 3);
+    tj_tensor *w = pattern(4, (int64_t[]){co, cg, k, k}, 13, 5, 2);
+    tj_tensor *gy = pattern(4, (int64_t[]){n, co, oh, oh}, 11, 7, 3);
+    const float *px = tj_tensor_data(x), *pg = tj_tensor_data(gy);
+    double *want = calloc((size_t)(co * cg * k * k), sizeof(double));
+    cr_assert_not_null(want);
+    for (int64_t o = 0; o < co; o++)
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t i = 0; i < k; i++)
+                for (int64_t j = 0; j < k; j++) {
+                    double acc = 0;
+                    for (int64_t b = 0; b < n; b++)
+                        for (int64_t oy = 0; oy < oh; oy++)
+                            for (int64_t ox = 0; ox < oh; ox++) {
+                                int64_t y = oy * 2 - 1 + i, xx = ox * 2 - 1 + j;
+                                if (y < 0 || y >= h || xx < 0 || xx >= h) continue;
+                                acc += (double)pg[((b * co + o) * oh + oy) * oh + ox] *
+                                       px[((b * ci + o / og * cg + c) * h + y) * h + xx];
+                            }
+                    want[((o * cg + c) * k + i) * k + j] = acc;
+                }
+    for (int nt = 1; nt <= 3; nt++) {
+        tj_set_num_threads(nt);
+        tj_tensor *g[3];
+        bool mask[3] = {false, true, false};
+        cr_assert_eq(tj_convolution_backward(gy, x, w, NULL, 0, (int64_t[]){2, 2}, ONE, ONE, false, ZERO, groups, mask,
+                                             &g[0], &g[1], &g[2]),
+                     TJ_OK, "%s", tj_last_error());
+        expect_shape(g[1], 4, (int64_t[]){co, cg, k, k});
+        for (int64_t i = 0; i < co * cg * k * k; i++)
+            cr_assert_eq(tj_tensor_item_at(g[1], i), want[i], "%d threads [%lld]: %g, want %g", nt, (long long)i,
+                         tj_tensor_item_at(g[1], i), want[i]);
+    }
+    free(want);
+}
+
+/* Max pooling of window (oy, ox) of plane pl of x (any strides) by
+ * PyTorch's rule, in double: the first in-bounds position to start with,
+ * a larger value or a nan takes over. */
+static void naive_max(tj_tensor *x, int64_t pl, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                      int64_t oy, int64_t ox, double *value, int64_t *index)
+{
+    int64_t h = tj_tensor_shape(x)[2], w = tj_tensor_shape(x)[3];
+    int64_t y0 = oy * s[0] - p[0], x0 = ox * s[1] - p[1];
+    while (y0 < 0) y0 += d[0];
+    while (x0 < 0) x0 += d[1];
+    *value = -INFINITY;
+    *index = y0 * w + x0;
+    for (int64_t i = 0; i < k[0]; i++)
+        for (int64_t j = 0; j < k[1]; j++) {
+            int64_t y = oy * s[0] - p[0] + i * d[0], xx = ox * s[1] - p[1] + j * d[1];
+            if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+            double v = tj_tensor_item_at(x, (pl * h + y) * w + xx);
+            if (v > *value || isnan(v)) *value = v, *index = y * w + xx;
+        }
+}
+
+/* Average of window (oy, ox) of plane pl, PyTorch's divisor rules. */
+static double naive_avg(tj_tensor *x, int64_t pl, const int64_t *k, const int64_t *s, const int64_t *p,
+                        bool count_include_pad, int64_t divisor_override, int64_t oy, int64_t ox)
+{
+    int64_t h = tj_tensor_shape(x)[2], w = tj_tensor_shape(x)[3];
+    int64_t y0 = oy * s[0] - p[0], x0 = ox * s[1] - p[1];
+    int64_t y1 = y0 + k[0] < h + p[0] ? y0 + k[0] : h + p[0], x1 = x0 + k[1] < w + p[1] ? x0 + k[1] : w + p[1];
+    int64_t padded = (y1 - y0) * (x1 - x0);
+    if (y0 < 0) y0 = 0;
+    if (x0 < 0) x0 = 0;
+    if (y1 > h) y1 = h;
+    if (x1 > w) x1 = w;
+    if (y0 >= y1 || x0 >= x1) return 0;
+    double sum = 0;
+    int64_t isum = 0; /* int64 sums and divides in integers (truncating) */
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t xx = x0; xx < x1; xx++) {
+            double v = tj_tensor_item_at(x, (pl * h + y) * w + xx);
+            sum += v;
+            isum += (int64_t)v;
+        }
+    int64_t div = divisor_override ? divisor_override : count_include_pad ? padded : (y1 - y0) * (x1 - x0);
+    tj_dtype dt = tj_tensor_dtype(x);
+    double mean = dt == TJ_INT64 ? (double)(isum / div) : sum / (double)div;
+    return dt == TJ_FLOAT32 ? (double)(float)mean : mean;
+}
+
+/* [4, 16, h, w] of dtype dt: floats with many ties, some nan and -inf
+ * (max pooling) or small integers. */
+static tj_tensor *pool_input(tj_dtype dt, int64_t h, int64_t w, bool specials)
+{
+    tj_tensor *x = tj_to_copy(pattern(4, (int64_t[]){4, 16, h, w}, 7919, 23, 11), dt);
+    cr_assert_not_null(x);
+    for (int64_t i = 0; specials && i < tj_tensor_numel(x); i += 97) {
+        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(x))[i] = i % 2 ? NAN : -INFINITY;
+        else ((double *)tj_tensor_data(x))[i] = i % 2 ? NAN : -INFINITY;
+    }
+    return x;
+}
+
+/* A pooling geometry: kernel, stride, padding, dilation, ceil_mode. */
+typedef struct pool_geometry {
+    int64_t k[2], s[2], p[2], d[2];
+    bool ceil;
+} pool_geometry;
+
+/* max_pool2d_with_indices and its backward on x against naive_max and a
+ * scatter in double, exactly. */
+static void expect_max_pool_loops(tj_tensor *x, const pool_geometry *g, const char *what)
+{
+    tj_tensor *out = NULL, *idx = NULL;
+    cr_assert_eq(tj_max_pool2d_with_indices(x, g->k, g->s, g->p, g->d, g->ceil, &out, &idx), TJ_OK, "%s",
+                 tj_last_error());
+    int64_t planes = 64, oh = tj_tensor_shape(out)[2], ow = tj_tensor_shape(out)[3];
+    int64_t h = tj_tensor_shape(x)[2], w = tj_tensor_shape(x)[3];
+    tj_tensor *go = tj_to_copy(pattern(4, tj_tensor_shape(out), 13, 29, 14), tj_tensor_dtype(x));
+    tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, g->k, g->s, g->p, g->d, g->ceil, idx);
+    cr_assert_not_null(gi, "%s", tj_last_error());
+    double *gi_want = calloc((size_t)(planes * h * w), sizeof(double));
+    cr_assert_not_null(gi_want);
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                int64_t at = (pl * oh + oy) * ow + ox, want_idx;
+                double want, got = tj_tensor_item_at(out, at), got_idx = tj_tensor_item_at(idx, at);
+                naive_max(x, pl, g->k, g->s, g->p, g->d, oy, ox, &want, &want_idx);
+                bool same = isnan(want) ? isnan(got) : got == want;
+                cr_assert(same && got_idx == (double)want_idx, "%s, output %lld: %g at %g, want %g at %lld", what,
+                          (long long)at, got, got_idx, want, (long long)want_idx);
+                gi_want[pl * h * w + want_idx] += tj_tensor_item_at(go, at);
+            }
+    for (int64_t i = 0; i < planes * h * w; i++)
+        cr_assert_eq(tj_tensor_item_at(gi, i), gi_want[i], "%s, grad_input [%lld]: %g, want %g", what, (long long)i,
+                     tj_tensor_item_at(gi, i), gi_want[i]);
+    free(gi_want);
+}
+
+/* Max pooling with indices and its backward at 1 and 2 threads against
+ * window loops, on 64 planes large enough for two threads: the 2 x 2 plane
+ * kernel and its scatter-free backward, the general plane kernel, the tap
+ * loop (a transposed input; float64) and the scatter. */
+Test(pool, max_pool_and_backward_match_window_loops_at_one_and_two_threads)
+{
+    const pool_geometry cases[] = {
+        {{2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+        {{3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+        {{3, 2}, {1, 2}, {1, 0}, {2, 1}, false},
+    };
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int f64 = 0; f64 < 2; f64++)
+                for (int transpose = 0; transpose < 2; transpose++) {
+                    tj_tensor *x = pool_input(f64 ? TJ_FLOAT64 : TJ_FLOAT32, 34, 37, true);
+                    if (transpose) x = tj_transpose(x, 2, 3);
+                    char what[96];
+                    snprintf(what, sizeof what, "%d threads, case %zu, float%d%s", nt, c, f64 ? 64 : 32,
+                             transpose ? ", transposed" : "");
+                    expect_max_pool_loops(x, &cases[c], what);
+                }
+    }
+}
+
+/* Average pooling of float32, float64 and int64 (count_include_pad on and
+ * off, a divisor_override) at 1 and 2 threads against window loops. */
+Test(pool, avg_pool_matches_window_loops_at_one_and_two_threads)
+{
+    const tj_dtype dtypes[3] = {TJ_FLOAT32, TJ_FLOAT64, TJ_INT64};
+    int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[2] = {1, 1};
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt);
+        for (int t = 0; t < 3; t++)
+            for (int variant = 0; variant < 3; variant++) {
+                int64_t divisor = variant == 2 ? 5 : 0;
+                bool include = variant != 1;
+                tj_tensor *x = pool_input(dtypes[t], 34, 37, false);
+                tj_tensor *a = tj_avg_pool2d(x, k, s, p, true, include, divisor);
+                cr_assert_not_null(a, "%s", tj_last_error());
+                int64_t oh = tj_tensor_shape(a)[2], ow = tj_tensor_shape(a)[3];
+                for (int64_t pl = 0; pl < 64; pl++)
+                    for (int64_t oy = 0; oy < oh; oy++)
+                        for (int64_t ox = 0; ox < ow; ox++) {
+                            double got = tj_tensor_item_at(a, (pl * oh + oy) * ow + ox);
+                            double want = naive_avg(x, pl, k, s, p, include, divisor, oy, ox);
+                            cr_assert_eq(got, want, "%d threads, %s, variant %d, output %lld: %.9g, want %.9g", nt,
+                                         tj_dtype_name(dtypes[t]), variant, (long long)((pl * oh + oy) * ow + ox), got,
+                                         want);
+                        }
+            }
+    }
 }
