@@ -3,7 +3,7 @@
  *   dispatch      ns per tj_add of two float32[1] tensors (a new result each
  *                 call, released each time), with no mode and with one
  *                 pass-through mode that redispatches;
- *   elementwise   add, exp and gelu (erf) over float32[16 Mi] contiguous
+ *   elementwise   add, exp, gelu (erf) and gelu (tanh) over float32[16 Mi] contiguous
  *                 tensors in GB/s (bytes read + written), next to a memcpy of
  *                 the same bytes measured in the same rounds, with 1 and 2
  *                 threads; the ratio to memcpy is the median of the
@@ -148,15 +148,17 @@ static void unary_calls(void *ctx, int calls)
     }
 }
 
-static void gelu_calls(void *ctx, int calls)
+static void gelu_mode_calls(const stream_ctx *c, int calls, const char *approximate)
 {
-    stream_ctx *c = ctx;
     for (int i = 0; i < calls; i++) {
-        tj_tensor *r = tj_gelu(c->a, "none");
+        tj_tensor *r = tj_gelu(c->a, approximate);
         if (!r) fail("tj_gelu");
         tj_tensor_release(r);
     }
 }
+
+static void gelu_calls(void *ctx, int calls) { gelu_mode_calls(ctx, calls, "none"); }
+static void gelu_tanh_calls(void *ctx, int calls) { gelu_mode_calls(ctx, calls, "tanh"); }
 
 /* memcpy of c->bytes, split over the same number of threads as the kernels. */
 static void memcpy_calls(void *ctx, int calls)
@@ -234,6 +236,7 @@ static void bench_elementwise(int threads)
         {.name = "add f32[16Mi] + f32[16Mi]", .body = binary_calls, .bytes = 3.0 * (double)bytes},
         {.name = "exp f32[16Mi]", .body = unary_calls, .bytes = 2.0 * (double)bytes},
         {.name = "gelu (erf) f32[16Mi]", .body = gelu_calls, .bytes = 2.0 * (double)bytes},
+        {.name = "gelu (tanh) f32[16Mi]", .body = gelu_tanh_calls, .bytes = 2.0 * (double)bytes},
     };
     int n = (int)(sizeof cases / sizeof cases[0]);
     measure_streams(cases, n, &c);

@@ -115,18 +115,18 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
     if (is_tanh) {
         tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
         tj_tensor *inner = tj_mul_scalar(tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), F(K_BETA));
-        /* tanh(inner) as the kernel computes it (its error need only be
-         * small next to 1): (1 - e) / (1 + e), e = exp(-2|inner|), signed */
+        /* as the kernel computes it, without 1 + tanh's cancellation:
+         * s = sigmoid(2 inner) from e = exp(-2|inner|), s (1 - s) = e / (1 + e)^2,
+         * grad (s + x s (1 - s) 2 inner') */
         tj_tensor *e = tj_exp(tj_mul_scalar(tj_abs(inner), F(-2)));
-        tj_tensor *mag = tj_div(tj_add_scalar(tj_neg(e), tj_v_int(1)), tj_add_scalar(e, tj_v_int(1)));
-        tj_tensor *t = tj_where(tj_eq(tj_abs(inner), inner), mag, tj_neg(mag));
-        tj_tensor *left = tj_mul_scalar(x, F(0.5));
-        tj_tensor *left_derivative = tj_mul_scalar(tj_add_scalar(t, tj_v_int(1)), F(0.5));
-        tj_tensor *tanh_derivative = tj_add_scalar(tj_neg(tj_mul(t, t)), tj_v_int(1));
-        tj_tensor *inner_derivative =
-            tj_mul_scalar(tj_add_scalar(tj_mul_scalar(x_sq, F(3 * K_KAPPA)), tj_v_int(1)), F(K_BETA));
-        tj_tensor *right_derivative = tj_mul(tj_mul(left, tanh_derivative), inner_derivative);
-        return done(tj_mul(grad, tj_add(left_derivative, right_derivative)), outs);
+        tj_tensor *r = tj_reciprocal(tj_add_scalar(e, tj_v_int(1)));
+        tj_tensor *s = tj_where(tj_eq(tj_abs(x), x), r, tj_mul(e, r)); /* x >= 0 ? r : e r */
+        /* x^2 capped (e is 0 long before) so that large finite x give grad, not 0 * inf */
+        tj_tensor *x_sq_capped = tj_clamp(x_sq, tj_v_none(), F(1e4));
+        tj_tensor *inner_derivative2 =
+            tj_mul_scalar(tj_add_scalar(tj_mul_scalar(x_sq_capped, F(3 * K_KAPPA)), tj_v_int(1)), F(2 * K_BETA));
+        tj_tensor *right = tj_mul(x, tj_mul(tj_mul(tj_mul(e, r), r), inner_derivative2));
+        return done(tj_mul(grad, tj_add(s, right)), outs);
     }
     tj_tensor *cdf = tj_mul_scalar(tj_add_scalar(tj_erf(tj_mul_scalar(x, F(K_SQRT1_2))), tj_v_int(1)), F(0.5));
     tj_tensor *pdf = tj_mul_scalar(tj_exp(tj_mul_scalar(tj_mul(x, x), F(-0.5))), F(K_PDF));

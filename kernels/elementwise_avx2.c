@@ -6,9 +6,12 @@
 
 #include "elementwise_isa.h"
 #include "gelu.h"
+#include "gelu_tanh.h"
 
 #define T float
 #define GELU_LOOP tj_k_gelu_f32_avx2
+#define GELU_TANH_LOOP tj_k_gelu_tanh_f32_avx2
+#define GELU_TANH_BACKWARD_LOOP tj_k_gelu_tanh_backward_f32_avx2
 #define V __m256
 #define W 8
 #define FNS fns_f32

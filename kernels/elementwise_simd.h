@@ -12,6 +12,8 @@
  *   VMASK, VCMP_EQ(a, b), VMASK_AND(m1, m2), VBLEND(m, a, b) (m ? a : b)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
  *                 SLEEF-erf formula
+ *   GELU_TANH_LOOP, GELU_TANH_BACKWARD_LOOP (optional) the tanh-gelu
+ *                 loops to use instead of the SLEEF-exp formula
  *
  * and undefines them all at its end, so the next instantiation starts clean.
  * Arithmetic uses GCC's vector operators (which also accept a scalar
@@ -80,10 +82,20 @@
 #define GELU_BETA CT(M_SQRT2 * M_2_SQRTPI * 0.5)   /* sqrt(2/pi) */
 #define GELU_KAPPA CT(0.044715)
 
+/* e^(-2|u|), u = sqrt(2/pi) (x + 0.044715 x^3): gelu_tanh(x) = x sigmoid(2u)
+ * without 1 + tanh(u)'s cancellation (gelu_tanh.h, whose float32 loops the
+ * vector instantiations use) */
+static inline V SFX(exp_minus_2u)(V x)
+{
+    V a = VABS(x);
+    return SLEEF(exp)(CT(-2) * GELU_BETA * (a + GELU_KAPPA * (a * a * a)));
+}
+
+/* x / (1 + e), or x e / (1 + e) for x < 0 (nan either way; -inf gives nan) */
 static inline V SFX(gelu_tanh)(V x)
 {
-    V inner = GELU_BETA * (x + GELU_KAPPA * (x * x * x));
-    return CT(0.5) * x * (CT(1) + SLEEF(tanh)(inner));
+    V e = SFX(exp_minus_2u)(x);
+    return VBLEND(VCMP_EQ(VABS(x), x), x, x * e) / (CT(1) + e);
 }
 
 static inline V SFX(gelu_backward)(V dy, V x)
@@ -93,27 +105,15 @@ static inline V SFX(gelu_backward)(V dy, V x)
     return dy * (cdf + x * pdf);
 }
 
-/* tanh(u) from one exp, (1 - e) / (1 + e) with e = exp(-2|u|), sign put
- * back. Its error is absolute (an ulp of 1, not of tanh(u) near 0), which
- * is all gelu_tanh_backward needs: t enters only through 1 + t and 1 - t*t.
- * About 2.5x faster than SLEEF's tanh. */
-static inline V SFX(tanh_abs_error)(V u)
-{
-    V e = SLEEF(exp)(CT(-2) * VABS(u));
-    V t = (CT(1) - e) / (CT(1) + e);
-    return VBLEND(VCMP_EQ(VABS(u), u), t, -t);
-}
-
+/* dy (s + x s (1 - s) 2u'(x)), s = sigmoid(2u): s (1 - s) = e r^2 with
+ * r = 1 / (1 + e); +-inf gives inf * 0 = nan, as PyTorch */
 static inline V SFX(gelu_tanh_backward)(V dy, V x)
 {
-    V x_sq = x * x;
-    V inner = GELU_BETA * (x + GELU_KAPPA * (x * x_sq));
-    V t = SFX(tanh_abs_error)(inner);
-    V left = CT(0.5) * x;
-    V left_derivative = CT(0.5) * (CT(1) + t);
-    V tanh_derivative = CT(1) - t * t;
-    V inner_derivative = GELU_BETA * (CT(1) + CT(3) * GELU_KAPPA * x_sq);
-    return dy * (left_derivative + left * tanh_derivative * inner_derivative);
+    V e = SFX(exp_minus_2u)(x);
+    V r = CT(1) / (CT(1) + e);
+    V s = VBLEND(VCMP_EQ(VABS(x), x), r, e * r);
+    V p = CT(2) * GELU_BETA * (CT(1) + CT(3) * GELU_KAPPA * (x * x));
+    return dy * (s + x * (e * r * r * p));
 }
 
 /* log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities
@@ -146,13 +146,21 @@ UNARY(relu, VMAX(SPLAT(CT(0)), x))
 UNARY(gelu, x * CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA)))
 #define GELU_LOOP SFX(gelu)
 #endif
+/* GELU_TANH_LOOP, GELU_TANH_BACKWARD_LOOP: an instantiation's own float32
+ * loops (gelu_tanh.h) */
+#ifndef GELU_TANH_LOOP
 UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
+#define GELU_TANH_LOOP SFX(gelu_tanh_fwd)
+#endif
 UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
 
 BINARY(pow, SLEEF(pow)(x, y))
 BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
+#ifndef GELU_TANH_BACKWARD_LOOP
 BINARY(gelu_tanh_bwd, SFX(gelu_tanh_backward)(x, y))
+#define GELU_TANH_BACKWARD_LOOP SFX(gelu_tanh_bwd)
+#endif
 
 /* PyTorch's pow(Tensor, Scalar) shortcuts, then SLEEF's pow. */
 static void SFX(pow_scalar)(int64_t n, void *out, const void *in, double e)
@@ -199,14 +207,14 @@ static const tj_k_math_fns FNS = {
         [TJ_K_EXPM1] = SFX(expm1),
         [TJ_K_RELU] = SFX(relu),
         [TJ_K_GELU] = GELU_LOOP,
-        [TJ_K_GELU_TANH] = SFX(gelu_tanh_fwd),
+        [TJ_K_GELU_TANH] = GELU_TANH_LOOP,
         [TJ_K_SILU] = SFX(silu),
     },
     .binary = {
         [TJ_K_POW] = SFX(pow),
         [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
         [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
-        [TJ_K_GELU_TANH_BACKWARD] = SFX(gelu_tanh_bwd),
+        [TJ_K_GELU_TANH_BACKWARD] = GELU_TANH_BACKWARD_LOOP,
     },
     .pow_scalar = SFX(pow_scalar),
 };
@@ -221,6 +229,8 @@ static const tj_k_math_fns FNS = {
 #undef GELU_BETA
 #undef GELU_KAPPA
 #undef GELU_LOOP
+#undef GELU_TANH_LOOP
+#undef GELU_TANH_BACKWARD_LOOP
 
 #undef T
 #undef V

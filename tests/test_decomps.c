@@ -374,7 +374,8 @@ Test(decomps, gelu_tanh_uses_the_float32_formula)
     cr_assert_eq(decomposed("aten::gelu", args, &r), TJ_OK);
     tj_tensor *k = tj_gelu(x, "tanh");
     for (int i = 0; i < 6; i++) {
-        cr_expect_eq(tj_tensor_item_at(r, i), tj_tensor_item_at(k, i), "bit-equal to the kernel at %d", i);
+        /* the kernel avoids 1 + tanh's cancellation (x sigmoid(2u)): close, not bit-equal */
+        cr_expect_float_eq(tj_tensor_item_at(r, i), tj_tensor_item_at(k, i), 1e-7, "close to the kernel at %d", i);
         cr_expect_float_eq(tj_tensor_item_at(r, i), ref[i], 3e-7);
     }
 }

@@ -1,0 +1,2 @@
+/* AVX-512 build of the float32 tanh-approximation GELU. */
+#include "gelu_tanh_isa.h"
