@@ -1,13 +1,11 @@
 /* float32 tanh-approximation GELU and its backward (see gelu_tanh.h),
  * written once and compiled per ISA by gelu_tanh_avx512.c /
- * gelu_tanh_avx2.c on simd_rows.h vectors; the first part holds the few
- * instructions that differ. */
-#include <stdbool.h>
-
-#include "gelu_tables.h"
+ * gelu_tanh_avx2.c on simd_rows.h vectors with simd_math.h's helpers; the
+ * first part holds the few other instructions that differ. */
+#include "exp_isa.h"
 #include "gelu_tanh.h"
 #include "gelu_tanh_tables.h"
-#include "simd_rows.h"
+#include "simd_math.h"
 
 /* Every lane below: the polynomial path. */
 #define FAST_LIMIT 4.0f
@@ -22,34 +20,14 @@
 /* a is clamped here: 2|u| > 112, so e^(-2|u|) and everything it scales
  * round to 0 (and 2^n stays within two normal factors for AVX2) */
 #define A_MAX 11.0f
-#define LOG2E 1.44269504088896341f
-/* ln 2 = LN2_HI + LN2_LO; LN2_HI has 9 significant bits, so n LN2_HI is exact */
-#define LN2_HI 0.693359375f
-#define LN2_LO -2.12194440e-4f
 
 #if defined(__AVX512F__)
 
-typedef __m512i vi;
 #define FAST_DEGREE 5
 #define FAST_SCALE 8.0f /* intervals per unit of |x| */
 #define FAST_TABLE(name) GELU_TANH_FAST32_##name
 #define FAST_COEFFS FAST_TABLE(C1), FAST_TABLE(C2), FAST_TABLE(C3), FAST_TABLE(C4), FAST_TABLE(C5)
 
-/* t: the two vectors of a 32-entry table */
-static inline vf lookup_fast(const vf *t, vi k) { return _mm512_permutex2var_ps(t[0], k, t[1]); }
-static inline bool all_below(vf a, float limit)
-{
-    return _mm512_cmp_ps_mask(a, _mm512_set1_ps(limit), _CMP_LT_OQ) == 0xffff;
-}
-static inline vi v_trunc(vf x) { return _mm512_cvttps_epi32(x); }
-static inline vf v_from_int(vi k) { return _mm512_cvtepi32_ps(k); }
-static inline vf v_abs(vf x) { return _mm512_abs_ps(x); }
-static inline vf v_fmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
-static inline vf v_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
-static inline vf v_fnmsub(vf a, vf b, vf c) { return _mm512_fnmsub_ps(a, b, c); }
-static inline vf v_round(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-/* v 2^n, n integral in [-163, 10]; a subnormal result rounded once */
-static inline vf scale_pow2(vf v, vf n) { return _mm512_scalef_ps(v, n); }
 typedef __mmask16 vmask;
 /* x < 0 (-0 and nan are not) */
 static inline vmask negative(vf x) { return _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ); }
@@ -57,38 +35,11 @@ static inline vf v_select(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, 
 
 #else /* AVX2 */
 
-typedef __m256i vi;
 #define FAST_DEGREE 6
 #define FAST_SCALE 4.0f
 #define FAST_TABLE(name) GELU_TANH_FAST16_##name
 #define FAST_COEFFS FAST_TABLE(C1), FAST_TABLE(C2), FAST_TABLE(C3), FAST_TABLE(C4), FAST_TABLE(C5), FAST_TABLE(C6)
 
-/* t: the two halves of a 16-entry table; bit 3 of k, moved to the sign
- * bit, picks the upper one */
-static inline vf lookup_fast(const vf *t, vi k)
-{
-    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], k), _mm256_permutevar8x32_ps(t[1], k),
-                            _mm256_castsi256_ps(_mm256_slli_epi32(k, 28)));
-}
-static inline bool all_below(vf a, float limit)
-{
-    return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(limit), _CMP_LT_OQ)) == 0xff;
-}
-static inline vi v_trunc(vf x) { return _mm256_cvttps_epi32(x); }
-static inline vf v_from_int(vi k) { return _mm256_cvtepi32_ps(k); }
-static inline vf v_abs(vf x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
-static inline vf v_fmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
-static inline vf v_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
-static inline vf v_fnmsub(vf a, vf b, vf c) { return _mm256_fnmsub_ps(a, b, c); }
-static inline vf v_round(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-/* v 2^n in two normal factors (n in [-252, 254]): exact, then rounded once */
-static inline vf scale_pow2(vf v, vf n)
-{
-    __m256i k = _mm256_cvtps_epi32(n), k1 = _mm256_srai_epi32(k, 1), bias = _mm256_set1_epi32(127);
-    vf f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
-    vf f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, k1), bias), 23));
-    return vf_mul(vf_mul(v, f1), f2);
-}
 typedef __m256 vmask;
 static inline vmask negative(vf x) { return _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ); }
 static inline vf v_select(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
@@ -96,7 +47,7 @@ static inline vf v_select(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m
 #endif
 
 /* The tables in registers (or at least in one place on the stack):
- * C1 .. C(degree), C0, C0LO, each of two vectors. */
+ * vf_pieces tables C1 .. C(degree), C0, C0LO. */
 typedef struct fast_regs {
     vf c[FAST_DEGREE + 2][2];
 } fast_regs;
@@ -104,23 +55,14 @@ typedef struct fast_regs {
 static void load_regs(fast_regs *r)
 {
     static const float *const t[FAST_DEGREE + 2] = {FAST_COEFFS, FAST_TABLE(C0), FAST_TABLE(C0LO)};
-    for (int j = 0; j < FAST_DEGREE + 2; j++)
-        for (int h = 0; h < 2; h++) r->c[j][h] = vf_load(t[j] + h * VF_N);
+    vf_pieces_load(r->c, t, FAST_DEGREE);
 }
 
 /* |x| < FAST_LIMIT in every lane: Q = sigmoid(-2|u|) = e / (1 + e) as
- * C0 + rest by the interval's polynomial in w, the position from the
- * interval's middle (C0 + C0LO its constant term). */
+ * C0 + rest by the interval's polynomial (vf_pieces_eval). */
 static inline vf fast_q(vf a, const fast_regs *r, vf *rest)
 {
-    vf s = vf_mul(a, vf_set1(FAST_SCALE));
-    vi k = v_trunc(s);
-    vf w = vf_sub(vf_sub(s, v_from_int(k)), vf_set1(0.5f)); /* exact, in [-1/2, 1/2) */
-    vf p = lookup_fast(r->c[FAST_DEGREE - 1], k);
-#pragma GCC unroll 8
-    for (int j = FAST_DEGREE - 2; j >= 0; j--) p = vf_fmadd(p, w, lookup_fast(r->c[j], k));
-    *rest = vf_fmadd(w, p, lookup_fast(r->c[FAST_DEGREE + 1], k));
-    return lookup_fast(r->c[FAST_DEGREE], k);
+    return vf_pieces_eval(r->c, FAST_DEGREE, FAST_SCALE, a, rest);
 }
 
 /* y = x Q for x < 0, x - a Q for x >= 0: -(a Q) with a C0 exact in two
@@ -129,8 +71,8 @@ static inline vf gelu_tanh_fast(vf x, vf a, const fast_regs *r)
 {
     vf rest, c0 = fast_q(a, r, &rest);
     vf hi = vf_mul(a, c0);
-    vf neg = v_fnmsub(vf_fmadd(a, rest, v_fmsub(a, c0, hi)), vf_set1(1.0f), hi); /* -lo - hi: -0 for 0 */
-    return v_select(negative(x), neg, v_fnmadd(a, vf_add(c0, rest), x));
+    vf neg = vf_fnmsub(vf_fmadd(a, rest, vf_fmsub(a, c0, hi)), vf_set1(1.0f), hi); /* -lo - hi: -0 for 0 */
+    return v_select(negative(x), neg, vf_fnmadd(a, vf_add(c0, rest), x));
 }
 
 /* dy (s + x Q (1 - Q) P), s = Q for x < 0 and 1 - Q for x >= 0,
@@ -153,25 +95,22 @@ typedef struct exp_parts {
 
 static inline exp_parts exp_minus_2u(vf x)
 {
-    vf a = vf_min(vf_set1(A_MAX), v_abs(x)); /* minps returns its second operand's nan */
+    vf a = vf_min(vf_set1(A_MAX), vf_abs(x)); /* minps returns its second operand's nan */
     vf a2 = vf_mul(a, a);
     vf q = vf_fmadd(vf_set1(C3_HI), a2, vf_set1(C1_HI));
     vf qe = vf_fmadd(vf_set1(C3_HI), a2, vf_sub(vf_set1(C1_HI), q));
-    qe = vf_fmadd(vf_set1(C3_HI), v_fmsub(a, a, a2), qe);
+    qe = vf_fmadd(vf_set1(C3_HI), vf_fmsub(a, a, a2), qe);
     qe = vf_add(qe, vf_fmadd(vf_set1(C3_LO), a2, vf_set1(C1_LO)));
     /* -2|u| = n ln2 + r, |r| <= ln2/2 (plus the corrections): a q is used
      * unrounded inside the fma, n LN2_HI is exact */
-    vf n = v_round(vf_mul(vf_mul(a, q), vf_set1(-LOG2E)));
-    vf r = v_fnmsub(a, q, vf_mul(n, vf_set1(LN2_HI)));
-    r = v_fnmadd(n, vf_set1(LN2_LO), v_fnmadd(a, qe, r));
-    vf p = vf_set1(GELU_EXP[5]);
-#pragma GCC unroll 8
-    for (int j = 4; j >= 0; j--) p = vf_fmadd(p, r, vf_set1(GELU_EXP[j]));
-    p = vf_fmadd(r, p, vf_set1(1.0f));
+    vf n = vf_round(vf_mul(vf_mul(a, q), vf_set1(-LOG2E)));
+    vf r = vf_fnmsub(a, q, vf_mul(n, vf_set1(LN2_HI)));
+    r = vf_fnmadd(n, vf_set1(LN2_LO), vf_fnmadd(a, qe, r));
+    vf p = exp_reduced(r);
     /* e feeds only 1 + e and the x >= 0 lanes (x e r P with x <= A_MAX in
      * the backward), where anything below 2^-100 is as good as 0: kept
      * normal (a multiply by a subnormal is slow) */
-    return (exp_parts){.p = p, .n = n, .e = scale_pow2(p, vf_max(n, vf_set1(-100.0f))), .a2 = a2};
+    return (exp_parts){.p = p, .n = n, .e = vf_scale_pow2(p, vf_max(n, vf_set1(-100.0f))), .a2 = a2};
 }
 
 /* Any lane: x / (1 + e), or for x < 0 x e / (1 + e) = (x p / (1 + e)) 2^n,
@@ -184,7 +123,7 @@ static inline vf gelu_tanh_general(vf x)
     vmask neg = negative(x);
     vf xp = vf_fmadd(vf_max(x, vf_set1(-A_MAX)), t.p, vf_sub(x, x));
     vf y = vf_div(v_select(neg, xp, x), vf_add(t.e, vf_set1(1.0f)));
-    return scale_pow2(y, v_select(neg, t.n, vf_set1(0.0f)));
+    return vf_scale_pow2(y, v_select(neg, t.n, vf_set1(0.0f)));
 }
 
 /* Any lane: dy (s + x s (1 - s) P), s = sigmoid(2u), P = 2u'(x) =
@@ -204,19 +143,19 @@ static inline vf gelu_tanh_backward_general(vf dy, vf x)
     /* 2^n last (a multiply with a subnormal result is slow, scalef is not);
      * |h| < 2^9 and 2^-10 before dy keeps dy h finite */
     vf hs = vf_mul(h, v_select(neg, vf_set1(0x1p-10f), vf_set1(1.0f)));
-    return scale_pow2(vf_mul(dy, hs), v_select(neg, vf_add(t.n, vf_set1(10.0f)), vf_set1(0.0f)));
+    return vf_scale_pow2(vf_mul(dy, hs), v_select(neg, vf_add(t.n, vf_set1(10.0f)), vf_set1(0.0f)));
 }
 
 static inline vf gelu_tanh_vec(vf x, const fast_regs *r)
 {
-    vf a = v_abs(x);
-    return all_below(a, FAST_LIMIT) ? gelu_tanh_fast(x, a, r) : gelu_tanh_general(x);
+    vf a = vf_abs(x);
+    return vf_all_below(a, FAST_LIMIT) ? gelu_tanh_fast(x, a, r) : gelu_tanh_general(x);
 }
 
 static inline vf gelu_tanh_backward_vec(vf dy, vf x, const fast_regs *r)
 {
-    vf a = v_abs(x);
-    return all_below(a, FAST_LIMIT) ? gelu_tanh_backward_fast(dy, x, a, r) : gelu_tanh_backward_general(dy, x);
+    vf a = vf_abs(x);
+    return vf_all_below(a, FAST_LIMIT) ? gelu_tanh_backward_fast(dy, x, a, r) : gelu_tanh_backward_general(dy, x);
 }
 
 void TJ_ISA(tj_k_gelu_tanh_f32)(int64_t n, void *out, const void *in)
