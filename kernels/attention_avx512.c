@@ -17,10 +17,10 @@
  * decomposed matmul-softmax-matmul at 1 thread, 3x at 2. */
 #include <immintrin.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "attention.h"
+#include "parallel.h"
 #include "exp_isa.h"
 
 #define BK 64 /* keys per block: 4 vectors of a score row */
@@ -324,23 +324,29 @@ static void run_items(const tj_k_attention *a, const layout *ly, int64_t it, int
     }
 }
 
+/* The work items of one call, for run_item; a packed-keys state per thread. */
+typedef struct items_job {
+    const tj_k_attention *a;
+    layout ly;
+    int64_t span;
+    float *scratch;
+    packed pk[TJ_K_MAX_PARTICIPANTS];
+} items_job;
+
+static void run_item(void *ctx, int who, int64_t it)
+{
+    items_job *j = ctx;
+    run_items(j->a, &j->ly, it, j->span, j->scratch + (size_t)who * j->ly.total, &j->pk[who]);
+}
+
 void tj_k_attention_run_f32_avx512(const tj_k_attention *a, int nthreads, float *scratch)
 {
-    layout ly = layout_of(a);
+    items_job j = {.a = a, .ly = layout_of(a), .scratch = scratch};
     int64_t qblocks = (a->L + BQ - 1) / BQ, items = a->batch * qblocks;
-    if (nthreads <= 1) { /* no OpenMP region: a team of one costs ~1 us */
-        packed pk = {-1, 0};
-        run_items(a, &ly, 0, items, scratch, &pk);
-        return;
-    }
+    for (int t = 0; t < TJ_K_MAX_PARTICIPANTS; t++) j.pk[t] = (packed){-1, 0};
     /* whole batch items per thread when there are enough of them, so that
-     * each packs its keys once; else single query blocks */
-    int64_t span = a->batch >= 2 * nthreads ? qblocks : 1;
-#pragma omp parallel num_threads(nthreads)
-    {
-        packed pk = {-1, 0};
-        float *mine = scratch + (size_t)omp_get_thread_num() * ly.total;
-#pragma omp for schedule(dynamic)
-        for (int64_t it = 0; it < items / span; it++) run_items(a, &ly, it, span, mine, &pk);
-    }
+     * each packs its keys once; else single query blocks, handed out as
+     * threads become free (causal blocks differ in cost) */
+    j.span = a->batch >= 2 * nthreads ? qblocks : 1;
+    tj_k_parallel_items(nthreads, items / j.span, run_item, &j);
 }

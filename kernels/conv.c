@@ -12,7 +12,7 @@ static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 /* float64 goes through OpenBLAS, which must not be called from several
- * OpenMP threads at once (it threads itself): one thread runs the samples. */
+ * threads at once (it threads itself): one thread runs the samples. */
 int tj_k_conv_threads(const tj_k_conv *cv, tj_dtype dt)
 {
     int64_t items = cv->batch * cv->groups;

@@ -1,5 +1,5 @@
 /* 2-D convolution kernels over contiguous buffers: im2col + GEMM, split over
- * (sample, group) pairs with OpenMP.
+ * (sample, group) pairs (tj_k_parallel).
  *
  * A convolution relates an "image" tensor [N, G*C, H, W] (C = geom.channels
  * per group) and a "matrix-side" tensor [N, G*R, P] (P = out_h*out_w
@@ -27,7 +27,7 @@ typedef struct tj_k_conv {
     tj_k_im2col_geom geom; /**< one group of one image */
     int64_t batch, groups;
     int64_t mat_channels; /**< R: matrix-side channels per group */
-    int threads;          /**< OpenMP threads for float32 (float64 uses 1) */
+    int threads;          /**< threads for float32 (float64 uses 1) */
 } tj_k_conv;
 
 typedef enum tj_k_conv_op { TJ_K_CONV_UNFOLD_MM, TJ_K_CONV_MM_FOLD, TJ_K_CONV_WEIGHT_GRAD } tj_k_conv_op;

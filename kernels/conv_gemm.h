@@ -1,9 +1,9 @@
 /* A small single-threaded float32 GEMM for the convolution kernels.
  *
- * Convolutions split their work over the batch with OpenMP and need a GEMM
- * that runs inside each thread without starting threads of its own (OpenBLAS
- * called from an OpenMP region either oversubscribes the cores or, set to one
- * thread, changes a process-wide setting). Blocked and packed as in
+ * Convolutions split their work over the batch (tj_k_parallel) and need a
+ * GEMM that runs inside each thread without starting threads of its own
+ * (OpenBLAS called from a parallel loop either oversubscribes the cores or,
+ * set to one thread, changes a process-wide setting). Blocked and packed as in
  * Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication":
  * B is packed in panels of TJ_K_GEMM_NR columns, A in panels of TJ_K_GEMM_MR
  * rows, and an MR x NR micro-kernel (AVX-512 when the CPU has it, generic C

@@ -30,7 +30,7 @@ typedef struct tj_k_strided {
  * typed loop chosen once per copy (memcpy for long contiguous runs, a
  * gather for a strided source, float32 <-> float64 converted in the same
  * pass), a value broadcast everywhere is a fill, and a transposed source
- * is copied in cache-sized tiles. Uses up to `nthreads` OpenMP threads.
+ * is copied in cache-sized tiles. Uses up to `nthreads` threads.
  * ndim 0 copies one element; a zero size copies nothing. */
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
 

@@ -5,8 +5,8 @@
  *
  * Threads: OpenBLAS (pthread build) runs a product whose m*n*k is at most
  * TJ_K_GEMM_SERIAL_WORK on the calling thread alone, and otherwise uses its
- * own pool, sized by tj_set_num_threads. A product issued from inside an
- * OpenMP region must therefore stay at or below that size, so that no call
+ * own pool, sized by tj_set_num_threads. A product issued from inside a
+ * parallel loop must therefore stay at or below that size, so that no call
  * oversubscribes the cores; tj_k_gemm chooses between a parallel loop over
  * the batch (small products) and one multi-threaded product per batch item. */
 #ifndef TJIT_KERNELS_GEMM_H
@@ -43,7 +43,7 @@ bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
  * ldc >= max(1, n). dtype is float32 or float64; A and B must satisfy
  * tj_k_gemm_layout_ok. beta == 0 never reads C (nan there is ignored).
  * m, n, k, ldc must fit BLAS's int. Uses up to `nthreads` threads (one
- * setting shared with OpenBLAS); call with nthreads 1 from inside an OpenMP
+ * setting shared with OpenBLAS); call with nthreads 1 from inside a parallel
  * region, and only with m*n*k <= TJ_K_GEMM_SERIAL_WORK. */
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,

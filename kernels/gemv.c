@@ -1,9 +1,8 @@
 /* Matrix-vector products (see gemv.h): float32 with contiguous vectors on
  * our AVX-512 kernels (ahead of OpenBLAS's sgemv here, and free of its
- * thread pool, so usable inside OpenMP regions), everything else on
+ * thread pool, so usable inside parallel loops), everything else on
  * OpenBLAS's gemv. */
 #include <cblas.h>
-#include <omp.h>
 #include <string.h>
 
 #include "gemm.h"
@@ -11,9 +10,9 @@
 #include "parallel.h"
 
 /* Below this many matrix elements (times vectors) a product stays on one
- * thread. Splitting it takes an OpenMP region, whose fork and join cost the
- * calling thread ~3 us on this VM (libgomp makes a futex system call at
- * each end of a region, ~1.3 us apiece here), while one thread reads
+ * thread. Splitting it cost a libgomp region, whose fork and join took the
+ * calling thread ~3 us on this VM (a futex system call at each end of a
+ * region, ~1.3 us apiece here), while one thread reads
  * float32 rows at ~100 GB/s: split, a 256 x 256 product (4 us) took 6.3 us
  * and made mlp at batch 1 slower on two threads than on one; 256 x 784
  * (mlp's first layer) breaks even or gains a little; from 1 MiB of matrix
@@ -70,7 +69,7 @@ LOOP_GEMV(double)
 static void blas_gemv(tj_dtype dtype, bool trans, int64_t rows, int64_t cols, double alpha, const void *m, int64_t ld,
                       const void *x, int64_t incx, double beta, void *y, int64_t incy)
 {
-    if (rows * cols >= BLAS_SERIAL_ELEMS && omp_in_parallel()) { /* BLAS would start its own threads */
+    if (rows * cols >= BLAS_SERIAL_ELEMS && tj_k_in_parallel()) { /* BLAS would start its own threads */
         if (dtype == TJ_FLOAT32)
             loop_gemv_float(trans, rows, cols, (float)alpha, m, ld, x, incx, (float)beta, y, incy);
         else
@@ -139,8 +138,8 @@ static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
         }
         int nt = g->rows * g->cols * group >= PAR_ELEMS ? nthreads : 1;
         if (nt > blocks) nt = (int)blocks;
-        /* every block runs even when the team is smaller than nt (a call
-         * from inside an OpenMP region gets a team of one) */
+        /* every block runs even when the loop runs on fewer threads (a
+         * nested call runs them all on its own) */
         own_args a = {g, group, unit, nout, (const float *)m, (const float *)xv, (float *)yv};
         tj_k_parallel(nt, blocks, own_blocks, &a);
     }

@@ -38,7 +38,7 @@ typedef struct tj_k_gemv_args {
 
 /** Runs every product (rows, cols, nv, batch >= 1). Uses up to `nthreads`
  * threads (over the batch, or over the outputs of a large product); call
- * with nthreads 1 from inside an OpenMP region. */
+ * with nthreads 1 from inside a parallel loop. */
 void tj_k_gemv(const tj_k_gemv_args *g, int nthreads);
 
 /** The most vectors (nv) for which tj_k_gemv beats the GEMM kernels on

@@ -35,7 +35,7 @@ uint64_t tj_k_random_draws(tj_k_random_kind kind, tj_dtype dtype, int64_t n);
 
 /** Fills out[0..n) (contiguous, `dtype`; float32/float64 for UNIFORM and
  * NORMAL, any dtype for BERNOULLI) from the stream (seed, offset), with up to
- * `nthreads` OpenMP threads. `p` is the Bernoulli probability (ignored
+ * `nthreads` threads. `p` is the Bernoulli probability (ignored
  * otherwise). */
 void tj_k_random_fill(tj_k_random_kind kind, uint64_t seed, uint64_t offset, void *out, tj_dtype dtype, int64_t n,
                       double p, int nthreads);

@@ -67,7 +67,7 @@ void tj_k_reduce_prepare(tj_k_reduce *r, int ndim, const int64_t *shape, const i
                          const bool *reduced);
 /** Bytes of scratch tj_k_reduce_run needs (0 when none). */
 size_t tj_k_reduce_scratch_bytes(const tj_k_reduce *r);
-/** Runs the reduction with up to `nthreads` OpenMP threads. An empty
+/** Runs the reduction with up to `nthreads` threads. An empty
  * reduction gives 0 for sums (so nan for a mean), -inf/+inf for MAX/MIN and
  * index 0 for ARGMAX: callers reject those that PyTorch rejects. */
 void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);

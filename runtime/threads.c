@@ -1,4 +1,5 @@
-/* One thread-count setting for tjit's OpenMP kernels and OpenBLAS. */
+/* One thread-count setting for tjit's parallel loops (kernels/parallel.h)
+ * and OpenBLAS. */
 #include <cblas.h>
 #include <omp.h>
 #include <stdlib.h>

@@ -87,3 +87,119 @@ Test(parallel, blocks_are_those_of_an_omp_for_schedule_static)
                                  (long long)n, (long long)i, t, owner[i]);
         }
 }
+
+/* ---- the pool (kernels/parallel.c) ---- */
+
+typedef struct nest {
+    _Atomic int inner_calls[4][4]; /* [outer block][inner block] */
+    int in_parallel[4];
+    _Atomic int inner_on_other_thread;
+} nest;
+
+typedef struct nest_call {
+    nest *n;
+    int outer;
+    pthread_t thread;
+} nest_call;
+
+static void inner_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    nest_call *c = ctx;
+    (void)begin, (void)end;
+    c->n->inner_calls[c->outer][t]++;
+    if (!pthread_equal(pthread_self(), c->thread)) c->n->inner_on_other_thread++;
+}
+
+static void outer_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    nest *n = ctx;
+    (void)begin, (void)end;
+    n->in_parallel[t] = tj_k_in_parallel();
+    nest_call c = {n, t, pthread_self()};
+    tj_k_parallel(4, 400, inner_block, &c); /* a nested loop: all its blocks, on this thread */
+}
+
+Test(parallel, a_nested_loop_runs_every_block_on_the_thread_that_calls_it)
+{
+    nest n = {0};
+    tj_k_parallel(4, 4, outer_block, &n);
+    for (int o = 0; o < 4; o++) {
+        cr_expect_eq(n.in_parallel[o], 1, "tj_k_in_parallel() false in block %d", o);
+        for (int t = 0; t < 4; t++)
+            cr_expect_eq(n.inner_calls[o][t], 1, "outer block %d: inner block %d ran %d times", o, t, n.inner_calls[o][t]);
+    }
+    cr_expect_eq(n.inner_on_other_thread, 0, "%d nested blocks ran on another thread", n.inner_on_other_thread);
+    cr_expect(!tj_k_in_parallel(), "tj_k_in_parallel() still true after the loop");
+}
+
+typedef struct items_record {
+    _Atomic int calls[1000];
+    _Atomic int busy[TJ_K_MAX_PARTICIPANTS];
+    _Atomic int who_clash, who_out_of_range;
+    int nt;
+} items_record;
+
+static void note_item(void *ctx, int who, int64_t i)
+{
+    items_record *r = ctx;
+    if (who < 0 || who >= r->nt) {
+        r->who_out_of_range++;
+        return;
+    }
+    if (r->busy[who]++) r->who_clash++; /* two threads with one number at once */
+    r->calls[i]++;
+    for (volatile int k = 0; k < (int)(i % 7) * 50; k++) /* uneven items */
+        ;
+    r->busy[who]--;
+}
+
+Test(parallel, items_run_once_each_with_distinct_participant_numbers)
+{
+    for (int nt = 1; nt <= 5; nt++) {
+        items_record r = {.nt = nt};
+        tj_k_parallel_items(nt, 1000, note_item, &r);
+        cr_expect_eq(r.who_out_of_range, 0, "nt %d: participant number out of range", nt);
+        cr_expect_eq(r.who_clash, 0, "nt %d: two threads ran as one participant", nt);
+        for (int i = 0; i < 1000; i++) cr_assert_eq(r.calls[i], 1, "nt %d: item %d ran %d times", nt, i, r.calls[i]);
+    }
+}
+
+/* Many short loops in a row (a worker may wake after its loop ended and
+ * the next began) and from several threads at once (one holds the pool,
+ * the others run theirs alone): every block of every loop runs once. */
+typedef struct counts {
+    _Atomic long sum;
+} counts;
+
+static void add_range(void *ctx, int t, int64_t begin, int64_t end)
+{
+    counts *c = ctx;
+    (void)t;
+    long s = 0;
+    for (int64_t i = begin; i < end; i++) s += i;
+    c->sum += s;
+}
+
+static void *many_loops(void *arg)
+{
+    long *failures = arg;
+    for (int k = 0; k < 3000; k++) {
+        counts c = {0};
+        int64_t n = k % 97;
+        tj_k_parallel(2 + k % 3, n, add_range, &c);
+        if (c.sum != n * (n - 1) / 2) ++*failures;
+    }
+    return NULL;
+}
+
+Test(parallel, back_to_back_loops_from_several_threads_each_run_every_block_once)
+{
+    pthread_t th[4];
+    long failures[4] = {0};
+    for (int i = 0; i < 4; i++) cr_assert_eq(pthread_create(&th[i], NULL, many_loops, &failures[i]), 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++) cr_expect_eq(failures[i], 0, "caller %d: %ld loops with a wrong sum", i, failures[i]);
+    long mine = 0;
+    many_loops(&mine);
+    cr_expect_eq(mine, 0, "%ld loops with a wrong sum on the main thread", mine);
+}
