@@ -685,6 +685,46 @@ Test(plan, gpt_training_step_arena_is_at_most_60_percent_of_the_naive_sum)
     model_free(&m);
 }
 
+/* The memory plan as text (offsets of every intermediate). */
+static char *memory_text(const tj_plan *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK);
+    fclose(f);
+    return buf;
+}
+
+Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
+{
+    tj_scope *s = tj_scope_begin();
+    model m;
+    cr_assert_eq(model_create(model_find("gpt"), 0, &m), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = step_trace(&m, STEP_FORWARD, 0, NULL, TJ_TRACE_FAKE);
+    int n = tj_graph_num_inputs(g);
+    tj_tensor *in[MODEL_MAX_PARAMS + 1];
+    int64_t xs[2] = {8, 64};
+    tj_tensor *x = tj_tensor_empty(TJ_INT64, 2, xs);
+    for (int i = 0; i < 8 * 64; i++) ((int64_t *)tj_tensor_data(x))[i] = (i * 37) % 256;
+    cr_assert_eq(step_inputs(&m, NULL, x, NULL, in), n);
+    tj_set_num_threads(2);
+    tj_compile_options blind = {.no_thread_placement = true};
+    tj_plan *aware = compile_ok(g, NULL), *plain = compile_ok(g, &blind);
+    char *a = memory_text(aware), *b = memory_text(plain);
+    cr_expect_str_neq(a, b, "the same placement with and without thread-aware placement");
+    free(a);
+    free(b);
+    expect_plan_matches(g, aware, in, n);
+    expect_plan_matches(g, plain, in, n);
+    tj_plan_free(aware);
+    tj_plan_free(plain);
+    tj_graph_free(g);
+    model_free(&m);
+    tj_scope_end(s);
+}
+
 Test(plan, bad_write_back_entries_are_compile_errors)
 {
     tj_scope *s = tj_scope_begin();

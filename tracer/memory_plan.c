@@ -1,6 +1,7 @@
 /* Static memory planning (after ggml-alloc): liveness of every arena block
  * over the kernel schedule, best-fit placement in the blocks freed so far,
- * and in-place reuse for elementwise operators.
+ * and in-place reuse for elementwise operators; with 2+ threads, placement
+ * that keeps each part of a block on the core that wrote it last.
  *
  * A block holds one kernel result (an ARENA root) for as long as any value
  * reading its storage is used: the root itself, views of it and in-place
@@ -80,6 +81,24 @@ static size_t fl_alloc(free_list *f, size_t size)
     return off;
 }
 
+/* Takes [off, off + size) out of free block i, which holds it. */
+static void fl_take(free_list *f, int i, size_t off, size_t size)
+{
+    block b = f->b[i];
+    size_t tail = b.off + b.size - (off + size);
+    if (off == b.off) {
+        f->b[i].off += size;
+        f->b[i].size -= size;
+        if (f->b[i].size == 0) fl_remove(f, i);
+        return;
+    }
+    f->b[i].size = off - b.off;
+    if (tail == 0) return;
+    memmove(&f->b[i + 2], &f->b[i + 1], sizeof(block) * (size_t)(f->n - i - 1));
+    f->b[i + 1] = (block){off + size, tail};
+    f->n++;
+}
+
 static void fl_free(free_list *f, size_t off, size_t size)
 {
     int i = 0;
@@ -99,6 +118,127 @@ static void fl_free(free_list *f, size_t off, size_t size)
         f->b[i] = (block){off, size};
         f->n++;
     }
+}
+
+/* ---- which core last wrote each byte (placement with 2+ threads) ----
+ * Kernels split their result into contiguous parts, part t written by
+ * thread t (small results by the calling thread alone), and on machines
+ * whose cores share no cache a thread writing over lines another core
+ * wrote last pays a transfer at DRAM speed. Placement therefore prefers
+ * the offset where a result's parts fall on bytes their own thread wrote
+ * last: a bookkeeping of segments [start, end) and their last writer. */
+#define OWNER_NONE (-1)
+/* results at least this large are written by every thread (the
+ * elementwise engine splits from 2 x 32768 float32 elements) */
+#define SPLIT_MIN_BYTES (256u << 10)
+
+typedef struct segment {
+    size_t start, end;
+    int owner;
+} segment;
+
+typedef struct owner_map {
+    segment *s;
+    int n, cap;
+    int nt; /* threads the plan is compiled for; < 2: no bookkeeping */
+} owner_map;
+
+/* The first segment ending after x. */
+static int first_after(const owner_map *m, size_t x)
+{
+    int lo = 0, hi = m->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (m->s[mid].end <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Bytes of [off, off + size) whose last writer is another thread than the
+ * one that will write them. */
+static size_t mismatch(const owner_map *m, size_t off, size_t size)
+{
+    size_t cost = 0, end = off + size;
+    int parts = size < SPLIT_MIN_BYTES ? 1 : m->nt;
+    for (int i = first_after(m, off); i < m->n && m->s[i].start < end; i++) {
+        const segment *g = &m->s[i];
+        if (g->owner == OWNER_NONE) continue;
+        for (int t = 0; t < parts; t++) {
+            size_t a = off + (size_t)t * size / (size_t)parts, b = off + (size_t)(t + 1) * size / (size_t)parts;
+            if (g->start > a) a = g->start;
+            if (g->end < b) b = g->end;
+            if (a < b && g->owner != (parts == 1 ? 0 : t)) cost += b - a;
+        }
+    }
+    return cost;
+}
+
+/* Records [off, off + size) as written by its result's threads. */
+static bool mark_written(owner_map *m, size_t off, size_t size)
+{
+    int parts = size < SPLIT_MIN_BYTES ? 1 : m->nt, cap = m->n + parts + 2;
+    segment *out = tj_alloc(sizeof(segment) * (size_t)cap);
+    if (!out) return false;
+    size_t end = off + size;
+    int n = 0;
+    for (int i = 0; i < m->n && m->s[i].start < off; i++)
+        out[n++] = (segment){m->s[i].start, m->s[i].end < off ? m->s[i].end : off, m->s[i].owner};
+    for (int t = 0; t < parts; t++)
+        out[n++] = (segment){off + (size_t)t * size / (size_t)parts, off + (size_t)(t + 1) * size / (size_t)parts,
+                             parts == 1 ? 0 : t};
+    for (int i = 0; i < m->n; i++)
+        if (m->s[i].end > end) out[n++] = (segment){m->s[i].start > end ? m->s[i].start : end, m->s[i].end, m->s[i].owner};
+    tj_free(m->s, sizeof(segment) * (size_t)m->cap);
+    m->s = out;
+    m->n = n;
+    m->cap = cap;
+    return true;
+}
+
+/* The offset for a result of `size` bytes: among free blocks that hold it,
+ * and within each at its start, its end, or where its parts line up with
+ * the boundaries between last writers, the least mismatch, then the
+ * smallest block (best fit), then the lowest offset. Without a fitting
+ * block, fl_alloc's answer. Marks the bytes written. */
+static size_t place(free_list *f, owner_map *m, size_t size)
+{
+    if (m->nt < 2) return fl_alloc(f, size);
+    int best = -1;
+    size_t best_off = 0, best_cost = 0;
+    size_t lead = size < SPLIT_MIN_BYTES ? 0 : size / (size_t)m->nt; /* where part 1 begins */
+    for (int i = 0; i < f->n; i++) {
+        block b = f->b[i];
+        if (b.size < size) continue;
+        size_t last = b.off + b.size - size;
+        int first = first_after(m, b.off);
+        for (int c = first - 2; c < m->n && (c < first || m->s[c].start < b.off + b.size); c++) {
+            size_t off;
+            if (c == first - 2) off = b.off;
+            else if (c == first - 1) off = last;
+            else {
+                size_t bound = m->s[c].start;
+                if (bound < b.off + lead || bound - lead > last) continue;
+                off = (bound - lead) / ALIGN * ALIGN;
+                if (off < b.off) continue;
+            }
+            size_t cost = mismatch(m, off, size);
+            if (best < 0 || cost < best_cost || (cost == best_cost && b.size < f->b[best].size)) {
+                best = i;
+                best_off = off;
+                best_cost = cost;
+            }
+        }
+    }
+    size_t off;
+    if (best >= 0) {
+        off = best_off;
+        fl_take(f, best, off, size);
+    } else {
+        off = fl_alloc(f, size);
+    }
+    if (!mark_written(m, off, size)) m->nt = 1; /* out of memory: plain best fit from here */
+    return off;
 }
 
 /* ---- liveness ---- */
@@ -192,6 +332,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
         return tj_oom("tj_compile: memory plan", head_bytes + next_bytes + gone_bytes + block_bytes);
     }
     memset(donated, 0, gone_bytes);
+    owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : tj_get_num_threads()};
     for (int s = 0; s <= p->n_steps; s++) head[s] = -1;
     for (int v = p->n_values - 1; v >= 0; v--)
         if (p->values[v].kind == TJ_PV_ARENA) {
@@ -213,7 +354,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
                 donated[donor] = true;
                 p->stats.n_inplace++;
             } else {
-                o->arena_offset = fl_alloc(&fl, o->nbytes);
+                o->arena_offset = place(&fl, &own, o->nbytes);
                 live += o->nbytes;
             }
         }
@@ -233,5 +374,6 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     tj_free(next, next_bytes);
     tj_free(donated, gone_bytes);
     tj_free(fl.b, block_bytes);
+    tj_free(own.s, sizeof(segment) * (size_t)own.cap);
     return TJ_OK;
 }
