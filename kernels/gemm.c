@@ -153,7 +153,7 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
 {
     size_t es = dtype == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
     if (batch <= 0 || m <= 0 || n <= 0) return;
-    if (k == 0) {
+    if (k == 0 || alpha == 0) { /* as BLAS: A and B unread, so nan and inf there do not reach C */
         for (int64_t i = 0; i < batch; i++) scale_c(dtype, m, n, beta, (char *)c + i * c_bs * es, ldc);
         return;
     }

@@ -41,7 +41,9 @@ bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
  * A_b [m, k] at a.p + b*a_bs, B_b [k, n] at b.p + b*b_bs (element offsets;
  * 0 repeats one matrix), C_b row-major at c + b*c_bs with leading dimension
  * ldc >= max(1, n). dtype is float32 or float64; A and B must satisfy
- * tj_k_gemm_layout_ok. beta == 0 never reads C (nan there is ignored).
+ * tj_k_gemm_layout_ok. beta == 0 never reads C (nan there is ignored);
+ * alpha == 0 (or k == 0) never reads A and B: C = beta * C, as BLAS and
+ * PyTorch's addmm.
  * m, n, k, ldc must fit BLAS's int. Uses up to `nthreads` threads (one
  * setting shared with OpenBLAS); call with nthreads 1 from inside a parallel
  * region, and only with m*n*k <= TJ_K_GEMM_SERIAL_WORK. */

@@ -309,6 +309,35 @@ Test(addmm, gemm_kernel_sums_in_blocks_with_beta_and_alpha_and_ignores_nan_self_
     tj_scope_end(s);
 }
 
+Test(addmm, alpha_zero_ignores_nan_and_inf_in_the_matrices_on_every_kernel)
+{
+    /* PyTorch (BLAS): alpha = 0 gives beta * self without reading mat1 and
+     * mat2; shapes for the matrix-vector kernels (one row), our GEMM kernel,
+     * BLAS (narrow, and float64), at 1 and 2 threads */
+    const int64_t shapes[][3] = {{1, 5, 64}, {2, 300, 384}, {100, 64, 100}, {64, 5, 2}, {512, 128, 384}};
+    for (int nt = 1; nt <= 2; nt++)
+        for (int d = 0; d < 2; d++)
+            for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+                tj_scope *s = tj_scope_begin();
+                tj_set_num_threads(nt);
+                tj_dtype dt = d ? TJ_FLOAT64 : TJ_FLOAT32;
+                int64_t m = shapes[c][0], k = shapes[c][1], n = shapes[c][2];
+                tj_tensor *a = tj_full((int64_t[]){m, k}, 2, tj_v_float(NAN), dt);
+                tj_tensor *b = tj_full((int64_t[]){n, k}, 2, tj_v_float(INFINITY), dt);
+                tj_tensor *self = tj_full((int64_t[]){n}, 1, tj_v_float(2.0), dt);
+                tj_tensor *r = tj_addmm(self, a, tj_t(b), tj_v_float(0.5), tj_v_int(0));
+                tj_tensor *z = tj_addmm(self, a, tj_t(b), tj_v_int(0), tj_v_int(0));
+                cr_assert(r && z, "%s", tj_last_error());
+                for (int64_t i = 0; i < m * n; i++) {
+                    cr_assert_eq(tj_tensor_item_at(r, i), 1.0, "%s [%lld, %lld, %lld], %d threads: element %lld is %g",
+                                 d ? "f64" : "f32", (long long)m, (long long)k, (long long)n, nt, (long long)i,
+                                 tj_tensor_item_at(r, i));
+                    cr_assert_eq(tj_tensor_item_at(z, i), 0.0);
+                }
+                tj_scope_end(s);
+            }
+}
+
 Test(addmm, broadcasts_row_column_and_scalar_bias_with_beta_and_alpha)
 {
     tj_scope *s = tj_scope_begin();
