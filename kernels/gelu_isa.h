@@ -125,7 +125,11 @@ static inline vf gelu_general(vf x, const gelu_regs *r)
 static inline vf gelu_vec(vf x, const gelu_regs *r)
 {
     vf a = vf_abs(x);
-    return vf_all_below(a, FAST_LIMIT) ? gelu_fast(x, a, r) : gelu_general(x, r);
+    vf fast = gelu_fast(x, a, r);
+    /* a vector with some |x| >= FAST_LIMIT: its other lanes keep their
+     * polynomial values, so that no result depends on its neighbours (nor on
+     * the layout or the thread split) */
+    return vf_all_below(a, FAST_LIMIT) ? fast : vf_select_below(a, FAST_LIMIT, fast, gelu_general(x, r));
 }
 
 void TJ_ISA(tj_k_gelu_f32)(int64_t n, void *out, const void *in)

@@ -149,13 +149,16 @@ static inline vf gelu_tanh_backward_general(vf dy, vf x)
 static inline vf gelu_tanh_vec(vf x, const fast_regs *r)
 {
     vf a = vf_abs(x);
-    return vf_all_below(a, FAST_LIMIT) ? gelu_tanh_fast(x, a, r) : gelu_tanh_general(x);
+    vf fast = gelu_tanh_fast(x, a, r);
+    /* each lane from its own path, whatever its neighbours (see gelu_isa.h) */
+    return vf_all_below(a, FAST_LIMIT) ? fast : vf_select_below(a, FAST_LIMIT, fast, gelu_tanh_general(x));
 }
 
 static inline vf gelu_tanh_backward_vec(vf dy, vf x, const fast_regs *r)
 {
     vf a = vf_abs(x);
-    return vf_all_below(a, FAST_LIMIT) ? gelu_tanh_backward_fast(dy, x, a, r) : gelu_tanh_backward_general(dy, x);
+    vf fast = gelu_tanh_backward_fast(dy, x, a, r);
+    return vf_all_below(a, FAST_LIMIT) ? fast : vf_select_below(a, FAST_LIMIT, fast, gelu_tanh_backward_general(dy, x));
 }
 
 void TJ_ISA(tj_k_gelu_tanh_f32)(int64_t n, void *out, const void *in)

@@ -41,6 +41,11 @@ static inline bool vf_all_below(vf a, float limit)
 {
     return _mm512_cmp_ps_mask(a, _mm512_set1_ps(limit), _CMP_LT_OQ) == 0xffff;
 }
+/* lanes of a below limit (nan is not) from `below`, the others from `other` */
+static inline vf vf_select_below(vf a, float limit, vf below, vf other)
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(limit), _CMP_LT_OQ), other, below);
+}
 /* t[k]: t the two vectors of a 2 VF_N = 32-entry table, k's low 5 bits */
 static inline vf vf_lookup2(const vf *t, vi k) { return _mm512_permutex2var_ps(t[0], k, t[1]); }
 
@@ -68,6 +73,10 @@ static inline vf vf_scale_pow2(vf v, vf n)
 static inline bool vf_all_below(vf a, float limit)
 {
     return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(limit), _CMP_LT_OQ)) == 0xff;
+}
+static inline vf vf_select_below(vf a, float limit, vf below, vf other)
+{
+    return _mm256_blendv_ps(other, below, _mm256_cmp_ps(a, _mm256_set1_ps(limit), _CMP_LT_OQ));
 }
 /* t[k]: t the two halves of a 2 VF_N = 16-entry table, k's low 4 bits; bit
  * 3, moved to the sign bit, picks the upper half */
