@@ -158,9 +158,12 @@ static void run_job(const job *j)
 {
     uint32_t limit = j->blocks ? (uint32_t)j->nt : (uint32_t)j->n;
     if (in_job || atomic_exchange_explicit(&pool.busy, true, memory_order_acquire)) {
+        bool outer = in_job;
+        in_job = true; /* the bodies see a parallel loop either way (tj_k_in_parallel) */
         for (uint32_t c = 0; c < limit; c++)
             if (j->blocks) run_block(j, (int)c);
             else j->items(j->ctx, 0, c);
+        in_job = outer;
         return;
     }
     ensure_workers(j->nt - 1);

@@ -2,11 +2,14 @@
  * and OpenBLAS. */
 #include <cblas.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-static int num_threads;
+/* read by every kernel call, set by any thread: atomic (relaxed: a kernel
+ * needs some recent value, not an order with other memory) */
+static atomic_int num_threads;
 
 static int default_threads(void)
 {
@@ -18,12 +21,16 @@ static int default_threads(void)
 void tj_set_num_threads(int n)
 {
     if (n < 1) n = 1;
-    num_threads = n;
+    atomic_store_explicit(&num_threads, n, memory_order_relaxed);
     openblas_set_num_threads(n);
 }
 
 int tj_get_num_threads(void)
 {
-    if (!num_threads) tj_set_num_threads(default_threads());
-    return num_threads;
+    int n = atomic_load_explicit(&num_threads, memory_order_relaxed);
+    if (!n) {
+        n = default_threads();
+        tj_set_num_threads(n);
+    }
+    return n;
 }

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "kernels/parallel.h"
 
@@ -202,4 +203,43 @@ Test(parallel, back_to_back_loops_from_several_threads_each_run_every_block_once
     long mine = 0;
     many_loops(&mine);
     cr_expect_eq(mine, 0, "%ld loops with a wrong sum on the main thread", mine);
+}
+
+/* While one thread's loop holds the pool, another thread's loop runs on its
+ * caller alone, and its bodies still see a parallel loop (tj_k_in_parallel:
+ * gemv.c keeps threaded BLAS out of loop bodies either way, so results do
+ * not depend on whether the pool was free). */
+static _Atomic int holder_started, other_done, other_saw_parallel = -1;
+
+static void holding_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)ctx, (void)begin, (void)end;
+    if (t != 0) return;
+    holder_started = 1;
+    while (!other_done) sched_yield();
+}
+
+static void *hold_the_pool(void *arg)
+{
+    (void)arg;
+    tj_k_parallel(2, 2, holding_block, NULL);
+    return NULL;
+}
+
+static void note_in_parallel(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)ctx, (void)t, (void)begin, (void)end;
+    other_saw_parallel = tj_k_in_parallel();
+}
+
+Test(parallel, a_loop_run_alone_while_the_pool_is_taken_still_counts_as_parallel)
+{
+    pthread_t holder;
+    cr_assert_eq(pthread_create(&holder, NULL, hold_the_pool, NULL), 0);
+    while (!holder_started) sched_yield();
+    tj_k_parallel(2, 2, note_in_parallel, NULL);
+    other_done = 1;
+    pthread_join(holder, NULL);
+    cr_expect_eq(other_saw_parallel, 1, "tj_k_in_parallel() was %d in a loop body run on its caller", other_saw_parallel);
+    cr_expect(!tj_k_in_parallel());
 }
