@@ -46,6 +46,7 @@ void shim_fail(const char *file, int line, const char *cond, const char *fmt, ..
 #define cr_assert_str_eq(a, b, ...) cr_assert(strcmp((a), (b)) == 0, __VA_ARGS__)
 #define cr_expect_str_eq(a, b, ...) cr_assert(strcmp((a), (b)) == 0, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) cr_assert(strcmp((a), (b)) != 0, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) cr_assert(strcmp((a), (b)) != 0, __VA_ARGS__)
 #define cr_log_info(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr))
 
 #endif
