@@ -21,6 +21,7 @@
 
 #include "attention.h"
 #include "parallel.h"
+#include "transpose16_avx512.h"
 #include "exp_isa.h"
 
 #define BK 64 /* keys per block: 4 vectors of a score row */
@@ -28,7 +29,6 @@
 #define MR 6  /* queries per register tile */
 #define NV 4  /* vectors per register tile row */
 
-static inline __mmask16 lane_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1); }
 static inline int64_t round16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -67,32 +67,6 @@ size_t tj_k_attention_scratch_f32_avx512(const tj_k_attention *a) { return layou
 
 int64_t tj_k_attention_items_f32_avx512(const tj_k_attention *a) { return a->batch * ((a->L + BQ - 1) / BQ); }
 
-/* In place: r[i] (row i) becomes column i of the 16 x 16 block. */
-static inline void transpose16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    /* r[4g + c], 128-bit lane L: column 4L + c of rows 4g..4g+3 */
-    for (int g = 0; g < 4; g++) {
-        r[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-        r[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-        r[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-        r[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-    }
-    for (int c = 0; c < 4; c++) {
-        __m512 x0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), x1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
-        __m512 y0 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44), y1 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
-        t[c] = _mm512_shuffle_f32x4(x0, y0, 0x88);
-        t[4 + c] = _mm512_shuffle_f32x4(x0, y0, 0xDD);
-        t[8 + c] = _mm512_shuffle_f32x4(x1, y1, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(x1, y1, 0xDD);
-    }
-    for (int i = 0; i < 16; i++) r[i] = t[i];
-}
-
 /* kt[e * BK + c] = scale * k(c, e) for the nk keys of a block (k: key 0
  * of the block, strides rs, cs), zeros up to the next multiple of 16. */
 static void pack_keys(const float *k, int64_t rs, int64_t cs, int64_t nk, int64_t E, float scale, float *kt)
@@ -105,11 +79,11 @@ static void pack_keys(const float *k, int64_t rs, int64_t cs, int64_t nk, int64_
     __m512 vs = _mm512_set1_ps(scale), r[16];
     for (int64_t c0 = 0; c0 < nk; c0 += 16)
         for (int64_t e0 = 0; e0 < E; e0 += 16) {
-            __mmask16 em = lane_mask(E - e0);
+            __mmask16 em = tj_k_lanes16(E - e0);
             for (int i = 0; i < 16; i++)
                 r[i] = c0 + i < nk ? _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(em, k + (c0 + i) * rs + e0))
                                    : _mm512_setzero_ps();
-            transpose16(r);
+            tj_k_transpose16(r);
             for (int64_t i = 0; i < 16 && e0 + i < E; i++) _mm512_store_ps(kt + (e0 + i) * BK + c0, r[i]);
         }
 }
@@ -228,7 +202,7 @@ static inline void softmax_group(const tj_k_attention *a, const char *mrow, int6
         float *s = p + r * BK;
         __m512 x[NV], mx = ninf;
         for (int v = 0; v < w; v++) {
-            __mmask16 keep = lane_mask(n - 16 * v);
+            __mmask16 keep = tj_k_lanes16(n - 16 * v);
             x[v] = _mm512_load_ps(s + 16 * v);
             if (mrow && keep) x[v] = apply_mask(a, mrow + r * mrs, j0 + 16 * v, x[v], &keep);
             x[v] = _mm512_mask_blend_ps(keep, ninf, x[v]);
@@ -309,7 +283,7 @@ static void query_block(const tj_k_attention *a, const layout *ly, int64_t b, in
         float sum = _mm512_reduce_add_ps(_mm512_load_ps(l + 16 * r));
         __m512 inv = _mm512_set1_ps(sum == 0 ? 0.0f : 1.0f / sum);
         for (int64_t e0 = 0; e0 < Ev; e0 += 16)
-            _mm512_mask_storeu_ps(out + r * Ev + e0, lane_mask(Ev - e0),
+            _mm512_mask_storeu_ps(out + r * Ev + e0, tj_k_lanes16(Ev - e0),
                                   _mm512_mul_ps(inv, _mm512_load_ps(acc + r * evp + e0)));
     }
 }

@@ -5,8 +5,8 @@
 #include <immintrin.h>
 
 #include "gemv.h"
+#include "transpose16_avx512.h"
 
-static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1); }
 
 /* y = alpha * acc + beta * y (beta 0: y is not read) */
 static inline void put(float *y, float acc, float alpha, float beta)
@@ -47,7 +47,7 @@ static inline __m128 sum4(const __m512 *a)
                 }                                                                                             \
             }                                                                                                 \
         for (; p < n; p += 16) {                                                                              \
-            __mmask16 k = tail_mask(n - p);                                                                   \
+            __mmask16 k = tj_k_lanes16(n - p);                                                                   \
             __m512 xv[V];                                                                                     \
             for (int v = 0; v < V; v++) xv[v] = _mm512_maskz_loadu_ps(k, x + v * xvs + p);                    \
             for (int r = 0; r < R; r++) {                                                                     \
@@ -144,7 +144,7 @@ void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float
             __m512 xv[8];
             for (int q = 0; q < 8; q++) xv[q] = _mm512_set1_ps(x[p + q]);
             for (int64_t j = 0; j < w; j += 16) {
-                __mmask16 k = tail_mask(w - j);
+                __mmask16 k = tj_k_lanes16(w - j);
                 __m512 a = _mm512_load_ps(acc + j), b = _mm512_maskz_loadu_ps(k, r + 4 * ld + j);
                 b = _mm512_mul_ps(b, xv[4]);
                 a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, r + j), xv[0], a);
@@ -160,7 +160,7 @@ void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float
         for (; p < rows; p++) {
             __m512 x0 = _mm512_set1_ps(x[p]);
             for (int64_t j = 0; j < w; j += 16) {
-                __mmask16 k = tail_mask(w - j);
+                __mmask16 k = tj_k_lanes16(w - j);
                 _mm512_store_ps(acc + j, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, mc + p * ld + j), x0,
                                                          _mm512_load_ps(acc + j)));
             }
@@ -171,7 +171,7 @@ void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float
             continue;
         }
         for (int64_t j = 0; j < w; j += 16) {
-            __mmask16 k = tail_mask(w - j);
+            __mmask16 k = tj_k_lanes16(w - j);
             __m512 r = _mm512_mul_ps(_mm512_load_ps(acc + j), va);
             if (beta != 0) r = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, yc + j), vb, r);
             _mm512_mask_storeu_ps(yc + j, k, r);
