@@ -85,7 +85,7 @@ int main(void)
             cblas_sgemm(CblasRowMajor, sh->a_t ? CblasTrans : CblasNoTrans, sh->b_t ? CblasTrans : CblasNoTrans, m, n,
                         k, 1.0f, a, lda, b, ldb, 0.0f, c0, n);
             double t1 = cpu_ns();
-            tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, am, 0, bm, 0, 0.0, c1, 0, n, 1);
+            tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, am, 0, bm, 0, 0.0, c1, 0, n, 1, NULL);
             double t2 = cpu_ns();
             t_blas = fmin(t_blas, t1 - t0);
             t_tjit = fmin(t_tjit, t2 - t1);

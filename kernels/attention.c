@@ -77,7 +77,7 @@ int tj_k_attention_threads(const tj_k_attention *a)
             int64_t nk = s_end - j0 < bk ? s_end - j0 : bk;                                                   \
             tj_k_gemm(a->dtype, 1, nq, nk, a->E, a->scale,                                                    \
                       (tj_k_mat){q + i0 * a->q.rs, a->q.rs, a->q.cs}, 0,                                      \
-                      (tj_k_mat){k + j0 * a->k.rs, a->k.cs, a->k.rs}, 0, 0.0, scores, 0, nk, 1);              \
+                      (tj_k_mat){k + j0 * a->k.rs, a->k.cs, a->k.rs}, 0, 0.0, scores, 0, nk, 1, NULL);        \
             for (int64_t r = 0; r < nq; r++) {                                                                \
                 int64_t i = i0 + r;                                                                           \
                 T *s = scores + r * nk, bm = -INFINITY;                                                       \
@@ -106,7 +106,7 @@ int tj_k_attention_threads(const tj_k_attention *a)
                 m[r] = mnew;                                                                                  \
             }                                                                                                 \
             tj_k_gemm(a->dtype, 1, nq, Ev, nk, 1.0, (tj_k_mat){scores, nk, 1}, 0,                             \
-                      (tj_k_mat){v + j0 * a->v.rs, a->v.rs, a->v.cs}, 0, 1.0, acc, 0, Ev, 1);                 \
+                      (tj_k_mat){v + j0 * a->v.rs, a->v.rs, a->v.cs}, 0, 1.0, acc, 0, Ev, 1, NULL);           \
         }                                                                                                     \
         T *out = (T *)a->out + (b * a->L + i0) * Ev;                                                          \
         for (int64_t r = 0; r < nq; r++)                                                                      \

@@ -73,14 +73,14 @@ static bool own_kernel(tj_dtype dtype, int64_t n)
 }
 
 /* One product; `nthreads` is used by our kernel only (BLAS sizes its pool
- * itself). */
+ * itself), and so is `epi`. */
 static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha, tj_k_mat a, blas_view va,
-                     tj_k_mat b, blas_view vb, double beta, void *c, int ldc, int nthreads)
+                     tj_k_mat b, blas_view vb, double beta, void *c, int ldc, int nthreads, const tj_k_epilogue *epi)
 {
     if (own) {
         bool rowb = vb.trans == CblasNoTrans;
         tj_k_gemm_f32_avx512(m, n, k, (float)alpha, a.p, a.rs, a.cs, b.p, rowb ? vb.ld : 1, rowb ? 1 : vb.ld,
-                             (float)beta, c, ldc, nthreads);
+                             (float)beta, c, ldc, nthreads, epi);
     } else if (dtype == TJ_FLOAT32) {
         cblas_sgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, (float)alpha, a.p, va.ld, b.p, vb.ld, (float)beta, c,
                     ldc);
@@ -133,6 +133,7 @@ typedef struct batch_args {
     void *c;
     int64_t c_bs, ldc;
     int inner;
+    const tj_k_epilogue *epi; /* our kernel's, batch 1 */
 } batch_args;
 
 /* Products [i0, i1) of the batch. */
@@ -144,24 +145,53 @@ static void batch_items(void *ctx, int t, int64_t i0, int64_t i1)
     for (int64_t i = i0; i < i1; i++)
         gemm_one(g->dtype, g->own, (int)g->m, (int)g->n, (int)g->k, g->alpha, item(g->a, i * g->a_bs, es), g->va,
                  item(g->b, i * g->b_bs, es), g->vb, g->beta, (char *)g->c + i * g->c_bs * (int64_t)es, (int)g->ldc,
-                 g->inner);
+                 g->inner, g->epi);
+}
+
+/* An epilogue over all of C after the product, for epilogue_rows. */
+typedef struct epilogue_args {
+    const tj_k_epilogue *epi;
+    size_t es;
+    void *c;
+    int64_t n, ldc;
+} epilogue_args;
+
+static void epilogue_rows(void *ctx, int t, int64_t r0, int64_t r1)
+{
+    const epilogue_args *e = ctx;
+    (void)t;
+    tj_k_epilogue_apply(e->epi, e->es, e->c, e->ldc, r0, r1 - r0, 0, e->n);
+}
+
+/* Elements from which the epilogue after a product is split over threads. */
+#define EPILOGUE_PARALLEL_MIN 32768
+
+static void epilogue_after(const tj_k_epilogue *epi, size_t es, int64_t m, int64_t n, void *c, int64_t ldc,
+                           int nthreads)
+{
+    epilogue_args e = {epi, es, c, n, ldc};
+    tj_k_parallel(m * n >= EPILOGUE_PARALLEL_MIN ? nthreads : 1, m, epilogue_rows, &e);
 }
 
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
-               int nthreads)
+               int nthreads, const tj_k_epilogue *epi)
 {
     size_t es = dtype == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
     if (batch <= 0 || m <= 0 || n <= 0) return;
     if (k == 0 || alpha == 0) { /* as BLAS: A and B unread, so nan and inf there do not reach C */
         for (int64_t i = 0; i < batch; i++) scale_c(dtype, m, n, beta, (char *)c + i * c_bs * es, ldc);
+        if (epi) epilogue_after(epi, es, m, n, c, ldc, nthreads);
         return;
     }
     blas_view va, vb;
     layout(m, k, a.rs, a.cs, &va);
     layout(k, n, b.rs, b.cs, &vb);
-    if (gemm_as_gemv(dtype, batch, m, n, k, alpha, a, a_bs, va, b, b_bs, vb, beta, c, c_bs, ldc, nthreads)) return;
-    bool own = own_kernel(dtype, n);
+    if (gemm_as_gemv(dtype, batch, m, n, k, alpha, a, a_bs, va, b, b_bs, vb, beta, c, c_bs, ldc, nthreads)) {
+        if (epi) epilogue_after(epi, es, m, n, c, ldc, nthreads);
+        return;
+    }
+    bool own = own_kernel(dtype, n), fused = own && batch == 1;
     double work = (double)m * (double)n * (double)k;
     /* Small products run on one thread each (OpenBLAS does so by itself),
      * so they can share the threads over the batch; large ones each get
@@ -170,8 +200,9 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
     if (nt > batch) nt = (int)batch;
     if (work > TJ_K_GEMM_SERIAL_WORK || work * (double)batch < 4 * TJ_K_GEMM_SERIAL_WORK) nt = 1;
     batch_args ba = {dtype, own, m, n, k, alpha, beta, a, b, va, vb, a_bs, b_bs, c, c_bs, ldc,
-                     nt <= 1 && work > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1};
+                     nt <= 1 && work > TJ_K_GEMM_SERIAL_WORK ? nthreads : 1, fused ? epi : NULL};
     tj_k_parallel(nt, batch, batch_items, &ba);
+    if (epi && !fused) epilogue_after(epi, es, m, n, c, ldc, nthreads);
 }
 
 /* The operands of an int64 product, for i64_rows. */

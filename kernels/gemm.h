@@ -37,6 +37,42 @@ typedef struct tj_k_mat {
  * covers a row (column) and fits BLAS's int. Size-1 dims accept any stride. */
 bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 
+/** A fused epilogue (as oneDNN's post-ops and cuBLASLt's epilogues): an
+ * elementwise loop with the contract of kernels/elementwise.h (n values,
+ * out, in[], ctx) run in place over C's elements once they are final, by
+ * the thread that computed them and while they are still in its cache.
+ * The loop reads `nin` (1 or 2) inputs: in[self] is the part of C itself;
+ * the other, when nin is 2, is the same part of `other`, a matrix of C's
+ * shape and dtype with row stride other_rs and contiguous columns. The loop
+ * must give each element a value that depends only on its own inputs, so
+ * that applying it in pieces equals applying it once over C. */
+typedef struct tj_k_epilogue {
+    void (*loop)(int64_t n, void *out, const void *const *in, const void *ctx);
+    const void *ctx;
+    int nin;
+    int self;
+    const void *other;
+    int64_t other_rs;
+} tj_k_epilogue;
+
+/** Applies `e` to rows [i0, i0 + rows) and columns [j0, j0 + cols) of C
+ * (`esize`-byte elements, leading dimension ldc): one loop call per row, or
+ * one for the whole block when its rows are adjacent in C and in other. */
+static inline void tj_k_epilogue_apply(const tj_k_epilogue *e, size_t esize, void *c, int64_t ldc, int64_t i0,
+                                       int64_t rows, int64_t j0, int64_t cols)
+{
+    bool whole = ldc == cols && (e->nin < 2 || e->other_rs == cols);
+    int64_t calls = whole ? 1 : rows, n = whole ? rows * cols : cols;
+    for (int64_t r = 0; r < calls; r++) {
+        int64_t i = i0 + r;
+        const void *in[2];
+        char *row = (char *)c + (size_t)(i * ldc + j0) * esize;
+        in[e->self] = row;
+        if (e->nin > 1) in[1 - e->self] = (const char *)e->other + (size_t)(i * e->other_rs + j0) * esize;
+        e->loop(n, row, in, e->ctx);
+    }
+}
+
 /** For each of `batch` items b: C_b = alpha * A_b @ B_b + beta * C_b, with
  * A_b [m, k] at a.p + b*a_bs, B_b [k, n] at b.p + b*b_bs (element offsets;
  * 0 repeats one matrix), C_b row-major at c + b*c_bs with leading dimension
@@ -46,10 +82,13 @@ bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
  * PyTorch's addmm.
  * m, n, k, ldc must fit BLAS's int. Uses up to `nthreads` threads (one
  * setting shared with OpenBLAS); call with nthreads 1 from inside a parallel
- * region, and only with m*n*k <= TJ_K_GEMM_SERIAL_WORK. */
+ * region, and only with m*n*k <= TJ_K_GEMM_SERIAL_WORK.
+ * `epi` (NULL: none; batch must be 1 otherwise) runs on C after the
+ * product: inside our AVX-512 kernel on each thread's part as soon as it is
+ * done, after the whole product on the other routes. */
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
-               int nthreads);
+               int nthreads, const tj_k_epilogue *epi);
 
 /** AVX-512 float32 product (gemm_avx512.c, used by tj_k_gemm): C [m, n]
  * (leading dimension ldc) = alpha * A @ B + beta * C, A element (i, p) at
@@ -57,9 +96,11 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
  * bcs == 1 (row-major) or brs == 1 (column-major); m, n, k >= 1; beta == 0
  * never reads C. Threads over blocks of whole rows, or of 64 columns when m
  * is small against B (see split_rows in gemm_avx512.c); each element is
- * computed the same way on any number of threads. */
+ * computed the same way on any number of threads. `epi` (NULL: none) runs on
+ * each thread's rows or columns of C right after that thread computed them. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
-                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads);
+                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                          const tj_k_epilogue *epi);
 
 /** tj_k_gemm for int64 with int64 alpha/beta, any strides (loops, no BLAS).
  * Arithmetic wraps modulo 2^64 as ATen's does. */

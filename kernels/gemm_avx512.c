@@ -8,7 +8,8 @@
  * accumulators, so that the FMA units, not the loads, set the pace. A is
  * read in place, row- or column-major alike (the mlp and GPT backward
  * products, A @ W and A^T @ X, are both). Threads split C by rows or by
- * columns (split_rows). */
+ * columns (split_rows); a fused epilogue runs on each thread's part of C
+ * as soon as it is done. */
 #include <immintrin.h>
 
 #include "gemm.h"
@@ -116,29 +117,56 @@ typedef struct gemm_args {
     float alpha, beta;
     const float *a, *b;
     float *c;
+    const tj_k_epilogue *epi;
 } gemm_args;
+
+/* With an epilogue, a thread runs it after each part of C of about this
+ * many bytes, which is then still in its L2 cache. */
+#define EPILOGUE_BYTES (128 * 1024)
+
+/* How many units of `unit_bytes` of C one epilogue call should cover: all
+ * `units` without an epilogue, else at least one. */
+static int64_t epilogue_group(const gemm_args *g, int64_t unit_bytes, int64_t units)
+{
+    if (!g->epi) return units;
+    int64_t u = EPILOGUE_BYTES / unit_bytes;
+    return u < 1 ? 1 : u;
+}
 
 /* Column blocks [b0, b1) of NR columns each. */
 static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
 {
     const gemm_args *g = ctx;
+    int64_t group = epilogue_group(g, g->m * NR * (int64_t)sizeof(float), b1 - b0);
     (void)t;
-    for (int64_t jb = b0; jb < b1; jb++) {
-        int64_t j0 = jb * NR;
-        column_block(g->m, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a, g->ars, g->acs, g->b, g->brs,
-                     g->bcs, g->beta, g->c, g->ldc);
+    for (int64_t gb = b0; gb < b1; gb += group) {
+        int64_t ge = gb + group < b1 ? gb + group : b1;
+        for (int64_t jb = gb; jb < ge; jb++) {
+            int64_t j0 = jb * NR;
+            column_block(g->m, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a, g->ars, g->acs, g->b,
+                         g->brs, g->bcs, g->beta, g->c, g->ldc);
+        }
+        if (g->epi) {
+            int64_t j0 = gb * NR, j1 = ge * NR < g->n ? ge * NR : g->n;
+            tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, 0, g->m, j0, j1 - j0);
+        }
     }
 }
 
-/* Row tiles [b0, b1) of MR rows each, every column. */
+/* Row tiles [b0, b1) of MR rows each, every column. With an epilogue, in
+ * groups of tiles, B's blocks packed again for each group. */
 static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
 {
     const gemm_args *g = ctx;
-    int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
+    int64_t group = epilogue_group(g, MR * g->n * (int64_t)sizeof(float), b1 - b0);
     (void)t;
-    for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
-        column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
-                     g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
+    for (int64_t gb = b0; gb < b1; gb += group) {
+        int64_t i0 = gb * MR, ie = gb + group < b1 ? (gb + group) * MR : b1 * MR, i1 = ie < g->m ? ie : g->m;
+        for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
+            column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
+                         g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
+        if (g->epi && i0 < i1) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
+    }
 }
 
 /* Whether threads split C by rows (each reads its rows of A and writes its
@@ -158,9 +186,10 @@ static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
 }
 
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
-                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads)
+                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                          const tj_k_epilogue *epi)
 {
-    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c};
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi};
     if (nthreads > 1 && split_rows(m, n, k, nthreads)) {
         int64_t tiles = (m + MR - 1) / MR;
         tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);

@@ -6,7 +6,9 @@
 #include <math.h>
 
 #include "iter.h"
+#include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "op_elementwise.h"
 #include "op_linalg.h"
 
 /* ---- shape functions ---- */
@@ -146,9 +148,10 @@ static int64_t scalar_i64(const tj_value *v)
     return isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
 }
 
-/* out ([batch,] m, n, contiguous) = alpha * a @ b + beta * out. */
+/* out ([batch,] m, n, contiguous) = alpha * a @ b + beta * out, then epi
+ * (NULL: none; float only) over out. */
 static tj_status gemm_tensors(const tj_tensor *a, const tj_tensor *b, tj_tensor *out, bool batched,
-                              const tj_value *alpha, const tj_value *beta)
+                              const tj_value *alpha, const tj_value *beta, const tj_k_epilogue *epi)
 {
     int d = batched ? 1 : 0;
     int64_t batch = batched ? out->shape[0] : 1, m = a->shape[d], k = a->shape[d + 1], n = b->shape[d + 1];
@@ -166,7 +169,7 @@ static tj_status gemm_tensors(const tj_tensor *a, const tj_tensor *b, tj_tensor 
     if (st == TJ_OK) st = operand_get(&ob, b, batched);
     if (st == TJ_OK)
         tj_k_gemm(out->dtype, batch, m, n, k, tj_value_as_double(alpha), oa.mat, oa.bs, ob.mat, ob.bs,
-                  tj_value_as_double(beta), tj_tensor_ptr(out), m * n, n, nt);
+                  tj_value_as_double(beta), tj_tensor_ptr(out), m * n, n, nt, epi);
     operand_release(&oa);
     operand_release(&ob);
     return st;
@@ -175,21 +178,61 @@ static tj_status gemm_tensors(const tj_tensor *a, const tj_tensor *b, tj_tensor 
 tj_status tj_kernel_mm(const tj_value *args, tj_tensor *const *outs)
 {
     tj_value one = tj_v_int(1), zero = tj_v_int(0);
-    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], false, &one, &zero);
+    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], false, &one, &zero, NULL);
 }
 
 tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
 {
     tj_value one = tj_v_int(1), zero = tj_v_int(0);
-    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], true, &one, &zero);
+    return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], true, &one, &zero, NULL);
 }
 
 /* The bias is broadcast into the output first, then one GEMM adds
  * alpha * mat1 @ mat2 with beta; beta = 0 skips the bias entirely. */
-tj_status tj_kernel_addmm(const tj_value *args, tj_tensor *const *outs)
+static tj_status addmm(const tj_value *args, tj_tensor *out, const tj_k_epilogue *epi)
 {
     const tj_value *beta = &args[3];
-    bool beta_zero = outs[0]->dtype == TJ_INT64 ? scalar_i64(beta) == 0 : tj_value_as_double(beta) == 0;
-    if (!beta_zero) tj_copy_convert(outs[0], args[0].u.t);
-    return gemm_tensors(args[1].u.t, args[2].u.t, outs[0], false, &args[4], beta);
+    bool beta_zero = out->dtype == TJ_INT64 ? scalar_i64(beta) == 0 : tj_value_as_double(beta) == 0;
+    if (!beta_zero) tj_copy_convert(out, args[0].u.t);
+    return gemm_tensors(args[1].u.t, args[2].u.t, out, false, &args[4], beta, epi);
+}
+
+tj_status tj_kernel_addmm(const tj_value *args, tj_tensor *const *outs)
+{
+    return addmm(args, outs[0], NULL);
+}
+
+tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    int64_t m = args[1].u.t->shape[0], n = args[2].u.t->shape[1];
+    /* addmm's [m, n] result as the operator's result holds it */
+    tj_tensor mat = *out;
+    mat.ndim = 2;
+    mat.shape[0] = m;
+    mat.shape[1] = n;
+    mat.strides[0] = n;
+    mat.strides[1] = 1;
+    int slot = (int)args[6].u.i;
+    const tj_value *op_args = &args[7];
+    tj_k_unary_args unary = {.dtype = out->dtype};
+    tj_k_axpby_args axpby = {.alpha = 1, .ialpha = 1, .dtype = out->dtype};
+    tj_k_epilogue epi = {.loop = tj_k_unary_loop, .ctx = &unary, .nin = 1};
+    switch ((tj_addmm_epilogue)args[5].u.i) {
+    case TJ_ADDMM_RELU: unary.op = TJ_K_RELU; break;
+    case TJ_ADDMM_GELU: unary.op = op_args[1].u.s[0] == 't' ? TJ_K_GELU_TANH : TJ_K_GELU; break;
+    case TJ_ADDMM_ADD: {
+        const tj_tensor *other = op_args[1 - slot].u.t;
+        if (!tj_tensor_is_contiguous(other)) { /* the add kernel after the product */
+            tj_value add_args[3] = {op_args[0], op_args[1], op_args[2]};
+            add_args[slot] = tj_v_tensor(out);
+            tj_status st = addmm(args, &mat, NULL);
+            return st != TJ_OK ? st : tj_kernel_add_Tensor(add_args, outs);
+        }
+        epi = (tj_k_epilogue){.loop = tj_k_add_loop, .ctx = &axpby, .nin = 2, .self = slot,
+                              .other = tj_tensor_ptr(other), .other_rs = n};
+        break;
+    }
+    }
+    return addmm(args, &mat, &epi);
 }

@@ -35,7 +35,7 @@ static float *run(const product *pr, const float *a, const float *b, const float
     cr_assert_not_null(c);
     memcpy(c, c0, sizeof(float) * (size_t)(pr->m * pr->n));
     tj_k_gemm_f32_avx512(pr->m, pr->n, pr->k, pr->alpha, a, pr->k, 1, b, pr->b_colmajor ? 1 : pr->n,
-                         pr->b_colmajor ? pr->k : 1, pr->beta, c, pr->n, threads);
+                         pr->b_colmajor ? pr->k : 1, pr->beta, c, pr->n, threads, NULL);
     return c;
 }
 
@@ -119,8 +119,8 @@ Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
         fill(bt, n * k, 5);
         for (int64_t p = 0; p < k; p++)
             for (int64_t j = 0; j < n; j++) b[p * n + j] = bt[j * k + p];
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, c1, n, 1);
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, b, n, 1, 0.0f, c2, n, 1);
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, c1, n, 1, NULL);
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, b, n, 1, 0.0f, c2, n, 1, NULL);
         cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
         free(a);
         free(bt);

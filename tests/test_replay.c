@@ -892,8 +892,9 @@ Test(plan, memory_plan_prints_one_line_per_intermediate)
     cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK);
     fclose(f);
     cr_expect(strncmp(buf, "arena ", 6) == 0, "%s", buf);
-    cr_expect(strstr(buf, "%addmm "), "%s", buf);
+    cr_expect(strstr(buf, "%relu "), "%s", buf); /* the result of addmm + relu, one fused step */
     cr_expect(strstr(buf, "float32[8, 32]"), "%s", buf);
+    cr_expect(!strstr(buf, "%addmm "), "addmm's own result is never stored: %s", buf);
     free(buf);
     tj_plan_free(p);
     mlp_teardown(&m);
@@ -1158,10 +1159,14 @@ Test(plan, profiler_table_lists_operators_with_throughput)
     cr_expect(strstr(buf, "GFLOP/s"), "%s", buf);
     cr_expect(strstr(buf, "GB/s"), "%s", buf);
     cr_expect(strstr(buf, "Runs: 3"), "%s", buf);
-    /* addmm is called twice per run */
-    const char *row = strstr(buf, "aten::addmm");
-    cr_assert_not_null(row);
-    cr_expect_eq(atoi(row + strlen("aten::addmm") + strspn(row + strlen("aten::addmm"), " ")), 6, "%s", buf);
+    /* one addmm with relu fused into it and one alone per run: a row each */
+    static const char *const rows[] = {"\naten::addmm + aten::relu ", "\naten::addmm  "}; /* padded: not the fused row */
+    for (int r = 0; r < 2; r++) {
+        const char *row = strstr(buf, rows[r]);
+        cr_assert_not_null(row, "%s", buf);
+        const char *calls = row + strlen(rows[r]);
+        cr_expect_eq(atoi(calls + strspn(calls, " ")), 3, "%s", buf);
+    }
     free(buf);
     tj_plan_free(p);
     mlp_teardown(&m);
@@ -1186,7 +1191,7 @@ Test(plan, profiler_trace_is_chrome_trace_event_json)
     cr_assert(json_is_array(events));
     tj_plan_statistics st;
     tj_plan_stats(p, &st);
-    int kernels = 0, runs = 0, addmm = 0;
+    int kernels = 0, runs = 0, addmm = 0, fused = 0;
     double last_ts = -1, run_ts = 0, run_end = 0;
     size_t i;
     json_t *ev;
@@ -1210,11 +1215,13 @@ Test(plan, profiler_trace_is_chrome_trace_event_json)
         cr_expect_geq(ts, last_ts, "kernels in schedule order");
         last_ts = ts;
         addmm += strcmp(name, "aten::addmm") == 0;
+        fused += strcmp(name, "aten::addmm + aten::relu") == 0;
         cr_expect_not_null(json_object_get(json_object_get(ev, "args"), "node"));
     }
     cr_expect_eq(runs, 1);
     cr_expect_eq(kernels, st.n_kernels);
-    cr_expect_eq(addmm, 2);
+    cr_expect_eq(addmm, 1);
+    cr_expect_eq(fused, 1);
     cr_expect_geq(last_ts, run_ts);
     cr_expect_leq(last_ts, run_end);
     json_decref(root);

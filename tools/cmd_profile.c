@@ -1,5 +1,5 @@
 /* tjit profile MODEL [--train] [--runs N] [--threads N] [--decompose core|none]
- *                    [--trace FILE] [--memory] */
+ *                    [--trace FILE] [--memory] [--no-fusion] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,23 +14,24 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit profile MODEL [--train] [--runs N] [--threads N] [--decompose core|none]\n"
-               "                    [--trace FILE] [--memory]\n\n"
+               "                    [--trace FILE] [--memory] [--no-fusion]\n\n"
                "Traces MODEL's forward pass (mlp, cnn, gpt, block768), or with --train its\n"
                "whole training step (forward, loss, backward, optimiser; mlp, cnn, gpt), on\n"
                "a batch of its WORKLOADS.md shape, compiles it into a plan, replays it N\n"
                "times (default 20, after one warm-up run) with per-kernel timing, prints the\n"
                "table by operator and writes the last run as a Chrome trace (default\n"
                "MODEL.trace.json; open it in ui.perfetto.dev or chrome://tracing).\n"
-               "--memory also prints the memory plan.\n");
+               "--memory also prints the memory plan. --no-fusion compiles every operator as\n"
+               "its own kernel (no relu, gelu or residual add run inside the addmm before it).\n");
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs). A
  * training step updates the parameters and optimiser state in place at each
  * run, as training does. */
 static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, int n_inputs, int runs,
-                   const char *trace_path, bool memory)
+                   const char *trace_path, bool memory, const tj_compile_options *copts)
 {
-    tj_plan *p = tj_compile(g, NULL);
+    tj_plan *p = tj_compile(g, copts);
     if (!p) return fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1;
     tj_status st = tj_plan_run_into(p, inputs, n_inputs, NULL);
     tj_plan_set_profiling(p, true);
@@ -38,8 +39,8 @@ static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, 
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s: %d kernels, %d views resolved, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", s.n_kernels, s.n_views, s.arena_bytes / 1048576.0,
+        printf("%s %s: %d kernels (%d fused), %d views resolved, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", s.n_kernels, s.n_fused, s.n_views, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         st = tj_plan_profile_print(p, stdout);
     }
@@ -54,7 +55,7 @@ static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, 
 /* Traces and profiles the forward pass or training step of `m` on the
  * benchmark's batch (bench_batch: the inputs `tjit bench` times). */
 static int profile_model(model *m, bool train, const tj_decomp_table *table, int runs, const char *trace_path,
-                         bool memory)
+                         bool memory, const tj_compile_options *copts)
 {
     step_kind kind = train ? STEP_TRAIN : STEP_FORWARD;
     train_state state = {0};
@@ -66,7 +67,7 @@ static int profile_model(model *m, bool train, const tj_decomp_table *table, int
         fprintf(stderr, "tjit profile: %s\n", tj_last_error());
     else
         rc = profile(m, g, train, inputs, step_inputs(m, train ? &state : NULL, x, train ? y : NULL, inputs), runs,
-                     trace_path, memory);
+                     trace_path, memory, copts);
     tj_graph_free(g);
     tj_tensor_release(x);
     tj_tensor_release(y);
@@ -79,12 +80,14 @@ int cmd_profile(int argc, char **argv)
     static const struct option opts[] = {{"runs", required_argument, 0, 'r'},  {"threads", required_argument, 0, 'j'},
                                          {"decompose", required_argument, 0, 'd'}, {"trace", required_argument, 0, 'o'},
                                          {"memory", no_argument, 0, 'm'},      {"train", no_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+                                         {"no-fusion", no_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int runs = 20, threads = 0, c;
     bool memory = false, train = false;
     const char *decompose = "none", *trace_path = NULL;
+    tj_compile_options copts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:j:d:o:mth", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:j:d:o:mtfh", opts, NULL)) != -1) {
         switch (c) {
         case 'r': runs = atoi(optarg); break;
         case 'j': threads = atoi(optarg); break;
@@ -92,6 +95,7 @@ int cmd_profile(int argc, char **argv)
         case 'o': trace_path = optarg; break;
         case 'm': memory = true; break;
         case 't': train = true; break;
+        case 'f': copts.no_fusion = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
@@ -112,7 +116,7 @@ int cmd_profile(int argc, char **argv)
         tj_decomp_table_free(table);
         return 1;
     }
-    int rc = profile_model(&m, train, table, runs, trace_path ? trace_path : default_path, memory);
+    int rc = profile_model(&m, train, table, runs, trace_path ? trace_path : default_path, memory, &copts);
     model_free(&m);
     tj_decomp_table_free(table);
     return rc;

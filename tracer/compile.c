@@ -2,7 +2,8 @@
  * runs once here, on prototype tensors carrying the compiled geometry, to
  * learn which results are new tensors, strided views (resolved now, no node
  * at run time) or the in-place operator's argument itself; kernels are bound,
- * nodes reading no input are folded into constants (fold.c) and the memory
+ * nodes reading no input are folded into constants (fold.c), elementwise
+ * epilogues fused into the addmm before them (fuse.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
 #include <string.h>
@@ -162,6 +163,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
             p->values[v->root].n_views++;
         }
     }
+    pn->kernel = pn->op->kernel;
     if (st == TJ_OK && pn->is_step && !pn->op->kernel)
         st = tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no kernel", pn->name, pn->op->name);
     if (st == TJ_OK && pn->is_step) {
@@ -401,6 +403,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
         st = compile_nodes(&c);
     }
     if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);
+    if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) st = tj_plan_memory(p, opts);
     if (st == TJ_OK) st = plan_destinations(p, g, opts);

@@ -189,7 +189,7 @@ static void context_bind_nodes(tj_plan_context *c)
         tj_garg_box(n->args, n->nargs, c->vt, c->args + a, c->lists + l);
         tj_tensor **outs = c->outs + o;
         for (int k = 0; k < n->nout; k++) outs[k] = n->outs[k] >= 0 ? c->vt[n->outs[k]] : NULL;
-        if (n->is_step) c->steps[n->step] = (tj_step){n->op->kernel, c->args + a, outs};
+        if (n->is_step) c->steps[n->step] = (tj_step){n->kernel, c->args + a, outs};
         a += (size_t)n->nargs;
         l += (size_t)n->nlist;
         o += (size_t)n->nout;

@@ -53,8 +53,11 @@ typedef struct tj_pvalue {
 
 typedef struct tj_pnode {
     const tj_op *op;
-    bool is_step;     /**< false: every output is a view, resolved at compile time, or folded */
+    tj_kernel_fn kernel; /**< what its step runs: op's kernel, or a fused one */
+    const tj_op *epilogue; /**< fused after op (fuse.c): the node's own operator */
+    bool is_step;     /**< false: every output is a view, resolved at compile time, folded or fused */
     bool folded;      /**< computed at compile time: its results are plan constants */
+    bool fused;       /**< merged into a later step (fuse.c) */
     int step;         /**< index among steps (is_step) */
     int nargs;
     tj_garg *args;    /**< plan-owned copies */
@@ -148,6 +151,14 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
  * results) now, makes their results plan constants, merges identical ones,
  * and renumbers the remaining steps. */
 tj_status tj_plan_fold_constants(tj_plan *p);
+
+/** Epilogue fusion (tracer/fuse.c): relu, gelu or add.Tensor run inside
+ * the addmm step whose result only they read; renumbers the steps. */
+tj_status tj_plan_fuse_epilogues(tj_plan *p);
+
+/** The name a step shows in the profiler: "aten::addmm", or
+ * "aten::addmm + aten::relu" for a fused step. */
+void tj_plan_node_label(const tj_pnode *n, char *buf, size_t size);
 
 /** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
  * def/last, inplace/donor and the plan's statistics. */

@@ -63,9 +63,16 @@ void tj_plan_profile_reset(tj_plan *p)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* One row of the table: an operator's totals. */
+void tj_plan_node_label(const tj_pnode *n, char *buf, size_t size)
+{
+    if (n->epilogue) snprintf(buf, size, "%s + %s", n->op->name, n->epilogue->name);
+    else snprintf(buf, size, "%s", n->op->name);
+}
+
+/* One row of the table: an operator's (or fused pair's) totals. */
 typedef struct op_row {
-    const tj_op *op;
+    const tj_op *op, *epilogue;
+    char label[144];
     int64_t calls, ns;
     double flops, bytes;
 } op_row;
@@ -73,7 +80,7 @@ typedef struct op_row {
 static int by_time(const void *a, const void *b)
 {
     const op_row *x = a, *y = b;
-    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->op->name, y->op->name);
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->label, y->label);
 }
 
 tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
@@ -91,8 +98,11 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
         for (int s = 0; s < p->n_steps && c->prof.runs; s++) {
             const tj_pnode *n = &p->nodes[p->step_nodes[s]];
             int r = 0;
-            while (r < n_rows && rows[r].op != n->op) r++;
-            if (r == n_rows) rows[n_rows++] = (op_row){.op = n->op};
+            while (r < n_rows && (rows[r].op != n->op || rows[r].epilogue != n->epilogue)) r++;
+            if (r == n_rows) {
+                rows[n_rows++] = (op_row){.op = n->op, .epilogue = n->epilogue};
+                tj_plan_node_label(n, rows[r].label, sizeof rows[r].label);
+            }
             rows[r].calls += c->prof.runs;
             rows[r].ns += c->prof.total_ns[s];
             rows[r].flops += n->flops * (double)c->prof.runs;
@@ -112,7 +122,7 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
         char thr[32] = "";
         if (w->flops > 0 && sec > 0) snprintf(thr, sizeof thr, "%.2f GFLOP/s", w->flops / sec * 1e-9);
         else if (w->bytes > 0 && sec > 0) snprintf(thr, sizeof thr, "%.2f GB/s", w->bytes / sec * 1e-9);
-        fprintf(f, "%-44s  %8lld  %12.3f  %6.1f%%  %12.3f  %17s\n", w->op->name, (long long)w->calls, (double)w->ns * 1e-6,
+        fprintf(f, "%-44s  %8lld  %12.3f  %6.1f%%  %12.3f  %17s\n", w->label, (long long)w->calls, (double)w->ns * 1e-6,
                 run_ns ? 100.0 * (double)w->ns / (double)run_ns : 0.0, w->calls ? (double)w->ns * 1e-3 / (double)w->calls : 0.0,
                 thr);
         kernels_ns += w->ns;
@@ -163,7 +173,9 @@ static void context_events(const tj_plan *p, const tj_plan_context *c, json_t *e
     append(events, complete_event("tj_plan_run", "run", c->prof.last_run_start_ns, c->prof.last_run_ns, c->id), ok);
     for (int s = 0; s < p->n_steps && *ok; s++) {
         const tj_pnode *n = &p->nodes[p->step_nodes[s]];
-        json_t *ev = complete_event(n->op->name, "kernel", c->prof.last_start_ns[s], c->prof.last_dur_ns[s], c->id);
+        char label[144];
+        tj_plan_node_label(n, label, sizeof label);
+        json_t *ev = complete_event(label, "kernel", c->prof.last_start_ns[s], c->prof.last_dur_ns[s], c->id);
         char shapes[512];
         describe_inputs(n, p, shapes, sizeof shapes);
         json_t *args = json_pack("{s:s, s:i, s:s}", "node", n->name, "step", s, "input shapes", shapes);

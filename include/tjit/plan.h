@@ -90,6 +90,16 @@ typedef struct tj_compile_options {
      * over another core's lines runs at DRAM speed (gpt forward replay 3-33%
      * faster at 2 threads here; the arena may grow a little). */
     bool no_thread_placement;
+    /** Run every operator as its own kernel. By default an aten::relu,
+     * aten::gelu or aten::add.Tensor (alpha 1, an operand of the result's
+     * shape) that is the only reader of a float32 aten::addmm's result
+     * (directly or through a reshape) runs inside the addmm's step, on each
+     * part of the product as the GEMM finishes it, as Inductor fuses
+     * pointwise epilogues into GEMMs: one pass over memory fewer, and at 2+
+     * threads no reading of parts another core wrote. Results are the same,
+     * bit for bit; the profiler shows such a step as "aten::addmm +
+     * aten::relu". */
+    bool no_fusion;
 } tj_compile_options;
 
 /** Compiles `g` for the dtypes, shapes and strides of its placeholders. The
@@ -172,6 +182,7 @@ typedef struct tj_plan_statistics {
     int n_folded_shared;      /**< of those, identical to an earlier one: its tensors are shared */
     int n_writeback;          /**< outputs written back to inputs */
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
+    int n_fused;              /**< elementwise nodes run inside the preceding addmm's step */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per

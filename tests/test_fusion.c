@@ -1,0 +1,302 @@
+/* Epilogue fusion in replay (tracer/fuse.c): relu, gelu and the residual
+ * add run inside the addmm step before them. Fused plans must give the same
+ * bits as the same plan compiled with no_fusion and as the interpreter, on
+ * every route of tj_k_gemm (matrix-vector, OpenBLAS, our kernel split by
+ * rows or by columns) and at 1, 2 and 3 threads; the kernel-level epilogue
+ * must equal the product followed by the loop over C. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/elementwise.h"
+#include "kernels/gemm.h"
+#include "test_util.h"
+#include "tjit/tjit.h"
+
+TestSuite(fusion, .init = test_scope_open, .fini = test_scope_close);
+
+typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH, ADD_RIGHT, ADD_LEFT } epilogue;
+
+/* in: x [.., k], w [n, k], b [n], r (the add's other operand, of y's shape) */
+static tj_status fn_linear_epilogue(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *y = tj_linear(in[0], in[1], in[2]);
+    switch (*(const epilogue *)ctx) {
+    case ACT_RELU: out[0] = tj_relu(y); break;
+    case ACT_GELU: out[0] = tj_gelu(y, "none"); break;
+    case ACT_GELU_TANH: out[0] = tj_gelu(y, "tanh"); break;
+    case ADD_RIGHT: out[0] = tj_add(in[3], y); break;
+    case ADD_LEFT: out[0] = tj_add(y, in[3]); break;
+    }
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_graph *trace(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
+{
+    tj_graph *g = tj_make_fx(fn, ctx, in, n, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    return g;
+}
+
+static tj_plan *compile_ok(const tj_graph *g, bool no_fusion)
+{
+    tj_compile_options o = {.no_fusion = no_fusion};
+    tj_plan *p = tj_compile(g, &o);
+    cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
+    return p;
+}
+
+static int n_fused(const tj_plan *p)
+{
+    tj_plan_statistics s;
+    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
+    return s.n_fused;
+}
+
+/* Every element identical (float32 bits; NaN equal to NaN). */
+static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
+{
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
+    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
+    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
+    const float *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
+    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
+        cr_assert(memcmp(&x[i], &y[i], sizeof(float)) == 0 || (isnan(x[i]) && isnan(y[i])),
+                  "%s: element %ld: %.9g vs %.9g", what, (long)i, x[i], y[i]);
+}
+
+/* Runs g's fused plan, its no_fusion plan and the interpreter on `in`;
+ * expects `fused` fused steps and one result, bit for bit. */
+static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, const char *what)
+{
+    tj_plan *pf = compile_ok(g, false), *pu = compile_ok(g, true);
+    cr_expect_eq(n_fused(pf), fused, "%s: fused steps", what);
+    cr_expect_eq(n_fused(pu), 0, "%s", what);
+    tj_tensor *ref, *got, *sep;
+    cr_assert_eq(tj_graph_run(g, in, n_in, &ref), TJ_OK, "%s: %s", what, tj_last_error());
+    for (int run = 0; run < 2; run++) { /* the second run reuses the arena */
+        cr_assert_eq(tj_plan_run(pf, in, n_in, &got), TJ_OK, "%s: %s", what, tj_last_error());
+        cr_assert_eq(tj_plan_run(pu, in, n_in, &sep), TJ_OK, "%s: %s", what, tj_last_error());
+        expect_same_bits(got, ref, what);
+        expect_same_bits(sep, ref, what);
+    }
+    tj_plan_free(pf);
+    tj_plan_free(pu);
+}
+
+typedef struct shape_case {
+    const char *route;
+    int ndim;            /* of x: 2, or 3 (a reshape stands between addmm and the epilogue) */
+    int64_t lead, m, k, n; /* x [lead, m, k] when ndim is 3 */
+} shape_case;
+
+static const shape_case shapes[] = {
+    {"matrix-vector (one row)", 2, 1, 1, 40, 96},
+    {"OpenBLAS (10 columns)", 2, 1, 8, 16, 10},
+    {"our kernel, columns", 2, 1, 64, 200, 256},
+    {"our kernel, rows", 2, 1, 300, 64, 96},
+    {"odd sizes", 2, 1, 7, 33, 37},
+    {"through a reshape", 3, 2, 45, 24, 70},
+    {"one column block, long rows", 2, 1, 130, 48, 33},
+};
+
+static void check_shape(const shape_case *c, epilogue e, int threads)
+{
+    int64_t xs[3] = {c->lead, c->m, c->k}, ys[3] = {c->lead, c->m, c->n};
+    int off = c->ndim == 3 ? 0 : 1;
+    tj_tensor *in[4] = {
+        test_random_f32(c->ndim, xs + off, 11),
+        test_random_f32(2, (int64_t[]){c->n, c->k}, 12),
+        test_random_f32(1, (int64_t[]){c->n}, 13),
+        test_random_f32(c->ndim, ys + off, 14),
+    };
+    /* values around gelu's and relu's interesting points, and past |x| = 4 */
+    float *x = tj_tensor_data(in[0]);
+    for (int64_t i = 0; i < tj_tensor_numel(in[0]); i++) x[i] *= 3.0f;
+    tj_set_num_threads(threads);
+    tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+    char what[160];
+    snprintf(what, sizeof what, "%s, epilogue %d, %d threads", c->route, (int)e, threads);
+    expect_fused_matches(g, in, 4, 1, what);
+    tj_graph_free(g);
+}
+
+Test(fusion, every_epilogue_on_every_gemm_route_equals_separate_kernels_bit_for_bit)
+{
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int e = ACT_RELU; e <= ADD_LEFT; e++)
+            for (int t = 1; t <= 3; t++) check_shape(&shapes[s], (epilogue)e, t);
+}
+
+Test(fusion, fused_step_replaces_two_kernels_and_is_named_after_both)
+{
+    epilogue e = ACT_RELU;
+    tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
+                        test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 6}, 4)};
+    tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+    tj_plan *pf = compile_ok(g, false), *pu = compile_ok(g, true);
+    tj_plan_statistics sf, su;
+    tj_plan_stats(pf, &sf);
+    tj_plan_stats(pu, &su);
+    cr_expect_eq(sf.n_kernels, su.n_kernels - 1);
+    cr_expect_lt(sf.naive_bytes, su.naive_bytes, "addmm's own result is never stored");
+    tj_plan_set_profiling(pf, true);
+    cr_assert_eq(tj_plan_run_into(pf, in, 4, NULL), TJ_OK, "%s", tj_last_error());
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_plan_profile_print(pf, f), TJ_OK);
+    fclose(f);
+    cr_expect(strstr(buf, "aten::addmm + aten::relu"), "%s", buf);
+    cr_expect(!strstr(buf, "\naten::relu"), "%s", buf);
+    free(buf);
+    tj_plan_free(pf);
+    tj_plan_free(pu);
+    tj_graph_free(g);
+}
+
+/* ---- what is not fused ---- */
+
+typedef enum {
+    KEEP_RESULT_TOO,  /* addmm's result is also a graph output */
+    BROADCAST_ADD,    /* the add's other operand is [n], broadcast */
+    ADD_ALPHA_2,      /* self + 2 * other */
+    ADD_INPLACE,      /* add_ into addmm's result */
+    TWO_READERS,      /* relu and gelu both read addmm's result */
+} unfused;
+
+/* in: x [4, 8], w [6, 8], b [6], r [4, 6] */
+static tj_status fn_unfused(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *y = tj_linear(in[0], in[1], in[2]);
+    *n_out = 1;
+    switch (*(const unfused *)ctx) {
+    case KEEP_RESULT_TOO:
+        out[0] = tj_relu(y);
+        out[1] = y;
+        *n_out = 2;
+        break;
+    case BROADCAST_ADD: out[0] = tj_add(y, in[2]); break;
+    case ADD_ALPHA_2: out[0] = tj_add_alpha(in[3], y, tj_v_int(2)); break;
+    case ADD_INPLACE: out[0] = tj_add_(y, in[3], tj_v_int(1)); break;
+    case TWO_READERS: out[0] = tj_add(tj_relu(y), tj_gelu(y, "tanh")); break;
+    }
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fusion, results_with_other_readers_broadcasts_alpha_or_in_place_adds_are_not_fused)
+{
+    tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
+                        test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 6}, 4)};
+    for (int c = KEEP_RESULT_TOO; c <= TWO_READERS; c++) {
+        unfused u = (unfused)c;
+        tj_graph *g = trace(fn_unfused, &u, in, 4);
+        tj_plan *p = compile_ok(g, false);
+        cr_expect_eq(n_fused(p), 0, "case %d", c);
+        tj_scope *s = tj_scope_begin();
+        tj_tensor *ref[2], *got[2];
+        cr_assert_eq(tj_graph_run(g, in, 4, ref), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "case %d: %s", c, tj_last_error());
+        for (int k = 0; k < tj_graph_num_outputs(g); k++) expect_same_bits(got[k], ref[k], "unfused");
+        tj_scope_end(s);
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
+}
+
+/* in: x [4, 8], w [6, 8], b [6] in float64 */
+static tj_status fn_relu_linear(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_relu(tj_linear(in[0], in[1], in[2]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fusion, float64_products_are_not_fused)
+{
+    double x[32], w[48], b[6];
+    for (int i = 0; i < 48; i++) w[i] = sin(i + 1.0);
+    for (int i = 0; i < 32; i++) x[i] = cos(i * 0.7);
+    for (int i = 0; i < 6; i++) b[i] = 0.1 * i - 0.3;
+    tj_tensor *in[3] = {test_f64(2, (int64_t[]){4, 8}, x), test_f64(2, (int64_t[]){6, 8}, w),
+                        test_f64(1, (int64_t[]){6}, b)};
+    tj_graph *g = trace(fn_relu_linear, NULL, in, 3);
+    tj_plan *p = compile_ok(g, false);
+    cr_expect_eq(n_fused(p), 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* ---- run time: an add operand with other strides than compiled for ---- */
+
+Test(fusion, residual_with_other_strides_at_run_time_is_added_after_the_product)
+{
+    epilogue e = ADD_LEFT;
+    tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){64, 40}, 1), test_random_f32(2, (int64_t[]){96, 40}, 2),
+                        test_random_f32(1, (int64_t[]){96}, 3), test_random_f32(2, (int64_t[]){64, 96}, 4)};
+    tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+    tj_plan *p = compile_ok(g, false);
+    cr_assert_eq(n_fused(p), 1);
+    /* the same shape, transposed in memory */
+    tj_tensor *rt = test_random_f32(2, (int64_t[]){96, 64}, 9);
+    tj_tensor *run_in[4] = {in[0], in[1], in[2], tj_t(rt)};
+    cr_assert(!tj_tensor_is_contiguous(run_in[3]));
+    tj_tensor *ref, *got;
+    cr_assert_eq(tj_graph_run(g, run_in, 4, &ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, run_in, 4, &got), TJ_OK, "%s", tj_last_error());
+    expect_same_bits(got, ref, "transposed residual");
+    cr_assert_eq(tj_plan_run(p, in, 4, &got), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_graph_run(g, in, 4, &ref), TJ_OK, "%s", tj_last_error());
+    expect_same_bits(got, ref, "contiguous residual again");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* ---- the kernel: tj_k_gemm with an epilogue ---- */
+
+/* C (ldc > n, so the epilogue runs row by row) = A @ B + epilogue, against
+ * the product followed by the add loop over each row; the add's operand has
+ * its own row stride. Every route, 1-3 threads. */
+Test(fusion, gemm_epilogue_on_strided_c_equals_product_then_loop)
+{
+    static const int64_t mnk[][3] = {{1, 96, 40}, {8, 10, 16}, {64, 256, 200}, {300, 96, 64}, {7, 37, 33}};
+    for (size_t s = 0; s < sizeof mnk / sizeof *mnk; s++) {
+        int64_t m = mnk[s][0], n = mnk[s][1], k = mnk[s][2], ldc = n + 5, ldr = n + 3;
+        float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+        float *r = malloc(sizeof(float) * (size_t)(m * ldr));
+        float *c1 = malloc(sizeof(float) * (size_t)(m * ldc)), *c2 = malloc(sizeof(float) * (size_t)(m * ldc));
+        cr_assert(a && b && r && c1 && c2);
+        for (int64_t i = 0; i < m * k; i++) a[i] = sinf((float)i * 0.37f);
+        for (int64_t i = 0; i < k * n; i++) b[i] = cosf((float)i * 0.11f);
+        for (int64_t i = 0; i < m * ldr; i++) r[i] = sinf((float)i * 0.05f) * 4.0f;
+        tj_k_axpby_args add = {.alpha = 1, .ialpha = 1, .dtype = TJ_FLOAT32};
+        for (int self = 0; self < 2; self++)
+            for (int t = 1; t <= 3; t++) {
+                for (int64_t i = 0; i < m * ldc; i++) c1[i] = c2[i] = -7.0f; /* the gaps must stay */
+                tj_k_epilogue epi = {tj_k_add_loop, &add, 2, self, r, ldr};
+                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){b, n, 1}, 0, 0.0, c1, 0,
+                          ldc, t, &epi);
+                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){b, n, 1}, 0, 0.0, c2, 0,
+                          ldc, t, NULL);
+                for (int64_t i = 0; i < m; i++) {
+                    const void *ins[2];
+                    ins[self] = c2 + i * ldc;
+                    ins[1 - self] = r + i * ldr;
+                    tj_k_add_loop(n, c2 + i * ldc, ins, &add);
+                }
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * ldc)) == 0, "%ldx%ldx%ld, self %d, %d threads",
+                          (long)m, (long)n, (long)k, self, t);
+            }
+        free(a);
+        free(b);
+        free(r);
+        free(c1);
+        free(c2);
+    }
+}

@@ -1,0 +1,155 @@
+/* Epilogue fusion: an elementwise operator that is the only reader of an
+ * addmm's result (relu and gelu after a Linear layer, the residual add after
+ * a projection) runs inside the addmm's step, on each part of the product
+ * as the GEMM finishes it (runtime/op_linalg.h, tj_kernel_addmm_epilogue),
+ * as Inductor fuses pointwise epilogues into its GEMM templates and oneDNN
+ * applies post-ops. The operator's own pass over memory goes away, and at 2+
+ * threads so does its reading of parts another core wrote (the two vCPUs
+ * here share no cache).
+ *
+ * The fused step takes the operator's place in the schedule, so every value
+ * it reads is ready; it is an addmm to the memory planner (its result never
+ * goes over a dying input: the GEMM writes all of it before the epilogue
+ * reads the add's other operand). */
+#include <string.h>
+
+#include "plan_internal.h"
+#include "runtime/op_linalg.h"
+
+/* Per value: references from live nodes and outputs, and the node making
+ * the last one (-1 for a graph output). */
+typedef struct uses {
+    int *count;
+    int *user;
+} uses;
+
+static void count_uses(const tj_plan *p, uses *u)
+{
+    for (int i = 0; i < p->n_nodes; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        if (n->folded) continue;
+        for (int a = 0; a < n->nargs; a++) {
+            const tj_garg *g = &n->args[a];
+            int cnt = g->kind == TJ_GA_VALUE ? 1 : g->kind == TJ_GA_VALUES ? g->n : 0;
+            for (int k = 0; k < cnt; k++) {
+                int v = g->kind == TJ_GA_VALUE ? g->u.v : g->u.vs[k];
+                u->count[v]++;
+                u->user[v] = i;
+            }
+        }
+    }
+    for (int k = 0; k < p->n_outputs; k++) {
+        u->count[p->output_values[k]]++;
+        u->user[p->output_values[k]] = -1;
+    }
+}
+
+/* The node reading value v, when that is v's only use. */
+static int sole_user(const uses *u, int v) { return u->count[v] == 1 ? u->user[v] : -1; }
+
+static bool same_shape(const tj_pvalue *a, const tj_pvalue *b)
+{
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+/* Value w is a view of all of v, in v's element order, with rows of n. */
+static bool reshapes(const tj_pvalue *w, int v, int64_t numel, int64_t n)
+{
+    if (w->kind != TJ_PV_VIEW || w->base != v || w->rel_offset != 0 || w->numel != numel || w->ndim < 1 ||
+        w->shape[w->ndim - 1] != n)
+        return false;
+    int64_t stride = 1;
+    for (int d = w->ndim - 1; d >= 0; d--) {
+        if (w->shape[d] != 1 && w->strides[d] != stride) return false;
+        stride *= w->shape[d];
+    }
+    return true;
+}
+
+static bool is_one(const tj_garg *a)
+{
+    return (a->kind == TJ_GA_INT && a->u.i == 1) || (a->kind == TJ_GA_FLOAT && a->u.f == 1.0);
+}
+
+/* Which epilogue node e makes of value x (addmm's result as e reads it),
+ * and at which argument; -1 when it cannot be fused. */
+static int epilogue_kind(const tj_plan *p, const tj_pnode *e, int x, int *slot)
+{
+    if (!e->is_step || e->nout != 1 || e->outs[0] < 0 || !tj_op_is_builtin(e->op)) return -1;
+    const tj_pvalue *o = &p->values[e->outs[0]];
+    if (o->kind != TJ_PV_ARENA || o->dtype != TJ_FLOAT32 || o->numel != p->values[x].numel) return -1;
+    *slot = 0;
+    if (e->op == TJ_OPS(relu) && e->args[0].u.v == x) return TJ_ADDMM_RELU;
+    if (e->op == TJ_OPS(gelu) && e->args[0].u.v == x) return TJ_ADDMM_GELU;
+    if (e->op != TJ_OPS(add_Tensor) || !is_one(&e->args[2])) return -1;
+    *slot = e->args[0].u.v == x ? 0 : 1;
+    const tj_garg *other = &e->args[1 - *slot];
+    if (e->args[*slot].u.v != x || other->kind != TJ_GA_VALUE) return -1;
+    const tj_pvalue *r = &p->values[other->u.v];
+    return r->dtype == TJ_FLOAT32 && same_shape(r, o) ? TJ_ADDMM_ADD : -1;
+}
+
+/* Step `e` becomes addmm node `mm` followed by its own operator. */
+static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
+{
+    tj_pnode *a = &p->nodes[mm], *n = &p->nodes[e];
+    int nargs = a->nargs + 2 + n->nargs;
+    tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * (size_t)nargs);
+    if (!args) return TJ_ERR_OUT_OF_MEMORY;
+    memcpy(args, a->args, sizeof(tj_garg) * (size_t)a->nargs);
+    args[a->nargs] = (tj_garg){.kind = TJ_GA_INT, .u.i = kind};
+    args[a->nargs + 1] = (tj_garg){.kind = TJ_GA_INT, .u.i = slot};
+    memcpy(args + a->nargs + 2, n->args, sizeof(tj_garg) * (size_t)n->nargs);
+    args[a->nargs + 2 + slot] = (tj_garg){.kind = TJ_GA_NONE};
+    n->epilogue = n->op;
+    n->op = a->op;
+    n->kernel = tj_kernel_addmm_epilogue;
+    n->args = args;
+    n->nargs = nargs;
+    n->flops = a->flops;
+    n->bytes += a->bytes;
+    a->is_step = false;
+    a->fused = true;
+    p->values[a->outs[0]].kind = TJ_PV_UNUSED;
+    p->stats.n_fused++;
+    return TJ_OK;
+}
+
+tj_status tj_plan_fuse_epilogues(tj_plan *p)
+{
+    size_t bytes = sizeof(int) * 2 * (size_t)(p->n_values + 1);
+    int *mem = tj_alloc(bytes);
+    if (!mem) return tj_oom("tj_compile", bytes);
+    memset(mem, 0, bytes);
+    uses u = {mem, mem + p->n_values + 1};
+    count_uses(p, &u);
+    tj_status st = TJ_OK;
+    for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
+        const tj_pnode *a = &p->nodes[i];
+        if (!a->is_step || a->op != TJ_OPS(addmm) || a->epilogue) continue;
+        int v = a->outs[0];
+        const tj_pvalue *pv = &p->values[v];
+        if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32) continue;
+        int x = v, e = sole_user(&u, v);
+        if (e >= 0 && !p->nodes[e].is_step) { /* a reshape between them (linear on [.., k]) */
+            const tj_pnode *view = &p->nodes[e];
+            x = view->nout == 1 ? view->outs[0] : -1;
+            if (x < 0 || view->folded || !reshapes(&p->values[x], v, pv->numel, pv->shape[1])) continue;
+            e = sole_user(&u, x);
+            if (e < 0) continue;
+        }
+        int slot, kind = e >= 0 ? epilogue_kind(p, &p->nodes[e], x, &slot) : -1;
+        if (kind < 0) continue;
+        if (x != v) {
+            p->nodes[u.user[v]].fused = true;
+            p->values[x].kind = TJ_PV_UNUSED;
+            p->values[v].n_views--;
+        }
+        st = fuse(p, i, e, kind, slot);
+    }
+    tj_free(mem, bytes);
+    p->n_steps = 0;
+    for (int i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
+    return st;
+}
