@@ -163,14 +163,11 @@ static void epilogue_rows(void *ctx, int t, int64_t r0, int64_t r1)
     tj_k_epilogue_apply(e->epi, e->es, e->c, e->ldc, r0, r1 - r0, 0, e->n);
 }
 
-/* Elements from which the epilogue after a product is split over threads. */
-#define EPILOGUE_PARALLEL_MIN 32768
-
 static void epilogue_after(const tj_k_epilogue *epi, size_t es, int64_t m, int64_t n, void *c, int64_t ldc,
                            int nthreads)
 {
     epilogue_args e = {epi, es, c, n, ldc};
-    tj_k_parallel(m * n >= EPILOGUE_PARALLEL_MIN ? nthreads : 1, m, epilogue_rows, &e);
+    tj_k_parallel(m * n >= TJ_K_EPILOGUE_PARALLEL_MIN ? nthreads : 1, m, epilogue_rows, &e);
 }
 
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,

@@ -55,6 +55,11 @@ typedef struct tj_k_epilogue {
     int64_t other_rs;
 } tj_k_epilogue;
 
+/** Results smaller than this (elements) get their epilogue from the
+ * calling thread after the product, as tj_elementwise runs an operator of
+ * that size on one thread. */
+#define TJ_K_EPILOGUE_PARALLEL_MIN 32768
+
 /** Applies `e` to rows [i0, i0 + rows) and columns [j0, j0 + cols) of C
  * (`esize`-byte elements, leading dimension ldc): one loop call per row, or
  * one for the whole block when its rows are adjacent in C and in other. */

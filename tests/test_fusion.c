@@ -97,7 +97,8 @@ typedef struct shape_case {
 static const shape_case shapes[] = {
     {"matrix-vector (one row)", 2, 1, 1, 40, 96},
     {"OpenBLAS (10 columns)", 2, 1, 8, 16, 10},
-    {"our kernel, columns", 2, 1, 64, 200, 256},
+    {"our kernel, columns, gathered on the caller", 2, 1, 64, 200, 256},
+    {"our kernel, columns, per thread, in groups", 2, 1, 128, 256, 320},
     {"our kernel, rows", 2, 1, 300, 64, 96},
     {"odd sizes", 2, 1, 7, 33, 37},
     {"through a reshape", 3, 2, 45, 24, 70},
@@ -265,7 +266,7 @@ Test(fusion, residual_with_other_strides_at_run_time_is_added_after_the_product)
  * its own row stride. Every route, 1-3 threads. */
 Test(fusion, gemm_epilogue_on_strided_c_equals_product_then_loop)
 {
-    static const int64_t mnk[][3] = {{1, 96, 40}, {8, 10, 16}, {64, 256, 200}, {300, 96, 64}, {7, 37, 33}};
+    static const int64_t mnk[][3] = {{1, 96, 40}, {8, 10, 16}, {64, 256, 200}, {128, 320, 256}, {300, 96, 64}, {7, 37, 33}};
     for (size_t s = 0; s < sizeof mnk / sizeof *mnk; s++) {
         int64_t m = mnk[s][0], n = mnk[s][1], k = mnk[s][2], ldc = n + 5, ldr = n + 3;
         float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
