@@ -85,7 +85,7 @@ int tj_k_attention_threads(const tj_k_attention *a)
                     int64_t j = j0 + c;                                                                       \
                     if (mask) {                                                                               \
                         const char *mp = mask + (moff + i * a->mask.rs + j * a->mask.cs) * mes;               \
-                        if (a->mask_is_bool) s[c] = *mp ? s[c] : -INFINITY;                                   \
+                        if (a->mask_is_bool) s[c] = (*mp != 0) != a->mask_drops ? s[c] : -INFINITY;          \
                         else s[c] += *(const T *)(const void *)mp;                                            \
                     }                                                                                         \
                     if (a->causal && j > i) s[c] = -INFINITY;                                                 \
@@ -110,7 +110,8 @@ int tj_k_attention_threads(const tj_k_attention *a)
         }                                                                                                     \
         T *out = (T *)a->out + (b * a->L + i0) * Ev;                                                          \
         for (int64_t r = 0; r < nq; r++)                                                                      \
-            for (int64_t e = 0; e < Ev; e++) out[r * Ev + e] = l[r] == 0 ? 0 : acc[r * Ev + e] / l[r];        \
+            for (int64_t e = 0; e < Ev; e++)                                                                  \
+                out[r * Ev + e] = l[r] != 0 ? acc[r * Ev + e] / l[r] : a->masked_rows_nan ? (T)NAN : 0;       \
     }
 
 static void exp_f64(double *x, int64_t n)

@@ -8,10 +8,11 @@
  * OpenBLAS runs them on the calling thread (gemm.h). The threads share the
  * (batch, query block) items.
  *
- * Masking: a bool mask keeps positions where it is true; a float mask is
- * added to the scores; causal keeps keys j <= i for query i (top-left
- * aligned). A query whose keys are all masked (every score -inf) gets a row
- * of zeros, where softmax would give nan. nan scores make their row nan. */
+ * Masking: a bool mask keeps positions where it is true (or, with
+ * mask_drops, masks them out); a float mask is added to the scores; causal
+ * keeps keys j <= i for query i (top-left aligned). A query whose keys are
+ * all masked (every score -inf) gets a row of zeros, where softmax would
+ * give nan (or nan, with masked_rows_nan). nan scores make their row nan. */
 #ifndef TJIT_KERNELS_ATTENTION_H
 #define TJIT_KERNELS_ATTENTION_H
 
@@ -36,7 +37,13 @@ typedef struct tj_k_attention {
     tj_k_attn_operand q, k, v; /* [L, E], [S, E], [S, Ev]; BLAS-readable layouts (tj_k_gemm_layout_ok) */
     tj_k_attn_operand mask;    /* [L, S] (strides may be 0); p NULL when none */
     bool mask_is_bool;
+    /* a bool mask marks the positions masked out (masked_fill's mask),
+     * not the ones kept */
+    bool mask_drops;
     bool causal;
+    /* a query whose keys are all masked gets nan, as softmax over a row of
+     * -inf does, instead of zeros */
+    bool masked_rows_nan;
     void *out; /* contiguous [batch, L, Ev] */
     int nthreads;
 } tj_k_attention;

@@ -163,7 +163,8 @@ static const output_fn output_tiles[MR][NV] = {ROW(output, 1), ROW(output, 2), R
 #undef ROW
 
 /* The lanes of `keep` (keys j.. of a query whose mask row starts at mrow)
- * that the mask keeps, and the float mask added to x. */
+ * that the mask keeps (a bool mask with mask_drops: the lanes it does not
+ * mark), and the float mask added to x. */
 static inline __m512 apply_mask(const tj_k_attention *a, const char *mrow, int64_t j, __m512 x, __mmask16 *keep)
 {
     int n = __builtin_popcount(*keep); /* keep is a prefix of lanes */
@@ -174,7 +175,7 @@ static inline __m512 apply_mask(const tj_k_attention *a, const char *mrow, int64
         else
             for (int i = 0; i < n; i++) b[i] = (unsigned char)mrow[(j + i) * cs];
         __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)b));
-        *keep &= _mm512_test_epi32_mask(w, w);
+        *keep &= a->mask_drops ? _mm512_testn_epi32_mask(w, w) : _mm512_test_epi32_mask(w, w);
         return x;
     }
     const float *f = (const float *)(const void *)mrow;
@@ -281,7 +282,7 @@ static void query_block(const tj_k_attention *a, const layout *ly, int64_t b, in
     float *out = (float *)a->out + (b * a->L + i0) * Ev;
     for (int64_t r = 0; r < nq; r++) {
         float sum = _mm512_reduce_add_ps(_mm512_load_ps(l + 16 * r));
-        __m512 inv = _mm512_set1_ps(sum == 0 ? 0.0f : 1.0f / sum);
+        __m512 inv = _mm512_set1_ps(sum != 0 ? 1.0f / sum : a->masked_rows_nan ? NAN : 0.0f);
         for (int64_t e0 = 0; e0 < Ev; e0 += 16)
             _mm512_mask_storeu_ps(out + r * Ev + e0, tj_k_lanes16(Ev - e0),
                                   _mm512_mul_ps(inv, _mm512_load_ps(acc + r * evp + e0)));

@@ -145,10 +145,15 @@ static tj_status matrices(const tj_tensor *t, tj_contig *copy, tj_k_attn_operand
     return TJ_OK;
 }
 
-tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor *const *outs)
+/* How the kernel runs beyond q, k, v and the mask. */
+typedef struct attn_mode {
+    bool causal, mask_drops, masked_rows_nan;
+    double scale; /* 0: 1 / sqrt(E) */
+} attn_mode;
+
+/* out = attention(t[0], t[1], t[2], mask) as `mode` says. */
+static tj_status attention(const tj_tensor *const *t, const tj_tensor *mask, attn_mode mode, tj_tensor *out)
 {
-    const tj_tensor *t[3] = {args[0].u.t, args[1].u.t, args[2].u.t}, *mask = opt_tensor(&args[3]);
-    tj_tensor *out = outs[0];
     int nb = out->ndim - 2;
     int64_t batch = 1, ds[TJ_MAX_DIMS];
     for (int d = 0; d < nb; d++) batch *= out->shape[d];
@@ -160,11 +165,13 @@ tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor
         .E = t[0]->shape[t[0]->ndim - 1],
         .Ev = out->shape[nb + 1],
         .mask_is_bool = mask && mask->dtype == TJ_BOOL,
-        .causal = args[5].u.b,
+        .mask_drops = mode.mask_drops,
+        .causal = mode.causal,
+        .masked_rows_nan = mode.masked_rows_nan,
         .out = tj_tensor_ptr(out),
         .nthreads = tj_get_num_threads(),
     };
-    a.scale = 1.0 / sqrt((double)a.E);
+    a.scale = mode.scale != 0 ? mode.scale : 1.0 / sqrt((double)a.E);
     if (out->numel == 0) return TJ_OK;
     attn_buffers buf = {0};
     tj_k_attn_operand *ops[3] = {&a.q, &a.k, &a.v};
@@ -189,4 +196,53 @@ tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor
     tj_free_storage_bytes(buf.off, buf.off_bytes);
     for (int i = 0; i < 3; i++) tj_contig_release(&buf.copy[i]);
     return st;
+}
+
+tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *t[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    return attention(t, opt_tensor(&args[3]), (attn_mode){.causal = args[5].u.b}, outs[0]);
+}
+
+/* Whether bool mask m, broadcast to [..., L, S], is the same [L, S] matrix
+ * for every batch item and true exactly above the diagonal (key j > query
+ * i): what a causal mask marks for masked_fill. */
+static bool marks_causal(const tj_tensor *m, int64_t L, int64_t S)
+{
+    int nd = m->ndim;
+    for (int d = 0; d < nd - 2; d++)
+        if (m->shape[d] != 1 && m->strides[d] != 0) return false;
+    int64_t rs = nd >= 2 && m->shape[nd - 2] != 1 ? m->strides[nd - 2] : 0, cs = m->shape[nd - 1] != 1 ? m->strides[nd - 1] : 0;
+    const unsigned char *p = (const unsigned char *)tj_tensor_ptr(m);
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < S; j++)
+            if ((p[i * rs + j * cs] != 0) != (j > i)) return false;
+    return true;
+}
+
+tj_status tj_kernel_fused_attention(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *q = args[0].u.t, *mask = opt_tensor(&args[3]);
+    int nd = q->ndim;
+    /* k arrives as k^T (what the first product read); out as the second
+     * product's [batch, L, Ev] result: both as q's [..., rows, cols] */
+    tj_tensor k = *args[1].u.t, out = *outs[0];
+    int64_t S = k.shape[nd - 1], L = q->shape[nd - 2], Ev = out.shape[out.ndim - 1];
+    k.shape[nd - 1] = k.shape[nd - 2];
+    k.shape[nd - 2] = S;
+    int64_t ks = k.strides[nd - 1];
+    k.strides[nd - 1] = k.strides[nd - 2];
+    k.strides[nd - 2] = ks;
+    out.ndim = nd;
+    memcpy(out.shape, q->shape, sizeof(int64_t) * (size_t)(nd - 2));
+    out.shape[nd - 2] = L;
+    out.shape[nd - 1] = Ev;
+    tj_contiguous_strides(nd, out.shape, out.strides);
+    const tj_tensor *t[3] = {q, &k, args[2].u.t};
+    attn_mode mode = {.mask_drops = true, .masked_rows_nan = true, .scale = tj_value_as_double(&args[4])};
+    if (mask && marks_causal(mask, L, S)) { /* the kernel then skips the keys after each query */
+        mode.causal = true;
+        mask = NULL;
+    }
+    return attention(t, mask, mode, &out);
 }

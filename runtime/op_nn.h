@@ -19,5 +19,17 @@ TJ_OP_DECLARE(embedding)
 /* The fused kernel never materialises the [L, S] scores; a query whose keys
  * are all masked gets zeros (softmax would give nan); dropout_p must be 0. */
 TJ_OP_DECLARE(scaled_dot_product_attention)
+/** Kernel of a plan step that replaces attention written out as operators
+ * (tracer/fuse_attention.c): out = softmax(masked_fill(q @ k^T * scale,
+ * mask, -inf), -1) @ v, computed by the fused attention kernel (online
+ * softmax: results within rounding of the operators', not bit-equal).
+ * args: q [..., L, E], k^T [..., E, S] (as the first product reads it),
+ * v [..., S, Ev] (float32 or float64, one batch shape, any strides), mask
+ * (bool, true where masked_fill writes -inf, broadcast to [..., L, S]) or
+ * None, scale (float). outs[0]: contiguous, q's batch items times [L, Ev]
+ * in order (the second product's [batch, L, Ev] result).
+ * A query whose keys are all masked gets nan, as softmax gives; a mask that
+ * marks exactly the keys after each query runs as causal attention. */
+tj_status tj_kernel_fused_attention(const tj_value *args, tj_tensor *const *outs);
 
 #endif

@@ -301,3 +301,104 @@ Test(fusion, gemm_epilogue_on_strided_c_equals_product_then_loop)
         free(c2);
     }
 }
+
+/* ---- attention written with matmul ---- */
+
+typedef enum { MASK_CAUSAL, MASK_RANDOM, MASK_EMPTY_ROW } mask_kind;
+
+typedef struct attention_case {
+    bool heads_last;  /* q, k, v given as [B, L, H, E] and transposed: make_fx clones them */
+    bool keep_scores; /* the softmax result is a graph output too: nothing to fuse */
+    double scale;
+    double fill;      /* masked_fill's value: only -inf fuses */
+} attention_case;
+
+/* in: q, k, v ([B, H, L, E] or [B, L, H, E]), mask bool [L, S] */
+static tj_status fn_attention(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const attention_case *c = ctx;
+    tj_tensor *q = in[0], *k = in[1], *v = in[2];
+    if (c->heads_last) q = tj_transpose(q, 1, 2), k = tj_transpose(k, 1, 2), v = tj_transpose(v, 1, 2);
+    tj_tensor *s = tj_mul_scalar(tj_matmul(q, tj_transpose(k, -2, -1)), tj_v_float(c->scale));
+    tj_tensor *p = tj_softmax(tj_masked_fill(s, in[3], tj_v_float(c->fill)), -1);
+    out[0] = tj_matmul(p, v);
+    out[1] = p;
+    *n_out = c->keep_scores ? 2 : 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *attention_mask(mask_kind kind, int64_t L)
+{
+    tj_tensor *m = tj_tensor_empty(TJ_BOOL, 2, (int64_t[]){L, L});
+    unsigned char *b = tj_tensor_data(m);
+    srand(7);
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < L; j++)
+            b[i * L + j] = kind == MASK_CAUSAL ? j > i : kind == MASK_EMPTY_ROW && i == 3 ? 1 : rand() % 3 == 0;
+    return m;
+}
+
+/* Fused plan within rounding of the interpreter (nan where it has nan),
+ * the plan without attention fusion bit-equal to it. */
+static void check_attention(const attention_case *c, mask_kind mk, tj_dtype dt, int threads, int want_fused)
+{
+    int64_t B = 2, H = 3, L = 37, E = 16;
+    int64_t shape[4] = {B, c->heads_last ? L : H, c->heads_last ? H : L, E};
+    tj_tensor *in[4];
+    for (int i = 0; i < 3; i++) {
+        tj_tensor *r = test_random_f32(4, shape, 21 + (unsigned)i);
+        in[i] = dt == TJ_FLOAT32 ? r : tj_to_copy(r, dt);
+    }
+    in[3] = attention_mask(mk, L);
+    tj_set_num_threads(threads);
+    tj_graph *g = trace(fn_attention, (void *)c, in, 4);
+    tj_compile_options exact_opts = {.no_attention_fusion = true};
+    tj_plan *fused = compile_ok(g, false), *exact = tj_compile(g, &exact_opts);
+    cr_assert_not_null(exact, "%s", tj_last_error());
+    tj_plan_statistics s;
+    tj_plan_stats(fused, &s);
+    char what[128];
+    snprintf(what, sizeof what, "heads_last %d, mask %d, %s, %d threads", c->heads_last, (int)mk, tj_dtype_name(dt),
+             threads);
+    cr_expect_eq(s.n_fused_attention, want_fused, "%s", what);
+    tj_tensor *ref[2], *got[2], *ex[2];
+    cr_assert_eq(tj_graph_run(g, in, 4, ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(fused, in, 4, got), TJ_OK, "%s: %s", what, tj_last_error());
+    cr_assert_eq(tj_plan_run(exact, in, 4, ex), TJ_OK, "%s: %s", what, tj_last_error());
+    tj_tensor *r64 = tj_to_copy(ref[0], TJ_FLOAT64), *g64 = tj_to_copy(got[0], TJ_FLOAT64),
+              *e64 = tj_to_copy(ex[0], TJ_FLOAT64);
+    const double *rv = tj_tensor_data(r64), *gv = tj_tensor_data(g64), *ev = tj_tensor_data(e64);
+    double tol = dt == TJ_FLOAT32 ? 2e-6 : 1e-13;
+    int64_t nans = 0;
+    for (int64_t i = 0; i < tj_tensor_numel(r64); i++) {
+        nans += isnan(rv[i]);
+        cr_assert(isnan(rv[i]) ? isnan(gv[i]) : fabs(gv[i] - rv[i]) <= tol * (1 + fabs(rv[i])),
+                  "%s: element %ld: %.9g vs %.9g", what, (long)i, gv[i], rv[i]);
+        cr_assert(memcmp(&ev[i], &rv[i], sizeof(double)) == 0 || (isnan(ev[i]) && isnan(rv[i])), "%s: exact", what);
+    }
+    cr_expect_eq(nans, mk == MASK_EMPTY_ROW ? B * H * E : 0, "%s: a query with every key masked is nan", what);
+    tj_plan_free(fused);
+    tj_plan_free(exact);
+    tj_graph_free(g);
+}
+
+Test(fusion, attention_written_with_matmul_runs_fused_within_rounding)
+{
+    for (int heads_last = 0; heads_last < 2; heads_last++)
+        for (int mk = MASK_CAUSAL; mk <= MASK_EMPTY_ROW; mk++)
+            for (int t = 1; t <= 2; t++) {
+                attention_case c = {.heads_last = heads_last, .scale = 0.25, .fill = -INFINITY};
+                check_attention(&c, (mask_kind)mk, TJ_FLOAT32, t, 1);
+            }
+    attention_case c = {.heads_last = true, .scale = 0.7, .fill = -INFINITY};
+    check_attention(&c, MASK_RANDOM, TJ_FLOAT64, 1, 1);
+}
+
+Test(fusion, attention_with_scores_read_elsewhere_or_a_finite_fill_is_not_fused)
+{
+    attention_case kept = {.heads_last = true, .keep_scores = true, .scale = 0.25, .fill = -INFINITY};
+    check_attention(&kept, MASK_CAUSAL, TJ_FLOAT32, 1, 0);
+    attention_case finite = {.heads_last = false, .scale = 0.25, .fill = -1e9};
+    check_attention(&finite, MASK_RANDOM, TJ_FLOAT32, 1, 0);
+}

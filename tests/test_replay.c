@@ -710,8 +710,9 @@ Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
     for (int i = 0; i < 8 * 64; i++) ((int64_t *)tj_tensor_data(x))[i] = (i * 37) % 256;
     cr_assert_eq(step_inputs(&m, NULL, x, NULL, in), n);
     tj_set_num_threads(2);
-    tj_compile_options blind = {.no_thread_placement = true};
-    tj_plan *aware = compile_ok(g, NULL), *plain = compile_ok(g, &blind);
+    /* bit-exact against the interpreter: attention as its operators */
+    tj_compile_options exact = {.no_attention_fusion = true}, blind = {.no_thread_placement = true, .no_attention_fusion = true};
+    tj_plan *aware = compile_ok(g, &exact), *plain = compile_ok(g, &blind);
     char *a = memory_text(aware), *b = memory_text(plain);
     cr_expect_str_neq(a, b, "the same placement with and without thread-aware placement");
     free(a);

@@ -11,20 +11,19 @@
  * it reads is ready; it is an addmm to the memory planner (its result never
  * goes over a dying input: the GEMM writes all of it before the epilogue
  * reads the add's other operand). */
+#include <stdio.h>
 #include <string.h>
 
 #include "plan_internal.h"
 #include "runtime/op_linalg.h"
 
-/* Per value: references from live nodes and outputs, and the node making
- * the last one (-1 for a graph output). */
-typedef struct uses {
-    int *count;
-    int *user;
-} uses;
-
-static void count_uses(const tj_plan *p, uses *u)
+tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u)
 {
+    u->bytes = sizeof(int) * 2 * (size_t)(p->n_values + 1);
+    u->count = tj_alloc(u->bytes);
+    if (!u->count) return tj_oom("tj_compile", u->bytes);
+    memset(u->count, 0, u->bytes);
+    u->user = u->count + p->n_values + 1;
     for (int i = 0; i < p->n_nodes; i++) {
         const tj_pnode *n = &p->nodes[i];
         if (n->folded) continue;
@@ -42,10 +41,17 @@ static void count_uses(const tj_plan *p, uses *u)
         u->count[p->output_values[k]]++;
         u->user[p->output_values[k]] = -1;
     }
+    return TJ_OK;
 }
 
-/* The node reading value v, when that is v's only use. */
-static int sole_user(const uses *u, int v) { return u->count[v] == 1 ? u->user[v] : -1; }
+void tj_plan_uses_free(tj_plan_uses *u) { tj_free(u->count, u->bytes); }
+
+void tj_plan_renumber_steps(tj_plan *p)
+{
+    p->n_steps = 0;
+    for (int i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
+}
 
 static bool same_shape(const tj_pvalue *a, const tj_pvalue *b)
 {
@@ -101,7 +107,11 @@ static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
     args[a->nargs + 1] = (tj_garg){.kind = TJ_GA_INT, .u.i = slot};
     memcpy(args + a->nargs + 2, n->args, sizeof(tj_garg) * (size_t)n->nargs);
     args[a->nargs + 2 + slot] = (tj_garg){.kind = TJ_GA_NONE};
-    n->epilogue = n->op;
+    size_t len = strlen(a->op->name) + strlen(n->op->name) + 4;
+    char *label = tj_pool_alloc(p->pool, len);
+    if (!label) return TJ_ERR_OUT_OF_MEMORY;
+    snprintf(label, len, "%s + %s", a->op->name, n->op->name);
+    n->label = label;
     n->op = a->op;
     n->kernel = tj_kernel_addmm_epilogue;
     n->args = args;
@@ -117,25 +127,20 @@ static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
 
 tj_status tj_plan_fuse_epilogues(tj_plan *p)
 {
-    size_t bytes = sizeof(int) * 2 * (size_t)(p->n_values + 1);
-    int *mem = tj_alloc(bytes);
-    if (!mem) return tj_oom("tj_compile", bytes);
-    memset(mem, 0, bytes);
-    uses u = {mem, mem + p->n_values + 1};
-    count_uses(p, &u);
-    tj_status st = TJ_OK;
+    tj_plan_uses u;
+    tj_status st = tj_plan_uses_init(p, &u);
     for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
         const tj_pnode *a = &p->nodes[i];
-        if (!a->is_step || a->op != TJ_OPS(addmm) || a->epilogue) continue;
+        if (!a->is_step || a->op != TJ_OPS(addmm) || a->label) continue;
         int v = a->outs[0];
         const tj_pvalue *pv = &p->values[v];
         if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32) continue;
-        int x = v, e = sole_user(&u, v);
+        int x = v, e = tj_plan_sole_user(&u, v);
         if (e >= 0 && !p->nodes[e].is_step) { /* a reshape between them (linear on [.., k]) */
             const tj_pnode *view = &p->nodes[e];
             x = view->nout == 1 ? view->outs[0] : -1;
             if (x < 0 || view->folded || !reshapes(&p->values[x], v, pv->numel, pv->shape[1])) continue;
-            e = sole_user(&u, x);
+            e = tj_plan_sole_user(&u, x);
             if (e < 0) continue;
         }
         int slot, kind = e >= 0 ? epilogue_kind(p, &p->nodes[e], x, &slot) : -1;
@@ -147,9 +152,7 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p)
         }
         st = fuse(p, i, e, kind, slot);
     }
-    tj_free(mem, bytes);
-    p->n_steps = 0;
-    for (int i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
+    if (u.count) tj_plan_uses_free(&u);
+    tj_plan_renumber_steps(p);
     return st;
 }

@@ -54,7 +54,7 @@ typedef struct tj_pvalue {
 typedef struct tj_pnode {
     const tj_op *op;
     tj_kernel_fn kernel; /**< what its step runs: op's kernel, or a fused one */
-    const tj_op *epilogue; /**< fused after op (fuse.c): the node's own operator */
+    const char *label;   /**< a fused step's name in the profiler, else NULL */
     bool is_step;     /**< false: every output is a view, resolved at compile time, folded or fused */
     bool folded;      /**< computed at compile time: its results are plan constants */
     bool fused;       /**< merged into a later step (fuse.c) */
@@ -152,13 +152,32 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
  * and renumbers the remaining steps. */
 tj_status tj_plan_fold_constants(tj_plan *p);
 
-/** Epilogue fusion (tracer/fuse.c): relu, gelu or add.Tensor run inside
- * the addmm step whose result only they read; renumbers the steps. */
-tj_status tj_plan_fuse_epilogues(tj_plan *p);
+/* ---- fusion (tracer/fuse.c, tracer/fuse_attention.c) ---- */
+/** Per value: references from live (not folded) nodes and graph outputs,
+ * and the node making the last one (-1: a graph output). */
+typedef struct tj_plan_uses {
+    int *count;
+    int *user;
+    size_t bytes;
+} tj_plan_uses;
+tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u);
+void tj_plan_uses_free(tj_plan_uses *u);
+/** The node reading value v, when that is v's only use; else -1. */
+static inline int tj_plan_sole_user(const tj_plan_uses *u, int v) { return u->count[v] == 1 ? u->user[v] : -1; }
+/** Numbers the steps in node order after nodes left the run. */
+void tj_plan_renumber_steps(tj_plan *p);
 
-/** The name a step shows in the profiler: "aten::addmm", or
- * "aten::addmm + aten::relu" for a fused step. */
-void tj_plan_node_label(const tj_pnode *n, char *buf, size_t size);
+/** Epilogue fusion: relu, gelu or add.Tensor run inside the addmm step
+ * whose result only they read. */
+tj_status tj_plan_fuse_epilogues(tj_plan *p);
+/** Attention written out as operators (bmm, mul.Scalar, masked_fill,
+ * _softmax, bmm, as make_fx records matmul-based attention) runs as one
+ * fused attention step. */
+tj_status tj_plan_fuse_attention(tj_plan *p);
+
+/** The name a step shows in the profiler: its operator's, or the label a
+ * fusion gave it ("aten::addmm + aten::relu"). */
+static inline const char *tj_plan_node_label(const tj_pnode *n) { return n->label ? n->label : n->op->name; }
 
 /** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
  * def/last, inplace/donor and the plan's statistics. */

@@ -63,16 +63,9 @@ void tj_plan_profile_reset(tj_plan *p)
     pthread_mutex_unlock(&p->lock);
 }
 
-void tj_plan_node_label(const tj_pnode *n, char *buf, size_t size)
-{
-    if (n->epilogue) snprintf(buf, size, "%s + %s", n->op->name, n->epilogue->name);
-    else snprintf(buf, size, "%s", n->op->name);
-}
-
-/* One row of the table: an operator's (or fused pair's) totals. */
+/* One row of the table: an operator's (or fused step's) totals. */
 typedef struct op_row {
-    const tj_op *op, *epilogue;
-    char label[144];
+    const char *label;
     int64_t calls, ns;
     double flops, bytes;
 } op_row;
@@ -98,11 +91,9 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
         for (int s = 0; s < p->n_steps && c->prof.runs; s++) {
             const tj_pnode *n = &p->nodes[p->step_nodes[s]];
             int r = 0;
-            while (r < n_rows && (rows[r].op != n->op || rows[r].epilogue != n->epilogue)) r++;
-            if (r == n_rows) {
-                rows[n_rows++] = (op_row){.op = n->op, .epilogue = n->epilogue};
-                tj_plan_node_label(n, rows[r].label, sizeof rows[r].label);
-            }
+            const char *label = tj_plan_node_label(n);
+            while (r < n_rows && strcmp(rows[r].label, label) != 0) r++;
+            if (r == n_rows) rows[n_rows++] = (op_row){.label = label};
             rows[r].calls += c->prof.runs;
             rows[r].ns += c->prof.total_ns[s];
             rows[r].flops += n->flops * (double)c->prof.runs;
@@ -173,9 +164,7 @@ static void context_events(const tj_plan *p, const tj_plan_context *c, json_t *e
     append(events, complete_event("tj_plan_run", "run", c->prof.last_run_start_ns, c->prof.last_run_ns, c->id), ok);
     for (int s = 0; s < p->n_steps && *ok; s++) {
         const tj_pnode *n = &p->nodes[p->step_nodes[s]];
-        char label[144];
-        tj_plan_node_label(n, label, sizeof label);
-        json_t *ev = complete_event(label, "kernel", c->prof.last_start_ns[s], c->prof.last_dur_ns[s], c->id);
+        json_t *ev = complete_event(tj_plan_node_label(n), "kernel", c->prof.last_start_ns[s], c->prof.last_dur_ns[s], c->id);
         char shapes[512];
         describe_inputs(n, p, shapes, sizeof shapes);
         json_t *args = json_pack("{s:s, s:i, s:s}", "node", n->name, "step", s, "input shapes", shapes);
