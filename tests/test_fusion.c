@@ -69,11 +69,16 @@ static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
                   "%s: element %ld: %.9g vs %.9g", what, (long)i, x[i], y[i]);
 }
 
-/* Runs g's fused plan, its no_fusion plan and the interpreter on `in`;
- * expects `fused` fused steps and one result, bit for bit. */
-static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, const char *what)
+/* Compiles g's fused plan and its no_fusion plan at one thread (at 2+,
+ * small products are not fused), runs them and the interpreter on `in` at
+ * `threads` threads; expects `fused` fused steps and one result, bit for
+ * bit. */
+static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, int threads,
+                                 const char *what)
 {
+    tj_set_num_threads(1);
     tj_plan *pf = compile_ok(g, false), *pu = compile_ok(g, true);
+    tj_set_num_threads(threads);
     cr_expect_eq(n_fused(pf), fused, "%s: fused steps", what);
     cr_expect_eq(n_fused(pu), 0, "%s", what);
     tj_tensor *ref, *got, *sep;
@@ -118,11 +123,10 @@ static void check_shape(const shape_case *c, epilogue e, int threads)
     /* values around gelu's and relu's interesting points, and past |x| = 4 */
     float *x = tj_tensor_data(in[0]);
     for (int64_t i = 0; i < tj_tensor_numel(in[0]); i++) x[i] *= 3.0f;
-    tj_set_num_threads(threads);
     tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
     char what[160];
     snprintf(what, sizeof what, "%s, epilogue %d, %d threads", c->route, (int)e, threads);
-    expect_fused_matches(g, in, 4, 1, what);
+    expect_fused_matches(g, in, 4, 1, threads, what);
     tj_graph_free(g);
 }
 
@@ -139,6 +143,7 @@ Test(fusion, fused_step_replaces_two_kernels_and_is_named_after_both)
     tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
                         test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 6}, 4)};
     tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+    tj_set_num_threads(1);
     tj_plan *pf = compile_ok(g, false), *pu = compile_ok(g, true);
     tj_plan_statistics sf, su;
     tj_plan_stats(pf, &sf);
@@ -161,6 +166,22 @@ Test(fusion, fused_step_replaces_two_kernels_and_is_named_after_both)
 }
 
 /* ---- what is not fused ---- */
+
+Test(fusion, small_products_compiled_for_two_threads_are_not_fused)
+{
+    epilogue e = ACT_RELU;
+    for (int big = 0; big < 2; big++) {
+        int64_t m = big ? 256 : 64, k = 32, n = 256; /* 65536 and 16384 elements */
+        tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){m, k}, 1), test_random_f32(2, (int64_t[]){n, k}, 2),
+                            test_random_f32(1, (int64_t[]){n}, 3), test_random_f32(2, (int64_t[]){m, n}, 4)};
+        tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+        tj_set_num_threads(2);
+        tj_plan *p = compile_ok(g, false);
+        cr_expect_eq(n_fused(p), big, "%ld x %ld", (long)m, (long)n);
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
+}
 
 typedef enum {
     KEEP_RESULT_TOO,  /* addmm's result is also a graph output */
@@ -194,6 +215,7 @@ Test(fusion, results_with_other_readers_broadcasts_alpha_or_in_place_adds_are_no
 {
     tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
                         test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 6}, 4)};
+    tj_set_num_threads(1); /* small products fuse at one thread */
     for (int c = KEEP_RESULT_TOO; c <= TWO_READERS; c++) {
         unfused u = (unfused)c;
         tj_graph *g = trace(fn_unfused, &u, in, 4);
@@ -228,6 +250,7 @@ Test(fusion, float64_products_are_not_fused)
     tj_tensor *in[3] = {test_f64(2, (int64_t[]){4, 8}, x), test_f64(2, (int64_t[]){6, 8}, w),
                         test_f64(1, (int64_t[]){6}, b)};
     tj_graph *g = trace(fn_relu_linear, NULL, in, 3);
+    tj_set_num_threads(1);
     tj_plan *p = compile_ok(g, false);
     cr_expect_eq(n_fused(p), 0);
     tj_plan_free(p);
@@ -242,6 +265,7 @@ Test(fusion, residual_with_other_strides_at_run_time_is_added_after_the_product)
     tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){64, 40}, 1), test_random_f32(2, (int64_t[]){96, 40}, 2),
                         test_random_f32(1, (int64_t[]){96}, 3), test_random_f32(2, (int64_t[]){64, 96}, 4)};
     tj_graph *g = trace(fn_linear_epilogue, &e, in, 4);
+    tj_set_num_threads(1);
     tj_plan *p = compile_ok(g, false);
     cr_assert_eq(n_fused(p), 1);
     /* the same shape, transposed in memory */
