@@ -131,7 +131,7 @@ static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const t
 }
 
 /* Model from seed 0, its batch, WARM_STEPS eager steps (trainable models,
- * when `train`), the saved state, and the plans of both replayed modes. */
+ * when `train`) and the saved state; workload_compile makes the plans. */
 static tj_status workload_init(workload *w, const model_def *def, int64_t batch, bool train)
 {
     memset(w, 0, sizeof *w);
@@ -148,13 +148,22 @@ static tj_status workload_init(workload *w, const model_def *def, int64_t batch,
     } else {
         tj_tensor_release(y);
     }
-    if (st == TJ_OK) st = snapshot(w);
-    tj_decomp_table *core = st == TJ_OK ? tj_core_decompositions() : NULL;
-    if (st == TJ_OK && !core) st = tj_last_status();
+    return st == TJ_OK ? snapshot(w) : st;
+}
+
+/* The plans of both replayed modes, compiled (again) for the current
+ * thread count: fusion and memory placement depend on it. */
+static tj_status workload_compile(workload *w, int64_t batch)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_status st = core ? TJ_OK : tj_last_status();
     for (int mode = MODE_TRACED; mode <= MODE_DECOMPOSED && st == TJ_OK; mode++) {
         const tj_decomp_table *table = mode == MODE_DECOMPOSED ? core : NULL;
+        tj_plan_free(w->forward[mode]);
+        tj_plan_free(w->train[mode]);
+        w->train[mode] = NULL;
         if (!(w->forward[mode] = compile_step(w, STEP_FORWARD, batch, table))) st = tj_last_status();
-        else if (train && !(w->train[mode] = compile_step(w, STEP_TRAIN, batch, table))) st = tj_last_status();
+        else if (trains(w) && !(w->train[mode] = compile_step(w, STEP_TRAIN, batch, table))) st = tj_last_status();
     }
     tj_decomp_table_free(core);
     return st;
@@ -262,11 +271,12 @@ static tj_status bench_workload(const char *id, const char *name, int64_t batch,
     }
     workload w;
     tj_status st = workload_init(&w, def, batch, train);
-    if (st == TJ_OK) st = check_forward(&w);
-    if (st == TJ_OK && trains(&w)) st = check_train(&w);
     for (int i = 0; i < o->n_threads && st == TJ_OK; i++) {
         tj_set_num_threads(o->threads[i]);
-        st = time_modes(&w, name, STEP_FORWARD, o->threads[i], o, scale, unit, out);
+        st = workload_compile(&w, batch);
+        if (st == TJ_OK) st = check_forward(&w);
+        if (st == TJ_OK && trains(&w)) st = check_train(&w);
+        if (st == TJ_OK) st = time_modes(&w, name, STEP_FORWARD, o->threads[i], o, scale, unit, out);
         if (st == TJ_OK && trains(&w)) st = time_modes(&w, name, STEP_TRAIN, o->threads[i], o, scale, unit, out);
     }
     workload_free(&w);
