@@ -22,7 +22,8 @@
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [overhead|models|train]...   (default: all three) */
+ * Usage: bench_replay [--no-fusion] [overhead|models|train]...   (default:
+ * all three; --no-fusion compiles plans without fusion, for A/B runs) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,10 @@ static pair_figure measure_pair(body_fn a, body_fn b, void *ctx)
                          rw[RUNS / 2], rc[RUNS / 2]};
 }
 
+/* How every plan is compiled: the defaults, or with --no-fusion every
+ * operator as its own kernel (the fusion's A/B in one binary). */
+static tj_compile_options compile_options;
+
 /* ---- a traced function and its three ways of running ---- */
 typedef struct subject {
     tj_trace_fn fn;
@@ -172,7 +177,7 @@ static void subject_compile(subject *s)
 {
     s->g = tj_make_fx(s->fn, s->fn_ctx, s->in, s->n_in, NULL, TJ_TRACE_REAL);
     if (!s->g) fail("make_fx");
-    s->p = tj_compile(s->g, NULL);
+    s->p = tj_compile(s->g, &compile_options);
     if (!s->p) fail("tj_compile");
 }
 
@@ -181,7 +186,7 @@ static void subject_compile(subject *s)
 static void subject_recompile(subject *s)
 {
     tj_plan_free(s->p);
-    s->p = tj_compile(s->g, NULL);
+    s->p = tj_compile(s->g, &compile_options);
     if (!s->p) fail("tj_compile");
 }
 
@@ -417,7 +422,7 @@ static void bench_train_model(const char *id)
     for (int nt = 1; nt <= 2; nt++) {
         tj_set_num_threads(nt); /* the plan for this thread count */
         tj_plan_free(t.p);
-        t.p = tj_compile(g, NULL);
+        t.p = tj_compile(g, &compile_options);
         if (!t.p) fail("tj_compile");
         tj_plan_statistics st;
         tj_plan_stats(t.p, &st);
@@ -455,14 +460,19 @@ static void bench_train(void)
 
 int main(int argc, char **argv)
 {
-    bool all = argc < 2;
-    for (int i = 1; i < argc; i++)
+    int first = 1;
+    if (argc > 1 && !strcmp(argv[1], "--no-fusion")) {
+        compile_options.no_fusion = true;
+        first = 2;
+    }
+    bool all = argc <= first;
+    for (int i = first; i < argc; i++)
         if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train")) {
-            fprintf(stderr, "usage: bench_replay [overhead|models|train]...\n");
+            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train]...\n");
             return 2;
         }
-    for (int i = 0; i < (all ? 1 : argc - 1); i++) {
-        const char *what = all ? NULL : argv[i + 1];
+    for (int i = 0; i < (all ? 1 : argc - first); i++) {
+        const char *what = all ? NULL : argv[i + first];
         if (!what || !strcmp(what, "overhead")) bench_overhead();
         if (!what || !strcmp(what, "models")) bench_models();
         if (!what || !strcmp(what, "train")) bench_train();
