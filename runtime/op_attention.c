@@ -148,7 +148,8 @@ static tj_status matrices(const tj_tensor *t, tj_contig *copy, tj_k_attn_operand
 /* How the kernel runs beyond q, k, v and the mask. */
 typedef struct attn_mode {
     bool causal, mask_drops, masked_rows_nan;
-    double scale; /* 0: 1 / sqrt(E) */
+    bool scaled;  /* scale given; else 1 / sqrt(E) */
+    double scale;
 } attn_mode;
 
 /* out = attention(t[0], t[1], t[2], mask) as `mode` says. */
@@ -171,7 +172,7 @@ static tj_status attention(const tj_tensor *const *t, const tj_tensor *mask, att
         .out = tj_tensor_ptr(out),
         .nthreads = tj_get_num_threads(),
     };
-    a.scale = mode.scale != 0 ? mode.scale : 1.0 / sqrt((double)a.E);
+    a.scale = mode.scaled ? mode.scale : 1.0 / sqrt((double)a.E);
     if (out->numel == 0) return TJ_OK;
     attn_buffers buf = {0};
     tj_k_attn_operand *ops[3] = {&a.q, &a.k, &a.v};
@@ -210,9 +211,10 @@ tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor
 static bool marks_causal(const tj_tensor *m, int64_t L, int64_t S)
 {
     int nd = m->ndim;
+    if (nd < 2) return false; /* the same row for every query: not causal unless L is 1, which gains nothing */
     for (int d = 0; d < nd - 2; d++)
         if (m->shape[d] != 1 && m->strides[d] != 0) return false;
-    int64_t rs = nd >= 2 && m->shape[nd - 2] != 1 ? m->strides[nd - 2] : 0, cs = m->shape[nd - 1] != 1 ? m->strides[nd - 1] : 0;
+    int64_t rs = m->shape[nd - 2] != 1 ? m->strides[nd - 2] : 0, cs = m->shape[nd - 1] != 1 ? m->strides[nd - 1] : 0;
     const unsigned char *p = (const unsigned char *)tj_tensor_ptr(m);
     for (int64_t i = 0; i < L; i++)
         for (int64_t j = 0; j < S; j++)
@@ -239,7 +241,7 @@ tj_status tj_kernel_fused_attention(const tj_value *args, tj_tensor *const *outs
     out.shape[nd - 1] = Ev;
     tj_contiguous_strides(nd, out.shape, out.strides);
     const tj_tensor *t[3] = {q, &k, args[2].u.t};
-    attn_mode mode = {.mask_drops = true, .masked_rows_nan = true, .scale = tj_value_as_double(&args[4])};
+    attn_mode mode = {.mask_drops = true, .masked_rows_nan = true, .scaled = true, .scale = tj_value_as_double(&args[4])};
     if (mask && marks_causal(mask, L, S)) { /* the kernel then skips the keys after each query */
         mode.causal = true;
         mask = NULL;

@@ -417,6 +417,8 @@ Test(fusion, attention_written_with_matmul_runs_fused_within_rounding)
             }
     attention_case c = {.heads_last = true, .scale = 0.7, .fill = -INFINITY};
     check_attention(&c, MASK_RANDOM, TJ_FLOAT64, 1, 1);
+    attention_case zero = {.heads_last = false, .scale = 0.0, .fill = -INFINITY}; /* not the default 1/sqrt(E) */
+    check_attention(&zero, MASK_CAUSAL, TJ_FLOAT32, 1, 1);
 }
 
 Test(fusion, attention_with_scores_read_elsewhere_or_a_finite_fill_is_not_fused)
@@ -425,4 +427,62 @@ Test(fusion, attention_with_scores_read_elsewhere_or_a_finite_fill_is_not_fused)
     check_attention(&kept, MASK_CAUSAL, TJ_FLOAT32, 1, 0);
     attention_case finite = {.heads_last = false, .scale = 0.25, .fill = -1e9};
     check_attention(&finite, MASK_RANDOM, TJ_FLOAT32, 1, 0);
+}
+
+/* ---- in-place writes between the fused nodes ---- */
+
+/* in: x [4, 8], w [6, 8], b [6], d [4, 8]: x changes after the product,
+ * before the relu that would take the product's place */
+static tj_status fn_update_after_linear(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_linear(in[0], in[1], in[2]);
+    tj_add_(in[0], in[3], tj_v_int(1));
+    out[0] = tj_relu(y);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* in: q, k, v [2, 3, 8, 4], mask [8, 8], d [2, 3, 8, 4]: q changes after
+ * the scores, before the second product that the fused step would be */
+static tj_status fn_update_inside_attention(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *q = tj_transpose(in[0], 1, 2), *s = tj_matmul(q, tj_transpose(tj_transpose(in[1], 1, 2), -2, -1));
+    tj_add_(in[0], in[4], tj_v_int(1));
+    tj_tensor *p = tj_softmax(tj_masked_fill(tj_mul_scalar(s, tj_v_float(0.5)), in[3], tj_v_float(-INFINITY)), -1);
+    out[0] = tj_matmul(p, tj_transpose(in[2], 1, 2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Runs g's plan and the interpreter on fresh copies of `in` (the graph
+ * updates an input); expects `fused` fusions of either kind and equal bits. */
+static void expect_inplace_kept_apart(tj_trace_fn fn, tj_tensor *const *in, int n_in)
+{
+    tj_tensor *a[5], *b[5], *c[5];
+    for (int i = 0; i < n_in; i++) a[i] = tj_clone(in[i]), b[i] = tj_clone(in[i]), c[i] = tj_clone(in[i]);
+    tj_graph *g = trace(fn, NULL, a, n_in);
+    tj_set_num_threads(1);
+    tj_plan *p = compile_ok(g, false);
+    tj_plan_statistics s;
+    tj_plan_stats(p, &s);
+    cr_expect_eq(s.n_fused + s.n_fused_attention, 0);
+    tj_tensor *ref, *got;
+    cr_assert_eq(tj_graph_run(g, b, n_in, &ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, c, n_in, &got), TJ_OK, "%s", tj_last_error());
+    expect_same_bits(got, ref, "an input updated in place between the nodes");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+Test(fusion, nodes_with_an_in_place_update_between_them_are_not_fused)
+{
+    tj_tensor *lin[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
+                         test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 8}, 4)};
+    expect_inplace_kept_apart(fn_update_after_linear, lin, 4);
+    int64_t qs[4] = {2, 8, 3, 4};
+    tj_tensor *att[5] = {test_random_f32(4, qs, 5), test_random_f32(4, qs, 6), test_random_f32(4, qs, 7),
+                         attention_mask(MASK_CAUSAL, 8), test_random_f32(4, qs, 8)};
+    expect_inplace_kept_apart(fn_update_inside_attention, att, 5);
 }

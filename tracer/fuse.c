@@ -47,6 +47,18 @@ tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u)
 
 void tj_plan_uses_free(tj_plan_uses *u) { tj_free(u->count, u->bytes); }
 
+bool tj_plan_writes_between(const tj_plan *p, int from, int to)
+{
+    for (int i = from + 1; i < to; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        if (n->folded) continue;
+        if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
+        for (int k = 0; k < n->nout; k++)
+            if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
+    }
+    return false;
+}
+
 void tj_plan_renumber_steps(tj_plan *p)
 {
     p->n_steps = 0;
@@ -152,7 +164,7 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p)
             if (e < 0) continue;
         }
         int slot, kind = e >= 0 ? epilogue_kind(p, &p->nodes[e], x, &slot) : -1;
-        if (kind < 0) continue;
+        if (kind < 0 || tj_plan_writes_between(p, i, e)) continue; /* the product's reads move to e */
         if (x != v) {
             p->nodes[u.user[v]].fused = true;
             p->values[x].kind = TJ_PV_UNUSED;

@@ -161,6 +161,16 @@ static bool match_attention(const tj_plan *p, const tj_plan_uses *u, int b2, int
     return true;
 }
 
+/* Whether storage may be written between the first matched node and the
+ * second product, where the fused step reads q, k, v and the mask. */
+static bool writes_before(const tj_plan *p, const match *m, int b2)
+{
+    int first = b2;
+    for (int i = 0; i < m->n; i++)
+        if (m->nodes[i] < first) first = m->nodes[i];
+    return tj_plan_writes_between(p, first, b2);
+}
+
 /* The second product's step becomes the fused attention; the matched nodes
  * and the values only they made leave the run. */
 static tj_status rewrite(tj_plan *p, int b2, const int vals[5], tj_garg scale, const match *m)
@@ -200,7 +210,7 @@ tj_status tj_plan_fuse_attention(tj_plan *p)
         match m = {.n = 0};
         int vals[5];
         tj_garg scale;
-        if (match_attention(p, &u, i, vals, &scale, &m)) st = rewrite(p, i, vals, scale, &m);
+        if (match_attention(p, &u, i, vals, &scale, &m) && !writes_before(p, &m, i)) st = rewrite(p, i, vals, scale, &m);
     }
     if (u.count) tj_plan_uses_free(&u);
     tj_plan_renumber_steps(p);

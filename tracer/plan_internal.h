@@ -166,6 +166,11 @@ void tj_plan_uses_free(tj_plan_uses *u);
 static inline int tj_plan_sole_user(const tj_plan_uses *u, int v) { return u->count[v] == 1 ? u->user[v] : -1; }
 /** Numbers the steps in node order after nodes left the run. */
 void tj_plan_renumber_steps(tj_plan *p);
+/** Whether a node strictly between nodes `from` and `to` may write into
+ * existing storage (an in-place operator, or a user operator, which may
+ * write any argument): a fusion that moves reads from `from` to `to` would
+ * then read other values. */
+bool tj_plan_writes_between(const tj_plan *p, int from, int to);
 
 /** Epilogue fusion: relu, gelu or add.Tensor run inside the addmm step
  * whose result only they read. */
