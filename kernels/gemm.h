@@ -55,9 +55,10 @@ typedef struct tj_k_epilogue {
     int64_t other_rs;
 } tj_k_epilogue;
 
-/** Results smaller than this (elements) get their epilogue from the
- * calling thread after the product, as tj_elementwise runs an operator of
- * that size on one thread. */
+/** Results smaller than this (elements) get an epilogue that runs after
+ * the product from the calling thread alone, as tj_elementwise runs an
+ * operator of that size on one thread; with an epilogue, our kernel splits
+ * them by rows (gemm_avx512.c). */
 #define TJ_K_EPILOGUE_PARALLEL_MIN 32768
 
 /** Applies `e` to rows [i0, i0 + rows) and columns [j0, j0 + cols) of C

@@ -885,7 +885,6 @@ Test(plan, small_elementwise_results_get_blocks_of_their_own)
 
 Test(plan, memory_plan_prints_one_line_per_intermediate)
 {
-    tj_set_num_threads(1); /* addmm + relu fused: the product is small */
     mlp_case m = mlp_setup();
     tj_plan *p = compile_ok(m.g, NULL);
     char *buf = NULL;
@@ -1146,7 +1145,6 @@ Test(plan, four_threads_share_folded_constants_and_match_sequential_runs)
 
 Test(plan, profiler_table_lists_operators_with_throughput)
 {
-    tj_set_num_threads(1); /* addmm + relu fused: the product is small */
     mlp_case m = mlp_setup();
     tj_plan *p = compile_ok(m.g, NULL);
     tj_plan_set_profiling(p, true);
@@ -1177,7 +1175,6 @@ Test(plan, profiler_table_lists_operators_with_throughput)
 
 Test(plan, profiler_trace_is_chrome_trace_event_json)
 {
-    tj_set_num_threads(1); /* addmm + relu fused: the product is small */
     mlp_case m = mlp_setup();
     tj_plan *p = compile_ok(m.g, NULL);
     char path[] = "/tmp/tjit_trace_XXXXXX";

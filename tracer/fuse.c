@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/gemm.h"
 #include "plan_internal.h"
 #include "runtime/op_linalg.h"
 
@@ -140,12 +139,6 @@ static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
 
 tj_status tj_plan_fuse_epilogues(tj_plan *p)
 {
-    /* Small results at 2+ threads stay apart: the elementwise kernel runs
-     * on the calling thread there and leaves its whole result on that
-     * core, while a fused epilogue writes over parts of a product split by
-     * columns that the other core wrote (mlp batch 64: 5-10% slower at 2
-     * threads fused, 1-2% faster at 1). */
-    int threads = tj_get_num_threads();
     tj_plan_uses u;
     tj_status st = tj_plan_uses_init(p, &u);
     for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
@@ -153,8 +146,7 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p)
         if (!a->is_step || a->op != TJ_OPS(addmm) || a->label) continue;
         int v = a->outs[0];
         const tj_pvalue *pv = &p->values[v];
-        if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32 || (threads > 1 && pv->numel < TJ_K_EPILOGUE_PARALLEL_MIN))
-            continue;
+        if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32) continue;
         int x = v, e = tj_plan_sole_user(&u, v);
         if (e >= 0 && !p->nodes[e].is_step) { /* a reshape between them (linear on [.., k]) */
             const tj_pnode *view = &p->nodes[e];
