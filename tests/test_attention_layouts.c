@@ -138,3 +138,28 @@ Test(attention_layouts, a_nan_key_makes_nan_only_the_rows_that_see_it)
     for (int64_t i = 0; i < 80; i++) cr_expect_eq(isnan(tj_tensor_item_at(out, i * 16)), i >= 70, "query %ld", (long)i);
     tj_scope_end(s);
 }
+
+/* Many batch items go to the threads in contiguous runs; each item is
+ * computed the same way on any thread, so any thread count (past the
+ * pool's 64 participants too) gives the same bits. */
+Test(attention_layouts, many_batch_items_give_the_same_bits_at_any_thread_count)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t shape[4] = {10, 30, 40, 16};
+    tj_tensor *q = test_random_f32(4, shape, 1), *k = test_random_f32(4, shape, 2), *v = test_random_f32(4, shape, 3);
+    tj_set_num_threads(1);
+    tj_tensor *ref = tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, true);
+    cr_assert_not_null(ref, "%s", tj_last_error());
+    const float *want = tj_tensor_data(ref);
+    static const int threads[] = {2, 3, 7, 70};
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+        tj_set_num_threads(threads[i]);
+        tj_tensor *out = tj_scaled_dot_product_attention(q, k, v, NULL, 0.0, true);
+        cr_assert_not_null(out, "%s", tj_last_error());
+        const float *got = tj_tensor_data(out);
+        for (int64_t e = 0; e < tj_tensor_numel(out); e++)
+            cr_assert(got[e] == want[e], "%d threads, element %ld: %.9g vs %.9g", threads[i], (long)e, got[e], want[e]);
+    }
+    tj_set_num_threads(1);
+    tj_scope_end(s);
+}
