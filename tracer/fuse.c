@@ -8,9 +8,12 @@
  * here share no cache).
  *
  * The fused step takes the operator's place in the schedule, so every value
- * it reads is ready; it is an addmm to the memory planner (its result never
- * goes over a dying input: the GEMM writes all of it before the epilogue
- * reads the add's other operand). */
+ * it reads is ready; the addmm's reads move there, so no in-place or user
+ * operator may come between (tj_plan_writes_between). It is an addmm to the
+ * memory planner (its result never goes over a dying input: the GEMM writes
+ * all of it before the epilogue reads the add's other operand).
+ *
+ * Also here: the use counts both fusion passes match on. */
 #include <stdio.h>
 #include <string.h>
 

@@ -98,7 +98,8 @@ typedef struct tj_compile_options {
      * pointwise epilogues into GEMMs: one pass over memory fewer, and at 2+
      * threads no reading of parts another core wrote. Results are the same,
      * bit for bit; the profiler shows such a step as "aten::addmm +
-     * aten::relu".
+     * aten::relu". No fusion moves a read past an in-place or user
+     * operator (unfunctionalised graphs), which could write what is read.
      * Also no attention fusion (below). */
     bool no_fusion;
     /** Keep attention written with matmul as its operators. By default,
