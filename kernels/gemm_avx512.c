@@ -124,12 +124,12 @@ typedef struct gemm_args {
  * many bytes, which is then still in its L2 cache. */
 #define EPILOGUE_BYTES (128 * 1024)
 
-/* How many units of `unit_bytes` of C one epilogue call should cover: all
- * `units` without an epilogue, else at least one. */
-static int64_t epilogue_group(const gemm_args *g, int64_t unit_bytes, int64_t units)
+/* How many column blocks of `block_bytes` of C one epilogue call should
+ * cover: all `blocks` without an epilogue, else at least one. */
+static int64_t epilogue_group(const gemm_args *g, int64_t block_bytes, int64_t blocks)
 {
-    if (!g->epi) return units;
-    int64_t u = EPILOGUE_BYTES / unit_bytes;
+    if (!g->epi) return blocks;
+    int64_t u = EPILOGUE_BYTES / block_bytes;
     return u < 1 ? 1 : u;
 }
 
@@ -153,20 +153,20 @@ static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
     }
 }
 
-/* Row tiles [b0, b1) of MR rows each, every column. With an epilogue, in
- * groups of tiles, B's blocks packed again for each group. */
+/* Row tiles [b0, b1) of MR rows each, every column; then the epilogue over
+ * those rows. (In groups of rows, B's blocks are packed again for each
+ * group: gpt's 512 x 512 x 128 product with gelu at 2 threads took 247 us
+ * in groups of 128 KiB of C, 222-233 us in one, 219 us for the product and
+ * the gelu apart.) */
 static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
 {
     const gemm_args *g = ctx;
-    int64_t group = epilogue_group(g, MR * g->n * (int64_t)sizeof(float), b1 - b0);
+    int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
     (void)t;
-    for (int64_t gb = b0; gb < b1; gb += group) {
-        int64_t i0 = gb * MR, ie = gb + group < b1 ? (gb + group) * MR : b1 * MR, i1 = ie < g->m ? ie : g->m;
-        for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
-            column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
-                         g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
-        if (g->epi && i0 < i1) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
-    }
+    for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
+        column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
+                     g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
+    if (g->epi && i0 < i1) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
 }
 
 /* Whether threads split C by rows (each reads its rows of A and writes its
