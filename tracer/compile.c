@@ -206,9 +206,8 @@ static tj_status check_uses(const tj_plan *p, const tj_pnode *pn, const tj_garg 
 {
     for (int i = 0; i < nargs; i++) {
         const tj_garg *a = &args[i];
-        int n = a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
-        for (int k = 0; k < n; k++) {
-            int v = a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k];
+        for (int k = 0; k < tj_garg_n_values(a); k++) {
+            int v = tj_garg_value_at(a, k);
             if (v < 0 || v >= p->n_values || p->values[v].kind == TJ_PV_UNUSED)
                 return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: %s%s reads an undefined value", who,
                                 pn ? pn->name : "");
@@ -244,6 +243,13 @@ static tj_status compile_nodes(compiler *c)
         if (st != TJ_OK) return st;
     }
     return TJ_OK;
+}
+
+void tj_plan_renumber_steps(tj_plan *p)
+{
+    p->n_steps = 0;
+    for (int i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
 }
 
 /* Lists and bookkeeping totals derived from the nodes. */
@@ -282,9 +288,8 @@ static bool writeback_direct(const tj_plan *p, int v, int j)
     if (memcmp(strides, x->strides, sizeof(int64_t) * (size_t)x->ndim) != 0) return false;
     for (int i = 0; i < n->nargs; i++) {
         const tj_garg *a = &n->args[i];
-        int cnt = a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
-        for (int k = 0; k < cnt; k++) {
-            int u = a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k];
+        for (int k = 0; k < tj_garg_n_values(a); k++) {
+            int u = tj_garg_value_at(a, k);
             if (p->values[u].root == in && tj_plan_object_value(p, u) != in) return false; /* a view of it */
         }
     }

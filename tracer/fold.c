@@ -25,9 +25,6 @@ static bool deterministic(const tj_op *op)
     return true;
 }
 
-static int n_tensors(const tj_garg *a) { return a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0; }
-static int tensor_at(const tj_garg *a, int k) { return a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k]; }
-
 /* Roots of the storages some node writes into: in-place results, the self
  * argument of in-place operators, every argument of user operators. */
 static void mark_written(const tj_plan *p, bool *written)
@@ -39,7 +36,7 @@ static void mark_written(const tj_plan *p, bool *written)
         bool user = !tj_op_is_builtin(n->op);
         if (!user && !n->op->is_inplace) continue;
         for (int a = 0; a < n->nargs && (user || a < 1); a++)
-            for (int k = 0; k < n_tensors(&n->args[a]); k++) written[p->values[tensor_at(&n->args[a], k)].root] = true;
+            for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) written[p->values[tj_garg_value_at(&n->args[a], k)].root] = true;
     }
 }
 
@@ -51,8 +48,8 @@ static bool foldable(const tj_plan *p, const tj_pnode *n, const bool *folded, co
         if (v >= 0 && (p->values[v].kind == TJ_PV_SAME || written[p->values[v].root])) return false;
     }
     for (int a = 0; a < n->nargs; a++)
-        for (int k = 0; k < n_tensors(&n->args[a]); k++)
-            if (!folded[tensor_at(&n->args[a], k)]) return false;
+        for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++)
+            if (!folded[tj_garg_value_at(&n->args[a], k)]) return false;
     return true;
 }
 
@@ -67,9 +64,9 @@ static bool same_call(const tj_pnode *x, const tj_pnode *y, const int *canon)
             if (!tj_garg_equal(s, t)) return false;
             continue;
         }
-        if (s->kind != t->kind || n_tensors(s) != n_tensors(t)) return false;
-        for (int k = 0; k < n_tensors(s); k++)
-            if (canon[tensor_at(s, k)] != canon[tensor_at(t, k)]) return false;
+        if (s->kind != t->kind || tj_garg_n_values(s) != tj_garg_n_values(t)) return false;
+        for (int k = 0; k < tj_garg_n_values(s); k++)
+            if (canon[tj_garg_value_at(s, k)] != canon[tj_garg_value_at(t, k)]) return false;
     }
     for (int k = 0; k < x->nout; k++)
         if ((x->outs[k] < 0) != (y->outs[k] < 0)) return false;
@@ -169,9 +166,7 @@ tj_status tj_plan_fold_constants(tj_plan *p)
         p->stats.n_folded++;
     }
     if (scope) tj_scope_end(scope);
-    p->n_steps = 0;
-    for (int i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
+    tj_plan_renumber_steps(p);
     tj_free(mem, bytes);
     return st;
 }

@@ -13,7 +13,8 @@
  * memory planner (its result never goes over a dying input: the GEMM writes
  * all of it before the epilogue reads the add's other operand).
  *
- * Also here: the use counts both fusion passes match on. */
+ * Also here: the use counts and the reshape test both fusion passes match
+ * on. */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,10 +32,8 @@ tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u)
         const tj_pnode *n = &p->nodes[i];
         if (n->folded) continue;
         for (int a = 0; a < n->nargs; a++) {
-            const tj_garg *g = &n->args[a];
-            int cnt = g->kind == TJ_GA_VALUE ? 1 : g->kind == TJ_GA_VALUES ? g->n : 0;
-            for (int k = 0; k < cnt; k++) {
-                int v = g->kind == TJ_GA_VALUE ? g->u.v : g->u.vs[k];
+            for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) {
+                int v = tj_garg_value_at(&n->args[a], k);
                 u->count[v]++;
                 u->user[v] = i;
             }
@@ -61,30 +60,29 @@ bool tj_plan_writes_between(const tj_plan *p, int from, int to)
     return false;
 }
 
-void tj_plan_renumber_steps(tj_plan *p)
-{
-    p->n_steps = 0;
-    for (int i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
-}
-
 static bool same_shape(const tj_pvalue *a, const tj_pvalue *b)
 {
     return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
 }
 
-/* Value w is a view of all of v, in v's element order, with rows of n. */
-static bool reshapes(const tj_pvalue *w, int v, int64_t numel, int64_t n)
+bool tj_plan_whole_in_order(const tj_plan *p, int x, int r)
 {
-    if (w->kind != TJ_PV_VIEW || w->base != v || w->rel_offset != 0 || w->numel != numel || w->ndim < 1 ||
-        w->shape[w->ndim - 1] != n)
-        return false;
+    if (x == r) return true;
+    const tj_pvalue *v = &p->values[x];
+    if (v->kind != TJ_PV_VIEW || v->root != r || v->rel_offset != 0 || v->numel != p->values[r].numel) return false;
     int64_t stride = 1;
-    for (int d = w->ndim - 1; d >= 0; d--) {
-        if (w->shape[d] != 1 && w->strides[d] != stride) return false;
-        stride *= w->shape[d];
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != stride) return false;
+        stride *= v->shape[d];
     }
     return true;
+}
+
+/* Value w, a view of v, holds all of v in order, in rows of n. */
+static bool reshapes(const tj_plan *p, int w, int v, int64_t n)
+{
+    const tj_pvalue *pw = &p->values[w];
+    return w != v && pw->ndim >= 1 && pw->shape[pw->ndim - 1] == n && tj_plan_whole_in_order(p, w, v);
 }
 
 static bool is_one(const tj_garg *a)
@@ -154,7 +152,7 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p)
         if (e >= 0 && !p->nodes[e].is_step) { /* a reshape between them (linear on [.., k]) */
             const tj_pnode *view = &p->nodes[e];
             x = view->nout == 1 ? view->outs[0] : -1;
-            if (x < 0 || view->folded || !reshapes(&p->values[x], v, pv->numel, pv->shape[1])) continue;
+            if (x < 0 || view->folded || !reshapes(p, x, v, pv->shape[1])) continue;
             e = tj_plan_sole_user(&u, x);
             if (e < 0) continue;
         }

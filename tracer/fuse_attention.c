@@ -39,16 +39,7 @@ static int sole_reader(const tj_plan *p, const tj_plan_uses *u, int r, int read_
         int n = tj_plan_sole_user(u, x);
         if (n < 0) return -1;
         const tj_pnode *node = &p->nodes[n];
-        if (node->is_step) {
-            if (x != read_as) return -1;
-            const tj_pvalue *v = &p->values[x], *root = &p->values[r];
-            int64_t stride = 1;
-            for (int d = v->ndim - 1; d >= 0; d--) {
-                if (v->shape[d] != 1 && v->strides[d] != stride && x != r) return -1;
-                stride *= v->shape[d];
-            }
-            return (x == r || (v->rel_offset == 0 && v->numel == root->numel)) ? n : -1;
-        }
+        if (node->is_step) return x == read_as && tj_plan_whole_in_order(p, x, r) ? n : -1;
         if (!live_view_node(node) || node->outs[0] < 0 || p->values[node->outs[0]].root != r) return -1;
         m->nodes[m->n++] = n;
         x = node->outs[0];

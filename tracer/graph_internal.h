@@ -39,6 +39,14 @@ typedef struct tj_garg {
     } u;
 } tj_garg;
 
+/** Tensors an argument references (1 for a value, n for a list, 0 else)
+ * and the value id of the k-th. */
+static inline int tj_garg_n_values(const tj_garg *a)
+{
+    return a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
+}
+static inline int tj_garg_value_at(const tj_garg *a, int k) { return a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[k]; }
+
 typedef struct tj_gvalue {
     int node;  /**< producing node */
     int index; /**< output index within it */

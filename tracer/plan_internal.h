@@ -146,6 +146,10 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
     return v;
 }
 
+/** Numbers the steps in node order after nodes left the run (folding,
+ * fusion; tracer/compile.c). */
+void tj_plan_renumber_steps(tj_plan *p);
+
 /** Constant folding (tracer/fold.c): runs the call nodes that read no
  * graph input (deterministic built-in operators over creation operators'
  * results) now, makes their results plan constants, merges identical ones,
@@ -164,8 +168,9 @@ tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u);
 void tj_plan_uses_free(tj_plan_uses *u);
 /** The node reading value v, when that is v's only use; else -1. */
 static inline int tj_plan_sole_user(const tj_plan_uses *u, int v) { return u->count[v] == 1 ? u->user[v] : -1; }
-/** Numbers the steps in node order after nodes left the run. */
-void tj_plan_renumber_steps(tj_plan *p);
+/** Whether value x is ARENA value r itself, or a view of all of r in r's
+ * element order (a reshape). */
+bool tj_plan_whole_in_order(const tj_plan *p, int x, int r);
 /** Whether a node strictly between nodes `from` and `to` may write into
  * existing storage (an in-place operator, or a user operator, which may
  * write any argument): a fusion that moves reads from `from` to `to` would

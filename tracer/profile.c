@@ -132,9 +132,8 @@ static void describe_inputs(const tj_pnode *n, const tj_plan *p, char *buf, size
     buf[0] = 0;
     for (int i = 0; i < n->nargs && k < size; i++) {
         const tj_garg *a = &n->args[i];
-        int cnt = a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;
-        for (int j = 0; j < cnt && k < size; j++) {
-            const tj_pvalue *v = &p->values[a->kind == TJ_GA_VALUE ? a->u.v : a->u.vs[j]];
+        for (int j = 0; j < tj_garg_n_values(a) && k < size; j++) {
+            const tj_pvalue *v = &p->values[tj_garg_value_at(a, j)];
             char shape[128];
             static const char *const short_names[] = {"f32", "f64", "i64", "b8"};
             k += (size_t)snprintf(buf + k, size - k, "%s%s%s", k ? ", " : "", short_names[v->dtype],
