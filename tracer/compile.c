@@ -2,7 +2,8 @@
  * runs once here, on prototype tensors carrying the compiled geometry, to
  * learn which results are new tensors, strided views (resolved now, no node
  * at run time) or the in-place operator's argument itself; kernels are bound,
- * nodes reading no input are folded into constants (fold.c), attention and
+ * dead nodes dropped (prune.c), nodes reading no input folded into
+ * constants (fold.c), attention and
  * elementwise epilogues fused (fuse_attention.c, fuse.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
@@ -407,6 +408,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
         memset(c.pv, 0, pv_bytes);
         st = compile_nodes(&c);
     }
+    if (st == TJ_OK && !opts->no_dead_code) st = tj_plan_prune_dead(p);
     if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_attention_fusion) st = tj_plan_fuse_attention(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);

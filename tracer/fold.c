@@ -16,8 +16,7 @@
 
 #include "plan_internal.h"
 
-/* Operators whose results are a function of their arguments alone. */
-static bool deterministic(const tj_op *op)
+bool tj_plan_op_is_pure(const tj_op *op)
 {
     if (!tj_op_is_builtin(op) || op->is_random || op->is_inplace || strstr(op->base, "dropout")) return false;
     for (int i = 0; i < op->nargs; i++)
@@ -42,7 +41,7 @@ static void mark_written(const tj_plan *p, bool *written)
 
 static bool foldable(const tj_plan *p, const tj_pnode *n, const bool *folded, const bool *written)
 {
-    if (!deterministic(n->op)) return false;
+    if (!tj_plan_op_is_pure(n->op)) return false;
     for (int k = 0; k < n->nout; k++) {
         int v = n->outs[k];
         if (v >= 0 && (p->values[v].kind == TJ_PV_SAME || written[p->values[v].root])) return false;

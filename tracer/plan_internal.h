@@ -150,6 +150,16 @@ static inline int tj_plan_object_value(const tj_plan *p, int v)
  * fusion; tracer/compile.c). */
 void tj_plan_renumber_steps(tj_plan *p);
 
+/** Whether calls of `op` compute results that are a function of their
+ * arguments alone: a built-in operator, not random (no dropout), not in
+ * place (tracer/fold.c). Only such calls are folded or pruned. */
+bool tj_plan_op_is_pure(const tj_op *op);
+
+/** Dead-code elimination (tracer/prune.c): call nodes of pure operators
+ * whose results no graph output needs leave the plan; the remaining nodes
+ * are renumbered. */
+tj_status tj_plan_prune_dead(tj_plan *p);
+
 /** Constant folding (tracer/fold.c): runs the call nodes that read no
  * graph input (deterministic built-in operators over creation operators'
  * results) now, makes their results plan constants, merges identical ones,

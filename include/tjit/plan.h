@@ -4,6 +4,7 @@
  * tj_compile binds every call node's kernel with its arguments boxed once,
  * resolves view operators (t, view, permute, slice, expand, ...) into strided
  * aliases of their base (they cost nothing at run time), keeps constants,
+ * leaves out calls whose results no output needs (see no_dead_code),
  * computes once the nodes that read no input (constant folding: full, zeros,
  * arange, ... and deterministic operators over their results; random and
  * in-place operators never, see no_constant_folding), and
@@ -70,6 +71,13 @@ typedef struct tj_compile_options {
      * creation operators' results: full, zeros, arange, ...) are computed
      * once by tj_compile and shared by every context as constants. */
     bool no_constant_folding;
+    /** Keep every call node in the run, even those whose results no output
+     * needs. By default such calls leave the plan (dead-code elimination,
+     * as Inductor does on make_fx graphs), unless their operator is in
+     * place, random or a user operator: max_pool2d's indices in a forward
+     * pass, or in a decomposed graph the whole chain that computes them, are
+     * then never computed. */
+    bool no_dead_code;
     /** Write-back of updated inputs (parameters, optimiser state): one
      * entry per graph output, the index of the input that output k is the
      * new value of, or -1; NULL takes the graph's own (the outputs
@@ -196,6 +204,7 @@ typedef struct tj_plan_statistics {
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
     int n_fused;              /**< elementwise nodes run inside the preceding addmm's step */
     int n_fused_attention;    /**< attentions written as operators run as one fused step */
+    int n_dead;               /**< call nodes left out: no output needs their results */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per

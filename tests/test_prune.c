@@ -1,0 +1,205 @@
+/* Dead-code elimination in tj_compile (tracer/prune.c): calls of pure
+ * operators whose results no output needs leave the plan; random, in-place
+ * and user operators stay; results equal the interpreter's and those of
+ * the plan compiled with no_dead_code, bit for bit. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "tjit/tjit.h"
+
+TestSuite(prune, .init = test_scope_open, .fini = test_scope_close);
+
+static tj_graph *trace(tj_trace_fn fn, tj_tensor *const *in, int n, const tj_decomp_table *table)
+{
+    tj_graph *g = tj_make_fx(fn, NULL, in, n, table, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    return g;
+}
+
+static tj_plan_statistics compile_stats(const tj_graph *g, bool keep, tj_plan **out)
+{
+    tj_compile_options o = {.no_dead_code = keep};
+    tj_plan *p = tj_compile(g, &o);
+    cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
+    tj_plan_statistics s;
+    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
+    *out = p;
+    return s;
+}
+
+static void expect_same(tj_tensor *a, tj_tensor *b, const char *what)
+{
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
+    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
+    cr_assert_eq(tj_tensor_numel(ca), tj_tensor_numel(cb), "%s", what);
+    cr_assert(memcmp(tj_tensor_data(ca), tj_tensor_data(cb), (size_t)tj_tensor_numel(ca) * sizeof(float)) == 0,
+              "%s: results differ", what);
+}
+
+/* Runs both plans and the interpreter on `in` (after the same seed) and
+ * expects one result from all three. */
+static void expect_all_equal(const tj_graph *g, tj_plan *pruned, tj_plan *kept, tj_tensor *const *in, int n)
+{
+    tj_tensor *want, *a, *b;
+    tj_manual_seed(7);
+    cr_assert_eq(tj_graph_run(g, in, n, &want), TJ_OK, "%s", tj_last_error());
+    tj_manual_seed(7);
+    cr_assert_eq(tj_plan_run(pruned, in, n, &a), TJ_OK, "%s", tj_last_error());
+    tj_manual_seed(7);
+    cr_assert_eq(tj_plan_run(kept, in, n, &b), TJ_OK, "%s", tj_last_error());
+    expect_same(a, want, "pruned plan vs interpreter");
+    expect_same(b, want, "no_dead_code plan vs interpreter");
+}
+
+/* exp(x) and a view of it are never read; log reads exp's result but is
+ * itself never read: all three go, neg stays */
+static tj_status fn_dead_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t flat[1] = {12};
+    tj_tensor *e = tj_exp(in[0]);
+    tj_log(tj_view(e, flat, 1));
+    out[0] = tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(prune, drops_calls_and_views_no_output_needs)
+{
+    int64_t s[2] = {3, 4};
+    tj_tensor *x = test_random_f32(2, s, 1);
+    tj_graph *g = trace(fn_dead_chain, &x, 1, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_stats(g, false, &p), sq = compile_stats(g, true, &q);
+    cr_expect_eq(sp.n_dead, 3, "exp, view and log are dead, got %d", sp.n_dead);
+    cr_expect_eq(sp.n_kernels, 1);
+    cr_expect_eq(sp.n_views, 0);
+    cr_expect_eq(sq.n_dead, 0);
+    cr_expect_eq(sq.n_kernels, 3);
+    cr_expect_eq(sq.n_views, 1);
+    cr_expect_lt(sp.naive_bytes, sq.naive_bytes, "dead results take no memory");
+    expect_all_equal(g, p, q, &x, 1);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* a live result read by a dead node stays */
+static tj_status fn_live_read_by_dead(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *e = tj_exp(in[0]);
+    tj_log(e);
+    out[0] = e;
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(prune, keeps_a_result_that_an_output_needs)
+{
+    int64_t s[1] = {5};
+    tj_tensor *x = test_random_f32(1, s, 2);
+    tj_graph *g = trace(fn_live_read_by_dead, &x, 1, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_stats(g, false, &p);
+    compile_stats(g, true, &q);
+    cr_expect_eq(sp.n_dead, 1);
+    cr_expect_eq(sp.n_kernels, 1);
+    expect_all_equal(g, p, q, &x, 1);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* An unread draw still advances the generator: the later draw (the
+ * output) must see the same state as in eager mode. */
+static tj_status fn_unread_draw(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t s[1] = {6};
+    tj_rand(s, 1, TJ_FLOAT32);
+    out[0] = tj_add(in[0], tj_rand(s, 1, TJ_FLOAT32));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(prune, keeps_random_calls_whose_results_are_unread)
+{
+    int64_t s[1] = {6};
+    tj_tensor *x = test_random_f32(1, s, 3);
+    tj_graph *g = trace(fn_unread_draw, &x, 1, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_stats(g, false, &p);
+    compile_stats(g, true, &q);
+    cr_expect_eq(sp.n_dead, 0);
+    cr_expect_eq(sp.n_kernels, 3);
+    expect_all_equal(g, p, q, &x, 1);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* An in-place update of an input is the graph's effect even when its
+ * result is unread (an unfunctionalised graph). */
+static tj_status fn_inplace_on_input(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_add_(in[1], tj_exp(in[0]), tj_v_int(1));
+    out[0] = tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(prune, keeps_in_place_calls_and_what_they_read)
+{
+    int64_t s[1] = {4};
+    tj_tensor *in[2] = {test_random_f32(1, s, 4), test_random_f32(1, s, 5)};
+    tj_graph *g = trace(fn_inplace_on_input, in, 2, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_stats(g, false, &p);
+    compile_stats(g, true, &q);
+    cr_expect_eq(sp.n_dead, 0);
+    cr_expect_eq(sp.n_kernels, 3);
+    float before[4], after[4];
+    memcpy(before, tj_tensor_data(in[1]), sizeof before);
+    tj_tensor *y;
+    cr_assert_eq(tj_plan_run(p, in, 2, &y), TJ_OK, "%s", tj_last_error());
+    memcpy(after, tj_tensor_data(in[1]), sizeof after);
+    const float *x = tj_tensor_data(in[0]);
+    for (int i = 0; i < 4; i++) cr_expect_float_eq(after[i], before[i] + expf(x[i]), 1e-6, "element %d", i);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* max_pool2d through the core table: the decomposed indices (eq, where,
+ * gather, ...) feed nothing in a forward pass and are never computed. */
+static tj_status fn_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {0, 0}, dil[2] = {1, 1};
+    out[0] = tj_max_pool2d(in[0], k, st, pad, dil, false);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(prune, decomposed_max_pool_forward_skips_the_indices)
+{
+    int64_t s[4] = {2, 3, 6, 6};
+    tj_tensor *x = test_random_f32(4, s, 6);
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core);
+    tj_graph *g = trace(fn_pool, &x, 1, core);
+    tj_decomp_table_free(core);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_stats(g, false, &p), sq = compile_stats(g, true, &q);
+    cr_expect_gt(sp.n_dead, 5, "the index chain is dead, got %d dead nodes", sp.n_dead);
+    cr_expect_lt(sp.n_kernels, sq.n_kernels);
+    expect_all_equal(g, p, q, &x, 1);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
