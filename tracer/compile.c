@@ -3,7 +3,8 @@
  * learn which results are new tensors, strided views (resolved now, no node
  * at run time) or the in-place operator's argument itself; kernels are bound,
  * dead nodes dropped (prune.c), nodes reading no input folded into
- * constants (fold.c), attention and
+ * constants (fold.c), multiplications and divisions by one turned into
+ * aliases (simplify.c), attention and
  * elementwise epilogues fused (fuse_attention.c, fuse.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
@@ -410,6 +411,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     }
     if (st == TJ_OK && !opts->no_dead_code) st = tj_plan_prune_dead(p);
     if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);
+    if (st == TJ_OK && !opts->no_identity_elimination) st = tj_plan_simplify_identities(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_attention_fusion) st = tj_plan_fuse_attention(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK) st = finish(p);

@@ -160,6 +160,10 @@ bool tj_plan_op_is_pure(const tj_op *op);
  * are renumbered. */
 tj_status tj_plan_prune_dead(tj_plan *p);
 
+/** Identity elimination (tracer/simplify.c): mul or div by a constant of
+ * ones becomes a strided alias of its other operand. */
+tj_status tj_plan_simplify_identities(tj_plan *p);
+
 /** Constant folding (tracer/fold.c): runs the call nodes that read no
  * graph input (deterministic built-in operators over creation operators'
  * results) now, makes their results plan constants, merges identical ones,

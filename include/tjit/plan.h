@@ -78,6 +78,14 @@ typedef struct tj_compile_options {
      * pass, or in a decomposed graph the whole chain that computes them, are
      * then never computed. */
     bool no_dead_code;
+    /** Run multiplications and divisions by one. By default a mul.Tensor or
+     * div.Tensor by a constant whose every element is 1 (after constant
+     * folding: the core table's addmm multiplies by alpha and beta), or a
+     * mul.Scalar or div.Scalar by 1, whose result has its operand's dtype
+     * and shape, is no kernel but an alias of that operand (bit for bit the
+     * same values), unless the plan has in-place or user operators or the
+     * result is a graph output. */
+    bool no_identity_elimination;
     /** Write-back of updated inputs (parameters, optimiser state): one
      * entry per graph output, the index of the input that output k is the
      * new value of, or -1; NULL takes the graph's own (the outputs
@@ -205,6 +213,7 @@ typedef struct tj_plan_statistics {
     int n_fused;              /**< elementwise nodes run inside the preceding addmm's step */
     int n_fused_attention;    /**< attentions written as operators run as one fused step */
     int n_dead;               /**< call nodes left out: no output needs their results */
+    int n_identities;         /**< multiplications and divisions by one run as aliases */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per

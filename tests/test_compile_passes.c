@@ -1,7 +1,9 @@
-/* Dead-code elimination in tj_compile (tracer/prune.c): calls of pure
- * operators whose results no output needs leave the plan; random, in-place
- * and user operators stay; results equal the interpreter's and those of
- * the plan compiled with no_dead_code, bit for bit. */
+/* Compile-time simplifications. Dead-code elimination (tracer/prune.c):
+ * calls of pure operators whose results no output needs leave the plan;
+ * random, in-place and user operators stay. Identity elimination
+ * (tracer/simplify.c): multiplications and divisions by one become aliases.
+ * Results equal the interpreter's and those of the plan compiled without
+ * the pass, bit for bit. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -9,7 +11,7 @@
 #include "test_util.h"
 #include "tjit/tjit.h"
 
-TestSuite(prune, .init = test_scope_open, .fini = test_scope_close);
+TestSuite(passes, .init = test_scope_open, .fini = test_scope_close);
 
 static tj_graph *trace(tj_trace_fn fn, tj_tensor *const *in, int n, const tj_decomp_table *table)
 {
@@ -18,15 +20,19 @@ static tj_graph *trace(tj_trace_fn fn, tj_tensor *const *in, int n, const tj_dec
     return g;
 }
 
-static tj_plan_statistics compile_stats(const tj_graph *g, bool keep, tj_plan **out)
+static tj_plan_statistics compile_with(const tj_graph *g, tj_compile_options o, tj_plan **out)
 {
-    tj_compile_options o = {.no_dead_code = keep};
     tj_plan *p = tj_compile(g, &o);
     cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
     tj_plan_statistics s;
     cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
     *out = p;
     return s;
+}
+
+static tj_plan_statistics compile_stats(const tj_graph *g, bool keep, tj_plan **out)
+{
+    return compile_with(g, (tj_compile_options){.no_dead_code = keep}, out);
 }
 
 static void expect_same(tj_tensor *a, tj_tensor *b, const char *what)
@@ -67,7 +73,7 @@ static tj_status fn_dead_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-Test(prune, drops_calls_and_views_no_output_needs)
+Test(passes, drops_calls_and_views_no_output_needs)
 {
     int64_t s[2] = {3, 4};
     tj_tensor *x = test_random_f32(2, s, 1);
@@ -98,7 +104,7 @@ static tj_status fn_live_read_by_dead(void *ctx, tj_tensor *const *in, int n, tj
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-Test(prune, keeps_a_result_that_an_output_needs)
+Test(passes, keeps_a_result_that_an_output_needs)
 {
     int64_t s[1] = {5};
     tj_tensor *x = test_random_f32(1, s, 2);
@@ -126,7 +132,7 @@ static tj_status fn_unread_draw(void *ctx, tj_tensor *const *in, int n, tj_tenso
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-Test(prune, keeps_random_calls_whose_results_are_unread)
+Test(passes, keeps_random_calls_whose_results_are_unread)
 {
     int64_t s[1] = {6};
     tj_tensor *x = test_random_f32(1, s, 3);
@@ -153,7 +159,7 @@ static tj_status fn_inplace_on_input(void *ctx, tj_tensor *const *in, int n, tj_
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-Test(prune, keeps_in_place_calls_and_what_they_read)
+Test(passes, keeps_in_place_calls_and_what_they_read)
 {
     int64_t s[1] = {4};
     tj_tensor *in[2] = {test_random_f32(1, s, 4), test_random_f32(1, s, 5)};
@@ -186,7 +192,7 @@ static tj_status fn_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-Test(prune, decomposed_max_pool_forward_skips_the_indices)
+Test(passes, decomposed_max_pool_forward_skips_the_indices)
 {
     int64_t s[4] = {2, 3, 6, 6};
     tj_tensor *x = test_random_f32(4, s, 6);
@@ -201,5 +207,107 @@ Test(prune, decomposed_max_pool_forward_skips_the_indices)
     expect_all_equal(g, p, q, &x, 1);
     tj_plan_free(p);
     tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* ---- identity elimination ---- */
+
+/* x * full([], 1), x * 1 (Scalar), x / ones[1, 4]: three aliases of x */
+static tj_status fn_identities(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t none[1] = {0}, row[2] = {1, 4};
+    tj_tensor *a = tj_mul(in[0], tj_full(none, 0, tj_v_float(1.0), TJ_FLOAT32));
+    tj_tensor *b = tj_mul_scalar(a, tj_v_int(1));
+    tj_tensor *c = tj_div(b, tj_full(row, 2, tj_v_float(1.0), TJ_FLOAT32));
+    out[0] = tj_neg(c);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *special_values(void)
+{
+    int64_t s[2] = {3, 4};
+    const float v[12] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -3.5f, 1e38f, 2.0f, -1.0f, 0.25f};
+    return test_f32(2, s, v);
+}
+
+Test(passes, multiplications_and_divisions_by_one_become_aliases)
+{
+    tj_tensor *x = special_values();
+    tj_graph *g = trace(fn_identities, &x, 1, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    tj_plan_statistics sq = compile_with(g, (tj_compile_options){.no_identity_elimination = true}, &q);
+    cr_expect_eq(sp.n_identities, 3);
+    cr_expect_eq(sp.n_kernels, 1, "only neg runs, got %d kernels", sp.n_kernels);
+    cr_expect_eq(sq.n_identities, 0);
+    cr_expect_eq(sq.n_kernels, 4);
+    expect_all_equal(g, p, q, &x, 1);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* Multiplications that are not the identity on x's type and shape, and one
+ * whose result is an output. */
+static tj_status fn_not_identities(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t grid[2] = {2, 4};
+    tj_tensor *wider = tj_mul(in[1], tj_full(grid, 2, tj_v_float(1.0), TJ_FLOAT32)); /* [4] -> [2, 4] */
+    tj_tensor *twice = tj_mul_scalar(in[0], tj_v_float(2.0));
+    tj_tensor *as_float = tj_mul_scalar(in[2], tj_v_float(1.0)); /* int64 -> float32 */
+    out[0] = tj_add(tj_add(wider, twice), as_float);
+    out[1] = tj_mul_scalar(in[0], tj_v_int(1)); /* an output keeps its own tensor */
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, keeps_products_that_change_type_shape_or_value_and_outputs)
+{
+    int64_t s2[2] = {2, 4}, s1[1] = {4};
+    const int64_t iv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    tj_tensor *in[3] = {test_random_f32(2, s2, 7), test_random_f32(1, s1, 8), test_i64(2, s2, iv)};
+    tj_graph *g = trace(fn_not_identities, in, 3, NULL);
+    tj_plan *p;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    cr_expect_eq(sp.n_identities, 0);
+    tj_tensor *got[2], *want[2];
+    cr_assert_eq(tj_graph_run(g, in, 3, want), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], want[0], "sum");
+    expect_same(got[1], want[1], "output x * 1");
+    cr_expect_neq(tj_tensor_data(got[1]), tj_tensor_data(in[0]), "the output is a tensor of its own");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* with an in-place call in the plan, an alias could be written through */
+static tj_status fn_identity_and_inplace(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *a = tj_mul_scalar(in[0], tj_v_int(1));
+    tj_add_(in[0], in[0], tj_v_int(1));
+    out[0] = tj_neg(a);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, no_aliases_in_a_plan_that_writes_in_place)
+{
+    int64_t s[1] = {4};
+    const float v[4] = {1, 2, 3, 4};
+    tj_tensor *x = test_f32(1, s, v);
+    tj_graph *g = trace(fn_identity_and_inplace, &x, 1, NULL);
+    tj_plan *p;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    cr_expect_eq(sp.n_identities, 0);
+    memcpy(tj_tensor_data(x), v, sizeof v); /* tracing ran add_ on it */
+    tj_tensor *y;
+    cr_assert_eq(tj_plan_run(p, &x, 1, &y), TJ_OK, "%s", tj_last_error());
+    const double want[4] = {-1, -2, -3, -4}; /* a was taken before x doubled */
+    test_expect_close(y, want, 4, 0, 0);
+    tj_plan_free(p);
     tj_graph_free(g);
 }
