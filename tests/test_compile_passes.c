@@ -311,3 +311,31 @@ Test(passes, no_aliases_in_a_plan_that_writes_in_place)
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* an alias of an input follows the strides the input has at run time */
+static tj_status fn_input_identity(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_neg(tj_mul_scalar(in[0], tj_v_float(1.0)));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, an_alias_of_an_input_follows_its_run_time_strides)
+{
+    int64_t s[2] = {3, 4}, st[2] = {4, 3};
+    tj_tensor *x = test_random_f32(2, s, 9);
+    tj_graph *g = trace(fn_input_identity, &x, 1, NULL);
+    tj_plan *p;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    cr_expect_eq(sp.n_identities, 1);
+    tj_tensor *xt = tj_t(test_random_f32(2, st, 10)); /* [3, 4], strides (1, 3) */
+    for (int run = 0; run < 2; run++) {                /* restrided, then compiled strides again */
+        tj_tensor *in = run == 0 ? xt : x, *got, *want;
+        cr_assert_eq(tj_graph_run(g, &in, 1, &want), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, &in, 1, &got), TJ_OK, "%s", tj_last_error());
+        expect_same(got, want, run == 0 ? "transposed input" : "contiguous input");
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

@@ -339,17 +339,25 @@ static bool same_strides(const tj_pvalue *v, const tj_tensor *t)
 }
 
 /* Re-runs the shape function of the view producing value v, for an input
- * whose strides differ from the compiled ones. */
+ * whose strides differ from the compiled ones (an identity's alias takes
+ * its operand's geometry). */
 static tj_status reresolve_view(tj_plan_context *c, int v)
 {
     const tj_plan *p = c->plan;
     const tj_pvalue *pv = &p->values[v];
     const tj_pnode *n = &p->nodes[pv->node];
+    tj_tensor *t = &c->tensors[v];
+    if (n->identity) { /* an alias of its operand (simplify.c): the operand's geometry */
+        const tj_tensor *b = &c->tensors[pv->base];
+        memcpy(t->strides, b->strides, sizeof t->strides);
+        t->offset = b->offset;
+        t->storage = b->storage;
+        return TJ_OK;
+    }
     tj_meta m[TJ_MAX_RETURNS];
     memset(m, 0, sizeof m);
     tj_status st = n->op->meta(c->node_args[pv->node], m);
     if (st != TJ_OK) return st;
-    tj_tensor *t = &c->tensors[v];
     memcpy(t->strides, m[pv->index].strides, sizeof t->strides);
     t->offset = m[pv->index].offset;
     t->storage = c->tensors[pv->root].storage;

@@ -58,6 +58,7 @@ typedef struct tj_pnode {
     bool is_step;     /**< false: every output is a view, resolved at compile time, folded or fused */
     bool folded;      /**< computed at compile time: its results are plan constants */
     bool fused;       /**< merged into a later step (fuse.c) */
+    bool identity;    /**< its result is an alias of an operand (simplify.c) */
     int step;         /**< index among steps (is_step) */
     int nargs;
     tj_garg *args;    /**< plan-owned copies */

@@ -97,6 +97,7 @@ tj_status tj_plan_simplify_identities(tj_plan *p)
         if (x < 0 || is_output[n->outs[0]]) continue;
         alias(p, n->outs[0], x);
         n->is_step = false;
+        n->identity = true;
         p->stats.n_views++;
         p->stats.n_identities++;
     }
