@@ -30,10 +30,6 @@ static tj_plan_statistics compile_with(const tj_graph *g, tj_compile_options o, 
     return s;
 }
 
-static tj_plan_statistics compile_stats(const tj_graph *g, bool keep, tj_plan **out)
-{
-    return compile_with(g, (tj_compile_options){.no_dead_code = keep}, out);
-}
 
 static void expect_same(tj_tensor *a, tj_tensor *b, const char *what)
 {
@@ -60,6 +56,24 @@ static void expect_all_equal(const tj_graph *g, tj_plan *pruned, tj_plan *kept, 
     expect_same(b, want, "no_dead_code plan vs interpreter");
 }
 
+/* Traces fn on `in`, compiles it with the default options and with `off`,
+ * expects one result from both plans and the interpreter, and returns both
+ * plans' statistics. */
+static void check_pass(tj_trace_fn fn, tj_tensor *const *in, int n, const tj_decomp_table *table,
+                       tj_compile_options off, tj_plan_statistics *with, tj_plan_statistics *without)
+{
+    tj_graph *g = trace(fn, in, n, table);
+    tj_plan *p, *q;
+    *with = compile_with(g, (tj_compile_options){0}, &p);
+    *without = compile_with(g, off, &q);
+    expect_all_equal(g, p, q, in, n);
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+static const tj_compile_options keep_dead = {.no_dead_code = true};
+
 /* exp(x) and a view of it are never read; log reads exp's result but is
  * itself never read: all three go, neg stays */
 static tj_status fn_dead_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -77,9 +91,8 @@ Test(passes, drops_calls_and_views_no_output_needs)
 {
     int64_t s[2] = {3, 4};
     tj_tensor *x = test_random_f32(2, s, 1);
-    tj_graph *g = trace(fn_dead_chain, &x, 1, NULL);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_stats(g, false, &p), sq = compile_stats(g, true, &q);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_dead_chain, &x, 1, NULL, keep_dead, &sp, &sq);
     cr_expect_eq(sp.n_dead, 3, "exp, view and log are dead, got %d", sp.n_dead);
     cr_expect_eq(sp.n_kernels, 1);
     cr_expect_eq(sp.n_views, 0);
@@ -87,10 +100,6 @@ Test(passes, drops_calls_and_views_no_output_needs)
     cr_expect_eq(sq.n_kernels, 3);
     cr_expect_eq(sq.n_views, 1);
     cr_expect_lt(sp.naive_bytes, sq.naive_bytes, "dead results take no memory");
-    expect_all_equal(g, p, q, &x, 1);
-    tj_plan_free(p);
-    tj_plan_free(q);
-    tj_graph_free(g);
 }
 
 /* a live result read by a dead node stays */
@@ -108,16 +117,10 @@ Test(passes, keeps_a_result_that_an_output_needs)
 {
     int64_t s[1] = {5};
     tj_tensor *x = test_random_f32(1, s, 2);
-    tj_graph *g = trace(fn_live_read_by_dead, &x, 1, NULL);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_stats(g, false, &p);
-    compile_stats(g, true, &q);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_live_read_by_dead, &x, 1, NULL, keep_dead, &sp, &sq);
     cr_expect_eq(sp.n_dead, 1);
     cr_expect_eq(sp.n_kernels, 1);
-    expect_all_equal(g, p, q, &x, 1);
-    tj_plan_free(p);
-    tj_plan_free(q);
-    tj_graph_free(g);
 }
 
 /* An unread draw still advances the generator: the later draw (the
@@ -136,16 +139,10 @@ Test(passes, keeps_random_calls_whose_results_are_unread)
 {
     int64_t s[1] = {6};
     tj_tensor *x = test_random_f32(1, s, 3);
-    tj_graph *g = trace(fn_unread_draw, &x, 1, NULL);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_stats(g, false, &p);
-    compile_stats(g, true, &q);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_unread_draw, &x, 1, NULL, keep_dead, &sp, &sq);
     cr_expect_eq(sp.n_dead, 0);
     cr_expect_eq(sp.n_kernels, 3);
-    expect_all_equal(g, p, q, &x, 1);
-    tj_plan_free(p);
-    tj_plan_free(q);
-    tj_graph_free(g);
 }
 
 /* An in-place update of an input is the graph's effect even when its
@@ -164,9 +161,8 @@ Test(passes, keeps_in_place_calls_and_what_they_read)
     int64_t s[1] = {4};
     tj_tensor *in[2] = {test_random_f32(1, s, 4), test_random_f32(1, s, 5)};
     tj_graph *g = trace(fn_inplace_on_input, in, 2, NULL);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_stats(g, false, &p);
-    compile_stats(g, true, &q);
+    tj_plan *p;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
     cr_expect_eq(sp.n_dead, 0);
     cr_expect_eq(sp.n_kernels, 3);
     float before[4], after[4];
@@ -177,7 +173,6 @@ Test(passes, keeps_in_place_calls_and_what_they_read)
     const float *x = tj_tensor_data(in[0]);
     for (int i = 0; i < 4; i++) cr_expect_float_eq(after[i], before[i] + expf(x[i]), 1e-6, "element %d", i);
     tj_plan_free(p);
-    tj_plan_free(q);
     tj_graph_free(g);
 }
 
@@ -198,16 +193,11 @@ Test(passes, decomposed_max_pool_forward_skips_the_indices)
     tj_tensor *x = test_random_f32(4, s, 6);
     tj_decomp_table *core = tj_core_decompositions();
     cr_assert_not_null(core);
-    tj_graph *g = trace(fn_pool, &x, 1, core);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_pool, &x, 1, core, keep_dead, &sp, &sq);
     tj_decomp_table_free(core);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_stats(g, false, &p), sq = compile_stats(g, true, &q);
     cr_expect_gt(sp.n_dead, 5, "the index chain is dead, got %d dead nodes", sp.n_dead);
     cr_expect_lt(sp.n_kernels, sq.n_kernels);
-    expect_all_equal(g, p, q, &x, 1);
-    tj_plan_free(p);
-    tj_plan_free(q);
-    tj_graph_free(g);
 }
 
 /* ---- identity elimination ---- */
@@ -235,18 +225,12 @@ static tj_tensor *special_values(void)
 Test(passes, multiplications_and_divisions_by_one_become_aliases)
 {
     tj_tensor *x = special_values();
-    tj_graph *g = trace(fn_identities, &x, 1, NULL);
-    tj_plan *p, *q;
-    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
-    tj_plan_statistics sq = compile_with(g, (tj_compile_options){.no_identity_elimination = true}, &q);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_identities, &x, 1, NULL, (tj_compile_options){.no_identity_elimination = true}, &sp, &sq);
     cr_expect_eq(sp.n_identities, 3);
     cr_expect_eq(sp.n_kernels, 1, "only neg runs, got %d kernels", sp.n_kernels);
     cr_expect_eq(sq.n_identities, 0);
     cr_expect_eq(sq.n_kernels, 4);
-    expect_all_equal(g, p, q, &x, 1);
-    tj_plan_free(p);
-    tj_plan_free(q);
-    tj_graph_free(g);
 }
 
 /* Multiplications that are not the identity on x's type and shape, and one

@@ -56,19 +56,6 @@ static int identity_operand(const tj_plan *p, const tj_pnode *n)
     return same ? keep : -1;
 }
 
-/* Whether some node may write into existing storage. */
-static bool plan_writes(const tj_plan *p)
-{
-    for (int i = 0; i < p->n_nodes; i++) {
-        const tj_pnode *n = &p->nodes[i];
-        if (n->folded) continue;
-        if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
-        for (int k = 0; k < n->nout; k++)
-            if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
-    }
-    return false;
-}
-
 /* Result value v becomes an alias of x, with x's geometry. */
 static void alias(tj_plan *p, int v, int x)
 {
@@ -85,7 +72,7 @@ static void alias(tj_plan *p, int v, int x)
 
 tj_status tj_plan_simplify_identities(tj_plan *p)
 {
-    if (plan_writes(p)) return TJ_OK;
+    if (tj_plan_writes_between(p, -1, p->n_nodes)) return TJ_OK;
     bool *is_output = tj_alloc((size_t)p->n_values + 1);
     if (!is_output) return tj_oom("tj_compile", (size_t)p->n_values + 1);
     memset(is_output, 0, (size_t)p->n_values + 1);
