@@ -1,6 +1,7 @@
-/* Elementwise loops: plain C for integer, bool, comparisons, selections and
- * cheap float arithmetic (the compiler vectorises these), and the entry
- * points that route float math to the vector code of the running CPU. */
+/* Elementwise loops: plain C for integer, bool, selections and cheap float
+ * arithmetic (the compiler vectorises these), and the entry points that
+ * route float math, float comparisons, where and maximum / minimum to the
+ * vector code of the running CPU. */
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
@@ -203,12 +204,6 @@ void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
         case TJ_K_DIV: LOOP_AB(T, T, a[i] / b[i]); break;                       \
         case TJ_K_DIV_TRUNC: LOOP_AB(T, T, trunc(a[i] / b[i])); break;          \
         case TJ_K_DIV_FLOOR: LOOP_AB(T, T, div_floor_##T(a[i], b[i])); break;   \
-        case TJ_K_MAXIMUM:                                                      \
-            LOOP_AB(T, T, a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] > b[i] ? a[i] : b[i]); \
-            break;                                                              \
-        case TJ_K_MINIMUM:                                                      \
-            LOOP_AB(T, T, a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] < b[i] ? a[i] : b[i]); \
-            break;                                                              \
         case TJ_K_SIGMOID_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i]) * b[i]); break; \
         case TJ_K_TANH_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i] * b[i])); break; \
         default: break; /* in the vector tables */                              \
@@ -266,20 +261,32 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
 
 /* ---- comparisons ---- */
 
-#define COMPARE(T, f)                                                           \
-    switch (k->op) {                                                            \
-    case TJ_K_EQ: LOOP_AB(T, uint8_t, a[i] == b[i]); break;                     \
-    case TJ_K_NE: LOOP_AB(T, uint8_t, a[i] != b[i]); break;                     \
-    case TJ_K_LT: LOOP_AB(T, uint8_t, a[i] < b[i]); break;                      \
-    case TJ_K_LE: LOOP_AB(T, uint8_t, a[i] <= b[i]); break;                     \
-    case TJ_K_GT: LOOP_AB(T, uint8_t, a[i] > b[i]); break;                      \
-    case TJ_K_GE: LOOP_AB(T, uint8_t, a[i] >= b[i]); break;                     \
-    }
+/* int64 and bool; the vector tables hold the float loops */
+#define COMPARE(T)                                                              \
+    do {                                                                        \
+        switch (k->op) {                                                        \
+        case TJ_K_EQ: LOOP_AB(T, uint8_t, a[i] == b[i]); break;                 \
+        case TJ_K_NE: LOOP_AB(T, uint8_t, a[i] != b[i]); break;                 \
+        case TJ_K_LT: LOOP_AB(T, uint8_t, a[i] < b[i]); break;                  \
+        case TJ_K_LE: LOOP_AB(T, uint8_t, a[i] <= b[i]); break;                 \
+        case TJ_K_GT: LOOP_AB(T, uint8_t, a[i] > b[i]); break;                  \
+        case TJ_K_GE: LOOP_AB(T, uint8_t, a[i] >= b[i]); break;                 \
+        case TJ_K_COMPARE_COUNT: break;                                         \
+        }                                                                       \
+    } while (0)
 
 void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_compare_args *k = ctx;
-    DISPATCH_ALL(k->dtype, COMPARE)
+    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) float_fns(k->dtype)->compare[k->op](n, out, in[0], in[1]);
+    else if (k->dtype == TJ_INT64) COMPARE(int64_t);
+    else COMPARE(uint8_t);
+}
+
+void tj_k_splat(void *out, const void *value, int64_t n, size_t es)
+{
+    if (es == 1) memset(out, *(const uint8_t *)value, (size_t)n);
+    else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->splat(n, out, value);
 }
 
 /* ---- loops with scalar operands ---- */
@@ -342,11 +349,12 @@ void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *c
 
 /* Both operands loaded unconditionally: the select then compiles to a
  * vector blend instead of a branch mispredicted on mixed conditions (20x
- * slower on relu masks). */
-#define WHERE(T, f)                                                             \
+ * slower on relu masks). Floats: the vector tables' copy of this loop. */
+#define WHERE(T)                                                                \
     do {                                                                        \
         T *o = out;                                                             \
-        const T *c = in[0], *a = in[1], *b = in[2];                             \
+        const uint8_t *c = in[0];                                               \
+        const T *a = in[1], *b = in[2];                                         \
         for (int64_t i = 0; i < n; i++) {                                       \
             T x = a[i], y = b[i];                                               \
             o[i] = c[i] != 0 ? x : y;                                           \
@@ -356,14 +364,17 @@ void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *c
 void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_select_args *k = ctx;
-    DISPATCH_ALL(k->dtype, WHERE)
+    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) float_fns(k->dtype)->where(n, out, in[0], in[1], in[2]);
+    else if (k->dtype == TJ_INT64) WHERE(int64_t);
+    else WHERE(uint8_t);
 }
 
 /* a[i] loaded unconditionally, as in WHERE: a blend, not a branch */
 #define MASKED_FILL(T, f)                                                       \
     do {                                                                        \
         T v = k->value.f, *o = out;                                             \
-        const T *a = in[0], *b = in[1];                                         \
+        const T *a = in[0];                                                     \
+        const uint8_t *b = in[1];                                               \
         for (int64_t i = 0; i < n; i++) {                                       \
             T x = a[i];                                                         \
             o[i] = b[i] != 0 ? v : x;                                           \

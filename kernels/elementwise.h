@@ -87,7 +87,7 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
 
 /* ---- comparisons (inputs of `dtype`, output bool) ---- */
 
-typedef enum tj_k_compare_op { TJ_K_EQ, TJ_K_NE, TJ_K_LT, TJ_K_LE, TJ_K_GT, TJ_K_GE } tj_k_compare_op;
+typedef enum tj_k_compare_op { TJ_K_EQ, TJ_K_NE, TJ_K_LT, TJ_K_LE, TJ_K_GT, TJ_K_GE, TJ_K_COMPARE_COUNT } tj_k_compare_op;
 
 typedef struct tj_k_compare_args {
     tj_k_compare_op op;
@@ -131,10 +131,10 @@ typedef struct tj_k_select_args {
     tj_k_scalar value; /**< masked_fill: the fill value; threshold: the threshold */
 } tj_k_select_args;
 
-/** where: out = in[0] != 0 ? in[1] : in[2] (the condition arrives converted
- * to the compute dtype); ctx is tj_k_select_args (value unused). */
+/** where: out = in[0] != 0 ? in[1] : in[2]; in[0] is bool, in[1] and in[2]
+ * of the select dtype; ctx is tj_k_select_args (value unused). */
 void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx);
-/** masked_fill: out = in[1] != 0 ? value : in[0]. */
+/** masked_fill: out = in[1] != 0 ? value : in[0]; in[1] is bool. */
 void tj_k_masked_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** threshold_backward: out = in[1] <= value ? 0 : in[0] (in[0] = grad, in[1] = self). */
 void tj_k_threshold_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx);
@@ -143,6 +143,10 @@ void tj_k_threshold_backward_loop(int64_t n, void *out, const void *const *in, c
 void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** Fills out with value (clamp with a nan bound fills nan). */
 void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/** Copies the es-byte value at `value` (es 1, 4 or 8) into out[0..n) with
+ * the widest stores the CPU has; out and value may not overlap. */
+void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
 
 /* ---- instruction-set selection ---- */
 

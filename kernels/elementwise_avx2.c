@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <sleef.h>
+#include <string.h>
 
 #include "elementwise_isa.h"
 #include "gelu.h"
@@ -23,6 +24,8 @@
 #define VSQRT(v) _mm256_sqrt_ps(v)
 #define VABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
 #define VMAX(a, b) _mm256_max_ps(a, b)
+#define VMIN(a, b) _mm256_min_ps(a, b)
+#define VISNAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
 #define VMASK __m256
 #define VCMP_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
 #define VMASK_AND(a, b) _mm256_and_ps(a, b)
@@ -41,6 +44,8 @@
 #define VSQRT(v) _mm256_sqrt_pd(v)
 #define VABS(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
 #define VMAX(a, b) _mm256_max_pd(a, b)
+#define VMIN(a, b) _mm256_min_pd(a, b)
+#define VISNAN(a) _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
 #define VMASK __m256d
 #define VCMP_EQ(a, b) _mm256_cmp_pd(a, b, _CMP_EQ_OQ)
 #define VMASK_AND(a, b) _mm256_and_pd(a, b)

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <sleef.h>
+#include <string.h>
 
 #include "elementwise_isa.h"
 #include "gelu.h"
@@ -23,6 +24,8 @@
 #define VSQRT(v) _mm512_sqrt_ps(v)
 #define VABS(v) _mm512_abs_ps(v)
 #define VMAX(a, b) _mm512_max_ps(a, b)
+#define VMIN(a, b) _mm512_min_ps(a, b)
+#define VISNAN(a) _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q)
 #define VMASK __mmask16
 #define VCMP_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define VMASK_AND(a, b) ((__mmask16)((a) & (b)))
@@ -41,6 +44,8 @@
 #define VSQRT(v) _mm512_sqrt_pd(v)
 #define VABS(v) _mm512_abs_pd(v)
 #define VMAX(a, b) _mm512_max_pd(a, b)
+#define VMIN(a, b) _mm512_min_pd(a, b)
+#define VISNAN(a) _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q)
 #define VMASK __mmask8
 #define VCMP_EQ(a, b) _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ)
 #define VMASK_AND(a, b) ((__mmask8)((a) & (b)))

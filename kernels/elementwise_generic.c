@@ -2,6 +2,7 @@
  * SLEEF's scalar 1.0-ULP functions. The fallback when the CPU has no AVX2. */
 #include <math.h>
 #include <sleef.h>
+#include <string.h>
 
 #include "elementwise_isa.h"
 #include "gelu.h"
@@ -22,6 +23,8 @@
 #define VSQRT(v) sqrtf(v)
 #define VABS(v) fabsf(v)
 #define VMAX(a, b) ((a) > (b) ? (a) : (b))
+#define VMIN(a, b) ((a) < (b) ? (a) : (b))
+#define VISNAN(a) ((a) != (a))
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
 #define VMASK_AND(a, b) ((a) & (b))
@@ -40,6 +43,8 @@
 #define VSQRT(v) sqrt(v)
 #define VABS(v) fabs(v)
 #define VMAX(a, b) ((a) > (b) ? (a) : (b))
+#define VMIN(a, b) ((a) < (b) ? (a) : (b))
+#define VISNAN(a) ((a) != (a))
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
 #define VMASK_AND(a, b) ((a) & (b))

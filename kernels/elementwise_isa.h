@@ -13,12 +13,19 @@ typedef void (*tj_k_math1_fn)(int64_t n, void *out, const void *a);
 typedef void (*tj_k_math2_fn)(int64_t n, void *out, const void *a, const void *b);
 /** n contiguous elements: out = a ^ e. */
 typedef void (*tj_k_powc_fn)(int64_t n, void *out, const void *a, double e);
+/** n contiguous elements: out = the element at value (bits unchanged). */
+typedef void (*tj_k_splat_fn)(int64_t n, void *out, const void *value);
+/** n contiguous elements: out = c != 0 ? a : b, c of bool. */
+typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
 /** The loops of one element type. binary[] is NULL for operators that the
- * plain C loops in elementwise.c serve. */
+ * plain C loops in elementwise.c serve. compare[] writes bool. */
 typedef struct tj_k_math_fns {
     tj_k_math1_fn unary[TJ_K_UNARY_COUNT];
     tj_k_math2_fn binary[TJ_K_BINARY_COUNT];
+    tj_k_math2_fn compare[TJ_K_COMPARE_COUNT];
+    tj_k_where_fn where;
+    tj_k_splat_fn splat;
     tj_k_powc_fn pow_scalar;
 } tj_k_math_fns;
 

@@ -9,6 +9,8 @@
  *                 log1p, expm1, pow) at this width, 1.0-ULP variant
  *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
+ *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
+ *   VISNAN(a)     the VMASK of a's nan lanes
  *   VMASK, VCMP_EQ(a, b), VMASK_AND(m1, m2), VBLEND(m, a, b) (m ? a : b)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
  *                 SLEEF-erf formula
@@ -40,7 +42,8 @@
         }                                                                      \
     } while (0)
 
-/* out[i] = EXPR(x, y) over n elements of `a` and `b`. */
+/* out[i] = EXPR(x, y) over n elements of `a` and `b`; a partial last vector
+ * goes through zero-padded stack buffers. */
 #define LOOP2(EXPR)                                                            \
     do {                                                                       \
         int64_t i_ = 0;                                                        \
@@ -154,6 +157,12 @@ UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
 #endif
 UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
 
+/* The plain C loops' nan rule, a != a ? a : b != b ? b : a > b ? a : b
+ * (signed zeros included): a nan `a` is kept by the blend, and maxps /
+ * minps return their second operand, `b`, for a nan `b` and for equal
+ * operands (+0 against -0). */
+BINARY(maximum, VBLEND(VISNAN(x), x, VMAX(x, y)))
+BINARY(minimum, VBLEND(VISNAN(x), x, VMIN(x, y)))
 BINARY(pow, SLEEF(pow)(x, y))
 BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
@@ -189,6 +198,44 @@ static void SFX(pow_scalar)(int64_t n, void *out, const void *in, double e)
     }
 }
 
+/* Comparisons and where as plain C: the compiler vectorises them for this
+ * file's instruction set (the bool side is 1 byte a lane, which the
+ * intrinsic macros above do not model). */
+#define COMPARE(name, OP)                                                      \
+    static void SFX(name)(int64_t n, void *out, const void *in0, const void *in1) \
+    {                                                                          \
+        uint8_t *o = out;                                                      \
+        const T *a = in0, *b = in1;                                            \
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] OP b[i];                   \
+    }
+COMPARE(eq, ==)
+COMPARE(ne, !=)
+COMPARE(lt, <)
+COMPARE(le, <=)
+COMPARE(gt, >)
+COMPARE(ge, >=)
+
+/* Both operands loaded unconditionally: a blend, not a branch mispredicted
+ * on mixed conditions. */
+static void SFX(where)(int64_t n, void *out, const uint8_t *c, const void *in0, const void *in1)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    for (int64_t i = 0; i < n; i++) {
+        T x = a[i], y = b[i];
+        o[i] = c[i] != 0 ? x : y;
+    }
+}
+
+/* Copies of one value's bits (a float move never changes them, nan
+ * payloads included). */
+static void SFX(splat)(int64_t n, void *out, const void *value)
+{
+    T v, *o = out;
+    memcpy(&v, value, sizeof v);
+    for (int64_t i = 0; i < n; i++) o[i] = v;
+}
+
 static const tj_k_math_fns FNS = {
     .unary = {
         [TJ_K_ABS] = SFX(abs),
@@ -211,11 +258,23 @@ static const tj_k_math_fns FNS = {
         [TJ_K_SILU] = SFX(silu),
     },
     .binary = {
+        [TJ_K_MAXIMUM] = SFX(maximum),
+        [TJ_K_MINIMUM] = SFX(minimum),
         [TJ_K_POW] = SFX(pow),
         [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
         [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
         [TJ_K_GELU_TANH_BACKWARD] = GELU_TANH_BACKWARD_LOOP,
     },
+    .compare = {
+        [TJ_K_EQ] = SFX(eq),
+        [TJ_K_NE] = SFX(ne),
+        [TJ_K_LT] = SFX(lt),
+        [TJ_K_LE] = SFX(le),
+        [TJ_K_GT] = SFX(gt),
+        [TJ_K_GE] = SFX(ge),
+    },
+    .where = SFX(where),
+    .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),
 };
 
@@ -224,6 +283,7 @@ static const tj_k_math_fns FNS = {
 #undef LOOP2
 #undef UNARY
 #undef BINARY
+#undef COMPARE
 #undef GELU_ALPHA
 #undef GELU_PDF
 #undef GELU_BETA
@@ -244,6 +304,8 @@ static const tj_k_math_fns FNS = {
 #undef VSQRT
 #undef VABS
 #undef VMAX
+#undef VMIN
+#undef VISNAN
 #undef VMASK
 #undef VCMP_EQ
 #undef VMASK_AND

@@ -3,11 +3,17 @@
 
 #include "iter.h"
 #include "kernels/copy.h"
+#include "kernels/elementwise.h"
 #include "kernels/parallel.h"
 
 /* Elements per loop call on the blocked path: small enough that the
- * per-thread buffers stay in L1/L2, large enough to amortise the call. */
+ * per-thread buffers (BLOCK * 8 bytes each) stay in L1/L2, large enough to
+ * amortise the call. Blocks along rows are as long as the buffers their
+ * operands use allow (1024 float32), and ROW_BLOCK_MAX when none uses one:
+ * 512-element calls over operands read in place cost 15% in call and index
+ * overhead (eq of [4, 64, 16, 196] and [1, 64, 16, 196]). */
 #define BLOCK 512
+#define ROW_BLOCK_MAX 4096
 /* Inner extent from which blocks follow rows of the innermost dim, so that
  * operands contiguous along it are read and written in place. */
 #define ROW_MIN 64
@@ -33,6 +39,11 @@ static inline int threads_for(int64_t work)
 }
 
 int tj_threads_for(int64_t work) { return threads_for(work); }
+
+/* Unsigned integer types by element size, for FOR_SIZE bodies. */
+#define UINT_1 uint8_t
+#define UINT_4 uint32_t
+#define UINT_8 uint64_t
 
 /* Element copies with a constant size, so that memcpy compiles to one move. */
 #define FOR_SIZE(es, M)                                                         \
@@ -63,10 +74,21 @@ static void scatter_strided(char *dst, const char *src, int64_t stride, int64_t 
 /* Repeats the first element of buf n times. */
 static void replicate(char *buf, int64_t n, size_t es)
 {
-#define R(S)                                                                    \
-    for (int64_t i = 1; i < n; i++) memcpy(buf + i * S, buf, S)
-    FOR_SIZE(es, R)
-#undef R
+    if (n > 1) tj_k_splat(buf + es, buf, n - 1, es);
+}
+
+/* The bits of the es-byte element at p, zero-extended (loaded at its own
+ * width: a wider load of a value just stored stalls store forwarding). */
+static inline uint64_t bits_of(const char *p, size_t es)
+{
+#define B(S)                                                                    \
+    do {                                                                        \
+        UINT_##S u;                                                             \
+        memcpy(&u, p, S);                                                       \
+        return u;                                                               \
+    } while (0)
+    FOR_SIZE(es, B)
+#undef B
 }
 
 /* Operand geometry after merging dims that are contiguous in every operand. */
@@ -107,7 +129,10 @@ static void coalesce(geometry *g, int nops)
 typedef struct {
     char *base;     /* element [0, ..., 0] */
     tj_dtype dtype; /* in memory */
+    tj_dtype loop;  /* in the loop (out: its own dtype) */
+    size_t les;     /* bytes of an element of the loop dtype */
     bool constant;  /* every stride 0: one value for the whole call */
+    bool row_const; /* inner stride 0: one value along each row */
     bool in_place;  /* inner stride 1 and already the loop's dtype */
 } operand;
 
@@ -115,9 +140,9 @@ typedef struct {
     geometry g;
     operand op[TJ_ITER_MAX_INPUTS + 1]; /* [0] is out */
     int nin;
-    tj_dtype compute;
     bool rows;        /* blocks follow rows of the inner dim */
     bool out_flat;    /* out contiguous: flat index = memory order */
+    int64_t blk;      /* elements per block (at most; rows end blocks early) */
     int64_t per_row;  /* blocks per row (rows mode) */
     int64_t n;
     tj_loop_fn fn;
@@ -126,7 +151,7 @@ typedef struct {
 
 /* Moves n elements starting at multi-index idx between operand k's strided
  * memory and the contiguous buffer buf (of dtype bd), converting dtypes on
- * the way in; `tmp` holds BLOCK elements of any dtype. */
+ * the way in; `tmp` holds BLOCK * 8 bytes (n elements of any dtype). */
 static void move_block(const plan *p, int k, const int64_t *start_idx, int64_t n, char *buf, tj_dtype bd,
                        char *tmp, bool scatter)
 {
@@ -169,6 +194,29 @@ static void move_block(const plan *p, int k, const int64_t *start_idx, int64_t n
     }
 }
 
+/* The value a row-constant operand's buffer holds. */
+typedef struct {
+    bool set;
+    uint64_t bits; /* converted to the loop dtype, zero-extended */
+} held_value;
+
+/* Fills buf with n copies of the row-constant operand k's value at idx,
+ * unless buf already holds them (*held): so a bias is filled once a row and
+ * a [4, 1, 1, 1] scale a few times a call. */
+static void row_value(const plan *p, int k, const int64_t *idx, int64_t n, char *buf, held_value *held)
+{
+    const operand *o = &p->op[k];
+    const geometry *g = &p->g;
+    int64_t off = 0;
+    for (int d = 0; d < g->ndim; d++) off += idx[d] * g->strides[k][d];
+    tj_k_convert(buf, o->loop, o->base + off * (int64_t)tj_dtype_size(o->dtype), o->dtype, 1);
+    uint64_t v = bits_of(buf, o->les);
+    if (!held->set || v != held->bits) {
+        replicate(buf, n, o->les);
+        *held = (held_value){true, v};
+    }
+}
+
 /* Runs blocks [b0, b1) with this thread's buffers. */
 static void run_blocks(const plan *p, int64_t b0, int64_t b1)
 {
@@ -176,19 +224,20 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
     _Alignas(64) char obuf[BLOCK * 8];
     _Alignas(64) char tmp[BLOCK * 8];
     bool filled[TJ_ITER_MAX_INPUTS] = {false};
+    held_value held[TJ_ITER_MAX_INPUTS] = {{false, 0}};
     const geometry *g = &p->g;
     int nd = g->ndim;
     int64_t inner = g->shape[nd - 1];
-    size_t ces = tj_dtype_size(p->compute), oes = tj_dtype_size(p->op[0].dtype);
+    size_t oes = tj_dtype_size(p->op[0].dtype);
     for (int64_t b = b0; b < b1; b++) {
         int64_t s, cnt;
         if (p->rows) {
-            int64_t c = (b % p->per_row) * BLOCK;
+            int64_t c = (b % p->per_row) * p->blk;
             s = b / p->per_row * inner + c;
-            cnt = inner - c < BLOCK ? inner - c : BLOCK;
+            cnt = inner - c < p->blk ? inner - c : p->blk;
         } else {
-            s = b * BLOCK;
-            cnt = p->n - s < BLOCK ? p->n - s : BLOCK;
+            s = b * p->blk;
+            cnt = p->n - s < p->blk ? p->n - s : p->blk;
         }
         int64_t idx[TJ_MAX_DIMS], rem = s;
         for (int d = nd - 1; d >= 0; d--) {
@@ -200,17 +249,20 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
             const operand *o = &p->op[k + 1];
             if (o->constant) {
                 if (!filled[k]) { /* converted once, reused by every block */
-                    tj_k_convert(ibuf[k], p->compute, o->base, o->dtype, 1);
-                    replicate(ibuf[k], BLOCK, ces);
+                    tj_k_convert(ibuf[k], o->loop, o->base, o->dtype, 1);
+                    replicate(ibuf[k], p->blk, o->les);
                     filled[k] = true;
                 }
                 ip[k] = ibuf[k];
             } else if (p->rows && o->in_place) {
                 int64_t off = 0;
                 for (int d = 0; d < nd; d++) off += idx[d] * g->strides[k + 1][d];
-                ip[k] = o->base + off * (int64_t)ces;
+                ip[k] = o->base + off * (int64_t)o->les;
+            } else if (p->rows && o->row_const) {
+                row_value(p, k + 1, idx, inner < p->blk ? inner : p->blk, ibuf[k], &held[k]);
+                ip[k] = ibuf[k];
             } else {
-                move_block(p, k + 1, idx, cnt, ibuf[k], p->compute, tmp, false);
+                move_block(p, k + 1, idx, cnt, ibuf[k], o->loop, tmp, false);
                 ip[k] = ibuf[k];
             }
         }
@@ -228,12 +280,12 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
 }
 
 /* Whether out and every input are contiguous, of out's shape and (the
- * inputs) of the compute dtype: one pass over the dims, no calls, as this
+ * inputs) of their loop dtypes: one pass over the dims, no calls, as this
  * test runs first on every elementwise call. */
-static bool all_direct(const tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute)
+static bool all_direct(const tj_tensor *out, tj_tensor *const *in, int nin, const tj_dtype *dts)
 {
     for (int k = 0; k < nin; k++)
-        if (in[k]->dtype != compute || in[k]->ndim != out->ndim) return false;
+        if (in[k]->dtype != dts[k] || in[k]->ndim != out->ndim) return false;
     int64_t s = 1; /* the contiguous stride of dim d */
     for (int d = out->ndim - 1; d >= 0; d--) {
         int64_t size = out->shape[d];
@@ -256,7 +308,7 @@ static inline char *data_at(const tj_tensor *t, size_t es)
 typedef struct direct_args {
     int nin;
     int64_t n;
-    size_t oes, ies;
+    size_t oes, ies[TJ_ITER_MAX_INPUTS];
     char *o;
     const char *ip[TJ_ITER_MAX_INPUTS];
     tj_loop_fn fn;
@@ -271,19 +323,38 @@ static void direct_lines(void *ctx, int t, int64_t begin, int64_t end)
     (void)t;
     if (s >= e) return;
     const void *p[TJ_ITER_MAX_INPUTS];
-    for (int k = 0; k < a->nin; k++) p[k] = a->ip[k] + s * (int64_t)a->ies;
+    for (int k = 0; k < a->nin; k++) p[k] = a->ip[k] + s * (int64_t)a->ies[k];
     a->fn(e - s, a->o + s * (int64_t)a->oes, p, a->ctx);
 }
 
 /* The operands all_direct accepts, split into one chunk per thread. */
 static __attribute__((noinline)) void run_direct_parallel(tj_tensor *out, tj_tensor *const *in, int nin,
-                                                          tj_dtype compute, tj_loop_fn fn, const void *ctx, int nt)
+                                                          tj_loop_fn fn, const void *ctx, int nt)
 {
-    direct_args a = {.nin = nin, .n = out->numel, .oes = tj_dtype_bytes(out->dtype), .ies = tj_dtype_bytes(compute),
-                     .fn = fn, .ctx = ctx};
+    direct_args a = {.nin = nin, .n = out->numel, .oes = tj_dtype_bytes(out->dtype), .fn = fn, .ctx = ctx};
     a.o = data_at(out, a.oes);
-    for (int k = 0; k < nin; k++) a.ip[k] = data_at(in[k], a.ies);
+    for (int k = 0; k < nin; k++) {
+        a.ies[k] = tj_dtype_bytes(in[k]->dtype);
+        a.ip[k] = data_at(in[k], a.ies[k]);
+    }
     tj_k_parallel(nt, (a.n + 15) / 16, direct_lines, &a);
+}
+
+/* Block length in rows mode: BLOCK * 8 bytes over the widest element that
+ * goes through a buffer (an operand not used in place, in its memory and
+ * its loop dtype), at most ROW_BLOCK_MAX. */
+static int64_t row_block(const plan *p)
+{
+    size_t widest = 0;
+    for (int k = 0; k <= p->nin; k++) {
+        const operand *o = &p->op[k];
+        if (o->in_place) continue;
+        size_t es = tj_dtype_size(o->dtype);
+        if (es < o->les) es = o->les;
+        if (es > widest) widest = es;
+    }
+    int64_t blk = widest ? BLOCK * 8 / (int64_t)widest : ROW_BLOCK_MAX;
+    return blk < ROW_BLOCK_MAX ? blk : ROW_BLOCK_MAX;
 }
 
 static void plan_blocks(void *ctx, int t, int64_t begin, int64_t end)
@@ -294,11 +365,11 @@ static void plan_blocks(void *ctx, int t, int64_t begin, int64_t end)
 
 /* The blocked path (see iter.h) for operands all_direct refuses. Out of
  * line, so that its large frame is not set up for direct calls. */
-static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute,
-                                                  tj_loop_fn fn, const void *ctx, int nt)
+static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *const *in, int nin,
+                                                  const tj_dtype *dts, tj_loop_fn fn, const void *ctx, int nt)
 {
     int64_t n = out->numel;
-    plan p = {.nin = nin, .compute = compute, .n = n, .fn = fn, .ctx = ctx,
+    plan p = {.nin = nin, .n = n, .fn = fn, .ctx = ctx,
               .out_flat = tj_tensor_is_contiguous(out)};
     geometry *g = &p.g;
     g->ndim = out->ndim;
@@ -312,14 +383,18 @@ static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *con
         operand *o = &p.op[k];
         o->base = tj_tensor_ptr(t);
         o->dtype = t->dtype;
+        o->loop = k == 0 ? t->dtype : dts[k - 1];
+        o->les = tj_dtype_size(o->loop);
         o->constant = true;
         for (int d = 0; d < nd; d++)
             if (g->strides[k][d] != 0) o->constant = false;
-        o->in_place = g->strides[k][nd - 1] == 1 && (k == 0 || t->dtype == compute);
+        o->row_const = g->strides[k][nd - 1] == 0;
+        o->in_place = g->strides[k][nd - 1] == 1 && t->dtype == o->loop;
     }
     int64_t inner = g->shape[nd - 1];
     p.rows = inner >= ROW_MIN;
-    p.per_row = (inner + BLOCK - 1) / BLOCK;
+    p.blk = p.rows ? row_block(&p) : BLOCK;
+    p.per_row = (inner + p.blk - 1) / p.blk;
     int64_t nblocks = p.rows ? n / inner * p.per_row : (n + BLOCK - 1) / BLOCK;
     tj_k_parallel(nblocks == 1 ? 1 : nt, nblocks, plan_blocks, &p);
 }
@@ -327,19 +402,18 @@ static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *con
 /* tj_elementwise for `nin` inputs; inlined with nin constant, so that the
  * loops over the operands unroll. */
 static inline __attribute__((always_inline)) void elementwise_n(tj_tensor *out, tj_tensor *const *in, int nin,
-                                                                tj_dtype compute, tj_loop_fn fn, const void *ctx)
+                                                                const tj_dtype *dts, tj_loop_fn fn, const void *ctx)
 {
     int64_t n = out->numel;
     if (n == 0) return;
     int nt = threads_for(n);
-    if (!all_direct(out, in, nin, compute)) {
-        run_general(out, in, nin, compute, fn, ctx, nt);
+    if (!all_direct(out, in, nin, dts)) {
+        run_general(out, in, nin, dts, fn, ctx, nt);
     } else if (nt > 1) {
-        run_direct_parallel(out, in, nin, compute, fn, ctx, nt);
+        run_direct_parallel(out, in, nin, fn, ctx, nt);
     } else { /* the loop on the tensors' memory: small contiguous operands, the most frequent call */
-        size_t ies = tj_dtype_bytes(compute);
         const void *ip[TJ_ITER_MAX_INPUTS];
-        for (int k = 0; k < nin; k++) ip[k] = data_at(in[k], ies);
+        for (int k = 0; k < nin; k++) ip[k] = data_at(in[k], tj_dtype_bytes(dts[k]));
         fn(n, data_at(out, tj_dtype_bytes(out->dtype)), ip, ctx);
     }
 }
@@ -347,9 +421,17 @@ static inline __attribute__((always_inline)) void elementwise_n(tj_tensor *out, 
 void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
                     const void *ctx)
 {
-    if (nin == 1) elementwise_n(out, in, 1, compute, fn, ctx);
-    else if (nin == 2) elementwise_n(out, in, 2, compute, fn, ctx);
-    else elementwise_n(out, in, nin, compute, fn, ctx);
+    const tj_dtype dts[TJ_ITER_MAX_INPUTS] = {compute, compute, compute};
+    if (nin == 1) elementwise_n(out, in, 1, dts, fn, ctx);
+    else if (nin == 2) elementwise_n(out, in, 2, dts, fn, ctx);
+    else elementwise_n(out, in, nin, dts, fn, ctx);
+}
+
+void tj_elementwise_typed(tj_tensor *out, tj_tensor *const *in, int nin, const tj_dtype *dtypes, tj_loop_fn fn,
+                          const void *ctx)
+{
+    if (nin == 2) elementwise_n(out, in, 2, dtypes, fn, ctx);
+    else elementwise_n(out, in, nin, dtypes, fn, ctx);
 }
 
 static void copy_loop(int64_t n, void *out, const void *const *in, const void *ctx)

@@ -329,7 +329,8 @@ tj_status tj_kernel_where_self(const tj_value *args, tj_tensor *const *outs)
 {
     tj_k_select_args k = {.dtype = outs[0]->dtype};
     tj_tensor *in[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
-    tj_elementwise(outs[0], in, 3, k.dtype, tj_k_where_loop, &k);
+    const tj_dtype dts[3] = {TJ_BOOL, k.dtype, k.dtype};
+    tj_elementwise_typed(outs[0], in, 3, dts, tj_k_where_loop, &k);
     return TJ_OK;
 }
 
@@ -427,6 +428,7 @@ tj_status tj_kernel_masked_fill_Scalar(const tj_value *args, tj_tensor *const *o
     tj_dtype dt = outs[0]->dtype;
     tj_k_select_args k = {.dtype = dt, .value = tj_ew_scalar(&args[2], dt)};
     tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
-    tj_elementwise(outs[0], in, 2, dt, tj_k_masked_fill_loop, &k);
+    const tj_dtype dts[2] = {dt, TJ_BOOL};
+    tj_elementwise_typed(outs[0], in, 2, dts, tj_k_masked_fill_loop, &k);
     return TJ_OK;
 }
