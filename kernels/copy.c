@@ -63,14 +63,6 @@ typedef void (*run_fn)(char *d, int64_t ds, const char *s, int64_t ss, int64_t n
 /* Same dtype: typed loops the compiler vectorises (a gather when only the
  * destination is contiguous, the common case of im2col and windows). */
 #define MOVE_FNS(T, SUF)                                                                                \
-    static void move_contiguous_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,        \
-                                      tj_dtype dd, tj_dtype sd)                                        \
-    {                                                                                                  \
-        (void)ds, (void)ss, (void)dd, (void)sd;                                                        \
-        T *d_ = (T *)d;                                                                                \
-        const T *s_ = (const T *)s;                                                                    \
-        for (int64_t i = 0; i < n; i++) d_[i] = s_[i];                                                 \
-    }                                                                                                  \
     static void move_gather_##SUF(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,            \
                                   tj_dtype dd, tj_dtype sd)                                            \
     {                                                                                                  \
@@ -153,15 +145,14 @@ CONVERT_FNS(double, float, f64_f32)
 CONVERT_FNS(float, double, f32_f64)
 #undef CONVERT_FNS
 
-/* The run function for runs of `len` elements with strides ds, ss. */
-static run_fn pick_run(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss, int64_t len)
+/* The run function for runs with strides ds, ss. */
+static run_fn pick_run(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss)
 {
     if (dd == TJ_FLOAT64 && sd == TJ_FLOAT32 && ds == 1) return convert_gather_f64_f32;
     if (dd == TJ_FLOAT32 && sd == TJ_FLOAT64 && ds == 1) return convert_gather_f32_f64;
     if (dd != sd) return convert_run;
     size_t es = elem_size(dd);
-    if (ds == 1 && ss == 1 && len * (int64_t)es >= 256) return move_memcpy;
-    if (ds == 1 && ss == 1) return es == 1 ? move_contiguous_1 : es == 4 ? move_contiguous_4 : move_contiguous_8;
+    if (ds == 1 && ss == 1) return move_memcpy; /* short runs go through pick_runs in copy_rows */
     if (ds == 1) return es == 1 ? move_gather_1 : es == 4 ? move_gather_4 : move_gather_8;
     return es == 1 ? move_strided_1 : es == 4 ? move_strided_4 : move_strided_8;
 }
@@ -210,15 +201,47 @@ static void offsets_of(const geometry *g, int nd, int64_t flat, int64_t *idx, in
     }
 }
 
+/* Moves of W bytes (memcpy of a constant size: one load and one store)
+ * over each run, the last one ending at the run's end: nbytes >= W. */
+#define RUNS_OF(W)                                                                                      \
+    for (int64_t j = 0; j < count; j++) {                                                              \
+        char *d_ = d + j * dstep;                                                                      \
+        const char *s_ = s + j * sstep;                                                                \
+        for (int64_t i = 0; i + W < nbytes; i += W) memcpy(d_ + i, s_ + i, W);                         \
+        memcpy(d_ + nbytes - W, s_ + nbytes - W, W);                                                   \
+    }
+
+void tj_k_copy_runs_generic(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes)
+{
+    if (nbytes >= 16) RUNS_OF(16)
+    else if (nbytes >= 8) RUNS_OF(8)
+    else if (nbytes >= 4) RUNS_OF(4)
+    else if (nbytes > 0) RUNS_OF(1)
+}
+#undef RUNS_OF
+
+typedef void (*runs_fn)(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes);
+
+/* The whole-block mover for runs of `len` elements with strides ds, ss, or
+ * NULL when runs go one by one through pick_run: short contiguous runs of
+ * one dtype (im2col's rows), where a call and an element loop per run
+ * cost more than the move. */
+static runs_fn pick_runs(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss, int64_t len)
+{
+    if (dd != sd || ds != 1 || ss != 1 || len * (int64_t)elem_size(dd) >= 256) return NULL;
+    return __builtin_cpu_supports("avx512f") ? tj_k_copy_runs_avx512 : tj_k_copy_runs_generic;
+}
+
 /* Copies rows [r0, r1) of the geometry, a row being a run along its last
  * dim (rows are numbered row-major over the other dims). The dim before the
- * last is walked in a tight loop. */
+ * last is walked in a tight loop (one call of a runs_fn where there is one). */
 static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t r0, int64_t r1)
 {
     int nd = g->nd, last = nd - 1;
     int64_t len = g->shape[last], dsl = g->ds[last], ssl = g->ss[last];
     int64_t des = (int64_t)elem_size(dst.dtype), ses = (int64_t)elem_size(src.dtype);
-    run_fn run = pick_run(dst.dtype, src.dtype, dsl, ssl, len);
+    run_fn run = pick_run(dst.dtype, src.dtype, dsl, ssl);
+    runs_fn runs = pick_runs(dst.dtype, src.dtype, dsl, ssl, len);
     /* rows are walked in blocks along dim `mid` (the one before the last) */
     int mid = last - 1;
     int64_t nmid = mid >= 0 ? g->shape[mid] : 1, dsm = mid >= 0 ? g->ds[mid] * des : 0,
@@ -231,7 +254,9 @@ static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int
     const char *s = (const char *)src.data + soff * ses - i * ssm;
     for (int64_t r = r0; r < r1;) {
         int64_t stop = nmid - i < r1 - r ? nmid : i + (r1 - r);
-        for (int64_t j = i; j < stop; j++) run(d + j * dsm, dsl, s + j * ssm, ssl, len, dst.dtype, src.dtype);
+        if (runs) runs(d + i * dsm, dsm, s + i * ssm, ssm, stop - i, len * des);
+        else
+            for (int64_t j = i; j < stop; j++) run(d + j * dsm, dsl, s + j * ssm, ssl, len, dst.dtype, src.dtype);
         r += stop - i;
         if (r >= r1) break;
         /* next block: carry into the dims before `mid` */
@@ -382,7 +407,7 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
         return;
     }
     if (nd == 1 && nthreads > 1 && numel >= 4096) { /* one long run: split it */
-        a.run = pick_run(dst.dtype, src.dtype, g.ds[0], g.ss[0], (numel + nthreads - 1) / nthreads);
+        a.run = pick_run(dst.dtype, src.dtype, g.ds[0], g.ss[0]);
         tj_k_parallel(nthreads, numel, copy_run_part, &a);
         return;
     }

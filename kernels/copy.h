@@ -29,7 +29,9 @@ typedef struct tj_k_strided {
  * merged where both sides allow; then each run along the last dim is one
  * typed loop chosen once per copy (memcpy for long contiguous runs, a
  * gather for a strided source, float32 <-> float64 converted in the same
- * pass), a value broadcast everywhere is a fill, and a transposed source
+ * pass); short contiguous runs of one dtype (under 256 bytes) go a block
+ * at a time through tj_k_copy_runs_*; a value broadcast everywhere is a
+ * fill, and a transposed source
  * is copied in cache-sized tiles. Uses up to `nthreads` threads.
  * ndim 0 copies one element; a zero size copies nothing. */
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
@@ -39,5 +41,17 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
  * transposed copies on AVX-512 machines. */
 void tj_k_transpose_tile_f32_avx512(float *d, int64_t drow, const float *s, int64_t scol, int64_t rows,
                                     int64_t cols);
+
+/** Copies `count` runs of `nbytes` bytes, run j from s + j*sstep to
+ * d + j*dstep (steps in bytes; runs do not overlap each other or the
+ * source): the short contiguous runs (under 256 bytes) of
+ * tj_k_copy_strided, such as im2col's rows of 14-28 floats, as 16-byte
+ * moves, the last one ending at the run's end (overlapping the one before),
+ * no per-element loop. */
+void tj_k_copy_runs_generic(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes);
+
+/** tj_k_copy_runs_generic with 64-, 32- or 16-byte vector moves
+ * (copy_avx512.c), for AVX-512 machines. */
+void tj_k_copy_runs_avx512(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes);
 
 #endif

@@ -18,3 +18,35 @@ void tj_k_transpose_tile_f32_avx512(float *d, int64_t drow, const float *s, int6
         }
     }
 }
+
+/* One run of n bytes as moves of W bytes, the last one ending at n
+ * (overlapping the previous one): n >= W. */
+#define RUNS(W, LOAD, STORE)                                                                            \
+    for (int64_t j = 0; j < count; j++) {                                                              \
+        char *d_ = d + j * dstep;                                                                      \
+        const char *s_ = s + j * sstep;                                                                \
+        for (int64_t i = 0; i + W < nbytes; i += W) STORE(d_ + i, LOAD(s_ + i));                       \
+        STORE(d_ + nbytes - W, LOAD(s_ + nbytes - W));                                                 \
+    }
+
+#define LD64(p) _mm512_loadu_si512((const void *)(p))
+#define ST64(p, v) _mm512_storeu_si512((void *)(p), v)
+#define LD32(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define ST32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
+#define LD16(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define ST16(p, v) _mm_storeu_si128((__m128i *)(void *)(p), v)
+
+void tj_k_copy_runs_avx512(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes)
+{
+    if (nbytes >= 64) RUNS(64, LD64, ST64)
+    else if (nbytes >= 32) RUNS(32, LD32, ST32)
+    else if (nbytes >= 16) RUNS(16, LD16, ST16)
+    else tj_k_copy_runs_generic(d, dstep, s, sstep, count, nbytes);
+}
+#undef RUNS
+#undef LD64
+#undef ST64
+#undef LD32
+#undef ST32
+#undef LD16
+#undef ST16

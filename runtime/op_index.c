@@ -8,6 +8,7 @@
 #include "iter.h"
 #include "kernels/index.h"
 #include "op_index.h"
+#include "op_view.h"
 
 #define GATHER "aten::gather"
 #define SCATTER_ADD "aten::scatter_add"
@@ -116,7 +117,7 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
     int dim;
     tj_wrap_dim(SCATTER_ADD, args[1].u.i, self->ndim, &dim);
     if (index->numel && check_values(SCATTER_ADD, self, index, dim) != TJ_OK) return tj_last_status();
-    tj_copy_convert(out, self);
+    tj_copy_tensor(out, self);
     if (index->numel == 0) return TJ_OK;
     geom o = geom_of(out), s = geom_of(src), i = geom_of(index);
     tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},

@@ -323,11 +323,11 @@ static tj_status kernel_scatter(bool is_slice, const tj_value *args, tj_tensor *
 {
     tj_tensor *out = outs[0];
     tj_meta m;
-    tj_copy_convert(out, args[0].u.t);
+    tj_copy_tensor(out, args[0].u.t);
     scatter_view(is_slice, out, args, &m);
     tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
     if (!view) return tj_last_status();
-    tj_copy_convert(view, args[1].u.t);
+    tj_copy_tensor(view, args[1].u.t);
     tj_tensor_release(view);
     return TJ_OK;
 }

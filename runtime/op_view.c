@@ -452,6 +452,15 @@ static void copy_into(void *dst, tj_dtype dd, const int64_t *dst_strides, const 
     tj_k_copy_strided(d, s, src->ndim, src->shape, tj_threads_for(src->numel));
 }
 
+void tj_copy_tensor(tj_tensor *dst, const tj_tensor *src)
+{
+    if (dst->dtype != src->dtype) {
+        tj_copy_convert(dst, src);
+        return;
+    }
+    copy_into(tj_tensor_ptr(dst), dst->dtype, dst->strides, src);
+}
+
 tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs)
 {
     const tj_tensor *self = args[0].u.t;

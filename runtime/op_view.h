@@ -45,6 +45,10 @@ tj_status tj_meta_to_copy(const tj_value *args, tj_meta *outs);
  * a view), clone and _to_copy share one (the output's dtype says whether it
  * converts). */
 tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs);
+/** Copies src into dst, a tensor of the same shape that does not overlap
+ * it: the strided copy of _to_copy when the dtypes match (a broadcast value
+ * is a fill, short runs are block moves), tj_copy_convert otherwise. */
+void tj_copy_tensor(tj_tensor *dst, const tj_tensor *src);
 tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs);
 
 #endif
