@@ -50,6 +50,12 @@ static const shape shapes[] = {
     {"block768 qkv", 128, 2304, 768, false, true},
     {"block768 mlp up", 128, 3072, 768, false, true},
     {"block768 mlp down", 128, 768, 3072, false, true},
+    /* decomposed cnn (im2col + bmm): few rows against a large B or C */
+    {"cnn conv1: W @ cols", 16, 50176, 25, false, false},
+    {"cnn conv2: W @ cols", 32, 12544, 400, false, false},
+    {"cnn conv2 back: W^T @ g", 400, 12544, 32, true, false},
+    {"cnn conv2 back: g @ cols^T", 32, 400, 12544, false, true},
+    {"cnn conv1 back: g @ cols^T", 16, 25, 50176, false, true},
 };
 
 /* 64-byte aligned, as tensor storage is */

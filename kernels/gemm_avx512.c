@@ -7,7 +7,12 @@
  * per step of the sum, 4 loads of B, 6 broadcasts of A and 24 FMAs into 24
  * accumulators, so that the FMA units, not the loads, set the pace. A is
  * read in place, row- or column-major alike (the mlp and GPT backward
- * products, A @ W and A^T @ X, are both). Threads split C by rows or by
+ * products, A @ W and A^T @ X, are both). Column blocks go in panels whose
+ * part of C stays in L2 across the blocks of the sum. While one block is
+ * swept, the next block of a large B is prefetched and the next tile of C
+ * prefetched for writing: with few rows of A (decomposed cnn: 16-32 rows
+ * against 400 x 12544), packing and the first writes of C otherwise stall
+ * on DRAM for as long as the FMAs run. Threads split C by rows or by
  * columns (split_rows); a fused epilogue runs on each thread's part of C
  * as soon as it is done. */
 #include <immintrin.h>
@@ -20,49 +25,75 @@
 #define NR 64   /* columns of C per micro-kernel call: 4 vectors */
 #define KC 128  /* steps of the sum per packed block: 32 KiB, within L1 */
 
-/* C[r, 0..nc) (r < R) = alpha * sum_p a(r, p) * bp[p, :] + beta * C (beta 0:
- * C is not read). */
-#define MICRO(R)                                                                                          \
-    static void micro_##R(int64_t kc, const float *a, int64_t ars, int64_t acs, const float *bp, float *c,    \
-                          int64_t ldc, int64_t nc, float alpha, float beta)                                   \
+/* Lines of B to prefetch while a block is swept, a few per step of the
+ * micro-kernel (spread out, they overlap the FMAs; packed at once, they
+ * stalled: packing decomposed cnn's 400 x 12544 B took 1.0 ms, the
+ * products 1.5 ms, 2.5 ms together). Lines go vector by vector: rows of a
+ * row-major B, columns of a column-major one. */
+typedef struct ahead {
+    const char *vec;          /* the current vector's first line */
+    int64_t stride;           /* bytes between vectors */
+    int64_t per_vector, line; /* lines per vector; the next one in this vector */
+    int64_t left, per_call;   /* lines left; lines per micro-kernel call */
+} ahead;
+
+static inline void ahead_line(ahead *h)
+{
+    _mm_prefetch(h->vec + 64 * h->line, _MM_HINT_T0);
+    if (++h->line == h->per_vector) h->line = 0, h->vec += h->stride;
+}
+
+/* C[r, 0..nc) (r < R, nc <= 16 * Q) = alpha * sum_p a(r, p) * bp[p, :] +
+ * beta * C (beta 0: C is not read), from the first Q vectors of each packed
+ * row (a narrower last column block computes only those); on the way,
+ * h->per_call lines of `h`, up to 2 per step. */
+#define MICRO(R, Q)                                                                                       \
+    static void micro_##R##_##Q(int64_t kc, const float *a, int64_t ars, int64_t acs, const float *bp,       \
+                                float *c, int64_t ldc, int64_t nc, float alpha, float beta, ahead *h)         \
     {                                                                                                         \
-        __m512 acc[R][4];                                                                                     \
+        __m512 acc[R][Q];                                                                                     \
         for (int r = 0; r < R; r++)                                                                           \
-            for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_ps();                                      \
+            for (int q = 0; q < Q; q++) acc[r][q] = _mm512_setzero_ps();                                      \
+        int64_t pf = h->per_call < h->left ? h->per_call : h->left;                                           \
+        h->left -= pf;                                                                                        \
         for (int64_t p = 0; p < kc; p++) {                                                                    \
+            for (int l = 0; l < 2 && pf > 0; l++, pf--) ahead_line(h);                                        \
             const float *bq = bp + p * NR, *ap = a + p * acs;                                                 \
-            __m512 b0 = _mm512_load_ps(bq), b1 = _mm512_load_ps(bq + 16);                                     \
-            __m512 b2 = _mm512_load_ps(bq + 32), b3 = _mm512_load_ps(bq + 48);                                \
+            __m512 bv[Q];                                                                                     \
+            for (int q = 0; q < Q; q++) bv[q] = _mm512_load_ps(bq + 16 * q);                                  \
             for (int r = 0; r < R; r++) {                                                                     \
                 __m512 av = _mm512_set1_ps(ap[r * ars]);                                                      \
-                acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);                                               \
-                acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                                               \
-                acc[r][2] = _mm512_fmadd_ps(av, b2, acc[r][2]);                                               \
-                acc[r][3] = _mm512_fmadd_ps(av, b3, acc[r][3]);                                               \
+                for (int q = 0; q < Q; q++) acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);                \
             }                                                                                                 \
         }                                                                                                     \
         __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);                                         \
         for (int r = 0; r < R; r++)                                                                           \
-            for (int q = 0; q < 4; q++) {                                                                     \
+            for (int q = 0; q < Q; q++) {                                                                     \
                 __mmask16 k = tj_k_lanes16(nc - 16 * q);                                                      \
-                if (!k) break;                                                                                \
                 float *cq = c + r * ldc + 16 * q;                                                             \
                 __m512 v = _mm512_mul_ps(acc[r][q], va);                                                      \
                 if (beta != 0) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, cq), vb, v);                      \
                 _mm512_mask_storeu_ps(cq, k, v);                                                              \
             }                                                                                                 \
+        for (; pf > 0; pf--) ahead_line(h);                                                                   \
     }
-MICRO(1)
-MICRO(2)
-MICRO(3)
-MICRO(4)
-MICRO(5)
-MICRO(6)
+#define MICRO_ROWS(R) MICRO(R, 1) MICRO(R, 2) MICRO(R, 3) MICRO(R, 4)
+MICRO_ROWS(1)
+MICRO_ROWS(2)
+MICRO_ROWS(3)
+MICRO_ROWS(4)
+MICRO_ROWS(5)
+MICRO_ROWS(6)
+#undef MICRO_ROWS
 #undef MICRO
 
 typedef void (*micro_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t, float,
-                         float);
-static const micro_fn micro[MR + 1] = {NULL, micro_1, micro_2, micro_3, micro_4, micro_5, micro_6};
+                         float, ahead *);
+#define MICRO_ROW(R) {micro_##R##_1, micro_##R##_2, micro_##R##_3, micro_##R##_4}
+/* micro[R - 1][Q - 1] */
+static const micro_fn micro[MR][4] = {MICRO_ROW(1), MICRO_ROW(2), MICRO_ROW(3),
+                                      MICRO_ROW(4), MICRO_ROW(5), MICRO_ROW(6)};
+#undef MICRO_ROW
 
 /* Rows [p0, p0+kc) and columns [j0, j0+nc) of B into bp, NR per row, zeros
  * past nc (the micro-kernel computes whole vectors). B is row-major (bcs 1:
@@ -95,61 +126,102 @@ static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t
     }
 }
 
-/* Columns [j0, j0 + nc) of C, every row, the whole sum. */
-static void column_block(int64_t m, int64_t k, int64_t j0, int64_t nc, float alpha, const float *a, int64_t ars,
-                         int64_t acs, const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc)
-{
-    _Alignas(64) float bp[KC * NR];
-    for (int64_t p0 = 0; p0 < k; p0 += KC) {
-        int64_t kc = k - p0 < KC ? k - p0 : KC;
-        float be = p0 == 0 ? beta : 1.0f; /* later blocks add to C */
-        pack_b(b, brs, bcs, p0, kc, j0, nc, bp);
-        for (int64_t i0 = 0; i0 < m; i0 += MR) {
-            int mr = m - i0 < MR ? (int)(m - i0) : MR;
-            micro[mr](kc, a + i0 * ars + p0 * acs, ars, acs, bp, c + i0 * ldc + j0, ldc, nc, alpha, be);
-        }
-    }
-}
-
-/* The operands of one product, for column_blocks. */
+/* The operands of one product, for column_blocks and row_blocks. */
 typedef struct gemm_args {
     int64_t m, n, k, ars, acs, brs, bcs, ldc;
     float alpha, beta;
     const float *a, *b;
     float *c;
     const tj_k_epilogue *epi;
+    bool ahead_b, ahead_c; /* prefetch B, C */
 } gemm_args;
 
-/* With an epilogue, a thread runs it after each part of C of about this
- * many bytes, which is then still in its L2 cache. */
-#define EPILOGUE_BYTES (128 * 1024)
+/* B and C are prefetched when larger than this: smaller, they stay in L2
+ * from one product to the next, and the prefetches cost 1-3% (m 32, n 512,
+ * k 400; m 512, n 128, k 512). */
+#define AHEAD_MIN_BYTES (1024 * 1024)
 
-/* How many column blocks of `block_bytes` of C one epilogue call should
- * cover: all `blocks` without an epilogue, else at least one. */
-static int64_t epilogue_group(const gemm_args *g, int64_t block_bytes, int64_t blocks)
+/* C's part per panel: that stays in L2 between the blocks of the sum, and
+ * with an epilogue is still there when the epilogue runs over it. */
+#define PANEL_C_BYTES (128 * 1024)
+
+/* Column blocks per panel for `rows` rows of C: at least one. */
+static int64_t panel_blocks(int64_t rows)
 {
-    if (!g->epi) return blocks;
-    int64_t u = EPILOGUE_BYTES / block_bytes;
+    int64_t u = PANEL_C_BYTES / (rows * NR * (int64_t)sizeof(float));
     return u < 1 ? 1 : u;
 }
 
-/* Column blocks [b0, b1) of NR columns each. */
+/* B's rows [p0, p0 + kc) and columns [j0, j1), prefetched over `calls`
+ * micro-kernel calls (none without g->ahead or when empty). */
+static ahead ahead_start(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t j1, int64_t calls)
+{
+    bool rows = g->bcs == 1;
+    ahead h = {(const char *)(g->b + p0 * g->brs + j0 * g->bcs), (int64_t)sizeof(float) * (rows ? g->brs : g->bcs),
+               0, 0, 0, 0};
+    if (!g->ahead_b || j1 <= j0 || kc <= 0) return h;
+    h.per_vector = rows ? (j1 - j0 + 15) / 16 : (kc + 15) / 16;
+    h.left = (rows ? kc : j1 - j0) * h.per_vector;
+    h.per_call = (h.left + calls - 1) / calls;
+    return h;
+}
+
+/* C's rows [i, min(i + MR, i1)) and columns [j, j + nc), prefetched for
+ * writing: prefetchw brings a line in owned, where a plain store miss waits
+ * for it (m 400, k 32, n 12544: 3.4 -> 1.9 ms). Every AVX-512 CPU has
+ * PRFCHW; written in assembly because GCC 12 emits prefetcht0 for
+ * __builtin_prefetch(p, 1) unless the whole file is built with -mprfchw. */
+static void prefetch_c(const gemm_args *g, int64_t i, int64_t i1, int64_t j, int64_t nc)
+{
+    for (int64_t r = i; r < i + MR && r < i1; r++)
+        for (int64_t q = 0; q < nc; q += 16) __asm__ volatile("prefetchw %0" : : "m"(g->c[r * g->ldc + j + q]));
+}
+
+/* Rows [i0, i1) and columns [j0, j1) of C, the whole sum: per block of KC
+ * steps, each column block of B is packed and swept down all the rows, the
+ * next block (of this panel, else the first of the next block of the sum
+ * or of the next panel) prefetched meanwhile, and in the first block of
+ * the sum (with g->ahead_c) each next tile of C too. Each element's sum
+ * runs in the same order however C is split. */
+static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    _Alignas(64) float bp[KC * NR];
+    int64_t tiles = (i1 - i0 + MR - 1) / MR;
+    for (int64_t p0 = 0; p0 < g->k; p0 += KC) {
+        int64_t kc = g->k - p0 < KC ? g->k - p0 : KC, kn = g->k - p0 - KC < KC ? g->k - p0 - KC : KC;
+        float be = p0 == 0 ? g->beta : 1.0f; /* later blocks add to C */
+        for (int64_t jb = j0; jb < j1; jb += NR) {
+            int64_t nc = j1 - jb < NR ? j1 - jb : NR;
+            ahead h;
+            if (jb + NR < j1) h = ahead_start(g, p0, kc, jb + NR, j1 - jb - NR < NR ? j1 : jb + 2 * NR, tiles);
+            else if (kn > 0) h = ahead_start(g, p0 + KC, kn, j0, j1 - j0 < NR ? j1 : j0 + NR, tiles);
+            else h = ahead_start(g, 0, g->k < KC ? g->k : KC, j1, g->n - j1 < NR ? g->n : j1 + NR, tiles);
+            pack_b(g->b, g->brs, g->bcs, p0, kc, jb, nc, bp);
+            for (int64_t i = i0; i < i1; i += MR) {
+                int mr = i1 - i < MR ? (int)(i1 - i) : MR;
+                if (g->ahead_c && p0 == 0) {
+                    if (i + MR < i1) prefetch_c(g, i + MR, i1, jb, nc);
+                    else if (jb + NR < j1) prefetch_c(g, i0, i1, jb + NR, j1 - jb - NR < NR ? j1 - jb - NR : NR);
+                }
+                micro[mr - 1][(nc - 1) / 16](kc, g->a + i * g->ars + p0 * g->acs, g->ars, g->acs, bp,
+                                             g->c + i * g->ldc + jb, g->ldc, nc, g->alpha, be, &h);
+            }
+        }
+    }
+}
+
+/* Column blocks [b0, b1) of NR columns each, every row, panel by panel;
+ * with an epilogue, that runs over each panel once it is done. */
 static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
 {
     const gemm_args *g = ctx;
-    int64_t group = epilogue_group(g, g->m * NR * (int64_t)sizeof(float), b1 - b0);
+    int64_t step = panel_blocks(g->m);
     (void)t;
-    for (int64_t gb = b0; gb < b1; gb += group) {
-        int64_t ge = gb + group < b1 ? gb + group : b1;
-        for (int64_t jb = gb; jb < ge; jb++) {
-            int64_t j0 = jb * NR;
-            column_block(g->m, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a, g->ars, g->acs, g->b,
-                         g->brs, g->bcs, g->beta, g->c, g->ldc);
-        }
-        if (g->epi) {
-            int64_t j0 = gb * NR, j1 = ge * NR < g->n ? ge * NR : g->n;
-            tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, 0, g->m, j0, j1 - j0);
-        }
+    for (int64_t pb = b0; pb < b1; pb += step) {
+        int64_t j0 = pb * NR, j1 = (pb + step < b1 ? pb + step : b1) * NR;
+        if (j1 > g->n) j1 = g->n;
+        panel(g, 0, g->m, j0, j1);
+        if (g->epi) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, 0, g->m, j0, j1 - j0);
     }
 }
 
@@ -163,10 +235,10 @@ static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
     const gemm_args *g = ctx;
     int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
     (void)t;
-    for (int64_t j0 = 0; i0 < i1 && j0 < g->n; j0 += NR)
-        column_block(i1 - i0, g->k, j0, g->n - j0 < NR ? g->n - j0 : NR, g->alpha, g->a + i0 * g->ars, g->ars,
-                     g->acs, g->b, g->brs, g->bcs, g->beta, g->c + i0 * g->ldc, g->ldc);
-    if (g->epi && i0 < i1) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
+    if (i0 >= i1) return;
+    int64_t width = panel_blocks(i1 - i0) * NR;
+    for (int64_t j0 = 0; j0 < g->n; j0 += width) panel(g, i0, i1, j0, g->n - j0 < width ? g->n : j0 + width);
+    if (g->epi) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
 }
 
 /* Whether threads split C by rows (each reads its rows of A and writes its
@@ -189,7 +261,9 @@ void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const fl
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                           const tj_k_epilogue *epi)
 {
-    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi};
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi,
+                   (double)k * (double)n * sizeof(float) > AHEAD_MIN_BYTES,
+                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES};
     if (nthreads > 1 && split_rows(m, n, k, nthreads)) {
         int64_t tiles = (m + MR - 1) / MR;
         tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);

@@ -103,6 +103,16 @@ Test(gemm_split, one_column_block_splits_rows_and_equals_one_thread)
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
 }
 
+Test(gemm_split, large_b_prefetched_ahead_equals_one_thread_byte_for_byte)
+{
+    /* B over 1 MiB: its next block is prefetched while one is swept and
+     * C's next tiles are prefetched for writing (neither changes a value);
+     * tails in m, n (a last block narrower than 64 columns) and k */
+    const product p[] = {{16, 4100, 70, false, 1.0f, 0.0f}, {20, 130, 2100, true, 1.0f, 0.5f},
+                         {9, 1100, 300, false, -0.5f, 1.0f}, {700, 600, 450, true, 1.0f, 0.0f}};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) check_product(&p[i]);
+}
+
 Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
 {
     /* the packing of a column-major B (16 x 16 transposes, tails in k and
