@@ -9,8 +9,13 @@
  * a signalling nan would come out quiet).
  *
  * Not done in a plan with in-place or user operators, which could write
- * through the alias into the operand, nor for a graph output, which must
- * stay a tensor of its own (write-back targets, direct outputs). */
+ * through the alias into the operand; for a graph output, which must stay a
+ * tensor of its own (write-back targets, direct outputs); for a result read
+ * through views (they would need re-rooting); nor where a reader would see
+ * another layout than the contiguous result it had: the operand must be
+ * contiguous as compiled, and when it lives in an input (whose strides may
+ * change at run time), every reader must be elementwise, whose values do
+ * not depend on layout (a GEMM's sum order does). */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -56,6 +61,37 @@ static int identity_operand(const tj_plan *p, const tj_pnode *n)
     return same ? keep : -1;
 }
 
+/* Whether value x is laid out as a contiguous tensor of its shape. */
+static bool contiguous(const tj_pvalue *x)
+{
+    int64_t want[TJ_MAX_DIMS];
+    tj_contiguous_strides(x->ndim, x->shape, want);
+    for (int d = 0; d < x->ndim; d++)
+        if (x->shape[d] != 1 && x->strides[d] != want[d]) return false;
+    return true;
+}
+
+/* Whether every node reading value v is elementwise. */
+static bool read_elementwise(const tj_plan *p, int v)
+{
+    for (int i = 0; i < p->n_nodes; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        if (n->folded) continue;
+        for (int a = 0; a < n->nargs; a++)
+            for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++)
+                if (tj_garg_value_at(&n->args[a], k) == v && !tj_plan_is_elementwise(n->op)) return false;
+    }
+    return true;
+}
+
+/* Whether readers of result r may read operand x in its place. */
+static bool layout_safe(const tj_plan *p, int r, int x)
+{
+    const tj_pvalue *o = &p->values[x];
+    if (p->values[r].n_views > 0 || !contiguous(o)) return false;
+    return p->values[o->root].kind != TJ_PV_INPUT || read_elementwise(p, r);
+}
+
 /* Result value v becomes an alias of x, with x's geometry. */
 static void alias(tj_plan *p, int v, int x)
 {
@@ -81,7 +117,7 @@ tj_status tj_plan_simplify_identities(tj_plan *p)
         tj_pnode *n = &p->nodes[i];
         if (!n->is_step) continue;
         int x = identity_operand(p, n);
-        if (x < 0 || is_output[n->outs[0]]) continue;
+        if (x < 0 || is_output[n->outs[0]] || !layout_safe(p, n->outs[0], x)) continue;
         alias(p, n->outs[0], x);
         n->is_step = false;
         n->identity = true;
