@@ -42,6 +42,9 @@ static void run_both(tj_trace_fn fn, tj_tensor *trace_in, tj_tensor *run_in, tj_
     cr_assert_eq(tj_graph_run(g, &run_in, 1, want), TJ_OK, "interpreter: %s", tj_last_error());
     cr_assert_eq(tj_plan_run(q, &run_in, 1, got_off), TJ_OK, "plan without the pass: %s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, &run_in, 1, got), TJ_OK, "plan with identity elimination: %s", tj_last_error());
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
 }
 
 static void expect_equal(tj_tensor *a, tj_tensor *b)
@@ -110,6 +113,9 @@ Test(identity_geometry, identity_of_a_written_back_input_reads_the_old_value)
         expect_equal(results[r][0], results[0][0]);
         expect_equal(results[r][1], results[0][1]);
     }
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
 }
 
 /* out0 = (x * ones) @ w, out1 = exp(x.t() * 1.0): identity elimination
@@ -155,6 +161,8 @@ Test(identity_geometry, identities_of_inputs_follow_run_time_strides_and_offsets
         expect_equal(got[1], want[1]);
     }
     tj_plan_context_free(c2);
+    tj_plan_free(p);
+    tj_graph_free(g);
 }
 
 /* out = (x.t() * 1) @ w with x contiguous [4, 3]: the alias hands mm a
@@ -181,6 +189,8 @@ Test(identity_geometry, mm_of_an_identity_of_a_transposed_view_matches_the_inter
     cr_assert_eq(tj_graph_run(g, in, 2, &want), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, in, 2, &got), TJ_OK, "%s", tj_last_error());
     expect_equal(got, want);
+    tj_plan_free(p);
+    tj_graph_free(g);
 }
 
 /* y = exp(x) * 1 (an intermediate, contiguous); out = exp(y.view(12)): a

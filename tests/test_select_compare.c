@@ -459,7 +459,7 @@ Test(select_compare, where_promotes_mixed_dtypes_and_handles_int64_and_bool)
     const int64_t s[1] = {37};
     tj_tensor *c = mask_b8(1, s, 5);
     int64_t iv[37], jv[37];
-    for (int i = 0; i < 37; i++) iv[i] = (int64_t)i * 1000003 - 7, jv[i] = -(int64_t)i << 40;
+    for (int i = 0; i < 37; i++) iv[i] = (int64_t)i * 1000003 - 7, jv[i] = -((int64_t)i << 40);
     tj_tensor *ri = tj_where(c, test_i64(1, s, iv), test_i64(1, s, jv));
     cr_assert_not_null(ri, "%s", tj_last_error());
     cr_assert_eq(tj_tensor_dtype(ri), TJ_INT64);
