@@ -144,6 +144,8 @@ typedef struct {
     bool out_flat;    /* out contiguous: flat index = memory order */
     int64_t blk;      /* elements per block (at most; rows end blocks early) */
     int64_t per_row;  /* blocks per row (rows mode) */
+    int64_t span;     /* whole rows per block (rows mode; > 1 only when per_row is 1) */
+    int64_t nrows;    /* rows of the inner dim */
     int64_t n;
     tj_loop_fn fn;
     const void *ctx;
@@ -217,6 +219,38 @@ static void row_value(const plan *p, int k, const int64_t *idx, int64_t n, char 
     }
 }
 
+/* Fills buf with the values of the row-constant operand k for `rows` rows
+ * of `inner` elements from idx (a row start), segment by segment, except
+ * the leading rows whose value the whole buffer already holds (*held). */
+static void rows_values(const plan *p, int k, const int64_t *start_idx, int64_t rows, int64_t inner, char *buf,
+                        held_value *held)
+{
+    const operand *o = &p->op[k];
+    const geometry *g = &p->g;
+    int nd = g->ndim;
+    int64_t idx[TJ_MAX_DIMS];
+    memcpy(idx, start_idx, sizeof(int64_t) * (size_t)nd);
+    bool same = held->set;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t off = 0;
+        for (int d = 0; d < nd - 1; d++) off += idx[d] * g->strides[k][d];
+        char *seg = buf + r * inner * (int64_t)o->les;
+        tj_k_convert(seg, o->loop, o->base + off * (int64_t)tj_dtype_size(o->dtype), o->dtype, 1);
+        same = same && bits_of(seg, o->les) == held->bits;
+        if (!same) replicate(seg, inner, o->les);
+        for (int d = nd - 2; d >= 0 && ++idx[d] >= g->shape[d] && d > 0; d--) idx[d] = 0;
+    }
+    if (same) return;
+    /* the segments before the first row that differed still hold the old
+     * value, which was theirs; the buffer holds one value again only when
+     * every row of a whole block has it */
+    uint64_t first = bits_of(buf, o->les);
+    bool one_value = rows == p->span;
+    for (int64_t r = 1; r < rows && one_value; r++)
+        one_value = bits_of(buf + r * inner * (int64_t)o->les, o->les) == first;
+    *held = (held_value){one_value, first};
+}
+
 /* Runs blocks [b0, b1) with this thread's buffers. */
 static void run_blocks(const plan *p, int64_t b0, int64_t b1)
 {
@@ -231,7 +265,11 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
     size_t oes = tj_dtype_size(p->op[0].dtype);
     for (int64_t b = b0; b < b1; b++) {
         int64_t s, cnt;
-        if (p->rows) {
+        if (p->span > 1) {
+            int64_t row = b * p->span;
+            s = row * inner;
+            cnt = (p->nrows - row < p->span ? p->nrows - row : p->span) * inner;
+        } else if (p->rows) {
             int64_t c = (b % p->per_row) * p->blk;
             s = b / p->per_row * inner + c;
             cnt = inner - c < p->blk ? inner - c : p->blk;
@@ -258,6 +296,9 @@ static void run_blocks(const plan *p, int64_t b0, int64_t b1)
                 int64_t off = 0;
                 for (int d = 0; d < nd; d++) off += idx[d] * g->strides[k + 1][d];
                 ip[k] = o->base + off * (int64_t)o->les;
+            } else if (p->span > 1 && o->row_const) {
+                rows_values(p, k + 1, idx, cnt / inner, inner, ibuf[k], &held[k]);
+                ip[k] = ibuf[k];
             } else if (p->rows && o->row_const) {
                 row_value(p, k + 1, idx, inner < p->blk ? inner : p->blk, ibuf[k], &held[k]);
                 ip[k] = ibuf[k];
@@ -357,6 +398,23 @@ static int64_t row_block(const plan *p)
     return blk < ROW_BLOCK_MAX ? blk : ROW_BLOCK_MAX;
 }
 
+/* Whether blocks may span several whole rows (rows mode): every operand
+ * read or written in place continues each row with the next one, so that
+ * a block's rows are one contiguous run of it. The operand that kept the
+ * dims apart (a row-constant one, as x * rstd[..., None] in layer_norm
+ * and softmax) is filled row by row; the others move through buffers,
+ * which follow rows anyway. Rows of 64-256 elements then cost one loop
+ * call per block instead of one per row. */
+static bool rows_stack(const plan *p)
+{
+    const geometry *g = &p->g;
+    int nd = g->ndim;
+    if (nd < 2) return false;
+    for (int k = 0; k <= p->nin; k++)
+        if (p->op[k].in_place && g->strides[k][nd - 2] != g->shape[nd - 1]) return false;
+    return true;
+}
+
 static void plan_blocks(void *ctx, int t, int64_t begin, int64_t end)
 {
     (void)t;
@@ -395,7 +453,11 @@ static __attribute__((noinline)) void run_general(tj_tensor *out, tj_tensor *con
     p.rows = inner >= ROW_MIN;
     p.blk = p.rows ? row_block(&p) : BLOCK;
     p.per_row = (inner + p.blk - 1) / p.blk;
-    int64_t nblocks = p.rows ? n / inner * p.per_row : (n + BLOCK - 1) / BLOCK;
+    p.nrows = n / inner;
+    p.span = p.rows && 2 * inner <= p.blk && rows_stack(&p) ? p.blk / inner : 1;
+    int64_t nblocks = p.span > 1 ? (p.nrows + p.span - 1) / p.span
+                      : p.rows   ? p.nrows * p.per_row
+                                 : (n + BLOCK - 1) / BLOCK;
     tj_k_parallel(nblocks == 1 ? 1 : nt, nblocks, plan_blocks, &p);
 }
 

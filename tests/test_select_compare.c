@@ -560,3 +560,51 @@ Test(select_compare, in_place_add_of_a_row_constant_into_a_strided_output_is_exa
         free(before);
     }
 }
+
+Test(select_compare, row_constant_operand_over_blocks_of_several_rows_matches_the_definition)
+{
+    /* rows of 64-200 elements next to a [.., 1] operand: each block covers
+     * several whole rows (the last block fewer), the operand's buffer is
+     * filled row by row */
+    const int64_t sx[4] = {8, 4, 64, 64}, sr[4] = {8, 4, 64, 1};
+    tj_tensor *x = special_f32(4, sx, 1), *r = special_f32(4, sr, 2);
+    expect_binary(OP_ADD, x, r, 4, sx);
+    expect_binary(OP_MAX, r, x, 4, sx);
+    expect_binary(OP_LT, x, r, 4, sx);
+    /* 7 consecutive rows share a value, +0 and -0 alternate between
+     * groups, 61 rows of 200 (5 rows a block, 13 blocks): the buffer keeps
+     * a value across blocks only while it is bit-for-bit the same */
+    const int64_t sy[3] = {3, 61, 200}, sv[3] = {1, 61, 1};
+    float v[61];
+    for (int i = 0; i < 61; i++) v[i] = i / 7 % 3 == 0 ? (i / 7 % 2 ? -0.0f : 0.0f) : (float)(i / 7) - 3.5f;
+    tj_tensor *y = special_f32(3, sy, 3), *c = test_f32(3, sv, v);
+    expect_binary(OP_ADD, y, c, 3, sy);
+    expect_binary(OP_MIN, c, y, 3, sy);
+    expect_binary(OP_EQ, c, y, 3, sy);
+    /* an in-place operand whose rows do not follow each other (a slice of
+     * wider rows) keeps blocks of one row */
+    tj_tensor *wide = special_f32(2, (const int64_t[]){61, 300}, 4);
+    tj_tensor *sl = tj_slice(wide, 1, true, 50, true, 250, 1);
+    cr_assert_not_null(sl, "%s", tj_last_error());
+    expect_binary(OP_ADD, sl, tj_view(c, (const int64_t[]){61, 1}, 2), 2, (const int64_t[]){61, 200});
+}
+
+Test(select_compare, row_constant_int64_operand_over_several_rows_converts_each_row)
+{
+    const int64_t sc[4] = {1, 3, 5, 1}, sx[4] = {4, 3, 5, 100};
+    int64_t cv[15];
+    for (int i = 0; i < 15; i++) cv[i] = (i % 4 == 0 ? 1 << 25 | 1 : i - 7); /* 2^25 + 1 rounds in float32 */
+    tj_tensor *ci = test_i64(4, sc, cv), *x = special_f32(4, sx, 0);
+    for (int nt = 1; nt <= 3; nt++) {
+        tj_set_num_threads(nt);
+        tj_tensor *ri = tj_add(x, ci);
+        cr_assert_not_null(ri, "%s", tj_last_error());
+        cr_assert_eq(tj_tensor_dtype(ri), TJ_FLOAT32);
+        for (int64_t i = 0; i < tj_tensor_numel(x); i++) {
+            float xv = ((const float *)tj_tensor_data(x))[i];
+            float want = xv + (float)cv[i / 100 % 15];
+            float got = ((const float *)tj_tensor_data(ri))[i];
+            cr_assert(same_f32(got, want) || (isnan(got) && isnan(want)), "at %ld (%d threads)", (long)i, nt);
+        }
+    }
+}
