@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "index_isa.h"
 #include "parallel.h"
 
 /* Offsets of row `row` (a flat position over the outer ndim-1 dims of shape)
@@ -147,13 +148,91 @@ static void scatter_add_rows(void *ctx, int t, int64_t begin, int64_t end)
     }
 }
 
+/* The run path (index_isa.h) pays when the run list, built once per call
+ * at about the cost of one element-by-element pass over a row, serves
+ * several long rows: the index is then the same for every row (stride 0
+ * in the outer dims, as the expanded col2im index of a decomposed
+ * convolution's input gradient) and runs along the last dim. */
+#define RUNS_MIN_INNER 1024
+#define RUNS_MIN_ROWS 4
+/* Runs per index entry the list holds at most: shorter runs on average
+ * (scattered indices) gain nothing over the element-by-element loop. */
+#define RUNS_PER_ENTRY 8
+
+static bool runs_pay(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                     const int64_t *shape, int dim)
+{
+    int last = ndim - 1;
+    if (dtype != TJ_FLOAT32 || dim != last || shape[last] < RUNS_MIN_INNER) return false;
+    if (out.strides[last] != 1 || src.strides[last] != 1 || index.strides[last] != 1) return false;
+    int64_t rows = 1;
+    for (int d = 0; d < last; d++) {
+        if (shape[d] > 1 && index.strides[d] != 0) return false;
+        rows *= shape[d];
+    }
+    return rows >= RUNS_MIN_ROWS && __builtin_cpu_supports("avx512f");
+}
+
+size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,
+                                      tj_k_index_array index, int ndim, const int64_t *shape, int dim)
+{
+    if (!runs_pay(dtype, out, src, index, ndim, shape, dim)) return 0;
+    return (size_t)(shape[ndim - 1] / RUNS_PER_ENTRY + 1) * sizeof(int64_t);
+}
+
+/* The runs of idx[0..n): up to 16 consecutive values each, encoded as
+ * start * 16 + (length - 1). -1 when they would be more than cap. */
+static int64_t build_runs(const int64_t *idx, int64_t n, int64_t *runs, int64_t cap)
+{
+    int64_t nr = 0;
+    for (int64_t j = 0; j < n;) {
+        int64_t start = idx[j], len = 1;
+        while (len < 16 && j + len < n && idx[j + len] == start + len) len++;
+        if (nr == cap) return -1;
+        runs[nr++] = start * 16 + (len - 1);
+        j += len;
+    }
+    return nr;
+}
+
+/* The run path's rows: index_args plus the shared run list. */
+typedef struct run_rows_args {
+    index_args a;
+    const int64_t *runs;
+    int64_t nruns;
+} run_rows_args;
+
+static void scatter_add_run_rows(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const run_rows_args *ra = ctx;
+    const index_args *a = &ra->a;
+    const int64_t *const strides[3] = {a->out.strides, a->src.strides, NULL};
+    const int skip[3] = {a->dim, -1, -1};
+    (void)t;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t off[3];
+        row_offsets(r, a->ndim, a->shape, strides, skip, off);
+        tj_k_scatter_add_runs_f32_avx512((float *)a->out.data + off[0], (const float *)a->src.data + off[1],
+                                         ra->runs, ra->nruns);
+    }
+}
+
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                      const int64_t *shape, int dim, int nthreads)
+                      const int64_t *shape, int dim, void *scratch, int nthreads)
 {
     int64_t rows = 1;
     for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
     if (shape[ndim - 1] == 0) return;
     index_args a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape, .dtype = dtype};
+    if (scratch && runs_pay(dtype, out, src, index, ndim, shape, dim)) {
+        int64_t inner = shape[ndim - 1];
+        int64_t nruns = build_runs(index.data, inner, scratch, inner / RUNS_PER_ENTRY + 1);
+        if (nruns >= 0) {
+            run_rows_args ra = {a, scratch, nruns};
+            tj_k_parallel(nthreads, rows, scatter_add_run_rows, &ra);
+            return;
+        }
+    }
     /* rows write disjoint parts of out only when the run's dim is the
      * indexed one; otherwise they run in order, keeping the sums'
      * order */

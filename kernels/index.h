@@ -27,12 +27,20 @@ int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t 
 void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
                  const int64_t *shape, int dim, int nthreads);
 
+/** Bytes of scratch with which tj_k_scatter_add adds runs of consecutive
+ * indices as vectors (float32 on AVX-512, long rows along the last dim
+ * sharing one index); 0 when it would not. */
+size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,
+                                      tj_k_index_array index, int ndim, const int64_t *shape, int dim);
+
 /** scatter_add into `out` (strided, already holding self's values) of src
  * over the index shape, in row-major order of the index positions (so float
  * sums are deterministic). dtype float32, float64, int64 (wrapping) or bool
- * (or). Up to `nthreads` threads when `dim` is the last one (each thread
- * then owns whole rows of out; otherwise one thread). */
+ * (or). `scratch`: NULL or tj_k_scatter_add_scratch_bytes of memory (the
+ * results are the same either way). Up to `nthreads` threads when `dim` is
+ * the last one (each thread then owns whole rows of out; otherwise one
+ * thread). */
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                      const int64_t *shape, int dim, int nthreads);
+                      const int64_t *shape, int dim, void *scratch, int nthreads);
 
 #endif

@@ -122,7 +122,13 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
     geom o = geom_of(out), s = geom_of(src), i = geom_of(index);
     tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},
                      ia = {tj_tensor_ptr(index), i.strides};
-    tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, tj_threads_for(index->numel));
+    /* the run list through the storage cache: no heap allocation when a
+     * replayed plan calls this again */
+    size_t nb = tj_k_scatter_add_scratch_bytes(out->dtype, oa, sa, ia, i.ndim, i.shape, dim), got = 0;
+    void *runs = NULL;
+    if (nb && !(runs = tj_alloc_storage_bytes(nb, &got))) return tj_oom(SCATTER_ADD, nb);
+    tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, runs, tj_threads_for(index->numel));
+    tj_free_storage_bytes(runs, got);
     return TJ_OK;
 }
 

@@ -156,3 +156,56 @@ Test(index, unfold_of_a_transposed_tensor_and_errors)
     cr_expect_eq(tj_tensor_ndim(u0), 1);
     tj_tensor_release(s);
 }
+
+/* Index rows of `n` entries (positions in [0, size)), shared by every row of
+ * a scatter_add: pattern 0 col2im-like (runs of 14, 18 apart, for 3 taps
+ * one position apart: targets overlap between taps), 1 one long run
+ * (split into runs of 16), 2 runs of 1..40 at random starts (duplicates
+ * across runs), 3 scattered (too few long runs: the element loop). */
+static void fill_index(int pattern, int64_t *idx, int64_t n, int64_t size)
+{
+    srand(17 + (unsigned)pattern);
+    for (int64_t j = 0; j < n;) {
+        int64_t len = pattern == 0 ? 14 : pattern == 1 ? n : pattern == 2 ? 1 + rand() % 40 : 1;
+        int64_t start = pattern == 0 ? (j / 1000) + (j % 1000) / 14 * 18 : pattern == 1 ? 0 : rand() % (size - 40);
+        for (int64_t l = 0; l < len && j < n; l++, j++) idx[j] = (start + l) % size;
+    }
+}
+
+Test(index, scatter_add_of_runs_of_consecutive_indices_matches_the_element_by_element_sums)
+{
+    enum { R = 5, N = 3000, SIZE = 1300, W = 3100 };
+    int64_t *idx = malloc(sizeof(int64_t) * N);
+    float *self = malloc(sizeof(float) * R * SIZE), *src = malloc(sizeof(float) * R * W);
+    float *want = malloc(sizeof(float) * R * SIZE);
+    cr_assert(idx && self && src && want);
+    /* magnitudes 1e-3..1e5: a different order of additions changes the bits */
+    for (int i = 0; i < R * SIZE; i++) self[i] = (float)((i * 7919) % 1000) * ((i % 3) ? 1e-3f : 1e2f);
+    for (int i = 0; i < R * W; i++) src[i] = (float)((i * 104729) % 997 - 498) * ((i % 5) ? 1e-2f : 1e3f);
+    tj_tensor *selft = test_f32(2, (const int64_t[]){R, SIZE}, self);
+    /* src rows W apart, N of them read: inner stride 1, rows not packed */
+    tj_tensor *srct = tj_slice(test_f32(2, (const int64_t[]){R, W}, src), 1, true, 0, true, N, 1);
+    cr_assert_not_null(srct, "%s", tj_last_error());
+    for (int pattern = 0; pattern < 4; pattern++) {
+        fill_index(pattern, idx, N, SIZE);
+        memcpy(want, self, sizeof(float) * R * SIZE);
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < N; j++) want[r * SIZE + idx[j]] += src[r * W + j];
+        tj_tensor *row = test_i64(2, (const int64_t[]){1, N}, idx);
+        /* the same index shared by every row (stride 0), and as a full copy */
+        tj_tensor *shared = tj_expand(row, (const int64_t[]){R, N}, 2), *full = tj_contiguous(shared);
+        for (int nt = 1; nt <= 3; nt++) {
+            tj_set_num_threads(nt);
+            for (int k = 0; k < 2; k++) {
+                tj_tensor *r = tj_scatter_add(selft, 1, k ? full : shared, srct);
+                cr_assert_not_null(r, "%s", tj_last_error());
+                const float *got = tj_tensor_data(r);
+                for (int i = 0; i < R * SIZE; i++)
+                    cr_assert(memcmp(&got[i], &want[i], 4) == 0, "pattern %d, %s index, %d threads, at %d: %a != %a",
+                              pattern, k ? "full" : "shared", nt, i, (double)got[i], (double)want[i]);
+            }
+        }
+    }
+    tj_set_num_threads(1);
+    free(idx), free(self), free(src), free(want);
+}
