@@ -72,6 +72,16 @@ static bool own_kernel(tj_dtype dtype, int64_t n)
     return dtype == TJ_FLOAT32 && n >= OWN_MIN_COLS && __builtin_cpu_supports("avx512f");
 }
 
+/* From this length of the sum and this many vectors on, our GEMM kernel
+ * beats the matrix-vector row form, which reads every vector again from L2
+ * for each block of four rows of the matrix: decomposed cnn's conv2 weight
+ * gradient (g @ columns^T, 32 x 400 by k 12544) took 1.4x as long on the
+ * row form as on the kernel's long-sum path (gemm_avx512.c), 1 thread,
+ * thread CPU time; 16 x 400 by k 12544 and 16 x 256 by k 50176 (regular
+ * panels) 1.3x. */
+#define OWN_LONG_SUM 4096
+#define OWN_LONG_SUM_MIN_VECTORS 16
+
 /* One product; `nthreads` is used by our kernel only (BLAS sizes its pool
  * itself), and so is `epi`. */
 static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha, tj_k_mat a, blas_view va,
@@ -93,8 +103,9 @@ static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha
  * B^T times a row of A: the column form over B, or the row form over B^T)
  * or the columns of B (each column of C is A times a column of B), the
  * fewer of the two, when tj_k_gemv_max_vectors says that beats the GEMM
- * kernels (sgemm packs all of the large operand even for one row). False:
- * not taken. */
+ * kernels (sgemm packs all of the large operand even for one row) and the
+ * sum is not so long that our GEMM kernel wins (OWN_LONG_SUM). False: not
+ * taken. */
 static bool gemm_as_gemv(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                          int64_t a_bs, blas_view va, tj_k_mat b, int64_t b_bs, blas_view vb, double beta, void *c,
                          int64_t c_bs, int64_t ldc, int nthreads)
@@ -116,6 +127,7 @@ static bool gemm_as_gemv(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, in
         g.nv = n, g.incy = ldc, g.y_vs = 1;
     }
     if (g.nv > tj_k_gemv_max_vectors(&g)) return false;
+    if (own_kernel(dtype, n) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS) return false;
     tj_k_gemv(&g, nthreads);
     return true;
 }

@@ -103,7 +103,10 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
  * never reads C. Threads over blocks of whole rows, or of 64 columns when m
  * is small against B (see split_rows in gemm_avx512.c); each element is
  * computed the same way on any number of threads. `epi` (NULL: none) runs on
- * each thread's rows or columns of C right after that thread computed them. */
+ * each thread's rows or columns of C right after that thread computed them.
+ * A long sum into a small C with a column-major B (17-64 rows, k >= 4096)
+ * is computed as C^T = B^T @ A^T, with the same bytes (long_sum in
+ * gemm_avx512.c); `epi` then runs over C at the end. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                           const tj_k_epilogue *epi);

@@ -168,3 +168,149 @@ Test(gemm_split, linear_layers_give_the_same_bytes_on_1_and_2_threads)
     tj_set_num_threads(saved);
     tj_scope_end(s);
 }
+
+/* C = alpha * A @ B + beta * C0 with A row-major (a_t false: [m, k]) or
+ * column-major ([k, m] as stored), B column-major ([n, k] as stored), rows
+ * [i0, i0 + rows) only, on `threads` threads, into c (leading dimension n). */
+static void run_rows(const float *a, bool a_t, const float *bt, int64_t m, int64_t n, int64_t k, float alpha,
+                     float beta, float *c, int64_t i0, int64_t rows, int threads)
+{
+    const float *ai = a_t ? a + i0 : a + i0 * k;
+    tj_k_gemm_f32_avx512(rows, n, k, alpha, ai, a_t ? 1 : k, a_t ? m : 1, bt, 1, k, beta, c + i0 * n, n, threads,
+                         NULL);
+}
+
+Test(gemm_split, long_sums_into_a_small_c_give_the_bytes_of_the_regular_path)
+{
+    /* 17-64 rows by a sum of 4096 steps or more with a column-major B
+     * (g @ columns^T) take the long-sum path (C^T = B^T @ A^T); each
+     * element's sum is that of the regular path, which 16 rows or fewer
+     * take: compared row block by row block, on 1-3 threads, and against
+     * a double sum. Tails: a last chunk and block of the sum shorter than
+     * the others, a partial last vector of C^T's rows (m 20, 40), a last
+     * row tile of C^T of 4 rows (n 70); A row- and column-major, beta 0
+     * and not. */
+    if (!__builtin_cpu_supports("avx512f")) return;
+    const struct {
+        int64_t m, n, k;
+        bool a_t;
+        float alpha, beta;
+    } cases[] = {{32, 400, 4096, false, 1.0f, 0.0f},
+                 {20, 70, 4100, false, 1.0f, 0.0f},
+                 {40, 70, 4500, true, -0.5f, 1.5f},
+                 {64, 256, 4200, false, 2.0f, 1.0f},
+                 {17, 33, 5000, true, 1.0f, 0.0f}};
+    for (size_t s = 0; s < sizeof cases / sizeof *cases; s++) {
+        int64_t m = cases[s].m, n = cases[s].n, k = cases[s].k;
+        float alpha = cases[s].alpha, beta = cases[s].beta;
+        bool a_t = cases[s].a_t;
+        float *a = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
+        float *c0 = malloc(sizeof(float) * (size_t)(m * n)), *reg = malloc(sizeof(float) * (size_t)(m * n));
+        float *got = malloc(sizeof(float) * (size_t)(m * n));
+        cr_assert(a && bt && c0 && reg && got);
+        fill(a, m * k, 9);
+        fill(bt, n * k, 10);
+        fill(c0, m * n, 11);
+        memcpy(reg, c0, sizeof(float) * (size_t)(m * n));
+        for (int64_t i0 = 0; i0 < m; i0 += 16) /* the regular path, 16 rows at a time */
+            run_rows(a, a_t, bt, m, n, k, alpha, beta, reg, i0, m - i0 < 16 ? m - i0 : 16, 1);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double ref = beta * (double)c0[i * n + j];
+                for (int64_t p = 0; p < k; p++)
+                    ref += alpha * (double)(a_t ? a[p * m + i] : a[i * k + p]) * (double)bt[j * k + p];
+                cr_assert(fabs(reg[i * n + j] - ref) <= 1e-5 * (double)k, "%ldx%ldx%ld (%ld, %ld): %.9g != %.9g",
+                          (long)m, (long)n, (long)k, (long)i, (long)j, reg[i * n + j], ref);
+            }
+        for (int threads = 1; threads <= 3; threads++) {
+            memcpy(got, c0, sizeof(float) * (size_t)(m * n));
+            run_rows(a, a_t, bt, m, n, k, alpha, beta, got, 0, m, threads);
+            for (int64_t i = 0; i < m * n; i++)
+                cr_assert(memcmp(&got[i], &reg[i], sizeof(float)) == 0,
+                          "%ldx%ldx%ld on %d threads, element (%ld, %ld): %.9g, regular path %.9g", (long)m, (long)n,
+                          (long)k, threads, (long)(i / n), (long)(i % n), got[i], reg[i]);
+        }
+        free(a);
+        free(bt);
+        free(c0);
+        free(reg);
+        free(got);
+    }
+}
+
+Test(gemm_split, long_sums_route_x_at_w_transposed_to_the_gemm_kernel)
+{
+    /* x @ W^T with 16 or more rows and a sum of 4096 steps or more goes to
+     * the GEMM kernel (kernels/gemm.c, OWN_LONG_SUM), not the matrix-vector
+     * row form that takes shorter sums: tj_k_gemm gives the kernel's bytes,
+     * on 1 and 2 threads; x's rows (m 16) or W's (m 40 > n 33) are the
+     * vectors */
+    if (!__builtin_cpu_supports("avx512f")) return;
+    const int64_t shapes[][3] = {{16, 200, 4096}, {24, 64, 4100}, {40, 33, 4500}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
+        float *want = malloc(sizeof(float) * (size_t)(m * n)), *got = malloc(sizeof(float) * (size_t)(m * n));
+        cr_assert(a && bt && want && got);
+        fill(a, m * k, 12);
+        fill(bt, n * k, 13);
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, want, n, 1, NULL);
+        for (int threads = 1; threads <= 2; threads++) {
+            tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){bt, 1, k}, 0, 0.0, got, 0, n,
+                      threads, NULL);
+            cr_assert(memcmp(got, want, sizeof(float) * (size_t)(m * n)) == 0, "%ldx%ldx%ld on %d threads", (long)m,
+                      (long)n, (long)k, threads);
+        }
+        free(a);
+        free(bt);
+        free(want);
+        free(got);
+    }
+}
+
+/* An epilogue for the test below: out = 2 * in + 1. */
+static void twice_plus_one(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < n; i++) ((float *)out)[i] = 2.0f * ((const float *)in[0])[i] + 1.0f;
+}
+
+Test(gemm_split, long_sum_path_writes_a_wider_c_and_runs_the_epilogue_over_all_of_it)
+{
+    /* C's leading dimension wider than its rows: the long-sum path writes
+     * (beta 0.5) the regular path's bytes (16 rows at a time) and leaves the rest of
+     * each row alone; the epilogue runs once over C after the
+     * transposition; on 1 and 2 threads */
+    if (!__builtin_cpu_supports("avx512f")) return;
+    int64_t m = 24, n = 50, k = 4200, ldc = 53;
+    float *a = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
+    float *plain = malloc(sizeof(float) * (size_t)(m * ldc)), *fused = malloc(sizeof(float) * (size_t)(m * ldc));
+    float *reg = malloc(sizeof(float) * (size_t)(m * ldc));
+    cr_assert(a && bt && plain && fused && reg);
+    fill(a, m * k, 14);
+    fill(bt, n * k, 15);
+    fill(reg, m * ldc, 16);
+    for (int64_t i0 = 0; i0 < m; i0 += 16)
+        tj_k_gemm_f32_avx512(m - i0 < 16 ? m - i0 : 16, n, k, 1.0f, a + i0 * k, k, 1, bt, 1, k, 0.5f, reg + i0 * ldc,
+                             ldc, 1, NULL);
+    tj_k_epilogue epi = {.loop = twice_plus_one, .nin = 1};
+    for (int threads = 1; threads <= 2; threads++) {
+        fill(plain, m * ldc, 16);
+        memcpy(fused, plain, sizeof(float) * (size_t)(m * ldc));
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, plain, ldc, threads, NULL);
+        cr_assert(memcmp(plain, reg, sizeof(float) * (size_t)(m * ldc)) == 0, "%d threads", threads);
+        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, fused, ldc, threads, &epi);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < ldc; j++) {
+                float want = j < n ? 2.0f * plain[i * ldc + j] + 1.0f : plain[i * ldc + j];
+                cr_assert(memcmp(&fused[i * ldc + j], &want, sizeof(float)) == 0,
+                          "%d threads, (%ld, %ld): %.9g, want %.9g", threads, (long)i, (long)j, fused[i * ldc + j],
+                          want);
+            }
+    }
+    free(a);
+    free(bt);
+    free(plain);
+    free(fused);
+    free(reg);
+}
