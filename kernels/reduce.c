@@ -5,10 +5,13 @@
  * independent partial results (lanes) on contiguous runs so that the
  * compiler vectorises them without reassociating; `row` folds rows of a
  * block of outputs whose kept dim is contiguous into their accumulators,
- * vectorised across the outputs. */
+ * vectorised across the outputs. An instruction set's loops (reduce_isa.h)
+ * give the generic ones' results bit for bit; `folds` folds one run of
+ * several outputs at once. */
 #include <math.h>
 #include <string.h>
 
+#include "elementwise.h"
 #include "parallel.h"
 #include "reduce.h"
 #include "reduce_isa.h"
@@ -42,9 +45,15 @@ typedef void (*fold_fn)(const char *x, int64_t n, int64_t s, int64_t base, doubl
 typedef void (*row_fn)(const char *x, int64_t nrows, int64_t rs, int64_t m, int64_t r, const double *p,
                        const acc_rows *a);
 
+/* Folds, for each output t < on, the run at x + off[t] bytes (the same n,
+ * s and base for all) into a[t] with param q[t], as fold would one by one. */
+typedef void (*folds_fn)(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s, int64_t base,
+                         const double *q, acc *a);
+
 typedef struct loops {
     fold_fn fold;
     row_fn row;
+    folds_fn folds; /* NULL: fold one output at a time */
 } loops;
 
 /* ---- the row loop: runs STMT with the element `e` (type T) of output j in
@@ -175,12 +184,15 @@ DEF_ISUM(isum_u8, uint8_t)
  * for float inputs, i for integer ones. */
 #define BETTER(OP, v, c) (((v)OP(c)) | ((v) != (v)))
 
-#define DEF_EXT(NAME, T, FLD, OP)                                                                \
+/* SCAN: the function scanning a run (NAME##_scan, or a vectorised one). */
+#define DEF_EXT_FOLD(NAME, T, FLD, OP, SCAN)                                                     \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
-        T m = NAME##_scan((const T *)xp, n, s);                                                  \
+        T m = SCAN((const T *)xp, n, s);                                                         \
         if (n > 0 && BETTER(OP, m, a->FLD)) a->FLD = m;                                          \
-    }                                                                                            \
+    }
+#define DEF_EXT(NAME, T, FLD, OP)                                                                \
+    DEF_EXT_FOLD(NAME, T, FLD, OP, NAME##_scan)                                                  \
     ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; o[j] = BETTER(OP, e, o[j]) ? e : o[j])
 
 /* ARGMAX: the run's maximum first (vectorised), then, only when it beats the
@@ -188,11 +200,11 @@ DEF_ISUM(isum_u8, uint8_t)
  * a nan beats everything but an earlier nan. */
 #define ARG_BETTER(v, c) (((v) > (c)) | (((v) != (v)) & ((c) == (c))))
 
-#define DEF_ARGMAX(NAME, T, FLD, MAXNAME)                                                        \
+#define DEF_ARGMAX_FOLD(NAME, T, FLD, SCAN)                                                       \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
         const T *x = (const T *)xp;                                                              \
-        T m = MAXNAME##_scan(x, n, s);                                                           \
+        T m = SCAN(x, n, s);                                                                     \
         if (n == 0 || !ARG_BETTER(m, a->FLD)) return;                                            \
         a->FLD = m;                                                                              \
         bool want_nan = m != m;                                                                  \
@@ -203,7 +215,9 @@ DEF_ISUM(isum_u8, uint8_t)
                 return;                                                                          \
             }                                                                                    \
         }                                                                                        \
-    }                                                                                            \
+    }
+#define DEF_ARGMAX(NAME, T, FLD, MAXNAME)                                                        \
+    DEF_ARGMAX_FOLD(NAME, T, FLD, MAXNAME##_scan)                                                \
     ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; int64_t *restrict ix = a->idx;   \
            bool b = ARG_BETTER(e, o[j]); o[j] = b ? e : o[j]; ix[j] = b ? rr : ix[j])
 
@@ -249,8 +263,8 @@ static bool acc_is_int(const tj_k_reduce *r)
     return int_in && (r->kind != TJ_K_RED_SUM || r->int_acc);
 }
 
-/* The float32 sum's row loop on AVX-512: the same additions in the same
- * order, eight outputs per instruction. */
+/* ---- AVX-512 float32 loops (reduce_avx512.c): the same results bit for
+ * bit; strided runs keep the generic folds. ---- */
 static void sum_f32_row_avx512(const char *x, int64_t nrows, int64_t rs, int64_t m, int64_t r, const double *p,
                                const acc_rows *a)
 {
@@ -258,12 +272,45 @@ static void sum_f32_row_avx512(const char *x, int64_t nrows, int64_t rs, int64_t
     tj_k_sum_f32_rows_avx512((const float *)(const void *)x, nrows, rs, m, a->f);
 }
 
+static float max_f32_scan_avx512(const float *x, int64_t n, int64_t s)
+{
+    return s == 1 ? tj_k_max_f32_scan_avx512(x, n) : max_f32_scan(x, n, s);
+}
+
+static float min_f32_scan_avx512(const float *x, int64_t n, int64_t s)
+{
+    return s == 1 ? tj_k_min_f32_scan_avx512(x, n) : min_f32_scan(x, n, s);
+}
+
+static void sum_f32_folds_avx512(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s, int64_t base,
+                                 const double *q, acc *a)
+{
+    double part[OB];
+    if (s != 1) {
+        for (int64_t t = 0; t < on; t++) sum_f32_fold(x + off[t], n, s, base, q[t], &a[t]);
+        return;
+    }
+    tj_k_sum_f32_runs_avx512(x, off, on, n, part);
+    for (int64_t t = 0; t < on; t++) a[t].f += part[t];
+}
+
+DEF_EXT_FOLD(max_f32_avx512, float, f, >, max_f32_scan_avx512)
+DEF_EXT_FOLD(min_f32_avx512, float, f, <, min_f32_scan_avx512)
+DEF_ARGMAX_FOLD(argmax_f32_avx512, float, f, max_f32_scan_avx512)
+
+/* [kind] for float32 inputs when tj_k_isa_name() is "avx512". */
+static const loops avx512_f32_loops[6] = {
+    [TJ_K_RED_SUM] = {sum_f32_fold, sum_f32_row_avx512, sum_f32_folds_avx512},
+    [TJ_K_RED_MAX] = {max_f32_avx512_fold, max_f32_row},
+    [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row},
+    [TJ_K_RED_ARGMAX] = {argmax_f32_avx512_fold, argmax_f32_row},
+};
+
 static const loops *loops_for(const tj_k_reduce *r)
 {
-    static const loops sum_f32_avx512 = {sum_f32_fold, sum_f32_row_avx512};
     if (r->kind == TJ_K_RED_SUM && acc_is_int(r)) return &int_sum_loops[r->x_dtype];
-    if (r->kind == TJ_K_RED_SUM && r->x_dtype == TJ_FLOAT32 && __builtin_cpu_supports("avx512f"))
-        return &sum_f32_avx512;
+    if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && !strcmp(tj_k_isa_name(), "avx512"))
+        return &avx512_f32_loops[r->kind];
     return &loop_table[r->kind][r->x_dtype];
 }
 
@@ -485,29 +532,60 @@ static void part_range(const tj_k_reduce *r, const plan *pl, int64_t c, int64_t 
     *r1 = *r0 + pl->span < r->nred ? *r0 + pl->span : r->nred;
 }
 
+/* Element offsets of the outputs o0 .. o0 + on - 1 (row-major over the kept
+ * dims g), counted like an odometer from the first. */
+static void offsets_of(int64_t o0, int64_t on, const tj_k_red_dims *g, int64_t *off)
+{
+    int64_t idx[TJ_MAX_DIMS], cur = 0;
+    for (int d = g->n - 1; d >= 0; d--) {
+        idx[d] = o0 % g->size[d];
+        o0 /= g->size[d];
+        cur += idx[d] * g->stride[d];
+    }
+    for (int64_t t = 0; t < on; t++) {
+        off[t] = cur;
+        for (int d = g->n - 1; d >= 0; d--) {
+            cur += g->stride[d];
+            if (++idx[d] < g->size[d]) break;
+            cur -= idx[d] * g->stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Per step, the step's runs in order and each run for every output of the
+ * block: every output folds its runs in the same order as alone, and the
+ * runs are walked once per step, not once per output. */
 static void run_item_outputs(const tj_k_reduce *r, const loops *lp, const plan *pl, bool is_int, acc *partial,
                              int64_t item)
 {
-    size_t es = tj_dtype_size(r->x_dtype);
+    int64_t es = (int64_t)tj_dtype_size(r->x_dtype);
     int64_t blk = item / pl->parts, c = item % pl->parts, r0, r1;
     part_range(r, pl, c, &r0, &r1);
     int64_t o0 = blk * pl->bsize, on = r->nout - o0 < pl->bsize ? r->nout - o0 : pl->bsize;
     acc a[OB];
     int64_t ooff[OB];
+    double q[OB];
+    offsets_of(o0, on, &r->kept, ooff);
     for (int64_t t = 0; t < on; t++) {
         a[t] = acc_init(r->kind, r0);
-        ooff[t] = offset_of(o0 + t, &r->kept, r->kept.n);
+        q[t] = r->param ? r->param[o0 + t] : 0;
     }
+    const char *x = r->x;
     int64_t is = r->red.stride[r->red.n - 1], ni = pl->ninner;
     for (int64_t step = r0 / ni; step * ni < r1; step++) {
         int64_t s0 = step * ni > r0 ? step * ni : r0, s1 = (step + 1) * ni < r1 ? (step + 1) * ni : r1;
-        for (int64_t t = 0; t < on; t++) {
-            const char *xo = (const char *)r->x + ooff[t] * (int64_t)es;
-            double q = r->param ? r->param[o0 + t] : 0;
-            run_iter it;
-            run_begin(&it, &r->red, s0, s1);
-            int64_t len, off, first;
-            while ((len = run_next(&it, &off, &first))) lp->fold(xo + off * (int64_t)es, len, is, first, q, &a[t]);
+        run_iter it;
+        run_begin(&it, &r->red, s0, s1);
+        int64_t len, off, first;
+        while ((len = run_next(&it, &off, &first))) {
+            if (lp->folds) {
+                int64_t boff[OB];
+                for (int64_t t = 0; t < on; t++) boff[t] = (ooff[t] + off) * es;
+                lp->folds(x, boff, on, len, is, first, q, a);
+            } else {
+                for (int64_t t = 0; t < on; t++) lp->fold(x + (ooff[t] + off) * es, len, is, first, q[t], &a[t]);
+            }
         }
     }
     for (int64_t t = 0; t < on; t++) {

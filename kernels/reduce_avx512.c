@@ -1,9 +1,12 @@
-/* AVX-512 row loop of the float32 sum (see reduce.c): the rows of a block of
- * outputs whose kept dim is contiguous, converted to double and added in row
- * order, eight outputs per vector, so that every output sees the same
- * sequence of additions as in the generic loop (the bias gradients of
- * Linear layers, sum over the batch dim, run this). */
+/* AVX-512 loops of the float32 reductions (see reduce.c), each giving the
+ * generic loop's result bit for bit. The sum's row loop: the rows of a block
+ * of outputs whose kept dim is contiguous, converted to double and added in
+ * row order, eight outputs per vector, so that every output sees the same
+ * sequence of additions as in the generic loop (the bias gradients of Linear
+ * layers, sum over the batch dim, run this). */
 #include <immintrin.h>
+#include <math.h>
+#include <stdbool.h>
 
 #include "reduce_isa.h"
 
@@ -23,3 +26,120 @@ void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t
         _mm512_mask_storeu_pd(o + j, mask, acc);
     }
 }
+
+/* The float32 sum's fold on a contiguous run (reduce.c, DEF_FSUM with
+ * LANES 8): lane k adds x[i + k] for every whole group of eight, the rest is
+ * added to lane 0 in order, then the lanes are combined pairwise (k + 4 into
+ * k, then k + 2, then k + 1). One vector of eight doubles holds the lanes.
+ * sum_lanes does the part after the groups. */
+static double sum_lanes(__m512d l, const float *x, int64_t i, int64_t n)
+{
+    if (i < n) {
+        double l0 = _mm512_cvtsd_f64(l);
+        for (; i < n; i++) l0 += (double)x[i];
+        l = _mm512_mask_broadcastsd_pd(l, 1, _mm_set_sd(l0));
+    }
+    __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
+    __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(q) + _mm_cvtsd_f64(_mm_unpackhi_pd(q, q));
+}
+
+static __m512d cvt8(const float *x) { return _mm512_cvtps_pd(_mm256_loadu_ps(x)); }
+
+static double sum_run(const float *x, int64_t n)
+{
+    __m512d l = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) l = _mm512_add_pd(l, cvt8(x + i));
+    return sum_lanes(l, x, i, n);
+}
+
+static const float *run_at(const char *x, int64_t off) { return (const float *)(const void *)(x + off); }
+
+/* Four runs at once where it can: four independent chains of additions
+ * hide their latency; each run's lanes see the same additions as alone. */
+void tj_k_sum_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out)
+{
+    int64_t r = 0;
+    for (; r + 4 <= nruns; r += 4) {
+        const float *x0 = run_at(x, off[r]), *x1 = run_at(x, off[r + 1]);
+        const float *x2 = run_at(x, off[r + 2]), *x3 = run_at(x, off[r + 3]);
+        __m512d l0 = _mm512_setzero_pd(), l1 = l0, l2 = l0, l3 = l0;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            l0 = _mm512_add_pd(l0, cvt8(x0 + i));
+            l1 = _mm512_add_pd(l1, cvt8(x1 + i));
+            l2 = _mm512_add_pd(l2, cvt8(x2 + i));
+            l3 = _mm512_add_pd(l3, cvt8(x3 + i));
+        }
+        out[r] = sum_lanes(l0, x0, i, n);
+        out[r + 1] = sum_lanes(l1, x1, i, n);
+        out[r + 2] = sum_lanes(l2, x2, i, n);
+        out[r + 3] = sum_lanes(l3, x3, i, n);
+    }
+    for (; r < nruns; r++) out[r] = sum_run(run_at(x, off[r]), n);
+}
+
+/* The float32 extrema scans (reduce.c, DEF_SCAN with SCAN_LANES 32) on a
+ * contiguous run. A value replaces the best so far only when strictly better
+ * (_mm512_max_ps(v, l) is `v > l ? v : l`, so a nan element never enters a
+ * lane); nans are flagged apart and win outright. Lane k takes x[i + k] for
+ * every whole group of 32 (two vectors of 16 lanes); the lanes are then
+ * taken in lane order, and the remaining elements in order, each only when
+ * strictly better. Taking in order only when strictly better keeps the first
+ * holder of the extreme value; holders differ at most in the sign of a zero,
+ * so the extreme is found by a tree and the first holder's sign read from
+ * the sign mask.
+ *
+ * NAME##_first: of the lanes of v0, v1 (lanes 16..31) selected by k0, k1,
+ * the first that is strictly better than best and equal to their extreme,
+ * else best; a nan among them sets *nan (the result then does not matter). */
+#define DEF_SCAN_AVX512(NAME, VOP, OP, INIT)                                                   \
+    static float NAME##_first(__m512 v0, __m512 v1, __mmask16 k0, __mmask16 k1, float best, bool *nan) \
+    {                                                                                  \
+        __m512 init = _mm512_set1_ps(INIT);                                            \
+        v0 = _mm512_mask_mov_ps(init, k0, v0);                                         \
+        v1 = _mm512_mask_mov_ps(init, k1, v1);                                         \
+        if (_mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q)) {                                \
+            *nan = true;                                                               \
+            return best;                                                               \
+        }                                                                              \
+        float e = _mm512_reduce_##VOP##_ps(_mm512_##VOP##_ps(v0, v1));                 \
+        if (!(e OP best)) return best;                                                 \
+        __m512 ev = _mm512_set1_ps(e);                                                 \
+        __m512i sign = _mm512_set1_epi32(INT32_MIN);                                   \
+        uint32_t eq = (uint32_t)_mm512_cmp_ps_mask(v0, ev, _CMP_EQ_OQ) |               \
+                      (uint32_t)_mm512_cmp_ps_mask(v1, ev, _CMP_EQ_OQ) << 16;          \
+        uint32_t neg = (uint32_t)_mm512_test_epi32_mask(_mm512_castps_si512(v0), sign) | \
+                       (uint32_t)_mm512_test_epi32_mask(_mm512_castps_si512(v1), sign) << 16; \
+        return copysignf(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0f : 1.0f);            \
+    }                                                                                  \
+    float tj_k_##NAME##_scan_avx512(const float *x, int64_t n)                         \
+    {                                                                                  \
+        float best = (INIT);                                                           \
+        bool nan = false;                                                              \
+        int64_t i = 0;                                                                 \
+        if (n >= 32) {                                                                 \
+            __m512 l0 = _mm512_set1_ps(INIT), l1 = l0;                                 \
+            __mmask16 nf = 0;                                                          \
+            for (; i + 32 <= n; i += 32) {                                             \
+                __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);  \
+                l0 = _mm512_##VOP##_ps(v0, l0);                                        \
+                l1 = _mm512_##VOP##_ps(v1, l1);                                        \
+                nf |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                        \
+            }                                                                          \
+            if (nf) return NAN;                                                        \
+            best = NAME##_first(l0, l1, 0xffff, 0xffff, best, &nan);                   \
+        }                                                                              \
+        if (i < n) {                                                                   \
+            int64_t m = n - i; /* < 32 */                                              \
+            __mmask16 k0 = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1);              \
+            __mmask16 k1 = (__mmask16)(m <= 16 ? 0 : (1u << (m - 16)) - 1);            \
+            best = NAME##_first(_mm512_maskz_loadu_ps(k0, x + i), _mm512_maskz_loadu_ps(k1, x + i + 16), k0, k1, \
+                                best, &nan);                                           \
+        }                                                                              \
+        return nan ? NAN : best;                                                       \
+    }
+
+DEF_SCAN_AVX512(max_f32, max, >, -INFINITY)
+DEF_SCAN_AVX512(min_f32, min, <, INFINITY)

@@ -7,5 +7,14 @@
 /** o[j] += (double)x[k*rs + j] for rows k = 0..nrows-1 in order, j < m
  * (AVX-512; o holds m doubles). */
 void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t m, double *o);
+/** The float32 sum's fold (reduce.c) of each run of n contiguous floats at
+ * x + off[r] bytes, r < nruns: out[r] = its eight double lanes combined, bit
+ * for bit as the generic loop (AVX-512). */
+void tj_k_sum_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
+/** The float32 max / min scans of the n contiguous floats at x (reduce.c):
+ * nan if any, else the extreme, resolving signed zero ties as the generic
+ * scan (AVX-512). */
+float tj_k_max_f32_scan_avx512(const float *x, int64_t n);
+float tj_k_min_f32_scan_avx512(const float *x, int64_t n);
 
 #endif
