@@ -399,8 +399,9 @@ static int64_t row_block(const plan *p)
 }
 
 /* Whether blocks may span several whole rows (rows mode): every operand
- * read or written in place continues each row with the next one, so that
- * a block's rows are one contiguous run of it. The operand that kept the
+ * read or written in place continues each row with the next one, across
+ * every outer dim (a block's rows may cross any of them), so that a
+ * block's rows are one contiguous run of it. The operand that kept the
  * dims apart (a row-constant one, as x * rstd[..., None] in layer_norm
  * and softmax) is filled row by row; the others move through buffers,
  * which follow rows anyway. Rows of 64-256 elements then cost one loop
@@ -410,8 +411,14 @@ static bool rows_stack(const plan *p)
     const geometry *g = &p->g;
     int nd = g->ndim;
     if (nd < 2) return false;
-    for (int k = 0; k <= p->nin; k++)
-        if (p->op[k].in_place && g->strides[k][nd - 2] != g->shape[nd - 1]) return false;
+    for (int k = 0; k <= p->nin; k++) {
+        if (!p->op[k].in_place) continue;
+        int64_t run = g->shape[nd - 1]; /* elements before dim d's next index */
+        for (int d = nd - 2; d >= 0; d--) {
+            if (g->strides[k][d] != run) return false;
+            run *= g->shape[d];
+        }
+    }
     return true;
 }
 

@@ -608,3 +608,66 @@ Test(select_compare, row_constant_int64_operand_over_several_rows_converts_each_
         }
     }
 }
+
+Test(select_compare, row_constant_next_to_an_operand_broadcast_along_an_outer_dim_reads_only_its_rows)
+{
+    /* x [5, 64] broadcast to [3, 5, 64] (strides 0, 64, 1) next to r
+     * [3, 5, 1]: x's rows continue within a [5, 64] but not from one
+     * outer index to the next, so a block of rows must not read x as one
+     * run of 15 rows (it has 5) */
+    const int64_t sx[2] = {5, 64}, sr[3] = {3, 5, 1}, so[3] = {3, 5, 64};
+    tj_tensor *x = special_f32(2, sx, 1), *r = special_f32(3, sr, 2);
+    expect_binary(OP_ADD, x, r, 3, so);
+    expect_binary(OP_MAX, r, x, 3, so);
+}
+
+Test(select_compare, row_constant_next_to_a_slice_with_gaps_between_outer_blocks_reads_only_its_rows)
+{
+    /* x: rows 0..4 of each [7, 64] of a [3, 7, 64] tensor (strides 448,
+     * 64, 1): the rows of one outer index follow each other, then 2 rows
+     * are skipped */
+    const int64_t sw[3] = {3, 7, 64}, sr[3] = {3, 5, 1}, so[3] = {3, 5, 64};
+    tj_tensor *wide = special_f32(3, sw, 3), *r = special_f32(3, sr, 4);
+    tj_tensor *x = tj_slice(wide, 1, true, 0, true, 5, 1);
+    cr_assert_not_null(x, "%s", tj_last_error());
+    expect_binary(OP_ADD, x, r, 3, so);
+    expect_binary(OP_MIN, r, x, 3, so);
+}
+
+Test(select_compare, in_place_add_of_a_row_constant_into_a_slice_with_gaps_writes_only_the_slice)
+{
+    /* self: rows 0..4 of each [7, 64] (strides 448, 64, 1); rows 5 and 6
+     * of the base must keep their values */
+    for (int nt = 1; nt <= 3; nt++) {
+        tj_set_num_threads(nt);
+        const int64_t sw[3] = {3, 7, 64}, sr[3] = {3, 5, 1};
+        tj_tensor *wide = special_f32(3, sw, nt), *r = special_f32(3, sr, 5);
+        float before[3 * 7 * 64];
+        memcpy(before, tj_tensor_data(wide), sizeof before);
+        tj_tensor *x = tj_slice(wide, 1, true, 0, true, 5, 1);
+        cr_assert_not_null(x, "%s", tj_last_error());
+        cr_assert_not_null(tj_add_(x, r, tj_v_int(1)), "%s", tj_last_error());
+        const float *after = tj_tensor_data(wide);
+        for (int64_t i = 0; i < 3 * 7 * 64; i++) {
+            int64_t a = i / (7 * 64), row = i / 64 % 7;
+            float want = row < 5 ? before[i] + ((const float *)tj_tensor_data(r))[a * 5 + row] : before[i];
+            cr_assert(same_f32(after[i], want) || (isnan(after[i]) && isnan(want)),
+                      "at %ld (row %ld of [%ld]; %d threads): %a, want %a", (long)i, (long)row, (long)a, nt,
+                      (double)after[i], (double)want);
+        }
+    }
+}
+
+Test(select_compare, broadcast_operand_next_to_a_gathered_one_reads_only_its_rows)
+{
+    /* no row-constant operand: z (every other element of rows of 140,
+     * strides 700, 140, 2) keeps the dims apart, x [5, 64] broadcast to
+     * [3, 5, 64] (strides 0, 64, 1) is read in place; blocks of several
+     * rows must not read x past its 5 rows */
+    const int64_t sx[2] = {5, 64}, sw[3] = {3, 5, 140}, so[3] = {3, 5, 64};
+    tj_tensor *x = special_f32(2, sx, 6), *wide = special_f32(3, sw, 7);
+    tj_tensor *z = tj_slice(wide, 2, true, 0, true, 128, 2);
+    cr_assert_not_null(z, "%s", tj_last_error());
+    expect_binary(OP_ADD, x, z, 3, so);
+    expect_binary(OP_MAX, z, x, 3, so);
+}
