@@ -1,4 +1,5 @@
 /* Strided copies with dtype conversion (see copy.h). */
+#include <emmintrin.h>
 #include <string.h>
 
 #include "copy.h"
@@ -7,6 +8,11 @@
 #define MAXD TJ_MAX_DIMS
 #define BLOCK 256 /* elements converted per step of a strided run */
 #define TILE 32   /* side of the tiles a transposed copy moves */
+#define TILE_LINE 64                 /* bytes of a cache line */
+#define TILE_SOURCE (512 * 1024)     /* source bytes beyond which window copies are tiled */
+#define TILE_BLOCK (64 * 1024)       /* source bytes per block of a tiled copy */
+#define STAGE_BYTES 4096             /* buffer of runs on their way to streaming stores */
+#define STREAM_BYTES (8 << 20)       /* destinations from which short runs are streamed */
 
 static size_t elem_size(tj_dtype d)
 {
@@ -220,6 +226,13 @@ void tj_k_copy_runs_generic(char *d, int64_t dstep, const char *s, int64_t sstep
 }
 #undef RUNS_OF
 
+void tj_k_gather_runs32_generic(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count,
+                                int64_t len, int64_t ss)
+{
+    for (int64_t j = 0; j < count; j++)
+        for (int64_t i = 0; i < len; i++) d[j * dstep + i] = s[j * sstep + i * ss];
+}
+
 typedef void (*runs_fn)(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes);
 
 /* The whole-block mover for runs of `len` elements with strides ds, ss, or
@@ -232,16 +245,56 @@ static runs_fn pick_runs(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss, int64
     return __builtin_cpu_supports("avx512f") ? tj_k_copy_runs_avx512 : tj_k_copy_runs_generic;
 }
 
+typedef void (*gather_fn)(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count, int64_t len,
+                          int64_t ss);
+
+/* The whole-block mover for runs of 4-byte elements of one dtype gathered
+ * with a small stride ss into a contiguous destination (pooling's
+ * windows), or NULL. */
+static gather_fn pick_gather(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss)
+{
+    if (dd != sd || elem_size(dd) != 4 || ds != 1 || ss < 2 || ss > TJ_K_GATHER_MAX_STRIDE) return NULL;
+    return __builtin_cpu_supports("avx512f") ? tj_k_gather_runs32_avx512 : tj_k_gather_runs32_generic;
+}
+
+/* n bytes from s to d, whole cache lines of d with streaming stores
+ * (they bypass the cache: no read of the line before it is written), the
+ * partial lines at either end with plain ones. */
+static void stream_bytes(char *d, const char *s, int64_t n)
+{
+    int64_t head = (int64_t)(-(uintptr_t)d & (TILE_LINE - 1)), i;
+    if (head > n) head = n;
+    memcpy(d, s, (size_t)head);
+    for (i = head; i + TILE_LINE <= n; i += TILE_LINE)
+        for (int k = 0; k < TILE_LINE; k += 16)
+            _mm_stream_si128((__m128i *)(void *)(d + i + k), _mm_loadu_si128((const __m128i *)(const void *)(s + i + k)));
+    memcpy(d + i, s + i, (size_t)(n - i));
+}
+
+/* runs() of count runs of nbytes that are adjacent in the destination, put
+ * together in a small buffer first and streamed out from it. */
+static void stream_runs(runs_fn runs, char *d, const char *s, int64_t sstep, int64_t count, int64_t nbytes)
+{
+    _Alignas(64) char stage[STAGE_BYTES];
+    int64_t per = STAGE_BYTES / nbytes;
+    for (int64_t j = 0; j < count; j += per) {
+        int64_t k = count - j < per ? count - j : per;
+        runs(stage, nbytes, s + j * sstep, sstep, k, nbytes);
+        stream_bytes(d + j * nbytes, stage, k * nbytes);
+    }
+}
+
 /* Copies rows [r0, r1) of the geometry, a row being a run along its last
  * dim (rows are numbered row-major over the other dims). The dim before the
  * last is walked in a tight loop (one call of a runs_fn where there is one). */
-static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t r0, int64_t r1)
+static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t r0, int64_t r1, bool stream)
 {
     int nd = g->nd, last = nd - 1;
     int64_t len = g->shape[last], dsl = g->ds[last], ssl = g->ss[last];
     int64_t des = (int64_t)elem_size(dst.dtype), ses = (int64_t)elem_size(src.dtype);
     run_fn run = pick_run(dst.dtype, src.dtype, dsl, ssl);
     runs_fn runs = pick_runs(dst.dtype, src.dtype, dsl, ssl, len);
+    gather_fn gather = pick_gather(dst.dtype, src.dtype, dsl, ssl);
     /* rows are walked in blocks along dim `mid` (the one before the last) */
     int mid = last - 1;
     int64_t nmid = mid >= 0 ? g->shape[mid] : 1, dsm = mid >= 0 ? g->ds[mid] * des : 0,
@@ -254,7 +307,11 @@ static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int
     const char *s = (const char *)src.data + soff * ses - i * ssm;
     for (int64_t r = r0; r < r1;) {
         int64_t stop = nmid - i < r1 - r ? nmid : i + (r1 - r);
-        if (runs) runs(d + i * dsm, dsm, s + i * ssm, ssm, stop - i, len * des);
+        if (runs && stream && dsm == len * des) stream_runs(runs, d + i * dsm, s + i * ssm, ssm, stop - i, len * des);
+        else if (runs) runs(d + i * dsm, dsm, s + i * ssm, ssm, stop - i, len * des);
+        else if (gather)
+            gather((uint32_t *)(void *)(d + i * dsm), dsm / 4, (const uint32_t *)(const void *)(s + i * ssm), ssm / 4,
+                   stop - i, len, ssl);
         else
             for (int64_t j = i; j < stop; j++) run(d + j * dsm, dsl, s + j * ssm, ssl, len, dst.dtype, src.dtype);
         r += stop - i;
@@ -268,6 +325,7 @@ static void copy_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int
             idx[k] = 0;
         }
     }
+    if (stream) _mm_sfence(); /* the streamed lines reach memory before the loop's end is signalled */
 }
 
 /* A source whose every stride is 0 (one value broadcast) into a
@@ -334,6 +392,7 @@ typedef struct copy_args {
     tj_k_strided dst, src;
     int64_t rt, ct; /* transpose: tiles along rows and columns */
     run_fn run;     /* one long run */
+    bool stream;    /* destination far larger than the caches: streaming stores */
 } copy_args;
 
 /* Tiles [begin, end) of a transposed copy (numbered row-major over the
@@ -383,7 +442,90 @@ static void copy_rows_part(void *ctx, int t, int64_t begin, int64_t end)
 {
     const copy_args *a = ctx;
     (void)t;
-    if (begin < end) copy_rows(a->g, a->dst, a->src, begin, end);
+    if (begin < end) copy_rows(a->g, a->dst, a->src, begin, end, a->stream);
+}
+
+/* The rows of a geometry of numel elements, split between threads. */
+static void copy_all_rows(const geometry *g, tj_k_strided dst, tj_k_strided src, int64_t numel, int nthreads)
+{
+    copy_args a = {.g = g, .dst = dst, .src = src, .stream = numel * (int64_t)elem_size(dst.dtype) >= STREAM_BYTES};
+    int64_t rows = numel / g->shape[g->nd - 1];
+    tj_k_parallel(rows < nthreads ? 1 : nthreads, rows, copy_rows_part, &a);
+}
+
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Source bytes read per index of dim b by dims after it: their rows'
+ * cache lines, at most the step of dim b. */
+static int64_t source_bytes_per_index(const geometry *g, int b, int64_t es)
+{
+    int last = g->nd - 1;
+    int64_t rows = 1;
+    for (int k = b + 1; k < last; k++) rows *= g->shape[k];
+    int64_t row = ((g->shape[last] - 1) * abs64(g->ss[last]) + 1) * es;
+    int64_t bytes = rows * ((row + TILE_LINE - 1) / TILE_LINE * TILE_LINE), step = abs64(g->ss[b]) * es;
+    return bytes < step ? bytes : step;
+}
+
+/* The dim to tile, or -1: the outermost dim b (not the last) whose every
+ * outer dim stays within one index of b in the source (window taps that
+ * read the same lines again, as pooling's windows do) while dims b.. read
+ * more than TILE_SOURCE bytes: walking them in the plain order would read
+ * the source once per outer index from beyond L2. */
+static int tile_dim(const geometry *g, int64_t es)
+{
+    int64_t reps = g->shape[0];
+    for (int b = 1; b + 1 < g->nd; reps *= g->shape[b], b++) {
+        bool within = true;
+        for (int k = 0; k < b; k++) within = within && abs64(g->ss[k]) * (g->shape[k] - 1) < abs64(g->ss[b]);
+        if (within && reps > 1 && source_bytes_per_index(g, b, es) * g->shape[b] > TILE_SOURCE) return b;
+    }
+    return -1;
+}
+
+/* The geometry of indices [at, at + n) of dim b of g, their first element
+ * `*first` (in elements) from g's, blocks of `block` indices as a new
+ * outermost dim when block > 0 (n a multiple of it). */
+static geometry tile_part(const geometry *g, int b, int64_t at, int64_t n, int64_t block, int64_t *dfirst,
+                          int64_t *sfirst)
+{
+    geometry t = *g;
+    *dfirst = at * g->ds[b];
+    *sfirst = at * g->ss[b];
+    t.shape[b] = block > 0 ? block : n;
+    if (block > 0) {
+        memmove(t.shape + 1, t.shape, sizeof(int64_t) * (size_t)g->nd);
+        memmove(t.ds + 1, t.ds, sizeof(int64_t) * (size_t)g->nd);
+        memmove(t.ss + 1, t.ss, sizeof(int64_t) * (size_t)g->nd);
+        t.shape[0] = n / block;
+        t.ds[0] = block * g->ds[b];
+        t.ss[0] = block * g->ss[b];
+        t.nd = g->nd + 1;
+    }
+    return t;
+}
+
+static tj_k_strided moved(tj_k_strided a, int64_t elems)
+{
+    a.data = (char *)a.data + elems * (int64_t)elem_size(a.dtype);
+    return a;
+}
+
+/* Copies g with dim b walked in blocks of source lines that fit in cache
+ * (outermost), each block's outer dims inside it, then the leftover
+ * indices of b: the same moves in another order. */
+static void copy_tiled(const geometry *g, int b, tj_k_strided dst, tj_k_strided src, int nthreads)
+{
+    int64_t es = (int64_t)elem_size(src.dtype), per = source_bytes_per_index(g, b, es);
+    int64_t block = TILE_BLOCK / per > 1 ? TILE_BLOCK / per : 1, n = g->shape[b] / block * block;
+    int64_t numel = 1, df, sf;
+    for (int k = 0; k < g->nd; k++) numel *= g->shape[k];
+    geometry t = tile_part(g, b, 0, n, block, &df, &sf);
+    copy_all_rows(&t, dst, src, numel / g->shape[b] * n, nthreads);
+    if (n < g->shape[b]) {
+        t = tile_part(g, b, n, g->shape[b] - n, 0, &df, &sf);
+        copy_all_rows(&t, moved(dst, df), moved(src, sf), numel / g->shape[b] * (g->shape[b] - n), nthreads);
+    }
 }
 
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads)
@@ -411,6 +553,7 @@ void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64
         tj_k_parallel(nthreads, numel, copy_run_part, &a);
         return;
     }
-    int64_t rows = numel / g.shape[nd - 1];
-    tj_k_parallel(rows < nthreads ? 1 : nthreads, rows, copy_rows_part, &a);
+    int b = nd < MAXD ? tile_dim(&g, (int64_t)elem_size(src.dtype)) : -1;
+    if (b >= 0) copy_tiled(&g, b, dst, src, nthreads);
+    else copy_all_rows(&g, dst, src, numel, nthreads);
 }

@@ -30,9 +30,12 @@ typedef struct tj_k_strided {
  * typed loop chosen once per copy (memcpy for long contiguous runs, a
  * gather for a strided source, float32 <-> float64 converted in the same
  * pass); short contiguous runs of one dtype (under 256 bytes) go a block
- * at a time through tj_k_copy_runs_*; a value broadcast everywhere is a
- * fill, and a transposed source
- * is copied in cache-sized tiles. Uses up to `nthreads` threads.
+ * at a time through tj_k_copy_runs_* (staged and written with streaming
+ * stores when the destination is 8 MiB or more), 4-byte runs gathered with
+ * a small stride through tj_k_gather_runs32_*; a copy whose outer dims
+ * re-read the same source lines (pooling windows) walks its source in
+ * cache-sized blocks; a value broadcast everywhere is a fill, and a
+ * transposed source is copied in cache-sized tiles. Uses up to `nthreads` threads.
  * ndim 0 copies one element; a zero size copies nothing. */
 void tj_k_copy_strided(tj_k_strided dst, tj_k_strided src, int ndim, const int64_t *shape, int nthreads);
 
@@ -53,5 +56,24 @@ void tj_k_copy_runs_generic(char *d, int64_t dstep, const char *s, int64_t sstep
 /** tj_k_copy_runs_generic with 64-, 32- or 16-byte vector moves
  * (copy_avx512.c), for AVX-512 machines. */
 void tj_k_copy_runs_avx512(char *d, int64_t dstep, const char *s, int64_t sstep, int64_t count, int64_t nbytes);
+
+/** Largest source stride (in elements) tj_k_gather_runs32_* take. */
+#define TJ_K_GATHER_MAX_STRIDE 16
+
+/** Copies `count` runs of `len` 4-byte elements, element i of run j from
+ * s[j*sstep + i*ss] to d[j*dstep + i] (steps and ss in elements, 2 <= ss
+ * <= TJ_K_GATHER_MAX_STRIDE; runs do not overlap each other or the
+ * source), bits unchanged: the strided float32 / int32-sized runs of
+ * tj_k_copy_strided into a contiguous destination, such as pooling's
+ * windows (ss 2), a block of runs per call. Reads no element outside the
+ * runs. */
+void tj_k_gather_runs32_generic(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count,
+                                int64_t len, int64_t ss);
+
+/** tj_k_gather_runs32_generic on AVX-512 machines (copy_avx512.c): ss 2 as
+ * two loads merged by one two-source permute per 16 elements, larger ss as
+ * one masked gather per 16 elements. */
+void tj_k_gather_runs32_avx512(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count,
+                               int64_t len, int64_t ss);
 
 #endif

@@ -50,3 +50,39 @@ void tj_k_copy_runs_avx512(char *d, int64_t dstep, const char *s, int64_t sstep,
 #undef ST32
 #undef LD16
 #undef ST16
+
+void tj_k_gather_runs32_avx512(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count,
+                               int64_t len, int64_t ss)
+{
+    if (ss == 2) { /* 16 elements from 31 consecutive ones: the even lanes of two vectors */
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        int64_t full = len & ~(int64_t)15, span = 2 * (len - full) - 1; /* the tail's source span */
+        __mmask16 lo_m = tj_k_lanes16(span), hi_m = tj_k_lanes16(span - 16), out_m = tj_k_lanes16(len - full);
+        for (int64_t j = 0; j < count; j++) {
+            uint32_t *d_ = d + j * dstep;
+            const uint32_t *s_ = s + j * sstep;
+            for (int64_t i = 0; i < full; i += 16) { /* the 32nd element is not the run's: masked off */
+                __m512i lo = _mm512_loadu_si512((const void *)(s_ + 2 * i));
+                __m512i hi = _mm512_maskz_loadu_epi32(0x7FFF, s_ + 2 * i + 16);
+                _mm512_storeu_si512((void *)(d_ + i), _mm512_permutex2var_epi32(lo, even, hi));
+            }
+            if (out_m) {
+                __m512i lo = _mm512_maskz_loadu_epi32(lo_m, s_ + 2 * full);
+                __m512i hi = _mm512_maskz_loadu_epi32(hi_m, s_ + 2 * full + 16);
+                _mm512_mask_storeu_epi32(d_ + full, out_m, _mm512_permutex2var_epi32(lo, even, hi));
+            }
+        }
+        return;
+    }
+    const __m512i at = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32((int)ss));
+    for (int64_t j = 0; j < count; j++) {
+        uint32_t *d_ = d + j * dstep;
+        const uint32_t *s_ = s + j * sstep;
+        for (int64_t i = 0; i < len; i += 16) {
+            __mmask16 m = tj_k_lanes16(len - i);
+            __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, at, s_ + i * ss, 4);
+            _mm512_mask_storeu_epi32(d_ + i, m, v);
+        }
+    }
+}
