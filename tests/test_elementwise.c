@@ -20,18 +20,9 @@
 #include "runtime/iter.h"
 #include "test_util.h"
 
-/* Tests may force an instruction set: back to the CPU's best after each. */
-static void close_scope(void)
-{
-    test_scope_close();
-    tj_k_isa_force(NULL);
-}
-
-TestSuite(ew, .init = test_scope_open, .fini = close_scope);
+TestSuite(ew, .init = test_scope_open, .fini = test_scope_close_isa);
 
 /* ---- helpers ---- */
-
-static const char *const isas[] = {"generic", "avx2", "avx512"};
 
 static tj_tensor *f32(int64_t n, const float *data) { return test_tensor(TJ_FLOAT32, 1, (int64_t[]){n}, data); }
 static tj_tensor *f64(int64_t n, const double *data) { return test_tensor(TJ_FLOAT64, 1, (int64_t[]){n}, data); }
@@ -158,15 +149,15 @@ static const unary_case unary_cases[] = {
 Test(ew, unary_float32_edge_values_match_torch_on_every_isa)
 {
     tj_tensor *x = f32(NX, ux);
-    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         for (size_t c = 0; c < sizeof unary_cases / sizeof *unary_cases; c++) {
             const unary_case *u = &unary_cases[c];
             tj_tensor *r = u->fn(x);
             cr_assert_not_null(r, "%s: %s", u->name, tj_last_error());
             for (int i = 0; i < NX; i++) {
                 double g = tj_tensor_item_at(r, i);
-                cr_assert(close_to(g, u->want[i], 1e-5, 1e-6), "%s on %s: %s(%g) = %.9g, want %.9g", isas[k],
+                cr_assert(close_to(g, u->want[i], 1e-5, 1e-6), "%s on %s: %s(%g) = %.9g, want %.9g", test_isas[k],
                           u->name, u->name, ux[i], g, u->want[i]);
             }
         }
@@ -213,8 +204,8 @@ Test(ew, unary_wide_range_float32_and_float64_agree_with_glibc_on_every_isa)
 {
     static float xf[NW];
     static double xd[NW];
-    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         for (int op = 0; op < TJ_K_UNARY_COUNT; op++) {
             for (int i = 0; i < NW; i++) xd[i] = xf[i] = (float)wide_x(op, i);
             static float of[NW];
@@ -224,9 +215,9 @@ Test(ew, unary_wide_range_float32_and_float64_agree_with_glibc_on_every_isa)
             tj_k_unary_loop(NW, od, (const void *[]){xd}, &ad);
             for (int i = 0; i < NW; i++) {
                 double e = ref_unary(op, xd[i]);
-                cr_assert(close_to(of[i], e, 1e-5, 1e-6), "%s op %d f32(%g) = %.9g, want %.9g", isas[k], op, xd[i],
+                cr_assert(close_to(of[i], e, 1e-5, 1e-6), "%s op %d f32(%g) = %.9g, want %.9g", test_isas[k], op, xd[i],
                           of[i], e);
-                cr_assert(close_to(od[i], e, 1e-12, 1e-14), "%s op %d f64(%.17g) = %.17g, want %.17g", isas[k], op,
+                cr_assert(close_to(od[i], e, 1e-12, 1e-14), "%s op %d f64(%.17g) = %.17g, want %.17g", test_isas[k], op,
                           xd[i], od[i], e);
             }
         }
@@ -426,8 +417,8 @@ Test(ew, pow_scalar_shortcuts_and_general_exponent_match_torch)
         {0, {1, 1, 1, 1, 1, 1, 1, 1, 1}},
         {1, {-2.0, -0.5, 0.0, 0.25, 3.0, INFINITY, -INFINITY, NAN, -0.0}},
     };
-    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             tj_value e = cases[c].e == (int)cases[c].e ? tj_v_int((int64_t)cases[c].e) : tj_v_float(cases[c].e);
             expect1(tj_pow_scalar(x, e), TJ_FLOAT32, 9, cases[c].want);
@@ -481,8 +472,8 @@ Test(ew, logaddexp_is_stable_and_handles_infinities)
     float la[10] = {-INFINITY, INFINITY, NAN, 1, -INFINITY, 0, 100, -100, INFINITY, 3};
     float lb[10] = {-INFINITY, INFINITY, 1, NAN, 2, 0, -100, 100, -INFINITY, 2};
     double want[10] = {-INFINITY, INFINITY, NAN, NAN, 2.0, 0.6931471805599453, 100, 100, INFINITY, 3.313261687518223};
-    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         expect1(tj_logaddexp(f32(10, la), f32(10, lb)), TJ_FLOAT32, 10, want);
         double da[10], db[10];
         for (int i = 0; i < 10; i++) da[i] = la[i], db[i] = lb[i];
@@ -631,8 +622,8 @@ Test(ew, gelu_backward_matches_torch_on_every_isa)
                       1.0852317810058594, 1.000007152557373, NAN};
     double tanh_[8] = {-0.011584296822547913, 0.1659281849861145, 0.21023909747600555, 1.5, 0.9763572216033936,
                        1.0860992670059204, 1.0000020265579224, NAN};
-    for (size_t k = 0; k < sizeof isas / sizeof *isas; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         expect1(tj_gelu_backward(f32(8, bg), f32(8, bx), "none"), TJ_FLOAT32, 8, none);
         expect1(tj_gelu_backward(f32(8, bg), f32(8, bx), "tanh"), TJ_FLOAT32, 8, tanh_);
     }

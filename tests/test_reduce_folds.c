@@ -17,37 +17,7 @@
 #include "runtime/internal.h"
 #include "test_util.h"
 
-static void close_scope(void)
-{
-    test_scope_close();
-    tj_k_isa_force(NULL);
-}
-
-TestSuite(reduce_folds, .init = test_scope_open, .fini = close_scope);
-
-static const char *const isas[] = {"generic", "avx2", "avx512"};
-#define NISA 3
-
-static float f32_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint64_t bits_f64(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-}
-
-static uint32_t bits_f32(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
+TestSuite(reduce_folds, .init = test_scope_open, .fini = test_scope_close_isa);
 
 /* ---- signed zero ties, pinned: a value replaces the best so far only when
  * strictly better, within each of the scan's 32 lanes (element i goes to
@@ -72,7 +42,7 @@ static void expect_zero(tj_tensor *t, bool negative, const char *isa, const char
     cr_assert_not_null(t, "%s %s: %s", isa, what, tj_last_error());
     float v = *(const float *)tj_tensor_data(t);
     cr_expect(v == 0 && (signbit(v) != 0) == negative, "%s %s: got %a (bits %08x), want %s0", isa, what, (double)v,
-              bits_f32(v), negative ? "-" : "+");
+              test_bits_f32(v), negative ? "-" : "+");
 }
 
 static void check_zero_ties(const char *isa)
@@ -122,9 +92,9 @@ static void check_zero_ties(const char *isa)
 
 Test(reduce_folds, signed_zero_ties_keep_the_first_zero_in_scan_order_on_every_isa)
 {
-    for (int k = 0; k < NISA; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
-        check_zero_ties(isas[k]);
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        check_zero_ties(test_isas[k]);
     }
 }
 
@@ -137,7 +107,7 @@ static float special(unsigned i)
     static const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7fc00123u, 0xff800001u, 0x7f800abcu};
     const float vals[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1.0f, -1.0f, FLT_MIN, -FLT_TRUE_MIN, FLT_MAX, -FLT_MAX};
     i %= 15;
-    return i < 5 ? f32_bits(nans[i]) : vals[i - 5];
+    return i < 5 ? test_f32_bits(nans[i]) : vals[i - 5];
 }
 
 /* kind of data: 0 random, 1 random with a special value every ~8, 2 signed
@@ -191,14 +161,14 @@ static void expect_same(const result *g, const result *v, const char *isa, int64
     /* which nan a sum of several nans (inputs, inf - inf) returns depends on
      * the operand order of each addition, which C leaves to the compiler:
      * the generic loop's own nan is not reproducible, only nan-ness is */
-    cr_expect(bits_f64(v->sum) == bits_f64(g->sum) || (isnan(v->sum) && isnan(g->sum)),
+    cr_expect(test_bits_f64(v->sum) == test_bits_f64(g->sum) || (isnan(v->sum) && isnan(g->sum)),
               "%s sum n=%lld s=%lld data %d offset %d: %a vs generic %a", isa, (long long)n, (long long)s, kind, off,
               v->sum, g->sum);
-    cr_expect_eq(bits_f32(v->max), bits_f32(g->max), "%s max n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
+    cr_expect_eq(test_bits_f32(v->max), test_bits_f32(g->max), "%s max n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
                  (long long)n, (long long)s, kind, off, (double)v->max, (double)g->max);
-    cr_expect_eq(bits_f32(v->min), bits_f32(g->min), "%s min n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
+    cr_expect_eq(test_bits_f32(v->min), test_bits_f32(g->min), "%s min n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
                  (long long)n, (long long)s, kind, off, (double)v->min, (double)g->min);
-    cr_expect(bits_f32(v->amax) == bits_f32(g->amax) && v->idx == g->idx,
+    cr_expect(test_bits_f32(v->amax) == test_bits_f32(g->amax) && v->idx == g->idx,
               "%s argmax n=%lld s=%lld data %d offset %d: %a at %lld vs generic %a at %lld", isa, (long long)n,
               (long long)s, kind, off, (double)v->amax, (long long)v->idx, (double)g->amax, (long long)g->idx);
 }
@@ -214,10 +184,10 @@ static void check_runs(int64_t n, unsigned seed)
                 for (int64_t i = 0; i < n * s + 2; i++) x[i] = value(kind, &sd);
                 cr_assert(tj_k_isa_force("generic"));
                 result g = reduce_run(x + off, n, s, 1);
-                for (int k = 1; k < NISA; k++) {
-                    if (!tj_k_isa_force(isas[k])) continue;
+                for (int k = 1; k < TEST_NISA; k++) {
+                    if (!tj_k_isa_force(test_isas[k])) continue;
                     result v = reduce_run(x + off, n, s, 1 + k % 2);
-                    expect_same(&g, &v, isas[k], n, s, kind, off);
+                    expect_same(&g, &v, test_isas[k], n, s, kind, off);
                 }
                 free(x);
             }
@@ -257,8 +227,8 @@ static bool same_values(const tj_tensor *a, const tj_tensor *b, bool any_nan)
  * max.dim; expects identical bytes (sums: nan-ness, see expect_same). */
 static void check_op(tj_tensor *x, const int64_t *dims, int nd, int64_t maxdim, const char *what)
 {
-    for (int k = 0; k < NISA; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         for (int nt = 1; nt <= 3; nt++) {
             tj_set_num_threads(nt);
             tj_tensor *got[] = {tj_sum_dim(x, dims, nd, false, -1), tj_sum_dim(x, dims, nd, true, TJ_FLOAT64),
@@ -266,14 +236,14 @@ static void check_op(tj_tensor *x, const int64_t *dims, int nd, int64_t maxdim, 
             cr_assert_eq(tj_max_dim(x, maxdim, false, &got[4], &got[5]), TJ_OK, "%s", tj_last_error());
             static tj_tensor *want[6];
             for (int j = 0; j < 6; j++) {
-                cr_assert_not_null(got[j], "%s %s: %s", what, isas[k], tj_last_error());
+                cr_assert_not_null(got[j], "%s %s: %s", what, test_isas[k], tj_last_error());
                 tj_tensor *c = tj_contiguous(got[j]);
                 if (k == 0 && nt == 1) {
                     want[j] = c;
                     continue;
                 }
                 cr_expect(same_values(c, want[j], j < 2), "%s: result %d differs on %s at %d threads", what, j,
-                          isas[k], nt);
+                          test_isas[k], nt);
             }
         }
     }
@@ -317,8 +287,8 @@ Test(reduce_folds, conv_bias_gradient_sum_matches_a_long_double_reference)
     const float *p = tj_tensor_data(x);
     long double ref[16] = {0};
     for (int64_t i = 0; i < n; i++) ref[(i / 784) % 16] += p[i];
-    for (int k = 0; k < NISA; k++) {
-        if (!tj_k_isa_force(isas[k])) continue;
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
         tj_tensor *f = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, -1);
         tj_tensor *d = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, TJ_FLOAT64);
         cr_assert(f && d, "%s", tj_last_error());
@@ -327,8 +297,8 @@ Test(reduce_folds, conv_bias_gradient_sum_matches_a_long_double_reference)
         for (int c = 0; c < 16; c++) {
             /* 50176 terms of magnitude <= 1 summed in double: the error is
              * far below a float's rounding */
-            cr_expect(fabsl(dp[c] - ref[c]) <= 1e-10L, "%s channel %d: %.17g vs %.17Lg", isas[k], c, dp[c], ref[c]);
-            cr_expect_eq(fp[c], (float)ref[c], "%s channel %d: %.9g vs %.9g", isas[k], c, (double)fp[c],
+            cr_expect(fabsl(dp[c] - ref[c]) <= 1e-10L, "%s channel %d: %.17g vs %.17Lg", test_isas[k], c, dp[c], ref[c]);
+            cr_expect_eq(fp[c], (float)ref[c], "%s channel %d: %.9g vs %.9g", test_isas[k], c, (double)fp[c],
                          (double)(float)ref[c]);
         }
     }

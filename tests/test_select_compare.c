@@ -15,33 +15,11 @@
 #include "runtime/internal.h"
 #include "test_util.h"
 
-static void close_scope(void)
-{
-    test_scope_close();
-    tj_k_isa_force(NULL);
-}
-
-TestSuite(select_compare, .init = test_scope_open, .fini = close_scope);
-
-static const char *const isas[] = {"generic", "avx2", "avx512"};
+TestSuite(select_compare, .init = test_scope_open, .fini = test_scope_close_isa);
 
 #define MAXN 40
 
 /* ---- special values ---- */
-
-static float f32_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static double f64_bits(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-}
 
 /* nan of both signs with distinct payloads, signed zeros, infinities,
  * denormals, ordinary and extreme values */
@@ -52,7 +30,7 @@ static float f32_special(int i)
                           FLT_TRUE_MIN, -FLT_TRUE_MIN, 3 * FLT_TRUE_MIN, FLT_MAX, -FLT_MAX, 1e-3f, -7.0f};
     int nn = (int)(sizeof nans / sizeof nans[0]), nv = (int)(sizeof vals / sizeof vals[0]);
     i %= nn + nv;
-    return i < nn ? f32_bits(nans[i]) : vals[i - nn];
+    return i < nn ? test_f32_bits(nans[i]) : vals[i - nn];
 }
 
 static double f64_special(int i)
@@ -63,7 +41,7 @@ static double f64_special(int i)
                            DBL_TRUE_MIN, -DBL_TRUE_MIN, 3 * DBL_TRUE_MIN, DBL_MAX, -DBL_MAX, 1e-3, -7.0};
     int nn = (int)(sizeof nans / sizeof nans[0]), nv = (int)(sizeof vals / sizeof vals[0]);
     i %= nn + nv;
-    return i < nn ? f64_bits(nans[i]) : vals[i - nn];
+    return i < nn ? test_f64_bits(nans[i]) : vals[i - nn];
 }
 
 #define NSPECIAL 22 /* nans + vals above */
@@ -136,11 +114,11 @@ CHECK_MINMAX(double, f64)
 
 Test(select_compare, maximum_minimum_loops_match_the_scalar_nan_rule_on_every_isa_and_tail)
 {
-    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (!tj_k_isa_force(isas[s])) continue;
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
         for (int op = TJ_K_MAXIMUM; op <= TJ_K_MINIMUM; op++) {
-            check_minmax_f32(isas[s], op);
-            check_minmax_f64(isas[s], op);
+            check_minmax_f32(test_isas[s], op);
+            check_minmax_f64(test_isas[s], op);
         }
     }
 }
@@ -149,24 +127,24 @@ Test(select_compare, maximum_keeps_the_first_nan_and_the_second_of_equal_zeros)
 {
     /* spelled out: a nan `a` wins over a nan `b` (payload and sign kept),
      * maximum(+0, -0) = -0 and maximum(-0, +0) = +0 (neither is greater) */
-    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (!tj_k_isa_force(isas[s])) continue;
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
         float a[20], b[20], o[20];
         for (int i = 0; i < 20; i++) a[i] = b[i] = 1.0f;
-        a[3] = f32_bits(0xffc00123u), b[3] = f32_bits(0x7fc00000u);
-        a[4] = 5.0f, b[4] = f32_bits(0xff800001u);
+        a[3] = test_f32_bits(0xffc00123u), b[3] = test_f32_bits(0x7fc00000u);
+        a[4] = 5.0f, b[4] = test_f32_bits(0xff800001u);
         a[17] = 0.0f, b[17] = -0.0f;
         a[18] = -0.0f, b[18] = 0.0f;
         const void *in[2] = {a, b};
         tj_k_binary_args k = {.op = TJ_K_MAXIMUM, .dtype = TJ_FLOAT32};
         tj_k_binary_loop(20, o, in, &k);
-        cr_expect(same_f32(o[3], f32_bits(0xffc00123u)), "%s", isas[s]);
-        cr_expect(same_f32(o[4], f32_bits(0xff800001u)), "%s", isas[s]);
-        cr_expect(same_f32(o[17], -0.0f) && same_f32(o[18], 0.0f), "%s", isas[s]);
+        cr_expect(same_f32(o[3], test_f32_bits(0xffc00123u)), "%s", test_isas[s]);
+        cr_expect(same_f32(o[4], test_f32_bits(0xff800001u)), "%s", test_isas[s]);
+        cr_expect(same_f32(o[17], -0.0f) && same_f32(o[18], 0.0f), "%s", test_isas[s]);
         k.op = TJ_K_MINIMUM;
         tj_k_binary_loop(20, o, in, &k);
-        cr_expect(same_f32(o[3], f32_bits(0xffc00123u)), "%s", isas[s]);
-        cr_expect(same_f32(o[17], -0.0f) && same_f32(o[18], 0.0f), "%s", isas[s]);
+        cr_expect(same_f32(o[3], test_f32_bits(0xffc00123u)), "%s", test_isas[s]);
+        cr_expect(same_f32(o[17], -0.0f) && same_f32(o[18], 0.0f), "%s", test_isas[s]);
     }
 }
 
@@ -199,10 +177,10 @@ CHECK_COMPARE(double, f64)
 
 Test(select_compare, comparison_loops_give_0_or_1_bytes_with_nan_unordered_on_every_isa)
 {
-    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (!tj_k_isa_force(isas[s])) continue;
-        check_compare_f32(isas[s]);
-        check_compare_f64(isas[s]);
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        check_compare_f32(test_isas[s]);
+        check_compare_f64(test_isas[s]);
     }
 }
 
@@ -234,10 +212,10 @@ CHECK_WHERE(double, f64)
 
 Test(select_compare, where_loops_select_bit_for_bit_on_every_isa_and_tail)
 {
-    for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-        if (!tj_k_isa_force(isas[s])) continue;
-        check_where_f32(isas[s]);
-        check_where_f64(isas[s]);
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        check_where_f32(test_isas[s]);
+        check_where_f64(test_isas[s]);
     }
 }
 
@@ -343,7 +321,7 @@ Test(select_compare, maximum_and_minimum_with_broadcast_and_0dim_operands_match_
     const int64_t s4[4] = {3, 5, 9, 70}, sc[4] = {1, 5, 1, 1}, row[2] = {1, 70}, col[2] = {6, 1}, s2[2] = {6, 70};
     tj_tensor *x = special_f32(4, s4, 0), *c = special_f32(4, sc, 4);
     tj_tensor *z = tj_tensor_scalar_f32(0.0f), *nz = tj_tensor_scalar_f32(-0.0f);
-    tj_tensor *qn = tj_tensor_scalar_f32(f32_bits(0xffc00123u));
+    tj_tensor *qn = tj_tensor_scalar_f32(test_f32_bits(0xffc00123u));
     for (bin_op op = OP_MAX; op <= OP_MIN; op++) {
         expect_binary(op, x, z, 4, s4);  /* decomposed relu */
         expect_binary(op, nz, x, 4, s4); /* the 0-dim first */
@@ -380,7 +358,7 @@ Test(select_compare, row_constant_operand_refills_when_only_the_zero_sign_or_nan
     /* consecutive channels whose values compare equal (or are nan) but
      * differ in bits: a value cache comparing numbers would keep the wrong
      * one */
-    const float cv[6] = {0.0f, -0.0f, 0.0f, f32_bits(0x7fc00001u), f32_bits(0x7fc00002u), f32_bits(0xffc00002u)};
+    const float cv[6] = {0.0f, -0.0f, 0.0f, test_f32_bits(0x7fc00001u), test_f32_bits(0x7fc00002u), test_f32_bits(0xffc00002u)};
     const int64_t sc[3] = {1, 6, 1}, sx[3] = {2, 6, 600};
     tj_tensor *c = test_f32(3, sc, cv), *x = tj_tensor_empty(TJ_FLOAT32, 3, sx);
     cr_assert_not_null(x, "%s", tj_last_error());

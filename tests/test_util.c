@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "kernels/elementwise.h"
 
 static tj_scope *scope;
 static int saved_threads;
@@ -19,6 +22,42 @@ void test_scope_close(void)
     tj_scope_end(scope);
     /* zero when a test's own .init replaced test_scope_open */
     if (saved_threads) tj_set_num_threads(saved_threads);
+}
+
+void test_scope_close_isa(void)
+{
+    test_scope_close();
+    tj_k_isa_force(NULL);
+}
+
+const char *const test_isas[TEST_NISA] = {"generic", "avx2", "avx512"};
+
+float test_f32_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+double test_f64_bits(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+uint32_t test_bits_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+uint64_t test_bits_f64(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
 }
 
 tj_tensor *test_tensor(tj_dtype dt, int ndim, const int64_t *shape, const void *data)

@@ -16,6 +16,21 @@ void test_scope_open(void);
  *  test may have changed. */
 void test_scope_close(void);
 
+/** test_scope_close, then back to the CPU's best instruction set for a
+ *  test that forced one (tj_k_isa_force). Use as a Criterion .fini. */
+void test_scope_close_isa(void);
+
+/** The instruction sets tj_k_isa_force takes, every one a test should try
+ *  (forcing one the CPU lacks returns false). */
+#define TEST_NISA 3
+extern const char *const test_isas[TEST_NISA];
+
+/** Bit casts: the float32 / float64 with these bits, and the bits of one. */
+float test_f32_bits(uint32_t u);
+double test_f64_bits(uint64_t u);
+uint32_t test_bits_f32(float f);
+uint64_t test_bits_f64(double d);
+
 /** A tensor of dtype `dt` and `shape` holding a copy of `data` (row-major);
  *  the test fails when it cannot be made. */
 tj_tensor *test_tensor(tj_dtype dt, int ndim, const int64_t *shape, const void *data);
