@@ -4,10 +4,13 @@
  * batches) are passed without a copy; any other layout is packed once. */
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "iter.h"
+#include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "kernels/parallel.h"
 #include "op_elementwise.h"
 #include "op_linalg.h"
 
@@ -185,6 +188,100 @@ tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
 {
     tj_value one = tj_v_int(1), zero = tj_v_int(0);
     return gemm_tensors(args[0].u.t, args[1].u.t, outs[0], true, &one, &zero, NULL);
+}
+
+/* ---- bmm reading batch2 from a strided view (tracer/fuse_gather.c) ---- */
+
+/* Bytes of batch2 gathered per chunk: the chunk, A and the chunk's part of
+ * C stay within a 1 MiB L2. */
+#define GATHER_CHUNK_BYTES (384 * 1024)
+/* Columns of the narrowest chunk: tj_k_gemm's route then depends on m
+ * alone, as for the whole product (our kernel takes 32 columns or more). */
+#define GATHER_MIN_COLS 32
+
+typedef struct gathered {
+    const tj_tensor *src;
+    int s1, s2;                    /* src dims [0, s1): batch, [s1, s2): k, [s2, ndim): n */
+    int64_t m, k, n, inner, units; /* n = units (src dim s2) * inner */
+    int64_t chunks;                /* per batch item, over src dim s2 */
+    tj_k_mat a;
+    int64_t a_bs;
+    float *out;
+    char *scratch;
+    size_t slice; /* bytes of scratch per thread */
+    int inner_threads;
+} gathered;
+
+/* Items [i0, i1) (batch item * chunks + chunk): each chunk of the view
+ * copied into thread t's slice, [k, cols] row-major, and multiplied into
+ * its columns of C. */
+static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const gathered *g = ctx;
+    const tj_tensor *s = g->src;
+    int cd = s->ndim - g->s1, us = g->s2 - g->s1; /* dims of a chunk; its dim of units */
+    float *buf = (float *)(void *)(g->scratch + (size_t)t * g->slice);
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t b = it / g->chunks, c = it % g->chunks;
+        int64_t u0 = c * g->units / g->chunks, u1 = (c + 1) * g->units / g->chunks, cols = (u1 - u0) * g->inner;
+        int64_t off = u0 * s->strides[g->s2], rest = b;
+        for (int d = g->s1 - 1; d >= 0; d--) {
+            off += rest % s->shape[d] * s->strides[d];
+            rest /= s->shape[d];
+        }
+        int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS], stride = 1;
+        memcpy(shape, s->shape + g->s1, sizeof(int64_t) * (size_t)cd);
+        shape[us] = u1 - u0;
+        for (int d = cd - 1; d >= 0; d--) {
+            strides[d] = stride;
+            stride *= shape[d];
+        }
+        tj_k_copy_strided((tj_k_strided){buf, TJ_FLOAT32, strides},
+                          (tj_k_strided){(float *)(void *)tj_tensor_ptr(s) + off, TJ_FLOAT32, s->strides + g->s1}, cd,
+                          shape, g->inner_threads);
+        tj_k_mat a = {(const float *)g->a.p + b * g->a_bs, g->a.rs, g->a.cs};
+        tj_k_gemm(TJ_FLOAT32, 1, g->m, cols, g->k, 1.0, a, 0, (tj_k_mat){buf, cols, 1}, 0, 0.0,
+                  g->out + b * g->m * g->n + u0 * g->inner, 0, g->n, g->inner_threads, NULL);
+    }
+}
+
+tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *s = args[1].u.t;
+    tj_tensor *out = outs[0];
+    if (out->numel == 0) return TJ_OK;
+    gathered g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
+                  .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
+    g.units = s->shape[g.s2];
+    g.inner = g.n / g.units;
+    int64_t per_chunk = GATHER_CHUNK_BYTES / ((int64_t)sizeof(float) * (g.k * g.inner > 0 ? g.k * g.inner : 1));
+    int64_t min_units = (GATHER_MIN_COLS + g.inner - 1) / g.inner;
+    if (per_chunk < min_units) per_chunk = min_units;
+    g.chunks = per_chunk < g.units ? g.units / per_chunk : 1; /* chunks of per_chunk units or more */
+    int64_t items = out->shape[0] * g.chunks, widest = (g.units + g.chunks - 1) / g.chunks;
+    /* Threads take whole chunks, each gathering and multiplying its own on
+     * its core, when our kernel computes every chunk (it may run on several
+     * threads at once; OpenBLAS and matrix-vector routes run one product
+     * at a time with every thread). Either way each element of C is the same
+     * sum as in the whole product. */
+    int nt = tj_get_num_threads();
+    bool split = nt > 1 && items > 1 && __builtin_cpu_supports("avx512f") && g.m > 3 &&
+                 (g.units / g.chunks) * g.inner >= GATHER_MIN_COLS;
+    int team = split ? (items < nt ? (int)items : nt) : 1;
+    g.inner_threads = split ? 1 : nt;
+    g.slice = ((size_t)(g.k * widest * g.inner) * sizeof(float) + 63) / 64 * 64;
+    size_t want = g.slice * (size_t)team, got = 0;
+    operand oa;
+    tj_status st = operand_get(&oa, args[0].u.t, true);
+    if (st != TJ_OK) return st;
+    g.a = oa.mat;
+    g.a_bs = oa.bs;
+    g.scratch = tj_alloc_storage_bytes(want, &got);
+    if (!g.scratch) st = tj_oom("aten::bmm (gathered batch2)", want);
+    else tj_k_parallel(team, items, gathered_items, &g);
+    tj_free_storage_bytes(g.scratch, got);
+    operand_release(&oa);
+    return st;
 }
 
 /* The bias is broadcast into the output first, then one GEMM adds

@@ -33,4 +33,15 @@ typedef enum tj_addmm_epilogue {
  * the product by the add kernel. */
 tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs);
 
+/** Kernel of a plan step that computes aten::bmm with batch2 read from a
+ * strided float32 view instead of its contiguous copy (tracer/fuse_gather.c):
+ * args[0]: batch1 [b, m, k]; args[1]: the view; args[2], args[3]: the view's
+ * dims [0, args[2]) multiply to b, [args[2], args[3]) to k and the rest to
+ * n. outs[0]: [b, m, n], contiguous. The view is gathered a chunk of
+ * columns (along its dim args[3]) at a time into scratch that stays in L2
+ * and multiplied from there, on every thread at once when each chunk
+ * runs on our AVX-512 kernel: the same bits as aten::_to_copy then
+ * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
+tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
+
 #endif

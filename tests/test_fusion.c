@@ -69,17 +69,21 @@ static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
                   "%s: element %ld: %.9g vs %.9g", what, (long)i, x[i], y[i]);
 }
 
+/* A plan's count of one kind of fusion. */
+typedef int (*fusion_count)(const tj_plan *p);
+
 /* Compiles g's fused plan and its no_fusion plan at one thread, runs them
- * and the interpreter on `in` at `threads` threads; expects `fused` fused
- * steps and one result, bit for bit. */
-static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, int threads,
-                                 const char *what)
+ * and the interpreter on `in` at `threads` threads; expects `count` to be
+ * `fused` in the first plan and 0 in the second, and one result, bit for
+ * bit. */
+static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, fusion_count count, int fused,
+                               int threads, const char *what)
 {
     tj_set_num_threads(1);
     tj_plan *pf = compile_ok(g, false), *pu = compile_ok(g, true);
     tj_set_num_threads(threads);
-    cr_expect_eq(n_fused(pf), fused, "%s: fused steps", what);
-    cr_expect_eq(n_fused(pu), 0, "%s", what);
+    cr_expect_eq(count(pf), fused, "%s: fused steps", what);
+    cr_expect_eq(count(pu), 0, "%s", what);
     tj_tensor *ref, *got, *sep;
     cr_assert_eq(tj_graph_run(g, in, n_in, &ref), TJ_OK, "%s: %s", what, tj_last_error());
     for (int run = 0; run < 2; run++) { /* the second run reuses the arena */
@@ -90,6 +94,13 @@ static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_
     }
     tj_plan_free(pf);
     tj_plan_free(pu);
+}
+
+/* expect_plans_match for epilogues fused into addmm. */
+static void expect_fused_matches(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, int threads,
+                                 const char *what)
+{
+    expect_plans_match(g, in, n_in, n_fused, fused, threads, what);
 }
 
 typedef struct shape_case {
@@ -488,4 +499,85 @@ Test(fusion, nodes_with_an_in_place_update_between_them_are_not_fused)
     tj_tensor *att[5] = {test_random_f32(4, qs, 5), test_random_f32(4, qs, 6), test_random_f32(4, qs, 7),
                          attention_mask(MASK_CAUSAL, 8), test_random_f32(4, qs, 8)};
     expect_inplace_kept_apart(fn_update_inside_attention, att, 5);
+}
+
+/* ---- copies read in place by products (tracer/fuse_gather.c) ---- */
+
+typedef struct conv_case {
+    const char *what;
+    int64_t n, c, h, w, oc, kh, kw;
+    int64_t stride, pad, groups;
+} conv_case;
+
+static tj_status fn_conv(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const conv_case *c = ctx;
+    (void)n;
+    int64_t st[2] = {c->stride, c->stride}, pad[2] = {c->pad, c->pad}, dil[2] = {1, 1};
+    out[0] = tj_conv2d(in[0], in[1], in[2], st, pad, dil, c->groups);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static int n_gathered(const tj_plan *p)
+{
+    tj_plan_statistics s;
+    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
+    return s.n_gathered;
+}
+
+static const conv_case convs[] = {
+    {"cnn's second layer (k 400: a chunk per sample)", 4, 16, 14, 14, 32, 5, 5, 1, 2, 1},
+    {"cnn's first layer (k 25: chunks of several samples)", 6, 1, 28, 28, 16, 5, 5, 1, 2, 1},
+    {"odd sizes", 5, 3, 9, 7, 7, 3, 2, 1, 1, 1},
+    {"stride 2 (strided windows)", 3, 3, 11, 11, 5, 3, 3, 2, 0, 1},
+    {"two groups (bmm batch 2)", 3, 4, 8, 8, 6, 3, 3, 1, 1, 2},
+    {"two output channels (matrix-vector route)", 5, 3, 12, 12, 2, 3, 3, 1, 1, 1},
+};
+
+Test(fusion, decomposed_convolution_reads_im2col_columns_in_place_bit_for_bit)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core, "%s", tj_last_error());
+    for (size_t i = 0; i < sizeof convs / sizeof *convs; i++) {
+        const conv_case *c = &convs[i];
+        tj_tensor *in[3] = {
+            test_random_f32(4, (int64_t[]){c->n, c->c, c->h, c->w}, 21),
+            test_random_f32(4, (int64_t[]){c->oc, c->c / c->groups, c->kh, c->kw}, 22),
+            test_random_f32(1, (int64_t[]){c->oc}, 23),
+        };
+        tj_graph *g = tj_make_fx(fn_conv, (void *)c, in, 3, core, TJ_TRACE_REAL);
+        cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+        for (int threads = 1; threads <= 3; threads++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s, %d threads", c->what, threads);
+            expect_plans_match(g, in, 3, n_gathered, 1, threads, what);
+        }
+        tj_graph_free(g);
+    }
+    tj_decomp_table_free(core);
+}
+
+/* in: a [2, 6, 10], x [10, 2, 6]; out: a @ x.permute(1, 0, 2).contiguous() and,
+ * when *ctx, the copy itself */
+static tj_status fn_copy_bmm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *copy = tj_contiguous(tj_permute(in[1], (int64_t[]){1, 0, 2}, 3));
+    out[0] = tj_bmm(in[0], copy);
+    out[1] = copy;
+    *n_out = *(const bool *)ctx ? 2 : 1;
+    return out[0] && copy ? TJ_OK : tj_last_status();
+}
+
+Test(fusion, a_copy_read_elsewhere_is_made_and_a_sole_one_is_not)
+{
+    tj_tensor *in[2] = {test_random_f32(3, (int64_t[]){2, 6, 10}, 31), test_random_f32(3, (int64_t[]){10, 2, 40}, 32)};
+    for (int both = 0; both < 2; both++) {
+        bool ret_copy = both;
+        tj_graph *g = trace(fn_copy_bmm, &ret_copy, in, 2);
+        /* 40 columns of 10 rows: one chunk per batch item */
+        expect_plans_match(g, in, 2, n_gathered, ret_copy ? 0 : 1, 2, ret_copy ? "copy also an output" : "sole copy");
+        tj_graph_free(g);
+    }
 }

@@ -39,8 +39,8 @@ static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, 
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s: %d kernels (%d epilogues and %d attentions fused), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", s.n_kernels, s.n_fused, s.n_fused_attention, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
+        printf("%s %s: %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         st = tj_plan_profile_print(p, stdout);
     }

@@ -171,7 +171,7 @@ tj_status tj_plan_simplify_identities(tj_plan *p);
  * and renumbers the remaining steps. */
 tj_status tj_plan_fold_constants(tj_plan *p);
 
-/* ---- fusion (tracer/fuse.c, tracer/fuse_attention.c) ---- */
+/* ---- fusion (tracer/fuse.c, fuse_attention.c, fuse_gather.c) ---- */
 /** Per value: references from live (not folded) nodes and graph outputs,
  * and the node making the last one (-1: a graph output). */
 typedef struct tj_plan_uses {
@@ -199,6 +199,9 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p);
  * _softmax, bmm, as make_fx records matmul-based attention) runs as one
  * fused attention step. */
 tj_status tj_plan_fuse_attention(tj_plan *p);
+/** Copy elision (tracer/fuse_gather.c): a bmm whose batch2 is a contiguous
+ * copy of a strided view that only it reads gathers the view itself. */
+tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
 
 /** The name a step shows in the profiler: its operator's, or the label a
  * fusion gave it ("aten::addmm + aten::relu"). */

@@ -116,7 +116,13 @@ typedef struct tj_compile_options {
      * bit for bit; the profiler shows such a step as "aten::addmm +
      * aten::relu". No fusion moves a read past an in-place or user
      * operator (unfunctionalised graphs), which could write what is read.
-     * Also no attention fusion (below). */
+     * Also by default, an aten::bmm whose batch2 is an aten::_to_copy of a
+     * strided view that nothing else reads (a decomposed convolution's
+     * im2col columns) gathers that view a chunk of columns at a time into
+     * a buffer that stays in cache and multiplies from there: the copy is
+     * never written to memory, and the results are the same bits
+     * (profiler: "aten::_to_copy + aten::bmm"). no_fusion turns this off,
+     * and attention fusion (below). */
     bool no_fusion;
     /** Keep attention written with matmul as its operators. By default,
      * q @ k^T * scale, masked_fill(mask, -inf), softmax over the last dim,
@@ -212,6 +218,7 @@ typedef struct tj_plan_statistics {
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
     int n_fused;              /**< elementwise nodes run inside the preceding addmm's step */
     int n_fused_attention;    /**< attentions written as operators run as one fused step */
+    int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
     int n_identities;         /**< multiplications and divisions by one run as aliases */
 } tj_plan_statistics;

@@ -1,0 +1,108 @@
+/* Copy elision into a product's operand: a bmm whose batch2 is a
+ * contiguous _to_copy (or clone: contiguous() records one) of a strided
+ * view, read directly or through a reshape, that nothing else reads runs
+ * as one step that gathers the view a chunk of columns at a time into a
+ * buffer that stays in L2 and multiplies from there (runtime/op_linalg.h,
+ * tj_kernel_bmm_gathered). The copied matrix is never written to memory:
+ * in a decomposed convolution it is im2col's columns, [C*kh*kw, N*oh*ow]
+ * (20 MB for cnn's second layer at batch 64), which otherwise goes to DRAM
+ * and comes back for the product.
+ *
+ * The view's dims must split into bmm's three: leading dims whose sizes
+ * multiply to the batch, then to k, then to n, which is how a reshape of a
+ * permuted view into [b, k, n] lines them up. The copy's read moves to the
+ * bmm's step, so no write may come between (tj_plan_writes_between); the
+ * view's storage then lives until that step, which the memory planner sees
+ * in the step's arguments. */
+#include <string.h>
+
+#include "plan_internal.h"
+#include "runtime/op_linalg.h"
+
+/* First dim index after the dims of `shape` from `from` whose sizes
+ * multiply to `want` (size-1 dims at the end go with the next group); -1
+ * when no prefix does. */
+static int group_end(const int64_t *shape, int ndim, int from, int64_t want)
+{
+    int64_t prod = 1;
+    int d = from;
+    while (d < ndim && prod < want) prod *= shape[d++];
+    return prod == want ? d : -1;
+}
+
+static bool contiguous(const tj_pvalue *v)
+{
+    int64_t stride = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != stride) return false;
+        stride *= v->shape[d];
+    }
+    return true;
+}
+
+/* The _to_copy or clone node whose result bmm node `i` reads as batch2 (directly or
+ * through a reshape) and nothing else reads; -1 when there is none. Sets
+ * *view to the reshape's node (-1: none). */
+static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, int *view)
+{
+    int b = p->nodes[i].args[1].u.v;
+    const tj_pvalue *pb = &p->values[b];
+    int r = pb->kind == TJ_PV_VIEW ? pb->root : b;
+    const tj_pvalue *pr = &p->values[r];
+    *view = -1;
+    if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || !contiguous(pr) || pr->node < 0) return -1;
+    if (tj_plan_sole_user(u, b) != i || (b != r && !tj_plan_whole_in_order(p, b, r))) return -1;
+    if (b != r) {
+        *view = pb->node;
+        if (*view < 0 || p->nodes[*view].is_step || pr->n_views != 1 || tj_plan_sole_user(u, r) != *view) return -1;
+    }
+    const tj_pnode *c = &p->nodes[pr->node];
+    if (!c->is_step || (c->op != TJ_OPS(_to_copy) && c->op != TJ_OPS(clone)) || c->nout != 1 || c->label) return -1;
+    const tj_garg *src = &c->args[0];
+    if (src->kind != TJ_GA_VALUE || p->values[src->u.v].dtype != TJ_FLOAT32) return -1;
+    return pr->node;
+}
+
+tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
+{
+    tj_plan_uses u;
+    tj_status st = tj_plan_uses_init(p, &u);
+    for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
+        tj_pnode *n = &p->nodes[i];
+        if (!n->is_step || n->op != TJ_OPS(bmm) || n->label || n->args[1].kind != TJ_GA_VALUE) continue;
+        int view, c = sole_copy(p, &u, i, &view);
+        if (c < 0 || tj_plan_writes_between(p, c, i)) continue;
+        int s = p->nodes[c].args[0].u.v;
+        const tj_pvalue *ps = &p->values[s], *pb = &p->values[n->args[1].u.v];
+        int s1 = group_end(ps->shape, ps->ndim, 0, pb->shape[0]);
+        int s2 = s1 < 0 ? -1 : group_end(ps->shape, ps->ndim, s1, pb->shape[1]);
+        if (s2 < 0 || s2 >= ps->ndim) continue; /* the columns need a dim of their own */
+        tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * 4);
+        if (!args) {
+            st = TJ_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        args[0] = n->args[0];
+        args[1] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = s};
+        args[2] = (tj_garg){.kind = TJ_GA_INT, .u.i = s1};
+        args[3] = (tj_garg){.kind = TJ_GA_INT, .u.i = s2};
+        tj_pnode *cn = &p->nodes[c];
+        int r = cn->outs[0];
+        n->args = args;
+        n->nargs = 4;
+        n->kernel = tj_kernel_bmm_gathered;
+        n->label = "aten::_to_copy + aten::bmm"; /* bytes: the view's instead of the copy's, as many */
+        cn->is_step = false;
+        cn->fused = true;
+        p->values[r].kind = TJ_PV_UNUSED;
+        if (view >= 0) {
+            p->nodes[view].fused = true;
+            p->values[p->nodes[view].outs[0]].kind = TJ_PV_UNUSED;
+            p->values[r].n_views--;
+        }
+        p->stats.n_gathered++;
+    }
+    if (u.count) tj_plan_uses_free(&u);
+    tj_plan_renumber_steps(p);
+    return st;
+}
