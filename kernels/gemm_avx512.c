@@ -7,15 +7,17 @@
  * per step of the sum, 4 loads of B, 6 broadcasts of A and 24 FMAs into 24
  * accumulators, so that the FMA units, not the loads, set the pace. A is
  * read in place, row- or column-major alike (the mlp and GPT backward
- * products, A @ W and A^T @ X, are both). Column blocks go in panels whose
- * part of C stays in L2 across the blocks of the sum. While one block is
- * swept, the next block of a large B is prefetched and the next tile of C
- * prefetched for writing: with few rows of A (decomposed cnn: 16-32 rows
- * against 400 x 12544), packing and the first writes of C otherwise stall
- * on DRAM for as long as the FMAs run. Threads split C by rows or by
- * columns (split_rows); a fused epilogue runs on each thread's part of C
- * as soon as it is done. A long sum into a small C with a column-major B
- * swaps the operands' roles instead (long_sum). */
+ * products, A @ W and A^T @ X, are both). A long sum's B is packed a
+ * chunk of the sum (a few blocks) at a time, and each tile of C runs
+ * through the chunk's blocks in a row, staying in L1. Column blocks go in
+ * panels whose part of C stays in L2 across the chunks of the sum. While
+ * one block is swept, the next block of a large B is prefetched and the
+ * next tile of C prefetched for writing: with few rows of A (decomposed
+ * cnn: 16-32 rows against 400 x 12544), packing and the first writes of C
+ * otherwise stall on DRAM for as long as the FMAs run. Threads split C
+ * by rows or by columns (split_rows); a fused epilogue runs on each
+ * thread's part of C as soon as it is done. A long sum into a small C with
+ * a column-major B swaps the operands' roles instead (long_sum). */
 #include <immintrin.h>
 
 #include "gemm.h"
@@ -142,7 +144,7 @@ typedef struct gemm_args {
  * k 400; m 512, n 128, k 512). */
 #define AHEAD_MIN_BYTES (1024 * 1024)
 
-/* C's part per panel: that stays in L2 between the blocks of the sum, and
+/* C's part per panel: that stays in L2 between the chunks of the sum, and
  * with an epilogue is still there when the epilogue runs over it. */
 #define PANEL_C_BYTES (128 * 1024)
 
@@ -178,34 +180,50 @@ static void prefetch_c(const gemm_args *g, int64_t i, int64_t i1, int64_t j, int
         for (int64_t q = 0; q < nc; q += 16) __asm__ volatile("prefetchw %0" : : "m"(g->c[r * g->ldc + j + q]));
 }
 
-/* Rows [i0, i1) and columns [j0, j1) of C, the whole sum: per block of KC
- * steps, each column block of B is packed and swept down all the rows, the
- * next block (of this panel, else the first of the next block of the sum
- * or of the next panel) prefetched meanwhile, and in the first block of
- * the sum (with g->ahead_c) each next tile of C too. Each element's sum
- * runs in the same order however C is split. */
+/* Steps of the sum per chunk of B packed at once, KC at a time, when the
+ * sum is longer than that: 128 KiB, in L2. Each tile of C then runs
+ * through all the chunk's blocks in a row, its part of C in L1 from one
+ * block to the next, rather than once per block of the sum through a
+ * panel of C that had to stay in L2: a power-of-two ldc maps C's rows onto
+ * a few L2 sets, where the panel did not stay (1 thread, thread CPU time:
+ * 1024^3 35-48 -> 44-63 GFLOP/s, 128 x 768 x 3072 +9-14%, 128 x 2304 x 768
+ * +4-10%). Shorter sums keep one block per chunk, B's block in L1 across
+ * the tiles: chunks of 256-512 steps were 3-8% slower there (64 x 256 x
+ * 256, 384 x 128 x 512). */
+#define CHUNK 512
+
+/* Rows [i0, i1) and columns [j0, j1) of C, the whole sum: per chunk of the
+ * sum (CHUNK or KC steps), each column block of B is packed and each
+ * tile of rows swept through the chunk's blocks of KC steps in order, the next column
+ * block (of this panel, else the first of the next chunk or of the next
+ * panel) prefetched meanwhile, and in the first chunk (with g->ahead_c)
+ * each next tile of C too. Each element's sum runs in the same order,
+ * block by block, however C is split. */
 static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
-    _Alignas(64) float bp[KC * NR];
-    int64_t tiles = (i1 - i0 + MR - 1) / MR;
-    for (int64_t p0 = 0; p0 < g->k; p0 += KC) {
-        int64_t kc = g->k - p0 < KC ? g->k - p0 : KC, kn = g->k - p0 - KC < KC ? g->k - p0 - KC : KC;
-        float be = p0 == 0 ? g->beta : 1.0f; /* later blocks add to C */
+    _Alignas(64) float bp[CHUNK * NR];
+    int64_t tiles = (i1 - i0 + MR - 1) / MR, chunk = g->k > CHUNK ? CHUNK : KC;
+    for (int64_t c0 = 0; c0 < g->k; c0 += chunk) {
+        int64_t c1 = g->k - c0 < chunk ? g->k : c0 + chunk, cn = g->k - c1 < chunk ? g->k - c1 : chunk;
+        int64_t calls = tiles * ((c1 - c0 + KC - 1) / KC);
         for (int64_t jb = j0; jb < j1; jb += NR) {
             int64_t nc = j1 - jb < NR ? j1 - jb : NR;
             ahead h;
-            if (jb + NR < j1) h = ahead_start(g, p0, kc, jb + NR, j1 - jb - NR < NR ? j1 : jb + 2 * NR, tiles);
-            else if (kn > 0) h = ahead_start(g, p0 + KC, kn, j0, j1 - j0 < NR ? j1 : j0 + NR, tiles);
-            else h = ahead_start(g, 0, g->k < KC ? g->k : KC, j1, g->n - j1 < NR ? g->n : j1 + NR, tiles);
-            pack_b(g->b, g->brs, g->bcs, p0, kc, jb, nc, bp);
+            if (jb + NR < j1) h = ahead_start(g, c0, c1 - c0, jb + NR, j1 - jb - NR < NR ? j1 : jb + 2 * NR, calls);
+            else if (cn > 0) h = ahead_start(g, c1, cn, j0, j1 - j0 < NR ? j1 : j0 + NR, calls);
+            else h = ahead_start(g, 0, g->k < chunk ? g->k : chunk, j1, g->n - j1 < NR ? g->n : j1 + NR, calls);
+            for (int64_t p0 = c0; p0 < c1; p0 += KC)
+                pack_b(g->b, g->brs, g->bcs, p0, c1 - p0 < KC ? c1 - p0 : KC, jb, nc, bp + (p0 - c0) * NR);
             for (int64_t i = i0; i < i1; i += MR) {
                 int mr = i1 - i < MR ? (int)(i1 - i) : MR;
-                if (g->ahead_c && p0 == 0) {
+                if (g->ahead_c && c0 == 0) {
                     if (i + MR < i1) prefetch_c(g, i + MR, i1, jb, nc);
                     else if (jb + NR < j1) prefetch_c(g, i0, i1, jb + NR, j1 - jb - NR < NR ? j1 - jb - NR : NR);
                 }
-                micro[mr - 1][(nc - 1) / 16](kc, g->a + i * g->ars + p0 * g->acs, g->ars, g->acs, bp,
-                                             g->c + i * g->ldc + jb, g->ldc, nc, g->alpha, be, &h);
+                for (int64_t p0 = c0; p0 < c1; p0 += KC)
+                    micro[mr - 1][(nc - 1) / 16](c1 - p0 < KC ? c1 - p0 : KC, g->a + i * g->ars + p0 * g->acs, g->ars,
+                                                 g->acs, bp + (p0 - c0) * NR, g->c + i * g->ldc + jb, g->ldc, nc,
+                                                 g->alpha, p0 == 0 ? g->beta : 1.0f, &h);
             }
         }
     }
@@ -256,7 +274,6 @@ static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
  * computed in a buffer on the stack and transposed into C at the end. */
 #define LONG_SUM_MIN 4096
 #define LONG_SUM_MAX_C 16384 /* elements of C: 64 KiB of stack */
-#define LONG_SUM_CHUNK 512   /* steps of the sum per packed chunk of A: 128 KiB, in L2 */
 
 /* Whether tj_k_gemm_f32_avx512 takes the long-sum path: B column-major, A
  * row- or column-major (packed as the micro-kernel's B), 17-64 rows (one
@@ -266,31 +283,9 @@ static bool long_sum(int64_t m, int64_t n, int64_t k, int64_t ars, int64_t acs, 
     return brs == 1 && (ars == 1 || acs == 1) && m > 16 && m <= NR && k >= LONG_SUM_MIN && m * n <= LONG_SUM_MAX_C;
 }
 
-/* Row tiles [b0, b1) of MR rows of g's product (C^T, one column block), the
- * whole sum, chunk by chunk of the sum: the chunk of g's B packed, then
- * each tile's blocks of the chunk in order. */
-static void long_sum_tiles(void *ctx, int t, int64_t b0, int64_t b1)
-{
-    const gemm_args *g = ctx;
-    _Alignas(64) float chunk[LONG_SUM_CHUNK * NR];
-    int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
-    ahead none = {0};
-    (void)t;
-    for (int64_t c0 = 0; c0 < g->k; c0 += LONG_SUM_CHUNK) {
-        int64_t c1 = g->k - c0 < LONG_SUM_CHUNK ? g->k : c0 + LONG_SUM_CHUNK;
-        for (int64_t p0 = c0; p0 < c1; p0 += KC)
-            pack_b(g->b, g->brs, g->bcs, p0, c1 - p0 < KC ? c1 - p0 : KC, 0, g->n, chunk + (p0 - c0) * NR);
-        for (int64_t i = i0; i < i1; i += MR) {
-            int mr = i1 - i < MR ? (int)(i1 - i) : MR;
-            for (int64_t p0 = c0; p0 < c1; p0 += KC)
-                micro[mr - 1][(g->n - 1) / 16](c1 - p0 < KC ? c1 - p0 : KC, g->a + i * g->ars + p0 * g->acs, g->ars,
-                                               g->acs, chunk + (p0 - c0) * NR, g->c + i * g->ldc, g->ldc, g->n,
-                                               g->alpha, p0 == 0 ? g->beta : 1.0f, &none);
-        }
-    }
-}
-
-/* The long-sum path (long_sum): C^T's row tiles split over the threads. */
+/* The long-sum path (long_sum): C^T's row tiles split over the threads,
+ * each computed by panel (a single column block: A packed a chunk of the
+ * sum at a time, in L2). */
 static void long_sum_product(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                              const float *b, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                              const tj_k_epilogue *epi)
@@ -302,7 +297,7 @@ static void long_sum_product(int64_t m, int64_t n, int64_t k, float alpha, const
     /* C^T [n, m] = B^T (row-major, rows bcs apart) @ A^T (element (p, i) at a[i * ars + p * acs]) */
     gemm_args g = {n, m, k, bcs, 1, acs, ars, m, alpha, beta, b, a, ct, NULL, false, false};
     int64_t tiles = (n + MR - 1) / MR;
-    tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, long_sum_tiles, &g);
+    tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) c[i * ldc + j] = ct[j * m + i];
     if (epi) tj_k_epilogue_apply(epi, sizeof(float), c, ldc, 0, m, 0, n);

@@ -314,3 +314,59 @@ Test(gemm_split, long_sum_path_writes_a_wider_c_and_runs_the_epilogue_over_all_o
     free(fused);
     free(reg);
 }
+
+/* A product with any strides of A, B's leading dimension and ldc, for
+ * sums_over_several_chunks_match_a_double_sum_in_any_layout. */
+typedef struct strided {
+    int64_t m, n, k;
+    int64_t ars, acs, brs, bcs, ldc;
+    float alpha, beta;
+} strided;
+
+/* Sums longer than a chunk of B (512 steps, gemm_avx512.c): the C tile runs
+ * through each chunk's blocks, then again for the next chunk; partial last
+ * chunks and blocks, A row- and column-major with padded leading
+ * dimensions, B either way, C wider than n (its padding left alone), on 1,
+ * 2 and 3 threads with the same bytes. */
+Test(gemm_split, sums_over_several_chunks_match_a_double_sum_in_any_layout)
+{
+    if (!__builtin_cpu_supports("avx512f")) return;
+    const strided s[] = {
+        {13, 97, 1100, 1103, 1, 97, 1, 101, 1.0f, 0.0f},     /* A row-major, padded */
+        {50, 130, 513, 1, 55, 1, 520, 130, 0.5f, 0.75f},     /* A, B column-major */
+        {7, 64, 1537, 1540, 1, 80, 1, 64, 1.0f, 1.0f},       /* B row-major, padded */
+        {200, 200, 1024, 1024, 1, 200, 1, 203, -1.0f, 0.0f}, /* rows split on 2-3 threads */
+    };
+    for (size_t t = 0; t < sizeof s / sizeof *s; t++) {
+        const strided *p = &s[t];
+        int64_t asz = p->ars == 1 ? p->acs * p->k : p->ars * p->m, bsz = p->brs == 1 ? p->bcs * p->n : p->brs * p->k;
+        float *a = malloc(sizeof(float) * (size_t)asz), *b = malloc(sizeof(float) * (size_t)bsz);
+        float *c0 = malloc(sizeof(float) * (size_t)(p->m * p->ldc)), *one = malloc(sizeof(float) * (size_t)(p->m * p->ldc));
+        float *c = malloc(sizeof(float) * (size_t)(p->m * p->ldc));
+        cr_assert(a && b && c0 && one && c);
+        fill(a, asz, 4);
+        fill(b, bsz, 5);
+        fill(c0, p->m * p->ldc, 6);
+        for (int threads = 1; threads <= 3; threads++) {
+            float *out = threads == 1 ? one : c;
+            memcpy(out, c0, sizeof(float) * (size_t)(p->m * p->ldc));
+            tj_k_gemm_f32_avx512(p->m, p->n, p->k, p->alpha, a, p->ars, p->acs, b, p->brs, p->bcs, p->beta, out,
+                                 p->ldc, threads, NULL);
+            if (threads > 1)
+                cr_assert(memcmp(c, one, sizeof(float) * (size_t)(p->m * p->ldc)) == 0,
+                          "case %zu on %d threads differs from 1 thread", t, threads);
+        }
+        for (int64_t i = 0; i < p->m; i++)
+            for (int64_t j = 0; j < p->ldc; j++) {
+                double ref = c0[i * p->ldc + j];
+                if (j < p->n) {
+                    ref *= p->beta;
+                    for (int64_t q = 0; q < p->k; q++)
+                        ref += p->alpha * (double)a[i * p->ars + q * p->acs] * (double)b[q * p->brs + j * p->bcs];
+                }
+                cr_assert(fabs(one[i * p->ldc + j] - ref) <= 1e-5 * (double)p->k, "case %zu (%ld, %ld): %.9g != %.9g",
+                          t, (long)i, (long)j, one[i * p->ldc + j], ref);
+            }
+        free(a), free(b), free(c0), free(one), free(c);
+    }
+}
