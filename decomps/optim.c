@@ -39,7 +39,26 @@ static tj_status fused_adamw_step(const tj_value *args, tj_value *outs)
     return TJ_OK;
 }
 
+/* _fused_sgd_step: PyTorch 1.13's _single_tensor_sgd once the momentum
+ * buffer exists, out of place, operator for operator as the kernel rounds. */
+static tj_status fused_sgd_step(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(_fused_sgd_step, args, m);
+    tj_tensor *param = args[0].u.t, *d_p = args[1].u.t;
+    double lr = tj_value_as_double(&args[3]), momentum = tj_value_as_double(&args[4]);
+    double dampening = tj_value_as_double(&args[5]), wd = tj_value_as_double(&args[6]);
+    if (args[8].u.b) d_p = tj_neg(d_p);
+    if (wd != 0) d_p = tj_add_alpha(d_p, param, F(wd));
+    tj_tensor *buf = tj_add_alpha(tj_mul_scalar(args[2].u.t, F(momentum)), d_p, F(1 - dampening));
+    tj_tensor *p = tj_add_alpha(param, args[7].u.b ? tj_add_alpha(d_p, buf, F(momentum)) : buf, F(-lr));
+    if (!p || !buf) return tj_last_status();
+    outs[0] = tj_v_tensor(p);
+    outs[1] = tj_v_tensor(buf);
+    return TJ_OK;
+}
+
 void tj_register_optim_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(_fused_adamw_step), fused_adamw_step, "fused_adamw_step");
+    tj_op_set_decomposition(TJ_OPS(_fused_sgd_step), fused_sgd_step, "fused_sgd_step");
 }

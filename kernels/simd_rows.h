@@ -32,6 +32,8 @@ static inline vf vf_load_part(const float *p, int n, float fill)
 static inline void vf_store_part(float *p, vf v, int n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), v); }
 static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+/* -a, flipping the sign bit (of zeros and nans too), as C negation does */
+static inline vf vf_neg(vf a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
 static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
@@ -72,6 +74,7 @@ static inline vf vf_load_part(const float *p, int n, float fill)
 static inline void vf_store_part(float *p, vf v, int n) { _mm256_maskstore_ps(p, vf_mask(n), v); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_neg(vf a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }

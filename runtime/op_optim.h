@@ -5,5 +5,6 @@
 #include "internal.h"
 
 TJ_OP_DECLARE(_fused_adamw_step)
+TJ_OP_DECLARE(_fused_sgd_step)
 
 #endif

@@ -98,12 +98,28 @@ typedef struct sgd_lists {
     tj_tensor **bufs;
 } sgd_lists;
 
+/* With a momentum buffer of one dtype with its parameter and gradient: the
+ * whole update as one _fused_sgd_step (one pass instead of three or more,
+ * rounded as the operators below), its results copied back in place. */
+static tj_status sgd_fused(const tj_sgd_options *o, tj_tensor *param, tj_tensor *grad, tj_tensor *buf)
+{
+    tj_tensor *r[2];
+    if (tj__fused_sgd_step(param, grad, buf, o->lr, o->momentum, o->dampening, o->weight_decay, o->nesterov,
+                           o->maximize, r) != TJ_OK ||
+        !tj_copy_(param, r[0]) || !tj_copy_(buf, r[1]))
+        return tj_last_status();
+    return TJ_OK;
+}
+
 static tj_status sgd_one(const void *opts, void *lists, int i)
 {
     const tj_sgd_options *o = opts;
     sgd_lists *l = lists;
     tj_tensor *param = l->params[i], *d_p = l->grads[i];
     if (!d_p) return TJ_OK;
+    tj_tensor *old_buf = o->momentum != 0 ? l->bufs[i] : NULL;
+    if (old_buf && d_p->dtype == param->dtype && old_buf->dtype == param->dtype)
+        return sgd_fused(o, param, d_p, old_buf);
     if (o->maximize) d_p = tj_neg(d_p);
     if (o->weight_decay != 0) d_p = tj_add_alpha(d_p, param, F(o->weight_decay));
     if (o->momentum != 0) {

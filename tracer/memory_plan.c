@@ -36,7 +36,8 @@ bool tj_plan_is_elementwise(const tj_op *op)
 
 bool tj_plan_reads_before_writes(const tj_op *op)
 {
-    return tj_plan_is_elementwise(op) || (tj_op_is_builtin(op) && strcmp(op->base, "_fused_adamw_step") == 0);
+    return tj_plan_is_elementwise(op) || (tj_op_is_builtin(op) && (strcmp(op->base, "_fused_adamw_step") == 0 ||
+                                                                   strcmp(op->base, "_fused_sgd_step") == 0));
 }
 
 /* ---- free list: blocks sorted by offset, coalesced ---- */

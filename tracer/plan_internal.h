@@ -216,7 +216,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
 bool tj_plan_is_elementwise(const tj_op *op);
 /** Operators with several results of their inputs' shape whose kernel reads
  * every input element before it writes the results at that position
- * (_fused_adamw_step): a result may be written straight into an input it
+ * (_fused_adamw_step, _fused_sgd_step): a result may be written straight into an input it
  * reads (write-back), though not placed over a dying input. */
 bool tj_plan_reads_before_writes(const tj_op *op);
 

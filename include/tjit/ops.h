@@ -295,6 +295,26 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
 tj_status tj__fused_adamw_step(tj_tensor *self, tj_tensor *grad, tj_tensor *exp_avg, tj_tensor *exp_avg_sq,
                                tj_tensor *max_exp_avg_sq, tj_tensor *step, double lr, double beta1, double beta2,
                                double weight_decay, double eps, tj_tensor **outs);
+/** aten::_fused_sgd_step: one SGD step of one parameter whose momentum
+ * buffer exists, in a single kernel, functional (a single-parameter form of
+ * PyTorch 2's aten::_fused_sgd_, not in PyTorch 1.13). self (the
+ * parameter), grad and momentum_buffer are float32 or float64 tensors of
+ * one dtype and shape, any strides. Computes, elementwise, rounding every
+ * operation as PyTorch 1.13's _single_tensor_sgd (see tj_sgd_update) does
+ * operator by operator (each constant converted to the dtype, no fused
+ * multiply-add):
+ *     d = grad (negated when maximize) + weight_decay * self   (no term when weight_decay is 0)
+ *     buf = momentum_buffer * momentum + (1 - dampening) * d
+ *     self - lr * (nesterov ? d + momentum * buf : buf)
+ * Writes two new contiguous tensors of self's shape and dtype to outs (the
+ * caller releases them, or the innermost open scope does): the new
+ * parameter and the new momentum buffer. The scalars are not range-checked
+ * (tj_sgd_update checks its options). Errors: TJ_ERR_DTYPE for a self that
+ * is not float32 / float64 or a grad / momentum_buffer of another dtype,
+ * TJ_ERR_SHAPE for one of another shape, TJ_ERR_INVALID_ARGUMENT for a
+ * NULL tensor or NULL outs. */
+tj_status tj__fused_sgd_step(tj_tensor *self, tj_tensor *grad, tj_tensor *momentum_buffer, double lr, double momentum,
+                             double dampening, double weight_decay, bool nesterov, bool maximize, tj_tensor **outs);
 
 #ifdef __cplusplus
 }

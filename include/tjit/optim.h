@@ -60,8 +60,11 @@ tj_adamw_options tj_adamw_defaults(void);
  * params and grads: float tensors of matching shapes (a NULL grad skips its
  * parameter). momentum_buffers: the state, updated in place; a NULL entry is
  * the first step and receives a new buffer (owned by the innermost open scope,
- * or the caller); may be NULL when momentum is 0. Errors: invalid options
- * (TJ_ERR_INVALID_ARGUMENT), and those of the operators (shapes, dtypes). */
+ * or the caller); may be NULL when momentum is 0. Once a parameter's buffer
+ * exists (and has its parameter's and gradient's dtype), its update is one
+ * aten::_fused_sgd_step call, rounded as the operators above, its results
+ * copied back in place. Errors: invalid options (TJ_ERR_INVALID_ARGUMENT),
+ * and those of the operators (shapes, dtypes). */
 tj_status tj_sgd_update(const tj_sgd_options *o, tj_tensor *const *params, tj_tensor *const *grads,
                         tj_tensor **momentum_buffers, int n);
 
