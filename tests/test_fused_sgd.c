@@ -14,24 +14,33 @@ TestSuite(fused_sgd, .init = test_scope_open, .fini = test_scope_close_isa);
 
 #define F(x) tj_v_float(x)
 
-/* Deterministic values in [lo, lo + span) with, when `special`, a -0, +0,
- * a nan, infinities and a subnormal among them. */
-static tj_tensor *filled(tj_dtype dt, int ndim, const int64_t *shape, int seed, double lo, double span, bool special)
+/* Deterministic values in [lo, lo + span), the first N_SPECIAL of them in
+ * storage order replaced by `special` when it is not NULL. */
+#define N_SPECIAL 8
+static tj_tensor *filled(tj_dtype dt, int ndim, const int64_t *shape, int seed, double lo, double span,
+                         const double *special)
 {
     tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
     cr_assert_not_null(t);
     int64_t n = tj_tensor_numel(t);
     for (int64_t i = 0; i < n; i++) {
-        double v = lo + span * (0.5 + 0.5 * sin(0.37 * (double)i + 1.7 * seed));
-        if (special && i < 6) {
-            const double sp[6] = {-0.0, 0.0, NAN, INFINITY, -INFINITY, 1e-40};
-            v = sp[(i + seed) % 6];
-        }
+        double v = special && i < N_SPECIAL ? special[i] : lo + span * (0.5 + 0.5 * sin(0.37 * (double)i + 1.7 * seed));
         if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[i] = (float)v;
         else ((double *)tj_tensor_data(t))[i] = v;
     }
     return t;
 }
+
+/* Edge values of param, grad and buffer, lined up: an infinite parameter
+ * (0 * inf is nan: weight decay 0 must add no term); a +0 gradient over a
+ * -0 buffer (maximize must flip the zero's sign, not compute 0 - 0); a -0
+ * gradient and buffer with a positive parameter (-0 + 0 * p would be +0);
+ * nans, infinities and a subnormal. */
+static const double specials[3][N_SPECIAL] = {
+    {INFINITY, 0.5, 0.5, -0.0, 1e-40, 0.25, NAN, -INFINITY},
+    {0.1, 0.0, -0.0, 0.0, -INFINITY, NAN, 0.3, -0.2},
+    {0.2, -0.0, -0.0, -0.0, 0.5, -0.3, INFINITY, 1e-40},
+};
 
 /* Same bits element by element, in logical order (any nan matches any nan:
  * the hardware picks which operand's nan an operation returns). */
@@ -79,7 +88,7 @@ static sgd_state make_state(tj_dtype dt, int ndim, const int64_t *shape, unsigne
     for (int k = 0; k < 3; k++) {
         bool tr = transposed & (1u << k);
         int64_t rev[2] = {ndim == 2 ? shape[1] : 0, shape[0]};
-        t[k] = filled(dt, ndim, tr ? rev : shape, k + 1, lo[k], span[k], special && k > 0);
+        t[k] = filled(dt, ndim, tr ? rev : shape, k + 1, lo[k], span[k], special ? specials[k] : NULL);
         if (tr) t[k] = tj_t(t[k]);
     }
     return (sgd_state){t[0], t[1], t[2]};
@@ -290,24 +299,20 @@ static void make_inputs(tj_tensor **in, bool fake)
 {
     int64_t shapes[N_PARAMS][2] = {{3, 5}, {7, 4}};
     for (int i = 0; i < N_PARAMS; i++) {
-        sgd_state s = make_state(TJ_FLOAT32, 2, shapes[i], i ? 2 : 0, false);
+        sgd_state s = make_state(TJ_FLOAT32, 2, shapes[i], i ? 2 : 0, true);
         tj_tensor *t[3] = {s.param, s.grad, s.buf};
         for (int k = 0; k < 3; k++) in[k * N_PARAMS + i] = fake ? tj_tensor_fake(TJ_FLOAT32, 2, shapes[i]) : t[k];
     }
 }
 
 /* Two replayed steps against two eager reference steps, bit for bit. */
-static void check_traced(const tj_decomp_table *table, int want_fused)
+static void check_traced_with(const tj_decomp_table *table, int want_fused, const tj_sgd_options *o)
 {
-    tj_sgd_options o = tj_sgd_defaults(0.05);
-    o.momentum = 0.9;
-    o.weight_decay = 0.01;
-    o.nesterov = true;
     tj_tensor *fin[3 * N_PARAMS], *in[3 * N_PARAMS], *ref[3 * N_PARAMS];
     make_inputs(fin, true);
     make_inputs(in, false);
     make_inputs(ref, false);
-    tj_graph *g = tj_make_fx(sgd_fn, &o, fin, 3 * N_PARAMS, table, TJ_TRACE_FAKE);
+    tj_graph *g = tj_make_fx(sgd_fn, (void *)o, fin, 3 * N_PARAMS, table, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     cr_assert_geq(tj_pass_functionalize(g), 0, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::_fused_sgd_step")), want_fused);
@@ -316,14 +321,31 @@ static void check_traced(const tj_decomp_table *table, int want_fused)
     cr_assert_not_null(p, "%s", tj_last_error());
     for (int s = 0; s < 2; s++) {
         cr_assert_eq(tj_plan_run_into(p, in, 3 * N_PARAMS, NULL), TJ_OK, "%s", tj_last_error());
-        for (int i = 0; i < N_PARAMS; i++) sgd_reference(&o, ref[i], ref[N_PARAMS + i], ref[2 * N_PARAMS + i]);
+        for (int i = 0; i < N_PARAMS; i++) sgd_reference(o, ref[i], ref[N_PARAMS + i], ref[2 * N_PARAMS + i]);
     }
+    char what[160];
+    describe(o, what, sizeof what);
     for (int i = 0; i < N_PARAMS; i++) {
-        expect_identical(in[i], ref[i], "param");
-        expect_identical(in[2 * N_PARAMS + i], ref[2 * N_PARAMS + i], "momentum_buffer");
+        expect_identical(in[i], ref[i], what);
+        expect_identical(in[2 * N_PARAMS + i], ref[2 * N_PARAMS + i], what);
     }
     tj_plan_free(p);
     tj_graph_free(g);
+}
+
+/* Nesterov with weight decay; then maximize, dampening and no weight decay. */
+static void check_traced(const tj_decomp_table *table, int want_fused)
+{
+    tj_sgd_options o = tj_sgd_defaults(0.05);
+    o.momentum = 0.9;
+    o.weight_decay = 0.01;
+    o.nesterov = true;
+    check_traced_with(table, want_fused, &o);
+    o = tj_sgd_defaults(0.05);
+    o.momentum = 0.8;
+    o.dampening = 0.3;
+    o.maximize = true;
+    check_traced_with(table, want_fused, &o);
 }
 
 Test(fused_sgd, momentum_update_traces_to_one_call_per_parameter)
