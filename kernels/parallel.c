@@ -212,4 +212,59 @@ void tj_k_parallel_items(int nt, int64_t n, tj_k_item_fn fn, void *ctx)
     run_job(&j);
 }
 
+/* tj_k_parallel_steal's claims: block b's unclaimed items [front, back),
+ * front in the low and back in the high 32 bits of one word, so that the
+ * owner's claims (from the front) and the others' (from the back) cannot
+ * both take the last item. */
+typedef struct steal_block {
+    _Alignas(64) atomic_uint_least64_t range;
+} steal_block;
+
+typedef struct steal_args {
+    steal_block b[TJ_K_MAX_PARTICIPANTS];
+    int nt;
+    tj_k_item_fn fn;
+    void *ctx;
+} steal_args;
+
+/* An item of block b, from the front (own) or the back, or -1 when none is left. */
+static int64_t steal_claim(steal_block *b, bool own)
+{
+    uint64_t r = atomic_load_explicit(&b->range, memory_order_relaxed);
+    for (;;) {
+        uint32_t front = (uint32_t)r, back = (uint32_t)(r >> 32);
+        if (front >= back) return -1;
+        uint64_t next = own ? (uint64_t)back << 32 | (front + 1) : (uint64_t)(back - 1) << 32 | front;
+        if (atomic_compare_exchange_weak_explicit(&b->range, &r, next, memory_order_relaxed, memory_order_relaxed))
+            return own ? front : back - 1;
+    }
+}
+
+static void steal_block_run(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)begin, (void)end;
+    steal_args *a = ctx;
+    for (int64_t i; (i = steal_claim(&a->b[t], true)) >= 0;) a->fn(a->ctx, t, i);
+    for (int k = 1; k < a->nt; k++) {
+        steal_block *b = &a->b[(t + k) % a->nt];
+        for (int64_t i; (i = steal_claim(b, false)) >= 0;) a->fn(a->ctx, t, i);
+    }
+}
+
+void tj_k_parallel_steal(int nt, int64_t n, tj_k_item_fn fn, void *ctx)
+{
+    if (nt > n) nt = (int)n;
+    if (nt > TJ_K_MAX_PARTICIPANTS) nt = TJ_K_MAX_PARTICIPANTS;
+    if (nt <= 1) {
+        for (int64_t i = 0; i < n; i++) fn(ctx, 0, i);
+        return;
+    }
+    steal_args a = {.nt = nt, .fn = fn, .ctx = ctx};
+    for (int t = 0; t < nt; t++) {
+        int64_t q = n / nt, r = n % nt, begin = t * q + (t < r ? t : r);
+        atomic_init(&a.b[t].range, (uint64_t)(begin + q + (t < r)) << 32 | (uint64_t)begin);
+    }
+    tj_k_parallel_team(nt, n, steal_block_run, &a);
+}
+
 bool tj_k_in_parallel(void) { return in_job || omp_in_parallel(); }

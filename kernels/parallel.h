@@ -45,6 +45,18 @@ static inline void tj_k_parallel(int nt, int64_t n, tj_k_block_fn fn, void *ctx)
  * every item on the calling thread, who 0, in order. */
 void tj_k_parallel_items(int nt, int64_t n, tj_k_item_fn fn, void *ctx);
 
+/** Calls fn(ctx, t, i) once for every item i in [0, n) (n < 2^32), on up
+ * to nt threads: participant t first runs the items of its own block of
+ * tj_k_parallel's split, in order (so that data stays with the core that
+ * wrote it at the same split), then takes single items from the ends of
+ * the other blocks still running (a thread the system preempted, or one
+ * slowed by other processes, holds up the loop by one item, not a block).
+ * Which t runs an item varies from run to run, but t is unique among the
+ * threads running at once: fn may index per-participant scratch with it
+ * (t < min(nt, n, TJ_K_MAX_PARTICIPANTS)). Nested, with the pool taken or
+ * nt <= 1: every item on the calling thread (nt <= 1: in order, t = 0). */
+void tj_k_parallel_steal(int nt, int64_t n, tj_k_item_fn fn, void *ctx);
+
 /** True inside a parallel loop's body (on any of its threads) or inside a
  * caller's OpenMP region: a library that threads by itself (OpenBLAS) must
  * not be asked to there. */

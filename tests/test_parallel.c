@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include "kernels/parallel.h"
 
@@ -163,6 +164,60 @@ Test(parallel, items_run_once_each_with_distinct_participant_numbers)
         cr_expect_eq(r.who_clash, 0, "nt %d: two threads ran as one participant", nt);
         for (int i = 0; i < 1000; i++) cr_assert_eq(r.calls[i], 1, "nt %d: item %d ran %d times", nt, i, r.calls[i]);
     }
+}
+
+/* tj_k_parallel_steal: every item once, participant numbers distinct and
+ * in range, for item counts below, at and above the thread count; one
+ * thread runs the items in order. */
+Test(parallel, steal_runs_every_item_once_with_distinct_participant_numbers)
+{
+    const int64_t sizes[] = {0, 1, 2, 3, 7, 1000};
+    for (int nt = 1; nt <= 5; nt++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            items_record r = {.nt = nt};
+            tj_k_parallel_steal(nt, sizes[k], note_item, &r);
+            cr_expect_eq(r.who_out_of_range, 0, "nt %d: participant number out of range", nt);
+            cr_expect_eq(r.who_clash, 0, "nt %d: two threads ran as one participant", nt);
+            for (int64_t i = 0; i < sizes[k]; i++)
+                cr_assert_eq(r.calls[i], 1, "nt %d, n %lld: item %lld ran %d times", nt, (long long)sizes[k],
+                             (long long)i, r.calls[i]);
+        }
+}
+
+typedef struct steal_record {
+    _Atomic int order[100];
+    _Atomic int who[100];
+    _Atomic int next;
+} steal_record;
+
+/* Participant 1 stalls 200 ms on its first item (a preempted thread). */
+static void stall_first_of_one(void *ctx, int who, int64_t i)
+{
+    steal_record *r = ctx;
+    r->who[i] = who;
+    r->order[i] = r->next++;
+    if (who == 1 && i == 50) {
+        struct timespec ts = {0, 200000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* With one thread all 100 items run on participant 0 in order; with two,
+ * block 1 (items 50-99) belongs to participant 1, but while it stalls in
+ * its first item participant 0 takes the rest of the block, from the back. */
+Test(parallel, steal_hands_a_stalled_threads_items_to_the_others)
+{
+    steal_record one = {0};
+    tj_k_parallel_steal(1, 100, stall_first_of_one, &one);
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(one.who[i], 0);
+        cr_assert_eq(one.order[i], i, "one thread: item %d ran %d-th", i, one.order[i]);
+    }
+    steal_record two = {0};
+    tj_k_parallel_steal(2, 100, stall_first_of_one, &two);
+    for (int i = 51; i < 100; i++) cr_assert_eq(two.who[i], 0, "item %d ran on participant %d", i, two.who[i]);
+    for (int i = 52; i < 100; i++)
+        cr_assert_gt(two.order[i - 1], two.order[i], "items %d and %d not taken from the back", i - 1, i);
 }
 
 /* Many short loops in a row (a worker may wake after its loop ended and
