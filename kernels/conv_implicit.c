@@ -101,11 +101,23 @@ static void frame_offsets(const frame *f, int64_t *off)
                 off[(c * f->kh + i) * f->kw + j] = c * f->hp * f->wp + i * f->dh * f->wp + j * f->dw;
 }
 
-/* Scratch layout. Shared: packed weights of every group, tap offsets.
- * Per thread: the frame, then the wide output (forward) or the packed
- * gradient and the partial weight gradient (weight_grad). */
+/* The weight gradient's items are summed in chunks, a partial gradient
+ * each, added in chunk order at the end: more chunks than threads, so that
+ * a thread slowed by other processes hands its chunks to the others
+ * (tj_k_parallel_steal), and the sums depend on the thread count only
+ * (not on which thread ran a chunk). One chunk on one thread. */
+static int64_t grad_chunks(const tj_k_conv *cv)
+{
+    int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
+    return nt == 1 ? 1 : min64(cv->batch * cv->groups, 4 * (int64_t)nt);
+}
+
+/* Scratch layout. Shared: packed weights of every group (forward), tap
+ * offsets, the chunks' partial weight gradients (weight_grad). Per thread:
+ * the frame, then the wide output (forward) or the packed gradient
+ * (weight_grad). */
 typedef struct layout {
-    size_t packed, offsets, per_thread, frame, wide, gradt;
+    size_t packed, offsets, partials, part, per_thread, frame, wide, gradt;
 } layout;
 
 static layout make_layout(const tj_k_conv *cv, tj_k_conv_op op, const frame *f)
@@ -117,7 +129,9 @@ static layout make_layout(const tj_k_conv *cv, tj_k_conv_op op, const frame *f)
     if (op == TJ_K_CONV_WEIGHT_GRAD) {
         int64_t r = cv->mat_channels, p = f->out_h * f->out_w;
         l.gradt = round64(sizeof(float) * (size_t)(round_up(r, tile_width(r)) * p));
-        l.per_thread = l.frame + l.gradt + round64(sizeof(float) * (size_t)(cv->groups * k * r));
+        l.part = round64(sizeof(float) * (size_t)(cv->groups * k * r));
+        l.partials = (size_t)grad_chunks(cv) * l.part;
+        l.per_thread = l.frame + l.gradt;
     } else {
         l.packed = round64(sizeof(float) * (size_t)(cv->groups * frame_panels(f) * frame_panel_width(f) * k));
         /* the wide output, or the [P][channels] tiles to transpose */
@@ -139,12 +153,18 @@ size_t tj_k_conv_implicit_work_bytes(const tj_k_conv *cv, tj_k_conv_op op)
 {
     frame f = op_frame(cv, op);
     layout l = make_layout(cv, op, &f);
-    return l.packed + l.offsets + (size_t)tj_k_conv_threads(cv, TJ_FLOAT32) * l.per_thread;
+    return l.packed + l.offsets + l.partials + (size_t)tj_k_conv_threads(cv, TJ_FLOAT32) * l.per_thread;
 }
 
 static char *thread_base(const layout *l, void *work, int t)
 {
-    return (char *)work + l->packed + l->offsets + (size_t)t * l->per_thread;
+    return (char *)work + l->packed + l->offsets + l->partials + (size_t)t * l->per_thread;
+}
+
+/* Chunk c's partial weight gradient [G][K][R]. */
+static float *chunk_part(const layout *l, void *work, int64_t c)
+{
+    return (float *)(void *)((char *)work + l->packed + l->offsets + (size_t)c * l->part);
 }
 
 /* Packs out_c x k weights of each group into panels of frame_panel_width
@@ -217,8 +237,9 @@ static void positions_item(const frame *f, const float *src, const float *bp, co
     tr(ct, p_all, f->out_c, ldc, bias, dst, p_all);
 }
 
-/* The operands of the loops over (sample, group) items; block t of the
- * items uses thread slice t of work. */
+/* The operands of the loops over (sample, group) items; participant t
+ * uses thread slice t of work, whose frame (and packed gradient) it clears
+ * before its first item (cleared[t]). */
 typedef struct items_args {
     const tj_k_conv *cv;
     const frame *f;
@@ -226,12 +247,14 @@ typedef struct items_args {
     void *work;
     const float *src, *bias, *mat; /* mat: weight_grad's gradient matrix */
     float *dst;
+    int64_t chunks; /* weight_grad */
+    bool cleared[TJ_K_MAX_PARTICIPANTS];
 } items_args;
 
-/* Items [begin, end) of forward_all. */
-static void forward_items(void *ctx, int t, int64_t begin, int64_t end)
+/* Item `it` of forward_all. */
+static void forward_items(void *ctx, int t, int64_t it)
 {
-    const items_args *a = ctx;
+    items_args *a = ctx;
     const frame *f = a->f;
     const float *ap = a->work;
     const int64_t *off = (const int64_t *)(const void *)((char *)a->work + a->l.packed);
@@ -244,16 +267,14 @@ static void forward_items(void *ctx, int t, int64_t begin, int64_t end)
     bool positions = by_positions(f);
     char *base = thread_base(&a->l, a->work, t);
     float *pad = (float *)(void *)base, *out = (float *)(void *)(base + a->l.frame);
-    frame_clear(f, pad);
-    for (int64_t it = begin; it < end; it++) {
-        int64_t g = it % G;
-        const float *b = a->bias ? a->bias + g * f->out_c : NULL;
-        if (positions)
-            positions_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out,
-                           uk_taps, tr);
-        else
-            forward_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out, uk);
-    }
+    if (!a->cleared[t]) frame_clear(f, pad), a->cleared[t] = true;
+    int64_t g = it % G;
+    const float *b = a->bias ? a->bias + g * f->out_c : NULL;
+    if (positions)
+        positions_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out, uk_taps,
+                       tr);
+    else
+        forward_item(f, a->src + it * src_size, ap + g * panel, off, b, a->dst + it * dst_size, pad, out, uk);
 }
 
 /* Runs forward_item over every (sample, group) item. */
@@ -261,7 +282,7 @@ static void forward_all(const tj_k_conv *cv, tj_k_conv_op op, const frame *f, co
                         float *dst, void *work)
 {
     items_args a = {.cv = cv, .f = f, .l = make_layout(cv, op, f), .work = work, .src = src, .bias = bias, .dst = dst};
-    tj_k_parallel(tj_k_conv_threads(cv, TJ_FLOAT32), cv->batch * cv->groups, forward_items, &a);
+    tj_k_parallel_steal(tj_k_conv_threads(cv, TJ_FLOAT32), cv->batch * cv->groups, forward_items, &a);
 }
 
 void tj_k_conv_implicit_unfold_mm(const tj_k_conv *cv, const float *img, const float *w, const float *bias,
@@ -296,11 +317,12 @@ void tj_k_conv_implicit_mm_fold(const tj_k_conv *cv, const float *mat, const flo
     forward_all(cv, TJ_K_CONV_MM_FOLD, &f, mat, bias, img, work);
 }
 
-/* Items [begin, end) of the weight gradient, summed into thread t's
- * partial gradient part[G][K][R]. */
-static void weight_grad_items(void *ctx, int t, int64_t begin, int64_t end)
+/* Chunk c of the weight gradient: its items (tj_k_parallel's split of
+ * the items into a->chunks blocks) summed in order into its partial
+ * gradient part[G][K][R]. */
+static void weight_grad_chunk(void *ctx, int t, int64_t c)
 {
-    const items_args *a = ctx;
+    items_args *a = ctx;
     const frame *f = a->f;
     int64_t G = a->cv->groups, R = f->out_c, K = frame_k(f), P = f->out_h * f->out_w, img_size = f->c * f->h * f->w;
     const int64_t *off = (const int64_t *)(const void *)((char *)a->work + a->l.packed);
@@ -309,20 +331,41 @@ static void weight_grad_items(void *ctx, int t, int64_t begin, int64_t end)
     tj_k_sgemm_pack_transposed pack = tj_k_sgemm_pick_pack_transposed();
     char *base = thread_base(&a->l, a->work, t);
     float *pad = (float *)(void *)base, *gradt = (float *)(void *)(base + a->l.frame);
-    float *part = (float *)(void *)(base + a->l.frame + a->l.gradt);
+    float *part = chunk_part(&a->l, a->work, c);
+    if (!a->cleared[t]) {
+        memset(gradt, 0, a->l.gradt);
+        frame_clear(f, pad);
+        a->cleared[t] = true;
+    }
     memset(part, 0, sizeof(float) * (size_t)(G * K * R));
-    memset(gradt, 0, a->l.gradt);
-    frame_clear(f, pad);
-    for (int64_t it = begin; it < end; it++) {
+    int64_t n = a->cv->batch * G, q = n / a->chunks, r = n % a->chunks, begin = c * q + min64(c, r);
+    for (int64_t it = begin; it < begin + q + (c < r); it++) {
         int64_t g = it % G;
         frame_copy(f, a->src + it * img_size, pad);
         pack(a->mat + it * R * P, R, P, (int)nw, gradt); /* its other columns stay 0 */
         for (int64_t kb = 0; kb < K; kb += MR) {
             const float *arows[MR];
-            for (int r = 0; r < MR; r++) arows[r] = pad + off[min64(kb + r, K - 1)];
-            for (int64_t q = 0; q < R; q += nw)
-                uk(f->out_h, f->out_w, f->wp, arows, gradt + q * P, part + (g * K + kb) * R + q, R,
-                   (int)min64(MR, K - kb), (int)min64(nw, R - q), 1.0f, NULL);
+            for (int i = 0; i < MR; i++) arows[i] = pad + off[min64(kb + i, K - 1)];
+            for (int64_t j = 0; j < R; j += nw)
+                uk(f->out_h, f->out_w, f->wp, arows, gradt + j * P, part + (g * K + kb) * R + j, R,
+                   (int)min64(MR, K - kb), (int)min64(nw, R - j), 1.0f, NULL);
+        }
+    }
+}
+
+/* Rows [begin, end) of (g, k) of the weight gradient: gw[g][r][k] = Σ over
+ * the chunks, in order, of part[g][k][r]. */
+static void weight_grad_sum(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)t;
+    items_args *a = ctx;
+    int64_t R = a->f->out_c, K = frame_k(a->f);
+    for (int64_t gk = begin; gk < end; gk++) {
+        int64_t g = gk / K, k = gk % K;
+        for (int64_t r = 0; r < R; r++) {
+            float acc = 0;
+            for (int64_t c = 0; c < a->chunks; c++) acc += chunk_part(&a->l, a->work, c)[gk * R + r];
+            a->dst[(g * R + r) * K + k] = acc;
         }
     }
 }
@@ -331,18 +374,10 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
 {
     frame f = forward_frame(cv);
     layout l = make_layout(cv, TJ_K_CONV_WEIGHT_GRAD, &f);
-    int64_t G = cv->groups, R = f.out_c, K = frame_k(&f);
     frame_offsets(&f, (int64_t *)(void *)((char *)work + l.packed));
     int nt = tj_k_conv_threads(cv, TJ_FLOAT32);
-    items_args a = {.cv = cv, .f = &f, .l = l, .work = work, .src = img, .mat = mat};
-    tj_k_parallel(nt, cv->batch * G, weight_grad_items, &a);
-    /* gw[g][r][k] = Σ over threads of part[g][k][r] */
-    for (int64_t g = 0; g < G; g++)
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t k = 0; k < K; k++) {
-                float acc = 0;
-                for (int t = 0; t < nt; t++)
-                    acc += ((const float *)(const void *)(thread_base(&l, work, t) + l.frame + l.gradt))[(g * K + k) * R + r];
-                gw[(g * R + r) * K + k] = acc;
-            }
+    items_args a = {.cv = cv, .f = &f, .l = l, .work = work, .src = img, .mat = mat, .dst = gw,
+                    .chunks = grad_chunks(cv)};
+    tj_k_parallel_steal(nt, a.chunks, weight_grad_chunk, &a);
+    tj_k_parallel(nt, cv->groups * frame_k(&f), weight_grad_sum, &a);
 }

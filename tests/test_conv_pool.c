@@ -742,6 +742,162 @@ Test(conv, weight_grad_adds_the_threads_partial_sums_in_thread_order)
     }
 }
 
+/* A stride-1 tj_k_conv of batch n (the implicit float32 path): c_in, c_out,
+ * h, w, k, pad, dilation, groups as in the cases below. */
+static tj_k_conv implicit_case(const int64_t *c, int64_t n, int threads)
+{
+    int64_t ext = c[6] * (c[4] - 1);
+    return (tj_k_conv){.geom = {.channels = c[0] / c[7], .height = c[2], .width = c[3], .kh = c[4], .kw = c[4],
+                                .sh = 1, .sw = 1, .ph = c[5], .pw = c[5], .dh = c[6], .dw = c[6],
+                                .out_h = c[2] + 2 * c[5] - ext, .out_w = c[3] + 2 * c[5] - ext},
+                       .batch = n, .groups = c[7], .mat_channels = c[1] / c[7], .threads = threads};
+}
+
+static void *conv_work(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
+{
+    void *w = aligned_alloc(64, (tj_k_conv_work_bytes(cv, dt, op) + 64) / 64 * 64);
+    cr_assert_not_null(w);
+    return w;
+}
+
+static double *to_f64(const float *v, int64_t n)
+{
+    double *d = malloc(sizeof(double) * (size_t)n);
+    cr_assert_not_null(d);
+    for (int64_t i = 0; i < n; i++) d[i] = v[i];
+    return d;
+}
+
+/* The largest error against want relative to want's root mean square
+ * (single values of a sum that cancels are far less accurate than that). */
+static double worst_error(const float *got, const double *want, int64_t n)
+{
+    double worst = 0, ss = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs(got[i] - want[i]);
+        if (!(e <= worst)) worst = e;
+        ss += want[i] * want[i];
+    }
+    return worst / (1 + sqrt(ss / (double)n));
+}
+
+/* The implicit float32 kernels (forward, input and weight gradient; items
+ * handed out with tj_k_parallel_steal, the weight gradient in chunks) at
+ * 1, 2 and 3 threads against float64's im2col + dgemm kernels: odd sizes,
+ * padding, dilation and groups, batches that split unevenly. Forward and
+ * input gradient are the same bits at every thread count (each item is
+ * computed whole by one thread). */
+Test(conv, implicit_kernels_match_float64_im2col_at_one_to_three_threads)
+{
+    const int64_t cases[][8] = {
+        /* c_in, c_out, h, w, k, pad, dilation, groups */
+        {16, 32, 14, 14, 5, 2, 1, 1}, {1, 16, 13, 11, 5, 2, 1, 1}, {6, 10, 9, 7, 3, 0, 2, 2},
+        {32, 16, 7, 9, 5, 2, 1, 1},   {12, 33, 6, 5, 1, 0, 1, 3},  {5, 9, 9, 3, 3, 1, 1, 1},
+    };
+    const int64_t n = 7;
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        tj_k_conv one = implicit_case(cases[t], n, 1);
+        const tj_k_im2col_geom *g = &one.geom;
+        int64_t G = one.groups, R = one.mat_channels;
+        int64_t ni = n * G * g->channels * g->height * g->width, nm = n * G * R * g->out_h * g->out_w;
+        int64_t nw = G * R * g->channels * g->kh * g->kw;
+        uint64_t seed = 7 + t;
+        float *img = lcg_floats(ni, &seed), *mat = lcg_floats(nm, &seed), *w = lcg_floats(nw, &seed);
+        float *bias = lcg_floats(G * R, &seed);
+        double *img64 = to_f64(img, ni), *mat64 = to_f64(mat, nm), *w64 = to_f64(w, nw), *bias64 = to_f64(bias, G * R);
+        double *fwd64 = malloc(sizeof(double) * (size_t)nm), *gi64 = malloc(sizeof(double) * (size_t)ni);
+        double *gw64 = malloc(sizeof(double) * (size_t)nw);
+        cr_assert(fwd64 && gi64 && gw64);
+        void *work = conv_work(&one, TJ_FLOAT64, TJ_K_CONV_UNFOLD_MM);
+        tj_k_conv_unfold_mm_f64(&one, img64, w64, bias64, fwd64, work);
+        free(work);
+        work = conv_work(&one, TJ_FLOAT64, TJ_K_CONV_MM_FOLD);
+        tj_k_conv_mm_fold_f64(&one, mat64, w64, NULL, gi64, work);
+        free(work);
+        work = conv_work(&one, TJ_FLOAT64, TJ_K_CONV_WEIGHT_GRAD);
+        tj_k_conv_weight_grad_f64(&one, img64, mat64, gw64, work);
+        free(work);
+        float *fwd1 = malloc(sizeof(float) * (size_t)nm), *gi1 = malloc(sizeof(float) * (size_t)ni);
+        float *fwd = malloc(sizeof(float) * (size_t)nm), *gi = malloc(sizeof(float) * (size_t)ni);
+        float *gw = malloc(sizeof(float) * (size_t)nw);
+        cr_assert(fwd1 && gi1 && fwd && gi && gw);
+        for (int nt = 1; nt <= 3; nt++) {
+            tj_k_conv cv = implicit_case(cases[t], n, nt);
+            work = conv_work(&cv, TJ_FLOAT32, TJ_K_CONV_UNFOLD_MM);
+            tj_k_conv_unfold_mm_f32(&cv, img, w, bias, fwd, work);
+            free(work);
+            work = conv_work(&cv, TJ_FLOAT32, TJ_K_CONV_MM_FOLD);
+            tj_k_conv_mm_fold_f32(&cv, mat, w, NULL, gi, work);
+            free(work);
+            work = conv_work(&cv, TJ_FLOAT32, TJ_K_CONV_WEIGHT_GRAD);
+            tj_k_conv_weight_grad_f32(&cv, img, mat, gw, work);
+            free(work);
+            cr_expect(worst_error(fwd, fwd64, nm) < 1e-5, "case %zu, %d threads, forward: %g", t, nt,
+                      worst_error(fwd, fwd64, nm));
+            cr_expect(worst_error(gi, gi64, ni) < 1e-5, "case %zu, %d threads, input gradient: %g", t, nt,
+                      worst_error(gi, gi64, ni));
+            cr_expect(worst_error(gw, gw64, nw) < 1e-5, "case %zu, %d threads, weight gradient: %g", t, nt,
+                      worst_error(gw, gw64, nw));
+            if (nt == 1) {
+                memcpy(fwd1, fwd, sizeof(float) * (size_t)nm);
+                memcpy(gi1, gi, sizeof(float) * (size_t)ni);
+            }
+            cr_expect(memcmp(fwd, fwd1, sizeof(float) * (size_t)nm) == 0, "case %zu: forward differs at %d threads",
+                      t, nt);
+            cr_expect(memcmp(gi, gi1, sizeof(float) * (size_t)ni) == 0,
+                      "case %zu: input gradient differs at %d threads", t, nt);
+        }
+        free(img), free(mat), free(w), free(bias), free(img64), free(mat64), free(w64), free(bias64);
+        free(fwd64), free(gi64), free(gw64), free(fwd1), free(gi1), free(fwd), free(gi), free(gw);
+    }
+}
+
+/* The implicit weight gradient at 2 and 3 threads is bit for bit the sum,
+ * in chunk order, of 4 * threads chunks' partial sums (tj_k_parallel's
+ * split of the (sample, group) items), each summed in item order from the
+ * items' own gradients: the same whichever thread ran a chunk. 11 samples
+ * of 2 groups: 22 items in 8 chunks of 3 or 2 items, or 12 of 2 or 1. */
+Test(conv, implicit_weight_grad_adds_the_chunks_partial_sums_in_chunk_order)
+{
+    const int64_t c[8] = {6, 10, 9, 7, 3, 1, 1, 2}, n = 11;
+    tj_k_conv one = implicit_case(c, 1, 1);
+    int64_t G = one.groups, img_size = G * 3 * 9 * 7, mat_size = G * 5 * 9 * 7, wsize = G * 5 * 3 * 3 * 3;
+    int64_t per_group = wsize / G;
+    uint64_t seed = 5;
+    float *img = lcg_floats(n * img_size, &seed), *mat = lcg_floats(n * mat_size, &seed);
+    float *item = malloc(sizeof(float) * (size_t)(n * wsize)), *gw = malloc(sizeof(float) * (size_t)wsize);
+    float *want = malloc(sizeof(float) * (size_t)wsize), *part = malloc(sizeof(float) * (size_t)wsize);
+    cr_assert(item && gw && want && part);
+    void *work = conv_work(&one, TJ_FLOAT32, TJ_K_CONV_WEIGHT_GRAD);
+    /* one sample on one thread: each group's slice is that item's gradient */
+    for (int64_t s = 0; s < n; s++)
+        tj_k_conv_weight_grad_f32(&one, img + s * img_size, mat + s * mat_size, item + s * wsize, work);
+    free(work);
+    for (int nt = 2; nt <= 3; nt++) {
+        int64_t items = n * G, chunks = 4 * nt, q = items / chunks, r = items % chunks;
+        memset(want, 0, sizeof(float) * (size_t)wsize);
+        for (int64_t ch = 0; ch < chunks; ch++) {
+            int64_t begin = ch * q + (ch < r ? ch : r), end = begin + q + (ch < r);
+            memset(part, 0, sizeof(float) * (size_t)wsize);
+            for (int64_t it = begin; it < end; it++) {
+                int64_t s = it / G, g = it % G;
+                for (int64_t i = g * per_group; i < (g + 1) * per_group; i++) part[i] += item[s * wsize + i];
+            }
+            for (int64_t i = 0; i < wsize; i++) want[i] += part[i];
+        }
+        tj_k_conv cv = implicit_case(c, n, nt);
+        work = conv_work(&cv, TJ_FLOAT32, TJ_K_CONV_WEIGHT_GRAD);
+        for (int rep = 0; rep < 3; rep++) {
+            tj_k_conv_weight_grad_f32(&cv, img, mat, gw, work);
+            for (int64_t i = 0; i < wsize; i++)
+                cr_assert_eq(gw[i], want[i], "%d threads, run %d [%lld]: %.9g, want %.9g", nt, rep, (long long)i,
+                             gw[i], want[i]);
+        }
+        free(work);
+    }
+    free(img), free(mat), free(item), free(gw), free(want), free(part);
+}
+
 /* grad_weight of a grouped stride-2 convolution (the im2col path; enough
  * multiply-adds for the threads) at 1, 2 and 3 threads, with 14 (sample,
  * group) items split unevenly, equals a direct loop exactly: small integers
