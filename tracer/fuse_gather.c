@@ -30,16 +30,6 @@ static int group_end(const int64_t *shape, int ndim, int from, int64_t want)
     return prod == want ? d : -1;
 }
 
-static bool contiguous(const tj_pvalue *v)
-{
-    int64_t stride = 1;
-    for (int d = v->ndim - 1; d >= 0; d--) {
-        if (v->shape[d] != 1 && v->strides[d] != stride) return false;
-        stride *= v->shape[d];
-    }
-    return true;
-}
-
 /* The _to_copy or clone node whose result bmm node `i` reads as batch2 (directly or
  * through a reshape) and nothing else reads; -1 when there is none. Sets
  * *view to the reshape's node (-1: none). */
@@ -50,7 +40,7 @@ static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, int *view)
     int r = pb->kind == TJ_PV_VIEW ? pb->root : b;
     const tj_pvalue *pr = &p->values[r];
     *view = -1;
-    if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || !contiguous(pr) || pr->node < 0) return -1;
+    if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || pr->node < 0) return -1; /* ARENA: contiguous */
     if (tj_plan_sole_user(u, b) != i || (b != r && !tj_plan_whole_in_order(p, b, r))) return -1;
     if (b != r) {
         *view = pb->node;
