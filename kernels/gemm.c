@@ -104,11 +104,11 @@ static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha
  * or the columns of B (each column of C is A times a column of B), the
  * fewer of the two, when tj_k_gemv_max_vectors says that beats the GEMM
  * kernels (sgemm packs all of the large operand even for one row) and the
- * sum is not so long that our GEMM kernel wins (OWN_LONG_SUM). False: not
- * taken. */
-static bool gemm_as_gemv(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
-                         int64_t a_bs, blas_view va, tj_k_mat b, int64_t b_bs, blas_view vb, double beta, void *c,
-                         int64_t c_bs, int64_t ldc, int nthreads)
+ * sum is not so long that our GEMM kernel wins (OWN_LONG_SUM): true, with
+ * their arguments in *gv; false: not taken. */
+static bool gemv_route(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
+                       int64_t a_bs, blas_view va, tj_k_mat b, int64_t b_bs, blas_view vb, double beta, void *c,
+                       int64_t c_bs, int64_t ldc, tj_k_gemv_args *gv)
 {
     tj_k_gemv_args g = {.dtype = dtype, .alpha = alpha, .beta = beta, .y = c, .y_bs = c_bs, .batch = batch};
     if (m <= n) { /* vectors: the rows of A */
@@ -126,10 +126,18 @@ static bool gemm_as_gemv(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, in
         g.x = b.p, g.incx = k > 1 ? b.rs : 1, g.x_vs = b.cs, g.x_bs = b_bs;
         g.nv = n, g.incy = ldc, g.y_vs = 1;
     }
+    *gv = g;
     if (g.nv > tj_k_gemv_max_vectors(&g)) return false;
-    if (own_kernel(dtype, n) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS) return false;
-    tj_k_gemv(&g, nthreads);
-    return true;
+    return !(own_kernel(dtype, n) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS);
+}
+
+bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
+{
+    blas_view va, vb;
+    tj_k_gemv_args g;
+    if (m <= 0 || n <= 0 || k <= 0 || !own_kernel(dtype, n)) return false;
+    if (!layout(m, k, a.rs, a.cs, &va) || !layout(k, n, b.rs, b.cs, &vb)) return false;
+    return !gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g);
 }
 
 /* A batch of products, for batch_items; `inner` threads for each product
@@ -196,7 +204,9 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
     blas_view va, vb;
     layout(m, k, a.rs, a.cs, &va);
     layout(k, n, b.rs, b.cs, &vb);
-    if (gemm_as_gemv(dtype, batch, m, n, k, alpha, a, a_bs, va, b, b_bs, vb, beta, c, c_bs, ldc, nthreads)) {
+    tj_k_gemv_args gv;
+    if (gemv_route(dtype, batch, m, n, k, alpha, a, a_bs, va, b, b_bs, vb, beta, c, c_bs, ldc, &gv)) {
+        tj_k_gemv(&gv, nthreads);
         if (epi) epilogue_after(epi, es, m, n, c, ldc, nthreads);
         return;
     }

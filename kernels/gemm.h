@@ -111,6 +111,19 @@ void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const fl
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                           const tj_k_epilogue *epi);
 
+/** Whether tj_k_gemm computes the float product of an m x k matrix with
+ * strides a.rs, a.cs and a k x n one with strides b.rs, b.cs (batch 1,
+ * alpha nonzero) on tj_k_gemm_f32_avx512, rather than on the
+ * matrix-vector kernels or BLAS. */
+bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b);
+
+/** Steps of the sum that tj_k_gemm_f32_avx512 adds up in registers before
+ * adding them to C: each element of C is the sum, in order, of such
+ * blocks from the first step. A product split into sums over runs of whole
+ * blocks, each added into C (beta 1 after the first), therefore gives the
+ * same bytes as the whole product. */
+int64_t tj_k_gemm_sum_block(void);
+
 /** tj_k_gemm for int64 with int64 alpha/beta, any strides (loops, no BLAS).
  * Arithmetic wraps modulo 2^64 as ATen's does. */
 void tj_k_gemm_i64(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t alpha, tj_k_mat a, int64_t a_bs,

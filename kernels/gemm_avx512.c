@@ -319,6 +319,8 @@ static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
     return (double)m * (double)(k + n) >= 2.0 * (double)k * (double)n || (n + NR - 1) / NR < nthreads;
 }
 
+int64_t tj_k_gemm_sum_block(void) { return KC; }
+
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                           const tj_k_epilogue *epi)

@@ -44,4 +44,16 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
 
+/** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy
+ * (tracer/fuse_gather.c): args as there, but the view's dims [args[2],
+ * args[3]) multiply to n and the rest to k (the copy is [b, n, k], batch2
+ * its transpose [b, k, n]: a weight gradient's g @ columns^T). When our
+ * AVX-512 kernel would compute the product, each thread gathers blocks of
+ * the view's rows a chunk of the sum at a time into L2-sized scratch and
+ * adds their product into C, in runs of whole blocks of the kernel's sum
+ * (tj_k_gemm_sum_block); on the other routes the whole view is copied into
+ * scratch first. Either way the same bits as aten::_to_copy then
+ * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
+tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs);
+
 #endif

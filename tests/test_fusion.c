@@ -582,3 +582,56 @@ Test(fusion, a_copy_read_elsewhere_is_made_and_a_sole_one_is_not)
         tj_graph_free(g);
     }
 }
+
+/* in: x, w, b as fn_conv's, gy (the convolution's result's gradient); out:
+ * d(sum(conv(x, w, b) * gy)) / dw, whose decomposition multiplies gy by the
+ * transpose of im2col's columns */
+static tj_status fn_conv_weight_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const conv_case *c = ctx;
+    (void)n;
+    int64_t st[2] = {c->stride, c->stride}, pad[2] = {c->pad, c->pad}, dil[2] = {1, 1};
+    tj_tensor *w = tj_tensor_detach(in[1]);
+    tj_tensor_set_requires_grad(w, true);
+    tj_tensor *y = tj_conv2d(in[0], w, in[2], st, pad, dil, c->groups);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, &in[3], &w, 1, out) : tj_last_status();
+}
+
+/* Weight gradients whose sum (N * oh * ow) is long enough for our kernel
+ * (4096 steps and more), in chunks of the sum that do not line up with the
+ * samples' or the rows' boundaries; the shapes of `convs` take the other
+ * routes, which gather all the columns first. */
+static const conv_case weight_grads[] = {
+    {"long sum, 36 rows of columns, sum 4418", 2, 4, 47, 47, 17, 3, 3, 1, 1, 1},
+    {"cnn's second layer at batch 24 (400 rows, sum 4704)", 24, 16, 14, 14, 32, 5, 5, 1, 2, 1},
+    {"long sum, two groups", 2, 8, 47, 47, 32, 3, 3, 1, 1, 2},
+};
+
+static void check_weight_grad(const conv_case *c)
+{
+    int64_t oh = (c->h + 2 * c->pad - c->kh) / c->stride + 1, ow = (c->w + 2 * c->pad - c->kw) / c->stride + 1;
+    tj_tensor *in[4] = {
+        test_random_f32(4, (int64_t[]){c->n, c->c, c->h, c->w}, 41),
+        test_random_f32(4, (int64_t[]){c->oc, c->c / c->groups, c->kh, c->kw}, 42),
+        test_random_f32(1, (int64_t[]){c->oc}, 43),
+        test_random_f32(4, (int64_t[]){c->n, c->oc, oh, ow}, 44),
+    };
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(fn_conv_weight_grad, (void *)c, in, 4, core, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    for (int threads = 1; threads <= 3; threads++) {
+        char what[160];
+        snprintf(what, sizeof what, "weight gradient, %s, %d threads", c->what, threads);
+        expect_plans_match(g, in, 4, n_gathered, 1, threads, what);
+    }
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
+
+Test(fusion, decomposed_weight_gradient_reads_transposed_columns_in_place_bit_for_bit)
+{
+    for (size_t i = 0; i < sizeof weight_grads / sizeof *weight_grads; i++) check_weight_grad(&weight_grads[i]);
+    for (size_t i = 0; i < sizeof convs / sizeof *convs; i++) check_weight_grad(&convs[i]);
+}

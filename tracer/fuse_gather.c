@@ -1,19 +1,22 @@
 /* Copy elision into a product's operand: a bmm whose batch2 is a
  * contiguous _to_copy (or clone: contiguous() records one) of a strided
- * view, read directly or through a reshape, that nothing else reads runs
+ * view, read directly or through views, that nothing else reads runs
  * as one step that gathers the view a chunk of columns at a time into a
  * buffer that stays in L2 and multiplies from there (runtime/op_linalg.h,
  * tj_kernel_bmm_gathered). The copied matrix is never written to memory:
  * in a decomposed convolution it is im2col's columns, [C*kh*kw, N*oh*ow]
  * (20 MB for cnn's second layer at batch 64), which otherwise goes to DRAM
- * and comes back for the product.
+ * and comes back for the product. The same holds when batch2 is the copy's
+ * transpose (a weight gradient's g @ columns^T, the columns [b, n, k] as
+ * copied; tj_kernel_bmm_gathered_t): the view is gathered a chunk of the
+ * sum at a time instead.
  *
  * The view's dims must split into bmm's three: leading dims whose sizes
- * multiply to the batch, then to k, then to n, which is how a reshape of a
- * permuted view into [b, k, n] lines them up. The copy's read moves to the
- * bmm's step, so no write may come between (tj_plan_writes_between); the
- * view's storage then lives until that step, which the memory planner sees
- * in the step's arguments. */
+ * multiply to the batch, then to k, then to n (to n, then to k for the
+ * transpose), which is how a reshape of a permuted view lines them up.
+ * The copy's read moves to the bmm's step, so no write may come between
+ * (tj_plan_writes_between); the view's storage then lives until that step,
+ * which the memory planner sees in the step's arguments. */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -30,22 +33,40 @@ static int group_end(const int64_t *shape, int ndim, int from, int64_t want)
     return prod == want ? d : -1;
 }
 
-/* The _to_copy or clone node whose result bmm node `i` reads as batch2 (directly or
- * through a reshape) and nothing else reads; -1 when there is none. Sets
- * *view to the reshape's node (-1: none). */
-static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, int *view)
+/* Whether value x, a view of ARENA value r, is all of r as [b, n, k]
+ * transposed to [b, k, n] (the strides such a permute gives). */
+static bool transposed_whole(const tj_plan *p, int x, int r)
+{
+    const tj_pvalue *v = &p->values[x];
+    if (v->kind != TJ_PV_VIEW || v->root != r || v->rel_offset != 0 || v->numel != p->values[r].numel || v->ndim != 3)
+        return false;
+    int64_t k = v->shape[1], n = v->shape[2];
+    return v->strides[0] == k * n && v->strides[1] == 1 && v->strides[2] == k;
+}
+
+/* The _to_copy or clone node whose result bmm node `i` reads as batch2,
+ * directly or through views (each value on the way read only by the next
+ * view), and nothing else reads; -1 when there is none. *transposed: batch2
+ * is the copy's transpose (transposed_whole) rather than the copy in its
+ * order. */
+static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, bool *transposed)
 {
     int b = p->nodes[i].args[1].u.v;
     const tj_pvalue *pb = &p->values[b];
     int r = pb->kind == TJ_PV_VIEW ? pb->root : b;
     const tj_pvalue *pr = &p->values[r];
-    *view = -1;
     if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || pr->node < 0) return -1; /* ARENA: contiguous */
-    if (tj_plan_sole_user(u, b) != i || (b != r && !tj_plan_whole_in_order(p, b, r))) return -1;
-    if (b != r) {
-        *view = pb->node;
-        if (*view < 0 || p->nodes[*view].is_step || pr->n_views != 1 || tj_plan_sole_user(u, r) != *view) return -1;
+    *transposed = !tj_plan_whole_in_order(p, b, r);
+    if (*transposed && !transposed_whole(p, b, r)) return -1;
+    int links = 0, reader = i;
+    for (int v = b;; v = p->values[v].base) {
+        if (tj_plan_sole_user(u, v) != reader) return -1;
+        if (v == r) break;
+        reader = p->values[v].node;
+        if (reader < 0 || p->nodes[reader].is_step || p->nodes[reader].nout != 1) return -1;
+        links++;
     }
+    if (pr->n_views != links) return -1;
     const tj_pnode *c = &p->nodes[pr->node];
     if (!c->is_step || (c->op != TJ_OPS(_to_copy) && c->op != TJ_OPS(clone)) || c->nout != 1 || c->label) return -1;
     const tj_garg *src = &c->args[0];
@@ -60,13 +81,14 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
     for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
         tj_pnode *n = &p->nodes[i];
         if (!n->is_step || n->op != TJ_OPS(bmm) || n->label || n->args[1].kind != TJ_GA_VALUE) continue;
-        int view, c = sole_copy(p, &u, i, &view);
+        bool transposed;
+        int c = sole_copy(p, &u, i, &transposed);
         if (c < 0 || tj_plan_writes_between(p, c, i)) continue;
-        int s = p->nodes[c].args[0].u.v;
-        const tj_pvalue *ps = &p->values[s], *pb = &p->values[n->args[1].u.v];
+        int s = p->nodes[c].args[0].u.v, b = n->args[1].u.v;
+        const tj_pvalue *ps = &p->values[s], *pb = &p->values[b];
         int s1 = group_end(ps->shape, ps->ndim, 0, pb->shape[0]);
-        int s2 = s1 < 0 ? -1 : group_end(ps->shape, ps->ndim, s1, pb->shape[1]);
-        if (s2 < 0 || s2 >= ps->ndim) continue; /* the columns need a dim of their own */
+        int s2 = s1 < 0 ? -1 : group_end(ps->shape, ps->ndim, s1, pb->shape[transposed ? 2 : 1]);
+        if (s2 < 0 || s2 >= ps->ndim) continue; /* the view's last group needs a dim of its own */
         tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * 4);
         if (!args) {
             st = TJ_ERR_OUT_OF_MEMORY;
@@ -76,20 +98,19 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
         args[1] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = s};
         args[2] = (tj_garg){.kind = TJ_GA_INT, .u.i = s1};
         args[3] = (tj_garg){.kind = TJ_GA_INT, .u.i = s2};
-        tj_pnode *cn = &p->nodes[c];
-        int r = cn->outs[0];
         n->args = args;
         n->nargs = 4;
-        n->kernel = tj_kernel_bmm_gathered;
+        n->kernel = transposed ? tj_kernel_bmm_gathered_t : tj_kernel_bmm_gathered;
         n->label = "aten::_to_copy + aten::bmm"; /* bytes: the view's instead of the copy's, as many */
-        cn->is_step = false;
-        cn->fused = true;
-        p->values[r].kind = TJ_PV_UNUSED;
-        if (view >= 0) {
-            p->nodes[view].fused = true;
-            p->values[p->nodes[view].outs[0]].kind = TJ_PV_UNUSED;
-            p->values[r].n_views--;
+        p->nodes[c].is_step = false;
+        p->nodes[c].fused = true;
+        int r = p->nodes[c].outs[0];
+        for (int v = b; v != r; v = p->values[v].base) { /* the views between */
+            p->nodes[p->values[v].node].fused = true;
+            p->values[v].kind = TJ_PV_UNUSED;
         }
+        p->values[r].kind = TJ_PV_UNUSED;
+        p->values[r].n_views = 0;
         p->stats.n_gathered++;
     }
     if (u.count) tj_plan_uses_free(&u);

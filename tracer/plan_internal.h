@@ -200,7 +200,8 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p);
  * fused attention step. */
 tj_status tj_plan_fuse_attention(tj_plan *p);
 /** Copy elision (tracer/fuse_gather.c): a bmm whose batch2 is a contiguous
- * copy of a strided view that only it reads gathers the view itself. */
+ * copy of a strided view, or that copy transposed, that only it reads
+ * gathers the view itself. */
 tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
 
 /** The name a step shows in the profiler: its operator's, or the label a
