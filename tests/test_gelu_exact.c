@@ -193,7 +193,7 @@ static bool has_avx512(void)
 
 static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
-Test(gelu_exact, every_float32_within_2_ulp_on_each_isa_and_path_with_pytorch_special_values, .timeout = 900)
+Test(gelu_exact, every_float32_within_2_ulp_on_each_isa_and_path_with_pytorch_special_values, .timeout = 1800)
 {
     isa_case isas[2];
     int n = 0;
