@@ -2,13 +2,15 @@
 # The tjit command's error paths (issue 8): every subcommand answers --help
 # with its usage on stdout and status 0; a bad option or value prints what was
 # wrong and the usage on stderr and exits 2; a missing file or data set exits 1
-# with a message naming it. Also a trace -> graph round trip.
+# with a message naming it. Also a trace -> graph round trip, and `tjit
+# conform` on $TJ_SHARED_DIR/conformance (meson sets it; default ../shared).
 #   cli_test.sh TJIT
 set -uo pipefail
 
 tjit=${1:?usage: cli_test.sh TJIT}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-cli.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+shared=${TJ_SHARED_DIR:-../shared}
 failures=0
 
 # expect STATUS PATTERN STREAM ARGS...: runs `tjit ARGS...` and checks its exit
@@ -56,7 +58,15 @@ expect 2 'usage: tjit graph' err graph
 expect 1 "cannot read '$work/missing.txt'" err graph "$work/missing.txt"
 expect 2 'usage: tjit ops' err ops --kind bad
 expect 2 'usage: tjit demo' err demo extra
-expect 1 '0 passed, 1 failed' out conform "$work/no-such-case"
+
+# conform: a path that cannot be read, or without any case, fails naming it;
+# the conformance folder itself is read through its cases/ folder.
+mkdir "$work/empty"
+expect 1 "^FAIL $work/no-such-case: cannot read it" out conform "$work/no-such-case"
+expect 1 "^FAIL $work/empty: no conformance case" out conform "$work/empty"
+expect 1 '0 passed, 1 failed' out conform "$work/empty/"
+expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance"
+expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
 
 # A printed graph parses back and prints the same.
 expect 0 '^graph\(' out trace mlp --train

@@ -8,10 +8,12 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit conform [--verbose] PATH...\n\n"
-               "Runs every conformance case folder found under the PATHs (a case folder or a\n"
-               "folder of them) and compares each output with the expected one. Prints a line\n"
-               "per failing case, then 'N passed, N failed[, N skipped]' (skipped: operators\n"
-               "not implemented). Exit status 0 only when nothing failed.\n\n"
+               "Runs every conformance case folder found under the PATHs (a case folder, a\n"
+               "folder of them such as ../shared/conformance/cases, or a folder whose cases/\n"
+               "holds them) and compares each output with the expected one. Prints a line per\n"
+               "failing case, then 'N passed, N failed[, N skipped]' (skipped: operators not\n"
+               "implemented). A PATH without any case is a failure. Exit status 0 only when\n"
+               "nothing failed.\n\n"
                "  -v, --verbose   also list skipped cases\n");
 }
 

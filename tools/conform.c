@@ -2,6 +2,7 @@
  * which keeps integer and real JSON tokens apart (Scalar arguments depend on
  * it) and holds integers as 64-bit values. */
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -328,45 +329,62 @@ static void run_one(const char *dir, FILE *out, bool verbose, tj_conform_summary
     }
 }
 
+/* Runs the case folders directly under `base`, sorted by name; returns how
+ * many there were, or -1 when `base` cannot be read as a folder. */
+static int run_folder(const char *base, FILE *out, bool verbose, tj_conform_summary *s)
+{
+    DIR *dir = opendir(base);
+    if (!dir) return -1;
+    char **names = NULL;
+    size_t cnt = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.') continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **nn = realloc(names, cap * sizeof *names);
+            if (!nn) break;
+            names = nn;
+        }
+        if (!(names[cnt] = strdup(e->d_name))) break;
+        cnt++;
+    }
+    closedir(dir);
+    if (cnt) qsort(names, cnt, sizeof *names, cmp_str);
+    int found = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        char sub[8192];
+        snprintf(sub, sizeof sub, "%s/%s", base, names[i]);
+        if (is_case_dir(sub)) {
+            run_one(sub, out, verbose, s);
+            found++;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return found;
+}
+
 tj_conform_summary tj_conform_run_paths(const char *const *paths, int n, FILE *out, bool verbose)
 {
     tj_conform_summary s = {0, 0, 0};
     for (int p = 0; p < n; p++) {
         size_t plen = strlen(paths[p]);
-        char base[4096];
+        char base[4096], cases[4200];
         snprintf(base, sizeof base, "%.*s", (int)(plen > 1 && paths[p][plen - 1] == '/' ? plen - 1 : plen), paths[p]);
         if (is_case_dir(base)) {
             run_one(base, out, verbose, &s);
             continue;
         }
-        DIR *dir = opendir(base);
-        if (!dir) {
-            if (out) fprintf(out, "FAIL %s: not a case folder nor a folder of cases\n", base);
-            s.failed++;
-            continue;
-        }
-        char **names = NULL;
-        size_t cnt = 0, cap = 0;
-        struct dirent *e;
-        while ((e = readdir(dir))) {
-            if (e->d_name[0] == '.') continue;
-            if (cnt == cap) {
-                cap = cap ? cap * 2 : 256;
-                char **nn = realloc(names, cap * sizeof *names);
-                if (!nn) break;
-                names = nn;
-            }
-            names[cnt++] = strdup(e->d_name);
-        }
-        closedir(dir);
-        if (cnt) qsort(names, cnt, sizeof *names, cmp_str);
-        for (size_t i = 0; i < cnt; i++) {
-            char sub[8192];
-            snprintf(sub, sizeof sub, "%s/%s", base, names[i]);
-            if (is_case_dir(sub)) run_one(sub, out, verbose, &s);
-            free(names[i]);
-        }
-        free(names);
+        int found = run_folder(base, out, verbose, &s), err = errno;
+        /* the conformance folder itself keeps its cases in cases/ */
+        snprintf(cases, sizeof cases, "%s/cases", base);
+        if (found == 0 && run_folder(cases, out, verbose, &s) > 0) continue;
+        if (found < 0 && out) fprintf(out, "FAIL %s: cannot read it (%s)\n", base, strerror(err));
+        if (found == 0 && out)
+            fprintf(out, "FAIL %s: no conformance case in it nor in its cases/ folder (a case folder holds a case.json)\n",
+                    base);
+        if (found <= 0) s.failed++;
     }
     if (out) {
         fprintf(out, "%d passed, %d failed", s.passed, s.failed);

@@ -1,6 +1,6 @@
 /* The conformance runner: runs the reference cases of
- * ../shared/conformance (format in its README) through the dispatcher. Used by
- * `tjit conform` and by the Criterion suite. */
+ * ../shared/conformance/cases (format in ../shared/conformance/README.md)
+ * through the dispatcher. Used by `tjit conform` and by the Criterion suite. */
 #ifndef TJIT_TOOLS_CONFORM_H
 #define TJIT_TOOLS_CONFORM_H
 
@@ -48,9 +48,12 @@ bool tj_conform_compare(const tj_tensor *got, const tj_tensor *expected, double 
  * writes a one-line reason into `why`. A malformed case is a failure. */
 tj_case_result tj_conform_run_case(const char *dir, char *why, size_t why_len);
 
-/** Runs every case folder found under each path (a case folder itself or a
- * folder of them), sorted by name. Prints a line per failing case to `out`
- * (and per skipped case when `verbose`), then "N passed, N failed[, N skipped]". */
+/** Runs every case folder found under each path (a case folder itself, a
+ * folder of them, or a folder whose cases/ folder holds them, as
+ * ../shared/conformance), sorted by name. Prints a line per failing case to
+ * `out` (and per skipped case when `verbose`), then "N passed, N failed[, N
+ * skipped]". A path that cannot be read or holds no case counts as one
+ * failure, with a line naming it. */
 tj_conform_summary tj_conform_run_paths(const char *const *paths, int n, FILE *out, bool verbose);
 
 #endif

@@ -11,7 +11,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"conform", cmd_conform, "run operator conformance cases (../shared/conformance)"},
+    {"conform", cmd_conform, "run operator conformance cases (../shared/conformance/cases)"},
     {"ops", cmd_ops, "list every operator overload with its schema and kind"},
     {"train", cmd_train, "train mlp or cnn on Fashion-MNIST (eager, traced or decomposed)"},
     {"eval", cmd_eval, "test accuracy of saved parameters"},
