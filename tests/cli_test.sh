@@ -42,21 +42,39 @@ expect 2 "bad value '0' for --epochs" err train mlp --epochs 0
 expect 2 "bad value 'x' for --epochs" err train mlp --epochs x
 expect 2 "bad value '-3' for --batch-size" err train mlp --batch-size -3
 expect 2 "bad value '-1' for --threads" err train mlp --threads -1
+expect 2 "bad value 'x' for --seed" err train mlp --seed x
+expect 2 'gpt is not a Fashion-MNIST model \(mlp or cnn\)' err train gpt
 expect 2 'usage: tjit train' err train mlp cnn
 expect 1 'Fashion-MNIST not found in .*dataset-fashion-mnist' err train mlp --data "$work/no-such-dir"
 expect 2 'usage: tjit eval' err eval mlp
+expect 2 "bad value 'bogus' for --mode \(eager, traced or decomposed\)" err eval mlp --mode bogus --load x
 expect 1 "cannot open '$work/missing.safetensors'" err eval mlp --load "$work/missing.safetensors"
-expect 2 'usage: tjit trace' err trace gpt --format xml
+expect 2 "bad value 'xml' for --format \(text, dot or json\)" err trace gpt --format xml
+expect 2 "bad value 'bad' for --tracing-mode" err trace gpt --tracing-mode bad
 expect 2 'usage: tjit trace' err trace gpt --tracing-mode bad
 expect 2 "unknown model 'nope'" err trace nope
+expect 2 "unknown operator 'aten::nope'" err trace mlp --decompose aten::gelu,aten::nope
+expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
-expect 2 "bad --threads '0'" err bench mlp --threads 0
-expect 2 "bad --runs '0'" err bench mlp --runs 0
+expect 2 "bad value '0' for --threads" err bench mlp --threads 0
+expect 2 "bad value '0' for --runs" err bench mlp --runs 0
 expect 2 'block768 has no training step' err profile block768 --train
 expect 2 'usage: tjit profile' err profile
+expect 2 "bad value 'foo' for --decompose \(core or none\)" err profile mlp --decompose foo
+expect 2 "bad value '0' for --runs" err profile mlp --runs 0
+expect 2 "bad value 'abc' for --threads" err profile mlp --threads abc
+expect 2 "bad value '2x' for --threads" err profile mlp -j 2x
 expect 2 'usage: tjit graph' err graph
+expect 2 "bad value 'xml' for --format" err graph "$work/missing.txt" --format xml
 expect 1 "cannot read '$work/missing.txt'" err graph "$work/missing.txt"
+expect 2 "bad value 'bad' for --kind" err ops --kind bad
 expect 2 'usage: tjit ops' err ops --kind bad
+expect 2 "bad value 'foo' for --table \(core\)" err decomps --table foo
+expect 2 "unknown operator 'aten::nope'" err decomps aten::gelu aten::nope
+expect 2 "unknown operator 'aten::nope'" err decomps --verify aten::nope
+expect 0 '^2 passed, 0 failed' out decomps --verify --cases "$shared/conformance/cases" aten::add
+expect 0 'no registered decomposition:' out decomps aten::bmm
+expect 0 'aten::add\.Scalar -> ' out decomps aten::add
 expect 2 'usage: tjit demo' err demo extra
 
 # conform: a path that cannot be read, or without any case, fails naming it;

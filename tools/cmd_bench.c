@@ -2,6 +2,7 @@
 #include <cblas.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,11 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet]\n\n"
-               "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt, block768:\n"
-               "forward pass and training step in modes eager, traced and decomposed), a\n"
-               "micro-benchmark (dispatch, gelu, softmax, layer_norm, mm, mlp_b1, trace), or\n"
-               "'models' / 'micro' for a group; default: everything.\n\n"
+               "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt: forward\n"
+               "pass and training step; block768: forward pass only; each in modes eager,\n"
+               "traced and decomposed), a micro-benchmark (dispatch, copy, gelu, softmax,\n"
+               "layer_norm, mm, sdpa, mlp_b1, trace), or 'models' / 'micro' for a group;\n"
+               "default: everything.\n\n"
                "Each figure is the median of at least N timed runs (default 20; cheap workloads\n"
                "get more) after warm-up, next to the minor page faults per call and, for the\n"
                "replayed modes, the plan's arena. Training steps all start from the state after\n"
@@ -28,7 +30,8 @@ static void usage(FILE *f)
                "their timed runs are interleaved so that ratios hold on a drifting machine.\n"
                "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
                "--json writes every figure for tools (bench/merge.py); --export writes the\n"
-               "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n");
+               "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n"
+               "--quiet drops the progress lines on stderr.\n");
 }
 
 /* Parses "1,2" into counts; false on anything else. */
@@ -77,14 +80,19 @@ static double mib(long long bytes) { return (double)bytes / 1048576.0; }
 static void print_model_table(const bench_results *r)
 {
     static const char *const modes[3] = {"eager", "traced", "decomposed"};
-    printf("\n%-9s %-7s %3s %11s %11s %11s %13s %14s %12s %12s %16s\n", "model", "step", "thr", "eager", "traced",
-           "decomposed", "traced/eager", "decomp/traced", "arena trace", "arena decomp", "faults/call e/t/d");
+    bool header = false;
     for (int i = 0; i < r->n; i++) {
         const bench_result *e = &r->items[i];
         if (strcmp(e->mode, "eager") || strcmp(e->name, e->what) == 0) continue;
         const bench_result *m[3];
         for (int k = 0; k < 3; k++) m[k] = bench_results_find(r, e->name, e->what, modes[k], e->threads);
         if (!m[1] || !m[2]) continue;
+        if (!header) {
+            printf("\n%-9s %-7s %3s %11s %11s %11s %13s %14s %12s %12s %16s\n", "model", "step", "thr", "eager",
+                   "traced", "decomposed", "traced/eager", "decomp/traced", "arena trace", "arena decomp",
+                   "faults/call e/t/d");
+            header = true;
+        }
         char v[3][24];
         for (int k = 0; k < 3; k++) snprintf(v[k], sizeof v[k], "%.3f %s", m[k]->value, m[k]->unit);
         printf("%-9s %-7s %3d %11s %11s %11s %12.2fx %13.2fx %8.2f MiB %8.2f MiB %5.1f/%.1f/%.1f\n", e->name, e->what,
@@ -101,12 +109,13 @@ static void print_micro_table(const bench_results *r)
         const bench_result *x = &r->items[i];
         if (strcmp(x->name, x->what)) continue;
         if (!header) {
-            printf("\n%-11s %3s %16s %13s %12s %6s\n", "micro", "thr", "figure", "ms per call", "faults/call", "runs");
+            printf("\n%-15s %3s %16s %13s %12s %6s\n", "micro", "thr", "figure", "ms per call", "faults/call", "runs");
             header = true;
         }
         char v[32];
         snprintf(v, sizeof v, "%.4g %s", x->value, x->unit);
-        printf("%-11s %3d %16s %13.4f %12.2f %6d\n", x->name, x->threads, v, x->median_ms, x->faults_per_call, x->runs);
+        /* %-15s: variant names are up to 15 characters (layer_norm_out, dispatch_mode) */
+        printf("%-15s %3d %16s %13.4f %12.2f %6d\n", x->name, x->threads, v, x->median_ms, x->faults_per_call, x->runs);
     }
 }
 
@@ -160,25 +169,19 @@ int cmd_bench(int argc, char **argv)
     bool quiet = false;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:r:j:x:qh", opts, NULL)) != -1) {
-        char *end = NULL;
         switch (c) {
         case 't':
-            if (!parse_threads(optarg, threads, &n_threads)) {
-                fprintf(stderr, "tjit bench: bad --threads '%s' (a comma-separated list like 1,2)\n\n", optarg);
-                usage(stderr);
-                return 2;
-            }
+            if (!parse_threads(optarg, threads, &n_threads))
+                return cmd_bad_value("bench", opts, c, optarg, "a comma-separated list like 1,2", usage);
             break;
-        case 'r': runs = (int)strtol(optarg, &end, 10); break;
+        case 'r':
+            if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
+                return cmd_bad_value("bench", opts, c, optarg, "a positive integer", usage);
+            break;
         case 'j': json = optarg; break;
         case 'x': export_dir = optarg; break;
         case 'q': quiet = true; break;
         default: return cmd_usage_exit(usage, c);
-        }
-        if ((end && *end) || runs < 1) {
-            fprintf(stderr, "tjit bench: bad --runs '%s'\n\n", optarg);
-            usage(stderr);
-            return 2;
         }
     }
     const char *models[MAX_NAMES], *micro[MAX_NAMES];

@@ -15,8 +15,9 @@ static void usage(FILE *f)
                "Prints a decomposition table, one operator per line with what it maps to, like\n"
                "printing torch._decomp.get_decompositions([...]). With OPs (\"aten::gelu\" takes\n"
                "every overload, \"aten::add.Tensor\" just one) prints get_decompositions(OPs) and\n"
-               "lists the names that have no registered decomposition; with --table core (the\n"
-               "default without OPs) prints the table that lowers everything to primitives.\n\n"
+               "lists the operators that have no registered decomposition (an unknown name is a\n"
+               "usage error); with --table core (the default without OPs) prints the table that\n"
+               "lowers everything to primitives.\n\n"
                "--verify runs each decomposition (of OPs, or every one with a kernel) against its\n"
                "kernel on the conformance cases under DIR (default ../shared/conformance/cases,\n"
                "or $TJ_SHARED_DIR/conformance/cases) and their random variants, compares both with\n"
@@ -31,13 +32,17 @@ static int verify(const char *cases, bool verbose, char **names, int n)
     if (!cases) snprintf(dir, sizeof dir, "%s/conformance/cases", shared ? shared : "../shared");
     else snprintf(dir, sizeof dir, "%s", cases);
     const tj_op *ops[512];
-    for (int i = 0; i < n && i < 512; i++)
-        if (!(ops[i] = tj_op_find(names[i]))) {
-            fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
+    int n_ops = 0;
+    for (int i = 0; i < n; i++) {
+        int k = cmd_op_select(names[i], ops + n_ops, 512 - n_ops);
+        if (!k) {
+            fprintf(stderr, "tjit decomps: unknown operator '%s'\n", names[i]);
             return 2;
         }
+        n_ops = n_ops + k < 512 ? n_ops + k : 512;
+    }
     static tj_verify_row rows[1024];
-    int count = tj_decomp_verify(dir, n ? ops : NULL, n < 512 ? n : 512, rows, 1024, verbose ? stdout : NULL);
+    int count = tj_decomp_verify(dir, n ? ops : NULL, n_ops, rows, 1024, verbose ? stdout : NULL);
     if (count < 0) {
         fprintf(stderr, "tjit decomps: cannot read the cases under %s\n", dir);
         return 1;
@@ -58,19 +63,25 @@ int cmd_decomps(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:c:vh", opts, NULL)) != -1) {
-        if (c == 't') table = optarg;
+        if (c == 't' && strcmp(optarg, "core")) return cmd_bad_value("decomps", opts, c, optarg, "core", usage);
+        else if (c == 't') table = optarg;
         else if (c == 'V') do_verify = true;
         else if (c == 'c') cases = optarg;
         else if (c == 'v') verbose = true;
         else return cmd_usage_exit(usage, c);
     }
     if (do_verify && !table) return verify(cases, verbose, argv + optind, argc - optind);
-    if ((table && strcmp(table, "core")) || (table && optind < argc) || do_verify || cases || verbose) {
+    if ((table && optind < argc) || do_verify || cases || verbose) {
         usage(stderr);
         return 2;
     }
     const char *const *ops = (const char *const *)argv + optind;
     int n = argc - optind;
+    for (int i = 0; i < n; i++)
+        if (!cmd_op_select(ops[i], NULL, 0)) {
+            fprintf(stderr, "tjit decomps: unknown operator '%s'\n", ops[i]);
+            return 2;
+        }
     tj_decomp_table *t = n ? tj_get_decompositions(ops, n) : tj_core_decompositions();
     if (!t) {
         fprintf(stderr, "tjit decomps: %s\n", tj_last_error());

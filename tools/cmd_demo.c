@@ -1,5 +1,4 @@
-/* tjit demo: a short tour of the API, until the main job (training through
- * the JIT) lands. */
+/* tjit demo: a short tour of the tensor API and the dispatcher's modes. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>

@@ -48,10 +48,12 @@ int cmd_graph(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
-        if (c == 'f') format = optarg;
-        else return cmd_usage_exit(usage, c);
+        if (c != 'f') return cmd_usage_exit(usage, c);
+        if (strcmp(optarg, "text") && strcmp(optarg, "dot") && strcmp(optarg, "json"))
+            return cmd_bad_value("graph", opts, c, optarg, "text, dot or json", usage);
+        format = optarg;
     }
-    if (optind + 1 != argc || (strcmp(format, "text") && strcmp(format, "dot") && strcmp(format, "json"))) {
+    if (optind + 1 != argc) {
         usage(stderr);
         return 2;
     }

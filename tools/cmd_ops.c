@@ -19,10 +19,12 @@ int cmd_ops(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
-        if (c == 'k') kind = optarg;
-        else return cmd_usage_exit(usage, c);
+        if (c != 'k') return cmd_usage_exit(usage, c);
+        if (strcmp(optarg, "primitive") && strcmp(optarg, "composite") && strcmp(optarg, "implicit"))
+            return cmd_bad_value("ops", opts, c, optarg, "primitive, composite or implicit", usage);
+        kind = optarg;
     }
-    if (optind < argc || (kind && strcmp(kind, "primitive") && strcmp(kind, "composite") && strcmp(kind, "implicit"))) {
+    if (optind < argc) {
         usage(stderr);
         return 2;
     }

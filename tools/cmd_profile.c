@@ -1,8 +1,8 @@
 /* tjit profile MODEL [--train] [--runs N] [--threads N] [--decompose core|none]
  *                    [--trace FILE] [--memory] [--no-fusion] */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -21,8 +21,11 @@ static void usage(FILE *f)
                "times (default 20, after one warm-up run) with per-kernel timing, prints the\n"
                "table by operator and writes the last run as a Chrome trace (default\n"
                "MODEL.trace.json; open it in ui.perfetto.dev or chrome://tracing).\n"
-               "--memory also prints the memory plan. --no-fusion compiles every operator as\n"
-               "its own kernel (no relu, gelu or residual add run inside the addmm before it).\n");
+               "--threads sets the kernels' threads (default: all cores); --decompose core\n"
+               "traces down to primitives (default none). --memory also prints the memory\n"
+               "plan. --no-fusion compiles every operator as its own kernel: no relu, gelu or\n"
+               "residual add inside the addmm before it, no fused attention, no copy read in\n"
+               "place by the bmm after it.\n");
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs). A
@@ -89,9 +92,19 @@ int cmd_profile(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "r:j:d:o:mtfh", opts, NULL)) != -1) {
         switch (c) {
-        case 'r': runs = atoi(optarg); break;
-        case 'j': threads = atoi(optarg); break;
-        case 'd': decompose = optarg; break;
+        case 'r':
+            if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
+                return cmd_bad_value("profile", opts, c, optarg, "a positive integer", usage);
+            break;
+        case 'j':
+            if (!cmd_parse_int(optarg, 0, INT_MAX, &threads))
+                return cmd_bad_value("profile", opts, c, optarg, "a number of threads, 0 for all cores", usage);
+            break;
+        case 'd':
+            if (strcmp(optarg, "none") && strcmp(optarg, "core"))
+                return cmd_bad_value("profile", opts, c, optarg, "core or none", usage);
+            decompose = optarg;
+            break;
         case 'o': trace_path = optarg; break;
         case 'm': memory = true; break;
         case 't': train = true; break;
@@ -100,7 +113,7 @@ int cmd_profile(int argc, char **argv)
         }
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
-    if (!def || runs < 1 || (strcmp(decompose, "none") && strcmp(decompose, "core")) || (train && !def->trainable)) {
+    if (!def || (train && !def->trainable)) {
         if (optind + 1 == argc && !def) fprintf(stderr, "tjit profile: unknown model '%s'\n", argv[optind]);
         if (def && train && !def->trainable) fprintf(stderr, "tjit profile: %s has no training step\n", def->id);
         usage(stderr);

@@ -22,14 +22,23 @@ static void usage(FILE *f)
                "operator histogram instead of the graph.\n");
 }
 
-/* get_decompositions over a comma-separated list. */
-static tj_decomp_table *table_from_list(const char *list)
+/* get_decompositions over a comma-separated list of operators. NULL with
+ * *unknown set when the list names an operator that does not exist (said on
+ * stderr), NULL otherwise on error (tj_last_error). */
+static tj_decomp_table *table_from_list(const char *list, bool *unknown)
 {
     char *copy = strdup(list);
+    if (!copy) return tj_error(TJ_ERR_OUT_OF_MEMORY, "tjit trace: out of memory"), NULL;
     const char *names[256];
     int n = 0;
     for (char *tok = strtok(copy, ","); tok && n < 256; tok = strtok(NULL, ",")) names[n++] = tok;
-    tj_decomp_table *t = tj_get_decompositions(names, n);
+    tj_decomp_table *t = NULL;
+    for (int i = 0; i < n && !*unknown; i++)
+        if (!cmd_op_select(names[i], NULL, 0)) {
+            fprintf(stderr, "tjit trace: unknown operator '%s'\n", names[i]);
+            *unknown = true;
+        }
+    if (!*unknown) t = tj_get_decompositions(names, n);
     if (t && tj_decompositions_missing(names, n, NULL)) {
         fprintf(stderr, "tjit trace: no registered decomposition for:\n");
         tj_decompositions_missing(names, n, stderr);
@@ -38,11 +47,12 @@ static tj_decomp_table *table_from_list(const char *list)
     return t;
 }
 
-tj_decomp_table *decomp_table_from_option(const char *spec)
+/* The table --decompose names: none, core or a list (table_from_list). */
+static tj_decomp_table *decomp_table_from_option(const char *spec, bool *unknown)
 {
-    if (!spec || !strcmp(spec, "none")) return tj_decomp_table_new();
+    if (!strcmp(spec, "none")) return tj_decomp_table_new();
     if (!strcmp(spec, "core")) return tj_core_decompositions();
-    return table_from_list(spec);
+    return table_from_list(spec, unknown);
 }
 
 static void print_stats(const tj_graph *g)
@@ -73,16 +83,23 @@ int cmd_trace(int argc, char **argv)
         switch (c) {
         case 't': train = true; break;
         case 'd': decompose = optarg; break;
-        case 'm': tmode = optarg; break;
-        case 'f': format = optarg; break;
+        case 'm':
+            if (strcmp(optarg, "real") && strcmp(optarg, "fake"))
+                return cmd_bad_value("trace", opts, c, optarg, "real or fake", usage);
+            tmode = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "dot") && strcmp(optarg, "json"))
+                return cmd_bad_value("trace", opts, c, optarg, "text, dot or json", usage);
+            format = optarg;
+            break;
         case 's': stats = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
     const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
-    if (!def || (strcmp(tmode, "real") && strcmp(tmode, "fake")) ||
-        (strcmp(format, "text") && strcmp(format, "dot") && strcmp(format, "json"))) {
-        if (optind + 1 == argc && !def) fprintf(stderr, "tjit trace: unknown model '%s'\n", argv[optind]);
+    if (!def) {
+        if (optind + 1 == argc) fprintf(stderr, "tjit trace: unknown model '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
@@ -90,10 +107,11 @@ int cmd_trace(int argc, char **argv)
         fprintf(stderr, "tjit trace: %s has no training step (forward only)\n", def->id);
         return 2;
     }
-    tj_decomp_table *table = decomp_table_from_option(decompose);
+    bool unknown = false;
+    tj_decomp_table *table = decomp_table_from_option(decompose, &unknown);
     if (!table) {
-        fprintf(stderr, "tjit trace: %s\n", tj_last_error());
-        return 1;
+        if (!unknown) fprintf(stderr, "tjit trace: %s\n", tj_last_error());
+        return unknown ? 2 : 1;
     }
     model m;
     if (model_create(def, 0, &m) != TJ_OK) {

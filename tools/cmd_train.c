@@ -1,7 +1,9 @@
 /* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
  *                    [--threads T] [--seed S] [--save FILE] [--data DIR]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,47 +53,59 @@ static void progress(int epoch, int64_t done, int64_t total, double images_per_s
     }
 }
 
+/* The model operand of train and eval, the one argument left after the
+ * options: mlp or cnn (the Fashion-MNIST classifiers). NULL when it is
+ * missing or another model, after saying which on stderr. */
+static const model_def *classifier_arg(const char *cmd, int argc, char **argv)
+{
+    if (optind + 1 != argc) return NULL;
+    const model_def *def = model_find(argv[optind]);
+    if (!def) fprintf(stderr, "tjit %s: unknown model '%s'\n\n", cmd, argv[optind]);
+    else if (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))
+        fprintf(stderr, "tjit %s: %s is not a Fashion-MNIST model (mlp or cnn)\n\n", cmd, def->id);
+    else return def;
+    return NULL;
+}
+
 int cmd_train(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"epochs", required_argument, 0, 'e'}, {"batch-size", required_argument, 0, 'b'}, {"mode", required_argument, 0, 'm'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},      {"save", required_argument, 0, 'o'},
         {"data", required_argument, 0, 'd'},    {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
-    int epochs = 1, threads = 0;
-    long batch = 64;
+    int epochs = 1, threads = 0, batch = 64;
     unsigned long long seed = 0;
     run_mode mode = MODE_TRACED;
     const char *save = NULL, *data = NULL;
-    int c, longindex = -1;
+    int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:h", opts, &longindex)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:h", opts, NULL)) != -1) {
         char *end = NULL;
+        bool ok = true;
         switch (c) {
-        case 'e': epochs = (int)strtol(optarg, &end, 10); break;
-        case 'b': batch = strtol(optarg, &end, 10); break;
-        case 'm':
-            if (!run_mode_parse(optarg, &mode)) end = optarg;
+        case 'e': ok = cmd_parse_int(optarg, 1, INT_MAX, &epochs); break;
+        case 'b': ok = cmd_parse_int(optarg, 1, INT_MAX, &batch); break;
+        case 'm': ok = run_mode_parse(optarg, &mode); break;
+        case 't': ok = cmd_parse_int(optarg, 0, INT_MAX, &threads); break;
+        case 's':
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            ok = end != optarg && !*end && !errno && optarg[0] != '-';
             break;
-        case 't': threads = (int)strtol(optarg, &end, 10); break;
-        case 's': seed = strtoull(optarg, &end, 10); break;
         case 'o': save = optarg; break;
         case 'd': data = optarg; break;
         default: return cmd_usage_exit(train_usage, c);
         }
-        bool out_of_range = ((c == 'e' || c == 'b') && strtol(optarg, NULL, 10) < 1) ||
-                            (c == 't' && strtol(optarg, NULL, 10) < 0);
-        if ((end && (*end || end == optarg)) || out_of_range) {
-            char short_form[3] = {'-', (char)c, 0}; /* getopt_long sets longindex only for long forms */
-            fprintf(stderr, "tjit train: bad value '%s' for %s%s\n\n", optarg, longindex >= 0 ? "--" : "",
-                    longindex >= 0 ? opts[longindex].name : short_form);
-            train_usage(stderr);
-            return 2;
-        }
-        longindex = -1;
+        if (!ok)
+            return cmd_bad_value("train", opts, c, optarg,
+                                 c == 'm'   ? "eager, traced or decomposed"
+                                 : c == 't' ? "a number of threads, 0 for all cores"
+                                 : c == 's' ? "a non-negative integer"
+                                            : "a positive integer",
+                                 train_usage);
     }
-    const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
-    if (!def || (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))) {
-        if (optind + 1 == argc && !def) fprintf(stderr, "tjit train: unknown model '%s'\n\n", argv[optind]);
+    const model_def *def = classifier_arg("train", argc, argv);
+    if (!def) {
         train_usage(stderr);
         return 2;
     }
@@ -107,7 +121,7 @@ int cmd_train(int argc, char **argv)
     int rc = 1;
     if (model_create(def, seed, &m) != TJ_OK) goto fail_model;
     if (!idx || !(r = runner_new(&m, mode))) goto fail;
-    printf("training %s on Fashion-MNIST (%lld images), %s mode, batch %ld, %d thread%s, seed %llu\n", def->id,
+    printf("training %s on Fashion-MNIST (%lld images), %s mode, batch %d, %d thread%s, seed %llu\n", def->id,
            (long long)train.n, run_mode_name(mode), batch, tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed);
     bool tty = isatty(STDOUT_FILENO);
     double accuracy = 0;
@@ -162,13 +176,19 @@ int cmd_eval(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "l:m:d:h", opts, NULL)) != -1) {
-        if (c == 'l') load = optarg;
-        else if (c == 'd') data = optarg;
-        else if (c == 'm' && run_mode_parse(optarg, &mode)) continue;
-        else return cmd_usage_exit(eval_usage, c);
+        switch (c) {
+        case 'l': load = optarg; break;
+        case 'd': data = optarg; break;
+        case 'm':
+            if (!run_mode_parse(optarg, &mode))
+                return cmd_bad_value("eval", opts, c, optarg, "eager, traced or decomposed", eval_usage);
+            break;
+        default: return cmd_usage_exit(eval_usage, c);
+        }
     }
-    const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
-    if (!def || !load || (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))) {
+    const model_def *def = classifier_arg("eval", argc, argv);
+    if (!def || !load) {
+        if (def) fprintf(stderr, "tjit eval: --load FILE is required\n\n");
         eval_usage(stderr);
         return 2;
     }

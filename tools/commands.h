@@ -4,7 +4,11 @@
 #ifndef TJIT_TOOLS_COMMANDS_H
 #define TJIT_TOOLS_COMMANDS_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "tjit/tjit.h"
 
 int cmd_conform(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
@@ -22,5 +26,23 @@ int cmd_bench(int argc, char **argv);
  *  `usage` to stdout and returns exit status 0; anything else (an unknown
  *  option, a missing or bad argument) prints it to stderr and returns 2. */
 int cmd_usage_exit(void (*usage)(FILE *f), int c);
+
+/** A bad value for option `c` of `opts` (getopt_long's table, which names
+ *  it): prints "tjit CMD: bad value 'VALUE' for --OPTION (EXPECTED)" and
+ *  `usage` to stderr; returns exit status 2. */
+int cmd_bad_value(const char *cmd, const struct option *opts, int c, const char *value, const char *expected,
+                  void (*usage)(FILE *f));
+
+/** Parses all of `s` as a decimal integer in [lo, hi] into *out; false (and
+ *  *out untouched) for anything else: empty, trailing characters, out of
+ *  range. */
+bool cmd_parse_int(const char *s, long lo, long hi, int *out);
+
+/** The operators `name` names, as get_decompositions reads names: every
+ *  overload of a name without one ("aten::add", "add", "aten.add"), else the
+ *  one overload tj_op_find finds ("aten::add.Tensor", "aten.abs.default").
+ *  Writes up to `max` of them to `out` (may be NULL when max is 0) and
+ *  returns how many there are; 0 for an unknown operator. */
+int cmd_op_select(const char *name, const tj_op **out, int max);
 
 #endif
