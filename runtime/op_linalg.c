@@ -254,10 +254,25 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
                   .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
     g.units = s->shape[g.s2];
     g.inner = g.n / g.units;
+    operand oa;
+    tj_status st = operand_get(&oa, args[0].u.t, true);
+    if (st != TJ_OK) return st;
+    g.a = oa.mat;
+    g.a_bs = oa.bs;
     int64_t per_chunk = GATHER_CHUNK_BYTES / ((int64_t)sizeof(float) * (g.k * g.inner > 0 ? g.k * g.inner : 1));
     int64_t min_units = (GATHER_MIN_COLS + g.inner - 1) / g.inner;
     if (per_chunk < min_units) per_chunk = min_units;
     g.chunks = per_chunk < g.units ? g.units / per_chunk : 1; /* chunks of per_chunk units or more */
+    /* Chunks keep the bits only on our kernels (gemm.c routes them): on
+     * BLAS an output's sum depends on where the output falls in the call
+     * (OpenBLAS computes the last few columns in other loops: sgemm's m 4,
+     * n 3000, k 400 in 2 chunks changed 27 of 12000 outputs, sgemv's b 2,
+     * m 2, k 400, n 3000 351). Our GEMM kernel needs AVX-512; up to 3 rows
+     * go to the matrix-vector route instead, ours only when A's rows are
+     * unit-stride. Otherwise one chunk per batch item: the whole product's
+     * call. */
+    bool ours = __builtin_cpu_supports("avx512f") && (g.m > 3 || g.k == 1 || g.a.cs == 1);
+    if (!ours) g.chunks = 1;
     int64_t items = out->shape[0] * g.chunks, widest = (g.units + g.chunks - 1) / g.chunks;
     /* Threads take whole chunks, each gathering and multiplying its own on
      * its core, when our kernel computes every chunk (it may run on several
@@ -271,11 +286,6 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     g.inner_threads = split ? 1 : nt;
     g.slice = ((size_t)(g.k * widest * g.inner) * sizeof(float) + 63) / 64 * 64;
     size_t want = g.slice * (size_t)team, got = 0;
-    operand oa;
-    tj_status st = operand_get(&oa, args[0].u.t, true);
-    if (st != TJ_OK) return st;
-    g.a = oa.mat;
-    g.a_bs = oa.bs;
     g.scratch = tj_alloc_storage_bytes(want, &got);
     if (!g.scratch) st = tj_oom("aten::bmm (gathered batch2)", want);
     else tj_k_parallel(team, items, gathered_items, &g);

@@ -41,7 +41,10 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * columns (along its dim args[3]) at a time into scratch that stays in L2
  * and multiplied from there, on every thread at once when each chunk
  * runs on our AVX-512 kernel: the same bits as aten::_to_copy then
- * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
+ * aten::bmm. Where BLAS would multiply the chunks (no AVX-512; up to 3
+ * rows of a batch1 whose rows are not unit-stride), each batch item is
+ * gathered whole instead: BLAS's sums depend on the columns around.
+ * Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
 
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy

@@ -635,3 +635,37 @@ Test(fusion, decomposed_weight_gradient_reads_transposed_columns_in_place_bit_fo
     for (size_t i = 0; i < sizeof weight_grads / sizeof *weight_grads; i++) check_weight_grad(&weight_grads[i]);
     for (size_t i = 0; i < sizeof convs / sizeof *convs; i++) check_weight_grad(&convs[i]);
 }
+
+/* in: a [b, k, m] (read transposed: rows of batch1 m apart), x [k, b, n];
+ * out: a^T @ x.permute(1, 0, 2).contiguous() */
+static tj_status fn_transposed_a_copy_bmm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *copy = tj_contiguous(tj_permute(in[1], (int64_t[]){1, 0, 2}, 3));
+    out[0] = tj_bmm(tj_transpose(in[0], 1, 2), copy);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Two or three rows of a batch1 whose rows are not unit-stride go to BLAS's
+ * matrix-vector product, whose sum for an output depends on where the
+ * output falls in the call: the gathered step multiplies each batch item
+ * whole, as the copy's product does (in chunks of columns, 351 of 12000
+ * outputs differed in the last bit for m 2). */
+Test(fusion, few_rows_of_a_transposed_batch1_give_the_bits_of_the_copys_product)
+{
+    static const int64_t cases[][4] = {{2, 2, 400, 3000}, {3, 3, 33, 8000}}; /* b, m, k, n: 12 and 2 chunks per item */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const int64_t *c = cases[i];
+        tj_tensor *in[2] = {test_random_f32(3, (int64_t[]){c[0], c[2], c[1]}, 41),
+                            test_random_f32(3, (int64_t[]){c[2], c[0], c[3]}, 42)};
+        tj_graph *g = trace(fn_transposed_a_copy_bmm, NULL, in, 2);
+        for (int threads = 1; threads <= 3; threads++) {
+            char what[160];
+            snprintf(what, sizeof what, "b %lld, m %lld, k %lld, n %lld, %d threads", (long long)c[0],
+                     (long long)c[1], (long long)c[2], (long long)c[3], threads);
+            expect_plans_match(g, in, 2, n_gathered, 1, threads, what);
+        }
+        tj_graph_free(g);
+    }
+}
