@@ -100,7 +100,9 @@ typedef struct sgd_lists {
 
 /* With a momentum buffer of one dtype with its parameter and gradient: the
  * whole update as one _fused_sgd_step (one pass instead of three or more,
- * rounded as the operators below), its results copied back in place. */
+ * rounded as the operators below), its results copied back in place. Not
+ * for a buffer that shares storage with its parameter or gradient: the
+ * operators below then read what buf.mul_ wrote, as PyTorch's do. */
 static tj_status sgd_fused(const tj_sgd_options *o, tj_tensor *param, tj_tensor *grad, tj_tensor *buf)
 {
     tj_tensor *r[2];
@@ -118,7 +120,8 @@ static tj_status sgd_one(const void *opts, void *lists, int i)
     tj_tensor *param = l->params[i], *d_p = l->grads[i];
     if (!d_p) return TJ_OK;
     tj_tensor *old_buf = o->momentum != 0 ? l->bufs[i] : NULL;
-    if (old_buf && d_p->dtype == param->dtype && old_buf->dtype == param->dtype)
+    if (old_buf && d_p->dtype == param->dtype && old_buf->dtype == param->dtype &&
+        !tj_tensor_shares_storage(old_buf, param) && !tj_tensor_shares_storage(old_buf, d_p))
         return sgd_fused(o, param, d_p, old_buf);
     if (o->maximize) d_p = tj_neg(d_p);
     if (o->weight_decay != 0) d_p = tj_add_alpha(d_p, param, F(o->weight_decay));

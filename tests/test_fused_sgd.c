@@ -277,6 +277,45 @@ Test(fused_sgd, mixed_dtype_update_keeps_the_operator_path)
     expect_identical(upd.buf, ref.buf, "momentum_buffer");
 }
 
+/* A momentum buffer that is its gradient or its parameter: the operator
+ * path, whose buf.mul_ changes what the later operators read, as PyTorch
+ * 1.13 does (the fused step read the old values: p 0.905 for 0.91 below).
+ * Reference: torch.optim._functional.sgd(params=[p], d_p_list=[g],
+ * momentum_buffer_list=[b], lr=0.1, momentum=0.9, dampening=0,
+ * weight_decay=0, nesterov, maximize=False) with b = g or b = p, p = [1, 2,
+ * 3], g = [0.5, -0.25, 1] (float32; PyTorch 1.13.0a0). A parameter that is
+ * its own gradient (no buffer shared) keeps the fused step and matches too. */
+Test(fused_sgd, buffer_aliasing_its_gradient_or_parameter_updates_as_pytorch)
+{
+    static const float p0[3] = {1, 2, 3}, g0[3] = {0.5f, -0.25f, 1}, b0[3] = {0.1f, 0.2f, -0.3f};
+    static const double want[2][4][3] = {
+        {{0.9100000262260437, 2.0450000762939453, 2.819999933242798}, /* b = g: param */
+         {0.8999999761581421, -0.44999998807907104, 1.7999999523162842}, /* b = g: buffer */
+         {1.2599999904632568, 1.3949999809265137, 3.3299999237060547}, /* b = p: param */
+         {0.890999972820282, 1.781999945640564, 2.7269999980926514}},  /* g = p: param */
+        {{0.8289999961853027, 2.0855000019073486, 2.6579999923706055},
+         {0.8999999761581421, -0.44999998807907104, 1.7999999523162842},
+         {1.2239999771118164, 1.435499906539917, 3.2669997215270996},
+         {0.8019000291824341, 1.6038000583648682, 2.4542999267578125}},
+    };
+    int64_t s[1] = {3};
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        tj_sgd_options o = tj_sgd_defaults(0.1);
+        o.momentum = 0.9;
+        o.nesterov = nesterov;
+        tj_tensor *p = test_f32(1, s, p0), *g = test_f32(1, s, g0), *b = g;
+        cr_assert_eq(tj_sgd_update(&o, &p, &g, &b, 1), TJ_OK, "%s", tj_last_error());
+        test_expect_close(p, want[nesterov][0], 3, 1e-6, 0);
+        test_expect_close(g, want[nesterov][1], 3, 1e-6, 0);
+        p = test_f32(1, s, p0), g = test_f32(1, s, g0), b = p;
+        cr_assert_eq(tj_sgd_update(&o, &p, &g, &b, 1), TJ_OK, "%s", tj_last_error());
+        test_expect_close(p, want[nesterov][2], 3, 1e-6, 0);
+        p = test_f32(1, s, p0), b = test_f32(1, s, b0), g = p;
+        cr_assert_eq(tj_sgd_update(&o, &p, &g, &b, 1), TJ_OK, "%s", tj_last_error());
+        test_expect_close(p, want[nesterov][3], 3, 1e-6, 0);
+    }
+}
+
 /* ---- traced SGD ---- */
 
 enum { N_PARAMS = 2 };
