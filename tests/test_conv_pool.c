@@ -13,6 +13,7 @@
 
 #include "kernels/conv.h"
 #include "kernels/conv_gemm.h"
+#include "kernels/parallel.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 
@@ -896,6 +897,71 @@ Test(conv, implicit_weight_grad_adds_the_chunks_partial_sums_in_chunk_order)
         free(work);
     }
     free(img), free(mat), free(item), free(gw), free(want), free(part);
+}
+
+/* The three implicit kernels of one call, for nested_convs: outputs
+ * [forward, input gradient, weight gradient] of its own. */
+typedef struct conv_call {
+    const tj_k_conv *cv;
+    const float *img, *mat, *w;
+    float *out[3];
+} conv_call;
+
+static void run_conv_call(const conv_call *c)
+{
+    void *work = conv_work(c->cv, TJ_FLOAT32, TJ_K_CONV_UNFOLD_MM);
+    tj_k_conv_unfold_mm_f32(c->cv, c->img, c->w, NULL, c->out[0], work);
+    free(work);
+    work = conv_work(c->cv, TJ_FLOAT32, TJ_K_CONV_MM_FOLD);
+    tj_k_conv_mm_fold_f32(c->cv, c->mat, c->w, NULL, c->out[1], work);
+    free(work);
+    work = conv_work(c->cv, TJ_FLOAT32, TJ_K_CONV_WEIGHT_GRAD);
+    tj_k_conv_weight_grad_f32(c->cv, c->img, c->mat, c->out[2], work);
+    free(work);
+}
+
+static void nested_convs(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)t;
+    for (int64_t i = begin; i < end; i++) run_conv_call(&((const conv_call *)ctx)[i]);
+}
+
+/* Called inside a parallel loop (on both of its threads at once), the
+ * implicit kernels run every item on the calling thread, which after its
+ * own block takes the other blocks' items from the back (tj_k_parallel_steal):
+ * the same bits as the call on its own at that thread count, the weight
+ * gradient included (its chunks then run in another order on another
+ * participant). 2 items at 4 threads: more threads than items. */
+Test(conv, implicit_kernels_nested_in_a_parallel_loop_give_the_same_bits)
+{
+    const int64_t c[8] = {6, 10, 9, 7, 3, 1, 1, 2};
+    for (int64_t n = 1; n <= 11; n += 10)
+        for (int nt = 2; nt <= 4; nt++) {
+            tj_k_conv cv = implicit_case(c, n, nt);
+            const tj_k_im2col_geom *g = &cv.geom;
+            int64_t G = cv.groups, R = cv.mat_channels;
+            int64_t sizes[3] = {n * G * R * g->out_h * g->out_w, n * G * g->channels * g->height * g->width,
+                                G * R * g->channels * g->kh * g->kw};
+            uint64_t seed = 17;
+            float *img = lcg_floats(sizes[1], &seed), *mat = lcg_floats(sizes[0], &seed), *w = lcg_floats(sizes[2], &seed);
+            conv_call calls[3];
+            for (int k = 0; k < 3; k++) {
+                calls[k] = (conv_call){&cv, img, mat, w, {NULL}};
+                for (int o = 0; o < 3; o++) {
+                    calls[k].out[o] = malloc(sizeof(float) * (size_t)sizes[o]);
+                    cr_assert_not_null(calls[k].out[o]);
+                }
+            }
+            run_conv_call(&calls[0]);
+            tj_k_parallel(2, 2, nested_convs, &calls[1]);
+            for (int k = 1; k < 3; k++)
+                for (int o = 0; o < 3; o++)
+                    cr_expect(memcmp(calls[k].out[o], calls[0].out[o], sizeof(float) * (size_t)sizes[o]) == 0,
+                              "batch %lld, %d threads, nested call %d: output %d differs", (long long)n, nt, k, o);
+            for (int k = 0; k < 3; k++)
+                for (int o = 0; o < 3; o++) free(calls[k].out[o]);
+            free(img), free(mat), free(w);
+        }
 }
 
 /* grad_weight of a grouped stride-2 convolution (the im2col path; enough
