@@ -229,13 +229,10 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
             off += rest % s->shape[d] * s->strides[d];
             rest /= s->shape[d];
         }
-        int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS], stride = 1;
+        int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
         memcpy(shape, s->shape + g->s1, sizeof(int64_t) * (size_t)cd);
         shape[us] = u1 - u0;
-        for (int d = cd - 1; d >= 0; d--) {
-            strides[d] = stride;
-            stride *= shape[d];
-        }
+        tj_contiguous_strides(cd, shape, strides);
         tj_k_copy_strided((tj_k_strided){buf, TJ_FLOAT32, strides},
                           (tj_k_strided){(float *)(void *)tj_tensor_ptr(s) + off, TJ_FLOAT32, s->strides + g->s1}, cd,
                           shape, g->inner_threads);
@@ -414,11 +411,8 @@ static tj_status gathered_t_whole(const gathered_t *g, int64_t batch, int nt)
     size_t want = (size_t)s->numel * sizeof(float), got = 0;
     float *buf = tj_alloc_storage_bytes(want, &got);
     if (!buf) return tj_oom("aten::bmm (gathered batch2)", want);
-    int64_t strides[TJ_MAX_DIMS], stride = 1;
-    for (int d = s->ndim - 1; d >= 0; d--) {
-        strides[d] = stride;
-        stride *= s->shape[d];
-    }
+    int64_t strides[TJ_MAX_DIMS];
+    tj_contiguous_strides(s->ndim, s->shape, strides);
     tj_k_copy_strided((tj_k_strided){buf, TJ_FLOAT32, strides}, (tj_k_strided){tj_tensor_ptr(s), TJ_FLOAT32, s->strides},
                       s->ndim, s->shape, nt);
     tj_k_gemm(TJ_FLOAT32, batch, g->m, g->n, g->k, 1.0, g->a, g->a_bs, (tj_k_mat){buf, 1, g->k}, g->n * g->k, 0.0,
@@ -455,7 +449,8 @@ tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs)
      * whole sum in chunks of blocks that fit the budget. */
     int64_t block = tj_k_gemm_sum_block(), row_bytes = block * (int64_t)sizeof(float);
     int64_t max_rows = GATHER_CHUNK_BYTES / row_bytes, per_item = (g.n + nt - 1) / nt;
-    g.groups = (g.n + (per_item < max_rows ? per_item : max_rows) - 1) / (per_item < max_rows ? per_item : max_rows);
+    if (per_item > max_rows) per_item = max_rows;
+    g.groups = (g.n + per_item - 1) / per_item;
     g.rows = (g.n + g.groups - 1) / g.groups;
     g.kc = GATHER_CHUNK_BYTES / (g.rows * row_bytes) * block;
     if (g.kc > g.k) g.kc = g.k;
