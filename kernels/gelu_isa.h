@@ -122,16 +122,9 @@ static inline vf gelu_general(vf x, const gelu_regs *r)
     return nan_for_nan_or_minus_inf(x, select_sign(x, neg, pos));
 }
 
-/* Every lane below: gelu(x) = x/2 + x^2 phi(0) + O(x^4) rounds to x/2
- * within an ulp (the x^2 term is under 2^-30 of x/2). The polynomial path
- * would form products under 2^-126 there (from |x| < 2^-63 on), each a
- * microcode assist: 15-35x slower per element. */
-#define TINY_LIMIT 0x1p-30f
-
 static inline vf gelu_vec(vf x, const gelu_regs *r)
 {
     vf a = vf_abs(x);
-    if (vf_all_below(a, TINY_LIMIT)) return vf_mul(x, vf_set1(0.5f));
     vf fast = gelu_fast(x, a, r);
     /* a vector with some |x| >= FAST_LIMIT: its other lanes keep their
      * polynomial values, so that no result depends on its neighbours (nor on
