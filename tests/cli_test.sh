@@ -62,6 +62,8 @@ expect 2 'block768 has no training step' err profile block768 --train
 expect 2 'usage: tjit profile' err profile
 expect 2 "bad value 'foo' for --decompose \(core or none\)" err profile mlp --decompose foo
 expect 2 "bad value '0' for --runs" err profile mlp --runs 0
+expect 2 "bad value '0' for --batch" err profile mlp --batch 0
+expect 0 '^mlp forward \(batch 1\): 3 kernels' out profile mlp --batch 1 --runs 1 --trace "$work/b1.json"
 expect 2 "bad value 'abc' for --threads" err profile mlp --threads abc
 expect 2 "bad value '2x' for --threads" err profile mlp -j 2x
 expect 2 'usage: tjit graph' err graph

@@ -1,5 +1,5 @@
-/* tjit profile MODEL [--train] [--runs N] [--threads N] [--decompose core|none]
- *                    [--trace FILE] [--memory] [--no-fusion] */
+/* tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]
+ *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,11 +13,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tjit profile MODEL [--train] [--runs N] [--threads N] [--decompose core|none]\n"
-               "                    [--trace FILE] [--memory] [--no-fusion]\n\n"
+    fprintf(f, "usage: tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]\n"
+               "                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion]\n\n"
                "Traces MODEL's forward pass (mlp, cnn, gpt, block768), or with --train its\n"
                "whole training step (forward, loss, backward, optimiser; mlp, cnn, gpt), on\n"
-               "a batch of its WORKLOADS.md shape, compiles it into a plan, replays it N\n"
+               "a batch of its WORKLOADS.md shape (--batch N: N samples instead; mlp --batch 1\n"
+               "is the mlp_b1 benchmark), compiles it into a plan, replays it N\n"
                "times (default 20, after one warm-up run) with per-kernel timing, prints the\n"
                "table by operator and writes the last run as a Chrome trace (default\n"
                "MODEL.trace.json; open it in ui.perfetto.dev or chrome://tracing).\n"
@@ -28,11 +29,11 @@ static void usage(FILE *f)
                "place by the bmm after it.\n");
 }
 
-/* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs). A
- * training step updates the parameters and optimiser state in place at each
- * run, as training does. */
-static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, int n_inputs, int runs,
-                   const char *trace_path, bool memory, const tj_compile_options *copts)
+/* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
+ * batch of `batch` samples). A training step updates the parameters and
+ * optimiser state in place at each run, as training does. */
+static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_tensor **inputs, int n_inputs,
+                   int runs, const char *trace_path, bool memory, const tj_compile_options *copts)
 {
     tj_plan *p = tj_compile(g, copts);
     if (!p) return fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1;
@@ -42,8 +43,8 @@ static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, 
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s: %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
+        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         st = tj_plan_profile_print(p, stdout);
     }
@@ -56,20 +57,21 @@ static int profile(const model *m, tj_graph *g, bool train, tj_tensor **inputs, 
 }
 
 /* Traces and profiles the forward pass or training step of `m` on the
- * benchmark's batch (bench_batch: the inputs `tjit bench` times). */
-static int profile_model(model *m, bool train, const tj_decomp_table *table, int runs, const char *trace_path,
-                         bool memory, const tj_compile_options *copts)
+ * benchmark's batch (bench_batch: the inputs `tjit bench` times), of
+ * `batch` samples when > 0. */
+static int profile_model(model *m, bool train, int64_t batch, const tj_decomp_table *table, int runs,
+                         const char *trace_path, bool memory, const tj_compile_options *copts)
 {
     step_kind kind = train ? STEP_TRAIN : STEP_FORWARD;
     train_state state = {0};
     tj_tensor *x = NULL, *y = NULL, *inputs[4 * MODEL_MAX_PARAMS + 2];
     tj_graph *g = NULL;
     int rc = 1;
-    if ((train && train_state_init(m, &state) != TJ_OK) || bench_batch(m, 0, &x, &y) != TJ_OK ||
-        !(g = step_trace(m, kind, 0, table, TJ_TRACE_FAKE)))
+    if ((train && train_state_init(m, &state) != TJ_OK) || bench_batch(m, batch, &x, &y) != TJ_OK ||
+        !(g = step_trace(m, kind, batch, table, TJ_TRACE_FAKE)))
         fprintf(stderr, "tjit profile: %s\n", tj_last_error());
     else
-        rc = profile(m, g, train, inputs, step_inputs(m, train ? &state : NULL, x, train ? y : NULL, inputs), runs,
+        rc = profile(m, g, train, tj_tensor_size(x, 0), inputs, step_inputs(m, train ? &state : NULL, x, train ? y : NULL, inputs), runs,
                      trace_path, memory, copts);
     tj_graph_free(g);
     tj_tensor_release(x);
@@ -81,16 +83,17 @@ static int profile_model(model *m, bool train, const tj_decomp_table *table, int
 int cmd_profile(int argc, char **argv)
 {
     static const struct option opts[] = {{"runs", required_argument, 0, 'r'},  {"threads", required_argument, 0, 'j'},
+                                         {"batch", required_argument, 0, 'b'},
                                          {"decompose", required_argument, 0, 'd'}, {"trace", required_argument, 0, 'o'},
                                          {"memory", no_argument, 0, 'm'},      {"train", no_argument, 0, 't'},
                                          {"no-fusion", no_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int runs = 20, threads = 0, c;
+    int runs = 20, threads = 0, batch = 0, c;
     bool memory = false, train = false;
     const char *decompose = "none", *trace_path = NULL;
     tj_compile_options copts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:j:d:o:mtfh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfh", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
@@ -99,6 +102,10 @@ int cmd_profile(int argc, char **argv)
         case 'j':
             if (!cmd_parse_int(optarg, 0, INT_MAX, &threads))
                 return cmd_bad_value("profile", opts, c, optarg, "a number of threads, 0 for all cores", usage);
+            break;
+        case 'b':
+            if (!cmd_parse_int(optarg, 1, INT_MAX, &batch))
+                return cmd_bad_value("profile", opts, c, optarg, "a positive number of samples", usage);
             break;
         case 'd':
             if (strcmp(optarg, "none") && strcmp(optarg, "core"))
@@ -129,7 +136,7 @@ int cmd_profile(int argc, char **argv)
         tj_decomp_table_free(table);
         return 1;
     }
-    int rc = profile_model(&m, train, table, runs, trace_path ? trace_path : default_path, memory, &copts);
+    int rc = profile_model(&m, train, batch, table, runs, trace_path ? trace_path : default_path, memory, &copts);
     model_free(&m);
     tj_decomp_table_free(table);
     return rc;
