@@ -26,15 +26,20 @@
  * at 1 thread on mlp and GPT shapes against OpenBLAS 0.3.21 (its Haswell
  * kernels, as OPENBLAS_CORETYPE selects here) and our own GEMM kernel:
  * - our row form loads each 4-row block of the matrix once for four
- *   vectors at a time, at 100-180 GFLOP/s: 2x sgemm for up to 16 vectors,
- *   and level with or ahead of the GEMM kernel up to ~128 vectors when rows
- *   have 512 columns or more (784x256, 768x768, 768x3072, 3072x768
- *   weights; shorter rows spend more in the final reductions); at 512
- *   vectors the GEMM kernel's 200 GFLOP/s wins;
+ *   vectors at a time: 2x sgemm for up to 16 vectors, and level with or
+ *   ahead of the GEMM kernel up to 32-48 vectors when rows have 512
+ *   columns or more (784x256, 768x2304, 3072x768 weights; shorter rows
+ *   spend more in the final reductions). Beyond, the GEMM kernel wins:
+ *   at 128 vectors (block768's products) by 1.2-1.3x, and block768's
+ *   forward pass took 54 -> 41 ms (1 thread), 32 -> 22-26 ms (2
+ *   threads). At 64 vectors (mlp's fc1 at batch 64) the kernel alone is
+ *   10% faster on the GEMM kernel, but mlp's forward replay at 2 threads
+ *   was slower than eager there (its relu epilogue splits the product by
+ *   rows, each thread packing all of B), so 64 stays on the row form;
  * - one vector at a time (the column form, BLAS's gemv) only up to 3. */
 #define ROW_FORM_MAX_VECTORS 16
 #define ROW_FORM_LONG_ROWS 512
-#define ROW_FORM_LONG_MAX_VECTORS 255
+#define ROW_FORM_LONG_MAX_VECTORS 64
 #define OTHER_MAX_VECTORS 3
 
 static bool own_kernel(tj_dtype dtype, int64_t incx)
