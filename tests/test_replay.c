@@ -500,6 +500,12 @@ Test(plan, written_back_output_is_computed_in_the_input_buffer)
     tj_plan_stats(p, &st);
     cr_expect_eq(st.n_writeback, 1);
     cr_expect_eq(st.n_writeback_direct, 1, "sub reads p element by element where it writes p'");
+    /* p' lives in p: only 0.1 g has an arena block */
+    const size_t block = 64 * 64 * 4;
+    cr_expect_eq(st.naive_bytes, 2 * block);
+    cr_expect_eq(st.arena_bytes, block, "arena %zu", st.arena_bytes);
+    cr_expect_eq(st.lower_bound_bytes, block);
+    cr_expect_eq(st.writeback_fallback_bytes, block);
     tj_tensor *ref_in[2] = {tj_clone(in[0]), in[1]};
     tj_tensor *plan_in[2] = {tj_clone(in[0]), in[1]};
     expect_writeback_matches(g, p, ref_in, plan_in, 2, wb, 3);
@@ -573,6 +579,55 @@ Test(plan, write_back_runs_allocate_nothing)
     long before = atomic_load(&n_allocs);
     for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, in, 3, NULL), TJ_OK);
     cr_expect_eq(atomic_load(&n_allocs) - before, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+    tj_set_allocator(NULL);
+}
+
+Test(plan, write_back_fallback_is_allocated_once_when_an_input_first_needs_it)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {32, 48};
+    tj_tensor *in[3] = {random_f32(2, sh, 1), random_f32(2, sh, 2), random_f32(2, sh, 3)};
+    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    int wb[2] = {0, 1};
+    tj_compile_options o = {.writeback = wb};
+    tj_plan *p = compile_ok(g, &o);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.n_writeback_direct, 2);
+    cr_expect_eq(st.writeback_fallback_bytes, 2 * 32 * 48 * 4, "p' and buf'");
+    /* contiguous inputs: written in place, no fallback (after a first run,
+     * which makes the plan's default context) */
+    tj_tensor *warm[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    cr_assert_eq(tj_plan_run_into(p, warm, 3, NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *ref_out[2], *ref_in[3] = {in[0], in[1], in[2]};
+    tj_tensor *plan_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
+    long before = atomic_load(&n_allocs);
+    cr_assert_eq(tj_plan_run_into(p, plan_in, 3, NULL), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0, "the fallback is not allocated while inputs take their values");
+    cr_assert_eq(tj_graph_run(g, ref_in, 3, ref_out), TJ_OK, "%s", tj_last_error());
+    expect_same(plan_in[0], ref_out[0]);
+    expect_same(plan_in[1], ref_out[1]);
+    /* p and buf as two views of one storage: the values go to the fallback,
+     * allocated once, and are copied in at the end */
+    tj_tensor *flat = tj_view(tj_cat((tj_tensor *[]){plan_in[0], plan_in[1]}, 2, 0), (int64_t[]){2, 32, 48}, 3);
+    tj_tensor *views[3] = {tj_select(flat, 0, 0), tj_select(flat, 0, 1), in[2]};
+    tj_tensor *ref_views[3] = {tj_clone(views[0]), tj_clone(views[1]), in[2]};
+    long plan_allocs = 0;
+    for (int r = 0; r < 3; r++) {
+        before = atomic_load(&n_allocs);
+        cr_assert_eq(tj_plan_run_into(p, views, 3, NULL), TJ_OK, "%s", tj_last_error());
+        plan_allocs += atomic_load(&n_allocs) - before;
+        cr_assert_eq(tj_graph_run(g, ref_views, 3, ref_out), TJ_OK, "%s", tj_last_error());
+        expect_same(views[0], ref_out[0]);
+        expect_same(views[1], ref_out[1]);
+        ref_views[0] = ref_out[0], ref_views[1] = ref_out[1];
+    }
+    cr_expect_eq(plan_allocs, 1, "one fallback allocation for three runs");
     tj_plan_free(p);
     tj_graph_free(g);
     tj_scope_end(s);

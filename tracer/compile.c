@@ -322,18 +322,17 @@ static tj_status check_writeback(const tj_plan *p, int k, int j, const bool *tak
     return TJ_OK;
 }
 
-/* Write-backs and direct outputs: which kernels write into the caller's
- * buffers (each block for one destination only; write-backs first). */
-static tj_status plan_destinations(tj_plan *p, const tj_graph *g, const tj_compile_options *opts)
+/* Write-backs, before the memory plan: which kernels write straight into
+ * the buffer of the input their result is written back to (each block
+ * for one input only); those results take no arena block (in_input). */
+static tj_status plan_writebacks(tj_plan *p, const tj_graph *g, const tj_compile_options *opts)
 {
     const int *wb = opts->writeback ? opts->writeback : g->nodes[g->output_node].writeback;
     int no = p->n_outputs;
-    p->direct_out = tj_pool_alloc(p->pool, (size_t)no + 1);
     p->wb_direct = tj_pool_alloc(p->pool, (size_t)no + 1);
     p->writeback = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(no + 1));
     bool *taken = tj_pool_alloc(p->pool, (size_t)p->n_inputs + 1);
-    bool *claimed = tj_pool_alloc(p->pool, (size_t)p->n_values + 1); /* blocks with a destination */
-    if (!p->direct_out || !p->wb_direct || !p->writeback || !taken || !claimed) return TJ_ERR_OUT_OF_MEMORY;
+    if (!p->wb_direct || !p->writeback || !taken) return TJ_ERR_OUT_OF_MEMORY;
     for (int k = 0; k < no; k++) {
         int j = wb ? wb[k] : -1;
         tj_status st = check_writeback(p, k, j, taken);
@@ -342,12 +341,25 @@ static tj_status plan_destinations(tj_plan *p, const tj_graph *g, const tj_compi
         if (j < 0) continue;
         taken[j] = true;
         p->stats.n_writeback++;
-        int obj = tj_plan_object_value(p, p->output_values[k]);
-        if (!claimed[obj] && writeback_direct(p, p->output_values[k], j)) {
-            p->wb_direct[k] = claimed[obj] = true;
+        tj_pvalue *o = &p->values[tj_plan_object_value(p, p->output_values[k])];
+        if (!o->in_input && writeback_direct(p, p->output_values[k], j)) {
+            p->wb_direct[k] = o->in_input = true;
             p->stats.n_writeback_direct++;
         }
     }
+    return TJ_OK;
+}
+
+/* Direct outputs, after the memory plan: which kernels write into the
+ * caller's output tensors (each block for one destination only; blocks
+ * written into an input have theirs), and the tensor object of each block. */
+static tj_status plan_outputs(tj_plan *p)
+{
+    int no = p->n_outputs;
+    p->direct_out = tj_pool_alloc(p->pool, (size_t)no + 1);
+    bool *claimed = tj_pool_alloc(p->pool, (size_t)p->n_values + 1); /* blocks with a destination */
+    if (!p->direct_out || !claimed) return TJ_ERR_OUT_OF_MEMORY;
+    for (int v = 0; v < p->n_values; v++) claimed[v] = p->values[v].kind == TJ_PV_ARENA && p->values[v].in_input;
     for (int k = 0; k < no; k++) {
         int obj = tj_plan_object_value(p, p->output_values[k]);
         if (p->values[obj].kind != TJ_PV_ARENA || claimed[obj]) continue;
@@ -416,8 +428,12 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_gathered_operands(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK) st = finish(p);
+    if (st == TJ_OK) {
+        tj_plan_liveness(p);
+        st = plan_writebacks(p, g, opts);
+    }
     if (st == TJ_OK) st = tj_plan_memory(p, opts);
-    if (st == TJ_OK) st = plan_destinations(p, g, opts);
+    if (st == TJ_OK) st = plan_outputs(p);
     tj_free(c.protos, proto_bytes);
     tj_free(c.pv, pv_bytes);
     if (st != TJ_OK) {

@@ -10,7 +10,12 @@
  * never overlaps its own inputs, except by design: an elementwise result of
  * the shape and dtype of an input that dies at that step, and that no view
  * reads, takes over that input's block (the kernel reads each element before
- * writing it: tj_elementwise allows an output to alias an input exactly). */
+ * writing it: tj_elementwise allows an output to alias an input exactly).
+ * A result its kernel writes straight into the buffer of the input it is
+ * written back to (compile.c) takes no arena block: an optimiser's new
+ * parameters and state are not a second copy of them. Its block lies in a
+ * fallback region that a context allocates only when an input cannot take
+ * its result (tracer/plan.c bind_writebacks). */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -259,7 +264,7 @@ static void touch_args(tj_plan *p, const tj_pnode *n, int step)
     }
 }
 
-static void liveness(tj_plan *p)
+void tj_plan_liveness(tj_plan *p)
 {
     for (int v = 0; v < p->n_values; v++) p->values[v].def = p->values[v].last = -1;
     for (int i = 0; i < p->n_nodes; i++) {
@@ -307,8 +312,7 @@ static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *o
 
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
 {
-    liveness(p);
-    size_t naive = 0;
+    size_t naive = 0, fallback = 0;
     int n_arena = 0;
     for (int v = 0; v < p->n_values; v++) {
         tj_pvalue *pv = &p->values[v];
@@ -347,6 +351,11 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
             int v = n->outs[k];
             if (v < 0 || p->values[v].kind != TJ_PV_ARENA) continue;
             tj_pvalue *o = &p->values[v];
+            if (o->in_input) { /* lives in its input; a block of its own in the fallback */
+                o->arena_offset = fallback;
+                fallback += o->nbytes;
+                continue;
+            }
             int donor = opts->no_inplace_reuse || opts->no_memory_reuse ? -1 : inplace_donor(p, n, o);
             if (donor >= 0) {
                 o->arena_offset = p->values[donor].arena_offset;
@@ -363,7 +372,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
         if (opts->no_memory_reuse) continue;
         for (int v = head[s]; v >= 0; v = next[v]) {
             tj_pvalue *d = &p->values[v];
-            if (d->nbytes == 0 || donated[v]) continue;
+            if (d->nbytes == 0 || donated[v] || d->in_input) continue;
             fl_free(&fl, d->arena_offset, d->nbytes);
             live -= d->nbytes;
         }
@@ -371,6 +380,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     p->stats.arena_bytes = fl.end;
     p->stats.naive_bytes = naive;
     p->stats.lower_bound_bytes = peak;
+    p->stats.writeback_fallback_bytes = fallback;
     tj_free(head, head_bytes);
     tj_free(next, next_bytes);
     tj_free(donated, gone_bytes);

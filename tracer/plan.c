@@ -115,12 +115,19 @@ static ctx_sizes sizes_of(const tj_plan *p)
     };
 }
 
+/* The write-back fallback's allocation (never 0 bytes: empty results may use it) */
+static size_t fallback_size(const tj_plan *p)
+{
+    return p->stats.writeback_fallback_bytes ? p->stats.writeback_fallback_bytes : 64;
+}
+
 static void context_release(tj_plan_context *c)
 {
     if (!c) return;
     const tj_plan *p = c->plan;
     ctx_sizes z = sizes_of(p);
     tj_free(c->arena, c->arena_alloc);
+    tj_free(c->fallback, fallback_size(p));
     tj_free(c->tensors, z.tensors);
     tj_free(c->storages, z.storages);
     tj_free(c->vt, z.vt);
@@ -157,7 +164,7 @@ static bool context_bind_values(tj_plan_context *c)
             }
             tj_storage *s = &c->storages[v];
             atomic_init(&s->refcount, 1);
-            s->data = c->arena + pv->arena_offset;
+            s->data = pv->in_input ? NULL : c->arena + pv->arena_offset; /* in_input: bound per run */
             s->nbytes = pv->nbytes;
             set_geometry(t, pv, s, 0);
             break;
@@ -442,8 +449,10 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
 
 /* Points each written-back output's block at its input's buffer where the
  * plan allows it and the input is contiguous and shares no storage with
- * another input; the others are copied after the run. */
-static void bind_writebacks(tj_plan_context *c, tj_tensor *const *inputs)
+ * another input. Otherwise the block is in the context's fallback region,
+ * allocated (and touched) the first time a run needs it, and the value is
+ * copied in after the run. */
+static tj_status bind_writebacks(tj_plan_context *c, tj_tensor *const *inputs, const char *who)
 {
     const tj_plan *p = c->plan;
     for (int k = 0; k < p->n_outputs; k++) {
@@ -453,10 +462,16 @@ static void bind_writebacks(tj_plan_context *c, tj_tensor *const *inputs)
         const tj_tensor *x = inputs[j];
         bool direct = tj_tensor_is_contiguous(x);
         for (int i = 0; direct && i < p->n_inputs; i++) direct = i == j || inputs[i]->storage != x->storage;
+        if (!direct && !c->fallback) {
+            size_t bytes = fallback_size(p);
+            if (!(c->fallback = tj_alloc(bytes))) return tj_oom(who, bytes);
+            memset(c->fallback, 0, bytes);
+        }
         int obj = tj_plan_object_value(p, p->output_values[k]);
-        c->storages[obj].data = direct ? tj_tensor_ptr(x) : c->arena + p->values[obj].arena_offset;
+        c->storages[obj].data = direct ? tj_tensor_ptr(x) : c->fallback + p->values[obj].arena_offset;
         c->wb_copy[k] = !direct;
     }
+    return TJ_OK;
 }
 
 static tj_status run_steps(tj_plan_context *c)
@@ -501,8 +516,8 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     const tj_plan *p = c->plan;
     tj_status st = bind_inputs(c, inputs, n, who);
     if (st == TJ_OK) st = bind_outputs(c, inputs, outputs, who);
+    if (st == TJ_OK) st = bind_writebacks(c, inputs, who);
     if (st != TJ_OK) return st;
-    bind_writebacks(c, inputs);
     st = atomic_load_explicit(&p->profiling, memory_order_relaxed) ? run_steps_profiled(c) : run_steps(c);
     if (st != TJ_OK) return st;
     for (int k = 0; k < p->n_outputs; k++)
@@ -585,15 +600,17 @@ tj_status tj_plan_print_memory(const tj_plan *p, FILE *f)
 {
     if (!p || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_print_memory: NULL argument");
     const tj_plan_statistics *s = &p->stats;
-    fprintf(f, "arena %zu bytes (naive %zu, lower bound %zu), %d kernels, %d views, %d in place\n", s->arena_bytes,
-            s->naive_bytes, s->lower_bound_bytes, s->n_kernels, s->n_views, s->n_inplace);
+    fprintf(f, "arena %zu bytes (naive %zu, lower bound %zu), %d kernels, %d views, %d in place, %d written into their input (fallback %zu bytes)\n",
+            s->arena_bytes, s->naive_bytes, s->lower_bound_bytes, s->n_kernels, s->n_views, s->n_inplace,
+            s->n_writeback_direct, s->writeback_fallback_bytes);
     for (int v = 0; v < p->n_values; v++) {
         const tj_pvalue *pv = &p->values[v];
         if (pv->kind != TJ_PV_ARENA) continue;
         char shape[128];
-        fprintf(f, "  %%%-20s %s%-16s offset %10zu  size %10zu  steps %d..%d%s\n", pv->name, tj_dtype_name(pv->dtype),
-                tj_shape_str(pv->ndim, pv->shape, shape, sizeof shape), pv->arena_offset, pv->nbytes, pv->def, pv->last,
-                pv->inplace ? "  (in place)" : "");
+        fprintf(f, "  %%%-20s %s%-16s %s %10zu  size %10zu  steps %d..%d%s\n", pv->name, tj_dtype_name(pv->dtype),
+                tj_shape_str(pv->ndim, pv->shape, shape, sizeof shape), pv->in_input ? "fallback" : "offset  ",
+                pv->arena_offset, pv->nbytes, pv->def, pv->last,
+                pv->inplace ? "  (in place)" : pv->in_input ? "  (written into its input)" : "");
     }
     return ferror(f) ? tj_error(TJ_ERR_IO, "tj_plan_print_memory: write error") : TJ_OK;
 }

@@ -41,7 +41,10 @@ typedef struct tj_pvalue {
     const char *name;
     /* memory plan (ARENA roots) */
     size_t nbytes;                /**< rounded up to 64 */
-    size_t arena_offset;
+    size_t arena_offset;          /**< in the arena; with in_input, in the write-back fallback */
+    bool in_input;                /**< written by its kernel straight into the buffer of the
+                                       input it is written back to (tj_plan_statistics:
+                                       writeback_fallback_bytes): no arena block */
     int def, last;                /**< first and last step touching the storage */
     int n_views;                  /**< VIEW values rooted here */
     bool inplace;                 /**< placed over its dying input's block... */
@@ -94,6 +97,7 @@ struct tj_plan_context {
     int id;
     char *arena;
     size_t arena_alloc;
+    char *fallback; /**< blocks of in_input results, allocated when first needed */
     tj_tensor *tensors;    /**< one object per value (INPUT, ARENA, VIEW) */
     tj_storage *storages;  /**< one per ARENA root */
     tj_tensor **vt;        /**< the tensor each value reads as */
@@ -208,8 +212,13 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
  * fusion gave it ("aten::addmm + aten::relu"). */
 static inline const char *tj_plan_node_label(const tj_pnode *n) { return n->label ? n->label : n->op->name; }
 
-/** Liveness and placement of every ARENA root: fills nbytes, arena_offset,
- * def/last, inplace/donor and the plan's statistics. */
+/** Liveness of every ARENA root: def/last, the first and last step touching
+ * its storage (graph outputs: the end of the run). */
+void tj_plan_liveness(tj_plan *p);
+
+/** Placement of every ARENA root after tj_plan_liveness: fills nbytes,
+ * arena_offset, inplace/donor and the plan's memory statistics. Roots
+ * marked in_input get their blocks in the write-back fallback instead. */
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
 
 /** Operators computed element by element in one pass through

@@ -41,7 +41,11 @@
  *
  * Inputs that the graph updates (outputs written back, as functionalisation
  * marks them) hold their new values after each run; the kernel making the
- * new value writes it straight into the input's buffer where that is safe.
+ * new value writes it straight into the input's buffer where that is safe,
+ * and such values take no room in the arena. When a run's input cannot take
+ * its value (not contiguous, or sharing storage with another input), the
+ * value goes to a fallback block and is copied in at the end: the context
+ * allocates that fallback once, in the first run that needs it.
  *
  * Profiler: tj_plan_set_profiling times every kernel; tj_plan_profile_print
  * writes a table by operator like torch.profiler's key_averages().table(),
@@ -179,8 +183,10 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
  * each other. An output tensor sharing storage with an input is written
  * after the last kernel (a copy). With `outputs` NULL, or a NULL entry, the
  * result stays in the context (tj_plan_context_output).
- * Performs no heap allocation. Errors as tj_plan_run, plus TJ_ERR_DTYPE /
- * TJ_ERR_SHAPE for an output tensor of the wrong type. */
+ * Performs no heap allocation (but the write-back fallback's, once per
+ * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
+ * TJ_ERR_SHAPE for an output tensor of the wrong type, TJ_ERR_OUT_OF_MEMORY
+ * when that fallback cannot be allocated. */
 tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor *const *outputs);
 
 /* ---- execution contexts ---- */
@@ -207,7 +213,7 @@ tj_tensor *tj_plan_context_output(tj_plan_context *c, int k);
 typedef struct tj_plan_statistics {
     size_t arena_bytes;       /**< size of one context's arena */
     size_t naive_bytes;       /**< sum of every intermediate's size (no reuse) */
-    size_t lower_bound_bytes; /**< most bytes of intermediates live at once */
+    size_t lower_bound_bytes; /**< most bytes of intermediates live at once in the arena */
     int n_kernels;            /**< kernel calls per run */
     int n_views;              /**< view nodes resolved at compile time */
     int n_inplace;            /**< results placed over their dying input */
@@ -221,11 +227,19 @@ typedef struct tj_plan_statistics {
     int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
     int n_identities;         /**< multiplications and divisions by one run as aliases */
+    size_t writeback_fallback_bytes; /**< blocks of the n_writeback_direct results, which are
+                                          not in the arena: a context allocates them (once)
+                                          only when a run's written-back input cannot take
+                                          its result (not contiguous, or sharing storage
+                                          with another input) */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per
  * intermediate; lower_bound_bytes <= arena_bytes <= naive_bytes. The lower
- * bound counts a result placed in place over its input as one buffer. */
+ * bound counts a result placed in place over its input as one buffer. A
+ * result written straight into its written-back input (an optimiser's new
+ * parameter) has no arena block: naive_bytes counts it, the arena and the
+ * lower bound do not. */
 tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out);
 /** Writes the memory plan: one line per intermediate with its node, type,
  * arena offset, size and live range (in kernel steps). */
