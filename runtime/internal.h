@@ -194,8 +194,17 @@ void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);
 /** True unless t's layout provably gives every element its own location
  * (false for an empty tensor; true for broadcast stride-0 dims). */
 bool tj_may_self_overlap(const tj_tensor *t);
-/** True when a and b share storage and their element ranges intersect. */
-bool tj_may_overlap(const tj_tensor *a, const tj_tensor *b);
+/** How the storage bytes two tensors touch overlap, as ATen's
+ * get_overlap_status (ATen/MemoryOverlap.cpp) but conservative where it
+ * answers "too hard": NONE is proven. */
+typedef enum tj_overlap {
+    TJ_OVERLAP_NONE,    /**< no byte in common: other storages, an empty tensor, disjoint byte ranges, or interleaved
+                             elements that never meet */
+    TJ_OVERLAP_PARTIAL, /**< may share bytes without being the same view */
+    TJ_OVERLAP_FULL,    /**< the same view: each index names the same element in both (a == b, or one offset, shape,
+                             itemsize and strides) */
+} tj_overlap;
+tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b);
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
 static inline size_t tj_dtype_bytes(tj_dtype d)
 {

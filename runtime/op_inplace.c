@@ -79,7 +79,7 @@ static tj_status check_overlap(const char *op, const tj_value *args, int ntensor
                         "to a single memory location; clone() it first", op);
     for (int i = 1; i < ntensors; i++) {
         const tj_tensor *t = args[i].u.t;
-        if (!tj_may_overlap(self, t) || same_elements(self, t)) continue;
+        if (tj_overlap_status(self, t) == TJ_OVERLAP_NONE || same_elements(self, t)) continue;
         return tj_error(TJ_ERR_UNSUPPORTED,
                         "%s: unsupported operation: some elements of argument %d and of the written-to tensor "
                         "(self) refer to a single memory location; clone() it first", op, i);

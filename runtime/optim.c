@@ -101,8 +101,14 @@ typedef struct sgd_lists {
 /* With a momentum buffer of one dtype with its parameter and gradient: the
  * whole update as one _fused_sgd_step (one pass instead of three or more,
  * rounded as the operators below), its results copied back in place. Not
- * for a buffer that shares storage with its parameter or gradient: the
- * operators below then read what buf.mul_ wrote, as PyTorch's do. */
+ * for a buffer whose bytes may overlap its parameter's or gradient's (the
+ * same tensor included): the operators below then read what buf.mul_
+ * wrote, as PyTorch's do, where the fused step reads every input first.
+ * Buffers carved from one flat storage next to each other (or next to the
+ * parameters) share no byte with them and keep the fused step. Nor for a
+ * buffer or parameter whose elements may share bytes (a broadcast view):
+ * buf.mul_ refuses it before anything is written, where the fused step's
+ * copies back would have updated the parameter before refusing the buffer. */
 static tj_status sgd_fused(const tj_sgd_options *o, tj_tensor *param, tj_tensor *grad, tj_tensor *buf)
 {
     tj_tensor *r[2];
@@ -121,7 +127,8 @@ static tj_status sgd_one(const void *opts, void *lists, int i)
     if (!d_p) return TJ_OK;
     tj_tensor *old_buf = o->momentum != 0 ? l->bufs[i] : NULL;
     if (old_buf && d_p->dtype == param->dtype && old_buf->dtype == param->dtype &&
-        !tj_tensor_shares_storage(old_buf, param) && !tj_tensor_shares_storage(old_buf, d_p))
+        tj_overlap_status(old_buf, param) == TJ_OVERLAP_NONE && tj_overlap_status(old_buf, d_p) == TJ_OVERLAP_NONE &&
+        !tj_may_self_overlap(old_buf) && !tj_may_self_overlap(param))
         return sgd_fused(o, param, d_p, old_buf);
     if (o->maximize) d_p = tj_neg(d_p);
     if (o->weight_decay != 0) d_p = tj_add_alpha(d_p, param, F(o->weight_decay));

@@ -2,7 +2,9 @@
  * touches, whether two of its elements may share one, whether two tensors
  * may. Used to refuse in-place operators whose operands overlap the result
  * in another layout (runtime/op_inplace.c) and plan outputs that overlap
- * each other (tracer/plan.c), instead of computing wrong values. */
+ * each other (tracer/plan.c), instead of computing wrong values, and to
+ * keep SGD's fused step to momentum buffers apart from their parameter and
+ * gradient (runtime/optim.c). */
 #include "internal.h"
 
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi)
@@ -38,11 +40,53 @@ bool tj_may_self_overlap(const tj_tensor *t)
     return false;
 }
 
-bool tj_may_overlap(const tj_tensor *a, const tj_tensor *b)
+static int64_t gcd64(int64_t a, int64_t b)
 {
-    if (!tj_tensor_shares_storage(a, b) || a->numel == 0 || b->numel == 0) return false;
-    int64_t alo, ahi, blo, bhi;
+    while (b) {
+        int64_t r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
+
+/* The gcd of t's strides over its dims of size > 1, folded into g. */
+static int64_t strides_gcd(const tj_tensor *t, int64_t g)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] > 1) g = gcd64(g, t->strides[d] < 0 ? -t->strides[d] : t->strides[d]);
+    return g;
+}
+
+/* Whether a and b have the same element at every index: one storage
+ * offset, shape and itemsize, and equal strides wherever a dim has more
+ * than one index (a stride there is never used). */
+static bool same_view(const tj_tensor *a, const tj_tensor *b)
+{
+    if (a == b) return true;
+    if (a->offset != b->offset || a->ndim != b->ndim || tj_dtype_bytes(a->dtype) != tj_dtype_bytes(b->dtype))
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || (a->shape[d] > 1 && a->strides[d] != b->strides[d])) return false;
+    return true;
+}
+
+tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
+{
+    if (!tj_tensor_shares_storage(a, b) || a->numel == 0 || b->numel == 0) return TJ_OVERLAP_NONE;
+    if (same_view(a, b)) return TJ_OVERLAP_FULL;
+    /* bytes [first, last] each touches: disjoint intervals share nothing */
+    int64_t alo, ahi, blo, bhi, ea = (int64_t)tj_dtype_bytes(a->dtype), eb = (int64_t)tj_dtype_bytes(b->dtype);
     tj_element_range(a, &alo, &ahi);
     tj_element_range(b, &blo, &bhi);
-    return alo <= bhi && blo <= ahi;
+    if (alo * ea > bhi * eb + eb - 1 || blo * eb > ahi * ea + ea - 1) return TJ_OVERLAP_NONE;
+    /* Interleaved views of one itemsize (the columns of a flat [n, 2]
+     * buffer): every element of a lies at a->offset plus a multiple of g,
+     * the gcd of both views' strides, and so does every element of b at
+     * b->offset; offsets that differ modulo g never meet. (g 0: one element
+     * each, which the byte ranges above already told apart.) */
+    if (ea == eb) {
+        int64_t g = strides_gcd(b, strides_gcd(a, 0));
+        if (g != 0 && (a->offset - b->offset) % g != 0) return TJ_OVERLAP_NONE;
+    }
+    return TJ_OVERLAP_PARTIAL;
 }

@@ -316,6 +316,126 @@ Test(fused_sgd, buffer_aliasing_its_gradient_or_parameter_updates_as_pytorch)
     }
 }
 
+/* tj_sgd_update on n parameters; *fused: its _fused_sgd_step calls. */
+static tj_status update_counting_fused_steps(const tj_sgd_options *o, tj_tensor **p, tj_tensor **g, tj_tensor **b,
+                                             int n, int64_t *fused)
+{
+    tj_counter_mode *cm = tj_counter_mode_new();
+    cr_assert_not_null(cm);
+    cr_assert_eq(tj_mode_push(tj_counter_mode_base(cm)), TJ_OK);
+    tj_status st = tj_sgd_update(o, p, g, b, n);
+    cr_assert_eq(tj_mode_pop(tj_counter_mode_base(cm)), TJ_OK);
+    *fused = tj_counter_mode_count(cm, TJ_OPS(_fused_sgd_step));
+    tj_counter_mode_free(cm);
+    return st;
+}
+
+/* Elements [off, off + numel) of a flat tensor as a 2-d `shape` view, or as
+ * the transpose of a view of the reversed shape. */
+static tj_tensor *carve(tj_tensor *flat, int64_t off, const int64_t *shape, bool transposed)
+{
+    int64_t rev[2] = {shape[1], shape[0]};
+    tj_tensor *v = tj_view(tj_slice(flat, 0, true, off, true, off + shape[0] * shape[1], 1), transposed ? rev : shape, 2);
+    cr_assert_not_null(v, "%s", tj_last_error());
+    return transposed ? tj_t(v) : v;
+}
+
+/* Momentum buffers and parameters carved from one flat storage, as
+ * optimizers with flat buffers keep them (one of them transposed), and a
+ * parameter and buffer that are the two interleaved columns of a [9, 2]
+ * tensor: no buffer shares a byte with its parameter or gradient, so each
+ * update is one fused step (sharing the storage used to send them all to
+ * the operators), bit for bit the operator path's. */
+Test(fused_sgd, buffers_carved_from_one_flat_storage_take_the_fused_step_bit_for_bit)
+{
+    enum { N = 4, FLAT = 2 * (15 + 28 + 36) };
+    static const int64_t shapes[N - 1][2] = {{3, 5}, {7, 4}, {6, 6}};
+    tj_sgd_options opts[2] = {tj_sgd_defaults(0.05), tj_sgd_defaults(0.05)};
+    opts[0].momentum = 0.9, opts[0].weight_decay = 0.01, opts[0].nesterov = true;
+    opts[1].momentum = 0.8, opts[1].dampening = 0.3, opts[1].maximize = true;
+    for (int k = 0; k < 2; k++) {
+        tj_tensor *flat = tj_zeros((int64_t[]){FLAT}, 1, TJ_FLOAT32), *pairs = tj_zeros((int64_t[]){9, 2}, 2, TJ_FLOAT32);
+        tj_tensor *p[N], *g[N], *b[N];
+        sgd_state ref[N];
+        int64_t off = 0;
+        for (int i = 0; i < N - 1; i++) {
+            bool tr = i == 1;
+            ref[i] = make_state(TJ_FLOAT32, 2, shapes[i], tr ? 6 : 0, i == 0);
+            b[i] = carve(flat, off, shapes[i], tr);
+            p[i] = carve(flat, FLAT / 2 + off, shapes[i], tr);
+            g[i] = ref[i].grad;
+            off += shapes[i][0] * shapes[i][1];
+        }
+        ref[N - 1] = make_state(TJ_FLOAT32, 1, (int64_t[]){9}, 0, false);
+        p[N - 1] = tj_select(pairs, 1, 0), b[N - 1] = tj_select(pairs, 1, 1), g[N - 1] = ref[N - 1].grad;
+        for (int i = 0; i < N; i++) {
+            cr_assert_not_null(tj_copy_(p[i], ref[i].param), "%s", tj_last_error());
+            cr_assert_not_null(tj_copy_(b[i], ref[i].buf), "%s", tj_last_error());
+        }
+        int64_t fused;
+        cr_assert_eq(update_counting_fused_steps(&opts[k], p, g, b, N, &fused), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(fused, N, "options %d: every update fused", k);
+        char what[160];
+        describe(&opts[k], what, sizeof what);
+        for (int i = 0; i < N; i++) {
+            sgd_reference(&opts[k], ref[i].param, ref[i].grad, ref[i].buf);
+            expect_identical(p[i], ref[i].param, what);
+            expect_identical(b[i], ref[i].buf, what);
+        }
+    }
+}
+
+/* Buffers that may share bytes with their gradient or parameter keep the
+ * operator path: another view object of the same elements gives PyTorch
+ * 1.13's values (those of buffer_aliasing_its_gradient_or_parameter_updates_as_pytorch:
+ * momentum 0.9, lr 0.1), and a buffer one element along its gradient's
+ * storage is refused as PyTorch's buf.add_(d_p) refuses it, where the
+ * fused step would return made-up values. */
+Test(fused_sgd, buffers_overlapping_their_gradient_or_parameter_keep_the_operator_path)
+{
+    static const float p0[3] = {1, 2, 3}, g0[3] = {0.5f, -0.25f, 1}, flat0[4] = {0.5f, -0.25f, 1, 0.1f};
+    static const double want_p[3] = {0.9100000262260437, 2.0450000762939453, 2.819999933242798};
+    static const double want_b[3] = {0.8999999761581421, -0.44999998807907104, 1.7999999523162842};
+    static const double want_bp[3] = {1.2599999904632568, 1.3949999809265137, 3.3299999237060547};
+    int64_t s[1] = {3}, fused;
+    tj_sgd_options o = tj_sgd_defaults(0.1);
+    o.momentum = 0.9;
+    tj_tensor *p = test_f32(1, s, p0), *g = test_f32(1, s, g0), *b = tj_view(g, s, 1);
+    cr_assert_neq(b, g);
+    cr_assert_eq(update_counting_fused_steps(&o, &p, &g, &b, 1, &fused), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(fused, 0);
+    test_expect_close(p, want_p, 3, 1e-6, 0);
+    test_expect_close(b, want_b, 3, 1e-6, 0);
+    p = test_f32(1, s, p0), g = test_f32(1, s, g0), b = tj_view(p, s, 1);
+    cr_assert_eq(update_counting_fused_steps(&o, &p, &g, &b, 1, &fused), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(fused, 0);
+    test_expect_close(p, want_bp, 3, 1e-6, 0);
+    tj_tensor *flat = test_f32(1, (int64_t[]){4}, flat0);
+    p = test_f32(1, s, p0), g = tj_slice(flat, 0, true, 0, true, 3, 1), b = tj_slice(flat, 0, true, 1, true, 4, 1);
+    cr_expect_eq(update_counting_fused_steps(&o, &p, &g, &b, 1, &fused), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::add_.Tensor: unsupported operation"), "%s", tj_last_error());
+    cr_expect_eq(fused, 0);
+    test_expect_close(p, (const double[]){1, 2, 3}, 3, 0, 0);
+}
+
+/* A broadcast momentum buffer (one element for all three) is refused by
+ * buf.mul_, as PyTorch refuses it, before the parameter changes (the fused
+ * step used to update the parameter, then refuse to copy into the buffer). */
+Test(fused_sgd, broadcast_buffer_is_refused_before_the_parameter_changes)
+{
+    static const float p0[3] = {1, 2, 3}, g0[3] = {0.5f, -0.25f, 1}, b0[1] = {0.1f};
+    int64_t s[1] = {3}, fused;
+    tj_sgd_options o = tj_sgd_defaults(0.1);
+    o.momentum = 0.9;
+    tj_tensor *p = test_f32(1, s, p0), *g = test_f32(1, s, g0), *b = tj_expand(test_f32(1, (int64_t[]){1}, b0), s, 1);
+    cr_expect_eq(update_counting_fused_steps(&o, &p, &g, &b, 1, &fused), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::mul_.Scalar: unsupported operation: more than one element"), "%s",
+              tj_last_error());
+    cr_expect_eq(fused, 0);
+    test_expect_close(p, (const double[]){1, 2, 3}, 3, 0, 0);
+    test_expect_close(b, (const double[]){0.1f, 0.1f, 0.1f}, 3, 0, 0);
+}
+
 /* ---- traced SGD ---- */
 
 enum { N_PARAMS = 2 };

@@ -434,7 +434,7 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) has elements that share memory (a "
                             "broadcast view?)", who, k, p->values[v].name);
         for (int j = 0; o && j < k; j++)
-            if (outputs[j] && tj_may_overlap(outputs[j], o))
+            if (outputs[j] && tj_overlap_status(outputs[j], o) != TJ_OVERLAP_NONE)
                 return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: outputs %d and %d overlap in memory", who, j, k);
         bool direct = o && p->direct_out[k] && tj_tensor_is_contiguous(o) && !shares_input(p, inputs, o);
         for (int j = 0; direct && j < k; j++) direct = !outputs[j] || outputs[j]->storage != o->storage;
