@@ -131,13 +131,62 @@ static bool gemv_route(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int6
     return !(own_kernel(dtype, n) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS);
 }
 
-bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
+/* The kernel tj_k_gemm computes a float product on (batch 1, alpha and k
+ * nonzero), in tj_k_gemm's order of decisions. */
+typedef enum gemm_route {
+    ROUTE_NONE,        /* an empty product, or a layout BLAS cannot read */
+    ROUTE_OWN,         /* tj_k_gemm_f32_avx512 */
+    ROUTE_OWN_COLUMNS, /* the rows of A as vectors on gemv's AVX-512 column form: C's row i is B^T times A's row i */
+    ROUTE_GEMV,        /* any other matrix-vector route (BLAS's, the row form, B's columns as the vectors) */
+    ROUTE_BLAS,        /* sgemm, dgemm */
+} gemm_route;
+
+static gemm_route route(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
 {
     blas_view va, vb;
     tj_k_gemv_args g;
-    if (m <= 0 || n <= 0 || k <= 0 || !own_kernel(dtype, n)) return false;
-    if (!layout(m, k, a.rs, a.cs, &va) || !layout(k, n, b.rs, b.cs, &vb)) return false;
-    return !gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g);
+    if (m <= 0 || n <= 0 || k <= 0 || !layout(m, k, a.rs, a.cs, &va) || !layout(k, n, b.rs, b.cs, &vb))
+        return ROUTE_NONE;
+    if (gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g)) {
+        /* gemv.c's own_kernel: float32 vectors of unit stride on AVX-512 */
+        bool own = dtype == TJ_FLOAT32 && g.incx == 1 && __builtin_cpu_supports("avx512f");
+        return own && g.trans && m <= n ? ROUTE_OWN_COLUMNS : ROUTE_GEMV;
+    }
+    return own_kernel(dtype, n) ? ROUTE_OWN : ROUTE_BLAS;
+}
+
+bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
+{
+    return route(dtype, m, n, k, a, b) == ROUTE_OWN;
+}
+
+/* Our kernels compute each column of C with the same operations wherever
+ * it falls in the call: the GEMM kernel sums each element of C block by
+ * block in one order however C is split (gemm_avx512.c; its long-sum path
+ * gives the same bytes), and the column form adds the rows into every
+ * column alike, a vector of columns at a time (gemv_avx512.c). BLAS does
+ * not: OpenBLAS computes the last few columns in other loops (sgemm's m 4,
+ * n 3000, k 400 in 2 chunks changed 27 of 12000 outputs; sgemv's b 2, m 2,
+ * k 400, n 3000 351), and its matrix-vector products inside a parallel loop
+ * become plain loops (gemv.c). The route depends on the number of columns
+ * w only through thresholds: own_kernel's w >= OWN_MIN_COLS; which
+ * operand gives the vectors (A's rows while m <= w, else B's columns);
+ * with B's columns as vectors, w against the largest count of vectors,
+ * which does not depend on w; with A's rows, that count against m, where
+ * the count may grow with the row length w (tj_k_gemv_max_vectors). Each
+ * route then holds over an interval of w on either side of m, so the
+ * route is one over [min_cols, n] when it is one at min_cols, m - 1, m
+ * and n (those in range). */
+bool tj_k_gemm_columns_independent(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b,
+                                   int64_t min_cols)
+{
+    gemm_route r = route(dtype, m, n, k, a, b);
+    if (r != ROUTE_OWN && r != ROUTE_OWN_COLUMNS) return false;
+    if (min_cols < 1) min_cols = 1;
+    const int64_t widths[3] = {min_cols, m - 1, m};
+    for (int i = 0; i < 3; i++)
+        if (widths[i] >= min_cols && widths[i] < n && route(dtype, m, widths[i], k, a, b) != r) return false;
+    return true;
 }
 
 /* A batch of products, for batch_items; `inner` threads for each product

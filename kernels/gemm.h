@@ -117,6 +117,21 @@ void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const fl
  * matrix-vector kernels or BLAS. */
 bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b);
 
+/** Whether the product's columns may be computed in pieces: true when
+ * every call of tj_k_gemm (batch 1, alpha nonzero) on A and a range of
+ * B's columns, [j0, j1) with j1 - j0 >= min_cols, in B's layout (row- or
+ * column-major; any leading dimension), into C's same columns, gives the
+ * bytes the whole product's call gives there, on any number of threads and
+ * inside a parallel loop or not. That holds where every such call takes
+ * one route, and one that computes each column of C with the same
+ * operations wherever the column falls in the call: our AVX-512 GEMM
+ * kernel, or the matrix-vector column form on AVX-512 over few rows of A
+ * with unit-stride rows. False for the others (BLAS, whose sums depend on
+ * a column's place in the call), for float64, for an empty product and
+ * for layouts tj_k_gemm_layout_ok refuses. */
+bool tj_k_gemm_columns_independent(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b,
+                                   int64_t min_cols);
+
 /** Steps of the sum that tj_k_gemm_f32_avx512 adds up in registers before
  * adding them to C: each element of C is the sum, in order, of such
  * blocks from the first step. A product split into sums over runs of whole

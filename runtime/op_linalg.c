@@ -195,8 +195,9 @@ tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
 /* Bytes of batch2 gathered per chunk: the chunk, A and the chunk's part of
  * C stay within a 1 MiB L2. */
 #define GATHER_CHUNK_BYTES (384 * 1024)
-/* Columns of the narrowest chunk: tj_k_gemm's route then depends on m
- * alone, as for the whole product (our kernel takes 32 columns or more). */
+/* Columns of the narrowest chunk: our GEMM kernel takes 32 columns or
+ * more (narrower ones go to BLAS, so tj_k_gemm_columns_independent would
+ * refuse narrower chunks). */
 #define GATHER_MIN_COLS 32
 
 typedef struct gathered {
@@ -260,16 +261,14 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     int64_t min_units = (GATHER_MIN_COLS + g.inner - 1) / g.inner;
     if (per_chunk < min_units) per_chunk = min_units;
     g.chunks = per_chunk < g.units ? g.units / per_chunk : 1; /* chunks of per_chunk units or more */
-    /* Chunks keep the bits only on our kernels (gemm.c routes them): on
-     * BLAS an output's sum depends on where the output falls in the call
-     * (OpenBLAS computes the last few columns in other loops: sgemm's m 4,
-     * n 3000, k 400 in 2 chunks changed 27 of 12000 outputs, sgemv's b 2,
-     * m 2, k 400, n 3000 351). Our GEMM kernel needs AVX-512; up to 3 rows
-     * go to the matrix-vector route instead, ours only when A's rows are
-     * unit-stride. Otherwise one chunk per batch item: the whole product's
-     * call. */
-    bool ours = __builtin_cpu_supports("avx512f") && (g.m > 3 || g.k == 1 || g.a.cs == 1);
-    if (!ours) g.chunks = 1;
+    /* Chunks keep the bits only where gemm.c says each column of C comes
+     * out the same whatever the call's columns (our kernels; not BLAS, whose
+     * sum for an output depends on where it falls in the call). Otherwise
+     * one chunk per batch item: the whole product's call. Each chunk is
+     * [k, cols] row-major. */
+    tj_k_mat b = {NULL, g.n, 1};
+    bool independent = tj_k_gemm_columns_independent(TJ_FLOAT32, g.m, g.n, g.k, g.a, b, GATHER_MIN_COLS);
+    if (!independent) g.chunks = 1;
     int64_t items = out->shape[0] * g.chunks, widest = (g.units + g.chunks - 1) / g.chunks;
     /* Threads take whole chunks, each gathering and multiplying its own on
      * its core, when our kernel computes every chunk (it may run on several
@@ -277,8 +276,7 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
      * at a time with every thread). Either way each element of C is the same
      * sum as in the whole product. */
     int nt = tj_get_num_threads();
-    bool split = nt > 1 && items > 1 && __builtin_cpu_supports("avx512f") && g.m > 3 &&
-                 (g.units / g.chunks) * g.inner >= GATHER_MIN_COLS;
+    bool split = nt > 1 && items > 1 && independent && tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b);
     int team = split ? (items < nt ? (int)items : nt) : 1;
     g.inner_threads = split ? 1 : nt;
     g.slice = ((size_t)(g.k * widest * g.inner) * sizeof(float) + 63) / 64 * 64;

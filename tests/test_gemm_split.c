@@ -3,13 +3,16 @@
  * element is computed the same way whatever the split, so results on 2 and
  * 3 threads must equal the 1-thread result byte for byte; the 1-thread
  * result is checked against a double-precision sum. Operands hold
- * non-integer values, so that a different order of the sums would show. */
+ * non-integer values, so that a different order of the sums would show.
+ * Then tj_k_gemm's products split into calls over ranges of columns, where
+ * tj_k_gemm_columns_independent says that keeps the bytes. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/gemm.h"
+#include "kernels/parallel.h"
 #include "tjit/tjit.h"
 
 /* Deterministic values in [-1, 1) that are not small integers. */
@@ -368,5 +371,203 @@ Test(gemm_split, sums_over_several_chunks_match_a_double_sum_in_any_layout)
                           t, (long)i, (long)j, one[i * p->ldc + j], ref);
             }
         free(a), free(b), free(c0), free(one), free(c);
+    }
+}
+
+/* ---- products computed in column chunks (tj_k_gemm_columns_independent) ---- */
+
+enum { SPLIT_MIN_COLS = 32 };
+
+/* One product of the sweep: A [m, k] row-major or stored transposed, B
+ * [k, n] row- or column-major, C [m, n] row-major. */
+typedef struct col_product {
+    tj_dtype dt;
+    int64_t m, n, k;
+    bool a_t, b_colmajor;
+    size_t es;
+    void *a, *b;
+    tj_k_mat am, bm;
+} col_product;
+
+/* Columns [j0, j1) of B: a view with B's strides, or (packed) a row-major
+ * copy [k, j1 - j0] as the gathered bmm makes (runtime/op_linalg.c). */
+static tj_k_mat b_columns(const col_product *p, int64_t j0, int64_t j1, bool packed, void *buf)
+{
+    if (!packed) return (tj_k_mat){(const char *)p->b + (size_t)(j0 * p->bm.cs) * p->es, p->bm.rs, p->bm.cs};
+    for (int64_t q = 0; q < p->k; q++)
+        for (int64_t j = j0; j < j1; j++)
+            memcpy((char *)buf + (size_t)(q * (j1 - j0) + j - j0) * p->es,
+                   (const char *)p->b + (size_t)(q * p->bm.rs + j * p->bm.cs) * p->es, p->es);
+    return (tj_k_mat){buf, j1 - j0, 1};
+}
+
+/* Chunk boundaries: [bounds[i], bounds[i + 1]) for i < n_chunks. */
+typedef struct chunking {
+    int64_t bounds[128];
+    int n_chunks;
+} chunking;
+
+typedef struct chunk_run {
+    const col_product *p;
+    const chunking *ch;
+    bool packed;
+    void *c;
+    int inner; /* threads per call */
+} chunk_run;
+
+static void run_chunks(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const chunk_run *r = ctx;
+    const col_product *p = r->p;
+    (void)t;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t j0 = r->ch->bounds[i], j1 = r->ch->bounds[i + 1];
+        void *buf = r->packed ? malloc((size_t)(p->k * (j1 - j0)) * p->es) : NULL;
+        cr_assert(!r->packed || buf);
+        tj_k_gemm(p->dt, 1, p->m, j1 - j0, p->k, 1.0, p->am, 0, b_columns(p, j0, j1, r->packed, buf), 0, 0.0,
+                  (char *)r->c + (size_t)j0 * p->es, 0, p->n, r->inner, NULL);
+        free(buf);
+    }
+}
+
+/* Chunks of SPLIT_MIN_COLS columns, or two uneven ones (at least
+ * SPLIT_MIN_COLS each): the remainder joins the last chunk. */
+static chunking make_chunking(int64_t n, bool narrow)
+{
+    chunking ch = {{0}, 0};
+    int64_t width = narrow || n / 2 - 1 < SPLIT_MIN_COLS ? SPLIT_MIN_COLS : n / 2 - 1;
+    if (n / width > 127) width = (n + 126) / 127;
+    for (int64_t j = 0; j + width <= n; j += width) ch.bounds[++ch.n_chunks] = j + width;
+    ch.bounds[ch.n_chunks] = n; /* the remainder joins the last chunk */
+    return ch;
+}
+
+/* The product whole and in every chunking, the chunks one after another on
+ * 2 threads each, then (when `in_parallel`) shared over 2 threads, one each:
+ * the same bytes. */
+static void expect_chunks_match_whole(const col_product *p, bool in_parallel, const char *what)
+{
+    size_t bytes = (size_t)(p->m * p->n) * p->es;
+    void *whole = calloc(1, bytes), *c = calloc(1, bytes);
+    cr_assert(whole && c);
+    tj_k_gemm(p->dt, 1, p->m, p->n, p->k, 1.0, p->am, 0, p->bm, 0, 0.0, whole, 0, p->n, 2, NULL);
+    for (int variant = 0; variant < 8; variant++) {
+        bool narrow = variant & 1, packed = variant & 2, parallel = variant & 4;
+        if ((packed && p->b_colmajor) || (parallel && !in_parallel)) continue;
+        chunking ch = make_chunking(p->n, narrow);
+        chunk_run r = {p, &ch, packed, c, parallel ? 1 : 2};
+        memset(c, 0, bytes);
+        tj_k_parallel(parallel ? 2 : 1, ch.n_chunks, run_chunks, &r);
+        for (int64_t i = 0; i < p->m * p->n; i++)
+            cr_assert(memcmp((char *)c + (size_t)i * p->es, (char *)whole + (size_t)i * p->es, p->es) == 0,
+                      "%s, %d chunks%s%s: element (%lld, %lld) differs from the whole product's", what, ch.n_chunks,
+                      packed ? " (packed)" : "", parallel ? " (in a parallel loop)" : "", (long long)(i / p->n),
+                      (long long)(i % p->n));
+    }
+    free(whole);
+    free(c);
+}
+
+static col_product make_col_product(tj_dtype dt, int64_t m, int64_t n, int64_t k, bool a_t, bool b_colmajor)
+{
+    col_product p = {dt, m, n, k, a_t, b_colmajor, dt == TJ_FLOAT32 ? sizeof(float) : sizeof(double), NULL, NULL,
+                     {NULL, 0, 0}, {NULL, 0, 0}};
+    p.a = malloc((size_t)(m * k) * p.es);
+    p.b = malloc((size_t)(k * n) * p.es);
+    cr_assert(p.a && p.b);
+    float *tmp = malloc(sizeof(float) * (size_t)(m * k > k * n ? m * k : k * n));
+    cr_assert_not_null(tmp);
+    for (int w = 0; w < 2; w++) {
+        int64_t cnt = w ? k * n : m * k;
+        fill(tmp, cnt, 11 + (unsigned)w);
+        for (int64_t i = 0; i < cnt; i++) {
+            if (dt == TJ_FLOAT32) ((float *)(w ? p.b : p.a))[i] = tmp[i];
+            else ((double *)(w ? p.b : p.a))[i] = tmp[i] * (1 + 1e-9 * (double)i); /* not float values */
+        }
+    }
+    free(tmp);
+    p.am = (tj_k_mat){p.a, a_t ? 1 : k, a_t ? m : 1};
+    p.bm = (tj_k_mat){p.b, b_colmajor ? 1 : n, b_colmajor ? k : 1};
+    return p;
+}
+
+/* Wherever tj_k_gemm_columns_independent says a product's columns may be
+ * computed in chunks of SPLIT_MIN_COLS or more, chunked calls give the
+ * whole call's bytes, over a sweep of shapes: few rows (the matrix-vector
+ * routes, A's rows unit-stride or not), A transposed, B column-major (chunks
+ * then narrower than A is tall take B's columns as vectors, m 300), long
+ * sums, float64 (BLAS only). The sweep includes products that BLAS computes
+ * differently in chunks (sgemv m 2, k 400, n 3000 with A transposed; dgemm
+ * m 4, k 400, n 3000), so a predicate that claimed them would fail here;
+ * and the predicate must claim our kernels' products (the gathered bmm's
+ * chunks: test_fusion). This machine's AVX-512 is not switched off by
+ * tj_k_isa_force or TJ_ISA (gemm.c asks the CPU): float64 stands for the
+ * BLAS-only route. */
+Test(gemm_split, column_chunks_give_the_whole_products_bytes_where_the_predicate_says_so)
+{
+    static const int64_t ms[] = {1, 2, 3, 4, 6, 40}, ks[] = {1, 33, 400}, ns[] = {64, 300, 3000};
+    /* long sums (col-major B: the whole product of 20 x 1000 on the regular
+     * path, its chunks on the long-sum one); chunks narrower than A is tall */
+    static const int64_t extra[][3] = {{20, 300, 4100}, {20, 1000, 4100}, {300, 600, 600}, {2, 3000, 4100}};
+    bool avx512 = __builtin_cpu_supports("avx512f");
+    int claimed = 0, refused = 0;
+    enum { NM = sizeof ms / sizeof *ms, NK = sizeof ks / sizeof *ks, NN = sizeof ns / sizeof *ns };
+    const size_t grid = NM * NK * NN, n_extra = sizeof extra / sizeof *extra;
+    for (int dti = 0; dti < 2; dti++)
+        for (size_t c = 0; c < grid + n_extra; c++)
+            for (int lay = 0; lay < 4; lay++) {
+                tj_dtype dt = dti ? TJ_FLOAT64 : TJ_FLOAT32;
+                bool a_t = lay & 1, b_cm = lay & 2;
+                int64_t m, n, k;
+                if (c < grid) {
+                    m = ms[c % NM], k = ks[c / NM % NK], n = ns[c / (NM * NK)];
+                } else {
+                    m = extra[c - grid][0], n = extra[c - grid][1], k = extra[c - grid][2];
+                }
+                col_product p = make_col_product(dt, m, n, k, a_t, b_cm);
+                bool ind = tj_k_gemm_columns_independent(dt, m, n, k, p.am, p.bm, SPLIT_MIN_COLS);
+                char what[160];
+                snprintf(what, sizeof what, "%s m %lld n %lld k %lld%s%s", dt == TJ_FLOAT32 ? "float32" : "float64",
+                         (long long)m, (long long)n, (long long)k, a_t ? ", A transposed" : "",
+                         b_cm ? ", B column-major" : "");
+                /* the routes known to keep each column's bytes */
+                if (avx512 && dt == TJ_FLOAT32 && !b_cm && (m > 3 || !a_t || k == 1))
+                    cr_expect(ind, "%s: our kernels' product not claimed", what);
+                if (dt == TJ_FLOAT64) cr_expect(!ind, "%s: BLAS claimed", what);
+                if (ind) {
+                    claimed++;
+                    expect_chunks_match_whole(&p, true, what);
+                } else {
+                    refused++;
+                }
+                free(p.a);
+                free(p.b);
+            }
+    cr_expect_gt(refused, 0);
+    if (avx512) cr_expect_gt(claimed, 0);
+}
+
+/* Products BLAS computes differently in chunks, so that the sweep above
+ * can tell a wrong claim: the chunks must differ from the whole product
+ * somewhere (as the predicate's comment says they do). */
+Test(gemm_split, blas_products_in_column_chunks_differ_from_the_whole_product)
+{
+    static const struct {
+        tj_dtype dt;
+        int64_t m, n, k;
+        bool a_t;
+    } cases[] = {{TJ_FLOAT32, 2, 3000, 400, true}, {TJ_FLOAT64, 4, 3000, 400, false}};
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        col_product p = make_col_product(cases[t].dt, cases[t].m, cases[t].n, cases[t].k, cases[t].a_t, false);
+        cr_expect(!tj_k_gemm_columns_independent(p.dt, p.m, p.n, p.k, p.am, p.bm, SPLIT_MIN_COLS), "case %zu", t);
+        size_t bytes = (size_t)(p.m * p.n) * p.es;
+        void *whole = calloc(1, bytes), *c = calloc(1, bytes);
+        cr_assert(whole && c);
+        tj_k_gemm(p.dt, 1, p.m, p.n, p.k, 1.0, p.am, 0, p.bm, 0, 0.0, whole, 0, p.n, 1, NULL);
+        chunking ch = make_chunking(p.n, true);
+        chunk_run r = {&p, &ch, false, c, 1};
+        tj_k_parallel(1, ch.n_chunks, run_chunks, &r);
+        cr_expect(memcmp(c, whole, bytes) != 0, "case %zu: chunks gave the whole product's bytes", t);
+        free(whole), free(c), free(p.a), free(p.b);
     }
 }
