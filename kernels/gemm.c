@@ -148,9 +148,7 @@ static gemm_route route(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_ma
     if (m <= 0 || n <= 0 || k <= 0 || !layout(m, k, a.rs, a.cs, &va) || !layout(k, n, b.rs, b.cs, &vb))
         return ROUTE_NONE;
     if (gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g)) {
-        /* gemv.c's own_kernel: float32 vectors of unit stride on AVX-512 */
-        bool own = dtype == TJ_FLOAT32 && g.incx == 1 && __builtin_cpu_supports("avx512f");
-        return own && g.trans && m <= n ? ROUTE_OWN_COLUMNS : ROUTE_GEMV;
+        return tj_k_gemv_on_own_kernel(dtype, g.incx) && g.trans && m <= n ? ROUTE_OWN_COLUMNS : ROUTE_GEMV;
     }
     return own_kernel(dtype, n) ? ROUTE_OWN : ROUTE_BLAS;
 }

@@ -42,7 +42,7 @@
 #define ROW_FORM_LONG_MAX_VECTORS 64
 #define OTHER_MAX_VECTORS 3
 
-static bool own_kernel(tj_dtype dtype, int64_t incx)
+bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx)
 {
     return dtype == TJ_FLOAT32 && incx == 1 && __builtin_cpu_supports("avx512f");
 }
@@ -130,7 +130,7 @@ static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
     int64_t es = g->dtype == TJ_FLOAT32 ? (int64_t)sizeof(float) : (int64_t)sizeof(double);
     const char *m = (const char *)g->m + b * g->m_bs * es, *x = (const char *)g->x + b * g->x_bs * es;
     char *y = (char *)g->y + b * g->y_bs * es;
-    bool own = own_kernel(g->dtype, g->incx);
+    bool own = tj_k_gemv_on_own_kernel(g->dtype, g->incx);
     int64_t group = own && !g->trans ? g->nv : 1;
     int64_t nout = g->trans ? g->cols : g->rows, unit = g->trans ? 64 : 4; /* the kernels' blocks */
     int64_t blocks = (nout + unit - 1) / unit;
@@ -152,7 +152,7 @@ static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
 
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g)
 {
-    if (!own_kernel(g->dtype, g->incx) || g->trans) return OTHER_MAX_VECTORS;
+    if (!tj_k_gemv_on_own_kernel(g->dtype, g->incx) || g->trans) return OTHER_MAX_VECTORS;
     return g->cols >= ROW_FORM_LONG_ROWS ? ROW_FORM_LONG_MAX_VECTORS : ROW_FORM_MAX_VECTORS;
 }
 
@@ -176,7 +176,7 @@ void tj_k_gemv(const tj_k_gemv_args *g, int nthreads)
     int64_t elems = g->rows * g->cols * g->nv;
     /* small products share the threads over the batch, each on one thread
      * (BLAS's gemv only below its own threading threshold) */
-    bool one_thread_each = own_kernel(g->dtype, g->incx) || g->rows * g->cols < BLAS_SERIAL_ELEMS;
+    bool one_thread_each = tj_k_gemv_on_own_kernel(g->dtype, g->incx) || g->rows * g->cols < BLAS_SERIAL_ELEMS;
     int nt = nthreads;
     if (nt > g->batch) nt = (int)g->batch;
     if (!one_thread_each || elems >= PAR_ELEMS || (double)elems * (double)g->batch < (double)PAR_ELEMS) nt = 1;

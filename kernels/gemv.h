@@ -41,6 +41,11 @@ typedef struct tj_k_gemv_args {
  * with nthreads 1 from inside a parallel loop. */
 void tj_k_gemv(const tj_k_gemv_args *g, int nthreads);
 
+/** Whether tj_k_gemv computes products of this dtype and vector stride on
+ * our AVX-512 kernels (float32, unit stride, an AVX-512 CPU) rather than
+ * on BLAS's gemv. */
+bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx);
+
 /** The most vectors (nv) for which tj_k_gemv beats the GEMM kernels on
  * products of g's kind (dtype, form, x's stride, row length); at least 1. */
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g);
