@@ -356,6 +356,69 @@ Test(hostile_plan, two_outputs_that_share_memory_are_refused)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* x.add_(y) then x * y, unfunctionalised: the plan writes into input 0. */
+static const char *ADD_INPLACE_TEXT = "graph(%x : f32[2, 2], %y : f32[2, 2]):\n"
+                                      "    %add_ = aten.add_.Tensor(%x, %y, alpha = 1)\n"
+                                      "    %mul = aten.mul.Tensor(%add_, %y)\n"
+                                      "    return (%mul,)\n";
+
+Test(hostile_plan, an_in_place_operator_refuses_inputs_it_would_overwrite_while_reading)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(ADD_INPLACE_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    /* x expanded from one row (stride 0): eagerly add_ refuses it */
+    tj_tensor *row = ramp(2, I64(1, 2), 1), *y = ramp(2, I64(2, 2), 10), *out[1] = {NULL};
+    tj_tensor *ex = tj_expand(row, I64(2, 2), 2);
+    cr_assert_not_null(ex, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run(p, (tj_tensor *[]){ex, y}, 2, out), TJ_ERR_UNSUPPORTED);
+    EXPECT_ERROR(TJ_ERR_UNSUPPORTED, "tj_plan_run", "%add_", "aten::add_.Tensor", "single memory location");
+    expect_values(row, (const float[]){1, 2}, 2);
+    cr_expect_null(out[0]);
+    /* y = x^T: partly the elements add_ writes (as x.add_(x.t()) eagerly) */
+    tj_tensor *x = ramp(2, I64(2, 2), 0), *xt = tj_t(x);
+    cr_assert_not_null(xt, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run(p, (tj_tensor *[]){x, xt}, 2, out), TJ_ERR_UNSUPPORTED);
+    EXPECT_ERROR(TJ_ERR_UNSUPPORTED, "tj_plan_run", "%add_", "argument 1");
+    expect_values(x, (const float[]){0, 1, 2, 3}, 4);
+    /* y = x itself is allowed, as eagerly: x becomes 2x, the result 4x^2 */
+    cr_expect_eq(tj_plan_run(p, (tj_tensor *[]){x, x}, 2, out), TJ_OK, "%s", tj_last_error());
+    expect_values(x, (const float[]){0, 2, 4, 6}, 4);
+    expect_values(out[0], (const float[]){0, 4, 16, 36}, 4);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(xt);
+    tj_tensor_release(x);
+    tj_tensor_release(ex);
+    tj_tensor_release(y);
+    tj_tensor_release(row);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_plan, a_written_back_input_with_elements_sharing_memory_is_refused)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(BUMP_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *one = ramp(1, I64(1), 5), *out[1] = {NULL};
+    tj_tensor *ex = tj_expand(one, I64(3), 1);
+    cr_assert_not_null(ex, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run(p, &ex, 1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run", "input 0", "written back", "share memory");
+    expect_values(one, (const float[]){5}, 1);
+    cr_expect_null(out[0]);
+    tj_tensor_release(ex);
+    tj_tensor_release(one);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 Test(hostile_plan, contexts_statistics_and_profiles_refuse_bad_arguments)
 {
     int64_t base = live_allocations();

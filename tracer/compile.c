@@ -259,10 +259,17 @@ static tj_status finish(tj_plan *p)
 {
     p->step_nodes = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_steps + 1));
     p->input_views = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_values + 1));
-    if (!p->step_nodes || !p->input_views) return TJ_ERR_OUT_OF_MEMORY;
+    p->input_writers = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_nodes + 1));
+    if (!p->step_nodes || !p->input_views || !p->input_writers) return TJ_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < p->n_nodes; i++) {
         const tj_pnode *n = &p->nodes[i];
         if (n->is_step) p->step_nodes[n->step] = i;
+        bool writes_input = false;
+        for (int k = 0; n->is_step && k < n->nout; k++) {
+            const tj_pvalue *v = n->outs[k] >= 0 ? &p->values[n->outs[k]] : NULL;
+            writes_input |= v && v->kind == TJ_PV_SAME && p->values[v->root].kind == TJ_PV_INPUT;
+        }
+        if (writes_input) p->input_writers[p->n_input_writers++] = i;
         p->n_args += (size_t)n->nargs;
         p->n_lists += (size_t)n->nlist;
         p->n_outs += (size_t)n->nout;

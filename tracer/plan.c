@@ -371,6 +371,26 @@ static tj_status reresolve_view(tj_plan_context *c, int v)
     return TJ_OK;
 }
 
+/* The compile-time checks of the in-place operators writing into inputs
+ * (their meta functions) again on this run's inputs: an input expanded with
+ * stride 0, or overlapping another operand of the operator without being it,
+ * is refused as eagerly, not computed over elements already written. */
+static tj_status check_input_writers(tj_plan_context *c, const char *who)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_input_writers; k++) {
+        const tj_pnode *n = &p->nodes[p->input_writers[k]];
+        tj_meta m[TJ_MAX_RETURNS];
+        tj_status st = n->op->meta(c->node_args[p->input_writers[k]], m);
+        if (st != TJ_OK) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", tj_last_error());
+            return tj_error(st, "%s: node %%%s: %s", who, n->name, msg);
+        }
+    }
+    return TJ_OK;
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -390,6 +410,10 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         d->offset = t->offset;
         memcpy(d->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
         restrided |= pv->n_views > 0 && !same_strides(pv, t);
+        for (int k = 0; k < p->n_outputs; k++)
+            if (p->writeback[k] == i && tj_may_self_overlap(t))
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
+                                "that share memory (a broadcast view?); clone() it first", who, i, pv->name);
     }
     for (int k = 0; k < p->n_input_views; k++) {
         int v = p->input_views[k];
@@ -406,7 +430,7 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         if (c->views_restrided) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
     }
     c->views_restrided = restrided;
-    return TJ_OK;
+    return check_input_writers(c, who);
 }
 
 static bool shares_input(const tj_plan *p, tj_tensor *const *inputs, const tj_tensor *t)

@@ -129,6 +129,8 @@ struct tj_plan {
     bool *wb_direct;   /**< per output: its kernel may write into that input's buffer */
     int *input_views;  /**< VIEW values rooted at inputs, in node order */
     int n_input_views;
+    int *input_writers; /**< steps writing in place into an input's storage, in node order */
+    int n_input_writers;
     size_t n_args, n_lists, n_outs; /**< totals over the nodes */
     tj_plan_statistics stats;
     atomic_bool profiling; /**< read once per run; may change between runs */

@@ -173,7 +173,11 @@ int tj_plan_num_outputs(const tj_plan *p);
  * run overwrites them). Not thread-safe with itself (one default context).
  * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count),
  * TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the compiled
- * one (the message names the input and both types), a kernel's error (the
+ * one (the message names the input and both types), TJ_ERR_UNSUPPORTED when
+ * an in-place operator of the plan would write into an input whose elements
+ * share memory, or that overlaps another of its operands without being it
+ * (as eagerly: the message names the node), TJ_ERR_INVALID_ARGUMENT for a
+ * written-back input whose elements share memory, a kernel's error (the
  * outputs are then NULL; written-back inputs may be partly updated),
  * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);
