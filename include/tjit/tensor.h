@@ -4,6 +4,8 @@
 #ifndef TJIT_TENSOR_H
 #define TJIT_TENSOR_H
 
+#include <stdio.h>
+
 #include "core.h"
 
 #ifdef __cplusplus
@@ -61,6 +63,29 @@ tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst);
 int tj_tensor_describe(const tj_tensor *t, char *buf, size_t n);
 /** Formats a shape as "[3, 4]" into buf; returns buf. */
 char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+/** Writes PyTorch's repr of `t` and a newline, as Python's print(t) does,
+ * following torch/_tensor_str.py (1.13) with the default print options:
+ *     tensor([[1., 2.],
+ *             [3., 4.]], dtype=torch.float64)
+ * Any strides and rank (0-d: "tensor(3.5000)"). Floats share one format
+ * chosen from the finite nonzero values shown: integers as "2." when all of
+ * them are integral, "%.4f" otherwise, and "%.4e" when max/min > 1000, max >
+ * 1e8 or (not all integral) min < 1e-4; every element is right-aligned to the
+ * widest; nan, inf and -inf print as such. int64 prints in decimal, bool as
+ * True/False. A row wraps after (80 - indent) / (width + 2) items. Above
+ * 1000 elements the output is summarised: 3 items at each end of every dim
+ * longer than 6, "..." between. Suffixes as torch: "dtype=torch.float64"
+ * (float32, int64 and bool are not named), for an empty tensor "size=(0, 3)"
+ * (unless 1-d) and its dtype unless float32, "requires_grad=True" for a leaf
+ * that requires grad. Differences from torch: a recorded (non-leaf) result
+ * gets no "grad_fn=<...>" suffix, and a fake tensor prints as torch prints a
+ * meta tensor, without "device='meta'": "tensor(..., size=(2, 3))".
+ * Errors: TJ_ERR_INVALID_ARGUMENT for a NULL tensor or file,
+ * TJ_ERR_OUT_OF_MEMORY, TJ_ERR_IO on a write error. */
+tj_status tj_tensor_print(const tj_tensor *t, FILE *f);
+/** The same repr as tj_tensor_print, without the newline, in a new string
+ * (free with free()); NULL with tj_tensor_print's errors. */
+char *tj_tensor_to_string(const tj_tensor *t);
 
 /* ---- Scopes ----
  * Tensors returned by operators while a scope is open belong to the scope and
