@@ -253,6 +253,28 @@ tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /
 tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value,
                                            tj_tensor *attn_mask, double dropout_p, bool is_causal);
 
+/* ---- Whole-tensor comparison (a bool answer: not dispatched). ---- */
+/** aten::allclose: writes to *out whether every element pair of self and
+ * other (broadcast together) satisfies aten::isclose:
+ *     self == other  or  (equal_nan and both nan)
+ *     or  isfinite(|self - other|) and |self - other| <= atol + |rtol * other|
+ * (not symmetric: the relative term uses other). PyTorch's defaults are rtol
+ * 1e-5, atol 1e-8, equal_nan false. inf is close only to the same inf; with
+ * rtol = atol = 0 only equal values are close. As PyTorch computes it: in
+ * float64 for float64 tensors, in float32 for float32, int64 and bool ones
+ * (int64 values rounded to float32 before subtracting, rtol and atol rounded
+ * to float32); int64 and bool values that are equal are always close, and
+ * equal_nan matters only for floats. Empty broadcast shapes give true. Reads
+ * the data directly: not seen by the mode stack or autograd, so a traced
+ * graph does not record it (there is no tensor result to record). self and
+ * other may have any strides. *out is written only on success. Errors:
+ * TJ_ERR_DTYPE when the dtypes differ (PyTorch: "Float did not match
+ * Double"; no promotion), TJ_ERR_INVALID_ARGUMENT for rtol or atol negative
+ * or nan, a NULL argument or a fake tensor, TJ_ERR_SHAPE naming
+ * aten::allclose and both shapes when they do not broadcast. */
+tj_status tj_allclose(const tj_tensor *self, const tj_tensor *other, double rtol, double atol, bool equal_nan,
+                      bool *out);
+
 /* ---- Backward operators (used by autograd; same conventions). ---- */
 tj_tensor *tj_threshold_backward(tj_tensor *grad_output, tj_tensor *self, tj_value threshold);
 tj_tensor *tj_gelu_backward(tj_tensor *grad_output, tj_tensor *self, const char *approximate);
