@@ -158,9 +158,13 @@ Test(tensor, rank_above_eight_and_bad_arguments_are_invalid)
 
 Test(tensor, null_tensors_are_handled_everywhere)
 {
+    tj_clear_error();
     cr_expect_null(tj_tensor_retain(NULL));
     tj_tensor_release(NULL);
+    cr_expect_eq(tj_tensor_dtype(NULL), TJ_FLOAT32);
     cr_expect_eq(tj_tensor_ndim(NULL), 0);
+    cr_expect_eq(tj_tensor_storage_offset(NULL), 0);
+    cr_expect(!tj_tensor_is_fake(NULL));
     cr_expect_null(tj_tensor_shape(NULL));
     cr_expect_null(tj_tensor_strides(NULL));
     cr_expect_eq(tj_tensor_numel(NULL), 0);
@@ -169,6 +173,7 @@ Test(tensor, null_tensors_are_handled_everywhere)
     cr_expect(!tj_tensor_is_contiguous(NULL));
     cr_expect(!tj_tensor_shares_storage(NULL, NULL));
     cr_expect(isnan(tj_tensor_item_at(NULL, 0)));
+    cr_expect_eq(tj_last_status(), TJ_OK, "an accessor set an error: %s", tj_last_error()); /* as tensor.h says */
     cr_expect_eq(tj_tensor_copy_to(NULL, &(float){0}), TJ_ERR_INVALID_ARGUMENT);
     char buf[16];
     tj_tensor_describe(NULL, buf, sizeof buf);

@@ -275,27 +275,124 @@ tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_
 tj_status tj_allclose(const tj_tensor *self, const tj_tensor *other, double rtol, double atol, bool equal_nan,
                       bool *out);
 
-/* ---- Backward operators (used by autograd; same conventions). ---- */
+/* ---- Backward operators (used by autograd; same conventions). Each is the
+ * ATen operator PyTorch 1.13's derivatives.yaml calls for the forward
+ * operator named; the derivative formulas in runtime/autograd_formulas.c
+ * call them the same way. Results are new contiguous tensors. ---- */
+/** aten::threshold_backward (ReLU's backward: relu's formula calls it with
+ * threshold 0 and self = the ReLU's result): grad_output where self >
+ * threshold, 0 elsewhere; a nan self lets the gradient through.
+ * grad_output and self broadcast and promote as a binary operator's (any
+ * dtype but bool); the result has the broadcast shape and the promoted
+ * dtype. Errors: TJ_ERR_SHAPE when they do not broadcast, TJ_ERR_DTYPE for
+ * a bool result, TJ_ERR_INVALID_ARGUMENT for a float threshold that
+ * overflows the result dtype (beyond FLT_MAX for float32, outside int64's
+ * range for int64). */
 tj_tensor *tj_threshold_backward(tj_tensor *grad_output, tj_tensor *self, tj_value threshold);
+/** aten::gelu_backward: grad_output * GELU'(self), with approximate "none"
+ * (Phi(x) + x * phi(x)) or "tanh" (the derivative of tj_gelu's tanh form).
+ * self is the GELU's input. Operands broadcast and promote as
+ * tj_threshold_backward's; the promoted dtype must be float32 / float64. Errors: TJ_ERR_INVALID_ARGUMENT
+ * for another approximate string, TJ_ERR_DTYPE for an integer or bool result,
+ * TJ_ERR_SHAPE when the operands do not broadcast. */
 tj_tensor *tj_gelu_backward(tj_tensor *grad_output, tj_tensor *self, const char *approximate);
+/** aten::sigmoid_backward: grad_output * (1 - output) * output, where output
+ * is sigmoid's result (not its input). Broadcasting, promotion and errors as
+ * tj_gelu_backward (float results only). */
 tj_tensor *tj_sigmoid_backward(tj_tensor *grad_output, tj_tensor *output);
+/** aten::tanh_backward: grad_output * (1 - output^2), output being tanh's
+ * result. Broadcasting, promotion and errors as tj_gelu_backward. */
 tj_tensor *tj_tanh_backward(tj_tensor *grad_output, tj_tensor *output);
+/** aten::_softmax_backward_data: output * (grad_output - sum(grad_output *
+ * output, dim, keepdim)), output being _softmax's result along dim.
+ * grad_output and output: one float32 / float64 dtype, one shape (no
+ * broadcasting); the result has that shape and dtype. input_dtype is the
+ * forward input's dtype; as in ATen on the CPU it does not change the result
+ * (it matters for half inputs only). Errors: TJ_ERR_DTYPE for an integer or
+ * bool grad_output or differing dtypes, TJ_ERR_SHAPE for differing shapes,
+ * TJ_ERR_INDEX for dim out of range (negative counts from the end). */
 tj_tensor *tj__softmax_backward_data(tj_tensor *grad_output, tj_tensor *output, int64_t dim, tj_dtype input_dtype);
+/** aten::_log_softmax_backward_data: grad_output - exp(output) *
+ * sum(grad_output, dim, keepdim), output being _log_softmax's result.
+ * Arguments, result and errors as tj__softmax_backward_data. */
 tj_tensor *tj__log_softmax_backward_data(tj_tensor *grad_output, tj_tensor *output, int64_t dim,
                                          tj_dtype input_dtype);
+/** aten::native_layer_norm_backward: the gradients of tj_native_layer_norm
+ * with respect to input, weight and bias. input [..., *normalized_shape]
+ * (float32 / float64, n >= 1 trailing dims equal to normalized_shape);
+ * grad_out of input's shape; mean and rstd as tj_native_layer_norm returned
+ * them (one value per row: any shape of that element count); weight and bias
+ * of shape normalized_shape, or NULL (a NULL weight counts as ones for
+ * grad_input). Every tensor has input's dtype. output_mask[i] says whether
+ * result i is computed: grad_input (input's shape), grad_weight
+ * (normalized_shape: sum over rows of grad_out * normalised input), grad_bias
+ * (normalized_shape: sum over rows of grad_out); a result not asked for is
+ * written as NULL. Errors: TJ_ERR_DTYPE for a non-float input or a tensor of
+ * another dtype, TJ_ERR_SHAPE for normalized_shape not matching input's
+ * trailing dims, grad_out of another shape, weight / bias of another shape
+ * or mean / rstd of the wrong element count, TJ_ERR_INVALID_ARGUMENT when
+ * output_mask asks for grad_weight without weight or grad_bias without bias. */
 tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, const int64_t *normalized_shape,
                                         int n, tj_tensor *mean, tj_tensor *rstd, tj_tensor *weight,
                                         tj_tensor *bias, const bool output_mask[3], tj_tensor **grad_input,
                                         tj_tensor **grad_weight, tj_tensor **grad_bias);
+/** aten::nll_loss_backward: the gradient of tj_nll_loss_forward with respect
+ * to self: a tensor of self's shape ([N, C] or [C]) and dtype, zero except
+ * at each row's target class, where it is -weight[target] * g (weight NULL:
+ * -g) with g = grad_output[i] for reduction 0 on [N, C] input (grad_output
+ * [N]), grad_output / total_weight for reduction 1 (mean) and grad_output
+ * for 2 (sum) or for 0 on [C] input (grad_output one element). Rows whose target is ignore_index
+ * get no gradient. target int64 [N] (or 0-dim for [C] input); weight
+ * float [C] or NULL; total_weight the one-element tensor
+ * tj_nll_loss_forward returned. Errors: TJ_ERR_SHAPE for ranks or sizes
+ * that do not fit (grad_output's included, total_weight of more than one
+ * element), TJ_ERR_DTYPE for a non-float self, a non-int64 target or
+ * grad_output / weight / total_weight of another dtype than self's,
+ * TJ_ERR_INVALID_ARGUMENT for a reduction outside 0..2, TJ_ERR_INDEX for a
+ * target outside [0, C) that is not ignore_index. */
 tj_tensor *tj_nll_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
                                 int64_t reduction, int64_t ignore_index, tj_tensor *total_weight);
+/** aten::embedding_dense_backward: the gradient of tj_embedding with respect
+ * to its weight: a [num_weights, D] tensor of grad_output's dtype (float32 /
+ * float64) whose row k is the sum of the rows of grad_output ([*indices'
+ * shape, D]) at the positions where indices (int64, any shape) hold k;
+ * rows for padding_idx stay zero (a negative padding_idx, -1, means none).
+ * scale_grad_by_freq divides each row by the number of times its index
+ * occurs (padding_idx not counted). Errors: TJ_ERR_DTYPE for non-int64
+ * indices or a non-float grad_output, TJ_ERR_SHAPE when grad_output does not
+ * hold one D-row per index, TJ_ERR_INVALID_ARGUMENT for a negative
+ * num_weights, TJ_ERR_INDEX for an index outside [0, num_weights). */
 tj_tensor *tj_embedding_dense_backward(tj_tensor *grad_output, tj_tensor *indices, int64_t num_weights,
                                        int64_t padding_idx, bool scale_grad_by_freq);
+/** aten::convolution_backward: the gradients of tj_convolution (same
+ * input, weight, stride, padding, dilation, transposed, output_padding
+ * (NULL: zeros) and groups, with the same checks and errors) with respect
+ * to input, weight and bias. grad_output has the convolution's output shape
+ * and input's dtype. output_mask[i] says whether result i is computed:
+ * grad_input (input's shape), grad_weight (weight's shape), grad_bias ([C_out]:
+ * grad_output summed over batch and space); a result not asked for is
+ * written as NULL. bias_sizes (NULL or [C_out]) is the schema's and is not
+ * read: grad_bias depends on output_mask[2] only. Errors: tj_convolution's
+ * (TJ_ERR_DTYPE, TJ_ERR_SHAPE, TJ_ERR_INVALID_ARGUMENT, TJ_ERR_UNSUPPORTED
+ * beyond 2-D), TJ_ERR_DTYPE for grad_output of another dtype than input,
+ * TJ_ERR_SHAPE for grad_output not of the output shape. */
 tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_tensor *weight,
                                   const int64_t *bias_sizes, int n_bias_sizes, const int64_t *stride,
                                   const int64_t *padding, const int64_t *dilation, bool transposed,
                                   const int64_t *output_padding, int64_t groups, const bool output_mask[3],
                                   tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias);
+/** aten::max_pool2d_with_indices_backward: the gradient of
+ * tj_max_pool2d_with_indices with respect to self: a tensor of self's shape
+ * and dtype, zero except that each grad_output element is added at the
+ * position its index names within its plane (windows that overlap add up).
+ * self, kernel_size, stride, padding, dilation (2 entries each; stride may
+ * not be NULL here) and ceil_mode as in the forward call (same checks);
+ * grad_output and indices (int64) of the
+ * forward output's shape; grad_output of self's dtype. Errors: the
+ * forward's, TJ_ERR_DTYPE for grad_output of another dtype or non-int64
+ * indices, TJ_ERR_SHAPE for grad_output / indices not of the output shape,
+ * TJ_ERR_INDEX for an index outside its plane (-1, no position, is
+ * skipped). */
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
                                                const int64_t *stride, const int64_t *padding,
                                                const int64_t *dilation, bool ceil_mode, tj_tensor *indices);

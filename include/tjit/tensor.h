@@ -37,29 +37,47 @@ tj_tensor *tj_tensor_retain(tj_tensor *t);
  * it) at zero. NULL is ignored. */
 void tj_tensor_release(tj_tensor *t);
 
+/* Accessors. None of them sets an error; given NULL they return a neutral
+ * value instead, noted on each (so "if (!tj_tensor_shape(t))" also catches a
+ * NULL t). */
+/** The dtype; TJ_FLOAT32 for NULL (indistinguishable from a float32 tensor:
+ * check t first). */
 tj_dtype tj_tensor_dtype(const tj_tensor *t);
+/** The rank (0..TJ_MAX_DIMS); 0 for NULL. */
 int tj_tensor_ndim(const tj_tensor *t);
-/** Shape and strides arrays (ndim entries; strides in elements). */
+/** Shape and strides arrays (ndim entries; strides in elements), owned by
+ * the tensor; NULL for NULL. A 0-dim tensor gives a valid pointer to
+ * nothing. */
 const int64_t *tj_tensor_shape(const tj_tensor *t);
 const int64_t *tj_tensor_strides(const tj_tensor *t);
-/** Size of dim `dim` (negative counts from the end); -1 when out of range. */
+/** Size of dim `dim` (negative counts from the end); -1 when out of range
+ * or t is NULL. */
 int64_t tj_tensor_size(const tj_tensor *t, int dim);
+/** Number of elements (1 for 0-dim); 0 for NULL. */
 int64_t tj_tensor_numel(const tj_tensor *t);
+/** Storage offset in elements; 0 for NULL. */
 int64_t tj_tensor_storage_offset(const tj_tensor *t);
+/** Whether the strides are row-major for the shape (size-1 dims ignored; an
+ * empty tensor is contiguous, as in PyTorch); false for NULL. */
 bool tj_tensor_is_contiguous(const tj_tensor *t);
+/** Whether t is fake (no storage); false for NULL. */
 bool tj_tensor_is_fake(const tj_tensor *t);
-/** True when a and b share storage. */
+/** True when a and b share storage; false when either is NULL or fake. */
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b);
 /** Pointer to element [0, ..., 0] (storage offset applied); NULL for a fake
- * tensor. Elements are at data + sum(index[d] * strides[d]) * element size. */
+ * tensor or NULL. Elements are at data + sum(index[d] * strides[d]) *
+ * element size. */
 void *tj_tensor_data(const tj_tensor *t);
 /** Element at a flat row-major index of the logical shape, converted to
- * double (bool gives 0/1). For tests and printing, not for loops. */
+ * double (bool gives 0/1). For tests and printing, not for loops. nan for
+ * NULL, a fake tensor or an index outside [0, numel). */
 double tj_tensor_item_at(const tj_tensor *t, int64_t flat_index);
 /** Copies the tensor's elements in row-major order of its shape into `dst`
- * (numel * element size bytes). Works for any strides. */
+ * (numel * element size bytes). Works for any strides.
+ * TJ_ERR_INVALID_ARGUMENT for a NULL t or dst, or a fake t. */
 tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst);
-/** Writes a short description: "f32[3, 4]" (fake tensors get a '~'). */
+/** Writes a short description: "f32[3, 4]" (fake tensors get a '~';
+ * NULL gives "None") into buf, as snprintf: returns the length it needed. */
 int tj_tensor_describe(const tj_tensor *t, char *buf, size_t n);
 /** Formats a shape as "[3, 4]" into buf; returns buf. */
 char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
