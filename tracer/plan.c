@@ -410,10 +410,13 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         d->offset = t->offset;
         memcpy(d->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
         restrided |= pv->n_views > 0 && !same_strides(pv, t);
-        for (int k = 0; k < p->n_outputs; k++)
-            if (p->writeback[k] == i && tj_may_self_overlap(t))
-                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
-                                "that share memory (a broadcast view?); clone() it first", who, i, pv->name);
+    }
+    for (int k = 0; k < p->n_outputs; k++) {
+        int i = p->writeback[k];
+        if (i >= 0 && tj_may_self_overlap(inputs[i]))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
+                            "that share memory (a broadcast view?); clone() it first", who, i,
+                            p->values[p->input_values[i]].name);
     }
     for (int k = 0; k < p->n_input_views; k++) {
         int v = p->input_views[k];
