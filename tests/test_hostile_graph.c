@@ -327,11 +327,28 @@ Test(hostile_plan, a_refused_run_leaves_written_back_inputs_and_outputs_alone)
     cr_expect_eq(tj_plan_run_ctx_into(NULL, &x, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "NULL");
     cr_expect_eq(tj_plan_run(p, &x, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
-    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run");
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run", "NULL outputs for a plan with 1 output");
     expect_values(x, (const float[]){0, 1, 2}, 3);
     tj_tensor_release(o64);
     tj_tensor_release(x);
     tj_tensor_release(wrong);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+Test(hostile_plan, a_plan_without_outputs_runs_with_null_outputs)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n    %a = aten.add_.Scalar(%x, 1)\n    return ()\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_num_outputs(p), 0);
+    tj_tensor *x = ramp(1, I64(3), 0);
+    cr_expect_eq(tj_plan_run(p, &x, 1, NULL), TJ_OK, "%s", tj_last_error());
+    expect_values(x, (const float[]){1, 2, 3}, 3);
+    tj_tensor_release(x);
     tj_plan_free(p);
     tj_graph_free(g);
     cr_expect_eq(live_allocations(), base);

@@ -561,8 +561,11 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
 
 tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs)
 {
-    if (!c || !outputs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan, context or outputs");
+    if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan or context");
     const tj_plan *p = c->plan;
+    if (!outputs && p->n_outputs > 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL outputs for a plan with %d output%s", p->n_outputs,
+                        p->n_outputs == 1 ? "" : "s");
     tj_status st = TJ_OK;
     for (int k = 0; k < p->n_outputs; k++) outputs[k] = NULL;
     /* written-back outputs come back as their input (after the run) */

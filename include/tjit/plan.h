@@ -171,7 +171,9 @@ int tj_plan_num_outputs(const tj_plan *p);
  * returned as that input tensor, as tj_graph_run does. Inputs must not be
  * tensors of this context (tj_plan_context_output of its previous run: the
  * run overwrites them). Not thread-safe with itself (one default context).
- * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count),
+ * `outputs` may be NULL for a plan without outputs.
+ * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count, NULL
+ * outputs for a plan with outputs),
  * TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the compiled
  * one (the message names the input and both types), TJ_ERR_UNSUPPORTED when
  * an in-place operator of the plan would write into an input whose elements
