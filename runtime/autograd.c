@@ -55,6 +55,9 @@ struct grad_node {
     tj_tensor *results[TJ_MAX_RETURNS];
     int nslots;
     grad_edge *edges;
+    /** versions of the saved tensors at the call: one per input slot, then
+     * one per return */
+    uint32_t *versions;
     size_t bytes;
     grad_node *next_dead; /**< release worklist */
 };
@@ -178,7 +181,8 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     int nslots;
     size_t words, bytes;
     node_sizes(op, args, &nslots, &words, &bytes);
-    size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)nslots + words + bytes;
+    size_t nversions = (size_t)nslots + TJ_MAX_RETURNS;
+    size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)nslots + words + sizeof(uint32_t) * nversions + bytes;
     grad_node *n = tj_alloc(size);
     if (!n) {
         tj_oom("autograd node", size);
@@ -191,7 +195,9 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     n->bytes = size;
     n->nslots = nslots;
     n->edges = (grad_edge *)(n + 1);
-    char *words_at = (char *)(n->edges + nslots), *bytes_at = words_at + words;
+    char *words_at = (char *)(n->edges + nslots);
+    n->versions = (uint32_t *)(words_at + words);
+    char *bytes_at = (char *)(n->versions + nversions);
     int slot = 0;
     for (int i = 0; i < op->nargs; i++) {
         const tj_value *a = &args[i];
@@ -201,6 +207,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             tj_tensor *saved = shallow_alias(a->u.t);
             if (!saved) goto fail;
             *s = tj_v_tensor(saved);
+            n->versions[slot] = tj_tensor_version(saved);
             edge_init(&n->edges[slot++], a->u.t, saved);
             break;
         }
@@ -210,6 +217,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             *s = tj_v_tensors(list, 0);
             for (int k = 0; k < a->n; k++, s->n++) {
                 if (!(list[k] = shallow_alias(a->u.ts[k]))) goto fail;
+                n->versions[slot] = tj_tensor_version(list[k]);
                 edge_init(&n->edges[slot++], a->u.ts[k], list[k]);
             }
             break;
@@ -241,8 +249,11 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
         default: *s = *a; break;
         }
     }
-    for (int i = 0; i < op->nreturns; i++)
-        if (outs[i].kind == TJ_V_TENSOR && !(n->results[i] = shallow_alias(outs[i].u.t))) goto fail;
+    for (int i = 0; i < op->nreturns; i++) {
+        if (outs[i].kind != TJ_V_TENSOR) continue;
+        if (!(n->results[i] = shallow_alias(outs[i].u.t))) goto fail;
+        n->versions[nslots + i] = tj_tensor_version(n->results[i]);
+    }
     n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
     return n;
 fail:
@@ -607,6 +618,69 @@ static int heap_pop(engine *e)
     return top;
 }
 
+/* ---- saved tensors written in place (version checks) ---- */
+
+/* The input slot of tensor argument i (lists take one slot per element). */
+static int slot_of(const tj_grad_ctx *c, int i)
+{
+    int slot = 0;
+    for (int j = 0; j < i; j++) {
+        if (c->op->args[j].type == TJ_A_TENSOR) slot++;
+        else if (c->args[j].kind == TJ_V_TENSORS) slot += c->args[j].n;
+    }
+    return slot;
+}
+
+/* t as saved at version `saved`; a stale one is noted (the first only). */
+static tj_tensor *checked(const tj_grad_ctx *c, tj_tensor *t, uint32_t saved, int arg, int result)
+{
+    uint32_t current = tj_tensor_version(t);
+    if (t && current != saved && !c->stale->t) *c->stale = (tj_grad_stale){t, arg, result, saved, current};
+    return t;
+}
+
+tj_tensor *tj_grad_arg(const tj_grad_ctx *c, int i)
+{
+    return checked(c, c->args[i].u.t, c->arg_versions[slot_of(c, i)], i, -1);
+}
+
+tj_tensor *tj_grad_result(const tj_grad_ctx *c, int i)
+{
+    return checked(c, c->results[i], c->result_versions[i], -1, i);
+}
+
+tj_value tj_grad_value(const tj_grad_ctx *c, int i)
+{
+    if (c->args[i].kind == TJ_V_TENSOR) tj_grad_arg(c, i);
+    return c->args[i];
+}
+
+bool tj_grad_saved_unmodified(const tj_grad_ctx *c)
+{
+    for (int i = 0, slot = 0; i < c->op->nargs; i++) {
+        const tj_value *a = &c->args[i];
+        if (a->kind == TJ_V_TENSOR) checked(c, a->u.t, c->arg_versions[slot], i, -1);
+        for (int k = 0; a->kind == TJ_V_TENSORS && k < a->n; k++)
+            checked(c, a->u.ts[k], c->arg_versions[slot + k], i, -1);
+        slot += c->op->args[i].type == TJ_A_TENSOR ? 1 : a->kind == TJ_V_TENSORS ? a->n : 0;
+    }
+    for (int i = 0; i < c->op->nreturns; i++) checked(c, c->results[i], c->result_versions[i], -1, i);
+    return !c->stale->t;
+}
+
+/* PyTorch's "one of the variables needed for gradient computation has been
+ * modified by an inplace operation", naming the call and the value. */
+static tj_status stale_error(const tj_op *op, const tj_grad_stale *s)
+{
+    char what[96], shape[64];
+    if (s->arg >= 0) snprintf(what, sizeof what, "argument '%s'", op->args[s->arg].name);
+    else snprintf(what, sizeof what, "return %d", s->result);
+    tj_tensor_describe(s->t, shape, sizeof shape);
+    return tj_error(TJ_ERR_MODIFIED, "%s: backward: %s (%s), saved for the gradient, was modified by an in-place "
+                    "operation after the call (version %u, saved at version %u); clone it before modifying it, or "
+                    "modify it after backward", op->name, what, shape, (unsigned)s->current, (unsigned)s->saved);
+}
+
 /* Runs one task's formula and routes its input gradients. */
 static tj_status run_node(engine *e, int ti)
 {
@@ -623,10 +697,13 @@ static tj_status run_node(engine *e, int ti)
         need[k] = edge_relevant(e, &n->edges[k]);
     }
     if (st == TJ_OK && any) {
-        tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need};
+        tj_grad_stale stale = {NULL, -1, -1, 0, 0};
+        tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need,
+                         .arg_versions = n->versions, .result_versions = n->versions + n->nslots, .stale = &stale};
         tj_clear_error();
         st = n->d->fn(&c, grads, gi);
         if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
+        if (stale.t) st = stale_error(n->op, &stale);
     }
     for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
         grad_edge *edge = &n->edges[k];

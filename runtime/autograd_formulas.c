@@ -12,8 +12,13 @@
 #include "autograd_internal.h"
 
 #define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
-#define ARG(i) (c->args[i].u.t)
-#define OUT(i) (c->results[i])
+/* ARG / OUT / SAVED: saved tensors whose values the formula reads (checked
+ * against in-place writes since the call); META: one it reads only the
+ * shape or dtype of, which stays valid whatever is written into it. */
+#define ARG(i) tj_grad_arg(c, i)
+#define OUT(i) tj_grad_result(c, i)
+#define SAVED(i) tj_grad_value(c, i)
+#define META(i) (c->args[i].u.t)
 #define NEED(k) (c->needed[k])
 
 /* ---- helpers ---- */
@@ -151,9 +156,8 @@ FORMULA(d_mul_scalar) { gi[0] = tj_mul_scalar(g[0], c->args[1]); return TJ_OK; }
 /* other: -grad * ((self / other) / other) */
 static void div_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi)
 {
-    tj_tensor *self = ARG(0), *other = ARG(1);
-    if (NEED(0)) gi[0] = tj_div(g, other);
-    if (NEED(1)) gi[1] = tj_mul(tj_neg(g), tj_div(tj_div(self, other), other));
+    if (NEED(0)) gi[0] = tj_div(g, ARG(1));
+    if (NEED(1)) gi[1] = tj_mul(tj_neg(g), tj_div(tj_div(ARG(0), ARG(1)), ARG(1)));
 }
 
 FORMULA(d_div) { div_grads(c, g[0], gi); return TJ_OK; }
@@ -167,7 +171,7 @@ FORMULA(d_div_mode)
         return TJ_OK;
     }
     for (int k = 0; k < 2; k++)
-        if (NEED(k)) gi[k] = zeros_like(ARG(k));
+        if (NEED(k)) gi[k] = zeros_like(META(k));
     return TJ_OK;
 }
 
@@ -177,7 +181,7 @@ FORMULA(d_pow_scalar)
     const tj_value *e = &c->args[1];
     double ev = tj_value_as_double(e);
     if (ev == 0.0) {
-        gi[0] = zeros_like(ARG(0));
+        gi[0] = zeros_like(META(0));
         return TJ_OK;
     }
     tj_value em1 = e->kind == TJ_V_FLOAT ? tj_v_float(ev - 1.0) : tj_v_int(e->u.i - 1);
@@ -271,7 +275,7 @@ FORMULA(d_logaddexp)
 /* sum.dim_IntList and mean.dim: the gradient expanded back (/ N for mean). */
 static tj_status sum_mean_grad(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, bool mean)
 {
-    tj_tensor *self = ARG(0);
+    tj_tensor *self = META(0);
     bool mask[TJ_MAX_DIMS];
     tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
     if (st != TJ_OK) return st;
@@ -282,7 +286,7 @@ static tj_status sum_mean_grad(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **g
 
 FORMULA(d_sum_dim) { return sum_mean_grad(c, g[0], gi, false); }
 FORMULA(d_mean_dim) { return sum_mean_grad(c, g[0], gi, true); }
-FORMULA(d_sum) { gi[0] = expand_as(g[0], ARG(0)); return TJ_OK; }
+FORMULA(d_sum) { gi[0] = expand_as(g[0], META(0)); return TJ_OK; }
 
 /* amax / amin: the gradient split evenly among the elements equal to the
  * result (ATen's scale_grad_by_count). */
@@ -306,7 +310,7 @@ FORMULA(d_amax_amin)
  * from arange instead of ATen's scatter). */
 FORMULA(d_max_dim)
 {
-    tj_tensor *self = ARG(0), *idx = OUT(1);
+    tj_tensor *self = META(0), *idx = OUT(1);
     if (self->ndim == 0) {
         gi[0] = g[0];
         return TJ_OK;
@@ -379,13 +383,15 @@ FORMULA(d_logsumexp)
  * weight (mat2 = weight.t()) comes out contiguous like the weight. */
 static bool column_major(const tj_tensor *m) { return m->strides[0] == 1 && m->strides[1] == m->shape[0]; }
 
-/* grad @ mat2^T, or (mat2 @ grad^T)^T when mat1 was column-major. */
+/* grad @ mat2^T, or (mat2 @ grad^T)^T when mat1 was column-major (only
+ * mat1's layout is read, so the callers pass it unchecked). */
 static tj_tensor *mm_mat1_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat2)
 {
     return column_major(mat1) ? tj_t(tj_mm(mat2, tj_t(g))) : tj_mm(g, tj_t(mat2));
 }
 
-/* mat1^T @ grad, or (grad^T @ mat1)^T when mat2 was column-major. */
+/* mat1^T @ grad, or (grad^T @ mat1)^T when mat2 was column-major (only
+ * mat2's layout is read). */
 static tj_tensor *mm_mat2_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat2)
 {
     return column_major(mat2) ? tj_t(tj_mm(tj_t(g), mat1)) : tj_mm(tj_t(mat1), g);
@@ -393,8 +399,8 @@ static tj_tensor *mm_mat2_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat
 
 FORMULA(d_mm)
 {
-    if (NEED(0)) gi[0] = mm_mat1_backward(g[0], ARG(0), ARG(1));
-    if (NEED(1)) gi[1] = mm_mat2_backward(g[0], ARG(0), ARG(1));
+    if (NEED(0)) gi[0] = mm_mat1_backward(g[0], META(0), ARG(1));
+    if (NEED(1)) gi[1] = mm_mat2_backward(g[0], ARG(0), META(1));
     return TJ_OK;
 }
 
@@ -410,14 +416,14 @@ FORMULA(d_addmm)
 {
     const tj_value *beta = &c->args[3], *alpha = &c->args[4];
     if (NEED(0)) gi[0] = scaled(g[0], beta);
-    if (NEED(1)) gi[1] = scaled(mm_mat1_backward(g[0], ARG(1), ARG(2)), alpha);
-    if (NEED(2)) gi[2] = scaled(mm_mat2_backward(g[0], ARG(1), ARG(2)), alpha);
+    if (NEED(1)) gi[1] = scaled(mm_mat1_backward(g[0], META(1), ARG(2)), alpha);
+    if (NEED(2)) gi[2] = scaled(mm_mat2_backward(g[0], ARG(1), META(2)), alpha);
     return TJ_OK;
 }
 
 /* ---- views and data movement ---- */
 
-FORMULA(d_view) { gi[0] = tj_reshape(g[0], ARG(0)->shape, ARG(0)->ndim); return TJ_OK; }
+FORMULA(d_view) { gi[0] = tj_reshape(g[0], META(0)->shape, META(0)->ndim); return TJ_OK; }
 
 FORMULA(d_permute)
 {
@@ -435,12 +441,12 @@ FORMULA(d_permute)
 
 FORMULA(d_transpose) { gi[0] = tj_transpose(g[0], c->args[1].u.i, c->args[2].u.i); return TJ_OK; }
 FORMULA(d_t) { gi[0] = tj_t(g[0]); return TJ_OK; }
-FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], ARG(0), c->op); return TJ_OK; }
+FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], META(0), c->op); return TJ_OK; }
 FORMULA(d_unsqueeze) { gi[0] = tj_squeeze_dim(g[0], c->args[1].u.i); return TJ_OK; }
 
 FORMULA(d_squeeze_dim)
 {
-    tj_tensor *self = ARG(0);
+    tj_tensor *self = META(0);
     if (g[0]->ndim == self->ndim) {
         gi[0] = g[0];
         return TJ_OK;
@@ -454,13 +460,13 @@ FORMULA(d_squeeze_dim)
 /* select / slice: the gradient scattered into zeros of self's shape. */
 FORMULA(d_select)
 {
-    gi[0] = tj_select_scatter(zeros_like(ARG(0)), g[0], c->args[1].u.i, c->args[2].u.i);
+    gi[0] = tj_select_scatter(zeros_like(META(0)), g[0], c->args[1].u.i, c->args[2].u.i);
     return TJ_OK;
 }
 
 FORMULA(d_slice)
 {
-    tj_value args[6] = {tj_v_tensor(zeros_like(ARG(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3],
+    tj_value args[6] = {tj_v_tensor(zeros_like(META(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3],
                         c->args[4]};
     if (!args[0].u.t) return tj_last_status();
     tj_value out;
@@ -500,7 +506,7 @@ FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
 /* gather: the gradient added back at the gathered positions. */
 FORMULA(d_gather)
 {
-    gi[0] = tj_scatter_add(zeros_like(ARG(0)), c->args[1].u.i, ARG(2), g[0]);
+    gi[0] = tj_scatter_add(zeros_like(META(0)), c->args[1].u.i, ARG(2), g[0]);
     return TJ_OK;
 }
 
@@ -510,7 +516,7 @@ FORMULA(d_scatter_add)
 {
     if (NEED(0)) gi[0] = g[0];
     if (!NEED(2)) return TJ_OK;
-    tj_tensor *src = ARG(3), *r = tj_gather(g[0], c->args[1].u.i, ARG(2));
+    tj_tensor *src = META(3), *r = tj_gather(g[0], c->args[1].u.i, ARG(2));
     int64_t shape[TJ_MAX_DIMS];
     for (int d = 0; r && d < src->ndim; d++) {
         if (r->shape[d] == src->shape[d]) continue;
@@ -527,7 +533,7 @@ FORMULA(d_scatter_add)
  * that dim (window-major) and added there with scatter_add. */
 FORMULA(d_unfold)
 {
-    tj_tensor *self = ARG(0), *go = g[0];
+    tj_tensor *self = META(0), *go = g[0];
     if (self->ndim == 0) {
         gi[0] = tj_view(go, self->shape, 0);
         return TJ_OK;
@@ -555,13 +561,13 @@ FORMULA(d_unfold)
 
 FORMULA(d_softmax)
 {
-    gi[0] = tj__softmax_backward_data(g[0], OUT(0), c->args[1].u.i, ARG(0)->dtype);
+    gi[0] = tj__softmax_backward_data(g[0], OUT(0), c->args[1].u.i, META(0)->dtype);
     return TJ_OK;
 }
 
 FORMULA(d_log_softmax)
 {
-    gi[0] = tj__log_softmax_backward_data(g[0], OUT(0), c->args[1].u.i, ARG(0)->dtype);
+    gi[0] = tj__log_softmax_backward_data(g[0], OUT(0), c->args[1].u.i, META(0)->dtype);
     return TJ_OK;
 }
 
@@ -571,8 +577,8 @@ FORMULA(d_native_layer_norm)
 {
     if (!g[0]) return TJ_OK;
     bool mask[3] = {NEED(0), NEED(1), NEED(2)};
-    tj_value args[8] = {tj_v_tensor(g[0]), c->args[0], c->args[1], tj_v_tensor(OUT(1)),
-                        tj_v_tensor(OUT(2)), c->args[2], c->args[3], tj_v_bools(mask, 3)};
+    tj_value args[8] = {tj_v_tensor(g[0]), SAVED(0), c->args[1], tj_v_tensor(OUT(1)),
+                        tj_v_tensor(OUT(2)), SAVED(2), SAVED(3), tj_v_bools(mask, 3)};
     tj_value outs[TJ_MAX_RETURNS];
     tj_status st = call(TJ_OPS(native_layer_norm_backward), args, outs);
     for (int k = 0; st == TJ_OK && k < 3; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
@@ -583,9 +589,9 @@ FORMULA(d_native_layer_norm)
  * dilation, transposed, output_padding, groups, mask) */
 FORMULA(d_convolution)
 {
-    tj_tensor *bias = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    tj_tensor *bias = c->args[2].kind == TJ_V_TENSOR ? META(2) : NULL;
     bool mask[3] = {NEED(0), NEED(1), bias && NEED(2)};
-    tj_value args[11] = {tj_v_tensor(g[0]), c->args[0], c->args[1],
+    tj_value args[11] = {tj_v_tensor(g[0]), SAVED(0), SAVED(1),
                          bias ? tj_v_ints(bias->shape, bias->ndim) : tj_v_none(),
                          c->args[3], c->args[4], c->args[5], c->args[6], c->args[7], c->args[8], tj_v_bools(mask, 3)};
     tj_value outs[TJ_MAX_RETURNS];
@@ -600,7 +606,7 @@ FORMULA(d_convolution)
 FORMULA(d_max_pool2d)
 {
     const tj_value *stride = c->args[2].n ? &c->args[2] : &c->args[1];
-    tj_value args[8] = {tj_v_tensor(g[0]), c->args[0], c->args[1], *stride, c->args[3], c->args[4], c->args[5],
+    tj_value args[8] = {tj_v_tensor(g[0]), SAVED(0), c->args[1], *stride, c->args[3], c->args[4], c->args[5],
                         tj_v_tensor(OUT(1))};
     tj_value out;
     tj_status st = call(TJ_OPS(max_pool2d_with_indices_backward), args, &out);
@@ -610,8 +616,7 @@ FORMULA(d_max_pool2d)
 
 FORMULA(d_embedding)
 {
-    tj_tensor *w = ARG(0);
-    gi[0] = tj_embedding_dense_backward(g[0], ARG(1), w->shape[0], c->args[2].u.i, c->args[3].u.b);
+    gi[0] = tj_embedding_dense_backward(g[0], ARG(1), META(0)->shape[0], c->args[2].u.i, c->args[3].u.b);
     return TJ_OK;
 }
 
@@ -673,7 +678,7 @@ FORMULA(d_attention)
  * runs on a taller / wider input whose extra rows and columns are dropped. */
 FORMULA(d_avg_pool2d)
 {
-    tj_tensor *x = ARG(0), *go = g[0];
+    tj_tensor *x = META(0), *go = g[0];
     int nd = x->ndim;
     if (x->numel == 0) {
         gi[0] = zeros_like(x);
@@ -726,10 +731,12 @@ FORMULA(d_addcmul)
 FORMULA(d_addcdiv)
 {
     const tj_value *v = &c->args[3];
-    tj_tensor *t1 = ARG(1), *t2 = ARG(2);
     gi[0] = g[0];
-    if (NEED(1)) gi[1] = tj_mul(g[0], tj_mul_scalar(tj_reciprocal(t2), *v));
-    if (NEED(2)) gi[2] = tj_mul(tj_neg(g[0]), tj_div(scaled(t1, v), tj_mul(t2, t2)));
+    if (NEED(1)) gi[1] = tj_mul(g[0], tj_mul_scalar(tj_reciprocal(ARG(2)), *v));
+    if (NEED(2)) {
+        tj_tensor *t2 = ARG(2);
+        gi[2] = tj_mul(tj_neg(g[0]), tj_div(scaled(ARG(1), v), tj_mul(t2, t2)));
+    }
     return TJ_OK;
 }
 
@@ -744,17 +751,17 @@ FORMULA(d_lerp)
 /* copy: self's values are overwritten (zero gradient); src gets grad. */
 FORMULA(d_copy)
 {
-    if (NEED(0)) gi[0] = zeros_like(ARG(0));
+    if (NEED(0)) gi[0] = zeros_like(META(0));
     if (NEED(1)) gi[1] = g[0];
     return TJ_OK;
 }
 
-FORMULA(d_overwrite) { gi[0] = zeros_like(ARG(0)); return TJ_OK; }
+FORMULA(d_overwrite) { gi[0] = zeros_like(META(0)); return TJ_OK; }
 
 /* self: the gradient with the scattered region zeroed; src: that region. */
 FORMULA(d_slice_scatter)
 {
-    tj_tensor *src = ARG(1);
+    tj_tensor *src = META(1);
     if (NEED(0)) {
         tj_value args[6] = {tj_v_tensor(g[0]), tj_v_tensor(zeros_like(src)), c->args[2], c->args[3], c->args[4],
                             c->args[5]};
@@ -776,7 +783,7 @@ FORMULA(d_slice_scatter)
 FORMULA(d_select_scatter)
 {
     int64_t dim = c->args[2].u.i, index = c->args[3].u.i;
-    if (NEED(0)) gi[0] = tj_select_scatter(g[0], zeros_like(ARG(1)), dim, index);
+    if (NEED(0)) gi[0] = tj_select_scatter(g[0], zeros_like(META(1)), dim, index);
     if (NEED(1)) gi[1] = tj_select(g[0], dim, index);
     return TJ_OK;
 }

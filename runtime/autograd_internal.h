@@ -5,15 +5,42 @@
 
 #include "internal.h"
 
+/** A saved tensor a formula read after it was written in place (the
+ * engine's error message). */
+typedef struct tj_grad_stale {
+    const tj_tensor *t;       /**< the tensor (NULL: none was stale) */
+    int arg, result;          /**< which argument or return it is (-1: not one) */
+    uint32_t saved, current;  /**< its versions at the call and now */
+} tj_grad_stale;
+
 /** What a derivative formula sees of the recorded call. Tensors in `args`
  * and `results` are saved aliases: they share the original's storage,
- * geometry and identity (uid) but carry no autograd history. */
+ * geometry and identity (uid) but carry no autograd history. A formula
+ * reads their values through tj_grad_arg / tj_grad_result / tj_grad_value,
+ * which check the version saved with them; shapes and dtypes it may read
+ * from `args` directly. */
 typedef struct tj_grad_ctx {
     const tj_op *op;
     const tj_value *args;        /**< every schema argument */
     tj_tensor *const *results;   /**< one per return (NULL: undefined) */
     const bool *needed;          /**< per input slot: is its gradient wanted */
+    const uint32_t *arg_versions;    /**< per input slot, at the call */
+    const uint32_t *result_versions; /**< per return, at the call */
+    tj_grad_stale *stale;        /**< the first stale read (written by the accessors) */
 } tj_grad_ctx;
+
+/** Tensor argument i of the recorded call, for reading its values; when
+ * it was written in place since the call, the node's backward fails with
+ * TJ_ERR_MODIFIED (the engine reports it after the formula returns). */
+tj_tensor *tj_grad_arg(const tj_grad_ctx *c, int i);
+/** Return i of the recorded call, checked as tj_grad_arg. */
+tj_tensor *tj_grad_result(const tj_grad_ctx *c, int i);
+/** Argument i boxed as recorded, a tensor checked as tj_grad_arg (for
+ * formulas that pass the saved arguments on to a backward operator). */
+tj_value tj_grad_value(const tj_grad_ctx *c, int i);
+/** Checks every saved tensor as tj_grad_arg does: for formulas that do not
+ * say which ones they read (user operators'). False when one is stale. */
+bool tj_grad_saved_unmodified(const tj_grad_ctx *c);
 
 /** A derivative formula (a vector-Jacobian product). Input slots number the
  * call's Tensor arguments in schema order, a Tensor[] argument taking one

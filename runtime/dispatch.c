@@ -361,6 +361,17 @@ static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, con
     return TJ_OK;
 }
 
+/* The arguments the kernel wrote (`Tensor(a!)`) have a new version. */
+static __attribute__((noinline)) void bump_versions(const tj_op *op, const tj_value *args)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        if (!((op->mutated_args >> i) & 1)) continue;
+        if (args[i].kind == TJ_V_TENSOR) tj_tensor_bump_version(args[i].u.t);
+        else if (args[i].kind == TJ_V_TENSORS)
+            for (int k = 0; k < args[i].n; k++) tj_tensor_bump_version(args[i].u.ts[k]);
+    }
+}
+
 /* Below every mode, for an operator that is not an implicit composite: the
  * shape function, the outputs, then the kernel (only the shape function when
  * `fake`: a fake argument, or forced). */
@@ -380,6 +391,7 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     }
     st = op->kernel(args, ot);
     if (st != TJ_OK) release_outs(op, outs);
+    else if (op->mutated_args) bump_versions(op, args);
     return st;
 }
 

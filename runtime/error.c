@@ -59,6 +59,7 @@ const char *tj_status_name(tj_status s)
     case TJ_ERR_NOT_FOUND: return "not found";
     case TJ_ERR_CYCLE: return "decomposition cycle";
     case TJ_ERR_OVERFLOW: return "overflow";
+    case TJ_ERR_MODIFIED: return "modified in place";
     }
     return "unknown status";
 }

@@ -16,6 +16,11 @@ typedef struct tj_storage {
      * created with them (small results, runtime/tensor.c): the block is freed
      * when the refcount drops to zero. False for storages made elsewhere. */
     bool in_block;
+    /** Bumped by every write through an operator (in-place operators and
+     * plans writing into their inputs): autograd compares it with the value
+     * it saved to refuse gradients of overwritten values (PyTorch's version
+     * counter, shared by views as here). */
+    atomic_uint version;
     void *data;
     size_t nbytes;
 } tj_storage;
@@ -35,6 +40,12 @@ struct tj_tensor {
     uint64_t uid;        /**< unique per process, never reused */
     struct tj_autograd_meta *autograd; /**< owned by the autograd layer */
 };
+
+/** Records a write into t's storage (nothing for fake tensors). */
+static inline void tj_tensor_bump_version(const tj_tensor *t)
+{
+    if (t->storage) atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
+}
 
 /* tj_meta, tj_meta_fn and tj_kernel_fn are public: include/tjit/library.h. */
 
@@ -90,6 +101,8 @@ struct tj_op {
     int nreturns;
     bool returns_list; /**< returns Tensor[] (implicit composites only) */
     bool is_view, is_inplace, is_random;
+    /** bit i: argument i is annotated `Tensor(a!)` (written by the kernel) */
+    unsigned mutated_args;
     int index;
     tj_arg_spec args[TJ_MAX_ARGS];
 };

@@ -67,9 +67,11 @@ const tj_op *tj_op_register(const char *schema, tj_op_kind kind, tj_kernel_fn ke
 
 /* ---- autograd ---- */
 
-/* The engine's formula for every user operator: calls the one registered. */
+/* The engine's formula for every user operator: calls the one registered,
+ * which may read any saved tensor, so none may have been written since. */
 static tj_status user_formula(const tj_grad_ctx *c, tj_tensor *const *grads, tj_tensor **gi)
 {
+    if (!tj_grad_saved_unmodified(c)) return TJ_ERR_MODIFIED;
     return c->op->backward(c->args, c->results, grads, c->needed, gi);
 }
 

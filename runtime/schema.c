@@ -289,6 +289,7 @@ static tj_status parse_arg(parser *ps, bool kwonly)
     a->optional = t.optional;
     a->kwarg_only = kwonly;
     a->fixed_len = t.fixed_len;
+    if (t.alias_mutable) op->mutated_args |= 1u << op->nargs;
     char name[64];
     int r = ident(ps, name, sizeof name);
     if (r == 0) return fail(ps, TJ_ERR_PARSE, "%s has no name", what);
@@ -402,6 +403,7 @@ tj_status tj_schema_parse(struct tj_op *op, const char *text, const char *defaul
     ps.bump = op->strings;
     ps.bump_end = op->strings + op->strings_size;
     op->nargs = op->nreturns = 0;
+    op->mutated_args = 0;
     op->returns_list = false;
     tj_status st = parse_name(&ps, default_ns);
     if (st == TJ_OK) {

@@ -136,6 +136,7 @@ static tj_tensor *small_tensor_new(void)
     }
     tj_tensor *t = tensor_init(&b->t);
     atomic_init(&b->s.refcount, 1);
+    atomic_init(&b->s.version, 0);
     b->s.in_block = true;
     b->s.data = (char *)b + BLOCK_DATA;
     b->s.nbytes = SMALL_DATA;
@@ -158,6 +159,7 @@ static tj_tensor *large_tensor_new(size_t nbytes)
         return NULL;
     }
     atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
     s->in_block = false;
     s->data = data;
     s->nbytes = got;
@@ -326,6 +328,11 @@ void *tj_tensor_data(const tj_tensor *t) { return t ? tj_tensor_ptr(t) : NULL; }
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b)
 {
     return a && b && a->storage && a->storage == b->storage;
+}
+
+uint32_t tj_tensor_version(const tj_tensor *t)
+{
+    return t && t->storage ? atomic_load_explicit(&t->storage->version, memory_order_relaxed) : 0;
 }
 
 int64_t tj_tensor_size(const tj_tensor *t, int dim)

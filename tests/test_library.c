@@ -312,6 +312,21 @@ Test(library, a_registered_backward_gives_gradients_to_each_input)
     expect_values(tj_tensor_grad(y), (double[]){3, 6}, 2);   /* 3 x */
 }
 
+/* The engine cannot know which saved tensors a user formula reads: any of
+ * them written in place since the call stops the backward pass. */
+Test(library, a_registered_backward_is_not_run_over_saved_values_written_since)
+{
+    cr_assert_eq(tj_op_set_backward(scaled_add, scaled_add_backward), TJ_OK);
+    tj_tensor *x = vec(2, (float[]){1, 2}), *y = vec(2, (float[]){3, 4});
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    tj_tensor *loss = tj_sum(call_scaled_add(x, y, 2.0), -1);
+    cr_assert_not_null(loss, "%s", tj_last_error());
+    cr_assert_not_null(tj_fill_(y, tj_v_int(0)));
+    cr_expect_eq(tj_backward(loss, NULL), TJ_ERR_MODIFIED);
+    cr_expect(strstr(tj_last_error(), "mylib::scaled_add: backward: argument 'other'"), "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(x));
+}
+
 Test(library, a_null_backward_makes_the_operator_not_differentiable)
 {
     cr_assert_eq(tj_op_set_backward(scaled_add, NULL), TJ_OK);
@@ -609,6 +624,9 @@ Test(library, view_and_in_place_operators_follow_their_shape_function)
     cr_assert_eq(tj_dispatch(halve_, &a, 1, &r), TJ_OK, "%s", tj_last_error());
     cr_expect_eq(r.u.t, x, "in place: the result is self");
     expect_values(x, (double[]){2, 4}, 2);
+    cr_expect_eq(tj_tensor_version(x), 1, "the Tensor(a!) argument was written");
+    cr_assert_eq(tj_dispatch(halve, &a, 1, &r), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_version(x), 1, "the out-of-place form writes nothing of x");
     /* functionalization finds the out-of-place form in the same namespace */
     tj_graph *g = tj_make_fx(trace_one, (void *)halve_, &x, 1, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());

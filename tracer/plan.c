@@ -164,6 +164,7 @@ static bool context_bind_values(tj_plan_context *c)
             }
             tj_storage *s = &c->storages[v];
             atomic_init(&s->refcount, 1);
+            atomic_init(&s->version, 0);
             s->data = pv->in_input ? NULL : c->arena + pv->arena_offset; /* in_input: bound per run */
             s->nbytes = pv->nbytes;
             set_geometry(t, pv, s, 0);
@@ -535,6 +536,18 @@ static tj_status run_steps_profiled(tj_plan_context *c)
     return TJ_OK;
 }
 
+/* The inputs this run wrote have a new version, as after the in-place
+ * operators the plan stands for: written-back inputs and inputs that steps
+ * write in place. */
+static void bump_input_versions(const tj_plan_context *c, tj_tensor *const *inputs)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_outputs; k++)
+        if (p->writeback[k] >= 0) tj_tensor_bump_version(inputs[p->writeback[k]]);
+    for (int k = 0; k < p->n_input_writers; k++)
+        tj_tensor_bump_version(c->node_args[p->input_writers[k]][0].u.t);
+}
+
 /* who: the public function, for messages (tj_plan_run runs through here). */
 static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
                           const char *who)
@@ -551,12 +564,16 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
         if (c->copy_out[k]) tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
     for (int k = 0; k < p->n_outputs; k++)
         if (c->wb_copy[k]) tj_copy_convert(inputs[p->writeback[k]], c->vt[p->output_values[k]]);
+    bump_input_versions(c, inputs);
     return TJ_OK;
 }
 
 tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
 {
-    return run_into(c, inputs, n, outputs, "tj_plan_run_into");
+    tj_status st = run_into(c, inputs, n, outputs, "tj_plan_run_into");
+    for (int k = 0; st == TJ_OK && outputs && k < c->plan->n_outputs; k++)
+        if (outputs[k]) tj_tensor_bump_version(outputs[k]);
+    return st;
 }
 
 tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs)

@@ -15,7 +15,17 @@
  * passes themselves record nothing (no higher-order gradients).
  *
  * Grad mode is per thread and on by default. In-place operators on tensors
- * that require grad are refused while it is on (see inplace.h). */
+ * that require grad are refused while it is on (see inplace.h).
+ *
+ * Saved values are checked as PyTorch's version counters check them: a node
+ * records the version (tj_tensor_version) of every tensor it saves, and a
+ * backward pass whose formula reads the values of one that was written in
+ * place since the call fails with TJ_ERR_MODIFIED instead of computing a
+ * wrong gradient (x * w with x modified before backward: the gradient of w
+ * needs the old x). A formula that needs only a saved tensor's shape
+ * (sum, view, expand, select, cat, ...) is not affected; a user operator's
+ * formula (tj_op_set_backward) may read any saved tensor, so all of them
+ * are checked. */
 #ifndef TJIT_AUTOGRAD_H
 #define TJIT_AUTOGRAD_H
 
@@ -74,7 +84,10 @@ void tj_no_grad_end(bool previous);
  * (copied when it shares storage with anything else); later ones are added
  * in place. The backward graph is kept: calling again accumulates again.
  * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
- * for an operator without a derivative formula. */
+ * for an operator without a derivative formula, TJ_ERR_MODIFIED when a
+ * formula needs a saved value that was since written in place (the message
+ * names the operator, the argument and the versions; gradients already
+ * accumulated into .grad fields by that pass stay). */
 tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
 
 /** torch.autograd.grad: gradients of the n_outputs outputs (weighted by

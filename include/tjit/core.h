@@ -32,6 +32,7 @@ typedef enum tj_status {
     TJ_ERR_NOT_FOUND,        /**< an unknown operator or name */
     TJ_ERR_CYCLE,            /**< a decomposition that reaches itself */
     TJ_ERR_OVERFLOW,         /**< a size whose element count overflows */
+    TJ_ERR_MODIFIED,         /**< a value autograd saved was overwritten in place */
 } tj_status;
 
 /** Element types. Sizes: 4, 8, 8 and 1 bytes. */

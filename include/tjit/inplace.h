@@ -12,7 +12,8 @@
  *   the desired output type Long"). self may be any view (non-contiguous,
  *   storage offset); its base sees the change.
  * - They return self (the caller's reference, not a new one) or NULL on
- *   failure, with self unchanged.
+ *   failure, with self unchanged. A successful call bumps the version of
+ *   self's storage (tj_tensor_version), which autograd checks.
  * - With grad mode on, an in-place operator on a tensor that requires grad is
  *   an error (TJ_ERR_UNSUPPORTED): run optimiser updates under
  *   tj_no_grad_begin (the optimisers of optim.h do).

@@ -79,7 +79,9 @@ typedef tj_status (*tj_kernel_fn)(const tj_value *args, tj_tensor *const *outs);
  * operator API (results belong to the scope the engine opens: no release),
  * into grad_inputs[slot], or leaves NULL for zero. A gradient may have a
  * shape that broadcasts to the input's, or another float dtype: the engine
- * sums and converts it. Returns TJ_OK or the failing call's status. */
+ * sums and converts it. Returns TJ_OK or the failing call's status. It is
+ * not called when a saved tensor (argument or result) was written in place
+ * since the call: the backward pass fails with TJ_ERR_MODIFIED instead. */
 typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *results, tj_tensor *const *grads,
                                     const bool *needed, tj_tensor **grad_inputs);
 
@@ -94,7 +96,8 @@ typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *resu
  * "default" is implied when there is none and cannot be spelled). Argument
  * types: Tensor, Tensor[], int, SymInt, float, bool, Scalar, str,
  * ScalarType, int[] / int[N], bool[N], each optional with '?'; alias
- * annotations (`Tensor(a!)`) are allowed; `*` starts keyword-only
+ * annotations are allowed (a `Tensor(a!)` argument is one the kernel
+ * writes: each successful call bumps its version, see tj_tensor_version); `*` starts keyword-only
  * arguments; defaults are literals of the argument's type (None for an
  * optional). Returns: Tensor, `(Tensor, Tensor)` (at most TJ_MAX_RETURNS,
  * names allowed), `Tensor(a)` for a view, `Tensor(a!)` for in place (name

@@ -45,7 +45,10 @@
  * and such values take no room in the arena. When a run's input cannot take
  * its value (not contiguous, or sharing storage with another input), the
  * value goes to a fallback block and is copied in at the end: the context
- * allocates that fallback once, in the first run that needs it.
+ * allocates that fallback once, in the first run that needs it. A run bumps
+ * the version (tj_tensor_version) of every input it writes and of every
+ * tensor tj_plan_run_into writes, as the in-place operators it stands for
+ * would.
  *
  * Profiler: tj_plan_set_profiling times every kernel; tj_plan_profile_print
  * writes a table by operator like torch.profiler's key_averages().table(),

@@ -64,6 +64,14 @@ bool tj_tensor_is_contiguous(const tj_tensor *t);
 bool tj_tensor_is_fake(const tj_tensor *t);
 /** True when a and b share storage; false when either is NULL or fake. */
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b);
+/** The version counter of t's storage (PyTorch's `t._version`): 0 when the
+ * storage is created, incremented by every operator that writes into it
+ * in place (add_, copy_, ..., user operators' `Tensor(a!)` arguments) and by
+ * plan runs writing into their inputs or outputs. Views share it. Writes
+ * through tj_tensor_data are not counted. Autograd refuses a backward
+ * formula reading a saved tensor whose version changed since the call
+ * (TJ_ERR_MODIFIED, see tj_backward). 0 for NULL or a fake tensor. */
+uint32_t tj_tensor_version(const tj_tensor *t);
 /** Pointer to element [0, ..., 0] (storage offset applied); NULL for a fake
  * tensor or NULL. Elements are at data + sum(index[d] * strides[d]) *
  * element size. */
