@@ -1,6 +1,8 @@
-/* Reading a whole file into memory, for the tensor file formats. */
+/* Reading a whole file into memory, for the tensor file formats; printing
+ * into a string, for the *_to_string functions. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -38,3 +40,24 @@ void *tj_read_file(const char *path, const char *who, size_t *size)
 }
 
 void tj_free_file(void *buf, size_t size) { tj_free(buf, size + 1); }
+
+char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,
+                         bool strip_newline)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        tj_oom(who, 0);
+        return NULL;
+    }
+    tj_status st = print(obj, f);
+    bool failed = fclose(f) != 0;
+    if (st != TJ_OK || failed || !buf) {
+        free(buf);
+        if (st == TJ_OK) tj_oom(who, 0);
+        return NULL;
+    }
+    if (strip_newline && len > 0 && buf[len - 1] == '\n') buf[len - 1] = '\0';
+    return buf;
+}

@@ -190,6 +190,11 @@ tj_status tj_oom(const char *what, size_t nbytes);
  * it); NULL with an out-of-memory error naming `who`. Free with tj_free_str. */
 char *tj_strdup(const char *s, const char *who);
 void tj_free_str(char *s);
+/** What `print` writes of `obj`, in a new string (free with free()), one
+ * trailing newline left out with strip_newline; NULL with print's error, or
+ * TJ_ERR_OUT_OF_MEMORY naming `who` (the *_to_string functions). */
+char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,
+                         bool strip_newline);
 
 /* ---- tensors ---- */
 /** New tensor described by `m` (alias ignored): contiguous storage, or none

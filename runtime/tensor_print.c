@@ -250,22 +250,7 @@ tj_status tj_tensor_print(const tj_tensor *t, FILE *f)
     return ferror(f) ? tj_error(TJ_ERR_IO, "tj_tensor_print: write error") : TJ_OK;
 }
 
-char *tj_tensor_to_string(const tj_tensor *t)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        tj_oom("tj_tensor_to_string", 0);
-        return NULL;
-    }
-    tj_status st = tj_tensor_print(t, f);
-    bool failed = fclose(f) != 0;
-    if (st != TJ_OK || failed || !buf) {
-        free(buf);
-        if (st == TJ_OK) tj_oom("tj_tensor_to_string", 0);
-        return NULL;
-    }
-    buf[len - 1] = '\0'; /* the repr, without print's newline */
-    return buf;
-}
+static tj_status print_tensor(const void *t, FILE *f) { return tj_tensor_print(t, f); }
+
+/* the repr, without print's newline */
+char *tj_tensor_to_string(const tj_tensor *t) { return tj_print_to_string(print_tensor, t, "tj_tensor_to_string", true); }

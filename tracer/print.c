@@ -224,20 +224,6 @@ tj_status tj_graph_print(const tj_graph *g, FILE *f)
     return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_print: write error") : TJ_OK;
 }
 
-char *tj_graph_to_string(const tj_graph *g)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        tj_oom("tj_graph_to_string", 0);
-        return NULL;
-    }
-    tj_status st = tj_graph_print(g, f);
-    fclose(f);
-    if (st != TJ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
+static tj_status print_graph(const void *g, FILE *f) { return tj_graph_print(g, f); }
+
+char *tj_graph_to_string(const tj_graph *g) { return tj_print_to_string(print_graph, g, "tj_graph_to_string", false); }
