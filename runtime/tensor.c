@@ -266,7 +266,7 @@ tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape, c
     size_t nbytes = (size_t)t->numel * tj_dtype_size(dtype);
     if (nbytes && !data) {
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_from_data: NULL data for %zu bytes", nbytes);
-        tj_tensor_release(t);
+        tj_scope_drop(t); /* the innermost scope may own it: a plain release would free it twice */
         return NULL;
     }
     if (nbytes) memcpy(t->storage->data, data, nbytes);

@@ -156,6 +156,57 @@ Test(tensor, rank_above_eight_and_bad_arguments_are_invalid)
     tj_tensor_release(s);
 }
 
+/* An allocator that never reuses a block: freed blocks are kept unchanged
+ * (quarantined) until quarantine_end, so that a block freed twice is seen
+ * as such instead of corrupting a free list. */
+#define QUARANTINE 256
+static void *quarantined[QUARANTINE];
+static int n_quarantined, double_frees;
+
+static void *quarantine_alloc(void *ctx, size_t n) { return aligned_alloc(64, (n + 63) / 64 * 64); }
+
+static void quarantine_free(void *ctx, void *p, size_t n)
+{
+    for (int i = 0; i < n_quarantined; i++)
+        if (quarantined[i] == p) {
+            double_frees++;
+            return;
+        }
+    if (n_quarantined < QUARANTINE) quarantined[n_quarantined++] = p;
+    else free(p);
+}
+
+static void quarantine_begin(void)
+{
+    static const tj_allocator a = {quarantine_alloc, quarantine_free, NULL};
+    n_quarantined = double_frees = 0;
+    tj_set_allocator(&a);
+    tj_storage_cache_set_limit(0); /* every release reaches the allocator */
+}
+
+static void quarantine_end(void)
+{
+    tj_set_allocator(NULL); /* the default allocator is aligned_alloc / free too */
+    for (int i = 0; i < n_quarantined; i++) free(quarantined[i]);
+    n_quarantined = 0;
+}
+
+/* The failed tensor is the scope's: releasing it by hand as well freed it
+ * twice when the scope ended (heap corruption, a crash later). */
+Test(tensor, from_data_failing_inside_a_scope_frees_nothing_twice, .init = quarantine_begin, .fini = quarantine_end)
+{
+    tj_scope *scope = tj_scope_begin();
+    float v[2] = {1, 2};
+    tj_tensor *kept = tj_tensor_from_data(TJ_FLOAT32, 1, I64(2), v);
+    cr_assert_null(tj_tensor_from_data(TJ_FLOAT32, 1, I64(3), NULL));
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "NULL data for 12 bytes");
+    cr_expect_eq(tj_tensor_item_at(kept, 1), 2.0, "the scope's other tensors are untouched");
+    int freed_before_end = n_quarantined;
+    tj_scope_end(scope);
+    cr_expect_eq(double_frees, 0, "%d blocks freed twice", double_frees);
+    cr_expect_gt(n_quarantined, freed_before_end, "the scope released its tensor");
+}
+
 Test(tensor, null_tensors_are_handled_everywhere)
 {
     tj_clear_error();
