@@ -187,6 +187,44 @@ Test(make_fx, real_tensors_traced_in_fake_mode_lend_only_their_shapes)
     expect_add_mul_then_free(g, x, y);
 }
 
+/* d/dx sum(x * x) through tj_backward on the input itself: the function
+ * differentiates with respect to its input, as a PyTorch training step
+ * whose parameters require grad does. */
+static tj_status fn_grad_of_square(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_status st = tj_backward(tj_sum(tj_mul(in[0], in[0]), -1), NULL);
+    if (st != TJ_OK) return st;
+    out[0] = tj_tensor_grad(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_error(TJ_ERR_INVALID_ARGUMENT, "no gradient");
+}
+
+Test(make_fx, fake_mode_keeps_the_inputs_requires_grad)
+{
+    float d[3] = {1.5f, -2.0f, 0.25f};
+    tj_tensor *w = test_f32(1, (int64_t[]){3}, d);
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    tj_graph *real = tj_make_fx(fn_grad_of_square, NULL, &w, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(real, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_set_grad(w, NULL), TJ_OK);
+    tj_graph *fake = tj_make_fx(fn_grad_of_square, NULL, &w, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(fake, "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(w), "a fake trace accumulates into its fake inputs only");
+    char *rt = tj_graph_to_string(real), *ft = tj_graph_to_string(fake);
+    cr_expect_str_eq(ft, rt);
+    tj_tensor *x = test_f32(1, (int64_t[]){3}, d), *g = NULL;
+    cr_assert_eq(tj_graph_run(fake, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    double want[3] = {3.0, -4.0, 0.5};
+    test_expect_close(g, want, 3, 0, 0);
+    tj_tensor_release(g);
+    tj_tensor_release(x);
+    tj_tensor_release(w);
+    free(rt);
+    free(ft);
+    tj_graph_free(real);
+    tj_graph_free(fake);
+}
+
 /* ---- decomposition tables during tracing ---- */
 
 static tj_status add_as_sub_neg(const tj_value *args, tj_value *outs)

@@ -125,13 +125,16 @@ static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *a
     return record(tr, op, args, nargs, outs);
 }
 
-/* A fake tensor with t's dtype, shape and strides. */
+/* A fake tensor with t's dtype, shape, strides and requires_grad flag (as
+ * PyTorch's FakeTensorMode.from_tensor: a function that differentiates with
+ * respect to an input traces alike in both modes). */
 static tj_tensor *fake_like(const tj_tensor *t)
 {
     tj_tensor *f = tj_tensor_fake(t->dtype, t->ndim, t->shape);
     if (f) {
         memcpy(f->strides, t->strides, sizeof f->strides);
         f->offset = t->offset;
+        if (tj_tensor_requires_grad(t) && tj_tensor_set_requires_grad(f, true) != TJ_OK) return NULL;
     }
     return f;
 }
