@@ -268,8 +268,8 @@ static tj_tensor *target_one_hot(tj_tensor *self, tj_tensor *target, int64_t ign
 }
 
 /* The kernels' check on data: a target that is neither ignore_index nor a
- * class is an error. Fake tensors (tracing for shapes) have no data to check;
- * a replayed graph gives such a target no weight. */
+ * class is an error. Fake tensors (tracing for shapes) have no data to check:
+ * in a replayed graph, nll_loss_forward's gather of such a target fails. */
 static tj_status check_targets(const char *op, tj_tensor *target, int64_t classes, int64_t ignore_index)
 {
     if (tj_tensor_is_fake(target)) return TJ_OK;
@@ -289,23 +289,32 @@ static tj_tensor *widen(tj_tensor *t) { return tj_tensor_dtype(t) == TJ_FLOAT32 
 
 /* nll_loss_forward(self, target, weight?, reduction, ignore_index) ->
  * (output, total_weight): loss_i = -self[i, t_i] * w[t_i], 0 for ignored
- * targets; total_weight sums w[t_i] over the kept targets. */
+ * targets; total_weight sums w[t_i] over the kept targets. self[i, t_i] and
+ * w[t_i] are gathers (as torch._decomp's): N reads, not a one-hot of N x C,
+ * and a target out of range fails in a replayed graph as in the kernel,
+ * instead of silently weighing nothing. */
 static tj_status nll_loss_forward(const tj_value *args, tj_value *outs)
 {
     const char *op = "aten::nll_loss_forward";
     tj_status st = check_args(op, args, 5);
-    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]), *ignored;
+    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
     int64_t reduction = args[3].u.i, class_dim = tj_tensor_ndim(self) - 1;
-    if (st != TJ_OK || (st = check_targets(op, target, tj_tensor_shape(self)[class_dim], args[4].u.i)) != TJ_OK)
-        return st;
+    int64_t classes = st == TJ_OK ? tj_tensor_shape(self)[class_dim] : 0;
+    if (st != TJ_OK || (st = check_targets(op, target, classes, args[4].u.i)) != TJ_OK) return st;
     int dtype = (int)tj_tensor_dtype(self);
-    tj_tensor *zero = tj_scalar_tensor(tj_v_float(0.0), dtype);
-    tj_tensor *hot = target_one_hot(self, target, args[4].u.i, &ignored);
-    if (class_dim == 1) ignored = tj_squeeze_dim(ignored, 1);
-    /* one term per row: these sums are exact */
-    tj_tensor *picked = tj_sum_dim(tj_where(hot, self, zero), &class_dim, 1, false, -1);
-    tj_tensor *w = weight ? tj_sum_dim(tj_where(hot, weight, zero), &class_dim, 1, false, -1)
-                          : tj_scalar_tensor(tj_v_float(1.0), dtype);
+    tj_tensor *zero = tj_scalar_tensor(tj_v_float(0.0), dtype), *picked, *w = tj_scalar_tensor(tj_v_float(1.0), dtype);
+    tj_tensor *ignored = tj_eq_scalar(target, tj_v_int(args[4].u.i));
+    if (classes == 0) {
+        /* no class to read: every target is ignored (checked above on real data) */
+        picked = tj_zeros(tj_tensor_shape(target), tj_tensor_ndim(target), dtype);
+        if (weight) w = picked;
+    } else {
+        /* ignored targets read class 0, whatever ignore_index is, and count for nothing */
+        tj_tensor *safe = tj_unsqueeze(tj_where(ignored, tj_scalar_tensor(tj_v_int(0), TJ_INT64), target), class_dim);
+        picked = tj_squeeze_dim(tj_gather(self, class_dim, safe), class_dim);
+        if (weight)
+            w = class_dim == 1 ? tj_gather(weight, 0, tj_squeeze_dim(safe, 1)) : tj_squeeze_dim(tj_gather(weight, 0, safe), 0);
+    }
     if (reduction == 0 && class_dim == 1) {
         outs[1] = tj_v_tensor(zero);
         return done(tj_where(ignored, zero, tj_neg(tj_mul(picked, w))), outs);

@@ -308,6 +308,48 @@ Test(decomps, nll_loss_never_reads_ignored_targets)
     cr_expect_eq(decomposed("aten::nll_loss_forward", fwd7, outs), TJ_OK, "%s", tj_last_error());
 }
 
+/* nll_loss_forward(self, target, weight, mean, ignore_index -1) */
+static tj_status nll_mean(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 2;
+    return tj_nll_loss_forward(in[0], in[1], in[2], 1, -1, &out[0], &out[1]);
+}
+
+/* The shapes-only trace cannot check the targets: the replayed graph must,
+ * as the kernel does, instead of giving an out-of-range target no weight
+ * (a silently wrong loss in a compiled training step). */
+Test(decomps, replayed_nll_loss_fails_on_a_target_out_of_range)
+{
+    const float logp[6] = {-0.5f, -1.5f, -2.5f, -0.25f, -1.25f, -3.0f}, weight[3] = {1.0f, 2.0f, 0.5f};
+    tj_tensor *in[3] = {test_f32(2, (int64_t[]){2, 3}, logp), test_i64(1, (int64_t[]){2}, (int64_t[]){2, -1}),
+                        test_f32(1, (int64_t[]){3}, weight)};
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(nll_mean, NULL, in, 3, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *out[2];
+    /* row 0 takes class 2 (weight 0.5), row 1 is ignored: 2.5 * 0.5 / 0.5 */
+    cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(out[0], 0), 2.5);
+    cr_expect_eq(tj_tensor_item_at(out[1], 0), 0.5);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(out[1]);
+    for (int k = 0; k < 2; k++) {
+        const int64_t bad[2][2] = {{2, 3}, {-2, 0}};
+        tj_tensor *args[3] = {in[0], test_i64(1, (int64_t[]){2}, bad[k]), in[2]};
+        cr_expect_eq(tj_plan_run(p, args, 3, out), TJ_ERR_INDEX, "target %lld of 3 classes", (long long)bad[k][k]);
+        cr_expect(strstr(tj_last_error(), "out of bounds"), "%s", tj_last_error());
+        cr_expect(!out[0] && !out[1]);
+        tj_tensor_release(args[1]);
+    }
+    tj_plan_free(p);
+    for (int i = 0; i < 3; i++) tj_tensor_release(in[i]);
+}
+
 Test(decomps, log_softmax_far_below_the_max_stays_finite)
 {
     int64_t s[2] = {1, 3};
