@@ -26,7 +26,9 @@ tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape,
                                const void *data);
 /** A fake tensor: dtype, shape and contiguous strides, no storage. */
 tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape);
-/** A new 0-dim float32/float64/int64/bool tensor holding `v`. */
+/** A new 0-dim float32 / float64 / int64 tensor holding `v`, owned as
+ * tj_tensor_empty's result (the innermost open scope, or the caller). NULL
+ * with TJ_ERR_OUT_OF_MEMORY. */
 tj_tensor *tj_tensor_scalar_f32(float v);
 tj_tensor *tj_tensor_scalar_f64(double v);
 tj_tensor *tj_tensor_scalar_i64(int64_t v);
@@ -129,7 +131,8 @@ tj_tensor *tj_scope_keep(tj_tensor *t);
 
 /* ---- NumPy .npy files ---- */
 /** Reads a .npy file (format 1.0/2.0/3.0, little-endian '<f4' '<f8' '<i8'
- * '|b1', C or Fortran order). Returns a new contiguous tensor, or NULL with
+ * '|b1', C or Fortran order). Returns a new contiguous tensor, owned as
+ * tj_tensor_empty's result (the innermost open scope, or the caller), or NULL with
  * TJ_ERR_IO (cannot open/read), TJ_ERR_PARSE (malformed header, truncated
  * data), TJ_ERR_UNSUPPORTED (another dtype or byte order). */
 tj_tensor *tj_npy_load(const char *path);
