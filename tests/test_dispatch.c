@@ -312,6 +312,24 @@ Test(dispatch, null_from_an_earlier_failure_names_that_failure)
     tj_tensor_release(b);
 }
 
+/* An implicit operator's failure leads with the operator called and the
+ * root cause, not the NULL a later call of its decomposition was handed. */
+Test(dispatch, implicit_operator_errors_name_it_and_the_root_cause)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = tj_ones((int64_t[]){8, 16}, 2, TJ_FLOAT32), *t = tj_ones((int64_t[]){8}, 1, TJ_FLOAT32);
+    cr_expect_null(tj_mse_loss(x, t, 1));
+    cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+    cr_expect_str_eq(tj_last_error(), "aten::mse_loss: aten::sub.Tensor: shapes [8, 16] and [8] cannot be broadcast "
+                                      "(dim 1: 16 vs 8)");
+    /* nested implicit operators: each named once */
+    tj_tensor *w = tj_ones((int64_t[]){5, 2}, 2, TJ_FLOAT32);
+    cr_expect_null(tj_linear(tj_ones((int64_t[]){4, 3}, 2, TJ_FLOAT32), w, NULL));
+    cr_expect_str_eq(tj_last_error(), "aten::linear: aten::matmul: self [4, 3] and other [2, 5] cannot be multiplied "
+                                      "(3 != 2)");
+    tj_scope_end(s);
+}
+
 Test(dispatch, kernel_results_are_computed_with_broadcasting)
 {
     tj_tensor *a = test_f32(2, (int64_t[]){2, 1}, (float[]){10, 20});

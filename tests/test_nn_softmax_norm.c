@@ -238,10 +238,11 @@ Test(layer_norm, reports_shape_and_dtype_mismatches)
     tj_tensor *x = tj_tensor_empty(TJ_FLOAT32, 3, (int64_t[]){2, 3, 4});
     cr_expect_null(tj_layer_norm(x, (int64_t[]){5}, 1, NULL, NULL, 1e-5));
     cr_expect_str_eq(tj_last_error(),
-                     "aten::native_layer_norm: normalized_shape [5] does not match the trailing dims of input [2, 3, 4]");
+                     "aten::layer_norm: aten::native_layer_norm: normalized_shape [5] does not match the trailing "
+                     "dims of input [2, 3, 4]");
     cr_expect_null(tj_layer_norm(x, (int64_t[]){4}, 1, tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){3}), NULL, 1e-5));
     cr_expect_str_eq(tj_last_error(),
-                     "aten::native_layer_norm: weight [3] must have the shape of normalized_shape [4]");
+                     "aten::layer_norm: aten::native_layer_norm: weight [3] must have the shape of normalized_shape [4]");
     cr_expect_null(tj_layer_norm(x, (int64_t[]){4}, 1, tj_tensor_empty(TJ_FLOAT64, 1, (int64_t[]){4}), NULL, 1e-5));
     cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE);
     tj_scope_end(s);
