@@ -197,6 +197,10 @@ char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const voi
                          bool strip_newline);
 
 /* ---- tensors ---- */
+/** Sets the name of the first public accessor (tj_tensor_data, _item_at,
+ * _copy_to) that asked a fake tensor for its values on this thread, NULL to
+ * clear it; returns the previous one (make_fx in fake mode). */
+const char *tj_fake_data_read_swap(const char *who);
 /** New tensor described by `m` (alias ignored): contiguous storage, or none
  * when `fake`. NULL on failure (error set). */
 tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);

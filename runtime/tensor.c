@@ -323,7 +323,27 @@ const int64_t *tj_tensor_strides(const tj_tensor *t) { return t ? t->strides : N
 int64_t tj_tensor_numel(const tj_tensor *t) { return t ? t->numel : 0; }
 int64_t tj_tensor_storage_offset(const tj_tensor *t) { return t ? t->offset : 0; }
 bool tj_tensor_is_fake(const tj_tensor *t) { return t && t->fake; }
-void *tj_tensor_data(const tj_tensor *t) { return t ? tj_tensor_ptr(t) : NULL; }
+/* The first public accessor that asked a fake tensor for its values on this
+ * thread (make_fx in fake mode refuses such a trace). */
+static _Thread_local const char *fake_data_read;
+
+static void note_fake_read(const tj_tensor *t, const char *who)
+{
+    if (t && t->fake && !fake_data_read) fake_data_read = who;
+}
+
+const char *tj_fake_data_read_swap(const char *who)
+{
+    const char *was = fake_data_read;
+    fake_data_read = who;
+    return was;
+}
+
+void *tj_tensor_data(const tj_tensor *t)
+{
+    note_fake_read(t, "tj_tensor_data");
+    return t ? tj_tensor_ptr(t) : NULL;
+}
 
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b)
 {
@@ -400,6 +420,7 @@ static const char *element_at(const tj_tensor *t, int64_t flat)
 
 double tj_tensor_item_at(const tj_tensor *t, int64_t flat)
 {
+    note_fake_read(t, "tj_tensor_item_at");
     if (!t || t->fake || flat < 0 || flat >= t->numel) return NAN;
     return tj_load_f64(element_at(t, flat), t->dtype);
 }
@@ -407,6 +428,7 @@ double tj_tensor_item_at(const tj_tensor *t, int64_t flat)
 tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst)
 {
     if (!t || !dst) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: NULL argument");
+    note_fake_read(t, "tj_tensor_copy_to");
     if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: fake tensor has no data");
     size_t es = tj_dtype_size(t->dtype);
     if (tj_tensor_is_contiguous(t)) {

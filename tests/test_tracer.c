@@ -225,6 +225,36 @@ Test(make_fx, fake_mode_keeps_the_inputs_requires_grad)
     tj_graph_free(fake);
 }
 
+/* relu(x) when x[0] > 0, else neg(x): a branch on a value */
+static tj_status fn_branch_on_value(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_tensor_item_at(in[0], 0) > 0 ? tj_relu(in[0]) : tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* PyTorch raises DataDependentOutputException; the value read in fake mode
+ * (nan) would otherwise pick the branch silently. */
+Test(make_fx, fake_mode_refuses_a_function_that_reads_values)
+{
+    tj_tensor *x = test_f32(1, (int64_t[]){2}, (float[]){1, -1});
+    tj_graph *fake = tj_make_fx(fn_branch_on_value, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_expect_null(fake);
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "called tj_tensor_item_at on a fake tensor"), "%s", tj_last_error());
+    tj_graph_free(fake);
+    tj_graph *real = tj_make_fx(fn_branch_on_value, NULL, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(real, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(real, tj_op_find("aten::relu")), 1);
+    tj_graph_free(real);
+    /* the read is forgotten once the trace ends: the next fake trace is clean */
+    tj_graph *ok = tj_make_fx(fn_add_mul, NULL, (tj_tensor *[]){x, x}, 2, NULL, TJ_TRACE_FAKE);
+    cr_expect_not_null(ok, "%s", tj_last_error());
+    tj_graph_free(ok);
+    tj_tensor_release(x);
+}
+
 /* ---- decomposition tables during tracing ---- */
 
 static tj_status add_as_sub_neg(const tj_value *args, tj_value *outs)

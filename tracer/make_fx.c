@@ -180,9 +180,17 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     int n_out = TJ_MAX_GRAPH_OUTPUTS;
     st = tj_mode_push(&tr.mode);
     if (st != TJ_OK) goto done;
+    const char *outer_read = tj_fake_data_read_swap(NULL);
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
     tj_mode_pop(&tr.mode);
+    const char *read = tj_fake_data_read_swap(outer_read);
     if (st != TJ_OK) goto done;
+    if (tr.fake && read) {
+        st = tj_error(TJ_ERR_UNSUPPORTED, "tj_make_fx: in fake mode the traced function called %s on a fake tensor: "
+                      "values are unknown when tracing shapes, so anything decided on them would be baked into the "
+                      "graph; trace in real mode (TJ_TRACE_REAL)", read);
+        goto done;
+    }
     if (n_out < 0 || n_out > TJ_MAX_GRAPH_OUTPUTS) {
         st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: the traced function returned %d outputs", n_out);
         goto done;

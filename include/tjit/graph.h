@@ -46,7 +46,10 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * whatever fn returns (the graph is discarded), TJ_ERR_INVALID_ARGUMENT for
  * NULL fn or inputs, TJ_ERR_CYCLE for a decomposition that reaches the
  * operator it decomposes, TJ_ERR_UNSUPPORTED for data-dependent operators in
- * fake mode, TJ_ERR_OUT_OF_MEMORY. */
+ * fake mode and for a function that read a fake tensor's values in fake mode
+ * (tj_tensor_item_at, tj_tensor_data, tj_tensor_copy_to: nothing to read, so
+ * a branch on them would be baked into the graph silently; PyTorch raises
+ * DataDependentOutputException), TJ_ERR_OUT_OF_MEMORY. */
 tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
                      const tj_decomp_table *table, tj_tracing_mode mode);
 
