@@ -92,15 +92,38 @@ static void node_release(grad_node *n)
     releasing = false;
 }
 
+/* A tensor object sharing t's storage, geometry and uid, without history. */
+static tj_tensor *shallow_alias(tj_tensor *t)
+{
+    tj_tensor *a = tj_tensor_new_view(t, t->ndim, t->shape, t->strides, t->offset);
+    if (a) a->uid = t->uid;
+    return a;
+}
+
+/* shallow_alias for a value a node saves: counted in the storage, which
+ * check_inplace reads to tell the program's tensors from saved ones. */
+static tj_tensor *saved_alias(tj_tensor *t)
+{
+    tj_tensor *a = shallow_alias(t);
+    if (a && a->storage) atomic_fetch_add_explicit(&a->storage->n_saved, 1, memory_order_relaxed);
+    return a;
+}
+
+static void saved_release(tj_tensor *t)
+{
+    if (t && t->storage) atomic_fetch_sub_explicit(&t->storage->n_saved, 1, memory_order_relaxed);
+    tj_tensor_release(t);
+}
+
 static void node_destroy(grad_node *n)
 {
     for (int i = 0; i < TJ_MAX_ARGS; i++) {
         tj_value *a = &n->args[i];
-        if (a->kind == TJ_V_TENSOR) tj_tensor_release(a->u.t);
+        if (a->kind == TJ_V_TENSOR) saved_release(a->u.t);
         else if (a->kind == TJ_V_TENSORS)
-            for (int k = 0; k < a->n; k++) tj_tensor_release(a->u.ts[k]);
+            for (int k = 0; k < a->n; k++) saved_release(a->u.ts[k]);
     }
-    for (int i = 0; i < TJ_MAX_RETURNS; i++) tj_tensor_release(n->results[i]);
+    for (int i = 0; i < TJ_MAX_RETURNS; i++) saved_release(n->results[i]);
     for (int k = 0; k < n->nslots; k++) {
         node_release(n->edges[k].node);
         tj_tensor_release(n->edges[k].leaf);
@@ -133,13 +156,6 @@ static struct tj_autograd_meta *meta_get(tj_tensor *t)
     return m;
 }
 
-/* A tensor object sharing t's storage, geometry and uid, without history. */
-static tj_tensor *shallow_alias(tj_tensor *t)
-{
-    tj_tensor *a = tj_tensor_new_view(t, t->ndim, t->shape, t->strides, t->offset);
-    if (a) a->uid = t->uid;
-    return a;
-}
 
 static void edge_init(grad_edge *e, tj_tensor *t, tj_tensor *saved)
 {
@@ -175,8 +191,11 @@ static void node_sizes(const tj_op *op, const tj_value *args, int *nslots, size_
     }
 }
 
-/* A node for a finished call: saved arguments and results, edges. */
-static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_value *args, const tj_value *outs)
+/* A node for a finished call: saved arguments and results, edges. An
+ * in-place call's self is saved as `old_self` when given (its value before
+ * the call), its edge still following self's history. */
+static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_value *args, const tj_value *outs,
+                           tj_tensor *old_self)
 {
     int nslots;
     size_t words, bytes;
@@ -204,7 +223,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
         tj_value *s = &n->args[i];
         switch (a->kind) {
         case TJ_V_TENSOR: {
-            tj_tensor *saved = shallow_alias(a->u.t);
+            tj_tensor *saved = saved_alias(i == 0 && old_self ? old_self : a->u.t);
             if (!saved) goto fail;
             *s = tj_v_tensor(saved);
             n->versions[slot] = tj_tensor_version(saved);
@@ -216,7 +235,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             words_at += sizeof(tj_tensor *) * (size_t)a->n;
             *s = tj_v_tensors(list, 0);
             for (int k = 0; k < a->n; k++, s->n++) {
-                if (!(list[k] = shallow_alias(a->u.ts[k]))) goto fail;
+                if (!(list[k] = saved_alias(a->u.ts[k]))) goto fail;
                 n->versions[slot] = tj_tensor_version(list[k]);
                 edge_init(&n->edges[slot++], a->u.ts[k], list[k]);
             }
@@ -251,7 +270,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     }
     for (int i = 0; i < op->nreturns; i++) {
         if (outs[i].kind != TJ_V_TENSOR) continue;
-        if (!(n->results[i] = shallow_alias(outs[i].u.t))) goto fail;
+        if (!(n->results[i] = saved_alias(outs[i].u.t))) goto fail;
         n->versions[nslots + i] = tj_tensor_version(n->results[i]);
     }
     n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
@@ -279,17 +298,74 @@ bool tj_autograd_wants(const tj_op *op, const tj_value *args)
     return !grad_disabled && any_requires_grad(op, args) && !tj_derivative_of(op)->nondiff;
 }
 
-tj_status tj_autograd_check(const tj_op *op, const tj_value *args)
+/* An in-place call to record: self's history becomes the call's node, as
+ * in PyTorch, for the cases that need no rebasing of other tensors. */
+static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autograd_call *call)
 {
-    (void)args;
-    if (op->is_inplace)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: in-place operation with an operand that requires grad while grad "
-                                            "mode is on (autograd records out-of-place operators only; run updates "
-                                            "under tj_no_grad_begin)", op->name);
-    if (!tj_derivative_of(op)->fn)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
+    tj_tensor *self = args[0].u.t;
+    char what[64];
+    tj_tensor_describe(self, what, sizeof what);
+    if (requires_grad(self) && !self->autograd->grad_fn)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: self (%s) is a leaf that requires grad, used in an in-place "
+                        "operation (PyTorch refuses it too): update it under tj_no_grad_begin, or work on a clone",
+                        op->name, what);
+    if (self->fake)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on a fake tensor (%s): "
+                        "whether it has views is unknown; trace in real mode, or use the out-of-place operator",
+                        op->name, what);
+    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
+                 atomic_load_explicit(&self->storage->n_saved, memory_order_relaxed);
+    if (others > 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), which "
+                        "shares its storage with %d other tensor%s (views, or a view's base): their history would "
+                        "not follow (PyTorch rebases views; tjit does not yet); use the out-of-place operator, or "
+                        "clone() first", op->name, what, others, others == 1 ? "" : "s");
+    for (int i = 0; i < op->nargs; i++)
+        call->versions[i] = args[i].kind == TJ_V_TENSOR ? tj_tensor_version(args[i].u.t) : 0;
+    bool other_grad = false;
+    for (int i = 1; i < op->nargs; i++) other_grad |= args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t);
+    if (tj_derivative_of(op)->reads_old_self && other_grad) {
+        bool was = tj_set_grad_enabled(false);
+        call->old_self = tj_clone(self);
+        tj_set_grad_enabled(was);
+        if (!call->old_self) return tj_last_status();
+    }
+    call->inplace = true;
     return TJ_OK;
 }
+
+tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call)
+{
+    call->inplace = false;
+    call->old_self = NULL;
+    if (!tj_derivative_of(op)->fn)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
+    return op->is_inplace ? check_inplace(op, args, call) : TJ_OK;
+}
+
+void tj_autograd_call_end(tj_autograd_call *call)
+{
+    tj_scope_drop(call->old_self);
+    call->old_self = NULL;
+}
+
+/* An in-place call's saved arguments are checked against their versions
+ * before the call: a formula reading self (not its copy), or another
+ * argument sharing self's storage, then fails instead of reading the new
+ * values. */
+static void set_inplace_versions(grad_node *n, const tj_op *op, const tj_value *args, const tj_autograd_call *call)
+{
+    for (int i = 0, slot = 0; i < op->nargs; i++) {
+        if (op->args[i].type == TJ_A_TENSOR) {
+            if (args[i].kind == TJ_V_TENSOR && !(i == 0 && call->old_self)) n->versions[slot] = call->versions[i];
+            slot++;
+        } else if (args[i].kind == TJ_V_TENSORS) {
+            slot += args[i].n;
+        }
+    }
+}
+
+static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, const tj_autograd_call *call);
 
 static bool is_argument(const tj_tensor *t, const tj_op *op, const tj_value *args)
 {
@@ -302,7 +378,14 @@ static bool is_argument(const tj_tensor *t, const tj_op *op, const tj_value *arg
     return false;
 }
 
-tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs)
+tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs, tj_autograd_call *call)
+{
+    tj_status st = record(op, args, outs, call);
+    tj_autograd_call_end(call);
+    return st;
+}
+
+static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, const tj_autograd_call *call)
 {
     const tj_derivative *d = tj_derivative_of(op);
     bool diff[TJ_MAX_RETURNS] = {false}, any = false;
@@ -311,9 +394,11 @@ tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *ou
         any |= diff[i];
     }
     if (!any) return TJ_OK;
-    /* each differentiable result must be a fresh object to carry its history */
+    /* each differentiable result must be a fresh object to carry its history,
+     * but an in-place call's self, which takes the new history */
     for (int i = 0; i < op->nreturns; i++) {
         tj_tensor *t = outs[i].u.t;
+        if (call->inplace && i == 0) continue;
         bool taken = diff[i] && (t->autograd || is_argument(t, op, args));
         for (int k = 0; k < i && diff[i] && !taken; k++) taken = outs[k].u.t == t;
         if (!taken) continue;
@@ -322,8 +407,9 @@ tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *ou
         tj_tensor_release(t);
         outs[i].u.t = a;
     }
-    grad_node *n = node_new(op, d, args, outs);
+    grad_node *n = node_new(op, d, args, outs, call->old_self);
     if (!n) return tj_last_status();
+    if (call->inplace) set_inplace_versions(n, op, args, call);
     tj_status st = TJ_OK;
     for (int i = 0; i < op->nreturns && st == TJ_OK; i++) {
         if (!diff[i]) continue;
@@ -332,6 +418,7 @@ tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *ou
             st = tj_last_status();
             break;
         }
+        node_release(m->grad_fn); /* an in-place call's self: its old history, kept by the node's edge */
         m->requires_grad = true;
         m->grad_fn = n;
         m->output_nr = i;

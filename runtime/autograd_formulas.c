@@ -793,6 +793,8 @@ FORMULA(d_select_scatter)
 #define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
 #define D_OUTS(ident, fn, nondiff_mask) [TJ_OPI_##ident] = {fn, false, nondiff_mask}
 #define NONDIFF(ident) [TJ_OPI_##ident] = {NULL, true, 0}
+/* an in-place operator whose formula reads self's value before the call */
+#define D_OLD_SELF(ident, fn) [TJ_OPI_##ident] = {fn, false, 0, true}
 
 static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(abs, d_abs), D(neg, d_neg), D(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt), D(rsqrt, d_rsqrt),
@@ -828,6 +830,12 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
     D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),
+
+    /* in place: the out-of-place formula, over self's old value where it reads it */
+    D(add__Tensor, d_add), D(add__Scalar, d_add), D(sub__Tensor, d_sub), D_OLD_SELF(mul__Tensor, d_mul),
+    D(mul__Scalar, d_mul_scalar), D_OLD_SELF(div__Tensor, d_div), D(div__Scalar, d_div_scalar), D(sqrt_, d_sqrt),
+    D(addcmul_, d_addcmul), D(addcdiv_, d_addcdiv), D(lerp__Scalar, d_lerp), D(copy_, d_copy), D(zero_, d_overwrite),
+    D(fill__Scalar, d_overwrite),
 };
 
 const tj_derivative *tj_derivative_of(const tj_op *op)

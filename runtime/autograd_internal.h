@@ -57,6 +57,9 @@ typedef struct tj_derivative {
     tj_grad_formula fn;      /**< NULL: no formula */
     bool nondiff;            /**< not differentiable (comparisons, creation, ...) */
     unsigned nondiff_outputs; /**< bit i: return i never carries a gradient */
+    /** an in-place operator whose formula reads self's value before the call
+     * (mul_: other's gradient is grad * self): recording saves a copy */
+    bool reads_old_self;
 } tj_derivative;
 
 /** The derivative entry of a built-in operator (a zero entry when none). */
@@ -70,16 +73,29 @@ tj_tensor *tj_autograd_sum_to(tj_tensor *grad, const tj_tensor *like, const tj_o
 
 /* ---- the dispatcher's hooks (DESIGN.md layer 2) ---- */
 
+/** What tj_autograd_check hands tj_autograd_record about an in-place call
+ * (the kernel overwrites self in between). */
+typedef struct tj_autograd_call {
+    bool inplace;
+    tj_tensor *old_self;               /**< a copy of self made before the call, or NULL */
+    uint32_t versions[TJ_MAX_ARGS];    /**< of each Tensor argument before the call */
+} tj_autograd_call;
+
 /** True when grad mode is on, `op` is differentiable and one of its tensor
  * arguments requires grad: the call then needs a backward node. */
 bool tj_autograd_wants(const tj_op *op, const tj_value *args);
-/** Refuses calls that cannot be recorded: in-place operators on tensors
- * that require grad, operators without a formula. */
-tj_status tj_autograd_check(const tj_op *op, const tj_value *args);
+/** Refuses calls that cannot be recorded (operators without a formula;
+ * in-place operators on a leaf that requires grad, on a view or a tensor
+ * with views, or on a fake tensor) and prepares an in-place call in `call`
+ * (copying self when the formula needs its old value). */
+tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call);
 /** Attaches a backward node for the finished call to its outputs (owned
  * references in outs; an output that is one of the inputs or already has
- * history is replaced by a fresh alias). On failure outs stay valid for the
- * caller to release. */
-tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs);
+ * history is replaced by a fresh alias, except an in-place call's self, whose
+ * history the node becomes). Ends `call` whatever happens. On failure outs
+ * stay valid for the caller to release. */
+tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs, tj_autograd_call *call);
+/** Ends a call tj_autograd_check prepared whose kernel failed. */
+void tj_autograd_call_end(tj_autograd_call *call);
 
 #endif

@@ -484,12 +484,14 @@ static bool handed_to(int level, const tj_op *op, const tj_value *args, int narg
 static tj_status run_recorded(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, int level,
                               unsigned flags)
 {
-    tj_status st = tj_autograd_check(op, args);
+    tj_autograd_call call;
+    tj_status st = tj_autograd_check(op, args, &call);
     if (st != TJ_OK) return st;
     bool was_enabled = tj_set_grad_enabled(false);
     st = run_level(level, op, args, nargs, outs, flags);
     tj_set_grad_enabled(was_enabled);
-    if (st == TJ_OK && (st = tj_autograd_record(op, args, outs)) != TJ_OK) release_outs(op, outs);
+    if (st != TJ_OK) tj_autograd_call_end(&call);
+    else if ((st = tj_autograd_record(op, args, outs, &call)) != TJ_OK) release_outs(op, outs);
     return st;
 }
 

@@ -21,6 +21,10 @@ typedef struct tj_storage {
      * it saved to refuse gradients of overwritten values (PyTorch's version
      * counter, shared by views as here). */
     atomic_uint version;
+    /** How many of the references are autograd's saved aliases (the rest are
+     * tensors a program can reach: a recorded in-place call on one of them
+     * is refused while others share the storage). */
+    atomic_int n_saved;
     void *data;
     size_t nbytes;
 } tj_storage;

@@ -137,6 +137,7 @@ static tj_tensor *small_tensor_new(void)
     tj_tensor *t = tensor_init(&b->t);
     atomic_init(&b->s.refcount, 1);
     atomic_init(&b->s.version, 0);
+    atomic_init(&b->s.n_saved, 0);
     b->s.in_block = true;
     b->s.data = (char *)b + BLOCK_DATA;
     b->s.nbytes = SMALL_DATA;
@@ -160,6 +161,7 @@ static tj_tensor *large_tensor_new(size_t nbytes)
     }
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
+    atomic_init(&s->n_saved, 0);
     s->in_block = false;
     s->data = data;
     s->nbytes = got;

@@ -165,6 +165,7 @@ static bool context_bind_values(tj_plan_context *c)
             tj_storage *s = &c->storages[v];
             atomic_init(&s->refcount, 1);
             atomic_init(&s->version, 0);
+            atomic_init(&s->n_saved, 0);
             s->data = pv->in_input ? NULL : c->arena + pv->arena_offset; /* in_input: bound per run */
             s->nbytes = pv->nbytes;
             set_geometry(t, pv, s, 0);

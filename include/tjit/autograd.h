@@ -14,8 +14,9 @@
  * call: forward, backward and optimiser update land in one graph. Backward
  * passes themselves record nothing (no higher-order gradients).
  *
- * Grad mode is per thread and on by default. In-place operators on tensors
- * that require grad are refused while it is on (see inplace.h).
+ * Grad mode is per thread and on by default. In-place operators are recorded
+ * too, with the limits inplace.h lists (not on leaves that require grad, nor
+ * on views or tensors with views).
  *
  * Saved values are checked as PyTorch's version counters check them: a node
  * records the version (tj_tensor_version) of every tensor it saves, and a

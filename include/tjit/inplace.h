@@ -14,9 +14,16 @@
  * - They return self (the caller's reference, not a new one) or NULL on
  *   failure, with self unchanged. A successful call bumps the version of
  *   self's storage (tj_tensor_version), which autograd checks.
- * - With grad mode on, an in-place operator on a tensor that requires grad is
- *   an error (TJ_ERR_UNSUPPORTED): run optimiser updates under
- *   tj_no_grad_begin (the optimisers of optim.h do).
+ * - With grad mode on and an operand that requires grad, autograd records the
+ *   call as PyTorch does: self's history becomes the call (self's value before
+ *   the call is copied first when the formula needs it: mul_, div_), and a
+ *   plain self starts requiring grad. Refused at the call, self unchanged:
+ *   self a leaf that requires grad (TJ_ERR_INVALID_ARGUMENT, as PyTorch; run
+ *   optimiser updates under tj_no_grad_begin, as the optimisers of optim.h
+ *   do); self a view made by a view operator, or a tensor with such views
+ *   alive, or a fake tensor (TJ_ERR_UNSUPPORTED: PyTorch rewrites the views'
+ *   history, tjit does not yet). Values saved for earlier calls and
+ *   overwritten here fail the backward pass (TJ_ERR_MODIFIED, autograd.h).
  * Out-of-place ones follow ops.h's conventions (new references owned by the
  * innermost scope). */
 #ifndef TJIT_INPLACE_H
