@@ -295,3 +295,42 @@ Test(functionalize, mutation_through_an_expand_is_refused_while_tracing)
     cr_expect(strstr(tj_last_error(), "aten::add_.Scalar: unsupported operation: more than one element"), "%s",
               tj_last_error());
 }
+
+/* y = x.clone(); y.mul_(d); y.div_(d); x.mul_(d): a float32 self with a
+ * float64 operand computes in float64 and rounds into self's float32 at each
+ * call (PyTorch's in-place type promotion). */
+static tj_status promote_in_place(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_clone(in[0]);
+    if (!tj_mul_(y, in[1]) || !tj_div_(y, in[1]) || !tj_mul_(in[0], in[1])) return tj_last_status();
+    out[0] = y;
+    *n_out = 1;
+    return TJ_OK;
+}
+
+Test(functionalize, an_in_place_call_keeps_self_dtype_after_promotion)
+{
+    const float x0[3] = {0.1f, 0.7f, 1.3f};
+    int64_t s[1] = {3};
+    tj_tensor *d = test_f64(1, s, (double[]){3, 0.3, 7.1});
+    tj_tensor *xe = vec(3, x0), *eager = NULL;
+    int n;
+    cr_assert_eq(promote_in_place(NULL, (tj_tensor *[]){xe, d}, 2, &eager, &n), TJ_OK, "%s", tj_last_error());
+    int rewritten;
+    tj_graph *g = trace_functional(promote_in_place, (tj_tensor *[]){vec(3, x0), d}, 2, &rewritten);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *x = vec(3, x0), *out;
+    cr_assert_eq(tj_plan_run(p, (tj_tensor *[]){x, d}, 2, &out), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_dtype(out), TJ_FLOAT32);
+    float got[3], want[3], gx[3], wx[3];
+    cr_assert_eq(tj_tensor_copy_to(out, got), TJ_OK);
+    cr_assert_eq(tj_tensor_copy_to(eager, want), TJ_OK);
+    cr_assert_eq(tj_tensor_copy_to(x, gx), TJ_OK);
+    cr_assert_eq(tj_tensor_copy_to(xe, wx), TJ_OK);
+    cr_expect_eq(memcmp(got, want, sizeof got), 0, "the result's bits are eager's");
+    cr_expect_eq(memcmp(gx, wx, sizeof gx), 0, "the written-back input's bits are eager's");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

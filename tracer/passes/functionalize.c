@@ -232,6 +232,15 @@ static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
     } else {
         const tj_op *f = functional_op(n->op);
         if (!f || (nv = emit1(z, f, args)) < 0) return tj_last_status();
+        /* the in-place call casts its promoted result to self's dtype
+         * (f32.mul_(f64)), as PyTorch's functionalization does */
+        tj_dtype want = z->g->values[args[0].u.v].dtype;
+        if (z->g->values[nv].dtype != want) {
+            tj_garg none = {.kind = TJ_GA_NONE};
+            tj_garg cast[7] = {gv(nv), {.kind = TJ_GA_DTYPE, .u.dtype = want}, none, none, none,
+                               {.kind = TJ_GA_BOOL, .u.b = false}, none};
+            if ((nv = emit1(z, TJ_OPS(_to_copy), cast)) < 0) return tj_last_status();
+        }
     }
     z->canon[n->outs[0]] = m;
     return assign(z, m, nv);
