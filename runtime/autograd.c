@@ -156,7 +156,6 @@ static struct tj_autograd_meta *meta_get(tj_tensor *t)
     return m;
 }
 
-
 static void edge_init(grad_edge *e, tj_tensor *t, tj_tensor *saved)
 {
     e->input = saved;
@@ -340,6 +339,12 @@ tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_c
     call->old_self = NULL;
     if (!tj_derivative_of(op)->fn)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
+    /* a user operator may write any Tensor(a!) argument, named with '_' or
+     * not: rebasing that argument's history is not done for them */
+    if (op->mutated_args && !tj_op_is_builtin(op))
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: writes its Tensor(a!) arguments, and autograd records in-place "
+                        "calls of built-in operators only (an input requires grad): call it under tj_no_grad_begin, "
+                        "or register an out-of-place form", op->name);
     return op->is_inplace ? check_inplace(op, args, call) : TJ_OK;
 }
 

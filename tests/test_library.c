@@ -636,6 +636,35 @@ Test(library, view_and_in_place_operators_follow_their_shape_function)
     tj_graph_free(g);
 }
 
+/* A user operator writing a Tensor(a!) argument is not recorded: rebasing
+ * the written argument's history is done for built-in in-place operators
+ * only (before, one named without '_' was recorded as out-of-place and the
+ * written tensor lost its gradient silently). */
+Test(library, user_operators_writing_an_argument_are_refused_when_recorded)
+{
+    const tj_op *halve_ = tj_op_find("mylib::halve_");
+    if (!halve_) halve_ = tj_op_register("mylib::halve_(Tensor(a!) self) -> Tensor(a!)", TJ_OP_PRIMITIVE,
+                                         halve_kernel, halve_inplace_meta);
+    const tj_op *halve_buf = tj_op_register("mylib::halve_buf(Tensor(a!) self) -> Tensor(a!)", TJ_OP_PRIMITIVE,
+                                            halve_kernel, halve_inplace_meta);
+    cr_assert(halve_ && halve_buf, "%s", tj_last_error());
+    const tj_op *ops[2] = {halve_, halve_buf};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(tj_op_set_backward(ops[k], scaled_add_backward), TJ_OK);
+        tj_tensor *w = vec(2, (float[]){4, 8});
+        cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+        tj_tensor *h = tj_mul_scalar(w, tj_v_int(1));
+        tj_value a = tj_v_tensor(h), r;
+        cr_expect_eq(tj_dispatch(ops[k], &a, 1, &r), TJ_ERR_UNSUPPORTED, "%s", tj_op_name(ops[k]));
+        cr_expect(strstr(tj_last_error(), "writes its Tensor(a!) arguments"), "%s", tj_last_error());
+        expect_values(h, (double[]){4, 8}, 2); /* refused before the kernel */
+        bool prev = tj_no_grad_begin();
+        cr_expect_eq(tj_dispatch(ops[k], &a, 1, &r), TJ_OK, "%s", tj_last_error());
+        tj_no_grad_end(prev);
+        expect_values(h, (double[]){2, 4}, 2);
+    }
+}
+
 /* ---- registration errors ---- */
 
 static void expect_refused(const char *schema, tj_op_kind kind, tj_kernel_fn k, tj_meta_fn m, tj_status st,

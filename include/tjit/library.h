@@ -119,7 +119,8 @@ typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *resu
  * User operators are taken as deterministic: graph passes may merge two calls
  * with the same arguments. Autograd: an input that requires grad gives
  * TJ_ERR_UNSUPPORTED at the call until tj_op_set_backward registers a
- * formula.
+ * formula, and always for an operator with a `Tensor(a!)` argument (autograd
+ * records in-place calls of built-in operators only).
  *
  * Returns the operator (valid for the life of the process), or NULL with:
  * TJ_ERR_INVALID_ARGUMENT for a NULL schema, an invalid kind, a missing
