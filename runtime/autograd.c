@@ -100,30 +100,28 @@ static tj_tensor *shallow_alias(tj_tensor *t)
     return a;
 }
 
-/* shallow_alias for a value a node saves: counted in the storage, which
- * check_inplace reads to tell the program's tensors from saved ones. */
-static tj_tensor *saved_alias(tj_tensor *t)
+/* shallow_alias without history (a value a node saves, tj_tensor_detach's
+ * result): counted in the storage until released, which check_inplace reads
+ * to tell these from views that would need rebasing. */
+static tj_tensor *detached_alias(tj_tensor *t)
 {
     tj_tensor *a = shallow_alias(t);
-    if (a && a->storage) atomic_fetch_add_explicit(&a->storage->n_saved, 1, memory_order_relaxed);
+    if (a && a->storage) {
+        a->detached = true;
+        atomic_fetch_add_explicit(&a->storage->n_detached, 1, memory_order_relaxed);
+    }
     return a;
-}
-
-static void saved_release(tj_tensor *t)
-{
-    if (t && t->storage) atomic_fetch_sub_explicit(&t->storage->n_saved, 1, memory_order_relaxed);
-    tj_tensor_release(t);
 }
 
 static void node_destroy(grad_node *n)
 {
     for (int i = 0; i < TJ_MAX_ARGS; i++) {
         tj_value *a = &n->args[i];
-        if (a->kind == TJ_V_TENSOR) saved_release(a->u.t);
+        if (a->kind == TJ_V_TENSOR) tj_tensor_release(a->u.t);
         else if (a->kind == TJ_V_TENSORS)
-            for (int k = 0; k < a->n; k++) saved_release(a->u.ts[k]);
+            for (int k = 0; k < a->n; k++) tj_tensor_release(a->u.ts[k]);
     }
-    for (int i = 0; i < TJ_MAX_RETURNS; i++) saved_release(n->results[i]);
+    for (int i = 0; i < TJ_MAX_RETURNS; i++) tj_tensor_release(n->results[i]);
     for (int k = 0; k < n->nslots; k++) {
         node_release(n->edges[k].node);
         tj_tensor_release(n->edges[k].leaf);
@@ -222,7 +220,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
         tj_value *s = &n->args[i];
         switch (a->kind) {
         case TJ_V_TENSOR: {
-            tj_tensor *saved = saved_alias(i == 0 && old_self ? old_self : a->u.t);
+            tj_tensor *saved = detached_alias(i == 0 && old_self ? old_self : a->u.t);
             if (!saved) goto fail;
             *s = tj_v_tensor(saved);
             n->versions[slot] = tj_tensor_version(saved);
@@ -234,7 +232,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             words_at += sizeof(tj_tensor *) * (size_t)a->n;
             *s = tj_v_tensors(list, 0);
             for (int k = 0; k < a->n; k++, s->n++) {
-                if (!(list[k] = saved_alias(a->u.ts[k]))) goto fail;
+                if (!(list[k] = detached_alias(a->u.ts[k]))) goto fail;
                 n->versions[slot] = tj_tensor_version(list[k]);
                 edge_init(&n->edges[slot++], a->u.ts[k], list[k]);
             }
@@ -269,7 +267,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     }
     for (int i = 0; i < op->nreturns; i++) {
         if (outs[i].kind != TJ_V_TENSOR) continue;
-        if (!(n->results[i] = saved_alias(outs[i].u.t))) goto fail;
+        if (!(n->results[i] = detached_alias(outs[i].u.t))) goto fail;
         n->versions[nslots + i] = tj_tensor_version(n->results[i]);
     }
     n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
@@ -313,7 +311,7 @@ static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autogra
                         "whether it has views is unknown; trace in real mode, or use the out-of-place operator",
                         op->name, what);
     int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
-                 atomic_load_explicit(&self->storage->n_saved, memory_order_relaxed);
+                 atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
     if (others > 0)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), which "
                         "shares its storage with %d other tensor%s (views, or a view's base): their history would "
@@ -484,7 +482,7 @@ tj_tensor *tj_tensor_detach(tj_tensor *t)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_detach: NULL tensor");
         return NULL;
     }
-    tj_tensor *a = shallow_alias(t);
+    tj_tensor *a = detached_alias(t);
     if (a && tj_scope_adopt(a) != TJ_OK) {
         tj_tensor_release(a);
         return NULL;

@@ -9,6 +9,20 @@
 
 #include "tjit/tjit.h"
 
+/** Memory that storages borrow instead of owning (a plan context's arena and
+ * storage headers, tracer/plan.c). `free` runs when the last storage
+ * referring to it goes: views and autograd's saved aliases of a context's
+ * results stay valid after the context is freed. */
+typedef struct tj_storage_owner {
+    atomic_int refcount;
+    void (*free)(struct tj_storage_owner *);
+} tj_storage_owner;
+
+static inline void tj_storage_owner_release(tj_storage_owner *o)
+{
+    if (atomic_fetch_sub_explicit(&o->refcount, 1, memory_order_acq_rel) == 1) o->free(o);
+}
+
 /** Refcounted storage, 64-byte aligned. */
 typedef struct tj_storage {
     atomic_int refcount;
@@ -21,13 +35,20 @@ typedef struct tj_storage {
      * it saved to refuse gradients of overwritten values (PyTorch's version
      * counter, shared by views as here). */
     atomic_uint version;
-    /** How many of the references are autograd's saved aliases (the rest are
-     * tensors a program can reach: a recorded in-place call on one of them
-     * is refused while others share the storage). */
-    atomic_int n_saved;
+    /** How many of the references are detached aliases (tj_tensor.detached:
+     * autograd's saved values, tj_tensor_detach's results). The rest may be
+     * views with history: a recorded in-place call on one of them is refused
+     * while others share the storage. */
+    atomic_int n_detached;
     void *data;
     size_t nbytes;
+    /** Set when the header and the data belong to `owner`: the last release
+     * drops a reference on it instead of freeing them. */
+    tj_storage_owner *owner;
 } tj_storage;
+
+/** Drops a reference on `s`, freeing it (or releasing its owner) with the last. */
+void tj_storage_release(tj_storage *s);
 
 struct tj_autograd_meta;
 
@@ -36,6 +57,9 @@ struct tj_tensor {
     tj_dtype dtype;
     int ndim;
     bool fake;
+    /** An alias without history, counted in storage->n_detached while it lives
+     * (runtime/autograd.c): an in-place call on its base needs no rebasing of it. */
+    bool detached;
     int64_t numel;
     int64_t offset; /**< storage offset, in elements */
     int64_t shape[TJ_MAX_DIMS];

@@ -80,6 +80,7 @@ static tj_tensor *tensor_init(tj_tensor *t)
     t->dtype = TJ_FLOAT32;
     t->ndim = 0;
     t->fake = false;
+    t->detached = false;
     t->numel = 0;
     t->offset = 0;
     memset(t->shape, 0, sizeof t->shape);
@@ -137,8 +138,9 @@ static tj_tensor *small_tensor_new(void)
     tj_tensor *t = tensor_init(&b->t);
     atomic_init(&b->s.refcount, 1);
     atomic_init(&b->s.version, 0);
-    atomic_init(&b->s.n_saved, 0);
+    atomic_init(&b->s.n_detached, 0);
     b->s.in_block = true;
+    b->s.owner = NULL;
     b->s.data = (char *)b + BLOCK_DATA;
     b->s.nbytes = SMALL_DATA;
     t->storage = &b->s;
@@ -161,8 +163,9 @@ static tj_tensor *large_tensor_new(size_t nbytes)
     }
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
-    atomic_init(&s->n_saved, 0);
+    atomic_init(&s->n_detached, 0);
     s->in_block = false;
+    s->owner = NULL;
     s->data = data;
     s->nbytes = got;
     t->storage = s;
@@ -298,6 +301,10 @@ static bool drop_ref(atomic_int *refcount)
 /* Frees a storage whose last reference went. */
 static void storage_free(tj_storage *s)
 {
+    if (s->owner) {
+        tj_storage_owner_release(s->owner);
+        return;
+    }
     if (s->in_block) {
         tj_free_small_block((char *)s - offsetof(small_block, s));
         return;
@@ -312,9 +319,15 @@ void tj_tensor_release(tj_tensor *t)
     if (!drop_ref(&t->refcount)) return;
     if (t->autograd && tj_autograd_meta_free) tj_autograd_meta_free(t->autograd);
     tj_storage *s = t->storage;
+    if (t->detached && s) atomic_fetch_sub_explicit(&s->n_detached, 1, memory_order_relaxed);
     /* the host of an in-block storage goes with the block */
     bool hosted = s && s->in_block && (char *)s == (char *)t + offsetof(small_block, s);
     if (!hosted) tj_free_object(t, sizeof *t);
+    tj_storage_release(s);
+}
+
+void tj_storage_release(tj_storage *s)
+{
     if (s && drop_ref(&s->refcount)) storage_free(s);
 }
 

@@ -104,6 +104,21 @@ Test(autograd_inplace, overwritten_saved_values_fail_at_backward_as_in_pytorch)
  * PyTorch), a view of a recorded result and a result with a live view
  * (PyTorch rebases the views' history; tjit does not), a fake tensor. The
  * aliases autograd saved of the same storage do not count. */
+/* h = w * 3; d = h.detach(); h.mul_(b): a detached alias has no history to
+ * rebase, so PyTorch records the call; d shares the new values and version. */
+Test(autograd_inplace, a_detached_alias_does_not_block_an_in_place_call)
+{
+    tj_tensor *w = leaf(W), *b = leaf(B);
+    tj_tensor *h = tj_mul_scalar(w, tj_v_int(3));
+    tj_tensor *d = tj_tensor_detach(h);
+    cr_assert_eq(tj_mul_(h, b), h, "%s", tj_last_error());
+    test_expect_close(d, (double[]){1.5, -6, 18}, 3, 0, 0);
+    cr_expect_eq(tj_tensor_version(d), 1);
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(h, h), -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_grad(w, (double[]){9, -72, 324});
+    expect_grad(b, (double[]){4.5, 36, 216});
+}
+
 Test(autograd_inplace, leaves_views_and_fake_tensors_are_refused_at_the_call)
 {
     tj_tensor *w = leaf(W), *b = leaf(B);

@@ -392,6 +392,29 @@ Test(plan, outputs_that_are_inputs_views_or_repeated_are_returned)
     tj_scope_end(s);
 }
 
+/* A view of a context's result and autograd's saved alias of one hold its
+ * storage: both outlive the plan and its contexts, with the last run's values
+ * (ASan: before, releasing them wrote into the freed context). */
+Test(plan, views_and_saved_aliases_of_context_results_outlive_the_plan)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 1);
+    tj_graph *g = trace(fn_passthrough, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    cr_assert_eq(tj_plan_run_into(p, &x, 1, NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *y = tj_plan_context_output(tj_plan_default_context(p), 2);
+    tj_tensor *flat = tj_reshape(y, (int64_t[]){6}, 1);
+    tj_tensor *w = tj_ones((int64_t[]){2, 3}, 2, TJ_FLOAT32);
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    tj_tensor *loss = tj_sum(tj_mul(w, y), -1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    expect_same(flat, tj_reshape(tj_exp(x), (int64_t[]){6}, 1));
+    cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
+    expect_same(tj_tensor_grad(w), tj_exp(x));
+    tj_scope_end(s);
+}
+
 Test(plan, output_tensor_sharing_an_input_gets_the_right_values)
 {
     tj_scope *s = tj_scope_begin();

@@ -155,3 +155,26 @@ Test(version, plan_runs_bump_the_inputs_and_outputs_they_write)
     tj_plan_free(plan);
     tj_graph_free(graph);
 }
+
+/* A result kept in the context (tj_plan_context_output) is overwritten by the
+ * next run: a gradient needing the value autograd saved from it is refused. */
+Test(version, a_context_output_saved_by_autograd_is_caught_after_the_next_run)
+{
+    tj_tensor *p = vec(2, (double[]){1, 2}), *g = vec(2, (double[]){2, 2});
+    tj_graph *graph = tj_make_fx(fn_sgd, NULL, (tj_tensor *[]){p, g}, 2, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(graph, "%s", tj_last_error());
+    tj_plan *plan = tj_compile(graph, NULL);
+    cr_assert_not_null(plan, "%s", tj_last_error());
+    tj_plan_context *c = tj_plan_default_context(plan);
+    cr_assert_eq(tj_plan_run_into(plan, (tj_tensor *[]){p, g}, 2, NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *y = tj_plan_context_output(c, 0);
+    cr_expect_eq(tj_tensor_version(y), 1);
+    tj_tensor *w = leaf(2, (double[]){3, 4});
+    tj_tensor *loss = tj_sum(tj_mul(w, y), -1);
+    cr_assert_eq(tj_plan_run_into(plan, (tj_tensor *[]){g, p}, 2, NULL), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_version(y), 2);
+    cr_expect_eq(tj_tensor_version(g), 0, "an input only read");
+    expect_modified(loss, (const char *[]){"aten::mul.Tensor", "argument 'other'", "version 2, saved at version 1"}, 3);
+    tj_plan_free(plan);
+    tj_graph_free(graph);
+}

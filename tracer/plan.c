@@ -121,15 +121,60 @@ static size_t fallback_size(const tj_plan *p)
     return p->stats.writeback_fallback_bytes ? p->stats.writeback_fallback_bytes : 64;
 }
 
+/* The memory a context's storages live in: the arena, the write-back
+ * fallback and the storage headers. A view or an autograd saved alias of a
+ * result (tj_plan_context_output) holds a reference on its storage, which may
+ * outlive the context: at release the memory passes to this owner, freed with
+ * the last such storage. */
+typedef struct ctx_memory {
+    tj_storage_owner owner;
+    char *arena, *fallback;
+    tj_storage *storages;
+    size_t arena_bytes, fallback_bytes, storages_bytes;
+} ctx_memory;
+
+static void memory_free(tj_storage_owner *o)
+{
+    ctx_memory *m = (ctx_memory *)o;
+    tj_free(m->arena, m->arena_bytes);
+    tj_free(m->fallback, m->fallback_bytes);
+    tj_free(m->storages, m->storages_bytes);
+    tj_free(m, sizeof *m);
+}
+
+/* Drops the context's reference on each of its storages, which now release
+ * c->memory instead of freeing themselves, then the context's own reference
+ * on the memory. */
+static void memory_release(tj_plan_context *c, size_t storages_bytes)
+{
+    const tj_plan *p = c->plan;
+    ctx_memory *m = c->memory;
+    *m = (ctx_memory){.owner.free = memory_free, .arena = c->arena, .fallback = c->fallback, .storages = c->storages,
+                      .arena_bytes = c->arena_alloc, .fallback_bytes = fallback_size(p), .storages_bytes = storages_bytes};
+    atomic_init(&m->owner.refcount, 1);
+    for (int v = 0; c->storages && v < p->n_values; v++) {
+        tj_storage *s = &c->storages[v];
+        if (!atomic_load_explicit(&s->refcount, memory_order_relaxed)) continue; /* not bound */
+        s->owner = &m->owner;
+        atomic_fetch_add_explicit(&m->owner.refcount, 1, memory_order_relaxed);
+        tj_storage_release(s);
+    }
+    tj_storage_owner_release(&m->owner);
+}
+
 static void context_release(tj_plan_context *c)
 {
     if (!c) return;
     const tj_plan *p = c->plan;
     ctx_sizes z = sizes_of(p);
-    tj_free(c->arena, c->arena_alloc);
-    tj_free(c->fallback, fallback_size(p));
+    if (c->memory) {
+        memory_release(c, z.storages);
+    } else {
+        tj_free(c->arena, c->arena_alloc);
+        tj_free(c->fallback, fallback_size(p));
+        tj_free(c->storages, z.storages);
+    }
     tj_free(c->tensors, z.tensors);
-    tj_free(c->storages, z.storages);
     tj_free(c->vt, z.vt);
     tj_free(c->args, z.args);
     tj_free(c->node_args, z.node_args);
@@ -165,7 +210,7 @@ static bool context_bind_values(tj_plan_context *c)
             tj_storage *s = &c->storages[v];
             atomic_init(&s->refcount, 1);
             atomic_init(&s->version, 0);
-            atomic_init(&s->n_saved, 0);
+            atomic_init(&s->n_detached, 0);
             s->data = pv->in_input ? NULL : c->arena + pv->arena_offset; /* in_input: bound per run */
             s->nbytes = pv->nbytes;
             set_geometry(t, pv, s, 0);
@@ -218,6 +263,7 @@ static tj_plan_context *context_create(tj_plan *p)
     c->arena_alloc = p->stats.arena_bytes ? p->stats.arena_bytes : 64;
     c->arena = tj_alloc(c->arena_alloc);
     c->tensors = tj_alloc(z.tensors);
+    c->memory = tj_alloc(sizeof(ctx_memory));
     c->storages = tj_alloc(z.storages);
     c->vt = tj_alloc(z.vt);
     c->args = tj_alloc(z.args);
@@ -230,9 +276,11 @@ static tj_plan_context *context_create(tj_plan *p)
     c->prof.total_ns = tj_alloc(z.prof);
     c->prof.last_start_ns = tj_alloc(z.prof);
     c->prof.last_dur_ns = tj_alloc(z.prof);
-    if (!c->arena || !c->tensors || !c->storages || !c->vt || !c->args || !c->node_args || !c->lists || !c->outs ||
+    if (!c->arena || !c->tensors || !c->memory || !c->storages || !c->vt || !c->args || !c->node_args || !c->lists || !c->outs ||
         !c->steps || !c->copy_out || !c->wb_copy || !c->prof.total_ns || !c->prof.last_start_ns || !c->prof.last_dur_ns) {
         size_t arena = c->arena_alloc;
+        tj_free(c->memory, sizeof(ctx_memory)); /* nothing is bound yet: free directly */
+        c->memory = NULL;
         context_release(c);
         tj_oom("tj_plan_context_new", arena);
         return NULL;
@@ -549,6 +597,18 @@ static void bump_input_versions(const tj_plan_context *c, tj_tensor *const *inpu
         tj_tensor_bump_version(c->node_args[p->input_writers[k]][0].u.t);
 }
 
+/* The context's own result tensors (tj_plan_context_output) hold new values
+ * after a run: a new version lets autograd catch one it saved from an earlier
+ * run. Outputs that are inputs or constants are not written by the run. */
+static void bump_context_outputs(const tj_plan_context *c)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_outputs; k++) {
+        int v = p->output_values[k];
+        if (p->values[p->values[v].root].kind == TJ_PV_ARENA) tj_tensor_bump_version(c->vt[v]);
+    }
+}
+
 /* who: the public function, for messages (tj_plan_run runs through here). */
 static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
                           const char *who)
@@ -566,6 +626,7 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     for (int k = 0; k < p->n_outputs; k++)
         if (c->wb_copy[k]) tj_copy_convert(inputs[p->writeback[k]], c->vt[p->output_values[k]]);
     bump_input_versions(c, inputs);
+    bump_context_outputs(c);
     return TJ_OK;
 }
 

@@ -100,6 +100,7 @@ struct tj_plan_context {
     char *fallback; /**< blocks of in_input results, allocated when first needed */
     tj_tensor *tensors;    /**< one object per value (INPUT, ARENA, VIEW) */
     tj_storage *storages;  /**< one per ARENA root */
+    struct ctx_memory *memory; /**< takes arena, fallback and storages at release (plan.c) */
     tj_tensor **vt;        /**< the tensor each value reads as */
     tj_value *args;        /**< every node's boxed arguments */
     tj_value **node_args;  /**< per node, into args */

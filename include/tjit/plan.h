@@ -159,7 +159,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts);
 
 /** Frees the plan, its default context and every context still open on it
  * (NULL is ignored). Tensors returned by tj_plan_context_output become
- * invalid. */
+ * invalid (views made of them stay valid). */
 void tj_plan_free(tj_plan *p);
 
 /** Number of inputs and outputs of the compiled graph. */
@@ -214,7 +214,11 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
 /** Output `k` of the context's last run, as the plan left it: a tensor
  * object of the context (a view into its arena, or an input or constant the
  * graph returns). Borrowed: do not release it; its contents are valid until
- * the context's next run, the object until the context is freed. NULL with
+ * the context's next run, the object until the context is freed. Each run
+ * bumps its version (tj_tensor_version), so a backward needing a value
+ * autograd saved from an earlier run fails with TJ_ERR_MODIFIED. Views of it
+ * and autograd's saved aliases hold their own reference: they keep the
+ * memory (with the last run's values) after the context is freed. NULL with
  * TJ_ERR_INDEX when k is out of range, TJ_ERR_INVALID_ARGUMENT when c is NULL. */
 tj_tensor *tj_plan_context_output(tj_plan_context *c, int k);
 
