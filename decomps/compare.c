@@ -37,9 +37,16 @@ CHECKED(ne, ne_Tensor, tj_eq(tj_eq(args[0].u.t, args[1].u.t), bool_const(false))
 CHECKED(gt, gt_Tensor, tj_lt(args[1].u.t, args[0].u.t))
 CHECKED(le, le_Tensor, less_equal(args[0].u.t, args[1].u.t))
 CHECKED(ge, ge_Tensor, tj_le(args[1].u.t, args[0].u.t))
-/* The Scalar overloads compare in result_type(self, other). */
-CHECKED(eq_scalar, eq_Scalar, tj_eq(args[0].u.t, tj_dc_scalar(&args[1], tj_result_type(args, 2))))
-CHECKED(gt_scalar, gt_Scalar, tj_lt(tj_dc_scalar(&args[1], tj_result_type(args, 2)), args[0].u.t))
+/* The Scalar overloads compare in result_type(self, other): the Scalar
+ * (args[1]) as a 0-dim tensor of that dtype. */
+static tj_tensor *scalar_of(const tj_value *args) { return tj_dc_scalar(&args[1], tj_result_type(args, 2)); }
+
+CHECKED(eq_scalar, eq_Scalar, tj_eq(args[0].u.t, scalar_of(args)))
+CHECKED(ne_scalar, ne_Scalar, tj_ne(args[0].u.t, scalar_of(args)))
+CHECKED(lt_scalar, lt_Scalar, tj_lt(args[0].u.t, scalar_of(args)))
+CHECKED(le_scalar, le_Scalar, tj_le(args[0].u.t, scalar_of(args)))
+CHECKED(gt_scalar, gt_Scalar, tj_lt(scalar_of(args), args[0].u.t))
+CHECKED(ge_scalar, ge_Scalar, tj_le(scalar_of(args), args[0].u.t))
 CHECKED(minimum, minimum, min2(args[0].u.t, args[1].u.t))
 
 /* clamp(x, lo?, hi?) with Scalar bounds, as the kernel: with both bounds a
@@ -84,7 +91,11 @@ void tj_register_compare_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(le_Tensor), le, "le");
     tj_op_set_decomposition(TJ_OPS(ge_Tensor), ge, "ge");
     tj_op_set_decomposition(TJ_OPS(eq_Scalar), eq_scalar, "eq_scalar");
+    tj_op_set_decomposition(TJ_OPS(ne_Scalar), ne_scalar, "ne_scalar");
+    tj_op_set_decomposition(TJ_OPS(lt_Scalar), lt_scalar, "lt_scalar");
+    tj_op_set_decomposition(TJ_OPS(le_Scalar), le_scalar, "le_scalar");
     tj_op_set_decomposition(TJ_OPS(gt_Scalar), gt_scalar, "gt_scalar");
+    tj_op_set_decomposition(TJ_OPS(ge_Scalar), ge_scalar, "ge_scalar");
     tj_op_set_decomposition(TJ_OPS(minimum), minimum, "minimum");
     tj_op_set_decomposition(TJ_OPS(clamp), clamp, "clamp");
     tj_op_set_decomposition(TJ_OPS(clamp_Tensor), clamp_tensor, "clamp_tensor");

@@ -97,6 +97,10 @@ WITH_SCALAR(tj_div_scalar, div_Scalar)
 WITH_SCALAR(tj_pow_scalar, pow_Tensor_Scalar)
 WITH_SCALAR(tj_eq_scalar, eq_Scalar)
 WITH_SCALAR(tj_gt_scalar, gt_Scalar)
+WITH_SCALAR(tj_ne_scalar, ne_Scalar)
+WITH_SCALAR(tj_lt_scalar, lt_Scalar)
+WITH_SCALAR(tj_le_scalar, le_Scalar)
+WITH_SCALAR(tj_ge_scalar, ge_Scalar)
 #undef WITH_SCALAR
 
 tj_tensor *tj_add(tj_tensor *self, tj_tensor *other) { return CALL(add_Tensor, T(self), T(other), I(1)); }

@@ -807,6 +807,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(clamp_Tensor, d_clamp_tensor), D(masked_fill_Scalar, d_masked_fill), D(logaddexp, d_logaddexp),
     NONDIFF(eq_Tensor), NONDIFF(ne_Tensor), NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor),
     NONDIFF(ge_Tensor), NONDIFF(eq_Scalar), NONDIFF(gt_Scalar),
+    NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),

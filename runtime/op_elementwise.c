@@ -204,6 +204,10 @@ COMPARE_OP(gt_Tensor, "aten::gt.Tensor", TJ_K_GT)
 COMPARE_OP(ge_Tensor, "aten::ge.Tensor", TJ_K_GE)
 COMPARE_OP(eq_Scalar, "aten::eq.Scalar", TJ_K_EQ)
 COMPARE_OP(gt_Scalar, "aten::gt.Scalar", TJ_K_GT)
+COMPARE_OP(ne_Scalar, "aten::ne.Scalar", TJ_K_NE)
+COMPARE_OP(lt_Scalar, "aten::lt.Scalar", TJ_K_LT)
+COMPARE_OP(le_Scalar, "aten::le.Scalar", TJ_K_LE)
+COMPARE_OP(ge_Scalar, "aten::ge.Scalar", TJ_K_GE)
 
 /* ---- add / sub: self + alpha * other ---- */
 
@@ -214,8 +218,9 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     const tj_value *alpha = &args[2];
     bool other_bool = args[1].kind == TJ_V_TENSOR && args[1].u.t->dtype == TJ_BOOL;
     if (is_sub && (a->dtype == TJ_BOOL || other_bool))
-        return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (use logical_not / "
-                                      "logical_xor instead)", op);
+        return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (to invert a mask "
+                                      "use eq.Scalar(mask, False), tj_eq_scalar(mask, tj_v_bool(false)); for the "
+                                      "xor of two masks ne.Tensor, tj_ne)", op);
     tj_dtype dt = result_type(args, 2);
     if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,

@@ -513,6 +513,68 @@ Test(ew, comparisons_compute_in_the_promoted_dtype)
     expect_bool(r, 6, (uint8_t[]){0, 0, 1, 0, 1, 1});
 }
 
+/* x < 0.5, x <= 0.5, x >= 0.5, x != 0.5 */
+static tj_status scalar_compares(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    out[0] = tj_lt_scalar(in[0], tj_v_float(0.5));
+    out[1] = tj_le_scalar(in[0], tj_v_float(0.5));
+    out[2] = tj_ge_scalar(in[0], tj_v_float(0.5));
+    out[3] = tj_ne_scalar(in[0], tj_v_float(0.5));
+    *n_out = 4;
+    return out[0] && out[1] && out[2] && out[3] ? TJ_OK : tj_last_status();
+}
+
+/* Values from PyTorch 1.13: torch.lt(a, 0.5) and so on, a as below. */
+Test(ew, scalar_comparisons_give_pytorchs_answers)
+{
+    tj_tensor *a = f32(7, (float[]){NAN, -INFINITY, -1, 0.1f, 0.5f, 2, INFINITY});
+    expect_bool(tj_lt_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 0, 0, 0});
+    expect_bool(tj_le_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 1, 0, 0});
+    expect_bool(tj_ge_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 0, 0, 0, 1, 1, 1});
+    expect_bool(tj_ne_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){1, 1, 1, 1, 0, 1, 1});
+    /* int64 against a float Scalar compares in float32, against an int in int64 */
+    tj_tensor *i = i64(3, (int64_t[]){1, 2, 3});
+    expect_bool(tj_lt_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 0});
+    expect_bool(tj_lt_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 0, 0});
+    expect_bool(tj_le_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 1, 0});
+    expect_bool(tj_ge_scalar(i, tj_v_int(2)), 3, (uint8_t[]){0, 1, 1});
+    expect_bool(tj_ne_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 1});
+    /* 0.1 becomes 0.1f: equal, so lt false and le true; a nan Scalar: only ne */
+    tj_tensor *f = f32(2, (float[]){0.1f, 0.2f});
+    expect_bool(tj_lt_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){0, 0});
+    expect_bool(tj_le_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){1, 0});
+    expect_bool(tj_ge_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
+    expect_bool(tj_ne_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){1, 1});
+}
+
+Test(ew, scalar_comparisons_are_recorded_and_lowered_to_primitives)
+{
+    tj_tensor *x = f32(4, (float[]){-1, 0.5f, NAN, 3});
+    tj_graph *g = tj_make_fx(scalar_compares, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    const char *names[4] = {"aten::lt.Scalar", "aten::le.Scalar", "aten::ge.Scalar", "aten::ne.Scalar"};
+    for (int k = 0; k < 4; k++) cr_expect_eq(tj_graph_count_op(g, tj_op_find(names[k])), 1, "%s", names[k]);
+    tj_graph_free(g);
+    /* the core table lowers them to eq / lt / where with the kernels' answers */
+    tj_decomp_table *core = tj_core_decompositions();
+    g = tj_make_fx(scalar_compares, NULL, &x, 1, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    for (int n = 0; n < tj_graph_num_nodes(g); n++)
+        if (tj_graph_node_kind(g, n) == TJ_NODE_CALL)
+            cr_expect_eq(tj_op_kind_of(tj_graph_node_op(g, n)), TJ_OP_PRIMITIVE, "%s",
+                         tj_op_name(tj_graph_node_op(g, n)));
+    tj_tensor *outs[4];
+    cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
+    tj_graph_free(g);
+    expect_bool(outs[0], 4, (uint8_t[]){1, 0, 0, 0});
+    expect_bool(outs[1], 4, (uint8_t[]){1, 1, 0, 0});
+    expect_bool(outs[2], 4, (uint8_t[]){0, 1, 0, 1});
+    expect_bool(outs[3], 4, (uint8_t[]){1, 0, 1, 1});
+}
+
 /* ---- where / clamp / masked_fill ---- */
 
 Test(ew, where_broadcasts_three_ways_and_promotes)
@@ -690,6 +752,9 @@ Test(ew, bool_where_not_allowed_and_float_alpha_errors)
     tj_tensor *b = b8(2, (uint8_t[]){1, 0});
     tj_tensor *i = i64(2, (int64_t[]){1, 2});
     expect_error(tj_sub(b, b), TJ_ERR_DTYPE, "aten::sub.Tensor", "bool");
+    /* the advice names operators tjit has (it has no logical_not) */
+    cr_expect(strstr(tj_last_error(), "tj_eq_scalar(mask, tj_v_bool(false))"), "%s", tj_last_error());
+    expect_bool(tj_eq_scalar(b, tj_v_bool(false)), 2, (uint8_t[]){0, 1});
     expect_error(tj_sub(i, b), TJ_ERR_DTYPE, "aten::sub.Tensor", "bool");
     expect_error(tj_sub_scalar(b, tj_v_int(1)), TJ_ERR_DTYPE, "aten::sub.Scalar", "bool");
     expect_error(tj_add_alpha(i, i, tj_v_float(1.5)), TJ_ERR_DTYPE, "aten::add.Tensor", "alpha");

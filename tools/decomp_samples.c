@@ -54,6 +54,13 @@ static const tj_decomp_sample samples[] = {
     {"aten::div.Tensor_mode", "f32[6]{7,-7,7,-7,1,0.3} f32[6]{2,2,-2,-2,0.1,0.1} 'floor'", "floor on the exact quotient"},
     {"aten::div.Tensor_mode", "f32[6]{7,-7,7,-7,1,0.3} f32[6]{2,2,-2,-2,0.1,0.1} 'trunc'", "trunc on the exact quotient"},
     {"aten::div.Tensor_mode", "i64[4]{7,-7,7,-7} i64[4]{2,2,-2,-2} 'floor'", "integer floor division"},
+    {"aten::ne.Scalar", "f32[5]{nan,1,0.5,-inf,2} 0.5", "nan is not equal"},
+    {"aten::lt.Scalar", "f32[5]{nan,1,0.5,-inf,2} 0.5", ""},
+    {"aten::lt.Scalar", "i64[6]<9 2.5", "int64 against a float compares in float32"},
+    {"aten::le.Scalar", "f32[5]{nan,1,0.5,-inf,2} 0.5", "ties"},
+    {"aten::le.Scalar", "i64[6]<9 4", ""},
+    {"aten::ge.Scalar", "f32[5]{nan,1,0.5,inf,2} 0.5", "ties"},
+    {"aten::ge.Scalar", "f64[3,4] nan", "a nan Scalar"},
     /* semantic traps */
     {"aten::addmm", "f32[2,3]{nan,1,2,inf,nan,-inf} f32[2,4] f32[4,3] 0 1", "beta = 0 ignores nan and inf in self"},
     {"aten::addmm", "f32[3] f32[2,4] f32[4,3] 0.5 2", "beta and alpha, broadcast self"},

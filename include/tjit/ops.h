@@ -81,8 +81,15 @@ tj_tensor *tj_lt(tj_tensor *self, tj_tensor *other);                    /**< ate
 tj_tensor *tj_le(tj_tensor *self, tj_tensor *other);                    /**< aten::le.Tensor -> bool */
 tj_tensor *tj_gt(tj_tensor *self, tj_tensor *other);                    /**< aten::gt.Tensor -> bool */
 tj_tensor *tj_ge(tj_tensor *self, tj_tensor *other);                    /**< aten::ge.Tensor -> bool */
+/* The Scalar forms (PyTorch's `x < 0.5`) compare in result_type(self, other)
+ * (an int64 tensor against a float Scalar compares in float32); nan compares
+ * false, except in ne (true). */
 tj_tensor *tj_eq_scalar(tj_tensor *self, tj_value other);               /**< aten::eq.Scalar -> bool */
+tj_tensor *tj_ne_scalar(tj_tensor *self, tj_value other);               /**< aten::ne.Scalar -> bool */
+tj_tensor *tj_lt_scalar(tj_tensor *self, tj_value other);               /**< aten::lt.Scalar -> bool */
+tj_tensor *tj_le_scalar(tj_tensor *self, tj_value other);               /**< aten::le.Scalar -> bool */
 tj_tensor *tj_gt_scalar(tj_tensor *self, tj_value other);               /**< aten::gt.Scalar -> bool */
+tj_tensor *tj_ge_scalar(tj_tensor *self, tj_value other);               /**< aten::ge.Scalar -> bool */
 /** aten::where.self: condition must be bool (TJ_ERR_DTYPE otherwise); the
  * three operands broadcast together. */
 tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other);
