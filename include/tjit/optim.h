@@ -84,7 +84,12 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
                           tj_tensor *const *exp_avgs, tj_tensor *const *exp_avg_sqs,
                           tj_tensor *const *max_exp_avg_sqs, tj_tensor *const *steps, int n);
 
-/* ---- optimiser objects ---- */
+/* ---- optimiser objects ----
+ * For eager training. Not for a traced training step: the object's
+ * parameters and state are its own tensors, not the traced function's
+ * inputs, so under a fake trace its step finds no .grad and records nothing,
+ * and under a real one its state is baked into the graph. Use
+ * tj_sgd_update / tj_adamw_update on the inputs there. */
 
 typedef struct tj_optimizer tj_optimizer;
 
