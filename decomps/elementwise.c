@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -17,14 +17,19 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     return TJ_OK;
 }
 
-static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
-/* result_type of the first n (tensor) arguments, which must be a float one. */
-static tj_status float_result(const char *op, const tj_value *args, int n, tj_dtype *dt)
+/* result_type of the first n (tensor) arguments, which must be a float one;
+ * writes those arguments converted to it into x (as torch._refs' type
+ * promotion wrapper does): the kernels compute in that dtype, and abs / neg
+ * below refuse the bool operand a float result may come from. */
+static tj_status float_result(const char *op, const tj_value *args, int n, tj_dtype *dt, tj_tensor **x)
 {
     *dt = tj_result_type(args, n);
-    if (is_float(*dt)) return TJ_OK;
-    return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(*dt));
+    if (!tj_dc_is_float(*dt))
+        return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(*dt));
+    for (int i = 0; i < n; i++)
+        if (!(x[i] = tj_dc_to(args[i].u.t, *dt))) return tj_last_status();
+    return TJ_OK;
 }
 
 static tj_status approximate(const char *op, const tj_value *v, bool *is_tanh)
@@ -55,11 +60,11 @@ static tj_status relu(const tj_value *args, tj_value *outs)
  * tanh: 0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 * a^3))). */
 static tj_status gelu(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *a = args[0].u.t;
+    tj_tensor *a;
     tj_dtype dt;
     bool is_tanh;
     tj_status st = approximate("aten::gelu", &args[1], &is_tanh);
-    if (st == TJ_OK) st = float_result("aten::gelu", args, 1, &dt);
+    if (st == TJ_OK) st = float_result("aten::gelu", args, 1, &dt, &a);
     if (st != TJ_OK) return st;
     if (is_tanh) {
         tj_tensor *cube = tj_mul(tj_mul(a, a), a);
@@ -73,20 +78,22 @@ static tj_status gelu(const tj_value *args, tj_value *outs)
 /* silu(a) = a * sigmoid(a) */
 static tj_status silu(const tj_value *args, tj_value *outs)
 {
+    tj_tensor *a;
     tj_dtype dt;
-    tj_status st = float_result("aten::silu", args, 1, &dt);
+    tj_status st = float_result("aten::silu", args, 1, &dt, &a);
     if (st != TJ_OK) return st;
-    return done(tj_mul(args[0].u.t, tj_sigmoid(args[0].u.t)), outs);
+    return done(tj_mul(a, tj_sigmoid(a)), outs);
 }
 
 /* max + log1p(exp(min - max)), except that equal infinities give
  * themselves: where(a == b & |a| == inf, a, ...). */
 static tj_status logaddexp(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    tj_tensor *x[2];
     tj_dtype dt;
-    tj_status st = float_result("aten::logaddexp", args, 2, &dt);
+    tj_status st = float_result("aten::logaddexp", args, 2, &dt, x);
     if (st != TJ_OK) return st;
+    tj_tensor *a = x[0], *b = x[1];
     tj_tensor *mask = tj_ge(a, b);
     tj_tensor *mx = tj_where(mask, a, b), *mn = tj_where(mask, b, a);
     tj_tensor *inf_mask = tj_mul(tj_eq(a, b), tj_eq_scalar(tj_abs(a), F(INFINITY)));
@@ -106,12 +113,13 @@ static tj_status threshold_backward(const tj_value *args, tj_value *outs)
 
 static tj_status gelu_backward(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *grad = args[0].u.t, *x = args[1].u.t;
+    tj_tensor *ops[2];
     tj_dtype dt;
     bool is_tanh;
     tj_status st = approximate("aten::gelu_backward", &args[2], &is_tanh);
-    if (st == TJ_OK) st = float_result("aten::gelu_backward", args, 2, &dt);
+    if (st == TJ_OK) st = float_result("aten::gelu_backward", args, 2, &dt, ops);
     if (st != TJ_OK) return st;
+    tj_tensor *grad = ops[0], *x = ops[1];
     if (is_tanh) {
         tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
         tj_tensor *inner = tj_mul_scalar(tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), F(K_BETA));
@@ -136,21 +144,23 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
 /* (grad * (1 - y)) * y, in the kernel's order of operations */
 static tj_status sigmoid_backward(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *y = args[1].u.t;
+    tj_tensor *x[2];
     tj_dtype dt;
-    tj_status st = float_result("aten::sigmoid_backward", args, 2, &dt);
+    tj_status st = float_result("aten::sigmoid_backward", args, 2, &dt, x);
     if (st != TJ_OK) return st;
-    return done(tj_mul(tj_mul(args[0].u.t, tj_add_scalar(tj_neg(y), tj_v_int(1))), y), outs);
+    tj_tensor *grad = x[0], *y = x[1];
+    return done(tj_mul(tj_mul(grad, tj_add_scalar(tj_neg(y), tj_v_int(1))), y), outs);
 }
 
 /* grad * (1 - y * y) */
 static tj_status tanh_backward(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *y = args[1].u.t;
+    tj_tensor *x[2];
     tj_dtype dt;
-    tj_status st = float_result("aten::tanh_backward", args, 2, &dt);
+    tj_status st = float_result("aten::tanh_backward", args, 2, &dt, x);
     if (st != TJ_OK) return st;
-    return done(tj_mul(args[0].u.t, tj_add_scalar(tj_neg(tj_mul(y, y)), tj_v_int(1))), outs);
+    tj_tensor *grad = x[0], *y = x[1];
+    return done(tj_mul(grad, tj_add_scalar(tj_neg(tj_mul(y, y)), tj_v_int(1))), outs);
 }
 
 void tj_register_elementwise_decompositions(void)

@@ -430,6 +430,35 @@ Test(decomps, clamp_propagates_nan_from_tensor_bounds)
     cr_expect_eq(tj_tensor_item_at(r, 2), 2);
 }
 
+/* A float result may come from a bool operand (bool with float promotes to
+ * the float): the kernels accept it, and so must the decompositions, which
+ * used to call abs / neg on the bool operand and fail. */
+Test(decomps, float_results_of_bool_operands_decompose_like_their_kernels)
+{
+    int64_t s[1] = {4};
+    const bool m[4] = {true, false, true, false};
+    const float v[4] = {-1.5f, 0.25f, 2, INFINITY};
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, s, m), *f = test_f32(1, s, v);
+    const char *ops[5] = {"aten::logaddexp", "aten::sigmoid_backward", "aten::tanh_backward", "aten::gelu_backward",
+                          "aten::gelu_backward"};
+    const char *approximate[5] = {NULL, NULL, NULL, "tanh", "none"};
+    for (int i = 0; i < 5; i++) {
+        for (int order = 0; order < 2; order++) {
+            tj_value args[3] = {T(order ? f : b), T(order ? b : f), tj_v_str(approximate[i])};
+            tj_value want;
+            cr_assert_eq(tj_call(ops[i], args, approximate[i] ? 3 : 2, &want), TJ_OK, "%s: %s", ops[i],
+                         tj_last_error());
+            tj_tensor *got = NULL;
+            cr_assert_eq(decomposed(ops[i], args, &got), TJ_OK, "%s (bool operand %d): %s", ops[i], order,
+                         tj_last_error());
+            double w[4];
+            for (int k = 0; k < 4; k++) w[k] = tj_tensor_item_at(want.u.t, k);
+            test_assert_dtype_shape(got, TJ_FLOAT32, 1, s);
+            test_expect_close(got, w, 4, 1e-6, 0);
+        }
+    }
+}
+
 /* ---- traced counterparts, registration, cycles ---- */
 
 static double p_drop = 0.5;
