@@ -368,6 +368,42 @@ Test(plan, inputs_with_other_strides_and_offsets_are_accepted)
     tj_scope_end(s);
 }
 
+/* in: x [3, 4]: 2 * x^T and _unsafe_view(x, [12]) + 1 (a view of x for
+ * contiguous strides, a copy for others) */
+static tj_status fn_unsafe_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul_scalar(tj_t(in[0]), tj_v_int(2));
+    out[1] = tj_add_scalar(tj_unsafe_view(in[0], (int64_t[]){12}, 1), tj_v_int(1));
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+/* A plan keeps _unsafe_view of a contiguous input as a view: an input whose
+ * strides do not allow that view used to be read through strides that do
+ * not fit it (wrong values, silently); the run is now refused. A run
+ * failing among the input's views used to leave the views re-resolved
+ * before it (t here) with that run's strides, so the next run with the
+ * compiled strides read x^T wrongly. */
+Test(plan, an_input_view_that_the_run_strides_would_turn_into_a_copy_is_refused)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
+    tj_graph *g = trace(fn_unsafe_view, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    cr_assert_eq(tj_graph_count_op(g, tj_op_find("aten::_unsafe_view")), 1);
+    expect_plan_matches(g, p, &x, 1);
+    tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6));
+    tj_tensor *out[2] = {NULL, NULL};
+    cr_expect_eq(tj_plan_run(p, &xt, 1, out), TJ_ERR_UNSUPPORTED, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::_unsafe_view") != NULL, "%s", tj_last_error());
+    cr_expect_null(out[0]);
+    expect_plan_matches(g, p, &x, 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, outputs_that_are_inputs_views_or_repeated_are_returned)
 {
     tj_scope *s = tj_scope_begin();

@@ -397,8 +397,12 @@ static bool same_strides(const tj_pvalue *v, const tj_tensor *t)
 
 /* Re-runs the shape function of the view producing value v, for an input
  * whose strides differ from the compiled ones (an identity's alias takes
- * its operand's geometry). */
-static tj_status reresolve_view(tj_plan_context *c, int v)
+ * its operand's geometry). A view the strides do not allow fails as eagerly
+ * (aten::view); one whose operator would copy instead (_unsafe_view: its
+ * shape function then names no alias) cannot stay a view: the plan has no
+ * block for a copy, so the run is refused rather than reading the input
+ * through strides that do not fit it. */
+static tj_status reresolve_view(tj_plan_context *c, int v, const char *who)
 {
     const tj_plan *p = c->plan;
     const tj_pvalue *pv = &p->values[v];
@@ -413,8 +417,17 @@ static tj_status reresolve_view(tj_plan_context *c, int v)
     }
     tj_meta m[TJ_MAX_RETURNS];
     memset(m, 0, sizeof m);
+    for (int i = 0; i < TJ_MAX_RETURNS; i++) m[i].alias = -1;
     tj_status st = n->op->meta(c->node_args[pv->node], m);
-    if (st != TJ_OK) return st;
+    if (st != TJ_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tj_last_error());
+        return tj_error(st, "%s: node %%%s: %s", who, n->name, msg);
+    }
+    if (m[pv->index].alias < 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: node %%%s: %s was compiled as a view of its operand, which this "
+                        "run's input strides do not allow (it would copy); pass the input with the compiled strides "
+                        "(contiguous) or compile for these", who, n->name, tj_op_name(n->op));
     memcpy(t->strides, m[pv->index].strides, sizeof t->strides);
     t->offset = m[pv->index].offset;
     t->storage = c->tensors[pv->root].storage;
@@ -468,21 +481,24 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
                             "that share memory (a broadcast view?); clone() it first", who, i,
                             p->values[p->input_values[i]].name);
     }
+    /* set before the views: a run failing among them leaves some
+     * re-resolved, which the next run must undo */
+    bool undo = c->views_restrided;
+    c->views_restrided = restrided;
     for (int k = 0; k < p->n_input_views; k++) {
         int v = p->input_views[k];
         const tj_pvalue *pv = &p->values[v];
         const tj_tensor *root = &c->tensors[pv->root];
         if (restrided && !same_strides(&p->values[pv->root], root)) {
-            tj_status st = reresolve_view(c, v);
+            tj_status st = reresolve_view(c, v, who);
             if (st != TJ_OK) return st;
             continue;
         }
         tj_tensor *t = &c->tensors[v];
         t->storage = root->storage;
         t->offset = root->offset + pv->rel_offset;
-        if (c->views_restrided) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
+        if (undo) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
     }
-    c->views_restrided = restrided;
     return check_input_writers(c, who);
 }
 
