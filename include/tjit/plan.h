@@ -169,10 +169,12 @@ int tj_plan_num_outputs(const tj_plan *p);
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any
  * strides and storage offsets are accepted, but for the views the graph
- * takes of an input, which are made again for the run's strides: one that
- * they do not allow fails as eagerly (aten::view: TJ_ERR_SHAPE), and an
+ * takes of an input, which are made again for the run's strides: an
+ * aten::view they do not allow fails with TJ_ERR_SHAPE (as make_fx records
+ * it, reshape, flatten, linear or matmul of an input traced contiguous is
+ * such a view, which a transposed input then does not allow), and an
  * aten::_unsafe_view compiled as a view, which would copy for such strides,
- * gives TJ_ERR_UNSUPPORTED (pass the compiled strides). Writes tj_plan_num_outputs new
+ * gives TJ_ERR_UNSUPPORTED: pass the traced strides, or trace with them. Writes tj_plan_num_outputs new
  * references into `outputs` (owned by the caller, or by the innermost open
  * scope): new tensors, except that an output written back into an input is
  * returned as that input tensor, as tj_graph_run does. Inputs must not be
