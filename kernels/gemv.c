@@ -47,11 +47,20 @@ bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx)
     return dtype == TJ_FLOAT32 && incx == 1 && __builtin_cpu_supports("avx512f");
 }
 
-static void zero_y(tj_dtype dtype, int64_t n, void *y, int64_t incy)
+/* y = beta * y for BLAS to add the product to with beta 1, 0 for beta 0
+ * without reading y (nan there must not leak, as BLAS may compute 0 * y).
+ * Scaling here also keeps a nan or infinite beta IEEE: OpenBLAS's
+ * transposed sgemv takes a nan beta for 0 and drops self silently. */
+static void scale_y(tj_dtype dtype, int64_t n, double beta, void *y, int64_t incy)
 {
     for (int64_t i = 0; i < n; i++) {
-        if (dtype == TJ_FLOAT32) ((float *)y)[i * incy] = 0.0f;
-        else ((double *)y)[i * incy] = 0.0;
+        if (dtype == TJ_FLOAT32) {
+            float *v = (float *)y + i * incy;
+            *v = beta == 0 ? 0.0f : (float)beta * *v;
+        } else {
+            double *v = (double *)y + i * incy;
+            *v = beta == 0 ? 0.0 : beta * *v;
+        }
     }
 }
 
@@ -81,8 +90,8 @@ static void blas_gemv(tj_dtype dtype, bool trans, int64_t rows, int64_t cols, do
             loop_gemv_double(trans, rows, cols, alpha, m, ld, x, incx, beta, y, incy);
         return;
     }
-    /* BLAS may compute 0 * y: clear y so that nan there cannot leak */
-    if (beta == 0) zero_y(dtype, trans ? cols : rows, y, incy);
+    if (beta != 1) scale_y(dtype, trans ? cols : rows, beta, y, incy);
+    beta = 1;
     CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
     if (dtype == TJ_FLOAT32)
         cblas_sgemv(CblasRowMajor, t, (int)rows, (int)cols, (float)alpha, m, (int)ld, x, (int)incx, (float)beta, y,

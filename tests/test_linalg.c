@@ -290,6 +290,35 @@ Test(addmm, one_row_and_one_column_ignore_nan_self_with_beta_zero_and_add_the_bi
     tj_scope_end(s);
 }
 
+/* PyTorch 1.13: addmm([[nan, 1]], [[1.5, -2]], [[1.5, -2], [0, -0]], beta=nan)
+ * is [[nan, nan]], and beta=inf gives [[nan, inf]] (beta * self: nan * 1 is
+ * nan). A one-row product whose mat1 is strided went to OpenBLAS's
+ * transposed sgemv, which takes a nan beta for 0: it returned the product
+ * [[2.25, -3]], dropping self, where a contiguous mat1 gave nan. */
+Test(addmm, nan_and_inf_beta_reach_self_whatever_the_operand_layout)
+{
+    tj_scope *s = tj_scope_begin();
+    const float self_v[2] = {NAN, 1}, m1[2] = {1.5f, -2}, m2[4] = {1.5f, -2, 0, -0.0f};
+    tj_tensor *self = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){1, 2}, self_v);
+    tj_tensor *mat1 = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){1, 2}, m1);
+    tj_tensor *mat2 = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){2, 2}, m2);
+    /* mat1 with stride 2 along its row: the same values */
+    tj_tensor *wide = tj_zeros((int64_t[]){1, 4}, 2, TJ_FLOAT32);
+    tj_tensor *mat1_strided = tj_slice(wide, 1, true, 0, true, INT64_MAX, 2);
+    cr_assert_not_null(tj_copy_(mat1_strided, mat1), "%s", tj_last_error());
+    tj_tensor *m1s[2] = {mat1, mat1_strided};
+    for (int layout = 0; layout < 2; layout++) {
+        tj_tensor *r_nan = tj_addmm(self, m1s[layout], mat2, tj_v_float(NAN), tj_v_int(1));
+        tj_tensor *r_inf = tj_addmm(self, m1s[layout], mat2, tj_v_float(INFINITY), tj_v_int(1));
+        cr_assert(r_nan && r_inf, "%s", tj_last_error());
+        cr_expect(isnan(tj_tensor_item_at(r_nan, 0)) && isnan(tj_tensor_item_at(r_nan, 1)),
+                  "beta nan, mat1 layout %d: [%g, %g]", layout, tj_tensor_item_at(r_nan, 0), tj_tensor_item_at(r_nan, 1));
+        cr_expect(isnan(tj_tensor_item_at(r_inf, 0)), "beta inf, layout %d", layout);
+        cr_expect_eq(tj_tensor_item_at(r_inf, 1), INFINITY, "beta inf, layout %d", layout);
+    }
+    tj_scope_end(s);
+}
+
 Test(addmm, gemm_kernel_sums_in_blocks_with_beta_and_alpha_and_ignores_nan_self_with_beta_zero)
 {
     tj_scope *s = tj_scope_begin();
