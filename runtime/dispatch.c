@@ -598,3 +598,10 @@ tj_status tj_mode_pop(tj_mode *mode)
 }
 
 int tj_mode_depth(void) { return n_modes; }
+
+bool tj_mode_active(const char *name)
+{
+    for (int i = 0; i < n_modes; i++)
+        if (modes[i]->name && strcmp(modes[i]->name, name) == 0) return true;
+    return false;
+}

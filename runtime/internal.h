@@ -224,6 +224,12 @@ void tj_free_str(char *s);
 char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,
                          bool strip_newline);
 
+/** The name of make_fx's mode on the dispatcher's stack. */
+#define TJ_MAKE_FX_MODE "make_fx"
+
+/** Whether a mode named `name` is on the calling thread's stack. */
+bool tj_mode_active(const char *name);
+
 /* ---- tensors ---- */
 /** Sets the name of the first public accessor (tj_tensor_data, _item_at,
  * _copy_to) that asked a fake tensor for its values on this thread, NULL to

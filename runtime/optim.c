@@ -319,6 +319,13 @@ static tj_status adamw_init_state(tj_optimizer *opt, int i)
 tj_status tj_optimizer_step(tj_optimizer *opt)
 {
     if (!opt) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_optimizer_step: NULL optimizer");
+    /* its parameters and state are its own tensors, not the trace's values:
+     * a fake trace would record no update, a real one freeze its state */
+    if (tj_mode_active(TJ_MAKE_FX_MODE))
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_optimizer_step: called inside tj_make_fx: the optimiser updates its "
+                        "own parameters and state, not the traced function's inputs (a fake trace would record no "
+                        "update, a real one would bake its state into the graph); call tj_sgd_update or "
+                        "tj_adamw_update on the traced inputs");
     int n = opt->n;
     size_t bytes = sizeof(tj_tensor *) * (size_t)(n ? n : 1) * (1 + N_STATE);
     tj_tensor **grads = tj_alloc(bytes);

@@ -325,3 +325,46 @@ Test(optim, zero_grad_zeroes_in_place_or_drops_the_gradient)
     cr_expect_null(tj_tensor_grad(p));
     tj_optimizer_free(opt);
 }
+
+/* An optimiser object's step inside make_fx: its parameter is not the traced
+ * input (fake mode), or its state would be frozen into the graph (real mode),
+ * so the step is refused and the trace fails with its error. */
+static tj_status fn_object_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *loss = tj_sum(tj_mul(in[0], in[0]), -1);
+    if (!loss || tj_backward(loss, NULL) != TJ_OK) return tj_last_status();
+    tj_status st = tj_optimizer_step(ctx);
+    out[0] = loss;
+    *n_out = 1;
+    return st;
+}
+
+Test(optim, an_optimiser_object_step_inside_make_fx_is_refused)
+{
+    tj_tensor *p = init_param();
+    cr_assert_eq(tj_tensor_set_requires_grad(p, true), TJ_OK);
+    tj_sgd_options o = tj_sgd_defaults(0.1);
+    o.momentum = 0.9;
+    tj_optimizer *opt = tj_sgd_new(&p, 1, &o);
+    cr_assert_not_null(opt, "%s", tj_last_error());
+    tj_tensor *before = tj_clone(p);
+    tj_tracing_mode modes[2] = {TJ_TRACE_FAKE, TJ_TRACE_REAL};
+    for (int m = 0; m < 2; m++) {
+        cr_expect_null(tj_make_fx(fn_object_step, opt, &p, 1, NULL, modes[m]));
+        cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED, "%s", tj_last_error());
+        cr_expect(strstr(tj_last_error(), "tj_optimizer_step: called inside tj_make_fx"), "%s", tj_last_error());
+        bool same = false;
+        cr_assert_eq(tj_allclose(p, before, 0, 0, false, &same), TJ_OK);
+        cr_expect(same, "p unchanged");
+    }
+    cr_expect_null(tj_optimizer_state(opt, 0, "momentum_buffer"), "no step was taken");
+    /* outside a trace the same object steps */
+    cr_assert_eq(tj_tensor_set_grad(p, grad_at(0)), TJ_OK);
+    cr_assert_eq(tj_optimizer_step(opt), TJ_OK, "%s", tj_last_error());
+    cr_expect_not_null(tj_optimizer_state(opt, 0, "momentum_buffer"));
+    bool same = true;
+    cr_assert_eq(tj_allclose(p, before, 0, 0, false, &same), TJ_OK);
+    cr_expect_not(same, "the step changed p");
+    tj_optimizer_free(opt);
+}

@@ -155,7 +155,7 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     memset(&tr, 0, sizeof tr);
     tr.mode.handler = trace_handler;
     tr.mode.ctx = &tr;
-    tr.mode.name = "make_fx";
+    tr.mode.name = TJ_MAKE_FX_MODE;
     tr.table = table;
     tr.fake = mode == TJ_TRACE_FAKE;
     tr.g = tj_graph_new();

@@ -87,9 +87,10 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
 /* ---- optimiser objects ----
  * For eager training. Not for a traced training step: the object's
  * parameters and state are its own tensors, not the traced function's
- * inputs, so under a fake trace its step finds no .grad and records nothing,
- * and under a real one its state is baked into the graph. Use
- * tj_sgd_update / tj_adamw_update on the inputs there. */
+ * inputs, so under a fake trace its step would find no .grad and record
+ * nothing, and under a real one its state would be baked into the graph;
+ * tj_optimizer_step refuses to run inside tj_make_fx. Use tj_sgd_update /
+ * tj_adamw_update on the inputs there. */
 
 typedef struct tj_optimizer tj_optimizer;
 
@@ -99,7 +100,8 @@ tj_optimizer *tj_sgd_new(tj_tensor *const *params, int n, const tj_sgd_options *
 /** An AdamW optimiser; state is created on a parameter's first step. */
 tj_optimizer *tj_adamw_new(tj_tensor *const *params, int n, const tj_adamw_options *o);
 /** One step with each parameter's .grad (parameters without one are
- * skipped, as in PyTorch). */
+ * skipped, as in PyTorch). TJ_ERR_INVALID_ARGUMENT for NULL;
+ * TJ_ERR_UNSUPPORTED inside tj_make_fx (see above), nothing changed. */
 tj_status tj_optimizer_step(tj_optimizer *opt);
 /** Clears the parameters' gradients: zeroes them in place, or drops them
  * when set_to_none (PyTorch 1.13's default is false). */
