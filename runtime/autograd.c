@@ -300,23 +300,26 @@ bool tj_autograd_wants(const tj_op *op, const tj_value *args)
 static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autograd_call *call)
 {
     tj_tensor *self = args[0].u.t;
-    char what[64];
-    tj_tensor_describe(self, what, sizeof what);
-    if (requires_grad(self) && !self->autograd->grad_fn)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: self (%s) is a leaf that requires grad, used in an in-place "
-                        "operation (PyTorch refuses it too): update it under tj_no_grad_begin, or work on a clone",
-                        op->name, what);
-    if (self->fake)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on a fake tensor (%s): "
-                        "whether it has views is unknown; trace in real mode, or use the out-of-place operator",
-                        op->name, what);
-    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
-                 atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
-    if (others > 0)
+    bool leaf = requires_grad(self) && !self->autograd->grad_fn;
+    int others = self->fake ? 0
+                            : atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
+                                  atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
+    if (leaf || self->fake || others > 0) { /* described for the message only */
+        char what[64];
+        tj_tensor_describe(self, what, sizeof what);
+        if (leaf)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: self (%s) is a leaf that requires grad, used in an in-place "
+                            "operation (PyTorch refuses it too): update it under tj_no_grad_begin, or work on a "
+                            "clone", op->name, what);
+        if (self->fake)
+            return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on a fake tensor "
+                            "(%s): whether it has views is unknown; trace in real mode, or use the out-of-place "
+                            "operator", op->name, what);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), which "
                         "shares its storage with %d other tensor%s (views, or a view's base): their history would "
                         "not follow (PyTorch rebases views; tjit does not yet); use the out-of-place operator, or "
                         "clone() first", op->name, what, others, others == 1 ? "" : "s");
+    }
     for (int i = 0; i < op->nargs; i++)
         call->versions[i] = args[i].kind == TJ_V_TENSOR ? tj_tensor_version(args[i].u.t) : 0;
     bool other_grad = false;
