@@ -17,7 +17,6 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     return TJ_OK;
 }
 
-
 /* result_type of the first n (tensor) arguments, which must be a float one;
  * writes those arguments converted to it into x (as torch._refs' type
  * promotion wrapper does): the kernels compute in that dtype, and abs / neg
