@@ -108,6 +108,41 @@ static tj_status pow_scalar(const tj_value *args, tj_value *outs)
     return tj_dc_done(r, outs);
 }
 
+/* sign(x) = where(x > 0, 1, where(x < 0, -1, 0)): nan and -0 give +0, as
+ * the kernel; bool is the identity. */
+static tj_status sign(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(sign, args, dt);
+    tj_tensor *x = args[0].u.t;
+    if (dt == TJ_BOOL) return tj_dc_done(tj_to_copy(x, (int)dt), outs);
+    tj_value zero = tj_v_int(0);
+    tj_tensor *neg_part = tj_where(tj_lt_scalar(x, zero), tj_dc_number(-1, dt), tj_dc_number(0, dt));
+    return tj_dc_done(tj_where(tj_gt_scalar(x, zero), tj_dc_number(1, dt), neg_part), outs);
+}
+
+/* torch._refs.square: mul(x, x), bool promoted to int64 first. */
+static tj_status square(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(square, args, dt);
+    tj_tensor *x = tj_dc_to(args[0].u.t, dt);
+    return tj_dc_done(tj_mul(x, x), outs);
+}
+
+/* torch._refs.rsub: sub(other, self, alpha), a Scalar other boxed in the
+ * result dtype (0-dim: self's shape and the result dtype win). */
+static tj_status rsub_tensor(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(rsub_Tensor, args, dt);
+    (void)dt;
+    return tj_dc_done(tj_add_alpha(args[1].u.t, args[0].u.t, negated(&args[2])), outs);
+}
+
+static tj_status rsub_scalar(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(rsub_Scalar, args, dt);
+    return tj_dc_done(tj_add_alpha(tj_dc_scalar(&args[1], dt), args[0].u.t, negated(&args[2])), outs);
+}
+
 void tj_register_arith_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(neg), neg, "neg");
@@ -121,4 +156,8 @@ void tj_register_arith_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(mul_Scalar), mul_scalar, "mul_scalar");
     tj_op_set_decomposition(TJ_OPS(div_Scalar), div_scalar, "div_scalar");
     tj_op_set_decomposition(TJ_OPS(pow_Tensor_Scalar), pow_scalar, "pow_scalar");
+    tj_op_set_decomposition(TJ_OPS(sign), sign, "sign");
+    tj_op_set_decomposition(TJ_OPS(square), square, "square");
+    tj_op_set_decomposition(TJ_OPS(rsub_Tensor), rsub_tensor, "rsub_tensor");
+    tj_op_set_decomposition(TJ_OPS(rsub_Scalar), rsub_scalar, "rsub_scalar");
 }

@@ -84,6 +84,36 @@ static tj_status masked_fill(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_where(args[1].u.t, tj_dc_scalar(&args[2], tj_tensor_dtype(self)), self), outs);
 }
 
+/* where with Scalar branches: where.self on the Scalars boxed in the result
+ * dtype (0-dim, so the shape stays that of condition and the Tensor branch). */
+static tj_tensor *branch(const tj_value *v, tj_dtype dt) { return v->kind == TJ_V_TENSOR ? v->u.t : tj_dc_scalar(v, dt); }
+
+#define WHERE_SCALARS(name, ident)                                                        \
+    static tj_status name(const tj_value *args, tj_value *outs)                           \
+    {                                                                                     \
+        TJ_DC_CHECK(ident, args, m);                                                      \
+        tj_dtype dt = m[0].dtype;                                                         \
+        return tj_dc_done(tj_where(args[0].u.t, branch(&args[1], dt), branch(&args[2], dt)), outs); \
+    }
+WHERE_SCALARS(where_scalar_other, where_ScalarOther)
+WHERE_SCALARS(where_scalar_self, where_ScalarSelf)
+WHERE_SCALARS(where_scalar, where_Scalar)
+
+/* torch._refs: logical_not(a) = a == 0; logical_and / or / xor compare
+ * (a != 0) and (b != 0) with & (mul on bools), | (maximum on bools) and ^
+ * (ne), after converting both to result_type(a, b) as the kernel does (a
+ * float64 1e-300 against float32 becomes 0). */
+static tj_tensor *truth(const tj_value *args, int i)
+{
+    tj_dtype dt = tj_result_type(args, 2);
+    return tj_eq(tj_eq(tj_dc_to(args[i].u.t, dt), tj_dc_number(0, dt)), bool_const(false));
+}
+
+CHECKED(logical_not_, logical_not, tj_eq(args[0].u.t, tj_dc_number(0, tj_tensor_dtype(args[0].u.t))))
+CHECKED(logical_and_, logical_and, tj_mul(truth(args, 0), truth(args, 1)))
+CHECKED(logical_or_, logical_or, tj_maximum(truth(args, 0), truth(args, 1)))
+CHECKED(logical_xor_, logical_xor, tj_ne(truth(args, 0), truth(args, 1)))
+
 void tj_register_compare_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(ne_Tensor), ne, "ne");
@@ -100,4 +130,11 @@ void tj_register_compare_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(clamp), clamp, "clamp");
     tj_op_set_decomposition(TJ_OPS(clamp_Tensor), clamp_tensor, "clamp_tensor");
     tj_op_set_decomposition(TJ_OPS(masked_fill_Scalar), masked_fill, "masked_fill");
+    tj_op_set_decomposition(TJ_OPS(where_ScalarOther), where_scalar_other, "where_scalar_other");
+    tj_op_set_decomposition(TJ_OPS(where_ScalarSelf), where_scalar_self, "where_scalar_self");
+    tj_op_set_decomposition(TJ_OPS(where_Scalar), where_scalar, "where_scalar");
+    tj_op_set_decomposition(TJ_OPS(logical_not), logical_not_, "logical_not");
+    tj_op_set_decomposition(TJ_OPS(logical_and), logical_and_, "logical_and");
+    tj_op_set_decomposition(TJ_OPS(logical_or), logical_or_, "logical_or");
+    tj_op_set_decomposition(TJ_OPS(logical_xor), logical_xor_, "logical_xor");
 }

@@ -1,5 +1,5 @@
 /* Decompositions of the composite elementwise operators (relu, gelu, silu,
- * logaddexp) and of the activations' backward operators, as torch._decomp /
+ * logaddexp, leaky_relu, softplus) and of the activations' backward operators, as torch._decomp /
  * torch._refs write them in PyTorch 1.13, spelled with the operators of
  * OPS.md (no le.Scalar, isinf or rsub: `self <= t` is le.Tensor against a
  * 0-dim tensor, `1 - y` is neg + add.Scalar). The argument checks the
@@ -162,6 +162,43 @@ static tj_status tanh_backward(const tj_value *args, tj_value *outs)
     return done(tj_mul(grad, tj_add_scalar(tj_neg(tj_mul(y, y)), tj_v_int(1))), outs);
 }
 
+/* torch._refs leaky_relu: where(a > 0, a, a * negative_slope). */
+static tj_status leaky_relu(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(leaky_relu, args, m);
+    tj_tensor *a = args[0].u.t;
+    return done(tj_where(tj_gt_scalar(a, tj_v_int(0)), a, tj_mul_scalar(a, args[1])), outs);
+}
+
+/* torch._refs softplus: where(a * beta > threshold, a, log1p(exp(a * beta)) / beta). */
+static tj_status softplus(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(softplus, args, m);
+    tj_tensor *a = args[0].u.t, *scaled = tj_mul_scalar(a, args[1]);
+    tj_tensor *rhs = tj_div_scalar(tj_log1p(tj_exp(scaled)), args[1]);
+    return done(tj_where(tj_gt_scalar(scaled, args[2]), a, rhs), outs);
+}
+
+/* torch._decomp: where(self > 0, grad, grad * negative_slope), in
+ * result_type(grad, self). */
+static tj_status leaky_relu_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(leaky_relu_backward, args, m);
+    tj_tensor *grad = tj_dc_to(args[0].u.t, m[0].dtype), *self = tj_dc_to(args[1].u.t, m[0].dtype);
+    return done(tj_where(tj_gt_scalar(self, tj_v_int(0)), grad, tj_mul_scalar(grad, args[2])), outs);
+}
+
+/* torch._decomp: z = exp(self * beta);
+ * where(self * beta > threshold, grad, grad * z / (z + 1)). */
+static tj_status softplus_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(softplus_backward, args, m);
+    tj_tensor *grad = tj_dc_to(args[0].u.t, m[0].dtype), *self = tj_dc_to(args[1].u.t, m[0].dtype);
+    tj_tensor *scaled = tj_mul_scalar(self, args[2]), *z = tj_exp(scaled);
+    tj_tensor *rhs = tj_div(tj_mul(grad, z), tj_add_scalar(z, tj_v_int(1)));
+    return done(tj_where(tj_gt_scalar(scaled, args[3]), grad, rhs), outs);
+}
+
 void tj_register_elementwise_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");
@@ -172,4 +209,8 @@ void tj_register_elementwise_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(gelu_backward), gelu_backward, "gelu_backward");
     tj_op_set_decomposition(TJ_OPS(sigmoid_backward), sigmoid_backward, "sigmoid_backward");
     tj_op_set_decomposition(TJ_OPS(tanh_backward), tanh_backward, "tanh_backward");
+    tj_op_set_decomposition(TJ_OPS(leaky_relu), leaky_relu, "leaky_relu");
+    tj_op_set_decomposition(TJ_OPS(softplus), softplus, "softplus");
+    tj_op_set_decomposition(TJ_OPS(leaky_relu_backward), leaky_relu_backward, "leaky_relu_backward");
+    tj_op_set_decomposition(TJ_OPS(softplus_backward), softplus_backward, "softplus_backward");
 }

@@ -146,7 +146,11 @@ void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ct
         float_fns(k->dtype)->unary[k->op](n, out, in[0]);
         return;
     }
-    if (k->dtype != TJ_INT64) return; /* bool: rejected by the shape functions */
+    if (k->dtype == TJ_BOOL) {
+        if (k->op == TJ_K_SIGN) memmove(out, in[0], (size_t)n); /* the only unary op taking bool */
+        return;
+    }
+    if (k->dtype != TJ_INT64) return;
     int64_t *o = out;
     const int64_t *a = in[0];
     switch (k->op) {
@@ -158,6 +162,9 @@ void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ct
         break;
     case TJ_K_RELU:
         for (int64_t i = 0; i < n; i++) o[i] = a[i] > 0 ? a[i] : 0;
+        break;
+    case TJ_K_SIGN:
+        for (int64_t i = 0; i < n; i++) o[i] = (0 < a[i]) - (a[i] < 0);
         break;
     default: break; /* float-only operators promote int64 to float32 */
     }
@@ -271,6 +278,9 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
         case TJ_K_LE: LOOP_AB(T, uint8_t, a[i] <= b[i]); break;                 \
         case TJ_K_GT: LOOP_AB(T, uint8_t, a[i] > b[i]); break;                  \
         case TJ_K_GE: LOOP_AB(T, uint8_t, a[i] >= b[i]); break;                 \
+        case TJ_K_LOGICAL_AND: LOOP_AB(T, uint8_t, (a[i] != 0) & (b[i] != 0)); break; \
+        case TJ_K_LOGICAL_OR: LOOP_AB(T, uint8_t, (a[i] != 0) | (b[i] != 0)); break; \
+        case TJ_K_LOGICAL_XOR: LOOP_AB(T, uint8_t, (a[i] != 0) ^ (b[i] != 0)); break; \
         case TJ_K_COMPARE_COUNT: break;                                         \
         }                                                                       \
     } while (0)
@@ -287,6 +297,20 @@ void tj_k_splat(void *out, const void *value, int64_t n, size_t es)
 {
     if (es == 1) memset(out, *(const uint8_t *)value, (size_t)n);
     else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->splat(n, out, value);
+}
+
+/* ---- activations with Scalar parameters ---- */
+
+void tj_k_act_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_act_args *k = ctx;
+    float_fns(k->dtype)->act[k->op](n, out, in[0], k->p);
+}
+
+void tj_k_act_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_act_args *k = ctx;
+    float_fns(k->dtype)->act_backward[k->op](n, out, in[0], in[1], k->p);
 }
 
 /* ---- loops with scalar operands ---- */

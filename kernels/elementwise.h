@@ -16,7 +16,8 @@
 
 /* ---- unary ---- */
 
-/** Unary operators. abs, neg and relu also take int64; the others float only. */
+/** Unary operators. abs, neg, relu and sign also take int64 (sign also bool);
+ * the others float only. */
 typedef enum tj_k_unary_op {
     TJ_K_ABS,
     TJ_K_NEG,
@@ -36,6 +37,7 @@ typedef enum tj_k_unary_op {
     TJ_K_GELU,      /**< x * Phi(x) through erf */
     TJ_K_GELU_TANH, /**< the tanh approximation */
     TJ_K_SILU,
+    TJ_K_SIGN,      /**< (0 < x) - (x < 0): 0 for nan; int64; bool is the identity */
     TJ_K_UNARY_COUNT
 } tj_k_unary_op;
 
@@ -87,15 +89,47 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
 
 /* ---- comparisons (inputs of `dtype`, output bool) ---- */
 
-typedef enum tj_k_compare_op { TJ_K_EQ, TJ_K_NE, TJ_K_LT, TJ_K_LE, TJ_K_GT, TJ_K_GE, TJ_K_COMPARE_COUNT } tj_k_compare_op;
+/** Comparisons, and logical_and / or / xor of the operands' truth (`!= 0`). */
+typedef enum tj_k_compare_op {
+    TJ_K_EQ,
+    TJ_K_NE,
+    TJ_K_LT,
+    TJ_K_LE,
+    TJ_K_GT,
+    TJ_K_GE,
+    TJ_K_LOGICAL_AND,
+    TJ_K_LOGICAL_OR,
+    TJ_K_LOGICAL_XOR,
+    TJ_K_COMPARE_COUNT
+} tj_k_compare_op;
 
 typedef struct tj_k_compare_args {
     tj_k_compare_op op;
     tj_dtype dtype;
 } tj_k_compare_args;
 
-/** out (bool) = in[0] op in[1]; nan compares false except for NE. */
+/** out (bool) = in[0] op in[1]; nan compares false except for NE (and is
+ * true for the logical operators). */
 void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
+/* ---- activations with Scalar parameters (float only) ---- */
+
+typedef enum tj_k_act_op {
+    TJ_K_LEAKY_RELU, /**< p[0] = negative_slope */
+    TJ_K_SOFTPLUS,   /**< p[0] = beta, p[1] = threshold */
+    TJ_K_ACT_COUNT
+} tj_k_act_op;
+
+typedef struct tj_k_act_args {
+    tj_k_act_op op;
+    tj_dtype dtype; /**< float32 or float64 */
+    double p[2];    /**< converted to dtype by the loops */
+} tj_k_act_args;
+
+/** out = op(in[0]; p); ctx is tj_k_act_args. */
+void tj_k_act_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** out = the backward operator: in[0] = grad, in[1] = self; ctx is tj_k_act_args. */
+void tj_k_act_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 
 /* ---- loops with scalar operands (values already in the compute dtype) ---- */
 

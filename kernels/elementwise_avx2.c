@@ -28,6 +28,7 @@
 #define VISNAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
 #define VMASK __m256
 #define VCMP_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+#define VCMP_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
 #define VMASK_AND(a, b) _mm256_and_ps(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_ps(b, a, m)
 #include "elementwise_simd.h"
@@ -48,6 +49,7 @@
 #define VISNAN(a) _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
 #define VMASK __m256d
 #define VCMP_EQ(a, b) _mm256_cmp_pd(a, b, _CMP_EQ_OQ)
+#define VCMP_GT(a, b) _mm256_cmp_pd(a, b, _CMP_GT_OQ)
 #define VMASK_AND(a, b) _mm256_and_pd(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_pd(b, a, m)
 #include "elementwise_simd.h"

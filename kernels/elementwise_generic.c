@@ -27,6 +27,7 @@
 #define VISNAN(a) ((a) != (a))
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
+#define VCMP_GT(a, b) ((a) > (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #include "elementwise_simd.h"
@@ -47,6 +48,7 @@
 #define VISNAN(a) ((a) != (a))
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
+#define VCMP_GT(a, b) ((a) > (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #include "elementwise_simd.h"

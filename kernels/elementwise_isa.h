@@ -18,6 +18,11 @@ typedef void (*tj_k_splat_fn)(int64_t n, void *out, const void *value);
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
+/** n contiguous elements: out = f(a; p), p the activation's parameters. */
+typedef void (*tj_k_act1_fn)(int64_t n, void *out, const void *a, const double *p);
+/** n contiguous elements: out = f'(grad = a, self = b; p). */
+typedef void (*tj_k_act2_fn)(int64_t n, void *out, const void *a, const void *b, const double *p);
+
 /** The loops of one element type. binary[] is NULL for operators that the
  * plain C loops in elementwise.c serve. compare[] writes bool. */
 typedef struct tj_k_math_fns {
@@ -27,6 +32,8 @@ typedef struct tj_k_math_fns {
     tj_k_where_fn where;
     tj_k_splat_fn splat;
     tj_k_powc_fn pow_scalar;
+    tj_k_act1_fn act[TJ_K_ACT_COUNT];
+    tj_k_act2_fn act_backward[TJ_K_ACT_COUNT];
 } tj_k_math_fns;
 
 typedef struct tj_k_math_isa {

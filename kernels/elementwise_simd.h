@@ -11,7 +11,8 @@
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
  *   VISNAN(a)     the VMASK of a's nan lanes
- *   VMASK, VCMP_EQ(a, b), VMASK_AND(m1, m2), VBLEND(m, a, b) (m ? a : b)
+ *   VMASK, VCMP_EQ(a, b), VCMP_GT(a, b) (false for nan), VMASK_AND(m1, m2),
+ *   VBLEND(m, a, b) (m ? a : b)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
  *                 SLEEF-erf formula
  *   GELU_TANH_LOOP, GELU_TANH_BACKWARD_LOOP (optional) the tanh-gelu
@@ -156,6 +157,47 @@ UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
 #define GELU_TANH_LOOP SFX(gelu_tanh_fwd)
 #endif
 UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
+/* (0 < x) - (x < 0), as PyTorch: +0 for both zeros and for nan */
+UNARY(sign, VBLEND(VCMP_GT(x, SPLAT(CT(0))), SPLAT(CT(1)),
+                   VBLEND(VCMP_GT(SPLAT(CT(0)), x), SPLAT(CT(-1)), SPLAT(CT(0)))))
+
+/* Activations with Scalar parameters, p[] converted to T as PyTorch's
+ * kernels convert them; formulas and evaluation order of PyTorch 1.13's
+ * vectorised CPU kernels (nan takes the `<= 0` / `<= threshold` side). */
+static void SFX(leaky_relu)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    V zero = SPLAT(CT(0)), slope = SPLAT(CT(p[0]));
+    LOOP1(VBLEND(VCMP_GT(x, zero), x, x * slope));
+}
+
+/* p = {beta, threshold}: x * beta > threshold ? x : log1p(exp(x * beta)) / beta */
+static void SFX(softplus)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    V beta = SPLAT(CT(p[0])), threshold = SPLAT(CT(p[1]));
+    LOOP1(VBLEND(VCMP_GT(x * beta, threshold), x, SLEEF(log1p)(SLEEF(exp)(x * beta)) / beta));
+}
+
+/* a = grad, b = self: self > 0 ? grad : grad * slope */
+static void SFX(leaky_relu_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V zero = SPLAT(CT(0)), slope = SPLAT(CT(p[0]));
+    LOOP2(VBLEND(VCMP_GT(y, zero), x, x * slope));
+}
+
+/* self * beta > threshold ? grad : grad * z / (z + 1), z = exp(self * beta) */
+static void SFX(softplus_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V beta = SPLAT(CT(p[0])), threshold = SPLAT(CT(p[1]));
+    LOOP2(VBLEND(VCMP_GT(y * beta, threshold), x, x * SLEEF(exp)(y * beta) / (SLEEF(exp)(y * beta) + CT(1))));
+}
 
 /* The plain C loops' nan rule, a != a ? a : b != b ? b : a > b ? a : b
  * (signed zeros included): a nan `a` is kept by the blend, and maxps /
@@ -214,6 +256,17 @@ COMPARE(lt, <)
 COMPARE(le, <=)
 COMPARE(gt, >)
 COMPARE(ge, >=)
+/* logical_and / or / xor: each operand's truth is `!= 0` (nan is true, -0 false) */
+#define LOGICAL(name, OP)                                                      \
+    static void SFX(name)(int64_t n, void *out, const void *in0, const void *in1) \
+    {                                                                          \
+        uint8_t *o = out;                                                      \
+        const T *a = in0, *b = in1;                                            \
+        for (int64_t i = 0; i < n; i++) o[i] = (a[i] != CT(0)) OP (b[i] != CT(0)); \
+    }
+LOGICAL(logical_and, &)
+LOGICAL(logical_or, |)
+LOGICAL(logical_xor, ^)
 
 /* Both operands loaded unconditionally: a blend, not a branch mispredicted
  * on mixed conditions. */
@@ -256,6 +309,7 @@ static const tj_k_math_fns FNS = {
         [TJ_K_GELU] = GELU_LOOP,
         [TJ_K_GELU_TANH] = GELU_TANH_LOOP,
         [TJ_K_SILU] = SFX(silu),
+        [TJ_K_SIGN] = SFX(sign),
     },
     .binary = {
         [TJ_K_MAXIMUM] = SFX(maximum),
@@ -272,7 +326,12 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LE] = SFX(le),
         [TJ_K_GT] = SFX(gt),
         [TJ_K_GE] = SFX(ge),
+        [TJ_K_LOGICAL_AND] = SFX(logical_and),
+        [TJ_K_LOGICAL_OR] = SFX(logical_or),
+        [TJ_K_LOGICAL_XOR] = SFX(logical_xor),
     },
+    .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus)},
+    .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd)},
     .where = SFX(where),
     .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),
@@ -284,6 +343,7 @@ static const tj_k_math_fns FNS = {
 #undef UNARY
 #undef BINARY
 #undef COMPARE
+#undef LOGICAL
 #undef GELU_ALPHA
 #undef GELU_PDF
 #undef GELU_BETA
@@ -308,5 +368,6 @@ static const tj_k_math_fns FNS = {
 #undef VISNAN
 #undef VMASK
 #undef VCMP_EQ
+#undef VCMP_GT
 #undef VMASK_AND
 #undef VBLEND

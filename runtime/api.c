@@ -118,6 +118,29 @@ tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max) { return CALL(c
 tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max) { return CALL(clamp_Tensor, T(self), T(min), T(max)); }
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value) { return CALL(masked_fill_Scalar, T(self), T(mask), value); }
 
+/* session 14 elementwise operators */
+tj_tensor *tj_where_scalar_other(tj_tensor *condition, tj_tensor *self, tj_value other) { return CALL(where_ScalarOther, T(condition), T(self), other); }
+tj_tensor *tj_where_scalar_self(tj_tensor *condition, tj_value self, tj_tensor *other) { return CALL(where_ScalarSelf, T(condition), self, T(other)); }
+tj_tensor *tj_where_scalar(tj_tensor *condition, tj_value self, tj_value other) { return CALL(where_Scalar, T(condition), self, other); }
+tj_tensor *tj_logical_not(tj_tensor *self) { return CALL(logical_not, T(self)); }
+tj_tensor *tj_logical_and(tj_tensor *self, tj_tensor *other) { return CALL(logical_and, T(self), T(other)); }
+tj_tensor *tj_logical_or(tj_tensor *self, tj_tensor *other) { return CALL(logical_or, T(self), T(other)); }
+tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other) { return CALL(logical_xor, T(self), T(other)); }
+tj_tensor *tj_sign(tj_tensor *self) { return CALL(sign, T(self)); }
+tj_tensor *tj_square(tj_tensor *self) { return CALL(square, T(self)); }
+tj_tensor *tj_rsub(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL(rsub_Tensor, T(self), T(other), alpha); }
+tj_tensor *tj_rsub_scalar(tj_tensor *self, tj_value other, tj_value alpha) { return CALL(rsub_Scalar, T(self), other, alpha); }
+tj_tensor *tj_leaky_relu(tj_tensor *self, tj_value negative_slope) { return CALL(leaky_relu, T(self), negative_slope); }
+tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold) { return CALL(softplus, T(self), beta, threshold); }
+tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negative_slope, bool self_is_result)
+{
+    return CALL(leaky_relu_backward, T(g), T(self), negative_slope, B(self_is_result));
+}
+tj_tensor *tj_softplus_backward(tj_tensor *g, tj_tensor *self, tj_value beta, tj_value threshold)
+{
+    return CALL(softplus_backward, T(g), T(self), beta, threshold);
+}
+
 /* ---- reductions ---- */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
 {

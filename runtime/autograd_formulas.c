@@ -28,6 +28,12 @@ static bool is_one(const tj_value *v) { return tj_value_as_double(v) == 1.0; }
 /* x * s, skipping the multiplication when s is 1. */
 static tj_tensor *scaled(tj_tensor *x, const tj_value *s) { return is_one(s) ? x : tj_mul_scalar(x, *s); }
 
+/* -(x * s), as neg when s is 1 (sub's and rsub's alpha). */
+static tj_tensor *neg_scaled(tj_tensor *x, const tj_value *s)
+{
+    return is_one(s) ? tj_neg(x) : tj_mul_scalar(x, tj_v_float(-tj_value_as_double(s)));
+}
+
 static tj_tensor *zeros_like(const tj_tensor *t) { return tj_zeros(t->shape, t->ndim, t->dtype); }
 
 /* g where cond holds, else 0 (ATen's where(cond, grad, zeros({}))). */
@@ -126,6 +132,12 @@ FORMULA(d_silu)
     return TJ_OK;
 }
 
+FORMULA(d_sign) { gi[0] = zeros_like(g[0]); return TJ_OK; }
+/* pow_backward with exponent 2: grad * (2 * self) */
+FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
+FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
+FORMULA(d_softplus) { gi[0] = tj_softplus_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
+
 /* ---- binary ---- */
 
 /* add / sub (Tensor and Scalar overloads): self gets g, other alpha * g. */
@@ -140,7 +152,16 @@ FORMULA(d_sub)
 {
     gi[0] = g[0];
     if (c->op->args[1].type == TJ_A_TENSOR && NEED(1))
-        gi[1] = is_one(&c->args[2]) ? tj_neg(g[0]) : tj_mul_scalar(g[0], tj_v_float(-tj_value_as_double(&c->args[2])));
+        gi[1] = neg_scaled(g[0], &c->args[2]);
+    return TJ_OK;
+}
+
+/* rsub: self gets -alpha * g, a Tensor other g. */
+FORMULA(d_rsub)
+{
+    if (NEED(0))
+        gi[0] = neg_scaled(g[0], &c->args[2]);
+    if (c->op->args[1].type == TJ_A_TENSOR && NEED(1)) gi[1] = g[0];
     return TJ_OK;
 }
 
@@ -220,11 +241,14 @@ static void extremum_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, b
 FORMULA(d_maximum) { extremum_grads(c, g[0], gi, true); return TJ_OK; }
 FORMULA(d_minimum) { extremum_grads(c, g[0], gi, false); return TJ_OK; }
 
+/* where.self, ScalarOther, ScalarSelf: slots number the Tensor arguments,
+ * so a Tensor other is slot 1 when self is a Scalar. */
 FORMULA(d_where)
 {
     tj_tensor *cond = ARG(0), *zero = tj_scalar_tensor(tj_v_int(0), g[0]->dtype);
-    if (NEED(1)) gi[1] = tj_where(cond, g[0], zero);
-    if (NEED(2)) gi[2] = tj_where(cond, zero, g[0]);
+    bool self_t = c->op->args[1].type == TJ_A_TENSOR, other_t = c->op->args[2].type == TJ_A_TENSOR;
+    if (self_t && NEED(1)) gi[1] = tj_where(cond, g[0], zero);
+    if (other_t && NEED(self_t ? 2 : 1)) gi[self_t ? 2 : 1] = tj_where(cond, zero, g[0]);
     return TJ_OK;
 }
 
@@ -808,6 +832,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(eq_Tensor), NONDIFF(ne_Tensor), NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor),
     NONDIFF(ge_Tensor), NONDIFF(eq_Scalar), NONDIFF(gt_Scalar),
     NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
+    /* session 14 (opsA) */
+    D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
+    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_sign), D(square, d_square),
+    D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),

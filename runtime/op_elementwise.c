@@ -12,6 +12,7 @@ typedef enum {
     PROMOTE_FLOAT, /* int64 / bool compute in float32 */
     KEEP_INT,      /* int64 stays int64; bool is an error */
     FLOAT_ONLY,    /* int64 / bool are errors */
+    KEEP_ALL,      /* every dtype is kept (sign) */
 } unary_rule;
 
 static tj_status meta_unary(const char *op, const tj_value *args, unary_rule rule, tj_meta *out)
@@ -63,6 +64,7 @@ UNARY_OP(log1p, TJ_K_LOG1P, PROMOTE_FLOAT)
 UNARY_OP(expm1, TJ_K_EXPM1, PROMOTE_FLOAT)
 UNARY_OP(relu, TJ_K_RELU, KEEP_INT)
 UNARY_OP(silu, TJ_K_SILU, FLOAT_ONLY)
+UNARY_OP(sign, TJ_K_SIGN, KEEP_ALL)
 
 tj_status tj_meta_gelu(const tj_value *args, tj_meta *outs)
 {
@@ -208,6 +210,30 @@ COMPARE_OP(ne_Scalar, "aten::ne.Scalar", TJ_K_NE)
 COMPARE_OP(lt_Scalar, "aten::lt.Scalar", TJ_K_LT)
 COMPARE_OP(le_Scalar, "aten::le.Scalar", TJ_K_LE)
 COMPARE_OP(ge_Scalar, "aten::ge.Scalar", TJ_K_GE)
+/* Any dtypes: computed in result_type(self, other), where a value is zero
+ * exactly when it was zero before the conversion. */
+COMPARE_OP(logical_and, "aten::logical_and", TJ_K_LOGICAL_AND)
+COMPARE_OP(logical_or, "aten::logical_or", TJ_K_LOGICAL_OR)
+COMPARE_OP(logical_xor, "aten::logical_xor", TJ_K_LOGICAL_XOR)
+
+/* logical_not(x) = (x == 0), on the comparison loop against a boxed zero. */
+tj_status tj_meta_logical_not(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_unary("aten::logical_not", args, KEEP_ALL, outs);
+    outs[0].dtype = TJ_BOOL;
+    return st;
+}
+
+tj_status tj_kernel_logical_not(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = args[0].u.t->dtype;
+    tj_ew_scalar_box box;
+    tj_value zero = tj_v_int(0);
+    tj_tensor *in[2] = {args[0].u.t, tj_ew_box(&box, &zero, dt)};
+    tj_k_compare_args k = {.op = TJ_K_EQ, .dtype = dt};
+    tj_elementwise(outs[0], in, 2, dt, tj_k_compare_loop, &k);
+    return TJ_OK;
+}
 
 /* ---- add / sub: self + alpha * other ---- */
 
@@ -231,7 +257,8 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     return binary_shape(op, args, dt, out);
 }
 
-static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub)
+/* rsub (`swap`) is sub with the operands exchanged: other - alpha * self. */
+static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub, bool swap)
 {
     tj_dtype dt = outs[0]->dtype;
     tj_k_scalar al = tj_ew_scalar(&args[2], dt == TJ_BOOL ? TJ_INT64 : dt);
@@ -240,25 +267,29 @@ static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bo
     else if (dt == TJ_FLOAT64) k.alpha = is_sub ? -al.f64 : al.f64;
     else k.ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
     tj_ew_scalar_box box;
-    tj_tensor *in[2] = {args[0].u.t, other_operand(args, dt, &box)};
+    tj_tensor *other = other_operand(args, dt, &box);
+    tj_tensor *in[2] = {swap ? other : args[0].u.t, swap ? args[0].u.t : other};
     tj_elementwise(outs[0], in, 2, dt, tj_k_add_loop, &k);
     return TJ_OK;
 }
 
-#define ADD_SUB_OP(ident, name, is_sub)                                         \
+#define ADD_SUB_OP(ident, name, is_sub, swap)                                   \
     tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
     {                                                                           \
         return meta_add_sub(name, is_sub, args, outs);                          \
     }                                                                           \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
     {                                                                           \
-        return kernel_add_sub(args, outs, is_sub);                              \
+        return kernel_add_sub(args, outs, is_sub, swap);                        \
     }
 
-ADD_SUB_OP(add_Tensor, "aten::add.Tensor", false)
-ADD_SUB_OP(add_Scalar, "aten::add.Scalar", false)
-ADD_SUB_OP(sub_Tensor, "aten::sub.Tensor", true)
-ADD_SUB_OP(sub_Scalar, "aten::sub.Scalar", true)
+ADD_SUB_OP(add_Tensor, "aten::add.Tensor", false, false)
+ADD_SUB_OP(add_Scalar, "aten::add.Scalar", false, false)
+ADD_SUB_OP(sub_Tensor, "aten::sub.Tensor", true, false)
+ADD_SUB_OP(sub_Scalar, "aten::sub.Scalar", true, false)
+/* the checks are sub's: symmetric in self and other */
+ADD_SUB_OP(rsub_Tensor, "aten::rsub.Tensor", true, true)
+ADD_SUB_OP(rsub_Scalar, "aten::rsub.Scalar", true, true)
 
 /* ---- div with rounding_mode ---- */
 
@@ -317,27 +348,64 @@ tj_status tj_kernel_pow_Tensor_Scalar(const tj_value *args, tj_tensor *const *ou
     return TJ_OK;
 }
 
-/* ---- where ---- */
+/* square(x) = x ^ 2 (pow's x * x shortcut); bool becomes int64, as
+ * PyTorch's square, which is pow(self, 2). */
+tj_status tj_meta_square(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_unary("aten::square", args, KEEP_ALL, outs);
+    if (outs[0].dtype == TJ_BOOL) outs[0].dtype = TJ_INT64;
+    return st;
+}
 
-#define WHERE "aten::where.self"
+tj_status tj_kernel_square(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value two = tj_v_int(2);
+    tj_k_pow_scalar_args k = {.dtype = outs[0]->dtype, .exponent = tj_ew_scalar(&two, outs[0]->dtype)};
+    tj_elementwise(outs[0], &args[0].u.t, 1, k.dtype, tj_k_pow_scalar_loop, &k);
+    return TJ_OK;
+}
 
-tj_status tj_meta_where_self(const tj_value *args, tj_meta *outs)
+/* ---- where (self and other each a Tensor or a Scalar) ---- */
+
+/* The result has result_type(self, other) (a Scalar counting as a wrapped
+ * number) and the broadcast shape of condition and the Tensor branches. */
+static tj_status meta_where(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *c = args[0].u.t;
     if (c->dtype != TJ_BOOL)
-        return tj_error(TJ_ERR_DTYPE, WHERE ": condition must be a bool tensor, got %s", tj_dtype_name(c->dtype));
-    const tj_tensor *ts[3] = {c, args[1].u.t, args[2].u.t};
-    return tj_ew_meta_broadcast(WHERE, ts, 3, tj_result_type(args + 1, 2), outs);
+        return tj_error(TJ_ERR_DTYPE, "%s: condition must be a bool tensor, got %s", op, tj_dtype_name(c->dtype));
+    const tj_tensor *ts[3] = {c, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
+                              args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};
+    return tj_ew_meta_broadcast(op, ts, 3, tj_result_type(args + 1, 2), outs);
 }
 
-tj_status tj_kernel_where_self(const tj_value *args, tj_tensor *const *outs)
+/* A Scalar branch is boxed in the result dtype and broadcast by the engine. */
+static tj_status kernel_where(const tj_value *args, tj_tensor *const *outs)
 {
     tj_k_select_args k = {.dtype = outs[0]->dtype};
-    tj_tensor *in[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    tj_ew_scalar_box boxes[2];
+    tj_tensor *in[3] = {args[0].u.t};
+    for (int i = 1; i <= 2; i++)
+        in[i] = args[i].kind == TJ_V_TENSOR ? args[i].u.t : tj_ew_box(&boxes[i - 1], &args[i], k.dtype);
     const tj_dtype dts[3] = {TJ_BOOL, k.dtype, k.dtype};
     tj_elementwise_typed(outs[0], in, 3, dts, tj_k_where_loop, &k);
     return TJ_OK;
 }
+
+#define WHERE_OP(ident, name)                                                   \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_where(name, args, outs);                                    \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_where(args, outs);                                        \
+    }
+
+WHERE_OP(where_self, "aten::where.self")
+WHERE_OP(where_ScalarOther, "aten::where.ScalarOther")
+WHERE_OP(where_ScalarSelf, "aten::where.ScalarSelf")
+WHERE_OP(where_Scalar, "aten::where.Scalar")
 
 /* ---- clamp ---- */
 
@@ -436,4 +504,44 @@ tj_status tj_kernel_masked_fill_Scalar(const tj_value *args, tj_tensor *const *o
     const tj_dtype dts[2] = {dt, TJ_BOOL};
     tj_elementwise_typed(outs[0], in, 2, dts, tj_k_masked_fill_loop, &k);
     return TJ_OK;
+}
+
+/* ---- activations with Scalar parameters ---- */
+
+/* Float input only; each parameter args[1..np] must convert to the dtype. */
+static tj_status meta_act(const char *op, const tj_value *args, int np, const char *const *names, tj_meta *outs)
+{
+    tj_status st = meta_unary(op, args, FLOAT_ONLY, outs);
+    tj_k_scalar unused;
+    for (int i = 0; i < np && st == TJ_OK; i++)
+        st = tj_ew_scalar_checked(op, names[i], &args[1 + i], outs[0].dtype, &unused);
+    return st;
+}
+
+static tj_status kernel_act(const tj_value *args, tj_tensor *const *outs, tj_k_act_op op, int np)
+{
+    tj_k_act_args k = {.op = op, .dtype = outs[0]->dtype};
+    for (int i = 0; i < np; i++) k.p[i] = tj_value_as_double(&args[1 + i]);
+    tj_elementwise(outs[0], &args[0].u.t, 1, k.dtype, tj_k_act_loop, &k);
+    return TJ_OK;
+}
+
+tj_status tj_meta_leaky_relu(const tj_value *args, tj_meta *outs)
+{
+    return meta_act("aten::leaky_relu", args, 1, (const char *const[]){"negative_slope"}, outs);
+}
+
+tj_status tj_kernel_leaky_relu(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act(args, outs, TJ_K_LEAKY_RELU, 1);
+}
+
+tj_status tj_meta_softplus(const tj_value *args, tj_meta *outs)
+{
+    return meta_act("aten::softplus", args, 2, (const char *const[]){"beta", "threshold"}, outs);
+}
+
+tj_status tj_kernel_softplus(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act(args, outs, TJ_K_SOFTPLUS, 2);
 }

@@ -63,6 +63,21 @@ TJ_OP_DECLARE(threshold_backward)
 TJ_OP_DECLARE(gelu_backward)
 TJ_OP_DECLARE(sigmoid_backward)
 TJ_OP_DECLARE(tanh_backward)
-
+/* Session 14 (opsA) */
+TJ_OP_DECLARE(where_ScalarOther)
+TJ_OP_DECLARE(where_ScalarSelf)
+TJ_OP_DECLARE(where_Scalar)
+TJ_OP_DECLARE(logical_not)
+TJ_OP_DECLARE(logical_and)
+TJ_OP_DECLARE(logical_or)
+TJ_OP_DECLARE(logical_xor)
+TJ_OP_DECLARE(sign)
+TJ_OP_DECLARE(square)
+TJ_OP_DECLARE(rsub_Tensor)
+TJ_OP_DECLARE(rsub_Scalar)
+TJ_OP_DECLARE(leaky_relu)
+TJ_OP_DECLARE(softplus)
+TJ_OP_DECLARE(leaky_relu_backward)
+TJ_OP_DECLARE(softplus_backward)
 
 #endif

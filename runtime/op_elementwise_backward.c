@@ -1,5 +1,6 @@
 /* Backward operators of the elementwise activations (threshold_backward,
- * gelu_backward, sigmoid_backward, tanh_backward): shape functions and
+ * gelu_backward, sigmoid_backward, tanh_backward, leaky_relu_backward,
+ * softplus_backward): shape functions and
  * kernels. The two operands broadcast and promote as a binary operator's. */
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
@@ -72,4 +73,53 @@ tj_status tj_meta_tanh_backward(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_tanh_backward(const tj_value *args, tj_tensor *const *outs)
 {
     return tj_ew_run_binary(outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype, TJ_K_TANH_BACKWARD);
+}
+
+/* leaky_relu_backward and softplus_backward: float operands; the Scalars
+ * args[2..2+np) are the forward's parameters. */
+static tj_status meta_act_backward(const char *op, const tj_value *args, int np, const char *const *names,
+                                   tj_meta *outs)
+{
+    tj_status st = meta_backward(op, args, true, outs);
+    tj_k_scalar unused;
+    for (int i = 0; i < np && st == TJ_OK; i++)
+        st = tj_ew_scalar_checked(op, names[i], &args[2 + i], outs[0].dtype, &unused);
+    return st;
+}
+
+static tj_status kernel_act_backward(const tj_value *args, tj_tensor *const *outs, tj_k_act_op op, int np)
+{
+    tj_k_act_args k = {.op = op, .dtype = outs[0]->dtype};
+    for (int i = 0; i < np; i++) k.p[i] = tj_value_as_double(&args[2 + i]);
+    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
+    tj_elementwise(outs[0], in, 2, k.dtype, tj_k_act_backward_loop, &k);
+    return TJ_OK;
+}
+
+#define LEAKY_RELU_BACKWARD "aten::leaky_relu_backward"
+
+/* self_is_result (an in-place leaky_relu_'s output saved as self) is only
+ * invertible for a non-negative slope, as PyTorch checks. */
+tj_status tj_meta_leaky_relu_backward(const tj_value *args, tj_meta *outs)
+{
+    if (args[3].u.b && tj_value_as_double(&args[2]) < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, LEAKY_RELU_BACKWARD ": self_is_result with a negative slope (%g) is "
+                                                 "not supported (in-place leaky_relu_ backward)",
+                        tj_value_as_double(&args[2]));
+    return meta_act_backward(LEAKY_RELU_BACKWARD, args, 1, (const char *const[]){"negative_slope"}, outs);
+}
+
+tj_status tj_kernel_leaky_relu_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act_backward(args, outs, TJ_K_LEAKY_RELU, 1);
+}
+
+tj_status tj_meta_softplus_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_act_backward("aten::softplus_backward", args, 2, (const char *const[]){"beta", "threshold"}, outs);
+}
+
+tj_status tj_kernel_softplus_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act_backward(args, outs, TJ_K_SOFTPLUS, 2);
 }

@@ -103,6 +103,55 @@ tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max);
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value);
 tj_tensor *tj_logaddexp(tj_tensor *self, tj_tensor *other);             /**< aten::logaddexp: log(exp(a)+exp(b)), stable */
 
+/* ---- Session 14 elementwise operators. Results are new contiguous tensors
+ * owned by the caller's scope; NULL on error (see tj_last_error()). ---- */
+/** aten::where.ScalarOther / where.ScalarSelf / where.Scalar: tj_where with
+ * one or both branches a Scalar (tj_v_int / tj_v_float / tj_v_bool). The
+ * result dtype is PyTorch's result_type(self, other), a Scalar counting as a
+ * wrapped number: where(c, int64 x, 0.5) is float32, where(c, 1.0, 0) float32,
+ * where(c, 1, 0) int64, where(c, true, false) bool; the shape is the broadcast
+ * of condition and the Tensor branch. Errors: TJ_ERR_DTYPE for a non-bool
+ * condition, TJ_ERR_SHAPE when condition and the Tensor branch do not
+ * broadcast. */
+tj_tensor *tj_where_scalar_other(tj_tensor *condition, tj_tensor *self, tj_value other);
+tj_tensor *tj_where_scalar_self(tj_tensor *condition, tj_value self, tj_tensor *other);
+tj_tensor *tj_where_scalar(tj_tensor *condition, tj_value self, tj_value other);
+/** aten::logical_not: bool tensor of self == 0 (any dtype; nan is true, so
+ * its logical_not false; -0.0 is false). Shape of self. Never fails on
+ * valid tensors. */
+tj_tensor *tj_logical_not(tj_tensor *self);
+/** aten::logical_and / logical_or / logical_xor: bool tensor of (self != 0)
+ * op (other != 0), any dtypes (compared in their result_type; nan is
+ * true). self and other broadcast; TJ_ERR_SHAPE naming the operator and both
+ * shapes when they do not. Non-differentiable. */
+tj_tensor *tj_logical_and(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_logical_or(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other);
+/** aten::sign: (0 < x) - (x < 0) in self's dtype (float, int64, bool: the
+ * identity); nan and -0.0 give +0. Its gradient is zero. */
+tj_tensor *tj_sign(tj_tensor *self);
+/** aten::square: self * self (pow(self, 2)); float stays float, int64 wraps,
+ * bool becomes int64. */
+tj_tensor *tj_square(tj_tensor *self);
+/** aten::rsub.Tensor: other - alpha * self, broadcasting and promoting as
+ * tj_sub_alpha(other, self, alpha) does. Errors as aten::sub: TJ_ERR_DTYPE
+ * for a bool operand, a bool alpha with a non-bool result or a float alpha
+ * with integer operands; TJ_ERR_SHAPE when the operands do not broadcast. */
+tj_tensor *tj_rsub(tj_tensor *self, tj_tensor *other, tj_value alpha);
+/** aten::rsub.Scalar: other - alpha * self with a Scalar other, computed in
+ * result_type(self, other) (int64 self, 2.5 gives float32). Errors as
+ * tj_rsub. */
+tj_tensor *tj_rsub_scalar(tj_tensor *self, tj_value other, tj_value alpha);
+/** aten::leaky_relu: self > 0 ? self : self * negative_slope (nan stays
+ * nan); float32 / float64 self of any shape, same shape and dtype out.
+ * Errors: TJ_ERR_DTYPE for int64 or bool self, TJ_ERR_INVALID_ARGUMENT for a
+ * slope that overflows float32. */
+tj_tensor *tj_leaky_relu(tj_tensor *self, tj_value negative_slope);
+/** aten::softplus: log1p(exp(self * beta)) / beta, or self where self *
+ * beta > threshold (PyTorch's defaults: beta 1, threshold 20). float32 /
+ * float64 self, same shape and dtype out. Errors as tj_leaky_relu. */
+tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
+
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
  * `dtype` arguments take a dtype or -1 for "none". ---- */
@@ -310,6 +359,17 @@ tj_tensor *tj_sigmoid_backward(tj_tensor *grad_output, tj_tensor *output);
 /** aten::tanh_backward: grad_output * (1 - output^2), output being tanh's
  * result. Broadcasting, promotion and errors as tj_gelu_backward. */
 tj_tensor *tj_tanh_backward(tj_tensor *grad_output, tj_tensor *output);
+/** aten::leaky_relu_backward: self > 0 ? grad_output : grad_output *
+ * negative_slope; self is leaky_relu's input, or its result when
+ * self_is_result (then negative_slope must be >= 0: TJ_ERR_INVALID_ARGUMENT
+ * otherwise, as PyTorch). Broadcasting, promotion and errors as
+ * tj_gelu_backward (float results only). */
+tj_tensor *tj_leaky_relu_backward(tj_tensor *grad_output, tj_tensor *self, tj_value negative_slope,
+                                  bool self_is_result);
+/** aten::softplus_backward: grad_output where self * beta > threshold, else
+ * grad_output * z / (z + 1), z = exp(self * beta); self is softplus's input.
+ * Broadcasting, promotion and errors as tj_gelu_backward. */
+tj_tensor *tj_softplus_backward(tj_tensor *grad_output, tj_tensor *self, tj_value beta, tj_value threshold);
 /** aten::_softmax_backward_data: output * (grad_output - sum(grad_output *
  * output, dim, keepdim)), output being _softmax's result along dim.
  * grad_output and output: one float32 / float64 dtype, one shape (no
