@@ -245,8 +245,8 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     bool other_bool = args[1].kind == TJ_V_TENSOR && args[1].u.t->dtype == TJ_BOOL;
     if (is_sub && (a->dtype == TJ_BOOL || other_bool))
         return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (to invert a mask "
-                                      "use eq.Scalar(mask, False), tj_eq_scalar(mask, tj_v_bool(false)); for the "
-                                      "xor of two masks ne.Tensor, tj_ne)", op);
+                                      "use logical_not, tj_logical_not; for the xor of two masks logical_xor, "
+                                      "tj_logical_xor)", op);
     tj_dtype dt = result_type(args, 2);
     if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,
