@@ -379,26 +379,276 @@ static tj_status fn_unsafe_view(void *ctx, tj_tensor *const *in, int n, tj_tenso
     return out[0] && out[1] ? TJ_OK : tj_last_status();
 }
 
-/* A plan keeps _unsafe_view of a contiguous input as a view: an input whose
+/* Runs p on `in` (the 1st, and 2nd time: every view re-resolved) and on
+ * `in` with contiguous copies of the inputs that staged[] names: the same
+ * bits (a kernel may take another path for other strides of an input that
+ * is not copied), the outputs in `got`. */
+static void expect_same_as_staged(tj_plan *p, tj_tensor *const *in, int n, const bool *staged, tj_tensor **got)
+{
+    tj_tensor *dense[8], *ref[8];
+    int n_out = tj_plan_num_outputs(p);
+    for (int i = 0; i < n; i++) dense[i] = staged[i] ? tj_contiguous(in[i]) : in[i];
+    cr_assert_eq(tj_plan_run(p, dense, n, ref), TJ_OK, "%s", tj_last_error());
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(tj_plan_run(p, in, n, got), TJ_OK, "%s", tj_last_error());
+        for (int k = 0; k < n_out; k++) expect_same(got[k], ref[k]);
+    }
+}
+
+/* A plan keeps _unsafe_view of a contiguous input as a view. An input whose
  * strides do not allow that view used to be read through strides that do
- * not fit it (wrong values, silently); the run is now refused. A run
- * failing among the input's views used to leave the views re-resolved
- * before it (t here) with that run's strides, so the next run with the
- * compiled strides read x^T wrongly. */
-Test(plan, an_input_view_that_the_run_strides_would_turn_into_a_copy_is_refused)
+ * not fit it (wrong values, silently), then was refused; it is now copied
+ * into the context's staging block and read from there, as eager
+ * _unsafe_view copies. The view of x^T re-resolved before the copy is made
+ * must read the copy with the compiled strides (and the next run with the
+ * compiled strides x itself). */
+Test(plan, an_input_view_that_the_run_strides_would_turn_into_a_copy_reads_a_staged_copy)
 {
     tj_scope *s = tj_scope_begin();
     tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
     tj_graph *g = trace(fn_unsafe_view, NULL, &x, 1);
     tj_plan *p = compile_ok(g, NULL);
     cr_assert_eq(tj_graph_count_op(g, tj_op_find("aten::_unsafe_view")), 1);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.staging_bytes, 64, "x's 48 bytes, rounded up");
     expect_plan_matches(g, p, &x, 1);
     tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6));
-    tj_tensor *out[2] = {NULL, NULL};
+    tj_tensor *got[2], *eager[2];
+    int n_out;
+    cr_assert_eq(fn_unsafe_view(NULL, &xt, 1, eager, &n_out), TJ_OK);
+    expect_same_as_staged(p, &xt, 1, (bool[]){true}, got);
+    expect_same(got[0], eager[0]);
+    expect_same(got[1], eager[1]);
+    expect_plan_matches(g, p, &x, 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [3, 4]: _unsafe_view(x, [12]) + _unsafe_view(2 * exp(x), [12]):
+ * the view of x is read at the last step, after two results were placed */
+static tj_status fn_late_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_mul_scalar(tj_exp(in[0]), tj_v_int(2));
+    out[0] = tj_add(tj_unsafe_view(in[0], (int64_t[]){12}, 1), tj_unsafe_view(y, (int64_t[]){12}, 1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* The staging block lives until the input's last read: no result made
+ * before is placed over it. */
+Test(plan, a_staged_input_read_at_the_last_step_keeps_its_block)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
+    tj_graph *g = trace(fn_late_view, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6)), *got[1], *eager[1];
+    int n_out;
+    cr_assert_eq(fn_late_view(NULL, &xt, 1, eager, &n_out), TJ_OK);
+    expect_same_as_staged(p, &xt, 1, (bool[]){true}, got);
+    expect_same(got[0], eager[0]);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [12]: view(x, [3, 4]) * 2, a view for any strides of x */
+static tj_status fn_split_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul_scalar(tj_view(in[0], (int64_t[]){3, 4}, 2), tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A view that only splits dims needs no staging block. */
+Test(plan, an_input_view_that_only_splits_dims_gets_no_staging_block)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(1, (int64_t[]){12}, 5);
+    tj_graph *g = trace(fn_split_view, NULL, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.staging_bytes, 0);
+    tj_tensor *every_other = tj_slice(random_f32(1, (int64_t[]){24}, 6), 0, true, 0, true, 24, 2);
+    expect_plan_matches(g, p, &every_other, 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [3, 4]: _unsafe_view(x, [12]) + 1, then x.add_(1) in place */
+static tj_status fn_unsafe_view_then_write(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add_scalar(tj_unsafe_view(in[0], (int64_t[]){12}, 1), tj_v_int(1));
+    *n_out = 1;
+    return out[0] && add_inplace(in[0], tj_ones((int64_t[]){1}, 1, -1)) ? TJ_OK : tj_last_status();
+}
+
+/* An input the plan writes in place gets no staging block (the copy would
+ * take the writes): a run whose strides do not allow its view stays
+ * refused, and leaves the plan as it was. */
+Test(plan, an_input_written_in_place_whose_view_would_copy_is_refused)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
+    tj_graph *g = trace(fn_unsafe_view_then_write, NULL, (tj_tensor *[]){tj_clone(x)}, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.staging_bytes, 0);
+    tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6)), *xt0 = tj_clone(xt);
+    tj_tensor *out[1] = {NULL};
     cr_expect_eq(tj_plan_run(p, &xt, 1, out), TJ_ERR_UNSUPPORTED, "%s", tj_last_error());
     cr_expect(strstr(tj_last_error(), "aten::_unsafe_view") != NULL, "%s", tj_last_error());
     cr_expect_null(out[0]);
-    expect_plan_matches(g, p, &x, 1);
+    expect_same(xt, xt0);
+    /* contiguous: x is read, then written (+1) */
+    tj_tensor *xa = tj_clone(x), *xb = tj_clone(x), *ref[1];
+    cr_assert_eq(tj_graph_run(g, &xa, 1, ref), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, &xb, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_same(out[0], ref[0]);
+    expect_same(xb, xa);
+    cr_expect_float_eq(tj_tensor_item_at(xb, 5), tj_tensor_item_at(x, 5) + 1, 1e-6);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [2, 3, 4], w [5, 4], b [5]: a 3-D linear (matmul views x as
+ * [6, 4], then the result as [2, 3, 5]) */
+static tj_status fn_linear3d(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_linear(in[0], in[1], in[2]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* x [a, b, c], w [5, c], b [5] */
+static tj_graph *trace_linear3d(tj_tensor **in, int64_t a, int64_t b, int64_t c)
+{
+    in[0] = random_f32(3, (int64_t[]){a, b, c}, 1);
+    in[1] = random_f32(2, (int64_t[]){5, c}, 2);
+    in[2] = random_f32(1, (int64_t[]){5}, 3);
+    return trace(fn_linear3d, NULL, in, 3);
+}
+
+/* x [a, b, c] as a transpose of a [b, a, c] tensor (dims 0 and 1 do not merge) */
+static tj_tensor *transposed_x(unsigned seed, int64_t a, int64_t b, int64_t c)
+{
+    return tj_transpose(random_f32(3, (int64_t[]){b, a, c}, seed), 0, 1);
+}
+
+/* Traced with contiguous inputs, linear's view of x takes a copy for a
+ * transposed x, as eager linear does: eager's bits. Only x has a staging
+ * block (w is read through t(), a view for any strides). */
+Test(plan, three_d_linear_of_a_transposed_input_gives_eager_results)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3];
+    tj_graph *g = trace_linear3d(in, 2, 3, 4);
+    cr_expect_geq(tj_graph_count_op(g, tj_op_find("aten::view")), 1);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.staging_bytes, 128, "x's 96 bytes, rounded up");
+    expect_plan_matches(g, p, in, 3);
+    tj_tensor *odd[3] = {transposed_x(7, 2, 3, 4), tj_t(random_f32(2, (int64_t[]){4, 5}, 8)), in[2]};
+    tj_tensor *got[1];
+    expect_same_as_staged(p, odd, 3, (bool[]){true, false, false}, got);
+    expect_same(got[0], tj_linear(odd[0], odd[1], odd[2]));
+    expect_plan_matches(g, p, in, 3);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [1, 2, 6, 5], w [3, 2, 3, 3], b [3]: conv2d, stride 1, padding 1 */
+static tj_status fn_conv(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_conv2d(in[0], in[1], in[2], (int64_t[]){1, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1}, 1);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* The core decomposition of conv2d reshapes the weight (and the columns)
+ * with views: a weight and an input in other layouts give the bits of
+ * their contiguous copies, and eager conv2d's values. */
+Test(plan, decomposed_conv2d_of_non_contiguous_inputs_gives_eager_results)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3] = {random_f32(4, (int64_t[]){1, 2, 6, 5}, 1), random_f32(4, (int64_t[]){3, 2, 3, 3}, 2),
+                        random_f32(1, (int64_t[]){3}, 3)};
+    tj_graph *g = trace(fn_conv, NULL, in, 3);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(g, core);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(d, tj_op_find("aten::convolution")), 0);
+    tj_plan *p = compile_ok(d, NULL);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_gt(st.staging_bytes, 0);
+    expect_plan_matches(d, p, in, 3);
+    /* x channels-last, w with its spatial dims transposed */
+    tj_tensor *x = tj_permute(random_f32(4, (int64_t[]){1, 6, 5, 2}, 4), (int64_t[]){0, 3, 1, 2}, 4);
+    tj_tensor *w = tj_transpose(random_f32(4, (int64_t[]){3, 2, 3, 3}, 5), 2, 3);
+    tj_tensor *odd[3] = {x, w, in[2]}, *got[1];
+    expect_same_as_staged(p, odd, 3, (bool[]){true, true, false}, got);
+    tj_tensor *eager = tj_conv2d(x, w, in[2], (int64_t[]){1, 1}, (int64_t[]){1, 1}, (int64_t[]){1, 1}, 1);
+    for (int64_t i = 0; i < tj_tensor_numel(eager); i++)
+        cr_expect_float_eq(tj_tensor_item_at(got[0], i), tj_tensor_item_at(eager, i), 1e-5, "element %ld", (long)i);
+    expect_plan_matches(d, p, in, 3);
+    tj_plan_free(p);
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* in: x [3, 4], y [12]: x' = 2 * x (written back to x), _unsafe_view(x, [12]) + y */
+static tj_status fn_view_and_write_back(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul_scalar(in[0], tj_v_int(2));
+    out[1] = tj_add(tj_unsafe_view(in[0], (int64_t[]){12}, 1), in[1]);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+/* An input both viewed and written back (a functionalised graph): the view
+ * reads the staged copy of the old value, the new value goes into the
+ * caller's tensor, at its strides. */
+Test(plan, a_staged_input_written_back_gets_its_new_value)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){3, 4}, 1), random_f32(1, (int64_t[]){12}, 2)};
+    tj_graph *g = trace(fn_view_and_write_back, NULL, in, 2);
+    int wb[2] = {0, -1};
+    tj_compile_options o = {.writeback = wb};
+    tj_plan *p = compile_ok(g, &o);
+    tj_plan_statistics st;
+    tj_plan_stats(p, &st);
+    cr_expect_eq(st.staging_bytes, 64);
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 3}, 3);
+    tj_tensor *xt = tj_t(base), *x0 = tj_clone(xt);
+    for (int r = 0; r < 3; r++) {
+        tj_tensor *eager[2], *got[2];
+        int n_out;
+        tj_tensor *ref_in[2] = {tj_clone(xt), in[1]};
+        cr_assert_eq(fn_view_and_write_back(NULL, ref_in, 2, eager, &n_out), TJ_OK);
+        cr_assert_eq(tj_plan_run(p, (tj_tensor *[]){xt, in[1]}, 2, got), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(got[0], xt, "the written-back output is the input");
+        expect_same(xt, eager[0]);
+        expect_same(got[1], eager[1]);
+    }
+    cr_expect_float_eq(tj_tensor_item_at(base, 1), 8 * tj_tensor_item_at(x0, 4), 1e-6, "base[0][1] is x[1][0]");
     tj_plan_free(p);
     tj_graph_free(g);
     tj_scope_end(s);
@@ -622,6 +872,28 @@ Test(plan, input_read_after_its_new_value_is_made_is_copied_back_at_the_end)
     tj_plan_free(p);
     tj_graph_free(g);
     tj_scope_end(s);
+}
+
+/* Staging an input copies it into the context's arena: no allocation, in
+ * runs that stage it or not, one after the other. */
+Test(plan, staged_runs_allocate_nothing)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3];
+    tj_graph *g = trace_linear3d(in, 2, 3, 4);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *odd[3] = {transposed_x(7, 2, 3, 4), in[1], in[2]};
+    tj_tensor *out = tj_tensor_empty(TJ_FLOAT32, 3, (int64_t[]){2, 3, 5});
+    cr_assert_eq(tj_plan_run_into(p, odd, 3, &out), TJ_OK, "%s", tj_last_error());
+    long before = atomic_load(&n_allocs);
+    for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, i % 3 ? odd : in, 3, &out), TJ_OK);
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+    tj_set_allocator(NULL);
 }
 
 Test(plan, write_back_runs_allocate_nothing)
@@ -1193,8 +1465,10 @@ Test(plan, random_operators_are_never_folded)
 typedef struct worker {
     tj_plan *p;
     tj_tensor *in[5];
+    int n_in;
     tj_tensor *out[2];
     int runs;
+    int mismatches;
     tj_status st;
 } worker;
 
@@ -1203,7 +1477,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     tj_plan_context *c = tj_plan_context_new(w->p);
     w->st = c ? TJ_OK : tj_last_status();
-    for (int i = 0; i < w->runs && w->st == TJ_OK; i++) w->st = tj_plan_run_ctx_into(c, w->in, 5, w->out);
+    for (int i = 0; i < w->runs && w->st == TJ_OK; i++) w->st = tj_plan_run_ctx_into(c, w->in, w->n_in, w->out);
     tj_plan_context_free(c);
     return NULL;
 }
@@ -1217,7 +1491,7 @@ static void expect_four_threads_match(const tj_graph *g, tj_tensor *const *in)
     pthread_t th[4];
     tj_tensor *expected[4][2];
     for (int t = 0; t < 4; t++) {
-        w[t] = (worker){.p = p, .runs = 200};
+        w[t] = (worker){.p = p, .n_in = 5, .runs = 200};
         memcpy(w[t].in, in, sizeof w[t].in);
         w[t].in[0] = random_f32(2, (int64_t[]){8, 16}, 100 + t); /* each thread its own batch */
         w[t].out[0] = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){8, 4});
@@ -1253,6 +1527,50 @@ Test(plan, four_threads_share_folded_constants_and_match_sequential_runs)
     expect_four_threads_match(g, m.in);
     tj_graph_free(g);
     mlp_teardown(&m);
+}
+
+/* A worker of four_threads_stage_...: runs its own context, comparing
+ * every run's result (out[0]) with out[1]; counts the runs that differ. */
+static void *staging_worker_main(void *arg)
+{
+    worker *w = arg;
+    tj_plan_context *c = tj_plan_context_new(w->p);
+    w->st = c ? TJ_OK : tj_last_status();
+    size_t bytes = (size_t)tj_tensor_numel(w->out[0]) * sizeof(float);
+    for (int i = 0; i < w->runs && w->st == TJ_OK; i++) {
+        w->st = tj_plan_run_ctx_into(c, w->in, w->n_in, w->out);
+        w->mismatches += memcmp(tj_tensor_data(w->out[0]), tj_tensor_data(w->out[1]), bytes) != 0;
+    }
+    tj_plan_context_free(c);
+    return NULL;
+}
+
+/* Each context has its own staging block: four threads running one plan
+ * with their own transposed inputs (each staged every run) get the results
+ * of sequential runs, every run. */
+Test(plan, four_threads_stage_their_own_inputs_and_match_sequential_runs)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[3];
+    tj_graph *g = trace_linear3d(in, 16, 32, 64); /* 128 KiB copies: a shared block would be overwritten */
+    tj_plan *p = compile_ok(g, NULL);
+    worker w[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        w[t] = (worker){.p = p, .in = {transposed_x(100 + t, 16, 32, 64), in[1], in[2]}, .n_in = 3, .runs = 300};
+        w[t].out[0] = tj_tensor_empty(TJ_FLOAT32, 3, (int64_t[]){16, 32, 5});
+        w[t].out[1] = tj_tensor_empty(TJ_FLOAT32, 3, (int64_t[]){16, 32, 5});
+        cr_assert_eq(tj_plan_run_into(p, w[t].in, 3, &w[t].out[1]), TJ_OK, "%s", tj_last_error()); /* sequential */
+    }
+    for (int t = 0; t < 4; t++) pthread_create(&th[t], NULL, staging_worker_main, &w[t]);
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < 4; t++) {
+        cr_assert_eq(w[t].st, TJ_OK);
+        cr_expect_eq(w[t].mismatches, 0, "thread %d: %d of %d runs differ", t, w[t].mismatches, w[t].runs);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
 }
 
 /* ---- profiler ---- */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "runtime/op_view.h"
 
 /* Compile-time state: a prototype tensor per value (no storage). */
 typedef struct compiler {
@@ -281,6 +282,42 @@ static tj_status finish(tj_plan *p)
     return TJ_OK;
 }
 
+bool tj_plan_is_reshape_view(const tj_op *op)
+{
+    return op->meta == tj_meta_view || op->meta == tj_meta_unsafe_view;
+}
+
+/* Whether viewing a tensor of `shape` as `new_shape` needs some strides of
+ * it to be contiguous with one another (it merges dims): then it is a view
+ * for some strides only. Tried with strides that make no two dims
+ * contiguous, the view fails exactly then. */
+static bool view_merges_dims(int ndim, const int64_t *shape, int new_ndim, const int64_t *new_shape)
+{
+    int64_t gapped[TJ_MAX_DIMS], out[TJ_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) gapped[d] = d == ndim - 1 ? 1 : gapped[d + 1] * (shape[d + 1] + 1);
+    return !tj_view_strides(ndim, shape, gapped, new_ndim, new_shape, out);
+}
+
+/* Staging blocks, before the memory plan: an input read through a view that
+ * the run's strides may not allow (view or _unsafe_view merging its dims)
+ * gets a contiguous block of its size, which a run copies it into when they
+ * do not (plan.c). Not for an input that a step writes in place: writes into
+ * the copy would not reach the caller's tensor (such runs stay refused). */
+static void plan_staging(tj_plan *p)
+{
+    for (int k = 0; k < p->n_input_views; k++) {
+        const tj_pvalue *v = &p->values[p->input_views[k]], *b = &p->values[v->base];
+        const tj_pnode *n = &p->nodes[v->node];
+        if (!n->identity && tj_plan_is_reshape_view(n->op) && view_merges_dims(b->ndim, b->shape, v->ndim, v->shape))
+            p->values[v->root].staged = p->values[v->root].last >= 0;
+    }
+    for (int k = 0; k < p->n_input_writers; k++) {
+        const tj_pnode *n = &p->nodes[p->input_writers[k]];
+        for (int i = 0; i < n->nout; i++)
+            if (n->outs[i] >= 0) p->values[p->values[n->outs[i]].root].staged = false;
+    }
+}
+
 /* Whether the kernel making output value v may write into input j's buffer:
  * v is a block of its own, and every read of the input's old value happens
  * before that kernel, or in it, element by element at the same positions. */
@@ -437,6 +474,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) {
         tj_plan_liveness(p);
+        plan_staging(p);
         st = plan_writebacks(p, g, opts);
     }
     if (st == TJ_OK) st = tj_plan_memory(p, opts);

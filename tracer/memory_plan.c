@@ -15,7 +15,9 @@
  * written back to (compile.c) takes no arena block: an optimiser's new
  * parameters and state are not a second copy of them. Its block lies in a
  * fallback region that a context allocates only when an input cannot take
- * its result (tracer/plan.c bind_writebacks). */
+ * its result (tracer/plan.c bind_writebacks). An input with a staging block
+ * (compile.c plan_staging) has it from before the first step to its last
+ * read. */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -316,7 +318,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     int n_arena = 0;
     for (int v = 0; v < p->n_values; v++) {
         tj_pvalue *pv = &p->values[v];
-        if (pv->kind != TJ_PV_ARENA) continue;
+        if (pv->kind != TJ_PV_ARENA && !(pv->kind == TJ_PV_INPUT && pv->staged)) continue;
         size_t raw = (size_t)pv->numel * tj_dtype_size(pv->dtype);
         pv->nbytes = (raw + ALIGN - 1) / ALIGN * ALIGN;
         naive += pv->nbytes;
@@ -340,11 +342,20 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : tj_get_num_threads()};
     for (int s = 0; s <= p->n_steps; s++) head[s] = -1;
     for (int v = p->n_values - 1; v >= 0; v--)
-        if (p->values[v].kind == TJ_PV_ARENA) {
+        if (p->values[v].kind == TJ_PV_ARENA || p->values[v].staged) {
             next[v] = head[p->values[v].last];
             head[p->values[v].last] = v;
         }
     size_t live = 0, peak = 0;
+    /* staging blocks: written before the first step, live until the input's last read */
+    for (int v = 0; v < p->n_values; v++) {
+        tj_pvalue *pv = &p->values[v];
+        if (!pv->staged) continue;
+        pv->arena_offset = place(&fl, &own, pv->nbytes);
+        live += pv->nbytes;
+        p->stats.staging_bytes += pv->nbytes;
+    }
+    peak = live;
     for (int s = 0; s < p->n_steps; s++) {
         const tj_pnode *n = &p->nodes[p->step_nodes[s]];
         for (int k = 0; k < n->nout; k++) {

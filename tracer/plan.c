@@ -5,6 +5,7 @@
 
 #include "plan_internal.h"
 #include "runtime/iter.h"
+#include "runtime/op_view.h"
 
 /* ---- plan memory ---- */
 typedef struct pool_chunk {
@@ -189,8 +190,18 @@ static void context_release(tj_plan_context *c)
     tj_free(c, sizeof *c);
 }
 
+static void bind_storage(tj_storage *s, char *data, size_t nbytes)
+{
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    atomic_init(&s->n_detached, 0);
+    s->data = data;
+    s->nbytes = nbytes;
+}
+
 /* Tensor objects of every value: arena blocks, views with their compiled
- * geometry, inputs filled in per run. */
+ * geometry, inputs filled in per run (a staged input's storage is its
+ * staging block, used when a run needs it). */
 static bool context_bind_values(tj_plan_context *c)
 {
     const tj_plan *p = c->plan;
@@ -201,18 +212,17 @@ static bool context_bind_values(tj_plan_context *c)
         case TJ_PV_UNUSED: break;
         case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
         case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
-        case TJ_PV_INPUT: set_geometry(t, pv, NULL, pv->offset); break;
+        case TJ_PV_INPUT:
+            set_geometry(t, pv, NULL, pv->offset);
+            if (pv->staged) bind_storage(&c->storages[v], c->arena + pv->arena_offset, pv->nbytes);
+            break;
         case TJ_PV_ARENA: {
             if (pv->object != v) { /* shares its donor's object */
                 c->vt[v] = c->vt[pv->object];
                 continue;
             }
             tj_storage *s = &c->storages[v];
-            atomic_init(&s->refcount, 1);
-            atomic_init(&s->version, 0);
-            atomic_init(&s->n_detached, 0);
-            s->data = pv->in_input ? NULL : c->arena + pv->arena_offset; /* in_input: bound per run */
-            s->nbytes = pv->nbytes;
+            bind_storage(s, pv->in_input ? NULL : c->arena + pv->arena_offset, pv->nbytes); /* in_input: bound per run */
             set_geometry(t, pv, s, 0);
             break;
         }
@@ -397,22 +407,30 @@ static bool same_strides(const tj_pvalue *v, const tj_tensor *t)
 
 /* Re-runs the shape function of the view producing value v, for an input
  * whose strides differ from the compiled ones (an identity's alias takes
- * its operand's geometry). A view the strides do not allow fails as eagerly
- * (aten::view); one whose operator would copy instead (_unsafe_view: its
- * shape function then names no alias) cannot stay a view: the plan has no
- * block for a copy, so the run is refused rather than reading the input
- * through strides that do not fit it. */
-static tj_status reresolve_view(tj_plan_context *c, int v, const char *who)
+ * its operand's geometry). A reshape view (view, _unsafe_view) the strides
+ * do not allow of an input with a staging block sets *stage: the caller
+ * copies the input there. Without one, a view the strides do not allow
+ * fails as eagerly (aten::view); one whose operator would copy instead
+ * (_unsafe_view: its shape function then names no alias) cannot stay a
+ * view: the plan has no block for a copy, so the run is refused rather
+ * than reading the input through strides that do not fit it. */
+static tj_status reresolve_view(tj_plan_context *c, int v, const char *who, bool *stage)
 {
     const tj_plan *p = c->plan;
     const tj_pvalue *pv = &p->values[v];
     const tj_pnode *n = &p->nodes[pv->node];
     tj_tensor *t = &c->tensors[v];
+    const tj_tensor *b = c->vt[pv->base];
     if (n->identity) { /* an alias of its operand (simplify.c): the operand's geometry */
-        const tj_tensor *b = &c->tensors[pv->base];
         memcpy(t->strides, b->strides, sizeof t->strides);
         t->offset = b->offset;
         t->storage = b->storage;
+        return TJ_OK;
+    }
+    int64_t strides[TJ_MAX_DIMS];
+    if (p->values[pv->root].staged && tj_plan_is_reshape_view(n->op) &&
+        !tj_view_strides(b->ndim, b->shape, b->strides, pv->ndim, pv->shape, strides)) {
+        *stage = true;
         return TJ_OK;
     }
     tj_meta m[TJ_MAX_RETURNS];
@@ -454,6 +472,17 @@ static tj_status check_input_writers(tj_plan_context *c, const char *who)
     return TJ_OK;
 }
 
+/* Copies input value v (the caller's tensor x) into its staging block and
+ * makes the copy, contiguous, what the run reads as v. */
+static void stage_input(tj_plan_context *c, int v, const tj_tensor *x)
+{
+    tj_tensor *d = &c->tensors[v];
+    d->storage = &c->storages[v];
+    d->offset = 0;
+    tj_contiguous_strides(d->ndim, d->shape, d->strides);
+    tj_copy_tensor(d, x);
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -490,8 +519,14 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         const tj_pvalue *pv = &p->values[v];
         const tj_tensor *root = &c->tensors[pv->root];
         if (restrided && !same_strides(&p->values[pv->root], root)) {
-            tj_status st = reresolve_view(c, v, who);
+            bool stage = false;
+            tj_status st = reresolve_view(c, v, who, &stage);
             if (st != TJ_OK) return st;
+            if (stage) { /* then every view of every input again: the staged one's from the copy */
+                stage_input(c, pv->root, inputs[p->values[pv->root].input_index]);
+                undo = true; /* views re-resolved before it read the input at this run's strides */
+                k = -1;
+            }
             continue;
         }
         tj_tensor *t = &c->tensors[v];

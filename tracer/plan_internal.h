@@ -45,6 +45,9 @@ typedef struct tj_pvalue {
     bool in_input;                /**< written by its kernel straight into the buffer of the
                                        input it is written back to (tj_plan_statistics:
                                        writeback_fallback_bytes): no arena block */
+    bool staged;                  /**< INPUT: has a staging block (nbytes at arena_offset)
+                                       that a run copies it into when its strides do not
+                                       allow one of its reshape views (tracer/plan.c) */
     int def, last;                /**< first and last step touching the storage */
     int n_views;                  /**< VIEW values rooted here */
     bool inplace;                 /**< placed over its dying input's block... */
@@ -223,6 +226,11 @@ void tj_plan_liveness(tj_plan *p);
  * arena_offset, inplace/donor and the plan's memory statistics. Roots
  * marked in_input get their blocks in the write-back fallback instead. */
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts);
+
+/** view and _unsafe_view: views whose existence depends on the operand's
+ * strides (reshape, flatten, linear and matmul record them), the others
+ * being views for any strides. */
+bool tj_plan_is_reshape_view(const tj_op *op);
 
 /** Operators computed element by element in one pass through
  * tj_elementwise: safe with their result over an input of the same shape. */

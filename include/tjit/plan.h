@@ -168,13 +168,20 @@ int tj_plan_num_outputs(const tj_plan *p);
 
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any
- * strides and storage offsets are accepted, but for the views the graph
- * takes of an input, which are made again for the run's strides: an
- * aten::view they do not allow fails with TJ_ERR_SHAPE (as make_fx records
- * it, reshape, flatten, linear or matmul of an input traced contiguous is
- * such a view, which a transposed input then does not allow), and an
- * aten::_unsafe_view compiled as a view, which would copy for such strides,
- * gives TJ_ERR_UNSUPPORTED: pass the traced strides, or trace with them. Writes tj_plan_num_outputs new
+ * strides and storage offsets are accepted. The views the graph takes of an
+ * input are made again for the run's strides. Where they do not allow an
+ * aten::view or aten::_unsafe_view that was a view as compiled (as make_fx
+ * records it, reshape, flatten, linear or matmul of an input traced
+ * contiguous is such a view; a transposed input does not allow it), the run
+ * copies the input into a contiguous staging block of the context's arena
+ * (tj_plan_statistics.staging_bytes; no allocation) and reads it from
+ * there, as eager reshape would copy; such an aten::view is therefore
+ * accepted where eager aten::view fails. Except for an input that a step of
+ * the plan writes in place (an in-place operator left in the graph): the
+ * copy would take the writes, so the run fails, with TJ_ERR_SHAPE for
+ * aten::view (as eagerly), TJ_ERR_UNSUPPORTED for aten::_unsafe_view (pass
+ * the traced strides, or trace with them). Inputs written back
+ * (functionalised graphs) are written into the caller's tensor. Writes tj_plan_num_outputs new
  * references into `outputs` (owned by the caller, or by the innermost open
  * scope): new tensors, except that an output written back into an input is
  * returned as that input tensor, as tj_graph_run does. Inputs must not be
@@ -251,6 +258,9 @@ typedef struct tj_plan_statistics {
                                           only when a run's written-back input cannot take
                                           its result (not contiguous, or sharing storage
                                           with another input) */
+    size_t staging_bytes;     /**< of arena_bytes, the staging blocks of inputs read through a
+                                   view or _unsafe_view that merges dims: a run copies such an
+                                   input there when its strides do not allow the view */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per
