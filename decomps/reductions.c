@@ -7,8 +7,11 @@
  * the kernels, these accumulate in float64 and round once to the result
  * dtype (a float32 two-pass sum would be up to a few ulps off).
  * The reductions that are not primitives lower to sum.dim_IntList and amax:
- * sum is sum.dim over every dim, amin is -amax(-x), argmax is the smallest
- * index where x equals its amax (or is nan), max.dim is (amax, argmax). */
+ * sum is sum.dim over every dim, mean (.default) is mean.dim over every dim,
+ * max / min (.default) are amax / amin over every dim, amin is -amax(-x),
+ * argmax (argmin) is the smallest index where x equals its amax (amin) or is
+ * nan, max.dim is (amax, argmax), min.dim (amin, argmin); std.correction is
+ * the square root of var.correction taken in float64. */
 #include <math.h>
 
 #include "util.h"
@@ -166,12 +169,13 @@ static tj_status amin(const tj_value *args, tj_value *outs)
     return done(tj_neg(tj_amax(tj_neg(x), dl, nd, keepdim)), outs);
 }
 
-/* The first index along `dim` of the largest value (of the first nan, when
- * there is one): the smallest index where x equals its amax or is nan. */
-static tj_tensor *first_argmax(tj_tensor *x, int dim, bool keepdim)
+/* The first index along `dim` of the largest (with `min`: smallest) value,
+ * of the first nan when there is one: the smallest index where x equals its
+ * amax (amin) or is nan. */
+static tj_tensor *first_arg(tj_tensor *x, int dim, bool keepdim, bool min)
 {
     int64_t d = dim, n = tj_tensor_size(x, dim);
-    tj_tensor *hit = tj_eq(x, tj_amax(x, &d, 1, true));
+    tj_tensor *hit = tj_eq(x, min ? tj_amin(x, &d, 1, true) : tj_amax(x, &d, 1, true));
     tj_tensor *is_nan = tj_eq(tj_eq(x, x), tj_scalar_tensor(tj_v_bool(false), TJ_BOOL));
     hit = tj_where(hit, tj_scalar_tensor(tj_v_bool(true), TJ_BOOL), is_nan);
     int64_t shape[TJ_MAX_DIMS];
@@ -181,38 +185,77 @@ static tj_tensor *first_argmax(tj_tensor *x, int dim, bool keepdim)
     return tj_amin(cand, &d, 1, keepdim);
 }
 
-static tj_status argmax(const tj_value *args, tj_value *outs)
+/* argmax / argmin: first_arg along dim, or over the flattened tensor. */
+static tj_status arg_extremum(const tj_op *op, const tj_value *args, tj_value *outs, bool min)
 {
     tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(argmax), args, m) != TJ_OK) return tj_last_status();
+    if (tj_dc_check(op, args, m) != TJ_OK) return tj_last_status();
     tj_tensor *x = args[0].u.t;
     int dim = 0;
     if (args[1].kind == TJ_V_NONE) {
         int64_t flat = -1;
         x = tj_reshape(x, &flat, 1);
     } else {
-        tj_wrap_dim("aten::argmax", args[1].u.i, tj_tensor_ndim(x), &dim);
+        tj_wrap_dim(tj_op_name(op), args[1].u.i, tj_tensor_ndim(x), &dim);
         if (tj_tensor_ndim(x) == 0) x = tj_unsqueeze(x, 0);
     }
-    tj_tensor *r = first_argmax(x, dim, true);
+    tj_tensor *r = first_arg(x, dim, true, min);
     return done(tj_view(r, m[0].shape, m[0].ndim), outs);
 }
 
-/* max.dim = (amax, argmax); argmax takes bool input as int64. */
-static tj_status max_dim(const tj_value *args, tj_value *outs)
+static tj_status argmax(const tj_value *args, tj_value *outs) { return arg_extremum(TJ_OPS(argmax), args, outs, false); }
+static tj_status argmin(const tj_value *args, tj_value *outs) { return arg_extremum(TJ_OPS(argmin), args, outs, true); }
+
+/* max.dim = (amax, argmax), min.dim = (amin, argmin); argmax / argmin take
+ * bool input as int64. */
+static tj_status extremum_dim(const tj_op *op, const tj_value *args, tj_value *outs, bool min)
 {
     tj_meta m[2];
-    if (tj_dc_check(TJ_OPS(max_dim), args, m) != TJ_OK) return tj_last_status();
+    if (tj_dc_check(op, args, m) != TJ_OK) return tj_last_status();
     tj_tensor *x = args[0].u.t;
     int64_t dim = args[1].u.i;
     bool keepdim = args[2].u.b;
-    tj_tensor *values = tj_amax(x, &dim, 1, keepdim);
+    tj_tensor *values = min ? tj_amin(x, &dim, 1, keepdim) : tj_amax(x, &dim, 1, keepdim);
     if (tj_tensor_dtype(x) == TJ_BOOL) x = tj_to_copy(x, TJ_INT64);
-    tj_tensor *indices = tj_argmax(x, true, dim, keepdim);
+    tj_tensor *indices = min ? tj_argmin(x, true, dim, keepdim) : tj_argmax(x, true, dim, keepdim);
     if (!values || !indices) return tj_last_status();
     outs[0] = tj_v_tensor(values);
     outs[1] = tj_v_tensor(indices);
     return TJ_OK;
+}
+
+static tj_status max_dim(const tj_value *args, tj_value *outs) { return extremum_dim(TJ_OPS(max_dim), args, outs, false); }
+static tj_status min_dim(const tj_value *args, tj_value *outs) { return extremum_dim(TJ_OPS(min_dim), args, outs, true); }
+
+/* mean.default = mean.dim over every dim */
+static tj_status mean_all(const tj_value *args, tj_value *outs)
+{
+    tj_value all = tj_v_none();
+    return done(mean_of("aten::mean", args[0].u.t, &all, false, &args[1]), outs);
+}
+
+/* max / min .default = amax / amin over every dim (after the check that
+ * names max / min for an empty input) */
+static tj_status extremum_all(const tj_op *op, const tj_value *args, tj_value *outs, bool min)
+{
+    tj_meta m[1];
+    if (tj_dc_check(op, args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t;
+    return done(min ? tj_amin(x, NULL, 0, false) : tj_amax(x, NULL, 0, false), outs);
+}
+
+static tj_status max_all(const tj_value *args, tj_value *outs) { return extremum_all(TJ_OPS(max), args, outs, false); }
+static tj_status min_all(const tj_value *args, tj_value *outs) { return extremum_all(TJ_OPS(min), args, outs, true); }
+
+/* std.correction = sqrt(var.correction) in float64, rounded once (as the kernel) */
+static tj_status std_correction(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_dc_check(TJ_OPS(std_correction), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t;
+    int64_t correction = args[2].kind == TJ_V_NONE ? -1 : args[2].u.i;
+    tj_tensor *var = tj_var(tj_dc_to(x, TJ_FLOAT64), dims_of(&args[1]), ndims_of(&args[1]), correction, args[3].u.b);
+    return done(tj_dc_to(tj_sqrt(var), m[0].dtype), outs);
 }
 
 void tj_register_reductions_decompositions(void)
@@ -225,4 +268,10 @@ void tj_register_reductions_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(amin), amin, "amin");
     tj_op_set_decomposition(TJ_OPS(argmax), argmax, "argmax");
     tj_op_set_decomposition(TJ_OPS(max_dim), max_dim, "max_dim");
+    tj_op_set_decomposition(TJ_OPS(mean), mean_all, "mean_all");
+    tj_op_set_decomposition(TJ_OPS(max), max_all, "max_all");
+    tj_op_set_decomposition(TJ_OPS(min), min_all, "min_all");
+    tj_op_set_decomposition(TJ_OPS(min_dim), min_dim, "min_dim");
+    tj_op_set_decomposition(TJ_OPS(argmin), argmin, "argmin");
+    tj_op_set_decomposition(TJ_OPS(std_correction), std_correction, "std_correction");
 }

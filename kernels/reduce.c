@@ -21,12 +21,13 @@
 #define JB 2048     /* outputs per block in the row strategy */
 #define MAX_ROW_CHUNKS 16 /* bounds the scratch of partial results in the row strategy */
 #define OB 64 /* outputs per block in the outputs strategy */
+#define NKINDS (TJ_K_RED_ARGMIN + 1)
 
 /* Accumulator of one output. */
 typedef struct acc {
     double f;    /* float sums and extrema */
     int64_t i;   /* integer sums (wrapping) and extrema */
-    int64_t idx; /* ARGMAX: flat index over the reduced dims */
+    int64_t idx; /* ARGMAX, ARGMIN: flat index over the reduced dims */
 } acc;
 
 /* Accumulators of a block of outputs, one array per field. */
@@ -195,17 +196,18 @@ DEF_ISUM(isum_u8, uint8_t)
     DEF_EXT_FOLD(NAME, T, FLD, OP, NAME##_scan)                                                  \
     ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; o[j] = BETTER(OP, e, o[j]) ? e : o[j])
 
-/* ARGMAX: the run's maximum first (vectorised), then, only when it beats the
- * accumulator, the first position holding it. A tie keeps the earlier index;
- * a nan beats everything but an earlier nan. */
-#define ARG_BETTER(v, c) (((v) > (c)) | (((v) != (v)) & ((c) == (c))))
+/* ARGMAX / ARGMIN: the run's extreme first (vectorised), then, only when it
+ * beats the accumulator, the first position holding it. A tie keeps the
+ * earlier index; a nan beats everything but an earlier nan. OP is > for
+ * ARGMAX, < for ARGMIN. */
+#define ARG_BETTER(OP, v, c) (((v)OP(c)) | (((v) != (v)) & ((c) == (c))))
 
-#define DEF_ARGMAX_FOLD(NAME, T, FLD, SCAN)                                                       \
+#define DEF_ARG_FOLD(NAME, T, FLD, OP, SCAN)                                                      \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
         const T *x = (const T *)xp;                                                              \
         T m = SCAN(x, n, s);                                                                     \
-        if (n == 0 || !ARG_BETTER(m, a->FLD)) return;                                            \
+        if (n == 0 || !ARG_BETTER(OP, m, a->FLD)) return;                                        \
         a->FLD = m;                                                                              \
         bool want_nan = m != m;                                                                  \
         for (int64_t i = 0; i < n; i++) {                                                        \
@@ -216,10 +218,10 @@ DEF_ISUM(isum_u8, uint8_t)
             }                                                                                    \
         }                                                                                        \
     }
-#define DEF_ARGMAX(NAME, T, FLD, MAXNAME)                                                        \
-    DEF_ARGMAX_FOLD(NAME, T, FLD, MAXNAME##_scan)                                                \
+#define DEF_ARG(NAME, T, FLD, OP, SCANNAME)                                                      \
+    DEF_ARG_FOLD(NAME, T, FLD, OP, SCANNAME##_scan)                                              \
     ROW_FN(NAME, T, __typeof__(a->FLD[0]) *restrict o = a->FLD; int64_t *restrict ix = a->idx;   \
-           bool b = ARG_BETTER(e, o[j]); o[j] = b ? e : o[j]; ix[j] = b ? rr : ix[j])
+           bool b = ARG_BETTER(OP, e, o[j]); o[j] = b ? e : o[j]; ix[j] = b ? rr : ix[j])
 
 DEF_SCAN(max_f32, float, int32_t, >, -INFINITY, NAN)
 DEF_SCAN(max_f64, double, int64_t, >, -INFINITY, NAN)
@@ -237,14 +239,18 @@ DEF_EXT(min_f32, float, f, <)
 DEF_EXT(min_f64, double, f, <)
 DEF_EXT(min_i64, int64_t, i, <)
 DEF_EXT(min_u8, uint8_t, i, <)
-DEF_ARGMAX(argmax_f32, float, f, max_f32)
-DEF_ARGMAX(argmax_f64, double, f, max_f64)
-DEF_ARGMAX(argmax_i64, int64_t, i, max_i64)
-DEF_ARGMAX(argmax_u8, uint8_t, i, max_u8)
+DEF_ARG(argmax_f32, float, f, >, max_f32)
+DEF_ARG(argmax_f64, double, f, >, max_f64)
+DEF_ARG(argmax_i64, int64_t, i, >, max_i64)
+DEF_ARG(argmax_u8, uint8_t, i, >, max_u8)
+DEF_ARG(argmin_f32, float, f, <, min_f32)
+DEF_ARG(argmin_f64, double, f, <, min_f64)
+DEF_ARG(argmin_i64, int64_t, i, <, min_i64)
+DEF_ARG(argmin_u8, uint8_t, i, <, min_u8)
 
 #define L(name) {name##_fold, name##_row}
 /* [kind][input dtype]; integer SUMs with int_acc use int_sum_loops. */
-static const loops loop_table[6][TJ_NUM_DTYPES] = {
+static const loops loop_table[NKINDS][TJ_NUM_DTYPES] = {
     [TJ_K_RED_SUM] = {[TJ_FLOAT32] = L(sum_f32), [TJ_FLOAT64] = L(sum_f64), [TJ_INT64] = L(sum_i64), [TJ_BOOL] = L(sum_u8)},
     [TJ_K_RED_SUMSQDEV] = {[TJ_FLOAT32] = L(sqdev_f32), [TJ_FLOAT64] = L(sqdev_f64)},
     [TJ_K_RED_SUMEXP] = {[TJ_FLOAT32] = L(sumexp_f32), [TJ_FLOAT64] = L(sumexp_f64)},
@@ -252,6 +258,8 @@ static const loops loop_table[6][TJ_NUM_DTYPES] = {
     [TJ_K_RED_MIN] = {[TJ_FLOAT32] = L(min_f32), [TJ_FLOAT64] = L(min_f64), [TJ_INT64] = L(min_i64), [TJ_BOOL] = L(min_u8)},
     [TJ_K_RED_ARGMAX] = {[TJ_FLOAT32] = L(argmax_f32), [TJ_FLOAT64] = L(argmax_f64), [TJ_INT64] = L(argmax_i64),
                          [TJ_BOOL] = L(argmax_u8)},
+    [TJ_K_RED_ARGMIN] = {[TJ_FLOAT32] = L(argmin_f32), [TJ_FLOAT64] = L(argmin_f64), [TJ_INT64] = L(argmin_i64),
+                         [TJ_BOOL] = L(argmin_u8)},
 };
 static const loops int_sum_loops[TJ_NUM_DTYPES] = {[TJ_INT64] = L(isum_i64), [TJ_BOOL] = L(isum_u8)};
 #undef L
@@ -296,14 +304,16 @@ static void sum_f32_folds_avx512(const char *x, const int64_t *off, int64_t on, 
 
 DEF_EXT_FOLD(max_f32_avx512, float, f, >, max_f32_scan_avx512)
 DEF_EXT_FOLD(min_f32_avx512, float, f, <, min_f32_scan_avx512)
-DEF_ARGMAX_FOLD(argmax_f32_avx512, float, f, max_f32_scan_avx512)
+DEF_ARG_FOLD(argmax_f32_avx512, float, f, >, max_f32_scan_avx512)
+DEF_ARG_FOLD(argmin_f32_avx512, float, f, <, min_f32_scan_avx512)
 
 /* [kind] for float32 inputs when tj_k_isa_name() is "avx512". */
-static const loops avx512_f32_loops[6] = {
+static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_SUM] = {sum_f32_fold, sum_f32_row_avx512, sum_f32_folds_avx512},
     [TJ_K_RED_MAX] = {max_f32_avx512_fold, max_f32_row},
     [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row},
     [TJ_K_RED_ARGMAX] = {argmax_f32_avx512_fold, argmax_f32_row},
+    [TJ_K_RED_ARGMIN] = {argmin_f32_avx512_fold, argmin_f32_row},
 };
 
 static const loops *loops_for(const tj_k_reduce *r)
@@ -320,7 +330,7 @@ static acc acc_init(tj_k_red_kind kind, int64_t idx)
     if (kind == TJ_K_RED_MAX || kind == TJ_K_RED_ARGMAX) {
         a.f = -INFINITY;
         a.i = INT64_MIN;
-    } else if (kind == TJ_K_RED_MIN) {
+    } else if (kind == TJ_K_RED_MIN || kind == TJ_K_RED_ARGMIN) {
         a.f = INFINITY;
         a.i = INT64_MAX;
     }
@@ -344,7 +354,10 @@ static void acc_combine(tj_k_red_kind kind, bool is_int, acc *a, const acc *b)
         if (is_int ? b->i < a->i : BETTER(<, b->f, a->f)) *a = *b;
         break;
     case TJ_K_RED_ARGMAX:
-        if (is_int ? b->i > a->i : ARG_BETTER(b->f, a->f)) *a = *b;
+        if (is_int ? b->i > a->i : ARG_BETTER(>, b->f, a->f)) *a = *b;
+        break;
+    case TJ_K_RED_ARGMIN:
+        if (is_int ? b->i < a->i : ARG_BETTER(<, b->f, a->f)) *a = *b;
         break;
     }
 }
@@ -366,9 +379,14 @@ static void finish(const tj_k_reduce *r, bool is_int, const acc *a, int64_t o)
         if (is_int) store(r->out, r->out_dtype, o, true, 0, a->i);
         else store(r->out, r->out_dtype, o, false, a->f / r->divisor, 0);
         break;
-    case TJ_K_RED_SUMSQDEV: store(r->out, r->out_dtype, o, false, a->f / r->divisor, 0); break;
+    case TJ_K_RED_SUMSQDEV: {
+        double v = a->f / r->divisor;
+        store(r->out, r->out_dtype, o, false, r->root ? sqrt(v) : v, 0);
+        break;
+    }
     case TJ_K_RED_SUMEXP: store(r->out, r->out_dtype, o, false, log(a->f) + r->param[o], 0); break;
     case TJ_K_RED_ARGMAX:
+    case TJ_K_RED_ARGMIN:
         r->out_index[o] = a->idx;
         if (r->out) store(r->out, r->out_dtype, o, is_int, a->f, a->i);
         break;

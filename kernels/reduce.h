@@ -34,6 +34,7 @@ typedef enum tj_k_red_kind {
     TJ_K_RED_MAX,      /**< largest value; nan propagates */
     TJ_K_RED_MIN,      /**< smallest value; nan propagates */
     TJ_K_RED_ARGMAX,   /**< largest value and its first flat index over the reduced dims; nan counts as largest */
+    TJ_K_RED_ARGMIN,   /**< smallest value and its first flat index; nan counts as smallest */
 } tj_k_red_kind;
 
 /** Coalesced geometry of one group of dims (kept or reduced). */
@@ -52,9 +53,10 @@ typedef struct tj_k_reduce {
     bool int_acc;
     const double *param; /**< SUMSQDEV, SUMEXP: one value per output */
     double divisor;      /**< SUM, SUMSQDEV: the result is divided by it (1 for a plain sum) */
+    bool root;           /**< SUMSQDEV: the square root of the quotient, in double (std) */
     void *out;           /**< one value per output, contiguous; NULL allowed for ARGMAX */
     tj_dtype out_dtype;  /**< float32/float64 for float results, int64/bool for integer ones */
-    int64_t *out_index;  /**< ARGMAX: one index per output */
+    int64_t *out_index;  /**< ARGMAX, ARGMIN: one index per output */
     /* set by tj_k_reduce_prepare */
     tj_k_red_dims kept, red;
     int64_t nout, nred;
@@ -69,7 +71,7 @@ void tj_k_reduce_prepare(tj_k_reduce *r, int ndim, const int64_t *shape, const i
 size_t tj_k_reduce_scratch_bytes(const tj_k_reduce *r);
 /** Runs the reduction with up to `nthreads` threads. An empty
  * reduction gives 0 for sums (so nan for a mean), -inf/+inf for MAX/MIN and
- * index 0 for ARGMAX: callers reject those that PyTorch rejects. */
+ * index 0 for ARGMAX/ARGMIN: callers reject those that PyTorch rejects. */
 void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);
 
 #endif

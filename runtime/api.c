@@ -176,6 +176,21 @@ tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keep
 {
     return CALL(logsumexp, T(self), L(dim, ndim), B(keepdim));
 }
+tj_tensor *tj_mean(tj_tensor *self, int dtype) { return CALL(mean, T(self), DT(dtype)); }
+tj_tensor *tj_max(tj_tensor *self) { return CALL(max, T(self)); }
+tj_tensor *tj_min(tj_tensor *self) { return CALL(min, T(self)); }
+tj_status tj_min_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices)
+{
+    return calln(TJ_OPS(min_dim), (const tj_value[]){T(self), I(dim), B(keepdim)}, values, indices, NULL);
+}
+tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim)
+{
+    return CALL(argmin, T(self), has_dim ? I(dim) : tj_v_none(), B(keepdim));
+}
+tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim)
+{
+    return CALL(std_correction, T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim));
+}
 
 /* ---- views and data movement ---- */
 tj_tensor *tj_view(tj_tensor *self, const int64_t *size, int ndim) { return CALL(view, T(self), L(size, ndim)); }

@@ -330,8 +330,8 @@ FORMULA(d_amax_amin)
     return TJ_OK;
 }
 
-/* max.dim: the gradient goes to the selected index (a one-hot mask built
- * from arange instead of ATen's scatter). */
+/* max.dim and min.dim: the gradient goes to the selected index (a one-hot
+ * mask built from arange instead of ATen's scatter). */
 FORMULA(d_max_dim)
 {
     tj_tensor *self = META(0), *idx = OUT(1);
@@ -349,6 +349,25 @@ FORMULA(d_max_dim)
     tj_tensor *pos = tj_arange(tj_v_int(0), tj_v_int(self->shape[d]), tj_v_int(1), TJ_INT64);
     pos = tj_view(pos, shape, self->ndim);
     gi[0] = where_or_zero(tj_eq(pos, ik), tj_expand(gk, self->shape, self->ndim));
+    return TJ_OK;
+}
+
+/* mean (.default): the gradient expanded and divided by N */
+FORMULA(d_mean)
+{
+    tj_tensor *self = META(0);
+    gi[0] = tj_div_scalar(expand_as(g[0], self), tj_v_int(self->numel));
+    return TJ_OK;
+}
+
+/* max / min (.default): ATen's evenly_distribute_backward, the gradient split
+ * evenly among the elements equal to the result, or among the nans when the
+ * result is nan (which it is exactly when self holds a nan). */
+FORMULA(d_max_min_all)
+{
+    tj_tensor *self = ARG(0), *r = OUT(0);
+    tj_tensor *hit = tj_maximum(tj_eq(self, r), tj_ne(self, self));
+    gi[0] = where_or_zero(hit, tj_div(g[0], tj_sum(hit, -1)));
     return TJ_OK;
 }
 
@@ -370,6 +389,16 @@ static tj_tensor *var_grad(const tj_grad_ctx *c, tj_tensor *g)
 }
 
 FORMULA(d_var) { gi[0] = var_grad(c, g[0]); return TJ_OK; }
+
+/* std: var's formula on grad / (2 result), 0 where the result is 0 (ATen's
+ * std_backward) */
+FORMULA(d_std)
+{
+    tj_tensor *r = OUT(0);
+    tj_tensor *gv = tj_div(g[0], tj_mul_scalar(r, tj_v_int(2)));
+    gi[0] = var_grad(c, tj_masked_fill(gv, tj_eq_scalar(r, tj_v_int(0)), tj_v_int(0)));
+    return TJ_OK;
+}
 
 /* var_mean: the variance part plus the mean part, for whichever got a gradient. */
 FORMULA(d_var_mean)
@@ -840,6 +869,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),
     D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
+    D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
+    D(std_correction, d_std),
 
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
 

@@ -2,8 +2,8 @@
  * and the glue from boxed arguments to the reduction driver in
  * kernels/reduce.c. Semantics follow PyTorch 1.13: a dim list that is None or
  * [] reduces every dim, keepdim keeps size-1 dims, sums of bool/int64 give
- * int64, mean of an empty reduction is nan, amax/amin/argmax/max of an empty
- * reduction are errors. */
+ * int64, mean of an empty reduction is nan, amax/amin/argmax/argmin/max/min
+ * of an empty reduction are errors. */
 #include <math.h>
 #include <string.h>
 
@@ -193,23 +193,34 @@ tj_status tj_kernel_sum(const tj_value *args, tj_tensor *const *outs)
 
 static const char *const MEAN = "aten::mean.dim";
 
+/* mean's result dtype: `dtype` if given, else self's; either must be float. */
+static tj_status mean_dtype(const char *op, const tj_tensor *x, const tj_value *dtype, tj_dtype *od)
+{
+    *od = dtype->kind == TJ_V_DTYPE ? dtype->u.dtype : x->dtype;
+    if (is_float(*od)) return TJ_OK;
+    return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. %s dtype must be either a floating point or "
+                                  "complex dtype. Got: %s", op, dtype->kind == TJ_V_DTYPE ? "Optional" : "Input",
+                    tj_dtype_name(*od));
+}
+
 tj_status tj_meta_mean_dim(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
-    tj_dtype od = x->dtype;
-    if (args[3].kind == TJ_V_DTYPE) {
-        od = args[3].u.dtype;
-        if (!is_float(od))
-            return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. Optional dtype must be either a "
-                                          "floating point or complex dtype. Got: %s", MEAN, tj_dtype_name(od));
-    } else if (!is_float(od)) {
-        return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. Input dtype must be either a floating "
-                                      "point or complex dtype. Got: %s", MEAN, tj_dtype_name(od));
-    }
+    tj_dtype od;
+    if (mean_dtype(MEAN, x, &args[3], &od) != TJ_OK) return tj_last_status();
     bool mask[TJ_MAX_DIMS];
     if (parse_dims(MEAN, x, &args[1], mask) != TJ_OK) return tj_last_status();
     reduced_meta(x, mask, args[2].u.b, od, &outs[0]);
     return TJ_OK;
+}
+
+/* The mean of x over mask into out; an empty reduction divides 0 by 0:
+ * nan, as in PyTorch. */
+static tj_status mean_into(const char *op, const tj_tensor *x, const bool *mask, tj_tensor *out)
+{
+    tj_k_reduce k = {.kind = TJ_K_RED_SUM, .divisor = (double)reduced_count(x, mask), .out = tj_tensor_ptr(out),
+                     .out_dtype = out->dtype};
+    return reduce(op, &k, x, mask);
 }
 
 tj_status tj_kernel_mean_dim(const tj_value *args, tj_tensor *const *outs)
@@ -217,10 +228,22 @@ tj_status tj_kernel_mean_dim(const tj_value *args, tj_tensor *const *outs)
     const tj_tensor *x = args[0].u.t;
     bool mask[TJ_MAX_DIMS];
     parse_dims(MEAN, x, &args[1], mask);
-    /* an empty reduction divides 0 by 0: nan, as in PyTorch */
-    tj_k_reduce k = {.kind = TJ_K_RED_SUM, .divisor = (double)reduced_count(x, mask),
-                     .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype};
-    return reduce(MEAN, &k, x, mask);
+    return mean_into(MEAN, x, mask, outs[0]);
+}
+
+static const char *const MEAN_ALL = "aten::mean";
+
+tj_status tj_meta_mean(const tj_value *args, tj_meta *outs)
+{
+    outs[0].ndim = 0;
+    return mean_dtype(MEAN_ALL, args[0].u.t, &args[1], &outs[0].dtype);
+}
+
+tj_status tj_kernel_mean(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    return mean_into(MEAN_ALL, args[0].u.t, mask, outs[0]);
 }
 
 /* ---- amax / amin ---- */
@@ -254,55 +277,115 @@ tj_status tj_kernel_amin(const tj_value *args, tj_tensor *const *outs)
     return kernel_extremum("aten::amin", TJ_K_RED_MIN, args, outs);
 }
 
-/* ---- argmax / max.dim ---- */
-
-static const char *const ARGMAX = "aten::argmax";
-static const char *const MAX_DIM = "aten::max.dim";
-
-tj_status tj_meta_argmax(const tj_value *args, tj_meta *outs)
+/* max / min (the .default overloads): every dim; an empty input is an error. */
+static tj_status meta_extremum_all(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
-    if (x->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool' input", ARGMAX);
     bool mask[TJ_MAX_DIMS];
-    if (parse_one_dim(ARGMAX, x, &args[1], mask) != TJ_OK) return tj_last_status();
-    if (check_nonempty(ARGMAX, x, mask, args[1].kind != TJ_V_NONE) != TJ_OK) return tj_last_status();
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    if (check_nonempty(op, x, mask, false) != TJ_OK) return tj_last_status();
+    outs[0].dtype = x->dtype;
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+static tj_status kernel_extremum_all(const char *op, tj_k_red_kind kind, const tj_value *args,
+                                     tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    tj_k_reduce k = {.kind = kind, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype};
+    return reduce(op, &k, args[0].u.t, mask);
+}
+
+tj_status tj_meta_max(const tj_value *args, tj_meta *outs) { return meta_extremum_all("aten::max", args, outs); }
+tj_status tj_meta_min(const tj_value *args, tj_meta *outs) { return meta_extremum_all("aten::min", args, outs); }
+tj_status tj_kernel_max(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum_all("aten::max", TJ_K_RED_MAX, args, outs);
+}
+tj_status tj_kernel_min(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum_all("aten::min", TJ_K_RED_MIN, args, outs);
+}
+
+/* ---- argmax / argmin / max.dim / min.dim ---- */
+
+static const char *const ARGMAX = "aten::argmax";
+static const char *const ARGMIN = "aten::argmin";
+static const char *const MAX_DIM = "aten::max.dim";
+static const char *const MIN_DIM = "aten::min.dim";
+
+static tj_status meta_arg(const char *op, const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    if (x->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool' input", op);
+    bool mask[TJ_MAX_DIMS];
+    if (parse_one_dim(op, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    if (check_nonempty(op, x, mask, args[1].kind != TJ_V_NONE) != TJ_OK) return tj_last_status();
     reduced_meta(x, mask, args[2].u.b, TJ_INT64, &outs[0]);
     return TJ_OK;
 }
 
-tj_status tj_kernel_argmax(const tj_value *args, tj_tensor *const *outs)
+/* kind: TJ_K_RED_ARGMAX or TJ_K_RED_ARGMIN */
+static tj_status kernel_arg(const char *op, tj_k_red_kind kind, const tj_value *args, tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
-    parse_one_dim(ARGMAX, args[0].u.t, &args[1], mask);
-    tj_k_reduce k = {.kind = TJ_K_RED_ARGMAX, .out_index = (int64_t *)tj_tensor_ptr(outs[0])};
-    return reduce(ARGMAX, &k, args[0].u.t, mask);
+    parse_one_dim(op, args[0].u.t, &args[1], mask);
+    tj_k_reduce k = {.kind = kind, .out_index = (int64_t *)tj_tensor_ptr(outs[0])};
+    return reduce(op, &k, args[0].u.t, mask);
 }
 
-tj_status tj_meta_max_dim(const tj_value *args, tj_meta *outs)
+tj_status tj_meta_argmax(const tj_value *args, tj_meta *outs) { return meta_arg(ARGMAX, args, outs); }
+tj_status tj_meta_argmin(const tj_value *args, tj_meta *outs) { return meta_arg(ARGMIN, args, outs); }
+tj_status tj_kernel_argmax(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_arg(ARGMAX, TJ_K_RED_ARGMAX, args, outs);
+}
+tj_status tj_kernel_argmin(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_arg(ARGMIN, TJ_K_RED_ARGMIN, args, outs);
+}
+
+static tj_status meta_extremum_dim(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
     bool mask[TJ_MAX_DIMS];
-    if (parse_one_dim(MAX_DIM, x, &args[1], mask) != TJ_OK) return tj_last_status();
-    if (check_nonempty(MAX_DIM, x, mask, true) != TJ_OK) return tj_last_status();
+    if (parse_one_dim(op, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    if (check_nonempty(op, x, mask, true) != TJ_OK) return tj_last_status();
     reduced_meta(x, mask, args[2].u.b, x->dtype, &outs[0]);
     reduced_meta(x, mask, args[2].u.b, TJ_INT64, &outs[1]);
     return TJ_OK;
 }
 
-tj_status tj_kernel_max_dim(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_extremum_dim(const char *op, tj_k_red_kind kind, const tj_value *args,
+                                     tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
-    parse_one_dim(MAX_DIM, args[0].u.t, &args[1], mask);
-    tj_k_reduce k = {.kind = TJ_K_RED_ARGMAX, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype,
+    parse_one_dim(op, args[0].u.t, &args[1], mask);
+    tj_k_reduce k = {.kind = kind, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype,
                      .out_index = (int64_t *)tj_tensor_ptr(outs[1])};
-    return reduce(MAX_DIM, &k, args[0].u.t, mask);
+    return reduce(op, &k, args[0].u.t, mask);
 }
 
-/* ---- var / var_mean: two passes (mean, then squared deviations from it),
- * accumulated in double, accurate for rows with a large common offset ---- */
+tj_status tj_meta_max_dim(const tj_value *args, tj_meta *outs) { return meta_extremum_dim(MAX_DIM, args, outs); }
+tj_status tj_meta_min_dim(const tj_value *args, tj_meta *outs) { return meta_extremum_dim(MIN_DIM, args, outs); }
+tj_status tj_kernel_max_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum_dim(MAX_DIM, TJ_K_RED_ARGMAX, args, outs);
+}
+tj_status tj_kernel_min_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_extremum_dim(MIN_DIM, TJ_K_RED_ARGMIN, args, outs);
+}
+
+/* ---- var / var_mean / std: two passes (mean, then squared deviations from
+ * it), accumulated in double, accurate for rows with a large common offset;
+ * std takes the square root in double and rounds once ---- */
 
 static const char *const VAR = "aten::var.correction";
 static const char *const VAR_MEAN = "aten::var_mean.correction";
+static const char *const STD = "aten::std.correction";
 
 static tj_status meta_var(const char *op, const tj_value *args, tj_meta *outs, int nouts)
 {
@@ -316,8 +399,9 @@ static tj_status meta_var(const char *op, const tj_value *args, tj_meta *outs, i
     return TJ_OK;
 }
 
-/* var into outs[0] and, when mean_out is set, the mean into it. */
-static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var_out, tj_tensor *mean_out)
+/* var (its square root with `root`) into var_out and, when mean_out is set,
+ * the mean into it. */
+static tj_status kernel_var(const char *op, const tj_value *args, bool root, tj_tensor *var_out, tj_tensor *mean_out)
 {
     const tj_tensor *x = args[0].u.t;
     bool mask[TJ_MAX_DIMS];
@@ -328,7 +412,7 @@ static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var
     double *mean = reduce_to_f64(op, TJ_K_RED_SUM, (double)n, x, mask, &nb);
     if (!mean) return tj_last_status();
     double divisor = (double)n - (double)correction; /* PyTorch: max(0, N - correction) */
-    tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = mean, .divisor = divisor > 0 ? divisor : 0,
+    tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = mean, .divisor = divisor > 0 ? divisor : 0, .root = root,
                      .out = tj_tensor_ptr(var_out), .out_dtype = var_out->dtype};
     tj_status st = reduce(op, &k, x, mask);
     if (st == TJ_OK && mean_out) tj_k_convert(tj_tensor_ptr(mean_out), mean_out->dtype, mean, TJ_FLOAT64, mean_out->numel);
@@ -338,10 +422,18 @@ static tj_status kernel_var(const char *op, const tj_value *args, tj_tensor *var
 
 tj_status tj_meta_var(const tj_value *args, tj_meta *outs) { return meta_var(VAR, args, outs, 1); }
 tj_status tj_meta_var_mean(const tj_value *args, tj_meta *outs) { return meta_var(VAR_MEAN, args, outs, 2); }
-tj_status tj_kernel_var(const tj_value *args, tj_tensor *const *outs) { return kernel_var(VAR, args, outs[0], NULL); }
+tj_status tj_meta_std(const tj_value *args, tj_meta *outs) { return meta_var(STD, args, outs, 1); }
+tj_status tj_kernel_var(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_var(VAR, args, false, outs[0], NULL);
+}
 tj_status tj_kernel_var_mean(const tj_value *args, tj_tensor *const *outs)
 {
-    return kernel_var(VAR_MEAN, args, outs[0], outs[1]);
+    return kernel_var(VAR_MEAN, args, false, outs[0], outs[1]);
+}
+tj_status tj_kernel_std(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_var(STD, args, true, outs[0], NULL);
 }
 
 /* ---- logsumexp: m = max (0 where it is infinite, as PyTorch does), then

@@ -14,5 +14,11 @@ TJ_OP_DECLARE(max_dim)
 TJ_OP_DECLARE(var)
 TJ_OP_DECLARE(var_mean)
 TJ_OP_DECLARE(logsumexp)
+TJ_OP_DECLARE(mean)
+TJ_OP_DECLARE(max)
+TJ_OP_DECLARE(min)
+TJ_OP_DECLARE(min_dim)
+TJ_OP_DECLARE(argmin)
+TJ_OP_DECLARE(std)
 
 #endif

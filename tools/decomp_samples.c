@@ -122,6 +122,27 @@ static const tj_decomp_sample samples[] = {
     {"aten::gelu", "f32[8]{-6,-3,-1,-0.1,0,0.1,1,3} 'tanh'", "tanh approximation in float32"},
     {"aten::gelu_backward", "f32[8] f32[8]{-6,-3,-1,-0.1,0,0.1,1,3} 'tanh'", "tanh approximation in float32"},
     {"aten::_softmax", "f32[2,3]{-inf,-inf,-inf,1,-inf,2} 1 false", "an all -inf row gives nan"},
+    /* full reductions, argmin / min.dim, std (session 14) */
+    {"aten::mean", "f32[3,4] None", ""},
+    {"aten::mean", "i64[2,3]<9 float64", "int64 with a float dtype"},
+    {"aten::mean", "f32[0,3] None", "empty gives nan"},
+    {"aten::max", "f32[3,4]", ""},
+    {"aten::max", "f32[5]{1,nan,3,-inf,nan}", "nan propagates"},
+    {"aten::max", "i64[2,3]<9", ""},
+    {"aten::max", "f32[0]", "empty: an error"},
+    {"aten::min", "f32[3,4]", ""},
+    {"aten::min", "f64[5]{1,-0.0,nan,-inf,2}", "nan propagates"},
+    {"aten::min", "b[4]", "bool"},
+    {"aten::min.dim", "f32[3,4] 1 false", ""},
+    {"aten::min.dim", "f32[2,3]{2,1,1,nan,0,nan} -1 true", "ties take the first index, nan the first nan"},
+    {"aten::min.dim", "i64[3,4]<3 0 false", "int64 ties"},
+    {"aten::argmin", "f32[3,4] 0 false", ""},
+    {"aten::argmin", "f32[2,3]{2,1,1,0,nan,nan} None false", "flattened, first nan"},
+    {"aten::argmin", "i64[3,4]<3 -1 true", "int64 ties"},
+    {"aten::std.correction", "f32[3,4] [1] None false", "correction None means 1"},
+    {"aten::std.correction", "f32[3,4] None 0 true", "every dim, population"},
+    {"aten::std.correction", "f32[3,4] [0] 5 false", "correction > N"},
+    {"aten::std.correction", "f32[0,4] [0] None false", "empty gives nan"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -176,6 +176,35 @@ tj_status tj_var_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t cor
                       tj_tensor **var, tj_tensor **mean);
 /** aten::logsumexp: stable; an all -inf slice gives -inf. */
 tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim);
+/** aten::mean (mean.default): the mean of every element of self as a new
+ * 0-dim tensor of `dtype` (a float dtype, or -1 for self's dtype), summed in
+ * float64 and rounded once. self: float32/float64 (integer input needs a
+ * float `dtype`: TJ_ERR_DTYPE otherwise). An empty self gives nan. */
+tj_tensor *tj_mean(tj_tensor *self, int dtype);
+/** aten::max / aten::min (the .default overloads): the largest / smallest
+ * element of self (any dtype, any shape) as a new 0-dim tensor of self's
+ * dtype; nan propagates. Errors: TJ_ERR_SHAPE for an empty self (PyTorch:
+ * "Expected reduction dim to be specified for input.numel() == 0"). */
+tj_tensor *tj_max(tj_tensor *self);
+tj_tensor *tj_min(tj_tensor *self);
+/** aten::min.dim: the smallest values along `dim` (negative counts from the
+ * end) and their int64 indices, first occurrence on ties, nan counting as
+ * the smallest (its first index). New tensors of self's shape without dim
+ * (kept as 1 with keepdim) in *values / *indices (either pointer may be
+ * NULL when not wanted). Errors: TJ_ERR_INDEX for dim out of range,
+ * TJ_ERR_SHAPE for an empty dim. */
+tj_status tj_min_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices);
+/** aten::argmin: int64 indices of the smallest values along dim (has_dim
+ * false: of the flattened tensor, a 0-dim result); first occurrence on ties;
+ * nan counts as the smallest. self: float32/float64/int64 (bool:
+ * TJ_ERR_DTYPE). Errors: TJ_ERR_INDEX for dim out of range, TJ_ERR_SHAPE for
+ * an empty reduction. */
+tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim);
+/** aten::std.correction: sqrt(var.correction), as tj_var (two passes in
+ * float64, divisor max(0, N - correction), correction < 0 meaning None = 1)
+ * with the square root taken in float64 and rounded once to self's dtype.
+ * self: float32/float64 (TJ_ERR_DTYPE otherwise). Empty gives nan. */
+tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim);
 
 /* ---- Views (share storage with self) and data movement. ---- */
 /** aten::view: one size may be -1 (inferred); the view must be expressible
