@@ -319,6 +319,16 @@ static inline double tj_value_as_double(const tj_value *v)
 {
     return v->kind == TJ_V_FLOAT ? v->u.f : v->kind == TJ_V_BOOL ? (double)v->u.b : (double)v->u.i;
 }
+/** PyTorch's checked Scalar conversion (c10::checked_convert, behind
+ * Scalar::to<T>): TJ_ERR_INVALID_ARGUMENT "<op>: <what> <value> cannot be
+ * converted to type <dtype> without overflow" for a finite float beyond
+ * float32's range, or a nan / infinite / out-of-range float for int64.
+ * Every operator that converts a Scalar argument to its compute dtype with
+ * Scalar::to in ATen (alpha, beta, weight, value, min / max, fill values)
+ * calls this from its shape function; Scalars that ATen wraps into a 0-dim
+ * tensor instead (add.Scalar's `other`, mul.Scalar, div.Scalar, pow's
+ * exponent, comparisons) are not checked and may become inf. */
+tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype);
 /** Reads element i (flat index into storage, already offset) as double / int64. */
 double tj_load_f64(const void *p, tj_dtype d);
 int64_t tj_load_i64(const void *p, tj_dtype d);

@@ -3,7 +3,6 @@
  * Defaults as in PyTorch 1.13: dtype None means float32 (the default dtype),
  * except that full infers it from its fill value and arange from its
  * arguments (all integers -> int64). */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,30 +34,19 @@ static tj_status size_meta(const char *op, const tj_value *size, tj_dtype dtype,
 }
 
 /* Converts the Scalar v to one element of `dtype` in buf (8 bytes). Like
- * PyTorch, refuses values that overflow the dtype (nan or inf into int64, a
- * finite double beyond float32's range); float into int64 truncates. */
+ * PyTorch, refuses values that overflow the dtype (tj_scalar_check); float
+ * into int64 truncates. */
 static tj_status scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf)
 {
+    tj_status st = tj_scalar_check(op, "value", v, dtype);
+    if (st != TJ_OK) return st;
     double f = tj_value_as_double(v);
-    bool overflow = false;
     switch (dtype) {
-    case TJ_FLOAT32:
-        overflow = isfinite(f) && fabs(f) > FLT_MAX;
-        *(float *)buf = (float)f;
-        break;
+    case TJ_FLOAT32: *(float *)buf = (float)f; break;
     case TJ_FLOAT64: *(double *)buf = f; break;
-    case TJ_INT64:
-        if (v->kind == TJ_V_FLOAT) {
-            overflow = !(f >= -0x1p63 && f < 0x1p63);
-            *(int64_t *)buf = overflow ? 0 : (int64_t)f;
-        } else {
-            *(int64_t *)buf = v->kind == TJ_V_BOOL ? v->u.b : v->u.i;
-        }
-        break;
+    case TJ_INT64: *(int64_t *)buf = v->kind == TJ_V_FLOAT ? (int64_t)f : v->kind == TJ_V_BOOL ? v->u.b : v->u.i; break;
     case TJ_BOOL: *(uint8_t *)buf = f != 0 || isnan(f); break;
     }
-    if (overflow) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: value %g cannot be converted to type %s without overflow",
-                                  op, f, tj_dtype_name(dtype));
     return TJ_OK;
 }
 

@@ -254,7 +254,8 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     if (alpha->kind == TJ_V_FLOAT && !tj_ew_is_float(dt))
         return tj_error(TJ_ERR_DTYPE, "%s: alpha %g must not be a floating point number for %s operands", op,
                         alpha->u.f, tj_dtype_name(dt));
-    return binary_shape(op, args, dt, out);
+    tj_status st = tj_scalar_check(op, "alpha", alpha, dt);
+    return st != TJ_OK ? st : binary_shape(op, args, dt, out);
 }
 
 /* rsub (`swap`) is sub with the operands exchanged: other - alpha * self. */
@@ -427,9 +428,8 @@ tj_status tj_meta_clamp(const tj_value *args, tj_meta *outs)
 {
     tj_dtype dt;
     tj_status st = clamp_dtype(CLAMP, args, &dt);
-    tj_k_scalar unused;
     for (int i = 1; i <= 2 && st == TJ_OK; i++)
-        if (args[i].kind != TJ_V_NONE) st = tj_ew_scalar_checked(CLAMP, i == 1 ? "min" : "max", &args[i], dt, &unused);
+        if (args[i].kind != TJ_V_NONE) st = tj_scalar_check(CLAMP, i == 1 ? "min" : "max", &args[i], dt);
     if (st != TJ_OK) return st;
     const tj_tensor *self = args[0].u.t;
     return tj_ew_meta_broadcast(CLAMP, &self, 1, dt, outs);
@@ -489,8 +489,7 @@ tj_status tj_meta_masked_fill_Scalar(const tj_value *args, tj_meta *outs)
     const tj_tensor *self = args[0].u.t, *mask = args[1].u.t;
     if (mask->dtype != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, MASKED_FILL ": mask must be a bool tensor, got %s", tj_dtype_name(mask->dtype));
-    tj_k_scalar unused;
-    tj_status st = tj_ew_scalar_checked(MASKED_FILL, "value", &args[2], self->dtype, &unused);
+    tj_status st = tj_scalar_check(MASKED_FILL, "value", &args[2], self->dtype);
     if (st != TJ_OK) return st;
     const tj_tensor *ts[2] = {self, mask};
     return tj_ew_meta_broadcast(MASKED_FILL, ts, 2, self->dtype, outs);

@@ -26,8 +26,7 @@ static tj_status meta_backward(const char *op, const tj_value *args, bool float_
 tj_status tj_meta_threshold_backward(const tj_value *args, tj_meta *outs)
 {
     tj_status st = meta_backward(THRESHOLD_BACKWARD, args, false, outs);
-    tj_k_scalar unused;
-    return st != TJ_OK ? st : tj_ew_scalar_checked(THRESHOLD_BACKWARD, "threshold", &args[2], outs[0].dtype, &unused);
+    return st != TJ_OK ? st : tj_scalar_check(THRESHOLD_BACKWARD, "threshold", &args[2], outs[0].dtype);
 }
 
 tj_status tj_kernel_threshold_backward(const tj_value *args, tj_tensor *const *outs)

@@ -4,7 +4,6 @@
 #ifndef TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
 #define TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -38,24 +37,6 @@ static inline tj_k_scalar tj_ew_scalar(const tj_value *v, tj_dtype dt)
     case TJ_BOOL: s.b = is_f ? v->u.f != 0 : i != 0; break;
     }
     return s;
-}
-
-/** Like tj_ew_scalar, but fails as PyTorch's checked conversion does: a
- * finite value beyond float32's range, or a nan / infinite / out-of-range
- * value for int64 ("value cannot be converted to type ... without overflow"). */
-static inline tj_status tj_ew_scalar_checked(const char *op, const char *what, const tj_value *v, tj_dtype dt,
-                                             tj_k_scalar *out)
-{
-    if (v->kind == TJ_V_FLOAT) {
-        double f = v->u.f;
-        bool bad = (dt == TJ_FLOAT32 && isfinite(f) && fabs(f) > FLT_MAX) ||
-                   (dt == TJ_INT64 && !(f >= -9223372036854775808.0 && f < 9223372036854775808.0));
-        if (bad)
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %g cannot be converted to %s without overflow", op, what,
-                            f, tj_dtype_name(dt));
-    }
-    *out = tj_ew_scalar(v, dt);
-    return TJ_OK;
 }
 
 /** A Scalar as a 0-dim tensor on the stack (no allocation), so that Scalar

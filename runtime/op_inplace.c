@@ -167,8 +167,7 @@ static tj_status meta_addc(const char *op, bool is_div, const tj_value *args, tj
     if (dt == TJ_INT64 && args[3].kind == TJ_V_FLOAT)
         return tj_error(TJ_ERR_DTYPE, "%s: for integral input tensors, value %g must not be a floating point number",
                         op, args[3].u.f);
-    tj_k_scalar unused;
-    tj_status st = tj_ew_scalar_checked(op, "value", &args[3], dt, &unused);
+    tj_status st = tj_scalar_check(op, "value", &args[3], dt);
     if (st != TJ_OK) return st;
     const tj_tensor *ts[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
     return tj_ew_meta_broadcast(op, ts, 3, dt, out);
@@ -205,6 +204,7 @@ tj_status tj_meta_lerp_Scalar(const tj_value *args, tj_meta *outs)
         return tj_error(TJ_ERR_DTYPE, LERP ": expected dtype %s for `end` but got dtype %s", tj_dtype_name(self->dtype),
                         tj_dtype_name(end->dtype));
     tj_status st = tj_ew_require_float(LERP, self->dtype);
+    if (st == TJ_OK) st = tj_scalar_check(LERP, "weight", &args[2], self->dtype);
     if (st != TJ_OK) return st;
     const tj_tensor *ts[2] = {self, end};
     return tj_ew_meta_broadcast(LERP, ts, 2, self->dtype, outs);
@@ -276,8 +276,7 @@ tj_status tj_kernel_zero(const tj_value *args, tj_tensor *const *outs)
 
 tj_status tj_meta_fill_Scalar(const tj_value *args, tj_meta *outs)
 {
-    tj_k_scalar unused;
-    tj_status st = tj_ew_scalar_checked("aten::fill.Scalar", "value", &args[1], args[0].u.t->dtype, &unused);
+    tj_status st = tj_scalar_check("aten::fill.Scalar", "value", &args[1], args[0].u.t->dtype);
     if (st == TJ_OK) meta_like(args[0].u.t, outs);
     return st;
 }

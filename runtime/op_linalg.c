@@ -92,7 +92,9 @@ tj_status tj_meta_addmm(const tj_value *args, tj_meta *outs)
     if ((st = check_rank("aten::addmm", "mat1", a, 2)) || (st = check_rank("aten::addmm", "mat2", b, 2)) ||
         (st = check_dtypes("aten::addmm", "mat1", a, "mat2", b)) ||
         (st = check_dtypes("aten::addmm", "self", self, "mat2", b)) ||
-        (st = check_inner("aten::addmm", "mat1", a, "mat2", b)))
+        (st = check_inner("aten::addmm", "mat1", a, "mat2", b)) ||
+        (st = tj_scalar_check("aten::addmm", "beta", &args[3], a->dtype)) ||
+        (st = tj_scalar_check("aten::addmm", "alpha", &args[4], a->dtype)))
         return st;
     int64_t out[2] = {a->shape[0], b->shape[1]};
     bool fits = self->ndim <= 2;

@@ -1,5 +1,7 @@
-/* Boxed values: release and description. */
+/* Boxed values: release, description and the checked Scalar conversion. */
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -63,4 +65,15 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
 #undef LEFT
 #undef AT
     return (int)k;
+}
+
+tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype)
+{
+    if (v->kind != TJ_V_FLOAT) return TJ_OK;
+    double f = v->u.f;
+    bool overflow = (dtype == TJ_FLOAT32 && isfinite(f) && fabs(f) > FLT_MAX) ||
+                    (dtype == TJ_INT64 && !(f >= -0x1p63 && f < 0x1p63));
+    if (!overflow) return TJ_OK;
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %g cannot be converted to type %s without overflow", op, what, f,
+                    tj_dtype_name(dtype));
 }

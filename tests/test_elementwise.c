@@ -301,6 +301,34 @@ Test(ew, add_sub_with_alpha_and_broadcasting)
                (int64_t[]){-1});
 }
 
+/* PyTorch 1.13 converts alpha, addmm's beta / alpha and lerp's weight with
+ * Scalar::to<float> and refuses 1e300 ("value cannot be converted to type
+ * float without overflow"); it wraps add.Scalar's `other` and mul.Scalar's
+ * into a tensor instead, which becomes inf. inf itself converts. */
+Test(ew, scalar_args_that_overflow_float32_are_refused)
+{
+    tj_tensor *x = f32(2, (float[]){1, 2}), *y = f32(2, (float[]){3, 4});
+    tj_value big = tj_v_float(1e300), one = tj_v_int(1);
+    expect_error(tj_add_alpha(x, y, big), TJ_ERR_INVALID_ARGUMENT, "aten::add.Tensor", "alpha 1e+300");
+    expect_error(tj_sub_alpha(x, y, tj_v_float(-1e300)), TJ_ERR_INVALID_ARGUMENT, "aten::sub.Tensor",
+                 "alpha -1e+300 cannot be converted to type float32 without overflow");
+    expect_error(tj_add_(x, y, big), TJ_ERR_INVALID_ARGUMENT, "aten::add_.Tensor", "alpha 1e+300");
+    tj_tensor *m = test_tensor(TJ_FLOAT32, 2, (int64_t[]){1, 1}, (float[]){2});
+    expect_error(tj_addmm(m, m, m, big, one), TJ_ERR_INVALID_ARGUMENT, "aten::addmm", "beta 1e+300");
+    expect_error(tj_addmm(m, m, m, one, big), TJ_ERR_INVALID_ARGUMENT, "aten::addmm", "alpha 1e+300");
+    expect_error(tj_lerp(x, y, big), TJ_ERR_INVALID_ARGUMENT, "aten::lerp.Scalar", "weight 1e+300");
+    expect_error(tj_lerp_(x, y, big), TJ_ERR_INVALID_ARGUMENT, "aten::lerp_.Scalar", "weight 1e+300");
+    expect1(x, TJ_FLOAT32, 2, (double[]){1, 2}); /* the refused in-place calls wrote nothing */
+    /* converted as PyTorch converts them (torch) */
+    expect1(tj_add_alpha(x, y, tj_v_float(INFINITY)), TJ_FLOAT32, 2, (double[]){INFINITY, INFINITY});
+    expect1(tj_add_scalar(x, big), TJ_FLOAT32, 2, (double[]){INFINITY, INFINITY});
+    expect1(tj_mul_scalar(x, big), TJ_FLOAT32, 2, (double[]){INFINITY, INFINITY});
+    tj_tensor *xd = f64(1, (double[]){1});
+    expect1(tj_add_alpha(xd, xd, big), TJ_FLOAT64, 1, (double[]){1e300});
+    tj_tensor *md = test_tensor(TJ_FLOAT64, 2, (int64_t[]){1, 1}, (double[]){2});
+    expect(tj_addmm(md, md, md, one, big), TJ_FLOAT64, 2, (int64_t[]){1, 1}, (double[]){4e300});
+}
+
 Test(ew, add_scalar_promotion_follows_scalar_kind)
 {
     tj_tensor *i = i64(2, (int64_t[]){3, -2});

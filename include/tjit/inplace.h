@@ -56,7 +56,8 @@ tj_tensor *tj_addcmul_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, 
 tj_tensor *tj_addcdiv_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
 /** aten::lerp_.Scalar: self += weight * (end - self), with ATen's two-sided
  * formula (end - (end - self) * (1 - weight) when |weight| >= 0.5); end must
- * have self's dtype (float only). */
+ * have self's dtype (float only). TJ_ERR_INVALID_ARGUMENT for a weight that
+ * overflows the dtype (1e300 for float32). */
 tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight);
 /** aten::copy_: copies src (broadcast to self's shape, converted to self's
  * dtype) into self. */

@@ -56,7 +56,9 @@ tj_tensor *tj_gelu(tj_tensor *self, const char *approximate);
 tj_tensor *tj_silu(tj_tensor *self);       /**< aten::silu: x*sigmoid(x) */
 
 /* ---- Elementwise, binary and ternary: operands broadcast (TJ_ERR_SHAPE when
- * they cannot); the result dtype follows PyTorch's result_type. ---- */
+ * they cannot); the result dtype follows PyTorch's result_type. An alpha that
+ * overflows the result dtype (1e300 for float32) gives TJ_ERR_INVALID_ARGUMENT
+ * as in PyTorch; a Scalar `other` does not (it may become inf). ---- */
 tj_tensor *tj_add(tj_tensor *self, tj_tensor *other);                   /**< aten::add.Tensor, alpha 1 */
 tj_tensor *tj_add_alpha(tj_tensor *self, tj_tensor *other, tj_value alpha); /**< aten::add.Tensor: self + alpha*other */
 tj_tensor *tj_add_scalar(tj_tensor *self, tj_value other);              /**< aten::add.Scalar, alpha 1 */
@@ -94,7 +96,9 @@ tj_tensor *tj_ge_scalar(tj_tensor *self, tj_value other);               /**< ate
  * three operands broadcast together. */
 tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other);
 /** aten::clamp: min/max are Scalars or tj_v_none(); both none gives
- * TJ_ERR_INVALID_ARGUMENT. nan in self propagates. */
+ * TJ_ERR_INVALID_ARGUMENT. nan in self propagates. Errors: TJ_ERR_DTYPE for
+ * a bool result; TJ_ERR_INVALID_ARGUMENT for a bound that overflows the
+ * result dtype (1e300 for float32, as PyTorch). */
 tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max);
 /** aten::clamp.Tensor: min/max tensors (either may be NULL, not both); they
  * broadcast with self; nan in a bound propagates. */
@@ -278,7 +282,8 @@ tj_tensor *tj_mm(tj_tensor *self, tj_tensor *mat2);
 /** aten::bmm: [b, n, k] x [b, k, m] -> [b, n, m]. */
 tj_tensor *tj_bmm(tj_tensor *self, tj_tensor *mat2);
 /** aten::addmm: beta*self + alpha*(mat1 @ mat2); self broadcasts to [n, m];
- * beta = 0 ignores self entirely (nan included). */
+ * beta = 0 ignores self entirely (nan included). TJ_ERR_INVALID_ARGUMENT
+ * for a beta or alpha that overflows the dtype (1e300 for float32). */
 tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value beta, tj_value alpha);
 /** aten::linear (implicit): input [..., in] x weight [out, in]^T + bias [out]
  * (bias may be NULL). */
