@@ -415,19 +415,26 @@ WHERE_OP(where_Scalar, "aten::where.Scalar")
 
 /* result_type of self and the given bounds; neither bound given and a bool
  * result are errors. */
-static tj_status clamp_dtype(const char *op, const tj_value *args, tj_dtype *dt)
+/* Bool results: PyTorch 1.13 runs clamp.Tensor with a single bound as
+ * maximum / minimum, which accept bool; Scalar bounds, and two tensor
+ * bounds, reach clamp kernels that refuse bool ("not implemented for
+ * 'Bool'"). bool_one_bound says whether this overload takes the first path. */
+static tj_status clamp_dtype(const char *op, const tj_value *args, bool bool_one_bound, tj_dtype *dt)
 {
-    if (args[1].kind == TJ_V_NONE && args[2].kind == TJ_V_NONE)
+    bool has_min = args[1].kind != TJ_V_NONE, has_max = args[2].kind != TJ_V_NONE;
+    if (!has_min && !has_max)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: at least one of 'min' or 'max' must not be None", op);
     *dt = tj_result_type(args, 3);
-    if (*dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    if (*dt == TJ_BOOL && !(bool_one_bound && has_min != has_max))
+        return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands with %s", op,
+                        bool_one_bound ? "both min and max (one bound only)" : "Scalar bounds");
     return TJ_OK;
 }
 
 tj_status tj_meta_clamp(const tj_value *args, tj_meta *outs)
 {
     tj_dtype dt;
-    tj_status st = clamp_dtype(CLAMP, args, &dt);
+    tj_status st = clamp_dtype(CLAMP, args, false, &dt);
     for (int i = 1; i <= 2 && st == TJ_OK; i++)
         if (args[i].kind != TJ_V_NONE) st = tj_scalar_check(CLAMP, i == 1 ? "min" : "max", &args[i], dt);
     if (st != TJ_OK) return st;
@@ -458,7 +465,7 @@ tj_status tj_kernel_clamp(const tj_value *args, tj_tensor *const *outs)
 tj_status tj_meta_clamp_Tensor(const tj_value *args, tj_meta *outs)
 {
     tj_dtype dt;
-    tj_status st = clamp_dtype(CLAMP_T, args, &dt);
+    tj_status st = clamp_dtype(CLAMP_T, args, true, &dt);
     if (st != TJ_OK) return st;
     const tj_tensor *ts[3] = {args[0].u.t, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
                               args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};

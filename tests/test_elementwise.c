@@ -658,13 +658,29 @@ Test(ew, clamp_tensor_bounds_broadcast_and_propagate_nan)
             (double[]){0.5, -2});
 }
 
+/* PyTorch 1.13: clamp.Tensor with one bound runs maximum / minimum, which
+ * take bool masks (clamp(b, lo) == b | lo, clamp(b, None, hi) == b & hi; a
+ * bool result needs every operand bool); with both bounds it refuses bool
+ * (tested in clamp_errors). */
+Test(ew, clamp_tensor_with_one_bool_bound_gives_bool)
+{
+    tj_tensor *b = b8(4, (uint8_t[]){1, 0, 1, 0});
+    tj_tensor *lo = b8(4, (uint8_t[]){0, 0, 1, 1}), *hi = b8(4, (uint8_t[]){1, 0, 0, 1});
+    expect_bool(tj_clamp_tensor(b, lo, NULL), 4, (uint8_t[]){1, 0, 1, 1});
+    expect_bool(tj_clamp_tensor(b, NULL, hi), 4, (uint8_t[]){1, 0, 0, 0});
+    /* a 0-dim bound broadcasts (torch: [True, True]) */
+    expect_bool(tj_clamp_tensor(b8(2, (uint8_t[]){1, 0}), test_tensor(TJ_BOOL, 0, NULL, (uint8_t[]){1}), NULL), 2,
+                (uint8_t[]){1, 1});
+}
+
 Test(ew, clamp_errors)
 {
     tj_tensor *x = f32(2, (float[]){1, 2});
     expect_error(tj_clamp(x, tj_v_none(), tj_v_none()), TJ_ERR_INVALID_ARGUMENT, "aten::clamp", "min");
     expect_error(tj_clamp_tensor(x, NULL, NULL), TJ_ERR_INVALID_ARGUMENT, "aten::clamp.Tensor", "min");
     tj_tensor *b = b8(1, (uint8_t[]){1});
-    expect_error(tj_clamp_tensor(b, b, NULL), TJ_ERR_DTYPE, "aten::clamp.Tensor", "bool");
+    expect_error(tj_clamp_tensor(b, b, b), TJ_ERR_DTYPE, "aten::clamp.Tensor", "bool");
+    expect_error(tj_clamp(b, tj_v_bool(false), tj_v_none()), TJ_ERR_DTYPE, "aten::clamp", "bool");
     expect_error(tj_clamp(i64(1, (int64_t[]){1}), tj_v_float(1e300), tj_v_none()), TJ_ERR_INVALID_ARGUMENT,
                  "aten::clamp", "overflow");
     expect_error(tj_clamp_tensor(x, f32(3, (float[]){0, 0, 0}), NULL), TJ_ERR_SHAPE, "aten::clamp.Tensor", "[3]");

@@ -101,7 +101,10 @@ tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other);
  * result dtype (1e300 for float32, as PyTorch). */
 tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max);
 /** aten::clamp.Tensor: min/max tensors (either may be NULL, not both); they
- * broadcast with self; nan in a bound propagates. */
+ * broadcast with self; nan in a bound propagates. A bool result (all
+ * operands bool) is allowed with one bound (max / min of the masks, as
+ * PyTorch 1.13's maximum / minimum path) and TJ_ERR_DTYPE with both (as
+ * PyTorch's "clamp_cpu not implemented for 'Bool'"). */
 tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max);
 /** aten::masked_fill.Scalar: mask is bool and broadcasts to self's shape. */
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value);
