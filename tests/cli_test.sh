@@ -66,6 +66,11 @@ expect 2 "bad value '0' for --batch" err profile mlp --batch 0
 expect 0 '^mlp forward \(batch 1\): 3 kernels' out profile mlp --batch 1 --runs 1 --trace "$work/b1.json"
 expect 2 "bad value 'abc' for --threads" err profile mlp --threads abc
 expect 2 "bad value '2x' for --threads" err profile mlp -j 2x
+expect 2 "bad value '0' for --threads \(a positive number of threads; omit for all cores\)" err profile mlp --threads 0
+expect 2 "bad value ',' for --decompose \(core, none or a comma-separated list" err trace mlp --decompose ,
+expect 2 "bad value 'aten::gelu,' for --decompose" err trace mlp --decompose aten::gelu,
+expect 2 "bad value 'aten::gelu,,aten::bmm' for --decompose" err trace mlp --decompose aten::gelu,,aten::bmm
+expect 2 "bad value '' for --decompose" err trace mlp --decompose ''
 expect 2 'usage: tjit graph' err graph
 expect 2 "bad value 'xml' for --format" err graph "$work/missing.txt" --format xml
 expect 1 "cannot read '$work/missing.txt'" err graph "$work/missing.txt"

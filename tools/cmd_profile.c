@@ -100,8 +100,9 @@ int cmd_profile(int argc, char **argv)
                 return cmd_bad_value("profile", opts, c, optarg, "a positive integer", usage);
             break;
         case 'j':
-            if (!cmd_parse_int(optarg, 0, INT_MAX, &threads))
-                return cmd_bad_value("profile", opts, c, optarg, "a number of threads, 0 for all cores", usage);
+            if (!cmd_parse_int(optarg, 1, INT_MAX, &threads))
+                return cmd_bad_value("profile", opts, c, optarg, "a positive number of threads; omit for all cores",
+                                     usage);
             break;
         case 'b':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &batch))

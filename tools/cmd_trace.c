@@ -82,7 +82,13 @@ int cmd_trace(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "td:m:f:sh", opts, NULL)) != -1) {
         switch (c) {
         case 't': train = true; break;
-        case 'd': decompose = optarg; break;
+        case 'd':
+            /* an empty entry (",", "a,,b", a trailing comma) is a typo, not a request for no table */
+            if (!*optarg || *optarg == ',' || optarg[strlen(optarg) - 1] == ',' || strstr(optarg, ",,"))
+                return cmd_bad_value("trace", opts, c, optarg, "core, none or a comma-separated list of operators",
+                                     usage);
+            decompose = optarg;
+            break;
         case 'm':
             if (strcmp(optarg, "real") && strcmp(optarg, "fake"))
                 return cmd_bad_value("trace", opts, c, optarg, "real or fake", usage);
