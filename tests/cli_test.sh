@@ -79,7 +79,11 @@ expect 2 'usage: tjit ops' err ops --kind bad
 expect 2 "bad value 'foo' for --table \(core\)" err decomps --table foo
 expect 2 "unknown operator 'aten::nope'" err decomps aten::gelu aten::nope
 expect 2 "unknown operator 'aten::nope'" err decomps --verify aten::nope
-expect 0 '^2 passed, 0 failed' out decomps --verify --cases "$shared/conformance/cases" aten::add
+expect 0 '^1 passed, 0 failed' out decomps --verify --cases "$shared/conformance/cases" aten::add
+expect 0 'aten::add\.Tensor +nothing to verify: a primitive' out decomps --verify --cases "$shared/conformance/cases" aten::add
+expect 1 'aten::exp +nothing to verify: a primitive, no decomposition' out decomps --verify --cases "$shared/conformance/cases" aten::exp
+expect 1 "'aten::exp' has no decomposition to verify" err decomps --verify --cases "$shared/conformance/cases" aten::exp aten::gelu
+expect 1 '^1 passed, 0 failed' out decomps --verify --cases "$shared/conformance/cases" aten::exp aten::gelu.default
 expect 0 'no registered decomposition:' out decomps aten::bmm
 expect 0 'aten::add\.Scalar -> ' out decomps aten::add
 expect 2 'usage: tjit demo' err demo extra

@@ -22,7 +22,9 @@ static void usage(FILE *f)
                "kernel on the conformance cases under DIR (default ../shared/conformance/cases,\n"
                "or $TJ_SHARED_DIR/conformance/cases) and their random variants, compares both with\n"
                "a float64 reference, and prints each operator's worst errors; -v lists every\n"
-               "violation. Exit status 1 when any decomposition fails.\n");
+               "violation. Overloads without both a decomposition and a kernel are listed as\n"
+               "having nothing to verify. Exit status 1 when any decomposition fails or a named\n"
+               "OP has no overload to verify.\n");
 }
 
 static int verify(const char *cases, bool verbose, char **names, int n)
@@ -31,26 +33,45 @@ static int verify(const char *cases, bool verbose, char **names, int n)
     const char *shared = getenv("TJ_SHARED_DIR");
     if (!cases) snprintf(dir, sizeof dir, "%s/conformance/cases", shared ? shared : "../shared");
     else snprintf(dir, sizeof dir, "%s", cases);
-    const tj_op *ops[512];
-    int n_ops = 0;
+    /* Only composites have both a decomposition and a kernel to hold it
+     * against: the other overloads a name selects are listed, not run (a
+     * primitive would be compared with itself), and a name that selects
+     * nothing to verify fails the command. */
+    const tj_op *ops[512], *selected[512];
+    int n_ops = 0, empty_names = 0;
     for (int i = 0; i < n; i++) {
-        int k = cmd_op_select(names[i], ops + n_ops, 512 - n_ops);
+        int k = cmd_op_select(names[i], selected, 512);
         if (!k) {
             fprintf(stderr, "tjit decomps: unknown operator '%s'\n", names[i]);
             return 2;
         }
-        n_ops = n_ops + k < 512 ? n_ops + k : 512;
+        int kept = 0;
+        for (int j = 0; j < k && j < 512; j++) {
+            tj_op_kind kind = tj_op_kind_of(selected[j]);
+            if (kind == TJ_OP_COMPOSITE && n_ops < 512) {
+                ops[n_ops++] = selected[j];
+                kept++;
+            } else if (kind != TJ_OP_COMPOSITE) {
+                printf("%-40s nothing to verify: %s\n", tj_op_name(selected[j]),
+                       kind == TJ_OP_PRIMITIVE ? "a primitive, no decomposition"
+                                               : "no kernel to compare the decomposition with");
+            }
+        }
+        if (!kept) {
+            fprintf(stderr, "tjit decomps: '%s' has no decomposition to verify\n", names[i]);
+            empty_names++;
+        }
     }
     static tj_verify_row rows[1024];
-    int count = tj_decomp_verify(dir, n ? ops : NULL, n_ops, rows, 1024, verbose ? stdout : NULL);
+    int count = n_ops || !n ? tj_decomp_verify(dir, n ? ops : NULL, n_ops, rows, 1024, verbose ? stdout : NULL) : 0;
     if (count < 0) {
         fprintf(stderr, "tjit decomps: cannot read the cases under %s\n", dir);
         return 1;
     }
-    tj_verify_report(rows, count, stdout);
+    if (count) tj_verify_report(rows, count, stdout);
     for (int i = 0; i < count; i++)
         if (rows[i].violations) return 1;
-    return 0;
+    return empty_names ? 1 : 0;
 }
 
 int cmd_decomps(int argc, char **argv)
