@@ -190,17 +190,23 @@ static int select_ops(const char *name, const tj_op **out, int max)
     return k;
 }
 
+/* A NULL list (n > 0) or a NULL entry is the caller's bug, not a name
+ * without a decomposition: both functions refuse it the same way. */
+static tj_status check_names(const char *fn, const char *const *ops, int n)
+{
+    if (n > 0 && !ops) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL operator list (n = %d)", fn, n);
+    for (int i = 0; i < n; i++)
+        if (!ops[i]) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: operator name %d of %d is NULL", fn, i, n);
+    return TJ_OK;
+}
+
 tj_decomp_table *tj_get_decompositions(const char *const *ops, int n)
 {
-    if (n > 0 && !ops) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_get_decompositions: NULL operator list");
-        return NULL;
-    }
+    if (check_names("tj_get_decompositions", ops, n) != TJ_OK) return NULL;
     tj_decomp_table *t = tj_decomp_table_new();
     if (!t) return NULL;
     for (int i = 0; i < n; i++) {
         const tj_op *sel[64];
-        if (!ops[i]) continue;
         int k = select_ops(ops[i], sel, 64);
         for (int j = 0; j < k; j++)
             if (set_entry(t, sel[j], sel[j]->decomp, NULL, sel[j]->decomp_name) != TJ_OK) {
@@ -214,12 +220,13 @@ tj_decomp_table *tj_get_decompositions(const char *const *ops, int n)
 
 int tj_decompositions_missing(const char *const *ops, int n, FILE *f)
 {
+    if (check_names("tj_decompositions_missing", ops, n) != TJ_OK) return -1;
     int missing = 0;
-    for (int i = 0; ops && i < n; i++) {
+    for (int i = 0; i < n; i++) {
         const tj_op *sel[1];
-        if (ops[i] && select_ops(ops[i], sel, 1) > 0) continue;
+        if (select_ops(ops[i], sel, 1) > 0) continue;
         missing++;
-        if (f) fprintf(f, "%s\n", ops[i] ? ops[i] : "(null)");
+        if (f) fprintf(f, "%s\n", ops[i]);
     }
     tj_clear_error();
     return missing;

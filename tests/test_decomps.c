@@ -575,6 +575,29 @@ Test(decomps, a_cycle_through_the_core_table_is_reported_with_its_chain)
 
 /* ---- tables ---- */
 
+/* A NULL name is refused by both, so that missing() never reports a name
+ * get_decompositions() did not skip, or the other way round. */
+Test(decomps, get_decompositions_and_missing_both_refuse_null_names)
+{
+    const char *names[3] = {"aten::gelu", NULL, "aten::exp"};
+    cr_expect_null(tj_get_decompositions(names, 3));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_get_decompositions: operator name 1 of 3 is NULL"), "%s", tj_last_error());
+    cr_expect_eq(tj_decompositions_missing(names, 3, NULL), -1);
+    cr_expect(strstr(tj_last_error(), "tj_decompositions_missing: operator name 1 of 3 is NULL"), "%s",
+              tj_last_error());
+    cr_expect_null(tj_get_decompositions(NULL, 2));
+    cr_expect_eq(tj_decompositions_missing(NULL, 2, NULL), -1);
+    cr_expect(strstr(tj_last_error(), "NULL operator list"), "%s", tj_last_error());
+    /* without the NULL: one table entry (gelu), one missing name (exp) */
+    const char *ok[2] = {"aten::gelu", "aten::exp"};
+    tj_decomp_table *t = tj_get_decompositions(ok, 2);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_size(t), 1);
+    cr_expect_eq(tj_decompositions_missing(ok, 2, NULL), 1);
+    tj_decomp_table_free(t);
+}
+
 Test(decomps, get_decompositions_selects_overloads_and_reports_missing_names)
 {
     const char *names[4] = {"aten::add", "aten::sub.Tensor", "aten::exp", "aten::no_such_op"};

@@ -45,10 +45,15 @@ tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f);
  * decompositions of the named operators. A name without overload
  * ("aten::gelu", "mylib::scaled_add") takes every overload that has one; a full name
  * ("aten::add.Tensor") just that one. Names without a registered
- * decomposition are skipped (see tj_decompositions_missing). */
+ * decomposition (unknown or malformed ones included) are skipped, as torch
+ * skips them (see tj_decompositions_missing). NULL with
+ * TJ_ERR_INVALID_ARGUMENT for a NULL `ops` with n > 0 or a NULL entry (a
+ * caller's bug, not a name), or TJ_ERR_OUT_OF_MEMORY. A new table. */
 tj_decomp_table *tj_get_decompositions(const char *const *ops, int n);
-/** Writes to `f`, one per line, the names among `ops` that
- * tj_get_decompositions would skip; returns their count. */
+/** Writes to `f` (may be NULL), one per line, the names among `ops` that
+ * tj_get_decompositions would skip; returns their count. -1 with
+ * TJ_ERR_INVALID_ARGUMENT where tj_get_decompositions refuses the list (a
+ * NULL `ops` with n > 0 or a NULL entry), so the two always agree. */
 int tj_decompositions_missing(const char *const *ops, int n, FILE *f);
 /** The core table: every registered decomposition of a composite operator,
  * which lowers every operator to primitives (`tjit ops --kind primitive`).
