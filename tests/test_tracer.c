@@ -459,6 +459,39 @@ Test(passes, dce_cse_and_noop_keep_results_and_remove_work)
     tj_tensor_release(x);
 }
 
+/* mul(x, 1) returned by the graph is a new tensor in PyTorch; after the
+ * no-op pass tj_graph_run must still not hand back the caller's x (nor the
+ * same object for two outputs), while a no-op feeding another call goes. */
+Test(passes, noop_keeps_outputs_distinct_from_inputs_and_each_other)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2]):\n"
+                                 "    %mul = aten.mul.Scalar(%x, 1)\n"
+                                 "    %neg = aten.neg.default(%x)\n"
+                                 "    %div = aten.div.Scalar(%neg, 1)\n"
+                                 "    %add = aten.add.Scalar(%neg, 0)\n"
+                                 "    %view = aten.view.default(%x, [2])\n"
+                                 "    %mul_1 = aten.mul.Scalar(%neg, 1)\n"
+                                 "    %exp = aten.exp.default(%mul_1)\n"
+                                 "    return (%mul, %div, %add, %view, %exp)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    /* only mul_1 (not an output) and one of div / add (the other then
+     * stands for the output) go */
+    cr_expect_eq(tj_pass_noop(g), 2);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){2}, (float[]){1.5f, -2});
+    tj_tensor *out[5];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 5; i++) {
+        cr_expect_neq(out[i], x, "output %d is the input object", i);
+        for (int j = 0; j < i; j++) cr_expect_neq(out[i], out[j], "outputs %d and %d are one object", j, i);
+    }
+    const float want[5][2] = {{1.5f, -2}, {-1.5f, 2}, {-1.5f, 2}, {1.5f, -2}, {expf(-1.5f), expf(2)}};
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 2; k++) cr_expect_eq(((float *)tj_tensor_data(out[i]))[k], want[i][k], "out %d[%d]", i, k);
+    for (int i = 0; i < 5; i++) tj_tensor_release(out[i]);
+    tj_tensor_release(x);
+    tj_graph_free(g);
+}
+
 Test(passes, dead_outputs_of_a_multi_output_node_do_not_keep_it_alive_alone)
 {
     tj_graph *g = tj_graph_parse("graph(%x : f32[2, 4]):\n"

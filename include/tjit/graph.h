@@ -130,7 +130,11 @@ int tj_pass_dead_code(tj_graph *g);
 int tj_pass_cse(tj_graph *g);
 /** Removes no-ops: mul by 1, add/sub of 0, view/reshape/expand to the same
  * shape, t(t(x)), _to_copy to the same dtype, clone of a value with no other
- * use. Returns the number of nodes removed. */
+ * use. A no-op whose result is a graph output stays when removing it would
+ * make that output the graph's input or constant tensor, or another output
+ * (tj_graph_run hands each output to the caller as a tensor of its own).
+ * Returns the number of nodes removed, or -1 (TJ_ERR_INVALID_ARGUMENT) for a
+ * NULL graph. */
 int tj_pass_noop(tj_graph *g);
 
 /** Functionalisation (PyTorch's functionalize): rewrites every in-place call

@@ -1,7 +1,9 @@
 /* No-op elimination: calls whose result equals one of their inputs (same
  * dtype, shape and values) are replaced by that input. Copies (clone,
  * _to_copy to the same dtype) are only dropped when their input has no other
- * use and the graph mutates nothing, since a copy protects against aliasing. */
+ * use and the graph mutates nothing, since a copy protects against aliasing.
+ * A graph output is only replaced by another call's result that is not an
+ * output itself (never by an input or a constant). */
 #include <string.h>
 
 #include "tracer/graph_internal.h"
@@ -71,6 +73,28 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
     return -1;
 }
 
+/* Whether value v is one of the graph's outputs. */
+static bool is_output(const tj_graph *g, int v)
+{
+    if (g->output_node < 0) return false;
+    const tj_gnode *o = &g->nodes[g->output_node];
+    for (int i = 0; i < o->nargs; i++)
+        for (int k = 0; k < tj_garg_n_values(&o->args[i]); k++)
+            if (tj_garg_value_at(&o->args[i], k) == v) return true;
+    return false;
+}
+
+/* A graph output is a tensor the caller owns, distinct from every input
+ * and from every other output (mul(x, 1) in PyTorch is a new tensor, and
+ * x.view(x.shape) a new view): replacing it by a placeholder, a constant or
+ * a value that is already an output would hand the caller its own input
+ * object, the graph's constant or the same object twice. */
+static bool keeps_output_identity(const tj_graph *g, const tj_gnode *n, int r)
+{
+    if (!is_output(g, n->outs[0])) return true;
+    return g->nodes[g->values[r].node].kind == TJ_NODE_CALL && !is_output(g, r);
+}
+
 int tj_pass_noop(tj_graph *g)
 {
     if (!g) {
@@ -86,7 +110,7 @@ int tj_pass_noop(tj_graph *g)
         tj_gnode *n = &g->nodes[i];
         if (n->kind != TJ_NODE_CALL) continue;
         int r = replacement(g, n, mutates);
-        if (r < 0) continue;
+        if (r < 0 || !keeps_output_identity(g, n, r)) continue;
         tj_graph_replace_uses(g, n->outs[0], r);
         g->values[r].uses += g->values[n->outs[0]].uses - 1;
         g->values[n->outs[0]].uses = 0;
