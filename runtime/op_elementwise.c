@@ -518,9 +518,8 @@ tj_status tj_kernel_masked_fill_Scalar(const tj_value *args, tj_tensor *const *o
 static tj_status meta_act(const char *op, const tj_value *args, int np, const char *const *names, tj_meta *outs)
 {
     tj_status st = meta_unary(op, args, FLOAT_ONLY, outs);
-    tj_k_scalar unused;
     for (int i = 0; i < np && st == TJ_OK; i++)
-        st = tj_ew_scalar_checked(op, names[i], &args[1 + i], outs[0].dtype, &unused);
+        st = tj_scalar_check(op, names[i], &args[1 + i], outs[0].dtype);
     return st;
 }
 

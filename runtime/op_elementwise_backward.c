@@ -80,9 +80,8 @@ static tj_status meta_act_backward(const char *op, const tj_value *args, int np,
                                    tj_meta *outs)
 {
     tj_status st = meta_backward(op, args, true, outs);
-    tj_k_scalar unused;
     for (int i = 0; i < np && st == TJ_OK; i++)
-        st = tj_ew_scalar_checked(op, names[i], &args[2 + i], outs[0].dtype, &unused);
+        st = tj_scalar_check(op, names[i], &args[2 + i], outs[0].dtype);
     return st;
 }
 
