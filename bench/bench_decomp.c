@@ -114,7 +114,7 @@ static void make_inputs(const bench_op *b, tj_tensor **in)
         bool param = !strcmp(b->op, "aten::native_layer_norm") ? i > 0 : i >= 4;
         bool stat = !strcmp(b->op, "aten::native_layer_norm_backward") && (i == 2 || i == 3);
         int64_t row[2] = {4096, 1};
-        in[i] = param ? tj_rand(hidden, 1, -1) : stat ? tj_rand(row, 2, -1) : tj_rand(b->shape, b->ndim, -1);
+        in[i] = param ? tj_rand(hidden, 1, TJ_DTYPE_NONE) : stat ? tj_rand(row, 2, TJ_DTYPE_NONE) : tj_rand(b->shape, b->ndim, TJ_DTYPE_NONE);
         if (!param && !stat) in[i] = tj_add_scalar(tj_mul_scalar(in[i], tj_v_float(6.0)), tj_v_float(-3.0));
         tj_scope_keep(in[i]);
     }

@@ -53,7 +53,7 @@ Test(reduce, sum_dim_none_and_empty_list_reduce_everything)
     cr_assert_eq(tj_call("aten::sum.dim_IntList", (tj_value[]){tj_v_tensor(x), tj_v_none(), tj_v_bool(true)}, 3, &out),
                  TJ_OK, "%s", tj_last_error());
     expect(out.u.t, TJ_FLOAT32, 2, (int64_t[]){1, 1}, (double[]){21}, 0);
-    expect(tj_sum(x, -1), TJ_FLOAT32, 0, NULL, (double[]){21}, 0);
+    expect(tj_sum(x, TJ_DTYPE_NONE), TJ_FLOAT32, 0, NULL, (double[]){21}, 0);
 }
 
 Test(reduce, sum_of_bool_and_int64_gives_int64)
@@ -61,7 +61,7 @@ Test(reduce, sum_of_bool_and_int64_gives_int64)
     tj_tensor *b = tj_tensor_from_data(TJ_BOOL, 2, (int64_t[]){2, 3}, (uint8_t[]){1, 0, 1, 1, 1, 1});
     expect(tj_sum_dim(b, (int64_t[]){1}, 1, false, -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){2, 3}, 0);
     tj_tensor *i = test_i64(1, (int64_t[]){3}, (int64_t[]){INT64_C(4000000000000), -7, 9});
-    tj_tensor *s = tj_sum(i, -1);
+    tj_tensor *s = tj_sum(i, TJ_DTYPE_NONE);
     expect(s, TJ_INT64, 0, NULL, (double[]){4000000000002.0}, 0);
     cr_assert_eq(*(int64_t *)tj_tensor_data(s), INT64_C(4000000000002));
 }

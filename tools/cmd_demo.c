@@ -34,7 +34,7 @@ int cmd_demo(int argc, char **argv)
     show("x", x);
     show("x + w (broadcast)", tj_add(x, w));
     show("gelu(x)", tj_gelu(x, "none"));
-    show("sum(x, dim=1)", tj_sum_dim(x, (int64_t[]){1}, 1, false, -1));
+    show("sum(x, dim=1)", tj_sum_dim(x, (int64_t[]){1}, 1, false, TJ_DTYPE_NONE));
     show("x @ x.t()", tj_mm(x, tj_t(x)));
     show("x + [1, 2] (error path)", tj_add(x, tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){2}, ws)));
 

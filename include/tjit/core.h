@@ -44,6 +44,9 @@ typedef enum tj_dtype {
 } tj_dtype;
 
 #define TJ_NUM_DTYPES 4
+/** "No dtype" for the optional dtype arguments of ops.h (ATen's `ScalarType?
+ * dtype=None`): the operator picks the dtype, as each function says. */
+#define TJ_DTYPE_NONE (-1)
 
 /** Size of one element of `dtype` in bytes; 0 for an invalid dtype. */
 size_t tj_dtype_size(tj_dtype dtype);

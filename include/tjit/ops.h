@@ -161,7 +161,7 @@ tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
 
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
- * `dtype` arguments take a dtype or -1 for "none". ---- */
+ * `dtype` arguments take a dtype or TJ_DTYPE_NONE. ---- */
 /** aten::sum.dim_IntList. bool/int64 input sums to int64. Empty reduces to 0. */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
 tj_tensor *tj_sum(tj_tensor *self, int dtype); /**< aten::sum: 0-dim result */
@@ -184,7 +184,7 @@ tj_status tj_var_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t cor
 /** aten::logsumexp: stable; an all -inf slice gives -inf. */
 tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim);
 /** aten::mean (mean.default): the mean of every element of self as a new
- * 0-dim tensor of `dtype` (a float dtype, or -1 for self's dtype), summed in
+ * 0-dim tensor of `dtype` (a float dtype, or TJ_DTYPE_NONE for self's dtype), summed in
  * float64 and rounded once. self: float32/float64 (integer input needs a
  * float `dtype`: TJ_ERR_DTYPE otherwise). An empty self gives nan. */
 tj_tensor *tj_mean(tj_tensor *self, int dtype);
@@ -235,7 +235,7 @@ tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start,
  * 1-d empty tensors are skipped (legacy rule). */
 tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
-/** aten::_to_copy: a copy converted to dtype (-1: same dtype). float -> int
+/** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype). float -> int
  * truncates toward zero; anything -> bool is x != 0. */
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype);
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim);      /**< aten::reshape (implicit): view if possible, else copy */
@@ -263,7 +263,7 @@ tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_ten
  * size > n gives TJ_ERR_SHAPE, step < 1 TJ_ERR_INVALID_ARGUMENT. */
 tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step);
 
-/* ---- Creation and random. dtype -1 means float32 (int64 for arange with
+/* ---- Creation and random. dtype TJ_DTYPE_NONE means float32 (int64 for arange with
  * integer arguments). ---- */
 tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype);              /**< aten::zeros */
 tj_tensor *tj_ones(const int64_t *size, int ndim, int dtype);               /**< aten::ones */
