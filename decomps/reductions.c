@@ -8,7 +8,8 @@
  * dtype (a float32 two-pass sum would be up to a few ulps off).
  * The reductions that are not primitives lower to sum.dim_IntList and amax:
  * sum is sum.dim over every dim, mean (.default) is mean.dim over every dim,
- * max / min (.default) are amax / amin over every dim, amin is -amax(-x),
+ * max / min (.default) are amax / amin over every dim, amin is -amax(-x)
+ * (~amax(~x) for int64),
  * argmax (argmin) is the smallest index where x equals its amax (amin) or is
  * nan, max.dim is (amax, argmax), min.dim (amin, argmin); std.correction is
  * the square root of var.correction taken in float64. */
@@ -153,7 +154,9 @@ static tj_status sum_all(const tj_value *args, tj_value *outs)
     return done(tj_sum_dim(args[0].u.t, NULL, 0, false, dtype), outs);
 }
 
-/* amin(x) = -amax(-x); for bool, "all" = not any(not x). */
+/* amin(x) = -amax(-x) for floats; for int64 ~amax(~x), ~x being -x - 1 in
+ * wrapping arithmetic: -x would map INT64_MIN to itself; for bool, "all" =
+ * not any(not x). */
 static tj_status amin(const tj_value *args, tj_value *outs)
 {
     tj_meta m[1];
@@ -165,6 +168,11 @@ static tj_status amin(const tj_value *args, tj_value *outs)
     if (tj_tensor_dtype(x) == TJ_BOOL) {
         tj_tensor *f = tj_scalar_tensor(tj_v_bool(false), TJ_BOOL);
         return done(tj_eq(tj_amax(tj_eq(x, f), dl, nd, keepdim), f), outs);
+    }
+    if (tj_tensor_dtype(x) == TJ_INT64) {
+        tj_value one = tj_v_int(1);
+        tj_tensor *m = tj_amax(tj_sub_scalar(tj_neg(x), one), dl, nd, keepdim);
+        return done(tj_sub_scalar(tj_neg(m), one), outs);
     }
     return done(tj_neg(tj_amax(tj_neg(x), dl, nd, keepdim)), outs);
 }

@@ -349,3 +349,47 @@ Test(reduce_full, make_fx_records_the_aten_names_and_replay_gives_eagers_bits)
     tj_graph_free(g);
     tj_decomp_table_free(core);
 }
+
+/* out: min, min.dim(1) values and indices, argmin, amin over dim 0 */
+static tj_status fn_int_min(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0];
+    out[0] = tj_min(x);
+    tj_status st = tj_min_dim(x, 1, false, &out[1], &out[2]);
+    if (st != TJ_OK) return st;
+    out[3] = tj_argmin(x, false, 0, false);
+    out[4] = tj_amin(x, (int64_t[]){0}, 1, false);
+    *n_out = 5;
+    for (int k = 0; k < 5; k++)
+        if (!out[k]) return tj_last_status();
+    return TJ_OK;
+}
+
+/* amin lowers through amax of an order-reversed copy: for int64 that must
+ * not be -x, which maps INT64_MIN to itself. */
+Test(reduce_full, int64_extremes_keep_their_order_through_the_core_decompositions)
+{
+    tj_tensor *x = test_i64(2, (int64_t[]){2, 3}, (int64_t[]){5, INT64_MIN, INT64_MAX, -1, INT64_MAX, INT64_MIN + 1});
+    const int64_t want[5][3] = {{INT64_MIN}, {INT64_MIN, INT64_MIN + 1}, {1, 2}, {1}, {-1, INT64_MIN, INT64_MIN + 1}};
+    const int64_t count[5] = {1, 2, 2, 1, 3};
+    tj_graph *g = tj_make_fx(fn_int_min, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(g, core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    cr_assert(test_only_primitives(d));
+    tj_tensor *eager[5], *dec[5];
+    int ne;
+    cr_assert_eq(fn_int_min(NULL, &x, 1, eager, &ne), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_graph_run(d, &x, 1, dec), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 5; k++)
+        for (int64_t j = 0; j < count[k]; j++) {
+            cr_expect_eq(((const int64_t *)tj_tensor_data(eager[k]))[j], want[k][j], "eager output %d[%ld]", k, (long)j);
+            cr_expect_eq(((const int64_t *)tj_tensor_data(dec[k]))[j], want[k][j], "decomposed output %d[%ld]", k,
+                         (long)j);
+        }
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
