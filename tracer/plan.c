@@ -483,6 +483,28 @@ static void stage_input(tj_plan_context *c, int v, const tj_tensor *x)
     tj_copy_tensor(d, x);
 }
 
+/* A staged input's copy is taken before the first step: refused when a step
+ * writes in place into another input sharing its memory, whose write the
+ * copy would miss (the staged input itself is never written: compile.c). */
+static tj_status check_staged_alias(tj_plan_context *c, tj_tensor *const *inputs, int v, const char *who)
+{
+    const tj_plan *p = c->plan;
+    int i = p->values[v].input_index;
+    for (int k = 0; k < p->n_input_writers; k++) {
+        const tj_pnode *n = &p->nodes[p->input_writers[k]];
+        for (int o = 0; o < n->nout; o++) {
+            if (n->outs[o] < 0) continue;
+            const tj_pvalue *w = &p->values[p->values[n->outs[o]].root];
+            if (w->kind == TJ_PV_INPUT && inputs[w->input_index]->storage == inputs[i]->storage)
+                return tj_error(TJ_ERR_UNSUPPORTED, "%s: input %d (%%%s) must be copied for this run's strides, but "
+                                "shares memory with input %d (%%%s), which node %%%s writes in place: the copy "
+                                "would miss the write; pass separate tensors or the compiled strides",
+                                who, i, p->values[v].name, w->input_index, w->name, n->name);
+        }
+    }
+    return TJ_OK;
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -523,6 +545,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
             tj_status st = reresolve_view(c, v, who, &stage);
             if (st != TJ_OK) return st;
             if (stage) { /* then every view of every input again: the staged one's from the copy */
+                st = check_staged_alias(c, inputs, pv->root, who);
+                if (st != TJ_OK) return st;
                 stage_input(c, pv->root, inputs[p->values[pv->root].input_index]);
                 undo = true; /* views re-resolved before it read the input at this run's strides */
                 k = -1;

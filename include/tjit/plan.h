@@ -177,8 +177,9 @@ int tj_plan_num_outputs(const tj_plan *p);
  * (tj_plan_statistics.staging_bytes; no allocation) and reads it from
  * there, as eager reshape would copy; such an aten::view is therefore
  * accepted where eager aten::view fails. Except for an input that a step of
- * the plan writes in place (an in-place operator left in the graph): the
- * copy would take the writes, so the run fails, with TJ_ERR_SHAPE for
+ * the plan writes in place (an in-place operator left in the graph), or
+ * that shares memory with an input a step writes in place: the copy would
+ * take, or miss, the writes, so the run fails (the latter TJ_ERR_UNSUPPORTED), with TJ_ERR_SHAPE for
  * aten::view (as eagerly), TJ_ERR_UNSUPPORTED for aten::_unsafe_view (pass
  * the traced strides, or trace with them). Inputs written back
  * (functionalised graphs) are written into the caller's tensor. Writes tj_plan_num_outputs new
