@@ -375,9 +375,13 @@ static tj_status meta_where(const char *op, const tj_value *args, tj_meta *outs)
     const tj_tensor *c = args[0].u.t;
     if (c->dtype != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: condition must be a bool tensor, got %s", op, tj_dtype_name(c->dtype));
+    tj_dtype dt = tj_result_type(args + 1, 2);
+    for (int i = 1; i <= 2; i++)
+        if (args[i].kind != TJ_V_TENSOR && tj_scalar_check(op, i == 1 ? "self" : "other", &args[i], dt) != TJ_OK)
+            return tj_last_status();
     const tj_tensor *ts[3] = {c, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
                               args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};
-    return tj_ew_meta_broadcast(op, ts, 3, tj_result_type(args + 1, 2), outs);
+    return tj_ew_meta_broadcast(op, ts, 3, dt, outs);
 }
 
 /* A Scalar branch is boxed in the result dtype and broadcast by the engine. */

@@ -373,3 +373,20 @@ Test(ew2, decomposed_graph_and_plan_give_the_kernels_bits)
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* PyTorch 1.13: torch.ops.aten.where.ScalarOther(c, float32 x, 1e300) and
+ * where.Scalar(c, 1e300, 0) raise "value cannot be converted to type float
+ * without overflow"; a float64 self takes 1e300. */
+Test(ew2, where_scalar_branches_that_overflow_float32_are_refused)
+{
+    tj_tensor *c = b8(4, (uint8_t[]){1, 0, 1, 0});
+    cr_expect_null(tj_where_scalar_other(c, f32(4, (float[]){1, 2, 3, 4}), tj_v_float(1e300)));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::where.ScalarOther: other 1e+300") != NULL, "%s", tj_last_error());
+    cr_expect_null(tj_where_scalar(c, tj_v_float(1e300), tj_v_int(0)));
+    cr_expect(strstr(tj_last_error(), "aten::where.Scalar: self 1e+300") != NULL, "%s", tj_last_error());
+    tj_tensor *r = tj_where_scalar_other(c, test_tensor(TJ_FLOAT64, 1, (int64_t[]){4}, (double[]){1, 2, 3, 4}),
+                                         tj_v_float(1e300));
+    cr_assert_not_null(r, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(r, 1), 1e300);
+}
