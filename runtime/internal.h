@@ -328,7 +328,12 @@ static inline double tj_value_as_double(const tj_value *v)
  * calls this from its shape function; Scalars that ATen wraps into a 0-dim
  * tensor instead (add.Scalar's `other`, mul.Scalar, div.Scalar, pow's
  * exponent, comparisons) are not checked and may become inf. */
-tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype);
+tj_status tj_scalar_check_float(const char *op, const char *what, double f, tj_dtype dtype);
+static inline tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype)
+{
+    /* inline: int and bool Scalars (add's default alpha) pass on the dispatch fast path without a call */
+    return v->kind == TJ_V_FLOAT ? tj_scalar_check_float(op, what, v->u.f, dtype) : TJ_OK;
+}
 /** Reads element i (flat index into storage, already offset) as double / int64. */
 double tj_load_f64(const void *p, tj_dtype d);
 int64_t tj_load_i64(const void *p, tj_dtype d);

@@ -258,8 +258,9 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     return st != TJ_OK ? st : binary_shape(op, args, dt, out);
 }
 
-/* rsub (`swap`) is sub with the operands exchanged: other - alpha * self. */
-static tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub, bool swap)
+/* rsub (`swap`) is sub with the operands exchanged: other - alpha * self. Inlined into each
+ * operator so that is_sub and swap are constants on add's dispatch fast path. */
+static inline __attribute__((always_inline)) tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub, bool swap)
 {
     tj_dtype dt = outs[0]->dtype;
     tj_k_scalar al = tj_ew_scalar(&args[2], dt == TJ_BOOL ? TJ_INT64 : dt);

@@ -67,10 +67,8 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
     return (int)k;
 }
 
-tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype)
+tj_status tj_scalar_check_float(const char *op, const char *what, double f, tj_dtype dtype)
 {
-    if (v->kind != TJ_V_FLOAT) return TJ_OK;
-    double f = v->u.f;
     bool overflow = (dtype == TJ_FLOAT32 && isfinite(f) && fabs(f) > FLT_MAX) ||
                     (dtype == TJ_INT64 && !(f >= -0x1p63 && f < 0x1p63));
     if (!overflow) return TJ_OK;
