@@ -12,7 +12,8 @@
  * (~amax(~x) for int64),
  * argmax (argmin) is the smallest index where x equals its amax (amin) or is
  * nan, max.dim is (amax, argmax), min.dim (amin, argmin); std.correction is
- * the square root of var.correction taken in float64. */
+ * the square root of var.correction taken in float64. sort.stable is sort
+ * (whose kernel is stable) and topk the first k of sort. */
 #include <math.h>
 
 #include "util.h"
@@ -266,8 +267,40 @@ static tj_status std_correction(const tj_value *args, tj_value *outs)
     return done(tj_dc_to(tj_sqrt(var), m[0].dtype), outs);
 }
 
+/* sort.stable = sort (the kernel is stable); topk = the first k of sort,
+ * descending for the largest, so that topk's ties and nans follow sort's. */
+static tj_status sort_stable(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[2];
+    if (tj_dc_check(TJ_OPS(sort_stable), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *v, *i;
+    if (tj_sort(args[0].u.t, args[2].u.i, args[3].u.b, &v, &i) != TJ_OK) return tj_last_status();
+    outs[0] = tj_v_tensor(v);
+    outs[1] = tj_v_tensor(i);
+    return TJ_OK;
+}
+
+static tj_status topk(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[2];
+    if (tj_dc_check(TJ_OPS(topk), args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t, *v, *i;
+    int64_t k = args[1].u.i, dim = args[2].u.i;
+    if (tj_sort(x, dim, args[3].u.b, &v, &i) != TJ_OK) return tj_last_status();
+    if (tj_tensor_ndim(x) > 0) { /* a 0-dim self is its own top 1 (and top 0, as PyTorch) */
+        v = tj_slice(v, dim, true, 0, true, k, 1);
+        i = tj_slice(i, dim, true, 0, true, k, 1);
+        if (!v || !i) return tj_last_status();
+    }
+    outs[0] = tj_v_tensor(v);
+    outs[1] = tj_v_tensor(i);
+    return TJ_OK;
+}
+
 void tj_register_reductions_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(sort_stable), sort_stable, "sort_stable");
+    tj_op_set_decomposition(TJ_OPS(topk), topk, "topk");
     tj_op_set_decomposition(TJ_OPS(mean_dim), mean_dim, "mean_dim");
     tj_op_set_decomposition(TJ_OPS(var_correction), var_correction, "var_correction");
     tj_op_set_decomposition(TJ_OPS(var_mean_correction), var_mean_correction, "var_mean_correction");

@@ -191,6 +191,16 @@ tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correct
 {
     return CALL(std_correction, T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim));
 }
+tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **values, tj_tensor **indices)
+{
+    return calln(TJ_OPS(sort), (const tj_value[]){T(self), I(dim), B(descending)}, values, indices, NULL);
+}
+tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tj_tensor **values,
+                  tj_tensor **indices)
+{
+    return calln(TJ_OPS(topk), (const tj_value[]){T(self), I(k), I(dim), B(largest), B(sorted)}, values, indices,
+                 NULL);
+}
 
 /* ---- views and data movement ---- */
 tj_tensor *tj_view(tj_tensor *self, const int64_t *size, int ndim) { return CALL(view, T(self), L(size, ndim)); }

@@ -352,6 +352,24 @@ FORMULA(d_max_dim)
     return TJ_OK;
 }
 
+/* sort, sort.stable, topk: the gradient goes back to the selected positions
+ * (ATen's value_selecting_reduction_backward scatters into zeros; the
+ * positions of one row are distinct, so scatter_add adds each once). The
+ * dim is argument `dim_arg`. */
+static tj_status sorted_grad(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi, int dim_arg)
+{
+    tj_tensor *self = META(0);
+    if (self->ndim == 0 || !g[0]) {
+        gi[0] = g[0];
+        return TJ_OK;
+    }
+    gi[0] = tj_scatter_add(zeros_like(self), c->args[dim_arg].u.i, OUT(1), g[0]);
+    return TJ_OK;
+}
+FORMULA(d_sort) { return sorted_grad(c, g, gi, 1); }
+FORMULA(d_sort_stable) { return sorted_grad(c, g, gi, 2); }
+FORMULA(d_topk) { return sorted_grad(c, g, gi, 2); }
+
 /* mean (.default): the gradient expanded and divided by N */
 FORMULA(d_mean)
 {
@@ -871,6 +889,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
     D(std_correction, d_std),
+    D(sort, d_sort), D(sort_stable, d_sort_stable), D(topk, d_topk),
 
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
 

@@ -14,5 +14,6 @@
 #include "op_inplace.h"
 #include "op_index.h"
 #include "op_optim.h"
+#include "op_sort.h"
 
 #endif

@@ -143,6 +143,16 @@ static const tj_decomp_sample samples[] = {
     {"aten::std.correction", "f32[3,4] None 0 true", "every dim, population"},
     {"aten::std.correction", "f32[3,4] [0] 5 false", "correction > N"},
     {"aten::std.correction", "f32[0,4] [0] None false", "empty gives nan"},
+    /* sorting (session 15) */
+    {"aten::sort.stable", "f32[3,4]<3 true 1 false", "ties keep their order"},
+    {"aten::sort.stable", "f32[6]{1,nan,-0.0,0,-inf,nan} None 0 true", "nan first descending, signed zeros tie"},
+    {"aten::sort.stable", "i64[4,3]<2 false 0 true", "int64 along dim 0"},
+    {"aten::topk", "f32[3,4] 2 1 true true", ""},
+    {"aten::topk", "f32[6]{1,nan,-0.0,0,-inf,nan} 3 0 true true", "nan counts as the largest"},
+    {"aten::topk", "f64[4,3]<3 2 0 false true", "smallest, ties"},
+    {"aten::topk", "i64[5]<9 0 -1 true false", "k = 0"},
+    {"aten::topk", "f32[] 1 0 true true", "0-dim"},
+    {"aten::topk", "f32[3,4] 5 1 true true", "k past the size: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

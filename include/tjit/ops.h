@@ -212,6 +212,26 @@ tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim);
  * with the square root taken in float64 and rounded once to self's dtype.
  * self: float32/float64 (TJ_ERR_DTYPE otherwise). Empty gives nan. */
 tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim);
+/** aten::sort: self sorted along `dim` (negative counts from the end),
+ * ascending or with `descending`, into new tensors of self's shape: the
+ * values in *values (self's dtype) and their int64 positions along dim in
+ * *indices (either pointer may be NULL when not wanted). PyTorch's order:
+ * nan above +inf (last ascending, first descending), -0 equal to +0, and
+ * equal values in input order in both directions (stable, as
+ * aten::sort.stable with stable=True and PyTorch's CPU sort). A 0-dim self
+ * gives itself and index 0. self: float32, float64, int64 or bool
+ * (TJ_ERR_DTYPE otherwise). Errors: TJ_ERR_INDEX for dim out of range. */
+tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **values, tj_tensor **indices);
+/** aten::topk: the k largest (smallest with !largest) values of self along
+ * `dim` and their int64 positions, in sorted order (largest first, or
+ * smallest first), as tj_sort's first k: nan counts as the largest, ties in
+ * input order (PyTorch leaves their order unspecified). `sorted` is accepted
+ * for the schema; the result is always sorted. New tensors of self's shape
+ * with dim of size k. Errors: TJ_ERR_INDEX for dim out of range or k
+ * outside [0, size of dim] ("selected index k out of range"); TJ_ERR_DTYPE as
+ * tj_sort. */
+tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tj_tensor **values,
+                  tj_tensor **indices);
 
 /* ---- Views (share storage with self) and data movement. ---- */
 /** aten::view: one size may be -1 (inferred); the view must be expressible
