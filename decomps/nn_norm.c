@@ -53,6 +53,44 @@ static tj_status layer_norm(const tj_value *args, tj_value *outs)
     return st != TJ_OK ? st : done(out, outs);
 }
 
+/* As ATen's batch_norm (which F.batch_norm calls after refusing, in
+ * training, a channel of one value: that check is here, where a tjit user
+ * calls in). */
+static tj_status batch_norm(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t, *out = NULL;
+    bool train = args[5].u.b;
+    if (train && tj_tensor_ndim(x) >= 2 && tj_tensor_numel(x) == tj_tensor_shape(x)[1]) {
+        char s[96];
+        const int64_t *shape = tj_tensor_shape(x);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::batch_norm: Expected more than 1 value per channel when "
+                        "training, got input size %s", tj_shape_str(tj_tensor_ndim(x), shape, s, sizeof s));
+    }
+    tj_status st = tj_native_batch_norm(x, opt_tensor(&args[1]), opt_tensor(&args[2]), opt_tensor(&args[3]),
+                                        opt_tensor(&args[4]), train, tj_value_as_double(&args[6]),
+                                        tj_value_as_double(&args[7]), &out, NULL, NULL);
+    return st != TJ_OK ? st : done(out, outs);
+}
+
+/* As ATen's group_norm: N = size(0), C = size(1), HxW the product of the
+ * rest, then native_group_norm's first output. */
+static tj_status group_norm(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t, *out = NULL;
+    int nd = tj_tensor_ndim(x);
+    const int64_t *shape = tj_tensor_shape(x);
+    if (nd < 2) {
+        char s[96];
+        return tj_error(TJ_ERR_SHAPE, "aten::group_norm: input %s needs at least 2 dims [N, C, *]",
+                        tj_shape_str(nd, shape, s, sizeof s));
+    }
+    int64_t hw = 1;
+    for (int d = 2; d < nd; d++) hw *= shape[d];
+    tj_status st = tj_native_group_norm(x, opt_tensor(&args[2]), opt_tensor(&args[3]), shape[0], shape[1], hw,
+                                        args[1].u.i, tj_value_as_double(&args[4]), &out, NULL, NULL);
+    return st != TJ_OK ? st : done(out, outs);
+}
+
 /* ---- _softmax / _log_softmax and their backward operators ---- */
 
 /* softmax: the kernel's algorithm, exps in the input dtype, their sum in
@@ -196,11 +234,201 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
     return TJ_OK;
 }
 
+/* ---- native_batch_norm, native_group_norm and their backward ---- */
+
+/* A [C] tensor (or NULL) shaped [1, C, 1, ...] against an input of rank nd. */
+static tj_tensor *per_channel(tj_tensor *p, int nd)
+{
+    if (!p) return NULL;
+    int64_t shape[TJ_MAX_DIMS];
+    for (int d = 0; d < nd; d++) shape[d] = d == 1 ? tj_tensor_shape(p)[0] : 1;
+    return tj_reshape(to_f64(p), shape, nd);
+}
+
+/* The dims a channel's statistics reduce over: all but dim 1. */
+static int channel_dims(int nd, int64_t *dims)
+{
+    int k = 0;
+    for (int d = 0; d < nd; d++)
+        if (d != 1) dims[k++] = d;
+    return k;
+}
+
+static int64_t channel_count(tj_tensor *x)
+{
+    int64_t c = tj_tensor_shape(x)[1];
+    return c ? tj_tensor_numel(x) / c : 0;
+}
+
+/* As torch._decomp's native_batch_norm: in training var_mean over every dim
+ * but the channel, out = (x - mean) * rsqrt(var + eps) * weight + bias, the
+ * running statistics momentum-averaged with the unbiased variance; in
+ * evaluation the running statistics. In float64, rounded once. `functional`
+ * returns the new running statistics (_native_batch_norm_legit_functional)
+ * instead of copying them into the arguments (native_batch_norm, whose
+ * copy_ make_fx records and functionalisation writes back). */
+static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool functional)
+{
+    tj_meta m[5];
+    if ((functional ? tj_meta__native_batch_norm_legit_functional : tj_meta_native_batch_norm)(args, m) != TJ_OK)
+        return tj_last_status();
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *x = to_f64(args[0].u.t), *rm = opt_tensor(&args[3]), *rv = opt_tensor(&args[4]);
+    int nd = tj_tensor_ndim(x);
+    int64_t c = tj_tensor_shape(x)[1], count = channel_count(x), dims[TJ_MAX_DIMS];
+    int k = channel_dims(nd, dims);
+    bool train = args[5].u.b;
+    double momentum = tj_value_as_double(&args[6]);
+    tj_tensor *mean, *invstd, *save_mean, *save_invstd, *new_rm = rm, *new_rv = rv;
+    if (train) {
+        tj_tensor *var = NULL;
+        if (tj_var_mean(x, dims, k, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
+        invstd = tj_rsqrt(tj_add_scalar(var, args[7]));
+        save_mean = tj_reshape(mean, &c, 1);
+        save_invstd = tj_reshape(invstd, &c, 1);
+        tj_tensor *unbiased = tj_mul_scalar(tj_reshape(var, &c, 1), tj_v_float((double)count / (double)(count - 1)));
+        if (rm) new_rm = to_dt(tj_add(tj_mul_scalar(save_mean, tj_v_float(momentum)),
+                                      tj_mul_scalar(to_f64(rm), tj_v_float(1 - momentum))), dt);
+        if (rv) new_rv = to_dt(tj_add(tj_mul_scalar(unbiased, tj_v_float(momentum)),
+                                      tj_mul_scalar(to_f64(rv), tj_v_float(1 - momentum))), dt);
+        if (!functional && ((rm && !tj_copy_(rm, new_rm)) || (rv && !tj_copy_(rv, new_rv)))) return tj_last_status();
+    } else {
+        mean = per_channel(rm, nd);
+        invstd = tj_rsqrt(tj_add_scalar(per_channel(rv, nd), args[7]));
+        save_mean = save_invstd = tj_zeros((int64_t[]){0}, 1, (int)TJ_FLOAT64);
+    }
+    tj_tensor *out = tj_mul(tj_sub(x, mean), invstd), *w = per_channel(opt_tensor(&args[1]), nd);
+    tj_tensor *b = per_channel(opt_tensor(&args[2]), nd);
+    if (w) out = tj_mul(out, w);
+    if (b) out = tj_add(out, b);
+    tj_tensor *r[5] = {to_dt(out, dt), to_dt(save_mean, dt), to_dt(save_invstd, dt), new_rm, new_rv};
+    for (int i = 0; i < (functional ? 5 : 3); i++) {
+        if (!r[i]) return tj_last_status();
+        outs[i] = tj_v_tensor(i < 3 || !functional || train ? r[i] : tj_clone(r[i]));
+    }
+    return TJ_OK;
+}
+
+static tj_status native_batch_norm(const tj_value *args, tj_value *outs) { return batch_norm_common(args, outs, false); }
+static tj_status native_batch_norm_legit_functional(const tj_value *args, tj_value *outs)
+{
+    return batch_norm_common(args, outs, true);
+}
+
+/* As torch._decomp's native_batch_norm_backward: with sum_dy = sum(g) and
+ * dot = sum(g (x - mean)) per channel over its M elements, grad_input =
+ * (g - sum_dy / M - (x - mean) invstd^2 dot / M) invstd w in training,
+ * g invstd w in evaluation; grad_weight = dot invstd, grad_bias = sum_dy. */
+static tj_status native_batch_norm_backward(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[3];
+    if (tj_meta_native_batch_norm_backward(args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *g = to_f64(args[0].u.t), *x = to_f64(args[1].u.t);
+    const bool *mask = args[9].u.bools;
+    bool train = args[7].u.b;
+    int nd = tj_tensor_ndim(x);
+    int64_t c = tj_tensor_shape(x)[1], count = channel_count(x), dims[TJ_MAX_DIMS];
+    int k = channel_dims(nd, dims);
+    tj_tensor *mean = per_channel(opt_tensor(&args[train ? 5 : 3]), nd), *invstd;
+    if (train) invstd = per_channel(opt_tensor(&args[6]), nd);
+    else invstd = tj_rsqrt(tj_add_scalar(per_channel(opt_tensor(&args[4]), nd), args[8]));
+    tj_tensor *w = per_channel(opt_tensor(&args[2]), nd), *dev = tj_sub(x, mean);
+    tj_tensor *sum_dy = tj_sum_dim(g, dims, k, true, -1), *dot = tj_sum_dim(tj_mul(g, dev), dims, k, true, -1);
+    tj_tensor *r[3] = {NULL, NULL, NULL};
+    if (mask[0]) {
+        tj_tensor *scale = w ? tj_mul(invstd, w) : invstd, *gi = g;
+        if (train) {
+            tj_tensor *proj = tj_div_scalar(tj_mul(tj_mul(invstd, invstd), dot), tj_v_int(count));
+            gi = tj_sub(tj_sub(g, tj_div_scalar(sum_dy, tj_v_int(count))), tj_mul(dev, proj));
+        }
+        r[0] = tj_mul(gi, scale);
+    }
+    if (mask[1]) r[1] = tj_reshape(tj_mul(dot, invstd), &c, 1);
+    if (mask[2]) r[2] = tj_reshape(sum_dy, &c, 1);
+    for (int i = 0; i < 3; i++) {
+        if (mask[i] && !(r[i] = to_dt(r[i], m[i].dtype))) return tj_last_status();
+        outs[i] = mask[i] ? tj_v_tensor(r[i]) : tj_v_none();
+    }
+    return TJ_OK;
+}
+
+/* input [N, C, *] as [N, group, C / group, HxW] (float64). */
+static tj_tensor *grouped(tj_tensor *t, const tj_value *nchw)
+{
+    int64_t g = nchw[3].u.i, shape[4] = {nchw[0].u.i, g, nchw[1].u.i / g, nchw[2].u.i};
+    return tj_reshape(to_f64(t), shape, 4);
+}
+
+/* weight [C] (or NULL) as [1, group, C / group, 1] (float64). */
+static tj_tensor *grouped_weight(tj_tensor *w, const tj_value *nchw)
+{
+    int64_t g = nchw[3].u.i, shape[4] = {1, g, nchw[1].u.i / g, 1};
+    return w ? tj_reshape(to_f64(w), shape, 4) : NULL;
+}
+
+/* As torch._decomp's native_group_norm: var_mean over each sample's group,
+ * out = (x - mean) * rsqrt(var + eps), then * weight + bias per channel; in
+ * float64, rounded once. mean and rstd [N, group]. */
+static tj_status native_group_norm(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[3];
+    if (tj_meta_native_group_norm(args, m) != TJ_OK) return tj_last_status();
+    tj_tensor *x = args[0].u.t, *xg = grouped(x, &args[3]), *var = NULL, *mean = NULL;
+    int64_t dims[2] = {2, 3}, ng[2] = {args[3].u.i, args[6].u.i};
+    if (tj_var_mean(xg, dims, 2, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
+    tj_tensor *rstd = tj_rsqrt(tj_add_scalar(var, args[7]));
+    tj_tensor *out = tj_mul(tj_sub(xg, mean), rstd), *w = grouped_weight(opt_tensor(&args[1]), &args[3]);
+    tj_tensor *b = grouped_weight(opt_tensor(&args[2]), &args[3]);
+    if (w) out = tj_mul(out, w);
+    if (b) out = tj_add(out, b);
+    tj_tensor *r[3] = {tj_reshape(out, m[0].shape, m[0].ndim), tj_reshape(mean, ng, 2), tj_reshape(rstd, ng, 2)};
+    for (int i = 0; i < 3; i++) {
+        if (!(r[i] = to_dt(r[i], m[i].dtype))) return tj_last_status();
+        outs[i] = tj_v_tensor(r[i]);
+    }
+    return TJ_OK;
+}
+
+/* As torch._decomp's native_group_norm_backward: with ds = sum(w g (x -
+ * mean)) and db = sum(w g) over each sample's group of M elements,
+ * grad_input = rstd w g - ds rstd^3 / M (x - mean) - db rstd / M;
+ * grad_weight = sum(g (x - mean) rstd), grad_bias = sum(g) over samples and
+ * HxW. */
+static tj_status native_group_norm_backward(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[3];
+    if (tj_meta_native_group_norm_backward(args, m) != TJ_OK) return tj_last_status();
+    const tj_value *nchw = &args[5];
+    const bool *mask = args[9].u.bools;
+    int64_t n = nchw[0].u.i, c = nchw[1].u.i, group = nchw[3].u.i, count = c / group * nchw[2].u.i;
+    int64_t stat_shape[4] = {n, group, 1, 1}, inner[2] = {2, 3}, outer[2] = {0, 3};
+    tj_tensor *g = grouped(args[0].u.t, nchw), *x = grouped(args[1].u.t, nchw);
+    tj_tensor *mean = tj_reshape(to_f64(args[2].u.t), stat_shape, 4), *rstd = tj_reshape(to_f64(args[3].u.t), stat_shape, 4);
+    tj_tensor *w = grouped_weight(opt_tensor(&args[4]), nchw), *dev = tj_sub(x, mean), *wg = w ? tj_mul(g, w) : g;
+    tj_tensor *r[3] = {NULL, NULL, NULL};
+    if (mask[0]) {
+        tj_tensor *ds = tj_sum_dim(tj_mul(wg, dev), inner, 2, true, -1), *db = tj_sum_dim(wg, inner, 2, true, -1);
+        tj_tensor *r3 = tj_div_scalar(tj_mul(tj_mul(rstd, rstd), rstd), tj_v_int(count));
+        tj_tensor *gi = tj_sub(tj_sub(tj_mul(wg, rstd), tj_mul(tj_mul(ds, r3), dev)),
+                               tj_div_scalar(tj_mul(db, rstd), tj_v_int(count)));
+        r[0] = tj_reshape(gi, m[0].shape, m[0].ndim);
+    }
+    if (mask[1]) r[1] = tj_reshape(tj_sum_dim(tj_mul(tj_mul(g, dev), rstd), outer, 2, false, -1), &c, 1);
+    if (mask[2]) r[2] = tj_reshape(tj_sum_dim(g, outer, 2, false, -1), &c, 1);
+    for (int i = 0; i < 3; i++) {
+        if (mask[i] && !(r[i] = to_dt(r[i], m[i].dtype))) return tj_last_status();
+        outs[i] = mask[i] ? tj_v_tensor(r[i]) : tj_v_none();
+    }
+    return TJ_OK;
+}
+
 void tj_register_nn_norm_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(softmax_int), softmax, "softmax");
     tj_op_set_decomposition(TJ_OPS(log_softmax_int), log_softmax, "log_softmax");
     tj_op_set_decomposition(TJ_OPS(layer_norm), layer_norm, "layer_norm");
+    tj_op_set_decomposition(TJ_OPS(batch_norm), batch_norm, "batch_norm");
+    tj_op_set_decomposition(TJ_OPS(group_norm), group_norm, "group_norm");
     tj_op_set_decomposition(TJ_OPS(_softmax), softmax_, "_softmax");
     tj_op_set_decomposition(TJ_OPS(_log_softmax), log_softmax_, "_log_softmax");
     tj_op_set_decomposition(TJ_OPS(_softmax_backward_data), softmax_backward_data, "_softmax_backward_data");
@@ -209,4 +437,12 @@ void tj_register_nn_norm_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(native_layer_norm), native_layer_norm, "native_layer_norm");
     tj_op_set_decomposition(TJ_OPS(native_layer_norm_backward), native_layer_norm_backward,
                             "native_layer_norm_backward");
+    tj_op_set_decomposition(TJ_OPS(native_batch_norm), native_batch_norm, "native_batch_norm");
+    tj_op_set_decomposition(TJ_OPS(_native_batch_norm_legit_functional), native_batch_norm_legit_functional,
+                            "_native_batch_norm_legit_functional");
+    tj_op_set_decomposition(TJ_OPS(native_batch_norm_backward), native_batch_norm_backward,
+                            "native_batch_norm_backward");
+    tj_op_set_decomposition(TJ_OPS(native_group_norm), native_group_norm, "native_group_norm");
+    tj_op_set_decomposition(TJ_OPS(native_group_norm_backward), native_group_norm_backward,
+                            "native_group_norm_backward");
 }

@@ -282,6 +282,32 @@ tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int 
 {
     return CALL(layer_norm, T(input), L(normalized_shape, n), T(weight), T(bias), F(eps), B(true));
 }
+tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
+                               tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
+                               tj_tensor **save_mean, tj_tensor **save_invstd)
+{
+    return calln(TJ_OPS(native_batch_norm),
+                 (const tj_value[]){T(input), T(weight), T(bias), T(running_mean), T(running_var), B(training),
+                                    F(momentum), F(eps)},
+                 out, save_mean, save_invstd);
+}
+tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
+                         tj_tensor *running_var, bool training, double momentum, double eps)
+{
+    return CALL(batch_norm, T(input), T(weight), T(bias), T(running_mean), T(running_var), B(training), F(momentum),
+                F(eps), B(true));
+}
+tj_status tj_native_group_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t n, int64_t c, int64_t hxw,
+                               int64_t group, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd)
+{
+    return calln(TJ_OPS(native_group_norm),
+                 (const tj_value[]){T(input), T(weight), T(bias), I(n), I(c), I(hxw), I(group), F(eps)}, out, mean,
+                 rstd);
+}
+tj_tensor *tj_group_norm(tj_tensor *input, int64_t num_groups, tj_tensor *weight, tj_tensor *bias, double eps)
+{
+    return CALL(group_norm, T(input), I(num_groups), T(weight), T(bias), F(eps), B(true));
+}
 tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
                           const int64_t *padding, const int64_t *dilation, bool transposed,
                           const int64_t *output_padding, int64_t groups)
@@ -366,6 +392,26 @@ tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, c
 {
     return calln(TJ_OPS(native_layer_norm_backward),
                  (const tj_value[]){T(grad_out), T(input), L(normalized_shape, n), T(mean), T(rstd), T(weight), T(bias),
+                                    tj_v_bools(output_mask, 3)},
+                 grad_input, grad_weight, grad_bias);
+}
+tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *weight,
+                                        tj_tensor *running_mean, tj_tensor *running_var, tj_tensor *save_mean,
+                                        tj_tensor *save_invstd, bool train, double eps, const bool output_mask[3],
+                                        tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias)
+{
+    return calln(TJ_OPS(native_batch_norm_backward),
+                 (const tj_value[]){T(grad_out), T(input), T(weight), T(running_mean), T(running_var), T(save_mean),
+                                    T(save_invstd), B(train), F(eps), tj_v_bools(output_mask, 3)},
+                 grad_input, grad_weight, grad_bias);
+}
+tj_status tj_native_group_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *mean, tj_tensor *rstd,
+                                        tj_tensor *weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
+                                        const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
+                                        tj_tensor **grad_bias)
+{
+    return calln(TJ_OPS(native_group_norm_backward),
+                 (const tj_value[]){T(grad_out), T(input), T(mean), T(rstd), T(weight), I(n), I(c), I(hxw), I(group),
                                     tj_v_bools(output_mask, 3)},
                  grad_input, grad_weight, grad_bias);
 }

@@ -656,6 +656,37 @@ FORMULA(d_native_layer_norm)
     return st;
 }
 
+/* native_batch_norm_backward(grad_out, input, weight, running_mean,
+ * running_var, save_mean, save_invstd, training, eps, mask). Training reads
+ * no running statistics (the forward has just written them: passing them
+ * would read a stale version), evaluation no saved ones. */
+FORMULA(d_native_batch_norm)
+{
+    if (!g[0]) return TJ_OK;
+    bool train = c->args[5].u.b, mask[3] = {NEED(0), NEED(1), NEED(2)};
+    tj_value args[10] = {tj_v_tensor(g[0]), SAVED(0), SAVED(1), train ? tj_v_none() : SAVED(3),
+                         train ? tj_v_none() : SAVED(4), train ? tj_v_tensor(OUT(1)) : tj_v_none(),
+                         train ? tj_v_tensor(OUT(2)) : tj_v_none(), c->args[5], c->args[7], tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = call(TJ_OPS(native_batch_norm_backward), args, outs);
+    for (int k = 0; st == TJ_OK && k < 3; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
+    return st;
+}
+
+/* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
+ * HxW, group, mask) */
+FORMULA(d_native_group_norm)
+{
+    if (!g[0]) return TJ_OK;
+    bool mask[3] = {NEED(0), NEED(1), NEED(2)};
+    tj_value args[10] = {tj_v_tensor(g[0]), SAVED(0),    tj_v_tensor(OUT(1)), tj_v_tensor(OUT(2)), SAVED(1),
+                         c->args[3],        c->args[4], c->args[5],          c->args[6],          tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = call(TJ_OPS(native_group_norm_backward), args, outs);
+    for (int k = 0; st == TJ_OK && k < 3; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
+    return st;
+}
+
 /* convolution_backward(grad, input, weight, bias_sizes, stride, padding,
  * dilation, transposed, output_padding, groups, mask) */
 FORMULA(d_convolution)
@@ -901,6 +932,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
+    D_OUTS(native_batch_norm, d_native_batch_norm, 6u), D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
     D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_attention),

@@ -9,11 +9,13 @@ TJ_OP_DECLARE(convolution_backward)
 TJ_OP_DECLARE(max_pool2d_with_indices_backward)
 TJ_OP_DECLARE(nll_loss_backward)
 
-/* softmax backward (op_softmax.c), layer norm backward (op_layer_norm.c: output_mask false -> undefined output),
+/* softmax backward (op_softmax.c), layer / batch / group norm backward (op_layer_norm.c: output_mask false -> undefined output),
  * embedding_dense_backward (op_embedding.c) */
 TJ_OP_DECLARE(_softmax_backward_data)
 TJ_OP_DECLARE(_log_softmax_backward_data)
 TJ_OP_DECLARE(native_layer_norm_backward)
+TJ_OP_DECLARE(native_batch_norm_backward)
+TJ_OP_DECLARE(native_group_norm_backward)
 TJ_OP_DECLARE(embedding_dense_backward)
 
 #endif

@@ -1,11 +1,13 @@
-/* native_layer_norm and native_layer_norm_backward: argument checks (shape
- * functions) and the glue to kernels/layer_norm. As ATen, the kernels see
+/* native_layer_norm, native_batch_norm, native_group_norm and their
+ * backward operators: argument checks (shape functions) and the glue to
+ * kernels/layer_norm and kernels/norm_segments. As ATen, the kernels see
  * contiguous operands: a strided input is copied once. */
 #include <math.h>
 #include <string.h>
 
 #include "contig.h"
 #include "kernels/layer_norm.h"
+#include "kernels/norm_segments.h"
 #include "op_backward.h"
 #include "op_nn.h"
 
@@ -188,4 +190,454 @@ tj_status tj_kernel_native_layer_norm_backward(const tj_value *args, tj_tensor *
     tj_contig_release(&cw);
     dense_release(&d);
     return st;
+}
+
+/* ---- batch norm and group norm: input [N, C, *] as N * C contiguous
+ * segments of HW elements (kernels/norm_segments.h); statistics per channel
+ * (batch) or per sample and group (group) combine the segments' moments in
+ * double. ---- */
+
+/* Element i of a 1-D tensor (any stride) as double, and the store. */
+static double elem(const tj_tensor *t, int64_t i)
+{
+    return tj_load_f64(tj_tensor_ptr(t) + i * t->strides[0] * (int64_t)tj_dtype_size(t->dtype), t->dtype);
+}
+
+static void set_elem(tj_tensor *t, int64_t i, double v)
+{
+    tj_store_f64(tj_tensor_ptr(t) + i * t->strides[0] * (int64_t)tj_dtype_size(t->dtype), t->dtype, v);
+}
+
+/* A float32 / float64 input of rank >= 2 (batch norm) and an optional 1-D
+ * per-channel tensor of C elements and input's dtype. */
+static tj_status check_channels_input(const char *op, const tj_tensor *x)
+{
+    char s[96];
+    if (x->dtype != TJ_FLOAT32 && x->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(x->dtype));
+    if (x->ndim < 2)
+        return tj_error(TJ_ERR_SHAPE, "%s: input %s needs at least 2 dims [N, C, ...]", op,
+                        tj_shape_str(x->ndim, x->shape, s, sizeof s));
+    return TJ_OK;
+}
+
+static tj_status check_per_channel(const char *op, const char *name, const tj_tensor *p, const tj_tensor *x, int64_t c)
+{
+    char sp[96];
+    if (!p) return TJ_OK;
+    if (p->dtype != x->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: %s (%s) must have input's dtype (%s)", op, name, tj_dtype_name(p->dtype),
+                        tj_dtype_name(x->dtype));
+    if (p->ndim != 1 || p->shape[0] != c)
+        return tj_error(TJ_ERR_SHAPE, "%s: %s %s must have shape [%lld] (one value per channel)", op, name,
+                        tj_shape_str(p->ndim, p->shape, sp, sizeof sp), (long long)c);
+    return TJ_OK;
+}
+
+/* Scratch in double: k arrays of n each, zeroed. */
+static double *scratch(const char *op, int k, int64_t n)
+{
+    size_t bytes = sizeof(double) * (size_t)k * (size_t)(n ? n : 1);
+    double *p = tj_alloc(bytes);
+    if (!p) tj_oom(op, bytes);
+    else memset(p, 0, bytes);
+    return p;
+}
+
+/* Folds segment (count len, mean sm, squared deviations sq) into the
+ * running (n, mean, m2) of its channel or group (Chan et al.). */
+static void chan_add(double *n, double *mean, double *m2, double len, double sm, double sq)
+{
+    double tot = *n + len, delta = sm - *mean;
+    *mean += delta * len / tot;
+    *m2 += sq + delta * delta * *n * len / tot;
+    *n = tot;
+}
+
+static tj_tensor *opt_t(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
+
+/* native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
+ * training, momentum, eps) -> (out, save_mean, save_invstd) */
+tj_status tj_meta_native_batch_norm(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::native_batch_norm";
+    const tj_tensor *x = args[0].u.t;
+    tj_status st = check_channels_input(op, x);
+    if (st != TJ_OK) return st;
+    int64_t c = x->shape[1];
+    const char *names[4] = {"weight", "bias", "running_mean", "running_var"};
+    for (int i = 0; i < 4 && st == TJ_OK; i++) st = check_per_channel(op, names[i], opt_tensor(&args[1 + i]), x, c);
+    if (st != TJ_OK) return st;
+    bool train = args[5].u.b;
+    if (!train && (!opt_tensor(&args[3]) || !opt_tensor(&args[4])))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: running_mean and running_var must be given in evaluation mode "
+                        "(training=False)", op);
+    /* training writes the running statistics, element by element */
+    for (int i = 3; train && i < 5; i++)
+        if (opt_tensor(&args[i]) && tj_may_self_overlap(opt_tensor(&args[i])))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s, written in training, has elements sharing one memory "
+                            "location (an expanded tensor): clone() it first", op, names[i - 1]);
+    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
+    /* evaluation returns empty save_mean / save_invstd, as ATen's CPU kernel */
+    int64_t k = train ? c : 0;
+    set_meta(&outs[1], x->dtype, 1, &k);
+    set_meta(&outs[2], x->dtype, 1, &k);
+    return TJ_OK;
+}
+
+/* The geometry of batch / group norm's input as segments. */
+static tj_k_segments segments_of(const tj_tensor *x, int64_t n, int64_t c)
+{
+    int64_t hw = n * c != 0 ? x->numel / (n * c) : 0;
+    return (tj_k_segments){.dtype = x->dtype, .count = n * c, .len = hw, .nthreads = tj_get_num_threads()};
+}
+
+tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *op = "aten::native_batch_norm";
+    const tj_tensor *x = args[0].u.t, *w = opt_tensor(&args[1]), *b = opt_tensor(&args[2]);
+    tj_tensor *rm = opt_t(&args[3]), *rv = opt_t(&args[4]);
+    bool train = args[5].u.b;
+    double momentum = tj_value_as_double(&args[6]), eps = tj_value_as_double(&args[7]);
+    int64_t n = x->shape[0], c = x->shape[1];
+    tj_k_segments s = segments_of(x, n, c);
+    double count = (double)n * (double)s.len;
+    /* per segment: mean / m2 (training), then shift, alpha, gamma */
+    double *sc = scratch(op, 5, s.count);
+    tj_contig cx = {0};
+    tj_status st = !sc ? tj_last_status() : tj_contig_get(&cx, x);
+    if (st != TJ_OK) {
+        tj_free(sc, sizeof(double) * 5 * (size_t)(s.count ? s.count : 1));
+        return st;
+    }
+    double *smean = sc, *sm2 = sc + s.count, *shift = sc + 2 * s.count, *alpha = sc + 3 * s.count,
+           *gamma = sc + 4 * s.count;
+    if (train && s.len > 0) tj_k_segment_moments(&s, cx.data, smean, sm2);
+    for (int64_t ch = 0; ch < c; ch++) {
+        double mean, invstd;
+        if (train) {
+            double k = 0, m = 0, m2 = 0;
+            for (int64_t i = 0; i < n && s.len > 0; i++) chan_add(&k, &m, &m2, (double)s.len, smean[i * c + ch], sm2[i * c + ch]);
+            mean = count > 0 ? m : NAN;
+            double var = count > 0 ? m2 / count : NAN;
+            invstd = 1.0 / sqrt(var + eps);
+            set_elem(outs[1], ch, mean);
+            set_elem(outs[2], ch, invstd);
+            /* the running variance is unbiased, as ATen's */
+            if (rm) set_elem(rm, ch, (1 - momentum) * elem(rm, ch) + momentum * mean);
+            if (rv) set_elem(rv, ch, (1 - momentum) * elem(rv, ch) + momentum * (count > 1 ? m2 / (count - 1) : NAN));
+        } else {
+            mean = elem(rm, ch);
+            invstd = 1.0 / sqrt(elem(rv, ch) + eps);
+        }
+        double a = w ? invstd * elem(w, ch) : invstd, sh = x->dtype == TJ_FLOAT32 ? (double)(float)mean : mean;
+        /* shift is the mean rounded to the dtype: gamma takes the rest */
+        for (int64_t i = 0; i < n; i++) {
+            shift[i * c + ch] = sh;
+            alpha[i * c + ch] = a;
+            gamma[i * c + ch] = (b ? elem(b, ch) : 0.0) - (mean - sh) * a;
+        }
+    }
+    if (s.len > 0) tj_k_segment_affine(&s, cx.data, NULL, shift, alpha, NULL, gamma, tj_tensor_ptr(outs[0]));
+    tj_contig_release(&cx);
+    tj_free(sc, sizeof(double) * 5 * (size_t)(s.count ? s.count : 1));
+    return TJ_OK;
+}
+
+/* _native_batch_norm_legit_functional: native_batch_norm on copies of the
+ * running statistics, returned as outputs 3 and 4. */
+tj_status tj_meta__native_batch_norm_legit_functional(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = tj_meta_native_batch_norm(args, outs);
+    if (st != TJ_OK) return st;
+    for (int i = 3; i < 5; i++) {
+        const tj_tensor *r = args[i].u.t;
+        set_meta(&outs[i], r->dtype, r->ndim, r->shape);
+    }
+    return TJ_OK;
+}
+
+tj_status tj_kernel__native_batch_norm_legit_functional(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value a[8];
+    memcpy(a, args, sizeof a);
+    for (int i = 3; i < 5; i++) {
+        int64_t c = outs[i]->shape[0];
+        for (int64_t k = 0; k < c; k++) set_elem(outs[i], k, elem(args[i].u.t, k));
+        a[i] = tj_v_tensor(outs[i]);
+    }
+    return tj_kernel_native_batch_norm(a, outs);
+}
+
+/* Checks of the backward operators shared by batch and group norm: grad_out
+ * of input's shape and dtype, an output_mask of 3 not asking for an absent
+ * weight's gradient; sets the three outputs (input's shape, [C], [C]). */
+static tj_status check_norm_backward(const char *op, const tj_tensor *g, const tj_tensor *x, const tj_tensor *w,
+                                     const tj_value *mask, int64_t c, tj_meta *outs)
+{
+    char s1[96], s2[96];
+    if (g->dtype != x->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: grad_out (%s) must have input's dtype (%s)", op, tj_dtype_name(g->dtype),
+                        tj_dtype_name(x->dtype));
+    bool same = g->ndim == x->ndim;
+    for (int d = 0; same && d < g->ndim; d++) same = g->shape[d] == x->shape[d];
+    if (!same)
+        return tj_error(TJ_ERR_SHAPE, "%s: grad_out %s must have input's shape %s", op,
+                        tj_shape_str(g->ndim, g->shape, s1, sizeof s1), tj_shape_str(x->ndim, x->shape, s2, sizeof s2));
+    if (mask->n != 3) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask needs 3 entries, got %d", op, mask->n);
+    if (mask->u.bools[1] && !w)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask asks for the gradient of an absent weight", op);
+    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
+    set_meta(&outs[1], x->dtype, 1, &c);
+    set_meta(&outs[2], x->dtype, 1, &c);
+    for (int i = 0; i < 3; i++) outs[i].undefined = !mask->u.bools[i];
+    return TJ_OK;
+}
+
+/* native_batch_norm_backward(grad_out, input, weight?, running_mean?,
+ * running_var?, save_mean?, save_invstd?, train, eps, output_mask) */
+tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::native_batch_norm_backward";
+    const tj_tensor *x = args[1].u.t;
+    tj_status st = check_channels_input(op, x);
+    if (st != TJ_OK) return st;
+    int64_t c = x->shape[1];
+    const char *names[5] = {"weight", "running_mean", "running_var", "save_mean", "save_invstd"};
+    for (int i = 0; i < 5 && st == TJ_OK; i++) st = check_per_channel(op, names[i], opt_tensor(&args[2 + i]), x, c);
+    if (st != TJ_OK) return st;
+    bool train = args[7].u.b;
+    if (train ? !opt_tensor(&args[5]) || !opt_tensor(&args[6]) : !opt_tensor(&args[3]) || !opt_tensor(&args[4]))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must be given when train is %s", op,
+                        train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "True" : "False");
+    return check_norm_backward(op, args[0].u.t, x, opt_tensor(&args[2]), &args[9], c, outs);
+}
+
+/* The backward of both over segments: dots of g and g * (x - mean) per
+ * segment (`shift` holds each segment's mean), then `coef` turns them into
+ * the input gradient's alpha, beta, gamma per segment and the parameter
+ * gradients. */
+typedef void (*norm_coef_fn)(const tj_value *args, const double *sum_g, const double *sum_gx, double *alpha,
+                             double *beta, double *gamma, tj_tensor *const *outs);
+
+static tj_status norm_backward(const char *op, const tj_value *args, tj_tensor *const *outs, const tj_tensor *g,
+                               const tj_tensor *x, int64_t n, int64_t c, bool use_x,
+                               void (*means)(const tj_value *args, double *shift), norm_coef_fn coef)
+{
+    tj_k_segments s = segments_of(x, n, c);
+    double *sc = scratch(op, 6, s.count);
+    size_t bytes = sizeof(double) * 6 * (size_t)(s.count ? s.count : 1);
+    tj_contig cg = {0}, cx = {0};
+    tj_status st = !sc ? tj_last_status() : tj_contig_get(&cg, g);
+    if (st == TJ_OK) st = tj_contig_get(&cx, x);
+    if (st == TJ_OK) {
+        int64_t k = s.count;
+        double *shift = sc, *sg = sc + k, *sgx = sc + 2 * k, *al = sc + 3 * k, *be = sc + 4 * k, *ga = sc + 5 * k;
+        means(args, shift);
+        if (s.len > 0) tj_k_segment_dots(&s, cg.data, cx.data, shift, sg, sgx);
+        coef(args, sg, sgx, al, be, ga, outs);
+        if (outs[0] && s.len > 0)
+            tj_k_segment_affine(&s, use_x ? cx.data : NULL, cg.data, shift, al, be, ga, tj_tensor_ptr(outs[0]));
+    }
+    tj_contig_release(&cg);
+    tj_contig_release(&cx);
+    if (sc) tj_free(sc, bytes);
+    return st;
+}
+
+/* batch norm: segment (i, ch) has its channel's mean (saved, or running in
+ * evaluation). */
+static void bn_means(const tj_value *args, double *shift)
+{
+    const tj_tensor *x = args[1].u.t, *mean = opt_tensor(&args[args[7].u.b ? 5 : 3]);
+    int64_t n = x->shape[0], c = x->shape[1];
+    for (int64_t ch = 0; ch < c; ch++) {
+        double m = elem(mean, ch);
+        for (int64_t i = 0; i < n; i++) shift[i * c + ch] = m;
+    }
+}
+
+/* As ATen's batch_norm_backward_cpu: with sum_dy = sum g and dot = sum g (x
+ * - mean) over a channel's M elements, grad_input = (g - sum_dy / M - (x -
+ * mean) invstd^2 dot / M) invstd w in training, g invstd w in evaluation;
+ * grad_weight = dot invstd, grad_bias = sum_dy. */
+static void bn_coef(const tj_value *args, const double *sum_g, const double *sum_gx, double *alpha, double *beta,
+                    double *gamma, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[1].u.t, *w = opt_tensor(&args[2]);
+    bool train = args[7].u.b;
+    int64_t n = x->shape[0], c = x->shape[1];
+    double count = (double)n * (double)(n * c != 0 ? x->numel / (n * c) : 0);
+    for (int64_t ch = 0; ch < c; ch++) {
+        double invstd = train ? elem(opt_tensor(&args[6]), ch)
+                              : 1.0 / sqrt(elem(opt_tensor(&args[4]), ch) + tj_value_as_double(&args[8]));
+        double dy = 0, dot = 0, wc = w ? elem(w, ch) : 1.0;
+        for (int64_t i = 0; i < n; i++) dy += sum_g[i * c + ch], dot += sum_gx[i * c + ch];
+        for (int64_t i = 0; i < n; i++) {
+            alpha[i * c + ch] = train ? -wc * invstd * invstd * invstd * dot / count : 0.0;
+            beta[i * c + ch] = wc * invstd;
+            gamma[i * c + ch] = train ? -wc * invstd * dy / count : 0.0;
+        }
+        if (outs[1]) set_elem(outs[1], ch, dot * invstd);
+        if (outs[2]) set_elem(outs[2], ch, dy);
+    }
+}
+
+tj_status tj_kernel_native_batch_norm_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[1].u.t;
+    return norm_backward("aten::native_batch_norm_backward", args, outs, args[0].u.t, x, x->shape[0], x->shape[1],
+                         args[7].u.b, bn_means, bn_coef);
+}
+
+/* ---- group norm: native_group_norm(input, weight?, bias?, N, C, HxW,
+ * group, eps) -> (out, mean [N, group], rstd [N, group]) ---- */
+
+static tj_status check_groups(const char *op, const tj_tensor *x, const tj_value *args)
+{
+    char s[96];
+    int64_t n = args[0].u.i, c = args[1].u.i, hw = args[2].u.i, group = args[3].u.i;
+    if (x->dtype != TJ_FLOAT32 && x->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(x->dtype));
+    if (n < 0 || c < 0 || hw < 0 || group <= 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: N (%lld), C (%lld), HxW (%lld) must be >= 0 and group (%lld) > 0",
+                        op, (long long)n, (long long)c, (long long)hw, (long long)group);
+    if (c % group)
+        return tj_error(TJ_ERR_SHAPE, "%s: the number of channels C (%lld) of input %s is not divisible by group "
+                        "(%lld)", op, (long long)c, tj_shape_str(x->ndim, x->shape, s, sizeof s), (long long)group);
+    if (x->ndim < 2 || x->shape[0] != n || x->shape[1] != c || (double)n * (double)c * (double)hw != (double)x->numel)
+        return tj_error(TJ_ERR_SHAPE, "%s: input %s is not [N, C, *] with N = %lld, C = %lld, HxW = %lld", op,
+                        tj_shape_str(x->ndim, x->shape, s, sizeof s), (long long)n, (long long)c, (long long)hw);
+    return TJ_OK;
+}
+
+tj_status tj_meta_native_group_norm(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::native_group_norm";
+    const tj_tensor *x = args[0].u.t;
+    tj_status st = check_groups(op, x, &args[3]);
+    if (st == TJ_OK) st = check_per_channel(op, "weight", opt_tensor(&args[1]), x, args[4].u.i);
+    if (st == TJ_OK) st = check_per_channel(op, "bias", opt_tensor(&args[2]), x, args[4].u.i);
+    if (st != TJ_OK) return st;
+    int64_t ng[2] = {args[3].u.i, args[6].u.i};
+    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
+    set_meta(&outs[1], x->dtype, 2, ng);
+    set_meta(&outs[2], x->dtype, 2, ng);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_native_group_norm(const tj_value *args, tj_tensor *const *outs)
+{
+    const char *op = "aten::native_group_norm";
+    const tj_tensor *x = args[0].u.t, *w = opt_tensor(&args[1]), *b = opt_tensor(&args[2]);
+    int64_t n = args[3].u.i, c = args[4].u.i, group = args[6].u.i, d = c / group;
+    double eps = tj_value_as_double(&args[7]);
+    tj_k_segments s = segments_of(x, n, c);
+    double *sc = scratch(op, 5, s.count);
+    size_t bytes = sizeof(double) * 5 * (size_t)(s.count ? s.count : 1);
+    tj_contig cx = {0};
+    tj_status st = !sc ? tj_last_status() : tj_contig_get(&cx, x);
+    if (st == TJ_OK) {
+        int64_t k = s.count;
+        double *smean = sc, *sm2 = sc + k, *shift = sc + 2 * k, *alpha = sc + 3 * k, *gamma = sc + 4 * k;
+        if (s.len > 0) tj_k_segment_moments(&s, cx.data, smean, sm2);
+        for (int64_t r = 0; r < n * group; r++) {
+            double cnt = 0, mean = 0, m2 = 0;
+            for (int64_t j = r * d; j < (r + 1) * d && s.len > 0; j++) chan_add(&cnt, &mean, &m2, (double)s.len, smean[j], sm2[j]);
+            if (cnt == 0) mean = 0, m2 = NAN; /* ATen: an empty group has mean 0, rstd nan */
+            double rstd = 1.0 / sqrt(m2 / (cnt > 0 ? cnt : 1) + eps);
+            double sh = x->dtype == TJ_FLOAT32 ? (double)(float)mean : mean;
+            tj_store_f64(tj_tensor_ptr(outs[1]) + r * (int64_t)tj_dtype_size(x->dtype), x->dtype, mean);
+            tj_store_f64(tj_tensor_ptr(outs[2]) + r * (int64_t)tj_dtype_size(x->dtype), x->dtype, rstd);
+            for (int64_t j = r * d; j < (r + 1) * d; j++) {
+                int64_t ch = j % c;
+                double a = w ? rstd * elem(w, ch) : rstd;
+                shift[j] = sh;
+                alpha[j] = a;
+                gamma[j] = (b ? elem(b, ch) : 0.0) - (mean - sh) * a;
+            }
+        }
+        if (s.len > 0) tj_k_segment_affine(&s, cx.data, NULL, shift, alpha, NULL, gamma, tj_tensor_ptr(outs[0]));
+    }
+    tj_contig_release(&cx);
+    if (sc) tj_free(sc, bytes);
+    return st;
+}
+
+/* native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C,
+ * HxW, group, output_mask) */
+tj_status tj_meta_native_group_norm_backward(const tj_value *args, tj_meta *outs)
+{
+    const char *op = "aten::native_group_norm_backward";
+    const tj_tensor *x = args[1].u.t, *mean = args[2].u.t, *rstd = args[3].u.t;
+    char s1[96], s2[96];
+    tj_status st = check_groups(op, x, &args[5]);
+    if (st == TJ_OK) st = check_per_channel(op, "weight", opt_tensor(&args[4]), x, args[6].u.i);
+    if (st != TJ_OK) return st;
+    int64_t ng = args[5].u.i * args[8].u.i;
+    if (mean->dtype != x->dtype || rstd->dtype != x->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: mean and rstd must have input's dtype %s, got %s and %s", op,
+                        tj_dtype_name(x->dtype), tj_dtype_name(mean->dtype), tj_dtype_name(rstd->dtype));
+    if (mean->numel != ng || rstd->numel != ng)
+        return tj_error(TJ_ERR_SHAPE, "%s: mean %s and rstd %s must hold N * group = %lld values", op,
+                        tj_shape_str(mean->ndim, mean->shape, s1, sizeof s1),
+                        tj_shape_str(rstd->ndim, rstd->shape, s2, sizeof s2), (long long)ng);
+    return check_norm_backward(op, args[0].u.t, x, opt_tensor(&args[4]), &args[9], args[6].u.i, outs);
+}
+
+/* i-th value of mean / rstd in row-major order (any strides). */
+static double stat_at(const tj_tensor *t, int64_t i)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (i % t->shape[d]) * t->strides[d];
+        i /= t->shape[d];
+    }
+    return tj_load_f64(tj_tensor_ptr(t) + off * (int64_t)tj_dtype_size(t->dtype), t->dtype);
+}
+
+static void gn_means(const tj_value *args, double *shift)
+{
+    int64_t n = args[5].u.i, c = args[6].u.i, group = args[8].u.i, d = c / group;
+    for (int64_t j = 0; j < n * c; j++) shift[j] = stat_at(args[2].u.t, j / d);
+}
+
+/* As ATen's GroupNormBackward CPU kernel, around the mean: with ds =
+ * sum_c w (g (x - mean)) and db = sum_c w g over a group of M = C / group
+ * * HxW elements, grad_input = rstd w g - ds rstd^3 / M (x - mean) - db
+ * rstd / M; grad_weight = sum_n sum g (x - mean) rstd, grad_bias = sum g. */
+static void gn_coef(const tj_value *args, const double *sum_g, const double *sum_gx, double *alpha, double *beta,
+                    double *gamma, tj_tensor *const *outs)
+{
+    const tj_tensor *w = opt_tensor(&args[4]);
+    int64_t n = args[5].u.i, c = args[6].u.i, hw = args[7].u.i, group = args[8].u.i, d = c / group;
+    double inv_m = 1.0 / ((double)d * (double)hw);
+    for (int64_t r = 0; r < n * group; r++) {
+        double rstd = stat_at(args[3].u.t, r), ds = 0, db = 0;
+        for (int64_t j = r * d; j < (r + 1) * d; j++) {
+            double wc = w ? elem(w, j % c) : 1.0;
+            ds += wc * sum_gx[j];
+            db += wc * sum_g[j];
+        }
+        for (int64_t j = r * d; j < (r + 1) * d; j++) {
+            alpha[j] = -ds * rstd * rstd * rstd * inv_m;
+            beta[j] = rstd * (w ? elem(w, j % c) : 1.0);
+            gamma[j] = -db * rstd * inv_m;
+        }
+    }
+    for (int64_t ch = 0; ch < c && (outs[1] || outs[2]); ch++) {
+        double gw = 0, gb = 0;
+        for (int64_t i = 0; i < n; i++) {
+            gw += sum_gx[i * c + ch] * stat_at(args[3].u.t, i * group + ch / d);
+            gb += sum_g[i * c + ch];
+        }
+        if (outs[1]) set_elem(outs[1], ch, gw);
+        if (outs[2]) set_elem(outs[2], ch, gb);
+    }
+}
+
+tj_status tj_kernel_native_group_norm_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return norm_backward("aten::native_group_norm_backward", args, outs, args[0].u.t, args[1].u.t, args[5].u.i,
+                         args[6].u.i, true, gn_means, gn_coef);
 }

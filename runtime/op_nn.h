@@ -11,10 +11,13 @@ TJ_OP_DECLARE(avg_pool2d)
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(native_dropout)
 
-/* softmax (op_softmax.c), layer norm (op_layer_norm.c), embedding (op_embedding.c), attention (op_attention.c) */
+/* softmax (op_softmax.c), layer / batch / group norm (op_layer_norm.c), embedding (op_embedding.c), attention (op_attention.c) */
 TJ_OP_DECLARE(_softmax)
 TJ_OP_DECLARE(_log_softmax)
 TJ_OP_DECLARE(native_layer_norm)
+TJ_OP_DECLARE(native_batch_norm)
+TJ_OP_DECLARE(_native_batch_norm_legit_functional)
+TJ_OP_DECLARE(native_group_norm)
 TJ_OP_DECLARE(embedding)
 /* The fused kernel never materialises the [L, S] scores; a query whose keys
  * are all masked gets zeros (softmax would give nan); dropout_p must be 0. */

@@ -18,14 +18,16 @@
 
 bool tj_plan_op_is_pure(const tj_op *op)
 {
-    if (!tj_op_is_builtin(op) || op->is_random || op->is_inplace || strstr(op->base, "dropout")) return false;
+    if (!tj_op_is_builtin(op) || op->is_random || op->mutated_args || strstr(op->base, "dropout")) return false;
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i].name && strcmp(op->args[i].name, "dropout_p") == 0) return false;
     return true;
 }
 
-/* Roots of the storages some node writes into: in-place results, the self
- * argument of in-place operators, every argument of user operators. */
+/* Roots of the storages some node writes into: in-place results, the
+ * Tensor(a!) arguments of built-in operators (self of in-place ones, the
+ * running statistics of native_batch_norm), every argument of user
+ * operators. */
 static void mark_written(const tj_plan *p, bool *written)
 {
     for (int i = 0; i < p->n_nodes; i++) {
@@ -33,9 +35,10 @@ static void mark_written(const tj_plan *p, bool *written)
         for (int k = 0; k < n->nout; k++)
             if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) written[p->values[n->outs[k]].root] = true;
         bool user = !tj_op_is_builtin(n->op);
-        if (!user && !n->op->is_inplace) continue;
-        for (int a = 0; a < n->nargs && (user || a < 1); a++)
-            for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) written[p->values[tj_garg_value_at(&n->args[a], k)].root] = true;
+        if (!user && !n->op->mutated_args) continue;
+        for (int a = 0; a < n->nargs; a++)
+            if (user || ((n->op->mutated_args >> a) & 1))
+                for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) written[p->values[tj_garg_value_at(&n->args[a], k)].root] = true;
     }
 }
 

@@ -102,7 +102,7 @@ typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
 
 /** Maximum number of schema arguments and returns of any operator. */
 #define TJ_MAX_ARGS 16
-#define TJ_MAX_RETURNS 4
+#define TJ_MAX_RETURNS 5 /* _native_batch_norm_legit_functional */
 
 /** Calls `op` with all its schema arguments boxed in `args` (`nargs` must
  * equal tj_op_num_args; use tj_call to fill defaults). On success writes one

@@ -139,7 +139,9 @@ int tj_pass_noop(tj_graph *g);
 
 /** Functionalisation (PyTorch's functionalize): rewrites every in-place call
  * into its out-of-place operator (add_ -> add, copy_ -> copy or the source
- * itself, ...). Later uses of a mutated value, and of every view of it, read
+ * itself, ...), and a built-in call writing other Tensor(a!) arguments into
+ * its functional form (native_batch_norm's running statistics ->
+ * _native_batch_norm_legit_functional, which returns their new values). Later uses of a mutated value, and of every view of it, read
  * the new value (views are regenerated from it); a mutation through a view
  * writes back into its base through the inverse of each view (slice_scatter,
  * select_scatter, view, permute, transpose, squeeze / unsqueeze). Each

@@ -327,6 +327,48 @@ tj_status tj_native_layer_norm(tj_tensor *input, const int64_t *normalized_shape
                                tj_tensor *bias, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd);
 tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
                          tj_tensor *bias, double eps); /**< aten::layer_norm (implicit) */
+/** aten::native_batch_norm (Ioffe & Szegedy 2015): input [N, C, *] (float32
+ * / float64, rank >= 2) normalised per channel c, out = (x - mean_c) *
+ * invstd_c * weight[c] + bias[c]. In training the statistics are the
+ * channel's biased mean and variance over N and the trailing dims, invstd =
+ * 1 / sqrt(var + eps); running_mean / running_var, when given, are updated
+ * in place to (1 - momentum) * old + momentum * new, with the unbiased
+ * variance for running_var (as ATen: nan when the channel holds one value).
+ * In evaluation (training false) the running statistics are used and must
+ * be given. weight, bias, running_mean, running_var: [C] of input's dtype,
+ * each may be NULL (when training). Results (new tensors, the caller's; any
+ * out pointer may be NULL): out of input's shape, save_mean and save_invstd
+ * [C] in training, [0] in evaluation (as ATen's CPU kernel). Under make_fx
+ * the call is recorded with its writes to the running statistics, which
+ * tj_pass_functionalize turns into outputs written back into those inputs.
+ * Errors: TJ_ERR_DTYPE (non-float input, or another tensor of another
+ * dtype), TJ_ERR_SHAPE (rank < 2, a [C] tensor of another shape),
+ * TJ_ERR_INVALID_ARGUMENT (evaluation without running statistics). */
+tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
+                               tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
+                               tj_tensor **save_mean, tj_tensor **save_invstd);
+/** aten::batch_norm (implicit): tj_native_batch_norm's out, as
+ * torch.nn.functional.batch_norm (BatchNorm1d/2d): in training, an input
+ * with one value per channel (N * prod(trailing dims) == 1) is refused with
+ * TJ_ERR_INVALID_ARGUMENT ("Expected more than 1 value per channel when
+ * training"); other errors as tj_native_batch_norm. */
+tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
+                         tj_tensor *running_var, bool training, double momentum, double eps);
+/** aten::native_group_norm (Wu & He 2018): input [N, C, *] (float32 /
+ * float64) with n = N, c = C and hxw the product of the trailing dims; the C
+ * channels form `group` groups of C / group consecutive channels, each
+ * sample's group normalised by its biased mean and variance, then *
+ * weight[c] + bias[c] ([C] of input's dtype, or NULL). Results (new, the
+ * caller's; out pointers may be NULL): out of input's shape, mean and rstd
+ * = 1 / sqrt(var + eps) of shape [N, group]. Errors: TJ_ERR_DTYPE,
+ * TJ_ERR_SHAPE (C not divisible by group, input not [n, c, *] with
+ * n * c * hxw elements, weight / bias not [C]), TJ_ERR_INVALID_ARGUMENT
+ * (negative sizes, group <= 0). */
+tj_status tj_native_group_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t n, int64_t c, int64_t hxw,
+                               int64_t group, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd);
+/** aten::group_norm (implicit): tj_native_group_norm's out for input [N, C,
+ * *], as torch.nn.GroupNorm; errors as tj_native_group_norm. */
+tj_tensor *tj_group_norm(tj_tensor *input, int64_t num_groups, tj_tensor *weight, tj_tensor *bias, double eps);
 /** aten::convolution, 2-D: input [N, C_in, H, W], weight [C_out, C_in/groups,
  * kH, kW], bias [C_out] or NULL; stride/padding/dilation have 2 entries. */
 tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
@@ -460,6 +502,39 @@ tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, c
                                         int n, tj_tensor *mean, tj_tensor *rstd, tj_tensor *weight,
                                         tj_tensor *bias, const bool output_mask[3], tj_tensor **grad_input,
                                         tj_tensor **grad_weight, tj_tensor **grad_bias);
+/** aten::native_batch_norm_backward: the gradients of tj_native_batch_norm
+ * with respect to input, weight and bias. grad_out and input [N, C, *]
+ * (float32 / float64, the same shape); weight, running_mean, running_var,
+ * save_mean, save_invstd: [C] of input's dtype or NULL. train true takes
+ * save_mean / save_invstd (required) as the training forward returned them:
+ * grad_input = (g - sum(g) / M - (x - mean) invstd^2 sum(g (x - mean)) / M)
+ * invstd weight over each channel's M elements; train false takes the
+ * running statistics (required) with eps: grad_input = g invstd weight.
+ * grad_weight = sum(g (x - mean)) invstd, grad_bias = sum(g), [C]. A NULL
+ * weight counts as ones. output_mask[i] says whether result i is computed;
+ * one not asked for is written as NULL. Errors: TJ_ERR_DTYPE, TJ_ERR_SHAPE
+ * (grad_out not of input's shape, a [C] tensor of another shape),
+ * TJ_ERR_INVALID_ARGUMENT (statistics missing for the mode, grad_weight
+ * asked for without weight). */
+tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *weight,
+                                        tj_tensor *running_mean, tj_tensor *running_var, tj_tensor *save_mean,
+                                        tj_tensor *save_invstd, bool train, double eps, const bool output_mask[3],
+                                        tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias);
+/** aten::native_group_norm_backward: the gradients of tj_native_group_norm
+ * with respect to input, weight and bias. grad_out and input as the
+ * forward's input; mean and rstd as it returned them (N * group values of
+ * input's dtype); weight [C] or NULL (ones); n, c, hxw, group as the
+ * forward's. grad_input as ATen's CPU kernel: rstd w g - ds rstd^3 / M (x -
+ * mean) - db rstd / M per group of M = C / group * hxw elements, with ds =
+ * sum(w g (x - mean)) and db = sum(w g) over the group; grad_weight [C] =
+ * sum(g (x - mean) rstd), grad_bias [C] = sum(g) over samples and trailing
+ * dims. output_mask and errors as tj_native_batch_norm_backward (plus those
+ * of tj_native_group_norm's arguments, and TJ_ERR_SHAPE for mean / rstd of
+ * another element count). */
+tj_status tj_native_group_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *mean, tj_tensor *rstd,
+                                        tj_tensor *weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
+                                        const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
+                                        tj_tensor **grad_bias);
 /** aten::nll_loss_backward: the gradient of tj_nll_loss_forward with respect
  * to self: a tensor of self's shape ([N, C] or [C]) and dtype, zero except
  * at each row's target class, where it is -weight[target] * g (weight NULL:

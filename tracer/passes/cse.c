@@ -72,7 +72,7 @@ int tj_pass_cse(tj_graph *g)
         return -1;
     }
     for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->is_inplace) return 0;
+        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->mutated_args) return 0;
     size_t cap = 64;
     while (cap < (size_t)g->n_nodes * 2) cap *= 2;
     int *slots = tj_alloc(cap * sizeof *slots);

@@ -22,7 +22,7 @@ int tj_pass_dead_code(tj_graph *g)
     int removed = 0;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
         tj_gnode *n = &g->nodes[i];
-        if ((n->kind != TJ_NODE_CALL && n->kind != TJ_NODE_CONSTANT) || (n->op && n->op->is_inplace)) continue;
+        if ((n->kind != TJ_NODE_CALL && n->kind != TJ_NODE_CONSTANT) || (n->op && n->op->mutated_args)) continue;
         bool used = false;
         for (int k = 0; k < n->nout; k++)
             if (n->outs[k] >= 0 && g->values[n->outs[k]].uses > 0) used = true;

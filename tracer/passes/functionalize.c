@@ -246,6 +246,44 @@ static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
     return assign(z, m, nv);
 }
 
+/* Operators that write Tensor(a!) arguments other than self, and their
+ * functional forms, which return those arguments' new values after the
+ * operator's own results, in argument order (PyTorch 2 functionalises
+ * _native_batch_norm_legit the same way). */
+static const struct {
+    const char *op, *functional;
+} mutating_forms[] = {
+    {"aten::native_batch_norm", "aten::_native_batch_norm_legit_functional"},
+};
+
+/* A call writing some of its arguments: its functional form, then each
+ * written argument takes its new value. With every such argument None,
+ * nothing is written: the call stays. */
+static tj_status rewrite_mutating(fz *z, const tj_gnode *n, const tj_garg *args)
+{
+    const tj_op *op = n->op, *f = NULL;
+    bool writes = false;
+    for (int i = 0; i < n->nargs; i++) writes |= ((op->mutated_args >> i) & 1) && args[i].kind == TJ_GA_VALUE;
+    for (size_t k = 0; writes && !f && k < sizeof mutating_forms / sizeof *mutating_forms; k++)
+        if (strcmp(op->name, mutating_forms[k].op) == 0) f = tj_op_find(mutating_forms[k].functional);
+    if (writes && !f)
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s writes its arguments and has no functional form",
+                        op->name);
+    int node = emit_call(z, writes ? f : op, args);
+    if (node < 0) return tj_last_status();
+    for (int k = 0; k < n->nout; k++)
+        if (n->outs[k] >= 0) z->cur[n->outs[k]] = z->g->nodes[node].outs[k];
+    if (!writes) return TJ_OK;
+    int extra = op->nreturns;
+    for (int i = 0; i < n->nargs; i++) {
+        if (!((op->mutated_args >> i) & 1)) continue;
+        int nv = z->g->nodes[node].outs[extra++];
+        tj_status st = assign(z, z->canon[n->args[i].u.v], nv);
+        if (st != TJ_OK) return st;
+    }
+    return TJ_OK;
+}
+
 static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
 {
     tj_garg args[TJ_MAX_ARGS];
@@ -253,6 +291,7 @@ static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
     tj_status st = map_args(z, n, args, lists);
     if (st != TJ_OK) return st;
     if (n->op->is_inplace) return rewrite_inplace(z, n, args);
+    if (n->op->mutated_args && tj_op_is_builtin(n->op)) return rewrite_mutating(z, n, args);
     int node = emit_call(z, n->op, args);
     if (node < 0) return tj_last_status();
     for (int k = 0; k < n->nout; k++) {
@@ -346,7 +385,8 @@ static tj_status rewrite(fz *z)
 static int count_inplace(const tj_graph *g)
 {
     int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->is_inplace;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].kind == TJ_NODE_CALL && (g->nodes[i].op->is_inplace ||
+                                                   (g->nodes[i].op->mutated_args && tj_op_is_builtin(g->nodes[i].op)));
     return n;
 }
 

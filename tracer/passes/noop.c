@@ -103,7 +103,7 @@ int tj_pass_noop(tj_graph *g)
     }
     bool mutates = false;
     for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->is_inplace) mutates = true;
+        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->mutated_args) mutates = true;
     tj_graph_count_uses(g);
     int removed = 0;
     for (int i = 0; i < g->n_nodes; i++) {
