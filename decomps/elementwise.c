@@ -1,5 +1,5 @@
 /* Decompositions of the composite elementwise operators (relu, gelu, silu,
- * logaddexp, leaky_relu, softplus) and of the activations' backward operators, as torch._decomp /
+ * logaddexp, leaky_relu, softplus, elu) and of the activations' backward operators, as torch._decomp /
  * torch._refs write them in PyTorch 1.13, spelled with the operators of
  * OPS.md (no le.Scalar, isinf or rsub: `self <= t` is le.Tensor against a
  * 0-dim tensor, `1 - y` is neg + add.Scalar). The argument checks the
@@ -179,6 +179,49 @@ static tj_status softplus(const tj_value *args, tj_value *outs)
     return done(tj_where(tj_gt_scalar(scaled, args[2]), a, rhs), outs);
 }
 
+/* elu's coefficients as its kernel forms them: scale and input_scale
+ * converted to dt, alpha * scale multiplied in dt. */
+typedef struct elu_coefs {
+    tj_value negcoef, poscoef, negiptcoef;
+} elu_coefs;
+
+static elu_coefs elu_coefs_of(const tj_value *alpha, const tj_value *scale, const tj_value *input_scale, tj_dtype dt)
+{
+    double a = tj_dc_convert(alpha, dt).u.f, s = tj_dc_convert(scale, dt).u.f;
+    return (elu_coefs){dt == TJ_FLOAT32 ? tj_v_float((double)((float)a * (float)s)) : tj_v_float(a * s),
+                       tj_dc_convert(scale, dt), tj_dc_convert(input_scale, dt)};
+}
+
+/* torch._decomp (1.13, with scale and input_scale): where(a > 0, a * scale,
+ * (exp(a * input_scale) - 1) * (alpha * scale)). */
+static tj_status elu(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(elu, args, m);
+    tj_tensor *a = args[0].u.t;
+    elu_coefs k = elu_coefs_of(&args[1], &args[2], &args[3], m[0].dtype);
+    tj_tensor *neg = tj_mul_scalar(tj_add_scalar(tj_exp(tj_mul_scalar(a, k.negiptcoef)), tj_v_int(-1)), k.negcoef);
+    return done(tj_where(tj_gt_scalar(a, tj_v_int(0)), tj_mul_scalar(a, k.poscoef), neg), outs);
+}
+
+/* torch._decomp elu_backward, in result_type(grad, self_or_result): where
+ * self_or_result > 0 (a nan takes the negative side, as the vectorised
+ * kernel) grad * scale, else grad * input_scale * (self_or_result +
+ * alpha * scale) with is_result, grad * input_scale * (alpha * scale) *
+ * exp(self_or_result * input_scale) without. (1.13's decomposition writes
+ * self_or_result * scale on the positive side with is_result; the kernel
+ * and this use grad.) */
+static tj_status elu_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(elu_backward, args, m);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *grad = tj_dc_to(args[0].u.t, dt), *y = tj_dc_to(args[5].u.t, dt);
+    elu_coefs k = elu_coefs_of(&args[1], &args[2], &args[3], dt);
+    tj_tensor *g_ipt = tj_mul_scalar(grad, k.negiptcoef);
+    tj_tensor *neg = args[4].u.b ? tj_mul(g_ipt, tj_add_scalar(y, k.negcoef))
+                                 : tj_mul(tj_mul_scalar(g_ipt, k.negcoef), tj_exp(tj_mul_scalar(y, k.negiptcoef)));
+    return done(tj_where(tj_gt_scalar(y, tj_v_int(0)), tj_mul_scalar(grad, k.poscoef), neg), outs);
+}
+
 /* torch._decomp: where(self > 0, grad, grad * negative_slope), in
  * result_type(grad, self). */
 static tj_status leaky_relu_backward(const tj_value *args, tj_value *outs)
@@ -211,6 +254,8 @@ void tj_register_elementwise_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(tanh_backward), tanh_backward, "tanh_backward");
     tj_op_set_decomposition(TJ_OPS(leaky_relu), leaky_relu, "leaky_relu");
     tj_op_set_decomposition(TJ_OPS(softplus), softplus, "softplus");
+    tj_op_set_decomposition(TJ_OPS(elu), elu, "elu");
     tj_op_set_decomposition(TJ_OPS(leaky_relu_backward), leaky_relu_backward, "leaky_relu_backward");
     tj_op_set_decomposition(TJ_OPS(softplus_backward), softplus_backward, "softplus_backward");
+    tj_op_set_decomposition(TJ_OPS(elu_backward), elu_backward, "elu_backward");
 }

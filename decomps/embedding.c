@@ -1,5 +1,6 @@
-/* Decompositions of embedding and its dense gradient over gather and
- * scatter_add (indices flattened to M rows of D values):
+/* Decompositions of the index-driven operators over gather and scatter_add:
+ * index_select and index_add (below), embedding and its dense gradient
+ * (indices flattened to M rows of D values):
  *   embedding: gather(weight, 0, index expanded to [M, D]), viewed as
  *     indices.shape + [D];
  *   embedding_dense_backward: scatter_add of the gradient rows into zeros
@@ -51,8 +52,62 @@ static tj_status embedding_dense_backward(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_scatter_add(zeros, 0, row_index(idx, D), g2), outs);
 }
 
+/* index_select / index_add run over the positions P = self's shape (0-dim:
+ * [1]) with P[dim] = the number of indices; the index, viewed [1, .., n, ..,
+ * 1], is expanded to P, as their kernels broadcast it. */
+static tj_tensor *index_along(tj_tensor *index, int ndim, const int64_t *p, int dim)
+{
+    int64_t v[TJ_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) v[d] = d == dim ? p[d] : 1;
+    return tj_expand(tj_reshape(index, v, ndim), p, ndim);
+}
+
+/* The rank-1 view [1] of a 0-dim tensor (x itself otherwise). */
+static tj_tensor *at_least_1d(tj_tensor *x)
+{
+    int64_t one[1] = {1};
+    return x && tj_tensor_ndim(x) == 0 ? tj_reshape(x, one, 1) : x;
+}
+
+/* index_select(self, dim, index) = gather(self, dim, index expanded to the
+ * result's shape): the same copies (torch._refs reaches them through
+ * aten::index). */
+static tj_status index_select(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_select, args, m);
+    tj_tensor *self = at_least_1d(args[0].u.t), *index = args[2].u.t;
+    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
+    int64_t p[TJ_MAX_DIMS];
+    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
+    p[dim] = tj_tensor_numel(index);
+    tj_tensor *r = tj_gather(self, dim, index_along(index, nd, p, dim));
+    /* a 0-dim self: its element, once */
+    return tj_dc_done(m[0].ndim == 0 ? tj_view(tj_slice(r, 0, true, 0, true, 1, 1), m[0].shape, 0) : r, outs);
+}
+
+/* index_add(self, dim, index, source, alpha) = scatter_add(self, dim, index
+ * expanded to P, source * alpha expanded to P): the kernel's loop and
+ * order (torch._refs: clone + index_add_). */
+static tj_status index_add(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_add, args, m);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *self = at_least_1d(args[0].u.t), *index = args[2].u.t, *source = at_least_1d(args[3].u.t);
+    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
+    tj_value a = tj_dc_convert(&args[4], dt);
+    bool alpha_one = a.kind == TJ_V_FLOAT ? a.u.f == 1 : a.kind == TJ_V_INT ? a.u.i == 1 : a.u.b;
+    if (!alpha_one) source = tj_mul(source, tj_dc_scalar(&args[4], dt));
+    int64_t p[TJ_MAX_DIMS];
+    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
+    p[dim] = tj_tensor_numel(index);
+    tj_tensor *r = tj_scatter_add(self, dim, index_along(index, nd, p, dim), tj_expand(source, p, nd));
+    return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
+}
+
 void tj_register_embedding_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(index_select), index_select, "index_select");
+    tj_op_set_decomposition(TJ_OPS(index_add), index_add, "index_add");
     tj_op_set_decomposition(TJ_OPS(embedding), embedding, "embedding");
     tj_op_set_decomposition(TJ_OPS(embedding_dense_backward), embedding_dense_backward, "embedding_dense_backward");
 }

@@ -117,13 +117,15 @@ void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *
 typedef enum tj_k_act_op {
     TJ_K_LEAKY_RELU, /**< p[0] = negative_slope */
     TJ_K_SOFTPLUS,   /**< p[0] = beta, p[1] = threshold */
+    TJ_K_ELU,        /**< p[0] = alpha, p[1] = scale, p[2] = input_scale; backward: p[3] != 0 when in[1] is
+                          elu's result (is_result) */
     TJ_K_ACT_COUNT
 } tj_k_act_op;
 
 typedef struct tj_k_act_args {
     tj_k_act_op op;
     tj_dtype dtype; /**< float32 or float64 */
-    double p[2];    /**< converted to dtype by the loops */
+    double p[4];    /**< converted to dtype by the loops */
 } tj_k_act_args;
 
 /** out = op(in[0]; p); ctx is tj_k_act_args. */

@@ -181,6 +181,18 @@ static void SFX(softplus)(int64_t n, void *out, const void *in, const double *p)
     LOOP1(VBLEND(VCMP_GT(x * beta, threshold), x, SLEEF(log1p)(SLEEF(exp)(x * beta)) / beta));
 }
 
+/* p = {alpha, scale, input_scale}: x > 0 ? x * scale : (exp(x * input_scale)
+ * - 1) * (alpha * scale), the coefficient products rounded in T as
+ * PyTorch 1.13's elu kernel forms them (exp, not expm1, as it does) */
+static void SFX(elu)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    V zero = SPLAT(CT(0)), one = SPLAT(CT(1)), negcoef = SPLAT(CT(p[0]) * CT(p[1])), poscoef = SPLAT(CT(p[1])),
+      negiptcoef = SPLAT(CT(p[2]));
+    LOOP1(VBLEND(VCMP_GT(x, zero), x * poscoef, (SLEEF(exp)(x * negiptcoef) - one) * negcoef));
+}
+
 /* a = grad, b = self: self > 0 ? grad : grad * slope */
 static void SFX(leaky_relu_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
 {
@@ -188,6 +200,21 @@ static void SFX(leaky_relu_bwd)(int64_t n, void *out, const void *in0, const voi
     const T *a = in0, *b = in1;
     V zero = SPLAT(CT(0)), slope = SPLAT(CT(p[0]));
     LOOP2(VBLEND(VCMP_GT(y, zero), x, x * slope));
+}
+
+/* a = grad, b = self (or elu's result when p[3] != 0): b > 0 ? grad * scale
+ * : grad * input_scale * alpha * scale * exp(b * input_scale), or with the
+ * result grad * input_scale * (b + alpha * scale) */
+static void SFX(elu_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V zero = SPLAT(CT(0)), negcoef = SPLAT(CT(p[0]) * CT(p[1])), poscoef = SPLAT(CT(p[1])),
+      negiptcoef = SPLAT(CT(p[2]));
+    if (p[3] != 0)
+        LOOP2(VBLEND(VCMP_GT(y, zero), x * poscoef, x * negiptcoef * (y + negcoef)));
+    else
+        LOOP2(VBLEND(VCMP_GT(y, zero), x * poscoef, x * negiptcoef * negcoef * SLEEF(exp)(y * negiptcoef)));
 }
 
 /* self * beta > threshold ? grad : grad * z / (z + 1), z = exp(self * beta) */
@@ -330,8 +357,9 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOGICAL_OR] = SFX(logical_or),
         [TJ_K_LOGICAL_XOR] = SFX(logical_xor),
     },
-    .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus)},
-    .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd)},
+    .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus), [TJ_K_ELU] = SFX(elu)},
+    .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd),
+                     [TJ_K_ELU] = SFX(elu_bwd)},
     .where = SFX(where),
     .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),

@@ -85,6 +85,10 @@ static void gather_rows(void *ctx, int t, int64_t begin, int64_t end)
         const char *s = (const char *)a->src.data + off[0] * (int64_t)a->esize;
         const int64_t *idx = (const int64_t *)a->index.data + off[2];
         char *o = (char *)a->out.data + r * inner * (int64_t)a->esize;
+        if (is == 0 && dim != last && ss == 1) { /* one index for a contiguous run: index_select's rows */
+            memcpy(o, s + idx[0] * ds * (int64_t)a->esize, (size_t)inner * a->esize);
+            continue;
+        }
         switch (a->esize) {
         case 8: GATHER_RUN(uint64_t) break;
         case 4: GATHER_RUN(uint32_t) break;

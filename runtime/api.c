@@ -132,6 +132,10 @@ tj_tensor *tj_rsub(tj_tensor *self, tj_tensor *other, tj_value alpha) { return C
 tj_tensor *tj_rsub_scalar(tj_tensor *self, tj_value other, tj_value alpha) { return CALL(rsub_Scalar, T(self), other, alpha); }
 tj_tensor *tj_leaky_relu(tj_tensor *self, tj_value negative_slope) { return CALL(leaky_relu, T(self), negative_slope); }
 tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold) { return CALL(softplus, T(self), beta, threshold); }
+tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale)
+{
+    return CALL(elu, T(self), alpha, scale, input_scale);
+}
 tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negative_slope, bool self_is_result)
 {
     return CALL(leaky_relu_backward, T(g), T(self), negative_slope, B(self_is_result));
@@ -140,6 +144,11 @@ tj_tensor *tj_softplus_backward(tj_tensor *g, tj_tensor *self, tj_value beta, tj
 {
     return CALL(softplus_backward, T(g), T(self), beta, threshold);
 }
+tj_tensor *tj_elu_backward(tj_tensor *g, tj_value alpha, tj_value scale, tj_value input_scale, bool is_result,
+                           tj_tensor *self_or_result)
+{
+    return CALL(elu_backward, T(g), alpha, scale, input_scale, B(is_result), T(self_or_result));
+}
 
 /* ---- reductions ---- */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
@@ -147,6 +156,7 @@ tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdi
     return CALL(sum_dim_IntList, T(self), L(dim, ndim), B(keepdim), DT(dtype));
 }
 tj_tensor *tj_sum(tj_tensor *self, int dtype) { return CALL(sum, T(self), DT(dtype)); }
+tj_tensor *tj_cumsum(tj_tensor *self, int64_t dim, int dtype) { return CALL(cumsum, T(self), I(dim), DT(dtype)); }
 tj_tensor *tj_mean_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
 {
     return CALL(mean_dim, T(self), L(dim, ndim), B(keepdim), DT(dtype));
@@ -216,6 +226,7 @@ tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start,
     return CALL(slice_Tensor, T(self), I(dim), has_start ? I(start) : tj_v_none(), has_end ? I(end) : tj_v_none(), I(step));
 }
 tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(cat, tj_v_tensors(tensors, n), I(dim)); }
+tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims) { return CALL(flip, T(self), L(dims, ndims)); }
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 {
     return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());

@@ -20,6 +20,16 @@ tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_ten
     return CALL(scatter_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));
 }
 
+tj_tensor *tj_index_select(tj_tensor *self, int64_t dim, tj_tensor *index)
+{
+    return CALL(index_select, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index));
+}
+
+tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha)
+{
+    return CALL(index_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(source), alpha);
+}
+
 tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step)
 {
     return CALL(unfold, tj_v_tensor(self), tj_v_int(dimension), tj_v_int(size), tj_v_int(step));

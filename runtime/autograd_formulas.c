@@ -137,6 +137,11 @@ FORMULA(d_sign) { gi[0] = zeros_like(g[0]); return TJ_OK; }
 FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
 FORMULA(d_softplus) { gi[0] = tj_softplus_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
+FORMULA(d_elu)
+{
+    gi[0] = tj_elu_backward(g[0], c->args[1], c->args[2], c->args[3], false, ARG(0));
+    return TJ_OK;
+}
 
 /* ---- binary ---- */
 
@@ -309,6 +314,24 @@ static tj_status sum_mean_grad(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **g
 }
 
 FORMULA(d_sum_dim) { return sum_mean_grad(c, g[0], gi, false); }
+/* cumsum (FunctionsManual's cumsum_backward): the reversed cumsum of the
+ * gradient, flip(cumsum(flip(g))), or g itself when there is nothing to
+ * sum (one element, or size 1 along dim). The engine converts a dtype
+ * argument's result gradient back to self's dtype. */
+FORMULA(d_cumsum)
+{
+    tj_tensor *go = g[0];
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, go->ndim, &d);
+    if (st != TJ_OK) return st;
+    if (go->numel <= 1 || go->ndim == 0 || go->shape[d] == 1) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    int64_t dim = d;
+    gi[0] = tj_flip(tj_cumsum(tj_flip(go, &dim, 1), dim, TJ_DTYPE_NONE), &dim, 1);
+    return TJ_OK;
+}
 FORMULA(d_mean_dim) { return sum_mean_grad(c, g[0], gi, true); }
 FORMULA(d_sum) { gi[0] = expand_as(g[0], META(0)); return TJ_OK; }
 
@@ -569,6 +592,13 @@ FORMULA(d_cat)
     return TJ_OK;
 }
 
+/* flip: the gradient flipped back. */
+FORMULA(d_flip)
+{
+    gi[0] = tj_flip(g[0], c->args[1].u.ints, c->args[1].n);
+    return TJ_OK;
+}
+
 /* clone, _to_copy (the engine converts the dtype back) */
 FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
 
@@ -578,6 +608,28 @@ FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
 FORMULA(d_gather)
 {
     gi[0] = tj_scatter_add(zeros_like(META(0)), c->args[1].u.i, ARG(2), g[0]);
+    return TJ_OK;
+}
+
+/* index_select (PyTorch 1.13's index_select_backward, recorded as it
+ * records it): zeros of self's shape with the gradient rows index_add-ed
+ * at their indices. */
+FORMULA(d_index_select)
+{
+    tj_tensor *self = META(0);
+    gi[0] = tj_index_add(tj_zeros(self->shape, self->ndim, g[0]->dtype), c->args[1].u.i, ARG(2), g[0], tj_v_int(1));
+    return TJ_OK;
+}
+
+/* index_add: self gets grad; source alpha * grad.index_select(dim, index)
+ * (the engine sums it to a broadcast source's shape). */
+FORMULA(d_index_add)
+{
+    if (NEED(0)) gi[0] = g[0];
+    if (NEED(2)) {
+        tj_tensor *r = tj_index_select(g[0], c->args[1].u.i, ARG(2));
+        gi[2] = r ? scaled(r, &c->args[4]) : NULL;
+    }
     return TJ_OK;
 }
 
@@ -914,8 +966,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_sign), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
+    D(elu, d_elu),
 
-    D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
+    D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),
     D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
@@ -926,7 +979,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
     D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
-    D(slice_Tensor, d_slice), D(cat, d_cat), D(clone, d_identity), D(_to_copy, d_identity),
+    D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(clone, d_identity), D(_to_copy, d_identity),
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
@@ -937,7 +990,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
     D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_attention),
 
-    D(gather, d_gather), D(scatter_add, d_scatter_add), D(unfold, d_unfold),
+    D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
+    D(unfold, d_unfold),
 
     D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
     D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),

@@ -546,6 +546,17 @@ tj_status tj_kernel_leaky_relu(const tj_value *args, tj_tensor *const *outs)
     return kernel_act(args, outs, TJ_K_LEAKY_RELU, 1);
 }
 
+/* PyTorch 1.13 converts all three Scalars with Scalar::to<scalar_t>. */
+tj_status tj_meta_elu(const tj_value *args, tj_meta *outs)
+{
+    return meta_act("aten::elu", args, 3, (const char *const[]){"alpha", "scale", "input_scale"}, outs);
+}
+
+tj_status tj_kernel_elu(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act(args, outs, TJ_K_ELU, 3);
+}
+
 tj_status tj_meta_softplus(const tj_value *args, tj_meta *outs)
 {
     return meta_act("aten::softplus", args, 2, (const char *const[]){"beta", "threshold"}, outs);

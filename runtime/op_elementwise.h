@@ -77,7 +77,9 @@ TJ_OP_DECLARE(rsub_Tensor)
 TJ_OP_DECLARE(rsub_Scalar)
 TJ_OP_DECLARE(leaky_relu)
 TJ_OP_DECLARE(softplus)
+TJ_OP_DECLARE(elu)
 TJ_OP_DECLARE(leaky_relu_backward)
 TJ_OP_DECLARE(softplus_backward)
+TJ_OP_DECLARE(elu_backward)
 
 #endif

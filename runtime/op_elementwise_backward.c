@@ -1,6 +1,6 @@
 /* Backward operators of the elementwise activations (threshold_backward,
  * gelu_backward, sigmoid_backward, tanh_backward, leaky_relu_backward,
- * softplus_backward): shape functions and
+ * softplus_backward, elu_backward): shape functions and
  * kernels. The two operands broadcast and promote as a binary operator's. */
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
@@ -74,8 +74,9 @@ tj_status tj_kernel_tanh_backward(const tj_value *args, tj_tensor *const *outs)
     return tj_ew_run_binary(outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype, TJ_K_TANH_BACKWARD);
 }
 
-/* leaky_relu_backward and softplus_backward: float operands; the Scalars
- * args[2..2+np) are the forward's parameters. */
+/* leaky_relu_backward, softplus_backward (and elu_backward, its arguments
+ * reordered): float operands args[0..1]; the Scalars args[2..2+np) are the
+ * forward's parameters (a trailing bool reads as 0 / 1). */
 static tj_status meta_act_backward(const char *op, const tj_value *args, int np, const char *const *names,
                                    tj_meta *outs)
 {
@@ -110,6 +111,38 @@ tj_status tj_meta_leaky_relu_backward(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_leaky_relu_backward(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_act_backward(args, outs, TJ_K_LEAKY_RELU, 1);
+}
+
+#define ELU_BACKWARD "aten::elu_backward"
+
+/* elu_backward(grad_output, alpha, scale, input_scale, is_result,
+ * self_or_result) as the act arguments (grad_output, self_or_result,
+ * alpha, scale, input_scale, is_result). */
+static void elu_backward_args(const tj_value *args, tj_value *out)
+{
+    out[0] = args[0];
+    out[1] = args[5];
+    memcpy(out + 2, args + 1, 4 * sizeof *args);
+}
+
+/* is_result (an in-place elu_'s output saved) needs alpha >= 0, as PyTorch
+ * checks. */
+tj_status tj_meta_elu_backward(const tj_value *args, tj_meta *outs)
+{
+    if (args[4].u.b && tj_value_as_double(&args[1]) < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, ELU_BACKWARD ": is_result with a negative alpha (%g) is not "
+                                                 "supported (in-place elu_ backward)",
+                        tj_value_as_double(&args[1]));
+    tj_value a[6];
+    elu_backward_args(args, a);
+    return meta_act_backward(ELU_BACKWARD, a, 3, (const char *const[]){"alpha", "scale", "input_scale"}, outs);
+}
+
+tj_status tj_kernel_elu_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value a[6];
+    elu_backward_args(args, a);
+    return kernel_act_backward(a, outs, TJ_K_ELU, 4);
 }
 
 tj_status tj_meta_softplus_backward(const tj_value *args, tj_meta *outs)

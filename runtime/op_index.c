@@ -1,11 +1,13 @@
-/* gather, scatter_add and unfold, as ATen 1.13 (ScatterGatherChecks.h,
- * TensorShape.cpp): shape functions with PyTorch's checks and messages, and
+/* gather, scatter_add, index_select, index_add and unfold, as ATen 1.13
+ * (ScatterGatherChecks.h, TensorShape.cpp, TensorAdvancedIndexing.cpp):
+ * shape functions with PyTorch's checks and messages, and
  * the glue to kernels/index.c. A 0-dim tensor takes part as if it had one
  * dim of size 1. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "iter.h"
+#include "op_elementwise_util.h"
 #include "kernels/index.h"
 #include "op_index.h"
 #include "op_view.h"
@@ -13,6 +15,8 @@
 #define GATHER "aten::gather"
 #define SCATTER_ADD "aten::scatter_add"
 #define UNFOLD "aten::unfold"
+#define INDEX_SELECT "aten::index_select"
+#define INDEX_ADD "aten::index_add"
 
 /* Rank, shape and strides of t with a 0-dim tensor seen as [1]. */
 typedef struct geom {
@@ -129,6 +133,135 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
     if (nb && !(runs = tj_alloc_storage_bytes(nb, &got))) return tj_oom(SCATTER_ADD, nb);
     tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, runs, tj_threads_for(index->numel));
     tj_free_storage_bytes(runs, got);
+    return TJ_OK;
+}
+
+/* ---- index_select / index_add: a 1-D (or 0-dim) index along one dim ----
+ * Both run on the gather / scatter_add kernels over the positions P = self's
+ * geometry with P[dim] = the number of indices, the index broadcast (stride
+ * 0) along every other dim. */
+
+/* index: int64 of rank 0 or 1 (PyTorch also takes int32, which tjit lacks). */
+static tj_status check_vector_index(const char *op, const tj_tensor *index)
+{
+    char a[160];
+    if (index->dtype != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected dtype int64 for index, got %s", op, tj_dtype_name(index->dtype));
+    if (index->ndim > 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: index must be 1-D or 0-dim, got shape %s", op,
+                        tj_shape_str(index->ndim, index->shape, a, sizeof a));
+    return TJ_OK;
+}
+
+/* The positions P (self's geometry, P[dim] = index->numel) and the index's
+ * strides over them. */
+static void vector_index_geometry(const tj_tensor *self, const tj_tensor *index, int dim, geom *p, int64_t *istrides)
+{
+    *p = geom_of(self);
+    p->shape[dim] = index->numel;
+    for (int d = 0; d < p->ndim; d++) istrides[d] = 0;
+    istrides[dim] = index->ndim ? index->strides[0] : 1;
+}
+
+tj_status tj_meta_index_select(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    if (tj_wrap_dim(INDEX_SELECT, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_vector_index(INDEX_SELECT, index) != TJ_OK) return tj_last_status();
+    if (self->ndim == 0 && index->numel == 0)
+        return tj_error(TJ_ERR_SHAPE, INDEX_SELECT ": an empty index cannot select from a 0-dim self");
+    tj_meta_like(&outs[0], self);
+    if (self->ndim) outs[0].shape[dim] = index->numel; /* a 0-dim self gives its one element */
+    return TJ_OK;
+}
+
+tj_status tj_kernel_index_select(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    tj_wrap_dim(INDEX_SELECT, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(INDEX_SELECT, self, index, dim) != TJ_OK) return tj_last_status();
+    if (outs[0]->numel == 0) return TJ_OK;
+    geom p, s = geom_of(self);
+    int64_t istrides[TJ_MAX_DIMS];
+    vector_index_geometry(self, index, dim, &p, istrides);
+    if (self->ndim == 0) p.shape[0] = 1; /* every index is 0: one copy of the element */
+    tj_k_index_array src = {tj_tensor_ptr(self), s.strides}, ix = {tj_tensor_ptr(index), istrides};
+    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, p.ndim, p.shape, dim,
+                tj_threads_for(outs[0]->numel));
+    return TJ_OK;
+}
+
+/* source's strides over the positions P of index_add: its dim `dim` walks
+ * the indices; each other dim is self's size or 1 (broadcast, stride 0).
+ * Unlike PyTorch, source must have self's rank (a 0-dim tensor counting as
+ * one dim): TJ_ERR_SHAPE otherwise, or when a size does not fit. */
+static tj_status index_add_source_strides(const tj_tensor *self, const tj_tensor *source, int dim, int64_t *out)
+{
+    char a[160], b[160];
+    geom s = geom_of(self), src = geom_of(source);
+    for (int d = 0; d < s.ndim && src.ndim == s.ndim; d++) {
+        if (d != dim && src.shape[d] != s.shape[d] && src.shape[d] != 1) break;
+        out[d] = d != dim && src.shape[d] == 1 ? 0 : src.strides[d];
+        if (d == s.ndim - 1) return TJ_OK;
+    }
+    return tj_error(TJ_ERR_SHAPE, INDEX_ADD ": source %s does not match self %s apart from dimension %d (same rank; "
+                                  "sizes equal or 1)", tj_shape_str(source->ndim, source->shape, a, sizeof a),
+                    tj_shape_str(self->ndim, self->shape, b, sizeof b), dim);
+}
+
+tj_status tj_meta_index_add(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t, *source = args[3].u.t;
+    int dim;
+    if (tj_wrap_dim(INDEX_ADD, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_vector_index(INDEX_ADD, index) != TJ_OK) return tj_last_status();
+    if (source->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, INDEX_ADD ": self (%s) and source (%s) must have the same dtype",
+                        tj_dtype_name(self->dtype), tj_dtype_name(source->dtype));
+    if (dim > 0 && dim >= source->ndim)
+        return tj_error(TJ_ERR_INDEX, INDEX_ADD ": indexing dim %d is out of bounds of the source tensor with %d dims",
+                        dim, source->ndim);
+    int64_t along = source->ndim ? source->shape[dim] : 1, strides[TJ_MAX_DIMS];
+    if (index->numel != along)
+        return tj_error(TJ_ERR_SHAPE, INDEX_ADD ": number of indices (%" PRId64 ") should be equal to source.size(%d) "
+                                      "(%" PRId64 ")", index->numel, dim, along);
+    if (index_add_source_strides(self, source, dim, strides) != TJ_OK) return tj_last_status();
+    tj_meta_like(&outs[0], self);
+    return tj_scalar_check(INDEX_ADD, "alpha", &args[4], self->dtype);
+}
+
+/* A copy of self, then source * alpha (alpha converted to self's dtype, a
+ * product rounded before the sum; none when alpha is 1) added at the
+ * indexed positions with scatter_add's loop, in index order. */
+tj_status tj_kernel_index_add(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *source = args[3].u.t, *out = outs[0];
+    int dim;
+    tj_wrap_dim(INDEX_ADD, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(INDEX_ADD, self, index, dim) != TJ_OK) return tj_last_status();
+    tj_copy_tensor(out, self);
+    if (index->numel == 0 || out->numel == 0) return TJ_OK;
+    tj_k_scalar one = tj_ew_scalar(&(tj_value){.kind = TJ_V_INT, .u.i = 1}, out->dtype);
+    tj_k_scalar alpha = tj_ew_scalar(&args[4], out->dtype);
+    tj_tensor *scaled = NULL;
+    if (memcmp(&alpha, &one, sizeof alpha) != 0) {
+        tj_meta m = {.alias = -1};
+        tj_meta_like(&m, source);
+        if (!(scaled = tj_tensor_new_meta(&m, false))) return tj_last_status();
+        tj_ew_scalar_box box;
+        tj_ew_run_binary(scaled, source, tj_ew_box(&box, &args[4], out->dtype), out->dtype, TJ_K_MUL);
+    }
+    const tj_tensor *src_t = scaled ? scaled : source;
+    geom p, o = geom_of(out);
+    int64_t istrides[TJ_MAX_DIMS], sstrides[TJ_MAX_DIMS];
+    vector_index_geometry(self, index, dim, &p, istrides);
+    index_add_source_strides(self, src_t, dim, sstrides);
+    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src_t), sstrides},
+                     ia = {tj_tensor_ptr(index), istrides};
+    tj_k_scatter_add(out->dtype, oa, sa, ia, p.ndim, p.shape, dim, NULL, tj_threads_for(out->numel));
+    if (scaled) tj_tensor_release(scaled);
     return TJ_OK;
 }
 

@@ -1,4 +1,5 @@
-/* Indexing operators (op_index.def): gather, scatter_add, unfold. */
+/* Indexing operators (op_index.def): gather, scatter_add, index_select,
+ * index_add, unfold. */
 #ifndef TJIT_RUNTIME_OP_INDEX_H
 #define TJIT_RUNTIME_OP_INDEX_H
 
@@ -6,6 +7,8 @@
 
 TJ_OP_DECLARE(gather)
 TJ_OP_DECLARE(scatter_add)
+TJ_OP_DECLARE(index_select)
+TJ_OP_DECLARE(index_add)
 tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs);
 
 #endif

@@ -10,7 +10,9 @@
 #include "iter.h"
 #include "kernels/copy.h"
 #include "kernels/reduce.h"
+#include "kernels/scan.h"
 #include "op_reduction.h"
+#include "op_view.h"
 
 /* ---- shared argument handling ---- */
 
@@ -187,6 +189,48 @@ tj_status tj_kernel_sum(const tj_value *args, tj_tensor *const *outs)
     bool mask[TJ_MAX_DIMS];
     for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
     return sum_into(SUM, args[0].u.t, mask, outs[0]);
+}
+
+/* ---- cumsum ---- */
+
+#define CUMSUM "aten::cumsum"
+
+/* cumsum's result dtype: `dtype` if given, else self's float dtype, int64
+ * for int64 and bool (PyTorch's meta_func_cum_ops); bool results are not
+ * implemented (as PyTorch's cumsum_out_cpu). */
+tj_status tj_meta_cumsum(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    int d;
+    if (tj_wrap_dim(CUMSUM, args[1].u.i, x->ndim, &d) != TJ_OK) return tj_last_status();
+    tj_dtype dt = sum_dtype(x, &args[2]);
+    if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, CUMSUM ": not implemented for a bool result (dtype bool)");
+    tj_meta_like(&outs[0], x);
+    outs[0].dtype = dt;
+    return TJ_OK;
+}
+
+/* self is converted to the result dtype first (PyTorch: self.to(dtype),
+ * then the scan), in out itself when it needs converting or a row-major
+ * copy: the scan then runs in place. */
+tj_status tj_kernel_cumsum(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *x = args[0].u.t, *out = outs[0];
+    if (x->numel == 0) return TJ_OK;
+    int d;
+    tj_wrap_dim(CUMSUM, args[1].u.i, x->ndim, &d);
+    int64_t outer = 1, n = x->ndim ? x->shape[d] : 1, inner = 1;
+    for (int k = 0; k < x->ndim; k++) {
+        if (k < d) outer *= x->shape[k];
+        if (k > d) inner *= x->shape[k];
+    }
+    const void *in = tj_tensor_ptr(x);
+    if (x->dtype != out->dtype || !tj_tensor_is_contiguous(x)) {
+        tj_copy_tensor(out, x);
+        in = tj_tensor_ptr(out);
+    }
+    tj_k_cumsum(out->dtype, tj_tensor_ptr(out), in, outer, n, inner, tj_threads_for(x->numel));
+    return TJ_OK;
 }
 
 /* ---- mean ---- */

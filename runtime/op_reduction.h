@@ -6,6 +6,7 @@
 
 TJ_OP_DECLARE(sum_dim)
 TJ_OP_DECLARE(sum)
+TJ_OP_DECLARE(cumsum)
 TJ_OP_DECLARE(mean_dim)
 TJ_OP_DECLARE(amax)
 TJ_OP_DECLARE(amin)

@@ -461,6 +461,53 @@ void tj_copy_tensor(tj_tensor *dst, const tj_tensor *src)
     copy_into(tj_tensor_ptr(dst), dst->dtype, dst->strides, src);
 }
 
+/* ---- flip: a copy read through negated strides ---- */
+
+#define FLIP "aten::flip"
+
+/* The dims of flip's list, wrapped, each at most once (PyTorch's
+ * dim_list_to_bitset): TJ_ERR_INDEX for one out of range, TJ_ERR_INVALID_ARGUMENT
+ * for a repeat. */
+static tj_status flip_dims(const tj_tensor *self, const tj_value *dims, bool *flipped)
+{
+    memset(flipped, 0, sizeof(bool) * TJ_MAX_DIMS);
+    for (int i = 0; i < dims->n; i++) {
+        int d;
+        if (tj_wrap_dim(FLIP, dims->u.ints[i], self->ndim, &d) != TJ_OK) return tj_last_status();
+        if (flipped[d])
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, FLIP ": dim %d appears multiple times in the list of dims", d);
+        flipped[d] = true;
+    }
+    return TJ_OK;
+}
+
+tj_status tj_meta_flip(const tj_value *args, tj_meta *outs)
+{
+    bool flipped[TJ_MAX_DIMS];
+    if (flip_dims(args[0].u.t, &args[1], flipped) != TJ_OK) return tj_last_status();
+    same_geometry(args[0].u.t, args[0].u.t->dtype, outs);
+    return TJ_OK;
+}
+
+/* out = self read from the far end of every flipped dim (stride negated):
+ * the strided copy's runs, a reversed gather along a flipped last dim. */
+tj_status tj_kernel_flip(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    bool flipped[TJ_MAX_DIMS];
+    flip_dims(self, &args[1], flipped); /* checked by the shape function */
+    if (self->numel == 0) return TJ_OK;
+    int64_t strides[TJ_MAX_DIMS], first = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        strides[d] = flipped[d] ? -self->strides[d] : self->strides[d];
+        if (flipped[d]) first += (self->shape[d] - 1) * self->strides[d];
+    }
+    tj_k_strided src = {tj_tensor_ptr(self) + first * (int64_t)tj_dtype_bytes(self->dtype), self->dtype, strides};
+    tj_k_strided dst = {tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->strides};
+    tj_k_copy_strided(dst, src, self->ndim, self->shape, tj_threads_for(self->numel));
+    return TJ_OK;
+}
+
 tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs)
 {
     const tj_tensor *self = args[0].u.t;

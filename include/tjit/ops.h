@@ -158,6 +158,13 @@ tj_tensor *tj_leaky_relu(tj_tensor *self, tj_value negative_slope);
  * beta > threshold (PyTorch's defaults: beta 1, threshold 20). float32 /
  * float64 self, same shape and dtype out. Errors as tj_leaky_relu. */
 tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
+/** aten::elu: self > 0 ? self * scale : (exp(self * input_scale) - 1) *
+ * alpha * scale (PyTorch's defaults: 1, 1, 1; nan stays nan), with
+ * alpha * scale rounded in self's dtype as PyTorch 1.13's kernel does.
+ * float32 / float64 self of any shape, same shape and dtype out. Errors:
+ * TJ_ERR_DTYPE for int64 or bool self, TJ_ERR_INVALID_ARGUMENT for a Scalar
+ * that overflows float32. */
+tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
 
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
@@ -165,6 +172,14 @@ tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
 /** aten::sum.dim_IntList. bool/int64 input sums to int64. Empty reduces to 0. */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
 tj_tensor *tj_sum(tj_tensor *self, int dtype); /**< aten::sum: 0-dim result */
+/** aten::cumsum: the inclusive running sum of self along dim (negative
+ * counts from the end; a 0-dim self takes 0 or -1), a new tensor of self's
+ * shape. Result dtype: `dtype` (float32, float64 or int64; self is converted
+ * to it first, float -> int64 truncating) or, for TJ_DTYPE_NONE, self's float
+ * dtype, int64 for int64 and bool self. float32 sums in a float64
+ * accumulator, each output rounded once (PyTorch's CPU kernel); int64 wraps.
+ * Errors: TJ_ERR_INDEX for dim out of range, TJ_ERR_DTYPE for a bool result. */
+tj_tensor *tj_cumsum(tj_tensor *self, int64_t dim, int dtype);
 /** aten::mean.dim: float input only (TJ_ERR_DTYPE otherwise); empty gives nan. */
 tj_tensor *tj_mean_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
 /** aten::amax / aten::amin: nan propagates; an empty reduction gives TJ_ERR_SHAPE. */
@@ -254,6 +269,12 @@ tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start,
 /** aten::cat: same rank and dtype-promotable tensors equal except along dim;
  * 1-d empty tensors are skipped (legacy rule). */
 tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim);
+/** aten::flip: a new contiguous tensor of self's shape and dtype (any) with
+ * the order of elements reversed along each of the `ndims` dims listed
+ * (negative dims count from the end; none: a copy; a 0-dim self takes 0 or
+ * -1). Errors: TJ_ERR_INDEX for a dim out of range, TJ_ERR_INVALID_ARGUMENT
+ * for a dim listed twice. */
+tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype). float -> int
  * truncates toward zero; anything -> bool is x != 0. */
@@ -278,6 +299,27 @@ tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index);
  * src has self's dtype and rank and is no smaller than index. Errors as
  * tj_gather. */
 tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+/** aten::index_select: the slices self.select(dim, index[i]) stacked along
+ * dim, i.e. self's shape with dim resized to index's numel (a 0-dim self
+ * gives a 0-dim result); any self dtype, a new contiguous tensor. index:
+ * int64, 1-D or 0-dim, values in [0, size of dim). Errors: TJ_ERR_INDEX for
+ * dim out of range or an index value out of bounds (the message names the
+ * value and the dim's size), TJ_ERR_DTYPE for a non-int64 index,
+ * TJ_ERR_SHAPE for an index of rank > 1 (or an empty index on a 0-dim
+ * self). */
+tj_tensor *tj_index_select(tj_tensor *self, int64_t dim, tj_tensor *index);
+/** aten::index_add: a copy of self with alpha * source.select(dim, i) added
+ * to self.select(dim, index[i]) for i in order (repeated indices
+ * accumulate, deterministically). source has self's dtype (float32, float64,
+ * int64 wrapping, bool or-ing) and rank (a 0-dim tensor counting as one
+ * dim; PyTorch also broadcasts lower-rank sources), source.size(dim) ==
+ * index's numel, its other sizes self's or 1; index as tj_index_select's. alpha is
+ * converted to self's dtype (int64 truncates, as PyTorch); alpha * source is
+ * rounded before the sum (PyTorch's vectorised loop fuses it: alpha != 1 may
+ * differ in the last bit). Errors: as tj_index_select, plus TJ_ERR_DTYPE for
+ * a source dtype other than self's, TJ_ERR_SHAPE for a source that does
+ * not fit, TJ_ERR_INVALID_ARGUMENT for an alpha that overflows the dtype. */
+tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha);
 /** aten::unfold (a view): dim `dimension` of self cut into windows of `size`
  * elements `step` apart; shape [..., (n - size) / step + 1, ..., size].
  * size > n gives TJ_ERR_SHAPE, step < 1 TJ_ERR_INVALID_ARGUMENT. */
@@ -469,6 +511,16 @@ tj_tensor *tj_leaky_relu_backward(tj_tensor *grad_output, tj_tensor *self, tj_va
  * grad_output * z / (z + 1), z = exp(self * beta); self is softplus's input.
  * Broadcasting, promotion and errors as tj_gelu_backward. */
 tj_tensor *tj_softplus_backward(tj_tensor *grad_output, tj_tensor *self, tj_value beta, tj_value threshold);
+/** aten::elu_backward: with c = alpha * scale (rounded in the result
+ * dtype), self_or_result > 0 ? grad_output * scale : grad_output *
+ * input_scale * c * exp(self_or_result * input_scale), self_or_result being
+ * elu's input; when is_result it is elu's result and the negative side is
+ * grad_output * input_scale * (self_or_result + c) (alpha must then be >= 0:
+ * TJ_ERR_INVALID_ARGUMENT otherwise, as PyTorch). A nan self_or_result takes
+ * the negative side (PyTorch's vectorised kernel). Broadcasting, promotion
+ * and errors as tj_gelu_backward (float results only). */
+tj_tensor *tj_elu_backward(tj_tensor *grad_output, tj_value alpha, tj_value scale, tj_value input_scale,
+                           bool is_result, tj_tensor *self_or_result);
 /** aten::_softmax_backward_data: output * (grad_output - sum(grad_output *
  * output, dim, keepdim)), output being _softmax's result along dim.
  * grad_output and output: one float32 / float64 dtype, one shape (no
