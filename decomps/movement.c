@@ -8,10 +8,12 @@
  *   _unsafe_view           -> view, of a copy when the strides do not allow it
  *   clone                  -> _to_copy
  *   cat                    -> full + one slice_scatter per tensor
+ *   constant_pad_nd        -> slice (crops) + full + nested slice_scatter
  *   select_scatter         -> slice_scatter of the unsqueezed source
  *   copy (out of place)    -> _to_copy of the expanded source
  *   zero, fill.Scalar      -> full
  * The shape functions of the decomposed operators check the arguments. */
+#include "op_view.h"
 #include "util.h"
 
 static tj_status transpose(const tj_value *args, tj_value *outs)
@@ -102,6 +104,36 @@ static tj_status cat(const tj_value *args, tj_value *outs)
     return tj_dc_done(r, outs);
 }
 
+/* constant_pad_nd, as torch._refs: the input cropped by slices where a pad
+ * is negative; with no positive pad a copy of that, else a full tensor of
+ * the value with the cropped input written into it by nested slice_scatters
+ * (one level per padded dim: the innermost writes into a slice of a slice). */
+static tj_status constant_pad_nd(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(constant_pad_nd, args, m);
+    tj_tensor *c = args[0].u.t;
+    tj_pad_plan p;
+    tj_pad_plan_make(c, args[1].u.ints, args[1].n, &p);
+    int nd = tj_tensor_ndim(c), padded[TJ_MAX_DIMS], np = 0;
+    for (int d = 0; d < nd && c; d++) {
+        if (p.count[d] != tj_tensor_shape(c)[d]) c = tj_slice(c, d, true, p.src_start[d], true, p.src_start[d] + p.count[d], 1);
+        if (p.count[d] != p.out_shape[d]) padded[np++] = d;
+    }
+    if (!p.grows) return tj_dc_done(tj_clone(c), outs);
+    tj_tensor *level[TJ_MAX_DIMS];
+    level[0] = tj_full(m[0].shape, m[0].ndim, args[2], (int)m[0].dtype);
+    for (int k = 1; k < np; k++) {
+        int d = padded[k - 1];
+        level[k] = tj_slice(level[k - 1], d, true, p.dst_start[d], true, p.dst_start[d] + p.count[d], 1);
+    }
+    tj_tensor *r = c;
+    for (int k = np - 1; k >= 0; k--) {
+        int d = padded[k];
+        r = tj_slice_scatter(level[k], r, d, true, p.dst_start[d], true, p.dst_start[d] + p.count[d], 1);
+    }
+    return tj_dc_done(r, outs);
+}
+
 static tj_status select_scatter(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(select_scatter, args, m);
@@ -143,6 +175,7 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(_unsafe_view), unsafe_view, "unsafe_view");
     tj_op_set_decomposition(TJ_OPS(clone), clone, "clone");
     tj_op_set_decomposition(TJ_OPS(cat), cat, "cat");
+    tj_op_set_decomposition(TJ_OPS(constant_pad_nd), constant_pad_nd, "constant_pad_nd");
     tj_op_set_decomposition(TJ_OPS(select_scatter), select_scatter, "select_scatter");
     tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");

@@ -8,14 +8,15 @@
  * writes it; ATen has a kernel).
  *
  * Composites with a kernel that torch._decomp (1.13) decomposes:
- * nll_loss_forward, nll_loss_backward and native_dropout, into primitives
+ * nll_loss_forward, nll_loss_backward, native_dropout and
+ * binary_cross_entropy (+ backward), into primitives
  * (a one-hot comparison with arange stands in for gather / scatter, which
  * are not in the operator set). As in PyTorch, convolution, pooling and
  * their backward operators have no decomposition. */
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -385,10 +386,47 @@ static tj_status native_dropout(const tj_value *args, tj_value *outs)
     return done(out, outs);
 }
 
+/* binary_cross_entropy(self, target, weight?, reduction), as torch._decomp:
+ * (t - 1) * maximum(log(1 - x), -100) - t * maximum(log(x), -100), times the
+ * weight, then mean, sum or nothing. Like PyTorch's decomposition it cannot
+ * refuse inputs outside [0, 1] (that is data-dependent); the shape function
+ * checks the rest. */
+static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(binary_cross_entropy, args, m);
+    tj_tensor *x = args[0].u.t, *t = args[1].u.t, *w = opt_tensor(&args[2]);
+    tj_tensor *floor = tj_dc_number(-100, tj_tensor_dtype(x));
+    tj_tensor *one_minus_x = tj_rsub_scalar(x, tj_v_int(1), tj_v_int(1));
+    tj_tensor *loss = tj_sub(tj_mul(tj_sub_scalar(t, tj_v_int(1)), tj_maximum(tj_log(one_minus_x), floor)),
+                             tj_mul(t, tj_maximum(tj_log(x), floor)));
+    if (w) loss = tj_mul(loss, w);
+    int64_t reduction = args[3].u.i;
+    if (reduction == 1) loss = tj_mean(loss, -1);
+    else if (reduction == 2) loss = tj_sum(loss, -1);
+    return done(loss, outs);
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight?,
+ * reduction), as torch._decomp: grad * (x - t) / clamp(x * (1 - x), min=1e-12),
+ * times the weight, divided by x's element count for the mean. */
+static tj_status binary_cross_entropy_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(binary_cross_entropy_backward, args, m);
+    tj_tensor *g = args[0].u.t, *x = args[1].u.t, *t = args[2].u.t, *w = opt_tensor(&args[3]);
+    tj_tensor *denom = tj_clamp(tj_mul(x, tj_rsub_scalar(x, tj_v_int(1), tj_v_int(1))), tj_v_float(1e-12), tj_v_none());
+    tj_tensor *r = tj_div(tj_mul(g, tj_sub(x, t)), denom);
+    if (w) r = tj_mul(r, w);
+    if (args[4].u.i == 1) r = tj_div_scalar(r, tj_v_int(tj_tensor_numel(x)));
+    return done(r, outs);
+}
+
 void tj_register_nn_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(nll_loss_forward), nll_loss_forward, "nll_loss_forward");
     tj_op_set_decomposition(TJ_OPS(nll_loss_backward), nll_loss_backward, "nll_loss_backward");
+    tj_op_set_decomposition(TJ_OPS(binary_cross_entropy), binary_cross_entropy, "binary_cross_entropy");
+    tj_op_set_decomposition(TJ_OPS(binary_cross_entropy_backward), binary_cross_entropy_backward,
+                            "binary_cross_entropy_backward");
     tj_op_set_decomposition(TJ_OPS(native_dropout), native_dropout, "native_dropout");
     tj_op_set_decomposition(TJ_OPS(conv2d), conv2d, "conv2d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");

@@ -297,6 +297,31 @@ static tj_status topk(const tj_value *args, tj_value *outs)
     return TJ_OK;
 }
 
+/* linalg_vector_norm, as torch._refs.linalg.vector_norm: ord 0 sums x != 0
+ * in the result dtype; +-inf is amax / amin of |x|; any other ord is
+ * sum(|x|^ord)^(1 / ord) in the computation dtype (|x| skipped for even
+ * orders), converted to the result dtype. The shape function refuses what the
+ * refs' checks refuse. */
+static tj_status linalg_vector_norm(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(linalg_vector_norm, args, m);
+    tj_tensor *x = args[0].u.t;
+    double ord = tj_value_as_double(&args[1]);
+    const int64_t *dims = dims_of(&args[2]);
+    int nd = ndims_of(&args[2]);
+    bool keepdim = args[3].u.b;
+    int rdt = (int)m[0].dtype;
+    if (ord == 0) return done(tj_sum_dim(tj_ne_scalar(x, tj_v_int(0)), dims, nd, keepdim, rdt), outs);
+    if (isinf(ord)) {
+        tj_tensor *a = tj_abs(x);
+        return done(tj_dc_to(ord > 0 ? tj_amax(a, dims, nd, keepdim) : tj_amin(a, dims, nd, keepdim), m[0].dtype), outs);
+    }
+    x = tj_dc_to(x, m[0].dtype);
+    if (fmod(ord, 2.0) != 0) x = tj_abs(x);
+    tj_tensor *s = tj_sum_dim(tj_pow_scalar(x, tj_v_float(ord)), dims, nd, keepdim, -1);
+    return done(tj_pow_scalar(s, tj_v_float(1.0 / ord)), outs);
+}
+
 void tj_register_reductions_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(sort_stable), sort_stable, "sort_stable");
@@ -315,4 +340,5 @@ void tj_register_reductions_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(min_dim), min_dim, "min_dim");
     tj_op_set_decomposition(TJ_OPS(argmin), argmin, "argmin");
     tj_op_set_decomposition(TJ_OPS(std_correction), std_correction, "std_correction");
+    tj_op_set_decomposition(TJ_OPS(linalg_vector_norm), linalg_vector_norm, "linalg_vector_norm");
 }

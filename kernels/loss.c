@@ -1,4 +1,5 @@
 /* nll_loss forward and backward (see loss.h). */
+#include <math.h>
 #include <string.h>
 
 #include "loss.h"
@@ -58,3 +59,39 @@ static bool read_target(const tj_k_nll *p, const int64_t *target, int64_t i, int
 
 NLL_DEFINE(float, f32)
 NLL_DEFINE(double, f64)
+
+/* ---- binary_cross_entropy ---- */
+
+#define BCE_DEFINE(T, SUF, LOG, MAX)                                                                           \
+    bool tj_k_bce_##SUF(int64_t n, const T *x, const T *t, const T *w, int reduction, T *out, double *bad)      \
+    {                                                                                                          \
+        double sum = 0;                                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                                      \
+            T xi = x[i], ti = t[i];                                                                            \
+            if (!(xi >= 0 && xi <= 1)) {                                                                       \
+                *bad = (double)xi;                                                                             \
+                return false;                                                                                  \
+            }                                                                                                  \
+            T l = (ti - (T)1) * MAX(LOG((T)1 - xi), (T)-100) - ti * MAX(LOG(xi), (T)-100);                    \
+            if (w) l *= w[i];                                                                                  \
+            if (reduction == 0) out[i] = l;                                                                    \
+            else sum += (double)l;                                                                             \
+        }                                                                                                      \
+        if (reduction != 0) out[0] = (T)(reduction == 1 ? sum / (double)n : sum);                              \
+        return true;                                                                                           \
+    }                                                                                                          \
+    void tj_k_bce_backward_##SUF(int64_t n, const T *g, const T *x, const T *t, const T *w, double divisor,     \
+                                 T *gi)                                                                        \
+    {                                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                                      \
+            T r = g[i] * (x[i] - t[i]) / MAX(((T)1 - x[i]) * x[i], (T)1e-12);                                  \
+            if (w) r *= w[i];                                                                                  \
+            gi[i] = divisor == 1 ? r : r / (T)divisor;                                                         \
+        }                                                                                                      \
+    }
+
+/* std::max(a, b) returns a unless a < b: a nan log stays nan */
+static inline float max_f32(float a, float b) { return a < b ? b : a; }
+static inline double max_f64(double a, double b) { return a < b ? b : a; }
+BCE_DEFINE(float, f32, logf, max_f32)
+BCE_DEFINE(double, f64, log, max_f64)

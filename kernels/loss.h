@@ -37,4 +37,21 @@ bool tj_k_nll_loss_backward_f32(const tj_k_nll *p, const float *grad_out, int64_
 bool tj_k_nll_loss_backward_f64(const tj_k_nll *p, const double *grad_out, int64_t grad_s, const int64_t *target,
                                 const double *weight, double total_weight, double *grad_in, int64_t *bad);
 
+/** Binary cross entropy over n contiguous elements, as PyTorch 1.13's CPU
+ * kernel (Loss.cpp): loss = w * ((t - 1) * max(log(1 - x), -100) - t *
+ * max(log(x), -100)), each term in the elements' dtype (w absent: 1).
+ * reduction 0 writes the n losses to out, 1 their mean (nan for n = 0) and 2
+ * their sum to out[0], summed in double. Returns false, with *bad set to the
+ * first offending input, when an x is outside [0, 1] or nan (the target is
+ * not checked, as in PyTorch). */
+bool tj_k_bce_f32(int64_t n, const float *x, const float *t, const float *w, int reduction, float *out, double *bad);
+bool tj_k_bce_f64(int64_t n, const double *x, const double *t, const double *w, int reduction, double *out,
+                  double *bad);
+/** Its gradient: gi = g * (x - t) / max((1 - x) * x, 1e-12) * w, divided by
+ * `divisor` (n for the mean, else 1), over n contiguous elements, x unchecked. */
+void tj_k_bce_backward_f32(int64_t n, const float *g, const float *x, const float *t, const float *w, double divisor,
+                           float *gi);
+void tj_k_bce_backward_f64(int64_t n, const double *g, const double *x, const double *t, const double *w,
+                           double divisor, double *gi);
+
 #endif

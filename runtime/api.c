@@ -211,6 +211,10 @@ tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool so
     return calln(TJ_OPS(topk), (const tj_value[]){T(self), I(k), I(dim), B(largest), B(sorted)}, values, indices,
                  NULL);
 }
+tj_tensor *tj_linalg_vector_norm(tj_tensor *self, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype)
+{
+    return CALL(linalg_vector_norm, T(self), ord, OPTL(dim, ndim), B(keepdim), DT(dtype));
+}
 
 /* ---- views and data movement ---- */
 tj_tensor *tj_view(tj_tensor *self, const int64_t *size, int ndim) { return CALL(view, T(self), L(size, ndim)); }
@@ -227,6 +231,10 @@ tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start,
 }
 tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(cat, tj_v_tensors(tensors, n), I(dim)); }
 tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims) { return CALL(flip, T(self), L(dims, ndims)); }
+tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value)
+{
+    return CALL(constant_pad_nd, T(self), L(pad, npad), value);
+}
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 {
     return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());
@@ -234,6 +242,13 @@ tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim) { return CALL(reshape, T(self), L(shape, ndim)); }
 tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim) { return CALL(flatten_using_ints, T(self), I(start_dim), I(end_dim)); }
 tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(stack, tj_v_tensors(tensors, n), I(dim)); }
+
+/* Hands the views made so far back (to the scope) on a failure. */
+static tj_status drop_views(tj_tensor **outs, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) tj_scope_drop(outs[k]);
+    return tj_last_status();
+}
 
 tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs)
 {
@@ -248,13 +263,90 @@ tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor *
     int64_t size = self->shape[d];
     for (int64_t i = 0; i < n; i++) {
         int64_t s = i * split_size, e = size - s > split_size ? s + split_size : size;
-        outs[i] = tj_slice(self, d, true, s, true, e, 1);
-        if (!outs[i]) {
-            for (int64_t k = 0; k < i; k++) tj_scope_drop(outs[k]);
-            return tj_last_status();
-        }
+        if (!(outs[i] = tj_slice(self, d, true, s, true, e, 1))) return drop_views(outs, i);
     }
     *n_outs = (int)n;
+    return TJ_OK;
+}
+
+/* The checks tj_chunk, tj_split_with_sizes and tj_unbind share: outs and
+ * n_outs given, self not NULL and not 0-dim, dim in range; *size gets the
+ * size of the wrapped dim *d. */
+static tj_status views_start(const char *op, tj_tensor *self, int64_t dim, tj_tensor **outs, int *n_outs, int *d,
+                             int64_t *size)
+{
+    if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL outs or n_outs", op);
+    *n_outs = 0;
+    if (!self) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument 0 'self' expects Tensor, got a NULL tensor", op);
+    if (self->ndim == 0)
+        return tj_error(TJ_ERR_INDEX, "%s: expects at least a 1-dimensional tensor, got a 0-dim one", op);
+    if (tj_wrap_dim(op, dim, self->ndim, d) != TJ_OK) return tj_last_status();
+    *size = self->shape[*d];
+    return TJ_OK;
+}
+
+static tj_status too_many(const char *op, int64_t n, int max_outs)
+{
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %lld pieces do not fit in %d outputs", op, (long long)n, max_outs);
+}
+
+tj_status tj_split_with_sizes(tj_tensor *self, const int64_t *split_sizes, int n, int64_t dim, tj_tensor **outs,
+                              int max_outs, int *n_outs)
+{
+    const char *op = "aten::split_with_sizes";
+    int d = 0;
+    int64_t size = 0, total = 0;
+    if (views_start(op, self, dim, outs, n_outs, &d, &size) != TJ_OK) return tj_last_status();
+    char b[192];
+    for (int i = 0; i < n; i++) {
+        if (split_sizes[i] < 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: split_with_sizes expects split_sizes have only non-negative "
+                            "entries, but got split_sizes=%s", op, tj_shape_str(n, split_sizes, b, sizeof b));
+        if (__builtin_add_overflow(total, split_sizes[i], &total)) total = -1;
+    }
+    if (total != size)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: split_with_sizes expects split_sizes to sum exactly to %lld "
+                        "(input tensor's size at dimension %d), but got split_sizes=%s", op, (long long)size, d,
+                        tj_shape_str(n, split_sizes, b, sizeof b));
+    if (n > max_outs) return too_many(op, n, max_outs);
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(outs[i] = tj_slice(self, d, true, start, true, start + split_sizes[i], 1))) return drop_views(outs, i);
+        start += split_sizes[i];
+    }
+    *n_outs = n;
+    return TJ_OK;
+}
+
+tj_status tj_chunk(tj_tensor *self, int64_t chunks, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs)
+{
+    const char *op = "aten::chunk";
+    int d = 0;
+    int64_t size = 0;
+    if (views_start(op, self, dim, outs, n_outs, &d, &size) != TJ_OK) return tj_last_status();
+    if (chunks <= 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: chunk expects `chunks` to be greater than 0, got: %lld", op,
+                        (long long)chunks);
+    int64_t split_size = size / chunks + (size % chunks != 0);
+    if (split_size > 0) return tj_split(self, split_size, d, outs, max_outs, n_outs);
+    /* an empty dim: `chunks` empty pieces (split would give one) */
+    if (chunks > max_outs) return too_many(op, chunks, max_outs);
+    for (int64_t i = 0; i < chunks; i++)
+        if (!(outs[i] = tj_slice(self, d, true, 0, true, 0, 1))) return drop_views(outs, i);
+    *n_outs = (int)chunks;
+    return TJ_OK;
+}
+
+tj_status tj_unbind(tj_tensor *self, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs)
+{
+    const char *op = "aten::unbind.int";
+    int d = 0;
+    int64_t size = 0;
+    if (views_start(op, self, dim, outs, n_outs, &d, &size) != TJ_OK) return tj_last_status();
+    if (size > max_outs) return too_many(op, size, max_outs);
+    for (int64_t i = 0; i < size; i++)
+        if (!(outs[i] = tj_select(self, d, i))) return drop_views(outs, i);
+    *n_outs = (int)size;
     return TJ_OK;
 }
 
@@ -376,6 +468,10 @@ tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weigh
     return CALL(cross_entropy_loss, T(self), T(target), T(weight), I(reduction), I(ignore_index), F(label_smoothing));
 }
 tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction) { return CALL(mse_loss, T(self), T(target), I(reduction)); }
+tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction)
+{
+    return CALL(binary_cross_entropy, T(self), T(target), T(weight), I(reduction));
+}
 tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value, tj_tensor *attn_mask,
                                            double dropout_p, bool is_causal)
 {
@@ -430,6 +526,11 @@ tj_tensor *tj_nll_loss_backward(tj_tensor *g, tj_tensor *self, tj_tensor *target
                                 int64_t ignore_index, tj_tensor *total_weight)
 {
     return CALL(nll_loss_backward, T(g), T(self), T(target), T(weight), I(reduction), I(ignore_index), T(total_weight));
+}
+tj_tensor *tj_binary_cross_entropy_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                            int64_t reduction)
+{
+    return CALL(binary_cross_entropy_backward, T(grad_output), T(self), T(target), T(weight), I(reduction));
 }
 tj_tensor *tj_embedding_dense_backward(tj_tensor *g, tj_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                        bool scale_grad_by_freq)

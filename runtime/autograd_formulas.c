@@ -441,6 +441,51 @@ FORMULA(d_std)
     return TJ_OK;
 }
 
+/* linalg_vector_norm: ATen 1.13's norm_backward (FunctionsManual.cpp), per
+ * order: 0 none; 1 sgn(x) g; 2 g x / n (0 where n = 0); inf the gradient
+ * split among the elements whose |x| is the norm (or nan); p < 1 sgn(x)
+ * |x|^(p-1) (0 at x = 0) g n^(1-p); p < 2 sgn(x) |x|^(p-1) g / n^(p-1); else
+ * x |x|^(p-2) g / n^(p-1), the last two 0 where n = 0. */
+FORMULA(d_linalg_vector_norm)
+{
+    tj_tensor *self = ARG(0);
+    double p = tj_value_as_double(&c->args[1]);
+    bool mask[TJ_MAX_DIMS], keepdim = c->args[3].u.b;
+    tj_status st = reduced_dims(c->op, &c->args[2], self->ndim, mask);
+    if (st != TJ_OK) return st;
+    tj_tensor *grad = restore_dims(g[0], self->ndim, mask, keepdim);
+    if (p == 0) {
+        gi[0] = zeros_like(self);
+        return TJ_OK;
+    }
+    if (p == 1) {
+        gi[0] = tj_mul(tj_sign(self), grad);
+        return TJ_OK;
+    }
+    tj_tensor *norm = restore_dims(OUT(0), self->ndim, mask, keepdim);
+    tj_tensor *norm_zero = tj_eq_scalar(norm, tj_v_int(0));
+    if (p == 2) {
+        gi[0] = tj_mul(grad, tj_masked_fill(tj_div(self, norm), norm_zero, tj_v_int(0)));
+    } else if (isinf(p)) {
+        int64_t dims[TJ_MAX_DIMS];
+        int nd = 0;
+        for (int d = 0; d < self->ndim; d++)
+            if (mask[d]) dims[nd++] = d;
+        tj_tensor *a = tj_abs(self), *hit = tj_logical_or(tj_eq(a, norm), tj_ne(a, a));
+        gi[0] = tj_mul(tj_sign(self), tj_mul(tj_div(grad, tj_sum_dim(hit, dims, nd, true, -1)), hit));
+    } else if (p < 1) {
+        tj_tensor *scaled = tj_mul(tj_sign(self), tj_masked_fill(tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)),
+                                                                  tj_eq_scalar(self, tj_v_int(0)), tj_v_int(0)));
+        gi[0] = tj_mul(tj_mul(scaled, grad), tj_pow_scalar(norm, tj_v_float(1 - p)));
+    } else {
+        tj_tensor *scaled = p < 2 ? tj_mul(tj_sign(self), tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)))
+                                  : tj_mul(self, tj_pow_scalar(tj_abs(self), tj_v_float(p - 2)));
+        tj_tensor *scale = tj_masked_fill(tj_div(grad, tj_pow_scalar(norm, tj_v_float(p - 1))), norm_zero, tj_v_int(0));
+        gi[0] = tj_mul(scaled, scale);
+    }
+    return TJ_OK;
+}
+
 /* var_mean: the variance part plus the mean part, for whichever got a gradient. */
 FORMULA(d_var_mean)
 {
@@ -567,6 +612,18 @@ FORMULA(d_slice)
     tj_status st = call(TJ_OPS(slice_scatter), args, &out);
     gi[0] = out.u.t;
     return st;
+}
+
+/* constant_pad_nd: the padding cropped off (and the crop padded back with
+ * zeros), constant_pad_nd of the gradient with the pads negated, as ATen. */
+FORMULA(d_constant_pad_nd)
+{
+    const tj_value *pad = &c->args[1];
+    int64_t neg[2 * TJ_MAX_DIMS];
+    if (pad->n > 2 * TJ_MAX_DIMS) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %d pads", c->op->name, pad->n);
+    for (int k = 0; k < pad->n; k++) neg[k] = -pad->u.ints[k];
+    gi[0] = tj_constant_pad_nd(g[0], neg, pad->n, tj_v_int(0));
+    return TJ_OK;
 }
 
 /* cat: each input gets its slice along dim; legacy-skipped 1-D empty inputs
@@ -786,6 +843,24 @@ FORMULA(d_native_dropout)
     return TJ_OK;
 }
 
+/* binary_cross_entropy: self through binary_cross_entropy_backward; target
+ * as ATen's binary_cross_entropy_target_backward, -logit(self) * grad * w
+ * (divided by the element count for the mean). */
+FORMULA(d_binary_cross_entropy)
+{
+    tj_tensor *self = ARG(0), *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    int64_t reduction = c->args[3].u.i;
+    if (NEED(0)) gi[0] = tj_binary_cross_entropy_backward(g[0], self, ARG(1), weight, reduction);
+    if (NEED(1)) {
+        tj_tensor *logit = tj_log(tj_div(self, tj_rsub_scalar(self, tj_v_int(1), tj_v_int(1))));
+        tj_tensor *r = tj_mul(tj_neg(logit), g[0]);
+        if (weight) r = tj_mul(r, weight);
+        if (reduction == 1) r = tj_div_scalar(r, tj_v_int(tj_tensor_numel(self)));
+        gi[1] = r;
+    }
+    return TJ_OK;
+}
+
 FORMULA(d_nll_loss)
 {
     tj_tensor *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
@@ -972,14 +1047,15 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),
     D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
-    D(std_correction, d_std),
+    D(std_correction, d_std), D(linalg_vector_norm, d_linalg_vector_norm),
     D(sort, d_sort), D(sort_stable, d_sort_stable), D(topk, d_topk),
 
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
 
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
     D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
-    D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(clone, d_identity), D(_to_copy, d_identity),
+    D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd), D(clone, d_identity),
+    D(_to_copy, d_identity),
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
@@ -988,7 +1064,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(native_batch_norm, d_native_batch_norm, 6u), D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
-    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(scaled_dot_product_attention, d_attention),
+    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(binary_cross_entropy, d_binary_cross_entropy), D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
     D(unfold, d_unfold),

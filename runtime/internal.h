@@ -334,6 +334,11 @@ static inline tj_status tj_scalar_check(const char *op, const char *what, const 
     /* inline: int and bool Scalars (add's default alpha) pass on the dispatch fast path without a call */
     return v->kind == TJ_V_FLOAT ? tj_scalar_check_float(op, what, v->u.f, dtype) : TJ_OK;
 }
+/** Converts the Scalar v to one element of `dtype` in buf (8 bytes), as a
+ * fill value: refuses values that overflow the dtype (tj_scalar_check, the
+ * error naming `op` and "value"); float into int64 truncates, anything into
+ * bool is v != 0 (runtime/op_creation.c: full, constant_pad_nd). */
+tj_status tj_scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf);
 /** Reads element i (flat index into storage, already offset) as double / int64. */
 double tj_load_f64(const void *p, tj_dtype d);
 int64_t tj_load_i64(const void *p, tj_dtype d);

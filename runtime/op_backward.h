@@ -8,6 +8,7 @@
 TJ_OP_DECLARE(convolution_backward)
 TJ_OP_DECLARE(max_pool2d_with_indices_backward)
 TJ_OP_DECLARE(nll_loss_backward)
+TJ_OP_DECLARE(binary_cross_entropy_backward)
 
 /* softmax backward (op_softmax.c), layer / batch / group norm backward (op_layer_norm.c: output_mask false -> undefined output),
  * embedding_dense_backward (op_embedding.c) */

@@ -33,10 +33,7 @@ static tj_status size_meta(const char *op, const tj_value *size, tj_dtype dtype,
     return tj_checked_numel(m->ndim, m->shape, &numel, op);
 }
 
-/* Converts the Scalar v to one element of `dtype` in buf (8 bytes). Like
- * PyTorch, refuses values that overflow the dtype (tj_scalar_check); float
- * into int64 truncates. */
-static tj_status scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf)
+tj_status tj_scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf)
 {
     tj_status st = tj_scalar_check(op, "value", v, dtype);
     if (st != TJ_OK) return st;
@@ -54,7 +51,7 @@ static tj_status scalar_to(const char *op, const tj_value *v, tj_dtype dtype, vo
 static tj_status fill_scalar(const char *op, tj_tensor *out, const tj_value *v)
 {
     _Alignas(8) char buf[8];
-    if (scalar_to(op, v, out->dtype, buf) != TJ_OK) return tj_last_status();
+    if (tj_scalar_to(op, v, out->dtype, buf) != TJ_OK) return tj_last_status();
     tj_k_fill(tj_tensor_ptr(out), tj_dtype_size(out->dtype), buf, out->numel, tj_threads_for(out->numel));
     return TJ_OK;
 }
@@ -94,7 +91,7 @@ tj_status tj_meta_full(const tj_value *args, tj_meta *outs)
     tj_dtype inferred = fill->kind == TJ_V_INT ? TJ_INT64 : fill->kind == TJ_V_BOOL ? TJ_BOOL : TJ_FLOAT32;
     tj_dtype dtype = dtype_or(&args[2], inferred);
     char buf[8];
-    if (scalar_to(FULL, fill, dtype, buf) != TJ_OK) return tj_last_status();
+    if (tj_scalar_to(FULL, fill, dtype, buf) != TJ_OK) return tj_last_status();
     return size_meta(FULL, &args[0], dtype, &outs[0]);
 }
 
@@ -104,7 +101,7 @@ tj_status tj_meta_scalar_tensor(const tj_value *args, tj_meta *outs)
 {
     tj_dtype dtype = dtype_or(&args[1], TJ_FLOAT32);
     char buf[8];
-    if (scalar_to(SCALAR_TENSOR, &args[0], dtype, buf) != TJ_OK) return tj_last_status();
+    if (tj_scalar_to(SCALAR_TENSOR, &args[0], dtype, buf) != TJ_OK) return tj_last_status();
     outs[0].dtype = dtype;
     outs[0].ndim = 0;
     return TJ_OK;
@@ -140,7 +137,7 @@ static tj_status arange_plan_of(const tj_value *args, arange_plan *p)
     if (p->dtype == TJ_INT64) {
         int64_t v[3];
         for (int k = 0; k < 3; k++)
-            if (scalar_to(ARANGE, &args[k], TJ_INT64, &v[k]) != TJ_OK) return tj_last_status();
+            if (tj_scalar_to(ARANGE, &args[k], TJ_INT64, &v[k]) != TJ_OK) return tj_last_status();
         if (v[2] == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", ARANGE);
         if (!((v[2] > 0 && v[1] >= v[0]) || (v[2] < 0 && v[1] <= v[0])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: upper bound and larger bound inconsistent with step sign "

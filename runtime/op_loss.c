@@ -1,7 +1,10 @@
-/* aten::nll_loss_forward and aten::nll_loss_backward: checks and output
- * shapes as PyTorch 1.13 (LossNLL.cpp), glue to kernels/loss.h. */
+/* aten::nll_loss_forward, aten::nll_loss_backward (LossNLL.cpp),
+ * aten::binary_cross_entropy and its backward (Loss.cpp): checks and output
+ * shapes as PyTorch 1.13, glue to kernels/loss.h. */
 #include <string.h>
 
+#include "contig.h"
+#include "kernels/copy.h"
 #include "kernels/loss.h"
 #include "op_backward.h"
 #include "op_nn.h"
@@ -138,4 +141,135 @@ tj_status tj_kernel_nll_loss_backward(const tj_value *args, tj_tensor *const *ou
                   ? tj_k_nll_loss_backward_f32(&k, g, gs, t, w, *(const float *)(const void *)tj_tensor_ptr(tw), gi, &bad)
                   : tj_k_nll_loss_backward_f64(&k, g, gs, t, w, *(const double *)(const void *)tj_tensor_ptr(tw), gi, &bad);
     return ok ? TJ_OK : target_error("aten::nll_loss_backward", bad, k.classes);
+}
+
+/* ---- binary_cross_entropy(self, target, weight?, reduction) and
+ * binary_cross_entropy_backward(grad_output, self, target, weight?,
+ * reduction) ---- */
+
+static const char *const BCE = "aten::binary_cross_entropy";
+static const char *const BCE_BACKWARD = "aten::binary_cross_entropy_backward";
+
+/* `t` (named `what`) must have self's dtype and broadcast to self's shape. */
+static tj_status check_like_self(const char *op, const char *what, const tj_tensor *t, const tj_tensor *self)
+{
+    if (t->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: %s has dtype %s but self has %s (they must match)", op, what,
+                        tj_dtype_name(t->dtype), tj_dtype_name(self->dtype));
+    int nd;
+    int64_t shape[TJ_MAX_DIMS];
+    char a[96], b[96];
+    if (tj_broadcast_shapes(op, t->ndim, t->shape, self->ndim, self->shape, &nd, shape) != TJ_OK ||
+        nd != self->ndim || memcmp(shape, self->shape, sizeof(int64_t) * (size_t)nd) != 0)
+        return tj_error(TJ_ERR_SHAPE, "%s: %s of shape %s does not broadcast to self's shape %s", op, what,
+                        tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+/* self float32 / float64; target, weight (optional) and grad_output (the
+ * backward's, optional) of its dtype, broadcasting to its shape; reduction
+ * 0, 1 or 2. */
+static tj_status bce_check(const char *op, const tj_tensor *self, const tj_tensor *target, const tj_tensor *weight,
+                           const tj_tensor *grad, int64_t reduction)
+{
+    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 self, got %s", op, tj_dtype_name(self->dtype));
+    tj_status st = check_like_self(op, "target", target, self);
+    if (st == TJ_OK && weight) st = check_like_self(op, "weight", weight, self);
+    if (st == TJ_OK && grad) st = check_like_self(op, "grad_output", grad, self);
+    if (st != TJ_OK) return st;
+    if (reduction < 0 || reduction > 2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld", op,
+                        (long long)reduction);
+    return TJ_OK;
+}
+
+tj_status tj_meta_binary_cross_entropy(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_status st = bce_check(BCE, self, args[1].u.t, opt_tensor(&args[2]), NULL, args[3].u.i);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], self);
+    if (args[3].u.i != 0) outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+/* Row-major elements of t broadcast to like's shape: t's own memory when it
+ * already is that, else a temporary dense copy (released with c). */
+static tj_status dense_as(tj_contig *c, const tj_tensor *t, const tj_tensor *like)
+{
+    if (t->numel == like->numel) return tj_contig_get(c, t);
+    tj_meta m = {.dtype = t->dtype, .ndim = like->ndim, .alias = -1};
+    memcpy(m.shape, like->shape, sizeof(int64_t) * (size_t)like->ndim);
+    if (!(c->copy = tj_tensor_new_meta(&m, false))) return tj_last_status();
+    int64_t bs[TJ_MAX_DIMS];
+    tj_broadcast_strides(t, like->ndim, like->shape, bs);
+    tj_k_strided dst = {tj_tensor_ptr(c->copy), t->dtype, c->copy->strides}, src = {tj_tensor_ptr(t), t->dtype, bs};
+    tj_k_copy_strided(dst, src, like->ndim, like->shape, 1);
+    c->data = tj_tensor_ptr(c->copy);
+    return TJ_OK;
+}
+
+/* Dense operands of a bce call: [0] self, then target, weight, grad_output
+ * (those given). */
+typedef struct bce_operands {
+    tj_contig c[4];
+} bce_operands;
+
+static void bce_release(bce_operands *o)
+{
+    for (int i = 0; i < 4; i++) tj_contig_release(&o->c[i]);
+}
+
+static tj_status bce_get(bce_operands *o, const tj_tensor *self, const tj_tensor *const *others)
+{
+    memset(o, 0, sizeof *o);
+    tj_status st = tj_contig_get(&o->c[0], self);
+    for (int i = 0; st == TJ_OK && i < 3; i++)
+        if (others[i]) st = dense_as(&o->c[i + 1], others[i], self);
+    if (st != TJ_OK) bce_release(o);
+    return st;
+}
+
+tj_status tj_kernel_binary_cross_entropy(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t, *weight = opt_tensor(&args[2]);
+    int reduction = (int)args[3].u.i;
+    bce_operands o;
+    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[1].u.t, weight, NULL});
+    if (st != TJ_OK) return st;
+    double bad = 0;
+    const void *x = o.c[0].data, *t = o.c[1].data, *w = weight ? o.c[2].data : NULL;
+    void *out = tj_tensor_ptr(outs[0]);
+    bool ok = self->dtype == TJ_FLOAT32 ? tj_k_bce_f32(self->numel, x, t, w, reduction, out, &bad)
+                                        : tj_k_bce_f64(self->numel, x, t, w, reduction, out, &bad);
+    bce_release(&o);
+    if (ok) return TJ_OK;
+    char a[96];
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: all elements of input should be between 0 and 1 (self %s holds %g)",
+                    BCE, tj_shape_str(self->ndim, self->shape, a, sizeof a), bad);
+}
+
+tj_status tj_meta_binary_cross_entropy_backward(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[1].u.t;
+    tj_status st = bce_check(BCE_BACKWARD, self, args[2].u.t, opt_tensor(&args[3]), args[0].u.t, args[4].u.i);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_binary_cross_entropy_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[1].u.t, *weight = opt_tensor(&args[3]);
+    bce_operands o;
+    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[2].u.t, weight, args[0].u.t});
+    if (st != TJ_OK) return st;
+    const void *x = o.c[0].data, *t = o.c[1].data, *w = weight ? o.c[2].data : NULL, *g = o.c[3].data;
+    double divisor = args[4].u.i == 1 ? (double)self->numel : 1;
+    void *gi = tj_tensor_ptr(outs[0]);
+    if (self->dtype == TJ_FLOAT32) tj_k_bce_backward_f32(self->numel, g, x, t, w, divisor, gi);
+    else tj_k_bce_backward_f64(self->numel, g, x, t, w, divisor, gi);
+    bce_release(&o);
+    return TJ_OK;
 }

@@ -9,6 +9,7 @@ TJ_OP_DECLARE(convolution)
 TJ_OP_DECLARE(max_pool2d_with_indices)
 TJ_OP_DECLARE(avg_pool2d)
 TJ_OP_DECLARE(nll_loss_forward)
+TJ_OP_DECLARE(binary_cross_entropy)
 TJ_OP_DECLARE(native_dropout)
 
 /* softmax (op_softmax.c), layer / batch / group norm (op_layer_norm.c), embedding (op_embedding.c), attention (op_attention.c) */

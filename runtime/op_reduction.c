@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contig.h"
 #include "iter.h"
 #include "kernels/copy.h"
 #include "kernels/reduce.h"
@@ -478,6 +479,106 @@ tj_status tj_kernel_var_mean(const tj_value *args, tj_tensor *const *outs)
 tj_status tj_kernel_std(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_var(STD, args, true, outs[0], NULL);
+}
+
+/* ---- linalg_vector_norm(self, ord, dim?, keepdim, dtype?): ord 2 is the
+ * root of the sum of squares (one pass, SUMSQDEV around 0); other orders
+ * reduce a float64 copy of f(|x|) (x != 0 for 0, |x| for 1 and +-inf, |x|^p
+ * otherwise) by a sum, max or min, then take the 1/p-th power. Everything is
+ * in float64, rounded once to the result dtype (PyTorch 1.13 accumulates
+ * float32 in float32, so its float32 2-norm overflows above ~1.8e19 where
+ * this one does not). ---- */
+
+static const char *const VECTOR_NORM = "aten::linalg_vector_norm";
+
+tj_status tj_meta_linalg_vector_norm(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    const char *op = VECTOR_NORM;
+    if (!is_float(x->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s", op,
+                        tj_dtype_name(x->dtype));
+    tj_dtype out = x->dtype;
+    if (args[4].kind == TJ_V_DTYPE) {
+        out = args[4].u.dtype;
+        if (!is_float(out))
+            return tj_error(TJ_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
+                            tj_dtype_name(out));
+        if (x->dtype == TJ_FLOAT64 && out == TJ_FLOAT32)
+            return tj_error(TJ_ERR_DTYPE, "%s: the dtype of the input (%s) should be convertible without narrowing "
+                                          "to the specified dtype (%s)", op, tj_dtype_name(x->dtype), tj_dtype_name(out));
+    }
+    bool mask[TJ_MAX_DIMS];
+    if (parse_dims(op, x, &args[2], mask) != TJ_OK) return tj_last_status();
+    double ord = tj_value_as_double(&args[1]);
+    if (x->numel == 0 && (ord < 0 || ord == INFINITY)) {
+        /* no identity: every reduced dim must be non-empty */
+        if (args[2].kind == TJ_V_NONE || args[2].n == 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: linalg.vector_norm cannot compute the %g norm on an empty tensor "
+                                          "because the operation does not have an identity", op, ord);
+        for (int d = 0; d < x->ndim; d++)
+            if (mask[d] && x->shape[d] == 0)
+                return tj_error(TJ_ERR_SHAPE, "%s: linalg.vector_norm cannot compute the %g norm on the dimension %d "
+                                              "because this dimension is empty and the operation does not have an "
+                                              "identity", op, ord, d);
+    }
+    reduced_meta(x, mask, args[3].u.b, out, &outs[0]);
+    return TJ_OK;
+}
+
+/* f(|x|) of the orders other than 2, into a new float64 tensor of x's shape
+ * (not owned by any scope). */
+static tj_tensor *norm_terms(const tj_tensor *x, double ord)
+{
+    tj_meta m = {.dtype = TJ_FLOAT64, .ndim = x->ndim, .alias = -1};
+    memcpy(m.shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    tj_tensor *t = tj_tensor_new_meta(&m, false);
+    if (!t) return NULL;
+    tj_contig c = {0};
+    if (tj_contig_get(&c, x) != TJ_OK) {
+        tj_tensor_release(t);
+        return NULL;
+    }
+    double *o = (double *)(void *)tj_tensor_ptr(t);
+    for (int64_t i = 0; i < x->numel; i++) {
+        double v = x->dtype == TJ_FLOAT32 ? (double)((const float *)(const void *)c.data)[i]
+                                          : ((const double *)(const void *)c.data)[i];
+        o[i] = ord == 0 ? (double)(v != 0) : ord == 1 || isinf(ord) ? fabs(v) : pow(fabs(v), ord);
+    }
+    tj_contig_release(&c);
+    return t;
+}
+
+tj_status tj_kernel_linalg_vector_norm(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    tj_tensor *out = outs[0];
+    double ord = tj_value_as_double(&args[1]);
+    bool mask[TJ_MAX_DIMS];
+    parse_dims(VECTOR_NORM, x, &args[2], mask);
+    size_t nb;
+    if (ord == 2) {
+        size_t want = (size_t)(out->numel ? out->numel : 1) * sizeof(double);
+        double *zero = tj_alloc_storage_bytes(want, &nb);
+        if (!zero) return tj_oom(VECTOR_NORM, want);
+        memset(zero, 0, want); /* the deviations are taken from 0 */
+        tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = zero, .divisor = 1, .root = true,
+                         .out = tj_tensor_ptr(out), .out_dtype = out->dtype};
+        tj_status st = reduce(VECTOR_NORM, &k, x, mask);
+        tj_free_storage_bytes(zero, nb);
+        return st;
+    }
+    tj_tensor *terms = norm_terms(x, ord);
+    if (!terms) return tj_last_status();
+    tj_k_red_kind kind = ord == INFINITY ? TJ_K_RED_MAX : ord == -INFINITY ? TJ_K_RED_MIN : TJ_K_RED_SUM;
+    double *r = reduce_to_f64(VECTOR_NORM, kind, 1, terms, mask, &nb);
+    tj_tensor_release(terms);
+    if (!r) return tj_last_status();
+    if (ord != 0 && ord != 1 && !isinf(ord))
+        for (int64_t o = 0; o < out->numel; o++) r[o] = pow(r[o], 1.0 / ord);
+    tj_k_convert(tj_tensor_ptr(out), out->dtype, r, TJ_FLOAT64, out->numel);
+    tj_free_storage_bytes(r, nb);
+    return TJ_OK;
 }
 
 /* ---- logsumexp: m = max (0 where it is infinite, as PyTorch does), then

@@ -21,5 +21,6 @@ TJ_OP_DECLARE(min)
 TJ_OP_DECLARE(min_dim)
 TJ_OP_DECLARE(argmin)
 TJ_OP_DECLARE(std)
+TJ_OP_DECLARE(linalg_vector_norm)
 
 #endif

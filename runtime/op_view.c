@@ -6,6 +6,7 @@
 
 #include "iter.h"
 #include "kernels/copy.h"
+#include "kernels/fill.h"
 #include "op_view.h"
 
 #define SHAPE_BUF 192
@@ -420,6 +421,87 @@ tj_status tj_meta_cat(const tj_value *args, tj_meta *outs)
     o->ndim = first->ndim;
     memcpy(o->shape, first->shape, sizeof(int64_t) * (size_t)first->ndim);
     o->shape[dim] = total;
+    return TJ_OK;
+}
+
+/* ---- constant_pad_nd ---- */
+
+static const char *const PAD = "aten::constant_pad_nd";
+
+tj_status tj_pad_plan_make(const tj_tensor *self, const int64_t *pad, int npad, tj_pad_plan *p)
+{
+    if (npad % 2 != 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: Length of pad must be even but instead it equals %d", PAD, npad);
+    int nd = self->ndim, lead = nd - npad / 2;
+    if (lead < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                        "length is %d while the input has %d dimensions.",
+                        PAD, npad, nd);
+    p->grows = false;
+    for (int k = 0; k < npad; k++) p->grows |= pad[k] > 0;
+    for (int d = 0; d < nd; d++) {
+        int64_t size = self->shape[d], before = 0, after = 0;
+        if (d >= lead) {
+            before = pad[2 * (nd - 1 - d)];
+            after = pad[2 * (nd - 1 - d) + 1];
+        }
+        int64_t lo = before < 0 ? -before : 0, hi = after < 0 ? -after : 0;
+        /* the sums stay far from overflow only for sane pads: check them */
+        int64_t kept, out;
+        bool bad = __builtin_sub_overflow(size, lo, &kept) || __builtin_sub_overflow(kept, hi, &kept) ||
+                   __builtin_add_overflow(size, before, &out) || __builtin_add_overflow(out, after, &out);
+        if (bad || kept < 0 || (p->grows && d >= lead && out <= 0))
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: The input size %" PRId64 ", plus negative padding %" PRId64 " and %" PRId64
+                            " resulted in a negative output size, which is invalid. Check dimension %d of your input.",
+                            PAD, size, before, after, d);
+        p->src_start[d] = lo;
+        p->count[d] = kept;
+        p->dst_start[d] = before > 0 ? before : 0;
+        p->out_shape[d] = out;
+    }
+    return TJ_OK;
+}
+
+tj_status tj_meta_constant_pad_nd(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_pad_plan p;
+    char buf[8];
+    if (tj_pad_plan_make(self, args[1].u.ints, args[1].n, &p) != TJ_OK) return tj_last_status();
+    if (tj_scalar_to(PAD, &args[2], self->dtype, buf) != TJ_OK) return tj_last_status();
+    outs[0].dtype = self->dtype;
+    outs[0].ndim = self->ndim;
+    memcpy(outs[0].shape, p.out_shape, sizeof(int64_t) * (size_t)self->ndim);
+    int64_t numel;
+    return tj_checked_numel(self->ndim, p.out_shape, &numel, PAD);
+}
+
+/* The border filled with the value, then the kept block of the input copied
+ * in one strided copy (no fill where the input covers the whole result). */
+tj_status tj_kernel_constant_pad_nd(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_tensor *out = outs[0];
+    tj_pad_plan p;
+    tj_pad_plan_make(self, args[1].u.ints, args[1].n, &p); /* checked by the shape function */
+    size_t es = tj_dtype_size(out->dtype);
+    if (p.grows) {
+        _Alignas(8) char value[8];
+        tj_scalar_to(PAD, &args[2], out->dtype, value);
+        tj_k_fill(tj_tensor_ptr(out), es, value, out->numel, tj_threads_for(out->numel));
+    }
+    int64_t src_off = 0, dst_off = 0, n = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        src_off += p.src_start[d] * self->strides[d];
+        dst_off += p.dst_start[d] * out->strides[d];
+        n *= p.count[d];
+    }
+    if (n == 0) return TJ_OK;
+    tj_k_strided dst = {tj_tensor_ptr(out) + dst_off * (int64_t)es, out->dtype, out->strides};
+    tj_k_strided src = {tj_tensor_ptr(self) + src_off * (int64_t)es, self->dtype, self->strides};
+    tj_k_copy_strided(dst, src, self->ndim, p.count, tj_threads_for(n));
     return TJ_OK;
 }
 

@@ -27,6 +27,21 @@ bool tj_view_strides(int ndim, const int64_t *shape, const int64_t *strides, int
  * TJ_ERR_INVALID_ARGUMENT (split_size). */
 tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks);
 
+/** constant_pad_nd's geometry, as ATen 1.13's constant_pad_nd
+ * (PadNd.cpp): pad holds (before, after) pairs from the last dim backwards;
+ * negative entries crop. For each dim d of self: the input keeps
+ * [src_start[d], src_start[d] + count[d]), which lands at dst_start[d] of a
+ * result of out_shape[d]; `grows` tells whether any entry is positive (else
+ * the result is the cropped input, copied). Errors name aten::constant_pad_nd:
+ * TJ_ERR_INVALID_ARGUMENT for an odd pad length or more pairs than dims,
+ * TJ_ERR_SHAPE when cropping exceeds a dim or, with padding, a padded dim
+ * would have size <= 0. */
+typedef struct tj_pad_plan {
+    int64_t out_shape[TJ_MAX_DIMS], src_start[TJ_MAX_DIMS], dst_start[TJ_MAX_DIMS], count[TJ_MAX_DIMS];
+    bool grows;
+} tj_pad_plan;
+tj_status tj_pad_plan_make(const tj_tensor *self, const int64_t *pad, int npad, tj_pad_plan *p);
+
 tj_status tj_meta_view(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_unsafe_view(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_permute(const tj_value *args, tj_meta *outs);
@@ -53,5 +68,7 @@ tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs);
 /** aten::flip: a contiguous copy of self with the listed dims reversed. */
 tj_status tj_meta_flip(const tj_value *args, tj_meta *outs);
 tj_status tj_kernel_flip(const tj_value *args, tj_tensor *const *outs);
+tj_status tj_meta_constant_pad_nd(const tj_value *args, tj_meta *outs);
+tj_status tj_kernel_constant_pad_nd(const tj_value *args, tj_tensor *const *outs);
 
 #endif

@@ -247,6 +247,19 @@ tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **val
  * tj_sort. */
 tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tj_tensor **values,
                   tj_tensor **indices);
+/** aten::linalg_vector_norm: the ord-norm of self over `dim` (NULL: None,
+ * every dim; [] likewise), as torch.linalg.vector_norm: ord 2 sqrt(sum x^2),
+ * 1 sum |x|, inf max |x|, -inf min |x|, 0 the count of non-zeros (nan
+ * counts), any other p (sum |x|^p)^(1/p) (negative p allowed: a zero gives
+ * 0). nan propagates. self float32 / float64, any shape (0-dim: dim [] / [0] /
+ * [-1]); `dtype` (TJ_DTYPE_NONE: self's) a float dtype at least as wide as
+ * self's, self converted to it first. Computed in float64 and rounded once.
+ * Returns a new tensor of `dtype` shaped as self without the reduced dims
+ * (size 1 with keepdim); an empty reduction gives 0. Errors: TJ_ERR_DTYPE for
+ * an integer / bool self or dtype, or float64 self with float32 dtype;
+ * TJ_ERR_SHAPE for ord < 0 or inf on an empty reduction (no identity);
+ * TJ_ERR_INDEX / TJ_ERR_INVALID_ARGUMENT for dims out of range / repeated. */
+tj_tensor *tj_linalg_vector_norm(tj_tensor *self, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype);
 
 /* ---- Views (share storage with self) and data movement. ---- */
 /** aten::view: one size may be -1 (inferred); the view must be expressible
@@ -275,6 +288,17 @@ tj_tensor *tj_cat(tj_tensor *const *tensors, int n, int64_t dim);
  * -1). Errors: TJ_ERR_INDEX for a dim out of range, TJ_ERR_INVALID_ARGUMENT
  * for a dim listed twice. */
 tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
+/** aten::constant_pad_nd: self (any dtype, any shape) padded with `value`.
+ * pad holds npad / 2 (before, after) pairs, the first pair for the last dim,
+ * the next for the dim before it, and so on; a negative entry crops that many
+ * elements instead (PyTorch's F.pad with mode "constant"). value is converted
+ * to self's dtype (a float into int64 truncates). Returns a new contiguous
+ * tensor of self's dtype, each padded dim of size size + before + after, never
+ * a view (also when nothing is padded). Errors: TJ_ERR_INVALID_ARGUMENT for an
+ * odd npad, npad > 2 * ndim, or a value that overflows the dtype; TJ_ERR_SHAPE
+ * when a crop exceeds its dim or, with some positive padding, a padded dim
+ * would get size <= 0 (PyTorch's "resulted in a negative output size"). */
+tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype). float -> int
  * truncates toward zero; anything -> bool is x != 0. */
@@ -287,6 +311,29 @@ tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);         /**<
  * be smaller). Writes up to max_outs views into outs and their count into
  * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. */
 tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
+/* The other list-returning view functions. tjit's graphs hold a fixed number
+ * of outputs per node, so these are not operators of the table: like
+ * tj_split, each returns its pieces as slice.Tensor / select.int views of
+ * self (make_fx records those; PyTorch 1.13 records one aten.split.Tensor /
+ * split_with_sizes / unbind.int node). The caller provides `outs` (room for
+ * max_outs pointers) and keeps owning that array; each view written into it
+ * belongs to the current scope like any operator result (release it with
+ * tj_tensor_release outside a scope). On failure nothing is written to outs
+ * that stays alive and *n_outs is 0. Shared errors: TJ_ERR_INVALID_ARGUMENT
+ * for NULL outs / n_outs / self or more pieces than max_outs, TJ_ERR_INDEX
+ * for a 0-dim self or dim out of range. */
+/** aten::split_with_sizes: pieces of split_sizes[i] (n entries, >= 0, summing
+ * to self's size along dim; TJ_ERR_INVALID_ARGUMENT otherwise) along dim. */
+tj_status tj_split_with_sizes(tj_tensor *self, const int64_t *split_sizes, int n, int64_t dim, tj_tensor **outs,
+                              int max_outs, int *n_outs);
+/** aten::chunk (implicit in ATen: split.Tensor with split_size
+ * ceil(size / chunks)): at most `chunks` pieces (fewer when the size does not
+ * fill them: torch.chunk(arange(5), 4) gives 3), or `chunks` empty ones for an
+ * empty dim. chunks <= 0 gives TJ_ERR_INVALID_ARGUMENT. */
+tj_status tj_chunk(tj_tensor *self, int64_t chunks, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
+/** aten::unbind.int: the size(dim) slices select(self, dim, i), each of rank
+ * ndim - 1 (none for an empty dim). */
+tj_status tj_unbind(tj_tensor *self, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
 
 /* ---- Indexing. ---- */
 /** aten::gather: out[p] = self[p with p[dim] replaced by index[p]]; index is
@@ -444,6 +491,17 @@ tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, in
 tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
                             int64_t ignore_index, double label_smoothing); /**< aten::cross_entropy_loss (implicit) */
 tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /**< aten::mse_loss (implicit) */
+/** aten::binary_cross_entropy: -w * (t * log(x) + (1 - t) * log(1 - x)) with
+ * each log clamped at -100, as PyTorch 1.13 (x = self, t = target, w =
+ * weight). self float32 / float64 of any shape, every element in [0, 1];
+ * target (not range-checked, as PyTorch) and weight (NULL: 1) of self's dtype,
+ * broadcasting to self's shape. reduction 0 (none): a new tensor of self's
+ * shape; 1 (mean, nan for an empty self) or 2 (sum): a new 0-dim tensor; sums
+ * in float64. Errors: TJ_ERR_INVALID_ARGUMENT for an element of self outside
+ * [0, 1] or nan (the message gives the value) or another reduction;
+ * TJ_ERR_DTYPE for a non-float self or a target / weight of another dtype;
+ * TJ_ERR_SHAPE when target or weight does not broadcast to self. */
+tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction);
 /** aten::scaled_dot_product_attention: softmax(q k^T / sqrt(E) + mask) v over
  * [..., L, E] x [..., S, E] x [..., S, Ev]. attn_mask NULL, bool (true = keep)
  * or float (added). Unlike softmax, a fully masked row gives zeros, not nan. */
@@ -603,6 +661,15 @@ tj_status tj_native_group_norm_backward(tj_tensor *grad_out, tj_tensor *input, t
  * target outside [0, C) that is not ignore_index. */
 tj_tensor *tj_nll_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
                                 int64_t reduction, int64_t ignore_index, tj_tensor *total_weight);
+/** aten::binary_cross_entropy_backward: the gradient of tj_binary_cross_entropy
+ * with respect to self: grad_output * (x - t) / max((1 - x) * x, 1e-12) * w,
+ * divided by self's element count for reduction 1 (mean), as PyTorch 1.13.
+ * grad_output, target and weight (NULL: 1) of self's dtype broadcast to
+ * self's shape (grad_output is 0-dim for the mean and the sum); self is not
+ * range-checked. Returns a new tensor of self's shape and dtype. Errors as
+ * tj_binary_cross_entropy, except the range. */
+tj_tensor *tj_binary_cross_entropy_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                            int64_t reduction);
 /** aten::embedding_dense_backward: the gradient of tj_embedding with respect
  * to its weight: a [num_weights, D] tensor of grad_output's dtype (float32 /
  * float64) whose row k is the sum of the rows of grad_output ([*indices'
