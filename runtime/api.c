@@ -35,7 +35,10 @@ static tj_status calln(const tj_op *op, const tj_value *args, tj_tensor **r0, tj
 #define F(x) tj_v_float(x)
 #define B(x) tj_v_bool(x)
 #define L(p, n) tj_v_ints((p), (n))
-#define DT(d) ((d) < 0 ? tj_v_none() : tj_v_dtype((tj_dtype)(d)))
+/* Only TJ_DTYPE_NONE means None: any other value goes to the dispatcher as a
+ * dtype, whose argument check refuses one out of range, naming the operator
+ * and the value (a negative one used to pass as None). */
+#define DT(d) ((d) == TJ_DTYPE_NONE ? tj_v_none() : tj_v_dtype((tj_dtype)(d)))
 #define OPTL(p, n) ((p) ? tj_v_ints((p), (n)) : tj_v_none())
 #define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 

@@ -3,6 +3,7 @@
  * counter and logger modes) and ownership: scopes and error paths leave no
  * live allocation behind (counted through the allocator hook). */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -478,6 +479,61 @@ Test(call, computes_like_the_typed_api)
     cr_expect_eq(outs[0].kind, TJ_V_NONE);
     tj_tensor_release(a);
     tj_tensor_release(b);
+}
+
+/* Every typed entry point with a dtype argument, called with `dtype`. */
+static tj_tensor *call_with_dtype(int which, tj_tensor *x, int dtype)
+{
+    const int64_t size[1] = {3};
+    switch (which) {
+    case 0: return tj_sum(x, dtype);
+    case 1: return tj_sum_dim(x, NULL, 0, false, dtype);
+    case 2: return tj_mean(x, dtype);
+    case 3: return tj_mean_dim(x, NULL, 0, false, dtype);
+    case 4: return tj_to_copy(x, dtype);
+    case 5: return tj_zeros(size, 1, dtype);
+    case 6: return tj_ones(size, 1, dtype);
+    case 7: return tj_full(size, 1, tj_v_float(2), dtype);
+    case 8: return tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(1), dtype);
+    case 9: return tj_scalar_tensor(tj_v_float(2), dtype);
+    case 10: return tj_rand(size, 1, dtype);
+    case 11: return tj_randn(size, 1, dtype);
+    case 12: return tj__softmax_backward_data(x, x, 0, (tj_dtype)dtype);
+    case 13: return tj__log_softmax_backward_data(x, x, 0, (tj_dtype)dtype);
+    }
+    return NULL;
+}
+
+/* Only TJ_DTYPE_NONE (-1) means "no dtype": another negative value used to
+ * pass as None (sum(x, -2) gave float32), so a typo went unnoticed. */
+Test(call, typed_api_refuses_dtypes_that_are_neither_a_dtype_nor_none)
+{
+    static const char *ops[] = {"aten::sum:", "aten::sum.dim_IntList:", "aten::mean:", "aten::mean.dim:",
+                                "aten::_to_copy:", "aten::zeros:", "aten::ones:", "aten::full:",
+                                "aten::arange.start_step:", "aten::scalar_tensor:", "aten::rand:", "aten::randn:",
+                                "aten::_softmax_backward_data:", "aten::_log_softmax_backward_data:"};
+    const int bad[] = {-2, -100, INT_MIN, TJ_NUM_DTYPES, 99};
+    tj_tensor *x = VEC3(1, 2, 3);
+    for (int w = 0; w < (int)(sizeof ops / sizeof *ops); w++)
+        for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+            tj_clear_error();
+            char value[48];
+            snprintf(value, sizeof value, "is not a dtype (%d)", bad[b]);
+            cr_expect_null(call_with_dtype(w, x, bad[b]), "%s with dtype %d", ops[w], bad[b]);
+            EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, ops[w]);
+            EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, value);
+        }
+    /* TJ_DTYPE_NONE still picks the operator's dtype */
+    tj_tensor *s = tj_sum(x, TJ_DTYPE_NONE), *z = tj_zeros((const int64_t[]){2}, 1, TJ_DTYPE_NONE);
+    cr_assert_not_null(s, "%s", tj_last_error());
+    cr_assert_not_null(z, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_dtype(s), TJ_FLOAT32);
+    EXPECT_VALUES(s, 6);
+    cr_expect_eq(tj_tensor_dtype(z), TJ_FLOAT32);
+    EXPECT_VALUES(z, 0, 0);
+    tj_tensor_release(s);
+    tj_tensor_release(z);
+    tj_tensor_release(x);
 }
 
 /* ================================= modes ================================= */

@@ -168,7 +168,9 @@ tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value inpu
 
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
- * `dtype` arguments take a dtype or TJ_DTYPE_NONE. ---- */
+ * `dtype` arguments take a dtype or TJ_DTYPE_NONE; any other value (negative
+ * or past the last dtype) gives TJ_ERR_INVALID_ARGUMENT ("aten::sum: argument 1
+ * 'dtype' is not a dtype (-2)"). ---- */
 /** aten::sum.dim_IntList. bool/int64 input sums to int64. Empty reduces to 0. */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype);
 tj_tensor *tj_sum(tj_tensor *self, int dtype); /**< aten::sum: 0-dim result */
@@ -300,7 +302,8 @@ tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
  * would get size <= 0 (PyTorch's "resulted in a negative output size"). */
 tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
-/** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype). float -> int
+/** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
+ * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). float -> int
  * truncates toward zero; anything -> bool is x != 0. */
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype);
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim);      /**< aten::reshape (implicit): view if possible, else copy */
@@ -373,7 +376,8 @@ tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tenso
 tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step);
 
 /* ---- Creation and random. dtype TJ_DTYPE_NONE means float32 (int64 for arange with
- * integer arguments). ---- */
+ * integer arguments); a value that is neither a dtype nor TJ_DTYPE_NONE gives
+ * TJ_ERR_INVALID_ARGUMENT, as in the reductions. ---- */
 tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype);              /**< aten::zeros */
 tj_tensor *tj_ones(const int64_t *size, int ndim, int dtype);               /**< aten::ones */
 tj_tensor *tj_full(const int64_t *size, int ndim, tj_value fill_value, int dtype); /**< aten::full */
