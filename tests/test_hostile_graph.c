@@ -439,6 +439,62 @@ Test(hostile_plan, a_written_back_input_with_elements_sharing_memory_is_refused)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A result kept in the context (run_into with NULL outputs) passed back to a
+ * run of that context: the steps overwrite its block (here add writes %a's
+ * block, which mul then reads as x), and tj_plan_run even points the block
+ * at its new output tensor before the first step, so the run read
+ * uninitialised memory and returned status 0. */
+Test(hostile_plan, a_result_of_the_context_passed_back_to_it_is_refused)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n    %a = aten.add.Scalar(%x, 1)\n"
+                                 "    %b = aten.mul.Scalar(%x, 2)\n    return (%a, %b)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan_context *c = tj_plan_default_context(p);
+    cr_assert_not_null(c, "%s", tj_last_error());
+    tj_tensor *x = ramp(1, I64(3), 0), *out[2] = {NULL, NULL};
+    cr_assert_eq(tj_plan_run_into(p, &x, 1, NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *a = tj_plan_context_output(c, 0), *b = tj_plan_context_output(c, 1);
+    expect_values(a, (const float[]){1, 2, 3}, 3);
+    /* as an input: itself, or a view of it, through either run function */
+    cr_expect_eq(tj_plan_run(p, &a, 1, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run:", "input 0 (%x)", "this context's last run", "clone()");
+    cr_expect_null(out[0]);
+    cr_expect_null(out[1]);
+    tj_tensor *va = tj_view(a, I64(3), 1);
+    cr_assert_not_null(va, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run_into(p, &va, 1, NULL), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into:", "input 0 (%x)", "this context's last run");
+    /* as an output of run_into */
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, (tj_tensor *[]){b, NULL}), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into:", "output 0 (%a)", "this context's last run");
+    expect_values(a, (const float[]){1, 2, 3}, 3);
+    expect_values(b, (const float[]){0, 2, 4}, 3);
+    /* another context, or a clone, computes from it */
+    tj_plan_context *c2 = tj_plan_context_new(p);
+    cr_assert_not_null(c2, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run_ctx(c2, &va, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_values(out[0], (const float[]){2, 3, 4}, 3);
+    expect_values(out[1], (const float[]){2, 4, 6}, 3);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(out[1]);
+    tj_tensor *ca = tj_clone(a);
+    cr_assert_not_null(ca, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, &ca, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_values(out[0], (const float[]){2, 3, 4}, 3);
+    expect_values(out[1], (const float[]){2, 4, 6}, 3);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(out[1]);
+    tj_tensor_release(ca);
+    tj_tensor_release(va);
+    tj_tensor_release(x);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 Test(hostile_plan, contexts_statistics_and_profiles_refuse_bad_arguments)
 {
     int64_t base = live_allocations();

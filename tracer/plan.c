@@ -505,6 +505,26 @@ static tj_status check_staged_alias(tj_plan_context *c, tj_tensor *const *inputs
     return TJ_OK;
 }
 
+/* Whether storage s is one of the context's own (an arena or fallback block,
+ * a staging block): the storage of tj_plan_context_output's tensors and of
+ * views of them. Compared as integers: s may point into any object. */
+static bool context_owns(const tj_plan_context *c, const tj_storage *s)
+{
+    uintptr_t a = (uintptr_t)s, lo = (uintptr_t)c->storages;
+    return a >= lo && a - lo < sizeof(tj_storage) * (size_t)c->plan->n_values;
+}
+
+/* A tensor of the context read or written by its own run would see its
+ * memory rewritten by the steps, or rebound to another buffer by the
+ * bindings (an output written straight into the caller's tensor): refused
+ * rather than computed from garbage. */
+static tj_status context_tensor_error(const tj_plan_context *c, const char *who, const char *what, int i, int v)
+{
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %d (%%%s) is a result of this context's last run "
+                    "(tj_plan_context_output or a view of it), which this run overwrites; clone() it first, or "
+                    "run on another context (tj_plan_context_new)", who, what, i, c->plan->values[v].name);
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -519,6 +539,7 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         if (!t || t->fake)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is %s", who, i, pv->name, t ? "a fake tensor" : "NULL");
         if (!same_type(pv, t)) return type_error(who, "input", i, pv, t);
+        if (context_owns(c, t->storage)) return context_tensor_error(c, who, "input", i, v);
         tj_tensor *d = &c->tensors[v];
         d->storage = t->storage;
         d->offset = t->offset;
@@ -579,6 +600,7 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
         if (o && (o->fake || !o->storage))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) is a fake tensor", who, k, p->values[v].name);
         if (o && !same_type(&p->values[v], o)) return type_error(who, "output", k, &p->values[v], o);
+        if (o && context_owns(c, o->storage)) return context_tensor_error(c, who, "output", k, v);
         /* refused before anything is written: results copied into a tensor
          * with repeated elements, or into two overlapping tensors, would
          * overwrite one another (hostile tests) */

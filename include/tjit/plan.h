@@ -186,11 +186,13 @@ int tj_plan_num_outputs(const tj_plan *p);
  * references into `outputs` (owned by the caller, or by the innermost open
  * scope): new tensors, except that an output written back into an input is
  * returned as that input tensor, as tj_graph_run does. Inputs must not be
- * tensors of this context (tj_plan_context_output of its previous run: the
- * run overwrites them). Not thread-safe with itself (one default context).
+ * tensors of this context (tj_plan_context_output of its previous run, or a
+ * view of one: the run overwrites them): such an input is refused
+ * (clone() it, or run on another context). The outputs of tj_plan_run are
+ * never in the arena. Not thread-safe with itself (one default context).
  * `outputs` may be NULL for a plan without outputs.
  * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count, NULL
- * outputs for a plan with outputs),
+ * outputs for a plan with outputs, an input that is a tensor of this context),
  * TJ_ERR_DTYPE / TJ_ERR_SHAPE for an input that differs from the compiled
  * one (the message names the input and both types), TJ_ERR_UNSUPPORTED when
  * an in-place operator of the plan would write into an input whose elements
@@ -203,8 +205,9 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
 
 /** Like tj_plan_run, writing the results into the caller's `outputs`, which
  * must have the output dtypes and shapes (any strides) and must not overlap
- * each other. An output tensor sharing storage with an input is written
- * after the last kernel (a copy). With `outputs` NULL, or a NULL entry, the
+ * each other, nor be tensors of this context (as inputs: see tj_plan_run).
+ * An output tensor sharing storage with an input is written after the last
+ * kernel (a copy). With `outputs` NULL, or a NULL entry, the
  * result stays in the context (tj_plan_context_output).
  * Performs no heap allocation (but the write-back fallback's, once per
  * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
