@@ -42,6 +42,9 @@ expect 2 "bad value '0' for --epochs" err train mlp --epochs 0
 expect 2 "bad value 'x' for --epochs" err train mlp --epochs x
 expect 2 "bad value '-3' for --batch-size" err train mlp --batch-size -3
 expect 2 "bad value '-1' for --threads" err train mlp --threads -1
+# 0 is refused by every command (omitting --threads means all cores), as profile and bench do
+expect 2 "bad value '0' for --threads \(a positive number of threads; omit for all cores\)" err train mlp --threads 0
+expect 2 'usage: tjit train' err train mlp --threads 0
 expect 2 "bad value 'x' for --seed" err train mlp --seed x
 expect 2 'gpt is not a Fashion-MNIST model \(mlp or cnn\)' err train gpt
 expect 2 'usage: tjit train' err train mlp cnn
@@ -56,7 +59,8 @@ expect 2 "unknown model 'nope'" err trace nope
 expect 2 "unknown operator 'aten::nope'" err trace mlp --decompose aten::gelu,aten::nope
 expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
-expect 2 "bad value '0' for --threads" err bench mlp --threads 0
+expect 2 "bad value '0' for --threads \(a comma-separated list of positive thread counts" err bench mlp --threads 0
+expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
 expect 2 "bad value '0' for --runs" err bench mlp --runs 0
 expect 2 'block768 has no training step' err profile block768 --train
 expect 2 'usage: tjit profile' err profile

@@ -172,7 +172,8 @@ int cmd_bench(int argc, char **argv)
         switch (c) {
         case 't':
             if (!parse_threads(optarg, threads, &n_threads))
-                return cmd_bad_value("bench", opts, c, optarg, "a comma-separated list like 1,2", usage);
+                return cmd_bad_value("bench", opts, c, optarg, "a comma-separated list of positive thread counts up to 256, like 1,2",
+                                     usage);
             break;
         case 'r':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))

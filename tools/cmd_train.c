@@ -86,7 +86,7 @@ int cmd_train(int argc, char **argv)
         case 'e': ok = cmd_parse_int(optarg, 1, INT_MAX, &epochs); break;
         case 'b': ok = cmd_parse_int(optarg, 1, INT_MAX, &batch); break;
         case 'm': ok = run_mode_parse(optarg, &mode); break;
-        case 't': ok = cmd_parse_int(optarg, 0, INT_MAX, &threads); break;
+        case 't': ok = cmd_parse_int(optarg, 1, INT_MAX, &threads); break; /* as profile: omit for all cores */
         case 's':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
@@ -99,7 +99,7 @@ int cmd_train(int argc, char **argv)
         if (!ok)
             return cmd_bad_value("train", opts, c, optarg,
                                  c == 'm'   ? "eager, traced or decomposed"
-                                 : c == 't' ? "a number of threads, 0 for all cores"
+                                 : c == 't' ? "a positive number of threads; omit for all cores"
                                  : c == 's' ? "a non-negative integer"
                                             : "a positive integer",
                                  train_usage);
