@@ -13,11 +13,14 @@ seconds=${2:?usage: fuzz/run.sh TARGET SECONDS [BUILD_DIR]}
 build=${3:-build-fuzz}
 extra=("${@:4}")
 [ -d "fuzz/corpus/$target" ] || { echo "fuzz/run.sh: no target '$target'" >&2; exit 2; }
+# quiet: the build's output only if it fails, with the failing command (a
+# silent exit under set -e left CI logs ending with nothing, as in .ci/run)
+source .ci/quiet.sh
 if [ ! -f "$build/build.ninja" ]; then
-    CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled \
-        -Dbuildtype=debugoptimized >/dev/null
+    CC=clang quiet meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dtests=disabled -Dbuildtype=debugoptimized
 fi
-meson compile -C "$build" "fuzz/fuzz_$target" >/dev/null
+quiet meson compile -C "$build" "fuzz/fuzz_$target"
 work="$build/fuzz-corpus/$target"
 findings="$build/fuzz-findings"
 mkdir -p "$work" "$findings"

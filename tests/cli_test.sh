@@ -3,7 +3,8 @@
 # with its usage on stdout and status 0; a bad option or value prints what was
 # wrong and the usage on stderr and exits 2; a missing file or data set exits 1
 # with a message naming it. Also a trace -> graph round trip, and `tjit
-# conform` on $TJ_SHARED_DIR/conformance (meson sets it; default ../shared).
+# conform` on $TJ_SHARED_DIR/conformance (meson sets it; default ../shared),
+# and that fuzz/run.sh shows a failing build.
 #   cli_test.sh TJIT
 set -uo pipefail
 
@@ -106,6 +107,28 @@ expect 0 '^graph\(' out trace mlp --train
 cp "$work/out" "$work/mlp.txt"
 expect 0 '^graph\(' out graph "$work/mlp.txt"
 cmp -s "$work/out" "$work/mlp.txt" || { echo "FAIL: tjit graph does not print back what tjit trace printed" >&2; failures=$((failures + 1)); }
+
+# fuzz/run.sh (not tjit, but its build step had the same silent failure):
+# a build that fails prints the compiler's output and names the command, on
+# a build directory whose fuzz/fuzz_npy target does not compile.
+mkdir -p "$work/broken/fuzz"
+printf "project('broken', 'c')\nsubdir('fuzz')\n" >"$work/broken/meson.build"
+printf "executable('fuzz_npy', 'fuzz_npy.c')\n" >"$work/broken/fuzz/meson.build"
+printf '#error deliberately broken fuzz target\n' >"$work/broken/fuzz/fuzz_npy.c"
+if meson setup "$work/broken-build" "$work/broken" >/dev/null 2>&1; then
+    "$(dirname "$0")/../fuzz/run.sh" npy 1 "$work/broken-build" >"$work/out" 2>"$work/err" </dev/null
+    got=$?
+    if [ "$got" -eq 0 ] || ! grep -q 'deliberately broken fuzz target' "$work/out" ||
+        ! grep -q "failed: meson compile -C $work/broken-build fuzz/fuzz_npy" "$work/err"; then
+        echo "FAIL: fuzz/run.sh with a failing build -> status $got, should show the compiler error and the command" >&2
+        sed 's/^/  stdout: /' "$work/out" | head -n 5 >&2
+        sed 's/^/  stderr: /' "$work/err" | head -n 5 >&2
+        failures=$((failures + 1))
+    fi
+else
+    echo "FAIL: meson setup of the broken fuzz project failed" >&2
+    failures=$((failures + 1))
+fi
 
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed" >&2; exit 1; }
 echo "all checks passed"
