@@ -110,9 +110,14 @@ void tj_free_str(char *s)
 #define THREAD_CLASSES 25
 #define THREAD_DEPTH 16
 
+/* A cached block's link to the next one. Not at offset 0: a freed tensor
+ * header keeps its refcount, 0 there, so that a second release of it is
+ * caught (runtime/tensor.c) rather than decrementing the link. */
 typedef struct free_block {
+    uint64_t keep; /* not written: the freed object's first bytes */
     struct free_block *next;
 } free_block;
+_Static_assert(sizeof(free_block) <= SMALLEST, "every cached block holds a free_block");
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_block *cache[N_CLASSES];

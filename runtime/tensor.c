@@ -313,10 +313,30 @@ static void storage_free(tj_storage *s)
     tj_free_object(s, sizeof *s);
 }
 
+/* A second release of a tensor whose last reference went: its refcount reads
+ * 0 (set below; the allocator's free-list link lies past it, alloc.c) as long
+ * as nothing has reused the memory. Freeing it again would hand one block out
+ * twice, or free the storage under a view that keeps it (a small tensor's
+ * header stays in its block): refused instead. */
+static __attribute__((cold, noinline)) void released_twice(const tj_tensor *t, int refcount)
+{
+    tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_release: tensor %p has no reference left (refcount %d): released "
+             "more times than created and retained (a tensor a scope owns released by hand?); left alone",
+             (const void *)t, refcount);
+}
+
 void tj_tensor_release(tj_tensor *t)
 {
     if (!t) return;
-    if (!drop_ref(&t->refcount)) return;
+    int r = atomic_load_explicit(&t->refcount, memory_order_acquire);
+    if (r != 1) { /* shared, or already released: the only-reference case needs no check */
+        if (r <= 0) {
+            released_twice(t, r);
+            return;
+        }
+        if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+    }
+    atomic_store_explicit(&t->refcount, 0, memory_order_relaxed); /* marks it released (see released_twice) */
     if (t->autograd && tj_autograd_meta_free) tj_autograd_meta_free(t->autograd);
     tj_storage *s = t->storage;
     if (t->detached && s) atomic_fetch_sub_explicit(&s->n_detached, 1, memory_order_relaxed);

@@ -282,6 +282,63 @@ Test(tensor, a_view_keeps_the_storage_alive_after_its_base_is_released)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A second release of a tensor whose last reference went is refused while
+ * its memory is not reused. The storage cache stays on here (no
+ * count_allocations): freed headers stay ours to read. Before, the second
+ * release decremented the cache's free-list link stored over the refcount
+ * (later allocations crashed or got one block twice), or, for a small
+ * tensor whose block a view keeps, freed the storage under the view. */
+TestSuite(release);
+
+Test(release, a_second_release_is_refused_and_the_allocator_stays_intact)
+{
+    tj_tensor *other = tj_tensor_empty(TJ_FLOAT32, 1, I64(1024));
+    tj_tensor *big = tj_tensor_empty(TJ_FLOAT32, 1, I64(1024)); /* header and data apart */
+    cr_assert_not_null(other, "%s", tj_last_error());
+    cr_assert_not_null(big, "%s", tj_last_error());
+    tj_tensor_release(other); /* then big's header links to other's in the cache */
+    tj_tensor_release(big);
+    tj_clear_error();
+    tj_tensor_release(big);
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_release: tensor");
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "no reference left (refcount 0)");
+    /* the caches hand out distinct blocks that hold their own values */
+    tj_tensor *t[6];
+    for (int i = 0; i < 6; i++) {
+        t[i] = tj_tensor_empty(TJ_FLOAT32, 1, I64(i % 2 ? 1024 : 4));
+        cr_assert_not_null(t[i], "%s", tj_last_error());
+        for (int64_t k = 0; k < tj_tensor_numel(t[i]); k++) ((float *)tj_tensor_data(t[i]))[k] = (float)i;
+        for (int j = 0; j < i; j++) cr_assert_neq(t[i], t[j], "tensors %d and %d share a header", i, j);
+    }
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(tj_tensor_item_at(t[i], 0), (double)i, "tensor %d", i);
+        tj_tensor_release(t[i]);
+    }
+}
+
+Test(release, a_second_release_of_a_small_tensor_leaves_its_view_alone)
+{
+    float d[6] = {0, 1, 2, 3, 4, 5};
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), d); /* one block: header, storage, data */
+    tj_tensor *row = tj_select(x, 0, 1);
+    cr_assert_not_null(row, "%s", tj_last_error());
+    tj_tensor_release(x);
+    tj_clear_error();
+    tj_tensor_release(x);
+    expect_status(TJ_ERR_INVALID_ARGUMENT, "no reference left");
+    /* new small tensors must not get row's block */
+    tj_tensor *t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = tj_tensor_from_data(TJ_FLOAT32, 2, I64(2, 3), (float[]){9, 9, 9, 9, 9, 9});
+        cr_assert_not_null(t[i], "%s", tj_last_error());
+    }
+    for (int k = 0; k < 3; k++) cr_expect_eq(tj_tensor_item_at(row, k), 3 + k, "row[%d]", k);
+    for (int i = 0; i < 4; i++) tj_tensor_release(t[i]);
+    tj_clear_error();
+    tj_tensor_release(row);
+    cr_expect_eq(tj_last_status(), TJ_OK, "%s", tj_last_error());
+}
+
 /* Small results share one block with their tensor and storage headers
  * (runtime/tensor.c); large ones have separate data. Either way the data is
  * 64-byte aligned and the last of base and view to go frees everything. */

@@ -36,7 +36,12 @@ tj_tensor *tj_tensor_scalar_i64(int64_t v);
 /** Adds a reference. Returns `t` (NULL passes through). */
 tj_tensor *tj_tensor_retain(tj_tensor *t);
 /** Drops a reference; frees the tensor (and its storage when no view shares
- * it) at zero. NULL is ignored. */
+ * it) at zero. NULL is ignored. Releasing a tensor with no reference left (a
+ * second release) is a caller's bug: it is caught while the tensor's memory
+ * has not been reused (the last error is then TJ_ERR_INVALID_ARGUMENT, "no
+ * reference left", and nothing is freed). Once another tensor took that
+ * memory, or with the storage cache off (tj_storage_cache_set_limit(0)),
+ * it cannot be caught and corrupts memory. */
 void tj_tensor_release(tj_tensor *t);
 
 /* Accessors. None of them sets an error; given NULL they return a neutral
