@@ -3,7 +3,7 @@
  * the Scalar converted as the kernel converts it (so results are bit-equal),
  * sub is add with a negated alpha, neg a multiplication by -1, and the unary
  * operators follow their kernels' formulas (kernels/elementwise_simd.h):
- * reciprocal 1/x, rsqrt 1/sqrt(x), sigmoid 1/(1+exp(-x)), abs max(x, -x).
+ * reciprocal 1/x, rsqrt 1/sqrt(x), sigmoid 1/(1+exp(-x)), abs max(x, -x) + 0.
  * Each runs the operator's shape function first, so a traced call fails
  * exactly as the eager one does. */
 #include "util.h"
@@ -20,12 +20,15 @@ static tj_status neg(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_mul(args[0].u.t, tj_dc_number(-1, dt)), outs);
 }
 
-/* abs(x) = maximum(x, -x): nan stays nan. */
+/* abs(x) = maximum(x, -x), nan staying nan. maximum keeps one of two equal
+ * zeros, so abs(-0) could stay -0 (and 1 / abs(-0) be -inf, as in a
+ * negative-order vector norm): for floats, + 0 turns -0 into +0 and changes
+ * nothing else. */
 static tj_status abs_(const tj_value *args, tj_value *outs)
 {
     CHECKED_DTYPE(abs, args, dt);
-    (void)dt;
-    return tj_dc_done(tj_maximum(args[0].u.t, tj_neg(args[0].u.t)), outs);
+    tj_tensor *m = tj_maximum(args[0].u.t, tj_neg(args[0].u.t));
+    return tj_dc_done(tj_dc_is_float(dt) ? tj_add(m, tj_dc_number(0, dt)) : m, outs);
 }
 
 static tj_status reciprocal(const tj_value *args, tj_value *outs)

@@ -1,8 +1,9 @@
 /* sort, sort.stable and topk, as ATen 1.13 (Sorting.cpp, TensorCompare.cpp):
  * shape functions with PyTorch's checks and the glue to kernels/sort.c.
  * Every form is stable (equal values keep their input order, in both
- * directions): sort.default allows any order of ties and PyTorch's CPU sort
- * is stable too; topk's order among ties is unspecified in PyTorch. A 0-dim
+ * directions): sort.default allows any order of ties (PyTorch's CPU sort
+ * with stable=False uses an unstable sort, so its ties may come out in
+ * another order); topk's order among ties is unspecified in PyTorch. A 0-dim
  * tensor sorts as one element. */
 #include <inttypes.h>
 #include <string.h>

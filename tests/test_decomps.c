@@ -459,6 +459,36 @@ Test(decomps, float_results_of_bool_operands_decompose_like_their_kernels)
     }
 }
 
+static tj_status eval_abs_and_norm(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_abs(in[0]);
+    out[1] = tj_linalg_vector_norm(in[0], tj_v_float(-1), NULL, 0, false, TJ_DTYPE_NONE);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+/* maximum(x, -x) keeps one of two equal zeros: abs(-0) must still be +0, or
+ * the order -1 norm's 1 / |x| is -inf and its sum with +inf nan. torch:
+ *   torch.linalg.vector_norm(torch.tensor([0., -0., 3.]), ord=-1) -> 0 */
+Test(decomps, abs_gives_plus_zero_for_both_zeros_and_the_negative_order_norm_stays_finite)
+{
+    tj_tensor *x = test_f32(1, (int64_t[]){3}, (float[]){0.0f, -0.0f, 3});
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(eval_abs_and_norm, NULL, &x, 1, core, TJ_TRACE_REAL);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *out[2];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    tj_graph_free(g);
+    for (int i = 0; i < 3; i++) {
+        float v = ((const float *)tj_tensor_data(out[0]))[i];
+        cr_expect(v == (i == 2 ? 3 : 0) && !signbit(v), "abs[%d] = %g", i, v);
+    }
+    cr_expect_eq(tj_tensor_item_at(out[1], 0), 0);
+}
+
 /* ---- traced counterparts, registration, cycles ---- */
 
 static double p_drop = 0.5;

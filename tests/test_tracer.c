@@ -492,6 +492,31 @@ Test(passes, noop_keeps_outputs_distinct_from_inputs_and_each_other)
     tj_graph_free(g);
 }
 
+/* x + 0 turns -0 into +0 (abs's decomposition relies on it), and alpha * 0
+ * is nan for alpha = inf: only exact float no-ops go, integers lose any
+ * add of 0. */
+Test(passes, noop_removes_only_exact_float_adds_of_zero)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2], %i : i64[2]):\n"
+                                 "    %add = aten.add.Scalar(%x, 0)\n"
+                                 "    %add_1 = aten.add.Scalar(%add, -0.0)\n"
+                                 "    %sub = aten.sub.Scalar(%add_1, 0.0)\n"
+                                 "    %sub_1 = aten.sub.Scalar(%sub, -0.0)\n"
+                                 "    %add_2 = aten.add.Scalar(%sub_1, -0.0, inf)\n"
+                                 "    %exp = aten.exp.default(%add_2)\n"
+                                 "    %add_3 = aten.add.Scalar(%i, 0)\n"
+                                 "    %neg = aten.neg.default(%add_3)\n"
+                                 "    return (%exp, %neg)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_pass_noop(g), 3); /* add_1, sub, add_3 */
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.add.Scalar(%x, 0)") && strstr(text, "aten.sub.Scalar(%add, -0.0)") &&
+                  strstr(text, "aten.add.Scalar(%sub_1, -0.0, inf)") && strstr(text, "aten.neg.default(%i)"),
+              "%s", text);
+    free(text);
+    tj_graph_free(g);
+}
+
 Test(passes, dead_outputs_of_a_multi_output_node_do_not_keep_it_alive_alone)
 {
     tj_graph *g = tj_graph_parse("graph(%x : f32[2, 4]):\n"

@@ -128,7 +128,9 @@ int tj_pass_dead_code(tj_graph *g);
 /** Merges call nodes with the same operator and arguments (never random or
  * in-place operators). Returns the number of nodes removed. */
 int tj_pass_cse(tj_graph *g);
-/** Removes no-ops: mul by 1, add/sub of 0, view/reshape/expand to the same
+/** Removes no-ops: mul/div by 1, add/sub of 0 with alpha 1 (for float
+ * results only x + (-0) and x - (+0), since x + 0 turns -0 into +0, which
+ * abs's decomposition relies on), view/reshape/expand to the same
  * shape, t(t(x)), _to_copy to the same dtype, clone of a value with no other
  * use. A no-op whose result is a graph output stays when removing it would
  * make that output the graph's input or constant tensor, or another output

@@ -235,7 +235,8 @@ tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correct
  * *indices (either pointer may be NULL when not wanted). PyTorch's order:
  * nan above +inf (last ascending, first descending), -0 equal to +0, and
  * equal values in input order in both directions (stable, as
- * aten::sort.stable with stable=True and PyTorch's CPU sort). A 0-dim self
+ * aten::sort.stable with stable=True; PyTorch's default CPU sort may order
+ * ties differently, since sort.default allows any order). A 0-dim self
  * gives itself and index 0. self: float32, float64, int64 or bool
  * (TJ_ERR_DTYPE otherwise). Errors: TJ_ERR_INDEX for dim out of range. */
 tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **values, tj_tensor **indices);

@@ -4,6 +4,7 @@
  * use and the graph mutates nothing, since a copy protects against aliasing.
  * A graph output is only replaced by another call's result that is not an
  * output itself (never by an input or a constant). */
+#include <math.h>
 #include <string.h>
 
 #include "tracer/graph_internal.h"
@@ -24,19 +25,29 @@ static bool same_view(const tj_gvalue *a, const tj_gvalue *b)
     return true;
 }
 
-static bool scalar_is(const tj_garg *a, double v)
+/* Whether x equals v; for zeros, x's sign is matched too unless any_zero:
+ * x + (+0) turns -0 into +0 and x - (-0) likewise, while x + (-0) and
+ * x - (+0) are exact, so a float add or sub of zero is a no-op only for the
+ * zero of the right sign. */
+static bool number_is(double x, double v, bool any_zero)
 {
-    return (a->kind == TJ_GA_INT && (double)a->u.i == v) || (a->kind == TJ_GA_FLOAT && a->u.f == v);
+    return x == v && (v != 0 || any_zero || signbit(x) == signbit(v));
 }
 
-/* A constant tensor whose every element is v. */
-static bool constant_all(const tj_graph *g, const tj_garg *a, double v)
+static bool scalar_is(const tj_garg *a, double v, bool any_zero)
+{
+    return (a->kind == TJ_GA_INT && number_is((double)a->u.i, v, any_zero)) ||
+           (a->kind == TJ_GA_FLOAT && number_is(a->u.f, v, any_zero));
+}
+
+/* A constant tensor whose every element is v (any_zero as for number_is). */
+static bool constant_all(const tj_graph *g, const tj_garg *a, double v, bool any_zero)
 {
     if (a->kind != TJ_GA_VALUE) return false;
     const tj_gnode *n = &g->nodes[g->values[a->u.v].node];
     if (n->kind != TJ_NODE_CONSTANT) return false;
     for (int64_t i = 0; i < n->constant->numel; i++)
-        if (tj_tensor_item_at(n->constant, i) != v) return false;
+        if (!number_is(tj_tensor_item_at(n->constant, i), v, any_zero)) return false;
     return true;
 }
 
@@ -64,10 +75,18 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
         return -1;
     }
     if (!same_meta(out, x)) return -1;
-    if ((is_op(n, "mul", "Scalar") || is_op(n, "div", "Scalar")) && scalar_is(&a[1], 1)) return in;
-    if ((is_op(n, "mul", "Tensor") || is_op(n, "div", "Tensor")) && constant_all(g, &a[1], 1)) return in;
-    if ((is_op(n, "add", "Scalar") || is_op(n, "sub", "Scalar")) && scalar_is(&a[1], 0)) return in;
-    if ((is_op(n, "add", "Tensor") || is_op(n, "sub", "Tensor")) && constant_all(g, &a[1], 0)) return in;
+    if ((is_op(n, "mul", "Scalar") || is_op(n, "div", "Scalar")) && scalar_is(&a[1], 1, true)) return in;
+    if ((is_op(n, "mul", "Tensor") || is_op(n, "div", "Tensor")) && constant_all(g, &a[1], 1, true)) return in;
+    if (is_op(n, "add", "Scalar") || is_op(n, "sub", "Scalar") || is_op(n, "add", "Tensor") ||
+        is_op(n, "sub", "Tensor")) {
+        /* alpha must be 1 (alpha * 0 is nan for an infinite alpha, +0 for a
+         * negative one); integers have one zero, and for floats the exact
+         * no-ops are x + (-0) and x - (+0) */
+        if (n->nargs > 2 && !scalar_is(&a[2], 1, true)) return -1;
+        bool integral = out->dtype == TJ_INT64 || out->dtype == TJ_BOOL;
+        double zero = strcmp(n->op->base, "add") == 0 ? -0.0 : 0.0;
+        return scalar_is(&a[1], zero, integral) || constant_all(g, &a[1], zero, integral) ? in : -1;
+    }
     if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
     if (!mutates && x->uses == 1 && (is_op(n, "clone", "") || is_op(n, "_to_copy", ""))) return in;
     return -1;
