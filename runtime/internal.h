@@ -314,7 +314,9 @@ void tj_broadcast_strides(const tj_tensor *t, int ndim, const int64_t *shape, in
  * (rank 0 accepts -1 and 0). TJ_ERR_INDEX naming `op` when out of range. */
 tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
 
-/* ---- scalar reading helpers ---- */
+/* ---- argument reading helpers ---- */
+/** The tensor of an optional Tensor? argument, or NULL for None. */
+static inline tj_tensor *tj_opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
 static inline double tj_value_as_double(const tj_value *v)
 {
     return v->kind == TJ_V_FLOAT ? v->u.f : v->kind == TJ_V_BOOL ? (double)v->u.b : (double)v->u.i;

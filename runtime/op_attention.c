@@ -13,8 +13,6 @@
 
 static const char *const OP = "aten::scaled_dot_product_attention";
 
-static const tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 /* The broadcast batch shape (dims before the last two) of q, k, v and the
  * mask (whose last two dims must broadcast to [L, S]). */
 static tj_status batch_shape(const tj_tensor *const *t, const tj_tensor *mask, int *nb, int64_t *shape)
@@ -49,7 +47,7 @@ static tj_status batch_shape(const tj_tensor *const *t, const tj_tensor *mask, i
 
 tj_status tj_meta_scaled_dot_product_attention(const tj_value *args, tj_meta *outs)
 {
-    const tj_tensor *t[3] = {args[0].u.t, args[1].u.t, args[2].u.t}, *mask = opt_tensor(&args[3]);
+    const tj_tensor *t[3] = {args[0].u.t, args[1].u.t, args[2].u.t}, *mask = tj_opt_tensor(&args[3]);
     static const char *const names[3] = {"query", "key", "value"};
     double p = tj_value_as_double(&args[4]);
     char s1[96], s2[96];
@@ -202,7 +200,7 @@ static tj_status attention(const tj_tensor *const *t, const tj_tensor *mask, att
 tj_status tj_kernel_scaled_dot_product_attention(const tj_value *args, tj_tensor *const *outs)
 {
     const tj_tensor *t[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
-    return attention(t, opt_tensor(&args[3]), (attn_mode){.causal = args[5].u.b}, outs[0]);
+    return attention(t, tj_opt_tensor(&args[3]), (attn_mode){.causal = args[5].u.b}, outs[0]);
 }
 
 /* Whether bool mask m, broadcast to [..., L, S], is the same [L, S] matrix
@@ -224,7 +222,7 @@ static bool marks_causal(const tj_tensor *m, int64_t L, int64_t S)
 
 tj_status tj_kernel_fused_attention(const tj_value *args, tj_tensor *const *outs)
 {
-    const tj_tensor *q = args[0].u.t, *mask = opt_tensor(&args[3]);
+    const tj_tensor *q = args[0].u.t, *mask = tj_opt_tensor(&args[3]);
     int nd = q->ndim;
     /* k arrives as k^T (what the first product read); out as the second
      * product's [batch, L, Ev] result: both as q's [..., rows, cols] */

@@ -261,7 +261,7 @@ static tj_status conv_op(const char *name, tj_k_conv_op op, const tj_k_conv *cv,
 tj_status tj_meta_convolution(const tj_value *args, tj_meta *outs)
 {
     conv_params p;
-    const tj_tensor *bias = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    const tj_tensor *bias = tj_opt_tensor(&args[2]);
     tj_status st = conv_params_parse("aten::convolution", args[0].u.t, args[1].u.t, bias, &args[3], &p);
     if (st != TJ_OK) return st;
     outs[0].dtype = args[0].u.t->dtype;
@@ -273,7 +273,7 @@ tj_status tj_kernel_convolution(const tj_value *args, tj_tensor *const *outs)
 {
     const char *name = "aten::convolution";
     conv_params p;
-    const tj_tensor *bias_arg = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    const tj_tensor *bias_arg = tj_opt_tensor(&args[2]);
     tj_status st = conv_params_parse(name, args[0].u.t, args[1].u.t, bias_arg, &args[3], &p);
     if (st != TJ_OK) return st;
     tj_contig in = {0}, w = {0}, bias = {0};

@@ -123,7 +123,7 @@ static __attribute__((noinline)) tj_status broadcast_shape(const char *op, const
  * that is self's shape: no broadcasting rules to run. */
 static tj_status binary_shape(const char *op, const tj_value *args, tj_dtype dt, tj_meta *out)
 {
-    const tj_tensor *a = args[0].u.t, *b = args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL;
+    const tj_tensor *a = args[0].u.t, *b = tj_opt_tensor(&args[1]);
     bool same = !b || a->ndim == b->ndim;
     for (int d = 0; same && b && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
     if (!same) return broadcast_shape(op, a, b, dt, out);
@@ -380,8 +380,8 @@ static tj_status meta_where(const char *op, const tj_value *args, tj_meta *outs)
     for (int i = 1; i <= 2; i++)
         if (args[i].kind != TJ_V_TENSOR && tj_scalar_check(op, i == 1 ? "self" : "other", &args[i], dt) != TJ_OK)
             return tj_last_status();
-    const tj_tensor *ts[3] = {c, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
-                              args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};
+    const tj_tensor *ts[3] = {c, tj_opt_tensor(&args[1]),
+                              tj_opt_tensor(&args[2])};
     return tj_ew_meta_broadcast(op, ts, 3, dt, outs);
 }
 
@@ -472,8 +472,8 @@ tj_status tj_meta_clamp_Tensor(const tj_value *args, tj_meta *outs)
     tj_dtype dt;
     tj_status st = clamp_dtype(CLAMP_T, args, true, &dt);
     if (st != TJ_OK) return st;
-    const tj_tensor *ts[3] = {args[0].u.t, args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
-                              args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL};
+    const tj_tensor *ts[3] = {args[0].u.t, tj_opt_tensor(&args[1]),
+                              tj_opt_tensor(&args[2])};
     return tj_ew_meta_broadcast(CLAMP_T, ts, 3, dt, outs);
 }
 
@@ -481,8 +481,8 @@ tj_status tj_meta_clamp_Tensor(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_clamp_Tensor(const tj_value *args, tj_tensor *const *outs)
 {
     tj_dtype dt = outs[0]->dtype;
-    tj_tensor *self = args[0].u.t, *lo = args[1].kind == TJ_V_TENSOR ? args[1].u.t : NULL,
-              *hi = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
+    tj_tensor *self = args[0].u.t, *lo = tj_opt_tensor(&args[1]),
+              *hi = tj_opt_tensor(&args[2]);
     if (!hi) return tj_ew_run_binary(outs[0], self, lo, dt, TJ_K_MAXIMUM);
     if (!lo) return tj_ew_run_binary(outs[0], self, hi, dt, TJ_K_MINIMUM);
     tj_k_select_args k = {.dtype = dt};

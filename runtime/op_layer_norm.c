@@ -11,8 +11,6 @@
 #include "op_backward.h"
 #include "op_nn.h"
 
-static const tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 /* Checks input against normalized_shape (its trailing dims) and an optional
  * parameter (weight / bias) of exactly that shape and input's dtype; gives
  * the number of rows m and the row length n. */
@@ -67,8 +65,8 @@ tj_status tj_meta_native_layer_norm(const tj_value *args, tj_meta *outs)
     const tj_tensor *x = args[0].u.t;
     int64_t m, n;
     tj_status st = check_normalized(op, x, &args[1], &m, &n);
-    if (st == TJ_OK) st = check_param(op, "weight", opt_tensor(&args[2]), x, &args[1]);
-    if (st == TJ_OK) st = check_param(op, "bias", opt_tensor(&args[3]), x, &args[1]);
+    if (st == TJ_OK) st = check_param(op, "weight", tj_opt_tensor(&args[2]), x, &args[1]);
+    if (st == TJ_OK) st = check_param(op, "bias", tj_opt_tensor(&args[3]), x, &args[1]);
     if (st != TJ_OK) return st;
     set_meta(&outs[0], x->dtype, x->ndim, x->shape);
     /* mean and rstd keep the normalised dims as size 1 */
@@ -116,7 +114,7 @@ tj_status tj_kernel_native_layer_norm(const tj_value *args, tj_tensor *const *ou
         return TJ_OK;
     }
     if (m == 0) return TJ_OK;
-    const tj_tensor *ops[3] = {x, opt_tensor(&args[2]), opt_tensor(&args[3])};
+    const tj_tensor *ops[3] = {x, tj_opt_tensor(&args[2]), tj_opt_tensor(&args[3])};
     dense4 d;
     tj_status st = dense_get(&d, ops, 3);
     if (st == TJ_OK) {
@@ -136,7 +134,7 @@ tj_status tj_meta_native_layer_norm_backward(const tj_value *args, tj_meta *outs
 {
     const char *op = "aten::native_layer_norm_backward";
     const tj_tensor *g = args[0].u.t, *x = args[1].u.t, *mean = args[3].u.t, *rstd = args[4].u.t;
-    const tj_tensor *w = opt_tensor(&args[5]), *b = opt_tensor(&args[6]);
+    const tj_tensor *w = tj_opt_tensor(&args[5]), *b = tj_opt_tensor(&args[6]);
     const tj_value *mask = &args[7];
     char s1[96], s2[96];
     int64_t m, n;
@@ -176,7 +174,7 @@ tj_status tj_kernel_native_layer_norm_backward(const tj_value *args, tj_tensor *
     check_normalized("aten::native_layer_norm_backward", x, &args[2], &m, &n);
     if (n == 0) return TJ_OK;
     const tj_tensor *ops[4] = {args[0].u.t, x, args[3].u.t, args[4].u.t};
-    const tj_tensor *w = opt_tensor(&args[5]);
+    const tj_tensor *w = tj_opt_tensor(&args[5]);
     tj_contig cw = {0};
     dense4 d;
     tj_status st = dense_get(&d, ops, 4);
@@ -254,8 +252,6 @@ static void chan_add(double *n, double *mean, double *m2, double len, double sm,
     *n = tot;
 }
 
-static tj_tensor *opt_t(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 /* native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
  * training, momentum, eps) -> (out, save_mean, save_invstd) */
 tj_status tj_meta_native_batch_norm(const tj_value *args, tj_meta *outs)
@@ -266,15 +262,15 @@ tj_status tj_meta_native_batch_norm(const tj_value *args, tj_meta *outs)
     if (st != TJ_OK) return st;
     int64_t c = x->shape[1];
     const char *names[4] = {"weight", "bias", "running_mean", "running_var"};
-    for (int i = 0; i < 4 && st == TJ_OK; i++) st = check_per_channel(op, names[i], opt_tensor(&args[1 + i]), x, c);
+    for (int i = 0; i < 4 && st == TJ_OK; i++) st = check_per_channel(op, names[i], tj_opt_tensor(&args[1 + i]), x, c);
     if (st != TJ_OK) return st;
     bool train = args[5].u.b;
-    if (!train && (!opt_tensor(&args[3]) || !opt_tensor(&args[4])))
+    if (!train && (!tj_opt_tensor(&args[3]) || !tj_opt_tensor(&args[4])))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: running_mean and running_var must be given in evaluation mode "
                         "(training=False)", op);
     /* training writes the running statistics, element by element */
     for (int i = 3; train && i < 5; i++)
-        if (opt_tensor(&args[i]) && tj_may_self_overlap(opt_tensor(&args[i])))
+        if (tj_opt_tensor(&args[i]) && tj_may_self_overlap(tj_opt_tensor(&args[i])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s, written in training, has elements sharing one memory "
                             "location (an expanded tensor): clone() it first", op, names[i - 1]);
     set_meta(&outs[0], x->dtype, x->ndim, x->shape);
@@ -295,8 +291,8 @@ static tj_k_segments segments_of(const tj_tensor *x, int64_t n, int64_t c)
 tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *outs)
 {
     const char *op = "aten::native_batch_norm";
-    const tj_tensor *x = args[0].u.t, *w = opt_tensor(&args[1]), *b = opt_tensor(&args[2]);
-    tj_tensor *rm = opt_t(&args[3]), *rv = opt_t(&args[4]);
+    const tj_tensor *x = args[0].u.t, *w = tj_opt_tensor(&args[1]), *b = tj_opt_tensor(&args[2]);
+    tj_tensor *rm = tj_opt_tensor(&args[3]), *rv = tj_opt_tensor(&args[4]);
     bool train = args[5].u.b;
     double momentum = tj_value_as_double(&args[6]), eps = tj_value_as_double(&args[7]);
     int64_t n = x->shape[0], c = x->shape[1];
@@ -404,13 +400,14 @@ tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs
     if (st != TJ_OK) return st;
     int64_t c = x->shape[1];
     const char *names[5] = {"weight", "running_mean", "running_var", "save_mean", "save_invstd"};
-    for (int i = 0; i < 5 && st == TJ_OK; i++) st = check_per_channel(op, names[i], opt_tensor(&args[2 + i]), x, c);
+    for (int i = 0; i < 5 && st == TJ_OK; i++) st = check_per_channel(op, names[i], tj_opt_tensor(&args[2 + i]), x, c);
     if (st != TJ_OK) return st;
     bool train = args[7].u.b;
-    if (train ? !opt_tensor(&args[5]) || !opt_tensor(&args[6]) : !opt_tensor(&args[3]) || !opt_tensor(&args[4]))
+    int stats = train ? 5 : 3; /* save_mean / save_invstd, or the running statistics */
+    if (!tj_opt_tensor(&args[stats]) || !tj_opt_tensor(&args[stats + 1]))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must be given when train is %s", op,
                         train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "True" : "False");
-    return check_norm_backward(op, args[0].u.t, x, opt_tensor(&args[2]), &args[9], c, outs);
+    return check_norm_backward(op, args[0].u.t, x, tj_opt_tensor(&args[2]), &args[9], c, outs);
 }
 
 /* The backward of both over segments: dots of g and g * (x - mean) per
@@ -449,7 +446,7 @@ static tj_status norm_backward(const char *op, const tj_value *args, tj_tensor *
  * evaluation). */
 static void bn_means(const tj_value *args, double *shift)
 {
-    const tj_tensor *x = args[1].u.t, *mean = opt_tensor(&args[args[7].u.b ? 5 : 3]);
+    const tj_tensor *x = args[1].u.t, *mean = tj_opt_tensor(&args[args[7].u.b ? 5 : 3]);
     int64_t n = x->shape[0], c = x->shape[1];
     for (int64_t ch = 0; ch < c; ch++) {
         double m = elem(mean, ch);
@@ -464,13 +461,13 @@ static void bn_means(const tj_value *args, double *shift)
 static void bn_coef(const tj_value *args, const double *sum_g, const double *sum_gx, double *alpha, double *beta,
                     double *gamma, tj_tensor *const *outs)
 {
-    const tj_tensor *x = args[1].u.t, *w = opt_tensor(&args[2]);
+    const tj_tensor *x = args[1].u.t, *w = tj_opt_tensor(&args[2]);
     bool train = args[7].u.b;
     int64_t n = x->shape[0], c = x->shape[1];
     double count = (double)n * (double)(n * c != 0 ? x->numel / (n * c) : 0);
     for (int64_t ch = 0; ch < c; ch++) {
-        double invstd = train ? elem(opt_tensor(&args[6]), ch)
-                              : 1.0 / sqrt(elem(opt_tensor(&args[4]), ch) + tj_value_as_double(&args[8]));
+        double invstd = train ? elem(tj_opt_tensor(&args[6]), ch)
+                              : 1.0 / sqrt(elem(tj_opt_tensor(&args[4]), ch) + tj_value_as_double(&args[8]));
         double dy = 0, dot = 0, wc = w ? elem(w, ch) : 1.0;
         for (int64_t i = 0; i < n; i++) dy += sum_g[i * c + ch], dot += sum_gx[i * c + ch];
         for (int64_t i = 0; i < n; i++) {
@@ -516,8 +513,8 @@ tj_status tj_meta_native_group_norm(const tj_value *args, tj_meta *outs)
     const char *op = "aten::native_group_norm";
     const tj_tensor *x = args[0].u.t;
     tj_status st = check_groups(op, x, &args[3]);
-    if (st == TJ_OK) st = check_per_channel(op, "weight", opt_tensor(&args[1]), x, args[4].u.i);
-    if (st == TJ_OK) st = check_per_channel(op, "bias", opt_tensor(&args[2]), x, args[4].u.i);
+    if (st == TJ_OK) st = check_per_channel(op, "weight", tj_opt_tensor(&args[1]), x, args[4].u.i);
+    if (st == TJ_OK) st = check_per_channel(op, "bias", tj_opt_tensor(&args[2]), x, args[4].u.i);
     if (st != TJ_OK) return st;
     int64_t ng[2] = {args[3].u.i, args[6].u.i};
     set_meta(&outs[0], x->dtype, x->ndim, x->shape);
@@ -529,7 +526,7 @@ tj_status tj_meta_native_group_norm(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_native_group_norm(const tj_value *args, tj_tensor *const *outs)
 {
     const char *op = "aten::native_group_norm";
-    const tj_tensor *x = args[0].u.t, *w = opt_tensor(&args[1]), *b = opt_tensor(&args[2]);
+    const tj_tensor *x = args[0].u.t, *w = tj_opt_tensor(&args[1]), *b = tj_opt_tensor(&args[2]);
     int64_t n = args[3].u.i, c = args[4].u.i, group = args[6].u.i, d = c / group;
     double eps = tj_value_as_double(&args[7]);
     tj_k_segments s = segments_of(x, n, c);
@@ -572,7 +569,7 @@ tj_status tj_meta_native_group_norm_backward(const tj_value *args, tj_meta *outs
     const tj_tensor *x = args[1].u.t, *mean = args[2].u.t, *rstd = args[3].u.t;
     char s1[96], s2[96];
     tj_status st = check_groups(op, x, &args[5]);
-    if (st == TJ_OK) st = check_per_channel(op, "weight", opt_tensor(&args[4]), x, args[6].u.i);
+    if (st == TJ_OK) st = check_per_channel(op, "weight", tj_opt_tensor(&args[4]), x, args[6].u.i);
     if (st != TJ_OK) return st;
     int64_t ng = args[5].u.i * args[8].u.i;
     if (mean->dtype != x->dtype || rstd->dtype != x->dtype)
@@ -582,7 +579,7 @@ tj_status tj_meta_native_group_norm_backward(const tj_value *args, tj_meta *outs
         return tj_error(TJ_ERR_SHAPE, "%s: mean %s and rstd %s must hold N * group = %lld values", op,
                         tj_shape_str(mean->ndim, mean->shape, s1, sizeof s1),
                         tj_shape_str(rstd->ndim, rstd->shape, s2, sizeof s2), (long long)ng);
-    return check_norm_backward(op, args[0].u.t, x, opt_tensor(&args[4]), &args[9], args[6].u.i, outs);
+    return check_norm_backward(op, args[0].u.t, x, tj_opt_tensor(&args[4]), &args[9], args[6].u.i, outs);
 }
 
 /* i-th value of mean / rstd in row-major order (any strides). */
@@ -609,7 +606,7 @@ static void gn_means(const tj_value *args, double *shift)
 static void gn_coef(const tj_value *args, const double *sum_g, const double *sum_gx, double *alpha, double *beta,
                     double *gamma, tj_tensor *const *outs)
 {
-    const tj_tensor *w = opt_tensor(&args[4]);
+    const tj_tensor *w = tj_opt_tensor(&args[4]);
     int64_t n = args[5].u.i, c = args[6].u.i, hw = args[7].u.i, group = args[8].u.i, d = c / group;
     double inv_m = 1.0 / ((double)d * (double)hw);
     for (int64_t r = 0; r < n * group; r++) {

@@ -56,8 +56,6 @@ static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tens
     return TJ_OK;
 }
 
-static const tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 static tj_status target_error(const char *op, int64_t bad, int64_t classes)
 {
     return tj_error(TJ_ERR_INDEX, "%s: target %lld is out of bounds (%lld classes)", op, (long long)bad,
@@ -69,7 +67,7 @@ static tj_status target_error(const char *op, int64_t bad, int64_t classes)
 tj_status tj_meta_nll_loss_forward(const tj_value *args, tj_meta *outs)
 {
     tj_k_nll k = {0};
-    tj_status st = nll_params("aten::nll_loss_forward", args[0].u.t, args[1].u.t, opt_tensor(&args[2]), args[3].u.i,
+    tj_status st = nll_params("aten::nll_loss_forward", args[0].u.t, args[1].u.t, tj_opt_tensor(&args[2]), args[3].u.i,
                               args[4].u.i, &k);
     if (st != TJ_OK) return st;
     outs[0].dtype = outs[1].dtype = args[0].u.t->dtype;
@@ -82,7 +80,7 @@ tj_status tj_meta_nll_loss_forward(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_nll_loss_forward(const tj_value *args, tj_tensor *const *outs)
 {
     const char *op = "aten::nll_loss_forward";
-    const tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
+    const tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = tj_opt_tensor(&args[2]);
     tj_k_nll k = {0};
     tj_status st = nll_params(op, self, target, weight, args[3].u.i, args[4].u.i, &k);
     if (st != TJ_OK) return st;
@@ -102,7 +100,7 @@ static tj_status nll_backward_params(const tj_value *args, tj_k_nll *k)
 {
     const char *op = "aten::nll_loss_backward";
     const tj_tensor *go = args[0].u.t, *self = args[1].u.t, *tw = args[6].u.t;
-    tj_status st = nll_params(op, self, args[2].u.t, opt_tensor(&args[3]), args[4].u.i, args[5].u.i, k);
+    tj_status st = nll_params(op, self, args[2].u.t, tj_opt_tensor(&args[3]), args[4].u.i, args[5].u.i, k);
     if (st != TJ_OK) return st;
     char a[96];
     if (tw->numel != 1)
@@ -132,7 +130,7 @@ tj_status tj_kernel_nll_loss_backward(const tj_value *args, tj_tensor *const *ou
     tj_k_nll k = {0};
     tj_status st = nll_backward_params(args, &k);
     if (st != TJ_OK) return st;
-    const tj_tensor *go = args[0].u.t, *self = args[1].u.t, *weight = opt_tensor(&args[3]), *tw = args[6].u.t;
+    const tj_tensor *go = args[0].u.t, *self = args[1].u.t, *weight = tj_opt_tensor(&args[3]), *tw = args[6].u.t;
     const void *g = tj_tensor_ptr(go), *w = weight ? tj_tensor_ptr(weight) : NULL;
     const int64_t *t = (const int64_t *)(const void *)tj_tensor_ptr(args[2].u.t);
     int64_t gs = go->ndim == 1 ? go->strides[0] : 0, bad = 0;
@@ -187,7 +185,7 @@ static tj_status bce_check(const char *op, const tj_tensor *self, const tj_tenso
 tj_status tj_meta_binary_cross_entropy(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;
-    tj_status st = bce_check(BCE, self, args[1].u.t, opt_tensor(&args[2]), NULL, args[3].u.i);
+    tj_status st = bce_check(BCE, self, args[1].u.t, tj_opt_tensor(&args[2]), NULL, args[3].u.i);
     if (st != TJ_OK) return st;
     tj_meta_like(&outs[0], self);
     if (args[3].u.i != 0) outs[0].ndim = 0;
@@ -233,7 +231,7 @@ static tj_status bce_get(bce_operands *o, const tj_tensor *self, const tj_tensor
 
 tj_status tj_kernel_binary_cross_entropy(const tj_value *args, tj_tensor *const *outs)
 {
-    const tj_tensor *self = args[0].u.t, *weight = opt_tensor(&args[2]);
+    const tj_tensor *self = args[0].u.t, *weight = tj_opt_tensor(&args[2]);
     int reduction = (int)args[3].u.i;
     bce_operands o;
     tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[1].u.t, weight, NULL});
@@ -253,7 +251,7 @@ tj_status tj_kernel_binary_cross_entropy(const tj_value *args, tj_tensor *const 
 tj_status tj_meta_binary_cross_entropy_backward(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[1].u.t;
-    tj_status st = bce_check(BCE_BACKWARD, self, args[2].u.t, opt_tensor(&args[3]), args[0].u.t, args[4].u.i);
+    tj_status st = bce_check(BCE_BACKWARD, self, args[2].u.t, tj_opt_tensor(&args[3]), args[0].u.t, args[4].u.i);
     if (st != TJ_OK) return st;
     tj_meta_like(&outs[0], self);
     return TJ_OK;
@@ -261,7 +259,7 @@ tj_status tj_meta_binary_cross_entropy_backward(const tj_value *args, tj_meta *o
 
 tj_status tj_kernel_binary_cross_entropy_backward(const tj_value *args, tj_tensor *const *outs)
 {
-    const tj_tensor *self = args[1].u.t, *weight = opt_tensor(&args[3]);
+    const tj_tensor *self = args[1].u.t, *weight = tj_opt_tensor(&args[3]);
     bce_operands o;
     tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[2].u.t, weight, args[0].u.t});
     if (st != TJ_OK) return st;

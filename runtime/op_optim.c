@@ -9,8 +9,6 @@
 #define FUSED_ADAMW "aten::_fused_adamw_step"
 #define FUSED_SGD "aten::_fused_sgd_step"
 
-static const tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 /* self must be float32 or float64. */
 static tj_status check_self(const char *op, const tj_tensor *self)
 {
@@ -69,7 +67,7 @@ static tj_status contig_all(tj_contig *in, const tj_tensor *const *src, int n)
 
 tj_status tj_meta__fused_adamw_step(const tj_value *args, tj_meta *outs)
 {
-    const tj_tensor *self = args[0].u.t, *max_sq = opt_tensor(&args[4]), *step = args[5].u.t;
+    const tj_tensor *self = args[0].u.t, *max_sq = tj_opt_tensor(&args[4]), *step = args[5].u.t;
     char s1[96];
     tj_status st = check_self(FUSED_ADAMW, self);
     if (st == TJ_OK) st = check_like(FUSED_ADAMW, "grad", args[1].u.t, self);
@@ -112,7 +110,7 @@ static void adamw_range(void *ctx, int t, int64_t lo, int64_t hi)
 
 tj_status tj_kernel__fused_adamw_step(const tj_value *args, tj_tensor *const *outs)
 {
-    const tj_tensor *self = args[0].u.t, *max_sq = opt_tensor(&args[4]);
+    const tj_tensor *self = args[0].u.t, *max_sq = tj_opt_tensor(&args[4]);
     int64_t n = self->numel;
     if (n == 0) return TJ_OK;
     tj_k_adamw_scalars s;
