@@ -517,6 +517,34 @@ Test(passes, noop_removes_only_exact_float_adds_of_zero)
     tj_graph_free(g);
 }
 
+/* A contiguous copy of a transposed view is what the view after it reads
+ * (a decomposed convolution's im2col columns): the pass keeps it, and drops
+ * a copy that keeps its input's layout. */
+Test(passes, noop_keeps_a_copy_that_changes_the_layout)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2, 3]):\n"
+                                 "    %t = aten.t.default(%x)\n"
+                                 "    %clone = aten.clone.default(%t)\n"
+                                 "    %view = aten.view.default(%clone, [6])\n"
+                                 "    %neg = aten.neg.default(%x)\n"
+                                 "    %_to_copy = aten._to_copy.default(%neg)\n"
+                                 "    %exp = aten.exp.default(%_to_copy)\n"
+                                 "    return (%view, %exp)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_pass_noop(g), 1);
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.clone.default(%t)") && strstr(text, "aten.exp.default(%neg)"), "%s", text);
+    free(text);
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6});
+    tj_tensor *out[2];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    const float want[6] = {1, 4, 2, 5, 3, 6};
+    for (int k = 0; k < 6; k++) cr_expect_eq(((float *)tj_tensor_data(out[0]))[k], want[k], "view[%d]", k);
+    for (int i = 0; i < 2; i++) tj_tensor_release(out[i]);
+    tj_tensor_release(x);
+    tj_graph_free(g);
+}
+
 Test(passes, dead_outputs_of_a_multi_output_node_do_not_keep_it_alive_alone)
 {
     tj_graph *g = tj_graph_parse("graph(%x : f32[2, 4]):\n"

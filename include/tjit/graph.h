@@ -131,10 +131,12 @@ int tj_pass_cse(tj_graph *g);
 /** Removes no-ops: mul/div by 1, add/sub of 0 with alpha 1 (for float
  * results only x + (-0) and x - (+0), since x + 0 turns -0 into +0, which
  * abs's decomposition relies on), view/reshape/expand to the same
- * shape, t(t(x)), _to_copy to the same dtype, clone of a value with no other
- * use. A no-op whose result is a graph output stays when removing it would
- * make that output the graph's input or constant tensor, or another output
- * (tj_graph_run hands each output to the caller as a tensor of its own).
+ * shape, t(t(x)), _to_copy to the same dtype and clone of a value with no
+ * other use and the copy's strides (a contiguous copy of a transposed view
+ * stays: the views after it need that layout). A no-op whose result is a
+ * graph output stays when removing it would make that output the graph's
+ * input or constant tensor, or another output (tj_graph_run hands each
+ * output to the caller as a tensor of its own).
  * Returns the number of nodes removed, or -1 (TJ_ERR_INVALID_ARGUMENT) for a
  * NULL graph. */
 int tj_pass_noop(tj_graph *g);

@@ -1,7 +1,8 @@
 /* No-op elimination: calls whose result equals one of their inputs (same
  * dtype, shape and values) are replaced by that input. Copies (clone,
  * _to_copy to the same dtype) are only dropped when their input has no other
- * use and the graph mutates nothing, since a copy protects against aliasing.
+ * use and the graph mutates nothing, since a copy protects against aliasing,
+ * and when they keep their input's strides and offset.
  * A graph output is only replaced by another call's result that is not an
  * output itself (never by an input or a constant). */
 #include <math.h>
@@ -88,7 +89,11 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
         return scalar_is(&a[1], zero, integral) || constant_all(g, &a[1], zero, integral) ? in : -1;
     }
     if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
-    if (!mutates && x->uses == 1 && (is_op(n, "clone", "") || is_op(n, "_to_copy", ""))) return in;
+    /* a copy that lays its input out anew (a decomposed convolution's
+     * contiguous copy of a permuted im2col view) is what the views after it
+     * read: only one that keeps the layout goes */
+    if (!mutates && x->uses == 1 && (is_op(n, "clone", "") || is_op(n, "_to_copy", "")) && same_view(out, x))
+        return in;
     return -1;
 }
 
