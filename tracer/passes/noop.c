@@ -88,7 +88,8 @@ static int replacement(const tj_graph *g, const tj_gnode *n, bool mutates)
         double zero = strcmp(n->op->base, "add") == 0 ? -0.0 : 0.0;
         return scalar_is(&a[1], zero, integral) || constant_all(g, &a[1], zero, integral) ? in : -1;
     }
-    if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x)) return in;
+    if ((is_op(n, "view", "") || is_op(n, "_unsafe_view", "") || is_op(n, "expand", "")) && same_view(out, x))
+        return in;
     /* a copy that lays its input out anew (a decomposed convolution's
      * contiguous copy of a permuted im2col view) is what the views after it
      * read: only one that keeps the layout goes */
