@@ -1,8 +1,10 @@
 /* Neural-network decompositions.
  *
  * Implicit composites, as ATen 1.13 writes them (Convolution.cpp,
- * Pooling.cpp, Dropout.cpp, LossNLL.cpp, Loss.cpp): conv2d -> convolution,
- * max_pool2d -> max_pool2d_with_indices, dropout -> native_dropout,
+ * Pooling.cpp, AdaptiveAveragePooling.cpp, Dropout.cpp, LossNLL.cpp,
+ * Loss.cpp): conv1d, conv2d, conv_transpose1d, conv_transpose2d ->
+ * convolution, max_pool2d -> max_pool2d_with_indices, adaptive_avg_pool2d
+ * -> mean (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
  * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
  * nll_loss_forward, mse_loss -> sub, pow, mean / sum (as torch._decomp
  * writes it; ATen has a kernel).
@@ -11,8 +13,8 @@
  * nll_loss_forward, nll_loss_backward, native_dropout and
  * binary_cross_entropy (+ backward), into primitives
  * (a one-hot comparison with arange stands in for gather / scatter, which
- * are not in the operator set). As in PyTorch, convolution, pooling and
- * their backward operators have no decomposition. */
+ * are not in the operator set). Convolution and pooling, with their
+ * backward operators, decompose in conv.c, pool.c and adaptive_pool.c. */
 #include <math.h>
 #include <string.h>
 
@@ -27,37 +29,65 @@ static tj_status done(tj_tensor *r, tj_value *outs)
 
 static tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
 
-/* An int[2] argument given as one or two values, as two values. */
-static tj_status pair(const char *op, const char *name, const tj_value *v, int64_t out[2])
+/* conv1d, conv2d, conv_transpose1d and conv_transpose2d as ATen writes
+ * them: batchify (an input of spatial + 1 dims is one unbatched sample,
+ * given a batch dim of 1 around the call), then convolution with the lists
+ * as given, which checks them against the weight with PyTorch's messages.
+ * The forms differ in their spatial dims, transposition and where
+ * dilation, output_padding (a plain convolution passes zeros) and groups
+ * sit among the arguments. */
+typedef struct conv_form {
+    const tj_op *op;
+    int spatial;
+    bool transposed;
+    int dilation, output_padding, groups; /* argument positions; output_padding -1: none */
+} conv_form;
+
+static tj_status batchified_convolution(const conv_form *f, const tj_value *args, tj_value *outs)
 {
-    if (v->n != 1 && v->n != 2)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must have 1 or 2 values, got %d", op, name, v->n);
-    out[0] = v->u.ints[0];
-    out[1] = v->u.ints[v->n - 1];
-    return TJ_OK;
+    static const int64_t zeros[2] = {0, 0};
+    tj_tensor *input = args[0].u.t;
+    int nd = tj_tensor_ndim(input);
+    if (nd != f->spatial + 1 && nd != f->spatial + 2) {
+        char buf[96];
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                        f->op->name, f->spatial + 1, f->spatial + 2, f->op->base,
+                        tj_shape_str(nd, tj_tensor_shape(input), buf, sizeof buf));
+    }
+    bool batched = nd == f->spatial + 2;
+    tj_tensor *x = batched ? input : tj_unsqueeze(input, 0);
+    if (!x) return tj_last_status();
+    tj_value conv_args[9] = {tj_v_tensor(x), args[1], args[2], args[3], args[4], args[f->dilation],
+                             tj_v_bool(f->transposed),
+                             f->output_padding >= 0 ? args[f->output_padding] : tj_v_ints(zeros, f->spatial),
+                             args[f->groups]};
+    tj_value out;
+    tj_status st = tj_dispatch(TJ_OPS(convolution), conv_args, 9, &out);
+    if (st != TJ_OK) return st;
+    return done(batched ? out.u.t : tj_squeeze_dim(out.u.t, 0), outs);
 }
 
-/* conv2d(input, weight, bias?, stride, padding, dilation, groups): a 3-d
- * (unbatched) input gets a batch dim of 1 around the convolution. */
+/* (input, weight, bias?, stride, padding, dilation, groups) */
+static tj_status conv1d(const tj_value *args, tj_value *outs)
+{
+    return batchified_convolution(&(conv_form){TJ_OPS(conv1d), 1, false, 5, -1, 6}, args, outs);
+}
+
 static tj_status conv2d(const tj_value *args, tj_value *outs)
 {
-    const char *op = "aten::conv2d";
-    tj_tensor *input = args[0].u.t;
-    int64_t stride[2], padding[2], dilation[2], output_padding[2] = {0, 0};
-    tj_status st;
-    if ((st = pair(op, "stride", &args[3], stride)) || (st = pair(op, "padding", &args[4], padding)) ||
-        (st = pair(op, "dilation", &args[5], dilation)))
-        return st;
-    int nd = tj_tensor_ndim(input);
-    if (nd != 3 && nd != 4) {
-        char buf[96];
-        return tj_error(TJ_ERR_SHAPE, "%s: expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: %s",
-                        op, tj_shape_str(nd, tj_tensor_shape(input), buf, sizeof buf));
-    }
-    tj_tensor *batched = nd == 3 ? tj_unsqueeze(input, 0) : input;
-    tj_tensor *out = tj_convolution(batched, args[1].u.t, opt_tensor(&args[2]), stride, padding, dilation, false,
-                                    output_padding, args[6].u.i);
-    return done(nd == 3 ? tj_squeeze_dim(out, 0) : out, outs);
+    return batchified_convolution(&(conv_form){TJ_OPS(conv2d), 2, false, 5, -1, 6}, args, outs);
+}
+
+/* (input, weight, bias?, stride, padding, output_padding, groups, dilation) */
+static tj_status conv_transpose1d(const tj_value *args, tj_value *outs)
+{
+    return batchified_convolution(&(conv_form){TJ_OPS(conv_transpose1d), 1, true, 7, 5, 6}, args, outs);
+}
+
+static tj_status conv_transpose2d(const tj_value *args, tj_value *outs)
+{
+    return batchified_convolution(&(conv_form){TJ_OPS(conv_transpose2d_input), 2, true, 7, 5, 6}, args, outs);
 }
 
 /* max_pool2d: the first output of max_pool2d_with_indices (same arguments). */
@@ -68,6 +98,19 @@ static tj_status max_pool2d(const tj_value *args, tj_value *outs)
     if (st != TJ_OK) return st;
     outs[0] = r[0];
     return TJ_OK;
+}
+
+/* adaptive_avg_pool2d(self, output_size): as ATen, a 1 x 1 output is the
+ * mean over the last two dims (keepdim, so any rank of 2 or more), any
+ * other _adaptive_avg_pool2d, which checks output_size. */
+static tj_status adaptive_avg_pool2d(const tj_value *args, tj_value *outs)
+{
+    const tj_value *size = &args[1];
+    if (size->n == 2 && size->u.ints[0] == 1 && size->u.ints[1] == 1) {
+        static const int64_t last_two[2] = {-1, -2};
+        return done(tj_mean_dim(args[0].u.t, last_two, 2, true, TJ_DTYPE_NONE), outs);
+    }
+    return tj_dispatch(TJ_OPS(_adaptive_avg_pool2d), args, 2, outs);
 }
 
 /* dropout(input, p, train): the input itself when nothing is dropped (not
@@ -428,8 +471,12 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(binary_cross_entropy_backward), binary_cross_entropy_backward,
                             "binary_cross_entropy_backward");
     tj_op_set_decomposition(TJ_OPS(native_dropout), native_dropout, "native_dropout");
+    tj_op_set_decomposition(TJ_OPS(conv1d), conv1d, "conv1d");
     tj_op_set_decomposition(TJ_OPS(conv2d), conv2d, "conv2d");
+    tj_op_set_decomposition(TJ_OPS(conv_transpose1d), conv_transpose1d, "conv_transpose1d");
+    tj_op_set_decomposition(TJ_OPS(conv_transpose2d_input), conv_transpose2d, "conv_transpose2d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");
+    tj_op_set_decomposition(TJ_OPS(adaptive_avg_pool2d), adaptive_avg_pool2d, "adaptive_avg_pool2d");
     tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");
     tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");
     tj_op_set_decomposition(TJ_OPS(cross_entropy_loss), cross_entropy_loss, "cross_entropy_loss");

@@ -18,6 +18,7 @@ void tj_register_creation_decompositions(void);
 void tj_register_inplace_ops_decompositions(void);
 void tj_register_blas_decompositions(void);
 void tj_register_pool_decompositions(void);
+void tj_register_adaptive_pool_decompositions(void);
 void tj_register_conv_decompositions(void);
 void tj_register_embedding_decompositions(void);
 void tj_register_optim_decompositions(void);
@@ -39,6 +40,7 @@ void tj_register_builtin_decompositions(void)
     tj_register_inplace_ops_decompositions();
     tj_register_blas_decompositions();
     tj_register_pool_decompositions();
+    tj_register_adaptive_pool_decompositions();
     tj_register_conv_decompositions();
     tj_register_embedding_decompositions();
     tj_register_optim_decompositions();

@@ -291,3 +291,99 @@ MAXPOOL_DEFINE(double, f64)
 AVGPOOL_DEFINE(float, f32, double)
 AVGPOOL_DEFINE(double, f64, double)
 AVGPOOL_DEFINE(int64_t, i64, int64_t)
+
+/* ATen's start_index / end_index, written so that neither product
+ * overflows when in * (out + 1) fits. */
+int64_t tj_k_adaptive_start(int64_t i, int64_t out_size, int64_t in_size)
+{
+    return (i / out_size) * in_size + ((i % out_size) * in_size) / out_size;
+}
+
+int64_t tj_k_adaptive_end(int64_t i, int64_t out_size, int64_t in_size)
+{
+    return 1 + ((i + 1) * in_size - 1) / out_size;
+}
+
+/* Window sizes of output row oy / column ox. */
+static int64_t window_h(const tj_k_pool2d *p, int64_t oy)
+{
+    return tj_k_adaptive_end(oy, p->out_h, p->height) - tj_k_adaptive_start(oy, p->out_h, p->height);
+}
+static int64_t window_w(const tj_k_pool2d *p, int64_t ox)
+{
+    return tj_k_adaptive_end(ox, p->out_w, p->width) - tj_k_adaptive_start(ox, p->out_w, p->width);
+}
+
+/* The backward gathers instead of scattering: the windows that hold input
+ * row y are the outputs [start(y, in -> out), end(y, in -> out)) (the
+ * window bounds are monotone), so each input element sums its terms in
+ * the order PyTorch's scatter adds them, in one double accumulator. */
+#define ADAPTIVE_AVGPOOL_DEFINE(T, SUF)                                                                  \
+    typedef struct adaptive_args_##SUF {                                                                 \
+        const tj_k_pool2d *p;                                                                            \
+        const T *src;                                                                                    \
+        T *dst;                                                                                          \
+    } adaptive_args_##SUF;                                                                               \
+                                                                                                         \
+    static void adaptive_avg_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                  \
+    {                                                                                                    \
+        const adaptive_args_##SUF *a = ctx;                                                              \
+        const tj_k_pool2d *p = a->p;                                                                     \
+        (void)t;                                                                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *src = PLANE(p, a->src, pl);                                                         \
+            T *o = a->dst + pl * p->out_h * p->out_w;                                                    \
+            for (int64_t oy = 0; oy < p->out_h; oy++) {                                                  \
+                int64_t y0 = tj_k_adaptive_start(oy, p->out_h, p->height);                               \
+                int64_t y1 = tj_k_adaptive_end(oy, p->out_h, p->height);                                 \
+                for (int64_t ox = 0; ox < p->out_w; ox++) {                                              \
+                    int64_t x0 = tj_k_adaptive_start(ox, p->out_w, p->width);                            \
+                    int64_t x1 = tj_k_adaptive_end(ox, p->out_w, p->width);                              \
+                    double sum = 0;                                                                      \
+                    for (int64_t y = y0; y < y1; y++)                                                    \
+                        for (int64_t x = x0; x < x1; x++) sum += (double)src[y * p->ys + x * p->xs];     \
+                    o[oy * p->out_w + ox] = (T)(sum / (double)(y1 - y0) / (double)(x1 - x0));            \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    void tj_k_adaptive_avg_pool2d_##SUF(const tj_k_pool2d *p, const T *in, T *out)                       \
+    {                                                                                                    \
+        adaptive_args_##SUF a = {.p = p, .src = in, .dst = out};                                         \
+        tj_k_parallel(p->threads, p->batch * p->channels, adaptive_avg_planes_##SUF, &a);                \
+    }                                                                                                    \
+                                                                                                         \
+    static void adaptive_avg_backward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)         \
+    {                                                                                                    \
+        const adaptive_args_##SUF *a = ctx;                                                              \
+        const tj_k_pool2d *p = a->p;                                                                     \
+        (void)t;                                                                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *go = a->src + pl * p->out_h * p->out_w;                                             \
+            T *gi = a->dst + pl * p->height * p->width;                                                  \
+            for (int64_t y = 0; y < p->height; y++) {                                                    \
+                int64_t oy0 = tj_k_adaptive_start(y, p->height, p->out_h);                               \
+                int64_t oy1 = tj_k_adaptive_end(y, p->height, p->out_h);                                 \
+                for (int64_t x = 0; x < p->width; x++) {                                                 \
+                    int64_t ox0 = tj_k_adaptive_start(x, p->width, p->out_w);                            \
+                    int64_t ox1 = tj_k_adaptive_end(x, p->width, p->out_w);                              \
+                    double sum = 0;                                                                      \
+                    for (int64_t oy = oy0; oy < oy1; oy++)                                               \
+                        for (int64_t ox = ox0; ox < ox1; ox++)                                           \
+                            sum += (double)go[oy * p->out_w + ox] / (double)window_h(p, oy) /            \
+                                   (double)window_w(p, ox);                                              \
+                    gi[y * p->width + x] = (T)sum;                                                       \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    void tj_k_adaptive_avg_pool2d_backward_##SUF(const tj_k_pool2d *p, const T *grad_out, T *grad_in)    \
+    {                                                                                                    \
+        adaptive_args_##SUF a = {.p = p, .src = grad_out, .dst = grad_in};                               \
+        tj_k_parallel(p->threads, p->batch * p->channels, adaptive_avg_backward_planes_##SUF, &a);       \
+    }
+
+ADAPTIVE_AVGPOOL_DEFINE(float, f32)
+ADAPTIVE_AVGPOOL_DEFINE(double, f64)

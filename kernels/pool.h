@@ -67,6 +67,29 @@ void tj_k_avg_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out, bo
 void tj_k_avg_pool2d_i64(const tj_k_pool2d *p, const int64_t *in, int64_t *out, bool count_include_pad,
                          const int64_t *divisor_override);
 
+/** Adaptive average pooling (PyTorch 1.13's AdaptiveAvgPoolKernel.cpp):
+ * output (oy, ox) is the mean of input rows [start(oy), end(oy)) and
+ * columns [start(ox), end(ox)), with start(i) = floor(i * in / out) and
+ * end(i) = ceil((i + 1) * in / out) over the dim's input and output sizes
+ * (tj_k_adaptive_start / _end; out >= 1, in * (out + 1) within int64).
+ * Only the sizes, strides and threads of p are read (kh .. dw are not).
+ * Sums run in double in row-major window order, divided by the window's
+ * height and then its width, rounded once (PyTorch sums float32 in float:
+ * results within an ulp of it; float64 equal). */
+void tj_k_adaptive_avg_pool2d_f32(const tj_k_pool2d *p, const float *in, float *out);
+void tj_k_adaptive_avg_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out);
+int64_t tj_k_adaptive_start(int64_t i, int64_t out_size, int64_t in_size);
+int64_t tj_k_adaptive_end(int64_t i, int64_t out_size, int64_t in_size);
+
+/** Gradient of adaptive average pooling: grad_in (contiguous [batch,
+ * channels, height, width]) at (y, x) is the sum, over the windows holding
+ * it in row-major output order, of grad_out / window height / window width
+ * (grad_out contiguous [batch, channels, out_h, out_w]; the input strides of
+ * p are not read). Accumulated in double and rounded once; float64 results
+ * equal PyTorch's, whose loop adds the same terms in the same order. */
+void tj_k_adaptive_avg_pool2d_backward_f32(const tj_k_pool2d *p, const float *grad_out, float *grad_in);
+void tj_k_adaptive_avg_pool2d_backward_f64(const tj_k_pool2d *p, const double *grad_out, double *grad_in);
+
 /** Gradient of max pooling: grad_in (contiguous [batch, channels, height,
  * width]) = 0, then grad_out (contiguous, the output's shape) is added at
  * each plane position idx (same layout); idx -1 is skipped. The input

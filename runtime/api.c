@@ -427,6 +427,25 @@ tj_tensor *tj_conv2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const
 {
     return CALL(conv2d, T(input), T(weight), T(bias), L(stride, 2), L(padding, 2), L(dilation, 2), I(groups));
 }
+tj_tensor *tj_conv1d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t stride, int64_t padding,
+                     int64_t dilation, int64_t groups)
+{
+    return CALL(conv1d, T(input), T(weight), T(bias), L(&stride, 1), L(&padding, 1), L(&dilation, 1), I(groups));
+}
+tj_tensor *tj_conv_transpose1d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t stride, int64_t padding,
+                               int64_t output_padding, int64_t groups, int64_t dilation)
+{
+    return CALL(conv_transpose1d, T(input), T(weight), T(bias), L(&stride, 1), L(&padding, 1), L(&output_padding, 1),
+                I(groups), L(&dilation, 1));
+}
+tj_tensor *tj_conv_transpose2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation)
+{
+    static const int64_t zero2[2] = {0, 0};
+    return CALL(conv_transpose2d_input, T(input), T(weight), T(bias), L(stride, 2), L(padding, 2),
+                L(output_padding ? output_padding : zero2, 2), I(groups), L(dilation, 2));
+}
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                                      const int64_t *padding, const int64_t *dilation, bool ceil_mode,
                                      tj_tensor **out, tj_tensor **indices)
@@ -445,6 +464,14 @@ tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int6
 {
     return CALL(avg_pool2d, T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), B(ceil_mode),
                 B(count_include_pad), divisor_override > 0 ? I(divisor_override) : tj_v_none());
+}
+tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size)
+{
+    return CALL(adaptive_avg_pool2d, T(self), L(output_size, 2));
+}
+tj_tensor *tj__adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size)
+{
+    return CALL(_adaptive_avg_pool2d, T(self), L(output_size, 2));
 }
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx)
 {
@@ -551,6 +578,10 @@ tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_t
                                     L(padding, 2), L(dilation, 2), B(transposed), L(output_padding ? output_padding : zero2, 2),
                                     I(groups), tj_v_bools(output_mask, 3)},
                  grad_input, grad_weight, grad_bias);
+}
+tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self)
+{
+    return CALL(_adaptive_avg_pool2d_backward, T(grad_output), T(self));
 }
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,
                                                const int64_t *stride, const int64_t *padding, const int64_t *dilation,

@@ -945,6 +945,26 @@ FORMULA(d_avg_pool2d)
     return TJ_OK;
 }
 
+/* _adaptive_avg_pool2d: _adaptive_avg_pool2d_backward(grad, self), which
+ * reads self's sizes only; an empty self has an empty gradient (the
+ * backward, as PyTorch's, refuses a grad_output with an empty dim). */
+FORMULA(d_adaptive_avg_pool2d)
+{
+    tj_tensor *self = ARG(0);
+    gi[0] = self->numel == 0 ? zeros_like(self) : tj__adaptive_avg_pool2d_backward(g[0], self);
+    return TJ_OK;
+}
+
+/* _adaptive_avg_pool2d_backward is linear in grad_output, with the forward
+ * pooling as its transpose; self's values are not read (no gradient). */
+FORMULA(d_adaptive_avg_pool2d_backward)
+{
+    const tj_tensor *go = META(0);
+    int64_t size[2] = {go->shape[go->ndim - 2], go->shape[go->ndim - 1]};
+    if (NEED(0)) gi[0] = tj__adaptive_avg_pool2d(g[0], size);
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1063,7 +1083,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
     D_OUTS(native_batch_norm, d_native_batch_norm, 6u), D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
-    D(avg_pool2d, d_avg_pool2d), D(embedding, d_embedding), D_OUTS(native_dropout, d_native_dropout, 2u),
+    D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),
+    D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward), D(embedding, d_embedding),
+    D_OUTS(native_dropout, d_native_dropout, 2u),
     D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(binary_cross_entropy, d_binary_cross_entropy), D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),

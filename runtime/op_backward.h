@@ -4,9 +4,11 @@
 
 #include "internal.h"
 
-/* convolution_backward (op_conv.c), max_pool2d_with_indices_backward (op_pool.c), nll_loss_backward (op_loss.c) */
+/* convolution_backward (op_conv.c), max_pool2d_with_indices_backward (op_pool.c),
+ * _adaptive_avg_pool2d_backward (op_adaptive_pool.c), nll_loss_backward (op_loss.c) */
 TJ_OP_DECLARE(convolution_backward)
 TJ_OP_DECLARE(max_pool2d_with_indices_backward)
+TJ_OP_DECLARE(_adaptive_avg_pool2d_backward)
 TJ_OP_DECLARE(nll_loss_backward)
 TJ_OP_DECLARE(binary_cross_entropy_backward)
 

@@ -4,10 +4,16 @@
 
 #include "internal.h"
 
-/* convolution (op_conv.c), pooling (op_pool.c), nll_loss (op_loss.c), dropout (op_dropout.c) */
+/* convolution (op_conv.c), pooling (op_pool.c, op_adaptive_pool.c), nll_loss (op_loss.c), dropout (op_dropout.c) */
 TJ_OP_DECLARE(convolution)
 TJ_OP_DECLARE(max_pool2d_with_indices)
 TJ_OP_DECLARE(avg_pool2d)
+TJ_OP_DECLARE(_adaptive_avg_pool2d)
+/** Window i of adaptive pooling of `in` elements into `out` windows (the
+ * kernel's, for the decompositions): [*start, *end), start = floor(i * in /
+ * out), end = ceil((i + 1) * in / out); 0 <= i < out, in * (out + 1) within
+ * int64 (the shape function checks it). */
+void tj_adaptive_window(int64_t i, int64_t out, int64_t in, int64_t *start, int64_t *end);
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(binary_cross_entropy)
 TJ_OP_DECLARE(native_dropout)

@@ -527,6 +527,19 @@ FN(f_avg_pool, tj_avg_pool2d(x[0], two2, NULL, zero2, false, true, 0))
 FN(f_avg_pool_ceil, tj_avg_pool2d(x[0], (const int64_t[]){3, 2}, two2, one2, true, false, 0))
 FN(f_avg_pool_divisor, tj_avg_pool2d(x[0], two2, one2, one2, false, true, 3))
 
+static const int64_t pooled_3x2[2] = {3, 2}, pooled_5x4[2] = {5, 4};
+FN(f_adaptive_avg_pool, tj__adaptive_avg_pool2d(x[0], pooled_3x2))
+FN(f_adaptive_avg_pool_larger, tj__adaptive_avg_pool2d(x[0], pooled_5x4))
+
+/* x[0] is grad_output [1, 2, 3, 2] of a self [1, 2, 7, 5] (its values unused) */
+static tj_status f_adaptive_avg_pool_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    int64_t s[4] = {1, 2, 7, 5};
+    o[0] = tj__adaptive_avg_pool2d_backward(x[0], tj_zeros(s, 4, TJ_FLOAT64));
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
 static tj_tensor *indices(int n, const int64_t *v)
 {
     int64_t s[1] = {n};
@@ -615,6 +628,9 @@ Test(gradcheck, neural_network_operators)
         {"avg_pool2d", f_avg_pool, 1, {{4, {1, 2, 4, 4}, PLAIN}}, -1, 1},
         {"avg_pool2d(ceil, no pad count)", f_avg_pool_ceil, 1, {{4, {1, 2, 6, 5}, TRANSPOSED}}, -1, 1},
         {"avg_pool2d(divisor, 3-d)", f_avg_pool_divisor, 1, {{3, {2, 4, 4}, STRIDED}}, -1, 1},
+        {"_adaptive_avg_pool2d", f_adaptive_avg_pool, 1, {{4, {1, 2, 7, 5}, TRANSPOSED}}, -1, 1},
+        {"_adaptive_avg_pool2d(larger, 3-d)", f_adaptive_avg_pool_larger, 1, {{3, {2, 3, 3}, STRIDED}}, -1, 1},
+        {"_adaptive_avg_pool2d_backward", f_adaptive_avg_pool_backward, 1, {{4, {1, 2, 3, 2}, EXPANDED}}, -1, 1},
         {"embedding", f_embedding, 1, {{2, {5, 3}, PLAIN}}, -1, 1},
         {"native_dropout", f_dropout, 1, {{2, {4, 5}, TRANSPOSED}}, -1, 1},
         {"native_dropout(train None)", f_dropout_train_none, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
@@ -645,6 +661,11 @@ FN(f_log_softmax_int, tj_log_softmax(x[0], 0))
 FN(f_layer_norm_implicit, tj_layer_norm(x[0], ln_shape, 1, x[1], NULL, 1e-5))
 FN(f_conv2d, tj_conv2d(x[0], x[1], NULL, one2, one2, one2, 1))
 FN(f_max_pool2d, tj_max_pool2d(x[0], two2, one2, zero2, one2, false))
+FN(f_conv1d, tj_conv1d(x[0], x[1], x[2], 2, 1, 2, 2))
+FN(f_conv_transpose1d, tj_conv_transpose1d(x[0], x[1], NULL, 3, 1, 2, 1, 1))
+FN(f_conv_transpose2d, tj_conv_transpose2d(x[0], x[1], x[2], two2, one2, one2, 2, one2))
+FN(f_adaptive_avg_pool2d, tj_adaptive_avg_pool2d(x[0], pooled_3x2))
+FN(f_adaptive_avg_pool2d_1x1, tj_adaptive_avg_pool2d(x[0], one2))
 FN(f_nll_loss, tj_nll_loss(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 2, -100))
 FN(f_zero_fill, tj_add(tj_mul(tj_zero(x[0]), x[0]), tj_fill(x[0], tj_v_float(2))))
 
@@ -664,6 +685,12 @@ Test(gradcheck, implicit_composites)
         {"layer_norm", f_layer_norm_implicit, 2, {{2, {3, 4}, TRANSPOSED}, {1, {4}, PLAIN}}, -1, 1},
         {"conv2d", f_conv2d, 2, {{4, {1, 2, 4, 4}, PLAIN}, {4, {2, 2, 3, 3}, PLAIN}}, -1, 1},
         {"max_pool2d", f_max_pool2d, 1, {{4, {1, 2, 4, 4}, STRIDED}}, -1, 1},
+        {"conv1d", f_conv1d, 3, {{3, {2, 4, 7}, STRIDED}, {3, {4, 2, 3}, PLAIN}, {1, {4}, PLAIN}}, -1, 1},
+        {"conv_transpose1d(unbatched)", f_conv_transpose1d, 2, {{2, {2, 4}, TRANSPOSED}, {3, {2, 3, 3}, PLAIN}}, -1, 1},
+        {"conv_transpose2d", f_conv_transpose2d, 3,
+         {{4, {1, 4, 3, 3}, PLAIN}, {4, {4, 1, 2, 3}, PLAIN}, {1, {2}, PLAIN}}, -1, 1},
+        {"adaptive_avg_pool2d", f_adaptive_avg_pool2d, 1, {{4, {1, 2, 5, 4}, PLAIN}}, -1, 1},
+        {"adaptive_avg_pool2d(1x1: mean)", f_adaptive_avg_pool2d_1x1, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
         {"nll_loss", f_nll_loss, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
         {"zero and fill", f_zero_fill, 1, {{2, {3, 4}, PLAIN}}, -1, 1},
     };

@@ -470,6 +470,45 @@ tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, 
                           const int64_t *output_padding, int64_t groups);
 tj_tensor *tj_conv2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups); /**< aten::conv2d (implicit) */
+/** aten::conv1d (implicit: recorded as aten::convolution), as
+ * torch.nn.functional.conv1d: the cross-correlation of input [N, C_in, L]
+ * with weight [C_out, C_in / groups, K], plus bias [C_out] (NULL: none),
+ * giving [N, C_out, L_out], L_out = (L + 2 padding - dilation (K - 1) - 1)
+ * / stride + 1. An unbatched input [C_in, L] gives [C_out, L_out]. One
+ * dtype, float32 or float64, for all; a new tensor. stride, dilation and
+ * groups >= 1, padding >= 0. Errors (the message names aten::conv1d, then
+ * aten::convolution for the convolution's own checks, and the offending
+ * sizes or values): TJ_ERR_SHAPE for an input of rank other than 2 or 3, a
+ * weight of another rank than the batched input's, channels that do not
+ * match (C_in != weight's dim 1 * groups, C_out not divisible by groups), a
+ * bias not [C_out], a kernel extent larger than the padded input;
+ * TJ_ERR_DTYPE for mixed or non-float dtypes; TJ_ERR_INVALID_ARGUMENT for
+ * a non-positive stride, dilation or groups or a negative padding. */
+tj_tensor *tj_conv1d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t stride, int64_t padding,
+                     int64_t dilation, int64_t groups);
+/** aten::conv_transpose1d (implicit: recorded as aten::convolution with
+ * transposed = true), as torch.nn.functional.conv_transpose1d: the
+ * gradient of conv1d with respect to its input. input [N, C_in, L] (or
+ * unbatched [C_in, L]), weight [C_in, C_out / groups, K], bias [C_out] or
+ * NULL; result [N, C_out, L_out] (unbatched: [C_out, L_out]), L_out = (L -
+ * 1) stride - 2 padding + dilation (K - 1) + output_padding + 1. Dtypes
+ * and errors as tj_conv1d's, the channel check being C_in == weight's dim
+ * 0, plus TJ_ERR_INVALID_ARGUMENT for an output_padding that is negative
+ * or not smaller than either stride or dilation (the message gives the
+ * three values) and TJ_ERR_SHAPE for L_out < 1. */
+tj_tensor *tj_conv_transpose1d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t stride, int64_t padding,
+                               int64_t output_padding, int64_t groups, int64_t dilation);
+/** aten::conv_transpose2d.input (implicit: recorded as aten::convolution
+ * with transposed = true), as torch.nn.functional.conv_transpose2d:
+ * tj_conv_transpose1d in two dims. input [N, C_in, H, W] (or unbatched [C_in,
+ * H, W]), weight [C_in, C_out / groups, kH, kW], bias [C_out] or NULL;
+ * stride, padding, output_padding (NULL: zeros) and dilation hold 2 entries
+ * (height, width), each dim's output size as tj_conv_transpose1d's.
+ * Errors as tj_conv_transpose1d's (an input of rank other than 3 or 4 gives
+ * TJ_ERR_SHAPE). */
+tj_tensor *tj_conv_transpose2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation);
 /** aten::max_pool2d_with_indices: stride NULL means kernel_size. indices are
  * int64 flat positions within each input plane. */
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
@@ -480,6 +519,27 @@ tj_tensor *tj_max_pool2d(tj_tensor *self, const int64_t *kernel_size, const int6
 /** aten::avg_pool2d; divisor_override <= 0 means None. */
 tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/** aten::_adaptive_avg_pool2d: self [N, C, H, W] or unbatched [C, H, W]
+ * (float32 / float64, any strides, H and W >= 1) averaged over windows into
+ * [.., OH, OW] = output_size (2 entries >= 0; 0 gives an empty result):
+ * output (i, j) is the mean of rows [floor(i H / OH), ceil((i + 1) H / OH))
+ * and columns [floor(j W / OW), ceil((j + 1) W / OW)) (windows overlap when
+ * the sizes do not divide; OH > H repeats rows). Sums run in float64,
+ * divided by the window's height and then its width, rounded once
+ * (PyTorch sums float32 in float: within an ulp of it). Returns a new
+ * contiguous tensor of self's dtype. Errors: TJ_ERR_INVALID_ARGUMENT for
+ * output_size not of 2 entries or with a negative one (the message gives
+ * them), TJ_ERR_SHAPE for self of rank other than 3 or 4 or with H or W 0
+ * (the message gives self's sizes), TJ_ERR_DTYPE for int64 or bool self,
+ * TJ_ERR_OVERFLOW when H (OH + 1) or W (OW + 1) exceeds int64. */
+tj_tensor *tj__adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
+/** aten::adaptive_avg_pool2d (implicit), as
+ * torch.nn.functional.adaptive_avg_pool2d: output_size [1, 1] is the mean
+ * over the last two dims, keeping them (as ATen: any float self of rank >=
+ * 2; an empty plane gives nan; errors tj_mean_dim's), any other size
+ * tj__adaptive_avg_pool2d (recorded as aten::_adaptive_avg_pool2d, with its
+ * errors, named after aten::adaptive_avg_pool2d). */
+tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
 /** aten::embedding: weight [num, dim], int64 indices of any shape; an index
  * out of range gives TJ_ERR_INDEX. */
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx);
@@ -719,6 +779,18 @@ tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_t
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
                                                const int64_t *stride, const int64_t *padding,
                                                const int64_t *dilation, bool ceil_mode, tj_tensor *indices);
+/** aten::_adaptive_avg_pool2d_backward: the gradient of
+ * tj__adaptive_avg_pool2d with respect to self: each grad_output element
+ * divided by its window's height and width and added to every element of
+ * its window (float64 sums, rounded once); a new contiguous tensor of
+ * self's shape and dtype. self's values are not read: its sizes give the
+ * windows. grad_output: self's dtype, rank and leading dims, [.., OH, OW]
+ * with OH, OW >= 1. Errors: the forward's checks of self (TJ_ERR_SHAPE,
+ * TJ_ERR_DTYPE, TJ_ERR_OVERFLOW); TJ_ERR_SHAPE for grad_output of rank
+ * other than 3 or 4, with a size 0 after its first dim (as PyTorch), or
+ * with leading dims other than self's (PyTorch does not check them);
+ * TJ_ERR_DTYPE for grad_output of another dtype than self. */
+tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self);
 
 /* ---- Optimiser operators. ---- */
 /** aten::_fused_adamw_step: one AdamW step of one parameter in a single

@@ -1,0 +1,164 @@
+/* aten::_adaptive_avg_pool2d and aten::_adaptive_avg_pool2d_backward:
+ * argument checks and messages as PyTorch 1.13 (AdaptiveAveragePooling.cpp),
+ * glue to the kernels of kernels/pool.h. */
+#include <string.h>
+
+#include "contig.h"
+#include "iter.h"
+#include "kernels/pool.h"
+#include "op_backward.h"
+#include "op_nn.h"
+
+/* Sizes of a 3-d (one unbatched sample) or 4-d input and its output. */
+typedef struct adaptive_params {
+    int64_t n, c, h, w, oh, ow;
+} adaptive_params;
+
+/* Checks self (rank, non-empty planes, float dtype) against the output
+ * size out = [OH, OW] (both >= 0) and fills p. */
+static tj_status adaptive_params_parse(const char *op, const tj_tensor *self, const int64_t *out, adaptive_params *p)
+{
+    char buf[96];
+    int nd = self->ndim;
+    if (nd != 3 && nd != 4)
+        return tj_error(TJ_ERR_SHAPE, "%s: adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got %s", op,
+                        tj_shape_str(nd, self->shape, buf, sizeof buf));
+    for (int d = nd - 2; d < nd; d++)
+        if (self->shape[d] == 0)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                            "dimensions, but input has sizes %s with dimension %d being empty",
+                            op, tj_shape_str(nd, self->shape, buf, sizeof buf), d);
+    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: \"adaptive_avg_pool2d\" not implemented for %s input", op,
+                        tj_dtype_name(self->dtype));
+    *p = (adaptive_params){.n = nd == 4 ? self->shape[0] : 1, .c = self->shape[nd - 3], .h = self->shape[nd - 2],
+                           .w = self->shape[nd - 1], .oh = out[0], .ow = out[1]};
+    /* the window bounds multiply an input size by an output index + 1 */
+    int64_t span;
+    if (__builtin_mul_overflow(p->h, p->oh + 1, &span) || __builtin_mul_overflow(p->w, p->ow + 1, &span))
+        return tj_error(TJ_ERR_OVERFLOW, "%s: output_size [%lld, %lld] is too large for input %s", op,
+                        (long long)p->oh, (long long)p->ow, tj_shape_str(nd, self->shape, buf, sizeof buf));
+    return TJ_OK;
+}
+
+void tj_adaptive_window(int64_t i, int64_t out, int64_t in, int64_t *start, int64_t *end)
+{
+    *start = tj_k_adaptive_start(i, out, in);
+    *end = tj_k_adaptive_end(i, out, in);
+}
+
+/* The kernels' description: sizes, self's strides, threads. */
+static tj_k_pool2d adaptive_kernel_desc(const adaptive_params *p, const tj_tensor *self)
+{
+    int nd = self->ndim;
+    tj_k_pool2d k = {
+        .batch = p->n, .channels = p->c, .height = p->h, .width = p->w, .out_h = p->oh, .out_w = p->ow,
+        .ns = nd == 4 ? self->strides[0] : 0, .cs = self->strides[nd - 3], .ys = self->strides[nd - 2],
+        .xs = self->strides[nd - 1],
+    };
+    /* each input element is read about once per window holding it */
+    int64_t larger_h = p->h > p->oh ? p->h : p->oh, larger_w = p->w > p->ow ? p->w : p->ow;
+    k.threads = tj_threads_for(p->n * p->c * larger_h * larger_w);
+    return k;
+}
+
+/* ---- _adaptive_avg_pool2d ---- */
+
+static tj_status forward_params(const tj_value *args, adaptive_params *p)
+{
+    const char *op = "aten::_adaptive_avg_pool2d";
+    const tj_value *size = &args[1];
+    char buf[96];
+    if (size->n != 2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: adaptive_avg_pool2d: output_size must be 2, got %s", op,
+                        tj_shape_str(size->n, size->u.ints, buf, sizeof buf));
+    if (size->u.ints[0] < 0 || size->u.ints[1] < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                        "received {%lld, %lld}",
+                        op, (long long)size->u.ints[0], (long long)size->u.ints[1]);
+    return adaptive_params_parse(op, args[0].u.t, size->u.ints, p);
+}
+
+tj_status tj_meta__adaptive_avg_pool2d(const tj_value *args, tj_meta *outs)
+{
+    adaptive_params p;
+    tj_status st = forward_params(args, &p);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], args[0].u.t);
+    outs[0].shape[outs[0].ndim - 2] = p.oh;
+    outs[0].shape[outs[0].ndim - 1] = p.ow;
+    return TJ_OK;
+}
+
+tj_status tj_kernel__adaptive_avg_pool2d(const tj_value *args, tj_tensor *const *outs)
+{
+    adaptive_params p;
+    tj_status st = forward_params(args, &p);
+    if (st != TJ_OK) return st;
+    const tj_tensor *self = args[0].u.t;
+    tj_k_pool2d k = adaptive_kernel_desc(&p, self);
+    const void *src = tj_tensor_ptr(self);
+    void *dst = tj_tensor_ptr(outs[0]);
+    if (self->dtype == TJ_FLOAT32) tj_k_adaptive_avg_pool2d_f32(&k, src, dst);
+    else tj_k_adaptive_avg_pool2d_f64(&k, src, dst);
+    return TJ_OK;
+}
+
+/* ---- _adaptive_avg_pool2d_backward ---- */
+
+/* self's checks as the forward's, with the output size grad_output's; then
+ * grad_output: PyTorch's checks (every dim but the first non-empty, self's
+ * dtype) and, beyond them, self's rank and leading sizes (PyTorch reads
+ * past a smaller grad_output). */
+static tj_status backward_params(const tj_value *args, adaptive_params *p)
+{
+    const char *op = "aten::_adaptive_avg_pool2d_backward";
+    const tj_tensor *go = args[0].u.t, *self = args[1].u.t;
+    char a[96], b[96];
+    int nd = go->ndim;
+    if (nd != 3 && nd != 4)
+        return tj_error(TJ_ERR_SHAPE, "%s: adaptive_avg_pool2d_backward(): Expected 3D or 4D grad_output, but got %s",
+                        op, tj_shape_str(nd, go->shape, a, sizeof a));
+    for (int d = 1; d < nd; d++)
+        if (go->shape[d] == 0)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for "
+                            "non-batch dimensions, but grad_output has sizes %s with dimension %d being empty",
+                            op, tj_shape_str(nd, go->shape, a, sizeof a), d);
+    tj_status st = adaptive_params_parse(op, self, go->shape + nd - 2, p);
+    if (st != TJ_OK) return st;
+    if (go->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected dtype %s for `grad_output` but got dtype %s", op,
+                        tj_dtype_name(self->dtype), tj_dtype_name(go->dtype));
+    if (self->ndim != nd || memcmp(go->shape, self->shape, sizeof(int64_t) * (size_t)(nd - 2)) != 0)
+        return tj_error(TJ_ERR_SHAPE, "%s: grad_output of size %s does not match self of size %s (the leading "
+                        "dims must be equal)", op, tj_shape_str(nd, go->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+tj_status tj_meta__adaptive_avg_pool2d_backward(const tj_value *args, tj_meta *outs)
+{
+    adaptive_params p;
+    tj_status st = backward_params(args, &p);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], args[1].u.t);
+    return TJ_OK;
+}
+
+tj_status tj_kernel__adaptive_avg_pool2d_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    adaptive_params p;
+    tj_status st = backward_params(args, &p);
+    if (st != TJ_OK) return st;
+    tj_contig go = {0};
+    if ((st = tj_contig_get(&go, args[0].u.t)) != TJ_OK) return st;
+    tj_k_pool2d k = adaptive_kernel_desc(&p, args[1].u.t);
+    void *gi = tj_tensor_ptr(outs[0]);
+    if (outs[0]->dtype == TJ_FLOAT32) tj_k_adaptive_avg_pool2d_backward_f32(&k, (const void *)go.data, gi);
+    else tj_k_adaptive_avg_pool2d_backward_f64(&k, (const void *)go.data, gi);
+    tj_contig_release(&go);
+    return TJ_OK;
+}
