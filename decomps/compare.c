@@ -70,7 +70,7 @@ static tj_status clamp(const tj_value *args, tj_value *outs)
 static tj_status clamp_tensor(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(clamp_Tensor, args, m);
-    tj_tensor *x = args[0].u.t, *lo = tj_dc_opt(&args[1]), *hi = tj_dc_opt(&args[2]);
+    tj_tensor *x = args[0].u.t, *lo = tj_opt_tensor(&args[1]), *hi = tj_opt_tensor(&args[2]);
     if (lo) x = tj_maximum(x, lo);
     if (hi) x = min2(x, hi);
     return tj_dc_done(tj_dc_to(x, m[0].dtype), outs);

@@ -183,7 +183,7 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
 {
     tj_meta m[1];
     if (tj_dc_check(TJ_OPS(convolution), args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *x = args[0].u.t, *w = args[1].u.t, *bias = tj_dc_opt(&args[2]);
+    tj_tensor *x = args[0].u.t, *w = args[1].u.t, *bias = tj_opt_tensor(&args[2]);
     conv c;
     conv_read(args, 3, tj_tensor_ndim(w) - 2, &c);
     const int64_t *out = m[0].shape + 2, *in = tj_tensor_shape(x) + 2;

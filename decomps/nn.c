@@ -11,9 +11,9 @@
  *
  * Composites with a kernel that torch._decomp (1.13) decomposes:
  * nll_loss_forward, nll_loss_backward, native_dropout and
- * binary_cross_entropy (+ backward), into primitives
- * (a one-hot comparison with arange stands in for gather / scatter, which
- * are not in the operator set). Convolution and pooling, with their
+ * binary_cross_entropy (+ backward), into primitives (the forward
+ * gathers the targets' entries; the backward compares the targets with an
+ * arange into a one-hot mask). Convolution and pooling, with their
  * backward operators, decompose in conv.c, pool.c and adaptive_pool.c. */
 #include <math.h>
 #include <string.h>
@@ -26,8 +26,6 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     outs[0] = tj_v_tensor(r);
     return TJ_OK;
 }
-
-static tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
 
 /* conv1d, conv2d, conv_transpose1d and conv_transpose2d as ATen writes
  * them: batchify (an input of spatial + 1 dims is one unbatched sample,
@@ -176,7 +174,7 @@ static tj_tensor *nll_loss_nd(tj_tensor *self, tj_tensor *target, tj_tensor *wei
 /* nll_loss(self, target, weight?, reduction, ignore_index). */
 static tj_status nll_loss(const tj_value *args, tj_value *outs)
 {
-    return done(nll_loss_nd(args[0].u.t, args[1].u.t, opt_tensor(&args[2]), args[3].u.i, args[4].u.i, NULL), outs);
+    return done(nll_loss_nd(args[0].u.t, args[1].u.t, tj_opt_tensor(&args[2]), args[3].u.i, args[4].u.i, NULL), outs);
 }
 
 /* Class weights shaped to broadcast along the class dim 1 of an input of
@@ -254,7 +252,7 @@ static tj_tensor *cross_entropy_label_smoothing(tj_tensor *self, tj_tensor *targ
 static tj_status cross_entropy_loss(const tj_value *args, tj_value *outs)
 {
     const char *op = "aten::cross_entropy_loss";
-    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
+    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = tj_opt_tensor(&args[2]);
     int64_t reduction = args[3].u.i, ignore_index = args[4].u.i;
     double ls = tj_value_as_double(&args[5]);
     int nd = tj_tensor_ndim(self);
@@ -341,7 +339,7 @@ static tj_status nll_loss_forward(const tj_value *args, tj_value *outs)
 {
     const char *op = "aten::nll_loss_forward";
     tj_status st = check_args(op, args, 5);
-    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = opt_tensor(&args[2]);
+    tj_tensor *self = args[0].u.t, *target = args[1].u.t, *weight = tj_opt_tensor(&args[2]);
     int64_t reduction = args[3].u.i, class_dim = tj_tensor_ndim(self) - 1;
     int64_t classes = st == TJ_OK ? tj_tensor_shape(self)[class_dim] : 0;
     if (st != TJ_OK || (st = check_targets(op, target, classes, args[4].u.i)) != TJ_OK) return st;
@@ -384,7 +382,7 @@ static tj_status nll_loss_backward(const tj_value *args, tj_value *outs)
 {
     const char *op = "aten::nll_loss_backward";
     tj_status st = check_args(op, args, 7);
-    tj_tensor *g = args[0].u.t, *self = args[1].u.t, *weight = opt_tensor(&args[3]), *ignored;
+    tj_tensor *g = args[0].u.t, *self = args[1].u.t, *weight = tj_opt_tensor(&args[3]), *ignored;
     int64_t reduction = args[4].u.i;
     if (st != TJ_OK || (st = check_targets(op, args[2].u.t, tj_tensor_shape(self)[tj_tensor_ndim(self) - 1],
                                            args[5].u.i)) != TJ_OK)
@@ -437,7 +435,7 @@ static tj_status native_dropout(const tj_value *args, tj_value *outs)
 static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(binary_cross_entropy, args, m);
-    tj_tensor *x = args[0].u.t, *t = args[1].u.t, *w = opt_tensor(&args[2]);
+    tj_tensor *x = args[0].u.t, *t = args[1].u.t, *w = tj_opt_tensor(&args[2]);
     tj_tensor *floor = tj_dc_number(-100, tj_tensor_dtype(x));
     tj_tensor *one_minus_x = tj_rsub_scalar(x, tj_v_int(1), tj_v_int(1));
     tj_tensor *loss = tj_sub(tj_mul(tj_sub_scalar(t, tj_v_int(1)), tj_maximum(tj_log(one_minus_x), floor)),
@@ -455,7 +453,7 @@ static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
 static tj_status binary_cross_entropy_backward(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(binary_cross_entropy_backward, args, m);
-    tj_tensor *g = args[0].u.t, *x = args[1].u.t, *t = args[2].u.t, *w = opt_tensor(&args[3]);
+    tj_tensor *g = args[0].u.t, *x = args[1].u.t, *t = args[2].u.t, *w = tj_opt_tensor(&args[3]);
     tj_tensor *denom = tj_clamp(tj_mul(x, tj_rsub_scalar(x, tj_v_int(1), tj_v_int(1))), tj_v_float(1e-12), tj_v_none());
     tj_tensor *r = tj_div(tj_mul(g, tj_sub(x, t)), denom);
     if (w) r = tj_mul(r, w);

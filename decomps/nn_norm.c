@@ -25,8 +25,6 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     return TJ_OK;
 }
 
-static tj_tensor *opt_tensor(const tj_value *v) { return v->kind == TJ_V_TENSOR ? v->u.t : NULL; }
-
 /* self converted to the optional dtype argument (self itself when absent or
  * already of that dtype, as Tensor::to does). */
 static tj_tensor *to_dtype(tj_tensor *self, const tj_value *dtype)
@@ -48,8 +46,8 @@ static tj_status log_softmax(const tj_value *args, tj_value *outs)
 static tj_status layer_norm(const tj_value *args, tj_value *outs)
 {
     tj_tensor *out = NULL;
-    tj_status st = tj_native_layer_norm(args[0].u.t, args[1].u.ints, args[1].n, opt_tensor(&args[2]),
-                                        opt_tensor(&args[3]), tj_value_as_double(&args[4]), &out, NULL, NULL);
+    tj_status st = tj_native_layer_norm(args[0].u.t, args[1].u.ints, args[1].n, tj_opt_tensor(&args[2]),
+                                        tj_opt_tensor(&args[3]), tj_value_as_double(&args[4]), &out, NULL, NULL);
     return st != TJ_OK ? st : done(out, outs);
 }
 
@@ -66,8 +64,8 @@ static tj_status batch_norm(const tj_value *args, tj_value *outs)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::batch_norm: Expected more than 1 value per channel when "
                         "training, got input size %s", tj_shape_str(tj_tensor_ndim(x), shape, s, sizeof s));
     }
-    tj_status st = tj_native_batch_norm(x, opt_tensor(&args[1]), opt_tensor(&args[2]), opt_tensor(&args[3]),
-                                        opt_tensor(&args[4]), train, tj_value_as_double(&args[6]),
+    tj_status st = tj_native_batch_norm(x, tj_opt_tensor(&args[1]), tj_opt_tensor(&args[2]), tj_opt_tensor(&args[3]),
+                                        tj_opt_tensor(&args[4]), train, tj_value_as_double(&args[6]),
                                         tj_value_as_double(&args[7]), &out, NULL, NULL);
     return st != TJ_OK ? st : done(out, outs);
 }
@@ -86,7 +84,7 @@ static tj_status group_norm(const tj_value *args, tj_value *outs)
     }
     int64_t hw = 1;
     for (int d = 2; d < nd; d++) hw *= shape[d];
-    tj_status st = tj_native_group_norm(x, opt_tensor(&args[2]), opt_tensor(&args[3]), shape[0], shape[1], hw,
+    tj_status st = tj_native_group_norm(x, tj_opt_tensor(&args[2]), tj_opt_tensor(&args[3]), shape[0], shape[1], hw,
                                         args[1].u.i, tj_value_as_double(&args[4]), &out, NULL, NULL);
     return st != TJ_OK ? st : done(out, outs);
 }
@@ -159,7 +157,7 @@ static tj_status native_layer_norm(const tj_value *args, tj_value *outs)
     tj_meta m[3];
     if (tj_meta_native_layer_norm(args, m) != TJ_OK) return tj_last_status();
     tj_dtype dt = m[0].dtype;
-    tj_tensor *x = to_f64(args[0].u.t), *w = to_f64(opt_tensor(&args[2])), *b = to_f64(opt_tensor(&args[3]));
+    tj_tensor *x = to_f64(args[0].u.t), *w = to_f64(tj_opt_tensor(&args[2])), *b = to_f64(tj_opt_tensor(&args[3]));
     int axis = norm_axis(args[0].u.t, &args[1]), nd = tj_tensor_ndim(args[0].u.t);
     int64_t dims[TJ_MAX_DIMS];
     for (int d = axis; d < nd; d++) dims[d - axis] = d;
@@ -198,7 +196,7 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
 {
     tj_meta m[3];
     if (tj_meta_native_layer_norm_backward(args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *g = to_f64(args[0].u.t), *x = to_f64(args[1].u.t), *w = to_f64(opt_tensor(&args[5]));
+    tj_tensor *g = to_f64(args[0].u.t), *x = to_f64(args[1].u.t), *w = to_f64(tj_opt_tensor(&args[5]));
     const bool *mask = args[7].u.bools;
     int nd = tj_tensor_ndim(x), axis = norm_axis(x, &args[2]);
     const int64_t *shape = tj_tensor_shape(x);
@@ -273,7 +271,7 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
     if ((functional ? tj_meta__native_batch_norm_legit_functional : tj_meta_native_batch_norm)(args, m) != TJ_OK)
         return tj_last_status();
     tj_dtype dt = m[0].dtype;
-    tj_tensor *x = to_f64(args[0].u.t), *rm = opt_tensor(&args[3]), *rv = opt_tensor(&args[4]);
+    tj_tensor *x = to_f64(args[0].u.t), *rm = tj_opt_tensor(&args[3]), *rv = tj_opt_tensor(&args[4]);
     int nd = tj_tensor_ndim(x);
     int64_t c = tj_tensor_shape(x)[1], count = channel_count(x), dims[TJ_MAX_DIMS];
     int k = channel_dims(nd, dims);
@@ -297,8 +295,8 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
         invstd = tj_rsqrt(tj_add_scalar(per_channel(rv, nd), args[7]));
         save_mean = save_invstd = tj_zeros((int64_t[]){0}, 1, (int)TJ_FLOAT64);
     }
-    tj_tensor *out = tj_mul(tj_sub(x, mean), invstd), *w = per_channel(opt_tensor(&args[1]), nd);
-    tj_tensor *b = per_channel(opt_tensor(&args[2]), nd);
+    tj_tensor *out = tj_mul(tj_sub(x, mean), invstd), *w = per_channel(tj_opt_tensor(&args[1]), nd);
+    tj_tensor *b = per_channel(tj_opt_tensor(&args[2]), nd);
     if (w) out = tj_mul(out, w);
     if (b) out = tj_add(out, b);
     tj_tensor *r[5] = {to_dt(out, dt), to_dt(save_mean, dt), to_dt(save_invstd, dt), new_rm, new_rv};
@@ -329,10 +327,10 @@ static tj_status native_batch_norm_backward(const tj_value *args, tj_value *outs
     int nd = tj_tensor_ndim(x);
     int64_t c = tj_tensor_shape(x)[1], count = channel_count(x), dims[TJ_MAX_DIMS];
     int k = channel_dims(nd, dims);
-    tj_tensor *mean = per_channel(opt_tensor(&args[train ? 5 : 3]), nd), *invstd;
-    if (train) invstd = per_channel(opt_tensor(&args[6]), nd);
-    else invstd = tj_rsqrt(tj_add_scalar(per_channel(opt_tensor(&args[4]), nd), args[8]));
-    tj_tensor *w = per_channel(opt_tensor(&args[2]), nd), *dev = tj_sub(x, mean);
+    tj_tensor *mean = per_channel(tj_opt_tensor(&args[train ? 5 : 3]), nd), *invstd;
+    if (train) invstd = per_channel(tj_opt_tensor(&args[6]), nd);
+    else invstd = tj_rsqrt(tj_add_scalar(per_channel(tj_opt_tensor(&args[4]), nd), args[8]));
+    tj_tensor *w = per_channel(tj_opt_tensor(&args[2]), nd), *dev = tj_sub(x, mean);
     tj_tensor *sum_dy = tj_sum_dim(g, dims, k, true, -1), *dot = tj_sum_dim(tj_mul(g, dev), dims, k, true, -1);
     tj_tensor *r[3] = {NULL, NULL, NULL};
     if (mask[0]) {
@@ -377,8 +375,8 @@ static tj_status native_group_norm(const tj_value *args, tj_value *outs)
     int64_t dims[2] = {2, 3}, ng[2] = {args[3].u.i, args[6].u.i};
     if (tj_var_mean(xg, dims, 2, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
     tj_tensor *rstd = tj_rsqrt(tj_add_scalar(var, args[7]));
-    tj_tensor *out = tj_mul(tj_sub(xg, mean), rstd), *w = grouped_weight(opt_tensor(&args[1]), &args[3]);
-    tj_tensor *b = grouped_weight(opt_tensor(&args[2]), &args[3]);
+    tj_tensor *out = tj_mul(tj_sub(xg, mean), rstd), *w = grouped_weight(tj_opt_tensor(&args[1]), &args[3]);
+    tj_tensor *b = grouped_weight(tj_opt_tensor(&args[2]), &args[3]);
     if (w) out = tj_mul(out, w);
     if (b) out = tj_add(out, b);
     tj_tensor *r[3] = {tj_reshape(out, m[0].shape, m[0].ndim), tj_reshape(mean, ng, 2), tj_reshape(rstd, ng, 2)};
@@ -404,7 +402,7 @@ static tj_status native_group_norm_backward(const tj_value *args, tj_value *outs
     int64_t stat_shape[4] = {n, group, 1, 1}, inner[2] = {2, 3}, outer[2] = {0, 3};
     tj_tensor *g = grouped(args[0].u.t, nchw), *x = grouped(args[1].u.t, nchw);
     tj_tensor *mean = tj_reshape(to_f64(args[2].u.t), stat_shape, 4), *rstd = tj_reshape(to_f64(args[3].u.t), stat_shape, 4);
-    tj_tensor *w = grouped_weight(opt_tensor(&args[4]), nchw), *dev = tj_sub(x, mean), *wg = w ? tj_mul(g, w) : g;
+    tj_tensor *w = grouped_weight(tj_opt_tensor(&args[4]), nchw), *dev = tj_sub(x, mean), *wg = w ? tj_mul(g, w) : g;
     tj_tensor *r[3] = {NULL, NULL, NULL};
     if (mask[0]) {
         tj_tensor *ds = tj_sum_dim(tj_mul(wg, dev), inner, 2, true, -1), *db = tj_sum_dim(wg, inner, 2, true, -1);

@@ -17,7 +17,7 @@ static tj_status fused_adamw_step(const tj_value *args, tj_value *outs)
     tj_meta m[4];
     tj_status st = tj_dc_check(TJ_OPS(_fused_adamw_step), args, m);
     if (st != TJ_OK) return st;
-    tj_tensor *param = args[0].u.t, *grad = args[1].u.t, *max_sq = tj_dc_opt(&args[4]), *step = args[5].u.t;
+    tj_tensor *param = args[0].u.t, *grad = args[1].u.t, *max_sq = tj_opt_tensor(&args[4]), *step = args[5].u.t;
     double lr = tj_value_as_double(&args[6]), beta1 = tj_value_as_double(&args[7]);
     double beta2 = tj_value_as_double(&args[8]), wd = tj_value_as_double(&args[9]), eps = tj_value_as_double(&args[10]);
     tj_tensor *p = tj_mul_scalar(param, F(1 - lr * wd));

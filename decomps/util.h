@@ -33,7 +33,6 @@ static inline tj_status tj_dc_check(const tj_op *op, const tj_value *args, tj_me
     if (tj_dc_check(TJ_OPS(ident), args, m) != TJ_OK) return tj_last_status()
 
 /** An optional Tensor argument, or NULL. */
-static inline tj_tensor *tj_dc_opt(const tj_value *v) { return tj_opt_tensor(v); }
 
 static inline bool tj_dc_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
