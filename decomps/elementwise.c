@@ -1,5 +1,6 @@
 /* Decompositions of the composite elementwise operators (relu, gelu, silu,
- * logaddexp, leaky_relu, softplus, elu) and of the activations' backward operators, as torch._decomp /
+ * logaddexp, leaky_relu, softplus, elu, hardtanh, relu6, hardsigmoid,
+ * hardswish) and of the activations' backward operators, as torch._decomp /
  * torch._refs write them in PyTorch 1.13, spelled with the operators of
  * OPS.md (no le.Scalar, isinf or rsub: `self <= t` is le.Tensor against a
  * 0-dim tensor, `1 - y` is neg + add.Scalar). The argument checks the
@@ -242,6 +243,78 @@ static tj_status softplus_backward(const tj_value *args, tj_value *outs)
     return done(tj_where(tj_gt_scalar(scaled, args[3]), grad, rhs), outs);
 }
 
+/* torch._refs hardtanh: clamp(a, min_val, max_val), the bounds truncated to
+ * integers for an int64 a (no promotion, as ATen). */
+static tj_status hardtanh(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardtanh, args, m);
+    tj_value lo = args[1], hi = args[2];
+    if (m[0].dtype == TJ_INT64) {
+        lo = tj_dc_convert(&args[1], TJ_INT64);
+        hi = tj_dc_convert(&args[2], TJ_INT64);
+    }
+    return done(tj_clamp(args[0].u.t, lo, hi), outs);
+}
+
+/* relu6 (implicit in ATen 1.13) = hardtanh(a, 0, 6) */
+static tj_status relu6(const tj_value *args, tj_value *outs)
+{
+    return done(tj_hardtanh(args[0].u.t, tj_v_int(0), tj_v_int(6)), outs);
+}
+
+/* clamp(a + 3, 0, 6): clamp's maximum / minimum keep a nan */
+static tj_tensor *relu6_of_plus_3(tj_tensor *a)
+{
+    return tj_clamp(tj_add_scalar(a, tj_v_int(3)), tj_v_int(0), tj_v_int(6));
+}
+
+/* torch._decomp: clamp(a + 3, 0, 6) / 6 */
+static tj_status hardsigmoid(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardsigmoid, args, m);
+    return done(tj_div_scalar(relu6_of_plus_3(args[0].u.t), tj_v_int(6)), outs);
+}
+
+/* torch._decomp: a * clamp(a + 3, 0, 6) / 6 */
+static tj_status hardswish(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardswish, args, m);
+    tj_tensor *a = args[0].u.t;
+    return done(tj_div_scalar(tj_mul(a, relu6_of_plus_3(a)), tj_v_int(6)), outs);
+}
+
+/* torch._decomp: where(self <= min_val | self >= max_val, 0, grad), in
+ * result_type(grad, self); a nan self (or a nan bound's comparison) keeps
+ * grad, as ATen's scalar loop. */
+static tj_status hardtanh_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardtanh_backward, args, m);
+    tj_tensor *grad = tj_dc_to(args[0].u.t, m[0].dtype), *self = tj_dc_to(args[1].u.t, m[0].dtype);
+    tj_tensor *outside = tj_logical_or(tj_le_scalar(self, args[2]), tj_ge_scalar(self, args[3]));
+    return done(tj_where_scalar_self(outside, tj_v_int(0), grad), outs);
+}
+
+/* torch._decomp: where(-3 < self < 3, grad * (1/6), 0), 1/6 rounded to
+ * float32 as ATen's kernel constant (for float64 too). */
+static tj_status hardsigmoid_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardsigmoid_backward, args, m);
+    tj_tensor *grad = tj_dc_to(args[0].u.t, m[0].dtype), *self = tj_dc_to(args[1].u.t, m[0].dtype);
+    tj_tensor *inside = tj_logical_and(tj_gt_scalar(self, tj_v_int(-3)), tj_lt_scalar(self, tj_v_int(3)));
+    return done(tj_where_scalar_other(inside, tj_mul_scalar(grad, F((double)(1.0f / 6.0f))), tj_v_int(0)), outs);
+}
+
+/* torch._decomp: where(self < -3, 0, where(self <= 3, grad * (self / 3 +
+ * 0.5), grad)); a nan self keeps grad, as ATen's scalar loop. */
+static tj_status hardswish_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(hardswish_backward, args, m);
+    tj_tensor *grad = tj_dc_to(args[0].u.t, m[0].dtype), *self = tj_dc_to(args[1].u.t, m[0].dtype);
+    tj_tensor *slope = tj_add_scalar(tj_div_scalar(self, tj_v_int(3)), F(0.5));
+    tj_tensor *upper = tj_where(tj_le_scalar(self, tj_v_int(3)), tj_mul(grad, slope), grad);
+    return done(tj_where_scalar_self(tj_lt_scalar(self, tj_v_int(-3)), tj_v_int(0), upper), outs);
+}
+
 void tj_register_elementwise_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");
@@ -258,4 +331,11 @@ void tj_register_elementwise_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(leaky_relu_backward), leaky_relu_backward, "leaky_relu_backward");
     tj_op_set_decomposition(TJ_OPS(softplus_backward), softplus_backward, "softplus_backward");
     tj_op_set_decomposition(TJ_OPS(elu_backward), elu_backward, "elu_backward");
+    tj_op_set_decomposition(TJ_OPS(hardtanh), hardtanh, "hardtanh");
+    tj_op_set_decomposition(TJ_OPS(relu6), relu6, "relu6");
+    tj_op_set_decomposition(TJ_OPS(hardsigmoid), hardsigmoid, "hardsigmoid");
+    tj_op_set_decomposition(TJ_OPS(hardswish), hardswish, "hardswish");
+    tj_op_set_decomposition(TJ_OPS(hardtanh_backward), hardtanh_backward, "hardtanh_backward");
+    tj_op_set_decomposition(TJ_OPS(hardsigmoid_backward), hardsigmoid_backward, "hardsigmoid_backward");
+    tj_op_set_decomposition(TJ_OPS(hardswish_backward), hardswish_backward, "hardswish_backward");
 }

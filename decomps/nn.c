@@ -7,17 +7,21 @@
  * -> mean (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
  * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
  * nll_loss_forward, mse_loss -> sub, pow, mean / sum (as torch._decomp
- * writes it; ATen has a kernel).
+ * writes it; ATen has a kernel), l1_loss -> sub, abs, mean / sum.
  *
  * Composites with a kernel that torch._decomp (1.13) decomposes:
- * nll_loss_forward, nll_loss_backward, native_dropout and
- * binary_cross_entropy (+ backward), into primitives (the forward
- * gathers the targets' entries; the backward compares the targets with an
- * arange into a one-hot mask). Convolution and pooling, with their
- * backward operators, decompose in conv.c, pool.c and adaptive_pool.c. */
+ * nll_loss_forward, nll_loss_backward, native_dropout,
+ * binary_cross_entropy (+ backward) and huber_loss_backward, into primitives
+ * (the forward gathers the targets' entries; the backward compares the
+ * targets with an arange into a one-hot mask); smooth_l1_loss (+ backward)
+ * and huber_loss, which torch._decomp leaves alone, are written from ATen's
+ * kernels so that the core table lowers them too. Convolution and pooling,
+ * with their backward operators, decompose in conv.c, pool.c and
+ * adaptive_pool.c. */
 #include <math.h>
 #include <string.h>
 
+#include "op_nn.h"
 #include "util.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
@@ -271,18 +275,29 @@ static tj_status cross_entropy_loss(const tj_value *args, tj_value *outs)
     return done(nll_loss_nd(logp, target, weight, reduction, ignore_index, NULL), outs);
 }
 
-/* mse_loss(self, target, reduction): (self - target)^2, then mean, sum or
- * nothing. */
+/* ATen's apply_loss_reduction: the mean (1), the sum (2) or the loss (0). */
+static tj_tensor *apply_loss_reduction(tj_tensor *loss, int64_t reduction)
+{
+    if (reduction == 1) return tj_mean(loss, -1);
+    return reduction == 2 ? tj_sum(loss, -1) : loss;
+}
+
+/* mse_loss(self, target, reduction): (self - target)^2, then reduced. */
 static tj_status mse_loss(const tj_value *args, tj_value *outs)
 {
-    int64_t reduction = args[2].u.i;
-    if (reduction < 0 || reduction > 2)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld",
-                        (long long)reduction);
-    tj_tensor *loss = tj_pow_scalar(tj_sub(args[0].u.t, args[1].u.t), tj_v_int(2));
-    if (reduction == 1) loss = tj_mean_dim(loss, NULL, 0, false, -1);
-    else if (reduction == 2) loss = tj_sum(loss, -1);
-    return done(loss, outs);
+    tj_status st = tj_check_reduction("aten::mse_loss", args[2].u.i);
+    if (st != TJ_OK) return st;
+    return done(apply_loss_reduction(tj_pow_scalar(tj_sub(args[0].u.t, args[1].u.t), tj_v_int(2)), args[2].u.i), outs);
+}
+
+/* l1_loss(self, target, reduction), ATen 1.13's composite: abs(self -
+ * target), then reduced (an unknown reduction is an error here; ATen
+ * returns the unreduced loss). */
+static tj_status l1_loss(const tj_value *args, tj_value *outs)
+{
+    tj_status st = tj_check_reduction("aten::l1_loss", args[2].u.i);
+    if (st != TJ_OK) return st;
+    return done(apply_loss_reduction(tj_abs(tj_sub(args[0].u.t, args[1].u.t)), args[2].u.i), outs);
 }
 
 /* ---- composites with a kernel ---- */
@@ -441,10 +456,7 @@ static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
     tj_tensor *loss = tj_sub(tj_mul(tj_sub_scalar(t, tj_v_int(1)), tj_maximum(tj_log(one_minus_x), floor)),
                              tj_mul(t, tj_maximum(tj_log(x), floor)));
     if (w) loss = tj_mul(loss, w);
-    int64_t reduction = args[3].u.i;
-    if (reduction == 1) loss = tj_mean(loss, -1);
-    else if (reduction == 2) loss = tj_sum(loss, -1);
-    return done(loss, outs);
+    return done(apply_loss_reduction(loss, args[3].u.i), outs);
 }
 
 /* binary_cross_entropy_backward(grad_output, self, target, weight?,
@@ -459,6 +471,88 @@ static tj_status binary_cross_entropy_backward(const tj_value *args, tj_value *o
     if (w) r = tj_mul(r, w);
     if (args[4].u.i == 1) r = tj_div_scalar(r, tj_v_int(tj_tensor_numel(x)));
     return done(r, outs);
+}
+
+/* ---- smooth_l1_loss, huber_loss and their gradients ---- */
+
+/* The operands of a pointwise loss (or its gradient) in the dtype its kernel
+ * computes in, result_type of the n tensors, into x; *p the parameter (beta,
+ * delta) and, for a gradient (norm not NULL), *norm = 1 / numel(self) for
+ * the mean (mean_of not NULL) or 1, each rounded to that dtype as the kernel
+ * converts them. */
+static void pointwise_loss_operands(const tj_value *args, int n, const tj_value *param, const tj_tensor *mean_of,
+                                    tj_tensor **x, tj_value *p, tj_value *norm)
+{
+    tj_dtype dt = tj_result_type(args, n);
+    for (int i = 0; i < n; i++) x[i] = tj_dc_to(args[i].u.t, dt);
+    *p = tj_dc_convert(param, dt);
+    if (!norm) return;
+    tj_value one_over_n = tj_v_float(mean_of ? 1.0 / (double)tj_tensor_numel(mean_of) : 1.0);
+    *norm = tj_dc_convert(&one_over_n, dt);
+}
+
+/* smooth_l1_loss(self, target, reduction, beta), as ATen's kernel (torch._decomp
+ * has none): z = |self - target|, where(z < beta, 0.5 * z * z / beta, z -
+ * 0.5 * beta) (beta = 0: z, the other branch is never taken), reduced. */
+static tj_status smooth_l1_loss(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(smooth_l1_loss, args, m);
+    tj_tensor *x[2];
+    tj_value beta;
+    pointwise_loss_operands(args, 2, &args[3], NULL, x, &beta, NULL);
+    tj_tensor *z = tj_abs(tj_sub(x[0], x[1]));
+    tj_tensor *small = tj_div_scalar(tj_mul(tj_mul_scalar(z, tj_v_float(0.5)), z), beta);
+    tj_tensor *large = tj_sub_scalar(z, tj_v_float(0.5 * beta.u.f));
+    return done(apply_loss_reduction(tj_where(tj_lt_scalar(z, beta), small, large), args[2].u.i), outs);
+}
+
+/* huber_loss(self, target, reduction, delta), as torch._refs: z = |self -
+ * target|, where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)),
+ * rounded to self's dtype (ATen's empty_like(self) result), reduced. */
+static tj_status huber_loss(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(huber_loss, args, m);
+    tj_tensor *x[2];
+    tj_value delta;
+    pointwise_loss_operands(args, 2, &args[3], NULL, x, &delta, NULL);
+    tj_tensor *z = tj_abs(tj_sub(x[0], x[1]));
+    tj_tensor *small = tj_mul(tj_mul_scalar(z, tj_v_float(0.5)), z);
+    tj_tensor *large = tj_mul_scalar(tj_sub_scalar(z, tj_v_float(0.5 * delta.u.f)), delta);
+    tj_tensor *loss = tj_dc_to(tj_where(tj_lt_scalar(z, delta), small, large), m[0].dtype);
+    return done(apply_loss_reduction(loss, args[2].u.i), outs);
+}
+
+/* smooth_l1_loss_backward(grad, self, target, reduction, beta), as ATen's
+ * kernel: x = self - target, where(x <= -beta, -norm * grad, where(x >=
+ * beta, norm * grad, norm * x * grad / beta)) in self's dtype. */
+static tj_status smooth_l1_loss_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(smooth_l1_loss_backward, args, m);
+    tj_tensor *x[3];
+    tj_value beta, norm;
+    pointwise_loss_operands(args, 3, &args[4], args[3].u.i == 1 ? args[1].u.t : NULL, x, &beta, &norm);
+    tj_tensor *g = x[0], *d = tj_sub(x[1], x[2]);
+    tj_tensor *mid = tj_div_scalar(tj_mul(tj_mul_scalar(d, norm), g), beta);
+    tj_tensor *upper = tj_where(tj_ge_scalar(d, beta), tj_mul_scalar(g, norm), mid);
+    tj_tensor *r = tj_where(tj_le_scalar(d, tj_v_float(-beta.u.f)), tj_mul_scalar(g, tj_v_float(-norm.u.f)), upper);
+    return done(tj_dc_to(r, m[0].dtype), outs);
+}
+
+/* huber_loss_backward(grad, self, target, reduction, delta), torch._decomp's
+ * with ATen's comparisons and order: x = self - target, where(x <= -delta,
+ * -norm * grad * delta, where(x >= delta, norm * grad * delta, norm * x *
+ * grad)). */
+static tj_status huber_loss_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(huber_loss_backward, args, m);
+    tj_tensor *x[3];
+    tj_value delta, norm;
+    pointwise_loss_operands(args, 3, &args[4], args[3].u.i == 1 ? args[1].u.t : NULL, x, &delta, &norm);
+    tj_tensor *g = x[0], *d = tj_sub(x[1], x[2]);
+    tj_tensor *upper = tj_where(tj_ge_scalar(d, delta), tj_mul_scalar(tj_mul_scalar(g, norm), delta),
+                                tj_mul(tj_mul_scalar(d, norm), g));
+    tj_tensor *lower = tj_mul_scalar(tj_mul_scalar(g, tj_v_float(-norm.u.f)), delta);
+    return done(tj_where(tj_le_scalar(d, tj_v_float(-delta.u.f)), lower, upper), outs);
 }
 
 void tj_register_nn_decompositions(void)
@@ -479,4 +573,9 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");
     tj_op_set_decomposition(TJ_OPS(cross_entropy_loss), cross_entropy_loss, "cross_entropy_loss");
     tj_op_set_decomposition(TJ_OPS(mse_loss), mse_loss, "mse_loss");
+    tj_op_set_decomposition(TJ_OPS(l1_loss), l1_loss, "l1_loss");
+    tj_op_set_decomposition(TJ_OPS(smooth_l1_loss), smooth_l1_loss, "smooth_l1_loss");
+    tj_op_set_decomposition(TJ_OPS(huber_loss), huber_loss, "huber_loss");
+    tj_op_set_decomposition(TJ_OPS(smooth_l1_loss_backward), smooth_l1_loss_backward, "smooth_l1_loss_backward");
+    tj_op_set_decomposition(TJ_OPS(huber_loss_backward), huber_loss_backward, "huber_loss_backward");
 }

@@ -119,6 +119,9 @@ typedef enum tj_k_act_op {
     TJ_K_SOFTPLUS,   /**< p[0] = beta, p[1] = threshold */
     TJ_K_ELU,        /**< p[0] = alpha, p[1] = scale, p[2] = input_scale; backward: p[3] != 0 when in[1] is
                           elu's result (is_result) */
+    TJ_K_HARDSIGMOID, /**< no parameters */
+    TJ_K_HARDSWISH,   /**< no parameters */
+    TJ_K_HARDTANH,    /**< backward only (the forward is clamp): p[0] = min_val, p[1] = max_val */
     TJ_K_ACT_COUNT
 } tj_k_act_op;
 

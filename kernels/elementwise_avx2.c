@@ -29,6 +29,7 @@
 #define VMASK __m256
 #define VCMP_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
 #define VCMP_GT(a, b) _mm256_cmp_ps(a, b, _CMP_GT_OQ)
+#define VCMP_GE(a, b) _mm256_cmp_ps(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) _mm256_and_ps(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_ps(b, a, m)
 #include "elementwise_simd.h"
@@ -50,6 +51,7 @@
 #define VMASK __m256d
 #define VCMP_EQ(a, b) _mm256_cmp_pd(a, b, _CMP_EQ_OQ)
 #define VCMP_GT(a, b) _mm256_cmp_pd(a, b, _CMP_GT_OQ)
+#define VCMP_GE(a, b) _mm256_cmp_pd(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) _mm256_and_pd(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_pd(b, a, m)
 #include "elementwise_simd.h"

@@ -29,6 +29,7 @@
 #define VMASK __mmask16
 #define VCMP_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
 #define VCMP_GT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)
+#define VCMP_GE(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) ((__mmask16)((a) & (b)))
 #define VBLEND(m, a, b) _mm512_mask_blend_ps(m, b, a)
 #include "elementwise_simd.h"
@@ -50,6 +51,7 @@
 #define VMASK __mmask8
 #define VCMP_EQ(a, b) _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ)
 #define VCMP_GT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)
+#define VCMP_GE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) ((__mmask8)((a) & (b)))
 #define VBLEND(m, a, b) _mm512_mask_blend_pd(m, b, a)
 #include "elementwise_simd.h"

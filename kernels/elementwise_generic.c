@@ -28,6 +28,7 @@
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
 #define VCMP_GT(a, b) ((a) > (b))
+#define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #include "elementwise_simd.h"
@@ -49,6 +50,7 @@
 #define VMASK int
 #define VCMP_EQ(a, b) ((a) == (b))
 #define VCMP_GT(a, b) ((a) > (b))
+#define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #include "elementwise_simd.h"

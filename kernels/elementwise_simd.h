@@ -11,7 +11,7 @@
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
  *   VISNAN(a)     the VMASK of a's nan lanes
- *   VMASK, VCMP_EQ(a, b), VCMP_GT(a, b) (false for nan), VMASK_AND(m1, m2),
+ *   VMASK, VCMP_EQ(a, b), VCMP_GT(a, b), VCMP_GE(a, b) (false for nan), VMASK_AND(m1, m2),
  *   VBLEND(m, a, b) (m ? a : b)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
  *                 SLEEF-erf formula
@@ -226,6 +226,62 @@ static void SFX(softplus_bwd)(int64_t n, void *out, const void *in0, const void 
     LOOP2(VBLEND(VCMP_GT(y * beta, threshold), x, x * SLEEF(exp)(y * beta) / (SLEEF(exp)(y * beta) + CT(1))));
 }
 
+/* The hard activations, as PyTorch 1.13's CPU kernels evaluate them. Their
+ * backward operators follow the kernels' scalar loops at the kinks and at
+ * nan (1.13's vectorised loops differ there: see tj_hardswish_backward). */
+
+/* clamp(x + 3, 0, 6), nan kept (ATen's maximum / minimum propagate it) */
+static inline V SFX(relu6_of_x_plus_3)(V x)
+{
+    V r = VMIN(VMAX(x + CT(3), SPLAT(CT(0))), SPLAT(CT(6)));
+    return VBLEND(VISNAN(x), x, r);
+}
+
+/* relu6(x + 3) / 6 */
+static void SFX(hardsigmoid)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    LOOP1(SFX(relu6_of_x_plus_3)(x) / CT(6));
+}
+
+/* x * relu6(x + 3) / 6 */
+static void SFX(hardswish)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    LOOP1(x * SFX(relu6_of_x_plus_3)(x) / CT(6));
+}
+
+/* a = grad, b = self: -3 < self < 3 ? grad * (1/6 rounded to float32, as
+ * ATen's constant) : 0 */
+static void SFX(hardsigmoid_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V zero = SPLAT(CT(0)), three = SPLAT(CT(3)), sixth = SPLAT(CT(1.0f / 6.0f));
+    LOOP2(VBLEND(VMASK_AND(VCMP_GT(y, -three), VCMP_GT(three, y)), x * sixth, zero));
+}
+
+/* self < -3 ? 0 : self <= 3 ? grad * (self / 3 + 0.5) : grad (nan: grad) */
+static void SFX(hardswish_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V zero = SPLAT(CT(0)), three = SPLAT(CT(3)), half = SPLAT(CT(0.5));
+    LOOP2(VBLEND(VCMP_GT(-three, y), zero, VBLEND(VCMP_GE(three, y), x * (y / three + half), x)));
+}
+
+/* self <= min_val || self >= max_val ? 0 : grad (nan self or bound: the
+ * comparison is false) */
+static void SFX(hardtanh_bwd)(int64_t n, void *out, const void *in0, const void *in1, const double *p)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    V zero = SPLAT(CT(0)), lo = SPLAT(CT(p[0])), hi = SPLAT(CT(p[1]));
+    LOOP2(VBLEND(VCMP_GE(lo, y), zero, VBLEND(VCMP_GE(y, hi), zero, x)));
+}
+
 /* The plain C loops' nan rule, a != a ? a : b != b ? b : a > b ? a : b
  * (signed zeros included): a nan `a` is kept by the blend, and maxps /
  * minps return their second operand, `b`, for a nan `b` and for equal
@@ -357,9 +413,11 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOGICAL_OR] = SFX(logical_or),
         [TJ_K_LOGICAL_XOR] = SFX(logical_xor),
     },
-    .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus), [TJ_K_ELU] = SFX(elu)},
+    .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus), [TJ_K_ELU] = SFX(elu),
+            [TJ_K_HARDSIGMOID] = SFX(hardsigmoid), [TJ_K_HARDSWISH] = SFX(hardswish)},
     .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd),
-                     [TJ_K_ELU] = SFX(elu_bwd)},
+                     [TJ_K_ELU] = SFX(elu_bwd), [TJ_K_HARDSIGMOID] = SFX(hardsigmoid_bwd),
+                     [TJ_K_HARDSWISH] = SFX(hardswish_bwd), [TJ_K_HARDTANH] = SFX(hardtanh_bwd)},
     .where = SFX(where),
     .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),
@@ -397,5 +455,6 @@ static const tj_k_math_fns FNS = {
 #undef VMASK
 #undef VCMP_EQ
 #undef VCMP_GT
+#undef VCMP_GE
 #undef VMASK_AND
 #undef VBLEND

@@ -1,4 +1,4 @@
-/* nll_loss forward and backward (see loss.h). */
+/* nll_loss, binary_cross_entropy, smooth_l1 / huber (see loss.h). */
 #include <math.h>
 #include <string.h>
 
@@ -95,3 +95,53 @@ static inline float max_f32(float a, float b) { return a < b ? b : a; }
 static inline double max_f64(double a, double b) { return a < b ? b : a; }
 BCE_DEFINE(float, f32, logf, max_f32)
 BCE_DEFINE(double, f64, log, max_f64)
+
+/* ---- smooth_l1_loss, huber_loss ---- */
+
+#define POINTWISE_LOSS_DEFINE(T, SUF, ABS)                                                                     \
+    static void pointwise_loss_##SUF(const tj_k_pointwise_loss_args *k, int64_t n, T *o, const T *a, const T *b) \
+    {                                                                                                          \
+        const T p = (T)k->param, half = (T)0.5;                                                                \
+        if (k->op == TJ_K_SMOOTH_L1)                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                T z = ABS(a[i] - b[i]);                                                                        \
+                o[i] = z < p ? half * z * z / p : z - half * p;                                                \
+            }                                                                                                  \
+        else                                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                T z = ABS(a[i] - b[i]);                                                                        \
+                o[i] = z < p ? half * z * z : p * (z - half * p);                                              \
+            }                                                                                                  \
+    }                                                                                                          \
+    static void pointwise_loss_backward_##SUF(const tj_k_pointwise_loss_args *k, int64_t n, T *o, const T *a,   \
+                                              const T *b, const T *g)                                          \
+    {                                                                                                          \
+        const T p = (T)k->param, norm = (T)k->norm;                                                            \
+        if (k->op == TJ_K_SMOOTH_L1)                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                T x = a[i] - b[i];                                                                             \
+                o[i] = x <= -p ? -norm * g[i] : x >= p ? norm * g[i] : norm * x * g[i] / p;                    \
+            }                                                                                                  \
+        else                                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                T x = a[i] - b[i];                                                                             \
+                o[i] = x <= -p ? -norm * g[i] * p : x >= p ? norm * g[i] * p : norm * x * g[i];                \
+            }                                                                                                  \
+    }
+
+POINTWISE_LOSS_DEFINE(float, f32, fabsf)
+POINTWISE_LOSS_DEFINE(double, f64, fabs)
+
+void tj_k_pointwise_loss_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_pointwise_loss_args *k = ctx;
+    if (k->dtype == TJ_FLOAT32) pointwise_loss_f32(k, n, out, in[0], in[1]);
+    else pointwise_loss_f64(k, n, out, in[0], in[1]);
+}
+
+void tj_k_pointwise_loss_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_pointwise_loss_args *k = ctx;
+    if (k->dtype == TJ_FLOAT32) pointwise_loss_backward_f32(k, n, out, in[0], in[1], in[2]);
+    else pointwise_loss_backward_f64(k, n, out, in[0], in[1], in[2]);
+}

@@ -152,6 +152,19 @@ tj_tensor *tj_elu_backward(tj_tensor *g, tj_value alpha, tj_value scale, tj_valu
 {
     return CALL(elu_backward, T(g), alpha, scale, input_scale, B(is_result), T(self_or_result));
 }
+tj_tensor *tj_hardtanh(tj_tensor *self, tj_value min_val, tj_value max_val)
+{
+    return CALL(hardtanh, T(self), min_val, max_val);
+}
+tj_tensor *tj_relu6(tj_tensor *self) { return CALL(relu6, T(self)); }
+tj_tensor *tj_hardsigmoid(tj_tensor *self) { return CALL(hardsigmoid, T(self)); }
+tj_tensor *tj_hardswish(tj_tensor *self) { return CALL(hardswish, T(self)); }
+tj_tensor *tj_hardtanh_backward(tj_tensor *g, tj_tensor *self, tj_value min_val, tj_value max_val)
+{
+    return CALL(hardtanh_backward, T(g), T(self), min_val, max_val);
+}
+tj_tensor *tj_hardsigmoid_backward(tj_tensor *g, tj_tensor *self) { return CALL(hardsigmoid_backward, T(g), T(self)); }
+tj_tensor *tj_hardswish_backward(tj_tensor *g, tj_tensor *self) { return CALL(hardswish_backward, T(g), T(self)); }
 
 /* ---- reductions ---- */
 tj_tensor *tj_sum_dim(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim, int dtype)
@@ -502,6 +515,18 @@ tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor
 {
     return CALL(binary_cross_entropy, T(self), T(target), T(weight), I(reduction));
 }
+tj_tensor *tj_l1_loss(tj_tensor *self, tj_tensor *target, int64_t reduction)
+{
+    return CALL(l1_loss, T(self), T(target), I(reduction));
+}
+tj_tensor *tj_smooth_l1_loss(tj_tensor *self, tj_tensor *target, int64_t reduction, double beta)
+{
+    return CALL(smooth_l1_loss, T(self), T(target), I(reduction), F(beta));
+}
+tj_tensor *tj_huber_loss(tj_tensor *self, tj_tensor *target, int64_t reduction, double delta)
+{
+    return CALL(huber_loss, T(self), T(target), I(reduction), F(delta));
+}
 tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value, tj_tensor *attn_mask,
                                            double dropout_p, bool is_causal)
 {
@@ -561,6 +586,16 @@ tj_tensor *tj_binary_cross_entropy_backward(tj_tensor *grad_output, tj_tensor *s
                                             int64_t reduction)
 {
     return CALL(binary_cross_entropy_backward, T(grad_output), T(self), T(target), T(weight), I(reduction));
+}
+tj_tensor *tj_smooth_l1_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction,
+                                      double beta)
+{
+    return CALL(smooth_l1_loss_backward, T(grad_output), T(self), T(target), I(reduction), F(beta));
+}
+tj_tensor *tj_huber_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction,
+                                  double delta)
+{
+    return CALL(huber_loss_backward, T(grad_output), T(self), T(target), I(reduction), F(delta));
 }
 tj_tensor *tj_embedding_dense_backward(tj_tensor *g, tj_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                        bool scale_grad_by_freq)

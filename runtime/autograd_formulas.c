@@ -137,6 +137,9 @@ FORMULA(d_sign) { gi[0] = zeros_like(g[0]); return TJ_OK; }
 FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
 FORMULA(d_softplus) { gi[0] = tj_softplus_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
+FORMULA(d_hardtanh) { gi[0] = tj_hardtanh_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
+FORMULA(d_hardsigmoid) { gi[0] = tj_hardsigmoid_backward(g[0], ARG(0)); return TJ_OK; }
+FORMULA(d_hardswish) { gi[0] = tj_hardswish_backward(g[0], ARG(0)); return TJ_OK; }
 FORMULA(d_elu)
 {
     gi[0] = tj_elu_backward(g[0], c->args[1], c->args[2], c->args[3], false, ARG(0));
@@ -861,6 +864,39 @@ FORMULA(d_binary_cross_entropy)
     return TJ_OK;
 }
 
+/* smooth_l1_loss / huber_loss: self through the backward operator, target
+ * through it with the two swapped (derivatives.yaml). Both go in at the
+ * loss's broadcast shape, so that the mean's 1 / numel counts the loss's
+ * elements: 1.13's formula passes them as they are, which gives a wrong
+ * gradient when they broadcast (F.smooth_l1_loss broadcasts them first). */
+static tj_tensor *at_shape(tj_tensor *t, int nd, const int64_t *shape)
+{
+    bool same = t->ndim == nd && memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd) == 0;
+    return same ? t : tj_expand(t, shape, nd);
+}
+
+typedef tj_tensor *(*pointwise_loss_backward_fn)(tj_tensor *, tj_tensor *, tj_tensor *, int64_t, double);
+
+static tj_status pointwise_loss_grads(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi,
+                                      pointwise_loss_backward_fn backward)
+{
+    tj_tensor *self = ARG(0), *target = ARG(1);
+    int nd;
+    int64_t shape[TJ_MAX_DIMS];
+    tj_status st = tj_broadcast_shapes(c->op->name, self->ndim, self->shape, target->ndim, target->shape, &nd, shape);
+    if (st != TJ_OK) return st;
+    self = at_shape(self, nd, shape);
+    target = at_shape(target, nd, shape);
+    int64_t reduction = c->args[2].u.i;
+    double param = tj_value_as_double(&c->args[3]);
+    if (NEED(0)) gi[0] = backward(g[0], self, target, reduction, param);
+    if (NEED(1)) gi[1] = backward(g[0], target, self, reduction, param);
+    return TJ_OK;
+}
+
+FORMULA(d_smooth_l1_loss) { return pointwise_loss_grads(c, g, gi, tj_smooth_l1_loss_backward); }
+FORMULA(d_huber_loss) { return pointwise_loss_grads(c, g, gi, tj_huber_loss_backward); }
+
 FORMULA(d_nll_loss)
 {
     tj_tensor *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
@@ -1062,6 +1098,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_sign), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu),
+    /* session 16 (lossact) */
+    D(hardtanh, d_hardtanh), D(hardsigmoid, d_hardsigmoid), D(hardswish, d_hardswish),
+    D(smooth_l1_loss, d_smooth_l1_loss), D(huber_loss, d_huber_loss),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),

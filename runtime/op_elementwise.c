@@ -566,3 +566,42 @@ tj_status tj_kernel_softplus(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_act(args, outs, TJ_K_SOFTPLUS, 2);
 }
+
+/* ---- hard activations ---- */
+
+#define HARDTANH "aten::hardtanh"
+
+/* clamp(self, min_val, max_val) keeping self's dtype (int64 too; bool is an
+ * error), as ATen's hardtanh_out. */
+tj_status tj_meta_hardtanh(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_unary(HARDTANH, args, KEEP_INT, outs);
+    for (int i = 1; i <= 2 && st == TJ_OK; i++)
+        st = tj_scalar_check(HARDTANH, i == 1 ? "min_val" : "max_val", &args[i], outs[0].dtype);
+    return st;
+}
+
+/* clamp's kernel, which converts the bounds to the result dtype: for int64
+ * self they truncate ("boundaries not causing type promotion" in ATen; a nan
+ * one is refused by the shape function). */
+tj_status tj_kernel_hardtanh(const tj_value *args, tj_tensor *const *outs) { return tj_kernel_clamp(args, outs); }
+
+tj_status tj_meta_hardsigmoid(const tj_value *args, tj_meta *outs)
+{
+    return meta_act("aten::hardsigmoid", args, 0, NULL, outs);
+}
+
+tj_status tj_kernel_hardsigmoid(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act(args, outs, TJ_K_HARDSIGMOID, 0);
+}
+
+tj_status tj_meta_hardswish(const tj_value *args, tj_meta *outs)
+{
+    return meta_act("aten::hardswish", args, 0, NULL, outs);
+}
+
+tj_status tj_kernel_hardswish(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act(args, outs, TJ_K_HARDSWISH, 0);
+}

@@ -81,5 +81,12 @@ TJ_OP_DECLARE(elu)
 TJ_OP_DECLARE(leaky_relu_backward)
 TJ_OP_DECLARE(softplus_backward)
 TJ_OP_DECLARE(elu_backward)
+/* Session 16 (lossact): op_elementwise.c, op_elementwise_backward.c */
+TJ_OP_DECLARE(hardtanh)
+TJ_OP_DECLARE(hardsigmoid)
+TJ_OP_DECLARE(hardswish)
+TJ_OP_DECLARE(hardtanh_backward)
+TJ_OP_DECLARE(hardsigmoid_backward)
+TJ_OP_DECLARE(hardswish_backward)
 
 #endif

@@ -1,6 +1,7 @@
 /* Backward operators of the elementwise activations (threshold_backward,
  * gelu_backward, sigmoid_backward, tanh_backward, leaky_relu_backward,
- * softplus_backward, elu_backward): shape functions and
+ * softplus_backward, elu_backward, hardtanh_backward, hardsigmoid_backward,
+ * hardswish_backward): shape functions and
  * kernels. The two operands broadcast and promote as a binary operator's. */
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
@@ -153,4 +154,36 @@ tj_status tj_meta_softplus_backward(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_softplus_backward(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_act_backward(args, outs, TJ_K_SOFTPLUS, 2);
+}
+
+/* Backward operators of the hard activations: the rules at the kinks and at
+ * nan are those of ATen's scalar loops (see tj_hardswish_backward). */
+tj_status tj_meta_hardtanh_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_act_backward("aten::hardtanh_backward", args, 2, (const char *const[]){"min_val", "max_val"}, outs);
+}
+
+tj_status tj_kernel_hardtanh_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act_backward(args, outs, TJ_K_HARDTANH, 2);
+}
+
+tj_status tj_meta_hardsigmoid_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_backward("aten::hardsigmoid_backward", args, true, outs);
+}
+
+tj_status tj_kernel_hardsigmoid_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act_backward(args, outs, TJ_K_HARDSIGMOID, 0);
+}
+
+tj_status tj_meta_hardswish_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_backward("aten::hardswish_backward", args, true, outs);
+}
+
+tj_status tj_kernel_hardswish_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_act_backward(args, outs, TJ_K_HARDSWISH, 0);
 }

@@ -9,6 +9,13 @@
 #include "op_backward.h"
 #include "op_nn.h"
 
+tj_status tj_check_reduction(const char *op, int64_t reduction)
+{
+    if (reduction >= 0 && reduction <= 2) return TJ_OK;
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld", op,
+                    (long long)reduction);
+}
+
 /* Checks self [C] or [N, C], target [] or [N] (int64), weight [C] (or
  * absent), reduction, and fills the kernel description. */
 static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tensor *target, const tj_tensor *weight,
@@ -39,9 +46,8 @@ static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tens
     if (weight && weight->dtype != self->dtype)
         return tj_error(TJ_ERR_DTYPE, "%s: weight (%s) and input (%s) must have the same dtype", op,
                         tj_dtype_name(weight->dtype), tj_dtype_name(self->dtype));
-    if (reduction < 0 || reduction > 2)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld", op,
-                        (long long)reduction);
+    tj_status st = tj_check_reduction(op, reduction);
+    if (st != TJ_OK) return st;
     *k = (tj_k_nll){
         .batch = self->ndim == 2 ? self->shape[0] : 1,
         .classes = classes,
@@ -175,11 +181,7 @@ static tj_status bce_check(const char *op, const tj_tensor *self, const tj_tenso
     tj_status st = check_like_self(op, "target", target, self);
     if (st == TJ_OK && weight) st = check_like_self(op, "weight", weight, self);
     if (st == TJ_OK && grad) st = check_like_self(op, "grad_output", grad, self);
-    if (st != TJ_OK) return st;
-    if (reduction < 0 || reduction > 2)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduction must be 0 (none), 1 (mean) or 2 (sum), got %lld", op,
-                        (long long)reduction);
-    return TJ_OK;
+    return st != TJ_OK ? st : tj_check_reduction(op, reduction);
 }
 
 tj_status tj_meta_binary_cross_entropy(const tj_value *args, tj_meta *outs)

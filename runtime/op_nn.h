@@ -17,6 +17,12 @@ void tj_adaptive_window(int64_t i, int64_t out, int64_t in, int64_t *start, int6
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(binary_cross_entropy)
 TJ_OP_DECLARE(native_dropout)
+/* smooth_l1_loss, huber_loss (op_loss_pointwise.c) */
+TJ_OP_DECLARE(smooth_l1_loss)
+TJ_OP_DECLARE(huber_loss)
+/** TJ_ERR_INVALID_ARGUMENT naming `op` unless reduction is 0 (none), 1
+ * (mean) or 2 (sum) (op_loss.c). */
+tj_status tj_check_reduction(const char *op, int64_t reduction);
 
 /* softmax (op_softmax.c), layer / batch / group norm (op_layer_norm.c), embedding (op_embedding.c), attention (op_attention.c) */
 TJ_OP_DECLARE(_softmax)

@@ -652,6 +652,33 @@ Test(gradcheck, neural_network_operators)
     CASES(cases);
 }
 
+/* ---- hard activations and regression losses (session 16) ---- */
+
+FN(f_hardtanh, tj_hardtanh(x[0], tj_v_float(-0.5), tj_v_float(0.4)))
+FN(f_hardsigmoid, tj_hardsigmoid(x[0]))
+FN(f_hardswish, tj_hardswish(x[0]))
+FN(f_smooth_l1_mean, tj_smooth_l1_loss(x[0], x[1], 1, 0.5))
+FN(f_smooth_l1_none_beta0, tj_smooth_l1_loss(x[0], x[1], 0, 0.0))
+FN(f_huber_sum, tj_huber_loss(x[0], x[1], 2, 0.3))
+FN(f_huber_mean, tj_huber_loss(x[0], x[1], 1, 1.5))
+
+Test(gradcheck, hard_activations_and_regression_losses)
+{
+    /* inputs land on a kink with probability 0; the mean of a broadcast loss
+     * divides by the loss's element count (see d_pointwise_loss) */
+    static const gc_case cases[] = {
+        {"hardtanh", f_hardtanh, 1, {{2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"hardsigmoid", f_hardsigmoid, 1, {{2, {3, 4}, STRIDED}}, -5, 5},
+        {"hardswish", f_hardswish, 1, {{2, {3, 4}, PLAIN}}, -5, 5},
+        {"hardswish(0-dim)", f_hardswish, 1, {{0, {0}, PLAIN}}, -5, 5},
+        {"smooth_l1_loss(mean, broadcast)", f_smooth_l1_mean, 2, {{2, {3, 1}, PLAIN}, {2, {1, 4}, PLAIN}}, -1, 1},
+        {"smooth_l1_loss(none, beta 0)", f_smooth_l1_none_beta0, 2, {{2, {3, 4}, TRANSPOSED}, {1, {4}, PLAIN}}, -1, 1},
+        {"huber_loss(sum)", f_huber_sum, 2, {{2, {3, 4}, STRIDED}, {2, {3, 4}, EXPANDED}}, -1, 1},
+        {"huber_loss(mean, broadcast self)", f_huber_mean, 2, {{1, {4}, PLAIN}, {2, {3, 4}, PLAIN}}, -2, 2},
+    };
+    CASES(cases);
+}
+
 /* ---- implicit composites: checked through what they decompose into ---- */
 
 FN(f_stack, tj_stack(x, 2, 1))
@@ -668,6 +695,8 @@ FN(f_adaptive_avg_pool2d, tj_adaptive_avg_pool2d(x[0], pooled_3x2))
 FN(f_adaptive_avg_pool2d_1x1, tj_adaptive_avg_pool2d(x[0], one2))
 FN(f_nll_loss, tj_nll_loss(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 2, -100))
 FN(f_zero_fill, tj_add(tj_mul(tj_zero(x[0]), x[0]), tj_fill(x[0], tj_v_float(2))))
+FN(f_relu6, tj_relu6(x[0]))
+FN(f_l1_loss, tj_l1_loss(x[0], x[1], 1))
 
 static tj_status f_split(tj_tensor *const *x, tj_tensor **o, int *n)
 {
@@ -693,6 +722,8 @@ Test(gradcheck, implicit_composites)
         {"adaptive_avg_pool2d(1x1: mean)", f_adaptive_avg_pool2d_1x1, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
         {"nll_loss", f_nll_loss, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
         {"zero and fill", f_zero_fill, 1, {{2, {3, 4}, PLAIN}}, -1, 1},
+        {"relu6", f_relu6, 1, {{2, {3, 4}, TRANSPOSED}}, -2, 8},
+        {"l1_loss(mean, broadcast)", f_l1_loss, 2, {{2, {3, 4}, PLAIN}, {2, {3, 1}, PLAIN}}, -1, 1},
     };
     CASES(cases);
 }

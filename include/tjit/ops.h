@@ -165,6 +165,25 @@ tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
  * TJ_ERR_DTYPE for int64 or bool self, TJ_ERR_INVALID_ARGUMENT for a Scalar
  * that overflows float32. */
 tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
+/** aten::hardtanh: clamp(self, min_val, max_val) (PyTorch's defaults -1,
+ * 1): nan stays nan, a nan bound makes every element nan and min_val >
+ * max_val gives max_val everywhere, as clamp. float32 / float64 / int64 self
+ * of any shape (int64: the bounds are truncated to integers first, as ATen,
+ * and the result stays int64); a new tensor of self's shape and dtype.
+ * Errors: TJ_ERR_DTYPE for bool self, TJ_ERR_INVALID_ARGUMENT for a bound
+ * that overflows self's dtype. */
+tj_tensor *tj_hardtanh(tj_tensor *self, tj_value min_val, tj_value max_val);
+/** aten::relu6 (implicit: hardtanh(self, 0, 6), as ATen 1.13); arguments,
+ * result and errors as tj_hardtanh (messages name aten::hardtanh). */
+tj_tensor *tj_relu6(tj_tensor *self);
+/** aten::hardsigmoid: min(max(self + 3, 0), 6) / 6 in self's dtype (nan
+ * stays nan, -inf gives 0). float32 / float64 self of any shape, same shape
+ * and dtype out. Errors: TJ_ERR_DTYPE for int64 or bool self. */
+tj_tensor *tj_hardsigmoid(tj_tensor *self);
+/** aten::hardswish: self * min(max(self + 3, 0), 6) / 6 (nan stays nan;
+ * -inf gives nan, as -inf * 0 in PyTorch). Arguments, result and errors as
+ * tj_hardsigmoid. */
+tj_tensor *tj_hardswish(tj_tensor *self);
 
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
@@ -567,6 +586,33 @@ tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /
  * TJ_ERR_DTYPE for a non-float self or a target / weight of another dtype;
  * TJ_ERR_SHAPE when target or weight does not broadcast to self. */
 tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction);
+/** aten::l1_loss (implicit, as ATen 1.13: abs(self - target), then reduced):
+ * self and target broadcast and promote as tj_sub's operands; reduction 0
+ * (none) returns the broadcast shape, 1 (mean, nan when empty; float results
+ * only) and 2 (sum) a new 0-dim tensor. Errors (messages start with
+ * aten::l1_loss): those of sub, abs, mean or sum, which they name
+ * (TJ_ERR_SHAPE when the operands do not broadcast, TJ_ERR_DTYPE for bool
+ * operands or the mean of int64 ones), TJ_ERR_INVALID_ARGUMENT for a
+ * reduction outside 0..2 (PyTorch returns the unreduced loss for one). */
+tj_tensor *tj_l1_loss(tj_tensor *self, tj_tensor *target, int64_t reduction);
+/** aten::smooth_l1_loss: with z = |self - target|, z < beta ? 0.5 * z^2 /
+ * beta : z - 0.5 * beta (beta = 0 gives the L1 loss), in the dtype of
+ * result_type(self, target), which must be float32 / float64 (an int64
+ * target next to a float self is fine); self and target broadcast.
+ * reduction 0 (none): a new tensor of the broadcast shape; 1 (mean, nan when
+ * empty) or 2 (sum): a new 0-dim tensor, reduced as tj_mean / tj_sum. nan
+ * stays nan. Errors: TJ_ERR_INVALID_ARGUMENT for beta < 0 or nan (the
+ * message gives beta) or a reduction outside 0..2, TJ_ERR_DTYPE for an
+ * integer or bool result type, TJ_ERR_SHAPE naming both shapes when self and
+ * target do not broadcast. */
+tj_tensor *tj_smooth_l1_loss(tj_tensor *self, tj_tensor *target, int64_t reduction, double beta);
+/** aten::huber_loss: with z = |self - target|, z < delta ? 0.5 * z^2 : delta
+ * * (z - 0.5 * delta), computed in result_type(self, target) and returned in
+ * self's dtype (ATen writes it into a tensor like self: a float64 target
+ * gives a float32 loss for a float32 self). Shapes, reductions and errors
+ * as tj_smooth_l1_loss, except that delta must be > 0 and that an int64 self
+ * is an error (TJ_ERR_DTYPE) whatever the target. */
+tj_tensor *tj_huber_loss(tj_tensor *self, tj_tensor *target, int64_t reduction, double delta);
 /** aten::scaled_dot_product_attention: softmax(q k^T / sqrt(E) + mask) v over
  * [..., L, E] x [..., S, E] x [..., S, Ev]. attn_mask NULL, bool (true = keep)
  * or float (added). Unlike softmax, a fully masked row gives zeros, not nan. */
@@ -644,6 +690,26 @@ tj_tensor *tj_softplus_backward(tj_tensor *grad_output, tj_tensor *self, tj_valu
  * and errors as tj_gelu_backward (float results only). */
 tj_tensor *tj_elu_backward(tj_tensor *grad_output, tj_value alpha, tj_value scale, tj_value input_scale,
                            bool is_result, tj_tensor *self_or_result);
+/** aten::hardtanh_backward: self <= min_val || self >= max_val ? 0 :
+ * grad_output (the gradient is 0 at both bounds; a nan self, or a nan
+ * bound's side, lets grad_output through: ATen 1.13's scalar loop and
+ * torch._decomp; 1.13's vectorised loop gives 0 there). self is hardtanh's
+ * input. Broadcasting, promotion and errors as tj_gelu_backward (float
+ * results only), plus TJ_ERR_INVALID_ARGUMENT for a bound that overflows
+ * the result dtype. */
+tj_tensor *tj_hardtanh_backward(tj_tensor *grad_output, tj_tensor *self, tj_value min_val, tj_value max_val);
+/** aten::hardsigmoid_backward: -3 < self < 3 ? grad_output * (1/6 rounded
+ * to float32, as ATen's constant, float64 too) : 0 (0 at +-3 and for nan).
+ * Broadcasting, promotion and errors as tj_gelu_backward. */
+tj_tensor *tj_hardsigmoid_backward(tj_tensor *grad_output, tj_tensor *self);
+/** aten::hardswish_backward: self < -3 ? 0 : self <= 3 ? grad_output *
+ * (self / 3 + 0.5) : grad_output, as ATen 1.13's scalar loop and
+ * torch._decomp: -0.5 * grad at -3, 1.5 * grad at 3, grad_output for a nan
+ * self. (1.13's vectorised loop, which PyTorch runs on full SIMD blocks of
+ * large contiguous tensors, gives grad at 3 and nan for nan; later PyTorch
+ * makes it follow the scalar loop at nan.) Broadcasting, promotion and errors
+ * as tj_gelu_backward. */
+tj_tensor *tj_hardswish_backward(tj_tensor *grad_output, tj_tensor *self);
 /** aten::_softmax_backward_data: output * (grad_output - sum(grad_output *
  * output, dim, keepdim)), output being _softmax's result along dim.
  * grad_output and output: one float32 / float64 dtype, one shape (no
@@ -735,6 +801,27 @@ tj_tensor *tj_nll_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tens
  * tj_binary_cross_entropy, except the range. */
 tj_tensor *tj_binary_cross_entropy_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
                                             int64_t reduction);
+/** aten::smooth_l1_loss_backward: with x = self - target and norm = 1 /
+ * self's element count for reduction 1 (mean), else 1: x <= -beta ? -norm *
+ * g : x >= beta ? norm * g : norm * x * g / beta (g = grad_output; a nan x
+ * gives nan; beta is not checked, as ATen). grad_output (0-dim for the mean
+ * and the sum), self and target broadcast together; computed in their
+ * result_type (float32 / float64) and returned in self's dtype, as a new
+ * tensor of the broadcast shape. The gradient of tj_smooth_l1_loss with
+ * respect to self, when self already has the loss's shape (autograd passes
+ * it expanded; PyTorch 1.13 divides by the unexpanded count). Errors:
+ * TJ_ERR_DTYPE for an integer or bool result type or self,
+ * TJ_ERR_INVALID_ARGUMENT for a reduction outside 0..2, TJ_ERR_SHAPE when
+ * the operands do not broadcast. */
+tj_tensor *tj_smooth_l1_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction,
+                                      double beta);
+/** aten::huber_loss_backward: with x and norm as tj_smooth_l1_loss_backward:
+ * x <= -delta ? -norm * g * delta : x >= delta ? norm * g * delta : norm * x
+ * * g. Arguments, result and errors as tj_smooth_l1_loss_backward, except
+ * that every operand must have self's dtype (TJ_ERR_DTYPE otherwise, as
+ * ATen's kernel). */
+tj_tensor *tj_huber_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction,
+                                  double delta);
 /** aten::embedding_dense_backward: the gradient of tj_embedding with respect
  * to its weight: a [num_weights, D] tensor of grad_output's dtype (float32 /
  * float64) whose row k is the sum of the rows of grad_output ([*indices'
