@@ -261,7 +261,11 @@ static int64_t channel_count(tj_tensor *x)
 /* As torch._decomp's native_batch_norm: in training var_mean over every dim
  * but the channel, out = (x - mean) * rsqrt(var + eps) * weight + bias, the
  * running statistics momentum-averaged with the unbiased variance; in
- * evaluation the running statistics. In float64, rounded once. `functional`
+ * evaluation the running statistics. In float64, rounded once. Where ATen's
+ * kernel differs from torch._decomp, as the kernel: in training a zero
+ * variance with eps 0 gives invstd 0 (ATen's InvStd); a channel whose
+ * alpha = invstd * weight is infinite or nan gives x * alpha + (bias -
+ * mean * alpha) (ATen's form, whose infinities follow x's sign). `functional`
  * returns the new running statistics (_native_batch_norm_legit_functional)
  * instead of copying them into the arguments (native_batch_norm, whose
  * copy_ make_fx records and functionalisation writes back). */
@@ -282,6 +286,8 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
         tj_tensor *var = NULL;
         if (tj_var_mean(x, dims, k, 0, true, &var, &mean) != TJ_OK) return tj_last_status();
         invstd = tj_rsqrt(tj_add_scalar(var, args[7]));
+        if (tj_value_as_double(&args[7]) == 0)
+            invstd = tj_where_scalar_self(tj_eq_scalar(var, tj_v_int(0)), tj_v_int(0), invstd);
         save_mean = tj_reshape(mean, &c, 1);
         save_invstd = tj_reshape(invstd, &c, 1);
         tj_tensor *unbiased = tj_mul_scalar(tj_reshape(var, &c, 1), tj_v_float((double)count / (double)(count - 1)));
@@ -295,10 +301,14 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
         invstd = tj_rsqrt(tj_add_scalar(per_channel(rv, nd), args[7]));
         save_mean = save_invstd = tj_zeros((int64_t[]){0}, 1, (int)TJ_FLOAT64);
     }
-    tj_tensor *out = tj_mul(tj_sub(x, mean), invstd), *w = per_channel(tj_opt_tensor(&args[1]), nd);
-    tj_tensor *b = per_channel(tj_opt_tensor(&args[2]), nd);
-    if (w) out = tj_mul(out, w);
-    if (b) out = tj_add(out, b);
+    tj_tensor *w = per_channel(tj_opt_tensor(&args[1]), nd), *b = per_channel(tj_opt_tensor(&args[2]), nd);
+    tj_tensor *alpha = w ? tj_mul(invstd, w) : invstd;
+    /* per channel: shift = mean and beta = bias where alpha is finite, else
+     * shift = 0 and beta = bias - mean * alpha */
+    tj_tensor *shift = tj_where_scalar_other(tj_eq_scalar(tj_sub(alpha, alpha), tj_v_int(0)), mean, tj_v_int(0));
+    tj_tensor *beta = tj_mul(tj_sub(mean, shift), alpha);
+    beta = b ? tj_sub(b, beta) : tj_neg(beta);
+    tj_tensor *out = tj_add(tj_mul(tj_sub(x, shift), alpha), beta);
     tj_tensor *r[5] = {to_dt(out, dt), to_dt(save_mean, dt), to_dt(save_invstd, dt), new_rm, new_rv};
     for (int i = 0; i < (functional ? 5 : 3); i++) {
         if (!r[i]) return tj_last_status();

@@ -252,6 +252,10 @@ static void chan_add(double *n, double *mean, double *m2, double len, double sm,
     *n = tot;
 }
 
+/* ATen's InvStd (batch norm in training): a zero variance with eps 0 gives
+ * 0, not inf, so that a constant channel's output is its bias. */
+static double inv_std(double var, double eps) { return var == 0 && eps == 0 ? 0.0 : 1.0 / sqrt(var + eps); }
+
 /* native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
  * training, momentum, eps) -> (out, save_mean, save_invstd) */
 tj_status tj_meta_native_batch_norm(const tj_value *args, tj_meta *outs)
@@ -316,7 +320,7 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
             for (int64_t i = 0; i < n && s.len > 0; i++) chan_add(&k, &m, &m2, (double)s.len, smean[i * c + ch], sm2[i * c + ch]);
             mean = count > 0 ? m : NAN;
             double var = count > 0 ? m2 / count : NAN;
-            invstd = 1.0 / sqrt(var + eps);
+            invstd = inv_std(var, eps);
             set_elem(outs[1], ch, mean);
             set_elem(outs[2], ch, invstd);
             /* the running variance is unbiased, as ATen's */
@@ -326,8 +330,12 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
             mean = elem(rm, ch);
             invstd = 1.0 / sqrt(elem(rv, ch) + eps);
         }
-        double a = w ? invstd * elem(w, ch) : invstd, sh = x->dtype == TJ_FLOAT32 ? (double)(float)mean : mean;
-        /* shift is the mean rounded to the dtype: gamma takes the rest */
+        /* shift is the mean rounded to the dtype: gamma takes the rest; an
+         * infinite or nan alpha (eval with running_var + eps = 0) takes
+         * ATen's x alpha + (bias - mean alpha), whose infinities' signs
+         * follow x's and the mean's */
+        double a = w ? invstd * elem(w, ch) : invstd;
+        double sh = !isfinite(a) ? 0.0 : x->dtype == TJ_FLOAT32 ? (double)(float)mean : mean;
         for (int64_t i = 0; i < n; i++) {
             shift[i * c + ch] = sh;
             alpha[i * c + ch] = a;

@@ -440,3 +440,131 @@ Test(norms, group_norm_traced_and_decomposed_match_eager)
     }
     tj_decomp_table_free(core);
 }
+
+/* ---- edge values, against ATen's CPU kernel (which differs from
+ * torch._decomp there): each through the kernel and through the core
+ * decompositions. x [3, 2, 5] float32 holds 1.5 in channel 0 and
+ * ((5 n + l) 0.37) mod 1.3 - 0.5 in channel 1; weight [2, 3], bias
+ * [0.5, -0.5], running_mean [0.25, -0.5], running_var [1, 2]. Produced by
+ * PyTorch 1.13 (/usr/bin/python3, CPU) with: */
+#if 0
+import torch
+A = torch.ops.aten
+def data():
+    x = torch.zeros(3, 2, 5)
+    for n in range(3):
+        for l in range(5):
+            x[n, 0, l] = 1.5
+            x[n, 1, l] = ((n * 5 + l) * 0.37) % 1.3 - 0.5
+    return x
+w = torch.tensor([2.0, 3.0]); b = torch.tensor([0.5, -0.5])
+rm = torch.tensor([0.25, -0.5]); rv = torch.tensor([1.0, 2.0])
+o = A.native_batch_norm(data(), w, b, rm, rv, True, 0.1, 0.0)  # eps0_*: o[0], o[1], o[2], rm, rv
+xe = torch.tensor([[-1.0, 2.0], [1.0, -1.0], [2.0, 4.0], [0.0, 1.0]])
+o = A.native_batch_norm(xe, w, b, torch.tensor([1.0, -1.0]), torch.zeros(2), False, 0.1, 0.0)  # eval0_out: o[0]
+#endif
+static const double eps0_out[30] = {
+    0.5, 0.5, 0.5, 0.5, 0.5, -5.606592655181885, -2.841559648513794, -0.07652655243873596, 2.688506841659546,
+    -4.261441230773926, 0.5, 0.5, 0.5, 0.5, 0.5, -1.4964083433151245, 1.2686246633529663, 4.033658027648926,
+    -2.916290283203125, -0.15125711262226105, 0.5, 0.5, 0.5, 0.5, 0.5, 2.613776206970215, -4.336172103881836,
+    -1.5711389780044556, 1.1938940286636353, 3.9589269161224365};
+static const double eps0_save_mean[2] = {1.5, 0.18333333730697632};
+static const double eps0_save_invstd[2] = {0.0, 2.491020917892456};
+static const double eps0_rm[2] = {0.375, -0.43166664242744446};
+static const double eps0_rv[2] = {0.8999999761581421, 1.817266583442688};
+static const double eval0_out[8] = {-INFINITY, INFINITY, NAN, NAN, NAN, INFINITY, NAN, INFINITY};
+
+static tj_tensor *edge_data(void)
+{
+    float v[30];
+    for (int n = 0; n < 3; n++)
+        for (int l = 0; l < 5; l++) {
+            v[n * 10 + l] = 1.5f;
+            v[n * 10 + 5 + l] = (float)fmod((n * 5 + l) * 0.37, 1.3) - 0.5f;
+        }
+    return test_f32(3, (int64_t[]){3, 2, 5}, v);
+}
+
+/* native_batch_norm's arguments after the input; in[1..4] are w, b, rm, rv. */
+typedef struct bn_args {
+    bool train;
+    double eps;
+} bn_args;
+
+static tj_status bn_call(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const bn_args *a = ctx;
+    (void)n;
+    *n_out = 3;
+    return tj_native_batch_norm(in[0], in[1], in[2], in[3], in[4], a->train, 0.1, a->eps, &out[0], &out[1], &out[2]);
+}
+
+/* native_batch_norm(x, [2, 3], [0.5, -0.5], rm, rv) through the kernel
+ * (pass 0) and the core decompositions (pass 1), each on fresh running
+ * statistics rm0 / rv0: res[0..2] the results, res[3..4] rm and rv after. */
+static void bn_edge(int pass, tj_tensor *x, const float *rm0, const float *rv0, bn_args a, tj_tensor **res)
+{
+    int64_t c = 2;
+    tj_tensor *in[5] = {x, test_f32(1, &c, (float[]){2, 3}), test_f32(1, &c, (float[]){0.5f, -0.5f}), test_f32(1, &c, rm0),
+                        test_f32(1, &c, rv0)};
+    int n_out;
+    if (pass == 0) {
+        cr_assert_eq(bn_call(&a, in, 5, res, &n_out), TJ_OK, "%s", tj_last_error());
+    } else {
+        tj_decomp_table *core = tj_core_decompositions();
+        tj_graph *g = tj_make_fx(bn_call, &a, in, 5, core, TJ_TRACE_FAKE);
+        tj_decomp_table_free(core);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_expect(test_only_primitives(g));
+        cr_assert_eq(tj_graph_run(g, in, 5, res), TJ_OK, "%s", tj_last_error());
+        tj_graph_free(g);
+    }
+    res[3] = in[3];
+    res[4] = in[4];
+}
+
+/* ATen's InvStd: var 0 with eps 0 gives invstd 0, so the constant channel
+ * gives its bias (torch._decomp's rsqrt would give inf and nan). */
+Test(norms, batch_norm_training_eps0_constant_channel_has_invstd_0_and_gives_the_bias)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        tj_tensor *r[5];
+        bn_edge(pass, edge_data(), (float[]){0.25f, -0.5f}, (float[]){1, 2}, (bn_args){true, 0.0}, r);
+        test_expect_close(r[0], eps0_out, 30, 1e-5, 1e-6);
+        test_expect_close(r[1], eps0_save_mean, 2, 1e-6, 0);
+        test_expect_close(r[2], eps0_save_invstd, 2, 1e-6, 0);
+        test_expect_close(r[3], eps0_rm, 2, 1e-6, 0);
+        test_expect_close(r[4], eps0_rv, 2, 1e-6, 0);
+    }
+}
+
+/* Evaluation uses 1 / sqrt(running_var + eps) (no InvStd rule): inf for a
+ * zero running_var and eps 0, and ATen's x * alpha + (bias - mean * alpha)
+ * gives -inf, +inf or nan by the signs of x and the mean. */
+Test(norms, batch_norm_eval_zero_running_var_eps0_gives_atens_infinities)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        tj_tensor *r[5];
+        tj_tensor *x = test_f32(2, (int64_t[]){4, 2}, (float[]){-1, 2, 1, -1, 2, 4, 0, 1});
+        bn_edge(pass, x, (float[]){1, -1}, (float[]){0, 0}, (bn_args){false, 0.0}, r);
+        test_expect_close(r[0], eval0_out, 8, 0, 0);
+    }
+}
+
+/* Group and layer norm have no InvStd rule (ATen's kernels take 1 / sqrt(var
+ * + eps)): with eps 0 a constant group or row gives rstd inf and a nan
+ * output, unlike batch norm. x [2, 2, 2] = {1.5 x 4, 1, 2, 3, 4}; PyTorch
+ * 1.13: A.native_group_norm(x, None, None, 2, 2, 2, 1, 0.0) and
+ * A.native_layer_norm(x, [2], None, None, 0.0). */
+Test(norms, group_and_layer_norm_eps0_constant_group_give_rstd_inf_and_nan)
+{
+    tj_tensor *x = test_f32(3, (int64_t[]){2, 2, 2}, (float[]){1.5f, 1.5f, 1.5f, 1.5f, 1, 2, 3, 4}), *o, *m, *r;
+    cr_assert_eq(tj_native_group_norm(x, NULL, NULL, 2, 2, 2, 1, 0.0, &o, &m, &r), TJ_OK, "%s", tj_last_error());
+    test_expect_close(o, (double[]){NAN, NAN, NAN, NAN, -1.3416407108, -0.4472135901, 0.4472135901, 1.3416407108}, 8,
+                      1e-6, 0);
+    test_expect_close(m, (double[]){1.5, 2.5}, 2, 0, 0);
+    test_expect_close(r, (double[]){INFINITY, 0.8944271803}, 2, 1e-6, 0);
+    cr_assert_eq(tj_native_layer_norm(x, (int64_t[]){2}, 1, NULL, NULL, 0.0, &o, &m, &r), TJ_OK, "%s", tj_last_error());
+    test_expect_close(o, (double[]){NAN, NAN, NAN, NAN, -1, 1, -1, 1}, 8, 1e-6, 0);
+    test_expect_close(r, (double[]){INFINITY, INFINITY, 2, 2}, 4, 1e-6, 0);
+}
