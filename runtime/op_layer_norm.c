@@ -316,8 +316,14 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
     for (int64_t ch = 0; ch < c; ch++) {
         double mean, invstd;
         if (train) {
-            double k = 0, m = 0, m2 = 0;
-            for (int64_t i = 0; i < n && s.len > 0; i++) chan_add(&k, &m, &m2, (double)s.len, smean[i * c + ch], sm2[i * c + ch]);
+            double k = 0, m = 0, m2 = 0, sum = 0;
+            for (int64_t i = 0; i < n && s.len > 0; i++) {
+                chan_add(&k, &m, &m2, (double)s.len, smean[i * c + ch], sm2[i * c + ch]);
+                sum += smean[i * c + ch];
+            }
+            /* an infinity or nan in the channel: ATen's mean is its plain
+             * sum / count (inf, -inf or nan) and its variance nan */
+            if (!isfinite(sum)) m = sum / (double)n, m2 = NAN;
             mean = count > 0 ? m : NAN;
             double var = count > 0 ? m2 / count : NAN;
             invstd = inv_std(var, eps);

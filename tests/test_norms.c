@@ -462,6 +462,9 @@ rm = torch.tensor([0.25, -0.5]); rv = torch.tensor([1.0, 2.0])
 o = A.native_batch_norm(data(), w, b, rm, rv, True, 0.1, 0.0)  # eps0_*: o[0], o[1], o[2], rm, rv
 xe = torch.tensor([[-1.0, 2.0], [1.0, -1.0], [2.0, 4.0], [0.0, 1.0]])
 o = A.native_batch_norm(xe, w, b, torch.tensor([1.0, -1.0]), torch.zeros(2), False, 0.1, 0.0)  # eval0_out: o[0]
+xi = data(); xi[1, 0, 2] = float('inf'); xi[0, 1, 3] = float('inf'); xi[2, 1, 1] = float('-inf')
+rm = torch.tensor([0.25, -0.5]); rv = torch.tensor([1.0, 2.0])
+o = A.native_batch_norm(xi, w, b, rm, rv, True, 0.1, 1e-5)  # inf_*: o[0], o[1], o[2], rm, rv
 #endif
 static const double eps0_out[30] = {
     0.5, 0.5, 0.5, 0.5, 0.5, -5.606592655181885, -2.841559648513794, -0.07652655243873596, 2.688506841659546,
@@ -473,6 +476,11 @@ static const double eps0_save_invstd[2] = {0.0, 2.491020917892456};
 static const double eps0_rm[2] = {0.375, -0.43166664242744446};
 static const double eps0_rv[2] = {0.8999999761581421, 1.817266583442688};
 static const double eval0_out[8] = {-INFINITY, INFINITY, NAN, NAN, NAN, INFINITY, NAN, INFINITY};
+
+static const double inf_save_mean[2] = {INFINITY, NAN};
+static const double inf_save_invstd[2] = {NAN, NAN};
+static const double inf_rm[2] = {INFINITY, NAN};
+static const double inf_rv[2] = {NAN, NAN};
 
 static tj_tensor *edge_data(void)
 {
@@ -567,4 +575,25 @@ Test(norms, group_and_layer_norm_eps0_constant_group_give_rstd_inf_and_nan)
     cr_assert_eq(tj_native_layer_norm(x, (int64_t[]){2}, 1, NULL, NULL, 0.0, &o, &m, &r), TJ_OK, "%s", tj_last_error());
     test_expect_close(o, (double[]){NAN, NAN, NAN, NAN, -1, 1, -1, 1}, 8, 1e-6, 0);
     test_expect_close(r, (double[]){INFINITY, INFINITY, 2, 2}, 4, 1e-6, 0);
+}
+
+/* A channel holding +inf (0) or both infinities (1): ATen's mean is the
+ * plain sum / count (inf or nan), its variance nan; the output is nan. */
+Test(norms, batch_norm_training_infinite_channel_means_follow_aten)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        tj_tensor *x = edge_data(), *r[5];
+        float *v = tj_tensor_data(x);
+        v[12] = INFINITY;
+        v[8] = INFINITY;
+        v[26] = -INFINITY;
+        bn_edge(pass, x, (float[]){0.25f, -0.5f}, (float[]){1, 2}, (bn_args){true, 1e-5}, r);
+        double nan30[30];
+        for (int i = 0; i < 30; i++) nan30[i] = NAN;
+        test_expect_close(r[0], nan30, 30, 0, 0);
+        test_expect_close(r[1], inf_save_mean, 2, 0, 0);
+        test_expect_close(r[2], inf_save_invstd, 2, 0, 0);
+        test_expect_close(r[3], inf_rm, 2, 0, 0);
+        test_expect_close(r[4], inf_rv, 2, 0, 0);
+    }
 }

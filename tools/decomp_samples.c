@@ -211,6 +211,8 @@ static const tj_decomp_sample samples[] = {
      "eps 0 and a constant channel: invstd 0 (ATen's InvStd)"},
     {"aten::native_batch_norm", "f32[4,2]{-1,2,1,-1,2,4,0,1} f32[2] f32[2] f32[2]{1,-1} f32[2]{0,0} false 0.1 0",
      "evaluation with running_var 0 and eps 0: ATen's infinities"},
+    {"aten::native_batch_norm", "f32[3,2]{1,inf,inf,-1,2,-inf} None None f32[2] f32[2]{1,2} true 0.1 1e-5",
+     "infinities: mean inf or nan, variance nan"},
     {"aten::_native_batch_norm_legit_functional", "f32[4,3,2,2] f32[3] f32[3] f32[3] f32[3]{1,2,0.5} true 0.1 1e-5",
      "training"},
     {"aten::native_batch_norm_backward",

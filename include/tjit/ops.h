@@ -440,26 +440,28 @@ tj_status tj_native_layer_norm(tj_tensor *input, const int64_t *normalized_shape
                                tj_tensor *bias, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd);
 tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
                          tj_tensor *bias, double eps); /**< aten::layer_norm (implicit) */
-/** aten::native_batch_norm (Ioffe & Szegedy 2015): input [N, C, *] (float32
- * / float64, rank >= 2) normalised per channel c, out = (x - mean_c) *
+/** aten::native_batch_norm (Ioffe & Szegedy 2015): input [N, C, *] (float32 /
+ * float64, rank >= 2) normalised per channel c, out = (x - mean_c) *
  * invstd_c * weight[c] + bias[c]. In training the statistics are the
  * channel's biased mean and variance over N and the trailing dims, invstd =
  * 1 / sqrt(var + eps) (0 when var and eps are both 0, as ATen's InvStd: a
- * constant channel then gives its bias); running_mean / running_var, when
- * given, are updated in place to (1 - momentum) * old + momentum * new, with
- * the unbiased variance for running_var (as ATen: nan when the channel holds
- * one value). In evaluation (training false) the running statistics are used
- * and must be given; where invstd * weight is infinite (running_var + eps =
- * 0) the output is ATen's x * alpha + (bias - mean * alpha): inf, -inf or
- * nan. weight, bias, running_mean, running_var: [C] of input's dtype, each
- * may be NULL (when training). Results (new tensors, the caller's; any out
- * pointer may be NULL): out of input's shape, save_mean and save_invstd [C]
- * in training, [0] in evaluation (as ATen's CPU kernel). Under make_fx the
- * call is recorded with its writes to the running statistics, which
- * tj_pass_functionalize turns into outputs written back into those inputs.
- * Errors: TJ_ERR_DTYPE (non-float input, or another tensor of another
- * dtype), TJ_ERR_SHAPE (rank < 2, a [C] tensor of another shape),
- * TJ_ERR_INVALID_ARGUMENT (evaluation without running statistics). */
+ * constant channel then gives its bias); a channel holding an infinity or
+ * nan has ATen's mean, sum / count (inf, -inf or nan), and variance nan;
+ * running_mean / running_var, when given, are updated in place to (1 -
+ * momentum) * old + momentum * new, with the unbiased variance for
+ * running_var (as ATen: nan when the channel holds one value). In evaluation
+ * (training false) the running statistics are used and must be given; where
+ * invstd * weight is infinite (running_var + eps = 0) the output is ATen's x
+ * alpha + (bias - mean alpha): inf, -inf or nan. weight, bias, running_mean,
+ * running_var: [C] of input's dtype, each may be NULL (when training).
+ * Results (new tensors, the caller's; any out pointer may be NULL): out of
+ * input's shape, save_mean and save_invstd [C] in training, [0] in
+ * evaluation (as ATen's CPU kernel). Under make_fx the call is recorded with
+ * its writes to the running statistics, which tj_pass_functionalize turns
+ * into outputs written back into those inputs. Errors: TJ_ERR_DTYPE
+ * (non-float input, or another tensor of another dtype), TJ_ERR_SHAPE (rank
+ * < 2, a [C] tensor of another shape), TJ_ERR_INVALID_ARGUMENT (evaluation
+ * without running statistics). */
 tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
                                tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
                                tj_tensor **save_mean, tj_tensor **save_invstd);
