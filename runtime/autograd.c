@@ -338,8 +338,14 @@ tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_c
 {
     call->inplace = false;
     call->old_self = NULL;
-    if (!tj_derivative_of(op)->fn)
+    const tj_derivative *d = tj_derivative_of(op);
+    if (!d->fn)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
+    for (int i = 0; i < op->nargs; i++)
+        if ((d->nondiff_args >> i & 1u) && args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t))
+            return tj_error(TJ_ERR_UNSUPPORTED, "%s: not differentiable with respect to argument '%s', which "
+                            "requires grad (PyTorch refuses it too): detach it, or call under tj_no_grad_begin",
+                            op->name, op->args[i].name);
     /* a user operator may write any Tensor(a!) argument, named with '_' or
      * not: rebasing that argument's history is not done for them */
     if (op->mutated_args && !tj_op_is_builtin(op))

@@ -1080,6 +1080,10 @@ FORMULA(d_select_scatter)
 #define NONDIFF(ident) [TJ_OPI_##ident] = {NULL, true, 0}
 /* an in-place operator whose formula reads self's value before the call */
 #define D_OLD_SELF(ident, fn) [TJ_OPI_##ident] = {fn, false, 0, true}
+/* arguments (bit i: argument i) that must not require grad, and returns
+ * without a gradient */
+#define D_NO_GRAD_ARGS(ident, fn, nondiff_args, nondiff_outputs) \
+    [TJ_OPI_##ident] = {fn, false, nondiff_outputs, false, nondiff_args}
 
 static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(abs, d_abs), D(neg, d_neg), D(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt), D(rsqrt, d_rsqrt),
@@ -1120,12 +1124,15 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
-    D_OUTS(native_batch_norm, d_native_batch_norm, 6u), D_OUTS(native_group_norm, d_native_group_norm, 6u),
+    D_NO_GRAD_ARGS(native_batch_norm, d_native_batch_norm, 0x18u, 6u), /* running_mean, running_var */
+    D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),
     D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward), D(embedding, d_embedding),
     D_OUTS(native_dropout, d_native_dropout, 2u),
-    D_OUTS(nll_loss_forward, d_nll_loss, 2u), D(binary_cross_entropy, d_binary_cross_entropy), D(scaled_dot_product_attention, d_attention),
+    D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */
+    D_NO_GRAD_ARGS(binary_cross_entropy, d_binary_cross_entropy, 4u, 0u), /* weight */
+    D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
     D(unfold, d_unfold),

@@ -60,6 +60,10 @@ typedef struct tj_derivative {
     /** an in-place operator whose formula reads self's value before the call
      * (mul_: other's gradient is grad * self): recording saves a copy */
     bool reads_old_self;
+    /** bit i: schema argument i has no derivative and must not require grad
+     * (PyTorch's check_no_requires_grad: a loss's weight, batch norm's
+     * running statistics); recording refuses the call otherwise */
+    unsigned nondiff_args;
 } tj_derivative;
 
 /** The derivative entry of a built-in operator (a zero entry when none). */
@@ -84,8 +88,8 @@ typedef struct tj_autograd_call {
 /** True when grad mode is on, `op` is differentiable and one of its tensor
  * arguments requires grad: the call then needs a backward node. */
 bool tj_autograd_wants(const tj_op *op, const tj_value *args);
-/** Refuses calls that cannot be recorded (operators without a formula;
- * in-place operators on a leaf that requires grad, on a view or a tensor
+/** Refuses calls that cannot be recorded (operators without a formula, an
+ * argument without a derivative that requires grad; in-place operators on a leaf that requires grad, on a view or a tensor
  * with views, or on a fake tensor) and prepares an in-place call in `call`
  * (copying self when the formula needs its old value). */
 tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call);

@@ -122,6 +122,23 @@ Test(nll, backward_scatters_minus_weight_at_the_target)
     expect_values(g, 2, (double[]){0, 0, -1, 0, 0, 0, 0, 0, 0, -6, 0, 0}, 12, 1e-6);
 }
 
+/* PyTorch: "The function 'nll_loss_forward' is not differentiable with
+ * respect to argument 'weight'" with grad mode on; under no_grad it runs. */
+Test(nll, a_weight_that_requires_grad_is_refused)
+{
+    tj_tensor *w = nll_w(), *o = NULL, *tw = NULL, *want = NULL;
+    cr_assert_eq(tj_nll_loss_forward(nll_x(), nll_t(), w, 1, -100, &want, NULL), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    cr_expect_eq(tj_nll_loss_forward(nll_x(), nll_t(), w, 1, -100, &o, &tw), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::nll_loss_forward: not differentiable with respect to argument 'weight'"),
+              "%s", tj_last_error());
+    bool was = tj_no_grad_begin();
+    tj_status st = tj_nll_loss_forward(nll_x(), nll_t(), w, 1, -100, &o, &tw);
+    tj_no_grad_end(was);
+    cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(o, 0), tj_tensor_item_at(want, 0));
+}
+
 Test(nll, implicit_nll_loss_flattens_k_dimensional_inputs)
 {
     /* [N=1, C=2, 2] with target [1, 2] is the same as rows [2, 2] */

@@ -270,6 +270,23 @@ Test(norms, errors_name_the_operator_and_shapes)
               tj_last_error());
 }
 
+/* PyTorch: "The function 'native_batch_norm' is not differentiable with
+ * respect to argument 'running_mean'", in training and in evaluation. */
+Test(norms, running_stats_that_require_grad_are_refused)
+{
+    int64_t s3[3] = {2, 3, 4};
+    tj_tensor *x = make_data(TJ_FLOAT32, 3, s3, 0.7, 0);
+    for (int which = 0; which < 2; which++)
+        for (int train = 0; train < 2; train++) {
+            tj_tensor *rm = running(TJ_FLOAT32, 3, 0.1, 0.1), *rv = running(TJ_FLOAT32, 3, 1.0, 0.5);
+            cr_assert_eq(tj_tensor_set_requires_grad(which ? rv : rm, true), TJ_OK);
+            cr_expect_null(tj_batch_norm(x, NULL, NULL, rm, rv, train, 0.1, 1e-5));
+            cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+            cr_expect(strstr(tj_last_error(), "aten::native_batch_norm: not differentiable with respect to argument") &&
+                      strstr(tj_last_error(), which ? "'running_var'" : "'running_mean'"), "%s", tj_last_error());
+        }
+}
+
 /* A transposed input gives the contiguous one's results bit for bit. */
 Test(norms, non_contiguous_input_matches_contiguous)
 {

@@ -102,6 +102,24 @@ Test(opsd, bce_gradients_match_pytorch)
     expect_f32(b, (float[]){0.31249997f, -0.5f, -125000000.0f, -0.25025025f}, 4, 1e-6);
 }
 
+/* ATen has no derivative for the weight: with grad mode on, PyTorch refuses a
+ * weight that requires grad ("not differentiable with respect to argument
+ * 'weight'") even when nothing else does; under no_grad it runs
+ * (A.binary_cross_entropy(x, t, w, 1) = 0.417525053024292). */
+Test(opsd, bce_refuses_a_weight_that_requires_grad)
+{
+    tj_tensor *x = vec(3, (float[]){0.2f, 0.7f, 0.9f}), *t = vec(3, (float[]){0, 1, 1}), *w = vec(3, (float[]){1, 2, 3});
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    expect_error(tj_binary_cross_entropy(x, t, w, 1), TJ_ERR_UNSUPPORTED, "aten::binary_cross_entropy",
+                 "not differentiable with respect to argument 'weight'");
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    expect_error(tj_binary_cross_entropy(x, t, w, 1), TJ_ERR_UNSUPPORTED, "aten::binary_cross_entropy", "'weight'");
+    bool was = tj_no_grad_begin();
+    tj_tensor *l = tj_binary_cross_entropy(x, t, w, 1);
+    tj_no_grad_end(was);
+    expect_f32(l, (float[]){0.417525053f}, 1, 1e-6);
+}
+
 /* ---- linalg_vector_norm ---- */
 
 static const float vs[6] = {3, -4, 0, NAN, 1, -2};

@@ -461,7 +461,8 @@ tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int 
  * into outputs written back into those inputs. Errors: TJ_ERR_DTYPE
  * (non-float input, or another tensor of another dtype), TJ_ERR_SHAPE (rank
  * < 2, a [C] tensor of another shape), TJ_ERR_INVALID_ARGUMENT (evaluation
- * without running statistics). */
+ * without running statistics), TJ_ERR_UNSUPPORTED (running statistics that
+ * require grad in grad mode, as PyTorch). */
 tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
                                tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
                                tj_tensor **save_mean, tj_tensor **save_invstd);
@@ -572,7 +573,9 @@ tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_i
 tj_status tj_native_dropout(tj_tensor *input, double p, bool train, tj_tensor **out, tj_tensor **mask);
 tj_tensor *tj_dropout(tj_tensor *input, double p, bool train); /**< aten::dropout (implicit) */
 /** aten::nll_loss_forward: reduction 0 none, 1 mean, 2 sum; targets equal to
- * ignore_index are skipped; others out of range give TJ_ERR_INDEX. */
+ * ignore_index are skipped; others out of range give TJ_ERR_INDEX. A weight
+ * that requires grad in grad mode gives TJ_ERR_UNSUPPORTED (it has no
+ * derivative; PyTorch refuses it too). */
 tj_status tj_nll_loss_forward(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
                               int64_t ignore_index, tj_tensor **output, tj_tensor **total_weight);
 tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
@@ -589,7 +592,9 @@ tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /
  * in float64. Errors: TJ_ERR_INVALID_ARGUMENT for an element of self outside
  * [0, 1] or nan (the message gives the value) or another reduction;
  * TJ_ERR_DTYPE for a non-float self or a target / weight of another dtype;
- * TJ_ERR_SHAPE when target or weight does not broadcast to self. */
+ * TJ_ERR_SHAPE when target or weight does not broadcast to self;
+ * TJ_ERR_UNSUPPORTED for a weight that requires grad in grad mode (it has no
+ * derivative; PyTorch refuses it too). */
 tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction);
 /** aten::l1_loss (implicit, as ATen 1.13: abs(self - target), then reduced):
  * self and target broadcast and promote as tj_sub's operands; reduction 0
