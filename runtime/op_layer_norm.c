@@ -380,10 +380,10 @@ tj_status tj_kernel__native_batch_norm_legit_functional(const tj_value *args, tj
 }
 
 /* Checks of the backward operators shared by batch and group norm: grad_out
- * of input's shape and dtype, an output_mask of 3 not asking for an absent
- * weight's gradient; sets the three outputs (input's shape, [C], [C]). */
-static tj_status check_norm_backward(const char *op, const tj_tensor *g, const tj_tensor *x, const tj_tensor *w,
-                                     const tj_value *mask, int64_t c, tj_meta *outs)
+ * of input's shape and dtype, an output_mask of 3; sets the three outputs
+ * (input's shape, [C], [C]). */
+static tj_status check_norm_backward(const char *op, const tj_tensor *g, const tj_tensor *x, const tj_value *mask,
+                                     int64_t c, tj_meta *outs)
 {
     char s1[96], s2[96];
     if (g->dtype != x->dtype)
@@ -395,8 +395,6 @@ static tj_status check_norm_backward(const char *op, const tj_tensor *g, const t
         return tj_error(TJ_ERR_SHAPE, "%s: grad_out %s must have input's shape %s", op,
                         tj_shape_str(g->ndim, g->shape, s1, sizeof s1), tj_shape_str(x->ndim, x->shape, s2, sizeof s2));
     if (mask->n != 3) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask needs 3 entries, got %d", op, mask->n);
-    if (mask->u.bools[1] && !w)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask asks for the gradient of an absent weight", op);
     set_meta(&outs[0], x->dtype, x->ndim, x->shape);
     set_meta(&outs[1], x->dtype, 1, &c);
     set_meta(&outs[2], x->dtype, 1, &c);
@@ -405,7 +403,8 @@ static tj_status check_norm_backward(const char *op, const tj_tensor *g, const t
 }
 
 /* native_batch_norm_backward(grad_out, input, weight?, running_mean?,
- * running_var?, save_mean?, save_invstd?, train, eps, output_mask) */
+ * running_var?, save_mean?, save_invstd?, train, eps, output_mask); as ATen,
+ * grad_weight may be asked for without a weight (it does not read it). */
 tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs)
 {
     const char *op = "aten::native_batch_norm_backward";
@@ -421,7 +420,7 @@ tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs
     if (!tj_opt_tensor(&args[stats]) || !tj_opt_tensor(&args[stats + 1]))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must be given when train is %s", op,
                         train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "True" : "False");
-    return check_norm_backward(op, args[0].u.t, x, tj_opt_tensor(&args[2]), &args[9], c, outs);
+    return check_norm_backward(op, args[0].u.t, x, &args[9], c, outs);
 }
 
 /* The backward of both over segments: dots of g and g * (x - mean) per
@@ -593,7 +592,10 @@ tj_status tj_meta_native_group_norm_backward(const tj_value *args, tj_meta *outs
         return tj_error(TJ_ERR_SHAPE, "%s: mean %s and rstd %s must hold N * group = %lld values", op,
                         tj_shape_str(mean->ndim, mean->shape, s1, sizeof s1),
                         tj_shape_str(rstd->ndim, rstd->shape, s2, sizeof s2), (long long)ng);
-    return check_norm_backward(op, args[0].u.t, x, tj_opt_tensor(&args[4]), &args[9], args[6].u.i, outs);
+    /* ATen 1.13 fails there too (its grad_weight is empty_like(weight)) */
+    if (args[9].n == 3 && args[9].u.bools[1] && !tj_opt_tensor(&args[4]))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask asks for the gradient of an absent weight", op);
+    return check_norm_backward(op, args[0].u.t, x, &args[9], args[6].u.i, outs);
 }
 
 /* i-th value of mean / rstd in row-major order (any strides). */

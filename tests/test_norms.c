@@ -287,6 +287,72 @@ Test(norms, running_stats_that_require_grad_are_refused)
         }
 }
 
+/* in: x, g, save_mean, save_invstd, running_mean, running_var; out: the
+ * three training gradients without a weight, and the evaluation grad_weight. */
+static tj_status bnb_no_weight(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    *n_out = 4;
+    tj_tensor *gi, *gb;
+    tj_status st = tj_native_batch_norm_backward(in[1], in[0], NULL, NULL, NULL, in[2], in[3], true, 1e-5,
+                                                 (bool[]){true, true, true}, &out[0], &out[1], &out[2]);
+    if (st == TJ_OK)
+        st = tj_native_batch_norm_backward(in[1], in[0], NULL, in[4], in[5], NULL, NULL, false, 1e-5,
+                                           (bool[]){false, true, false}, &gi, &out[3], &gb);
+    if (st == TJ_OK && (gi || gb)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "a gradient not asked for was given");
+    return st;
+}
+
+/* ATen's native_batch_norm_backward computes grad_weight = sum(g (x -
+ * mean)) invstd without reading the weight, so a None weight with
+ * output_mask[1] is accepted; the kernel (pass 0) and the decomposition
+ * (pass 1) give PyTorch 1.13's values for x, g [2, 2, 3] as below:
+ * o, sm, si = A.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+ * A.native_batch_norm_backward(g, x, None, None, None, sm, si, True, 1e-5, [True] * 3)
+ * A.native_batch_norm_backward(g, x, None, [0.5, -0.25], [2, 0.5], None, None, False, 1e-5,
+ *                              [False, True, False])[1] */
+Test(norms, batch_norm_backward_gives_grad_weight_without_a_weight)
+{
+    int64_t s3[3] = {2, 2, 3}, c = 2;
+    tj_tensor *in[6] = {test_f32(3, s3, (float[]){1, 2, 0.5f, 3, -1, 2.5f, 0.5f, 4, -2, 1.5f, 0.25f, -0.75f}),
+                        test_f32(3, s3, (float[]){0.3f, -1, 2, 0.5f, 1, 1.5f, -0.25f, 0.75f, 1.25f, 2, -0.5f, 0.125f}),
+                        NULL, NULL, test_f32(1, &c, (float[]){0.5f, -0.25f}), test_f32(1, &c, (float[]){2, 0.5f})};
+    tj_tensor *o, *r[4];
+    cr_assert_eq(tj_native_batch_norm(in[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5, &o, &in[2], &in[3]), TJ_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        int n_out;
+        if (pass == 0) {
+            cr_assert_eq(bnb_no_weight(NULL, in, 6, r, &n_out), TJ_OK, "%s", tj_last_error());
+        } else {
+            tj_decomp_table *core = tj_core_decompositions();
+            tj_graph *g = tj_make_fx(bnb_no_weight, NULL, in, 6, core, TJ_TRACE_FAKE);
+            tj_decomp_table_free(core);
+            cr_assert_not_null(g, "%s", tj_last_error());
+            cr_expect(test_only_primitives(g));
+            cr_assert_eq(tj_graph_run(g, in, 6, r), TJ_OK, "%s", tj_last_error());
+            tj_graph_free(g);
+        }
+        test_expect_close(r[0], (double[]){-0.11556235700845718, -0.7406661510467529, 0.7794238924980164,
+                                           -0.44632473587989807, 0.3975645899772644, 0.2710793912410736,
+                                           -0.468649685382843, 0.4220684766769409, 0.12338591367006302,
+                                           0.7268189787864685, -0.7432332634925842, -0.20590470731258392},
+                          12, 1e-5, 1e-6);
+        test_expect_close(r[1], (double[]){-1.872110366821289, 1.8221557140350342}, 2, 1e-5, 0);
+        test_expect_close(r[2], (double[]){3.049999952316284, 4.625}, 2, 1e-6, 0);
+        test_expect_close(r[3], (double[]){-1.3081443309783936, 11.578758239746094}, 2, 1e-5, 0);
+    }
+    /* group norm's grad_weight without a weight stays an error (ATen 1.13's
+     * native_group_norm_backward fails on empty_like of the None weight) */
+    tj_tensor *mean = test_f32(2, (int64_t[]){2, 1}, (float[]){0, 0});
+    tj_tensor *rstd = test_f32(2, (int64_t[]){2, 1}, (float[]){1, 1});
+    cr_expect_eq(tj_native_group_norm_backward(in[1], in[0], mean, rstd, NULL, 2, 2, 3, 1, (bool[]){true, true, false},
+                                               &r[0], &r[1], &r[2]),
+                 TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::native_group_norm_backward: output_mask asks for the gradient of an "
+                                      "absent weight"), "%s", tj_last_error());
+}
+
 /* A transposed input gives the contiguous one's results bit for bit. */
 Test(norms, non_contiguous_input_matches_contiguous)
 {

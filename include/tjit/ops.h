@@ -762,11 +762,11 @@ tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, c
  * invstd weight over each channel's M elements; train false takes the
  * running statistics (required) with eps: grad_input = g invstd weight.
  * grad_weight = sum(g (x - mean)) invstd, grad_bias = sum(g), [C]. A NULL
- * weight counts as ones. output_mask[i] says whether result i is computed;
- * one not asked for is written as NULL. Errors: TJ_ERR_DTYPE, TJ_ERR_SHAPE
- * (grad_out not of input's shape, a [C] tensor of another shape),
- * TJ_ERR_INVALID_ARGUMENT (statistics missing for the mode, grad_weight
- * asked for without weight). */
+ * weight counts as ones (grad_weight may still be asked for, as ATen).
+ * output_mask[i] says whether result i is computed; one not asked for is
+ * written as NULL. Errors: TJ_ERR_DTYPE, TJ_ERR_SHAPE (grad_out not of
+ * input's shape, a [C] tensor of another shape), TJ_ERR_INVALID_ARGUMENT
+ * (statistics missing for the mode). */
 tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *weight,
                                         tj_tensor *running_mean, tj_tensor *running_var, tj_tensor *save_mean,
                                         tj_tensor *save_invstd, bool train, double eps, const bool output_mask[3],
@@ -780,8 +780,9 @@ tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, t
  * sum(w g (x - mean)) and db = sum(w g) over the group; grad_weight [C] =
  * sum(g (x - mean) rstd), grad_bias [C] = sum(g) over samples and trailing
  * dims. output_mask and errors as tj_native_batch_norm_backward (plus those
- * of tj_native_group_norm's arguments, and TJ_ERR_SHAPE for mean / rstd of
- * another element count). */
+ * of tj_native_group_norm's arguments, TJ_ERR_SHAPE for mean / rstd of
+ * another element count, and TJ_ERR_INVALID_ARGUMENT for grad_weight asked
+ * for without weight, which ATen 1.13 refuses too). */
 tj_status tj_native_group_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *mean, tj_tensor *rstd,
                                         tj_tensor *weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
                                         const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
