@@ -51,22 +51,15 @@ static tj_status layer_norm(const tj_value *args, tj_value *outs)
     return st != TJ_OK ? st : done(out, outs);
 }
 
-/* As ATen's batch_norm (which F.batch_norm calls after refusing, in
- * training, a channel of one value: that check is here, where a tjit user
- * calls in). */
+/* As ATen's batch_norm: native_batch_norm's first output. One value per
+ * channel in training is accepted, as by the aten operator (only Python's
+ * F.batch_norm refuses it): the output is the bias, running_var nan. */
 static tj_status batch_norm(const tj_value *args, tj_value *outs)
 {
-    tj_tensor *x = args[0].u.t, *out = NULL;
-    bool train = args[5].u.b;
-    if (train && tj_tensor_ndim(x) >= 2 && tj_tensor_numel(x) == tj_tensor_shape(x)[1]) {
-        char s[96];
-        const int64_t *shape = tj_tensor_shape(x);
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::batch_norm: Expected more than 1 value per channel when "
-                        "training, got input size %s", tj_shape_str(tj_tensor_ndim(x), shape, s, sizeof s));
-    }
-    tj_status st = tj_native_batch_norm(x, tj_opt_tensor(&args[1]), tj_opt_tensor(&args[2]), tj_opt_tensor(&args[3]),
-                                        tj_opt_tensor(&args[4]), train, tj_value_as_double(&args[6]),
-                                        tj_value_as_double(&args[7]), &out, NULL, NULL);
+    tj_tensor *out = NULL;
+    tj_status st = tj_native_batch_norm(args[0].u.t, tj_opt_tensor(&args[1]), tj_opt_tensor(&args[2]),
+                                        tj_opt_tensor(&args[3]), tj_opt_tensor(&args[4]), args[5].u.b,
+                                        tj_value_as_double(&args[6]), tj_value_as_double(&args[7]), &out, NULL, NULL);
     return st != TJ_OK ? st : done(out, outs);
 }
 

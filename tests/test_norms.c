@@ -244,11 +244,6 @@ Test(norms, errors_name_the_operator_and_shapes)
 {
     int64_t s1[2] = {1, 3}, s3[3] = {2, 3, 4};
     tj_tensor *rm = running(TJ_FLOAT32, 3, 0, 0), *rv = running(TJ_FLOAT32, 3, 1, 0);
-    /* one value per channel in training: F.batch_norm's error */
-    cr_expect_null(tj_batch_norm(make_data(TJ_FLOAT32, 2, s1, 0.7, 0), NULL, NULL, rm, rv, true, 0.1, 1e-5));
-    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
-    cr_expect(strstr(tj_last_error(), "Expected more than 1 value per channel when training, got input size [1, 3]"),
-              "%s", tj_last_error());
     /* evaluation with one sample is fine */
     cr_expect_not_null(tj_batch_norm(make_data(TJ_FLOAT32, 2, s1, 0.7, 0), NULL, NULL, rm, rv, false, 0.1, 1e-5));
     tj_tensor *x = make_data(TJ_FLOAT32, 3, s3, 0.7, 0);
@@ -351,6 +346,46 @@ Test(norms, batch_norm_backward_gives_grad_weight_without_a_weight)
                  TJ_ERR_INVALID_ARGUMENT);
     cr_expect(strstr(tj_last_error(), "aten::native_group_norm_backward: output_mask asks for the gradient of an "
                                       "absent weight"), "%s", tj_last_error());
+}
+
+/* aten::batch_norm, unlike F.batch_norm, accepts one value per channel in
+ * training: out = bias, running_mean moves to x, running_var becomes nan.
+ * PyTorch 1.13: rm, rv = zeros(3), ones(3); A.batch_norm([[1, 2, -0.5]],
+ * [2, 3, 4], [0.5, -0.5, 1], rm, rv, True, 0.1, 1e-5, False) = [[0.5, -0.5,
+ * 1]], rm = [0.1, 0.2, -0.05], rv = nan; the same through the core
+ * decompositions. */
+static tj_status bn_train_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    *n_out = 1;
+    out[0] = tj_batch_norm(in[0], in[1], in[2], in[3], in[4], true, 0.1, 1e-5);
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(norms, batch_norm_training_accepts_one_value_per_channel)
+{
+    int64_t c = 3;
+    for (int pass = 0; pass < 2; pass++) {
+        tj_tensor *in[5] = {test_f32(2, (int64_t[]){1, 3}, (float[]){1, 2, -0.5f}), test_f32(1, &c, (float[]){2, 3, 4}),
+                            test_f32(1, &c, (float[]){0.5f, -0.5f, 1}), test_f32(1, &c, (float[]){0, 0, 0}),
+                            test_f32(1, &c, (float[]){1, 1, 1})};
+        tj_tensor *out;
+        int n_out;
+        if (pass == 0) {
+            cr_assert_eq(bn_train_step(NULL, in, 5, &out, &n_out), TJ_OK, "%s", tj_last_error());
+        } else {
+            tj_decomp_table *core = tj_core_decompositions();
+            tj_graph *g = tj_make_fx(bn_train_step, NULL, in, 5, core, TJ_TRACE_FAKE);
+            tj_decomp_table_free(core);
+            cr_assert_not_null(g, "%s", tj_last_error());
+            cr_assert_eq(tj_graph_run(g, in, 5, &out), TJ_OK, "%s", tj_last_error());
+            tj_graph_free(g);
+        }
+        test_expect_close(out, (double[]){0.5, -0.5, 1}, 3, 1e-6, 0);
+        test_expect_close(in[3], (double[]){0.1, 0.2, -0.05}, 3, 1e-6, 0);
+        test_expect_close(in[4], (double[]){NAN, NAN, NAN}, 3, 0, 0);
+    }
 }
 
 /* A transposed input gives the contiguous one's results bit for bit. */

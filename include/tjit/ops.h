@@ -467,10 +467,10 @@ tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *b
                                tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
                                tj_tensor **save_mean, tj_tensor **save_invstd);
 /** aten::batch_norm (implicit): tj_native_batch_norm's out, as
- * torch.nn.functional.batch_norm (BatchNorm1d/2d): in training, an input
- * with one value per channel (N * prod(trailing dims) == 1) is refused with
- * TJ_ERR_INVALID_ARGUMENT ("Expected more than 1 value per channel when
- * training"); other errors as tj_native_batch_norm. */
+ * torch.nn.functional.batch_norm (BatchNorm1d/2d) without its Python check:
+ * one value per channel in training is accepted, as by the aten operator
+ * (the output is the bias, the new running_var nan). Errors as
+ * tj_native_batch_norm. */
 tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
                          tj_tensor *running_var, bool training, double momentum, double eps);
 /** aten::native_group_norm (Wu & He 2018): input [N, C, *] (float32 /
