@@ -503,10 +503,13 @@ tj_status tj_kernel_native_batch_norm_backward(const tj_value *args, tj_tensor *
 /* ---- group norm: native_group_norm(input, weight?, bias?, N, C, HxW,
  * group, eps) -> (out, mean [N, group], rstd [N, group]) ---- */
 
+/* As ATen's checks: group > 0, C divisible by group, and input holding N *
+ * C * HxW elements, which the kernels read as [N, C, HxW] whatever its shape
+ * (ATen checks no more of the shape); negative sizes are refused. */
 static tj_status check_groups(const char *op, const tj_tensor *x, const tj_value *args)
 {
     char s[96];
-    int64_t n = args[0].u.i, c = args[1].u.i, hw = args[2].u.i, group = args[3].u.i;
+    int64_t n = args[0].u.i, c = args[1].u.i, hw = args[2].u.i, group = args[3].u.i, nc, nchw;
     if (x->dtype != TJ_FLOAT32 && x->dtype != TJ_FLOAT64)
         return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(x->dtype));
     if (n < 0 || c < 0 || hw < 0 || group <= 0)
@@ -515,9 +518,10 @@ static tj_status check_groups(const char *op, const tj_tensor *x, const tj_value
     if (c % group)
         return tj_error(TJ_ERR_SHAPE, "%s: the number of channels C (%lld) of input %s is not divisible by group "
                         "(%lld)", op, (long long)c, tj_shape_str(x->ndim, x->shape, s, sizeof s), (long long)group);
-    if (x->ndim < 2 || x->shape[0] != n || x->shape[1] != c || (double)n * (double)c * (double)hw != (double)x->numel)
-        return tj_error(TJ_ERR_SHAPE, "%s: input %s is not [N, C, *] with N = %lld, C = %lld, HxW = %lld", op,
-                        tj_shape_str(x->ndim, x->shape, s, sizeof s), (long long)n, (long long)c, (long long)hw);
+    if (__builtin_mul_overflow(n, c, &nc) || __builtin_mul_overflow(nc, hw, &nchw) || nchw != x->numel)
+        return tj_error(TJ_ERR_SHAPE, "%s: input %s has %lld elements, not N * C * HxW = %lld * %lld * %lld", op,
+                        tj_shape_str(x->ndim, x->shape, s, sizeof s), (long long)x->numel, (long long)n,
+                        (long long)c, (long long)hw);
     return TJ_OK;
 }
 

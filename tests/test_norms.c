@@ -388,6 +388,96 @@ Test(norms, batch_norm_training_accepts_one_value_per_channel)
     }
 }
 
+/* native_group_norm reads its input as [N, C, HxW] whatever its shape, as
+ * ATen, which checks only numel == N * C * HxW (and C % group, the weight
+ * and bias against C). x_i = ((0.61 i) mod 2.3) - 1, i < 24, weight and
+ * bias [6] as below. PyTorch 1.13 (/usr/bin/python3, CPU): */
+#if 0
+import torch
+A = torch.ops.aten
+x = torch.tensor([((i * 0.61) % 2.3) - 1.0 for i in range(24)])
+w = torch.tensor([1.5, -0.5, 2.0, 1.0, 0.25, 3.0]); b = torch.tensor([0.1, 0.2, -0.3, 0.4, -0.5, 0.6])
+o = A.native_group_norm(x.reshape(2, 6, 2), w, b, 1, 6, 4, 3, 1e-5)  # gn_reread_*
+xg, wg, bg = x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_()
+o = A.native_group_norm(xg, wg, bg, 2, 6, 2, 3, 1e-5)  # gn_flat_*, then the gradients of
+(o[0] * torch.tensor([((i * 0.37) % 1.1) - 0.5 for i in range(24)])).sum()
+#endif
+static const double gn_reread_out[24] = {
+    -2.05507493019104, -0.7204599976539612, 0.6141549348831177, 1.9487698078155518, 0.8162566423416138,
+    0.37138497829437256, -0.07348664849996567, -0.5183582901954651, -3.1734330654144287, -1.3939465284347534,
+    0.3855400085449219, 2.1650266647338867, -0.832513153553009, 0.05723009258508682, 0.9469733238220215,
+    1.836716651916504, -0.6601445078849792, -0.42188072204589844, -0.18361693620681763, -0.8437248468399048,
+    -0.6655323505401611, 2.1936333179473877, 5.052798748016357, -2.8684959411621094};
+static const double gn_reread_mean[3] = {-0.014999985694885254, 0.26499998569488525, -0.0299999937415123};
+static const double gn_reread_rstd[3] = {1.4585955142974854, 1.4585955142974854, 1.5623855590820312};
+static const double gn_flat_out[24] = {
+    -1.9124395847320557, -0.5708131194114685, -0.023604393005371094, -0.47081315517425537, -2.983252763748169,
+    -1.1944175958633423, 0.8472087979316711, 1.7416263818740845, -0.8354066014289856, -0.6118022203445435,
+    1.9416265487670898, 4.624879360198975, -1.9124394655227661, -0.5708131194114685, -0.023604396730661392,
+    -0.47081318497657776, -1.3688335418701172, 0.5487797260284424, 1.7831964492797852, -0.873169481754303,
+    -0.6336042284965515, -0.39390257000923157, 4.749589443206787, -3.219508647918701};
+static const double gn_flat_mean[6] = {
+    -0.08500000834465027, 0.05500000715255737, 0.19499999284744263, 0.3349999785423279, -0.10000002384185791,
+    0.04000002145767212};
+static const double gn_flat_rstd[6] = {
+    1.4662582874298096, 1.4662582874298096, 1.4662582874298096, 1.4662582874298096, 1.5718141794204712,
+    1.5718141794204712};
+static const double gn_flat_gx[24] = {
+    -0.12611281871795654, 0.2389952391386032, -0.09970074892044067, -0.01318177580833435, -0.3606967628002167,
+    0.8108417391777039, -0.5395839810371399, 0.08943895995616913, 0.37901806831359863, -0.18951712548732758,
+    -0.7580523490905762, 0.5685514211654663, -0.13784128427505493, 0.27418598532676697, -0.13489139080047607,
+    -0.001453310251235962, -0.2555692791938782, 0.9783418774604797, -0.5541397929191589, -0.16863276064395905,
+    -0.48299211263656616, -0.19764307141304016, 0.26060551404953003, 0.42002975940704346};
+static const double gn_flat_gw[6] = {
+    1.3863471746444702, -1.0285801887512207, 0.2150193601846695, -0.8817237019538879, -0.4814474284648895,
+    -0.16015610098838806};
+static const double gn_flat_gb[6] = {
+    -1.1800000667572021, -0.41999998688697815, 0.3399999737739563, -1.0999999046325684, -0.3400000035762787,
+    0.42000001668930054};
+
+Test(norms, group_norm_reads_any_input_of_n_c_hxw_elements)
+{
+    float xv[24], gv[24];
+    for (int i = 0; i < 24; i++) {
+        xv[i] = (float)(fmod(i * 0.61, 2.3) - 1.0);
+        gv[i] = (float)(fmod(i * 0.37, 1.1) - 0.5);
+    }
+    int64_t c = 6;
+    tj_tensor *w = leaf(test_f32(1, &c, (float[]){1.5f, -0.5f, 2, 1, 0.25f, 3}));
+    tj_tensor *b = leaf(test_f32(1, &c, (float[]){0.1f, 0.2f, -0.3f, 0.4f, -0.5f, 0.6f}));
+    tj_tensor *x3 = test_f32(3, (int64_t[]){2, 6, 2}, xv), *o, *mean, *rstd;
+    cr_assert_eq(tj_native_group_norm(x3, w, b, 1, 6, 4, 3, 1e-5, &o, &mean, &rstd), TJ_OK, "%s", tj_last_error());
+    test_assert_dtype_shape(o, TJ_FLOAT32, 3, (int64_t[]){2, 6, 2});
+    test_assert_dtype_shape(mean, TJ_FLOAT32, 2, (int64_t[]){1, 3});
+    test_expect_close(o, gn_reread_out, 24, 1e-5, 1e-6);
+    test_expect_close(mean, gn_reread_mean, 3, 1e-5, 1e-7);
+    test_expect_close(rstd, gn_reread_rstd, 3, 1e-5, 0);
+
+    tj_tensor *x1 = leaf(test_f32(1, (int64_t[]){24}, xv)), *gr[3];
+    cr_assert_eq(tj_native_group_norm(x1, w, b, 2, 6, 2, 3, 1e-5, &o, &mean, &rstd), TJ_OK, "%s", tj_last_error());
+    test_assert_dtype_shape(o, TJ_FLOAT32, 1, (int64_t[]){24});
+    test_expect_close(o, gn_flat_out, 24, 1e-5, 1e-6);
+    test_expect_close(mean, gn_flat_mean, 6, 1e-5, 1e-7);
+    test_expect_close(rstd, gn_flat_rstd, 6, 1e-5, 0);
+    tj_tensor *ins[3] = {x1, w, b};
+    grads_of(o, test_f32(1, (int64_t[]){24}, gv), ins, 3, gr);
+    test_expect_close(gr[0], gn_flat_gx, 24, 1e-4, 1e-6);
+    test_expect_close(gr[1], gn_flat_gw, 6, 1e-5, 1e-6);
+    test_expect_close(gr[2], gn_flat_gb, 6, 1e-5, 1e-6);
+
+    /* ATen: "Expected X.numel() == N * C * HxW"; more would read out of bounds */
+    cr_expect_eq(tj_native_group_norm(x3, NULL, NULL, 2, 6, 4, 3, 1e-5, &o, &mean, &rstd), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "aten::native_group_norm: input [2, 6, 2] has 24 elements, not N * C * HxW = "
+                                      "2 * 6 * 4"), "%s", tj_last_error());
+    cr_expect_eq(tj_native_group_norm(x3, NULL, NULL, 1, 3, 2, 3, 1e-5, &o, &mean, &rstd), TJ_ERR_SHAPE);
+    cr_expect_eq(tj_native_group_norm(x3, NULL, NULL, 1LL << 32, 1LL << 32, 1LL << 32, 1, 1e-5, &o, &mean, &rstd),
+                 TJ_ERR_SHAPE, "an overflowing N * C * HxW: %s", tj_last_error());
+    /* the weight is checked against C, not against input's dim 1 */
+    cr_expect_eq(tj_native_group_norm(x3, test_f32(1, (int64_t[]){12}, xv), NULL, 2, 12, 1, 3, 1e-5, &o, &mean, &rstd),
+                 TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_native_group_norm(x3, w, NULL, 2, 12, 1, 3, 1e-5, &o, &mean, &rstd), TJ_ERR_SHAPE);
+}
+
 /* A transposed input gives the contiguous one's results bit for bit. */
 Test(norms, non_contiguous_input_matches_contiguous)
 {

@@ -221,6 +221,8 @@ static const tj_decomp_sample samples[] = {
      "f32[4,3,5] f32[4,3,5] None f32[3] f32[3]{1,2,0.5} None None false 1e-5 [true,false,true]", "evaluation"},
     {"aten::native_group_norm", "f32[2,6,5] f32[6] f32[6] 2 6 5 3 1e-5", ""},
     {"aten::native_group_norm", "f64[2,4,2,2] None None 2 4 4 2 1e-5", "float64, no weight or bias"},
+    {"aten::native_group_norm", "f32[24] f32[6] f32[6] 2 6 2 3 1e-5", "a 1-D input read as [N, C, HxW]"},
+    {"aten::native_group_norm", "f32[2,6,2] None None 1 6 4 3 1e-5", "[2, 6, 2] read as N 1, HxW 4"},
     {"aten::native_group_norm_backward",
      "f32[2,6,5] f32[2,6,5] f32[2,3] f32[2,3]{1,2,0.5,3,1.5,0.7} f32[6] 2 6 5 3 [true,true,true]", ""},
     {"aten::gelu", "f32[8]{-6,-3,-1,-0.1,0,0.1,1,3} 'tanh'", "tanh approximation in float32"},

@@ -473,16 +473,17 @@ tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *b
  * tj_native_batch_norm. */
 tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
                          tj_tensor *running_var, bool training, double momentum, double eps);
-/** aten::native_group_norm (Wu & He 2018): input [N, C, *] (float32 /
- * float64) with n = N, c = C and hxw the product of the trailing dims; the C
- * channels form `group` groups of C / group consecutive channels, each
- * sample's group normalised by its biased mean and variance, then *
- * weight[c] + bias[c] ([C] of input's dtype, or NULL). Results (new, the
- * caller's; out pointers may be NULL): out of input's shape, mean and rstd
- * = 1 / sqrt(var + eps) of shape [N, group]. Errors: TJ_ERR_DTYPE,
- * TJ_ERR_SHAPE (C not divisible by group, input not [n, c, *] with
- * n * c * hxw elements, weight / bias not [C]), TJ_ERR_INVALID_ARGUMENT
- * (negative sizes, group <= 0). */
+/** aten::native_group_norm (Wu & He 2018): input (float32 / float64) of n *
+ * c * hxw elements read in row-major order as [n, c, hxw] whatever its shape,
+ * as ATen (usually input [N, C, *] with hxw the product of the trailing
+ * dims); the c channels form `group` groups of c / group consecutive
+ * channels, each sample's group normalised by its biased mean and variance,
+ * then * weight[c] + bias[c] ([c] of input's dtype, or NULL). Results (new,
+ * the caller's; out pointers may be NULL): out of input's shape, mean and
+ * rstd = 1 / sqrt(var + eps) of shape [n, group]. Errors: TJ_ERR_DTYPE,
+ * TJ_ERR_SHAPE (c not divisible by group, input not of n * c * hxw
+ * elements, weight / bias not [c]), TJ_ERR_INVALID_ARGUMENT (negative
+ * sizes, group <= 0). */
 tj_status tj_native_group_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t n, int64_t c, int64_t hxw,
                                int64_t group, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd);
 /** aten::group_norm (implicit): tj_native_group_norm's out for input [N, C,
