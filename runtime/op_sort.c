@@ -93,6 +93,12 @@ tj_status tj_meta_topk(const tj_value *args, tj_meta *outs)
     if (k < 0 || k > size)
         return tj_error(TJ_ERR_INDEX, "%s: selected index k out of range (k = %" PRId64 ", dim %d has size %" PRId64 ")",
                         TOPK, k, d, size);
+    /* ATen's topk kernel has no bool (sort has); a 0-dim self never reaches it */
+    if (self->dtype == TJ_BOOL && self->ndim > 0) {
+        char sh[96];
+        return tj_error(TJ_ERR_DTYPE, "%s: \"topk_cpu\" not implemented for 'Bool' (self bool %s)", TOPK,
+                        tj_shape_str(self->ndim, self->shape, sh, sizeof sh));
+    }
     return sorted_meta(TOPK, self, d, k, outs);
 }
 

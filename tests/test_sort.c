@@ -188,6 +188,43 @@ Test(sort, bad_arguments_are_errors_naming_the_op)
     cr_expect(strstr(tj_last_error(), "aten::topk"), "%s", tj_last_error());
 }
 
+static tj_status topk_of_input(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    *n_out = 2;
+    return tj_topk(in[0], 2, 0, true, true, &out[0], &out[1]);
+}
+
+/* ATen's topk kernel has no bool ("topk_cpu" not implemented for 'Bool'),
+ * for any k and empty input too, while sort takes bool; a 0-dim bool never
+ * reaches the kernel: topk(tensor(True), 0 or 1) = (True, 0). A dim or k out
+ * of range is reported first, as PyTorch. The decomposition refuses too. */
+Test(sort, topk_refuses_bool_but_a_0dim_bool_passes)
+{
+    tj_tensor *b = tj_to_copy(test_f32(1, (int64_t[]){3}, (float[]){1, 0, 1}), TJ_BOOL), *v = NULL, *i = NULL;
+    for (int64_t k = 0; k < 3; k++) {
+        cr_expect_eq(tj_topk(b, k, 0, true, true, &v, &i), TJ_ERR_DTYPE);
+        cr_expect(strstr(tj_last_error(), "aten::topk: \"topk_cpu\" not implemented for 'Bool'"), "%s",
+                  tj_last_error());
+    }
+    cr_expect(strstr(tj_last_error(), "(self bool [3])"), "%s", tj_last_error());
+    cr_expect_eq(tj_topk(tj_zeros((int64_t[]){0}, 1, TJ_BOOL), 0, 0, true, true, &v, &i), TJ_ERR_DTYPE);
+    cr_expect_eq(tj_topk(b, 5, 0, true, true, &v, &i), TJ_ERR_INDEX);
+    cr_expect_eq(tj_topk(b, 1, 3, true, true, &v, &i), TJ_ERR_INDEX);
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_null(tj_make_fx(topk_of_input, NULL, &b, 1, core, TJ_TRACE_FAKE));
+    cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE, "%s", tj_last_error());
+    tj_decomp_table_free(core);
+    tj_tensor *t = tj_to_copy(test_f32(0, NULL, (float[]){1}), TJ_BOOL);
+    for (int64_t k = 0; k < 2; k++) {
+        topk_ok(t, k, 0, true, &v, &i);
+        test_assert_dtype_shape(v, TJ_BOOL, 0, NULL);
+        cr_expect(*(const bool *)tj_tensor_data(v));
+        expect_i64(i, 0, NULL, (int64_t[]){0});
+    }
+}
+
 /* ---- gradients (torch) ---- */
 
 Test(sort, gradients_go_back_to_the_selected_positions)

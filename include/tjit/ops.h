@@ -266,7 +266,8 @@ tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **val
  * for the schema; the result is always sorted. New tensors of self's shape
  * with dim of size k. Errors: TJ_ERR_INDEX for dim out of range or k
  * outside [0, size of dim] ("selected index k out of range"); TJ_ERR_DTYPE as
- * tj_sort. */
+ * tj_sort, and for a bool self of rank >= 1 (ATen's topk kernel has no bool;
+ * a 0-dim one gives itself and index 0). */
 tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tj_tensor **values,
                   tj_tensor **indices);
 /** aten::linalg_vector_norm: the ord-norm of self over `dim` (NULL: None,
