@@ -459,13 +459,29 @@ static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
     return done(apply_loss_reduction(loss, args[3].u.i), outs);
 }
 
+/* grad_output paired with x's elements as ATen's kernel pairs them: both
+ * without their size-1 dims, grad_output's broadcast to x's (the shape
+ * function checked it), then in x's shape. */
+static tj_tensor *grad_like(tj_tensor *g, tj_tensor *x)
+{
+    int gn = tj_tensor_ndim(g), xn = tj_tensor_ndim(x);
+    if (gn == xn && !memcmp(tj_tensor_shape(g), tj_tensor_shape(x), sizeof(int64_t) * (size_t)xn)) return g;
+    int64_t gs[TJ_MAX_DIMS], xs[TJ_MAX_DIMS];
+    gn = tj_squeezed(g, gs, NULL);
+    xn = tj_squeezed(x, xs, NULL);
+    tj_tensor *r = tj_reshape(g, gs, gn);
+    if (tj_tensor_numel(g) == 1) return r; /* 0-dim: broadcasts as is */
+    return tj_reshape(tj_expand(r, xs, xn), tj_tensor_shape(x), tj_tensor_ndim(x));
+}
+
 /* binary_cross_entropy_backward(grad_output, self, target, weight?,
  * reduction), as torch._decomp: grad * (x - t) / clamp(x * (1 - x), min=1e-12),
- * times the weight, divided by x's element count for the mean. */
+ * times the weight, divided by x's element count for the mean; grad_output
+ * paired with x as ATen's kernel (grad_like), not broadcast as torch._decomp. */
 static tj_status binary_cross_entropy_backward(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(binary_cross_entropy_backward, args, m);
-    tj_tensor *g = args[0].u.t, *x = args[1].u.t, *t = args[2].u.t, *w = tj_opt_tensor(&args[3]);
+    tj_tensor *x = args[1].u.t, *t = args[2].u.t, *w = tj_opt_tensor(&args[3]), *g = grad_like(args[0].u.t, x);
     tj_tensor *denom = tj_clamp(tj_mul(x, tj_rsub_scalar(x, tj_v_int(1), tj_v_int(1))), tj_v_float(1e-12), tj_v_none());
     tj_tensor *r = tj_div(tj_mul(g, tj_sub(x, t)), denom);
     if (w) r = tj_mul(r, w);

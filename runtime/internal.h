@@ -310,6 +310,18 @@ tj_status tj_broadcast_shapes(const char *op, int na, const int64_t *a, int nb,
                               const int64_t *b, int *nout, int64_t *out);
 /** Strides of `t` expanded to `ndim`/`shape` (0 on broadcast dims). */
 void tj_broadcast_strides(const tj_tensor *t, int ndim, const int64_t *shape, int64_t *strides);
+/** t's shape (and strides, when not NULL) without its size-1 dims, as
+ * ATen's squeeze(); returns the rank left. */
+static inline int tj_squeezed(const tj_tensor *t, int64_t *shape, int64_t *strides)
+{
+    int k = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != 1) {
+            if (strides) strides[k] = t->strides[d];
+            shape[k++] = t->shape[d];
+        }
+    return k;
+}
 /** Normalises dim (negative counts from the end) for a tensor of rank ndim
  * (rank 0 accepts -1 and 0). TJ_ERR_INDEX naming `op` when out of range. */
 tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out);

@@ -154,33 +154,41 @@ tj_status tj_kernel_nll_loss_backward(const tj_value *args, tj_tensor *const *ou
 static const char *const BCE = "aten::binary_cross_entropy";
 static const char *const BCE_BACKWARD = "aten::binary_cross_entropy_backward";
 
-/* `t` (named `what`) must have self's dtype and broadcast to self's shape. */
-static tj_status check_like_self(const char *op, const char *what, const tj_tensor *t, const tj_tensor *self)
+/* `t` (named `what`) must have self's dtype and broadcast to self's shape;
+ * `squeeze`: once both drop their size-1 dims (ATen's backward kernel
+ * iterates over squeeze()d grad_output and self). */
+static tj_status check_like_self(const char *op, const char *what, const tj_tensor *t, const tj_tensor *self,
+                                 bool squeeze)
 {
     if (t->dtype != self->dtype)
         return tj_error(TJ_ERR_DTYPE, "%s: %s has dtype %s but self has %s (they must match)", op, what,
                         tj_dtype_name(t->dtype), tj_dtype_name(self->dtype));
-    int nd;
-    int64_t shape[TJ_MAX_DIMS];
+    int nd, tn = t->ndim, sn = self->ndim;
+    int64_t shape[TJ_MAX_DIMS], ts[TJ_MAX_DIMS], ss[TJ_MAX_DIMS];
+    memcpy(ts, t->shape, sizeof(int64_t) * (size_t)tn);
+    memcpy(ss, self->shape, sizeof(int64_t) * (size_t)sn);
+    if (squeeze) tn = tj_squeezed(t, ts, NULL), sn = tj_squeezed(self, ss, NULL);
     char a[96], b[96];
-    if (tj_broadcast_shapes(op, t->ndim, t->shape, self->ndim, self->shape, &nd, shape) != TJ_OK ||
-        nd != self->ndim || memcmp(shape, self->shape, sizeof(int64_t) * (size_t)nd) != 0)
-        return tj_error(TJ_ERR_SHAPE, "%s: %s of shape %s does not broadcast to self's shape %s", op, what,
-                        tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    if (tj_broadcast_shapes(op, tn, ts, sn, ss, &nd, shape) != TJ_OK || nd != sn ||
+        memcmp(shape, ss, sizeof(int64_t) * (size_t)nd) != 0)
+        return tj_error(TJ_ERR_SHAPE, "%s: %s of shape %s does not broadcast to self's shape %s%s", op, what,
+                        tj_shape_str(t->ndim, t->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b),
+                        squeeze ? " once both drop their size-1 dims (ATen squeezes them)" : "");
     return TJ_OK;
 }
 
-/* self float32 / float64; target, weight (optional) and grad_output (the
- * backward's, optional) of its dtype, broadcasting to its shape; reduction
- * 0, 1 or 2. */
+/* self float32 / float64; target, weight (optional) of its dtype,
+ * broadcasting to its shape, and grad_output (the backward's, optional) of
+ * its dtype, broadcasting to it without size-1 dims; reduction 0, 1 or 2. */
 static tj_status bce_check(const char *op, const tj_tensor *self, const tj_tensor *target, const tj_tensor *weight,
                            const tj_tensor *grad, int64_t reduction)
 {
     if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
         return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 self, got %s", op, tj_dtype_name(self->dtype));
-    tj_status st = check_like_self(op, "target", target, self);
-    if (st == TJ_OK && weight) st = check_like_self(op, "weight", weight, self);
-    if (st == TJ_OK && grad) st = check_like_self(op, "grad_output", grad, self);
+    tj_status st = check_like_self(op, "target", target, self, false);
+    if (st == TJ_OK && weight) st = check_like_self(op, "weight", weight, self, false);
+    if (st == TJ_OK && grad) st = check_like_self(op, "grad_output", grad, self, true);
     return st != TJ_OK ? st : tj_check_reduction(op, reduction);
 }
 
@@ -194,24 +202,35 @@ tj_status tj_meta_binary_cross_entropy(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-/* Row-major elements of t broadcast to like's shape: t's own memory when it
+/* Row-major elements of t broadcast to like's shape (`squeeze`: both
+ * without their size-1 dims, as check_like_self): t's own memory when it
  * already is that, else a temporary dense copy (released with c). */
-static tj_status dense_as(tj_contig *c, const tj_tensor *t, const tj_tensor *like)
+static tj_status dense_as(tj_contig *c, const tj_tensor *t, const tj_tensor *like, bool squeeze)
 {
     if (t->numel == like->numel) return tj_contig_get(c, t);
     tj_meta m = {.dtype = t->dtype, .ndim = like->ndim, .alias = -1};
     memcpy(m.shape, like->shape, sizeof(int64_t) * (size_t)like->ndim);
     if (!(c->copy = tj_tensor_new_meta(&m, false))) return tj_last_status();
-    int64_t bs[TJ_MAX_DIMS];
-    tj_broadcast_strides(t, like->ndim, like->shape, bs);
-    tj_k_strided dst = {tj_tensor_ptr(c->copy), t->dtype, c->copy->strides}, src = {tj_tensor_ptr(t), t->dtype, bs};
-    tj_k_copy_strided(dst, src, like->ndim, like->shape, 1);
+    int nd = like->ndim;
+    int64_t shape[TJ_MAX_DIMS], bs[TJ_MAX_DIMS], ds[TJ_MAX_DIMS];
+    memcpy(shape, like->shape, sizeof(int64_t) * (size_t)nd);
+    memcpy(ds, c->copy->strides, sizeof(int64_t) * (size_t)nd);
+    if (squeeze) {
+        int64_t ts[TJ_MAX_DIMS], tst[TJ_MAX_DIMS];
+        int tn = tj_squeezed(t, ts, tst);
+        nd = tj_squeezed(c->copy, shape, ds);
+        for (int d = 0; d < nd; d++) bs[d] = d >= nd - tn ? tst[d - (nd - tn)] : 0;
+    } else {
+        tj_broadcast_strides(t, nd, shape, bs);
+    }
+    tj_k_strided dst = {tj_tensor_ptr(c->copy), t->dtype, ds}, src = {tj_tensor_ptr(t), t->dtype, bs};
+    tj_k_copy_strided(dst, src, nd, shape, 1);
     c->data = tj_tensor_ptr(c->copy);
     return TJ_OK;
 }
 
 /* Dense operands of a bce call: [0] self, then target, weight, grad_output
- * (those given). */
+ * (those given; grad_output paired as ATen, without size-1 dims). */
 typedef struct bce_operands {
     tj_contig c[4];
 } bce_operands;
@@ -226,7 +245,7 @@ static tj_status bce_get(bce_operands *o, const tj_tensor *self, const tj_tensor
     memset(o, 0, sizeof *o);
     tj_status st = tj_contig_get(&o->c[0], self);
     for (int i = 0; st == TJ_OK && i < 3; i++)
-        if (others[i]) st = dense_as(&o->c[i + 1], others[i], self);
+        if (others[i]) st = dense_as(&o->c[i + 1], others[i], self, i == 2);
     if (st != TJ_OK) bce_release(o);
     return st;
 }

@@ -102,6 +102,57 @@ Test(opsd, bce_gradients_match_pytorch)
     expect_f32(b, (float[]){0.31249997f, -0.5f, -125000000.0f, -0.25025025f}, 4, 1e-6);
 }
 
+/* in: grad_output, self, target, weight; outs: bce_backward with reductions
+ * 0 and 1, and with the weight (reduction 0). */
+static tj_status bce_backward_calls(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    *n_out = 3;
+    out[0] = tj_binary_cross_entropy_backward(in[0], in[1], in[2], NULL, 0);
+    out[1] = tj_binary_cross_entropy_backward(in[0], in[1], in[2], NULL, 1);
+    out[2] = tj_binary_cross_entropy_backward(in[0], in[1], in[2], in[3], 0);
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+/* ATen's backward kernel iterates over grad_output, self and target
+ * squeeze()d: grad_output [2, 1] against self [2, 2] pairs grad[j] with
+ * column j (not row j, as plain broadcasting would), in the kernel and in
+ * the decomposition. PyTorch 1.13: s = [[0.2, 0.7], [0.9, 0.4]], t = [[0,
+ * 1], [1, 0]], A.binary_cross_entropy_backward([[2], [3]], s, t, None, 0 /
+ * 1), with weight [1, 2]; ([[2, 3], [4, 5]], s[2, 1, 2], t[2, 1, 2]). A
+ * grad_output that would grow the result (PyTorch resizes it, deprecated)
+ * is refused. */
+Test(opsd, bce_backward_pairs_grad_output_as_aten_without_size_1_dims)
+{
+    const float want[3][4] = {{2.49999976f, -4.28571415f, -2.22222233f, 5},
+                              {0.624999940f, -1.07142854f, -0.555555582f, 1.25f},
+                              {2.49999976f, -8.5714283f, -2.22222233f, 10}};
+    int64_t s2[2] = {2, 2};
+    tj_tensor *in[4] = {f32(2, (int64_t[]){2, 1}, (float[]){2, 3}), f32(2, s2, (float[]){0.2f, 0.7f, 0.9f, 0.4f}),
+                        f32(2, s2, (float[]){0, 1, 1, 0}), vec(2, (float[]){1, 2})};
+    tj_tensor *r[3];
+    int n_out;
+    cr_assert_eq(bce_backward_calls(NULL, in, 4, r, &n_out), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 3; k++) expect_f32(r[k], want[k], 4, 1e-6);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(bce_backward_calls, NULL, in, 4, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    cr_assert_eq(tj_graph_run(g, in, 4, r), TJ_OK, "%s", tj_last_error());
+    tj_graph_free(g);
+    for (int k = 0; k < 3; k++) expect_f32(r[k], want[k], 4, 1e-6);
+
+    tj_tensor *s3 = tj_reshape(in[1], (int64_t[]){2, 1, 2}, 3), *t3 = tj_reshape(in[2], (int64_t[]){2, 1, 2}, 3);
+    tj_tensor *b = tj_binary_cross_entropy_backward(f32(2, s2, (float[]){2, 3, 4, 5}), s3, t3, NULL, 0);
+    test_assert_dtype_shape(b, TJ_FLOAT32, 3, (int64_t[]){2, 1, 2});
+    expect_f32(b, (float[]){2.49999976f, -4.28571415f, -4.44444466f, 8.33333302f}, 4, 1e-6);
+    expect_error(tj_binary_cross_entropy_backward(tj_ones((int64_t[]){3, 2, 2}, 3, TJ_FLOAT32), in[1], in[2], NULL, 0),
+                 TJ_ERR_SHAPE, "aten::binary_cross_entropy_backward",
+                 "grad_output of shape [3, 2, 2] does not broadcast to self's shape [2, 2] once both drop");
+}
+
 /* ATen has no derivative for the weight: with grad mode on, PyTorch refuses a
  * weight that requires grad ("not differentiable with respect to argument
  * 'weight'") even when nothing else does; under no_grad it runs

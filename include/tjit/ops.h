@@ -808,10 +808,12 @@ tj_tensor *tj_nll_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tens
 /** aten::binary_cross_entropy_backward: the gradient of tj_binary_cross_entropy
  * with respect to self: grad_output * (x - t) / max((1 - x) * x, 1e-12) * w,
  * divided by self's element count for reduction 1 (mean), as PyTorch 1.13.
- * grad_output, target and weight (NULL: 1) of self's dtype broadcast to
- * self's shape (grad_output is 0-dim for the mean and the sum); self is not
- * range-checked. Returns a new tensor of self's shape and dtype. Errors as
- * tj_binary_cross_entropy, except the range. */
+ * grad_output, target and weight (NULL: 1) of self's dtype; target and
+ * weight broadcast to self's shape, grad_output (0-dim for the mean and the
+ * sum) to self's once both drop their size-1 dims, as ATen's kernel, which
+ * squeezes them (a [2, 1] grad_output pairs with the columns of a [2, 2]
+ * self); self is not range-checked. Returns a new tensor of self's shape and
+ * dtype. Errors as tj_binary_cross_entropy, except the range. */
 tj_tensor *tj_binary_cross_entropy_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, tj_tensor *weight,
                                             int64_t reduction);
 /** aten::smooth_l1_loss_backward: with x = self - target and norm = 1 /
