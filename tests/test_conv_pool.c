@@ -55,14 +55,6 @@ static void expect_same(const tj_tensor *a, const tj_tensor *b)
                      tj_tensor_item_at(a, i), tj_tensor_item_at(b, i));
 }
 
-static void expect_error(const void *result, tj_status status, const char *op, const char *needle)
-{
-    cr_assert_null(result);
-    cr_assert_eq(tj_last_status(), status, "status %s: %s", tj_status_name(tj_last_status()), tj_last_error());
-    cr_assert(strstr(tj_last_error(), op), "message '%s' does not name %s", tj_last_error(), op);
-    cr_assert(strstr(tj_last_error(), needle), "message '%s' lacks '%s'", tj_last_error(), needle);
-}
-
 static const int64_t ONE[2] = {1, 1}, ZERO[2] = {0, 0};
 
 /* ---- convolution ---- */
@@ -321,15 +313,15 @@ Test(conv, every_failed_allocation_is_reported_as_out_of_memory)
 Test(conv, channel_mismatch_is_a_shape_error_naming_the_op)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 3, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){2, 2, 3, 3}, 1, 3, 1);
-    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
-                 "to have 2 channels, but got 3 channels");
+    test_expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
+                      "to have 2 channels, but got 3 channels");
 }
 
 Test(conv, kernel_larger_than_padded_input_is_a_shape_error)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 1, 3, 3}, 1, 3, 1), *w = pattern(4, (int64_t[]){1, 1, 5, 5}, 1, 3, 1);
-    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
-                 "Kernel size can't be greater than actual input size");
+    test_expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE, "aten::convolution",
+                      "Kernel size can't be greater than actual input size");
     /* padding 1 makes it fit */
     expect_shape(tj_convolution(x, w, NULL, ONE, ONE, ONE, false, ZERO, 1), 4, (int64_t[]){1, 1, 1, 1});
 }
@@ -337,29 +329,30 @@ Test(conv, kernel_larger_than_padded_input_is_a_shape_error)
 Test(conv, bad_groups_are_rejected)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 4, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1);
-    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 0), TJ_ERR_INVALID_ARGUMENT,
-                 "aten::convolution", "non-positive groups");
-    expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 2), TJ_ERR_SHAPE, "aten::convolution",
-                 "divisible by 2");
+    test_expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 0), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::convolution", "non-positive groups");
+    test_expect_error(tj_convolution(x, w, NULL, ONE, ZERO, ONE, false, ZERO, 2), TJ_ERR_SHAPE, "aten::convolution",
+                      "divisible by 2");
 }
 
 Test(conv, other_argument_errors)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 2, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1);
-    expect_error(tj_convolution(x, w, pattern(1, (int64_t[]){2}, 1, 3, 1), ONE, ZERO, ONE, false, ZERO, 1),
-                 TJ_ERR_SHAPE, "aten::convolution", "bias to be 1-dimensional with 3 elements");
-    expect_error(tj_convolution(x, w, NULL, ZERO, ZERO, ONE, false, ZERO, 1), TJ_ERR_INVALID_ARGUMENT,
-                 "aten::convolution", "non-positive stride");
-    expect_error(tj_convolution(x, tj_to_copy(w, TJ_FLOAT64), NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_DTYPE,
-                 "aten::convolution", "float64");
+    test_expect_error(tj_convolution(x, w, pattern(1, (int64_t[]){2}, 1, 3, 1), ONE, ZERO, ONE, false, ZERO, 1),
+                      TJ_ERR_SHAPE, "aten::convolution", "bias to be 1-dimensional with 3 elements");
+    test_expect_error(tj_convolution(x, w, NULL, ZERO, ZERO, ONE, false, ZERO, 1), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::convolution", "non-positive stride");
+    test_expect_error(tj_convolution(x, tj_to_copy(w, TJ_FLOAT64), NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_DTYPE,
+                      "aten::convolution", "float64");
     tj_tensor *x3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 3, 3, 3});
     tj_tensor *w3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 1, 1, 1});
-    expect_error(tj_convolution(x3, w3, NULL, (int64_t[]){1, 1, 1}, (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1}, false,
-                                (int64_t[]){0, 0, 0}, 1),
-                 TJ_ERR_UNSUPPORTED, "aten::convolution", "2-D");
+    test_expect_error(tj_convolution(x3, w3, NULL, (int64_t[]){1, 1, 1}, (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1},
+                      false,
+                                     (int64_t[]){0, 0, 0}, 1),
+                      TJ_ERR_UNSUPPORTED, "aten::convolution", "2-D");
     /* transposed: output_padding must be smaller than stride or dilation */
-    expect_error(tj_convolution(x, tj_permute(w, (int64_t[]){1, 0, 2, 3}, 4), NULL, ONE, ZERO, ONE, true, ONE, 1),
-                 TJ_ERR_INVALID_ARGUMENT, "aten::convolution", "output padding must be smaller");
+    test_expect_error(tj_convolution(x, tj_permute(w, (int64_t[]){1, 0, 2, 3}, 4), NULL, ONE, ZERO, ONE, true, ONE, 1),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::convolution", "output padding must be smaller");
 }
 
 Test(conv, backward_rejects_a_grad_output_of_the_wrong_shape)
@@ -489,8 +482,8 @@ Test(pool, max_pool_backward_rejects_indices_outside_the_plane)
     int64_t k[2] = {2, 2};
     tj_tensor *go = test_f32(4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 1, 1, 1});
     tj_tensor *idx = tj_tensor_from_data(TJ_INT64, 4, (int64_t[]){1, 1, 2, 2}, (int64_t[]){0, 1, 25, 3});
-    expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, false, idx), TJ_ERR_INDEX,
-                 "aten::max_pool2d_with_indices_backward", "index 25");
+    test_expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, false, idx), TJ_ERR_INDEX,
+                      "aten::max_pool2d_with_indices_backward", "index 25");
 }
 
 Test(pool, bad_geometry_is_rejected_naming_the_op)
@@ -641,8 +634,8 @@ Test(pool, max_pool_2x2_backward_matches_the_scatter)
             cr_assert_eq(worst_relative(gi, gi64), 0, "round %d moved %d", round, moved);
         }
         ((int64_t *)tj_tensor_data(idx))[n - 2] = h * w;
-        expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx), TJ_ERR_INDEX,
-                     "aten::max_pool2d_with_indices_backward", "out of range");
+        test_expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx), TJ_ERR_INDEX,
+                          "aten::max_pool2d_with_indices_backward", "out of range");
     }
 }
 

@@ -24,29 +24,6 @@ static tj_tensor *f32(int ndim, const int64_t *shape, const float *v)
 }
 static tj_tensor *scalar(float v) { return test_tensor(TJ_FLOAT32, 0, NULL, &v); }
 
-/* float32 values equal to want's (rtol 0: the same bits, -0 told from +0) or
- * close to them; nan matches nan. */
-static void expect_f32(const tj_tensor *t, const float *want, int64_t n, double rtol)
-{
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), TJ_FLOAT32, "dtype %s", tj_dtype_name(tj_tensor_dtype(t)));
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int64_t i = 0; i < n; i++) {
-        double got = tj_tensor_item_at(t, i);
-        bool ok = (isnan(got) && isnan(want[i])) || (rtol == 0 ? test_bits_f32((float)got) == test_bits_f32(want[i])
-                                                               : test_close(got, want[i], rtol, 1e-7));
-        cr_expect(ok, "[%lld] = %.9g, want %.9g", (long long)i, got, want[i]);
-    }
-}
-
-static void expect_error(const tj_tensor *t, tj_status status, const char *op, const char *needle)
-{
-    cr_assert_null(t);
-    cr_assert_eq(tj_last_status(), status, "status %s: %s", tj_status_name(tj_last_status()), tj_last_error());
-    cr_assert(strstr(tj_last_error(), op), "message '%s' does not name %s", tj_last_error(), op);
-    cr_assert(strstr(tj_last_error(), needle), "message '%s' lacks '%s'", tj_last_error(), needle);
-}
-
 /* The gradient of sum(f(x) * w) with respect to x. */
 static tj_tensor *grad_of(tj_tensor *(*f)(tj_tensor *), tj_tensor *x, tj_tensor *w)
 {
@@ -68,14 +45,15 @@ Test(opse, hardtanh_clamps_and_keeps_nan)
 {
     /* A.hardtanh(X), A.hardtanh(X, -0.5, 2.5), A.relu6(X) */
     tj_tensor *x = vec(NX, xs);
-    expect_f32(tj_hardtanh(x, tj_v_int(-1), tj_v_int(1)), (float[]){-1, -1, -1, -1, -1, 0, 1, 1, 1, 1, 1, NAN}, NX, 0);
-    expect_f32(tj_hardtanh(x, tj_v_float(-0.5), tj_v_float(2.5)),
-               (float[]){-0.5f, -0.5f, -0.5f, -0.5f, -0.5f, 0, 1, 2.5f, 2.5f, 2.5f, 2.5f, NAN}, NX, 0);
-    expect_f32(tj_relu6(x), (float[]){0, 0, 0, 0, 0, 0, 1, 2.5f, 3, 4, 6, NAN}, NX, 0);
+    test_expect_f32(tj_hardtanh(x, tj_v_int(-1), tj_v_int(1)), (float[]){-1, -1, -1, -1, -1, 0, 1, 1, 1, 1, 1, NAN},
+                    NX, 0);
+    test_expect_f32(tj_hardtanh(x, tj_v_float(-0.5), tj_v_float(2.5)),
+                    (float[]){-0.5f, -0.5f, -0.5f, -0.5f, -0.5f, 0, 1, 2.5f, 2.5f, 2.5f, 2.5f, NAN}, NX, 0);
+    test_expect_f32(tj_relu6(x), (float[]){0, 0, 0, 0, 0, 0, 1, 2.5f, 3, 4, 6, NAN}, NX, 0);
     /* clamp's rules: min_val > max_val gives max_val, a nan bound nan everywhere */
     tj_tensor *five = vec(5, (float[]){-3, -1, 0, 1, 3});
-    expect_f32(tj_hardtanh(five, tj_v_float(1), tj_v_float(-1)), (float[]){-1, -1, -1, -1, -1}, 5, 0);
-    expect_f32(tj_hardtanh(five, tj_v_float(NAN), tj_v_float(1)), (float[]){NAN, NAN, NAN, NAN, NAN}, 5, 0);
+    test_expect_f32(tj_hardtanh(five, tj_v_float(1), tj_v_float(-1)), (float[]){-1, -1, -1, -1, -1}, 5, 0);
+    test_expect_f32(tj_hardtanh(five, tj_v_float(NAN), tj_v_float(1)), (float[]){NAN, NAN, NAN, NAN, NAN}, 5, 0);
     /* float64: A.hardtanh(X.double(), 0.1, 0.7) keeps the bounds in double */
     tj_tensor *d = tj_hardtanh(test_tensor(TJ_FLOAT64, 1, (int64_t[]){2}, (double[]){-3, 3}), tj_v_float(0.1),
                                tj_v_float(0.7));
@@ -127,8 +105,8 @@ static tj_tensor *twos(int64_t n)
 Test(opse, hardsigmoid_and_hardswish_give_pytorchs_values)
 {
     tj_tensor *x = vec(NX, xs);
-    expect_f32(tj_hardsigmoid(x), hardsigmoid_want, NX, 0);
-    expect_f32(tj_hardswish(x), hardswish_want, NX, 0);
+    test_expect_f32(tj_hardsigmoid(x), hardsigmoid_want, NX, 0);
+    test_expect_f32(tj_hardswish(x), hardswish_want, NX, 0);
     /* float64: A.hardswish / A.hardsigmoid of [0, 0.5, -2] in double */
     tj_tensor *d = test_tensor(TJ_FLOAT64, 1, (int64_t[]){3}, (double[]){0, 0.5, -2});
     tj_tensor *hs = tj_hardswish(d), *hg = tj_hardsigmoid(d);
@@ -142,15 +120,16 @@ Test(opse, hardsigmoid_and_hardswish_give_pytorchs_values)
 Test(opse, hard_backward_operators_follow_atens_scalar_loop_at_kinks_and_nan)
 {
     tj_tensor *g = twos(NX), *x = vec(NX, xs);
-    expect_f32(tj_hardsigmoid_backward(g, x), hardsigmoid_grad_want, NX, 0);
-    expect_f32(tj_hardswish_backward(g, x), hardswish_grad_want, NX, 0);
-    expect_f32(tj_hardtanh_backward(g, x, tj_v_int(-1), tj_v_int(1)), hardtanh_grad_want, NX, 0);
+    test_expect_f32(tj_hardsigmoid_backward(g, x), hardsigmoid_grad_want, NX, 0);
+    test_expect_f32(tj_hardswish_backward(g, x), hardswish_grad_want, NX, 0);
+    test_expect_f32(tj_hardtanh_backward(g, x, tj_v_int(-1), tj_v_int(1)), hardtanh_grad_want, NX, 0);
     /* A.hardtanh_backward(g, x, -0.5, 2.5) and (g, x, nan, 1): a nan bound's
      * comparison is false */
-    expect_f32(tj_hardtanh_backward(g, x, tj_v_float(-0.5), tj_v_float(2.5)),
-               (float[]){0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 2}, NX, 0);
-    expect_f32(tj_hardtanh_backward(g, x, tj_v_float(NAN), tj_v_int(1)), (float[]){2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 2},
-               NX, 0);
+    test_expect_f32(tj_hardtanh_backward(g, x, tj_v_float(-0.5), tj_v_float(2.5)),
+                    (float[]){0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 2}, NX, 0);
+    test_expect_f32(tj_hardtanh_backward(g, x, tj_v_float(NAN), tj_v_int(1)), (float[]){2, 2, 2, 2, 2, 2, 0, 0, 0, 0,
+                    0, 2},
+                    NX, 0);
     /* float64: A.hardsigmoid_backward(ones(1).double(), tensor([0.5]).double())
      * uses 1/6 rounded to float32 */
     tj_tensor *d = tj_hardsigmoid_backward(test_tensor(TJ_FLOAT64, 1, (int64_t[]){1}, (double[]){1}),
@@ -202,11 +181,13 @@ Test(opse, hard_activation_gradients_match_pytorch)
     /* torch.autograd.grad((f(x) * w).sum(), x), x = [-3.5, -3, -1.25, 0, 0.75,
      * 3, 5], w = [1, 2, 3, -1, 0.5, 2, -2] (7 elements: the scalar loop) */
     static const float x[7] = {-3.5f, -3, -1.25f, 0, 0.75f, 3, 5}, w[7] = {1, 2, 3, -1, 0.5f, 2, -2};
-    expect_f32(grad_of(tj_hardswish, vec(7, x), vec(7, w)), (float[]){0, -1, 0.25000003f, -0.5f, 0.375f, 3, -2}, 7, 0);
-    expect_f32(grad_of(tj_hardsigmoid, vec(7, x), vec(7, w)), (float[]){0, 0, 0.5f, -0.166666672f, 0.0833333358f, 0, 0},
-               7, 0);
-    expect_f32(grad_of(hardtanh_narrow, vec(7, x), vec(7, w)), (float[]){0, 0, 0, -1, 0, 0, 0}, 7, 0);
-    expect_f32(grad_of(tj_relu6, vec(7, x), vec(7, w)), (float[]){0, 0, 0, 0, 0.5f, 2, -2}, 7, 0);
+    test_expect_f32(grad_of(tj_hardswish, vec(7, x), vec(7, w)), (float[]){0, -1, 0.25000003f, -0.5f, 0.375f, 3, -2},
+                    7, 0);
+    test_expect_f32(grad_of(tj_hardsigmoid, vec(7, x), vec(7, w)), (float[]){0, 0, 0.5f, -0.166666672f, 0.0833333358f,
+                    0, 0},
+                    7, 0);
+    test_expect_f32(grad_of(hardtanh_narrow, vec(7, x), vec(7, w)), (float[]){0, 0, 0, -1, 0, 0, 0}, 7, 0);
+    test_expect_f32(grad_of(tj_relu6, vec(7, x), vec(7, w)), (float[]){0, 0, 0, 0, 0.5f, 2, -2}, 7, 0);
 }
 
 Test(opse, hard_activation_errors_name_the_operator_and_value)
@@ -214,20 +195,20 @@ Test(opse, hard_activation_errors_name_the_operator_and_value)
     tj_tensor *b = test_tensor(TJ_BOOL, 1, (int64_t[]){2}, (bool[]){true, false});
     tj_tensor *i = test_tensor(TJ_INT64, 1, (int64_t[]){2}, (int64_t[]){1, 2});
     tj_tensor *x = vec(2, (float[]){0, 1});
-    expect_error(tj_hardtanh(b, tj_v_int(-1), tj_v_int(1)), TJ_ERR_DTYPE, "aten::hardtanh", "bool");
-    expect_error(tj_relu6(b), TJ_ERR_DTYPE, "aten::hardtanh", "bool");
-    expect_error(tj_hardtanh(x, tj_v_float(-1e300), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::hardtanh",
-                 "min_val -1e+300");
+    test_expect_error(tj_hardtanh(b, tj_v_int(-1), tj_v_int(1)), TJ_ERR_DTYPE, "aten::hardtanh", "bool");
+    test_expect_error(tj_relu6(b), TJ_ERR_DTYPE, "aten::hardtanh", "bool");
+    test_expect_error(tj_hardtanh(x, tj_v_float(-1e300), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::hardtanh",
+                      "min_val -1e+300");
     /* a nan bound cannot become an int64 one (PyTorch converts it with toLong, undefined) */
-    expect_error(tj_hardtanh(i, tj_v_float(NAN), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::hardtanh",
-                 "min_val nan cannot be converted to type int64");
-    expect_error(tj_hardsigmoid(i), TJ_ERR_DTYPE, "aten::hardsigmoid", "int64");
-    expect_error(tj_hardswish(b), TJ_ERR_DTYPE, "aten::hardswish", "bool");
-    expect_error(tj_hardswish_backward(i, i), TJ_ERR_DTYPE, "aten::hardswish_backward", "int64");
-    expect_error(tj_hardsigmoid_backward(vec(4, (float[]){0, 0, 0, 0}), vec(5, (float[]){0, 0, 0, 0, 0})),
-                 TJ_ERR_SHAPE, "aten::hardsigmoid_backward", "[4] and [5]");
-    expect_error(tj_hardtanh_backward(x, x, tj_v_int(-1), tj_v_float(1e39)), TJ_ERR_INVALID_ARGUMENT,
-                 "aten::hardtanh_backward", "max_val 1e+39");
+    test_expect_error(tj_hardtanh(i, tj_v_float(NAN), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::hardtanh",
+                      "min_val nan cannot be converted to type int64");
+    test_expect_error(tj_hardsigmoid(i), TJ_ERR_DTYPE, "aten::hardsigmoid", "int64");
+    test_expect_error(tj_hardswish(b), TJ_ERR_DTYPE, "aten::hardswish", "bool");
+    test_expect_error(tj_hardswish_backward(i, i), TJ_ERR_DTYPE, "aten::hardswish_backward", "int64");
+    test_expect_error(tj_hardsigmoid_backward(vec(4, (float[]){0, 0, 0, 0}), vec(5, (float[]){0, 0, 0, 0, 0})),
+                      TJ_ERR_SHAPE, "aten::hardsigmoid_backward", "[4] and [5]");
+    test_expect_error(tj_hardtanh_backward(x, x, tj_v_int(-1), tj_v_float(1e39)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::hardtanh_backward", "max_val 1e+39");
 }
 
 /* ---- losses ---- */
@@ -266,7 +247,8 @@ Test(opse, smooth_l1_huber_and_l1_give_pytorchs_values_when_broadcasting)
             else r = tj_l1_loss(s, t, red);
             cr_assert_not_null(r, "%s: %s", cases[k].name, tj_last_error());
             cr_expect_eq(tj_tensor_ndim(r), red == 0 ? 2 : 0, "%s", cases[k].name);
-            expect_f32(r, red == 0 ? cases[k].none : red == 1 ? &cases[k].mean : &cases[k].sum, red == 0 ? 12 : 1, 0);
+            test_expect_f32(r, red == 0 ? cases[k].none : red == 1 ? &cases[k].mean : &cases[k].sum,
+                            red == 0 ? 12 : 1, 0);
         }
     }
 }
@@ -275,17 +257,17 @@ Test(opse, losses_keep_nan_and_inf_and_reduce_empty_inputs_as_pytorch)
 {
     /* A.smooth_l1_loss(v, zeros(4), 0), A.huber_loss(v, zeros(4), 0), v = [nan, inf, -inf, 1] */
     tj_tensor *v = vec(4, (float[]){NAN, INFINITY, -INFINITY, 1}), *z = vec(4, (float[]){0, 0, 0, 0});
-    expect_f32(tj_smooth_l1_loss(v, z, 0, 1), (float[]){NAN, INFINITY, INFINITY, 0.5f}, 4, 0);
-    expect_f32(tj_huber_loss(v, z, 0, 1), (float[]){NAN, INFINITY, INFINITY, 0.5f}, 4, 0);
+    test_expect_f32(tj_smooth_l1_loss(v, z, 0, 1), (float[]){NAN, INFINITY, INFINITY, 0.5f}, 4, 0);
+    test_expect_f32(tj_huber_loss(v, z, 0, 1), (float[]){NAN, INFINITY, INFINITY, 0.5f}, 4, 0);
     /* beta 0 where self == target: 0 (z < beta never holds, so no 0 / 0);
      * A.smooth_l1_loss(w, w, 0, 0.0) */
     tj_tensor *w = vec(3, (float[]){0, -1.5f, 2});
-    expect_f32(tj_smooth_l1_loss(w, w, 0, 0), (float[]){0, 0, 0}, 3, 0);
+    test_expect_f32(tj_smooth_l1_loss(w, w, 0, 0), (float[]){0, 0, 0}, 3, 0);
     /* empty: mean nan, sum 0 */
     tj_tensor *e = vec(0, NULL);
-    expect_f32(tj_smooth_l1_loss(e, e, 1, 1), (float[]){NAN}, 1, 0);
-    expect_f32(tj_huber_loss(e, e, 2, 1), (float[]){0}, 1, 0);
-    expect_f32(tj_l1_loss(e, e, 1), (float[]){NAN}, 1, 0);
+    test_expect_f32(tj_smooth_l1_loss(e, e, 1, 1), (float[]){NAN}, 1, 0);
+    test_expect_f32(tj_huber_loss(e, e, 2, 1), (float[]){0}, 1, 0);
+    test_expect_f32(tj_l1_loss(e, e, 1), (float[]){NAN}, 1, 0);
 }
 
 Test(opse, huber_keeps_self_dtype_while_smooth_l1_and_l1_promote)
@@ -293,7 +275,7 @@ Test(opse, huber_keeps_self_dtype_while_smooth_l1_and_l1_promote)
     /* A.huber_loss(tensor([0.1]), tensor([0.3], dtype=float64), 0): float32
      * 0.019999999552965164; A.smooth_l1_loss(...): float64 0.019999999701976776 */
     tj_tensor *s = vec(1, (float[]){0.1f}), *t = test_tensor(TJ_FLOAT64, 1, (int64_t[]){1}, (double[]){0.3});
-    expect_f32(tj_huber_loss(s, t, 0, 1), (float[]){0.0199999996f}, 1, 0);
+    test_expect_f32(tj_huber_loss(s, t, 0, 1), (float[]){0.0199999996f}, 1, 0);
     tj_tensor *r = tj_smooth_l1_loss(s, t, 0, 1);
     cr_assert_not_null(r, "%s", tj_last_error());
     cr_assert_eq(tj_tensor_dtype(r), TJ_FLOAT64);
@@ -301,7 +283,7 @@ Test(opse, huber_keeps_self_dtype_while_smooth_l1_and_l1_promote)
     /* an int64 target next to a float32 self: float32,
      * A.smooth_l1_loss(tensor([0.1]), tensor([1]), 0, 1.0) = 0.4049999713897705 */
     tj_tensor *it = test_tensor(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){1});
-    expect_f32(tj_smooth_l1_loss(s, it, 0, 1), (float[]){0.404999971f}, 1, 0);
+    test_expect_f32(tj_smooth_l1_loss(s, it, 0, 1), (float[]){0.404999971f}, 1, 0);
     /* A.l1_loss on int64: int64 without reduction, [2, 4, 0] */
     tj_tensor *li = tj_l1_loss(test_tensor(TJ_INT64, 1, (int64_t[]){3}, (int64_t[]){1, 5, -2}),
                                test_tensor(TJ_INT64, 1, (int64_t[]){3}, (int64_t[]){3, 1, -2}), 0);
@@ -315,33 +297,34 @@ Test(opse, loss_errors_name_the_operator_and_the_offending_value)
 {
     tj_tensor *x = vec(3, (float[]){0, 1, 2});
     /* PyTorch: "smooth_l1_loss does not support negative values for beta." (nan too) */
-    expect_error(tj_smooth_l1_loss(x, x, 1, -1), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss",
-                 "negative values for beta (got -1)");
-    expect_error(tj_smooth_l1_loss(x, x, 1, NAN), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss", "(got nan)");
+    test_expect_error(tj_smooth_l1_loss(x, x, 1, -1), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss",
+                      "negative values for beta (got -1)");
+    test_expect_error(tj_smooth_l1_loss(x, x, 1, NAN), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss", "(got nan)");
     /* PyTorch: "huber_loss does not support non-positive values for delta." */
-    expect_error(tj_huber_loss(x, x, 1, 0), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss",
-                 "non-positive values for delta (got 0)");
-    expect_error(tj_huber_loss(x, x, 1, -2.5), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss", "(got -2.5)");
+    test_expect_error(tj_huber_loss(x, x, 1, 0), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss",
+                      "non-positive values for delta (got 0)");
+    test_expect_error(tj_huber_loss(x, x, 1, -2.5), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss", "(got -2.5)");
     cr_assert_not_null(tj_smooth_l1_loss(x, x, 1, -0.0), "beta -0 is allowed: %s", tj_last_error());
-    expect_error(tj_smooth_l1_loss(x, x, 3, 1), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss", "got 3");
-    expect_error(tj_huber_loss(x, x, -1, 1), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss", "got -1");
-    expect_error(tj_l1_loss(x, x, 5), TJ_ERR_INVALID_ARGUMENT, "aten::l1_loss", "got 5");
+    test_expect_error(tj_smooth_l1_loss(x, x, 3, 1), TJ_ERR_INVALID_ARGUMENT, "aten::smooth_l1_loss", "got 3");
+    test_expect_error(tj_huber_loss(x, x, -1, 1), TJ_ERR_INVALID_ARGUMENT, "aten::huber_loss", "got -1");
+    test_expect_error(tj_l1_loss(x, x, 5), TJ_ERR_INVALID_ARGUMENT, "aten::l1_loss", "got 5");
     tj_tensor *y = vec(4, (float[]){0, 1, 2, 3});
-    expect_error(tj_smooth_l1_loss(x, y, 0, 1), TJ_ERR_SHAPE, "aten::smooth_l1_loss", "[3] and [4]");
-    expect_error(tj_huber_loss(x, y, 1, 1), TJ_ERR_SHAPE, "aten::huber_loss", "[3] and [4]");
-    expect_error(tj_l1_loss(x, y, 1), TJ_ERR_SHAPE, "aten::l1_loss", "[3] and [4]");
+    test_expect_error(tj_smooth_l1_loss(x, y, 0, 1), TJ_ERR_SHAPE, "aten::smooth_l1_loss", "[3] and [4]");
+    test_expect_error(tj_huber_loss(x, y, 1, 1), TJ_ERR_SHAPE, "aten::huber_loss", "[3] and [4]");
+    test_expect_error(tj_l1_loss(x, y, 1), TJ_ERR_SHAPE, "aten::l1_loss", "[3] and [4]");
     tj_tensor *i = test_tensor(TJ_INT64, 1, (int64_t[]){3}, (int64_t[]){0, 1, 2});
-    expect_error(tj_smooth_l1_loss(i, i, 1, 1), TJ_ERR_DTYPE, "aten::smooth_l1_loss", "int64");
+    test_expect_error(tj_smooth_l1_loss(i, i, 1, 1), TJ_ERR_DTYPE, "aten::smooth_l1_loss", "int64");
     /* huber writes into a tensor like self: an int64 self cannot take a float loss */
-    expect_error(tj_huber_loss(i, x, 0, 1), TJ_ERR_DTYPE, "aten::huber_loss",
-                 "float32 can't be cast to self's dtype int64");
-    expect_error(tj_l1_loss(i, i, 1), TJ_ERR_DTYPE, "aten::mean", "int64");
+    test_expect_error(tj_huber_loss(i, x, 0, 1), TJ_ERR_DTYPE, "aten::huber_loss",
+                      "float32 can't be cast to self's dtype int64");
+    test_expect_error(tj_l1_loss(i, i, 1), TJ_ERR_DTYPE, "aten::mean", "int64");
     tj_tensor *d = test_tensor(TJ_FLOAT64, 1, (int64_t[]){3}, (double[]){0, 1, 2});
-    expect_error(tj_huber_loss_backward(x, x, d, 0, 1), TJ_ERR_DTYPE, "aten::huber_loss_backward",
-                 "self's dtype float32, got float64");
-    expect_error(tj_smooth_l1_loss_backward(i, i, i, 0, 1), TJ_ERR_DTYPE, "aten::smooth_l1_loss_backward", "int64");
-    expect_error(tj_smooth_l1_loss_backward(y, x, x, 0, 1), TJ_ERR_SHAPE, "aten::smooth_l1_loss_backward",
-                 "[4] and [3]");
+    test_expect_error(tj_huber_loss_backward(x, x, d, 0, 1), TJ_ERR_DTYPE, "aten::huber_loss_backward",
+                      "self's dtype float32, got float64");
+    test_expect_error(tj_smooth_l1_loss_backward(i, i, i, 0, 1), TJ_ERR_DTYPE, "aten::smooth_l1_loss_backward",
+                      "int64");
+    test_expect_error(tj_smooth_l1_loss_backward(y, x, x, 0, 1), TJ_ERR_SHAPE, "aten::smooth_l1_loss_backward",
+                      "[4] and [3]");
 }
 
 Test(opse, loss_backward_operators_give_pytorchs_values)
@@ -353,15 +336,15 @@ Test(opse, loss_backward_operators_give_pytorchs_values)
      * A.huber_loss_backward(tensor(2.), x, t, 1, 0.5) */
     tj_tensor *x = vec(5, (float[]){0, 1, -1, 0.25f, NAN}), *t = vec(5, (float[]){0, 0, 0, 0, 0});
     tj_tensor *g = vec(5, (float[]){1, -2, 0.5f, 3, 1});
-    expect_f32(tj_smooth_l1_loss_backward(g, x, t, 0, 0), (float[]){-1, -2, -0.5f, 3, NAN}, 5, 0);
-    expect_f32(tj_smooth_l1_loss_backward(scalar(2), x, t, 1, 0.5), (float[]){0, 0.400000006f, -0.400000006f,
-                                                                              0.200000003f, NAN},
-               5, 0);
-    expect_f32(tj_huber_loss_backward(g, x, t, 0, 1), (float[]){0, -2, -0.5f, 0.75f, NAN}, 5, 0);
-    expect_f32(tj_huber_loss_backward(scalar(2), x, t, 2, 0.5), (float[]){0, 1, -1, 0.5f, NAN}, 5, 0);
-    expect_f32(tj_huber_loss_backward(scalar(2), x, t, 1, 0.5), (float[]){0, 0.200000003f, -0.200000003f,
-                                                                          0.100000001f, NAN},
-               5, 0);
+    test_expect_f32(tj_smooth_l1_loss_backward(g, x, t, 0, 0), (float[]){-1, -2, -0.5f, 3, NAN}, 5, 0);
+    test_expect_f32(tj_smooth_l1_loss_backward(scalar(2), x, t, 1, 0.5), (float[]){0, 0.400000006f, -0.400000006f,
+                                                                                   0.200000003f, NAN},
+                    5, 0);
+    test_expect_f32(tj_huber_loss_backward(g, x, t, 0, 1), (float[]){0, -2, -0.5f, 0.75f, NAN}, 5, 0);
+    test_expect_f32(tj_huber_loss_backward(scalar(2), x, t, 2, 0.5), (float[]){0, 1, -1, 0.5f, NAN}, 5, 0);
+    test_expect_f32(tj_huber_loss_backward(scalar(2), x, t, 1, 0.5), (float[]){0, 0.200000003f, -0.200000003f,
+                                                                               0.100000001f, NAN},
+                    5, 0);
 }
 
 static tj_tensor *loss_grads(int op, tj_tensor *a, tj_tensor *b, int64_t reduction, double param, tj_tensor **gb)
@@ -383,19 +366,21 @@ Test(opse, loss_gradients_match_pytorch)
     static const float av[4] = {0.5f, -1.25f, 2, 0.1f}, bv[4] = {0, 1, -0.75f, 0.35f};
     tj_tensor *gb;
     /* A.smooth_l1_loss(a, b, 1, 0.5) */
-    expect_f32(loss_grads(0, vec(4, av), vec(4, bv), 1, 0.5, &gb), (float[]){0.25f, -0.25f, 0.25f, -0.125f}, 4, 1e-6);
-    expect_f32(gb, (float[]){-0.25f, 0.25f, -0.25f, 0.125f}, 4, 1e-6);
+    test_expect_f32(loss_grads(0, vec(4, av), vec(4, bv), 1, 0.5, &gb), (float[]){0.25f, -0.25f, 0.25f, -0.125f}, 4,
+                    1e-6);
+    test_expect_f32(gb, (float[]){-0.25f, 0.25f, -0.25f, 0.125f}, 4, 1e-6);
     /* A.huber_loss(a, b, 2, 0.3) */
-    expect_f32(loss_grads(1, vec(4, av), vec(4, bv), 2, 0.3, &gb), (float[]){0.300000012f, -0.300000012f, 0.300000012f,
-                                                                             -0.25f},
-               4, 1e-6);
-    expect_f32(gb, (float[]){-0.300000012f, 0.300000012f, -0.300000012f, 0.25f}, 4, 1e-6);
+    test_expect_f32(loss_grads(1, vec(4, av), vec(4, bv), 2, 0.3, &gb), (float[]){0.300000012f, -0.300000012f,
+                    0.300000012f,
+                                                                                  -0.25f},
+                    4, 1e-6);
+    test_expect_f32(gb, (float[]){-0.300000012f, 0.300000012f, -0.300000012f, 0.25f}, 4, 1e-6);
     /* A.l1_loss(a, b, 1) */
-    expect_f32(loss_grads(2, vec(4, av), vec(4, bv), 1, 0, &gb), (float[]){0.25f, -0.25f, 0.25f, -0.25f}, 4, 0);
+    test_expect_f32(loss_grads(2, vec(4, av), vec(4, bv), 1, 0, &gb), (float[]){0.25f, -0.25f, 0.25f, -0.25f}, 4, 0);
     /* beta 0 at a == b: smooth_l1_loss_backward's -grad, not l1's 0;
      * A.smooth_l1_loss(z, zeros(4), 2, 0.0), z = [0, 1, -1, 0.5] */
-    expect_f32(loss_grads(0, vec(4, (float[]){0, 1, -1, 0.5f}), vec(4, (float[]){0, 0, 0, 0}), 2, 0, &gb),
-               (float[]){-1, 1, -1, 1}, 4, 0);
+    test_expect_f32(loss_grads(0, vec(4, (float[]){0, 1, -1, 0.5f}), vec(4, (float[]){0, 0, 0, 0}), 2, 0, &gb),
+                    (float[]){-1, 1, -1, 1}, 4, 0);
 }
 
 Test(opse, broadcast_loss_gradients_average_over_the_loss_elements)
@@ -407,8 +392,8 @@ Test(opse, broadcast_loss_gradients_average_over_the_loss_elements)
      * A.smooth_l1_loss(se, te, 1, 0.5), se / te s / t expanded to [3, 4],
      * summed back: */
     tj_tensor *gb, *ga = loss_grads(0, loss_self(), loss_target(), 1, 0.5, &gb);
-    expect_f32(ga, (float[]){0.125f, -0.333333343f, 0.333333343f}, 3, 1e-6);
-    expect_f32(gb, (float[]){-0.0833333358f, 0.0833333358f, -0.0833333358f, -0.0416666679f}, 4, 1e-6);
+    test_expect_f32(ga, (float[]){0.125f, -0.333333343f, 0.333333343f}, 3, 1e-6);
+    test_expect_f32(gb, (float[]){-0.0833333358f, 0.0833333358f, -0.0833333358f, -0.0416666679f}, 4, 1e-6);
     cr_expect_eq(tj_tensor_ndim(ga), 2);
 }
 

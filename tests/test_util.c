@@ -107,6 +107,27 @@ int64_t test_assert_dtype_shape(const tj_tensor *t, tj_dtype dtype, int ndim, co
     return n;
 }
 
+void test_expect_f32(const tj_tensor *t, const float *want, int64_t n, double rtol)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), TJ_FLOAT32, "dtype %s", tj_dtype_name(tj_tensor_dtype(t)));
+    cr_assert_eq(tj_tensor_numel(t), n);
+    for (int64_t i = 0; i < n; i++) {
+        double got = tj_tensor_item_at(t, i);
+        bool ok = (isnan(got) && isnan(want[i])) || (rtol == 0 ? test_bits_f32((float)got) == test_bits_f32(want[i])
+                                                               : test_close(got, want[i], rtol, 1e-7));
+        cr_expect(ok, "[%lld] = %.9g, want %.9g", (long long)i, got, want[i]);
+    }
+}
+
+void test_expect_error(const void *result, tj_status status, const char *op, const char *needle)
+{
+    cr_assert_null(result);
+    cr_assert_eq(tj_last_status(), status, "status %s: %s", tj_status_name(tj_last_status()), tj_last_error());
+    cr_assert(strstr(tj_last_error(), op), "message '%s' does not name %s", tj_last_error(), op);
+    cr_assert(strstr(tj_last_error(), needle), "message '%s' lacks '%s'", tj_last_error(), needle);
+}
+
 bool test_close(double got, double want, double rtol, double atol)
 {
     if (isnan(want)) return isnan(got);

@@ -57,6 +57,15 @@ void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double
 /** test_expect_close's comparison of one element. */
 bool test_close(double got, double want, double rtol, double atol);
 
+/** Expects t to be float32 with n elements equal to want's in logical order:
+ *  the same bits (-0 told from +0) when rtol is 0, else within rtol relative
+ *  and 1e-7 absolute; nan matches nan. Reports every element that differs. */
+void test_expect_f32(const tj_tensor *t, const float *want, int64_t n, double rtol);
+
+/** Asserts that a call failed: result NULL, tj_last_status() == status and
+ *  tj_last_error() naming op and containing needle. */
+void test_expect_error(const void *result, tj_status status, const char *op, const char *needle);
+
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
