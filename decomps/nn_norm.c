@@ -53,7 +53,8 @@ static tj_status layer_norm(const tj_value *args, tj_value *outs)
 
 /* As ATen's batch_norm: native_batch_norm's first output. One value per
  * channel in training is accepted, as by the aten operator (only Python's
- * F.batch_norm refuses it): the output is the bias, running_var nan. */
+ * F.batch_norm refuses it): the output is the bias, running_var nan. An
+ * empty batch leaves the running statistics as they are, as ATen's. */
 static tj_status batch_norm(const tj_value *args, tj_value *outs)
 {
     tj_tensor *out = NULL;
@@ -284,11 +285,15 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
         save_mean = tj_reshape(mean, &c, 1);
         save_invstd = tj_reshape(invstd, &c, 1);
         tj_tensor *unbiased = tj_mul_scalar(tj_reshape(var, &c, 1), tj_v_float((double)count / (double)(count - 1)));
-        if (rm) new_rm = to_dt(tj_add(tj_mul_scalar(save_mean, tj_v_float(momentum)),
-                                      tj_mul_scalar(to_f64(rm), tj_v_float(1 - momentum))), dt);
-        if (rv) new_rv = to_dt(tj_add(tj_mul_scalar(unbiased, tj_v_float(momentum)),
-                                      tj_mul_scalar(to_f64(rv), tj_v_float(1 - momentum))), dt);
-        if (!functional && ((rm && !tj_copy_(rm, new_rm)) || (rv && !tj_copy_(rv, new_rv)))) return tj_last_status();
+        /* an empty batch leaves the running statistics as they are, as the kernel */
+        if (rm && count > 0)
+            new_rm = to_dt(tj_add(tj_mul_scalar(save_mean, tj_v_float(momentum)),
+                                  tj_mul_scalar(to_f64(rm), tj_v_float(1 - momentum))), dt);
+        if (rv && count > 0)
+            new_rv = to_dt(tj_add(tj_mul_scalar(unbiased, tj_v_float(momentum)),
+                                  tj_mul_scalar(to_f64(rv), tj_v_float(1 - momentum))), dt);
+        if (!functional && count > 0 && ((rm && !tj_copy_(rm, new_rm)) || (rv && !tj_copy_(rv, new_rv))))
+            return tj_last_status();
     } else {
         mean = per_channel(rm, nd);
         invstd = tj_rsqrt(tj_add_scalar(per_channel(rv, nd), args[7]));
@@ -305,7 +310,9 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
     tj_tensor *r[5] = {to_dt(out, dt), to_dt(save_mean, dt), to_dt(save_invstd, dt), new_rm, new_rv};
     for (int i = 0; i < (functional ? 5 : 3); i++) {
         if (!r[i]) return tj_last_status();
-        outs[i] = tj_v_tensor(i < 3 || !functional || train ? r[i] : tj_clone(r[i]));
+        /* the functional form returns new tensors, never its arguments */
+        bool is_arg = (i == 3 && r[i] == rm) || (i == 4 && r[i] == rv);
+        outs[i] = tj_v_tensor(is_arg ? tj_clone(r[i]) : r[i]);
     }
     return TJ_OK;
 }

@@ -329,9 +329,13 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
             invstd = inv_std(var, eps);
             set_elem(outs[1], ch, mean);
             set_elem(outs[2], ch, invstd);
-            /* the running variance is unbiased, as ATen's */
-            if (rm) set_elem(rm, ch, (1 - momentum) * elem(rm, ch) + momentum * mean);
-            if (rv) set_elem(rv, ch, (1 - momentum) * elem(rv, ch) + momentum * (count > 1 ? m2 / (count - 1) : NAN));
+            /* the running variance is unbiased, as ATen's; an empty batch
+             * has no statistics and leaves them as they are (ATen's
+             * batch_norm does not call this kernel then, and this kernel
+             * of PyTorch 1.13 dies dividing by zero) */
+            if (rm && count > 0) set_elem(rm, ch, (1 - momentum) * elem(rm, ch) + momentum * mean);
+            if (rv && count > 0)
+                set_elem(rv, ch, (1 - momentum) * elem(rv, ch) + momentum * (count > 1 ? m2 / (count - 1) : NAN));
         } else {
             mean = elem(rm, ch);
             invstd = 1.0 / sqrt(elem(rv, ch) + eps);

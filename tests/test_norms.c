@@ -388,6 +388,60 @@ Test(norms, batch_norm_training_accepts_one_value_per_channel)
     }
 }
 
+/* An empty batch has no statistics: aten::batch_norm returns an empty
+ * result and leaves the running statistics as they were (PyTorch 1.13:
+ * x = zeros(0, 3, 4), rm = zeros(3), rv = ones(3); aten.batch_norm(x, None,
+ * None, rm, rv, True, 0.1, 1e-5, False) -> shape [0, 3, 4], rm and rv
+ * unchanged). native_batch_norm itself leaves them too (PyTorch's kernel
+ * divides by zero there). Eager, through the core decompositions while
+ * tracing, and functionalised (_native_batch_norm_legit_functional) then
+ * decomposed. */
+static tj_status bn_native_train_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    *n_out = 1;
+    return tj_native_batch_norm(in[0], in[1], in[2], in[3], in[4], true, 0.1, 1e-5, &out[0], NULL, NULL);
+}
+
+Test(norms, an_empty_batch_leaves_the_running_stats_unchanged)
+{
+    int64_t c = 3;
+    tj_trace_fn steps[2] = {bn_train_step, bn_native_train_step};
+    for (int pass = 0; pass < 6; pass++) {
+        tj_tensor *in[5] = {tj_zeros((int64_t[]){0, 3, 4}, 3, TJ_FLOAT32), test_f32(1, &c, (float[]){2, 3, 4}),
+                            test_f32(1, &c, (float[]){0.5f, -0.5f, 1}), test_f32(1, &c, (float[]){0.1f, 0.2f, 0.3f}),
+                            test_f32(1, &c, (float[]){1, 2, 3})};
+        tj_tensor *out;
+        int n_out;
+        if (pass < 2) {
+            cr_assert_eq(steps[pass](NULL, in, 5, &out, &n_out), TJ_OK, "%s", tj_last_error());
+        } else {
+            bool later = pass >= 4; /* decomposed after functionalisation */
+            tj_decomp_table *core = tj_core_decompositions();
+            tj_graph *g = tj_make_fx(steps[pass % 2], NULL, in, 5, later ? NULL : core, TJ_TRACE_FAKE);
+            cr_assert_not_null(g, "%s", tj_last_error());
+            if (later) {
+                cr_assert_geq(tj_pass_functionalize(g), 0, "%s", tj_last_error());
+                tj_graph *d = tj_graph_decompose(g, core);
+                cr_assert_not_null(d, "%s", tj_last_error());
+                tj_graph_free(g);
+                g = d;
+            }
+            tj_decomp_table_free(core);
+            /* functionalisation adds the written-back statistics as outputs */
+            tj_tensor *outs[3];
+            cr_assert_leq(tj_graph_num_outputs(g), 3);
+            cr_assert_eq(tj_graph_run(g, in, 5, outs), TJ_OK, "%s", tj_last_error());
+            out = outs[0];
+            tj_graph_free(g);
+        }
+        test_assert_dtype_shape(out, TJ_FLOAT32, 3, (int64_t[]){0, 3, 4});
+        test_expect_close(in[3], (double[]){0.1, 0.2, 0.3}, 3, 1e-7, 0);
+        test_expect_close(in[4], (double[]){1, 2, 3}, 3, 0, 0);
+    }
+}
+
 /* native_group_norm reads its input as [N, C, HxW] whatever its shape, as
  * ATen, which checks only numel == N * C * HxW (and C % group, the weight
  * and bias against C). x_i = ((0.61 i) mod 2.3) - 1, i < 24, weight and
