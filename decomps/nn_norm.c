@@ -302,9 +302,10 @@ static tj_status batch_norm_common(const tj_value *args, tj_value *outs, bool fu
     tj_tensor *w = per_channel(tj_opt_tensor(&args[1]), nd), *b = per_channel(tj_opt_tensor(&args[2]), nd);
     tj_tensor *alpha = w ? tj_mul(invstd, w) : invstd;
     /* per channel: shift = mean and beta = bias where alpha is finite, else
-     * shift = 0 and beta = bias - mean * alpha */
+     * shift = 0 and beta = bias - mean * alpha; an infinite mean equals its
+     * shift and leaves beta = bias (inf - inf would be nan) */
     tj_tensor *shift = tj_where_scalar_other(tj_eq_scalar(tj_sub(alpha, alpha), tj_v_int(0)), mean, tj_v_int(0));
-    tj_tensor *beta = tj_mul(tj_sub(mean, shift), alpha);
+    tj_tensor *beta = tj_mul(tj_where_scalar_self(tj_eq(mean, shift), tj_v_int(0), tj_sub(mean, shift)), alpha);
     beta = b ? tj_sub(b, beta) : tj_neg(beta);
     tj_tensor *out = tj_add(tj_mul(tj_sub(x, shift), alpha), beta);
     tj_tensor *r[5] = {to_dt(out, dt), to_dt(save_mean, dt), to_dt(save_invstd, dt), new_rm, new_rv};

@@ -343,13 +343,15 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
         /* shift is the mean rounded to the dtype: gamma takes the rest; an
          * infinite or nan alpha (eval with running_var + eps = 0) takes
          * ATen's x alpha + (bias - mean alpha), whose infinities' signs
-         * follow x's and the mean's */
+         * follow x's and the mean's; an infinite mean (running_mean in
+         * evaluation) is its own shift and leaves gamma no remainder */
         double a = w ? invstd * elem(w, ch) : invstd;
         double sh = !isfinite(a) ? 0.0 : x->dtype == TJ_FLOAT32 ? (double)(float)mean : mean;
+        double rest = mean == sh ? 0.0 : mean - sh;
         for (int64_t i = 0; i < n; i++) {
             shift[i * c + ch] = sh;
             alpha[i * c + ch] = a;
-            gamma[i * c + ch] = (b ? elem(b, ch) : 0.0) - (mean - sh) * a;
+            gamma[i * c + ch] = (b ? elem(b, ch) : 0.0) - rest * a;
         }
     }
     if (s.len > 0) tj_k_segment_affine(&s, cx.data, NULL, shift, alpha, NULL, gamma, tj_tensor_ptr(outs[0]));

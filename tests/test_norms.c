@@ -821,6 +821,26 @@ Test(norms, batch_norm_eval_zero_running_var_eps0_gives_atens_infinities)
     }
 }
 
+/* Evaluation with an infinite running_mean gives ATen's (x - mean) alpha +
+ * bias = -inf or +inf (not nan); a running_var of inf gives alpha 0 and the
+ * bias - mean alpha of ATen. x as above, w [2, 3], b [0.5, -0.5]; PyTorch 1.13:
+ * A.native_batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5)[0] with rm, rv =
+ * [inf, 1], [1, inf] and [-inf, inf], [2, 1]. */
+Test(norms, batch_norm_eval_infinite_running_mean_gives_infinities)
+{
+    static const float rm[2][2] = {{INFINITY, 1}, {-INFINITY, INFINITY}}, rv[2][2] = {{1, INFINITY}, {2, 1}};
+    static const double want[2][8] = {{-INFINITY, -0.5, -INFINITY, -0.5, -INFINITY, -0.5, -INFINITY, -0.5},
+                                      {INFINITY, -INFINITY, INFINITY, -INFINITY, INFINITY, -INFINITY, INFINITY,
+                                       -INFINITY}};
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < 2; k++) {
+            tj_tensor *r[5];
+            tj_tensor *x = test_f32(2, (int64_t[]){4, 2}, (float[]){-1, 2, 1, -1, 2, 4, 0, 1});
+            bn_edge(pass, x, rm[k], rv[k], (bn_args){false, 1e-5}, r);
+            test_expect_close(r[0], want[k], 8, 0, 0);
+        }
+}
+
 /* Group and layer norm have no InvStd rule (ATen's kernels take 1 / sqrt(var
  * + eps)): with eps 0 a constant group or row gives rstd inf and a nan
  * output, unlike batch norm. x [2, 2, 2] = {1.5 x 4, 1, 2, 3, 4}; PyTorch
