@@ -144,18 +144,20 @@ int tj_pass_noop(tj_graph *g);
 /** Functionalisation (PyTorch's functionalize): rewrites every in-place call
  * into its out-of-place operator (add_ -> add, copy_ -> copy or the source
  * itself, ...), and a built-in call writing other Tensor(a!) arguments into
- * its functional form (native_batch_norm's running statistics ->
- * _native_batch_norm_legit_functional, which returns their new values). Later uses of a mutated value, and of every view of it, read
- * the new value (views are regenerated from it); a mutation through a view
- * writes back into its base through the inverse of each view (slice_scatter,
- * select_scatter, view, permute, transpose, squeeze / unsqueeze). Each
- * mutated graph input becomes an extra output written back into that input
- * (tj_graph_output_writeback), so running the graph has the same effect as
- * before. Returns the number of in-place calls rewritten (0: nothing to do),
- * or -1 on error: TJ_ERR_UNSUPPORTED for a mutation through an expand or
- * another view without an inverse, or an in-place operator without an
- * out-of-place form. Mutated constants become ordinary values (not written
- * back); inputs that alias each other at run time are not detected. */
+ * its functional form (native_batch_norm's running statistics in training ->
+ * _native_batch_norm_legit_functional, which returns their new values; in
+ * evaluation the call writes nothing and stays). Later uses of a mutated
+ * value, and of every view of it, read the new value (views are regenerated
+ * from it); a mutation through a view writes back into its base through the
+ * inverse of each view (slice_scatter, select_scatter, view, permute,
+ * transpose, squeeze / unsqueeze). Each mutated graph input becomes an extra
+ * output written back into that input (tj_graph_output_writeback), so
+ * running the graph has the same effect as before. Returns the number of
+ * in-place calls rewritten (0: nothing to do), or -1 on error:
+ * TJ_ERR_UNSUPPORTED for a mutation through an expand or another view
+ * without an inverse, or an in-place operator without an out-of-place form.
+ * Mutated constants become ordinary values (not written back); inputs that
+ * alias each other at run time are not detected. */
 int tj_pass_functionalize(tj_graph *g);
 
 typedef int (*tj_graph_pass)(tj_graph *g);

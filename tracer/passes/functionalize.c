@@ -249,23 +249,31 @@ static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
 /* Operators that write Tensor(a!) arguments other than self, and their
  * functional forms, which return those arguments' new values after the
  * operator's own results, in argument order (PyTorch 2 functionalises
- * _native_batch_norm_legit the same way). */
+ * _native_batch_norm_legit the same way). `only_if` is the bool argument
+ * without which the operator writes nothing (-1: none): batch norm in
+ * evaluation reads its running statistics and stays as it is, with no
+ * write-back (PyTorch 2.1 calls _native_batch_norm_legit_no_training). */
 static const struct {
     const char *op, *functional;
+    int only_if;
 } mutating_forms[] = {
-    {"aten::native_batch_norm", "aten::_native_batch_norm_legit_functional"},
+    {"aten::native_batch_norm", "aten::_native_batch_norm_legit_functional", 5},
 };
 
 /* A call writing some of its arguments: its functional form, then each
- * written argument takes its new value. With every such argument None,
- * nothing is written: the call stays. */
+ * written argument takes its new value. With every such argument None, or
+ * its only_if argument false, nothing is written: the call stays. */
 static tj_status rewrite_mutating(fz *z, const tj_gnode *n, const tj_garg *args)
 {
     const tj_op *op = n->op, *f = NULL;
     bool writes = false;
     for (int i = 0; i < n->nargs; i++) writes |= ((op->mutated_args >> i) & 1) && args[i].kind == TJ_GA_VALUE;
-    for (size_t k = 0; writes && !f && k < sizeof mutating_forms / sizeof *mutating_forms; k++)
-        if (strcmp(op->name, mutating_forms[k].op) == 0) f = tj_op_find(mutating_forms[k].functional);
+    for (size_t k = 0; writes && !f && k < sizeof mutating_forms / sizeof *mutating_forms; k++) {
+        if (strcmp(op->name, mutating_forms[k].op) != 0) continue;
+        int c = mutating_forms[k].only_if;
+        if (c >= 0 && args[c].kind == TJ_GA_BOOL && !args[c].u.b) writes = false;
+        else f = tj_op_find(mutating_forms[k].functional);
+    }
     if (writes && !f)
         return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s writes its arguments and has no functional form",
                         op->name);
