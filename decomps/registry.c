@@ -22,6 +22,7 @@ void tj_register_adaptive_pool_decompositions(void);
 void tj_register_conv_decompositions(void);
 void tj_register_embedding_decompositions(void);
 void tj_register_optim_decompositions(void);
+void tj_register_einsum_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -44,4 +45,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_conv_decompositions();
     tj_register_embedding_decompositions();
     tj_register_optim_decompositions();
+    tj_register_einsum_decompositions();
 }

@@ -625,3 +625,7 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, co
     return CALL(max_pool2d_with_indices_backward, T(g), T(self), L(kernel_size, 2), L(stride, 2), L(padding, 2),
                 L(dilation, 2), B(ceil_mode), T(indices));
 }
+tj_tensor *tj_einsum(const char *equation, tj_tensor *const *tensors, int n, const int64_t *path, int npath)
+{
+    return CALL(einsum, tj_v_str(equation), tj_v_tensors(tensors, n), OPTL(path, npath));
+}

@@ -428,6 +428,38 @@ tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias);
 /** aten::matmul (implicit): numpy matmul semantics (1-D, 2-D, batched with
  * broadcast batch dims). */
 tj_tensor *tj_matmul(tj_tensor *self, tj_tensor *other);
+/** aten::einsum (implicit, as torch.einsum): the Einstein summation of the n
+ * tensors `tensors` described by `equation`, e.g. "bhqd,bhkd->bhqk" or
+ * "ii". The equation gives one comma-separated group of subscripts (A-Z,
+ * a-z; spaces ignored) per operand, one per dim, where "..." stands for the
+ * dims no subscript names (right-aligned, broadcast across operands); after
+ * "->" the output's subscripts, each at most once; without "->" the output
+ * is "..." then every subscript used once, in A-Z, a-z order. A subscript
+ * repeated within one operand takes its diagonal; subscripts left out of the
+ * output are summed; sizes of 1 broadcast. Operands are multiplied two at a
+ * time, left to right, or in the order of `path` (npath entries, or NULL for
+ * None: n == 1 ? 1 : 2 * (n - 1) operand indices, opt_einsum's format),
+ * each pair as one aten::bmm over the subscripts they share and no other
+ * operand needs (aten::mul when there are none), after permute / view /
+ * sum: make_fx records those calls, never einsum. Any dtypes and strides:
+ * a product of two operands promotes as tj_mul, a contraction needs one
+ * dtype, not bool (tj_bmm's rule; PyTorch refuses mixed dtypes too), and a
+ * sum of one operand's subscript gives int64 for integer or bool input (as
+ * tj_sum_dim). Returns a tensor of the output's shape (a view of the input
+ * for a permutation such as "ij->ji", as PyTorch). Errors (messages as
+ * ATen's): TJ_ERR_INVALID_ARGUMENT for a NULL equation or operand, no
+ * operands, operand counts that do not match the equation, an output
+ * subscript repeated or in no operand, a path of the wrong length or
+ * contracting an operand with itself; TJ_ERR_PARSE for a character other
+ * than a letter, space, ',' or "->" and for a '.' outside one "..." per
+ * operand and output; TJ_ERR_SHAPE for a subscript count other than the
+ * operand's rank (at most it with "..."), sizes of a subscript (or of
+ * ellipsis dims) that differ and are not 1, or a repeated subscript over
+ * dims of different sizes; TJ_ERR_INDEX for a path index out of range;
+ * TJ_ERR_UNSUPPORTED when the distinct subscripts and ellipsis dims exceed
+ * TJ_MAX_DIMS (ATen aligns every operand on all of them); tj_bmm's
+ * TJ_ERR_DTYPE for a contraction of mixed dtypes or bool. */
+tj_tensor *tj_einsum(const char *equation, tj_tensor *const *tensors, int n, const int64_t *path, int npath);
 
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */
