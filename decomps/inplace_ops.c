@@ -1,8 +1,9 @@
 /* Decompositions of the in-place arithmetic operators (add_, sub_, mul_,
- * div_, sqrt_, zero_, fill_): the out-of-place result written back with
- * copy_, so that a traced graph keeps the mutation for functionalisation.
- * The in-place operator's own shape function checks first that the result
- * fits self (no broadcasting of self, no dtype change). */
+ * div_, sqrt_, zero_, fill_) and of tril_ / triu_: the out-of-place result
+ * written back with copy_, so that a traced graph keeps the mutation for
+ * functionalisation. The in-place operator's own shape function checks
+ * first that the result fits self (no broadcasting of self, no dtype
+ * change). */
 #include "util.h"
 
 /* copy_(self, r); the result is self itself. */
@@ -31,6 +32,8 @@ INPLACE(div_scalar_, div__Scalar, tj_div(self, tj_dc_scalar(&args[1], m[0].dtype
 INPLACE(sqrt_, sqrt_, tj_sqrt(self))
 INPLACE(zero_, zero_, tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype))
 INPLACE(fill_, fill__Scalar, tj_full(m[0].shape, m[0].ndim, tj_dc_convert(&args[1], m[0].dtype), (int)m[0].dtype))
+INPLACE(tril_, tril_, tj_tril(self, args[1].u.i))
+INPLACE(triu_, triu_, tj_triu(self, args[1].u.i))
 
 void tj_register_inplace_ops_decompositions(void)
 {
@@ -44,4 +47,6 @@ void tj_register_inplace_ops_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(sqrt_), sqrt_, "sqrt_");
     tj_op_set_decomposition(TJ_OPS(zero_), zero_, "zero_");
     tj_op_set_decomposition(TJ_OPS(fill__Scalar), fill_, "fill_");
+    tj_op_set_decomposition(TJ_OPS(tril_), tril_, "tril_");
+    tj_op_set_decomposition(TJ_OPS(triu_), triu_, "triu_");
 }

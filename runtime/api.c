@@ -251,6 +251,12 @@ tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_
 {
     return CALL(constant_pad_nd, T(self), L(pad, npad), value);
 }
+tj_tensor *tj_tril(tj_tensor *self, int64_t diagonal) { return CALL(tril, T(self), I(diagonal)); }
+tj_tensor *tj_triu(tj_tensor *self, int64_t diagonal) { return CALL(triu, T(self), I(diagonal)); }
+tj_tensor *tj_repeat(tj_tensor *self, const int64_t *repeats, int nrepeats)
+{
+    return CALL(repeat, T(self), L(repeats, nrepeats));
+}
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 {
     return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());

@@ -54,6 +54,8 @@ tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight)
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src) { return CALL_(copy_, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }
+tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal) { return CALL_(tril_, T(self), tj_v_int(diagonal)); }
+tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal) { return CALL_(triu_, T(self), tj_v_int(diagonal)); }
 
 tj_tensor *tj_addcmul(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value)
 {

@@ -659,6 +659,57 @@ FORMULA(d_flip)
     return TJ_OK;
 }
 
+/* tril / triu and their in-place forms: the same triangle of the gradient. */
+FORMULA(d_tril) { gi[0] = tj_tril(g[0], c->args[1].u.i); return TJ_OK; }
+FORMULA(d_triu) { gi[0] = tj_triu(g[0], c->args[1].u.i); return TJ_OK; }
+
+/* repeat, as PyTorch 1.13's repeat_backward: zeros for an empty result (a
+ * repeat of 0); else the leading new dims summed away, then each repeated
+ * dim d viewed as [repeats[d], size[d]] and summed over the repeats, in one
+ * reshape and sum when that fits TJ_MAX_DIMS dims, else dim by dim through
+ * the view [before d, repeats[d], size[d], after d]. */
+FORMULA(d_repeat)
+{
+    const tj_tensor *self = META(0);
+    const int64_t *reps = c->args[1].u.ints + (c->args[1].n - self->ndim);
+    tj_tensor *grad = g[0];
+    if (grad->numel == 0) {
+        gi[0] = zeros_like(self);
+        return TJ_OK;
+    }
+    static const int64_t first[1] = {0};
+    for (int i = self->ndim; i < c->args[1].n && grad; i++) grad = tj_sum_dim(grad, first, 1, false, TJ_DTYPE_NONE);
+    int64_t split[2 * TJ_MAX_DIMS], sum_dims[TJ_MAX_DIMS], size[TJ_MAX_DIMS];
+    int ns = 0, nd = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (reps[d] != 1) {
+            sum_dims[nd++] = ns;
+            split[ns++] = reps[d];
+        }
+        split[ns++] = size[d] = self->shape[d];
+    }
+    if (nd == 0) {
+        gi[0] = grad;
+    } else if (ns <= TJ_MAX_DIMS) {
+        gi[0] = tj_sum_dim(tj_reshape(grad, split, ns), sum_dims, nd, false, TJ_DTYPE_NONE);
+    } else {
+        static const int64_t tiles[1] = {1};
+        int64_t cur[TJ_MAX_DIMS]; /* grad's shape: dims before d summed already */
+        for (int d = 0; d < self->ndim; d++) cur[d] = reps[d] * size[d];
+        for (int d = 0; d < self->ndim && grad; d++) {
+            if (reps[d] == 1) continue;
+            int64_t before = 1, after = 1;
+            for (int j = 0; j < d; j++) before *= cur[j];
+            for (int j = d + 1; j < self->ndim; j++) after *= cur[j];
+            cur[d] = size[d];
+            tj_tensor *t = tj_reshape(grad, (int64_t[]){before, reps[d], size[d], after}, 4);
+            grad = tj_reshape(tj_sum_dim(t, tiles, 1, false, TJ_DTYPE_NONE), cur, self->ndim);
+        }
+        gi[0] = grad;
+    }
+    return TJ_OK;
+}
+
 /* clone, _to_copy (the engine converts the dtype back) */
 FORMULA(d_identity) { gi[0] = g[0]; return TJ_OK; }
 
@@ -1145,6 +1196,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(mul__Scalar, d_mul_scalar), D_OLD_SELF(div__Tensor, d_div), D(div__Scalar, d_div_scalar), D(sqrt_, d_sqrt),
     D(addcmul_, d_addcmul), D(addcdiv_, d_addcdiv), D(lerp__Scalar, d_lerp), D(copy_, d_copy), D(zero_, d_overwrite),
     D(fill__Scalar, d_overwrite),
+
+    /* session 17 (trirep) */
+    D(tril, d_tril), D(triu, d_triu), D(tril_, d_tril), D(triu_, d_triu), D(repeat, d_repeat),
 };
 
 const tj_derivative *tj_derivative_of(const tj_op *op)

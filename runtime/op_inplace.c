@@ -14,6 +14,7 @@
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
 #include "op_inplace.h"
+#include "op_tri_repeat.h"
 #include "op_view.h"
 
 #define SHAPE_BUF 160
@@ -155,6 +156,8 @@ INPLACE_OP(lerp__Scalar, "aten::lerp_.Scalar", lerp_Scalar, 2, false)
 INPLACE_OP(copy_, "aten::copy_", copy_oop, 2, false)
 INPLACE_OP(zero_, "aten::zero_", zero, 1, true)
 INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar, 1, true)
+INPLACE_OP(tril_, "aten::tril_", tril, 1, false)
+INPLACE_OP(triu_, "aten::triu_", triu, 1, false)
 
 /* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */
 

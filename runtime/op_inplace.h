@@ -29,6 +29,8 @@ TJ_OP_DECLARE(zero)
 TJ_OP_DECLARE(fill_Scalar)
 TJ_OP_DECLARE(slice_scatter)
 TJ_OP_DECLARE(select_scatter)
+TJ_OP_DECLARE(tril_)
+TJ_OP_DECLARE(triu_)
 
 
 #endif

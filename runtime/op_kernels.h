@@ -15,5 +15,6 @@
 #include "op_index.h"
 #include "op_optim.h"
 #include "op_sort.h"
+#include "op_tri_repeat.h"
 
 #endif

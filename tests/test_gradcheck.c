@@ -757,3 +757,33 @@ Test(gradcheck, a_wrong_formula_would_be_caught)
         cr_expect(fabs(tj_tensor_item_at(g, i) - 0.5 * want) > ATOL + RTOL * fabs(want));
     }
 }
+
+/* ---- tril, triu and repeat (session 17) ---- */
+
+static const int64_t r_lead[3] = {2, 1, 3}, r_2x3[2] = {2, 3}, r_zero[2] = {0, 2}, s_5d[5] = {2, 1, 2, 2, 1},
+                     r_5d[5] = {2, 3, 1, 2, 2};
+FN(f_tril, tj_tril(x[0], -1))
+FN(f_triu, tj_triu(x[0], 1))
+FN(f_tril_, tj_tril_(tj_mul_scalar(x[0], tj_v_int(2)), 0))
+FN(f_triu_, tj_triu_(tj_mul_scalar(x[0], tj_v_int(2)), -1))
+FN(f_repeat, tj_repeat(x[0], r_lead, 3))
+FN(f_repeat_2x3, tj_repeat(x[0], r_2x3, 2))
+FN(f_repeat_zero, tj_repeat(x[0], r_zero, 2))
+/* 5 dims and 4 repeated: the backward sums dim by dim (9 dims in one reshape) */
+FN(f_repeat_5d, tj_repeat(tj_reshape(x[0], s_5d, 5), r_5d, 5))
+
+Test(gradcheck, tril_triu_and_repeat)
+{
+    static const gc_case cases[] = {
+        {"tril", f_tril, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
+        {"triu", f_triu, 1, {{2, {3, 4}, STRIDED}}, -1, 1},
+        {"tril_", f_tril_, 1, {{2, {4, 3}, PLAIN}}, -1, 1},
+        {"triu_", f_triu_, 1, {{3, {2, 3, 4}, EXPANDED}}, -1, 1},
+        {"repeat(leading dims)", f_repeat, 1, {{2, {2, 3}, TRANSPOSED}}, -1, 1},
+        {"repeat(expanded)", f_repeat, 1, {{2, {2, 3}, EXPANDED}}, -1, 1},
+        {"repeat(0-dim)", f_repeat_2x3, 1, {{0, {0}, PLAIN}}, -1, 1},
+        {"repeat(a zero repeat)", f_repeat_zero, 1, {{2, {2, 3}, PLAIN}}, -1, 1},
+        {"repeat(rank 5)", f_repeat_5d, 1, {{2, {2, 4}, STRIDED}}, -1, 1},
+    };
+    CASES(cases);
+}

@@ -64,6 +64,12 @@ tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight);
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src);
 tj_tensor *tj_zero_(tj_tensor *self);                           /**< aten::zero_ */
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_.Scalar */
+/** aten::tril_ / aten::triu_: tj_tril / tj_triu (ops.h) written into self
+ * (rank >= 2, any dtype), which is returned. Errors: those of tj_tril, and
+ * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
+ * tensor), which PyTorch 1.13 does not check. */
+tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
+tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
 
 /* ---- out of place ---- */
 /** aten::addcmul: self + value * tensor1 * tensor2; the three broadcast; dtype

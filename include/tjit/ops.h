@@ -322,6 +322,35 @@ tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
  * when a crop exceeds its dim or, with some positive padding, a padded dim
  * would get size <= 0 (PyTorch's "resulted in a negative output size"). */
 tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value);
+/** aten::tril: the lower triangle of each matrix of self ([..., M, N], rank
+ * >= 2, any strides, any dtype), the other elements zero (+0.0, 0, false):
+ * element (..., i, j) is kept when j - i <= diagonal. diagonal 0 is the main
+ * diagonal, > 0 above it, < 0 below it; any int64 (beyond the matrix: all
+ * or nothing kept). Returns a new contiguous tensor of self's shape and
+ * dtype (the caller releases it, or the innermost open scope does). Errors:
+ * TJ_ERR_INDEX for a self of rank 0 or 1 (PyTorch 1.13 fails the same
+ * call with IndexError "Dimension out of range"). Decomposes (core table)
+ * into arange, sub, le and where, as torch._refs.tril; its gradient is
+ * tril of the gradient. tj_tril_ (inplace.h) writes into self. */
+tj_tensor *tj_tril(tj_tensor *self, int64_t diagonal);
+/** aten::triu: the upper triangle, element (..., i, j) kept when
+ * j - i >= diagonal; otherwise as tj_tril (same shapes, dtypes, result,
+ * errors). */
+tj_tensor *tj_triu(tj_tensor *self, int64_t diagonal);
+/** aten::repeat: self (any dtype and strides, 0-dim too) tiled repeats[d]
+ * times along each dim d. repeats holds nrepeats >= self's rank entries;
+ * when longer, self gets leading size-1 dims first (a [3] self with
+ * repeats {2, 2} gives [2, 6]). Returns a new contiguous tensor of self's
+ * dtype and shape padded[d] * repeats[d] (never a view, also for repeats
+ * of 1 or none), owned by the caller or the innermost open scope. A repeat
+ * of 0 gives an empty result. Errors: TJ_ERR_INVALID_ARGUMENT for fewer
+ * repeats than self's dims or more than TJ_MAX_DIMS, TJ_ERR_SHAPE for a
+ * negative result size (a negative repeat of a non-empty dim; of a size-0
+ * dim it gives 0, as PyTorch), TJ_ERR_OVERFLOW for a size or element
+ * count past int64. Decomposes (core table) into view, expand and clone;
+ * its gradient sums the gradient over the tiles (PyTorch's
+ * repeat_backward). */
+tj_tensor *tj_repeat(tj_tensor *self, const int64_t *repeats, int nrepeats);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
  * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). float -> int
