@@ -420,18 +420,6 @@ static tj_status traced(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-/* The graph's single output replayed through tj_compile / tj_plan_run. */
-static tj_tensor *replay(const tj_graph *g, tj_tensor *const *in, int n)
-{
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    tj_tensor *out[4];
-    cr_assert_eq(tj_plan_num_outputs(p), 1);
-    cr_assert_eq(tj_plan_run(p, in, n, out), TJ_OK, "%s", tj_last_error());
-    tj_plan_free(p);
-    return out[0];
-}
-
 static void expect_same(const tj_tensor *a, const tj_tensor *b, const char *what)
 {
     cr_assert_not_null(a, "%s: %s", what, tj_last_error());
@@ -459,13 +447,13 @@ static void expect_traces_and_replays(const trace_case *tc, tj_tensor *x)
         cr_assert_not_null(g, "%s", tj_last_error());
         cr_expect_eq(tj_graph_count_op(g, tj_op_find(tc->op)), 1, "%s not recorded once", tc->op);
         if (tc->which == 3) cr_expect_eq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
-        expect_same(replay(g, &x, 1), eager[0], tc->op);
+        expect_same(test_replay1(g, &x, 1), eager[0], tc->op);
         tj_graph_free(g);
         tj_graph *d = tj_make_fx(traced, (void *)tc, &x, 1, core, m);
         cr_assert_not_null(d, "%s", tj_last_error());
         cr_expect(test_only_primitives(d), "%s: the decomposed graph keeps a composite", tc->op);
         if (tc->which == 2) cr_expect_eq(tj_graph_count_op(d, TJ_OPS(_to_copy)), 1, "repeat: not one copy");
-        expect_same(replay(d, &x, 1), eager[0], tc->op);
+        expect_same(test_replay1(d, &x, 1), eager[0], tc->op);
         tj_graph_free(d);
     }
     tj_decomp_table_free(core);
@@ -506,7 +494,7 @@ Test(tri_repeat, a_traced_repeat_backward_sums_as_pytorch_and_replays_to_the_eag
         tj_graph *g = tj_make_fx(repeat_grad, NULL, in, 2, mode ? core : NULL, TJ_TRACE_FAKE);
         cr_assert_not_null(g, "%s", tj_last_error());
         if (!mode) cr_expect_eq(tj_graph_count_op(g, TJ_OPS(sum_dim_IntList)), 2);
-        expect_same(replay(g, in, 2), eager[0], mode ? "decomposed" : "as traced");
+        expect_same(test_replay1(g, in, 2), eager[0], mode ? "decomposed" : "as traced");
         tj_graph_free(g);
     }
     tj_decomp_table_free(core);

@@ -147,6 +147,17 @@ void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double
     }
 }
 
+tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
+{
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_plan_num_outputs(p), 1);
+    cr_assert_eq(tj_plan_run(p, in, n, out), TJ_OK, "%s", tj_last_error());
+    tj_plan_free(p);
+    return out[0];
+}
+
 bool test_only_primitives(const tj_graph *g)
 {
     for (int i = 0; i < tj_graph_num_nodes(g); i++) {

@@ -66,6 +66,10 @@ void test_expect_f32(const tj_tensor *t, const float *want, int64_t n, double rt
  *  tj_last_error() naming op and containing needle. */
 void test_expect_error(const void *result, tj_status status, const char *op, const char *needle);
 
+/** g, which must have one output, compiled (tj_compile) and run once on in
+ *  (n inputs); returns the output. The test fails on any error. */
+tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n);
+
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
