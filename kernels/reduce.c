@@ -21,7 +21,7 @@
 #define JB 2048     /* outputs per block in the row strategy */
 #define MAX_ROW_CHUNKS 16 /* bounds the scratch of partial results in the row strategy */
 #define OB 64 /* outputs per block in the outputs strategy */
-#define NKINDS (TJ_K_RED_ARGMIN + 1)
+#define NKINDS (TJ_K_RED_ANY + 1)
 
 /* Accumulator of one output. */
 typedef struct acc {
@@ -89,30 +89,33 @@ typedef struct loops {
         }                                                                                        \
     }
 
-/* ---- float-valued sums of EXPR, a function of v (the element as double)
- * and q (the output's param; QROW reads it for output j in a row) ---- */
-#define DEF_FSUM(NAME, T, EXPR, QROW)                                                            \
+/* ---- float-valued folds of EXPR, a function of v (the element as double)
+ * and q (the output's param; QROW reads it for output j in a row), with OP
+ * (+= for sums, *= for products) from ID (its identity) ---- */
+#define DEF_FFOLD(NAME, T, OP, ID, EXPR, QROW)                                                   \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
         const T *x = (const T *)xp;                                                              \
-        double l[LANES] = {0};                                                                   \
+        double l[LANES];                                                                         \
+        for (int k = 0; k < LANES; k++) l[k] = (ID);                                             \
         int64_t i = 0;                                                                           \
         if (s == 1)                                                                              \
             for (; i + LANES <= n; i += LANES)                                                   \
                 for (int k = 0; k < LANES; k++) {                                                \
                     double v = (double)x[i + k];                                                 \
-                    l[k] += (EXPR);                                                              \
+                    l[k] OP(EXPR);                                                               \
                 }                                                                                \
         for (; i < n; i++) {                                                                     \
             double v = (double)x[i * s];                                                         \
-            l[0] += (EXPR);                                                                      \
+            l[0] OP(EXPR);                                                                       \
         }                                                                                        \
         for (int w = LANES / 2; w > 0; w /= 2)                                                   \
-            for (int k = 0; k < w; k++) l[k] += l[k + w];                                        \
-        a->f += l[0];                                                                            \
+            for (int k = 0; k < w; k++) l[k] OP l[k + w];                                        \
+        a->f OP l[0];                                                                            \
     }                                                                                            \
     ROW_FN(NAME, T, double *restrict o = a->f; double v = (double)e; double q = (QROW); (void)q; \
-           o[j] += (EXPR))
+           o[j] OP(EXPR))
+#define DEF_FSUM(NAME, T, EXPR, QROW) DEF_FFOLD(NAME, T, +=, 0.0, EXPR, QROW)
 
 DEF_FSUM(sum_f32, float, v, 0.0)
 DEF_FSUM(sum_f64, double, v, 0.0)
@@ -123,24 +126,81 @@ DEF_FSUM(sqdev_f64, double, (v - q) * (v - q), p[j])
 DEF_FSUM(sumexp_f32, float, exp(v - q), p[j])
 DEF_FSUM(sumexp_f64, double, exp(v - q), p[j])
 
-/* ---- integer sums, wrapping like int64 arithmetic in PyTorch ---- */
-#define DEF_ISUM(NAME, T)                                                                        \
+/* products of float32, float64, and of int64 / bool for a float result */
+DEF_FFOLD(prod_f32, float, *=, 1.0, v, 0.0)
+DEF_FFOLD(prod_f64, double, *=, 1.0, v, 0.0)
+DEF_FFOLD(prod_i64, int64_t, *=, 1.0, v, 0.0)
+DEF_FFOLD(prod_u8, uint8_t, *=, 1.0, v, 0.0)
+
+/* ---- integer sums (OP +=, ID 0) and products (*=, 1), wrapping like int64
+ * arithmetic in PyTorch ---- */
+#define DEF_IFOLD(NAME, T, OP, ID)                                                               \
     static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
     {                                                                                            \
         const T *x = (const T *)xp;                                                              \
-        uint64_t l[LANES] = {0};                                                                 \
+        uint64_t l[LANES];                                                                       \
+        for (int k = 0; k < LANES; k++) l[k] = (ID);                                             \
         int64_t i = 0;                                                                           \
         if (s == 1)                                                                              \
             for (; i + LANES <= n; i += LANES)                                                   \
-                for (int k = 0; k < LANES; k++) l[k] += (uint64_t)x[i + k];                      \
-        for (; i < n; i++) l[0] += (uint64_t)x[i * s];                                           \
-        for (int k = 1; k < LANES; k++) l[0] += l[k];                                            \
-        a->i = (int64_t)((uint64_t)a->i + l[0]);                                                 \
+                for (int k = 0; k < LANES; k++) l[k] OP(uint64_t) x[i + k];                      \
+        for (; i < n; i++) l[0] OP(uint64_t) x[i * s];                                           \
+        for (int k = 1; k < LANES; k++) l[0] OP l[k];                                            \
+        uint64_t r = (uint64_t)a->i;                                                             \
+        r OP l[0];                                                                               \
+        a->i = (int64_t)r;                                                                       \
     }                                                                                            \
-    ROW_FN(NAME, T, uint64_t *restrict o = (uint64_t *)a->i; o[j] += (uint64_t)e)
+    ROW_FN(NAME, T, uint64_t *restrict o = (uint64_t *)a->i; o[j] OP(uint64_t) e)
+#define DEF_ISUM(NAME, T) DEF_IFOLD(NAME, T, +=, 0)
 
 DEF_ISUM(isum_i64, int64_t)
 DEF_ISUM(isum_u8, uint8_t)
+DEF_IFOLD(iprod_i64, int64_t, *=, 1)
+DEF_IFOLD(iprod_u8, uint8_t, *=, 1)
+
+/* ---- all / any: whether some element is a hit (HIT of v: v == 0 for ALL,
+ * v != 0 for ANY, so nan is a hit for ANY only), into the accumulator's
+ * integer field; ALL's result is its negation. Contiguous runs are scanned
+ * in blocks that the compiler vectorises, and a run stops at the block of
+ * its first hit. ---- */
+#define FLAG_BLOCK 64
+
+#define DEF_FLAG(NAME, T, HIT)                                                                   \
+    static void NAME##_fold(const char *xp, int64_t n, int64_t s, int64_t base, double q, acc *a) \
+    {                                                                                            \
+        const T *x = (const T *)xp;                                                              \
+        int64_t i = 0;                                                                           \
+        if (a->i) return;                                                                        \
+        if (s == 1)                                                                              \
+            for (; i + FLAG_BLOCK <= n; i += FLAG_BLOCK) {                                       \
+                int h = 0;                                                                       \
+                for (int k = 0; k < FLAG_BLOCK; k++) {                                           \
+                    T v = x[i + k];                                                              \
+                    h |= (HIT);                                                                  \
+                }                                                                                \
+                if (h) {                                                                         \
+                    a->i = 1;                                                                    \
+                    return;                                                                      \
+                }                                                                                \
+            }                                                                                    \
+        for (; i < n; i++) {                                                                     \
+            T v = x[i * s];                                                                      \
+            if (HIT) {                                                                           \
+                a->i = 1;                                                                        \
+                return;                                                                          \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    ROW_FN(NAME, T, int64_t *restrict o = a->i; T v = e; o[j] |= (HIT))
+
+DEF_FLAG(all_f32, float, v == 0)
+DEF_FLAG(all_f64, double, v == 0)
+DEF_FLAG(all_i64, int64_t, v == 0)
+DEF_FLAG(all_u8, uint8_t, v == 0)
+DEF_FLAG(any_f32, float, v != 0)
+DEF_FLAG(any_f64, double, v != 0)
+DEF_FLAG(any_i64, int64_t, v != 0)
+DEF_FLAG(any_u8, uint8_t, v != 0)
 
 /* ---- extrema. The scan of a run keeps SCAN_LANES partial extrema and nan
  * flags, written so that the compiler vectorises it (maxps/minps): nans are
@@ -249,7 +309,7 @@ DEF_ARG(argmin_i64, int64_t, i, <, min_i64)
 DEF_ARG(argmin_u8, uint8_t, i, <, min_u8)
 
 #define L(name) {name##_fold, name##_row}
-/* [kind][input dtype]; integer SUMs with int_acc use int_sum_loops. */
+/* [kind][input dtype]; integer SUMs and PRODs with int_acc use int_loops. */
 static const loops loop_table[NKINDS][TJ_NUM_DTYPES] = {
     [TJ_K_RED_SUM] = {[TJ_FLOAT32] = L(sum_f32), [TJ_FLOAT64] = L(sum_f64), [TJ_INT64] = L(sum_i64), [TJ_BOOL] = L(sum_u8)},
     [TJ_K_RED_SUMSQDEV] = {[TJ_FLOAT32] = L(sqdev_f32), [TJ_FLOAT64] = L(sqdev_f64)},
@@ -260,15 +320,29 @@ static const loops loop_table[NKINDS][TJ_NUM_DTYPES] = {
                          [TJ_BOOL] = L(argmax_u8)},
     [TJ_K_RED_ARGMIN] = {[TJ_FLOAT32] = L(argmin_f32), [TJ_FLOAT64] = L(argmin_f64), [TJ_INT64] = L(argmin_i64),
                          [TJ_BOOL] = L(argmin_u8)},
+    [TJ_K_RED_PROD] = {[TJ_FLOAT32] = L(prod_f32), [TJ_FLOAT64] = L(prod_f64), [TJ_INT64] = L(prod_i64),
+                       [TJ_BOOL] = L(prod_u8)},
+    [TJ_K_RED_ALL] = {[TJ_FLOAT32] = L(all_f32), [TJ_FLOAT64] = L(all_f64), [TJ_INT64] = L(all_i64),
+                      [TJ_BOOL] = L(all_u8)},
+    [TJ_K_RED_ANY] = {[TJ_FLOAT32] = L(any_f32), [TJ_FLOAT64] = L(any_f64), [TJ_INT64] = L(any_i64),
+                      [TJ_BOOL] = L(any_u8)},
 };
-static const loops int_sum_loops[TJ_NUM_DTYPES] = {[TJ_INT64] = L(isum_i64), [TJ_BOOL] = L(isum_u8)};
+static const loops int_loops[NKINDS][TJ_NUM_DTYPES] = {
+    [TJ_K_RED_SUM] = {[TJ_INT64] = L(isum_i64), [TJ_BOOL] = L(isum_u8)},
+    [TJ_K_RED_PROD] = {[TJ_INT64] = L(iprod_i64), [TJ_BOOL] = L(iprod_u8)},
+};
 #undef L
 
-/* Whether the accumulator works on its integer field. */
+static bool is_sum_or_prod(tj_k_red_kind kind) { return kind == TJ_K_RED_SUM || kind == TJ_K_RED_PROD; }
+
+/* Whether the accumulator works on its integer field: ALL / ANY always
+ * (a flag), the other kinds for int64 / bool inputs (sums and products
+ * only with int_acc). */
 static bool acc_is_int(const tj_k_reduce *r)
 {
+    if (r->kind == TJ_K_RED_ALL || r->kind == TJ_K_RED_ANY) return true;
     bool int_in = r->x_dtype == TJ_INT64 || r->x_dtype == TJ_BOOL;
-    return int_in && (r->kind != TJ_K_RED_SUM || r->int_acc);
+    return int_in && (!is_sum_or_prod(r->kind) || r->int_acc);
 }
 
 /* ---- AVX-512 float32 loops (reduce_avx512.c): the same results bit for
@@ -280,6 +354,23 @@ static void sum_f32_row_avx512(const char *x, int64_t nrows, int64_t rs, int64_t
     tj_k_sum_f32_rows_avx512((const float *)(const void *)x, nrows, rs, m, a->f);
 }
 
+/* The sum's (product's) folds on the AVX-512 runs loop: COP is += (*=), the
+ * fold of each run's result into its accumulator. */
+#define DEF_FOLDS_AVX512(NAME, COP)                                                                        \
+    static void NAME##_f32_folds_avx512(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s, \
+                                        int64_t base, const double *q, acc *a)                             \
+    {                                                                                                      \
+        double part[OB];                                                                                   \
+        if (s != 1) {                                                                                      \
+            for (int64_t t = 0; t < on; t++) NAME##_f32_fold(x + off[t], n, s, base, q[t], &a[t]);         \
+            return;                                                                                        \
+        }                                                                                                  \
+        tj_k_##NAME##_f32_runs_avx512(x, off, on, n, part);                                                \
+        for (int64_t t = 0; t < on; t++) a[t].f COP part[t];                                               \
+    }
+DEF_FOLDS_AVX512(sum, +=)
+DEF_FOLDS_AVX512(prod, *=)
+
 static float max_f32_scan_avx512(const float *x, int64_t n, int64_t s)
 {
     return s == 1 ? tj_k_max_f32_scan_avx512(x, n) : max_f32_scan(x, n, s);
@@ -288,18 +379,6 @@ static float max_f32_scan_avx512(const float *x, int64_t n, int64_t s)
 static float min_f32_scan_avx512(const float *x, int64_t n, int64_t s)
 {
     return s == 1 ? tj_k_min_f32_scan_avx512(x, n) : min_f32_scan(x, n, s);
-}
-
-static void sum_f32_folds_avx512(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s, int64_t base,
-                                 const double *q, acc *a)
-{
-    double part[OB];
-    if (s != 1) {
-        for (int64_t t = 0; t < on; t++) sum_f32_fold(x + off[t], n, s, base, q[t], &a[t]);
-        return;
-    }
-    tj_k_sum_f32_runs_avx512(x, off, on, n, part);
-    for (int64_t t = 0; t < on; t++) a[t].f += part[t];
 }
 
 DEF_EXT_FOLD(max_f32_avx512, float, f, >, max_f32_scan_avx512)
@@ -314,11 +393,14 @@ static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row},
     [TJ_K_RED_ARGMAX] = {argmax_f32_avx512_fold, argmax_f32_row},
     [TJ_K_RED_ARGMIN] = {argmin_f32_avx512_fold, argmin_f32_row},
+    /* the generic row loop: it reads rows in order, which for many rows is
+     * faster than the AVX-512 one's strips of eight columns */
+    [TJ_K_RED_PROD] = {prod_f32_fold, prod_f32_row, prod_f32_folds_avx512},
 };
 
 static const loops *loops_for(const tj_k_reduce *r)
 {
-    if (r->kind == TJ_K_RED_SUM && acc_is_int(r)) return &int_sum_loops[r->x_dtype];
+    if (is_sum_or_prod(r->kind) && acc_is_int(r)) return &int_loops[r->kind][r->x_dtype];
     if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && !strcmp(tj_k_isa_name(), "avx512"))
         return &avx512_f32_loops[r->kind];
     return &loop_table[r->kind][r->x_dtype];
@@ -333,6 +415,9 @@ static acc acc_init(tj_k_red_kind kind, int64_t idx)
     } else if (kind == TJ_K_RED_MIN || kind == TJ_K_RED_ARGMIN) {
         a.f = INFINITY;
         a.i = INT64_MAX;
+    } else if (kind == TJ_K_RED_PROD) {
+        a.f = 1;
+        a.i = 1;
     }
     return a;
 }
@@ -359,6 +444,12 @@ static void acc_combine(tj_k_red_kind kind, bool is_int, acc *a, const acc *b)
     case TJ_K_RED_ARGMIN:
         if (is_int ? b->i < a->i : ARG_BETTER(<, b->f, a->f)) *a = *b;
         break;
+    case TJ_K_RED_PROD:
+        a->f *= b->f;
+        a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+        break;
+    case TJ_K_RED_ALL:
+    case TJ_K_RED_ANY: a->i |= b->i; break;
     }
 }
 
@@ -391,7 +482,10 @@ static void finish(const tj_k_reduce *r, bool is_int, const acc *a, int64_t o)
         if (r->out) store(r->out, r->out_dtype, o, is_int, a->f, a->i);
         break;
     case TJ_K_RED_MAX:
-    case TJ_K_RED_MIN: store(r->out, r->out_dtype, o, is_int, a->f, a->i); break;
+    case TJ_K_RED_MIN:
+    case TJ_K_RED_PROD: store(r->out, r->out_dtype, o, is_int, a->f, a->i); break;
+    case TJ_K_RED_ALL: store(r->out, r->out_dtype, o, true, 0, !a->i); break;
+    case TJ_K_RED_ANY: store(r->out, r->out_dtype, o, true, 0, a->i); break;
     }
 }
 

@@ -1,5 +1,5 @@
-/* Reductions over strided buffers: sums, extrema, arg-extrema, sums of
- * squared deviations and of exponentials, over any set of dims of an input of
+/* Reductions over strided buffers: sums, products, extrema, arg-extrema,
+ * sums of squared deviations and of exponentials, all / any, over any set of dims of an input of
  * any strides, into a contiguous output holding one value per combination of
  * the kept dims (row-major in their order).
  *
@@ -18,7 +18,7 @@
  * - otherwise each output folds strided runs.
  * Long reductions are cut into fixed-size chunks whose partial results are
  * combined in order, so that results do not depend on the thread count.
- * Floating sums accumulate in double. */
+ * Floating sums and products accumulate in double. */
 #ifndef TJIT_KERNELS_REDUCE_H
 #define TJIT_KERNELS_REDUCE_H
 
@@ -35,6 +35,9 @@ typedef enum tj_k_red_kind {
     TJ_K_RED_MIN,      /**< smallest value; nan propagates */
     TJ_K_RED_ARGMAX,   /**< largest value and its first flat index over the reduced dims; nan counts as largest */
     TJ_K_RED_ARGMIN,   /**< smallest value and its first flat index; nan counts as smallest */
+    TJ_K_RED_PROD,     /**< product: double for a float result, int64 (wrapping) for an integer one */
+    TJ_K_RED_ALL,      /**< no element is 0 (nan is not 0), into a bool result; any input dtype */
+    TJ_K_RED_ANY,      /**< some element is not 0, into a bool result; any input dtype */
 } tj_k_red_kind;
 
 /** Coalesced geometry of one group of dims (kept or reduced). */
@@ -48,14 +51,14 @@ typedef struct tj_k_reduce {
     tj_k_red_kind kind;
     const void *x;  /**< element [0, ..., 0] of the input */
     tj_dtype x_dtype;
-    /** SUM of an int64/bool input: accumulate in int64 (true) or in double
-     * (false, for a float result). Other kinds ignore it. */
+    /** SUM, PROD of an int64/bool input: accumulate in int64 (true) or in
+     * double (false, for a float result). Other kinds ignore it. */
     bool int_acc;
     const double *param; /**< SUMSQDEV, SUMEXP: one value per output */
     double divisor;      /**< SUM, SUMSQDEV: the result is divided by it (1 for a plain sum) */
     bool root;           /**< SUMSQDEV: the square root of the quotient, in double (std) */
     void *out;           /**< one value per output, contiguous; NULL allowed for ARGMAX */
-    tj_dtype out_dtype;  /**< float32/float64 for float results, int64/bool for integer ones */
+    tj_dtype out_dtype;  /**< float32/float64 for float results, int64/bool for integer ones, bool for ALL/ANY */
     int64_t *out_index;  /**< ARGMAX, ARGMIN: one index per output */
     /* set by tj_k_reduce_prepare */
     tj_k_red_dims kept, red;
@@ -70,8 +73,9 @@ void tj_k_reduce_prepare(tj_k_reduce *r, int ndim, const int64_t *shape, const i
 /** Bytes of scratch tj_k_reduce_run needs (0 when none). */
 size_t tj_k_reduce_scratch_bytes(const tj_k_reduce *r);
 /** Runs the reduction with up to `nthreads` threads. An empty
- * reduction gives 0 for sums (so nan for a mean), -inf/+inf for MAX/MIN and
- * index 0 for ARGMAX/ARGMIN: callers reject those that PyTorch rejects. */
+ * reduction gives 0 for sums (so nan for a mean), 1 for PROD, true for ALL,
+ * false for ANY, -inf/+inf for MAX/MIN and index 0 for ARGMAX/ARGMIN:
+ * callers reject those that PyTorch rejects. */
 void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);
 
 #endif

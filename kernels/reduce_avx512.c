@@ -27,58 +27,65 @@ void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t
     }
 }
 
-/* The float32 sum's fold on a contiguous run (reduce.c, DEF_FSUM with
- * LANES 8): lane k adds x[i + k] for every whole group of eight, the rest is
- * added to lane 0 in order, then the lanes are combined pairwise (k + 4 into
- * k, then k + 2, then k + 1). One vector of eight doubles holds the lanes.
- * sum_lanes does the part after the groups. */
-static double sum_lanes(__m512d l, const float *x, int64_t i, int64_t n)
-{
-    if (i < n) {
-        double l0 = _mm512_cvtsd_f64(l);
-        for (; i < n; i++) l0 += (double)x[i];
-        l = _mm512_mask_broadcastsd_pd(l, 1, _mm_set_sd(l0));
-    }
-    __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));
-    __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
-    return _mm_cvtsd_f64(q) + _mm_cvtsd_f64(_mm_unpackhi_pd(q, q));
-}
-
 static __m512d cvt8(const float *x) { return _mm512_cvtps_pd(_mm256_loadu_ps(x)); }
-
-static double sum_run(const float *x, int64_t n)
-{
-    __m512d l = _mm512_setzero_pd();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) l = _mm512_add_pd(l, cvt8(x + i));
-    return sum_lanes(l, x, i, n);
-}
 
 static const float *run_at(const char *x, int64_t off) { return (const float *)(const void *)(x + off); }
 
-/* Four runs at once where it can: four independent chains of additions
- * hide their latency; each run's lanes see the same additions as alone. */
-void tj_k_sum_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out)
-{
-    int64_t r = 0;
-    for (; r + 4 <= nruns; r += 4) {
-        const float *x0 = run_at(x, off[r]), *x1 = run_at(x, off[r + 1]);
-        const float *x2 = run_at(x, off[r + 2]), *x3 = run_at(x, off[r + 3]);
-        __m512d l0 = _mm512_setzero_pd(), l1 = l0, l2 = l0, l3 = l0;
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            l0 = _mm512_add_pd(l0, cvt8(x0 + i));
-            l1 = _mm512_add_pd(l1, cvt8(x1 + i));
-            l2 = _mm512_add_pd(l2, cvt8(x2 + i));
-            l3 = _mm512_add_pd(l3, cvt8(x3 + i));
-        }
-        out[r] = sum_lanes(l0, x0, i, n);
-        out[r + 1] = sum_lanes(l1, x1, i, n);
-        out[r + 2] = sum_lanes(l2, x2, i, n);
-        out[r + 3] = sum_lanes(l3, x3, i, n);
+/* The float32 sum's (product's) fold on a contiguous run (reduce.c,
+ * DEF_FFOLD with LANES 8): lane k takes x[i + k] for every whole group of
+ * eight, the rest goes to lane 0 in order, then the lanes are combined
+ * pairwise (k + 4 into k, then k + 2, then k + 1). One vector of eight
+ * doubles holds the lanes. NAME##_lanes does the part after the groups.
+ * VOP: the intrinsics' add or mul; COP: the C operator (+= or *=); ID: the
+ * identity. The runs loop folds four runs at once where it can: four
+ * independent chains hide their latency, each run's lanes see the same
+ * operations as alone. */
+#define DEF_FOLD_AVX512(NAME, VOP, COP, ID)                                                                \
+    static double NAME##_lanes(__m512d l, const float *x, int64_t i, int64_t n)                            \
+    {                                                                                                      \
+        if (i < n) {                                                                                       \
+            double l0 = _mm512_cvtsd_f64(l);                                                               \
+            for (; i < n; i++) l0 COP(double) x[i];                                                        \
+            l = _mm512_mask_broadcastsd_pd(l, 1, _mm_set_sd(l0));                                          \
+        }                                                                                                  \
+        __m256d h = _mm256_##VOP##_pd(_mm512_castpd512_pd256(l), _mm512_extractf64x4_pd(l, 1));            \
+        __m128d q = _mm_##VOP##_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));                \
+        double r = _mm_cvtsd_f64(q);                                                                       \
+        r COP _mm_cvtsd_f64(_mm_unpackhi_pd(q, q));                                                        \
+        return r;                                                                                          \
+    }                                                                                                      \
+    static double NAME##_run(const float *x, int64_t n)                                                    \
+    {                                                                                                      \
+        __m512d l = _mm512_set1_pd(ID);                                                                    \
+        int64_t i = 0;                                                                                     \
+        for (; i + 8 <= n; i += 8) l = _mm512_##VOP##_pd(l, cvt8(x + i));                                  \
+        return NAME##_lanes(l, x, i, n);                                                                   \
+    }                                                                                                      \
+    void tj_k_##NAME##_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n,        \
+                                       double *out)                                                        \
+    {                                                                                                      \
+        int64_t r = 0;                                                                                     \
+        for (; r + 4 <= nruns; r += 4) {                                                                   \
+            const float *x0 = run_at(x, off[r]), *x1 = run_at(x, off[r + 1]);                              \
+            const float *x2 = run_at(x, off[r + 2]), *x3 = run_at(x, off[r + 3]);                          \
+            __m512d l0 = _mm512_set1_pd(ID), l1 = l0, l2 = l0, l3 = l0;                                    \
+            int64_t i = 0;                                                                                 \
+            for (; i + 8 <= n; i += 8) {                                                                   \
+                l0 = _mm512_##VOP##_pd(l0, cvt8(x0 + i));                                                  \
+                l1 = _mm512_##VOP##_pd(l1, cvt8(x1 + i));                                                  \
+                l2 = _mm512_##VOP##_pd(l2, cvt8(x2 + i));                                                  \
+                l3 = _mm512_##VOP##_pd(l3, cvt8(x3 + i));                                                  \
+            }                                                                                              \
+            out[r] = NAME##_lanes(l0, x0, i, n);                                                           \
+            out[r + 1] = NAME##_lanes(l1, x1, i, n);                                                       \
+            out[r + 2] = NAME##_lanes(l2, x2, i, n);                                                       \
+            out[r + 3] = NAME##_lanes(l3, x3, i, n);                                                       \
+        }                                                                                                  \
+        for (; r < nruns; r++) out[r] = NAME##_run(run_at(x, off[r]), n);                                  \
     }
-    for (; r < nruns; r++) out[r] = sum_run(run_at(x, off[r]), n);
-}
+
+DEF_FOLD_AVX512(sum, add, +=, 0.0)
+DEF_FOLD_AVX512(prod, mul, *=, 1.0)
 
 /* The float32 extrema scans (reduce.c, DEF_SCAN with SCAN_LANES 32) on a
  * contiguous run. A value replaces the best so far only when strictly better

@@ -11,6 +11,9 @@ void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t
  * x + off[r] bytes, r < nruns: out[r] = its eight double lanes combined, bit
  * for bit as the generic loop (AVX-512). */
 void tj_k_sum_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
+/** tj_k_sum_f32_runs_avx512 with products: the float32 product's fold
+ * (reduce.c) of each run, bit for bit (AVX-512). */
+void tj_k_prod_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
 /** The float32 max / min scans of the n contiguous floats at x (reduce.c):
  * nan if any, else the extreme, resolving signed zero ties as the generic
  * scan (AVX-512). */

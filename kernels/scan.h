@@ -1,5 +1,6 @@
-/* Inclusive scans along one dim (ATen's cumsum): out[.., i, ..] = the sum
- * of in[.., 0..i, ..], in PyTorch 1.13's CPU order and accumulator type. */
+/* Inclusive scans along one dim (ATen's cumsum, cumprod): out[.., i, ..] =
+ * the sum (product) of in[.., 0..i, ..], in PyTorch 1.13's CPU order and
+ * accumulator type. */
 #ifndef TJIT_KERNELS_SCAN_H
 #define TJIT_KERNELS_SCAN_H
 
@@ -13,5 +14,8 @@
  * float64 or int64 (wrapping). Each sum runs in index order whatever the
  * thread count, so results are deterministic. Up to `nthreads` threads. */
 void tj_k_cumsum(tj_dtype dtype, void *out, const void *in, int64_t outer, int64_t n, int64_t inner, int nthreads);
+/** cumprod, as tj_k_cumsum with products (float32 multiplied in a float64
+ * accumulator, int64 wrapping). */
+void tj_k_cumprod(tj_dtype dtype, void *out, const void *in, int64_t outer, int64_t n, int64_t inner, int nthreads);
 
 #endif

@@ -213,6 +213,16 @@ tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim)
 {
     return CALL(argmin, T(self), has_dim ? I(dim) : tj_v_none(), B(keepdim));
 }
+tj_tensor *tj_prod(tj_tensor *self, int dtype) { return CALL(prod, T(self), DT(dtype)); }
+tj_tensor *tj_prod_dim(tj_tensor *self, int64_t dim, bool keepdim, int dtype)
+{
+    return CALL(prod_dim_int, T(self), I(dim), B(keepdim), DT(dtype));
+}
+tj_tensor *tj_cumprod(tj_tensor *self, int64_t dim, int dtype) { return CALL(cumprod, T(self), I(dim), DT(dtype)); }
+tj_tensor *tj_all(tj_tensor *self) { return CALL(all, T(self)); }
+tj_tensor *tj_all_dim(tj_tensor *self, int64_t dim, bool keepdim) { return CALL(all_dim, T(self), I(dim), B(keepdim)); }
+tj_tensor *tj_any(tj_tensor *self) { return CALL(any, T(self)); }
+tj_tensor *tj_any_dim(tj_tensor *self, int64_t dim, bool keepdim) { return CALL(any_dim, T(self), I(dim), B(keepdim)); }
 tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim)
 {
     return CALL(std_correction, T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim));

@@ -415,6 +415,104 @@ FORMULA(d_max_min_all)
     return TJ_OK;
 }
 
+/* ---- prod and prod.dim_int: FunctionsManual's prod_backward ---- */
+
+/* x in the gradient's dtype (prod's dtype argument may widen the result) */
+static tj_tensor *in_dtype_of(tj_tensor *x, const tj_tensor *g)
+{
+    return x && g && x->dtype != g->dtype ? tj_to_copy(x, g->dtype) : x;
+}
+
+/* Whether the formula may look at x's values: not on fake tensors nor while
+ * a mode (a trace) is active, where PyTorch's formula (isTensorSubclassLike)
+ * takes the path that is exact for every input. */
+static bool reads_values(const tj_tensor *x) { return tj_mode_depth() == 0 && !tj_tensor_is_fake(x); }
+
+/* The number of zeros in x, into *n. */
+static tj_status zero_count(tj_tensor *x, int64_t *n)
+{
+    tj_tensor *c = tj_sum(tj_eq_scalar(x, tj_v_int(0)), TJ_DTYPE_NONE);
+    if (!c) return tj_last_status();
+    *n = (int64_t)tj_tensor_item_at(c, 0);
+    return TJ_OK;
+}
+
+/* ATen's prod_safe_zeros_backward: g (x's shape with size 1 along dim, or
+ * broadcasting to it) times, for each element, the product of those before
+ * it along dim (the cumprod of [1, x[:-1]]) and of those after it (the
+ * reversed cumprod of [1, reversed x[1:]]): exact with zeros, where
+ * result / x is not. */
+static tj_tensor *prod_safe_zeros(tj_tensor *g, tj_tensor *x, int dim)
+{
+    if (!g || !x) return NULL;
+    int64_t n = x->shape[dim], d = dim, shape[TJ_MAX_DIMS];
+    if (n == 0) return zeros_like(x);
+    if (n == 1) return g;
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    shape[dim] = 1;
+    tj_tensor *ones = tj_ones(shape, x->ndim, g->dtype);
+    tj_tensor *head[2] = {ones, tj_slice(x, dim, true, 0, true, n - 1, 1)};
+    tj_tensor *tail[2] = {ones, tj_flip(tj_slice(x, dim, true, 1, true, n, 1), &d, 1)};
+    tj_tensor *before = tj_cumprod(tj_cat(head, 2, dim), dim, TJ_DTYPE_NONE);
+    tj_tensor *after = tj_flip(tj_cumprod(tj_cat(tail, 2, dim), dim, TJ_DTYPE_NONE), &d, 1);
+    return tj_mul(g, tj_mul(before, after));
+}
+
+/* prod: grad * (result / self) when self holds no zero; 0 everywhere when it
+ * holds several (ATen's shortcut with grad mode off: backward passes record
+ * nothing); else the safe formula over the flattened self. */
+FORMULA(d_prod)
+{
+    tj_tensor *go = g[0], *x = in_dtype_of(ARG(0), go);
+    if (!x) return tj_last_status();
+    if (x->ndim == 0) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    if (reads_values(x)) {
+        int64_t zeros = 0;
+        tj_status st = zero_count(x, &zeros);
+        if (st != TJ_OK) return st;
+        if (zeros != 1) {
+            gi[0] = zeros ? zeros_like(x) : tj_mul(go, tj_div(OUT(0), x));
+            return TJ_OK;
+        }
+    }
+    int64_t flat = -1;
+    tj_tensor *r = prod_safe_zeros(go, tj_reshape(x, &flat, 1), 0);
+    gi[0] = r ? tj_view(r, x->shape, x->ndim) : NULL;
+    return TJ_OK;
+}
+
+/* prod.dim_int: grad * (result / self) when self holds no zero at all, else
+ * the safe formula along dim (grad and result with dim put back). */
+FORMULA(d_prod_dim)
+{
+    tj_tensor *go = g[0], *r = OUT(0), *x = in_dtype_of(ARG(0), go);
+    if (!x) return tj_last_status();
+    if (x->ndim == 0) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, x->ndim, &d);
+    if (st != TJ_OK) return st;
+    if (!c->args[2].u.b) {
+        go = tj_unsqueeze(go, d);
+        r = tj_unsqueeze(r, d);
+    }
+    if (reads_values(x)) {
+        int64_t zeros = 0;
+        if ((st = zero_count(x, &zeros)) != TJ_OK) return st;
+        if (zeros == 0) {
+            gi[0] = tj_mul(go, tj_div(r, x));
+            return TJ_OK;
+        }
+    }
+    gi[0] = prod_safe_zeros(go, x, d);
+    return TJ_OK;
+}
+
 /* (2 / (N - correction)) * grad * (self - mean(self)) */
 static tj_tensor *var_grad(const tj_grad_ctx *c, tj_tensor *g)
 {
@@ -1163,6 +1261,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
     D(std_correction, d_std), D(linalg_vector_norm, d_linalg_vector_norm),
     D(sort, d_sort), D(sort_stable, d_sort_stable), D(topk, d_topk),
+    D(prod, d_prod), D(prod_dim_int, d_prod_dim), NONDIFF(all), NONDIFF(all_dim), NONDIFF(any), NONDIFF(any_dim),
 
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
 

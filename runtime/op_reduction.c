@@ -1,9 +1,10 @@
 /* Reduction operators: dim lists, result shapes and dtypes (shape functions)
  * and the glue from boxed arguments to the reduction driver in
  * kernels/reduce.c. Semantics follow PyTorch 1.13: a dim list that is None or
- * [] reduces every dim, keepdim keeps size-1 dims, sums of bool/int64 give
- * int64, mean of an empty reduction is nan, amax/amin/argmax/argmin/max/min
- * of an empty reduction are errors. */
+ * [] reduces every dim, keepdim keeps size-1 dims, sums and products of
+ * bool/int64 give int64, all/any give bool, mean of an empty reduction is
+ * nan, its product 1, its all true and its any false,
+ * amax/amin/argmax/argmin/max/min of an empty reduction are errors. */
 #include <math.h>
 #include <string.h>
 
@@ -34,6 +35,12 @@ static tj_status parse_dims(const char *op, const tj_tensor *x, const tj_value *
         mask[w] = true;
     }
     return TJ_OK;
+}
+
+/* Marks every dim (the .default overloads). */
+static void mask_all(bool mask[TJ_MAX_DIMS])
+{
+    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
 }
 
 /* Marks a single dim (an `int` or `int?` dim; None marks every dim). */
@@ -162,16 +169,17 @@ tj_status tj_meta_sum(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-/* Sums x over mask into out (dtype already decided). Inputs are converted
- * first where PyTorch converts before summing: to bool (a sum is then "any")
+/* Sums (kind TJ_K_RED_SUM) or multiplies (TJ_K_RED_PROD) x over mask into
+ * out (dtype already decided). Inputs are converted first where PyTorch
+ * converts before reducing: to bool (a sum is then "any", a product "all")
  * and from float to an integer dtype (truncating each element). */
-static tj_status sum_into(const char *op, const tj_tensor *x, const bool *mask, tj_tensor *out)
+static tj_status fold_into(const char *op, tj_k_red_kind kind, const tj_tensor *x, const bool *mask, tj_tensor *out)
 {
     tj_dtype od = out->dtype;
     bool convert = (od == TJ_BOOL && x->dtype != TJ_BOOL) || (!is_float(od) && is_float(x->dtype));
     tj_tensor *tmp = NULL;
     if (convert && !(tmp = converted(x, od))) return tj_last_status();
-    tj_k_reduce k = {.kind = TJ_K_RED_SUM, .int_acc = !is_float(od), .divisor = 1, .out = tj_tensor_ptr(out),
+    tj_k_reduce k = {.kind = kind, .int_acc = !is_float(od), .divisor = 1, .out = tj_tensor_ptr(out),
                      .out_dtype = od};
     tj_status st = reduce(op, &k, tmp ? tmp : x, mask);
     tj_tensor_release(tmp);
@@ -182,44 +190,48 @@ tj_status tj_kernel_sum_dim(const tj_value *args, tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
     parse_dims(SUM_DIM, args[0].u.t, &args[1], mask);
-    return sum_into(SUM_DIM, args[0].u.t, mask, outs[0]);
+    return fold_into(SUM_DIM, TJ_K_RED_SUM, args[0].u.t, mask, outs[0]);
 }
 
 tj_status tj_kernel_sum(const tj_value *args, tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
-    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
-    return sum_into(SUM, args[0].u.t, mask, outs[0]);
+    mask_all(mask);
+    return fold_into(SUM, TJ_K_RED_SUM, args[0].u.t, mask, outs[0]);
 }
 
-/* ---- cumsum ---- */
+/* ---- cumsum / cumprod ---- */
 
 #define CUMSUM "aten::cumsum"
+#define CUMPROD "aten::cumprod"
 
-/* cumsum's result dtype: `dtype` if given, else self's float dtype, int64
- * for int64 and bool (PyTorch's meta_func_cum_ops); bool results are not
- * implemented (as PyTorch's cumsum_out_cpu). */
-tj_status tj_meta_cumsum(const tj_value *args, tj_meta *outs)
+/* The result dtype of cumsum / cumprod: `dtype` if given, else self's float
+ * dtype, int64 for int64 and bool (PyTorch's meta_func_cum_ops); bool
+ * results are not implemented (as PyTorch's cumsum_out_cpu, cumprod_out_cpu). */
+static tj_status meta_cum(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
     int d;
-    if (tj_wrap_dim(CUMSUM, args[1].u.i, x->ndim, &d) != TJ_OK) return tj_last_status();
+    if (tj_wrap_dim(op, args[1].u.i, x->ndim, &d) != TJ_OK) return tj_last_status();
     tj_dtype dt = sum_dtype(x, &args[2]);
-    if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, CUMSUM ": not implemented for a bool result (dtype bool)");
+    if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for a bool result (dtype bool)", op);
     tj_meta_like(&outs[0], x);
     outs[0].dtype = dt;
     return TJ_OK;
 }
 
+tj_status tj_meta_cumsum(const tj_value *args, tj_meta *outs) { return meta_cum(CUMSUM, args, outs); }
+tj_status tj_meta_cumprod(const tj_value *args, tj_meta *outs) { return meta_cum(CUMPROD, args, outs); }
+
 /* self is converted to the result dtype first (PyTorch: self.to(dtype),
  * then the scan), in out itself when it needs converting or a row-major
  * copy: the scan then runs in place. */
-tj_status tj_kernel_cumsum(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_cum(const char *op, bool product, const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *x = args[0].u.t, *out = outs[0];
     if (x->numel == 0) return TJ_OK;
     int d;
-    tj_wrap_dim(CUMSUM, args[1].u.i, x->ndim, &d);
+    tj_wrap_dim(op, args[1].u.i, x->ndim, &d);
     int64_t outer = 1, n = x->ndim ? x->shape[d] : 1, inner = 1;
     for (int k = 0; k < x->ndim; k++) {
         if (k < d) outer *= x->shape[k];
@@ -230,8 +242,18 @@ tj_status tj_kernel_cumsum(const tj_value *args, tj_tensor *const *outs)
         tj_copy_tensor(out, x);
         in = tj_tensor_ptr(out);
     }
-    tj_k_cumsum(out->dtype, tj_tensor_ptr(out), in, outer, n, inner, tj_threads_for(x->numel));
+    (product ? tj_k_cumprod : tj_k_cumsum)(out->dtype, tj_tensor_ptr(out), in, outer, n, inner,
+                                           tj_threads_for(x->numel));
     return TJ_OK;
+}
+
+tj_status tj_kernel_cumsum(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_cum(CUMSUM, false, args, outs);
+}
+tj_status tj_kernel_cumprod(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_cum(CUMPROD, true, args, outs);
 }
 
 /* ---- mean ---- */
@@ -287,7 +309,7 @@ tj_status tj_meta_mean(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_mean(const tj_value *args, tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
-    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    mask_all(mask);
     return mean_into(MEAN_ALL, args[0].u.t, mask, outs[0]);
 }
 
@@ -327,7 +349,7 @@ static tj_status meta_extremum_all(const char *op, const tj_value *args, tj_meta
 {
     const tj_tensor *x = args[0].u.t;
     bool mask[TJ_MAX_DIMS];
-    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    mask_all(mask);
     if (check_nonempty(op, x, mask, false) != TJ_OK) return tj_last_status();
     outs[0].dtype = x->dtype;
     outs[0].ndim = 0;
@@ -338,7 +360,7 @@ static tj_status kernel_extremum_all(const char *op, tj_k_red_kind kind, const t
                                      tj_tensor *const *outs)
 {
     bool mask[TJ_MAX_DIMS];
-    for (int d = 0; d < TJ_MAX_DIMS; d++) mask[d] = true;
+    mask_all(mask);
     tj_k_reduce k = {.kind = kind, .out = tj_tensor_ptr(outs[0]), .out_dtype = outs[0]->dtype};
     return reduce(op, &k, args[0].u.t, mask);
 }
@@ -616,4 +638,99 @@ tj_status tj_kernel_logsumexp(const tj_value *args, tj_tensor *const *outs)
     }
     tj_tensor_release(tmp);
     return st;
+}
+
+/* ---- prod / prod.dim_int (products in float64 for float results, rounded
+ * once: PyTorch 1.13 multiplies float32 in float32, so its float32 product
+ * can overflow or underflow on the way where this one does not; int64
+ * wraps), all / all.dim / any / any.dim (bool results, any input dtype, nan
+ * counting as true) ---- */
+
+static const char *const PROD = "aten::prod";
+static const char *const PROD_DIM = "aten::prod.dim_int";
+
+tj_status tj_meta_prod(const tj_value *args, tj_meta *outs)
+{
+    outs[0].dtype = sum_dtype(args[0].u.t, &args[1]);
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+tj_status tj_meta_prod_dim(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_one_dim(PROD_DIM, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, sum_dtype(x, &args[3]), &outs[0]);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_prod(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    mask_all(mask);
+    return fold_into(PROD, TJ_K_RED_PROD, args[0].u.t, mask, outs[0]);
+}
+
+tj_status tj_kernel_prod_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    parse_one_dim(PROD_DIM, args[0].u.t, &args[1], mask);
+    return fold_into(PROD_DIM, TJ_K_RED_PROD, args[0].u.t, mask, outs[0]);
+}
+
+static const char *const ALL = "aten::all";
+static const char *const ALL_DIM = "aten::all.dim";
+static const char *const ANY = "aten::any";
+static const char *const ANY_DIM = "aten::any.dim";
+
+/* all / any over every dim: a 0-dim bool */
+static tj_status meta_flag(const tj_value *args, tj_meta *outs)
+{
+    (void)args;
+    outs[0].dtype = TJ_BOOL;
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+static tj_status meta_flag_dim(const char *op, const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    bool mask[TJ_MAX_DIMS];
+    if (parse_one_dim(op, x, &args[1], mask) != TJ_OK) return tj_last_status();
+    reduced_meta(x, mask, args[2].u.b, TJ_BOOL, &outs[0]);
+    return TJ_OK;
+}
+
+/* kind: TJ_K_RED_ALL or TJ_K_RED_ANY; `dim`: the dim argument, or NULL
+ * for every dim */
+static tj_status kernel_flag(const char *op, tj_k_red_kind kind, const tj_tensor *x, const tj_value *dim,
+                             tj_tensor *const *outs)
+{
+    bool mask[TJ_MAX_DIMS];
+    if (dim) parse_one_dim(op, x, dim, mask);
+    else mask_all(mask);
+    tj_k_reduce k = {.kind = kind, .out = tj_tensor_ptr(outs[0]), .out_dtype = TJ_BOOL};
+    return reduce(op, &k, x, mask);
+}
+
+tj_status tj_meta_all(const tj_value *args, tj_meta *outs) { return meta_flag(args, outs); }
+tj_status tj_meta_any(const tj_value *args, tj_meta *outs) { return meta_flag(args, outs); }
+tj_status tj_meta_all_dim(const tj_value *args, tj_meta *outs) { return meta_flag_dim(ALL_DIM, args, outs); }
+tj_status tj_meta_any_dim(const tj_value *args, tj_meta *outs) { return meta_flag_dim(ANY_DIM, args, outs); }
+tj_status tj_kernel_all(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_flag(ALL, TJ_K_RED_ALL, args[0].u.t, NULL, outs);
+}
+tj_status tj_kernel_any(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_flag(ANY, TJ_K_RED_ANY, args[0].u.t, NULL, outs);
+}
+tj_status tj_kernel_all_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_flag(ALL_DIM, TJ_K_RED_ALL, args[0].u.t, &args[1], outs);
+}
+tj_status tj_kernel_any_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_flag(ANY_DIM, TJ_K_RED_ANY, args[0].u.t, &args[1], outs);
 }

@@ -22,5 +22,12 @@ TJ_OP_DECLARE(min_dim)
 TJ_OP_DECLARE(argmin)
 TJ_OP_DECLARE(std)
 TJ_OP_DECLARE(linalg_vector_norm)
+TJ_OP_DECLARE(prod)
+TJ_OP_DECLARE(prod_dim)
+TJ_OP_DECLARE(cumprod)
+TJ_OP_DECLARE(all)
+TJ_OP_DECLARE(all_dim)
+TJ_OP_DECLARE(any)
+TJ_OP_DECLARE(any_dim)
 
 #endif

@@ -35,6 +35,7 @@ typedef struct gc_case {
     int n_in;
     in_spec in[MAX_IN];
     double lo, hi; /* inputs are uniform in [lo, hi] */
+    const double *fixed; /* when set, the first input's leaf values instead (row-major) */
 } gc_case;
 
 
@@ -104,6 +105,8 @@ static void gradcheck(const gc_case *c)
         int64_t shape[4];
         leaf_shape(&c->in[i], shape);
         leaves[i] = random_f64(c->in[i].ndim, shape, c->lo, c->hi);
+        if (i == 0 && c->fixed)
+            memcpy(tj_tensor_data(leaves[i]), c->fixed, sizeof(double) * (size_t)tj_tensor_numel(leaves[i]));
         tj_tensor_set_requires_grad(leaves[i], true);
         x[i] = arrange(leaves[i], &c->in[i]);
     }
@@ -326,6 +329,10 @@ FN(f_var, tj_var(x[0], d1, 1, -1, false))
 FN(f_var_c0, tj_var(x[0], d02, 2, 0, true))
 FN(f_logsumexp, tj_logsumexp(x[0], d1, 1, false))
 FN(f_logsumexp_keep, tj_logsumexp(x[0], d02, 2, true))
+FN(f_prod, tj_prod(x[0], -1))
+FN(f_prod_dim, tj_prod_dim(x[0], 1, false, -1))
+FN(f_prod_dim_keep, tj_prod_dim(x[0], -1, true, -1))
+FN(f_prod_dim0, tj_prod_dim(x[0], 0, false, -1))
 
 static tj_status f_max_dim(tj_tensor *const *x, tj_tensor **o, int *n)
 {
@@ -344,6 +351,11 @@ static tj_status f_var_mean(tj_tensor *const *x, tj_tensor **o, int *n)
     *n = 2;
     return tj_var_mean(x[0], d1, 1, -1, false, &o[0], &o[1]);
 }
+
+/* finite differences are exact at a zero of a product (it is linear in
+ * each element); rows with one, two and no zero */
+static const double prod_zeros[12] = {1.5, -0.5, 0, 2, 0.75, 0, -1.25, 0, 1.25, -2, 0.5, 1.5};
+static const double prod_one_zero[6] = {1.5, -0.5, 2, 0, 0.75, -1.25};
 
 Test(gradcheck, reductions)
 {
@@ -365,6 +377,17 @@ Test(gradcheck, reductions)
         {"var_mean.correction", f_var_mean, 1, {{2, {3, 4}, PLAIN}}, -1, 1},
         {"logsumexp", f_logsumexp, 1, {{2, {3, 4}, TRANSPOSED}}, -2, 2},
         {"logsumexp(keepdim)", f_logsumexp_keep, 1, {{3, {2, 3, 2}, PLAIN}}, -2, 2},
+        {"prod", f_prod, 1, {{2, {3, 4}, TRANSPOSED}}, 0.5, 1.5},
+        {"prod(0-dim)", f_prod, 1, {{0, {0}, PLAIN}}, -1, 1},
+        {"prod.dim_int", f_prod_dim, 1, {{2, {3, 4}, STRIDED}}, -1.5, 1.5},
+        {"prod.dim_int(keepdim)", f_prod_dim_keep, 1, {{3, {2, 3, 2}, TRANSPOSED}}, -1.5, 1.5},
+        {"prod.dim_int(expanded)", f_prod_dim0, 1, {{2, {3, 4}, EXPANDED}}, -1.5, 1.5},
+        {"prod.dim_int(0-dim)", f_prod_dim_keep, 1, {{0, {0}, PLAIN}}, -1, 1},
+        /* zeros: one in a row, two in a row (the safe formula); one and
+         * several over every element */
+        {"prod.dim_int(zeros)", f_prod_dim, 1, {{2, {3, 4}, PLAIN}}, 0, 0, prod_zeros},
+        {"prod(one zero)", f_prod, 1, {{2, {2, 3}, TRANSPOSED}}, 0, 0, prod_one_zero},
+        {"prod(two zeros)", f_prod, 1, {{2, {2, 3}, PLAIN}}, 0, 0, prod_zeros},
     };
     CASES(cases);
 }

@@ -1,5 +1,5 @@
 /* The float32 reduction loops of every instruction set the CPU has: the
- * AVX-512 folds (sum, max/min scans, argmax) bit for bit against the generic
+ * AVX-512 folds (sum, product, max/min scans, argmax) bit for bit against the generic
  * C loops, which define the results, through the reduction driver on runs of
  * every length 0..100 plus longer ones, contiguous and strided, aligned or
  * not, on random data and on nan, infinities and signed zeros; the signed
@@ -129,7 +129,7 @@ static float value(int kind, unsigned *seed)
 }
 
 typedef struct result {
-    double sum;
+    double sum, prod;
     float max, min, amax;
     int64_t idx;
 } result;
@@ -145,6 +145,8 @@ static result reduce_run(const float *x, int64_t n, int64_t s, int nthreads)
     void *scratch = malloc(tj_k_reduce_scratch_bytes(&r) + 1);
     cr_assert_not_null(scratch);
     r.kind = TJ_K_RED_SUM, r.out = &res.sum, r.out_dtype = TJ_FLOAT64;
+    tj_k_reduce_run(&r, scratch, nthreads);
+    r.kind = TJ_K_RED_PROD, r.out = &res.prod;
     tj_k_reduce_run(&r, scratch, nthreads);
     r.kind = TJ_K_RED_MAX, r.out = &res.max, r.out_dtype = TJ_FLOAT32;
     tj_k_reduce_run(&r, scratch, nthreads);
@@ -164,6 +166,9 @@ static void expect_same(const result *g, const result *v, const char *isa, int64
     cr_expect(test_bits_f64(v->sum) == test_bits_f64(g->sum) || (isnan(v->sum) && isnan(g->sum)),
               "%s sum n=%lld s=%lld data %d offset %d: %a vs generic %a", isa, (long long)n, (long long)s, kind, off,
               v->sum, g->sum);
+    cr_expect(test_bits_f64(v->prod) == test_bits_f64(g->prod) || (isnan(v->prod) && isnan(g->prod)),
+              "%s prod n=%lld s=%lld data %d offset %d: %a vs generic %a", isa, (long long)n, (long long)s, kind, off,
+              v->prod, g->prod);
     cr_expect_eq(test_bits_f32(v->max), test_bits_f32(g->max), "%s max n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
                  (long long)n, (long long)s, kind, off, (double)v->max, (double)g->max);
     cr_expect_eq(test_bits_f32(v->min), test_bits_f32(g->min), "%s min n=%lld s=%lld data %d offset %d: %a vs generic %a", isa,
@@ -224,7 +229,8 @@ static bool same_values(const tj_tensor *a, const tj_tensor *b, bool any_nan)
 
 /* The same tensor reduced with the generic loops and with every other ISA,
  * at 1, 2 and 3 threads: sum (float32 and float64 results), amax, amin,
- * max.dim; expects identical bytes (sums: nan-ness, see expect_same). */
+ * max.dim, prod.dim_int; expects identical bytes (sums and products:
+ * nan-ness, see expect_same). */
 static void check_op(tj_tensor *x, const int64_t *dims, int nd, int64_t maxdim, const char *what)
 {
     for (int k = 0; k < TEST_NISA; k++) {
@@ -232,18 +238,19 @@ static void check_op(tj_tensor *x, const int64_t *dims, int nd, int64_t maxdim, 
         for (int nt = 1; nt <= 3; nt++) {
             tj_set_num_threads(nt);
             tj_tensor *got[] = {tj_sum_dim(x, dims, nd, false, -1), tj_sum_dim(x, dims, nd, true, TJ_FLOAT64),
-                                tj_amax(x, dims, nd, false), tj_amin(x, dims, nd, true), NULL, NULL};
+                                tj_amax(x, dims, nd, false), tj_amin(x, dims, nd, true), NULL, NULL,
+                                tj_prod_dim(x, maxdim, false, -1)};
             cr_assert_eq(tj_max_dim(x, maxdim, false, &got[4], &got[5]), TJ_OK, "%s", tj_last_error());
-            static tj_tensor *want[6];
-            for (int j = 0; j < 6; j++) {
+            static tj_tensor *want[7];
+            for (int j = 0; j < 7; j++) {
                 cr_assert_not_null(got[j], "%s %s: %s", what, test_isas[k], tj_last_error());
                 tj_tensor *c = tj_contiguous(got[j]);
                 if (k == 0 && nt == 1) {
                     want[j] = c;
                     continue;
                 }
-                cr_expect(same_values(c, want[j], j < 2), "%s: result %d differs on %s at %d threads", what, j,
-                          test_isas[k], nt);
+                cr_expect(same_values(c, want[j], j < 2 || j == 6), "%s: result %d differs on %s at %d threads", what,
+                          j, test_isas[k], nt);
             }
         }
     }

@@ -248,6 +248,52 @@ tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim);
  * with the square root taken in float64 and rounded once to self's dtype.
  * self: float32/float64 (TJ_ERR_DTYPE otherwise). Empty gives nan. */
 tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim);
+/** aten::prod: the product of every element of self (any shape and
+ * strides; float32, float64, int64 or bool) as a new 0-dim tensor. Result
+ * dtype: `dtype` if given, else self's for float32/float64 and int64 for
+ * int64 and bool. self is converted to `dtype` first when that is bool (the
+ * product is then "all") or an integer dtype while self is float (each
+ * element truncated). Float results are multiplied in float64 and rounded
+ * once, also from float64 or int64 to a float32 `dtype` (PyTorch 1.13
+ * converts self to `dtype` and multiplies float32 in float32, so a float32
+ * product whose partial products leave float32's range gives inf or 0
+ * there and a finite value here, and others may differ in the last bit);
+ * int64 wraps around as in PyTorch. nan propagates, 0 * inf is nan; an
+ * empty self gives 1. The gradient is ATen's prod_backward: grad * result /
+ * self without zeros, the product of the other elements at a single zero,
+ * 0 with several zeros; traced (make_fx), the formula exact for every input
+ * (cumprod from both ends). Errors: TJ_ERR_INVALID_ARGUMENT for a dtype
+ * that is not one. */
+tj_tensor *tj_prod(tj_tensor *self, int dtype);
+/** aten::prod.dim_int: the products along `dim` (negative counts from the
+ * end; 0 or -1 for a 0-dim self), as a new tensor of self's shape without
+ * dim (kept as size 1 with keepdim); dtypes, rounding, nan and empty
+ * products as tj_prod (an empty dim gives ones). Gradient: grad * result /
+ * self when self holds no zero at all, else (and traced) the formula exact
+ * with zeros along dim, as ATen. Errors: TJ_ERR_INDEX for dim out of range;
+ * TJ_ERR_INVALID_ARGUMENT for a dtype that is not one. */
+tj_tensor *tj_prod_dim(tj_tensor *self, int64_t dim, bool keepdim, int dtype);
+/** aten::cumprod: the inclusive running product of self along dim
+ * (negative counts from the end; a 0-dim self takes 0 or -1), a new tensor
+ * of self's shape; dtypes as tj_cumsum (float32 multiplied in a float64
+ * accumulator, each output rounded once, as PyTorch's CPU kernel; int64
+ * wraps). Its derivative is not implemented: a self that requires grad
+ * (with grad mode on) gives TJ_ERR_UNSUPPORTED. Errors: TJ_ERR_INDEX for dim
+ * out of range, TJ_ERR_DTYPE for a bool result. */
+tj_tensor *tj_cumprod(tj_tensor *self, int64_t dim, int dtype);
+/** aten::all / aten::any: whether every element / some element of self
+ * (any shape and strides; float32, float64, int64 or bool) is non-zero, as
+ * a new 0-dim bool tensor; nan counts as non-zero, -0.0 as zero. An empty
+ * self gives true for all, false for any. Not differentiable (the result
+ * never requires grad). */
+tj_tensor *tj_all(tj_tensor *self);
+tj_tensor *tj_any(tj_tensor *self);
+/** aten::all.dim / aten::any.dim: tj_all / tj_any along `dim` (negative
+ * counts from the end; 0 or -1 for a 0-dim self), a new bool tensor of
+ * self's shape without dim (kept as size 1 with keepdim); an empty dim
+ * gives true / false. Errors: TJ_ERR_INDEX for dim out of range. */
+tj_tensor *tj_all_dim(tj_tensor *self, int64_t dim, bool keepdim);
+tj_tensor *tj_any_dim(tj_tensor *self, int64_t dim, bool keepdim);
 /** aten::sort: self sorted along `dim` (negative counts from the end),
  * ascending or with `descending`, into new tensors of self's shape: the
  * values in *values (self's dtype) and their int64 positions along dim in
