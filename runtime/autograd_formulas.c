@@ -317,10 +317,17 @@ static tj_status sum_mean_grad(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **g
 }
 
 FORMULA(d_sum_dim) { return sum_mean_grad(c, g[0], gi, false); }
+
+/* flip(cumsum(flip(t))) along dim (FunctionsManual's reversed_cumsum) */
+static tj_tensor *reversed_cumsum(tj_tensor *t, int64_t dim)
+{
+    return tj_flip(tj_cumsum(tj_flip(t, &dim, 1), dim, TJ_DTYPE_NONE), &dim, 1);
+}
+
 /* cumsum (FunctionsManual's cumsum_backward): the reversed cumsum of the
- * gradient, flip(cumsum(flip(g))), or g itself when there is nothing to
- * sum (one element, or size 1 along dim). The engine converts a dtype
- * argument's result gradient back to self's dtype. */
+ * gradient, or g itself when there is nothing to sum (one element, or size
+ * 1 along dim). The engine converts a dtype argument's result gradient back
+ * to self's dtype. */
 FORMULA(d_cumsum)
 {
     tj_tensor *go = g[0];
@@ -331,8 +338,7 @@ FORMULA(d_cumsum)
         gi[0] = go;
         return TJ_OK;
     }
-    int64_t dim = d;
-    gi[0] = tj_flip(tj_cumsum(tj_flip(go, &dim, 1), dim, TJ_DTYPE_NONE), &dim, 1);
+    gi[0] = reversed_cumsum(go, d);
     return TJ_OK;
 }
 FORMULA(d_mean_dim) { return sum_mean_grad(c, g[0], gi, true); }
@@ -510,6 +516,108 @@ FORMULA(d_prod_dim)
         }
     }
     gi[0] = prod_safe_zeros(go, x, d);
+    return TJ_OK;
+}
+
+/* ---- cumprod: FunctionsManual's cumprod_backward ---- */
+
+/* x's shape with size 1 along dim, into shape */
+static void shape_one_along(const tj_tensor *x, int dim, int64_t *shape)
+{
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    shape[dim] = 1;
+}
+
+/* ATen's O(n) path for a self holding zeros (the result y = cumprod(x), g
+ * the gradient; z1, z2 a row's first and second zero). Before z1 the
+ * no-zero formula holds on that stretch: reversed_cumsum(y * g) / x. At
+ * z1, dy_j/dx_z1 is y[z1 - 1] times the product of x over (z1, j] for j in
+ * [z1, z2) and 0 from z2 on, so the gradient is y[z1 - 1] * sum over
+ * [z1, z2) of g times the running product of x over (z1, j]. After z1 every
+ * y_j that holds an element holds the zero z1 too: 0.
+ * ATen's masked_scatter_ into zeros is a where here; its first-zero mask
+ * (the argmax of [z1, z2), scattered) is is_zero and "one zero so far". */
+static tj_tensor *cumprod_grad_with_zeros(tj_tensor *g, tj_tensor *x, tj_tensor *y, int dim)
+{
+    int64_t n = x->shape[dim], d = dim, shape[TJ_MAX_DIMS];
+    shape_one_along(x, dim, shape);
+    tj_tensor *is_zero = tj_eq_scalar(x, tj_v_int(0));
+    tj_tensor *zeros_so_far = tj_cumsum(is_zero, d, TJ_DTYPE_NONE);
+    tj_tensor *before_first = tj_eq_scalar(zeros_so_far, tj_v_int(0));
+    tj_tensor *first_to_second = tj_eq_scalar(zeros_so_far, tj_v_int(1));
+    tj_tensor *first = tj_logical_and(first_to_second, is_zero);
+    tj_tensor *between = tj_logical_and(first_to_second, tj_logical_not(is_zero));
+
+    tj_tensor *w = tj_masked_fill(tj_mul(y, g), tj_logical_not(before_first), tj_v_int(0));
+    tj_tensor *head = where_or_zero(before_first, tj_div(reversed_cumsum(w, d), x));
+
+    tj_tensor *run = tj_cumprod(tj_masked_fill(x, tj_logical_not(between), tj_v_int(1)), d, TJ_DTYPE_NONE);
+    tj_tensor *g_stretch = tj_masked_fill(g, tj_logical_not(first_to_second), tj_v_int(0));
+    tj_tensor *sum = tj_sum_dim(tj_mul(run, g_stretch), &d, 1, true, TJ_DTYPE_NONE);
+    tj_tensor *prev[2] = {tj_ones(shape, x->ndim, y->dtype), tj_slice(y, d, true, 0, true, n - 1, 1)};
+    return tj_where(first, tj_mul(sum, tj_cat(prev, 2, d)), head);
+}
+
+/* The formula PyTorch takes on tensor subclasses (make_fx's proxies) and
+ * for double backward (which tjit does not do), exact for every input, in
+ * O(n^2) calls, as its make_fx records it: for each k, sum(g[k:] * omitted)
+ * along dim, where omitted[j] is the product of x over [0, j] without x[k]
+ * (prod of x[:k] times cumprod of x[k+1:]); the columns stacked along dim.
+ * (PyTorch also records w = result * grad and self == 0 before taking this
+ * path, unused; they are left out.) */
+static tj_tensor *cumprod_grad_exact(tj_tensor *g, tj_tensor *x, int dim)
+{
+    int64_t n = x->shape[dim], d = dim;
+    tj_tensor **cols = tj_alloc(sizeof *cols * (size_t)n);
+    if (!cols) {
+        tj_oom("aten::cumprod backward", sizeof *cols * (size_t)n);
+        return NULL;
+    }
+    int64_t one = 1, shape[TJ_MAX_DIMS], k = 0;
+    shape_one_along(x, dim, shape);
+    tj_tensor *ones = tj_expand(tj_ones(&one, 1, g->dtype), shape, x->ndim), *r = NULL;
+    for (; k < n; k++) {
+        tj_tensor *until = k ? tj_prod_dim(tj_slice(x, d, true, 0, true, k, 1), d, true, TJ_DTYPE_NONE) : ones;
+        tj_tensor *omitted = until;
+        if (k < n - 1) {
+            tj_tensor *from = tj_cumprod(tj_slice(x, d, true, k + 1, false, 0, 1), d, TJ_DTYPE_NONE);
+            if (!until || !from) break;
+            tj_tensor *parts[2] = {until, k ? tj_mul(tj_expand(until, from->shape, from->ndim), from) : from};
+            omitted = tj_cat(parts, 2, d);
+        }
+        if (!(cols[k] = tj_sum_dim(tj_mul(tj_slice(g, d, true, k, false, 0, 1), omitted), &d, 1, false,
+                                   TJ_DTYPE_NONE)))
+            break;
+    }
+    if (k == n) r = tj_stack(cols, (int)n, d);
+    tj_free(cols, sizeof *cols * (size_t)n);
+    return r;
+}
+
+/* cumprod: g itself for at most one element or size 1 along dim; on real
+ * tensors outside a trace reversed_cumsum(result * g) / self when self
+ * holds no zero, else the first-zero formula; traced, the exact formula
+ * PyTorch's make_fx records. g is first converted to self's dtype (ATen's
+ * grad.to(self.scalar_type()) for a dtype argument). */
+FORMULA(d_cumprod)
+{
+    tj_tensor *x = ARG(0), *y = OUT(0), *go = g[0];
+    if (!x || !y) return tj_last_status();
+    if (go->dtype != x->dtype && !(go = tj_to_copy(go, x->dtype))) return tj_last_status();
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, x->ndim, &d);
+    if (st != TJ_OK) return st;
+    if (x->numel <= 1 || x->shape[d] == 1) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    if (reads_values(x)) {
+        int64_t zeros = 0;
+        if ((st = zero_count(x, &zeros)) != TJ_OK) return st;
+        gi[0] = zeros ? cumprod_grad_with_zeros(go, x, y, d) : tj_div(reversed_cumsum(tj_mul(y, go), d), x);
+        return TJ_OK;
+    }
+    gi[0] = cumprod_grad_exact(go, x, d);
     return TJ_OK;
 }
 
@@ -1261,7 +1369,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
     D(std_correction, d_std), D(linalg_vector_norm, d_linalg_vector_norm),
     D(sort, d_sort), D(sort_stable, d_sort_stable), D(topk, d_topk),
-    D(prod, d_prod), D(prod_dim_int, d_prod_dim), NONDIFF(all), NONDIFF(all_dim), NONDIFF(any), NONDIFF(any_dim),
+    D(prod, d_prod), D(prod_dim_int, d_prod_dim), D(cumprod, d_cumprod), NONDIFF(all), NONDIFF(all_dim),
+    NONDIFF(any), NONDIFF(any_dim),
 
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
 

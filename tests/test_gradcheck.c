@@ -333,6 +333,9 @@ FN(f_prod, tj_prod(x[0], -1))
 FN(f_prod_dim, tj_prod_dim(x[0], 1, false, -1))
 FN(f_prod_dim_keep, tj_prod_dim(x[0], -1, true, -1))
 FN(f_prod_dim0, tj_prod_dim(x[0], 0, false, -1))
+FN(f_cumprod, tj_cumprod(x[0], 1, -1))
+FN(f_cumprod_m2, tj_cumprod(x[0], -2, -1))
+FN(f_cumprod0, tj_cumprod(x[0], 0, -1))
 
 static tj_status f_max_dim(tj_tensor *const *x, tj_tensor **o, int *n)
 {
@@ -356,6 +359,10 @@ static tj_status f_var_mean(tj_tensor *const *x, tj_tensor **o, int *n)
  * each element); rows with one, two and no zero */
 static const double prod_zeros[12] = {1.5, -0.5, 0, 2, 0.75, 0, -1.25, 0, 1.25, -2, 0.5, 1.5};
 static const double prod_one_zero[6] = {1.5, -0.5, 2, 0, 0.75, -1.25};
+/* so is a cumprod's; rows with a zero first, two zeros apart, three zeros
+ * at the end, a zero last, none */
+static const double cumprod_zeros[25] = {0,   1.5, -0.5, 2,     0.75, 1.25, 0,    -2, 0,  0.5,  0.5, -1.5, 0,
+                                         0,   0,   1.5,  -0.75, 2,    1.25, 0,    -1.25, 0.5, 1.5, -2,  0.75};
 
 Test(gradcheck, reductions)
 {
@@ -388,6 +395,12 @@ Test(gradcheck, reductions)
         {"prod.dim_int(zeros)", f_prod_dim, 1, {{2, {3, 4}, PLAIN}}, 0, 0, prod_zeros},
         {"prod(one zero)", f_prod, 1, {{2, {2, 3}, TRANSPOSED}}, 0, 0, prod_one_zero},
         {"prod(two zeros)", f_prod, 1, {{2, {2, 3}, PLAIN}}, 0, 0, prod_zeros},
+        {"cumprod", f_cumprod, 1, {{2, {3, 4}, TRANSPOSED}}, -1.5, 1.5},
+        {"cumprod(inner dim)", f_cumprod_m2, 1, {{3, {2, 3, 2}, STRIDED}}, -1.5, 1.5},
+        {"cumprod(expanded)", f_cumprod0, 1, {{2, {3, 4}, EXPANDED}}, -1.5, 1.5},
+        {"cumprod(0-dim)", f_cumprod0, 1, {{0, {0}, PLAIN}}, -1, 1},
+        {"cumprod(zeros)", f_cumprod, 1, {{2, {5, 5}, PLAIN}}, 0, 0, cumprod_zeros},
+        {"cumprod(zeros, dim 0)", f_cumprod_m2, 1, {{2, {5, 5}, TRANSPOSED}}, 0, 0, cumprod_zeros},
     };
     CASES(cases);
 }

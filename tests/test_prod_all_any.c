@@ -325,10 +325,6 @@ Test(prodany, cumprod_values_and_dtypes_match_torch)
            (int64_t[]){4}, (double[]){2, 0, NAN, NAN}, 0); /* torch */
     test_expect_error(tj_cumprod(x, 0, TJ_BOOL), TJ_ERR_DTYPE, "aten::cumprod", "not implemented for a bool result");
     test_expect_error(tj_cumprod(x, 2, -1), TJ_ERR_INDEX, "aten::cumprod", "dim 2 is out of range");
-    /* no derivative: refused, not a silently missing gradient */
-    tj_tensor *w = x34();
-    tj_tensor_set_requires_grad(w, true);
-    test_expect_error(tj_cumprod(w, 0, -1), TJ_ERR_UNSUPPORTED, "aten::cumprod", "derivative is not implemented");
 }
 
 /* ---- gradients (torch) ---- */

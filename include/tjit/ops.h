@@ -277,9 +277,13 @@ tj_tensor *tj_prod_dim(tj_tensor *self, int64_t dim, bool keepdim, int dtype);
  * (negative counts from the end; a 0-dim self takes 0 or -1), a new tensor
  * of self's shape; dtypes as tj_cumsum (float32 multiplied in a float64
  * accumulator, each output rounded once, as PyTorch's CPU kernel; int64
- * wraps). Its derivative is not implemented: a self that requires grad
- * (with grad mode on) gives TJ_ERR_UNSUPPORTED. Errors: TJ_ERR_INDEX for dim
- * out of range, TJ_ERR_DTYPE for a bool result. */
+ * wraps). The gradient is ATen's cumprod_backward: reversed_cumsum(grad *
+ * result) / self when self holds no zero, else the formula exact with
+ * zeros (elements after a row's first zero get 0); traced (make_fx), the
+ * formula exact for every input that PyTorch records, O(n^2) calls for n
+ * along dim. The gradient itself does not require grad (no double
+ * backward, as the rest of autograd). Errors:
+ * TJ_ERR_INDEX for dim out of range, TJ_ERR_DTYPE for a bool result. */
 tj_tensor *tj_cumprod(tj_tensor *self, int64_t dim, int dtype);
 /** aten::all / aten::any: whether every element / some element of self
  * (any shape and strides; float32, float64, int64 or bool) is non-zero, as
