@@ -393,8 +393,7 @@ static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row},
     [TJ_K_RED_ARGMAX] = {argmax_f32_avx512_fold, argmax_f32_row},
     [TJ_K_RED_ARGMIN] = {argmin_f32_avx512_fold, argmin_f32_row},
-    /* the generic row loop: it reads rows in order, which for many rows is
-     * faster than the AVX-512 one's strips of eight columns */
+    /* the generic row loop (an AVX-512 one exists for the sum only) */
     [TJ_K_RED_PROD] = {prod_f32_fold, prod_f32_row, prod_f32_folds_avx512},
 };
 

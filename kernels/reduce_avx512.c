@@ -3,31 +3,54 @@
  * of outputs whose kept dim is contiguous, converted to double and added in
  * row order, eight outputs per vector, so that every output sees the same
  * sequence of additions as in the generic loop (the bias gradients of Linear
- * layers, sum over the batch dim, run this). */
+ * layers, sum over the batch dim, run this). Like the generic loop it reads
+ * four rows at a time across the whole block: going down all rows in strips
+ * of eight columns instead reads each cache line twice, rows apart, and
+ * with a power-of-two row stride (f32[4096, 4096]: 16 KiB) those lines fall
+ * into a few cache sets and are evicted in between (twice the generic
+ * loop's time, bench/RESULTS.md "bench_reduce"). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdbool.h>
 
 #include "reduce_isa.h"
 
+static __m512d cvt8(const float *x) { return _mm512_cvtps_pd(_mm256_loadu_ps(x)); }
+
+static __m512d cvt8_masked(__mmask8 k, const float *x) { return _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, x)); }
+
 void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t m, double *o)
 {
-    int64_t j = 0;
-    for (; j + 8 <= m; j += 8) {
-        __m512d acc = _mm512_loadu_pd(o + j);
-        for (int64_t k = 0; k < nrows; k++) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(x + k * rs + j)));
-        _mm512_storeu_pd(o + j, acc);
+    int64_t k = 0, tail = m % 8, jt = m - tail;
+    __mmask8 mask = (__mmask8)((1u << tail) - 1);
+    for (; k + 4 <= nrows; k += 4) {
+        const float *x0 = x + k * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs;
+        for (int64_t j = 0; j < jt; j += 8) {
+            __m512d acc = _mm512_loadu_pd(o + j);
+            acc = _mm512_add_pd(acc, cvt8(x0 + j));
+            acc = _mm512_add_pd(acc, cvt8(x1 + j));
+            acc = _mm512_add_pd(acc, cvt8(x2 + j));
+            acc = _mm512_add_pd(acc, cvt8(x3 + j));
+            _mm512_storeu_pd(o + j, acc);
+        }
+        if (tail) {
+            __m512d acc = _mm512_maskz_loadu_pd(mask, o + jt);
+            acc = _mm512_add_pd(acc, cvt8_masked(mask, x0 + jt));
+            acc = _mm512_add_pd(acc, cvt8_masked(mask, x1 + jt));
+            acc = _mm512_add_pd(acc, cvt8_masked(mask, x2 + jt));
+            acc = _mm512_add_pd(acc, cvt8_masked(mask, x3 + jt));
+            _mm512_mask_storeu_pd(o + jt, mask, acc);
+        }
     }
-    if (j < m) {
-        __mmask8 mask = (__mmask8)((1u << (m - j)) - 1);
-        __m512d acc = _mm512_maskz_loadu_pd(mask, o + j);
-        for (int64_t k = 0; k < nrows; k++)
-            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(mask, x + k * rs + j)));
-        _mm512_mask_storeu_pd(o + j, mask, acc);
+    for (; k < nrows; k++) {
+        const float *x0 = x + k * rs;
+        for (int64_t j = 0; j < jt; j += 8)
+            _mm512_storeu_pd(o + j, _mm512_add_pd(_mm512_loadu_pd(o + j), cvt8(x0 + j)));
+        if (tail)
+            _mm512_mask_storeu_pd(o + jt, mask,
+                                  _mm512_add_pd(_mm512_maskz_loadu_pd(mask, o + jt), cvt8_masked(mask, x0 + jt)));
     }
 }
-
-static __m512d cvt8(const float *x) { return _mm512_cvtps_pd(_mm256_loadu_ps(x)); }
 
 static const float *run_at(const char *x, int64_t off) { return (const float *)(const void *)(x + off); }
 

@@ -281,6 +281,11 @@ Test(reduce_folds, every_isa_gives_the_same_bytes_for_nchw_sums_and_row_extrema_
         check_op(data(4, (int64_t[]){2, 4, 8, 64}, kind, 4), (int64_t[]){3}, 1, 3, "[2,4,8,64] over [3]");
         check_op(data(2, (int64_t[]){64, 10}, kind, 5), (int64_t[]){1}, 1, 1, "[64,10] over [1]");
         check_op(data(3, (int64_t[]){3, 5, 77}, kind, 6), (int64_t[]){2}, 1, 2, "[3,5,77] over [2]");
+        /* the row loop (kept dim contiguous): rows four at a time and the
+         * rest, whole groups of eight outputs and the rest, blocks of 2048
+         * outputs */
+        check_op(data(2, (int64_t[]){70, 37}, kind, 8), (int64_t[]){0}, 1, 0, "[70,37] over [0]");
+        check_op(data(3, (int64_t[]){6, 2, 2051}, kind, 9), (int64_t[]){0}, 1, 0, "[6,2,2051] over [0]");
         /* strided runs: a transposed input */
         check_op(tj_transpose(data(2, (int64_t[]){37, 11}, kind, 7), 0, 1), (int64_t[]){1}, 1, 1,
                  "[37,11]^T over [1]");
@@ -308,5 +313,35 @@ Test(reduce_folds, conv_bias_gradient_sum_matches_a_long_double_reference)
             cr_expect_eq(fp[c], (float)ref[c], "%s channel %d: %.9g vs %.9g", test_isas[k], c, (double)fp[c],
                          (double)(float)ref[c]);
         }
+    }
+}
+
+/* Sums of floats in double are exact for most data, whatever the order; here
+ * the order shows: column j holds -2^60 in row 0, and 2^60 and 1 in rows
+ * 4 + p and 4 + q of the row loop's second group of four rows, p and q
+ * adjacent (so that swapping any two rows of a group swaps one such pair).
+ * Added in row order the sum is 1 when 2^60 comes first, else 0 (-2^60 + 1
+ * rounds to -2^60). Nine rows: two groups and one more; nineteen columns:
+ * two vectors of eight and three more, which again hold each pair once. */
+Test(reduce_folds, the_row_loop_adds_the_rows_in_order_on_every_isa)
+{
+    enum { R = 9, C = 19 };
+    float x[R * C] = {0};
+    float want[C];
+    for (int j = 0; j < C; j++) {
+        int p = j % 3, q = p + 1;
+        if (j % 6 >= 3) p = q, q = p - 1;
+        x[j] = -0x1p60f;
+        x[(4 + p) * C + j] = 0x1p60f;
+        x[(4 + q) * C + j] = 1;
+        want[j] = p < q ? 1.0f : 0.0f;
+    }
+    tj_tensor *t = test_f32(2, (int64_t[]){R, C}, x);
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        tj_tensor *s = tj_sum_dim(t, (int64_t[]){0}, 1, false, -1);
+        cr_assert_not_null(s, "%s", tj_last_error());
+        for (int j = 0; j < C; j++)
+            cr_expect_eq(((const float *)tj_tensor_data(s))[j], want[j], "%s column %d", test_isas[k], j);
     }
 }
