@@ -140,6 +140,24 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                             "padding %lld, dilation %lld)", op, b, a, (long long)p->stride[i],
                             (long long)p->padding[i], (long long)p->dilation[i]);
     }
+    for (int i = 0; i < 2 && !p->transposed; i++)
+        if (span[i] < extent[i]) {
+            if (p->spatial == 1)
+                return tj_error(TJ_ERR_SHAPE,
+                                "%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). "
+                                "Kernel size can't be greater than actual input size",
+                                op, (long long)span[1], (long long)extent[1]);
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
+                            "%lld). Kernel size can't be greater than actual input size",
+                            op, (long long)span[0], (long long)span[1], (long long)extent[0], (long long)extent[1]);
+        }
+    /* ATen (select_conv_backend) computes nothing for an empty input but
+     * one with no samples or no channels, and checks this after the kernel
+     * size and before a transposed output size */
+    if (p->n != 0 && p->c_in != 0 && (p->h == 0 || p->w == 0))
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: only zero batch or zero channel inputs are supported, but got input shape: %s", op, b);
     for (int i = 0; i < 2; i++) {
         if (p->transposed) {
             out[i] = span[i];
@@ -147,17 +165,6 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                 return tj_error(TJ_ERR_SHAPE, "%s: given input %s and weight %s, the calculated output size %lld "
                                 "is too small", op, b, a, (long long)out[i]);
         } else {
-            if (span[i] < extent[i]) {
-                if (p->spatial == 1)
-                    return tj_error(TJ_ERR_SHAPE,
-                                    "%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). "
-                                    "Kernel size can't be greater than actual input size",
-                                    op, (long long)span[1], (long long)extent[1]);
-                return tj_error(TJ_ERR_SHAPE,
-                                "%s: calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
-                                "%lld). Kernel size can't be greater than actual input size",
-                                op, (long long)span[0], (long long)span[1], (long long)extent[0], (long long)extent[1]);
-            }
             out[i] = (span[i] - extent[i]) / p->stride[i] + 1;
         }
     }

@@ -381,6 +381,38 @@ Test(conv_ops, conv_transpose_refuses_bad_ranks_channels_sizes_and_dtypes)
                  "bias of size [5]");
 }
 
+/* PyTorch 1.13 computes an empty input only when its batch or channels
+ * are empty: torch.nn.functional.conv2d(torch.zeros(1, 2, 0, 4),
+ * torch.zeros(3, 2, 1, 1), padding=1) raises "Only zero batch or zero
+ * channel inputs are supported, but got input shape: [1, 2, 0, 4]", as do
+ * conv1d and the transposed ones; the kernel size check comes first. */
+Test(conv_ops, convolution_refuses_an_empty_spatial_dim_unless_the_batch_or_channels_are_empty)
+{
+    const char *msg = "only zero batch or zero channel inputs are supported, but got input shape: ";
+    tj_tensor *w2 = tj_zeros(SHAPE(3, 2, 1, 1), 4, TJ_DTYPE_NONE);
+    EXPECT_ERROR(tj_convolution(tj_zeros(SHAPE(1, 2, 0, 4), 4, TJ_DTYPE_NONE), w2, NULL, SHAPE(1, 1), SHAPE(1, 1),
+                                SHAPE(1, 1), false, SHAPE(0, 0), 1),
+                 TJ_ERR_SHAPE, "aten::convolution", msg, "[1, 2, 0, 4]");
+    EXPECT_ERROR(tj_convolution(tj_zeros(SHAPE(1, 2, 0, 4), 4, TJ_DTYPE_NONE), w2, NULL, SHAPE(1, 1), SHAPE(0, 0),
+                                SHAPE(1, 1), false, SHAPE(0, 0), 1),
+                 TJ_ERR_SHAPE, "aten::convolution", "padded input size per channel: (0 x 4). Kernel size: (1 x 1)");
+    EXPECT_ERROR(tj_conv1d(tj_zeros(SHAPE(1, 2, 0), 3, TJ_DTYPE_NONE), tj_zeros(SHAPE(3, 2, 1), 3, TJ_DTYPE_NONE),
+                           NULL, 1, 1, 1, 1),
+                 TJ_ERR_SHAPE, "aten::conv1d", msg, "[1, 2, 0]");
+    /* transposed: before the output size (here 3 x 6, and -2 x 3 below) */
+    EXPECT_ERROR(tj_conv_transpose2d(tj_zeros(SHAPE(1, 2, 0, 4), 4, TJ_DTYPE_NONE),
+                                     tj_zeros(SHAPE(2, 3, 3, 3), 4, TJ_DTYPE_NONE), NULL, SHAPE(1, 1), SHAPE(0, 0),
+                                     NULL, 1, SHAPE(1, 1)),
+                 TJ_ERR_SHAPE, "aten::conv_transpose2d.input", msg, "[1, 2, 0, 4]");
+    EXPECT_ERROR(tj_conv_transpose1d(tj_zeros(SHAPE(1, 2, 0), 3, TJ_DTYPE_NONE),
+                                     tj_zeros(SHAPE(2, 3, 1), 3, TJ_DTYPE_NONE), NULL, 1, 1, 0, 1, 1),
+                 TJ_ERR_SHAPE, "aten::conv_transpose1d", msg, "[1, 2, 0]");
+    /* an empty batch is computed: [0, 3, 2, 6] */
+    tj_tensor *y = tj_convolution(tj_zeros(SHAPE(0, 2, 0, 4), 4, TJ_DTYPE_NONE), w2, NULL, SHAPE(1, 1), SHAPE(1, 1),
+                                  SHAPE(1, 1), false, SHAPE(0, 0), 1);
+    expect_shape(y, 4, SHAPE(0, 3, 2, 6));
+}
+
 Test(conv_ops, adaptive_avg_pool2d_refuses_bad_output_sizes_naming_them)
 {
     tj_tensor *x = ramp(TJ_FLOAT32, 4, SHAPE(1, 2, 4, 4), 1, 5, 2, 1);

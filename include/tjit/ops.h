@@ -602,7 +602,9 @@ tj_status tj_native_group_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *b
  * *], as torch.nn.GroupNorm; errors as tj_native_group_norm. */
 tj_tensor *tj_group_norm(tj_tensor *input, int64_t num_groups, tj_tensor *weight, tj_tensor *bias, double eps);
 /** aten::convolution, 2-D: input [N, C_in, H, W], weight [C_out, C_in/groups,
- * kH, kW], bias [C_out] or NULL; stride/padding/dilation have 2 entries. */
+ * kH, kW], bias [C_out] or NULL; stride/padding/dilation have 2 entries.
+ * An input with an empty spatial dim is computed only when N or C_in is 0
+ * (as ATen; TJ_ERR_SHAPE otherwise, naming the input shape). */
 tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
                           const int64_t *padding, const int64_t *dilation, bool transposed,
                           const int64_t *output_padding, int64_t groups);
@@ -619,7 +621,8 @@ tj_tensor *tj_conv2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const
  * sizes or values): TJ_ERR_SHAPE for an input of rank other than 2 or 3, a
  * weight of another rank than the batched input's, channels that do not
  * match (C_in != weight's dim 1 * groups, C_out not divisible by groups), a
- * bias not [C_out], a kernel extent larger than the padded input;
+ * bias not [C_out], a kernel extent larger than the padded input, an
+ * empty L when N and C_in are not 0 (as ATen);
  * TJ_ERR_DTYPE for mixed or non-float dtypes; TJ_ERR_INVALID_ARGUMENT for
  * a non-positive stride, dilation or groups or a negative padding. */
 tj_tensor *tj_conv1d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t stride, int64_t padding,
