@@ -188,6 +188,8 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
     conv_read(args, 3, tj_tensor_ndim(w) - 2, &c);
     const int64_t *out = m[0].shape + 2, *in = tj_tensor_shape(x) + 2;
     int64_t N = tj_tensor_shape(x)[0];
+    if (tj_tensor_shape(x)[1] == 0) /* no channels in, none out (see the shape function) */
+        return tj_dc_done(tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype), outs);
     tj_tensor *y = args[6].u.b ? conv_transposed_rows(channel_rows(x, c.groups), w, bias, &c, N, in, out)
                                : conv_cols(im2col(x, &c, tj_tensor_shape(w) + 2, out), w, bias, &c, N, out);
     return tj_dc_done(y, outs);
@@ -218,6 +220,14 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
     const int64_t *k = tj_tensor_shape(w) + 2, *xs = tj_tensor_shape(x) + 2, *gs = tj_tensor_shape(go) + 2;
     int64_t N = tj_tensor_shape(x)[0];
     tj_tensor *gi = NULL, *gw = NULL;
+    if (tj_tensor_shape(x)[1] == 0) { /* an output without channels: every gradient is zero */
+        for (int i = 0; i < 3; i++) {
+            outs[i] = tj_v_none();
+            if (mask[i] && !(outs[i] = tj_v_tensor(tj_zeros(m[i].shape, m[i].ndim, (int)m[i].dtype))).u.t)
+                return tj_last_status();
+        }
+        return TJ_OK;
+    }
     if (!args[7].u.b) { /* plain: the gradient's rows feed both products */
         tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups) : NULL;
         if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs);

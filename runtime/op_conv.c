@@ -173,12 +173,13 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
     return TJ_OK;
 }
 
-/* Output shape [N, C_out, (OH,) OW]. */
+/* Output shape [N, C_out, (OH,) OW]; an input without channels gives no
+ * output channels, as ATen 1.13's empty backend (calc_output_size). */
 static void conv_out_shape(const conv_params *p, int *ndim, int64_t *shape)
 {
     *ndim = p->spatial + 2;
     shape[0] = p->n;
-    shape[1] = p->c_out;
+    shape[1] = p->c_in == 0 ? 0 : p->c_out;
     if (p->spatial == 2) shape[2] = p->oh;
     shape[*ndim - 1] = p->ow;
 }
@@ -359,7 +360,9 @@ tj_status tj_kernel_convolution_backward(const tj_value *args, tj_tensor *const 
         st = p.transposed ? conv_op(name, TJ_K_CONV_UNFOLD_MM, &cv, dt, go.data, NULL, w.data, NULL, outs[0])
                           : conv_op(name, TJ_K_CONV_MM_FOLD, &cv, dt, NULL, go.data, w.data, NULL, outs[0]);
     if (st == TJ_OK && outs[1]) st = conv_op(name, TJ_K_CONV_WEIGHT_GRAD, &cv, dt, img, mat, NULL, NULL, outs[1]);
-    if (st == TJ_OK && outs[2]) {
+    if (st == TJ_OK && outs[2] && p.c_in == 0) { /* the output had no channels: bias got no gradient */
+        memset(tj_tensor_ptr(outs[2]), 0, (size_t)(p.c_out * tj_dtype_size(dt)));
+    } else if (st == TJ_OK && outs[2]) {
         int64_t spatial = p.oh * p.ow;
         int nt = tj_get_num_threads();
         void *gb = tj_tensor_ptr(outs[2]);

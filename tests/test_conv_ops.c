@@ -536,6 +536,48 @@ static void expect_traces_and_replays(tj_trace_fn fn, void *ctx, tj_tensor *cons
     tj_decomp_table_free(core);
 }
 
+/* x [2, 0, 4, 4], w [3, 0, 3, 3]: the bias gradient of the convolution
+ * (stride 1, no padding) with grad_output [2, 0, 2, 2]. */
+static tj_status fn_conv_bias_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    const bool mask[3] = {true, true, true};
+    tj_tensor *gi, *gw;
+    *n_out = 1;
+    return tj_convolution_backward(in[0], in[1], in[2], SHAPE(3), 1, SHAPE(1, 1), SHAPE(0, 0), SHAPE(1, 1), false,
+                                   NULL, 1, mask, &gi, &gw, &out[0]);
+}
+
+/* PyTorch 1.13 gives an input without channels an output without channels
+ * (calc_output_size): torch.nn.functional.conv2d(torch.zeros(2, 0, 4, 4),
+ * torch.zeros(3, 0, 3, 3), torch.ones(3)).shape == [2, 0, 2, 2], and
+ * autograd gives the bias a zero gradient. */
+Test(conv_ops, convolution_without_input_channels_gives_no_output_channels)
+{
+    tj_tensor *x = tj_zeros(SHAPE(2, 0, 4, 4), 4, TJ_DTYPE_NONE), *w = tj_zeros(SHAPE(3, 0, 3, 3), 4, TJ_DTYPE_NONE);
+    tj_tensor *b = tj_ones(SHAPE(3), 1, TJ_DTYPE_NONE);
+    expect_shape(tj_conv2d(x, w, b, SHAPE(1, 1), SHAPE(0, 0), SHAPE(1, 1), 1), 4, SHAPE(2, 0, 2, 2));
+    expect_shape(tj_conv2d(x, tj_zeros(SHAPE(4, 0, 3, 3), 4, TJ_DTYPE_NONE), NULL, SHAPE(1, 1), SHAPE(1, 1),
+                           SHAPE(1, 1), 2),
+                 4, SHAPE(2, 0, 4, 4));
+    expect_shape(tj_conv1d(tj_zeros(SHAPE(2, 0, 9), 3, TJ_DTYPE_NONE), tj_zeros(SHAPE(6, 0, 3), 3, TJ_DTYPE_NONE),
+                           NULL, 2, 1, 2, 2),
+                 3, SHAPE(2, 0, 4));
+    tj_tensor *in[3] = {tj_zeros(SHAPE(2, 0, 2, 2), 4, TJ_DTYPE_NONE), x, w}, *grad[1];
+    int n_out;
+    cr_assert_eq(fn_conv_bias_grad(NULL, in, 3, grad, &n_out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(grad[0], (const float[]){0, 0, 0}, 3, 0);
+    /* the decompositions agree, and so does autograd */
+    expect_traces_and_replays(fn_conv_bias_grad, NULL, in, 3, "aten::convolution_backward", NULL, 0);
+    tj_tensor *x1[3] = {tj_zeros(SHAPE(2, 0, 9), 3, TJ_DTYPE_NONE), tj_zeros(SHAPE(6, 0, 3), 3, TJ_DTYPE_NONE),
+                        tj_ones(SHAPE(6), 1, TJ_DTYPE_NONE)};
+    expect_traces_and_replays(fn_conv1d, NULL, x1, 3, "aten::convolution", "aten::conv1d", 0);
+    tj_tensor_set_requires_grad(b, true);
+    tj_tensor *y = tj_sum(tj_conv2d(x, w, b, SHAPE(1, 1), SHAPE(0, 0), SHAPE(1, 1), 1), -1), *gb = NULL;
+    cr_assert_eq(tj_autograd_grad(&y, 1, NULL, &b, 1, &gb), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(gb, (const float[]){0, 0, 0}, 3, 0);
+}
+
 Test(conv_ops, conv1d_and_conv_transpose_trace_as_convolution_and_replay)
 {
     tj_tensor *c1[3] = {conv1d_x(), conv1d_w(), conv1d_b()};
