@@ -489,10 +489,17 @@ static void bn_coef(const tj_value *args, const double *sum_g, const double *sum
                               : 1.0 / sqrt(elem(tj_opt_tensor(&args[4]), ch) + tj_value_as_double(&args[8]));
         double dy = 0, dot = 0, wc = w ? elem(w, ch) : 1.0;
         for (int64_t i = 0; i < n; i++) dy += sum_g[i * c + ch], dot += sum_gx[i * c + ch];
+        /* ATen's order, ((g - dy / M) - (x - mean) k) invstd w with k = dot
+         * invstd^2 / M: for an infinite invstd (a user's save_invstd) the
+         * (x - mean) k term outweighs the rest, so the element is that term
+         * times invstd w (nan where x == mean), where the three terms
+         * expanded here would add infinities of both signs into nan */
+        bool infinite = train && isinf(invstd);
+        double a = infinite ? -(dot * invstd * invstd / count) * invstd * wc : -wc * invstd * invstd * invstd * dot / count;
         for (int64_t i = 0; i < n; i++) {
-            alpha[i * c + ch] = train ? -wc * invstd * invstd * invstd * dot / count : 0.0;
-            beta[i * c + ch] = wc * invstd;
-            gamma[i * c + ch] = train ? -wc * invstd * dy / count : 0.0;
+            alpha[i * c + ch] = train ? a : 0.0;
+            beta[i * c + ch] = infinite ? 0.0 : wc * invstd;
+            gamma[i * c + ch] = train && !infinite ? -wc * invstd * dy / count : 0.0;
         }
         if (outs[1]) set_elem(outs[1], ch, dot * invstd);
         if (outs[2]) set_elem(outs[2], ch, dy);

@@ -795,6 +795,46 @@ static void bn_edge(int pass, tj_tensor *x, const float *rm0, const float *rv0, 
 
 /* ATen's InvStd: var 0 with eps 0 gives invstd 0, so the constant channel
  * gives its bias (torch._decomp's rsqrt would give inf and nan). */
+/* in: grad_out, input, save_mean, save_invstd; out: grad_input */
+static tj_status bnb_train(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 1;
+    tj_tensor *gw, *gb;
+    return tj_native_batch_norm_backward(in[0], in[1], NULL, NULL, NULL, in[2], in[3], true, 1e-5,
+                                         (bool[]){true, true, true}, &out[0], &gw, &gb);
+}
+
+/* ATen computes ((g - sum(g) / M) - (x - mean) k) invstd w, k = dot invstd^2
+ * / M: an infinite save_invstd gives infinities of the (x - mean) k term's
+ * sign, not nan. PyTorch 1.13, kernel (pass 0) and decomposition (pass 1):
+ * x = torch.tensor([1., 2, 3, 5]).reshape(2, 2, 1)
+ * g = torch.tensor([0.5, -1, 2, 0.25]).reshape(2, 2, 1)
+ * A.native_batch_norm_backward(g, x, None, None, None, torch.tensor([2, 3.5]),
+ *     torch.tensor([inf, 1.]), True, 1e-5, [True] * 3)[0].flatten()
+ *   -> [inf, 0.78125, -inf, -0.78125] */
+Test(norms, batch_norm_backward_with_an_infinite_save_invstd_follows_atens_order)
+{
+    int64_t s3[3] = {2, 2, 1}, c = 2;
+    tj_tensor *in[4] = {test_f32(3, s3, (float[]){0.5f, -1, 2, 0.25f}), test_f32(3, s3, (float[]){1, 2, 3, 5}),
+                        test_f32(1, &c, (float[]){2, 3.5f}), test_f32(1, &c, (float[]){INFINITY, 1})};
+    for (int pass = 0; pass < 2; pass++) {
+        tj_tensor *r[1];
+        int n_out;
+        if (pass == 0) {
+            cr_assert_eq(bnb_train(NULL, in, 4, r, &n_out), TJ_OK, "%s", tj_last_error());
+        } else {
+            tj_decomp_table *core = tj_core_decompositions();
+            tj_graph *g = tj_make_fx(bnb_train, NULL, in, 4, core, TJ_TRACE_FAKE);
+            tj_decomp_table_free(core);
+            cr_assert_not_null(g, "%s", tj_last_error());
+            cr_assert_eq(tj_graph_run(g, in, 4, r), TJ_OK, "%s", tj_last_error());
+            tj_graph_free(g);
+        }
+        test_expect_f32(r[0], (const float[]){INFINITY, 0.78125f, -INFINITY, -0.78125f}, 4, 1e-6);
+    }
+}
+
 Test(norms, batch_norm_training_eps0_constant_channel_has_invstd_0_and_gives_the_bias)
 {
     for (int pass = 0; pass < 2; pass++) {
