@@ -388,15 +388,21 @@ tj_status tj_kernel__native_batch_norm_legit_functional(const tj_value *args, tj
 /* Checks of the backward operators shared by batch and group norm: grad_out
  * of input's shape and dtype, an output_mask of 3; sets the three outputs
  * (input's shape, [C], [C]). */
+/* grad_out must have input's shape, or only its element count when `flat`
+ * (group norm: ATen reads both as [N, C, HxW] and checks dY.numel()). */
 static tj_status check_norm_backward(const char *op, const tj_tensor *g, const tj_tensor *x, const tj_value *mask,
-                                     int64_t c, tj_meta *outs)
+                                     int64_t c, bool flat, tj_meta *outs)
 {
     char s1[96], s2[96];
     if (g->dtype != x->dtype)
         return tj_error(TJ_ERR_DTYPE, "%s: grad_out (%s) must have input's dtype (%s)", op, tj_dtype_name(g->dtype),
                         tj_dtype_name(x->dtype));
-    bool same = g->ndim == x->ndim;
-    for (int d = 0; same && d < g->ndim; d++) same = g->shape[d] == x->shape[d];
+    bool same = flat ? g->numel == x->numel : g->ndim == x->ndim;
+    for (int d = 0; same && !flat && d < g->ndim; d++) same = g->shape[d] == x->shape[d];
+    if (!same && flat)
+        return tj_error(TJ_ERR_SHAPE, "%s: grad_out %s must hold input %s's N * C * HxW = %lld elements, got %lld", op,
+                        tj_shape_str(g->ndim, g->shape, s1, sizeof s1), tj_shape_str(x->ndim, x->shape, s2, sizeof s2),
+                        (long long)x->numel, (long long)g->numel);
     if (!same)
         return tj_error(TJ_ERR_SHAPE, "%s: grad_out %s must have input's shape %s", op,
                         tj_shape_str(g->ndim, g->shape, s1, sizeof s1), tj_shape_str(x->ndim, x->shape, s2, sizeof s2));
@@ -426,7 +432,7 @@ tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs
     if (!tj_opt_tensor(&args[stats]) || !tj_opt_tensor(&args[stats + 1]))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must be given when train is %s", op,
                         train ? "save_mean and save_invstd" : "running_mean and running_var", train ? "True" : "False");
-    return check_norm_backward(op, args[0].u.t, x, &args[9], c, outs);
+    return check_norm_backward(op, args[0].u.t, x, &args[9], c, false, outs);
 }
 
 /* The backward of both over segments: dots of g and g * (x - mean) per
@@ -612,7 +618,7 @@ tj_status tj_meta_native_group_norm_backward(const tj_value *args, tj_meta *outs
     /* ATen 1.13 fails there too (its grad_weight is empty_like(weight)) */
     if (args[9].n == 3 && args[9].u.bools[1] && !tj_opt_tensor(&args[4]))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask asks for the gradient of an absent weight", op);
-    return check_norm_backward(op, args[0].u.t, x, &args[9], args[6].u.i, outs);
+    return check_norm_backward(op, args[0].u.t, x, &args[9], args[6].u.i, true, outs);
 }
 
 /* i-th value of mean / rstd in row-major order (any strides). */

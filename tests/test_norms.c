@@ -835,6 +835,61 @@ Test(norms, batch_norm_backward_with_an_infinite_save_invstd_follows_atens_order
     }
 }
 
+/* in: grad_out, input, mean, rstd (N 2, C 4, HxW 3, group 2); out: grad_input, grad_bias */
+static tj_status gnb(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 2;
+    tj_tensor *gw;
+    return tj_native_group_norm_backward(in[0], in[1], in[2], in[3], NULL, 2, 4, 3, 2, (bool[]){true, false, true},
+                                         &out[0], &gw, &out[1]);
+}
+
+/* ATen's native_group_norm_backward reads grad_out as [N, C, HxW] and
+ * checks only dY.numel() == N * C * HxW: in PyTorch 1.13 a grad_out of
+ * [2, 4, 3], [2, 12] or [24] for an input [2, 4, 3, 1] gives the same
+ * gradients as one of the input's shape, and [2, 4, 3, 2] fails. The kernel
+ * (pass 0) and the decomposition (pass 1) do the same. */
+Test(norms, group_norm_backward_takes_grad_out_of_any_shape_with_input_numel)
+{
+    int64_t s4[4] = {2, 4, 3, 1};
+    float g[24];
+    for (int i = 0; i < 24; i++) g[i] = (float)((i * 7) % 11) - 5;
+    tj_tensor *x = test_random_f32(4, s4, 3), *o, *mean, *rstd;
+    cr_assert_eq(tj_native_group_norm(x, NULL, NULL, 2, 4, 3, 2, 1e-5, &o, &mean, &rstd), TJ_OK, "%s", tj_last_error());
+    tj_tensor *want[2];
+    int n_out;
+    cr_assert_eq(gnb(NULL, (tj_tensor *[]){test_f32(4, s4, g), x, mean, rstd}, 4, want, &n_out), TJ_OK, "%s",
+                 tj_last_error());
+    const int64_t shapes[3][3] = {{2, 4, 3}, {2, 12}, {24}};
+    for (int k = 0; k < 3; k++)
+        for (int pass = 0; pass < 2; pass++) {
+            tj_tensor *in[4] = {test_f32(3 - k, shapes[k], g), x, mean, rstd}, *r[2];
+            if (pass == 0) {
+                cr_assert_eq(gnb(NULL, in, 4, r, &n_out), TJ_OK, "%s", tj_last_error());
+            } else {
+                tj_decomp_table *core = tj_core_decompositions();
+                tj_graph *gr = tj_make_fx(gnb, NULL, in, 4, core, TJ_TRACE_FAKE);
+                tj_decomp_table_free(core);
+                cr_assert_not_null(gr, "%s", tj_last_error());
+                cr_assert_eq(tj_graph_run(gr, in, 4, r), TJ_OK, "%s", tj_last_error());
+                tj_graph_free(gr);
+            }
+            test_assert_dtype_shape(r[0], TJ_FLOAT32, 4, s4);
+            for (int j = 0; j < 2; j++)
+                for (int64_t i = 0; i < tj_tensor_numel(want[j]); i++)
+                    cr_expect(test_close(tj_tensor_item_at(r[j], i), tj_tensor_item_at(want[j], i), 1e-5, 1e-6),
+                              "shape %d pass %d result %d element %lld", k, pass, j, (long long)i);
+        }
+    tj_tensor *gi, *gw, *gb;
+    cr_expect_neq(tj_native_group_norm_backward(tj_zeros((int64_t[]){2, 4, 3, 2}, 4, TJ_FLOAT32), x, mean, rstd, NULL,
+                                                2, 4, 3, 2, (bool[]){true, false, true}, &gi, &gw, &gb),
+                  TJ_OK);
+    cr_expect(strstr(tj_last_error(), "aten::native_group_norm_backward: grad_out [2, 4, 3, 2] must hold input "
+                                      "[2, 4, 3, 1]'s N * C * HxW = 24 elements, got 48"),
+              "%s", tj_last_error());
+}
+
 Test(norms, batch_norm_training_eps0_constant_channel_has_invstd_0_and_gives_the_bias)
 {
     for (int pass = 0; pass < 2; pass++) {

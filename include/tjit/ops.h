@@ -891,8 +891,9 @@ tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, t
                                         tj_tensor *save_invstd, bool train, double eps, const bool output_mask[3],
                                         tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias);
 /** aten::native_group_norm_backward: the gradients of tj_native_group_norm
- * with respect to input, weight and bias. grad_out and input as the
- * forward's input; mean and rstd as it returned them (N * group values of
+ * with respect to input, weight and bias. input as the forward's; grad_out
+ * of input's dtype and element count, any shape (read as [N, C, HxW], as
+ * ATen, TJ_ERR_SHAPE otherwise); mean and rstd as it returned them (N * group values of
  * input's dtype); weight [C] or NULL (ones); n, c, hxw, group as the
  * forward's. grad_input as ATen's CPU kernel: rstd w g - ds rstd^3 / M (x -
  * mean) - db rstd / M per group of M = C / group * hxw elements, with ds =
