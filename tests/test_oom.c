@@ -178,8 +178,8 @@ static void sequence(results *ref, bool fill, outcome *o)
         int64_t yd[BATCH];
         for (int i = 0; i < BATCH * 784; i++) xd[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
         for (int i = 0; i < BATCH; i++) yd[i] = (i * 3) % 10;
-        if (!(x = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){BATCH, 784}, xd))) FAIL_AT("tj_tensor_from_data");
-        if (!(y = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){BATCH}, yd))) FAIL_AT("tj_tensor_from_data");
+        if (!(x = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){BATCH, 784}, xd))) FAIL_AT("tj_tensor_from_data (x)");
+        if (!(y = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){BATCH}, yd))) FAIL_AT("tj_tensor_from_data (y)");
     }
     if (!(table = tj_core_decompositions())) FAIL_AT("tj_core_decompositions");
     if (!(g = step_trace(&m, STEP_TRAIN, BATCH, NULL, TJ_TRACE_FAKE))) FAIL_AT("step_trace (make_fx)");
@@ -192,14 +192,14 @@ static void sequence(results *ref, bool fill, outcome *o)
         double before = checksum(&m, &s);
         tj_tensor *outs[TJ_MAX_GRAPH_OUTPUTS] = {0};
         tj_scope *scope = tj_scope_begin();
-        if (!scope) FAIL_AT("tj_scope_begin");
+        if (!scope) FAIL_AT(k == 0 ? "tj_scope_begin (run 1)" : "tj_scope_begin (run 2)");
         tj_status rs = tj_plan_run(plan, inputs, n, outs);
         if (rs == TJ_OK) loss = tj_tensor_retain(outs[0]);
         tj_scope_end(scope);
         if (rs != TJ_OK) {
             cr_assert_eq(checksum(&m, &s), before, "a failed tj_plan_run changed the parameters or state");
             cr_assert_null(outs[0], "a failed tj_plan_run returned an output");
-            FAIL_AT("tj_plan_run");
+            FAIL_AT(k == 0 ? "tj_plan_run (run 1)" : "tj_plan_run (run 2)");
         }
         double l = tj_tensor_item_at(loss, 0);
         tj_tensor_release(loss);
@@ -237,7 +237,7 @@ static void sequence(results *ref, bool fill, outcome *o)
         tj_tensor_release(npy);
         npy = NULL;
         if (tj_npy_save(tmp_path("p0.npy"), m.params[0]) != TJ_OK) FAIL_AT("tj_npy_save");
-        if (!(npy = tj_npy_load(tmp_path("p0.npy")))) FAIL_AT("tj_npy_load");
+        if (!(npy = tj_npy_load(tmp_path("p0.npy")))) FAIL_AT("tj_npy_load (round trip)");
         cr_assert_eq(tensor_sum(npy), tensor_sum(m.params[0]), "the .npy round trip changed the values");
     }
 
@@ -301,6 +301,63 @@ static void write_old_model_file(void)
     fclose(f);
 }
 
+/* The failure-injection loop's state: what every run is compared with, the
+ * live blocks and bytes without injection, and the counts so far. */
+typedef struct oom_run {
+    results *ref;
+    long base_blocks;
+    long long base_bytes;
+    int failures, absorbed;
+    bool done; /* a run whose N-th allocation never came: all were tried */
+} oom_run;
+
+/* Runs the sequence with its n-th allocation failing and checks what it
+ * left; returns the step that failed, NULL when the library recovered, or
+ * "end" when the sequence has fewer than n allocations. */
+static const char *fail_at(oom_run *r, uint64_t n)
+{
+    outcome o;
+    write_old_model_file();
+    tj_clear_error();
+    fail_allocation(n);
+    sequence(r->ref, false, &o);
+    uint64_t count = fail_allocation(0);
+    tj_storage_cache_release();
+    cr_assert_eq(live_blocks, r->base_blocks, "N = %llu (failed at %s): %ld blocks (%lld bytes) leaked", (unsigned long long)n,
+                 o.step ? o.step : "nothing", live_blocks - r->base_blocks, live_bytes - r->base_bytes);
+    if (o.step) {
+        cr_assert_eq(o.status, TJ_ERR_OUT_OF_MEMORY, "N = %llu: %s failed with %s: %s", (unsigned long long)n, o.step,
+                     tj_status_name(o.status), o.message);
+        cr_assert(strstr(o.message, "out of memory") != NULL, "N = %llu: %s: message '%s'", (unsigned long long)n, o.step,
+                  o.message);
+        r->failures++;
+        return o.step;
+    }
+    if (count < n) {
+        r->done = true;
+        return "end";
+    }
+    r->absorbed++; /* a failure the library recovered from, with the same results */
+    return NULL;
+}
+
+static bool same_step(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Tries allocations between lo and hi (whose runs ended in lo_step and
+ * hi_step) by bisection until every change of step between them is found:
+ * both allocations on each side of it are tried. */
+static void find_step_changes(oom_run *r, uint64_t lo, const char *lo_step, uint64_t hi, const char *hi_step)
+{
+    if (hi - lo < 2 || same_step(lo_step, hi_step)) return;
+    uint64_t mid = lo + (hi - lo) / 2;
+    const char *mid_step = fail_at(r, mid);
+    find_step_changes(r, lo, lo_step, mid, mid_step);
+    find_step_changes(r, mid, mid_step, hi, hi_step);
+}
+
 Test(oom, every_allocation_failure_in_train_and_load_is_reported_and_leaks_nothing, .timeout = 3000)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/tjit_oom_XXXXXX");
@@ -320,31 +377,29 @@ Test(oom, every_allocation_failure_in_train_and_load_is_reported_and_leaks_nothi
     long base_blocks = live_blocks;
     long long base_bytes = live_bytes;
 
-    int failures = 0, absorbed = 0;
+    oom_run run = {.ref = &ref, .base_blocks = base_blocks, .base_bytes = base_bytes};
     /* TJ_OOM_FROM=N starts at N (to look at one failure in a debugger) */
-    uint64_t first = getenv("TJ_OOM_FROM") ? strtoull(getenv("TJ_OOM_FROM"), NULL, 10) : 1;
-    for (uint64_t n = first;; n++) {
-        write_old_model_file();
-        tj_clear_error();
-        fail_allocation(n);
-        sequence(&ref, false, &o);
-        uint64_t count = fail_allocation(0);
-        tj_storage_cache_release();
-        cr_assert_eq(live_blocks, base_blocks, "N = %llu (failed at %s): %ld blocks (%lld bytes) leaked",
-                     (unsigned long long)n, o.step ? o.step : "nothing", live_blocks - base_blocks, live_bytes - base_bytes);
-        if (o.step) {
-            cr_assert_eq(o.status, TJ_ERR_OUT_OF_MEMORY, "N = %llu: %s failed with %s: %s", (unsigned long long)n, o.step,
-                         tj_status_name(o.status), o.message);
-            cr_assert(strstr(o.message, "out of memory") != NULL, "N = %llu: %s: message '%s'", (unsigned long long)n, o.step,
-                      o.message);
-            failures++;
-            continue;
-        }
-        if (count < n) break; /* the N-th allocation never came: all of them were tried */
-        absorbed++;           /* a failure the library recovered from, with the same results */
+    uint64_t n = getenv("TJ_OOM_FROM") ? strtoull(getenv("TJ_OOM_FROM"), NULL, 10) : 1;
+    /* TJ_OOM_STRIDE=K (CI's sanitizer run, where this test is the longest)
+     * fails every K-th allocation only, and between two tried ones whose
+     * runs ended differently (failed in different steps, recovered, or ran
+     * out of allocations) bisects to where that changes: the first and last
+     * allocations of each step of the sequence, and so each step's failure
+     * path, are still tried under the sanitizers (a step that appears
+     * twice has two names). The plain run tries every allocation. */
+    uint64_t stride = getenv("TJ_OOM_STRIDE") ? strtoull(getenv("TJ_OOM_STRIDE"), NULL, 10) : 1;
+    if (stride < 1) stride = 1;
+    const char *step = fail_at(&run, n);
+    while (!run.done) {
+        uint64_t next = n + stride;
+        const char *next_step = fail_at(&run, next);
+        find_step_changes(&run, n, step, next, next_step);
+        n = next;
+        step = next_step;
     }
-    cr_log_info("oom: %d injected failures reported, %d recovered from", failures, absorbed);
-    cr_assert_gt(failures, 100, "too few allocations seen: %d", failures);
+    cr_log_info("oom: %d injected failures reported, %d recovered from, every %llu-th allocation and each step's first and last",
+                run.failures, run.absorbed, (unsigned long long)stride);
+    cr_assert_gt(run.failures, 100 / stride, "too few allocations seen: %d", run.failures);
     free(ref.decomposed);
     tj_set_allocator(NULL);
     char cmd[128];
