@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a given time on its corpus:
 #   fuzz/run.sh TARGET SECONDS [BUILD_DIR [LIBFUZZER_FLAG...]]
-# TARGET: graph_parse, npy, safetensors, idx or conform_case. Builds BUILD_DIR
+# TARGET: graph_parse, npy, safetensors, idx or conform_case. SECONDS 0 only
+# builds the target (so that runs in parallel find it built). Builds BUILD_DIR
 # (default build-fuzz, clang with ASan + UBSan) if needed. New inputs found go
 # to BUILD_DIR/fuzz-corpus/TARGET (the seeds in fuzz/corpus/TARGET stay as
 # they are); a crashing input is written to BUILD_DIR/fuzz-findings/ and the
@@ -21,6 +22,7 @@ if [ ! -f "$build/build.ninja" ]; then
         -Dtests=disabled -Dbuildtype=debugoptimized
 fi
 quiet meson compile -C "$build" "fuzz/fuzz_$target"
+[ "$seconds" != 0 ] || exit 0
 work="$build/fuzz-corpus/$target"
 findings="$build/fuzz-findings"
 mkdir -p "$work" "$findings"
