@@ -386,10 +386,9 @@ tj_status tj_kernel__native_batch_norm_legit_functional(const tj_value *args, tj
 }
 
 /* Checks of the backward operators shared by batch and group norm: grad_out
- * of input's shape and dtype, an output_mask of 3; sets the three outputs
- * (input's shape, [C], [C]). */
-/* grad_out must have input's shape, or only its element count when `flat`
- * (group norm: ATen reads both as [N, C, HxW] and checks dY.numel()). */
+ * of input's dtype and shape (or only its element count when `flat`: group
+ * norm, where ATen reads both as [N, C, HxW] and checks dY.numel()), an
+ * output_mask of 3; sets the three outputs (input's shape, [C], [C]). */
 static tj_status check_norm_backward(const char *op, const tj_tensor *g, const tj_tensor *x, const tj_value *mask,
                                      int64_t c, bool flat, tj_meta *outs)
 {
