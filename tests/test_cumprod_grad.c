@@ -47,16 +47,6 @@ static tj_tensor *leaf64(int ndim, const int64_t *shape, const double *v)
     return x;
 }
 
-/* the gradient of sum(gy * y) with respect to x */
-static tj_tensor *grad_of(tj_tensor *x, tj_tensor *y, tj_tensor *gy)
-{
-    cr_assert_not_null(y, "%s", tj_last_error());
-    tj_tensor *g = NULL;
-    cr_assert_eq(tj_autograd_grad(&y, 1, &gy, &x, 1, &g), TJ_OK, "%s", tj_last_error());
-    cr_assert_not_null(g);
-    return g;
-}
-
 static void expect(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const double *want)
 {
     int64_t n = test_assert_dtype_shape(t, dtype, ndim, shape);
@@ -66,14 +56,14 @@ static void expect(const tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *
 Test(cumprodgrad, gradient_with_zeros_matches_torch_along_either_dim)
 {
     tj_tensor *x = leaf64(2, S55, Z), *g = test_f64(2, S55, G);
-    expect(grad_of(x, tj_cumprod(x, 1, -1), g), TJ_FLOAT64, 2, S55,
+    expect(test_grad1(x, tj_cumprod(x, 1, -1), g), TJ_FLOAT64, 2, S55,
            (double[]){0.0625, 0, 0, 0, 0,
                       0.75, 4.375, 0, 0, 0,
                       -3.5, 0.5, -0.375, 0, 0,
                       1.3125, 0.375, 0, -2.25, 1.40625,
                       -0.5625, 2.65625, 0.46875, -1.171875, 3.75}); /* torch */
     /* along dim 0 (as -2), column 0 starts with a zero */
-    expect(grad_of(x, tj_cumprod(x, -2, -1), g), TJ_FLOAT64, 2, S55,
+    expect(test_grad1(x, tj_cumprod(x, -2, -1), g), TJ_FLOAT64, 2, S55,
            (double[]){1.5078125, -0.5, 4, 0.25, -1.25,
                       0, -0.421875, 0.5, 4, 0.375,
                       0, 0, 3.25, 0, 0.46875,
@@ -86,16 +76,16 @@ Test(cumprodgrad, gradient_without_zeros_matches_torch_in_float64_and_float32)
     tj_tensor *x = leaf64(2, S35, NZ), *g = test_f64(2, S35, G);
     const double along1[15] = {3.5625, -6.40625, -2.34375, 0.8203125, -2.8125, -3.09375, 7.6875, -2.0390625,
                                -5.0625, -1.40625, 4.75, 0.5625, -1.875, 0.75, -0.703125}; /* torch */
-    expect(grad_of(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 2, S35, along1);
-    expect(grad_of(x, tj_cumprod(x, 0, -1), g), TJ_FLOAT64, 2, S35,
+    expect(test_grad1(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 2, S35, along1);
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), g), TJ_FLOAT64, 2, S35,
            (double[]){1.375, -3.875, -0.5, 1.34375, -1.875, -0.3125, 2.25, -1.875, -1.75, -0.5625, 3.75, -0.375, 1.5,
                       1.875, 0.46875}); /* torch */
     /* float32, and a float64 result of float32 (the gradient comes back as
      * float32, as torch's) */
     tj_tensor *xf = tj_to_copy(test_f64(2, S25, NZ), TJ_FLOAT32), *gf = test_f64(2, S25, G);
     tj_tensor_set_requires_grad(xf, true);
-    expect(grad_of(xf, tj_cumprod(xf, 1, -1), tj_to_copy(gf, TJ_FLOAT32)), TJ_FLOAT32, 2, S25, along1);
-    expect(grad_of(xf, tj_cumprod(xf, 1, TJ_FLOAT64), gf), TJ_FLOAT32, 2, S25, along1); /* torch */
+    expect(test_grad1(xf, tj_cumprod(xf, 1, -1), tj_to_copy(gf, TJ_FLOAT32)), TJ_FLOAT32, 2, S25, along1);
+    expect(test_grad1(xf, tj_cumprod(xf, 1, TJ_FLOAT64), gf), TJ_FLOAT32, 2, S25, along1); /* torch */
 }
 
 Test(cumprodgrad, gradient_with_zeros_of_a_float64_result_of_float32)
@@ -104,7 +94,7 @@ Test(cumprodgrad, gradient_with_zeros_of_a_float64_result_of_float32)
      * values are its float64 gradient for the same values, rounded */
     tj_tensor *x = tj_to_copy(test_f64(2, S25, Z + 5), TJ_FLOAT32);
     tj_tensor_set_requires_grad(x, true);
-    expect(grad_of(x, tj_cumprod(x, 1, TJ_FLOAT64), test_f64(2, S25, G)), TJ_FLOAT32, 2, S25,
+    expect(test_grad1(x, tj_cumprod(x, 1, TJ_FLOAT64), test_f64(2, S25, G)), TJ_FLOAT32, 2, S25,
            (double[]){1, -5.625, 0, 0, 0, -1.5, 0.75, 0.75, 0, 0}); /* torch, float64 */
 }
 
@@ -115,9 +105,9 @@ Test(cumprodgrad, gradient_along_an_inner_dim_of_a_3d_tensor_matches_torch)
     double gv[16];
     for (int i = 0; i < 16; i++) gv[i] = i * 0.25 - 1.5; /* torch.arange(16) * 0.25 - 1.5 */
     tj_tensor *x = leaf64(3, s, v), *g = test_f64(3, s, gv);
-    expect(grad_of(x, tj_cumprod(x, 1, -1), g), TJ_FLOAT64, 3, s,
+    expect(test_grad1(x, tj_cumprod(x, 1, -1), g), TJ_FLOAT64, 3, s,
            (double[]){-2.125, -1.25, -1, -0.75, 0, -0.375, 0, 0.5, 1.25, 4.25, 1, -1, 0.75, -2.625, 0, 0}); /* torch */
-    expect(grad_of(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 3, s,
+    expect(test_grad1(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 3, s,
            (double[]){-1.5, 0, 0, 0, -0.5, -0.3125, 0, 0, -0.625, 0.375, -0.75, 0, 5, 0.875, -0.25, 0}); /* torch */
 }
 
@@ -127,19 +117,19 @@ Test(cumprodgrad, gradient_keeps_torchs_special_values)
     tj_tensor *ones = test_f64(1, s3, (double[]){1, 1, 1});
     /* a zero before an infinity: the first-zero sum holds it */
     tj_tensor *x = leaf64(1, s3, (double[]){2, 0, INFINITY});
-    expect(grad_of(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){1, INFINITY, 0}); /* torch */
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){1, INFINITY, 0}); /* torch */
     /* and a second zero after it: inf * 0 makes that sum nan, the later
      * elements still get 0 */
     const int64_t s4[1] = {4};
     x = leaf64(1, s4, (double[]){2, 0, INFINITY, 0});
-    expect(grad_of(x, tj_cumprod(x, 0, -1), test_f64(1, s4, (double[]){1, 1, 1, 1})), TJ_FLOAT64, 1, s4,
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), test_f64(1, s4, (double[]){1, 1, 1, 1})), TJ_FLOAT64, 1, s4,
            (double[]){1, NAN, 0, 0}); /* torch */
     /* no zero: divided by self, inf / inf is nan */
     x = leaf64(1, s3, (double[]){INFINITY, 2, 3});
-    expect(grad_of(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){NAN, INFINITY, INFINITY}); /* torch */
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){NAN, INFINITY, INFINITY}); /* torch */
     /* a result underflowing to 0 is no zero of self */
     x = leaf64(1, s3, (double[]){1e-200, 1e-200, 3});
-    expect(grad_of(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){1, 0, 0}); /* torch */
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), ones), TJ_FLOAT64, 1, s3, (double[]){1, 0, 0}); /* torch */
 }
 
 Test(cumprodgrad, nothing_to_multiply_passes_the_gradient_through)
@@ -147,19 +137,19 @@ Test(cumprodgrad, nothing_to_multiply_passes_the_gradient_through)
     /* size 1 along dim, 0-dim, and an empty tensor: grad itself */
     tj_tensor *x = leaf64(2, (int64_t[]){3, 1}, (double[]){0, 2, -1});
     tj_tensor *g = test_f64(2, (int64_t[]){3, 1}, (double[]){1.5, -2, 4});
-    expect(grad_of(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 2, (int64_t[]){3, 1}, (double[]){1.5, -2, 4});
+    expect(test_grad1(x, tj_cumprod(x, -1, -1), g), TJ_FLOAT64, 2, (int64_t[]){3, 1}, (double[]){1.5, -2, 4});
     x = leaf64(0, NULL, (double[]){0});
-    expect(grad_of(x, tj_cumprod(x, 0, -1), test_f64(0, NULL, (double[]){3})), TJ_FLOAT64, 0, NULL, (double[]){3});
+    expect(test_grad1(x, tj_cumprod(x, 0, -1), test_f64(0, NULL, (double[]){3})), TJ_FLOAT64, 0, NULL, (double[]){3});
     const int64_t s03[2] = {0, 3};
     x = tj_tensor_empty(TJ_FLOAT64, 2, s03);
     tj_tensor_set_requires_grad(x, true);
-    expect(grad_of(x, tj_cumprod(x, 1, -1), tj_tensor_empty(TJ_FLOAT64, 2, s03)), TJ_FLOAT64, 2, s03, NULL);
+    expect(test_grad1(x, tj_cumprod(x, 1, -1), tj_tensor_empty(TJ_FLOAT64, 2, s03)), TJ_FLOAT64, 2, s03, NULL);
 }
 
 Test(cumprodgrad, the_gradient_has_no_history_so_double_backward_is_refused)
 {
     tj_tensor *x = leaf64(2, S55, Z);
-    tj_tensor *g = grad_of(x, tj_cumprod(x, 1, -1), test_f64(2, S55, G));
+    tj_tensor *g = test_grad1(x, tj_cumprod(x, 1, -1), test_f64(2, S55, G));
     cr_expect_not(tj_tensor_requires_grad(g));
     tj_tensor *s = tj_sum(g, -1), *gg = NULL;
     cr_expect_eq(tj_autograd_grad(&s, 1, NULL, &x, 1, &gg), TJ_ERR_INVALID_ARGUMENT);

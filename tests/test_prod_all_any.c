@@ -336,16 +336,6 @@ static tj_tensor *leaf(const float *v)
     return x;
 }
 
-/* the gradient of sum(gy * y) with respect to x */
-static tj_tensor *grad_of(tj_tensor *x, tj_tensor *y, tj_tensor *gy)
-{
-    cr_assert_not_null(y, "%s", tj_last_error());
-    tj_tensor *g = NULL;
-    cr_assert_eq(tj_autograd_grad(&y, 1, &gy, &x, 1, &g), TJ_OK, "%s", tj_last_error());
-    cr_assert_not_null(g);
-    return g;
-}
-
 /* X34 with x[1][2] = 0, and with x[2][0] = 0 too */
 static void with_zeros(float *one, float *two)
 {
@@ -362,53 +352,53 @@ Test(prodany, prod_gradient_matches_torch_without_zeros_and_with_one_or_several)
     const int64_t s34[2] = {3, 4};
     tj_tensor *g2 = test_f32(0, NULL, (float[]){2});
     tj_tensor *x = leaf(X34);
-    expect(grad_of(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34,
            (double[]){18.984375, -7.59375, 3.1640625, 4.74609375, 6.328125, 3.1640625, -12.65625, 37.96875, 3.1640625,
                       -4.74609375, 75.9375, -4.74609375}, 0); /* torch */
     /* one zero: only it gets a gradient, the product of the others */
     x = leaf(one);
-    expect(grad_of(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34,
            (double[]){0, 0, 0, 0, 0, 0, -12.65625, 0, 0, 0, 0, 0}, 0); /* torch */
     /* several zeros: zero everywhere */
     x = leaf(two);
     double zero12[12] = {0};
-    expect(grad_of(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34, zero12, 0); /* torch */
+    expect(test_grad1(x, tj_prod(x, -1), g2), TJ_FLOAT32, 2, s34, zero12, 0); /* torch */
     /* along dim 1, the rows with a zero take the safe formula */
     tj_tensor *gy = test_f32(1, (int64_t[]){3}, (float[]){1, -2, 0.5f});
     x = leaf(X34);
-    expect(grad_of(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
            (double[]){-7.5, 3, -1.25, -1.875, 1.125, 0.5625, -2.25, 6.75, 0.25, -0.375, 6, -0.375}, 0); /* torch */
     x = leaf(one);
-    expect(grad_of(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
            (double[]){-7.5, 3, -1.25, -1.875, 0, 0, -2.25, 0, 0.25, -0.375, 6, -0.375}, 0); /* torch */
     x = leaf(two);
-    expect(grad_of(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, 1, false, -1), gy), TJ_FLOAT32, 2, s34,
            (double[]){-7.5, 3, -1.25, -1.875, 0, 0, -2.25, 0, 0.25, 0, 0, 0}, 0); /* torch */
     /* two zeros in one row, keepdim; along dim 0 */
     float row2[12];
     memcpy(row2, X34, sizeof X34);
     row2[5] = row2[7] = 0;
     x = leaf(row2);
-    expect(grad_of(x, tj_prod_dim(x, -1, true, -1), tj_view(gy, (int64_t[]){3, 1}, 2)), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, -1, true, -1), tj_view(gy, (int64_t[]){3, 1}, 2)), TJ_FLOAT32, 2, s34,
            (double[]){-7.5, 3, -1.25, -1.875, 0, 0, 0, 0, 0.25, -0.375, 6, -0.375}, 0); /* torch */
     x = leaf(row2);
     tj_tensor *g4 = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
-    expect(grad_of(x, tj_prod_dim(x, 0, false, -1), g4), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, 0, false, -1), g4), TJ_FLOAT32, 2, s34,
            (double[]){4.5, 0, -0.28125, 0, 1.5, 5, 1.125, -16, 0.75, 0, -6.75, 0}, 0); /* torch */
     /* a float64 result: the gradient comes back as float32 */
     x = leaf(one);
-    expect(grad_of(x, tj_prod_dim(x, 0, false, TJ_FLOAT64), tj_to_copy(g4, TJ_FLOAT64)), TJ_FLOAT32, 2, s34,
+    expect(test_grad1(x, tj_prod_dim(x, 0, false, TJ_FLOAT64), tj_to_copy(g4, TJ_FLOAT64)), TJ_FLOAT32, 2, s34,
            (double[]){4.5, -12, 0, -2, 1.5, 5, 1.125, -16, 0.75, -7.5, 0, 2}, 0); /* torch */
     /* a float32 result of float64: self is converted to float32 before the
      * division, as in PyTorch */
     tj_tensor *w = test_f64(1, (int64_t[]){3}, (double[]){0.1, 2, 4});
     tj_tensor_set_requires_grad(w, true);
-    expect(grad_of(w, tj_prod(w, TJ_FLOAT32), test_f32(0, NULL, (float[]){1})), TJ_FLOAT64, 1, (int64_t[]){3},
+    expect(test_grad1(w, tj_prod(w, TJ_FLOAT32), test_f32(0, NULL, (float[]){1})), TJ_FLOAT64, 1, (int64_t[]){3},
            (double[]){8, 0.4000000059604645, 0.20000000298023224}, 0); /* torch */
     /* 0-dim */
     tj_tensor *s = test_f32(0, NULL, (float[]){2.5f});
     tj_tensor_set_requires_grad(s, true);
-    expect(grad_of(s, tj_prod_dim(s, 0, false, -1), test_f32(0, NULL, (float[]){3})), TJ_FLOAT32, 0, NULL,
+    expect(test_grad1(s, tj_prod_dim(s, 0, false, -1), test_f32(0, NULL, (float[]){3})), TJ_FLOAT32, 0, NULL,
            (double[]){3}, 0); /* torch */
 }
 
@@ -418,7 +408,7 @@ Test(prodany, prod_gradient_keeps_torchs_special_values)
     /* no zero: grad * result / x, so inf / inf is nan (torch: [nan, inf]) */
     tj_tensor *x = test_f32(1, (int64_t[]){2}, (float[]){inf, 2});
     tj_tensor_set_requires_grad(x, true);
-    expect(grad_of(x, tj_prod(x, -1), test_f32(0, NULL, (float[]){1})), TJ_FLOAT32, 1, (int64_t[]){2},
+    expect(test_grad1(x, tj_prod(x, -1), test_f32(0, NULL, (float[]){1})), TJ_FLOAT32, 1, (int64_t[]){2},
            (double[]){NAN, INFINITY}, 0);
     /* with a zero elsewhere in the tensor the safe formula holds for every
      * slice (torch: [[0, 0], [inf, 2]]); the product underflowing to 0
@@ -426,16 +416,16 @@ Test(prodany, prod_gradient_keeps_torchs_special_values)
     x = test_f32(2, (int64_t[]){2, 2}, (float[]){0, 0, 2, inf});
     tj_tensor_set_requires_grad(x, true);
     tj_tensor *ones = test_f32(1, (int64_t[]){2}, (float[]){1, 1});
-    expect(grad_of(x, tj_prod_dim(x, 1, false, -1), ones), TJ_FLOAT32, 2, (int64_t[]){2, 2},
+    expect(test_grad1(x, tj_prod_dim(x, 1, false, -1), ones), TJ_FLOAT32, 2, (int64_t[]){2, 2},
            (double[]){0, 0, INFINITY, 2}, 0);
     x = test_f32(2, (int64_t[]){2, 2}, (float[]){1e-30f, 1e-30f, 2, 3});
     tj_tensor_set_requires_grad(x, true);
-    expect(grad_of(x, tj_prod_dim(x, 1, false, -1), ones), TJ_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){0, 0, 3, 2},
+    expect(test_grad1(x, tj_prod_dim(x, 1, false, -1), ones), TJ_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){0, 0, 3, 2},
            0);
     /* several zeros and an infinity: 0, not nan (torch: [0, 0, 0]) */
     x = test_f32(1, (int64_t[]){3}, (float[]){0, 0, inf});
     tj_tensor_set_requires_grad(x, true);
-    expect(grad_of(x, tj_prod(x, -1), test_f32(0, NULL, (float[]){1})), TJ_FLOAT32, 1, (int64_t[]){3},
+    expect(test_grad1(x, tj_prod(x, -1), test_f32(0, NULL, (float[]){1})), TJ_FLOAT32, 1, (int64_t[]){3},
            (double[]){0, 0, 0}, 0);
 }
 

@@ -158,6 +158,15 @@ tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
     return out[0];
 }
 
+tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy)
+{
+    cr_assert_not_null(y, "%s", tj_last_error());
+    tj_tensor *g = NULL;
+    cr_assert_eq(tj_autograd_grad(&y, 1, &gy, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    cr_assert_not_null(g);
+    return g;
+}
+
 bool test_only_primitives(const tj_graph *g)
 {
     for (int i = 0; i < tj_graph_num_nodes(g); i++) {

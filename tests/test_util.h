@@ -70,6 +70,10 @@ void test_expect_error(const void *result, tj_status status, const char *op, con
  *  (n inputs); returns the output. The test fails on any error. */
 tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n);
 
+/** The gradient of sum(gy * y) with respect to x (tj_autograd_grad); the
+ *  test fails when y is NULL or on any error. */
+tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy);
+
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
