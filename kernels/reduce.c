@@ -18,7 +18,8 @@
 
 #define LANES 8
 #define CHUNK 16384 /* reduced elements folded into one partial result */
-#define JB 2048     /* outputs per block in the row strategy */
+#define JB 2048     /* outputs per block in the row strategy, at most */
+#define JB_MIN 64   /* ... and at least, when narrower blocks avoid partial results */
 #define MAX_ROW_CHUNKS 16 /* bounds the scratch of partial results in the row strategy */
 #define OB 64 /* outputs per block in the outputs strategy */
 #define NKINDS (TJ_K_RED_ANY + 1)
@@ -560,10 +561,14 @@ static plan plan_of(const tj_k_reduce *r, int nthreads)
     pl.rows = !inner && k->n > 0 && k->stride[k->n - 1] == 1;
     if (pl.rows) {
         pl.m = k->size[k->n - 1];
+        /* narrower blocks rather than partial results while there are too
+         * few blocks for the threads: partials cost a scratch as large as
+         * the outputs times the parts, and a pass to combine them */
         pl.bsize = JB;
-        pl.nblk = (pl.m + JB - 1) / JB;
+        while (pl.bsize > JB_MIN && r->nout / pl.m * ((pl.m + pl.bsize - 1) / pl.bsize) < 8) pl.bsize /= 2;
+        pl.nblk = (pl.m + pl.bsize - 1) / pl.bsize;
         int64_t base_items = r->nout / pl.m * pl.nblk;
-        int64_t per_item = r->nred * (pl.m < JB ? pl.m : JB);
+        int64_t per_item = r->nred * (pl.m < pl.bsize ? pl.m : pl.bsize);
         pl.parts = base_items >= 8 ? 1 : per_item / CHUNK;
         if (pl.parts > MAX_ROW_CHUNKS) pl.parts = MAX_ROW_CHUNKS;
         if (pl.parts > r->nred) pl.parts = r->nred;
@@ -712,7 +717,7 @@ static void run_item_rows(const tj_k_reduce *r, const loops *lp, const plan *pl,
     int64_t c = item % pl->parts, rest = item / pl->parts, r0, r1;
     part_range(r, pl, c, &r0, &r1);
     int64_t b = rest % pl->nblk, k0 = rest / pl->nblk;
-    int64_t j0 = b * JB, jl = pl->m - j0 < JB ? pl->m - j0 : JB;
+    int64_t j0 = b * pl->bsize, jl = pl->m - j0 < pl->bsize ? pl->m - j0 : pl->bsize;
     int64_t obase = k0 * pl->m + j0;
     const char *xo = (const char *)r->x + (offset_of(k0, &r->kept, r->kept.n - 1) + j0) * (int64_t)es;
 
