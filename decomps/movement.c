@@ -12,6 +12,8 @@
  *   select_scatter         -> slice_scatter of the unsqueezed source
  *   copy (out of place)    -> _to_copy of the expanded source
  *   zero, fill.Scalar      -> full
+ *   roll                   -> per dim, cat of two slices (torch._refs.roll;
+ *                             without dims, of the flattened self, viewed back)
  * The shape functions of the decomposed operators check the arguments. */
 #include "op_view.h"
 #include "util.h"
@@ -165,6 +167,32 @@ static tj_status fill(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_full(m[0].shape, m[0].ndim, v, (int)m[0].dtype), outs);
 }
 
+/* x rolled by shift along dim d: x[start:] then x[:start], start being
+ * (size - shift) mod size (computed without overflowing int64). */
+static tj_tensor *roll_dim(tj_tensor *x, int64_t shift, int d)
+{
+    if (!x) return NULL; /* the failed call before it set the error */
+    int64_t size = tj_tensor_shape(x)[d], r = shift % size, start = r > 0 ? size - r : -r;
+    tj_tensor *halves[2] = {tj_slice(x, d, true, start, true, size, 1), tj_slice(x, d, true, 0, true, start, 1)};
+    return tj_cat(halves, 2, d);
+}
+
+static tj_status roll(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(roll, args, m);
+    tj_tensor *x = args[0].u.t;
+    const int64_t *shifts = args[1].u.ints;
+    if (tj_tensor_numel(x) == 0) return tj_dc_done(tj_clone(x), outs);
+    if (args[2].n == 0)
+        return tj_dc_done(tj_view(roll_dim(tj_flatten(x, 0, -1), shifts[0], 0), m[0].shape, m[0].ndim), outs);
+    for (int i = 0; i < args[2].n && x; i++) {
+        int d;
+        tj_wrap_dim("aten::roll", args[2].u.ints[i], tj_tensor_ndim(x), &d);
+        x = roll_dim(x, shifts[i], d);
+    }
+    return tj_dc_done(x, outs);
+}
+
 void tj_register_movement_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(transpose_int), transpose, "transpose");
@@ -180,4 +208,5 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
     tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");
+    tj_op_set_decomposition(TJ_OPS(roll), roll, "roll");
 }

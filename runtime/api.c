@@ -267,6 +267,10 @@ tj_tensor *tj_repeat(tj_tensor *self, const int64_t *repeats, int nrepeats)
 {
     return CALL(repeat, T(self), L(repeats, nrepeats));
 }
+tj_tensor *tj_roll(tj_tensor *self, const int64_t *shifts, int nshifts, const int64_t *dims, int ndims)
+{
+    return CALL(roll, T(self), L(shifts, nshifts), L(dims, ndims));
+}
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 {
     return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());

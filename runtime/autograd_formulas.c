@@ -865,6 +865,30 @@ FORMULA(d_flip)
     return TJ_OK;
 }
 
+/* roll: the gradient rolled back, as PyTorch's derivative (shifts negated,
+ * both lists reversed). INT64_MIN, which has no negation, is first reduced
+ * modulo the size it rolls (any shift rolls an empty self to itself). */
+FORMULA(d_roll)
+{
+    const tj_tensor *self = META(0);
+    const tj_value *shifts = &c->args[1], *dims = &c->args[2];
+    int n = shifts->n;
+    int64_t back[TJ_MAX_DIMS], rdims[TJ_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        int64_t s = shifts->u.ints[n - 1 - i];
+        if (s == INT64_MIN) {
+            int d = 0;
+            if (dims->n) tj_wrap_dim("aten::roll", dims->u.ints[n - 1 - i], self->ndim, &d);
+            int64_t size = dims->n ? self->shape[d] : self->numel;
+            s = size ? s % size : 0;
+        }
+        back[i] = -s;
+        if (dims->n) rdims[i] = dims->u.ints[n - 1 - i];
+    }
+    gi[0] = tj_roll(g[0], back, n, rdims, dims->n);
+    return TJ_OK;
+}
+
 /* tril / triu and their in-place forms: the same triangle of the gradient. */
 FORMULA(d_tril) { gi[0] = tj_tril(g[0], c->args[1].u.i); return TJ_OK; }
 FORMULA(d_triu) { gi[0] = tj_triu(g[0], c->args[1].u.i); return TJ_OK; }
@@ -1406,7 +1430,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(fill__Scalar, d_overwrite),
 
     /* session 17 (trirep) */
-    D(tril, d_tril), D(triu, d_triu), D(tril_, d_tril), D(triu_, d_triu), D(repeat, d_repeat),
+    D(tril, d_tril), D(triu, d_triu), D(tril_, d_tril), D(triu_, d_triu), D(repeat, d_repeat), D(roll, d_roll),
 };
 
 const tj_derivative *tj_derivative_of(const tj_op *op)

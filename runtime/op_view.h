@@ -68,6 +68,10 @@ tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs);
 /** aten::flip: a contiguous copy of self with the listed dims reversed. */
 tj_status tj_meta_flip(const tj_value *args, tj_meta *outs);
 tj_status tj_kernel_flip(const tj_value *args, tj_tensor *const *outs);
+
+/** aten::roll (runtime/op_roll.c): a contiguous copy of self shifted
+ * circularly along dims, or along the flattened self without dims. */
+TJ_OP_DECLARE(roll)
 tj_status tj_meta_constant_pad_nd(const tj_value *args, tj_meta *outs);
 tj_status tj_kernel_constant_pad_nd(const tj_value *args, tj_tensor *const *outs);
 

@@ -823,3 +823,20 @@ Test(gradcheck, tril_triu_and_repeat)
     };
     CASES(cases);
 }
+
+/* ---- roll (session 19) ---- */
+
+static const int64_t roll_shifts[3] = {2, -1, 5}, roll_dims[3] = {1, 0, 1}, roll_min[1] = {INT64_MIN};
+FN(f_roll, tj_roll(x[0], roll_shifts, 3, roll_dims, 3))
+FN(f_roll_flat, tj_roll(x[0], roll_shifts + 2, 1, NULL, 0))
+FN(f_roll_min, tj_roll(x[0], roll_min, 1, roll_dims + 1, 1))
+
+Test(gradcheck, roll)
+{
+    static const gc_case cases[] = {
+        {"roll(a dim twice)", f_roll, 1, {{2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"roll(no dims)", f_roll_flat, 1, {{3, {2, 3, 2}, STRIDED}}, -1, 1},
+        {"roll(INT64_MIN)", f_roll_min, 1, {{2, {3, 5}, EXPANDED}}, -1, 1},
+    };
+    CASES(cases);
+}

@@ -300,6 +300,15 @@ static const tj_decomp_sample samples[] = {
     {"aten::repeat", "f32[0,3] [-2,2]", "a negative repeat of an empty dim gives 0"},
     {"aten::repeat", "f32[2,3] [2]", "fewer repeats than dims: an error"},
     {"aten::repeat", "f32[2,3] [2,-1]", "a negative repeat: an error"},
+    /* session 19: roll */
+    {"aten::roll", "f32[3,4] [1,-2] [0,1]", "two dims"},
+    {"aten::roll", "f32[3,4] [7] []", "no dims: the flattened self"},
+    {"aten::roll", "i64[2,3,4]<9 [5,-1,2] [2,0,2]", "a dim twice"},
+    {"aten::roll", "b[5] [-9223372036854775808] [0]", "the most negative shift"},
+    {"aten::roll", "f64[] [3] []", "0-dim self"},
+    {"aten::roll", "f32[0,3] [1] [5]", "empty self: dims unchecked"},
+    {"aten::roll", "f32[3,4] [1,2] []", "two shifts without dims: an error"},
+    {"aten::roll", "f32[3,4] [1] [2]", "dim out of range: an error"},
     /* all / any (session 17) */
     {"aten::all", "f32[3,4]", ""},
     {"aten::all", "f32[6]{1,nan,-0.0,2,inf,-3}", "-0 is false, nan true"},

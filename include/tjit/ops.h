@@ -401,6 +401,20 @@ tj_tensor *tj_triu(tj_tensor *self, int64_t diagonal);
  * its gradient sums the gradient over the tiles (PyTorch's
  * repeat_backward). */
 tj_tensor *tj_repeat(tj_tensor *self, const int64_t *repeats, int nrepeats);
+/** aten::roll (torch.roll): self (any dtype and strides) shifted
+ * circularly, element i of dim dims[k] moving to (i + shifts[k]) mod size
+ * (negative shifts roll backwards, any int64 value; a dim listed twice
+ * rolls by the sum). With ndims 0, self is rolled as if flattened by
+ * shifts[0] and viewed back. Returns a new contiguous tensor of self's
+ * shape and dtype, owned by the caller or the innermost open scope.
+ * Errors, as ATen 1.13: TJ_ERR_INVALID_ARGUMENT for no shift, or for
+ * nshifts != ndims (nshifts != 1 without dims) and for more than
+ * TJ_MAX_DIMS shifts (a tjit limit); TJ_ERR_INDEX for a dim out
+ * of range or any dim of a 0-dim self; an empty self gives an empty copy
+ * without its dims being checked. Decomposes (core table) into slices and
+ * cat per dim, as torch._refs.roll; its gradient is the gradient rolled
+ * back (shifts negated, both lists reversed, as PyTorch's derivative). */
+tj_tensor *tj_roll(tj_tensor *self, const int64_t *shifts, int nshifts, const int64_t *dims, int ndims);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
  * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). float -> int
