@@ -232,14 +232,26 @@ static tj_status check_per_channel(const char *op, const char *name, const tj_te
     return TJ_OK;
 }
 
-/* Scratch in double: k arrays of n each, zeroed. */
-static double *scratch(const char *op, int k, int64_t n)
+/* Scratch in double: k arrays of n each, zeroed, from the storage cache
+ * (so that a plan's runs allocate nothing after the first); given back
+ * with scratch_release. */
+typedef struct scratch {
+    double *p;
+    size_t got;
+} scratch;
+
+static double *scratch_get(scratch *sc, const char *op, int k, int64_t n)
 {
     size_t bytes = sizeof(double) * (size_t)k * (size_t)(n ? n : 1);
-    double *p = tj_alloc(bytes);
-    if (!p) tj_oom(op, bytes);
-    else memset(p, 0, bytes);
-    return p;
+    sc->p = tj_alloc_storage_bytes(bytes, &sc->got);
+    if (!sc->p) tj_oom(op, bytes);
+    else memset(sc->p, 0, bytes);
+    return sc->p;
+}
+
+static void scratch_release(scratch *sc)
+{
+    if (sc->p) tj_free_storage_bytes(sc->p, sc->got);
 }
 
 /* Folds segment (count len, mean sm, squared deviations sq) into the
@@ -303,11 +315,12 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
     tj_k_segments s = segments_of(x, n, c);
     double count = (double)n * (double)s.len;
     /* per segment: mean / m2 (training), then shift, alpha, gamma */
-    double *sc = scratch(op, 5, s.count);
+    scratch scr;
+    double *sc = scratch_get(&scr, op, 5, s.count);
     tj_contig cx = {0};
     tj_status st = !sc ? tj_last_status() : tj_contig_get(&cx, x);
     if (st != TJ_OK) {
-        tj_free(sc, sizeof(double) * 5 * (size_t)(s.count ? s.count : 1));
+        scratch_release(&scr);
         return st;
     }
     double *smean = sc, *sm2 = sc + s.count, *shift = sc + 2 * s.count, *alpha = sc + 3 * s.count,
@@ -356,7 +369,7 @@ tj_status tj_kernel_native_batch_norm(const tj_value *args, tj_tensor *const *ou
     }
     if (s.len > 0) tj_k_segment_affine(&s, cx.data, NULL, shift, alpha, NULL, gamma, tj_tensor_ptr(outs[0]));
     tj_contig_release(&cx);
-    tj_free(sc, sizeof(double) * 5 * (size_t)(s.count ? s.count : 1));
+    scratch_release(&scr);
     return TJ_OK;
 }
 
@@ -446,8 +459,8 @@ static tj_status norm_backward(const char *op, const tj_value *args, tj_tensor *
                                void (*means)(const tj_value *args, double *shift), norm_coef_fn coef)
 {
     tj_k_segments s = segments_of(x, n, c);
-    double *sc = scratch(op, 6, s.count);
-    size_t bytes = sizeof(double) * 6 * (size_t)(s.count ? s.count : 1);
+    scratch scr;
+    double *sc = scratch_get(&scr, op, 6, s.count);
     tj_contig cg = {0}, cx = {0};
     tj_status st = !sc ? tj_last_status() : tj_contig_get(&cg, g);
     if (st == TJ_OK) st = tj_contig_get(&cx, x);
@@ -462,7 +475,7 @@ static tj_status norm_backward(const char *op, const tj_value *args, tj_tensor *
     }
     tj_contig_release(&cg);
     tj_contig_release(&cx);
-    if (sc) tj_free(sc, bytes);
+    scratch_release(&scr);
     return st;
 }
 
@@ -565,8 +578,8 @@ tj_status tj_kernel_native_group_norm(const tj_value *args, tj_tensor *const *ou
     int64_t n = args[3].u.i, c = args[4].u.i, group = args[6].u.i, d = c / group;
     double eps = tj_value_as_double(&args[7]);
     tj_k_segments s = segments_of(x, n, c);
-    double *sc = scratch(op, 5, s.count);
-    size_t bytes = sizeof(double) * 5 * (size_t)(s.count ? s.count : 1);
+    scratch scr;
+    double *sc = scratch_get(&scr, op, 5, s.count);
     tj_contig cx = {0};
     tj_status st = !sc ? tj_last_status() : tj_contig_get(&cx, x);
     if (st == TJ_OK) {
@@ -592,7 +605,7 @@ tj_status tj_kernel_native_group_norm(const tj_value *args, tj_tensor *const *ou
         if (s.len > 0) tj_k_segment_affine(&s, cx.data, NULL, shift, alpha, NULL, gamma, tj_tensor_ptr(outs[0]));
     }
     tj_contig_release(&cx);
-    if (sc) tj_free(sc, bytes);
+    scratch_release(&scr);
     return st;
 }
 

@@ -1353,6 +1353,41 @@ Test(plan, runs_after_warm_up_allocate_nothing)
     tj_set_allocator(NULL);
 }
 
+/* d/dx and d/dw of sum(group_norm(batch_norm(x, w, b) in training, 2 groups)):
+ * the norms' forward and backward kernels, whose per-channel scratch comes
+ * from the storage cache. */
+static tj_status norms_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *w = tj_tensor_detach(in[1]);
+    tj_tensor_set_requires_grad(x, true);
+    tj_tensor_set_requires_grad(w, true);
+    tj_tensor *y = tj_group_norm(tj_batch_norm(x, w, in[2], NULL, NULL, true, 0.1, 1e-5), 2, w, in[2], 1e-5);
+    tj_tensor *loss = tj_sum(tj_mul(y, in[3]), -1), *wrt[2] = {x, w};
+    *n_out = 2;
+    return tj_autograd_grad(&loss, 1, NULL, wrt, 2, out);
+}
+
+Test(plan, batch_norm_and_group_norm_runs_allocate_nothing)
+{
+    tj_allocator a = {counting_alloc, counting_free, NULL};
+    tj_set_allocator(&a);
+    tj_tensor *in[4] = {random_f32(4, (int64_t[]){8, 4, 5, 5}, 1), random_f32(1, (int64_t[]){4}, 2),
+                        random_f32(1, (int64_t[]){4}, 3), random_f32(4, (int64_t[]){8, 4, 5, 5}, 4)};
+    tj_graph *g = tj_make_fx(norms_grad, NULL, in, 4, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(native_batch_norm_backward)), 1);
+    cr_expect_eq(tj_graph_count_op(g, TJ_OPS(native_group_norm_backward)), 1);
+    tj_plan *p = compile_ok(g, NULL);
+    cr_assert_eq(tj_plan_run_into(p, in, 4, NULL), TJ_OK, "%s", tj_last_error()); /* warm-up */
+    long before = atomic_load(&n_allocs);
+    for (int i = 0; i < 100; i++) cr_assert_eq(tj_plan_run_into(p, in, 4, NULL), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(atomic_load(&n_allocs) - before, 0, "%ld allocations in 100 runs", atomic_load(&n_allocs) - before);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_set_allocator(NULL);
+}
+
 /* Replayed training steps of model `id` on a batch of `batch`, after one
  * warm-up step: no allocation through the hook (kernels that need
  * scratch memory take it from the runtime's cache). */
