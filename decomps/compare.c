@@ -61,7 +61,9 @@ static tj_status clamp(const tj_value *args, tj_value *outs)
         return tj_dc_done(tj_full(m[0].shape, m[0].ndim, tj_v_float(NAN), (int)dt), outs);
     tj_tensor *x = args[0].u.t;
     bool applied = false;
-    if (has_lo && !lo_nan) x = tj_maximum(x, tj_dc_scalar(&args[1], dt)), applied = true;
+    /* maximum(lo, x), not (x, lo): on equal values it keeps its second
+     * operand, x, as the kernel's `x < lo ? lo : x` does (clamp(-0.0, 0) is -0.0) */
+    if (has_lo && !lo_nan) x = tj_maximum(tj_dc_scalar(&args[1], dt), x), applied = true;
     if (has_hi && !hi_nan) x = min2(tj_dc_to(x, dt), tj_dc_scalar(&args[2], dt)), applied = true;
     return tj_dc_done(applied ? x : tj_to_copy(x, (int)dt), outs);
 }
