@@ -10,6 +10,7 @@ void tj_register_attention_decompositions(void);
 void tj_register_nn_decompositions(void);
 void tj_register_inplace_decompositions(void);
 void tj_register_elementwise_decompositions(void);
+void tj_register_math_decompositions(void);
 void tj_register_reductions_decompositions(void);
 void tj_register_arith_decompositions(void);
 void tj_register_compare_decompositions(void);
@@ -35,6 +36,7 @@ void tj_register_builtin_decompositions(void)
     tj_register_nn_decompositions();
     tj_register_inplace_decompositions();
     tj_register_elementwise_decompositions();
+    tj_register_math_decompositions();
     tj_register_reductions_decompositions();
     tj_register_arith_decompositions();
     tj_register_compare_decompositions();

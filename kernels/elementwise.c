@@ -130,6 +130,25 @@ static inline int64_t div_floor_i64(int64_t a, int64_t b)
 
 static inline int64_t div_trunc_i64(int64_t a, int64_t b) { return b == -1 ? wrap_neg(a) : a / b; }
 
+/* C's `%` (the sign of a); INT64_MIN % -1 would trap. */
+static inline int64_t fmod_i64(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
+
+/* Python's modulo (the sign of b), as ATen's remainder kernels. */
+static inline int64_t remainder_i64(int64_t a, int64_t b)
+{
+    int64_t r = fmod_i64(a, b);
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+#define REMAINDER_FLOAT(T)                                                      \
+    static inline T remainder_##T(T a, T b)                                     \
+    {                                                                           \
+        T r = fmod(a, b);                                                       \
+        return r != 0 && (r < 0) != (b < 0) ? r + b : r;                        \
+    }
+REMAINDER_FLOAT(float)
+REMAINDER_FLOAT(double)
+
 static bool has_zero(int64_t n, const int64_t *b)
 {
     for (int64_t i = 0; i < n; i++)
@@ -153,6 +172,10 @@ void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ct
     if (k->dtype != TJ_INT64) return;
     int64_t *o = out;
     const int64_t *a = in[0];
+    if (k->op == TJ_K_FLOOR || k->op == TJ_K_CEIL || k->op == TJ_K_ROUND || k->op == TJ_K_TRUNC) {
+        memmove(out, in[0], (size_t)n * sizeof *o);
+        return;
+    }
     switch (k->op) {
     case TJ_K_ABS:
         for (int64_t i = 0; i < n; i++) o[i] = a[i] < 0 ? wrap_neg(a[i]) : a[i];
@@ -211,6 +234,8 @@ void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
         case TJ_K_DIV: LOOP_AB(T, T, a[i] / b[i]); break;                       \
         case TJ_K_DIV_TRUNC: LOOP_AB(T, T, trunc(a[i] / b[i])); break;          \
         case TJ_K_DIV_FLOOR: LOOP_AB(T, T, div_floor_##T(a[i], b[i])); break;   \
+        case TJ_K_FMOD: LOOP_AB(T, T, fmod(a[i], b[i])); break;                 \
+        case TJ_K_REMAINDER: LOOP_AB(T, T, remainder_##T(a[i], b[i])); break;   \
         case TJ_K_SIGMOID_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i]) * b[i]); break; \
         case TJ_K_TANH_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i] * b[i])); break; \
         default: break; /* in the vector tables */                              \
@@ -225,12 +250,16 @@ static void binary_i64(const tj_k_binary_args *k, int64_t n, void *out, const vo
     case TJ_K_MUL: LOOP_AB(int64_t, int64_t, wrap_mul(a[i], b[i])); break;
     case TJ_K_DIV_TRUNC:
     case TJ_K_DIV_FLOOR:
+    case TJ_K_FMOD:
+    case TJ_K_REMAINDER:
         if (has_zero(n, in[1])) {
             atomic_store_explicit(k->div_by_zero, 1, memory_order_relaxed);
             return;
         }
         if (k->op == TJ_K_DIV_TRUNC) LOOP_AB(int64_t, int64_t, div_trunc_i64(a[i], b[i]));
-        else LOOP_AB(int64_t, int64_t, div_floor_i64(a[i], b[i]));
+        else if (k->op == TJ_K_DIV_FLOOR) LOOP_AB(int64_t, int64_t, div_floor_i64(a[i], b[i]));
+        else if (k->op == TJ_K_FMOD) LOOP_AB(int64_t, int64_t, fmod_i64(a[i], b[i]));
+        else LOOP_AB(int64_t, int64_t, remainder_i64(a[i], b[i]));
         break;
     case TJ_K_MAXIMUM: LOOP_AB(int64_t, int64_t, a[i] > b[i] ? a[i] : b[i]); break;
     case TJ_K_MINIMUM: LOOP_AB(int64_t, int64_t, a[i] < b[i] ? a[i] : b[i]); break;
@@ -291,6 +320,26 @@ void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *
     if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) float_fns(k->dtype)->compare[k->op](n, out, in[0], in[1]);
     else if (k->dtype == TJ_INT64) COMPARE(int64_t);
     else COMPARE(uint8_t);
+}
+
+/* ---- float classification ---- */
+
+#define CLASSIFY(T)                                                             \
+    do {                                                                        \
+        uint8_t *o = out;                                                       \
+        const T *a = in[0];                                                     \
+        if (k->op == TJ_K_ISNAN)                                                \
+            for (int64_t i = 0; i < n; i++) o[i] = a[i] != a[i];                \
+        else                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = fabs(a[i]) == (T)INFINITY;   \
+    } while (0)
+
+void tj_k_classify_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_classify_args *k = ctx;
+    if (k->dtype == TJ_FLOAT32) CLASSIFY(float);
+    else if (k->dtype == TJ_FLOAT64) CLASSIFY(double);
+    else memset(out, 0, (size_t)n); /* integers are never nan or infinite */
 }
 
 void tj_k_splat(void *out, const void *value, int64_t n, size_t es)

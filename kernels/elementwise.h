@@ -17,7 +17,8 @@
 /* ---- unary ---- */
 
 /** Unary operators. abs, neg, relu and sign also take int64 (sign also bool);
- * the others float only. */
+ * floor, ceil, round and trunc are the identity on int64; the others
+ * float only. */
 typedef enum tj_k_unary_op {
     TJ_K_ABS,
     TJ_K_NEG,
@@ -38,6 +39,19 @@ typedef enum tj_k_unary_op {
     TJ_K_GELU_TANH, /**< the tanh approximation */
     TJ_K_SILU,
     TJ_K_SIGN,      /**< (0 < x) - (x < 0): 0 for nan; int64; bool is the identity */
+    TJ_K_FLOOR,
+    TJ_K_CEIL,
+    TJ_K_ROUND,     /**< to nearest, halves to even (nearbyint) */
+    TJ_K_TRUNC,
+    TJ_K_FRAC,      /**< x - trunc(x): nan for +-inf */
+    TJ_K_ASIN,
+    TJ_K_ACOS,
+    TJ_K_ATAN,
+    TJ_K_SINH,
+    TJ_K_COSH,
+    TJ_K_LOG2,
+    TJ_K_LOG10,
+    TJ_K_EXP2,
     TJ_K_UNARY_COUNT
 } tj_k_unary_op;
 
@@ -71,6 +85,9 @@ typedef enum tj_k_binary_op {
     TJ_K_MINIMUM,   /**< nan propagates; bool: and */
     TJ_K_POW,       /**< float: SLEEF pow; int64: exact (wrapping), negative exponents as PyTorch */
     TJ_K_LOGADDEXP, /**< float only */
+    TJ_K_FMOD,      /**< C fmod: the sign of a; int64 `%` (b = 0 flags an error) */
+    TJ_K_REMAINDER, /**< Python's modulo: the sign of b; int64 too (b = 0 flags an error) */
+    TJ_K_ATAN2,     /**< float only */
     TJ_K_GELU_BACKWARD,      /**< in[0] = grad, in[1] = x; float only */
     TJ_K_GELU_TANH_BACKWARD, /**< same for the tanh approximation */
     TJ_K_SIGMOID_BACKWARD,   /**< in[1] = sigmoid output: g * (1 - y) * y */
@@ -81,7 +98,7 @@ typedef enum tj_k_binary_op {
 typedef struct tj_k_binary_args {
     tj_k_binary_op op;
     tj_dtype dtype;
-    atomic_int *div_by_zero; /**< DIV_TRUNC / DIV_FLOOR on int64: set to 1 when b == 0 */
+    atomic_int *div_by_zero; /**< DIV_TRUNC / DIV_FLOOR / FMOD / REMAINDER on int64: set to 1 when b == 0 */
 } tj_k_binary_args;
 
 /** out = op(in[0], in[1]); ctx is tj_k_binary_args. */
@@ -112,6 +129,21 @@ typedef struct tj_k_compare_args {
  * true for the logical operators). */
 void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 
+/* ---- float classification (any input dtype, output bool) ---- */
+
+typedef enum tj_k_classify_op {
+    TJ_K_ISNAN, /**< false for int64 and bool */
+    TJ_K_ISINF, /**< +-inf; false for int64 and bool */
+} tj_k_classify_op;
+
+typedef struct tj_k_classify_args {
+    tj_k_classify_op op;
+    tj_dtype dtype; /**< the input's */
+} tj_k_classify_args;
+
+/** out (bool) = op(in[0]); ctx is tj_k_classify_args. */
+void tj_k_classify_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
 /* ---- activations with Scalar parameters (float only) ---- */
 
 typedef enum tj_k_act_op {
@@ -122,6 +154,7 @@ typedef enum tj_k_act_op {
     TJ_K_HARDSIGMOID, /**< no parameters */
     TJ_K_HARDSWISH,   /**< no parameters */
     TJ_K_HARDTANH,    /**< backward only (the forward is clamp): p[0] = min_val, p[1] = max_val */
+    TJ_K_NAN_TO_NUM,  /**< not an activation: p[0] replaces nan, p[1] +inf, p[2] -inf (forward only) */
     TJ_K_ACT_COUNT
 } tj_k_act_op;
 

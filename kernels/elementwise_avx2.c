@@ -32,6 +32,10 @@
 #define VCMP_GE(a, b) _mm256_cmp_ps(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) _mm256_and_ps(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_ps(b, a, m)
+#define VFLOOR(v) _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define VCEIL(v) _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define VTRUNC(v) _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define VRINT(v) _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
 #define T double
@@ -54,6 +58,10 @@
 #define VCMP_GE(a, b) _mm256_cmp_pd(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) _mm256_and_pd(a, b)
 #define VBLEND(m, a, b) _mm256_blendv_pd(b, a, m)
+#define VFLOOR(v) _mm256_round_pd(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define VCEIL(v) _mm256_round_pd(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define VTRUNC(v) _mm256_round_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define VRINT(v) _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
 const tj_k_math_isa tj_k_math_avx2 = {"avx2", &fns_f32, &fns_f64};

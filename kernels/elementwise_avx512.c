@@ -32,6 +32,10 @@
 #define VCMP_GE(a, b) _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) ((__mmask16)((a) & (b)))
 #define VBLEND(m, a, b) _mm512_mask_blend_ps(m, b, a)
+#define VFLOOR(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define VCEIL(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define VTRUNC(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define VRINT(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
 #define T double
@@ -54,6 +58,10 @@
 #define VCMP_GE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ)
 #define VMASK_AND(a, b) ((__mmask8)((a) & (b)))
 #define VBLEND(m, a, b) _mm512_mask_blend_pd(m, b, a)
+#define VFLOOR(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define VCEIL(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define VTRUNC(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define VRINT(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
 const tj_k_math_isa tj_k_math_avx512 = {"avx512", &fns_f32, &fns_f64};

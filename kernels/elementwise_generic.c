@@ -31,6 +31,10 @@
 #define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
+#define VFLOOR(v) floorf(v)
+#define VCEIL(v) ceilf(v)
+#define VTRUNC(v) truncf(v)
+#define VRINT(v) nearbyintf(v)
 #include "elementwise_simd.h"
 
 #define T double
@@ -53,6 +57,10 @@
 #define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
+#define VFLOOR(v) floor(v)
+#define VCEIL(v) ceil(v)
+#define VTRUNC(v) trunc(v)
+#define VRINT(v) nearbyint(v)
 #include "elementwise_simd.h"
 
 const tj_k_math_isa tj_k_math_generic = {"generic", &fns_f32, &fns_f64};

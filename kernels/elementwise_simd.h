@@ -6,13 +6,15 @@
  *   FNS           name of the tj_k_math_fns table to define
  *   SFX(name)     makes the element-type-specific name of a static function
  *   SLEEF(fn)     the SLEEF function for `fn` (exp, log, tanh, erf, sin, cos,
- *                 log1p, expm1, pow) at this width, 1.0-ULP variant
+ *                 log1p, expm1, pow, asin, acos, atan, atan2, sinh, cosh,
+ *                 log2, log10, exp2) at this width, 1.0-ULP variant
  *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
  *   VISNAN(a)     the VMASK of a's nan lanes
  *   VMASK, VCMP_EQ(a, b), VCMP_GT(a, b), VCMP_GE(a, b) (false for nan), VMASK_AND(m1, m2),
  *   VBLEND(m, a, b) (m ? a : b)
+ *   VFLOOR(v), VCEIL(v), VTRUNC(v), VRINT(v) (to nearest, halves to even)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
  *                 SLEEF-erf formula
  *   GELU_TANH_LOOP, GELU_TANH_BACKWARD_LOOP (optional) the tanh-gelu
@@ -160,6 +162,20 @@ UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
 /* (0 < x) - (x < 0), as PyTorch: +0 for both zeros and for nan */
 UNARY(sign, VBLEND(VCMP_GT(x, SPLAT(CT(0))), SPLAT(CT(1)),
                    VBLEND(VCMP_GT(SPLAT(CT(0)), x), SPLAT(CT(-1)), SPLAT(CT(0)))))
+UNARY(floor, VFLOOR(x))
+UNARY(ceil, VCEIL(x))
+UNARY(round, VRINT(x))
+UNARY(trunc, VTRUNC(x))
+/* ATen's frac: x - trunc(x) (inf - inf = nan for the infinities) */
+UNARY(frac, x - VTRUNC(x))
+UNARY(asin, SLEEF(asin)(x))
+UNARY(acos, SLEEF(acos)(x))
+UNARY(atan, SLEEF(atan)(x))
+UNARY(sinh, SLEEF(sinh)(x))
+UNARY(cosh, SLEEF(cosh)(x))
+UNARY(log2, SLEEF(log2)(x))
+UNARY(log10, SLEEF(log10)(x))
+UNARY(exp2, SLEEF(exp2)(x))
 
 /* Activations with Scalar parameters, p[] converted to T as PyTorch's
  * kernels convert them; formulas and evaluation order of PyTorch 1.13's
@@ -226,6 +242,16 @@ static void SFX(softplus_bwd)(int64_t n, void *out, const void *in0, const void 
     LOOP2(VBLEND(VCMP_GT(y * beta, threshold), x, x * SLEEF(exp)(y * beta) / (SLEEF(exp)(y * beta) + CT(1))));
 }
 
+/* p = {nan, posinf, neginf}: ATen's nan_to_num, isnan(x) ? nan : x == inf ?
+ * posinf : x == -inf ? neginf : x */
+static void SFX(nan_to_num)(int64_t n, void *out, const void *in, const double *p)
+{
+    T *o = out;
+    const T *a = in;
+    V nan = SPLAT(CT(p[0])), pos = SPLAT(CT(p[1])), neg = SPLAT(CT(p[2])), inf = SPLAT(CT(INFINITY));
+    LOOP1(VBLEND(VISNAN(x), nan, VBLEND(VCMP_EQ(x, inf), pos, VBLEND(VCMP_EQ(x, -inf), neg, x))));
+}
+
 /* The hard activations, as PyTorch 1.13's CPU kernels evaluate them. Their
  * backward operators follow the kernels' scalar loops at the kinks and at
  * nan (1.13's vectorised loops differ there: see tj_hardswish_backward). */
@@ -289,6 +315,7 @@ static void SFX(hardtanh_bwd)(int64_t n, void *out, const void *in0, const void 
 BINARY(maximum, VBLEND(VISNAN(x), x, VMAX(x, y)))
 BINARY(minimum, VBLEND(VISNAN(x), x, VMIN(x, y)))
 BINARY(pow, SLEEF(pow)(x, y))
+BINARY(atan2, SLEEF(atan2)(x, y))
 BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
 #ifndef GELU_TANH_BACKWARD_LOOP
@@ -393,11 +420,25 @@ static const tj_k_math_fns FNS = {
         [TJ_K_GELU_TANH] = GELU_TANH_LOOP,
         [TJ_K_SILU] = SFX(silu),
         [TJ_K_SIGN] = SFX(sign),
+        [TJ_K_FLOOR] = SFX(floor),
+        [TJ_K_CEIL] = SFX(ceil),
+        [TJ_K_ROUND] = SFX(round),
+        [TJ_K_TRUNC] = SFX(trunc),
+        [TJ_K_FRAC] = SFX(frac),
+        [TJ_K_ASIN] = SFX(asin),
+        [TJ_K_ACOS] = SFX(acos),
+        [TJ_K_ATAN] = SFX(atan),
+        [TJ_K_SINH] = SFX(sinh),
+        [TJ_K_COSH] = SFX(cosh),
+        [TJ_K_LOG2] = SFX(log2),
+        [TJ_K_LOG10] = SFX(log10),
+        [TJ_K_EXP2] = SFX(exp2),
     },
     .binary = {
         [TJ_K_MAXIMUM] = SFX(maximum),
         [TJ_K_MINIMUM] = SFX(minimum),
         [TJ_K_POW] = SFX(pow),
+        [TJ_K_ATAN2] = SFX(atan2),
         [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
         [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
         [TJ_K_GELU_TANH_BACKWARD] = GELU_TANH_BACKWARD_LOOP,
@@ -414,7 +455,8 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOGICAL_XOR] = SFX(logical_xor),
     },
     .act = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu), [TJ_K_SOFTPLUS] = SFX(softplus), [TJ_K_ELU] = SFX(elu),
-            [TJ_K_HARDSIGMOID] = SFX(hardsigmoid), [TJ_K_HARDSWISH] = SFX(hardswish)},
+            [TJ_K_HARDSIGMOID] = SFX(hardsigmoid), [TJ_K_HARDSWISH] = SFX(hardswish),
+            [TJ_K_NAN_TO_NUM] = SFX(nan_to_num)},
     .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd),
                      [TJ_K_ELU] = SFX(elu_bwd), [TJ_K_HARDSIGMOID] = SFX(hardsigmoid_bwd),
                      [TJ_K_HARDSWISH] = SFX(hardswish_bwd), [TJ_K_HARDTANH] = SFX(hardtanh_bwd)},
@@ -458,3 +500,7 @@ static const tj_k_math_fns FNS = {
 #undef VCMP_GE
 #undef VMASK_AND
 #undef VBLEND
+#undef VFLOOR
+#undef VCEIL
+#undef VTRUNC
+#undef VRINT

@@ -157,6 +157,38 @@ tj_tensor *tj_hardtanh(tj_tensor *self, tj_value min_val, tj_value max_val)
     return CALL(hardtanh, T(self), min_val, max_val);
 }
 tj_tensor *tj_relu6(tj_tensor *self) { return CALL(relu6, T(self)); }
+
+/* session 19 elementwise operators */
+#define UNARY(fn, ident) \
+    tj_tensor *fn(tj_tensor *self) { return CALL(ident, T(self)); }
+UNARY(tj_floor, floor)
+UNARY(tj_ceil, ceil)
+UNARY(tj_round, round)
+UNARY(tj_trunc, trunc)
+UNARY(tj_frac, frac)
+UNARY(tj_isnan, isnan)
+UNARY(tj_isinf, isinf)
+UNARY(tj_isfinite, isfinite)
+UNARY(tj_asin, asin)
+UNARY(tj_acos, acos)
+UNARY(tj_atan, atan)
+UNARY(tj_sinh, sinh)
+UNARY(tj_cosh, cosh)
+UNARY(tj_log2, log2)
+UNARY(tj_log10, log10)
+UNARY(tj_exp2, exp2)
+#undef UNARY
+tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other) { return CALL(remainder_Tensor, T(self), T(other)); }
+tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other) { return CALL(remainder_Scalar, T(self), other); }
+tj_tensor *tj_fmod(tj_tensor *self, tj_tensor *other) { return CALL(fmod_Tensor, T(self), T(other)); }
+tj_tensor *tj_fmod_scalar(tj_tensor *self, tj_value other) { return CALL(fmod_Scalar, T(self), other); }
+tj_tensor *tj_atan2(tj_tensor *self, tj_tensor *other) { return CALL(atan2, T(self), T(other)); }
+tj_tensor *tj_nan_to_num(tj_tensor *self, tj_value nan, tj_value posinf, tj_value neginf)
+{
+    return CALL(nan_to_num, T(self), nan, posinf, neginf);
+}
+tj_tensor *tj_clamp_min(tj_tensor *self, tj_value min) { return CALL(clamp_min, T(self), min); }
+tj_tensor *tj_clamp_max(tj_tensor *self, tj_value max) { return CALL(clamp_max, T(self), max); }
 tj_tensor *tj_hardsigmoid(tj_tensor *self) { return CALL(hardsigmoid, T(self)); }
 tj_tensor *tj_hardswish(tj_tensor *self) { return CALL(hardswish, T(self)); }
 tj_tensor *tj_hardtanh_backward(tj_tensor *g, tj_tensor *self, tj_value min_val, tj_value max_val)

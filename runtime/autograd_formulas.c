@@ -132,7 +132,8 @@ FORMULA(d_silu)
     return TJ_OK;
 }
 
-FORMULA(d_sign) { gi[0] = zeros_like(g[0]); return TJ_OK; }
+/* piecewise constant: sign, floor, ceil, round, trunc */
+FORMULA(d_zero) { gi[0] = zeros_like(g[0]); return TJ_OK; }
 /* pow_backward with exponent 2: grad * (2 * self) */
 FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
@@ -301,6 +302,43 @@ FORMULA(d_logaddexp)
     if (NEED(1)) gi[1] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(a, b)), tj_v_int(1)));
     return TJ_OK;
 }
+
+/* remainder: self - floor(self / other) * other; fmod: the same with trunc
+ * (derivatives.yaml: other gets -grad * self.div(other, rounding_mode)). */
+static tj_status modulo_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, const char *rounding_mode)
+{
+    if (NEED(0)) gi[0] = g;
+    if (NEED(1)) gi[1] = tj_mul(tj_neg(g), tj_div_mode(ARG(0), ARG(1), rounding_mode));
+    return TJ_OK;
+}
+
+FORMULA(d_remainder) { return modulo_grads(c, g[0], gi, "floor"); }
+FORMULA(d_fmod) { return modulo_grads(c, g[0], gi, "trunc"); }
+
+/* atan2_backward: grad * other / (self^2 + other^2), grad * -self / (...) */
+FORMULA(d_atan2)
+{
+    tj_tensor *a = ARG(0), *b = ARG(1);
+    tj_tensor *recip = tj_reciprocal(tj_add(tj_mul(a, a), tj_mul(b, b)));
+    if (NEED(0)) gi[0] = tj_mul(tj_mul(g[0], b), recip);
+    if (NEED(1)) gi[1] = tj_mul(tj_mul(g[0], tj_neg(a)), recip);
+    return TJ_OK;
+}
+
+/* rsqrt(1 - x^2), written (-x * x + 1).rsqrt() as derivatives.yaml */
+static tj_tensor *rsqrt_one_minus_square(tj_tensor *x) { return tj_rsqrt(tj_add_scalar(tj_neg(tj_mul(x, x)), tj_v_int(1))); }
+
+FORMULA(d_asin) { gi[0] = tj_mul(g[0], rsqrt_one_minus_square(ARG(0))); return TJ_OK; }
+FORMULA(d_acos) { gi[0] = tj_mul(g[0], tj_neg(rsqrt_one_minus_square(ARG(0)))); return TJ_OK; }
+FORMULA(d_atan) { gi[0] = tj_div(g[0], tj_add_scalar(tj_mul(ARG(0), ARG(0)), tj_v_int(1))); return TJ_OK; }
+FORMULA(d_sinh) { gi[0] = tj_mul(g[0], tj_cosh(ARG(0))); return TJ_OK; }
+FORMULA(d_cosh) { gi[0] = tj_mul(g[0], tj_sinh(ARG(0))); return TJ_OK; }
+FORMULA(d_log2) { gi[0] = tj_div(g[0], tj_mul_scalar(ARG(0), tj_v_float(M_LN2))); return TJ_OK; }
+FORMULA(d_log10) { gi[0] = tj_div(g[0], tj_mul_scalar(ARG(0), tj_v_float(M_LN10))); return TJ_OK; }
+FORMULA(d_exp2) { gi[0] = tj_mul(g[0], tj_mul_scalar(OUT(0), tj_v_float(M_LN2))); return TJ_OK; }
+FORMULA(d_nan_to_num) { gi[0] = tj_mul(g[0], tj_isfinite(ARG(0))); return TJ_OK; }
+FORMULA(d_clamp_min) { gi[0] = where_or_zero(tj_ge(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
+FORMULA(d_clamp_max) { gi[0] = where_or_zero(tj_le(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
 
 /* ---- reductions ---- */
 
@@ -1380,12 +1418,18 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
-    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_sign), D(square, d_square),
+    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_zero), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu),
     /* session 16 (lossact) */
     D(hardtanh, d_hardtanh), D(hardsigmoid, d_hardsigmoid), D(hardswish, d_hardswish),
     D(smooth_l1_loss, d_smooth_l1_loss), D(huber_loss, d_huber_loss),
+    /* session 19 (emath) */
+    D(floor, d_zero), D(ceil, d_zero), D(round, d_zero), D(trunc, d_zero), D(frac, d_identity),
+    D(remainder_Tensor, d_remainder), D(remainder_Scalar, d_identity), D(fmod_Tensor, d_fmod),
+    D(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
+    D(clamp_min, d_clamp_min), D(clamp_max, d_clamp_max), D(atan2, d_atan2), D(asin, d_asin), D(acos, d_acos),
+    D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D(exp2, d_exp2),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),

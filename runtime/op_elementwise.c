@@ -3,8 +3,11 @@
  * Type promotion is PyTorch's result_type over the tensor and Scalar
  * operands; Scalar overloads wrap the Scalar as a 0-dim tensor and run the
  * Tensor overload's loop. */
+#include <float.h>
+
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
+#include "op_view.h"
 
 /* ---- unary ---- */
 
@@ -65,6 +68,51 @@ UNARY_OP(expm1, TJ_K_EXPM1, PROMOTE_FLOAT)
 UNARY_OP(relu, TJ_K_RELU, KEEP_INT)
 UNARY_OP(silu, TJ_K_SILU, FLOAT_ONLY)
 UNARY_OP(sign, TJ_K_SIGN, KEEP_ALL)
+/* rounding: the identity on int64, as PyTorch (which refuses bool) */
+UNARY_OP(floor, TJ_K_FLOOR, KEEP_INT)
+UNARY_OP(ceil, TJ_K_CEIL, KEEP_INT)
+UNARY_OP(round, TJ_K_ROUND, KEEP_INT)
+UNARY_OP(trunc, TJ_K_TRUNC, KEEP_INT)
+UNARY_OP(frac, TJ_K_FRAC, FLOAT_ONLY)
+UNARY_OP(asin, TJ_K_ASIN, PROMOTE_FLOAT)
+UNARY_OP(acos, TJ_K_ACOS, PROMOTE_FLOAT)
+UNARY_OP(atan, TJ_K_ATAN, PROMOTE_FLOAT)
+UNARY_OP(sinh, TJ_K_SINH, PROMOTE_FLOAT)
+UNARY_OP(cosh, TJ_K_COSH, PROMOTE_FLOAT)
+UNARY_OP(log2, TJ_K_LOG2, PROMOTE_FLOAT)
+UNARY_OP(log10, TJ_K_LOG10, PROMOTE_FLOAT)
+UNARY_OP(exp2, TJ_K_EXP2, PROMOTE_FLOAT)
+
+/* isnan / isinf: a bool result of self's shape; any dtype (integers give
+ * false everywhere, as PyTorch). */
+static tj_status meta_classify(const char *op, const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_unary(op, args, KEEP_ALL, outs);
+    outs[0].dtype = TJ_BOOL;
+    return st;
+}
+
+static tj_status kernel_classify(const tj_value *args, tj_tensor *const *outs, tj_k_classify_op op)
+{
+    tj_tensor *x = args[0].u.t;
+    tj_k_classify_args k = {.op = op, .dtype = x->dtype};
+    const tj_dtype dts[1] = {x->dtype};
+    tj_elementwise_typed(outs[0], &x, 1, dts, tj_k_classify_loop, &k);
+    return TJ_OK;
+}
+
+#define CLASSIFY_OP(ident, kop)                                                 \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_classify("aten::" #ident, args, outs);                      \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_classify(args, outs, kop);                                \
+    }
+
+CLASSIFY_OP(isnan, TJ_K_ISNAN)
+CLASSIFY_OP(isinf, TJ_K_ISINF)
 
 tj_status tj_meta_gelu(const tj_value *args, tj_meta *outs)
 {
@@ -85,6 +133,7 @@ enum {
     R_NO_BOOL = 2,    /* a bool result dtype is an error */
     R_FLOAT_ONLY = 4, /* an int64 / bool result dtype is an error */
     R_BOOL_OUT = 8,   /* comparisons: computed in the result dtype, output bool */
+    R_INT_DIV = 16,   /* an int64 zero divisor is an error (ZeroDivisionError) */
 };
 
 /* result_type of args[0..n). Two tensors of one dtype (the common case)
@@ -148,6 +197,21 @@ static tj_tensor *other_operand(const tj_value *args, tj_dtype dt, tj_ew_scalar_
     return args[1].kind == TJ_V_TENSOR ? args[1].u.t : tj_ew_box(box, &args[1], dt);
 }
 
+/* An integer division (div with rounding, fmod, remainder): the loops flag a
+ * zero int64 divisor instead of trapping, and the call fails as PyTorch's
+ * ZeroDivisionError. */
+static tj_status run_int_division(const char *op, tj_tensor *out, tj_tensor *a, tj_tensor *b, tj_dtype dt,
+                                  tj_k_binary_op kop)
+{
+    atomic_int by_zero = 0;
+    tj_k_binary_args k = {.op = kop, .dtype = dt, .div_by_zero = &by_zero};
+    tj_tensor *in[2] = {a, b};
+    tj_elementwise(out, in, 2, dt, tj_k_binary_loop, &k);
+    if (atomic_load(&by_zero))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: integer division by zero (ZeroDivisionError)", op);
+    return TJ_OK;
+}
+
 static tj_status kernel_binary(const char *op, const tj_value *args, tj_tensor *const *outs, unsigned rules,
                                tj_k_binary_op kop)
 {
@@ -155,7 +219,9 @@ static tj_status kernel_binary(const char *op, const tj_value *args, tj_tensor *
     tj_status st = binary_dtype(op, args, 2, rules, &dt);
     if (st != TJ_OK) return st;
     tj_ew_scalar_box box;
-    return tj_ew_run_binary(outs[0], args[0].u.t, other_operand(args, dt, &box), dt, kop);
+    tj_tensor *other = other_operand(args, dt, &box);
+    if ((rules & R_INT_DIV) && dt == TJ_INT64) return run_int_division(op, outs[0], args[0].u.t, other, dt, kop);
+    return tj_ew_run_binary(outs[0], args[0].u.t, other, dt, kop);
 }
 
 static tj_status kernel_compare(const char *op, const tj_value *args, tj_tensor *const *outs, tj_k_compare_op cop)
@@ -198,6 +264,11 @@ BINARY_OP(pow_Tensor_Tensor, "aten::pow.Tensor_Tensor", TJ_K_POW, R_NO_BOOL)
 BINARY_OP(maximum, "aten::maximum", TJ_K_MAXIMUM, 0)
 BINARY_OP(minimum, "aten::minimum", TJ_K_MINIMUM, 0)
 BINARY_OP(logaddexp, "aten::logaddexp", TJ_K_LOGADDEXP, R_FLOAT_ONLY)
+BINARY_OP(remainder_Tensor, "aten::remainder.Tensor", TJ_K_REMAINDER, R_NO_BOOL | R_INT_DIV)
+BINARY_OP(remainder_Scalar, "aten::remainder.Scalar", TJ_K_REMAINDER, R_NO_BOOL | R_INT_DIV)
+BINARY_OP(fmod_Tensor, "aten::fmod.Tensor", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)
+BINARY_OP(fmod_Scalar, "aten::fmod.Scalar", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)
+BINARY_OP(atan2, "aten::atan2", TJ_K_ATAN2, R_TRUE_DIV)
 COMPARE_OP(eq_Tensor, "aten::eq.Tensor", TJ_K_EQ)
 COMPARE_OP(ne_Tensor, "aten::ne.Tensor", TJ_K_NE)
 COMPARE_OP(lt_Tensor, "aten::lt.Tensor", TJ_K_LT)
@@ -318,15 +389,8 @@ tj_status tj_kernel_div_Tensor_mode(const tj_value *args, tj_tensor *const *outs
     const char *mode;
     rounding_mode(&args[2], &mode);
     if (!mode) return tj_ew_run_binary(outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype, TJ_K_DIV);
-    atomic_int by_zero = 0;
-    tj_k_binary_args k = {.op = mode[0] == 't' ? TJ_K_DIV_TRUNC : TJ_K_DIV_FLOOR, .dtype = outs[0]->dtype,
-                          .div_by_zero = &by_zero};
-    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
-    tj_elementwise(outs[0], in, 2, k.dtype, tj_k_binary_loop, &k);
-    if (atomic_load(&by_zero))
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, DIV_MODE ": integer division by zero (ZeroDivisionError) with "
-                                                 "rounding_mode '%s'", mode);
-    return TJ_OK;
+    return run_int_division(DIV_MODE, outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype,
+                            mode[0] == 't' ? TJ_K_DIV_TRUNC : TJ_K_DIV_FLOOR);
 }
 
 /* ---- pow with a Scalar exponent ---- */
@@ -436,16 +500,19 @@ static tj_status clamp_dtype(const char *op, const tj_value *args, bool bool_one
     return TJ_OK;
 }
 
-tj_status tj_meta_clamp(const tj_value *args, tj_meta *outs)
+/* clamp, and clamp_min / clamp_max through it (`op` names the caller). */
+static tj_status meta_clamp(const char *op, const tj_value *args, tj_meta *outs)
 {
     tj_dtype dt;
-    tj_status st = clamp_dtype(CLAMP, args, false, &dt);
+    tj_status st = clamp_dtype(op, args, false, &dt);
     for (int i = 1; i <= 2 && st == TJ_OK; i++)
-        if (args[i].kind != TJ_V_NONE) st = tj_scalar_check(CLAMP, i == 1 ? "min" : "max", &args[i], dt);
+        if (args[i].kind != TJ_V_NONE) st = tj_scalar_check(op, i == 1 ? "min" : "max", &args[i], dt);
     if (st != TJ_OK) return st;
     const tj_tensor *self = args[0].u.t;
-    return tj_ew_meta_broadcast(CLAMP, &self, 1, dt, outs);
+    return tj_ew_meta_broadcast(op, &self, 1, dt, outs);
 }
+
+tj_status tj_meta_clamp(const tj_value *args, tj_meta *outs) { return meta_clamp(CLAMP, args, outs); }
 
 tj_status tj_kernel_clamp(const tj_value *args, tj_tensor *const *outs)
 {
@@ -466,6 +533,35 @@ tj_status tj_kernel_clamp(const tj_value *args, tj_tensor *const *outs)
     tj_elementwise(outs[0], &args[0].u.t, 1, dt, tj_k_clamp_loop, &k);
     return TJ_OK;
 }
+
+/* clamp_min / clamp_max as clamp's arguments: the bound on its side, None on
+ * the other, except that a nan bound fills the result with nan (ATen's
+ * clamp_min_out / clamp_max_out), which is clamp with that bound on both
+ * sides. */
+static void one_sided_clamp(const tj_value *args, bool is_min, tj_value *c)
+{
+    c[0] = args[0];
+    bool nan_bound = args[1].kind == TJ_V_FLOAT && isnan(args[1].u.f);
+    c[1] = is_min || nan_bound ? args[1] : tj_v_none();
+    c[2] = !is_min || nan_bound ? args[1] : tj_v_none();
+}
+
+#define ONE_SIDED_CLAMP_OP(ident, is_min)                                       \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        tj_value c[3];                                                          \
+        one_sided_clamp(args, is_min, c);                                       \
+        return meta_clamp("aten::" #ident, c, outs);                            \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        tj_value c[3];                                                          \
+        one_sided_clamp(args, is_min, c);                                       \
+        return tj_kernel_clamp(c, outs);                                        \
+    }
+
+ONE_SIDED_CLAMP_OP(clamp_min, true)
+ONE_SIDED_CLAMP_OP(clamp_max, false)
 
 tj_status tj_meta_clamp_Tensor(const tj_value *args, tj_meta *outs)
 {
@@ -604,4 +700,26 @@ tj_status tj_meta_hardswish(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_hardswish(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_act(args, outs, TJ_K_HARDSWISH, 0);
+}
+
+/* ---- nan_to_num ---- */
+
+tj_status tj_meta_nan_to_num(const tj_value *args, tj_meta *outs)
+{
+    return meta_unary("aten::nan_to_num", args, KEEP_ALL, outs);
+}
+
+/* Floats: nan (None: 0), posinf and neginf (None: the dtype's largest and
+ * lowest finite values) converted to the dtype as ATen's static_cast does
+ * (1e300 becomes inf in float32). Integers have nothing to replace: a copy. */
+tj_status tj_kernel_nan_to_num(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    if (!tj_ew_is_float(dt)) return tj_kernel_copy(args, outs);
+    double big = dt == TJ_FLOAT32 ? FLT_MAX : DBL_MAX;
+    const double dflt[3] = {0, big, -big};
+    tj_k_act_args k = {.op = TJ_K_NAN_TO_NUM, .dtype = dt};
+    for (int i = 0; i < 3; i++) k.p[i] = args[1 + i].kind == TJ_V_NONE ? dflt[i] : tj_value_as_double(&args[1 + i]);
+    tj_elementwise(outs[0], &args[0].u.t, 1, dt, tj_k_act_loop, &k);
+    return TJ_OK;
 }

@@ -179,6 +179,19 @@ static double ref_unary(tj_k_unary_op op, double x)
     case TJ_K_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
     case TJ_K_SILU: return x / (1 + exp(-x));
     case TJ_K_SIGN: return (0 < x) - (x < 0);
+    case TJ_K_FLOOR: return floor(x);
+    case TJ_K_CEIL: return ceil(x);
+    case TJ_K_ROUND: return nearbyint(x);
+    case TJ_K_TRUNC: return trunc(x);
+    case TJ_K_FRAC: return x - trunc(x);
+    case TJ_K_ASIN: return asin(x);
+    case TJ_K_ACOS: return acos(x);
+    case TJ_K_ATAN: return atan(x);
+    case TJ_K_SINH: return sinh(x);
+    case TJ_K_COSH: return cosh(x);
+    case TJ_K_LOG2: return log2(x);
+    case TJ_K_LOG10: return log10(x);
+    case TJ_K_EXP2: return exp2(x);
     default: return NAN;
     }
 }
@@ -189,7 +202,10 @@ static double ref_unary(tj_k_unary_op op, double x)
 static double wide_x(tj_k_unary_op op, int i)
 {
     double x = -12.0 + 24.0 * i / (NW - 1);
-    bool positive = op == TJ_K_LOG || op == TJ_K_SQRT || op == TJ_K_RSQRT || op == TJ_K_LOG1P;
+    bool positive = op == TJ_K_LOG || op == TJ_K_SQRT || op == TJ_K_RSQRT || op == TJ_K_LOG1P || op == TJ_K_LOG2 ||
+                    op == TJ_K_LOG10;
+    /* asin / acos: mostly inside their domain [-1, 1] */
+    if (op == TJ_K_ASIN || op == TJ_K_ACOS) return x / 11;
     return positive ? fabs(x) + 1e-3 : x;
 }
 

@@ -185,6 +185,73 @@ tj_tensor *tj_hardsigmoid(tj_tensor *self);
  * tj_hardsigmoid. */
 tj_tensor *tj_hardswish(tj_tensor *self);
 
+/* ---- Session 19 elementwise operators. Each returns a new contiguous
+ * tensor of the (broadcast) input shape owned by the caller's scope, or NULL
+ * on error (see tj_last_error(), which names the operator). ---- */
+/** aten::floor / ceil / trunc / round (round: to nearest, halves to even, as
+ * torch.round). float32 / float64 keep their dtype; int64 is returned
+ * unchanged (the identity, as PyTorch). Errors: TJ_ERR_DTYPE for bool input.
+ * Their gradient is zero. */
+tj_tensor *tj_floor(tj_tensor *self);
+tj_tensor *tj_ceil(tj_tensor *self);
+tj_tensor *tj_round(tj_tensor *self);
+tj_tensor *tj_trunc(tj_tensor *self);
+/** aten::frac: self - trunc(self) (sign of self; nan for +-inf). float32 /
+ * float64 only: TJ_ERR_DTYPE for int64 and bool, as PyTorch. */
+tj_tensor *tj_frac(tj_tensor *self);
+/** aten::remainder.Tensor: Python's modulo, self - floor(self / other) *
+ * other with the sign of other (computed from fmod, exactly). Operands
+ * broadcast; the dtype is result_type(self, other), int64 staying int64.
+ * Errors: TJ_ERR_DTYPE when both are bool; TJ_ERR_SHAPE when they do not
+ * broadcast; TJ_ERR_INVALID_ARGUMENT for an int64 zero divisor
+ * ("ZeroDivisionError" in PyTorch). A float zero divisor gives nan. */
+tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other);
+/** aten::remainder.Scalar: tj_remainder with a Scalar other (a wrapped
+ * number: int64 self % 2.5 is float32). Errors as tj_remainder. */
+tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other);
+/** aten::fmod.Tensor: C's fmod, the sign of self (int64: C's `%`). Dtypes,
+ * broadcasting and errors as tj_remainder. */
+tj_tensor *tj_fmod(tj_tensor *self, tj_tensor *other);
+/** aten::fmod.Scalar: tj_fmod with a Scalar other. Errors as tj_remainder. */
+tj_tensor *tj_fmod_scalar(tj_tensor *self, tj_value other);
+/** aten::isnan / aten::isinf (+-inf): bool tensor of self's shape, any
+ * dtype (int64 and bool give false). Non-differentiable. */
+tj_tensor *tj_isnan(tj_tensor *self);
+tj_tensor *tj_isinf(tj_tensor *self);
+/** aten::isfinite (implicit, as ATen: (self == self) * (abs(self) != inf)):
+ * bool tensor of self's shape; true for every int64 and bool element. */
+tj_tensor *tj_isfinite(tj_tensor *self);
+/** aten::nan_to_num: nan, +inf and -inf of a float self replaced by `nan`,
+ * `posinf`, `neginf` (each tj_v_float or tj_v_none(); None gives 0, the
+ * dtype's largest finite value and its lowest), converted to self's dtype
+ * (1e300 becomes inf in float32, as PyTorch). int64 and bool self: a copy.
+ * Never fails on a valid tensor. Gradient: grad where self is finite, 0
+ * elsewhere. */
+tj_tensor *tj_nan_to_num(tj_tensor *self, tj_value nan, tj_value posinf, tj_value neginf);
+/** aten::clamp_min / aten::clamp_max: tj_clamp with one Scalar bound, the
+ * dtype result_type(self, bound) (int64 self, 0.5 gives float32), except
+ * that a nan bound gives nan everywhere (as PyTorch's clamp_min_out).
+ * Errors: TJ_ERR_DTYPE for a bool result; TJ_ERR_INVALID_ARGUMENT for a
+ * bound that overflows the result dtype. */
+tj_tensor *tj_clamp_min(tj_tensor *self, tj_value min);
+tj_tensor *tj_clamp_max(tj_tensor *self, tj_value max);
+/** aten::atan2: the angle of (other, self) in [-pi, pi] (SLEEF, 1 ULP), with
+ * C's atan2 signed zeros and infinities. Operands broadcast; int64 / bool
+ * compute in float32. Errors: TJ_ERR_SHAPE when they do not broadcast. */
+tj_tensor *tj_atan2(tj_tensor *self, tj_tensor *other);
+/** aten::asin, acos, atan, sinh, cosh, log2, log10, exp2 (SLEEF, 1 ULP):
+ * float32 / float64 keep their dtype, int64 and bool compute in float32;
+ * asin / acos outside [-1, 1] and log2 / log10 of negatives give nan. Never
+ * fail on a valid tensor. */
+tj_tensor *tj_asin(tj_tensor *self);
+tj_tensor *tj_acos(tj_tensor *self);
+tj_tensor *tj_atan(tj_tensor *self);
+tj_tensor *tj_sinh(tj_tensor *self);
+tj_tensor *tj_cosh(tj_tensor *self);
+tj_tensor *tj_log2(tj_tensor *self);
+tj_tensor *tj_log10(tj_tensor *self);
+tj_tensor *tj_exp2(tj_tensor *self);
+
 /* ---- Reductions. `dim` lists may be NULL/empty (ndim 0) to reduce over every
  * dim; dims out of range give TJ_ERR_INDEX; repeated dims TJ_ERR_INVALID_ARGUMENT.
  * `dtype` arguments take a dtype or TJ_DTYPE_NONE; any other value (negative

@@ -1,0 +1,118 @@
+/* Decompositions of the composite rounding, modulo and float-classification
+ * operators (frac, remainder.Scalar, fmod.Scalar, isnan, isinf, isfinite,
+ * nan_to_num, clamp_min, clamp_max) and of exp2, written as ATen's kernels
+ * compute them, so that results are bit-equal (exp2 = pow(2, x) within
+ * SLEEF's 1 ULP). Each runs the operator's shape function first, so a
+ * traced call fails exactly as the eager one does. */
+#include "util.h"
+
+/* ATen's frac kernel: self - trunc(self) (float only). */
+static tj_status frac(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(frac, args, m);
+    tj_tensor *x = args[0].u.t;
+    return tj_dc_done(tj_sub(x, tj_trunc(x)), outs);
+}
+
+/* The Scalar overloads: the Tensor overload on a 0-dim tensor holding the
+ * Scalar converted to the result dtype, as the kernel boxes it. */
+static tj_status remainder_scalar(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(remainder_Scalar, args, m);
+    return tj_dc_done(tj_remainder(args[0].u.t, tj_dc_scalar(&args[1], m[0].dtype)), outs);
+}
+
+static tj_status fmod_scalar(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(fmod_Scalar, args, m);
+    return tj_dc_done(tj_fmod(args[0].u.t, tj_dc_scalar(&args[1], m[0].dtype)), outs);
+}
+
+/* torch._refs: isnan(a) = a != a (false for integers). */
+static tj_status isnan_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(isnan, args, m);
+    return tj_dc_done(tj_ne(args[0].u.t, args[0].u.t), outs);
+}
+
+/* ATen: abs(a) == inf; integers are never infinite (a != a is false for
+ * them, and abs refuses bool). */
+static tj_status isinf_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(isinf, args, m);
+    tj_tensor *x = args[0].u.t;
+    if (!tj_dc_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_ne(x, x), outs);
+    return tj_dc_done(tj_eq_scalar(tj_abs(x), tj_v_float(INFINITY)), outs);
+}
+
+/* ATen's isfinite (implicit): (a == a) * (abs(a) != inf); integers a == a. */
+static tj_status isfinite_(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    if (!tj_dc_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_eq(x, x), outs);
+    return tj_dc_done(tj_mul(tj_eq(x, x), tj_ne_scalar(tj_abs(x), tj_v_float(INFINITY))), outs);
+}
+
+/* The replacement for one argument of nan_to_num (None: `dflt`), converted
+ * to dt as the kernel converts it. */
+static tj_tensor *replacement(const tj_value *v, double dflt, tj_dtype dt)
+{
+    return v->kind == TJ_V_NONE ? tj_dc_number(dflt, dt) : tj_dc_scalar(v, dt);
+}
+
+/* torch._refs: where(isnan(a), nan, where(a == inf, posinf, where(a == -inf,
+ * neginf, a))); integers are copied. */
+static tj_status nan_to_num(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(nan_to_num, args, m);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *x = args[0].u.t;
+    if (!tj_dc_is_float(dt)) return tj_dc_done(tj_clone(x), outs);
+    double big = dt == TJ_FLOAT32 ? FLT_MAX : DBL_MAX;
+    tj_tensor *r = tj_where(tj_eq_scalar(x, tj_v_float(-INFINITY)), replacement(&args[3], -big, dt), x);
+    r = tj_where(tj_eq_scalar(x, tj_v_float(INFINITY)), replacement(&args[2], big, dt), r);
+    return tj_dc_done(tj_where(tj_ne(x, x), replacement(&args[1], 0, dt), r), outs);
+}
+
+/* clamp with the one bound, or with a nan bound on both sides: clamp_min_out
+ * and clamp_max_out fill nan for a nan bound, as clamp does with two. */
+static tj_tensor *one_sided_clamp(const tj_value *args, bool is_min)
+{
+    tj_value b = args[1];
+    bool nan_bound = b.kind == TJ_V_FLOAT && isnan(b.u.f);
+    return tj_clamp(args[0].u.t, is_min || nan_bound ? b : tj_v_none(), !is_min || nan_bound ? b : tj_v_none());
+}
+
+static tj_status clamp_min(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(clamp_min, args, m);
+    return tj_dc_done(one_sided_clamp(args, true), outs);
+}
+
+static tj_status clamp_max(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(clamp_max, args, m);
+    return tj_dc_done(one_sided_clamp(args, false), outs);
+}
+
+/* torch._refs: exp2(a) = pow(2, a), in the result dtype */
+static tj_status exp2_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(exp2, args, m);
+    tj_dtype dt = m[0].dtype;
+    return tj_dc_done(tj_pow(tj_dc_number(2, dt), tj_dc_to(args[0].u.t, dt)), outs);
+}
+
+void tj_register_math_decompositions(void)
+{
+    tj_op_set_decomposition(TJ_OPS(frac), frac, "frac");
+    tj_op_set_decomposition(TJ_OPS(remainder_Scalar), remainder_scalar, "remainder_scalar");
+    tj_op_set_decomposition(TJ_OPS(fmod_Scalar), fmod_scalar, "fmod_scalar");
+    tj_op_set_decomposition(TJ_OPS(isnan), isnan_, "isnan");
+    tj_op_set_decomposition(TJ_OPS(isinf), isinf_, "isinf");
+    tj_op_set_decomposition(TJ_OPS(isfinite), isfinite_, "isfinite");
+    tj_op_set_decomposition(TJ_OPS(nan_to_num), nan_to_num, "nan_to_num");
+    tj_op_set_decomposition(TJ_OPS(clamp_min), clamp_min, "clamp_min");
+    tj_op_set_decomposition(TJ_OPS(clamp_max), clamp_max, "clamp_max");
+    tj_op_set_decomposition(TJ_OPS(exp2), exp2_, "exp2");
+}
