@@ -1,10 +1,56 @@
 /* Decompositions of the composite rounding, modulo and float-classification
- * operators (frac, remainder.Scalar, fmod.Scalar, isnan, isinf, isfinite,
- * nan_to_num, clamp_min, clamp_max) and of exp2, written as ATen's kernels
+ * operators (trunc, floor, ceil, frac, remainder, fmod.Scalar, isnan, isinf,
+ * isfinite, nan_to_num, clamp_min, clamp_max) and of exp2, written as ATen's kernels
  * compute them, so that results are bit-equal (exp2 = pow(2, x) within
  * SLEEF's 1 ULP). Each runs the operator's shape function first, so a
  * traced call fails exactly as the eager one does. */
 #include "util.h"
+
+/* x / 1 rounded toward zero: trunc(x) exactly (the quotient is x). */
+static tj_tensor *trunc_of(tj_tensor *x, tj_dtype dt) { return tj_div_mode(x, tj_dc_number(1, dt), "trunc"); }
+
+/* trunc, floor and ceil copy int64; a float t = trunc(x) steps down (floor)
+ * or up (ceil) by one where x lies below or above it. t +- 1 is exact: x is
+ * not integral there, so |t| < 2^23 (float32). Signed zeros, infinities and
+ * nan come through trunc unchanged, as from the kernels. */
+static tj_status rounded(const tj_value *args, const tj_meta *m, int step, tj_value *outs)
+{
+    tj_tensor *x = args[0].u.t;
+    if (!tj_dc_is_float(m[0].dtype)) return tj_dc_done(tj_clone(x), outs);
+    tj_tensor *t = trunc_of(x, m[0].dtype);
+    if (step == 0) return tj_dc_done(t, outs);
+    tj_tensor *beyond = step > 0 ? tj_gt(x, t) : tj_lt(x, t);
+    return tj_dc_done(tj_where(beyond, tj_add_scalar(t, tj_v_int(step)), t), outs);
+}
+
+static tj_status trunc_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(trunc, args, m);
+    return rounded(args, m, 0, outs);
+}
+
+static tj_status floor_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(floor, args, m);
+    return rounded(args, m, -1, outs);
+}
+
+static tj_status ceil_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(ceil, args, m);
+    return rounded(args, m, 1, outs);
+}
+
+/* ATen's remainder kernel: r = fmod(a, b), plus b where r is nonzero and
+ * its sign differs from b's. (An int64 zero divisor is then reported by
+ * fmod.) */
+static tj_status remainder_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(remainder_Tensor, args, m);
+    tj_tensor *b = args[1].u.t, *r = tj_fmod(args[0].u.t, b), *zero = tj_dc_number(0, m[0].dtype);
+    tj_tensor *fix = tj_logical_and(tj_ne(r, zero), tj_logical_xor(tj_lt(r, zero), tj_lt(b, zero)));
+    return tj_dc_done(tj_where(fix, tj_add(r, b), r), outs);
+}
 
 /* ATen's frac kernel: self - trunc(self) (float only). */
 static tj_status frac(const tj_value *args, tj_value *outs)
@@ -105,6 +151,10 @@ static tj_status exp2_(const tj_value *args, tj_value *outs)
 
 void tj_register_math_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(trunc), trunc_, "trunc");
+    tj_op_set_decomposition(TJ_OPS(floor), floor_, "floor");
+    tj_op_set_decomposition(TJ_OPS(ceil), ceil_, "ceil");
+    tj_op_set_decomposition(TJ_OPS(remainder_Tensor), remainder_, "remainder");
     tj_op_set_decomposition(TJ_OPS(frac), frac, "frac");
     tj_op_set_decomposition(TJ_OPS(remainder_Scalar), remainder_scalar, "remainder_scalar");
     tj_op_set_decomposition(TJ_OPS(fmod_Scalar), fmod_scalar, "fmod_scalar");

@@ -185,7 +185,8 @@ tj_tensor *tj_hardsigmoid(tj_tensor *self);
  * tj_hardsigmoid. */
 tj_tensor *tj_hardswish(tj_tensor *self);
 
-/* ---- Session 19 elementwise operators. Each returns a new contiguous
+/* ---- Rounding, modulo, float classification and more transcendental
+ * functions. Each returns a new contiguous
  * tensor of the (broadcast) input shape owned by the caller's scope, or NULL
  * on error (see tj_last_error(), which names the operator). ---- */
 /** aten::floor / ceil / trunc / round (round: to nearest, halves to even, as
