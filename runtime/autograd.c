@@ -232,6 +232,11 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             words_at += sizeof(tj_tensor *) * (size_t)a->n;
             *s = tj_v_tensors(list, 0);
             for (int k = 0; k < a->n; k++, s->n++) {
+                if (!a->u.ts[k]) { /* an absent Tensor?[] entry keeps its slot, without an edge */
+                    list[k] = NULL;
+                    slot++;
+                    continue;
+                }
                 if (!(list[k] = detached_alias(a->u.ts[k]))) goto fail;
                 n->versions[slot] = tj_tensor_version(list[k]);
                 edge_init(&n->edges[slot++], a->u.ts[k], list[k]);

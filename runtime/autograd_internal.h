@@ -43,7 +43,8 @@ tj_value tj_grad_value(const tj_grad_ctx *c, int i);
 bool tj_grad_saved_unmodified(const tj_grad_ctx *c);
 
 /** A derivative formula (a vector-Jacobian product). Input slots number the
- * call's Tensor arguments in schema order, a Tensor[] argument taking one
+ * call's Tensor arguments in schema order, a Tensor[] (or Tensor?[]: a None
+ * entry keeps its slot, never needed) argument taking one
  * slot per element (add.Tensor: 0 self, 1 other; addmm: 0 self, 1 mat1,
  * 2 mat2; cat: one per tensor). `grads` holds the gradient of each return
  * (NULL when none reached it). The formula writes into gi[slot] the

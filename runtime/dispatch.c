@@ -34,7 +34,7 @@ static const char *arg_type_name(const tj_arg_spec *a)
 {
     switch (a->type) {
     case TJ_A_TENSOR: return "Tensor";
-    case TJ_A_TENSOR_LIST: return "Tensor[]";
+    case TJ_A_TENSOR_LIST: return a->elem_optional ? "Tensor?[]" : "Tensor[]";
     case TJ_A_INT: return "int";
     case TJ_A_FLOAT: return "float";
     case TJ_A_BOOL: return "bool";
@@ -61,7 +61,7 @@ static bool arg_ok(const tj_arg_spec *a, const tj_value *v)
     case TJ_A_TENSOR: return v->kind == TJ_V_TENSOR && v->u.t;
     case TJ_A_TENSOR_LIST:
         if (v->kind != TJ_V_TENSORS || v->n < 0 || (v->n > 0 && !v->u.ts)) return false;
-        for (int i = 0; i < v->n; i++)
+        for (int i = 0; i < v->n && !a->elem_optional; i++)
             if (!v->u.ts[i]) return false;
         return true;
     case TJ_A_INT: return v->kind == TJ_V_INT;
@@ -368,7 +368,8 @@ static __attribute__((noinline)) void bump_versions(const tj_op *op, const tj_va
         if (!((op->mutated_args >> i) & 1)) continue;
         if (args[i].kind == TJ_V_TENSOR) tj_tensor_bump_version(args[i].u.t);
         else if (args[i].kind == TJ_V_TENSORS)
-            for (int k = 0; k < args[i].n; k++) tj_tensor_bump_version(args[i].u.ts[k]);
+            for (int k = 0; k < args[i].n; k++)
+                if (args[i].u.ts[k]) tj_tensor_bump_version(args[i].u.ts[k]);
     }
 }
 

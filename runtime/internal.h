@@ -94,6 +94,10 @@ typedef enum tj_arg_type {
 typedef struct tj_arg_spec {
     tj_arg_type type;
     bool optional;
+    /** Tensor?[] (ATen's index / index_put indices): a Tensor[] whose
+     * entries may be absent, boxed as NULL elements of a TJ_V_TENSORS list
+     * (-1 value ids in a graph) */
+    bool elem_optional;
     bool kwarg_only;
     bool has_default;
     int fixed_len; /**< int[2] -> 2, 0 when unsized */

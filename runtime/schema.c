@@ -134,7 +134,7 @@ static const struct {
 typedef struct type_info {
     char name[24];
     tj_arg_type type;
-    bool list, optional, has_alias, alias_mutable;
+    bool list, optional, elem_optional, has_alias, alias_mutable;
     int fixed_len;
 } type_info;
 
@@ -152,8 +152,13 @@ static tj_status parse_type(parser *ps, type_info *t, const char *what)
         t->alias_mutable = memchr(ps->p, '!', (size_t)(close - ps->p)) != NULL;
         ps->p = close + 1;
     }
-    if (ps->p[0] == '?' && ps->p[1] == '[')
-        return fail(ps, TJ_ERR_UNSUPPORTED, "lists of optional elements (%s?[]) are not supported", t->name);
+    if (ps->p[0] == '?' && ps->p[1] == '[') {
+        if (strcmp(t->name, "Tensor") != 0)
+            return fail(ps, TJ_ERR_UNSUPPORTED, "lists of optional elements (%s?[]) are not supported", t->name);
+        t->elem_optional = true;
+        ps->p++;
+        if (ps->p[1] != ']') return fail(ps, TJ_ERR_UNSUPPORTED, "a sized list of optional elements in %s", what);
+    }
     if (*ps->p == '[') {
         char *end;
         t->list = true;
@@ -287,6 +292,7 @@ static tj_status parse_arg(parser *ps, bool kwonly)
     tj_arg_spec *a = &op->args[op->nargs];
     a->type = t.type;
     a->optional = t.optional;
+    a->elem_optional = t.elem_optional;
     a->kwarg_only = kwonly;
     a->fixed_len = t.fixed_len;
     if (t.alias_mutable) op->mutated_args |= 1u << op->nargs;
@@ -353,9 +359,9 @@ static tj_status parse_return(parser *ps, bool *view)
     type_info t;
     tj_status st = parse_type(ps, &t, what);
     if (st != TJ_OK) return st;
-    if ((t.type != TJ_A_TENSOR && t.type != TJ_A_TENSOR_LIST) || t.optional)
-        return fail(ps, TJ_ERR_UNSUPPORTED, "%s is '%s%s%s': only Tensor returns are supported", what, t.name,
-                    t.list ? "[]" : "", t.optional ? "?" : "");
+    if ((t.type != TJ_A_TENSOR && t.type != TJ_A_TENSOR_LIST) || t.optional || t.elem_optional)
+        return fail(ps, TJ_ERR_UNSUPPORTED, "%s is '%s%s%s%s': only Tensor returns are supported", what, t.name,
+                    t.elem_optional ? "?" : "", t.list ? "[]" : "", t.optional ? "?" : "");
     if (t.list) op->returns_list = true;
     if (t.has_alias && !t.alias_mutable && !t.list) *view = true;
     op->nreturns++;

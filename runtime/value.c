@@ -40,7 +40,8 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
         PUT("[");
         for (int i = 0; i < v->n; i++) {
             if (i) PUT(", ");
-            k += (size_t)tj_tensor_describe(v->u.ts[i], AT, LEFT);
+            if (!v->u.ts[i]) PUT("None"); /* an absent entry of a Tensor?[] */
+            else k += (size_t)tj_tensor_describe(v->u.ts[i], AT, LEFT);
         }
         PUT("]");
         break;

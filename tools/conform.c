@@ -78,6 +78,10 @@ static bool decode_arg(decoded *d, int i, const tj_arg_spec *spec, json_t *j, co
         if (!json_is_array(arr) || json_array_size(arr) > MAX_LIST) break;
         for (size_t k = 0; k < json_array_size(arr); k++) {
             const char *f = json_string_value(json_array_get(arr, k));
+            if (!f && spec->elem_optional && json_is_null(json_array_get(arr, k))) {
+                d->lists[i][k] = NULL; /* None entry of a Tensor?[] */
+                continue;
+            }
             if (!f) goto bad;
             if (!(d->lists[i][k] = load_input(dir, f, why, n))) return false;
         }

@@ -69,7 +69,7 @@ static bool has_batch(const call *c)
         int n = a->kind == TJ_V_TENSOR ? 1 : a->kind == TJ_V_TENSORS ? a->n : 0;
         for (int k = 0; k < n; k++) {
             const tj_tensor *t = a->kind == TJ_V_TENSOR ? a->u.t : a->u.ts[k];
-            if (t->ndim == 0) continue;
+            if (!t || t->ndim == 0) continue; /* !t: None in a Tensor?[] */
             if (t->shape[0] == 0 || (batch >= 0 && t->shape[0] != batch)) return false;
             batch = t->shape[0];
         }
@@ -89,7 +89,7 @@ static bool map_call(const call *c, call *out, tensor_map f, void *ctx)
             if (!(a->u.t = f(c->args[i].u.t, ctx))) return false;
         } else if (a->kind == TJ_V_TENSORS) {
             for (int k = 0; k < a->n; k++)
-                if (!(out->lists[i][k] = f(c->args[i].u.ts[k], ctx))) return false;
+                if (c->args[i].u.ts[k] && !(out->lists[i][k] = f(c->args[i].u.ts[k], ctx))) return false;
             a->u.ts = out->lists[i];
         }
     }
@@ -161,7 +161,8 @@ static int call_inputs(const tj_value *args, int nargs, tj_tensor **inputs)
     int n = 0;
     for (int i = 0; i < nargs; i++) {
         if (args[i].kind == TJ_V_TENSOR && n < MAX_INPUTS) inputs[n++] = args[i].u.t;
-        for (int k = 0; args[i].kind == TJ_V_TENSORS && k < args[i].n && n < MAX_INPUTS; k++) inputs[n++] = args[i].u.ts[k];
+        for (int k = 0; args[i].kind == TJ_V_TENSORS && k < args[i].n && n < MAX_INPUTS; k++)
+            if (args[i].u.ts[k]) inputs[n++] = args[i].u.ts[k];
     }
     return n;
 }
@@ -179,7 +180,7 @@ static tj_status traced_call(void *ctx, tj_tensor *const *inputs, int n_inputs, 
         args[i] = t->c->args[i];
         if (args[i].kind == TJ_V_TENSOR) args[i].u.t = inputs[k++];
         if (args[i].kind == TJ_V_TENSORS) {
-            for (int j = 0; j < args[i].n; j++) lists[i][j] = inputs[k++];
+            for (int j = 0; j < args[i].n; j++) lists[i][j] = t->c->args[i].u.ts[j] ? inputs[k++] : NULL;
             args[i].u.ts = lists[i];
         }
     }

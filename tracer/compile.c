@@ -204,13 +204,18 @@ static tj_status compile_leaf(compiler *c, const tj_gnode *gn)
     return TJ_OK;
 }
 
-/* Every value a live node reads must be defined. */
-static tj_status check_uses(const tj_plan *p, const tj_pnode *pn, const tj_garg *args, int nargs, const char *who)
+/* Every value a live node reads must be defined; only a Tensor?[] argument
+ * of a call's operator `op` may have absent entries (the kernels are bound
+ * without the dispatcher's argument checks). */
+static tj_status check_uses(const tj_plan *p, const tj_pnode *pn, const tj_op *op, const tj_garg *args, int nargs,
+                            const char *who)
 {
     for (int i = 0; i < nargs; i++) {
         const tj_garg *a = &args[i];
+        bool may_be_absent = a->kind == TJ_GA_VALUES && op && i < op->nargs && op->args[i].elem_optional;
         for (int k = 0; k < tj_garg_n_values(a); k++) {
             int v = tj_garg_value_at(a, k);
+            if (v == -1 && may_be_absent) continue;
             if (v < 0 || v >= p->n_values || p->values[v].kind == TJ_PV_UNUSED)
                 return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: %s%s reads an undefined value", who,
                                 pn ? pn->name : "");
@@ -232,14 +237,14 @@ static tj_status compile_nodes(compiler *c)
         case TJ_NODE_PLACEHOLDER:
         case TJ_NODE_CONSTANT: st = compile_leaf(c, gn); break;
         case TJ_NODE_CALL:
-            if ((st = check_uses(p, NULL, gn->args, gn->nargs, "a call node")) != TJ_OK) break;
+            if ((st = check_uses(p, NULL, gn->op, gn->args, gn->nargs, "a call node")) != TJ_OK) break;
             st = compile_call(c, pi, gn);
             if (st == TJ_OK && p->nodes[pi].is_step) p->nodes[pi].step = p->n_steps++;
             if (st == TJ_OK && !p->nodes[pi].is_step) p->stats.n_views++;
             pi++;
             break;
         case TJ_NODE_OUTPUT:
-            if ((st = check_uses(p, NULL, gn->args, gn->nargs, "the output node")) != TJ_OK) break;
+            if ((st = check_uses(p, NULL, NULL, gn->args, gn->nargs, "the output node")) != TJ_OK) break;
             for (int k = 0; k < gn->nargs; k++) p->output_values[k] = gn->args[k].u.v;
             break;
         }
@@ -336,7 +341,7 @@ static bool writeback_direct(const tj_plan *p, int v, int j)
         const tj_garg *a = &n->args[i];
         for (int k = 0; k < tj_garg_n_values(a); k++) {
             int u = tj_garg_value_at(a, k);
-            if (p->values[u].root == in && tj_plan_object_value(p, u) != in) return false; /* a view of it */
+            if (u >= 0 && p->values[u].root == in && tj_plan_object_value(p, u) != in) return false; /* a view of it */
         }
     }
     return true;

@@ -33,10 +33,9 @@ tj_status tj_graph_write_dot(const tj_graph *g, FILE *f)
         fprintf(f, "];\n");
         for (int a = 0; a < n->nargs; a++) {
             const tj_garg *arg = &n->args[a];
-            int cnt = arg->kind == TJ_GA_VALUE ? 1 : arg->kind == TJ_GA_VALUES ? arg->n : 0;
-            for (int k = 0; k < cnt; k++) {
-                int v = arg->kind == TJ_GA_VALUE ? arg->u.v : arg->u.vs[k];
-                fprintf(f, "    n%d -> n%d;\n", g->values[v].node, i);
+            for (int k = 0; k < tj_garg_n_values(arg); k++) {
+                int v = tj_garg_value_at(arg, k);
+                if (v >= 0) fprintf(f, "    n%d -> n%d;\n", g->values[v].node, i);
             }
         }
     }
@@ -62,7 +61,8 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
     case TJ_GA_VALUE: return json_pack("{s:s}", "value", g->values[a->u.v].name);
     case TJ_GA_VALUES:
         arr = json_array();
-        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_string(g->values[a->u.vs[i]].name));
+        for (int i = 0; i < a->n; i++)
+            json_array_append_new(arr, a->u.vs[i] < 0 ? json_null() : json_string(g->values[a->u.vs[i]].name));
         return json_pack("{s:o}", "values", arr);
     case TJ_GA_INT: return json_integer(a->u.i);
     case TJ_GA_FLOAT: {

@@ -38,7 +38,8 @@ static void mark_written(const tj_plan *p, bool *written)
         if (!user && !n->op->mutated_args) continue;
         for (int a = 0; a < n->nargs; a++)
             if (user || ((n->op->mutated_args >> a) & 1))
-                for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) written[p->values[tj_garg_value_at(&n->args[a], k)].root] = true;
+                for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++)
+                    if (tj_garg_value_at(&n->args[a], k) >= 0) written[p->values[tj_garg_value_at(&n->args[a], k)].root] = true;
     }
 }
 
@@ -51,7 +52,7 @@ static bool foldable(const tj_plan *p, const tj_pnode *n, const bool *folded, co
     }
     for (int a = 0; a < n->nargs; a++)
         for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++)
-            if (!folded[tj_garg_value_at(&n->args[a], k)]) return false;
+            if (tj_garg_value_at(&n->args[a], k) >= 0 && !folded[tj_garg_value_at(&n->args[a], k)]) return false;
     return true;
 }
 
@@ -67,8 +68,10 @@ static bool same_call(const tj_pnode *x, const tj_pnode *y, const int *canon)
             continue;
         }
         if (s->kind != t->kind || tj_garg_n_values(s) != tj_garg_n_values(t)) return false;
-        for (int k = 0; k < tj_garg_n_values(s); k++)
-            if (canon[tj_garg_value_at(s, k)] != canon[tj_garg_value_at(t, k)]) return false;
+        for (int k = 0; k < tj_garg_n_values(s); k++) {
+            int u = tj_garg_value_at(s, k), w = tj_garg_value_at(t, k);
+            if ((u < 0 || w < 0) ? u != w : canon[u] != canon[w]) return false;
+        }
     }
     for (int k = 0; k < x->nout; k++)
         if ((x->outs[k] < 0) != (y->outs[k] < 0)) return false;

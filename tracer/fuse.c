@@ -34,6 +34,7 @@ tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u)
         for (int a = 0; a < n->nargs; a++) {
             for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) {
                 int v = tj_garg_value_at(&n->args[a], k);
+                if (v < 0) continue;
                 u->count[v]++;
                 u->user[v] = i;
             }

@@ -307,7 +307,8 @@ void tj_graph_count_uses(tj_graph *g)
         for (int a = 0; a < n->nargs; a++) {
             if (n->args[a].kind == TJ_GA_VALUE) g->values[n->args[a].u.v].uses++;
             else if (n->args[a].kind == TJ_GA_VALUES)
-                for (int k = 0; k < n->args[a].n; k++) g->values[n->args[a].u.vs[k]].uses++;
+                for (int k = 0; k < n->args[a].n; k++)
+                    if (n->args[a].u.vs[k] >= 0) g->values[n->args[a].u.vs[k]].uses++;
         }
     }
 }
@@ -412,7 +413,7 @@ void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_va
         case TJ_GA_NONE: out[i] = tj_v_none(); break;
         case TJ_GA_VALUE: out[i] = tj_v_tensor(values[a->u.v]); break;
         case TJ_GA_VALUES:
-            for (int k = 0; k < a->n; k++) lists[used + k] = values[a->u.vs[k]];
+            for (int k = 0; k < a->n; k++) lists[used + k] = a->u.vs[k] < 0 ? NULL : values[a->u.vs[k]];
             out[i] = tj_v_tensors(lists + used, a->n);
             used += a->n;
             break;

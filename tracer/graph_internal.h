@@ -13,7 +13,8 @@
 typedef enum tj_garg_kind {
     TJ_GA_NONE = 0,
     TJ_GA_VALUE,  /**< a tensor: value id */
-    TJ_GA_VALUES, /**< Tensor[]: value ids */
+    TJ_GA_VALUES, /**< Tensor[] and Tensor?[]: value ids, -1 for an absent
+                       (None) entry of a Tensor?[] */
     TJ_GA_INT,
     TJ_GA_FLOAT,
     TJ_GA_BOOL,
@@ -40,7 +41,8 @@ typedef struct tj_garg {
 } tj_garg;
 
 /** Tensors an argument references (1 for a value, n for a list, 0 else)
- * and the value id of the k-th. */
+ * and the value id of the k-th: -1 for an absent entry of a Tensor?[], which
+ * every walk over an argument's values skips. */
 static inline int tj_garg_n_values(const tj_garg *a)
 {
     return a->kind == TJ_GA_VALUE ? 1 : a->kind == TJ_GA_VALUES ? a->n : 0;

@@ -25,7 +25,7 @@ static void release_uses(const tj_gnode *n, tj_tensor **env, int *left)
             }
         } else if (a->kind == TJ_GA_VALUES) {
             for (int k = 0; k < a->n; k++)
-                if (--left[a->u.vs[k]] == 0) {
+                if (a->u.vs[k] >= 0 && --left[a->u.vs[k]] == 0) {
                     tj_tensor_release(env[a->u.vs[k]]);
                     env[a->u.vs[k]] = NULL;
                 }

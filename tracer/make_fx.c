@@ -62,7 +62,8 @@ static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int n
             g->n = a->n;
             g->u.vs = lists[i];
             for (int k = 0; k < a->n; k++)
-                if ((lists[i][k] = value_of(tr, a->u.ts[k])) < 0) return tj_last_status();
+                if (!a->u.ts[k]) lists[i][k] = -1; /* None in a Tensor?[] */
+                else if ((lists[i][k] = value_of(tr, a->u.ts[k])) < 0) return tj_last_status();
             break;
         case TJ_V_INT: g->kind = TJ_GA_INT; g->u.i = a->u.i; break;
         case TJ_V_FLOAT: g->kind = TJ_GA_FLOAT; g->u.f = a->u.f; break;

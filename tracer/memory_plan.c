@@ -262,7 +262,8 @@ static void touch_args(tj_plan *p, const tj_pnode *n, int step)
         const tj_garg *a = &n->args[i];
         if (a->kind == TJ_GA_VALUE) touch(p, a->u.v, step);
         else if (a->kind == TJ_GA_VALUES)
-            for (int k = 0; k < a->n; k++) touch(p, a->u.vs[k], step);
+            for (int k = 0; k < a->n; k++)
+                if (a->u.vs[k] >= 0) touch(p, a->u.vs[k], step);
     }
 }
 

@@ -210,6 +210,7 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     if (accept(ps, "[")) {
         /* a list: of values, of bools or of ints, decided by its first element */
         tj_garg items[256];
+        tj_garg_kind kind = TJ_GA_INT; /* of the elements; an empty list is one of ints */
         int n = 0;
         while (!accept(ps, "]")) {
             if (n == 256) return perr(ps, "list longer than 256");
@@ -217,19 +218,22 @@ static tj_status parse_value(parser *ps, tj_garg *a)
              * and "[[[[..." a few thousand deep overflowed it (fuzzing) */
             if ((skip_spaces(ps), *ps->p == '[')) return perr(ps, "nested lists are not supported");
             if (parse_value(ps, &items[n]) != TJ_OK) return TJ_ERR_PARSE;
-            if (n && items[n].kind != items[0].kind) return perr(ps, "mixed list");
-            if (items[n].kind != TJ_GA_VALUE && items[n].kind != TJ_GA_BOOL && items[n].kind != TJ_GA_INT)
+            /* None entries belong to lists of values (Tensor?[]), -1 there */
+            tj_garg_kind kn = items[n].kind == TJ_GA_NONE ? TJ_GA_VALUE : items[n].kind;
+            if (items[n].kind == TJ_GA_NONE) items[n].u.v = -1;
+            if (n && kn != kind) return perr(ps, "mixed list");
+            if (kn != TJ_GA_VALUE && kn != TJ_GA_BOOL && kn != TJ_GA_INT)
                 return perr(ps, "lists hold values, ints or bools");
+            kind = kn;
             n++;
             if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ']')) return perr(ps, "expected ',' or ']'");
         }
-        tj_garg_kind k = n ? items[0].kind : TJ_GA_INT;
         a->n = n;
-        if (k == TJ_GA_VALUE) {
+        if (kind == TJ_GA_VALUE) {
             a->kind = TJ_GA_VALUES;
             if (!(a->u.vs = tj_graph_alloc(ps->g, sizeof(int) * (size_t)(n + 1)))) return tj_last_status();
             for (int i = 0; i < n; i++) a->u.vs[i] = items[i].u.v;
-        } else if (k == TJ_GA_BOOL) {
+        } else if (kind == TJ_GA_BOOL) {
             a->kind = TJ_GA_BOOLS;
             if (!(a->u.bools = tj_graph_alloc(ps->g, (size_t)(n + 1)))) return tj_last_status();
             for (int i = 0; i < n; i++) a->u.bools[i] = items[i].u.b;
@@ -285,10 +289,9 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
     tj_tensor *lists[TJ_MAX_ARGS * 256];
     for (int i = 0; i < op->nargs; i++) {
-        int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
-        for (int k = 0; k < nv; k++) {
-            int v = args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k];
-            if (!tj_fake_value(&ps->fakes, ps->g, v, "tj_graph_parse")) return tj_last_status();
+        for (int k = 0; k < tj_garg_n_values(&args[i]); k++) {
+            int v = tj_garg_value_at(&args[i], k);
+            if (v >= 0 && !tj_fake_value(&ps->fakes, ps->g, v, "tj_graph_parse")) return tj_last_status();
         }
     }
     tj_garg_box(args, op->nargs, ps->fakes.t, vals, lists);

@@ -87,7 +87,11 @@ void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
     case TJ_GA_VALUE: fprintf(f, "%%%s", g->values[a->u.v].name); break;
     case TJ_GA_VALUES:
         fprintf(f, "[");
-        for (int i = 0; i < a->n; i++) fprintf(f, i ? ", %%%s" : "%%%s", g->values[a->u.vs[i]].name);
+        for (int i = 0; i < a->n; i++) {
+            if (i) fprintf(f, ", ");
+            if (a->u.vs[i] < 0) fprintf(f, "None"); /* FX's None entry of a Tensor?[] */
+            else fprintf(f, "%%%s", g->values[a->u.vs[i]].name);
+        }
         fprintf(f, "]");
         break;
     case TJ_GA_INT: fprintf(f, "%" PRId64, a->u.i); break;

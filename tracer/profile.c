@@ -133,6 +133,10 @@ static void describe_inputs(const tj_pnode *n, const tj_plan *p, char *buf, size
     for (int i = 0; i < n->nargs && k < size; i++) {
         const tj_garg *a = &n->args[i];
         for (int j = 0; j < tj_garg_n_values(a) && k < size; j++) {
+            if (tj_garg_value_at(a, j) < 0) {
+                k += (size_t)snprintf(buf + k, size - k, "%sNone", k ? ", " : "");
+                continue;
+            }
             const tj_pvalue *v = &p->values[tj_garg_value_at(a, j)];
             char shape[128];
             static const char *const short_names[] = {"f32", "f64", "i64", "b8"};

@@ -17,7 +17,8 @@
 static void need_args(const tj_pnode *n, bool *needed)
 {
     for (int a = 0; a < n->nargs; a++)
-        for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) needed[tj_garg_value_at(&n->args[a], k)] = true;
+        for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++)
+            if (tj_garg_value_at(&n->args[a], k) >= 0) needed[tj_garg_value_at(&n->args[a], k)] = true;
 }
 
 /* Node n leaves the plan: its values are no longer defined. */

@@ -26,7 +26,8 @@ typedef enum tj_value_kind {
 } tj_value_kind;
 
 /** One boxed value. Pointers inside are borrowed: a value does not own the
- * tensors, lists or strings it points to. */
+ * tensors, lists or strings it points to. A TENSORS value holds NULL
+ * elements only for a Tensor?[] argument, where NULL is None. */
 typedef struct tj_value {
     tj_value_kind kind;
     int n; /**< element count for TENSORS, INTS, BOOLS */

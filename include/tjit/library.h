@@ -71,7 +71,8 @@ typedef tj_status (*tj_kernel_fn)(const tj_value *args, tj_tensor *const *outs);
 
 /** A backward formula (a vector-Jacobian product, PyTorch's
  * register_autograd). Input slots number the call's Tensor arguments in
- * schema order, a Tensor[] argument taking one slot per element. `args` are
+ * schema order, a Tensor[] or Tensor?[] argument taking one slot per element
+ * (a None entry keeps its slot and never needs a gradient). `args` are
  * the call's arguments and `results` its outputs (one per return, NULL for an
  * undefined one), saved without autograd history; `grads` holds the gradient
  * of each return (NULL where none flowed). For every slot with needed[slot]
@@ -95,7 +96,9 @@ typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *resu
  * Names and overloads are identifiers ("mylib::foo.Tensor"; the overload
  * "default" is implied when there is none and cannot be spelled). Argument
  * types: Tensor, Tensor[], int, SymInt, float, bool, Scalar, str,
- * ScalarType, int[] / int[N], bool[N], each optional with '?'; alias
+ * ScalarType, int[] / int[N], bool[N], each optional with '?'; Tensor?[]
+ * (a list whose entries may be None, as aten::index's indices: boxed as a
+ * TJ_V_TENSORS with NULL elements; no other type takes '?[]'); alias
  * annotations are allowed (a `Tensor(a!)` argument is one the kernel
  * writes: each successful call bumps its version, see tj_tensor_version); `*` starts keyword-only
  * arguments; defaults are literals of the argument's type (None for an

@@ -95,7 +95,8 @@ int tj_pass_cse(tj_graph *g)
         for (int a = 0; a < n->nargs; a++) {
             if (n->args[a].kind == TJ_GA_VALUE) n->args[a].u.v = remap[n->args[a].u.v];
             else if (n->args[a].kind == TJ_GA_VALUES)
-                for (int k = 0; k < n->args[a].n; k++) n->args[a].u.vs[k] = remap[n->args[a].u.vs[k]];
+                for (int k = 0; k < n->args[a].n; k++)
+                    if (n->args[a].u.vs[k] >= 0) n->args[a].u.vs[k] = remap[n->args[a].u.vs[k]];
         }
         if (n->kind != TJ_NODE_CALL || n->op->is_random) continue;
         uint64_t h = (uint64_t)(uintptr_t)n->op;

@@ -8,7 +8,8 @@ static void drop_uses(tj_graph *g, const tj_gnode *n)
     for (int a = 0; a < n->nargs; a++) {
         if (n->args[a].kind == TJ_GA_VALUE) g->values[n->args[a].u.v].uses--;
         else if (n->args[a].kind == TJ_GA_VALUES)
-            for (int k = 0; k < n->args[a].n; k++) g->values[n->args[a].u.vs[k]].uses--;
+            for (int k = 0; k < n->args[a].n; k++)
+                if (n->args[a].u.vs[k] >= 0) g->values[n->args[a].u.vs[k]].uses--;
     }
 }
 

@@ -42,10 +42,9 @@ static int emit(fz *z, const tj_op *op, const tj_garg *args)
     tj_value vals[TJ_MAX_ARGS], outs[TJ_MAX_RETURNS];
     int n_list = 0;
     for (int i = 0; i < op->nargs; i++) {
-        int nv = args[i].kind == TJ_GA_VALUE ? 1 : args[i].kind == TJ_GA_VALUES ? args[i].n : 0;
-        for (int k = 0; k < nv; k++) {
-            int v = args[i].kind == TJ_GA_VALUE ? args[i].u.v : args[i].u.vs[k];
-            if (!tj_fake_value(&z->fakes, z->g, v, "tj_pass_functionalize")) return -1;
+        for (int k = 0; k < tj_garg_n_values(&args[i]); k++) {
+            int v = tj_garg_value_at(&args[i], k);
+            if (v >= 0 && !tj_fake_value(&z->fakes, z->g, v, "tj_pass_functionalize")) return -1;
         }
         if (args[i].kind == TJ_GA_VALUES) n_list += args[i].n;
     }
@@ -199,7 +198,8 @@ static tj_status map_args(fz *z, const tj_gnode *n, tj_garg *args, int (*lists)[
         } else if (args[i].kind == TJ_GA_VALUES) {
             if (args[i].n > 64) return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a list of more than 64");
             for (int k = 0; k < args[i].n; k++)
-                if ((lists[i][k] = current(z, z->canon[n->args[i].u.vs[k]])) < 0) return tj_last_status();
+                if (n->args[i].u.vs[k] < 0) lists[i][k] = -1;
+                else if ((lists[i][k] = current(z, z->canon[n->args[i].u.vs[k]])) < 0) return tj_last_status();
             args[i].u.vs = lists[i];
         }
     }
