@@ -1,5 +1,5 @@
 /* Decompositions of the in-place arithmetic operators (add_, sub_, mul_,
- * div_, sqrt_, zero_, fill_) and of tril_ / triu_: the out-of-place result
+ * div_, sqrt_, zero_, fill_) and of tril_ / triu_ / index_put_: the out-of-place result
  * written back with copy_, so that a traced graph keeps the mutation for
  * functionalisation. The in-place operator's own shape function checks
  * first that the result fits self (no broadcasting of self, no dtype
@@ -34,6 +34,7 @@ INPLACE(zero_, zero_, tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtyp
 INPLACE(fill_, fill__Scalar, tj_full(m[0].shape, m[0].ndim, tj_dc_convert(&args[1], m[0].dtype), (int)m[0].dtype))
 INPLACE(tril_, tril_, tj_tril(self, args[1].u.i))
 INPLACE(triu_, triu_, tj_triu(self, args[1].u.i))
+INPLACE(index_put_, index_put_, tj_index_put(self, args[1].u.ts, args[1].n, args[2].u.t, args[3].u.b))
 
 void tj_register_inplace_ops_decompositions(void)
 {
@@ -49,4 +50,5 @@ void tj_register_inplace_ops_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(fill__Scalar), fill_, "fill_");
     tj_op_set_decomposition(TJ_OPS(tril_), tril_, "tril_");
     tj_op_set_decomposition(TJ_OPS(triu_), triu_, "triu_");
+    tj_op_set_decomposition(TJ_OPS(index_put_), index_put_, "index_put_");
 }

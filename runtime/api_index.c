@@ -30,6 +30,16 @@ tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tenso
     return CALL(index_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(source), alpha);
 }
 
+tj_tensor *tj_index(tj_tensor *self, tj_tensor *const *indices, int n)
+{
+    return CALL(index_Tensor, tj_v_tensor(self), tj_v_tensors(indices, n));
+}
+
+tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate)
+{
+    return CALL(index_put, tj_v_tensor(self), tj_v_tensors(indices, n), tj_v_tensor(values), tj_v_bool(accumulate));
+}
+
 tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step)
 {
     return CALL(unfold, tj_v_tensor(self), tj_v_int(dimension), tj_v_int(size), tj_v_int(step));

@@ -56,6 +56,10 @@ tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal) { return CALL_(tril_, T(self), tj_v_int(diagonal)); }
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal) { return CALL_(triu_, T(self), tj_v_int(diagonal)); }
+tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate)
+{
+    return CALL_(index_put_, T(self), tj_v_tensors(indices, n), T(values), tj_v_bool(accumulate));
+}
 
 tj_tensor *tj_addcmul(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value)
 {

@@ -1012,6 +1012,31 @@ FORMULA(d_index_add)
     return TJ_OK;
 }
 
+/* index.Tensor (ATen's index_backward): zeros of self's shape with the
+ * gradient index_put at the indexed positions, repeated ones summed. Slots:
+ * 0 self, then one per index entry (int64: never needed). */
+FORMULA(d_index)
+{
+    tj_tensor *self = META(0);
+    const tj_value ix = SAVED(1);
+    gi[0] = tj_index_put(tj_zeros(self->shape, self->ndim, g[0]->dtype), ix.u.ts, ix.n, g[0], true);
+    return TJ_OK;
+}
+
+/* index_put (ATen's _index_put_impl_ entry): self gets grad, with the written
+ * positions zeroed unless accumulate; values get grad[indices] (the engine
+ * sums it to a broadcast values' shape). Slots: 0 self, one per index entry,
+ * then values. */
+FORMULA(d_index_put)
+{
+    const tj_value ix = SAVED(1);
+    bool accumulate = c->args[3].u.b;
+    if (NEED(0))
+        gi[0] = accumulate ? g[0] : tj_index_put(g[0], ix.u.ts, ix.n, tj_zeros(NULL, 0, g[0]->dtype), false);
+    if (NEED(1 + ix.n)) gi[1 + ix.n] = tj_index(g[0], ix.u.ts, ix.n);
+    return TJ_OK;
+}
+
 /* scatter_add: self gets grad, src the gradient at its target positions
  * (index may cover only a leading block of src: the rest gets zeros). */
 FORMULA(d_scatter_add)
@@ -1462,7 +1487,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
-    D(unfold, d_unfold),
+    D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D(index_put_, d_index_put),
 
     D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
     D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),

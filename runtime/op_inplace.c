@@ -13,6 +13,7 @@
 #include "kernels/pointwise3.h"
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
+#include "op_index.h"
 #include "op_inplace.h"
 #include "op_tri_repeat.h"
 #include "op_view.h"
@@ -115,19 +116,25 @@ static tj_status meta_inplace(const char *op, tj_meta_fn oop, int ntensors, bool
     return TJ_OK;
 }
 
-static tj_status kernel_inplace(tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, const tj_value *args,
+/* A kernel fails only on data (index_put's index out of range): its message
+ * names the in-place operator the user called. */
+static tj_status kernel_inplace(const char *op, tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, const tj_value *args,
                                 tj_tensor *const *outs)
 {
     tj_tensor *self = outs[0];
     tj_meta m;
     meta_oop(oop_meta, args, &m); /* validated by meta_inplace */
-    if (m.dtype == self->dtype) return oop_kernel(args, outs);
-    tj_tensor *tmp = tj_tensor_new_meta(&m, false);
-    if (!tmp) return tj_last_status();
-    tj_status st = oop_kernel(args, &tmp);
-    if (st == TJ_OK) tj_copy_convert(self, tmp);
-    tj_tensor_release(tmp);
-    return st;
+    tj_status st;
+    if (m.dtype == self->dtype) {
+        st = oop_kernel(args, outs);
+    } else {
+        tj_tensor *tmp = tj_tensor_new_meta(&m, false);
+        if (!tmp) return tj_last_status();
+        st = oop_kernel(args, &tmp);
+        if (st == TJ_OK) tj_copy_convert(self, tmp);
+        tj_tensor_release(tmp);
+    }
+    return st == TJ_OK ? st : renamed_error(op, st);
 }
 
 /* ntensors: how many leading arguments are tensors (self first);
@@ -139,7 +146,7 @@ static tj_status kernel_inplace(tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, co
     }                                                                                      \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)              \
     {                                                                                      \
-        return kernel_inplace(tj_meta_##oop, tj_kernel_##oop, args, outs);                 \
+        return kernel_inplace(name, tj_meta_##oop, tj_kernel_##oop, args, outs);           \
     }
 
 INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor, 2, false)
@@ -158,6 +165,8 @@ INPLACE_OP(zero_, "aten::zero_", zero, 1, true)
 INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar, 1, true)
 INPLACE_OP(tril_, "aten::tril_", tril, 1, false)
 INPLACE_OP(triu_, "aten::triu_", triu, 1, false)
+/* values that overlap self are copied by index_put's kernel itself */
+INPLACE_OP(index_put_, "aten::index_put_", index_put, 1, false)
 
 /* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */
 

@@ -319,6 +319,8 @@ static const tj_decomp_sample samples[] = {
     {"aten::triu", "f32[] 0", "0-dim: an error"},
     {"aten::tril_", "f32[3,4] 1", ""},
     {"aten::triu_", "f64[2,3,4] -1", "batched"},
+    {"aten::index_put_", "f32[3,4] (i64[6]<3) f32[6,4] true", "repeated rows summed"},
+    {"aten::index_put_", "f64[2,3,4] (None;i64[2,2]{0,2,-1,1}) f64[4] false", "a None entry, values broadcast"},
     {"aten::repeat", "f32[2,3] [2,3]", ""},
     {"aten::repeat", "f32[3] [2,1,2]", "new leading dims"},
     {"aten::repeat", "i64[2,3]<9 [1,1]", "all ones: a copy"},
@@ -482,7 +484,9 @@ static bool decode_token(tj_conform_case *c, int i, const tj_arg_spec *spec, cha
         tok[len - 1] = 0;
         int n = 0;
         for (char *save = NULL, *part = strtok_r(tok + 1, ";", &save); part; part = strtok_r(NULL, ";", &save)) {
-            if (n == TJ_CONFORM_MAX_LIST || !(c->lists[i][n++] = parse_tensor(part, rng))) return false;
+            if (n == TJ_CONFORM_MAX_LIST) return false;
+            if (spec->elem_optional && !strcmp(part, "None")) c->lists[i][n++] = NULL; /* a Tensor?[] entry */
+            else if (!(c->lists[i][n++] = parse_tensor(part, rng))) return false;
         }
         *v = tj_v_tensors(c->lists[i], n);
         return n > 0;

@@ -9,7 +9,8 @@
  *   tensors   f32[2,3] (uniform in [-3, 3)), f64[] (0-dim), i64[4]<5 (ints
  *             in [0, 5)), b[3] (random bools), or explicit values in row-major
  *             order: f32[3]{1,nan,-inf}, i64[2]{-100,1}, b[2]{1,0}
- *   lists     (f32[2,3];f32[1,3]) for Tensor[], [1,2] for int[], [true,false]
+ *   lists     (f32[2,3];f32[1,3]) for Tensor[], (None;i64[2]<3) for Tensor?[],
+ *             [1,2] for int[], [true,false]
  *   scalars   2 (int), 2.0 / 1e-5 / inf / -inf / nan (float), true, 'tanh',
  *             float32 (a dtype), None */
 #ifndef TJIT_TOOLS_DECOMP_SAMPLES_H

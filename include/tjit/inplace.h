@@ -70,6 +70,10 @@ tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_
  * tensor), which PyTorch 1.13 does not check. */
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
+/** aten::index_put_: self[indices] = values (or += with accumulate), as
+ * tj_index_put (ops.h) but in self; values may share memory with self (they
+ * are read first). */
+tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 
 /* ---- out of place ---- */
 /** aten::addcmul: self + value * tensor1 * tensor2; the three broadcast; dtype

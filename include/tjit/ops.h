@@ -552,6 +552,30 @@ tj_tensor *tj_index_select(tj_tensor *self, int64_t dim, tj_tensor *index);
  * a source dtype other than self's, TJ_ERR_SHAPE for a source that does
  * not fit, TJ_ERR_INVALID_ARGUMENT for an alpha that overflows the dtype. */
 tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha);
+/** aten::index.Tensor, PyTorch's x[indices] with index tensors: indices[k]
+ * indexes self's dim k, a NULL entry is a full slice (x[:, i] is {NULL, i}),
+ * dims past n are full slices. The non-NULL entries are int64 tensors of any
+ * shape that broadcast together to a shape B; values in [-size, size) of
+ * their dim (negative ones count from the end). Result (any self dtype, a
+ * new contiguous tensor): self's shape with the indexed dims replaced by B,
+ * in their place when the indexed dims are adjacent (x[:, i, j]: [s0, B...,
+ * s3...]), first otherwise (x[i, :, j]: [B..., s1, s3...]), as ATen and
+ * NumPy. A NULL entry is read as None: check the calls producing index
+ * tensors first. Errors (message naming aten::index.Tensor): TJ_ERR_INDEX
+ * for n > self's rank ("too many indices") or a value out of range (naming
+ * the value, dim and size); TJ_ERR_DTYPE for a float index; TJ_ERR_UNSUPPORTED
+ * for a bool mask (its result shape depends on its values: pass
+ * mask.nonzero()'s positions); TJ_ERR_SHAPE for index shapes that do not
+ * broadcast; TJ_ERR_INVALID_ARGUMENT when every entry is NULL. */
+tj_tensor *tj_index(tj_tensor *self, tj_tensor *const *indices, int n);
+/** aten::index_put: a copy of self with values written at self[indices]
+ * (indices as tj_index). values has self's dtype and broadcasts to the shape
+ * tj_index would return. accumulate false: repeated positions keep the last
+ * value in row-major order of the broadcast indices; true: they sum, in that
+ * order (float32, float64, int64 wrapping, bool or), whatever the thread
+ * count. Errors: as tj_index (naming aten::index_put), plus TJ_ERR_DTYPE for
+ * values of another dtype, TJ_ERR_SHAPE for values that do not broadcast. */
+tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 /** aten::unfold (a view): dim `dimension` of self cut into windows of `size`
  * elements `step` apart; shape [..., (n - size) / step + 1, ..., size].
  * size > n gives TJ_ERR_SHAPE, step < 1 TJ_ERR_INVALID_ARGUMENT. */

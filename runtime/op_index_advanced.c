@@ -1,0 +1,245 @@
+/* Advanced indexing, as ATen 1.13 (TensorAdvancedIndexing.cpp, IndexingUtils):
+ * index.Tensor and index_put over a Tensor?[] of int64 index tensors, None
+ * entries standing for full slices. Shape functions with PyTorch's checks and
+ * messages, and the glue to kernels/index_advanced.c.
+ *
+ * The index tensors broadcast together to a block of dims B. When the
+ * indexed dims of self are adjacent, B replaces them in place in the result
+ * (x[:, i, j] -> [x0, B..., rest]); when they are not (x[i, :, j]), B goes
+ * first, as in NumPy. Bool masks are refused: their result shape depends on
+ * the data (make_fx could not record it). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "iter.h"
+#include "kernels/index_advanced.h"
+#include "op_index.h"
+#include "op_view.h"
+
+#define INDEX "aten::index.Tensor"
+#define INDEX_PUT "aten::index_put"
+
+/* How an index call lays self's dims out in the result. */
+typedef struct adv_layout {
+    int n;                            /* entries of the index list */
+    const tj_tensor *idx[TJ_MAX_DIMS]; /* entry k: the index of self's dim k, NULL for None */
+    int bndim;
+    int64_t bshape[TJ_MAX_DIMS];      /* the index tensors broadcast together */
+    int pre_dims[TJ_MAX_DIMS], post_dims[TJ_MAX_DIMS]; /* self's dims before / after B in the result */
+    tj_k_adv_shape ks;
+    int ndim;                         /* the result: pre, B, post */
+    int64_t shape[TJ_MAX_DIMS];
+} adv_layout;
+
+static tj_status layout_of(const char *op, const tj_tensor *self, const tj_value *indices, adv_layout *a)
+{
+    char s1[160], s2[160];
+    memset(a, 0, sizeof *a);
+    if (indices->n > self->ndim)
+        return tj_error(TJ_ERR_INDEX, "%s: too many indices for tensor of dimension %d (got %d)", op, self->ndim,
+                        indices->n);
+    a->n = indices->n;
+    int first = -1, last = -1, defined = 0;
+    for (int k = 0; k < a->n; k++) {
+        const tj_tensor *t = a->idx[k] = indices->u.ts[k];
+        if (!t) continue;
+        if (t->dtype == TJ_BOOL)
+            return tj_error(TJ_ERR_UNSUPPORTED, "%s: index %d is a bool mask, whose result shape depends on its "
+                            "values; pass the int64 positions (mask.nonzero()) instead", op, k);
+        if (t->dtype != TJ_INT64)
+            return tj_error(TJ_ERR_DTYPE, "%s: tensors used as indices must be int64, index %d is %s", op, k,
+                            tj_dtype_name(t->dtype));
+        int64_t shape[TJ_MAX_DIMS];
+        int ndim;
+        if (defined++ == 0) {
+            a->bndim = t->ndim;
+            memcpy(a->bshape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        } else if (tj_broadcast_shapes(op, a->bndim, a->bshape, t->ndim, t->shape, &ndim, shape) == TJ_OK) {
+            a->bndim = ndim;
+            memcpy(a->bshape, shape, sizeof shape);
+        } else {
+            return tj_error(TJ_ERR_SHAPE, "%s: shape mismatch: indexing tensors could not be broadcast together "
+                            "with shapes %s (indices before %d) and %s (index %d)", op,
+                            tj_shape_str(a->bndim, a->bshape, s1, sizeof s1), k,
+                            tj_shape_str(t->ndim, t->shape, s2, sizeof s2), k);
+        }
+        if (first < 0) first = k;
+        last = k;
+    }
+    if (!defined)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: at least one index must be a tensor (got %d None)", op, a->n);
+    bool adjacent = true;
+    for (int k = first; k <= last; k++) adjacent &= a->idx[k] != NULL;
+    /* adjacent: self's dims before `first` lead; otherwise B leads */
+    tj_k_adv_shape *ks = &a->ks;
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < a->n && a->idx[d]) continue;
+        bool pre = adjacent && d < first;
+        int *slot = pre ? &a->pre_dims[ks->pre_ndim] : &a->post_dims[ks->post_ndim];
+        *slot = d;
+        if (pre) ks->pre[ks->pre_ndim++] = self->shape[d];
+        else ks->post[ks->post_ndim++] = self->shape[d];
+    }
+    a->ndim = ks->pre_ndim + a->bndim + ks->post_ndim;
+    if (a->ndim > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_SHAPE, "%s: the result would have %d dims, more than %d", op, a->ndim, TJ_MAX_DIMS);
+    ks->nb = 1;
+    for (int d = 0; d < a->bndim; d++) ks->nb *= a->bshape[d];
+    int r = 0;
+    for (int d = 0; d < ks->pre_ndim; d++) a->shape[r++] = ks->pre[d];
+    for (int d = 0; d < a->bndim; d++) a->shape[r++] = a->bshape[d];
+    for (int d = 0; d < ks->post_ndim; d++) a->shape[r++] = ks->post[d];
+    return TJ_OK;
+}
+
+/* The side of a tensor laid out like the result (index's output, index_put's
+ * values broadcast to it): strides over the result's dims. */
+static void result_side(const adv_layout *a, void *data, const int64_t *strides, int64_t *offs, tj_k_adv_side *s)
+{
+    const tj_k_adv_shape *ks = &a->ks;
+    s->data = data;
+    memcpy(s->pre_strides, strides, sizeof(int64_t) * (size_t)ks->pre_ndim);
+    memcpy(s->post_strides, strides + ks->pre_ndim + a->bndim, sizeof(int64_t) * (size_t)ks->post_ndim);
+    const int64_t *bs = strides + ks->pre_ndim;
+    for (int64_t b = 0; b < ks->nb; b++) {
+        int64_t off = 0, i = b;
+        for (int d = a->bndim - 1; d >= 0; d--) {
+            off += i % a->bshape[d] * bs[d];
+            i /= a->bshape[d];
+        }
+        offs[b] = off;
+    }
+    s->offs = offs;
+}
+
+/* The side of self (or of index_put's output, which has self's shape): each
+ * B position's offset from the index values, wrapped when negative. Fails
+ * on the first value out of range, before anything is written. */
+static tj_status self_side(const char *op, const adv_layout *a, const tj_tensor *t, int64_t *offs, tj_k_adv_side *s)
+{
+    const tj_k_adv_shape *ks = &a->ks;
+    s->data = tj_tensor_ptr(t);
+    for (int d = 0; d < ks->pre_ndim; d++) s->pre_strides[d] = t->strides[a->pre_dims[d]];
+    for (int d = 0; d < ks->post_ndim; d++) s->post_strides[d] = t->strides[a->post_dims[d]];
+    int64_t istrides[TJ_MAX_DIMS][TJ_MAX_DIMS];
+    for (int k = 0; k < a->n; k++)
+        if (a->idx[k]) tj_broadcast_strides(a->idx[k], a->bndim, a->bshape, istrides[k]);
+    for (int64_t b = 0; b < ks->nb; b++) {
+        int64_t coord[TJ_MAX_DIMS], i = b, off = 0;
+        for (int d = a->bndim - 1; d >= 0; d--) {
+            coord[d] = i % a->bshape[d];
+            i /= a->bshape[d];
+        }
+        for (int k = 0; k < a->n; k++) {
+            if (!a->idx[k]) continue;
+            int64_t at = 0;
+            for (int d = 0; d < a->bndim; d++) at += coord[d] * istrides[k][d];
+            int64_t v = ((const int64_t *)tj_tensor_ptr(a->idx[k]))[at], size = t->shape[k];
+            if (v < -size || v >= size)
+                return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
+                                op, v, k, size);
+            off += (v < 0 ? v + size : v) * t->strides[k];
+        }
+        offs[b] = off;
+    }
+    s->offs = offs;
+    return TJ_OK;
+}
+
+/* Two offset tables of nb entries from the storage cache (no heap allocation
+ * when a replayed plan runs again). */
+static int64_t *offsets_alloc(const char *op, int64_t nb, size_t *got)
+{
+    size_t bytes = sizeof(int64_t) * 2 * (size_t)(nb ? nb : 1);
+    int64_t *p = tj_alloc_storage_bytes(bytes, got);
+    if (!p) tj_oom(op, bytes);
+    return p;
+}
+
+tj_status tj_meta_index_Tensor(const tj_value *args, tj_meta *outs)
+{
+    adv_layout a;
+    const tj_tensor *self = args[0].u.t;
+    if (layout_of(INDEX, self, &args[1], &a) != TJ_OK) return tj_last_status();
+    outs[0].dtype = self->dtype;
+    outs[0].ndim = a.ndim;
+    memcpy(outs[0].shape, a.shape, sizeof(int64_t) * (size_t)a.ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_index_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    adv_layout a;
+    const tj_tensor *self = args[0].u.t;
+    tj_tensor *out = outs[0];
+    layout_of(INDEX, self, &args[1], &a); /* checked by the shape function */
+    size_t got;
+    int64_t *offs = offsets_alloc(INDEX, a.ks.nb, &got);
+    if (!offs) return tj_last_status();
+    tj_k_adv_side src, dst;
+    tj_status st = self_side(INDEX, &a, self, offs, &src);
+    if (st == TJ_OK && out->numel) {
+        result_side(&a, tj_tensor_ptr(out), out->strides, offs + a.ks.nb, &dst);
+        tj_k_adv_copy(self->dtype, dst, src, &a.ks, false, true, tj_threads_for(out->numel));
+    }
+    tj_free_storage_bytes(offs, got);
+    return st;
+}
+
+tj_status tj_meta_index_put(const tj_value *args, tj_meta *outs)
+{
+    adv_layout a;
+    const tj_tensor *self = args[0].u.t, *values = args[2].u.t;
+    char s1[160], s2[160];
+    if (layout_of(INDEX_PUT, self, &args[1], &a) != TJ_OK) return tj_last_status();
+    if (values->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: Index put requires the source and destination dtypes match, got %s for "
+                        "the destination and %s for the source", INDEX_PUT, tj_dtype_name(self->dtype),
+                        tj_dtype_name(values->dtype));
+    bool fits = values->ndim <= a.ndim;
+    for (int d = 1; fits && d <= values->ndim; d++)
+        fits = values->shape[values->ndim - d] == 1 || values->shape[values->ndim - d] == a.shape[a.ndim - d];
+    if (!fits)
+        return tj_error(TJ_ERR_SHAPE, "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                        "result of shape %s", INDEX_PUT, tj_shape_str(values->ndim, values->shape, s1, sizeof s1),
+                        tj_shape_str(a.ndim, a.shape, s2, sizeof s2));
+    tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+/* out: a new tensor (index_put) or self itself (index_put_, through the
+ * in-place wrapper of op_inplace.c). */
+tj_status tj_kernel_index_put(const tj_value *args, tj_tensor *const *outs)
+{
+    adv_layout a;
+    const tj_tensor *self = args[0].u.t;
+    tj_tensor *values = args[2].u.t, *out = outs[0];
+    bool accumulate = args[3].u.b;
+    layout_of(INDEX_PUT, self, &args[1], &a); /* checked by the shape function */
+    size_t got;
+    int64_t *offs = offsets_alloc(INDEX_PUT, a.ks.nb, &got);
+    if (!offs) return tj_last_status();
+    tj_k_adv_side dst, src;
+    tj_status st = self_side(INDEX_PUT, &a, out, offs, &dst); /* out has self's shape */
+    tj_tensor *copy = NULL;
+    /* values sharing memory with what is written (x.index_put_(i, x[0])) are read from a copy first */
+    if (st == TJ_OK && out == self && values->numel && tj_overlap_status(out, values) != TJ_OVERLAP_NONE) {
+        tj_meta m = {.dtype = values->dtype, .ndim = values->ndim, .alias = -1};
+        memcpy(m.shape, values->shape, sizeof(int64_t) * (size_t)values->ndim);
+        if (!(copy = tj_tensor_new_meta(&m, false))) st = tj_last_status();
+        else tj_copy_tensor(copy, values);
+    }
+    if (st == TJ_OK) {
+        const tj_tensor *v = copy ? copy : values;
+        if (out != self) tj_copy_tensor(out, self);
+        int64_t vstrides[TJ_MAX_DIMS];
+        tj_broadcast_strides(v, a.ndim, a.shape, vstrides);
+        result_side(&a, tj_tensor_ptr(v), vstrides, offs + a.ks.nb, &src);
+        int64_t written = 1; /* elements of the indexing result */
+        for (int d = 0; d < a.ndim; d++) written *= a.shape[d];
+        tj_k_adv_copy(out->dtype, dst, src, &a.ks, accumulate, false, tj_threads_for(written));
+    }
+    tj_tensor_release(copy);
+    tj_free_storage_bytes(offs, got);
+    return st;
+}
