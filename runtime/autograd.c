@@ -180,7 +180,8 @@ static void node_sizes(const tj_op *op, const tj_value *args, int *nslots, size_
             *nslots += a->n;
             *words += sizeof(tj_tensor *) * (size_t)a->n;
             break;
-        case TJ_V_INTS: *words += sizeof(int64_t) * (size_t)a->n; break;
+        case TJ_V_INTS:
+        case TJ_V_FLOATS: *words += tj_value_list_elem_size(a->kind) * (size_t)a->n; break;
         case TJ_V_BOOLS: *bytes += (size_t)a->n; break;
         case TJ_V_STR: *bytes += strlen(a->u.s) + 1; break;
         default: break;
@@ -243,11 +244,13 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             }
             break;
         }
-        case TJ_V_INTS: {
-            int64_t *ints = (int64_t *)words_at;
-            words_at += sizeof(int64_t) * (size_t)a->n;
-            if (a->n) memcpy(ints, a->u.ints, sizeof(int64_t) * (size_t)a->n);
-            *s = tj_v_ints(ints, a->n);
+        case TJ_V_INTS:
+        case TJ_V_FLOATS: { /* 8-byte elements: ints or floats */
+            size_t sz = tj_value_list_elem_size(a->kind) * (size_t)a->n;
+            if (a->n) memcpy(words_at, tj_value_list(a, NULL), sz);
+            *s = a->kind == TJ_V_INTS ? tj_v_ints((const int64_t *)words_at, a->n)
+                                      : tj_v_floats((const double *)words_at, a->n);
+            words_at += sz;
             break;
         }
         case TJ_V_BOOLS: {

@@ -40,6 +40,7 @@ static const char *arg_type_name(const tj_arg_spec *a)
     case TJ_A_BOOL: return "bool";
     case TJ_A_INT_LIST: return "int[]";
     case TJ_A_BOOL_LIST: return "bool[]";
+    case TJ_A_FLOAT_LIST: return "float[]";
     case TJ_A_SCALAR: return "Scalar";
     case TJ_A_STR: return "str";
     case TJ_A_SCALAR_TYPE: return "ScalarType";
@@ -50,7 +51,7 @@ static const char *arg_type_name(const tj_arg_spec *a)
 
 static const char *value_kind_name(tj_value_kind k)
 {
-    static const char *names[] = {"None", "Tensor", "Tensor[]", "int", "float", "bool", "int[]", "bool[]", "str", "ScalarType"};
+    static const char *names[] = {"None", "Tensor", "Tensor[]", "int", "float", "bool", "int[]", "bool[]", "str", "ScalarType", "float[]"};
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
@@ -70,6 +71,8 @@ static bool arg_ok(const tj_arg_spec *a, const tj_value *v)
     case TJ_A_INT_LIST:
         return v->kind == TJ_V_INTS && v->n >= 0 && v->n <= 64 && (v->n == 0 || v->u.ints);
     case TJ_A_BOOL_LIST: return v->kind == TJ_V_BOOLS && v->n >= 0 && (v->n == 0 || v->u.bools);
+    case TJ_A_FLOAT_LIST:
+        return v->kind == TJ_V_FLOATS && v->n >= 0 && v->n <= 64 && (v->n == 0 || v->u.floats);
     case TJ_A_SCALAR: return v->kind == TJ_V_INT || v->kind == TJ_V_FLOAT || v->kind == TJ_V_BOOL;
     case TJ_A_STR: return v->kind == TJ_V_STR && v->u.s;
     case TJ_A_SCALAR_TYPE: return v->kind == TJ_V_DTYPE && (unsigned)v->u.dtype < TJ_NUM_DTYPES;
@@ -108,17 +111,16 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
     /* a list of the right kind: its length or its array is wrong */
     bool list = (a->type == TJ_A_INT_LIST && v->kind == TJ_V_INTS) ||
                 (a->type == TJ_A_BOOL_LIST && v->kind == TJ_V_BOOLS) ||
+                (a->type == TJ_A_FLOAT_LIST && v->kind == TJ_V_FLOATS) ||
                 (a->type == TJ_A_TENSOR_LIST && v->kind == TJ_V_TENSORS);
     if (list && v->n < 0)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' has a negative length (%d)", op->name, i,
                         a->name, v->n);
-    const void *array = v->kind == TJ_V_INTS    ? (const void *)v->u.ints
-                        : v->kind == TJ_V_BOOLS ? (const void *)v->u.bools
-                                                : (const void *)v->u.ts;
+    const void *array = tj_value_list(v, NULL);
     if (list && v->n > 0 && !array)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' is a NULL array of length %d", op->name, i,
                         a->name, v->n);
-    if (list && a->type == TJ_A_INT_LIST)
+    if (list && (a->type == TJ_A_INT_LIST || a->type == TJ_A_FLOAT_LIST))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' has %d elements, more than 64", op->name, i,
                         a->name, v->n);
     return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' expects %s%s, got %s", op->name, i,

@@ -85,6 +85,7 @@ typedef enum tj_arg_type {
     TJ_A_BOOL,
     TJ_A_INT_LIST,
     TJ_A_BOOL_LIST,
+    TJ_A_FLOAT_LIST,
     TJ_A_SCALAR,
     TJ_A_STR,
     TJ_A_SCALAR_TYPE,
@@ -329,6 +330,19 @@ static inline int tj_squeezed(const tj_tensor *t, int64_t *shape, int64_t *strid
 /** Normalises dim (negative counts from the end) for a tensor of rank ndim
  * (rank 0 accepts -1 and 0). TJ_ERR_INDEX naming `op` when out of range. */
 tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
+
+/* The array of a list value (TENSORS, INTS, BOOLS, FLOATS), and in
+ * *elem_size (when not NULL) the bytes of one element; NULL and 0 for the
+ * other kinds. */
+const void *tj_value_list(const tj_value *v, size_t *elem_size);
+static inline size_t tj_value_list_elem_size(tj_value_kind k)
+{
+    return k == TJ_V_TENSORS ? sizeof(tj_tensor *)
+           : k == TJ_V_INTS  ? sizeof(int64_t)
+           : k == TJ_V_BOOLS ? sizeof(bool)
+           : k == TJ_V_FLOATS ? sizeof(double)
+                             : 0;
+}
 
 /* ---- argument reading helpers ---- */
 /** The tensor of an optional Tensor? argument, or NULL for None. */

@@ -123,7 +123,7 @@ static const struct {
 } type_names[] = {
     {"Tensor", TJ_A_TENSOR, TJ_A_TENSOR_LIST}, {"int", TJ_A_INT, TJ_A_INT_LIST},
     {"SymInt", TJ_A_INT, TJ_A_INT_LIST},       {"bool", TJ_A_BOOL, TJ_A_BOOL_LIST},
-    {"float", TJ_A_FLOAT, TJ_A_IGNORED},       {"Scalar", TJ_A_SCALAR, TJ_A_IGNORED},
+    {"float", TJ_A_FLOAT, TJ_A_FLOAT_LIST},       {"Scalar", TJ_A_SCALAR, TJ_A_IGNORED},
     {"str", TJ_A_STR, TJ_A_IGNORED},           {"ScalarType", TJ_A_SCALAR_TYPE, TJ_A_IGNORED},
     /* always None here; accepted so that ATen's creation schemas read as is */
     {"Layout", TJ_A_IGNORED, TJ_A_IGNORED},    {"Device", TJ_A_IGNORED, TJ_A_IGNORED},

@@ -13,6 +13,17 @@ void tj_value_release(tj_value *v)
     *v = tj_v_none();
 }
 
+const void *tj_value_list(const tj_value *v, size_t *elem_size)
+{
+    size_t size = tj_value_list_elem_size(v->kind);
+    if (elem_size) *elem_size = size;
+    return v->kind == TJ_V_TENSORS ? (const void *)v->u.ts
+           : v->kind == TJ_V_INTS  ? (const void *)v->u.ints
+           : v->kind == TJ_V_BOOLS ? (const void *)v->u.bools
+           : v->kind == TJ_V_FLOATS ? (const void *)v->u.floats
+                                   : NULL;
+}
+
 /* Hostile values (a NULL value, a list with a NULL pointer or a negative
  * count, an unknown kind, buf NULL with n 0) are described, not followed. */
 int tj_value_describe(const tj_value *v, char *buf, size_t n)
@@ -26,10 +37,9 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
         PUT("None");
         return (int)k;
     }
-    const void *list = v->kind == TJ_V_TENSORS ? (const void *)v->u.ts
-                       : v->kind == TJ_V_INTS  ? (const void *)v->u.ints
-                                               : (const void *)v->u.bools;
-    if ((v->kind == TJ_V_TENSORS || v->kind == TJ_V_INTS || v->kind == TJ_V_BOOLS) && (v->n < 0 || (v->n && !list))) {
+    size_t elem;
+    const void *list = tj_value_list(v, &elem);
+    if (elem && (v->n < 0 || (v->n && !list))) {
         PUT("<invalid list of %d>", v->n);
         return (int)k;
     }
@@ -56,6 +66,11 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
     case TJ_V_BOOLS:
         PUT("[");
         for (int i = 0; i < v->n; i++) PUT(i ? ", %s" : "%s", v->u.bools[i] ? "True" : "False");
+        PUT("]");
+        break;
+    case TJ_V_FLOATS:
+        PUT("[");
+        for (int i = 0; i < v->n; i++) PUT(i ? ", %.17g" : "%.17g", v->u.floats[i]);
         PUT("]");
         break;
     case TJ_V_STR: v->u.s ? PUT("'%s'", v->u.s) : PUT("None"); break;

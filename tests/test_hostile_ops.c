@@ -47,6 +47,7 @@ typedef struct argset {
     tj_tensor *lists[TJ_MAX_ARGS][MAX_LIST];
     int64_t ints[TJ_MAX_ARGS][MAX_LIST + 1];
     bool bools[TJ_MAX_ARGS][MAX_LIST];
+    double floats[TJ_MAX_ARGS][MAX_LIST + 1];
 } argset;
 
 /* A tensor of t's shape whose elements sit two apart (a non-contiguous
@@ -100,6 +101,9 @@ static void copy_args(const tj_conform_case *c, argset *a, bool fake)
         } else if (v.kind == TJ_V_BOOLS) {
             memcpy(a->bools[i], v.u.bools, sizeof(bool) * (size_t)v.n);
             v.u.bools = a->bools[i];
+        } else if (v.kind == TJ_V_FLOATS) {
+            memcpy(a->floats[i], v.u.floats, sizeof(double) * (size_t)v.n);
+            v.u.floats = a->floats[i];
         }
         a->v[i] = v;
     }
@@ -201,6 +205,23 @@ static bool mutate(const tj_op *op, argset *a, int i, int m, bool fake, char *wh
         case 7: v->n = -1; snprintf(what, n, "n = -1"); return true;
         case 8: v->n = 2, v->u.ints = NULL; snprintf(what, n, "NULL with n = 2"); return true;
         case 9: v->n = 65; snprintf(what, n, "n = 65"); return true;
+        }
+        return false;
+    }
+    case TJ_A_FLOAT_LIST: {
+        double *fs = a->floats[i];
+        int len = v->kind == TJ_V_FLOATS ? v->n : 0;
+        if ((m <= 3 && !len) || m > 7) return false;
+        if (v->kind != TJ_V_FLOATS) *v = tj_v_floats(fs, 0);
+        switch (m) {
+        case 0: fs[0] = NAN; snprintf(what, n, "[0] = nan"); return true;
+        case 1: fs[len - 1] = INFINITY; snprintf(what, n, "[last] = inf"); return true;
+        case 2: fs[0] = -1.0; snprintf(what, n, "[0] = -1"); return true;
+        case 3: fs[0] = 1e300; snprintf(what, n, "[0] = 1e300"); return true;
+        case 4: v->n = 0; snprintf(what, n, "n = 0"); return true;
+        case 5: fs[len] = 1.0, v->n = len + 1; snprintf(what, n, "one more (1.0)"); return true;
+        case 6: v->n = -1; snprintf(what, n, "n = -1"); return true;
+        case 7: v->n = 2, v->u.floats = NULL; snprintf(what, n, "NULL with n = 2"); return true;
         }
         return false;
     }

@@ -731,8 +731,8 @@ Test(library, unsupported_schemas_are_refused_with_the_reason, .init = count_all
     /* Tensor?[] is supported (aten::index's indices), no other '?[]' */
     expect_refused("mylib::f(int?[] x) -> Tensor", TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED,
                    "lists of optional elements (int?[]) are not supported");
-    expect_refused("mylib::f(float[] x) -> Tensor", TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED,
-                   "lists of float (in argument 0) are not supported");
+    expect_refused("mylib::f(str[] x) -> Tensor", TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED,
+                   "lists of str (in argument 0) are not supported");
     expect_refused("mylib::f(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", TJ_OP_PRIMITIVE, K, M,
                    TJ_ERR_UNSUPPORTED, "more than 5 returns");
     expect_refused("mylib::f(int a, int b, int c, int d, int e, int f, int g, int h, int i, int j, int k, int l, "

@@ -117,7 +117,8 @@ static bool decode_arg(decoded *d, int i, const tj_arg_spec *spec, json_t *j, co
         *v = tj_v_bool(json_is_true(j));
         return true;
     case TJ_A_INT_LIST:
-    case TJ_A_BOOL_LIST: {
+    case TJ_A_BOOL_LIST:
+    case TJ_A_FLOAT_LIST: {
         if (!json_is_array(j) || json_array_size(j) > MAX_LIST) break;
         size_t cnt = json_array_size(j);
         for (size_t k = 0; k < cnt; k++) {
@@ -125,12 +126,16 @@ static bool decode_arg(decoded *d, int i, const tj_arg_spec *spec, json_t *j, co
             if (spec->type == TJ_A_INT_LIST) {
                 if (!json_is_integer(e)) goto bad;
                 d->ints[i][k] = json_integer_value(e);
+            } else if (spec->type == TJ_A_FLOAT_LIST) {
+                if (!decode_float(e, &d->floats[i][k])) goto bad;
             } else {
                 if (!json_is_boolean(e)) goto bad;
                 d->bools[i][k] = json_is_true(e);
             }
         }
-        *v = spec->type == TJ_A_INT_LIST ? tj_v_ints(d->ints[i], (int)cnt) : tj_v_bools(d->bools[i], (int)cnt);
+        *v = spec->type == TJ_A_INT_LIST     ? tj_v_ints(d->ints[i], (int)cnt)
+             : spec->type == TJ_A_FLOAT_LIST ? tj_v_floats(d->floats[i], (int)cnt)
+                                             : tj_v_bools(d->bools[i], (int)cnt);
         return true;
     }
     case TJ_A_STR:

@@ -28,6 +28,7 @@ typedef struct tj_conform_case {
     /* storage the list and string arguments point into */
     int64_t ints[TJ_MAX_ARGS][TJ_CONFORM_MAX_LIST];
     bool bools[TJ_MAX_ARGS][TJ_CONFORM_MAX_LIST];
+    double floats[TJ_MAX_ARGS][TJ_CONFORM_MAX_LIST];
     tj_tensor *lists[TJ_MAX_ARGS][TJ_CONFORM_MAX_LIST];
     char *strs[TJ_MAX_ARGS];
 } tj_conform_case;

@@ -435,8 +435,9 @@ static tj_tensor *parse_tensor(const char *tok, uint64_t *rng)
     return NULL;
 }
 
-/* "[1,2]" or "[true,false]" into ints / bools; the count, or -1. */
-static int parse_list(const char *tok, int64_t *ints, bool *bools)
+/* "[1,2]", "[true,false]" or (floats non-NULL) "[1.5,2]" into ints /
+ * bools / floats; the count, or -1. */
+static int parse_list(const char *tok, int64_t *ints, bool *bools, double *floats)
 {
     if (*tok != '[') return -1;
     const char *p = tok + 1;
@@ -445,6 +446,11 @@ static int parse_list(const char *tok, int64_t *ints, bool *bools)
         if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
             bools[n++] = *p == 't';
             p += *p == 't' ? 4 : 5;
+        } else if (floats) {
+            char *e;
+            floats[n++] = parse_number(p, &e);
+            if (e == p) return -1;
+            p = e;
         } else {
             char *e;
             ints[n++] = strtoll(p, &e, 10);
@@ -509,8 +515,13 @@ static bool decode_token(tj_conform_case *c, int i, const tj_arg_spec *spec, cha
         return !strcmp(tok, "true") || !strcmp(tok, "false");
     case TJ_A_INT_LIST:
     case TJ_A_BOOL_LIST: {
-        int n = parse_list(tok, c->ints[i], c->bools[i]);
+        int n = parse_list(tok, c->ints[i], c->bools[i], NULL);
         *v = spec->type == TJ_A_INT_LIST ? tj_v_ints(c->ints[i], n) : tj_v_bools(c->bools[i], n);
+        return n >= 0;
+    }
+    case TJ_A_FLOAT_LIST: {
+        int n = parse_list(tok, NULL, NULL, c->floats[i]);
+        *v = tj_v_floats(c->floats[i], n);
         return n >= 0;
     }
     case TJ_A_STR: {

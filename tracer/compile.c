@@ -46,6 +46,7 @@ static tj_status copy_args(tj_plan *p, tj_pnode *pn, const tj_gnode *gn)
             break;
         case TJ_GA_INTS: copy = d->u.ints = pool_copy(p->pool, s->u.ints, sizeof(int64_t) * (size_t)s->n); break;
         case TJ_GA_BOOLS: copy = d->u.bools = pool_copy(p->pool, s->u.bools, sizeof(bool) * (size_t)s->n); break;
+        case TJ_GA_FLOATS: copy = d->u.floats = pool_copy(p->pool, s->u.floats, sizeof(double) * (size_t)s->n); break;
         case TJ_GA_STR: copy = d->u.s = pool_copy(p->pool, s->u.s, strlen(s->u.s) + 1); break;
         default: break;
         }

@@ -53,6 +53,14 @@ static json_t *value_json(const tj_gvalue *v)
                      "strides", strides);
 }
 
+/* A float as a JSON number, or {"float": "inf"} where JSON has none. */
+static json_t *json_float(double f)
+{
+    char buf[64];
+    tj_format_float(f, buf, sizeof buf);
+    return isfinite(f) ? json_real(f) : json_pack("{s:s}", "float", buf);
+}
+
 static json_t *json_arg(const tj_graph *g, const tj_garg *a)
 {
     json_t *arr;
@@ -65,11 +73,7 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
             json_array_append_new(arr, a->u.vs[i] < 0 ? json_null() : json_string(g->values[a->u.vs[i]].name));
         return json_pack("{s:o}", "values", arr);
     case TJ_GA_INT: return json_integer(a->u.i);
-    case TJ_GA_FLOAT: {
-        char buf[64];
-        tj_format_float(a->u.f, buf, sizeof buf);
-        return isfinite(a->u.f) ? json_real(a->u.f) : json_pack("{s:s}", "float", buf);
-    }
+    case TJ_GA_FLOAT: return json_float(a->u.f);
     case TJ_GA_BOOL: return json_boolean(a->u.b);
     case TJ_GA_INTS:
         arr = json_array();
@@ -78,6 +82,10 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
     case TJ_GA_BOOLS:
         arr = json_array();
         for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_boolean(a->u.bools[i]));
+        return arr;
+    case TJ_GA_FLOATS:
+        arr = json_array();
+        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_float(a->u.floats[i]));
         return arr;
     case TJ_GA_STR: return json_string(a->u.s);
     case TJ_GA_DTYPE: return json_pack("{s:s}", "dtype", tj_dtype_name(a->u.dtype));

@@ -247,21 +247,18 @@ int tj_graph_add_constant(tj_graph *g, tj_tensor *t, const char *name)
 static bool copy_arg(tj_graph *g, tj_garg *dst, const tj_garg *src)
 {
     *dst = *src;
-    size_t sz = 0;
-    const void *from = NULL;
-    switch (src->kind) {
-    case TJ_GA_VALUES: sz = sizeof(int) * (size_t)src->n; from = src->u.vs; break;
-    case TJ_GA_INTS: sz = sizeof(int64_t) * (size_t)src->n; from = src->u.ints; break;
-    case TJ_GA_BOOLS: sz = sizeof(bool) * (size_t)src->n; from = src->u.bools; break;
-    case TJ_GA_STR: return (dst->u.s = tj_graph_strdup(g, src->u.s)) != NULL;
-    default: return true;
-    }
+    if (src->kind == TJ_GA_STR) return (dst->u.s = tj_graph_strdup(g, src->u.s)) != NULL;
+    size_t sz = tj_garg_elem_size(src->kind) * (size_t)src->n;
+    if (!tj_garg_elem_size(src->kind)) return true;
     void *p = tj_graph_alloc(g, sz ? sz : 1);
     if (!p) return false;
-    if (sz) memcpy(p, from, sz);
-    dst->u.vs = p; /* same pointer slot for every list kind */
-    if (src->kind == TJ_GA_INTS) dst->u.ints = p;
-    else if (src->kind == TJ_GA_BOOLS) dst->u.bools = p;
+    if (sz) memcpy(p, src->u.vs, sz); /* every list kind's pointer shares the slot */
+    switch (src->kind) {
+    case TJ_GA_INTS: dst->u.ints = p; break;
+    case TJ_GA_BOOLS: dst->u.bools = p; break;
+    case TJ_GA_FLOATS: dst->u.floats = p; break;
+    default: dst->u.vs = p; break;
+    }
     return true;
 }
 
@@ -422,6 +419,7 @@ void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_va
         case TJ_GA_BOOL: out[i] = tj_v_bool(a->u.b); break;
         case TJ_GA_INTS: out[i] = tj_v_ints(a->u.ints, a->n); break;
         case TJ_GA_BOOLS: out[i] = tj_v_bools(a->u.bools, a->n); break;
+        case TJ_GA_FLOATS: out[i] = tj_v_floats(a->u.floats, a->n); break;
         case TJ_GA_STR: out[i] = tj_v_str(a->u.s); break;
         case TJ_GA_DTYPE: out[i] = tj_v_dtype(a->u.dtype); break;
         }

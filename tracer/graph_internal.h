@@ -22,6 +22,7 @@ typedef enum tj_garg_kind {
     TJ_GA_BOOLS,
     TJ_GA_STR,
     TJ_GA_DTYPE,
+    TJ_GA_FLOATS,
 } tj_garg_kind;
 
 typedef struct tj_garg {
@@ -35,10 +36,22 @@ typedef struct tj_garg {
         bool b;
         int64_t *ints;
         bool *bools;
+        double *floats;
         char *s;
         tj_dtype dtype;
     } u;
 } tj_garg;
+
+/** Bytes of one element of a list argument (VALUES, INTS, BOOLS, FLOATS);
+ * 0 for the other kinds. */
+static inline size_t tj_garg_elem_size(tj_garg_kind k)
+{
+    return k == TJ_GA_VALUES ? sizeof(int)
+           : k == TJ_GA_INTS ? sizeof(int64_t)
+           : k == TJ_GA_BOOLS ? sizeof(bool)
+           : k == TJ_GA_FLOATS ? sizeof(double)
+                              : 0;
+}
 
 /** Tensors an argument references (1 for a value, n for a list, 0 else)
  * and the value id of the k-th: -1 for an absent entry of a Tensor?[], which

@@ -70,6 +70,7 @@ static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int n
         case TJ_V_BOOL: g->kind = TJ_GA_BOOL; g->u.b = a->u.b; break;
         case TJ_V_INTS: g->kind = TJ_GA_INTS; g->n = a->n; g->u.ints = (int64_t *)a->u.ints; break;
         case TJ_V_BOOLS: g->kind = TJ_GA_BOOLS; g->n = a->n; g->u.bools = (bool *)a->u.bools; break;
+        case TJ_V_FLOATS: g->kind = TJ_GA_FLOATS; g->n = a->n; g->u.floats = (double *)a->u.floats; break;
         case TJ_V_STR: g->kind = TJ_GA_STR; g->u.s = (char *)a->u.s; break;
         case TJ_V_DTYPE: g->kind = TJ_GA_DTYPE; g->u.dtype = a->u.dtype; break;
         }

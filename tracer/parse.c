@@ -208,22 +208,29 @@ static tj_status parse_value(parser *ps, tj_garg *a)
         return TJ_OK;
     }
     if (accept(ps, "[")) {
-        /* a list: of values, of bools or of ints, decided by its first element */
+        /* a list: of values, of bools, of ints or of floats (ints among
+         * floats read as floats), decided by its elements */
         tj_garg items[256];
         tj_garg_kind kind = TJ_GA_INT; /* of the elements; an empty list is one of ints */
         int n = 0;
+        bool any_float = false;
         while (!accept(ps, "]")) {
             if (n == 256) return perr(ps, "list longer than 256");
             /* refused before recursing: each level holds items[] on the stack,
              * and "[[[[..." a few thousand deep overflowed it (fuzzing) */
             if ((skip_spaces(ps), *ps->p == '[')) return perr(ps, "nested lists are not supported");
             if (parse_value(ps, &items[n]) != TJ_OK) return TJ_ERR_PARSE;
-            /* None entries belong to lists of values (Tensor?[]), -1 there */
+            /* None entries belong to lists of values (Tensor?[]), -1 there;
+             * ints and floats are both numbers (any float: a list of floats) */
             tj_garg_kind kn = items[n].kind == TJ_GA_NONE ? TJ_GA_VALUE : items[n].kind;
             if (items[n].kind == TJ_GA_NONE) items[n].u.v = -1;
+            if (kn == TJ_GA_FLOAT) {
+                any_float = true;
+                kn = TJ_GA_INT;
+            }
             if (n && kn != kind) return perr(ps, "mixed list");
             if (kn != TJ_GA_VALUE && kn != TJ_GA_BOOL && kn != TJ_GA_INT)
-                return perr(ps, "lists hold values, ints or bools");
+                return perr(ps, "lists hold values, ints, floats or bools");
             kind = kn;
             n++;
             if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ']')) return perr(ps, "expected ',' or ']'");
@@ -237,6 +244,11 @@ static tj_status parse_value(parser *ps, tj_garg *a)
             a->kind = TJ_GA_BOOLS;
             if (!(a->u.bools = tj_graph_alloc(ps->g, (size_t)(n + 1)))) return tj_last_status();
             for (int i = 0; i < n; i++) a->u.bools[i] = items[i].u.b;
+        } else if (any_float) {
+            a->kind = TJ_GA_FLOATS;
+            if (!(a->u.floats = tj_graph_alloc(ps->g, sizeof(double) * (size_t)(n + 1)))) return tj_last_status();
+            for (int i = 0; i < n; i++)
+                a->u.floats[i] = items[i].kind == TJ_GA_FLOAT ? items[i].u.f : (double)items[i].u.i;
         } else {
             a->kind = TJ_GA_INTS;
             if (!(a->u.ints = tj_graph_alloc(ps->g, sizeof(int64_t) * (size_t)(n + 1)))) return tj_last_status();

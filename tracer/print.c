@@ -110,6 +110,14 @@ void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
         for (int i = 0; i < a->n; i++) fprintf(f, i ? ", %s" : "%s", a->u.bools[i] ? "True" : "False");
         fprintf(f, "]");
         break;
+    case TJ_GA_FLOATS:
+        fprintf(f, "[");
+        for (int i = 0; i < a->n; i++) {
+            tj_format_float(a->u.floats[i], buf, sizeof buf);
+            fprintf(f, i ? ", %s" : "%s", buf);
+        }
+        fprintf(f, "]");
+        break;
     case TJ_GA_STR: fprintf(f, "'%s'", a->u.s); break;
     case TJ_GA_DTYPE: fprintf(f, "torch.%s", tj_dtype_name(a->u.dtype)); break;
     }

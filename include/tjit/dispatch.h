@@ -23,6 +23,7 @@ typedef enum tj_value_kind {
     TJ_V_BOOLS,
     TJ_V_STR,
     TJ_V_DTYPE,
+    TJ_V_FLOATS,
 } tj_value_kind;
 
 /** One boxed value. Pointers inside are borrowed: a value does not own the
@@ -30,7 +31,7 @@ typedef enum tj_value_kind {
  * elements only for a Tensor?[] argument, where NULL is None. */
 typedef struct tj_value {
     tj_value_kind kind;
-    int n; /**< element count for TENSORS, INTS, BOOLS */
+    int n; /**< element count for TENSORS, INTS, BOOLS, FLOATS */
     union {
         tj_tensor *t;
         tj_tensor *const *ts;
@@ -39,6 +40,7 @@ typedef struct tj_value {
         bool b;
         const int64_t *ints;
         const bool *bools;
+        const double *floats;
         const char *s;
         tj_dtype dtype;
     } u;
@@ -52,6 +54,7 @@ static inline tj_value tj_v_float(double f) { tj_value v = {TJ_V_FLOAT, 0, {0}};
 static inline tj_value tj_v_bool(bool b) { tj_value v = {TJ_V_BOOL, 0, {0}}; v.u.b = b; return v; }
 static inline tj_value tj_v_ints(const int64_t *ints, int n) { tj_value v = {TJ_V_INTS, n, {0}}; v.u.ints = ints; return v; }
 static inline tj_value tj_v_bools(const bool *bools, int n) { tj_value v = {TJ_V_BOOLS, n, {0}}; v.u.bools = bools; return v; }
+static inline tj_value tj_v_floats(const double *floats, int n) { tj_value v = {TJ_V_FLOATS, n, {0}}; v.u.floats = floats; return v; }
 static inline tj_value tj_v_str(const char *s) { tj_value v = {s ? TJ_V_STR : TJ_V_NONE, 0, {0}}; v.u.s = s; return v; }
 static inline tj_value tj_v_dtype(tj_dtype d) { tj_value v = {TJ_V_DTYPE, 0, {0}}; v.u.dtype = d; return v; }
 

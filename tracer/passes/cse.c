@@ -30,6 +30,13 @@ static uint64_t hash_arg(uint64_t h, const tj_garg *a)
     case TJ_GA_BOOLS:
         for (int i = 0; i < a->n; i++) h = mix(h, a->u.bools[i]);
         return h;
+    case TJ_GA_FLOATS:
+        for (int i = 0; i < a->n; i++) {
+            uint64_t bits;
+            memcpy(&bits, &a->u.floats[i], sizeof bits);
+            h = mix(h, bits);
+        }
+        return h;
     case TJ_GA_STR:
         for (const char *s = a->u.s; *s; s++) h = mix(h, (unsigned char)*s);
         return h;
@@ -51,6 +58,7 @@ bool tj_garg_equal(const tj_garg *x, const tj_garg *y)
     case TJ_GA_BOOL: return x->u.b == y->u.b;
     case TJ_GA_INTS: return memcmp(x->u.ints, y->u.ints, sizeof(int64_t) * (size_t)x->n) == 0;
     case TJ_GA_BOOLS: return memcmp(x->u.bools, y->u.bools, (size_t)x->n) == 0;
+    case TJ_GA_FLOATS: return memcmp(x->u.floats, y->u.floats, sizeof(double) * (size_t)x->n) == 0;
     case TJ_GA_STR: return strcmp(x->u.s, y->u.s) == 0;
     case TJ_GA_DTYPE: return x->u.dtype == y->u.dtype;
     }
