@@ -40,6 +40,7 @@ static tj_status calln(const tj_op *op, const tj_value *args, tj_tensor **r0, tj
  * and the value (a negative one used to pass as None). */
 #define DT(d) ((d) == TJ_DTYPE_NONE ? tj_v_none() : tj_v_dtype((tj_dtype)(d)))
 #define OPTL(p, n) ((p) ? tj_v_ints((p), (n)) : tj_v_none())
+#define OPTF(p, n) ((p) ? tj_v_floats((p), (n)) : tj_v_none())
 #define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 
 #define UNARY(fn, ident) \
@@ -538,6 +539,23 @@ tj_tensor *tj__adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size)
 {
     return CALL(_adaptive_avg_pool2d, T(self), L(output_size, 2));
 }
+tj_tensor *tj_upsample_nearest2d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors)
+{
+    return CALL(upsample_nearest2d_vec, T(input), OPTL(output_size, 2), OPTF(scale_factors, 2));
+}
+tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                      const double *scale_factors)
+{
+    return CALL(upsample_bilinear2d_vec, T(input), OPTL(output_size, 2), B(align_corners), OPTF(scale_factors, 2));
+}
+tj_tensor *tj_pixel_shuffle(tj_tensor *self, int64_t upscale_factor)
+{
+    return CALL(pixel_shuffle, T(self), I(upscale_factor));
+}
+tj_tensor *tj_pixel_unshuffle(tj_tensor *self, int64_t downscale_factor)
+{
+    return CALL(pixel_unshuffle, T(self), I(downscale_factor));
+}
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx)
 {
     return CALL(embedding, T(weight), T(indices), I(padding_idx), B(false), B(false));
@@ -669,6 +687,19 @@ tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_t
 tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self)
 {
     return CALL(_adaptive_avg_pool2d_backward, T(grad_output), T(self));
+}
+tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, const double *scale_factors)
+{
+    return CALL(upsample_nearest2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, 4),
+                OPTF(scale_factors, 2));
+}
+tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                               const int64_t *input_size, bool align_corners,
+                                               const double *scale_factors)
+{
+    return CALL(upsample_bilinear2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, 4),
+                B(align_corners), OPTF(scale_factors, 2));
 }
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,
                                                const int64_t *stride, const int64_t *padding, const int64_t *dilation,

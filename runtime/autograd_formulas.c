@@ -1345,6 +1345,48 @@ FORMULA(d_adaptive_avg_pool2d_backward)
     return TJ_OK;
 }
 
+/* upsample_*2d.vec: its backward operator with the forward's output_size,
+ * [align_corners,] scale_factors and the input's sizes (derivatives.yaml);
+ * the backward is linear in grad_output, its gradient the forward. */
+static tj_status d_upsample(const tj_op *backward, const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    const tj_tensor *in = META(0);
+    /* (grad_output, output_size, input_size, [align_corners,] scale_factors) */
+    tj_value args[5] = {tj_v_tensor(g[0]), c->args[1], tj_v_ints(in->shape, in->ndim)}, out;
+    for (int i = 3; i < tj_op_num_args(backward); i++) args[i] = c->args[i - 1];
+    tj_status st = call(backward, args, &out);
+    gi[0] = st == TJ_OK ? out.u.t : NULL;
+    return st;
+}
+FORMULA(d_upsample_nearest2d) { return d_upsample(TJ_OPS(upsample_nearest2d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_bilinear2d) { return d_upsample(TJ_OPS(upsample_bilinear2d_backward_vec), c, g, gi); }
+
+static tj_status d_upsample_backward(const tj_op *forward, const tj_grad_ctx *c, tj_tensor *const *g,
+                                     tj_tensor **gi)
+{
+    /* the forward's (input, output_size, [align_corners,] scale_factors): the
+     * backward's arguments without input_size */
+    tj_value args[4] = {tj_v_tensor(g[0]), c->args[1]}, out;
+    for (int i = 2; i < tj_op_num_args(forward); i++) args[i] = c->args[i + 1];
+    tj_status st = call(forward, args, &out);
+    gi[0] = st == TJ_OK ? out.u.t : NULL;
+    return st;
+}
+FORMULA(d_upsample_nearest2d_backward) { return d_upsample_backward(TJ_OPS(upsample_nearest2d_vec), c, g, gi); }
+FORMULA(d_upsample_bilinear2d_backward) { return d_upsample_backward(TJ_OPS(upsample_bilinear2d_vec), c, g, gi); }
+
+/* pixel_shuffle and pixel_unshuffle undo each other (derivatives.yaml). */
+FORMULA(d_pixel_shuffle)
+{
+    gi[0] = tj_pixel_unshuffle(g[0], c->args[1].u.i);
+    return TJ_OK;
+}
+FORMULA(d_pixel_unshuffle)
+{
+    gi[0] = tj_pixel_shuffle(g[0], c->args[1].u.i);
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1500,6 +1542,12 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     /* session 17 (trirep) */
     D(tril, d_tril), D(triu, d_triu), D(tril_, d_tril), D(triu_, d_triu), D(repeat, d_repeat), D(roll, d_roll),
+
+    /* resampling */
+    D(upsample_nearest2d_vec, d_upsample_nearest2d), D(upsample_bilinear2d_vec, d_upsample_bilinear2d),
+    D(upsample_nearest2d_backward_vec, d_upsample_nearest2d_backward),
+    D(upsample_bilinear2d_backward_vec, d_upsample_bilinear2d_backward), D(pixel_shuffle, d_pixel_shuffle),
+    D(pixel_unshuffle, d_pixel_unshuffle),
 };
 
 const tj_derivative *tj_derivative_of(const tj_op *op)

@@ -9,6 +9,9 @@
 TJ_OP_DECLARE(convolution_backward)
 TJ_OP_DECLARE(max_pool2d_with_indices_backward)
 TJ_OP_DECLARE(_adaptive_avg_pool2d_backward)
+/* upsample_nearest2d_backward.vec, upsample_bilinear2d_backward.vec (op_upsample.c) */
+TJ_OP_DECLARE(upsample_nearest2d_backward_vec)
+TJ_OP_DECLARE(upsample_bilinear2d_backward_vec)
 TJ_OP_DECLARE(nll_loss_backward)
 TJ_OP_DECLARE(binary_cross_entropy_backward)
 TJ_OP_DECLARE(smooth_l1_loss_backward)

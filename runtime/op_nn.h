@@ -14,6 +14,11 @@ TJ_OP_DECLARE(_adaptive_avg_pool2d)
  * out), end = ceil((i + 1) * in / out); 0 <= i < out, in * (out + 1) within
  * int64 (the shape function checks it). */
 void tj_adaptive_window(int64_t i, int64_t out, int64_t in, int64_t *start, int64_t *end);
+/* upsample (op_upsample.c), pixel_shuffle / pixel_unshuffle (op_pixel_shuffle.c) */
+TJ_OP_DECLARE(upsample_nearest2d_vec)
+TJ_OP_DECLARE(upsample_bilinear2d_vec)
+TJ_OP_DECLARE(pixel_shuffle)
+TJ_OP_DECLARE(pixel_unshuffle)
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(binary_cross_entropy)
 TJ_OP_DECLARE(native_dropout)

@@ -365,6 +365,23 @@ static const tj_decomp_sample samples[] = {
     {"aten::any.dim", "b[3,4] 0 true", "bool"},
     {"aten::any.dim", "f32[3,0] 1 true", "empty dim: false"},
     {"aten::any.dim", "f32[3,4] -3 false", "dim out of range: an error"},
+    /* session 19 (upsample): pixel_shuffle, pixel_unshuffle */
+    {"aten::pixel_shuffle", "f32[2,8,3,4] 2", "4-d"},
+    {"aten::pixel_shuffle", "f64[9,2,3] 3", "unbatched, float64"},
+    {"aten::pixel_shuffle", "i64[2,1,4,1,2]<9 2", "two batch dims, int64"},
+    {"aten::pixel_shuffle", "f32[1,4,1,1]{nan,inf,-inf,-0} 2", "nan, infinities, a 1 x 1 plane"},
+    {"aten::pixel_shuffle", "f32[2,3,4,5] 1", "factor 1: a copy"},
+    {"aten::pixel_shuffle", "f32[0,4,2,2] 2", "empty batch"},
+    {"aten::pixel_shuffle", "f32[1,5,2,2] 2", "channels not divisible: an error"},
+    {"aten::pixel_shuffle", "f32[4,2] 2", "2-d: an error"},
+    {"aten::pixel_shuffle", "f32[1,4,2,2] 0", "factor 0: an error"},
+    {"aten::pixel_unshuffle", "f32[2,3,4,6] 2", "4-d"},
+    {"aten::pixel_unshuffle", "f64[2,6,9] 3", "unbatched, float64"},
+    {"aten::pixel_unshuffle", "b[2,1,1,2,2] 2", "two batch dims, bool"},
+    {"aten::pixel_unshuffle", "f32[1,1,2,2]{nan,inf,-inf,-0} 2", "nan, infinities"},
+    {"aten::pixel_unshuffle", "f32[0,2,4,4] 2", "empty batch"},
+    {"aten::pixel_unshuffle", "f32[1,2,3,4] 2", "height not divisible: an error"},
+    {"aten::pixel_unshuffle", "f32[1,2,4,4] -1", "negative factor: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

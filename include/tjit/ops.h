@@ -790,6 +790,44 @@ tj_tensor *tj__adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
  * tj__adaptive_avg_pool2d (recorded as aten::_adaptive_avg_pool2d, with its
  * errors, named after aten::adaptive_avg_pool2d). */
 tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
+/** aten::upsample_nearest2d.vec (what torch.nn.functional.interpolate
+ * records for mode="nearest"): input [N, C, H, W] (float32 / float64, any
+ * strides, C, H, W >= 1, N may be 0) resampled to [N, C, OH, OW]: output
+ * (y, x) is input (min(floor(y s_h), H - 1), min(floor(x s_w), W - 1)), s
+ * = 1 / the scale factor when one is given, else H / OH (W / OW), computed
+ * in float, except that row y is y itself when OH = H and y / 2 when OH =
+ * 2 H, whatever the scale factor (likewise columns): ATen 1.13's
+ * nearest_idx. Exactly one of output_size ([OH, OW]) and
+ * scale_factors ([f_h, f_w]; OH = floor(H f_h)) is given, the other NULL.
+ * Returns a new contiguous tensor of input's dtype. Errors:
+ * TJ_ERR_INVALID_ARGUMENT for both or neither of output_size and
+ * scale_factors, or a scale factor giving no int64 size (nan, inf);
+ * TJ_ERR_SHAPE for input of rank other than 4, C 0, or an input or output
+ * size below 1 (the message gives them); TJ_ERR_DTYPE for int64 / bool
+ * input; TJ_ERR_OVERFLOW for an output of more than 2^63 elements. */
+tj_tensor *tj_upsample_nearest2d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors);
+/** aten::upsample_bilinear2d.vec (torch.nn.functional.interpolate,
+ * mode="bilinear"): as tj_upsample_nearest2d_vec, each output the
+ * bilinear interpolation of the 2 x 2 input elements around its source
+ * position, ATen 1.13's: align_corners true maps the corners onto each
+ * other (source y (H - 1) / (OH - 1) * y), false the pixel areas (source
+ * (y + 0.5) s - 0.5, clamped at 0, s as for nearest); weights in the
+ * input's precision. Same arguments, result and errors as
+ * tj_upsample_nearest2d_vec. */
+tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                      const double *scale_factors);
+/** aten::pixel_shuffle (composite: view, permute and a copy): self [*, C r²,
+ * H, W] (any dtype, strides, 3 to 6 dims) rearranged to [*, C, H r, W r],
+ * output (c, h r + i, w r + j) = self (c r² + i r + j, h, w). Returns a
+ * new contiguous tensor. Errors: TJ_ERR_SHAPE for fewer than 3 dims or
+ * channels not divisible by r² (the message gives self's sizes);
+ * TJ_ERR_INVALID_ARGUMENT for upscale_factor <= 0; TJ_ERR_UNSUPPORTED for
+ * more than 6 dims; TJ_ERR_OVERFLOW for sizes times r beyond int64. */
+tj_tensor *tj_pixel_shuffle(tj_tensor *self, int64_t upscale_factor);
+/** aten::pixel_unshuffle, the inverse of tj_pixel_shuffle: self [*, C, H r,
+ * W r] to [*, C r², H, W]. Errors as tj_pixel_shuffle's, TJ_ERR_SHAPE for
+ * H or W not divisible by downscale_factor. */
+tj_tensor *tj_pixel_unshuffle(tj_tensor *self, int64_t downscale_factor);
 /** aten::embedding: weight [num, dim], int64 indices of any shape; an index
  * out of range gives TJ_ERR_INDEX. */
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx);
@@ -1117,6 +1155,25 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
  * with leading dims other than self's (PyTorch does not check them);
  * TJ_ERR_DTYPE for grad_output of another dtype than self. */
 tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self);
+/** aten::upsample_nearest2d_backward.vec: the gradient of
+ * tj_upsample_nearest2d_vec for an input of input_size (4 entries):
+ * each grad_output element added, in row-major order and in its dtype (as
+ * ATen), to the input element the forward read it from. grad_output (float32 / float64, any strides) must be [N, C, OH, OW],
+ * the forward's output size from output_size or scale_factors (exactly one
+ * non-NULL, as in the forward). Returns a new contiguous tensor of
+ * input_size and grad_output's dtype. Errors: the forward's, with
+ * input_size for the input's sizes; TJ_ERR_SHAPE for grad_output of
+ * another rank or shape (the message names the dim and both sizes). */
+tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, const double *scale_factors);
+/** aten::upsample_bilinear2d_backward.vec: the gradient of
+ * tj_upsample_bilinear2d_vec: each grad_output element times the four
+ * weights of its source positions, added to them in row-major order (in
+ * grad_output's dtype, as ATen). Arguments, result and errors as
+ * tj_upsample_nearest2d_backward_vec. */
+tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                               const int64_t *input_size, bool align_corners,
+                                               const double *scale_factors);
 
 /* ---- Optimiser operators. ---- */
 /** aten::_fused_adamw_step: one AdamW step of one parameter in a single

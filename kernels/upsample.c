@@ -1,0 +1,173 @@
+/* Nearest and bilinear resampling over planes of any strides: index and
+ * weight tables once per output row and column, then one pass per plane,
+ * planes split over threads (parallel.h). See upsample.h. */
+#include "upsample.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "parallel.h"
+
+/* ATen's compute_scales_value: 1 / the given scale factor, else in / out,
+ * in the precision T. */
+#define SCALE_VALUE(T, scale, in, out) ((scale) > 0. ? (T)(1.0 / (scale)) : (T)(in) / (T)(out))
+
+void tj_k_nearest_indices(int64_t in, int64_t out, double scale, int64_t *idx)
+{
+    float s = SCALE_VALUE(float, scale, in, out);
+    for (int64_t i = 0; i < out; i++) {
+        int64_t src = (int64_t)floorf((float)i * s);
+        idx[i] = out == in ? i : out == 2 * in ? i >> 1 : src < in - 1 ? src : in - 1;
+    }
+}
+
+/* a * b + c as ATen's kernels compute it: compiled with FMA contraction,
+ * one rounding. For float32 the product is exact in double and the sum
+ * rounded once more (the same float but where that double rounding ties);
+ * float64 rounds the product, as a build without FMA does. */
+#define MULADD_f32(a, b, c) ((float)((double)(a) * (double)(b) + (double)(c)))
+#define MULADD_f64(a, b, c) ((a) * (b) + (c))
+
+#define DEFINE_UPSAMPLE(T, SUF)                                                                                     \
+    void tj_k_linear_indices_##SUF(int64_t in, int64_t out, double scale, bool align_corners, int64_t *i0,        \
+                                   int64_t *i1, T *l0, T *l1)                                                     \
+    {                                                                                                             \
+        T s = align_corners ? (out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0) : SCALE_VALUE(T, scale, in, out);     \
+        for (int64_t i = 0; i < out; i++) {                                                                       \
+            if (out == in) { /* ATen copies: no arithmetic on the index */                                        \
+                i0[i] = i1[i] = i;                                                                                \
+                l0[i] = 1, l1[i] = 0;                                                                             \
+                continue;                                                                                         \
+            }                                                                                                     \
+            /* the source position stays in double until the weight is rounded (PyTorch 1.13's float32 weights) */ \
+            double real = align_corners ? (double)s * (double)i : (double)s * ((double)i + 0.5) - 0.5;            \
+            if (real < 0) real = 0;                                                                               \
+            i0[i] = (int64_t)real;                                                                                \
+            i1[i] = i0[i] + (i0[i] < in - 1 ? 1 : 0);                                                             \
+            l1[i] = (T)(real - (double)i0[i]);                                                                    \
+            l0[i] = (T)1 - l1[i];                                                                                 \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    typedef struct nearest_args_##SUF {                                                                           \
+        const tj_k_upsample2d *p;                                                                                 \
+        const int64_t *iy, *ix;                                                                                   \
+        const T *in;                                                                                              \
+        T *out;                                                                                                   \
+    } nearest_args_##SUF;                                                                                         \
+                                                                                                                  \
+    static void nearest_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                                \
+    {                                                                                                             \
+        (void)t;                                                                                                  \
+        const nearest_args_##SUF *a = ctx;                                                                        \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            const T *src = a->in + (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;                       \
+            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
+            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
+                const T *row = src + a->iy[y] * p->ys;                                                            \
+                for (int64_t x = 0; x < p->out_w; x++) dst[x] = row[a->ix[x] * p->xs];                              \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    void tj_k_upsample_nearest2d_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const T *in, \
+                                       T *out)                                                                    \
+    {                                                                                                             \
+        nearest_args_##SUF a = {p, iy, ix, in, out};                                                              \
+        tj_k_parallel(p->threads, p->batch * p->channels, nearest_planes_##SUF, &a);                              \
+    }                                                                                                             \
+                                                                                                                  \
+    static void nearest_backward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                       \
+    {                                                                                                             \
+        (void)t;                                                                                                  \
+        const nearest_args_##SUF *a = ctx;                                                                        \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            T *gi = a->out + pl * p->height * p->width;                                                           \
+            const T *go = a->in + pl * p->out_h * p->out_w;                                                       \
+            memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                            \
+            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
+                T *row = gi + a->iy[y] * p->width;                                                                \
+                for (int64_t x = 0; x < p->out_w; x++) row[a->ix[x]] += go[x];                                    \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    void tj_k_upsample_nearest2d_backward_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,  \
+                                                const T *grad_out, T *grad_in)                                    \
+    {                                                                                                             \
+        nearest_args_##SUF a = {p, iy, ix, grad_out, grad_in};                                                    \
+        tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_planes_##SUF, &a);                     \
+    }                                                                                                             \
+                                                                                                                  \
+    typedef struct bilinear_args_##SUF {                                                                          \
+        const tj_k_upsample2d *p;                                                                                 \
+        const tj_k_linear_tables_##SUF *t;                                                                        \
+        const T *in;                                                                                              \
+        T *out;                                                                                                   \
+    } bilinear_args_##SUF;                                                                                        \
+                                                                                                                  \
+    static void bilinear_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                              \
+    {                                                                                                             \
+        (void)th;                                                                                                 \
+        const bilinear_args_##SUF *a = ctx;                                                                       \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            const T *src = a->in + (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;                       \
+            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
+            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
+                const T *r0 = src + t->y0[y] * p->ys, *r1 = src + t->y1[y] * p->ys;                               \
+                T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                               \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                         \
+                    T t0 = MULADD_##SUF(r0[x0], t->lx0[x], r0[x1] * t->lx1[x]);                                  \
+                    T t1 = MULADD_##SUF(r1[x0], t->lx0[x], r1[x1] * t->lx1[x]);                                  \
+                    dst[x] = MULADD_##SUF(t0, ly0, t1 * ly1);                                                     \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    void tj_k_upsample_bilinear2d_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t, const T *in, \
+                                        T *out)                                                                   \
+    {                                                                                                             \
+        bilinear_args_##SUF a = {p, t, in, out};                                                                  \
+        tj_k_parallel(p->threads, p->batch * p->channels, bilinear_planes_##SUF, &a);                             \
+    }                                                                                                             \
+                                                                                                                  \
+    static void bilinear_backward_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                     \
+    {                                                                                                             \
+        (void)th;                                                                                                 \
+        const bilinear_args_##SUF *a = ctx;                                                                       \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            T *gi = a->out + pl * p->height * p->width;                                                           \
+            const T *go = a->in + pl * p->out_h * p->out_w;                                                       \
+            memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                            \
+            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
+                T *r0 = gi + t->y0[y] * p->width, *r1 = gi + t->y1[y] * p->width;                                 \
+                T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                               \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    int64_t x0 = t->x0[x], x1 = t->x1[x];                                                         \
+                    T g = go[x];                                                                                  \
+                    r0[x0] = MULADD_##SUF(ly0 * t->lx0[x], g, r0[x0]);                                            \
+                    r0[x1] = MULADD_##SUF(ly0 * t->lx1[x], g, r0[x1]);                                            \
+                    r1[x0] = MULADD_##SUF(ly1 * t->lx0[x], g, r1[x0]);                                            \
+                    r1[x1] = MULADD_##SUF(ly1 * t->lx1[x], g, r1[x1]);                                            \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    void tj_k_upsample_bilinear2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t,    \
+                                                 const T *grad_out, T *grad_in)                                   \
+    {                                                                                                             \
+        bilinear_args_##SUF a = {p, t, grad_out, grad_in};                                                        \
+        tj_k_parallel(p->threads, p->batch * p->channels, bilinear_backward_planes_##SUF, &a);                    \
+    }
+
+DEFINE_UPSAMPLE(float, f32)
+DEFINE_UPSAMPLE(double, f64)

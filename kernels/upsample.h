@@ -1,0 +1,86 @@
+/* 2-D nearest and bilinear resampling and their gradients, as PyTorch
+ * 1.13's CPU kernels (aten/src/ATen/native/UpSample.h, cpu/UpSampleKernel.cpp):
+ * the same source indices and weights, computed once per output row and
+ * column, in the same precision (float for float32, double for float64). */
+#ifndef TJIT_KERNELS_UPSAMPLE_H
+#define TJIT_KERNELS_UPSAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Resampling geometry. The input holds batch x channels planes of
+ * height x width; plane (n, c) element (y, x) is at
+ * in[n*ns + c*cs + y*ys + x*xs]. Outputs (and gradients of the input) are
+ * contiguous [batch, channels, out_h, out_w] ([.., height, width]). All
+ * sizes but batch and channels are >= 1. scale_h / scale_w are the scale
+ * factors given to the operator, or 0 when none was (the sizes' ratio is
+ * used then). */
+typedef struct tj_k_upsample2d {
+    int64_t batch, channels, height, width, out_h, out_w;
+    int64_t ns, cs, ys, xs;
+    double scale_h, scale_w;
+    bool align_corners; /* bilinear only */
+    int threads;
+} tj_k_upsample2d;
+
+/** Source index of each of `out` outputs of one dim for nearest
+ * resampling, ATen 1.13's nearest_idx for every dtype: i itself when out ==
+ * in, i / 2 when out == 2 in (whatever scale factor was given), else
+ * min(floor(i * s), in - 1) with s = 1 / scale (or in / out) in float.
+ * idx receives out entries. */
+void tj_k_nearest_indices(int64_t in, int64_t out, double scale, int64_t *idx);
+
+/** Source indices i0 <= i1 and weights l0 + l1 = 1 of each of `out`
+ * outputs of one dim for linear resampling (ATen's
+ * compute_source_index_and_lambda: the scale in T, the source position in
+ * double, l1 its distance from i0 rounded to T, l0 = 1 - l1). Each array
+ * receives out entries. */
+void tj_k_linear_indices_f32(int64_t in, int64_t out, double scale, bool align_corners, int64_t *i0, int64_t *i1,
+                             float *l0, float *l1);
+void tj_k_linear_indices_f64(int64_t in, int64_t out, double scale, bool align_corners, int64_t *i0, int64_t *i1,
+                             double *l0, double *l1);
+
+/** out (o, y, x) = in (plane o, iy[y], ix[x]), iy of out_h and ix of
+ * out_w entries (tj_k_nearest_indices). Parallel over planes. */
+void tj_k_upsample_nearest2d_f32(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const float *in,
+                                 float *out);
+void tj_k_upsample_nearest2d_f64(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const double *in,
+                                 double *out);
+/** Gradient of nearest resampling: grad_in (zeroed here) receives the sum
+ * of the grad_out (contiguous) elements that read each input element, in
+ * row-major output order, accumulated in the dtype as ATen does. */
+void tj_k_upsample_nearest2d_backward_f32(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,
+                                          const float *grad_out, float *grad_in);
+void tj_k_upsample_nearest2d_backward_f64(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,
+                                          const double *grad_out, double *grad_in);
+
+/** The per-dim tables of bilinear resampling (tj_k_linear_indices): y0,
+ * y1, ly0, ly1 of out_h entries, x0, x1, lx0, lx1 of out_w. */
+typedef struct tj_k_linear_tables_f32 {
+    const int64_t *y0, *y1, *x0, *x1;
+    const float *ly0, *ly1, *lx0, *lx1;
+} tj_k_linear_tables_f32;
+typedef struct tj_k_linear_tables_f64 {
+    const int64_t *y0, *y1, *x0, *x1;
+    const double *ly0, *ly1, *lx0, *lx1;
+} tj_k_linear_tables_f64;
+
+/** out (o, y, x) = (in(y0, x0) lx0 + in(y0, x1) lx1) ly0
+ *                + (in(y1, x0) lx0 + in(y1, x1) lx1) ly1, as ATen orders it,
+ * each a * b + c with one rounding as ATen's FMA-contracted build (float32:
+ * the same values as PyTorch 1.13 where checked, within an ulp of the
+ * operands elsewhere). Parallel over planes. */
+void tj_k_upsample_bilinear2d_f32(const tj_k_upsample2d *p, const tj_k_linear_tables_f32 *t, const float *in,
+                                  float *out);
+void tj_k_upsample_bilinear2d_f64(const tj_k_upsample2d *p, const tj_k_linear_tables_f64 *t, const double *in,
+                                  double *out);
+/** Gradient of bilinear resampling: grad_in (zeroed here) receives, for
+ * each grad_out (contiguous) element in row-major order, its products with
+ * ly0 lx0, ly0 lx1, ly1 lx0, ly1 lx1 at the four source elements, each
+ * added with one rounding (as ATen's FMA-contracted build). */
+void tj_k_upsample_bilinear2d_backward_f32(const tj_k_upsample2d *p, const tj_k_linear_tables_f32 *t,
+                                           const float *grad_out, float *grad_in);
+void tj_k_upsample_bilinear2d_backward_f64(const tj_k_upsample2d *p, const tj_k_linear_tables_f64 *t,
+                                           const double *grad_out, double *grad_in);
+
+#endif
