@@ -21,7 +21,11 @@
  * thread's CPU time per call, which time spent descheduled (a busy machine)
  * does not inflate.
  *
- * Usage: bench_micro [dispatch|elementwise|allocator]...   (default: all) */
+ * upsample: upsample_bilinear2d.vec of f32[8, 64, 64, 64] by scale
+ * factors [2, 2] (align_corners false), 1 thread; bench/torch_upsample.py
+ * times PyTorch on the same call.
+ *
+ * Usage: bench_micro [dispatch|elementwise|allocator|upsample]...   (default: all) */
 #include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
@@ -310,15 +314,40 @@ static void bench_allocator(void)
            without_huge.ns_per_call / with_huge.ns_per_call);
 }
 
+/* ---- upsample ---- */
+
+static void upsample_calls(void *ctx, int calls)
+{
+    static const double two[2] = {2, 2};
+    for (int i = 0; i < calls; i++) {
+        tj_tensor *r = tj_upsample_bilinear2d_vec(ctx, NULL, false, two);
+        if (!r) fail("tj_upsample_bilinear2d_vec");
+        tj_tensor_release(r);
+    }
+}
+
+static void bench_upsample(void)
+{
+    tj_set_num_threads(1);
+    const int64_t shape[4] = {8, 64, 64, 64};
+    tj_tensor *x = tj_rand(shape, 4, TJ_FLOAT32);
+    if (!x) fail("tensor");
+    figure f = measure(upsample_calls, x, 1, RUNS);
+    tj_tensor_release(x);
+    printf("| upsample_bilinear2d.vec f32[8,64,64,64] x2, 1 thread | %.2f ms (min %.2f, CPU time %.2f) | %.1f | |\n",
+           f.ns_per_call / 1e6, f.min_ns_per_call / 1e6, f.cpu_ns_per_call / 1e6, f.faults_per_call);
+}
+
 int main(int argc, char **argv)
 {
-    bool dispatch = argc < 2, elementwise = argc < 2, allocator = argc < 2;
+    bool dispatch = argc < 2, elementwise = argc < 2, allocator = argc < 2, upsample = argc < 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "dispatch") == 0) dispatch = true;
         else if (strcmp(argv[i], "elementwise") == 0) elementwise = true;
         else if (strcmp(argv[i], "allocator") == 0) allocator = true;
+        else if (strcmp(argv[i], "upsample") == 0) upsample = true;
         else {
-            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator]...\n");
+            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator|upsample]...\n");
             return 2;
         }
     }
@@ -335,5 +364,6 @@ int main(int argc, char **argv)
         bench_elementwise(2);
     }
     if (allocator) bench_allocator();
+    if (upsample) bench_upsample();
     return 0;
 }
