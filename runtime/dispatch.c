@@ -130,12 +130,47 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
 
 /* What check_args learns of the tensor arguments on its way, so that the
  * autograd and fake-tensor tests need no pass of their own. */
-enum { ARGS_AUTOGRAD = 1, ARGS_FAKE = 2 };
+enum { ARGS_AUTOGRAD = 1, ARGS_REAL = 2, ARGS_FAKE = 4, ARGS_MIXED = ARGS_REAL | ARGS_FAKE };
 
 static unsigned tensor_flags(const tj_tensor *t)
 {
     if (!t) return 0;
-    return (t->autograd ? ARGS_AUTOGRAD : 0u) | (t->fake ? ARGS_FAKE : 0u);
+    /* ARGS_REAL or ARGS_FAKE in one lea: as cheap as the fake bit alone */
+    return (t->autograd ? ARGS_AUTOGRAD : 0u) | (ARGS_REAL + ARGS_REAL * (unsigned)t->fake);
+}
+
+/* The first argument tensor that is fake (want_fake) or real, and where:
+ * argument i, element k of a list (-1 for a single tensor). */
+static const tj_tensor *find_tensor(const tj_value *args, int nargs, bool want_fake, int *i, int *k)
+{
+    for (*i = 0; *i < nargs; ++*i) {
+        const tj_value *v = &args[*i];
+        *k = -1;
+        if (v->kind == TJ_V_TENSOR && v->u.t && v->u.t->fake == want_fake) return v->u.t;
+        if (v->kind != TJ_V_TENSORS || !v->u.ts) continue;
+        for (*k = 0; *k < v->n; ++*k)
+            if (v->u.ts[*k] && v->u.ts[*k]->fake == want_fake) return v->u.ts[*k];
+    }
+    return NULL;
+}
+
+/* A call mixing fake and real tensors outside a fake-mode trace (check_args
+ * saw both): a kernel would write nothing into the real ones and a shape
+ * function would make fake results of real data, silently. PyTorch refuses
+ * it too ("Please convert all Tensors to FakeTensors first"). */
+static __attribute__((cold, noinline)) tj_status mixed_error(const tj_op *op, const tj_value *args)
+{
+    int fi, fk, ri, rk, nargs = op->nargs; /* check_args saw as many */
+    const tj_tensor *f = find_tensor(args, nargs, true, &fi, &fk), *r = find_tensor(args, nargs, false, &ri, &rk);
+    char fd[128], rd[128], fe[24] = "", re[24] = "";
+    tj_tensor_describe(f, fd, sizeof fd);
+    tj_tensor_describe(r, rd, sizeof rd);
+    if (fk >= 0) snprintf(fe, sizeof fe, " element %d", fk);
+    if (rk >= 0) snprintf(re, sizeof re, " element %d", rk);
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s'%s is a fake tensor (%s) and argument %d '%s'%s a real "
+                    "one (%s): fake and real tensors meet only inside a fake-mode trace (tj_make_fx with "
+                    "TJ_TRACE_FAKE), where real ones are constants", op->name, fi, op->args[fi].name, fe, fd, ri,
+                    op->args[ri].name, re, rd);
 }
 
 /* The value kinds an argument type takes with nothing more to check (a
@@ -375,11 +410,24 @@ static __attribute__((noinline)) void bump_versions(const tj_op *op, const tj_va
     }
 }
 
-/* Below every mode, for an operator that is not an implicit composite: the
- * shape function, the outputs, then the kernel (only the shape function when
- * `fake`: a fake argument, or forced). */
-static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *outs, bool fake)
+/* The fake outputs of a call that mixed fake and real tensors, released. */
+static __attribute__((cold, noinline)) tj_status refuse_mixed(const tj_op *op, const tj_value *args, tj_value *outs)
 {
+    release_outs(op, outs);
+    clear_outs(op, outs);
+    return mixed_error(op, args);
+}
+
+/* Below every mode, for an operator that is not an implicit composite: the
+ * shape function, the outputs, then the kernel; `flags` from check_args.
+ * Only the shape function when a tensor is fake (or ARGS_FAKE alone,
+ * forced). Fake and real tensors together reach here only outside a
+ * fake-mode trace (whose handler calls tj_dispatch_fake), and are refused
+ * on the fake path, after the shape function: a test before it would cost
+ * every call. */
+static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *outs, unsigned flags)
+{
+    bool fake = flags & ARGS_FAKE;
     tj_meta m[TJ_MAX_RETURNS];
     tj_status st = run_meta(op, args, m);
     if (st != TJ_OK) return st;
@@ -387,7 +435,9 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     tj_tensor *ot[TJ_MAX_RETURNS];
     bool computed;
     st = alloc_outs(op, args, m, fake, outs, ot, &computed);
-    if (st != TJ_OK || fake || !computed) return st;
+    if (st != TJ_OK) return st;
+    if (fake) return flags & ARGS_REAL ? refuse_mixed(op, args, outs) : TJ_OK;
+    if (!computed) return st;
     if (!op->kernel) {
         release_outs(op, outs);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);
@@ -443,10 +493,10 @@ static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, 
 }
 
 /* Below every mode: implicit composites decompose, others run the kernel. */
-static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, bool fake)
+static tj_status bottom(const tj_op *op, const tj_value *args, int nargs, tj_value *outs, unsigned flags)
 {
     if (op->kind == TJ_OP_IMPLICIT) return run_implicit(op, args, nargs, outs);
-    return run_kernel(op, args, outs, fake);
+    return run_kernel(op, args, outs, flags);
 }
 
 /* Runs the handler of the mode at `level` (>= 0). Out of line: a call
@@ -468,7 +518,7 @@ static __attribute__((noinline)) tj_status run_mode(int level, const tj_op *op, 
 static inline __attribute__((always_inline)) tj_status run_level(int level, const tj_op *op, const tj_value *args,
                                                                  int nargs, tj_value *outs, unsigned flags)
 {
-    if (level < 0) return run_kernel(op, args, outs, flags & ARGS_FAKE);
+    if (level < 0) return run_kernel(op, args, outs, flags);
     return run_mode(level, op, args, nargs, outs, flags);
 }
 
@@ -504,8 +554,11 @@ static inline __attribute__((always_inline)) tj_status run_checked(const tj_op *
                                                                    tj_value *outs, int level, unsigned flags)
 {
     tj_status st;
-    /* implicit composites decompose before any mode sees them */
-    if (op->kind == TJ_OP_IMPLICIT) st = bottom(op, args, nargs, outs, false);
+    /* implicit composites decompose before any mode sees them; below every
+     * mode, no fake-mode trace takes their calls (as run_kernel refuses) */
+    if (op->kind == TJ_OP_IMPLICIT)
+        st = level < 0 && (flags & ARGS_MIXED) == ARGS_MIXED ? mixed_error(op, args)
+                                                              : bottom(op, args, nargs, outs, 0);
     else if ((flags & ARGS_AUTOGRAD) && tj_autograd_wants(op, args))
         st = run_recorded(op, args, nargs, outs, level, flags);
     else st = run_level(level, op, args, nargs, outs, flags);
@@ -559,7 +612,7 @@ tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_
     bool checked = false; /* the arguments a mode's handler was given (make_fx's fake mode forwards them) */
     for (int level = n_modes - 1; level >= 0 && !checked; level--) checked = handed_to(level, op, args, nargs, &flags);
     tj_status st = checked ? TJ_OK : check_args(op, args, nargs, &flags);
-    if (st == TJ_OK) st = bottom(op, args, nargs, outs, true);
+    if (st == TJ_OK) st = bottom(op, args, nargs, outs, ARGS_FAKE); /* real arguments too: forced */
     if (st == TJ_OK) st = adopt_outs(op, outs);
     if (st != TJ_OK) clear_outs(op, outs);
     return st;

@@ -140,8 +140,9 @@ Test(autograd_inplace, leaves_views_and_fake_tensors_are_refused_at_the_call)
     test_expect_close(h, (double[]){1, -2, 4}, 3, 0, 0);
     tj_scope_end(view_scope);
     cr_expect_eq(tj_add_(h, b, tj_v_int(1)), h, "once the view is gone: %s", tj_last_error());
-    tj_tensor *f = tj_tensor_fake(TJ_FLOAT64, 1, (int64_t[]){3});
-    cr_expect_null(tj_mul_(f, b));
+    tj_tensor *f = tj_tensor_fake(TJ_FLOAT64, 1, (int64_t[]){3}), *fb = tj_tensor_fake(TJ_FLOAT64, 1, (int64_t[]){3});
+    cr_assert_eq(tj_tensor_set_requires_grad(fb, true), TJ_OK);
+    cr_expect_null(tj_mul_(f, fb));
     cr_expect(strstr(tj_last_error(), "on a fake tensor"), "%s", tj_last_error());
 }
 

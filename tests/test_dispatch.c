@@ -370,6 +370,57 @@ Test(dispatch, fake_inputs_give_fake_outputs_without_data)
     tj_tensor_release(r);
 }
 
+/* x + w with w a captured tensor (ctx): a graph constant in a fake trace */
+static tj_status fn_add_ctx(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = tj_add(in[0], ctx);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* PyTorch refuses it ("Please convert all Tensors to FakeTensors first").
+ * Before, add returned a fake result of real data, and add_ and copy_
+ * returned self with TJ_OK having written nothing: eager training on a
+ * fake .grad silently did nothing. */
+Test(dispatch, fake_and_real_tensors_mix_only_inside_a_fake_trace)
+{
+    tj_tensor *r = VEC3(1, 2, 3), *f = tj_tensor_fake(TJ_FLOAT32, 1, (int64_t[]){3});
+    uint32_t version = tj_tensor_version(r);
+    test_expect_error(tj_add(r, f), TJ_ERR_INVALID_ARGUMENT, "aten::add.Tensor",
+                      "argument 1 'other' is a fake tensor (~f32[3]) and argument 0 'self' a real one (f32[3])");
+    test_expect_error(tj_add_(r, f, tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::add_.Tensor",
+                      "argument 1 'other' is a fake tensor");
+    test_expect_error(tj_copy_(r, f), TJ_ERR_INVALID_ARGUMENT, "aten::copy_", "argument 1 'src' is a fake tensor");
+    test_expect_error(tj_mul(f, r), TJ_ERR_INVALID_ARGUMENT, "aten::mul.Tensor",
+                      "argument 0 'self' is a fake tensor (~f32[3]) and argument 1 'other' a real one");
+    test_expect_error(tj_cat((tj_tensor *[]){r, f}, 2, 0), TJ_ERR_INVALID_ARGUMENT, "aten::cat",
+                      "argument 0 'tensors' element 1 is a fake tensor (~f32[3]) and argument 0 'tensors' element 0 a real one");
+    /* an implicit composite is refused as called, before it decomposes */
+    test_expect_error(tj_matmul(r, f), TJ_ERR_INVALID_ARGUMENT, "aten::matmul", "argument 1 'other' is a fake tensor");
+    EXPECT_VALUES(r, 1, 2, 3);
+    cr_expect_eq(tj_tensor_version(r), version);
+    /* under modes that reach the kernels: a counter, a real-mode trace */
+    tj_counter_mode *cm = tj_counter_mode_new();
+    cr_assert_eq(tj_mode_push(tj_counter_mode_base(cm)), TJ_OK);
+    test_expect_error(tj_add_(r, f, tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::add_.Tensor", "is a fake tensor");
+    cr_assert_eq(tj_mode_pop(tj_counter_mode_base(cm)), TJ_OK);
+    tj_counter_mode_free(cm);
+    test_expect_error(tj_make_fx(fn_add_ctx, f, &r, 1, NULL, TJ_TRACE_REAL), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::add.Tensor", "argument 1 'other' is a fake tensor");
+    /* a fake trace takes a captured real tensor as a constant */
+    tj_graph *g = tj_make_fx(fn_add_ctx, r, &f, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *x = VEC3(10, 20, 30), *y = NULL;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &y), TJ_OK, "%s", tj_last_error());
+    EXPECT_VALUES(y, 11, 22, 33);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+    tj_tensor_release(f);
+    tj_tensor_release(r);
+}
+
 Test(dispatch, operator_without_shape_function_reports_not_implemented)
 {
     /* Operators whose kernels are still being written say so; none crashes. */

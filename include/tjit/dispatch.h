@@ -114,7 +114,12 @@ typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
  * caller, or by the innermost open scope) and returns TJ_OK. On failure
  * returns the error status (see tj_last_error), writes TJ_V_NONE into outs and
  * leaks nothing. A NULL tensor argument where a Tensor is required gives
- * TJ_ERR_INVALID_ARGUMENT. */
+ * TJ_ERR_INVALID_ARGUMENT. Fake tensor arguments give fake results (the
+ * shape function only); fake and real tensors together are
+ * TJ_ERR_INVALID_ARGUMENT (naming both arguments) unless a fake-mode trace
+ * takes the call, where the real ones are constants (PyTorch: "Please
+ * convert all Tensors to FakeTensors first"): a kernel would write nothing
+ * into the real ones. */
 tj_status tj_dispatch(const tj_op *op, const tj_value *args, int nargs, tj_value *outs);
 
 /** Like tj_dispatch, by name, with trailing arguments filled from the schema's
@@ -149,10 +154,13 @@ int tj_mode_depth(void);
 tj_status tj_redispatch(tj_mode *mode, const tj_op *op, const tj_value *args,
                         int nargs, tj_value *outs);
 /** Runs the operator's kernel (or, for fake inputs, only its shape function),
- * skipping every mode. For implicit composites runs the decomposition. */
+ * skipping every mode. For implicit composites runs the decomposition.
+ * Fake and real tensors together are TJ_ERR_INVALID_ARGUMENT, as in
+ * tj_dispatch outside a fake-mode trace. */
 tj_status tj_dispatch_kernel(const tj_op *op, const tj_value *args, int nargs,
                              tj_value *outs);
-/** Allocates outputs as fake tensors from the shape function only. */
+/** Allocates outputs as fake tensors from the shape function only (real
+ * arguments lend their dtype and shape: make_fx's fake mode). */
 tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs,
                            tj_value *outs);
 

@@ -24,7 +24,10 @@ tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape);
  * (row-major). `data` may be NULL only when the tensor is empty. */
 tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape,
                                const void *data);
-/** A fake tensor: dtype, shape and contiguous strides, no storage. */
+/** A fake tensor: dtype, shape and contiguous strides, no storage.
+ * Operators on fake tensors run only their shape function and give fake
+ * results; an operator called with fake and real tensors together fails
+ * (TJ_ERR_INVALID_ARGUMENT) except inside a fake-mode trace (tj_dispatch). */
 tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape);
 /** A new 0-dim float32 / float64 / int64 tensor holding `v`, owned as
  * tj_tensor_empty's result (the innermost open scope, or the caller). NULL
