@@ -484,6 +484,9 @@ tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
     if (grad && grad->dtype != t->dtype)
         return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_grad: grad of dtype %s for a tensor of dtype %s",
                         tj_dtype_name(grad->dtype), tj_dtype_name(t->dtype));
+    if (grad && grad->fake != t->fake)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_grad: a %s grad for a %s tensor",
+                        grad->fake ? "fake" : "real", t->fake ? "fake" : "real");
     if (!grad && !t->autograd) return TJ_OK;
     struct tj_autograd_meta *m = meta_get(t);
     if (!m) return tj_last_status();
@@ -886,6 +889,26 @@ static tj_status store_grad(tj_tensor *leaf, tj_tensor *g)
     return TJ_OK;
 }
 
+/* Before tj_backward stores anything: a fake gradient for a real leaf
+ * comes from a fake-mode trace whose function reached a real tensor it was
+ * not given as an input (a parameter captured in its ctx). Stored, the
+ * fake .grad would make later eager training do nothing (and leaving .grad
+ * alone would let the function read a stale or missing one silently). */
+static tj_status check_fake_grads(const engine *e)
+{
+    for (int i = 0; i < e->n; i++) {
+        const task *t = &e->tasks[i];
+        if (t->node || !t->buf[0] || !t->buf[0]->fake || t->leaf->fake) continue;
+        char d[128];
+        tj_tensor_describe(t->leaf, d, sizeof d);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_backward: the gradient of a real tensor (%s) is fake: a fake-mode "
+                        "trace reached a tensor that requires grad and is not one of its inputs, and its .grad is "
+                        "not set; pass the tensor to tj_make_fx as an input (its fake copy takes the gradient), or "
+                        "trace in real mode", d);
+    }
+    return TJ_OK;
+}
+
 /* The gradient flowing into output i: grad_outputs[i] (checked, converted)
  * or ones for a one-element output. */
 static tj_tensor *root_grad(tj_tensor *out, tj_tensor *go, int i)
@@ -936,6 +959,7 @@ static tj_status run_backward(engine *e, tj_tensor *const *outputs, int n_output
     }
     if (roots != roots_stack) tj_free(roots, sizeof *roots * (size_t)n_outputs);
     if (st == TJ_OK) st = execute(e, results);
+    if (st == TJ_OK && e->accumulate) st = check_fake_grads(e);
     for (int i = 0; i < e->n && st == TJ_OK; i++) {
         task *t = &e->tasks[i];
         if (t->node || !t->buf[0]) continue;

@@ -225,6 +225,56 @@ Test(make_fx, fake_mode_keeps_the_inputs_requires_grad)
     tj_graph_free(fake);
 }
 
+/* sum(x * w) through tj_backward, with w a module's parameter captured in
+ * ctx, not an input of the trace */
+static tj_status fn_backward_into_captured(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = tj_sum(tj_mul(in[0], ctx), -1);
+    *n_out = 1;
+    return out[0] ? tj_backward(out[0], NULL) : tj_last_status();
+}
+
+/* A fake .grad on a real parameter made every later eager step do nothing
+ * (tj_add_ into it, the optimiser's update from it); leaving .grad alone
+ * would let the traced function read a stale or missing one. A real-mode
+ * trace runs the step on the tensors: their .grad gets the values. */
+Test(make_fx, fake_mode_refuses_a_gradient_for_a_captured_real_tensor)
+{
+    tj_tensor *w = test_f32(1, (int64_t[]){3}, (float[]){1, 2, 3});
+    tj_tensor *x = test_f32(1, (int64_t[]){3}, (float[]){0.5f, -1, 4});
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    const char *why = "the gradient of a real tensor (f32[3]) is fake";
+    test_expect_error(tj_make_fx(fn_backward_into_captured, w, &x, 1, NULL, TJ_TRACE_FAKE), TJ_ERR_INVALID_ARGUMENT,
+                      "tj_backward", why);
+    cr_expect_null(tj_tensor_grad(w));
+    /* nor is one added to a real .grad from eager training */
+    tj_tensor *ones = test_f32(1, (int64_t[]){3}, (float[]){1, 1, 1});
+    cr_assert_eq(tj_tensor_set_grad(w, ones), TJ_OK);
+    test_expect_error(tj_make_fx(fn_backward_into_captured, w, &x, 1, NULL, TJ_TRACE_FAKE), TJ_ERR_INVALID_ARGUMENT,
+                      "tj_backward", why);
+    test_expect_close(tj_tensor_grad(w), (double[]){1, 1, 1}, 3, 0, 0);
+    cr_assert_eq(tj_tensor_set_grad(w, NULL), TJ_OK);
+    /* nor set by hand */
+    tj_tensor *f = tj_tensor_fake(TJ_FLOAT32, 1, (int64_t[]){3});
+    cr_expect_eq(tj_tensor_set_grad(w, f), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_tensor_set_grad: a fake grad for a real tensor"), "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(w));
+    /* as an input, its fake copy takes the gradient */
+    tj_graph *g = tj_make_fx(fn_grad_of_square, NULL, &w, 1, NULL, TJ_TRACE_FAKE);
+    cr_expect_not_null(g, "%s", tj_last_error());
+    tj_graph_free(g);
+    /* real mode: w.grad = x, as eagerly */
+    g = tj_make_fx(fn_backward_into_captured, w, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    test_expect_close(tj_tensor_grad(w), (double[]){0.5, -1, 4}, 3, 0, 0);
+    tj_graph_free(g);
+    tj_tensor_release(f);
+    tj_tensor_release(ones);
+    tj_tensor_release(x);
+    tj_tensor_release(w);
+}
+
 /* relu(x) when x[0] > 0, else neg(x): a branch on a value */
 static tj_status fn_branch_on_value(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {

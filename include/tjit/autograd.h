@@ -54,7 +54,8 @@ bool tj_tensor_is_leaf(const tj_tensor *t);
 tj_tensor *tj_tensor_grad(const tj_tensor *t);
 /** Replaces t's .grad with `grad` (retained; NULL clears it, like
  * zero_grad(set_to_none=True)). TJ_ERR_SHAPE / TJ_ERR_DTYPE when grad's
- * shape or dtype differ from t's. */
+ * shape or dtype differ from t's, TJ_ERR_INVALID_ARGUMENT when one of them
+ * is fake and the other real. */
 tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad);
 /** A tensor sharing t's storage, geometry and identity (the tracer sees it
  * as the same value) without autograd history: it does not require grad and
@@ -88,7 +89,13 @@ void tj_no_grad_end(bool previous);
  * for an operator without a derivative formula, TJ_ERR_MODIFIED when a
  * formula needs a saved value that was since written in place (the message
  * names the operator, the argument and the versions; gradients already
- * accumulated into .grad fields by that pass stay). */
+ * accumulated into .grad fields by that pass stay), TJ_ERR_INVALID_ARGUMENT
+ * when a real leaf would get a fake gradient, before any .grad is set: in a
+ * fake-mode trace, a tensor that requires grad and that the traced function
+ * reached without getting it as an input (a parameter captured in its ctx;
+ * pass it as an input, whose fake copy takes the gradient, or trace in real
+ * mode, which sets its .grad as eagerly). PyTorch's fake mode refuses such a
+ * tensor already at the forward operator. */
 tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
 
 /** torch.autograd.grad: gradients of the n_outputs outputs (weighted by

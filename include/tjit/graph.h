@@ -42,10 +42,14 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * recorded graph (caller frees it with tj_graph_free). `table` maps operators
  * to decompositions applied while tracing (NULL: none); it is used for this
  * trace only (never a global), also when traces nest. In fake mode the inputs
- * only lend their dtype/shape/strides (they may be fake tensors). In real mode
+ * only lend their dtype/shape/strides (they may be fake tensors): fn runs on
+ * fake copies, and what it does to them leaves the inputs alone; real tensors
+ * fn reaches otherwise (captured in ctx) become constants, and tj_backward
+ * refuses to store a gradient into their .grad (TJ_ERR_INVALID_ARGUMENT: it
+ * would be fake). In real mode
  * fn runs on the inputs themselves, as eagerly: what it does to them (in-place
  * updates, tj_tensor_set_requires_grad, .grad from tj_backward) stays after
- * the trace. Errors:
+ * the trace, and so does the .grad tj_backward gives captured tensors. Errors:
  * whatever fn returns (the graph is discarded), TJ_ERR_INVALID_ARGUMENT for
  * NULL fn or inputs, TJ_ERR_CYCLE for a decomposition that reaches the
  * operator it decomposes, TJ_ERR_UNSUPPORTED for data-dependent operators in
