@@ -305,6 +305,33 @@ Test(make_fx, fake_mode_refuses_a_function_that_reads_values)
     tj_tensor_release(x);
 }
 
+/* exp(x), then a failed check of the function's own, as user code writes
+ * it: a status returned without tj_error */
+static tj_status fn_own_check_fails(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = tj_exp(in[0]);
+    *n_out = 1;
+    if (ctx) tj_exp(NULL); /* a failed call with an error of its own */
+    return TJ_ERR_SHAPE;
+}
+
+Test(make_fx, a_status_returned_without_an_error_is_recorded)
+{
+    tj_tensor *x = test_f32(1, (int64_t[]){2}, (float[]){1, 2});
+    for (int fake = 0; fake < 2; fake++) {
+        tj_tracing_mode mode = fake ? TJ_TRACE_FAKE : TJ_TRACE_REAL;
+        /* an earlier call's error of the same status is not taken for fn's */
+        tj_error(TJ_ERR_SHAPE, "an earlier error");
+        test_expect_error(tj_make_fx(fn_own_check_fails, NULL, &x, 1, NULL, mode), TJ_ERR_SHAPE, "tj_make_fx",
+                          "the traced function returned shape error (2) without recording an error");
+        /* fn's status wins over the failed call's, whose message is kept */
+        test_expect_error(tj_make_fx(fn_own_check_fails, x, &x, 1, NULL, mode), TJ_ERR_SHAPE, "tj_make_fx",
+                          "the traced function returned shape error (2); the last error (invalid argument): aten::exp");
+    }
+    tj_tensor_release(x);
+}
+
 /* ---- decomposition tables during tracing ---- */
 
 static tj_status add_as_sub_neg(const tj_value *args, tj_value *outs)

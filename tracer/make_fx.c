@@ -183,10 +183,24 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     st = tj_mode_push(&tr.mode);
     if (st != TJ_OK) goto done;
     const char *outer_read = tj_fake_data_read_swap(NULL);
+    tj_clear_error(); /* an earlier call's error is not fn's */
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
     tj_mode_pop(&tr.mode);
     const char *read = tj_fake_data_read_swap(outer_read);
-    if (st != TJ_OK) goto done;
+    if (st != TJ_OK) {
+        /* fn's own check failed without tj_error, or gave its own status
+         * for a failed call: tj_last_status() still says what it returned */
+        if (tj_last_status() == TJ_OK)
+            tj_error(st, "tj_make_fx: the traced function returned %s (%d) without recording an error",
+                     tj_status_name(st), (int)st);
+        else if (tj_last_status() != st) {
+            char why[768];
+            snprintf(why, sizeof why, "%s", tj_last_error());
+            tj_error(st, "tj_make_fx: the traced function returned %s (%d); the last error (%s): %s",
+                     tj_status_name(st), (int)st, tj_status_name(tj_last_status()), why);
+        }
+        goto done;
+    }
     if (tr.fake && read) {
         st = tj_error(TJ_ERR_UNSUPPORTED, "tj_make_fx: in fake mode the traced function called %s on a fake tensor: "
                       "values are unknown when tracing shapes, so anything decided on them would be baked into the "

@@ -50,7 +50,9 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * fn runs on the inputs themselves, as eagerly: what it does to them (in-place
  * updates, tj_tensor_set_requires_grad, .grad from tj_backward) stays after
  * the trace, and so does the .grad tj_backward gives captured tensors. Errors:
- * whatever fn returns (the graph is discarded), TJ_ERR_INVALID_ARGUMENT for
+ * whatever fn returns (the graph is discarded; when fn returned it without
+ * recording an error, or after a failed call with another status,
+ * tj_last_status() is fn's status and the message says so), TJ_ERR_INVALID_ARGUMENT for
  * NULL fn or inputs, TJ_ERR_CYCLE for a decomposition that reaches the
  * operator it decomposes, TJ_ERR_UNSUPPORTED for data-dependent operators in
  * fake mode and for a function that read a fake tensor's values in fake mode
