@@ -247,8 +247,14 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);
 tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
                               const int64_t *strides, int64_t offset);
 void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
-/** numel with overflow check; returns TJ_ERR_OVERFLOW / TJ_ERR_SHAPE. */
+/** numel with overflow check, for a shape to allocate: TJ_ERR_OVERFLOW when
+ * its element count (for an empty shape, the product of its nonzero sizes,
+ * which its contiguous strides reach) times 8 bytes overflows int64,
+ * TJ_ERR_SHAPE for a negative size. */
 tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
+/** The same for a view, which allocates nothing: only a count past INT64_MAX
+ * overflows (expand of one element to [2^62] is a view, as in PyTorch). */
+tj_status tj_checked_view_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
 /* ---- memory overlap (runtime/overlap.c) ---- */
 /** Lowest and highest storage element that t's elements touch (t nonempty). */
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);

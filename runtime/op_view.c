@@ -247,7 +247,7 @@ tj_status tj_meta_expand(const tj_value *args, tj_meta *outs)
         o->strides[i] = stride;
     }
     int64_t numel;
-    return tj_checked_numel(n, o->shape, &numel, op);
+    return tj_checked_view_numel(n, o->shape, &numel, op);
 }
 
 tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs)

@@ -46,7 +46,8 @@ char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n)
     return buf;
 }
 
-tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who)
+/* numel of a shape whose nonzero sizes multiply to at most `limit` */
+static tj_status numel_within(int ndim, const int64_t *shape, uint64_t limit, int64_t *numel, const char *who)
 {
     char b[128];
     if (ndim < 0 || ndim > TJ_MAX_DIMS)
@@ -62,11 +63,22 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
         if (shape[d] == 0) empty = true;
         else if (__builtin_mul_overflow(n, shape[d], &n)) overflow = true;
     }
-    if (overflow || (uint64_t)n > (uint64_t)INT64_MAX / 8)
+    if (overflow || (uint64_t)n > limit)
         return tj_error(TJ_ERR_OVERFLOW, "%s: element count of shape %s overflows", who,
                         tj_shape_str(ndim, shape, b, sizeof b));
     *numel = empty ? 0 : n;
     return TJ_OK;
+}
+
+/* the byte count of any dtype fits int64 too */
+tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who)
+{
+    return numel_within(ndim, shape, (uint64_t)INT64_MAX / 8, numel, who);
+}
+
+tj_status tj_checked_view_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who)
+{
+    return numel_within(ndim, shape, (uint64_t)INT64_MAX, numel, who);
 }
 
 /* A new tensor header with one reference, a fresh uid and everything else

@@ -253,6 +253,23 @@ Test(view, expand_rejects_non_singleton_and_bad_sizes)
     EXPECT_ERROR(tj_expand(ARANGE(1, 1), I64(1LL << 40, 1LL << 40), 2), TJ_ERR_OVERFLOW, "aten::expand", "overflows");
 }
 
+/* PyTorch: torch.ones(1).expand(2**62) is a view, as is expand(2**63 - 1);
+ * only a count past INT64_MAX overflows. A copy would need the bytes. */
+Test(view, expand_to_a_count_that_fits_int64_is_a_view)
+{
+    tj_tensor *x = ARANGE(1);
+    fdata(x)[0] = 5;
+    tj_tensor *e = tj_expand(x, I64(1LL << 62), 1);
+    EXPECT_SHAPE(e, 1LL << 62);
+    EXPECT_STRIDES(e, 0);
+    cr_expect_eq(tj_tensor_numel(e), 1LL << 62);
+    cr_expect_eq(tj_tensor_item_at(e, (1LL << 62) - 1), 5);
+    EXPECT_SHAPE(tj_expand(x, I64(2, INT64_MAX / 2), 2), 2, INT64_MAX / 2);
+    EXPECT_ERROR(tj_expand(x, I64(1LL << 32, 1LL << 31), 2), TJ_ERR_OVERFLOW, "aten::expand",
+                 "element count of shape [4294967296, 2147483648] overflows");
+    EXPECT_ERROR(tj_clone(e), TJ_ERR_OVERFLOW, "aten::clone", "overflows");
+}
+
 /* ========================= unsqueeze / squeeze ========================= */
 
 /* PyTorch: arange(6.).reshape(2,3).unsqueeze(1).stride() == (3,3,1);
