@@ -348,6 +348,7 @@ typedef struct attention_case {
     bool heads_last;  /* q, k, v given as [B, L, H, E] and transposed: make_fx clones them */
     bool keep_scores; /* the softmax result is a graph output too: nothing to fuse */
     double scale;
+    double divisor;   /* nonzero: scores / divisor (div.Scalar, PyTorch code's / math.sqrt(E)), not * scale */
     double fill;      /* masked_fill's value: only -inf fuses */
 } attention_case;
 
@@ -358,7 +359,8 @@ static tj_status fn_attention(void *ctx, tj_tensor *const *in, int n, tj_tensor 
     const attention_case *c = ctx;
     tj_tensor *q = in[0], *k = in[1], *v = in[2];
     if (c->heads_last) q = tj_transpose(q, 1, 2), k = tj_transpose(k, 1, 2), v = tj_transpose(v, 1, 2);
-    tj_tensor *s = tj_mul_scalar(tj_matmul(q, tj_transpose(k, -2, -1)), tj_v_float(c->scale));
+    tj_tensor *scores = tj_matmul(q, tj_transpose(k, -2, -1));
+    tj_tensor *s = c->divisor ? tj_div_scalar(scores, tj_v_float(c->divisor)) : tj_mul_scalar(scores, tj_v_float(c->scale));
     tj_tensor *p = tj_softmax(tj_masked_fill(s, in[3], tj_v_float(c->fill)), -1);
     out[0] = tj_matmul(p, v);
     out[1] = p;
@@ -433,6 +435,22 @@ Test(fusion, attention_written_with_matmul_runs_fused_within_rounding)
     check_attention(&c, MASK_RANDOM, TJ_FLOAT64, 1, 1);
     attention_case zero = {.heads_last = false, .scale = 0.0, .fill = -INFINITY}; /* not the default 1/sqrt(E) */
     check_attention(&zero, MASK_CAUSAL, TJ_FLOAT32, 1, 1);
+}
+
+/* The fused kernel multiplies by 1 / divisor: one rounding more, well
+ * within the online softmax's own (the tolerance of the test above). */
+Test(fusion, attention_scaled_by_a_division_runs_fused_within_rounding)
+{
+    for (int mk = MASK_CAUSAL; mk <= MASK_EMPTY_ROW; mk++)
+        for (int t = 1; t <= 2; t++) {
+            attention_case c = {.heads_last = mk == MASK_RANDOM, .divisor = 4, .fill = -INFINITY};
+            check_attention(&c, (mask_kind)mk, TJ_FLOAT32, t, 1);
+        }
+    attention_case odd = {.heads_last = true, .divisor = sqrt(8.0), .fill = -INFINITY}; /* 1 / divisor inexact */
+    check_attention(&odd, MASK_CAUSAL, TJ_FLOAT32, 1, 1);
+    check_attention(&odd, MASK_RANDOM, TJ_FLOAT64, 1, 1);
+    attention_case kept = {.keep_scores = true, .divisor = 4, .fill = -INFINITY};
+    check_attention(&kept, MASK_CAUSAL, TJ_FLOAT32, 1, 0);
 }
 
 Test(fusion, attention_with_scores_read_elsewhere_or_a_finite_fill_is_not_fused)

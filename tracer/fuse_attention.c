@@ -4,8 +4,8 @@
  *     s = q @ k^T * scale;  s = s.masked_fill(mask, -inf);  p = softmax(s, -1);  o = p @ v
  *
  * reaches the plan as make_fx records it for [..., L, E] operands: clone
- * (materialise q, k^T, v), bmm, mul.Scalar, masked_fill.Scalar, _softmax,
- * bmm, with views in between. When every intermediate is read only by the
+ * (materialise q, k^T, v), bmm, mul.Scalar (or div.Scalar), masked_fill.Scalar,
+ * _softmax, bmm, with views in between. When every intermediate is read only by the
  * next step, the sequence runs as one step of the fused attention kernel
  * (runtime/op_nn.h, tj_kernel_fused_attention): no [.., L, S] score tensor,
  * no copies of q, k and v, and causal masks skip the keys they hide, as
@@ -127,8 +127,9 @@ static bool match_attention(const tj_plan *p, const tj_plan_uses *u, int b2, int
     int mf = made_by(p, f, TJ_OPS(masked_fill_Scalar));
     if (mf < 0 || sole_reader(p, u, f, f, m) != sm || !is_minus_inf(&p->nodes[mf].args[2])) return false;
     int mask = arg_value(&p->nodes[mf], 1), ms = arg_value(&p->nodes[mf], 0);
-    /* s = scores * scale */
+    /* s = scores * scale, or scores / divisor (PyTorch code's q @ k^T / sqrt(E)) */
     int mu = ms >= 0 ? made_by(p, ms, TJ_OPS(mul_Scalar)) : -1;
+    bool divide = mu < 0 && ms >= 0 && (mu = made_by(p, ms, TJ_OPS(div_Scalar))) >= 0;
     if (mu < 0 || mask < 0 || p->values[mask].dtype != TJ_BOOL || sole_reader(p, u, ms, ms, m) != mf) return false;
     const tj_garg *sc = &p->nodes[mu].args[1];
     if (sc->kind != TJ_GA_FLOAT && sc->kind != TJ_GA_INT) return false;
@@ -148,7 +149,10 @@ static bool match_attention(const tj_plan *p, const tj_plan_uses *u, int b2, int
     m->nodes[m->n++] = mf;
     m->nodes[m->n++] = sm;
     vals[0] = q, vals[1] = kt, vals[2] = v, vals[3] = mask;
-    *scale = sc->kind == TJ_GA_FLOAT ? *sc : (tj_garg){.kind = TJ_GA_FLOAT, .u.f = (double)sc->u.i};
+    double by = sc->kind == TJ_GA_FLOAT ? sc->u.f : (double)sc->u.i;
+    /* 1 / divisor is rounded once more than the division: within the
+     * rounding the online softmax already differs by */
+    *scale = (tj_garg){.kind = TJ_GA_FLOAT, .u.f = divide ? 1.0 / by : by};
     return true;
 }
 
