@@ -87,19 +87,6 @@ static void expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want)
                      tj_tensor_item_at(t, i), want[i]);
 }
 
-/* Same dtype, shape and values (nan matches nan, exact otherwise). */
-static void expect_same(const tj_tensor *got, const tj_tensor *want)
-{
-    cr_assert_not_null(got, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(got), tj_tensor_dtype(want));
-    cr_assert_eq(tj_tensor_ndim(got), tj_tensor_ndim(want));
-    for (int d = 0; d < tj_tensor_ndim(got); d++) cr_assert_eq(tj_tensor_shape(got)[d], tj_tensor_shape(want)[d]);
-    for (int64_t i = 0; i < tj_tensor_numel(got); i++) {
-        double g = tj_tensor_item_at(got, i), e = tj_tensor_item_at(want, i);
-        cr_assert(g == e || (isnan(g) && isnan(e)), "[%lld] = %.9g, want %.9g", (long long)i, g, e);
-    }
-}
-
 /* ---- unary: values ---- */
 
 #define NX 20
@@ -871,14 +858,14 @@ Test(ew, strided_and_broadcast_operands_match_contiguous_copies)
             tj_tensor *row = view(bb, 2, (int64_t[]){r, c}, (int64_t[]){0, 1}, 0);
             tj_tensor *ac = contiguous_copy(a, TJ_INT64), *bc = contiguous_copy(b, TJ_FLOAT32),
                       *rc = contiguous_copy(row, TJ_FLOAT32);
-            expect_same(tj_add_alpha(a, b, tj_v_float(0.5)), tj_add_alpha(ac, bc, tj_v_float(0.5)));
-            expect_same(tj_mul(b, row), tj_mul(bc, rc));
-            expect_same(tj_gt(a, row), tj_gt(ac, rc));
-            expect_same(tj_where(tj_gt(b, row), a, tj_tensor_scalar_f64(-1)),
-                        tj_where(tj_gt(bc, rc), ac, tj_tensor_scalar_f64(-1)));
-            expect_same(tj_exp(tj_neg(b)), tj_exp(tj_neg(bc)));
-            expect_same(tj_add_scalar(b, tj_v_int(3)), tj_add_scalar(bc, tj_v_int(3)));
-            expect_same(tj_clamp_tensor(a, row, NULL), tj_clamp_tensor(ac, rc, NULL));
+            test_expect_same(tj_add_alpha(a, b, tj_v_float(0.5)), tj_add_alpha(ac, bc, tj_v_float(0.5)), "elementwise");
+            test_expect_same(tj_mul(b, row), tj_mul(bc, rc), "elementwise");
+            test_expect_same(tj_gt(a, row), tj_gt(ac, rc), "elementwise");
+            test_expect_same(tj_where(tj_gt(b, row), a, tj_tensor_scalar_f64(-1)),
+                        tj_where(tj_gt(bc, rc), ac, tj_tensor_scalar_f64(-1)), "elementwise");
+            test_expect_same(tj_exp(tj_neg(b)), tj_exp(tj_neg(bc)), "elementwise");
+            test_expect_same(tj_add_scalar(b, tj_v_int(3)), tj_add_scalar(bc, tj_v_int(3)), "elementwise");
+            test_expect_same(tj_clamp_tensor(a, row, NULL), tj_clamp_tensor(ac, rc, NULL), "elementwise");
         }
     }
 }
@@ -888,7 +875,7 @@ Test(ew, copy_convert_reads_and_writes_strided_tensors)
     tj_tensor *src = view(iota2(TJ_FLOAT64, 4, 300), 2, (int64_t[]){300, 4}, (int64_t[]){1, 300}, 0);
     tj_tensor *got = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){300, 4});
     tj_copy_convert(got, src);
-    expect_same(got, contiguous_copy(src, TJ_FLOAT32));
+    test_expect_same(got, contiguous_copy(src, TJ_FLOAT32), "elementwise");
 
     tj_tensor *dst = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){3, 4});
     for (int i = 0; i < 12; i++) ((float *)tj_tensor_data(dst))[i] = -1;

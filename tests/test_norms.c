@@ -106,20 +106,6 @@ static const double gn4d_gx[48] = {-0.88312329841693227, -0.27058653038586611, 0
 TestSuite(norms, .init = test_scope_open, .fini = test_scope_close);
 
 /* x_i = sin(a i) (1 + 0.1 (i mod 5)) + off, as the script above. */
-/* fn traced by make_fx (fake) with the core table, the graph run on in into
- * out; returns whether the graph held only primitives. */
-static bool run_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n, tj_tensor **out)
-{
-    tj_decomp_table *core = tj_core_decompositions();
-    tj_graph *g = tj_make_fx(fn, ctx, in, n, core, TJ_TRACE_FAKE);
-    tj_decomp_table_free(core);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    bool primitives = test_only_primitives(g);
-    cr_assert_eq(tj_graph_run(g, in, n, out), TJ_OK, "%s", tj_last_error());
-    tj_graph_free(g);
-    return primitives;
-}
-
 static tj_tensor *make_data(tj_dtype dt, int ndim, const int64_t *shape, double a, double off)
 {
     int64_t n = 1;
@@ -334,7 +320,7 @@ Test(norms, batch_norm_backward_gives_grad_weight_without_a_weight)
         if (pass == 0) {
             cr_assert_eq(bnb_no_weight(NULL, in, 6, r, &n_out), TJ_OK, "%s", tj_last_error());
         } else {
-            cr_expect(run_core(bnb_no_weight, NULL, in, 6, r));
+            cr_expect(test_run_core(bnb_no_weight, NULL, in, 6, r));
         }
         test_expect_close(r[0], (double[]){-0.11556235700845718, -0.7406661510467529, 0.7794238924980164,
                                            -0.44632473587989807, 0.3975645899772644, 0.2710793912410736,
@@ -383,7 +369,7 @@ Test(norms, batch_norm_training_accepts_one_value_per_channel)
         if (pass == 0) {
             cr_assert_eq(bn_train_step(NULL, in, 5, &out, &n_out), TJ_OK, "%s", tj_last_error());
         } else {
-            run_core(bn_train_step, NULL, in, 5, &out);
+            test_run_core(bn_train_step, NULL, in, 5, &out);
         }
         test_expect_close(out, (double[]){0.5, -0.5, 1}, 3, 1e-6, 0);
         test_expect_close(in[3], (double[]){0.1, 0.2, -0.05}, 3, 1e-6, 0);
@@ -784,7 +770,7 @@ static void bn_edge(int pass, tj_tensor *x, const float *rm0, const float *rv0, 
     if (pass == 0) {
         cr_assert_eq(bn_call(&a, in, 5, res, &n_out), TJ_OK, "%s", tj_last_error());
     } else {
-        cr_expect(run_core(bn_call, &a, in, 5, res));
+        cr_expect(test_run_core(bn_call, &a, in, 5, res));
     }
     res[3] = in[3];
     res[4] = in[4];
@@ -821,7 +807,7 @@ Test(norms, batch_norm_backward_with_an_infinite_save_invstd_follows_atens_order
         if (pass == 0) {
             cr_assert_eq(bnb_train(NULL, in, 4, r, &n_out), TJ_OK, "%s", tj_last_error());
         } else {
-            run_core(bnb_train, NULL, in, 4, r);
+            test_run_core(bnb_train, NULL, in, 4, r);
         }
         test_expect_f32(r[0], (const float[]){INFINITY, 0.78125f, -INFINITY, -0.78125f}, 4, 1e-6);
     }
@@ -860,7 +846,7 @@ Test(norms, group_norm_backward_takes_grad_out_of_any_shape_with_input_numel)
             if (pass == 0) {
                 cr_assert_eq(gnb(NULL, in, 4, r, &n_out), TJ_OK, "%s", tj_last_error());
             } else {
-                run_core(gnb, NULL, in, 4, r);
+                test_run_core(gnb, NULL, in, 4, r);
             }
             test_assert_dtype_shape(r[0], TJ_FLOAT32, 4, s4);
             for (int j = 0; j < 2; j++)

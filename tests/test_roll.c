@@ -172,14 +172,6 @@ static tj_status rolled(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-static void expect_same(const tj_tensor *a, const tj_tensor *b)
-{
-    cr_assert_not_null(a, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b));
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
-        cr_expect_eq(tj_tensor_item_at(a, i), tj_tensor_item_at(b, i), "element %lld", (long long)i);
-}
-
 /* Without a table roll is recorded once, printed as make_fx prints it; under
  * the core table the graph holds slices and cats (primitives only); both
  * replay to eager's values, in real and in fake mode. */
@@ -201,13 +193,13 @@ Test(roll, traces_real_and_fake_prints_as_make_fx_and_replays_as_eager)
             const char *want = flat ? "aten.roll.default(%arg0, [7])" : "aten.roll.default(%arg0, [1, -2], [0, 2])";
             cr_expect(strstr(text, want), "no '%s' in\n%s", want, text);
             free(text);
-            expect_same(test_replay1(g, &x, 1), eager[0]);
+            test_expect_same(test_replay1(g, &x, 1), eager[0], "roll");
             tj_graph_free(g);
             tj_graph *d = tj_make_fx(rolled, ctx, &x, 1, core, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
             cr_assert_not_null(d, "%s", tj_last_error());
             cr_expect(test_only_primitives(d), "the decomposed graph keeps a composite");
             cr_expect_eq(tj_graph_count_op(d, TJ_OPS(roll)), 0);
-            expect_same(test_replay1(d, &x, 1), eager[0]);
+            test_expect_same(test_replay1(d, &x, 1), eager[0], "roll");
             tj_graph_free(d);
         }
     }

@@ -420,17 +420,6 @@ static tj_status traced(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-static void expect_same(const tj_tensor *a, const tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_ndim(a), tj_tensor_ndim(b), "%s", what);
-    cr_assert_eq(memcmp(tj_tensor_shape(a), tj_tensor_shape(b), sizeof(int64_t) * (size_t)tj_tensor_ndim(a)), 0, "%s",
-                 what);
-    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
-        cr_expect_eq(tj_tensor_item_at(a, i), tj_tensor_item_at(b, i), "%s: element %lld", what, (long long)i);
-}
-
 /* In real and fake mode: without a table the operator is recorded once and
  * the replay gives eager's values (tril_ after functionalisation); under
  * the core table the graph holds primitives only and replays to the same
@@ -447,13 +436,13 @@ static void expect_traces_and_replays(const trace_case *tc, tj_tensor *x)
         cr_assert_not_null(g, "%s", tj_last_error());
         cr_expect_eq(tj_graph_count_op(g, tj_op_find(tc->op)), 1, "%s not recorded once", tc->op);
         if (tc->which == 3) cr_expect_eq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
-        expect_same(test_replay1(g, &x, 1), eager[0], tc->op);
+        test_expect_same(test_replay1(g, &x, 1), eager[0], tc->op);
         tj_graph_free(g);
         tj_graph *d = tj_make_fx(traced, (void *)tc, &x, 1, core, m);
         cr_assert_not_null(d, "%s", tj_last_error());
         cr_expect(test_only_primitives(d), "%s: the decomposed graph keeps a composite", tc->op);
         if (tc->which == 2) cr_expect_eq(tj_graph_count_op(d, TJ_OPS(_to_copy)), 1, "repeat: not one copy");
-        expect_same(test_replay1(d, &x, 1), eager[0], tc->op);
+        test_expect_same(test_replay1(d, &x, 1), eager[0], tc->op);
         tj_graph_free(d);
     }
     tj_decomp_table_free(core);
@@ -494,7 +483,7 @@ Test(tri_repeat, a_traced_repeat_backward_sums_as_pytorch_and_replays_to_the_eag
         tj_graph *g = tj_make_fx(repeat_grad, NULL, in, 2, mode ? core : NULL, TJ_TRACE_FAKE);
         cr_assert_not_null(g, "%s", tj_last_error());
         if (!mode) cr_expect_eq(tj_graph_count_op(g, TJ_OPS(sum_dim_IntList)), 2);
-        expect_same(test_replay1(g, in, 2), eager[0], mode ? "decomposed" : "as traced");
+        test_expect_same(test_replay1(g, in, 2), eager[0], mode ? "decomposed" : "as traced");
         tj_graph_free(g);
     }
     tj_decomp_table_free(core);

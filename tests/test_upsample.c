@@ -162,18 +162,6 @@ Test(upsample, float32_values_match_pytorch_float32)
     test_expect_f32(test_grad1(x, y, gval(TJ_FLOAT32, 4, SHAPE(1, 1, 3, 7))), f32_bil_down_gx, 20, 0);
 }
 
-static void expect_same(const tj_tensor *a, const tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_ndim(a), tj_tensor_ndim(b), "%s", what);
-    cr_assert_eq(memcmp(tj_tensor_shape(a), tj_tensor_shape(b), sizeof(int64_t) * (size_t)tj_tensor_ndim(a)), 0, "%s",
-                 what);
-    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
-        cr_expect_eq(tj_tensor_item_at(a, i), tj_tensor_item_at(b, i), "%s: element %lld", what, (long long)i);
-}
-
 /* Transposed planes, channels last and a broadcast channel give the
  * values of the contiguous copy (and the transposed one PyTorch's). */
 Test(upsample, strided_inputs_give_the_values_of_their_contiguous_copy)
@@ -183,9 +171,9 @@ Test(upsample, strided_inputs_give_the_values_of_their_contiguous_copy)
     test_expect_close(call(BIL_FRAC, xt), BIL_FRAC->y, numel4(BIL_FRAC->out), 0, 1e-12);
     tj_tensor *cl = tj_permute(tj_contiguous(tj_permute(val(TJ_FLOAT32, 4, SHAPE(2, 3, 4, 5)), SHAPE(0, 2, 3, 1), 4)),
                                SHAPE(0, 3, 1, 2), 4);
-    for (int k = 0; k < NCASES; k++) expect_same(call(&cases[k], cl), call(&cases[k], tj_contiguous(cl)), cases[k].name);
+    for (int k = 0; k < NCASES; k++) test_expect_same(call(&cases[k], cl), call(&cases[k], tj_contiguous(cl)), cases[k].name);
     tj_tensor *bc = tj_expand(val(TJ_FLOAT64, 4, SHAPE(2, 1, 3, 3)), SHAPE(2, 4, 3, 3), 4);
-    expect_same(tj_upsample_nearest2d_vec(bc, SHAPE(5, 7), NULL),
+    test_expect_same(tj_upsample_nearest2d_vec(bc, SHAPE(5, 7), NULL),
                 tj_upsample_nearest2d_vec(tj_contiguous(bc), SHAPE(5, 7), NULL), "broadcast channels");
 }
 
@@ -325,7 +313,7 @@ static void expect_traces_and_replays(const trace_case *tc, tj_tensor *const *in
         if (mode & 2) cr_expect(test_only_primitives(g), "a composite left in\n%s", s);
         test_expect_round_trip(s);
         free(s);
-        expect_same(test_replay1(g, in, 2), eager[0], op);
+        test_expect_same(test_replay1(g, in, 2), eager[0], op);
         tj_graph_free(g);
     }
     tj_decomp_table_free(core);
@@ -352,10 +340,10 @@ Test(upsample, pixel_shuffle_matches_pytorch_and_pixel_unshuffle_undoes_it)
     tj_tensor *y = tj_pixel_shuffle(x, 2);
     test_assert_dtype_shape(y, TJ_FLOAT64, 4, SHAPE(1, 2, 4, 6));
     test_expect_close(y, ps_y, 48, 0, 0);
-    expect_same(tj_pixel_unshuffle(y, 2), x, "round trip");
+    test_expect_same(tj_pixel_unshuffle(y, 2), x, "round trip");
     tj_tensor *b = tj_transpose(val(TJ_INT64, 5, SHAPE(2, 3, 9, 6, 4)), 3, 4); /* batch dims, strided, int64 */
-    expect_same(tj_pixel_shuffle(tj_pixel_unshuffle(b, 2), 2), b, "strided round trip");
-    expect_same(tj_pixel_unshuffle(tj_pixel_shuffle(b, 3), 3), b, "strided round trip by 3");
+    test_expect_same(tj_pixel_shuffle(tj_pixel_unshuffle(b, 2), 2), b, "strided round trip");
+    test_expect_same(tj_pixel_unshuffle(tj_pixel_shuffle(b, 3), 3), b, "strided round trip by 3");
 }
 
 Test(upsample, pixel_shuffle_gradients_and_decompositions_match_the_kernels)
@@ -367,7 +355,7 @@ Test(upsample, pixel_shuffle_gradients_and_decompositions_match_the_kernels)
     /* d/dx sum(pixel_shuffle(x) * gy) = pixel_unshuffle(gy) */
     tj_tensor *gy = gval(TJ_FLOAT32, 4, SHAPE(2, 1, 6, 4));
     tj_tensor_set_requires_grad(x, true);
-    expect_same(test_grad1(x, tj_pixel_shuffle(x, 2), gy), tj_pixel_unshuffle(gy, 2), "gradient");
+    test_expect_same(test_grad1(x, tj_pixel_shuffle(x, 2), gy), tj_pixel_unshuffle(gy, 2), "gradient");
 }
 
 Test(upsample, pixel_shuffle_errors_name_the_operator_and_sizes)

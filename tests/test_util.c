@@ -176,6 +176,32 @@ bool test_only_primitives(const tj_graph *g)
     return true;
 }
 
+void test_expect_same(const tj_tensor *a, const tj_tensor *b, const char *what)
+{
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    cr_assert_not_null(b, "%s", what);
+    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s: dtype", what);
+    cr_assert_eq(tj_tensor_ndim(a), tj_tensor_ndim(b), "%s: rank", what);
+    for (int d = 0; d < tj_tensor_ndim(a); d++)
+        cr_assert_eq(tj_tensor_shape(a)[d], tj_tensor_shape(b)[d], "%s: size of dim %d", what, d);
+    for (int64_t i = 0; i < tj_tensor_numel(a); i++) {
+        double x = tj_tensor_item_at(a, i), y = tj_tensor_item_at(b, i);
+        cr_expect(x == y || (isnan(x) && isnan(y)), "%s: element %lld: %.17g vs %.17g", what, (long long)i, x, y);
+    }
+}
+
+bool test_run_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n, tj_tensor **out)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(fn, ctx, in, n, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    bool primitives = test_only_primitives(g);
+    cr_assert_eq(tj_graph_run(g, in, n, out), TJ_OK, "%s", tj_last_error());
+    tj_graph_free(g);
+    return primitives;
+}
+
 void test_expect_round_trip(const char *text)
 {
     tj_graph *g = tj_graph_parse(text);

@@ -77,6 +77,15 @@ tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy);
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
 
+/** a (not NULL: the test fails with the last error) has b's dtype and
+ *  shape, and every element equals b's (nan where b has nan). */
+void test_expect_same(const tj_tensor *a, const tj_tensor *b, const char *what);
+
+/** Traces fn on in (n inputs) with the core table in fake mode and runs the
+ *  graph on in into out (the test fails when either fails). Returns whether
+ *  the graph holds primitives only. */
+bool test_run_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n, tj_tensor **out);
+
 /** Parses a graph text (the test fails when it does not parse) and expects
  *  the graph to print back to the same text. */
 void test_expect_round_trip(const char *text);
