@@ -1360,6 +1360,7 @@ Test(plan, batch_norm_and_group_norm_runs_allocate_nothing)
 {
     tj_allocator a = {counting_alloc, counting_free, NULL};
     tj_set_allocator(&a);
+    tj_scope *s = tj_scope_begin();
     tj_tensor *in[4] = {random_f32(4, (int64_t[]){8, 4, 5, 5}, 1), random_f32(1, (int64_t[]){4}, 2),
                         random_f32(1, (int64_t[]){4}, 3), random_f32(4, (int64_t[]){8, 4, 5, 5}, 4)};
     tj_graph *g = tj_make_fx(norms_grad, NULL, in, 4, NULL, TJ_TRACE_FAKE);
@@ -1373,6 +1374,7 @@ Test(plan, batch_norm_and_group_norm_runs_allocate_nothing)
     cr_expect_eq(atomic_load(&n_allocs) - before, 0, "%ld allocations in 100 runs", atomic_load(&n_allocs) - before);
     tj_plan_free(p);
     tj_graph_free(g);
+    tj_scope_end(s);
     tj_set_allocator(NULL);
 }
 
