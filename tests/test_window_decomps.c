@@ -46,19 +46,6 @@ static void kernel(const char *name, const tj_value *args, tj_value *outs)
     cr_assert_eq(st, TJ_OK, "%s: %s", name, tj_last_error());
 }
 
-/* Every element equal (nan matching nan), shapes and dtypes equal. */
-static void expect_identical(const tj_tensor *a, const tj_tensor *b, const char *what)
-{
-    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s: dtype", what);
-    cr_assert_eq(tj_tensor_ndim(a), tj_tensor_ndim(b), "%s: rank", what);
-    for (int d = 0; d < tj_tensor_ndim(a); d++)
-        cr_assert_eq(tj_tensor_shape(a)[d], tj_tensor_shape(b)[d], "%s: dim %d", what, d);
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++) {
-        double x = tj_tensor_item_at(a, i), y = tj_tensor_item_at(b, i);
-        cr_expect(x == y || (isnan(x) && isnan(y)), "%s: element %lld: %g != %g", what, (long long)i, x, y);
-    }
-}
-
 /* Largest |a - b| relative to max(1, |b|). */
 static double max_rel_diff(const tj_tensor *a, const tj_tensor *b)
 {
@@ -87,8 +74,8 @@ static void check_pool(tj_tensor *x, const pool_case *c)
                  tj_last_error());
     tj_value d[2];
     decompose("aten::max_pool2d_with_indices", args, d);
-    expect_identical(d[0].u.t, out, "values");
-    expect_identical(d[1].u.t, idx, "indices");
+    test_expect_same(d[0].u.t, out, "values");
+    test_expect_same(d[1].u.t, idx, "indices");
 }
 
 Test(window_decomps, max_pool_decomposition_takes_the_kernels_tap_for_nan_ties_and_infinities)
