@@ -218,6 +218,13 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
 {
     tj_status st = check_adamw(o);
     if (st != TJ_OK) return st;
+    /* the operator path reads the count as a number, which a trace would
+     * bake into the graph: every replay would use the traced step's bias
+     * corrections (torch's make_fx refuses such reads, .item(), likewise) */
+    if (!o->capturable && tj_mode_active(TJ_MAKE_FX_MODE))
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_adamw_update: called inside tj_make_fx without capturable: the step "
+                                            "count would be baked into the graph as a constant; set capturable to "
+                                            "trace the update with the count as a graph value");
     if (n < 0 || (n && (!params || !grads || !exp_avgs || !exp_avg_sqs || !steps || (o->amsgrad && !max_exp_avg_sqs))))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: NULL parameter or state lists");
     for (int i = 0; i < n; i++) {

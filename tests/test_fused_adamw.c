@@ -252,3 +252,24 @@ Test(fused_adamw, core_table_decomposes_it_into_the_kernels_operations)
     check_traced(core, 0, TJ_FLOAT64, 0);
     tj_decomp_table_free(core);
 }
+
+/* Without capturable the update reads the count as a number: a trace would
+ * replay the traced step's bias corrections forever, so make_fx refuses it
+ * in both modes, before any input changes. */
+static void check_refused_in_trace(tj_tracing_mode mode)
+{
+    tj_adamw_options o = options(false);
+    tj_tensor *in[10], *before[10];
+    make_inputs(in, TJ_FLOAT32, mode == TJ_TRACE_FAKE);
+    for (int i = 0; i < 10; i++) before[i] = mode == TJ_TRACE_FAKE ? NULL : tj_clone(in[i]);
+    tj_graph *g = tj_make_fx(adamw_fn, &o, in, 10, NULL, mode);
+    test_expect_error(g, TJ_ERR_UNSUPPORTED, "tj_adamw_update", "capturable");
+    tj_graph_free(g);
+    for (int i = 0; mode == TJ_TRACE_REAL && i < 10; i++) expect_identical(in[i], before[i], "input");
+}
+
+Test(fused_adamw, make_fx_refuses_the_non_capturable_update_in_real_and_fake_mode)
+{
+    check_refused_in_trace(TJ_TRACE_REAL);
+    check_refused_in_trace(TJ_TRACE_FAKE);
+}

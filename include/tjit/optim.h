@@ -39,8 +39,9 @@ typedef struct tj_adamw_options {
     bool amsgrad;        /**< default false */
     bool maximize;       /**< default false */
     /** false (default): the step count is read from its tensor and the
-     * update runs operator by operator, as PyTorch does on the CPU (a trace
-     * bakes the count in). true: each parameter's update is one
+     * update runs operator by operator, as PyTorch does on the CPU (it
+     * reads the count as a number, so it cannot be traced: inside
+     * tj_make_fx it is refused). true: each parameter's update is one
      * aten::_fused_adamw_step call, whose kernel reads the count from its
      * tensor (a traced step keeps it a graph input; required in fake-mode
      * tracing) and rounds as the default path does; its decomposition is
@@ -78,8 +79,8 @@ tj_status tj_sgd_update(const tj_sgd_options *o, tj_tensor *const *params, tj_te
  * max_exp_avg_sqs with amsgrad, else it may be NULL) are tensors of the
  * parameters' shapes, zeros before the first step; steps are float32 0-dim
  * counts, 0 before the first step; all updated in place. A NULL grad skips
- * its parameter. Without capturable, a fake step count gives
- * TJ_ERR_UNSUPPORTED. */
+ * its parameter. Without capturable, a call inside tj_make_fx (real or
+ * fake mode) or a fake step count gives TJ_ERR_UNSUPPORTED, nothing changed. */
 tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, tj_tensor *const *grads,
                           tj_tensor *const *exp_avgs, tj_tensor *const *exp_avg_sqs,
                           tj_tensor *const *max_exp_avg_sqs, tj_tensor *const *steps, int n);
