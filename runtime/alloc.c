@@ -119,6 +119,23 @@ typedef struct free_block {
 } free_block;
 _Static_assert(sizeof(free_block) <= SMALLEST, "every cached block holds a free_block");
 
+/* Under AddressSanitizer a cached block is poisoned past its link, so that
+ * a use after release is reported although the memory stays allocated (as
+ * caching allocators built for ASan do). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TJ_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(TJ_ASAN)
+#include <sanitizer/asan_interface.h>
+#define CACHED(b, size) ASAN_POISON_MEMORY_REGION((char *)(b) + sizeof(free_block), (size) - sizeof(free_block))
+#define UNCACHED(b, size) ASAN_UNPOISON_MEMORY_REGION((b), (size))
+#else
+#define CACHED(b, size) ((void)0)
+#define UNCACHED(b, size) ((void)0)
+#endif
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_block *cache[N_CLASSES];
 static size_t cached_bytes;
@@ -166,12 +183,15 @@ static void shared_put(int c, free_block *b)
     pthread_mutex_lock(&cache_lock);
     bool kept = cached_bytes + size <= atomic_load_explicit(&cache_cap, memory_order_relaxed);
     if (kept) {
+        CACHED(b, size);
         b->next = cache[c];
         cache[c] = b;
         cached_bytes += size;
     }
     pthread_mutex_unlock(&cache_lock);
-    if (!kept) tj_free(b, size);
+    if (kept) return;
+    UNCACHED(b, size);
+    tj_free(b, size);
 }
 
 /* Moves a thread's blocks to the shared lists. */
@@ -201,6 +221,7 @@ static inline void class_free(int c, void *p)
             tcache.registered = true;
         }
         free_block *b = p;
+        CACHED(b, class_size(c));
         b->next = tcache.head[c];
         tcache.head[c] = b;
         tcache.n[c]++;
@@ -229,6 +250,7 @@ static inline void *class_alloc(int c, size_t rounded)
         pthread_mutex_unlock(&cache_lock);
     }
     if (!b) return tj_alloc(rounded);
+    UNCACHED(b, rounded);
     /* a cached block counts as an allocation, for failure injection */
     if (injected_failure()) {
         class_free(c, b);
@@ -296,6 +318,7 @@ void tj_storage_cache_release(void)
         while (cache[c]) {
             free_block *b = cache[c];
             cache[c] = b->next;
+            UNCACHED(b, size);
             tj_free(b, size);
         }
     }

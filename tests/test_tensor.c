@@ -574,3 +574,30 @@ Test(scope, failed_operators_inside_a_scope_leak_nothing)
     tj_scope_end(s);
     cr_expect_eq(live_allocations(), base);
 }
+
+/* ========================= AddressSanitizer ========================= */
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+
+/* The storage cache keeps released blocks allocated; under ASan they are
+ * poisoned past the free-list link, so a use after release is reported, and
+ * unpoisoned when handed out again. */
+static void cached_allocations(void) { tj_storage_cache_set_limit((size_t)1 << 30); }
+
+Test(tensor, released_storage_is_poisoned_under_asan_until_reused, .init = cached_allocations)
+{
+    int64_t shape[1] = {1000};
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 1, shape);
+    cr_assert_not_null(t);
+    float *data = tj_tensor_data(t);
+    cr_expect(!__asan_region_is_poisoned(data, 4000), "a live tensor's data is addressable");
+    tj_tensor_release(t);
+    cr_expect(__asan_address_is_poisoned(data + 500), "released data is poisoned");
+    cr_expect(__asan_address_is_poisoned(data + 999), "to its last element");
+    tj_tensor *again = tj_tensor_empty(TJ_FLOAT32, 1, shape);
+    cr_assert_eq(tj_tensor_data(again), data, "the cache hands the same block out again");
+    cr_expect(!__asan_region_is_poisoned(data, 4000), "and unpoisons it");
+    tj_tensor_release(again);
+}
+#endif
