@@ -249,10 +249,10 @@ Test(einsum, records_attention_scores_as_pytorch_does)
     tj_graph *g = tj_make_fx(trace_attention, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     char *text = tj_graph_to_string(g);
-    cr_expect_str_eq(text, "graph(%arg0 : f32[2, 3, 4, 5], %arg1 : f32[2, 3, 6, 5]):\n"
-                           "    %unsqueeze = aten.unsqueeze.default(%arg0, 4)\n"
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 3, 4, 5], %arg1_1 : f32[2, 3, 6, 5]):\n"
+                           "    %unsqueeze = aten.unsqueeze.default(%arg0_1, 4)\n"
                            "    %permute = aten.permute.default(%unsqueeze, [0, 1, 2, 4, 3])\n"
-                           "    %unsqueeze_1 = aten.unsqueeze.default(%arg1, 4)\n"
+                           "    %unsqueeze_1 = aten.unsqueeze.default(%arg1_1, 4)\n"
                            "    %permute_1 = aten.permute.default(%unsqueeze_1, [0, 1, 4, 2, 3])\n"
                            "    %permute_2 = aten.permute.default(%permute, [0, 1, 2, 4, 3])\n"
                            "    %view = aten.view.default(%permute_2, [6, 4, 5])\n"
@@ -292,14 +292,14 @@ Test(einsum, path_orders_the_contractions_as_opt_einsum_lists_them)
     tj_graph *g = tj_make_fx(trace_path, (void *)path, in, 3, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     char *text = tj_graph_to_string(g);
-    cr_expect_str_eq(text, "graph(%arg0 : f32[2, 3], %arg1 : f32[3, 4], %arg2 : f32[4, 2]):\n"
-                           "    %unsqueeze = aten.unsqueeze.default(%arg0, 2)\n"
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 3], %arg1_1 : f32[3, 4], %arg2_1 : f32[4, 2]):\n"
+                           "    %unsqueeze = aten.unsqueeze.default(%arg0_1, 2)\n"
                            "    %unsqueeze_1 = aten.unsqueeze.default(%unsqueeze, 3)\n"
                            "    %permute = aten.permute.default(%unsqueeze_1, [0, 2, 1, 3])\n"
-                           "    %unsqueeze_2 = aten.unsqueeze.default(%arg1, 2)\n"
+                           "    %unsqueeze_2 = aten.unsqueeze.default(%arg1_1, 2)\n"
                            "    %unsqueeze_3 = aten.unsqueeze.default(%unsqueeze_2, 3)\n"
                            "    %permute_1 = aten.permute.default(%unsqueeze_3, [2, 3, 0, 1])\n"
-                           "    %unsqueeze_4 = aten.unsqueeze.default(%arg2, 2)\n"
+                           "    %unsqueeze_4 = aten.unsqueeze.default(%arg2_1, 2)\n"
                            "    %unsqueeze_5 = aten.unsqueeze.default(%unsqueeze_4, 3)\n"
                            "    %permute_2 = aten.permute.default(%unsqueeze_5, [2, 1, 3, 0])\n"
                            "    %permute_3 = aten.permute.default(%permute_1, [2, 3, 0, 1])\n"

@@ -187,8 +187,8 @@ static tj_status trace_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
 }
 
 /* what make_fx prints for trace_fn (placeholders are named argN) */
-static const char *const TRACED = "graph(%arg0 : f32[4], %arg1 : f32[4]):\n"
-                                  "    %scaled_add = mylib.scaled_add.default(%arg0, %arg1, 2.5)\n"
+static const char *const TRACED = "graph(%arg0_1 : f32[4], %arg1_1 : f32[4]):\n"
+                                  "    %scaled_add = mylib.scaled_add.default(%arg0_1, %arg1_1, 2.5)\n"
                                   "    %relu = aten.relu.default(%scaled_add)\n"
                                   "    return (%relu,)\n";
 

@@ -525,9 +525,9 @@ Test(matmul, records_fold_into_mm_as_pytorch)
     tj_scope *s = tj_scope_begin();
     tj_tensor *in[2] = {tj_tensor_fake(TJ_FLOAT32, 3, (int64_t[]){5, 2, 3}), tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){3, 4})};
     expect_graph(trace_binary, (void *)tj_matmul, 2, in,
-                 "graph(%arg0 : f32[5, 2, 3], %arg1 : f32[3, 4]):\n"
-                 "    %view = aten.view.default(%arg0, [10, 3])\n"
-                 "    %mm = aten.mm.default(%view, %arg1)\n"
+                 "graph(%arg0_1 : f32[5, 2, 3], %arg1_1 : f32[3, 4]):\n"
+                 "    %view = aten.view.default(%arg0_1, [10, 3])\n"
+                 "    %mm = aten.mm.default(%view, %arg1_1)\n"
                  "    %_unsafe_view = aten._unsafe_view.default(%mm, [5, 2, 4])\n"
                  "    return (%_unsafe_view,)\n");
     tj_scope_end(s);
@@ -539,11 +539,11 @@ Test(matmul, records_broadcast_batches_as_expand_reshape_bmm)
     tj_tensor *in[2] = {tj_tensor_fake(TJ_FLOAT32, 4, (int64_t[]){7, 1, 2, 3}),
                         tj_tensor_fake(TJ_FLOAT32, 3, (int64_t[]){5, 3, 4})};
     expect_graph(trace_binary, (void *)tj_matmul, 2, in,
-                 "graph(%arg0 : f32[7, 1, 2, 3], %arg1 : f32[5, 3, 4]):\n"
-                 "    %expand = aten.expand.default(%arg0, [7, 5, 2, 3])\n"
+                 "graph(%arg0_1 : f32[7, 1, 2, 3], %arg1_1 : f32[5, 3, 4]):\n"
+                 "    %expand = aten.expand.default(%arg0_1, [7, 5, 2, 3])\n"
                  "    %clone = aten.clone.default(%expand)\n"
                  "    %_unsafe_view = aten._unsafe_view.default(%clone, [35, 2, 3])\n"
-                 "    %expand_1 = aten.expand.default(%arg1, [7, 5, 3, 4])\n"
+                 "    %expand_1 = aten.expand.default(%arg1_1, [7, 5, 3, 4])\n"
                  "    %clone_1 = aten.clone.default(%expand_1)\n"
                  "    %_unsafe_view_1 = aten._unsafe_view.default(%clone_1, [35, 3, 4])\n"
                  "    %bmm = aten.bmm.default(%_unsafe_view, %_unsafe_view_1)\n"
@@ -558,9 +558,9 @@ Test(linear, records_t_and_addmm_for_2d_input_with_bias)
     tj_tensor *in[3] = {tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){2, 3}), tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){4, 3}),
                         tj_tensor_fake(TJ_FLOAT32, 1, (int64_t[]){4})};
     expect_graph(trace_linear, NULL, 3, in,
-                 "graph(%arg0 : f32[2, 3], %arg1 : f32[4, 3], %arg2 : f32[4]):\n"
-                 "    %t = aten.t.default(%arg1)\n"
-                 "    %addmm = aten.addmm.default(%arg2, %arg0, %t)\n"
+                 "graph(%arg0_1 : f32[2, 3], %arg1_1 : f32[4, 3], %arg2_1 : f32[4]):\n"
+                 "    %t = aten.t.default(%arg1_1)\n"
+                 "    %addmm = aten.addmm.default(%arg2_1, %arg0_1, %t)\n"
                  "    return (%addmm,)\n");
     tj_scope_end(s);
 }
@@ -571,16 +571,16 @@ Test(linear, views_nd_input_as_2d_around_addmm)
     tj_tensor *in[3] = {tj_tensor_fake(TJ_FLOAT32, 3, (int64_t[]){5, 2, 3}), tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){4, 3}),
                         tj_tensor_fake(TJ_FLOAT32, 1, (int64_t[]){4})};
     expect_graph(trace_linear, NULL, 3, in,
-                 "graph(%arg0 : f32[5, 2, 3], %arg1 : f32[4, 3], %arg2 : f32[4]):\n"
-                 "    %t = aten.t.default(%arg1)\n"
-                 "    %view = aten.view.default(%arg0, [10, 3])\n"
-                 "    %addmm = aten.addmm.default(%arg2, %view, %t)\n"
+                 "graph(%arg0_1 : f32[5, 2, 3], %arg1_1 : f32[4, 3], %arg2_1 : f32[4]):\n"
+                 "    %t = aten.t.default(%arg1_1)\n"
+                 "    %view = aten.view.default(%arg0_1, [10, 3])\n"
+                 "    %addmm = aten.addmm.default(%arg2_1, %view, %t)\n"
                  "    %view_1 = aten.view.default(%addmm, [5, 2, 4])\n"
                  "    return (%view_1,)\n");
     expect_graph(trace_linear, NULL, 2, in,
-                 "graph(%arg0 : f32[5, 2, 3], %arg1 : f32[4, 3]):\n"
-                 "    %t = aten.t.default(%arg1)\n"
-                 "    %view = aten.view.default(%arg0, [10, 3])\n"
+                 "graph(%arg0_1 : f32[5, 2, 3], %arg1_1 : f32[4, 3]):\n"
+                 "    %t = aten.t.default(%arg1_1)\n"
+                 "    %view = aten.view.default(%arg0_1, [10, 3])\n"
                  "    %mm = aten.mm.default(%view, %t)\n"
                  "    %_unsafe_view = aten._unsafe_view.default(%mm, [5, 2, 4])\n"
                  "    return (%_unsafe_view,)\n");
@@ -623,10 +623,10 @@ Test(addmm, decomposes_into_mm_mul_and_add_with_kernel_values)
     tj_graph *g = tj_make_fx(trace_addmm, scalars, in, 3, t, TJ_TRACE_REAL);
     cr_assert_not_null(g, "%s", tj_last_error());
     char *text = tj_graph_to_string(g);
-    cr_expect_str_eq(text, "graph(%arg0 : f32[3], %arg1 : f32[2, 4], %arg2 : f32[4, 3]):\n"
-                           "    %mm = aten.mm.default(%arg1, %arg2)\n"
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[3], %arg1_1 : f32[2, 4], %arg2_1 : f32[4, 3]):\n"
+                           "    %mm = aten.mm.default(%arg1_1, %arg2_1)\n"
                            "    %mul = aten.mul.Scalar(%mm, 3)\n"
-                           "    %mul_1 = aten.mul.Scalar(%arg0, 2)\n"
+                           "    %mul_1 = aten.mul.Scalar(%arg0_1, 2)\n"
                            "    %add = aten.add.Tensor(%mul_1, %mul)\n"
                            "    return (%add,)\n");
     free(text);

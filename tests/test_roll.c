@@ -190,7 +190,7 @@ Test(roll, traces_real_and_fake_prints_as_make_fx_and_replays_as_eager)
             cr_expect_eq(tj_graph_count_op(g, TJ_OPS(roll)), 1);
             char *text = tj_graph_to_string(g);
             /* dims=[] is left out as the default, as make_fx prints it */
-            const char *want = flat ? "aten.roll.default(%arg0, [7])" : "aten.roll.default(%arg0, [1, -2], [0, 2])";
+            const char *want = flat ? "aten.roll.default(%arg0_1, [7])" : "aten.roll.default(%arg0_1, [1, -2], [0, 2])";
             cr_expect(strstr(text, want), "no '%s' in\n%s", want, text);
             free(text);
             test_expect_same(test_replay1(g, &x, 1), eager[0], "roll");

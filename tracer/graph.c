@@ -1,5 +1,6 @@
 /* The graph IR: construction, naming, arena, inspection. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_internal.h"
@@ -97,6 +98,8 @@ bool tj_graph_claim_name(tj_graph *g, const char *name)
     return true;
 }
 
+static bool name_used(const tj_graph *g, const char *name) { return g->names->cap && name_find(g->names, name)->name; }
+
 char *tj_graph_unique_name(tj_graph *g, const char *base)
 {
     name_table *t = g->names;
@@ -185,8 +188,39 @@ void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t)
     v->offset = t->offset;
 }
 
-/* Adds `n` values produced by node `node`; returns the first id or -1. */
-static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, const char *base)
+/* Python's lowercase builtins and keywords, and the names FX's generated
+ * code imports (inf, nan, torch, device, pytree, fx_pytree), sorted: FX
+ * never names a value after one (torch.fx.graph._Namespace), so the first
+ * aten.sum is %sum_1 and the first aten.slice.Tensor %slice_1. */
+static const char *const PY_RESERVED[] = {
+    "abs", "aiter", "all", "and", "anext", "any", "as", "ascii", "assert", "async", "await", "bin", "bool", "break",
+    "breakpoint", "bytearray", "bytes", "callable", "chr", "class", "classmethod", "compile", "complex", "continue",
+    "copyright", "credits", "def", "del", "delattr", "device", "dict", "dir", "divmod", "elif", "else", "enumerate",
+    "eval", "except", "exec", "exit", "filter", "finally", "float", "for", "format", "from", "frozenset",
+    "fx_pytree", "getattr", "global", "globals", "hasattr", "hash", "help", "hex", "id", "if", "import", "in", "inf",
+    "input", "int", "is", "isinstance", "issubclass", "iter", "lambda", "len", "license", "list", "locals", "map",
+    "max", "memoryview", "min", "nan", "next", "nonlocal", "not", "object", "oct", "open", "or", "ord", "pass", "pow",
+    "print", "property", "pytree", "quit", "raise", "range", "repr", "return", "reversed", "round", "set", "setattr",
+    "slice", "sorted", "staticmethod", "str", "sum", "super", "torch", "try", "tuple", "type", "vars", "while",
+    "with", "yield", "zip",
+};
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* A call's value name from `base`, as FX makes it: a reserved base is
+ * claimed first (as the static entry, so that no value takes it), which
+ * makes the generated name base_1, base_2, ... */
+static char *call_value_name(tj_graph *g, const char *base)
+{
+    const char *const *r = bsearch(&base, PY_RESERVED, sizeof PY_RESERVED / sizeof *PY_RESERVED, sizeof *PY_RESERVED,
+                                   compare_names);
+    if (r && !name_used(g, *r) && !tj_graph_claim_name(g, *r)) return NULL;
+    return tj_graph_unique_name(g, base);
+}
+
+/* Adds `n` values produced by node `node` (a call's when `call`); returns
+ * the first id or -1. */
+static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, const char *base, bool call)
 {
     if (!grow((void **)&g->values, &g->cap_values, g->n_values + n, sizeof *g->values, "graph values")) return -1;
     int first = g->n_values;
@@ -205,7 +239,8 @@ static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, cons
         v->index = i;
         tj_gvalue_set_meta(v, like[i]);
         /* multi-output calls name their outputs getitem, getitem_1, ... as FX does */
-        v->name = tj_graph_unique_name(g, n > 1 ? "getitem" : base);
+        v->name = n > 1 ? tj_graph_unique_name(g, "getitem") : call ? call_value_name(g, base)
+                                                                   : tj_graph_unique_name(g, base);
         if (!v->name) return -1;
         nd->outs[i] = g->n_values++;
     }
@@ -216,7 +251,9 @@ int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *nam
 {
     char buf[32];
     if (!name) {
-        snprintf(buf, sizeof buf, "arg%d", g->n_inputs);
+        /* torch's make_fx names the placeholders of a function of *args
+         * arg0_1, arg1_1, ...: FX suffixes its wrapper's argument names */
+        snprintf(buf, sizeof buf, "arg%d_1", g->n_inputs);
         name = buf;
     }
     tj_gnode *n = new_node(g, TJ_NODE_PLACEHOLDER);
@@ -224,7 +261,7 @@ int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *nam
     int id = g->n_nodes - 1;
     n->input_index = g->n_inputs++;
     tj_tensor *l = (tj_tensor *)like;
-    if (new_values(g, id, &l, 1, name) < 0) return -1;
+    if (new_values(g, id, &l, 1, name, false) < 0) return -1;
     return id;
 }
 
@@ -239,7 +276,7 @@ int tj_graph_add_constant(tj_graph *g, tj_tensor *t, const char *name)
     if (!n) return -1;
     int id = g->n_nodes - 1;
     g->n_constants++;
-    if (new_values(g, id, &t, 1, name) < 0) return -1;
+    if (new_values(g, id, &t, 1, name, false) < 0) return -1;
     g->nodes[id].constant = tj_tensor_retain(t);
     return id;
 }
@@ -274,7 +311,7 @@ int tj_graph_add_call(tj_graph *g, const tj_op *op, const tj_garg *args, int nar
     if (!n->args) return -1;
     for (int i = 0; i < nargs; i++)
         if (!copy_arg(g, &g->nodes[id].args[i], &args[i])) return -1;
-    if (new_values(g, id, results, op->nreturns, name_base ? name_base : op->base) < 0) return -1;
+    if (new_values(g, id, results, op->nreturns, name_base ? name_base : op->base, true) < 0) return -1;
     return id;
 }
 

@@ -98,10 +98,18 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
 
 /* ---- text, DOT, JSON ---- */
 /** Writes the graph as FX-style text:
- *     graph(%x : f32[2, 3], %w : f32[3]):
- *         %add = aten.add.Tensor(%x, %w)
+ *     graph(%arg0_1 : f32[2, 3], %arg1_1 : f32[3]):
+ *         %add = aten.add.Tensor(%arg0_1, %arg1_1)
  *         return (%add,)
- * Tensor constants are written inline. Returns TJ_ERR_IO on a write error. */
+ * Values are named as torch 1.13's make_fx names them: placeholders arg0_1,
+ * arg1_1, ... (unless tj_graph_set_input_name renamed them), a call's value
+ * after its operator (add, add_1, ...), the values of a multi-output call
+ * getitem, getitem_1, ... Tensor constants are written inline
+ * (`%_tensor_constant0 : f32[3] = constant([1.0, 2.0, 3.0])`). A graph with
+ * outputs written back into inputs (tj_pass_functionalize) ends its return
+ * line with a suffix FX does not have, `return (%add, %mul) writeback {1: 0}`
+ * (output 1 is copied into input 0 after each run), which tj_graph_parse
+ * reads back. Returns TJ_ERR_IO on a write error. */
 tj_status tj_graph_print(const tj_graph *g, FILE *f);
 /** The same text in a new string (free with free()); NULL when out of memory. */
 char *tj_graph_to_string(const tj_graph *g);
