@@ -6,12 +6,12 @@
  * convolution, max_pool2d -> max_pool2d_with_indices, adaptive_avg_pool2d
  * -> mean (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
  * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
- * nll_loss_forward, mse_loss -> sub, pow, mean / sum (as torch._decomp
- * writes it; ATen has a kernel), l1_loss -> sub, abs, mean / sum.
+ * nll_loss_forward, l1_loss -> sub, abs, mean / sum.
  *
  * Composites with a kernel that torch._decomp (1.13) decomposes:
  * nll_loss_forward, nll_loss_backward, native_dropout,
- * binary_cross_entropy (+ backward) and huber_loss_backward, into primitives
+ * binary_cross_entropy (+ backward), mse_loss (+ backward) and
+ * huber_loss_backward, into primitives
  * (the forward gathers the targets' entries; the backward compares the
  * targets with an arange into a one-hot mask); smooth_l1_loss (+ backward)
  * and huber_loss, which torch._decomp leaves alone, are written from ATen's
@@ -282,12 +282,26 @@ static tj_tensor *apply_loss_reduction(tj_tensor *loss, int64_t reduction)
     return reduction == 2 ? tj_sum(loss, -1) : loss;
 }
 
-/* mse_loss(self, target, reduction): (self - target)^2, then reduced. */
+/* mse_loss(self, target, reduction), torch._decomp's: (self - target)^2,
+ * then reduced. */
 static tj_status mse_loss(const tj_value *args, tj_value *outs)
 {
-    tj_status st = tj_check_reduction("aten::mse_loss", args[2].u.i);
-    if (st != TJ_OK) return st;
+    TJ_DC_CHECK(mse_loss, args, m);
     return done(apply_loss_reduction(tj_pow_scalar(tj_sub(args[0].u.t, args[1].u.t), tj_v_int(2)), args[2].u.i), outs);
+}
+
+/* mse_loss_backward(grad, self, target, reduction), torch._decomp's: norm *
+ * (self - target) * grad, norm = 2 / numel(self) for the mean, else 2
+ * (rounded to the dtype the kernel computes in), in self's dtype. */
+static tj_status mse_loss_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(mse_loss_backward, args, m);
+    tj_dtype dt = tj_result_type(args, 3);
+    tj_value norm = tj_v_float(args[3].u.i == 1 ? 2.0 / (double)tj_tensor_numel(args[1].u.t) : 2.0);
+    norm = tj_dc_convert(&norm, dt);
+    tj_tensor *d = tj_sub(tj_dc_to(args[1].u.t, dt), tj_dc_to(args[2].u.t, dt));
+    tj_tensor *r = tj_mul(tj_mul_scalar(d, norm), tj_dc_to(args[0].u.t, dt));
+    return done(tj_dc_to(r, m[0].dtype), outs);
 }
 
 /* l1_loss(self, target, reduction), ATen 1.13's composite: abs(self -
@@ -589,6 +603,7 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");
     tj_op_set_decomposition(TJ_OPS(cross_entropy_loss), cross_entropy_loss, "cross_entropy_loss");
     tj_op_set_decomposition(TJ_OPS(mse_loss), mse_loss, "mse_loss");
+    tj_op_set_decomposition(TJ_OPS(mse_loss_backward), mse_loss_backward, "mse_loss_backward");
     tj_op_set_decomposition(TJ_OPS(l1_loss), l1_loss, "l1_loss");
     tj_op_set_decomposition(TJ_OPS(smooth_l1_loss), smooth_l1_loss, "smooth_l1_loss");
     tj_op_set_decomposition(TJ_OPS(huber_loss), huber_loss, "huber_loss");

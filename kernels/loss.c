@@ -96,13 +96,18 @@ static inline double max_f64(double a, double b) { return a < b ? b : a; }
 BCE_DEFINE(float, f32, logf, max_f32)
 BCE_DEFINE(double, f64, log, max_f64)
 
-/* ---- smooth_l1_loss, huber_loss ---- */
+/* ---- smooth_l1_loss, huber_loss, mse_loss ---- */
 
 #define POINTWISE_LOSS_DEFINE(T, SUF, ABS)                                                                     \
     static void pointwise_loss_##SUF(const tj_k_pointwise_loss_args *k, int64_t n, T *o, const T *a, const T *b) \
     {                                                                                                          \
         const T p = (T)k->param, half = (T)0.5;                                                                \
-        if (k->op == TJ_K_SMOOTH_L1)                                                                           \
+        if (k->op == TJ_K_MSE)                                                                                 \
+            for (int64_t i = 0; i < n; i++) {                                                                  \
+                T d = a[i] - b[i];                                                                             \
+                o[i] = d * d;                                                                                  \
+            }                                                                                                  \
+        else if (k->op == TJ_K_SMOOTH_L1)                                                                      \
             for (int64_t i = 0; i < n; i++) {                                                                  \
                 T z = ABS(a[i] - b[i]);                                                                        \
                 o[i] = z < p ? half * z * z / p : z - half * p;                                                \
@@ -117,7 +122,9 @@ BCE_DEFINE(double, f64, log, max_f64)
                                               const T *b, const T *g)                                          \
     {                                                                                                          \
         const T p = (T)k->param, norm = (T)k->norm;                                                            \
-        if (k->op == TJ_K_SMOOTH_L1)                                                                           \
+        if (k->op == TJ_K_MSE)                                                                                 \
+            for (int64_t i = 0; i < n; i++) o[i] = norm * (a[i] - b[i]) * g[i];                                \
+        else if (k->op == TJ_K_SMOOTH_L1)                                                                      \
             for (int64_t i = 0; i < n; i++) {                                                                  \
                 T x = a[i] - b[i];                                                                             \
                 o[i] = x <= -p ? -norm * g[i] : x >= p ? norm * g[i] : norm * x * g[i] / p;                    \

@@ -57,29 +57,32 @@ void tj_k_bce_backward_f32(int64_t n, const float *g, const float *x, const floa
 void tj_k_bce_backward_f64(int64_t n, const double *g, const double *x, const double *t, const double *w,
                            double divisor, double *gi);
 
-/* ---- smooth_l1_loss, huber_loss (pointwise; the runtime reduces) ---- */
+/* ---- smooth_l1_loss, huber_loss, mse_loss (pointwise; the runtime reduces) ---- */
 
 typedef enum tj_k_pointwise_loss_op {
     TJ_K_SMOOTH_L1, /**< param = beta (>= 0) */
     TJ_K_HUBER,     /**< param = delta (> 0) */
+    TJ_K_MSE,       /**< no param */
 } tj_k_pointwise_loss_op;
 
 typedef struct tj_k_pointwise_loss_args {
     tj_k_pointwise_loss_op op;
     tj_dtype dtype; /**< float32 or float64: inputs, output and arithmetic */
     double param;   /**< converted to dtype by the loops, as ATen's kernels do */
-    double norm;    /**< backward: 1 / numel for the mean, else 1 (converted to dtype) */
+    double norm;    /**< backward: 1 / numel for the mean, else 1 (2 / numel, 2 for mse; converted to dtype) */
 } tj_k_pointwise_loss_args;
 
 /** Each element's loss, PyTorch 1.13's CPU kernels (BinaryOpsKernel.cpp),
  * z = |in[0] - in[1]| (self, target): smooth_l1 z < beta ? 0.5 * z * z /
  * beta : z - 0.5 * beta; huber z < delta ? 0.5 * z * z : delta * (z - 0.5 *
- * delta); nan stays nan. A tj_loop_fn; ctx is tj_k_pointwise_loss_args. */
+ * delta); mse d * d with d = in[0] - in[1]; nan stays nan. A tj_loop_fn;
+ * ctx is tj_k_pointwise_loss_args. */
 void tj_k_pointwise_loss_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** Their gradients (PointwiseOpsKernel.cpp), x = in[0] - in[1], g = in[2]
  * (grad_output): smooth_l1 x <= -beta ? -norm * g : x >= beta ? norm * g :
  * norm * x * g / beta; huber x <= -delta ? -norm * g * delta : x >= delta ?
- * norm * g * delta : norm * x * g (a nan x takes the last branch). */
+ * norm * g * delta : norm * x * g (a nan x takes the last branch); mse
+ * norm * x * g. */
 void tj_k_pointwise_loss_backward_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 
 #endif

@@ -667,6 +667,10 @@ tj_tensor *tj_huber_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_te
 {
     return CALL(huber_loss_backward, T(grad_output), T(self), T(target), I(reduction), F(delta));
 }
+tj_tensor *tj_mse_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction)
+{
+    return CALL(mse_loss_backward, T(grad_output), T(self), T(target), I(reduction));
+}
 tj_tensor *tj_embedding_dense_backward(tj_tensor *g, tj_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                        bool scale_grad_by_freq)
 {

@@ -1221,16 +1221,27 @@ static tj_tensor *at_shape(tj_tensor *t, int nd, const int64_t *shape)
 
 typedef tj_tensor *(*pointwise_loss_backward_fn)(tj_tensor *, tj_tensor *, tj_tensor *, int64_t, double);
 
+/* self and target (arguments 0 and 1) expanded to their broadcast shape. */
+static tj_status loss_operands(const tj_grad_ctx *c, tj_tensor **self, tj_tensor **target)
+{
+    *self = ARG(0);
+    *target = ARG(1);
+    int nd;
+    int64_t shape[TJ_MAX_DIMS];
+    tj_status st = tj_broadcast_shapes(c->op->name, (*self)->ndim, (*self)->shape, (*target)->ndim, (*target)->shape,
+                                       &nd, shape);
+    if (st != TJ_OK) return st;
+    *self = at_shape(*self, nd, shape);
+    *target = at_shape(*target, nd, shape);
+    return TJ_OK;
+}
+
 static tj_status pointwise_loss_grads(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi,
                                       pointwise_loss_backward_fn backward)
 {
-    tj_tensor *self = ARG(0), *target = ARG(1);
-    int nd;
-    int64_t shape[TJ_MAX_DIMS];
-    tj_status st = tj_broadcast_shapes(c->op->name, self->ndim, self->shape, target->ndim, target->shape, &nd, shape);
+    tj_tensor *self, *target;
+    tj_status st = loss_operands(c, &self, &target);
     if (st != TJ_OK) return st;
-    self = at_shape(self, nd, shape);
-    target = at_shape(target, nd, shape);
     int64_t reduction = c->args[2].u.i;
     double param = tj_value_as_double(&c->args[3]);
     if (NEED(0)) gi[0] = backward(g[0], self, target, reduction, param);
@@ -1240,6 +1251,38 @@ static tj_status pointwise_loss_grads(const tj_grad_ctx *c, tj_tensor *const *g,
 
 FORMULA(d_smooth_l1_loss) { return pointwise_loss_grads(c, g, gi, tj_smooth_l1_loss_backward); }
 FORMULA(d_huber_loss) { return pointwise_loss_grads(c, g, gi, tj_huber_loss_backward); }
+
+/* mse_loss: derivatives.yaml's mse_loss_backward for self, and with self
+ * and target swapped for target (operands at the loss's shape, as above). */
+FORMULA(d_mse_loss)
+{
+    tj_tensor *self, *target;
+    tj_status st = loss_operands(c, &self, &target);
+    if (st != TJ_OK) return st;
+    int64_t reduction = c->args[2].u.i;
+    if (NEED(0)) gi[0] = tj_mse_loss_backward(g[0], self, target, reduction);
+    if (NEED(1)) gi[1] = tj_mse_loss_backward(g[0], target, self, reduction);
+    return TJ_OK;
+}
+
+/* mse_loss_backward(grad_output, self, target, reduction), as
+ * derivatives.yaml: grad_output through mse_loss_backward again; self gets
+ * mse_loss_double_backward(grad * grad_output) = 2 * grad * grad_output
+ * (divided by self's element count for the mean, the count the call's
+ * norm used), target its negation. */
+FORMULA(d_mse_loss_backward)
+{
+    tj_tensor *self = ARG(1);
+    int64_t reduction = c->args[3].u.i;
+    if (NEED(0)) gi[0] = tj_mse_loss_backward(g[0], self, ARG(2), reduction);
+    if (NEED(1) || NEED(2)) {
+        tj_tensor *d = tj_mul_scalar(tj_mul(g[0], ARG(0)), tj_v_int(2));
+        if (reduction == 1) d = tj_div_scalar(d, tj_v_int(tj_tensor_numel(self)));
+        if (NEED(1)) gi[1] = d;
+        if (NEED(2)) gi[2] = tj_neg(d);
+    }
+    return TJ_OK;
+}
 
 FORMULA(d_nll_loss)
 {
@@ -1491,6 +1534,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 16 (lossact) */
     D(hardtanh, d_hardtanh), D(hardsigmoid, d_hardsigmoid), D(hardswish, d_hardswish),
     D(smooth_l1_loss, d_smooth_l1_loss), D(huber_loss, d_huber_loss),
+    /* session 20 (fxparity) */
+    D(mse_loss, d_mse_loss), D(mse_loss_backward, d_mse_loss_backward),
     /* session 19 (emath) */
     D(floor, d_zero), D(ceil, d_zero), D(round, d_zero), D(trunc, d_zero), D(frac, d_identity),
     D(remainder_Tensor, d_remainder), D(remainder_Scalar, d_identity), D(fmod_Tensor, d_fmod),

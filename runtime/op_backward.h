@@ -16,6 +16,7 @@ TJ_OP_DECLARE(nll_loss_backward)
 TJ_OP_DECLARE(binary_cross_entropy_backward)
 TJ_OP_DECLARE(smooth_l1_loss_backward)
 TJ_OP_DECLARE(huber_loss_backward)
+TJ_OP_DECLARE(mse_loss_backward)
 
 /* softmax backward (op_softmax.c), layer / batch / group norm backward (op_layer_norm.c: output_mask false -> undefined output),
  * embedding_dense_backward (op_embedding.c) */

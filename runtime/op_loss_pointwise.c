@@ -1,5 +1,5 @@
-/* aten::smooth_l1_loss, aten::huber_loss (Loss.cpp) and their backward
- * operators: checks, result dtype and shape as PyTorch 1.13, glue to the
+/* aten::smooth_l1_loss, aten::huber_loss, aten::mse_loss (Loss.cpp) and
+ * their backward operators: checks, result dtype and shape as PyTorch 1.13, glue to the
  * pointwise loops of kernels/loss.h. The elementwise losses broadcast self
  * and target; mean and sum run the reduction kernels (aten::mean, aten::sum)
  * over them, as ATen's apply_loss_reduction does. */
@@ -13,7 +13,8 @@
 typedef struct pointwise_loss {
     const char *name, *backward_name;
     tj_k_pointwise_loss_op op;
-    const char *param;  /* "beta", "delta" */
+    const char *param;  /* "beta", "delta"; NULL: none (mse) */
+    double norm_scale;  /* the backward's factor: 2 for mse's d(x^2), else 1 */
     bool param_nonzero; /* delta must be > 0; beta >= 0 (0 makes smooth_l1 the l1 loss) */
     /* ATen writes huber_loss into empty_like(self): the result keeps self's
      * dtype (computed in the promoted one), and its backward kernel takes no
@@ -22,9 +23,16 @@ typedef struct pointwise_loss {
 } pointwise_loss;
 
 static const pointwise_loss SMOOTH_L1 = {"aten::smooth_l1_loss", "aten::smooth_l1_loss_backward", TJ_K_SMOOTH_L1,
-                                         "beta", false, false};
-static const pointwise_loss HUBER = {"aten::huber_loss", "aten::huber_loss_backward", TJ_K_HUBER, "delta", true,
+                                         "beta", 1, false, false};
+static const pointwise_loss HUBER = {"aten::huber_loss", "aten::huber_loss_backward", TJ_K_HUBER, "delta", 1, true,
                                      true};
+static const pointwise_loss MSE = {"aten::mse_loss", "aten::mse_loss_backward", TJ_K_MSE, NULL, 2, false, false};
+
+/* The loss's parameter, argument `at` of the call (0 for mse, which has none). */
+static double param_of(const pointwise_loss *L, const tj_value *args, int at)
+{
+    return L->param ? tj_value_as_double(&args[at]) : 0;
+}
 
 /* Geometry of a call: the broadcast shape of its tensors, the dtype the loop
  * computes in and the dtype of the (unreduced) result. */
@@ -41,7 +49,7 @@ static tj_status loss_geometry_of(const pointwise_loss *L, bool backward, const 
                                   double param, int64_t reduction, loss_geometry *g)
 {
     const char *op = backward ? L->backward_name : L->name;
-    if (!backward && (L->param_nonzero ? !(param > 0) : !(param >= 0)))
+    if (!backward && L->param && (L->param_nonzero ? !(param > 0) : !(param >= 0)))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: does not support %s values for %s (got %g)", op,
                         L->param_nonzero ? "non-positive" : "negative", L->param, param);
     const tj_tensor *self = args[self_at].u.t, *ts[3];
@@ -65,12 +73,12 @@ static tj_status loss_geometry_of(const pointwise_loss *L, bool backward, const 
 
 static tj_status forward_geometry(const pointwise_loss *L, const tj_value *args, loss_geometry *g)
 {
-    return loss_geometry_of(L, false, args, 2, 0, tj_value_as_double(&args[3]), args[2].u.i, g);
+    return loss_geometry_of(L, false, args, 2, 0, param_of(L, args, 3), args[2].u.i, g);
 }
 
 static tj_status backward_geometry(const pointwise_loss *L, const tj_value *args, loss_geometry *g)
 {
-    return loss_geometry_of(L, true, args, 3, 1, tj_value_as_double(&args[4]), args[3].u.i, g);
+    return loss_geometry_of(L, true, args, 3, 1, param_of(L, args, 4), args[3].u.i, g);
 }
 
 /* A shape function's output of g's shape and dtype (0-dim when `scalar`). */
@@ -122,7 +130,7 @@ static tj_status kernel_forward(const pointwise_loss *L, const tj_value *args, t
     tj_status st = forward_geometry(L, args, &g);
     if (st != TJ_OK) return st;
     int64_t reduction = args[2].u.i;
-    tj_k_pointwise_loss_args k = {.op = L->op, .dtype = g.compute, .param = tj_value_as_double(&args[3]), .norm = 1};
+    tj_k_pointwise_loss_args k = {.op = L->op, .dtype = g.compute, .param = param_of(L, args, 3), .norm = 1};
     tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
     tj_tensor *loss = reduction == 0 ? outs[0] : new_like_meta(&g.m, g.m.dtype);
     if (!loss) return tj_last_status();
@@ -144,15 +152,16 @@ static tj_status meta_backward(const pointwise_loss *L, const tj_value *args, tj
 }
 
 /* norm = 1 / self's element count for the mean, as ATen's (the autograd
- * formula hands self in at the loss's shape: see d_pointwise_loss). */
+ * formula hands self in at the loss's shape: see d_pointwise_loss), times
+ * norm_scale (mse: 2. / numel, computed as ATen does). */
 static tj_status kernel_backward(const pointwise_loss *L, const tj_value *args, tj_tensor *const *outs)
 {
     loss_geometry g;
     tj_status st = backward_geometry(L, args, &g);
     if (st != TJ_OK) return st;
     const tj_tensor *self = args[1].u.t;
-    double norm = args[3].u.i == 1 ? 1.0 / (double)self->numel : 1.0;
-    tj_k_pointwise_loss_args k = {.op = L->op, .dtype = g.compute, .param = tj_value_as_double(&args[4]), .norm = norm};
+    double norm = args[3].u.i == 1 ? L->norm_scale / (double)self->numel : L->norm_scale;
+    tj_k_pointwise_loss_args k = {.op = L->op, .dtype = g.compute, .param = param_of(L, args, 4), .norm = norm};
     tj_tensor *in[3] = {args[1].u.t, args[2].u.t, args[0].u.t};
     return run_loop(outs[0], in, 3, &g, tj_k_pointwise_loss_backward_loop, &k);
 }
@@ -180,4 +189,12 @@ tj_status tj_meta_huber_loss_backward(const tj_value *args, tj_meta *outs) { ret
 tj_status tj_kernel_huber_loss_backward(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_backward(&HUBER, args, outs);
+}
+
+tj_status tj_meta_mse_loss(const tj_value *args, tj_meta *outs) { return meta_forward(&MSE, args, outs); }
+tj_status tj_kernel_mse_loss(const tj_value *args, tj_tensor *const *outs) { return kernel_forward(&MSE, args, outs); }
+tj_status tj_meta_mse_loss_backward(const tj_value *args, tj_meta *outs) { return meta_backward(&MSE, args, outs); }
+tj_status tj_kernel_mse_loss_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_backward(&MSE, args, outs);
 }

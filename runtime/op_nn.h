@@ -22,9 +22,10 @@ TJ_OP_DECLARE(pixel_unshuffle)
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(binary_cross_entropy)
 TJ_OP_DECLARE(native_dropout)
-/* smooth_l1_loss, huber_loss (op_loss_pointwise.c) */
+/* smooth_l1_loss, huber_loss, mse_loss (op_loss_pointwise.c) */
 TJ_OP_DECLARE(smooth_l1_loss)
 TJ_OP_DECLARE(huber_loss)
+TJ_OP_DECLARE(mse_loss)
 /** TJ_ERR_INVALID_ARGUMENT naming `op` unless reduction is 0 (none), 1
  * (mean) or 2 (sum) (op_loss.c). */
 tj_status tj_check_reduction(const char *op, int64_t reduction);

@@ -19,6 +19,7 @@
 TestSuite(fx_parity, .init = test_scope_open, .fini = test_scope_close);
 
 static const float X[6] = {1.5f, -2.f, 0.25f, 3.f, 0.5f, -1.f};
+static const float Y[6] = {0.5f, 1.f, 0.25f, -1.f, 2.f, 4.f};
 static const int64_t S23[2] = {2, 3};
 
 /* FX never names a value after a Python builtin: torch prints %sum_1,
@@ -55,4 +56,53 @@ Test(fx_parity, values_never_take_python_builtin_names)
                            "    %sum = aten.sum.default(%arg0)\n"
                            "    %sum_1 = aten.sum.default(%sum)\n"
                            "    return (%sum_1,)\n");
+}
+
+/* torch: l = F.mse_loss(x, y, reduction='sum'); gx, = torch.autograd.grad(l, [x]); return l, gx */
+static tj_status mse_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    out[0] = tj_mse_loss(x, in[1], 2);
+    tj_status st = tj_autograd_grad(out, 1, NULL, &x, 1, &out[1]);
+    *n_out = 2;
+    return st;
+}
+
+Test(fx_parity, mse_loss_gradient_is_recorded_as_mse_loss_backward)
+{
+    tj_tensor *in[2] = {test_f32(2, S23, X), test_f32(2, S23, Y)};
+    tj_graph *g = tj_make_fx(mse_grad, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "%mse_loss = aten.mse_loss.default(%arg0_1, %arg1_1, 2)\n"), "%s", text);
+    /* torch's seed is ones_like(mse_loss) and its detach nodes are not recorded here */
+    cr_expect(strstr(text, "%mse_loss_backward = aten.mse_loss_backward.default(%ones, %arg0_1, %arg1_1, 2)\n"), "%s",
+              text);
+    cr_expect_eq(tj_graph_num_calls(g), 3, "%s", text); /* mse_loss, ones, mse_loss_backward */
+    free(text);
+    tj_tensor *out[2];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], (const float[]){53.25f}, 1, 0);
+    test_expect_f32(out[1], (const float[]){2, -6, 0, 8, -3, -10}, 6, 0);
+    tj_graph_free(g);
+}
+
+Test(fx_parity, mse_loss_and_its_gradient_match_torch)
+{
+    tj_tensor *x = test_f32(2, S23, X), *y = test_f32(2, S23, Y);
+    test_expect_f32(tj_mse_loss(x, y, 0), (const float[]){1, 9, 0, 16, 2.25f, 25}, 6, 0);
+    test_expect_f32(tj_mse_loss(x, y, 2), (const float[]){53.25f}, 1, 0);
+    /* torch: F.mse_loss(x, y) = 8.875; aten.mse_loss_backward(ones(()), x, y, 1), (2 / 6) (x - y) in float32 */
+    test_expect_f32(tj_mse_loss(x, y, 1), (const float[]){8.875f}, 1, 0);
+    tj_tensor *g = tj_ones(NULL, 0, TJ_FLOAT32);
+    test_expect_f32(tj_mse_loss_backward(g, x, y, 1),
+                    (const float[]){0.3333333432674408f, -1.f, 0.f, 1.3333333730697632f, -0.5f, -1.6666667461395264f}, 6, 0);
+    test_expect_f32(tj_mse_loss_backward(g, y, x, 2), (const float[]){-2, 6, 0, -8, 3, 10}, 6, 0);
+    test_expect_error(tj_mse_loss(tj_ones((int64_t[]){2}, 1, TJ_INT64), tj_ones((int64_t[]){2}, 1, TJ_INT64), 1),
+                      TJ_ERR_DTYPE, "aten::mse_loss", "int64");
+    test_expect_error(tj_mse_loss(x, tj_ones((int64_t[]){2}, 1, TJ_FLOAT32), 1), TJ_ERR_SHAPE, "aten::mse_loss",
+                      "[2, 3]");
+    test_expect_error(tj_mse_loss_backward(g, x, y, 5), TJ_ERR_INVALID_ARGUMENT, "aten::mse_loss_backward", "5");
 }

@@ -633,6 +633,8 @@ static tj_status f_nll_none(tj_tensor *const *x, tj_tensor **o, int *n) { return
 
 FN(f_cross_entropy, tj_cross_entropy(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 1, -100, 0.0))
 FN(f_mse, tj_mse_loss(x[0], x[1], 1))
+FN(f_mse_sum, tj_mse_loss(x[0], x[1], 2))
+FN(f_mse_backward_mean, tj_mse_loss_backward(x[0], x[1], x[2], 1))
 FN(f_attention, tj_scaled_dot_product_attention(x[0], x[1], x[2], NULL, 0.0, false))
 FN(f_attention_causal, tj_scaled_dot_product_attention(x[0], x[1], x[2], NULL, 0.0, true))
 FN(f_attention_float_mask, tj_scaled_dot_product_attention(x[0], x[1], x[2], x[3], 0.0, false))
@@ -676,6 +678,9 @@ Test(gradcheck, neural_network_operators)
         {"nll_loss_forward(none)", f_nll_none, 1, {{2, {4, 5}, STRIDED}}, -1, 1},
         {"cross_entropy", f_cross_entropy, 1, {{2, {4, 5}, PLAIN}}, -2, 2},
         {"mse_loss", f_mse, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"mse_loss(sum, broadcast target)", f_mse_sum, 2, {{2, {3, 4}, STRIDED}, {1, {4}, PLAIN}}, -1, 1},
+        {"mse_loss_backward(mean)", f_mse_backward_mean, 3,
+         {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}, {2, {3, 4}, PLAIN}}, -1, 1},
         {"scaled_dot_product_attention", f_attention, 3,
          {{3, {2, 3, 4}, PLAIN}, {3, {2, 4, 4}, TRANSPOSED}, {3, {2, 4, 2}, PLAIN}}, -1, 1},
         {"scaled_dot_product_attention(causal)", f_attention_causal, 3,

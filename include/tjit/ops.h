@@ -845,7 +845,16 @@ tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, in
                        int64_t ignore_index); /**< aten::nll_loss (implicit) */
 tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
                             int64_t ignore_index, double label_smoothing); /**< aten::cross_entropy_loss (implicit) */
-tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction); /**< aten::mse_loss (implicit) */
+/** aten::mse_loss: (self - target)^2 as ATen's kernel (d * d), in the dtype
+ * of result_type(self, target), which must be float32 / float64; self and
+ * target broadcast. reduction 0 (none): a new tensor of the broadcast shape;
+ * 1 (mean, nan when empty) or 2 (sum): a new 0-dim tensor, reduced as
+ * tj_mean / tj_sum. Recorded by make_fx as aten.mse_loss (its decomposition
+ * is torch._decomp's: sub, pow, mean / sum). Errors: TJ_ERR_INVALID_ARGUMENT for a
+ * reduction outside 0..2, TJ_ERR_DTYPE for an integer or bool result type
+ * (ATen: "mse_cpu" not implemented for 'Long'), TJ_ERR_SHAPE naming both
+ * shapes when self and target do not broadcast. */
+tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction);
 /** aten::binary_cross_entropy: -w * (t * log(x) + (1 - t) * log(1 - x)) with
  * each log clamped at -100, as PyTorch 1.13 (x = self, t = target, w =
  * weight). self float32 / float64 of any shape, every element in [0, 1];
@@ -1099,6 +1108,10 @@ tj_tensor *tj_smooth_l1_loss_backward(tj_tensor *grad_output, tj_tensor *self, t
  * ATen's kernel). */
 tj_tensor *tj_huber_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction,
                                   double delta);
+/** aten::mse_loss_backward: norm * (self - target) * grad_output with norm =
+ * 2 / self's element count for reduction 1 (mean), else 2 (ATen's kernel).
+ * Arguments, result and errors as tj_smooth_l1_loss_backward. */
+tj_tensor *tj_mse_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *target, int64_t reduction);
 /** aten::embedding_dense_backward: the gradient of tj_embedding with respect
  * to its weight: a [num_weights, D] tensor of grad_output's dtype (float32 /
  * float64) whose row k is the sum of the rows of grad_output ([*indices'
