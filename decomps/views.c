@@ -1,12 +1,13 @@
-/* Implicit view composites, as ATen 1.13 writes them (TensorShape.cpp):
+/* View composites, as ATen 1.13 writes them (TensorShape.cpp). Implicit:
  * reshape is a view when the strides allow it and otherwise
  * _unsafe_view(clone(x)); flatten reshapes; contiguous is self or a clone;
- * stack is unsqueeze + cat; split is a list of slices. */
+ * split is a list of slices. stack (a kernel of its own, recorded as
+ * aten.stack as torch's make_fx does) decomposes to unsqueeze + cat. */
 #include <inttypes.h>
 #include <string.h>
 
-#include "internal.h"
 #include "op_view.h"
+#include "util.h"
 
 static tj_status done(tj_tensor *r, tj_value *outs)
 {
@@ -62,21 +63,10 @@ static tj_status contiguous(const tj_value *args, tj_value *outs)
 
 static tj_status stack(const tj_value *args, tj_value *outs)
 {
-    const char *op = "aten::stack";
+    TJ_DC_CHECK(stack, args, m);
     tj_tensor *const *ts = args[0].u.ts;
     int n = args[0].n, d;
-    if (n == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expects a non-empty TensorList", op);
-    int nd = tj_tensor_ndim(ts[0]);
-    if (tj_wrap_dim(op, args[1].u.i, nd + 1, &d) != TJ_OK) return tj_last_status();
-    for (int i = 1; i < n; i++) {
-        int ndi = tj_tensor_ndim(ts[i]);
-        if (ndi != nd || memcmp(tj_tensor_shape(ts[i]), tj_tensor_shape(ts[0]), sizeof(int64_t) * (size_t)nd) != 0) {
-            char b1[192], b2[192];
-            return tj_error(TJ_ERR_SHAPE, "%s: expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
-                            op, tj_shape_str(nd, tj_tensor_shape(ts[0]), b1, sizeof b1),
-                            tj_shape_str(ndi, tj_tensor_shape(ts[i]), b2, sizeof b2), i);
-        }
-    }
+    tj_wrap_dim("aten::stack", args[1].u.i, m[0].ndim, &d); /* checked by the shape function */
     size_t nbytes = sizeof(tj_tensor *) * (size_t)n;
     tj_tensor **us = tj_alloc(nbytes);
     if (!us) return tj_oom("aten::stack inputs", nbytes);

@@ -896,6 +896,19 @@ FORMULA(d_cat)
     return TJ_OK;
 }
 
+/* stack: tensor k's gradient is the gradient's index k along the new dim
+ * (derivatives.yaml's unbind, recorded as select.int as torch's make_fx
+ * records it). */
+FORMULA(d_stack)
+{
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[1].u.i, g[0]->ndim, &d);
+    if (st != TJ_OK) return st;
+    for (int k = 0; k < c->args[0].n; k++)
+        if (NEED(k)) gi[k] = tj_select(g[0], d, k);
+    return TJ_OK;
+}
+
 /* flip: the gradient flipped back. */
 FORMULA(d_flip)
 {
@@ -1557,7 +1570,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
     D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
     D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd), D(clone, d_identity),
-    D(_to_copy, d_identity),
+    D(_to_copy, d_identity), D(stack, d_stack),
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),

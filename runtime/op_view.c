@@ -1,6 +1,6 @@
 /* Views and data movement, following ATen 1.13 (TensorShape.cpp): views are
  * shape functions only (alias of argument 0 with new shape, strides and
- * storage offset); cat, clone and _to_copy copy through kernels/copy.c. */
+ * storage offset); cat, stack, clone and _to_copy copy through kernels/copy.c. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -541,6 +541,56 @@ void tj_copy_tensor(tj_tensor *dst, const tj_tensor *src)
         return;
     }
     copy_into(tj_tensor_ptr(dst), dst->dtype, dst->strides, src);
+}
+
+/* ---- stack: cat along a new dim ---- */
+
+#define STACK "aten::stack"
+
+/* ATen's stack: every tensor of one shape (TJ_ERR_SHAPE naming the first
+ * that differs), dim wrapped over rank + 1, the dtype cat promotes to. */
+tj_status tj_meta_stack(const tj_value *args, tj_meta *outs)
+{
+    tj_tensor *const *ts = args[0].u.ts;
+    int n = args[0].n, d;
+    if (n == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expects a non-empty TensorList", STACK);
+    const tj_tensor *first = ts[0], *rep = ts[0];
+    if (first->ndim == TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d dims", STACK, TJ_MAX_DIMS);
+    if (tj_wrap_dim(STACK, args[1].u.i, first->ndim + 1, &d) != TJ_OK) return tj_last_status();
+    for (int i = 1; i < n; i++) {
+        const tj_tensor *t = ts[i];
+        if (t->ndim != first->ndim || memcmp(t->shape, first->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) {
+            char b1[SHAPE_BUF], b2[SHAPE_BUF];
+            return tj_error(TJ_ERR_SHAPE, "%s: expects each tensor to be equal size, but got %s at entry 0 and %s at "
+                            "entry %d", STACK, tj_shape_str(first->ndim, first->shape, b1, sizeof b1),
+                            tj_shape_str(t->ndim, t->shape, b2, sizeof b2), i);
+        }
+        tj_value pair[2] = {tj_v_tensor((tj_tensor *)rep), tj_v_tensor(ts[i])};
+        if (tj_result_type(pair, 2) != rep->dtype) rep = ts[i];
+    }
+    tj_meta *o = outs;
+    o->dtype = rep->dtype;
+    o->ndim = first->ndim + 1;
+    for (int k = 0, src = 0; k < o->ndim; k++) o->shape[k] = k == d ? n : first->shape[src++];
+    return TJ_OK;
+}
+
+/* Tensor i goes to index i of the new dim: a strided copy into the output
+ * through its strides without that dim. */
+tj_status tj_kernel_stack(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    if (out->numel == 0) return TJ_OK;
+    int d;
+    tj_wrap_dim(STACK, args[1].u.i, out->ndim, &d); /* checked by the shape function */
+    int64_t strides[TJ_MAX_DIMS];
+    for (int k = 0, m = 0; k < out->ndim; k++)
+        if (k != d) strides[m++] = out->strides[k];
+    size_t es = tj_dtype_size(out->dtype);
+    for (int i = 0; i < args[0].n; i++)
+        copy_into(tj_tensor_ptr(out) + i * out->strides[d] * (int64_t)es, out->dtype, strides, args[0].u.ts[i]);
+    return TJ_OK;
 }
 
 /* ---- flip: a copy read through negated strides ---- */

@@ -65,6 +65,10 @@ tj_status tj_kernel_copy(const tj_value *args, tj_tensor *const *outs);
  * is a fill, short runs are block moves), tj_copy_convert otherwise. */
 void tj_copy_tensor(tj_tensor *dst, const tj_tensor *src);
 tj_status tj_kernel_cat(const tj_value *args, tj_tensor *const *outs);
+/** aten::stack: the tensors (one shape) side by side along a new dim, in
+ * the dtype cat promotes to. */
+tj_status tj_meta_stack(const tj_value *args, tj_meta *outs);
+tj_status tj_kernel_stack(const tj_value *args, tj_tensor *const *outs);
 /** aten::flip: a contiguous copy of self with the listed dims reversed. */
 tj_status tj_meta_flip(const tj_value *args, tj_meta *outs);
 tj_status tj_kernel_flip(const tj_value *args, tj_tensor *const *outs);

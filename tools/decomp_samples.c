@@ -211,6 +211,10 @@ static const tj_decomp_sample samples[] = {
     {"aten::smooth_l1_loss", "f32[0,3] f32[0,3] 1 1.0", "empty mean: nan"},
     {"aten::smooth_l1_loss", "f32[3] f32[3] 1 -0.5", "negative beta: an error"},
     /* session 20 (fxparity): composites that make_fx records as torch does */
+    {"aten::stack", "(f32[2,3];f32[2,3];f32[2,3]) 0", ""},
+    {"aten::stack", "(f32[2,3];f64[2,3]) -1", "the new last dim, promotion to float64"},
+    {"aten::stack", "(i64[]{3};i64[]{-4}) 0", "0-dim int64"},
+    {"aten::stack", "(f32[2,3];f32[3,2]) 1", "shapes differ: an error"},
     {"aten::mse_loss", "f32[3,4] f32[3,4] 0", ""},
     {"aten::mse_loss", "f32[3,1] f32[4] 1", "broadcast, mean"},
     {"aten::mse_loss", "f32[5]{0,1,-2,nan,inf} f32[5]{0,0.5,0,0,0} 2", "nan, inf, sum"},

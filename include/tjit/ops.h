@@ -491,10 +491,18 @@ tj_tensor *tj_to_copy(tj_tensor *self, int dtype);
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim);      /**< aten::reshape (implicit): view if possible, else copy */
 tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim);  /**< aten::flatten.using_ints (implicit) */
 tj_tensor *tj_contiguous(tj_tensor *self);                                   /**< aten::contiguous (implicit) */
-tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);         /**< aten::stack (implicit) */
+/** aten::stack: the n tensors (n >= 1, one shape, any dtypes) side by side
+ * along a new dim `dim` (wrapped over rank + 1), in the dtype cat promotes
+ * them to: a new contiguous tensor. Recorded by make_fx as aten.stack (its
+ * decomposition: unsqueeze + cat). Errors: TJ_ERR_INVALID_ARGUMENT for an
+ * empty list, TJ_ERR_SHAPE naming the first entry whose shape differs,
+ * TJ_ERR_INDEX for dim out of range. */
+tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);
 /** aten::split.Tensor (implicit): chunks of split_size along dim (the last may
  * be smaller). Writes up to max_outs views into outs and their count into
- * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. */
+ * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. make_fx records
+ * the chunks as slice.Tensor calls (torch records aten.split.Tensor and a
+ * getitem per chunk: graph nodes have a fixed number of outputs here). */
 tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
 /* The other list-returning view functions. tjit's graphs hold a fixed number
  * of outputs per node, so these are not operators of the table: like
