@@ -171,8 +171,34 @@ UNARY(frac, x - VTRUNC(x))
 UNARY(asin, SLEEF(asin)(x))
 UNARY(acos, SLEEF(acos)(x))
 UNARY(atan, SLEEF(atan)(x))
-UNARY(sinh, SLEEF(sinh)(x))
-UNARY(cosh, SLEEF(cosh)(x))
+/* SLEEF's sinh and cosh form exp(|x|) before halving it, so they give inf
+ * once exp(|x|) overflows (|x| > 88.72 in float32, 709.78 in float64) though
+ * the result itself is finite up to |x| = 89.42 / 710.48. On those lanes,
+ * and only those, use h = exp(|x| / 2) (the halving is exact) and
+ * (0.5 h) h, one more rounding than exp: every finite SLEEF result stays
+ * as it was, and inf stays inf where the true result overflows too. */
+static inline V SFX(cosh_big)(V x)
+{
+    V h = SLEEF(exp)(VABS(x) * CT(0.5));
+    return (CT(0.5) * h) * h;
+}
+static inline V SFX(sinh_big)(V x)
+{
+    V c = SFX(cosh_big)(x);
+    return VBLEND(VCMP_GT(x, SPLAT(CT(0))), c, -c);
+}
+static inline V SFX(sinh_fixed)(V x)
+{
+    V r = SLEEF(sinh)(x);
+    return VBLEND(VCMP_EQ(VABS(r), SPLAT(CT(INFINITY))), SFX(sinh_big)(x), r);
+}
+static inline V SFX(cosh_fixed)(V x)
+{
+    V r = SLEEF(cosh)(x);
+    return VBLEND(VCMP_EQ(r, SPLAT(CT(INFINITY))), SFX(cosh_big)(x), r);
+}
+UNARY(sinh, SFX(sinh_fixed)(x))
+UNARY(cosh, SFX(cosh_fixed)(x))
 UNARY(log2, SLEEF(log2)(x))
 UNARY(log10, SLEEF(log10)(x))
 UNARY(exp2, SLEEF(exp2)(x))

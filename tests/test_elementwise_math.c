@@ -145,6 +145,54 @@ Test(emath, unary_values_match_torch_in_float32_and_float64_on_every_isa)
     }
 }
 
+/* sinh and cosh near the top of the range, where exp(|x|) overflows but the
+ * result does not (float32 |x| in (88.72, 89.42), float64 (709.78, 710.48)).
+ * Reference: torch.sinh / torch.cosh of each value alone, as a 1-element
+ * float32 / float64 tensor (PyTorch 1.13's scalar loop, the C library's; its
+ * vectorised float64 loop gives inf there), and x.grad after
+ * torch.<op>(x).sum().backward(), which is cosh / sinh. */
+#define NH32 9
+#define NH64 7
+static const float xh32[NH32] = {88.5f, 88.72f, 88.75f, 89.0f, 89.4f, 89.4159f, 89.42f, -89.0f, -89.4f};
+static const double xh64[NH64] = {709.5, 709.79, 710.0, 710.47, 710.48, -710.0, -710.47};
+static const float cosh32[NH32] = {1.361543959006414e+38f, 1.6965903001937122e+38f, 1.7482568991216704e+38f,
+                                   2.2448063889081578e+38f, 3.3488627241070614e+38f, 3.4025338335761485e+38f,
+                                   INFINITY, 2.2448063889081578e+38f, 3.3488627241070614e+38f};
+static const double cosh64[NH64] = {6.774931596573164e+307, 9.054204815152345e+307, 1.1169973830808557e+308,
+                                    1.787189326768405e+308, INFINITY, 1.1169973830808557e+308,
+                                    1.787189326768405e+308};
+
+static tj_tensor *grad_ones(tj_tensor *(*fn)(tj_tensor *), tj_tensor *x)
+{
+    tj_tensor_set_requires_grad(x, true);
+    tj_tensor *y = fn(x);
+    cr_assert_not_null(y, "%s", tj_last_error());
+    return test_grad1(x, y, tj_ones((int64_t[]){tj_tensor_numel(y)}, 1, tj_tensor_dtype(y)));
+}
+
+Test(emath, sinh_cosh_stay_finite_until_the_result_overflows_on_every_isa)
+{
+    float sinh32[NH32];
+    double sinh64[NH64];
+    for (int i = 0; i < NH32; i++) sinh32[i] = xh32[i] < 0 ? -cosh32[i] : cosh32[i];
+    for (int i = 0; i < NH64; i++) sinh64[i] = xh64[i] < 0 ? -cosh64[i] : cosh64[i];
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        cr_log_info("%s", test_isas[k]);
+        tj_tensor *x = f32(NH32, xh32), *x64 = f64(NH64, xh64);
+        /* one more rounding than SLEEF's exp: within 2 ulp */
+        test_expect_f32(tj_sinh(x), sinh32, NH32, 2.5e-7);
+        test_expect_f32(tj_cosh(x), cosh32, NH32, 2.5e-7);
+        expect_f64(tj_sinh(x64), sinh64, NH64, false);
+        expect_f64(tj_cosh(x64), cosh64, NH64, false);
+        /* sinh' = cosh, cosh' = sinh */
+        test_expect_f32(grad_ones(tj_sinh, f32(NH32, xh32)), cosh32, NH32, 2.5e-7);
+        test_expect_f32(grad_ones(tj_cosh, f32(NH32, xh32)), sinh32, NH32, 2.5e-7);
+        expect_f64(grad_ones(tj_sinh, f64(NH64, xh64)), cosh64, NH64, false);
+        expect_f64(grad_ones(tj_cosh, f64(NH64, xh64)), sinh64, NH64, false);
+    }
+}
+
 Test(emath, rounding_is_the_identity_on_int64_and_refuses_bool)
 {
     int64_t v[4] = {-7, 0, INT64_MAX, INT64_MIN};
