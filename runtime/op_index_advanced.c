@@ -9,6 +9,7 @@
  * first, as in NumPy. Bool masks are refused: their result shape depends on
  * the data (make_fx could not record it). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "iter.h"
@@ -29,6 +30,7 @@ typedef struct adv_layout {
     tj_k_adv_shape ks;
     int ndim;                         /* the result: pre, B, post */
     int64_t shape[TJ_MAX_DIMS];
+    int64_t numel;                    /* the result's elements */
 } adv_layout;
 
 static tj_status layout_of(const char *op, const tj_tensor *self, const tj_value *indices, adv_layout *a)
@@ -83,13 +85,17 @@ static tj_status layout_of(const char *op, const tj_tensor *self, const tj_value
     a->ndim = ks->pre_ndim + a->bndim + ks->post_ndim;
     if (a->ndim > TJ_MAX_DIMS)
         return tj_error(TJ_ERR_SHAPE, "%s: the result would have %d dims, more than %d", op, a->ndim, TJ_MAX_DIMS);
-    ks->nb = 1;
-    for (int d = 0; d < a->bndim; d++) ks->nb *= a->bshape[d];
+    /* B's positions get two int64 offset tables; the result (index_put's
+     * written elements) is at most a view's count */
+    char who[64];
+    snprintf(who, sizeof who, "%s: the broadcast indices", op);
+    if (tj_checked_numel(a->bndim, a->bshape, &ks->nb, who) != TJ_OK) return tj_last_status();
     int r = 0;
     for (int d = 0; d < ks->pre_ndim; d++) a->shape[r++] = ks->pre[d];
     for (int d = 0; d < a->bndim; d++) a->shape[r++] = a->bshape[d];
     for (int d = 0; d < ks->post_ndim; d++) a->shape[r++] = ks->post[d];
-    return TJ_OK;
+    snprintf(who, sizeof who, "%s: the indexing result", op);
+    return tj_checked_view_numel(a->ndim, a->shape, &a->numel, who);
 }
 
 /* The side of a tensor laid out like the result (index's output, index_put's
@@ -235,9 +241,7 @@ tj_status tj_kernel_index_put(const tj_value *args, tj_tensor *const *outs)
         int64_t vstrides[TJ_MAX_DIMS];
         tj_broadcast_strides(v, a.ndim, a.shape, vstrides);
         result_side(&a, tj_tensor_ptr(v), vstrides, offs + a.ks.nb, &src);
-        int64_t written = 1; /* elements of the indexing result */
-        for (int d = 0; d < a.ndim; d++) written *= a.shape[d];
-        tj_k_adv_copy(out->dtype, dst, src, &a.ks, accumulate, false, tj_threads_for(written));
+        tj_k_adv_copy(out->dtype, dst, src, &a.ks, accumulate, false, tj_threads_for(a.numel));
     }
     tj_tensor_release(copy);
     tj_free_storage_bytes(offs, got);

@@ -215,6 +215,37 @@ Test(advanced_index, bad_index_put_calls_leave_self_unchanged)
                       "aten::index_put", "got float32 for the destination and float64 for the source");
 }
 
+/* Two expanded (0-stride) index tensors broadcasting to 274177 x
+ * 67280421310721 = 2^64 + 1 positions: an int64 product would wrap to 1 and
+ * accumulate would add once. (PyTorch has no check to compare with: it
+ * would try to allocate them.) */
+Test(advanced_index, indices_broadcasting_past_int64_are_an_overflow_error)
+{
+    tj_tensor *zero = tj_zeros((const int64_t[]){1, 1}, 2, TJ_INT64);
+    tj_tensor *idx[2] = {tj_expand(zero, (const int64_t[]){274177, 1}, 2),
+                         tj_expand(zero, (const int64_t[]){1, 67280421310721LL}, 2)};
+    tj_tensor *x = tj_zeros((const int64_t[]){2, 2}, 2, TJ_FLOAT64), *five = tj_tensor_scalar_f64(5);
+    for (int acc = 0; acc < 2; acc++) {
+        test_expect_error(tj_index_put(x, idx, 2, five, acc), TJ_ERR_OVERFLOW, "aten::index_put",
+                          "[274177, 67280421310721]");
+        test_expect_error(tj_index_put_(x, idx, 2, five, acc), TJ_ERR_OVERFLOW, "aten::index_put",
+                          "[274177, 67280421310721]");
+    }
+    test_expect_close(x, (const double[]){0, 0, 0, 0}, 4, 0, 0);
+    test_expect_error(tj_index(x, idx, 2), TJ_ERR_OVERFLOW, "aten::index.Tensor", "[274177, 67280421310721]");
+    tj_tensor *f = tj_tensor_fake(TJ_FLOAT64, 2, (const int64_t[]){2, 2});
+    tj_tensor *fidx[2] = {tj_tensor_fake(TJ_INT64, 2, (const int64_t[]){274177, 1}),
+                          tj_tensor_fake(TJ_INT64, 2, (const int64_t[]){1, 67280421310721LL})};
+    test_expect_error(tj_index_put(f, fidx, 2, tj_tensor_fake(TJ_FLOAT64, 0, NULL), true), TJ_ERR_OVERFLOW,
+                      "aten::index_put", "[274177, 67280421310721]");
+    /* B fits (2^7 positions) but with self's other dims the indexing
+     * result has 2^29 * 2^7 * 2^29 = 2^65 elements */
+    tj_tensor *big = tj_tensor_fake(TJ_FLOAT32, 3, (const int64_t[]){1LL << 29, 2, 1LL << 29});
+    tj_tensor *cols[2] = {NULL, tj_tensor_fake(TJ_INT64, 2, (const int64_t[]){1, 128})};
+    test_expect_error(tj_index_put(big, cols, 2, tj_tensor_fake(TJ_FLOAT32, 0, NULL), true), TJ_ERR_OVERFLOW,
+                      "aten::index_put", "[536870912, 1, 128, 536870912]");
+}
+
 /* ---- tracing, printing, replay ---- */
 
 static tj_status index_cols(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

@@ -574,7 +574,9 @@ tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tenso
  * the value, dim and size); TJ_ERR_DTYPE for a float index; TJ_ERR_UNSUPPORTED
  * for a bool mask (its result shape depends on its values: pass
  * mask.nonzero()'s positions); TJ_ERR_SHAPE for index shapes that do not
- * broadcast; TJ_ERR_INVALID_ARGUMENT when every entry is NULL. */
+ * broadcast; TJ_ERR_INVALID_ARGUMENT when every entry is NULL;
+ * TJ_ERR_OVERFLOW when B has more than 2^60 positions or the result more
+ * than INT64_MAX elements (naming the shape). */
 tj_tensor *tj_index(tj_tensor *self, tj_tensor *const *indices, int n);
 /** aten::index_put: a copy of self with values written at self[indices]
  * (indices as tj_index). values has self's dtype and broadcasts to the shape
