@@ -21,6 +21,18 @@ void tj_k_nearest_indices(int64_t in, int64_t out, double scale, int64_t *idx)
     }
 }
 
+void tj_k_nearest_indices_nchw(int64_t in, int64_t out, double scale, bool f64, int64_t *idx)
+{
+    float s = SCALE_VALUE(float, scale, in, out);
+    double sd = SCALE_VALUE(double, scale, in, out);
+    for (int64_t i = 0; i < out; i++) {
+        /* ATen: floorf of the position in the dtype (a double rounded to float first) */
+        float real = f64 ? (float)((double)i * sd) : (float)i * s;
+        int64_t src = (int64_t)floorf(real);
+        idx[i] = src < in - 1 ? src : in - 1;
+    }
+}
+
 /* a * b + c as ATen's kernels compute it: compiled with FMA contraction,
  * one rounding. For float32 the product is exact in double and the sum
  * rounded once more (the same float but where that double rounding ties);

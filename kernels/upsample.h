@@ -30,6 +30,13 @@ typedef struct tj_k_upsample2d {
  * idx receives out entries. */
 void tj_k_nearest_indices(int64_t in, int64_t out, double scale, int64_t *idx);
 
+/** The same for ATen 1.13's generic (not channels-last) forward kernel
+ * (HelperInterpNearest): min(floor(i * s), in - 1) for every i, with no
+ * shortcut for out == in or 2 in, s = 1 / scale (or in / out) and i * s in
+ * the dtype (f64: double, rounded to float before the floor), float32
+ * otherwise. */
+void tj_k_nearest_indices_nchw(int64_t in, int64_t out, double scale, bool f64, int64_t *idx);
+
 /** Source indices i0 <= i1 and weights l0 + l1 = 1 of each of `out`
  * outputs of one dim for linear resampling (ATen's
  * compute_source_index_and_lambda: the scale in T, the source position in

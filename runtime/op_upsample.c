@@ -131,6 +131,23 @@ static void set_meta(const upsample_params *p, bool backward, tj_dtype dtype, tj
     memcpy(out->shape, shape, sizeof shape);
 }
 
+/* ATen's is_contiguous(ChannelsLast) of an [N, C, H, W] input: the strides
+ * of C, W, H, N, skipping dims of size 1, are those of a packed NHWC
+ * tensor (so a contiguous input with C = 1 is one too). */
+static bool channels_last_contiguous(const upsample_params *p, const int64_t *strides)
+{
+    static const int order[4] = {1, 3, 2, 0};
+    const int64_t sizes[4] = {p->n, p->c, p->h, p->w};
+    int64_t expected = 1;
+    for (int k = 0; k < 4; k++) {
+        int d = order[k];
+        if (sizes[d] == 1) continue;
+        if (strides[d] != expected) return false;
+        expected *= sizes[d];
+    }
+    return true;
+}
+
 /* Builds the index (and weight) tables and runs the kernel from s into
  * dst: s is the input, of the given strides, or (backward) the contiguous
  * grad_output, strides NULL. */
@@ -151,9 +168,13 @@ static tj_status run(const upsample_params *p, bool backward, const void *s, con
     if (!mem) return tj_oom(p->op, bytes);
     int64_t *y0 = (int64_t *)mem, *x0 = y0 + p->oh, *y1 = x0 + p->ow, *x1 = y1 + p->oh;
     void *d = tj_tensor_ptr(dst);
-    if (!p->bilinear) {
+    if (!p->bilinear && (backward || channels_last_contiguous(p, strides))) {
+        /* ATen's backward and channels-last forward: nearest_idx */
         tj_k_nearest_indices(p->h, p->oh, p->scale_h, y0);
         tj_k_nearest_indices(p->w, p->ow, p->scale_w, x0);
+    } else if (!p->bilinear) { /* ATen's generic forward */
+        tj_k_nearest_indices_nchw(p->h, p->oh, p->scale_h, dt == TJ_FLOAT64, y0);
+        tj_k_nearest_indices_nchw(p->w, p->ow, p->scale_w, dt == TJ_FLOAT64, x0);
     }
     if (!p->bilinear && dt == TJ_FLOAT32) {
         if (backward) tj_k_upsample_nearest2d_backward_f32(&k, y0, x0, s, d);

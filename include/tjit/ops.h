@@ -804,10 +804,15 @@ tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
  * records for mode="nearest"): input [N, C, H, W] (float32 / float64, any
  * strides, C, H, W >= 1, N may be 0) resampled to [N, C, OH, OW]: output
  * (y, x) is input (min(floor(y s_h), H - 1), min(floor(x s_w), W - 1)), s
- * = 1 / the scale factor when one is given, else H / OH (W / OW), computed
- * in float, except that row y is y itself when OH = H and y / 2 when OH =
- * 2 H, whatever the scale factor (likewise columns): ATen 1.13's
- * nearest_idx. Exactly one of output_size ([OH, OW]) and
+ * = 1 / the scale factor when one is given, else H / OH (W / OW), y s
+ * computed in the dtype (float64: rounded to float before the floor), as
+ * ATen 1.13's generic kernel. An input that is channels-last contiguous in
+ * ATen's sense (which includes a contiguous one with C = 1) takes ATen's
+ * channels-last kernel instead (nearest_idx, s in float): row y is y itself
+ * when OH = H and y / 2 when OH = 2 H, whatever the scale factor (likewise
+ * columns). The two differ only for a scale factor giving OH = H or 2 H
+ * without being 1 or 2 (F.interpolate(x, scale_factor=2.1)); the backward
+ * always maps as nearest_idx, as ATen's. Exactly one of output_size ([OH, OW]) and
  * scale_factors ([f_h, f_w]; OH = floor(H f_h)) is given, the other NULL.
  * Returns a new contiguous tensor of input's dtype. Errors:
  * TJ_ERR_INVALID_ARGUMENT for both or neither of output_size and
