@@ -4,6 +4,8 @@
  * compute them, so that results are bit-equal (exp2 = pow(2, x) within
  * SLEEF's 1 ULP). Each runs the operator's shape function first, so a
  * traced call fails exactly as the eager one does. */
+#include <stdio.h>
+
 #include "util.h"
 
 /* x / 1 rounded toward zero: trunc(x) exactly (the quotient is x). */
@@ -42,14 +44,21 @@ static tj_status ceil_(const tj_value *args, tj_value *outs)
 }
 
 /* ATen's remainder kernel: r = fmod(a, b), plus b where r is nonzero and
- * its sign differs from b's. (An int64 zero divisor is then reported by
- * fmod.) */
+ * its sign differs from b's, written with primitives only: r where r < 0
+ * and b < 0 agree, else r where r == 0, else r + b (nan, != 0, takes the
+ * last branch as in ATen: nan + b is nan). An int64 zero divisor fails in
+ * fmod, reported as remainder's error. */
 static tj_status remainder_(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(remainder_Tensor, args, m);
     tj_tensor *b = args[1].u.t, *r = tj_fmod(args[0].u.t, b), *zero = tj_dc_number(0, m[0].dtype);
-    tj_tensor *fix = tj_logical_and(tj_ne(r, zero), tj_logical_xor(tj_lt(r, zero), tj_lt(b, zero)));
-    return tj_dc_done(tj_where(fix, tj_add(r, b), r), outs);
+    if (!r) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", tj_last_error());
+        return tj_error(tj_last_status(), "aten::remainder.Tensor: %s", why);
+    }
+    tj_tensor *same_sign = tj_eq(tj_lt(r, zero), tj_lt(b, zero));
+    return tj_dc_done(tj_where(same_sign, r, tj_where(tj_eq(r, zero), r, tj_add(r, b))), outs);
 }
 
 /* ATen's frac kernel: self - trunc(self) (float only). */

@@ -582,3 +582,27 @@ Test(emath, int64_division_by_zero_fails_in_a_plan)
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* remainder's core decomposition is lean: fmod, the two sign tests, their
+ * agreement, the zero test, the fix-up add and two wheres on primitives
+ * (session 19's logical_and / xor / ne re-derived every bool, 30 nodes).
+ * In real mode an int64 zero divisor fails in fmod, reported under
+ * remainder's name (earlier: "aten::where.self: argument 0 ... is NULL"). */
+Test(emath, remainder_core_decomposition_is_lean_and_its_errors_name_remainder)
+{
+    tj_tensor *in[2] = {f32(3, (float[]){7, -7, 1}), f32(3, (float[]){2, -2, 0})};
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(remainder_int, NULL, in, 2, core, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    cr_expect_leq(tj_graph_num_calls(g), 10, "%d calls", tj_graph_num_calls(g));
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::eq.Tensor")), 2);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::where.self")), 2);
+    tj_graph_free(g);
+    tj_tensor *zero[2] = {i64(3, (int64_t[]){7, -7, 1}), i64(3, (int64_t[]){2, 0, 1})};
+    cr_expect_null(tj_make_fx(remainder_int, NULL, zero, 2, core, TJ_TRACE_REAL));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    const char *e = tj_last_error();
+    cr_expect(strstr(e, "aten::remainder.Tensor: aten::fmod.Tensor: integer division by zero") == e, "%s", e);
+    tj_decomp_table_free(core);
+}
