@@ -25,8 +25,19 @@
  * factors [2, 2] (align_corners false), 1 thread; bench/torch_upsample.py
  * times PyTorch on the same call.
  *
- * Usage: bench_micro [dispatch|elementwise|allocator|upsample]...   (default: all) */
+ * index: x[idx] (aten::index.Tensor with one int64 index tensor) against
+ * aten::index_select of the same rows, on tables from f32[100000, 256]
+ * gathered with 4096 indices down to f32[1000, 64] with 32, and one
+ * x[:, idx] on dim 1; 1 thread, the two operators alternated run by run
+ * (401 runs of a few calls each, each operator first in every other run),
+ * median time per call of each and the median of the per-run ratios.
+ *
+ * fmod: fmod and remainder of two float32[16 Mi] tensors in GB/s next to
+ * memcpy, 1 thread, as the elementwise figures.
+ *
+ * Usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod]...   (default: all) */
 #include <cblas.h>
+#include <inttypes.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +138,7 @@ static void bench_dispatch(void)
 typedef struct {
     tj_tensor *a, *b;
     tj_tensor *(*unary)(tj_tensor *);
+    tj_tensor *(*binary)(tj_tensor *, tj_tensor *);
     char *src, *dst;
     size_t bytes;
     int threads;
@@ -136,8 +148,8 @@ static void binary_calls(void *ctx, int calls)
 {
     stream_ctx *c = ctx;
     for (int i = 0; i < calls; i++) {
-        tj_tensor *r = tj_add(c->a, c->b);
-        if (!r) fail("tj_add");
+        tj_tensor *r = c->binary(c->a, c->b);
+        if (!r) fail("binary operator");
         tj_tensor_release(r);
     }
 }
@@ -216,16 +228,21 @@ static void measure_streams(stream_case *cases, int n, stream_ctx *c)
     }
 }
 
-static void bench_elementwise(int threads)
+/* The cases (case 0: memcpy) over a and b of float32[16 Mi] filled by
+ * fill(i, 0) and fill(i, 1), with `threads` threads, one table row each. */
+static void stream_table(int threads, stream_case *cases, int n, tj_tensor *(*binary)(tj_tensor *, tj_tensor *),
+                         float (*fill)(int64_t i, int which))
 {
     tj_set_num_threads(threads);
     const int64_t shape[1] = {ELEMENTWISE_N};
     size_t bytes = (size_t)ELEMENTWISE_N * sizeof(float);
     float *init = malloc(bytes);
     if (!init) fail("malloc");
-    for (int64_t i = 0; i < ELEMENTWISE_N; i++) init[i] = (float)(i % 1000) * 1e-3f - 0.5f;
-    stream_ctx c = {tj_tensor_from_data(TJ_FLOAT32, 1, shape, init), tj_tensor_from_data(TJ_FLOAT32, 1, shape, init),
-                    tj_exp, NULL, NULL, bytes, threads};
+    for (int64_t i = 0; i < ELEMENTWISE_N; i++) init[i] = fill(i, 0);
+    stream_ctx c = {tj_tensor_from_data(TJ_FLOAT32, 1, shape, init), NULL, tj_exp, binary, NULL, NULL, bytes,
+                    threads};
+    for (int64_t i = 0; i < ELEMENTWISE_N; i++) init[i] = fill(i, 1);
+    c.b = tj_tensor_from_data(TJ_FLOAT32, 1, shape, init);
     /* memcpy between tensor storages: the same allocator (and huge pages) as
      * the kernels' operands and results */
     tj_tensor *dst = tj_tensor_empty(TJ_FLOAT32, 1, shape);
@@ -234,15 +251,7 @@ static void bench_elementwise(int threads)
     c.src = tj_tensor_data(c.a);
     c.dst = tj_tensor_data(dst);
     memset(c.dst, 1, bytes); /* fault the destination in, as the storage cache holds the kernels' */
-
-    stream_case cases[] = {
-        {.name = "memcpy 64 MiB", .body = memcpy_calls, .bytes = 2.0 * (double)bytes},
-        {.name = "add f32[16Mi] + f32[16Mi]", .body = binary_calls, .bytes = 3.0 * (double)bytes},
-        {.name = "exp f32[16Mi]", .body = unary_calls, .bytes = 2.0 * (double)bytes},
-        {.name = "gelu (erf) f32[16Mi]", .body = gelu_calls, .bytes = 2.0 * (double)bytes},
-        {.name = "gelu (tanh) f32[16Mi]", .body = gelu_tanh_calls, .bytes = 2.0 * (double)bytes},
-    };
-    int n = (int)(sizeof cases / sizeof cases[0]);
+    cases[0] = (stream_case){.name = "memcpy 64 MiB", .body = memcpy_calls, .bytes = 2.0 * (double)bytes};
     measure_streams(cases, n, &c);
     double memcpy_cpu = median(cases[0].cpu_gbs, RUNS);
     for (int k = 0; k < n; k++) {
@@ -261,6 +270,49 @@ static void bench_elementwise(int threads)
     tj_tensor_release(c.a);
     tj_tensor_release(c.b);
     tj_tensor_release(dst);
+}
+
+/* values in [-0.5, 0.5) for both operands */
+static float fill_small(int64_t i, int which)
+{
+    (void)which;
+    return (float)(i % 1000) * 1e-3f - 0.5f;
+}
+
+static void bench_elementwise(int threads)
+{
+    double bytes = (double)ELEMENTWISE_N * sizeof(float);
+    stream_case cases[] = {
+        {0},
+        {.name = "add f32[16Mi] + f32[16Mi]", .body = binary_calls, .bytes = 3.0 * bytes},
+        {.name = "exp f32[16Mi]", .body = unary_calls, .bytes = 2.0 * bytes},
+        {.name = "gelu (erf) f32[16Mi]", .body = gelu_calls, .bytes = 2.0 * bytes},
+        {.name = "gelu (tanh) f32[16Mi]", .body = gelu_tanh_calls, .bytes = 2.0 * bytes},
+    };
+    stream_table(threads, cases, (int)(sizeof cases / sizeof cases[0]), tj_add, fill_small);
+}
+
+/* fmod / remainder operands: a in [-500, 500), b of either sign and
+ * magnitudes 0.25 to 31 (quotients up to about 2000) */
+static float fill_modulo(int64_t i, int which)
+{
+    if (which == 0) return (float)(i % 10007) * 0.1f - 500.0f;
+    return (float)(i % 124 + 1) * (i % 2 ? 0.25f : -0.25f);
+}
+
+static void bench_fmod(void)
+{
+    double bytes = (double)ELEMENTWISE_N * sizeof(float);
+    stream_case cases[] = {
+        {0},
+        {.name = "fmod f32[16Mi], f32[16Mi]", .body = binary_calls, .bytes = 3.0 * bytes},
+    };
+    stream_case rem[] = {
+        {0},
+        {.name = "remainder f32[16Mi], f32[16Mi]", .body = binary_calls, .bytes = 3.0 * bytes},
+    };
+    stream_table(1, cases, 2, tj_fmod, fill_modulo);
+    stream_table(1, rem, 2, tj_remainder, fill_modulo);
 }
 
 /* gelu into a new tensor, as a user calls it: the storage cache decides
@@ -338,16 +390,101 @@ static void bench_upsample(void)
            f.ns_per_call / 1e6, f.min_ns_per_call / 1e6, f.cpu_ns_per_call / 1e6, f.faults_per_call);
 }
 
+/* ---- index.Tensor against index_select ---- */
+
+typedef struct {
+    tj_tensor *x, *idx;
+    int dim;
+} gather_ctx;
+
+static void index_tensor_calls(void *ctx, int calls)
+{
+    gather_ctx *c = ctx;
+    tj_tensor *ix[2] = {NULL, NULL};
+    ix[c->dim] = c->idx;
+    for (int i = 0; i < calls; i++) {
+        tj_tensor *r = tj_index(c->x, ix, c->dim + 1);
+        if (!r) fail("tj_index");
+        tj_tensor_release(r);
+    }
+}
+
+static void index_select_calls(void *ctx, int calls)
+{
+    gather_ctx *c = ctx;
+    for (int i = 0; i < calls; i++) {
+        tj_tensor *r = tj_index_select(c->x, c->dim, c->idx);
+        if (!r) fail("tj_index_select");
+        tj_tensor_release(r);
+    }
+}
+
+#define INDEX_RUNS 401
+
+/* index.Tensor and index_select of the same rows, alternated run by run. */
+static void bench_index_case(int64_t rows, int64_t cols, int64_t n, int dim)
+{
+    const int64_t shape[2] = {rows, cols}, ishape[1] = {n};
+    int64_t size = shape[dim];
+    int64_t *iv = malloc(sizeof(int64_t) * (size_t)n);
+    if (!iv) fail("malloc");
+    uint64_t state = 42;
+    for (int64_t i = 0; i < n; i++) { /* a fixed pseudo-random draw (64-bit LCG) */
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        iv[i] = (int64_t)((state >> 33) % (uint64_t)size);
+    }
+    gather_ctx c = {tj_rand(shape, 2, TJ_FLOAT32), tj_tensor_from_data(TJ_INT64, 1, ishape, iv), dim};
+    free(iv);
+    if (!c.x || !c.idx) fail("tensor");
+    double bytes = (double)(n * (dim == 0 ? cols : rows)) * sizeof(float);
+    int calls = bytes > (1 << 20) ? 1 : bytes > (64 << 10) ? 10 : 100;
+    double ti[INDEX_RUNS], ts[INDEX_RUNS], ratio[INDEX_RUNS];
+    index_tensor_calls(&c, calls);
+    index_select_calls(&c, calls);
+    for (int r = 0; r < INDEX_RUNS; r++) { /* which goes first alternates: the second finds the rows in cache */
+        body_fn first = r % 2 ? index_select_calls : index_tensor_calls;
+        body_fn second = r % 2 ? index_tensor_calls : index_select_calls;
+        double s = now_ns();
+        first(&c, calls);
+        double m = now_ns();
+        second(&c, calls);
+        double e = now_ns();
+        ti[r] = (r % 2 ? e - m : m - s) / calls;
+        ts[r] = (r % 2 ? m - s : e - m) / calls;
+        ratio[r] = ti[r] / ts[r];
+    }
+    double mi = median(ti, INDEX_RUNS), ms = median(ts, INDEX_RUNS), mr = median(ratio, INDEX_RUNS);
+    char what[64];
+    snprintf(what, sizeof what, "%sidx] f32[%" PRId64 ",%" PRId64 "], %" PRId64 " indices", dim ? "x[:, " : "x[",
+             rows, cols, n);
+    printf("| %s, 1 thread | index.Tensor %.2f us, index_select %.2f us | | index.Tensor / index_select %.2f |\n",
+           what, mi / 1e3, ms / 1e3, mr);
+    tj_tensor_release(c.x);
+    tj_tensor_release(c.idx);
+}
+
+static void bench_index(void)
+{
+    tj_set_num_threads(1);
+    bench_index_case(100000, 256, 4096, 0);
+    bench_index_case(50000, 16, 4096, 0);
+    bench_index_case(1000, 64, 32, 0);
+    bench_index_case(256, 1024, 128, 1);
+}
+
 int main(int argc, char **argv)
 {
-    bool dispatch = argc < 2, elementwise = argc < 2, allocator = argc < 2, upsample = argc < 2;
+    bool dispatch = argc < 2, elementwise = argc < 2, allocator = argc < 2, upsample = argc < 2, index = argc < 2,
+         modulo = argc < 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "dispatch") == 0) dispatch = true;
         else if (strcmp(argv[i], "elementwise") == 0) elementwise = true;
         else if (strcmp(argv[i], "allocator") == 0) allocator = true;
         else if (strcmp(argv[i], "upsample") == 0) upsample = true;
+        else if (strcmp(argv[i], "index") == 0) index = true;
+        else if (strcmp(argv[i], "fmod") == 0) modulo = true;
         else {
-            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator|upsample]...\n");
+            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod]...\n");
             return 2;
         }
     }
@@ -365,5 +502,7 @@ int main(int argc, char **argv)
     }
     if (allocator) bench_allocator();
     if (upsample) bench_upsample();
+    if (index) bench_index();
+    if (modulo) bench_fmod();
     return 0;
 }

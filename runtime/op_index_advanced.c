@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "iter.h"
+#include "kernels/index.h"
 #include "kernels/index_advanced.h"
 #include "op_index.h"
 #include "op_view.h"
@@ -173,12 +174,45 @@ tj_status tj_meta_index_Tensor(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
+/* index_select's kernel for one index tensor (at entry k, the others None)
+ * whose values all lie in [0, size) and that reads as a vector (1-D, 0-dim
+ * or contiguous): the (contiguous) result's layout [pre, B, post] is then
+ * self's with dim k replaced by the index's elements. False when
+ * that does not hold: negative values (which wrap) and invalid ones (an
+ * error) are left to the general path. */
+static bool gather_one_index(const adv_layout *a, const tj_tensor *self, tj_tensor *out)
+{
+    int k = -1;
+    for (int i = 0; i < a->n; i++) {
+        if (!a->idx[i]) continue;
+        if (k >= 0) return false;
+        k = i;
+    }
+    const tj_tensor *ix = a->idx[k];
+    int64_t stride = ix->ndim == 1 ? ix->strides[0] : 1, bad;
+    if (ix->ndim > 1 && !tj_tensor_is_contiguous(ix)) return false;
+    int64_t pos[TJ_MAX_DIMS], istrides[TJ_MAX_DIMS] = {0};
+    pos[0] = ix->numel;
+    istrides[0] = stride;
+    tj_k_index_array values = {tj_tensor_ptr(ix), istrides};
+    if (tj_k_index_find_invalid(values, 1, pos, self->shape[k], &bad) >= 0) return false;
+    memcpy(pos, self->shape, sizeof(int64_t) * (size_t)self->ndim);
+    pos[k] = ix->numel;
+    istrides[0] = 0;
+    istrides[k] = stride;
+    tj_k_index_array src = {tj_tensor_ptr(self), self->strides}, index = {tj_tensor_ptr(ix), istrides};
+    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(out), src, index, self->ndim, pos, k,
+                tj_threads_for(out->numel));
+    return true;
+}
+
 tj_status tj_kernel_index_Tensor(const tj_value *args, tj_tensor *const *outs)
 {
     adv_layout a;
     const tj_tensor *self = args[0].u.t;
     tj_tensor *out = outs[0];
     layout_of(INDEX, self, &args[1], &a); /* checked by the shape function */
+    if (gather_one_index(&a, self, out)) return TJ_OK;
     size_t got;
     int64_t *offs = offsets_alloc(INDEX, a.ks.nb, &got);
     if (!offs) return tj_last_status();

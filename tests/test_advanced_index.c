@@ -103,6 +103,60 @@ Test(advanced_index, strided_self_and_0dim_index)
     test_expect_close(r, last, 3, 0, 0);
 }
 
+/* x[..., idx, ...] (idx at entry k, the others None) against index_select
+ * of idx's elements in row-major order along dim k, reshaped to the result. */
+static void expect_as_index_select(tj_tensor *x, int k, tj_tensor *idx, const char *what)
+{
+    tj_tensor *list[TJ_MAX_DIMS] = {NULL};
+    list[k] = idx;
+    tj_tensor *r = tj_index(x, list, k + 1);
+    cr_assert_not_null(r, "%s: %s", what, tj_last_error());
+    const int64_t flat[1] = {-1};
+    tj_tensor *want = tj_index_select(x, k, tj_reshape(tj_contiguous(idx), flat, 1));
+    cr_assert_not_null(want, "%s: %s", what, tj_last_error());
+    test_expect_same(r, tj_reshape(want, tj_tensor_shape(r), tj_tensor_ndim(r)), what);
+}
+
+Test(advanced_index, one_index_tensor_gathers_rows_as_index_select)
+{
+    /* one index tensor (in range) runs index_select's row copies: any
+     * position, strided self and index, several dims, every element size */
+    const int64_t s3[3] = {40, 6, 5};
+    tj_tensor *x = test_random_f32(3, s3, 3);
+    const int64_t iv[6] = {5, 0, 5, 3, 1, 2};
+    tj_tensor *i6 = vec_i64(6, iv);
+    expect_as_index_select(x, 0, i6, "dim 0");
+    expect_as_index_select(x, 1, i6, "dim 1");
+    expect_as_index_select(x, 2, vec_i64(4, (const int64_t[]){4, 4, 0, 1}), "last dim");
+    expect_as_index_select(tj_transpose(x, 0, 2), 1, i6, "transposed self");
+    tj_tensor *every_other = tj_slice(i6, 0, false, 0, false, 0, 2); /* 5, 5, 1: stride 2 */
+    expect_as_index_select(x, 1, every_other, "strided index");
+    const int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+    tj_tensor *i23 = test_i64(2, s23, iv);
+    expect_as_index_select(x, 1, i23, "2-d index");
+    expect_as_index_select(x, 1, tj_transpose(test_i64(2, s32, iv), 0, 1), "transposed 2-d index");
+    const int64_t four = 4;
+    tj_tensor *r = tj_index(x, (tj_tensor *[]){NULL, NULL, test_i64(0, NULL, &four)}, 3);
+    test_assert_dtype_shape(r, TJ_FLOAT32, 2, (const int64_t[]){40, 6});
+    expect_as_index_select(x, 2, test_i64(0, NULL, &four), "0-dim index");
+    expect_as_index_select(x, 0, vec_i64(0, iv), "empty index");
+    tj_tensor *ints = tj_arange(tj_v_int(0), tj_v_int(1200), tj_v_int(1), TJ_INT64);
+    expect_as_index_select(tj_view(ints, s3, 3), 1, i6, "int64 self");
+    expect_as_index_select(tj_gt_scalar(x, tj_v_float(0.5)), 1, i6, "bool self");
+}
+
+Test(advanced_index, one_index_tensor_splits_rows_over_two_threads)
+{
+    int threads = tj_get_num_threads();
+    tj_set_num_threads(2);
+    const int64_t s2[2] = {3000, 64};
+    tj_tensor *x = test_random_f32(2, s2, 4);
+    int64_t iv[5000];
+    for (int i = 0; i < 5000; i++) iv[i] = (int64_t)(i * 7919 % 3000);
+    expect_as_index_select(x, 0, vec_i64(5000, iv), "5000 rows, 2 threads");
+    tj_set_num_threads(threads);
+}
+
 static const int64_t E_IDX[5] = {0, 2, 0, 4, 0};
 static const float E_VALS[5] = {1, 2, 3, 4, 5};
 
