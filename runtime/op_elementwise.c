@@ -715,7 +715,8 @@ tj_status tj_meta_nan_to_num(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_nan_to_num(const tj_value *args, tj_tensor *const *outs)
 {
     tj_dtype dt = outs[0]->dtype;
-    if (!tj_ew_is_float(dt)) return tj_kernel_copy(args, outs);
+    if (!tj_ew_is_float(dt)) /* over self (a plan's in-place reuse), the values are already there */
+        return tj_tensor_ptr(outs[0]) == tj_tensor_ptr(args[0].u.t) ? TJ_OK : tj_kernel_copy(args, outs);
     double big = dt == TJ_FLOAT32 ? FLT_MAX : DBL_MAX;
     const double dflt[3] = {0, big, -big};
     tj_k_act_args k = {.op = TJ_K_NAN_TO_NUM, .dtype = dt};
