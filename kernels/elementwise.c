@@ -140,15 +140,6 @@ static inline int64_t remainder_i64(int64_t a, int64_t b)
     return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
-#define REMAINDER_FLOAT(T)                                                      \
-    static inline T remainder_##T(T a, T b)                                     \
-    {                                                                           \
-        T r = fmod(a, b);                                                       \
-        return r != 0 && (r < 0) != (b < 0) ? r + b : r;                        \
-    }
-REMAINDER_FLOAT(float)
-REMAINDER_FLOAT(double)
-
 static bool has_zero(int64_t n, const int64_t *b)
 {
     for (int64_t i = 0; i < n; i++)
@@ -234,8 +225,6 @@ void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
         case TJ_K_DIV: LOOP_AB(T, T, a[i] / b[i]); break;                       \
         case TJ_K_DIV_TRUNC: LOOP_AB(T, T, trunc(a[i] / b[i])); break;          \
         case TJ_K_DIV_FLOOR: LOOP_AB(T, T, div_floor_##T(a[i], b[i])); break;   \
-        case TJ_K_FMOD: LOOP_AB(T, T, fmod(a[i], b[i])); break;                 \
-        case TJ_K_REMAINDER: LOOP_AB(T, T, remainder_##T(a[i], b[i])); break;   \
         case TJ_K_SIGMOID_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i]) * b[i]); break; \
         case TJ_K_TANH_BACKWARD: LOOP_AB(T, T, a[i] * ((T)1 - b[i] * b[i])); break; \
         default: break; /* in the vector tables */                              \

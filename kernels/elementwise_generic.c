@@ -17,6 +17,7 @@
 #define FNS fns_f32
 #define SFX(name) name##_f32
 #define SLEEF(fn) Sleef_##fn##f_u10
+#define VFMOD(a, b) fmodf(a, b)
 #define LOADU(p) (*(p))
 #define STOREU(p, v) (*(p) = (v))
 #define SPLAT(x) (x)
@@ -30,6 +31,7 @@
 #define VCMP_GT(a, b) ((a) > (b))
 #define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
+#define VMASK_XOR(a, b) ((a) ^ (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #define VFLOOR(v) floorf(v)
 #define VCEIL(v) ceilf(v)
@@ -43,6 +45,7 @@
 #define FNS fns_f64
 #define SFX(name) name##_f64
 #define SLEEF(fn) Sleef_##fn##_u10
+#define VFMOD(a, b) fmod(a, b)
 #define LOADU(p) (*(p))
 #define STOREU(p, v) (*(p) = (v))
 #define SPLAT(x) (x)
@@ -56,6 +59,7 @@
 #define VCMP_GT(a, b) ((a) > (b))
 #define VCMP_GE(a, b) ((a) >= (b))
 #define VMASK_AND(a, b) ((a) & (b))
+#define VMASK_XOR(a, b) ((a) ^ (b))
 #define VBLEND(m, a, b) ((m) ? (a) : (b))
 #define VFLOOR(v) floor(v)
 #define VCEIL(v) ceil(v)

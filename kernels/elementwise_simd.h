@@ -8,11 +8,13 @@
  *   SLEEF(fn)     the SLEEF function for `fn` (exp, log, tanh, erf, sin, cos,
  *                 log1p, expm1, pow, asin, acos, atan, atan2, sinh, cosh,
  *                 log2, log10, exp2) at this width, 1.0-ULP variant
+ *   VFMOD(a, b)   C's fmod at this width, bit for bit (fmod is exact)
  *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
  *   VISNAN(a)     the VMASK of a's nan lanes
  *   VMASK, VCMP_EQ(a, b), VCMP_GT(a, b), VCMP_GE(a, b) (false for nan), VMASK_AND(m1, m2),
+ *   VMASK_XOR(m1, m2),
  *   VBLEND(m, a, b) (m ? a : b)
  *   VFLOOR(v), VCEIL(v), VTRUNC(v), VRINT(v) (to nearest, halves to even)
  *   GELU_LOOP     (optional) the exact-gelu loop to use instead of the
@@ -342,6 +344,17 @@ BINARY(maximum, VBLEND(VISNAN(x), x, VMAX(x, y)))
 BINARY(minimum, VBLEND(VISNAN(x), x, VMIN(x, y)))
 BINARY(pow, SLEEF(pow)(x, y))
 BINARY(atan2, SLEEF(atan2)(x, y))
+BINARY(fmod, VFMOD(x, y))
+/* Python's modulo (the sign of the divisor), as ATen's kernel and the plain
+ * C loop it replaces: r = fmod(x, y), plus y where r is non-zero (or nan)
+ * and r and y differ in sign (comparisons with 0, false for nan). */
+static inline V SFX(remainder_v)(V x, V y)
+{
+    V r = VFMOD(x, y), zero = SPLAT(CT(0));
+    V fixed = VBLEND(VMASK_XOR(VCMP_GT(zero, r), VCMP_GT(zero, y)), r + y, r);
+    return VBLEND(VCMP_EQ(r, zero), r, fixed);
+}
+BINARY(remainder, SFX(remainder_v)(x, y))
 BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
 #ifndef GELU_TANH_BACKWARD_LOOP
@@ -465,6 +478,8 @@ static const tj_k_math_fns FNS = {
         [TJ_K_MINIMUM] = SFX(minimum),
         [TJ_K_POW] = SFX(pow),
         [TJ_K_ATAN2] = SFX(atan2),
+        [TJ_K_FMOD] = SFX(fmod),
+        [TJ_K_REMAINDER] = SFX(remainder),
         [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
         [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
         [TJ_K_GELU_TANH_BACKWARD] = GELU_TANH_BACKWARD_LOOP,
@@ -525,6 +540,8 @@ static const tj_k_math_fns FNS = {
 #undef VCMP_GT
 #undef VCMP_GE
 #undef VMASK_AND
+#undef VMASK_XOR
+#undef VFMOD
 #undef VBLEND
 #undef VFLOOR
 #undef VCEIL

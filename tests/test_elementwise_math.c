@@ -304,6 +304,98 @@ Test(emath, remainder_fmod_atan2_match_torch_with_signed_zeros_and_infinities_on
     }
 }
 
+/* Operand pairs for the bit-for-bit fmod check, from a 64-bit LCG: random
+ * bit patterns (nan, infinities, subnormals, quotients past 2^24 and 2^53),
+ * integers and their multiples (exact zeros of either sign), quotients just
+ * below an integer (the division rounds up to it), quotients from 2^20 to
+ * 2^30 (float32) or 2^49 to 2^59 (float64), and infinite divisors. */
+#define NMOD 4099 /* not a multiple of any vector width: the tail runs too */
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return *s >> 11;
+}
+
+/* The float64 (dbl) or float32 value of u's bits. */
+static double from_bits(uint64_t u, bool dbl)
+{
+    double d;
+    float f;
+    uint32_t u32 = (uint32_t)u;
+    memcpy(&d, &u, 8);
+    memcpy(&f, &u32, 4);
+    return dbl ? d : f;
+}
+
+static void modulo_operands(bool dbl, double *a, double *b)
+{
+    uint64_t s = 5;
+    int bits = dbl ? 53 : 24;
+    for (int i = 0; i < NMOD; i++) {
+        uint64_t r = lcg(&s);
+        double sign = r >> 8 & 1 ? -1 : 1, sign2 = r >> 9 & 1 ? -1 : 1;
+        double y = (double)(lcg(&s) % 1000 + 1) / 64 * sign2, n = (double)(lcg(&s) % 100000 + 1);
+        uint64_t u = lcg(&s) << 11 ^ lcg(&s);
+        switch (r % 6) {
+        case 0: a[i] = from_bits(u, dbl), b[i] = y; break;
+        case 1: a[i] = y * (double)(lcg(&s) % 100), b[i] = from_bits(u, dbl); break;
+        case 2: a[i] = sign * (double)(lcg(&s) % 50) * fabs(y), b[i] = y; break; /* exact multiples */
+        case 3: /* q just below an integer: n * y less two ulps */
+            a[i] = dbl ? nextafter(nextafter(sign * n * y, 0), 0) : nextafterf(nextafterf((float)(sign * n * y), 0), 0);
+            b[i] = y;
+            break;
+        case 4: a[i] = sign * ldexp((double)(lcg(&s) % (1u << 20)) + 0.5, bits - 4 + (int)(lcg(&s) % 10)) * y, b[i] = y; break;
+        default: a[i] = sign * (double)(lcg(&s) % 1000) / 7, b[i] = lcg(&s) % 4 ? y : sign2 * INFINITY; break;
+        }
+        if (!dbl) a[i] = (float)a[i], b[i] = (float)b[i];
+    }
+}
+
+/* fmod and remainder of float32 or float64 operands against C's fmod (and
+ * the Python-style fix-up, r + b where r != 0 differs in sign from b),
+ * bit for bit: payloads and signs of nan and zeros too. */
+static void expect_modulo_as_c(bool dbl)
+{
+    static double a[NMOD], b[NMOD];
+    modulo_operands(dbl, a, b);
+    tj_dtype dt = dbl ? TJ_FLOAT64 : TJ_FLOAT32;
+    tj_tensor *ta = tj_to_copy(f64(NMOD, a), dt), *tb = tj_to_copy(f64(NMOD, b), dt);
+    tj_tensor *fm = tj_fmod(ta, tb), *rm = tj_remainder(ta, tb);
+    cr_assert(fm && rm, "%s", tj_last_error());
+    int bad = 0;
+    for (int i = 0; i < NMOD && bad < 10; i++) {
+        uint64_t got[2] = {0, 0}, want[2] = {0, 0};
+        if (dbl) {
+            double w = fmod(a[i], b[i]), rw = w != 0 && (w < 0) != (b[i] < 0) ? w + b[i] : w;
+            memcpy(&want[0], &w, 8), memcpy(&want[1], &rw, 8);
+            memcpy(&got[0], (const double *)tj_tensor_data(fm) + i, 8);
+            memcpy(&got[1], (const double *)tj_tensor_data(rm) + i, 8);
+        } else {
+            float x = (float)a[i], y = (float)b[i], w = fmodf(x, y), rw = w != 0 && (w < 0) != (y < 0) ? w + y : w;
+            memcpy(&want[0], &w, 4), memcpy(&want[1], &rw, 4);
+            memcpy(&got[0], (const float *)tj_tensor_data(fm) + i, 4);
+            memcpy(&got[1], (const float *)tj_tensor_data(rm) + i, 4);
+        }
+        for (int k = 0; k < 2; k++)
+            if (got[k] != want[k]) {
+                bad++;
+                cr_expect_fail("%s %s(%a, %a): bits %llx, C gives %llx", tj_dtype_name(dt), k ? "remainder" : "fmod",
+                               a[i], b[i], (unsigned long long)got[k], (unsigned long long)want[k]);
+            }
+    }
+}
+
+Test(emath, fmod_and_remainder_give_c_fmods_bits_on_every_isa)
+{
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        cr_log_info("%s", test_isas[k]);
+        expect_modulo_as_c(false);
+        expect_modulo_as_c(true);
+    }
+}
+
 Test(emath, remainder_and_fmod_on_int64_follow_python_and_c)
 {
     /* torch.remainder / torch.fmod of these int64 tensors */
