@@ -761,8 +761,11 @@ tj_tensor *tj_grad_result(const tj_grad_ctx *c, int i)
 
 tj_value tj_grad_value(const tj_grad_ctx *c, int i)
 {
-    if (c->args[i].kind == TJ_V_TENSOR) tj_grad_arg(c, i);
-    return c->args[i];
+    const tj_value *a = &c->args[i];
+    if (a->kind == TJ_V_TENSOR) tj_grad_arg(c, i);
+    for (int k = 0, slot = slot_of(c, i); a->kind == TJ_V_TENSORS && k < a->n; k++)
+        checked(c, a->u.ts[k], c->arg_versions[slot + k], i, -1);
+    return *a;
 }
 
 bool tj_grad_saved_unmodified(const tj_grad_ctx *c)

@@ -35,8 +35,9 @@ typedef struct tj_grad_ctx {
 tj_tensor *tj_grad_arg(const tj_grad_ctx *c, int i);
 /** Return i of the recorded call, checked as tj_grad_arg. */
 tj_tensor *tj_grad_result(const tj_grad_ctx *c, int i);
-/** Argument i boxed as recorded, a tensor checked as tj_grad_arg (for
- * formulas that pass the saved arguments on to a backward operator). */
+/** Argument i boxed as recorded, a tensor (or each entry of a tensor list,
+ * such as index's indices) checked as tj_grad_arg (for formulas that pass
+ * the saved arguments on to a backward operator). */
 tj_value tj_grad_value(const tj_grad_ctx *c, int i);
 /** Checks every saved tensor as tj_grad_arg does: for formulas that do not
  * say which ones they read (user operators'). False when one is stale. */
