@@ -12,7 +12,10 @@
  * counts for each how many gradients it will receive, and runs them latest
  * first (by creation order) once all have arrived, accumulating gradients
  * per node return and per leaf. Each node's formula runs in a scope of its
- * own, so intermediates are freed as the pass goes. */
+ * own, so intermediates are freed as the pass goes, and unless the caller
+ * retains the graph a node's saved values are freed once its formula has
+ * run (PyTorch's release_variables): a later pass through the node may run
+ * it again only if its formula reads no saved value. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -59,6 +62,9 @@ struct grad_node {
      * one per return */
     uint32_t *versions;
     size_t bytes;
+    /** a pass without retain_graph ran the formula: the saved values are
+     * fake twins (geometry only) */
+    bool freed;
     grad_node *next_dead; /**< release worklist */
 };
 
@@ -283,6 +289,46 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
 fail:
     node_release(n);
     return NULL;
+}
+
+/* A fake tensor with t's geometry, dtype and uid, holding no data. */
+static tj_tensor *fake_twin(const tj_tensor *t)
+{
+    tj_meta m = {.dtype = t->dtype, .ndim = t->ndim};
+    memcpy(m.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    tj_tensor *f = tj_tensor_new_meta(&m, true);
+    if (!f) return NULL;
+    memcpy(f->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    f->offset = t->offset;
+    f->uid = t->uid;
+    return f;
+}
+
+/* Replaces the saved value *slot by its fake twin, releasing the data (the
+ * alias object itself may live on elsewhere: a formula may have handed it
+ * out as a gradient). Edges borrowing it follow. Out of memory keeps it. */
+static void drop_saved(grad_node *n, tj_tensor **slot)
+{
+    tj_tensor *t = *slot, *f = t && !t->fake ? fake_twin(t) : NULL;
+    if (!f) return;
+    for (int k = 0; k < n->nslots; k++)
+        if (n->edges[k].input == t) n->edges[k].input = f;
+    *slot = f;
+    tj_tensor_release(t);
+}
+
+/* Frees what a node saved for its formula, keeping shapes for those that
+ * read only shapes (PyTorch frees saved variables as it goes unless
+ * retain_graph). */
+static void free_saved(grad_node *n)
+{
+    for (int i = 0; i < n->op->nargs; i++) {
+        tj_value *a = &n->args[i];
+        if (a->kind == TJ_V_TENSOR) drop_saved(n, &a->u.t);
+        for (int k = 0; a->kind == TJ_V_TENSORS && k < a->n; k++) drop_saved(n, (tj_tensor **)&a->u.ts[k]);
+    }
+    for (int i = 0; i < n->op->nreturns; i++) drop_saved(n, &n->results[i]);
+    n->freed = true;
 }
 
 /* ---- the dispatcher's hooks ---- */
@@ -558,6 +604,7 @@ typedef struct engine {
     int *heap;
     int nheap, heap_cap;
     bool accumulate; /* tj_backward: every leaf is a target, into .grad */
+    bool retain_graph; /* keep the nodes' saved values for another pass */
     tj_tensor *const *inputs;
     int n_inputs;
 } engine;
@@ -745,7 +792,8 @@ static int slot_of(const tj_grad_ctx *c, int i)
 static tj_tensor *checked(const tj_grad_ctx *c, tj_tensor *t, uint32_t saved, int arg, int result)
 {
     uint32_t current = tj_tensor_version(t);
-    if (t && current != saved && !c->stale->t) *c->stale = (tj_grad_stale){t, arg, result, saved, current};
+    if (t && (c->freed || current != saved) && !c->stale->t)
+        *c->stale = (tj_grad_stale){t, arg, result, saved, current, c->freed};
     return t;
 }
 
@@ -789,6 +837,11 @@ static tj_status stale_error(const tj_op *op, const tj_grad_stale *s)
     if (s->arg >= 0) snprintf(what, sizeof what, "argument '%s'", op->args[s->arg].name);
     else snprintf(what, sizeof what, "return %d", s->result);
     tj_tensor_describe(s->t, shape, sizeof shape);
+    if (s->freed)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: backward: trying to backward through the graph a second time: "
+                        "%s (%s), saved for the gradient, was freed when the graph was first run backward; pass "
+                        "retain_graph (tj_backward_ex, tj_autograd_grad_ex) to the first pass to run it again",
+                        op->name, what, shape + (shape[0] == '~'));
     return tj_error(TJ_ERR_MODIFIED, "%s: backward: %s (%s), saved for the gradient, was modified by an in-place "
                     "operation after the call (version %u, saved at version %u); clone it before modifying it, or "
                     "modify it after backward", op->name, what, shape, (unsigned)s->current, (unsigned)s->saved);
@@ -810,9 +863,10 @@ static tj_status run_node(engine *e, int ti)
         need[k] = edge_relevant(e, &n->edges[k]);
     }
     if (st == TJ_OK && any) {
-        tj_grad_stale stale = {NULL, -1, -1, 0, 0};
+        tj_grad_stale stale = {NULL, -1, -1, 0, 0, false};
         tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need,
-                         .arg_versions = n->versions, .result_versions = n->versions + n->nslots, .stale = &stale};
+                         .arg_versions = n->versions, .result_versions = n->versions + n->nslots, .stale = &stale,
+                         .freed = n->freed};
         tj_clear_error();
         st = n->d->fn(&c, grads, gi);
         if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
@@ -869,6 +923,7 @@ static tj_status execute(engine *e, tj_tensor **results)
             tj_scope *s = tj_scope_begin();
             st = s ? run_node(e, ti) : tj_last_status();
             if (s) tj_scope_end(s);
+            if (st == TJ_OK && !e->retain_graph) free_saved(e->tasks[ti].node);
         }
         for (int k = 0; k < TJ_MAX_RETURNS; k++) {
             tj_tensor_release(e->tasks[ti].buf[k]);
@@ -991,15 +1046,20 @@ static tj_status engine_run(engine *e, tj_tensor *const *outputs, int n_outputs,
     return st;
 }
 
-tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output)
+static bool retains(const tj_backward_options *o) { return o && o->retain_graph; }
+
+tj_status tj_backward_ex(tj_tensor *output, tj_tensor *grad_output, const tj_backward_options *options)
 {
     if (!output) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_backward: NULL output");
-    engine e = {.accumulate = true};
+    engine e = {.accumulate = true, .retain_graph = retains(options)};
     return engine_run(&e, &output, 1, &grad_output, NULL);
 }
 
-tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
-                           tj_tensor *const *inputs, int n_inputs, tj_tensor **results)
+tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output) { return tj_backward_ex(output, grad_output, NULL); }
+
+tj_status tj_autograd_grad_ex(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                              tj_tensor *const *inputs, int n_inputs, tj_tensor **results,
+                              const tj_backward_options *options)
 {
     if (n_outputs < 0 || n_inputs < 0 || (n_outputs && !outputs) || (n_inputs && (!inputs || !results)))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: NULL outputs, inputs or results");
@@ -1009,7 +1069,7 @@ tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: input %d %s", i,
                             inputs[i] ? "does not require grad" : "is NULL");
     }
-    engine e = {.inputs = inputs, .n_inputs = n_inputs};
+    engine e = {.inputs = inputs, .n_inputs = n_inputs, .retain_graph = retains(options)};
     tj_status st = engine_run(&e, outputs, n_outputs, grad_outputs, results);
     for (int i = 0; i < n_inputs; i++) {
         if (st == TJ_OK && results[i] && tj_scope_adopt(results[i]) != TJ_OK) st = tj_last_status();
@@ -1021,4 +1081,10 @@ tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *
         }
     }
     return st;
+}
+
+tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                           tj_tensor *const *inputs, int n_inputs, tj_tensor **results)
+{
+    return tj_autograd_grad_ex(outputs, n_outputs, grad_outputs, inputs, n_inputs, results, NULL);
 }

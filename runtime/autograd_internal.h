@@ -11,6 +11,9 @@ typedef struct tj_grad_stale {
     const tj_tensor *t;       /**< the tensor (NULL: none was stale) */
     int arg, result;          /**< which argument or return it is (-1: not one) */
     uint32_t saved, current;  /**< its versions at the call and now */
+    /** the node's saved values were freed by an earlier pass (no
+     * retain_graph): the read is refused whatever the versions */
+    bool freed;
 } tj_grad_stale;
 
 /** What a derivative formula sees of the recorded call. Tensors in `args`
@@ -27,6 +30,9 @@ typedef struct tj_grad_ctx {
     const uint32_t *arg_versions;    /**< per input slot, at the call */
     const uint32_t *result_versions; /**< per return, at the call */
     tj_grad_stale *stale;        /**< the first stale read (written by the accessors) */
+    /** an earlier pass freed the saved values: they keep their shapes, dtypes
+     * and strides but are fake (no data), and reading one is refused */
+    bool freed;
 } tj_grad_ctx;
 
 /** Tensor argument i of the recorded call, for reading its values; when

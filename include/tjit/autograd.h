@@ -8,6 +8,16 @@
  * nodes form a graph that tj_backward / tj_autograd_grad walk from the
  * outputs back to the leaves.
  *
+ * As in PyTorch (retain_graph=False), a pass frees each node's saved values
+ * once the node's derivative has run: the memory of values only the graph
+ * held goes during backward, and a second pass through such a node fails
+ * with TJ_ERR_INVALID_ARGUMENT ("trying to backward through the graph a
+ * second time", naming the operator). A node whose derivative reads no
+ * saved value (add, sum, views, ...) may run again, as in PyTorch, so a
+ * second pass through a graph made of such nodes only accumulates again.
+ * tj_backward_ex / tj_autograd_grad_ex with retain_graph keep the values
+ * for further passes.
+ *
  * Derivative formulas call the public operator API (threshold_backward for
  * relu, convolution_backward for convolution, mm for mm, ...), so when a
  * backward pass runs under make_fx its operators are traced like any other
@@ -77,6 +87,13 @@ void tj_no_grad_end(bool previous);
 
 /* ---- backward passes ---- */
 
+/** Options of a backward pass (zero-initialise, then set what you need). */
+typedef struct tj_backward_options {
+    /** keep the nodes' saved values so that the graph can be run backward
+     * again (PyTorch's retain_graph=True); false frees them as the pass goes */
+    bool retain_graph;
+} tj_backward_options;
+
 /** torch.autograd.backward for one output: accumulates d(output)/d(leaf)
  * into the .grad of every leaf that requires grad and that output depends
  * on. output must require grad (TJ_ERR_INVALID_ARGUMENT otherwise).
@@ -84,19 +101,25 @@ void tj_no_grad_end(bool previous);
  * to its dtype); NULL means ones, allowed only when output has one element
  * (TJ_ERR_SHAPE otherwise). The first gradient a leaf receives is stored
  * (copied when it shares storage with anything else); later ones are added
- * in place. The backward graph is kept: calling again accumulates again.
+ * in place. The saved values of the nodes the pass runs are freed
+ * (tj_backward_ex keeps them): another pass through them fails.
  * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
  * for an operator without a derivative formula, TJ_ERR_MODIFIED when a
  * formula needs a saved value that was since written in place (the message
  * names the operator, the argument and the versions; gradients already
  * accumulated into .grad fields by that pass stay), TJ_ERR_INVALID_ARGUMENT
- * when a real leaf would get a fake gradient, before any .grad is set: in a
- * fake-mode trace, a tensor that requires grad and that the traced function
- * reached without getting it as an input (a parameter captured in its ctx;
- * pass it as an input, whose fake copy takes the gradient, or trace in real
- * mode, which sets its .grad as eagerly). PyTorch's fake mode refuses such a
+ * for a node whose saved values an earlier pass freed (retain_graph was
+ * not set; gradients of that pass already accumulated stay), and
+ * TJ_ERR_INVALID_ARGUMENT when a real leaf would get a fake gradient,
+ * before any .grad is set: in a fake-mode trace, a tensor that requires
+ * grad and that the traced function reached without getting it as an input
+ * (a parameter captured in its ctx; pass it as an input, whose fake copy
+ * takes the gradient, or trace in real mode, which sets its .grad as
+ * eagerly). PyTorch's fake mode refuses such a
  * tensor already at the forward operator. */
 tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
+/** tj_backward with options (NULL: the defaults, as tj_backward). */
+tj_status tj_backward_ex(tj_tensor *output, tj_tensor *grad_output, const tj_backward_options *options);
 
 /** torch.autograd.grad: gradients of the n_outputs outputs (weighted by
  * grad_outputs, as tj_backward; grad_outputs may be NULL, or hold NULL
@@ -106,10 +129,15 @@ tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
  * references owned by the innermost open scope, not requiring grad), or NULL
  * for an input the outputs do not depend on (PyTorch's allow_unused=True).
  * .grad fields are left alone, and only the part of the graph between the
- * outputs and the inputs runs. Errors as tj_backward; inputs that do not
- * require grad give TJ_ERR_INVALID_ARGUMENT. */
+ * outputs and the inputs runs, freeing its nodes' saved values as
+ * tj_backward does. Errors as tj_backward; inputs that do not require grad
+ * give TJ_ERR_INVALID_ARGUMENT. */
 tj_status tj_autograd_grad(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
                            tj_tensor *const *inputs, int n_inputs, tj_tensor **results);
+/** tj_autograd_grad with options (NULL: the defaults, as tj_autograd_grad). */
+tj_status tj_autograd_grad_ex(tj_tensor *const *outputs, int n_outputs, tj_tensor *const *grad_outputs,
+                              tj_tensor *const *inputs, int n_inputs, tj_tensor **results,
+                              const tj_backward_options *options);
 
 /** Whether `op` has a derivative formula (false also for operators that are
  * not differentiable, such as comparisons; see tj_op_is_differentiable). */
