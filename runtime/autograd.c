@@ -291,7 +291,8 @@ fail:
     return NULL;
 }
 
-/* A fake tensor with t's geometry, dtype and uid, holding no data. */
+/* A fake tensor with t's geometry, dtype and uid, holding no data (nor a
+ * reference to t's storage). */
 static tj_tensor *fake_twin(const tj_tensor *t)
 {
     tj_meta m = {.dtype = t->dtype, .ndim = t->ndim};
@@ -304,12 +305,12 @@ static tj_tensor *fake_twin(const tj_tensor *t)
     return f;
 }
 
-/* Replaces the saved value *slot by its fake twin, releasing the data (the
+/* Replaces the saved value *slot by its fake twin, releasing the storage (the
  * alias object itself may live on elsewhere: a formula may have handed it
  * out as a gradient). Edges borrowing it follow. Out of memory keeps it. */
 static void drop_saved(grad_node *n, tj_tensor **slot)
 {
-    tj_tensor *t = *slot, *f = t && !t->fake ? fake_twin(t) : NULL;
+    tj_tensor *t = *slot, *f = t ? fake_twin(t) : NULL;
     if (!f) return;
     for (int k = 0; k < n->nslots; k++)
         if (n->edges[k].input == t) n->edges[k].input = f;
@@ -355,20 +356,15 @@ static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autogra
 {
     tj_tensor *self = args[0].u.t;
     bool leaf = requires_grad(self) && !self->autograd->grad_fn;
-    int others = self->fake ? 0
-                            : atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
-                                  atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
-    if (leaf || self->fake || others > 0) { /* described for the message only */
+    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
+                 atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
+    if (leaf || others > 0) { /* described for the message only */
         char what[64];
         tj_tensor_describe(self, what, sizeof what);
         if (leaf)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: self (%s) is a leaf that requires grad, used in an in-place "
                             "operation (PyTorch refuses it too): update it under tj_no_grad_begin, or work on a "
                             "clone", op->name, what);
-        if (self->fake)
-            return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on a fake tensor "
-                            "(%s): whether it has views is unknown; trace in real mode, or use the out-of-place "
-                            "operator", op->name, what);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), which "
                         "shares its storage with %d other tensor%s (views, or a view's base): their history would "
                         "not follow (PyTorch rebases views; tjit does not yet); use the out-of-place operator, or "

@@ -98,8 +98,8 @@ typedef struct tj_autograd_call {
 bool tj_autograd_wants(const tj_op *op, const tj_value *args);
 /** Refuses calls that cannot be recorded (operators without a formula, an
  * argument without a derivative that requires grad; in-place operators on a
- * leaf that requires grad, on a view or a tensor with views, or on a fake
- * tensor) and prepares an in-place call in `call`
+ * leaf that requires grad, on a view or a tensor with views, real or fake)
+ * and prepares an in-place call in `call`
  * (copying self when the formula needs its old value). */
 tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call);
 /** Attaches a backward node for the finished call to its outputs (owned

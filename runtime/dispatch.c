@@ -389,7 +389,7 @@ static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, con
             over = __builtin_mul_overflow(o->shape[d] ? o->shape[d] - 1 : 0, o->strides[d], &span) ||
                    __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
         }
-        int64_t size = base->storage ? (int64_t)(base->storage->nbytes / tj_dtype_bytes(base->dtype)) : -1;
+        int64_t size = base->storage && !base->fake ? (int64_t)(base->storage->nbytes / tj_dtype_bytes(base->dtype)) : -1;
         if (over || (numel && size >= 0 && (lo < 0 || hi >= size)))
             return tj_error(TJ_ERR_INDEX, "%s: output %d: the shape function's view (offset %lld) reaches storage "
                             "elements %lld..%lld, outside the %lld elements of argument %d's storage", op->name, i, (long long)o->offset,

@@ -64,12 +64,14 @@ struct tj_tensor {
     int64_t offset; /**< storage offset, in elements */
     int64_t shape[TJ_MAX_DIMS];
     int64_t strides[TJ_MAX_DIMS];
-    tj_storage *storage; /**< NULL for fake tensors */
+    /** fake tensors have one too, without data (nbytes 0), for counting
+     * views and versions */
+    tj_storage *storage;
     uint64_t uid;        /**< unique per process, never reused */
     struct tj_autograd_meta *autograd; /**< owned by the autograd layer */
 };
 
-/** Records a write into t's storage (nothing for fake tensors). */
+/** Records a write into t's storage. */
 static inline void tj_tensor_bump_version(const tj_tensor *t)
 {
     if (t->storage) atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed);
@@ -282,7 +284,7 @@ static inline size_t tj_dtype_bytes(tj_dtype d)
 /** Pointer to element [0,...] as char*. */
 static inline char *tj_tensor_ptr(const tj_tensor *t)
 {
-    return t->storage ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_bytes(t->dtype) : NULL;
+    return t->storage && !t->fake ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_bytes(t->dtype) : NULL;
 }
 /** Fills a shape function's new output with t's dtype and shape (the
  * gradient of an input, an elementwise random draw, scatter_add's self). */

@@ -159,6 +159,19 @@ static tj_tensor *small_tensor_new(void)
     return t;
 }
 
+/* A fake tensor: a storage header without data, which its views share and
+ * count as a real storage's (autograd tells views from other references
+ * this way: an in-place call recorded on a fake tensor is allowed or refused
+ * as on a real one) and whose version in-place calls bump. */
+static tj_tensor *fake_tensor_new(void)
+{
+    tj_tensor *t = small_tensor_new();
+    if (!t) return NULL;
+    t->storage->data = NULL;
+    t->storage->nbytes = 0;
+    return t;
+}
+
 /* A tensor header with separately allocated storage; NULL on failure. */
 static tj_tensor *large_tensor_new(size_t nbytes)
 {
@@ -194,8 +207,7 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
     if (!plain_numel(m->ndim, m->shape, &numel) && tj_checked_numel(m->ndim, m->shape, &numel, "tensor") != TJ_OK)
         return NULL;
     size_t nbytes = (size_t)numel * tj_dtype_bytes(m->dtype);
-    tj_tensor *t = fake ? tensor_alloc_struct() : nbytes <= SMALL_DATA ? small_tensor_new()
-                                                                       : large_tensor_new(nbytes);
+    tj_tensor *t = fake ? fake_tensor_new() : nbytes <= SMALL_DATA ? small_tensor_new() : large_tensor_new(nbytes);
     if (!t) return NULL;
     t->dtype = m->dtype;
     t->ndim = m->ndim;

@@ -3,6 +3,7 @@
  * refused with a clear error, and a traced step with in-place operators
  * replayed. Reference values: PyTorch 1.13, float64, the same programs. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -102,7 +103,7 @@ Test(autograd_inplace, overwritten_saved_values_fail_at_backward_as_in_pytorch)
 
 /* Refused at the call, self unchanged: a leaf that requires grad (as
  * PyTorch), a view of a recorded result and a result with a live view
- * (PyTorch rebases the views' history; tjit does not), a fake tensor. The
+ * (PyTorch rebases the views' history; tjit does not), real or fake. The
  * aliases autograd saved of the same storage do not count. */
 /* h = w * 3; d = h.detach(); h.mul_(b): a detached alias has no history to
  * rebase, so PyTorch records the call; d shares the new values and version. */
@@ -119,7 +120,7 @@ Test(autograd_inplace, a_detached_alias_does_not_block_an_in_place_call)
     expect_grad(b, (double[]){4.5, 36, 216});
 }
 
-Test(autograd_inplace, leaves_views_and_fake_tensors_are_refused_at_the_call)
+Test(autograd_inplace, leaves_and_views_are_refused_at_the_call)
 {
     tj_tensor *w = leaf(W), *b = leaf(B);
     cr_expect_null(tj_mul_(w, b));
@@ -140,10 +141,28 @@ Test(autograd_inplace, leaves_views_and_fake_tensors_are_refused_at_the_call)
     test_expect_close(h, (double[]){1, -2, 4}, 3, 0, 0);
     tj_scope_end(view_scope);
     cr_expect_eq(tj_add_(h, b, tj_v_int(1)), h, "once the view is gone: %s", tj_last_error());
+}
+
+/* Fake tensors count their views as real ones: a fresh result takes the
+ * call, a view or a result with a live view is refused. */
+Test(autograd_inplace, fake_tensors_are_refused_only_with_views)
+{
     tj_tensor *f = tj_tensor_fake(TJ_FLOAT64, 1, (int64_t[]){3}), *fb = tj_tensor_fake(TJ_FLOAT64, 1, (int64_t[]){3});
     cr_assert_eq(tj_tensor_set_requires_grad(fb, true), TJ_OK);
-    cr_expect_null(tj_mul_(f, fb));
-    cr_expect(strstr(tj_last_error(), "on a fake tensor"), "%s", tj_last_error());
+    cr_expect_eq(tj_mul_(f, fb), f, "a fresh fake tensor: %s", tj_last_error());
+    cr_expect(tj_tensor_requires_grad(f));
+    tj_tensor *h = tj_mul_scalar(fb, tj_v_int(2));
+    tj_scope *view_scope = tj_scope_begin();
+    tj_tensor *v = tj_slice(h, 0, true, 0, true, 2, 1);
+    cr_expect_null(tj_add_scalar_(v, tj_v_int(1), tj_v_int(1)));
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "on self (~f64[2]), which shares its storage with 1 other tensor"), "%s",
+              tj_last_error());
+    cr_expect_null(tj_add_(h, fb, tj_v_int(1)));
+    cr_expect(strstr(tj_last_error(), "on self (~f64[3]), which shares its storage with 1 other tensor"), "%s",
+              tj_last_error());
+    tj_scope_end(view_scope);
+    cr_expect_eq(tj_add_(h, fb, tj_v_int(1)), h, "once the view is gone: %s", tj_last_error());
 }
 
 /* A training step with in-place operators in its forward, traced with make_fx,
@@ -178,4 +197,30 @@ Test(autograd_inplace, traced_step_with_in_place_operators_replays_like_eager)
     test_expect_close(out[1], (double[]){7.5, 48, 264}, 3, 1e-15, 1e-15);
     tj_plan_free(p);
     tj_graph_free(g);
+}
+
+/* The same step traced in fake mode: h is a fresh result without views, so
+ * its in-place calls are recorded as in real mode, giving the same graph. */
+Test(autograd_inplace, fake_trace_of_a_step_with_in_place_operators_equals_the_real_one)
+{
+    tj_tensor *w = leaf(W), *b = leaf(B);
+    tj_graph *real = tj_make_fx(fn_step, NULL, (tj_tensor *[]){w, b}, 2, NULL, TJ_TRACE_REAL);
+    tj_graph *fake = tj_make_fx(fn_step, NULL, (tj_tensor *[]){w, b}, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(real, "%s", tj_last_error());
+    cr_assert_not_null(fake, "%s", tj_last_error());
+    char *rt = tj_graph_to_string(real), *ft = tj_graph_to_string(fake);
+    cr_assert(rt && ft);
+    cr_expect_str_eq(ft, rt);
+    free(rt);
+    free(ft);
+    cr_expect_geq(tj_pass_functionalize(fake), 1, "%s", tj_last_error());
+    tj_tensor *out[2];
+    tj_plan *p = tj_compile(fake, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, (tj_tensor *[]){vec(W), vec(B)}, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_close(out[0], (double[]){25, -128, 484}, 3, 1e-15, 1e-15);
+    test_expect_close(out[1], (double[]){7.5, 48, 264}, 3, 1e-15, 1e-15);
+    tj_plan_free(p);
+    tj_graph_free(fake);
+    tj_graph_free(real);
 }

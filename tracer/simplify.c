@@ -28,7 +28,7 @@ static bool is_one(const tj_plan *p, const tj_garg *a)
     if (a->kind == TJ_GA_FLOAT) return a->u.f == 1.0;
     if (a->kind != TJ_GA_VALUE || p->values[a->u.v].kind != TJ_PV_CONSTANT) return false;
     const tj_tensor *t = p->values[a->u.v].constant;
-    if (!t->storage) return false; /* a fake constant: no values to look at */
+    if (t->fake || !t->storage) return false; /* a fake constant: no values to look at */
     int64_t idx[TJ_MAX_DIMS] = {0};
     for (int64_t i = 0; i < t->numel; i++) {
         int64_t off = t->offset;

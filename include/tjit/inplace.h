@@ -21,8 +21,9 @@
  *   self a leaf that requires grad (TJ_ERR_INVALID_ARGUMENT, as PyTorch; run
  *   optimiser updates under tj_no_grad_begin, as the optimisers of optim.h
  *   do); self a view made by a view operator, or a tensor with such views
- *   alive, or a fake tensor (TJ_ERR_UNSUPPORTED: PyTorch rewrites the views'
- *   history, tjit does not yet). Aliases from tj_tensor_detach carry no
+ *   alive (TJ_ERR_UNSUPPORTED: PyTorch rewrites the views' history, tjit
+ *   does not yet). Fake tensors count their views as real ones do, so a
+ *   fake-mode trace records the same in-place calls as a real-mode one. Aliases from tj_tensor_detach carry no
  *   history and do not count: they see the new values. Values saved for earlier calls and
  *   overwritten here fail the backward pass (TJ_ERR_MODIFIED, autograd.h).
  * Out-of-place ones follow ops.h's conventions (new references owned by the
