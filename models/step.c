@@ -139,8 +139,13 @@ tj_graph *step_trace(model *m, step_kind kind, int64_t batch, const tj_decomp_ta
     memcpy(xs, d->x_shape, sizeof xs);
     memcpy(ys, d->y_shape, sizeof ys);
     if (batch > 0) xs[0] = ys[0] = batch;
-    tj_tensor *x = tj_tensor_fake(d->x_dtype, d->x_ndim, xs);
-    tj_tensor *y = kind == STEP_TRAIN ? tj_tensor_fake(TJ_INT64, d->y_ndim, ys) : NULL;
+    /* a real-mode trace runs the kernels: it needs real inputs (zeros are
+     * valid tokens and class labels) */
+    bool fake = mode == TJ_TRACE_FAKE;
+    tj_tensor *x = fake ? tj_tensor_fake(d->x_dtype, d->x_ndim, xs) : tj_zeros(xs, d->x_ndim, d->x_dtype);
+    tj_tensor *y = kind != STEP_TRAIN ? NULL
+                   : fake             ? tj_tensor_fake(TJ_INT64, d->y_ndim, ys)
+                                      : tj_zeros(ys, d->y_ndim, TJ_INT64);
     if (!x || (kind == STEP_TRAIN && (!y || train_state_init(m, &s) != TJ_OK))) goto done;
     tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
     int n = step_inputs(m, kind == STEP_TRAIN ? &s : NULL, x, y, inputs);

@@ -54,6 +54,9 @@ expect 2 'usage: tjit eval' err eval mlp
 expect 2 "bad value 'bogus' for --mode \(eager, traced or decomposed\)" err eval mlp --mode bogus --load x
 expect 1 "cannot open '$work/missing.safetensors'" err eval mlp --load "$work/missing.safetensors"
 expect 2 "bad value 'xml' for --format \(text, dot or json\)" err trace gpt --format xml
+# real mode runs the kernels on real example inputs (the default is fake)
+expect 0 'aten.nll_loss_backward.default' out trace mlp --train --tracing-mode real
+expect 0 'aten.native_layer_norm.default' out trace gpt --tracing-mode real
 expect 2 "bad value 'bad' for --tracing-mode" err trace gpt --tracing-mode bad
 expect 2 'usage: tjit trace' err trace gpt --tracing-mode bad
 expect 2 "unknown model 'nope'" err trace nope
