@@ -181,6 +181,16 @@ UNARY(tj_exp2, exp2)
 #undef UNARY
 tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other) { return CALL(remainder_Tensor, T(self), T(other)); }
 tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other) { return CALL(remainder_Scalar, T(self), other); }
+tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other)
+{
+    return CALL(remainder_Scalar_Tensor, self, T(other));
+}
+tj_tensor *tj_clamp_min_tensor(tj_tensor *self, tj_tensor *min) { return CALL(clamp_min_Tensor, T(self), T(min)); }
+tj_tensor *tj_clamp_max_tensor(tj_tensor *self, tj_tensor *max) { return CALL(clamp_max_Tensor, T(self), T(max)); }
+tj_tensor *tj_round_decimals(tj_tensor *self, int64_t decimals)
+{
+    return CALL(round_decimals, T(self), tj_v_int(decimals));
+}
 tj_tensor *tj_fmod(tj_tensor *self, tj_tensor *other) { return CALL(fmod_Tensor, T(self), T(other)); }
 tj_tensor *tj_fmod_scalar(tj_tensor *self, tj_value other) { return CALL(fmod_Scalar, T(self), other); }
 tj_tensor *tj_atan2(tj_tensor *self, tj_tensor *other) { return CALL(atan2, T(self), T(other)); }

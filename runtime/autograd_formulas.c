@@ -340,6 +340,22 @@ FORMULA(d_nan_to_num) { gi[0] = tj_mul(g[0], tj_isfinite(ARG(0))); return TJ_OK;
 FORMULA(d_clamp_min) { gi[0] = where_or_zero(tj_ge(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
 FORMULA(d_clamp_max) { gi[0] = where_or_zero(tj_le(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
 
+/* derivatives.yaml: clamp_min.Tensor passes grad to self where self >= min
+ * and to min where self < min; clamp_max.Tensor likewise with <= / >. */
+FORMULA(d_clamp_min_tensor)
+{
+    if (NEED(0)) gi[0] = where_or_zero(tj_ge(ARG(0), ARG(1)), g[0]);
+    if (NEED(1)) gi[1] = where_or_zero(tj_lt(ARG(0), ARG(1)), g[0]);
+    return TJ_OK;
+}
+
+FORMULA(d_clamp_max_tensor)
+{
+    if (NEED(0)) gi[0] = where_or_zero(tj_le(ARG(0), ARG(1)), g[0]);
+    if (NEED(1)) gi[1] = where_or_zero(tj_gt(ARG(0), ARG(1)), g[0]);
+    return TJ_OK;
+}
+
 /* ---- reductions ---- */
 
 /* sum.dim_IntList and mean.dim: the gradient expanded back (/ N for mean). */
@@ -1555,6 +1571,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
     D(clamp_min, d_clamp_min), D(clamp_max, d_clamp_max), D(atan2, d_atan2), D(asin, d_asin), D(acos, d_acos),
     D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D(exp2, d_exp2),
+    /* session 21 (inplace21); remainder.Scalar_Tensor has none (as PyTorch) */
+    D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D(round_decimals, d_zero),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),

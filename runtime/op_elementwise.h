@@ -113,5 +113,10 @@ TJ_OP_DECLARE(cosh)
 TJ_OP_DECLARE(log2)
 TJ_OP_DECLARE(log10)
 TJ_OP_DECLARE(exp2)
+/* op_elementwise_overloads.c */
+TJ_OP_DECLARE(clamp_min_Tensor)
+TJ_OP_DECLARE(clamp_max_Tensor)
+TJ_OP_DECLARE(remainder_Scalar_Tensor)
+TJ_OP_DECLARE(round_decimals)
 
 #endif

@@ -396,6 +396,21 @@ static const tj_decomp_sample samples[] = {
     {"aten::pixel_unshuffle", "f32[0,2,4,4] 2", "empty batch"},
     {"aten::pixel_unshuffle", "f32[1,2,3,4] 2", "height not divisible: an error"},
     {"aten::pixel_unshuffle", "f32[1,2,4,4] -1", "negative factor: an error"},
+    /* session 21 (inplace21): clamp_min.Tensor, clamp_max.Tensor, remainder.Scalar_Tensor, round.decimals */
+    {"aten::clamp_min.Tensor", "f32[3,4] f32[4]", "broadcast bound"},
+    {"aten::clamp_min.Tensor", "f32[4]{1,nan,3,-2} f32[4]{0,0,nan,0}", "nan from self and from the bound"},
+    {"aten::clamp_min.Tensor", "i64[6]<9 f32[]{2.5}", "promotion to float32"},
+    {"aten::clamp_max.Tensor", "f32[3,4] f32[3,1]", "broadcast bound"},
+    {"aten::clamp_max.Tensor", "f64[4]{1,nan,3,-2} f64[4]{0,0,nan,0}", "nan from self and from the bound"},
+    {"aten::remainder.Scalar_Tensor", "5 i64[6]{2,3,-4,7,-1,5}", "int64"},
+    {"aten::remainder.Scalar_Tensor", "5.5 i64[6]{2,3,-4,7,-1,5}", "a float Scalar gives float32"},
+    {"aten::remainder.Scalar_Tensor", "-3 f64[3,4]", "float64 other"},
+    {"aten::remainder.Scalar_Tensor", "5 i64[3]{1,0,2}", "int64 division by zero: an error"},
+    {"aten::round.decimals", "f32[6]{1234.5678,-2.5,0.125,15,25,nan} 2", "two decimals"},
+    {"aten::round.decimals", "f32[6]{1234.5678,-2.5,0.125,15,25,-inf} -1", "tens"},
+    {"aten::round.decimals", "f64[3,4] 3", ""},
+    {"aten::round.decimals", "f32[3,4] 0", "decimals 0 is round"},
+    {"aten::round.decimals", "i64[4]<9 1", "int64: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

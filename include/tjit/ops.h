@@ -236,6 +236,25 @@ tj_tensor *tj_nan_to_num(tj_tensor *self, tj_value nan, tj_value posinf, tj_valu
  * bound that overflows the result dtype. */
 tj_tensor *tj_clamp_min(tj_tensor *self, tj_value min);
 tj_tensor *tj_clamp_max(tj_tensor *self, tj_value max);
+/** aten::clamp_min.Tensor / aten::clamp_max.Tensor: tj_clamp_tensor with the
+ * one bound (a tensor broadcasting with self; nan in it propagates). Same
+ * dtypes and errors, named after these operators. Gradients reach self
+ * where it is kept and the bound where it is taken. */
+tj_tensor *tj_clamp_min_tensor(tj_tensor *self, tj_tensor *min);
+tj_tensor *tj_clamp_max_tensor(tj_tensor *self, tj_tensor *max);
+/** aten::remainder.Scalar_Tensor: tj_remainder with a Scalar self, which
+ * promotes as a wrapped number (5 % int64 is int64, 5.5 % int64 float32,
+ * 5 % float64 float64). Result: other's shape. Errors as tj_remainder
+ * (bool other with a bool self: TJ_ERR_DTYPE). Not differentiable with
+ * respect to other (TJ_ERR_UNSUPPORTED under autograd, as PyTorch). */
+tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other);
+/** aten::round.decimals: round half to even at `decimals` decimal places:
+ * round(x * 10^d) / 10^d, and for negative d round(x / 10^-d) * 10^-d, 10^|d|
+ * rounded to self's dtype (ATen's round_decimals_kernel, so 0.125 -> 0.12
+ * and 15 -> 20 at -1). float32 / float64 self, result of its shape and
+ * dtype. Errors: TJ_ERR_DTYPE for int64 and bool (as PyTorch 1.13, even for
+ * decimals = 0). Gradient zero. */
+tj_tensor *tj_round_decimals(tj_tensor *self, int64_t decimals);
 /** aten::atan2: the angle of (other, self) in [-pi, pi] (SLEEF, 1 ULP), with
  * C's atan2 signed zeros and infinities. Operands broadcast; int64 / bool
  * compute in float32. Errors: TJ_ERR_SHAPE when they do not broadcast. */

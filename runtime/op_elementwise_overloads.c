@@ -1,0 +1,108 @@
+/* Overloads of elementwise operators that run another overload's kernel:
+ * clamp_min.Tensor / clamp_max.Tensor (clamp.Tensor with one bound),
+ * remainder.Scalar_Tensor (remainder.Tensor with self boxed as a wrapped
+ * number) and round.decimals (round of self scaled by 10^decimals, as
+ * ATen's round_decimals_kernel). Errors of the reused shape functions are
+ * re-issued under the overload's own name. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "op_elementwise.h"
+#include "op_elementwise_util.h"
+
+/* "aten::clamp.Tensor: msg" becomes "<op>: msg". */
+static tj_status renamed(const char *op, const char *inner, tj_status st)
+{
+    size_t n = strlen(inner);
+    const char *e = tj_last_error();
+    if (st == TJ_OK || strncmp(e, inner, n) != 0 || e[n] != ':') return st;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", e + n + 1);
+    return tj_error(st, "%s:%s", op, msg);
+}
+
+/* ---- clamp_min.Tensor / clamp_max.Tensor: clamp.Tensor(self, min, None) /
+ * clamp.Tensor(self, None, max) ---- */
+
+#define CLAMP_T "aten::clamp.Tensor"
+
+static void clamp_args(const tj_value *args, bool is_min, tj_value *out)
+{
+    out[0] = args[0];
+    out[1] = is_min ? args[1] : tj_v_none();
+    out[2] = is_min ? tj_v_none() : args[1];
+}
+
+#define CLAMP_BOUND_OP(ident, name, is_min)                                     \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        tj_value a[3];                                                          \
+        clamp_args(args, is_min, a);                                            \
+        return renamed(name, CLAMP_T, tj_meta_clamp_Tensor(a, outs));           \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        tj_value a[3];                                                          \
+        clamp_args(args, is_min, a);                                            \
+        return renamed(name, CLAMP_T, tj_kernel_clamp_Tensor(a, outs));         \
+    }
+
+CLAMP_BOUND_OP(clamp_min_Tensor, "aten::clamp_min.Tensor", true)
+CLAMP_BOUND_OP(clamp_max_Tensor, "aten::clamp_max.Tensor", false)
+
+/* ---- remainder.Scalar_Tensor: the Scalar self promotes as a wrapped
+ * number (5 % int64 is int64, 5.5 % int64 float32) ---- */
+
+#define REM_ST "aten::remainder.Scalar_Tensor"
+#define REM_T "aten::remainder.Tensor"
+
+static void remainder_args(const tj_value *args, tj_ew_scalar_box *box, tj_value *out)
+{
+    out[0] = tj_v_tensor(tj_ew_box(box, &args[0], tj_result_type(args, 2)));
+    out[1] = args[1];
+}
+
+tj_status tj_meta_remainder_Scalar_Tensor(const tj_value *args, tj_meta *outs)
+{
+    tj_ew_scalar_box box;
+    tj_value a[2];
+    remainder_args(args, &box, a);
+    return renamed(REM_ST, REM_T, tj_meta_remainder_Tensor(a, outs));
+}
+
+tj_status tj_kernel_remainder_Scalar_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_ew_scalar_box box;
+    tj_value a[2];
+    remainder_args(args, &box, a);
+    return renamed(REM_ST, REM_T, tj_kernel_remainder_Tensor(a, outs));
+}
+
+/* ---- round.decimals: nearbyint(x * 10^d) / 10^d, for negative d
+ * nearbyint(x / 10^-d) * 10^-d, 10^|d| rounded to the dtype ---- */
+
+#define ROUND_D "aten::round.decimals"
+
+tj_status tj_meta_round_decimals(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    if (!tj_ew_is_float(x->dtype))
+        return tj_error(TJ_ERR_DTYPE, ROUND_D ": not supported for %s input (float32/float64 only)",
+                        tj_dtype_name(x->dtype));
+    outs[0].dtype = x->dtype;
+    outs[0].ndim = x->ndim;
+    memcpy(outs[0].shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_round_decimals(const tj_value *args, tj_tensor *const *outs)
+{
+    int64_t d = args[1].u.i;
+    tj_value a[2] = {args[0], tj_v_float(pow(10.0, (double)(d < 0 ? -d : d)))};
+    tj_status st = d == 0 ? TJ_OK : d > 0 ? tj_kernel_mul_Scalar(a, outs) : tj_kernel_div_Scalar(a, outs);
+    a[0] = tj_v_tensor(outs[0]);
+    if (st == TJ_OK) st = tj_kernel_round(d == 0 ? args : a, outs);
+    if (st == TJ_OK && d != 0) st = d > 0 ? tj_kernel_div_Scalar(a, outs) : tj_kernel_mul_Scalar(a, outs);
+    return st;
+}
