@@ -1,5 +1,6 @@
 /* Decompositions of the in-place arithmetic operators (add_, sub_, mul_,
- * div_, sqrt_, zero_, fill_) and of tril_ / triu_ / index_put_: the out-of-place result
+ * div_, sqrt_, zero_, fill_), of tril_ / triu_ / index_put_ and of the
+ * in-place forms of op_inplace_forms.def: the out-of-place result
  * written back with copy_, so that a traced graph keeps the mutation for
  * functionalisation. The in-place operator's own shape function checks
  * first that the result fits self (no broadcasting of self, no dtype
@@ -36,8 +37,32 @@ INPLACE(tril_, tril_, tj_tril(self, args[1].u.i))
 INPLACE(triu_, triu_, tj_triu(self, args[1].u.i))
 INPLACE(index_put_, index_put_, tj_index_put(self, args[1].u.ts, args[1].n, args[2].u.t, args[3].u.b))
 
+/* The in-place forms of op_inplace_forms.def, one rule for all: the
+ * out-of-place partner on the same arguments, copy_ into self. */
+static tj_status write_back_form(const tj_op *op, const tj_value *args, tj_value *outs)
+{
+    tj_meta m[TJ_MAX_RETURNS];
+    if (tj_dc_check(op, args, m) != TJ_OK) return tj_last_status();
+    const tj_op *f = tj_op_inplace_functional(op);
+    tj_value r[TJ_MAX_RETURNS];
+    if (tj_dispatch(f, args, f->nargs, r) != TJ_OK) return tj_last_status();
+    return write_back(args, r[0].u.t, outs);
+}
+
+#define TJ_INPLACE_FORM(ident, schema, functional)                      \
+    static tj_status form_##ident(const tj_value *args, tj_value *outs) \
+    {                                                                   \
+        return write_back_form(TJ_OPS(ident), args, outs);              \
+    }
+#include "op_inplace_forms.def"
+#undef TJ_INPLACE_FORM
+
 void tj_register_inplace_ops_decompositions(void)
 {
+#define TJ_INPLACE_FORM(ident, schema, functional) \
+    tj_op_set_decomposition(TJ_OPS(ident), form_##ident, "write_back_" #ident);
+#include "op_inplace_forms.def"
+#undef TJ_INPLACE_FORM
     tj_op_set_decomposition(TJ_OPS(add__Tensor), add_tensor_, "add_tensor_");
     tj_op_set_decomposition(TJ_OPS(add__Scalar), add_scalar_, "add_scalar_");
     tj_op_set_decomposition(TJ_OPS(sub__Tensor), sub_tensor_, "sub_tensor_");

@@ -86,3 +86,111 @@ tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64
 {
     return CALL(select_scatter, T(self), T(src), tj_v_int(dim), tj_v_int(index));
 }
+
+/* ---- the in-place forms of op_inplace_forms.def ---- */
+
+#define UNARY_(name, ident) \
+    tj_tensor *tj_##name(tj_tensor *self) { return CALL_(ident, T(self)); }
+#define TENSOR_(name, ident) \
+    tj_tensor *tj_##name(tj_tensor *self, tj_tensor *other) { return CALL_(ident, T(self), T(other)); }
+#define SCALAR_(name, ident) \
+    tj_tensor *tj_##name(tj_tensor *self, tj_value other) { return CALL_(ident, T(self), other); }
+
+UNARY_(abs_, abs_)
+UNARY_(neg_, neg_)
+UNARY_(exp_, exp_)
+UNARY_(log_, log_)
+UNARY_(rsqrt_, rsqrt_)
+UNARY_(tanh_, tanh_)
+UNARY_(sigmoid_, sigmoid_)
+UNARY_(erf_, erf_)
+UNARY_(reciprocal_, reciprocal_)
+UNARY_(sin_, sin_)
+UNARY_(cos_, cos_)
+UNARY_(log1p_, log1p_)
+UNARY_(expm1_, expm1_)
+UNARY_(relu_, relu_)
+UNARY_(silu_, silu_)
+UNARY_(sign_, sign_)
+UNARY_(square_, square_)
+UNARY_(hardsigmoid_, hardsigmoid_)
+UNARY_(hardswish_, hardswish_)
+UNARY_(floor_, floor_)
+UNARY_(ceil_, ceil_)
+UNARY_(round_, round_)
+UNARY_(trunc_, trunc_)
+UNARY_(frac_, frac_)
+UNARY_(asin_, asin_)
+UNARY_(acos_, acos_)
+UNARY_(atan_, atan_)
+UNARY_(sinh_, sinh_)
+UNARY_(cosh_, cosh_)
+UNARY_(log2_, log2_)
+UNARY_(log10_, log10_)
+UNARY_(exp2_, exp2_)
+UNARY_(logical_not_, logical_not_)
+TENSOR_(pow_, pow__Tensor)
+TENSOR_(remainder_, remainder__Tensor)
+TENSOR_(fmod_, fmod__Tensor)
+TENSOR_(atan2_, atan2_)
+TENSOR_(clamp_min_tensor_, clamp_min__Tensor)
+TENSOR_(clamp_max_tensor_, clamp_max__Tensor)
+TENSOR_(eq_, eq__Tensor)
+TENSOR_(ne_, ne__Tensor)
+TENSOR_(lt_, lt__Tensor)
+TENSOR_(le_, le__Tensor)
+TENSOR_(gt_, gt__Tensor)
+TENSOR_(ge_, ge__Tensor)
+TENSOR_(logical_and_, logical_and_)
+TENSOR_(logical_or_, logical_or_)
+TENSOR_(logical_xor_, logical_xor_)
+SCALAR_(pow_scalar_, pow__Scalar)
+SCALAR_(remainder_scalar_, remainder__Scalar)
+SCALAR_(fmod_scalar_, fmod__Scalar)
+SCALAR_(clamp_min_, clamp_min_)
+SCALAR_(clamp_max_, clamp_max_)
+SCALAR_(leaky_relu_, leaky_relu_)
+SCALAR_(eq_scalar_, eq__Scalar)
+SCALAR_(ne_scalar_, ne__Scalar)
+SCALAR_(lt_scalar_, lt__Scalar)
+SCALAR_(le_scalar_, le__Scalar)
+SCALAR_(gt_scalar_, gt__Scalar)
+SCALAR_(ge_scalar_, ge__Scalar)
+
+tj_tensor *tj_gelu_(tj_tensor *self, const char *approximate)
+{
+    return CALL_(gelu_, T(self), tj_v_str(approximate ? approximate : "none"));
+}
+tj_tensor *tj_elu_(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale)
+{
+    return CALL_(elu_, T(self), alpha, scale, input_scale);
+}
+tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val)
+{
+    return CALL_(hardtanh_, T(self), min_val, max_val);
+}
+tj_tensor *tj_round_decimals_(tj_tensor *self, int64_t decimals)
+{
+    return CALL_(round__decimals, T(self), tj_v_int(decimals));
+}
+tj_tensor *tj_nan_to_num_(tj_tensor *self, tj_value nan, tj_value posinf, tj_value neginf)
+{
+    return CALL_(nan_to_num_, T(self), nan, posinf, neginf);
+}
+tj_tensor *tj_sub_scalar_(tj_tensor *self, tj_value other, tj_value alpha)
+{
+    return CALL_(sub__Scalar, T(self), other, alpha);
+}
+tj_tensor *tj_div_mode_(tj_tensor *self, tj_tensor *other, const char *rounding_mode)
+{
+    return CALL_(div__Tensor_mode, T(self), T(other), tj_v_str(rounding_mode));
+}
+tj_tensor *tj_clamp_(tj_tensor *self, tj_value min, tj_value max) { return CALL_(clamp_, T(self), min, max); }
+tj_tensor *tj_clamp_tensor_(tj_tensor *self, tj_tensor *min, tj_tensor *max)
+{
+    return CALL_(clamp__Tensor, T(self), T(min), T(max));
+}
+tj_tensor *tj_masked_fill_(tj_tensor *self, tj_tensor *mask, tj_value value)
+{
+    return CALL_(masked_fill__Scalar, T(self), T(mask), value);
+}

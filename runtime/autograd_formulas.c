@@ -6,6 +6,7 @@
  * like any other code. Broadcast shapes and dtypes of the gradients they
  * return are reduced by the engine (tj_autograd_sum_to). The slot numbering
  * of `gi` is described in autograd_internal.h. */
+#include <pthread.h>
 #include <math.h>
 #include <string.h>
 
@@ -1571,7 +1572,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
     D(clamp_min, d_clamp_min), D(clamp_max, d_clamp_max), D(atan2, d_atan2), D(asin, d_asin), D(acos, d_acos),
     D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D(exp2, d_exp2),
-    /* session 21 (inplace21); remainder.Scalar_Tensor has none (as PyTorch) */
+    /* session 21 (inplace21); remainder.Scalar_Tensor has none (as PyTorch); the in-place
+     * forms take their partner's entry (tj_derivative_of) */
     D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D(round_decimals, d_zero),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
@@ -1626,10 +1628,40 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(pixel_unshuffle, d_pixel_unshuffle),
 };
 
+/* No gradient reaches any input: the in-place forms of operators without a
+ * derivative (eq_, logical_and_: self's new values do not depend on the old
+ * ones differentiably, and its history must still be replaced). */
+FORMULA(d_none)
+{
+    (void)c, (void)g, (void)gi;
+    return TJ_OK;
+}
+
+/* The in-place forms of op_inplace_forms.def: their partner's entry, over a
+ * copy of self's old value. Built once, before the first lookup returns. */
+static tj_derivative form_derivatives[TJ_OPI_COUNT];
+static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
+
+static void init_form_derivatives(void)
+{
+    for (int i = 0; i < TJ_OPI_COUNT; i++) {
+        const tj_op *f = tj_op_inplace_functional(&tj_builtin_ops[i]);
+        if (!f) continue;
+        tj_derivative d = derivatives[f->index];
+        if (d.nondiff || !d.fn) d = (tj_derivative){.fn = d_none};
+        d.reads_old_self = d.old_self_always = true;
+        form_derivatives[i] = d;
+    }
+}
+
 const tj_derivative *tj_derivative_of(const tj_op *op)
 {
     static const tj_derivative none;
     if (op->derivative) return op->derivative; /* a user operator's (runtime/library.c) */
     int i = op->index;
+    if (tj_op_inplace_functional(op)) {
+        pthread_once(&forms_once, init_form_derivatives);
+        return &form_derivatives[i];
+    }
     return i >= 0 && i < TJ_OPI_COUNT && op == &tj_builtin_ops[i] ? &derivatives[i] : &none;
 }

@@ -72,6 +72,11 @@ typedef struct tj_derivative {
      * (PyTorch's check_no_requires_grad: a loss's weight, batch norm's
      * running statistics); recording refuses the call otherwise */
     unsigned nondiff_args;
+    /** with reads_old_self: the copy is made whenever the call is recorded,
+     * since the formula reads self's old value for self's own gradient too
+     * (the in-place forms of op_inplace_forms.def, over their out-of-place
+     * partner's formula: log_ reads x for grad / x) */
+    bool old_self_always;
 } tj_derivative;
 
 /** The derivative entry of a built-in operator (a zero entry when none). */

@@ -158,6 +158,10 @@ extern struct tj_op tj_builtin_ops[];
 #define TJ_OP_DECLARE(ident)                                                    \
     tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs);             \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs);
+/** For an in-place form of op_inplace_forms.def (floor_, pow_.Scalar, ...),
+ * the out-of-place operator it writes into self (floor, pow.Tensor_Scalar);
+ * NULL for any other operator. */
+const tj_op *tj_op_inplace_functional(const tj_op *op);
 /** True for the operators of the built-in table (namespace aten), false for
  * those from tj_op_register: passes that recognise operators by name use it. */
 static inline bool tj_op_is_builtin(const tj_op *op) { return op->index < TJ_OPI_COUNT; }

@@ -34,14 +34,16 @@ static tj_status meta_oop(tj_meta_fn oop, const tj_value *args, tj_meta *m)
     return oop(args, m);
 }
 
-/* Re-issues the out-of-place shape function's error under the in-place
- * name: "aten::add.Tensor: ..." becomes "aten::add_.Tensor: ...". */
-static tj_status renamed_error(const char *op, tj_status st)
+/* Re-issues the out-of-place operator's error under the in-place name:
+ * "aten::add.Tensor: ..." becomes "aten::add_.Tensor: ...". functional: the
+ * out-of-place operator's name, or NULL for op's name less its '_'. */
+static tj_status renamed_error(const char *op, const char *functional, tj_status st)
 {
-    char oop[64], msg[512];
+    char oop[80], msg[512];
     const char *dot = strchr(op, '.');
     size_t base = dot ? (size_t)(dot - op) : strlen(op);
-    snprintf(oop, sizeof oop, "%.*s%s:", (int)(base - 1), op, dot ? dot : "");
+    if (functional) snprintf(oop, sizeof oop, "%s:", functional);
+    else snprintf(oop, sizeof oop, "%.*s%s:", (int)(base - 1), op, dot ? dot : "");
     size_t n = strlen(oop);
     if (strncmp(tj_last_error(), oop, n) != 0) return st;
     snprintf(msg, sizeof msg, "%s", tj_last_error() + n);
@@ -69,8 +71,8 @@ static bool same_elements(const tj_tensor *self, const tj_tensor *operand)
 }
 
 /* Refuses self with overlapping elements (unless the operator only writes a
- * constant: fill_, zero_), and operands args[1..ntensors) that overlap self
- * without being self exactly. */
+ * constant: fill_, zero_), and tensor operands among args[1..ntensors) that
+ * overlap self without being self exactly (other arguments are skipped). */
 static tj_status check_overlap(const char *op, const tj_value *args, int ntensors, bool writes_constant)
 {
     const tj_tensor *self = args[0].u.t;
@@ -80,6 +82,7 @@ static tj_status check_overlap(const char *op, const tj_value *args, int ntensor
                         "%s: unsupported operation: more than one element of the written-to tensor (self) refers "
                         "to a single memory location; clone() it first", op);
     for (int i = 1; i < ntensors; i++) {
+        if (args[i].kind != TJ_V_TENSOR) continue;
         const tj_tensor *t = args[i].u.t;
         if (tj_overlap_status(self, t) == TJ_OVERLAP_NONE || same_elements(self, t)) continue;
         return tj_error(TJ_ERR_UNSUPPORTED,
@@ -89,12 +92,12 @@ static tj_status check_overlap(const char *op, const tj_value *args, int ntensor
     return TJ_OK;
 }
 
-static tj_status meta_inplace(const char *op, tj_meta_fn oop, int ntensors, bool writes_constant,
-                              const tj_value *args, tj_meta *outs)
+static tj_status meta_inplace(const char *op, const char *functional, tj_meta_fn oop, int ntensors,
+                              bool writes_constant, const tj_value *args, tj_meta *outs)
 {
     tj_meta m;
     tj_status st = meta_oop(oop, args, &m);
-    if (st != TJ_OK) return renamed_error(op, st);
+    if (st != TJ_OK) return renamed_error(op, functional, st);
     const tj_tensor *self = args[0].u.t;
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, self))
@@ -118,8 +121,8 @@ static tj_status meta_inplace(const char *op, tj_meta_fn oop, int ntensors, bool
 
 /* A kernel fails only on data (index_put's index out of range): its message
  * names the in-place operator the user called. */
-static tj_status kernel_inplace(const char *op, tj_meta_fn oop_meta, tj_kernel_fn oop_kernel, const tj_value *args,
-                                tj_tensor *const *outs)
+static tj_status kernel_inplace(const char *op, const char *functional, tj_meta_fn oop_meta, tj_kernel_fn oop_kernel,
+                                const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *self = outs[0];
     tj_meta m;
@@ -134,7 +137,17 @@ static tj_status kernel_inplace(const char *op, tj_meta_fn oop_meta, tj_kernel_f
         if (st == TJ_OK) tj_copy_convert(self, tmp);
         tj_tensor_release(tmp);
     }
-    return st == TJ_OK ? st : renamed_error(op, st);
+    return st == TJ_OK ? st : renamed_error(op, functional, st);
+}
+
+tj_status tj_inplace_meta(const tj_op *op, const tj_op *functional, const tj_value *args, tj_meta *outs)
+{
+    return meta_inplace(op->name, functional->name, functional->meta, op->nargs, false, args, outs);
+}
+
+tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_inplace(op->name, functional->name, functional->meta, functional->kernel, args, outs);
 }
 
 /* ntensors: how many leading arguments are tensors (self first);
@@ -142,11 +155,11 @@ static tj_status kernel_inplace(const char *op, tj_meta_fn oop_meta, tj_kernel_f
 #define INPLACE_OP(ident, name, oop, ntensors, writes_constant)                            \
     tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)                         \
     {                                                                                      \
-        return meta_inplace(name, tj_meta_##oop, ntensors, writes_constant, args, outs);   \
+        return meta_inplace(name, NULL, tj_meta_##oop, ntensors, writes_constant, args, outs); \
     }                                                                                      \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)              \
     {                                                                                      \
-        return kernel_inplace(name, tj_meta_##oop, tj_kernel_##oop, args, outs);           \
+        return kernel_inplace(name, NULL, tj_meta_##oop, tj_kernel_##oop, args, outs);   \
     }
 
 INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor, 2, false)

@@ -33,5 +33,18 @@ TJ_OP_DECLARE(select_scatter)
 TJ_OP_DECLARE(tril_)
 TJ_OP_DECLARE(triu_)
 
+/** The generic in-place shape function and kernel: `functional`'s checks and
+ * kernel, the result written into self (args[0]), which must hold it: same
+ * shape (TJ_ERR_SHAPE), a dtype self can hold (TJ_ERR_DTYPE), no overlap with
+ * a tensor operand other than exact identity (TJ_ERR_UNSUPPORTED). Errors
+ * name `op`. */
+tj_status tj_inplace_meta(const tj_op *op, const tj_op *functional, const tj_value *args, tj_meta *outs);
+tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_value *args, tj_tensor *const *outs);
+
+/* the in-place forms of op_inplace_forms.def (op_inplace_forms.c) */
+#define TJ_INPLACE_FORM(ident, schema, functional) TJ_OP_DECLARE(ident)
+#include "op_inplace_forms.def"
+#undef TJ_INPLACE_FORM
+
 
 #endif

@@ -396,12 +396,17 @@ static const tj_decomp_sample samples[] = {
     {"aten::pixel_unshuffle", "f32[0,2,4,4] 2", "empty batch"},
     {"aten::pixel_unshuffle", "f32[1,2,3,4] 2", "height not divisible: an error"},
     {"aten::pixel_unshuffle", "f32[1,2,4,4] -1", "negative factor: an error"},
-    /* session 21 (inplace21): clamp_min.Tensor, clamp_max.Tensor, remainder.Scalar_Tensor, round.decimals */
+    /* session 21 (inplace21): the new overloads, and in-place forms whose
+     * out-of-place partner is a primitive (no sample or case of its own) */
     {"aten::clamp_min.Tensor", "f32[3,4] f32[4]", "broadcast bound"},
     {"aten::clamp_min.Tensor", "f32[4]{1,nan,3,-2} f32[4]{0,0,nan,0}", "nan from self and from the bound"},
     {"aten::clamp_min.Tensor", "i64[6]<9 f32[]{2.5}", "promotion to float32"},
     {"aten::clamp_max.Tensor", "f32[3,4] f32[3,1]", "broadcast bound"},
     {"aten::clamp_max.Tensor", "f64[4]{1,nan,3,-2} f64[4]{0,0,nan,0}", "nan from self and from the bound"},
+    {"aten::clamp_min_.Tensor", "f32[3,4] f32[4]", ""},
+    {"aten::clamp_min_.Tensor", "i64[6]<9 f32[6]", "a float bound into int64 self: an error"},
+    {"aten::clamp_max_.Tensor", "f32[3,4] f32[3,1]", ""},
+    {"aten::clamp_max_.Tensor", "f32[3,1] f32[3,4]", "in place cannot broadcast self: an error"},
     {"aten::remainder.Scalar_Tensor", "5 i64[6]{2,3,-4,7,-1,5}", "int64"},
     {"aten::remainder.Scalar_Tensor", "5.5 i64[6]{2,3,-4,7,-1,5}", "a float Scalar gives float32"},
     {"aten::remainder.Scalar_Tensor", "-3 f64[3,4]", "float64 other"},
@@ -411,6 +416,21 @@ static const tj_decomp_sample samples[] = {
     {"aten::round.decimals", "f64[3,4] 3", ""},
     {"aten::round.decimals", "f32[3,4] 0", "decimals 0 is round"},
     {"aten::round.decimals", "i64[4]<9 1", "int64: an error"},
+    {"aten::round_.decimals", "f32[3,4] 1", ""},
+    {"aten::round_", "f32[8]{-0.5,0.5,1.5,2.5,-7.9,inf,-inf,nan}", "halves to even"},
+    {"aten::round_", "i64[4]<9", ""},
+    {"aten::asin_", "f32[3,4]", ""},
+    {"aten::acos_", "f64[3,4]", ""},
+    {"aten::atan_", "f32[3,4]", ""},
+    {"aten::sinh_", "f32[3,4]", ""},
+    {"aten::cosh_", "f32[3,4]", ""},
+    {"aten::log2_", "f32[3,4]", ""},
+    {"aten::log10_", "f32[3,4]", ""},
+    {"aten::log2_", "i64[4]<9", "a float result into int64 self: an error"},
+    {"aten::atan2_", "f32[3,4] f32[4]", ""},
+    {"aten::atan2_", "f32[3,4] f64[3,4]", "computed in float64, rounded into self"},
+    {"aten::fmod_.Tensor", "f32[3,4] f32[4]{0.5,-0.75,2,-3}", ""},
+    {"aten::fmod_.Tensor", "i64[6]<9 i64[6]{2,-3,4,5,-2,3}", "int64"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

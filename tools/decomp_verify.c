@@ -536,6 +536,8 @@ static bool serves(const tj_op *op, const char *folder)
 {
     if (case_is_of(folder, tj_op_name(op))) return true;
     if (!op->is_inplace) return false;
+    const tj_op *paired = tj_op_inplace_functional(op);
+    if (paired) return case_is_of(folder, tj_op_name(paired));
     char name[96];
     snprintf(name, sizeof name, "%.*s%s%s", (int)strlen(op->base) - 1, op->base, op->overload[0] ? "." : "",
              op->overload);
@@ -584,7 +586,9 @@ static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const cha
     }
     for (int s = 0; s < tj_decomp_sample_count(); s++) {
         const tj_decomp_sample *sm = tj_decomp_sample_at(s);
-        if (tj_op_find(sm->op) != op) continue;
+        const tj_op *sop = tj_op_find(sm->op);
+        /* an in-place form is verified on its out-of-place partner's samples too */
+        if (sop != op && (!sop || sop != tj_op_inplace_functional(op))) continue;
         tj_scope *scope = tj_scope_begin();
         char why[256], name[64];
         snprintf(name, sizeof name, "sample %d", s);

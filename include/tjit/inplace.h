@@ -76,6 +76,112 @@ tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj
  * are read first). */
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 
+/* ---- in-place forms of the elementwise operators ----
+ * Each is the out-of-place operator of ops.h of the same name (less the
+ * trailing '_') written into self under the conventions above: same
+ * arguments, dtypes and errors as that operator, each error naming the
+ * in-place operator (aten::floor_: ...), plus TJ_ERR_SHAPE when the
+ * operands broadcast to a shape other than self's, TJ_ERR_DTYPE when the
+ * result dtype is one self cannot hold (int64 self with a float result, as
+ * PyTorch's "result type Float can't be cast to the desired output type
+ * Long"; comparisons write their bool result as 0 / 1 in self's dtype), and
+ * TJ_ERR_UNSUPPORTED when an operand partly overlaps self. A result of a
+ * wider dtype of self's kind (float64 into float32) is computed in that
+ * dtype and rounded into self. They return self or NULL. Traced calls are
+ * recorded as the in-place operator; functionalisation and their
+ * decomposition turn them into the out-of-place operator (plus copy_).
+ * Under autograd the gradient is the out-of-place operator's, computed over
+ * a copy of self's old value (comparisons and logical operators: zero). */
+/** Unary: aten::abs_, neg_, exp_, log_, rsqrt_, tanh_, sigmoid_, erf_,
+ * reciprocal_, sin_, cos_, log1p_, expm1_, relu_, silu_, sign_, square_,
+ * hardsigmoid_, hardswish_, floor_, ceil_, round_, trunc_, frac_, asin_,
+ * acos_, atan_, sinh_, cosh_, log2_, log10_, exp2_, logical_not_. Float
+ * results (exp_, log_, ...) into an int64 self: TJ_ERR_DTYPE. */
+tj_tensor *tj_abs_(tj_tensor *self);
+tj_tensor *tj_neg_(tj_tensor *self);
+tj_tensor *tj_exp_(tj_tensor *self);
+tj_tensor *tj_log_(tj_tensor *self);
+tj_tensor *tj_rsqrt_(tj_tensor *self);
+tj_tensor *tj_tanh_(tj_tensor *self);
+tj_tensor *tj_sigmoid_(tj_tensor *self);
+tj_tensor *tj_erf_(tj_tensor *self);
+tj_tensor *tj_reciprocal_(tj_tensor *self);
+tj_tensor *tj_sin_(tj_tensor *self);
+tj_tensor *tj_cos_(tj_tensor *self);
+tj_tensor *tj_log1p_(tj_tensor *self);
+tj_tensor *tj_expm1_(tj_tensor *self);
+tj_tensor *tj_relu_(tj_tensor *self);
+tj_tensor *tj_silu_(tj_tensor *self);
+tj_tensor *tj_sign_(tj_tensor *self);
+tj_tensor *tj_square_(tj_tensor *self);
+tj_tensor *tj_hardsigmoid_(tj_tensor *self);
+tj_tensor *tj_hardswish_(tj_tensor *self);
+tj_tensor *tj_floor_(tj_tensor *self);
+tj_tensor *tj_ceil_(tj_tensor *self);
+tj_tensor *tj_round_(tj_tensor *self);
+tj_tensor *tj_trunc_(tj_tensor *self);
+tj_tensor *tj_frac_(tj_tensor *self);
+tj_tensor *tj_asin_(tj_tensor *self);
+tj_tensor *tj_acos_(tj_tensor *self);
+tj_tensor *tj_atan_(tj_tensor *self);
+tj_tensor *tj_sinh_(tj_tensor *self);
+tj_tensor *tj_cosh_(tj_tensor *self);
+tj_tensor *tj_log2_(tj_tensor *self);
+tj_tensor *tj_log10_(tj_tensor *self);
+tj_tensor *tj_exp2_(tj_tensor *self);
+tj_tensor *tj_logical_not_(tj_tensor *self);
+/** Unary with arguments, as tj_gelu, tj_leaky_relu, tj_elu, tj_hardtanh,
+ * tj_round_decimals, tj_nan_to_num: aten::gelu_, leaky_relu_, elu_,
+ * hardtanh_, round_.decimals, nan_to_num_. */
+tj_tensor *tj_gelu_(tj_tensor *self, const char *approximate);
+tj_tensor *tj_leaky_relu_(tj_tensor *self, tj_value negative_slope);
+tj_tensor *tj_elu_(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
+tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val);
+tj_tensor *tj_round_decimals_(tj_tensor *self, int64_t decimals);
+tj_tensor *tj_nan_to_num_(tj_tensor *self, tj_value nan, tj_value posinf, tj_value neginf);
+/** Binary, other broadcasting to self's shape: aten::pow_.Tensor
+ * (tj_pow_), pow_.Scalar (tj_pow_scalar_, paired with pow.Tensor_Scalar),
+ * remainder_.Tensor / .Scalar, fmod_.Tensor / .Scalar, atan2_,
+ * sub_.Scalar, div_.Tensor_mode, masked_fill_.Scalar (mask bool). */
+tj_tensor *tj_pow_(tj_tensor *self, tj_tensor *exponent);
+tj_tensor *tj_pow_scalar_(tj_tensor *self, tj_value exponent);
+tj_tensor *tj_remainder_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_remainder_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_fmod_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_fmod_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_atan2_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_sub_scalar_(tj_tensor *self, tj_value other, tj_value alpha);
+tj_tensor *tj_div_mode_(tj_tensor *self, tj_tensor *other, const char *rounding_mode);
+tj_tensor *tj_masked_fill_(tj_tensor *self, tj_tensor *mask, tj_value value);
+/** Clamps: aten::clamp_ (Scalar bounds or tj_v_none()), clamp_.Tensor
+ * (tensor bounds, either NULL), clamp_min_ / clamp_max_ (Scalar),
+ * clamp_min_.Tensor / clamp_max_.Tensor (tensor bound, gradient reaching
+ * it too). A float bound into an int64 self: TJ_ERR_DTYPE. */
+tj_tensor *tj_clamp_(tj_tensor *self, tj_value min, tj_value max);
+tj_tensor *tj_clamp_tensor_(tj_tensor *self, tj_tensor *min, tj_tensor *max);
+tj_tensor *tj_clamp_min_(tj_tensor *self, tj_value min);
+tj_tensor *tj_clamp_max_(tj_tensor *self, tj_value max);
+tj_tensor *tj_clamp_min_tensor_(tj_tensor *self, tj_tensor *min);
+tj_tensor *tj_clamp_max_tensor_(tj_tensor *self, tj_tensor *max);
+/** Comparisons and logical operators: aten::eq_ / ne_ / lt_ / le_ / gt_ /
+ * ge_ (.Tensor: tj_eq_, ...; .Scalar: tj_eq_scalar_, ...), logical_and_ /
+ * or_ / xor_: self becomes 1 where true and 0 elsewhere, in its dtype. */
+tj_tensor *tj_eq_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_ne_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_lt_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_le_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_gt_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_ge_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_eq_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_ne_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_lt_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_le_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_gt_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_ge_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_logical_and_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_logical_or_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_logical_xor_(tj_tensor *self, tj_tensor *other);
+
 /* ---- out of place ---- */
 /** aten::addcmul: self + value * tensor1 * tensor2; the three broadcast; dtype
  * is their result_type (bool: TJ_ERR_DTYPE). */

@@ -206,9 +206,13 @@ static tj_status map_args(fz *z, const tj_gnode *n, tj_garg *args, int (*lists)[
     return TJ_OK;
 }
 
-/* The out-of-place form of an in-place operator: add_.Tensor -> add.Tensor. */
+/* The out-of-place form of an in-place operator: add_.Tensor -> add.Tensor,
+ * pow_.Scalar -> pow.Tensor_Scalar (the paired forms of
+ * op_inplace_forms.def). */
 static const tj_op *functional_op(const tj_op *op)
 {
+    const tj_op *paired = tj_op_inplace_functional(op);
+    if (paired) return paired;
     char name[96];
     snprintf(name, sizeof name, "%s::%.*s%s%s", op->ns, (int)strlen(op->base) - 1, op->base,
              op->overload[0] ? "." : "", op->overload);
