@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""Writes tests/inplace_forms_ref.h, the reference values of
+tests/test_inplace_forms.c, with PyTorch (1.13, Debian's python3-torch):
+
+    /usr/bin/python3 tests/make_inplace_forms.py > tests/inplace_forms_ref.h
+
+Each case calls the in-place operator through torch.ops.aten on a [2, 3]
+self (float32 unless stated) and records self afterwards, as float64 text
+(%.17g of the float32 result). Tensor arguments are [2, 3] or [3]
+(broadcast). The out-of-place overloads' cases (remainder.Scalar_Tensor,
+clamp_min.Tensor, clamp_max.Tensor, round.decimals) record their result."""
+import math
+import torch
+
+F32, F64, I64, B = torch.float32, torch.float64, torch.int64, torch.bool
+CNAME = {F32: "TJ_FLOAT32", F64: "TJ_FLOAT64", I64: "TJ_INT64", B: "TJ_BOOL"}
+
+X = [-2.5, -0.75, 0.0, 0.3, 1.5, 3.0]
+P = [0.1, 0.5, 1.0, 2.0, 7.5, 100.0]
+U = [-0.9, -0.5, 0.0, 0.25, 0.5, 0.95]
+Y = [1.5, -2.0, 0.7, -0.3, 2.0, 0.5]
+YEQ = [-2.5, 1.0, 0.0, 0.5, 1.5, -3.0]   # equal to X at 0, 2, 4
+Z = [0.0, 1.0, 0.0, 2.0, 0.0, -1.0]
+N = [math.nan, math.inf, -math.inf, 1.5, -0.0, 2.0]
+R = [1234.5678, -2.5, 0.125, 15.0, 25.0, 0.0351]
+MASK = [True, False, False, True, False, True]
+XI = [-7, -2, 0, 3, 5, 9]
+XNZ = [-7, -2, 1, 3, 5, 9]   # no zero divisor
+T3 = [0.5, -1.0, 2.0]
+
+# (op, self, self dtype, args): args in schema order after self, each
+# ('t', values, dtype) for a tensor, ('f', x) float, ('i', n) int,
+# ('s', text) str, ('n',) None, ('b', v) bool.
+def t(v, dt=F32): return ('t', v, dt)
+def f(x): return ('f', x)
+def i(n): return ('i', n)
+def s(x): return ('s', x)
+NONE = ('n',)
+
+UNARY_X = ["abs_", "neg_", "exp_", "tanh_", "sigmoid_", "erf_", "reciprocal_", "sin_", "cos_", "expm1_",
+           "relu_", "silu_", "sign_", "square_", "hardsigmoid_", "hardswish_", "floor_", "ceil_", "round_",
+           "trunc_", "frac_", "atan_", "sinh_", "cosh_", "exp2_", "logical_not_"]
+UNARY_P = ["log_", "rsqrt_", "log1p_", "log2_", "log10_"]
+UNARY_U = ["asin_", "acos_"]
+
+CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY_P] + \
+        [(op, U, F32, []) for op in UNARY_U] + [
+    ("exp_", X, F64, []),
+    ("abs_", XI, I64, []),
+    ("floor_", XI, I64, []),
+    ("gelu_", X, F32, [s("none")]),
+    ("gelu_", X, F32, [s("tanh")]),
+    ("leaky_relu_", X, F32, [f(0.2)]),
+    ("elu_", X, F32, [f(0.5), f(2.0), f(1.5)]),
+    ("hardtanh_", X, F32, [f(-1.0), f(2.0)]),
+    ("round_.decimals", R, F32, [i(2)]),
+    ("round_.decimals", R, F32, [i(-1)]),
+    ("nan_to_num_", N, F32, [NONE, NONE, NONE]),
+    ("nan_to_num_", N, F32, [f(0.5), f(100.0), f(-100.0)]),
+    ("sub_.Scalar", X, F32, [f(2.0), f(3.0)]),
+    ("div_.Tensor_mode", X, F32, [t(Y), s("floor")]),
+    ("div_.Tensor_mode", X, F32, [t(Y), s("trunc")]),
+    ("pow_.Tensor", P, F32, [t(Y)]),
+    ("pow_.Scalar", X, F32, [i(2)]),
+    ("pow_.Scalar", P, F32, [f(0.5)]),
+    ("pow_.Scalar", XI, I64, [i(3)]),
+    ("remainder_.Tensor", X, F32, [t(Y)]),
+    ("remainder_.Tensor", X, F32, [t(T3)]),
+    ("remainder_.Scalar", X, F32, [f(-0.75)]),
+    ("remainder_.Scalar", XI, I64, [i(-4)]),
+    ("fmod_.Tensor", X, F32, [t(Y)]),
+    ("fmod_.Scalar", X, F32, [f(0.7)]),
+    ("atan2_", X, F32, [t(Y)]),
+    ("atan2_", X, F32, [t(T3)]),
+    ("atan2_", X, F32, [t(Y, F64)]),
+    ("masked_fill_.Scalar", X, F32, [t(MASK, B), f(9.0)]),
+    ("clamp_", X, F32, [f(-1.0), f(2.0)]),
+    ("clamp_", X, F32, [NONE, f(0.5)]),
+    ("clamp_", XI, I64, [i(-1), i(4)]),
+    ("clamp_.Tensor", X, F32, [t(Z), t(T3)]),
+    ("clamp_.Tensor", X, F32, [NONE, t(Y)]),
+    ("clamp_min_", X, F32, [f(0.2)]),
+    ("clamp_min_", XI, I64, [i(2)]),
+    ("clamp_max_", X, F32, [f(0.2)]),
+    ("clamp_min_.Tensor", X, F32, [t(Y)]),
+    ("clamp_max_.Tensor", X, F32, [t(T3)]),
+    ("eq_.Tensor", X, F32, [t(YEQ)]),
+    ("ne_.Tensor", X, F32, [t(YEQ)]),
+    ("lt_.Tensor", X, F32, [t(YEQ)]),
+    ("le_.Tensor", X, F32, [t(YEQ)]),
+    ("gt_.Tensor", X, F32, [t(YEQ)]),
+    ("ge_.Tensor", X, F32, [t(YEQ)]),
+    ("eq_.Scalar", X, F32, [f(0.3)]),
+    ("ne_.Scalar", X, F32, [f(0.3)]),
+    ("lt_.Scalar", X, F32, [f(0.3)]),
+    ("le_.Scalar", X, F32, [f(0.3)]),
+    ("gt_.Scalar", X, F32, [f(0.3)]),
+    ("ge_.Scalar", XI, I64, [i(3)]),
+    ("logical_and_", X, F32, [t(Z)]),
+    ("logical_or_", X, F32, [t(Z)]),
+    ("logical_xor_", X, F32, [t(Z)]),
+    # out of place overloads
+    ("clamp_min.Tensor", X, F32, [t(T3)]),
+    ("clamp_max.Tensor", X, F32, [t(N)]),
+    ("round.decimals", R, F32, [i(3)]),
+    ("round.decimals", R, F64, [i(-2)]),
+]
+# remainder.Scalar_Tensor takes a Scalar self: written as its own cases
+SCALAR_SELF = [
+    (5, XNZ, I64),
+    (5.5, XNZ, I64),
+    (-3, Y, F32),
+]
+
+
+def call(op, self, args):
+    base, _, overload = op.partition(".")
+    packet = getattr(torch.ops.aten, base)
+    fn = getattr(packet, overload or "default")
+    schema = fn._schema
+    kwargs = {}
+    for a, spec in zip(schema.arguments[1:], args):
+        if spec[0] == 't':
+            v = torch.tensor(spec[1], dtype=spec[2])
+            kwargs[a.name] = v.reshape(2, 3) if len(spec[1]) == 6 else v
+        elif spec[0] == 'n':
+            kwargs[a.name] = None
+        else:
+            kwargs[a.name] = spec[1]
+    r = fn(self, **kwargs)
+    return self if base.endswith("_") else r
+
+
+def num(x):
+    if isinstance(x, bool):
+        return "1" if x else "0"
+    if math.isnan(x):
+        return "NAN"
+    if math.isinf(x):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return repr(float(x))
+
+
+def arr(v):
+    return "{" + ", ".join(num(x) for x in v) + "}"
+
+
+def main():
+    print("/* Generated by tests/make_inplace_forms.py with PyTorch %s: do not edit. */" % torch.__version__)
+    print("static const form_case form_cases[] = {")
+    for op, sv, dt, args in CASES:
+        self = torch.tensor(sv, dtype=dt).reshape(2, 3)
+        r = call(op, self.clone(), args)
+        items = []
+        for a in args:
+            if a[0] == 't':
+                items.append("{'t', .n = %d, .dtype = %s, .v = %s}" % (len(a[1]), CNAME[a[2]], arr(a[1])))
+            elif a[0] == 'n':
+                items.append("{'n'}")
+            elif a[0] == 's':
+                items.append("{'s', .s = \"%s\"}" % a[1])
+            else:
+                items.append("{'%s', .x = %s}" % (a[0], num(a[1])))
+        print('    {"aten::%s", %s, %s, %d, {%s}, %s, %s},' % (
+            op, CNAME[dt], arr(sv), len(args), ", ".join(items), CNAME[r.dtype], arr(r.flatten().tolist())))
+    print("};")
+    print("static const scalar_self_case scalar_self_cases[] = {")
+    for sc, ov, dt in SCALAR_SELF:
+        other = torch.tensor(ov, dtype=dt)
+        r = torch.ops.aten.remainder.Scalar_Tensor(sc, other)
+        print("    {{'%s', .x = %s}, %s, %s, %s, %s}," % ('f' if isinstance(sc, float) else 'i', num(sc), CNAME[dt],
+                                                     arr(ov), CNAME[r.dtype], arr(r.tolist())))
+    print("};")
+
+
+main()
