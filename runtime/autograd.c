@@ -195,9 +195,25 @@ static void node_sizes(const tj_op *op, const tj_value *args, int *nslots, size_
     }
 }
 
+/* The edges of a node without a formula, which saves nothing: one per
+ * input slot, numbered as node_sizes counts them. */
+static void edges_only(grad_node *n, const tj_op *op, const tj_value *args)
+{
+    for (int i = 0, slot = 0; i < op->nargs; i++) {
+        const tj_value *a = &args[i];
+        if (a->kind == TJ_V_TENSOR) edge_init(&n->edges[slot], a->u.t, NULL);
+        for (int k = 0; a->kind == TJ_V_TENSORS && k < a->n; k++)
+            if (a->u.ts[k]) edge_init(&n->edges[slot + k], a->u.ts[k], NULL);
+        slot += (op->args[i].type == TJ_A_TENSOR) + (a->kind == TJ_V_TENSORS ? a->n : 0);
+    }
+}
+
 /* A node for a finished call: saved arguments and results, edges. An
  * in-place call's self is saved as `old_self` when given (its value before
- * the call), its edge still following self's history. */
+ * the call), its edge still following self's history. A node without a
+ * formula (PyTorch's NotImplemented node) keeps its edges only: it fails
+ * when a backward pass reaches it, so its saved values would never be read
+ * and would only live as long as its outputs. */
 static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_value *args, const tj_value *outs,
                            tj_tensor *old_self)
 {
@@ -222,7 +238,8 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     n->versions = (uint32_t *)(words_at + words);
     char *bytes_at = (char *)(n->versions + nversions);
     int slot = 0;
-    for (int i = 0; i < op->nargs; i++) {
+    if (!d->fn) edges_only(n, op, args);
+    for (int i = 0; d->fn && i < op->nargs; i++) {
         const tj_value *a = &args[i];
         tj_value *s = &n->args[i];
         switch (a->kind) {
@@ -279,7 +296,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
         default: *s = *a; break;
         }
     }
-    for (int i = 0; i < op->nreturns; i++) {
+    for (int i = 0; d->fn && i < op->nreturns; i++) {
         if (outs[i].kind != TJ_V_TENSOR) continue;
         if (!(n->results[i] = detached_alias(outs[i].u.t))) goto fail;
         n->versions[nslots + i] = tj_tensor_version(n->results[i]);
@@ -390,8 +407,6 @@ tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_c
     call->inplace = false;
     call->old_self = NULL;
     const tj_derivative *d = tj_derivative_of(op);
-    if (!d->fn)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the derivative is not implemented (an input requires grad)", op->name);
     for (int i = 0; i < op->nargs; i++)
         if ((d->nondiff_args >> i & 1u) && args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t))
             return tj_error(TJ_ERR_UNSUPPORTED, "%s: not differentiable with respect to argument '%s', which "
@@ -844,10 +859,21 @@ static tj_status stale_error(const tj_op *op, const tj_grad_stale *s)
                     "modify it after backward", op->name, what, shape, (unsigned)s->current, (unsigned)s->saved);
 }
 
+/* PyTorch's NotImplemented node: a call of an operator without a derivative
+ * formula had an input requiring grad, and this pass needs gradients
+ * through it (whether or not any reached its outputs, as PyTorch). */
+static tj_status not_implemented_error(const tj_op *op)
+{
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: derivative not implemented: a backward pass reached a call of it "
+                    "whose inputs require grad (PyTorch: \"derivative for %s is not implemented\")%s", op->name,
+                    op->name, tj_op_is_builtin(op) ? "" : "; register one with tj_op_set_backward");
+}
+
 /* Runs one task's formula and routes its input gradients. */
 static tj_status run_node(engine *e, int ti)
 {
     grad_node *n = e->tasks[ti].node;
+    if (!n->d->fn) return not_implemented_error(n->op);
     tj_tensor *grads[TJ_MAX_RETURNS];
     bool any = false;
     for (int k = 0; k < TJ_MAX_RETURNS; k++) any |= (grads[k] = e->tasks[ti].buf[k]) != NULL;

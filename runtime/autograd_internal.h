@@ -62,7 +62,11 @@ bool tj_grad_saved_unmodified(const tj_grad_ctx *c);
 typedef tj_status (*tj_grad_formula)(const tj_grad_ctx *c, tj_tensor *const *grads, tj_tensor **gi);
 
 typedef struct tj_derivative {
-    tj_grad_formula fn;      /**< NULL: no formula */
+    /** NULL: no formula. A call with an input that requires grad is still
+     * recorded, by a node that saves nothing and fails with
+     * TJ_ERR_UNSUPPORTED when a backward pass reaches it (PyTorch's
+     * NotImplemented node) */
+    tj_grad_formula fn;
     bool nondiff;            /**< not differentiable (comparisons, creation, ...) */
     unsigned nondiff_outputs; /**< bit i: return i never carries a gradient */
     /** an in-place operator whose formula reads self's value before the call
@@ -101,10 +105,10 @@ typedef struct tj_autograd_call {
 /** True when grad mode is on, `op` is differentiable and one of its tensor
  * arguments requires grad: the call then needs a backward node. */
 bool tj_autograd_wants(const tj_op *op, const tj_value *args);
-/** Refuses calls that cannot be recorded (operators without a formula, an
- * argument without a derivative that requires grad; in-place operators on a
- * leaf that requires grad, on a view or a tensor with views, real or fake)
- * and prepares an in-place call in `call`
+/** Refuses calls that cannot be recorded (an argument without a derivative
+ * that requires grad; in-place operators on a leaf that requires grad, on a
+ * view or a tensor with views, real or fake; user operators writing their
+ * arguments) and prepares an in-place call in `call`
  * (copying self when the formula needs its old value). */
 tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call);
 /** Attaches a backward node for the finished call to its outputs (owned

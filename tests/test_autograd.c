@@ -153,15 +153,20 @@ Test(autograd, detach_shares_storage_without_history)
     cr_expect(tj_tensor_is_leaf(d));
 }
 
-Test(autograd, an_operator_without_a_derivative_is_reported)
+/* As PyTorch's NotImplemented node: the call runs, and only a backward pass
+ * reaching it fails (tests/test_no_derivative.c has the rest). */
+Test(autograd, an_operator_without_a_derivative_fails_when_backward_reaches_it)
 {
     int64_t s[1] = {2};
-    double a[2] = {1, 2}, b[2] = {1, 1};
+    double a[2] = {1, 2}, b[2] = {1, -1};
     tj_tensor *g = leaf(1, s, a);
-    cr_expect_null(tj_threshold_backward(g, test_f64(1, s, b), tj_v_int(0)));
-    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "aten::threshold_backward: the derivative is not implemented"), "%s",
+    tj_tensor *y = tj_threshold_backward(g, test_f64(1, s, b), tj_v_int(0));
+    expect_values(y, (double[]){1, 0}, 2, 0);
+    cr_assert(tj_tensor_requires_grad(y));
+    cr_expect_eq(tj_backward(tj_sum(y, -1), NULL), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::threshold_backward: derivative not implemented"), "%s",
               tj_last_error());
+    cr_expect_null(tj_tensor_grad(g));
 }
 
 Test(autograd, a_deep_chain_is_differentiated_and_freed_without_recursion)

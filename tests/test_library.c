@@ -282,17 +282,23 @@ Test(library, a_compiled_plan_binds_the_kernel_and_equals_eager)
 
 /* ---- autograd ---- */
 
-Test(library, an_operator_without_backward_refuses_inputs_that_require_grad)
+/* As torch.library's custom operators without register_autograd: the call
+ * runs, and a backward pass reaching it fails. */
+Test(library, an_operator_without_backward_fails_when_backward_reaches_it)
 {
     tj_tensor *x = vec(2, (float[]){1, 2}), *y = vec(2, (float[]){3, 4});
     cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
-    cr_expect_null(call_scaled_add(x, y, 1.0));
-    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "mylib::scaled_add: the derivative is not implemented"), "%s", tj_last_error());
+    tj_tensor *r = call_scaled_add(x, y, 1.0);
+    expect_values(r, (double[]){4, 6}, 2);
+    cr_expect(tj_tensor_requires_grad(r));
     cr_expect_not(tj_op_has_derivative(scaled_add));
-    /* under no_grad it runs */
+    cr_expect_eq(tj_backward(tj_sum(r, -1), NULL), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "mylib::scaled_add: derivative not implemented"), "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "tj_op_set_backward"), "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(x));
+    /* under no_grad nothing is recorded */
     bool prev = tj_no_grad_begin();
-    expect_values(call_scaled_add(x, y, 1.0), (double[]){4, 6}, 2);
+    cr_expect_not(tj_tensor_requires_grad(call_scaled_add(x, y, 1.0)));
     tj_no_grad_end(prev);
 }
 

@@ -24,6 +24,16 @@
  * call: forward, backward and optimiser update land in one graph. Backward
  * passes themselves record nothing (no higher-order gradients).
  *
+ * Operators without a derivative formula (the backward operators such as
+ * convolution_backward, the fused optimiser steps, user operators without
+ * tj_op_set_backward) are recorded too, as PyTorch records them with a
+ * NotImplemented node: the call runs and its float results require grad,
+ * and only a backward pass that needs gradients through the call fails
+ * (TJ_ERR_UNSUPPORTED, naming the operator). So a traced training step runs
+ * through tj_graph_run on parameters that require grad. Operators that are
+ * not differentiable at all (comparisons, argmax, creation, random) and
+ * integer or bool results never require grad.
+ *
  * Grad mode is per thread and on by default. In-place operators are recorded
  * too, with the limits inplace.h lists (not on leaves that require grad, nor
  * on views or tensors with views).
@@ -104,7 +114,10 @@ typedef struct tj_backward_options {
  * in place. The saved values of the nodes the pass runs are freed
  * (tj_backward_ex keeps them): another pass through them fails.
  * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
- * for an operator without a derivative formula, TJ_ERR_MODIFIED when a
+ * when the pass reaches a call of an operator without a derivative formula
+ * ("aten::OP: derivative not implemented", PyTorch's "derivative for
+ * aten::OP is not implemented"; nothing is stored into .grad, and the nodes
+ * the pass ran before it are freed as by any pass), TJ_ERR_MODIFIED when a
  * formula needs a saved value that was since written in place (the message
  * names the operator, the argument and the versions; gradients already
  * accumulated into .grad fields by that pass stay), TJ_ERR_INVALID_ARGUMENT

@@ -120,10 +120,13 @@ typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *resu
  *   TJ_ERR_CYCLE.
  *
  * User operators are taken as deterministic: graph passes may merge two calls
- * with the same arguments. Autograd: an input that requires grad gives
- * TJ_ERR_UNSUPPORTED at the call until tj_op_set_backward registers a
- * formula, and always for an operator with a `Tensor(a!)` argument (autograd
- * records in-place calls of built-in operators only).
+ * with the same arguments. Autograd: until tj_op_set_backward registers a
+ * formula, a call with an input that requires grad runs and its results
+ * require grad, but a backward pass reaching them fails with
+ * TJ_ERR_UNSUPPORTED ("derivative not implemented", as torch.library's
+ * operators without register_autograd); an operator with a `Tensor(a!)`
+ * argument gives TJ_ERR_UNSUPPORTED at the call (autograd records in-place
+ * calls of built-in operators only).
  *
  * Returns the operator (valid for the life of the process), or NULL with:
  * TJ_ERR_INVALID_ARGUMENT for a NULL schema, an invalid kind, a missing
