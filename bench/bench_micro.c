@@ -35,7 +35,13 @@
  * fmod: fmod and remainder of two float32[16 Mi] tensors in GB/s next to
  * memcpy, 1 thread, as the elementwise figures.
  *
- * Usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod]...   (default: all) */
+ * tanh: tanh (and exp, for scale) of float32[1 Mi] (4 MiB in, 4 MiB out)
+ * into a new tensor each call, in ns per element and GB/s (bytes read +
+ * written), with 1 and 2 threads: inputs uniform in [-3, 3) in random
+ * order (nearly every vector mixes |x| < 0.625 and larger, both paths of
+ * kernels/tanh.h) and in [-0.5, 0.5); 25 runs of 20 calls.
+ *
+ * Usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod|tanh]...   (default: all) */
 #include <cblas.h>
 #include <inttypes.h>
 #include <omp.h>
@@ -315,6 +321,67 @@ static void bench_fmod(void)
     stream_table(1, rem, 2, tj_remainder, fill_modulo);
 }
 
+/* ---- tanh ---- */
+
+#define TANH_N ((int64_t)1 << 20)
+#define TANH_CALLS 20
+
+typedef struct {
+    tj_tensor *x;
+    tj_tensor *(*fn)(tj_tensor *);
+} tanh_ctx;
+
+static void tanh_calls(void *ctx, int calls)
+{
+    tanh_ctx *c = ctx;
+    for (int i = 0; i < calls; i++) {
+        tj_tensor *r = c->fn(c->x);
+        if (!r) fail("unary operator");
+        tj_tensor_release(r);
+    }
+}
+
+/* float32[TANH_N] uniform in [-half, half), a fixed pseudo-random order */
+static tj_tensor *uniform_tensor(float half)
+{
+    float *v = malloc(sizeof(float) * TANH_N);
+    if (!v) fail("malloc");
+    uint64_t s = 0x9e3779b97f4a7c15u;
+    for (int64_t i = 0; i < TANH_N; i++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        v[i] = ((float)(s >> 40) * 0x1p-24f * 2.0f - 1.0f) * half;
+    }
+    tj_tensor *t = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){TANH_N}, v);
+    free(v);
+    if (!t) fail("tensor");
+    return t;
+}
+
+static void bench_tanh(void)
+{
+    const float halves[2] = {3.0f, 0.5f};
+    const struct {
+        const char *name;
+        tj_tensor *(*fn)(tj_tensor *);
+    } ops[2] = {{"tanh", tj_tanh}, {"exp", tj_exp}};
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        for (int h = 0; h < 2; h++) {
+            tanh_ctx c = {uniform_tensor(halves[h]), NULL};
+            for (int k = 0; k < 2; k++) {
+                c.fn = ops[k].fn;
+                figure f = measure(tanh_calls, &c, TANH_CALLS, RUNS);
+                double ns = f.ns_per_call / TANH_N;
+                printf("| %s f32[1Mi] in [-%g, %g), %d thread%s | %.3f ns/element, %.2f GB/s (best %.3f ns/element) | "
+                       "%.1f | |\n",
+                       ops[k].name, (double)halves[h], (double)halves[h], threads, threads > 1 ? "s" : "", ns,
+                       8.0 / ns, f.min_ns_per_call / TANH_N, f.faults_per_call);
+            }
+            tj_tensor_release(c.x);
+        }
+    }
+}
+
 /* gelu into a new tensor, as a user calls it: the storage cache decides
  * whether each result is a recycled block or fresh pages */
 static void gelu_alloc_calls(void *ctx, int calls)
@@ -475,7 +542,7 @@ static void bench_index(void)
 int main(int argc, char **argv)
 {
     bool dispatch = argc < 2, elementwise = argc < 2, allocator = argc < 2, upsample = argc < 2, index = argc < 2,
-         modulo = argc < 2;
+         modulo = argc < 2, tanh_section = argc < 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "dispatch") == 0) dispatch = true;
         else if (strcmp(argv[i], "elementwise") == 0) elementwise = true;
@@ -483,8 +550,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "upsample") == 0) upsample = true;
         else if (strcmp(argv[i], "index") == 0) index = true;
         else if (strcmp(argv[i], "fmod") == 0) modulo = true;
+        else if (strcmp(argv[i], "tanh") == 0) tanh_section = true;
         else {
-            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod]...\n");
+            fprintf(stderr, "usage: bench_micro [dispatch|elementwise|allocator|upsample|index|fmod|tanh]...\n");
             return 2;
         }
     }
@@ -504,5 +572,6 @@ int main(int argc, char **argv)
     if (upsample) bench_upsample();
     if (index) bench_index();
     if (modulo) bench_fmod();
+    if (tanh_section) bench_tanh();
     return 0;
 }
