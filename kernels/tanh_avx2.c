@@ -1,0 +1,2 @@
+/* AVX2 build of the float32 tanh. */
+#include "tanh_isa.h"

@@ -1,0 +1,2 @@
+/* AVX-512 build of the float32 tanh. */
+#include "tanh_isa.h"
