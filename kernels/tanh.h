@@ -4,10 +4,10 @@
  *     (tanh_tables.h), evaluated with one final fused multiply-add;
  *   - otherwise: tanh(a) = (1 - e) / (1 + e), e = e^(-2a) in (0, 0.29] by
  *     the Cody-Waite reduction and exp polynomial of the gelu kernels
- *     (exp_isa.h); 1 - e and 1 + e are kept as sums of two floats and the
- *     quotient corrected by one fused-multiply-add step, so that e's own
- *     error (scaled by 2e / (1 - e^2) <= 0.63) and the final rounding are
- *     the only ones left. a is clamped to 9.5, where the result rounds to 1.
+ *     (exp_isa.h); the rounded quotient is corrected by its residual
+ *     against the exact e (tanh_isa.h), so that e's own error (scaled by
+ *     2e / (1 - e^2) <= 0.63) and the final rounding are the only ones
+ *     left. a is clamped to 9.5, where the result rounds to 1.
  * The sign of x is put back last, so tanh(-x) = -tanh(x) bit for bit; each
  * lane's result depends on its own input only (a vector whose lanes are all
  * below 0.625 just skips the exp path).

@@ -38,23 +38,22 @@ static inline vf tanh_small(vf a)
 }
 
 /* Any a >= 0 (or nan, kept): (1 - e) / (1 + e), e = e^(-2a) = e^r 2^n with
- * -2a = n ln2 + r, |r| <= ln2/2 (-2a is exact). 1 - e = nh + nl and
- * 1 + e = dh + dl exactly (1 >= e: Fast2Sum); y0 = nh / dh rounded leaves
- * nh - y0 dh exact in one fused multiply-add, and
- * y = y0 + (nh - y0 dh + nl - y0 dl) / dh up to the correction's own
- * (second-order) errors. */
+ * -2a = n ln2 + r, |r| <= ln2/2 (-2a is exact). y0, the quotient of the
+ * rounded 1 - e and 1 + e, is corrected by the residual
+ * (1 - e) - y0 (1 + e) = ((1 - y0) - e) - e y0 of the exact e: y0 is in
+ * [0.55, 1] and 1 - y0 in [e, 2e], so both subtractions are exact (Sterbenz)
+ * and the residual is rounded once; y = y0 + residual / (1 + e) leaves
+ * e's own error and the final rounding. */
 static inline vf tanh_large(vf a)
 {
     vf t = vf_mul(vf_min(vf_set1(A_MAX), a), vf_set1(-2.0f)); /* minps returns its second operand's nan */
     vf n = vf_round(vf_mul(t, vf_set1(LOG2E)));
     vf r = vf_fnmadd(n, vf_set1(LN2_LO), vf_fnmadd(n, vf_set1(LN2_HI), t));
     vf e = vf_scale_pow2(exp_reduced(r), n);
-    vf one = vf_set1(1.0f);
-    vf nh = vf_sub(one, e), nl = vf_sub(vf_sub(one, nh), e);
-    vf dh = vf_add(one, e), dl = vf_add(vf_sub(one, dh), e);
-    vf y0 = vf_div(nh, dh);
-    vf res = vf_add(vf_fnmadd(y0, dh, nh), vf_fnmadd(y0, dl, nl));
-    return vf_fmadd(res, approx_reciprocal(dh), y0);
+    vf one = vf_set1(1.0f), d = vf_add(one, e);
+    vf y0 = vf_div(vf_sub(one, e), d);
+    vf res = vf_fnmadd(e, y0, vf_sub(vf_sub(one, y0), e));
+    return vf_fmadd(res, approx_reciprocal(d), y0);
 }
 
 static inline vf tanh_vec(vf x)
