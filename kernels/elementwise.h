@@ -5,7 +5,9 @@
  *
  * Float transcendentals go through SLEEF's 1.0-ULP functions, vectorised in
  * per-ISA files (AVX-512, AVX2) chosen at run time, with a generic C
- * fallback; the other loops are plain C that the compiler vectorises. */
+ * fallback, except float32 gelu (gelu.h, gelu_tanh.h) and tanh (tanh.h),
+ * which have kernels of their own; the other loops are plain C that the
+ * compiler vectorises. */
 #ifndef TJIT_KERNELS_ELEMENTWISE_H
 #define TJIT_KERNELS_ELEMENTWISE_H
 

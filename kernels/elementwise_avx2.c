@@ -8,6 +8,7 @@
 #include "elementwise_isa.h"
 #include "gelu.h"
 #include "gelu_tanh.h"
+#include "tanh.h"
 
 /* fmod_f32x8 / fmod_f64x4: C's fmod bit for bit, as elementwise_avx512.c's
  * fmod_f32x16 (which says why the fused multiply-add is exact). */
@@ -53,6 +54,7 @@ static inline __m256d fmod_f64x4(__m256d x, __m256d y)
 #define GELU_LOOP tj_k_gelu_f32_avx2
 #define GELU_TANH_LOOP tj_k_gelu_tanh_f32_avx2
 #define GELU_TANH_BACKWARD_LOOP tj_k_gelu_tanh_backward_f32_avx2
+#define TANH_LOOP tj_k_tanh_f32_avx2
 #define V __m256
 #define W 8
 #define FNS fns_f32

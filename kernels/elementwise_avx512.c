@@ -8,6 +8,7 @@
 #include "elementwise_isa.h"
 #include "gelu.h"
 #include "gelu_tanh.h"
+#include "tanh.h"
 
 /* C's fmod, lane by lane and bit for bit (fmod is exact; SLEEF 3.5's fmod
  * is not: it returns nan once |x / y| overflows). For finite x and a finite
@@ -67,6 +68,7 @@ static inline __m512d fmod_f64x8(__m512d x, __m512d y)
 #define GELU_LOOP tj_k_gelu_f32_avx512
 #define GELU_TANH_LOOP tj_k_gelu_tanh_f32_avx512
 #define GELU_TANH_BACKWARD_LOOP tj_k_gelu_tanh_backward_f32_avx512
+#define TANH_LOOP tj_k_tanh_f32_avx512
 #define V __m512
 #define W 16
 #define FNS fns_f32

@@ -7,11 +7,13 @@
 #include "elementwise_isa.h"
 #include "gelu.h"
 #include "gelu_tanh.h"
+#include "tanh.h"
 
 #define T float
 #define GELU_LOOP tj_k_gelu_f32_generic
 #define GELU_TANH_LOOP tj_k_gelu_tanh_f32_generic
 #define GELU_TANH_BACKWARD_LOOP tj_k_gelu_tanh_backward_f32_generic
+#define TANH_LOOP tj_k_tanh_f32_generic
 #define V float
 #define W 1
 #define FNS fns_f32

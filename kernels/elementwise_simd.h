@@ -21,6 +21,7 @@
  *                 SLEEF-erf formula
  *   GELU_TANH_LOOP, GELU_TANH_BACKWARD_LOOP (optional) the tanh-gelu
  *                 loops to use instead of the SLEEF-exp formula
+ *   TANH_LOOP     (optional) the tanh loop to use instead of SLEEF's tanh
  *
  * and undefines them all at its end, so the next instantiation starts clean.
  * Arithmetic uses GCC's vector operators (which also accept a scalar
@@ -140,7 +141,11 @@ UNARY(exp, SLEEF(exp)(x))
 UNARY(log, SLEEF(log)(x))
 UNARY(sqrt, VSQRT(x))
 UNARY(rsqrt, CT(1) / VSQRT(x))
+/* TANH_LOOP: an instantiation's own float32 loop (tanh.h) */
+#ifndef TANH_LOOP
 UNARY(tanh, SLEEF(tanh)(x))
+#define TANH_LOOP SFX(tanh)
+#endif
 UNARY(sigmoid, CT(1) / (CT(1) + SLEEF(exp)(-x)))
 UNARY(erf, SLEEF(erf)(x))
 UNARY(reciprocal, CT(1) / x)
@@ -446,7 +451,7 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOG] = SFX(log),
         [TJ_K_SQRT] = SFX(sqrt),
         [TJ_K_RSQRT] = SFX(rsqrt),
-        [TJ_K_TANH] = SFX(tanh),
+        [TJ_K_TANH] = TANH_LOOP,
         [TJ_K_SIGMOID] = SFX(sigmoid),
         [TJ_K_ERF] = SFX(erf),
         [TJ_K_RECIPROCAL] = SFX(reciprocal),
@@ -520,6 +525,7 @@ static const tj_k_math_fns FNS = {
 #undef GELU_LOOP
 #undef GELU_TANH_LOOP
 #undef GELU_TANH_BACKWARD_LOOP
+#undef TANH_LOOP
 
 #undef T
 #undef V

@@ -217,3 +217,10 @@ Test(tanh, pytorch_values_and_partial_vectors_on_each_isa)
         }
     }
 }
+
+Test(tanh, each_isa_table_serves_float32_with_these_loops)
+{
+    isa_case c[3];
+    int n = isa_cases(c);
+    for (int k = 0; k < n; k++) cr_expect(c[k].table->f32->unary[TJ_K_TANH] == c[k].fn, "%s", c[k].name);
+}
