@@ -1572,7 +1572,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
     D(clamp_min, d_clamp_min), D(clamp_max, d_clamp_max), D(atan2, d_atan2), D(asin, d_asin), D(acos, d_acos),
     D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D(exp2, d_exp2),
-    /* session 21 (inplace21); remainder.Scalar_Tensor has none (as PyTorch); the in-place
+    /* remainder.Scalar_Tensor has none (as PyTorch); the in-place
      * forms take their partner's entry (tj_derivative_of) */
     D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D(round_decimals, d_zero),
 
