@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/gelu.h"
+#include "test_util.h"
 
 typedef void (*gelu_fn)(int64_t n, void *out, const void *in);
 
@@ -43,20 +44,6 @@ static double inverse_ulp(double y)
     return r;
 }
 
-static float from_bits(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-static uint32_t to_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* false when y is not what gelu gives for a special x (nan, +-inf, +-0) */
 static bool special_ok(float x, float y)
 {
@@ -77,7 +64,7 @@ typedef enum region {
 
 static region block_region(uint32_t first)
 {
-    float lo = from_bits(first), hi = from_bits(first + BLOCK - 1);
+    float lo = test_f32_bits(first), hi = test_f32_bits(first + BLOCK - 1);
     if (((first >> 23) & 0xff) == 0xff) return R_SPECIAL;
     if (lo >= 6) return R_IDENTITY;
     if (lo <= -15) return R_MINUS_0;
@@ -105,17 +92,17 @@ static void check_block(region reg, const float *x, const float *y, const double
         for (int i = 0; i < BLOCK; i++) wrong += !special_ok(x[i], y[i]);
         break;
     case R_IDENTITY:
-        for (int i = 0; i < BLOCK; i++) wrong += to_bits(y[i]) != to_bits(x[i]);
+        for (int i = 0; i < BLOCK; i++) wrong += test_bits_f32(y[i]) != test_bits_f32(x[i]);
         break;
     case R_MINUS_0:
-        for (int i = 0; i < BLOCK; i++) wrong += to_bits(y[i]) != 0x80000000u;
+        for (int i = 0; i < BLOCK; i++) wrong += test_bits_f32(y[i]) != 0x80000000u;
         break;
     default: {
         double worst = 0;
         for (int i = 0; i < BLOCK; i++) {
             double err = fabs((double)y[i] - ref[i]) * inv[i];
             /* a result of the other sign (-0 for +0 too), or nan (err nan) */
-            wrong += ((to_bits(x[i]) ^ to_bits(y[i])) >> 31) | (err != err);
+            wrong += ((test_bits_f32(x[i]) ^ test_bits_f32(y[i])) >> 31) | (err != err);
             worst = err > worst ? err : worst;
         }
         if (worst > r->worst) {
@@ -152,8 +139,8 @@ static void check_all(const isa_case *isas, int n, report *reps)
             uint32_t first = (uint32_t)(b * BLOCK);
             region reg = block_region(first);
             /* |x| >= 4 (or nan) in every lane: the natural path is the general one */
-            bool natural_is_general = !(fabsf(from_bits(first + BLOCK - 1)) < 4.0f);
-            for (int i = 0; i < BLOCK; i++) x[i] = xf[i] = from_bits(first + (uint32_t)i);
+            bool natural_is_general = !(fabsf(test_f32_bits(first + BLOCK - 1)) < 4.0f);
+            for (int i = 0; i < BLOCK; i++) x[i] = xf[i] = test_f32_bits(first + (uint32_t)i);
             for (int i = 0; i < BLOCK; i += 8) xf[i] = FORCE_GENERAL;
             if (reg == R_TAYLOR)
                 for (int i = 0; i < BLOCK; i++) ref[i] = reference_taylor(x[i]);
@@ -185,20 +172,12 @@ static void check_all(const isa_case *isas, int n, report *reps)
     }
 }
 
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
 Test(gelu_exact, every_float32_within_2_ulp_on_each_isa_and_path_with_pytorch_special_values, .timeout = 1800)
 {
     isa_case isas[2];
     int n = 0;
-    if (has_avx512()) isas[n++] = (isa_case){"avx512", tj_k_gelu_f32_avx512};
-    if (has_avx2()) isas[n++] = (isa_case){"avx2", tj_k_gelu_f32_avx2};
+    if (test_cpu_has_avx512()) isas[n++] = (isa_case){"avx512", tj_k_gelu_f32_avx512};
+    if (test_cpu_has_avx2()) isas[n++] = (isa_case){"avx2", tj_k_gelu_f32_avx2};
     if (!n) cr_skip_test("no AVX2 on this CPU");
     report reps[4];
     check_all(isas, n, reps);
@@ -249,8 +228,8 @@ static void expect_specials(gelu_fn fn, const char *isa)
 Test(gelu_exact, special_values_on_every_isa)
 {
     expect_specials(tj_k_gelu_f32_generic, "generic");
-    if (has_avx2()) expect_specials(tj_k_gelu_f32_avx2, "avx2");
-    if (has_avx512()) expect_specials(tj_k_gelu_f32_avx512, "avx512");
+    if (test_cpu_has_avx2()) expect_specials(tj_k_gelu_f32_avx2, "avx2");
+    if (test_cpu_has_avx512()) expect_specials(tj_k_gelu_f32_avx512, "avx512");
 }
 
 /* Every length 0..40 (partial last vectors, in place) gives the values of a
@@ -275,8 +254,8 @@ static void expect_partial_vectors(gelu_fn fn, const char *isa)
 Test(gelu_exact, partial_vectors_and_in_place_calls)
 {
     expect_partial_vectors(tj_k_gelu_f32_generic, "generic");
-    if (has_avx2()) expect_partial_vectors(tj_k_gelu_f32_avx2, "avx2");
-    if (has_avx512()) expect_partial_vectors(tj_k_gelu_f32_avx512, "avx512");
+    if (test_cpu_has_avx2()) expect_partial_vectors(tj_k_gelu_f32_avx2, "avx2");
+    if (test_cpu_has_avx512()) expect_partial_vectors(tj_k_gelu_f32_avx512, "avx512");
 }
 
 /* The generic loop (double erfc per element) over a stride of all inputs. */
@@ -284,7 +263,7 @@ Test(gelu_exact, generic_within_1_ulp_on_a_sample)
 {
     double worst = 0;
     for (uint64_t b = 0; b < ((uint64_t)1 << 32); b += 65521) {
-        float x = from_bits((uint32_t)b), y;
+        float x = test_f32_bits((uint32_t)b), y;
         tj_k_gelu_f32_generic(1, &y, &x);
         region reg = block_region(b & ~(uint64_t)(BLOCK - 1));
         if (!isfinite(x) || x == 0) {

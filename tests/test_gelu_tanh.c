@@ -30,6 +30,7 @@
 #include "kernels/elementwise_isa.h"
 #include "kernels/gelu.h"
 #include "kernels/gelu_tanh.h"
+#include "test_util.h"
 
 typedef void (*fwd_fn)(int64_t n, void *out, const void *in);
 typedef void (*bwd_fn)(int64_t n, void *out, const void *dy, const void *x);
@@ -42,23 +43,15 @@ typedef struct isa_case {
     const tj_k_math_isa *table;
 } isa_case;
 
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
 /* the loops this CPU can run, generic first */
 static int isa_cases(isa_case *c)
 {
     int n = 0;
     c[n++] = (isa_case){"generic", 1, tj_k_gelu_tanh_f32_generic, tj_k_gelu_tanh_backward_f32_generic,
                         &tj_k_math_generic};
-    if (has_avx2())
+    if (test_cpu_has_avx2())
         c[n++] = (isa_case){"avx2", 8, tj_k_gelu_tanh_f32_avx2, tj_k_gelu_tanh_backward_f32_avx2, &tj_k_math_avx2};
-    if (has_avx512())
+    if (test_cpu_has_avx512())
         c[n++] = (isa_case){"avx512", 16, tj_k_gelu_tanh_f32_avx512, tj_k_gelu_tanh_backward_f32_avx512,
                             &tj_k_math_avx512};
     return n;
@@ -92,13 +85,6 @@ static double ulps(long double got, long double want, long double of, int mant, 
 }
 
 static double ulps_f32(long double got, long double want, long double of) { return ulps(got, want, of, 24, -125); }
-
-static float from_bits(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
 
 /* TJ_GELU_TANH_STRIDE=S sweeps every S-th float32 instead (the sanitizer
  * run in .ci/run: the whole sweep takes ~30 s plain, minutes there) */
@@ -161,7 +147,7 @@ static void sweep(const isa_case *c, int n, worst *w)
     while (bits < ((uint64_t)1 << 32)) {
         int m = 0;
         for (; m < BLOCK && bits < ((uint64_t)1 << 32); bits += stride) {
-            float v = from_bits((uint32_t)bits);
+            float v = test_f32_bits((uint32_t)bits);
             if (isfinite(v)) x[m++] = v;
         }
         memcpy(xf, x, sizeof(float) * (size_t)m);
@@ -216,13 +202,6 @@ Test(gelu_tanh, every_61st_float32_within_the_bounds_forward_and_backward_on_eac
     }
 }
 
-static uint32_t to_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 #define NSPECIAL 14
 static const float special_x[NSPECIAL] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f,
                                           -11.0f, -30.0f, -1e20f, -FLT_MAX, 30.0f, 1e20f, FLT_MAX};
@@ -236,7 +215,7 @@ Test(gelu_tanh, special_values_as_pytorch_on_each_isa)
      * (float64 PyTorch; float32 PyTorch's x^2 overflows to nan from 1.8e19). */
     const uint32_t want_y[NSPECIAL] = {0x7fc00000, 0x7f800000, 0x7fc00000, 0,          0x80000000, 0,
                                        0x80000000, 0x80000000, 0x80000000, 0x80000000, 0x80000000,
-                                       to_bits(30.0f), to_bits(1e20f), to_bits(FLT_MAX)};
+                                       test_bits_f32(30.0f), test_bits_f32(1e20f), test_bits_f32(FLT_MAX)};
     const float want_d[NSPECIAL] = {NAN, NAN, NAN, 1.5f, 1.5f, 1.5f, 1.5f, 0, 0, 0, 0, 3, 3, 3};
     isa_case c[3];
     int n = isa_cases(c);
@@ -246,11 +225,11 @@ Test(gelu_tanh, special_values_as_pytorch_on_each_isa)
         c[k].fwd(NSPECIAL, y, special_x);
         c[k].bwd(NSPECIAL, d, dy, special_x);
         for (int i = 0; i < NSPECIAL; i++) {
-            if (isnan(from_bits(want_y[i])))
+            if (isnan(test_f32_bits(want_y[i])))
                 cr_expect(isnan(y[i]), "%s: gelu(%g) = %g, want nan", c[k].name, special_x[i], y[i]);
             else
-                cr_expect_eq(to_bits(y[i]), want_y[i], "%s: gelu(%g) = %g (0x%08x), want 0x%08x", c[k].name,
-                             special_x[i], y[i], to_bits(y[i]), want_y[i]);
+                cr_expect_eq(test_bits_f32(y[i]), want_y[i], "%s: gelu(%g) = %g (0x%08x), want 0x%08x", c[k].name,
+                             special_x[i], y[i], test_bits_f32(y[i]), want_y[i]);
             if (isnan(want_d[i]))
                 cr_expect(isnan(d[i]), "%s: gelu'(%g) dy = %g, want nan", c[k].name, special_x[i], d[i]);
             else /* 0 and tiny x on the polynomial path: within an ulp of dy/2 (AVX2's tables) */
@@ -265,14 +244,14 @@ Test(gelu_tanh, signs_of_tiny_results_on_the_polynomial_path_on_each_isa)
 {
     /* |x| < 4 in every lane: x/2 rounds to +-0 or +-2^-149 with x's sign */
     const float x[4] = {-0x1p-149f, 0x1p-149f, -0x1p-148f, -1e-30f};
-    const uint32_t want[4] = {0x80000000, 0, 0x80000001, to_bits(-5e-31f)};
+    const uint32_t want[4] = {0x80000000, 0, 0x80000001, test_bits_f32(-5e-31f)};
     isa_case c[3];
     int n = isa_cases(c);
     for (int k = 0; k < n; k++) {
         float y[4];
         c[k].fwd(4, y, x);
         for (int i = 0; i < 4; i++)
-            cr_expect_eq(to_bits(y[i]), want[i], "%s: gelu(%g) = %g (0x%08x)", c[k].name, x[i], y[i], to_bits(y[i]));
+            cr_expect_eq(test_bits_f32(y[i]), want[i], "%s: gelu(%g) = %g (0x%08x)", c[k].name, x[i], y[i], test_bits_f32(y[i]));
     }
 }
 
@@ -418,6 +397,6 @@ Test(gelu_tanh, a_result_does_not_depend_on_its_neighbours_on_any_isa)
     isa_case c[3];
     int n = isa_cases(c);
     for (int k = 0; k < n; k++) expect_neighbour_free(c[k].name, c[k].fwd, c[k].bwd);
-    if (has_avx2()) expect_neighbour_free("exact gelu avx2", tj_k_gelu_f32_avx2, NULL);
-    if (has_avx512()) expect_neighbour_free("exact gelu avx512", tj_k_gelu_f32_avx512, NULL);
+    if (test_cpu_has_avx2()) expect_neighbour_free("exact gelu avx2", tj_k_gelu_f32_avx2, NULL);
+    if (test_cpu_has_avx512()) expect_neighbour_free("exact gelu avx512", tj_k_gelu_f32_avx512, NULL);
 }

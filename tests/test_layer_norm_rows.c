@@ -12,16 +12,10 @@
 #include <string.h>
 
 #include "kernels/layer_norm.h"
+#include "test_util.h"
 
 typedef void (*rows_fn)(const float *, float *, int64_t, int64_t, const float *, const float *, double, float *,
                         float *);
-
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 enum { ROWS = 5, KINDS = 5 };
 
@@ -71,10 +65,10 @@ static void check(const char *isa, rows_fn rows)
 
 Test(layer_norm_rows, block_equals_single_rows_avx512)
 {
-    if (has_avx512()) check("avx512", tj_k_layer_norm_rows_f32_avx512);
+    if (test_cpu_has_avx512()) check("avx512", tj_k_layer_norm_rows_f32_avx512);
 }
 
 Test(layer_norm_rows, block_equals_single_rows_avx2)
 {
-    if (has_avx2()) check("avx2", tj_k_layer_norm_rows_f32_avx2);
+    if (test_cpu_has_avx2()) check("avx2", tj_k_layer_norm_rows_f32_avx2);
 }

@@ -214,23 +214,16 @@ static void check_isa(const char *path, const isa_loops *f)
     }
 }
 
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
 Test(norm_segments, avx512_loops_match_pytorch)
 {
-    if (!has_avx512()) cr_skip_test("no AVX-512");
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
     check_isa("avx512", &(isa_loops){tj_k_segment_moments_f32_avx512, tj_k_segment_dots_f32_avx512,
                                      tj_k_segment_affine_f32_avx512});
 }
 
 Test(norm_segments, avx2_loops_match_pytorch)
 {
-    if (!has_avx2()) cr_skip_test("no AVX2");
+    if (!test_cpu_has_avx2()) cr_skip_test("no AVX2");
     check_isa("avx2", &(isa_loops){tj_k_segment_moments_f32_avx2, tj_k_segment_dots_f32_avx2,
                                    tj_k_segment_affine_f32_avx2});
 }

@@ -9,15 +9,9 @@
 #include "kernels/adamw.h"
 #include "kernels/layer_norm.h"
 #include "kernels/softmax.h"
+#include "test_util.h"
 
 #define MAXN 70
-
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 typedef void (*grad_input_fn)(const float *, const float *, float, float, const float *, float *, int64_t);
 typedef void (*grad_params_fn)(const float *, const float *, const float *, const float *, int64_t, int64_t, int64_t,
@@ -65,13 +59,13 @@ static void check_layer_norm(const char *isa, grad_input_fn grad_input, grad_par
 
 Test(row_backward, layer_norm_avx512_matches_the_reference_for_every_tail)
 {
-    if (!has_avx512()) cr_skip_test("no AVX-512");
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
     check_layer_norm("avx512", tj_k_layer_norm_grad_input_f32_avx512, tj_k_layer_norm_grad_params_f32_avx512);
 }
 
 Test(row_backward, layer_norm_avx2_matches_the_reference_for_every_tail)
 {
-    if (!has_avx2()) cr_skip_test("no AVX2");
+    if (!test_cpu_has_avx2()) cr_skip_test("no AVX2");
     check_layer_norm("avx2", tj_k_layer_norm_grad_input_f32_avx2, tj_k_layer_norm_grad_params_f32_avx2);
 }
 
@@ -97,13 +91,13 @@ static void check_softmax(const char *isa, softmax_bwd_fn row)
 
 Test(row_backward, softmax_avx512_matches_the_reference_for_every_tail)
 {
-    if (!has_avx512()) cr_skip_test("no AVX-512");
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
     check_softmax("avx512", tj_k_softmax_backward_row_f32_avx512);
 }
 
 Test(row_backward, softmax_avx2_matches_the_reference_for_every_tail)
 {
-    if (!has_avx2()) cr_skip_test("no AVX2");
+    if (!test_cpu_has_avx2()) cr_skip_test("no AVX2");
     check_softmax("avx2", tj_k_softmax_backward_row_f32_avx2);
 }
 
@@ -138,12 +132,12 @@ static void check_adamw(const char *isa, adamw_fn loop)
 
 Test(row_backward, adamw_avx512_rounds_as_the_scalar_formula)
 {
-    if (!has_avx512()) cr_skip_test("no AVX-512");
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
     check_adamw("avx512", tj_k_adamw_f32_avx512);
 }
 
 Test(row_backward, adamw_avx2_rounds_as_the_scalar_formula)
 {
-    if (!has_avx2()) cr_skip_test("no AVX2");
+    if (!test_cpu_has_avx2()) cr_skip_test("no AVX2");
     check_adamw("avx2", tj_k_adamw_f32_avx2);
 }

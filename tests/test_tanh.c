@@ -18,6 +18,7 @@
 
 #include "kernels/elementwise_isa.h"
 #include "kernels/tanh.h"
+#include "test_util.h"
 
 typedef void (*tanh_fn)(int64_t n, void *out, const void *in);
 
@@ -28,36 +29,14 @@ typedef struct isa_case {
     double bound; /* ulp */
 } isa_case;
 
-static bool has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
-
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
 /* the loops this CPU can run, generic first */
 static int isa_cases(isa_case *c)
 {
     int n = 0;
     c[n++] = (isa_case){"generic", tj_k_tanh_f32_generic, &tj_k_math_generic, 0.501};
-    if (has_avx2()) c[n++] = (isa_case){"avx2", tj_k_tanh_f32_avx2, &tj_k_math_avx2, 0.87};
-    if (has_avx512()) c[n++] = (isa_case){"avx512", tj_k_tanh_f32_avx512, &tj_k_math_avx512, 0.87};
+    if (test_cpu_has_avx2()) c[n++] = (isa_case){"avx2", tj_k_tanh_f32_avx2, &tj_k_math_avx2, 0.87};
+    if (test_cpu_has_avx512()) c[n++] = (isa_case){"avx512", tj_k_tanh_f32_avx512, &tj_k_math_avx512, 0.87};
     return n;
-}
-
-static float from_bits(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-static uint32_t to_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
 }
 
 /* |got - want| in ulps of float32 at want (subnormals: the ulp of the
@@ -107,7 +86,7 @@ static void sweep(const isa_case *c, int n, worst *w)
     uint64_t bits = 0, stride = sweep_stride(), end = 0x7f800000; /* +inf, left to the special values */
     while (bits < end) {
         int m = 0;
-        for (; m < BLOCK && bits < end; bits += stride) x[m++] = from_bits((uint32_t)bits);
+        for (; m < BLOCK && bits < end; bits += stride) x[m++] = test_f32_bits((uint32_t)bits);
         for (int i = 0; i < m; i++) {
             xn[i] = -x[i];
             xm[i] = i % 8 == 3 ? MIXER : x[i];
@@ -120,11 +99,11 @@ static void sweep(const isa_case *c, int n, worst *w)
             for (int i = 0; i < m; i++) {
                 double e = ulps(y[i], ref[i]);
                 if (!(e <= w[k].ulp)) w[k].ulp = e, w[k].x = x[i]; /* nan counts as worse */
-                w[k].odd += to_bits(yn[i]) != (to_bits(y[i]) ^ 0x80000000u);
-                w[k].tiny += x[i] < 0x1p-12f && to_bits(y[i]) != to_bits(x[i]);
+                w[k].odd += test_bits_f32(yn[i]) != (test_bits_f32(y[i]) ^ 0x80000000u);
+                w[k].tiny += x[i] < 0x1p-12f && test_bits_f32(y[i]) != test_bits_f32(x[i]);
                 w[k].saturated += x[i] >= 9.1f && y[i] != 1.0f;
                 w[k].above_one += y[i] > 1.0f;
-                w[k].neighbours += i % 8 != 3 && to_bits(ym[i]) != to_bits(y[i]);
+                w[k].neighbours += i % 8 != 3 && test_bits_f32(ym[i]) != test_bits_f32(y[i]);
             }
         }
     }
@@ -163,22 +142,22 @@ Test(tanh, special_values_on_each_isa)
 {
     /* C (and PyTorch): nan, nan, 1, -1, 0, -0, then x itself for tiny x,
      * +-1 from |x| ~ 9.01 on */
-    const uint32_t want[NSPECIAL] = {0x7fc00000,         0x7fc00000,         to_bits(1.0f),      to_bits(-1.0f),
+    const uint32_t want[NSPECIAL] = {0x7fc00000,         0x7fc00000,         test_bits_f32(1.0f),      test_bits_f32(-1.0f),
                                      0,                  0x80000000,         1,                  0x80000001,
-                                     to_bits(FLT_MIN),   to_bits(-1e-30f),   to_bits(0x1p-13f),  to_bits(1.0f),
-                                     to_bits(-1.0f),     to_bits(1.0f),      to_bits(-1.0f),     to_bits(1.0f),
-                                     to_bits(1.0f),      to_bits(-1.0f),     to_bits(1.0f),      to_bits(-1.0f)};
+                                     test_bits_f32(FLT_MIN),   test_bits_f32(-1e-30f),   test_bits_f32(0x1p-13f),  test_bits_f32(1.0f),
+                                     test_bits_f32(-1.0f),     test_bits_f32(1.0f),      test_bits_f32(-1.0f),     test_bits_f32(1.0f),
+                                     test_bits_f32(1.0f),      test_bits_f32(-1.0f),     test_bits_f32(1.0f),      test_bits_f32(-1.0f)};
     isa_case c[3];
     int n = isa_cases(c);
     for (int k = 0; k < n; k++) {
         float y[NSPECIAL];
         c[k].fn(NSPECIAL, y, special_x);
         for (int i = 0; i < NSPECIAL; i++) {
-            if (isnan(from_bits(want[i])))
+            if (isnan(test_f32_bits(want[i])))
                 cr_expect(isnan(y[i]), "%s: tanh(%g) = %g, want nan", c[k].name, special_x[i], y[i]);
             else
-                cr_expect_eq(to_bits(y[i]), want[i], "%s: tanh(%g) = %g (0x%08x), want 0x%08x", c[k].name,
-                             special_x[i], y[i], to_bits(y[i]), want[i]);
+                cr_expect_eq(test_bits_f32(y[i]), want[i], "%s: tanh(%g) = %g (0x%08x), want 0x%08x", c[k].name,
+                             special_x[i], y[i], test_bits_f32(y[i]), want[i]);
         }
     }
 }
@@ -212,7 +191,7 @@ Test(tanh, pytorch_values_and_partial_vectors_on_each_isa)
             c[k].fn(len, buf, buf);
             cr_expect_eq(buf[len], 7.0f, "%s: n = %d wrote past the end", c[k].name, len);
             for (int i = 0; i < len; i++)
-                cr_expect_eq(to_bits(buf[i]), to_bits(whole[i]), "%s: n = %d, tanh(%g) = %.9g, not %.9g", c[k].name,
+                cr_expect_eq(test_bits_f32(buf[i]), test_bits_f32(whole[i]), "%s: n = %d, tanh(%g) = %.9g, not %.9g", c[k].name,
                              len, x[i], buf[i], whole[i]);
         }
     }

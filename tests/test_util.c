@@ -32,6 +32,14 @@ void test_scope_close_isa(void)
 
 const char *const test_isas[TEST_NISA] = {"generic", "avx2", "avx512"};
 
+bool test_cpu_has_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+}
+
+bool test_cpu_has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
 float test_f32_bits(uint32_t u)
 {
     float f;

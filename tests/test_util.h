@@ -25,6 +25,11 @@ void test_scope_close_isa(void);
 #define TEST_NISA 3
 extern const char *const test_isas[TEST_NISA];
 
+/** Whether this CPU runs tjit's AVX-512 (F, DQ, VL, BW) / AVX2 (with FMA)
+ *  kernels, for tests that call one ISA's loop directly. */
+bool test_cpu_has_avx512(void);
+bool test_cpu_has_avx2(void);
+
 /** Bit casts: the float32 / float64 with these bits, and the bits of one. */
 float test_f32_bits(uint32_t u);
 double test_f64_bits(uint64_t u);
