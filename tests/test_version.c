@@ -178,3 +178,18 @@ Test(version, a_context_output_saved_by_autograd_is_caught_after_the_next_run)
     tj_plan_free(plan);
     tj_graph_free(graph);
 }
+
+/* loss = sum(2x) + sum(exp(y)) with exp's result doubled in place: the pass
+ * fails at exp, and x, whose gradient needs nothing saved, gets no .grad
+ * either (leaves are written only once the whole pass has run). */
+Test(version, a_failing_pass_stores_no_gradient_into_any_leaf)
+{
+    tj_tensor *x = leaf(2, (double[]){1, 2}), *y = leaf(2, (double[]){0, 1});
+    tj_tensor *r = tj_exp(y);
+    tj_tensor *loss = tj_add(tj_sum(tj_mul_scalar(x, tj_v_int(2)), -1), tj_sum(r, -1));
+    cr_assert_not_null(loss, "%s", tj_last_error());
+    cr_assert_not_null(tj_mul_scalar_(r, tj_v_int(2)));
+    expect_modified(loss, (const char *const[]){"aten::exp"}, 1);
+    cr_expect_null(tj_tensor_grad(x));
+    cr_expect_null(tj_tensor_grad(y));
+}

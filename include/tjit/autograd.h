@@ -116,20 +116,20 @@ typedef struct tj_backward_options {
  * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
  * when the pass reaches a call of an operator without a derivative formula
  * ("aten::OP: derivative not implemented", PyTorch's "derivative for
- * aten::OP is not implemented"; nothing is stored into .grad, and the nodes
- * the pass ran before it are freed as by any pass), TJ_ERR_MODIFIED when a
+ * aten::OP is not implemented"), TJ_ERR_MODIFIED when a
  * formula needs a saved value that was since written in place (the message
- * names the operator, the argument and the versions; gradients already
- * accumulated into .grad fields by that pass stay), TJ_ERR_INVALID_ARGUMENT
+ * names the operator, the argument and the versions), TJ_ERR_INVALID_ARGUMENT
  * for a node whose saved values an earlier pass freed (retain_graph was
- * not set; gradients of that pass already accumulated stay), and
- * TJ_ERR_INVALID_ARGUMENT when a real leaf would get a fake gradient,
- * before any .grad is set: in a fake-mode trace, a tensor that requires
+ * not set), and TJ_ERR_INVALID_ARGUMENT when a real leaf would get a fake
+ * gradient: in a fake-mode trace, a tensor that requires
  * grad and that the traced function reached without getting it as an input
  * (a parameter captured in its ctx; pass it as an input, whose fake copy
  * takes the gradient, or trace in real mode, which sets its .grad as
  * eagerly). PyTorch's fake mode refuses such a
- * tensor already at the forward operator. */
+ * tensor already at the forward operator. A failing pass stores nothing
+ * into any .grad (leaves get their gradients only once the whole pass has
+ * run); the saved values of the nodes it ran before failing are freed as by
+ * any pass unless retain_graph was set. */
 tj_status tj_backward(tj_tensor *output, tj_tensor *grad_output);
 /** tj_backward with options (NULL: the defaults, as tj_backward). */
 tj_status tj_backward_ex(tj_tensor *output, tj_tensor *grad_output, const tj_backward_options *options);
