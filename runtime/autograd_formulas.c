@@ -1597,6 +1597,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
     D_NO_GRAD_ARGS(native_batch_norm, d_native_batch_norm, 0x18u, 6u), /* running_mean, running_var */
+    /* the same arguments; its running statistics are returned, not written */
+    D_NO_GRAD_ARGS(_native_batch_norm_legit_functional, d_native_batch_norm, 0x18u, 0x1eu),
     D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),

@@ -514,3 +514,32 @@ Test(norm_training, running_stats_update_whose_output_is_unused_is_kept)
             tj_plan_free(p);
         }
 }
+
+/* _native_batch_norm_legit_functional (what functionalisation turns
+ * native_batch_norm into) differentiates as native_batch_norm, as in
+ * PyTorch: the same gradients of input, weight and bias, bit for bit (one
+ * backward kernel), and none for its statistics outputs. */
+Test(norm_training, functional_batch_norm_has_native_batch_norm_s_gradients)
+{
+    int64_t xs[4] = {8, 4, 3, 3}, c = 4;
+    tj_tensor *x = fill(4, xs, 0.29, 1.7, 1.0, 0.5), *w = fill(1, &c, 1.0, 0, 0.1, 1.0);
+    tj_tensor *b = fill(1, &c, 0.9, 0.3, 0.05, 0), *weights = fill(4, xs, 0.11, 0, 0.3, 0.2);
+    tj_tensor *leaves[3] = {x, w, b}, *got[2][3];
+    for (int i = 0; i < 3; i++) cr_assert_eq(tj_tensor_set_requires_grad(leaves[i], true), TJ_OK);
+    const char *ops[2] = {"aten::native_batch_norm", "aten::_native_batch_norm_legit_functional"};
+    int n_returns[2] = {3, 5};
+    for (int k = 0; k < 2; k++) {
+        tj_value args[8] = {tj_v_tensor(x), tj_v_tensor(w), tj_v_tensor(b),
+                            tj_v_tensor(tj_zeros(&c, 1, TJ_FLOAT32)), tj_v_tensor(tj_ones(&c, 1, TJ_FLOAT32)),
+                            tj_v_bool(true), tj_v_float(0.1), tj_v_float(1e-5)};
+        tj_value outs[TJ_MAX_RETURNS];
+        cr_assert_eq(tj_dispatch(tj_op_find(ops[k]), args, 8, outs), TJ_OK, "%s", tj_last_error());
+        for (int r = 1; r < n_returns[k]; r++)
+            cr_expect_not(tj_tensor_requires_grad(outs[r].u.t), "%s output %d", ops[k], r);
+        tj_tensor *loss = tj_sum(tj_mul(outs[0].u.t, weights), -1);
+        cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, leaves, 3, got[k]), TJ_OK, "%s", tj_last_error());
+    }
+    test_expect_same(got[1][0], got[0][0], "d input");
+    test_expect_same(got[1][1], got[0][1], "d weight");
+    test_expect_same(got[1][2], got[0][2], "d bias");
+}
