@@ -14,8 +14,9 @@
  *
  * Errors against double-precision tanh over every float32 (checked over
  * every 7th positive one and its negative by tests/test_tanh.c): at most
- * 0.868 ulp with AVX-512 and AVX2 (the same bits; SLEEF's u10 tanh is
- * within 1 ulp); the generic loop rounds C's double tanh, 0.5 ulp.
+ * 0.868 ulp with AVX-512 and AVX2 (SLEEF's u10 tanh: 1 ulp); the two may
+ * differ by 1 ulp on a few inputs (their approximate reciprocals differ),
+ * so results depend on the CPU's instruction set as with SLEEF's; the generic loop rounds C's double tanh, 0.5 ulp.
  *
  * Special values: tanh(+-0) = +-0, tanh(+-inf) = +-1, tanh(nan) = nan,
  * |x| > 9.011 (ln(2^26) / 2) gives +-1 and |x| < 2^-12 gives x itself (bit

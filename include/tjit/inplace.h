@@ -7,8 +7,8 @@
  * - The result is computed as by the out-of-place operator and written into
  *   self, which keeps its shape, strides and dtype: the broadcast shape of
  *   the operands must be self's shape (TJ_ERR_SHAPE otherwise), and the
- *   result dtype must be one self can hold (float into int64 or anything into
- *   bool gives TJ_ERR_DTYPE, as PyTorch's "result type Float can't be cast to
+ *   result dtype must be one self can hold (float into int64 or a non-bool
+ *   result into bool gives TJ_ERR_DTYPE, as PyTorch's "result type Float can't be cast to
  *   the desired output type Long"). self may be any view (non-contiguous,
  *   storage offset); its base sees the change.
  * - They return self (the caller's reference, not a new one) or NULL on

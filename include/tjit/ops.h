@@ -246,7 +246,8 @@ tj_tensor *tj_clamp_max_tensor(tj_tensor *self, tj_tensor *max);
  * promotes as a wrapped number (5 % int64 is int64, 5.5 % int64 float32,
  * 5 % float64 float64). Result: other's shape. Errors as tj_remainder
  * (bool other with a bool self: TJ_ERR_DTYPE). Not differentiable with
- * respect to other (TJ_ERR_UNSUPPORTED under autograd, as PyTorch). */
+ * respect to other, as PyTorch: the call succeeds under autograd and a
+ * backward pass that reaches it fails with TJ_ERR_UNSUPPORTED. */
 tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other);
 /** aten::round.decimals: round half to even at `decimals` decimal places:
  * round(x * 10^d) / 10^d, and for negative d round(x / 10^-d) * 10^-d, 10^|d|
