@@ -10,46 +10,6 @@
 #include "gelu_tanh.h"
 #include "tanh.h"
 
-/* fmod_f32x8 / fmod_f64x4: C's fmod bit for bit, as elementwise_avx512.c's
- * fmod_f32x16 (which says why the fused multiply-add is exact). */
-static inline __m256 fmod_f32x8(__m256 x, __m256 y)
-{
-    __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x), ay = _mm256_andnot_ps(sign, y);
-    __m256 q = _mm256_round_ps(_mm256_div_ps(ax, ay), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(q, ay, ax);
-    r = _mm256_blendv_ps(r, _mm256_add_ps(r, ay), _mm256_cmp_ps(r, _mm256_setzero_ps(), _CMP_LT_OQ));
-    r = _mm256_or_ps(r, _mm256_and_ps(x, sign));
-    int ok = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(q, _mm256_set1_ps(0x1p23f), _CMP_LT_OQ),
-                                              _mm256_cmp_ps(ay, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)));
-    if (ok == 0xff) return r;
-    float xs[8], ys[8], rs[8];
-    _mm256_storeu_ps(xs, x);
-    _mm256_storeu_ps(ys, y);
-    _mm256_storeu_ps(rs, r);
-    for (int j = 0; j < 8; j++)
-        if (!(ok >> j & 1)) rs[j] = fmodf(xs[j], ys[j]);
-    return _mm256_loadu_ps(rs);
-}
-
-static inline __m256d fmod_f64x4(__m256d x, __m256d y)
-{
-    __m256d sign = _mm256_set1_pd(-0.0), ax = _mm256_andnot_pd(sign, x), ay = _mm256_andnot_pd(sign, y);
-    __m256d q = _mm256_round_pd(_mm256_div_pd(ax, ay), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_fnmadd_pd(q, ay, ax);
-    r = _mm256_blendv_pd(r, _mm256_add_pd(r, ay), _mm256_cmp_pd(r, _mm256_setzero_pd(), _CMP_LT_OQ));
-    r = _mm256_or_pd(r, _mm256_and_pd(x, sign));
-    int ok = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(0x1p52), _CMP_LT_OQ),
-                                              _mm256_cmp_pd(ay, _mm256_set1_pd(INFINITY), _CMP_LT_OQ)));
-    if (ok == 0xf) return r;
-    double xs[4], ys[4], rs[4];
-    _mm256_storeu_pd(xs, x);
-    _mm256_storeu_pd(ys, y);
-    _mm256_storeu_pd(rs, r);
-    for (int j = 0; j < 4; j++)
-        if (!(ok >> j & 1)) rs[j] = fmod(xs[j], ys[j]);
-    return _mm256_loadu_pd(rs);
-}
-
 #define T float
 #define GELU_LOOP tj_k_gelu_f32_avx2
 #define GELU_TANH_LOOP tj_k_gelu_tanh_f32_avx2
@@ -60,7 +20,8 @@ static inline __m256d fmod_f64x4(__m256d x, __m256d y)
 #define FNS fns_f32
 #define SFX(name) name##_f32
 #define SLEEF(fn) Sleef_##fn##f8_u10avx2
-#define VFMOD(a, b) fmod_f32x8(a, b)
+#define VFNMADD(a, b, c) _mm256_fnmadd_ps(a, b, c)
+#define VMASK_BITS(m) _mm256_movemask_ps(m)
 #define LOADU(p) _mm256_loadu_ps(p)
 #define STOREU(p, v) _mm256_storeu_ps(p, v)
 #define SPLAT(x) _mm256_set1_ps(x)
@@ -88,7 +49,8 @@ static inline __m256d fmod_f64x4(__m256d x, __m256d y)
 #define FNS fns_f64
 #define SFX(name) name##_f64
 #define SLEEF(fn) Sleef_##fn##d4_u10avx2
-#define VFMOD(a, b) fmod_f64x4(a, b)
+#define VFNMADD(a, b, c) _mm256_fnmadd_pd(a, b, c)
+#define VMASK_BITS(m) _mm256_movemask_pd(m)
 #define LOADU(p) _mm256_loadu_pd(p)
 #define STOREU(p, v) _mm256_storeu_pd(p, v)
 #define SPLAT(x) _mm256_set1_pd(x)

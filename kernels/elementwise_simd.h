@@ -8,7 +8,10 @@
  *   SLEEF(fn)     the SLEEF function for `fn` (exp, log, tanh, erf, sin, cos,
  *                 log1p, expm1, pow, asin, acos, atan, atan2, sinh, cosh,
  *                 log2, log10, exp2) at this width, 1.0-ULP variant
- *   VFMOD(a, b)   C's fmod at this width, bit for bit (fmod is exact)
+ *   VFMOD(a, b)   (optional, scalar code: C's fmod) vector code gets
+ *                 SFX(fmod_v) below, which needs:
+ *   VFNMADD(a, b, c)  c - a b rounded once, and VMASK_BITS(m) an int with
+ *                 bit j set for lane j of the VMASK m
  *   LOADU(p), STOREU(p, v), SPLAT(x), VSQRT(v), VABS(v)
  *   VMAX(a, b)    a > b ? a : b, and b when either is nan (x86 maxps)
  *   VMIN(a, b)    a < b ? a : b, and b when either is nan (x86 minps)
@@ -349,6 +352,38 @@ BINARY(maximum, VBLEND(VISNAN(x), x, VMAX(x, y)))
 BINARY(minimum, VBLEND(VISNAN(x), x, VMIN(x, y)))
 BINARY(pow, SLEEF(pow)(x, y))
 BINARY(atan2, SLEEF(atan2)(x, y))
+#ifndef VFMOD
+/* C's fmod, lane by lane and bit for bit (fmod is exact; SLEEF 3.5's fmod
+ * is not: it returns nan once |x / y| overflows). For finite x and a finite
+ * non-zero y with q = trunc(|x| / |y|) below 2^(mantissa bits), q is the
+ * quotient or, where the division rounded up to an integer, one more;
+ * fma(-q, |y|, |x|) is then exact (the remainder, or the remainder minus
+ * |y|: a multiple of the smaller ulp of x and y below |y|), |y| is added
+ * back where it is negative and x's sign set, as C's fmod keeps it (a zero
+ * remainder is x * 0: -0 for a negative x). The other lanes (nan,
+ * infinities, a zero divisor, larger quotients) go to C's fmod, whose
+ * double result is exact in float too. */
+static inline V SFX(fmod_v)(V x, V y)
+{
+    V zero = SPLAT(CT(0)), ax = VABS(x), ay = VABS(y);
+    V q = VTRUNC(ax / ay);
+    V r = VFNMADD(q, ay, ax);
+    r = VBLEND(VCMP_GT(zero, r), r + ay, r);
+    r = VBLEND(VCMP_GT(zero, x), -r, r);
+    r = VBLEND(VCMP_EQ(r, zero), x * CT(0), r);
+    int ok = VMASK_BITS(VMASK_AND(VCMP_GT(SPLAT(CT(sizeof(T) == 4 ? 0x1p23 : 0x1p52)), q),
+                                  VCMP_GT(SPLAT(CT(INFINITY)), ay)));
+    if (ok == (1 << W) - 1) return r;
+    T xs[W], ys[W], rs[W];
+    STOREU(xs, x);
+    STOREU(ys, y);
+    STOREU(rs, r);
+    for (int j = 0; j < W; j++)
+        if (!(ok >> j & 1)) rs[j] = (T)fmod(xs[j], ys[j]);
+    return LOADU(rs);
+}
+#define VFMOD(a, b) SFX(fmod_v)(a, b)
+#endif
 BINARY(fmod, VFMOD(x, y))
 /* Python's modulo (the sign of the divisor), as ATen's kernel and the plain
  * C loop it replaces: r = fmod(x, y), plus y where r is non-zero (or nan)
@@ -548,6 +583,8 @@ static const tj_k_math_fns FNS = {
 #undef VMASK_AND
 #undef VMASK_XOR
 #undef VFMOD
+#undef VFNMADD
+#undef VMASK_BITS
 #undef VBLEND
 #undef VFLOOR
 #undef VCEIL
