@@ -123,8 +123,7 @@ static void check_block(region reg, const float *x, const float *y, const double
  * the sanitizer builds in CI, where the whole range costs ~7 minutes. */
 static void check_all(const isa_case *isas, int n, report *reps)
 {
-    const char *stride_env = getenv("TJ_GELU_EXACT_STRIDE");
-    int64_t stride = stride_env && atoll(stride_env) > 0 ? atoll(stride_env) : 1;
+    int64_t stride = (int64_t)test_env_count("TJ_GELU_EXACT_STRIDE", 1);
     memset(reps, 0, sizeof *reps * 2 * (size_t)n);
 #pragma omp parallel
     {

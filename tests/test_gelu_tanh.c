@@ -91,13 +91,6 @@ static double ulps_f32(long double got, long double want, long double of) { retu
 #define STRIDE 61
 #define BLOCK (1 << 16)
 
-static uint64_t sweep_stride(void)
-{
-    const char *e = getenv("TJ_GELU_TANH_STRIDE");
-    long s = e ? atol(e) : 0;
-    return s > 0 ? (uint64_t)s : STRIDE;
-}
-
 typedef struct worst {
     double fwd, bwd;
     float fwd_x, bwd_x;
@@ -143,7 +136,7 @@ static void sweep(const isa_case *c, int n, worst *w)
     cr_assert(x && xf && one && y && d && ref);
     for (int i = 0; i < BLOCK; i++) one[i] = 1.0f;
     memset(w, 0, sizeof *w * 2 * (size_t)n);
-    uint64_t bits = 0, stride = sweep_stride();
+    uint64_t bits = 0, stride = test_env_count("TJ_GELU_TANH_STRIDE", STRIDE);
     while (bits < ((uint64_t)1 << 32)) {
         int m = 0;
         for (; m < BLOCK && bits < ((uint64_t)1 << 32); bits += stride) {

@@ -26,6 +26,7 @@
 #include "tjit/decomp.h"
 #include "tjit/plan.h"
 #include "tjit/safetensors.h"
+#include "test_util.h"
 
 #define BATCH 4
 #define STEPS 2
@@ -387,8 +388,7 @@ Test(oom, every_allocation_failure_in_train_and_load_is_reported_and_leaks_nothi
      * allocations of each step of the sequence, and so each step's failure
      * path, are still tried under the sanitizers (a step that appears
      * twice has two names). The plain run tries every allocation. */
-    uint64_t stride = getenv("TJ_OOM_STRIDE") ? strtoull(getenv("TJ_OOM_STRIDE"), NULL, 10) : 1;
-    if (stride < 1) stride = 1;
+    uint64_t stride = test_env_count("TJ_OOM_STRIDE", 1);
     const char *step = fail_at(&run, n);
     while (!run.done) {
         uint64_t next = n + stride;

@@ -54,13 +54,6 @@ static double ulps(double got, double want)
 #define STRIDE 7
 #define BLOCK (1 << 16)
 
-static uint32_t sweep_stride(void)
-{
-    const char *e = getenv("TJ_TANH_STRIDE");
-    long s = e ? atol(e) : 0;
-    return s > 0 ? (uint32_t)s : STRIDE;
-}
-
 typedef struct worst {
     double ulp;
     float x;
@@ -83,7 +76,7 @@ static void sweep(const isa_case *c, int n, worst *w)
     double *ref = malloc(sizeof(double) * BLOCK);
     cr_assert(x && xn && xm && y && yn && ym && ref);
     memset(w, 0, sizeof *w * (size_t)n);
-    uint64_t bits = 0, stride = sweep_stride(), end = 0x7f800000; /* +inf, left to the special values */
+    uint64_t bits = 0, stride = test_env_count("TJ_TANH_STRIDE", STRIDE), end = 0x7f800000; /* +inf, left to the special values */
     while (bits < end) {
         int m = 0;
         for (; m < BLOCK && bits < end; bits += stride) x[m++] = test_f32_bits((uint32_t)bits);

@@ -32,6 +32,13 @@ void test_scope_close_isa(void)
 
 const char *const test_isas[TEST_NISA] = {"generic", "avx2", "avx512"};
 
+uint64_t test_env_count(const char *name, uint64_t fallback)
+{
+    const char *e = getenv(name);
+    long long v = e ? atoll(e) : 0;
+    return v > 0 ? (uint64_t)v : fallback;
+}
+
 bool test_cpu_has_avx512(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&

@@ -25,6 +25,11 @@ void test_scope_close_isa(void);
 #define TEST_NISA 3
 extern const char *const test_isas[TEST_NISA];
 
+/** The positive integer in environment variable `name`, or `fallback`
+ *  when it is unset, zero, negative or not a number (the strides CI's
+ *  sanitizer run sets for the exhaustive sweeps). */
+uint64_t test_env_count(const char *name, uint64_t fallback);
+
 /** Whether this CPU runs tjit's AVX-512 (F, DQ, VL, BW) / AVX2 (with FMA)
  *  kernels, for tests that call one ISA's loop directly. */
 bool test_cpu_has_avx512(void);
