@@ -34,16 +34,6 @@ tj_status tj_error(tj_status status, const char *fmt, ...)
     return status;
 }
 
-tj_status tj_error_keep(tj_status status, const char *fmt, ...)
-{
-    if (last_status != TJ_OK) return last_status;
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
 const char *tj_status_name(tj_status s)
 {
     switch (s) {

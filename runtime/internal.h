@@ -311,11 +311,6 @@ void tj_scope_drop(tj_tensor *t);
  * not own it. */
 bool tj_scope_take(tj_tensor *t);
 
-/* ---- errors ---- */
-/** Sets the error only when none is pending from a deeper call (keeps the
- * most specific message). */
-tj_status tj_error_keep(tj_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;
 tj_category tj_dtype_category(tj_dtype d);
