@@ -91,15 +91,16 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
         for (int k = 0; k < v->n && null_at < 0; k++)
             if (!v->u.ts[k]) null_at = k;
     bool null_tensor = a->type == TJ_A_TENSOR && v->kind == TJ_V_NONE;
-    if ((null_tensor || null_at >= 0) && tj_last_status() != TJ_OK) {
-        /* a chain of calls: name the earlier failure that produced the NULL */
+    tj_status earlier_status = tj_unread_error();
+    if ((null_tensor || null_at >= 0) && earlier_status != TJ_OK) {
+        /* a chain of calls: name the earlier failure, unread, that produced the NULL */
         char earlier[512], what[32] = "";
         /* only the root cause, not the whole chain of NULLs before it */
         const char *root = tj_last_error(), *tail;
         while ((tail = strstr(root, "; earlier error: "))) root = tail + strlen("; earlier error: ");
         snprintf(earlier, sizeof earlier, "%s", root);
         if (null_at >= 0) snprintf(what, sizeof what, " element %d", null_at);
-        return tj_error(tj_last_status(), "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
+        return tj_error(earlier_status, "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
                         a->name, what, earlier);
     }
     if (null_at >= 0)
@@ -212,6 +213,15 @@ static void clear_outs(const tj_op *op, tj_value *outs)
 {
     int n = op->nreturns; /* read once: the stores could alias op */
     for (int i = 0; i < n; i++) outs[i] = tj_v_none();
+}
+
+/* A call that failed with `st`: no outputs, and its error unread for the
+ * caller (see tj_error_mark_unread). Out of line: nothing of it in a
+ * successful call. */
+static __attribute__((cold, noinline)) void fail_outs(const tj_op *op, tj_value *outs, tj_status st)
+{
+    clear_outs(op, outs);
+    tj_error_mark_unread(st);
 }
 
 static void release_outs(const tj_op *op, tj_value *outs)
@@ -563,7 +573,7 @@ static inline __attribute__((always_inline)) tj_status run_checked(const tj_op *
         st = run_recorded(op, args, nargs, outs, level, flags);
     else st = run_level(level, op, args, nargs, outs, flags);
     if (st == TJ_OK) st = adopt_outs(op, outs);
-    if (st != TJ_OK) clear_outs(op, outs);
+    if (st != TJ_OK) fail_outs(op, outs, st);
     return st;
 }
 
@@ -614,7 +624,7 @@ tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_
     tj_status st = checked ? TJ_OK : check_args(op, args, nargs, &flags);
     if (st == TJ_OK) st = bottom(op, args, nargs, outs, ARGS_FAKE); /* real arguments too: forced */
     if (st == TJ_OK) st = adopt_outs(op, outs);
-    if (st != TJ_OK) clear_outs(op, outs);
+    if (st != TJ_OK) fail_outs(op, outs, st);
     return st;
 }
 

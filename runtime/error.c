@@ -7,19 +7,40 @@
 
 static _Thread_local tj_status last_status;
 static _Thread_local char last_message[1024];
+/* Nothing has read the last error since it was recorded (or marked unread):
+ * a NULL tensor argument is then taken for a result of that failure. */
+static _Thread_local bool last_unread;
 
-const char *tj_last_error(void) { return last_message; }
-tj_status tj_last_status(void) { return last_status; }
+const char *tj_last_error(void)
+{
+    last_unread = false;
+    return last_message;
+}
+
+tj_status tj_last_status(void)
+{
+    last_unread = false;
+    return last_status;
+}
 
 void tj_clear_error(void)
 {
     last_status = TJ_OK;
     last_message[0] = 0;
+    last_unread = false;
+}
+
+tj_status tj_unread_error(void) { return last_unread ? last_status : TJ_OK; }
+
+void tj_error_mark_unread(tj_status status)
+{
+    if (status == last_status) last_unread = true;
 }
 
 static tj_status set_error(tj_status status, const char *fmt, va_list ap)
 {
     last_status = status;
+    last_unread = true;
     if (fmt) vsnprintf(last_message, sizeof last_message, fmt, ap);
     else last_message[0] = 0;
     return status;

@@ -311,6 +311,19 @@ void tj_scope_drop(tj_tensor *t);
  * not own it. */
 bool tj_scope_take(tj_tensor *t);
 
+/* ---- errors ---- */
+/** The status of the calling thread's last error while it is unread (see
+ * tj_last_error in core.h: recorded, or marked unread, and not read since by
+ * tj_last_error or tj_last_status), else TJ_OK. A NULL tensor argument is
+ * then taken for a result of that failure and names it. */
+tj_status tj_unread_error(void);
+/** Marks the last error unread again when it has `status`, a failed call's:
+ * a failing dispatch hands its error to the caller as new, whatever read it
+ * on the way (a handler or a decomposition returning tj_last_status()). An
+ * error of another status is not the call's (a handler that failed without
+ * recording one) and stays as it is. */
+void tj_error_mark_unread(tj_status status);
+
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;
 tj_category tj_dtype_category(tj_dtype d);

@@ -54,6 +54,8 @@ typedef enum {
     CAPTURE,            /* copies the arguments, returns a 0-dim zero */
     FAIL_AFTER_FORWARD, /* forwards, then fails with the result in hand */
     REWRITE_ALPHA,      /* add with alpha 1 re-issued from scratch with alpha 2 */
+    FORWARD_LOGGING_FAILURES, /* FORWARD, then notes a failure's message (reading it) */
+    FAIL_SILENTLY,      /* fails without recording an error (a handler's bug) */
 } behaviour;
 
 typedef struct {
@@ -105,6 +107,11 @@ static tj_status test_handler(tj_mode *mode, const tj_op *op, const tj_value *ar
             return tj_dispatch(op, again, 3, outs); /* starts from the top of the stack */
         }
         return tj_redispatch(mode, op, args, nargs, outs);
+    case FORWARD_LOGGING_FAILURES:
+        if (tj_redispatch(mode, op, args, nargs, outs) == TJ_OK) return TJ_OK;
+        note("%s: failed: %s", mode->name, tj_last_error());
+        return tj_last_status();
+    case FAIL_SILENTLY: return TJ_ERR_UNSUPPORTED;
     }
     return TJ_ERR_INVALID_ARGUMENT;
 }
@@ -279,12 +286,10 @@ Test(dispatch, wrong_argument_kinds_are_named)
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::add.Tensor: argument 1 'other' expects Tensor, got int");
     tj_dispatch(TJ_OPS(add_Tensor), (tj_value[]){tj_v_tensor(a), tj_v_tensor(a), tj_v_str("x")}, 3, outs);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "argument 2 'alpha' expects Scalar, got str");
-    tj_clear_error();
     tj_dispatch(TJ_OPS(add_Tensor), (tj_value[]){tj_v_tensor(a), tj_v_tensor(NULL), tj_v_int(1)}, 3, outs);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "argument 1 'other' expects Tensor, got NULL");
     /* a list with a NULL element, a dtype out of range */
     tj_tensor *list[2] = {a, NULL};
-    tj_clear_error();
     tj_dispatch(tj_op_find("aten::cat"), (tj_value[]){tj_v_tensors(list, 2), tj_v_int(0)}, 2, outs);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::cat: argument 0 'tensors' element 1 is NULL");
     tj_dispatch(tj_op_find("aten::sum"), (tj_value[]){tj_v_tensor(a), tj_v_dtype((tj_dtype)7)}, 2, outs);
@@ -295,20 +300,95 @@ Test(dispatch, wrong_argument_kinds_are_named)
     tj_tensor_release(a);
 }
 
+/* A chain of calls checked once at the end: the NULL a failed call left
+ * names that failure, successful calls in between (a nested expression's
+ * other arguments) or not. */
 Test(dispatch, null_from_an_earlier_failure_names_that_failure)
 {
     tj_tensor *a = VEC3(1, 2, 3);
     tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
     tj_tensor *bad = tj_add(a, b);
     cr_assert_null(bad);
-    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::add.Tensor: shapes [3] and [4] cannot be broadcast");
-    cr_expect_null(tj_add(bad, a));
-    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::add.Tensor: argument 0 'self' is NULL; earlier error: aten::add.Tensor: shapes");
+    tj_tensor *ok = tj_mul(a, a);
+    cr_assert_not_null(ok);
+    cr_expect_null(tj_add(bad, ok));
+    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::add.Tensor: argument 0 'self' is NULL; earlier error: aten::add.Tensor: shapes "
+                               "[3] and [4] cannot be broadcast");
     /* a NULL in a list made by failed calls names the failure too */
     tj_tensor *list[2] = {a, tj_add(a, b)};
     tj_value outs[1];
     tj_dispatch(tj_op_find("aten::cat"), (tj_value[]){tj_v_tensors(list, 2), tj_v_int(0)}, 2, outs);
     EXPECT_ERROR(TJ_ERR_SHAPE, "aten::cat: argument 0 'tensors' element 1 is NULL; earlier error: aten::add.Tensor");
+    tj_tensor_release(ok);
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+}
+
+/* A failure once read (or cleared) is no longer the cause of a NULL
+ * argument: after successful calls, a NULL tensor or list element is the
+ * failing call's own error, its status and message naming nothing earlier. */
+Test(dispatch, null_after_a_read_failure_is_the_calls_own_error)
+{
+    tj_tensor *a = VEC3(1, 2, 3);
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    tj_tensor *list[2] = {a, NULL};
+    tj_value outs[1];
+    for (int how = 0; how < 3; how++) { /* read message and status, the status only, cleared */
+        cr_assert_null(tj_add(a, b));
+        if (how == 0) cr_expect(strstr(tj_last_error(), "cannot be broadcast"), "%s", tj_last_error());
+        if (how < 2) cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+        else tj_clear_error();
+        tj_tensor *c = tj_mul(a, a);
+        EXPECT_VALUES(c, 1, 4, 9);
+        tj_tensor_release(c);
+        cr_expect_null(tj_relu(NULL));
+        cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT, "%s", tj_status_name(tj_last_status()));
+        cr_expect_str_eq(tj_last_error(), "aten::relu: argument 0 'self' expects Tensor, got NULL");
+        cr_expect_eq(tj_dispatch(tj_op_find("aten::cat"), (tj_value[]){tj_v_tensors(list, 2), tj_v_int(0)}, 2, outs),
+                     TJ_ERR_INVALID_ARGUMENT);
+        cr_expect_str_eq(tj_last_error(), "aten::cat: argument 0 'tensors' element 1 is NULL");
+    }
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+}
+
+/* A mode that reads the error of a call it forwarded (to log it) does not
+ * take it from the chain: the failed dispatch hands it back unread. */
+Test(dispatch, a_failure_read_by_a_mode_still_names_the_nulls_it_leaves)
+{
+    test_mode logging = make_mode("logging", FORWARD_LOGGING_FAILURES);
+    tj_tensor *a = VEC3(1, 2, 3);
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    n_events = 0;
+    push(&logging);
+    tj_tensor *bad = tj_add(a, b);
+    pop(&logging);
+    cr_assert_null(bad);
+    EXPECT_EVENTS("logging:aten::add.Tensor:alpha=1",
+                  "logging: failed: aten::add.Tensor: shapes [3] and [4] cannot be broadcast (dim 0: 3 vs 4)");
+    cr_expect_null(tj_neg(bad));
+    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::neg: argument 0 'self' is NULL; earlier error: aten::add.Tensor: shapes");
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+}
+
+/* A handler that fails without recording an error leaves the last error,
+ * read and of another status, as it is: the NULL it leaves is not taken for
+ * a result of that old failure. */
+Test(dispatch, a_failure_without_an_error_revives_no_read_one)
+{
+    test_mode silent = make_mode("silent", FAIL_SILENTLY);
+    tj_tensor *a = VEC3(1, 2, 3);
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    cr_assert_null(tj_add(a, b));
+    cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+    push(&silent);
+    tj_tensor *r = tj_neg(a);
+    pop(&silent);
+    cr_expect_null(r);
+    cr_expect_null(tj_relu(r));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT, "%s", tj_status_name(tj_last_status()));
+    cr_expect_str_eq(tj_last_error(), "aten::relu: argument 0 'self' expects Tensor, got NULL");
     tj_tensor_release(a);
     tj_tensor_release(b);
 }

@@ -58,9 +58,18 @@ const char *tj_dtype_name(tj_dtype dtype);
 tj_status tj_dtype_from_name(const char *name, tj_dtype *out);
 
 /** Message of the calling thread's last error ("" when none). The pointer stays
- * valid until the thread's next failing call. */
+ * valid until the thread's next failing call. Successful calls leave the last
+ * error as it is. Until it is read (by this function or tj_last_status), a
+ * call given a NULL tensor, as a chain of calls passes on a failed call's
+ * result, fails with that error's status and names it as the cause
+ * ("aten::relu: argument 0 'self' is NULL; earlier error: aten::add.Tensor:
+ * shapes [3] and [4] cannot be broadcast ..."), so that a chain can be checked
+ * once at the end. Once it is read, a NULL tensor argument is the call's own
+ * error: TJ_ERR_INVALID_ARGUMENT, "aten::relu: argument 0 'self' expects
+ * Tensor, got NULL". */
 const char *tj_last_error(void);
-/** Status of the calling thread's last error (TJ_OK when none). */
+/** Status of the calling thread's last error (TJ_OK when none); reads it as
+ * tj_last_error() does. */
 tj_status tj_last_status(void);
 /** Forgets the calling thread's last error. */
 void tj_clear_error(void);
