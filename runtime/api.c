@@ -703,16 +703,17 @@ tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *s
     return CALL(_adaptive_avg_pool2d_backward, T(grad_output), T(self));
 }
 tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
-                                              const int64_t *input_size, const double *scale_factors)
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors)
 {
-    return CALL(upsample_nearest2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, 4),
+    return CALL(upsample_nearest2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, n_input_size),
                 OPTF(scale_factors, 2));
 }
 tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
-                                               const int64_t *input_size, bool align_corners,
+                                               const int64_t *input_size, int n_input_size, bool align_corners,
                                                const double *scale_factors)
 {
-    return CALL(upsample_bilinear2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, 4),
+    return CALL(upsample_bilinear2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, n_input_size),
                 B(align_corners), OPTF(scale_factors, 2));
 }
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,

@@ -104,9 +104,15 @@ static tj_status backward_params(const tj_value *args, bool bilinear, upsample_p
     *p = (upsample_params){
         .op = bilinear ? "aten::upsample_bilinear2d_backward.vec" : "aten::upsample_nearest2d_backward.vec",
         .bilinear = bilinear, .align_corners = bilinear && args[3].u.b};
+    char a[96], b[96];
+    /* ATen reports another length as output_size's or scale_factors' (their
+     * length against input_size's minus 2): name input_size instead */
+    if (in->n != 4)
+        return tj_error(TJ_ERR_SHAPE, "%s: input_size %s has %d elements, expected 4 (the input's [N, C, H, W]) "
+                        "for grad_output %s", p->op, tj_shape_str(in->n, in->u.ints, a, sizeof a), in->n,
+                        tj_shape_str(go->ndim, go->shape, b, sizeof b));
     tj_status st = output_size(p, in->n, in->u.ints, &args[1], &args[bilinear ? 4 : 3]);
     if (st != TJ_OK) return st;
-    char a[96];
     if (p->n < 0 || p->c < 0)
         return tj_error(TJ_ERR_SHAPE, "%s: input_size %s has a negative size", p->op,
                         tj_shape_str(in->n, in->u.ints, a, sizeof a));
@@ -117,9 +123,10 @@ static tj_status backward_params(const tj_value *args, bool bilinear, upsample_p
     for (int d = 0; d < 4; d++)
         if (go->shape[d] != want[d])
             return tj_error(TJ_ERR_SHAPE, "%s: Expected grad_output to have the same shape as output; output.size(%d) "
-                            "= %lld but got grad_output.size(%d) = %lld (grad_output %s)", p->op, d,
+                            "= %lld but got grad_output.size(%d) = %lld (grad_output %s, input_size %s)", p->op, d,
                             (long long)want[d], d, (long long)go->shape[d],
-                            tj_shape_str(go->ndim, go->shape, a, sizeof a));
+                            tj_shape_str(go->ndim, go->shape, a, sizeof a),
+                            tj_shape_str(in->n, in->u.ints, b, sizeof b));
     return check_dtype(p, go->dtype);
 }
 

@@ -241,13 +241,13 @@ Test(upsample, the_backward_operators_give_the_gradient_and_differentiate_to_the
 {
     tj_tensor *g = gval(TJ_FLOAT64, 4, BIL_FRAC->out);
     tj_tensor_set_requires_grad(g, true);
-    tj_tensor *gi = tj_upsample_bilinear2d_backward_vec(g, NULL, BIL_FRAC->in, false, BIL_FRAC->scales);
+    tj_tensor *gi = tj_upsample_bilinear2d_backward_vec(g, NULL, BIL_FRAC->in, 4, false, BIL_FRAC->scales);
     test_expect_close(gi, BIL_FRAC->gx, 40, 0, 1e-12);
     test_expect_close(test_grad1(g, gi, val(TJ_FLOAT64, 4, BIL_FRAC->in)), BIL_FRAC->y, 36, 0, 1e-12);
     const ref_case *n = &cases[1]; /* near_size57 */
     g = gval(TJ_FLOAT64, 4, n->out);
     tj_tensor_set_requires_grad(g, true);
-    gi = tj_upsample_nearest2d_backward_vec(g, n->size, n->in, NULL);
+    gi = tj_upsample_nearest2d_backward_vec(g, n->size, n->in, 4, NULL);
     test_expect_close(gi, n->gx, 12, 0, 1e-12);
     test_expect_close(test_grad1(g, gi, val(TJ_FLOAT64, 4, n->in)), n->y, 35, 0, 1e-12);
 }
@@ -294,19 +294,56 @@ Test(upsample, backward_operators_check_grad_output_against_the_output_size)
 {
     const char *near = "aten::upsample_nearest2d_backward.vec", *bil = "aten::upsample_bilinear2d_backward.vec";
     test_expect_error(tj_upsample_nearest2d_backward_vec(val(TJ_FLOAT32, 4, SHAPE(1, 2, 5, 5)), SHAPE(4, 4),
-                                                         SHAPE(1, 2, 3, 4), NULL),
+                                                         SHAPE(1, 2, 3, 4), 4, NULL),
                       TJ_ERR_SHAPE, near,
                       "Expected grad_output to have the same shape as output; output.size(2) = 4 but got "
-                      "grad_output.size(2) = 5 (grad_output [1, 2, 5, 5])");
+                      "grad_output.size(2) = 5 (grad_output [1, 2, 5, 5], input_size [1, 2, 3, 4])");
     test_expect_error(tj_upsample_bilinear2d_backward_vec(val(TJ_FLOAT32, 3, SHAPE(2, 5, 5)), SHAPE(5, 5),
-                                                          SHAPE(1, 2, 3, 4), false, NULL),
+                                                          SHAPE(1, 2, 3, 4), 4, false, NULL),
                       TJ_ERR_SHAPE, bil, "Expected grad_output to be a tensor of dimension 4 but got: dimension 3");
     test_expect_error(tj_upsample_bilinear2d_backward_vec(val(TJ_FLOAT32, 4, SHAPE(1, 2, 6, 8)), NULL,
-                                                          SHAPE(1, 2, 3, 4), false, NULL),
+                                                          SHAPE(1, 2, 3, 4), 4, false, NULL),
                       TJ_ERR_INVALID_ARGUMENT, bil, "Must specify exactly one of output_size and scale_factors");
     test_expect_error(tj_upsample_nearest2d_backward_vec(val(TJ_FLOAT32, 4, SHAPE(1, 2, 6, 8)), NULL,
-                                                         SHAPE(-1, 2, 3, 4), SCALES(2, 2)),
+                                                         SHAPE(-1, 2, 3, 4), 4, SCALES(2, 2)),
                       TJ_ERR_SHAPE, near, "input_size [-1, 2, 3, 4] has a negative size");
+}
+
+/* input_size is [N, C, H, W] of the forward's input: its length is given
+ * and checked, and its batch and channels must be grad_output's. */
+Test(upsample, backward_operators_check_input_size_against_grad_output)
+{
+    const char *near = "aten::upsample_nearest2d_backward.vec", *bil = "aten::upsample_bilinear2d_backward.vec";
+    tj_tensor *g = val(TJ_FLOAT32, 4, SHAPE(1, 2, 6, 8));
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, SHAPE(6, 8), SHAPE(1, 2, 3), 3, NULL), TJ_ERR_SHAPE,
+                      near, "input_size [1, 2, 3] has 3 elements, expected 4 (the input's [N, C, H, W]) for "
+                            "grad_output [1, 2, 6, 8]");
+    test_expect_error(tj_upsample_bilinear2d_backward_vec(g, NULL, SHAPE(1, 2, 3, 4, 5), 5, false, SCALES(2, 2)),
+                      TJ_ERR_SHAPE, bil, "input_size [1, 2, 3, 4, 5] has 5 elements, expected 4");
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, SHAPE(6, 8), NULL, 0, NULL), TJ_ERR_SHAPE, near,
+                      "input_size [] has 0 elements, expected 4");
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, SHAPE(6, 8), NULL, 4, NULL), TJ_ERR_INVALID_ARGUMENT,
+                      near, "argument 2 'input_size' is a NULL array of length 4");
+    test_expect_error(tj_upsample_bilinear2d_backward_vec(g, SHAPE(6, 8), SHAPE(1, 2, 3, 4), -1, true, NULL),
+                      TJ_ERR_INVALID_ARGUMENT, bil, "argument 2 'input_size' has a negative length (-1)");
+    /* batch and channels other than grad_output's, as PyTorch's message */
+    test_expect_error(tj_upsample_bilinear2d_backward_vec(g, NULL, SHAPE(2, 2, 3, 4), 4, false, SCALES(2, 2)),
+                      TJ_ERR_SHAPE, bil, "output.size(0) = 2 but got grad_output.size(0) = 1 (grad_output [1, 2, 6, 8], "
+                                         "input_size [2, 2, 3, 4])");
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, SHAPE(6, 8), SHAPE(1, 3, 3, 4), 4, NULL), TJ_ERR_SHAPE,
+                      near, "output.size(1) = 3 but got grad_output.size(1) = 2");
+    /* H and W give the output size with scale factors: [1, 2, 3, 5] gives width 10, not 8 */
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, NULL, SHAPE(1, 2, 3, 5), 4, SCALES(2, 2)), TJ_ERR_SHAPE,
+                      near, "output.size(3) = 10 but got grad_output.size(3) = 8");
+    test_expect_error(tj_upsample_nearest2d_backward_vec(g, SHAPE(6, 8), SHAPE(1, 2, 0, 4), 4, NULL), TJ_ERR_SHAPE,
+                      near, "Input and output sizes should be greater than 0, but got input (H: 0, W: 4)");
+    /* the right length computes: each input element of [1, 2, 3, 4] gathers 2 x 2 ones */
+    tj_tensor *gi = tj_upsample_nearest2d_backward_vec(tj_ones(SHAPE(1, 2, 6, 8), 4, TJ_FLOAT32), SHAPE(6, 8),
+                                                       SHAPE(1, 2, 3, 4), 4, NULL);
+    test_assert_dtype_shape(gi, TJ_FLOAT32, 4, SHAPE(1, 2, 3, 4));
+    double fours[24];
+    for (int i = 0; i < 24; i++) fours[i] = 4;
+    test_expect_close(gi, fours, 24, 0, 0);
 }
 
 /* ---- tracing and replay ---- */

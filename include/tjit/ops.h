@@ -1204,23 +1204,29 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
  * TJ_ERR_DTYPE for grad_output of another dtype than self. */
 tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self);
 /** aten::upsample_nearest2d_backward.vec: the gradient of
- * tj_upsample_nearest2d_vec for an input of input_size (4 entries):
+ * tj_upsample_nearest2d_vec for an input of input_size: n_input_size
+ * entries, which must be 4, [N, C, H, W] (the forward input's shape):
  * each grad_output element added, in row-major order and in its dtype (as
- * ATen), to the input element the forward read it from. grad_output (float32 / float64, any strides) must be [N, C, OH, OW],
- * the forward's output size from output_size or scale_factors (exactly one
- * non-NULL, as in the forward). Returns a new contiguous tensor of
+ * ATen), to the input element the forward read it from. grad_output
+ * (float32 / float64, any strides) must be [N, C, OH, OW], the forward's
+ * output size from output_size or scale_factors (exactly one non-NULL, as in
+ * the forward, 2 entries each). Returns a new contiguous tensor of
  * input_size and grad_output's dtype. Errors: the forward's, with
- * input_size for the input's sizes; TJ_ERR_SHAPE for grad_output of
- * another rank or shape (the message names the dim and both sizes). */
+ * input_size for the input's sizes; TJ_ERR_SHAPE for n_input_size other
+ * than 4, a negative N or C, or grad_output of another rank or shape (the
+ * message gives input_size and grad_output's shape, and for a mismatch the
+ * dim and both sizes); TJ_ERR_INVALID_ARGUMENT for n_input_size < 0 or >
+ * 64, or a NULL input_size with n_input_size > 0. */
 tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
-                                              const int64_t *input_size, const double *scale_factors);
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors);
 /** aten::upsample_bilinear2d_backward.vec: the gradient of
  * tj_upsample_bilinear2d_vec: each grad_output element times the four
  * weights of its source positions, added to them in row-major order (in
  * grad_output's dtype, as ATen). Arguments, result and errors as
  * tj_upsample_nearest2d_backward_vec. */
 tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
-                                               const int64_t *input_size, bool align_corners,
+                                               const int64_t *input_size, int n_input_size, bool align_corners,
                                                const double *scale_factors);
 
 /* ---- Optimiser operators. ---- */
