@@ -92,6 +92,16 @@ expect 0 'aten::add\.Tensor +nothing to verify: a primitive' out decomps --verif
 expect 1 'aten::exp +nothing to verify: a primitive, no decomposition' out decomps --verify --cases "$shared/conformance/cases" aten::exp
 expect 1 "'aten::exp' has no decomposition to verify" err decomps --verify --cases "$shared/conformance/cases" aten::exp aten::gelu
 expect 1 '^1 passed, 0 failed' out decomps --verify --cases "$shared/conformance/cases" aten::exp aten::gelu.default
+# --cases adds folders to the shared one (repeatable; a folder named twice is read once)
+local_cases=${TJ_LOCAL_CASES:-$(dirname "$0")/conformance/cases}
+expect 0 'aten::roll +0 ' out decomps --verify aten::roll
+expect 0 'aten::gelu +4 .*ok' out decomps --verify --cases "$local_cases" aten::gelu.default aten::roll
+expect 0 'aten::roll +18 .*ok' out decomps --verify --cases "$local_cases" aten::gelu.default aten::roll
+expect 0 'aten::roll +18 .*ok' out decomps --verify --cases "$local_cases" --cases "$shared/conformance/cases" \
+    --cases "$local_cases/" aten::roll
+expect 1 "cannot read the conformance cases under '$work/no-such-dir'" err decomps --verify --cases "$local_cases" \
+    --cases "$work/no-such-dir" aten::roll
+expect 2 'usage: tjit decomps' err decomps --cases "$local_cases"
 expect 0 'no registered decomposition:' out decomps aten::bmm
 expect 0 'aten::add\.Scalar -> ' out decomps aten::add
 expect 2 'usage: tjit demo' err demo extra

@@ -18,12 +18,17 @@
 #include "test_util.h"
 #include "tools/decomp_verify.h"
 
-static const char *cases_dir(void)
+/* The case folders the harness reads: the shared set, and the local one of
+ * the operators added after it (tests/conformance/README.md). */
+static const char *const *case_dirs(void)
 {
-    static char path[4096];
-    const char *shared = getenv("TJ_SHARED_DIR");
-    snprintf(path, sizeof path, "%s/conformance/cases", shared ? shared : "../shared");
-    return path;
+    static char shared_cases[4096];
+    static const char *dirs[2];
+    const char *shared = getenv("TJ_SHARED_DIR"), *local = getenv("TJ_LOCAL_CASES");
+    snprintf(shared_cases, sizeof shared_cases, "%s/conformance/cases", shared ? shared : "../shared");
+    dirs[0] = shared_cases;
+    dirs[1] = local ? local : "tests/conformance/cases";
+    return dirs;
 }
 
 TestSuite(decomps, .init = test_scope_open, .fini = test_scope_close);
@@ -81,8 +86,9 @@ static tj_status slightly_wrong(const tj_value *args, tj_value *outs);
 Test(decomps, every_decomposition_matches_its_kernel_on_cases_and_variants, .timeout = 600)
 {
     static tj_verify_row rows[512];
-    int n = tj_decomp_verify(cases_dir(), NULL, 0, rows, 512, NULL);
-    cr_assert_geq(n, 30, "found %d verified operators under %s", n, cases_dir());
+    int n = tj_decomp_verify(case_dirs(), 2, NULL, 0, rows, 512, NULL);
+    cr_assert_geq(n, 30, "found %d verified operators under %s and %s (%s)", n, case_dirs()[0], case_dirs()[1],
+                  n < 0 ? tj_last_error() : "");
     int failed = 0;
     for (int i = 0; i < n; i++) {
         cr_expect_gt(rows[i].samples, 0, "%s: no sample", tj_op_name(rows[i].op));
@@ -100,8 +106,42 @@ static tj_verify_row verify_replaced(const tj_op *op, tj_decomp_fn fn, const cha
 {
     cr_assert_eq(tj_register_decomposition(op, fn, fn_name), TJ_OK);
     tj_verify_row row;
-    cr_assert_eq(tj_decomp_verify(cases_dir(), &op, 1, &row, 1, NULL), 1);
+    cr_assert_eq(tj_decomp_verify(case_dirs(), 2, &op, 1, &row, 1, NULL), 1, "%s", tj_last_error());
     return row;
+}
+
+/* The verifier reads the cases of every folder it is given together; a
+ * folder named twice (by another path) counts once, and one it cannot read
+ * is an error naming it. roll has cases in the local folder only. */
+Test(decomps, verifier_reads_the_cases_of_every_folder_given)
+{
+    const tj_op *op = tj_op_find("aten::roll");
+    const char *const *both = case_dirs();
+    char again[4200];
+    snprintf(again, sizeof again, "%s/", both[1]);
+    const char *local[1] = {both[1]}, *twice[3] = {both[0], both[1], again};
+    tj_verify_row shared_row, local_row, both_row, twice_row;
+    cr_assert_eq(tj_decomp_verify(both, 1, &op, 1, &shared_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_assert_eq(tj_decomp_verify(local, 1, &op, 1, &local_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_assert_eq(tj_decomp_verify(both, 2, &op, 1, &both_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_assert_eq(tj_decomp_verify(twice, 3, &op, 1, &twice_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_expect_eq(shared_row.cases, 0);
+    cr_expect_geq(local_row.cases, 10);
+    cr_expect_eq(both_row.cases, local_row.cases);
+    cr_expect_eq(twice_row.cases, local_row.cases);
+    cr_expect_eq(both_row.samples, local_row.samples);
+    cr_expect_eq(both_row.violations, 0, "%s", both_row.first_violation);
+    /* and gelu's shared cases stay when the local folder is added */
+    op = tj_op_find("aten::gelu");
+    cr_assert_eq(tj_decomp_verify(both, 1, &op, 1, &shared_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_assert_eq(tj_decomp_verify(both, 2, &op, 1, &both_row, 1, NULL), 1, "%s", tj_last_error());
+    cr_expect_gt(shared_row.cases, 0);
+    cr_expect_eq(both_row.cases, shared_row.cases);
+    const char *bad[2] = {both[0], "/nonexistent/cases"};
+    cr_expect_eq(tj_decomp_verify(bad, 2, &op, 1, &both_row, 1, NULL), -1);
+    cr_expect_eq(tj_last_status(), TJ_ERR_IO);
+    cr_expect_str_eq(tj_last_error(), "cannot read the conformance cases under '/nonexistent/cases': No such file or "
+                                      "directory");
 }
 
 Test(decomps, verifier_reports_a_wrong_decomposition)

@@ -1,4 +1,4 @@
-/* tjit decomps [--table core] [OP...] | --verify [--cases DIR] [-v] [OP...] */
+/* tjit decomps [--table core] [OP...] | --verify [--cases DIR]... [-v] [OP...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit decomps [--table core] [OP...]\n"
-               "       tjit decomps --verify [--cases DIR] [-v] [OP...]\n\n"
+               "       tjit decomps --verify [--cases DIR]... [-v] [OP...]\n\n"
                "Prints a decomposition table, one operator per line with what it maps to, like\n"
                "printing torch._decomp.get_decompositions([...]). With OPs (\"aten::gelu\" takes\n"
                "every overload, \"aten::add.Tensor\" just one) prints get_decompositions(OPs) and\n"
@@ -19,20 +19,26 @@ static void usage(FILE *f)
                "usage error); with --table core (the default without OPs) prints the table that\n"
                "lowers everything to primitives.\n\n"
                "--verify runs each decomposition (of OPs, or every one with a kernel) against its\n"
-               "kernel on the conformance cases under DIR (default ../shared/conformance/cases,\n"
-               "or $TJ_SHARED_DIR/conformance/cases) and their random variants, compares both with\n"
-               "a float64 reference, and prints each operator's worst errors; -v lists every\n"
-               "violation. Overloads without both a decomposition and a kernel are listed as\n"
-               "having nothing to verify. Exit status 1 when any decomposition fails or a named\n"
-               "OP has no overload to verify.\n");
+               "kernel on the conformance cases and their random variants, compares both with a\n"
+               "float64 reference, and prints each operator's worst errors; -v lists every\n"
+               "violation. The cases are those under ../shared/conformance/cases\n"
+               "($TJ_SHARED_DIR/conformance/cases when set) plus those under each --cases DIR\n"
+               "(repeatable; --cases tests/conformance/cases adds the cases of the operators the\n"
+               "shared set lacks). Overloads without both a decomposition and a kernel are\n"
+               "listed as having nothing to verify. Exit status 1 when any decomposition fails,\n"
+               "a case folder cannot be read, or a named OP has no overload to verify.\n");
 }
 
-static int verify(const char *cases, bool verbose, char **names, int n)
+/* Most --cases folders. */
+#define MAX_CASE_DIRS 64
+
+/* dirs[0] is left for the shared case folder, which verify fills in. */
+static int verify(const char **dirs, int n_dirs, bool verbose, char **names, int n)
 {
-    char dir[4096];
+    char shared_cases[4096];
     const char *shared = getenv("TJ_SHARED_DIR");
-    if (!cases) snprintf(dir, sizeof dir, "%s/conformance/cases", shared ? shared : "../shared");
-    else snprintf(dir, sizeof dir, "%s", cases);
+    snprintf(shared_cases, sizeof shared_cases, "%s/conformance/cases", shared ? shared : "../shared");
+    dirs[0] = shared_cases;
     /* Only composites have both a decomposition and a kernel to hold it
      * against: the other overloads a name selects are listed, not run (a
      * primitive would be compared with itself), and a name that selects
@@ -63,9 +69,10 @@ static int verify(const char *cases, bool verbose, char **names, int n)
         }
     }
     static tj_verify_row rows[1024];
-    int count = n_ops || !n ? tj_decomp_verify(dir, n ? ops : NULL, n_ops, rows, 1024, verbose ? stdout : NULL) : 0;
+    int count = n_ops || !n ? tj_decomp_verify(dirs, n_dirs, n ? ops : NULL, n_ops, rows, 1024, verbose ? stdout : NULL)
+                            : 0;
     if (count < 0) {
-        fprintf(stderr, "tjit decomps: cannot read the cases under %s\n", dir);
+        fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
         return 1;
     }
     if (count) tj_verify_report(rows, count, stdout);
@@ -79,7 +86,8 @@ int cmd_decomps(int argc, char **argv)
     static const struct option opts[] = {{"table", required_argument, 0, 't'}, {"verify", no_argument, 0, 'V'},
                                          {"cases", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *table = NULL, *cases = NULL;
+    const char *table = NULL, *dirs[1 + MAX_CASE_DIRS];
+    int n_dirs = 1; /* the shared folder first */
     bool do_verify = false, verbose = false;
     int c;
     optind = 1;
@@ -87,12 +95,16 @@ int cmd_decomps(int argc, char **argv)
         if (c == 't' && strcmp(optarg, "core")) return cmd_bad_value("decomps", opts, c, optarg, "core", usage);
         else if (c == 't') table = optarg;
         else if (c == 'V') do_verify = true;
-        else if (c == 'c') cases = optarg;
+        else if (c == 'c' && n_dirs > MAX_CASE_DIRS) {
+            char most[40];
+            snprintf(most, sizeof most, "at most %d --cases folders", MAX_CASE_DIRS);
+            return cmd_bad_value("decomps", opts, c, optarg, most, usage);
+        } else if (c == 'c') dirs[n_dirs++] = optarg;
         else if (c == 'v') verbose = true;
         else return cmd_usage_exit(usage, c);
     }
-    if (do_verify && !table) return verify(cases, verbose, argv + optind, argc - optind);
-    if ((table && optind < argc) || do_verify || cases || verbose) {
+    if (do_verify && !table) return verify(dirs, n_dirs, verbose, argv + optind, argc - optind);
+    if ((table && optind < argc) || do_verify || n_dirs > 1 || verbose) {
         usage(stderr);
         return 2;
     }

@@ -1,5 +1,6 @@
 /* The decomposition verifier (see decomp_verify.h). */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -496,30 +497,81 @@ static void check_call(tj_verify_row *row, const tj_decomp_table *core, const ca
 
 /* ---- cases ---- */
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* A conformance case folder: its path, and its name (the path's last
+ * component, "add.Tensor__bcast"), which says which operator it serves. */
+typedef struct case_folder {
+    char *path;
+    const char *name;
+} case_folder;
 
-/* Sorted case folder names under dir; NULL when it cannot be read. */
-static char **list_cases(const char *dir, int *n)
+static int cmp_case(const void *a, const void *b)
+{
+    const case_folder *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->path, y->path);
+}
+
+static void free_cases(case_folder *cases, int n)
+{
+    for (int i = 0; i < n; i++) free(cases[i].path);
+    free(cases);
+}
+
+static tj_status unreadable(const char *dir)
+{
+    return tj_error(TJ_ERR_IO, "cannot read the conformance cases under '%s': %s", dir, strerror(errno));
+}
+
+/* Appends the case folders under dir to cases[*n] (room for *cap, grown). */
+static tj_status add_cases(const char *dir, case_folder **cases, int *n, int *cap)
 {
     DIR *d = opendir(dir);
-    if (!d) return NULL;
-    char **names = NULL;
-    int cnt = 0, cap = 0;
+    if (!d) return unreadable(dir);
+    bool oom = false;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || !strstr(e->d_name, "__")) continue;
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 512;
-            char **nn = realloc(names, sizeof *names * (size_t)cap);
-            if (!nn) break;
-            names = nn;
+        if (*n == *cap) {
+            int grown = *cap ? *cap * 2 : 512;
+            case_folder *more = realloc(*cases, sizeof **cases * (size_t)grown);
+            if ((oom = !more)) break;
+            *cases = more;
+            *cap = grown;
         }
-        names[cnt++] = strdup(e->d_name);
+        size_t len = strlen(dir) + 1 + strlen(e->d_name) + 1;
+        char *path = malloc(len);
+        if ((oom = !path)) break;
+        snprintf(path, len, "%s/%s", dir, e->d_name);
+        (*cases)[(*n)++] = (case_folder){path, path + strlen(dir) + 1};
     }
     closedir(d);
-    if (cnt) qsort(names, (size_t)cnt, sizeof *names, cmp_str);
-    *n = cnt;
-    return names ? names : calloc(1, sizeof *names);
+    return oom ? tj_error(TJ_ERR_OUT_OF_MEMORY, "listing the conformance cases under '%s': out of memory", dir) : TJ_OK;
+}
+
+/* The case folders under each of dirs into *cases (n of them, freed with
+ * free_cases), sorted by name; a folder named twice, by whatever path, is
+ * read once. An error naming the folder when one cannot be read. */
+static tj_status list_cases(const char *const *dirs, int n_dirs, case_folder **cases, int *n)
+{
+    *cases = NULL;
+    *n = 0;
+    int cap = 0;
+    char **seen = calloc((size_t)n_dirs + 1, sizeof *seen);
+    tj_status st = seen ? TJ_OK : tj_error(TJ_ERR_OUT_OF_MEMORY, "listing the conformance cases: out of memory");
+    for (int i = 0; st == TJ_OK && i < n_dirs; i++) {
+        if (!(seen[i] = realpath(dirs[i], NULL))) {
+            st = unreadable(dirs[i]);
+            break;
+        }
+        bool again = false;
+        for (int k = 0; k < i && !again; k++) again = strcmp(seen[k], seen[i]) == 0;
+        if (!again) st = add_cases(dirs[i], cases, n, &cap);
+    }
+    for (int i = 0; seen && i < n_dirs; i++) free(seen[i]);
+    free(seen);
+    if (st != TJ_OK) free_cases(*cases, *n);
+    else if (*n) qsort(*cases, (size_t)*n, sizeof **cases, cmp_case);
+    return st;
 }
 
 /* "add.Tensor" of a case folder name "add.Tensor__bcast". */
@@ -562,7 +614,7 @@ static void check_case(tj_verify_row *row, const tj_decomp_table *core, const tj
     check_call(row, core, &c, name, rng, log);
 }
 
-static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const char *dir, char **names, int n_names,
+static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const case_folder *cases, int n_cases,
                       FILE *log)
 {
     const tj_op *op = row->op;
@@ -572,14 +624,13 @@ static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const cha
     for (const char *s = op->name; *s; s++) rng = (rng ^ (unsigned char)*s) * 0x100000001b3ull;
     tj_conform_case *cs = malloc(sizeof *cs);
     if (!cs) return;
-    for (int i = 0; i < n_names; i++) {
-        if (!serves(op, names[i])) continue;
-        char path[8192], why[512];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (int i = 0; i < n_cases; i++) {
+        if (!serves(op, cases[i].name)) continue;
+        char why[512];
         tj_scope *scope = tj_scope_begin();
-        if (tj_conform_decode_case(path, cs, why, sizeof why) == TJ_CASE_PASS) {
+        if (tj_conform_decode_case(cases[i].path, cs, why, sizeof why) == TJ_CASE_PASS) {
             row->cases++;
-            check_case(row, core, cs, names[i], &rng, log);
+            check_case(row, core, cs, cases[i].name, &rng, log);
         }
         tj_conform_case_free(cs);
         tj_scope_end(scope);
@@ -601,11 +652,12 @@ static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const cha
     free(cs);
 }
 
-int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_verify_row *rows, int max_rows, FILE *log)
+int tj_decomp_verify(const char *const *case_dirs, int n_dirs, const tj_op *const *ops, int n, tj_verify_row *rows,
+                     int max_rows, FILE *log)
 {
-    int n_names = 0;
-    char **names = list_cases(cases_dir, &n_names);
-    if (!names) return -1;
+    int n_cases;
+    case_folder *cases;
+    if (list_cases(case_dirs, n_dirs, &cases, &n_cases) != TJ_OK) return -1;
     tj_decomp_table *core = tj_core_decompositions();
     int count = 0;
     int total = ops ? n : tj_op_count();
@@ -615,15 +667,14 @@ int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_v
         tj_verify_row *row = &rows[count++];
         memset(row, 0, sizeof *row);
         row->op = op;
-        verify_op(row, core, cases_dir, names, n_names, log);
+        verify_op(row, core, cases, n_cases, log);
         if (row->samples == 0) {
             row->violations++;
             snprintf(row->first_violation, sizeof row->first_violation, "no conformance case and no sample");
         }
     }
     tj_decomp_table_free(core);
-    for (int i = 0; i < n_names; i++) free(names[i]);
-    free(names);
+    free_cases(cases, n_cases);
     return count;
 }
 

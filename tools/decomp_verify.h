@@ -53,11 +53,13 @@ typedef struct tj_verify_row {
 
 /** Verifies the decompositions of `ops` (n operators; NULL with n = 0 means
  * every operator with a registered decomposition that has a kernel) with the
- * cases found under `cases_dir`. Writes one row per operator into rows (room
- * for max_rows) and returns their count, or -1 when the case folder cannot
- * be read. `log`, when not NULL, gets a line per violation. */
-int tj_decomp_verify(const char *cases_dir, const tj_op *const *ops, int n, tj_verify_row *rows, int max_rows,
-                     FILE *log);
+ * conformance cases found under the n_dirs folders `case_dirs` together (a
+ * folder named twice is read once). Writes one row per operator into rows
+ * (room for max_rows) and returns their count, or -1 when a case folder
+ * cannot be read (TJ_ERR_IO, tj_last_error() naming it) or listed
+ * (TJ_ERR_OUT_OF_MEMORY). `log`, when not NULL, gets a line per violation. */
+int tj_decomp_verify(const char *const *case_dirs, int n_dirs, const tj_op *const *ops, int n, tj_verify_row *rows,
+                     int max_rows, FILE *log);
 
 /** Prints rows as a table (operator, cases, samples, worst kernel and
  * decomposition errors, verdict, and for a passing operator the samples
