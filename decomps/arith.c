@@ -89,6 +89,13 @@ static tj_status div_scalar(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_div(args[0].u.t, tj_dc_scalar(&args[1], dt)), outs);
 }
 
+static tj_status div_scalar_mode(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(div_Scalar_mode, args, dt);
+    const char *mode = args[2].kind == TJ_V_STR ? args[2].u.s : NULL;
+    return tj_dc_done(tj_div_mode(args[0].u.t, tj_dc_scalar(&args[1], dt), mode), outs);
+}
+
 /* pow(x, e) with the kernel's shortcuts for e in {0, 1, 2, 3, 0.5, -0.5, -1,
  * -2} (x*x and friends instead of pow), else pow.Tensor_Tensor. */
 static tj_status pow_scalar(const tj_value *args, tj_value *outs)
@@ -158,6 +165,7 @@ void tj_register_arith_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(sub_Scalar), sub_scalar, "sub_scalar");
     tj_op_set_decomposition(TJ_OPS(mul_Scalar), mul_scalar, "mul_scalar");
     tj_op_set_decomposition(TJ_OPS(div_Scalar), div_scalar, "div_scalar");
+    tj_op_set_decomposition(TJ_OPS(div_Scalar_mode), div_scalar_mode, "div_scalar_mode");
     tj_op_set_decomposition(TJ_OPS(pow_Tensor_Scalar), pow_scalar, "pow_scalar");
     tj_op_set_decomposition(TJ_OPS(sign), sign, "sign");
     tj_op_set_decomposition(TJ_OPS(square), square, "square");

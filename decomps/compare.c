@@ -4,7 +4,7 @@
  *   le(a, b) = where(lt(a, b), true, eq(a, b))    ge(a, b) = le(b, a)
  *   minimum(a, b) = where(lt(b, a) or isnan(b), b, a)   (nan from either side)
  *   clamp = minimum(maximum(x, lo), hi), with the kernels' nan rules
- *   masked_fill(x, m, v) = where(m, v, x)
+ *   masked_fill(x, m, v) = where(m, v, x)    (v a Scalar or a 0-dim tensor)
  * (nan compares false everywhere, so every form keeps PyTorch's answers on
  * nan). Scalars are boxed in the dtype the kernel compares in. */
 #include "util.h"
@@ -86,6 +86,17 @@ static tj_status masked_fill(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_where(args[1].u.t, tj_dc_scalar(&args[2], tj_tensor_dtype(self)), self), outs);
 }
 
+/* masked_fill.Tensor: where(mask, value converted to self's dtype, self), as
+ * torch._refs. The kernel also refuses a value that overflows self's dtype
+ * when it reads it; here, as in torch._refs, the conversion decides (1e300
+ * becomes inf in float32). */
+static tj_status masked_fill_tensor(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(masked_fill_Tensor, args, m);
+    tj_tensor *self = args[0].u.t;
+    return tj_dc_done(tj_where(args[1].u.t, tj_dc_to(args[2].u.t, tj_tensor_dtype(self)), self), outs);
+}
+
 /* where with Scalar branches: where.self on the Scalars boxed in the result
  * dtype (0-dim, so the shape stays that of condition and the Tensor branch). */
 static tj_tensor *branch(const tj_value *v, tj_dtype dt) { return v->kind == TJ_V_TENSOR ? v->u.t : tj_dc_scalar(v, dt); }
@@ -132,6 +143,7 @@ void tj_register_compare_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(clamp), clamp, "clamp");
     tj_op_set_decomposition(TJ_OPS(clamp_Tensor), clamp_tensor, "clamp_tensor");
     tj_op_set_decomposition(TJ_OPS(masked_fill_Scalar), masked_fill, "masked_fill");
+    tj_op_set_decomposition(TJ_OPS(masked_fill_Tensor), masked_fill_tensor, "masked_fill_tensor");
     tj_op_set_decomposition(TJ_OPS(where_ScalarOther), where_scalar_other, "where_scalar_other");
     tj_op_set_decomposition(TJ_OPS(where_ScalarSelf), where_scalar_self, "where_scalar_self");
     tj_op_set_decomposition(TJ_OPS(where_Scalar), where_scalar, "where_scalar");

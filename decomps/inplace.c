@@ -2,14 +2,7 @@
  * torch._refs writes them (self + value * tensor1 * tensor2, ...), and of
  * their in-place forms, which compute out of place and copy_ the result into
  * self (so a traced graph keeps the mutation for functionalisation). */
-#include "internal.h"
-
-static tj_status done(tj_tensor *r, tj_value *outs)
-{
-    if (!r) return tj_last_status();
-    outs[0] = tj_v_tensor(r);
-    return TJ_OK;
-}
+#include "util.h"
 
 static tj_tensor *addcmul(const tj_value *a)
 {
@@ -31,14 +24,31 @@ static tj_tensor *lerp(const tj_value *a)
     return tj_sub(end, tj_mul_scalar(diff, tj_v_float(1.0 - w)));
 }
 
-static tj_status decomp_addcmul(const tj_value *args, tj_value *outs) { return done(addcmul(args), outs); }
-static tj_status decomp_addcdiv(const tj_value *args, tj_value *outs) { return done(addcdiv(args), outs); }
-static tj_status decomp_lerp(const tj_value *args, tj_value *outs) { return done(lerp(args), outs); }
+/* With a tensor weight, torch._refs' form of the same two branches: where
+ * |weight| >= 0.5, (weight - 1) * (end - self) + end, else weight * (end -
+ * self) + self; each rounds as the kernel's branch does (w - 1 is -(1 - w)
+ * exactly), so the values are the kernel's bit for bit. */
+static tj_tensor *lerp_tensor(const tj_value *a)
+{
+    tj_tensor *self = a[0].u.t, *end = a[1].u.t, *w = a[2].u.t;
+    tj_tensor *large = tj_ge_scalar(tj_abs(w), tj_v_float(0.5));
+    tj_tensor *coeff = tj_where(large, tj_sub_scalar(w, tj_v_int(1)), w);
+    return tj_add(tj_mul(coeff, tj_sub(end, self)), tj_where(large, end, self));
+}
+
+static tj_status decomp_addcmul(const tj_value *args, tj_value *outs) { return tj_dc_done(addcmul(args), outs); }
+static tj_status decomp_addcdiv(const tj_value *args, tj_value *outs) { return tj_dc_done(addcdiv(args), outs); }
+static tj_status decomp_lerp(const tj_value *args, tj_value *outs) { return tj_dc_done(lerp(args), outs); }
+static tj_status decomp_lerp_tensor(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(lerp_Tensor, args, m);
+    return tj_dc_done(lerp_tensor(args), outs);
+}
 
 /* self.copy_(out-of-place result); the result is self itself. */
 static tj_status copy_into_self(const tj_value *args, tj_tensor *r, tj_value *outs)
 {
-    return done(r ? tj_copy_(args[0].u.t, r) : NULL, outs);
+    return tj_dc_done(r ? tj_copy_(args[0].u.t, r) : NULL, outs);
 }
 
 static tj_status decomp_addcmul_(const tj_value *args, tj_value *outs)
@@ -56,6 +66,7 @@ void tj_register_inplace_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(addcmul), decomp_addcmul, "decomp_addcmul");
     tj_op_set_decomposition(TJ_OPS(addcdiv), decomp_addcdiv, "decomp_addcdiv");
     tj_op_set_decomposition(TJ_OPS(lerp_Scalar), decomp_lerp, "decomp_lerp");
+    tj_op_set_decomposition(TJ_OPS(lerp_Tensor), decomp_lerp_tensor, "decomp_lerp_tensor");
     tj_op_set_decomposition(TJ_OPS(addcmul_), decomp_addcmul_, "decomp_addcmul_");
     tj_op_set_decomposition(TJ_OPS(addcdiv_), decomp_addcdiv_, "decomp_addcdiv_");
     tj_op_set_decomposition(TJ_OPS(lerp__Scalar), decomp_lerp_, "decomp_lerp_");

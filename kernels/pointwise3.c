@@ -1,4 +1,5 @@
-/* Ternary pointwise loops used by the optimisers: addcmul, addcdiv, lerp.
+/* Ternary pointwise loops used by the optimisers: addcmul, addcdiv, lerp
+ * (a Scalar weight, or a tensor of weights).
  * Each evaluates in the order PyTorch's CPU kernels do, so that float32
  * results round identically (no fused multiply-add: the project builds
  * without -mfma and with -std=c11, which keeps contraction off). */
@@ -54,17 +55,30 @@ void tj_k_addcdiv_loop(int64_t n, void *out, const void *const *in, const void *
     }
 }
 
-/* lerp(a, b, w) = |w| < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w) */
+/* lerp(a, b, w) = |w| < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w), the
+ * two branches of ATen's lerp (each exact for its half of the weights) */
+#define LERP_SMALL(a, b, w) ((a) + (w) * ((b) - (a)))
+#define LERP_LARGE(a, b, w) ((b) - ((b) - (a)) * (1 - (w)))
+#define LERP(a, b, w) ((w) < 0.5 && (w) > -0.5 ? LERP_SMALL(a, b, w) : LERP_LARGE(a, b, w))
+
+/* One weight for all: the branch is chosen once, outside the loop. */
 void tj_k_lerp_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_pointwise3_args *k = ctx;
     if (k->dtype == TJ_FLOAT32) {
         float w = k->value.f32;
-        if (w < 0.5f && w > -0.5f) LOOP2(float, a[i] + w * (b[i] - a[i]));
-        else LOOP2(float, b[i] - (b[i] - a[i]) * (1.0f - w));
+        if (w < 0.5f && w > -0.5f) LOOP2(float, LERP_SMALL(a[i], b[i], w));
+        else LOOP2(float, LERP_LARGE(a[i], b[i], w));
     } else if (k->dtype == TJ_FLOAT64) {
         double w = k->value.f64;
-        if (w < 0.5 && w > -0.5) LOOP2(double, a[i] + w * (b[i] - a[i]));
-        else LOOP2(double, b[i] - (b[i] - a[i]) * (1.0 - w));
+        if (w < 0.5 && w > -0.5) LOOP2(double, LERP_SMALL(a[i], b[i], w));
+        else LOOP2(double, LERP_LARGE(a[i], b[i], w));
     }
+}
+
+void tj_k_lerp_tensor_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_pointwise3_args *k = ctx;
+    if (k->dtype == TJ_FLOAT32) LOOP3(float, LERP(a[i], b[i], c[i]));
+    else if (k->dtype == TJ_FLOAT64) LOOP3(double, LERP(a[i], b[i], c[i]));
 }

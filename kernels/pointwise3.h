@@ -20,5 +20,8 @@ void tj_k_addcdiv_loop(int64_t n, void *out, const void *const *in, const void *
  * only): in[0] + w * (in[1] - in[0]) when |w| < 0.5, else
  * in[1] - (in[1] - in[0]) * (1 - w). */
 void tj_k_lerp_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** tj_k_lerp_loop with a weight per element, in[2] (float only; ctx's value
+ * is unused). */
+void tj_k_lerp_tensor_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 
 #endif

@@ -117,10 +117,18 @@ tj_tensor *tj_div_mode(tj_tensor *self, tj_tensor *other, const char *rounding_m
 {
     return CALL(div_Tensor_mode, T(self), T(other), tj_v_str(rounding_mode));
 }
+tj_tensor *tj_div_scalar_mode(tj_tensor *self, tj_value other, const char *rounding_mode)
+{
+    return CALL(div_Scalar_mode, T(self), other, tj_v_str(rounding_mode));
+}
 tj_tensor *tj_where(tj_tensor *condition, tj_tensor *self, tj_tensor *other) { return CALL(where_self, T(condition), T(self), T(other)); }
 tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max) { return CALL(clamp, T(self), min, max); }
 tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max) { return CALL(clamp_Tensor, T(self), T(min), T(max)); }
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value) { return CALL(masked_fill_Scalar, T(self), T(mask), value); }
+tj_tensor *tj_masked_fill_tensor(tj_tensor *self, tj_tensor *mask, tj_tensor *value)
+{
+    return CALL(masked_fill_Tensor, T(self), T(mask), T(value));
+}
 
 /* session 14 elementwise operators */
 tj_tensor *tj_where_scalar_other(tj_tensor *condition, tj_tensor *self, tj_value other) { return CALL(where_ScalarOther, T(condition), T(self), other); }

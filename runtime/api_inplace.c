@@ -73,6 +73,10 @@ tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight)
 {
     return CALL(lerp_Scalar, T(self), T(end), weight);
 }
+tj_tensor *tj_lerp_tensor(tj_tensor *self, tj_tensor *end, tj_tensor *weight)
+{
+    return CALL(lerp_Tensor, T(self), T(end), T(weight));
+}
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src) { return CALL(copy, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero(tj_tensor *self) { return CALL(zero, T(self)); }
 tj_tensor *tj_fill(tj_tensor *self, tj_value value) { return CALL(fill_Scalar, T(self), value); }
@@ -190,7 +194,19 @@ tj_tensor *tj_clamp_tensor_(tj_tensor *self, tj_tensor *min, tj_tensor *max)
 {
     return CALL_(clamp__Tensor, T(self), T(min), T(max));
 }
+tj_tensor *tj_div_scalar_mode_(tj_tensor *self, tj_value other, const char *rounding_mode)
+{
+    return CALL_(div__Scalar_mode, T(self), other, tj_v_str(rounding_mode));
+}
 tj_tensor *tj_masked_fill_(tj_tensor *self, tj_tensor *mask, tj_value value)
 {
     return CALL_(masked_fill__Scalar, T(self), T(mask), value);
+}
+tj_tensor *tj_masked_fill_tensor_(tj_tensor *self, tj_tensor *mask, tj_tensor *value)
+{
+    return CALL_(masked_fill__Tensor, T(self), T(mask), T(value));
+}
+tj_tensor *tj_lerp_tensor_(tj_tensor *self, tj_tensor *end, tj_tensor *weight)
+{
+    return CALL_(lerp__Tensor, T(self), T(end), T(weight));
 }

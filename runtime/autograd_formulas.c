@@ -193,6 +193,12 @@ static void div_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi)
 
 FORMULA(d_div) { div_grads(c, g[0], gi); return TJ_OK; }
 FORMULA(d_div_scalar) { gi[0] = tj_div_scalar(g[0], c->args[1]); return TJ_OK; }
+FORMULA(d_div_scalar_mode)
+{
+    if (c->args[2].kind == TJ_V_NONE) return d_div_scalar(c, g, gi);
+    gi[0] = zeros_like(META(0));
+    return TJ_OK;
+}
 
 /* A rounding division is piecewise constant: zero gradients. */
 FORMULA(d_div_mode)
@@ -293,7 +299,14 @@ FORMULA(d_clamp_tensor)
     return TJ_OK;
 }
 
-FORMULA(d_masked_fill) { gi[0] = tj_masked_fill(g[0], ARG(1), tj_v_int(0)); return TJ_OK; }
+/* self: grad where mask is false; a tensor value (masked_fill.Tensor): the
+ * sum of grad where mask is true (ATen's masked_fill_backward) */
+FORMULA(d_masked_fill)
+{
+    if (NEED(0)) gi[0] = tj_masked_fill(g[0], ARG(1), tj_v_int(0));
+    if (c->args[2].kind == TJ_V_TENSOR && NEED(2)) gi[2] = tj_sum(where_or_zero(ARG(1), g[0]), TJ_DTYPE_NONE);
+    return TJ_OK;
+}
 
 /* self: grad / (1 + exp(other - self)), other: grad / (1 + exp(self - other)) */
 FORMULA(d_logaddexp)
@@ -1484,6 +1497,17 @@ FORMULA(d_addcdiv)
     return TJ_OK;
 }
 
+/* self: grad * (1 - weight), end: grad * weight, and for lerp.Tensor
+ * weight: grad * (end - self) */
+FORMULA(d_lerp_tensor)
+{
+    tj_tensor *w = ARG(2);
+    if (NEED(0)) gi[0] = tj_mul(g[0], tj_rsub_scalar(w, tj_v_int(1), tj_v_int(1)));
+    if (NEED(1)) gi[1] = tj_mul(g[0], w);
+    if (NEED(2)) gi[2] = tj_mul(g[0], tj_sub(ARG(1), ARG(0)));
+    return TJ_OK;
+}
+
 FORMULA(d_lerp)
 {
     double w = tj_value_as_double(&c->args[2]);
@@ -1550,9 +1574,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(cos, d_cos), D(log1p, d_log1p), D(expm1, d_expm1), D(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu),
     D(add_Tensor, d_add), D(add_Scalar, d_add), D(sub_Tensor, d_sub), D(sub_Scalar, d_sub),
     D(mul_Tensor, d_mul), D(mul_Scalar, d_mul_scalar), D(div_Tensor, d_div), D(div_Scalar, d_div_scalar),
-    D(div_Tensor_mode, d_div_mode), D(pow_Tensor_Scalar, d_pow_scalar), D(pow_Tensor_Tensor, d_pow),
-    D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where), D(clamp, d_clamp),
-    D(clamp_Tensor, d_clamp_tensor), D(masked_fill_Scalar, d_masked_fill), D(logaddexp, d_logaddexp),
+    D(div_Tensor_mode, d_div_mode), D(div_Scalar_mode, d_div_scalar_mode), D(pow_Tensor_Scalar, d_pow_scalar),
+    D(pow_Tensor_Tensor, d_pow), D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where),
+    D(clamp, d_clamp), D(clamp_Tensor, d_clamp_tensor), D(masked_fill_Scalar, d_masked_fill),
+    D(masked_fill_Tensor, d_masked_fill), D(logaddexp, d_logaddexp),
     NONDIFF(eq_Tensor), NONDIFF(ne_Tensor), NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor),
     NONDIFF(ge_Tensor), NONDIFF(eq_Scalar), NONDIFF(gt_Scalar),
     NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
@@ -1611,8 +1636,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D(index_put_, d_index_put),
 
-    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(copy, d_copy), D(zero, d_overwrite),
-    D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),
+    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(lerp_Tensor, d_lerp_tensor),
+    D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter),
+    D(select_scatter, d_select_scatter),
 
     /* in place: the out-of-place formula, over self's old value where it reads it */
     D(add__Tensor, d_add), D(add__Scalar, d_add), D(sub__Tensor, d_sub), D_OLD_SELF(mul__Tensor, d_mul),

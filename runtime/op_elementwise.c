@@ -364,34 +364,49 @@ ADD_SUB_OP(sub_Scalar, "aten::sub.Scalar", true, false)
 ADD_SUB_OP(rsub_Tensor, "aten::rsub.Tensor", true, true)
 ADD_SUB_OP(rsub_Scalar, "aten::rsub.Scalar", true, true)
 
-/* ---- div with rounding_mode ---- */
-
-#define DIV_MODE "aten::div.Tensor_mode"
+/* ---- div with rounding_mode: other a Tensor (div.Tensor_mode) or a Scalar
+ * (div.Scalar_mode: ATen divides by the wrapped number, which is how
+ * other_operand boxes it) ---- */
 
 /* NULL for true division; "trunc" or "floor". */
-static tj_status rounding_mode(const tj_value *v, const char **mode)
+static tj_status rounding_mode(const char *op, const tj_value *v, const char **mode)
 {
     *mode = v->kind == TJ_V_STR ? v->u.s : NULL;
     if (!*mode || !strcmp(*mode, "trunc") || !strcmp(*mode, "floor")) return TJ_OK;
-    return tj_error(TJ_ERR_INVALID_ARGUMENT,
-                    DIV_MODE ": rounding_mode must be None, 'trunc' or 'floor', got '%s'", *mode);
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: rounding_mode must be None, 'trunc' or 'floor', got '%s'", op,
+                    *mode);
 }
 
-tj_status tj_meta_div_Tensor_mode(const tj_value *args, tj_meta *outs)
+static tj_status meta_div_mode(const char *op, const tj_value *args, tj_meta *outs)
 {
     const char *mode;
-    tj_status st = rounding_mode(&args[2], &mode);
-    return st != TJ_OK ? st : meta_binary(DIV_MODE, args, mode ? R_NO_BOOL : R_TRUE_DIV, outs);
+    tj_status st = rounding_mode(op, &args[2], &mode);
+    return st != TJ_OK ? st : meta_binary(op, args, mode ? R_NO_BOOL : R_TRUE_DIV, outs);
 }
 
-tj_status tj_kernel_div_Tensor_mode(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_div_mode(const char *op, const tj_value *args, tj_tensor *const *outs)
 {
     const char *mode;
-    rounding_mode(&args[2], &mode);
-    if (!mode) return tj_ew_run_binary(outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype, TJ_K_DIV);
-    return run_int_division(DIV_MODE, outs[0], args[0].u.t, args[1].u.t, outs[0]->dtype,
-                            mode[0] == 't' ? TJ_K_DIV_TRUNC : TJ_K_DIV_FLOOR);
+    rounding_mode(op, &args[2], &mode);
+    tj_dtype dt = outs[0]->dtype;
+    tj_ew_scalar_box box;
+    tj_tensor *other = other_operand(args, dt, &box);
+    if (!mode) return tj_ew_run_binary(outs[0], args[0].u.t, other, dt, TJ_K_DIV);
+    return run_int_division(op, outs[0], args[0].u.t, other, dt, mode[0] == 't' ? TJ_K_DIV_TRUNC : TJ_K_DIV_FLOOR);
 }
+
+#define DIV_MODE_OP(ident, name)                                                \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        return meta_div_mode(name, args, outs);                                 \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        return kernel_div_mode(name, args, outs);                               \
+    }
+
+DIV_MODE_OP(div_Tensor_mode, "aten::div.Tensor_mode")
+DIV_MODE_OP(div_Scalar_mode, "aten::div.Scalar_mode")
 
 /* ---- pow with a Scalar exponent ---- */
 

@@ -1,8 +1,9 @@
 /* Overloads of elementwise operators that run another overload's kernel:
  * clamp_min.Tensor / clamp_max.Tensor (clamp.Tensor with one bound),
  * remainder.Scalar_Tensor (remainder.Tensor with self boxed as a wrapped
- * number) and round.decimals (round of self scaled by 10^decimals, as
- * ATen's round_decimals_kernel). Errors of the reused shape functions are
+ * number), round.decimals (round of self scaled by 10^decimals, as
+ * ATen's round_decimals_kernel) and masked_fill.Tensor (masked_fill.Scalar
+ * of the 0-dim value's element). Errors of the reused shape functions are
  * re-issued under the overload's own name. */
 #include <math.h>
 #include <stdio.h>
@@ -105,4 +106,50 @@ tj_status tj_kernel_round_decimals(const tj_value *args, tj_tensor *const *outs)
     if (st == TJ_OK) st = tj_kernel_round(d == 0 ? args : a, outs);
     if (st == TJ_OK && d != 0) st = d > 0 ? tj_kernel_div_Scalar(a, outs) : tj_kernel_mul_Scalar(a, outs);
     return st;
+}
+
+/* ---- masked_fill.Tensor: masked_fill.Scalar of the 0-dim value's element
+ * (ATen's value.item()), read when the kernel runs, as ATen does, so that
+ * fake tensors need no data ---- */
+
+#define MF_T "aten::masked_fill.Tensor"
+#define MF_S "aten::masked_fill.Scalar"
+
+/* masked_fill.Scalar's arguments, the value being v. */
+static void masked_fill_args(const tj_value *args, tj_value v, tj_value *out)
+{
+    out[0] = args[0];
+    out[1] = args[1];
+    out[2] = v;
+}
+
+/* A Scalar of the kind of t's dtype holding t's one element. */
+static tj_value item(const tj_tensor *t)
+{
+    const char *p = tj_tensor_ptr(t);
+    switch (t->dtype) {
+    case TJ_INT64: return tj_v_int(*(const int64_t *)p);
+    case TJ_BOOL: return tj_v_bool(*(const bool *)p);
+    default: return tj_v_float(tj_load_f64(p, t->dtype));
+    }
+}
+
+tj_status tj_meta_masked_fill_Tensor(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *value = args[2].u.t;
+    if (value->ndim != 0)
+        return tj_error(TJ_ERR_SHAPE, MF_T ": only supports a 0-dimensional value tensor, but got tensor with %d "
+                                      "dimension(s)", value->ndim);
+    /* masked_fill.Scalar's checks on a zero: all but the value's range */
+    tj_value a[3];
+    masked_fill_args(args, tj_v_int(0), a);
+    return renamed(MF_T, MF_S, tj_meta_masked_fill_Scalar(a, outs));
+}
+
+tj_status tj_kernel_masked_fill_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value a[3];
+    masked_fill_args(args, item(args[2].u.t), a);
+    tj_status st = tj_scalar_check(MF_T, "value", &a[2], outs[0]->dtype);
+    return st != TJ_OK ? st : renamed(MF_T, MF_S, tj_kernel_masked_fill_Scalar(a, outs));
 }

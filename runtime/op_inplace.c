@@ -218,31 +218,41 @@ tj_status tj_kernel_addcdiv(const tj_value *args, tj_tensor *const *outs)
     return kernel_addc(args, outs, tj_k_addcdiv_loop);
 }
 
-/* ---- lerp: self + weight * (end - self) ---- */
+/* ---- lerp: self + weight * (end - self), weight a Scalar (lerp.Scalar) or
+ * a tensor broadcasting with self and end (lerp.Tensor); every tensor of
+ * self's dtype, float only ---- */
 
-#define LERP "aten::lerp.Scalar"
-
-tj_status tj_meta_lerp_Scalar(const tj_value *args, tj_meta *outs)
+static tj_status meta_lerp(const char *op, const tj_value *args, tj_meta *outs)
 {
-    const tj_tensor *self = args[0].u.t, *end = args[1].u.t;
-    if (self->dtype != end->dtype)
-        return tj_error(TJ_ERR_DTYPE, LERP ": expected dtype %s for `end` but got dtype %s", tj_dtype_name(self->dtype),
-                        tj_dtype_name(end->dtype));
-    tj_status st = tj_ew_require_float(LERP, self->dtype);
-    if (st == TJ_OK) st = tj_scalar_check(LERP, "weight", &args[2], self->dtype);
-    if (st != TJ_OK) return st;
-    const tj_tensor *ts[2] = {self, end};
-    return tj_ew_meta_broadcast(LERP, ts, 2, self->dtype, outs);
+    const tj_tensor *self = args[0].u.t, *end = args[1].u.t, *weight = tj_opt_tensor(&args[2]);
+    const tj_tensor *ts[3] = {self, end, weight};
+    for (int i = 1; i <= 2; i++)
+        if (ts[i] && ts[i]->dtype != self->dtype)
+            return tj_error(TJ_ERR_DTYPE, "%s: expected dtype %s for `%s` but got dtype %s", op,
+                            tj_dtype_name(self->dtype), i == 1 ? "end" : "weight", tj_dtype_name(ts[i]->dtype));
+    tj_status st = tj_ew_require_float(op, self->dtype);
+    if (st == TJ_OK && !weight) st = tj_scalar_check(op, "weight", &args[2], self->dtype);
+    return st != TJ_OK ? st : tj_ew_meta_broadcast(op, ts, 3, self->dtype, outs);
 }
 
-tj_status tj_kernel_lerp_Scalar(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_lerp(const tj_value *args, tj_tensor *const *outs)
 {
     tj_dtype dt = outs[0]->dtype;
-    tj_k_pointwise3_args k = {.dtype = dt, .value = tj_ew_scalar(&args[2], dt)};
-    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
-    tj_elementwise(outs[0], in, 2, dt, tj_k_lerp_loop, &k);
+    tj_tensor *in[3] = {args[0].u.t, args[1].u.t, tj_opt_tensor(&args[2])};
+    tj_k_pointwise3_args k = {.dtype = dt};
+    if (in[2]) {
+        tj_elementwise(outs[0], in, 3, dt, tj_k_lerp_tensor_loop, &k);
+    } else {
+        k.value = tj_ew_scalar(&args[2], dt);
+        tj_elementwise(outs[0], in, 2, dt, tj_k_lerp_loop, &k);
+    }
     return TJ_OK;
 }
+
+tj_status tj_meta_lerp_Scalar(const tj_value *args, tj_meta *outs) { return meta_lerp("aten::lerp.Scalar", args, outs); }
+tj_status tj_kernel_lerp_Scalar(const tj_value *args, tj_tensor *const *outs) { return kernel_lerp(args, outs); }
+tj_status tj_meta_lerp_Tensor(const tj_value *args, tj_meta *outs) { return meta_lerp("aten::lerp.Tensor", args, outs); }
+tj_status tj_kernel_lerp_Tensor(const tj_value *args, tj_tensor *const *outs) { return kernel_lerp(args, outs); }
 
 /* ---- copy, zero, fill: results of self's dtype and shape ---- */
 

@@ -6,9 +6,15 @@ tests/test_inplace_forms.c, with PyTorch (1.13, Debian's python3-torch):
 
 Each case calls the in-place operator through torch.ops.aten on a [2, 3]
 self (float32 unless stated) and records self afterwards, as float64 text
-(%.17g of the float32 result). Tensor arguments are [2, 3] or [3]
-(broadcast). The out-of-place overloads' cases (remainder.Scalar_Tensor,
-clamp_min.Tensor, clamp_max.Tensor, round.decimals) record their result."""
+(%.17g of the float32 result). Tensor arguments are [2, 3], [3]
+(broadcast) or 0-dim (one value). The out-of-place overloads' cases
+(remainder.Scalar_Tensor, clamp_min.Tensor, clamp_max.Tensor, round.decimals,
+lerp.Tensor, masked_fill.Tensor, div.Scalar_mode) record their result.
+
+For the operators of GRAD_OPS, the first case of each also records the
+gradients of sum(W * op(self * 1, args)) with respect to self and to each
+float tensor argument (leaves requiring grad; in place, the operator writes
+the non-leaf self * 1)."""
 import math
 import torch
 
@@ -27,6 +33,8 @@ MASK = [True, False, False, True, False, True]
 XI = [-7, -2, 0, 3, 5, 9]
 XNZ = [-7, -2, 1, 3, 5, 9]   # no zero divisor
 T3 = [0.5, -1.0, 2.0]
+W3 = [0.25, -0.5, 0.75]                # lerp weights on both sides of 0.5
+W = [0.5, -1.0, 2.0, 0.25, 1.5, -3.0]  # the gradient cases' loss weights
 
 # (op, self, self dtype, args): args in schema order after self, each
 # ('t', values, dtype) for a tensor, ('f', x) float, ('i', n) int,
@@ -99,12 +107,25 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("logical_and_", X, F32, [t(Z)]),
     ("logical_or_", X, F32, [t(Z)]),
     ("logical_xor_", X, F32, [t(Z)]),
+    ("lerp_.Tensor", X, F32, [t(Y), t(U)]),
+    ("lerp_.Tensor", X, F32, [t(T3), t(W3)]),
+    ("masked_fill_.Tensor", X, F32, [t(MASK, B), t([9.5], F64)]),
+    ("masked_fill_.Tensor", XI, I64, [t(MASK, B), t([-7.5])]),
+    ("div_.Scalar_mode", X, F32, [i(2), NONE]),
+    ("div_.Scalar_mode", X, F32, [f(0.7), s("floor")]),
+    ("div_.Scalar_mode", X, F32, [f(-0.7), s("trunc")]),
+    ("div_.Scalar_mode", XI, I64, [i(-4), s("floor")]),
     # out of place overloads
     ("clamp_min.Tensor", X, F32, [t(T3)]),
     ("clamp_max.Tensor", X, F32, [t(N)]),
     ("round.decimals", R, F32, [i(3)]),
     ("round.decimals", R, F64, [i(-2)]),
+    ("lerp.Tensor", X, F32, [t(T3), t(U)]),
+    ("masked_fill.Tensor", X, F32, [t(MASK[:3], B), t([-1.25])]),
+    ("div.Scalar_mode", XI, I64, [f(2.5), s("floor")]),
+    ("div.Scalar_mode", XI, I64, [i(3), s("trunc")]),
 ]
+GRAD_OPS = ["lerp.Tensor", "lerp_.Tensor", "masked_fill.Tensor", "masked_fill_.Tensor", "div_.Scalar_mode"]
 # remainder.Scalar_Tensor takes a Scalar self: written as its own cases
 SCALAR_SELF = [
     (5, XNZ, I64),
@@ -113,22 +134,39 @@ SCALAR_SELF = [
 ]
 
 
-def call(op, self, args):
-    base, _, overload = op.partition(".")
-    packet = getattr(torch.ops.aten, base)
-    fn = getattr(packet, overload or "default")
-    schema = fn._schema
+def overload(op):
+    base, _, name = op.partition(".")
+    return getattr(getattr(torch.ops.aten, base), name or "default")
+
+
+def boxed(op, args):
+    """The keyword arguments after self."""
     kwargs = {}
-    for a, spec in zip(schema.arguments[1:], args):
+    for a, spec in zip(overload(op)._schema.arguments[1:], args):
         if spec[0] == 't':
             v = torch.tensor(spec[1], dtype=spec[2])
-            kwargs[a.name] = v.reshape(2, 3) if len(spec[1]) == 6 else v
+            kwargs[a.name] = v.reshape(2, 3) if len(spec[1]) == 6 else v.reshape(()) if len(spec[1]) == 1 else v
         elif spec[0] == 'n':
             kwargs[a.name] = None
         else:
             kwargs[a.name] = spec[1]
-    r = fn(self, **kwargs)
-    return self if base.endswith("_") else r
+    return kwargs
+
+
+def call(op, self, kwargs):
+    r = overload(op)(self, **kwargs)
+    return self if op.partition(".")[0].endswith("_") else r
+
+
+def grads(op, sv, dt, args):
+    """d sum(W * op(self * 1, args)) / d(self, float tensor arguments)."""
+    self = torch.tensor(sv, dtype=dt).reshape(2, 3).requires_grad_()
+    kwargs = boxed(op, args)
+    leaves = [self] + [v.requires_grad_() for v in kwargs.values()
+                       if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    r = call(op, self * 1, kwargs)
+    loss = (r * torch.tensor(W, dtype=torch.float64).reshape(2, 3).to(r.dtype)).sum()
+    return torch.autograd.grad(loss, leaves)
 
 
 def num(x):
@@ -150,7 +188,7 @@ def main():
     print("static const form_case form_cases[] = {")
     for op, sv, dt, args in CASES:
         self = torch.tensor(sv, dtype=dt).reshape(2, 3)
-        r = call(op, self.clone(), args)
+        r = call(op, self.clone(), boxed(op, args))
         items = []
         for a in args:
             if a[0] == 't':
@@ -170,6 +208,13 @@ def main():
         r = torch.ops.aten.remainder.Scalar_Tensor(sc, other)
         print("    {{'%s', .x = %s}, %s, %s, %s, %s}," % ('f' if isinstance(sc, float) else 'i', num(sc), CNAME[dt],
                                                      arr(ov), CNAME[r.dtype], arr(r.tolist())))
+    print("};")
+    print("static const grad_case grad_cases[] = {")
+    for name in GRAD_OPS:
+        op, sv, dt, args = next(c for c in CASES if c[0] == name)
+        gs = grads(op, sv, dt, args)
+        print('    {"aten::%s", %d, {%s}, {%s}},' % (op, len(gs), ", ".join(str(g.numel()) for g in gs),
+                                                  ", ".join(arr(g.flatten().tolist()) for g in gs)))
     print("};")
 
 

@@ -1,6 +1,7 @@
 /* The in-place forms of the elementwise operators (runtime/op_inplace_forms.def)
  * and the overloads remainder.Scalar_Tensor, clamp_min.Tensor,
- * clamp_max.Tensor, round.decimals: values against PyTorch (table in
+ * clamp_max.Tensor, round.decimals, lerp.Tensor, masked_fill.Tensor,
+ * div.Scalar_mode: values and gradients against PyTorch (table in
  * inplace_forms_ref.h, written by make_inplace_forms.py with PyTorch 1.13),
  * the public functions, the errors, autograd against the out-of-place path,
  * and make_fx + functionalisation + replay against eager. */
@@ -14,7 +15,7 @@
 
 TestSuite(inplace_forms, .init = test_scope_open, .fini = test_scope_close);
 
-/* An argument after self: 't' tensor (n values: [2, 3] or [3]), 'f' float,
+/* An argument after self: 't' tensor (n values: [2, 3], [3] or 0-dim), 'f' float,
  * 'i' int, 's' str, 'n' None. */
 typedef struct form_arg {
     char kind;
@@ -45,6 +46,15 @@ typedef struct scalar_self_case {
     double want[6];
 } scalar_self_case;
 
+/* The gradients of sum(W * op(self * 1, args)) (W below) by self and by
+ * each float tensor argument in order, on the operator's first case. */
+typedef struct grad_case {
+    const char *op;
+    int n;
+    int numel[3];
+    double want[3][6];
+} grad_case;
+
 #include "inplace_forms_ref.h"
 
 #define NCASES ((int)(sizeof form_cases / sizeof *form_cases))
@@ -58,7 +68,7 @@ static tj_tensor *make(tj_dtype dt, int n, const double *v)
     for (int k = 0; k < n; k++) f[k] = (float)v[k], i[k] = (int64_t)v[k], b[k] = v[k] != 0;
     const void *data = dt == TJ_FLOAT32 ? (const void *)f : dt == TJ_FLOAT64 ? (const void *)v
                      : dt == TJ_INT64 ? (const void *)i : (const void *)b;
-    return test_tensor(dt, n == 6 ? 2 : 1, n == 6 ? shape : one, data);
+    return test_tensor(dt, n == 6 ? 2 : n == 3 ? 1 : 0, n == 6 ? shape : one, data);
 }
 
 static tj_value box(const form_arg *a)
@@ -139,6 +149,24 @@ static tj_tensor *call_sub_scalar_(tj_tensor *s, const tj_value *a) { return tj_
 static tj_tensor *call_div_mode_(tj_tensor *s, const tj_value *a) { return tj_div_mode_(s, a[0].u.t, a[1].u.s); }
 static tj_tensor *call_clamp_(tj_tensor *s, const tj_value *a) { return tj_clamp_(s, a[0], a[1]); }
 static tj_tensor *call_masked_fill_(tj_tensor *s, const tj_value *a) { return tj_masked_fill_(s, a[0].u.t, a[1]); }
+static tj_tensor *call_masked_fill_tensor_(tj_tensor *s, const tj_value *a)
+{
+    return tj_masked_fill_tensor_(s, a[0].u.t, a[1].u.t);
+}
+static tj_tensor *call_masked_fill_tensor(tj_tensor *s, const tj_value *a)
+{
+    return tj_masked_fill_tensor(s, a[0].u.t, a[1].u.t);
+}
+static tj_tensor *call_lerp_tensor_(tj_tensor *s, const tj_value *a) { return tj_lerp_tensor_(s, a[0].u.t, a[1].u.t); }
+static tj_tensor *call_lerp_tensor(tj_tensor *s, const tj_value *a) { return tj_lerp_tensor(s, a[0].u.t, a[1].u.t); }
+static tj_tensor *call_div_scalar_mode_(tj_tensor *s, const tj_value *a)
+{
+    return tj_div_scalar_mode_(s, a[0], a[1].kind == TJ_V_STR ? a[1].u.s : NULL);
+}
+static tj_tensor *call_div_scalar_mode(tj_tensor *s, const tj_value *a)
+{
+    return tj_div_scalar_mode(s, a[0], a[1].kind == TJ_V_STR ? a[1].u.s : NULL);
+}
 static tj_tensor *call_clamp_tensor_(tj_tensor *s, const tj_value *a)
 {
     return tj_clamp_tensor_(s, a[0].kind == TJ_V_TENSOR ? a[0].u.t : NULL, a[1].kind == TJ_V_TENSOR ? a[1].u.t : NULL);
@@ -173,6 +201,9 @@ static const struct {
     P("aten::div_.Tensor_mode", div_mode_), P("aten::clamp_", clamp_), P("aten::clamp_.Tensor", clamp_tensor_),
     P("aten::masked_fill_.Scalar", masked_fill_), P("aten::clamp_min.Tensor", clamp_min_tensor),
     P("aten::clamp_max.Tensor", clamp_max_tensor), P("aten::round.decimals", round_decimals),
+    P("aten::masked_fill_.Tensor", masked_fill_tensor_), P("aten::masked_fill.Tensor", masked_fill_tensor),
+    P("aten::lerp_.Tensor", lerp_tensor_), P("aten::lerp.Tensor", lerp_tensor),
+    P("aten::div_.Scalar_mode", div_scalar_mode_), P("aten::div.Scalar_mode", div_scalar_mode),
 };
 
 Test(inplace_forms, every_public_function_matches_pytorch)
@@ -199,7 +230,7 @@ Test(inplace_forms, every_form_of_the_table_has_a_reference_case)
         for (int k = 0; k < NCASES && !found; k++) found = strcmp(form_cases[k].op, tj_op_name(op)) == 0;
         cr_expect(found, "%s has a reference case", tj_op_name(op));
     }
-    cr_expect_eq(forms, 70, "the 70 lines of op_inplace_forms.def");
+    cr_expect_eq(forms, 73, "the 73 lines of op_inplace_forms.def");
 }
 
 Test(inplace_forms, remainder_scalar_tensor_promotes_the_scalar_as_a_wrapped_number)
@@ -224,6 +255,8 @@ static void expect_error(tj_tensor *r, tj_status st, const char *a, const char *
 }
 
 static const double XI[6] = {-7, -2, 0, 3, 5, 9};
+/* the gradient cases' loss weights (make_inplace_forms.py's W) */
+static const double W[6] = {0.5, -1, 2, 0.25, 1.5, -3};
 
 Test(inplace_forms, a_float_result_into_an_int64_self_is_a_dtype_error_and_self_is_unchanged)
 {
@@ -263,6 +296,49 @@ Test(inplace_forms, errors_of_the_out_of_place_operator_name_the_in_place_one)
     expect_error(tj_clamp_max_tensor(x, tj_ones(s, 1, TJ_FLOAT32)), TJ_ERR_SHAPE, "aten::clamp_max.Tensor:", NULL);
 }
 
+Test(inplace_forms, lerp_tensor_wants_one_float_dtype_for_all_three)
+{
+    int64_t s[1] = {3};
+    tj_tensor *a = tj_ones(s, 1, TJ_FLOAT32), *w64 = tj_ones(s, 1, TJ_FLOAT64), *i = tj_ones(s, 1, TJ_INT64);
+    expect_error(tj_lerp_tensor(a, a, w64), TJ_ERR_DTYPE, "aten::lerp.Tensor: expected dtype float32 for `weight` "
+                                                          "but got dtype float64", NULL);
+    expect_error(tj_lerp_tensor_(a, w64, a), TJ_ERR_DTYPE, "aten::lerp_.Tensor: expected dtype float32 for `end`",
+                 NULL);
+    expect_error(tj_lerp_tensor(i, i, i), TJ_ERR_DTYPE, "aten::lerp.Tensor: not supported for int64", NULL);
+}
+
+Test(inplace_forms, masked_fill_tensor_wants_a_0_dim_value_that_fits_self)
+{
+    tj_tensor *x = make(TJ_FLOAT32, 6, W), *m = make(TJ_BOOL, 6, (double[]){1, 0, 0, 1, 0, 1});
+    int64_t one[1] = {1};
+    expect_error(tj_masked_fill_tensor(x, m, tj_ones(one, 1, TJ_FLOAT32)), TJ_ERR_SHAPE, "aten::masked_fill.Tensor: "
+                 "only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)", NULL);
+    /* PyTorch 1.13 checks the value's range when the kernel reads it */
+    tj_tensor *big = tj_scalar_tensor(tj_v_float(1e300), TJ_FLOAT64);
+    expect_error(tj_masked_fill_tensor_(x, m, big), TJ_ERR_INVALID_ARGUMENT, "aten::masked_fill_.Tensor: value",
+                 "overflow");
+    test_expect_close(x, W, 6, 0, 0);
+    tj_tensor *nan = tj_scalar_tensor(tj_v_float(NAN), TJ_FLOAT32);
+    expect_error(tj_masked_fill_tensor(make(TJ_INT64, 6, XI), m, nan), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::masked_fill.Tensor: value", "overflow");
+    /* a bool value into float self is 0 / 1 */
+    tj_tensor *r = tj_masked_fill_tensor(x, m, tj_scalar_tensor(tj_v_bool(true), TJ_BOOL));
+    cr_assert_not_null(r, "%s", tj_last_error());
+    test_expect_close(r, (double[]){1, -1, 2, 1, 1.5, 1}, 6, 0, 0);
+}
+
+Test(inplace_forms, div_scalar_mode_errors_name_the_overload)
+{
+    tj_tensor *x = make(TJ_INT64, 6, XI);
+    expect_error(tj_div_scalar_mode(x, tj_v_int(0), "floor"), TJ_ERR_INVALID_ARGUMENT, "aten::div.Scalar_mode: "
+                 "integer division by zero", NULL);
+    expect_error(tj_div_scalar_mode(x, tj_v_int(2), "round"), TJ_ERR_INVALID_ARGUMENT, "aten::div.Scalar_mode: "
+                 "rounding_mode must be None, 'trunc' or 'floor', got 'round'", NULL);
+    expect_error(tj_div_scalar_mode_(x, tj_v_int(2), NULL), TJ_ERR_DTYPE, "aten::div_.Scalar_mode: result type "
+                 "float32 can't be cast to the desired output type int64", NULL);
+    test_expect_close(x, XI, 6, 0, 0);
+}
+
 Test(inplace_forms, a_self_overlapping_an_operand_is_refused)
 {
     /* a = base[1:], b = base[:4]: a.atan2_(b) would read overwritten elements */
@@ -274,7 +350,6 @@ Test(inplace_forms, a_self_overlapping_an_operand_is_refused)
 
 /* ---- autograd ---- */
 
-static const double W[6] = {0.5, -1, 2, 0.25, 1.5, -3};
 
 /* d/d(leaves) of sum(w * op(x * 1, args)), x and the float tensor arguments
  * leaves requiring grad; `inplace` calls the in-place operator on the
@@ -343,6 +418,23 @@ Test(inplace_forms, a_comparison_in_place_passes_a_zero_gradient)
         if (g[i]) test_expect_close(g[i], zeros, 6, 0, 0);
 }
 
+Test(inplace_forms, gradients_of_lerp_masked_fill_and_div_scalar_mode_match_pytorch)
+{
+    for (size_t k = 0; k < sizeof grad_cases / sizeof *grad_cases; k++) {
+        const grad_case *gc = &grad_cases[k];
+        const form_case *c = find_case(gc->op);
+        tj_tensor *g[4] = {0};
+        int n;
+        cr_assert_eq(grads_of(c, tj_op_find(c->op), g, &n), TJ_OK, "%s: %s", c->op, tj_last_error());
+        cr_assert_eq(n, gc->n, "%s: gradients", c->op);
+        for (int i = 0; i < n; i++) {
+            cr_assert_not_null(g[i], "%s: gradient %d", c->op, i);
+            cr_expect_eq(tj_tensor_numel(g[i]), gc->numel[i], "%s: gradient %d", c->op, i);
+            test_expect_close(g[i], gc->want[i], gc->numel[i], 1e-6, 1e-7);
+        }
+    }
+}
+
 Test(inplace_forms, clamp_min_tensor_gradients_reach_self_and_the_bound)
 {
     /* PyTorch 1.13: x = tensor(X).view(2, 3).requires_grad_(); m = tensor([0.5, -1., 2.]).requires_grad_();
@@ -392,14 +484,17 @@ Test(inplace_forms, a_value_saved_before_an_in_place_call_fails_the_backward_pas
 /* ---- make_fx, functionalisation, replay ---- */
 
 /* y = x.clone(); y.pow_(2); y.clamp_min_(0.5); y.atan2_(o); y.round_(decimals=1);
- * x.remainder_(0.75); x.clamp_max_(o): returns y (x is written back). */
+ * y.lerp_(o, o); y.masked_fill_(o > 0, o.sum()); x.remainder_(0.75); x.clamp_max_(o);
+ * x.div_(0.7, rounding_mode="floor"): returns y (x is written back). */
 static tj_status chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
     tj_tensor *y = tj_clone(in[0]);
     if (!tj_pow_scalar_(y, tj_v_int(2)) || !tj_clamp_min_(y, tj_v_float(0.5)) || !tj_atan2_(y, in[1]) ||
-        !tj_round_decimals_(y, 1) || !tj_remainder_scalar_(in[0], tj_v_float(0.75)) ||
-        !tj_clamp_max_tensor_(in[0], in[1]))
+        !tj_round_decimals_(y, 1) || !tj_lerp_tensor_(y, in[1], in[1]) ||
+        !tj_masked_fill_tensor_(y, tj_gt_scalar(in[1], tj_v_int(0)), tj_sum(in[1], TJ_DTYPE_NONE)) ||
+        !tj_remainder_scalar_(in[0], tj_v_float(0.75)) || !tj_clamp_max_tensor_(in[0], in[1]) ||
+        !tj_div_scalar_mode_(in[0], tj_v_float(0.7), "floor"))
         return tj_last_status();
     out[0] = y;
     *n_out = 1;
@@ -438,10 +533,11 @@ Test(inplace_forms, make_fx_records_the_forms_and_functionalisation_gives_the_fu
     cr_expect(strstr(text, "aten.pow_.Scalar(") && strstr(text, "aten.round_.decimals("), "%s", text);
     free(text);
     expect_plan_is_eager(g, "the in-place graph");
-    cr_expect_eq(tj_pass_functionalize(g), 6, "%s", tj_last_error());
+    cr_expect_eq(tj_pass_functionalize(g), 9, "%s", tj_last_error());
     text = tj_graph_to_string(g);
     const char *want[] = {"aten.pow.Tensor_Scalar(", "aten.clamp_min.default(", "aten.atan2.default(",
-                          "aten.round.decimals(", "aten.remainder.Scalar(", "aten.clamp_max.Tensor("};
+                          "aten.round.decimals(", "aten.lerp.Tensor(", "aten.masked_fill.Tensor(",
+                          "aten.remainder.Scalar(", "aten.clamp_max.Tensor(", "aten.div.Scalar_mode("};
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s in\n%s", want[k], text);
     cr_expect_null(strstr(text, "_."), "no in-place call is left:\n%s", text);
     cr_expect_null(strstr(text, "_("), "no in-place call is left:\n%s", text);

@@ -142,7 +142,9 @@ tj_tensor *tj_nan_to_num_(tj_tensor *self, tj_value nan, tj_value posinf, tj_val
 /** Binary, other broadcasting to self's shape: aten::pow_.Tensor
  * (tj_pow_), pow_.Scalar (tj_pow_scalar_, paired with pow.Tensor_Scalar),
  * remainder_.Tensor / .Scalar, fmod_.Tensor / .Scalar, atan2_,
- * sub_.Scalar, div_.Tensor_mode, masked_fill_.Scalar (mask bool). */
+ * sub_.Scalar, div_.Tensor_mode, div_.Scalar_mode (tj_div_scalar_mode_),
+ * masked_fill_.Scalar / masked_fill_.Tensor (mask bool; the .Tensor value
+ * 0-dim, tj_masked_fill_tensor_). */
 tj_tensor *tj_pow_(tj_tensor *self, tj_tensor *exponent);
 tj_tensor *tj_pow_scalar_(tj_tensor *self, tj_value exponent);
 tj_tensor *tj_remainder_(tj_tensor *self, tj_tensor *other);
@@ -152,7 +154,12 @@ tj_tensor *tj_fmod_scalar_(tj_tensor *self, tj_value other);
 tj_tensor *tj_atan2_(tj_tensor *self, tj_tensor *other);
 tj_tensor *tj_sub_scalar_(tj_tensor *self, tj_value other, tj_value alpha);
 tj_tensor *tj_div_mode_(tj_tensor *self, tj_tensor *other, const char *rounding_mode);
+tj_tensor *tj_div_scalar_mode_(tj_tensor *self, tj_value other, const char *rounding_mode);
 tj_tensor *tj_masked_fill_(tj_tensor *self, tj_tensor *mask, tj_value value);
+tj_tensor *tj_masked_fill_tensor_(tj_tensor *self, tj_tensor *mask, tj_tensor *value);
+/** aten::lerp_.Tensor: tj_lerp_tensor written into self (end and weight
+ * broadcast to self's shape). */
+tj_tensor *tj_lerp_tensor_(tj_tensor *self, tj_tensor *end, tj_tensor *weight);
 /** Clamps: aten::clamp_ (Scalar bounds or tj_v_none()), clamp_.Tensor
  * (tensor bounds, either NULL), clamp_min_ / clamp_max_ (Scalar),
  * clamp_min_.Tensor / clamp_max_.Tensor (tensor bound, gradient reaching
@@ -190,6 +197,15 @@ tj_tensor *tj_addcmul(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, t
 tj_tensor *tj_addcdiv(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
 /** aten::lerp.Scalar: self + weight * (end - self) (float, same dtypes). */
 tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight);
+/** aten::lerp.Tensor: tj_lerp with a weight per element: self, end and
+ * weight broadcast together, all of one float dtype; ATen's two-sided
+ * formula per element (end - (end - self) * (1 - weight) where |weight| >=
+ * 0.5). Result: the broadcast shape, self's dtype. Errors: TJ_ERR_DTYPE
+ * when end or weight has another dtype than self ("expected dtype float32
+ * for `weight`") or for int64 / bool; TJ_ERR_SHAPE when they do not
+ * broadcast. Gradients: grad * (1 - weight) for self, grad * weight for end,
+ * grad * (end - self) for weight. */
+tj_tensor *tj_lerp_tensor(tj_tensor *self, tj_tensor *end, tj_tensor *weight);
 /** aten::copy: a new tensor of self's shape and dtype holding src (broadcast,
  * converted); self's values are not read. */
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src);

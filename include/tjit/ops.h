@@ -73,6 +73,13 @@ tj_tensor *tj_div_scalar(tj_tensor *self, tj_value other);              /**< ate
  * "floor" (other strings: TJ_ERR_INVALID_ARGUMENT); integer division by zero
  * gives TJ_ERR_INVALID_ARGUMENT ("ZeroDivisionError" in PyTorch). */
 tj_tensor *tj_div_mode(tj_tensor *self, tj_tensor *other, const char *rounding_mode);
+/** aten::div.Scalar_mode: tj_div_mode by a Scalar, which promotes as a
+ * wrapped number (int64 self floor-divided by 2 stays int64, by 2.5 gives
+ * float32; true division of int64 gives float32). Result: self's shape.
+ * Errors: TJ_ERR_INVALID_ARGUMENT for an unknown rounding_mode and for an
+ * integer division by zero; TJ_ERR_DTYPE for a bool result with a rounding
+ * mode. Gradient: grad / other (zero with a rounding mode). */
+tj_tensor *tj_div_scalar_mode(tj_tensor *self, tj_value other, const char *rounding_mode);
 tj_tensor *tj_pow_scalar(tj_tensor *self, tj_value exponent);           /**< aten::pow.Tensor_Scalar */
 tj_tensor *tj_pow(tj_tensor *self, tj_tensor *exponent);                /**< aten::pow.Tensor_Tensor */
 tj_tensor *tj_maximum(tj_tensor *self, tj_tensor *other);               /**< aten::maximum; nan propagates */
@@ -108,6 +115,15 @@ tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max);
 tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max);
 /** aten::masked_fill.Scalar: mask is bool and broadcasts to self's shape. */
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value);
+/** aten::masked_fill.Tensor: tj_masked_fill with the value read from a 0-dim
+ * tensor of any dtype (converted to self's: 7.5 into int64 is 7). Result:
+ * the broadcast shape of self and mask, self's dtype. Errors: TJ_ERR_SHAPE
+ * for a value that is not 0-dim or a mask that does not broadcast;
+ * TJ_ERR_DTYPE for a mask that is not bool; TJ_ERR_INVALID_ARGUMENT when the
+ * call runs and the value overflows self's dtype (float64 1e300 into
+ * float32, nan into int64). Gradients reach self where mask is false and
+ * value as the sum of the gradient where it is true. */
+tj_tensor *tj_masked_fill_tensor(tj_tensor *self, tj_tensor *mask, tj_tensor *value);
 tj_tensor *tj_logaddexp(tj_tensor *self, tj_tensor *other);             /**< aten::logaddexp: log(exp(a)+exp(b)), stable */
 
 /* ---- Session 14 elementwise operators. Results are new contiguous tensors
