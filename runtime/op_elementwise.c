@@ -606,12 +606,17 @@ tj_status tj_kernel_clamp_Tensor(const tj_value *args, tj_tensor *const *outs)
 
 #define MASKED_FILL "aten::masked_fill.Scalar"
 
-/* The result keeps self's dtype and has the broadcast shape of self and mask. */
+/* The result keeps self's dtype and has the broadcast shape of self and mask.
+ * The mask must be bool, as PyTorch documents it (and torch 2 checks):
+ * torch 1.13's CPU kernel reads the first byte of each element of any other
+ * mask, and fails unless it is 0 or 1 (so an int64 256 counts as false and
+ * every float32 value from 1.0 to 2.0 as false), which tjit does not copy. */
 tj_status tj_meta_masked_fill_Scalar(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t, *mask = args[1].u.t;
     if (mask->dtype != TJ_BOOL)
-        return tj_error(TJ_ERR_DTYPE, MASKED_FILL ": mask must be a bool tensor, got %s", tj_dtype_name(mask->dtype));
+        return tj_error(TJ_ERR_DTYPE, MASKED_FILL ": mask must be a bool tensor, got %s (compare it with 0 first: "
+                        "tj_ne_scalar)", tj_dtype_name(mask->dtype));
     tj_status st = tj_scalar_check(MASKED_FILL, "value", &args[2], self->dtype);
     if (st != TJ_OK) return st;
     const tj_tensor *ts[2] = {self, mask};

@@ -92,21 +92,54 @@ static tj_status check_overlap(const char *op, const tj_value *args, int ntensor
     return TJ_OK;
 }
 
-static tj_status meta_inplace(const char *op, const char *functional, tj_meta_fn oop, int ntensors,
+/* A result of dtype `result` fits self unless it is of a higher kind (float
+ * into int64, int64 into bool): PyTorch's canCast. */
+static tj_status check_result_dtype(const char *op, tj_dtype result, tj_dtype self)
+{
+    if (tj_dtype_category(result) <= tj_dtype_category(self)) return TJ_OK;
+    return tj_error(TJ_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
+                    tj_dtype_name(result), tj_dtype_name(self));
+}
+
+/* PyTorch checks that the result dtype fits self (TensorIterator, in the
+ * meta function) before it converts the Scalar arguments (in the kernel),
+ * so clamp_(int64 self, 1e300) is the dtype error, not an overflow. The
+ * out-of-place shape functions check their Scalars on the way: after one
+ * failed with `st`, this runs it again with each Scalar argument a zero of
+ * the same kind (the kind alone decides the result dtype). A result self
+ * cannot hold then gives the dtype error; otherwise st and its message
+ * stand. */
+static tj_status dtype_error_first(const tj_op *op, tj_meta_fn oop, const tj_value *args, tj_status st)
+{
+    tj_value zeroed[TJ_MAX_ARGS];
+    bool any = false;
+    for (int i = 0; i < op->nargs; i++) {
+        bool number = op->args[i].type == TJ_A_SCALAR && (args[i].kind == TJ_V_FLOAT || args[i].kind == TJ_V_INT);
+        zeroed[i] = !number ? args[i] : args[i].kind == TJ_V_FLOAT ? tj_v_float(0) : tj_v_int(0);
+        any |= number;
+    }
+    if (!any) return st;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tj_last_error());
+    tj_meta m;
+    if (meta_oop(oop, zeroed, &m) == TJ_OK && check_result_dtype(op->name, m.dtype, args[0].u.t->dtype) != TJ_OK)
+        return TJ_ERR_DTYPE;
+    return tj_error(st, "%s", msg);
+}
+
+static tj_status meta_inplace(const tj_op *op, const char *functional, tj_meta_fn oop, int ntensors,
                               bool writes_constant, const tj_value *args, tj_meta *outs)
 {
     tj_meta m;
     tj_status st = meta_oop(oop, args, &m);
-    if (st != TJ_OK) return renamed_error(op, functional, st);
+    if (st != TJ_OK) return dtype_error_first(op, oop, args, renamed_error(op->name, functional, st));
     const tj_tensor *self = args[0].u.t;
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, self))
-        return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op,
+        return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op->name,
                         tj_shape_str(self->ndim, self->shape, a, sizeof a), tj_shape_str(m.ndim, m.shape, b, sizeof b));
-    if (tj_dtype_category(m.dtype) > tj_dtype_category(self->dtype))
-        return tj_error(TJ_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
-                        tj_dtype_name(m.dtype), tj_dtype_name(self->dtype));
-    st = check_overlap(op, args, ntensors, writes_constant);
+    st = check_result_dtype(op->name, m.dtype, self->dtype);
+    if (st == TJ_OK) st = check_overlap(op->name, args, ntensors, writes_constant);
     if (st != TJ_OK) return st;
     tj_meta *o = &outs[0];
     o->dtype = self->dtype;
@@ -121,8 +154,8 @@ static tj_status meta_inplace(const char *op, const char *functional, tj_meta_fn
 
 /* A kernel fails only on data (index_put's index out of range): its message
  * names the in-place operator the user called. */
-static tj_status kernel_inplace(const char *op, const char *functional, tj_meta_fn oop_meta, tj_kernel_fn oop_kernel,
-                                const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_inplace(const tj_op *op, const char *functional, tj_meta_fn oop_meta,
+                                tj_kernel_fn oop_kernel, const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *self = outs[0];
     tj_meta m;
@@ -137,49 +170,49 @@ static tj_status kernel_inplace(const char *op, const char *functional, tj_meta_
         if (st == TJ_OK) tj_copy_convert(self, tmp);
         tj_tensor_release(tmp);
     }
-    return st == TJ_OK ? st : renamed_error(op, functional, st);
+    return st == TJ_OK ? st : renamed_error(op->name, functional, st);
 }
 
 tj_status tj_inplace_meta(const tj_op *op, const tj_op *functional, const tj_value *args, tj_meta *outs)
 {
-    return meta_inplace(op->name, functional->name, functional->meta, op->nargs, false, args, outs);
+    return meta_inplace(op, functional->name, functional->meta, op->nargs, false, args, outs);
 }
 
 tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_value *args, tj_tensor *const *outs)
 {
-    return kernel_inplace(op->name, functional->name, functional->meta, functional->kernel, args, outs);
+    return kernel_inplace(op, functional->name, functional->meta, functional->kernel, args, outs);
 }
 
 /* ntensors: how many leading arguments are tensors (self first);
  * writes_constant: the result does not depend on self's elements. */
-#define INPLACE_OP(ident, name, oop, ntensors, writes_constant)                            \
-    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)                         \
-    {                                                                                      \
-        return meta_inplace(name, NULL, tj_meta_##oop, ntensors, writes_constant, args, outs); \
-    }                                                                                      \
-    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)              \
-    {                                                                                      \
-        return kernel_inplace(name, NULL, tj_meta_##oop, tj_kernel_##oop, args, outs);   \
+#define INPLACE_OP(ident, oop, ntensors, writes_constant)                                               \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)                                     \
+    {                                                                                                  \
+        return meta_inplace(TJ_OPS(ident), NULL, tj_meta_##oop, ntensors, writes_constant, args, outs); \
+    }                                                                                                  \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)                          \
+    {                                                                                                  \
+        return kernel_inplace(TJ_OPS(ident), NULL, tj_meta_##oop, tj_kernel_##oop, args, outs);       \
     }
 
-INPLACE_OP(add__Tensor, "aten::add_.Tensor", add_Tensor, 2, false)
-INPLACE_OP(add__Scalar, "aten::add_.Scalar", add_Scalar, 1, false)
-INPLACE_OP(sub__Tensor, "aten::sub_.Tensor", sub_Tensor, 2, false)
-INPLACE_OP(mul__Tensor, "aten::mul_.Tensor", mul_Tensor, 2, false)
-INPLACE_OP(mul__Scalar, "aten::mul_.Scalar", mul_Scalar, 1, false)
-INPLACE_OP(div__Tensor, "aten::div_.Tensor", div_Tensor, 2, false)
-INPLACE_OP(div__Scalar, "aten::div_.Scalar", div_Scalar, 1, false)
-INPLACE_OP(sqrt_, "aten::sqrt_", sqrt, 1, false)
-INPLACE_OP(addcmul_, "aten::addcmul_", addcmul, 3, false)
-INPLACE_OP(addcdiv_, "aten::addcdiv_", addcdiv, 3, false)
-INPLACE_OP(lerp__Scalar, "aten::lerp_.Scalar", lerp_Scalar, 2, false)
-INPLACE_OP(copy_, "aten::copy_", copy_oop, 2, false)
-INPLACE_OP(zero_, "aten::zero_", zero, 1, true)
-INPLACE_OP(fill__Scalar, "aten::fill_.Scalar", fill_Scalar, 1, true)
-INPLACE_OP(tril_, "aten::tril_", tril, 1, false)
-INPLACE_OP(triu_, "aten::triu_", triu, 1, false)
+INPLACE_OP(add__Tensor, add_Tensor, 2, false)
+INPLACE_OP(add__Scalar, add_Scalar, 1, false)
+INPLACE_OP(sub__Tensor, sub_Tensor, 2, false)
+INPLACE_OP(mul__Tensor, mul_Tensor, 2, false)
+INPLACE_OP(mul__Scalar, mul_Scalar, 1, false)
+INPLACE_OP(div__Tensor, div_Tensor, 2, false)
+INPLACE_OP(div__Scalar, div_Scalar, 1, false)
+INPLACE_OP(sqrt_, sqrt, 1, false)
+INPLACE_OP(addcmul_, addcmul, 3, false)
+INPLACE_OP(addcdiv_, addcdiv, 3, false)
+INPLACE_OP(lerp__Scalar, lerp_Scalar, 2, false)
+INPLACE_OP(copy_, copy_oop, 2, false)
+INPLACE_OP(zero_, zero, 1, true)
+INPLACE_OP(fill__Scalar, fill_Scalar, 1, true)
+INPLACE_OP(tril_, tril, 1, false)
+INPLACE_OP(triu_, triu, 1, false)
 /* values that overlap self are copied by index_put's kernel itself */
-INPLACE_OP(index_put_, "aten::index_put_", index_put, 1, false)
+INPLACE_OP(index_put_, index_put, 1, false)
 
 /* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */
 

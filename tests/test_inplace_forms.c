@@ -270,6 +270,47 @@ Test(inplace_forms, a_float_result_into_an_int64_self_is_a_dtype_error_and_self_
     cr_expect_eq(tj_tensor_version(x), 0u);
 }
 
+/* PyTorch 1.13: torch.tensor([1, 2, 3]).clamp_(1e300) fails with "result type
+ * Float can't be cast to the desired output type Long" (TensorIterator's
+ * check comes before the bound's conversion); torch.clamp(that, 1e300) and
+ * a float32 self's clamp_ with "value cannot be converted to type float
+ * without overflow"; fill_ of an int64 with "... to type int64_t without
+ * overflow". */
+Test(inplace_forms, a_float_bound_overflowing_float32_into_int64_self_is_the_dtype_error)
+{
+    tj_tensor *x = make(TJ_INT64, 6, XI);
+    const char *cast = "can't be cast to the desired output type int64";
+    expect_error(tj_clamp_(x, tj_v_float(1e300), tj_v_none()), TJ_ERR_DTYPE, "aten::clamp_: result type float32", cast);
+    expect_error(tj_clamp_(x, tj_v_float(-1e300), tj_v_float(1e300)), TJ_ERR_DTYPE, "aten::clamp_:", cast);
+    expect_error(tj_clamp_min_(x, tj_v_float(1e300)), TJ_ERR_DTYPE, "aten::clamp_min_:", cast);
+    expect_error(tj_clamp_max_(x, tj_v_float(-1e300)), TJ_ERR_DTYPE, "aten::clamp_max_:", cast);
+    test_expect_close(x, XI, 6, 0, 0);
+    cr_expect_eq(tj_tensor_version(x), 0u);
+    /* where the result fits self, the bound's overflow stays the error */
+    expect_error(tj_clamp(x, tj_v_float(1e300), tj_v_none()), TJ_ERR_INVALID_ARGUMENT, "aten::clamp:", "overflow");
+    expect_error(tj_clamp_(make(TJ_FLOAT32, 6, W), tj_v_float(1e300), tj_v_none()), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::clamp_:", "overflow");
+    expect_error(tj_fill_(x, tj_v_float(1e300)), TJ_ERR_INVALID_ARGUMENT, "aten::fill_.Scalar:", "overflow");
+}
+
+/* torch 1.13 runs masked_fill_ with an int64 mask by reading each element's
+ * first byte (torch.tensor([1., 2., 3.]).masked_fill_(torch.tensor([256, 1,
+ * 0]), 5.) gives [1., 5., 3.]; a float mask of ones fills nothing); its
+ * documentation and torch 2 want bool, as tjit does. */
+Test(inplace_forms, masked_fill_refuses_a_mask_that_is_not_bool)
+{
+    tj_tensor *x = make(TJ_FLOAT32, 6, W);
+    const double ones[6] = {1, 1, 1, 1, 1, 1};
+    tj_tensor *value = tj_scalar_tensor(tj_v_int(5), TJ_FLOAT32);
+    expect_error(tj_masked_fill_(x, make(TJ_INT64, 6, ones), tj_v_int(5)), TJ_ERR_DTYPE, "aten::masked_fill_.Scalar: "
+                 "mask must be a bool tensor, got int64", NULL);
+    expect_error(tj_masked_fill_tensor_(x, make(TJ_FLOAT32, 6, ones), value), TJ_ERR_DTYPE,
+                 "aten::masked_fill_.Tensor: mask must be a bool tensor, got float32", NULL);
+    expect_error(tj_masked_fill_tensor(x, make(TJ_INT64, 3, ones), value), TJ_ERR_DTYPE,
+                 "aten::masked_fill.Tensor: mask must be a bool tensor, got int64", NULL);
+    test_expect_close(x, W, 6, 0, 0);
+}
+
 Test(inplace_forms, operands_broadcasting_beyond_self_are_a_shape_error)
 {
     int64_t s31[2] = {3, 1}, s34[2] = {3, 4};

@@ -9,7 +9,9 @@
  *   the operands must be self's shape (TJ_ERR_SHAPE otherwise), and the
  *   result dtype must be one self can hold (float into int64 or a non-bool
  *   result into bool gives TJ_ERR_DTYPE, as PyTorch's "result type Float can't be cast to
- *   the desired output type Long"). self may be any view (non-contiguous,
+ *   the desired output type Long"), checked before the range of Scalar
+ *   arguments as in PyTorch (clamp_ of an int64 self with a bound of 1e300 is
+ *   that dtype error, clamp's the overflow error). self may be any view (non-contiguous,
  *   storage offset); its base sees the change.
  * - They return self (the caller's reference, not a new one) or NULL on
  *   failure, with self unchanged. A successful call bumps the version of

@@ -113,7 +113,13 @@ tj_tensor *tj_clamp(tj_tensor *self, tj_value min, tj_value max);
  * PyTorch 1.13's maximum / minimum path) and TJ_ERR_DTYPE with both (as
  * PyTorch's "clamp_cpu not implemented for 'Bool'"). */
 tj_tensor *tj_clamp_tensor(tj_tensor *self, tj_tensor *min, tj_tensor *max);
-/** aten::masked_fill.Scalar: mask is bool and broadcasts to self's shape. */
+/** aten::masked_fill.Scalar: self where mask is false, value (converted to
+ * self's dtype) where it is true. mask is bool and broadcasts with self;
+ * the result has their broadcast shape and self's dtype. Errors:
+ * TJ_ERR_DTYPE for a mask of another dtype (PyTorch documents a bool mask;
+ * torch 1.13 reads an int64 or float mask's first byte per element, an
+ * accident tjit does not follow), TJ_ERR_SHAPE when they do not broadcast,
+ * TJ_ERR_INVALID_ARGUMENT for a value that overflows self's dtype. */
 tj_tensor *tj_masked_fill(tj_tensor *self, tj_tensor *mask, tj_value value);
 /** aten::masked_fill.Tensor: tj_masked_fill with the value read from a 0-dim
  * tensor of any dtype (converted to self's: 7.5 into int64 is 7). Result:
