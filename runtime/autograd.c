@@ -391,8 +391,8 @@ static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autogra
         call->versions[i] = args[i].kind == TJ_V_TENSOR ? tj_tensor_version(args[i].u.t) : 0;
     bool other_grad = false;
     for (int i = 1; i < op->nargs; i++) other_grad |= args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t);
-    const tj_derivative *d = tj_derivative_of(op);
-    if (d->reads_old_self && (other_grad || d->old_self_always)) {
+    tj_self_read r = tj_derivative_of(op)->self_read;
+    if (r == TJ_SELF_READ || (r == TJ_SELF_READ_FOR_OTHERS && other_grad)) {
         bool was = tj_set_grad_enabled(false);
         call->old_self = tj_clone(self);
         tj_set_grad_enabled(was);

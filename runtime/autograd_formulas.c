@@ -1561,29 +1561,33 @@ FORMULA(d_select_scatter)
 #define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
 #define D_OUTS(ident, fn, nondiff_mask) [TJ_OPI_##ident] = {fn, false, nondiff_mask}
 #define NONDIFF(ident) [TJ_OPI_##ident] = {NULL, true, 0}
-/* an in-place operator whose formula reads self's value before the call */
-#define D_OLD_SELF(ident, fn) [TJ_OPI_##ident] = {fn, false, 0, true}
+/* formulas that read no value of self (derivatives.yaml's `result`, or
+ * nothing of self), and those that read it only for the other inputs'
+ * gradients: recording an in-place call over them copies self's old value
+ * never, or only when another input requires grad (tj_self_read) */
+#define D_NO_SELF(ident, fn) [TJ_OPI_##ident] = {fn, false, 0, 0, TJ_SELF_UNREAD}
+#define D_SELF_FOR_OTHERS(ident, fn) [TJ_OPI_##ident] = {fn, false, 0, 0, TJ_SELF_READ_FOR_OTHERS}
 /* arguments (bit i: argument i) that must not require grad, and returns
  * without a gradient */
 #define D_NO_GRAD_ARGS(ident, fn, nondiff_args, nondiff_outputs) \
-    [TJ_OPI_##ident] = {fn, false, nondiff_outputs, false, nondiff_args}
+    [TJ_OPI_##ident] = {fn, false, nondiff_outputs, nondiff_args}
 
 static const tj_derivative derivatives[TJ_OPI_COUNT] = {
-    D(abs, d_abs), D(neg, d_neg), D(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt), D(rsqrt, d_rsqrt),
-    D(tanh, d_tanh), D(sigmoid, d_sigmoid), D(erf, d_erf), D(reciprocal, d_reciprocal), D(sin, d_sin),
-    D(cos, d_cos), D(log1p, d_log1p), D(expm1, d_expm1), D(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu),
-    D(add_Tensor, d_add), D(add_Scalar, d_add), D(sub_Tensor, d_sub), D(sub_Scalar, d_sub),
-    D(mul_Tensor, d_mul), D(mul_Scalar, d_mul_scalar), D(div_Tensor, d_div), D(div_Scalar, d_div_scalar),
-    D(div_Tensor_mode, d_div_mode), D(div_Scalar_mode, d_div_scalar_mode), D(pow_Tensor_Scalar, d_pow_scalar),
-    D(pow_Tensor_Tensor, d_pow), D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where),
-    D(clamp, d_clamp), D(clamp_Tensor, d_clamp_tensor), D(masked_fill_Scalar, d_masked_fill),
-    D(masked_fill_Tensor, d_masked_fill), D(logaddexp, d_logaddexp),
-    NONDIFF(eq_Tensor), NONDIFF(ne_Tensor), NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor),
-    NONDIFF(ge_Tensor), NONDIFF(eq_Scalar), NONDIFF(gt_Scalar),
-    NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
+    D(abs, d_abs), D_NO_SELF(neg, d_neg), D_NO_SELF(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt),
+    D_NO_SELF(rsqrt, d_rsqrt), D_NO_SELF(tanh, d_tanh), D_NO_SELF(sigmoid, d_sigmoid), D(erf, d_erf),
+    D_NO_SELF(reciprocal, d_reciprocal), D(sin, d_sin), D(cos, d_cos), D(log1p, d_log1p), D_NO_SELF(expm1, d_expm1),
+    D_NO_SELF(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu), D(add_Tensor, d_add), D(add_Scalar, d_add),
+    D(sub_Tensor, d_sub), D_NO_SELF(sub_Scalar, d_sub), D(mul_Tensor, d_mul), D(mul_Scalar, d_mul_scalar),
+    D(div_Tensor, d_div), D(div_Scalar, d_div_scalar), D_SELF_FOR_OTHERS(div_Tensor_mode, d_div_mode),
+    D_NO_SELF(div_Scalar_mode, d_div_scalar_mode), D(pow_Tensor_Scalar, d_pow_scalar), D(pow_Tensor_Tensor, d_pow),
+    D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where), D(clamp, d_clamp),
+    D(clamp_Tensor, d_clamp_tensor), D_NO_SELF(masked_fill_Scalar, d_masked_fill),
+    D_NO_SELF(masked_fill_Tensor, d_masked_fill), D(logaddexp, d_logaddexp), NONDIFF(eq_Tensor), NONDIFF(ne_Tensor),
+    NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor), NONDIFF(ge_Tensor), NONDIFF(eq_Scalar),
+    NONDIFF(gt_Scalar), NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
-    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D(sign, d_zero), D(square, d_square),
+    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu),
     /* session 16 (lossact) */
@@ -1592,14 +1596,15 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 20 (fxparity) */
     D(mse_loss, d_mse_loss), D(mse_loss_backward, d_mse_loss_backward),
     /* session 19 (emath) */
-    D(floor, d_zero), D(ceil, d_zero), D(round, d_zero), D(trunc, d_zero), D(frac, d_identity),
-    D(remainder_Tensor, d_remainder), D(remainder_Scalar, d_identity), D(fmod_Tensor, d_fmod),
-    D(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
+    D_NO_SELF(floor, d_zero), D_NO_SELF(ceil, d_zero), D_NO_SELF(round, d_zero), D_NO_SELF(trunc, d_zero),
+    D_NO_SELF(frac, d_identity), D_SELF_FOR_OTHERS(remainder_Tensor, d_remainder),
+    D_NO_SELF(remainder_Scalar, d_identity), D_SELF_FOR_OTHERS(fmod_Tensor, d_fmod),
+    D_NO_SELF(fmod_Scalar, d_identity), NONDIFF(isnan), NONDIFF(isinf), D(nan_to_num, d_nan_to_num),
     D(clamp_min, d_clamp_min), D(clamp_max, d_clamp_max), D(atan2, d_atan2), D(asin, d_asin), D(acos, d_acos),
-    D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D(exp2, d_exp2),
+    D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D_NO_SELF(exp2, d_exp2),
     /* remainder.Scalar_Tensor has none (as PyTorch); the in-place
      * forms take their partner's entry (tj_derivative_of) */
-    D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D(round_decimals, d_zero),
+    D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D_NO_SELF(round_decimals, d_zero),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),
     D(amin, d_amax_amin), NONDIFF(argmax), D(max_dim, d_max_dim), D(var_correction, d_var),
@@ -1614,8 +1619,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
     D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
-    D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd), D(clone, d_identity),
-    D(_to_copy, d_identity), D(stack, d_stack),
+    D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd),
+    D(clone, d_identity), D(_to_copy, d_identity), D(stack, d_stack),
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
@@ -1634,20 +1639,23 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
-    D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D(index_put_, d_index_put),
+    D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
 
-    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D(lerp_Tensor, d_lerp_tensor),
+    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor),
     D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter),
     D(select_scatter, d_select_scatter),
 
-    /* in place: the out-of-place formula, over self's old value where it reads it */
-    D(add__Tensor, d_add), D(add__Scalar, d_add), D(sub__Tensor, d_sub), D_OLD_SELF(mul__Tensor, d_mul),
-    D(mul__Scalar, d_mul_scalar), D_OLD_SELF(div__Tensor, d_div), D(div__Scalar, d_div_scalar), D(sqrt_, d_sqrt),
-    D(addcmul_, d_addcmul), D(addcdiv_, d_addcdiv), D(lerp__Scalar, d_lerp), D(copy_, d_copy), D(zero_, d_overwrite),
-    D(fill__Scalar, d_overwrite),
+    /* in place: the out-of-place formula; mul_ and div_ read self's old value
+     * for other's gradient (a copy made when other requires grad) */
+    D_NO_SELF(add__Tensor, d_add), D_NO_SELF(add__Scalar, d_add), D_NO_SELF(sub__Tensor, d_sub),
+    D_SELF_FOR_OTHERS(mul__Tensor, d_mul), D_NO_SELF(mul__Scalar, d_mul_scalar),
+    D_SELF_FOR_OTHERS(div__Tensor, d_div), D_NO_SELF(div__Scalar, d_div_scalar), D_NO_SELF(sqrt_, d_sqrt),
+    D_NO_SELF(addcmul_, d_addcmul), D_NO_SELF(addcdiv_, d_addcdiv), D_NO_SELF(lerp__Scalar, d_lerp),
+    D_NO_SELF(copy_, d_copy), D_NO_SELF(zero_, d_overwrite), D_NO_SELF(fill__Scalar, d_overwrite),
 
     /* session 17 (trirep) */
-    D(tril, d_tril), D(triu, d_triu), D(tril_, d_tril), D(triu_, d_triu), D(repeat, d_repeat), D(roll, d_roll),
+    D(tril, d_tril), D(triu, d_triu), D_NO_SELF(tril_, d_tril), D_NO_SELF(triu_, d_triu), D(repeat, d_repeat),
+    D(roll, d_roll),
 
     /* resampling */
     D(upsample_nearest2d_vec, d_upsample_nearest2d), D(upsample_bilinear2d_vec, d_upsample_bilinear2d),
@@ -1665,8 +1673,9 @@ FORMULA(d_none)
     return TJ_OK;
 }
 
-/* The in-place forms of op_inplace_forms.def: their partner's entry, over a
- * copy of self's old value. Built once, before the first lookup returns. */
+/* The in-place forms of op_inplace_forms.def: their partner's entry, whose
+ * self_read says when recording copies self's old value. Built once, before
+ * the first lookup returns. */
 static tj_derivative form_derivatives[TJ_OPI_COUNT];
 static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
 
@@ -1676,8 +1685,7 @@ static void init_form_derivatives(void)
         const tj_op *f = tj_op_inplace_functional(&tj_builtin_ops[i]);
         if (!f) continue;
         tj_derivative d = derivatives[f->index];
-        if (d.nondiff || !d.fn) d = (tj_derivative){.fn = d_none};
-        d.reads_old_self = d.old_self_always = true;
+        if (d.nondiff || !d.fn) d = (tj_derivative){.fn = d_none, .self_read = TJ_SELF_UNREAD};
         form_derivatives[i] = d;
     }
 }

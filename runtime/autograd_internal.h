@@ -61,6 +61,22 @@ bool tj_grad_saved_unmodified(const tj_grad_ctx *c);
  * converts it. Returns TJ_OK or an error status. */
 typedef tj_status (*tj_grad_formula)(const tj_grad_ctx *c, tj_tensor *const *grads, tj_tensor **gi);
 
+/** What a formula reads of self's (argument 0's) value. An in-place call
+ * overwrites self, so recording one copies self's old value first when the
+ * formula reads it (the in-place forms of op_inplace_forms.def take their
+ * out-of-place partner's formula, and this with it). PyTorch's
+ * derivatives.yaml tells the same apart by naming `self` or `result`. */
+typedef enum tj_self_read {
+    /** for self's own gradient (log: grad / self): a copy on every
+     * recorded call. The default, which is never wrong */
+    TJ_SELF_READ = 0,
+    /** only for the other inputs' gradients (mul: other's is grad * self):
+     * a copy when one of them requires grad */
+    TJ_SELF_READ_FOR_OTHERS,
+    /** never (exp: grad * result; add; neg; comparisons): no copy */
+    TJ_SELF_UNREAD,
+} tj_self_read;
+
 typedef struct tj_derivative {
     /** NULL: no formula. A call with an input that requires grad is still
      * recorded, by a node that saves nothing and fails with
@@ -69,18 +85,11 @@ typedef struct tj_derivative {
     tj_grad_formula fn;
     bool nondiff;            /**< not differentiable (comparisons, creation, ...) */
     unsigned nondiff_outputs; /**< bit i: return i never carries a gradient */
-    /** an in-place operator whose formula reads self's value before the call
-     * (mul_: other's gradient is grad * self): recording saves a copy */
-    bool reads_old_self;
     /** bit i: schema argument i has no derivative and must not require grad
      * (PyTorch's check_no_requires_grad: a loss's weight, batch norm's
      * running statistics); recording refuses the call otherwise */
     unsigned nondiff_args;
-    /** with reads_old_self: the copy is made whenever the call is recorded,
-     * since the formula reads self's old value for self's own gradient too
-     * (the in-place forms of op_inplace_forms.def, over their out-of-place
-     * partner's formula: log_ reads x for grad / x) */
-    bool old_self_always;
+    tj_self_read self_read; /**< read for in-place calls (see tj_self_read) */
 } tj_derivative;
 
 /** The derivative entry of a built-in operator (a zero entry when none). */

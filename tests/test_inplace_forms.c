@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "alloc_counter.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 #include "tjit/tjit.h"
@@ -520,6 +521,126 @@ Test(inplace_forms, a_value_saved_before_an_in_place_call_fails_the_backward_pas
     cr_assert_not_null(tj_log_(y), "%s", tj_last_error());
     tj_tensor *g;
     cr_expect_eq(tj_autograd_grad(&z, 1, NULL, &x, 1, &g), TJ_ERR_MODIFIED, "%s", tj_last_error());
+}
+
+/* ---- the copy of self's old value that recording makes ---- */
+
+/* The differentiable forms whose formula reads no old value of self, as
+ * PyTorch saves `result` (exp_: grad * result) or nothing of self (neg_,
+ * floor_, masked_fill_), or reads it only for another operand's gradient
+ * (div_.Tensor_mode, remainder_ / fmod_ .Tensor, lerp_.Tensor), which does
+ * not require grad below. The forms of comparisons and logical operators
+ * have no formula to read it. Every other form copies self. */
+static const char *const NO_COPY[] = {
+    "aten::neg_", "aten::exp_", "aten::rsqrt_", "aten::tanh_", "aten::sigmoid_", "aten::reciprocal_",
+    "aten::expm1_", "aten::relu_", "aten::sign_", "aten::floor_", "aten::ceil_", "aten::round_", "aten::trunc_",
+    "aten::frac_", "aten::exp2_", "aten::round_.decimals", "aten::sub_.Scalar", "aten::div_.Tensor_mode",
+    "aten::div_.Scalar_mode", "aten::remainder_.Tensor", "aten::remainder_.Scalar", "aten::fmod_.Tensor",
+    "aten::fmod_.Scalar", "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::lerp_.Tensor",
+};
+
+static bool copies_self(const form_case *c)
+{
+    if (!differentiable_form(c)) return false;
+    for (size_t k = 0; k < sizeof NO_COPY / sizeof *NO_COPY; k++)
+        if (strcmp(NO_COPY[k], c->op) == 0) return false;
+    return true;
+}
+
+/* The first case of each form with a float32 self. */
+static bool first_float_form_case(int k)
+{
+    const form_case *c = &form_cases[k];
+    if (c->dtype != TJ_FLOAT32 || !tj_op_inplace_functional(tj_op_find(c->op))) return false;
+    for (int j = 0; j < k; j++)
+        if (form_cases[j].dtype == TJ_FLOAT32 && strcmp(form_cases[j].op, c->op) == 0) return false;
+    return true;
+}
+
+/* self [ROWS, 2, 3]: 2.4 MB of float32; blocks above CAP are refused: a copy
+ * of self, but not the 0.6 MB bool result a comparison writes self from */
+#define ROWS 100000
+#define CAP ((size_t)1 << 20)
+
+/* Each form on a self [ROWS, 2, 3] (the case's self repeated; its other
+ * arguments broadcast) that requires grad, with allocations above CAP
+ * refused: the forms that copy self fail for want of memory, the others
+ * record their call; their gradient is then the out-of-place path's. */
+Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_value, .init = count_allocations)
+{
+    tj_scope *outer = tj_scope_begin();
+    int64_t shape[3] = {ROWS, 2, 3};
+    int checked = 0, copied = 0;
+    for (int k = 0; k < NCASES; k++) {
+        if (!first_float_form_case(k)) continue;
+        const form_case *c = &form_cases[k];
+        const tj_op *op = tj_op_find(c->op), *f = tj_op_inplace_functional(op);
+        tj_scope *s = tj_scope_begin();
+        tj_value args[4], outs[TJ_MAX_RETURNS];
+        build(c, args);
+        tj_tensor *x = tj_clone(tj_expand(args[0].u.t, shape, 3)), *y = tj_mul_scalar(x, tj_v_int(1));
+        cr_assert_not_null(y, "%s", tj_last_error());
+        /* the kernel itself needs no large block */
+        args[0] = tj_v_tensor(tj_clone(y));
+        refuse_allocations_over(CAP);
+        cr_assert_eq(tj_dispatch(op, args, c->nargs + 1, outs), TJ_OK, "%s: %s", c->op, tj_last_error());
+        refuse_allocations_over(0);
+        cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+        args[0] = tj_v_tensor(tj_mul_scalar(x, tj_v_int(1)));
+        uint32_t version = tj_tensor_version(args[0].u.t);
+        refuse_allocations_over(CAP);
+        tj_status st = tj_dispatch(op, args, c->nargs + 1, outs);
+        refuse_allocations_over(0);
+        if (copies_self(c)) {
+            cr_expect_eq(st, TJ_ERR_OUT_OF_MEMORY, "%s copies self: %s", c->op, tj_last_error());
+            cr_expect_eq(tj_tensor_version(args[0].u.t), version, "%s: self is unchanged", c->op);
+            copied++;
+        } else {
+            cr_assert_eq(st, TJ_OK, "%s copies nothing: %s", c->op, tj_last_error());
+        }
+        if (st == TJ_OK && differentiable_form(c)) {
+            tj_tensor *loss = tj_sum(outs[0].u.t, TJ_DTYPE_NONE), *g, *want;
+            cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, &g), TJ_OK, "%s: %s", c->op, tj_last_error());
+            args[0] = tj_v_tensor(tj_mul_scalar(x, tj_v_int(1)));
+            cr_assert_eq(tj_dispatch(f, args, c->nargs + 1, outs), TJ_OK, "%s: %s", f->name, tj_last_error());
+            loss = tj_sum(outs[0].u.t, TJ_DTYPE_NONE);
+            cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, &want), TJ_OK, "%s: %s", f->name, tj_last_error());
+            bool same;
+            cr_assert_eq(tj_allclose(g, want, 0, 0, true, &same), TJ_OK, "%s", tj_last_error());
+            cr_expect(same, "%s: the gradient is the out-of-place path's", c->op);
+        }
+        tj_scope_end(s);
+        checked++;
+    }
+    tj_scope_end(outer);
+    cr_expect_eq(checked, 73 - 1, "every form has a float32 case (but masked_fill_.Tensor's second)");
+    cr_expect_geq(copied, 30, "%d forms copy self", copied);
+}
+
+/* lerp_.Tensor reads self's old value for weight's gradient only (grad *
+ * (end - self)), div_.Tensor_mode for other's: the copy is made when that
+ * operand requires grad, and then the gradients are PyTorch's. */
+Test(inplace_forms, a_form_reading_self_for_another_gradient_copies_it_when_that_one_requires_grad,
+     .init = count_allocations)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t shape[1] = {ROWS * 6};
+    tj_tensor *x = tj_full(shape, 1, tj_v_float(0.5), TJ_FLOAT32), *w = tj_full(shape, 1, tj_v_float(0.25), TJ_FLOAT32);
+    tj_tensor *e = tj_full(shape, 1, tj_v_float(2), TJ_FLOAT32);
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    tj_tensor *y = tj_mul_scalar(x, tj_v_int(1)), *z = tj_mul_scalar(x, tj_v_int(1));
+    refuse_allocations_over(CAP);
+    expect_error(tj_lerp_tensor_(y, e, w), TJ_ERR_OUT_OF_MEMORY, "out of memory", NULL);
+    expect_error(tj_div_mode_(z, w, NULL), TJ_ERR_OUT_OF_MEMORY, "out of memory", NULL);
+    refuse_allocations_over(0);
+    cr_assert_eq(tj_lerp_tensor_(y, e, w), y, "%s", tj_last_error());
+    tj_tensor *loss = tj_sum(y, TJ_DTYPE_NONE), *g[2];
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, w}, 2, g), TJ_OK, "%s", tj_last_error());
+    /* d/dx: 1 - 0.25; d/dw: end - self = 2 - 0.5 */
+    cr_expect_eq(tj_tensor_item_at(g[0], 0), 0.75);
+    cr_expect_eq(tj_tensor_item_at(g[1], ROWS), 1.5);
+    tj_scope_end(s);
 }
 
 /* ---- make_fx, functionalisation, replay ---- */

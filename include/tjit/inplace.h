@@ -18,7 +18,9 @@
  *   self's storage (tj_tensor_version), which autograd checks.
  * - With grad mode on and an operand that requires grad, autograd records the
  *   call as PyTorch does: self's history becomes the call (self's value before
- *   the call is copied first when the formula needs it: mul_, div_), and a
+ *   the call is copied first only when the formula reads it: always for
+ *   log_'s grad / self, for mul_ / div_ when other requires grad, never for
+ *   add_ or for exp_, whose formula reads the result), and a
  *   plain self starts requiring grad. Refused at the call, self unchanged:
  *   self a leaf that requires grad (TJ_ERR_INVALID_ARGUMENT, as PyTorch; run
  *   optimiser updates under tj_no_grad_begin, as the optimisers of optim.h
@@ -93,7 +95,12 @@ tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_t
  * recorded as the in-place operator; functionalisation and their
  * decomposition turn them into the out-of-place operator (plus copy_).
  * Under autograd the gradient is the out-of-place operator's, computed over
- * a copy of self's old value (comparisons and logical operators: zero). */
+ * a copy of self's old value when its formula reads it (not for exp_,
+ * tanh_, sigmoid_, relu_, rsqrt_, reciprocal_, expm1_, exp2_, which read the
+ * result, nor for neg_, the rounding forms, sub_.Scalar, the Scalar
+ * remainder_ / fmod_, div_.Scalar_mode, masked_fill_; div_.Tensor_mode,
+ * remainder_ / fmod_ .Tensor and lerp_.Tensor only when other or weight
+ * requires grad); comparisons and logical operators pass zero. */
 /** Unary: aten::abs_, neg_, exp_, log_, rsqrt_, tanh_, sigmoid_, erf_,
  * reciprocal_, sin_, cos_, log1p_, expm1_, relu_, silu_, sign_, square_,
  * hardsigmoid_, hardswish_, floor_, ceil_, round_, trunc_, frac_, asin_,
