@@ -1,7 +1,7 @@
 /* Decompositions of the optimisers' fused pointwise operators, as
- * torch._refs writes them (self + value * tensor1 * tensor2, ...), and of
- * their in-place forms, which compute out of place and copy_ the result into
- * self (so a traced graph keeps the mutation for functionalisation). */
+ * torch._refs writes them (self + value * tensor1 * tensor2, ...). Their
+ * in-place forms (addcmul_, ...) are lines of op_inplace_forms.def, with
+ * the generic decomposition (decomps/inplace_ops.c). */
 #include "util.h"
 
 static tj_tensor *addcmul(const tj_value *a)
@@ -45,29 +45,10 @@ static tj_status decomp_lerp_tensor(const tj_value *args, tj_value *outs)
     return tj_dc_done(lerp_tensor(args), outs);
 }
 
-/* self.copy_(out-of-place result); the result is self itself. */
-static tj_status copy_into_self(const tj_value *args, tj_tensor *r, tj_value *outs)
-{
-    return tj_dc_done(r ? tj_copy_(args[0].u.t, r) : NULL, outs);
-}
-
-static tj_status decomp_addcmul_(const tj_value *args, tj_value *outs)
-{
-    return copy_into_self(args, addcmul(args), outs);
-}
-static tj_status decomp_addcdiv_(const tj_value *args, tj_value *outs)
-{
-    return copy_into_self(args, addcdiv(args), outs);
-}
-static tj_status decomp_lerp_(const tj_value *args, tj_value *outs) { return copy_into_self(args, lerp(args), outs); }
-
 void tj_register_inplace_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(addcmul), decomp_addcmul, "decomp_addcmul");
     tj_op_set_decomposition(TJ_OPS(addcdiv), decomp_addcdiv, "decomp_addcdiv");
     tj_op_set_decomposition(TJ_OPS(lerp_Scalar), decomp_lerp, "decomp_lerp");
     tj_op_set_decomposition(TJ_OPS(lerp_Tensor), decomp_lerp_tensor, "decomp_lerp_tensor");
-    tj_op_set_decomposition(TJ_OPS(addcmul_), decomp_addcmul_, "decomp_addcmul_");
-    tj_op_set_decomposition(TJ_OPS(addcdiv_), decomp_addcdiv_, "decomp_addcdiv_");
-    tj_op_set_decomposition(TJ_OPS(lerp__Scalar), decomp_lerp_, "decomp_lerp_");
 }

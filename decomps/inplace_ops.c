@@ -1,10 +1,8 @@
-/* Decompositions of the in-place arithmetic operators (add_, sub_, mul_,
- * div_, sqrt_, zero_, fill_), of tril_ / triu_ / index_put_ and of the
- * in-place forms of op_inplace_forms.def: the out-of-place result
- * written back with copy_, so that a traced graph keeps the mutation for
- * functionalisation. The in-place operator's own shape function checks
- * first that the result fits self (no broadcasting of self, no dtype
- * change). */
+/* Decompositions of zero_, fill_, index_put_ and of the in-place forms of
+ * op_inplace_forms.def: the out-of-place result written back with copy_, so
+ * that a traced graph keeps the mutation for functionalisation. The
+ * in-place operator's own shape function checks first that the result fits
+ * self (no broadcasting of self, no dtype change). */
 #include "util.h"
 
 /* copy_(self, r); the result is self itself. */
@@ -23,18 +21,8 @@ static tj_status write_back(const tj_value *args, tj_tensor *r, tj_value *outs)
         return write_back(args, (EXPR), outs);                              \
     }
 
-INPLACE(add_tensor_, add__Tensor, tj_add_alpha(self, args[1].u.t, args[2]))
-INPLACE(add_scalar_, add__Scalar, tj_add_alpha(self, tj_dc_scalar(&args[1], m[0].dtype), args[2]))
-INPLACE(sub_tensor_, sub__Tensor, tj_sub_alpha(self, args[1].u.t, args[2]))
-INPLACE(mul_tensor_, mul__Tensor, tj_mul(self, args[1].u.t))
-INPLACE(mul_scalar_, mul__Scalar, tj_mul(self, tj_dc_scalar(&args[1], m[0].dtype)))
-INPLACE(div_tensor_, div__Tensor, tj_div(self, args[1].u.t))
-INPLACE(div_scalar_, div__Scalar, tj_div(self, tj_dc_scalar(&args[1], m[0].dtype)))
-INPLACE(sqrt_, sqrt_, tj_sqrt(self))
 INPLACE(zero_, zero_, tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype))
 INPLACE(fill_, fill__Scalar, tj_full(m[0].shape, m[0].ndim, tj_dc_convert(&args[1], m[0].dtype), (int)m[0].dtype))
-INPLACE(tril_, tril_, tj_tril(self, args[1].u.i))
-INPLACE(triu_, triu_, tj_triu(self, args[1].u.i))
 INPLACE(index_put_, index_put_, tj_index_put(self, args[1].u.ts, args[1].n, args[2].u.t, args[3].u.b))
 
 /* The in-place forms of op_inplace_forms.def, one rule for all: the
@@ -63,17 +51,7 @@ void tj_register_inplace_ops_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(ident), form_##ident, "write_back_" #ident);
 #include "op_inplace_forms.def"
 #undef TJ_INPLACE_FORM
-    tj_op_set_decomposition(TJ_OPS(add__Tensor), add_tensor_, "add_tensor_");
-    tj_op_set_decomposition(TJ_OPS(add__Scalar), add_scalar_, "add_scalar_");
-    tj_op_set_decomposition(TJ_OPS(sub__Tensor), sub_tensor_, "sub_tensor_");
-    tj_op_set_decomposition(TJ_OPS(mul__Tensor), mul_tensor_, "mul_tensor_");
-    tj_op_set_decomposition(TJ_OPS(mul__Scalar), mul_scalar_, "mul_scalar_");
-    tj_op_set_decomposition(TJ_OPS(div__Tensor), div_tensor_, "div_tensor_");
-    tj_op_set_decomposition(TJ_OPS(div__Scalar), div_scalar_, "div_scalar_");
-    tj_op_set_decomposition(TJ_OPS(sqrt_), sqrt_, "sqrt_");
     tj_op_set_decomposition(TJ_OPS(zero_), zero_, "zero_");
     tj_op_set_decomposition(TJ_OPS(fill__Scalar), fill_, "fill_");
-    tj_op_set_decomposition(TJ_OPS(tril_), tril_, "tril_");
-    tj_op_set_decomposition(TJ_OPS(triu_), triu_, "triu_");
     tj_op_set_decomposition(TJ_OPS(index_put_), index_put_, "index_put_");
 }

@@ -1573,12 +1573,13 @@ FORMULA(d_select_scatter)
     [TJ_OPI_##ident] = {fn, false, nondiff_outputs, nondiff_args}
 
 static const tj_derivative derivatives[TJ_OPI_COUNT] = {
-    D(abs, d_abs), D_NO_SELF(neg, d_neg), D_NO_SELF(exp, d_exp), D(log, d_log), D(sqrt, d_sqrt),
+    D(abs, d_abs), D_NO_SELF(neg, d_neg), D_NO_SELF(exp, d_exp), D(log, d_log), D_NO_SELF(sqrt, d_sqrt),
     D_NO_SELF(rsqrt, d_rsqrt), D_NO_SELF(tanh, d_tanh), D_NO_SELF(sigmoid, d_sigmoid), D(erf, d_erf),
     D_NO_SELF(reciprocal, d_reciprocal), D(sin, d_sin), D(cos, d_cos), D(log1p, d_log1p), D_NO_SELF(expm1, d_expm1),
-    D_NO_SELF(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu), D(add_Tensor, d_add), D(add_Scalar, d_add),
-    D(sub_Tensor, d_sub), D_NO_SELF(sub_Scalar, d_sub), D(mul_Tensor, d_mul), D(mul_Scalar, d_mul_scalar),
-    D(div_Tensor, d_div), D(div_Scalar, d_div_scalar), D_SELF_FOR_OTHERS(div_Tensor_mode, d_div_mode),
+    D_NO_SELF(relu, d_relu), D(gelu, d_gelu), D(silu, d_silu), D_NO_SELF(add_Tensor, d_add),
+    D_NO_SELF(add_Scalar, d_add), D_NO_SELF(sub_Tensor, d_sub), D_NO_SELF(sub_Scalar, d_sub),
+    D_SELF_FOR_OTHERS(mul_Tensor, d_mul), D_NO_SELF(mul_Scalar, d_mul_scalar), D_SELF_FOR_OTHERS(div_Tensor, d_div),
+    D_NO_SELF(div_Scalar, d_div_scalar), D_SELF_FOR_OTHERS(div_Tensor_mode, d_div_mode),
     D_NO_SELF(div_Scalar_mode, d_div_scalar_mode), D(pow_Tensor_Scalar, d_pow_scalar), D(pow_Tensor_Tensor, d_pow),
     D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where), D(clamp, d_clamp),
     D(clamp_Tensor, d_clamp_tensor), D_NO_SELF(masked_fill_Scalar, d_masked_fill),
@@ -1641,21 +1642,15 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
 
-    D(addcmul, d_addcmul), D(addcdiv, d_addcdiv), D(lerp_Scalar, d_lerp), D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor),
-    D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite), D(slice_scatter, d_slice_scatter),
-    D(select_scatter, d_select_scatter),
+    D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),
+    D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor), D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite),
+    D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),
 
-    /* in place: the out-of-place formula; mul_ and div_ read self's old value
-     * for other's gradient (a copy made when other requires grad) */
-    D_NO_SELF(add__Tensor, d_add), D_NO_SELF(add__Scalar, d_add), D_NO_SELF(sub__Tensor, d_sub),
-    D_SELF_FOR_OTHERS(mul__Tensor, d_mul), D_NO_SELF(mul__Scalar, d_mul_scalar),
-    D_SELF_FOR_OTHERS(div__Tensor, d_div), D_NO_SELF(div__Scalar, d_div_scalar), D_NO_SELF(sqrt_, d_sqrt),
-    D_NO_SELF(addcmul_, d_addcmul), D_NO_SELF(addcdiv_, d_addcdiv), D_NO_SELF(lerp__Scalar, d_lerp),
+    /* in place, besides the forms of op_inplace_forms.def */
     D_NO_SELF(copy_, d_copy), D_NO_SELF(zero_, d_overwrite), D_NO_SELF(fill__Scalar, d_overwrite),
 
     /* session 17 (trirep) */
-    D(tril, d_tril), D(triu, d_triu), D_NO_SELF(tril_, d_tril), D_NO_SELF(triu_, d_triu), D(repeat, d_repeat),
-    D(roll, d_roll),
+    D_NO_SELF(tril, d_tril), D_NO_SELF(triu, d_triu), D(repeat, d_repeat), D(roll, d_roll),
 
     /* resampling */
     D(upsample_nearest2d_vec, d_upsample_nearest2d), D(upsample_bilinear2d_vec, d_upsample_bilinear2d),

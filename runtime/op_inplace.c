@@ -195,22 +195,9 @@ tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_v
         return kernel_inplace(TJ_OPS(ident), NULL, tj_meta_##oop, tj_kernel_##oop, args, outs);       \
     }
 
-INPLACE_OP(add__Tensor, add_Tensor, 2, false)
-INPLACE_OP(add__Scalar, add_Scalar, 1, false)
-INPLACE_OP(sub__Tensor, sub_Tensor, 2, false)
-INPLACE_OP(mul__Tensor, mul_Tensor, 2, false)
-INPLACE_OP(mul__Scalar, mul_Scalar, 1, false)
-INPLACE_OP(div__Tensor, div_Tensor, 2, false)
-INPLACE_OP(div__Scalar, div_Scalar, 1, false)
-INPLACE_OP(sqrt_, sqrt, 1, false)
-INPLACE_OP(addcmul_, addcmul, 3, false)
-INPLACE_OP(addcdiv_, addcdiv, 3, false)
-INPLACE_OP(lerp__Scalar, lerp_Scalar, 2, false)
 INPLACE_OP(copy_, copy_oop, 2, false)
 INPLACE_OP(zero_, zero, 1, true)
 INPLACE_OP(fill__Scalar, fill_Scalar, 1, true)
-INPLACE_OP(tril_, tril, 1, false)
-INPLACE_OP(triu_, triu, 1, false)
 /* values that overlap self are copied by index_put's kernel itself */
 INPLACE_OP(index_put_, index_put, 1, false)
 

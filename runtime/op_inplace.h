@@ -7,17 +7,6 @@
 
 #include "internal.h"
 
-TJ_OP_DECLARE(add__Tensor)
-TJ_OP_DECLARE(add__Scalar)
-TJ_OP_DECLARE(sub__Tensor)
-TJ_OP_DECLARE(mul__Tensor)
-TJ_OP_DECLARE(mul__Scalar)
-TJ_OP_DECLARE(div__Tensor)
-TJ_OP_DECLARE(div__Scalar)
-TJ_OP_DECLARE(sqrt_)
-TJ_OP_DECLARE(addcmul_)
-TJ_OP_DECLARE(addcdiv_)
-TJ_OP_DECLARE(lerp__Scalar)
 TJ_OP_DECLARE(copy_)
 TJ_OP_DECLARE(zero_)
 TJ_OP_DECLARE(fill__Scalar)
@@ -31,8 +20,6 @@ TJ_OP_DECLARE(fill_Scalar)
 TJ_OP_DECLARE(slice_scatter)
 TJ_OP_DECLARE(index_put_)
 TJ_OP_DECLARE(select_scatter)
-TJ_OP_DECLARE(tril_)
-TJ_OP_DECLARE(triu_)
 
 /** The generic in-place shape function and kernel: `functional`'s checks and
  * kernel, the result written into self (args[0]), which must hold it: same

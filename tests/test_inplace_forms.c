@@ -231,7 +231,7 @@ Test(inplace_forms, every_form_of_the_table_has_a_reference_case)
         for (int k = 0; k < NCASES && !found; k++) found = strcmp(form_cases[k].op, tj_op_name(op)) == 0;
         cr_expect(found, "%s has a reference case", tj_op_name(op));
     }
-    cr_expect_eq(forms, 73, "the 73 lines of op_inplace_forms.def");
+    cr_expect_eq(forms, 86, "the 86 lines of op_inplace_forms.def");
 }
 
 Test(inplace_forms, remainder_scalar_tensor_promotes_the_scalar_as_a_wrapped_number)
@@ -526,17 +526,21 @@ Test(inplace_forms, a_value_saved_before_an_in_place_call_fails_the_backward_pas
 /* ---- the copy of self's old value that recording makes ---- */
 
 /* The differentiable forms whose formula reads no old value of self, as
- * PyTorch saves `result` (exp_: grad * result) or nothing of self (neg_,
- * floor_, masked_fill_), or reads it only for another operand's gradient
- * (div_.Tensor_mode, remainder_ / fmod_ .Tensor, lerp_.Tensor), which does
- * not require grad below. The forms of comparisons and logical operators
- * have no formula to read it. Every other form copies self. */
+ * PyTorch saves `result` (exp_: grad * result, sqrt_) or nothing of self
+ * (neg_, floor_, masked_fill_, add_), or reads it only for another
+ * operand's gradient (mul_, div_, div_.Tensor_mode, remainder_ / fmod_
+ * .Tensor, lerp_.Tensor), which does not require grad below. The forms of
+ * comparisons and logical operators have no formula to read it. Every other
+ * form copies self. */
 static const char *const NO_COPY[] = {
     "aten::neg_", "aten::exp_", "aten::rsqrt_", "aten::tanh_", "aten::sigmoid_", "aten::reciprocal_",
     "aten::expm1_", "aten::relu_", "aten::sign_", "aten::floor_", "aten::ceil_", "aten::round_", "aten::trunc_",
     "aten::frac_", "aten::exp2_", "aten::round_.decimals", "aten::sub_.Scalar", "aten::div_.Tensor_mode",
     "aten::div_.Scalar_mode", "aten::remainder_.Tensor", "aten::remainder_.Scalar", "aten::fmod_.Tensor",
     "aten::fmod_.Scalar", "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::lerp_.Tensor",
+    "aten::add_.Tensor", "aten::add_.Scalar", "aten::sub_.Tensor", "aten::mul_.Tensor", "aten::mul_.Scalar",
+    "aten::div_.Tensor", "aten::div_.Scalar", "aten::sqrt_", "aten::addcmul_", "aten::addcdiv_", "aten::lerp_.Scalar",
+    "aten::tril_", "aten::triu_",
 };
 
 static bool copies_self(const form_case *c)
@@ -613,7 +617,7 @@ Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_va
         checked++;
     }
     tj_scope_end(outer);
-    cr_expect_eq(checked, 73 - 1, "every form has a float32 case (but masked_fill_.Tensor's second)");
+    cr_expect_eq(checked, 86 - 1, "every form has a float32 case (but masked_fill_.Tensor's second)");
     cr_expect_geq(copied, 30, "%d forms copy self", copied);
 }
 
