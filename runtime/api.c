@@ -447,6 +447,18 @@ tj_tensor *tj_scalar_tensor(tj_value s, int dtype) { return CALL(scalar_tensor, 
 tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype) { return CALL(rand, L(size, ndim), CREATE_REST(dtype)); }
 tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype) { return CALL(randn, L(size, ndim), CREATE_REST(dtype)); }
 tj_tensor *tj_bernoulli(tj_tensor *self, double p) { return CALL(bernoulli_p, T(self), F(p), tj_v_none()); }
+tj_tensor *tj_eye(int64_t n, int dtype) { return CALL(eye, I(n), CREATE_REST(dtype)); }
+tj_tensor *tj_eye_m(int64_t n, int64_t m, int dtype) { return CALL(eye_m, I(n), I(m), CREATE_REST(dtype)); }
+tj_tensor *tj_linspace(tj_value start, tj_value end, int64_t steps, int dtype) { return CALL(linspace, start, end, I(steps), CREATE_REST(dtype)); }
+/* the *_like operators end with MemoryFormat? memory_format=None */
+#define LIKE_REST(dtype) CREATE_REST(dtype), tj_v_none()
+tj_tensor *tj_zeros_like(tj_tensor *self, int dtype) { return CALL(zeros_like, T(self), LIKE_REST(dtype)); }
+tj_tensor *tj_ones_like(tj_tensor *self, int dtype) { return CALL(ones_like, T(self), LIKE_REST(dtype)); }
+tj_tensor *tj_full_like(tj_tensor *self, tj_value fill_value, int dtype) { return CALL(full_like, T(self), fill_value, LIKE_REST(dtype)); }
+tj_tensor *tj_empty_like(tj_tensor *self, int dtype) { return CALL(empty_like, T(self), LIKE_REST(dtype)); }
+tj_tensor *tj_rand_like(tj_tensor *self, int dtype) { return CALL(rand_like, T(self), LIKE_REST(dtype)); }
+tj_tensor *tj_randn_like(tj_tensor *self, int dtype) { return CALL(randn_like, T(self), LIKE_REST(dtype)); }
+#undef LIKE_REST
 #undef CREATE_REST
 
 /* ---- linear algebra ---- */

@@ -1624,7 +1624,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(clone, d_identity), D(_to_copy, d_identity), D(stack, d_stack),
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
-    NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
+    NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
+    NONDIFF(empty_like), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(eye), NONDIFF(eye_m), NONDIFF(linspace),
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
     D_NO_GRAD_ARGS(native_batch_norm, d_native_batch_norm, 0x18u, 6u), /* running_mean, running_var */

@@ -1,8 +1,8 @@
 /* Creation and random operators: sizes and dtypes (shape functions) and the
  * glue to the fills in kernels/fill.c and the generator in random.c.
  * Defaults as in PyTorch 1.13: dtype None means float32 (the default dtype),
- * except that full infers it from its fill value and arange from its
- * arguments (all integers -> int64). */
+ * except that full infers it from its fill value, arange from its
+ * arguments (all integers -> int64) and the *_like operators take self's. */
 #include <math.h>
 #include <string.h>
 
@@ -186,11 +186,17 @@ tj_status tj_kernel_arange(const tj_value *args, tj_tensor *const *outs)
 
 /* ---- rand / randn / bernoulli ---- */
 
+static tj_status check_random_dtype(const char *op, tj_dtype dtype)
+{
+    if (tj_dtype_category(dtype) != TJ_CAT_FLOAT)
+        return tj_error(TJ_ERR_DTYPE, "%s: dtype %s is not supported (float32 or float64)", op, tj_dtype_name(dtype));
+    return TJ_OK;
+}
+
 static tj_status meta_random(const char *op, const tj_value *args, tj_meta *outs)
 {
     tj_dtype dtype = dtype_or(&args[1], TJ_FLOAT32);
-    if (tj_dtype_category(dtype) != TJ_CAT_FLOAT)
-        return tj_error(TJ_ERR_DTYPE, "%s: dtype %s is not supported (float32 or float64)", op, tj_dtype_name(dtype));
+    if (check_random_dtype(op, dtype) != TJ_OK) return tj_last_status();
     return size_meta(op, &args[0], dtype, &outs[0]);
 }
 
@@ -223,5 +229,121 @@ tj_status tj_kernel_bernoulli_p(const tj_value *args, tj_tensor *const *outs)
 {
     tj_random_fill(TJ_K_RANDOM_BERNOULLI, tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->numel,
                    tj_value_as_double(&args[1]));
+    return TJ_OK;
+}
+
+/* ---- the *_like family ---- */
+
+/* self's shape; dtype args[dtype_arg], or self's when None. */
+static tj_status meta_like(const tj_value *args, int dtype_arg, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_meta_like(&outs[0], self);
+    outs[0].dtype = dtype_or(&args[dtype_arg], self->dtype);
+    return TJ_OK;
+}
+
+tj_status tj_meta_zeros_like(const tj_value *args, tj_meta *outs) { return meta_like(args, 1, outs); }
+tj_status tj_meta_ones_like(const tj_value *args, tj_meta *outs) { return meta_like(args, 1, outs); }
+tj_status tj_meta_empty_like(const tj_value *args, tj_meta *outs) { return meta_like(args, 1, outs); }
+
+/* The fill value must convert to the result dtype (a float into int64
+ * truncates; nan, infinities and out-of-range values are refused). */
+tj_status tj_meta_full_like(const tj_value *args, tj_meta *outs)
+{
+    meta_like(args, 2, outs);
+    char buf[8];
+    return tj_scalar_to("aten::full_like", &args[1], outs[0].dtype, buf);
+}
+
+static tj_status meta_random_like(const char *op, const tj_value *args, tj_meta *outs)
+{
+    meta_like(args, 1, outs);
+    return check_random_dtype(op, outs[0].dtype);
+}
+
+tj_status tj_meta_rand_like(const tj_value *args, tj_meta *outs) { return meta_random_like("aten::rand_like", args, outs); }
+tj_status tj_meta_randn_like(const tj_value *args, tj_meta *outs) { return meta_random_like("aten::randn_like", args, outs); }
+
+/* zeros_like, and empty_like, whose memory is zero-filled here. */
+tj_status tj_kernel_zeros_like(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value zero = tj_v_int(0);
+    return fill_scalar("aten::zeros_like", outs[0], &zero);
+}
+
+tj_status tj_kernel_ones_like(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1);
+    return fill_scalar("aten::ones_like", outs[0], &one);
+}
+
+tj_status tj_kernel_full_like(const tj_value *args, tj_tensor *const *outs)
+{
+    return fill_scalar("aten::full_like", outs[0], &args[1]);
+}
+
+/* ---- eye ---- */
+
+static tj_status meta_eye(const char *op, int64_t n, int64_t m, const tj_value *dtype, tj_meta *outs)
+{
+    if (n < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: n must be greater or equal to 0, got %lld", op, (long long)n);
+    if (m < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: m must be greater or equal to 0, got %lld", op, (long long)m);
+    int64_t size[2] = {n, m};
+    tj_value sz = tj_v_ints(size, 2);
+    return size_meta(op, &sz, dtype_or(dtype, TJ_FLOAT32), &outs[0]);
+}
+
+tj_status tj_meta_eye(const tj_value *args, tj_meta *outs) { return meta_eye("aten::eye", args[0].u.i, args[0].u.i, &args[1], outs); }
+tj_status tj_meta_eye_m(const tj_value *args, tj_meta *outs) { return meta_eye("aten::eye.m", args[0].u.i, args[1].u.i, &args[2], outs); }
+
+/* eye and eye.m: zeros, then ones on the main diagonal. */
+tj_status tj_kernel_eye(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    tj_value zero = tj_v_int(0);
+    if (fill_scalar("aten::eye", out, &zero) != TJ_OK) return tj_last_status();
+    int64_t n = out->shape[0], m = out->shape[1], diag = n < m ? n : m;
+    size_t esize = tj_dtype_bytes(out->dtype);
+    char *p = tj_tensor_ptr(out);
+    for (int64_t i = 0; i < diag; i++) tj_store_f64(p + (size_t)(i * (m + 1)) * esize, out->dtype, 1.0);
+    return TJ_OK;
+}
+
+/* ---- linspace ---- */
+
+#define LINSPACE "aten::linspace"
+
+tj_status tj_linspace_values(const tj_value *args, tj_dtype dtype, double *start, double *end, double *step)
+{
+    _Alignas(8) char b[2][8];
+    for (int k = 0; k < 2; k++)
+        if (tj_scalar_to(LINSPACE, &args[k], dtype, b[k]) != TJ_OK) return tj_last_status();
+    *start = tj_load_f64(b[0], dtype);
+    *end = tj_load_f64(b[1], dtype);
+    int64_t steps = args[2].u.i;
+    *step = steps >= 2 ? tj_k_linspace_step(dtype, *start, *end, steps) : 0;
+    return TJ_OK;
+}
+
+tj_status tj_meta_linspace(const tj_value *args, tj_meta *outs)
+{
+    int64_t steps = args[2].u.i;
+    if (steps < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, LINSPACE ": number of steps must be non-negative, got %lld",
+                                   (long long)steps);
+    tj_dtype dtype = dtype_or(&args[3], TJ_FLOAT32);
+    if (dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, LINSPACE ": not implemented for 'bool'");
+    double start, end, step;
+    if (tj_linspace_values(args, dtype, &start, &end, &step) != TJ_OK) return tj_last_status();
+    tj_value size = tj_v_ints(&steps, 1);
+    return size_meta(LINSPACE, &size, dtype, &outs[0]);
+}
+
+tj_status tj_kernel_linspace(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    double start, end, step;
+    if (tj_linspace_values(args, out->dtype, &start, &end, &step) != TJ_OK) return tj_last_status();
+    tj_k_linspace(tj_tensor_ptr(out), out->dtype, start, end, out->numel, tj_threads_for(out->numel));
     return TJ_OK;
 }

@@ -12,5 +12,18 @@ TJ_OP_DECLARE(scalar_tensor)
 TJ_OP_DECLARE(rand)
 TJ_OP_DECLARE(randn)
 TJ_OP_DECLARE(bernoulli_p)
+TJ_OP_DECLARE(zeros_like)
+TJ_OP_DECLARE(ones_like)
+TJ_OP_DECLARE(full_like)
+tj_status tj_meta_empty_like(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_rand_like(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_randn_like(const tj_value *args, tj_meta *outs);
+TJ_OP_DECLARE(eye)
+tj_status tj_meta_eye_m(const tj_value *args, tj_meta *outs);
+TJ_OP_DECLARE(linspace)
+/** linspace's start and end converted to `dtype` as its kernel converts them
+ * (checked: an overflow is TJ_ERR_INVALID_ARGUMENT naming aten::linspace),
+ * and for steps >= 2 the step it uses (0 otherwise). */
+tj_status tj_linspace_values(const tj_value *args, tj_dtype dtype, double *start, double *end, double *step);
 
 #endif

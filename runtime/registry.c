@@ -31,8 +31,8 @@ void tj_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 
 static bool is_random(const char *base)
 {
-    return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "bernoulli") == 0 ||
-           strcmp(base, "native_dropout") == 0;
+    return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "rand_like") == 0 ||
+           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 || strcmp(base, "native_dropout") == 0;
 }
 
 __attribute__((constructor)) static void registry_init(void)

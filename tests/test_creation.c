@@ -1,5 +1,6 @@
-/* Creation and random operators: zeros, ones, full, arange, scalar_tensor
- * (dtype inference, values, empty sizes, error paths) and the Philox
+/* Creation and random operators: zeros, ones, full, arange, scalar_tensor,
+ * the *_like family, eye, linspace (dtype inference, values, empty sizes,
+ * error paths, their decompositions) and the Philox
  * generator behind rand, randn and bernoulli (known-answer vectors,
  * reproducibility by seed, independence from the thread count, ranges and
  * rough moments). */
@@ -289,4 +290,129 @@ Test(random, bernoulli_mask_helper_keeps_with_probability_p)
     int64_t kept = 0;
     for (int i = 0; i < N; i++) kept += mask[i];
     cr_assert(fabs((double)kept / N - 0.75) < 0.01, "kept %lld", (long long)kept);
+}
+
+/* ---- the *_like family ---- */
+
+Test(create, like_operators_take_selfs_shape_and_dtype_unless_given_one)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){2, 3}, 2, TJ_FLOAT64), *i = tj_ones((int64_t[]){3}, 1, TJ_INT64);
+    expect(tj_zeros_like(x, -1), TJ_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 0, 0});
+    expect(tj_ones_like(x, -1), TJ_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 1, 1, 1, 1, 1});
+    expect(tj_ones_like(i, TJ_FLOAT32), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+    expect(tj_empty_like(i, TJ_BOOL), TJ_BOOL, 1, (int64_t[]){3}, (double[]){0, 0, 0});
+    /* torch.full_like(torch.zeros(3, dtype=torch.int64), 2.7) is [2, 2, 2]; 0.5 into bool is True */
+    expect(tj_full_like(i, tj_v_float(2.7), -1), TJ_INT64, 1, (int64_t[]){3}, (double[]){2, 2, 2});
+    expect(tj_full_like(i, tj_v_float(0.5), TJ_BOOL), TJ_BOOL, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+    expect(tj_full_like(x, tj_v_float(-INFINITY), TJ_FLOAT32), TJ_FLOAT32, 2, (int64_t[]){2, 3},
+           (double[]){-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY});
+    expect(tj_zeros_like(tj_ones(NULL, 0, -1), -1), TJ_FLOAT32, 0, NULL, (double[]){0});
+    expect(tj_ones_like(tj_zeros((int64_t[]){0, 2}, 2, -1), -1), TJ_FLOAT32, 2, (int64_t[]){0, 2}, NULL);
+}
+
+/* torch: "value cannot be converted to type float without overflow", and
+ * rand_like / randn_like "not implemented for 'Long'" / "'Bool'" */
+Test(create, like_operators_refuse_fills_that_overflow_and_integer_random_draws)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){2}, 1, -1), *i = tj_zeros((int64_t[]){2}, 1, TJ_INT64);
+    expect_error(tj_full_like(x, tj_v_float(1e39), -1), TJ_ERR_INVALID_ARGUMENT, "aten::full_like: value 1e+39");
+    expect_error(tj_full_like(i, tj_v_float(NAN), -1), TJ_ERR_INVALID_ARGUMENT, "aten::full_like");
+    expect_error(tj_rand_like(i, -1), TJ_ERR_DTYPE, "aten::rand_like: dtype int64");
+    expect_error(tj_randn_like(x, TJ_BOOL), TJ_ERR_DTYPE, "aten::randn_like: dtype bool");
+    expect_error(tj_zeros_like(x, 99), TJ_ERR_INVALID_ARGUMENT, "aten::zeros_like");
+    expect_error(tj_ones_like(NULL, -1), TJ_ERR_INVALID_ARGUMENT, "aten::ones_like");
+}
+
+Test(random, rand_like_and_randn_like_draw_rand_and_randns_stream)
+{
+    tj_tensor *i = tj_zeros((int64_t[]){3, 5}, 2, TJ_INT64);
+    const int64_t shape[2] = {3, 5};
+    tj_manual_seed(7);
+    tj_tensor *a = tj_rand_like(i, TJ_FLOAT64), *b = tj_randn_like(tj_zeros(shape, 2, -1), -1);
+    tj_manual_seed(7);
+    tj_tensor *ra = tj_rand(shape, 2, TJ_FLOAT64), *rb = tj_randn(shape, 2, -1);
+    test_expect_same(a, ra, "rand_like");
+    test_expect_same(b, rb, "randn_like");
+    tj_tensor *again = tj_rand_like(i, TJ_FLOAT64); /* the stream advanced */
+    cr_expect_neq(tj_tensor_item_at(again, 0), tj_tensor_item_at(a, 0));
+}
+
+/* ---- eye / linspace ---- */
+
+Test(create, eye_puts_ones_on_the_main_diagonal)
+{
+    expect(tj_eye(3, -1), TJ_FLOAT32, 2, (int64_t[]){3, 3}, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1});
+    expect(tj_eye_m(2, 3, TJ_BOOL), TJ_BOOL, 2, (int64_t[]){2, 3}, (double[]){1, 0, 0, 0, 1, 0});
+    expect(tj_eye_m(3, 2, TJ_INT64), TJ_INT64, 2, (int64_t[]){3, 2}, (double[]){1, 0, 0, 1, 0, 0});
+    expect(tj_eye_m(0, 4, TJ_FLOAT64), TJ_FLOAT64, 2, (int64_t[]){0, 4}, NULL);
+    /* torch: "n must be greater or equal to 0, got -1", "m must be greater or equal to 0, got -3" */
+    expect_error(tj_eye(-1, -1), TJ_ERR_INVALID_ARGUMENT, "aten::eye: n must be greater or equal to 0, got -1");
+    expect_error(tj_eye_m(2, -3, -1), TJ_ERR_INVALID_ARGUMENT, "aten::eye.m: m must be greater or equal to 0, got -3");
+}
+
+/* torch 1.13 (its scalar loop, below one vector of values):
+ * torch.linspace(-2.5, 7, 7).tolist(), torch.linspace(3, -1, 6).tolist(),
+ * torch.linspace(0.1, 0.7, 7, dtype=torch.float64).tolist() */
+Test(create, linspace_matches_pytorch_from_both_ends)
+{
+    test_expect_f32(tj_linspace(tj_v_float(-2.5), tj_v_int(7), 7, -1),
+                    (const float[]){-2.5f, -0.9166666269302368f, 0.6666667461395264f, 2.25f, 3.8333332538604736f,
+                                    5.416666507720947f, 7.0f}, 7, 0);
+    test_expect_f32(tj_linspace(tj_v_int(3), tj_v_int(-1), 6, -1),
+                    (const float[]){3.0f, 2.200000047683716f, 1.399999976158142f, 0.6000000238418579f,
+                                    -0.19999998807907104f, -1.0f}, 6, 0);
+    expect(tj_linspace(tj_v_float(0.1), tj_v_float(0.7), 7, TJ_FLOAT64), TJ_FLOAT64, 1, (int64_t[]){7},
+           (double[]){0.1, 0.2, 0.3, 0.39999999999999997, 0.5, 0.6, 0.7});
+    /* torch.linspace(0, 10, 5, dtype=torch.int64): [0, 2, 5, 7, 10]; (-7, 7, 6): [-7, -4, -1, 1, 4, 7] */
+    expect(tj_linspace(tj_v_int(0), tj_v_int(10), 5, TJ_INT64), TJ_INT64, 1, (int64_t[]){5}, (double[]){0, 2, 5, 7, 10});
+    expect(tj_linspace(tj_v_int(-7), tj_v_int(7), 6, TJ_INT64), TJ_INT64, 1, (int64_t[]){6},
+           (double[]){-7, -4, -1, 1, 4, 7});
+    /* torch.linspace(2, 1, 1): [2.]; (0, inf, 4): [nan, inf, nan, nan]; steps 0: empty */
+    expect(tj_linspace(tj_v_int(2), tj_v_int(1), 1, -1), TJ_FLOAT32, 1, (int64_t[]){1}, (double[]){2});
+    expect(tj_linspace(tj_v_int(0), tj_v_float(INFINITY), 4, -1), TJ_FLOAT32, 1, (int64_t[]){4},
+           (double[]){NAN, INFINITY, NAN, NAN});
+    expect(tj_linspace(tj_v_int(0), tj_v_int(1), 0, -1), TJ_FLOAT32, 1, (int64_t[]){0}, NULL);
+}
+
+/* float64 reference: torch.linspace(-1, 3, 1001, dtype=torch.float64) is
+ * -1 + 0.004 i; the float32 result is within an ulp of it everywhere */
+Test(create, long_linspace_stays_within_an_ulp_of_the_exact_values)
+{
+    tj_tensor *t = tj_linspace(tj_v_int(-1), tj_v_int(3), 1001, -1);
+    double want[1001];
+    for (int i = 0; i < 1001; i++) want[i] = i < 500 ? -1 + 0.004 * i : 3 - 0.004 * (1000 - i);
+    test_expect_close(t, want, 1001, 1.2e-7, 1.2e-7);
+    cr_expect_eq(tj_tensor_item_at(t, 1000), 3.0);
+}
+
+Test(create, linspace_refuses_negative_steps_bool_and_overflowing_bounds)
+{
+    /* torch: "number of steps must be non-negative", "linspace_cpu" not implemented for 'Bool',
+     * "value cannot be converted to type float without overflow" */
+    expect_error(tj_linspace(tj_v_int(0), tj_v_int(1), -1, -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::linspace: number of steps must be non-negative, got -1");
+    expect_error(tj_linspace(tj_v_int(0), tj_v_int(1), 3, TJ_BOOL), TJ_ERR_DTYPE, "aten::linspace: not implemented for 'bool'");
+    expect_error(tj_linspace(tj_v_float(-1e39), tj_v_int(1), 3, -1), TJ_ERR_INVALID_ARGUMENT, "aten::linspace");
+}
+
+/* zeros_like, full_like, eye.m and linspace traced with the core table:
+ * primitives only, and the kernels' values */
+static tj_status creations(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add(tj_zeros_like(in[0], -1), tj_full_like(in[0], tj_v_float(1.5), -1));
+    out[1] = tj_eye_m(3, 4, TJ_FLOAT64);
+    out[2] = tj_linspace(tj_v_float(-2.5), tj_v_int(7), 21, -1);
+    out[3] = tj_linspace(tj_v_int(-7), tj_v_int(7), 33, TJ_INT64);
+    *n_out = 4;
+    return out[0] && out[1] && out[2] && out[3] ? TJ_OK : tj_last_status();
+}
+
+Test(create, like_eye_and_linspace_decompose_to_primitives_with_the_kernels_values)
+{
+    tj_tensor *in[1] = {tj_ones((int64_t[]){2, 3}, 2, TJ_FLOAT64)}, *got[4], *want[4];
+    cr_expect(test_run_core(creations, NULL, in, 1, got));
+    int n;
+    cr_assert_eq(creations(NULL, in, 1, want, &n), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 4; k++) test_expect_same(got[k], want[k], "output");
 }

@@ -646,6 +646,45 @@ tj_tensor *tj_scalar_tensor(tj_value s, int dtype);                         /**<
 tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype);               /**< aten::rand: U[0,1) from the default generator */
 tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype);              /**< aten::randn: N(0,1) */
 tj_tensor *tj_bernoulli(tj_tensor *self, double p);                         /**< aten::bernoulli.p: 1 with probability p, self's shape and dtype */
+/** aten::eye: the n x n identity matrix (dtype any, float32 by default).
+ * n < 0 gives TJ_ERR_INVALID_ARGUMENT. */
+tj_tensor *tj_eye(int64_t n, int dtype);
+/** aten::eye.m: [n, m], ones where row == column, zeros elsewhere. n or m
+ * negative gives TJ_ERR_INVALID_ARGUMENT (naming aten::eye.m and the value). */
+tj_tensor *tj_eye_m(int64_t n, int64_t m, int dtype);
+/** aten::linspace: `steps` evenly spaced values from start to end, both
+ * included ([steps]; steps 1 gives [start], 0 an empty tensor). dtype
+ * float32 (the default), float64 or int64. As PyTorch's CPU loop: step =
+ * (end - start) / (steps - 1) in the result's precision, the first half
+ * start + step * i, the second half end - step * (steps - 1 - i); int64
+ * truncates start and end, computes in double and truncates each value
+ * (PyTorch 1.13's vectorised int64 loop gives other, inconsistent values).
+ * Errors: TJ_ERR_INVALID_ARGUMENT for steps < 0 or a start / end that
+ * overflows the dtype (1e39 for float32, nan for int64); TJ_ERR_DTYPE for
+ * bool. */
+tj_tensor *tj_linspace(tj_value start, tj_value end, int64_t steps, int dtype);
+
+/* ---- The *_like family: a new contiguous tensor of self's shape, of self's
+ * dtype when dtype is TJ_DTYPE_NONE (any other dtype value gives one of that
+ * dtype; a value that is no dtype gives TJ_ERR_INVALID_ARGUMENT). self's
+ * values are not read (a fake self gives a fake result under make_fx); the
+ * result never requires grad. The caller owns the result (or its scope). */
+tj_tensor *tj_zeros_like(tj_tensor *self, int dtype); /**< aten::zeros_like */
+tj_tensor *tj_ones_like(tj_tensor *self, int dtype);  /**< aten::ones_like */
+/** aten::full_like: every element fill_value converted to the dtype (a float
+ * into int64 truncates, anything into bool is value != 0); a value that
+ * overflows the dtype (1e39 for float32, nan or inf for int64) gives
+ * TJ_ERR_INVALID_ARGUMENT. */
+tj_tensor *tj_full_like(tj_tensor *self, tj_value fill_value, int dtype);
+/** aten::empty_like: unspecified values in PyTorch; here always zero-filled
+ * (a plan may reuse memory, so zeros are what a replay gives too). */
+tj_tensor *tj_empty_like(tj_tensor *self, int dtype);
+/** aten::rand_like / aten::randn_like: rand / randn of self's shape, from the
+ * same default generator and stream (a seed gives tj_rand's numbers). A
+ * result dtype other than float32 / float64 gives TJ_ERR_DTYPE (an int64
+ * self needs a float dtype argument, as in PyTorch). */
+tj_tensor *tj_rand_like(tj_tensor *self, int dtype);
+tj_tensor *tj_randn_like(tj_tensor *self, int dtype);
 /** Seeds the default generator (Philox4x32-10): the same seed gives the same
  * numbers whatever the thread count. */
 void tj_manual_seed(uint64_t seed);
