@@ -991,7 +991,7 @@ static tj_status check_fake_grads(const engine *e)
 }
 
 /* The gradient flowing into output i: grad_outputs[i] (checked, converted)
- * or ones for a one-element output. */
+ * or ones_like(output) for a one-element output. */
 static tj_tensor *root_grad(tj_tensor *out, tj_tensor *go, int i)
 {
     char a[128], b[128];
@@ -1001,7 +1001,7 @@ static tj_tensor *root_grad(tj_tensor *out, tj_tensor *go, int i)
                                    "(output %d has shape %s)", i, tj_shape_str(out->ndim, out->shape, a, sizeof a));
             return NULL;
         }
-        return tj_ones(out->shape, out->ndim, out->dtype);
+        return tj_ones_like(out, out->dtype); /* as torch.autograd's _make_grads: a traced seed reads ones_like */
     }
     if (go->ndim != out->ndim || memcmp(go->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim)) {
         tj_error(TJ_ERR_SHAPE, "autograd: grad_output %d has shape %s but output %d has shape %s", i,
