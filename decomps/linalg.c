@@ -2,8 +2,8 @@
  * them (LinearAlgebra.cpp, Linear.cpp): matmul lowers to mm / bmm plus
  * views, expand and reshape; linear is t + addmm (or mm / matmul without
  * bias). ATen's dot and mv are not in the operator set: their cases go
- * through mm on unsqueezed operands. addmm (composite with a kernel) as
- * torch._decomp writes it: mm, mul and add. */
+ * through mm on unsqueezed operands. addmm and baddbmm (composite with a
+ * kernel) as torch._decomp writes them: mm / bmm, mul and add. */
 #include <math.h>
 #include <string.h>
 
@@ -141,23 +141,33 @@ static tj_value int_scalar(const tj_value *v)
     return tj_v_int(isfinite(v->u.f) && fabs(v->u.f) < 9.2e18 ? (int64_t)v->u.f : 0);
 }
 
-/* torch._decomp: out = alpha * mm(mat1, mat2); beta == 0 returns out (self
- * ignored, nan included), else beta * self + out. Integer tensors take the
- * scalars as integers. The kernel's shape function checks the arguments. */
-static tj_status addmm(const tj_value *args, tj_value *outs)
+/* torch._decomp's addmm and baddbmm: out = alpha * product(a, b) (mm or
+ * bmm); beta == 0 returns out (self ignored, nan included), else beta * self
+ * + out. Integer tensors take the scalars as integers. The kernel's shape
+ * function checks the arguments. */
+static tj_status add_product(const tj_value *args, tj_meta_fn meta, tj_tensor *(*product)(tj_tensor *, tj_tensor *),
+                             tj_value *outs)
 {
     tj_meta m[1];
-    if (tj_meta_addmm(args, m) != TJ_OK) return tj_last_status();
+    if (meta(args, m) != TJ_OK) return tj_last_status();
     bool integral = m[0].dtype == TJ_INT64;
     tj_value beta = integral ? int_scalar(&args[3]) : args[3], alpha = integral ? int_scalar(&args[4]) : args[4];
-    tj_tensor *out = tj_mul_scalar(tj_mm(args[1].u.t, args[2].u.t), alpha);
+    tj_tensor *out = tj_mul_scalar(product(args[1].u.t, args[2].u.t), alpha);
     if (tj_value_as_double(&beta) == 0) return done(out, outs);
     return done(tj_add(tj_mul_scalar(args[0].u.t, beta), out), outs);
+}
+
+static tj_status addmm(const tj_value *args, tj_value *outs) { return add_product(args, tj_meta_addmm, tj_mm, outs); }
+
+static tj_status baddbmm(const tj_value *args, tj_value *outs)
+{
+    return add_product(args, tj_meta_baddbmm, tj_bmm, outs);
 }
 
 void tj_register_linalg_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(addmm), addmm, "addmm");
+    tj_op_set_decomposition(TJ_OPS(baddbmm), baddbmm, "baddbmm");
     tj_op_set_decomposition(TJ_OPS(matmul), matmul, "matmul");
     tj_op_set_decomposition(TJ_OPS(linear), linear, "linear");
 }

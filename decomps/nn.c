@@ -10,7 +10,7 @@
  *
  * Composites with a kernel that torch._decomp (1.13) decomposes:
  * nll_loss_forward, nll_loss_backward, native_dropout,
- * binary_cross_entropy (+ backward), mse_loss (+ backward) and
+ * binary_cross_entropy (+ backward), binary_cross_entropy_with_logits, mse_loss (+ backward) and
  * huber_loss_backward, into primitives
  * (the forward gathers the targets' entries; the backward compares the
  * targets with an arange into a one-hot mask); smooth_l1_loss (+ backward)
@@ -473,6 +473,27 @@ static tj_status binary_cross_entropy(const tj_value *args, tj_value *outs)
     return done(apply_loss_reduction(loss, args[3].u.i), outs);
 }
 
+/* binary_cross_entropy_with_logits(self, target, weight?, pos_weight?,
+ * reduction), as torch._decomp: m = clamp_min(-x, 0), s = log(exp(-m) +
+ * exp(-x - m)); (1 - t) x + m + s, or (1 - t) x + ((p - 1) t + 1) (s + m)
+ * with pos_weight p; times the weight, then reduced. */
+static tj_status binary_cross_entropy_with_logits(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(binary_cross_entropy_with_logits, args, m);
+    tj_tensor *x = args[0].u.t, *t = args[1].u.t, *w = tj_opt_tensor(&args[2]), *p = tj_opt_tensor(&args[3]);
+    tj_tensor *max_val = tj_clamp_min(tj_neg(x), tj_v_int(0));
+    tj_tensor *s = tj_log(tj_add(tj_exp(tj_neg(max_val)), tj_exp(tj_sub(tj_neg(x), max_val))));
+    tj_tensor *loss = tj_mul(tj_rsub_scalar(t, tj_v_int(1), tj_v_int(1)), x);
+    if (p) {
+        tj_tensor *log_weight = tj_add_scalar(tj_mul(tj_sub_scalar(p, tj_v_int(1)), t), tj_v_int(1));
+        loss = tj_add(loss, tj_mul(log_weight, tj_add(s, max_val)));
+    } else {
+        loss = tj_add(tj_add(loss, max_val), s);
+    }
+    if (w) loss = tj_mul(loss, w);
+    return done(apply_loss_reduction(loss, args[4].u.i), outs);
+}
+
 /* grad_output paired with x's elements as ATen's kernel pairs them: both
  * without their size-1 dims, grad_output's broadcast to x's (the shape
  * function checked it), then in x's shape. */
@@ -590,6 +611,8 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(nll_loss_forward), nll_loss_forward, "nll_loss_forward");
     tj_op_set_decomposition(TJ_OPS(nll_loss_backward), nll_loss_backward, "nll_loss_backward");
     tj_op_set_decomposition(TJ_OPS(binary_cross_entropy), binary_cross_entropy, "binary_cross_entropy");
+    tj_op_set_decomposition(TJ_OPS(binary_cross_entropy_with_logits), binary_cross_entropy_with_logits,
+                            "binary_cross_entropy_with_logits");
     tj_op_set_decomposition(TJ_OPS(binary_cross_entropy_backward), binary_cross_entropy_backward,
                             "binary_cross_entropy_backward");
     tj_op_set_decomposition(TJ_OPS(native_dropout), native_dropout, "native_dropout");

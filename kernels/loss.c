@@ -96,6 +96,23 @@ static inline double max_f64(double a, double b) { return a < b ? b : a; }
 BCE_DEFINE(float, f32, logf, max_f32)
 BCE_DEFINE(double, f64, log, max_f64)
 
+#define BCE_LOGITS_DEFINE(T, SUF, LOG, EXP)                                                                    \
+    void tj_k_bce_logits_##SUF(int64_t n, const T *x, const T *t, const T *w, const T *p, int reduction, T *out) \
+    {                                                                                                          \
+        double sum = 0;                                                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                                      \
+            T xi = x[i], ti = t[i], m = xi > 0 ? (T)0 : -xi;                                                   \
+            T s = LOG(EXP(-m) + EXP(-xi - m));                                                                 \
+            T l = p ? ((T)1 - ti) * xi + ((p[i] - (T)1) * ti + (T)1) * (s + m) : ((T)1 - ti) * xi + m + s;     \
+            if (w) l *= w[i];                                                                                  \
+            if (reduction == 0) out[i] = l;                                                                    \
+            else sum += (double)l;                                                                             \
+        }                                                                                                      \
+        if (reduction != 0) out[0] = (T)(reduction == 1 ? sum / (double)n : sum);                              \
+    }
+BCE_LOGITS_DEFINE(float, f32, logf, expf)
+BCE_LOGITS_DEFINE(double, f64, log, exp)
+
 /* ---- smooth_l1_loss, huber_loss, mse_loss ---- */
 
 #define POINTWISE_LOSS_DEFINE(T, SUF, ABS)                                                                     \

@@ -57,6 +57,16 @@ void tj_k_bce_backward_f32(int64_t n, const float *g, const float *x, const floa
 void tj_k_bce_backward_f64(int64_t n, const double *g, const double *x, const double *t, const double *w,
                            double divisor, double *gi);
 
+/** Binary cross entropy of logits over n contiguous elements, as PyTorch
+ * 1.13's binary_cross_entropy_with_logits (Loss.cpp), each step in the
+ * elements' dtype: m = max(-x, 0), s = log(exp(-m) + exp(-x - m)); loss =
+ * (1 - t) x + m + s, or with pos_weight p (NULL: none) (1 - t) x +
+ * ((p - 1) t + 1) (s + m); times w (NULL: 1). Reduction as tj_k_bce_f32. */
+void tj_k_bce_logits_f32(int64_t n, const float *x, const float *t, const float *w, const float *p, int reduction,
+                         float *out);
+void tj_k_bce_logits_f64(int64_t n, const double *x, const double *t, const double *w, const double *p, int reduction,
+                         double *out);
+
 /* ---- smooth_l1_loss, huber_loss, mse_loss (pointwise; the runtime reduces) ---- */
 
 typedef enum tj_k_pointwise_loss_op {

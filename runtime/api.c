@@ -466,6 +466,10 @@ tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value 
 {
     return CALL(addmm, T(self), T(mat1), T(mat2), beta, alpha);
 }
+tj_tensor *tj_baddbmm(tj_tensor *self, tj_tensor *batch1, tj_tensor *batch2, tj_value beta, tj_value alpha)
+{
+    return CALL(baddbmm, T(self), T(batch1), T(batch2), beta, alpha);
+}
 tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias) { return CALL(linear, T(input), T(weight), T(bias)); }
 
 /* ---- neural networks ---- */
@@ -611,6 +615,11 @@ tj_tensor *tj_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weigh
     return CALL(cross_entropy_loss, T(self), T(target), T(weight), I(reduction), I(ignore_index), F(label_smoothing));
 }
 tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction) { return CALL(mse_loss, T(self), T(target), I(reduction)); }
+tj_tensor *tj_binary_cross_entropy_with_logits(tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                               tj_tensor *pos_weight, int64_t reduction)
+{
+    return CALL(binary_cross_entropy_with_logits, T(self), T(target), T(weight), T(pos_weight), I(reduction));
+}
 tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction)
 {
     return CALL(binary_cross_entropy, T(self), T(target), T(weight), I(reduction));

@@ -837,6 +837,16 @@ FORMULA(d_addmm)
     return TJ_OK;
 }
 
+/* self: beta * grad; batch1: alpha * grad @ batch2^T; batch2: alpha * batch1^T @ grad */
+FORMULA(d_baddbmm)
+{
+    const tj_value *beta = &c->args[3], *alpha = &c->args[4];
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
+    if (NEED(1)) gi[1] = scaled(tj_bmm(g[0], tj_transpose(ARG(2), 1, 2)), alpha);
+    if (NEED(2)) gi[2] = scaled(tj_bmm(tj_transpose(ARG(1), 1, 2), g[0]), alpha);
+    return TJ_OK;
+}
+
 /* ---- views and data movement ---- */
 
 FORMULA(d_view) { gi[0] = tj_reshape(g[0], META(0)->shape, META(0)->ndim); return TJ_OK; }
@@ -1251,6 +1261,42 @@ FORMULA(d_binary_cross_entropy)
     return TJ_OK;
 }
 
+/* binary_cross_entropy_with_logits, as PyTorch 1.13's formulas (what its
+ * make_fx records): self gets (sigmoid(x) - t) * grad, or with pos_weight p
+ * ((p t + 1 - t) sigmoid(x) - p t) * grad; target -x * grad, or
+ * (log_sigmoid(-x) - p log_sigmoid(x)) * grad; each times the weight and
+ * divided by x's element count for the mean. */
+static tj_tensor *bce_logits_scaled(tj_tensor *r, tj_tensor *g, tj_tensor *weight, int64_t reduction, const tj_tensor *x)
+{
+    r = tj_mul(r, g);
+    if (weight) r = tj_mul(r, weight);
+    return reduction == 1 ? tj_div_scalar(r, tj_v_int(x->numel)) : r;
+}
+
+FORMULA(d_binary_cross_entropy_with_logits)
+{
+    tj_tensor *x = ARG(0), *t = ARG(1), *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL,
+              *p = c->args[3].kind == TJ_V_TENSOR ? ARG(3) : NULL;
+    int64_t reduction = c->args[4].u.i;
+    if (NEED(0)) {
+        tj_tensor *r;
+        if (p) {
+            tj_tensor *pt = tj_mul(p, t);
+            r = tj_sub(tj_mul(tj_sub(tj_add_scalar(pt, tj_v_int(1)), t), tj_sigmoid(x)), pt);
+        } else {
+            r = tj_sub(tj_sigmoid(x), t);
+        }
+        gi[0] = bce_logits_scaled(r, g[0], weight, reduction, x);
+    }
+    if (NEED(1)) {
+        tj_tensor *r = p ? tj_sub(tj_neg(tj_softplus(x, tj_v_int(1), tj_v_int(20))),
+                                  tj_mul(tj_neg(tj_softplus(tj_neg(x), tj_v_int(1), tj_v_int(20))), p))
+                         : tj_neg(x);
+        gi[1] = bce_logits_scaled(r, g[0], weight, reduction, x);
+    }
+    return TJ_OK;
+}
+
 /* smooth_l1_loss / huber_loss: self through the backward operator, target
  * through it with the two swapped (derivatives.yaml). Both go in at the
  * loss's broadcast shape, so that the mean's 1 / numel counts the loss's
@@ -1616,7 +1662,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(prod, d_prod), D(prod_dim_int, d_prod_dim), D(cumprod, d_cumprod), NONDIFF(all), NONDIFF(all_dim),
     NONDIFF(any), NONDIFF(any_dim),
 
-    D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm),
+    D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm), D(baddbmm, d_baddbmm),
 
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
     D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
@@ -1638,6 +1684,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(native_dropout, d_native_dropout, 2u),
     D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */
     D_NO_GRAD_ARGS(binary_cross_entropy, d_binary_cross_entropy, 4u, 0u), /* weight */
+    D_NO_GRAD_ARGS(binary_cross_entropy_with_logits, d_binary_cross_entropy_with_logits, 0xcu, 0u), /* weights */
     D(scaled_dot_product_attention, d_attention),
 
     D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),

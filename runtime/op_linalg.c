@@ -1,4 +1,4 @@
-/* mm, bmm, addmm: argument checks (shape functions) and the glue to the
+/* mm, bmm, addmm, baddbmm: argument checks (shape functions) and the glue to the
  * GEMM kernels. Operands that BLAS can read as they are (row- or
  * column-major with a leading dimension: transposes, slices, broadcast
  * batches) are passed without a copy; any other layout is packed once. */
@@ -85,33 +85,50 @@ tj_status tj_meta_bmm(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-tj_status tj_meta_addmm(const tj_value *args, tj_meta *outs)
+/* addmm / baddbmm: beta * self + alpha * a @ b, a and b [batch,] matrices,
+ * self broadcasting to the product's shape, beta and alpha converting to
+ * its dtype. */
+static tj_status meta_add_product(const char *op, const char *na, const char *nb, bool batched, const tj_value *args,
+                                  tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t, *a = args[1].u.t, *b = args[2].u.t;
+    int nd = batched ? 3 : 2;
+    char sa[96], sb[96];
     tj_status st;
-    if ((st = check_rank("aten::addmm", "mat1", a, 2)) || (st = check_rank("aten::addmm", "mat2", b, 2)) ||
-        (st = check_dtypes("aten::addmm", "mat1", a, "mat2", b)) ||
-        (st = check_dtypes("aten::addmm", "self", self, "mat2", b)) ||
-        (st = check_inner("aten::addmm", "mat1", a, "mat2", b)) ||
-        (st = tj_scalar_check("aten::addmm", "beta", &args[3], a->dtype)) ||
-        (st = tj_scalar_check("aten::addmm", "alpha", &args[4], a->dtype)))
+    if ((st = check_rank(op, na, a, nd)) || (st = check_rank(op, nb, b, nd)) || (st = check_dtypes(op, na, a, nb, b)) ||
+        (st = check_dtypes(op, "self", self, nb, b)))
         return st;
-    int64_t out[2] = {a->shape[0], b->shape[1]};
-    bool fits = self->ndim <= 2;
+    if (batched && a->shape[0] != b->shape[0])
+        return tj_error(TJ_ERR_SHAPE, "%s: %s %s and %s %s have different batch sizes (%lld != %lld)", op, na,
+                        tj_shape_str(3, a->shape, sa, sizeof sa), nb, tj_shape_str(3, b->shape, sb, sizeof sb),
+                        (long long)a->shape[0], (long long)b->shape[0]);
+    if ((st = check_inner(op, na, a, nb, b)) || (st = tj_scalar_check(op, "beta", &args[3], a->dtype)) ||
+        (st = tj_scalar_check(op, "alpha", &args[4], a->dtype)))
+        return st;
+    int64_t out[3] = {a->shape[0], a->shape[nd - 2], b->shape[nd - 1]};
+    if (!batched) out[0] = a->shape[0], out[1] = b->shape[1];
+    bool fits = self->ndim <= nd;
     for (int d = 0; fits && d < self->ndim; d++) {
         int64_t s = self->shape[self->ndim - 1 - d];
-        fits = s == 1 || s == out[1 - d];
+        fits = s == 1 || s == out[nd - 1 - d];
     }
-    if (!fits) {
-        char ss[96], so[48];
-        return tj_error(TJ_ERR_SHAPE, "aten::addmm: self %s cannot be broadcast to %s",
-                        tj_shape_str(self->ndim, self->shape, ss, sizeof ss), tj_shape_str(2, out, so, sizeof so));
-    }
+    if (!fits)
+        return tj_error(TJ_ERR_SHAPE, "%s: self %s cannot be broadcast to %s", op,
+                        tj_shape_str(self->ndim, self->shape, sa, sizeof sa), tj_shape_str(nd, out, sb, sizeof sb));
     outs[0].dtype = a->dtype;
-    outs[0].ndim = 2;
-    outs[0].shape[0] = out[0];
-    outs[0].shape[1] = out[1];
+    outs[0].ndim = nd;
+    memcpy(outs[0].shape, out, sizeof(int64_t) * (size_t)nd);
     return TJ_OK;
+}
+
+tj_status tj_meta_addmm(const tj_value *args, tj_meta *outs)
+{
+    return meta_add_product("aten::addmm", "mat1", "mat2", false, args, outs);
+}
+
+tj_status tj_meta_baddbmm(const tj_value *args, tj_meta *outs)
+{
+    return meta_add_product("aten::baddbmm", "batch1", "batch2", true, args, outs);
 }
 
 /* ---- kernels ---- */
@@ -466,19 +483,24 @@ tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs)
     return st;
 }
 
-/* The bias is broadcast into the output first, then one GEMM adds
- * alpha * mat1 @ mat2 with beta; beta = 0 skips the bias entirely. */
-static tj_status addmm(const tj_value *args, tj_tensor *out, const tj_k_epilogue *epi)
+/* addmm / baddbmm: the bias is broadcast into the output first, then one
+ * GEMM adds alpha * a @ b with beta; beta = 0 skips the bias entirely. */
+static tj_status add_product(const tj_value *args, tj_tensor *out, bool batched, const tj_k_epilogue *epi)
 {
     const tj_value *beta = &args[3];
     bool beta_zero = out->dtype == TJ_INT64 ? scalar_i64(beta) == 0 : tj_value_as_double(beta) == 0;
     if (!beta_zero) tj_copy_convert(out, args[0].u.t);
-    return gemm_tensors(args[1].u.t, args[2].u.t, out, false, &args[4], beta, epi);
+    return gemm_tensors(args[1].u.t, args[2].u.t, out, batched, &args[4], beta, epi);
 }
 
 tj_status tj_kernel_addmm(const tj_value *args, tj_tensor *const *outs)
 {
-    return addmm(args, outs[0], NULL);
+    return add_product(args, outs[0], false, NULL);
+}
+
+tj_status tj_kernel_baddbmm(const tj_value *args, tj_tensor *const *outs)
+{
+    return add_product(args, outs[0], true, NULL);
 }
 
 tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
@@ -505,7 +527,7 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
         if (!tj_tensor_is_contiguous(other)) { /* the add kernel after the product */
             tj_value add_args[3] = {op_args[0], op_args[1], op_args[2]};
             add_args[slot] = tj_v_tensor(out);
-            tj_status st = addmm(args, &mat, NULL);
+            tj_status st = add_product(args, &mat, false, NULL);
             return st != TJ_OK ? st : tj_kernel_add_Tensor(add_args, outs);
         }
         epi = (tj_k_epilogue){.loop = tj_k_add_loop, .ctx = &axpby, .nin = 2, .self = slot,
@@ -513,5 +535,5 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
         break;
     }
     }
-    return addmm(args, &mat, &epi);
+    return add_product(args, &mat, false, &epi);
 }

@@ -11,6 +11,8 @@ TJ_OP_DECLARE(bmm)
 /* aten::addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [m, n];
  * beta = 0 ignores self (nan included). */
 TJ_OP_DECLARE(addmm)
+/* aten::baddbmm: beta * self + alpha * bmm(batch1, batch2), self broadcast to [b, n, m] */
+TJ_OP_DECLARE(baddbmm)
 
 /** The elementwise operators tj_compile fuses into a preceding addmm
  * (tracer/fuse.c) when they are the only reader of its result. */

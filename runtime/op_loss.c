@@ -1,5 +1,6 @@
 /* aten::nll_loss_forward, aten::nll_loss_backward (LossNLL.cpp),
- * aten::binary_cross_entropy and its backward (Loss.cpp): checks and output
+ * aten::binary_cross_entropy and its backward, binary_cross_entropy_with_logits
+ * (Loss.cpp): checks and output
  * shapes as PyTorch 1.13, glue to kernels/loss.h. */
 #include <string.h>
 
@@ -229,8 +230,9 @@ static tj_status dense_as(tj_contig *c, const tj_tensor *t, const tj_tensor *lik
     return TJ_OK;
 }
 
-/* Dense operands of a bce call: [0] self, then target, weight, grad_output
- * (those given; grad_output paired as ATen, without size-1 dims). */
+/* Dense operands of a bce call: [0] self, then target, weight and
+ * grad_output or pos_weight (those given; grad_output paired as ATen,
+ * without size-1 dims). */
 typedef struct bce_operands {
     tj_contig c[4];
 } bce_operands;
@@ -240,12 +242,12 @@ static void bce_release(bce_operands *o)
     for (int i = 0; i < 4; i++) tj_contig_release(&o->c[i]);
 }
 
-static tj_status bce_get(bce_operands *o, const tj_tensor *self, const tj_tensor *const *others)
+static tj_status bce_get(bce_operands *o, const tj_tensor *self, const tj_tensor *const *others, bool third_is_grad)
 {
     memset(o, 0, sizeof *o);
     tj_status st = tj_contig_get(&o->c[0], self);
     for (int i = 0; st == TJ_OK && i < 3; i++)
-        if (others[i]) st = dense_as(&o->c[i + 1], others[i], self, i == 2);
+        if (others[i]) st = dense_as(&o->c[i + 1], others[i], self, i == 2 && third_is_grad);
     if (st != TJ_OK) bce_release(o);
     return st;
 }
@@ -255,7 +257,7 @@ tj_status tj_kernel_binary_cross_entropy(const tj_value *args, tj_tensor *const 
     const tj_tensor *self = args[0].u.t, *weight = tj_opt_tensor(&args[2]);
     int reduction = (int)args[3].u.i;
     bce_operands o;
-    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[1].u.t, weight, NULL});
+    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[1].u.t, weight, NULL}, false);
     if (st != TJ_OK) return st;
     double bad = 0;
     const void *x = o.c[0].data, *t = o.c[1].data, *w = weight ? o.c[2].data : NULL;
@@ -282,13 +284,52 @@ tj_status tj_kernel_binary_cross_entropy_backward(const tj_value *args, tj_tenso
 {
     const tj_tensor *self = args[1].u.t, *weight = tj_opt_tensor(&args[3]);
     bce_operands o;
-    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[2].u.t, weight, args[0].u.t});
+    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[2].u.t, weight, args[0].u.t}, true);
     if (st != TJ_OK) return st;
     const void *x = o.c[0].data, *t = o.c[1].data, *w = weight ? o.c[2].data : NULL, *g = o.c[3].data;
     double divisor = args[4].u.i == 1 ? (double)self->numel : 1;
     void *gi = tj_tensor_ptr(outs[0]);
     if (self->dtype == TJ_FLOAT32) tj_k_bce_backward_f32(self->numel, g, x, t, w, divisor, gi);
     else tj_k_bce_backward_f64(self->numel, g, x, t, w, divisor, gi);
+    bce_release(&o);
+    return TJ_OK;
+}
+
+/* ---- binary_cross_entropy_with_logits(self, target, weight?, pos_weight?,
+ * reduction) ---- */
+
+static const char *const BCE_LOGITS = "aten::binary_cross_entropy_with_logits";
+
+/* bce's checks, with target of self's shape (torch.nn.functional's check:
+ * ATen's in-place steps need it too) and pos_weight like weight. */
+tj_status tj_meta_binary_cross_entropy_with_logits(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *target = args[1].u.t, *pos_weight = tj_opt_tensor(&args[3]);
+    tj_status st = bce_check(BCE_LOGITS, self, target, tj_opt_tensor(&args[2]), NULL, args[4].u.i);
+    if (st == TJ_OK && pos_weight) st = check_like_self(BCE_LOGITS, "pos_weight", pos_weight, self, false);
+    if (st != TJ_OK) return st;
+    char a[96], b[96];
+    if (target->ndim != self->ndim || memcmp(target->shape, self->shape, sizeof(int64_t) * (size_t)self->ndim))
+        return tj_error(TJ_ERR_SHAPE, "%s: target size %s must be the same as input size %s", BCE_LOGITS,
+                        tj_shape_str(target->ndim, target->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    tj_meta_like(&outs[0], self);
+    if (args[4].u.i != 0) outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+tj_status tj_kernel_binary_cross_entropy_with_logits(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t, *weight = tj_opt_tensor(&args[2]), *pos_weight = tj_opt_tensor(&args[3]);
+    int reduction = (int)args[4].u.i;
+    bce_operands o;
+    tj_status st = bce_get(&o, self, (const tj_tensor *const[]){args[1].u.t, weight, pos_weight}, false);
+    if (st != TJ_OK) return st;
+    const void *x = o.c[0].data, *t = o.c[1].data, *w = weight ? o.c[2].data : NULL,
+               *p = pos_weight ? o.c[3].data : NULL;
+    void *out = tj_tensor_ptr(outs[0]);
+    if (self->dtype == TJ_FLOAT32) tj_k_bce_logits_f32(self->numel, x, t, w, p, reduction, out);
+    else tj_k_bce_logits_f64(self->numel, x, t, w, p, reduction, out);
     bce_release(&o);
     return TJ_OK;
 }

@@ -21,6 +21,7 @@ TJ_OP_DECLARE(pixel_shuffle)
 TJ_OP_DECLARE(pixel_unshuffle)
 TJ_OP_DECLARE(nll_loss_forward)
 TJ_OP_DECLARE(binary_cross_entropy)
+TJ_OP_DECLARE(binary_cross_entropy_with_logits)
 TJ_OP_DECLARE(native_dropout)
 /* smooth_l1_loss, huber_loss, mse_loss (op_loss_pointwise.c) */
 TJ_OP_DECLARE(smooth_l1_loss)

@@ -484,6 +484,20 @@ static const tj_decomp_sample samples[] = {
     {"aten::linspace", "0 1 0 None None None None", "no step: empty"},
     {"aten::linspace", "0 inf 4 None None None None", "an infinite end"},
     {"aten::linspace", "0 1 -1 None None None None", "negative steps: an error"},
+    /* session 22 (opsbatch): binary_cross_entropy_with_logits, baddbmm */
+    {"aten::binary_cross_entropy_with_logits", "f32[3,4] f32[3,4] None None 1", "mean"},
+    {"aten::binary_cross_entropy_with_logits", "f64[3,4] f64[3,4] f64[4] f64[4] 0", "weight, pos_weight, none"},
+    {"aten::binary_cross_entropy_with_logits", "f32[6]{-100,100,0,-0.0,30,-30} f32[6]{0,1,0.5,1,0,1} None f32[]{3} 2",
+     "large logits, sum"},
+    {"aten::binary_cross_entropy_with_logits", "f32[4]{nan,inf,-inf,1} f32[4]{0.5,1,0,1} None None 0", "nan, infinities"},
+    {"aten::binary_cross_entropy_with_logits", "f32[3,4] f32[4] None None 1", "target of another shape: an error"},
+    {"aten::binary_cross_entropy_with_logits", "f32[3,4] f64[3,4] None None 1", "target of another dtype: an error"},
+    {"aten::baddbmm", "f32[2,3,4] f32[2,3,5] f32[2,5,4] 0.5 2", ""},
+    {"aten::baddbmm", "f64[4] f64[3,2,5] f64[3,5,4] 1 1", "broadcast self"},
+    {"aten::baddbmm", "f32[2,3,4]{nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan,nan} f32[2,3,5] f32[2,5,4] 0 1",
+     "beta 0 ignores nan in self"},
+    {"aten::baddbmm", "i64[2,2,2]<5 i64[2,2,3]<5 i64[2,3,2]<5 2.7 -1", "int64 truncates the scalars"},
+    {"aten::baddbmm", "f32[2,3,4] f32[2,3,5] f32[3,5,4] 1 1", "batch sizes differ: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -698,6 +698,15 @@ tj_tensor *tj_bmm(tj_tensor *self, tj_tensor *mat2);
  * beta = 0 ignores self entirely (nan included). TJ_ERR_INVALID_ARGUMENT
  * for a beta or alpha that overflows the dtype (1e300 for float32). */
 tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value beta, tj_value alpha);
+/** aten::baddbmm: beta * self + alpha * bmm(batch1, batch2). batch1 [b, n, k]
+ * and batch2 [b, k, m] of one dtype (float32, float64 or int64, whose
+ * Scalars truncate), self of that dtype broadcasting to [b, n, m]; beta = 0
+ * ignores self entirely (nan included). Returns a new [b, n, m] tensor.
+ * Errors (naming aten::baddbmm): TJ_ERR_SHAPE for a batch that is not 3-D,
+ * differing batch sizes, inner sizes that differ or a self that does not
+ * broadcast (naming the shapes); TJ_ERR_DTYPE for mixed or bool dtypes;
+ * TJ_ERR_INVALID_ARGUMENT for a beta or alpha that overflows the dtype. */
+tj_tensor *tj_baddbmm(tj_tensor *self, tj_tensor *batch1, tj_tensor *batch2, tj_value beta, tj_value alpha);
 /** aten::linear (implicit): input [..., in] x weight [out, in]^T + bias [out]
  * (bias may be NULL). */
 tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias);
@@ -964,6 +973,24 @@ tj_tensor *tj_mse_loss(tj_tensor *self, tj_tensor *target, int64_t reduction);
  * TJ_ERR_UNSUPPORTED for a weight that requires grad in grad mode (it has no
  * derivative; PyTorch refuses it too). */
 tj_tensor *tj_binary_cross_entropy(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction);
+/** aten::binary_cross_entropy_with_logits: binary cross entropy of
+ * sigmoid(self) against target, computed stably from the logits as PyTorch
+ * 1.13: m = max(-x, 0), loss = (1 - t) x + m + log(exp(-m) + exp(-x - m)),
+ * or with pos_weight p (the weight of the positive class) (1 - t) x +
+ * ((p - 1) t + 1) (log(exp(-m) + exp(-x - m)) + m); times weight. self
+ * float32 / float64 of any shape; target of self's dtype and shape; weight
+ * and pos_weight (NULL: none) of self's dtype, broadcasting to self's shape.
+ * reduction 0 (none): a new tensor of self's shape; 1 (mean, nan for an
+ * empty self) or 2 (sum): a new 0-dim tensor, summed in float64.
+ * Differentiable in self and target (PyTorch's formulas, so a traced
+ * gradient reads sigmoid / sub / mul as torch's does); weight and pos_weight
+ * are not. Errors: TJ_ERR_DTYPE for a non-float self or another operand of
+ * another dtype; TJ_ERR_SHAPE for a target of another shape or a weight /
+ * pos_weight that does not broadcast (naming the shapes);
+ * TJ_ERR_INVALID_ARGUMENT for a reduction outside 0..2; TJ_ERR_UNSUPPORTED
+ * for a weight or pos_weight that requires grad in grad mode. */
+tj_tensor *tj_binary_cross_entropy_with_logits(tj_tensor *self, tj_tensor *target, tj_tensor *weight,
+                                               tj_tensor *pos_weight, int64_t reduction);
 /** aten::l1_loss (implicit, as ATen 1.13: abs(self - target), then reduced):
  * self and target broadcast and promote as tj_sub's operands; reduction 0
  * (none) returns the broadcast shape, 1 (mean, nan when empty; float results

@@ -1,0 +1,156 @@
+/* Session 22 (opsbatch) operators: binary_cross_entropy_with_logits and
+ * baddbmm (values and gradients against PyTorch 1.13 in float64, float32
+ * within rounding, errors). Reference values: tests/opsbatch_ref.h, written
+ * by tests/make_opsbatch_refs.py, so the tests run without PyTorch. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "opsbatch_ref.h"
+#include "test_util.h"
+
+TestSuite(opsbatch, .init = test_scope_open, .fini = test_scope_close);
+
+#define LEN(a) ((int64_t)(sizeof(a) / sizeof *(a)))
+
+/* A float64 tensor of `shape` holding v, requiring grad when asked. */
+static tj_tensor *f64(const double *v, int ndim, const int64_t *shape, bool requires_grad)
+{
+    tj_tensor *t = test_f64(ndim, shape, v);
+    if (requires_grad) cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK, "%s", tj_last_error());
+    return t;
+}
+
+/* v rounded to float32, of `shape`. */
+static tj_tensor *f32(const double *v, int ndim, const int64_t *shape)
+{
+    return tj_to_copy(test_f64(ndim, shape, v), TJ_FLOAT32);
+}
+
+/* The gradients of sum(out * gy) with respect to ins[0..n), each expected
+ * close to want[i] (float64: 1e-12 relative); gy NULL is the scalar 1.5
+ * (a reduced loss's). */
+static void expect_grads(tj_tensor *out, const double *gy, tj_tensor *const *ins, int n, const double *const *want)
+{
+    cr_assert_not_null(out, "%s", tj_last_error());
+    double s = 1.5;
+    tj_tensor *g = gy ? test_f64(tj_tensor_ndim(out), tj_tensor_shape(out), gy) : test_f64(0, NULL, &s);
+    tj_tensor *got[4];
+    cr_assert_eq(tj_autograd_grad(&out, 1, &g, ins, n, got), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < n; i++) test_expect_close(got[i], want[i], tj_tensor_numel(ins[i]), 1e-12, 1e-14);
+}
+
+/* ---- binary_cross_entropy_with_logits ---- */
+
+static const int64_t S34[2] = {3, 4}, S4[1] = {4};
+
+/* F.binary_cross_entropy_with_logits(x, t, w, pos_weight=p, reduction) and
+ * its gradients in x and t, in float64; the float32 forward within 2e-6 */
+static void check_bce_logits(const double *w, const double *p, int64_t reduction, const double *out,
+                             const double *gx, const double *gt)
+{
+    tj_tensor *x = f64(BCEL_X, 2, S34, true), *t = f64(BCEL_T, 2, S34, true);
+    tj_tensor *wt = w ? f64(w, 1, S4, false) : NULL, *pt = p ? f64(p, 1, S4, false) : NULL;
+    tj_tensor *loss = tj_binary_cross_entropy_with_logits(x, t, wt, pt, reduction);
+    int64_t n = reduction == 0 ? 12 : 1;
+    test_expect_close(loss, out, n, 1e-12, 1e-14);
+    expect_grads(loss, reduction == 0 ? BCEL_GY : NULL, (tj_tensor *[]){x, t}, 2, (const double *const[]){gx, gt});
+    tj_tensor *l32 = tj_binary_cross_entropy_with_logits(f32(BCEL_X, 2, S34), f32(BCEL_T, 2, S34),
+                                                         w ? f32(w, 1, S4) : NULL, p ? f32(p, 1, S4) : NULL, reduction);
+    test_expect_close(l32, out, n, 2e-6, 1e-7);
+}
+
+Test(opsbatch, bce_with_logits_matches_pytorch_without_weights)
+{
+    check_bce_logits(NULL, NULL, 0, BCEL_NONE_OUT, BCEL_NONE_GX, BCEL_NONE_GT);
+}
+
+Test(opsbatch, bce_with_logits_matches_pytorch_with_weight_and_pos_weight)
+{
+    check_bce_logits(BCEL_W, BCEL_P, 1, BCEL_MEAN_WP_OUT, BCEL_MEAN_WP_GX, BCEL_MEAN_WP_GT);
+    check_bce_logits(NULL, BCEL_P, 2, BCEL_SUM_P_OUT, BCEL_SUM_P_GX, BCEL_SUM_P_GT);
+    check_bce_logits(BCEL_W, NULL, 1, BCEL_MEAN_W_OUT, BCEL_MEAN_W_GX, BCEL_MEAN_W_GT);
+}
+
+/* the stable form: no overflow at large logits (torch: 100 -> 0 and 100 for
+ * targets 1 and 0; -100 the other way round), nan propagates */
+Test(opsbatch, bce_with_logits_is_stable_for_large_logits)
+{
+    tj_tensor *x = test_f32(1, (int64_t[]){5}, (float[]){100, 100, -100, -100, NAN});
+    tj_tensor *t = test_f32(1, (int64_t[]){5}, (float[]){1, 0, 1, 0, 1});
+    test_expect_f32(tj_binary_cross_entropy_with_logits(x, t, NULL, NULL, 0), (float[]){0, 100, 100, 0, NAN}, 5, 0);
+}
+
+Test(opsbatch, bce_with_logits_refuses_bad_shapes_dtypes_reductions_and_weight_gradients)
+{
+    tj_tensor *x = test_random_f32(2, S34, 1), *t = test_random_f32(2, S34, 2);
+    /* F.binary_cross_entropy_with_logits: "Target size (torch.Size([4])) must be the same as input size" */
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, test_random_f32(1, S4, 3), NULL, NULL, 1), TJ_ERR_SHAPE,
+                      "aten::binary_cross_entropy_with_logits", "target size [4] must be the same as input size [3, 4]");
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, t, test_random_f32(1, (int64_t[]){3}, 4), NULL, 1),
+                      TJ_ERR_SHAPE, "aten::binary_cross_entropy_with_logits", "weight of shape [3]");
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, t, NULL, test_random_f32(1, (int64_t[]){2}, 4), 1),
+                      TJ_ERR_SHAPE, "aten::binary_cross_entropy_with_logits", "pos_weight of shape [2]");
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, tj_to_copy(t, TJ_FLOAT64), NULL, NULL, 1), TJ_ERR_DTYPE,
+                      "aten::binary_cross_entropy_with_logits", "float64");
+    test_expect_error(tj_binary_cross_entropy_with_logits(tj_to_copy(x, TJ_INT64), tj_to_copy(t, TJ_INT64), NULL,
+                                                          NULL, 1),
+                      TJ_ERR_DTYPE, "aten::binary_cross_entropy_with_logits", "int64");
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, t, NULL, NULL, 3), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::binary_cross_entropy_with_logits", "reduction");
+    /* torch: "the function 'binary_cross_entropy_with_logits' is not differentiable with respect to argument 'weight'" */
+    tj_tensor *w = test_random_f32(1, S4, 5);
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    test_expect_error(tj_binary_cross_entropy_with_logits(x, t, w, NULL, 1), TJ_ERR_UNSUPPORTED,
+                      "aten::binary_cross_entropy_with_logits", "");
+}
+
+/* ---- baddbmm ---- */
+
+Test(opsbatch, baddbmm_matches_pytorch_with_beta_and_alpha)
+{
+    tj_tensor *self = f64(BADDBMM_SELF, 3, (int64_t[]){2, 3, 4}, true), *b1 = f64(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, true),
+              *b2 = f64(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, true);
+    tj_tensor *out = tj_baddbmm(self, b1, b2, tj_v_float(0.5), tj_v_int(2));
+    test_expect_close(out, BADDBMM_OUT, 24, 1e-12, 1e-14);
+    expect_grads(out, BADDBMM_GY, (tj_tensor *[]){self, b1, b2}, 3,
+                 (const double *const[]){BADDBMM_GSELF, BADDBMM_GB1, BADDBMM_GB2});
+    tj_tensor *o32 = tj_baddbmm(f32(BADDBMM_SELF, 3, (int64_t[]){2, 3, 4}), f32(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}),
+                                f32(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}), tj_v_float(0.5), tj_v_int(2));
+    test_expect_close(o32, BADDBMM_OUT, 24, 1e-6, 1e-6);
+}
+
+/* self [4] broadcast to [2, 3, 4]: its gradient is summed back to [4] */
+Test(opsbatch, baddbmm_broadcasts_self_and_sums_its_gradient)
+{
+    tj_tensor *self = f64(BADDBMM_SELF, 1, S4, true), *b1 = f64(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, false),
+              *b2 = f64(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, false);
+    tj_tensor *out = tj_baddbmm(self, b1, b2, tj_v_float(-1.5), tj_v_int(1));
+    test_expect_close(out, BADDBMM_BCAST_OUT, 24, 1e-12, 1e-14);
+    expect_grads(out, BADDBMM_GY, &self, 1, (const double *const[]){BADDBMM_BCAST_GSELF});
+}
+
+/* beta = 0 ignores self, nan included (torch.baddbmm(full(nan), a, b, beta=0) has no nan) */
+Test(opsbatch, baddbmm_with_beta_zero_ignores_nan_in_self)
+{
+    tj_tensor *nan = tj_full((int64_t[]){1, 1, 2}, 3, tj_v_float(NAN), TJ_FLOAT32);
+    tj_tensor *a = test_f32(3, (int64_t[]){1, 1, 2}, (float[]){1, 2}), *b = test_f32(3, (int64_t[]){1, 2, 2}, (float[]){1, 2, 3, 4});
+    test_expect_f32(tj_baddbmm(nan, a, b, tj_v_int(0), tj_v_int(1)), (float[]){7, 10}, 2, 0);
+}
+
+Test(opsbatch, baddbmm_refuses_bad_ranks_batches_inner_sizes_self_and_dtypes)
+{
+    tj_tensor *self = test_random_f32(3, (int64_t[]){2, 3, 4}, 1), *a = test_random_f32(3, (int64_t[]){2, 3, 5}, 2),
+              *b = test_random_f32(3, (int64_t[]){2, 5, 4}, 3);
+    tj_value one = tj_v_int(1);
+    test_expect_error(tj_baddbmm(self, test_random_f32(2, (int64_t[]){3, 5}, 4), b, one, one), TJ_ERR_SHAPE,
+                      "aten::baddbmm", "batch1 [3, 5] must be 3-D");
+    test_expect_error(tj_baddbmm(self, a, test_random_f32(3, (int64_t[]){3, 5, 4}, 5), one, one), TJ_ERR_SHAPE,
+                      "aten::baddbmm", "different batch sizes (2 != 3)");
+    test_expect_error(tj_baddbmm(self, a, test_random_f32(3, (int64_t[]){2, 4, 4}, 5), one, one), TJ_ERR_SHAPE,
+                      "aten::baddbmm", "cannot be multiplied (5 != 4)");
+    test_expect_error(tj_baddbmm(test_random_f32(1, (int64_t[]){3}, 6), a, b, one, one), TJ_ERR_SHAPE,
+                      "aten::baddbmm", "self [3] cannot be broadcast to [2, 3, 4]");
+    test_expect_error(tj_baddbmm(self, a, tj_to_copy(b, TJ_FLOAT64), one, one), TJ_ERR_DTYPE, "aten::baddbmm", "float64");
+    test_expect_error(tj_baddbmm(self, a, b, tj_v_float(1e39), one), TJ_ERR_INVALID_ARGUMENT, "aten::baddbmm", "beta");
+}
