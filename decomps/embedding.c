@@ -1,4 +1,5 @@
-/* Decompositions of the index-driven operators over gather and scatter_add:
+/* Decompositions of the index-driven operators over gather, scatter_add
+ * and scatter: scatter.value (scatter.src of a full tensor of index's shape),
  * index_select and index_add (below), embedding and its dense gradient
  * (indices flattened to M rows of D values):
  *   embedding: gather(weight, 0, index expanded to [M, D]), viewed as
@@ -104,8 +105,19 @@ static tj_status index_add(const tj_value *args, tj_value *outs)
     return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
 
+/* scatter.value(self, dim, index, value) = scatter.src(self, dim, index,
+ * full(index.shape, value, self's dtype)) */
+static tj_status scatter_value(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(scatter_value, args, m);
+    tj_tensor *index = args[2].u.t;
+    tj_tensor *src = tj_full(tj_tensor_shape(index), tj_tensor_ndim(index), args[3], (int)m[0].dtype);
+    return tj_dc_done(tj_scatter(args[0].u.t, args[1].u.i, index, src), outs);
+}
+
 void tj_register_embedding_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(scatter_value), scatter_value, "scatter_value");
     tj_op_set_decomposition(TJ_OPS(index_select), index_select, "index_select");
     tj_op_set_decomposition(TJ_OPS(index_add), index_add, "index_add");
     tj_op_set_decomposition(TJ_OPS(embedding), embedding, "embedding");

@@ -1,4 +1,4 @@
-/* gather and scatter_add along one dim (see index.h). The innermost dim of
+/* gather, scatter_add and scatter along one dim (see index.h). The innermost dim of
  * the index shape is walked as a run; the outer positions are enumerated
  * with a multi-index counter (split across threads for gather). */
 #include <string.h>
@@ -242,4 +242,43 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
      * indexed one; otherwise they run in order, keeping the sums'
      * order */
     tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_add_rows, &a);
+}
+
+/* One run of scatter: out[idx[j] along dim] = src[j]. */
+#define SCATTER_SET_RUN(T)                                                                             \
+    for (int64_t j = 0; j < inner; j++)                                                                \
+        ((T *)o)[idx[j * is] * ds + j * os] = ((const T *)s)[j * ss];
+
+static void scatter_rows(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const index_args *a = ctx;
+    int ndim = a->ndim, last = ndim - 1, dim = a->dim;
+    int64_t inner = a->shape[last];
+    int64_t ds = a->out.strides[dim], os = dim == last ? 0 : a->out.strides[last], ss = a->src.strides[last],
+            is = a->index.strides[last];
+    const int64_t *const strides[3] = {a->out.strides, a->src.strides, a->index.strides};
+    const int skip[3] = {dim, -1, -1};
+    (void)t;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t off[3];
+        row_offsets(r, ndim, a->shape, strides, skip, off);
+        char *o = (char *)a->out.data + off[0] * (int64_t)a->esize;
+        const char *s = (const char *)a->src.data + off[1] * (int64_t)a->esize;
+        const int64_t *idx = (const int64_t *)a->index.data + off[2];
+        switch (a->esize) {
+        case 8: SCATTER_SET_RUN(uint64_t) break;
+        case 4: SCATTER_SET_RUN(uint32_t) break;
+        default: SCATTER_SET_RUN(uint8_t) break;
+        }
+    }
+}
+
+void tj_k_scatter(size_t esize, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                  const int64_t *shape, int dim, int nthreads)
+{
+    int64_t rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    if (shape[ndim - 1] == 0 || rows == 0) return;
+    index_args a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape, .esize = esize};
+    tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_rows, &a);
 }

@@ -1,7 +1,8 @@
-/* gather and scatter_add along one dim of strided arrays (ATen's gather and
- * scatter_add): for every position p of the index array,
+/* gather, scatter_add and scatter along one dim of strided arrays (ATen's
+ * gather, scatter_add and scatter): for every position p of the index array,
  *   gather:       out[p] = src[p with p[dim] replaced by index[p]]
  *   scatter_add:  out[p with p[dim] replaced by index[p]] += src[p]
+ *   scatter:      out[p with p[dim] replaced by index[p]] = src[p]
  * Index values are int64 and must lie in [0, size of the indexed dim); the
  * callers check them first with tj_k_index_find_invalid. */
 #ifndef TJIT_KERNELS_INDEX_H
@@ -42,5 +43,15 @@ size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k
  * thread). */
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
                       const int64_t *shape, int dim, void *scratch, int nthreads);
+
+/** scatter: out[p with p[dim] replaced by index[p]] = src[p] (elements of
+ * `esize` bytes; src may have zero strides, one value for every position),
+ * into `out` already holding self's values, in row-major order of the index
+ * positions: of positions writing one element, the last wins (the largest
+ * coordinate along dim, as PyTorch's CPU loop). Up to `nthreads` threads
+ * when `dim` is the last one (each row of out then has one writer);
+ * otherwise one thread. */
+void tj_k_scatter(size_t esize, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                  const int64_t *shape, int dim, int nthreads);
 
 #endif

@@ -15,6 +15,14 @@ tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index)
     return CALL(gather, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_bool(false));
 }
 
+tj_tensor *tj_scatter(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
+{
+    return CALL(scatter_src, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));
+}
+tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value)
+{
+    return CALL(scatter_value, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), value);
+}
 tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
 {
     return CALL(scatter_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));

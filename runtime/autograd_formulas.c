@@ -1092,11 +1092,11 @@ FORMULA(d_index_put)
 
 /* scatter_add: self gets grad, src the gradient at its target positions
  * (index may cover only a leading block of src: the rest gets zeros). */
-FORMULA(d_scatter_add)
+/* scatter_add's and scatter's src: the gradient at the positions it was
+ * written to (grad.gather), zero-padded where src is larger than index. */
+static tj_tensor *scatter_src_grad(tj_tensor *g, int64_t dim, tj_tensor *index, const tj_tensor *src)
 {
-    if (NEED(0)) gi[0] = g[0];
-    if (!NEED(2)) return TJ_OK;
-    tj_tensor *src = META(3), *r = tj_gather(g[0], c->args[1].u.i, ARG(2));
+    tj_tensor *r = tj_gather(g, dim, index);
     int64_t shape[TJ_MAX_DIMS];
     for (int d = 0; r && d < src->ndim; d++) {
         if (r->shape[d] == src->shape[d]) continue;
@@ -1104,7 +1104,22 @@ FORMULA(d_scatter_add)
         shape[d] = src->shape[d];
         r = tj_slice_scatter(tj_zeros(shape, r->ndim, r->dtype), r, d, true, 0, true, r->shape[d], 1);
     }
-    gi[2] = r;
+    return r;
+}
+
+FORMULA(d_scatter_add)
+{
+    if (NEED(0)) gi[0] = g[0];
+    if (NEED(2)) gi[2] = scatter_src_grad(g[0], c->args[1].u.i, ARG(2), META(3));
+    return TJ_OK;
+}
+
+/* scatter (derivatives.yaml): self gets the gradient with the written
+ * positions zeroed (grad.scatter(dim, index, 0)), src as scatter_add's */
+FORMULA(d_scatter)
+{
+    if (NEED(0)) gi[0] = tj_scatter_value(g[0], c->args[1].u.i, ARG(2), tj_v_int(0));
+    if (c->op == TJ_OPS(scatter_src) && NEED(2)) gi[2] = scatter_src_grad(g[0], c->args[1].u.i, ARG(2), META(3));
     return TJ_OK;
 }
 
@@ -1687,7 +1702,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_GRAD_ARGS(binary_cross_entropy_with_logits, d_binary_cross_entropy_with_logits, 0xcu, 0u), /* weights */
     D(scaled_dot_product_attention, d_attention),
 
-    D(gather, d_gather), D(scatter_add, d_scatter_add), D(index_select, d_index_select), D(index_add, d_index_add),
+    D(gather, d_gather), D(scatter_add, d_scatter_add), D_NO_SELF(scatter_src, d_scatter),
+    D_NO_SELF(scatter_value, d_scatter), D(index_select, d_index_select), D(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
 
     D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),

@@ -1,4 +1,4 @@
-/* gather, scatter_add, index_select, index_add and unfold, as ATen 1.13
+/* gather, scatter_add, scatter, index_select, index_add and unfold, as ATen 1.13
  * (ScatterGatherChecks.h, TensorShape.cpp, TensorAdvancedIndexing.cpp):
  * shape functions with PyTorch's checks and messages, and
  * the glue to kernels/index.c. A 0-dim tensor takes part as if it had one
@@ -14,6 +14,8 @@
 
 #define GATHER "aten::gather"
 #define SCATTER_ADD "aten::scatter_add"
+#define SCATTER_SRC "aten::scatter.src"
+#define SCATTER_VALUE "aten::scatter.value"
 #define UNFOLD "aten::unfold"
 #define INDEX_SELECT "aten::index_select"
 #define INDEX_ADD "aten::index_add"
@@ -99,21 +101,25 @@ tj_status tj_kernel_gather(const tj_value *args, tj_tensor *const *outs)
     return TJ_OK;
 }
 
-tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs)
+/* scatter_add and scatter.src: src of self's dtype and rank, index within
+ * src in every dim and within self apart from dim. */
+static tj_status meta_scatter_src(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t;
     int dim;
-    if (tj_wrap_dim(SCATTER_ADD, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
     if (src->dtype != self->dtype)
-        return tj_error(TJ_ERR_DTYPE, "%s: expected self.dtype to be equal to src.dtype (%s != %s)", SCATTER_ADD,
+        return tj_error(TJ_ERR_DTYPE, "%s: expected self.dtype to be equal to src.dtype (%s != %s)", op,
                         tj_dtype_name(self->dtype), tj_dtype_name(src->dtype));
     if (geom_of(src).ndim != geom_of(self).ndim)
-        return tj_error(TJ_ERR_SHAPE, "%s: src must have the same number of dimensions as self (%d != %d)", SCATTER_ADD,
+        return tj_error(TJ_ERR_SHAPE, "%s: src must have the same number of dimensions as self (%d != %d)", op,
                         src->ndim, self->ndim);
-    if (check_index(SCATTER_ADD, self, index, dim, src, true) != TJ_OK) return tj_last_status();
+    if (check_index(op, self, index, dim, src, true) != TJ_OK) return tj_last_status();
     tj_meta_like(&outs[0], self);
     return TJ_OK;
 }
+
+tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs) { return meta_scatter_src(SCATTER_ADD, args, outs); }
 
 tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
 {
@@ -134,6 +140,54 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
     tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, runs, tj_threads_for(index->numel));
     tj_free_storage_bytes(runs, got);
     return TJ_OK;
+}
+
+/* ---- scatter.src / scatter.value ---- */
+
+tj_status tj_meta_scatter_src(const tj_value *args, tj_meta *outs) { return meta_scatter_src(SCATTER_SRC, args, outs); }
+
+/* index within self apart from dim; the value converts to self's dtype */
+tj_status tj_meta_scatter_value(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    if (tj_wrap_dim(SCATTER_VALUE, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_index(SCATTER_VALUE, self, index, dim, self, false) != TJ_OK) return tj_last_status();
+    if (tj_scalar_check(SCATTER_VALUE, "value", &args[3], self->dtype) != TJ_OK) return tj_last_status();
+    tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+/* A copy of self with src's elements (src_strides: src's, or zeros for one
+ * value) written at the indexed positions. */
+static tj_status scatter(const char *op, const tj_value *args, const void *src, const int64_t *src_strides,
+                         tj_tensor *out)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    tj_wrap_dim(op, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(op, self, index, dim) != TJ_OK) return tj_last_status();
+    tj_copy_tensor(out, self);
+    if (index->numel == 0) return TJ_OK;
+    geom o = geom_of(out), i = geom_of(index);
+    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {(void *)src, src_strides},
+                     ia = {tj_tensor_ptr(index), i.strides};
+    tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, i.ndim, i.shape, dim, tj_threads_for(index->numel));
+    return TJ_OK;
+}
+
+tj_status tj_kernel_scatter_src(const tj_value *args, tj_tensor *const *outs)
+{
+    geom s = geom_of(args[3].u.t);
+    return scatter(SCATTER_SRC, args, tj_tensor_ptr(args[3].u.t), s.strides, outs[0]);
+}
+
+tj_status tj_kernel_scatter_value(const tj_value *args, tj_tensor *const *outs)
+{
+    static const int64_t zero_strides[TJ_MAX_DIMS];
+    _Alignas(8) char value[8];
+    if (tj_scalar_to(SCATTER_VALUE, &args[3], outs[0]->dtype, value) != TJ_OK) return tj_last_status();
+    return scatter(SCATTER_VALUE, args, value, zero_strides, outs[0]);
 }
 
 /* ---- index_select / index_add: a 1-D (or 0-dim) index along one dim ----

@@ -8,6 +8,8 @@
 
 TJ_OP_DECLARE(gather)
 TJ_OP_DECLARE(scatter_add)
+TJ_OP_DECLARE(scatter_src)
+TJ_OP_DECLARE(scatter_value)
 TJ_OP_DECLARE(index_select)
 TJ_OP_DECLARE(index_add)
 TJ_OP_DECLARE(index_Tensor)

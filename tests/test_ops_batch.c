@@ -1,6 +1,6 @@
-/* Session 22 (opsbatch) operators: binary_cross_entropy_with_logits and
- * baddbmm (values and gradients against PyTorch 1.13 in float64, float32
- * within rounding, errors). Reference values: tests/opsbatch_ref.h, written
+/* Session 22 (opsbatch) operators: binary_cross_entropy_with_logits,
+ * baddbmm, scatter.src / scatter.value (values and gradients against
+ * PyTorch 1.13 in float64, float32 within rounding, errors). Reference values: tests/opsbatch_ref.h, written
  * by tests/make_opsbatch_refs.py, so the tests run without PyTorch. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -153,4 +153,78 @@ Test(opsbatch, baddbmm_refuses_bad_ranks_batches_inner_sizes_self_and_dtypes)
                       "aten::baddbmm", "self [3] cannot be broadcast to [2, 3, 4]");
     test_expect_error(tj_baddbmm(self, a, tj_to_copy(b, TJ_FLOAT64), one, one), TJ_ERR_DTYPE, "aten::baddbmm", "float64");
     test_expect_error(tj_baddbmm(self, a, b, tj_v_float(1e39), one), TJ_ERR_INVALID_ARGUMENT, "aten::baddbmm", "beta");
+}
+
+/* ---- scatter.src / scatter.value ---- */
+
+/* torch.scatter(self [3, 4], 0, index [2, 4] with duplicates in columns 0
+ * and 2, src [2, 4]): the last duplicate wins; self's gradient is zero where
+ * written, src's is grad.gather (duplicates included) */
+Test(opsbatch, scatter_src_matches_pytorch_with_duplicate_indices)
+{
+    tj_tensor *self = f64(SCATTER_SELF, 2, S34, true), *src = f64(SCATTER_SRC0, 2, (int64_t[]){2, 4}, true);
+    tj_tensor *index = test_i64(2, (int64_t[]){2, 4}, SCATTER_I0);
+    tj_tensor *out = tj_scatter(self, 0, index, src);
+    test_expect_close(out, SCATTER_DIM0_OUT, 12, 0, 0);
+    expect_grads(out, SCATTER_GY, (tj_tensor *[]){self, src}, 2,
+                 (const double *const[]){SCATTER_DIM0_GSELF, SCATTER_DIM0_GSRC});
+    /* int64 and bool scatter too */
+    tj_tensor *si = tj_scatter(tj_zeros(S34, 2, TJ_INT64), 0, index, tj_ones((int64_t[]){2, 4}, 2, TJ_INT64));
+    test_expect_close(si, (double[]){1, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0}, 12, 0, 0);
+}
+
+Test(opsbatch, scatter_along_the_last_dim_matches_pytorch)
+{
+    tj_tensor *self = f64(SCATTER_SELF, 2, (int64_t[]){2, 5}, true), *src = f64(SCATTER_SRC1, 2, (int64_t[]){2, 3}, true);
+    tj_tensor *index = test_i64(2, (int64_t[]){2, 3}, SCATTER_I1);
+    tj_tensor *out = tj_scatter(self, -1, index, src);
+    test_expect_close(out, SCATTER_DIM1_OUT, 10, 0, 0);
+    expect_grads(out, SCATTER_GY, (tj_tensor *[]){self, src}, 2,
+                 (const double *const[]){SCATTER_DIM1_GSELF, SCATTER_DIM1_GSRC});
+}
+
+/* src [2, 4] larger than index [2, 3]: torch 1.13's backward fails on it
+ * (an invalid gradient shape); tjit pads grad.gather with zeros, as
+ * scatter_add's gradient does */
+Test(opsbatch, scatter_gradient_of_a_larger_src_is_zero_where_unread)
+{
+    double src_v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    tj_tensor *self = f64(SCATTER_SELF, 2, (int64_t[]){2, 5}, false), *src = f64(src_v, 2, (int64_t[]){2, 4}, true);
+    tj_tensor *out = tj_scatter(self, 1, test_i64(2, (int64_t[]){2, 3}, SCATTER_I1), src);
+    test_expect_close(out, (double[]){2, 1, -1, 0.5, 3, 0, 6, -0.5, 7, -1}, 10, 0, 0);
+    expect_grads(out, SCATTER_GY, &src, 1, (const double *const[]){SCATTER_PADDED_GSRC});
+}
+
+Test(opsbatch, scatter_value_matches_pytorch)
+{
+    tj_tensor *self = f64(SCATTER_SELF, 2, S34, true);
+    tj_tensor *out = tj_scatter_value(self, 0, test_i64(2, (int64_t[]){2, 4}, SCATTER_I0), tj_v_float(-2.5));
+    test_expect_close(out, SCATTER_VALUE_OUT, 12, 0, 0);
+    expect_grads(out, SCATTER_GY, &self, 1, (const double *const[]){SCATTER_VALUE_GSELF});
+    /* torch.zeros(2, dtype=torch.int64).scatter(0, tensor([1]), 2.7): [0, 2] */
+    tj_tensor *i = tj_scatter_value(tj_zeros((int64_t[]){2}, 1, TJ_INT64), 0, test_i64(1, (int64_t[]){1}, (int64_t[]){1}),
+                                    tj_v_float(2.7));
+    test_expect_close(i, (double[]){0, 2}, 2, 0, 0);
+}
+
+Test(opsbatch, scatter_refuses_bad_indices_shapes_and_dtypes)
+{
+    tj_tensor *self = test_random_f32(2, S34, 1), *src = test_random_f32(2, (int64_t[]){2, 4}, 2);
+    tj_tensor *index = test_i64(2, (int64_t[]){2, 4}, SCATTER_I0);
+    /* torch: "index 3 is out of bounds for dimension 0 with size 3" */
+    test_expect_error(tj_scatter(self, 0, test_i64(2, (int64_t[]){1, 2}, (int64_t[]){0, 3}), src), TJ_ERR_INDEX,
+                      "aten::scatter.src", "index 3 is out of bounds for dimension 0 with size 3");
+    test_expect_error(tj_scatter_value(self, 0, test_i64(2, (int64_t[]){1, 1}, (int64_t[]){-1}), tj_v_int(1)),
+                      TJ_ERR_INDEX, "aten::scatter.value", "index -1 is out of bounds");
+    test_expect_error(tj_scatter(self, 2, index, src), TJ_ERR_INDEX, "aten::scatter.src", "");
+    test_expect_error(tj_scatter(self, 0, tj_to_copy(index, TJ_FLOAT32), src), TJ_ERR_DTYPE, "aten::scatter.src",
+                      "expected dtype int64 for index");
+    test_expect_error(tj_scatter(self, 0, index, tj_to_copy(src, TJ_FLOAT64)), TJ_ERR_DTYPE, "aten::scatter.src",
+                      "expected self.dtype to be equal to src.dtype");
+    test_expect_error(tj_scatter(self, 0, index, test_random_f32(2, (int64_t[]){2, 3}, 3)), TJ_ERR_SHAPE,
+                      "aten::scatter.src", "size does not match at dimension 1");
+    test_expect_error(tj_scatter_value(self, 0, test_i64(1, (int64_t[]){2}, (int64_t[]){0, 1}), tj_v_int(1)),
+                      TJ_ERR_SHAPE, "aten::scatter.value", "same number of dimensions");
+    test_expect_error(tj_scatter_value(self, 0, index, tj_v_float(1e39)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::scatter.value", "value");
 }

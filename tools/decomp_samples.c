@@ -498,6 +498,10 @@ static const tj_decomp_sample samples[] = {
      "beta 0 ignores nan in self"},
     {"aten::baddbmm", "i64[2,2,2]<5 i64[2,2,3]<5 i64[2,3,2]<5 2.7 -1", "int64 truncates the scalars"},
     {"aten::baddbmm", "f32[2,3,4] f32[2,3,5] f32[3,5,4] 1 1", "batch sizes differ: an error"},
+    {"aten::scatter.value", "f32[3,4] 0 i64[2,4]{0,1,2,0,0,0,2,1} -2.5", "duplicate indices"},
+    {"aten::scatter.value", "i64[2,5]<9 1 i64[2,3]<5 2.7", "int64 truncates the value"},
+    {"aten::scatter.value", "f64[3] 0 i64[0] 1.0", "empty index: a copy"},
+    {"aten::scatter.value", "f32[3,4] 0 i64[1,2]{0,3} 1.0", "index out of range: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

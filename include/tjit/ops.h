@@ -581,6 +581,24 @@ tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index);
  * src has self's dtype and rank and is no smaller than index. Errors as
  * tj_gather. */
 tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+/** aten::scatter.src: a new tensor, a copy of self (any dtype) with src[p]
+ * written at p with p[dim] replaced by index[p], for every position p of
+ * index (int64, self's rank, no larger than src in any dim nor than self
+ * apart from dim; an empty index gives a copy). Where several positions
+ * write one element the last in row-major order wins (the one with the
+ * largest coordinate along dim), as PyTorch's CPU kernel (its documentation
+ * calls the choice undefined); the gradient of src reaches every position,
+ * the overwritten ones included, as PyTorch's (grad.gather). src has self's
+ * dtype and rank. Errors (naming aten::scatter.src): TJ_ERR_INDEX for a
+ * dim or an index value out of range (naming the value, dim and size);
+ * TJ_ERR_SHAPE for rank or size mismatches (naming the shapes);
+ * TJ_ERR_DTYPE for an index that is not int64 or a src of another dtype. */
+tj_tensor *tj_scatter(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+/** aten::scatter.value: tj_scatter with every written element `value`,
+ * converted to self's dtype (a float into int64 truncates; one that
+ * overflows the dtype gives TJ_ERR_INVALID_ARGUMENT). index is no larger
+ * than self apart from dim. Errors otherwise as tj_scatter. */
+tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
 /** aten::index_select: the slices self.select(dim, index[i]) stacked along
  * dim, i.e. self's shape with dim resized to index's numel (a 0-dim self
  * gives a 0-dim result); any self dtype, a new contiguous tensor. index:
