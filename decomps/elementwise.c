@@ -1,6 +1,7 @@
 /* Decompositions of the composite elementwise operators (relu, gelu, silu,
  * logaddexp, leaky_relu, softplus, elu, hardtanh, relu6, hardsigmoid,
- * hardswish) and of the activations' backward operators, as torch._decomp /
+ * hardswish, mish, log_sigmoid, glu) and of the activations' backward
+ * operators, as torch._decomp /
  * torch._refs write them in PyTorch 1.13, spelled with the operators of
  * OPS.md (no le.Scalar, isinf or rsub: `self <= t` is le.Tensor against a
  * 0-dim tensor, `1 - y` is neg + add.Scalar). The argument checks the
@@ -315,6 +316,81 @@ static tj_status hardswish_backward(const tj_value *args, tj_value *outs)
     return done(tj_where_scalar_self(tj_lt_scalar(self, tj_v_int(-3)), tj_v_int(0), upper), outs);
 }
 
+/* torch._refs: self * tanh(softplus(self)) */
+static tj_status mish(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(mish, args, m);
+    tj_tensor *x = args[0].u.t;
+    return done(tj_mul(x, tj_tanh(tj_softplus(x, tj_v_int(1), tj_v_int(20)))), outs);
+}
+
+/* log_sigmoid (implicit in ATen 1.13): log_sigmoid_forward's output */
+static tj_status log_sigmoid(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *out;
+    tj_status st = tj_log_sigmoid_forward(args[0].u.t, &out, NULL);
+    return st != TJ_OK ? st : done(out, outs);
+}
+
+/* torch._decomp: z = exp(-|x|), (minimum(0, x) - log1p(z), z) */
+static tj_status log_sigmoid_forward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(log_sigmoid_forward, args, m);
+    tj_tensor *x = args[0].u.t;
+    tj_tensor *z = tj_exp(tj_neg(tj_abs(x)));
+    tj_tensor *out = tj_sub(tj_minimum(tj_dc_number(0, m[0].dtype), x), tj_log1p(z));
+    if (!out) return tj_last_status();
+    outs[1] = tj_v_tensor(z);
+    return done(out, outs);
+}
+
+/* ATen's CPU formula over the buffer (torch._decomp recomputes
+ * exp(-|x|), which is the buffer): (max_deriv - sign * (buffer / (1 +
+ * buffer))) * grad, max_deriv = where(x < 0, 1, 0), sign = where(x < 0, 1, -1) */
+static tj_status log_sigmoid_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(log_sigmoid_backward, args, m);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *g = tj_dc_to(args[0].u.t, dt), *x = tj_dc_to(args[1].u.t, dt), *b = tj_dc_to(args[2].u.t, dt);
+    tj_tensor *negative = tj_lt_scalar(x, tj_v_int(0));
+    tj_tensor *max_deriv = tj_where_scalar(negative, tj_v_int(1), tj_v_int(0));
+    tj_tensor *sign = tj_where_scalar(negative, tj_v_int(1), tj_v_int(-1));
+    tj_tensor *frac = tj_div(b, tj_add_scalar(b, tj_v_int(1)));
+    return done(tj_mul(tj_sub(max_deriv, tj_mul(sign, frac)), g), outs);
+}
+
+/* The halves of self along dim (the shape function checked it is even) */
+static void glu_halves(tj_tensor *self, int64_t dim, tj_tensor **a, tj_tensor **b)
+{
+    int d;
+    tj_wrap_dim("aten::glu", dim, tj_tensor_ndim(self), &d);
+    int64_t h = tj_tensor_shape(self)[d] / 2;
+    *a = tj_slice(self, d, true, 0, true, h, 1);
+    *b = tj_slice(self, d, true, h, true, 2 * h, 1);
+}
+
+/* torch._refs: a * sigmoid(b) over the halves */
+static tj_status glu(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(glu, args, m);
+    tj_tensor *a, *b;
+    glu_halves(args[0].u.t, args[1].u.i, &a, &b);
+    return done(tj_mul(a, tj_sigmoid(b)), outs);
+}
+
+/* torch._decomp: cat([sigmoid(b) * grad, (1 - sigmoid(b)) * sigmoid(b) * a * grad], dim) */
+static tj_status glu_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(glu_backward, args, m);
+    tj_tensor *g = args[0].u.t, *a, *b;
+    glu_halves(args[1].u.t, args[2].u.i, &a, &b);
+    tj_tensor *s = tj_sigmoid(b);
+    tj_tensor *second = tj_mul(tj_mul(tj_mul(tj_rsub_scalar(s, tj_v_int(1), tj_v_int(1)), s), a), g);
+    tj_tensor *halves[2] = {tj_mul(s, g), second};
+    if (!halves[0] || !halves[1]) return tj_last_status();
+    return done(tj_cat(halves, 2, args[2].u.i), outs);
+}
+
 void tj_register_elementwise_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");
@@ -338,4 +414,10 @@ void tj_register_elementwise_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(hardtanh_backward), hardtanh_backward, "hardtanh_backward");
     tj_op_set_decomposition(TJ_OPS(hardsigmoid_backward), hardsigmoid_backward, "hardsigmoid_backward");
     tj_op_set_decomposition(TJ_OPS(hardswish_backward), hardswish_backward, "hardswish_backward");
+    tj_op_set_decomposition(TJ_OPS(mish), mish, "mish");
+    tj_op_set_decomposition(TJ_OPS(log_sigmoid), log_sigmoid, "log_sigmoid");
+    tj_op_set_decomposition(TJ_OPS(log_sigmoid_forward), log_sigmoid_forward, "log_sigmoid_forward");
+    tj_op_set_decomposition(TJ_OPS(log_sigmoid_backward), log_sigmoid_backward, "log_sigmoid_backward");
+    tj_op_set_decomposition(TJ_OPS(glu), glu, "glu");
+    tj_op_set_decomposition(TJ_OPS(glu_backward), glu_backward, "glu_backward");
 }

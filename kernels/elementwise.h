@@ -54,6 +54,8 @@ typedef enum tj_k_unary_op {
     TJ_K_LOG2,
     TJ_K_LOG10,
     TJ_K_EXP2,
+    TJ_K_MISH,        /**< x * tanh(log1p(exp(x))) */
+    TJ_K_EXP_NEG_ABS, /**< exp(-|x|): log_sigmoid_forward's buffer */
     TJ_K_UNARY_COUNT
 } tj_k_unary_op;
 
@@ -94,6 +96,8 @@ typedef enum tj_k_binary_op {
     TJ_K_GELU_TANH_BACKWARD, /**< same for the tanh approximation */
     TJ_K_SIGMOID_BACKWARD,   /**< in[1] = sigmoid output: g * (1 - y) * y */
     TJ_K_TANH_BACKWARD,      /**< in[1] = tanh output: g * (1 - y * y) */
+    TJ_K_LOG_SIGMOID,        /**< in[0] = x, in[1] = exp(-|x|): min(x, 0) - log1p(in[1]) */
+    TJ_K_GLU,                /**< in[0] = a, in[1] = b: a * (1 / (1 + exp(-b))) */
     TJ_K_BINARY_COUNT
 } tj_k_binary_op;
 

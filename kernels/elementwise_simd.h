@@ -212,6 +212,9 @@ UNARY(cosh, SFX(cosh_fixed)(x))
 UNARY(log2, SLEEF(log2)(x))
 UNARY(log10, SLEEF(log10)(x))
 UNARY(exp2, SLEEF(exp2)(x))
+/* PyTorch 1.13's mish kernel: x * tanh(log1p(exp(x))), no threshold */
+UNARY(mish, x * SLEEF(tanh)(SLEEF(log1p)(SLEEF(exp)(x))))
+UNARY(exp_neg_abs, SLEEF(exp)(-VABS(x)))
 
 /* Activations with Scalar parameters, p[] converted to T as PyTorch's
  * kernels convert them; formulas and evaluation order of PyTorch 1.13's
@@ -396,6 +399,11 @@ static inline V SFX(remainder_v)(V x, V y)
 }
 BINARY(remainder, SFX(remainder_v)(x, y))
 BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
+/* log_sigmoid_forward's output from self and its buffer z = exp(-|x|), as
+ * ATen's CPU kernel: min(x, 0) - log1p(z) */
+BINARY(log_sigmoid_fwd, VMIN(x, SPLAT(CT(0))) - SLEEF(log1p)(y))
+/* glu: a * (1 / (1 + exp(-b))), ATen's CPU formula */
+BINARY(glu_fwd, x * (CT(1) / (CT(1) + SLEEF(exp)(-y))))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
 #ifndef GELU_TANH_BACKWARD_LOOP
 BINARY(gelu_tanh_bwd, SFX(gelu_tanh_backward)(x, y))
@@ -512,6 +520,8 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOG2] = SFX(log2),
         [TJ_K_LOG10] = SFX(log10),
         [TJ_K_EXP2] = SFX(exp2),
+        [TJ_K_MISH] = SFX(mish),
+        [TJ_K_EXP_NEG_ABS] = SFX(exp_neg_abs),
     },
     .binary = {
         [TJ_K_MAXIMUM] = SFX(maximum),
@@ -523,6 +533,8 @@ static const tj_k_math_fns FNS = {
         [TJ_K_LOGADDEXP] = SFX(logaddexp_fwd),
         [TJ_K_GELU_BACKWARD] = SFX(gelu_bwd),
         [TJ_K_GELU_TANH_BACKWARD] = GELU_TANH_BACKWARD_LOOP,
+        [TJ_K_LOG_SIGMOID] = SFX(log_sigmoid_fwd),
+        [TJ_K_GLU] = SFX(glu_fwd),
     },
     .compare = {
         [TJ_K_EQ] = SFX(eq),

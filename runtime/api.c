@@ -152,6 +152,20 @@ tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negati
 {
     return CALL(leaky_relu_backward, T(g), T(self), negative_slope, B(self_is_result));
 }
+tj_tensor *tj_mish(tj_tensor *self) { return CALL(mish, T(self)); }
+tj_tensor *tj_log_sigmoid(tj_tensor *self) { return CALL(log_sigmoid, T(self)); }
+tj_status tj_log_sigmoid_forward(tj_tensor *self, tj_tensor **output, tj_tensor **buffer)
+{
+    return calln(TJ_OPS(log_sigmoid_forward), (const tj_value[]){T(self)}, output, buffer, NULL);
+}
+tj_tensor *tj_log_sigmoid_backward(tj_tensor *g, tj_tensor *self, tj_tensor *buffer)
+{
+    return CALL(log_sigmoid_backward, T(g), T(self), T(buffer));
+}
+/* torch.nn.functional.softsign: no ATen operator */
+tj_tensor *tj_softsign(tj_tensor *self) { return tj_div(self, tj_add_scalar(tj_abs(self), I(1))); }
+tj_tensor *tj_glu(tj_tensor *self, int64_t dim) { return CALL(glu, T(self), I(dim)); }
+tj_tensor *tj_glu_backward(tj_tensor *g, tj_tensor *self, int64_t dim) { return CALL(glu_backward, T(g), T(self), I(dim)); }
 tj_tensor *tj_softplus_backward(tj_tensor *g, tj_tensor *self, tj_value beta, tj_value threshold)
 {
     return CALL(softplus_backward, T(g), T(self), beta, threshold);

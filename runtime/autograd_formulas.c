@@ -138,6 +138,17 @@ FORMULA(d_zero) { gi[0] = zeros_like(g[0]); return TJ_OK; }
 /* pow_backward with exponent 2: grad * (2 * self) */
 FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
+/* mish (PyTorch 1.13's formula with grad mode on, what make_fx records):
+ * grad * (t + x * sigmoid(x) * (1 - t * t)), t = tanh(softplus(x)) */
+FORMULA(d_mish)
+{
+    tj_tensor *x = ARG(0), *t = tj_tanh(tj_softplus(x, tj_v_int(1), tj_v_int(20)));
+    tj_tensor *r = tj_mul(tj_mul(x, tj_sigmoid(x)), tj_rsub_scalar(tj_mul(t, t), tj_v_int(1), tj_v_int(1)));
+    gi[0] = tj_mul(g[0], tj_add(t, r));
+    return TJ_OK;
+}
+FORMULA(d_log_sigmoid_forward) { gi[0] = tj_log_sigmoid_backward(g[0], ARG(0), OUT(1)); return TJ_OK; }
+FORMULA(d_glu) { gi[0] = tj_glu_backward(g[0], ARG(0), c->args[1].u.i); return TJ_OK; }
 FORMULA(d_softplus) { gi[0] = tj_softplus_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
 FORMULA(d_hardtanh) { gi[0] = tj_hardtanh_backward(g[0], ARG(0), c->args[1], c->args[2]); return TJ_OK; }
 FORMULA(d_hardsigmoid) { gi[0] = tj_hardsigmoid_backward(g[0], ARG(0)); return TJ_OK; }
@@ -1304,9 +1315,7 @@ FORMULA(d_binary_cross_entropy_with_logits)
         gi[0] = bce_logits_scaled(r, g[0], weight, reduction, x);
     }
     if (NEED(1)) {
-        tj_tensor *r = p ? tj_sub(tj_neg(tj_softplus(x, tj_v_int(1), tj_v_int(20))),
-                                  tj_mul(tj_neg(tj_softplus(tj_neg(x), tj_v_int(1), tj_v_int(20))), p))
-                         : tj_neg(x);
+        tj_tensor *r = p ? tj_sub(tj_log_sigmoid(tj_neg(x)), tj_mul(tj_log_sigmoid(x), p)) : tj_neg(x);
         gi[1] = bce_logits_scaled(r, g[0], weight, reduction, x);
     }
     return TJ_OK;
@@ -1666,6 +1675,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(atan, d_atan), D(sinh, d_sinh), D(cosh, d_cosh), D(log2, d_log2), D(log10, d_log10), D_NO_SELF(exp2, d_exp2),
     /* remainder.Scalar_Tensor has none (as PyTorch); the in-place
      * forms take their partner's entry (tj_derivative_of) */
+    D(mish, d_mish), D_OUTS(log_sigmoid_forward, d_log_sigmoid_forward, 2u), D(glu, d_glu),
     D(clamp_min_Tensor, d_clamp_min_tensor), D(clamp_max_Tensor, d_clamp_max_tensor), D_NO_SELF(round_decimals, d_zero),
 
     D(sum_dim_IntList, d_sum_dim), D(sum, d_sum), D(cumsum, d_cumsum), D(mean_dim, d_mean_dim), D(amax, d_amax_amin),

@@ -82,6 +82,23 @@ UNARY_OP(cosh, TJ_K_COSH, PROMOTE_FLOAT)
 UNARY_OP(log2, TJ_K_LOG2, PROMOTE_FLOAT)
 UNARY_OP(log10, TJ_K_LOG10, PROMOTE_FLOAT)
 UNARY_OP(exp2, TJ_K_EXP2, PROMOTE_FLOAT)
+UNARY_OP(mish, TJ_K_MISH, FLOAT_ONLY)
+
+/* log_sigmoid_forward: output and buffer of self's shape (float only); the
+ * buffer exp(-|x|) first, then min(x, 0) - log1p(buffer), as ATen's CPU
+ * kernel. */
+tj_status tj_meta_log_sigmoid_forward(const tj_value *args, tj_meta *outs)
+{
+    tj_status st = meta_unary("aten::log_sigmoid_forward", args, FLOAT_ONLY, &outs[0]);
+    outs[1] = outs[0];
+    return st;
+}
+
+tj_status tj_kernel_log_sigmoid_forward(const tj_value *args, tj_tensor *const *outs)
+{
+    kernel_unary(args, &outs[1], TJ_K_EXP_NEG_ABS);
+    return tj_ew_run_binary(outs[0], args[0].u.t, outs[1], outs[0]->dtype, TJ_K_LOG_SIGMOID);
+}
 
 /* isnan / isinf: a bool result of self's shape; any dtype (integers give
  * false everywhere, as PyTorch). */

@@ -1,7 +1,7 @@
 /* Backward operators of the elementwise activations (threshold_backward,
  * gelu_backward, sigmoid_backward, tanh_backward, leaky_relu_backward,
  * softplus_backward, elu_backward, hardtanh_backward, hardsigmoid_backward,
- * hardswish_backward): shape functions and
+ * hardswish_backward, log_sigmoid_backward): shape functions and
  * kernels. The two operands broadcast and promote as a binary operator's. */
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
@@ -37,6 +37,26 @@ tj_status tj_kernel_threshold_backward(const tj_value *args, tj_tensor *const *o
     tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
     tj_loop_fn loop = dt == TJ_FLOAT32 ? tj_k_threshold_backward_f32_loop : tj_k_threshold_backward_loop;
     tj_elementwise(outs[0], in, 2, dt, loop, &k);
+    return TJ_OK;
+}
+
+#define LOG_SIGMOID_BACKWARD "aten::log_sigmoid_backward"
+
+/* grad_output, self and buffer of one float dtype, broadcast together */
+tj_status tj_meta_log_sigmoid_backward(const tj_value *args, tj_meta *outs)
+{
+    tj_dtype dt = tj_result_type(args, 3);
+    tj_status st = tj_ew_require_float(LOG_SIGMOID_BACKWARD, dt);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ts[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    return tj_ew_meta_broadcast(LOG_SIGMOID_BACKWARD, ts, 3, dt, outs);
+}
+
+tj_status tj_kernel_log_sigmoid_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_dtype dt = outs[0]->dtype;
+    tj_tensor *in[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
+    tj_elementwise(outs[0], in, 3, dt, tj_k_log_sigmoid_backward_loop, &dt);
     return TJ_OK;
 }
 

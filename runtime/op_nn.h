@@ -42,6 +42,8 @@ TJ_OP_DECLARE(embedding)
 /* The fused kernel never materialises the [L, S] scores; a query whose keys
  * are all masked gets zeros (softmax would give nan); dropout_p must be 0. */
 TJ_OP_DECLARE(scaled_dot_product_attention)
+TJ_OP_DECLARE(glu)
+TJ_OP_DECLARE(glu_backward)
 /** Kernel of a plan step that replaces attention written out as operators
  * (tracer/fuse_attention.c): out = softmax(masked_fill(q @ k^T * scale,
  * mask, -inf), -1) @ v, computed by the fused attention kernel (online

@@ -179,6 +179,8 @@ static double ref_unary(tj_k_unary_op op, double x)
     case TJ_K_LOG2: return log2(x);
     case TJ_K_LOG10: return log10(x);
     case TJ_K_EXP2: return exp2(x);
+    case TJ_K_MISH: return x * tanh(log1p(exp(x)));
+    case TJ_K_EXP_NEG_ABS: return exp(-fabs(x));
     default: return NAN;
     }
 }

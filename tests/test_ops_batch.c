@@ -1,6 +1,7 @@
 /* Session 22 (opsbatch) operators: binary_cross_entropy_with_logits,
- * baddbmm, scatter.src / scatter.value (values and gradients against
- * PyTorch 1.13 in float64, float32 within rounding, errors). Reference values: tests/opsbatch_ref.h, written
+ * baddbmm, scatter.src / scatter.value, mish, log_sigmoid, softsign, glu
+ * (values and gradients against PyTorch 1.13 in float64, float32 within
+ * rounding, errors, the graphs make_fx records). Reference values: tests/opsbatch_ref.h, written
  * by tests/make_opsbatch_refs.py, so the tests run without PyTorch. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -227,4 +228,88 @@ Test(opsbatch, scatter_refuses_bad_indices_shapes_and_dtypes)
                       TJ_ERR_SHAPE, "aten::scatter.value", "same number of dimensions");
     test_expect_error(tj_scatter_value(self, 0, index, tj_v_float(1e39)), TJ_ERR_INVALID_ARGUMENT,
                       "aten::scatter.value", "value");
+}
+
+/* ---- mish, log_sigmoid, softsign, glu ---- */
+
+/* f(x) for x = ACT_X [3, 4] (from -30 to 25) and its gradient, in float64;
+ * the float32 forward within 2e-6 */
+static void check_act(tj_tensor *(*f)(tj_tensor *), const double *out, const double *gx)
+{
+    tj_tensor *x = f64(ACT_X, 2, S34, true), *y = f(x);
+    test_expect_close(y, out, 12, 1e-12, 1e-14);
+    expect_grads(y, ACT_GY, &x, 1, (const double *const[]){gx});
+    test_expect_close(f(f32(ACT_X, 2, S34)), out, 12, 2e-6, 1e-7);
+}
+
+Test(opsbatch, mish_matches_pytorch) { check_act(tj_mish, MISH_OUT, MISH_GX); }
+Test(opsbatch, log_sigmoid_matches_pytorch) { check_act(tj_log_sigmoid, LOG_SIGMOID_OUT, LOG_SIGMOID_GX); }
+Test(opsbatch, softsign_matches_pytorch) { check_act(tj_softsign, SOFTSIGN_OUT, SOFTSIGN_GX); }
+
+/* torch.ops.aten.log_sigmoid_forward(x)[1] is exp(-|x|) on CPU */
+Test(opsbatch, log_sigmoid_forward_returns_its_buffer_and_the_backward_reads_it)
+{
+    tj_tensor *x = f64(ACT_X, 2, S34, false), *out, *buffer;
+    cr_assert_eq(tj_log_sigmoid_forward(x, &out, &buffer), TJ_OK, "%s", tj_last_error());
+    test_expect_close(out, LOG_SIGMOID_OUT, 12, 1e-12, 1e-14);
+    test_expect_close(buffer, LOG_SIGMOID_BUFFER, 12, 1e-12, 1e-14);
+    tj_tensor *g = test_f64(2, S34, ACT_GY);
+    test_expect_close(tj_log_sigmoid_backward(g, x, buffer), LOG_SIGMOID_GX, 12, 1e-12, 1e-14);
+    /* stable at the extremes: log_sigmoid(-100) = -100, log_sigmoid(100) = -0 (torch: -3.7835e-44 in float32) */
+    test_expect_close(tj_log_sigmoid(test_f32(1, (int64_t[]){3}, (float[]){-100, 100, NAN})), (double[]){-100, 0, NAN}, 3,
+                      0, 1e-40);
+}
+
+Test(opsbatch, glu_matches_pytorch_along_either_dim)
+{
+    tj_tensor *x = f64(ACT_X, 2, S34, true), *y = tj_glu(x, -1);
+    test_expect_close(y, GLU_LAST_OUT, 6, 1e-12, 1e-14);
+    expect_grads(y, ACT_GY, &x, 1, (const double *const[]){GLU_LAST_GX});
+    tj_tensor *x0 = f64(ACT_X, 2, (int64_t[]){4, 3}, true), *y0 = tj_glu(x0, 0);
+    test_expect_close(y0, GLU_FIRST_OUT, 6, 1e-12, 1e-14);
+    expect_grads(y0, ACT_GY, &x0, 1, (const double *const[]){GLU_FIRST_GX});
+    test_expect_close(tj_glu(f32(ACT_X, 2, (int64_t[]){4, 3}), 0), GLU_FIRST_OUT, 6, 2e-6, 1e-6);
+}
+
+Test(opsbatch, activations_refuse_integers_and_glu_odd_sizes)
+{
+    tj_tensor *i = tj_zeros(S34, 2, TJ_INT64), *x = test_random_f32(2, (int64_t[]){3, 5}, 1);
+    test_expect_error(tj_mish(i), TJ_ERR_DTYPE, "aten::mish", "int64");
+    test_expect_error(tj_log_sigmoid(i), TJ_ERR_DTYPE, "aten::log_sigmoid_forward", "int64");
+    test_expect_error(tj_glu(i, 1), TJ_ERR_DTYPE, "aten::glu", "int64");
+    /* torch: "Halving dimension must be even, but dimension 1 is size 5" */
+    test_expect_error(tj_glu(x, -1), TJ_ERR_SHAPE, "aten::glu", "Halving dimension must be even, but dimension 1 is size 5");
+    test_expect_error(tj_glu(tj_ones(NULL, 0, -1), 0), TJ_ERR_SHAPE, "aten::glu", "scalars");
+    test_expect_error(tj_glu(x, 2), TJ_ERR_INDEX, "aten::glu", "");
+    test_expect_error(tj_glu_backward(x, test_random_f32(2, S34, 2), 1), TJ_ERR_SHAPE, "aten::glu_backward",
+                      "grad_output [3, 5] must have glu's result shape [3, 2]");
+    test_expect_error(tj_log_sigmoid_backward(x, x, i), TJ_ERR_SHAPE, "aten::log_sigmoid_backward", "");
+}
+
+/* The gradients record what PyTorch 1.13's make_fx records for them:
+ * log_sigmoid_forward + log_sigmoid_backward, glu + glu_backward, mish's
+ * formula through softplus, tanh and sigmoid */
+static tj_status act_grads(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *loss = tj_sum(tj_add(tj_add(tj_log_sigmoid(x), tj_mish(x)), tj_sum_dim(tj_glu(x, -1), (int64_t[]){1}, 1, true, -1)), -1);
+    *n_out = 1;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[0]) : tj_last_status();
+}
+
+Test(opsbatch, activation_gradients_trace_as_pytorch_records_them)
+{
+    tj_tensor *in[1] = {test_random_f32(2, S34, 7)};
+    tj_graph *g = tj_make_fx(act_grads, NULL, in, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    const char *want[] = {"aten.log_sigmoid_forward.default(%arg0_1)", "aten.log_sigmoid_backward.default(",
+                          "aten.glu.default(%arg0_1)", "aten.glu_backward.default(", "aten.mish.default(%arg0_1)",
+                          "aten.softplus.default(%arg0_1", "aten.ones_like.default("};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    cr_expect(!strstr(text, "aten.log_sigmoid.default"), "log_sigmoid is implicit: %s", text);
+    free(text);
+    tj_graph_free(g);
 }

@@ -502,6 +502,20 @@ static const tj_decomp_sample samples[] = {
     {"aten::scatter.value", "i64[2,5]<9 1 i64[2,3]<5 2.7", "int64 truncates the value"},
     {"aten::scatter.value", "f64[3] 0 i64[0] 1.0", "empty index: a copy"},
     {"aten::scatter.value", "f32[3,4] 0 i64[1,2]{0,3} 1.0", "index out of range: an error"},
+    {"aten::mish", "f32[9]{nan,inf,-inf,-0.0,0,-30,30,90,-2}", "nan, infinities, beyond softplus' threshold"},
+    {"aten::mish", "f64[3,4]", ""},
+    {"aten::mish", "i64[3]<4", "int64: an error"},
+    {"aten::log_sigmoid_forward", "f32[8]{nan,inf,-inf,-0.0,0,-100,100,-2}", "nan, infinities, large values"},
+    {"aten::log_sigmoid_forward", "f64[3,4]", ""},
+    {"aten::log_sigmoid_backward", "f32[3,4] f32[3,4] f32[3,4]", ""},
+    {"aten::log_sigmoid_backward", "f64[6] f64[6]{-2,-0.0,0,3,nan,-inf} f64[6]{0.1,1,1,0.05,nan,0}", "signs, nan"},
+    {"aten::log_sigmoid_backward", "f32[3,4] f32[4] f32[3,4]", "broadcast"},
+    {"aten::glu", "f32[3,4] -1", ""},
+    {"aten::glu", "f64[4,2,3] 0", "first dim"},
+    {"aten::glu", "f32[3,5] 1", "odd size: an error"},
+    {"aten::glu_backward", "f32[3,2] f32[3,4] -1", ""},
+    {"aten::glu_backward", "f64[2,2,3] f64[4,2,3] 0", "first dim"},
+    {"aten::glu_backward", "f32[3,4] f32[3,4] 1", "grad of the wrong shape: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -187,6 +187,34 @@ tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
  * TJ_ERR_DTYPE for int64 or bool self, TJ_ERR_INVALID_ARGUMENT for a Scalar
  * that overflows float32. */
 tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
+/** aten::mish (Misra 2019): self * tanh(log1p(exp(self))), as PyTorch 1.13's
+ * CPU kernel (no softplus threshold; its decomposition, torch._refs', uses
+ * softplus). float32 / float64 self of any shape, a new tensor of its shape
+ * and dtype. Its gradient is PyTorch's formula in other operators (what
+ * make_fx records): grad * (t + self * sigmoid(self) * (1 - t * t)), t =
+ * tanh(softplus(self)). Errors: TJ_ERR_DTYPE for int64 or bool self. */
+tj_tensor *tj_mish(tj_tensor *self);
+/** aten::log_sigmoid (implicit, as in ATen 1.13: the output of
+ * log_sigmoid_forward): log(1 / (1 + exp(-self))) computed stably as
+ * min(self, 0) - log1p(exp(-|self|)). float32 / float64, a new tensor of
+ * self's shape. Errors: TJ_ERR_DTYPE for int64 or bool self. */
+tj_tensor *tj_log_sigmoid(tj_tensor *self);
+/** aten::log_sigmoid_forward: *output = log_sigmoid(self) and *buffer =
+ * exp(-|self|) (ATen's CPU buffer, which log_sigmoid_backward reads), new
+ * tensors of self's shape and dtype (NULL pointers: not wanted). Errors as
+ * tj_log_sigmoid. */
+tj_status tj_log_sigmoid_forward(tj_tensor *self, tj_tensor **output, tj_tensor **buffer);
+/** softsign, x / (1 + |x|) (torch.nn.functional.softsign; ATen has no
+ * operator for it, so a graph records abs, add and div). Any float
+ * self; errors those of tj_abs / tj_div (naming them). */
+tj_tensor *tj_softsign(tj_tensor *self);
+/** aten::glu (Dauphin et al. 2017): a * sigmoid(b), where a and b are the
+ * first and second halves of self along dim (negative counts from the
+ * end). float32 / float64 self of rank >= 1; a new tensor of self's shape
+ * with that dim halved. Errors: TJ_ERR_SHAPE for a 0-dim self or an odd
+ * size along dim ("Halving dimension must be even", naming dim and size);
+ * TJ_ERR_INDEX for dim out of range; TJ_ERR_DTYPE for int64 or bool. */
+tj_tensor *tj_glu(tj_tensor *self, int64_t dim);
 /** aten::hardtanh: clamp(self, min_val, max_val) (PyTorch's defaults -1,
  * 1): nan stays nan, a nan bound makes every element nan and min_val >
  * max_val gives max_val everywhere, as clamp. float32 / float64 / int64 self
@@ -1103,6 +1131,18 @@ tj_tensor *tj_leaky_relu_backward(tj_tensor *grad_output, tj_tensor *self, tj_va
  * grad_output * z / (z + 1), z = exp(self * beta); self is softplus's input.
  * Broadcasting, promotion and errors as tj_gelu_backward. */
 tj_tensor *tj_softplus_backward(tj_tensor *grad_output, tj_tensor *self, tj_value beta, tj_value threshold);
+/** aten::log_sigmoid_backward: grad_output * (max_deriv - sign * buffer /
+ * (1 + buffer)), max_deriv and sign 1 and 1 where self < 0, else 0 and -1;
+ * buffer is log_sigmoid_forward's (exp(-|self|)). The three broadcast and
+ * promote to a float dtype (else TJ_ERR_DTYPE); TJ_ERR_SHAPE when they do
+ * not broadcast. Not differentiable itself. */
+tj_tensor *tj_log_sigmoid_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *buffer);
+/** aten::glu_backward: the gradient of tj_glu(self, dim) for grad_output
+ * of its result's shape and self's dtype: sigmoid(b) * grad for the first
+ * half, (1 - sigmoid(b)) sigmoid(b) a grad for the second, a new tensor of
+ * self's shape. Errors as tj_glu, plus TJ_ERR_SHAPE / TJ_ERR_DTYPE for a
+ * grad_output of another shape or dtype. Not differentiable itself. */
+tj_tensor *tj_glu_backward(tj_tensor *grad_output, tj_tensor *self, int64_t dim);
 /** aten::elu_backward: with c = alpha * scale (rounded in the result
  * dtype), self_or_result > 0 ? grad_output * scale : grad_output *
  * input_scale * c * exp(self_or_result * input_scale), self_or_result being
