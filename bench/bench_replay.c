@@ -16,14 +16,20 @@
  *              optimiser, functionalised): the memory plan (arena against
  *              the naive sum and the lower bound, write-backs), and eager
  *              steps against replayed ones in alternation.
+ *   fusion     the forward passes and training steps of the models, traced
+ *              (no decomposition), each compiled twice, with no_fusion and
+ *              with the defaults, and the two plans timed in alternation:
+ *              fusion's A/B in one process, where the drift of the machine
+ *              affects both sides alike.
  *
  * Every figure is the median of RUNS timed runs after a warm-up (overhead:
  * wall time, fastest run and the thread's CPU time, which other load on the
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [--no-fusion] [overhead|models|train]...   (default:
- * all three; --no-fusion compiles plans without fusion, for A/B runs) */
+ * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion]...
+ * (default: the first three; --no-fusion compiles their plans without
+ * fusion, for A/B runs across processes) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +342,18 @@ static tj_tensor *model_input(const model_def *d, int64_t batch)
     return x;
 }
 
+/* Targets of a trainable model's batch: (i * 7) % 10. */
+static tj_tensor *model_targets(const model_def *d)
+{
+    int64_t ys[4];
+    memcpy(ys, d->y_shape, sizeof ys);
+    tj_tensor *y = tj_tensor_empty(TJ_INT64, d->y_ndim, ys);
+    if (!y) fail("targets");
+    int64_t *yd = tj_tensor_data(y);
+    for (int64_t i = 0; i < tj_tensor_numel(y); i++) yd[i] = (i * 7) % 10;
+    return y;
+}
+
 static void bench_model(const char *id, int64_t batch, const char *label)
 {
     const model_def *d = model_find(id);
@@ -410,12 +428,7 @@ static void bench_train_model(const char *id)
     for (int k = 0; k < 2; k++)
         if (model_create(d, 0, &t.m[k]) != TJ_OK || train_state_init(&t.m[k], &t.state[k]) != TJ_OK) fail("model");
     t.x = model_input(d, 0);
-    int64_t ys[4];
-    memcpy(ys, d->y_shape, sizeof ys);
-    t.y = tj_tensor_empty(TJ_INT64, d->y_ndim, ys);
-    if (!t.y) fail("targets");
-    int64_t *yd = tj_tensor_data(t.y);
-    for (int64_t i = 0; i < tj_tensor_numel(t.y); i++) yd[i] = (i * 7) % 10;
+    t.y = model_targets(d);
     tj_graph *g = step_trace(&t.m[1], STEP_TRAIN, 0, NULL, TJ_TRACE_FAKE);
     if (!g) fail("step_trace");
     t.n_in = step_inputs(&t.m[1], &t.state[1], t.x, t.y, t.in);
@@ -458,6 +471,70 @@ static void bench_train(void)
     printf("\n");
 }
 
+/* ---- fusion: one graph compiled without and with fusion, in alternation ---- */
+typedef struct fusion_run {
+    tj_plan *p[2]; /* no_fusion, default */
+    tj_tensor **in;
+    int n_in;
+} fusion_run;
+
+static void run_plan_index(const fusion_run *r, int k)
+{
+    if (tj_plan_run_into(r->p[k], r->in, r->n_in, NULL) != TJ_OK) fail("replay");
+}
+static void run_unfused(void *ctx) { run_plan_index(ctx, 0); }
+static void run_fused(void *ctx) { run_plan_index(ctx, 1); }
+
+static void bench_fusion_step(const char *id, step_kind kind)
+{
+    const model_def *d = model_find(id);
+    model m;
+    train_state state = {0};
+    bool train = kind == STEP_TRAIN;
+    if (!d || model_create(d, 0, &m) != TJ_OK || (train && train_state_init(&m, &state) != TJ_OK)) fail("model");
+    tj_tensor *x = model_input(d, 0), *y = train ? model_targets(d) : NULL;
+    tj_graph *g = step_trace(&m, kind, 0, NULL, TJ_TRACE_FAKE);
+    if (!g) fail("step_trace");
+    tj_tensor *in[3 * MODEL_MAX_PARAMS + 2];
+    fusion_run r = {.in = in, .n_in = step_inputs(&m, train ? &state : NULL, x, y, in)};
+    for (int nt = 1; nt <= 2; nt++) {
+        tj_set_num_threads(nt); /* the plans for this thread count */
+        int kernels[2];
+        for (int k = 0; k < 2; k++) {
+            tj_compile_options o = {.no_fusion = k == 0};
+            tj_plan_statistics st;
+            if (!(r.p[k] = tj_compile(g, &o))) fail("tj_compile");
+            tj_plan_stats(r.p[k], &st);
+            kernels[k] = st.n_kernels;
+        }
+        pair_figure f = measure_pair(run_unfused, run_fused, &r);
+        printf("%-9s %-7s %7d %9d %9d %10.1f %10.1f %10.1f %10.1f %8.3fx %8.3fx\n", id,
+               train ? "train" : "forward", nt, kernels[0], kernels[1], f.a.median_ns * 1e-3,
+               f.b.median_ns * 1e-3, f.a.cpu_ns * 1e-3, f.b.cpu_ns * 1e-3, f.ratio_wall, f.ratio_cpu);
+        for (int k = 0; k < 2; k++) tj_plan_free(r.p[k]);
+    }
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(y);
+    if (train) train_state_free(&state);
+    model_free(&m);
+}
+
+static void bench_fusion(void)
+{
+    printf("fusion: traced plans compiled with no_fusion (unfused) and with the defaults (fused), timed in\n"
+           "alternation (us per call, median of %d pairs; wall and the calling thread's CPU time;\n"
+           "speed-up: median of the per-pair ratios unfused/fused)\n", RUNS);
+    printf("%-9s %-7s %7s %9s %9s %10s %10s %10s %10s %9s %9s\n", "model", "step", "threads", "kernels", "(fused)",
+           "unfused", "fused", "unf. CPU", "fused CPU", "wall x", "CPU x");
+    static const char *const ids[] = {"mlp", "cnn", "gpt", "block768"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        bench_fusion_step(ids[i], STEP_FORWARD);
+        if (model_find(ids[i])->trainable) bench_fusion_step(ids[i], STEP_TRAIN);
+    }
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     int first = 1;
@@ -467,8 +544,9 @@ int main(int argc, char **argv)
     }
     bool all = argc <= first;
     for (int i = first; i < argc; i++)
-        if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train")) {
-            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train]...\n");
+        if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train") &&
+            strcmp(argv[i], "fusion")) {
+            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion]...\n");
             return 2;
         }
     for (int i = 0; i < (all ? 1 : argc - first); i++) {
@@ -476,6 +554,7 @@ int main(int argc, char **argv)
         if (!what || !strcmp(what, "overhead")) bench_overhead();
         if (!what || !strcmp(what, "models")) bench_models();
         if (!what || !strcmp(what, "train")) bench_train();
+        if (what && !strcmp(what, "fusion")) bench_fusion();
     }
     return 0;
 }
