@@ -61,8 +61,8 @@ typedef struct index_args {
     tj_k_index_array out, src, index; /* gather: out is contiguous in shape */
     int ndim, dim;
     const int64_t *shape;
-    size_t esize;   /* gather */
-    tj_dtype dtype; /* scatter_add */
+    size_t esize;   /* gather and scatter, which copy elements by size */
+    tj_dtype dtype; /* scatter_add, which adds them (esize 0) */
 } index_args;
 
 #define GATHER_RUN(T)                                                                                  \
@@ -108,9 +108,10 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
     tj_k_parallel(nthreads, rows, gather_rows, &a);
 }
 
-/* One run: out[idx[j] along dim] += src[j]. The common layout (index and
- * src contiguous along the run, the run's dim the indexed one, out
- * contiguous there) gets its own loop (no stride multiplications). */
+/* One run: out[idx[j] along dim] = ACC, of *dst and v = src[j]. The
+ * common layout (index and src contiguous along the run, the run's dim the
+ * indexed one, out contiguous there) gets its own loop (no stride
+ * multiplications). */
 #define SCATTER_RUN(T, ACC)                                                                            \
     do {                                                                                               \
         T *o = (T *)a->out.data + off[0];                                                              \
@@ -130,7 +131,8 @@ void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array
         }                                                                                              \
     } while (0)
 
-static void scatter_add_rows(void *ctx, int t, int64_t begin, int64_t end)
+/* Rows [begin, end) of scatter (esize set) or scatter_add. */
+static void scatter_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
     const index_args *a = ctx;
     int ndim = a->ndim, last = ndim - 1, dim = a->dim;
@@ -144,6 +146,14 @@ static void scatter_add_rows(void *ctx, int t, int64_t begin, int64_t end)
         int64_t off[3];
         row_offsets(r, ndim, a->shape, strides, skip, off);
         const int64_t *idx = (const int64_t *)a->index.data + off[2];
+        if (a->esize) {
+            switch (a->esize) {
+            case 8: SCATTER_RUN(uint64_t, v); break;
+            case 4: SCATTER_RUN(uint32_t, v); break;
+            default: SCATTER_RUN(uint8_t, v); break;
+            }
+            continue;
+        }
         switch (a->dtype) {
         case TJ_FLOAT32: SCATTER_RUN(float, *dst + v); break;
         case TJ_FLOAT64: SCATTER_RUN(double, *dst + v); break;
@@ -241,36 +251,7 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
     /* rows write disjoint parts of out only when the run's dim is the
      * indexed one; otherwise they run in order, keeping the sums'
      * order */
-    tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_add_rows, &a);
-}
-
-/* One run of scatter: out[idx[j] along dim] = src[j]. */
-#define SCATTER_SET_RUN(T)                                                                             \
-    for (int64_t j = 0; j < inner; j++)                                                                \
-        ((T *)o)[idx[j * is] * ds + j * os] = ((const T *)s)[j * ss];
-
-static void scatter_rows(void *ctx, int t, int64_t begin, int64_t end)
-{
-    const index_args *a = ctx;
-    int ndim = a->ndim, last = ndim - 1, dim = a->dim;
-    int64_t inner = a->shape[last];
-    int64_t ds = a->out.strides[dim], os = dim == last ? 0 : a->out.strides[last], ss = a->src.strides[last],
-            is = a->index.strides[last];
-    const int64_t *const strides[3] = {a->out.strides, a->src.strides, a->index.strides};
-    const int skip[3] = {dim, -1, -1};
-    (void)t;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t off[3];
-        row_offsets(r, ndim, a->shape, strides, skip, off);
-        char *o = (char *)a->out.data + off[0] * (int64_t)a->esize;
-        const char *s = (const char *)a->src.data + off[1] * (int64_t)a->esize;
-        const int64_t *idx = (const int64_t *)a->index.data + off[2];
-        switch (a->esize) {
-        case 8: SCATTER_SET_RUN(uint64_t) break;
-        case 4: SCATTER_SET_RUN(uint32_t) break;
-        default: SCATTER_SET_RUN(uint8_t) break;
-        }
-    }
+    tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_rows, &a);
 }
 
 void tj_k_scatter(size_t esize, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
