@@ -56,6 +56,12 @@ static tj_status fill_scalar(const char *op, tj_tensor *out, const tj_value *v)
     return TJ_OK;
 }
 
+static tj_status fill_int(const char *op, tj_tensor *out, int64_t v)
+{
+    tj_value scalar = tj_v_int(v);
+    return fill_scalar(op, out, &scalar);
+}
+
 /* ---- zeros / ones ---- */
 
 tj_status tj_meta_zeros(const tj_value *args, tj_meta *outs)
@@ -70,14 +76,12 @@ tj_status tj_meta_ones(const tj_value *args, tj_meta *outs)
 
 tj_status tj_kernel_zeros(const tj_value *args, tj_tensor *const *outs)
 {
-    tj_value zero = tj_v_int(0);
-    return fill_scalar("aten::zeros", outs[0], &zero);
+    return fill_int("aten::zeros", outs[0], 0);
 }
 
 tj_status tj_kernel_ones(const tj_value *args, tj_tensor *const *outs)
 {
-    tj_value one = tj_v_int(1);
-    return fill_scalar("aten::ones", outs[0], &one);
+    return fill_int("aten::ones", outs[0], 1);
 }
 
 /* ---- full / scalar_tensor ---- */
@@ -268,14 +272,12 @@ tj_status tj_meta_randn_like(const tj_value *args, tj_meta *outs) { return meta_
 /* zeros_like, and empty_like, whose memory is zero-filled here. */
 tj_status tj_kernel_zeros_like(const tj_value *args, tj_tensor *const *outs)
 {
-    tj_value zero = tj_v_int(0);
-    return fill_scalar("aten::zeros_like", outs[0], &zero);
+    return fill_int("aten::zeros_like", outs[0], 0);
 }
 
 tj_status tj_kernel_ones_like(const tj_value *args, tj_tensor *const *outs)
 {
-    tj_value one = tj_v_int(1);
-    return fill_scalar("aten::ones_like", outs[0], &one);
+    return fill_int("aten::ones_like", outs[0], 1);
 }
 
 tj_status tj_kernel_full_like(const tj_value *args, tj_tensor *const *outs)
@@ -301,8 +303,7 @@ tj_status tj_meta_eye_m(const tj_value *args, tj_meta *outs) { return meta_eye("
 tj_status tj_kernel_eye(const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *out = outs[0];
-    tj_value zero = tj_v_int(0);
-    if (fill_scalar("aten::eye", out, &zero) != TJ_OK) return tj_last_status();
+    if (fill_int("aten::eye", out, 0) != TJ_OK) return tj_last_status();
     int64_t n = out->shape[0], m = out->shape[1], diag = n < m ? n : m;
     size_t esize = tj_dtype_bytes(out->dtype);
     char *p = tj_tensor_ptr(out);
