@@ -143,8 +143,11 @@ static tj_value int_scalar(const tj_value *v)
 
 /* torch._decomp's addmm and baddbmm: out = alpha * product(a, b) (mm or
  * bmm); beta == 0 returns out (self ignored, nan included), else beta * self
- * + out. Integer tensors take the scalars as integers. The kernel's shape
- * function checks the arguments. */
+ * + out. alpha == 0 ignores the product as the kernel's GEMM does (BLAS
+ * reads neither operand then: inf and nan in them do not reach the result,
+ * where alpha * product would be nan): beta * self broadcast to the result,
+ * or zeros when beta is 0 too. Integer tensors take the scalars as
+ * integers. The kernel's shape function checks the arguments. */
 static tj_status add_product(const tj_value *args, tj_meta_fn meta, tj_tensor *(*product)(tj_tensor *, tj_tensor *),
                              tj_value *outs)
 {
@@ -152,8 +155,13 @@ static tj_status add_product(const tj_value *args, tj_meta_fn meta, tj_tensor *(
     if (meta(args, m) != TJ_OK) return tj_last_status();
     bool integral = m[0].dtype == TJ_INT64;
     tj_value beta = integral ? int_scalar(&args[3]) : args[3], alpha = integral ? int_scalar(&args[4]) : args[4];
+    bool beta_zero = tj_value_as_double(&beta) == 0;
+    if (tj_value_as_double(&alpha) == 0) {
+        if (beta_zero) return done(tj_zeros(m[0].shape, m[0].ndim, m[0].dtype), outs);
+        return done(tj_clone(tj_expand(tj_mul_scalar(args[0].u.t, beta), m[0].shape, m[0].ndim)), outs);
+    }
     tj_tensor *out = tj_mul_scalar(product(args[1].u.t, args[2].u.t), alpha);
-    if (tj_value_as_double(&beta) == 0) return done(out, outs);
+    if (beta_zero) return done(out, outs);
     return done(tj_add(tj_mul_scalar(args[0].u.t, beta), out), outs);
 }
 

@@ -139,6 +139,43 @@ Test(opsbatch, baddbmm_with_beta_zero_ignores_nan_in_self)
     test_expect_f32(tj_baddbmm(nan, a, b, tj_v_int(0), tj_v_int(1)), (float[]){7, 10}, 2, 0);
 }
 
+/* alpha = 0 ignores the product, inf and nan in the batches included (the
+ * kernel's GEMM, as BLAS, reads neither then; torch.addmm(x, inf, b,
+ * alpha=0) has no nan): the core decomposition must too, not compute nan =
+ * inf * 0. Eager, and traced with the core table and replayed. */
+static tj_status alpha_zero_products(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_value zero = tj_v_int(0);
+    out[0] = tj_baddbmm(in[0], in[1], in[2], tj_v_float(2), zero);
+    out[1] = tj_baddbmm(in[0], in[1], in[2], zero, zero);
+    out[2] = tj_addmm(in[0], tj_select(in[1], 0, 0), tj_select(in[2], 0, 0), tj_v_int(1), tj_v_float(0.0));
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+Test(opsbatch, baddbmm_and_addmm_with_alpha_zero_ignore_inf_in_the_product_when_decomposed)
+{
+    tj_tensor *in[3] = {test_f32(1, (int64_t[]){2}, (float[]){-0.0f, 1.5f}),
+                        test_f32(3, (int64_t[]){1, 2, 2}, (float[]){INFINITY, 1, NAN, 2}),
+                        test_f32(3, (int64_t[]){1, 2, 2}, (float[]){1, 2, 3, -INFINITY})};
+    const float want[3][4] = {{-0.0f, 3, -0.0f, 3}, {0, 0, 0, 0}, {-0.0f, 1.5f, -0.0f, 1.5f}};
+    tj_tensor *eager[3];
+    int n = 0;
+    cr_assert_eq(alpha_zero_products(NULL, in, 3, eager, &n), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 3; i++) test_expect_f32(eager[i], want[i], 4, 0);
+    tj_decomp_table *core = tj_core_decompositions();
+    for (int mode = 0; mode < 2; mode++) { /* real, fake */
+        tj_graph *g = tj_make_fx(alpha_zero_products, NULL, in, 3, core, (tj_tracing_mode)mode);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        tj_tensor *out[3];
+        cr_assert_eq(tj_graph_run(g, in, 3, out), TJ_OK, "%s", tj_last_error());
+        for (int i = 0; i < 3; i++) test_expect_f32(out[i], want[i], 4, 0); /* -0.0 told from +0 */
+        tj_graph_free(g);
+    }
+    tj_decomp_table_free(core);
+}
+
 Test(opsbatch, baddbmm_refuses_bad_ranks_batches_inner_sizes_self_and_dtypes)
 {
     tj_tensor *self = test_random_f32(3, (int64_t[]){2, 3, 4}, 1), *a = test_random_f32(3, (int64_t[]){2, 3, 5}, 2),
