@@ -70,11 +70,20 @@ static bool same_elements(const tj_tensor *self, const tj_tensor *operand)
     return true;
 }
 
+/* masked_fill_.Tensor's value is read once, as a Scalar, before anything is
+ * written (ATen's masked_fill_ takes value.item()): it may be an element of
+ * self, as in x.masked_fill_(m, x[0, 0]), which PyTorch allows. */
+static bool read_before_writing(const tj_op *op, int i)
+{
+    return op == TJ_OPS(masked_fill__Tensor) && i == 2;
+}
+
 /* Refuses self with overlapping elements (unless the operator only writes a
  * constant: fill_, zero_), and tensor operands among args[1..ntensors) that
  * overlap self without being self exactly (other arguments are skipped). */
-static tj_status check_overlap(const char *op, const tj_value *args, int ntensors, bool writes_constant)
+static tj_status check_overlap(const tj_op *opr, const tj_value *args, int ntensors, bool writes_constant)
 {
+    const char *op = opr->name;
     const tj_tensor *self = args[0].u.t;
     if (self->numel == 0) return TJ_OK;
     if (!writes_constant && tj_may_self_overlap(self))
@@ -82,7 +91,7 @@ static tj_status check_overlap(const char *op, const tj_value *args, int ntensor
                         "%s: unsupported operation: more than one element of the written-to tensor (self) refers "
                         "to a single memory location; clone() it first", op);
     for (int i = 1; i < ntensors; i++) {
-        if (args[i].kind != TJ_V_TENSOR) continue;
+        if (args[i].kind != TJ_V_TENSOR || read_before_writing(opr, i)) continue;
         const tj_tensor *t = args[i].u.t;
         if (tj_overlap_status(self, t) == TJ_OVERLAP_NONE || same_elements(self, t)) continue;
         return tj_error(TJ_ERR_UNSUPPORTED,
@@ -139,7 +148,7 @@ static tj_status meta_inplace(const tj_op *op, const char *functional, tj_meta_f
         return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op->name,
                         tj_shape_str(self->ndim, self->shape, a, sizeof a), tj_shape_str(m.ndim, m.shape, b, sizeof b));
     st = check_result_dtype(op->name, m.dtype, self->dtype);
-    if (st == TJ_OK) st = check_overlap(op->name, args, ntensors, writes_constant);
+    if (st == TJ_OK) st = check_overlap(op, args, ntensors, writes_constant);
     if (st != TJ_OK) return st;
     tj_meta *o = &outs[0];
     o->dtype = self->dtype;

@@ -390,6 +390,22 @@ Test(inplace_forms, a_self_overlapping_an_operand_is_refused)
     cr_expect_not_null(tj_atan2_(a, a), "%s", tj_last_error());
 }
 
+/* masked_fill_.Tensor reads its 0-dim value before writing, as ATen's
+ * value.item(): an element of self is a valid value (torch 1.13:
+ * x.masked_fill_(tensor([False, True, True]), x[0, 0]) for x = arange(1., 7.)
+ * .view(2, 3) gives [[1, 1, 1], [4, 1, 1]]); the same element as lerp_'s
+ * weight, read per element, is still refused, as in PyTorch. */
+Test(inplace_forms, masked_fill_tensor_takes_an_element_of_self_as_its_value)
+{
+    tj_tensor *x = tj_view(tj_arange(tj_v_int(1), tj_v_int(7), tj_v_int(1), TJ_FLOAT32), (int64_t[]){2, 3}, 2);
+    tj_tensor *mask = make(TJ_BOOL, 3, (double[]){0, 1, 1});
+    tj_tensor *x00 = tj_select(tj_select(x, 0, 0), 0, 0);
+    cr_assert_eq(tj_masked_fill_tensor_(x, mask, x00), x, "%s", tj_last_error());
+    test_expect_f32(x, (float[]){1, 1, 1, 4, 1, 1}, 6, 0);
+    expect_error(tj_lerp_tensor_(x, tj_zeros_like(x, TJ_DTYPE_NONE), x00), TJ_ERR_UNSUPPORTED,
+                 "aten::lerp_.Tensor: unsupported operation", NULL);
+}
+
 /* ---- autograd ---- */
 
 

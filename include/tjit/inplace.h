@@ -153,7 +153,8 @@ tj_tensor *tj_nan_to_num_(tj_tensor *self, tj_value nan, tj_value posinf, tj_val
  * remainder_.Tensor / .Scalar, fmod_.Tensor / .Scalar, atan2_,
  * sub_.Scalar, div_.Tensor_mode, div_.Scalar_mode (tj_div_scalar_mode_),
  * masked_fill_.Scalar / masked_fill_.Tensor (mask bool; the .Tensor value
- * 0-dim, tj_masked_fill_tensor_). */
+ * 0-dim, read before anything is written, so it may be an element of self,
+ * tj_masked_fill_tensor_). */
 tj_tensor *tj_pow_(tj_tensor *self, tj_tensor *exponent);
 tj_tensor *tj_pow_scalar_(tj_tensor *self, tj_value exponent);
 tj_tensor *tj_remainder_(tj_tensor *self, tj_tensor *other);
