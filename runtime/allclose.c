@@ -59,8 +59,8 @@ tj_status tj_allclose(const tj_tensor *self, const tj_tensor *other, double rtol
                       bool *out)
 {
     static const char op[] = "aten::allclose";
-    if (!self || !other || !out)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL %s", op, !self ? "self" : !other ? "other" : "out");
+    if (!self || !other) return tj_error_null("%s: NULL %s", op, !self ? "self" : "other");
+    if (!out) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL out", op);
     if (self->dtype != other->dtype)
         return tj_error(TJ_ERR_DTYPE, "%s: self is %s and other is %s; the dtypes must match (convert one with tj_to_copy)",
                         op, tj_dtype_name(self->dtype), tj_dtype_name(other->dtype));

@@ -510,7 +510,7 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
 
 tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool on)
 {
-    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_requires_grad: NULL tensor");
+    if (!t) return tj_error_null("tj_tensor_set_requires_grad: NULL tensor");
     if (t->autograd && t->autograd->grad_fn) {
         if (on) return TJ_OK;
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_requires_grad: you can only change requires_grad "
@@ -534,7 +534,7 @@ tj_tensor *tj_tensor_grad(const tj_tensor *t) { return t && t->autograd ? t->aut
 tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
 {
     char a[128], b[128];
-    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_grad: NULL tensor");
+    if (!t) return tj_error_null("tj_tensor_set_grad: NULL tensor");
     if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
         return tj_error(TJ_ERR_SHAPE, "tj_tensor_set_grad: grad of shape %s for a tensor of shape %s",
                         tj_shape_str(grad->ndim, grad->shape, a, sizeof a),
@@ -557,7 +557,7 @@ tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
 tj_tensor *tj_tensor_detach(tj_tensor *t)
 {
     if (!t) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_detach: NULL tensor");
+        tj_error_null("tj_tensor_detach: NULL tensor");
         return NULL;
     }
     tj_tensor *a = detached_alias(t);
@@ -1022,7 +1022,7 @@ static tj_status run_backward(engine *e, tj_tensor *const *outputs, int n_output
     tj_status st = TJ_OK;
     int n_roots = 0;
     for (int i = 0; i < n_outputs && st == TJ_OK; i++) {
-        if (!outputs[i]) st = tj_error(TJ_ERR_INVALID_ARGUMENT, "autograd: output %d is NULL", i);
+        if (!outputs[i]) st = tj_error_null("autograd: output %d is NULL", i);
         else if (!requires_grad(outputs[i]))
             st = tj_error(TJ_ERR_INVALID_ARGUMENT, "autograd: output %d does not require grad and has no grad_fn", i);
         else if (outputs[i]->autograd->grad_fn) roots[n_roots++] = outputs[i]->autograd->grad_fn;
@@ -1073,7 +1073,7 @@ static bool retains(const tj_backward_options *o) { return o && o->retain_graph;
 
 tj_status tj_backward_ex(tj_tensor *output, tj_tensor *grad_output, const tj_backward_options *options)
 {
-    if (!output) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_backward: NULL output");
+    if (!output) return tj_error_null("tj_backward: NULL output");
     engine e = {.accumulate = true, .retain_graph = retains(options)};
     return engine_run(&e, &output, 1, &grad_output, NULL);
 }
@@ -1088,9 +1088,9 @@ tj_status tj_autograd_grad_ex(tj_tensor *const *outputs, int n_outputs, tj_tenso
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: NULL outputs, inputs or results");
     for (int i = 0; i < n_inputs; i++) {
         results[i] = NULL;
+        if (!inputs[i]) return tj_error_null("tj_autograd_grad: input %d is NULL", i);
         if (!requires_grad(inputs[i]))
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: input %d %s", i,
-                            inputs[i] ? "does not require grad" : "is NULL");
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_autograd_grad: input %d does not require grad", i);
     }
     engine e = {.inputs = inputs, .n_inputs = n_inputs, .retain_graph = retains(options)};
     tj_status st = engine_run(&e, outputs, n_outputs, grad_outputs, results);

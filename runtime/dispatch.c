@@ -91,17 +91,11 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
         for (int k = 0; k < v->n && null_at < 0; k++)
             if (!v->u.ts[k]) null_at = k;
     bool null_tensor = a->type == TJ_A_TENSOR && v->kind == TJ_V_NONE;
-    tj_status earlier_status = tj_unread_error();
-    if ((null_tensor || null_at >= 0) && earlier_status != TJ_OK) {
+    if ((null_tensor || null_at >= 0) && tj_unread_error() != TJ_OK) {
         /* a chain of calls: name the earlier failure, unread, that produced the NULL */
-        char earlier[512], what[32] = "";
-        /* only the root cause, not the whole chain of NULLs before it */
-        const char *root = tj_last_error(), *tail;
-        while ((tail = strstr(root, "; earlier error: "))) root = tail + strlen("; earlier error: ");
-        snprintf(earlier, sizeof earlier, "%s", root);
+        char what[32] = "";
         if (null_at >= 0) snprintf(what, sizeof what, " element %d", null_at);
-        return tj_error(earlier_status, "%s: argument %d '%s'%s is NULL; earlier error: %s", op->name, i,
-                        a->name, what, earlier);
+        return tj_error_null("%s: argument %d '%s'%s is NULL", op->name, i, a->name, what);
     }
     if (null_at >= 0)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument %d '%s' element %d is NULL", op->name, i,
@@ -482,9 +476,7 @@ static __attribute__((cold)) tj_status implicit_cycle(const tj_op *op)
 static __attribute__((cold)) tj_status implicit_error(const tj_op *op, tj_status st)
 {
     char cause[768];
-    const char *root = tj_last_error(), *tail;
-    while ((tail = strstr(root, "; earlier error: "))) root = tail + strlen("; earlier error: ");
-    snprintf(cause, sizeof cause, "%s", root);
+    snprintf(cause, sizeof cause, "%s", tj_error_root());
     size_t n = strlen(op->name);
     bool named = strncmp(cause, op->name, n) == 0 && cause[n] == ':'; /* the decomposition's own check */
     return named ? tj_error(st, "%s", cause) : tj_error(st, "%s: %s", op->name, cause);

@@ -55,6 +55,28 @@ tj_status tj_error(tj_status status, const char *fmt, ...)
     return status;
 }
 
+const char *tj_error_root(void)
+{
+    static const char link[] = "; earlier error: ";
+    const char *root = tj_last_error(), *tail;
+    while ((tail = strstr(root, link))) root = tail + strlen(link);
+    return root;
+}
+
+tj_status tj_error_null(const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    tj_status earlier = tj_unread_error();
+    if (earlier == TJ_OK) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s", what);
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", tj_error_root()); /* copied: the message is rewritten below */
+    return tj_error(earlier, "%s; earlier error: %s", what, cause);
+}
+
 const char *tj_status_name(tj_status s)
 {
     switch (s) {

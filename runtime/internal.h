@@ -323,6 +323,19 @@ tj_status tj_unread_error(void);
  * error of another status is not the call's (a handler that failed without
  * recording one) and stays as it is. */
 void tj_error_mark_unread(tj_status status);
+/** The root cause in the last error's message: what follows its last
+ * "; earlier error: ", or the whole message. Reads the error (as
+ * tj_last_error). Valid until the next recorded error. */
+const char *tj_error_root(void);
+/** Records that a required argument is NULL, described by the printf-style
+ * `fmt` ("tj_backward: NULL output"). While an earlier error is unread (a
+ * chain of calls passing on a failed call's NULL result, see tj_last_error
+ * in core.h) the error takes that one's status and names its root cause
+ * ("...; earlier error: aten::add.Tensor: shapes ..."); otherwise it is
+ * TJ_ERR_INVALID_ARGUMENT. Returns the status recorded. For tensors, graphs
+ * and plans, which a failed call returns as NULL; not for options or
+ * files. */
+tj_status tj_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;

@@ -486,7 +486,8 @@ double tj_tensor_item_at(const tj_tensor *t, int64_t flat)
 
 tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst)
 {
-    if (!t || !dst) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: NULL argument");
+    if (!t) return tj_error_null("tj_tensor_copy_to: NULL tensor");
+    if (!dst) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: NULL destination");
     note_fake_read(t, "tj_tensor_copy_to");
     if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_copy_to: fake tensor has no data");
     size_t es = tj_dtype_size(t->dtype);

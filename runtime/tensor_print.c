@@ -194,7 +194,8 @@ static int shape_tuple(const tj_tensor *t, char *buf, size_t n)
 
 tj_status tj_tensor_print(const tj_tensor *t, FILE *f)
 {
-    if (!t || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_print: NULL %s", t ? "file" : "tensor");
+    if (!t) return tj_error_null("tj_tensor_print: NULL tensor");
+    if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_print: NULL file");
     /* The text before the suffixes goes to a string first: where a suffix
      * goes (same line or next) depends on the length of its last line. */
     char *body = NULL;

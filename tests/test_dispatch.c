@@ -1144,3 +1144,51 @@ Test(ownership, blocks_cached_by_an_exiting_thread_are_not_lost, .init = cached_
     cr_expect_eq(tj_storage_cache_bytes(), 0);
     cr_expect_eq(live_allocations(), base, "every block went back to the allocator");
 }
+
+/* The public functions that take a call's result (tensors, and the graphs
+ * and plans tracing and compiling return) keep the chain as the operators
+ * do: a NULL from an unread failure names that failure with its status;
+ * once it is read, the NULL is the function's own error. */
+Test(dispatch, public_functions_given_a_failed_result_name_the_failure)
+{
+    tj_tensor *a = VEC3(1, 2, 3);
+    tj_tensor *b = test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+    static const char cause[] =
+        "; earlier error: aten::add.Tensor: shapes [3] and [4] cannot be broadcast (dim 0: 3 vs 4)";
+    bool close = false;
+    tj_tensor *out = NULL;
+    for (int read = 0; read < 2; read++) {
+        tj_status want = read ? TJ_ERR_INVALID_ARGUMENT : TJ_ERR_SHAPE;
+        char msg[8][160];
+        tj_status got[8];
+        int n = 0;
+#define RECORD(call)                                                                    \
+    do {                                                                                \
+        cr_assert_null(tj_add(a, b));                                                   \
+        if (read) (void)tj_last_error();                                                \
+        (void)(call);                                                                   \
+        got[n] = tj_last_status();                                                      \
+        snprintf(msg[n++], sizeof msg[0], "%s", tj_last_error());                       \
+    } while (0)
+        RECORD(tj_backward(read ? NULL : tj_sum(tj_add(a, b), -1), NULL)); /* the root cause, not sum's NULL */
+        RECORD(tj_compile(NULL, NULL));
+        RECORD(tj_plan_run(NULL, NULL, 0, &out));
+        RECORD(tj_tensor_print(NULL, stdout));
+        RECORD(tj_allclose(a, NULL, 0, 0, false, &close));
+        RECORD(tj_tensor_detach(NULL));
+        RECORD(tj_tensor_set_requires_grad(NULL, true));
+#undef RECORD
+        static const char *const what[] = {"tj_backward: NULL output", "tj_compile: NULL graph",
+                                           "tj_plan_run: NULL plan", "tj_tensor_print: NULL tensor",
+                                           "aten::allclose: NULL other", "tj_tensor_detach: NULL tensor",
+                                           "tj_tensor_set_requires_grad: NULL tensor"};
+        for (int i = 0; i < n; i++) {
+            char expect[256];
+            snprintf(expect, sizeof expect, "%s%s", what[i], read ? "" : cause);
+            cr_expect_eq(got[i], want, "%s: %s", what[i], tj_status_name(got[i]));
+            cr_expect_str_eq(msg[i], expect);
+        }
+    }
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+}

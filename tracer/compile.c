@@ -431,7 +431,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     tj_compile_options defaults = {0};
     if (!opts) opts = &defaults;
     if (!g) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: NULL graph");
+        tj_error_null("tj_compile: NULL graph");
         return NULL;
     }
     if (g->output_node < 0) {

@@ -84,7 +84,8 @@ static tj_status copy_interface(const tj_graph *from, tj_graph *to)
 tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table)
 {
     if (!g || g->output_node < 0) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_decompose: NULL graph or a graph without outputs");
+        if (!g) tj_error_null("tj_graph_decompose: NULL graph");
+        else tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_decompose: a graph without outputs");
         return NULL;
     }
     tj_graph *out = NULL;

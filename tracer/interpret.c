@@ -36,7 +36,7 @@ static void release_uses(const tj_gnode *n, tj_tensor **env, int *left)
 static tj_status check_input(const tj_gvalue *v, const tj_tensor *t, int i)
 {
     char a[128], b[128];
-    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: input %d (%%%s) is NULL", i, v->name);
+    if (!t) return tj_error_null("tj_graph_run: input %d (%%%s) is NULL", i, v->name);
     if (t->dtype != v->dtype)
         return tj_error(TJ_ERR_DTYPE, "tj_graph_run: input %d (%%%s) is %s, the graph expects %s", i, v->name,
                         tj_dtype_name(t->dtype), tj_dtype_name(v->dtype));
@@ -78,8 +78,9 @@ static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tens
 
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs)
 {
-    if (!g || (n_inputs && !inputs) || (tj_graph_num_outputs(g) && !outputs))
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: NULL graph, inputs or outputs");
+    if (!g) return tj_error_null("tj_graph_run: NULL graph");
+    if ((n_inputs && !inputs) || (tj_graph_num_outputs(g) && !outputs))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: NULL inputs or outputs");
     if (n_inputs != g->n_inputs)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes %d inputs, got %d", g->n_inputs, n_inputs);
     size_t env_bytes = sizeof(tj_tensor *) * (size_t)g->n_values, left_bytes = sizeof(int) * (size_t)g->n_values;

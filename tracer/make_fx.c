@@ -150,7 +150,7 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     }
     for (int i = 0; i < n_inputs; i++)
         if (!inputs[i]) {
-            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: input %d is NULL", i);
+            tj_error_null("tj_make_fx: input %d is NULL", i);
             return NULL;
         }
     tracer tr;

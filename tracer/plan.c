@@ -316,7 +316,7 @@ static tj_plan_context *context_create(tj_plan *p)
 tj_plan_context *tj_plan_context_new(tj_plan *p)
 {
     if (!p) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_new: NULL plan");
+        tj_error_null("tj_plan_context_new: NULL plan");
         return NULL;
     }
     tj_plan_context *c = context_create(p);
@@ -347,7 +347,7 @@ void tj_plan_context_free(tj_plan_context *c)
 tj_plan_context *tj_plan_default_context(tj_plan *p)
 {
     if (!p) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_default_context: NULL plan");
+        tj_error_null("tj_plan_default_context: NULL plan");
         return NULL;
     }
     pthread_mutex_lock(&p->lock);
@@ -768,14 +768,14 @@ tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, t
 
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs)
 {
-    if (!p) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: NULL plan");
+    if (!p) return tj_error_null("tj_plan_run: NULL plan");
     tj_plan_context *c = tj_plan_default_context(p);
     return c ? tj_plan_run_ctx(c, inputs, n, outputs) : tj_last_status();
 }
 
 tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)
 {
-    if (!p) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into: NULL plan");
+    if (!p) return tj_error_null("tj_plan_run_into: NULL plan");
     tj_plan_context *c = tj_plan_default_context(p);
     return c ? tj_plan_run_ctx_into(c, inputs, n, outputs) : tj_last_status();
 }
