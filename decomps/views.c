@@ -98,6 +98,7 @@ static tj_status split(const tj_value *args, tj_value *outs)
         int64_t s = i * split_size, e = size - s > split_size ? s + split_size : size;
         if (!(split_chunks[i] = tj_slice(self, d, true, s, true, e, 1))) return tj_last_status();
     }
+    tj_tensor_mark_multi_output(split_chunks, (int)n);
     outs[0] = tj_v_tensors(split_chunks, (int)n);
     return TJ_OK;
 }

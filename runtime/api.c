@@ -366,6 +366,7 @@ tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor *
         int64_t s = i * split_size, e = size - s > split_size ? s + split_size : size;
         if (!(outs[i] = tj_slice(self, d, true, s, true, e, 1))) return drop_views(outs, i);
     }
+    tj_tensor_mark_multi_output(outs, (int)n);
     *n_outs = (int)n;
     return TJ_OK;
 }
@@ -415,6 +416,7 @@ tj_status tj_split_with_sizes(tj_tensor *self, const int64_t *split_sizes, int n
         if (!(outs[i] = tj_slice(self, d, true, start, true, start + split_sizes[i], 1))) return drop_views(outs, i);
         start += split_sizes[i];
     }
+    tj_tensor_mark_multi_output(outs, n);
     *n_outs = n;
     return TJ_OK;
 }
@@ -434,6 +436,7 @@ tj_status tj_chunk(tj_tensor *self, int64_t chunks, int64_t dim, tj_tensor **out
     if (chunks > max_outs) return too_many(op, chunks, max_outs);
     for (int64_t i = 0; i < chunks; i++)
         if (!(outs[i] = tj_slice(self, d, true, 0, true, 0, 1))) return drop_views(outs, i);
+    tj_tensor_mark_multi_output(outs, (int)chunks);
     *n_outs = (int)chunks;
     return TJ_OK;
 }
@@ -447,6 +450,7 @@ tj_status tj_unbind(tj_tensor *self, int64_t dim, tj_tensor **outs, int max_outs
     if (size > max_outs) return too_many(op, size, max_outs);
     for (int64_t i = 0; i < size; i++)
         if (!(outs[i] = tj_select(self, d, i))) return drop_views(outs, i);
+    tj_tensor_mark_multi_output(outs, (int)size);
     *n_outs = (int)size;
     return TJ_OK;
 }

@@ -15,7 +15,15 @@
  * own, so intermediates are freed as the pass goes, and unless the caller
  * retains the graph a node's saved values are freed once its formula has
  * run (PyTorch's release_variables): a later pass through the node may run
- * it again only if its formula reads no saved value. */
+ * it again only if its formula reads no saved value.
+ *
+ * An in-place call on a view gives its node to the view's root base
+ * (PyTorch's CopySlices: the formula runs on the view's region of the
+ * base's gradient), and the view a node taking its gradient to that region
+ * (AsStridedBackward). Other views of the base with history take such a
+ * node when next used after their storage's version changed (view_refresh),
+ * as PyTorch regenerates a view's grad_fn; autograd_views.c computes the
+ * regions. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -65,11 +73,19 @@ struct grad_node {
     /** a pass without retain_graph ran the formula: the saved values are
      * fake twins (geometry only) */
     bool freed;
+    /** An in-place call on a view (PyTorch's CopySlices: op set, its formula
+     * wrapped) or a view's history after one (AsStridedBackward: op NULL,
+     * one input, the base): fake twins of the base and of the view, owned,
+     * giving the view's region of the base. NULL for other nodes. */
+    tj_tensor *region_base, *region_view;
     grad_node *next_dead; /**< release worklist */
 };
 
 struct tj_autograd_meta {
     bool requires_grad;
+    /** a view's: its storage's version when grad_fn was set; another means
+     * the base may have a newer history to follow (view_refresh) */
+    uint32_t view_version;
     int output_nr;
     grad_node *grad_fn; /**< retained; NULL for leaves */
     tj_tensor *grad;    /**< retained accumulated gradient (leaves) */
@@ -132,6 +148,8 @@ static void node_destroy(grad_node *n)
         node_release(n->edges[k].node);
         tj_tensor_release(n->edges[k].leaf);
     }
+    tj_tensor_release(n->region_base);
+    tj_tensor_release(n->region_view);
     tj_free(n, n->bytes);
 }
 
@@ -196,12 +214,13 @@ static void node_sizes(const tj_op *op, const tj_value *args, int *nslots, size_
 }
 
 /* The edges of a node without a formula, which saves nothing: one per
- * input slot, numbered as node_sizes counts them. */
-static void edges_only(grad_node *n, const tj_op *op, const tj_value *args)
+ * input slot, numbered as node_sizes counts them; slot 0's follows
+ * self0's history (see node_new). */
+static void edges_only(grad_node *n, const tj_op *op, const tj_value *args, tj_tensor *self0)
 {
     for (int i = 0, slot = 0; i < op->nargs; i++) {
         const tj_value *a = &args[i];
-        if (a->kind == TJ_V_TENSOR) edge_init(&n->edges[slot], a->u.t, NULL);
+        if (a->kind == TJ_V_TENSOR) edge_init(&n->edges[slot], i == 0 ? self0 : a->u.t, NULL);
         for (int k = 0; a->kind == TJ_V_TENSORS && k < a->n; k++)
             if (a->u.ts[k]) edge_init(&n->edges[slot + k], a->u.ts[k], NULL);
         slot += (op->args[i].type == TJ_A_TENSOR) + (a->kind == TJ_V_TENSORS ? a->n : 0);
@@ -210,12 +229,13 @@ static void edges_only(grad_node *n, const tj_op *op, const tj_value *args)
 
 /* A node for a finished call: saved arguments and results, edges. An
  * in-place call's self is saved as `old_self` when given (its value before
- * the call), its edge still following self's history. A node without a
+ * the call), its edge following self0's history: self's, or for an in-place
+ * call on a view its base's (CopySlices). A node without a
  * formula (PyTorch's NotImplemented node) keeps its edges only: it fails
  * when a backward pass reaches it, so its saved values would never be read
  * and would only live as long as its outputs. */
 static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_value *args, const tj_value *outs,
-                           tj_tensor *old_self)
+                           tj_tensor *old_self, tj_tensor *self0)
 {
     int nslots;
     size_t words, bytes;
@@ -238,7 +258,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     n->versions = (uint32_t *)(words_at + words);
     char *bytes_at = (char *)(n->versions + nversions);
     int slot = 0;
-    if (!d->fn) edges_only(n, op, args);
+    if (!d->fn) edges_only(n, op, args, self0);
     for (int i = 0; d->fn && i < op->nargs; i++) {
         const tj_value *a = &args[i];
         tj_value *s = &n->args[i];
@@ -248,7 +268,7 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
             if (!saved) goto fail;
             *s = tj_v_tensor(saved);
             n->versions[slot] = tj_tensor_version(saved);
-            edge_init(&n->edges[slot++], a->u.t, saved);
+            edge_init(&n->edges[slot++], i == 0 ? self0 : a->u.t, saved);
             break;
         }
         case TJ_V_TENSORS: {
@@ -340,13 +360,91 @@ static void drop_saved(grad_node *n, tj_tensor **slot)
  * retain_graph). */
 static void free_saved(grad_node *n)
 {
-    for (int i = 0; i < n->op->nargs; i++) {
+    for (int i = 0; n->op && i < n->op->nargs; i++) {
         tj_value *a = &n->args[i];
         if (a->kind == TJ_V_TENSOR) drop_saved(n, &a->u.t);
         for (int k = 0; a->kind == TJ_V_TENSORS && k < a->n; k++) drop_saved(n, (tj_tensor **)&a->u.ts[k]);
     }
-    for (int i = 0; i < n->op->nreturns; i++) drop_saved(n, &n->results[i]);
+    for (int i = 0; n->op && i < n->op->nreturns; i++) drop_saved(n, &n->results[i]);
     n->freed = true;
+}
+
+/* ---- views' history (PyTorch's view + in-place handling) ---- */
+
+/* The name of a node's call, for messages. */
+static const char *node_name(const grad_node *n)
+{
+    return n->op ? n->op->name : "AsStridedBackward (a view's history after an in-place call on its base)";
+}
+
+/* Gives node n the view's region of its base: fake twins of both. */
+static tj_status node_set_region(grad_node *n, const tj_tensor *base, const tj_tensor *view)
+{
+    if (!(n->region_base = fake_twin(base)) || !(n->region_view = fake_twin(view))) return tj_last_status();
+    return TJ_OK;
+}
+
+/* Sets t's history: return output_nr of node n (retained). */
+static tj_status set_history(tj_tensor *t, grad_node *n, int output_nr)
+{
+    struct tj_autograd_meta *m = meta_get(t);
+    if (!m) return tj_last_status();
+    node_release(m->grad_fn); /* an in-place call's self: its old history, kept by the node's edge */
+    m->requires_grad = true;
+    m->grad_fn = n;
+    m->output_nr = output_nr;
+    m->view_version = tj_tensor_version(t);
+    atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+    return TJ_OK;
+}
+
+/* Makes view v's history follow its base's current one: a node taking the
+ * gradient of v to the base's region (PyTorch's AsStridedBackward, which
+ * its views' grad_fn regenerates after the base's version changed). */
+static tj_status view_history(tj_tensor *v)
+{
+    tj_tensor *base = v->view_base;
+    size_t size = sizeof(grad_node) + sizeof(grad_edge) + sizeof(uint32_t) * (1 + TJ_MAX_RETURNS);
+    grad_node *n = tj_alloc(size);
+    if (!n) return tj_oom("autograd node", size);
+    memset(n, 0, size);
+    atomic_init(&n->refcount, 1);
+    n->bytes = size;
+    n->nslots = 1;
+    n->edges = (grad_edge *)(n + 1);
+    n->versions = (uint32_t *)(n->edges + 1);
+    tj_status st = node_set_region(n, base, v);
+    if (st == TJ_OK) {
+        edge_init(&n->edges[0], base, n->region_base);
+        n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+        st = set_history(v, n, 0);
+    }
+    node_release(n);
+    return st;
+}
+
+/* A view whose storage was written since its history was set, while its
+ * base requires grad, takes its history from the base anew (the base or
+ * another view of it may have been modified in place: PyTorch's check of a
+ * view's version when its grad_fn is read). */
+static tj_status view_refresh(tj_tensor *t)
+{
+    struct tj_autograd_meta *m = t ? t->autograd : NULL;
+    if (!m || !t->view_base || !m->grad_fn || tj_tensor_version(t) == m->view_version || !requires_grad(t->view_base))
+        return TJ_OK;
+    return view_history(t);
+}
+
+/* view_refresh for every tensor argument of a call. */
+static tj_status refresh_args(const tj_op *op, const tj_value *args)
+{
+    tj_status st = TJ_OK;
+    for (int i = 0; i < op->nargs && st == TJ_OK; i++) {
+        if (args[i].kind == TJ_V_TENSOR) st = view_refresh(args[i].u.t);
+        for (int k = 0; args[i].kind == TJ_V_TENSORS && k < args[i].n && st == TJ_OK; k++)
+            st = view_refresh(args[i].u.ts[k]);
+    }
+    return st;
 }
 
 /* ---- the dispatcher's hooks ---- */
@@ -368,24 +466,31 @@ bool tj_autograd_wants(const tj_op *op, const tj_value *args)
 }
 
 /* An in-place call to record: self's history becomes the call's node, as
- * in PyTorch, for the cases that need no rebasing of other tensors. */
+ * in PyTorch; on a view, its base's history does (CopySlices) and the
+ * view's follows the base's. Views of self's base that have no history
+ * (taken while nothing required grad) cannot be reached to give them
+ * history, as PyTorch does: the call is refused while there are any. */
 static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autograd_call *call)
 {
-    tj_tensor *self = args[0].u.t;
+    tj_tensor *self = args[0].u.t, *base = self->view_base ? self->view_base : self;
+    tj_status st = self->view_base ? tj_autograd_check_view_inplace(op, self) : TJ_OK;
+    if (st != TJ_OK) return st;
     bool leaf = requires_grad(self) && !self->autograd->grad_fn;
-    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 -
+    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 - (self != base) -
                  atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
-    if (leaf || others > 0) { /* described for the message only */
-        char what[64];
+    if (leaf || (others > 0 && !requires_grad(base))) { /* described for the message only */
+        char what[64], bwhat[64];
         tj_tensor_describe(self, what, sizeof what);
+        tj_tensor_describe(base, bwhat, sizeof bwhat);
         if (leaf)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: self (%s) is a leaf that requires grad, used in an in-place "
                             "operation (PyTorch refuses it too): update it under tj_no_grad_begin, or work on a "
                             "clone", op->name, what);
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), which "
-                        "shares its storage with %d other tensor%s (views, or a view's base): their history would "
-                        "not follow (PyTorch rebases views; tjit does not yet); use the out-of-place operator, or "
-                        "clone() first", op->name, what, others, others == 1 ? "" : "s");
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s) gives "
+                        "history to %s, which has none yet and shares its storage with %d other view%s taken "
+                        "before this call: PyTorch gives them history too, tjit cannot reach them; take those views "
+                        "after this call, or clone() first", op->name, what, self == base ? "it" : bwhat, others,
+                        others == 1 ? "" : "s");
     }
     for (int i = 0; i < op->nargs; i++)
         call->versions[i] = args[i].kind == TJ_V_TENSOR ? tj_tensor_version(args[i].u.t) : 0;
@@ -406,6 +511,8 @@ tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_c
 {
     call->inplace = false;
     call->old_self = NULL;
+    tj_status st = refresh_args(op, args);
+    if (st != TJ_OK) return st;
     const tj_derivative *d = tj_derivative_of(op);
     for (int i = 0; i < op->nargs; i++)
         if ((d->nondiff_args >> i & 1u) && args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t))
@@ -482,26 +589,20 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
         if (!taken) continue;
         tj_tensor *a = shallow_alias(t);
         if (!a) return tj_last_status();
+        if (t->view_base) tj_tensor_set_view_of(a, t->view_base);
         tj_tensor_release(t);
         outs[i].u.t = a;
     }
-    grad_node *n = node_new(op, d, args, outs, call->old_self);
+    /* an in-place call on a view: the node takes the base's history */
+    tj_tensor *self = call->inplace ? args[0].u.t : NULL, *base = self ? self->view_base : NULL;
+    grad_node *n = node_new(op, d, args, outs, call->old_self, base ? base : args[0].u.t);
     if (!n) return tj_last_status();
     if (call->inplace) set_inplace_versions(n, op, args, call);
-    tj_status st = TJ_OK;
-    for (int i = 0; i < op->nreturns && st == TJ_OK; i++) {
-        if (!diff[i]) continue;
-        struct tj_autograd_meta *m = meta_get(outs[i].u.t);
-        if (!m) {
-            st = tj_last_status();
-            break;
-        }
-        node_release(m->grad_fn); /* an in-place call's self: its old history, kept by the node's edge */
-        m->requires_grad = true;
-        m->grad_fn = n;
-        m->output_nr = i;
-        atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
-    }
+    tj_status st = base ? node_set_region(n, base, self) : TJ_OK;
+    if (st == TJ_OK && base && n->nslots) n->edges[0].input = n->region_base;
+    for (int i = 0; i < op->nreturns && st == TJ_OK; i++)
+        if (diff[i]) st = base && i == 0 ? set_history(base, n, 0) : set_history(outs[i].u.t, n, i);
+    if (st == TJ_OK && base) st = view_history(self);
     node_release(n);
     return st;
 }
@@ -515,7 +616,7 @@ tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool on)
         if (on) return TJ_OK;
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_requires_grad: you can only change requires_grad "
                                                  "flags of leaf tensors (this one is the result of %s)",
-                        t->autograd->grad_fn->op->name);
+                        node_name(t->autograd->grad_fn));
     }
     if (on && !is_float(t->dtype))
         return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_requires_grad: only float32/float64 tensors can require "
@@ -869,11 +970,41 @@ static tj_status not_implemented_error(const tj_op *op)
                     op->name, tj_op_is_builtin(op) ? "" : "; register one with tj_op_set_backward");
 }
 
+/* Runs node n's formula on the gradients of its returns into gi; for an
+ * in-place call on a view (CopySlices), on the region of the base's
+ * gradient that the view covers, whose gradient for the base's old value
+ * is then the base's with that region replaced by the formula's for self.
+ * A view's history after an in-place call (op NULL) takes its gradient to
+ * its region of the base. */
+static tj_status run_formula(grad_node *n, tj_tensor **grads, const bool *need, tj_tensor **gi)
+{
+    tj_clear_error();
+    if (!n->op) {
+        gi[0] = need[0] ? tj_view_region_grad(grads[0], n->region_base, n->region_view) : NULL;
+        return need[0] && !gi[0] ? tj_last_status() : TJ_OK;
+    }
+    tj_tensor *grad_base = grads[0];
+    if (n->region_view && grad_base && !(grads[0] = tj_view_region(grad_base, n->region_base, n->region_view)))
+        return tj_last_status();
+    tj_grad_stale stale = {NULL, -1, -1, 0, 0, false};
+    tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need,
+                     .arg_versions = n->versions, .result_versions = n->versions + n->nslots, .stale = &stale,
+                     .freed = n->freed};
+    tj_status st = n->d->fn(&c, grads, gi);
+    if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
+    if (stale.t) return stale_error(n->op, &stale);
+    if (st != TJ_OK || !n->region_view || !need[0] || !grad_base) return st;
+    tj_tensor *src = gi[0] ? tj_autograd_sum_to(gi[0], n->region_view, n->op) : NULL;
+    if (gi[0] && !src) return tj_last_status();
+    gi[0] = tj_view_region_replace(grad_base, n->region_base, n->region_view, src);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
 /* Runs one task's formula and routes its input gradients. */
 static tj_status run_node(engine *e, int ti)
 {
     grad_node *n = e->tasks[ti].node;
-    if (!n->d->fn) return not_implemented_error(n->op);
+    if (n->op && !n->d->fn) return not_implemented_error(n->op);
     tj_tensor *grads[TJ_MAX_RETURNS];
     bool any = false;
     for (int k = 0; k < TJ_MAX_RETURNS; k++) any |= (grads[k] = e->tasks[ti].buf[k]) != NULL;
@@ -885,16 +1016,7 @@ static tj_status run_node(engine *e, int ti)
         gi[k] = NULL;
         need[k] = edge_relevant(e, &n->edges[k]);
     }
-    if (st == TJ_OK && any) {
-        tj_grad_stale stale = {NULL, -1, -1, 0, 0, false};
-        tj_grad_ctx c = {.op = n->op, .args = n->args, .results = n->results, .needed = need,
-                         .arg_versions = n->versions, .result_versions = n->versions + n->nslots, .stale = &stale,
-                         .freed = n->freed};
-        tj_clear_error();
-        st = n->d->fn(&c, grads, gi);
-        if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
-        if (stale.t) st = stale_error(n->op, &stale);
-    }
+    if (st == TJ_OK && any) st = run_formula(n, grads, need, gi);
     for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
         grad_edge *edge = &n->edges[k];
         tj_tensor *g = need[k] ? gi[k] : NULL;
@@ -1021,11 +1143,13 @@ static tj_status run_backward(engine *e, tj_tensor *const *outputs, int n_output
     if (!roots) return tj_oom("autograd engine", sizeof *roots * (size_t)n_outputs);
     tj_status st = TJ_OK;
     int n_roots = 0;
+    for (int i = 0; i < e->n_inputs && st == TJ_OK; i++) st = view_refresh(e->inputs[i]);
     for (int i = 0; i < n_outputs && st == TJ_OK; i++) {
         if (!outputs[i]) st = tj_error_null("autograd: output %d is NULL", i);
         else if (!requires_grad(outputs[i]))
             st = tj_error(TJ_ERR_INVALID_ARGUMENT, "autograd: output %d does not require grad and has no grad_fn", i);
-        else if (outputs[i]->autograd->grad_fn) roots[n_roots++] = outputs[i]->autograd->grad_fn;
+        else if ((st = view_refresh(outputs[i])) == TJ_OK && outputs[i]->autograd->grad_fn)
+            roots[n_roots++] = outputs[i]->autograd->grad_fn;
     }
     if (st == TJ_OK) st = discover(e, roots, n_roots);
     for (int i = 0; i < n_outputs && st == TJ_OK; i++) {

@@ -115,9 +115,11 @@ typedef struct tj_autograd_call {
  * arguments requires grad: the call then needs a backward node. */
 bool tj_autograd_wants(const tj_op *op, const tj_value *args);
 /** Refuses calls that cannot be recorded (an argument without a derivative
- * that requires grad; in-place operators on a leaf that requires grad, on a
- * view or a tensor with views, real or fake; user operators writing their
- * arguments) and prepares an in-place call in `call`
+ * that requires grad; in-place operators on a leaf that requires grad, on
+ * the views tj_autograd_check_view_inplace refuses, or giving history to a
+ * base whose other views taken before could not follow, real or fake; user
+ * operators writing their arguments), brings the history of view arguments
+ * up to date with their base's, and prepares an in-place call in `call`
  * (copying self when the formula needs its old value). */
 tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_call *call);
 /** Attaches a backward node for the finished call to its outputs (owned
@@ -128,5 +130,50 @@ tj_status tj_autograd_check(const tj_op *op, const tj_value *args, tj_autograd_c
 tj_status tj_autograd_record(const tj_op *op, const tj_value *args, tj_value *outs, tj_autograd_call *call);
 /** Ends a call tj_autograd_check prepared whose kernel failed. */
 void tj_autograd_call_end(tj_autograd_call *call);
+/** Turns grad mode off for the rest of a recorded call (nothing it triggers
+ * is recorded twice); returns the mode for tj_autograd_below_end. Views made
+ * in between are not made in no_grad mode (TJ_VIEW_NO_GRAD): they are the
+ * recorded call's own results. */
+bool tj_autograd_below_begin(void);
+/** Gives back the grad mode tj_autograd_below_begin returned. */
+void tj_autograd_below_end(bool was_enabled);
+
+/* ---- views (runtime/autograd_views.c) ---- */
+
+/** Makes `view`, a new result of a call aliasing its argument `base` (the
+ * dispatcher's view outputs), remember base's root (tj_tensor.view_base,
+ * retained) and how it was made (tj_tensor.view_kind): base's kind when
+ * base is a view made in no_grad mode or by a multi-output call, as
+ * PyTorch propagates CreationMeta; else TJ_VIEW_NO_GRAD when grad mode is
+ * off (not by tj_autograd_below_begin), else TJ_VIEW_DEFAULT. */
+void tj_tensor_set_view_of(tj_tensor *view, tj_tensor *base);
+/** The refusals of an in-place call recorded on `self`, a view
+ * (self->view_base set), as PyTorch's check_inplace: a view returned with
+ * others by one call, a view made in no_grad mode, a view of a leaf that
+ * requires grad (TJ_ERR_INVALID_ARGUMENT each, naming `op` and the shapes);
+ * and, which PyTorch accepts, a base whose elements do not fill their
+ * storage span exactly (TJ_ERR_UNSUPPORTED: no index addresses the view's
+ * region). TJ_OK otherwise. */
+tj_status tj_autograd_check_view_inplace(const tj_op *op, const tj_tensor *self);
+
+/* The gradients of a view's region of its base. `base` and `view` give
+ * geometry (shape, strides, storage offset: the view's elements are those
+ * of base's storage that view addresses) and may be fake; base's elements
+ * fill their storage span (tj_autograd_check_view_inplace). Results are
+ * new tensors (or g itself) of g's dtype in the current scope, computed
+ * through the public API (recorded when traced); NULL with the failing
+ * call's error. */
+/** The elements of g (base's shape) at view's positions: view's shape
+ * (PyTorch's CopySlices taking grad_slice). */
+tj_tensor *tj_view_region(tj_tensor *g, const tj_tensor *base, const tj_tensor *view);
+/** g (base's shape) with view's positions replaced by src (view's shape and
+ * g's dtype), or zeroed when src is NULL (CopySlices' gradient for the
+ * base's old value). */
+tj_tensor *tj_view_region_replace(tj_tensor *g, const tj_tensor *base, const tj_tensor *view, tj_tensor *src);
+/** The gradient of base for the gradient g (view's shape) of view: g at
+ * view's positions, summed where view's positions repeat (an expanded
+ * view), zero elsewhere (PyTorch's AsStridedBackward, the history of a view
+ * after an in-place call on it or on its base). */
+tj_tensor *tj_view_region_grad(tj_tensor *g, const tj_tensor *base, const tj_tensor *view);
 
 #endif

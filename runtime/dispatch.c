@@ -318,8 +318,9 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
         *computed |= m[i].alias < 0 || m[i].same;
         if (m[i].alias >= 0) {
             tj_tensor *base = args[m[i].alias].u.t;
-            t = m[i].same ? tj_tensor_retain(base)
-                          : tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset);
+            if (m[i].same) t = tj_tensor_retain(base);
+            else if ((t = tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset)))
+                tj_tensor_set_view_of(t, base);
         } else {
             t = tj_tensor_new_meta(&m[i], fake);
         }
@@ -542,9 +543,9 @@ static tj_status run_recorded(const tj_op *op, const tj_value *args, int nargs, 
     tj_autograd_call call;
     tj_status st = tj_autograd_check(op, args, &call);
     if (st != TJ_OK) return st;
-    bool was_enabled = tj_set_grad_enabled(false);
+    bool was_enabled = tj_autograd_below_begin();
     st = run_level(level, op, args, nargs, outs, flags);
-    tj_set_grad_enabled(was_enabled);
+    tj_autograd_below_end(was_enabled);
     if (st != TJ_OK) tj_autograd_call_end(&call);
     else if ((st = tj_autograd_record(op, args, outs, &call)) != TJ_OK) release_outs(op, outs);
     return st;

@@ -60,6 +60,9 @@ struct tj_tensor {
     /** An alias without history, counted in storage->n_detached while it lives
      * (runtime/autograd.c): an in-place call on its base needs no rebasing of it. */
     bool detached;
+    /** How the view was made (tj_view_kind), TJ_VIEW_NONE when not a view:
+     * what autograd accepts of an in-place call on it. */
+    unsigned char view_kind;
     int64_t numel;
     int64_t offset; /**< storage offset, in elements */
     int64_t shape[TJ_MAX_DIMS];
@@ -69,7 +72,32 @@ struct tj_tensor {
     tj_storage *storage;
     uint64_t uid;        /**< unique per process, never reused */
     struct tj_autograd_meta *autograd; /**< owned by the autograd layer */
+    /** For a view an operator returned, the tensor it views, followed up to
+     * the root (a view of a view names the first one's base, as PyTorch's
+     * `_base`); retained. NULL for other tensors. An in-place call on the
+     * view recorded by autograd rebases the root's history
+     * (runtime/autograd_views.c). */
+    struct tj_tensor *view_base;
 };
+
+/** How a view was made, which decides whether autograd records an in-place
+ * call on it (PyTorch's CreationMeta). */
+typedef enum tj_view_kind {
+    TJ_VIEW_NONE = 0,     /**< not a view */
+    TJ_VIEW_DEFAULT,      /**< by a view operator with grad mode on */
+    TJ_VIEW_NO_GRAD,      /**< with grad mode off (tj_no_grad_begin), or a view of such a view */
+    TJ_VIEW_MULTI_OUTPUT, /**< one of several views a call returned (tj_split, tj_chunk, tj_unbind) */
+} tj_view_kind;
+
+/** Marks the n views of one call returning several (split, chunk, unbind:
+ * PyTorch's CreationMeta::MULTI_OUTPUT_NODE), whose in-place modification
+ * autograd then refuses. Entries that are not views are left alone. */
+static inline void tj_tensor_mark_multi_output(tj_tensor *const *views, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (views[k]->view_base) views[k]->view_kind = TJ_VIEW_MULTI_OUTPUT;
+}
+
 
 /** Records a write into t's storage. */
 static inline void tj_tensor_bump_version(const tj_tensor *t)

@@ -87,12 +87,13 @@ tj_status tj_checked_view_numel(int ndim, const int64_t *shape, int64_t *numel, 
  * a memset of the whole struct compiles to rep stos, slow to start. */
 static tj_tensor *tensor_init(tj_tensor *t)
 {
-    _Static_assert(sizeof(tj_tensor) == 184, "tensor_init sets every field of tj_tensor: update it with the struct");
+    _Static_assert(sizeof(tj_tensor) == 192, "tensor_init sets every field of tj_tensor: update it with the struct");
     atomic_init(&t->refcount, 1);
     t->dtype = TJ_FLOAT32;
     t->ndim = 0;
     t->fake = false;
     t->detached = false;
+    t->view_kind = TJ_VIEW_NONE;
     t->numel = 0;
     t->offset = 0;
     memset(t->shape, 0, sizeof t->shape);
@@ -100,6 +101,7 @@ static tj_tensor *tensor_init(tj_tensor *t)
     t->storage = NULL;
     t->uid = new_uid();
     t->autograd = NULL;
+    t->view_base = NULL;
     return t;
 }
 
@@ -366,7 +368,11 @@ void tj_tensor_release(tj_tensor *t)
     if (t->detached && s) atomic_fetch_sub_explicit(&s->n_detached, 1, memory_order_relaxed);
     /* the host of an in-block storage goes with the block */
     bool hosted = s && s->in_block && (char *)s == (char *)t + offsetof(small_block, s);
+    tj_tensor *base = t->view_base;
     if (!hosted) tj_free_object(t, sizeof *t);
+    /* a view's base (a root: no deeper chain) before the storage, whose
+     * block may hold the base's header */
+    if (base) tj_tensor_release(base);
     tj_storage_release(s);
 }
 

@@ -35,8 +35,8 @@
  * integer or bool results never require grad.
  *
  * Grad mode is per thread and on by default. In-place operators are recorded
- * too, with the limits inplace.h lists (not on leaves that require grad, nor
- * on views or tensors with views).
+ * too, on views as PyTorch (the base's history is rebased), with the limits
+ * inplace.h lists (not on leaves that require grad nor views of them).
  *
  * Saved values are checked as PyTorch's version counters check them: a node
  * records the version (tj_tensor_version) of every tensor it saves, and a

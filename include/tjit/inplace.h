@@ -21,15 +21,28 @@
  *   the call is copied first only when the formula reads it: always for
  *   log_'s grad / self, for mul_ / div_ when other requires grad, never for
  *   add_ or for exp_, whose formula reads the result), and a
- *   plain self starts requiring grad. Refused at the call, self unchanged:
- *   self a leaf that requires grad (TJ_ERR_INVALID_ARGUMENT, as PyTorch; run
- *   optimiser updates under tj_no_grad_begin, as the optimisers of optim.h
- *   do); self a view made by a view operator, or a tensor with such views
- *   alive (TJ_ERR_UNSUPPORTED: PyTorch rewrites the views' history, tjit
- *   does not yet). Fake tensors count their views as real ones do, so a
- *   fake-mode trace records the same in-place calls as a real-mode one. Aliases from tj_tensor_detach carry no
- *   history and do not count: they see the new values. Values saved for earlier calls and
- *   overwritten here fail the backward pass (TJ_ERR_MODIFIED, autograd.h).
+ *   plain self starts requiring grad. On a view (a view operator's result,
+ *   or a view of one: out[:, t].copy_(h), y[:, :2].mul_(2)), as PyTorch's
+ *   CopySlices: the view's root base takes the call's history (the gradient
+ *   of its old value is its gradient with the view's region replaced by the
+ *   call's gradient for self), a base that did not require grad starts
+ *   requiring it, and the view's history and that of views of the base taken
+ *   before follow the base's new one. Refused at the call, self unchanged
+ *   (as PyTorch, TJ_ERR_INVALID_ARGUMENT): self a leaf that requires grad,
+ *   or a view of one (run optimiser updates under tj_no_grad_begin, as the
+ *   optimisers of optim.h do); a view made in no_grad mode; one of the views
+ *   of tj_split, tj_split_with_sizes, tj_chunk, tj_unbind. Refused where
+ *   PyTorch is not (TJ_ERR_UNSUPPORTED): a call giving history to a base
+ *   without any while other views of it, taken before, are alive (PyTorch
+ *   gives those history too; tjit cannot reach them: take them after the
+ *   call), and a view of a base whose elements do not fill their storage
+ *   span exactly. Views made in no_grad mode of a base that requires grad
+ *   keep no history when the base is written in place later (PyTorch refuses
+ *   to read them). Fake tensors count their views as real ones do, so a
+ *   fake-mode trace records the same in-place calls as a real-mode one.
+ *   Aliases from tj_tensor_detach carry no history and do not count: they
+ *   see the new values. Values saved for earlier calls and overwritten here
+ *   fail the backward pass (TJ_ERR_MODIFIED, autograd.h).
  * Out-of-place ones follow ops.h's conventions (new references owned by the
  * innermost scope). */
 #ifndef TJIT_INPLACE_H
