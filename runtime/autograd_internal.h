@@ -145,7 +145,8 @@ void tj_autograd_below_end(bool was_enabled);
  * retained) and how it was made (tj_tensor.view_kind): base's kind when
  * base is a view made in no_grad mode or by a multi-output call, as
  * PyTorch propagates CreationMeta; else TJ_VIEW_NO_GRAD when grad mode is
- * off (not by tj_autograd_below_begin), else TJ_VIEW_DEFAULT. */
+ * off (not by tj_autograd_below_begin), else TJ_VIEW_DEFAULT. A view of
+ * a borrowed tensor (tj_tensor.borrowed) is left a root of its own. */
 void tj_tensor_set_view_of(tj_tensor *view, tj_tensor *base);
 /** The refusals of an in-place call recorded on `self`, a view
  * (self->view_base set), as PyTorch's check_inplace: a view returned with

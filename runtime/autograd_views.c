@@ -29,7 +29,9 @@ void tj_autograd_below_end(bool was_enabled)
 
 void tj_tensor_set_view_of(tj_tensor *view, tj_tensor *base)
 {
-    view->view_base = tj_tensor_retain(base->view_base ? base->view_base : base);
+    tj_tensor *root = base->view_base ? base->view_base : base;
+    if (root->borrowed) return; /* it may not outlive the view: the view is a root of its own */
+    view->view_base = tj_tensor_retain(root);
     if (base->view_kind > TJ_VIEW_DEFAULT) view->view_kind = base->view_kind;
     else view->view_kind = tj_grad_enabled() || below_recorded ? TJ_VIEW_DEFAULT : TJ_VIEW_NO_GRAD;
 }

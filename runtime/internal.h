@@ -63,6 +63,10 @@ struct tj_tensor {
     /** How the view was made (tj_view_kind), TJ_VIEW_NONE when not a view:
      * what autograd accepts of an in-place call on it. */
     unsigned char view_kind;
+    /** The object belongs to another one's memory, not to its references (a
+     * plan context's values, tracer/plan.c): a view of it does not keep it
+     * as its view_base, which it may outlive. */
+    bool borrowed;
     int64_t numel;
     int64_t offset; /**< storage offset, in elements */
     int64_t shape[TJ_MAX_DIMS];

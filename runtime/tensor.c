@@ -94,6 +94,7 @@ static tj_tensor *tensor_init(tj_tensor *t)
     t->fake = false;
     t->detached = false;
     t->view_kind = TJ_VIEW_NONE;
+    t->borrowed = false;
     t->numel = 0;
     t->offset = 0;
     memset(t->shape, 0, sizeof t->shape);

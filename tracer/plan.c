@@ -84,6 +84,7 @@ static bool fresh_uid(uint64_t *uid)
 static void set_geometry(tj_tensor *t, const tj_pvalue *v, tj_storage *s, int64_t offset)
 {
     atomic_init(&t->refcount, 1);
+    t->borrowed = true; /* the context's: views made of it must not keep it */
     t->dtype = v->dtype;
     t->ndim = v->ndim;
     t->numel = v->numel;
