@@ -19,14 +19,6 @@ static size_t elem_size(tj_dtype d)
     return d == TJ_BOOL ? 1 : d == TJ_FLOAT32 ? 4 : 8;
 }
 
-/* float -> int64 as x86's cvttsd2si does it (and so PyTorch on x86): values
- * outside int64's range and NaN give INT64_MIN. Defined behaviour, unlike a
- * plain C cast. */
-static inline int64_t float_to_i64(double x)
-{
-    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
-}
-
 void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
 {
     if (dd == sd) {
@@ -50,8 +42,8 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
     case PAIR(TJ_FLOAT64, TJ_FLOAT32): LOOP(double, float, (double)x); break;
     case PAIR(TJ_FLOAT64, TJ_INT64): LOOP(double, int64_t, (double)x); break;
     case PAIR(TJ_FLOAT64, TJ_BOOL): LOOP(double, uint8_t, x != 0); break;
-    case PAIR(TJ_INT64, TJ_FLOAT32): LOOP(int64_t, float, float_to_i64(x)); break;
-    case PAIR(TJ_INT64, TJ_FLOAT64): LOOP(int64_t, double, float_to_i64(x)); break;
+    case PAIR(TJ_INT64, TJ_FLOAT32): LOOP(int64_t, float, tj_k_float_to_i64(x)); break;
+    case PAIR(TJ_INT64, TJ_FLOAT64): LOOP(int64_t, double, tj_k_float_to_i64(x)); break;
     case PAIR(TJ_INT64, TJ_BOOL): LOOP(int64_t, uint8_t, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT32): LOOP(uint8_t, float, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT64): LOOP(uint8_t, double, x != 0); break;

@@ -1,6 +1,7 @@
 /* Constant and progression fills (see fill.h). */
 #include <string.h>
 
+#include "copy.h"
 #include "fill.h"
 #include "parallel.h"
 
@@ -69,7 +70,7 @@ static void fill_range(void *ctx, int t, int64_t s, int64_t e)
     }
     case LINSPACE_I64: {
         int64_t *o = a->out;
-        for (int64_t i = s; i < e; i++) o[i] = (int64_t)LINSPACE_AT(double, a->start, a->end, a->step, i, a->n);
+        for (int64_t i = s; i < e; i++) o[i] = tj_k_float_to_i64(LINSPACE_AT(double, a->start, a->end, a->step, i, a->n));
         break;
     }
     }
