@@ -61,14 +61,16 @@ tj_status tj_dtype_from_name(const char *name, tj_dtype *out);
  * valid until the thread's next failing call. Successful calls leave the last
  * error as it is. Until it is read (by this function or tj_last_status), a
  * call given a NULL tensor, as a chain of calls passes on a failed call's
- * result, fails with that error's status and names it as the cause (so do
- * tj_backward, tj_compile, tj_plan_run and the other functions taking a
- * tensor, graph or plan a failed call returns as NULL)
+ * result, fails with that error's status and names it as the cause
  * ("aten::relu: argument 0 'self' is NULL; earlier error: aten::add.Tensor:
  * shapes [3] and [4] cannot be broadcast ..."), so that a chain can be checked
- * once at the end. Once it is read, a NULL tensor argument is the call's own
- * error: TJ_ERR_INVALID_ARGUMENT, "aten::relu: argument 0 'self' expects
- * Tensor, got NULL". */
+ * once at the end; so do tj_backward, tj_compile, tj_plan_run and the other
+ * functions given a NULL tensor, graph or plan. Once it is read, a NULL
+ * tensor argument is the call's own error: TJ_ERR_INVALID_ARGUMENT,
+ * "aten::relu: argument 0 'self' expects Tensor, got NULL". The chain does
+ * not cover optional tensor arguments (Tensor? in the schema: linear's bias,
+ * a loss's weight), where NULL is None: a failed call's NULL passed there is
+ * taken for None, so check such a result before passing it on. */
 const char *tj_last_error(void);
 /** Status of the calling thread's last error (TJ_OK when none); reads it as
  * tj_last_error() does. */
