@@ -600,6 +600,19 @@ tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_si
 {
     return CALL(upsample_bilinear2d_vec, T(input), OPTL(output_size, 2), B(align_corners), OPTF(scale_factors, 2));
 }
+#define PAD_API(ident)                                                                                   \
+    tj_tensor *tj_##ident(tj_tensor *self, const int64_t *padding, int npad)                            \
+    {                                                                                                    \
+        return CALL(ident, T(self), L(padding, npad));                                                   \
+    }                                                                                                    \
+    tj_tensor *tj_##ident##_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *padding, int npad) \
+    {                                                                                                    \
+        return CALL(ident##_backward, T(grad_output), T(self), L(padding, npad));                        \
+    }
+PAD_API(reflection_pad1d)
+PAD_API(reflection_pad2d)
+PAD_API(replication_pad1d)
+PAD_API(replication_pad2d)
 tj_tensor *tj_pixel_shuffle(tj_tensor *self, int64_t upscale_factor)
 {
     return CALL(pixel_shuffle, T(self), I(upscale_factor));

@@ -1543,6 +1543,34 @@ FORMULA(d_pixel_unshuffle)
     return TJ_OK;
 }
 
+/* reflection / replication padding (derivatives.yaml): the forward's
+ * gradient is its backward operator (self's values unread); the backward is
+ * linear in grad_output, whose gradient is the forward of the gradient,
+ * self's zeros. */
+static tj_status d_pad(const tj_op *backward, const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    tj_value args[3] = {tj_v_tensor(g[0]), c->args[0], c->args[1]}, out;
+    tj_status st = call(backward, args, &out);
+    gi[0] = st == TJ_OK ? out.u.t : NULL;
+    return st;
+}
+static tj_status d_pad_backward(const tj_op *forward, const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    if (!NEED(0)) return TJ_OK;
+    tj_value args[2] = {tj_v_tensor(g[0]), c->args[2]}, out;
+    tj_status st = call(forward, args, &out);
+    gi[0] = st == TJ_OK ? out.u.t : NULL;
+    return st;
+}
+#define PAD_FORMULAS(ident)                                                                            \
+    FORMULA(d_##ident) { return d_pad(TJ_OPS(ident##_backward), c, g, gi); }                           \
+    FORMULA(d_##ident##_backward) { return d_pad_backward(TJ_OPS(ident), c, g, gi); }
+PAD_FORMULAS(reflection_pad1d)
+PAD_FORMULAS(reflection_pad2d)
+PAD_FORMULAS(replication_pad1d)
+PAD_FORMULAS(replication_pad2d)
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1731,6 +1759,13 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(upsample_nearest2d_backward_vec, d_upsample_nearest2d_backward),
     D(upsample_bilinear2d_backward_vec, d_upsample_bilinear2d_backward), D(pixel_shuffle, d_pixel_shuffle),
     D(pixel_unshuffle, d_pixel_unshuffle),
+
+    /* session 24 (opsbatch2): padding */
+    D_NO_SELF(reflection_pad1d, d_reflection_pad1d), D_NO_SELF(reflection_pad2d, d_reflection_pad2d),
+    D_NO_SELF(replication_pad1d, d_replication_pad1d), D_NO_SELF(replication_pad2d, d_replication_pad2d),
+    D(reflection_pad1d_backward, d_reflection_pad1d_backward), D(reflection_pad2d_backward, d_reflection_pad2d_backward),
+    D(replication_pad1d_backward, d_replication_pad1d_backward),
+    D(replication_pad2d_backward, d_replication_pad2d_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

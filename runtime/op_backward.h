@@ -26,5 +26,10 @@ TJ_OP_DECLARE(native_layer_norm_backward)
 TJ_OP_DECLARE(native_batch_norm_backward)
 TJ_OP_DECLARE(native_group_norm_backward)
 TJ_OP_DECLARE(embedding_dense_backward)
+/* reflection / replication padding backward (op_pad.c) */
+TJ_OP_DECLARE(reflection_pad1d_backward)
+TJ_OP_DECLARE(reflection_pad2d_backward)
+TJ_OP_DECLARE(replication_pad1d_backward)
+TJ_OP_DECLARE(replication_pad2d_backward)
 
 #endif

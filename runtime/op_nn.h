@@ -44,6 +44,11 @@ TJ_OP_DECLARE(embedding)
 TJ_OP_DECLARE(scaled_dot_product_attention)
 TJ_OP_DECLARE(glu)
 TJ_OP_DECLARE(glu_backward)
+/* reflection / replication padding (op_pad.c) */
+TJ_OP_DECLARE(reflection_pad1d)
+TJ_OP_DECLARE(reflection_pad2d)
+TJ_OP_DECLARE(replication_pad1d)
+TJ_OP_DECLARE(replication_pad2d)
 /** Kernel of a plan step that replaces attention written out as operators
  * (tracer/fuse_attention.c): out = softmax(masked_fill(q @ k^T * scale,
  * mask, -inf), -1) @ v, computed by the fused attention kernel (online

@@ -516,6 +516,22 @@ static const tj_decomp_sample samples[] = {
     {"aten::glu_backward", "f32[3,2] f32[3,4] -1", ""},
     {"aten::glu_backward", "f64[2,2,3] f64[4,2,3] 0", "first dim"},
     {"aten::glu_backward", "f32[3,4] f32[3,4] 1", "grad of the wrong shape: an error"},
+    /* session 24 (opsbatch2): reflection / replication padding */
+    {"aten::reflection_pad1d", "f32[2,3,5] [2,4]", "batched"},
+    {"aten::reflection_pad1d", "f64[3,4] [-1,3]", "unbatched, a crop on the left"},
+    {"aten::reflection_pad1d", "f32[2,3] [3,0]", "pad as large as the dim: an error"},
+    {"aten::reflection_pad2d", "f32[2,3,4,5] [1,4,3,2]", ""},
+    {"aten::reflection_pad2d", "f64[2,4,3] [-2,2,0,-1]", "unbatched, crops"},
+    {"aten::replication_pad1d", "f32[2,3,4] [5,1]", "pads longer than the dim"},
+    {"aten::replication_pad1d", "f32[2,3] [-3,0]", "empty result: an error"},
+    {"aten::replication_pad2d", "f32[2,3,4,5] [2,7,0,3]", ""},
+    {"aten::replication_pad2d", "f64[0,2,3,3] [1,1,1,1]", "empty batch"},
+    {"aten::reflection_pad1d_backward", "f32[2,3,11] f32[2,3,5] [2,4]", ""},
+    {"aten::reflection_pad1d_backward", "f64[3,6] f64[3,4] [-1,3]", "unbatched, a crop"},
+    {"aten::reflection_pad2d_backward", "f32[2,3,9,10] f32[2,3,4,5] [1,4,3,2]", ""},
+    {"aten::replication_pad1d_backward", "f32[2,3,10] f32[2,3,4] [5,1]", ""},
+    {"aten::replication_pad2d_backward", "f32[2,3,7,14] f32[2,3,4,5] [2,7,0,3]", ""},
+    {"aten::replication_pad2d_backward", "f32[2,3,7,13] f32[2,3,4,5] [2,7,0,3]", "wrong grad_output: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -510,6 +510,28 @@ tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
  * when a crop exceeds its dim or, with some positive padding, a padded dim
  * would get size <= 0 (PyTorch's "resulted in a negative output size"). */
 tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value);
+/** aten::reflection_pad1d / reflection_pad2d / replication_pad1d /
+ * replication_pad2d (torch.nn.functional.pad with mode "reflect" or
+ * "replicate" on a 2-D / 3-D or 3-D / 4-D input): self, float32 or float64,
+ * any strides, of rank 2 or 3 (the 1d forms: [C, W] or [N, C, W]) or 3 or 4
+ * (the 2d forms: [C, H, W] or [N, C, H, W]), padded along its last one or
+ * two dims. padding holds npad = 2 (1d: left, right) or 4 (2d: left, right,
+ * top, bottom) entries; a negative one crops. Output position j of a padded
+ * dim of size n reads position k = j - before of the input mapped into
+ * [0, n): reflection mirrors it about the edge without repeating the edge
+ * element (n - 1 - |n - 1 - |k||), replication clamps it to [0, n - 1].
+ * Returns a new contiguous tensor of self's dtype, each padded dim of size
+ * size + before + after. Errors (naming the aten operator): TJ_ERR_DTYPE for
+ * an integer or bool self (as PyTorch 1.13's CPU kernels);
+ * TJ_ERR_INVALID_ARGUMENT for npad other than 2 / 4 (PyTorch does not
+ * check reflection's); TJ_ERR_SHAPE for another rank or a zero-sized dim
+ * other than the batch dim (reflection: other than the first dim), for a
+ * reflection pad not smaller than its dim, or for a padded size below 1
+ * (1d) or 0 (2d), as PyTorch. */
+tj_tensor *tj_reflection_pad1d(tj_tensor *self, const int64_t *padding, int npad);
+tj_tensor *tj_reflection_pad2d(tj_tensor *self, const int64_t *padding, int npad); /**< see tj_reflection_pad1d */
+tj_tensor *tj_replication_pad1d(tj_tensor *self, const int64_t *padding, int npad); /**< see tj_reflection_pad1d */
+tj_tensor *tj_replication_pad2d(tj_tensor *self, const int64_t *padding, int npad); /**< see tj_reflection_pad1d */
 /** aten::tril: the lower triangle of each matrix of self ([..., M, N], rank
  * >= 2, any strides, any dtype), the other elements zero (+0.0, 0, false):
  * element (..., i, j) is kept when j - i <= diagonal. diagonal 0 is the main
@@ -1374,6 +1396,23 @@ tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int6
 tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
                                                const int64_t *input_size, int n_input_size, bool align_corners,
                                                const double *scale_factors);
+/** aten::reflection_pad1d_backward / reflection_pad2d_backward /
+ * replication_pad1d_backward / replication_pad2d_backward: the gradient of
+ * the padding operator (tj_reflection_pad1d, ...) of self for grad_output:
+ * a new contiguous tensor of self's shape and dtype, zero where no output
+ * read an element, else the sum of the grad_output elements that read it,
+ * added in row-major order of grad_output (in its dtype, as ATen's CPU
+ * kernel). grad_output has self's dtype and the padded shape, any strides;
+ * self's values are not read. Errors: those of the forward operator for
+ * self and padding; TJ_ERR_DTYPE / TJ_ERR_SHAPE for a grad_output of
+ * another dtype or shape (PyTorch checks only its padded sizes). */
+tj_tensor *tj_reflection_pad1d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *padding, int npad);
+tj_tensor *tj_reflection_pad2d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *padding,
+                                        int npad); /**< see tj_reflection_pad1d_backward */
+tj_tensor *tj_replication_pad1d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *padding,
+                                         int npad); /**< see tj_reflection_pad1d_backward */
+tj_tensor *tj_replication_pad2d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *padding,
+                                         int npad); /**< see tj_reflection_pad1d_backward */
 
 /* ---- Optimiser operators. ---- */
 /** aten::_fused_adamw_step: one AdamW step of one parameter in a single
