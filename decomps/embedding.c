@@ -115,8 +115,42 @@ static tj_status scatter_value(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_scatter(args[0].u.t, args[1].u.i, index, src), outs);
 }
 
+/* index_copy and index_fill.int_Scalar, as torch._decomp: index_put with
+ * index at position dim of the indices (None before it), the values the
+ * source or a full tensor of the value (index_fill's negative indices wrap
+ * in index_put as in the kernel); a 0-dim self as a [1] */
+static tj_status index_write(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *values, const tj_meta *m,
+                             tj_value *outs)
+{
+    tj_tensor *x = at_least_1d(self), *ix[TJ_MAX_DIMS] = {0};
+    int nd = tj_tensor_ndim(x), d = dim < 0 ? (int)dim + nd : (int)dim;
+    ix[d] = at_least_1d(index);
+    tj_tensor *r = tj_index_put(x, ix, d + 1, values, false);
+    return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
+}
+
+static tj_status index_copy(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_copy, args, m);
+    return index_write(args[0].u.t, args[1].u.i, args[2].u.t, at_least_1d(args[3].u.t), m, outs);
+}
+
+static tj_status index_fill(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_fill_int_Scalar, args, m);
+    tj_tensor *x = at_least_1d(args[0].u.t);
+    int nd = tj_tensor_ndim(x), d = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
+    int64_t shape[TJ_MAX_DIMS];
+    memcpy(shape, tj_tensor_shape(x), sizeof(int64_t) * (size_t)nd);
+    shape[d] = tj_tensor_numel(args[2].u.t);
+    tj_tensor *values = tj_full(shape, nd, tj_dc_convert(&args[3], m[0].dtype), (int)m[0].dtype);
+    return index_write(args[0].u.t, args[1].u.i, args[2].u.t, values, m, outs);
+}
+
 void tj_register_embedding_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(index_copy), index_copy, "index_copy");
+    tj_op_set_decomposition(TJ_OPS(index_fill_int_Scalar), index_fill, "index_fill");
     tj_op_set_decomposition(TJ_OPS(scatter_value), scatter_value, "scatter_value");
     tj_op_set_decomposition(TJ_OPS(index_select), index_select, "index_select");
     tj_op_set_decomposition(TJ_OPS(index_add), index_add, "index_add");

@@ -23,6 +23,20 @@ tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_v
 {
     return CALL(scatter_value, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), value);
 }
+tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
+                             bool include_self)
+{
+    return CALL(scatter_reduce_two, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src),
+                tj_v_str(reduce), tj_v_bool(include_self));
+}
+tj_tensor *tj_index_copy(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source)
+{
+    return CALL(index_copy, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(source));
+}
+tj_tensor *tj_index_fill(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value)
+{
+    return CALL(index_fill_int_Scalar, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), value);
+}
 tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
 {
     return CALL(scatter_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));

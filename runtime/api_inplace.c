@@ -55,6 +55,19 @@ tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src) { return CALL_(copy_, T(sel
 tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal) { return CALL_(tril_, T(self), tj_v_int(diagonal)); }
+tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
+                              bool include_self)
+{
+    return CALL_(scatter_reduce__two, T(self), tj_v_int(dim), T(index), T(src), tj_v_str(reduce), tj_v_bool(include_self));
+}
+tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source)
+{
+    return CALL_(index_copy_, T(self), tj_v_int(dim), T(index), T(source));
+}
+tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value)
+{
+    return CALL_(index_fill__int_Scalar, T(self), tj_v_int(dim), T(index), value);
+}
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal) { return CALL_(triu_, T(self), tj_v_int(diagonal)); }
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate)
 {

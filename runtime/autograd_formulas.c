@@ -1105,9 +1105,15 @@ FORMULA(d_index_put)
  * (index may cover only a leading block of src: the rest gets zeros). */
 /* scatter_add's and scatter's src: the gradient at the positions it was
  * written to (grad.gather), zero-padded where src is larger than index. */
+static tj_tensor *zero_padded_to(tj_tensor *r, const tj_tensor *src);
 static tj_tensor *scatter_src_grad(tj_tensor *g, int64_t dim, tj_tensor *index, const tj_tensor *src)
 {
-    tj_tensor *r = tj_gather(g, dim, index);
+    return zero_padded_to(tj_gather(g, dim, index), src);
+}
+
+/* r (of index's shape) zero-padded at the end of each dim to src's shape */
+static tj_tensor *zero_padded_to(tj_tensor *r, const tj_tensor *src)
+{
     int64_t shape[TJ_MAX_DIMS];
     for (int d = 0; r && d < src->ndim; d++) {
         if (r->shape[d] == src->shape[d]) continue;
@@ -1571,6 +1577,80 @@ PAD_FORMULAS(reflection_pad2d)
 PAD_FORMULAS(replication_pad1d)
 PAD_FORMULAS(replication_pad2d)
 
+/* scatter_reduce.two: PyTorch 1.13's scatter_reduce_backward
+ * (FunctionsManual.cpp), with src read over index's shape (the leading
+ * block the forward reads) and its gradient zero-padded to src's shape. */
+static void scatter_reduce_grads(const tj_grad_ctx *c, tj_tensor *grad, tj_tensor **gself, tj_tensor **gsrc)
+{
+    int64_t dim = c->args[1].u.i;
+    tj_tensor *index = ARG(2);
+    const char *reduce = c->args[4].u.s;
+    bool include_self = c->args[5].u.b;
+    if (strcmp(reduce, "sum") == 0) {
+        *gself = grad;
+        *gsrc = tj_gather(grad, dim, index);
+        return;
+    }
+    tj_tensor *src = ARG(3);
+    for (int d = 0; src && d < index->ndim; d++)
+        if (src->shape[d] != index->shape[d]) src = tj_slice(src, d, true, 0, true, index->shape[d], 1);
+    if (strcmp(reduce, "mean") == 0) {
+        tj_tensor *n = include_self ? tj_ones_like(grad, TJ_DTYPE_NONE) : zeros_like(grad);
+        n = tj_scatter_add(n, dim, index, tj_ones_like(src, TJ_DTYPE_NONE));
+        n = tj_masked_fill(n, tj_eq_scalar(n, tj_v_int(0)), tj_v_int(1));
+        *gself = tj_div(grad, n);
+        *gsrc = tj_div(tj_gather(grad, dim, index), tj_gather(n, dim, index));
+        return;
+    }
+    tj_tensor *self = ARG(0), *result = OUT(0);
+    if (strcmp(reduce, "prod") == 0) {
+        /* zeros in self or src handled apart: the product of the others */
+        tj_tensor *masked_self = tj_masked_fill(self, tj_eq_scalar(self, tj_v_int(0)), tj_v_int(1));
+        tj_tensor *masked_self_result = tj_scatter_reduce(masked_self, dim, index, src, reduce, include_self);
+        *gself = tj_div(tj_mul(grad, masked_self_result), masked_self);
+        tj_tensor *src_zero = tj_eq_scalar(src, tj_v_int(0));
+        tj_tensor *zeros = tj_scatter_add(zeros_like(self), dim, index, tj_to_copy(src_zero, grad->dtype));
+        tj_tensor *single_zero = tj_logical_and(src_zero, tj_eq_scalar(tj_gather(zeros, dim, index), tj_v_int(1)));
+        tj_tensor *masked_src_result =
+            tj_scatter_reduce(self, dim, index, tj_masked_fill(src, single_zero, tj_v_int(1)), reduce, include_self);
+        tj_tensor *others = tj_div(tj_gather(tj_mul(grad, result), dim, index),
+                                   tj_masked_fill(src, src_zero, tj_v_int(1)));
+        *gsrc = tj_where(single_zero, tj_gather(tj_mul(grad, masked_src_result), dim, index), others);
+        return;
+    }
+    /* amax / amin: the gradient split evenly between the values equal to the result */
+    tj_tensor *value = tj_gather(result, dim, index);
+    tj_tensor *self_is = tj_to_copy(tj_eq(self, result), grad->dtype);
+    tj_tensor *src_is = tj_to_copy(tj_eq(src, value), grad->dtype);
+    tj_tensor *distributed = tj_div(grad, tj_scatter_add(self_is, dim, index, src_is));
+    *gself = tj_mul(self_is, distributed);
+    *gsrc = tj_mul(src_is, tj_gather(distributed, dim, index));
+}
+
+FORMULA(d_scatter_reduce)
+{
+    tj_tensor *gself = NULL, *gsrc = NULL;
+    scatter_reduce_grads(c, g[0], &gself, &gsrc);
+    if (!c->args[5].u.b && gself) gself = tj_scatter_value(gself, c->args[1].u.i, ARG(2), tj_v_int(0));
+    if (NEED(0)) gi[0] = gself;
+    if (NEED(2)) gi[2] = gsrc ? zero_padded_to(gsrc, META(3)) : NULL;
+    return gself && gsrc ? TJ_OK : tj_last_status();
+}
+
+/* index_copy / index_fill (derivatives.yaml): self gets the gradient with
+ * the written slices zeroed; index_copy's source the gradient's slices at
+ * index (viewed as source: a 0-dim index keeps its dim) */
+FORMULA(d_index_copy_fill)
+{
+    int64_t dim = c->args[1].u.i;
+    if (NEED(0)) gi[0] = tj_index_fill(g[0], dim, ARG(2), tj_v_int(0));
+    if (c->op == TJ_OPS(index_copy) && NEED(2)) {
+        const tj_tensor *src = META(3);
+        gi[2] = tj_view(tj_index_select(g[0], dim, ARG(2)), src->shape, src->ndim);
+    }
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1766,6 +1846,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(reflection_pad1d_backward, d_reflection_pad1d_backward), D(reflection_pad2d_backward, d_reflection_pad2d_backward),
     D(replication_pad1d_backward, d_replication_pad1d_backward),
     D(replication_pad2d_backward, d_replication_pad2d_backward),
+    D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
+    D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

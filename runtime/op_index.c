@@ -1,4 +1,4 @@
-/* gather, scatter_add, scatter, index_select, index_add and unfold, as ATen 1.13
+/* gather, scatter_add, scatter, scatter_reduce, index_select, index_add and unfold, as ATen 1.13
  * (ScatterGatherChecks.h, TensorShape.cpp, TensorAdvancedIndexing.cpp):
  * shape functions with PyTorch's checks and messages, and
  * the glue to kernels/index.c. A 0-dim tensor takes part as if it had one
@@ -9,6 +9,7 @@
 #include "iter.h"
 #include "op_elementwise_util.h"
 #include "kernels/index.h"
+#include "kernels/scatter_reduce.h"
 #include "op_index.h"
 #include "op_view.h"
 
@@ -348,5 +349,174 @@ tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs)
     }
     o->shape[o->ndim - 1] = size;
     o->strides[o->ndim - 1] = stride;
+    return TJ_OK;
+}
+
+/* ---- scatter_reduce.two ---- */
+
+#define SCATTER_REDUCE "aten::scatter_reduce.two"
+
+static const char *const reductions[] = {"sum", "prod", "mean", "amax", "amin"};
+
+/* The reduction named by `reduce` into *r. */
+static tj_status scatter_reduction(const char *reduce, tj_k_scatter_reduction *r)
+{
+    for (int k = 0; k < 5; k++)
+        if (strcmp(reduce, reductions[k]) == 0) {
+            *r = (tj_k_scatter_reduction)k;
+            return TJ_OK;
+        }
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduce argument must be either sum, prod, mean, amax or amin, got "
+                    "\"%s\"", SCATTER_REDUCE, reduce);
+}
+
+/* scatter.src's checks, a known reduction, and float32 / float64 / int64 */
+tj_status tj_meta_scatter_reduce_two(const tj_value *args, tj_meta *outs)
+{
+    tj_k_scatter_reduction r;
+    if (meta_scatter_src(SCATTER_REDUCE, args, outs) != TJ_OK) return tj_last_status();
+    if (scatter_reduction(args[4].u.s, &r) != TJ_OK) return tj_last_status();
+    tj_dtype dt = args[0].u.t->dtype;
+    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64 && dt != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s (float32, float64 and int64 only)", SCATTER_REDUCE,
+                        tj_dtype_name(dt));
+    return TJ_OK;
+}
+
+/* The reduction into a contiguous result: out itself, or (for the in-place
+ * form on a strided self, or a src / index sharing self's memory) a new
+ * tensor copied into out afterwards. */
+tj_status tj_kernel_scatter_reduce_two(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t, *out = outs[0], *dst = out;
+    int dim;
+    tj_k_scatter_reduction r = TJ_K_SCATTER_SUM;
+    tj_wrap_dim(SCATTER_REDUCE, args[1].u.i, self->ndim, &dim);
+    scatter_reduction(args[4].u.s, &r);
+    if (index->numel && check_values(SCATTER_REDUCE, self, index, dim) != TJ_OK) return tj_last_status();
+    if (index->numel == 0 || out->numel == 0) {
+        if (out != self) tj_copy_tensor(out, self);
+        return TJ_OK;
+    }
+    if (!tj_tensor_is_contiguous(out) || tj_overlap_status(out, src) != TJ_OVERLAP_NONE ||
+        tj_overlap_status(out, index) != TJ_OVERLAP_NONE) {
+        tj_meta m = {.alias = -1};
+        tj_meta_like(&m, out);
+        if (!(dst = tj_tensor_new_meta(&m, false))) return tj_last_status();
+    }
+    if (dst != self) tj_copy_tensor(dst, self);
+    size_t nb = r == TJ_K_SCATTER_MEAN ? sizeof(int64_t) * (size_t)out->numel : 0, got = 0;
+    int64_t *count = NULL;
+    if (nb && !(count = tj_alloc_storage_bytes(nb, &got))) {
+        if (dst != out) tj_tensor_release(dst);
+        return tj_oom(SCATTER_REDUCE, nb);
+    }
+    geom o = geom_of(dst), i = geom_of(index), s = geom_of(src);
+    tj_k_index_array sa = {tj_tensor_ptr(src), s.strides}, ia = {tj_tensor_ptr(index), i.strides};
+    tj_k_scatter_reduce(dst->dtype, r, args[5].u.b, tj_tensor_ptr(dst), o.shape, sa, ia, i.ndim, i.shape, dim, count);
+    if (count) tj_free_storage_bytes(count, got);
+    if (dst != out) {
+        tj_copy_tensor(out, dst);
+        tj_tensor_release(dst);
+    }
+    return TJ_OK;
+}
+
+/* ---- index_copy / index_fill.int_Scalar: overwriting writes along one dim ----
+ * Both run on the scatter kernel over the positions P of index_select (the
+ * last of duplicate indices wins, as PyTorch's CPU loop). */
+
+#define INDEX_COPY "aten::index_copy"
+#define INDEX_FILL "aten::index_fill.int_Scalar"
+
+/* source: self's dtype and rank (0-dim counting as one dim) and self's
+ * shape with dim resized to the number of indices, as ATen's index_copy_ */
+tj_status tj_meta_index_copy(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t, *source = args[3].u.t;
+    char a[160], b[160];
+    int dim;
+    if (tj_wrap_dim(INDEX_COPY, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_vector_index(INDEX_COPY, index) != TJ_OK) return tj_last_status();
+    if (source->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, INDEX_COPY ": self and source expected to have the same dtype, but got (self) %s "
+                        "and (source) %s", tj_dtype_name(self->dtype), tj_dtype_name(source->dtype));
+    geom s = geom_of(self), src = geom_of(source);
+    bool ok = src.ndim == s.ndim && src.shape[dim] == index->numel;
+    for (int d = 0; ok && d < s.ndim; d++) ok = d == dim || src.shape[d] == s.shape[d];
+    if (!ok)
+        return tj_error(TJ_ERR_SHAPE, INDEX_COPY ": source %s must have the shape of self %s with dimension %d of "
+                        "size %" PRId64 " (the number of indices)", tj_shape_str(source->ndim, source->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b), dim, index->numel);
+    tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+/* A copy of self (none when writing into self itself) with src's elements
+ * (src_strides over the positions P; zeros for one value) written at the
+ * indexed positions; index: valid values, int64 of rank <= 1 */
+static void index_write(const tj_tensor *self, const int64_t *index, int64_t index_stride, int64_t nindex, int dim,
+                        const void *src, const int64_t *src_strides, tj_tensor *out)
+{
+    if (out != self) tj_copy_tensor(out, self);
+    if (nindex == 0 || out->numel == 0) return;
+    geom p = geom_of(self), o = geom_of(out);
+    p.shape[dim] = nindex;
+    int64_t istrides[TJ_MAX_DIMS] = {0};
+    istrides[dim] = index_stride;
+    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {(void *)src, src_strides},
+                     ia = {(void *)index, istrides};
+    tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, p.ndim, p.shape, dim, tj_threads_for(out->numel));
+}
+
+tj_status tj_kernel_index_copy(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *source = args[3].u.t;
+    int dim;
+    tj_wrap_dim(INDEX_COPY, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(INDEX_COPY, self, index, dim) != TJ_OK) return tj_last_status();
+    geom src = geom_of(source);
+    index_write(self, (const int64_t *)tj_tensor_ptr(index), index->ndim ? index->strides[0] : 1, index->numel, dim,
+                tj_tensor_ptr(source), src.strides, outs[0]);
+    return TJ_OK;
+}
+
+/* index: int64 of rank <= 1 (negative values count from the end, as ATen's
+ * index_fill); value: a Scalar self's dtype holds */
+tj_status tj_meta_index_fill_int_Scalar(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    if (tj_wrap_dim(INDEX_FILL, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_vector_index(INDEX_FILL, index) != TJ_OK) return tj_last_status();
+    if (tj_scalar_check(INDEX_FILL, "value", &args[3], self->dtype) != TJ_OK) return tj_last_status();
+    tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_index_fill_int_Scalar(const tj_value *args, tj_tensor *const *outs)
+{
+    static const int64_t zero_strides[TJ_MAX_DIMS];
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    int dim;
+    tj_wrap_dim(INDEX_FILL, args[1].u.i, self->ndim, &dim);
+    int64_t size = self->ndim ? self->shape[dim] : 1, n = index->numel, step = index->ndim ? index->strides[0] : 1;
+    const int64_t *ix = (const int64_t *)tj_tensor_ptr(index);
+    size_t nb = sizeof(int64_t) * (size_t)n, got = 0;
+    int64_t *wrapped = n ? tj_alloc_storage_bytes(nb, &got) : NULL;
+    if (n && !wrapped) return tj_oom(INDEX_FILL, nb);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t v = ix[k * step];
+        if (v < -size || v >= size) {
+            tj_free_storage_bytes(wrapped, got);
+            return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
+                            INDEX_FILL, v, dim, size);
+        }
+        wrapped[k] = v < 0 ? v + size : v;
+    }
+    _Alignas(8) char value[8];
+    tj_scalar_to(INDEX_FILL, &args[3], outs[0]->dtype, value);
+    index_write(self, wrapped, 1, n, dim, value, zero_strides, outs[0]);
+    if (wrapped) tj_free_storage_bytes(wrapped, got);
     return TJ_OK;
 }

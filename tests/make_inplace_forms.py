@@ -129,6 +129,10 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("lerp_.Scalar", X, F32, [t(T3), f(0.75)]),
     ("tril_", X, F32, [i(0)]),
     ("triu_", X, F32, [i(1)]),
+    # int64 only: a float32 case would be expanded to [ROWS, 2, 3], which its [2, 3] index does not fit
+    ("scatter_reduce_.two", XI, I64, [i(0), t([1, 0, 1, 1, 1, 0], I64), t(XNZ, I64), s("prod"), ('b', False)]),
+    ("index_copy_", XI, I64, [i(-1), t([2, 0, 2], I64), t(XNZ, I64)]),   # int64 only, as scatter_reduce_
+    ("index_fill_.int_Scalar", X, F32, [i(-1), t([2, -3, 2], I64), f(2.5)]),
     # out of place overloads
     ("clamp_min.Tensor", X, F32, [t(T3)]),
     ("clamp_max.Tensor", X, F32, [t(N)]),

@@ -1,9 +1,10 @@
 /* Session 24 (opsbatch2) operators: reflection_pad1d / 2d,
- * replication_pad1d / 2d and their backward operators (values and
- * gradients against PyTorch 1.13 in float64, float32 bit for bit, strided
- * and empty inputs, errors, the graphs make_fx records, decomposed and
- * replayed). Reference values: tests/opsbatch2_ref.h, written by
- * tests/make_opsbatch2_refs.py, so the tests run without PyTorch. */
+ * replication_pad1d / 2d and their backward operators, scatter_reduce.two,
+ * index_copy, index_fill.int_Scalar (and their in-place forms) (values and gradients against PyTorch 1.13 in
+ * float64, float32 and int64, strided and empty inputs, errors, the graphs
+ * make_fx records, replayed and decomposed). Reference values:
+ * tests/opsbatch2_ref.h, written by tests/make_opsbatch2_refs.py, so the
+ * tests run without PyTorch. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -217,4 +218,269 @@ Test(opsbatch2, padding_traces_decomposes_and_replays_as_eager)
     tj_tensor *e64 = tj_to_copy(eager[1], TJ_FLOAT64);
     memcpy(want_g, tj_tensor_data(e64), sizeof want_g);
     test_expect_close(got[1], want_g, 96, 1e-6, 1e-6);
+}
+
+/* ---- scatter_reduce.two ---- */
+
+static const char *const reductions[5] = {"sum", "prod", "mean", "amax", "amin"};
+
+/* make_opsbatch2_refs.py's SR_<REDUCE>_<INC|EXC>_D<dim> values, in its loop order */
+static const double *const sr_refs[5][2][2][3] = {
+#define SR(R, I, D) {SR_##R##_##I##_D##D##_OUT, SR_##R##_##I##_D##D##_GSELF, SR_##R##_##I##_D##D##_GSRC}
+#define SR_RED(R) {{SR(R, INC, 0), SR(R, INC, 1)}, {SR(R, EXC, 0), SR(R, EXC, 1)}}
+    SR_RED(SUM), SR_RED(PROD), SR_RED(MEAN), SR_RED(AMAX), SR_RED(AMIN),
+#undef SR_RED
+#undef SR
+};
+
+Test(opsbatch2, scatter_reduce_matches_pytorch_for_every_reduction_with_gradients)
+{
+    static const int64_t s34[2] = {3, 4}, i0[2] = {2, 3}, s0[2] = {2, 4}, i1[2] = {3, 2}, s1[2] = {3, 3};
+    for (int r = 0; r < 5; r++)
+        for (int inc = 0; inc < 2; inc++)
+            for (int d = 0; d < 2; d++) {
+                const double *const *want = sr_refs[r][inc][d];
+                tj_tensor *self = f64(SR_SELF, 2, s34, true);
+                tj_tensor *src = d == 0 ? f64(SR_SRC0, 2, s0, true) : f64(SR_SRC1, 2, s1, true);
+                tj_tensor *index = test_i64(2, d == 0 ? i0 : i1, d == 0 ? SR_I0 : SR_I1);
+                tj_tensor *out = tj_scatter_reduce(self, d, index, src, reductions[r], inc == 0);
+                cr_assert_not_null(out, "%s: %s", reductions[r], tj_last_error());
+                test_expect_close(out, want[0], 12, 1e-15, 0);
+                tj_tensor *gy = test_f64(2, s34, SR_GY), *got[2];
+                cr_assert_eq(tj_autograd_grad(&out, 1, &gy, (tj_tensor *[]){self, src}, 2, got), TJ_OK, "%s %d %d: %s",
+                             reductions[r], inc, d, tj_last_error());
+                test_expect_close(got[0], want[1], 12, 1e-15, 1e-15);
+                test_expect_close(got[1], want[2], tj_tensor_numel(src), 1e-15, 1e-15);
+                /* float32 within rounding, a transposed src as its copy */
+                tj_tensor *o32 = tj_scatter_reduce(tj_to_copy(self, TJ_FLOAT32), d, index, tj_to_copy(src, TJ_FLOAT32),
+                                                   reductions[r], inc == 0);
+                test_expect_close(o32, want[0], 12, 1e-6, 1e-6);
+                tj_tensor *st = tj_t(tj_clone(tj_t(tj_tensor_detach(src))));
+                cr_assert(!tj_tensor_is_contiguous(st));
+                test_expect_same(tj_scatter_reduce(self, d, index, st, reductions[r], inc == 0),
+                                 tj_scatter_reduce(self, d, index, tj_clone(st), reductions[r], inc == 0), "strided src");
+            }
+}
+
+Test(opsbatch2, scatter_reduce_on_int64_rounds_means_down)
+{
+    tj_tensor *x = test_i64(2, (int64_t[]){2, 3}, (int64_t[]){5, -7, 3, 0, 2, 9});
+    tj_tensor *i = test_i64(2, (int64_t[]){2, 2}, (int64_t[]){1, 1, 0, 1});
+    tj_tensor *s = test_i64(2, (int64_t[]){2, 3}, (int64_t[]){-4, 1, 6, 3, 2, 8});
+    const int64_t *want[5] = {SR_I64_SUM, SR_I64_PROD, SR_I64_MEAN, SR_I64_AMAX, SR_I64_AMIN};
+    for (int r = 0; r < 5; r++) {
+        tj_tensor *out = tj_scatter_reduce(x, 1, i, s, reductions[r], false);
+        test_assert_dtype_shape(out, TJ_INT64, 2, (int64_t[]){2, 3});
+        cr_expect_arr_eq(tj_tensor_data(out), want[r], sizeof(int64_t) * 6, "%s", reductions[r]);
+    }
+}
+
+Test(opsbatch2, scatter_reduce_propagates_nan_and_keeps_self_for_an_empty_index)
+{
+    tj_tensor *x = test_f32(1, (int64_t[]){3}, (float[]){1, NAN, 2});
+    tj_tensor *i = test_i64(1, (int64_t[]){4}, (int64_t[]){0, 0, 1, 2});
+    tj_tensor *s = test_f32(1, (int64_t[]){4}, (float[]){NAN, 5, 3, -1});
+    test_expect_f32(tj_scatter_reduce(x, 0, i, s, "amax", true), (float[]){NAN, NAN, 2}, 3, 0);
+    test_expect_f32(tj_scatter_reduce(x, 0, i, s, "amin", false), (float[]){NAN, 3, -1}, 3, 0);
+    test_expect_f32(tj_scatter_reduce(x, 0, test_i64(1, (int64_t[]){0}, NULL), test_f32(1, (int64_t[]){0}, NULL),
+                                      "mean", false),
+                    (float[]){1, NAN, 2}, 3, 0);
+}
+
+Test(opsbatch2, scatter_reduce_refuses_bad_reductions_dtypes_and_indices)
+{
+    tj_tensor *x = test_random_f32(2, (int64_t[]){3, 4}, 1), *s = test_random_f32(2, (int64_t[]){2, 4}, 2);
+    tj_tensor *i = test_i64(2, (int64_t[]){1, 2}, (int64_t[]){0, 2});
+    /* torch: "reduce argument must be either sum, prod, mean, amax or amin, got max" */
+    test_expect_error(tj_scatter_reduce(x, 0, i, s, "max", true), TJ_ERR_INVALID_ARGUMENT, "aten::scatter_reduce.two",
+                      "must be either sum, prod, mean, amax or amin, got \"max\"");
+    test_expect_error(tj_scatter_reduce(tj_to_copy(x, TJ_BOOL), 0, i, tj_to_copy(s, TJ_BOOL), "sum", true),
+                      TJ_ERR_DTYPE, "aten::scatter_reduce.two", "bool");
+    test_expect_error(tj_scatter_reduce(x, 0, i, tj_to_copy(s, TJ_FLOAT64), "sum", true), TJ_ERR_DTYPE,
+                      "aten::scatter_reduce.two", "float64");
+    test_expect_error(tj_scatter_reduce(x, 0, test_i64(2, (int64_t[]){1, 2}, (int64_t[]){0, 3}), s, "prod", true),
+                      TJ_ERR_INDEX, "aten::scatter_reduce.two", "index 3 is out of bounds for dimension 0 with size 3");
+    test_expect_error(tj_scatter_reduce(x, 2, i, s, "sum", true), TJ_ERR_INDEX, "aten::scatter_reduce.two", "");
+    test_expect_error(tj_scatter_reduce(x, 0, test_i64(1, (int64_t[]){2}, (int64_t[]){0, 1}), s, "sum", true),
+                      TJ_ERR_SHAPE, "aten::scatter_reduce.two", "same number of dimensions");
+}
+
+/* sum and amax with their gradients, traced: PyTorch 1.13's make_fx graph
+ * (gather and scatter.value for sum; the formula's eq / scatter_add for amax) */
+static tj_status scatter_reduce_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *s = tj_tensor_detach(in[1]);
+    if (!x || !s || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(s, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *a = tj_scatter_reduce(x, 0, in[2], s, "sum", false);
+    tj_tensor *b = tj_scatter_reduce(a, 1, in[3], s, "amax", true);
+    tj_tensor *loss = tj_sum(tj_mul(b, b), TJ_DTYPE_NONE);
+    *n_out = 3;
+    out[0] = b;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, s}, 2, &out[1]) : tj_last_status();
+}
+
+Test(opsbatch2, scatter_reduce_traces_and_replays_as_eager)
+{
+    tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){3, 4}, 3), test_random_f32(2, (int64_t[]){2, 4}, 4),
+                        test_i64(2, (int64_t[]){2, 3}, SR_I0), test_i64(2, (int64_t[]){2, 2}, (int64_t[]){3, 3, 0, 1})};
+    tj_tensor *eager[3];
+    int n_out;
+    cr_assert_eq(scatter_reduce_step(NULL, in, 4, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(scatter_reduce_step, NULL, in, 4, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    const char *want[] = {"aten.scatter_reduce.two(%arg0_1, 0, %arg2_1, %arg1_1, 'sum', include_self = False)",
+                          "aten.scatter.value(", "aten.gather.default(", "aten.eq.Tensor("};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    free(text);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *got[3];
+    cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "replayed");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect(test_run_core(scatter_reduce_step, NULL, in, 4, got));
+    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "decomposed");
+}
+
+/* scatter_reduce_ writes into a strided self, reads a src that is self
+ * itself, and differentiates as the out-of-place operator */
+Test(opsbatch2, scatter_reduce_in_place_matches_the_out_of_place_operator)
+{
+    tj_tensor *base = test_random_f32(2, (int64_t[]){4, 3}, 5), *index = test_i64(2, (int64_t[]){2, 3}, SR_I0);
+    tj_tensor *src = test_random_f32(2, (int64_t[]){2, 4}, 6);
+    for (int r = 0; r < 5; r++) {
+        tj_tensor *want = tj_scatter_reduce(tj_t(base), 0, index, src, reductions[r], r % 2 == 0);
+        tj_tensor *self = tj_t(tj_clone(base));
+        cr_assert_eq(tj_scatter_reduce_(self, 0, index, src, reductions[r], r % 2 == 0), self, "%s", tj_last_error());
+        test_expect_same(self, want, reductions[r]);
+        tj_tensor *x = tj_clone(base);
+        tj_tensor *want_self = tj_scatter_reduce(x, 1, index, tj_clone(x), reductions[r], true);
+        test_expect_same(tj_scatter_reduce_(x, 1, index, x, reductions[r], true), want_self, "src is self");
+    }
+    /* the gradient of an in-place call on a non-leaf */
+    tj_tensor *s = f64(SR_SRC0, 2, (int64_t[]){2, 4}, true), *x = f64(SR_SELF, 2, (int64_t[]){3, 4}, true);
+    tj_tensor *y = tj_mul_scalar(x, tj_v_int(1));
+    tj_tensor *out = tj_scatter_reduce_(y, 0, test_i64(2, (int64_t[]){2, 3}, SR_I0), s, "amax", false);
+    cr_assert_not_null(out, "%s", tj_last_error());
+    tj_tensor *gy = test_f64(2, (int64_t[]){3, 4}, SR_GY), *got[2];
+    cr_assert_eq(tj_autograd_grad(&out, 1, &gy, (tj_tensor *[]){x, s}, 2, got), TJ_OK, "%s", tj_last_error());
+    test_expect_close(got[0], SR_AMAX_EXC_D0_GSELF, 12, 1e-15, 1e-15);
+    test_expect_close(got[1], SR_AMAX_EXC_D0_GSRC, 8, 1e-15, 1e-15);
+}
+
+/* ---- index_copy / index_fill.int_Scalar ---- */
+
+static const int64_t S43[2] = {4, 3};
+
+Test(opsbatch2, index_copy_and_index_fill_match_pytorch_with_gradients)
+{
+    tj_tensor *x = f64(IC_SELF, 2, S43, true), *src = f64(IC_SOURCE, 2, (int64_t[]){3, 3}, true);
+    tj_tensor *out = tj_index_copy(x, 0, test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), src);
+    test_expect_close(out, IC_OUT, 12, 0, 0);
+    tj_tensor *gy = test_f64(2, S43, IC_GY), *got[2];
+    cr_assert_eq(tj_autograd_grad(&out, 1, &gy, (tj_tensor *[]){x, src}, 2, got), TJ_OK, "%s", tj_last_error());
+    test_expect_close(got[0], IC_GSELF, 12, 0, 0);
+    test_expect_close(got[1], IC_GSOURCE, 9, 0, 0);
+    tj_tensor *filled = tj_index_fill(x, 1, test_i64(1, (int64_t[]){3}, (int64_t[]){0, -1, 0}), tj_v_float(-2.5));
+    test_expect_close(filled, IF_OUT, 12, 0, 0);
+    test_expect_close(test_grad1(x, filled, gy), IF_GSELF, 12, 0, 0);
+    /* a 0-dim index keeps its dim in source; int64 truncates the value */
+    tj_tensor *one = tj_index_copy(tj_zeros((int64_t[]){2, 3}, 2, TJ_INT64), 1, test_i64(0, NULL, (int64_t[]){2}),
+                                   test_i64(2, (int64_t[]){2, 1}, (int64_t[]){7, -7}));
+    cr_expect_arr_eq(tj_tensor_data(one), ((int64_t[]){0, 0, 7, 0, 0, -7}), 6 * sizeof(int64_t));
+    tj_tensor *fi = tj_index_fill(tj_zeros((int64_t[]){3}, 1, TJ_INT64), 0, test_i64(1, (int64_t[]){1}, (int64_t[]){1}),
+                                  tj_v_float(2.7));
+    cr_expect_arr_eq(tj_tensor_data(fi), ((int64_t[]){0, 2, 0}), 3 * sizeof(int64_t));
+}
+
+Test(opsbatch2, index_copy_and_index_fill_read_strided_tensors_and_write_in_place)
+{
+    tj_tensor *base = test_random_f32(2, (int64_t[]){3, 4}, 8), *xt = tj_t(base); /* [4, 3], strided */
+    tj_tensor *src = tj_t(test_random_f32(2, (int64_t[]){3, 2}, 9));              /* [2, 3], strided */
+    tj_tensor *index = tj_slice(test_i64(1, (int64_t[]){4}, (int64_t[]){3, 9, 1, 9}), 0, true, 0, true, 4, 2);
+    tj_tensor *want = tj_index_copy(tj_clone(xt), 0, tj_clone(index), tj_clone(src));
+    test_expect_same(tj_index_copy(xt, 0, index, src), want, "strided index_copy");
+    tj_tensor *self = tj_t(tj_clone(base));
+    cr_assert_eq(tj_index_copy_(self, 0, index, src), self, "%s", tj_last_error());
+    test_expect_same(self, want, "index_copy_");
+    tj_tensor *wf = tj_index_fill(tj_clone(xt), 0, tj_clone(index), tj_v_float(NAN));
+    test_expect_same(tj_index_fill(xt, 0, index, tj_v_float(NAN)), wf, "strided index_fill");
+    cr_assert_eq(tj_index_fill_(xt, 0, index, tj_v_float(NAN)), xt, "%s", tj_last_error());
+    test_expect_same(xt, wf, "index_fill_ into a transposed view");
+    /* empty: no index leaves a copy; an empty self stays empty */
+    tj_tensor *none = test_i64(1, (int64_t[]){0}, NULL);
+    test_expect_same(tj_index_fill(base, 0, none, tj_v_int(1)), base, "no index");
+    test_assert_dtype_shape(tj_index_copy(tj_zeros((int64_t[]){0, 3}, 2, TJ_FLOAT32), 1,
+                                          test_i64(1, (int64_t[]){2}, (int64_t[]){2, 0}),
+                                          tj_zeros((int64_t[]){0, 2}, 2, TJ_FLOAT32)),
+                            TJ_FLOAT32, 2, (int64_t[]){0, 3});
+}
+
+Test(opsbatch2, index_copy_and_index_fill_refuse_bad_indices_sources_and_values)
+{
+    tj_tensor *x = test_random_f32(2, (int64_t[]){3, 4}, 1), *s = test_random_f32(2, (int64_t[]){2, 4}, 2);
+    tj_tensor *i2 = test_i64(1, (int64_t[]){2}, (int64_t[]){0, 2});
+    /* torch: "index_copy_(): index 3 is out of bounds for dimension 0 with size 3" (and -1, which index_fill wraps) */
+    test_expect_error(tj_index_copy(x, 0, test_i64(1, (int64_t[]){2}, (int64_t[]){0, 3}), s), TJ_ERR_INDEX,
+                      "aten::index_copy", "index 3 is out of bounds for dimension 0 with size 3");
+    test_expect_error(tj_index_copy(x, 0, test_i64(1, (int64_t[]){2}, (int64_t[]){-1, 0}), s), TJ_ERR_INDEX,
+                      "aten::index_copy", "index -1 is out of bounds");
+    test_expect_error(tj_index_copy(x, 0, i2, test_random_f32(2, (int64_t[]){2, 3}, 3)), TJ_ERR_SHAPE,
+                      "aten::index_copy", "source [2, 3] must have the shape of self [3, 4] with dimension 0 of size 2");
+    test_expect_error(tj_index_copy(x, 0, test_i64(1, (int64_t[]){3}, (int64_t[]){0, 1, 2}), s), TJ_ERR_SHAPE,
+                      "aten::index_copy", "");
+    test_expect_error(tj_index_copy(x, 0, test_i64(2, (int64_t[]){1, 2}, (int64_t[]){0, 1}), s), TJ_ERR_SHAPE,
+                      "aten::index_copy", "index must be 1-D or 0-dim");
+    test_expect_error(tj_index_copy(x, 0, i2, tj_to_copy(s, TJ_FLOAT64)), TJ_ERR_DTYPE, "aten::index_copy",
+                      "(self) float32 and (source) float64");
+    test_expect_error(tj_index_copy(x, 2, i2, s), TJ_ERR_INDEX, "aten::index_copy", "");
+    test_expect_error(tj_index_fill(x, 1, test_i64(1, (int64_t[]){2}, (int64_t[]){0, -5}), tj_v_int(1)), TJ_ERR_INDEX,
+                      "aten::index_fill.int_Scalar", "index -5 is out of bounds for dimension 1 with size 4");
+    test_expect_error(tj_index_fill(x, 1, tj_to_copy(i2, TJ_FLOAT32), tj_v_int(1)), TJ_ERR_DTYPE,
+                      "aten::index_fill.int_Scalar", "int64");
+    test_expect_error(tj_index_fill(x, 1, i2, tj_v_float(1e300)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::index_fill.int_Scalar", "");
+}
+
+/* index_copy and index_fill with their gradients: recorded as themselves,
+ * decomposed to index_put (torch._decomp) and replayed as eager */
+static tj_status index_write_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *s = tj_tensor_detach(in[1]);
+    if (!x || !s || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(s, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *a = tj_index_fill(tj_index_copy(x, 0, in[2], s), 1, in[3], tj_v_float(0.5));
+    tj_tensor *loss = tj_sum(tj_mul(a, a), TJ_DTYPE_NONE);
+    *n_out = 3;
+    out[0] = a;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, s}, 2, &out[1]) : tj_last_status();
+}
+
+Test(opsbatch2, index_copy_and_index_fill_trace_decompose_and_replay_as_eager)
+{
+    tj_tensor *in[4] = {test_random_f32(2, S43, 3), test_random_f32(2, (int64_t[]){3, 3}, 4),
+                        test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), test_i64(1, (int64_t[]){2}, (int64_t[]){-1, 1})};
+    tj_tensor *eager[3], *got[3];
+    int n_out;
+    cr_assert_eq(index_write_step(NULL, in, 4, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(index_write_step, NULL, in, 4, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    const char *want[] = {"aten.index_copy.default(%arg0_1, 0, %arg2_1, %arg1_1)",
+                          "aten.index_fill.int_Scalar(", "aten.index_select.default("};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    free(text);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "replayed");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect(test_run_core(index_write_step, NULL, in, 4, got));
+    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "decomposed");
 }

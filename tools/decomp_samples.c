@@ -532,6 +532,21 @@ static const tj_decomp_sample samples[] = {
     {"aten::replication_pad1d_backward", "f32[2,3,10] f32[2,3,4] [5,1]", ""},
     {"aten::replication_pad2d_backward", "f32[2,3,7,14] f32[2,3,4,5] [2,7,0,3]", ""},
     {"aten::replication_pad2d_backward", "f32[2,3,7,13] f32[2,3,4,5] [2,7,0,3]", "wrong grad_output: an error"},
+    {"aten::scatter_reduce_.two", "f32[3,4] 0 i64[2,4]{0,1,2,0,0,0,2,1} f32[2,4] 'amax' false", "duplicates, without self"},
+    {"aten::scatter_reduce_.two", "f64[3,4] 1 i64[3,2]{3,3,0,2,1,1} f64[3,3] 'mean' true", "along the last dim, a larger src"},
+    {"aten::scatter_reduce_.two", "i64[2,3]<9 0 i64[2,3]<2 i64[2,3]<9 'prod' true", "int64"},
+    {"aten::index_copy", "f32[4,3] 0 i64[3]{3,0,3} f32[3,3]", "duplicates: the last wins"},
+    {"aten::index_copy", "f64[3,5] -1 i64[]{2} f64[3,1]", "a 0-dim index"},
+    {"aten::index_copy", "i64[2,3]<9 1 i64[0] i64[2,0]", "no index: a copy"},
+    {"aten::index_copy", "f32[3,4] 0 i64[2]{0,3} f32[2,4]", "index out of range: an error"},
+    {"aten::index_copy", "f32[3,4] 0 i64[2]{0,1} f32[2,3]", "source of another shape: an error"},
+    {"aten::index_fill.int_Scalar", "f32[3,4] 1 i64[3]{0,-1,0} 2.5", "negative and repeated indices"},
+    {"aten::index_fill.int_Scalar", "i64[4,2]<9 0 i64[]{1} 2.7", "int64 truncates the value"},
+    {"aten::index_fill.int_Scalar", "f32[] 0 i64[1]{0} -inf", "0-dim self"},
+    {"aten::index_fill.int_Scalar", "f32[3,4] 1 i64[1]{-5} 1.0", "index out of range: an error"},
+    {"aten::index_copy_", "f32[4,3] 1 i64[2]{2,0} f32[4,2]", ""},
+    {"aten::index_fill_.int_Scalar", "f64[2,3,4] 2 i64[2]{3,1} nan", ""},
+
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

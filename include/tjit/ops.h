@@ -649,6 +649,44 @@ tj_tensor *tj_scatter(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor 
  * overflows the dtype gives TJ_ERR_INVALID_ARGUMENT). index is no larger
  * than self apart from dim. Errors otherwise as tj_scatter. */
 tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
+/** aten::scatter_reduce.two: a new tensor, a copy of self (float32, float64
+ * or int64) with every src[p] reduced into the element at p with p[dim]
+ * replaced by index[p], for every position p of index (rules and errors of
+ * tj_scatter's arguments), the values arriving in the order of p[dim].
+ * reduce is "sum", "prod", "mean", "amax" or "amin"; include_self false
+ * leaves self's value out of every element some position writes (the
+ * others keep it). "mean" divides by the number of values reduced (self's
+ * counted with include_self), rounding down for int64; "amax" / "amin"
+ * propagate nan; int64 sums and products wrap. Gradients as PyTorch 1.13's
+ * scatter_reduce_backward: "amax" / "amin" split the gradient evenly
+ * between the values equal to the result, "prod" handles zeros as
+ * PyTorch (one zero in a product gets the product of the others).
+ * Errors (naming aten::scatter_reduce.two): those of tj_scatter, plus
+ * TJ_ERR_INVALID_ARGUMENT for another reduce and TJ_ERR_DTYPE for bool
+ * (which PyTorch accepts). */
+tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
+                             bool include_self);
+/** aten::index_copy: a new tensor, a copy of self (any dtype) with the
+ * slices source.select(dim, i) written at self.select(dim, index[i]);
+ * index: int64, 1-D or 0-dim, values in [0, size) (no wrapping, as
+ * PyTorch); source: self's dtype and rank (0-dim counting as one dim) and
+ * exactly self's shape with dim resized to the number of indices. Of
+ * duplicate indices the last wins (PyTorch's CPU loop; it calls the choice
+ * undefined). Gradients: self's with the written slices zeroed, source's
+ * the gradient's slices at index. Errors (naming aten::index_copy):
+ * TJ_ERR_INDEX for a dim or an index value out of range; TJ_ERR_SHAPE for
+ * an index of rank > 1 or a source of another shape; TJ_ERR_DTYPE for a
+ * non-int64 index or a source of another dtype. */
+tj_tensor *tj_index_copy(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
+/** aten::index_fill.int_Scalar: a new tensor, a copy of self (any dtype)
+ * with every element of the slices self.select(dim, index[i]) set to
+ * value (converted to self's dtype, a float into int64 truncating); index:
+ * int64, 1-D or 0-dim, values in [-size, size) (negative ones count from
+ * the end, as PyTorch). Errors (naming aten::index_fill.int_Scalar):
+ * TJ_ERR_INDEX for a dim or an index value out of range; TJ_ERR_SHAPE for
+ * an index of rank > 1; TJ_ERR_DTYPE for a non-int64 index;
+ * TJ_ERR_INVALID_ARGUMENT for a value that overflows self's dtype. */
+tj_tensor *tj_index_fill(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
 /** aten::index_select: the slices self.select(dim, index[i]) stacked along
  * dim, i.e. self's shape with dim resized to index's numel (a 0-dim self
  * gives a 0-dim result); any self dtype, a new contiguous tensor. index:
