@@ -172,8 +172,56 @@ static tj_status baddbmm(const tj_value *args, tj_value *outs)
     return add_product(args, tj_meta_baddbmm, tj_bmm, outs);
 }
 
+/* mv, dot: mm of the vectors viewed as [k, 1] columns and [1, n] rows, the
+ * kernels' own product (torch._decomp writes them as a mul and a sum);
+ * addmv, addr: add_product over these products, as addmm */
+static tj_tensor *mv_product(tj_tensor *mat, tj_tensor *vec)
+{
+    return tj_squeeze_dim(mv_as_mm(mat, vec), 1);
+}
+
+static tj_tensor *outer_product(tj_tensor *vec1, tj_tensor *vec2)
+{
+    return tj_mm(tj_unsqueeze(vec1, 1), tj_unsqueeze(vec2, 0));
+}
+
+static tj_status mv(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_meta_mv(args, m) != TJ_OK) return tj_last_status();
+    return done(mv_product(args[0].u.t, args[1].u.t), outs);
+}
+
+static tj_status dot(const tj_value *args, tj_value *outs)
+{
+    tj_meta m[1];
+    if (tj_meta_dot(args, m) != TJ_OK) return tj_last_status();
+    return done(tj_view(mv_as_mm(tj_unsqueeze(args[0].u.t, 0), args[1].u.t), m[0].shape, 0), outs);
+}
+
+static tj_status addmv(const tj_value *args, tj_value *outs) { return add_product(args, tj_meta_addmv, mv_product, outs); }
+static tj_status addr(const tj_value *args, tj_value *outs) { return add_product(args, tj_meta_addr, outer_product, outs); }
+
+/* outer (implicit, ATen's): self.reshape([n, 1]) * vec2, both 1-D */
+static tj_status outer(const tj_value *args, tj_value *outs)
+{
+    const char *names[2] = {"self", "vec2"};
+    for (int k = 0; k < 2; k++) {
+        int nd = tj_tensor_ndim(args[k].u.t);
+        if (nd != 1)
+            return tj_error(TJ_ERR_SHAPE, "aten::outer: Expected 1-D argument %s, but got %d-D", names[k], nd);
+    }
+    int64_t shape[2] = {tj_tensor_shape(args[0].u.t)[0], 1};
+    return done(tj_mul(tj_reshape(args[0].u.t, shape, 2), args[1].u.t), outs);
+}
+
 void tj_register_linalg_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(mv), mv, "mv");
+    tj_op_set_decomposition(TJ_OPS(dot), dot, "dot");
+    tj_op_set_decomposition(TJ_OPS(addmv), addmv, "addmv");
+    tj_op_set_decomposition(TJ_OPS(addr), addr, "addr");
+    tj_op_set_decomposition(TJ_OPS(outer), outer, "outer");
     tj_op_set_decomposition(TJ_OPS(addmm), addmm, "addmm");
     tj_op_set_decomposition(TJ_OPS(baddbmm), baddbmm, "baddbmm");
     tj_op_set_decomposition(TJ_OPS(matmul), matmul, "matmul");

@@ -488,6 +488,17 @@ tj_tensor *tj_baddbmm(tj_tensor *self, tj_tensor *batch1, tj_tensor *batch2, tj_
 {
     return CALL(baddbmm, T(self), T(batch1), T(batch2), beta, alpha);
 }
+tj_tensor *tj_mv(tj_tensor *self, tj_tensor *vec) { return CALL(mv, T(self), T(vec)); }
+tj_tensor *tj_dot(tj_tensor *self, tj_tensor *tensor) { return CALL(dot, T(self), T(tensor)); }
+tj_tensor *tj_outer(tj_tensor *self, tj_tensor *vec2) { return CALL(outer, T(self), T(vec2)); }
+tj_tensor *tj_addmv(tj_tensor *self, tj_tensor *mat, tj_tensor *vec, tj_value beta, tj_value alpha)
+{
+    return CALL(addmv, T(self), T(mat), T(vec), beta, alpha);
+}
+tj_tensor *tj_addr(tj_tensor *self, tj_tensor *vec1, tj_tensor *vec2, tj_value beta, tj_value alpha)
+{
+    return CALL(addr, T(self), T(vec1), T(vec2), beta, alpha);
+}
 tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias) { return CALL(linear, T(input), T(weight), T(bias)); }
 
 /* ---- neural networks ---- */

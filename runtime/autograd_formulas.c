@@ -1651,6 +1651,40 @@ FORMULA(d_index_copy_fill)
     return TJ_OK;
 }
 
+/* mv, dot, addmv, addr (derivatives.yaml): outer products (ger) and
+ * matrix-vector products, scaled by alpha / beta as maybe_multiply */
+FORMULA(d_mv)
+{
+    if (NEED(0)) gi[0] = tj_outer(g[0], ARG(1));
+    if (NEED(1)) gi[1] = tj_mv(tj_t(ARG(0)), g[0]);
+    return TJ_OK;
+}
+
+FORMULA(d_dot)
+{
+    if (NEED(0)) gi[0] = tj_mul(g[0], ARG(1));
+    if (NEED(1)) gi[1] = tj_mul(g[0], ARG(0));
+    return TJ_OK;
+}
+
+FORMULA(d_addmv)
+{
+    const tj_value *beta = &c->args[3], *alpha = &c->args[4];
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
+    if (NEED(1)) gi[1] = scaled(tj_outer(g[0], ARG(2)), alpha);
+    if (NEED(2)) gi[2] = scaled(tj_mv(tj_t(ARG(1)), g[0]), alpha);
+    return TJ_OK;
+}
+
+FORMULA(d_addr)
+{
+    const tj_value *beta = &c->args[3], *alpha = &c->args[4];
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
+    if (NEED(1)) gi[1] = scaled(tj_mv(g[0], ARG(2)), alpha);
+    if (NEED(2)) gi[2] = scaled(tj_mv(tj_t(g[0]), ARG(1)), alpha);
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1848,6 +1882,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(replication_pad2d_backward, d_replication_pad2d_backward),
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
     D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill),
+    D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

@@ -537,3 +537,140 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
     }
     return add_product(args, &mat, false, &epi);
 }
+
+/* ---- mv, dot, addmv, addr: matrix-vector products as one-column GEMMs ----
+ * The vectors are viewed as [k, 1] or [1, n] matrices (stack copies of the
+ * tensor with another geometry, as addmm_epilogue's result), so that
+ * tj_k_gemm routes them to its matrix-vector kernels (kernels/gemv.h). */
+
+/* t (rank <= 2, or a vector) seen as a rows x cols matrix with strides
+ * (rs, cs) */
+static tj_tensor as_matrix(const tj_tensor *t, int64_t rows, int64_t cols, int64_t rs, int64_t cs)
+{
+    tj_tensor m = *t;
+    m.ndim = 2;
+    m.shape[0] = rows, m.shape[1] = cols;
+    m.strides[0] = rs, m.strides[1] = cs;
+    m.numel = rows * cols;
+    return m;
+}
+
+/* v (1-D) as a column [k, 1] or a row [1, k] */
+static tj_tensor column(const tj_tensor *v) { return as_matrix(v, v->shape[0], 1, v->strides[0], 1); }
+static tj_tensor row(const tj_tensor *v) { return as_matrix(v, 1, v->shape[0], v->shape[0] * v->strides[0], v->strides[0]); }
+
+static tj_status check_vector(const char *op, const char *name, const tj_tensor *t)
+{
+    char s[96];
+    if (t->ndim != 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: Expected 1-D argument %s, but got %d-D (%s)", op, name, t->ndim,
+                        tj_shape_str(t->ndim, t->shape, s, sizeof s));
+    return TJ_OK;
+}
+
+/* mat [m, k] @ vec [k]: the checks of mv and addmv */
+static tj_status check_mv(const char *op, const tj_tensor *mat, const tj_tensor *vec)
+{
+    char sa[96], sb[96];
+    tj_status st;
+    if (mat->ndim != 2 || vec->ndim != 1)
+        return tj_error(TJ_ERR_SHAPE, "%s: vector + matrix @ vector expected, got mat %s and vec %s", op,
+                        tj_shape_str(mat->ndim, mat->shape, sa, sizeof sa), tj_shape_str(vec->ndim, vec->shape, sb, sizeof sb));
+    if ((st = check_dtypes(op, "mat", mat, "vec", vec))) return st;
+    if (mat->shape[1] != vec->shape[0])
+        return tj_error(TJ_ERR_SHAPE, "%s: mat %s and vec %s cannot be multiplied (%lld != %lld)", op,
+                        tj_shape_str(2, mat->shape, sa, sizeof sa), tj_shape_str(1, vec->shape, sb, sizeof sb),
+                        (long long)mat->shape[1], (long long)vec->shape[0]);
+    tj_tensor v = column(vec);
+    return check_inner(op, "mat", mat, "vec", &v);
+}
+
+tj_status tj_meta_mv(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *mat = args[0].u.t;
+    if (check_mv("aten::mv", mat, args[1].u.t) != TJ_OK) return tj_last_status();
+    outs[0].dtype = mat->dtype;
+    outs[0].ndim = 1;
+    outs[0].shape[0] = mat->shape[0];
+    return TJ_OK;
+}
+
+tj_status tj_kernel_mv(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1), zero = tj_v_int(0);
+    tj_tensor v = column(args[1].u.t), o = as_matrix(outs[0], outs[0]->shape[0], 1, 1, 1);
+    return gemm_tensors(args[0].u.t, &v, &o, false, &one, &zero, NULL);
+}
+
+tj_status tj_meta_dot(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    char sa[96], sb[96];
+    tj_status st;
+    if (a->ndim != 1 || b->ndim != 1)
+        return tj_error(TJ_ERR_SHAPE, "aten::dot: 1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+    if ((st = check_dtypes("aten::dot", "self", a, "tensor", b))) return st;
+    if (a->shape[0] != b->shape[0])
+        return tj_error(TJ_ERR_SHAPE, "aten::dot: inconsistent tensor size, expected tensor %s and src %s to have the "
+                        "same number of elements", tj_shape_str(1, a->shape, sa, sizeof sa),
+                        tj_shape_str(1, b->shape, sb, sizeof sb));
+    tj_tensor r = row(a), c = column(b);
+    if ((st = check_inner("aten::dot", "self", &r, "tensor", &c))) return st;
+    outs[0].dtype = a->dtype;
+    outs[0].ndim = 0;
+    return TJ_OK;
+}
+
+tj_status tj_kernel_dot(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value one = tj_v_int(1), zero = tj_v_int(0);
+    tj_tensor r = row(args[0].u.t), c = column(args[1].u.t), o = as_matrix(outs[0], 1, 1, 1, 1);
+    return gemm_tensors(&r, &c, &o, false, &one, &zero, NULL);
+}
+
+/* self broadcasts to [m] (rank <= 1) */
+tj_status tj_meta_addmv(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t, *mat = args[1].u.t;
+    char sa[96];
+    tj_status st;
+    if ((st = check_mv("aten::addmv", mat, args[2].u.t)) || (st = check_dtypes("aten::addmv", "self", self, "mat", mat)) ||
+        (st = tj_scalar_check("aten::addmv", "beta", &args[3], mat->dtype)) ||
+        (st = tj_scalar_check("aten::addmv", "alpha", &args[4], mat->dtype)))
+        return st;
+    if (self->ndim > 1 || (self->ndim == 1 && self->shape[0] != 1 && self->shape[0] != mat->shape[0]))
+        return tj_error(TJ_ERR_SHAPE, "aten::addmv: self %s cannot be broadcast to [%lld]",
+                        tj_shape_str(self->ndim, self->shape, sa, sizeof sa), (long long)mat->shape[0]);
+    outs[0].dtype = mat->dtype;
+    outs[0].ndim = 1;
+    outs[0].shape[0] = mat->shape[0];
+    return TJ_OK;
+}
+
+tj_status tj_kernel_addmv(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_tensor s = self->ndim ? column(self) : *self, v = column(args[2].u.t);
+    tj_tensor o = as_matrix(outs[0], outs[0]->shape[0], 1, 1, 1);
+    tj_value mm_args[5] = {tj_v_tensor(&s), args[1], tj_v_tensor(&v), args[3], args[4]};
+    return add_product(mm_args, &o, false, NULL);
+}
+
+/* self broadcasts to [m, n] (rank <= 2) */
+tj_status tj_meta_addr(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *v1 = args[1].u.t, *v2 = args[2].u.t;
+    tj_status st;
+    if ((st = check_vector("aten::addr", "vec1", v1)) || (st = check_vector("aten::addr", "vec2", v2)))
+        return st;
+    tj_tensor c = column(v1), r = row(v2);
+    tj_value mm_args[5] = {args[0], tj_v_tensor(&c), tj_v_tensor(&r), args[3], args[4]};
+    return meta_add_product("aten::addr", "vec1", "vec2", false, mm_args, outs);
+}
+
+tj_status tj_kernel_addr(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor c = column(args[1].u.t), r = row(args[2].u.t);
+    tj_value mm_args[5] = {args[0], tj_v_tensor(&c), tj_v_tensor(&r), args[3], args[4]};
+    return add_product(mm_args, outs[0], false, NULL);
+}

@@ -13,6 +13,11 @@ TJ_OP_DECLARE(bmm)
 TJ_OP_DECLARE(addmm)
 /* aten::baddbmm: beta * self + alpha * bmm(batch1, batch2), self broadcast to [b, n, m] */
 TJ_OP_DECLARE(baddbmm)
+/* mv, dot, addmv, addr: one-column GEMMs */
+TJ_OP_DECLARE(mv)
+TJ_OP_DECLARE(dot)
+TJ_OP_DECLARE(addmv)
+TJ_OP_DECLARE(addr)
 
 /** The elementwise operators tj_compile fuses into a preceding addmm
  * (tracer/fuse.c) when they are the only reader of its result. */

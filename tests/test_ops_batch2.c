@@ -1,6 +1,7 @@
 /* Session 24 (opsbatch2) operators: reflection_pad1d / 2d,
  * replication_pad1d / 2d and their backward operators, scatter_reduce.two,
- * index_copy, index_fill.int_Scalar (and their in-place forms) (values and gradients against PyTorch 1.13 in
+ * index_copy, index_fill.int_Scalar (and their in-place forms), mv, dot,
+ * addmv, addr, outer (values and gradients against PyTorch 1.13 in
  * float64, float32 and int64, strided and empty inputs, errors, the graphs
  * make_fx records, replayed and decomposed). Reference values:
  * tests/opsbatch2_ref.h, written by tests/make_opsbatch2_refs.py, so the
@@ -20,6 +21,43 @@ static tj_tensor *f64(const double *v, int ndim, const int64_t *shape, bool requ
     tj_tensor *t = test_f64(ndim, shape, v);
     if (requires_grad) cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK, "%s", tj_last_error());
     return t;
+}
+
+/* Runs step eagerly and traced (make_fx, fake mode): the graph holds every
+ * string of want[0..nwant) and not `absent` (NULL: no check); its replay
+ * gives eager's nout results exactly, and the core-decomposed trace
+ * (primitives only) within rtol relative and absolute (0: exactly). */
+static void expect_traced(tj_trace_fn step, tj_tensor *const *in, int n, int nout, const char *const *want, int nwant,
+                          const char *absent, double rtol)
+{
+    tj_tensor *eager[4], *got[4];
+    int n_out;
+    cr_assert_eq(step(NULL, in, n, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, nout);
+    tj_graph *g = tj_make_fx(step, NULL, in, n, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    for (int k = 0; k < nwant; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    if (absent) cr_expect(!strstr(text, absent), "%s holds %s", text, absent);
+    free(text);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, n, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < nout; k++) test_expect_same(got[k], eager[k], "replayed");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect(test_run_core(step, NULL, in, n, got));
+    for (int k = 0; k < nout; k++) {
+        if (rtol == 0) {
+            test_expect_same(got[k], eager[k], "decomposed");
+            continue;
+        }
+        double w[256];
+        int64_t numel = tj_tensor_numel(eager[k]);
+        cr_assert(numel <= 256);
+        cr_assert_eq(tj_tensor_copy_to(tj_to_copy(eager[k], TJ_FLOAT64), w), TJ_OK, "%s", tj_last_error());
+        test_expect_close(got[k], w, numel, rtol, rtol);
+    }
 }
 
 /* ---- reflection / replication padding ---- */
@@ -190,34 +228,11 @@ static tj_status pad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
 
 Test(opsbatch2, padding_traces_decomposes_and_replays_as_eager)
 {
-    tj_tensor *in[1] = {test_random_f32(4, (int64_t[]){2, 3, 4, 4}, 9)};
-    tj_tensor *eager[2];
-    int n_out;
-    cr_assert_eq(pad_step(NULL, in, 1, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    /* the graph records the operators and their backward operators, as PyTorch's make_fx */
-    tj_graph *g = tj_make_fx(pad_step, NULL, in, 1, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *text = tj_graph_to_string(g);
+    /* the operators and their backward operators, as PyTorch's make_fx; decomposed,
+     * the gradient's sums round in another order */
     const char *want[] = {"aten.reflection_pad2d.default(%arg0_1, [1, 2, -1, 2])", "aten.replication_pad1d.default(",
                           "aten.replication_pad1d_backward.default(", "aten.reflection_pad2d_backward.default("};
-    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
-    free(text);
-    tj_tensor *got[2];
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 1, got), TJ_OK, "%s", tj_last_error());
-    test_expect_same(got[0], eager[0], "replayed padding");
-    test_expect_same(got[1], eager[1], "replayed gradient");
-    tj_plan_free(p);
-    tj_graph_free(g);
-    /* decomposed to primitives: the moves exact, the gradient's sums within rounding */
-    cr_expect(test_run_core(pad_step, NULL, in, 1, got));
-    test_expect_same(got[0], eager[0], "decomposed padding");
-    cr_assert_eq(tj_tensor_numel(got[1]), 96);
-    double want_g[96];
-    tj_tensor *e64 = tj_to_copy(eager[1], TJ_FLOAT64);
-    memcpy(want_g, tj_tensor_data(e64), sizeof want_g);
-    test_expect_close(got[1], want_g, 96, 1e-6, 1e-6);
+    expect_traced(pad_step, (tj_tensor *[]){test_random_f32(4, (int64_t[]){2, 3, 4, 4}, 9)}, 1, 2, want, 4, NULL, 1e-6);
 }
 
 /* ---- scatter_reduce.two ---- */
@@ -325,25 +340,9 @@ Test(opsbatch2, scatter_reduce_traces_and_replays_as_eager)
 {
     tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){3, 4}, 3), test_random_f32(2, (int64_t[]){2, 4}, 4),
                         test_i64(2, (int64_t[]){2, 3}, SR_I0), test_i64(2, (int64_t[]){2, 2}, (int64_t[]){3, 3, 0, 1})};
-    tj_tensor *eager[3];
-    int n_out;
-    cr_assert_eq(scatter_reduce_step(NULL, in, 4, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    tj_graph *g = tj_make_fx(scatter_reduce_step, NULL, in, 4, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *text = tj_graph_to_string(g);
     const char *want[] = {"aten.scatter_reduce.two(%arg0_1, 0, %arg2_1, %arg1_1, 'sum', include_self = False)",
                           "aten.scatter.value(", "aten.gather.default(", "aten.eq.Tensor("};
-    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
-    free(text);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    tj_tensor *got[3];
-    cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "%s", tj_last_error());
-    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "replayed");
-    tj_plan_free(p);
-    tj_graph_free(g);
-    cr_expect(test_run_core(scatter_reduce_step, NULL, in, 4, got));
-    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "decomposed");
+    expect_traced(scatter_reduce_step, in, 4, 3, want, 4, NULL, 0);
 }
 
 /* scatter_reduce_ writes into a strided self, reads a src that is self
@@ -465,22 +464,123 @@ Test(opsbatch2, index_copy_and_index_fill_trace_decompose_and_replay_as_eager)
 {
     tj_tensor *in[4] = {test_random_f32(2, S43, 3), test_random_f32(2, (int64_t[]){3, 3}, 4),
                         test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), test_i64(1, (int64_t[]){2}, (int64_t[]){-1, 1})};
-    tj_tensor *eager[3], *got[3];
-    int n_out;
-    cr_assert_eq(index_write_step(NULL, in, 4, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    tj_graph *g = tj_make_fx(index_write_step, NULL, in, 4, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *text = tj_graph_to_string(g);
-    const char *want[] = {"aten.index_copy.default(%arg0_1, 0, %arg2_1, %arg1_1)",
-                          "aten.index_fill.int_Scalar(", "aten.index_select.default("};
-    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
-    free(text);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "%s", tj_last_error());
-    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "replayed");
-    tj_plan_free(p);
-    tj_graph_free(g);
-    cr_expect(test_run_core(index_write_step, NULL, in, 4, got));
-    for (int k = 0; k < 3; k++) test_expect_same(got[k], eager[k], "decomposed");
+    const char *want[] = {"aten.index_copy.default(%arg0_1, 0, %arg2_1, %arg1_1)", "aten.index_fill.int_Scalar(",
+                          "aten.index_select.default("};
+    expect_traced(index_write_step, in, 4, 3, want, 3, NULL, 0);
+}
+
+/* ---- mv, dot, addmv, addr, outer ---- */
+
+/* values and gradients of sum(out * LIN_GY) against PyTorch (exact: small
+ * sums of dyadic values), then the float32 forward */
+static void check_lin(tj_tensor *out, tj_tensor *const *ins, int n, const double *want, const double *const *grads)
+{
+    cr_assert_not_null(out, "%s", tj_last_error());
+    int64_t numel = tj_tensor_numel(out);
+    test_expect_close(out, want, numel, 0, 0);
+    tj_tensor *gy = test_f64(tj_tensor_ndim(out), tj_tensor_shape(out), LIN_GY), *got[3];
+    cr_assert_eq(tj_autograd_grad(&out, 1, &gy, ins, n, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n; k++) test_expect_close(got[k], grads[k], tj_tensor_numel(ins[k]), 0, 0);
+}
+
+Test(opsbatch2, matrix_vector_products_match_pytorch_with_gradients)
+{
+    static const int64_t s34[2] = {3, 4}, s4[1] = {4}, s3[1] = {3};
+    tj_tensor *m = f64(LIN_MAT, 2, s34, true), *v = f64(LIN_VEC, 1, s4, true), *u = f64(LIN_U, 1, s3, true);
+    tj_tensor *s3v = f64(LIN_SELF, 1, s3, true), *s34t = f64(LIN_SELF, 2, s34, true), *m4 = f64(LIN_MAT, 1, s4, true);
+    check_lin(tj_mv(m, v), (tj_tensor *[]){m, v}, 2, MV_OUT, (const double *const[]){MV_G0, MV_G1});
+    check_lin(tj_dot(v, m4), (tj_tensor *[]){v, m4}, 2, DOT_OUT, (const double *const[]){DOT_G0, DOT_G1});
+    check_lin(tj_addmv(s3v, m, v, tj_v_float(0.5), tj_v_int(-2)), (tj_tensor *[]){s3v, m, v}, 3, ADDMV_OUT,
+              (const double *const[]){ADDMV_G0, ADDMV_G1, ADDMV_G2});
+    check_lin(tj_addr(s34t, u, v, tj_v_float(-1.5), tj_v_float(0.5)), (tj_tensor *[]){s34t, u, v}, 3, ADDR_OUT,
+              (const double *const[]){ADDR_G0, ADDR_G1, ADDR_G2});
+    check_lin(tj_outer(u, v), (tj_tensor *[]){u, v}, 2, OUTER_OUT, (const double *const[]){OUTER_G0, OUTER_G1});
+    /* float32 and int64 forward */
+    test_expect_close(tj_mv(tj_to_copy(m, TJ_FLOAT32), tj_to_copy(v, TJ_FLOAT32)), MV_OUT, 3, 0, 0);
+    tj_tensor *mi = tj_to_copy(tj_mul_scalar(m, tj_v_int(2)), TJ_INT64), *vi = tj_to_copy(tj_mul_scalar(v, tj_v_int(4)), TJ_INT64);
+    tj_tensor *ri = tj_mv(mi, vi);
+    test_assert_dtype_shape(ri, TJ_INT64, 1, s3);
+    cr_expect_arr_eq(tj_tensor_data(ri), ((int64_t[]){-30, 61, 64}), 3 * sizeof(int64_t));
+}
+
+/* a (float32) within float32 rounding of b: strided operands may take
+ * another matrix-vector kernel (rows against columns), summing in another
+ * order */
+static void expect_near(tj_tensor *a, tj_tensor *b, const char *what)
+{
+    double want[64];
+    int64_t n = tj_tensor_numel(b);
+    cr_assert(n <= 64);
+    cr_assert_eq(tj_tensor_copy_to(tj_to_copy(b, TJ_FLOAT64), want), TJ_OK, "%s", tj_last_error());
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    test_expect_close(a, want, n, 1e-5, 1e-6);
+}
+
+Test(opsbatch2, matrix_vector_products_read_strided_and_empty_operands)
+{
+    tj_tensor *mt = tj_t(test_random_f32(2, (int64_t[]){6, 5}, 1));                           /* [5, 6] */
+    tj_tensor *v = tj_slice(test_random_f32(1, (int64_t[]){12}, 2), 0, true, 0, true, 12, 2); /* [6], stride 2 */
+    expect_near(tj_mv(mt, v), tj_mv(tj_clone(mt), tj_clone(v)), "strided mv");
+    expect_near(tj_dot(v, tj_select(mt, 0, 1)), tj_dot(tj_clone(v), tj_clone(tj_select(mt, 0, 1))), "strided dot");
+    tj_tensor *u = tj_select(mt, 1, 0); /* [5], stride 6 */
+    expect_near(tj_addr(mt, u, v, tj_v_int(1), tj_v_int(2)),
+                     tj_addr(tj_clone(mt), tj_clone(u), tj_clone(v), tj_v_int(1), tj_v_int(2)), "strided addr");
+    expect_near(tj_addmv(u, mt, v, tj_v_float(0.5), tj_v_int(1)),
+                     tj_addmv(tj_clone(u), tj_clone(mt), tj_clone(v), tj_v_float(0.5), tj_v_int(1)), "strided addmv");
+    /* an empty inner size sums nothing: zeros (addmv: beta * self) */
+    tj_tensor *e = tj_zeros((int64_t[]){3, 0}, 2, TJ_FLOAT32), *e0 = tj_zeros((int64_t[]){0}, 1, TJ_FLOAT32);
+    test_expect_f32(tj_mv(e, e0), (float[]){0, 0, 0}, 3, 0);
+    test_expect_f32(tj_dot(e0, e0), (float[]){0}, 1, 0);
+    test_expect_f32(tj_addmv(test_f32(1, (int64_t[]){3}, (float[]){1, 2, 3}), e, e0, tj_v_int(2), tj_v_int(1)),
+                    (float[]){2, 4, 6}, 3, 0);
+    test_assert_dtype_shape(tj_outer(e0, v), TJ_FLOAT32, 2, (int64_t[]){0, 6});
+}
+
+Test(opsbatch2, matrix_vector_products_refuse_bad_ranks_sizes_and_dtypes)
+{
+    tj_tensor *m = test_random_f32(2, (int64_t[]){3, 4}, 1), *v4 = test_random_f32(1, (int64_t[]){4}, 2);
+    tj_tensor *v5 = test_random_f32(1, (int64_t[]){5}, 3), *v3 = test_random_f32(1, (int64_t[]){3}, 4);
+    /* torch: "size mismatch, got 3, 3x4,5" */
+    test_expect_error(tj_mv(m, v5), TJ_ERR_SHAPE, "aten::mv", "mat [3, 4] and vec [5] cannot be multiplied (4 != 5)");
+    /* torch: "vector + matrix @ vector expected, got 1, 2, 2" */
+    test_expect_error(tj_mv(m, m), TJ_ERR_SHAPE, "aten::mv", "vector + matrix @ vector expected");
+    test_expect_error(tj_mv(m, tj_to_copy(v4, TJ_FLOAT64)), TJ_ERR_DTYPE, "aten::mv", "float64");
+    test_expect_error(tj_dot(v4, v5), TJ_ERR_SHAPE, "aten::dot", "inconsistent tensor size, expected tensor [4] and src [5]");
+    test_expect_error(tj_dot(m, v4), TJ_ERR_SHAPE, "aten::dot", "1D tensors expected, but got 2D and 1D tensors");
+    test_expect_error(tj_dot(tj_to_copy(v4, TJ_BOOL), tj_to_copy(v4, TJ_BOOL)), TJ_ERR_DTYPE, "aten::dot", "bool");
+    test_expect_error(tj_addmv(test_random_f32(2, (int64_t[]){3, 1}, 5), m, v4, tj_v_int(1), tj_v_int(1)), TJ_ERR_SHAPE,
+                      "aten::addmv", "self [3, 1] cannot be broadcast to [3]");
+    test_expect_error(tj_addmv(v3, m, v4, tj_v_float(1e300), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::addmv", "beta");
+    /* torch: "addr: Expected 1-D argument vec1, but got 2-D" */
+    test_expect_error(tj_addr(m, m, v4, tj_v_int(1), tj_v_int(1)), TJ_ERR_SHAPE, "aten::addr",
+                      "Expected 1-D argument vec1, but got 2-D");
+    test_expect_error(tj_addr(test_random_f32(2, (int64_t[]){2, 4}, 6), v3, v4, tj_v_int(1), tj_v_int(1)), TJ_ERR_SHAPE,
+                      "aten::addr", "cannot be broadcast to [3, 4]");
+    test_expect_error(tj_outer(m, v4), TJ_ERR_SHAPE, "aten::outer", "Expected 1-D argument self, but got 2-D");
+}
+
+/* the products and their gradients: recorded as PyTorch's make_fx records
+ * them (outer as view + mul), decomposed to mm / bmm and replayed */
+static tj_status lin_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *m = tj_tensor_detach(in[0]), *v = tj_tensor_detach(in[1]), *u = tj_tensor_detach(in[2]);
+    if (!m || !v || !u || tj_tensor_set_requires_grad(m, true) != TJ_OK || tj_tensor_set_requires_grad(v, true) != TJ_OK ||
+        tj_tensor_set_requires_grad(u, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *a = tj_addmv(u, m, v, tj_v_float(0.5), tj_v_int(2)), *b = tj_addr(m, a, v, tj_v_int(1), tj_v_float(-0.5));
+    tj_tensor *loss = tj_add(tj_sum(tj_mul(tj_outer(tj_mv(b, v), v), b), TJ_DTYPE_NONE), tj_dot(u, a));
+    *n_out = 4;
+    out[0] = loss;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){m, v, u}, 3, &out[1]) : tj_last_status();
+}
+
+Test(opsbatch2, matrix_vector_products_trace_decompose_and_replay_as_eager)
+{
+    tj_tensor *in[3] = {tj_to_copy(test_random_f32(2, (int64_t[]){3, 4}, 1), TJ_FLOAT64),
+                        tj_to_copy(test_random_f32(1, (int64_t[]){4}, 2), TJ_FLOAT64),
+                        tj_to_copy(test_random_f32(1, (int64_t[]){3}, 3), TJ_FLOAT64)};
+    const char *want[] = {"aten.addmv.default(%arg2_1, %arg0_1, %arg1_1, beta = 0.5, alpha = 2)", "aten.addr.default(",
+                          "aten.mv.default(", "aten.dot.default("};
+    expect_traced(lin_step, in, 3, 4, want, 4, "aten.outer", 1e-12);
 }

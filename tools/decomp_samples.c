@@ -546,6 +546,20 @@ static const tj_decomp_sample samples[] = {
     {"aten::index_fill.int_Scalar", "f32[3,4] 1 i64[1]{-5} 1.0", "index out of range: an error"},
     {"aten::index_copy_", "f32[4,3] 1 i64[2]{2,0} f32[4,2]", ""},
     {"aten::index_fill_.int_Scalar", "f64[2,3,4] 2 i64[2]{3,1} nan", ""},
+    {"aten::mv", "f32[5,7] f32[7]", ""},
+    {"aten::mv", "i64[3,4]<9 i64[4]<9", "int64"},
+    {"aten::mv", "f64[3,0] f64[0]", "empty inner size: zeros"},
+    {"aten::mv", "f32[3,4] f32[5]", "sizes differ: an error"},
+    {"aten::dot", "f32[9] f32[9]", ""},
+    {"aten::dot", "f64[0] f64[0]", "empty: zero"},
+    {"aten::dot", "f32[3] f64[3]", "dtypes differ: an error"},
+    {"aten::addmv", "f32[5] f32[5,7] f32[7] 0.5 2", ""},
+    {"aten::addmv", "f64[] f64[4,3] f64[3] -1 1", "0-dim self"},
+    {"aten::addmv", "f32[3]{nan,1,2} f32[3,2] f32[2] 0 1", "beta 0 ignores nan in self"},
+    {"aten::addmv", "f32[3,1] f32[3,2] f32[2] 1 1", "self [3, 1]: an error"},
+    {"aten::addr", "f32[4,5] f32[4] f32[5] 0.5 -2", ""},
+    {"aten::addr", "i64[5]<9 i64[3]<9 i64[5]<9 2 3", "int64, a broadcast self"},
+    {"aten::addr", "f32[4,5] f32[4,1] f32[5] 1 1", "2-D vec1: an error"},
 
 };
 

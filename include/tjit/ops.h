@@ -813,6 +813,29 @@ tj_tensor *tj_addmm(tj_tensor *self, tj_tensor *mat1, tj_tensor *mat2, tj_value 
  * broadcast (naming the shapes); TJ_ERR_DTYPE for mixed or bool dtypes;
  * TJ_ERR_INVALID_ARGUMENT for a beta or alpha that overflows the dtype. */
 tj_tensor *tj_baddbmm(tj_tensor *self, tj_tensor *batch1, tj_tensor *batch2, tj_value beta, tj_value alpha);
+/** aten::mv: the matrix-vector product self [m, k] @ vec [k], a new [m]
+ * tensor; float32, float64 or int64 (one dtype), any strides (products of
+ * one column run on the matrix-vector kernels of kernels/gemv.h; k = 0
+ * gives zeros). aten::dot: self [n] . tensor [n], a new 0-dim tensor.
+ * Errors (naming the operator): TJ_ERR_SHAPE for other ranks or sizes that
+ * do not match (dot: "1D tensors expected", "inconsistent tensor size");
+ * TJ_ERR_DTYPE for differing dtypes or bool. */
+tj_tensor *tj_mv(tj_tensor *self, tj_tensor *vec);
+tj_tensor *tj_dot(tj_tensor *self, tj_tensor *tensor); /**< aten::dot (see tj_mv) */
+/** aten::addmv: beta * self + alpha * (mat [m, k] @ vec [k]), a new [m]
+ * tensor; self (rank <= 1) broadcasts to [m]; beta 0 ignores self (nan
+ * there included), as addmm. aten::addr: beta * self + alpha * the outer
+ * product of vec1 [m] and vec2 [n], a new [m, n] tensor; self (rank <= 2)
+ * broadcasts to [m, n]. Dtypes, errors and Scalars as tj_addmm (bool,
+ * which PyTorch's addr takes, is refused); addr's vectors must be 1-D
+ * ("Expected 1-D argument vec1"). */
+tj_tensor *tj_addmv(tj_tensor *self, tj_tensor *mat, tj_tensor *vec, tj_value beta, tj_value alpha);
+tj_tensor *tj_addr(tj_tensor *self, tj_tensor *vec1, tj_tensor *vec2, tj_value beta, tj_value alpha); /**< see tj_addmv */
+/** aten::outer (implicit, as in ATen: self.reshape([n, 1]) * vec2, so a
+ * graph records view and mul): the outer product of self [n] and vec2
+ * [m], a new [n, m] tensor of their promoted dtype. Errors: TJ_ERR_SHAPE
+ * naming aten::outer for an argument that is not 1-D; those of tj_mul. */
+tj_tensor *tj_outer(tj_tensor *self, tj_tensor *vec2);
 /** aten::linear (implicit): input [..., in] x weight [out, in]^T + bias [out]
  * (bias may be NULL). */
 tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias);
