@@ -391,8 +391,25 @@ static tj_status glu_backward(const tj_value *args, tj_value *outs)
     return done(tj_cat(halves, 2, args[2].u.i), outs);
 }
 
+/* celu: elu(self, alpha, 1, 1 / alpha) (ATen's); selu (implicit): elu
+ * with SELU's constants, as ATen 1.13 records it */
+static tj_status celu(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(celu, args, m);
+    double alpha = tj_value_as_double(&args[1]);
+    return done(tj_elu(args[0].u.t, args[1], tj_v_float(1.0), tj_v_float(1.0 / alpha)), outs);
+}
+
+static tj_status selu(const tj_value *args, tj_value *outs)
+{
+    return done(tj_elu(args[0].u.t, tj_v_float(1.6732632423543772848170429916717),
+                       tj_v_float(1.0507009873554804934193349852946), tj_v_int(1)), outs);
+}
+
 void tj_register_elementwise_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(celu), celu, "celu");
+    tj_op_set_decomposition(TJ_OPS(selu), selu, "selu");
     tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");
     tj_op_set_decomposition(TJ_OPS(gelu), gelu, "gelu");
     tj_op_set_decomposition(TJ_OPS(silu), silu, "silu");

@@ -148,6 +148,8 @@ tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value inpu
 {
     return CALL(elu, T(self), alpha, scale, input_scale);
 }
+tj_tensor *tj_celu(tj_tensor *self, tj_value alpha) { return CALL(celu, T(self), alpha); }
+tj_tensor *tj_selu(tj_tensor *self) { return CALL(selu, T(self)); }
 tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negative_slope, bool self_is_result)
 {
     return CALL(leaky_relu_backward, T(g), T(self), negative_slope, B(self_is_result));

@@ -1685,6 +1685,14 @@ FORMULA(d_addr)
     return TJ_OK;
 }
 
+/* celu (derivatives.yaml): elu_backward(grad, alpha, 1, 1 / alpha, false, self) */
+FORMULA(d_celu)
+{
+    double alpha = tj_value_as_double(&c->args[1]);
+    gi[0] = tj_elu_backward(g[0], c->args[1], tj_v_float(1.0), tj_v_float(1.0 / alpha), false, ARG(0));
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -1882,7 +1890,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(replication_pad2d_backward, d_replication_pad2d_backward),
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
     D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill),
-    D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr),
+    D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr), D(celu, d_celu),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

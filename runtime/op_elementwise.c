@@ -761,3 +761,32 @@ tj_status tj_kernel_nan_to_num(const tj_value *args, tj_tensor *const *outs)
     tj_elementwise(outs[0], &args[0].u.t, 1, dt, tj_k_act_loop, &k);
     return TJ_OK;
 }
+
+/* ---- celu: elu(self, alpha, 1, 1 / alpha), as ATen 1.13's celu ---- */
+
+/* elu's arguments for celu's (self, alpha), after ATen's alpha check */
+static tj_status celu_as_elu(const tj_value *args, tj_value *elu_args)
+{
+    double alpha = tj_value_as_double(&args[1]);
+    if (alpha == 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::celu: ZeroDivisionError: alpha cannot be 0 for CELU");
+    elu_args[0] = args[0];
+    elu_args[1] = args[1];
+    elu_args[2] = tj_v_float(1.0);
+    elu_args[3] = tj_v_float(1.0 / alpha);
+    return TJ_OK;
+}
+
+tj_status tj_meta_celu(const tj_value *args, tj_meta *outs)
+{
+    tj_value e[4];
+    if (celu_as_elu(args, e) != TJ_OK) return tj_last_status();
+    return meta_act("aten::celu", e, 3, (const char *const[]){"alpha", "scale", "input_scale"}, outs);
+}
+
+tj_status tj_kernel_celu(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value e[4];
+    if (celu_as_elu(args, e) != TJ_OK) return tj_last_status();
+    return kernel_act(e, outs, TJ_K_ELU, 3);
+}

@@ -135,4 +135,14 @@ lin_grads("ADDMV", lambda s, m, v: torch.addmv(s, m, v, beta=0.5, alpha=-2), [(L
 lin_grads("ADDR", lambda s, a, b: torch.addr(s, a, b, beta=-1.5, alpha=0.5), [(LS, [3, 4]), (LU, [3]), (LV, [4])], 12)
 lin_grads("OUTER", torch.outer, [(LU, [3]), (LV, [4])], 12)
 
+# ---- celu, selu ----
+EX = [-30.0, -4.0, -1.5, -0.25, 0.0, 0.5, 2.0, 25.0, -0.75, 1.25, -6.0, 3.0]
+emit("ELU_X", EX)
+for tag, fn in [("CELU", lambda x: F.celu(x, 0.5)), ("SELU", F.selu)]:
+    x = torch.tensor(EX).requires_grad_()
+    out = fn(x)
+    gx, = torch.autograd.grad((out * torch.tensor(LG)).sum(), [x])
+    emit(tag + "_OUT", out.detach())
+    emit(tag + "_GX", gx)
+
 print_header("tests/make_opsbatch2_refs.py")

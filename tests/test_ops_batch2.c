@@ -1,7 +1,7 @@
 /* Session 24 (opsbatch2) operators: reflection_pad1d / 2d,
  * replication_pad1d / 2d and their backward operators, scatter_reduce.two,
  * index_copy, index_fill.int_Scalar (and their in-place forms), mv, dot,
- * addmv, addr, outer (values and gradients against PyTorch 1.13 in
+ * addmv, addr, outer, celu, selu (values and gradients against PyTorch 1.13 in
  * float64, float32 and int64, strided and empty inputs, errors, the graphs
  * make_fx records, replayed and decomposed). Reference values:
  * tests/opsbatch2_ref.h, written by tests/make_opsbatch2_refs.py, so the
@@ -583,4 +583,40 @@ Test(opsbatch2, matrix_vector_products_trace_decompose_and_replay_as_eager)
     const char *want[] = {"aten.addmv.default(%arg2_1, %arg0_1, %arg1_1, beta = 0.5, alpha = 2)", "aten.addr.default(",
                           "aten.mv.default(", "aten.dot.default("};
     expect_traced(lin_step, in, 3, 4, want, 4, "aten.outer", 1e-12);
+}
+
+/* ---- celu, selu ---- */
+
+static tj_status act_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *loss = tj_sum(tj_add(tj_celu(x, tj_v_float(0.5)), tj_selu(x)), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[0]) : tj_last_status();
+}
+
+Test(opsbatch2, celu_and_selu_match_pytorch_and_record_elu)
+{
+    static const int64_t s12[1] = {12};
+    tj_tensor *x = f64(ELU_X, 1, s12, true), *gy = test_f64(1, s12, LIN_GY);
+    tj_tensor *c = tj_celu(x, tj_v_float(0.5)), *s = tj_selu(x);
+    test_expect_close(c, CELU_OUT, 12, 1e-15, 1e-300);
+    test_expect_close(test_grad1(x, c, gy), CELU_GX, 12, 1e-15, 1e-300);
+    test_expect_close(s, SELU_OUT, 12, 1e-15, 1e-300);
+    test_expect_close(test_grad1(x, s, gy), SELU_GX, 12, 1e-15, 1e-300);
+    test_expect_close(tj_celu(tj_to_copy(x, TJ_FLOAT32), tj_v_float(0.5)), CELU_OUT, 12, 2e-7, 1e-30);
+    test_expect_error(tj_celu(x, tj_v_int(0)), TJ_ERR_INVALID_ARGUMENT, "aten::celu", "alpha cannot be 0 for CELU");
+    test_expect_error(tj_selu(tj_to_copy(x, TJ_INT64)), TJ_ERR_DTYPE, "aten::elu", "");
+    /* PyTorch 1.13's make_fx: celu, elu for selu, elu_backward for both gradients */
+    tj_graph *g = tj_make_fx(act_step, NULL, (tj_tensor *[]){tj_tensor_detach(x)}, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    const char *want[] = {"aten.celu.default(%arg0_1, 0.5)", "aten.elu.default(%arg0_1, 1.6732632423543772, 1.0507009873554805",
+                          "aten.elu_backward.default("};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    cr_expect(!strstr(text, "aten.selu"), "selu is implicit: %s", text);
+    free(text);
+    tj_graph_free(g);
 }

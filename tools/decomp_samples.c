@@ -560,7 +560,10 @@ static const tj_decomp_sample samples[] = {
     {"aten::addr", "f32[4,5] f32[4] f32[5] 0.5 -2", ""},
     {"aten::addr", "i64[5]<9 i64[3]<9 i64[5]<9 2 3", "int64, a broadcast self"},
     {"aten::addr", "f32[4,5] f32[4,1] f32[5] 1 1", "2-D vec1: an error"},
-
+    {"aten::celu", "f32[9]{nan,inf,-inf,-0.0,0,-30,30,-0.5,2} 0.5", "nan, infinities"},
+    {"aten::celu", "f64[3,4] 2", ""},
+    {"aten::celu", "f32[3] 0", "alpha 0: an error"},
+    {"aten::celu", "i64[3]<4 1", "int64: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

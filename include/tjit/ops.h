@@ -187,6 +187,16 @@ tj_tensor *tj_softplus(tj_tensor *self, tj_value beta, tj_value threshold);
  * TJ_ERR_DTYPE for int64 or bool self, TJ_ERR_INVALID_ARGUMENT for a Scalar
  * that overflows float32. */
 tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
+/** aten::celu (Barron 2017): max(0, x) + min(0, alpha (exp(x / alpha) -
+ * 1)), computed as ATen 1.13 does, as tj_elu(self, alpha, 1, 1 / alpha)
+ * (so a graph records celu, and its gradient elu_backward); alpha defaults
+ * to 1.0 in PyTorch. Dtypes, shapes and errors as tj_elu, plus
+ * TJ_ERR_INVALID_ARGUMENT for alpha 0 ("alpha cannot be 0 for CELU"). */
+tj_tensor *tj_celu(tj_tensor *self, tj_value alpha);
+/** aten::selu (Klambauer et al. 2017; implicit, as in ATen 1.13):
+ * tj_elu(self, 1.6732632423543772, 1.0507009873554805, 1), so a graph
+ * records elu. Dtypes, shapes and errors as tj_elu. */
+tj_tensor *tj_selu(tj_tensor *self);
 /** aten::mish (Misra 2019): self * tanh(log1p(exp(self))), as PyTorch 1.13's
  * CPU kernel (no softplus threshold; its decomposition, torch._refs', uses
  * softplus). float32 / float64 self of any shape, a new tensor of its shape
