@@ -199,8 +199,15 @@ static tj_status dot(const tj_value *args, tj_value *outs)
     return done(tj_view(mv_as_mm(tj_unsqueeze(args[0].u.t, 0), args[1].u.t), m[0].shape, 0), outs);
 }
 
-static tj_status addmv(const tj_value *args, tj_value *outs) { return add_product(args, tj_meta_addmv, mv_product, outs); }
-static tj_status addr(const tj_value *args, tj_value *outs) { return add_product(args, tj_meta_addr, outer_product, outs); }
+static tj_status addmv(const tj_value *args, tj_value *outs)
+{
+    return add_product(args, tj_meta_addmv, mv_product, outs);
+}
+
+static tj_status addr(const tj_value *args, tj_value *outs)
+{
+    return add_product(args, tj_meta_addr, outer_product, outs);
+}
 
 /* outer (implicit, ATen's): self.reshape([n, 1]) * vec2, both 1-D */
 static tj_status outer(const tj_value *args, tj_value *outs)

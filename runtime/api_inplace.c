@@ -58,7 +58,8 @@ tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal) { return CALL_(tril_, T(s
 tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                               bool include_self)
 {
-    return CALL_(scatter_reduce__two, T(self), tj_v_int(dim), T(index), T(src), tj_v_str(reduce), tj_v_bool(include_self));
+    return CALL_(scatter_reduce__two, T(self), tj_v_int(dim), T(index), T(src), tj_v_str(reduce),
+                 tj_v_bool(include_self));
 }
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source)
 {

@@ -1885,7 +1885,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 24 (opsbatch2): padding */
     D_NO_SELF(reflection_pad1d, d_reflection_pad1d), D_NO_SELF(reflection_pad2d, d_reflection_pad2d),
     D_NO_SELF(replication_pad1d, d_replication_pad1d), D_NO_SELF(replication_pad2d, d_replication_pad2d),
-    D(reflection_pad1d_backward, d_reflection_pad1d_backward), D(reflection_pad2d_backward, d_reflection_pad2d_backward),
+    D(reflection_pad1d_backward, d_reflection_pad1d_backward),
+    D(reflection_pad2d_backward, d_reflection_pad2d_backward),
     D(replication_pad1d_backward, d_replication_pad1d_backward),
     D(replication_pad2d_backward, d_replication_pad2d_backward),
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),

@@ -446,7 +446,8 @@ tj_status tj_meta_index_copy(const tj_value *args, tj_meta *outs)
     for (int d = 0; ok && d < s.ndim; d++) ok = d == dim || src.shape[d] == s.shape[d];
     if (!ok)
         return tj_error(TJ_ERR_SHAPE, INDEX_COPY ": source %s must have the shape of self %s with dimension %d of "
-                        "size %" PRId64 " (the number of indices)", tj_shape_str(source->ndim, source->shape, a, sizeof a),
+                        "size %" PRId64 " (the number of indices)",
+                        tj_shape_str(source->ndim, source->shape, a, sizeof a),
                         tj_shape_str(self->ndim, self->shape, b, sizeof b), dim, index->numel);
     tj_meta_like(&outs[0], self);
     return TJ_OK;
@@ -469,16 +470,39 @@ static void index_write(const tj_tensor *self, const int64_t *index, int64_t ind
     tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, p.ndim, p.shape, dim, tj_threads_for(out->numel));
 }
 
+/* A copy of t when it shares memory with out (the in-place form reading
+ * self, or a view of it): read before out is written. NULL: none needed
+ * (or out of memory, with *st set). */
+static tj_tensor *copy_if_overlapping(const tj_tensor *t, const tj_tensor *out, tj_status *st)
+{
+    *st = TJ_OK;
+    if (tj_overlap_status(out, t) == TJ_OVERLAP_NONE) return NULL;
+    tj_meta m = {.alias = -1};
+    tj_meta_like(&m, t);
+    tj_tensor *c = tj_tensor_new_meta(&m, false);
+    if (!c) *st = tj_last_status();
+    else tj_copy_tensor(c, t);
+    return c;
+}
+
 tj_status tj_kernel_index_copy(const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *self = args[0].u.t, *index = args[2].u.t, *source = args[3].u.t;
     int dim;
     tj_wrap_dim(INDEX_COPY, args[1].u.i, self->ndim, &dim);
     if (index->numel && check_values(INDEX_COPY, self, index, dim) != TJ_OK) return tj_last_status();
-    geom src = geom_of(source);
-    index_write(self, (const int64_t *)tj_tensor_ptr(index), index->ndim ? index->strides[0] : 1, index->numel, dim,
-                tj_tensor_ptr(source), src.strides, outs[0]);
-    return TJ_OK;
+    tj_status st_s, st_i;
+    tj_tensor *src_copy = copy_if_overlapping(source, outs[0], &st_s);
+    tj_tensor *ix_copy = copy_if_overlapping(index, outs[0], &st_i);
+    if (st_s == TJ_OK && st_i == TJ_OK) {
+        const tj_tensor *src = src_copy ? src_copy : source, *ix = ix_copy ? ix_copy : index;
+        geom sg = geom_of(src);
+        index_write(self, (const int64_t *)tj_tensor_ptr(ix), ix->ndim ? ix->strides[0] : 1, ix->numel, dim,
+                    tj_tensor_ptr(src), sg.strides, outs[0]);
+    }
+    if (src_copy) tj_tensor_release(src_copy);
+    if (ix_copy) tj_tensor_release(ix_copy);
+    return st_s != TJ_OK ? st_s : st_i;
 }
 
 /* index: int64 of rank <= 1 (negative values count from the end, as ATen's

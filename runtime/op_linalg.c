@@ -557,7 +557,10 @@ static tj_tensor as_matrix(const tj_tensor *t, int64_t rows, int64_t cols, int64
 
 /* v (1-D) as a column [k, 1] or a row [1, k] */
 static tj_tensor column(const tj_tensor *v) { return as_matrix(v, v->shape[0], 1, v->strides[0], 1); }
-static tj_tensor row(const tj_tensor *v) { return as_matrix(v, 1, v->shape[0], v->shape[0] * v->strides[0], v->strides[0]); }
+static tj_tensor row(const tj_tensor *v)
+{
+    return as_matrix(v, 1, v->shape[0], v->shape[0] * v->strides[0], v->strides[0]);
+}
 
 static tj_status check_vector(const char *op, const char *name, const tj_tensor *t)
 {
@@ -575,7 +578,8 @@ static tj_status check_mv(const char *op, const tj_tensor *mat, const tj_tensor 
     tj_status st;
     if (mat->ndim != 2 || vec->ndim != 1)
         return tj_error(TJ_ERR_SHAPE, "%s: vector + matrix @ vector expected, got mat %s and vec %s", op,
-                        tj_shape_str(mat->ndim, mat->shape, sa, sizeof sa), tj_shape_str(vec->ndim, vec->shape, sb, sizeof sb));
+                        tj_shape_str(mat->ndim, mat->shape, sa, sizeof sa),
+                        tj_shape_str(vec->ndim, vec->shape, sb, sizeof sb));
     if ((st = check_dtypes(op, "mat", mat, "vec", vec))) return st;
     if (mat->shape[1] != vec->shape[0])
         return tj_error(TJ_ERR_SHAPE, "%s: mat %s and vec %s cannot be multiplied (%lld != %lld)", op,
@@ -634,7 +638,8 @@ tj_status tj_meta_addmv(const tj_value *args, tj_meta *outs)
     const tj_tensor *self = args[0].u.t, *mat = args[1].u.t;
     char sa[96];
     tj_status st;
-    if ((st = check_mv("aten::addmv", mat, args[2].u.t)) || (st = check_dtypes("aten::addmv", "self", self, "mat", mat)) ||
+    if ((st = check_mv("aten::addmv", mat, args[2].u.t)) ||
+        (st = check_dtypes("aten::addmv", "self", self, "mat", mat)) ||
         (st = tj_scalar_check("aten::addmv", "beta", &args[3], mat->dtype)) ||
         (st = tj_scalar_check("aten::addmv", "alpha", &args[4], mat->dtype)))
         return st;

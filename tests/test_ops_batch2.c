@@ -410,6 +410,10 @@ Test(opsbatch2, index_copy_and_index_fill_read_strided_tensors_and_write_in_plac
     test_expect_same(tj_index_fill(xt, 0, index, tj_v_float(NAN)), wf, "strided index_fill");
     cr_assert_eq(tj_index_fill_(xt, 0, index, tj_v_float(NAN)), xt, "%s", tj_last_error());
     test_expect_same(xt, wf, "index_fill_ into a transposed view");
+    /* source is self: read before it is written (PyTorch refuses it) */
+    tj_tensor *x = tj_clone(base), *rev = test_i64(1, (int64_t[]){3}, (int64_t[]){2, 1, 0});
+    tj_tensor *swapped = tj_index_copy(tj_clone(x), 0, rev, tj_clone(x));
+    test_expect_same(tj_index_copy_(x, 0, rev, x), swapped, "source is self");
     /* empty: no index leaves a copy; an empty self stays empty */
     tj_tensor *none = test_i64(1, (int64_t[]){0}, NULL);
     test_expect_same(tj_index_fill(base, 0, none, tj_v_int(1)), base, "no index");
@@ -497,7 +501,8 @@ Test(opsbatch2, matrix_vector_products_match_pytorch_with_gradients)
     check_lin(tj_outer(u, v), (tj_tensor *[]){u, v}, 2, OUTER_OUT, (const double *const[]){OUTER_G0, OUTER_G1});
     /* float32 and int64 forward */
     test_expect_close(tj_mv(tj_to_copy(m, TJ_FLOAT32), tj_to_copy(v, TJ_FLOAT32)), MV_OUT, 3, 0, 0);
-    tj_tensor *mi = tj_to_copy(tj_mul_scalar(m, tj_v_int(2)), TJ_INT64), *vi = tj_to_copy(tj_mul_scalar(v, tj_v_int(4)), TJ_INT64);
+    tj_tensor *mi = tj_to_copy(tj_mul_scalar(m, tj_v_int(2)), TJ_INT64);
+    tj_tensor *vi = tj_to_copy(tj_mul_scalar(v, tj_v_int(4)), TJ_INT64);
     tj_tensor *ri = tj_mv(mi, vi);
     test_assert_dtype_shape(ri, TJ_INT64, 1, s3);
     cr_expect_arr_eq(tj_tensor_data(ri), ((int64_t[]){-30, 61, 64}), 3 * sizeof(int64_t));
@@ -545,12 +550,14 @@ Test(opsbatch2, matrix_vector_products_refuse_bad_ranks_sizes_and_dtypes)
     /* torch: "vector + matrix @ vector expected, got 1, 2, 2" */
     test_expect_error(tj_mv(m, m), TJ_ERR_SHAPE, "aten::mv", "vector + matrix @ vector expected");
     test_expect_error(tj_mv(m, tj_to_copy(v4, TJ_FLOAT64)), TJ_ERR_DTYPE, "aten::mv", "float64");
-    test_expect_error(tj_dot(v4, v5), TJ_ERR_SHAPE, "aten::dot", "inconsistent tensor size, expected tensor [4] and src [5]");
+    test_expect_error(tj_dot(v4, v5), TJ_ERR_SHAPE, "aten::dot",
+                      "inconsistent tensor size, expected tensor [4] and src [5]");
     test_expect_error(tj_dot(m, v4), TJ_ERR_SHAPE, "aten::dot", "1D tensors expected, but got 2D and 1D tensors");
     test_expect_error(tj_dot(tj_to_copy(v4, TJ_BOOL), tj_to_copy(v4, TJ_BOOL)), TJ_ERR_DTYPE, "aten::dot", "bool");
     test_expect_error(tj_addmv(test_random_f32(2, (int64_t[]){3, 1}, 5), m, v4, tj_v_int(1), tj_v_int(1)), TJ_ERR_SHAPE,
                       "aten::addmv", "self [3, 1] cannot be broadcast to [3]");
-    test_expect_error(tj_addmv(v3, m, v4, tj_v_float(1e300), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::addmv", "beta");
+    test_expect_error(tj_addmv(v3, m, v4, tj_v_float(1e300), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT, "aten::addmv",
+                      "beta");
     /* torch: "addr: Expected 1-D argument vec1, but got 2-D" */
     test_expect_error(tj_addr(m, m, v4, tj_v_int(1), tj_v_int(1)), TJ_ERR_SHAPE, "aten::addr",
                       "Expected 1-D argument vec1, but got 2-D");
@@ -568,7 +575,8 @@ static tj_status lin_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     if (!m || !v || !u || tj_tensor_set_requires_grad(m, true) != TJ_OK || tj_tensor_set_requires_grad(v, true) != TJ_OK ||
         tj_tensor_set_requires_grad(u, true) != TJ_OK)
         return tj_last_status();
-    tj_tensor *a = tj_addmv(u, m, v, tj_v_float(0.5), tj_v_int(2)), *b = tj_addr(m, a, v, tj_v_int(1), tj_v_float(-0.5));
+    tj_tensor *a = tj_addmv(u, m, v, tj_v_float(0.5), tj_v_int(2));
+    tj_tensor *b = tj_addr(m, a, v, tj_v_int(1), tj_v_float(-0.5));
     tj_tensor *loss = tj_add(tj_sum(tj_mul(tj_outer(tj_mv(b, v), v), b), TJ_DTYPE_NONE), tj_dot(u, a));
     *n_out = 4;
     out[0] = loss;
@@ -613,9 +621,11 @@ Test(opsbatch2, celu_and_selu_match_pytorch_and_record_elu)
     tj_graph *g = tj_make_fx(act_step, NULL, (tj_tensor *[]){tj_tensor_detach(x)}, 1, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     char *text = tj_graph_to_string(g);
-    const char *want[] = {"aten.celu.default(%arg0_1, 0.5)", "aten.elu.default(%arg0_1, 1.6732632423543772, 1.0507009873554805",
+    const char *want[] = {"aten.celu.default(%arg0_1, 0.5)",
+                          "aten.elu.default(%arg0_1, 1.6732632423543772, 1.0507009873554805",
                           "aten.elu_backward.default("};
-    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+        cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
     cr_expect(!strstr(text, "aten.selu"), "selu is implicit: %s", text);
     free(text);
     tj_graph_free(g);

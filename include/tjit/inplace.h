@@ -90,16 +90,19 @@ tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
 /** aten::scatter_reduce_.two: tj_scatter_reduce (ops.h) written into self
  * (float32, float64 or int64, any strides), which is returned; src and
- * index may share memory with self (they are read before self is
- * written). Errors: those of tj_scatter_reduce, and TJ_ERR_UNSUPPORTED for
- * a self whose elements overlap (an expanded tensor). */
+ * index may be self itself (they are read before self is written;
+ * PyTorch refuses this). Errors: those of tj_scatter_reduce, and
+ * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
+ * tensor) or an operand sharing only part of self's memory. */
 tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                               bool include_self);
 /** aten::index_copy_ / aten::index_fill_.int_Scalar: tj_index_copy /
  * tj_index_fill (ops.h) written into self (any dtype, any strides), which
- * is returned. Errors: those of the out-of-place operators, and
- * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
- * tensor) or a source sharing part of self's memory. */
+ * is returned; source and index may be self itself (they are read before
+ * self is written; PyTorch refuses this). Errors: those of the
+ * out-of-place operators, and TJ_ERR_UNSUPPORTED for a self whose elements
+ * overlap (an expanded tensor) or an operand sharing only part of self's
+ * memory. */
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_index_copy_ */
 /** aten::index_put_: self[indices] = values (or += with accumulate), as

@@ -840,7 +840,8 @@ tj_tensor *tj_dot(tj_tensor *self, tj_tensor *tensor); /**< aten::dot (see tj_mv
  * which PyTorch's addr takes, is refused); addr's vectors must be 1-D
  * ("Expected 1-D argument vec1"). */
 tj_tensor *tj_addmv(tj_tensor *self, tj_tensor *mat, tj_tensor *vec, tj_value beta, tj_value alpha);
-tj_tensor *tj_addr(tj_tensor *self, tj_tensor *vec1, tj_tensor *vec2, tj_value beta, tj_value alpha); /**< see tj_addmv */
+tj_tensor *tj_addr(tj_tensor *self, tj_tensor *vec1, tj_tensor *vec2, tj_value beta,
+                   tj_value alpha); /**< see tj_addmv */
 /** aten::outer (implicit, as in ATen: self.reshape([n, 1]) * vec2, so a
  * graph records view and mul): the outer product of self [n] and vec2
  * [m], a new [n, m] tensor of their promoted dtype. Errors: TJ_ERR_SHAPE
