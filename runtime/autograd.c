@@ -122,16 +122,18 @@ static tj_tensor *shallow_alias(tj_tensor *t)
     return a;
 }
 
-/* shallow_alias without history (a value a node saves, tj_tensor_detach's
- * result): counted in the storage until released, which check_inplace reads
- * to tell these from views that would need rebasing. */
+void tj_tensor_mark_detached(tj_tensor *t)
+{
+    if (!t->storage) return;
+    t->detached = true;
+    atomic_fetch_add_explicit(&t->storage->n_detached, 1, memory_order_relaxed);
+}
+
+/* shallow_alias without history (a value a node saves) */
 static tj_tensor *detached_alias(tj_tensor *t)
 {
     tj_tensor *a = shallow_alias(t);
-    if (a && a->storage) {
-        a->detached = true;
-        atomic_fetch_add_explicit(&a->storage->n_detached, 1, memory_order_relaxed);
-    }
+    if (a) tj_tensor_mark_detached(a);
     return a;
 }
 
@@ -661,12 +663,8 @@ tj_tensor *tj_tensor_detach(tj_tensor *t)
         tj_error_null("tj_tensor_detach: NULL tensor");
         return NULL;
     }
-    tj_tensor *a = detached_alias(t);
-    if (a && tj_scope_adopt(a) != TJ_OK) {
-        tj_tensor_release(a);
-        return NULL;
-    }
-    return a;
+    tj_value arg = tj_v_tensor(t), outs[TJ_MAX_RETURNS];
+    return tj_dispatch(TJ_OPS(detach), &arg, 1, outs) == TJ_OK ? outs[0].u.t : NULL;
 }
 
 bool tj_op_has_derivative(const tj_op *op) { return op && tj_derivative_of(op)->fn; }

@@ -1803,7 +1803,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_SELF(div_Scalar_mode, d_div_scalar_mode), D(pow_Tensor_Scalar, d_pow_scalar), D(pow_Tensor_Tensor, d_pow),
     D(maximum, d_maximum), D(minimum, d_minimum), D(where_self, d_where), D(clamp, d_clamp),
     D(clamp_Tensor, d_clamp_tensor), D_NO_SELF(masked_fill_Scalar, d_masked_fill),
-    D_NO_SELF(masked_fill_Tensor, d_masked_fill), D(logaddexp, d_logaddexp), NONDIFF(eq_Tensor), NONDIFF(ne_Tensor),
+    D_NO_SELF(masked_fill_Tensor, d_masked_fill), D(logaddexp, d_logaddexp), NONDIFF(eq_Tensor), NONDIFF(detach), NONDIFF(ne_Tensor),
     NONDIFF(lt_Tensor), NONDIFF(le_Tensor), NONDIFF(gt_Tensor), NONDIFF(ge_Tensor), NONDIFF(eq_Scalar),
     NONDIFF(gt_Scalar), NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
     /* session 14 (opsA) */

@@ -148,6 +148,10 @@ void tj_autograd_below_end(bool was_enabled);
  * off (not by tj_autograd_below_begin), else TJ_VIEW_DEFAULT. A view of
  * a borrowed tensor (tj_tensor.borrowed) is left a root of its own. */
 void tj_tensor_set_view_of(tj_tensor *view, tj_tensor *base);
+/** Marks t, a new alias, as one without history (tj_tensor.detached: an
+ * alias autograd saved, or aten::detach's result), counted in its storage
+ * until released so that in-place checks tell it from a view to rebase. */
+void tj_tensor_mark_detached(tj_tensor *t);
 /** The refusals of an in-place call recorded on `self`, a view
  * (self->view_base set), as PyTorch's check_inplace: a view returned with
  * others by one call, a view made in no_grad mode, a view of a leaf that

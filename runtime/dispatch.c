@@ -319,8 +319,12 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
         if (m[i].alias >= 0) {
             tj_tensor *base = args[m[i].alias].u.t;
             if (m[i].same) t = tj_tensor_retain(base);
-            else if ((t = tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset)))
-                tj_tensor_set_view_of(t, base);
+            else if ((t = tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset))) {
+                /* detach's alias has no history to rebase: PyTorch's
+                 * non-differentiable view */
+                if (op == TJ_OPS(detach)) tj_tensor_mark_detached(t);
+                else tj_tensor_set_view_of(t, base);
+            }
         } else {
             t = tj_tensor_new_meta(&m[i], fake);
         }

@@ -177,6 +177,12 @@ static void swap_dims(const tj_tensor *self, int d0, int d1, tj_meta *o)
     o->strides[d1] = self->strides[d0];
 }
 
+tj_status tj_meta_detach(const tj_value *args, tj_meta *outs)
+{
+    alias_of(args[0].u.t, outs);
+    return TJ_OK;
+}
+
 tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;

@@ -47,6 +47,9 @@ tj_status tj_meta_unsafe_view(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_permute(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_t(const tj_value *args, tj_meta *outs);
+/** aten::detach: an alias of self, same geometry; the dispatcher makes it
+ * a detached alias (no history, not a view autograd rebases). */
+tj_status tj_meta_detach(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_expand(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs);

@@ -153,6 +153,59 @@ Test(autograd, detach_shares_storage_without_history)
     cr_expect(tj_tensor_is_leaf(d));
 }
 
+/* sum(x * x.detach()): gradient x, not 2x; and d.add_(1) on d = x.detach()
+ * changes x. */
+static tj_status times_detached(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_sum(tj_mul(in[0], tj_tensor_detach(in[0])), -1);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status add_through_detach(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add_(tj_tensor_detach(in[0]), tj_scalar_tensor(tj_v_int(1), TJ_FLOAT64), tj_v_int(1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* make_fx records aten.detach as torch does, so a graph run under autograd
+ * stops the gradient where the eager call did, and the plan aliases it. */
+Test(autograd, a_traced_detach_stops_gradients_when_the_graph_runs)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, -2, 3};
+    tj_tensor *x = leaf(1, s, a), *out;
+    tj_graph *g = tj_make_fx(times_detached, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "%detach = aten.detach.default(%arg0_1)\n"
+                           "    %mul = aten.mul.Tensor(%arg0_1, %detach)\n"), "%s", text);
+    free(text);
+    cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(out, NULL), TJ_OK, "%s", tj_last_error());
+    expect_values(tj_tensor_grad(x), a, 3, 0);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    expect_values(out, (double[]){14}, 1, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+
+    tj_tensor *y = test_f64(1, s, a);
+    g = tj_make_fx(add_through_detach, NULL, &y, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, &y, 1, &out), TJ_OK, "%s", tj_last_error());
+    expect_values(y, (double[]){2, -1, 4}, 3, 0);
+    expect_values(out, (double[]){2, -1, 4}, 3, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
 /* As PyTorch's NotImplemented node: the call runs, and only a backward pass
  * reaching it fails (tests/test_no_derivative.c has the rest). */
 Test(autograd, an_operator_without_a_derivative_fails_when_backward_reaches_it)

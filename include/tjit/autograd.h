@@ -77,10 +77,14 @@ tj_tensor *tj_tensor_grad(const tj_tensor *t);
  * shape or dtype differ from t's, TJ_ERR_INVALID_ARGUMENT when one of them
  * is fake and the other real. */
 tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad);
-/** A tensor sharing t's storage, geometry and identity (the tracer sees it
- * as the same value) without autograd history: it does not require grad and
- * is a leaf (PyTorch's detach). New reference, owned by the innermost open
- * scope (or the caller). NULL (TJ_ERR_INVALID_ARGUMENT) for NULL. */
+/** aten::detach: a tensor sharing t's storage and geometry without autograd
+ * history: it does not require grad, is a leaf, and an in-place call on it
+ * changes t's values and version without giving t history (PyTorch's
+ * detach, a non-differentiable view). Dispatched like every operator, so
+ * make_fx records it (`aten.detach.default`) and a traced graph run under
+ * autograd stops gradients there as the eager call does. New reference,
+ * owned by the innermost open scope (or the caller). NULL for NULL (see
+ * tj_last_error for the status). */
 tj_tensor *tj_tensor_detach(tj_tensor *t);
 
 /* ---- grad mode ---- */

@@ -148,6 +148,7 @@ static int unview(fz *z, int view_node, int pv, int nv)
         tj_garg args[1] = {gv(nv)};
         return emit1(z, TJ_OPS(t), args);
     }
+    if (op == TJ_OPS(detach)) return nv; /* same geometry */
     if (op == TJ_OPS(unsqueeze)) {
         tj_garg args[2] = {gv(nv), a[1]};
         return emit1(z, TJ_OPS(squeeze_dim), args);
