@@ -407,15 +407,22 @@ static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, con
     return TJ_OK;
 }
 
-/* The arguments the kernel wrote (`Tensor(a!)`) have a new version. */
-static __attribute__((noinline)) void bump_versions(const tj_op *op, const tj_value *args)
+static void bump_version(tj_tensor *t, bool fake_only)
+{
+    if (t && (!fake_only || t->fake)) tj_tensor_bump_version(t);
+}
+
+/* The arguments the kernel wrote (`Tensor(a!)`) have a new version. A fake
+ * call bumps its fake arguments only (as if written, so that autograd's
+ * saved-value and stale-view checks see it as in eager mode), not the real
+ * ones a fake-mode trace lends their shapes. */
+static __attribute__((noinline)) void bump_versions(const tj_op *op, const tj_value *args, bool fake_only)
 {
     for (int i = 0; i < op->nargs; i++) {
         if (!((op->mutated_args >> i) & 1)) continue;
-        if (args[i].kind == TJ_V_TENSOR) tj_tensor_bump_version(args[i].u.t);
+        if (args[i].kind == TJ_V_TENSOR) bump_version(args[i].u.t, fake_only);
         else if (args[i].kind == TJ_V_TENSORS)
-            for (int k = 0; k < args[i].n; k++)
-                if (args[i].u.ts[k]) tj_tensor_bump_version(args[i].u.ts[k]);
+            for (int k = 0; k < args[i].n; k++) bump_version(args[i].u.ts[k], fake_only);
     }
 }
 
@@ -445,7 +452,11 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     bool computed;
     st = alloc_outs(op, args, m, fake, outs, ot, &computed);
     if (st != TJ_OK) return st;
-    if (fake) return flags & ARGS_REAL ? refuse_mixed(op, args, outs) : TJ_OK;
+    if (fake) {
+        if (flags & ARGS_REAL) return refuse_mixed(op, args, outs);
+        if (op->mutated_args) bump_versions(op, args, true);
+        return TJ_OK;
+    }
     if (!computed) return st;
     if (!op->kernel) {
         release_outs(op, outs);
@@ -453,7 +464,7 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     }
     st = op->kernel(args, ot);
     if (st != TJ_OK) release_outs(op, outs);
-    else if (op->mutated_args) bump_versions(op, args);
+    else if (op->mutated_args) bump_versions(op, args, false);
     return st;
 }
 

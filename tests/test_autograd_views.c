@@ -239,6 +239,37 @@ Test(autograd_views, fake_tensors_are_refused_as_real_ones, .init = count_alloca
     tj_scope_end(s);
 }
 
+/* b = x * 1; v = b[0]; u = b[:, 1]; u.mul_(w); loss = (v * v).sum():
+ * v, taken before the call, reads b[0, 1] = x[0, 1] * w[0] through b's new
+ * history: d/dx = [[2, 400], [0, 0]], d/dw = [80, 0] for x = [[1, 2], [3, 4]],
+ * w = [10, 100]. */
+static tj_status view_before_write(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *b = tj_mul_scalar(in[0], tj_v_int(1));
+    tj_tensor *v = tj_select(b, 0, 0), *u = tj_select(b, 1, 1);
+    if (!tj_mul_(u, in[1])) return tj_last_status();
+    tj_tensor *loss = sum(tj_mul(v, v));
+    *n_out = 2;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, in, 2, out) : tj_last_status();
+}
+
+/* A fake-mode trace sees the base's in-place call through the views taken
+ * before it, as a real-mode one: fake in-place calls bump the version too. */
+Test(autograd_views, fake_and_real_traces_of_a_view_taken_before_the_write_replay_alike)
+{
+    static const double x[4] = {1, 2, 3, 4}, w[2] = {10, 100};
+    for (int fake = 0; fake < 2; fake++) {
+        tj_tensor *in[2] = {leaf(F64(x, 2, 2)), leaf(F64(w, 2))}, *out[2];
+        tj_graph *g = tj_make_fx(view_before_write, NULL, in, 2, NULL, fake ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){F64(x, 2, 2), F64(w, 2)}, 2, out), TJ_OK, "%s", tj_last_error());
+        test_expect_close(out[0], (const double[]){2, 400, 0, 0}, 4, 0, 0);
+        test_expect_close(out[1], (const double[]){80, 0}, 2, 0, 0);
+        tj_graph_free(g);
+    }
+}
+
 /* The accepted calls of the programs above on fake tensors: the same
  * histories, shapes and requires-grad flags as real ones. */
 Test(autograd_views, fake_tensors_are_accepted_as_real_ones)

@@ -77,6 +77,21 @@ Test(version, backward_refuses_a_saved_result_written_in_place)
     expect_modified(tj_sum(y, -1), (const char *[]){"aten::exp", "return 0"}, 2);
 }
 
+/* Fake tensors (shape-only runs, fake-mode traces) count versions as real
+ * ones: torch 1.13's fake-mode make_fx refuses this backward too. */
+Test(version, a_fake_in_place_call_bumps_the_version_and_backward_refuses_its_saved_value)
+{
+    int64_t s[1] = {3};
+    tj_tensor *x = tj_tensor_fake(TJ_FLOAT64, 1, s);
+    cr_assert_eq(tj_mul_scalar_(x, tj_v_int(2)), x, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_version(x), 1);
+    tj_tensor *w = tj_tensor_fake(TJ_FLOAT64, 1, s);
+    cr_assert_eq(tj_tensor_set_requires_grad(w, true), TJ_OK);
+    tj_tensor *y = tj_sigmoid(tj_mul_scalar(w, tj_v_int(1)));
+    cr_assert_not_null(tj_mul_scalar_(y, tj_v_int(3)), "%s", tj_last_error());
+    expect_modified(tj_sum(y, -1), (const char *[]){"aten::sigmoid", "return 0"}, 2);
+}
+
 /* An optimiser-like update of a parameter between forward and backward:
  * mm saved the parameter to differentiate the other operand. */
 Test(version, parameter_updated_before_backward_is_refused_where_its_value_is_needed)
