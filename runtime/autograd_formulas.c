@@ -21,6 +21,9 @@
 #define SAVED(i) tj_grad_value(c, i)
 #define META(i) (c->args[i].u.t)
 #define NEED(k) (c->needed[k])
+/* Whether the call is `ident` or its in-place form (index_copy_ shares
+ * index_copy's formula, and c->op is then the in-place operator). */
+#define CALLED(ident) (c->op == TJ_OPS(ident) || tj_op_inplace_functional(c->op) == TJ_OPS(ident))
 
 /* ---- helpers ---- */
 
@@ -1136,7 +1139,7 @@ FORMULA(d_scatter_add)
 FORMULA(d_scatter)
 {
     if (NEED(0)) gi[0] = tj_scatter_value(g[0], c->args[1].u.i, ARG(2), tj_v_int(0));
-    if (c->op == TJ_OPS(scatter_src) && NEED(2)) gi[2] = scatter_src_grad(g[0], c->args[1].u.i, ARG(2), META(3));
+    if (CALLED(scatter_src) && NEED(2)) gi[2] = scatter_src_grad(g[0], c->args[1].u.i, ARG(2), META(3));
     return TJ_OK;
 }
 
@@ -1644,7 +1647,7 @@ FORMULA(d_index_copy_fill)
 {
     int64_t dim = c->args[1].u.i;
     if (NEED(0)) gi[0] = tj_index_fill(g[0], dim, ARG(2), tj_v_int(0));
-    if (c->op == TJ_OPS(index_copy) && NEED(2)) {
+    if (CALLED(index_copy) && NEED(2)) {
         const tj_tensor *src = META(3);
         gi[2] = tj_view(tj_index_select(g[0], dim, ARG(2)), src->shape, src->ndim);
     }

@@ -384,6 +384,13 @@ Test(opsbatch2, index_copy_and_index_fill_match_pytorch_with_gradients)
     cr_assert_eq(tj_autograd_grad(&out, 1, &gy, (tj_tensor *[]){x, src}, 2, got), TJ_OK, "%s", tj_last_error());
     test_expect_close(got[0], IC_GSELF, 12, 0, 0);
     test_expect_close(got[1], IC_GSOURCE, 9, 0, 0);
+    /* the in-place form differentiates source too */
+    tj_tensor *b = tj_mul_scalar(x, tj_v_int(1));
+    cr_assert_eq(tj_index_copy_(b, 0, test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), src), b, "%s",
+                 tj_last_error());
+    cr_assert_eq(tj_autograd_grad(&b, 1, &gy, (tj_tensor *[]){x, src}, 2, got), TJ_OK, "%s", tj_last_error());
+    test_expect_close(got[0], IC_GSELF, 12, 0, 0);
+    test_expect_close(got[1], IC_GSOURCE, 9, 0, 0);
     tj_tensor *filled = tj_index_fill(x, 1, test_i64(1, (int64_t[]){3}, (int64_t[]){0, -1, 0}), tj_v_float(-2.5));
     test_expect_close(filled, IF_OUT, 12, 0, 0);
     test_expect_close(test_grad1(x, filled, gy), IF_GSELF, 12, 0, 0);
