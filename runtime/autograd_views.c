@@ -32,6 +32,9 @@ void tj_tensor_set_view_of(tj_tensor *view, tj_tensor *base)
     tj_tensor *root = base->view_base ? base->view_base : base;
     if (root->borrowed) return; /* it may not outlive the view: the view is a root of its own */
     view->view_base = tj_tensor_retain(root);
+    /* a view of a detached alias is of its family, not of the alias's base:
+     * an in-place call on that base gives it no history, as in PyTorch */
+    if (root->detached) tj_tensor_mark_detached(view);
     if (base->view_kind > TJ_VIEW_DEFAULT) view->view_kind = base->view_kind;
     else view->view_kind = tj_grad_enabled() || below_recorded ? TJ_VIEW_DEFAULT : TJ_VIEW_NO_GRAD;
 }

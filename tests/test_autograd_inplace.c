@@ -122,6 +122,20 @@ Test(autograd_inplace, a_detached_alias_does_not_block_an_in_place_call)
     expect_grad(b, (double[]){4.5, 36, 216});
 }
 
+/* z = zeros(3); dv = z.detach()[:2]; z.copy_(y * 2): dv is a view of the
+ * detached alias's family, not of z's, so PyTorch records the call and dv
+ * keeps no history. */
+Test(autograd_inplace, a_view_of_a_detached_alias_does_not_block_an_in_place_call)
+{
+    tj_tensor *y = leaf(W), *z = tj_zeros((int64_t[]){3}, 1, TJ_FLOAT64);
+    tj_tensor *dv = tj_slice(tj_tensor_detach(z), 0, true, 0, true, 2, 1);
+    cr_assert_eq(tj_copy_(z, tj_mul_scalar(y, tj_v_int(2))), z, "%s", tj_last_error());
+    test_expect_close(dv, (double[]){1, -2}, 2, 0, 0);
+    cr_expect(!tj_tensor_requires_grad(dv));
+    cr_assert_eq(tj_backward(tj_sum(z, -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_grad(y, (double[]){2, 2, 2});
+}
+
 /* h (f64[3], real or fake) with a live view v = h[:2]: v.add_(1) then
  * h.add_(other) are recorded, v's history following h's. Returns v. */
 static tj_tensor *expect_recorded_while_viewed(tj_tensor *h, tj_tensor *other)
