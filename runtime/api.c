@@ -357,7 +357,7 @@ tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor *
 {
     if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: NULL outs or n_outs");
     *n_outs = 0;
-    if (!self) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::split.Tensor: argument 0 'self' expects Tensor, got a NULL tensor");
+    if (!self) return tj_error_null("aten::split.Tensor: argument 0 'self' expects Tensor, got a NULL tensor");
     int d;
     int64_t n;
     if (tj_split_plan(self, split_size, dim, &d, &n) != TJ_OK) return tj_last_status();
@@ -381,7 +381,7 @@ static tj_status views_start(const char *op, tj_tensor *self, int64_t dim, tj_te
 {
     if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL outs or n_outs", op);
     *n_outs = 0;
-    if (!self) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: argument 0 'self' expects Tensor, got a NULL tensor", op);
+    if (!self) return tj_error_null("%s: argument 0 'self' expects Tensor, got a NULL tensor", op);
     if (self->ndim == 0)
         return tj_error(TJ_ERR_INDEX, "%s: expects at least a 1-dimensional tensor, got a 0-dim one", op);
     if (tj_wrap_dim(op, dim, self->ndim, d) != TJ_OK) return tj_last_status();

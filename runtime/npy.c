@@ -177,7 +177,8 @@ tj_tensor *tj_npy_load(const char *path)
 
 tj_status tj_npy_save(const char *path, const tj_tensor *t)
 {
-    if (!path || !t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: NULL %s", path ? "tensor" : "path");
+    if (!path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: NULL path");
+    if (!t) return tj_error_null("tj_npy_save: NULL tensor");
     if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: a fake tensor has no data");
     static const char *descr[] = {"<f4", "<f8", "<i8", "|b1"};
     char header[256], sb[200] = "";

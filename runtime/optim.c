@@ -56,7 +56,7 @@ static bool same_shape(const tj_tensor *a, const tj_tensor *b)
 static tj_status check_like_param(const char *who, const char *what, int i, const tj_tensor *t, const tj_tensor *param)
 {
     char a[128], b[128];
-    if (!t) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %d is NULL", who, what, i);
+    if (!t) return tj_error_null("%s: %s %d is NULL", who, what, i);
     if (t->dtype != TJ_FLOAT32 && t->dtype != TJ_FLOAT64)
         return tj_error(TJ_ERR_DTYPE, "%s: %s %d is %s; parameters, gradients and state must be float32 or float64",
                         who, what, i, tj_dtype_name(t->dtype));
@@ -70,7 +70,7 @@ static tj_status check_like_param(const char *who, const char *what, int i, cons
 static tj_status check_param(const char *who, int i, const tj_tensor *param, const tj_tensor *grad)
 {
     if (!grad) return TJ_OK;
-    if (!param) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: parameter %d is NULL", who, i);
+    if (!param) return tj_error_null("%s: parameter %d is NULL", who, i);
     tj_status st = check_like_param(who, "parameter", i, param, param);
     return st != TJ_OK ? st : check_like_param(who, "gradient", i, grad, param);
 }
@@ -268,7 +268,7 @@ static tj_optimizer *optimizer_new(int kind, tj_tensor *const *params, int n)
     }
     for (int i = 0; i < n; i++)
         if (!params[i]) {
-            tj_error(TJ_ERR_INVALID_ARGUMENT, "optimizer: parameter %d is NULL", i);
+            tj_error_null("optimizer: parameter %d is NULL", i);
             return NULL;
         }
     tj_optimizer *opt = tj_alloc(optimizer_bytes(n));

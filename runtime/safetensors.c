@@ -233,8 +233,9 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
                                                                          : NULL;
         if (bad) {
             json_decref(header);
-            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') %s", i,
-                     names[i] && utf8_valid((const unsigned char *)names[i]) ? names[i] : "?", bad);
+            const char *name = names[i] && utf8_valid((const unsigned char *)names[i]) ? names[i] : "?";
+            if (!tensors[i]) tj_error_null("tj_safetensors_save: tensor %d ('%s') is NULL", i, name);
+            else tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') %s", i, name, bad);
             return NULL;
         }
         const tj_tensor *t = tensors[i];

@@ -1159,8 +1159,10 @@ Test(dispatch, public_functions_given_a_failed_result_name_the_failure)
     tj_tensor *out = NULL;
     for (int read = 0; read < 2; read++) {
         tj_status want = read ? TJ_ERR_INVALID_ARGUMENT : TJ_ERR_SHAPE;
-        char msg[8][160];
-        tj_status got[8];
+        char msg[16][256];
+        tj_status got[16];
+        tj_tensor *parts[2];
+        int n_parts;
         int n = 0;
 #define RECORD(call)                                                                    \
     do {                                                                                \
@@ -1177,13 +1179,23 @@ Test(dispatch, public_functions_given_a_failed_result_name_the_failure)
         RECORD(tj_allclose(a, NULL, 0, 0, false, &close));
         RECORD(tj_tensor_detach(NULL));
         RECORD(tj_tensor_set_requires_grad(NULL, true));
+        RECORD(tj_split(NULL, 1, 0, parts, 2, &n_parts));
+        RECORD(tj_graph_print(NULL, stdout));
+        RECORD(tj_pass_cse(NULL));
+        RECORD(tj_run_passes(NULL, NULL, NULL, 0, NULL));
+        RECORD(tj_graph_set_input_name(NULL, 0, "x"));
+        RECORD(tj_plan_context_output(NULL, 0));
 #undef RECORD
         static const char *const what[] = {"tj_backward: NULL output", "tj_compile: NULL graph",
                                            "tj_plan_run: NULL plan", "tj_tensor_print: NULL tensor",
                                            "aten::allclose: NULL other", "tj_tensor_detach: NULL tensor",
-                                           "tj_tensor_set_requires_grad: NULL tensor"};
+                                           "tj_tensor_set_requires_grad: NULL tensor",
+                                           "aten::split.Tensor: argument 0 'self' expects Tensor, got a NULL tensor",
+                                           "tj_graph_print: NULL graph", "tj_pass_cse: NULL graph",
+                                           "tj_run_passes: NULL graph", "tj_graph_set_input_name: NULL graph",
+                                           "tj_plan_context_output: NULL context"};
         for (int i = 0; i < n; i++) {
-            char expect[256];
+            char expect[320];
             snprintf(expect, sizeof expect, "%s%s", what[i], read ? "" : cause);
             cr_expect_eq(got[i], want, "%s: %s", what[i], tj_status_name(got[i]));
             cr_expect_str_eq(msg[i], expect);

@@ -22,7 +22,8 @@ static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
 
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f)
 {
-    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_dot: NULL graph or file");
+    if (!g) return tj_error_null("tj_graph_write_dot: NULL graph");
+    if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_dot: NULL file");
     fprintf(f, "digraph graph_module {\n    rankdir=TB;\n    node [shape=box, fontname=\"monospace\"];\n");
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];
@@ -95,7 +96,8 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
 
 tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
 {
-    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json: NULL graph or file");
+    if (!g) return tj_error_null("tj_graph_write_json: NULL graph");
+    if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json: NULL file");
     json_t *inputs = json_array(), *nodes = json_array(), *outputs = json_array();
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];

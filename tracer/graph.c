@@ -419,7 +419,8 @@ int tj_graph_num_calls(const tj_graph *g)
 
 tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name)
 {
-    if (!g || !name) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: NULL argument");
+    if (!g) return tj_error_null("tj_graph_set_input_name: NULL graph");
+    if (!name) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: NULL name");
     bool ok = (name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'));
     for (const char *p = name; *p && ok; p++)
         ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');

@@ -784,7 +784,7 @@ tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tenso
 tj_tensor *tj_plan_context_output(tj_plan_context *c, int k)
 {
     if (!c) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_context_output: NULL context");
+        tj_error_null("tj_plan_context_output: NULL context");
         return NULL;
     }
     if (k < 0 || k >= c->plan->n_outputs) {

@@ -220,7 +220,8 @@ static void print_node(FILE *f, const tj_graph *g, const tj_gnode *n)
 
 tj_status tj_graph_print(const tj_graph *g, FILE *f)
 {
-    if (!g || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_print: NULL graph or file");
+    if (!g) return tj_error_null("tj_graph_print: NULL graph");
+    if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_print: NULL file");
     fprintf(f, "graph(");
     bool first = true;
     for (int i = 0; i < g->n_nodes; i++) {

@@ -76,7 +76,7 @@ static bool same_call(const tj_gnode *a, const tj_gnode *b)
 int tj_pass_cse(tj_graph *g)
 {
     if (!g) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_cse: NULL graph");
+        tj_error_null("tj_pass_cse: NULL graph");
         return -1;
     }
     for (int i = 0; i < g->n_nodes; i++)

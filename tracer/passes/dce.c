@@ -16,7 +16,7 @@ static void drop_uses(tj_graph *g, const tj_gnode *n)
 int tj_pass_dead_code(tj_graph *g)
 {
     if (!g) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_dead_code: NULL graph");
+        tj_error_null("tj_pass_dead_code: NULL graph");
         return -1;
     }
     tj_graph_count_uses(g);

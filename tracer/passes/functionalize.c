@@ -406,7 +406,7 @@ static int count_inplace(const tj_graph *g)
 int tj_pass_functionalize(tj_graph *g)
 {
     if (!g) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_functionalize: NULL graph");
+        tj_error_null("tj_pass_functionalize: NULL graph");
         return -1;
     }
     int rewritten = count_inplace(g);

@@ -123,7 +123,7 @@ static bool keeps_output_identity(const tj_graph *g, const tj_gnode *n, int r)
 int tj_pass_noop(tj_graph *g)
 {
     if (!g) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_pass_noop: NULL graph");
+        tj_error_null("tj_pass_noop: NULL graph");
         return -1;
     }
     bool mutates = false;

@@ -3,7 +3,8 @@
 
 tj_status tj_run_passes(tj_graph *g, const tj_graph_pass *passes, const char *const *names, int n, FILE *report)
 {
-    if (!g || (n > 0 && !passes)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes: NULL graph or passes");
+    if (!g) return tj_error_null("tj_run_passes: NULL graph");
+    if (n > 0 && !passes) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes: NULL passes");
     for (int i = 0; i < n; i++) /* checked first: a NULL entry was called after the others had run */
         if (!passes[i]) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_run_passes: pass %d is NULL", i);
     for (int round = 0; round < 8; round++) {
