@@ -1692,7 +1692,7 @@ FORMULA(d_addr)
 FORMULA(d_celu)
 {
     double alpha = tj_value_as_double(&c->args[1]);
-    gi[0] = tj_elu_backward(g[0], c->args[1], tj_v_float(1.0), tj_v_float(1.0 / alpha), false, ARG(0));
+    gi[0] = tj_elu_backward(g[0], c->args[1], tj_v_int(1), tj_v_float(1.0 / alpha), false, ARG(0));
     return TJ_OK;
 }
 

@@ -630,7 +630,8 @@ Test(opsbatch2, celu_and_selu_match_pytorch_and_record_elu)
     char *text = tj_graph_to_string(g);
     const char *want[] = {"aten.celu.default(%detach, 0.5)",
                           "aten.elu.default(%detach, 1.6732632423543772, 1.0507009873554805",
-                          "aten.elu_backward.default("};
+                          "aten.elu_backward.default(%expand, 0.5, 1, 2.0, False, %detach)",
+                          "aten.elu_backward.default(%expand, 1.6732632423543772, 1.0507009873554805, 1, False, %detach)"};
     for (size_t k = 0; k < sizeof want / sizeof *want; k++)
         cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
     cr_expect(!strstr(text, "aten.selu"), "selu is implicit: %s", text);
