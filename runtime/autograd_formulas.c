@@ -161,6 +161,15 @@ FORMULA(d_elu)
     gi[0] = tj_elu_backward(g[0], c->args[1], c->args[2], c->args[3], false, ARG(0));
     return TJ_OK;
 }
+/* The in-place forms differentiate their result, as derivatives.yaml's
+ * leaky_relu_ / elu_ (self_is_result: no copy of self is kept; a negative
+ * slope or alpha fails in the backward operator, as in PyTorch). */
+FORMULA(d_leaky_relu_result) { gi[0] = tj_leaky_relu_backward(g[0], OUT(0), c->args[1], true); return TJ_OK; }
+FORMULA(d_elu_result)
+{
+    gi[0] = tj_elu_backward(g[0], c->args[1], c->args[2], c->args[3], true, OUT(0));
+    return TJ_OK;
+}
 
 /* ---- binary ---- */
 
@@ -1813,7 +1822,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
-    D(elu, d_elu),
+    D(elu, d_elu), D_NO_SELF(leaky_relu_, d_leaky_relu_result), D_NO_SELF(elu_, d_elu_result),
     /* session 16 (lossact) */
     D(hardtanh, d_hardtanh), D(hardsigmoid, d_hardsigmoid), D(hardswish, d_hardswish),
     D(smooth_l1_loss, d_smooth_l1_loss), D(huber_loss, d_huber_loss),
@@ -1917,7 +1926,8 @@ static void init_form_derivatives(void)
     for (int i = 0; i < TJ_OPI_COUNT; i++) {
         const tj_op *f = tj_op_inplace_functional(&tj_builtin_ops[i]);
         if (!f) continue;
-        tj_derivative d = derivatives[f->index];
+        /* a form's own entry (leaky_relu_ differentiates its result) first */
+        tj_derivative d = derivatives[i].fn ? derivatives[i] : derivatives[f->index];
         if (d.nondiff || !d.fn) d = (tj_derivative){.fn = d_none, .self_read = TJ_SELF_UNREAD};
         form_derivatives[i] = d;
     }

@@ -136,6 +136,36 @@ Test(autograd_inplace, a_view_of_a_detached_alias_does_not_block_an_in_place_cal
     expect_grad(y, (double[]){2, 2, 2});
 }
 
+/* h = w * 1; h.leaky_relu_(0.2) / h.elu_(): PyTorch differentiates the
+ * result (self_is_result), keeping no copy of h, so writing h again is
+ * caught; a negative slope or alpha fails in the backward operator. */
+Test(autograd_inplace, leaky_relu_and_elu_in_place_differentiate_their_result)
+{
+    tj_tensor *c = test_f64(1, (int64_t[]){3}, B);
+    tj_tensor *w = leaf(W), *h = tj_mul_scalar(w, tj_v_int(1));
+    cr_assert_eq(tj_leaky_relu_(h, tj_v_float(0.2)), h, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(h, c), -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_grad(w, (double[]){1, 0.4, 3});
+    tj_tensor *v = leaf(W), *e = tj_mul_scalar(v, tj_v_int(1));
+    cr_assert_eq(tj_elu_(e, tj_v_int(1), tj_v_int(1), tj_v_int(1)), e, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(e, c), -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_grad(v, (double[]){1, 0.7357588823428847, 3}); /* 2 * exp(-1) */
+
+    tj_tensor *h2 = tj_mul_scalar(leaf(W), tj_v_int(1));
+    cr_assert_eq(tj_leaky_relu_(h2, tj_v_float(0.2)), h2, "%s", tj_last_error());
+    bool prev = tj_no_grad_begin();
+    cr_assert_not_null(tj_mul_scalar_(h2, tj_v_int(2)));
+    tj_no_grad_end(prev);
+    cr_expect_eq(tj_backward(tj_sum(h2, -1), NULL), TJ_ERR_MODIFIED, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::leaky_relu_"), "%s", tj_last_error());
+
+    tj_tensor *h3 = tj_mul_scalar(leaf(W), tj_v_int(1));
+    cr_assert_eq(tj_leaky_relu_(h3, tj_v_float(-0.2)), h3, "%s", tj_last_error());
+    cr_expect_eq(tj_backward(tj_sum(h3, -1), NULL), TJ_ERR_INVALID_ARGUMENT, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::leaky_relu_backward: self_is_result with a negative slope"), "%s",
+              tj_last_error());
+}
+
 /* h (f64[3], real or fake) with a live view v = h[:2]: v.add_(1) then
  * h.add_(other) are recorded, v's history following h's. Returns v. */
 static tj_tensor *expect_recorded_while_viewed(tj_tensor *h, tj_tensor *other)
