@@ -1,8 +1,8 @@
 /* Linear-algebra decompositions. Implicit composites as ATen 1.13 writes
  * them (LinearAlgebra.cpp, Linear.cpp): matmul lowers to mm / bmm plus
- * views, expand and reshape; linear is t + addmm (or mm / matmul without
- * bias). ATen's dot and mv are not in the operator set: their cases go
- * through mm on unsqueezed operands. addmm and baddbmm (composite with a
+ * views, expand and reshape, with dot for 1-D @ 1-D and mv wherever a
+ * vector meets a matrix or a folded batch (as torch 1.13's make_fx records
+ * them); linear is t + addmm (or mm / matmul without bias). addmm and baddbmm (composite with a
  * kernel) as torch._decomp writes them: mm / bmm, mul and add. */
 #include <math.h>
 #include <string.h>
@@ -35,7 +35,8 @@ static bool should_fold(tj_tensor *t1, int dim2)
     return !(d1 == 3 && dim2 == 2 && st[2] != 1 && st[0] == sz[1] * sz[2]);
 }
 
-/* mat [r, k] times vec [k] as mm with a [k, 1] column: [r, 1]. */
+/* mat [r, k] times vec [k] as mm with a [k, 1] column: [r, 1] (the mv and
+ * dot decompositions: bmm / mm stay the core table's products). */
 static tj_tensor *mv_as_mm(tj_tensor *mat, tj_tensor *vec) { return tj_mm(mat, tj_unsqueeze(vec, 1)); }
 
 /* tensor1 (>= 3-D) @ tensor2 (1-D or 2-D), or tensor2 (>= 3-D) transposed
@@ -53,7 +54,7 @@ static tj_tensor *matmul_folded(tj_tensor *tensor1, tj_tensor *tensor2)
     int nout = n1 - 1;
     int64_t folded[2] = {prod(out_shape, nout), tj_tensor_shape(t1)[n1 - 1]};
     tj_tensor *t1_folded = tj_reshape(t1, folded, 2);
-    if (tj_tensor_ndim(t2) == 1) return tj_unsafe_view(mv_as_mm(t1_folded, t2), out_shape, nout);
+    if (tj_tensor_ndim(t2) == 1) return tj_unsafe_view(tj_mv(t1_folded, t2), out_shape, nout);
     out_shape[nout++] = tj_tensor_shape(t2)[1];
     tj_tensor *output = tj_unsafe_view(tj_mm(t1_folded, t2), out_shape, nout);
     return transpose ? tj_contiguous(tj_transpose(output, -2, -1)) : output;
@@ -103,8 +104,9 @@ static tj_status matmul(const tj_value *args, tj_value *outs)
         return tj_error(TJ_ERR_SHAPE, "aten::matmul: self %s and other %s cannot be multiplied (%lld != %lld)",
                         tj_shape_str(dim1, s1, sa, sizeof sa), tj_shape_str(dim2, s2, sb, sizeof sb), (long long)k1,
                         (long long)k2);
-    if (dim1 == 1 && dim2 == 1) return done(tj_view(mv_as_mm(tj_unsqueeze(a, 0), b), s1, 0), outs);
-    if (dim1 == 2 && dim2 == 1) return done(tj_squeeze_dim(mv_as_mm(a, b), 1), outs);
+    if (dim1 == 1 && dim2 == 1) return done(tj_dot(a, b), outs);
+    if (dim1 == 2 && dim2 == 1) return done(tj_mv(a, b), outs);
+    /* ATen squeezes in place (squeeze_.dim), which tjit has not: squeeze.dim */
     if (dim1 == 1 && dim2 == 2) return done(tj_squeeze_dim(tj_mm(tj_unsqueeze(a, 0), b), 0), outs);
     if (dim1 == 2 && dim2 == 2) return done(tj_mm(a, b), outs);
     if (should_fold(a, dim2) || should_fold(b, dim1)) return done(matmul_folded(a, b), outs);

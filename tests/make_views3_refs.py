@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Writes tests/views3_ref.h, the reference values of tests/test_views3.c, with
+PyTorch (1.13, Debian's python3-torch):
+
+    OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/make_views3_refs.py > tests/views3_ref.h
+
+Inputs are ramp() values of the shapes below, so that the tests build the same
+tensors. Every operator runs in float64; gradients are torch.autograd.grad of
+sum(out * GY) with GY the first elements of V3_GY in the output's shape. The
+*_OPS tables list the operators make_fx records for the forward call, in
+order, as tjit names them ("aten::mv", "aten::transpose.int"), with tjit's
+deliberate renames applied: _reshape_alias -> view (tjit's reshape records
+view, as PyTorch 2), squeeze_.dim -> squeeze.dim (tjit has no in-place
+squeeze)."""
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import ref_tables
+from ref_tables import emit, print_header, ramp
+
+torch.set_default_dtype(torch.float64)
+
+RENAMES = {"aten::_reshape_alias": "aten::view", "aten::squeeze_.dim": "aten::squeeze.dim"}
+
+
+def emit_strings(name, strings):
+    body = ", ".join('"%s"' % s for s in strings)
+    ref_tables.lines.append("static const char *const %s[%d] = {%s};" % (name, max(len(strings), 1), body or '""'))
+    ref_tables.lines.append("#define %s_N %d" % (name, len(strings)))
+
+
+def recorded_ops(f, *args):
+    """The call targets make_fx records for f(*args), as tjit names them."""
+    g = make_fx(f)(*args)
+    ops = []
+    for n in g.graph.nodes:
+        if n.op != "call_function":
+            continue
+        packet, overload = str(n.target).split(".")[1:3]
+        name = "aten::" + packet + ("" if overload == "default" else "." + overload)
+        ops.append(RENAMES.get(name, name))
+    return ops
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+X = ramp(256, 0.25, 0.75, 11)
+GY = ramp(256, 0.5, 1.25, 13)
+emit("V3_X", X)
+emit("V3_GY", GY)
+
+
+def tensor(shape, source=X, start=0):
+    return torch.tensor(source[start:start + numel(shape)]).reshape(shape)
+
+
+# ---- matmul: torch 1.13's dispatch per rank combination ----
+# (tag, self shape, other shape, self transposed: self is built of the
+# swapped last two dims and transposed back); self holds V3_X's first
+# elements, other those from 100 on
+MATMUL_CASES = [("DOT", [4], [4], False), ("MV", [3, 4], [4], False), ("VM", [4], [4, 5], False),
+                ("MM", [3, 4], [4, 5], False), ("FOLD3_1", [2, 3, 4], [4], False),
+                ("FOLD3_2", [2, 3, 4], [4, 5], False), ("FOLD1_3", [4], [2, 4, 5], False),
+                ("FOLD2_3", [3, 4], [2, 4, 5], False), ("BMM", [2, 3, 4], [2, 4, 5], False),
+                ("BCAST", [2, 1, 3, 4], [5, 4, 6], False), ("FOLD4_1", [2, 2, 3, 4], [4], False),
+                ("FOLD1_4", [4], [2, 2, 4, 5], False), ("T3_2", [2, 3, 4], [4, 5], True)]
+for tag, sa, sb, trans in MATMUL_CASES:
+    if trans:
+        a = tensor(sa[:-2] + [sa[-1], sa[-2]]).transpose(-2, -1)
+    else:
+        a = tensor(sa)
+    b = tensor(sb, X, 100)
+    a.requires_grad_()
+    b.requires_grad_()
+    out = a @ b
+    gy = tensor(list(out.shape), GY)
+    ga, gb = torch.autograd.grad((out * gy).sum(), [a, b])
+    emit("MATMUL_%s_OUT" % tag, out.detach())
+    emit("MATMUL_%s_GA" % tag, ga)
+    emit("MATMUL_%s_GB" % tag, gb)
+    emit_strings("MATMUL_%s_OPS" % tag, recorded_ops(lambda x, y: x @ y, a.detach(), b.detach()))
+
+print_header("tests/make_views3_refs.py")
