@@ -10,6 +10,7 @@
  *   cat                    -> full + one slice_scatter per tensor
  *   constant_pad_nd        -> slice (crops) + full + nested slice_scatter
  *   select_scatter         -> slice_scatter of the unsqueezed source
+ *   diagonal_backward      -> zeros + diagonal_scatter (torch._decomp)
  *   copy (out of place)    -> _to_copy of the expanded source
  *   zero, fill.Scalar      -> full
  *   roll                   -> per dim, cat of two slices (torch._refs.roll;
@@ -146,6 +147,15 @@ static tj_status select_scatter(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_slice_scatter(self, src, d, true, index, true, index + 1, 1), outs);
 }
 
+/* diagonal_backward, as torch._decomp: new_zeros(input_sizes) with the
+ * gradient diagonal_scatter'ed into it. */
+static tj_status diagonal_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(diagonal_backward, args, m);
+    tj_tensor *zeros = tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype);
+    return tj_dc_done(tj_diagonal_scatter(zeros, args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i), outs);
+}
+
 /* copy(self, src): src broadcast to self's shape, in self's dtype. */
 static tj_status copy(const tj_value *args, tj_value *outs)
 {
@@ -205,6 +215,7 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(cat), cat, "cat");
     tj_op_set_decomposition(TJ_OPS(constant_pad_nd), constant_pad_nd, "constant_pad_nd");
     tj_op_set_decomposition(TJ_OPS(select_scatter), select_scatter, "select_scatter");
+    tj_op_set_decomposition(TJ_OPS(diagonal_backward), diagonal_backward, "diagonal_backward");
     tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
     tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");

@@ -318,6 +318,15 @@ tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim) { return CA
 tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim) { return CALL(unsqueeze, T(self), I(dim)); }
 tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim) { return CALL(squeeze_dim, T(self), I(dim)); }
 tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index) { return CALL(select_int, T(self), I(dim), I(index)); }
+tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    return CALL(diagonal, T(self), I(offset), I(dim1), I(dim2));
+}
+tj_tensor *tj_diagonal_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t offset,
+                                int64_t dim1, int64_t dim2)
+{
+    return CALL(diagonal_backward, T(grad_output), L(input_sizes, ndim), I(offset), I(dim1), I(dim2));
+}
 tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end, int64_t step)
 {
     return CALL(slice_Tensor, T(self), I(dim), has_start ? I(start) : tj_v_none(), has_end ? I(end) : tj_v_none(), I(step));

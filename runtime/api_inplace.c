@@ -105,6 +105,11 @@ tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64
     return CALL(select_scatter, T(self), T(src), tj_v_int(dim), tj_v_int(index));
 }
 
+tj_tensor *tj_diagonal_scatter(tj_tensor *self, tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    return CALL(diagonal_scatter, T(self), T(src), tj_v_int(offset), tj_v_int(dim1), tj_v_int(dim2));
+}
+
 /* ---- the in-place forms of op_inplace_forms.def ---- */
 
 #define UNARY_(name, ident) \

@@ -1780,6 +1780,30 @@ FORMULA(d_slice_scatter)
     return TJ_OK;
 }
 
+/* diagonal, diagonal_backward, diagonal_scatter (derivatives.yaml): the
+ * gradient back on the diagonal of zeros (diagonal_backward), the
+ * diagonal of the gradient */
+FORMULA(d_diagonal)
+{
+    const tj_tensor *self = META(0);
+    gi[0] = tj_diagonal_backward(g[0], self->shape, self->ndim, c->args[1].u.i, c->args[2].u.i, c->args[3].u.i);
+    return TJ_OK;
+}
+
+FORMULA(d_diagonal_backward)
+{
+    gi[0] = tj_diagonal(g[0], c->args[2].u.i, c->args[3].u.i, c->args[4].u.i);
+    return TJ_OK;
+}
+
+FORMULA(d_diagonal_scatter)
+{
+    int64_t offset = c->args[2].u.i, dim1 = c->args[3].u.i, dim2 = c->args[4].u.i;
+    if (NEED(0)) gi[0] = tj_diagonal_scatter(g[0], zeros_like(META(1)), offset, dim1, dim2);
+    if (NEED(1)) gi[1] = tj_diagonal(g[0], offset, dim1, dim2);
+    return TJ_OK;
+}
+
 FORMULA(d_select_scatter)
 {
     int64_t dim = c->args[2].u.i, index = c->args[3].u.i;
@@ -1904,6 +1928,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
     D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill),
     D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr), D(celu, d_celu),
+
+    /* session 24 (views3) */
+    D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),
+    D(diagonal_scatter, d_diagonal_scatter),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

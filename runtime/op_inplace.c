@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/fill.h"
 #include "kernels/pointwise3.h"
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
@@ -351,43 +352,54 @@ tj_status tj_kernel_fill_Scalar(const tj_value *args, tj_tensor *const *outs)
     return TJ_OK;
 }
 
-/* ---- slice_scatter / select_scatter: a copy of self with src written into
- * the slice (select) of it ---- */
+/* ---- slice_scatter, select_scatter, diagonal_scatter: a copy of self
+ * with src written into the view (slice, select, diagonal) of it ---- */
 
-/* The view's geometry within `base`: slice (view_args from arg 2 on, as
- * slice.Tensor's dim, start, end, step) or select (dim, index). */
-static tj_status scatter_view(bool is_slice, tj_tensor *base, const tj_value *args, tj_meta *m)
+typedef enum scatter_kind { SCATTER_SLICE, SCATTER_SELECT, SCATTER_DIAGONAL } scatter_kind;
+
+static const char *const scatter_names[] = {"slice", "select", "diagonal"};
+
+/* The view's geometry within `base`: the view operator's shape function on
+ * base and self's arguments from arg 2 on (slice.Tensor's dim, start, end,
+ * step; select's dim, index; diagonal's offset, dim1, dim2, its errors
+ * naming op). */
+static tj_status scatter_view(const char *op, scatter_kind kind, tj_tensor *base, const tj_value *args, tj_meta *m)
 {
     tj_value va[5] = {tj_v_tensor(base), args[2], args[3]};
     memset(m, 0, sizeof *m);
-    if (!is_slice) return tj_meta_select(va, m);
-    va[3] = args[4];
-    va[4] = args[5];
-    return tj_meta_slice(va, m);
+    switch (kind) {
+    case SCATTER_SELECT: return tj_meta_select(va, m);
+    case SCATTER_DIAGONAL: va[3] = args[4]; return tj_diagonal_geometry(op, va, m);
+    default:
+        va[3] = args[4];
+        va[4] = args[5];
+        return tj_meta_slice(va, m);
+    }
 }
 
-static tj_status meta_scatter(const char *op, bool is_slice, const tj_value *args, tj_meta *outs)
+static tj_status meta_scatter(const char *op, scatter_kind kind, const tj_value *args, tj_meta *outs)
 {
     tj_tensor *self = args[0].u.t, *src = args[1].u.t;
     tj_meta m;
-    tj_status st = scatter_view(is_slice, self, args, &m);
+    tj_status st = scatter_view(op, kind, self, args, &m);
     if (st != TJ_OK) return st;
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, src))
         return tj_error(TJ_ERR_SHAPE,
                         "%s: expected src to have a size equal to the %s of self: src size %s, %s size %s",
-                        op, is_slice ? "slice" : "select", tj_shape_str(src->ndim, src->shape, a, sizeof a),
-                        is_slice ? "slice" : "select", tj_shape_str(m.ndim, m.shape, b, sizeof b));
+                        op, scatter_names[kind], tj_shape_str(src->ndim, src->shape, a, sizeof a), scatter_names[kind],
+                        tj_shape_str(m.ndim, m.shape, b, sizeof b));
     meta_like(self, outs);
     return TJ_OK;
 }
 
-static tj_status kernel_scatter(bool is_slice, const tj_value *args, tj_tensor *const *outs)
+/* out = self, then src copied into out's view. */
+static tj_status kernel_scatter(scatter_kind kind, const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *out = outs[0];
     tj_meta m;
     tj_copy_tensor(out, args[0].u.t);
-    scatter_view(is_slice, out, args, &m);
+    scatter_view(NULL, kind, out, args, &m); /* checked by the shape function */
     tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
     if (!view) return tj_last_status();
     tj_copy_tensor(view, args[1].u.t);
@@ -397,17 +409,76 @@ static tj_status kernel_scatter(bool is_slice, const tj_value *args, tj_tensor *
 
 tj_status tj_meta_slice_scatter(const tj_value *args, tj_meta *outs)
 {
-    return meta_scatter("aten::slice_scatter", true, args, outs);
+    return meta_scatter("aten::slice_scatter", SCATTER_SLICE, args, outs);
 }
 tj_status tj_kernel_slice_scatter(const tj_value *args, tj_tensor *const *outs)
 {
-    return kernel_scatter(true, args, outs);
+    return kernel_scatter(SCATTER_SLICE, args, outs);
 }
 tj_status tj_meta_select_scatter(const tj_value *args, tj_meta *outs)
 {
-    return meta_scatter("aten::select_scatter", false, args, outs);
+    return meta_scatter("aten::select_scatter", SCATTER_SELECT, args, outs);
 }
 tj_status tj_kernel_select_scatter(const tj_value *args, tj_tensor *const *outs)
 {
-    return kernel_scatter(false, args, outs);
+    return kernel_scatter(SCATTER_SELECT, args, outs);
+}
+tj_status tj_meta_diagonal_scatter(const tj_value *args, tj_meta *outs)
+{
+    return meta_scatter("aten::diagonal_scatter", SCATTER_DIAGONAL, args, outs);
+}
+tj_status tj_kernel_diagonal_scatter(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_scatter(SCATTER_DIAGONAL, args, outs);
+}
+
+/* diagonal_backward(grad_output, input_sizes, offset, dim1, dim2): zeros of
+ * input_sizes with grad_output on the diagonal, as torch._decomp's
+ * new_zeros + diagonal_scatter. */
+#define DIAGONAL_BACKWARD "aten::diagonal_backward"
+
+/* The geometry of a contiguous tensor of input_sizes, in *like (only
+ * what shape functions read), checked. */
+static tj_status diagonal_backward_like(const tj_value *args, tj_tensor *like)
+{
+    const int64_t *sizes = args[1].u.ints;
+    int n = args[1].n;
+    char b[SHAPE_BUF];
+    if (n > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input_sizes %s has more than %d dims", DIAGONAL_BACKWARD,
+                        tj_shape_str(n, sizes, b, sizeof b), TJ_MAX_DIMS);
+    for (int d = 0; d < n; d++)
+        if (sizes[d] < 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: input_sizes %s has a negative size", DIAGONAL_BACKWARD,
+                            tj_shape_str(n, sizes, b, sizeof b));
+    memset(like, 0, sizeof *like);
+    if (tj_checked_numel(n, sizes, &like->numel, DIAGONAL_BACKWARD) != TJ_OK) return tj_last_status();
+    like->dtype = args[0].u.t->dtype;
+    like->ndim = n;
+    memcpy(like->shape, sizes, sizeof(int64_t) * (size_t)n);
+    tj_contiguous_strides(n, sizes, like->strides);
+    return TJ_OK;
+}
+
+tj_status tj_meta_diagonal_backward(const tj_value *args, tj_meta *outs)
+{
+    tj_tensor like;
+    if (diagonal_backward_like(args, &like) != TJ_OK) return tj_last_status();
+    tj_value sa[5] = {tj_v_tensor(&like), args[0], args[2], args[3], args[4]};
+    return meta_scatter(DIAGONAL_BACKWARD, SCATTER_DIAGONAL, sa, outs);
+}
+
+tj_status tj_kernel_diagonal_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *out = outs[0];
+    static const char zero[8];
+    tj_k_fill(tj_tensor_ptr(out), tj_dtype_size(out->dtype), zero, out->numel, tj_threads_for(out->numel));
+    tj_value sa[5] = {tj_v_tensor(out), args[0], args[2], args[3], args[4]};
+    tj_meta m;
+    scatter_view(NULL, SCATTER_DIAGONAL, out, sa, &m); /* checked by the shape function */
+    tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
+    if (!view) return tj_last_status();
+    tj_copy_tensor(view, args[0].u.t);
+    tj_tensor_release(view);
+    return TJ_OK;
 }

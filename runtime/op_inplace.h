@@ -20,6 +20,9 @@ TJ_OP_DECLARE(fill_Scalar)
 TJ_OP_DECLARE(slice_scatter)
 TJ_OP_DECLARE(index_put_)
 TJ_OP_DECLARE(select_scatter)
+TJ_OP_DECLARE(diagonal_scatter)
+/* diagonal's derivative (op_backward.def), zeros with a diagonal_scatter */
+TJ_OP_DECLARE(diagonal_backward)
 
 /** The generic in-place shape function and kernel: `functional`'s checks and
  * kernel, the result written into self (args[0]), which must hold it: same

@@ -347,6 +347,51 @@ tj_status tj_meta_slice(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
+/* diagonal(self, offset, dim1, dim2), as ATen 1.13's diagonal
+ * (TensorShape.cpp): dim1 and dim2 go, the diagonal becomes the last dim,
+ * stepping over both (stride dim1 + stride dim2); a positive offset drops
+ * the first columns (along dim2), a negative one the first rows (dim1).
+ * An offset beyond either size gives an empty diagonal at self's offset. */
+tj_status tj_diagonal_geometry(const char *op, const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int64_t offset = args[1].u.i;
+    int d1, d2;
+    if (self->ndim < 2) {
+        char b[SHAPE_BUF];
+        return tj_error(TJ_ERR_INDEX, "%s: self of shape %s has %d dims, a diagonal needs 2 (dim1 %" PRId64
+                        ", dim2 %" PRId64 ")", op, tj_shape_str(self->ndim, self->shape, b, sizeof b), self->ndim,
+                        args[2].u.i, args[3].u.i);
+    }
+    if (tj_wrap_dim(op, args[2].u.i, self->ndim, &d1) != TJ_OK || tj_wrap_dim(op, args[3].u.i, self->ndim, &d2) != TJ_OK)
+        return tj_last_status();
+    if (d1 == d2)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: diagonal dimensions cannot be identical %" PRId64 ", %" PRId64, op,
+                        args[2].u.i, args[3].u.i);
+    int64_t n1 = self->shape[d1], n2 = self->shape[d2], size;
+    /* the differences stay in range: sizes are >= 0, offset any int64 */
+    if (offset >= 0) size = offset >= n2 ? 0 : n1 < n2 - offset ? n1 : n2 - offset;
+    else size = offset <= -n1 ? 0 : n1 + offset < n2 ? n1 + offset : n2;
+    tj_meta *o = outs;
+    alias_of(self, o);
+    if (size > 0) o->offset += offset >= 0 ? offset * self->strides[d2] : -offset * self->strides[d1];
+    int k = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (d != d1 && d != d2) {
+            o->shape[k] = self->shape[d];
+            o->strides[k++] = self->strides[d];
+        }
+    o->ndim = k + 1;
+    o->shape[k] = size;
+    o->strides[k] = self->strides[d1] + self->strides[d2];
+    return TJ_OK;
+}
+
+tj_status tj_meta_diagonal(const tj_value *args, tj_meta *outs)
+{
+    return tj_diagonal_geometry("aten::diagonal", args, outs);
+}
+
 tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks)
 {
     const char *op = "aten::split.Tensor";

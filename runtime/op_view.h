@@ -55,6 +55,15 @@ tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
+/** aten::diagonal (a view): dims dim1 and dim2 of self (rank >= 2) replaced
+ * by their diagonal as the last dim, `offset` above (> 0) or below (< 0) the
+ * main one; empty when the offset passes either size. Errors name
+ * aten::diagonal: TJ_ERR_INDEX for rank < 2 or a dim out of range,
+ * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2 (after wrapping). */
+tj_status tj_meta_diagonal(const tj_value *args, tj_meta *outs);
+/** tj_meta_diagonal with its errors naming `op` (diagonal_scatter,
+ * diagonal_backward). */
+tj_status tj_diagonal_geometry(const char *op, const tj_value *args, tj_meta *outs);
 tj_status tj_meta_cat(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_clone(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_to_copy(const tj_value *args, tj_meta *outs);

@@ -85,4 +85,26 @@ for tag, sa, sb, trans in MATMUL_CASES:
     emit("MATMUL_%s_GB" % tag, gb)
     emit_strings("MATMUL_%s_OPS" % tag, recorded_ops(lambda x, y: x @ y, a.detach(), b.detach()))
 
+# ---- diagonal ----
+# (tag, shape, offset, dim1, dim2); x holds V3_X's first elements
+DIAG_CASES = [("MAIN", [3, 4], 0, 0, 1), ("ABOVE", [3, 4], 1, 0, 1), ("BELOW", [4, 3], -2, 0, 1),
+              ("NEG_DIMS", [2, 3, 4], 1, -1, -3), ("BATCH", [2, 3, 4], -1, 1, 2), ("SWAPPED", [3, 4], 1, 1, 0),
+              ("BEYOND", [3, 4], 5, 0, 1), ("BEYOND_NEG", [3, 4], -3, 0, 1)]
+for tag, shape, off, d1, d2 in DIAG_CASES:
+    x = tensor(shape).requires_grad_()
+    out = x.diagonal(off, d1, d2)
+    gy = tensor(list(out.shape), GY)
+    gx, = torch.autograd.grad((out * gy).sum(), [x])
+    emit("DIAG_%s_OUT" % tag, out.detach())
+    emit("DIAG_%s_GEOM" % tag, list(out.shape) + list(out.stride()) + [out.storage_offset()], "int64_t")
+    emit("DIAG_%s_GX" % tag, gx)
+    # in place through the view of a non-leaf: base = x * 1; base.diagonal() *= 3; sum(base * GY2)
+    base = x * 1
+    base.diagonal(off, d1, d2).mul_(3)
+    gb = tensor(shape, GY)
+    gx2, = torch.autograd.grad((base * gb).sum(), [x])
+    emit("DIAG_%s_INPLACE" % tag, base.detach())
+    emit("DIAG_%s_INPLACE_GX" % tag, gx2)
+emit_strings("DIAG_OPS", recorded_ops(lambda x: x.diagonal(1, 0, 1).sum(), tensor([3, 4])))
+
 print_header("tests/make_views3_refs.py")

@@ -152,3 +152,180 @@ Test(views3, matmul_records_what_pytorch_records_replays_and_decomposes)
         expect_traced(matmul_step, NULL, in, 2, 1, mc->ops, mc->nops, 1e-14, mc->tag);
     }
 }
+
+/* ---- diagonal ---- */
+
+typedef struct diag_case {
+    const char *tag;
+    int ndim;
+    int64_t shape[3], offset, dim1, dim2;
+    const double *out, *gx, *inplace, *inplace_gx;
+    const int64_t *geom; /* PyTorch's shape, strides and storage offset */
+} diag_case;
+
+#define DIAG_CASE(tag, nd, shape, off, d1, d2)                                                                       \
+    {#tag, nd, shape, off, d1, d2, DIAG_##tag##_OUT, DIAG_##tag##_GX, DIAG_##tag##_INPLACE,                            \
+     DIAG_##tag##_INPLACE_GX, DIAG_##tag##_GEOM}
+
+/* make_views3_refs.py's DIAG_CASES */
+static const diag_case diag_cases[] = {
+    DIAG_CASE(MAIN, 2, S(3, 4), 0, 0, 1),          DIAG_CASE(ABOVE, 2, S(3, 4), 1, 0, 1),
+    DIAG_CASE(BELOW, 2, S(4, 3), -2, 0, 1),        DIAG_CASE(NEG_DIMS, 3, S(2, 3, 4), 1, -1, -3),
+    DIAG_CASE(BATCH, 3, S(2, 3, 4), -1, 1, 2),     DIAG_CASE(SWAPPED, 2, S(3, 4), 1, 1, 0),
+    DIAG_CASE(BEYOND, 2, S(3, 4), 5, 0, 1),        DIAG_CASE(BEYOND_NEG, 2, S(3, 4), -3, 0, 1),
+};
+#define NDIAG ((int)(sizeof diag_cases / sizeof *diag_cases))
+
+/* The view's shape, strides and storage offset are PyTorch's. */
+static void expect_geometry(const tj_tensor *t, const int64_t *geom, const char *what)
+{
+    int nd = tj_tensor_ndim(t);
+    for (int d = 0; d < nd; d++) {
+        cr_expect_eq(tj_tensor_shape(t)[d], geom[d], "%s: size %d", what, d);
+        cr_expect_eq(tj_tensor_strides(t)[d], geom[nd + d], "%s: stride %d", what, d);
+    }
+    cr_expect_eq(tj_tensor_storage_offset(t), geom[2 * nd], "%s: storage offset", what);
+}
+
+Test(views3, diagonal_is_a_view_with_pytorch_values_strides_and_gradients)
+{
+    for (int k = 0; k < NDIAG; k++) {
+        const diag_case *dc = &diag_cases[k];
+        tj_tensor *x = ramp(V3_X, 0, dc->ndim, dc->shape, true);
+        tj_tensor *out = tj_diagonal(x, dc->offset, dc->dim1, dc->dim2);
+        cr_assert_not_null(out, "%s: %s", dc->tag, tj_last_error());
+        cr_expect_eq(tj_tensor_ndim(out), dc->ndim - 1, "%s", dc->tag);
+        expect_geometry(out, dc->geom, dc->tag);
+        int64_t n = tj_tensor_numel(out);
+        test_expect_close(out, dc->out, n, 0, 0);
+        tj_tensor *gy = ramp(V3_GY, 0, tj_tensor_ndim(out), tj_tensor_shape(out), false);
+        test_expect_close(test_grad1(x, out, gy), dc->gx, numel_of(dc->ndim, dc->shape), 0, 0);
+        /* int64: a view of any dtype */
+        tj_tensor *xi = tj_to_copy(x, TJ_INT64), *oi = tj_diagonal(xi, dc->offset, dc->dim1, dc->dim2);
+        cr_assert_not_null(oi, "%s", tj_last_error());
+        expect_geometry(oi, dc->geom, dc->tag);
+    }
+}
+
+Test(views3, writing_through_a_diagonal_writes_its_base_and_records_copyslices)
+{
+    for (int k = 0; k < NDIAG; k++) {
+        const diag_case *dc = &diag_cases[k];
+        /* without autograd: the view shares the base's storage */
+        tj_tensor *plain = ramp(V3_X, 0, dc->ndim, dc->shape, false);
+        cr_assert_not_null(tj_mul_scalar_(tj_diagonal(plain, dc->offset, dc->dim1, dc->dim2), tj_v_int(3)), "%s",
+                           tj_last_error());
+        test_expect_close(plain, dc->inplace, numel_of(dc->ndim, dc->shape), 0, 0);
+        /* with autograd: base = x * 1, its diagonal *= 3, gradient of sum(base * GY) */
+        tj_tensor *x = ramp(V3_X, 0, dc->ndim, dc->shape, true), *base = tj_mul_scalar(x, tj_v_int(1));
+        cr_assert_not_null(tj_mul_scalar_(tj_diagonal(base, dc->offset, dc->dim1, dc->dim2), tj_v_int(3)), "%s: %s",
+                           dc->tag, tj_last_error());
+        test_expect_close(base, dc->inplace, numel_of(dc->ndim, dc->shape), 0, 0);
+        tj_tensor *gy = ramp(V3_GY, 0, dc->ndim, dc->shape, false);
+        test_expect_close(test_grad1(x, base, gy), dc->inplace_gx, numel_of(dc->ndim, dc->shape), 0, 0);
+    }
+}
+
+Test(views3, diagonal_refuses_what_pytorch_refuses)
+{
+    tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false), *v = ramp(V3_X, 0, 1, (int64_t[]){4}, false);
+    test_expect_error(tj_diagonal(x, 0, 1, -1), TJ_ERR_INVALID_ARGUMENT, "aten::diagonal",
+                      "diagonal dimensions cannot be identical 1, -1");
+    test_expect_error(tj_diagonal(x, 0, 0, 2), TJ_ERR_INDEX, "aten::diagonal", "out of range");
+    test_expect_error(tj_diagonal(v, 0, 0, 1), TJ_ERR_INDEX, "aten::diagonal", "a diagonal needs 2");
+    test_expect_error(tj_diagonal_scatter(x, v, 0, 0, 1), TJ_ERR_SHAPE, "aten::diagonal_scatter",
+                      "src size [4], diagonal size [3]");
+    test_expect_error(tj_diagonal_backward(v, (int64_t[]){3, 4}, 2, 0, 0, 1), TJ_ERR_SHAPE, "aten::diagonal_backward",
+                      "src size [4], diagonal size [3]");
+    test_expect_error(tj_diagonal_backward(v, (int64_t[]){3, -4}, 2, 0, 0, 1), TJ_ERR_SHAPE,
+                      "aten::diagonal_backward", "negative size");
+    test_expect_error(tj_diagonal_backward(v, (int64_t[]){4}, 1, 0, 0, 1), TJ_ERR_INDEX, "aten::diagonal_backward",
+                      "a diagonal needs 2");
+}
+
+Test(views3, diagonal_backward_and_diagonal_scatter_match_their_definitions)
+{
+    tj_tensor *g = ramp(V3_GY, 0, 1, (int64_t[]){3}, true);
+    tj_tensor *b = tj_diagonal_backward(g, (int64_t[]){3, 4}, 2, 1, 0, 1);
+    cr_assert_not_null(b, "%s", tj_last_error());
+    /* zeros with g on the diagonal above the main one: DIAG_ABOVE's gradient */
+    test_expect_close(b, DIAG_ABOVE_GX, 12, 0, 0);
+    /* its own gradient is the diagonal of the incoming one */
+    tj_tensor *gg = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false);
+    test_expect_close(test_grad1(g, b, gg), DIAG_ABOVE_OUT, 3, 0, 0);
+    /* diagonal_scatter: self outside the diagonal, src on it; gradients split so */
+    tj_tensor *self = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, true), *src = ramp(V3_GY, 0, 1, (int64_t[]){3}, true);
+    tj_tensor *sc = tj_diagonal_scatter(self, src, 1, 0, 1), *gy = ramp(V3_GY, 0, 2, (int64_t[]){3, 4}, false);
+    cr_assert_not_null(sc, "%s", tj_last_error());
+    tj_tensor *view = tj_diagonal(tj_clone(sc), 1, 0, 1);
+    test_expect_same(view, tj_tensor_detach(src), "the scattered diagonal");
+    tj_tensor *y = tj_sum(tj_mul(sc, gy), TJ_DTYPE_NONE), *grads[2];
+    cr_assert_eq(tj_autograd_grad(&y, 1, NULL, (tj_tensor *[]){self, src}, 2, grads), TJ_OK, "%s", tj_last_error());
+    test_expect_same(grads[1], tj_diagonal(gy, 1, 0, 1), "src's gradient");
+    test_expect_same(grads[0], tj_diagonal_scatter(gy, tj_zeros((int64_t[]){3}, 1, TJ_FLOAT64), 1, 0, 1),
+                     "self's gradient");
+}
+
+static tj_status diag_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const diag_case *dc = ctx;
+    (void)n;
+    out[0] = tj_sum(tj_diagonal(in[0], dc->offset, dc->dim1, dc->dim2), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* the gradient of sum(diagonal(x) * gy), traced: diagonal_backward */
+static tj_status diag_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const diag_case *dc = ctx;
+    (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_sum(tj_mul(tj_diagonal(x, dc->offset, dc->dim1, dc->dim2), in[1]), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+}
+
+/* base = x * 1; base.diagonal() *= 3; base * 2: functionalised into
+ * diagonal_scatter */
+static tj_status diag_inplace_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const diag_case *dc = ctx;
+    (void)n;
+    tj_tensor *base = tj_mul_scalar(in[0], tj_v_int(1));
+    if (!tj_mul_scalar_(tj_diagonal(base, dc->offset, dc->dim1, dc->dim2), tj_v_int(3))) return tj_last_status();
+    out[0] = tj_mul_scalar(base, tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(views3, diagonal_traces_replays_functionalises_and_decomposes_as_eager)
+{
+    for (int k = 0; k < NDIAG; k++) {
+        const diag_case *dc = &diag_cases[k];
+        tj_tensor *x = ramp(V3_X, 0, dc->ndim, dc->shape, false);
+        expect_traced(diag_step, (void *)dc, &x, 1, 1, k == 1 ? DIAG_OPS : NULL, DIAG_OPS_N, 0, dc->tag);
+        tj_tensor *d = tj_diagonal(x, dc->offset, dc->dim1, dc->dim2);
+        tj_tensor *in[2] = {x, ramp(V3_GY, 0, tj_tensor_ndim(d), tj_tensor_shape(d), false)};
+        expect_traced(diag_grad_step, (void *)dc, in, 2, 1, NULL, 0, 0, dc->tag);
+        expect_traced(diag_inplace_step, (void *)dc, &x, 1, 1, NULL, 0, 0, dc->tag);
+    }
+    /* the graphs hold PyTorch's operators */
+    const diag_case *above = &diag_cases[1];
+    tj_tensor *in[2] = {ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false), ramp(V3_GY, 0, 1, (int64_t[]){3}, false)};
+    tj_graph *g = tj_make_fx(diag_grad_step, (void *)above, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.diagonal.default(%detach, 1)"), "%s", text);
+    cr_expect(strstr(text, "aten.diagonal_backward.default(%mul_1, [3, 4], 1, 0, 1)"), "%s", text);
+    free(text);
+    tj_graph_free(g);
+    g = tj_make_fx(diag_inplace_step, (void *)above, in, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_geq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
+    text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.diagonal_scatter.default(%mul, %mul_1, 1)"), "%s", text);
+    free(text);
+    tj_graph_free(g);
+}

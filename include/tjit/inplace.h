@@ -258,6 +258,12 @@ tj_tensor *tj_slice_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, bool h
                             bool has_end, int64_t end, int64_t step);
 /** aten::select_scatter: a copy of self whose select(dim, index) holds src. */
 tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64_t index);
+/** aten::diagonal_scatter: a copy of self (any dtype, rank >= 2) whose
+ * diagonal (as tj_diagonal with the same offset / dim1 / dim2) holds src,
+ * converted to self's dtype; returns a new tensor of self's shape and dtype.
+ * Errors (naming aten::diagonal_scatter): those of tj_diagonal, TJ_ERR_SHAPE
+ * when src's shape is not the diagonal's. */
+tj_tensor *tj_diagonal_scatter(tj_tensor *self, tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
 
 #ifdef __cplusplus
 }

@@ -496,6 +496,24 @@ tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim);
 tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim);                       /**< aten::unsqueeze */
 tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim);                     /**< aten::squeeze.dim: no-op if size != 1 */
 tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index);           /**< aten::select.int; negative index counts from the end */
+/** aten::diagonal (a view sharing self's storage: writing through it writes
+ * self): dims dim1 and dim2 of self (any dtype, rank >= 2; negative dims
+ * count from the end) replaced by their diagonal, appended as the last dim;
+ * offset > 0 takes the diagonal above the main one, < 0 below; an offset
+ * beyond either size gives an empty diagonal. Shape: self's other dims, then
+ * max(0, min(n1, n2 - offset)) (offset >= 0) or max(0, min(n1 + offset,
+ * n2)); stride: the sum of the two dims' strides. Errors (naming
+ * aten::diagonal): TJ_ERR_INDEX for rank < 2 or a dim out of range,
+ * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2. Its gradient is
+ * tj_diagonal_backward. */
+tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+/** aten::diagonal_backward: a new tensor of input_sizes (ndim dims) and
+ * grad_output's dtype, zero but for its diagonal (tj_diagonal's offset,
+ * dim1, dim2), which holds grad_output. Errors (naming
+ * aten::diagonal_backward): those of tj_diagonal on input_sizes, TJ_ERR_SHAPE
+ * for a negative size or a grad_output of another shape than the diagonal. */
+tj_tensor *tj_diagonal_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t offset,
+                                int64_t dim1, int64_t dim2);
 /** aten::slice.Tensor: start/end clamp to the size (INT64_MAX for "to the
  * end"); has_start/has_end false means None; step >= 1. */
 tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end,

@@ -9,7 +9,7 @@
  * its view chain when it is next used. An in-place call becomes its
  * out-of-place operator; its result becomes the mutated value's current
  * value, and is pushed up the view chain into the root through the inverse
- * of each view (slice_scatter, select_scatter, view back, inverse permute,
+ * of each view (slice_scatter, select_scatter, diagonal_scatter, view back, inverse permute,
  * ...). Mutated placeholders end up as extra outputs marked "written back
  * into input k". Output shapes of the new nodes come from the operators'
  * shape functions on fake tensors. */
@@ -128,6 +128,10 @@ static int unview(fz *z, int view_node, int pv, int nv)
     if (op == TJ_OPS(select_int)) {
         tj_garg args[4] = {gv(pv), gv(nv), a[1], a[2]};
         return emit1(z, TJ_OPS(select_scatter), args);
+    }
+    if (op == TJ_OPS(diagonal)) {
+        tj_garg args[5] = {gv(pv), gv(nv), a[1], a[2], a[3]};
+        return emit1(z, TJ_OPS(diagonal_scatter), args);
     }
     if (op == TJ_OPS(view)) {
         tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = parent_ndim, .u.ints = parent_shape}};
