@@ -327,6 +327,11 @@ tj_tensor *tj_diagonal_backward(tj_tensor *grad_output, const int64_t *input_siz
 {
     return CALL(diagonal_backward, T(grad_output), L(input_sizes, ndim), I(offset), I(dim1), I(dim2));
 }
+tj_tensor *tj_as_strided(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
+                         int64_t storage_offset)
+{
+    return CALL(as_strided, T(self), L(size, ndim), L(stride, ndim), has_offset ? I(storage_offset) : tj_v_none());
+}
 tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end, int64_t step)
 {
     return CALL(slice_Tensor, T(self), I(dim), has_start ? I(start) : tj_v_none(), has_end ? I(end) : tj_v_none(), I(step));

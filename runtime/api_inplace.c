@@ -110,6 +110,13 @@ tj_tensor *tj_diagonal_scatter(tj_tensor *self, tj_tensor *src, int64_t offset, 
     return CALL(diagonal_scatter, T(self), T(src), tj_v_int(offset), tj_v_int(dim1), tj_v_int(dim2));
 }
 
+tj_tensor *tj_as_strided_scatter(tj_tensor *self, tj_tensor *src, const int64_t *size, const int64_t *stride, int ndim,
+                                 bool has_offset, int64_t storage_offset)
+{
+    return CALL(as_strided_scatter, T(self), T(src), tj_v_ints(size, ndim), tj_v_ints(stride, ndim),
+                has_offset ? tj_v_int(storage_offset) : tj_v_none());
+}
+
 /* ---- the in-place forms of op_inplace_forms.def ---- */
 
 #define UNARY_(name, ident) \

@@ -1804,6 +1804,130 @@ FORMULA(d_diagonal_scatter)
     return TJ_OK;
 }
 
+/* ---- as_strided: PyTorch 1.13's as_strided_backward (FunctionsManual.cpp) ---- */
+
+/* The dims of a geometry without its size-1 dims, into *n / size / stride;
+ * false when one has size 0. */
+static bool squeezed_geometry(int nd, const int64_t *shape, const int64_t *strides, int *n, int64_t *size,
+                              int64_t *stride)
+{
+    *n = 0;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] == 0) return false;
+        if (shape[d] == 1) continue;
+        size[*n] = shape[d];
+        stride[(*n)++] = strides[d];
+    }
+    return true;
+}
+
+/* ATen's _maybe_overlapping_memory: some stride does not exceed the span
+ * of the dims with smaller strides (an expanded dim, stride 0, included). */
+static bool maybe_overlapping(int n, const int64_t *size, const int64_t *stride)
+{
+    int order[TJ_MAX_DIMS];
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && stride[order[j - 1]] > stride[order[j]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    int64_t span = 0;
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        if (stride[d] <= span) return true;
+        span += (size[d] - 1) * stride[d];
+    }
+    return false;
+}
+
+/* The storage a geometry needs from offset 0 (ATen's _min_storage_size). */
+static int64_t min_storage(int n, const int64_t *size, const int64_t *stride, int64_t offset)
+{
+    int64_t end = offset + 1;
+    for (int d = 0; d < n; d++) end += (size[d] - 1) * stride[d];
+    return end;
+}
+
+/* An int64 view of arange(base) with the geometry, flattened. */
+static tj_tensor *geometry_indices(tj_tensor *arange, int n, const int64_t *size, const int64_t *stride, int64_t offset)
+{
+    int64_t flat = -1;
+    return tj_reshape(tj_as_strided(arange, size, stride, n, true, offset), &flat, 1);
+}
+
+/* The gradient g of out = as_strided(self, size, stride, offset): the
+ * output's elements scattered into a storage shared with the input's
+ * geometry (summed where the output overlaps itself, divided by the
+ * multiplicity where the input does), read back with the input's geometry. */
+FORMULA(d_as_strided)
+{
+    const tj_tensor *self = META(0);
+    const tj_value *size = &c->args[1], *stride = &c->args[2];
+    int64_t offset = c->args[3].kind == TJ_V_INT ? c->args[3].u.i : self->offset;
+    int no, ni;
+    int64_t osize[TJ_MAX_DIMS], ostride[TJ_MAX_DIMS], isize[TJ_MAX_DIMS], istride[TJ_MAX_DIMS];
+    tj_tensor *grad = g[0];
+    /* the output's geometry: size-1 dims squeezed, expanded ones summed */
+    no = 0;
+    for (int d = size->n - 1; d >= 0 && grad; d--) {
+        if (size->u.ints[d] == 0) {
+            gi[0] = zeros_like(self);
+            return TJ_OK;
+        }
+        if (size->u.ints[d] == 1) grad = tj_squeeze_dim(grad, d);
+        else if (stride->u.ints[d] == 0) grad = tj_sum_dim(grad, (int64_t[]){d}, 1, false, TJ_DTYPE_NONE);
+    }
+    if (!grad) return tj_last_status();
+    for (int d = 0; d < size->n; d++)
+        if (size->u.ints[d] != 1 && stride->u.ints[d] != 0) {
+            osize[no] = size->u.ints[d];
+            ostride[no++] = stride->u.ints[d];
+        }
+    if (!squeezed_geometry(self->ndim, self->shape, self->strides, &ni, isize, istride)) {
+        gi[0] = zeros_like(self);
+        return TJ_OK;
+    }
+    bool out_overlap = maybe_overlapping(no, osize, ostride), in_overlap = maybe_overlapping(ni, isize, istride);
+    int64_t shared = offset < self->offset ? offset : self->offset;
+    int64_t in_off = self->offset - shared, out_off = offset - shared;
+    int64_t a = min_storage(ni, isize, istride, in_off), b = min_storage(no, osize, ostride, out_off);
+    int64_t base = a > b ? a : b;
+    tj_tensor *storage = tj_zeros(&base, 1, grad->dtype), *indices = NULL;
+    if (out_overlap || in_overlap) indices = tj_arange(tj_v_int(0), tj_v_int(base), tj_v_int(1), TJ_INT64);
+    if (out_overlap) {
+        int64_t flat = -1;
+        storage = tj_index_add(storage, 0, geometry_indices(indices, no, osize, ostride, out_off),
+                               tj_reshape(grad, &flat, 1), tj_v_int(1));
+    } else {
+        storage = tj_as_strided_scatter(storage, grad, osize, ostride, no, true, out_off);
+    }
+    if (in_overlap) {
+        tj_tensor *idx = geometry_indices(indices, ni, isize, istride, in_off);
+        tj_tensor *ones = idx ? tj_ones(tj_tensor_shape(idx), 1, grad->dtype) : NULL;
+        tj_tensor *count = tj_index_add(tj_zeros(&base, 1, grad->dtype), 0, idx, ones, tj_v_int(1));
+        storage = tj_div(storage, count); /* nan outside the input's elements, as ATen */
+    }
+    gi[0] = tj_as_strided(storage, self->shape, self->strides, self->ndim, true, in_off);
+    return TJ_OK;
+}
+
+/* as_strided_scatter: self gets the gradient with the written elements
+ * zeroed, src the gradient read with the geometry (over its row-major
+ * copy, as the operator reads self). */
+FORMULA(d_as_strided_scatter)
+{
+    const tj_tensor *src = META(1);
+    const tj_value *size = &c->args[2], *stride = &c->args[3];
+    bool has = c->args[4].kind == TJ_V_INT;
+    int64_t off = has ? c->args[4].u.i : 0;
+    if (NEED(0))
+        gi[0] = tj_as_strided_scatter(g[0], zeros_like(src), size->u.ints, stride->u.ints, size->n, true, off);
+    if (NEED(1)) gi[1] = tj_as_strided(tj_clone(g[0]), size->u.ints, stride->u.ints, size->n, true, off);
+    return TJ_OK;
+}
+
 FORMULA(d_select_scatter)
 {
     int64_t dim = c->args[2].u.i, index = c->args[3].u.i;
@@ -1931,7 +2055,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     /* session 24 (views3) */
     D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),
-    D(diagonal_scatter, d_diagonal_scatter),
+    D(diagonal_scatter, d_diagonal_scatter), D(as_strided, d_as_strided), D(as_strided_scatter, d_as_strided_scatter),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

@@ -355,14 +355,15 @@ tj_status tj_kernel_fill_Scalar(const tj_value *args, tj_tensor *const *outs)
 /* ---- slice_scatter, select_scatter, diagonal_scatter: a copy of self
  * with src written into the view (slice, select, diagonal) of it ---- */
 
-typedef enum scatter_kind { SCATTER_SLICE, SCATTER_SELECT, SCATTER_DIAGONAL } scatter_kind;
+typedef enum scatter_kind { SCATTER_SLICE, SCATTER_SELECT, SCATTER_DIAGONAL, SCATTER_AS_STRIDED } scatter_kind;
 
-static const char *const scatter_names[] = {"slice", "select", "diagonal"};
+static const char *const scatter_names[] = {"slice", "select", "diagonal", "as_strided view"};
 
 /* The view's geometry within `base`: the view operator's shape function on
  * base and self's arguments from arg 2 on (slice.Tensor's dim, start, end,
  * step; select's dim, index; diagonal's offset, dim1, dim2, its errors
- * naming op). */
+ * naming op; as_strided's size, stride, offset over base's elements in
+ * row-major order, base's first at offset 0, as in its contiguous clone). */
 static tj_status scatter_view(const char *op, scatter_kind kind, tj_tensor *base, const tj_value *args, tj_meta *m)
 {
     tj_value va[5] = {tj_v_tensor(base), args[2], args[3]};
@@ -370,6 +371,11 @@ static tj_status scatter_view(const char *op, scatter_kind kind, tj_tensor *base
     switch (kind) {
     case SCATTER_SELECT: return tj_meta_select(va, m);
     case SCATTER_DIAGONAL: va[3] = args[4]; return tj_diagonal_geometry(op, va, m);
+    case SCATTER_AS_STRIDED: {
+        tj_status st = tj_as_strided_geometry(op ? op : "aten::as_strided_scatter", base, base->numel, args + 2, 0, m);
+        m->offset += base->offset;
+        return st;
+    }
     default:
         va[3] = args[4];
         va[4] = args[5];
@@ -422,6 +428,14 @@ tj_status tj_meta_select_scatter(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_select_scatter(const tj_value *args, tj_tensor *const *outs)
 {
     return kernel_scatter(SCATTER_SELECT, args, outs);
+}
+tj_status tj_meta_as_strided_scatter(const tj_value *args, tj_meta *outs)
+{
+    return meta_scatter("aten::as_strided_scatter", SCATTER_AS_STRIDED, args, outs);
+}
+tj_status tj_kernel_as_strided_scatter(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_scatter(SCATTER_AS_STRIDED, args, outs);
 }
 tj_status tj_meta_diagonal_scatter(const tj_value *args, tj_meta *outs)
 {

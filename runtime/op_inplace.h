@@ -21,6 +21,7 @@ TJ_OP_DECLARE(slice_scatter)
 TJ_OP_DECLARE(index_put_)
 TJ_OP_DECLARE(select_scatter)
 TJ_OP_DECLARE(diagonal_scatter)
+TJ_OP_DECLARE(as_strided_scatter)
 /* diagonal's derivative (op_backward.def), zeros with a diagonal_scatter */
 TJ_OP_DECLARE(diagonal_backward)
 

@@ -392,6 +392,90 @@ tj_status tj_meta_diagonal(const tj_value *args, tj_meta *outs)
     return tj_diagonal_geometry("aten::diagonal", args, outs);
 }
 
+/* ---- as_strided ---- */
+
+/* One past the last element t addresses (its offset when empty). */
+static int64_t span_end(const tj_tensor *t)
+{
+    int64_t end = t->offset + 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0) return t->offset;
+        end += (t->shape[d] - 1) * t->strides[d];
+    }
+    return end;
+}
+
+/* The elements from storage offset 0 that t's storage holds, as PyTorch's
+ * storage size: the span of t's root base (a new tensor's elements), or t's
+ * own span when that reaches further; never more than the allocation (whose
+ * capacity may be rounded up). An alias of unknown base that is not dense
+ * (an expanded or strided alias without view_base: a plan's compile-time
+ * value) is bounded by the allocation alone, unbounded for a fake: the
+ * traced call was checked. */
+int64_t tj_storage_elements(const tj_tensor *t)
+{
+    int64_t capacity = !t->fake && t->storage ? (int64_t)(t->storage->nbytes / tj_dtype_size(t->dtype)) : INT64_MAX;
+    int64_t own = span_end(t), root = t->view_base ? span_end(t->view_base) : own;
+    if (!t->view_base && t->numel > 0 && own - t->offset != t->numel) return capacity;
+    int64_t logical = own > root ? own : root;
+    return logical < capacity ? logical : capacity;
+}
+
+tj_status tj_as_strided_geometry(const char *op, const tj_tensor *self, int64_t storage_elements,
+                                 const tj_value *args, int64_t default_offset, tj_meta *o)
+{
+    const int64_t *size = args[0].u.ints, *stride = args[1].u.ints;
+    int n = args[0].n;
+    int64_t offset = args[2].kind == TJ_V_INT ? args[2].u.i : default_offset;
+    char b1[SHAPE_BUF], b2[SHAPE_BUF];
+    if (args[1].n != n)
+        return tj_error(TJ_ERR_SHAPE, "%s: mismatch in length of strides and shape (size %s, stride %s)", op,
+                        tj_shape_str(n, size, b1, sizeof b1), tj_shape_str(args[1].n, stride, b2, sizeof b2));
+    if (n > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: size %s has more than %d dims", op,
+                        tj_shape_str(n, size, b1, sizeof b1), TJ_MAX_DIMS);
+    for (int d = 0; d < n; d++) {
+        if (size[d] < 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: Trying to create tensor with negative dimension %" PRId64 ": %s", op,
+                            size[d], tj_shape_str(n, size, b1, sizeof b1));
+        if (stride[d] < 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: Negative strides are not supported at the moment, got "
+                            "strides: %s", op, tj_shape_str(n, stride, b1, sizeof b1));
+    }
+    if (offset < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: Tensor: invalid storage offset %" PRId64, op, offset);
+    int64_t numel;
+    if (tj_checked_numel(n, size, &numel, op) != TJ_OK) return tj_last_status();
+    /* the last element read: offset + sum (size - 1) * stride, overflow-checked */
+    int64_t last = offset;
+    bool overflow = false;
+    for (int d = 0; d < n && numel > 0; d++) {
+        int64_t step;
+        overflow |= __builtin_mul_overflow(size[d] - 1, stride[d], &step) || __builtin_add_overflow(last, step, &last);
+    }
+    if (overflow || (numel > 0 && last >= storage_elements) || (numel == 0 && offset > storage_elements))
+        return tj_error(TJ_ERR_SHAPE, "%s: size %s, stride %s and storage offset %" PRId64 " reach element %s%" PRId64
+                        ", out of bounds for a storage of %" PRId64 " elements", op,
+                        tj_shape_str(n, size, b1, sizeof b1), tj_shape_str(n, stride, b2, sizeof b2), offset,
+                        overflow ? "beyond " : "", overflow ? INT64_MAX : numel > 0 ? last : offset, storage_elements);
+    o->dtype = self->dtype;
+    o->ndim = n;
+    o->alias = 0;
+    o->offset = offset;
+    memcpy(o->shape, size, sizeof(int64_t) * (size_t)n);
+    memcpy(o->strides, stride, sizeof(int64_t) * (size_t)n);
+    return TJ_OK;
+}
+
+/* as_strided(self, size, stride, storage_offset=None): a view of self's
+ * storage with any geometry inside it (ATen's as_strided_tensorimpl and
+ * setStrided checks); the offset defaults to self's. */
+tj_status tj_meta_as_strided(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    return tj_as_strided_geometry("aten::as_strided", self, tj_storage_elements(self), args + 1, self->offset, outs);
+}
+
 tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks)
 {
     const char *op = "aten::split.Tensor";

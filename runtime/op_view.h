@@ -64,6 +64,20 @@ tj_status tj_meta_diagonal(const tj_value *args, tj_meta *outs);
 /** tj_meta_diagonal with its errors naming `op` (diagonal_scatter,
  * diagonal_backward). */
 tj_status tj_diagonal_geometry(const char *op, const tj_value *args, tj_meta *outs);
+/** aten::as_strided (a view): self's storage read with the given size,
+ * stride and storage offset (args[3], None for self's). Errors name
+ * aten::as_strided: TJ_ERR_SHAPE for lists of different lengths, a negative
+ * size or an element outside the storage (naming size, stride and offset),
+ * TJ_ERR_INVALID_ARGUMENT for a negative stride or offset. */
+tj_status tj_meta_as_strided(const tj_value *args, tj_meta *outs);
+/** as_strided's checks and geometry: args are size, stride, offset (None:
+ * default_offset); the view must stay within storage_elements elements from
+ * storage offset 0. Errors name op. */
+tj_status tj_as_strided_geometry(const char *op, const tj_tensor *self, int64_t storage_elements,
+                                 const tj_value *args, int64_t default_offset, tj_meta *o);
+/** The elements t's storage holds from offset 0 (for a fake tensor, the
+ * span its root base addresses). */
+int64_t tj_storage_elements(const tj_tensor *t);
 tj_status tj_meta_cat(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_clone(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_to_copy(const tj_value *args, tj_meta *outs);

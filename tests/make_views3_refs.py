@@ -107,4 +107,35 @@ for tag, shape, off, d1, d2 in DIAG_CASES:
     emit("DIAG_%s_INPLACE_GX" % tag, gx2)
 emit_strings("DIAG_OPS", recorded_ops(lambda x: x.diagonal(1, 0, 1).sum(), tensor([3, 4])))
 
+# ---- as_strided ----
+# (tag, size, stride, storage offset or None, source): the view of x [3, 4]
+# (V3_X's first elements) itself ("x"), of x[1:] ("slice": storage offset 4)
+# or of x[0].expand(3, 4) ("expanded": an input whose elements overlap)
+STRIDED_CASES = [("WINDOW", [2, 2], [1, 2], 1, "x"), ("OVERLAP", [3, 3], [1, 1], 0, "x"),
+                 ("EXPAND", [2, 3], [0, 1], 2, "x"), ("DEFAULT_OFF", [4, 3], [1, 4], None, "x"),
+                 ("SIZE1", [1, 3, 1], [5, 2, 7], 3, "x"), ("EMPTY", [0, 2], [1, 1], 0, "x"),
+                 ("OF_SLICE", [2, 2], [4, 1], None, "slice"), ("OF_SLICE_OFF", [3], [3], 2, "slice"),
+                 ("IN_OVERLAP", [2, 3], [1, 1], 1, "expanded")]
+
+
+def strided_input(x, source):
+    return x if source == "x" else x[1:] if source == "slice" else x[0].expand(3, 4)
+
+
+for tag, size, stride, off, source in STRIDED_CASES:
+    x = tensor([3, 4]).requires_grad_()
+    out = strided_input(x, source).as_strided(size, stride, off)
+    gy = tensor(list(out.shape), GY)
+    gx, = torch.autograd.grad((out * gy).sum(), [x])
+    emit("STRIDED_%s_OUT" % tag, out.detach())
+    emit("STRIDED_%s_GEOM" % tag, list(out.shape) + list(out.stride()) + [out.storage_offset()], "int64_t")
+    emit("STRIDED_%s_GX" % tag, gx)
+    if source == "x" and tag in ("WINDOW", "DEFAULT_OFF"):
+        base = x * 1
+        base.as_strided(size, stride, off).mul_(3)
+        gx2, = torch.autograd.grad((base * tensor([3, 4], GY)).sum(), [x])
+        emit("STRIDED_%s_INPLACE" % tag, base.detach())
+        emit("STRIDED_%s_INPLACE_GX" % tag, gx2)
+emit_strings("STRIDED_OPS", recorded_ops(lambda x: x.as_strided([2, 2], [1, 2], 1).sum(), tensor([3, 4])))
+
 print_header("tests/make_views3_refs.py")

@@ -329,3 +329,162 @@ Test(views3, diagonal_traces_replays_functionalises_and_decomposes_as_eager)
     free(text);
     tj_graph_free(g);
 }
+
+/* ---- as_strided ---- */
+
+typedef enum strided_source { SRC_X, SRC_SLICE, SRC_EXPANDED } strided_source;
+
+typedef struct strided_case {
+    const char *tag;
+    int ndim;
+    int64_t size[3], stride[3];
+    bool has_offset;
+    int64_t offset;
+    strided_source source;
+    const double *out, *gx;
+    const int64_t *geom;
+} strided_case;
+
+#define STRIDED_CASE(tag, nd, size, stride, has, off, src)                                                           \
+    {#tag, nd, size, stride, has, off, src, STRIDED_##tag##_OUT, STRIDED_##tag##_GX, STRIDED_##tag##_GEOM}
+
+/* make_views3_refs.py's STRIDED_CASES */
+static const strided_case strided_cases[] = {
+    STRIDED_CASE(WINDOW, 2, S(2, 2), S(1, 2), true, 1, SRC_X),
+    STRIDED_CASE(OVERLAP, 2, S(3, 3), S(1, 1), true, 0, SRC_X),
+    STRIDED_CASE(EXPAND, 2, S(2, 3), S(0, 1), true, 2, SRC_X),
+    STRIDED_CASE(DEFAULT_OFF, 2, S(4, 3), S(1, 4), false, 0, SRC_X),
+    STRIDED_CASE(SIZE1, 3, S(1, 3, 1), S(5, 2, 7), true, 3, SRC_X),
+    STRIDED_CASE(EMPTY, 2, S(0, 2), S(1, 1), true, 0, SRC_X),
+    STRIDED_CASE(OF_SLICE, 2, S(2, 2), S(4, 1), false, 0, SRC_SLICE),
+    STRIDED_CASE(OF_SLICE_OFF, 1, S(3), S(3), true, 2, SRC_SLICE),
+    STRIDED_CASE(IN_OVERLAP, 2, S(2, 3), S(1, 1), true, 1, SRC_EXPANDED),
+};
+#define NSTRIDED ((int)(sizeof strided_cases / sizeof *strided_cases))
+
+static tj_tensor *strided_input(tj_tensor *x, strided_source source)
+{
+    if (source == SRC_SLICE) return tj_slice(x, 0, true, 1, false, 0, 1);
+    if (source == SRC_EXPANDED) return tj_expand(tj_select(x, 0, 0), (int64_t[]){3, 4}, 2);
+    return x;
+}
+
+static tj_tensor *strided_of(tj_tensor *x, const strided_case *sc)
+{
+    return tj_as_strided(strided_input(x, sc->source), sc->size, sc->stride, sc->ndim, sc->has_offset, sc->offset);
+}
+
+Test(views3, as_strided_is_a_view_with_pytorch_values_strides_and_gradients)
+{
+    for (int k = 0; k < NSTRIDED; k++) {
+        const strided_case *sc = &strided_cases[k];
+        tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, true), *out = strided_of(x, sc);
+        cr_assert_not_null(out, "%s: %s", sc->tag, tj_last_error());
+        cr_expect_eq(tj_tensor_ndim(out), sc->ndim);
+        expect_geometry(out, sc->geom, sc->tag);
+        test_expect_close(out, sc->out, tj_tensor_numel(out), 0, 0);
+        tj_tensor *gy = ramp(V3_GY, 0, sc->ndim, sc->size, false);
+        test_expect_close(test_grad1(x, out, gy), sc->gx, 12, 1e-15, 1e-15);
+    }
+}
+
+Test(views3, writing_through_as_strided_writes_its_base)
+{
+    static const struct {
+        int64_t size[2], stride[2];
+        bool has_offset;
+        int64_t offset;
+        const double *inplace, *gx;
+    } cases[] = {{{2, 2}, {1, 2}, true, 1, STRIDED_WINDOW_INPLACE, STRIDED_WINDOW_INPLACE_GX},
+                 {{4, 3}, {1, 4}, false, 0, STRIDED_DEFAULT_OFF_INPLACE, STRIDED_DEFAULT_OFF_INPLACE_GX}};
+    for (int k = 0; k < 2; k++) {
+        tj_tensor *plain = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false);
+        tj_tensor *v = tj_as_strided(plain, cases[k].size, cases[k].stride, 2, cases[k].has_offset, cases[k].offset);
+        cr_assert_not_null(tj_mul_scalar_(v, tj_v_int(3)), "%s", tj_last_error());
+        test_expect_close(plain, cases[k].inplace, 12, 0, 0);
+        tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, true), *base = tj_mul_scalar(x, tj_v_int(1));
+        v = tj_as_strided(base, cases[k].size, cases[k].stride, 2, cases[k].has_offset, cases[k].offset);
+        cr_assert_not_null(tj_mul_scalar_(v, tj_v_int(3)), "%s", tj_last_error());
+        test_expect_close(base, cases[k].inplace, 12, 0, 0);
+        test_expect_close(test_grad1(x, base, ramp(V3_GY, 0, 2, (int64_t[]){3, 4}, false)), cases[k].gx, 12, 0, 0);
+    }
+}
+
+Test(views3, as_strided_refuses_reads_outside_the_storage)
+{
+    tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false);
+    test_expect_error(tj_as_strided(x, (int64_t[]){3, 4}, (int64_t[]){4, 1}, 2, true, 1), TJ_ERR_SHAPE,
+                      "aten::as_strided", "size [3, 4], stride [4, 1] and storage offset 1 reach element 12, out of "
+                      "bounds for a storage of 12 elements");
+    test_expect_error(tj_as_strided(tj_slice(x, 0, true, 1, false, 0, 1), (int64_t[]){9}, (int64_t[]){1}, 1, false, 0),
+                      TJ_ERR_SHAPE, "aten::as_strided", "storage offset 4 reach element 12");
+    test_expect_error(tj_as_strided(x, (int64_t[]){2}, (int64_t[]){INT64_MAX}, 1, true, 0), TJ_ERR_SHAPE,
+                      "aten::as_strided", "out of bounds");
+    test_expect_error(tj_as_strided(x, (int64_t[]){2, -1}, (int64_t[]){1, 1}, 2, true, 0), TJ_ERR_SHAPE,
+                      "aten::as_strided", "negative dimension");
+    test_expect_error(tj_as_strided(x, (int64_t[]){2, 2}, (int64_t[]){1, -1}, 2, true, 0), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::as_strided", "Negative strides");
+    test_expect_error(tj_as_strided(x, (int64_t[]){2}, (int64_t[]){1}, 1, true, -1), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::as_strided", "invalid storage offset -1");
+    test_expect_error(tj_as_strided_scatter(x, x, (int64_t[]){2, 2}, (int64_t[]){1, 1}, 2, true, 0), TJ_ERR_SHAPE,
+                      "aten::as_strided_scatter", "src size [3, 4]");
+    test_expect_error(tj_as_strided_scatter(x, tj_zeros((int64_t[]){13}, 1, TJ_FLOAT64), (int64_t[]){13},
+                                            (int64_t[]){1}, 1, false, 0),
+                      TJ_ERR_SHAPE, "aten::as_strided_scatter", "out of bounds for a storage of 12 elements");
+    /* an empty view may sit at the storage's end */
+    cr_expect_not_null(tj_as_strided(x, (int64_t[]){0}, (int64_t[]){1}, 1, true, 12), "%s", tj_last_error());
+}
+
+static tj_status strided_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const strided_case *sc = ctx;
+    (void)n;
+    out[0] = tj_sum(strided_of(in[0], sc), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status strided_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const strided_case *sc = ctx;
+    (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_sum(tj_mul(strided_of(x, sc), in[1]), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+}
+
+/* base = x * 1; base.as_strided(...) *= 3; base * 2 */
+static tj_status strided_inplace_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const strided_case *sc = ctx;
+    (void)n;
+    tj_tensor *base = tj_mul_scalar(in[0], tj_v_int(1));
+    tj_tensor *v = tj_as_strided(base, sc->size, sc->stride, sc->ndim, sc->has_offset, sc->offset);
+    if (!tj_mul_scalar_(v, tj_v_int(3))) return tj_last_status();
+    out[0] = tj_mul_scalar(base, tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(views3, as_strided_traces_replays_functionalises_and_decomposes_as_eager)
+{
+    for (int k = 0; k < NSTRIDED; k++) {
+        const strided_case *sc = &strided_cases[k];
+        tj_tensor *in[2] = {ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false), ramp(V3_GY, 0, sc->ndim, sc->size, false)};
+        expect_traced(strided_step, (void *)sc, in, 1, 1, k == 0 ? STRIDED_OPS : NULL, STRIDED_OPS_N, 0, sc->tag);
+        expect_traced(strided_grad_step, (void *)sc, in, 2, 1, NULL, 0, 0, sc->tag);
+        if (sc->source == SRC_X && k != 1 && k != 2) /* writes through a non-overlapping view */
+            expect_traced(strided_inplace_step, (void *)sc, in, 1, 1, NULL, 0, 0, sc->tag);
+    }
+    const strided_case *window = &strided_cases[0];
+    tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 4}, false);
+    tj_graph *g = tj_make_fx(strided_inplace_step, (void *)window, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_geq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.as_strided_scatter.default(%mul, %mul_1, [2, 2], [1, 2], 1)"), "%s", text);
+    free(text);
+    tj_graph_free(g);
+}

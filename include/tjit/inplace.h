@@ -264,6 +264,17 @@ tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64
  * Errors (naming aten::diagonal_scatter): those of tj_diagonal, TJ_ERR_SHAPE
  * when src's shape is not the diagonal's. */
 tj_tensor *tj_diagonal_scatter(tj_tensor *self, tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
+/** aten::as_strided_scatter: a copy of self (any dtype) whose elements at
+ * the as_strided geometry (size, stride: ndim entries each; storage offset,
+ * 0 when has_offset is false) over self's elements in row-major order hold
+ * src, converted to self's dtype (PyTorch reads the geometry over self's
+ * clone, which is the row-major order for a contiguous self). Where the
+ * geometry overlaps itself one of the elements written there is kept (which
+ * one is unspecified, as in PyTorch). Errors
+ * (naming aten::as_strided_scatter): those of tj_as_strided against self's
+ * numel, TJ_ERR_SHAPE when src's shape is not size. */
+tj_tensor *tj_as_strided_scatter(tj_tensor *self, tj_tensor *src, const int64_t *size, const int64_t *stride, int ndim,
+                                 bool has_offset, int64_t storage_offset);
 
 #ifdef __cplusplus
 }

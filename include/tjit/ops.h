@@ -507,6 +507,19 @@ tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index);           /**
  * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2. Its gradient is
  * tj_diagonal_backward. */
 tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+/** aten::as_strided (a view sharing self's storage): self's storage (any
+ * dtype) read with shape `size` and strides `stride` (ndim entries each, in
+ * elements) from `storage_offset` (self's own when has_offset is false).
+ * Every element must lie inside the storage. The gradient is PyTorch 1.13's
+ * as_strided_backward (overlapping geometries, as expanded ones, sum into
+ * shared elements; an overlapping input divides by its multiplicity).
+ * Errors (naming aten::as_strided and the size, stride and offset):
+ * TJ_ERR_SHAPE for lists of different lengths, a negative size or an
+ * element outside the storage; TJ_ERR_INVALID_ARGUMENT for a negative
+ * stride or offset. A plan replays the geometry traced: an input whose
+ * storage offset differs at run time from the traced one shifts it. */
+tj_tensor *tj_as_strided(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
+                         int64_t storage_offset);
 /** aten::diagonal_backward: a new tensor of input_sizes (ndim dims) and
  * grad_output's dtype, zero but for its diagonal (tj_diagonal's offset,
  * dim1, dim2), which holds grad_output. Errors (naming

@@ -85,10 +85,29 @@ static int emit_call(fz *z, const tj_op *op, const tj_garg *args)
     return emit(z, TJ_OPS(_unsafe_view), args);
 }
 
+/* as_strided reads its input's storage: its geometry holds over a new value
+ * of the input (a row-major tensor) only when the input was one too, at
+ * storage offset 0. */
+static bool as_strided_replays(fz *z, int node)
+{
+    const tj_gnode *n = &z->old->nodes[node];
+    if (n->op != TJ_OPS(as_strided)) return true;
+    const tj_gvalue *in = &z->old->values[n->args[0].u.v];
+    int64_t strides[TJ_MAX_DIMS];
+    tj_contiguous_strides(in->ndim, in->shape, strides);
+    bool row_major = in->offset == 0;
+    for (int d = 0; d < in->ndim; d++) row_major &= in->shape[d] == 1 || in->strides[d] == strides[d];
+    if (row_major) return true;
+    tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: aten::as_strided of a tensor that is not row-major at storage "
+             "offset 0 reads a mutated tensor's storage: its geometry cannot be replayed on the new value");
+    return false;
+}
+
 /* Replays old view call `node` on the new value `base`. */
 static int replay_view(fz *z, int node, int base)
 {
     const tj_gnode *n = &z->old->nodes[node];
+    if (!as_strided_replays(z, node)) return -1;
     tj_garg args[TJ_MAX_ARGS];
     memcpy(args, n->args, sizeof(tj_garg) * (size_t)n->nargs);
     args[0] = gv(base);
@@ -132,6 +151,11 @@ static int unview(fz *z, int view_node, int pv, int nv)
     if (op == TJ_OPS(diagonal)) {
         tj_garg args[5] = {gv(pv), gv(nv), a[1], a[2], a[3]};
         return emit1(z, TJ_OPS(diagonal_scatter), args);
+    }
+    if (op == TJ_OPS(as_strided)) {
+        if (!as_strided_replays(z, view_node)) return -1;
+        tj_garg args[5] = {gv(pv), gv(nv), a[1], a[2], a[3]};
+        return emit1(z, TJ_OPS(as_strided_scatter), args);
     }
     if (op == TJ_OPS(view)) {
         tj_garg args[2] = {gv(nv), {.kind = TJ_GA_INTS, .n = parent_ndim, .u.ints = parent_shape}};
