@@ -14,14 +14,6 @@ TestSuite(opsbatch, .init = test_scope_open, .fini = test_scope_close);
 
 #define LEN(a) ((int64_t)(sizeof(a) / sizeof *(a)))
 
-/* A float64 tensor of `shape` holding v, requiring grad when asked. */
-static tj_tensor *f64(const double *v, int ndim, const int64_t *shape, bool requires_grad)
-{
-    tj_tensor *t = test_f64(ndim, shape, v);
-    if (requires_grad) cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK, "%s", tj_last_error());
-    return t;
-}
-
 /* v rounded to float32, of `shape`. */
 static tj_tensor *f32(const double *v, int ndim, const int64_t *shape)
 {
@@ -50,8 +42,8 @@ static const int64_t S34[2] = {3, 4}, S4[1] = {4};
 static void check_bce_logits(const double *w, const double *p, int64_t reduction, const double *out,
                              const double *gx, const double *gt)
 {
-    tj_tensor *x = f64(BCEL_X, 2, S34, true), *t = f64(BCEL_T, 2, S34, true);
-    tj_tensor *wt = w ? f64(w, 1, S4, false) : NULL, *pt = p ? f64(p, 1, S4, false) : NULL;
+    tj_tensor *x = test_f64_grad(BCEL_X, 2, S34, true), *t = test_f64_grad(BCEL_T, 2, S34, true);
+    tj_tensor *wt = w ? test_f64_grad(w, 1, S4, false) : NULL, *pt = p ? test_f64_grad(p, 1, S4, false) : NULL;
     tj_tensor *loss = tj_binary_cross_entropy_with_logits(x, t, wt, pt, reduction);
     int64_t n = reduction == 0 ? 12 : 1;
     test_expect_close(loss, out, n, 1e-12, 1e-14);
@@ -110,8 +102,8 @@ Test(opsbatch, bce_with_logits_refuses_bad_shapes_dtypes_reductions_and_weight_g
 
 Test(opsbatch, baddbmm_matches_pytorch_with_beta_and_alpha)
 {
-    tj_tensor *self = f64(BADDBMM_SELF, 3, (int64_t[]){2, 3, 4}, true), *b1 = f64(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, true),
-              *b2 = f64(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, true);
+    tj_tensor *self = test_f64_grad(BADDBMM_SELF, 3, (int64_t[]){2, 3, 4}, true), *b1 = test_f64_grad(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, true),
+              *b2 = test_f64_grad(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, true);
     tj_tensor *out = tj_baddbmm(self, b1, b2, tj_v_float(0.5), tj_v_int(2));
     test_expect_close(out, BADDBMM_OUT, 24, 1e-12, 1e-14);
     expect_grads(out, BADDBMM_GY, (tj_tensor *[]){self, b1, b2}, 3,
@@ -124,8 +116,8 @@ Test(opsbatch, baddbmm_matches_pytorch_with_beta_and_alpha)
 /* self [4] broadcast to [2, 3, 4]: its gradient is summed back to [4] */
 Test(opsbatch, baddbmm_broadcasts_self_and_sums_its_gradient)
 {
-    tj_tensor *self = f64(BADDBMM_SELF, 1, S4, true), *b1 = f64(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, false),
-              *b2 = f64(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, false);
+    tj_tensor *self = test_f64_grad(BADDBMM_SELF, 1, S4, true), *b1 = test_f64_grad(BADDBMM_B1, 3, (int64_t[]){2, 3, 5}, false),
+              *b2 = test_f64_grad(BADDBMM_B2, 3, (int64_t[]){2, 5, 4}, false);
     tj_tensor *out = tj_baddbmm(self, b1, b2, tj_v_float(-1.5), tj_v_int(1));
     test_expect_close(out, BADDBMM_BCAST_OUT, 24, 1e-12, 1e-14);
     expect_grads(out, BADDBMM_GY, &self, 1, (const double *const[]){BADDBMM_BCAST_GSELF});
@@ -200,7 +192,7 @@ Test(opsbatch, baddbmm_refuses_bad_ranks_batches_inner_sizes_self_and_dtypes)
  * written, src's is grad.gather (duplicates included) */
 Test(opsbatch, scatter_src_matches_pytorch_with_duplicate_indices)
 {
-    tj_tensor *self = f64(SCATTER_SELF, 2, S34, true), *src = f64(SCATTER_SRC0, 2, (int64_t[]){2, 4}, true);
+    tj_tensor *self = test_f64_grad(SCATTER_SELF, 2, S34, true), *src = test_f64_grad(SCATTER_SRC0, 2, (int64_t[]){2, 4}, true);
     tj_tensor *index = test_i64(2, (int64_t[]){2, 4}, SCATTER_I0);
     tj_tensor *out = tj_scatter(self, 0, index, src);
     test_expect_close(out, SCATTER_DIM0_OUT, 12, 0, 0);
@@ -213,7 +205,7 @@ Test(opsbatch, scatter_src_matches_pytorch_with_duplicate_indices)
 
 Test(opsbatch, scatter_along_the_last_dim_matches_pytorch)
 {
-    tj_tensor *self = f64(SCATTER_SELF, 2, (int64_t[]){2, 5}, true), *src = f64(SCATTER_SRC1, 2, (int64_t[]){2, 3}, true);
+    tj_tensor *self = test_f64_grad(SCATTER_SELF, 2, (int64_t[]){2, 5}, true), *src = test_f64_grad(SCATTER_SRC1, 2, (int64_t[]){2, 3}, true);
     tj_tensor *index = test_i64(2, (int64_t[]){2, 3}, SCATTER_I1);
     tj_tensor *out = tj_scatter(self, -1, index, src);
     test_expect_close(out, SCATTER_DIM1_OUT, 10, 0, 0);
@@ -227,7 +219,7 @@ Test(opsbatch, scatter_along_the_last_dim_matches_pytorch)
 Test(opsbatch, scatter_gradient_of_a_larger_src_is_zero_where_unread)
 {
     double src_v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    tj_tensor *self = f64(SCATTER_SELF, 2, (int64_t[]){2, 5}, false), *src = f64(src_v, 2, (int64_t[]){2, 4}, true);
+    tj_tensor *self = test_f64_grad(SCATTER_SELF, 2, (int64_t[]){2, 5}, false), *src = test_f64_grad(src_v, 2, (int64_t[]){2, 4}, true);
     tj_tensor *out = tj_scatter(self, 1, test_i64(2, (int64_t[]){2, 3}, SCATTER_I1), src);
     test_expect_close(out, (double[]){2, 1, -1, 0.5, 3, 0, 6, -0.5, 7, -1}, 10, 0, 0);
     expect_grads(out, SCATTER_GY, &src, 1, (const double *const[]){SCATTER_PADDED_GSRC});
@@ -235,7 +227,7 @@ Test(opsbatch, scatter_gradient_of_a_larger_src_is_zero_where_unread)
 
 Test(opsbatch, scatter_value_matches_pytorch)
 {
-    tj_tensor *self = f64(SCATTER_SELF, 2, S34, true);
+    tj_tensor *self = test_f64_grad(SCATTER_SELF, 2, S34, true);
     tj_tensor *out = tj_scatter_value(self, 0, test_i64(2, (int64_t[]){2, 4}, SCATTER_I0), tj_v_float(-2.5));
     test_expect_close(out, SCATTER_VALUE_OUT, 12, 0, 0);
     expect_grads(out, SCATTER_GY, &self, 1, (const double *const[]){SCATTER_VALUE_GSELF});
@@ -273,7 +265,7 @@ Test(opsbatch, scatter_refuses_bad_indices_shapes_and_dtypes)
  * the float32 forward within 2e-6 */
 static void check_act(tj_tensor *(*f)(tj_tensor *), const double *out, const double *gx)
 {
-    tj_tensor *x = f64(ACT_X, 2, S34, true), *y = f(x);
+    tj_tensor *x = test_f64_grad(ACT_X, 2, S34, true), *y = f(x);
     test_expect_close(y, out, 12, 1e-12, 1e-14);
     expect_grads(y, ACT_GY, &x, 1, (const double *const[]){gx});
     test_expect_close(f(f32(ACT_X, 2, S34)), out, 12, 2e-6, 1e-7);
@@ -286,7 +278,7 @@ Test(opsbatch, softsign_matches_pytorch) { check_act(tj_softsign, SOFTSIGN_OUT, 
 /* torch.ops.aten.log_sigmoid_forward(x)[1] is exp(-|x|) on CPU */
 Test(opsbatch, log_sigmoid_forward_returns_its_buffer_and_the_backward_reads_it)
 {
-    tj_tensor *x = f64(ACT_X, 2, S34, false), *out, *buffer;
+    tj_tensor *x = test_f64_grad(ACT_X, 2, S34, false), *out, *buffer;
     cr_assert_eq(tj_log_sigmoid_forward(x, &out, &buffer), TJ_OK, "%s", tj_last_error());
     test_expect_close(out, LOG_SIGMOID_OUT, 12, 1e-12, 1e-14);
     test_expect_close(buffer, LOG_SIGMOID_BUFFER, 12, 1e-12, 1e-14);
@@ -299,10 +291,10 @@ Test(opsbatch, log_sigmoid_forward_returns_its_buffer_and_the_backward_reads_it)
 
 Test(opsbatch, glu_matches_pytorch_along_either_dim)
 {
-    tj_tensor *x = f64(ACT_X, 2, S34, true), *y = tj_glu(x, -1);
+    tj_tensor *x = test_f64_grad(ACT_X, 2, S34, true), *y = tj_glu(x, -1);
     test_expect_close(y, GLU_LAST_OUT, 6, 1e-12, 1e-14);
     expect_grads(y, ACT_GY, &x, 1, (const double *const[]){GLU_LAST_GX});
-    tj_tensor *x0 = f64(ACT_X, 2, (int64_t[]){4, 3}, true), *y0 = tj_glu(x0, 0);
+    tj_tensor *x0 = test_f64_grad(ACT_X, 2, (int64_t[]){4, 3}, true), *y0 = tj_glu(x0, 0);
     test_expect_close(y0, GLU_FIRST_OUT, 6, 1e-12, 1e-14);
     expect_grads(y0, ACT_GY, &x0, 1, (const double *const[]){GLU_FIRST_GX});
     test_expect_close(tj_glu(f32(ACT_X, 2, (int64_t[]){4, 3}), 0), GLU_FIRST_OUT, 6, 2e-6, 1e-6);

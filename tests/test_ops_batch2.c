@@ -15,51 +15,6 @@
 
 TestSuite(opsbatch2, .init = test_scope_open, .fini = test_scope_close);
 
-/* A float64 tensor of `shape` holding v, requiring grad when asked. */
-static tj_tensor *f64(const double *v, int ndim, const int64_t *shape, bool requires_grad)
-{
-    tj_tensor *t = test_f64(ndim, shape, v);
-    if (requires_grad) cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK, "%s", tj_last_error());
-    return t;
-}
-
-/* Runs step eagerly and traced (make_fx, fake mode): the graph holds every
- * string of want[0..nwant) and not `absent` (NULL: no check); its replay
- * gives eager's nout results exactly, and the core-decomposed trace
- * (primitives only) within rtol relative and absolute (0: exactly). */
-static void expect_traced(tj_trace_fn step, tj_tensor *const *in, int n, int nout, const char *const *want, int nwant,
-                          const char *absent, double rtol)
-{
-    tj_tensor *eager[4], *got[4];
-    int n_out;
-    cr_assert_eq(step(NULL, in, n, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    cr_assert_eq(n_out, nout);
-    tj_graph *g = tj_make_fx(step, NULL, in, n, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *text = tj_graph_to_string(g);
-    for (int k = 0; k < nwant; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
-    if (absent) cr_expect(!strstr(text, absent), "%s holds %s", text, absent);
-    free(text);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, n, got), TJ_OK, "%s", tj_last_error());
-    for (int k = 0; k < nout; k++) test_expect_same(got[k], eager[k], "replayed");
-    tj_plan_free(p);
-    tj_graph_free(g);
-    cr_expect(test_run_core(step, NULL, in, n, got));
-    for (int k = 0; k < nout; k++) {
-        if (rtol == 0) {
-            test_expect_same(got[k], eager[k], "decomposed");
-            continue;
-        }
-        double w[256];
-        int64_t numel = tj_tensor_numel(eager[k]);
-        cr_assert(numel <= 256);
-        cr_assert_eq(tj_tensor_copy_to(tj_to_copy(eager[k], TJ_FLOAT64), w), TJ_OK, "%s", tj_last_error());
-        test_expect_close(got[k], w, numel, rtol, rtol);
-    }
-}
-
 /* ---- reflection / replication padding ---- */
 
 typedef tj_tensor *(*pad_fn)(tj_tensor *, const int64_t *, int);
@@ -96,12 +51,12 @@ Test(opsbatch2, padding_matches_pytorch_with_gradients_and_double_backward)
 {
     for (int k = 0; k < NPAD_CASES; k++) {
         const pad_case *pc = &pad_cases[k];
-        tj_tensor *x = f64(PAD_X, pc->ndim, pc->shape, true);
+        tj_tensor *x = test_f64_grad(PAD_X, pc->ndim, pc->shape, true);
         tj_tensor *out = pc->fn(x, pc->pad, pc->npad);
         cr_assert_not_null(out, "case %d: %s", k, tj_last_error());
         int64_t n = tj_tensor_numel(out);
         test_expect_close(out, pc->out, n, 0, 0);
-        tj_tensor *gy = f64(PAD_GY, tj_tensor_ndim(out), tj_tensor_shape(out), true);
+        tj_tensor *gy = test_f64_grad(PAD_GY, tj_tensor_ndim(out), tj_tensor_shape(out), true);
         test_expect_close(test_grad1(x, out, gy), pc->gx, tj_tensor_numel(x), 1e-15, 1e-15);
         /* the backward operator, differentiated in grad_output */
         tj_tensor *gx = pc->backward(gy, x, pc->pad, pc->npad);
@@ -232,7 +187,7 @@ Test(opsbatch2, padding_traces_decomposes_and_replays_as_eager)
      * the gradient's sums round in another order */
     const char *want[] = {"aten.reflection_pad2d.default(%detach, [1, 2, -1, 2])", "aten.replication_pad1d.default(",
                           "aten.replication_pad1d_backward.default(", "aten.reflection_pad2d_backward.default("};
-    expect_traced(pad_step, (tj_tensor *[]){test_random_f32(4, (int64_t[]){2, 3, 4, 4}, 9)}, 1, 2, want, 4, NULL, 1e-6);
+    test_expect_traced(pad_step, (tj_tensor *[]){test_random_f32(4, (int64_t[]){2, 3, 4, 4}, 9)}, 1, 2, want, 4, NULL, 1e-6);
 }
 
 /* ---- scatter_reduce.two ---- */
@@ -255,8 +210,8 @@ Test(opsbatch2, scatter_reduce_matches_pytorch_for_every_reduction_with_gradient
         for (int inc = 0; inc < 2; inc++)
             for (int d = 0; d < 2; d++) {
                 const double *const *want = sr_refs[r][inc][d];
-                tj_tensor *self = f64(SR_SELF, 2, s34, true);
-                tj_tensor *src = d == 0 ? f64(SR_SRC0, 2, s0, true) : f64(SR_SRC1, 2, s1, true);
+                tj_tensor *self = test_f64_grad(SR_SELF, 2, s34, true);
+                tj_tensor *src = d == 0 ? test_f64_grad(SR_SRC0, 2, s0, true) : test_f64_grad(SR_SRC1, 2, s1, true);
                 tj_tensor *index = test_i64(2, d == 0 ? i0 : i1, d == 0 ? SR_I0 : SR_I1);
                 tj_tensor *out = tj_scatter_reduce(self, d, index, src, reductions[r], inc == 0);
                 cr_assert_not_null(out, "%s: %s", reductions[r], tj_last_error());
@@ -342,7 +297,7 @@ Test(opsbatch2, scatter_reduce_traces_and_replays_as_eager)
                         test_i64(2, (int64_t[]){2, 3}, SR_I0), test_i64(2, (int64_t[]){2, 2}, (int64_t[]){3, 3, 0, 1})};
     const char *want[] = {"aten.scatter_reduce.two(%detach, 0, %arg2_1, %detach_1, 'sum', include_self = False)",
                           "aten.scatter.value(", "aten.gather.default(", "aten.eq.Tensor("};
-    expect_traced(scatter_reduce_step, in, 4, 3, want, 4, NULL, 0);
+    test_expect_traced(scatter_reduce_step, in, 4, 3, want, 4, NULL, 0);
 }
 
 /* scatter_reduce_ writes into a strided self, reads a src that is self
@@ -361,7 +316,7 @@ Test(opsbatch2, scatter_reduce_in_place_matches_the_out_of_place_operator)
         test_expect_same(tj_scatter_reduce_(x, 1, index, x, reductions[r], true), want_self, "src is self");
     }
     /* the gradient of an in-place call on a non-leaf */
-    tj_tensor *s = f64(SR_SRC0, 2, (int64_t[]){2, 4}, true), *x = f64(SR_SELF, 2, (int64_t[]){3, 4}, true);
+    tj_tensor *s = test_f64_grad(SR_SRC0, 2, (int64_t[]){2, 4}, true), *x = test_f64_grad(SR_SELF, 2, (int64_t[]){3, 4}, true);
     tj_tensor *y = tj_mul_scalar(x, tj_v_int(1));
     tj_tensor *out = tj_scatter_reduce_(y, 0, test_i64(2, (int64_t[]){2, 3}, SR_I0), s, "amax", false);
     cr_assert_not_null(out, "%s", tj_last_error());
@@ -377,7 +332,7 @@ static const int64_t S43[2] = {4, 3};
 
 Test(opsbatch2, index_copy_and_index_fill_match_pytorch_with_gradients)
 {
-    tj_tensor *x = f64(IC_SELF, 2, S43, true), *src = f64(IC_SOURCE, 2, (int64_t[]){3, 3}, true);
+    tj_tensor *x = test_f64_grad(IC_SELF, 2, S43, true), *src = test_f64_grad(IC_SOURCE, 2, (int64_t[]){3, 3}, true);
     tj_tensor *out = tj_index_copy(x, 0, test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), src);
     test_expect_close(out, IC_OUT, 12, 0, 0);
     tj_tensor *gy = test_f64(2, S43, IC_GY), *got[2];
@@ -477,7 +432,7 @@ Test(opsbatch2, index_copy_and_index_fill_trace_decompose_and_replay_as_eager)
                         test_i64(1, (int64_t[]){3}, (int64_t[]){3, 0, 3}), test_i64(1, (int64_t[]){2}, (int64_t[]){-1, 1})};
     const char *want[] = {"aten.index_copy.default(%detach, 0, %arg2_1, %detach_1)", "aten.index_fill.int_Scalar(",
                           "aten.index_select.default("};
-    expect_traced(index_write_step, in, 4, 3, want, 3, NULL, 0);
+    test_expect_traced(index_write_step, in, 4, 3, want, 3, NULL, 0);
 }
 
 /* ---- mv, dot, addmv, addr, outer ---- */
@@ -497,8 +452,8 @@ static void check_lin(tj_tensor *out, tj_tensor *const *ins, int n, const double
 Test(opsbatch2, matrix_vector_products_match_pytorch_with_gradients)
 {
     static const int64_t s34[2] = {3, 4}, s4[1] = {4}, s3[1] = {3};
-    tj_tensor *m = f64(LIN_MAT, 2, s34, true), *v = f64(LIN_VEC, 1, s4, true), *u = f64(LIN_U, 1, s3, true);
-    tj_tensor *s3v = f64(LIN_SELF, 1, s3, true), *s34t = f64(LIN_SELF, 2, s34, true), *m4 = f64(LIN_MAT, 1, s4, true);
+    tj_tensor *m = test_f64_grad(LIN_MAT, 2, s34, true), *v = test_f64_grad(LIN_VEC, 1, s4, true), *u = test_f64_grad(LIN_U, 1, s3, true);
+    tj_tensor *s3v = test_f64_grad(LIN_SELF, 1, s3, true), *s34t = test_f64_grad(LIN_SELF, 2, s34, true), *m4 = test_f64_grad(LIN_MAT, 1, s4, true);
     check_lin(tj_mv(m, v), (tj_tensor *[]){m, v}, 2, MV_OUT, (const double *const[]){MV_G0, MV_G1});
     check_lin(tj_dot(v, m4), (tj_tensor *[]){v, m4}, 2, DOT_OUT, (const double *const[]){DOT_G0, DOT_G1});
     check_lin(tj_addmv(s3v, m, v, tj_v_float(0.5), tj_v_int(-2)), (tj_tensor *[]){s3v, m, v}, 3, ADDMV_OUT,
@@ -597,7 +552,7 @@ Test(opsbatch2, matrix_vector_products_trace_decompose_and_replay_as_eager)
                         tj_to_copy(test_random_f32(1, (int64_t[]){3}, 3), TJ_FLOAT64)};
     const char *want[] = {"aten.addmv.default(%detach_2, %detach, %detach_1, beta = 0.5, alpha = 2)", "aten.addr.default(",
                           "aten.mv.default(", "aten.dot.default("};
-    expect_traced(lin_step, in, 3, 4, want, 4, "aten.outer", 1e-12);
+    test_expect_traced(lin_step, in, 3, 4, want, 4, "aten.outer", 1e-12);
 }
 
 /* ---- celu, selu ---- */
@@ -615,7 +570,7 @@ static tj_status act_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
 Test(opsbatch2, celu_and_selu_match_pytorch_and_record_elu)
 {
     static const int64_t s12[1] = {12};
-    tj_tensor *x = f64(ELU_X, 1, s12, true), *gy = test_f64(1, s12, LIN_GY);
+    tj_tensor *x = test_f64_grad(ELU_X, 1, s12, true), *gy = test_f64(1, s12, LIN_GY);
     tj_tensor *c = tj_celu(x, tj_v_float(0.5)), *s = tj_selu(x);
     test_expect_close(c, CELU_OUT, 12, 1e-15, 1e-300);
     test_expect_close(test_grad1(x, c, gy), CELU_GX, 12, 1e-15, 1e-300);

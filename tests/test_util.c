@@ -217,6 +217,47 @@ bool test_run_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n, tj_te
     return primitives;
 }
 
+tj_tensor *test_f64_grad(const double *v, int ndim, const int64_t *shape, bool requires_grad)
+{
+    tj_tensor *t = test_f64(ndim, shape, v);
+    if (requires_grad) cr_assert_eq(tj_tensor_set_requires_grad(t, true), TJ_OK, "%s", tj_last_error());
+    return t;
+}
+
+void test_expect_traced(tj_trace_fn step, tj_tensor *const *in, int n, int nout, const char *const *want, int nwant,
+                        const char *absent, double rtol)
+{
+    tj_tensor *eager[4], *got[4];
+    int n_out;
+    cr_assert(nout <= 4);
+    cr_assert_eq(step(NULL, in, n, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, nout);
+    tj_graph *g = tj_make_fx(step, NULL, in, n, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    for (int k = 0; k < nwant; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+    if (absent) cr_expect(!strstr(text, absent), "%s holds %s", text, absent);
+    free(text);
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, n, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < nout; k++) test_expect_same(got[k], eager[k], "replayed");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect(test_run_core(step, NULL, in, n, got));
+    for (int k = 0; k < nout; k++) {
+        if (rtol == 0) {
+            test_expect_same(got[k], eager[k], "decomposed");
+            continue;
+        }
+        double w[256];
+        int64_t numel = tj_tensor_numel(eager[k]);
+        cr_assert(numel <= 256);
+        cr_assert_eq(tj_tensor_copy_to(tj_to_copy(eager[k], TJ_FLOAT64), w), TJ_OK, "%s", tj_last_error());
+        test_expect_close(got[k], w, numel, rtol, rtol);
+    }
+}
+
 void test_expect_round_trip(const char *text)
 {
     tj_graph *g = tj_graph_parse(text);

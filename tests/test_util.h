@@ -96,6 +96,19 @@ void test_expect_same(const tj_tensor *a, const tj_tensor *b, const char *what);
  *  the graph holds primitives only. */
 bool test_run_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n, tj_tensor **out);
 
+/** A float64 tensor of `shape` holding v (test_f64), requiring grad when
+ *  asked. */
+tj_tensor *test_f64_grad(const double *v, int ndim, const int64_t *shape, bool requires_grad);
+
+/** Runs step eagerly and traced (make_fx, fake mode) on in (n inputs): the
+ *  graph text holds every string of want[0..nwant) and not `absent` (NULL:
+ *  no check); its replay (tj_compile, tj_plan_run) gives eager's nout (<= 4)
+ *  results exactly, and the core-decomposed trace (primitives only, each
+ *  result of at most 256 elements) within rtol relative and absolute (0:
+ *  exactly). */
+void test_expect_traced(tj_trace_fn step, tj_tensor *const *in, int n, int nout, const char *const *want, int nwant,
+                        const char *absent, double rtol);
+
 /** Parses a graph text (the test fails when it does not parse) and expects
  *  the graph to print back to the same text. */
 void test_expect_round_trip(const char *text);
