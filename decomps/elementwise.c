@@ -406,8 +406,54 @@ static tj_status selu(const tj_value *args, tj_value *outs)
                        tj_v_float(1.0507009873554804934193349852946), tj_v_int(1)), outs);
 }
 
+/* prelu as torch._refs: where(self > 0, self, self * weight), the weight
+ * viewed to broadcast along self's dim 1 ([C, 1, ...]), or as one value
+ * (0-dim) when it has one element and self fewer than two dims (where
+ * torch._refs' broadcast_in_dim fails) or when it is 0-dim */
+static tj_status prelu(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(prelu, args, m);
+    tj_tensor *x = args[0].u.t, *w = args[1].u.t;
+    int nd = tj_tensor_ndim(x);
+    int64_t shape[TJ_MAX_DIMS] = {tj_tensor_numel(w)};
+    for (int k = 1; k < nd - 1; k++) shape[k] = 1;
+    tj_tensor *wb = tj_view(w, shape, tj_tensor_ndim(w) == 0 || nd < 2 ? 0 : nd - 1);
+    return done(tj_where(tj_gt_scalar(x, tj_v_int(0)), x, tj_mul(x, wb)), outs);
+}
+
+/* prelu_backward as torch._decomp: the weight unsqueezed at the end to
+ * broadcast along dim 1 of grad_output, self's gradient where(self > 0,
+ * grad, weight * grad), weight's where(self > 0, 0, self * grad) summed to
+ * that shape (sum_to_size) and viewed as the weight's */
+static tj_status prelu_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(prelu_backward, args, m);
+    tj_tensor *g = args[0].u.t, *x = args[1].u.t, *w = args[2].u.t, *cur = w;
+    int gd = tj_tensor_ndim(g);
+    for (int k = 2; k < gd; k++) cur = tj_unsqueeze(cur, -1);
+    tj_tensor *pos = tj_gt_scalar(x, tj_v_int(0));
+    tj_tensor *gx = tj_where(pos, g, tj_mul(cur, g));
+    tj_tensor *terms = tj_where_scalar_self(pos, tj_v_float(0.0), tj_mul(x, g));
+    if (!gx || !terms || !cur) return tj_last_status();
+    /* sum_to_size(terms, cur's shape): leading dims away, then the dims cur has as 1 */
+    int td = tj_tensor_ndim(terms), cd = tj_tensor_ndim(cur), lead = td - cd, nred = 0;
+    int64_t dims[TJ_MAX_DIMS];
+    for (int d = 0; d < lead; d++) dims[nred++] = d;
+    if (nred) terms = tj_sum_dim(terms, dims, nred, false, TJ_DTYPE_NONE);
+    nred = 0;
+    for (int d = 0; d < cd; d++)
+        if (tj_tensor_shape(cur)[d] == 1 && tj_tensor_shape(x)[lead + d] != 1) dims[nred++] = d;
+    if (nred) terms = tj_sum_dim(terms, dims, nred, true, TJ_DTYPE_NONE);
+    tj_tensor *gw = tj_view(terms, m[1].shape, m[1].ndim);
+    if (!gw) return tj_last_status();
+    outs[1] = tj_v_tensor(gw);
+    return done(gx, outs);
+}
+
 void tj_register_elementwise_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(prelu), prelu, "prelu");
+    tj_op_set_decomposition(TJ_OPS(prelu_backward), prelu_backward, "prelu_backward");
     tj_op_set_decomposition(TJ_OPS(celu), celu, "celu");
     tj_op_set_decomposition(TJ_OPS(selu), selu, "selu");
     tj_op_set_decomposition(TJ_OPS(relu), relu, "relu");

@@ -150,6 +150,13 @@ tj_tensor *tj_elu(tj_tensor *self, tj_value alpha, tj_value scale, tj_value inpu
 }
 tj_tensor *tj_celu(tj_tensor *self, tj_value alpha) { return CALL(celu, T(self), alpha); }
 tj_tensor *tj_selu(tj_tensor *self) { return CALL(selu, T(self)); }
+tj_tensor *tj_prelu(tj_tensor *self, tj_tensor *weight) { return CALL(prelu, T(self), T(weight)); }
+tj_status tj_prelu_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *weight, tj_tensor **grad_self,
+                            tj_tensor **grad_weight)
+{
+    return calln(TJ_OPS(prelu_backward), (const tj_value[]){T(grad_output), T(self), T(weight)}, grad_self,
+                 grad_weight, NULL);
+}
 tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negative_slope, bool self_is_result)
 {
     return CALL(leaky_relu_backward, T(g), T(self), negative_slope, B(self_is_result));

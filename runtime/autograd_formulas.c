@@ -1705,6 +1705,50 @@ FORMULA(d_celu)
     return TJ_OK;
 }
 
+/* prelu (derivatives.yaml): prelu_backward(grad, self, weight) */
+FORMULA(d_prelu) { return g[0] ? tj_prelu_backward(g[0], ARG(0), ARG(1), &gi[0], &gi[1]) : TJ_OK; }
+
+/* prelu_backward: PyTorch 1.13's prelu_double_backward (FunctionsManual.cpp)
+ * step for step, so that make_fx records its operators: with gI / gW the
+ * incoming gradients (zeros when absent), pos / nonpos the masks self > 0
+ * and self <= 0 in self's dtype, and ggW / weight unsqueezed to broadcast
+ * along dim 1 (one weight: expanded as it is), grad_output's gradient is
+ * gI * (pos + nonpos * weight) + ggW * nonpos * self, self's ggW *
+ * grad_output * nonpos, weight's the sum of gI * grad_output * nonpos per
+ * weight. */
+FORMULA(d_prelu_backward)
+{
+    tj_tensor *go = ARG(0), *x = ARG(1), *w = ARG(2);
+    const tj_tensor *xm = META(1), *gom = META(0), *wm = META(2);
+    tj_tensor *ggi = g[0] ? g[0] : zeros_like(xm), *ggw = g[1] ? g[1] : zeros_like(wm);
+    tj_tensor *pos = tj_to_copy(tj_gt_scalar(x, tj_v_int(0)), xm->dtype);
+    tj_tensor *nonpos = tj_to_copy(tj_le_scalar(x, tj_v_int(0)), xm->dtype);
+    if (wm->numel == 1) {
+        /* a 0-dim self with a 1-D weight: weight and ggW as 0-dim */
+        bool squeeze = xm->ndim == 0 && wm->ndim == 1;
+        tj_tensor *wq = squeeze ? tj_squeeze_dim(w, 0) : w, *ggwq = squeeze ? tj_squeeze_dim(ggw, 0) : ggw;
+        tj_tensor *mask = tj_add(pos, tj_mul(nonpos, tj_expand(wq, xm->shape, xm->ndim)));
+        tj_tensor *ggw_e = tj_expand(ggwq, gom->shape, gom->ndim);
+        gi[0] = tj_add(tj_mul(ggi, mask), tj_mul(ggw_e, tj_mul(nonpos, x)));
+        gi[1] = tj_mul(tj_mul(tj_expand(ggwq, gom->shape, gom->ndim), go), nonpos);
+        gi[2] = tj_expand(tj_sum(tj_mul(tj_mul(ggi, go), nonpos), TJ_DTYPE_NONE), wm->shape, wm->ndim);
+        return TJ_OK;
+    }
+    tj_tensor *ggw_e = ggw, *w_e = w;
+    for (int k = 2; k < xm->ndim; k++) ggw_e = tj_unsqueeze(ggw_e, 1);
+    ggw_e = tj_expand(ggw_e, tj_tensor_shape(ggi), tj_tensor_ndim(ggi));
+    gi[1] = tj_mul(tj_mul(ggw_e, go), nonpos);
+    tj_tensor *gw = tj_mul(tj_mul(ggi, go), nonpos);
+    if (xm->ndim > 1) gw = tj_sum_dim(gw, (const int64_t[]){0}, 1, false, TJ_DTYPE_NONE);
+    while (gw && tj_tensor_ndim(gw) > 1) gw = tj_sum_dim(gw, (const int64_t[]){1}, 1, false, TJ_DTYPE_NONE);
+    gi[2] = gw;
+    for (int k = 2; k < xm->ndim; k++) w_e = tj_unsqueeze(w_e, 1);
+    w_e = tj_expand(w_e, xm->shape, xm->ndim);
+    tj_tensor *mask = tj_add(pos, tj_mul(nonpos, w_e));
+    gi[0] = tj_add(tj_mul(ggi, mask), tj_mul(tj_mul(ggw_e, nonpos), x));
+    return TJ_OK;
+}
+
 /* ---- the optimisers' pointwise operators and functionalisation's scatters ---- */
 
 FORMULA(d_addcmul)
@@ -2056,6 +2100,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 24 (views3) */
     D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),
     D(diagonal_scatter, d_diagonal_scatter), D(as_strided, d_as_strided), D(as_strided_scatter, d_as_strided_scatter),
+    /* session 24 (opsbatch3) */
+    D(prelu, d_prelu), D(prelu_backward, d_prelu_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

@@ -44,6 +44,9 @@ TJ_OP_DECLARE(embedding)
 TJ_OP_DECLARE(scaled_dot_product_attention)
 TJ_OP_DECLARE(glu)
 TJ_OP_DECLARE(glu_backward)
+/* op_prelu.c */
+TJ_OP_DECLARE(prelu)
+TJ_OP_DECLARE(prelu_backward)
 /* reflection / replication padding (op_pad.c) */
 TJ_OP_DECLARE(reflection_pad1d)
 TJ_OP_DECLARE(reflection_pad2d)

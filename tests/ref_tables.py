@@ -9,7 +9,8 @@ lines = []
 
 def emit(name, values, ctype="double"):
     vals = torch.as_tensor(values).flatten().tolist()
-    fmt = (lambda v: "%d" % v) if ctype == "int64_t" else (lambda v: "%.17g" % v)
+    # "-0" would be C's integer 0, +0.0 as a double: negative zero is written -0.0
+    fmt = (lambda v: "%d" % v) if ctype == "int64_t" else (lambda v: "-0.0" if v == 0 and str(v)[0] == "-" else "%.17g" % v)
     body = ", ".join(fmt(v).replace("inf", "INFINITY").replace("nan", "NAN") for v in vals)
     lines.append("static const %s %s[%d] = {%s};" % (ctype, name, max(len(vals), 1), body))
 

@@ -568,6 +568,16 @@ static const tj_decomp_sample samples[] = {
     {"aten::celu", "f64[3,4] 2", ""},
     {"aten::celu", "f32[3] 0", "alpha 0: an error"},
     {"aten::celu", "i64[3]<4 1", "int64: an error"},
+    {"aten::prelu", "f32[2,3,4] f32[3]", "a weight per channel"},
+    {"aten::prelu", "f64[2,3] f64[1]", "one weight"},
+    {"aten::prelu", "f32[5]{nan,-0.0,0,-inf,2} f32[]{0.25}", "1-D self, 0-dim weight, nan and -0"},
+    {"aten::prelu", "f32[] f32[1]", "0-dim self"},
+    {"aten::prelu", "f32[2,3] f32[2]", "mismatched weight: an error"},
+    {"aten::prelu", "f32[2,3] f64[3]", "weight of another dtype: an error"},
+    {"aten::prelu_backward", "f32[2,3,4,2] f32[2,3,4,2] f32[3]", "a weight per channel"},
+    {"aten::prelu_backward", "f64[2,3,4] f64[2,3,4] f64[]", "0-dim weight"},
+    {"aten::prelu_backward", "f32[3] f32[2,3] f32[1]", "broadcast grad_output"},
+    {"aten::prelu_backward", "f32[2,3] f32[2,3] f32[1,3]", "2-D weight: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -197,6 +197,30 @@ tj_tensor *tj_celu(tj_tensor *self, tj_value alpha);
  * tj_elu(self, 1.6732632423543772, 1.0507009873554805, 1), so a graph
  * records elu. Dtypes, shapes and errors as tj_elu. */
 tj_tensor *tj_selu(tj_tensor *self);
+/** aten::prelu (He et al. 2015): self > 0 ? self : weight * self, with
+ * one weight for all of self or one per channel (self's dim 1; a 1-D self
+ * has one channel), as ATen 1.13's CPU kernel (nan and -0 take the
+ * weighted branch). self: float32 / float64, any shape (0-dim only with
+ * one weight); weight: self's dtype, 0-dim or 1-D, of 1 or self.size(1)
+ * elements. Returns a new tensor of self's shape and dtype. Gradients:
+ * tj_prelu_backward (what make_fx records), and its own, 1.13's
+ * prelu_double_backward. Errors (naming aten::prelu): TJ_ERR_SHAPE for a
+ * weight of another element count (PyTorch's "Mismatch of parameter
+ * numbers and input channel size"), of rank > 1, or of several elements
+ * with a 0-dim self; TJ_ERR_DTYPE for dtypes that differ or are not
+ * float32 / float64. */
+tj_tensor *tj_prelu(tj_tensor *self, tj_tensor *weight);
+/** aten::prelu_backward: *grad_self = self > 0 ? grad_output : weight *
+ * grad_output (self's shape) and *grad_weight = the sum of self *
+ * grad_output over the elements self <= 0 that each weight multiplies
+ * (weight's shape), new tensors of self's dtype (NULL pointers: not
+ * wanted). self and weight as tj_prelu; grad_output of self's dtype,
+ * broadcasting to self's shape. Returns TJ_OK or the error: those of
+ * tj_prelu (naming aten::prelu_backward), TJ_ERR_DTYPE for a grad_output of
+ * another dtype, TJ_ERR_SHAPE for one that does not broadcast to self's
+ * shape (PyTorch takes a larger one). */
+tj_status tj_prelu_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *weight, tj_tensor **grad_self,
+                            tj_tensor **grad_weight);
 /** aten::mish (Misra 2019): self * tanh(log1p(exp(self))), as PyTorch 1.13's
  * CPU kernel (no softplus threshold; its decomposition, torch._refs', uses
  * softplus). float32 / float64 self of any shape, a new tensor of its shape

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Writes tests/opsbatch3_ref.h, the reference values of tests/test_ops_batch3.c,
+with PyTorch (1.13, Debian's python3-torch):
+
+    OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/make_opsbatch3_refs.py > tests/opsbatch3_ref.h
+
+Inputs are the fixed lists below (written to the header too), so that the
+tests build the same tensors. Every operator runs in float64 (inputs are
+multiples of 1/4, so float32 products are exact too); gradients are
+torch.autograd.grad of sum(out * GY) (GY of the output's shape). Values are
+printed with %.17g."""
+import torch
+import torch.nn.functional as F
+
+from ref_tables import emit, print_header, ramp
+
+torch.set_default_dtype(torch.float64)
+A = torch.ops.aten
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ---- prelu, prelu_backward ----
+# (tag, self shape, weight shape); self is PX's first elements (zeros and
+# negatives among them), the weight PW's, GY PG's. Each gives the output, the
+# gradients of self and weight, and the double backward: the gradients of
+# sum(gx * PA) + sum(gw * PB) in self, weight and GY.
+PRELU_CASES = [("C3", [2, 3, 4], [3]),
+               ("W1", [2, 3, 4], [1]),
+               ("W0", [2, 3], []),
+               ("D4", [2, 3, 2, 2], [3]),
+               ("D1", [5], [1]),
+               ("D0", [], [1])]
+PX = ramp(48, 0.5, 1.5, 7)
+PW = [0.25, -0.5, 1.5]
+PG = ramp(48, 0.25, 1.0, 11)
+PA = ramp(48, 0.5, 1.0, 5)
+PB = [0.75, -1.25, 2.0]
+for name, v in [("PRELU_X", PX), ("PRELU_W", PW), ("PRELU_GY", PG), ("PRELU_A", PA), ("PRELU_B", PB)]:
+    emit(name, v)
+for tag, xs, ws in PRELU_CASES:
+    x = torch.tensor(PX[:numel(xs)]).reshape(xs).requires_grad_()
+    w = torch.tensor(PW[:numel(ws)]).reshape(ws).requires_grad_()
+    out = F.prelu(x, w)
+    gy = torch.tensor(PG[:out.numel()]).reshape(out.shape).requires_grad_()
+    gx, gw = torch.autograd.grad((out * gy).sum(), [x, w], create_graph=True)
+    second = (gx * torch.tensor(PA[:x.numel()]).reshape(xs)).sum() + (gw * torch.tensor(PB[:w.numel()]).reshape(ws)).sum()
+    ggx, ggw, ggy = torch.autograd.grad(second, [x, w, gy], allow_unused=True)
+    emit("PRELU_%s_OUT" % tag, out.detach())
+    emit("PRELU_%s_GX" % tag, gx.detach())
+    emit("PRELU_%s_GW" % tag, gw.detach())
+    emit("PRELU_%s_GGX" % tag, ggx if ggx is not None else torch.zeros(xs))
+    emit("PRELU_%s_GGW" % tag, ggw if ggw is not None else torch.zeros(ws))
+    emit("PRELU_%s_GGY" % tag, ggy)
+# nan, infinities and signed zeros with one weight of 0.5 and of nan
+PS = [float("nan"), -0.0, 0.0, -1.0, float("-inf"), float("inf")]
+emit("PRELU_SPECIAL_X", PS)
+emit("PRELU_SPECIAL_OUT", F.prelu(torch.tensor(PS), torch.tensor([0.5])))
+emit("PRELU_SPECIAL_NAN_W_OUT", F.prelu(torch.tensor(PS), torch.tensor([float("nan")])))
+
+print_header("tests/make_opsbatch3_refs.py")
