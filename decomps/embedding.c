@@ -135,22 +135,39 @@ static tj_status index_copy(const tj_value *args, tj_value *outs)
     return index_write(args[0].u.t, args[1].u.i, args[2].u.t, at_least_1d(args[3].u.t), m, outs);
 }
 
-static tj_status index_fill(const tj_value *args, tj_value *outs)
+/* index_fill's values: a full tensor of the Scalar, or the value tensor
+ * converted and expanded, of self's shape with dim resized to the number
+ * of indices */
+static tj_status index_fill_with(const tj_value *args, const tj_meta *m, tj_value *outs)
 {
-    TJ_DC_CHECK(index_fill_int_Scalar, args, m);
     tj_tensor *x = at_least_1d(args[0].u.t);
     int nd = tj_tensor_ndim(x), d = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
     int64_t shape[TJ_MAX_DIMS];
     memcpy(shape, tj_tensor_shape(x), sizeof(int64_t) * (size_t)nd);
     shape[d] = tj_tensor_numel(args[2].u.t);
-    tj_tensor *values = tj_full(shape, nd, tj_dc_convert(&args[3], m[0].dtype), (int)m[0].dtype);
+    tj_tensor *values = args[3].kind == TJ_V_TENSOR
+                            ? tj_expand(tj_to_copy(args[3].u.t, (int)m[0].dtype), shape, nd)
+                            : tj_full(shape, nd, tj_dc_convert(&args[3], m[0].dtype), (int)m[0].dtype);
     return index_write(args[0].u.t, args[1].u.i, args[2].u.t, values, m, outs);
+}
+
+static tj_status index_fill(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_fill_int_Scalar, args, m);
+    return index_fill_with(args, m, outs);
+}
+
+static tj_status index_fill_tensor(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_fill_int_Tensor, args, m);
+    return index_fill_with(args, m, outs);
 }
 
 void tj_register_embedding_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(index_copy), index_copy, "index_copy");
     tj_op_set_decomposition(TJ_OPS(index_fill_int_Scalar), index_fill, "index_fill");
+    tj_op_set_decomposition(TJ_OPS(index_fill_int_Tensor), index_fill_tensor, "index_fill_tensor");
     tj_op_set_decomposition(TJ_OPS(scatter_value), scatter_value, "scatter_value");
     tj_op_set_decomposition(TJ_OPS(index_select), index_select, "index_select");
     tj_op_set_decomposition(TJ_OPS(index_add), index_add, "index_add");

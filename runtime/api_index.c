@@ -37,6 +37,10 @@ tj_tensor *tj_index_fill(tj_tensor *self, int64_t dim, tj_tensor *index, tj_valu
 {
     return CALL(index_fill_int_Scalar, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), value);
 }
+tj_tensor *tj_index_fill_tensor(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *value)
+{
+    return CALL(index_fill_int_Tensor, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(value));
+}
 tj_tensor *tj_scatter_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
 {
     return CALL(scatter_add, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src));

@@ -69,6 +69,10 @@ tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_val
 {
     return CALL_(index_fill__int_Scalar, T(self), tj_v_int(dim), T(index), value);
 }
+tj_tensor *tj_index_fill_tensor_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *value)
+{
+    return CALL_(index_fill__int_Tensor, T(self), tj_v_int(dim), T(index), T(value));
+}
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal) { return CALL_(triu_, T(self), tj_v_int(diagonal)); }
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate)
 {

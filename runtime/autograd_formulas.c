@@ -1651,7 +1651,10 @@ FORMULA(d_scatter_reduce)
 
 /* index_copy / index_fill (derivatives.yaml): self gets the gradient with
  * the written slices zeroed; index_copy's source the gradient's slices at
- * index (viewed as source: a 0-dim index keeps its dim) */
+ * index (viewed as source: a 0-dim index keeps its dim); index_fill's
+ * value tensor the gradient summed over the filled elements: the sum of
+ * where(filled, grad, 0), filled an index_fill of a bool mask (PyTorch sums
+ * index_select(grad, dim, _unique(index)), tjit has no _unique) */
 FORMULA(d_index_copy_fill)
 {
     int64_t dim = c->args[1].u.i;
@@ -1659,6 +1662,11 @@ FORMULA(d_index_copy_fill)
     if (CALLED(index_copy) && NEED(2)) {
         const tj_tensor *src = META(3);
         gi[2] = tj_view(tj_index_select(g[0], dim, ARG(2)), src->shape, src->ndim);
+    }
+    if (CALLED(index_fill_int_Tensor) && NEED(2)) {
+        const tj_tensor *gm = g[0];
+        tj_tensor *filled = tj_index_fill(tj_zeros(gm->shape, gm->ndim, TJ_BOOL), dim, ARG(2), tj_v_bool(true));
+        gi[2] = tj_sum(where_or_zero(filled, g[0]), TJ_DTYPE_NONE);
     }
     return TJ_OK;
 }
@@ -2094,7 +2102,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(replication_pad1d_backward, d_replication_pad1d_backward),
     D(replication_pad2d_backward, d_replication_pad2d_backward),
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
-    D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill),
+    D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill), D_NO_SELF(index_fill_int_Tensor, d_index_copy_fill),
     D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr), D(celu, d_celu),
 
     /* session 24 (views3) */

@@ -505,42 +505,87 @@ tj_status tj_kernel_index_copy(const tj_value *args, tj_tensor *const *outs)
     return st_s != TJ_OK ? st_s : st_i;
 }
 
-/* index: int64 of rank <= 1 (negative values count from the end, as ATen's
- * index_fill); value: a Scalar self's dtype holds */
-tj_status tj_meta_index_fill_int_Scalar(const tj_value *args, tj_meta *outs)
+/* index_fill's two overloads: index int64 of rank <= 1 (negative values
+ * count from the end, as ATen's index_fill); value a Scalar self's dtype
+ * holds, or a 0-dim tensor holding one (checked by the kernel: a fake
+ * tensor's value is not known) */
+#define INDEX_FILL_TENSOR "aten::index_fill.int_Tensor"
+
+static tj_status meta_index_fill(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
     int dim;
-    if (tj_wrap_dim(INDEX_FILL, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
-    if (check_vector_index(INDEX_FILL, index) != TJ_OK) return tj_last_status();
-    if (tj_scalar_check(INDEX_FILL, "value", &args[3], self->dtype) != TJ_OK) return tj_last_status();
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_vector_index(op, index) != TJ_OK) return tj_last_status();
+    if (args[3].kind == TJ_V_TENSOR) {
+        if (args[3].u.t->ndim != 0)
+            return tj_error(TJ_ERR_SHAPE, "%s: index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                            "with %d dimension(s)", op, args[3].u.t->ndim);
+    } else if (tj_scalar_check(op, "value", &args[3], self->dtype) != TJ_OK) {
+        return tj_last_status();
+    }
     tj_meta_like(&outs[0], self);
+    return TJ_OK;
+}
+
+tj_status tj_meta_index_fill_int_Scalar(const tj_value *args, tj_meta *outs)
+{
+    return meta_index_fill(INDEX_FILL, args, outs);
+}
+
+tj_status tj_meta_index_fill_int_Tensor(const tj_value *args, tj_meta *outs)
+{
+    return meta_index_fill(INDEX_FILL_TENSOR, args, outs);
+}
+
+/* The element of a 0-dim tensor as a Scalar of its kind. */
+static tj_value scalar_of(const tj_tensor *t)
+{
+    const char *p = tj_tensor_ptr(t);
+    switch (t->dtype) {
+    case TJ_FLOAT32: return tj_v_float(*(const float *)p);
+    case TJ_FLOAT64: return tj_v_float(*(const double *)p);
+    case TJ_BOOL: return tj_v_bool(*(const uint8_t *)p != 0);
+    default: return tj_v_int(tj_load_i64(p, t->dtype));
+    }
+}
+
+static tj_status kernel_index_fill(const char *op, const tj_value *args, tj_tensor *const *outs)
+{
+    static const int64_t zero_strides[TJ_MAX_DIMS];
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
+    /* the value is read before self is written: it may be one of self's elements */
+    tj_value v = args[3].kind == TJ_V_TENSOR ? scalar_of(args[3].u.t) : args[3];
+    if (args[3].kind == TJ_V_TENSOR && tj_scalar_check(op, "value", &v, self->dtype) != TJ_OK) return tj_last_status();
+    int dim;
+    tj_wrap_dim(op, args[1].u.i, self->ndim, &dim);
+    int64_t size = self->ndim ? self->shape[dim] : 1, n = index->numel, step = index->ndim ? index->strides[0] : 1;
+    const int64_t *ix = (const int64_t *)tj_tensor_ptr(index);
+    size_t nb = sizeof(int64_t) * (size_t)n, got = 0;
+    int64_t *wrapped = n ? tj_alloc_storage_bytes(nb, &got) : NULL;
+    if (n && !wrapped) return tj_oom(op, nb);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = ix[k * step];
+        if (i < -size || i >= size) {
+            tj_free_storage_bytes(wrapped, got);
+            return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
+                            op, i, dim, size);
+        }
+        wrapped[k] = i < 0 ? i + size : i;
+    }
+    _Alignas(8) char value[8];
+    tj_scalar_to(op, &v, outs[0]->dtype, value);
+    index_write(self, wrapped, 1, n, dim, value, zero_strides, outs[0]);
+    if (wrapped) tj_free_storage_bytes(wrapped, got);
     return TJ_OK;
 }
 
 tj_status tj_kernel_index_fill_int_Scalar(const tj_value *args, tj_tensor *const *outs)
 {
-    static const int64_t zero_strides[TJ_MAX_DIMS];
-    tj_tensor *self = args[0].u.t, *index = args[2].u.t;
-    int dim;
-    tj_wrap_dim(INDEX_FILL, args[1].u.i, self->ndim, &dim);
-    int64_t size = self->ndim ? self->shape[dim] : 1, n = index->numel, step = index->ndim ? index->strides[0] : 1;
-    const int64_t *ix = (const int64_t *)tj_tensor_ptr(index);
-    size_t nb = sizeof(int64_t) * (size_t)n, got = 0;
-    int64_t *wrapped = n ? tj_alloc_storage_bytes(nb, &got) : NULL;
-    if (n && !wrapped) return tj_oom(INDEX_FILL, nb);
-    for (int64_t k = 0; k < n; k++) {
-        int64_t v = ix[k * step];
-        if (v < -size || v >= size) {
-            tj_free_storage_bytes(wrapped, got);
-            return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64,
-                            INDEX_FILL, v, dim, size);
-        }
-        wrapped[k] = v < 0 ? v + size : v;
-    }
-    _Alignas(8) char value[8];
-    tj_scalar_to(INDEX_FILL, &args[3], outs[0]->dtype, value);
-    index_write(self, wrapped, 1, n, dim, value, zero_strides, outs[0]);
-    if (wrapped) tj_free_storage_bytes(wrapped, got);
-    return TJ_OK;
+    return kernel_index_fill(INDEX_FILL, args, outs);
+}
+
+tj_status tj_kernel_index_fill_int_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    return kernel_index_fill(INDEX_FILL_TENSOR, args, outs);
 }

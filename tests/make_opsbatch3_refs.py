@@ -63,4 +63,25 @@ emit("PRELU_SPECIAL_X", PS)
 emit("PRELU_SPECIAL_OUT", F.prelu(torch.tensor(PS), torch.tensor([0.5])))
 emit("PRELU_SPECIAL_NAN_W_OUT", F.prelu(torch.tensor(PS), torch.tensor([float("nan")])))
 
+# ---- index_fill.int_Tensor ----
+# self [3, 4] (IFX), a 0-dim value, along dim 1 with a repeated index;
+# gradients of sum(out * IFG) in self and value (1.13's value gradient fails
+# for a negative index: index_select does not wrap it; IF_NEG_OUT has one)
+IFX = ramp(12, 0.5, 1.5, 7)
+IFG = ramp(12, 0.25, 1.0, 11)
+IFI1 = [2, 0, 2]
+emit("IF_X", IFX)
+emit("IF_GY", IFG)
+emit("IF_I1", IFI1, "int64_t")
+x = torch.tensor(IFX).reshape(3, 4).requires_grad_()
+v = torch.tensor(-2.5, requires_grad=True)
+out = x.index_fill(1, torch.tensor(IFI1), v)
+gx, gv = torch.autograd.grad((out * torch.tensor(IFG).reshape(3, 4)).sum(), [x, v])
+emit("IF_OUT", out.detach())
+emit("IF_GX", gx)
+emit("IF_GV", gv)
+emit("IF_NEG_OUT", x.detach().index_fill(1, torch.tensor([-1, -4]), torch.tensor(0.75)))
+# along dim 0 with index [1], an int64 self and a float value (truncates)
+emit("IF_INT_OUT", torch.arange(12).reshape(3, 4).index_fill(0, torch.tensor([1]), torch.tensor(-7.9)), "int64_t")
+
 print_header("tests/make_opsbatch3_refs.py")

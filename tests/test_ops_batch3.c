@@ -197,3 +197,147 @@ Test(opsbatch3, prelu_traces_as_pytorch_and_replays_and_decomposes_as_eager)
         test_expect_traced(prelu_double_step, (tj_tensor *[]){gy, x, w}, 3, 3, want2, 4, NULL, 1e-15);
     }
 }
+
+/* ---- index_fill.int_Tensor, index_fill_.int_Tensor ---- */
+
+static void expect_i64(tj_tensor *t, const int64_t *want, int64_t n)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), TJ_INT64);
+    int64_t got[64];
+    cr_assert(n <= 64 && tj_tensor_numel(t) == n);
+    cr_assert_eq(tj_tensor_copy_to(t, got), TJ_OK, "%s", tj_last_error());
+    for (int64_t i = 0; i < n; i++) cr_expect_eq(got[i], want[i], "element %lld: %lld, not %lld", (long long)i,
+                                                  (long long)got[i], (long long)want[i]);
+}
+
+Test(opsbatch3, index_fill_tensor_matches_pytorch_with_gradients)
+{
+    const int64_t s34[2] = {3, 4};
+    tj_tensor *x = test_f64_grad(IF_X, 2, s34, true), *v = test_f64_grad((const double[]){-2.5}, 0, NULL, true);
+    tj_tensor *index = test_i64(1, (int64_t[]){3}, IF_I1);
+    tj_tensor *out = tj_index_fill_tensor(x, 1, index, v);
+    test_expect_close(out, IF_OUT, 12, 0, 0);
+    tj_tensor *loss = weighted_sum(out, IF_GY), *g[2];
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, v}, 2, g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g[0], IF_GX, 12, 0, 0);
+    test_expect_close(g[1], IF_GV, 1, 0, 0);
+    cr_expect_eq(tj_tensor_ndim(g[1]), 0);
+    /* negative indices wrap (and, unlike PyTorch 1.13's index_select, in the value's gradient too) */
+    tj_tensor *neg = test_i64(1, (int64_t[]){2}, (const int64_t[]){-1, -4});
+    tj_tensor *vq = test_f64_grad((const double[]){0.75}, 0, NULL, true);
+    tj_tensor *o2 = tj_index_fill_tensor(x, 1, neg, vq);
+    test_expect_close(o2, IF_NEG_OUT, 12, 0, 0);
+    test_expect_close(test_grad1(vq, o2, test_f64(2, s34, IF_GY)), (const double[]){-1.75}, 1, 0, 0);
+    /* float32 self, float64 value; int64 self, float value truncating */
+    tj_tensor *o32 = tj_index_fill_tensor(tj_to_copy(x, TJ_FLOAT32), 1, index, v);
+    cr_expect_eq(tj_tensor_dtype(o32), TJ_FLOAT32);
+    test_expect_close(o32, IF_OUT, 12, 0, 0);
+    tj_tensor *xi = tj_view(tj_arange(tj_v_int(0), tj_v_int(12), tj_v_int(1), TJ_INT64), s34, 2);
+    tj_tensor *v32 = tj_full(NULL, 0, tj_v_float(-7.9), TJ_FLOAT32);
+    expect_i64(tj_index_fill_tensor(xi, 0, test_i64(1, (int64_t[]){1}, (const int64_t[]){1}), v32), IF_INT_OUT, 12);
+    /* in place: the same values in self, which is returned */
+    tj_tensor *y = tj_clone(tj_tensor_detach(x));
+    cr_expect_eq(tj_index_fill_tensor_(y, 1, index, tj_tensor_detach(v)), y);
+    test_expect_close(y, IF_OUT, 12, 0, 0);
+    /* a value that is an element of self: refused in place (PyTorch reads it first), clear out of place */
+    tj_tensor *z = tj_clone(tj_tensor_detach(x)), *one = test_i64(1, (int64_t[]){1}, (const int64_t[]){1});
+    tj_tensor *elem = tj_select(tj_select(z, 0, 1), 0, 0); /* z[1, 0] */
+    test_expect_error(tj_index_fill_tensor_(z, 0, one, elem), TJ_ERR_UNSUPPORTED, "aten::index_fill_.int_Tensor",
+                      "clone() it first");
+    double zr[12];
+    cr_assert_eq(tj_tensor_copy_to(tj_index_fill_tensor(z, 0, one, elem), zr), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 4; i++) cr_expect_eq(zr[4 + i], IF_X[4], "row 1, column %d: %g", i, zr[4 + i]);
+}
+
+/* strided self and index give their contiguous copies' values */
+Test(opsbatch3, index_fill_tensor_reads_strided_inputs)
+{
+    tj_tensor *xt = tj_transpose(test_random_f32(2, (int64_t[]){5, 3}, 11), 0, 1);
+    tj_tensor *ix = tj_slice(test_i64(1, (int64_t[]){4}, (const int64_t[]){4, 9, 1, 9}), 0, true, 0, true, 4, 2);
+    tj_tensor *v = tj_full(NULL, 0, tj_v_float(3.25), TJ_FLOAT32);
+    test_expect_same(tj_index_fill_tensor(xt, 1, ix, v), tj_index_fill_tensor(tj_clone(xt), 1, tj_clone(ix), v),
+                     "strided");
+    tj_tensor *y = tj_clone(xt), *yt = tj_transpose(tj_clone(tj_transpose(xt, 0, 1)), 0, 1);
+    cr_assert(!tj_tensor_is_contiguous(yt));
+    tj_index_fill_tensor_(y, 1, ix, v);
+    tj_index_fill_tensor_(yt, 1, ix, v);
+    test_expect_same(yt, y, "strided self in place");
+}
+
+Test(opsbatch3, index_fill_tensor_bad_inputs_fail_naming_the_operator)
+{
+    tj_tensor *x = test_random_f32(2, (int64_t[]){3, 4}, 12), *v = tj_full(NULL, 0, tj_v_float(1), TJ_FLOAT32);
+    tj_tensor *i = test_i64(1, (int64_t[]){1}, (const int64_t[]){1});
+    const char *op = "aten::index_fill.int_Tensor";
+    test_expect_error(tj_index_fill_tensor(x, 1, i, tj_view(v, (int64_t[]){1}, 1)), TJ_ERR_SHAPE, op,
+                      "only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)");
+    test_expect_error(tj_index_fill_tensor(x, 1, test_i64(1, (int64_t[]){1}, (const int64_t[]){4}), v), TJ_ERR_INDEX,
+                      op, "index 4 is out of bounds for dimension 1 with size 4");
+    test_expect_error(tj_index_fill_tensor(x, 2, i, v), TJ_ERR_INDEX, op, "");
+    test_expect_error(tj_index_fill_tensor(x, 1, tj_to_copy(i, TJ_FLOAT32), v), TJ_ERR_DTYPE, op, "");
+    test_expect_error(tj_index_fill_tensor(x, 1, tj_view(i, (int64_t[]){1, 1}, 2), v), TJ_ERR_SHAPE, op, "");
+    tj_tensor *xi = tj_to_copy(x, TJ_INT64);
+    test_expect_error(tj_index_fill_tensor(xi, 1, i, tj_full(NULL, 0, tj_v_float(NAN), TJ_FLOAT64)),
+                      TJ_ERR_INVALID_ARGUMENT, op, "cannot be converted to type int64 without overflow");
+    test_expect_error(tj_index_fill_tensor(x, 1, i, tj_full(NULL, 0, tj_v_float(1e300), TJ_FLOAT64)),
+                      TJ_ERR_INVALID_ARGUMENT, op, "without overflow");
+    test_expect_error(tj_index_fill_tensor_(x, 1, i, tj_view(v, (int64_t[]){1}, 1)), TJ_ERR_SHAPE,
+                      "aten::index_fill_.int_Tensor", "0-dimensional");
+}
+
+/* the self and value gradients of index_fill.int_Tensor, from detached inputs */
+static tj_status index_fill_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *v = tj_tensor_detach(in[2]);
+    if (!x || !v || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(v, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *y = tj_index_fill_tensor(x, 1, in[1], v), *loss = tj_sum(tj_mul(y, y), TJ_DTYPE_NONE);
+    *n_out = 3;
+    out[0] = y;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, v}, 2, &out[1]) : tj_last_status();
+}
+
+/* the in-place form on a clone */
+static tj_status index_fill_inplace_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_clone(in[0]);
+    *n_out = 1;
+    return (out[0] = tj_index_fill_tensor_(y, 0, in[1], in[2])) ? TJ_OK : tj_last_status();
+}
+
+Test(opsbatch3, index_fill_tensor_traces_as_pytorch_and_replays_and_decomposes_as_eager)
+{
+    tj_tensor *in[3] = {test_f64(2, (int64_t[]){3, 4}, IF_X), test_i64(1, (int64_t[]){3}, IF_I1),
+                        tj_full(NULL, 0, tj_v_float(-2.5), TJ_FLOAT64)};
+    const char *want[] = {"aten.index_fill.int_Tensor(%detach, 1, %arg1_1, %detach_1)",
+                          "aten.index_fill.int_Scalar(%add, 1, %arg1_1, 0)"};
+    test_expect_traced(index_fill_step, in, 3, 3, want, 2, NULL, 0);
+    tj_tensor *in2[3] = {in[0], test_i64(1, (int64_t[]){2}, (const int64_t[]){2, -3}), in[2]};
+    const char *want2[] = {"aten.index_fill_.int_Tensor(%clone, 0, %arg1_1, %arg2_1)"};
+    test_expect_traced(index_fill_inplace_step, in2, 3, 1, want2, 1, NULL, 0);
+}
+
+/* In place, the value's gradient is the out-of-place one's (and index_copy_'s
+ * source gets its gradient too: the forms share their partner's formula). */
+Test(opsbatch3, index_fill_tensor_and_index_copy_in_place_pass_gradients_to_their_value_and_source)
+{
+    const int64_t s34[2] = {3, 4};
+    tj_tensor *x = test_f64_grad(IF_X, 2, s34, true), *v = test_f64_grad((const double[]){-2.5}, 0, NULL, true);
+    tj_tensor *index = test_i64(1, (int64_t[]){3}, IF_I1), *g[2];
+    tj_tensor *y = tj_mul_scalar(x, tj_v_int(1));
+    cr_assert_not_null(tj_index_fill_tensor_(y, 1, index, v), "%s", tj_last_error());
+    tj_tensor *loss = weighted_sum(y, IF_GY);
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, v}, 2, g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g[0], IF_GX, 12, 0, 0);
+    test_expect_close(g[1], IF_GV, 1, 0, 0);
+    /* index_copy_ of two columns: the source's gradient is the gradient's columns 2 and 0 */
+    tj_tensor *src = test_f64_grad(IF_X, 2, (int64_t[]){3, 2}, true);
+    tj_tensor *z = tj_mul_scalar(x, tj_v_int(1)), *two = test_i64(1, (int64_t[]){2}, (const int64_t[]){2, 0});
+    cr_assert_not_null(tj_index_copy_(z, 1, two, src), "%s", tj_last_error());
+    loss = weighted_sum(z, IF_GY);
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &src, 1, g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g[0], (const double[]){0.75, -0.75, 1, -0.5, 1.25, -0.25}, 6, 0, 0);
+}

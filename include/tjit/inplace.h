@@ -105,6 +105,10 @@ tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj
  * memory. */
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_index_copy_ */
+/** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
+ * self, as tj_index_fill_; a value sharing self's memory gives
+ * TJ_ERR_UNSUPPORTED (PyTorch reads it first). */
+tj_tensor *tj_index_fill_tensor_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *value);
 /** aten::index_put_: self[indices] = values (or += with accumulate), as
  * tj_index_put (ops.h) but in self; values may share memory with self (they
  * are read first). */

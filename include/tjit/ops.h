@@ -752,6 +752,16 @@ tj_tensor *tj_index_copy(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tens
  * an index of rank > 1; TJ_ERR_DTYPE for a non-int64 index;
  * TJ_ERR_INVALID_ARGUMENT for a value that overflows self's dtype. */
 tj_tensor *tj_index_fill(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
+/** aten::index_fill.int_Tensor: tj_index_fill with the value held by a
+ * 0-dim tensor of any dtype (converted to self's as the Scalar is).
+ * Gradients:
+ * self's as tj_index_fill's; value's the sum of the gradient over the
+ * filled elements (PyTorch sums index_select(grad, dim, unique(index)):
+ * the same terms, in another order). Errors (naming
+ * aten::index_fill.int_Tensor): those of tj_index_fill, and TJ_ERR_SHAPE
+ * for a value of rank > 0 ("index_fill_ only supports a 0-dimensional
+ * value tensor"); the overflow of the value is found when the kernel runs. */
+tj_tensor *tj_index_fill_tensor(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *value);
 /** aten::index_select: the slices self.select(dim, index[i]) stacked along
  * dim, i.e. self's shape with dim resized to index's numel (a 0-dim self
  * gives a 0-dim result); any self dtype, a new contiguous tensor. index:
