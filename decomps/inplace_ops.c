@@ -45,8 +45,17 @@ static tj_status write_back_form(const tj_op *op, const tj_value *args, tj_value
 #include "op_inplace_forms.def"
 #undef TJ_INPLACE_FORM
 
+/* selu_ (implicit, as in ATen 1.13): elu_ with SELU's alpha and scale, so
+ * a graph records elu_ */
+static tj_status selu_(const tj_value *args, tj_value *outs)
+{
+    return tj_dc_done(tj_elu_(args[0].u.t, tj_v_float(1.6732632423543772848170429916717),
+                              tj_v_float(1.0507009873554804934193349852946), tj_v_int(1)), outs);
+}
+
 void tj_register_inplace_ops_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(selu_), selu_, "selu_");
 #define TJ_INPLACE_FORM(ident, schema, functional) \
     tj_op_set_decomposition(TJ_OPS(ident), form_##ident, "write_back_" #ident);
 #include "op_inplace_forms.def"

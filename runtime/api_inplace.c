@@ -199,6 +199,17 @@ tj_tensor *tj_elu_(tj_tensor *self, tj_value alpha, tj_value scale, tj_value inp
 {
     return CALL_(elu_, T(self), alpha, scale, input_scale);
 }
+tj_tensor *tj_celu_(tj_tensor *self, tj_value alpha) { return CALL_(celu_, T(self), alpha); }
+tj_tensor *tj_selu_(tj_tensor *self) { return CALL_(selu_, T(self)); }
+tj_tensor *tj_mish_(tj_tensor *self) { return CALL_(mish_, T(self)); }
+tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
+{
+    return CALL_(scatter__src, T(self), tj_v_int(dim), T(index), T(src));
+}
+tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value)
+{
+    return CALL_(scatter__value, T(self), tj_v_int(dim), T(index), value);
+}
 tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val)
 {
     return CALL_(hardtanh_, T(self), min_val, max_val);

@@ -134,6 +134,10 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("index_copy_", XI, I64, [i(-1), t([2, 0, 2], I64), t(XNZ, I64)]),   # int64 only, as scatter_reduce_
     ("index_fill_.int_Scalar", X, F32, [i(-1), t([2, -3, 2], I64), f(2.5)]),
     ("index_fill_.int_Tensor", X, F32, [i(-1), t([2, -3, 2], I64), t([-1.25], F64)]),
+    ("celu_", X, F32, [f(0.5)]),
+    ("mish_", X, F32, []),
+    ("scatter_.src", XI, I64, [i(0), t([1, 0, 1, 1, 1, 0], I64), t(XNZ, I64)]),   # int64 only, as scatter_reduce_
+    ("scatter_.value", XI, I64, [i(1), t([2, 2, 0, 1, 0, 0], I64), f(-3.5)]),
     # out of place overloads
     ("clamp_min.Tensor", X, F32, [t(T3)]),
     ("clamp_max.Tensor", X, F32, [t(N)]),

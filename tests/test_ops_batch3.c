@@ -341,3 +341,63 @@ Test(opsbatch3, index_fill_tensor_and_index_copy_in_place_pass_gradients_to_thei
     cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &src, 1, g), TJ_OK, "%s", tj_last_error());
     test_expect_close(g[0], (const double[]){0.75, -0.75, 1, -0.5, 1.25, -0.25}, 6, 0, 0);
 }
+
+/* ---- celu_, selu_, mish_, scatter_.src, scatter_.value ---- */
+
+/* the in-place activations on a clone of in[0], and the scatters on a clone of in[1] */
+static tj_status inplace_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_clone(in[0]), *z = tj_clone(in[1]);
+    if (!tj_celu_(y, tj_v_float(0.5)) || !tj_selu_(y) || !tj_mish_(y)) return tj_last_status();
+    if (!tj_scatter_(z, 0, in[2], in[3]) || !tj_scatter_value_(z, 1, in[2], tj_v_float(-1.0))) return tj_last_status();
+    *n_out = 2;
+    out[0] = y, out[1] = z;
+    return TJ_OK;
+}
+
+Test(opsbatch3, activation_and_scatter_in_place_forms_trace_as_pytorch_and_equal_the_out_of_place_ones)
+{
+    tj_tensor *x = test_f64(2, (int64_t[]){3, 4}, IF_X), *s = test_f64(2, (int64_t[]){3, 4}, IF_GY);
+    tj_tensor *index = test_i64(2, (int64_t[]){2, 3}, (const int64_t[]){0, 1, 2, 2, 0, 1});
+    tj_tensor *src = test_f64(2, (int64_t[]){2, 4}, PRELU_X);
+    tj_tensor *in[4] = {x, s, index, src}, *got[2];
+    int n;
+    cr_assert_eq(inplace_step(NULL, in, 4, got, &n), TJ_OK, "%s", tj_last_error());
+    tj_tensor *want = tj_mish(tj_selu(tj_celu(x, tj_v_float(0.5))));
+    test_expect_same(got[0], want, "celu_, selu_, mish_");
+    test_expect_same(got[1], tj_scatter_value(tj_scatter(s, 0, index, src), 1, index, tj_v_float(-1.0)),
+                     "scatter_.src, scatter_.value");
+    /* PyTorch 1.13's make_fx: celu_, elu_ for selu_ (implicit), mish_, scatter_.src, scatter_.value */
+    const char *want_text[] = {"aten.celu_.default(%clone, 0.5)",
+                               "aten.elu_.default(%celu_, 1.6732632423543772, 1.0507009873554805",
+                               "aten.mish_.default(%elu_)", "aten.scatter_.src(%clone_1, 0, %arg2_1, %arg3_1)",
+                               "aten.scatter_.value(%scatter_, 1, %arg2_1, -1.0)"};
+    test_expect_traced(inplace_step, in, 4, 2, want_text, 5, "aten.selu_", 1e-15);
+    /* errors name the operator called (selu_'s: elu_, which it is) */
+    tj_tensor *xi = tj_to_copy(x, TJ_INT64);
+    test_expect_error(tj_celu_(xi, tj_v_float(1)), TJ_ERR_DTYPE, "aten::celu_", "");
+    test_expect_error(tj_celu_(tj_clone(x), tj_v_int(0)), TJ_ERR_INVALID_ARGUMENT, "aten::celu_", "alpha cannot be 0");
+    test_expect_error(tj_mish_(xi), TJ_ERR_DTYPE, "aten::mish_", "");
+    test_expect_error(tj_selu_(xi), TJ_ERR_DTYPE, "aten::selu_", "aten::elu_");
+    test_expect_error(tj_scatter_(tj_clone(s), 0, index, tj_to_copy(src, TJ_FLOAT32)), TJ_ERR_DTYPE, "aten::scatter_.src",
+                      "");
+    test_expect_error(tj_scatter_value_(xi, 0, tj_to_copy(index, TJ_FLOAT32), tj_v_int(1)), TJ_ERR_DTYPE,
+                      "aten::scatter_.value", "");
+}
+
+/* Under autograd the forms give the out-of-place gradients: selu_ through
+ * elu_, scatter_.src's src its own */
+Test(opsbatch3, in_place_activation_and_scatter_gradients_equal_the_out_of_place_ones)
+{
+    tj_tensor *x = test_f64_grad(IF_X, 2, (int64_t[]){3, 4}, true), *gy = test_f64(2, (int64_t[]){3, 4}, IF_GY);
+    tj_tensor *y = tj_mul_scalar(x, tj_v_int(1));
+    cr_assert_not_null(tj_selu_(tj_mish_(tj_celu_(y, tj_v_float(2.0)))), "%s", tj_last_error());
+    tj_tensor *want = test_grad1(x, tj_selu(tj_mish(tj_celu(x, tj_v_float(2.0)))), gy);
+    test_expect_same(test_grad1(x, y, gy), want, "celu_, mish_, selu_");
+    tj_tensor *src = test_f64_grad(PRELU_X, 2, (int64_t[]){2, 4}, true);
+    tj_tensor *index = test_i64(2, (int64_t[]){2, 3}, (const int64_t[]){0, 1, 2, 2, 0, 1});
+    tj_tensor *z = tj_mul_scalar(x, tj_v_int(1));
+    cr_assert_not_null(tj_scatter_(z, 0, index, src), "%s", tj_last_error());
+    test_expect_same(test_grad1(src, z, gy), test_grad1(src, tj_scatter(x, 0, index, src), gy), "scatter_.src's src");
+}

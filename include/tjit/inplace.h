@@ -104,6 +104,13 @@ tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj
  * overlap (an expanded tensor) or an operand sharing only part of self's
  * memory. */
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
+/** aten::scatter_.src / aten::scatter_.value: tj_scatter / tj_scatter_value
+ * (ops.h) written into self (any dtype, any strides), which is returned.
+ * Errors: those of the out-of-place operators, and TJ_ERR_UNSUPPORTED for
+ * a self whose elements overlap (an expanded tensor) or a src sharing part
+ * of self's memory. */
+tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_index_copy_ */
 /** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
  * self, as tj_index_fill_; a value sharing self's memory gives
@@ -177,6 +184,15 @@ tj_tensor *tj_logical_not_(tj_tensor *self);
  * tj_round_decimals, tj_nan_to_num: aten::gelu_, leaky_relu_, elu_,
  * hardtanh_, round_.decimals, nan_to_num_. */
 tj_tensor *tj_gelu_(tj_tensor *self, const char *approximate);
+/** aten::celu_, mish_: tj_celu / tj_mish (ops.h) written into self
+ * (float32 / float64), which is returned; their gradients are the
+ * out-of-place ones over a copy of self's old value (PyTorch's celu_ reads
+ * its result instead). aten::selu_ is implicit, as in ATen 1.13: elu_ with
+ * SELU's alpha and scale, so a graph records elu_. Errors as the
+ * out-of-place operators (selu_'s naming aten::elu_). */
+tj_tensor *tj_celu_(tj_tensor *self, tj_value alpha);
+tj_tensor *tj_selu_(tj_tensor *self);
+tj_tensor *tj_mish_(tj_tensor *self);
 tj_tensor *tj_leaky_relu_(tj_tensor *self, tj_value negative_slope);
 tj_tensor *tj_elu_(tj_tensor *self, tj_value alpha, tj_value scale, tj_value input_scale);
 tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val);
