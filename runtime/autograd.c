@@ -960,12 +960,18 @@ static tj_status stale_error(const tj_op *op, const tj_grad_stale *s)
 
 /* PyTorch's NotImplemented node: a call of an operator without a derivative
  * formula had an input requiring grad, and this pass needs gradients
- * through it (whether or not any reached its outputs, as PyTorch). */
+ * through it (whether or not any reached its outputs, as PyTorch). The
+ * message says only that tjit lacks the formula: PyTorch has one for most
+ * built-in operators tjit has none for (the double backward of the backward
+ * operators). */
 static tj_status not_implemented_error(const tj_op *op)
 {
+    if (!tj_op_is_builtin(op))
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: derivative not implemented: a backward pass reached a call of it "
+                        "whose inputs require grad, and no backward was registered for it; register one with "
+                        "tj_op_set_backward", op->name);
     return tj_error(TJ_ERR_UNSUPPORTED, "%s: derivative not implemented: a backward pass reached a call of it "
-                    "whose inputs require grad (PyTorch: \"derivative for %s is not implemented\")%s", op->name,
-                    op->name, tj_op_is_builtin(op) ? "" : "; register one with tj_op_set_backward");
+                    "whose inputs require grad, and tjit has no derivative formula for %s", op->name, op->name);
 }
 
 /* Runs node n's formula on the gradients of its returns into gi; for an

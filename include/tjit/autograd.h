@@ -119,8 +119,8 @@ typedef struct tj_backward_options {
  * (tj_backward_ex keeps them): another pass through them fails.
  * Errors: a failing derivative (its operator's error), TJ_ERR_UNSUPPORTED
  * when the pass reaches a call of an operator without a derivative formula
- * ("aten::OP: derivative not implemented", PyTorch's "derivative for
- * aten::OP is not implemented"), TJ_ERR_MODIFIED when a
+ * ("aten::OP: derivative not implemented ... tjit has no derivative
+ * formula for aten::OP"), TJ_ERR_MODIFIED when a
  * formula needs a saved value that was since written in place (the message
  * names the operator, the argument and the versions), TJ_ERR_INVALID_ARGUMENT
  * for a node whose saved values an earlier pass freed (retain_graph was
