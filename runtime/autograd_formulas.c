@@ -171,6 +171,186 @@ FORMULA(d_elu_result)
     return TJ_OK;
 }
 
+/* ---- backward operators of activations (double backward) ----
+ * A traced training step run on inputs that require grad records the
+ * backward operators its graph holds; these differentiate them, after
+ * derivatives.yaml. Each is linear in grad_output, whose gradient is the
+ * same backward operator applied to the incoming gradient; self's is the
+ * activation's second derivative times grad * grad_output: zero for the
+ * piecewise linear ones (a zero tensor, as ATen's zeros_like(grad)). */
+
+/* threshold_backward(grad_output, self, threshold) (relu's) */
+FORMULA(d_threshold_backward)
+{
+    if (NEED(0)) gi[0] = tj_threshold_backward(g[0], ARG(1), c->args[2]);
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
+/* leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+ * grad_output through leaky_relu_backward(grad, self, slope, false) (self
+ * and the result have one sign for the slopes self_is_result allows) */
+FORMULA(d_leaky_relu_backward)
+{
+    if (NEED(0)) gi[0] = tj_leaky_relu_backward(g[0], ARG(1), c->args[2], false);
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
+FORMULA(d_hardtanh_backward)
+{
+    if (NEED(0)) gi[0] = tj_hardtanh_backward(g[0], ARG(1), c->args[2], c->args[3]);
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
+/* hardsigmoid_backward: PyTorch 1.13 has no formula (later versions have
+ * this one) */
+FORMULA(d_hardsigmoid_backward)
+{
+    if (NEED(0)) gi[0] = tj_hardsigmoid_backward(g[0], ARG(1));
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
+/* hardswish_backward: self gets grad * grad_output / 3 where -3 < self < 3 */
+FORMULA(d_hardswish_backward)
+{
+    tj_tensor *self = ARG(1);
+    if (NEED(0)) gi[0] = tj_hardswish_backward(g[0], self);
+    if (NEED(1)) {
+        tj_tensor *inside = tj_logical_and(tj_gt_scalar(self, tj_v_int(-3)), tj_lt_scalar(self, tj_v_int(3)));
+        gi[1] = where_or_zero(inside, tj_div_scalar(tj_mul(g[0], ARG(0)), tj_v_float(3.0)));
+    }
+    return TJ_OK;
+}
+
+/* tanh_backward(grad_output, output): output gets grad * (-2 output * grad_output) */
+FORMULA(d_tanh_backward)
+{
+    tj_tensor *y = ARG(1);
+    if (NEED(0)) gi[0] = tj_tanh_backward(g[0], y);
+    if (NEED(1)) gi[1] = tj_mul(g[0], tj_mul(tj_mul_scalar(y, tj_v_int(-2)), ARG(0)));
+    return TJ_OK;
+}
+
+/* sigmoid_backward(grad_output, output): output gets grad * grad_output * (1 - 2 output) */
+FORMULA(d_sigmoid_backward)
+{
+    tj_tensor *y = ARG(1);
+    if (NEED(0)) gi[0] = tj_sigmoid_backward(g[0], y);
+    if (NEED(1))
+        gi[1] = tj_mul(tj_mul(g[0], ARG(0)), tj_add_scalar(tj_mul_scalar(y, tj_v_int(-2)), tj_v_int(1)));
+    return TJ_OK;
+}
+
+/* softplus_backward(grad_output, self, beta, threshold): self as ATen's
+ * softplus_double_backward, beta * s (1 - s) * grad * grad_output with s =
+ * sigmoid(self * beta), where self * beta < threshold (0 on the linear side
+ * and at the threshold itself) */
+FORMULA(d_softplus_backward)
+{
+    tj_tensor *self = ARG(1);
+    if (NEED(0)) gi[0] = tj_softplus_backward(g[0], self, c->args[2], c->args[3]);
+    if (NEED(1)) {
+        tj_tensor *x = tj_mul_scalar(self, c->args[2]);
+        tj_tensor *d = tj_mul_scalar(tj_sigmoid_backward(tj_mul(g[0], ARG(0)), tj_sigmoid(x)), c->args[2]);
+        gi[1] = where_or_zero(tj_lt_scalar(x, c->args[3]), d);
+    }
+    return TJ_OK;
+}
+
+/* gelu_backward(grad_output, self, approximate): self gets grad *
+ * grad_output * GELU''(self): phi(x) (2 - x^2) for "none"; for "tanh", with
+ * u = k (x + a x^3), t = tanh(u), u' = k (1 + 3 a x^2), u'' = 6 k a x:
+ * (1 - t^2) (u' + x (u'' - 2 t u'^2) / 2) (ATen's gelu_double_backward) */
+FORMULA(d_gelu_backward)
+{
+    tj_tensor *x = ARG(1);
+    const char *approximate = c->args[2].u.s;
+    if (NEED(0)) gi[0] = tj_gelu_backward(g[0], x, approximate);
+    if (!NEED(1)) return TJ_OK;
+    tj_tensor *x2 = tj_mul(x, x), *d;
+    if (approximate && strcmp(approximate, "tanh") == 0) {
+        const double k = M_SQRT2 * M_2_SQRTPI * 0.5, a = 0.044715;
+        tj_tensor *t = tj_tanh(tj_mul_scalar(tj_mul(x, tj_add_scalar(tj_mul_scalar(x2, tj_v_float(a)), tj_v_int(1))),
+                                             tj_v_float(k)));
+        tj_tensor *du = tj_add_scalar(tj_mul_scalar(x2, tj_v_float(3 * a * k)), tj_v_float(k));
+        tj_tensor *inner =
+            tj_sub(tj_mul_scalar(x, tj_v_float(6 * a * k)), tj_mul_scalar(tj_mul(t, tj_mul(du, du)), tj_v_int(2)));
+        tj_tensor *s = tj_add(du, tj_mul_scalar(tj_mul(x, inner), tj_v_float(0.5)));
+        d = tj_mul(tj_rsub_scalar(tj_mul(t, t), tj_v_int(1), tj_v_int(1)), s);
+    } else {
+        tj_tensor *pdf =
+            tj_mul_scalar(tj_exp(tj_mul_scalar(x2, tj_v_float(-0.5))), tj_v_float(M_2_SQRTPI * M_SQRT1_2 * 0.5));
+        d = tj_mul(pdf, tj_rsub_scalar(x2, tj_v_int(2), tj_v_int(1)));
+    }
+    gi[1] = tj_mul(tj_mul(g[0], ARG(0)), d);
+    return TJ_OK;
+}
+
+/* elu_backward(grad_output, alpha, scale, input_scale, is_result,
+ * self_or_result) (elu's, celu's, selu's): self_or_result as ATen's
+ * elu_double_backward, nonzero where it is < 0 only (0 at 0, where the
+ * first derivative takes the negative branch): grad * grad_output *
+ * input_scale^2 * alpha * scale * exp(self * input_scale) for the input,
+ * grad * grad_output * input_scale for the result (elu's is
+ * input_scale * (result + alpha * scale) there) */
+FORMULA(d_elu_backward)
+{
+    tj_tensor *v = ARG(5);
+    bool is_result = c->args[4].u.b;
+    if (NEED(0)) gi[0] = tj_elu_backward(g[0], c->args[1], c->args[2], c->args[3], is_result, v);
+    if (!NEED(1)) return TJ_OK;
+    double input_scale = tj_value_as_double(&c->args[3]);
+    tj_tensor *d = tj_mul_scalar(tj_mul(g[0], ARG(0)), c->args[3]);
+    if (!is_result) {
+        double coef = tj_value_as_double(&c->args[1]) * tj_value_as_double(&c->args[2]) * input_scale;
+        d = tj_mul(d, tj_mul_scalar(tj_exp(tj_mul_scalar(v, c->args[3])), tj_v_float(coef)));
+    }
+    gi[1] = where_or_zero(tj_lt_scalar(v, tj_v_int(0)), d);
+    return TJ_OK;
+}
+
+/* log_sigmoid_backward(grad_output, self, buffer): self gets grad *
+ * grad_output * (s - 1) s, s = sigmoid(self); buffer (log_sigmoid_forward's
+ * second return, never differentiable) none, as derivatives.yaml */
+FORMULA(d_log_sigmoid_backward)
+{
+    tj_tensor *self = ARG(1);
+    if (NEED(0)) gi[0] = tj_log_sigmoid_backward(g[0], self, ARG(2));
+    if (NEED(1)) {
+        tj_tensor *s = tj_sigmoid(self);
+        gi[1] = tj_mul(tj_mul(tj_mul(g[0], ARG(0)), tj_sub_scalar(s, tj_v_int(1))), s);
+    }
+    return TJ_OK;
+}
+
+/* glu_backward(grad_output, self, dim), self = [a, b] along dim, s =
+ * sigmoid(b), gradient [go s, go a s (1 - s)]; for grad = [ga, gb]:
+ * grad_output gets ga s + gb a s (1 - s), a gets gb go s (1 - s), b gets
+ * ga go s (1 - s) + gb go a s (1 - s) (1 - 2 s) (ATen's
+ * glu_double_backward and glu_double_backward_grad_output) */
+FORMULA(d_glu_backward)
+{
+    tj_tensor *self = ARG(1);
+    int d;
+    tj_status st = tj_wrap_dim(c->op->name, c->args[2].u.i, self->ndim, &d);
+    if (st != TJ_OK) return st;
+    int64_t half = self->shape[d] / 2;
+    tj_tensor *a = tj_slice(self, d, true, 0, true, half, 1), *b = tj_slice(self, d, true, half, true, 2 * half, 1);
+    tj_tensor *ga = tj_slice(g[0], d, true, 0, true, half, 1), *gb = tj_slice(g[0], d, true, half, true, 2 * half, 1);
+    tj_tensor *s = tj_sigmoid(b), *ds = tj_mul(s, tj_rsub_scalar(s, tj_v_int(1), tj_v_int(1)));
+    if (NEED(0)) gi[0] = tj_add(tj_mul(ga, s), tj_mul(gb, tj_mul(a, ds)));
+    if (NEED(1)) {
+        tj_tensor *go_ds = tj_mul(ARG(0), ds);
+        tj_tensor *dd = tj_mul(tj_mul(a, go_ds), tj_rsub_scalar(s, tj_v_int(1), tj_v_int(2)));
+        tj_tensor *parts[2] = {tj_mul(gb, go_ds), tj_add(tj_mul(ga, go_ds), tj_mul(gb, dd))};
+        gi[1] = parts[0] && parts[1] ? tj_cat(parts, 2, d) : NULL;
+    }
+    return TJ_OK;
+}
+
 /* ---- binary ---- */
 
 /* add / sub (Tensor and Scalar overloads): self gets g, other alpha * g. */
@@ -2110,6 +2290,13 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(diagonal_scatter, d_diagonal_scatter), D(as_strided, d_as_strided), D(as_strided_scatter, d_as_strided_scatter),
     /* session 24 (opsbatch3) */
     D(prelu, d_prelu), D(prelu_backward, d_prelu_backward),
+    /* session 24 (dbl): backward operators of activations (double backward) */
+    D(threshold_backward, d_threshold_backward), D(leaky_relu_backward, d_leaky_relu_backward),
+    D(hardtanh_backward, d_hardtanh_backward), D(hardsigmoid_backward, d_hardsigmoid_backward),
+    D(hardswish_backward, d_hardswish_backward), D(tanh_backward, d_tanh_backward),
+    D(sigmoid_backward, d_sigmoid_backward), D(softplus_backward, d_softplus_backward),
+    D(gelu_backward, d_gelu_backward), D(elu_backward, d_elu_backward),
+    D(log_sigmoid_backward, d_log_sigmoid_backward), D(glu_backward, d_glu_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

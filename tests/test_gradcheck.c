@@ -693,6 +693,48 @@ Test(gradcheck, neural_network_operators)
     CASES(cases);
 }
 
+/* ---- backward operators of activations: double backward ---- */
+
+FN(f_threshold_backward, tj_threshold_backward(x[0], x[1], tj_v_float(0.25)))
+FN(f_leaky_relu_backward, tj_leaky_relu_backward(x[0], x[1], tj_v_float(0.2), false))
+FN(f_hardtanh_backward, tj_hardtanh_backward(x[0], x[1], tj_v_float(-0.5), tj_v_float(0.4)))
+FN(f_hardsigmoid_backward, tj_hardsigmoid_backward(x[0], x[1]))
+FN(f_hardswish_backward, tj_hardswish_backward(x[0], x[1]))
+FN(f_tanh_backward, tj_tanh_backward(x[0], x[1]))
+FN(f_sigmoid_backward, tj_sigmoid_backward(x[0], x[1]))
+FN(f_softplus_backward, tj_softplus_backward(x[0], x[1], tj_v_float(1.5), tj_v_int(2)))
+FN(f_gelu_backward, tj_gelu_backward(x[0], x[1], "none"))
+FN(f_gelu_backward_tanh, tj_gelu_backward(x[0], x[1], "tanh"))
+FN(f_elu_backward, tj_elu_backward(x[0], tj_v_float(1.3), tj_v_float(1.05), tj_v_float(0.7), false, x[1]))
+FN(f_elu_backward_result, tj_elu_backward(x[0], tj_v_float(1.3), tj_v_float(1.05), tj_v_float(0.7), true, x[1]))
+/* the buffer as log_sigmoid_forward computes it from self (it has no gradient of its own) */
+FN(f_log_sigmoid_backward, tj_log_sigmoid_backward(x[0], x[1], tj_exp(tj_neg(tj_abs(x[1])))))
+FN(f_glu_backward, tj_glu_backward(x[0], x[1], 1))
+FN(f_glu_backward0, tj_glu_backward(x[0], x[1], -3))
+
+Test(gradcheck, activation_backward_operators)
+{
+    /* grad_output and self both vary; kinks are hit with probability 0 */
+    static const gc_case cases[] = {
+        {"threshold_backward", f_threshold_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"leaky_relu_backward", f_leaky_relu_backward, 2, {{2, {3, 4}, STRIDED}, {1, {4}, PLAIN}}, -1, 1},
+        {"hardtanh_backward", f_hardtanh_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -1, 1},
+        {"hardsigmoid_backward", f_hardsigmoid_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, EXPANDED}}, -5, 5},
+        {"hardswish_backward", f_hardswish_backward, 2, {{2, {3, 4}, TRANSPOSED}, {2, {3, 4}, PLAIN}}, -5, 5},
+        {"tanh_backward", f_tanh_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, STRIDED}}, -1, 1},
+        {"sigmoid_backward", f_sigmoid_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -1, 1},
+        {"softplus_backward", f_softplus_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -2, 2},
+        {"gelu_backward", f_gelu_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -3, 3},
+        {"gelu_backward(tanh)", f_gelu_backward_tanh, 2, {{2, {3, 4}, STRIDED}, {2, {3, 4}, PLAIN}}, -3, 3},
+        {"elu_backward", f_elu_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -2, 2},
+        {"elu_backward(is_result)", f_elu_backward_result, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"log_sigmoid_backward", f_log_sigmoid_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -2, 2},
+        {"glu_backward", f_glu_backward, 2, {{2, {3, 2}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -2, 2},
+        {"glu_backward(dim 0)", f_glu_backward0, 2, {{3, {1, 3, 2}, PLAIN}, {3, {2, 3, 2}, STRIDED}}, -2, 2},
+    };
+    CASES(cases);
+}
+
 /* ---- hard activations and regression losses (session 16) ---- */
 
 FN(f_hardtanh, tj_hardtanh(x[0], tj_v_float(-0.5), tj_v_float(0.4)))

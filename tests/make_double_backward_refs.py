@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Writes tests/double_backward_ref.h, the reference values of
+tests/test_double_backward.c, with PyTorch (1.13, Debian's python3-torch):
+
+    OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/make_double_backward_refs.py \\
+        > tests/double_backward_ref.h
+
+For each case, in float64: y = f(x); g = torch.autograd.grad(sum(y * c), x,
+create_graph=True) (the traced training step's backward, which calls the
+backward operator under test with grad_output c); then gg_x, gg_c =
+torch.autograd.grad(sum(g * c2), [x, c]), the derivatives of that backward
+operator with respect to its input and to its grad_output. The inputs hold
+points on both sides of every kink and on the kinks themselves. Each case
+writes <TAG>_X, _C (y's shape), _C2 (x's shape), _G, _GGX and _GGC; printed
+with %.17g."""
+import torch
+import torch.nn.functional as F
+
+from ref_tables import emit, print_header, ramp
+
+torch.set_default_dtype(torch.float64)
+A = torch.ops.aten
+
+# kinks: 0 (elu, relu, leaky_relu), -0.25 and 0.5 (hardtanh below), both sides of each
+X_ACT = [-3.0, -1.5, -0.25, 0.0, 0.5, 2.0, -0.75, 1.25]
+# hardsigmoid / hardswish: -3 and 3 and both sides
+X_HARD = [-4.0, -3.0, -1.0, 0.0, 1.5, 3.0, 4.0, 2.5]
+# softplus (beta 1, threshold 20): the threshold itself and both sides
+# hardswish: 3 last of 9, where 1.13's scalar loop (which tjit follows) gives
+# grad_output * 1.5 at 3; its vectorised loop, on the first 8, gives grad_output
+X_HSWISH = [-4.0, -3.0, -1.0, 0.0, 1.5, 4.0, 2.5, -2.0, 3.0]
+X_SP = [-3.0, -0.5, 0.0, 1.0, 20.0, 21.0, 19.5, 2.0]
+# softplus (beta 2, threshold 3): 1.5 is the threshold
+X_SP2 = [-1.0, 0.5, 1.5, 2.0, 1.25, 0.0, 1.75, -0.25]
+X_GLU = [-2.0, 0.5, 1.5, -0.25, 0.0, 3.0, -1.0, 2.0]
+X_SOFTMAX = [-2.0, 0.5, 1.5, -0.25, 0.0, 3.0]
+
+CASES = [
+    # (tag, f, x values, x shape)
+    ("ELU", lambda x: A.elu(x, 1.3, 1.0, 1.0), X_ACT, [2, 4]),
+    ("CELU", lambda x: A.celu(x, 2.0), X_ACT, [2, 4]),
+    ("SELU", lambda x: A.selu(x), X_ACT, [2, 4]),
+    ("RELU", lambda x: A.relu(x), X_ACT, [2, 4]),
+    ("LEAKY_RELU", lambda x: A.leaky_relu(x, 0.1), X_ACT, [2, 4]),
+    ("HARDTANH", lambda x: A.hardtanh(x, -0.25, 0.5), X_ACT, [2, 4]),
+    ("HARDSWISH", lambda x: A.hardswish(x), X_HSWISH, [3, 3]),
+    ("TANH", lambda x: A.tanh(x), X_ACT, [2, 4]),
+    ("SIGMOID", lambda x: A.sigmoid(x), X_ACT, [2, 4]),
+    ("SOFTPLUS", lambda x: A.softplus(x, 1, 20), X_SP, [2, 4]),
+    ("SOFTPLUS_B2", lambda x: A.softplus(x, 2, 3), X_SP2, [2, 4]),
+    ("GELU", lambda x: A.gelu(x), X_ACT, [2, 4]),
+    ("GELU_TANH", lambda x: A.gelu(x, approximate="tanh"), X_ACT, [2, 4]),
+    ("LOG_SIGMOID", lambda x: A.log_sigmoid(x), X_ACT, [2, 4]),
+    ("GLU", lambda x: A.glu(x, -1), X_GLU, [2, 4]),
+    ("GLU0", lambda x: A.glu(x, 0), X_GLU, [4, 2]),
+]
+
+
+def case(tag, f, xs, shape):
+    x = torch.tensor(xs).reshape(shape).requires_grad_()
+    y = f(x)
+    c = torch.tensor(ramp(max(y.numel(), 1), 0.5, 1.25, 11)).reshape(y.shape).requires_grad_()
+    c2 = torch.tensor(ramp(x.numel(), 0.25, 0.875, 7)).reshape(shape)
+    g, = torch.autograd.grad((y * c).sum(), [x], create_graph=True)
+    ggx, ggc = torch.autograd.grad((g * c2).sum(), [x, c])
+    emit(tag + "_X", x.detach())
+    emit(tag + "_C", c.detach())
+    emit(tag + "_C2", c2)
+    emit(tag + "_G", g.detach())
+    emit(tag + "_GGX", ggx)
+    emit(tag + "_GGC", ggc)
+
+
+for args in CASES:
+    case(*args)
+
+# hardsigmoid_backward: PyTorch 1.13 has no derivative for it; its gradient
+# is linear in grad_output and piecewise constant in self, as later versions'
+# formula: gg_x = 0, gg_c = hardsigmoid_backward(c2, x)
+x = torch.tensor(X_HARD).reshape(2, 4)
+c = torch.tensor(ramp(8, 0.5, 1.25, 11)).reshape(2, 4)
+c2 = torch.tensor(ramp(8, 0.25, 0.875, 7)).reshape(2, 4)
+emit("HARDSIGMOID_X", x)
+emit("HARDSIGMOID_C", c)
+emit("HARDSIGMOID_C2", c2)
+emit("HARDSIGMOID_G", A.hardsigmoid_backward(c, x))
+emit("HARDSIGMOID_GGX", torch.zeros(8))
+emit("HARDSIGMOID_GGC", A.hardsigmoid_backward(c2, x))
+
+# elu_backward on elu's result (is_result, the form elu_'s derivative
+# calls), differentiated directly: out = elu_backward(go, 1.3, 1, 1, True, r),
+# gradients of sum(out * c2) with respect to go and r; r holds 0 and both signs
+r = torch.tensor([-1.0, -0.5, 0.0, 0.25, 2.0, -0.125]).requires_grad_()
+go = torch.tensor(ramp(6, 0.5, 1.25, 11)).requires_grad_()
+c2 = torch.tensor(ramp(6, 0.25, 0.875, 7))
+out = A.elu_backward(go, 1.3, 1.0, 1.0, True, r)
+ggo, ggr = torch.autograd.grad((out * c2).sum(), [go, r])
+emit("ELU_RESULT_R", r.detach())
+emit("ELU_RESULT_GO", go.detach())
+emit("ELU_RESULT_C2", c2)
+emit("ELU_RESULT_OUT", out.detach())
+emit("ELU_RESULT_GGO", ggo)
+emit("ELU_RESULT_GGR", ggr)
+
+print_header("tests/make_double_backward_refs.py")

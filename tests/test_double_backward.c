@@ -1,0 +1,159 @@
+/* Double backward through the backward operators: a traced training step
+ * (y = f(x), g = grad(sum(y * c), x), captured by tj_make_fx in real mode)
+ * run by tj_graph_run on x and c requiring grad records the backward
+ * operator its graph holds (elu_backward, gelu_backward, ...), and a second
+ * tj_autograd_grad of sum(g * c2) differentiates it with respect to x (self)
+ * and c (its grad_output).
+ *
+ * Reference values: PyTorch 1.13, float64, torch.autograd.grad with
+ * create_graph=True, written by tests/make_double_backward_refs.py into
+ * tests/double_backward_ref.h (hardsigmoid_backward, which 1.13 does not
+ * differentiate, from its closed form there). The inputs hold both sides of
+ * every kink and the kinks themselves. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "double_backward_ref.h"
+#include "test_util.h"
+
+TestSuite(double_backward, .init = test_scope_open, .fini = test_scope_close, .timeout = 300);
+
+typedef tj_tensor *(*forward_fn)(tj_tensor *x);
+
+typedef struct dbl_case {
+    const char *name;
+    forward_fn f;
+    const char *backward_op; /**< what the trace must hold */
+    int ndim, yndim;
+    int64_t shape[2], yshape[2]; /**< x's (and c2's), y's (and c's) */
+    const double *x, *c, *c2, *g, *ggx, *ggc;
+} dbl_case;
+
+/* g = grad(sum(f(x) * c), x) on in = {x, c}; x requires grad. */
+static tj_status step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const dbl_case *k = ctx;
+    tj_tensor *loss = tj_sum(tj_mul(k->f(in[0]), in[1]), -1);
+    *n_out = 1;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor **)&in[0], 1, out) : tj_last_status();
+}
+
+static int64_t count(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+static void expect_double_backward(const dbl_case *k)
+{
+    cr_log_info("%s", k->name);
+    int64_t nx = count(k->ndim, k->shape), ny = count(k->yndim, k->yshape);
+    tj_tensor *x = test_f64(k->ndim, k->shape, k->x), *c = test_f64(k->yndim, k->yshape, k->c);
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    tj_tensor *in[2] = {x, c};
+    tj_graph *graph = tj_make_fx(step, (void *)k, in, 2, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(graph, "%s: %s", k->name, tj_last_error());
+    cr_expect_geq(tj_graph_count_op(graph, tj_op_find(k->backward_op)), 1, "%s: no %s", k->name, k->backward_op);
+
+    tj_tensor *rx = test_f64(k->ndim, k->shape, k->x), *rc = test_f64(k->yndim, k->yshape, k->c), *g;
+    cr_assert_eq(tj_tensor_set_requires_grad(rx, true), TJ_OK);
+    cr_assert_eq(tj_tensor_set_requires_grad(rc, true), TJ_OK);
+    cr_assert_eq(tj_graph_run(graph, (tj_tensor *[]){rx, rc}, 2, &g), TJ_OK, "%s: %s", k->name, tj_last_error());
+    test_expect_close(g, k->g, nx, 1e-13, 1e-15);
+    cr_assert(tj_tensor_requires_grad(g), "%s", k->name);
+
+    tj_tensor *loss = tj_sum(tj_mul(g, test_f64(k->ndim, k->shape, k->c2)), -1), *gg[2];
+    cr_assert_not_null(loss, "%s: %s", k->name, tj_last_error());
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){rx, rc}, 2, gg), TJ_OK, "%s: %s", k->name,
+                 tj_last_error());
+    test_assert_dtype_shape(gg[0], TJ_FLOAT64, k->ndim, k->shape);
+    test_assert_dtype_shape(gg[1], TJ_FLOAT64, k->yndim, k->yshape);
+    test_expect_close(gg[0], k->ggx, nx, 1e-12, 1e-14);
+    test_expect_close(gg[1], k->ggc, ny, 1e-12, 1e-14);
+    tj_graph_free(graph);
+}
+
+#define CASES(cases)                                                                                                   \
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_double_backward(&cases[i])
+
+/* one case of shape [2, 4] for y = f(x) of x's shape, tables TAG_X ... TAG_GGC */
+#define ELEMENTWISE(tag, f, op)                                                                                        \
+    {#tag, f, op, 2, 2, {2, 4}, {2, 4}, tag##_X, tag##_C, tag##_C2, tag##_G, tag##_GGX, tag##_GGC}
+
+/* ---- activations ---- */
+
+static tj_tensor *f_elu(tj_tensor *x) { return tj_elu(x, tj_v_float(1.3), tj_v_int(1), tj_v_int(1)); }
+static tj_tensor *f_celu(tj_tensor *x) { return tj_celu(x, tj_v_float(2.0)); }
+static tj_tensor *f_leaky_relu(tj_tensor *x) { return tj_leaky_relu(x, tj_v_float(0.1)); }
+static tj_tensor *f_hardtanh(tj_tensor *x) { return tj_hardtanh(x, tj_v_float(-0.25), tj_v_float(0.5)); }
+static tj_tensor *f_softplus(tj_tensor *x) { return tj_softplus(x, tj_v_int(1), tj_v_int(20)); }
+static tj_tensor *f_softplus_b2(tj_tensor *x) { return tj_softplus(x, tj_v_int(2), tj_v_int(3)); }
+static tj_tensor *f_gelu(tj_tensor *x) { return tj_gelu(x, "none"); }
+static tj_tensor *f_gelu_tanh(tj_tensor *x) { return tj_gelu(x, "tanh"); }
+static tj_tensor *f_glu(tj_tensor *x) { return tj_glu(x, -1); }
+static tj_tensor *f_glu0(tj_tensor *x) { return tj_glu(x, 0); }
+
+Test(double_backward, piecewise_linear_activations)
+{
+    static const dbl_case cases[] = {
+        ELEMENTWISE(RELU, tj_relu, "aten::threshold_backward"),
+        ELEMENTWISE(LEAKY_RELU, f_leaky_relu, "aten::leaky_relu_backward"),
+        ELEMENTWISE(HARDTANH, f_hardtanh, "aten::hardtanh_backward"),
+        ELEMENTWISE(HARDSIGMOID, tj_hardsigmoid, "aten::hardsigmoid_backward"),
+    };
+    CASES(cases);
+}
+
+Test(double_backward, exponential_linear_units)
+{
+    static const dbl_case cases[] = {
+        ELEMENTWISE(ELU, f_elu, "aten::elu_backward"),
+        ELEMENTWISE(CELU, f_celu, "aten::elu_backward"),
+        ELEMENTWISE(SELU, tj_selu, "aten::elu_backward"),
+    };
+    CASES(cases);
+}
+
+Test(double_backward, smooth_activations)
+{
+    static const dbl_case cases[] = {
+        {"HARDSWISH", tj_hardswish, "aten::hardswish_backward", 2, 2, {3, 3}, {3, 3}, HARDSWISH_X, HARDSWISH_C,
+         HARDSWISH_C2, HARDSWISH_G, HARDSWISH_GGX, HARDSWISH_GGC},
+        ELEMENTWISE(TANH, tj_tanh, "aten::tanh_backward"),
+        ELEMENTWISE(SIGMOID, tj_sigmoid, "aten::sigmoid_backward"),
+        ELEMENTWISE(SOFTPLUS, f_softplus, "aten::softplus_backward"),
+        ELEMENTWISE(SOFTPLUS_B2, f_softplus_b2, "aten::softplus_backward"),
+        ELEMENTWISE(GELU, f_gelu, "aten::gelu_backward"),
+        ELEMENTWISE(GELU_TANH, f_gelu_tanh, "aten::gelu_backward"),
+        ELEMENTWISE(LOG_SIGMOID, tj_log_sigmoid, "aten::log_sigmoid_backward"),
+    };
+    CASES(cases);
+}
+
+Test(double_backward, glu)
+{
+    static const dbl_case cases[] = {
+        {"GLU(dim -1)", f_glu, "aten::glu_backward", 2, 2, {2, 4}, {2, 2}, GLU_X, GLU_C, GLU_C2, GLU_G, GLU_GGX,
+         GLU_GGC},
+        {"GLU(dim 0)", f_glu0, "aten::glu_backward", 2, 2, {4, 2}, {2, 2}, GLU0_X, GLU0_C, GLU0_C2, GLU0_G, GLU0_GGX,
+         GLU0_GGC},
+    };
+    CASES(cases);
+}
+
+/* elu_backward on elu's result (is_result), called directly */
+Test(double_backward, elu_backward_of_the_result)
+{
+    int64_t s[1] = {6};
+    tj_tensor *go = test_f64(1, s, ELU_RESULT_GO), *r = test_f64(1, s, ELU_RESULT_R), *gg[2];
+    cr_assert_eq(tj_tensor_set_requires_grad(go, true), TJ_OK);
+    cr_assert_eq(tj_tensor_set_requires_grad(r, true), TJ_OK);
+    tj_tensor *out = tj_elu_backward(go, tj_v_float(1.3), tj_v_int(1), tj_v_int(1), true, r);
+    test_expect_close(out, ELU_RESULT_OUT, 6, 1e-15, 0);
+    tj_tensor *loss = tj_sum(tj_mul(out, test_f64(1, s, ELU_RESULT_C2)), -1);
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){go, r}, 2, gg), TJ_OK, "%s", tj_last_error());
+    test_expect_close(gg[0], ELU_RESULT_GGO, 6, 1e-15, 0);
+    test_expect_close(gg[1], ELU_RESULT_GGR, 6, 1e-15, 0);
+}
