@@ -313,8 +313,9 @@ FORMULA(d_elu_backward)
 }
 
 /* log_sigmoid_backward(grad_output, self, buffer): self gets grad *
- * grad_output * (s - 1) s, s = sigmoid(self); buffer (log_sigmoid_forward's
- * second return, never differentiable) none, as derivatives.yaml */
+ * grad_output * (s - 1) s, s = sigmoid(self), through buffer's dependence
+ * on self too (buffer, log_sigmoid_forward's second return, must not
+ * require grad, as in PyTorch) */
 FORMULA(d_log_sigmoid_backward)
 {
     tj_tensor *self = ARG(1);
@@ -1375,6 +1376,34 @@ FORMULA(d_log_softmax)
     return TJ_OK;
 }
 
+/* _softmax_backward_data(grad_output, output, dim, input_dtype), gradient
+ * y (go - sum(go y)): grad_output through it again; output gets
+ * go grad - sum(y go) grad - go sum(y grad) (ATen's softmax_double_backward) */
+FORMULA(d_softmax_backward_data)
+{
+    tj_tensor *go = ARG(0), *y = ARG(1);
+    const int64_t dim[1] = {c->args[2].u.i};
+    if (NEED(0)) gi[0] = tj__softmax_backward_data(g[0], y, dim[0], c->args[3].u.dtype);
+    if (NEED(1)) {
+        tj_tensor *sum_go = tj_sum_dim(tj_mul(y, go), dim, 1, true, TJ_DTYPE_NONE);
+        tj_tensor *sum_g = tj_sum_dim(tj_mul(y, g[0]), dim, 1, true, TJ_DTYPE_NONE);
+        gi[1] = tj_sub(tj_sub(tj_mul(go, g[0]), tj_mul(sum_go, g[0])), tj_mul(go, sum_g));
+    }
+    return TJ_OK;
+}
+
+/* _log_softmax_backward_data(grad_output, output, dim, input_dtype),
+ * gradient go - exp(y) sum(go): grad_output gets grad - sum(grad exp(y)),
+ * output -sum(go) exp(y) grad */
+FORMULA(d_log_softmax_backward_data)
+{
+    tj_tensor *y = ARG(1), *e = tj_exp(y);
+    const int64_t dim[1] = {c->args[2].u.i};
+    if (NEED(0)) gi[0] = tj_sub(g[0], tj_sum_dim(tj_mul(g[0], e), dim, 1, true, TJ_DTYPE_NONE));
+    if (NEED(1)) gi[1] = tj_mul(tj_mul(tj_neg(tj_sum_dim(ARG(0), dim, 1, true, TJ_DTYPE_NONE)), e), g[0]);
+    return TJ_OK;
+}
+
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
  * weight, bias, mask); the mean and rstd returns carry no gradient. */
 FORMULA(d_native_layer_norm)
@@ -1599,6 +1628,100 @@ FORMULA(d_nll_loss)
 {
     tj_tensor *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
     gi[0] = tj_nll_loss_backward(g[0], ARG(0), ARG(1), weight, c->args[3].u.i, c->args[4].u.i, OUT(1));
+    return TJ_OK;
+}
+
+/* ---- backward operators of losses (double backward) ----
+ * Linear in grad_output (0-dim for the mean and sum: the engine sums the
+ * gradient, of self's shape, down to it); self and target get the loss's
+ * second derivative times grad * grad_output, divided by self's element
+ * count for the mean as the backward operators' own norm. */
+
+/* grad * grad_output masked to |self - target| < threshold, times scale
+ * (smooth_l1's 1 / beta, huber's 1), over self's count for the mean: ATen's
+ * smooth_l1_loss_double_backward / huber_loss_double_backward */
+static tj_tensor *pointwise_loss_double(const tj_grad_ctx *c, tj_tensor *const *g, double threshold, double scale)
+{
+    tj_tensor *self = ARG(1), *target = ARG(2);
+    tj_tensor *d = tj_mul(g[0], ARG(0));
+    if (scale != 1.0) d = tj_mul_scalar(d, tj_v_float(scale));
+    d = where_or_zero(tj_lt_scalar(tj_abs(tj_sub(self, target)), tj_v_float(threshold)), d);
+    return c->args[3].u.i == 1 ? tj_div_scalar(d, tj_v_int(tj_tensor_numel(self))) : d;
+}
+
+/* smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+ * self gets grad * grad_output / beta where |self - target| < beta, target
+ * its negation; zero for beta 0 (ATen's guard against dividing by it) */
+FORMULA(d_smooth_l1_loss_backward)
+{
+    int64_t reduction = c->args[3].u.i;
+    double beta = c->args[4].u.f;
+    if (NEED(0)) gi[0] = tj_smooth_l1_loss_backward(g[0], ARG(1), ARG(2), reduction, beta);
+    if (NEED(1) || NEED(2)) {
+        tj_tensor *d = beta == 0 ? zeros_like(g[0]) : pointwise_loss_double(c, g, beta, 1.0 / beta);
+        if (NEED(1)) gi[1] = d;
+        if (NEED(2)) gi[2] = d ? tj_neg(d) : NULL;
+    }
+    return TJ_OK;
+}
+
+/* huber_loss_backward(grad_output, self, target, reduction, delta): self
+ * gets grad * grad_output where |self - target| < delta, target its negation */
+FORMULA(d_huber_loss_backward)
+{
+    int64_t reduction = c->args[3].u.i;
+    double delta = c->args[4].u.f;
+    if (NEED(0)) gi[0] = tj_huber_loss_backward(g[0], ARG(1), ARG(2), reduction, delta);
+    if (NEED(1) || NEED(2)) {
+        tj_tensor *d = pointwise_loss_double(c, g, delta, 1.0);
+        if (NEED(1)) gi[1] = d;
+        if (NEED(2)) gi[2] = d ? tj_neg(d) : NULL;
+    }
+    return TJ_OK;
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight,
+ * reduction), gradient go w (x - t) / (x (1 - x)) (over the count for the
+ * mean), as ATen's binary_cross_entropy_double_backward{,_grad_output,
+ * _target} with their eps = 1e-12: grad_output gets grad w (x - t) / ((x +
+ * eps) (1 - x + eps)); self grad go w (x^2 - 2 x t + t) / ((x + eps) (1 - x
+ * + eps))^2; target -grad go w / max((1 - x) x, eps). weight has none. */
+FORMULA(d_binary_cross_entropy_backward)
+{
+    tj_tensor *x = ARG(1), *t = ARG(2), *weight = c->args[3].kind == TJ_V_TENSOR ? ARG(3) : NULL;
+    bool mean = c->args[4].u.i == 1;
+    const tj_value eps = tj_v_float(1e-12), one = tj_v_int(1);
+    tj_tensor *r[3] = {NULL, NULL, NULL};
+    if (NEED(0) || NEED(1)) {
+        tj_tensor *denom = tj_mul(tj_add_scalar(x, eps), tj_add_scalar(tj_rsub_scalar(x, one, one), eps));
+        if (NEED(0)) r[0] = tj_mul(tj_div(tj_sub(x, t), denom), g[0]);
+        if (NEED(1)) {
+            tj_tensor *num = tj_add(tj_sub(tj_mul(x, x), tj_mul_scalar(tj_mul(x, t), tj_v_int(2))), t);
+            r[1] = tj_mul(tj_div(num, tj_mul(denom, denom)), tj_mul(g[0], ARG(0)));
+        }
+    }
+    if (NEED(2)) {
+        tj_tensor *denom = tj_clamp_min(tj_mul(tj_rsub_scalar(x, one, one), x), eps);
+        r[2] = tj_div(tj_mul(tj_neg(g[0]), ARG(0)), denom);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (!NEED(k) || !r[k]) continue;
+        if (weight) r[k] = tj_mul(r[k], weight);
+        gi[k] = mean ? tj_div_scalar(r[k], tj_v_int(tj_tensor_numel(x))) : r[k];
+    }
+    return TJ_OK;
+}
+
+/* nll_loss_backward(grad_output, self, target, weight, reduction,
+ * ignore_index, total_weight): linear in grad_output, whose gradient is
+ * the loss of grad itself, nll_loss(grad, target, weight, reduction,
+ * ignore_index) (the same total weight); none of self's values is read:
+ * self gets zeros */
+FORMULA(d_nll_loss_backward)
+{
+    tj_tensor *weight = c->args[3].kind == TJ_V_TENSOR ? ARG(3) : NULL;
+    if (NEED(0)) gi[0] = tj_nll_loss(g[0], ARG(2), weight, c->args[4].u.i, c->args[5].u.i);
+    if (NEED(1)) gi[1] = zeros_like(META(1));
     return TJ_OK;
 }
 
@@ -2296,7 +2419,13 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(hardswish_backward, d_hardswish_backward), D(tanh_backward, d_tanh_backward),
     D(sigmoid_backward, d_sigmoid_backward), D(softplus_backward, d_softplus_backward),
     D(gelu_backward, d_gelu_backward), D(elu_backward, d_elu_backward),
-    D(log_sigmoid_backward, d_log_sigmoid_backward), D(glu_backward, d_glu_backward),
+    D_NO_GRAD_ARGS(log_sigmoid_backward, d_log_sigmoid_backward, 4u, 0u), /* buffer */
+    D(glu_backward, d_glu_backward),
+    D(_softmax_backward_data, d_softmax_backward_data), D(_log_softmax_backward_data, d_log_softmax_backward_data),
+    /* session 24 (dbl): backward operators of losses */
+    D(smooth_l1_loss_backward, d_smooth_l1_loss_backward), D(huber_loss_backward, d_huber_loss_backward),
+    D_NO_GRAD_ARGS(binary_cross_entropy_backward, d_binary_cross_entropy_backward, 8u, 0u), /* weight */
+    D_NO_GRAD_ARGS(nll_loss_backward, d_nll_loss_backward, 0x48u, 0u), /* weight, total_weight */
 };
 
 /* No gradient reaches any input: the in-place forms of operators without a

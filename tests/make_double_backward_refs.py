@@ -33,7 +33,6 @@ X_SP = [-3.0, -0.5, 0.0, 1.0, 20.0, 21.0, 19.5, 2.0]
 # softplus (beta 2, threshold 3): 1.5 is the threshold
 X_SP2 = [-1.0, 0.5, 1.5, 2.0, 1.25, 0.0, 1.75, -0.25]
 X_GLU = [-2.0, 0.5, 1.5, -0.25, 0.0, 3.0, -1.0, 2.0]
-X_SOFTMAX = [-2.0, 0.5, 1.5, -0.25, 0.0, 3.0]
 
 CASES = [
     # (tag, f, x values, x shape)
@@ -71,6 +70,48 @@ def case(tag, f, xs, shape):
     emit(tag + "_GGC", ggc)
 
 
+
+# softmax / log_softmax (their backward operators' output argument holds
+# the forward's result)
+X_SOFTMAX = [-2.0, 0.5, 1.5, -0.25, 0.0, 3.0]
+CASES += [
+    ("SOFTMAX", lambda x: A._softmax(x, 1, False), X_SOFTMAX, [2, 3]),
+    ("SOFTMAX0", lambda x: A._softmax(x, 0, False), X_SOFTMAX, [2, 3]),
+    ("LOG_SOFTMAX", lambda x: A._log_softmax(x, 1, False), X_SOFTMAX, [2, 3]),
+    ("LOG_SOFTMAX0", lambda x: A._log_softmax(x, 0, False), X_SOFTMAX, [2, 3]),
+]
+
+# regression losses: x - t is -1, 1 and 1 (beta / delta 1's kink), -0.5 and
+# 0.5 (0.5's), 0, -0.75 and -2.5; reduction 0 none, 1 mean, 2 sum
+X_REG = [-1.0, 0.0, 1.0, 0.0, 0.5, 2.0, -0.5, 1.5]
+T_REG = torch.tensor([0.0, 0.5, 0.0, -1.0, 3.0, 2.0, 0.25, 1.0]).reshape(2, 4)
+# binary cross entropy: x in (0, 1), t in [0, 1], a weight of x's shape
+X_BCE = [0.2, 0.5, 0.7, 0.3, 0.9, 0.05, 0.6, 0.45]
+T_BCE = torch.tensor([0.0, 0.5, 1.0, 0.3, 1.0, 0.0, 0.25, 0.45]).reshape(2, 4)
+W_BCE = torch.tensor([1.0, 0.5, 2.0, 1.5, 0.25, 1.0, 3.0, 0.75]).reshape(2, 4)
+# nll_loss: x [3, 4] (log-probabilities or not: nll is linear), targets, class weights
+X_NLL = [-1.5, -0.25, -2.0, -0.75, -0.5, -3.0, -1.25, -1.0, -2.5, -0.125, -1.75, -0.625]
+T_NLL = torch.tensor([1, 3, 0])
+W_NLL = torch.tensor([0.5, 2.0, 1.0, 1.5])
+emit("T_REG", T_REG)
+emit("T_BCE", T_BCE)
+emit("W_BCE", W_BCE)
+emit("T_NLL", T_NLL, "int64_t")
+emit("W_NLL", W_NLL)
+CASES += [
+    ("SMOOTH_L1", lambda x: A.smooth_l1_loss(x, T_REG, 0, 1.0), X_REG, [2, 4]),
+    ("SMOOTH_L1_MEAN", lambda x: A.smooth_l1_loss(x, T_REG, 1, 0.5), X_REG, [2, 4]),
+    ("SMOOTH_L1_SUM_B0", lambda x: A.smooth_l1_loss(x, T_REG, 2, 0.0), X_REG, [2, 4]),
+    ("HUBER", lambda x: A.huber_loss(x, T_REG, 0, 1.0), X_REG, [2, 4]),
+    ("HUBER_MEAN", lambda x: A.huber_loss(x, T_REG, 1, 0.5), X_REG, [2, 4]),
+    ("BCE", lambda x: A.binary_cross_entropy(x, T_BCE, None, 1), X_BCE, [2, 4]),
+    ("BCE_NONE", lambda x: A.binary_cross_entropy(x, T_BCE, None, 0), X_BCE, [2, 4]),
+    ("BCE_SUM_W", lambda x: A.binary_cross_entropy(x, T_BCE, W_BCE, 2), X_BCE, [2, 4]),
+    ("NLL", lambda x: A.nll_loss(x, T_NLL, None, 1, -100), X_NLL, [3, 4]),
+    ("NLL_SUM", lambda x: A.nll_loss(x, T_NLL, None, 2, -100), X_NLL, [3, 4]),
+    ("NLL_NONE_W", lambda x: A.nll_loss(x, T_NLL, W_NLL, 0, -100), X_NLL, [3, 4]),
+    ("NLL_MEAN_W_IGNORE", lambda x: A.nll_loss(x, T_NLL, W_NLL, 1, 3), X_NLL, [3, 4]),
+]
 for args in CASES:
     case(*args)
 

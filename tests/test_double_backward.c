@@ -157,3 +157,110 @@ Test(double_backward, elu_backward_of_the_result)
     test_expect_close(gg[0], ELU_RESULT_GGO, 6, 1e-15, 0);
     test_expect_close(gg[1], ELU_RESULT_GGR, 6, 1e-15, 0);
 }
+
+/* ---- softmax ---- */
+
+static tj_tensor *f_softmax(tj_tensor *x) { return tj__softmax(x, 1, false); }
+static tj_tensor *f_softmax0(tj_tensor *x) { return tj__softmax(x, 0, false); }
+static tj_tensor *f_log_softmax(tj_tensor *x) { return tj__log_softmax(x, 1, false); }
+static tj_tensor *f_log_softmax0(tj_tensor *x) { return tj__log_softmax(x, 0, false); }
+
+/* a [2, 3] case of y = f(x) of x's shape */
+#define SOFTMAX_CASE(tag, f, op)                                                                                       \
+    {#tag, f, op, 2, 2, {2, 3}, {2, 3}, tag##_X, tag##_C, tag##_C2, tag##_G, tag##_GGX, tag##_GGC}
+
+Test(double_backward, softmax_and_log_softmax)
+{
+    static const dbl_case cases[] = {
+        SOFTMAX_CASE(SOFTMAX, f_softmax, "aten::_softmax_backward_data"),
+        SOFTMAX_CASE(SOFTMAX0, f_softmax0, "aten::_softmax_backward_data"),
+        SOFTMAX_CASE(LOG_SOFTMAX, f_log_softmax, "aten::_log_softmax_backward_data"),
+        SOFTMAX_CASE(LOG_SOFTMAX0, f_log_softmax0, "aten::_log_softmax_backward_data"),
+    };
+    CASES(cases);
+}
+
+/* ---- losses (targets and weights are constants of the trace) ---- */
+
+static const int64_t S24[2] = {2, 4};
+static tj_tensor *t_reg(void) { return test_f64(2, S24, T_REG); }
+static tj_tensor *f_smooth_l1(tj_tensor *x) { return tj_smooth_l1_loss(x, t_reg(), 0, 1.0); }
+static tj_tensor *f_smooth_l1_mean(tj_tensor *x) { return tj_smooth_l1_loss(x, t_reg(), 1, 0.5); }
+static tj_tensor *f_smooth_l1_sum_b0(tj_tensor *x) { return tj_smooth_l1_loss(x, t_reg(), 2, 0.0); }
+static tj_tensor *f_huber(tj_tensor *x) { return tj_huber_loss(x, t_reg(), 0, 1.0); }
+static tj_tensor *f_huber_mean(tj_tensor *x) { return tj_huber_loss(x, t_reg(), 1, 0.5); }
+static tj_tensor *f_bce(tj_tensor *x) { return tj_binary_cross_entropy(x, test_f64(2, S24, T_BCE), NULL, 1); }
+static tj_tensor *f_bce_none(tj_tensor *x) { return tj_binary_cross_entropy(x, test_f64(2, S24, T_BCE), NULL, 0); }
+static tj_tensor *f_bce_sum_w(tj_tensor *x)
+{
+    return tj_binary_cross_entropy(x, test_f64(2, S24, T_BCE), test_f64(2, S24, W_BCE), 2);
+}
+static tj_tensor *t_nll(void) { return test_i64(1, (int64_t[]){3}, T_NLL); }
+static tj_tensor *w_nll(void) { return test_f64(1, (int64_t[]){4}, W_NLL); }
+static tj_tensor *f_nll(tj_tensor *x) { return tj_nll_loss(x, t_nll(), NULL, 1, -100); }
+static tj_tensor *f_nll_sum(tj_tensor *x) { return tj_nll_loss(x, t_nll(), NULL, 2, -100); }
+static tj_tensor *f_nll_none_w(tj_tensor *x) { return tj_nll_loss(x, t_nll(), w_nll(), 0, -100); }
+static tj_tensor *f_nll_mean_w_ignore(tj_tensor *x) { return tj_nll_loss(x, t_nll(), w_nll(), 1, 3); }
+
+/* a case of x [2, 4] and a loss of shape [2, 4] (none) or [] */
+#define LOSS_CASE(tag, f, op, reduced)                                                                                 \
+    {#tag, f, op, 2, reduced ? 0 : 2, {2, 4}, {2, 4}, tag##_X, tag##_C, tag##_C2, tag##_G, tag##_GGX, tag##_GGC}
+
+Test(double_backward, regression_losses)
+{
+    static const dbl_case cases[] = {
+        LOSS_CASE(SMOOTH_L1, f_smooth_l1, "aten::smooth_l1_loss_backward", false),
+        LOSS_CASE(SMOOTH_L1_MEAN, f_smooth_l1_mean, "aten::smooth_l1_loss_backward", true),
+        LOSS_CASE(SMOOTH_L1_SUM_B0, f_smooth_l1_sum_b0, "aten::smooth_l1_loss_backward", true),
+        LOSS_CASE(HUBER, f_huber, "aten::huber_loss_backward", false),
+        LOSS_CASE(HUBER_MEAN, f_huber_mean, "aten::huber_loss_backward", true),
+    };
+    CASES(cases);
+}
+
+Test(double_backward, binary_cross_entropy)
+{
+    static const dbl_case cases[] = {
+        LOSS_CASE(BCE, f_bce, "aten::binary_cross_entropy_backward", true),
+        LOSS_CASE(BCE_NONE, f_bce_none, "aten::binary_cross_entropy_backward", false),
+        LOSS_CASE(BCE_SUM_W, f_bce_sum_w, "aten::binary_cross_entropy_backward", true),
+    };
+    CASES(cases);
+}
+
+Test(double_backward, nll_loss)
+{
+    static const dbl_case cases[] = {
+        {"NLL", f_nll, "aten::nll_loss_backward", 2, 0, {3, 4}, {0}, NLL_X, NLL_C, NLL_C2, NLL_G, NLL_GGX, NLL_GGC},
+        {"NLL_SUM", f_nll_sum, "aten::nll_loss_backward", 2, 0, {3, 4}, {0}, NLL_SUM_X, NLL_SUM_C, NLL_SUM_C2,
+         NLL_SUM_G, NLL_SUM_GGX, NLL_SUM_GGC},
+        {"NLL_NONE_W", f_nll_none_w, "aten::nll_loss_backward", 2, 1, {3, 4}, {3}, NLL_NONE_W_X, NLL_NONE_W_C,
+         NLL_NONE_W_C2, NLL_NONE_W_G, NLL_NONE_W_GGX, NLL_NONE_W_GGC},
+        {"NLL_MEAN_W_IGNORE", f_nll_mean_w_ignore, "aten::nll_loss_backward", 2, 0, {3, 4}, {0},
+         NLL_MEAN_W_IGNORE_X, NLL_MEAN_W_IGNORE_C, NLL_MEAN_W_IGNORE_C2, NLL_MEAN_W_IGNORE_G, NLL_MEAN_W_IGNORE_GGX,
+         NLL_MEAN_W_IGNORE_GGC},
+    };
+    CASES(cases);
+}
+
+/* As PyTorch 1.13: bce's and nll's weights, nll's total_weight and
+ * log_sigmoid's buffer take no gradient, and a call with one that requires
+ * grad is refused. */
+Test(double_backward, arguments_without_a_derivative_must_not_require_grad)
+{
+    int64_t s4[1] = {4}, s24[2] = {2, 4};
+    tj_tensor *go = tj_ones(NULL, 0, TJ_FLOAT64), *w = test_f64(2, s24, W_BCE), *w4 = test_f64(1, s4, W_NLL);
+    tj_tensor *tw = tj_ones(NULL, 0, TJ_FLOAT64), *buffer = tj_ones(s4, 1, TJ_FLOAT64);
+    tj_tensor *x = test_f64(2, s24, BCE_X), *t = test_f64(2, s24, T_BCE);
+    tj_tensor *nx = test_f64(2, (int64_t[]){3, 4}, NLL_X), *nt = test_i64(1, (int64_t[]){3}, T_NLL);
+    tj_tensor *rg[4] = {w, w4, tw, buffer};
+    for (int i = 0; i < 4; i++) cr_assert_eq(tj_tensor_set_requires_grad(rg[i], true), TJ_OK);
+    test_expect_error(tj_binary_cross_entropy_backward(go, x, t, w, 1), TJ_ERR_UNSUPPORTED,
+                      "aten::binary_cross_entropy_backward", "'weight'");
+    test_expect_error(tj_nll_loss_backward(go, nx, nt, w4, 1, -100, tj_ones(NULL, 0, TJ_FLOAT64)), TJ_ERR_UNSUPPORTED,
+                      "aten::nll_loss_backward", "'weight'");
+    test_expect_error(tj_nll_loss_backward(go, nx, nt, NULL, 1, -100, tw), TJ_ERR_UNSUPPORTED,
+                      "aten::nll_loss_backward", "'total_weight'");
+    test_expect_error(tj_log_sigmoid_backward(tj_ones(s4, 1, TJ_FLOAT64), tj_ones(s4, 1, TJ_FLOAT64), buffer),
+                      TJ_ERR_UNSUPPORTED, "aten::log_sigmoid_backward", "'buffer'");
+}

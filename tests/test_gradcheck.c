@@ -707,8 +707,9 @@ FN(f_gelu_backward, tj_gelu_backward(x[0], x[1], "none"))
 FN(f_gelu_backward_tanh, tj_gelu_backward(x[0], x[1], "tanh"))
 FN(f_elu_backward, tj_elu_backward(x[0], tj_v_float(1.3), tj_v_float(1.05), tj_v_float(0.7), false, x[1]))
 FN(f_elu_backward_result, tj_elu_backward(x[0], tj_v_float(1.3), tj_v_float(1.05), tj_v_float(0.7), true, x[1]))
-/* the buffer as log_sigmoid_forward computes it from self (it has no gradient of its own) */
-FN(f_log_sigmoid_backward, tj_log_sigmoid_backward(x[0], x[1], tj_exp(tj_neg(tj_abs(x[1])))))
+/* the buffer as log_sigmoid_forward computes it from self, detached (it
+ * must not require grad): the formula for self covers its dependence */
+FN(f_log_sigmoid_backward, tj_log_sigmoid_backward(x[0], x[1], tj_tensor_detach(tj_exp(tj_neg(tj_abs(x[1]))))))
 FN(f_glu_backward, tj_glu_backward(x[0], x[1], 1))
 FN(f_glu_backward0, tj_glu_backward(x[0], x[1], -3))
 
@@ -731,6 +732,41 @@ Test(gradcheck, activation_backward_operators)
         {"log_sigmoid_backward", f_log_sigmoid_backward, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}}, -2, 2},
         {"glu_backward", f_glu_backward, 2, {{2, {3, 2}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -2, 2},
         {"glu_backward(dim 0)", f_glu_backward0, 2, {{3, {1, 3, 2}, PLAIN}, {3, {2, 3, 2}, STRIDED}}, -2, 2},
+    };
+    CASES(cases);
+}
+
+/* ---- backward operators of softmax and losses: double backward ---- */
+
+FN(f_softmax_backward_data, tj__softmax_backward_data(x[0], x[1], 1, TJ_FLOAT64))
+FN(f_log_softmax_backward_data, tj__log_softmax_backward_data(x[0], x[1], 0, TJ_FLOAT64))
+FN(f_smooth_l1_backward_none, tj_smooth_l1_loss_backward(x[0], x[1], x[2], 0, 0.5))
+FN(f_smooth_l1_backward_mean, tj_smooth_l1_loss_backward(x[0], x[1], x[2], 1, 0.7))
+FN(f_huber_backward_sum, tj_huber_loss_backward(x[0], x[1], x[2], 2, 0.6))
+FN(f_bce_backward_mean, tj_binary_cross_entropy_backward(x[0], x[1], x[2], NULL, 1))
+FN(f_bce_backward_none_w,
+   tj_binary_cross_entropy_backward(x[0], x[1], x[2], test_f64(1, (int64_t[]){4}, (double[]){1, 0.5, 2, 1.5}), 0))
+FN(f_nll_backward_mean, tj_nll_loss_backward(x[0], x[1], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 1, -100,
+                                             tj_scalar_tensor(tj_v_int(4), TJ_FLOAT64)))
+
+Test(gradcheck, softmax_and_loss_backward_operators)
+{
+    static const gc_case cases[] = {
+        {"_softmax_backward_data", f_softmax_backward_data, 2, {{2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"_log_softmax_backward_data", f_log_softmax_backward_data, 2, {{2, {3, 4}, STRIDED}, {2, {3, 4}, PLAIN}}, -1,
+         1},
+        {"smooth_l1_loss_backward(none)", f_smooth_l1_backward_none, 3,
+         {{2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"smooth_l1_loss_backward(mean)", f_smooth_l1_backward_mean, 3,
+         {{0, {0}, PLAIN}, {2, {3, 4}, STRIDED}, {2, {3, 4}, PLAIN}}, -1, 1},
+        {"huber_loss_backward(sum)", f_huber_backward_sum, 3, {{0, {0}, PLAIN}, {2, {3, 4}, PLAIN}, {2, {3, 4}, PLAIN}},
+         -1, 1},
+        /* x and t in (0, 1) */
+        {"binary_cross_entropy_backward(mean)", f_bce_backward_mean, 3,
+         {{0, {0}, PLAIN}, {2, {3, 4}, PLAIN}, {2, {3, 4}, TRANSPOSED}}, 0.1, 0.9},
+        {"binary_cross_entropy_backward(none, weight)", f_bce_backward_none_w, 3,
+         {{2, {3, 4}, PLAIN}, {2, {3, 4}, STRIDED}, {2, {3, 4}, PLAIN}}, 0.1, 0.9},
+        {"nll_loss_backward(mean)", f_nll_backward_mean, 2, {{0, {0}, PLAIN}, {2, {4, 5}, PLAIN}}, -1, 1},
     };
     CASES(cases);
 }
