@@ -11,17 +11,10 @@ printed with %.17g."""
 import torch
 import torch.nn.functional as F
 
-from ref_tables import emit, print_header, ramp
+from ref_tables import emit, numel, print_header, ramp
 
 torch.set_default_dtype(torch.float64)
 A = torch.ops.aten
-
-
-def numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 # ---- reflection / replication padding ----

@@ -16,7 +16,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import ref_tables
-from ref_tables import emit, print_header, ramp
+from ref_tables import emit, numel, print_header, ramp
 
 torch.set_default_dtype(torch.float64)
 
@@ -40,13 +40,6 @@ def recorded_ops(f, *args):
         name = "aten::" + packet + ("" if overload == "default" else "." + overload)
         ops.append(RENAMES.get(name, name))
     return ops
-
-
-def numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 X = ramp(256, 0.25, 0.75, 11)

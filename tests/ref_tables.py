@@ -15,6 +15,14 @@ def emit(name, values, ctype="double"):
     lines.append("static const %s %s[%d] = {%s};" % (ctype, name, max(len(vals), 1), body))
 
 
+def numel(shape):
+    """The element count of a shape."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def ramp(n, scale, shift, mod=7):
     """A deterministic spread of values: scale * ((3 i + 1) % mod) - shift."""
     return [scale * ((3 * i + 1) % mod) - shift for i in range(n)]
