@@ -2008,13 +2008,15 @@ FORMULA(d_addr)
     return TJ_OK;
 }
 
-/* celu (derivatives.yaml): elu_backward(grad, alpha, 1, 1 / alpha, false, self) */
-FORMULA(d_celu)
+/* celu (derivatives.yaml): elu_backward(grad, alpha, 1, 1 / alpha, false, self);
+ * celu_ differentiates its result (is_result true), keeping no copy of self */
+static tj_tensor *celu_grad(const tj_grad_ctx *c, tj_tensor *g, bool is_result, tj_tensor *self_or_result)
 {
     double alpha = tj_value_as_double(&c->args[1]);
-    gi[0] = tj_elu_backward(g[0], c->args[1], tj_v_int(1), tj_v_float(1.0 / alpha), false, ARG(0));
-    return TJ_OK;
+    return tj_elu_backward(g, c->args[1], tj_v_int(1), tj_v_float(1.0 / alpha), is_result, self_or_result);
 }
+FORMULA(d_celu) { gi[0] = celu_grad(c, g[0], false, ARG(0)); return TJ_OK; }
+FORMULA(d_celu_result) { gi[0] = celu_grad(c, g[0], true, OUT(0)); return TJ_OK; }
 
 /* prelu (derivatives.yaml): prelu_backward(grad, self, weight) */
 FORMULA(d_prelu) { return g[0] ? tj_prelu_backward(g[0], ARG(0), ARG(1), &gi[0], &gi[1]) : TJ_OK; }
@@ -2406,7 +2408,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(replication_pad2d_backward, d_replication_pad2d_backward),
     D(scatter_reduce_two, d_scatter_reduce), D_NO_SELF(index_copy, d_index_copy_fill),
     D_NO_SELF(index_fill_int_Scalar, d_index_copy_fill), D_NO_SELF(index_fill_int_Tensor, d_index_copy_fill),
-    D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr), D(celu, d_celu),
+    D(mv, d_mv), D(dot, d_dot), D_NO_SELF(addmv, d_addmv), D_NO_SELF(addr, d_addr), D(celu, d_celu), D_NO_SELF(celu_, d_celu_result),
 
     /* session 24 (views3) */
     D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),

@@ -136,10 +136,11 @@ Test(autograd_inplace, a_view_of_a_detached_alias_does_not_block_an_in_place_cal
     expect_grad(y, (double[]){2, 2, 2});
 }
 
-/* h = w * 1; h.leaky_relu_(0.2) / h.elu_(): PyTorch differentiates the
- * result (self_is_result), keeping no copy of h, so writing h again is
- * caught; a negative slope or alpha fails in the backward operator. */
-Test(autograd_inplace, leaky_relu_and_elu_in_place_differentiate_their_result)
+/* h = w * 1; h.leaky_relu_(0.2) / h.elu_() / celu_(h, 2): PyTorch
+ * differentiates the result (self_is_result), keeping no copy of h, so
+ * writing h again is caught; a negative slope or alpha fails in the
+ * backward operator. */
+Test(autograd_inplace, leaky_relu_elu_and_celu_in_place_differentiate_their_result)
 {
     tj_tensor *c = test_f64(1, (int64_t[]){3}, B);
     tj_tensor *w = leaf(W), *h = tj_mul_scalar(w, tj_v_int(1));
@@ -150,6 +151,10 @@ Test(autograd_inplace, leaky_relu_and_elu_in_place_differentiate_their_result)
     cr_assert_eq(tj_elu_(e, tj_v_int(1), tj_v_int(1), tj_v_int(1)), e, "%s", tj_last_error());
     cr_assert_eq(tj_backward(tj_sum(tj_mul(e, c), -1), NULL), TJ_OK, "%s", tj_last_error());
     expect_grad(v, (double[]){1, 0.7357588823428847, 3}); /* 2 * exp(-1) */
+    tj_tensor *u = leaf(W), *f = tj_mul_scalar(u, tj_v_int(1));
+    cr_assert_eq(tj_celu_(f, tj_v_int(2)), f, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(f, c), -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_grad(u, (double[]){1, 1.2130613194252668, 3}); /* 2 * exp(-1 / 2), PyTorch's */
 
     tj_tensor *h2 = tj_mul_scalar(leaf(W), tj_v_int(1));
     cr_assert_eq(tj_leaky_relu_(h2, tj_v_float(0.2)), h2, "%s", tj_last_error());
@@ -158,6 +163,11 @@ Test(autograd_inplace, leaky_relu_and_elu_in_place_differentiate_their_result)
     tj_no_grad_end(prev);
     cr_expect_eq(tj_backward(tj_sum(h2, -1), NULL), TJ_ERR_MODIFIED, "%s", tj_last_error());
     cr_expect(strstr(tj_last_error(), "aten::leaky_relu_"), "%s", tj_last_error());
+    tj_tensor *f2 = tj_mul_scalar(leaf(W), tj_v_int(1));
+    cr_assert_eq(tj_celu_(f2, tj_v_int(2)), f2, "%s", tj_last_error());
+    cr_assert_not_null(tj_mul_scalar_(f2, tj_v_int(2)));
+    cr_expect_eq(tj_backward(tj_sum(f2, -1), NULL), TJ_ERR_MODIFIED, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::celu_"), "%s", tj_last_error());
 
     tj_tensor *h3 = tj_mul_scalar(leaf(W), tj_v_int(1));
     cr_assert_eq(tj_leaky_relu_(h3, tj_v_float(-0.2)), h3, "%s", tj_last_error());

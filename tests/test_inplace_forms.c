@@ -544,7 +544,7 @@ Test(inplace_forms, a_value_saved_before_an_in_place_call_fails_the_backward_pas
 
 /* The differentiable forms whose formula reads no old value of self, as
  * PyTorch saves `result` (exp_: grad * result, sqrt_) or nothing of self
- * (neg_, floor_, masked_fill_, add_; leaky_relu_ / elu_ differentiate
+ * (neg_, floor_, masked_fill_, add_; leaky_relu_ / elu_ / celu_ differentiate
  * their result, self_is_result), or reads it only for another
  * operand's gradient (mul_, div_, div_.Tensor_mode, remainder_ / fmod_
  * .Tensor, lerp_.Tensor), which does not require grad below. The forms of
@@ -559,7 +559,8 @@ static const char *const NO_COPY[] = {
     "aten::add_.Tensor", "aten::add_.Scalar", "aten::sub_.Tensor", "aten::mul_.Tensor", "aten::mul_.Scalar",
     "aten::div_.Tensor", "aten::div_.Scalar", "aten::sqrt_", "aten::addcmul_", "aten::addcdiv_", "aten::lerp_.Scalar",
     "aten::tril_", "aten::triu_", "aten::index_copy_", "aten::index_fill_.int_Scalar",
-    "aten::index_fill_.int_Tensor", "aten::leaky_relu_", "aten::elu_", "aten::scatter_.src", "aten::scatter_.value",
+    "aten::index_fill_.int_Tensor", "aten::leaky_relu_", "aten::elu_", "aten::celu_", "aten::scatter_.src",
+    "aten::scatter_.value",
 };
 
 static bool copies_self(const form_case *c)
@@ -628,8 +629,8 @@ Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_va
             cr_assert_eq(tj_dispatch(f, args, c->nargs + 1, outs), TJ_OK, "%s: %s", f->name, tj_last_error());
             loss = tj_sum(outs[0].u.t, TJ_DTYPE_NONE);
             cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, &want), TJ_OK, "%s: %s", f->name, tj_last_error());
-            /* elu_'s from its result, grad * (result + alpha), rounds otherwise */
-            double rtol = strcmp(c->op, "aten::elu_") == 0 ? 1e-6 : 0;
+            /* elu_'s and celu_'s from their result, grad * (result + alpha), round otherwise */
+            double rtol = strcmp(c->op, "aten::elu_") == 0 || strcmp(c->op, "aten::celu_") == 0 ? 1e-6 : 0;
             bool same;
             cr_assert_eq(tj_allclose(g, want, rtol, 0, true, &same), TJ_OK, "%s", tj_last_error());
             cr_expect(same, "%s: the gradient is the out-of-place path's", c->op);
