@@ -11,6 +11,9 @@
  *   constant_pad_nd        -> slice (crops) + full + nested slice_scatter
  *   select_scatter         -> slice_scatter of the unsqueezed source
  *   diagonal_backward      -> zeros + diagonal_scatter (torch._decomp)
+ *   diag_embed, diag       -> zeros + diagonal_scatter (a vector); diag of a
+ *                             matrix -> clone of the diagonal view
+ *   trace                  -> sum of the diagonal view (torch._decomp)
  *   copy (out of place)    -> _to_copy of the expanded source
  *   zero, fill.Scalar      -> full
  *   roll                   -> per dim, cat of two slices (torch._refs.roll;
@@ -147,13 +150,43 @@ static tj_status select_scatter(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_slice_scatter(self, src, d, true, index, true, index + 1, 1), outs);
 }
 
+/* Zeros of the result's geometry m with src diagonal_scatter'ed into them. */
+static tj_status zeros_with_diagonal(const tj_meta *m, tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2,
+                                     tj_value *outs)
+{
+    tj_tensor *zeros = tj_zeros(m->shape, m->ndim, (int)m->dtype);
+    return tj_dc_done(tj_diagonal_scatter(zeros, src, offset, dim1, dim2), outs);
+}
+
 /* diagonal_backward, as torch._decomp: new_zeros(input_sizes) with the
  * gradient diagonal_scatter'ed into it. */
 static tj_status diagonal_backward(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(diagonal_backward, args, m);
-    tj_tensor *zeros = tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype);
-    return tj_dc_done(tj_diagonal_scatter(zeros, args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i), outs);
+    return zeros_with_diagonal(&m[0], args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i, outs);
+}
+
+static tj_status diag_embed(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(diag_embed, args, m);
+    return zeros_with_diagonal(&m[0], args[0].u.t, args[1].u.i, args[2].u.i, args[3].u.i, outs);
+}
+
+/* diag: a vector onto zeros, or a copy of the matrix's diagonal view. */
+static tj_status diag(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(diag, args, m);
+    tj_tensor *self = args[0].u.t;
+    int64_t k = args[1].u.i;
+    if (tj_tensor_ndim(self) == 1) return zeros_with_diagonal(&m[0], self, k, 0, 1, outs);
+    return tj_dc_done(tj_clone(tj_diagonal(self, k, 0, 1)), outs);
+}
+
+/* trace, as torch._decomp: sum(diagonal(self)). */
+static tj_status trace(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(trace, args, m);
+    return tj_dc_done(tj_sum(tj_diagonal(args[0].u.t, 0, 0, 1), TJ_DTYPE_NONE), outs);
 }
 
 /* copy(self, src): src broadcast to self's shape, in self's dtype. */
@@ -216,6 +249,9 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(constant_pad_nd), constant_pad_nd, "constant_pad_nd");
     tj_op_set_decomposition(TJ_OPS(select_scatter), select_scatter, "select_scatter");
     tj_op_set_decomposition(TJ_OPS(diagonal_backward), diagonal_backward, "diagonal_backward");
+    tj_op_set_decomposition(TJ_OPS(diag_embed), diag_embed, "diag_embed");
+    tj_op_set_decomposition(TJ_OPS(diag), diag, "diag");
+    tj_op_set_decomposition(TJ_OPS(trace), trace, "trace");
     tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
     tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");

@@ -359,6 +359,12 @@ tj_tensor *tj_roll(tj_tensor *self, const int64_t *shifts, int nshifts, const in
 {
     return CALL(roll, T(self), L(shifts, nshifts), L(dims, ndims));
 }
+tj_tensor *tj_diag(tj_tensor *self, int64_t diagonal) { return CALL(diag, T(self), I(diagonal)); }
+tj_tensor *tj_diag_embed(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    return CALL(diag_embed, T(self), I(offset), I(dim1), I(dim2));
+}
+tj_tensor *tj_trace(tj_tensor *self) { return CALL(trace, T(self)); }
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 {
     return CALL(_to_copy, T(self), DT(dtype), tj_v_none(), tj_v_none(), tj_v_none(), B(false), tj_v_none());

@@ -2285,6 +2285,35 @@ FORMULA(d_as_strided_scatter)
     return TJ_OK;
 }
 
+/* diag (derivatives.yaml, diag_backward): diag of the gradient for a vector
+ * or square self, diagonal_backward for another matrix */
+FORMULA(d_diag)
+{
+    const tj_tensor *self = META(0);
+    int64_t k = c->args[1].u.i;
+    if (self->ndim == 1 || self->shape[0] == self->shape[1]) gi[0] = tj_diag(g[0], k);
+    else gi[0] = tj_diagonal_backward(g[0], self->shape, 2, k, 0, 1);
+    return TJ_OK;
+}
+
+FORMULA(d_diag_embed)
+{
+    gi[0] = tj_diagonal(g[0], c->args[1].u.i, c->args[2].u.i, c->args[3].u.i);
+    return TJ_OK;
+}
+
+/* trace (derivatives.yaml, trace_backward): the gradient index_fill'ed at
+ * every (n + 1)-th element of zeros([m * n]), viewed as [m, n] */
+FORMULA(d_trace)
+{
+    const tj_tensor *self = META(0);
+    int64_t m = self->shape[0], n = self->shape[1], numel = m * n;
+    tj_tensor *zeros = tj_zeros(&numel, 1, (int)tj_tensor_dtype(g[0]));
+    tj_tensor *at = tj_arange(tj_v_int(0), tj_v_int(numel), tj_v_int(n + 1), TJ_INT64);
+    gi[0] = tj_view(tj_index_fill_tensor(zeros, 0, at, g[0]), self->shape, 2);
+    return TJ_OK;
+}
+
 FORMULA(d_select_scatter)
 {
     int64_t dim = c->args[2].u.i, index = c->args[3].u.i;
@@ -2413,6 +2442,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 24 (views3) */
     D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),
     D(diagonal_scatter, d_diagonal_scatter), D(as_strided, d_as_strided), D(as_strided_scatter, d_as_strided_scatter),
+    /* session 25 (diag) */
+    D_NO_SELF(diag, d_diag), D_NO_SELF(diag_embed, d_diag_embed), D_NO_SELF(trace, d_trace),
     /* session 24 (opsbatch3) */
     D(prelu, d_prelu), D(prelu_backward, d_prelu_backward),
     /* session 24 (dbl): backward operators of activations (double backward) */

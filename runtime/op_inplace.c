@@ -482,17 +482,21 @@ tj_status tj_meta_diagonal_backward(const tj_value *args, tj_meta *outs)
     return meta_scatter(DIAGONAL_BACKWARD, SCATTER_DIAGONAL, sa, outs);
 }
 
-tj_status tj_kernel_diagonal_backward(const tj_value *args, tj_tensor *const *outs)
+tj_status tj_zeros_with_diagonal(tj_tensor *out, const tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2)
 {
-    tj_tensor *out = outs[0];
     static const char zero[8];
     tj_k_fill(tj_tensor_ptr(out), tj_dtype_size(out->dtype), zero, out->numel, tj_threads_for(out->numel));
-    tj_value sa[5] = {tj_v_tensor(out), args[0], args[2], args[3], args[4]};
+    tj_value sa[5] = {tj_v_tensor(out), tj_v_tensor((tj_tensor *)src), tj_v_int(offset), tj_v_int(dim1), tj_v_int(dim2)};
     tj_meta m;
-    scatter_view(NULL, SCATTER_DIAGONAL, out, sa, &m); /* checked by the shape function */
+    scatter_view(NULL, SCATTER_DIAGONAL, out, sa, &m); /* checked by the caller's shape function */
     tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
     if (!view) return tj_last_status();
-    tj_copy_tensor(view, args[0].u.t);
+    tj_copy_tensor(view, src);
     tj_tensor_release(view);
     return TJ_OK;
+}
+
+tj_status tj_kernel_diagonal_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return tj_zeros_with_diagonal(outs[0], args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i);
 }

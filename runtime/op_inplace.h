@@ -25,6 +25,12 @@ TJ_OP_DECLARE(as_strided_scatter)
 /* diagonal's derivative (op_backward.def), zeros with a diagonal_scatter */
 TJ_OP_DECLARE(diagonal_backward)
 
+/** out (contiguous, a kernel's output) set to zeros but for its diagonal
+ * (tj_diagonal's offset, dim1, dim2), which receives src: diagonal_backward's,
+ * diag_embed's and diag's kernel. The caller's shape function has checked that
+ * src has the diagonal's shape. Errors: TJ_ERR_OUT_OF_MEMORY (the view). */
+tj_status tj_zeros_with_diagonal(tj_tensor *out, const tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
+
 /** The generic in-place shape function and kernel: `functional`'s checks and
  * kernel, the result written into self (args[0]), which must hold it: same
  * shape (TJ_ERR_SHAPE), a dtype self can hold (TJ_ERR_DTYPE), no overlap with

@@ -16,5 +16,6 @@
 #include "op_optim.h"
 #include "op_sort.h"
 #include "op_tri_repeat.h"
+#include "op_diag.h"
 
 #endif

@@ -131,4 +131,22 @@ for tag, size, stride, off, source in STRIDED_CASES:
         emit("STRIDED_%s_INPLACE_GX" % tag, gx2)
 emit_strings("STRIDED_OPS", recorded_ops(lambda x: x.as_strided([2, 2], [1, 2], 1).sum(), tensor([3, 4])))
 
+# ---- diag, diag_embed, trace ----
+# (tag, operator, self shape, arguments after self); self holds V3_X's first
+# elements. Each gives the output, its rank and shape and the gradient of
+# sum(out * GY).
+DIAGM_CASES = [("VEC", "diag", [3], [0]), ("VEC_BELOW", "diag", [3], [-2]), ("VEC_ABOVE", "diag", [4], [1]),
+               ("SQUARE", "diag", [3, 3], [1]), ("WIDE", "diag", [3, 4], [-1]), ("TALL_BEYOND", "diag", [3, 2], [-3]),
+               ("EMBED", "diag_embed", [2, 3], [0, -2, -1]), ("EMBED_SWAPPED", "diag_embed", [2, 3], [-1, 2, 0]),
+               ("EMBED_MID", "diag_embed", [2, 3], [1, 0, 2]), ("EMBED_1D", "diag_embed", [3], [2, 0, 1]),
+               ("TRACE", "trace", [3, 4], []), ("TRACE_TALL", "trace", [5, 2], [])]
+for tag, op, shape, extra in DIAGM_CASES:
+    x = tensor(shape).requires_grad_()
+    out = getattr(torch, op)(x, *extra)
+    gy = tensor(list(out.shape), GY)
+    gx, = torch.autograd.grad((out * gy).sum(), [x])
+    emit("DIAGM_%s_OUT" % tag, out.detach())
+    emit("DIAGM_%s_SHAPE" % tag, [out.dim()] + list(out.shape), "int64_t")  # rank, then sizes
+    emit("DIAGM_%s_GX" % tag, gx)
+
 print_header("tests/make_views3_refs.py")

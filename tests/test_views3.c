@@ -488,3 +488,168 @@ Test(views3, as_strided_traces_replays_functionalises_and_decomposes_as_eager)
     free(text);
     tj_graph_free(g);
 }
+
+/* ---- diag, diag_embed, trace ---- */
+
+typedef enum diagm_op { OP_DIAG, OP_DIAG_EMBED, OP_TRACE } diagm_op;
+
+typedef struct diagm_case {
+    const char *tag;
+    diagm_op op;
+    int ndim;
+    int64_t shape[2], args[3];
+    const double *out, *gx;
+    const int64_t *out_shape; /* rank, then sizes */
+} diagm_case;
+
+#define DIAGM_CASE(tag, op, nd, shape, ...)                                                                          \
+    {#tag, op, nd, shape, {__VA_ARGS__}, DIAGM_##tag##_OUT, DIAGM_##tag##_GX, DIAGM_##tag##_SHAPE}
+
+/* make_views3_refs.py's DIAGM_CASES */
+static const diagm_case diagm_cases[] = {
+    DIAGM_CASE(VEC, OP_DIAG, 1, S(3), 0),
+    DIAGM_CASE(VEC_BELOW, OP_DIAG, 1, S(3), -2),
+    DIAGM_CASE(VEC_ABOVE, OP_DIAG, 1, S(4), 1),
+    DIAGM_CASE(SQUARE, OP_DIAG, 2, S(3, 3), 1),
+    DIAGM_CASE(WIDE, OP_DIAG, 2, S(3, 4), -1),
+    DIAGM_CASE(TALL_BEYOND, OP_DIAG, 2, S(3, 2), -3),
+    DIAGM_CASE(EMBED, OP_DIAG_EMBED, 2, S(2, 3), 0, -2, -1),
+    DIAGM_CASE(EMBED_SWAPPED, OP_DIAG_EMBED, 2, S(2, 3), -1, 2, 0),
+    DIAGM_CASE(EMBED_MID, OP_DIAG_EMBED, 2, S(2, 3), 1, 0, 2),
+    DIAGM_CASE(EMBED_1D, OP_DIAG_EMBED, 1, S(3), 2, 0, 1),
+    DIAGM_CASE(TRACE, OP_TRACE, 2, S(3, 4), 0),
+    DIAGM_CASE(TRACE_TALL, OP_TRACE, 2, S(5, 2), 0),
+};
+#define NDIAGM ((int)(sizeof diagm_cases / sizeof *diagm_cases))
+
+static tj_tensor *diagm_call(const diagm_case *dc, tj_tensor *x)
+{
+    switch (dc->op) {
+    case OP_DIAG: return tj_diag(x, dc->args[0]);
+    case OP_DIAG_EMBED: return tj_diag_embed(x, dc->args[0], dc->args[1], dc->args[2]);
+    default: return tj_trace(x);
+    }
+}
+
+Test(views3, diag_diag_embed_and_trace_match_pytorch_values_shapes_and_gradients)
+{
+    for (int k = 0; k < NDIAGM; k++) {
+        const diagm_case *dc = &diagm_cases[k];
+        tj_tensor *x = ramp(V3_X, 0, dc->ndim, dc->shape, true);
+        tj_tensor *out = diagm_call(dc, x);
+        cr_assert_not_null(out, "%s: %s", dc->tag, tj_last_error());
+        int nd = (int)dc->out_shape[0];
+        cr_assert_eq(tj_tensor_ndim(out), nd, "%s", dc->tag);
+        for (int d = 0; d < nd; d++) cr_expect_eq(tj_tensor_shape(out)[d], dc->out_shape[1 + d], "%s: size %d", dc->tag, d);
+        test_expect_close(out, dc->out, tj_tensor_numel(out), 0, 0);
+        tj_tensor *gy = ramp(V3_GY, 0, nd, tj_tensor_shape(out), false);
+        test_expect_close(test_grad1(x, out, gy), dc->gx, numel_of(dc->ndim, dc->shape), 0, 0);
+        /* a transposed copy of self gives the same values */
+        if (dc->ndim == 2) {
+            tj_tensor *xt = tj_t(tj_contiguous(tj_t(x)));
+            test_expect_close(diagm_call(dc, xt), dc->out, tj_tensor_numel(out), 0, 0);
+        }
+    }
+}
+
+Test(views3, diag_and_trace_keep_pytorch_dtypes_and_sums)
+{
+    /* int64 and bool keep their dtype through diag / diag_embed */
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, (int64_t[]){2}, (const bool[]){true, true});
+    tj_tensor *db = tj_diag(b, 0);
+    cr_assert_not_null(db, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_dtype(db), TJ_BOOL);
+    bool got[4];
+    cr_assert_eq(tj_tensor_copy_to(db, got), TJ_OK);
+    cr_expect(got[0] && !got[1] && !got[2] && got[3]);
+    /* trace sums float32 in double, as ATen's trace_cpu (acc_type): 2^24 + 1 + 1 */
+    tj_tensor *f = tj_diag(test_f32(1, (int64_t[]){3}, (const float[]){16777216.f, 1.f, 1.f}), 0);
+    float tf;
+    cr_assert_eq(tj_tensor_copy_to(tj_trace(f), &tf), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tf, 16777218.f, "%.1f", tf);
+    /* int64 stays int64 and wraps, as ATen's */
+    int64_t ti;
+    tj_tensor *i = tj_diag(test_i64(1, (int64_t[]){2}, (const int64_t[]){INT64_C(1) << 62, INT64_C(1) << 62}), 0);
+    cr_assert_eq(tj_tensor_copy_to(tj_trace(i), &ti), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(ti, INT64_MIN);
+    /* an empty matrix's trace is zero */
+    double te;
+    cr_assert_eq(tj_tensor_copy_to(tj_trace(tj_zeros((int64_t[]){0, 3}, 2, TJ_FLOAT64)), &te), TJ_OK);
+    cr_expect_eq(te, 0.0);
+}
+
+Test(views3, diag_diag_embed_and_trace_refuse_what_pytorch_refuses)
+{
+    tj_tensor *x3 = tj_zeros((int64_t[]){2, 2, 2}, 3, TJ_FLOAT32), *v = tj_zeros((int64_t[]){3}, 1, TJ_FLOAT32);
+    tj_tensor *s = tj_zeros(NULL, 0, TJ_FLOAT32);
+    test_expect_error(tj_trace(v), TJ_ERR_SHAPE, "aten::trace", "expected a matrix, but got tensor with dim 1");
+    test_expect_error(tj_trace(x3), TJ_ERR_SHAPE, "aten::trace", "with dim 3");
+    test_expect_error(tj_trace(tj_zeros((int64_t[]){2, 2}, 2, TJ_BOOL)), TJ_ERR_DTYPE, "aten::trace", "bool");
+    test_expect_error(tj_diag(x3, 0), TJ_ERR_SHAPE, "aten::diag", "matrix or a vector expected, got self of shape [2, 2, 2]");
+    test_expect_error(tj_diag(s, 0), TJ_ERR_SHAPE, "aten::diag", "shape []");
+    test_expect_error(tj_diag(v, INT64_MAX), TJ_ERR_SHAPE, "aten::diag", "needs more than INT64_MAX rows");
+    test_expect_error(tj_diag_embed(v, 0, 0, 0), TJ_ERR_INVALID_ARGUMENT, "aten::diag_embed",
+                      "diagonal dimensions cannot be identical 0, 0");
+    test_expect_error(tj_diag_embed(v, 0, 0, 2), TJ_ERR_INDEX, "aten::diag_embed", "out of range");
+    test_expect_error(tj_diag_embed(s, 0, -2, -1), TJ_ERR_INDEX, "aten::diag_embed", "out of range");
+    test_expect_error(tj_diag_embed(v, INT64_MIN, 0, 1), TJ_ERR_SHAPE, "aten::diag_embed", "INT64_MAX");
+}
+
+static tj_status diagm_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_sum(tj_mul(diagm_call(ctx, x), in[1]), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+}
+
+static tj_status diagm_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = diagm_call(ctx, in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(views3, diag_diag_embed_and_trace_trace_replay_and_decompose_as_eager)
+{
+    for (int k = 0; k < NDIAGM; k++) {
+        const diagm_case *dc = &diagm_cases[k];
+        tj_tensor *x = ramp(V3_X, 0, dc->ndim, dc->shape, false);
+        expect_traced(diagm_step, (void *)dc, &x, 1, 1, NULL, 0, 1e-15, dc->tag);
+        tj_tensor *in[2] = {x, ramp(V3_GY, 0, (int)dc->out_shape[0], dc->out_shape + 1, false)};
+        expect_traced(diagm_grad_step, (void *)dc, in, 2, 1, NULL, 0, 0, dc->tag);
+    }
+}
+
+/* The backward graphs hold what PyTorch 1.13's make_fx records (its texts,
+ * printed by tjit's names). */
+Test(views3, diag_diag_embed_and_trace_gradients_record_pytorch_operators)
+{
+    static const struct {
+        int k;
+        const char *want[4];
+    } expect[] = {
+        {3, {"aten.diag.default(%mul_1, 1)"}},                           /* SQUARE: diag of the gradient */
+        {4, {"aten.diagonal_backward.default(%mul_1, [3, 4], -1, 0, 1)"}}, /* WIDE */
+        {0, {"aten.diag.default(%mul_1)"}},                              /* VEC */
+        {7, {"aten.diagonal.default(%mul_1, -1, 2, 0)"}},                /* EMBED_SWAPPED */
+        {10,
+         {"aten.zeros.default([12], dtype = torch.float64", "aten.arange.start_step(0, 12, 5, dtype = torch.int64",
+          "aten.index_fill.int_Tensor(%zeros, 0, %arange, %mul_1)", "aten.view.default(%index_fill, [3, 4])"}},
+    };
+    for (size_t e = 0; e < sizeof expect / sizeof *expect; e++) {
+        const diagm_case *dc = &diagm_cases[expect[e].k];
+        tj_tensor *in[2] = {ramp(V3_X, 0, dc->ndim, dc->shape, false),
+                            ramp(V3_GY, 0, (int)dc->out_shape[0], dc->out_shape + 1, false)};
+        tj_graph *g = tj_make_fx(diagm_grad_step, (void *)dc, in, 2, NULL, TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "%s: %s", dc->tag, tj_last_error());
+        char *text = tj_graph_to_string(g);
+        for (int w = 0; w < 4 && expect[e].want[w]; w++)
+            cr_expect(strstr(text, expect[e].want[w]), "%s: no %s in\n%s", dc->tag, expect[e].want[w], text);
+        free(text);
+        tj_graph_free(g);
+    }
+}

@@ -640,6 +640,38 @@ tj_tensor *tj_repeat(tj_tensor *self, const int64_t *repeats, int nrepeats);
  * cat per dim, as torch._refs.roll; its gradient is the gradient rolled
  * back (shifts negated, both lists reversed, as PyTorch's derivative). */
 tj_tensor *tj_roll(tj_tensor *self, const int64_t *shifts, int nshifts, const int64_t *dims, int ndims);
+/** aten::diag: for a vector self ([n], any dtype and strides), a new square
+ * matrix [n + |diagonal|, n + |diagonal|] of zeros (+0.0, 0, false) with self
+ * on its diagonal at `diagonal` (tj_diagonal's offset: > 0 above the main
+ * one, < 0 below); for a matrix self ([m, n]), a new vector holding a copy of
+ * that diagonal (empty for an offset past the sizes, where PyTorch 1.13
+ * fails computing a negative size). Returned in self's dtype, contiguous,
+ * owned by the caller or the innermost open scope. Errors (naming
+ * aten::diag): TJ_ERR_SHAPE for a self of rank 0 or above 2 ("matrix or a
+ * vector expected") or a side past INT64_MAX, TJ_ERR_OUT_OF_MEMORY.
+ * Decomposes (core table) into zeros + diagonal_scatter (a vector) or
+ * diagonal + clone (a matrix); its gradient is diag of the gradient (a
+ * vector or square self) or diagonal_backward (another matrix), as
+ * PyTorch's diag_backward. */
+tj_tensor *tj_diag(tj_tensor *self, int64_t diagonal);
+/** aten::diag_embed: self ([..., n], rank >= 1, any dtype and strides) placed on the diagonal (tj_diagonal's offset, dim1, dim2)
+ * of a new tensor of zeros with one more dim: self's dims but the last, with
+ * dims dim1 and dim2 (negative: counted from the end of the result) of size
+ * n + |offset|. Returned contiguous in self's dtype, owned by the caller or
+ * the innermost open scope. Errors (naming aten::diag_embed): TJ_ERR_INDEX
+ * for a dim out of range, TJ_ERR_INVALID_ARGUMENT for dim1 == dim2 or a
+ * result of more than TJ_MAX_DIMS dims, TJ_ERR_SHAPE for a size past
+ * INT64_MAX. Decomposes (core table) into zeros + diagonal_scatter; its
+ * gradient is the diagonal of the gradient. */
+tj_tensor *tj_diag_embed(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+/** aten::trace: the sum of the main diagonal of the matrix self ([m, n],
+ * float32, float64 or int64, any strides) as a new 0-dim tensor of self's
+ * dtype, summed in double for floats (ATen's acc_type; int64 wraps on
+ * overflow, as ATen). Errors (naming aten::trace): TJ_ERR_SHAPE for a self
+ * that is not a matrix, TJ_ERR_DTYPE for bool. Decomposes (core table) into
+ * sum(diagonal(self)), as torch._decomp; its gradient records PyTorch's
+ * trace_backward (zeros, arange, index_fill, view). */
+tj_tensor *tj_trace(tj_tensor *self);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
  * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). float -> int
