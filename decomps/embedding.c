@@ -1,5 +1,7 @@
 /* Decompositions of the index-driven operators over gather, scatter_add
  * and scatter: scatter.value (scatter.src of a full tensor of index's shape),
+ * scatter.reduce and scatter.value_reduce (scatter_reduce.two's sum / prod
+ * with self included),
  * index_select and index_add (below), embedding and its dense gradient
  * (indices flattened to M rows of D values):
  *   embedding: gather(weight, 0, index expanded to [M, D]), viewed as
@@ -105,14 +107,42 @@ static tj_status index_add(const tj_value *args, tj_value *outs)
     return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
 
+/* The src of a scatter of one value: full(index.shape, value, dt). */
+static tj_tensor *value_src(const tj_value *args, tj_dtype dt)
+{
+    tj_tensor *index = args[2].u.t;
+    return tj_full(tj_tensor_shape(index), tj_tensor_ndim(index), args[3], (int)dt);
+}
+
 /* scatter.value(self, dim, index, value) = scatter.src(self, dim, index,
  * full(index.shape, value, self's dtype)) */
 static tj_status scatter_value(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(scatter_value, args, m);
-    tj_tensor *index = args[2].u.t;
-    tj_tensor *src = tj_full(tj_tensor_shape(index), tj_tensor_ndim(index), args[3], (int)m[0].dtype);
-    return tj_dc_done(tj_scatter(args[0].u.t, args[1].u.i, index, src), outs);
+    return tj_dc_done(tj_scatter(args[0].u.t, args[1].u.i, args[2].u.t, value_src(args, m[0].dtype)), outs);
+}
+
+/* scatter_reduce.two's reduction for scatter.reduce's reduce (checked by
+ * the shape function): "add" is "sum", "multiply" "prod" */
+static const char *sum_or_prod(const tj_value *reduce) { return strcmp(reduce->u.s, "add") == 0 ? "sum" : "prod"; }
+
+/* scatter.reduce(self, dim, index, src, reduce) = scatter_reduce.two(self,
+ * dim, index, src, sum / prod, include_self=True) */
+static tj_status scatter_src_reduce(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(scatter_reduce, args, m);
+    tj_tensor *r = tj_scatter_reduce(args[0].u.t, args[1].u.i, args[2].u.t, args[3].u.t, sum_or_prod(&args[4]), true);
+    return tj_dc_done(r, outs);
+}
+
+/* scatter.value_reduce: scatter.reduce of full(index.shape, value, self's
+ * dtype) */
+static tj_status scatter_value_reduce(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(scatter_value_reduce, args, m);
+    return tj_dc_done(tj_scatter_reduce(args[0].u.t, args[1].u.i, args[2].u.t, value_src(args, m[0].dtype),
+                                        sum_or_prod(&args[4]), true),
+                      outs);
 }
 
 /* index_copy and index_fill.int_Scalar, as torch._decomp: index_put with
@@ -169,6 +199,8 @@ void tj_register_embedding_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(index_fill_int_Scalar), index_fill, "index_fill");
     tj_op_set_decomposition(TJ_OPS(index_fill_int_Tensor), index_fill_tensor, "index_fill_tensor");
     tj_op_set_decomposition(TJ_OPS(scatter_value), scatter_value, "scatter_value");
+    tj_op_set_decomposition(TJ_OPS(scatter_reduce), scatter_src_reduce, "scatter_src_reduce");
+    tj_op_set_decomposition(TJ_OPS(scatter_value_reduce), scatter_value_reduce, "scatter_value_reduce");
     tj_op_set_decomposition(TJ_OPS(index_select), index_select, "index_select");
     tj_op_set_decomposition(TJ_OPS(index_add), index_add, "index_add");
     tj_op_set_decomposition(TJ_OPS(embedding), embedding, "embedding");

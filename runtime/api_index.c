@@ -29,6 +29,15 @@ tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
     return CALL(scatter_reduce_two, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src),
                 tj_v_str(reduce), tj_v_bool(include_self));
 }
+tj_tensor *tj_scatter_src_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce)
+{
+    return CALL(scatter_reduce, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(src),
+                tj_v_str(reduce));
+}
+tj_tensor *tj_scatter_value_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value, const char *reduce)
+{
+    return CALL(scatter_value_reduce, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), value, tj_v_str(reduce));
+}
 tj_tensor *tj_index_copy(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source)
 {
     return CALL(index_copy, tj_v_tensor(self), tj_v_int(dim), tj_v_tensor(index), tj_v_tensor(source));

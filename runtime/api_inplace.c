@@ -210,6 +210,14 @@ tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
 {
     return CALL_(scatter__value, T(self), tj_v_int(dim), T(index), value);
 }
+tj_tensor *tj_scatter_src_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce)
+{
+    return CALL_(scatter__reduce, T(self), tj_v_int(dim), T(index), T(src), tj_v_str(reduce));
+}
+tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value, const char *reduce)
+{
+    return CALL_(scatter__value_reduce, T(self), tj_v_int(dim), T(index), value, tj_v_str(reduce));
+}
 tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val)
 {
     return CALL_(hardtanh_, T(self), min_val, max_val);

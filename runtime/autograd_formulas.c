@@ -2461,8 +2461,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_GRAD_ARGS(nll_loss_backward, d_nll_loss_backward, 0x48u, 0u), /* weight, total_weight */
 };
 
-/* No gradient reaches any input: the in-place forms of operators without a
- * derivative (eq_, logical_and_: self's new values do not depend on the old
+/* No gradient reaches any input: the in-place forms of non-differentiable
+ * operators (eq_, logical_and_: self's new values do not depend on the old
  * ones differentiably, and its history must still be replaced). */
 FORMULA(d_none)
 {
@@ -2481,9 +2481,12 @@ static void init_form_derivatives(void)
     for (int i = 0; i < TJ_OPI_COUNT; i++) {
         const tj_op *f = tj_op_inplace_functional(&tj_builtin_ops[i]);
         if (!f) continue;
-        /* a form's own entry (leaky_relu_ differentiates its result) first */
+        /* a form's own entry (leaky_relu_ differentiates its result) first;
+         * a partner without a formula (scatter.reduce) leaves the form
+         * none: a NotImplemented node naming it, as PyTorch's */
         tj_derivative d = derivatives[i].fn ? derivatives[i] : derivatives[f->index];
-        if (d.nondiff || !d.fn) d = (tj_derivative){.fn = d_none, .self_read = TJ_SELF_UNREAD};
+        if (d.nondiff) d = (tj_derivative){.fn = d_none, .self_read = TJ_SELF_UNREAD};
+        else if (!d.fn) d = (tj_derivative){.self_read = TJ_SELF_UNREAD};
         form_derivatives[i] = d;
     }
 }

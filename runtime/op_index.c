@@ -1,4 +1,5 @@
-/* gather, scatter_add, scatter, scatter_reduce, index_select, index_add and unfold, as ATen 1.13
+/* gather, scatter_add, scatter (.src, .value, .reduce, .value_reduce), scatter_reduce, index_select,
+ * index_add and unfold, as ATen 1.13
  * (ScatterGatherChecks.h, TensorShape.cpp, TensorAdvancedIndexing.cpp):
  * shape functions with PyTorch's checks and messages, and
  * the glue to kernels/index.c. A 0-dim tensor takes part as if it had one
@@ -147,16 +148,22 @@ tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
 
 tj_status tj_meta_scatter_src(const tj_value *args, tj_meta *outs) { return meta_scatter_src(SCATTER_SRC, args, outs); }
 
-/* index within self apart from dim; the value converts to self's dtype */
-tj_status tj_meta_scatter_value(const tj_value *args, tj_meta *outs)
+/* scatter.value and scatter.value_reduce: index within self apart from
+ * dim; the value converts to self's dtype */
+static tj_status meta_scatter_value(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t, *index = args[2].u.t;
     int dim;
-    if (tj_wrap_dim(SCATTER_VALUE, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
-    if (check_index(SCATTER_VALUE, self, index, dim, self, false) != TJ_OK) return tj_last_status();
-    if (tj_scalar_check(SCATTER_VALUE, "value", &args[3], self->dtype) != TJ_OK) return tj_last_status();
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &dim) != TJ_OK) return tj_last_status();
+    if (check_index(op, self, index, dim, self, false) != TJ_OK) return tj_last_status();
+    if (tj_scalar_check(op, "value", &args[3], self->dtype) != TJ_OK) return tj_last_status();
     tj_meta_like(&outs[0], self);
     return TJ_OK;
+}
+
+tj_status tj_meta_scatter_value(const tj_value *args, tj_meta *outs)
+{
+    return meta_scatter_value(SCATTER_VALUE, args, outs);
 }
 
 /* A copy of self with src's elements (src_strides: src's, or zeros for one
@@ -352,13 +359,15 @@ tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-/* ---- scatter_reduce.two ---- */
+/* ---- scatter_reduce.two, scatter.reduce, scatter.value_reduce ---- */
 
 #define SCATTER_REDUCE "aten::scatter_reduce.two"
+#define SCATTER_SRC_REDUCE "aten::scatter.reduce"
+#define SCATTER_VALUE_REDUCE "aten::scatter.value_reduce"
 
 static const char *const reductions[] = {"sum", "prod", "mean", "amax", "amin"};
 
-/* The reduction named by `reduce` into *r. */
+/* The reduction named by scatter_reduce.two's `reduce` into *r. */
 static tj_status scatter_reduction(const char *reduce, tj_k_scatter_reduction *r)
 {
     for (int k = 0; k < 5; k++)
@@ -370,35 +379,69 @@ static tj_status scatter_reduction(const char *reduce, tj_k_scatter_reduction *r
                     "\"%s\"", SCATTER_REDUCE, reduce);
 }
 
+/* The reduction named by scatter.reduce's / scatter.value_reduce's `reduce`
+ * into *r: "add" is sum, "multiply" prod (both with self's value). */
+static tj_status add_or_multiply(const char *op, const char *reduce, tj_k_scatter_reduction *r)
+{
+    if (strcmp(reduce, "add") == 0) *r = TJ_K_SCATTER_SUM;
+    else if (strcmp(reduce, "multiply") == 0) *r = TJ_K_SCATTER_PROD;
+    else return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: reduce argument must be either add or multiply, got \"%s\"", op,
+                         reduce);
+    return TJ_OK;
+}
+
+/* The dtypes of the reduction kernel: float32, float64 and int64. */
+static tj_status check_reduce_dtype(const char *op, tj_dtype dt)
+{
+    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64 && dt != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s (float32, float64 and int64 only)", op,
+                        tj_dtype_name(dt));
+    return TJ_OK;
+}
+
 /* scatter.src's checks, a known reduction, and float32 / float64 / int64 */
 tj_status tj_meta_scatter_reduce_two(const tj_value *args, tj_meta *outs)
 {
     tj_k_scatter_reduction r;
     if (meta_scatter_src(SCATTER_REDUCE, args, outs) != TJ_OK) return tj_last_status();
     if (scatter_reduction(args[4].u.s, &r) != TJ_OK) return tj_last_status();
-    tj_dtype dt = args[0].u.t->dtype;
-    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64 && dt != TJ_INT64)
-        return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s (float32, float64 and int64 only)", SCATTER_REDUCE,
-                        tj_dtype_name(dt));
-    return TJ_OK;
+    return check_reduce_dtype(SCATTER_REDUCE, args[0].u.t->dtype);
 }
 
-/* The reduction into a contiguous result: out itself, or (for the in-place
- * form on a strided self, or a src / index sharing self's memory) a new
- * tensor copied into out afterwards. */
-tj_status tj_kernel_scatter_reduce_two(const tj_value *args, tj_tensor *const *outs)
+tj_status tj_meta_scatter_reduce(const tj_value *args, tj_meta *outs)
 {
-    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t, *out = outs[0], *dst = out;
+    tj_k_scatter_reduction r;
+    if (meta_scatter_src(SCATTER_SRC_REDUCE, args, outs) != TJ_OK) return tj_last_status();
+    if (add_or_multiply(SCATTER_SRC_REDUCE, args[4].u.s, &r) != TJ_OK) return tj_last_status();
+    return check_reduce_dtype(SCATTER_SRC_REDUCE, args[0].u.t->dtype);
+}
+
+tj_status tj_meta_scatter_value_reduce(const tj_value *args, tj_meta *outs)
+{
+    tj_k_scatter_reduction r;
+    if (meta_scatter_value(SCATTER_VALUE_REDUCE, args, outs) != TJ_OK) return tj_last_status();
+    if (add_or_multiply(SCATTER_VALUE_REDUCE, args[4].u.s, &r) != TJ_OK) return tj_last_status();
+    return check_reduce_dtype(SCATTER_VALUE_REDUCE, args[0].u.t->dtype);
+}
+
+/* The reduction r of src's elements (src_strides: src's, or zeros for one
+ * value; `src` the tensor holding them, or NULL) into a copy of self, in a
+ * contiguous result: out itself, or (for the in-place form on a strided
+ * self, or a src / index sharing self's memory) a new tensor copied into
+ * out afterwards. */
+static tj_status scatter_reduce_into(const char *op, const tj_value *args, tj_k_scatter_reduction r,
+                                     bool include_self, const tj_tensor *src, const void *src_data,
+                                     const int64_t *src_strides, tj_tensor *out)
+{
+    tj_tensor *self = args[0].u.t, *index = args[2].u.t, *dst = out;
     int dim;
-    tj_k_scatter_reduction r = TJ_K_SCATTER_SUM;
-    tj_wrap_dim(SCATTER_REDUCE, args[1].u.i, self->ndim, &dim);
-    scatter_reduction(args[4].u.s, &r);
-    if (index->numel && check_values(SCATTER_REDUCE, self, index, dim) != TJ_OK) return tj_last_status();
+    tj_wrap_dim(op, args[1].u.i, self->ndim, &dim);
+    if (index->numel && check_values(op, self, index, dim) != TJ_OK) return tj_last_status();
     if (index->numel == 0 || out->numel == 0) {
         if (out != self) tj_copy_tensor(out, self);
         return TJ_OK;
     }
-    if (!tj_tensor_is_contiguous(out) || tj_overlap_status(out, src) != TJ_OVERLAP_NONE ||
+    if (!tj_tensor_is_contiguous(out) || (src && tj_overlap_status(out, src) != TJ_OVERLAP_NONE) ||
         tj_overlap_status(out, index) != TJ_OVERLAP_NONE) {
         tj_meta m = {.alias = -1};
         tj_meta_like(&m, out);
@@ -409,17 +452,45 @@ tj_status tj_kernel_scatter_reduce_two(const tj_value *args, tj_tensor *const *o
     int64_t *count = NULL;
     if (nb && !(count = tj_alloc_storage_bytes(nb, &got))) {
         if (dst != out) tj_tensor_release(dst);
-        return tj_oom(SCATTER_REDUCE, nb);
+        return tj_oom(op, nb);
     }
-    geom o = geom_of(dst), i = geom_of(index), s = geom_of(src);
-    tj_k_index_array sa = {tj_tensor_ptr(src), s.strides}, ia = {tj_tensor_ptr(index), i.strides};
-    tj_k_scatter_reduce(dst->dtype, r, args[5].u.b, tj_tensor_ptr(dst), o.shape, sa, ia, i.ndim, i.shape, dim, count);
+    geom o = geom_of(dst), i = geom_of(index);
+    tj_k_index_array sa = {(void *)src_data, src_strides}, ia = {tj_tensor_ptr(index), i.strides};
+    tj_k_scatter_reduce(dst->dtype, r, include_self, tj_tensor_ptr(dst), o.shape, sa, ia, i.ndim, i.shape, dim, count);
     if (count) tj_free_storage_bytes(count, got);
     if (dst != out) {
         tj_copy_tensor(out, dst);
         tj_tensor_release(dst);
     }
     return TJ_OK;
+}
+
+tj_status tj_kernel_scatter_reduce_two(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *src = args[3].u.t;
+    tj_k_scatter_reduction r = TJ_K_SCATTER_SUM;
+    scatter_reduction(args[4].u.s, &r);
+    geom s = geom_of(src);
+    return scatter_reduce_into(SCATTER_REDUCE, args, r, args[5].u.b, src, tj_tensor_ptr(src), s.strides, outs[0]);
+}
+
+tj_status tj_kernel_scatter_reduce(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *src = args[3].u.t;
+    tj_k_scatter_reduction r = TJ_K_SCATTER_SUM;
+    add_or_multiply(SCATTER_SRC_REDUCE, args[4].u.s, &r);
+    geom s = geom_of(src);
+    return scatter_reduce_into(SCATTER_SRC_REDUCE, args, r, true, src, tj_tensor_ptr(src), s.strides, outs[0]);
+}
+
+tj_status tj_kernel_scatter_value_reduce(const tj_value *args, tj_tensor *const *outs)
+{
+    static const int64_t zero_strides[TJ_MAX_DIMS];
+    _Alignas(8) char value[8];
+    tj_k_scatter_reduction r = TJ_K_SCATTER_SUM;
+    add_or_multiply(SCATTER_VALUE_REDUCE, args[4].u.s, &r);
+    if (tj_scalar_to(SCATTER_VALUE_REDUCE, &args[3], outs[0]->dtype, value) != TJ_OK) return tj_last_status();
+    return scatter_reduce_into(SCATTER_VALUE_REDUCE, args, r, true, NULL, value, zero_strides, outs[0]);
 }
 
 /* ---- index_copy / index_fill.int_Scalar: overwriting writes along one dim ----

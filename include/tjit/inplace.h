@@ -111,6 +111,18 @@ tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_ten
  * of self's memory. */
 tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
 tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
+/** aten::scatter_.reduce / aten::scatter_.value_reduce:
+ * tj_scatter_src_reduce / tj_scatter_value_reduce (ops.h) written into self
+ * (float32, float64 or int64, any strides), which is returned; src and
+ * index may be self itself (they are read before self is written). No
+ * gradient, as in PyTorch 1.13 (a backward pass reaching the call fails
+ * with TJ_ERR_UNSUPPORTED). Errors (naming the in-place operator): those
+ * of the out-of-place operators, and TJ_ERR_UNSUPPORTED for a self whose
+ * elements overlap (an expanded tensor) or an operand sharing only part of
+ * self's memory. */
+tj_tensor *tj_scatter_src_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce);
+tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value,
+                                    const char *reduce); /**< see tj_scatter_src_reduce_ */
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_index_copy_ */
 /** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
  * self, as tj_index_fill_; a value sharing self's memory gives

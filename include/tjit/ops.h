@@ -763,6 +763,31 @@ tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_v
  * (which PyTorch accepts). */
 tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                              bool include_self);
+/** aten::scatter.reduce: a new tensor, a copy of self (float32, float64 or
+ * int64) with every src[p] added (reduce "add") or multiplied (reduce
+ * "multiply") into the element at p with p[dim] replaced by index[p], for
+ * every position p of index (int64, self's rank, no larger than src in any
+ * dim nor than self apart from dim; an empty index gives a copy; a 0-dim
+ * tensor counts as one element of rank 1). Self's value is included in
+ * every reduction, and the values arrive in the order of p[dim] (float
+ * sums round in that order), as PyTorch 1.13's CPU kernel; int64 sums and
+ * products wrap. It is tj_scatter_reduce with reduce "sum" / "prod" and
+ * include_self true (its decomposition). src has self's dtype and rank.
+ * There is no gradient, as in PyTorch 1.13: a backward pass reaching the
+ * call fails with TJ_ERR_UNSUPPORTED naming aten::scatter.reduce.
+ * Errors (naming aten::scatter.reduce): TJ_ERR_INVALID_ARGUMENT for
+ * another reduce (naming it); TJ_ERR_INDEX for a dim or an index value out
+ * of range (naming the value, dim and size); TJ_ERR_SHAPE for rank or size
+ * mismatches (naming the shapes); TJ_ERR_DTYPE for an index that is not
+ * int64, a src of another dtype, or a bool self (which PyTorch accepts). */
+tj_tensor *tj_scatter_src_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce);
+/** aten::scatter.value_reduce: tj_scatter_src_reduce with every src value
+ * `value`, converted to self's dtype first (a float into int64 truncates;
+ * one that overflows the dtype gives TJ_ERR_INVALID_ARGUMENT); index is no
+ * larger than self apart from dim. Its decomposition is tj_scatter_reduce
+ * of a full tensor of index's shape. Errors (naming
+ * aten::scatter.value_reduce) otherwise as tj_scatter_src_reduce. */
+tj_tensor *tj_scatter_value_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value, const char *reduce);
 /** aten::index_copy: a new tensor, a copy of self (any dtype) with the
  * slices source.select(dim, i) written at self.select(dim, index[i]);
  * index: int64, 1-D or 0-dim, values in [0, size) (no wrapping, as
