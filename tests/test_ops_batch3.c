@@ -1,7 +1,10 @@
 /* Session 24 (opsbatch3) operators: prelu and prelu_backward (values,
  * gradients and double backward against PyTorch 1.13 in float64 and
  * float32, strided inputs, errors, the graphs make_fx records, replayed
- * and decomposed). Reference values: tests/opsbatch3_ref.h, written by
+ * and decomposed), index_fill.int_Tensor, in-place forms, and scatter's
+ * reduce overloads (scatter.reduce, scatter.value_reduce and their
+ * in-place forms: float64, float32 and int64 values, reduction order,
+ * 0-dim and strided inputs, errors, no derivative, graphs). Reference values: tests/opsbatch3_ref.h, written by
  * tests/make_opsbatch3_refs.py, so the tests run without PyTorch. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -405,4 +408,256 @@ Test(opsbatch3, in_place_activation_and_scatter_gradients_equal_the_out_of_place
     tj_tensor *z = tj_mul_scalar(x, tj_v_int(1));
     cr_assert_not_null(tj_scatter_(z, 0, index, src), "%s", tj_last_error());
     test_expect_same(test_grad1(src, z, gy), test_grad1(src, tj_scatter(x, 0, index, src), gy), "scatter_.src's src");
+}
+
+/* ---- scatter.reduce, scatter.value_reduce, scatter_.reduce, scatter_.value_reduce ---- */
+
+static const char *const add_mul[2] = {"add", "multiply"};
+
+/* make_opsbatch3_refs.py's SCR_ / SCV_<ADD|MUL>_D<dim>_OUT, [reduce][dim] */
+static const double *const scr_refs[2][2] = {{SCR_ADD_D0_OUT, SCR_ADD_D1_OUT}, {SCR_MUL_D0_OUT, SCR_MUL_D1_OUT}};
+static const double *const scv_refs[2][2] = {{SCV_ADD_D0_OUT, SCV_ADD_D1_OUT}, {SCV_MUL_D0_OUT, SCV_MUL_D1_OUT}};
+
+/* make_opsbatch3_refs.py's inputs along dim d: self [3, 4], index [2, 4]
+ * (d 0) or [3, 2] (d 1), src [2, 4] or [3, 3]; float64 */
+typedef struct scr_inputs {
+    tj_tensor *x, *index, *src;
+} scr_inputs;
+
+static scr_inputs scr_case(int d)
+{
+    static const int64_t s34[2] = {3, 4}, ishape[2][2] = {{2, 4}, {3, 2}}, sshape[2][2] = {{2, 4}, {3, 3}};
+    return (scr_inputs){test_f64(2, s34, SCR_X), test_i64(2, ishape[d], d ? SCR_I1 : SCR_I0),
+                        test_f64(2, sshape[d], SCR_SRC)};
+}
+
+Test(opsbatch3, scatter_reduce_overloads_match_pytorch_in_float64_float32_and_int64)
+{
+    for (int r = 0; r < 2; r++)
+        for (int d = 0; d < 2; d++) {
+            scr_inputs c = scr_case(d);
+            tj_tensor *out = tj_scatter_src_reduce(c.x, d, c.index, c.src, add_mul[r]);
+            test_expect_close(out, scr_refs[r][d], 12, 0, 0);
+            tj_tensor *v = tj_scatter_value_reduce(c.x, d, c.index, tj_v_float(-1.5), add_mul[r]);
+            test_expect_close(v, scv_refs[r][d], 12, 0, 0);
+            /* scatter_reduce.two's sum / prod with self: its decomposition */
+            test_expect_same(out, tj_scatter_reduce(c.x, d, c.index, c.src, r ? "prod" : "sum", true), add_mul[r]);
+            /* float32: the same values (products of halves and quarters are exact) */
+            tj_tensor *x32 = tj_to_copy(c.x, TJ_FLOAT32);
+            tj_tensor *o32 = tj_scatter_src_reduce(x32, d, c.index, tj_to_copy(c.src, TJ_FLOAT32), add_mul[r]);
+            test_assert_dtype_shape(o32, TJ_FLOAT32, 2, (int64_t[]){3, 4});
+            test_expect_close(o32, scr_refs[r][d], 12, 0, 0);
+            tj_tensor *v32 = tj_scatter_value_reduce(x32, d, c.index, tj_v_float(-1.5), add_mul[r]);
+            test_assert_dtype_shape(v32, TJ_FLOAT32, 2, (int64_t[]){3, 4});
+            test_expect_close(v32, scv_refs[r][d], 12, 0, 0);
+        }
+    /* int64: sums and products of src along dim 0; the value 2.7 truncated to 2 along dim 1 */
+    const int64_t s34[2] = {3, 4};
+    tj_tensor *xi = tj_sub_scalar(tj_view(tj_arange(tj_v_int(0), tj_v_int(12), tj_v_int(1), TJ_INT64), s34, 2),
+                                  tj_v_int(5));
+    tj_tensor *si = test_i64(2, (int64_t[]){2, 4}, SCR_I64_SRC);
+    tj_tensor *i0 = test_i64(2, (int64_t[]){2, 4}, SCR_I0), *i1 = test_i64(2, (int64_t[]){3, 2}, SCR_I1);
+    expect_i64(tj_scatter_src_reduce(xi, 0, i0, si, "add"), SCR_I64_ADD, 12);
+    expect_i64(tj_scatter_src_reduce(xi, 0, i0, si, "multiply"), SCR_I64_MUL, 12);
+    expect_i64(tj_scatter_value_reduce(xi, 1, i1, tj_v_float(2.7), "add"), SCV_I64_ADD, 12);
+    expect_i64(tj_scatter_value_reduce(xi, 1, i1, tj_v_float(2.7), "multiply"), SCV_I64_MUL, 12);
+}
+
+/* The values reduced into one element arrive in index order (PyTorch's
+ * CPU loop): make_opsbatch3_refs.py's SCR_ORDER_<F32|F64>; a 0-dim self
+ * and index take part as one element; an empty index gives a copy. */
+Test(opsbatch3, scatter_reduce_overloads_reduce_in_index_order_and_take_0_dim_and_empty_inputs)
+{
+    tj_tensor *zeros = test_i64(1, (int64_t[]){4}, (const int64_t[]){0, 0, 0, 0});
+    for (int f64 = 0; f64 < 2; f64++) {
+        tj_dtype dt = f64 ? TJ_FLOAT64 : TJ_FLOAT32;
+        double add_big = f64 ? 1e17 : 1e8, mul_big = f64 ? 1e300 : 1e30;
+        const double *want = f64 ? SCR_ORDER_F64 : SCR_ORDER_F32;
+        tj_tensor *a = tj_to_copy(test_f64(1, (int64_t[]){1}, &add_big), dt);
+        tj_tensor *as = tj_to_copy(test_f64(1, (int64_t[]){4}, (const double[]){1, 1, -add_big, 1}), dt);
+        test_expect_close(tj_scatter_src_reduce(a, 0, zeros, as, "add"), &want[0], 1, 0, 0);
+        tj_tensor *m = tj_full((int64_t[]){1}, 1, tj_v_float(2), dt);
+        tj_tensor *ms = tj_to_copy(test_f64(1, (int64_t[]){4}, (const double[]){mul_big, mul_big, 0, 3}), dt);
+        test_expect_close(tj_scatter_src_reduce(m, 0, zeros, ms, "multiply"), &want[1], 1, 0, 0);
+    }
+    tj_tensor *x0 = test_f64(0, NULL, (const double[]){3}), *i0 = test_i64(0, NULL, (const int64_t[]){0});
+    tj_tensor *s0 = test_f64(0, NULL, (const double[]){2.5});
+    tj_tensor *r[3] = {tj_scatter_src_reduce(x0, 0, i0, s0, "add"), tj_scatter_src_reduce(x0, 0, i0, s0, "multiply"),
+                       tj_scatter_value_reduce(x0, -1, i0, tj_v_int(4), "multiply")};
+    for (int k = 0; k < 3; k++) {
+        test_assert_dtype_shape(r[k], TJ_FLOAT64, 0, NULL);
+        test_expect_close(r[k], &SCR_0DIM[k], 1, 0, 0);
+    }
+    scr_inputs c = scr_case(0);
+    tj_tensor *none = test_i64(2, (int64_t[]){0, 4}, NULL);
+    test_expect_same(tj_scatter_src_reduce(c.x, 0, none, c.src, "multiply"), c.x, "empty index");
+    test_expect_same(tj_scatter_value_reduce(c.x, 1, test_i64(2, (int64_t[]){3, 0}, NULL), tj_v_float(9), "add"), c.x,
+                     "empty index, a value");
+}
+
+/* transposed self, index and src (their contiguous copies' values) give the references */
+Test(opsbatch3, scatter_reduce_overloads_read_strided_inputs)
+{
+    for (int d = 0; d < 2; d++) {
+        scr_inputs c = scr_case(d);
+        tj_tensor *xt = tj_t(tj_clone(tj_t(c.x))), *it = tj_t(tj_clone(tj_t(c.index))), *st = tj_t(tj_clone(tj_t(c.src)));
+        cr_assert(!tj_tensor_is_contiguous(xt) && !tj_tensor_is_contiguous(it) && !tj_tensor_is_contiguous(st));
+        for (int r = 0; r < 2; r++) {
+            test_expect_close(tj_scatter_src_reduce(xt, d, it, st, add_mul[r]), scr_refs[r][d], 12, 0, 0);
+            test_expect_close(tj_scatter_value_reduce(xt, d, it, tj_v_float(-1.5), add_mul[r]), scv_refs[r][d], 12, 0,
+                              0);
+        }
+    }
+}
+
+/* In place: self is written and returned with its version bumped, a
+ * strided self too, and src may be self itself (read before the write). */
+Test(opsbatch3, scatter_reduce_in_place_forms_write_self_and_take_self_as_src)
+{
+    for (int r = 0; r < 2; r++)
+        for (int d = 0; d < 2; d++) {
+            scr_inputs c = scr_case(d);
+            tj_tensor *y = tj_clone(c.x);
+            uint32_t v = tj_tensor_version(y);
+            cr_assert_eq(tj_scatter_src_reduce_(y, d, c.index, c.src, add_mul[r]), y, "%s", tj_last_error());
+            cr_expect_gt(tj_tensor_version(y), v);
+            test_expect_close(y, scr_refs[r][d], 12, 0, 0);
+            tj_tensor *yt = tj_t(tj_clone(tj_t(c.x)));
+            v = tj_tensor_version(yt);
+            cr_assert_eq(tj_scatter_value_reduce_(yt, d, c.index, tj_v_float(-1.5), add_mul[r]), yt, "%s",
+                         tj_last_error());
+            cr_expect_gt(tj_tensor_version(yt), v);
+            cr_expect(!tj_tensor_is_contiguous(yt));
+            test_expect_close(yt, scv_refs[r][d], 12, 0, 0);
+            /* self as src: as the out-of-place call on a copy */
+            tj_tensor *z = tj_clone(c.x), *want = tj_scatter_src_reduce(z, d, c.index, tj_clone(z), add_mul[r]);
+            test_expect_same(tj_scatter_src_reduce_(z, d, c.index, z, add_mul[r]), want, "src is self");
+        }
+    /* a view of self (rows 1 and 2): the base sees the write, row 0 keeps its values */
+    scr_inputs c = scr_case(1);
+    tj_tensor *base = tj_clone(c.x), *rows = tj_slice(base, 0, true, 1, true, 3, 1);
+    tj_tensor *index = tj_slice(c.index, 0, true, 0, true, 2, 1);
+    tj_tensor *want = tj_scatter_value_reduce(tj_clone(rows), 1, index, tj_v_float(-1.5), "multiply");
+    cr_assert_eq(tj_scatter_value_reduce_(rows, 1, index, tj_v_float(-1.5), "multiply"), rows, "%s", tj_last_error());
+    test_expect_same(tj_slice(base, 0, true, 1, true, 3, 1), want, "the view's rows of the base");
+    test_expect_same(tj_slice(base, 0, true, 0, true, 1, 1), tj_slice(c.x, 0, true, 0, true, 1, 1), "row 0");
+}
+
+/* Each error names the operator called and the offending value, shape or
+ * dtype (in place, self keeps its values and version). */
+Test(opsbatch3, scatter_reduce_overloads_bad_inputs_fail_naming_the_operator)
+{
+    scr_inputs c = scr_case(0);
+    const char *op = "aten::scatter.reduce", *vop = "aten::scatter.value_reduce";
+    /* PyTorch: "reduce argument must be either add or multiply." */
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, c.index, c.src, "sum"), TJ_ERR_INVALID_ARGUMENT, op,
+                      "reduce argument must be either add or multiply, got \"sum\"");
+    test_expect_error(tj_scatter_value_reduce(c.x, 0, c.index, tj_v_int(1), "mean"), TJ_ERR_INVALID_ARGUMENT, vop,
+                      "got \"mean\"");
+    test_expect_error(tj_scatter_src_reduce(c.x, 2, c.index, c.src, "add"), TJ_ERR_INDEX, op,
+                      "dim 2 is out of range for a tensor of rank 2");
+    test_expect_error(tj_scatter_value_reduce(c.x, -3, c.index, tj_v_int(1), "add"), TJ_ERR_INDEX, vop, "dim -3");
+    tj_tensor *i3 = test_i64(2, (int64_t[]){1, 2}, (const int64_t[]){0, 3});
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, i3, c.src, "multiply"), TJ_ERR_INDEX, op,
+                      "index 3 is out of bounds for dimension 0 with size 3");
+    test_expect_error(tj_scatter_value_reduce(c.x, 1, test_i64(2, (int64_t[]){1, 2}, (const int64_t[]){-1, 0}),
+                                              tj_v_int(1), "add"),
+                      TJ_ERR_INDEX, vop, "index -1 is out of bounds for dimension 1 with size 4");
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, tj_zeros((int64_t[]){1, 5}, 2, TJ_INT64), c.src, "add"), TJ_ERR_SHAPE,
+                      op, "expected index [1, 5] to be smaller than src [2, 4]");
+    test_expect_error(tj_scatter_value_reduce(c.x, 0, tj_zeros((int64_t[]){1, 5}, 2, TJ_INT64), tj_v_int(1), "add"),
+                      TJ_ERR_SHAPE, vop, "expected index [1, 5] to be smaller than self [3, 4]");
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, test_i64(1, (int64_t[]){2}, (const int64_t[]){0, 1}), c.src, "add"),
+                      TJ_ERR_SHAPE, op, "same number of dimensions as the input tensor (1 != 2)");
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, c.index, tj_to_copy(c.src, TJ_FLOAT32), "add"), TJ_ERR_DTYPE, op,
+                      "(float64 != float32)");
+    test_expect_error(tj_scatter_src_reduce(c.x, 0, tj_to_copy(c.index, TJ_FLOAT32), c.src, "add"), TJ_ERR_DTYPE, op,
+                      "expected dtype int64 for index, got float32");
+    test_expect_error(tj_scatter_src_reduce(tj_to_copy(c.x, TJ_BOOL), 0, c.index, tj_to_copy(c.src, TJ_BOOL), "add"),
+                      TJ_ERR_DTYPE, op, "not implemented for bool");
+    test_expect_error(tj_scatter_value_reduce(tj_to_copy(c.x, TJ_INT64), 0, c.index, tj_v_float(NAN), "multiply"),
+                      TJ_ERR_INVALID_ARGUMENT, vop, "value nan cannot be converted to type int64");
+    /* in place: the form's name; self unchanged */
+    tj_tensor *y = tj_clone(c.x);
+    uint32_t v = tj_tensor_version(y);
+    test_expect_error(tj_scatter_src_reduce_(y, 0, c.index, c.src, "amax"), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::scatter_.reduce", "got \"amax\"");
+    test_expect_error(tj_scatter_src_reduce_(y, 0, i3, c.src, "add"), TJ_ERR_INDEX, "aten::scatter_.reduce", "index 3");
+    test_expect_error(tj_scatter_value_reduce_(y, 1, c.index, tj_v_int(1), "prod"), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::scatter_.value_reduce", "got \"prod\"");
+    test_expect_error(tj_scatter_value_reduce_(y, 0, tj_to_copy(c.index, TJ_FLOAT64), tj_v_int(1), "add"), TJ_ERR_DTYPE,
+                      "aten::scatter_.value_reduce", "got float64");
+    cr_expect_eq(tj_tensor_version(y), v);
+    test_expect_same(y, c.x, "self after the failed calls");
+}
+
+/* No derivative, as in PyTorch 1.13 ("derivative for aten::scatter is not
+ * implemented"): the call runs and its result requires grad; a backward
+ * pass reaching it fails naming the operator. */
+Test(opsbatch3, scatter_reduce_overloads_have_no_derivative_as_in_pytorch)
+{
+    scr_inputs c = scr_case(0);
+    tj_tensor *x = test_f64_grad(SCR_X, 2, (int64_t[]){3, 4}, true);
+    tj_tensor *src = test_f64_grad(SCR_SRC, 2, (int64_t[]){2, 4}, true), *g;
+    struct {
+        tj_tensor *out, *wrt;
+        const char *op;
+    } cases[4] = {
+        {tj_scatter_src_reduce(x, 0, c.index, src, "add"), x, "aten::scatter.reduce"},
+        {tj_scatter_src_reduce(c.x, 0, c.index, src, "multiply"), src, "aten::scatter.reduce"},
+        {tj_scatter_value_reduce(x, 0, c.index, tj_v_float(2), "multiply"), x, "aten::scatter.value_reduce"},
+        {tj_scatter_src_reduce_(tj_mul_scalar(x, tj_v_int(1)), 0, c.index, c.src, "add"), x, "aten::scatter_.reduce"},
+    };
+    for (int k = 0; k < 4; k++) {
+        cr_assert_not_null(cases[k].out, "case %d: %s", k, tj_last_error());
+        cr_expect(tj_tensor_requires_grad(cases[k].out), "case %d", k);
+        tj_tensor *loss = tj_sum(cases[k].out, TJ_DTYPE_NONE);
+        cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, &cases[k].wrt, 1, &g), TJ_ERR_UNSUPPORTED, "case %d", k);
+        cr_expect(strstr(tj_last_error(), cases[k].op) && strstr(tj_last_error(), "derivative not implemented"),
+                  "case %d: %s", k, tj_last_error());
+    }
+    test_expect_close(cases[0].out, SCR_ADD_D0_OUT, 12, 0, 0);
+}
+
+/* scatter.reduce then scatter.value_reduce on its result */
+static tj_status scatter_reduce_overloads_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 1;
+    out[0] = tj_scatter_value_reduce(tj_scatter_src_reduce(in[0], 0, in[1], in[2], "add"), 1, in[3], tj_v_float(-1.5),
+                                     "multiply");
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* the in-place forms on a clone */
+static tj_status scatter_reduce_forms_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_clone(in[0]);
+    if (!tj_scatter_src_reduce_(y, 0, in[1], in[2], "multiply") ||
+        !tj_scatter_value_reduce_(y, 1, in[3], tj_v_float(1.5), "add"))
+        return tj_last_status();
+    *n_out = 1;
+    out[0] = y;
+    return TJ_OK;
+}
+
+Test(opsbatch3, scatter_reduce_overloads_trace_as_pytorch_and_replay_and_decompose_as_eager)
+{
+    scr_inputs c = scr_case(0);
+    tj_tensor *in[4] = {c.x, c.index, c.src, test_i64(2, (int64_t[]){3, 2}, SCR_I1)};
+    /* PyTorch 1.13's make_fx (torch._decomp has no decomposition of either) */
+    const char *want[] = {"%scatter = aten.scatter.reduce(%arg0_1, 0, %arg1_1, %arg2_1, reduce = 'add')",
+                          "%scatter_1 = aten.scatter.value_reduce(%scatter, 1, %arg3_1, -1.5, reduce = 'multiply')"};
+    test_expect_traced(scatter_reduce_overloads_step, in, 4, 1, want, 2, NULL, 0);
+    const char *want2[] = {"%clone = aten.clone.default(%arg0_1)",
+                           "%scatter_ = aten.scatter_.reduce(%clone, 0, %arg1_1, %arg2_1, reduce = 'multiply')",
+                           "%scatter__1 = aten.scatter_.value_reduce(%scatter_, 1, %arg3_1, 1.5, reduce = 'add')"};
+    test_expect_traced(scatter_reduce_forms_step, in, 4, 1, want2, 3, NULL, 0);
+    /* the core table lowers both to scatter_reduce.two's sum / prod with self */
+    tj_tensor *out;
+    cr_expect(test_run_core(scatter_reduce_overloads_step, NULL, in, 4, &out));
+    test_expect_same(out, tj_scatter_reduce(tj_scatter_reduce(c.x, 0, c.index, c.src, "sum", true), 1, in[3],
+                                            tj_full((int64_t[]){3, 2}, 2, tj_v_float(-1.5), TJ_FLOAT64), "prod", true),
+                     "decomposed");
 }
