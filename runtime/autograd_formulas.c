@@ -1725,6 +1725,107 @@ FORMULA(d_nll_loss_backward)
     return TJ_OK;
 }
 
+/* ---- backward operators of normalisations (double backward) ----
+ * Per row of N elements (the dims a statistic reduces), with xh = (x - mean)
+ * rstd, gy = grad_out * weight and P(h) = rstd (h - mean(h) - xh mean(h xh))
+ * (the Jacobian of xh, which is symmetric), the backward operators compute
+ * grad_input = P(gy), grad_weight = sum(grad_out xh), grad_bias =
+ * sum(grad_out), the sums over the rows. Given the gradients gI, gW and gB
+ * of these, grad_out gets weight P(gI) + gW xh + gB, weight sum(grad_out
+ * P(gI)) and input P(grad_out gW - rstd (gI mean(gy xh) + gy mean(gI xh)))
+ * - rstd^2 xh (mean(gI gy) - mean(gI) mean(gy) - mean(gI xh) mean(gy xh)),
+ * through mean and rstd's dependence on it (the last term is rstd's); mean
+ * and rstd themselves are constants, as in ATen's layer_norm_double_backward
+ * and batchnorm_double_backward. */
+
+/* A normalisation laid out so that x, grad_out and the gradient gI have one
+ * shape, mean, rstd, weight, gW and gB broadcast against it, `stat` names
+ * the dims a statistic reduces and `wsum` those grad_weight sums over. */
+typedef struct norm_layout {
+    tj_tensor *x, *go, *mean, *rstd, *w; /**< w NULL: ones */
+    const int64_t *stat, *wsum;
+    int nstat, nwsum;
+} norm_layout;
+
+static tj_tensor *row_mean(const norm_layout *l, tj_tensor *t)
+{
+    return tj_mean_dim(t, l->stat, l->nstat, true, TJ_DTYPE_NONE);
+}
+
+/* P(h) above */
+static tj_tensor *norm_project(const norm_layout *l, tj_tensor *xh, tj_tensor *h)
+{
+    tj_tensor *centred = tj_sub(h, row_mean(l, h));
+    return tj_mul(tj_sub(centred, tj_mul(xh, row_mean(l, tj_mul(h, xh)))), l->rstd);
+}
+
+static tj_tensor *add_or(tj_tensor *a, tj_tensor *b) { return !a ? b : !b ? a : tj_add(a, b); }
+
+/* The gradients above for grad_out (ggo), input (gx) and weight (gw, keeping
+ * the summed dims as 1), each computed when its pointer is given; gI, gW,
+ * gB may be NULL (zero). */
+static void norm_double_backward(const norm_layout *l, tj_tensor *gI, tj_tensor *gW, tj_tensor *gB, tj_tensor **ggo,
+                                 tj_tensor **gx, tj_tensor **gw)
+{
+    tj_tensor *xh = tj_mul(tj_sub(l->x, l->mean), l->rstd);
+    tj_tensor *p_gI = gI ? norm_project(l, xh, gI) : NULL;
+    if (ggo) {
+        tj_tensor *r = p_gI && l->w ? tj_mul(p_gI, l->w) : p_gI;
+        r = add_or(add_or(r, gW ? tj_mul(gW, xh) : NULL), gB);
+        *ggo = r ? at_shape(r, l->x->ndim, l->x->shape) : NULL;
+    }
+    if (gw) *gw = p_gI ? tj_sum_dim(tj_mul(l->go, p_gI), l->wsum, l->nwsum, true, TJ_DTYPE_NONE) : NULL;
+    if (!gx) return;
+    tj_tensor *h = gW ? tj_mul(l->go, gW) : NULL, *rstd_term = NULL;
+    if (gI) {
+        tj_tensor *gy = l->w ? tj_mul(l->go, l->w) : l->go;
+        tj_tensor *m_gy_xh = row_mean(l, tj_mul(gy, xh)), *m_gI_xh = row_mean(l, tj_mul(gI, xh));
+        tj_tensor *cross = tj_mul(tj_add(tj_mul(gI, m_gy_xh), tj_mul(gy, m_gI_xh)), l->rstd);
+        h = h ? tj_sub(h, cross) : tj_neg(cross);
+        tj_tensor *s = tj_sub(tj_sub(row_mean(l, tj_mul(gI, gy)), tj_mul(row_mean(l, gI), row_mean(l, gy))),
+                              tj_mul(m_gI_xh, m_gy_xh));
+        rstd_term = tj_mul(tj_mul(xh, tj_mul(l->rstd, l->rstd)), s);
+    }
+    tj_tensor *r = h ? norm_project(l, xh, h) : NULL;
+    *gx = rstd_term ? (r ? tj_sub(r, rstd_term) : tj_neg(rstd_term)) : r;
+}
+
+/* ATen has no derivative for a statistic a normalisation's backward
+ * operator takes (derivatives.yaml's not_implemented): a pass that needs
+ * one fails. */
+static tj_status statistic_not_differentiable(const tj_grad_ctx *c, int slot, const char *name)
+{
+    if (!NEED(slot)) return TJ_OK;
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: derivative with respect to '%s' not implemented (as in PyTorch): the "
+                    "formula differentiates through input, of which the forward computed it", c->op->name, name);
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+ * weight, bias, output_mask): rows are input's leading dims; bias gets
+ * none (it is not read) */
+FORMULA(d_native_layer_norm_backward)
+{
+    tj_status st = statistic_not_differentiable(c, 2, "mean");
+    if (st == TJ_OK) st = statistic_not_differentiable(c, 3, "rstd");
+    if (st != TJ_OK) return st;
+    tj_tensor *x = ARG(1), *w = c->args[5].kind == TJ_V_TENSOR ? ARG(5) : NULL;
+    int nn = c->args[2].n, lead = x->ndim - nn;
+    int64_t stat[TJ_MAX_DIMS], rows[TJ_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        rows[d] = d < lead ? x->shape[d] : 1;
+        if (d >= lead) stat[d - lead] = d;
+    }
+    int64_t wsum[TJ_MAX_DIMS];
+    for (int d = 0; d < lead; d++) wsum[d] = d;
+    norm_layout l = {x, ARG(0), tj_reshape(ARG(3), rows, x->ndim), tj_reshape(ARG(4), rows, x->ndim), w,
+                     stat, wsum, nn, lead};
+    tj_tensor *gw = NULL;
+    norm_double_backward(&l, g[0], g[1], g[2], NEED(0) ? &gi[0] : NULL, NEED(1) ? &gi[1] : NULL,
+                         w && NEED(4) ? &gw : NULL);
+    if (gw) gi[4] = tj_reshape(gw, w->shape, w->ndim);
+    return TJ_OK;
+}
+
 /* scaled_dot_product_attention: the attention weights P = softmax(q k^T /
  * sqrt(E) + mask) are recomputed (rows that are fully masked are 0, as the
  * forward's output), then dv = P^T g, dS = softmax_backward(g v^T, P),
@@ -2459,6 +2560,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(smooth_l1_loss_backward, d_smooth_l1_loss_backward), D(huber_loss_backward, d_huber_loss_backward),
     D_NO_GRAD_ARGS(binary_cross_entropy_backward, d_binary_cross_entropy_backward, 8u, 0u), /* weight */
     D_NO_GRAD_ARGS(nll_loss_backward, d_nll_loss_backward, 0x48u, 0u), /* weight, total_weight */
+    /* session 24 (dbl2): backward operators of normalisations, embedding, pooling */
+    D(native_layer_norm_backward, d_native_layer_norm_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -143,4 +143,37 @@ emit("ELU_RESULT_OUT", out.detach())
 emit("ELU_RESULT_GGO", ggo)
 emit("ELU_RESULT_GGR", ggr)
 
+
+def case_multi(tag, f, inputs):
+    """A forward y = f(*inputs) of several inputs (input, weight, bias), each
+    (values, shape): g_i = grad(sum(y * c), x_i, create_graph=True), then
+    the gradients of sum_i sum(g_i * c2_i) with respect to every x_i and to
+    c (zeros where torch finds none). Writes <TAG>_X<i>, _C, _C2_<i>, _G<i>,
+    _GG<i> and _GGC."""
+    xs = [torch.tensor(v).reshape(shape).requires_grad_() for v, shape in inputs]
+    y = f(*xs)
+    c = torch.tensor(ramp(y.numel(), 0.5, 1.25, 11)).reshape(y.shape).requires_grad_()
+    gs = torch.autograd.grad((y * c).sum(), xs, create_graph=True)
+    c2s = [torch.tensor(ramp(x.numel(), 0.25, 0.875 - 0.125 * i, 7)).reshape(x.shape) for i, x in enumerate(xs)]
+    loss2 = sum((g * c2).sum() for g, c2 in zip(gs, c2s))
+    ggs = torch.autograd.grad(loss2, xs + [c], allow_unused=True)
+    ggs = [torch.zeros_like(t) if gg is None else gg for gg, t in zip(ggs, xs + [c])]
+    for i, (x, c2, g, gg) in enumerate(zip(xs, c2s, gs, ggs)):
+        emit("%s_X%d" % (tag, i), x.detach())
+        emit("%s_C2_%d" % (tag, i), c2)
+        emit("%s_G%d" % (tag, i), g.detach())
+        emit("%s_GG%d" % (tag, i), gg)
+    emit(tag + "_C", c.detach())
+    emit(tag + "_GGC", ggs[-1])
+
+
+# layer norm: x [3, 4] over its last dim with weight and bias, x [2, 2, 3]
+# over its last two without; rows of distinct values
+X_LN = ramp(12, 0.375, 1.5, 13)
+W_LN = [0.5, 1.5, -0.75, 2.0]
+B_LN = [0.125, -0.25, 0.375, 0.0]
+case_multi("LAYER_NORM", lambda x, w, b: A.native_layer_norm(x, [4], w, b, 1e-5)[0],
+           [(X_LN, [3, 4]), (W_LN, [4]), (B_LN, [4])])
+case_multi("LAYER_NORM2", lambda x: A.native_layer_norm(x, [2, 3], None, None, 1e-5)[0], [(X_LN, [2, 2, 3])])
+
 print_header("tests/make_double_backward_refs.py")

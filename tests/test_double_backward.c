@@ -19,6 +19,8 @@
 TestSuite(double_backward, .init = test_scope_open, .fini = test_scope_close, .timeout = 300);
 
 typedef tj_tensor *(*forward_fn)(tj_tensor *x);
+/** a forward of several inputs (input, weight, bias) */
+typedef tj_tensor *(*forward_n_fn)(tj_tensor *const *x);
 
 typedef struct dbl_case {
     const char *name;
@@ -29,15 +31,30 @@ typedef struct dbl_case {
     const double *x, *c, *c2, *g, *ggx, *ggc;
 } dbl_case;
 
-/* g = grad(sum(f(x) * c), x) on in = {x, c}; x requires grad. */
-static tj_status step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
-{
-    (void)n;
-    const dbl_case *k = ctx;
-    tj_tensor *loss = tj_sum(tj_mul(k->f(in[0]), in[1]), -1);
-    *n_out = 1;
-    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor **)&in[0], 1, out) : tj_last_status();
-}
+#define MAX_IN 3
+
+/** One forward input: its shape and values, the weight c2 of its first
+ * gradient g in the second loss, and its second-order gradient gg. */
+typedef struct dbl_input {
+    int ndim;
+    int64_t shape[4];
+    const double *x, *c2, *g, *gg;
+} dbl_input;
+
+/** A case of y = f(x_0, ..., x_{n-1}): the first gradients g_i of sum(y *
+ * c), then the gradients of sum_i sum(g_i * c2_i) with respect to every x_i
+ * and to c (ggc). */
+typedef struct dbl_multi {
+    const char *name;
+    forward_n_fn f;
+    forward_fn f1; /**< instead of f, for one input */
+    const char *backward_op;
+    int n;
+    dbl_input in[MAX_IN];
+    int yndim;
+    int64_t yshape[4];
+    const double *c, *ggc;
+} dbl_multi;
 
 static int64_t count(int ndim, const int64_t *shape)
 {
@@ -46,33 +63,133 @@ static int64_t count(int ndim, const int64_t *shape)
     return n;
 }
 
-static void expect_double_backward(const dbl_case *k)
+static tj_tensor *forward(const dbl_multi *k, tj_tensor *const *x) { return k->f ? k->f(x) : k->f1(x[0]); }
+
+/* g_i = grad(sum(f(x) * c), x_i) on in = {x_0, ..., x_{n-1}, c}; the x_i
+ * require grad. */
+static tj_status step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const dbl_multi *k = ctx;
+    tj_tensor *loss = tj_sum(tj_mul(forward(k, in), in[k->n]), -1);
+    *n_out = k->n;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor **)in, k->n, out) : tj_last_status();
+}
+
+/* The second-order gradients of sum_i sum(g_i * c2_i) with respect to
+ * every x_i and c (in = {x..., c}), zeros where the loss does not depend on
+ * one (tj_autograd_grad's NULL, PyTorch's None). */
+static tj_status second_order(const dbl_multi *k, tj_tensor *const *g, tj_tensor *const *in, tj_tensor *const *c2,
+                              tj_tensor **gg)
+{
+    tj_tensor *loss = tj_sum(tj_mul(g[0], c2[0]), -1);
+    for (int i = 1; i < k->n; i++) loss = tj_add(loss, tj_sum(tj_mul(g[i], c2[i]), -1));
+    if (!loss) return tj_last_status();
+    tj_status st = tj_autograd_grad(&loss, 1, NULL, in, k->n + 1, gg);
+    for (int i = 0; st == TJ_OK && i <= k->n; i++)
+        if (!gg[i] && !(gg[i] = tj_zeros_like(in[i], TJ_DTYPE_NONE))) st = tj_last_status();
+    return st;
+}
+
+/* A traced first backward (step's graph) replayed on fresh leaves made of in
+ * = {x..., c, c2...}, then differentiated again: out = the n + 1 gradients
+ * of second_order (the double backward, as eager code or traced whole). */
+typedef struct replay {
+    const dbl_multi *k;
+    const tj_graph *first;
+} replay;
+
+static tj_status double_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const replay *r = ctx;
+    const dbl_multi *k = r->k;
+    tj_tensor *leaves[MAX_IN + 1], *g[MAX_IN];
+    for (int i = 0; i <= k->n; i++) {
+        leaves[i] = tj_tensor_detach(in[i]);
+        if (!leaves[i]) return tj_last_status();
+        tj_status st = tj_tensor_set_requires_grad(leaves[i], true);
+        if (st != TJ_OK) return st;
+    }
+    *n_out = k->n + 1;
+    tj_status st = tj_graph_run(r->first, leaves, k->n + 1, g);
+    return st == TJ_OK ? second_order(k, g, leaves, in + k->n + 1, out) : st;
+}
+
+static void expect_second_order(const dbl_multi *k, tj_tensor *const *gg)
+{
+    for (int i = 0; i < k->n; i++) {
+        test_assert_dtype_shape(gg[i], TJ_FLOAT64, k->in[i].ndim, k->in[i].shape);
+        test_expect_close(gg[i], k->in[i].gg, count(k->in[i].ndim, k->in[i].shape), 1e-12, 1e-14);
+    }
+    test_assert_dtype_shape(gg[k->n], TJ_FLOAT64, k->yndim, k->yshape);
+    test_expect_close(gg[k->n], k->ggc, count(k->yndim, k->yshape), 1e-12, 1e-14);
+}
+
+/* The inputs {x..., c} (requiring grad when `grad`), then the c2... */
+static void make_inputs(const dbl_multi *k, bool grad, tj_tensor **in)
+{
+    for (int i = 0; i < k->n; i++) {
+        in[i] = test_f64(k->in[i].ndim, k->in[i].shape, k->in[i].x);
+        in[k->n + 1 + i] = test_f64(k->in[i].ndim, k->in[i].shape, k->in[i].c2);
+    }
+    in[k->n] = test_f64(k->yndim, k->yshape, k->c);
+    for (int i = 0; grad && i <= k->n; i++) cr_assert_eq(tj_tensor_set_requires_grad(in[i], true), TJ_OK);
+}
+
+/* The first backward traced (make_fx, real mode) and run by tj_graph_run on
+ * inputs requiring grad, then differentiated again; and that double
+ * backward traced (fake mode), compiled and run by a plan, against eager. */
+static void expect_multi(const dbl_multi *k)
 {
     cr_log_info("%s", k->name);
-    int64_t nx = count(k->ndim, k->shape), ny = count(k->yndim, k->yshape);
-    tj_tensor *x = test_f64(k->ndim, k->shape, k->x), *c = test_f64(k->yndim, k->yshape, k->c);
-    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
-    tj_tensor *in[2] = {x, c};
-    tj_graph *graph = tj_make_fx(step, (void *)k, in, 2, NULL, TJ_TRACE_REAL);
+    tj_tensor *in[2 * MAX_IN + 1], *g[MAX_IN], *gg[MAX_IN + 1];
+    make_inputs(k, false, in);
+    for (int i = 0; i < k->n; i++) cr_assert_eq(tj_tensor_set_requires_grad(in[i], true), TJ_OK);
+    tj_graph *graph = tj_make_fx(step, (void *)k, in, k->n + 1, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(graph, "%s: %s", k->name, tj_last_error());
     cr_expect_geq(tj_graph_count_op(graph, tj_op_find(k->backward_op)), 1, "%s: no %s", k->name, k->backward_op);
 
-    tj_tensor *rx = test_f64(k->ndim, k->shape, k->x), *rc = test_f64(k->yndim, k->yshape, k->c), *g;
-    cr_assert_eq(tj_tensor_set_requires_grad(rx, true), TJ_OK);
-    cr_assert_eq(tj_tensor_set_requires_grad(rc, true), TJ_OK);
-    cr_assert_eq(tj_graph_run(graph, (tj_tensor *[]){rx, rc}, 2, &g), TJ_OK, "%s: %s", k->name, tj_last_error());
-    test_expect_close(g, k->g, nx, 1e-13, 1e-15);
-    cr_assert(tj_tensor_requires_grad(g), "%s", k->name);
+    make_inputs(k, true, in);
+    cr_assert_eq(tj_graph_run(graph, in, k->n + 1, g), TJ_OK, "%s: %s", k->name, tj_last_error());
+    for (int i = 0; i < k->n; i++) {
+        test_expect_close(g[i], k->in[i].g, count(k->in[i].ndim, k->in[i].shape), 1e-13, 1e-15);
+        cr_assert(tj_tensor_requires_grad(g[i]), "%s", k->name);
+    }
+    cr_assert_eq(second_order(k, g, in, in + k->n + 1, gg), TJ_OK, "%s: %s", k->name, tj_last_error());
+    expect_second_order(k, gg);
 
-    tj_tensor *loss = tj_sum(tj_mul(g, test_f64(k->ndim, k->shape, k->c2)), -1), *gg[2];
-    cr_assert_not_null(loss, "%s: %s", k->name, tj_last_error());
-    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){rx, rc}, 2, gg), TJ_OK, "%s: %s", k->name,
-                 tj_last_error());
-    test_assert_dtype_shape(gg[0], TJ_FLOAT64, k->ndim, k->shape);
-    test_assert_dtype_shape(gg[1], TJ_FLOAT64, k->yndim, k->yshape);
-    test_expect_close(gg[0], k->ggx, nx, 1e-12, 1e-14);
-    test_expect_close(gg[1], k->ggc, ny, 1e-12, 1e-14);
+    /* the double backward traced, compiled */
+    replay r = {k, graph};
+    int n_in = 2 * k->n + 1, n_out;
+    tj_tensor *fake[2 * MAX_IN + 1], *eager[MAX_IN + 1], *planned[MAX_IN + 1];
+    make_inputs(k, false, in);
+    for (int i = 0; i < n_in; i++) fake[i] = tj_tensor_fake(TJ_FLOAT64, tj_tensor_ndim(in[i]), tj_tensor_shape(in[i]));
+    tj_graph *second = tj_make_fx(double_step, &r, fake, n_in, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(second, "%s: %s", k->name, tj_last_error());
+    tj_plan *plan = tj_compile(second, NULL);
+    cr_assert_not_null(plan, "%s: %s", k->name, tj_last_error());
+    cr_assert_eq(tj_plan_run(plan, in, n_in, planned), TJ_OK, "%s: %s", k->name, tj_last_error());
+    cr_assert_eq(double_step(&r, in, n_in, eager, &n_out), TJ_OK, "%s: %s", k->name, tj_last_error());
+    expect_second_order(k, planned);
+    for (int i = 0; i <= k->n; i++) {
+        int64_t n = tj_tensor_numel(eager[i]);
+        const double *want = tj_tensor_data(tj_contiguous(eager[i]));
+        test_expect_close(planned[i], want, n, 1e-13, 1e-15);
+    }
+    tj_plan_free(plan);
+    tj_graph_free(second);
     tj_graph_free(graph);
+}
+
+/* A one-input case as the general one: x, its gradient and c2 of x's shape. */
+static void expect_double_backward(const dbl_case *k)
+{
+    dbl_multi m = {k->name, NULL, k->f, k->backward_op, 1, {{k->ndim, {0}, k->x, k->c2, k->g, k->ggx}}, k->yndim,
+                   {0}, k->c, k->ggc};
+    memcpy(m.in[0].shape, k->shape, sizeof k->shape);
+    memcpy(m.yshape, k->yshape, sizeof k->yshape);
+    expect_multi(&m);
 }
 
 #define CASES(cases)                                                                                                   \
@@ -263,4 +380,46 @@ Test(double_backward, arguments_without_a_derivative_must_not_require_grad)
                       "aten::nll_loss_backward", "'total_weight'");
     test_expect_error(tj_log_sigmoid_backward(tj_ones(s4, 1, TJ_FLOAT64), tj_ones(s4, 1, TJ_FLOAT64), buffer),
                       TJ_ERR_UNSUPPORTED, "aten::log_sigmoid_backward", "'buffer'");
+}
+
+/* ---- normalisations, embedding, pooling: forwards of several inputs ---- */
+
+/* input i of a case TAG: tables TAG_X<i>, TAG_C2_<i>, TAG_G<i>, TAG_GG<i> */
+#define IN(tag, i, nd, ...) {nd, {__VA_ARGS__}, tag##_X##i, tag##_C2_##i, tag##_G##i, tag##_GG##i}
+
+static const int64_t ln_shape[1] = {4}, ln_shape2[2] = {2, 3};
+
+static tj_tensor *f_layer_norm(tj_tensor *const *x) { return tj_layer_norm(x[0], ln_shape, 1, x[1], x[2], 1e-5); }
+static tj_tensor *f_layer_norm2(tj_tensor *const *x) { return tj_layer_norm(x[0], ln_shape2, 2, NULL, NULL, 1e-5); }
+
+Test(double_backward, native_layer_norm_backward)
+{
+    static const dbl_multi cases[] = {
+        {"LAYER_NORM (weight, bias)", f_layer_norm, NULL, "aten::native_layer_norm_backward", 3,
+         {IN(LAYER_NORM, 0, 2, 3, 4), IN(LAYER_NORM, 1, 1, 4), IN(LAYER_NORM, 2, 1, 4)}, 2, {3, 4}, LAYER_NORM_C,
+         LAYER_NORM_GGC},
+        {"LAYER_NORM2 (two dims)", f_layer_norm2, NULL, "aten::native_layer_norm_backward", 1,
+         {IN(LAYER_NORM2, 0, 3, 2, 2, 3)}, 3, {2, 2, 3}, LAYER_NORM2_C, LAYER_NORM2_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}
+
+/* As PyTorch 1.13 (derivatives.yaml's not_implemented): the statistics a
+ * normalisation's backward operator takes have no derivative of their own;
+ * the call is recorded, and a pass that needs one fails naming it. */
+Test(double_backward, the_statistics_of_a_normalisation_have_no_derivative)
+{
+    int64_t s34[2] = {3, 4}, s31[2] = {3, 1};
+    static const bool mask[3] = {true, false, false};
+    tj_tensor *go = test_f64(2, s34, LAYER_NORM_C), *x = test_f64(2, s34, LAYER_NORM_X0);
+    tj_tensor *mean = tj_ones(s31, 2, TJ_FLOAT64), *rstd = tj_ones(s31, 2, TJ_FLOAT64), *gx, *gg[2];
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    cr_assert_eq(tj_tensor_set_requires_grad(rstd, true), TJ_OK);
+    cr_assert_eq(tj_native_layer_norm_backward(go, x, (int64_t[]){4}, 1, mean, rstd, NULL, NULL, mask, &gx, NULL, NULL),
+                 TJ_OK, "%s", tj_last_error());
+    tj_tensor *loss = tj_sum(gx, -1);
+    cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, rstd}, 2, gg), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::native_layer_norm_backward: derivative with respect to 'rstd' not "
+                                      "implemented"), "%s", tj_last_error());
+    cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, gg), TJ_OK, "%s", tj_last_error());
 }

@@ -771,6 +771,45 @@ Test(gradcheck, softmax_and_loss_backward_operators)
     CASES(cases);
 }
 
+/* ---- backward operators of normalisations, embedding and pooling: double
+ * backward (the statistics from the forward on the same input, which carry
+ * no gradient: the formulas differentiate through them) ---- */
+
+/* x[0] grad_out, x[1] input [2, 3, 4], x[2] weight [4] (bias ones, not read) */
+static tj_status f_layer_norm_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const bool mask[3] = {true, true, true};
+    tj_tensor *mean, *rstd, *bias = tj_ones(ln_shape, 1, TJ_FLOAT64);
+    tj_status st = tj_native_layer_norm(x[1], ln_shape, 1, x[2], bias, 1e-5, NULL, &mean, &rstd);
+    *n = 3;
+    return st != TJ_OK ? st
+                       : tj_native_layer_norm_backward(x[0], x[1], ln_shape, 1, mean, rstd, x[2], bias, mask, &o[0],
+                                                       &o[1], &o[2]);
+}
+
+/* over the last two dims, without weight and bias */
+static tj_status f_layer_norm_backward_plain(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const bool mask[3] = {true, false, false};
+    tj_tensor *mean, *rstd;
+    tj_status st = tj_native_layer_norm(x[1], ln_shape2, 2, NULL, NULL, 1e-5, NULL, &mean, &rstd);
+    *n = 1;
+    return st != TJ_OK ? st
+                       : tj_native_layer_norm_backward(x[0], x[1], ln_shape2, 2, mean, rstd, NULL, NULL, mask, &o[0],
+                                                       NULL, NULL);
+}
+
+Test(gradcheck, normalisation_and_pooling_backward_operators)
+{
+    static const gc_case cases[] = {
+        {"native_layer_norm_backward", f_layer_norm_backward, 3,
+         {{3, {2, 3, 4}, PLAIN}, {3, {2, 3, 4}, TRANSPOSED}, {1, {4}, PLAIN}}, -1, 1},
+        {"native_layer_norm_backward(2 dims, no affine)", f_layer_norm_backward_plain, 2,
+         {{3, {2, 3, 4}, STRIDED}, {3, {2, 3, 4}, PLAIN}}, -1, 1},
+    };
+    CASES(cases);
+}
+
 /* ---- hard activations and regression losses (session 16) ---- */
 
 FN(f_hardtanh, tj_hardtanh(x[0], tj_v_float(-0.5), tj_v_float(0.4)))
