@@ -1826,6 +1826,32 @@ FORMULA(d_native_layer_norm_backward)
     return TJ_OK;
 }
 
+/* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+ * scale_grad_by_freq): linear in grad_output, which gets the rows of grad
+ * at the indices ([*indices' shape, D]), zero where an index is
+ * padding_idx, as ATen's embedding_dense_double_backward; with
+ * scale_grad_by_freq each divided by its index's count (which PyTorch 1.13
+ * leaves out: its double backward is that of the unscaled operator).
+ * indices are integers. */
+FORMULA(d_embedding_dense_backward)
+{
+    tj_tensor *idx = ARG(1), *flat = tj_reshape(idx, (int64_t[]){-1}, 1);
+    int64_t n = tj_tensor_numel(idx), padding_idx = c->args[3].u.i, shape[TJ_MAX_DIMS + 1];
+    tj_tensor *rows = tj_index_select(g[0], 0, flat);
+    if (c->args[4].u.b) {
+        /* the count of every index, padding_idx's included (masked below) */
+        tj_tensor *ones = tj_ones((int64_t[]){n, 1}, 2, g[0]->dtype);
+        tj_tensor *counts = tj_embedding_dense_backward(ones, flat, c->args[2].u.i, -1, false);
+        rows = tj_div(rows, tj_index_select(counts, 0, flat));
+    }
+    if (padding_idx >= 0)
+        rows = where_or_zero(tj_unsqueeze(tj_ne_scalar(flat, tj_v_int(padding_idx)), 1), rows);
+    memcpy(shape, idx->shape, sizeof(int64_t) * (size_t)idx->ndim);
+    shape[idx->ndim] = g[0]->shape[1];
+    gi[0] = tj_reshape(rows, shape, idx->ndim + 1);
+    return TJ_OK;
+}
+
 /* scaled_dot_product_attention: the attention weights P = softmax(q k^T /
  * sqrt(E) + mask) are recomputed (rows that are fully masked are 0, as the
  * forward's output), then dv = P^T g, dS = softmax_backward(g v^T, P),
@@ -2562,6 +2588,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_GRAD_ARGS(nll_loss_backward, d_nll_loss_backward, 0x48u, 0u), /* weight, total_weight */
     /* session 24 (dbl2): backward operators of normalisations, embedding, pooling */
     D(native_layer_norm_backward, d_native_layer_norm_backward),
+    D(embedding_dense_backward, d_embedding_dense_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -176,4 +176,12 @@ case_multi("LAYER_NORM", lambda x, w, b: A.native_layer_norm(x, [4], w, b, 1e-5)
            [(X_LN, [3, 4]), (W_LN, [4]), (B_LN, [4])])
 case_multi("LAYER_NORM2", lambda x: A.native_layer_norm(x, [2, 3], None, None, 1e-5)[0], [(X_LN, [2, 2, 3])])
 
+# embedding: weight [5, 3], indices [2, 3] repeating rows, padding_idx 2
+# (its row gets no gradient) and none; indices are constants of the trace
+IDX_EMB = torch.tensor([[1, 2, 4], [1, 0, 2]])
+emit("IDX_EMB", IDX_EMB, "int64_t")
+X_EMB = ramp(15, 0.25, 1.0, 11)
+case_multi("EMBEDDING_PAD", lambda w: A.embedding(w, IDX_EMB, 2), [(X_EMB, [5, 3])])
+case_multi("EMBEDDING", lambda w: A.embedding(w, IDX_EMB), [(X_EMB, [5, 3])])
+
 print_header("tests/make_double_backward_refs.py")

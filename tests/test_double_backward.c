@@ -423,3 +423,21 @@ Test(double_backward, the_statistics_of_a_normalisation_have_no_derivative)
                                       "implemented"), "%s", tj_last_error());
     cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, gg), TJ_OK, "%s", tj_last_error());
 }
+
+static tj_tensor *idx_emb(void) { return test_i64(2, (int64_t[]){2, 3}, IDX_EMB); }
+static tj_tensor *f_embedding_pad(tj_tensor *w) { return tj_embedding(w, idx_emb(), 2); }
+static tj_tensor *f_embedding(tj_tensor *w) { return tj_embedding(w, idx_emb(), -1); }
+
+/* weight [5, 3] gets no second-order gradient (the backward operator does
+ * not read it: zeros, as PyTorch's None) */
+Test(double_backward, embedding_dense_backward)
+{
+    static const dbl_multi cases[] = {
+        {"EMBEDDING_PAD (padding_idx 2)", NULL, f_embedding_pad, "aten::embedding_dense_backward", 1,
+         {IN(EMBEDDING_PAD, 0, 2, 5, 3)}, 3, {2, 3, 3}, EMBEDDING_PAD_C, EMBEDDING_PAD_GGC},
+        {"EMBEDDING", NULL, f_embedding, "aten::embedding_dense_backward", 1, {IN(EMBEDDING, 0, 2, 5, 3)}, 3,
+         {2, 3, 3}, EMBEDDING_C, EMBEDDING_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}
+

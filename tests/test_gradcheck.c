@@ -799,9 +799,19 @@ static tj_status f_layer_norm_backward_plain(tj_tensor *const *x, tj_tensor **o,
                                                        NULL, NULL);
 }
 
+/* x[0] grad_output [2, 3, 2] for indices [2, 3] into 4 rows, 1 the padding */
+static const int64_t emb_idx[6] = {1, 3, 1, 0, 2, 3};
+FN(f_embedding_backward,
+   tj_embedding_dense_backward(x[0], test_i64(2, (int64_t[]){2, 3}, emb_idx), 4, 1, false))
+FN(f_embedding_backward_freq,
+   tj_embedding_dense_backward(x[0], test_i64(2, (int64_t[]){2, 3}, emb_idx), 4, -1, true))
+
 Test(gradcheck, normalisation_and_pooling_backward_operators)
 {
     static const gc_case cases[] = {
+        {"embedding_dense_backward(padding_idx)", f_embedding_backward, 1, {{3, {2, 3, 2}, PLAIN}}, -1, 1},
+        {"embedding_dense_backward(scale_grad_by_freq)", f_embedding_backward_freq, 1, {{3, {2, 3, 2}, TRANSPOSED}},
+         -1, 1},
         {"native_layer_norm_backward", f_layer_norm_backward, 3,
          {{3, {2, 3, 4}, PLAIN}, {3, {2, 3, 4}, TRANSPOSED}, {1, {4}, PLAIN}}, -1, 1},
         {"native_layer_norm_backward(2 dims, no affine)", f_layer_norm_backward_plain, 2,

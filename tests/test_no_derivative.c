@@ -1,6 +1,6 @@
-/* Operators without a derivative formula (some backward operators,
- * convolution_backward, embedding_dense_backward, ..., and the fused
- * optimiser steps) called on inputs that require grad: as in PyTorch, the
+/* Operators without a derivative formula (convolution_backward, the
+ * backward operators of batch and group norm, and the fused optimiser
+ * steps) called on inputs that require grad: as in PyTorch, the
  * call runs and its results get a node (PyTorch's NotImplemented) that fails
  * only when a backward pass reaches it, naming the operator and saying that
  * tjit has no formula for it (PyTorch has one for convolution_backward).
@@ -158,24 +158,25 @@ Test(no_derivative, unused_results_need_no_backward)
 }
 
 /* Two calls without a formula in a row: the pass fails at the later one,
- * the first it reaches. Reference: embedding_dense_backward(x, [2, 0], 3)
- * = [[-3, 4], [0, 0], [-1, 2]] (x's rows scattered), which
- * max_pool2d_with_indices_backward with a 1x1 window and each position its
- * own index passes through. */
+ * the first it reaches. An SGD step with a zero momentum buffer (x - 0.5
+ * grad, exact), then an AdamW step at step 1, whose bias-corrected update
+ * is lr * grad / (|grad| + eps): p - 0.25 sign(grad) to eps. */
 Test(no_derivative, a_chain_of_such_calls_fails_at_the_last_one)
 {
-    int64_t s[2] = {2, 2}, s4[4] = {1, 1, 3, 2}, one[2] = {1, 1}, zero[2] = {0, 0};
-    tj_tensor *x = test_f64(2, s, (double[]){-1, 2, -3, 4});
+    int64_t s[1] = {4};
+    tj_tensor *x = test_f64(1, s, (double[]){-1, 2, -3, 4}), *grad = test_f64(1, s, (double[]){0.5, -1, 2, -0.25});
+    tj_tensor *sgd[2], *adamw[4];
     cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
-    tj_tensor *first = tj_embedding_dense_backward(x, test_i64(1, (int64_t[]){2}, (int64_t[]){2, 0}), 3, -1, false);
-    tj_tensor *u = tj_max_pool2d_with_indices_backward(tj_view(first, s4, 4), tj_zeros(s4, 4, TJ_FLOAT64), one, one,
-                                                       zero, one, false,
-                                                       test_i64(4, s4, (int64_t[]){0, 1, 2, 3, 4, 5}));
-    test_expect_close(u, (double[]){-3, 4, 0, 0, -1, 2}, 6, 0, 0);
-    cr_assert(tj_tensor_requires_grad(u));
-    cr_expect_eq(tj_backward(tj_sum(u, -1), NULL), TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "aten::max_pool2d_with_indices_backward: derivative not implemented"), "%s",
-              tj_last_error());
+    cr_assert_eq(tj__fused_sgd_step(x, grad, tj_zeros(s, 1, TJ_FLOAT64), 0.5, 0.9, 0, 0, false, false, sgd), TJ_OK,
+                 "%s", tj_last_error());
+    test_expect_close(sgd[0], (double[]){-1.25, 2.5, -4, 4.125}, 4, 0, 0);
+    cr_assert_eq(tj__fused_adamw_step(sgd[0], grad, tj_zeros(s, 1, TJ_FLOAT64), tj_zeros(s, 1, TJ_FLOAT64), NULL,
+                                      tj_ones((int64_t[]){1}, 1, TJ_FLOAT64), 0.25, 0.9, 0.999, 0, 1e-8, adamw),
+                 TJ_OK, "%s", tj_last_error());
+    test_expect_close(adamw[0], (double[]){-1.5, 2.75, -4.25, 4.375}, 4, 1e-6, 0);
+    cr_assert(tj_tensor_requires_grad(adamw[0]));
+    cr_expect_eq(tj_backward(tj_sum(adamw[0], -1), NULL), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::_fused_adamw_step: derivative not implemented"), "%s", tj_last_error());
     cr_expect_null(tj_tensor_grad(x));
 }
 
