@@ -1852,6 +1852,22 @@ FORMULA(d_embedding_dense_backward)
     return TJ_OK;
 }
 
+/* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+ * padding, dilation, ceil_mode, indices): linear in grad_output, which gets
+ * grad (self's shape) at each output position's index into its plane, as
+ * ATen's max_pool_double_backward; self gets zeros (piecewise linear), the
+ * indices are integers. */
+FORMULA(d_max_pool2d_with_indices_backward)
+{
+    tj_tensor *idx = ARG(7);
+    if (NEED(0)) {
+        tj_tensor *planes = tj_flatten(g[0], -2, -1), *at = tj_flatten(idx, -2, -1);
+        gi[0] = tj_reshape(tj_gather(planes, -1, at), idx->shape, idx->ndim);
+    }
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
 /* scaled_dot_product_attention: the attention weights P = softmax(q k^T /
  * sqrt(E) + mask) are recomputed (rows that are fully masked are 0, as the
  * forward's output), then dv = P^T g, dS = softmax_backward(g v^T, P),
@@ -2589,6 +2605,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 24 (dbl2): backward operators of normalisations, embedding, pooling */
     D(native_layer_norm_backward, d_native_layer_norm_backward),
     D(embedding_dense_backward, d_embedding_dense_backward),
+    D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -184,4 +184,12 @@ X_EMB = ramp(15, 0.25, 1.0, 11)
 case_multi("EMBEDDING_PAD", lambda w: A.embedding(w, IDX_EMB, 2), [(X_EMB, [5, 3])])
 case_multi("EMBEDDING", lambda w: A.embedding(w, IDX_EMB), [(X_EMB, [5, 3])])
 
+# max pool: overlapping windows (kernel 3, stride 2, padding 1) over planes
+# with ties (values repeat every 7), and ceil_mode windows past the edge
+X_POOL = ramp(50, 0.5, 1.0, 7)
+case_multi("MAX_POOL", lambda x: A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1], [1, 1], False)[0],
+           [(X_POOL, [1, 2, 5, 5])])
+case_multi("MAX_POOL_CEIL", lambda x: A.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], True)[0],
+           [(X_POOL[:20], [1, 4, 5])])
+
 print_header("tests/make_double_backward_refs.py")

@@ -441,3 +441,18 @@ Test(double_backward, embedding_dense_backward)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
 }
 
+static const int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1}, p0[2] = {0, 0}, d1[2] = {1, 1};
+static tj_tensor *f_max_pool(tj_tensor *x) { return tj_max_pool2d(x, k3, s2, p1, d1, false); }
+static tj_tensor *f_max_pool_ceil(tj_tensor *x) { return tj_max_pool2d(x, k2, s2, p0, d1, true); }
+
+/* overlapping windows with a tie, windows past the edge (ceil_mode) */
+Test(double_backward, max_pool2d_with_indices_backward)
+{
+    static const dbl_multi cases[] = {
+        {"MAX_POOL", NULL, f_max_pool, "aten::max_pool2d_with_indices_backward", 1, {IN(MAX_POOL, 0, 4, 1, 2, 5, 5)},
+         4, {1, 2, 3, 3}, MAX_POOL_C, MAX_POOL_GGC},
+        {"MAX_POOL_CEIL (no batch)", NULL, f_max_pool_ceil, "aten::max_pool2d_with_indices_backward", 1,
+         {IN(MAX_POOL_CEIL, 0, 3, 1, 4, 5)}, 3, {1, 2, 3}, MAX_POOL_CEIL_C, MAX_POOL_CEIL_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}

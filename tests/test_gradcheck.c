@@ -806,12 +806,26 @@ FN(f_embedding_backward,
 FN(f_embedding_backward_freq,
    tj_embedding_dense_backward(x[0], test_i64(2, (int64_t[]){2, 3}, emb_idx), 4, -1, true))
 
+/* x[0] grad_output, x[1] self; overlapping windows (kernel 3, stride 2,
+ * padding 1) */
+static tj_status f_max_pool_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const int64_t k3[2] = {3, 3};
+    tj_tensor *idx;
+    tj_status st = tj_max_pool2d_with_indices(x[1], k3, two2, one2, one2, false, NULL, &idx);
+    o[0] = st == TJ_OK ? tj_max_pool2d_with_indices_backward(x[0], x[1], k3, two2, one2, one2, false, idx) : NULL;
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
 Test(gradcheck, normalisation_and_pooling_backward_operators)
 {
     static const gc_case cases[] = {
         {"embedding_dense_backward(padding_idx)", f_embedding_backward, 1, {{3, {2, 3, 2}, PLAIN}}, -1, 1},
         {"embedding_dense_backward(scale_grad_by_freq)", f_embedding_backward_freq, 1, {{3, {2, 3, 2}, TRANSPOSED}},
          -1, 1},
+        {"max_pool2d_with_indices_backward", f_max_pool_backward, 2,
+         {{4, {1, 2, 3, 3}, PLAIN}, {4, {1, 2, 5, 5}, TRANSPOSED}}, -1, 1},
         {"native_layer_norm_backward", f_layer_norm_backward, 3,
          {{3, {2, 3, 4}, PLAIN}, {3, {2, 3, 4}, TRANSPOSED}, {1, {4}, PLAIN}}, -1, 1},
         {"native_layer_norm_backward(2 dims, no affine)", f_layer_norm_backward_plain, 2,
