@@ -1826,6 +1826,58 @@ FORMULA(d_native_layer_norm_backward)
     return TJ_OK;
 }
 
+static tj_tensor *reshape_or_null(tj_tensor *t, const int64_t *shape, int ndim)
+{
+    return t ? tj_reshape(t, shape, ndim) : NULL;
+}
+
+/* t ([C], or NULL) as [1, C, 1, ...] against a rank-`ndim` input */
+static tj_tensor *per_channel(tj_tensor *t, int ndim)
+{
+    int64_t shape[TJ_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = d == 1 ? -1 : 1;
+    return reshape_or_null(t, shape, ndim);
+}
+
+/* native_batch_norm_backward(grad_out, input, weight, running_mean,
+ * running_var, save_mean, save_invstd, train, eps, output_mask), input [N,
+ * C, *]. Training normalises each channel over the other dims with the
+ * saved statistics (the layout above; batchnorm_double_backward). In
+ * evaluation the running statistics, constants, give grad_input = grad_out
+ * invstd weight with invstd = 1 / sqrt(running_var + eps), xh = (x -
+ * running_mean) invstd: grad_out gets gI invstd weight + gW xh + gB, input
+ * grad_out gW invstd, weight sum(gI grad_out invstd). The running statistics
+ * must not require grad (as in PyTorch); the saved ones have no derivative. */
+FORMULA(d_native_batch_norm_backward)
+{
+    tj_status st = statistic_not_differentiable(c, 5, "save_mean");
+    if (st == TJ_OK) st = statistic_not_differentiable(c, 6, "save_invstd");
+    if (st != TJ_OK) return st;
+    tj_tensor *go = ARG(0), *x = ARG(1), *weight = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
+    int nd = x->ndim;
+    tj_tensor *w = per_channel(weight, nd), *gW = per_channel(g[1], nd), *gB = per_channel(g[2], nd), *gw = NULL;
+    int64_t dims[TJ_MAX_DIMS];
+    for (int d = 0, k = 0; d < nd; d++)
+        if (d != 1) dims[k++] = d;
+    if (c->args[7].u.b) {
+        norm_layout l = {x, go, per_channel(ARG(5), nd), per_channel(ARG(6), nd), w, dims, dims, nd - 1, nd - 1};
+        norm_double_backward(&l, g[0], gW, gB, NEED(0) ? &gi[0] : NULL, NEED(1) ? &gi[1] : NULL,
+                             weight && NEED(2) ? &gw : NULL);
+    } else {
+        tj_tensor *rstd = tj_rsqrt(tj_add_scalar(per_channel(ARG(4), nd), tj_v_float(c->args[8].u.f)));
+        tj_tensor *gI = g[0] ? tj_mul(g[0], rstd) : NULL;
+        if (NEED(0)) {
+            tj_tensor *xh = gW ? tj_mul(tj_sub(x, per_channel(ARG(3), nd)), rstd) : NULL;
+            tj_tensor *r = add_or(add_or(gI && w ? tj_mul(gI, w) : gI, gW ? tj_mul(gW, xh) : NULL), gB);
+            gi[0] = r ? at_shape(r, nd, x->shape) : NULL;
+        }
+        if (NEED(1) && gW) gi[1] = tj_mul(tj_mul(go, gW), rstd);
+        if (weight && NEED(2) && gI) gw = tj_sum_dim(tj_mul(gI, go), dims, nd - 1, true, TJ_DTYPE_NONE);
+    }
+    if (gw) gi[2] = tj_reshape(gw, weight->shape, weight->ndim);
+    return TJ_OK;
+}
+
 /* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
  * scale_grad_by_freq): linear in grad_output, which gets the rows of grad
  * at the indices ([*indices' shape, D]), zero where an index is
@@ -2604,6 +2656,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_GRAD_ARGS(nll_loss_backward, d_nll_loss_backward, 0x48u, 0u), /* weight, total_weight */
     /* session 24 (dbl2): backward operators of normalisations, embedding, pooling */
     D(native_layer_norm_backward, d_native_layer_norm_backward),
+    D_NO_GRAD_ARGS(native_batch_norm_backward, d_native_batch_norm_backward, 0x18u, 0u), /* running stats */
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
 };

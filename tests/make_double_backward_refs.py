@@ -192,4 +192,19 @@ case_multi("MAX_POOL", lambda x: A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1
 case_multi("MAX_POOL_CEIL", lambda x: A.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], True)[0],
            [(X_POOL[:20], [1, 4, 5])])
 
+# batch norm: x [3, 3, 2] (3 channels of 6 values) with weight and bias, in
+# training (the batch statistics, no running ones) and in evaluation (the
+# running statistics, constants)
+X_BN = ramp(18, 0.375, 1.5, 13)
+W_BN = [0.5, 1.5, -0.75]
+B_BN = [0.125, -0.25, 0.375]
+RM_BN = torch.tensor([0.25, -0.5, 0.125])
+RV_BN = torch.tensor([0.5, 2.0, 1.25])
+emit("RM_BN", RM_BN)
+emit("RV_BN", RV_BN)
+case_multi("BATCH_NORM", lambda x, w, b: A.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
+           [(X_BN, [3, 3, 2]), (W_BN, [3]), (B_BN, [3])])
+case_multi("BATCH_NORM_EVAL", lambda x, w, b: A.native_batch_norm(x, w, b, RM_BN, RV_BN, False, 0.1, 1e-5)[0],
+           [(X_BN, [3, 3, 2]), (W_BN, [3]), (B_BN, [3])])
+
 print_header("tests/make_double_backward_refs.py")

@@ -404,6 +404,27 @@ Test(double_backward, native_layer_norm_backward)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
 }
 
+static tj_tensor *f_batch_norm(tj_tensor *const *x) { return tj_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5); }
+static tj_tensor *f_batch_norm_eval(tj_tensor *const *x)
+{
+    int64_t s3[1] = {3};
+    return tj_batch_norm(x[0], x[1], x[2], test_f64(1, s3, RM_BN), test_f64(1, s3, RV_BN), false, 0.1, 1e-5);
+}
+
+/* three channels, training (batch statistics) and evaluation (running ones) */
+Test(double_backward, native_batch_norm_backward)
+{
+    static const dbl_multi cases[] = {
+        {"BATCH_NORM (training)", f_batch_norm, NULL, "aten::native_batch_norm_backward", 3,
+         {IN(BATCH_NORM, 0, 3, 3, 3, 2), IN(BATCH_NORM, 1, 1, 3), IN(BATCH_NORM, 2, 1, 3)}, 3, {3, 3, 2},
+         BATCH_NORM_C, BATCH_NORM_GGC},
+        {"BATCH_NORM_EVAL", f_batch_norm_eval, NULL, "aten::native_batch_norm_backward", 3,
+         {IN(BATCH_NORM_EVAL, 0, 3, 3, 3, 2), IN(BATCH_NORM_EVAL, 1, 1, 3), IN(BATCH_NORM_EVAL, 2, 1, 3)}, 3,
+         {3, 3, 2}, BATCH_NORM_EVAL_C, BATCH_NORM_EVAL_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}
+
 /* As PyTorch 1.13 (derivatives.yaml's not_implemented): the statistics a
  * normalisation's backward operator takes have no derivative of their own;
  * the call is recorded, and a pass that needs one fails naming it. */
@@ -422,6 +443,26 @@ Test(double_backward, the_statistics_of_a_normalisation_have_no_derivative)
     cr_expect(strstr(tj_last_error(), "aten::native_layer_norm_backward: derivative with respect to 'rstd' not "
                                       "implemented"), "%s", tj_last_error());
     cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, gg), TJ_OK, "%s", tj_last_error());
+
+    /* batch norm: save_invstd the same; running_var, which PyTorch does not
+     * differentiate, is refused at the call */
+    int64_t s332[3] = {3, 3, 2}, s3[1] = {3};
+    tj_tensor *bgo = test_f64(3, s332, BATCH_NORM_C), *bx = test_f64(3, s332, BATCH_NORM_X0);
+    tj_tensor *rv = test_f64(1, s3, RV_BN), *invstd = test_f64(1, s3, RV_BN);
+    cr_assert_eq(tj_tensor_set_requires_grad(invstd, true), TJ_OK);
+    cr_assert_eq(tj_native_batch_norm_backward(bgo, bx, NULL, NULL, NULL, test_f64(1, s3, RM_BN), invstd, true, 1e-5,
+                                               mask, &gx, NULL, NULL),
+                 TJ_OK, "%s", tj_last_error());
+    loss = tj_sum(gx, -1);
+    cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, &invstd, 1, gg), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::native_batch_norm_backward: derivative with respect to 'save_invstd' "
+                                      "not implemented"), "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_set_requires_grad(rv, true), TJ_OK);
+    cr_expect_eq(tj_native_batch_norm_backward(bgo, bx, NULL, test_f64(1, s3, RM_BN), rv, NULL, NULL, false, 1e-5,
+                                               mask, &gx, NULL, NULL),
+                 TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::native_batch_norm_backward: not differentiable with respect to argument "
+                                      "'running_var'"), "%s", tj_last_error());
 }
 
 static tj_tensor *idx_emb(void) { return test_i64(2, (int64_t[]){2, 3}, IDX_EMB); }

@@ -818,9 +818,35 @@ static tj_status f_max_pool_backward(tj_tensor *const *x, tj_tensor **o, int *n)
     return o[0] ? TJ_OK : tj_last_status();
 }
 
+/* x[0] grad_out, x[1] input [3, 2, 2], x[2] weight [2]: training, with the
+ * forward's saved statistics, and evaluation, with running ones */
+static tj_status f_batch_norm_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const bool mask[3] = {true, true, true};
+    tj_tensor *mean, *invstd;
+    tj_status st = tj_native_batch_norm(x[1], x[2], NULL, NULL, NULL, true, 0.1, 1e-5, NULL, &mean, &invstd);
+    *n = 3;
+    return st != TJ_OK ? st
+                       : tj_native_batch_norm_backward(x[0], x[1], x[2], NULL, NULL, mean, invstd, true, 1e-5, mask,
+                                                       &o[0], &o[1], &o[2]);
+}
+
+static tj_status f_batch_norm_backward_eval(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const bool mask[3] = {true, true, true};
+    tj_tensor *rm = test_f64(1, (int64_t[]){2}, (double[]){0.25, -0.5});
+    tj_tensor *rv = test_f64(1, (int64_t[]){2}, (double[]){0.5, 2});
+    *n = 3;
+    return tj_native_batch_norm_backward(x[0], x[1], x[2], rm, rv, NULL, NULL, false, 1e-5, mask, &o[0], &o[1], &o[2]);
+}
+
 Test(gradcheck, normalisation_and_pooling_backward_operators)
 {
     static const gc_case cases[] = {
+        {"native_batch_norm_backward(train)", f_batch_norm_backward, 3,
+         {{3, {3, 2, 2}, PLAIN}, {3, {3, 2, 2}, TRANSPOSED}, {1, {2}, PLAIN}}, -1, 1},
+        {"native_batch_norm_backward(eval)", f_batch_norm_backward_eval, 3,
+         {{3, {3, 2, 2}, STRIDED}, {3, {3, 2, 2}, PLAIN}, {1, {2}, PLAIN}}, -1, 1},
         {"embedding_dense_backward(padding_idx)", f_embedding_backward, 1, {{3, {2, 3, 2}, PLAIN}}, -1, 1},
         {"embedding_dense_backward(scale_grad_by_freq)", f_embedding_backward_freq, 1, {{3, {2, 3, 2}, TRANSPOSED}},
          -1, 1},
