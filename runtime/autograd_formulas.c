@@ -1878,6 +1878,30 @@ FORMULA(d_native_batch_norm_backward)
     return TJ_OK;
 }
 
+/* native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
+ * HxW, group, output_mask): input read as [N, group, C / group, HxW], each
+ * sample's group a row, the weight per channel (the layout above) */
+FORMULA(d_native_group_norm_backward)
+{
+    tj_status st = statistic_not_differentiable(c, 2, "mean");
+    if (st == TJ_OK) st = statistic_not_differentiable(c, 3, "rstd");
+    if (st != TJ_OK) return st;
+    tj_tensor *go = ARG(0), *x = ARG(1), *weight = c->args[4].kind == TJ_V_TENSOR ? ARG(4) : NULL;
+    int64_t n = c->args[5].u.i, ch = c->args[6].u.i, hxw = c->args[7].u.i, groups = c->args[8].u.i;
+    const int64_t rows[4] = {n, groups, ch / groups, hxw}, stats[4] = {n, groups, 1, 1};
+    const int64_t chans[4] = {1, groups, ch / groups, 1}, stat_dims[2] = {2, 3}, wsum[2] = {0, 3};
+    norm_layout l = {tj_reshape(x, rows, 4), tj_reshape(go, rows, 4), tj_reshape(ARG(2), stats, 4),
+                     tj_reshape(ARG(3), stats, 4), reshape_or_null(weight, chans, 4), stat_dims, wsum, 2, 2};
+    tj_tensor *ggo = NULL, *gx = NULL, *gw = NULL;
+    norm_double_backward(&l, reshape_or_null(g[0], rows, 4), reshape_or_null(g[1], chans, 4),
+                         reshape_or_null(g[2], chans, 4), NEED(0) ? &ggo : NULL, NEED(1) ? &gx : NULL,
+                         weight && NEED(4) ? &gw : NULL);
+    gi[0] = reshape_or_null(ggo, go->shape, go->ndim);
+    gi[1] = reshape_or_null(gx, x->shape, x->ndim);
+    if (gw) gi[4] = tj_reshape(gw, weight->shape, weight->ndim);
+    return TJ_OK;
+}
+
 /* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
  * scale_grad_by_freq): linear in grad_output, which gets the rows of grad
  * at the indices ([*indices' shape, D]), zero where an index is
@@ -2657,6 +2681,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 24 (dbl2): backward operators of normalisations, embedding, pooling */
     D(native_layer_norm_backward, d_native_layer_norm_backward),
     D_NO_GRAD_ARGS(native_batch_norm_backward, d_native_batch_norm_backward, 0x18u, 0u), /* running stats */
+    D(native_group_norm_backward, d_native_group_norm_backward),
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
 };

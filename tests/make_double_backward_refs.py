@@ -194,7 +194,8 @@ case_multi("MAX_POOL_CEIL", lambda x: A.max_pool2d_with_indices(x, [2, 2], [2, 2
 
 # batch norm: x [3, 3, 2] (3 channels of 6 values) with weight and bias, in
 # training (the batch statistics, no running ones) and in evaluation (the
-# running statistics, constants)
+# running statistics, constants); group norm: x [2, 4, 3] in 2 groups with
+# weight and bias, x [1, 6, 2, 2] in 3 groups without
 X_BN = ramp(18, 0.375, 1.5, 13)
 W_BN = [0.5, 1.5, -0.75]
 B_BN = [0.125, -0.25, 0.375]
@@ -206,5 +207,11 @@ case_multi("BATCH_NORM", lambda x, w, b: A.native_batch_norm(x, w, b, None, None
            [(X_BN, [3, 3, 2]), (W_BN, [3]), (B_BN, [3])])
 case_multi("BATCH_NORM_EVAL", lambda x, w, b: A.native_batch_norm(x, w, b, RM_BN, RV_BN, False, 0.1, 1e-5)[0],
            [(X_BN, [3, 3, 2]), (W_BN, [3]), (B_BN, [3])])
+X_GN = ramp(24, 0.375, 1.5, 13)
+W_GN = [0.5, 1.5, -0.75, 2.0]
+B_GN = [0.125, -0.25, 0.375, 0.0]
+case_multi("GROUP_NORM", lambda x, w, b: A.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5)[0],
+           [(X_GN, [2, 4, 3]), (W_GN, [4]), (B_GN, [4])])
+case_multi("GROUP_NORM4", lambda x: A.native_group_norm(x, None, None, 1, 6, 4, 3, 1e-5)[0], [(X_GN, [1, 6, 2, 2])])
 
 print_header("tests/make_double_backward_refs.py")

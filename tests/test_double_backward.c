@@ -425,6 +425,21 @@ Test(double_backward, native_batch_norm_backward)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
 }
 
+static tj_tensor *f_group_norm(tj_tensor *const *x) { return tj_group_norm(x[0], 2, x[1], x[2], 1e-5); }
+static tj_tensor *f_group_norm4(tj_tensor *const *x) { return tj_group_norm(x[0], 3, NULL, NULL, 1e-5); }
+
+Test(double_backward, native_group_norm_backward)
+{
+    static const dbl_multi cases[] = {
+        {"GROUP_NORM (2 groups, weight, bias)", f_group_norm, NULL, "aten::native_group_norm_backward", 3,
+         {IN(GROUP_NORM, 0, 3, 2, 4, 3), IN(GROUP_NORM, 1, 1, 4), IN(GROUP_NORM, 2, 1, 4)}, 3, {2, 4, 3},
+         GROUP_NORM_C, GROUP_NORM_GGC},
+        {"GROUP_NORM4 (3 groups, 4-d)", f_group_norm4, NULL, "aten::native_group_norm_backward", 1,
+         {IN(GROUP_NORM4, 0, 4, 1, 6, 2, 2)}, 4, {1, 6, 2, 2}, GROUP_NORM4_C, GROUP_NORM4_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}
+
 /* As PyTorch 1.13 (derivatives.yaml's not_implemented): the statistics a
  * normalisation's backward operator takes have no derivative of their own;
  * the call is recorded, and a pass that needs one fails naming it. */

@@ -840,6 +840,18 @@ static tj_status f_batch_norm_backward_eval(tj_tensor *const *x, tj_tensor **o, 
     return tj_native_batch_norm_backward(x[0], x[1], x[2], rm, rv, NULL, NULL, false, 1e-5, mask, &o[0], &o[1], &o[2]);
 }
 
+/* x[0] grad_out, x[1] input [2, 4, 3] in 2 groups, x[2] weight [4] */
+static tj_status f_group_norm_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    static const bool mask[3] = {true, true, true};
+    tj_tensor *mean, *rstd;
+    tj_status st = tj_native_group_norm(x[1], x[2], NULL, 2, 4, 3, 2, 1e-5, NULL, &mean, &rstd);
+    *n = 3;
+    return st != TJ_OK ? st
+                       : tj_native_group_norm_backward(x[0], x[1], mean, rstd, x[2], 2, 4, 3, 2, mask, &o[0], &o[1],
+                                                       &o[2]);
+}
+
 Test(gradcheck, normalisation_and_pooling_backward_operators)
 {
     static const gc_case cases[] = {
@@ -847,6 +859,8 @@ Test(gradcheck, normalisation_and_pooling_backward_operators)
          {{3, {3, 2, 2}, PLAIN}, {3, {3, 2, 2}, TRANSPOSED}, {1, {2}, PLAIN}}, -1, 1},
         {"native_batch_norm_backward(eval)", f_batch_norm_backward_eval, 3,
          {{3, {3, 2, 2}, STRIDED}, {3, {3, 2, 2}, PLAIN}, {1, {2}, PLAIN}}, -1, 1},
+        {"native_group_norm_backward", f_group_norm_backward, 3,
+         {{3, {2, 4, 3}, PLAIN}, {3, {2, 4, 3}, STRIDED}, {1, {4}, PLAIN}}, -1, 1},
         {"embedding_dense_backward(padding_idx)", f_embedding_backward, 1, {{3, {2, 3, 2}, PLAIN}}, -1, 1},
         {"embedding_dense_backward(scale_grad_by_freq)", f_embedding_backward_freq, 1, {{3, {2, 3, 2}, TRANSPOSED}},
          -1, 1},

@@ -1,6 +1,6 @@
-/* Operators without a derivative formula (convolution_backward,
- * native_group_norm_backward and the fused optimiser steps) called on inputs that require grad: as in PyTorch, the
- * call runs and its results get a node (PyTorch's NotImplemented) that fails
+/* Operators without a derivative formula (convolution_backward and the
+ * fused optimiser steps) called on inputs that require grad: as in PyTorch,
+ * the call runs and its results get a node (PyTorch's NotImplemented) that fails
  * only when a backward pass reaches it, naming the operator and saying that
  * tjit has no formula for it (PyTorch has one for convolution_backward).
  * So a traced training step (forward, backward, update) runs through
