@@ -1902,6 +1902,52 @@ FORMULA(d_native_group_norm_backward)
     return TJ_OK;
 }
 
+/* convolution(input, weight, bias) with convolution_backward's (the
+ * recorded call's) stride, padding, dilation, transposed, output_padding
+ * and groups */
+static tj_tensor *conv_again(const tj_grad_ctx *c, tj_tensor *input, tj_tensor *weight, tj_tensor *bias)
+{
+    tj_value args[9] = {tj_v_tensor(input), tj_v_tensor(weight), bias ? tj_v_tensor(bias) : tj_v_none(),
+                        c->args[4],         c->args[5],         c->args[6],
+                        c->args[7],         c->args[8],         c->args[9]};
+    tj_value out;
+    return call(TJ_OPS(convolution), args, &out) == TJ_OK ? out.u.t : NULL;
+}
+
+/* Result k (0 grad_input, 1 grad_weight) of convolution_backward(go, input,
+ * weight) with the recorded call's parameters. */
+static tj_tensor *conv_backward_again(const tj_grad_ctx *c, tj_tensor *go, tj_tensor *input, tj_tensor *weight, int k)
+{
+    bool mask[3] = {k == 0, k == 1, false};
+    tj_value args[11] = {tj_v_tensor(go), tj_v_tensor(input), tj_v_tensor(weight), tj_v_none(), c->args[4],
+                         c->args[5],      c->args[6],         c->args[7],          c->args[8],  c->args[9],
+                         tj_v_bools(mask, 3)};
+    tj_value outs[TJ_MAX_RETURNS];
+    return call(TJ_OPS(convolution_backward), args, outs) == TJ_OK ? outs[k].u.t : NULL;
+}
+
+/* convolution_backward(grad_output, input, weight, bias_sizes, stride,
+ * padding, dilation, transposed, output_padding, groups, output_mask): its
+ * results are the adjoints of the convolution, bilinear in (input, weight),
+ * so with the gradients gI, gW, gB of grad_input, grad_weight and grad_bias
+ * (ATen's _convolution_double_backward): grad_output gets conv(gI, weight) +
+ * conv(input, gW) + gB, input the grad_input of conv(input, gW) for
+ * grad_output, weight the grad_weight of conv(gI, weight) for grad_output,
+ * each through the operators again (so they differentiate once more). */
+FORMULA(d_convolution_backward)
+{
+    tj_tensor *go = ARG(0), *x = ARG(1), *w = ARG(2), *gI = g[0], *gW = g[1], *gB = g[2];
+    if (NEED(0)) {
+        tj_tensor *r = gI ? conv_again(c, gI, w, gB) : NULL;
+        if (gW) r = add_or(r, conv_again(c, x, gW, r ? NULL : gB));
+        if (!r && gB) r = at_shape(per_channel(gB, go->ndim), go->ndim, go->shape);
+        gi[0] = r;
+    }
+    if (NEED(1) && gW) gi[1] = conv_backward_again(c, go, x, gW, 0);
+    if (NEED(2) && gI) gi[2] = conv_backward_again(c, go, gI, w, 1);
+    return TJ_OK;
+}
+
 /* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
  * scale_grad_by_freq): linear in grad_output, which gets the rows of grad
  * at the indices ([*indices' shape, D]), zero where an index is
@@ -2682,6 +2728,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(native_layer_norm_backward, d_native_layer_norm_backward),
     D_NO_GRAD_ARGS(native_batch_norm_backward, d_native_batch_norm_backward, 0x18u, 0u), /* running stats */
     D(native_group_norm_backward, d_native_group_norm_backward),
+    D(convolution_backward, d_convolution_backward),
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
 };

@@ -214,4 +214,15 @@ case_multi("GROUP_NORM", lambda x, w, b: A.native_group_norm(x, w, b, 2, 4, 3, 2
            [(X_GN, [2, 4, 3]), (W_GN, [4]), (B_GN, [4])])
 case_multi("GROUP_NORM4", lambda x: A.native_group_norm(x, None, None, 1, 6, 4, 3, 1e-5)[0], [(X_GN, [1, 6, 2, 2])])
 
+# convolution: padded with weight and bias; strided, dilated, two groups;
+# transposed (stride 2, output_padding 1)
+X_CONV = ramp(50, 0.25, 1.0, 13)
+W_CONV = ramp(24, 0.375, 0.75, 11)
+case_multi("CONV", lambda x, w, b: A.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+           [(X_CONV[:18], [1, 2, 3, 3]), (W_CONV[:24], [3, 2, 2, 2]), ([0.5, -0.25, 0.125], [3])])
+case_multi("CONV_GROUPS", lambda x, w: A.convolution(x, w, None, [2, 1], [0, 1], [1, 2], False, [0, 0], 2),
+           [(X_CONV, [1, 2, 5, 5]), (W_CONV[:8], [4, 1, 2, 1])])
+case_multi("CONV_T", lambda x, w, b: A.convolution(x, w, b, [2, 2], [1, 1], [1, 1], True, [1, 1], 1),
+           [(X_CONV[:18], [1, 2, 3, 3]), (W_CONV[:18], [2, 1, 3, 3]), ([0.25], [1])])
+
 print_header("tests/make_double_backward_refs.py")

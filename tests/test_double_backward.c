@@ -512,3 +512,28 @@ Test(double_backward, max_pool2d_with_indices_backward)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
 }
+
+static const int64_t c11[2] = {1, 1}, c22[2] = {2, 2}, c00[2] = {0, 0};
+static tj_tensor *f_conv(tj_tensor *const *x) { return tj_convolution(x[0], x[1], x[2], c11, c11, c11, false, c00, 1); }
+static tj_tensor *f_conv_groups(tj_tensor *const *x)
+{
+    return tj_convolution(x[0], x[1], NULL, (int64_t[]){2, 1}, (int64_t[]){0, 1}, (int64_t[]){1, 2}, false, c00, 2);
+}
+static tj_tensor *f_conv_t(tj_tensor *const *x) { return tj_convolution(x[0], x[1], x[2], c22, c11, c11, true, c11, 1); }
+
+/* padded with bias; strided, dilated in two groups; transposed */
+Test(double_backward, convolution_backward)
+{
+    static const dbl_multi cases[] = {
+        {"CONV (padding, bias)", f_conv, NULL, "aten::convolution_backward", 3,
+         {IN(CONV, 0, 4, 1, 2, 3, 3), IN(CONV, 1, 4, 3, 2, 2, 2), IN(CONV, 2, 1, 3)}, 4, {1, 3, 4, 4}, CONV_C,
+         CONV_GGC},
+        {"CONV_GROUPS (stride, dilation, groups)", f_conv_groups, NULL, "aten::convolution_backward", 2,
+         {IN(CONV_GROUPS, 0, 4, 1, 2, 5, 5), IN(CONV_GROUPS, 1, 4, 4, 1, 2, 1)}, 4, {1, 4, 2, 7}, CONV_GROUPS_C,
+         CONV_GROUPS_GGC},
+        {"CONV_T (transposed, output_padding)", f_conv_t, NULL, "aten::convolution_backward", 3,
+         {IN(CONV_T, 0, 4, 1, 2, 3, 3), IN(CONV_T, 1, 4, 2, 1, 3, 3), IN(CONV_T, 2, 1, 1)}, 4, {1, 1, 6, 6}, CONV_T_C,
+         CONV_T_GGC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+}

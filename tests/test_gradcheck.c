@@ -852,9 +852,39 @@ static tj_status f_group_norm_backward(tj_tensor *const *x, tj_tensor **o, int *
                                                        &o[2]);
 }
 
+/* x[0] grad_output, x[1] input, x[2] weight: padded, then strided with two
+ * groups, then transposed (stride 2, output_padding 1) */
+static tj_status conv_backward_of(tj_tensor *const *x, tj_tensor **o, int *n, const int64_t *stride,
+                                  const int64_t *padding, bool transposed, const int64_t *output_padding, int64_t groups)
+{
+    static const bool mask[3] = {true, true, true};
+    int64_t bias_sizes[1] = {tj_tensor_shape(x[0])[1]};
+    *n = 3;
+    return tj_convolution_backward(x[0], x[1], x[2], bias_sizes, 1, stride, padding, one2, transposed, output_padding,
+                                   groups, mask, &o[0], &o[1], &o[2]);
+}
+static tj_status f_conv_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    return conv_backward_of(x, o, n, one2, one2, false, zero2, 1);
+}
+static tj_status f_conv_backward_groups(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    return conv_backward_of(x, o, n, two2, zero2, false, zero2, 2);
+}
+static tj_status f_conv_backward_transposed(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    return conv_backward_of(x, o, n, two2, one2, true, one2, 1);
+}
+
 Test(gradcheck, normalisation_and_pooling_backward_operators)
 {
     static const gc_case cases[] = {
+        {"convolution_backward", f_conv_backward, 3,
+         {{4, {1, 2, 4, 4}, PLAIN}, {4, {1, 3, 3, 3}, TRANSPOSED}, {4, {2, 3, 2, 2}, PLAIN}}, -1, 1},
+        {"convolution_backward(stride, groups)", f_conv_backward_groups, 3,
+         {{4, {2, 4, 2, 2}, PLAIN}, {4, {2, 2, 5, 5}, PLAIN}, {4, {4, 1, 2, 2}, STRIDED}}, -1, 1},
+        {"convolution_backward(transposed)", f_conv_backward_transposed, 3,
+         {{4, {1, 2, 6, 6}, PLAIN}, {4, {1, 3, 3, 3}, PLAIN}, {4, {3, 2, 3, 3}, PLAIN}}, -1, 1},
         {"native_batch_norm_backward(train)", f_batch_norm_backward, 3,
          {{3, {3, 2, 2}, PLAIN}, {3, {3, 2, 2}, TRANSPOSED}, {1, {2}, PLAIN}}, -1, 1},
         {"native_batch_norm_backward(eval)", f_batch_norm_backward_eval, 3,

@@ -1,17 +1,16 @@
-/* Operators without a derivative formula (convolution_backward and the
- * fused optimiser steps) called on inputs that require grad: as in PyTorch,
- * the call runs and its results get a node (PyTorch's NotImplemented) that fails
- * only when a backward pass reaches it, naming the operator and saying that
- * tjit has no formula for it (PyTorch has one for convolution_backward).
- * So a traced training step (forward, backward, update) runs through
- * tj_graph_run with parameters that require grad.
+/* Operators without a derivative formula (the fused optimiser steps, which
+ * PyTorch does not differentiate either) called on inputs that require
+ * grad: as in PyTorch, the call runs and its results get a node (PyTorch's
+ * NotImplemented) that fails only when a backward pass reaches it, naming
+ * the operator and saying that tjit has no formula for it. So a traced
+ * training step (forward, backward, update) runs through tj_graph_run with
+ * parameters that require grad.
  *
- * Reference values: PyTorch 1.13 (/usr/bin/python3), float64, for
- *     x = [[[[1,2,3],[4,5,6],[7,8,9]]]], w = [[[[0.5,-1],[2,0.25]]]],
- *     go = [[[[1,-0.5],[2,0.75]]]]
- *     torch.ops.aten.convolution_backward(go, x, w, [1], [1,1], [0,0], [1,1],
- *                                         False, [0,0], 1, [True]*3)
- * (all binary fractions with few bits: every path is exact). */
+ * Reference values: one SGD step (momentum 0.5, lr 0.5, no dampening or
+ * weight decay) of
+ *     p = [1, 2, 3, 4], grad = [0.5, -1, 2, 0.25], buf = [1, -0.5, 2, 0.75]:
+ *     buf' = 0.5 buf + grad = [1, -1.25, 3, 0.625], p' = p - 0.5 buf'
+ * (binary fractions with few bits: every path is exact). */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -20,66 +19,55 @@
 
 TestSuite(no_derivative, .init = test_scope_open, .fini = test_scope_close, .timeout = 300);
 
-static const double X[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, W[4] = {0.5, -1, 2, 0.25}, GO[4] = {1, -0.5, 2, 0.75};
-static const double GRAD_INPUT[9] = {0.5, -1.25, 0.5, 3.0, -2.375, -0.875, 4.0, 2.0, 0.1875};
-static const double GRAD_WEIGHT[4] = {11.75, 15.0, 21.5, 24.75}, GRAD_BIAS[1] = {3.25};
+static const double P[4] = {1, 2, 3, 4}, GRAD[4] = {0.5, -1, 2, 0.25}, BUF[4] = {1, -0.5, 2, 0.75};
+static const double NEW_P[4] = {0.5, 2.625, 1.5, 3.6875}, NEW_BUF[4] = {1, -1.25, 3, 0.625};
 
-typedef struct conv_case {
-    tj_tensor *go, *x, *w;   /**< grad_output, input, weight */
-    tj_tensor *out[3];       /**< grad_input, grad_weight, grad_bias */
-} conv_case;
+typedef struct sgd_case {
+    tj_tensor *p, *grad, *buf; /**< parameter, gradient, momentum buffer */
+    tj_tensor *out[2];         /**< new parameter, new momentum buffer */
+} sgd_case;
 
 /* The inputs above, each requiring grad when `grad` is set. */
-static conv_case conv_inputs(bool grad)
+static sgd_case sgd_inputs(bool grad)
 {
-    conv_case c = {
-        .go = test_f64(4, (int64_t[]){1, 1, 2, 2}, GO),
-        .x = test_f64(4, (int64_t[]){1, 1, 3, 3}, X),
-        .w = test_f64(4, (int64_t[]){1, 1, 2, 2}, W),
-    };
-    tj_tensor *in[3] = {c.go, c.x, c.w};
+    int64_t s[1] = {4};
+    sgd_case c = {.p = test_f64(1, s, P), .grad = test_f64(1, s, GRAD), .buf = test_f64(1, s, BUF)};
+    tj_tensor *in[3] = {c.p, c.grad, c.buf};
     for (int i = 0; i < 3 && grad; i++) cr_assert_eq(tj_tensor_set_requires_grad(in[i], true), TJ_OK);
     return c;
 }
 
-/* convolution_backward of c's inputs (stride 1, no padding), all three
- * results; the test fails when the call does. */
-static void conv_backward(conv_case *c)
+/* The step of c's inputs, both results; the test fails when the call does. */
+static void sgd_step(sgd_case *c)
 {
-    const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, bias_sizes[1] = {1};
-    const bool mask[3] = {true, true, true};
-    cr_assert_eq(tj_convolution_backward(c->go, c->x, c->w, bias_sizes, 1, one, zero, one, false, zero, 1, mask,
-                                         &c->out[0], &c->out[1], &c->out[2]),
-                 TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj__fused_sgd_step(c->p, c->grad, c->buf, 0.5, 0.5, 0, 0, false, false, c->out), TJ_OK, "%s",
+                 tj_last_error());
 }
 
-static void expect_reference_values(tj_tensor *const out[3])
+static void expect_reference_values(tj_tensor *const out[2])
 {
-    test_expect_close(out[0], GRAD_INPUT, 9, 0, 0);
-    test_expect_close(out[1], GRAD_WEIGHT, 4, 0, 0);
-    test_expect_close(out[2], GRAD_BIAS, 1, 0, 0);
+    test_expect_close(out[0], NEW_P, 4, 0, 0);
+    test_expect_close(out[1], NEW_BUF, 4, 0, 0);
 }
 
-/* The failure at backward: tjit's own (PyTorch 1.13 differentiates
- * convolution_backward: the message must not claim otherwise). */
+/* The failure at backward: tjit's own, naming the operator. */
 static void expect_not_implemented(tj_status st)
 {
     cr_expect_eq(st, TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "aten::convolution_backward: derivative not implemented"), "%s",
-              tj_last_error());
-    cr_expect(strstr(tj_last_error(), "tjit has no derivative formula for aten::convolution_backward"), "%s",
+    cr_expect(strstr(tj_last_error(), "aten::_fused_sgd_step: derivative not implemented"), "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "tjit has no derivative formula for aten::_fused_sgd_step"), "%s",
               tj_last_error());
     cr_expect_null(strstr(tj_last_error(), "PyTorch"), "%s", tj_last_error());
 }
 
 Test(no_derivative, the_call_runs_and_its_results_require_grad)
 {
-    conv_case plain = conv_inputs(false), grad = conv_inputs(true);
-    conv_backward(&plain);
-    conv_backward(&grad);
+    sgd_case plain = sgd_inputs(false), grad = sgd_inputs(true);
+    sgd_step(&plain);
+    sgd_step(&grad);
     expect_reference_values(plain.out);
     expect_reference_values(grad.out);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 2; i++) {
         cr_expect(!tj_tensor_requires_grad(plain.out[i]));
         cr_expect(tj_tensor_requires_grad(grad.out[i]), "result %d", i);
         cr_expect(!tj_tensor_is_leaf(grad.out[i]), "result %d", i);
@@ -87,46 +75,45 @@ Test(no_derivative, the_call_runs_and_its_results_require_grad)
     }
     /* under no_grad nothing is recorded */
     bool prev = tj_no_grad_begin();
-    conv_case off = conv_inputs(true);
-    conv_backward(&off);
+    sgd_case off = sgd_inputs(true);
+    sgd_step(&off);
     tj_no_grad_end(prev);
-    for (int i = 0; i < 3; i++) cr_expect(!tj_tensor_requires_grad(off.out[i]), "result %d", i);
+    for (int i = 0; i < 2; i++) cr_expect(!tj_tensor_requires_grad(off.out[i]), "result %d", i);
 }
 
 Test(no_derivative, backward_reaching_the_call_fails_naming_the_operator)
 {
-    conv_case c = conv_inputs(true);
-    conv_backward(&c);
-    tj_tensor *loss = tj_sum(tj_mul_scalar(c.out[1], tj_v_float(2)), -1);
+    sgd_case c = sgd_inputs(true);
+    sgd_step(&c);
+    tj_tensor *loss = tj_sum(tj_mul_scalar(c.out[0], tj_v_float(2)), -1);
     cr_assert_not_null(loss, "%s", tj_last_error());
     expect_not_implemented(tj_backward(loss, NULL));
-    cr_expect_null(tj_tensor_grad(c.x));
-    cr_expect_null(tj_tensor_grad(c.w));
-    cr_expect_null(tj_tensor_grad(c.go));
+    cr_expect_null(tj_tensor_grad(c.p));
+    cr_expect_null(tj_tensor_grad(c.grad));
+    cr_expect_null(tj_tensor_grad(c.buf));
     /* tj_autograd_grad too, leaving no results */
-    tj_tensor *g[2] = {c.x, c.x};
-    tj_tensor *inputs[2] = {c.x, c.w};
+    tj_tensor *g[2] = {c.p, c.p};
+    tj_tensor *inputs[2] = {c.p, c.buf};
     expect_not_implemented(tj_autograd_grad(&loss, 1, NULL, inputs, 2, g));
     cr_expect_null(g[0]);
     cr_expect_null(g[1]);
     /* through another result of the same call as well */
-    expect_not_implemented(tj_backward(tj_sum(c.out[2], -1), NULL));
+    expect_not_implemented(tj_backward(tj_sum(c.out[1], -1), NULL));
 }
 
-/* Reference: d/dw sum(w * w + x[0:2, 0:2] * w) = 2 w + x[0:2, 0:2] */
+/* Reference: d/dp sum(p * p + grad * p) = 2 p + grad, d/dgrad = p */
 Test(no_derivative, backward_around_the_call_gives_gradients)
 {
-    conv_case c = conv_inputs(true);
-    conv_backward(&c);
+    sgd_case c = sgd_inputs(true);
+    sgd_step(&c);
     /* a failed pass first: the tensors and the graph stay usable */
     expect_not_implemented(tj_backward(tj_sum(c.out[0], -1), NULL));
-    tj_tensor *corner = tj_slice(tj_slice(c.x, 2, true, 0, true, 2, 1), 3, true, 0, true, 2, 1);
-    tj_tensor *loss = tj_sum(tj_add(tj_mul(c.w, c.w), tj_mul(corner, c.w)), -1);
+    tj_tensor *loss = tj_sum(tj_add(tj_mul(c.p, c.p), tj_mul(c.grad, c.p)), -1);
     cr_assert_not_null(loss, "%s", tj_last_error());
     cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
-    test_expect_close(tj_tensor_grad(c.w), (double[]){2 * 0.5 + 1, 2 * -1. + 2, 2 * 2. + 4, 2 * 0.25 + 5}, 4, 0, 0);
-    test_expect_close(tj_tensor_grad(c.x), (double[]){0.5, -1, 0, 2, 0.25, 0, 0, 0, 0}, 9, 0, 0);
-    cr_expect_null(tj_tensor_grad(c.go));
+    test_expect_close(tj_tensor_grad(c.p), (double[]){2.5, 3, 8, 8.25}, 4, 0, 0);
+    test_expect_close(tj_tensor_grad(c.grad), P, 4, 0, 0);
+    cr_expect_null(tj_tensor_grad(c.buf));
     expect_reference_values(c.out);
 }
 
@@ -134,26 +121,26 @@ Test(no_derivative, backward_around_the_call_gives_gradients)
  * at them and never reaches the call (PyTorch's capture). */
 Test(no_derivative, gradients_with_respect_to_its_results_do_not_reach_it)
 {
-    conv_case c = conv_inputs(true);
-    conv_backward(&c);
+    sgd_case c = sgd_inputs(true);
+    sgd_step(&c);
     tj_tensor *loss = tj_sum(tj_mul(c.out[1], c.out[1]), -1), *g;
     cr_assert_not_null(loss, "%s", tj_last_error());
     cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &c.out[1], 1, &g), TJ_OK, "%s", tj_last_error());
     double want[4];
-    for (int i = 0; i < 4; i++) want[i] = 2 * GRAD_WEIGHT[i];
+    for (int i = 0; i < 4; i++) want[i] = 2 * NEW_BUF[i];
     test_expect_close(g, want, 4, 0, 0);
 }
 
 Test(no_derivative, unused_results_need_no_backward)
 {
     tj_scope *s = tj_scope_begin();
-    conv_case c = conv_inputs(true);
-    conv_backward(&c);
+    sgd_case c = sgd_inputs(true);
+    sgd_step(&c);
     tj_scope_end(s); /* results and their node go (ASan: nothing leaks) */
-    conv_case d = conv_inputs(true);
-    tj_tensor *loss = tj_sum(tj_mul(d.w, d.w), -1);
+    sgd_case d = sgd_inputs(true);
+    tj_tensor *loss = tj_sum(tj_mul(d.p, d.p), -1);
     cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
-    test_expect_close(tj_tensor_grad(d.w), (double[]){1, -2, 4, 0.5}, 4, 0, 0);
+    test_expect_close(tj_tensor_grad(d.p), (double[]){2, 4, 6, 8}, 4, 0, 0);
 }
 
 /* Two calls without a formula in a row: the pass fails at the later one,
@@ -183,20 +170,20 @@ Test(no_derivative, a_chain_of_such_calls_fails_at_the_last_one)
 Test(no_derivative, a_graph_run_records_the_call_and_backward_through_it_fails)
 {
     tj_graph *g = tj_graph_parse(
-        "graph(%go : f64[1, 1, 2, 2], %x : f64[1, 1, 3, 3], %w : f64[1, 1, 2, 2]):\n"
-        "    %getitem, %getitem_1, %getitem_2 = aten.convolution_backward.default(%go, %x, %w, [1], [1, 1], "
-        "[0, 0], [1, 1], False, [0, 0], 1, [True, True, True])\n"
-        "    return (%getitem, %getitem_1, %getitem_2)\n");
+        "graph(%p : f64[4], %g : f64[4], %b : f64[4]):\n"
+        "    %getitem, %getitem_1 = aten._fused_sgd_step.default(%p, %g, %b, lr = 0.5, momentum = 0.5, "
+        "dampening = 0.0, weight_decay = 0.0, nesterov = False, maximize = False)\n"
+        "    return (%getitem, %getitem_1)\n");
     cr_assert_not_null(g, "%s", tj_last_error());
-    conv_case plain = conv_inputs(false), grad = conv_inputs(true);
-    cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){plain.go, plain.x, plain.w}, 3, plain.out), TJ_OK, "%s",
+    sgd_case plain = sgd_inputs(false), grad = sgd_inputs(true);
+    cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){plain.p, plain.grad, plain.buf}, 3, plain.out), TJ_OK, "%s",
                  tj_last_error());
-    cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){grad.go, grad.x, grad.w}, 3, grad.out), TJ_OK, "%s",
+    cr_assert_eq(tj_graph_run(g, (tj_tensor *[]){grad.p, grad.grad, grad.buf}, 3, grad.out), TJ_OK, "%s",
                  tj_last_error());
     expect_reference_values(plain.out);
     expect_reference_values(grad.out);
-    for (int i = 0; i < 3; i++) cr_expect(tj_tensor_requires_grad(grad.out[i]), "output %d", i);
-    expect_not_implemented(tj_backward(tj_sum(grad.out[1], -1), NULL));
+    for (int i = 0; i < 2; i++) cr_expect(tj_tensor_requires_grad(grad.out[i]), "output %d", i);
+    expect_not_implemented(tj_backward(tj_sum(grad.out[0], -1), NULL));
     tj_graph_free(g);
 }
 
