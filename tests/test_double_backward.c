@@ -1,9 +1,13 @@
 /* Double backward through the backward operators: a traced training step
- * (y = f(x), g = grad(sum(y * c), x), captured by tj_make_fx in real mode)
- * run by tj_graph_run on x and c requiring grad records the backward
- * operator its graph holds (elu_backward, gelu_backward, ...), and a second
- * tj_autograd_grad of sum(g * c2) differentiates it with respect to x (self)
- * and c (its grad_output).
+ * (y = f(x, ...), g_i = grad(sum(y * c), x_i), captured by tj_make_fx in
+ * real mode) run by tj_graph_run on the x_i and c requiring grad records the
+ * backward operator its graph holds (elu_backward, native_layer_norm_backward,
+ * convolution_backward, ...), and a second tj_autograd_grad of sum_i sum(g_i
+ * * c2_i) differentiates it with respect to every x_i (input, weight, bias)
+ * and c (its grad_output). That double backward is also traced (fake mode),
+ * compiled and run by a plan, which must match eager; and traced on inputs
+ * requiring grad and replayed on such inputs, where a third tj_autograd_grad
+ * must run (the formulas are written with differentiable operators).
  *
  * Reference values: PyTorch 1.13, float64, torch.autograd.grad with
  * create_graph=True, written by tests/make_double_backward_refs.py into
@@ -97,6 +101,7 @@ static tj_status second_order(const dbl_multi *k, tj_tensor *const *g, tj_tensor
 typedef struct replay {
     const dbl_multi *k;
     const tj_graph *first;
+    bool on_inputs; /**< the x and c themselves (they require grad), not fresh leaves */
 } replay;
 
 static tj_status double_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -106,6 +111,10 @@ static tj_status double_step(void *ctx, tj_tensor *const *in, int n, tj_tensor *
     const dbl_multi *k = r->k;
     tj_tensor *leaves[MAX_IN + 1], *g[MAX_IN];
     for (int i = 0; i <= k->n; i++) {
+        if (r->on_inputs) {
+            leaves[i] = in[i];
+            continue;
+        }
         leaves[i] = tj_tensor_detach(in[i]);
         if (!leaves[i]) return tj_last_status();
         tj_status st = tj_tensor_set_requires_grad(leaves[i], true);
@@ -160,7 +169,7 @@ static void expect_multi(const dbl_multi *k)
     expect_second_order(k, gg);
 
     /* the double backward traced, compiled */
-    replay r = {k, graph};
+    replay r = {k, graph, false};
     int n_in = 2 * k->n + 1, n_out;
     tj_tensor *fake[2 * MAX_IN + 1], *eager[MAX_IN + 1], *planned[MAX_IN + 1];
     make_inputs(k, false, in);
@@ -179,6 +188,25 @@ static void expect_multi(const dbl_multi *k)
     }
     tj_plan_free(plan);
     tj_graph_free(second);
+
+    /* triple backward: the double backward traced on inputs requiring grad
+     * (real mode) and replayed on such inputs differentiates once more */
+    replay on = {k, graph, true};
+    make_inputs(k, true, in);
+    second = tj_make_fx(double_step, &on, in, n_in, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(second, "%s: %s", k->name, tj_last_error());
+    make_inputs(k, true, in);
+    cr_assert_eq(tj_graph_run(second, in, n_in, gg), TJ_OK, "%s: %s", k->name, tj_last_error());
+    tj_tensor *loss = NULL, *ggg[MAX_IN + 1];
+    for (int i = 0; i <= k->n; i++)
+        if (tj_tensor_requires_grad(gg[i])) {
+            tj_tensor *sq = tj_sum(tj_mul(gg[i], gg[i]), -1);
+            loss = loss ? tj_add(loss, sq) : sq;
+        }
+    if (loss)
+        cr_expect_eq(tj_autograd_grad(&loss, 1, NULL, in, k->n + 1, ggg), TJ_OK, "%s: third order: %s", k->name,
+                     tj_last_error());
+    tj_graph_free(second);
     tj_graph_free(graph);
 }
 
@@ -194,6 +222,8 @@ static void expect_double_backward(const dbl_case *k)
 
 #define CASES(cases)                                                                                                   \
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_double_backward(&cases[i])
+#define MULTI_CASES(cases)                                                                                             \
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i])
 
 /* one case of shape [2, 4] for y = f(x) of x's shape, tables TAG_X ... TAG_GGC */
 #define ELEMENTWISE(tag, f, op)                                                                                        \
@@ -401,10 +431,13 @@ Test(double_backward, native_layer_norm_backward)
         {"LAYER_NORM2 (two dims)", f_layer_norm2, NULL, "aten::native_layer_norm_backward", 1,
          {IN(LAYER_NORM2, 0, 3, 2, 2, 3)}, 3, {2, 2, 3}, LAYER_NORM2_C, LAYER_NORM2_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }
 
-static tj_tensor *f_batch_norm(tj_tensor *const *x) { return tj_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5); }
+static tj_tensor *f_batch_norm(tj_tensor *const *x)
+{
+    return tj_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5);
+}
 static tj_tensor *f_batch_norm_eval(tj_tensor *const *x)
 {
     int64_t s3[1] = {3};
@@ -422,7 +455,7 @@ Test(double_backward, native_batch_norm_backward)
          {IN(BATCH_NORM_EVAL, 0, 3, 3, 3, 2), IN(BATCH_NORM_EVAL, 1, 1, 3), IN(BATCH_NORM_EVAL, 2, 1, 3)}, 3,
          {3, 3, 2}, BATCH_NORM_EVAL_C, BATCH_NORM_EVAL_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }
 
 static tj_tensor *f_group_norm(tj_tensor *const *x) { return tj_group_norm(x[0], 2, x[1], x[2], 1e-5); }
@@ -437,7 +470,7 @@ Test(double_backward, native_group_norm_backward)
         {"GROUP_NORM4 (3 groups, 4-d)", f_group_norm4, NULL, "aten::native_group_norm_backward", 1,
          {IN(GROUP_NORM4, 0, 4, 1, 6, 2, 2)}, 4, {1, 6, 2, 2}, GROUP_NORM4_C, GROUP_NORM4_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }
 
 /* As PyTorch 1.13 (derivatives.yaml's not_implemented): the statistics a
@@ -494,7 +527,7 @@ Test(double_backward, embedding_dense_backward)
         {"EMBEDDING", NULL, f_embedding, "aten::embedding_dense_backward", 1, {IN(EMBEDDING, 0, 2, 5, 3)}, 3,
          {2, 3, 3}, EMBEDDING_C, EMBEDDING_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }
 
 static const int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1}, p0[2] = {0, 0}, d1[2] = {1, 1};
@@ -510,7 +543,7 @@ Test(double_backward, max_pool2d_with_indices_backward)
         {"MAX_POOL_CEIL (no batch)", NULL, f_max_pool_ceil, "aten::max_pool2d_with_indices_backward", 1,
          {IN(MAX_POOL_CEIL, 0, 3, 1, 4, 5)}, 3, {1, 2, 3}, MAX_POOL_CEIL_C, MAX_POOL_CEIL_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }
 
 static const int64_t c11[2] = {1, 1}, c22[2] = {2, 2}, c00[2] = {0, 0};
@@ -519,7 +552,10 @@ static tj_tensor *f_conv_groups(tj_tensor *const *x)
 {
     return tj_convolution(x[0], x[1], NULL, (int64_t[]){2, 1}, (int64_t[]){0, 1}, (int64_t[]){1, 2}, false, c00, 2);
 }
-static tj_tensor *f_conv_t(tj_tensor *const *x) { return tj_convolution(x[0], x[1], x[2], c22, c11, c11, true, c11, 1); }
+static tj_tensor *f_conv_t(tj_tensor *const *x)
+{
+    return tj_convolution(x[0], x[1], x[2], c22, c11, c11, true, c11, 1);
+}
 
 /* padded with bias; strided, dilated in two groups; transposed */
 Test(double_backward, convolution_backward)
@@ -535,5 +571,5 @@ Test(double_backward, convolution_backward)
          {IN(CONV_T, 0, 4, 1, 2, 3, 3), IN(CONV_T, 1, 4, 2, 1, 3, 3), IN(CONV_T, 2, 1, 1)}, 4, {1, 1, 6, 6}, CONV_T_C,
          CONV_T_GGC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) expect_multi(&cases[i]);
+    MULTI_CASES(cases);
 }

@@ -855,7 +855,8 @@ static tj_status f_group_norm_backward(tj_tensor *const *x, tj_tensor **o, int *
 /* x[0] grad_output, x[1] input, x[2] weight: padded, then strided with two
  * groups, then transposed (stride 2, output_padding 1) */
 static tj_status conv_backward_of(tj_tensor *const *x, tj_tensor **o, int *n, const int64_t *stride,
-                                  const int64_t *padding, bool transposed, const int64_t *output_padding, int64_t groups)
+                                  const int64_t *padding, bool transposed, const int64_t *output_padding,
+                                  int64_t groups)
 {
     static const bool mask[3] = {true, true, true};
     int64_t bias_sizes[1] = {tj_tensor_shape(x[0])[1]};
