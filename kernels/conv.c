@@ -11,12 +11,16 @@ static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->ge
 static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
-/* float64 goes through OpenBLAS, which must not be called from several
- * threads at once (it threads itself): one thread runs the samples. */
+/* float32 runs on our GEMM kernels where the CPU has them
+ * (tj_k_conv_own_kernels); float64, and float32 elsewhere, on OpenBLAS. */
+static bool own_gemm(tj_dtype dt) { return dt == TJ_FLOAT32 && tj_k_conv_own_kernels(); }
+
+/* OpenBLAS must not be called from several threads at once (it threads
+ * itself): one thread runs the samples. */
 int tj_k_conv_threads(const tj_k_conv *cv, tj_dtype dt)
 {
     int64_t items = cv->batch * cv->groups;
-    int64_t nt = dt == TJ_FLOAT32 ? cv->threads : 1;
+    int64_t nt = own_gemm(dt) ? cv->threads : 1;
     if (nt > items) nt = items;
     return nt < 1 ? 1 : (int)nt;
 }
@@ -31,7 +35,7 @@ static size_t slice_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, siz
 {
     size_t es = dt == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
     *col = round64(es * (size_t)(col_rows(cv) * col_cols(cv)));
-    *gemm = dt == TJ_FLOAT32 ? round64(tj_k_sgemm_work_bytes()) : 0;
+    *gemm = own_gemm(dt) ? round64(tj_k_sgemm_work_bytes()) : 0;
     *part = op == TJ_K_CONV_WEIGHT_GRAD ? round64(es * (size_t)(cv->groups * cv->mat_channels * col_rows(cv))) : 0;
     return *col + *gemm + *part;
 }
@@ -43,8 +47,8 @@ static slices thread_slices(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, v
     return (slices){base, base + col, base + col + gemm};
 }
 
-/* float32 with stride 1 goes the implicit way. */
-static bool implicit(const tj_k_conv *cv, tj_dtype dt) { return dt == TJ_FLOAT32 && tj_k_conv_implicit_ok(cv); }
+/* float32 with stride 1 goes the implicit way, on our kernels. */
+static bool implicit(const tj_k_conv *cv, tj_dtype dt) { return own_gemm(dt) && tj_k_conv_implicit_ok(cv); }
 
 size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
 {
@@ -53,26 +57,39 @@ size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
     return (size_t)tj_k_conv_threads(cv, dt) * slice_bytes(cv, dt, op, &col, &gemm, &part);
 }
 
+/* C = A·B + beta·C (+ bias[i] on row i) on OpenBLAS: the bias added into C
+ * first, then the product added with beta 1. */
+#define BLAS_GEMM(T, SUF, CBLAS_GEMM)                                                                           \
+    static void blas_gemm_##SUF(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,    \
+                                const T *b, int64_t ldb, T beta, T *c, int64_t ldc, const T *bias)            \
+    {                                                                                                       \
+        if (m <= 0 || n <= 0) return;                                                                       \
+        if (bias || k <= 0) {                                                                               \
+            for (int64_t i = 0; i < m; i++)                                                                 \
+                for (int64_t j = 0; j < n; j++)                                                             \
+                    c[i * ldc + j] = (beta != 0 ? beta * c[i * ldc + j] : 0) + (bias ? bias[i] : 0);        \
+            beta = 1;                                                                                       \
+        }                                                                                                   \
+        if (k <= 0) return;                                                                                 \
+        CBLAS_GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, \
+                   (int)k, 1, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);                                  \
+    }
+BLAS_GEMM(float, f32, cblas_sgemm)
+BLAS_GEMM(double, f64, cblas_dgemm)
+#undef BLAS_GEMM
+
 static void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                      int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, void *work)
 {
-    tj_k_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, work);
+    if (tj_k_conv_own_kernels()) tj_k_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, work);
+    else blas_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias);
 }
 
 static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
                      int64_t ldb, double beta, double *c, int64_t ldc, const double *bias, void *work)
 {
     (void)work;
-    if (m <= 0 || n <= 0) return;
-    if (bias || k <= 0) {
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                c[i * ldc + j] = (beta != 0.0 ? beta * c[i * ldc + j] : 0.0) + (bias ? bias[i] : 0.0);
-        beta = 1.0;
-    }
-    if (k <= 0) return;
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    blas_gemm_f64(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias);
 }
 
 /* Columns of image item `src` for the GEMM: the image itself when the

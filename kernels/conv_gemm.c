@@ -173,6 +173,8 @@ void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t 
 
 static bool have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 
+bool tj_k_conv_own_kernels(void) { return have_avx512(); }
+
 tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void)
 {
     return have_avx512() ? tj_k_sgemm_ukernel_avx512 : tj_k_sgemm_ukernel_generic;

@@ -21,6 +21,12 @@
 #define TJ_K_GEMM_MC 64
 #define TJ_K_GEMM_NC 512
 
+/** True when this CPU runs our float32 micro-kernels (AVX-512): tj_k_sgemm
+ * and the implicit convolution (conv_implicit.h). Elsewhere their portable C
+ * versions stay correct but run several times slower than OpenBLAS's AVX2
+ * sgemm, so float32 convolution goes through OpenBLAS there (conv.c). */
+bool tj_k_conv_own_kernels(void);
+
 /** Bytes of scratch tj_k_sgemm needs (packed blocks of A and B), any shape. */
 size_t tj_k_sgemm_work_bytes(void);
 

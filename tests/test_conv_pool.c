@@ -704,6 +704,7 @@ static float *lcg_floats(int64_t n, uint64_t *seed)
  * 2 groups each thread's block is both groups of one sample. */
 Test(conv, weight_grad_adds_the_threads_partial_sums_in_thread_order)
 {
+    if (!tj_k_conv_own_kernels()) cr_skip_test("no AVX-512: float32 convolution runs on OpenBLAS, one sample at a time");
     for (int64_t groups = 1; groups <= 2; groups++) {
         tj_k_conv cv = {.geom = {.channels = 5, .height = 11, .width = 9, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
                                  .pw = 1, .dh = 1, .dw = 1, .out_h = 6, .out_w = 5},
@@ -853,6 +854,7 @@ Test(conv, implicit_kernels_match_float64_im2col_at_one_to_three_threads)
  * of 2 groups: 22 items in 8 chunks of 3 or 2 items, or 12 of 2 or 1. */
 Test(conv, implicit_weight_grad_adds_the_chunks_partial_sums_in_chunk_order)
 {
+    if (!tj_k_conv_own_kernels()) cr_skip_test("no AVX-512: float32 convolution runs on OpenBLAS, one sample at a time");
     const int64_t c[8] = {6, 10, 9, 7, 3, 1, 1, 2}, n = 11;
     tj_k_conv one = implicit_case(c, 1, 1);
     int64_t G = one.groups, img_size = G * 3 * 9 * 7, mat_size = G * 5 * 9 * 7, wsize = G * 5 * 3 * 3 * 3;
