@@ -166,8 +166,24 @@ tj_status tj_meta_scatter_value(const tj_value *args, tj_meta *outs)
     return meta_scatter_value(SCATTER_VALUE, args, outs);
 }
 
+/* A copy of t when it shares memory with out (the in-place form reading
+ * self, or a view of it): read before out is written. NULL: none needed
+ * (or out of memory, with *st set). */
+static tj_tensor *copy_if_overlapping(const tj_tensor *t, const tj_tensor *out, tj_status *st)
+{
+    *st = TJ_OK;
+    if (tj_overlap_status(out, t) == TJ_OVERLAP_NONE) return NULL;
+    tj_meta m = {.alias = -1};
+    tj_meta_like(&m, t);
+    tj_tensor *c = tj_tensor_new_meta(&m, false);
+    if (!c) *st = tj_last_status();
+    else tj_copy_tensor(c, t);
+    return c;
+}
+
 /* A copy of self with src's elements (src_strides: src's, or zeros for one
- * value) written at the indexed positions. */
+ * value) written at the indexed positions. An index sharing memory with
+ * out (scatter_'s self) is read before out is written. */
 static tj_status scatter(const char *op, const tj_value *args, const void *src, const int64_t *src_strides,
                          tj_tensor *out)
 {
@@ -175,19 +191,33 @@ static tj_status scatter(const char *op, const tj_value *args, const void *src, 
     int dim;
     tj_wrap_dim(op, args[1].u.i, self->ndim, &dim);
     if (index->numel && check_values(op, self, index, dim) != TJ_OK) return tj_last_status();
+    tj_status st;
+    tj_tensor *ix_copy = copy_if_overlapping(index, out, &st);
+    if (st != TJ_OK) return st;
+    const tj_tensor *ix = ix_copy ? ix_copy : index;
     tj_copy_tensor(out, self);
-    if (index->numel == 0) return TJ_OK;
-    geom o = geom_of(out), i = geom_of(index);
-    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {(void *)src, src_strides},
-                     ia = {tj_tensor_ptr(index), i.strides};
-    tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, i.ndim, i.shape, dim, tj_threads_for(index->numel));
+    if (ix->numel) {
+        geom o = geom_of(out), i = geom_of(ix);
+        tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {(void *)src, src_strides},
+                         ia = {tj_tensor_ptr(ix), i.strides};
+        tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, i.ndim, i.shape, dim, tj_threads_for(ix->numel));
+    }
+    if (ix_copy) tj_tensor_release(ix_copy);
     return TJ_OK;
 }
 
+/* src sharing memory with out (scatter_'s self) is read before out is
+ * written, as index_copy_'s source */
 tj_status tj_kernel_scatter_src(const tj_value *args, tj_tensor *const *outs)
 {
-    geom s = geom_of(args[3].u.t);
-    return scatter(SCATTER_SRC, args, tj_tensor_ptr(args[3].u.t), s.strides, outs[0]);
+    tj_status st;
+    tj_tensor *copy = copy_if_overlapping(args[3].u.t, outs[0], &st);
+    if (st != TJ_OK) return st;
+    const tj_tensor *src = copy ? copy : args[3].u.t;
+    geom s = geom_of(src);
+    st = scatter(SCATTER_SRC, args, tj_tensor_ptr(src), s.strides, outs[0]);
+    if (copy) tj_tensor_release(copy);
+    return st;
 }
 
 tj_status tj_kernel_scatter_value(const tj_value *args, tj_tensor *const *outs)
@@ -539,21 +569,6 @@ static void index_write(const tj_tensor *self, const int64_t *index, int64_t ind
     tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {(void *)src, src_strides},
                      ia = {(void *)index, istrides};
     tj_k_scatter(tj_dtype_bytes(out->dtype), oa, sa, ia, p.ndim, p.shape, dim, tj_threads_for(out->numel));
-}
-
-/* A copy of t when it shares memory with out (the in-place form reading
- * self, or a view of it): read before out is written. NULL: none needed
- * (or out of memory, with *st set). */
-static tj_tensor *copy_if_overlapping(const tj_tensor *t, const tj_tensor *out, tj_status *st)
-{
-    *st = TJ_OK;
-    if (tj_overlap_status(out, t) == TJ_OVERLAP_NONE) return NULL;
-    tj_meta m = {.alias = -1};
-    tj_meta_like(&m, t);
-    tj_tensor *c = tj_tensor_new_meta(&m, false);
-    if (!c) *st = tj_last_status();
-    else tj_copy_tensor(c, t);
-    return c;
 }
 
 tj_status tj_kernel_index_copy(const tj_value *args, tj_tensor *const *outs)

@@ -389,6 +389,25 @@ Test(opsbatch3, activation_and_scatter_in_place_forms_trace_as_pytorch_and_equal
                       "aten::scatter_.value", "");
 }
 
+/* As index_copy_ and scatter_reduce_, scatter_ reads an index or src that
+ * is self itself before writing (PyTorch refuses them): each index taken
+ * from self's old value, never one already overwritten (which pointed
+ * outside self: a crash). */
+Test(opsbatch3, scatter_in_place_reads_an_index_or_src_that_is_self_before_writing)
+{
+    const int64_t shape[] = {1, 3}, old[] = {1, 2, 0};
+    tj_tensor *x = test_i64(2, shape, old);
+    cr_assert_eq(tj_scatter_value_(x, 1, x, tj_v_int(1000000)), x, "%s", tj_last_error());
+    test_expect_close(x, (const double[]){1000000, 1000000, 1000000}, 3, 0, 0);
+    x = test_i64(2, shape, old);
+    cr_assert_eq(tj_scatter_(x, 1, x, test_i64(2, shape, (const int64_t[]){-5, 7, 7})), x, "%s", tj_last_error());
+    test_expect_close(x, (const double[]){7, -5, 7}, 3, 0, 0);
+    x = test_i64(2, shape, old);
+    cr_assert_eq(tj_scatter_(x, 1, test_i64(2, (const int64_t[]){1, 2}, (const int64_t[]){1, 2}), x), x, "%s",
+                 tj_last_error());
+    test_expect_close(x, (const double[]){1, 1, 2}, 3, 0, 0);
+}
+
 /* Under autograd the forms give the out-of-place gradients: selu_ through
  * elu_ (from its result, as celu_: as in PyTorch, writing the result of
  * one again fails the backward pass), scatter_.src's src its own */

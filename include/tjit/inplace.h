@@ -105,10 +105,11 @@ tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj
  * memory. */
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
 /** aten::scatter_.src / aten::scatter_.value: tj_scatter / tj_scatter_value
- * (ops.h) written into self (any dtype, any strides), which is returned.
- * Errors: those of the out-of-place operators, and TJ_ERR_UNSUPPORTED for
- * a self whose elements overlap (an expanded tensor) or a src sharing part
- * of self's memory. */
+ * (ops.h) written into self (any dtype, any strides), which is returned;
+ * index and src may be self itself (they are read before self is written;
+ * PyTorch refuses this). Errors: those of the out-of-place operators, and
+ * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
+ * tensor) or a src sharing part of self's memory. */
 tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
 tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
 /** aten::scatter_.reduce / aten::scatter_.value_reduce:
