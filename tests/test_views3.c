@@ -653,3 +653,48 @@ Test(views3, diag_diag_embed_and_trace_gradients_record_pytorch_operators)
         tj_graph_free(g);
     }
 }
+
+/* in[0].as_strided([6], [1], 0), cloned */
+static tj_status whole_storage_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_clone(tj_as_strided(in[0], (int64_t[]){6}, (int64_t[]){1}, 1, true, 0));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A plan replays as_strided's geometry on the storage of the input it gets
+ * at run time: one the geometry reaches past (a plain tensor of the traced
+ * shape where a slice of a larger storage was traced, or a broadcast input
+ * of fewer elements) fails as eager as_strided fails on it, instead of
+ * reading outside the storage (before its start, or past its end). */
+Test(views3, a_replayed_as_strided_refuses_an_input_whose_storage_it_reaches_past)
+{
+    static const double v[6] = {0, 1, 2, 3, 4, 5};
+    tj_tensor *base = test_f64(1, (int64_t[]){6}, v), *slice = tj_slice(base, 0, true, 2, false, 0, 1);
+    tj_tensor *expanded = tj_expand(test_f64(2, (int64_t[]){1, 2}, v), (int64_t[]){2, 2}, 2);
+    struct {
+        tj_tensor *traced, *other;
+        tj_tracing_mode mode;
+    } cases[] = {{slice, test_f64(1, (int64_t[]){4}, v + 2), TJ_TRACE_FAKE},
+                 {slice, test_f64(1, (int64_t[]){4}, v + 2), TJ_TRACE_REAL},
+                 {expanded, NULL, TJ_TRACE_FAKE}};
+    for (int k = 0; k < 3; k++) {
+        tj_graph *g = tj_make_fx(whole_storage_step, NULL, &cases[k].traced, 1, NULL, cases[k].mode);
+        cr_assert_not_null(g, "%d: %s", k, tj_last_error());
+        tj_plan *p = tj_compile(g, NULL);
+        cr_assert_not_null(p, "%d: %s", k, tj_last_error());
+        tj_tensor *got;
+        if (cases[k].other) { /* the traced input still runs */
+            cr_assert_eq(tj_plan_run(p, &cases[k].traced, 1, &got), TJ_OK, "%d: %s", k, tj_last_error());
+            test_expect_close(got, v, 6, 0, 0);
+        }
+        tj_tensor *x = cases[k].other ? cases[k].other : cases[k].traced;
+        cr_expect_eq(tj_plan_run(p, &x, 1, &got), TJ_ERR_SHAPE, "%d: %s", k, tj_last_error());
+        cr_expect(strstr(tj_last_error(), "aten::as_strided") && strstr(tj_last_error(), "out of bounds"), "%d: %s", k,
+                  tj_last_error());
+        cr_expect_null(tj_as_strided(x, (int64_t[]){6}, (int64_t[]){1}, 1, true, 0), "%d: eager takes it", k);
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
+}

@@ -1,5 +1,6 @@
 /* Plans at run time: execution contexts (arena, tensor objects, arguments
  * boxed once), binding inputs and outputs, the kernel loop. */
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 
@@ -453,6 +454,39 @@ static tj_status reresolve_view(tj_plan_context *c, int v, const char *who, bool
     return TJ_OK;
 }
 
+/* as_strided reaches any element of its input's storage: a view it makes of
+ * an input (at the traced geometry, shifted by the input's storage offset)
+ * must lie inside the storage of this run's input, which may hold fewer
+ * elements than the traced one's (a plain tensor where a slice of a larger
+ * storage was traced, a broadcast input), or start it at a lower offset.
+ * Refused as eager as_strided refuses it, rather than read out of bounds. */
+static tj_status check_strided_views(const tj_plan_context *c, tj_tensor *const *inputs, const char *who)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_input_views; k++) {
+        int v = p->input_views[k];
+        const tj_pvalue *pv = &p->values[v];
+        const tj_pnode *n = &p->nodes[pv->node];
+        if (n->op->meta != tj_meta_as_strided || n->identity) continue;
+        const tj_tensor *t = &c->tensors[v];
+        int i = p->values[pv->root].input_index;
+        int64_t have = tj_storage_elements(inputs[i]), last = t->offset; /* as_strided's strides are >= 0 */
+        bool empty = false;
+        for (int d = 0; d < t->ndim; d++) {
+            empty |= t->shape[d] == 0;
+            last += (t->shape[d] - 1) * t->strides[d];
+        }
+        if (t->offset >= 0 && (empty ? t->offset <= have : last < have)) continue;
+        char b1[192], b2[192];
+        return tj_error(TJ_ERR_SHAPE, "%s: node %%%s: aten::as_strided: size %s, stride %s and storage offset %" PRId64
+                        " reach element %" PRId64 ", out of bounds for the storage of %" PRId64 " elements of this "
+                        "run's input %d (%%%s)", who, n->name, tj_shape_str(t->ndim, t->shape, b1, sizeof b1),
+                        tj_shape_str(t->ndim, t->strides, b2, sizeof b2), t->offset, t->offset < 0 ? t->offset : last,
+                        have, i, p->values[pv->root].name);
+    }
+    return TJ_OK;
+}
+
 /* The compile-time checks of the in-place operators writing into inputs
  * (their meta functions) again on this run's inputs: an input expanded with
  * stride 0, or overlapping another operand of the operator without being it,
@@ -580,7 +614,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         t->offset = root->offset + pv->rel_offset;
         if (undo) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
     }
-    return check_input_writers(c, who);
+    tj_status st = check_strided_views(c, inputs, who);
+    return st != TJ_OK ? st : check_input_writers(c, who);
 }
 
 static bool shares_input(const tj_plan *p, tj_tensor *const *inputs, const tj_tensor *t)

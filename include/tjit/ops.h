@@ -541,7 +541,9 @@ tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t di
  * TJ_ERR_SHAPE for lists of different lengths, a negative size or an
  * element outside the storage; TJ_ERR_INVALID_ARGUMENT for a negative
  * stride or offset. A plan replays the geometry traced: an input whose
- * storage offset differs at run time from the traced one shifts it. */
+ * storage offset differs at run time from the traced one shifts it; a run
+ * whose input storage the shifted geometry reaches past fails with
+ * TJ_ERR_SHAPE naming aten::as_strided, as eagerly. */
 tj_tensor *tj_as_strided(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
                          int64_t storage_offset);
 /** aten::diagonal_backward: a new tensor of input_sizes (ndim dims) and
