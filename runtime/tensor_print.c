@@ -34,6 +34,13 @@ static bool hidden(const printer *p, int64_t size, int64_t i)
     return p->summarize && size > 2 * EDGEITEMS && i >= EDGEITEMS && i < size - EDGEITEMS;
 }
 
+/* The bytes between elements along dim: 0 for a size-1 dim, never stepped
+ * over, whose stride may be any value (as_strided's, up to INT64_MAX). */
+static int64_t byte_step(const tj_tensor *t, int dim)
+{
+    return t->shape[dim] > 1 ? t->strides[dim] * (int64_t)tj_dtype_size(t->dtype) : 0;
+}
+
 /* Calls fn on every shown element, in row-major order (the summarised data
  * of get_summarized_data). */
 static void visit(printer *p, int dim, const char *base, void (*fn)(printer *, const char *))
@@ -43,7 +50,7 @@ static void visit(printer *p, int dim, const char *base, void (*fn)(printer *, c
         fn(p, base);
         return;
     }
-    int64_t step = t->strides[dim] * (int64_t)tj_dtype_size(t->dtype);
+    int64_t step = byte_step(t, dim);
     for (int64_t i = 0; i < t->shape[dim]; i++)
         if (!hidden(p, t->shape[dim], i)) visit(p, dim + 1, base + i * step, fn);
 }
@@ -124,7 +131,7 @@ static void put_vector(const printer *p, const char *base, int indent)
     const tj_tensor *t = p->t;
     int dim = t->ndim - 1;
     int64_t size = t->shape[dim];
-    int64_t step = t->strides[dim] * (int64_t)tj_dtype_size(t->dtype);
+    int64_t step = byte_step(t, dim);
     int per_line = (LINEWIDTH - indent) / (p->width + 2);
     if (per_line < 1) per_line = 1;
     int64_t item = 0;

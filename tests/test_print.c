@@ -436,6 +436,17 @@ Test(print, transposed_view)
     tj_tensor_release(a);
 }
 
+/* torch.arange(6.).as_strided([2, 1], [1, 2**63 - 1], 1): a size-1 dim's
+ * stride is never stepped over, whatever it is (under the sanitizers, no
+ * overflow scaling it to bytes) */
+Test(print, a_size_one_dim_of_huge_stride)
+{
+    tj_tensor *a = make(TJ_FLOAT32, 1, I64(6), (const float[]){0, 1, 2, 3, 4, 5});
+    expect_repr(tj_as_strided(a, I64(2, 1), I64(1, INT64_MAX), 2, true, 1), "tensor([[1.],\n        [2.]])");
+    expect_repr(tj_as_strided(a, I64(1), I64(INT64_MAX), 1, true, 5), "tensor([5.])");
+    tj_tensor_release(a);
+}
+
 /* torch.arange(10)[::2] */
 Test(print, stepped_slice)
 {
