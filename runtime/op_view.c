@@ -368,7 +368,13 @@ tj_status tj_diagonal_geometry(const char *op, const tj_value *args, tj_meta *ou
     if (d1 == d2)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: diagonal dimensions cannot be identical %" PRId64 ", %" PRId64, op,
                         args[2].u.i, args[3].u.i);
-    int64_t n1 = self->shape[d1], n2 = self->shape[d2], size;
+    int64_t n1 = self->shape[d1], n2 = self->shape[d2], size, step;
+    /* strides of size-1 dims may be anything (as_strided's): ATen's sum
+     * wraps negative there, which its as_strided refuses */
+    if (__builtin_add_overflow(self->strides[d1], self->strides[d2], &step))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the diagonal's stride, the sum of strides %" PRId64
+                        " and %" PRId64 " of dims %d and %d, overflows", op, self->strides[d1], self->strides[d2], d1,
+                        d2);
     /* the differences stay in range: sizes are >= 0, offset any int64 */
     if (offset >= 0) size = offset >= n2 ? 0 : n1 < n2 - offset ? n1 : n2 - offset;
     else size = offset <= -n1 ? 0 : n1 + offset < n2 ? n1 + offset : n2;
@@ -383,7 +389,7 @@ tj_status tj_diagonal_geometry(const char *op, const tj_value *args, tj_meta *ou
         }
     o->ndim = k + 1;
     o->shape[k] = size;
-    o->strides[k] = self->strides[d1] + self->strides[d2];
+    o->strides[k] = step;
     return TJ_OK;
 }
 

@@ -59,7 +59,8 @@ tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
  * by their diagonal as the last dim, `offset` above (> 0) or below (< 0) the
  * main one; empty when the offset passes either size. Errors name
  * aten::diagonal: TJ_ERR_INDEX for rank < 2 or a dim out of range,
- * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2 (after wrapping). */
+ * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2 (after wrapping) or strides
+ * whose sum overflows. */
 tj_status tj_meta_diagonal(const tj_value *args, tj_meta *outs);
 /** tj_meta_diagonal with its errors naming `op` (diagonal_scatter,
  * diagonal_backward). */

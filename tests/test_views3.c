@@ -241,6 +241,13 @@ Test(views3, diagonal_refuses_what_pytorch_refuses)
                       "aten::diagonal_backward", "negative size");
     test_expect_error(tj_diagonal_backward(v, (int64_t[]){4}, 1, 0, 0, 1), TJ_ERR_INDEX, "aten::diagonal_backward",
                       "a diagonal needs 2");
+    /* size-1 dims of any strides (as_strided's): their sum, the diagonal's
+     * stride, overflows; PyTorch's diagonal then refuses it ("Negative
+     * strides are not supported", the sum wrapped) */
+    tj_tensor *huge = tj_as_strided(x, (int64_t[]){2, 1}, (int64_t[]){1, INT64_MAX}, 2, true, 0);
+    cr_assert_not_null(huge, "%s", tj_last_error());
+    test_expect_error(tj_diagonal(huge, 0, 0, 1), TJ_ERR_INVALID_ARGUMENT, "aten::diagonal",
+                      "strides 1 and 9223372036854775807 of dims 0 and 1, overflows");
 }
 
 Test(views3, diagonal_backward_and_diagonal_scatter_match_their_definitions)

@@ -528,7 +528,8 @@ tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index);           /**
  * max(0, min(n1, n2 - offset)) (offset >= 0) or max(0, min(n1 + offset,
  * n2)); stride: the sum of the two dims' strides. Errors (naming
  * aten::diagonal): TJ_ERR_INDEX for rank < 2 or a dim out of range,
- * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2. Its gradient is
+ * TJ_ERR_INVALID_ARGUMENT for dim1 == dim2 or for strides whose sum
+ * overflows (size-1 dims of as_strided). Its gradient is
  * tj_diagonal_backward. */
 tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
 /** aten::as_strided (a view sharing self's storage): self's storage (any
