@@ -422,15 +422,17 @@ static tj_status prelu(const tj_value *args, tj_value *outs)
 }
 
 /* prelu_backward as torch._decomp: the weight unsqueezed at the end to
- * broadcast along dim 1 of grad_output, self's gradient where(self > 0,
+ * broadcast along dim 1 of self (torch._decomp counts grad_output's dims,
+ * the same but for the kernel's grad_output broadcasting to self's shape),
+ * self's gradient where(self > 0,
  * grad, weight * grad), weight's where(self > 0, 0, self * grad) summed to
  * that shape (sum_to_size) and viewed as the weight's */
 static tj_status prelu_backward(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(prelu_backward, args, m);
     tj_tensor *g = args[0].u.t, *x = args[1].u.t, *w = args[2].u.t, *cur = w;
-    int gd = tj_tensor_ndim(g);
-    for (int k = 2; k < gd; k++) cur = tj_unsqueeze(cur, -1);
+    int xd = tj_tensor_ndim(x);
+    for (int k = 2; k < xd; k++) cur = tj_unsqueeze(cur, -1);
     tj_tensor *pos = tj_gt_scalar(x, tj_v_int(0));
     tj_tensor *gx = tj_where(pos, g, tj_mul(cur, g));
     tj_tensor *terms = tj_where_scalar_self(pos, tj_v_float(0.0), tj_mul(x, g));

@@ -201,6 +201,28 @@ Test(opsbatch3, prelu_traces_as_pytorch_and_replays_and_decomposes_as_eager)
     }
 }
 
+/* prelu_backward(in[0], in[1], in[2]) */
+static tj_status prelu_backward_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 2;
+    return tj_prelu_backward(in[0], in[1], in[2], &out[0], &out[1]);
+}
+
+/* The kernel takes a grad_output broadcasting to self's shape (a 0-dim one
+ * here): the decomposition broadcasts the weight along self's dim 1 as
+ * well, by self's rank, not grad_output's */
+Test(opsbatch3, prelu_backward_decomposes_as_its_kernel_for_a_broadcast_grad_output)
+{
+    const int64_t xs[3] = {2, 3, 4};
+    for (int one = 0; one < 2; one++) {
+        tj_tensor *in[3] = {tj_tensor_scalar_f64(0.75), test_f64_grad(PRELU_X, 3, xs, false),
+                            test_f64_grad(PRELU_W, 1, (int64_t[]){one ? 1 : 3}, false)};
+        test_expect_traced(prelu_backward_step, in, 3, 2, (const char *[]){"aten.prelu_backward.default("}, 1, NULL,
+                           1e-15);
+    }
+}
+
 /* ---- index_fill.int_Tensor, index_fill_.int_Tensor ---- */
 
 static void expect_i64(tj_tensor *t, const int64_t *want, int64_t n)
