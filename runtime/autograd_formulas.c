@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd_internal.h"
+#include "op_inplace.h"
 
 #define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
 /* ARG / OUT / SAVED: saved tensors whose values the formula reads (checked
@@ -2536,17 +2537,24 @@ FORMULA(d_as_strided)
 }
 
 /* as_strided_scatter: self gets the gradient with the written elements
- * zeroed, src the gradient read with the geometry (over its row-major
- * copy, as the operator reads self). */
+ * zeroed, src the gradient read with the geometry, both over a row-major
+ * copy of the gradient in self's storage order (the operator addresses
+ * self's clone, which keeps a dense self's layout: tj_storage_order). */
 FORMULA(d_as_strided_scatter)
 {
-    const tj_tensor *src = META(1);
+    const tj_tensor *self = META(0), *src = META(1);
     const tj_value *size = &c->args[2], *stride = &c->args[3];
     bool has = c->args[4].kind == TJ_V_INT;
     int64_t off = has ? c->args[4].u.i : 0;
+    int order[TJ_MAX_DIMS];
+    int64_t perm[TJ_MAX_DIMS], inverse[TJ_MAX_DIMS];
+    tj_storage_order(self, order);
+    for (int k = 0; k < self->ndim; k++) perm[k] = order[k], inverse[order[k]] = k;
+    tj_tensor *stored = tj_clone(tj_permute(g[0], perm, self->ndim));
     if (NEED(0))
-        gi[0] = tj_as_strided_scatter(g[0], zeros_like(src), size->u.ints, stride->u.ints, size->n, true, off);
-    if (NEED(1)) gi[1] = tj_as_strided(tj_clone(g[0]), size->u.ints, stride->u.ints, size->n, true, off);
+        gi[0] = tj_permute(tj_as_strided_scatter(stored, zeros_like(src), size->u.ints, stride->u.ints, size->n, true,
+                                                 off), inverse, self->ndim);
+    if (NEED(1)) gi[1] = tj_as_strided(stored, size->u.ints, stride->u.ints, size->n, true, off);
     return TJ_OK;
 }
 

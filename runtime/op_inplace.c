@@ -363,7 +363,7 @@ static const char *const scatter_names[] = {"slice", "select", "diagonal", "as_s
  * base and self's arguments from arg 2 on (slice.Tensor's dim, start, end,
  * step; select's dim, index; diagonal's offset, dim1, dim2, its errors
  * naming op; as_strided's size, stride, offset over base's elements in
- * row-major order, base's first at offset 0, as in its contiguous clone). */
+ * row-major order, base's first at offset 0, as in a row-major clone). */
 static tj_status scatter_view(const char *op, scatter_kind kind, tj_tensor *base, const tj_value *args, tj_meta *m)
 {
     tj_value va[5] = {tj_v_tensor(base), args[2], args[3]};
@@ -433,9 +433,59 @@ tj_status tj_meta_as_strided_scatter(const tj_value *args, tj_meta *outs)
 {
     return meta_scatter("aten::as_strided_scatter", SCATTER_AS_STRIDED, args, outs);
 }
+bool tj_storage_order(const tj_tensor *t, int *perm)
+{
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++) /* size-1 dims outermost: never stepped over */
+        if (t->shape[d] == 1) perm[n++] = d;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 1) continue;
+        int k = n++;
+        for (; k > 0 && t->shape[perm[k - 1]] != 1 && t->strides[perm[k - 1]] < t->strides[d]; k--)
+            perm[k] = perm[k - 1];
+        perm[k] = d;
+    }
+    int64_t expected = 1;
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        int d = perm[k];
+        if (t->shape[d] == 1) continue;
+        if (t->strides[d] != expected) break;
+        expected *= t->shape[d];
+    }
+    if (t->numel > 0 && expected == t->numel) return true;
+    for (int d = 0; d < t->ndim; d++) perm[d] = d;
+    return false;
+}
+
+/* The geometry addresses the storage of PyTorch's self.clone(), which
+ * keeps a dense self's strides: for one not row-major (transposed), it is
+ * written into a block laid out as self, copied into out (row-major). */
 tj_status tj_kernel_as_strided_scatter(const tj_value *args, tj_tensor *const *outs)
 {
-    return kernel_scatter(SCATTER_AS_STRIDED, args, outs);
+    tj_tensor *self = args[0].u.t;
+    int perm[TJ_MAX_DIMS];
+    if (!tj_storage_order(self, perm) || tj_tensor_is_contiguous(self))
+        return kernel_scatter(SCATTER_AS_STRIDED, args, outs);
+    tj_meta bm = {.dtype = self->dtype, .ndim = self->ndim, .alias = -1};
+    for (int k = 0; k < self->ndim; k++) bm.shape[k] = self->shape[perm[k]];
+    tj_tensor *block = tj_tensor_new_meta(&bm, false);
+    if (!block) return tj_last_status();
+    int64_t strides[TJ_MAX_DIMS];
+    for (int k = 0; k < self->ndim; k++) strides[perm[k]] = block->strides[k];
+    tj_meta m;
+    scatter_view(NULL, SCATTER_AS_STRIDED, block, args, &m); /* checked by the shape function */
+    tj_tensor *lay = tj_tensor_new_view(block, self->ndim, self->shape, strides, 0);
+    tj_tensor *view = lay ? tj_tensor_new_view(block, m.ndim, m.shape, m.strides, m.offset) : NULL;
+    tj_status st = view ? TJ_OK : tj_last_status();
+    if (view) {
+        tj_copy_tensor(lay, self);
+        tj_copy_tensor(view, args[1].u.t);
+        tj_copy_tensor(outs[0], lay);
+    }
+    tj_tensor_release(view);
+    tj_tensor_release(lay);
+    tj_tensor_release(block);
+    return st;
 }
 tj_status tj_meta_diagonal_scatter(const tj_value *args, tj_meta *outs)
 {

@@ -22,6 +22,12 @@ TJ_OP_DECLARE(index_put_)
 TJ_OP_DECLARE(select_scatter)
 TJ_OP_DECLARE(diagonal_scatter)
 TJ_OP_DECLARE(as_strided_scatter)
+/** The dims of t ordered as its elements lie in memory, outermost first
+ * (size-1 dims leading), into perm (t->ndim entries), when t is dense: its
+ * elements fill their span, each once (a transposed tensor), the layout
+ * PyTorch's self.clone() keeps (preserve_format). Otherwise false, perm
+ * the identity (the clone is row-major). */
+bool tj_storage_order(const tj_tensor *t, int *perm);
 /* diagonal's derivative (op_backward.def), zeros with a diagonal_scatter */
 TJ_OP_DECLARE(diagonal_backward)
 

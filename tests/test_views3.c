@@ -705,3 +705,66 @@ Test(views3, a_replayed_as_strided_refuses_an_input_whose_storage_it_reaches_pas
         tj_graph_free(g);
     }
 }
+
+/* as_strided_scatter's geometry addresses the storage of self.clone(),
+ * which keeps the strides of a self whose elements fill their span (a
+ * transposed one): PyTorch 1.13's values. The gradient is self's with the
+ * written elements zeroed, and src's read from them, whatever self's and
+ * the incoming gradient's layouts (PyTorch 1.13 refuses a non-contiguous
+ * self requiring grad, and reads a transposed incoming gradient in its own
+ * storage order: wrong positions). */
+Test(views3, as_strided_scatter_addresses_the_storage_order_of_a_transposed_self)
+{
+    double v[12], w[12];
+    for (int i = 0; i < 12; i++) v[i] = i, w[i] = i + 1;
+    tj_tensor *x = test_f64_grad(v, 2, (int64_t[]){3, 4}, true), *src = test_f64_grad((const double[]){100, 200}, 1,
+                                                                                         (int64_t[]){2}, true);
+    tj_tensor *y = tj_as_strided_scatter(tj_t(x), src, (int64_t[]){2}, (int64_t[]){1}, 1, true, 0);
+    test_expect_close(y, (const double[]){100, 4, 8, 200, 5, 9, 2, 6, 10, 3, 7, 11}, 12, 0, 0);
+    tj_tensor *loss = tj_sum(tj_mul(y, test_f64(2, (int64_t[]){4, 3}, w)), TJ_DTYPE_NONE), *g[2];
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, src}, 2, g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g[0], (const double[]){0, 0, 7, 10, 2, 5, 8, 11, 3, 6, 9, 12}, 12, 0, 0);
+    test_expect_close(g[1], (const double[]){1, 4}, 2, 0, 0);
+    /* a contiguous self, its gradient arriving transposed */
+    tj_tensor *src4 = test_f64_grad((const double[]){100, 200, 300, 400}, 2, (int64_t[]){2, 2}, true);
+    y = tj_as_strided_scatter(x, src4, (int64_t[]){2, 2}, (int64_t[]){1, 4}, 2, true, 1);
+    test_expect_close(y, (const double[]){0, 100, 300, 3, 4, 200, 400, 7, 8, 9, 10, 11}, 12, 0, 0);
+    loss = tj_sum(tj_mul(tj_t(y), test_f64(2, (int64_t[]){4, 3}, w)), TJ_DTYPE_NONE);
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){x, src4}, 2, g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g[0], (const double[]){1, 0, 0, 10, 2, 0, 0, 11, 3, 6, 9, 12}, 12, 0, 0);
+    test_expect_close(g[1], (const double[]){4, 5, 7, 8}, 4, 0, 0);
+}
+
+/* in[0].as_strided([2, 2], [1, 4], 1) *= 3; in[0] * 2 */
+static tj_status strided_write_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *v = tj_as_strided(in[0], (int64_t[]){2, 2}, (int64_t[]){1, 4}, 2, true, 1);
+    if (!tj_mul_scalar_(v, tj_v_int(3))) return tj_last_status();
+    out[0] = tj_mul_scalar(in[0], tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Functionalised, the write through as_strided becomes as_strided_scatter
+ * of the input: replayed on a transposed input, both read and write its
+ * storage order, as the eager in-place call does. */
+Test(views3, a_functionalised_write_through_as_strided_replays_on_a_transposed_input_as_eager)
+{
+    tj_tensor *x = test_f64(2, (int64_t[]){3, 4}, V3_X);
+    tj_graph *g = tj_make_fx(strided_write_step, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_geq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *a = tj_t(test_f64(2, (int64_t[]){4, 3}, V3_X)), *b = tj_t(test_f64(2, (int64_t[]){4, 3}, V3_X));
+    tj_tensor *got[2], *want; /* the result, and the new value written back into the input */
+    int n;
+    cr_assert_eq(tj_graph_num_outputs(g), 2);
+    cr_assert_eq(tj_plan_run(p, &a, 1, got), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(strided_write_step(NULL, &b, 1, &want, &n), TJ_OK, "%s", tj_last_error());
+    test_expect_same(got[0], want, "result");
+    test_expect_same(a, b, "input written back");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

@@ -299,9 +299,12 @@ tj_tensor *tj_select_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, int64
 tj_tensor *tj_diagonal_scatter(tj_tensor *self, tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
 /** aten::as_strided_scatter: a copy of self (any dtype) whose elements at
  * the as_strided geometry (size, stride: ndim entries each; storage offset,
- * 0 when has_offset is false) over self's elements in row-major order hold
- * src, converted to self's dtype (PyTorch reads the geometry over self's
- * clone, which is the row-major order for a contiguous self). Where the
+ * 0 when has_offset is false) over the storage of self's clone hold src,
+ * converted to self's dtype, as PyTorch: the clone keeps the layout of a
+ * self whose elements fill their span (a transposed one: the geometry
+ * follows its storage order), and is row-major otherwise. The result is
+ * row-major. The gradient follows the same order (PyTorch 1.13 refuses a
+ * non-contiguous self requiring grad). Where the
  * geometry overlaps itself one of the elements written there is kept (which
  * one is unspecified, as in PyTorch). Errors
  * (naming aten::as_strided_scatter): those of tj_as_strided against self's
