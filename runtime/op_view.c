@@ -468,8 +468,10 @@ tj_status tj_as_strided_geometry(const char *op, const tj_tensor *self, int64_t 
     o->ndim = n;
     o->alias = 0;
     o->offset = offset;
-    memcpy(o->shape, size, sizeof(int64_t) * (size_t)n);
-    memcpy(o->strides, stride, sizeof(int64_t) * (size_t)n);
+    for (int d = 0; d < n; d++) { /* a 0-dim view's arrays may be NULL */
+        o->shape[d] = size[d];
+        o->strides[d] = stride[d];
+    }
     return TJ_OK;
 }
 

@@ -440,6 +440,9 @@ Test(views3, as_strided_refuses_reads_outside_the_storage)
                       TJ_ERR_SHAPE, "aten::as_strided_scatter", "out of bounds for a storage of 12 elements");
     /* an empty view may sit at the storage's end */
     cr_expect_not_null(tj_as_strided(x, (int64_t[]){0}, (int64_t[]){1}, 1, true, 12), "%s", tj_last_error());
+    /* a 0-dim view takes no size or stride arrays (NULL, length 0) */
+    test_expect_close(tj_as_strided(x, NULL, NULL, 0, true, 11), V3_X + 11, 1, 0, 0);
+    test_expect_error(tj_as_strided(x, NULL, NULL, 0, true, 12), TJ_ERR_SHAPE, "aten::as_strided", "out of bounds");
 }
 
 static tj_status strided_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
