@@ -8,9 +8,7 @@
  *
  * Labels are the subscripts A-Z (0..25) and a-z (26..51) in that order, the
  * order of an implicit output. ATen takes a repeated label's diagonal with
- * diagonal() + movedim(); tjit has no diagonal view, so the two dims are
- * moved last, flattened (a view when their strides allow, else a copy) and
- * sliced with step n + 1. */
+ * diagonal() + movedim(), recorded as diagonal and permute. */
 #include <string.h>
 
 #include "internal.h"
@@ -156,29 +154,15 @@ static tj_status place_dims(const char *eq, size_t lhs_len, bool explicit_out, l
     return TJ_OK;
 }
 
-/* ATen's op.diagonal(0, d1, d2).movedim(-1, d1) for d1 < d2 of equal size n:
- * the diagonal takes d1's place and d2 goes. */
+/* ATen's op.diagonal(0, d1, d2).movedim(-1, d1) for d1 < d2 of equal size:
+ * the diagonal, a view, takes d1's place and d2 goes. movedim is implicit
+ * and records its permute, the identity included. */
 static tj_tensor *diagonal_at(tj_tensor *op, int d1, int d2)
 {
-    int nd = tj_tensor_ndim(op), k = 0;
-    const int64_t *sh = tj_tensor_shape(op), *st = tj_tensor_strides(op);
-    int64_t n = sh[d1], perm[TJ_MAX_DIMS], shape[TJ_MAX_DIMS], back[TJ_MAX_DIMS];
-    for (int d = 0; d < nd; d++)
-        if (d != d1 && d != d2) {
-            shape[k] = sh[d];
-            perm[k++] = d;
-        }
-    /* (i, i) reads the same either way: flatten the pair in the order that
-     * keeps the flattening a view when one does (a transposed matrix) */
-    bool swap = st[d1] != n * st[d2] && st[d2] == n * st[d1];
-    perm[k] = swap ? d2 : d1;
-    perm[k + 1] = swap ? d1 : d2;
-    shape[k] = n * n;
-    /* element (i, i) of the flattened pair sits at i * (n + 1) */
-    tj_tensor *flat = tj_reshape(tj_permute(op, perm, nd), shape, k + 1);
-    tj_tensor *diag = tj_slice(flat, k, true, 0, false, 0, n + 1);
-    for (int d = 0, j = 0; d < nd - 1; d++) back[d] = d == d1 ? k : j++;
-    return tj_permute(diag, back, nd - 1);
+    int nd = tj_tensor_ndim(op) - 1;
+    int64_t perm[TJ_MAX_DIMS];
+    for (int d = 0, j = 0; d < nd; d++) perm[d] = d == d1 ? nd - 1 : j++;
+    return tj_permute(tj_diagonal(op, 0, d1, d2), perm, nd);
 }
 
 /* Size checks, diagonals of repeated labels, then the operand unsqueezed

@@ -67,6 +67,16 @@ static const einsum_case cases[] = {
      TJ_FLOAT32, 1, {3}, (const double[]){-0.25, 0.25, 0.75}},
     {"diagonal across a middle dim", "iji->j", 0, 0, 1, {{3, {2, 3, 2}, TJ_FLOAT32}},
      TJ_FLOAT32, 1, {3}, (const double[]){-1.25, -0.75, -0.25}},
+    {"explicit trace", "ii->", 0, 0, 1, {{2, {3, 3}, TJ_FLOAT32}},
+     TJ_FLOAT32, 0, {0}, (const double[]){0.75}},
+    {"batched diagonal", "bii->bi", 0, 0, 1, {{3, {2, 3, 3}, TJ_FLOAT32}},
+     TJ_FLOAT32, 2, {2, 3}, (const double[]){-0.25, 0.25, 0.75, -0.75, -0.25, 0.25}},
+    {"diagonal moved in front of a kept dim", "iij->ij", 0, 0, 1, {{3, {3, 3, 2}, TJ_FLOAT32}},
+     TJ_FLOAT32, 2, {3, 2}, (const double[]){-0.25, 1.5, 0.75, -0.75, -1.5, 0.25}},
+    {"diagonal of the outer dims", "iji->ij", 0, 0, 1, {{3, {3, 2, 3}, TJ_FLOAT32}},
+     TJ_FLOAT32, 2, {3, 2}, (const double[]){-0.25, -1.5, -1.0, 1.0, 1.5, 0.25}},
+    {"label repeated four times", "iiii->i", 0, 0, 1, {{4, {2, 2, 2, 2}, TJ_FLOAT32}},
+     TJ_FLOAT32, 1, {2}, (const double[]){-0.25, 0.0}},
     {"transpose", "ij->ji", 0, 0, 1, {{2, {2, 3}, TJ_FLOAT32}},
      TJ_FLOAT32, 2, {3, 2}, (const double[]){-0.25, -1.5, 1.5, 0.25, 0.0, -1.25}},
     {"sum of all", "ij->", 0, 0, 1, {{2, {2, 3}, TJ_FLOAT32}},
@@ -267,6 +277,63 @@ Test(einsum, records_attention_scores_as_pytorch_does)
     tj_graph_free(g);
 }
 
+/* A repeated label's diagonal: x.diagonal(0, d1, d2).movedim(-1, d1) as
+ * ATen 1.13 takes it, recorded as diagonal and the permute of movedim,
+ * then its gradient through diagonal_backward. PyTorch 1.13's make_fx graph
+ * of torch.autograd.grad(torch.einsum("iij->ij", x), x, go) with x a leaf
+ * that requires grad; torch also records aten.is_same_size(permute_1, go),
+ * the unused check of go's shape that torch.autograd.grad makes, which tjit
+ * does not, and tjit's x is the detached input. */
+static tj_status trace_diagonal_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_einsum("iij->ij", &x, 1, NULL, 0);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, &in[1], &x, 1, out) : tj_last_status();
+}
+
+Test(einsum, records_a_repeated_label_as_diagonal_and_permute_as_pytorch_does)
+{
+    tj_tensor *in[2] = {tj_tensor_fake(TJ_FLOAT32, 3, (int64_t[]){3, 3, 2}),
+                        tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){3, 2})};
+    tj_graph *g = tj_make_fx(trace_diagonal_grad, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[3, 3, 2], %arg1_1 : f32[3, 2]):\n"
+                           "    %detach = aten.detach.default(%arg0_1)\n"
+                           "    %diagonal = aten.diagonal.default(%detach)\n"
+                           "    %permute = aten.permute.default(%diagonal, [1, 0])\n"
+                           "    %permute_1 = aten.permute.default(%permute, [0, 1])\n"
+                           "    %permute_2 = aten.permute.default(%arg1_1, [0, 1])\n"
+                           "    %permute_3 = aten.permute.default(%permute_2, [1, 0])\n"
+                           "    %diagonal_backward = aten.diagonal_backward.default(%permute_3, [3, 3, 2], 0, 0, 1)\n"
+                           "    return (%diagonal_backward,)\n");
+    free(text);
+    tj_graph_free(g);
+}
+
+/* Every repeated label takes its own diagonal: PyTorch 1.13's make_fx graph
+ * of torch.einsum("jiji->ij", x). */
+Test(einsum, records_two_repeated_labels_as_two_diagonals)
+{
+    const einsum_case c = {.equation = "jiji->ij", .n = 1};
+    tj_tensor *x = tj_tensor_fake(TJ_FLOAT32, 4, (int64_t[]){2, 3, 2, 3});
+    tj_graph *g = tj_make_fx(trace_case, (void *)&c, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 3, 2, 3]):\n"
+                           "    %diagonal = aten.diagonal.default(%arg0_1, 0, 0, 2)\n"
+                           "    %permute = aten.permute.default(%diagonal, [2, 0, 1])\n"
+                           "    %diagonal_1 = aten.diagonal.default(%permute, 0, 1, 2)\n"
+                           "    %permute_1 = aten.permute.default(%diagonal_1, [0, 1])\n"
+                           "    %permute_2 = aten.permute.default(%permute_1, [1, 0])\n"
+                           "    return (%permute_2,)\n");
+    free(text);
+    tj_graph_free(g);
+}
+
 /* The contraction path of "ij,jk,kl->il": [1, 2, 0, 1] multiplies jk and kl
  * first (a [3, 2] product) and puts that product at the back of the list,
  * so ij is the left operand of the second. The graph is PyTorch 1.13's
@@ -342,6 +409,37 @@ Test(einsum, gradients_of_a_diagonal_and_a_contraction_match_pytorch)
                       (const double[]){0.625, -1.125, 0.375, -1.375, -0.125, -0.125, -0.125, -0.125, -0.875, 0.875,
                                        -0.625, 1.125},
                       12, 0, 0);
+}
+
+/* out.backward(go) with go operand 3 of out's shape: the gradient is go on
+ * x's diagonal, zero elsewhere */
+Test(einsum, gradients_of_repeated_labels_match_pytorch)
+{
+    const struct {
+        const char *name;
+        const double *want;
+    } grads[] = {
+        {"explicit trace", (const double[]){-1, 0, 0, 0, -1, 0, 0, 0, -1}},
+        {"batched diagonal", (const double[]){-1, 0, 0, 0, 0.75, 0, 0, 0, -0.75, 1, 0, 0, 0, -0.5, 0, 0, 0, 1.25}},
+        {"diagonal moved in front of a kept dim",
+         (const double[]){-1, 0.75, 0, 0, 0, 0, 0, 0, -0.75, 1, 0, 0, 0, 0, 0, 0, -0.5, 1.25}},
+        {"diagonal of the outer dims",
+         (const double[]){-1, 0, 0, 0.75, 0, 0, 0, -0.75, 0, 0, 1, 0, 0, 0, -0.5, 0, 0, 1.25}},
+        {"label repeated four times", (const double[]){-1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.75}},
+    };
+    for (size_t e = 0; e < sizeof grads / sizeof *grads; e++) {
+        const einsum_case *c = NULL;
+        for (int i = 0; i < NCASES; i++)
+            if (strcmp(cases[i].name, grads[e].name) == 0) c = &cases[i];
+        cr_assert_not_null(c, "%s", grads[e].name);
+        const operand_spec so = {c->out_ndim, {c->out_shape[0], c->out_shape[1]}, TJ_FLOAT32};
+        tj_tensor *x = operand(&c->in[0], 1), *go = operand(&so, 3);
+        tj_tensor_set_requires_grad(x, true);
+        tj_tensor *out = tj_einsum(c->equation, &x, 1, NULL, 0);
+        cr_assert_not_null(out, "%s: %s", c->name, tj_last_error());
+        cr_assert_eq(tj_backward(out, go), TJ_OK, "%s: %s", c->name, tj_last_error());
+        test_expect_close(tj_tensor_grad(x), grads[e].want, tj_tensor_numel(x), 0, 0);
+    }
 }
 
 Test(einsum, gradients_of_three_operands_with_a_broadcast_label_match_pytorch)
