@@ -2199,13 +2199,16 @@ static void scatter_reduce_grads(const tj_grad_ctx *c, tj_tensor *grad, tj_tenso
         *gsrc = tj_where(single_zero, tj_gather(tj_mul(grad, masked_src_result), dim, index), others);
         return;
     }
-    /* amax / amin: the gradient split evenly between the values equal to the result */
+    /* amax / amin: the gradient split evenly between the values equal to the
+     * result; as ATen, the masks that pick them are bool and compared anew
+     * (make_fx records eq again and a mul of bool by float, same values) */
     tj_tensor *value = tj_gather(result, dim, index);
-    tj_tensor *self_is = tj_to_copy(tj_eq(self, result), grad->dtype);
-    tj_tensor *src_is = tj_to_copy(tj_eq(src, value), grad->dtype);
+    tj_tensor *self_is = tj_to_copy(tj_eq(self, result), self->dtype);
+    tj_tensor *src_is = tj_to_copy(tj_eq(src, value), self->dtype);
     tj_tensor *distributed = tj_div(grad, tj_scatter_add(self_is, dim, index, src_is));
-    *gself = tj_mul(self_is, distributed);
-    *gsrc = tj_mul(src_is, tj_gather(distributed, dim, index));
+    *gself = tj_mul(tj_eq(self, result), distributed);
+    tj_tensor *src_distributed = tj_gather(distributed, dim, index); /* before the eq, in torch's order */
+    *gsrc = tj_mul(tj_eq(src, value), src_distributed);
 }
 
 FORMULA(d_scatter_reduce)
