@@ -690,8 +690,15 @@ tj_tensor *tj_autograd_sum_to(tj_tensor *g, const tj_tensor *like, const tj_op *
                  tj_shape_str(like->ndim, like->shape, b, sizeof b));
         return NULL;
     }
+    /* as ATen's sum_to: sum() to a 0-dim shape, else a sum that keeps the
+     * dims, viewed only when leading dims go */
     tj_tensor *r = g;
-    if (nd) r = tj_view(tj_sum_dim(g, dims, nd, true, -1), like->shape, like->ndim);
+    if (nd && like->ndim == 0) {
+        r = tj_sum(g, -1);
+    } else if (nd) {
+        r = tj_sum_dim(g, dims, nd, true, -1);
+        if (lead) r = tj_view(r, like->shape, like->ndim);
+    }
     if (r && r->dtype != like->dtype) r = tj_to_copy(r, like->dtype);
     return r;
 }

@@ -380,10 +380,11 @@ FORMULA(d_rsub)
     return TJ_OK;
 }
 
+/* other's gradient first: the order torch 1.13's MulBackward0 computes them */
 FORMULA(d_mul)
 {
-    if (NEED(0)) gi[0] = tj_mul(g[0], ARG(1));
     if (NEED(1)) gi[1] = tj_mul(g[0], ARG(0));
+    if (NEED(0)) gi[0] = tj_mul(g[0], ARG(1));
     return TJ_OK;
 }
 

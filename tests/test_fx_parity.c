@@ -303,3 +303,100 @@ Test(fx_parity, scatter_reduce_amax_gradient_records_torchs_masks)
     free(text);
     tj_graph_free(g);
 }
+
+/* torch: return torch.autograd.grad(x * y, [x, y], go), x and y leaves that
+ * require grad. MulBackward0 computes other's gradient (go * x) before
+ * self's; the engine then sums each to its input's shape (ATen's sum_to):
+ * a sum that keeps the dims, viewed only when leading dims go, and sum() to
+ * a 0-dim input. torch also records aten.is_same_size(mul, go), which tjit
+ * does not, and tjit's x and y are the detached inputs. */
+static tj_status mul_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *y = tj_tensor_detach(in[1]);
+    if (!x || !y || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(y, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *z = tj_mul(x, y);
+    *n_out = 2;
+    return z ? tj_autograd_grad(&z, 1, &in[2], (tj_tensor *[]){x, y}, 2, out) : tj_last_status();
+}
+
+Test(fx_parity, broadcasting_mul_gradient_prints_as_torch_make_fx)
+{
+    const struct {
+        int nx, ny, nz;
+        int64_t x[3], y[2], z[3]; /* z: the product's shape, go's */
+        const char *want;
+    } cases[] = {
+        {2, 2, 2, {2, 1}, {1, 3}, {2, 3},
+         "graph(%arg0_1 : f32[2, 1], %arg1_1 : f32[1, 3], %arg2_1 : f32[2, 3]):\n"
+         "    %detach = aten.detach.default(%arg0_1)\n"
+         "    %detach_1 = aten.detach.default(%arg1_1)\n"
+         "    %mul = aten.mul.Tensor(%detach, %detach_1)\n"
+         "    %mul_1 = aten.mul.Tensor(%arg2_1, %detach)\n"
+         "    %mul_2 = aten.mul.Tensor(%arg2_1, %detach_1)\n"
+         "    %sum_1 = aten.sum.dim_IntList(%mul_2, [1], True)\n"
+         "    %sum_2 = aten.sum.dim_IntList(%mul_1, [0], True)\n"
+         "    return (%sum_1, %sum_2)\n"},
+        {3, 2, 3, {4, 2, 3}, {2, 1}, {4, 2, 3},
+         "graph(%arg0_1 : f32[4, 2, 3], %arg1_1 : f32[2, 1], %arg2_1 : f32[4, 2, 3]):\n"
+         "    %detach = aten.detach.default(%arg0_1)\n"
+         "    %detach_1 = aten.detach.default(%arg1_1)\n"
+         "    %mul = aten.mul.Tensor(%detach, %detach_1)\n"
+         "    %mul_1 = aten.mul.Tensor(%arg2_1, %detach)\n"
+         "    %mul_2 = aten.mul.Tensor(%arg2_1, %detach_1)\n"
+         "    %sum_1 = aten.sum.dim_IntList(%mul_1, [0, 2], True)\n"
+         "    %view = aten.view.default(%sum_1, [2, 1])\n"
+         "    return (%mul_2, %view)\n"},
+        {2, 0, 2, {2, 3}, {0}, {2, 3},
+         "graph(%arg0_1 : f32[2, 3], %arg1_1 : f32[], %arg2_1 : f32[2, 3]):\n"
+         "    %detach = aten.detach.default(%arg0_1)\n"
+         "    %detach_1 = aten.detach.default(%arg1_1)\n"
+         "    %mul = aten.mul.Tensor(%detach, %detach_1)\n"
+         "    %mul_1 = aten.mul.Tensor(%arg2_1, %detach)\n"
+         "    %mul_2 = aten.mul.Tensor(%arg2_1, %detach_1)\n"
+         "    %sum_1 = aten.sum.default(%mul_1)\n"
+         "    return (%mul_2, %sum_1)\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        tj_tensor *in[3] = {tj_tensor_fake(TJ_FLOAT32, cases[k].nx, cases[k].x),
+                            tj_tensor_fake(TJ_FLOAT32, cases[k].ny, cases[k].y),
+                            tj_tensor_fake(TJ_FLOAT32, cases[k].nz, cases[k].z)};
+        tj_graph *g = tj_make_fx(mul_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        char *text = tj_graph_to_string(g);
+        cr_expect_str_eq(text, cases[k].want);
+        free(text);
+        tj_graph_free(g);
+    }
+}
+
+/* torch 1.13's gradients of the same function: [2, 1] * [1, 3], and [2, 3]
+ * by a 0-dim tensor, eager and replayed. */
+Test(fx_parity, broadcasting_mul_gradient_matches_torch)
+{
+    const struct {
+        int nx, ny;
+        int64_t x[2], y[2];
+        float xv[6], yv[3], gx[6], gy[3];
+    } cases[] = {
+        {2, 2, {2, 1}, {1, 3}, {1.5f, -2}, {0.5f, 1, 0.25f}, {1.3125f, 2.5f}, {2.75f, -2.5f, -7.625f}},
+        {2, 0, {2, 3}, {0}, {1.5f, -2, 0.25f, 3, 0.5f, -1}, {-0.5f}, {-0.25f, -0.5f, -0.125f, 0.5f, -1, -2},
+         {-7.1875f}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        tj_tensor *in[3] = {test_f32(cases[k].nx, cases[k].x, cases[k].xv),
+                            test_f32(cases[k].ny, cases[k].y, cases[k].yv), test_f32(2, S23, Y)};
+        tj_tensor *eager[2], *run[2];
+        int n_out;
+        cr_assert_eq(mul_grad(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+        test_expect_f32(eager[0], cases[k].gx, tj_tensor_numel(in[0]), 0);
+        test_expect_f32(eager[1], cases[k].gy, tj_tensor_numel(in[1]), 0);
+        tj_graph *g = tj_make_fx(mul_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_run(g, in, 3, run), TJ_OK, "%s", tj_last_error());
+        test_expect_same(run[0], eager[0], "x's gradient replayed");
+        test_expect_same(run[1], eager[1], "y's gradient replayed");
+        tj_graph_free(g);
+    }
+}
