@@ -390,11 +390,15 @@ FORMULA(d_mul)
 
 FORMULA(d_mul_scalar) { gi[0] = tj_mul_scalar(g[0], c->args[1]); return TJ_OK; }
 
-/* other: -grad * ((self / other) / other) */
+/* other: -grad * ((self / other) / other), computed before self's as torch
+ * 1.13's DivBackward0 does */
 static void div_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi)
 {
+    if (NEED(1)) {
+        tj_tensor *q = tj_div(tj_div(ARG(0), ARG(1)), ARG(1));
+        gi[1] = tj_mul(tj_neg(g), q);
+    }
     if (NEED(0)) gi[0] = tj_div(g, ARG(1));
-    if (NEED(1)) gi[1] = tj_mul(tj_neg(g), tj_div(tj_div(ARG(0), ARG(1)), ARG(1)));
 }
 
 FORMULA(d_div) { div_grads(c, g[0], gi); return TJ_OK; }

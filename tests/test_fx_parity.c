@@ -400,3 +400,49 @@ Test(fx_parity, broadcasting_mul_gradient_matches_torch)
         tj_graph_free(g);
     }
 }
+
+/* torch: return torch.autograd.grad(x / y, [x, y], go) for x [2, 1], y [1, 3]:
+ * DivBackward0 also computes other's gradient, -go * ((x / y) / y), before
+ * self's, go / y (the same graph for div.Tensor_mode without a rounding
+ * mode). torch's gradients: x [3, 16], y [-11, 2.5, 122]. */
+static tj_status div_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *y = tj_tensor_detach(in[1]);
+    if (!x || !y || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(y, true) != TJ_OK)
+        return tj_last_status();
+    tj_tensor *z = tj_div(x, y);
+    *n_out = 2;
+    return z ? tj_autograd_grad(&z, 1, &in[2], (tj_tensor *[]){x, y}, 2, out) : tj_last_status();
+}
+
+Test(fx_parity, broadcasting_div_gradient_prints_as_torch_make_fx)
+{
+    tj_tensor *in[3] = {test_f32(2, (int64_t[]){2, 1}, (const float[]){1.5f, -2}),
+                        test_f32(2, (int64_t[]){1, 3}, (const float[]){0.5f, 1, 0.25f}), test_f32(2, S23, Y)};
+    tj_tensor *eager[2], *run[2];
+    int n_out;
+    cr_assert_eq(div_grad(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(eager[0], (const float[]){3, 16}, 2, 0);
+    test_expect_f32(eager[1], (const float[]){-11, 2.5f, 122}, 3, 0);
+    tj_graph *g = tj_make_fx(div_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 1], %arg1_1 : f32[1, 3], %arg2_1 : f32[2, 3]):\n"
+                           "    %detach = aten.detach.default(%arg0_1)\n"
+                           "    %detach_1 = aten.detach.default(%arg1_1)\n"
+                           "    %div = aten.div.Tensor(%detach, %detach_1)\n"
+                           "    %div_1 = aten.div.Tensor(%detach, %detach_1)\n"
+                           "    %div_2 = aten.div.Tensor(%div_1, %detach_1)\n"
+                           "    %neg = aten.neg.default(%arg2_1)\n"
+                           "    %mul = aten.mul.Tensor(%neg, %div_2)\n"
+                           "    %div_3 = aten.div.Tensor(%arg2_1, %detach_1)\n"
+                           "    %sum_1 = aten.sum.dim_IntList(%div_3, [1], True)\n"
+                           "    %sum_2 = aten.sum.dim_IntList(%mul, [0], True)\n"
+                           "    return (%sum_1, %sum_2)\n");
+    free(text);
+    cr_assert_eq(tj_graph_run(g, in, 3, run), TJ_OK, "%s", tj_last_error());
+    test_expect_same(run[0], eager[0], "x's gradient replayed");
+    test_expect_same(run[1], eager[1], "y's gradient replayed");
+    tj_graph_free(g);
+}
