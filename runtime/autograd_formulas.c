@@ -1780,7 +1780,12 @@ static void norm_double_backward(const norm_layout *l, tj_tensor *gI, tj_tensor 
         r = add_or(add_or(r, gW ? tj_mul(gW, xh) : NULL), gB);
         *ggo = r ? at_shape(r, l->x->ndim, l->x->shape) : NULL;
     }
-    if (gw) *gw = p_gI ? tj_sum_dim(tj_mul(l->go, p_gI), l->wsum, l->nwsum, true, TJ_DTYPE_NONE) : NULL;
+    if (gw) {
+        /* a layer norm over every dim sums over no dim (an empty dim list
+         * would sum them all) */
+        tj_tensor *t = p_gI ? tj_mul(l->go, p_gI) : NULL;
+        *gw = t && l->nwsum ? tj_sum_dim(t, l->wsum, l->nwsum, true, TJ_DTYPE_NONE) : t;
+    }
     if (!gx) return;
     tj_tensor *h = gW ? tj_mul(l->go, gW) : NULL, *rstd_term = NULL;
     if (gI) {

@@ -175,6 +175,9 @@ B_LN = [0.125, -0.25, 0.375, 0.0]
 case_multi("LAYER_NORM", lambda x, w, b: A.native_layer_norm(x, [4], w, b, 1e-5)[0],
            [(X_LN, [3, 4]), (W_LN, [4]), (B_LN, [4])])
 case_multi("LAYER_NORM2", lambda x: A.native_layer_norm(x, [2, 3], None, None, 1e-5)[0], [(X_LN, [2, 2, 3])])
+# over every dim of x [2, 3], with weight and bias: no leading dim to sum over
+case_multi("LAYER_NORM_ALL", lambda x, w, b: A.native_layer_norm(x, [2, 3], w, b, 1e-5)[0],
+           [(X_LN[:6], [2, 3]), (W_LN + W_LN[:2], [2, 3]), (B_LN + B_LN[:2], [2, 3])])
 
 # embedding: weight [5, 3], indices [2, 3] repeating rows, padding_idx 2
 # (its row gets no gradient) and none; indices are constants of the trace

@@ -421,6 +421,10 @@ static const int64_t ln_shape[1] = {4}, ln_shape2[2] = {2, 3};
 
 static tj_tensor *f_layer_norm(tj_tensor *const *x) { return tj_layer_norm(x[0], ln_shape, 1, x[1], x[2], 1e-5); }
 static tj_tensor *f_layer_norm2(tj_tensor *const *x) { return tj_layer_norm(x[0], ln_shape2, 2, NULL, NULL, 1e-5); }
+static tj_tensor *f_layer_norm_all(tj_tensor *const *x)
+{
+    return tj_layer_norm(x[0], ln_shape2, 2, x[1], x[2], 1e-5);
+}
 
 Test(double_backward, native_layer_norm_backward)
 {
@@ -430,6 +434,9 @@ Test(double_backward, native_layer_norm_backward)
          LAYER_NORM_GGC},
         {"LAYER_NORM2 (two dims)", f_layer_norm2, NULL, "aten::native_layer_norm_backward", 1,
          {IN(LAYER_NORM2, 0, 3, 2, 2, 3)}, 3, {2, 2, 3}, LAYER_NORM2_C, LAYER_NORM2_GGC},
+        {"LAYER_NORM_ALL (every dim, weight, bias)", f_layer_norm_all, NULL, "aten::native_layer_norm_backward", 3,
+         {IN(LAYER_NORM_ALL, 0, 2, 2, 3), IN(LAYER_NORM_ALL, 1, 2, 2, 3), IN(LAYER_NORM_ALL, 2, 2, 2, 3)}, 2, {2, 3},
+         LAYER_NORM_ALL_C, LAYER_NORM_ALL_GGC},
     };
     MULTI_CASES(cases);
 }
