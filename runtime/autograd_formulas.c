@@ -2589,13 +2589,16 @@ FORMULA(d_diag_embed)
 }
 
 /* trace (derivatives.yaml, trace_backward): the gradient index_fill'ed at
- * every (n + 1)-th element of zeros([m * n]), viewed as [m, n] */
+ * every (n + 1)-th element of zeros([m * n]) below n (n + 1), the diagonal's
+ * (torch 1.13 goes on to m n, past the diagonal of a tall matrix), viewed
+ * as [m, n] */
 FORMULA(d_trace)
 {
     const tj_tensor *self = META(0);
     int64_t m = self->shape[0], n = self->shape[1], numel = m * n;
+    int64_t end = m > n ? n * (n + 1) : numel;
     tj_tensor *zeros = tj_zeros(&numel, 1, (int)tj_tensor_dtype(g[0]));
-    tj_tensor *at = tj_arange(tj_v_int(0), tj_v_int(numel), tj_v_int(n + 1), TJ_INT64);
+    tj_tensor *at = tj_arange(tj_v_int(0), tj_v_int(end), tj_v_int(n + 1), TJ_INT64);
     gi[0] = tj_view(tj_index_fill_tensor(zeros, 0, at, g[0]), self->shape, 2);
     return TJ_OK;
 }

@@ -179,4 +179,4 @@ static const int64_t DIAGM_TRACE_SHAPE[1] = {0};
 static const double DIAGM_TRACE_GX[12] = {-0.75, 0, 0, 0, 0, -0.75, 0, 0, 0, 0, -0.75, 0};
 static const double DIAGM_TRACE_TALL_OUT[1] = {1.25};
 static const int64_t DIAGM_TRACE_TALL_SHAPE[1] = {0};
-static const double DIAGM_TRACE_TALL_GX[10] = {-0.75, 0, 0, -0.75, 0, 0, -0.75, 0, 0, -0.75};
+static const double DIAGM_TRACE_TALL_GX[10] = {-0.75, 0, 0, -0.75, 0, 0, 0, 0, 0, 0};

@@ -673,7 +673,9 @@ tj_tensor *tj_diag_embed(tj_tensor *self, int64_t offset, int64_t dim1, int64_t 
  * overflow, as ATen). Errors (naming aten::trace): TJ_ERR_SHAPE for a self
  * that is not a matrix, TJ_ERR_DTYPE for bool. Decomposes (core table) into
  * sum(diagonal(self)), as torch._decomp; its gradient records PyTorch's
- * trace_backward (zeros, arange, index_fill, view). */
+ * trace_backward (zeros, arange, index_fill, view), whose arange stops at
+ * the diagonal's end for a tall matrix (PyTorch 1.13's also fills ones
+ * below it). */
 tj_tensor *tj_trace(tj_tensor *self);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
