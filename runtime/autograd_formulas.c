@@ -2572,12 +2572,15 @@ FORMULA(d_as_strided_scatter)
 }
 
 /* diag (derivatives.yaml, diag_backward): diag of the gradient for a vector
- * or square self, diagonal_backward for another matrix */
+ * or square self, diagonal_backward for another matrix, or a square one
+ * with an offset past its sizes (whose diag would be a matrix of side
+ * |offset|; PyTorch 1.13's forward fails there) */
 FORMULA(d_diag)
 {
     const tj_tensor *self = META(0);
     int64_t k = c->args[1].u.i;
-    if (self->ndim == 1 || self->shape[0] == self->shape[1]) gi[0] = tj_diag(g[0], k);
+    if (self->ndim == 1 || (self->shape[0] == self->shape[1] && k >= -self->shape[0] && k <= self->shape[0]))
+        gi[0] = tj_diag(g[0], k);
     else gi[0] = tj_diagonal_backward(g[0], self->shape, 2, k, 0, 1);
     return TJ_OK;
 }

@@ -664,6 +664,24 @@ Test(views3, diag_diag_embed_and_trace_gradients_record_pytorch_operators)
     }
 }
 
+/* diag of a square matrix with an offset past its sizes is empty (where
+ * PyTorch 1.13 fails): its gradient is zeros of self's shape, not diag of
+ * the empty gradient (a matrix of side |offset|) */
+Test(views3, diag_of_a_square_matrix_past_its_sizes_has_a_zero_gradient)
+{
+    static const double zeros[9];
+    static const int64_t offsets[] = {4, -4, 5, -5};
+    for (int i = 0; i < 4; i++) {
+        int64_t k = offsets[i];
+        tj_tensor *x = ramp(V3_X, 0, 2, (int64_t[]){3, 3}, true), *out = tj_diag(x, k);
+        cr_assert_not_null(out, "offset %lld: %s", (long long)k, tj_last_error());
+        cr_assert_eq(tj_tensor_numel(out), 0, "offset %lld", (long long)k);
+        tj_tensor *g = test_grad1(x, out, tj_zeros((int64_t[]){0}, 1, TJ_FLOAT64));
+        test_assert_dtype_shape(g, TJ_FLOAT64, 2, (int64_t[]){3, 3});
+        test_expect_close(g, zeros, 9, 0, 0);
+    }
+}
+
 /* in[0].as_strided([6], [1], 0), cloned */
 static tj_status whole_storage_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {

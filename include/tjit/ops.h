@@ -654,8 +654,8 @@ tj_tensor *tj_roll(tj_tensor *self, const int64_t *shifts, int nshifts, const in
  * vector expected") or a side past INT64_MAX, TJ_ERR_OUT_OF_MEMORY.
  * Decomposes (core table) into zeros + diagonal_scatter (a vector) or
  * diagonal + clone (a matrix); its gradient is diag of the gradient (a
- * vector or square self) or diagonal_backward (another matrix), as
- * PyTorch's diag_backward. */
+ * vector or square self) or diagonal_backward (another matrix, or an
+ * offset past a square self's sizes), as PyTorch's diag_backward. */
 tj_tensor *tj_diag(tj_tensor *self, int64_t diagonal);
 /** aten::diag_embed: self ([..., n], rank >= 1, any dtype and strides) placed on the diagonal (tj_diagonal's offset, dim1, dim2)
  * of a new tensor of zeros with one more dim: self's dims but the last, with
