@@ -4,7 +4,6 @@
  * guarantee). Each region thread's result must equal the one computed
  * outside any region. */
 #include <criterion/criterion.h>
-#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -38,8 +37,7 @@ static void expect_same_inside_a_region(const char *what, op_fn op, tj_tensor *a
         if (!got || tj_tensor_copy_to(y, got) != TJ_OK) bad[me] = -1;
         else
             for (int64_t j = 0; j < n; j++)
-                bad[me] += exact ? memcmp(&got[j], &want[j], sizeof(float)) != 0
-                                 : !(fabsf(got[j] - want[j]) <= 1e-5f * (1 + fabsf(want[j])));
+                bad[me] += exact ? memcmp(&got[j], &want[j], sizeof(float)) != 0 : !test_close(got[j], want[j], 1e-5, 1e-5);
         free(got);
         tj_scope_end(s);
     }

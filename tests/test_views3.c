@@ -282,16 +282,29 @@ static tj_status diag_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **o
     return out[0] ? TJ_OK : tj_last_status();
 }
 
+/* A grad step's one output: the gradient of sum(op(ctx, x) * in[1]) in x, a
+ * detached in[0] requiring grad. */
+static tj_status weighted_sum_grad(tj_tensor *(*op)(const void *ctx, tj_tensor *x), const void *ctx,
+                                   tj_tensor *const *in, tj_tensor **out, int *n_out)
+{
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_sum(tj_mul(op(ctx, x), in[1]), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+}
+
+static tj_tensor *diagonal_of(const void *ctx, tj_tensor *x)
+{
+    const diag_case *dc = ctx;
+    return tj_diagonal(x, dc->offset, dc->dim1, dc->dim2);
+}
+
 /* the gradient of sum(diagonal(x) * gy), traced: diagonal_backward */
 static tj_status diag_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
-    const diag_case *dc = ctx;
     (void)n;
-    tj_tensor *x = tj_tensor_detach(in[0]);
-    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
-    tj_tensor *y = tj_sum(tj_mul(tj_diagonal(x, dc->offset, dc->dim1, dc->dim2), in[1]), TJ_DTYPE_NONE);
-    *n_out = 1;
-    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+    return weighted_sum_grad(diagonal_of, ctx, in, out, n_out);
 }
 
 /* base = x * 1; base.diagonal() *= 3; base * 2: functionalised into
@@ -454,15 +467,12 @@ static tj_status strided_step(void *ctx, tj_tensor *const *in, int n, tj_tensor 
     return out[0] ? TJ_OK : tj_last_status();
 }
 
+static tj_tensor *strided_view(const void *ctx, tj_tensor *x) { return strided_of(x, ctx); }
+
 static tj_status strided_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
-    const strided_case *sc = ctx;
     (void)n;
-    tj_tensor *x = tj_tensor_detach(in[0]);
-    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
-    tj_tensor *y = tj_sum(tj_mul(strided_of(x, sc), in[1]), TJ_DTYPE_NONE);
-    *n_out = 1;
-    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+    return weighted_sum_grad(strided_view, ctx, in, out, n_out);
 }
 
 /* base = x * 1; base.as_strided(...) *= 3; base * 2 */
@@ -532,8 +542,9 @@ static const diagm_case diagm_cases[] = {
 };
 #define NDIAGM ((int)(sizeof diagm_cases / sizeof *diagm_cases))
 
-static tj_tensor *diagm_call(const diagm_case *dc, tj_tensor *x)
+static tj_tensor *diagm_call(const void *ctx, tj_tensor *x)
 {
+    const diagm_case *dc = ctx;
     switch (dc->op) {
     case OP_DIAG: return tj_diag(x, dc->args[0]);
     case OP_DIAG_EMBED: return tj_diag_embed(x, dc->args[0], dc->args[1], dc->args[2]);
@@ -608,11 +619,7 @@ Test(views3, diag_diag_embed_and_trace_refuse_what_pytorch_refuses)
 static tj_status diagm_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)n;
-    tj_tensor *x = tj_tensor_detach(in[0]);
-    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
-    tj_tensor *y = tj_sum(tj_mul(diagm_call(ctx, x), in[1]), TJ_DTYPE_NONE);
-    *n_out = 1;
-    return y ? tj_autograd_grad(&y, 1, NULL, &x, 1, out) : tj_last_status();
+    return weighted_sum_grad(diagm_call, ctx, in, out, n_out);
 }
 
 static tj_status diagm_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
