@@ -85,6 +85,11 @@ static int64_t walk_next(walk *w, const int64_t *index, int64_t *src_off)
 SCATTER_REDUCE(float, reduce_f32, -INFINITY, INFINITY, F_ADD, F_MUL, isnan, F_DIV)
 SCATTER_REDUCE(double, reduce_f64, -INFINITY, INFINITY, F_ADD, F_MUL, isnan, F_DIV)
 SCATTER_REDUCE(int64_t, reduce_i64, INT64_MIN, INT64_MAX, I_ADD, I_MUL, I_NAN, I_DIV)
+/* bool (one byte, 0 or 1): sum is or, prod is and, as ATen's bool
+ * arithmetic; no mean (refused before the kernel) */
+#define B_OR(a, b) ((uint8_t)((a) | (b)))
+#define B_AND(a, b) ((uint8_t)((a) & (b)))
+SCATTER_REDUCE(uint8_t, reduce_b8, 0, 1, B_OR, B_AND, I_NAN, I_DIV)
 
 void tj_k_scatter_reduce(tj_dtype dtype, tj_k_scatter_reduction op, bool include_self, void *out,
                          const int64_t *out_shape, tj_k_index_array src, tj_k_index_array index, int ndim,
@@ -97,6 +102,7 @@ void tj_k_scatter_reduce(tj_dtype dtype, tj_k_scatter_reduction op, bool include
     case TJ_FLOAT32: reduce_f32(op, include_self, out, nout, out_shape, src, index, ndim, shape, dim, n, count); break;
     case TJ_FLOAT64: reduce_f64(op, include_self, out, nout, out_shape, src, index, ndim, shape, dim, n, count); break;
     case TJ_INT64: reduce_i64(op, include_self, out, nout, out_shape, src, index, ndim, shape, dim, n, count); break;
+    case TJ_BOOL: reduce_b8(op, include_self, out, nout, out_shape, src, index, ndim, shape, dim, n, count); break;
     default: break;
     }
 }

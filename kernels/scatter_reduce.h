@@ -21,9 +21,10 @@ typedef enum tj_k_scatter_reduction {
 
 /** scatter_reduce into `out` (contiguous over `out_shape`, already holding
  * self's values) of src over the index shape `shape` (ndim >= 1 dims),
- * dtype float32, float64 or int64 (sums and products wrap). Without
- * include_self every element some position writes first becomes the
- * reduction's identity (0, 1, -inf / INT64_MIN, inf / INT64_MAX). amax /
+ * dtype float32, float64, int64 (sums and products wrap) or bool (sum is
+ * or, prod and; no mean). Without include_self every element some position
+ * writes first becomes the reduction's identity (0, 1, -inf / INT64_MIN /
+ * false, inf / INT64_MAX / true). amax /
  * amin propagate nan from src (as ATen: once nan, an element stays nan).
  * mean adds, then divides each element by the number of values it
  * received (self counted with include_self; none: by 1), int64 rounding

@@ -420,22 +420,22 @@ static tj_status add_or_multiply(const char *op, const char *reduce, tj_k_scatte
     return TJ_OK;
 }
 
-/* The dtypes of the reduction kernel: float32, float64 and int64. */
-static tj_status check_reduce_dtype(const char *op, tj_dtype dt)
+/* Every dtype reduces (bool: or / and, as ATen's bool arithmetic) except
+ * bool's mean, which ATen does not implement either. */
+static tj_status check_reduce_dtype(const char *op, tj_dtype dt, tj_k_scatter_reduction r)
 {
-    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64 && dt != TJ_INT64)
-        return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s (float32, float64 and int64 only)", op,
-                        tj_dtype_name(dt));
+    if (dt == TJ_BOOL && r == TJ_K_SCATTER_MEAN)
+        return tj_error(TJ_ERR_DTYPE, "%s: reduce \"mean\" not implemented for bool", op);
     return TJ_OK;
 }
 
-/* scatter.src's checks, a known reduction, and float32 / float64 / int64 */
+/* scatter.src's checks, a known reduction, and no bool mean */
 tj_status tj_meta_scatter_reduce_two(const tj_value *args, tj_meta *outs)
 {
     tj_k_scatter_reduction r;
     if (meta_scatter_src(SCATTER_REDUCE, args, outs) != TJ_OK) return tj_last_status();
     if (scatter_reduction(args[4].u.s, &r) != TJ_OK) return tj_last_status();
-    return check_reduce_dtype(SCATTER_REDUCE, args[0].u.t->dtype);
+    return check_reduce_dtype(SCATTER_REDUCE, args[0].u.t->dtype, r);
 }
 
 tj_status tj_meta_scatter_reduce(const tj_value *args, tj_meta *outs)
@@ -443,7 +443,7 @@ tj_status tj_meta_scatter_reduce(const tj_value *args, tj_meta *outs)
     tj_k_scatter_reduction r;
     if (meta_scatter_src(SCATTER_SRC_REDUCE, args, outs) != TJ_OK) return tj_last_status();
     if (add_or_multiply(SCATTER_SRC_REDUCE, args[4].u.s, &r) != TJ_OK) return tj_last_status();
-    return check_reduce_dtype(SCATTER_SRC_REDUCE, args[0].u.t->dtype);
+    return check_reduce_dtype(SCATTER_SRC_REDUCE, args[0].u.t->dtype, r);
 }
 
 tj_status tj_meta_scatter_value_reduce(const tj_value *args, tj_meta *outs)
@@ -451,7 +451,7 @@ tj_status tj_meta_scatter_value_reduce(const tj_value *args, tj_meta *outs)
     tj_k_scatter_reduction r;
     if (meta_scatter_value(SCATTER_VALUE_REDUCE, args, outs) != TJ_OK) return tj_last_status();
     if (add_or_multiply(SCATTER_VALUE_REDUCE, args[4].u.s, &r) != TJ_OK) return tj_last_status();
-    return check_reduce_dtype(SCATTER_VALUE_REDUCE, args[0].u.t->dtype);
+    return check_reduce_dtype(SCATTER_VALUE_REDUCE, args[0].u.t->dtype, r);
 }
 
 /* The reduction r of src's elements (src_strides: src's, or zeros for one

@@ -614,8 +614,6 @@ Test(opsbatch3, scatter_reduce_overloads_bad_inputs_fail_naming_the_operator)
                       "(float64 != float32)");
     test_expect_error(tj_scatter_src_reduce(c.x, 0, tj_to_copy(c.index, TJ_FLOAT32), c.src, "add"), TJ_ERR_DTYPE, op,
                       "expected dtype int64 for index, got float32");
-    test_expect_error(tj_scatter_src_reduce(tj_to_copy(c.x, TJ_BOOL), 0, c.index, tj_to_copy(c.src, TJ_BOOL), "add"),
-                      TJ_ERR_DTYPE, op, "not implemented for bool");
     test_expect_error(tj_scatter_value_reduce(tj_to_copy(c.x, TJ_INT64), 0, c.index, tj_v_float(NAN), "multiply"),
                       TJ_ERR_INVALID_ARGUMENT, vop, "value nan cannot be converted to type int64");
     /* in place: the form's name; self unchanged */

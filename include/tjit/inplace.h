@@ -89,7 +89,7 @@ tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
 /** aten::scatter_reduce_.two: tj_scatter_reduce (ops.h) written into self
- * (float32, float64 or int64, any strides), which is returned; src and
+ * (any dtype, any strides), which is returned; src and
  * index may be self itself (they are read before self is written;
  * PyTorch refuses this). Errors: those of tj_scatter_reduce, and
  * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
@@ -114,7 +114,7 @@ tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor
 tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
 /** aten::scatter_.reduce / aten::scatter_.value_reduce:
  * tj_scatter_src_reduce / tj_scatter_value_reduce (ops.h) written into self
- * (float32, float64 or int64, any strides), which is returned; src and
+ * (any dtype, any strides), which is returned; src and
  * index may be self itself (they are read before self is written). No
  * gradient, as in PyTorch 1.13 (a backward pass reaching the call fails
  * with TJ_ERR_UNSUPPORTED). Errors (naming the in-place operator): those

@@ -751,32 +751,31 @@ tj_tensor *tj_scatter(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor 
  * overflows the dtype gives TJ_ERR_INVALID_ARGUMENT). index is no larger
  * than self apart from dim. Errors otherwise as tj_scatter. */
 tj_tensor *tj_scatter_value(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
-/** aten::scatter_reduce.two: a new tensor, a copy of self (float32, float64
- * or int64) with every src[p] reduced into the element at p with p[dim]
+/** aten::scatter_reduce.two: a new tensor, a copy of self (any dtype) with every src[p] reduced into the element at p with p[dim]
  * replaced by index[p], for every position p of index (rules and errors of
  * tj_scatter's arguments), the values arriving in the order of p[dim].
  * reduce is "sum", "prod", "mean", "amax" or "amin"; include_self false
  * leaves self's value out of every element some position writes (the
  * others keep it). "mean" divides by the number of values reduced (self's
  * counted with include_self), rounding down for int64; "amax" / "amin"
- * propagate nan; int64 sums and products wrap. Gradients as PyTorch 1.13's
+ * propagate nan; int64 sums and products wrap; bool sums are or, products
+ * and, amax / amin or / and. Gradients as PyTorch 1.13's
  * scatter_reduce_backward: "amax" / "amin" split the gradient evenly
  * between the values equal to the result, "prod" handles zeros as
  * PyTorch (one zero in a product gets the product of the others).
  * Errors (naming aten::scatter_reduce.two): those of tj_scatter, plus
- * TJ_ERR_INVALID_ARGUMENT for another reduce and TJ_ERR_DTYPE for bool
- * (which PyTorch accepts). */
+ * TJ_ERR_INVALID_ARGUMENT for another reduce and TJ_ERR_DTYPE for "mean"
+ * of bool (as PyTorch). */
 tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                              bool include_self);
-/** aten::scatter.reduce: a new tensor, a copy of self (float32, float64 or
- * int64) with every src[p] added (reduce "add") or multiplied (reduce
+/** aten::scatter.reduce: a new tensor, a copy of self (any dtype) with every src[p] added (reduce "add") or multiplied (reduce
  * "multiply") into the element at p with p[dim] replaced by index[p], for
  * every position p of index (int64, self's rank, no larger than src in any
  * dim nor than self apart from dim; an empty index gives a copy; a 0-dim
  * tensor counts as one element of rank 1). Self's value is included in
  * every reduction, and the values arrive in the order of p[dim] (float
  * sums round in that order), as PyTorch 1.13's CPU kernel; int64 sums and
- * products wrap. It is tj_scatter_reduce with reduce "sum" / "prod" and
+ * products wrap; bool sums are or, products and. It is tj_scatter_reduce with reduce "sum" / "prod" and
  * include_self true (its decomposition). src has self's dtype and rank.
  * There is no gradient, as in PyTorch 1.13: a backward pass reaching the
  * call fails with TJ_ERR_UNSUPPORTED naming aten::scatter.reduce.
@@ -784,7 +783,7 @@ tj_tensor *tj_scatter_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
  * another reduce (naming it); TJ_ERR_INDEX for a dim or an index value out
  * of range (naming the value, dim and size); TJ_ERR_SHAPE for rank or size
  * mismatches (naming the shapes); TJ_ERR_DTYPE for an index that is not
- * int64, a src of another dtype, or a bool self (which PyTorch accepts). */
+ * int64 or a src of another dtype. */
 tj_tensor *tj_scatter_src_reduce(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce);
 /** aten::scatter.value_reduce: tj_scatter_src_reduce with every src value
  * `value`, converted to self's dtype first (a float into int64 truncates;
