@@ -3,7 +3,7 @@
  * unfold; the copies are _to_copy (convert), slice_scatter (write a slice)
  * and copy_ (write in place):
  *   t, transpose           -> permute
- *   unsqueeze, squeeze.dim -> view (a size-1 dim fits any strides)
+ *   unsqueeze, squeeze.dim, squeeze -> view (a size-1 dim fits any strides)
  *   select.int             -> slice + view
  *   _unsafe_view           -> view, of a copy when the strides do not allow it
  *   clone                  -> _to_copy
@@ -43,18 +43,18 @@ static tj_status t(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_permute(x, perm, 2), outs);
 }
 
-/* unsqueeze and squeeze.dim: a view to the shape the shape function gives. */
-static tj_status unsqueeze(const tj_value *args, tj_value *outs)
-{
-    TJ_DC_CHECK(unsqueeze, args, m);
-    return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
-}
-
-static tj_status squeeze_dim(const tj_value *args, tj_value *outs)
-{
-    TJ_DC_CHECK(squeeze_dim, args, m);
-    return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs);
-}
+/* unsqueeze, squeeze.dim and squeeze: a view to the shape the shape
+ * function gives. */
+#define VIEW_TO_META_SHAPE(ident)                                             \
+    static tj_status ident(const tj_value *args, tj_value *outs)              \
+    {                                                                         \
+        TJ_DC_CHECK(ident, args, m);                                          \
+        return tj_dc_done(tj_view(args[0].u.t, m[0].shape, m[0].ndim), outs); \
+    }
+VIEW_TO_META_SHAPE(unsqueeze)
+VIEW_TO_META_SHAPE(squeeze_dim)
+VIEW_TO_META_SHAPE(squeeze)
+#undef VIEW_TO_META_SHAPE
 
 /* The dim (into *d) and the index of select / select_scatter on x, wrapped
  * (the shape function has checked both). */
@@ -242,6 +242,7 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(t), t, "t");
     tj_op_set_decomposition(TJ_OPS(unsqueeze), unsqueeze, "unsqueeze");
     tj_op_set_decomposition(TJ_OPS(squeeze_dim), squeeze_dim, "squeeze_dim");
+    tj_op_set_decomposition(TJ_OPS(squeeze), squeeze, "squeeze");
     tj_op_set_decomposition(TJ_OPS(select_int), select, "select");
     tj_op_set_decomposition(TJ_OPS(_unsafe_view), unsafe_view, "unsafe_view");
     tj_op_set_decomposition(TJ_OPS(clone), clone, "clone");

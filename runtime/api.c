@@ -324,6 +324,7 @@ tj_tensor *tj_transpose(tj_tensor *self, int64_t dim0, int64_t dim1) { return CA
 tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim) { return CALL(expand, T(self), L(size, ndim), B(false)); }
 tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim) { return CALL(unsqueeze, T(self), I(dim)); }
 tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim) { return CALL(squeeze_dim, T(self), I(dim)); }
+tj_tensor *tj_squeeze(tj_tensor *self) { return CALL(squeeze, T(self)); }
 tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index) { return CALL(select_int, T(self), I(dim), I(index)); }
 tj_tensor *tj_diagonal(tj_tensor *self, int64_t offset, int64_t dim1, int64_t dim2)
 {

@@ -1080,6 +1080,16 @@ FORMULA(d_t) { gi[0] = tj_t(g[0]); return TJ_OK; }
 FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], META(0), c->op); return TJ_OK; }
 FORMULA(d_unsqueeze) { gi[0] = tj_squeeze_dim(g[0], c->args[1].u.i); return TJ_OK; }
 
+/* unsqueeze_to(grad, self.sizes()): one unsqueeze per size-1 dim of self */
+FORMULA(d_squeeze)
+{
+    tj_tensor *self = META(0), *r = g[0];
+    for (int d = 0; d < self->ndim && r; d++)
+        if (self->shape[d] == 1) r = tj_unsqueeze(r, d);
+    gi[0] = r;
+    return r ? TJ_OK : tj_last_status();
+}
+
 FORMULA(d_squeeze_dim)
 {
     tj_tensor *self = META(0);
@@ -2678,7 +2688,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(mm, d_mm), D(bmm, d_bmm), D(addmm, d_addmm), D(baddbmm, d_baddbmm),
 
     D(view, d_view), D(_unsafe_view, d_view), D(permute, d_permute), D(transpose_int, d_transpose), D(t, d_t),
-    D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(select_int, d_select),
+    D(expand, d_expand), D(unsqueeze, d_unsqueeze), D(squeeze_dim, d_squeeze_dim), D(squeeze, d_squeeze), D(select_int, d_select),
     D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd),
     D(clone, d_identity), D(_to_copy, d_identity), D(stack, d_stack),
 

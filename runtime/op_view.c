@@ -293,6 +293,20 @@ tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
+tj_status tj_meta_squeeze(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    tj_meta *o = outs;
+    alias_of(self, o);
+    o->ndim = 0;
+    for (int i = 0; i < self->ndim; i++)
+        if (self->shape[i] != 1) {
+            o->shape[o->ndim] = self->shape[i];
+            o->strides[o->ndim++] = self->strides[i];
+        }
+    return TJ_OK;
+}
+
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs)
 {
     const char *op = "aten::select.int";

@@ -53,6 +53,7 @@ tj_status tj_meta_detach(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_expand(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_squeeze(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
 /** aten::diagonal (a view): dims dim1 and dim2 of self (rank >= 2) replaced

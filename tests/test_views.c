@@ -298,6 +298,20 @@ Test(view, squeeze_dim_drops_only_a_size_one_dim)
     EXPECT_ERROR(tj_squeeze_dim(x, -4), TJ_ERR_INDEX, "aten::squeeze.dim", "dim -4");
 }
 
+/* PyTorch: arange(6.).reshape(2,1,3,1).squeeze() -> size (2, 3), strides
+ * (3, 1); ones(1,1).squeeze() is 0-dim; zeros(0,1).squeeze() -> (0,) */
+Test(view, squeeze_drops_every_size_one_dim)
+{
+    tj_tensor *x = ARANGE(2, 1, 3, 1), *s = tj_squeeze(x);
+    EXPECT_SHAPE(s, 2, 3);
+    EXPECT_STRIDES(s, 3, 1);
+    EXPECT_VALUES(s, 0, 1, 2, 3, 4, 5);
+    cr_expect(tj_tensor_shares_storage(s, x));
+    cr_expect_eq(tj_tensor_ndim(tj_squeeze(ARANGE(1, 1))), 0);
+    EXPECT_SHAPE(tj_squeeze(tj_tensor_empty(TJ_FLOAT32, 2, I64(0, 1))), 0);
+    EXPECT_STRIDES(tj_squeeze(tj_transpose(ARANGE(3, 1, 2), 0, 2)), 1, 2);
+}
+
 /* ============================ select / slice ============================ */
 
 /* PyTorch: arange(24.).reshape(2,3,4)[:,1] -> strides (12,1), offset 4 */

@@ -796,3 +796,41 @@ Test(views3, a_functionalised_write_through_as_strided_replays_on_a_transposed_i
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* ---- squeeze ---- */
+
+static tj_tensor *squeezed(const void *ctx, tj_tensor *x)
+{
+    (void)ctx;
+    return tj_squeeze(x);
+}
+
+/* the gradient of sum(squeeze(x) * gy) */
+static tj_status squeeze_grad_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    return weighted_sum_grad(squeezed, ctx, in, out, n_out);
+}
+
+/* x [2, 1, 3, 1]: the gradient is gy unsqueezed at dims 1 and 3, as
+ * PyTorch 1.13's make_fx records it (detach, squeeze, mul, sum, ones_like,
+ * expand, mul, unsqueeze, unsqueeze); replayed and decomposed as eager */
+Test(views3, squeeze_gradient_unsqueezes_each_dropped_dim_as_pytorch)
+{
+    static const char *const ops[] = {"aten::detach",    "aten::squeeze", "aten::mul.Tensor", "aten::sum",
+                                      "aten::ones_like", "aten::expand",  "aten::mul.Tensor", "aten::unsqueeze",
+                                      "aten::unsqueeze"};
+    tj_tensor *in[2] = {ramp(V3_X, 0, 4, (int64_t[]){2, 1, 3, 1}, false), ramp(V3_GY, 0, 2, (int64_t[]){2, 3}, false)};
+    expect_traced(squeeze_grad_step, NULL, in, 2, 1, ops, sizeof ops / sizeof *ops, 0, "squeeze");
+    tj_tensor *gx;
+    int n_out;
+    cr_assert_eq(squeeze_grad_step(NULL, in, 2, &gx, &n_out), TJ_OK, "%s", tj_last_error());
+    test_assert_dtype_shape(gx, TJ_FLOAT64, 4, (int64_t[]){2, 1, 3, 1});
+    test_expect_same(gx, tj_view(in[1], (int64_t[]){2, 1, 3, 1}, 4), "the gradient is gy");
+    tj_graph *g = tj_make_fx(squeeze_grad_step, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "aten.unsqueeze.default(%mul_1, 1)") && strstr(text, "aten.unsqueeze.default(%unsqueeze, 3)"),
+              "%s", text);
+    free(text);
+    tj_graph_free(g);
+}

@@ -519,6 +519,11 @@ tj_tensor *tj_t(tj_tensor *self);                                            /**
 tj_tensor *tj_expand(tj_tensor *self, const int64_t *size, int ndim);
 tj_tensor *tj_unsqueeze(tj_tensor *self, int64_t dim);                       /**< aten::unsqueeze */
 tj_tensor *tj_squeeze_dim(tj_tensor *self, int64_t dim);                     /**< aten::squeeze.dim: no-op if size != 1 */
+/** aten::squeeze: a view of self (any dtype) without its size-1 dims (a
+ * tensor of one element becomes 0-dim; an empty dim stays). Its gradient
+ * unsqueezes at each of those dims in turn, as PyTorch 1.13's
+ * unsqueeze_to. No errors beyond a NULL self. */
+tj_tensor *tj_squeeze(tj_tensor *self);
 tj_tensor *tj_select(tj_tensor *self, int64_t dim, int64_t index);           /**< aten::select.int; negative index counts from the end */
 /** aten::diagonal (a view sharing self's storage: writing through it writes
  * self): dims dim1 and dim2 of self (any dtype, rank >= 2; negative dims
