@@ -6,21 +6,32 @@
 #include "conv_gemm.h"
 #include "conv_implicit.h"
 #include "parallel.h"
+#include "row_isa.h"
 
 static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->geom.kh * cv->geom.kw; }
 static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
 /* float32 runs on our GEMM kernels where the CPU has them
- * (tj_k_conv_own_kernels); float64, and float32 elsewhere, on OpenBLAS. */
-static bool own_gemm(tj_dtype dt) { return dt == TJ_FLOAT32 && tj_k_conv_own_kernels(); }
+ * (tj_k_conv_own_kernels); float64, and float32 elsewhere, on OpenBLAS.
+ * Without AVX-512, products of 64 or more output channels per group stay on
+ * OpenBLAS too: its sgemm is ahead of the AVX2 kernels there (small images,
+ * 1 x 1, stride 2; bench/RESULTS.md, session 26). The choice depends on the
+ * shape only, so a convolution never changes route with the thread count;
+ * on our kernels every thread count gives the same bits, on OpenBLAS (which
+ * splits its products by its own thread count) not always. */
+static bool own_gemm(const tj_k_conv *cv, tj_dtype dt)
+{
+    if (dt != TJ_FLOAT32 || !tj_k_conv_own_kernels()) return false;
+    return tj_k_row_isa_best() == TJ_K_ROW_AVX512 || cv->mat_channels < 64;
+}
 
 /* OpenBLAS must not be called from several threads at once (it threads
  * itself): one thread runs the samples. */
 int tj_k_conv_threads(const tj_k_conv *cv, tj_dtype dt)
 {
     int64_t items = cv->batch * cv->groups;
-    int64_t nt = own_gemm(dt) ? cv->threads : 1;
+    int64_t nt = own_gemm(cv, dt) ? cv->threads : 1;
     if (nt > items) nt = items;
     return nt < 1 ? 1 : (int)nt;
 }
@@ -35,7 +46,7 @@ static size_t slice_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, siz
 {
     size_t es = dt == TJ_FLOAT32 ? sizeof(float) : sizeof(double);
     *col = round64(es * (size_t)(col_rows(cv) * col_cols(cv)));
-    *gemm = own_gemm(dt) ? round64(tj_k_sgemm_work_bytes()) : 0;
+    *gemm = own_gemm(cv, dt) ? round64(tj_k_sgemm_work_bytes()) : 0;
     *part = op == TJ_K_CONV_WEIGHT_GRAD ? round64(es * (size_t)(cv->groups * cv->mat_channels * col_rows(cv))) : 0;
     return *col + *gemm + *part;
 }
@@ -48,7 +59,7 @@ static slices thread_slices(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op, v
 }
 
 /* float32 with stride 1 goes the implicit way, on our kernels. */
-static bool implicit(const tj_k_conv *cv, tj_dtype dt) { return own_gemm(dt) && tj_k_conv_implicit_ok(cv); }
+static bool implicit(const tj_k_conv *cv, tj_dtype dt) { return own_gemm(cv, dt) && tj_k_conv_implicit_ok(cv); }
 
 size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
 {
@@ -78,17 +89,19 @@ BLAS_GEMM(float, f32, cblas_sgemm)
 BLAS_GEMM(double, f64, cblas_dgemm)
 #undef BLAS_GEMM
 
-static void gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-                     int64_t ldb, float beta, float *c, int64_t ldc, const float *bias, void *work)
+static void gemm_f32(const tj_k_conv *cv, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+                     int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const float *bias,
+                     void *work)
 {
-    if (tj_k_conv_own_kernels()) tj_k_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, work);
+    if (own_gemm(cv, TJ_FLOAT32)) tj_k_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias, work);
     else blas_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias);
 }
 
-static void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
-                     int64_t ldb, double beta, double *c, int64_t ldc, const double *bias, void *work)
+static void gemm_f64(const tj_k_conv *cv, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a,
+                     int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc, const double *bias,
+                     void *work)
 {
-    (void)work;
+    (void)cv, (void)work;
     blas_gemm_f64(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, bias);
 }
 
@@ -124,7 +137,7 @@ typedef struct conv_args {
         for (int64_t it = begin; it < end; it++) {                                                               \
             int64_t gi = it % G;                                                                                 \
             const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
-            gemm_##SUF(false, false, R, P, K, w + gi * R * K, K, cols, P, 0, mat + it * R * P, P,                \
+            gemm_##SUF(cv, false, false, R, P, K, w + gi * R * K, K, cols, P, 0, mat + it * R * P, P,            \
                        bias ? bias + gi * R : NULL, s.gemm);                                                     \
         }                                                                                                        \
     }                                                                                                            \
@@ -157,10 +170,11 @@ typedef struct conv_args {
             T *dst = img + it * C * plane;                                                                       \
             const T *b = bias ? bias + gi * C : NULL;                                                            \
             if (identity) {                                                                                      \
-                gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, dst, P, b, s.gemm);  \
+                gemm_##SUF(cv, true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, dst, P, b,       \
+                           s.gemm);                                                                              \
                 continue;                                                                                        \
             }                                                                                                    \
-            gemm_##SUF(true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, (T *)s.col, P, NULL,     \
+            gemm_##SUF(cv, true, false, K, P, R, w + gi * R * K, K, mat + it * R * P, P, 0, (T *)s.col, P, NULL, \
                        s.gemm);                                                                                  \
             for (int64_t c = 0; c < C; c++)                                                                      \
                 for (int64_t i = 0; i < plane; i++) dst[c * plane + i] = b ? b[c] : 0;                           \
@@ -195,7 +209,7 @@ typedef struct conv_args {
         for (int64_t it = begin; it < end; it++) {                                                               \
             int64_t gi = it % G;                                                                                 \
             const T *cols = UNFOLD(T, SUF, g, img + it * img_size, s, P);                                        \
-            gemm_##SUF(false, true, R, K, P, mat + it * R * P, P, cols, P, 1, part + gi * R * K, K, NULL,        \
+            gemm_##SUF(cv, false, true, R, K, P, mat + it * R * P, P, cols, P, 1, part + gi * R * K, K, NULL,    \
                        s.gemm);                                                                                  \
         }                                                                                                        \
     }                                                                                                            \

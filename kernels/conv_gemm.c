@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "conv_gemm.h"
+#include "row_isa.h"
 
 #define MR TJ_K_GEMM_MR
 #define NR TJ_K_GEMM_NR
@@ -59,7 +60,7 @@ void tj_k_sgemm_pack_b_generic(bool trans, const float *b, int64_t ldb, int64_t 
 }
 
 /* Generic micro-kernels: the same tiles in plain C (vectorised by the
- * compiler as far as it can), for CPUs without AVX-512. */
+ * compiler as far as it can), for CPUs without AVX2. */
 static void store_tile(const float acc[MR][NR], float *c, int64_t ldc, int mr, int nr, float beta, const float *bias)
 {
     for (int r = 0; r < mr; r++) {
@@ -171,51 +172,25 @@ void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t 
     }
 }
 
-static bool have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+bool tj_k_conv_own_kernels(void) { return tj_k_row_isa_best() != TJ_K_ROW_GENERIC; }
 
-bool tj_k_conv_own_kernels(void) { return have_avx512(); }
+/* The AVX-512, AVX2 or generic version of a kernel, as this CPU allows. */
+#define PICK(NAME)                                                      \
+    (tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? NAME##_avx512              \
+     : tj_k_row_isa_best() == TJ_K_ROW_AVX2 ? NAME##_avx2                \
+                                            : NAME##_generic)
 
-tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_avx512 : tj_k_sgemm_ukernel_generic;
-}
-
-tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_offsets_avx512 : tj_k_sgemm_ukernel_offsets_generic;
-}
-
-tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_rows_avx512 : tj_k_sgemm_ukernel_rows_generic;
-}
-
-tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows16(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_rows16_avx512 : tj_k_sgemm_ukernel_rows16_generic;
-}
-
-tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void)
-{
-    return have_avx512() ? tj_k_sgemm_pack_transposed_avx512 : tj_k_sgemm_pack_transposed_generic;
-}
-
-tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_taps_avx512 : tj_k_sgemm_ukernel_taps_generic;
-}
-
-tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps16(void)
-{
-    return have_avx512() ? tj_k_sgemm_ukernel_taps16_avx512 : tj_k_sgemm_ukernel_taps16_generic;
-}
-
-tj_k_copy_rows tj_k_pick_copy_rows(void) { return have_avx512() ? tj_k_copy_rows_avx512 : tj_k_copy_rows_generic; }
-
-tj_k_transpose_bias tj_k_pick_transpose_bias(void)
-{
-    return have_avx512() ? tj_k_transpose_bias_avx512 : tj_k_transpose_bias_generic;
-}
+tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void) { return PICK(tj_k_sgemm_ukernel); }
+tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void) { return PICK(tj_k_sgemm_ukernel_offsets); }
+tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void) { return PICK(tj_k_sgemm_ukernel_rows); }
+tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows16(void) { return PICK(tj_k_sgemm_ukernel_rows16); }
+tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void) { return PICK(tj_k_sgemm_pack_transposed); }
+tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps(void) { return PICK(tj_k_sgemm_ukernel_taps); }
+tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps16(void) { return PICK(tj_k_sgemm_ukernel_taps16); }
+tj_k_sgemm_pack tj_k_sgemm_pick_pack_a(void) { return PICK(tj_k_sgemm_pack_a); }
+tj_k_sgemm_pack tj_k_sgemm_pick_pack_b(void) { return PICK(tj_k_sgemm_pack_b); }
+tj_k_copy_rows tj_k_pick_copy_rows(void) { return PICK(tj_k_copy_rows); }
+tj_k_transpose_bias tj_k_pick_transpose_bias(void) { return PICK(tj_k_transpose_bias); }
 
 /* k == 0: C = beta·C + bias. */
 static void scale_rows(int64_t m, int64_t n, float beta, float *c, int64_t ldc, const float *bias)
@@ -234,8 +209,7 @@ void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
         return;
     }
     tj_k_sgemm_ukernel uk = tj_k_sgemm_pick_ukernel();
-    tj_k_sgemm_pack pack_a = have_avx512() ? tj_k_sgemm_pack_a_avx512 : tj_k_sgemm_pack_a_generic;
-    tj_k_sgemm_pack pack_b = have_avx512() ? tj_k_sgemm_pack_b_avx512 : tj_k_sgemm_pack_b_generic;
+    tj_k_sgemm_pack pack_a = tj_k_sgemm_pick_pack_a(), pack_b = tj_k_sgemm_pick_pack_b();
     float *ap = work, *bp = ap + (size_t)KC * MC;
     for (int64_t jc = 0; jc < n; jc += NC) {
         int64_t nc = min64(NC, n - jc);

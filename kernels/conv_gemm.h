@@ -6,8 +6,10 @@
  * set to one thread, changes a process-wide setting). Blocked and packed as in
  * Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication":
  * B is packed in panels of TJ_K_GEMM_NR columns, A in panels of TJ_K_GEMM_MR
- * rows, and an MR x NR micro-kernel (AVX-512 when the CPU has it, generic C
- * otherwise) accumulates in registers. */
+ * rows, and an MR x NR micro-kernel (AVX-512 or AVX2 + FMA when the CPU has
+ * them, generic C otherwise; conv_gemm_isa.h) accumulates in registers. The
+ * AVX-512 and AVX2 kernels give the same bits: each element of C gets the
+ * same fused multiply-adds in the same order. */
 #ifndef TJIT_KERNELS_CONV_GEMM_H
 #define TJIT_KERNELS_CONV_GEMM_H
 
@@ -21,10 +23,11 @@
 #define TJ_K_GEMM_MC 64
 #define TJ_K_GEMM_NC 512
 
-/** True when this CPU runs our float32 micro-kernels (AVX-512): tj_k_sgemm
- * and the implicit convolution (conv_implicit.h). Elsewhere their portable C
- * versions stay correct but run several times slower than OpenBLAS's AVX2
- * sgemm, so float32 convolution goes through OpenBLAS there (conv.c). */
+/** True when this CPU runs our float32 micro-kernels (AVX-512, or AVX2 with
+ * FMA): tj_k_sgemm and the implicit convolution (conv_implicit.h). Elsewhere
+ * their portable C versions stay correct but run several times slower than
+ * OpenBLAS's sgemm, so float32 convolution goes through OpenBLAS there
+ * (conv.c). */
 bool tj_k_conv_own_kernels(void);
 
 /** Bytes of scratch tj_k_sgemm needs (packed blocks of A and B), any shape. */
@@ -42,13 +45,15 @@ void tj_k_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
  * rows (element (r, p) at a[r*lda + p], or a[p*lda + r] when trans) or a
  * kc x nc block of B into panels of NR columns (element (p, j) at
  * b[p*ldb + j], or b[j*ldb + p] when trans); missing rows / columns of the
- * last panel are zeros. Generic C and AVX-512. */
+ * last panel are zeros. Generic C, AVX-512 and AVX2. */
 typedef void (*tj_k_sgemm_pack)(bool trans, const float *src, int64_t ld, int64_t rows_or_kc, int64_t kc_or_cols,
                                 float *dst);
 void tj_k_sgemm_pack_a_generic(bool trans, const float *a, int64_t lda, int64_t mc, int64_t kc, float *ap);
 void tj_k_sgemm_pack_a_avx512(bool trans, const float *a, int64_t lda, int64_t mc, int64_t kc, float *ap);
+void tj_k_sgemm_pack_a_avx2(bool trans, const float *a, int64_t lda, int64_t mc, int64_t kc, float *ap);
 void tj_k_sgemm_pack_b_generic(bool trans, const float *b, int64_t ldb, int64_t kc, int64_t nc, float *bp);
 void tj_k_sgemm_pack_b_avx512(bool trans, const float *b, int64_t ldb, int64_t kc, int64_t nc, float *bp);
+void tj_k_sgemm_pack_b_avx2(bool trans, const float *b, int64_t ldb, int64_t kc, int64_t nc, float *bp);
 
 /** Micro-kernel: the MR x NR tile of ap (kc x MR, packed) times bp (kc x NR,
  * packed) is written to the top-left mr x nr corner of c (leading dimension
@@ -61,6 +66,8 @@ void tj_k_sgemm_ukernel_generic(int64_t kc, const float *ap, const float *bp, fl
                                 float beta, const float *bias);
 void tj_k_sgemm_ukernel_avx512(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
                                float beta, const float *bias);
+void tj_k_sgemm_ukernel_avx2(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int mr, int nr,
+                             float beta, const float *bias);
 
 /* Variants for convolutions that read B or A straight from an image (see
  * conv_implicit.h); the tile, beta and bias work as above. */
@@ -72,6 +79,8 @@ void tj_k_sgemm_ukernel_offsets_generic(int64_t kc, const float *ap, const float
                                         int64_t ldc, int mr, int nr, float beta, const float *bias);
 void tj_k_sgemm_ukernel_offsets_avx512(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
                                        int64_t ldc, int mr, int nr, float beta, const float *bias);
+void tj_k_sgemm_ukernel_offsets_avx2(int64_t kc, const float *ap, const float *b, const int64_t *off, float *c,
+                                     int64_t ldc, int mr, int nr, float beta, const float *bias);
 
 /** The reduction runs over rows x cols steps: A row r at step (y, x) is
  * arows[r][y*row_stride + x], B (packed) row y*cols + x. */
@@ -84,6 +93,9 @@ void tj_k_sgemm_ukernel_rows_generic(int64_t rows, int64_t cols, int64_t row_str
 void tj_k_sgemm_ukernel_rows_avx512(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
                                     const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
                                     const float *bias);
+void tj_k_sgemm_ukernel_rows_avx2(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                  const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                  const float *bias);
 
 /** Each of the mr rows of A has its own base: A row r at step p is
  * arows[r][off[p]] (B packed as for the plain kernel). */
@@ -93,6 +105,8 @@ void tj_k_sgemm_ukernel_taps_generic(int64_t kc, const float *const *arows, cons
                                      float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
 void tj_k_sgemm_ukernel_taps_avx512(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
                                     float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
+void tj_k_sgemm_ukernel_taps_avx2(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
+                                  float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
 
 /** The same with 16-column tiles (B packed in panels of 16 columns, nr <= 16):
  * for 16 or fewer output channels. */
@@ -100,6 +114,8 @@ void tj_k_sgemm_ukernel_taps16_generic(int64_t kc, const float *const *arows, co
                                        float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
 void tj_k_sgemm_ukernel_taps16_avx512(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
                                       float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
+void tj_k_sgemm_ukernel_taps16_avx2(int64_t kc, const float *const *arows, const int64_t *off, const float *bp,
+                                    float *c, int64_t ldc, int mr, int nr, float beta, const float *bias);
 
 /** dst[c*ldd + r] = src[r*lds + c] (+ bias[c] when bias is not NULL) for
  * the rows x cols matrix src. */
@@ -109,6 +125,8 @@ void tj_k_transpose_bias_generic(const float *src, int64_t rows, int64_t cols, i
                                  float *dst, int64_t ldd);
 void tj_k_transpose_bias_avx512(const float *src, int64_t rows, int64_t cols, int64_t lds, const float *bias,
                                 float *dst, int64_t ldd);
+void tj_k_transpose_bias_avx2(const float *src, int64_t rows, int64_t cols, int64_t lds, const float *bias,
+                              float *dst, int64_t ldd);
 
 /** The rows kernel with 16-column tiles (B packed in panels of 16 columns,
  * nr <= 16): for 16 or fewer columns. */
@@ -118,6 +136,9 @@ void tj_k_sgemm_ukernel_rows16_generic(int64_t rows, int64_t cols, int64_t row_s
 void tj_k_sgemm_ukernel_rows16_avx512(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
                                       const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
                                       const float *bias);
+void tj_k_sgemm_ukernel_rows16_avx2(int64_t rows, int64_t cols, int64_t row_stride, const float *const *arows,
+                                    const float *bp, float *c, int64_t ldc, int mr, int nr, float beta,
+                                    const float *bias);
 
 /** Packs the transpose of the rows x cols row-major matrix src as the B
  * operand of the rows kernels, in panels of `width` (16 or NR) columns:
@@ -126,6 +147,7 @@ void tj_k_sgemm_ukernel_rows16_avx512(int64_t rows, int64_t cols, int64_t row_st
 typedef void (*tj_k_sgemm_pack_transposed)(const float *src, int64_t rows, int64_t cols, int width, float *dst);
 void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t cols, int width, float *dst);
 void tj_k_sgemm_pack_transposed_avx512(const float *src, int64_t rows, int64_t cols, int width, float *dst);
+void tj_k_sgemm_pack_transposed_avx2(const float *src, int64_t rows, int64_t cols, int width, float *dst);
 
 /** Copies `rows` rows of n floats (row starts src_stride / dst_stride
  * apart): the framing of images for the implicit convolutions, whose rows
@@ -136,8 +158,10 @@ void tj_k_copy_rows_generic(const float *src, int64_t src_stride, float *dst, in
                             int64_t n);
 void tj_k_copy_rows_avx512(const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t rows,
                            int64_t n);
+void tj_k_copy_rows_avx2(const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t rows,
+                         int64_t n);
 
-/** The kernels for this CPU (AVX-512 when available, else generic C). */
+/** The kernels for this CPU (AVX-512, else AVX2 + FMA, else generic C). */
 tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void);
 tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void);
 tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void);
@@ -145,6 +169,8 @@ tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows16(void);
 tj_k_sgemm_pack_transposed tj_k_sgemm_pick_pack_transposed(void);
 tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps(void);
 tj_k_sgemm_ukernel_taps tj_k_sgemm_pick_ukernel_taps16(void);
+tj_k_sgemm_pack tj_k_sgemm_pick_pack_a(void);
+tj_k_sgemm_pack tj_k_sgemm_pick_pack_b(void);
 tj_k_transpose_bias tj_k_pick_transpose_bias(void);
 tj_k_copy_rows tj_k_pick_copy_rows(void);
 

@@ -5,6 +5,7 @@
 
 #include "parallel.h"
 #include "pool.h"
+#include "row_isa.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -71,7 +72,7 @@ static max_pool_tap_fn_f32 pick_tap_f32(void)
 static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
 
 /* The whole-plane kernel (float32 on AVX-512, up to MAX_ROW_TAPS columns of
- * taps), or NULL for the tap-by-tap loop. */
+ * taps; on AVX2, the 2 x 2 geometry), or NULL for the tap-by-tap loop. */
 #define MAX_ROW_TAPS 64
 typedef void (*max_pool_plane_fn_f32)(const tj_k_pool2d *, const float *, const int64_t *, const int64_t *, float *,
                                       int64_t *);
@@ -80,8 +81,10 @@ typedef void (*max_pool_plane_fn_f64)(const tj_k_pool2d *, const double *, const
 
 static max_pool_plane_fn_f32 pick_plane_f32(const tj_k_pool2d *p)
 {
-    bool ok = p->kw <= MAX_ROW_TAPS && __builtin_cpu_supports("avx512f") && tj_k_max_pool_plane_f32_avx512_ok(p);
-    return ok ? tj_k_max_pool_plane_f32_avx512 : NULL;
+    if (__builtin_cpu_supports("avx512f"))
+        return p->kw <= MAX_ROW_TAPS && tj_k_max_pool_plane_f32_avx512_ok(p) ? tj_k_max_pool_plane_f32_avx512 : NULL;
+    bool two = tj_k_row_isa_best() == TJ_K_ROW_AVX2 && tj_k_max_pool_plane_2x2_f32_avx2_ok(p);
+    return two ? tj_k_max_pool_plane_2x2_f32_avx2 : NULL;
 }
 static max_pool_plane_fn_f64 pick_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
 

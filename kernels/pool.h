@@ -46,6 +46,12 @@ void tj_k_max_pool_plane_f32_avx512(const tj_k_pool2d *p, const float *plane, co
 /** Whether p is the common MaxPool2d(2) geometry: 2 x 2 windows, stride
  * 2, no padding, no dilation. */
 bool tj_k_max_pool_is_2x2(const tj_k_pool2d *p);
+/** tj_k_max_pool_plane_f32_avx512 for CPUs with AVX2 only (pool_avx2.c),
+ * for the 2 x 2 geometry with a unit column stride and indices within 32
+ * bits (tj_k_max_pool_plane_2x2_f32_avx2_ok); tap_lo / tap_hi unused. */
+bool tj_k_max_pool_plane_2x2_f32_avx2_ok(const tj_k_pool2d *p);
+void tj_k_max_pool_plane_2x2_f32_avx2(const tj_k_pool2d *p, const float *plane, const int64_t *tap_lo,
+                                      const int64_t *tap_hi, float *out, int64_t *idx);
 /** Backward of one plane of 2 x 2 max pooling (AVX-512, float32) without a
  * scatter: each input element is written once, with the gradient of its
  * window when the window's index names it, else 0. Needs every index of the

@@ -16,6 +16,8 @@
 
 #if defined(__AVX512F__)
 
+#include "transpose16_avx512.h"
+
 #define TJ_ISA(name) name##_avx512
 #define VF_N 16
 typedef __m512 vf;
@@ -46,6 +48,8 @@ static inline vf vf_exp(vf x) { return Sleef_expf16_u10avx512f(x); }
 static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
 static inline float vf_hmin(vf v) { return _mm512_reduce_min_ps(v); }
+/* r[i][j] <- r[j][i] over VF_N rows of VF_N floats */
+static inline void vf_transpose(vf r[VF_N]) { tj_k_transpose16(r); }
 
 static inline vd vd_zero(void) { return _mm512_setzero_pd(); }
 static inline vd vd_lo(vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
@@ -100,6 +104,28 @@ static inline float vf_hmin(vf v)
     __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_min_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_min_ss(s, _mm_movehdup_ps(s)));
+}
+
+/* r[i][j] <- r[j][i]: pairs of floats, pairs of doubles, then 128-bit lanes. */
+static inline void vf_transpose(vf r[VF_N])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 2; g++) {
+        __m256d lo = _mm256_castps_pd(t[4 * g]), hi = _mm256_castps_pd(t[4 * g + 1]);
+        __m256d lo2 = _mm256_castps_pd(t[4 * g + 2]), hi2 = _mm256_castps_pd(t[4 * g + 3]);
+        u[4 * g] = _mm256_castpd_ps(_mm256_unpacklo_pd(lo, lo2));
+        u[4 * g + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(lo, lo2));
+        u[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(hi, hi2));
+        u[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(hi, hi2));
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
 }
 
 static inline vd vd_zero(void) { return _mm256_setzero_pd(); }

@@ -1,7 +1,8 @@
 /* A 16 x 16 float32 transpose in AVX-512 registers and the lane mask of a
- * partial vector, for the files built with -mavx512f (gemm_avx512.c packs
- * column-major B with them, copy_avx512.c copies transposed tiles,
- * attention_avx512.c transposes key blocks, gemv_avx512.c masks row tails). */
+ * partial vector, for the files built with -mavx512f (simd_rows.h's
+ * vf_transpose for the GEMM templates, copy_avx512.c copies transposed
+ * tiles, attention_avx512.c transposes key blocks, gemv_avx512.c masks row
+ * tails). */
 #ifndef TJIT_KERNELS_TRANSPOSE16_AVX512_H
 #define TJIT_KERNELS_TRANSPOSE16_AVX512_H
 

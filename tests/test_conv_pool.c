@@ -14,6 +14,7 @@
 #include "kernels/conv.h"
 #include "kernels/conv_gemm.h"
 #include "kernels/parallel.h"
+#include "kernels/row_isa.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 
@@ -170,7 +171,7 @@ Test(conv, odd_sizes_match_a_direct_loop_at_any_thread_count)
                 }
 }
 
-/* The generic C micro-kernels (CPUs without AVX-512) against the ones this
+/* The generic C micro-kernels (CPUs without AVX2) against the ones this
  * CPU picks, on edge tiles (5 x 19 of 8 x 32, 7 x 13 and 6 x 11 of 8 x 16)
  * with beta and bias, and the transposition and packing helpers. */
 Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
@@ -246,6 +247,117 @@ Test(conv, generic_micro_kernels_agree_with_the_picked_ones)
         for (int i = 0; i < 8 * 40; i++)
             cr_assert(fabsf(c1[i] - c2[i]) <= 1e-3f, "variant %d [%d]: %g vs %g", variant, i, c1[i], c2[i]);
     }
+}
+
+/* n floats in [-8, 8.8) from an LCG (values with many significant bits,
+ * so that the order of a sum shows); the caller frees them. */
+static float *lcg_floats(int64_t n, uint64_t *seed)
+{
+    float *v = malloc(sizeof(float) * (size_t)n);
+    cr_assert_not_null(v);
+    for (int64_t i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (float)(*seed >> 40) / 1e6f - 8;
+    }
+    return v;
+}
+
+/* The SIMD micro-kernels of one ISA. */
+typedef struct isa_kernels {
+    const char *name;
+    tj_k_sgemm_ukernel plain;
+    tj_k_sgemm_ukernel_offsets offsets;
+    tj_k_sgemm_ukernel_rows rows, rows16;
+    tj_k_sgemm_ukernel_taps taps, taps16;
+} isa_kernels;
+
+enum { UK_PLAIN, UK_OFFSETS, UK_ROWS, UK_ROWS16, UK_TAPS, UK_TAPS16, UK_KINDS };
+
+/* Runs micro-kernel `kind` of `isa` on lcg values (kc steps; the rows
+ * kernels 3 rows of kc / 3 columns) into an mr x nr corner of an 8 x 40 C,
+ * and checks it against a C model of the arithmetic: element (r, j) is
+ * fmaf(a, b, acc) over the steps in order (the 16-column taps kernel: even
+ * and odd steps in two sums, then added), + bias[r], then fmaf(beta, c, .)
+ * — bit for bit, and the rest of C untouched (beta 0: C full of nans). */
+static void check_micro_kernel(const isa_kernels *isa, int kind, int64_t kc, int mr, int nr, float beta, bool with_bias)
+{
+    enum { LDC = 40, AROW = 600 };
+    int width = kind == UK_ROWS16 || kind == UK_TAPS16 ? 16 : 32;
+    bool split = kind == UK_TAPS16, packed_a = kind == UK_PLAIN || kind == UK_OFFSETS;
+    int64_t cols = kc / 3, stride = cols + 4, off[64];
+    uint64_t seed = (uint64_t)(kind * 1000 + kc * 100 + mr * 10 + nr);
+    float *amem = lcg_floats(8 * AROW, &seed), *bp = lcg_floats(kc * 32, &seed), *bias = lcg_floats(8, &seed);
+    float *img = lcg_floats(64 * 40, &seed), *cinit = lcg_floats(8 * LDC, &seed);
+    float c[8 * LDC];
+    const float *arows[8];
+    for (int r = 0; r < 8; r++) arows[r] = amem + r * AROW;
+    for (int64_t p = 0; p < kc; p++) off[p] = kind == UK_OFFSETS ? p * 37 % (64 * 40 - 32) : p * 13 % (AROW - 32);
+    if (beta == 0.0f)
+        for (int i = 0; i < 8 * LDC; i++) cinit[i] = NAN;
+    float acc[8][32] = {{0}}, acc2[8][32] = {{0}};
+    for (int64_t p = 0; p < kc; p++)
+        for (int r = 0; r < 8; r++) {
+            float a = packed_a                                    ? amem[p * 8 + r]
+                      : kind == UK_ROWS || kind == UK_ROWS16       ? arows[r][p / cols * stride + p % cols]
+                                                                   : arows[r][off[p]];
+            for (int j = 0; j < width; j++) {
+                float b = kind == UK_OFFSETS ? img[off[p] + j] : bp[p * width + j];
+                if (split && p % 2) acc2[r][j] = fmaf(a, b, acc2[r][j]);
+                else acc[r][j] = fmaf(a, b, acc[r][j]);
+            }
+        }
+    memcpy(c, cinit, sizeof c);
+    const float *bs = with_bias ? bias : NULL;
+    switch (kind) {
+    case UK_PLAIN: isa->plain(kc, amem, bp, c, LDC, mr, nr, beta, bs); break;
+    case UK_OFFSETS: isa->offsets(kc, amem, img, off, c, LDC, mr, nr, beta, bs); break;
+    case UK_ROWS: isa->rows(3, cols, stride, arows, bp, c, LDC, mr, nr, beta, bs); break;
+    case UK_ROWS16: isa->rows16(3, cols, stride, arows, bp, c, LDC, mr, nr, beta, bs); break;
+    case UK_TAPS: isa->taps(kc, arows, off, bp, c, LDC, mr, nr, beta, bs); break;
+    default: isa->taps16(kc, arows, off, bp, c, LDC, mr, nr, beta, bs); break;
+    }
+    for (int r = 0; r < 8; r++)
+        for (int j = 0; j < LDC; j++) {
+            float want = cinit[r * LDC + j];
+            if (r < mr && j < nr) {
+                want = split ? acc[r][j] + acc2[r][j] : acc[r][j];
+                if (bs) want += bs[r];
+                if (beta != 0.0f) want = fmaf(beta, cinit[r * LDC + j], want);
+            }
+            cr_assert(memcmp(&c[r * LDC + j], &want, sizeof want) == 0,
+                      "%s kernel %d, kc %lld, %d x %d, beta %g, bias %d: [%d, %d] = %.9g, want %.9g", isa->name, kind,
+                      (long long)kc, mr, nr, beta, with_bias, r, j, c[r * LDC + j], want);
+        }
+    free(amem), free(bp), free(bias), free(img), free(cinit);
+}
+
+/* The AVX2 and AVX-512 micro-kernels (those this CPU runs) against a C
+ * model of their fused multiply-adds, bit for bit: the ISAs give the same
+ * results. Full and edge tiles (mr < 8, nr < 32 or 16, passes skipped),
+ * beta 0 and not, with and without bias, odd and even step counts. */
+Test(conv, simd_micro_kernels_follow_the_fma_order_of_the_model)
+{
+    const isa_kernels isas[] = {
+        {"avx2", tj_k_sgemm_ukernel_avx2, tj_k_sgemm_ukernel_offsets_avx2, tj_k_sgemm_ukernel_rows_avx2,
+         tj_k_sgemm_ukernel_rows16_avx2, tj_k_sgemm_ukernel_taps_avx2, tj_k_sgemm_ukernel_taps16_avx2},
+        {"avx512", tj_k_sgemm_ukernel_avx512, tj_k_sgemm_ukernel_offsets_avx512, tj_k_sgemm_ukernel_rows_avx512,
+         tj_k_sgemm_ukernel_rows16_avx512, tj_k_sgemm_ukernel_taps_avx512, tj_k_sgemm_ukernel_taps16_avx512},
+    };
+    const int mrs[] = {8, 5, 4, 3, 1}, nrs[] = {32, 31, 24, 17, 16, 13, 8, 1};
+    int runs = 0;
+    for (int i = 0; i < 2; i++) {
+        if (tj_k_row_isa_best() < (i == 0 ? TJ_K_ROW_AVX2 : TJ_K_ROW_AVX512)) continue;
+        for (int kind = 0; kind < UK_KINDS; kind++)
+            for (int64_t kc = 36; kc <= 37; kc++)
+                for (size_t m = 0; m < sizeof mrs / sizeof mrs[0]; m++)
+                    for (size_t n = 0; n < sizeof nrs / sizeof nrs[0]; n++) {
+                        if ((kind == UK_ROWS16 || kind == UK_TAPS16) && nrs[n] > 16) continue;
+                        if ((kind == UK_ROWS || kind == UK_ROWS16) && kc % 3) continue;
+                        for (int v = 0; v < 4; v++, runs++)
+                            check_micro_kernel(&isas[i], kind, kc, mrs[m], nrs[n], v & 1 ? 0.75f : 0.0f, v & 2);
+                    }
+    }
+    if (runs == 0) cr_skip_test("neither AVX2 + FMA nor AVX-512 on this CPU");
 }
 
 Test(conv, strided_input_and_weight_give_the_contiguous_result)
@@ -507,9 +619,11 @@ Test(pool, bad_geometry_is_rejected_naming_the_op)
 }
 
 /* Random geometries (window, stride 1-3, padding, dilation, ceil_mode,
- * widths across the 16-column chunks) on values with many ties, -inf and
- * nan: float32 pooling (the whole-row AVX-512 kernel where the CPU has it)
- * gives the values and indices of float64 pooling (the tap-by-tap loop). */
+ * widths across the 16-column chunks; every third round MaxPool2d(2);
+ * every other one a column slice, rows further apart than its width) on
+ * values with many ties, -inf and nan: float32 pooling (the whole-row
+ * AVX-512 kernel, or AVX2's 2 x 2 one, where the CPU has it) gives the
+ * values and indices of float64 pooling (the tap-by-tap loop). */
 Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
 {
     uint64_t seed = 12345;
@@ -517,15 +631,20 @@ Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
     for (int round = 0; round < 300; round++) {
         int64_t kh = 1 + NEXT() % 4, kw = 1 + NEXT() % 4, sh = 1 + NEXT() % 3, sw = 1 + NEXT() % 3;
         int64_t dh = 1 + NEXT() % 2, dw = 1 + NEXT() % 2, ph = NEXT() % (kh / 2 + 1), pw = NEXT() % (kw / 2 + 1);
+        if (round % 3 == 0) kh = kw = sh = sw = 2, dh = dw = 1, ph = pw = 0;
         int64_t h = dh * (kh - 1) + 1 + NEXT() % 9, w = dw * (kw - 1) + 1 + NEXT() % 40;
         bool ceil_mode = NEXT() % 2;
-        int64_t shape[4] = {1 + NEXT() % 2, 1 + NEXT() % 3, h, w}, n = shape[0] * shape[1] * h * w;
+        /* odd rounds: the last w of w + 3 columns, rows w + 3 apart (the
+         * last row ending at the storage's end) */
+        int64_t extra = round % 2 ? 3 : 0;
+        int64_t shape[4] = {1 + NEXT() % 2, 1 + NEXT() % 3, h, w + extra}, n = shape[0] * shape[1] * h * (w + extra);
         float *v = malloc(sizeof(float) * (size_t)n);
         for (int64_t i = 0; i < n; i++) {
             int64_t r = NEXT() % 40;
             v[i] = r == 0 ? NAN : r == 1 ? -INFINITY : (float)(r % 5) - 2;
         }
-        tj_tensor *x = test_f32(4, shape, v), *out = NULL, *idx = NULL, *out64 = NULL, *idx64 = NULL;
+        tj_tensor *x = tj_slice(test_f32(4, shape, v), 3, true, extra, true, INT64_MAX, 1);
+        tj_tensor *out = NULL, *idx = NULL, *out64 = NULL, *idx64 = NULL;
         free(v);
         int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, d[2] = {dh, dw};
         cr_assert_eq(tj_max_pool2d_with_indices(x, k, s, p, d, ceil_mode, &out, &idx), TJ_OK, "%s", tj_last_error());
@@ -642,7 +761,7 @@ Test(pool, max_pool_2x2_backward_matches_the_scatter)
 /* The packed single-threaded GEMM of the convolutions, every transpose
  * combination, on sizes that leave partial tiles and panels and cross the
  * KC block (beta 0 then 1, with a bias), against a double loop; and its
- * generic and AVX-512 packing against each other. */
+ * generic and SIMD packing against each other. */
 Test(conv, packed_sgemm_matches_a_double_loop_for_every_transpose)
 {
     enum { M = 70, N = 45, K = 300 };
@@ -671,12 +790,10 @@ Test(conv, packed_sgemm_matches_a_double_loop_for_every_transpose)
     for (int trans = 0; trans < 2; trans++) {
         float p1[2 * 8 * 37], p2[2 * 8 * 37], q1[2 * 32 * 37], q2[2 * 32 * 37];
         tj_k_sgemm_pack_a_generic(trans, a + 3, 50, 13, 37, p1);
-        (__builtin_cpu_supports("avx512f") ? tj_k_sgemm_pack_a_avx512 : tj_k_sgemm_pack_a_generic)(trans, a + 3, 50, 13,
-                                                                                                  37, p2);
+        tj_k_sgemm_pick_pack_a()(trans, a + 3, 50, 13, 37, p2);
         cr_assert_eq(memcmp(p1, p2, sizeof p1), 0, "pack_a trans %d", trans);
         tj_k_sgemm_pack_b_generic(trans, b + 2, 60, 37, 45, q1);
-        (__builtin_cpu_supports("avx512f") ? tj_k_sgemm_pack_b_avx512 : tj_k_sgemm_pack_b_generic)(trans, b + 2, 60, 37,
-                                                                                                  45, q2);
+        tj_k_sgemm_pick_pack_b()(trans, b + 2, 60, 37, 45, q2);
         cr_assert_eq(memcmp(q1, q2, sizeof q1), 0, "pack_b trans %d", trans);
     }
     free(a);
@@ -685,26 +802,14 @@ Test(conv, packed_sgemm_matches_a_double_loop_for_every_transpose)
     free(work);
 }
 
-/* n floats in [-8, 8.8) from an LCG (values with many significant bits,
- * so that the order of a sum shows); the caller frees them. */
-static float *lcg_floats(int64_t n, uint64_t *seed)
-{
-    float *v = malloc(sizeof(float) * (size_t)n);
-    cr_assert_not_null(v);
-    for (int64_t i = 0; i < n; i++) {
-        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
-        v[i] = (float)(*seed >> 40) / 1e6f - 8;
-    }
-    return v;
-}
-
 /* The im2col weight gradient (float32, stride 2) at 3 threads with one
  * sample per thread is bit for bit ((0 + g0) + g1) + g2 of the samples' own
  * gradients: every thread's partial sum counted once, in thread order. With
  * 2 groups each thread's block is both groups of one sample. */
 Test(conv, weight_grad_adds_the_threads_partial_sums_in_thread_order)
 {
-    if (!tj_k_conv_own_kernels()) cr_skip_test("no AVX-512: float32 convolution runs on OpenBLAS, one sample at a time");
+    if (!tj_k_conv_own_kernels())
+        cr_skip_test("no AVX2 + FMA: float32 convolution runs on OpenBLAS, one sample at a time");
     for (int64_t groups = 1; groups <= 2; groups++) {
         tj_k_conv cv = {.geom = {.channels = 5, .height = 11, .width = 9, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1,
                                  .pw = 1, .dh = 1, .dw = 1, .out_h = 6, .out_w = 5},
@@ -854,7 +959,8 @@ Test(conv, implicit_kernels_match_float64_im2col_at_one_to_three_threads)
  * of 2 groups: 22 items in 8 chunks of 3 or 2 items, or 12 of 2 or 1. */
 Test(conv, implicit_weight_grad_adds_the_chunks_partial_sums_in_chunk_order)
 {
-    if (!tj_k_conv_own_kernels()) cr_skip_test("no AVX-512: float32 convolution runs on OpenBLAS, one sample at a time");
+    if (!tj_k_conv_own_kernels())
+        cr_skip_test("no AVX2 + FMA: float32 convolution runs on OpenBLAS, one sample at a time");
     const int64_t c[8] = {6, 10, 9, 7, 3, 1, 1, 2}, n = 11;
     tj_k_conv one = implicit_case(c, 1, 1);
     int64_t G = one.groups, img_size = G * 3 * 9 * 7, mat_size = G * 5 * 9 * 7, wsize = G * 5 * 3 * 3 * 3;
