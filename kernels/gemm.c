@@ -1,6 +1,6 @@
 /* Matrix products: each float product routed to the fastest of our
- * matrix-vector kernels (gemv.c), our AVX-512 GEMM kernel
- * (gemm_avx512.c) and OpenBLAS, strided operands read as they are, batches
+ * matrix-vector kernels (gemv.c), our GEMM kernel (gemm_isa.h: AVX-512
+ * or AVX2) and OpenBLAS, strided operands read as they are, batches
  * threaded by shape (see gemm.h); int64 by loops. */
 #include <cblas.h>
 #include <limits.h>
@@ -9,6 +9,7 @@
 #include "gemm.h"
 #include "gemv.h"
 #include "parallel.h"
+#include "row_isa.h"
 
 /* How BLAS sees a strided matrix: transposed or not, and its leading dim. */
 typedef struct blas_view {
@@ -59,24 +60,55 @@ static tj_k_mat item(tj_k_mat x, int64_t off, size_t es)
     return x;
 }
 
-/* Our AVX-512 kernel (gemm_avx512.c) computes float32 products 1.3-2x
- * faster than OpenBLAS's Haswell sgemm (which OPENBLAS_CORETYPE selects
- * here) on the models' shapes, up to 215 GFLOP/s against 95-110 at 1
- * thread (bench/bench_gemm.c): g @ W, g^T @ x, and x @ W^T where the
- * matrix-vector kernels do not take it. It computes 64 columns at a time,
- * so narrower products stay on BLAS. */
+/* Our GEMM kernel's AVX-512 instance (gemm_isa.h) computes float32
+ * products 1.3-2x faster than OpenBLAS's Haswell sgemm (which
+ * OPENBLAS_CORETYPE selects here) on the models' shapes, up to 215 GFLOP/s
+ * against 95-110 at 1 thread (bench/bench_gemm.c): g @ W, g^T @ x, and
+ * x @ W^T where the matrix-vector kernels do not take it. It computes 64
+ * columns at a time, so narrower products stay on BLAS. */
 #define OWN_MIN_COLS 32
 
-static bool own_kernel(tj_dtype dtype, int64_t n)
+/* Its AVX2 instance (6 x 16 tiles), on a 2-vCPU AMD EPYC (Zen 3) without
+ * AVX-512, against the same sgemm (bench_gemm 1: medians of 3 runs, each
+ * the median thread CPU time of alternated calls): with A row-major
+ * (x @ W^T, g @ W) 1.06-1.17x on mlp's and cnn's linear layers and gpt's
+ * attention products, level (0.91-1.04x) on gpt's 512-row ones, 1.02-1.17x
+ * on block768's, 0.93-1.22x on decomposed cnn's few rows against many
+ * columns (W @ cols, g @ cols^T); with A column-major (g^T @ x) 0.77-0.90x once the sum is 64
+ * steps or longer (its tiles read a line of A per step, the lines m apart:
+ * L1 conflicts against B's block), so those stay on BLAS, except short
+ * sums (decomposed cnn's W^T @ g, k 32: 1.23-1.37x). Where it is level,
+ * the kernel still fuses the epilogue and splits threads deterministically. */
+#define OWN_AVX2_MAX_K_A_COLUMNS 32
+
+/* The instances run where their objects' ISA flags hold (row_isa.h). */
+static bool own_kernel(tj_dtype dtype, int64_t n, int64_t k, tj_k_mat a)
 {
-    return dtype == TJ_FLOAT32 && n >= OWN_MIN_COLS && __builtin_cpu_supports("avx512f");
+    if (dtype != TJ_FLOAT32 || n < OWN_MIN_COLS) return false;
+    tj_k_row_isa isa = tj_k_row_isa_best();
+    return isa == TJ_K_ROW_AVX512 || (isa == TJ_K_ROW_AVX2 && (a.cs == 1 || k <= OWN_AVX2_MAX_K_A_COLUMNS));
+}
+
+bool tj_k_gemm_f32_supported(void) { return tj_k_row_isa_best() != TJ_K_ROW_GENERIC; }
+
+void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                   const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                   const tj_k_epilogue *epi)
+{
+    (tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? tj_k_gemm_f32_avx512 : tj_k_gemm_f32_avx2)(
+        m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, nthreads, epi);
+}
+
+int64_t tj_k_gemm_sum_block(void)
+{
+    return tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? tj_k_gemm_sum_block_avx512() : tj_k_gemm_sum_block_avx2();
 }
 
 /* From this length of the sum and this many vectors on, our GEMM kernel
  * beats the matrix-vector row form, which reads every vector again from L2
  * for each block of four rows of the matrix: decomposed cnn's conv2 weight
  * gradient (g @ columns^T, 32 x 400 by k 12544) took 1.4x as long on the
- * row form as on the kernel's long-sum path (gemm_avx512.c), 1 thread,
+ * row form as on the kernel's long-sum path (gemm_isa.h), AVX-512, 1 thread,
  * thread CPU time; 16 x 400 by k 12544 and 16 x 256 by k 50176 (regular
  * panels) 1.3x. */
 #define OWN_LONG_SUM 4096
@@ -89,7 +121,7 @@ static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha
 {
     if (own) {
         bool rowb = vb.trans == CblasNoTrans;
-        tj_k_gemm_f32_avx512(m, n, k, (float)alpha, a.p, a.rs, a.cs, b.p, rowb ? vb.ld : 1, rowb ? 1 : vb.ld,
+        tj_k_gemm_f32(m, n, k, (float)alpha, a.p, a.rs, a.cs, b.p, rowb ? vb.ld : 1, rowb ? 1 : vb.ld,
                              (float)beta, c, ldc, nthreads, epi);
     } else if (dtype == TJ_FLOAT32) {
         cblas_sgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, (float)alpha, a.p, va.ld, b.p, vb.ld, (float)beta, c,
@@ -128,14 +160,14 @@ static bool gemv_route(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int6
     }
     *gv = g;
     if (g.nv > tj_k_gemv_max_vectors(&g)) return false;
-    return !(own_kernel(dtype, n) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS);
+    return !(own_kernel(dtype, n, k, a) && k >= OWN_LONG_SUM && g.nv >= OWN_LONG_SUM_MIN_VECTORS);
 }
 
 /* The kernel tj_k_gemm computes a float product on (batch 1, alpha and k
  * nonzero), in tj_k_gemm's order of decisions. */
 typedef enum gemm_route {
     ROUTE_NONE,        /* an empty product, or a layout BLAS cannot read */
-    ROUTE_OWN,         /* tj_k_gemm_f32_avx512 */
+    ROUTE_OWN,         /* tj_k_gemm_f32 */
     ROUTE_OWN_COLUMNS, /* the rows of A as vectors on gemv's AVX-512 column form: C's row i is B^T times A's row i */
     ROUTE_GEMV,        /* any other matrix-vector route (BLAS's, the row form, B's columns as the vectors) */
     ROUTE_BLAS,        /* sgemm, dgemm */
@@ -150,7 +182,7 @@ static gemm_route route(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_ma
     if (gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g)) {
         return tj_k_gemv_on_own_kernel(dtype, g.incx) && g.trans && m <= n ? ROUTE_OWN_COLUMNS : ROUTE_GEMV;
     }
-    return own_kernel(dtype, n) ? ROUTE_OWN : ROUTE_BLAS;
+    return own_kernel(dtype, n, k, a) ? ROUTE_OWN : ROUTE_BLAS;
 }
 
 bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
@@ -160,7 +192,7 @@ bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj
 
 /* Our kernels compute each column of C with the same operations wherever
  * it falls in the call: the GEMM kernel sums each element of C block by
- * block in one order however C is split (gemm_avx512.c; its long-sum path
+ * block in one order however C is split (gemm_isa.h; its long-sum path
  * gives the same bytes), and the column form adds the rows into every
  * column alike, a vector of columns at a time (gemv_avx512.c). BLAS does
  * not: OpenBLAS computes the last few columns in other loops (sgemm's m 4,
@@ -257,7 +289,7 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
         if (epi) epilogue_after(epi, es, m, n, c, ldc, nthreads);
         return;
     }
-    bool own = own_kernel(dtype, n), fused = own && batch == 1;
+    bool own = own_kernel(dtype, n, k, a), fused = own && batch == 1;
     double work = (double)m * (double)n * (double)k;
     /* Small products run on one thread each (OpenBLAS does so by itself),
      * so they can share the threads over the batch; large ones each get

@@ -58,7 +58,7 @@ typedef struct tj_k_epilogue {
 /** Results smaller than this (elements) get an epilogue that runs after
  * the product from the calling thread alone, as tj_elementwise runs an
  * operator of that size on one thread; with an epilogue, our kernel splits
- * them by rows (gemm_avx512.c). */
+ * them by rows (gemm_isa.h). */
 #define TJ_K_EPILOGUE_PARALLEL_MIN 32768
 
 /** Applies `e` to rows [i0, i0 + rows) and columns [j0, j0 + cols) of C
@@ -90,30 +90,48 @@ static inline void tj_k_epilogue_apply(const tj_k_epilogue *e, size_t esize, voi
  * setting shared with OpenBLAS); call with nthreads 1 from inside a parallel
  * region, and only with m*n*k <= TJ_K_GEMM_SERIAL_WORK.
  * `epi` (NULL: none; batch must be 1 otherwise) runs on C after the
- * product: inside our AVX-512 kernel on each thread's part as soon as it is
+ * product: inside our GEMM kernel on each thread's part as soon as it is
  * done, after the whole product on the other routes. */
 void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, tj_k_mat a,
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
                int nthreads, const tj_k_epilogue *epi);
 
-/** AVX-512 float32 product (gemm_avx512.c, used by tj_k_gemm): C [m, n]
- * (leading dimension ldc) = alpha * A @ B + beta * C, A element (i, p) at
- * a[i*ars + p*acs] (any strides), B element (p, j) at b[p*brs + j*bcs] with
- * bcs == 1 (row-major) or brs == 1 (column-major); m, n, k >= 1; beta == 0
- * never reads C. Threads over blocks of whole rows, or of 64 columns when m
- * is small against B (see split_rows in gemm_avx512.c); each element is
- * computed the same way on any number of threads. `epi` (NULL: none) runs on
- * each thread's rows or columns of C right after that thread computed them.
- * A long sum into a small C with a column-major B (17-64 rows, k >= 4096)
- * is computed as C^T = B^T @ A^T, with the same bytes (long_sum in
- * gemm_avx512.c); `epi` then runs over C at the end. */
+/** Whether this CPU runs our float32 GEMM kernel, tj_k_gemm_f32: it has
+ * AVX-512 (the 6 x 64 instance) or AVX2 and FMA (the 6 x 16 one). */
+bool tj_k_gemm_f32_supported(void);
+
+/** Our float32 GEMM kernel (gemm_isa.h; used by tj_k_gemm where
+ * own_kernel in gemm.c routes to it), on the best instance this CPU runs;
+ * call only when tj_k_gemm_f32_supported(). C [m, n] (leading dimension
+ * ldc) = alpha * A @ B + beta * C, A element (i, p) at a[i*ars + p*acs]
+ * (any strides), B element (p, j) at b[p*brs + j*bcs] with bcs == 1
+ * (row-major) or brs == 1 (column-major); m, n, k >= 1; beta == 0 never
+ * reads C. Threads over blocks of whole rows, or of 64 (AVX2: 16) columns
+ * when m is small against B (see split_rows in gemm_isa.h); each element
+ * is computed the same way on any number of threads and wherever its
+ * column falls in the call. `epi` (NULL: none) runs on each thread's rows
+ * or columns of C right after that thread computed them. A long sum into a
+ * small C with a column-major B (17-64 rows on AVX-512, 9-16 on AVX2;
+ * k >= 4096) is computed as C^T = B^T @ A^T, with the same bytes (long_sum
+ * in gemm_isa.h); `epi` then runs over C at the end. */
+void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                   const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                   const tj_k_epilogue *epi);
+
+/** The instances behind tj_k_gemm_f32 and tj_k_gemm_sum_block
+ * (gemm_avx512.c, gemm_avx2.c), each callable only on a CPU with its ISA. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                           const tj_k_epilogue *epi);
+void tj_k_gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                        const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                        const tj_k_epilogue *epi);
+int64_t tj_k_gemm_sum_block_avx512(void);
+int64_t tj_k_gemm_sum_block_avx2(void);
 
 /** Whether tj_k_gemm computes the float product of an m x k matrix with
  * strides a.rs, a.cs and a k x n one with strides b.rs, b.cs (batch 1,
- * alpha nonzero) on tj_k_gemm_f32_avx512, rather than on the
+ * alpha nonzero) on tj_k_gemm_f32, rather than on the
  * matrix-vector kernels or BLAS. */
 bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b);
 
@@ -124,7 +142,7 @@ bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj
  * bytes the whole product's call gives there, on any number of threads and
  * inside a parallel loop or not. That holds where every such call takes
  * one route, and one that computes each column of C with the same
- * operations wherever the column falls in the call: our AVX-512 GEMM
+ * operations wherever the column falls in the call: our GEMM
  * kernel, or the matrix-vector column form on AVX-512 over few rows of A
  * with unit-stride rows. False for the others (BLAS, whose sums depend on
  * a column's place in the call), for float64, for an empty product and
@@ -132,7 +150,7 @@ bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj
 bool tj_k_gemm_columns_independent(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b,
                                    int64_t min_cols);
 
-/** Steps of the sum that tj_k_gemm_f32_avx512 adds up in registers before
+/** Steps of the sum that tj_k_gemm_f32 adds up in registers before
  * adding them to C: each element of C is the sum, in order, of such
  * blocks from the first step. A product split into sums over runs of whole
  * blocks, each added into C (beta 1 after the first), therefore gives the

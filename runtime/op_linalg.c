@@ -412,9 +412,8 @@ static void gathered_t_items(void *ctx, int t, int64_t i0, int64_t i1)
         for (int64_t k0 = 0; k0 < g->k; k0 += g->kc) {
             int64_t kc = g->k - k0 < g->kc ? g->k - k0 : g->kc;
             gather_block(g, b, r0, r1, k0, k0 + kc, buf);
-            tj_k_gemm_f32_avx512(g->m, r1 - r0, kc, 1.0f, (const float *)g->a.p + b * g->a_bs + k0 * g->a.cs,
-                                 g->a.rs, g->a.cs, buf, 1, kc, k0 == 0 ? 0.0f : 1.0f, g->out + b * g->m * g->n + r0,
-                                 g->n, 1, NULL);
+            tj_k_gemm_f32(g->m, r1 - r0, kc, 1.0f, (const float *)g->a.p + b * g->a_bs + k0 * g->a.cs, g->a.rs,
+                          g->a.cs, buf, 1, kc, k0 == 0 ? 0.0f : 1.0f, g->out + b * g->m * g->n + r0, g->n, 1, NULL);
         }
     }
 }

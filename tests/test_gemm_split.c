@@ -1,5 +1,6 @@
-/* The float32 GEMM kernel's thread splits (kernels/gemm_avx512.c): by rows
- * of C when m is large against B, by 64-column blocks otherwise. Every
+/* The float32 GEMM kernel's thread splits (kernels/gemm_isa.h, on the
+ * CPU's instance: AVX-512 or AVX2): by rows of C when m is large against
+ * B, by 64-column (AVX2: 16-column) blocks otherwise. Every
  * element is computed the same way whatever the split, so results on 2 and
  * 3 threads must equal the 1-thread result byte for byte; the 1-thread
  * result is checked against a double-precision sum. Operands hold
@@ -37,7 +38,7 @@ static float *run(const product *pr, const float *a, const float *b, const float
     float *c = malloc(sizeof(float) * (size_t)(pr->m * pr->n));
     cr_assert_not_null(c);
     memcpy(c, c0, sizeof(float) * (size_t)(pr->m * pr->n));
-    tj_k_gemm_f32_avx512(pr->m, pr->n, pr->k, pr->alpha, a, pr->k, 1, b, pr->b_colmajor ? 1 : pr->n,
+    tj_k_gemm_f32(pr->m, pr->n, pr->k, pr->alpha, a, pr->k, 1, b, pr->b_colmajor ? 1 : pr->n,
                          pr->b_colmajor ? pr->k : 1, pr->beta, c, pr->n, threads, NULL);
     return c;
 }
@@ -45,7 +46,7 @@ static float *run(const product *pr, const float *a, const float *b, const float
 /* Runs pr on 1, 2 and 3 threads: equal bytes, and close to a double sum. */
 static void check_product(const product *pr)
 {
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     int64_t m = pr->m, n = pr->n, k = pr->k;
     float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
     float *c0 = malloc(sizeof(float) * (size_t)(m * n));
@@ -120,7 +121,7 @@ Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
 {
     /* the packing of a column-major B (16 x 16 transposes, tails in k and
      * n) must produce the panel a row-major copy produces */
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     const int64_t shapes[][3] = {{7, 70, 131}, {30, 200, 17}, {6, 16, 16}, {5, 1, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -132,8 +133,8 @@ Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
         fill(bt, n * k, 5);
         for (int64_t p = 0; p < k; p++)
             for (int64_t j = 0; j < n; j++) b[p * n + j] = bt[j * k + p];
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, c1, n, 1, NULL);
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, b, n, 1, 0.0f, c2, n, 1, NULL);
+        tj_k_gemm_f32(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, c1, n, 1, NULL);
+        tj_k_gemm_f32(m, n, k, 1.0f, a, k, 1, b, n, 1, 0.0f, c2, n, 1, NULL);
         cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
         free(a);
         free(bt);
@@ -145,8 +146,8 @@ Test(gemm_split, column_major_b_gives_the_bytes_of_its_row_major_copy)
 
 Test(gemm_split, linear_layers_give_the_same_bytes_on_1_and_2_threads)
 {
-    /* (the same bytes on our AVX-512 kernels; on other CPUs, the same values
-     * to rounding) through the operator: addmm with a bias (x @ W^T + b, the transposed
+    /* (the same bytes where our GEMM kernel takes the product; on the
+     * other routes, the same values to rounding) through the operator: addmm with a bias (x @ W^T + b, the transposed
      * weight read in place), gpt's q, k, v and MLP products (row split)
      * and mlp's first layer at batch 64 (matrix-vector kernels) */
     tj_scope *s = tj_scope_begin();
@@ -167,7 +168,8 @@ Test(gemm_split, linear_layers_give_the_same_bytes_on_1_and_2_threads)
             cr_assert_not_null(out[threads - 1], "%s", tj_last_error());
         }
         const float *one = tj_tensor_data(out[0]), *two = tj_tensor_data(out[1]);
-        if (__builtin_cpu_supports("avx512f")) {
+        tj_k_mat xm = {NULL, k, 1}, wt = {NULL, 1, k};
+        if (tj_k_gemm_on_own_kernel(TJ_FLOAT32, m, n, k, xm, wt)) {
             cr_assert(memcmp(one, two, sizeof(float) * (size_t)(m * n)) == 0, "addmm %ldx%ldx%ld", (long)m, (long)k,
                       (long)n);
         } else { /* OpenBLAS's sgemm: its edge loops depend on the split (see tj_k_gemm_columns_independent) */
@@ -187,7 +189,7 @@ static void run_rows(const float *a, bool a_t, const float *bt, int64_t m, int64
                      float beta, float *c, int64_t i0, int64_t rows, int threads)
 {
     const float *ai = a_t ? a + i0 : a + i0 * k;
-    tj_k_gemm_f32_avx512(rows, n, k, alpha, ai, a_t ? 1 : k, a_t ? m : 1, bt, 1, k, beta, c + i0 * n, n, threads,
+    tj_k_gemm_f32(rows, n, k, alpha, ai, a_t ? 1 : k, a_t ? m : 1, bt, 1, k, beta, c + i0 * n, n, threads,
                          NULL);
 }
 
@@ -201,7 +203,7 @@ Test(gemm_split, long_sums_into_a_small_c_give_the_bytes_of_the_regular_path)
      * the others, a partial last vector of C^T's rows (m 20, 40), a last
      * row tile of C^T of 4 rows (n 70); A row- and column-major, beta 0
      * and not. */
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     const struct {
         int64_t m, n, k;
         bool a_t;
@@ -256,7 +258,7 @@ Test(gemm_split, long_sums_route_x_at_w_transposed_to_the_gemm_kernel)
      * row form that takes shorter sums: tj_k_gemm gives the kernel's bytes,
      * on 1 and 2 threads; x's rows (m 16) or W's (m 40 > n 33) are the
      * vectors */
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     const int64_t shapes[][3] = {{16, 200, 4096}, {24, 64, 4100}, {40, 33, 4500}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -265,7 +267,7 @@ Test(gemm_split, long_sums_route_x_at_w_transposed_to_the_gemm_kernel)
         cr_assert(a && bt && want && got);
         fill(a, m * k, 12);
         fill(bt, n * k, 13);
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, want, n, 1, NULL);
+        tj_k_gemm_f32(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.0f, want, n, 1, NULL);
         for (int threads = 1; threads <= 2; threads++) {
             tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){bt, 1, k}, 0, 0.0, got, 0, n,
                       threads, NULL);
@@ -292,7 +294,7 @@ Test(gemm_split, long_sum_path_writes_a_wider_c_and_runs_the_epilogue_over_all_o
      * (beta 0.5) the regular path's bytes (16 rows at a time) and leaves the rest of
      * each row alone; the epilogue runs once over C after the
      * transposition; on 1 and 2 threads */
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     int64_t m = 24, n = 50, k = 4200, ldc = 53;
     float *a = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
     float *plain = malloc(sizeof(float) * (size_t)(m * ldc)), *fused = malloc(sizeof(float) * (size_t)(m * ldc));
@@ -302,15 +304,15 @@ Test(gemm_split, long_sum_path_writes_a_wider_c_and_runs_the_epilogue_over_all_o
     fill(bt, n * k, 15);
     fill(reg, m * ldc, 16);
     for (int64_t i0 = 0; i0 < m; i0 += 16)
-        tj_k_gemm_f32_avx512(m - i0 < 16 ? m - i0 : 16, n, k, 1.0f, a + i0 * k, k, 1, bt, 1, k, 0.5f, reg + i0 * ldc,
+        tj_k_gemm_f32(m - i0 < 16 ? m - i0 : 16, n, k, 1.0f, a + i0 * k, k, 1, bt, 1, k, 0.5f, reg + i0 * ldc,
                              ldc, 1, NULL);
     tj_k_epilogue epi = {.loop = twice_plus_one, .nin = 1};
     for (int threads = 1; threads <= 2; threads++) {
         fill(plain, m * ldc, 16);
         memcpy(fused, plain, sizeof(float) * (size_t)(m * ldc));
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, plain, ldc, threads, NULL);
+        tj_k_gemm_f32(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, plain, ldc, threads, NULL);
         cr_assert(memcmp(plain, reg, sizeof(float) * (size_t)(m * ldc)) == 0, "%d threads", threads);
-        tj_k_gemm_f32_avx512(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, fused, ldc, threads, &epi);
+        tj_k_gemm_f32(m, n, k, 1.0f, a, k, 1, bt, 1, k, 0.5f, fused, ldc, threads, &epi);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < ldc; j++) {
                 float want = j < n ? 2.0f * plain[i * ldc + j] + 1.0f : plain[i * ldc + j];
@@ -334,14 +336,14 @@ typedef struct strided {
     float alpha, beta;
 } strided;
 
-/* Sums longer than a chunk of B (512 steps, gemm_avx512.c): the C tile runs
+/* Sums longer than a chunk of B (512 steps on AVX-512, gemm_isa.h): the C tile runs
  * through each chunk's blocks, then again for the next chunk; partial last
  * chunks and blocks, A row- and column-major with padded leading
  * dimensions, B either way, C wider than n (its padding left alone), on 1,
  * 2 and 3 threads with the same bytes. */
 Test(gemm_split, sums_over_several_chunks_match_a_double_sum_in_any_layout)
 {
-    if (!__builtin_cpu_supports("avx512f")) cr_skip_test("no AVX-512: the kernel under test does not run on this CPU");
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
     const strided s[] = {
         {13, 97, 1100, 1103, 1, 97, 1, 101, 1.0f, 0.0f},     /* A row-major, padded */
         {50, 130, 513, 1, 55, 1, 520, 130, 0.5f, 0.75f},     /* A, B column-major */
@@ -361,7 +363,7 @@ Test(gemm_split, sums_over_several_chunks_match_a_double_sum_in_any_layout)
         for (int threads = 1; threads <= 3; threads++) {
             float *out = threads == 1 ? one : c;
             memcpy(out, c0, sizeof(float) * (size_t)(p->m * p->ldc));
-            tj_k_gemm_f32_avx512(p->m, p->n, p->k, p->alpha, a, p->ars, p->acs, b, p->brs, p->bcs, p->beta, out,
+            tj_k_gemm_f32(p->m, p->n, p->k, p->alpha, a, p->ars, p->acs, b, p->brs, p->bcs, p->beta, out,
                                  p->ldc, threads, NULL);
             if (threads > 1)
                 cr_assert(memcmp(c, one, sizeof(float) * (size_t)(p->m * p->ldc)) == 0,
@@ -379,6 +381,63 @@ Test(gemm_split, sums_over_several_chunks_match_a_double_sum_in_any_layout)
                           t, (long)i, (long)j, one[i * p->ldc + j], ref);
             }
         free(a), free(b), free(c0), free(one), free(c);
+    }
+}
+
+/* Edge shapes on the CPU's instance: m and n around the tile (6 rows; 8,
+ * 16 and 64 columns: a vector, the AVX2 tile, the AVX-512 tile), sums of 1
+ * to more than one block (128 steps on AVX-512, 384 on AVX2), A
+ * row-major, column-major and strided both ways (every other element), B
+ * row- or column-major with a padded leading dimension, C padded, beta 0
+ * (C holds nan there: never read) and not; against a double sum, the
+ * padding of C left alone, and the fused epilogue equal to the epilogue
+ * run after the product, byte for byte. */
+Test(gemm_split, edge_shapes_and_layouts_match_a_double_sum_and_fuse_the_epilogue)
+{
+    if (!tj_k_gemm_f32_supported()) cr_skip_test("neither AVX-512 nor AVX2: no instance of the kernel runs here");
+    static const int64_t ms[] = {1, 5, 6, 7, 13}, ns[] = {1, 7, 9, 16, 17, 33, 65}, ks[] = {1, 8, 17, 390};
+    tj_k_epilogue epi = {.loop = twice_plus_one, .nin = 1};
+    enum { NM = sizeof ms / sizeof *ms, NN = sizeof ns / sizeof *ns, NK = sizeof ks / sizeof *ks };
+    for (int c = 0; c < NM * NN * NK * 3 * 2; c++) {
+        int64_t m = ms[c % NM], n = ns[c / NM % NN], k = ks[c / (NM * NN) % NK];
+        int alay = c / (NM * NN * NK) % 3, bcm = c / (NM * NN * NK * 3) % 2;
+        float beta = c % 2 ? 0.0f : 0.5f, alpha = c % 3 ? 1.0f : -0.75f;
+        /* A: row-major [m, k + 3], column-major [k, m + 2], or every other element of [m, 2k] */
+        int64_t ars = alay == 0 ? k + 3 : alay == 1 ? 1 : 4 * k, acs = alay == 0 ? 1 : alay == 1 ? m + 2 : 2;
+        int64_t brs = bcm ? 1 : n + 5, bcs = bcm ? k + 1 : 1, ldc = n + 2;
+        int64_t asz = alay == 1 ? acs * k : ars * m, bsz = bcm ? bcs * n : brs * k;
+        float *a = malloc(sizeof(float) * (size_t)asz), *b = malloc(sizeof(float) * (size_t)bsz);
+        float *c0 = malloc(sizeof(float) * (size_t)(m * ldc)), *plain = malloc(sizeof(float) * (size_t)(m * ldc));
+        float *fused = malloc(sizeof(float) * (size_t)(m * ldc));
+        cr_assert(a && b && c0 && plain && fused);
+        fill(a, asz, 17);
+        fill(b, bsz, 18);
+        fill(c0, m * ldc, 19);
+        for (int64_t i = 0; i < m && beta == 0; i++)
+            for (int64_t j = 0; j < n; j++) c0[i * ldc + j] = NAN;
+        memcpy(plain, c0, sizeof(float) * (size_t)(m * ldc));
+        memcpy(fused, c0, sizeof(float) * (size_t)(m * ldc));
+        tj_k_gemm_f32(m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, plain, ldc, 1, NULL);
+        tj_k_gemm_f32(m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, fused, ldc, 2, &epi);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < ldc; j++) {
+                float got = plain[i * ldc + j], want = 2.0f * got + 1.0f;
+                double ref = c0[i * ldc + j];
+                if (j < n) {
+                    ref = beta == 0 ? 0.0 : beta * ref;
+                    for (int64_t q = 0; q < k; q++)
+                        ref += alpha * (double)a[i * ars + q * acs] * (double)b[q * brs + j * bcs];
+                } else {
+                    want = got;
+                }
+                cr_assert(fabs(got - ref) <= 1e-5 * (double)(k + 1),
+                          "m %ld n %ld k %ld A %d B %s beta %g (%ld, %ld): %.9g != %.9g", (long)m, (long)n, (long)k,
+                          alay, bcm ? "col" : "row", beta, (long)i, (long)j, got, ref);
+                cr_assert(memcmp(&fused[i * ldc + j], &want, sizeof(float)) == 0,
+                          "m %ld n %ld k %ld, fused epilogue (%ld, %ld): %.9g, want %.9g", (long)m, (long)n, (long)k,
+                          (long)i, (long)j, fused[i * ldc + j], want);
+            }
+        free(a), free(b), free(c0), free(plain), free(fused);
     }
 }
 

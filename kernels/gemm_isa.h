@@ -1,0 +1,402 @@
+/* float32 GEMM for a row- or column-major B and an A of any strides (see
+ * gemm.h): C = alpha * A @ B + beta * C, written once over simd_rows.h and
+ * compiled per ISA by gemm_avx512.c (6 x 64 micro-kernel: 4 vectors of
+ * 16) and gemm_avx2.c (6 x 16: 2 vectors of 8, its 12 accumulators, 2
+ * vectors of B and a broadcast within the 16 ymm registers).
+ *
+ * Blocks of KC x NR of B are packed into a contiguous buffer (rows of B
+ * lie a leading dimension apart: 4 KiB strides would map them all onto the
+ * same L1 sets) and swept by a 6 x NR micro-kernel down all the rows of A:
+ * per step of the sum, NV loads of B, 6 broadcasts of A and 6 * NV FMAs
+ * into as many accumulators, so that the FMA units, not the loads, set the
+ * pace. A is
+ * read in place, row- or column-major alike (the mlp and GPT backward
+ * products, A @ W and A^T @ X, are both). A long sum's B is packed a
+ * chunk of the sum (a few blocks) at a time, and each tile of C runs
+ * through the chunk's blocks in a row, staying in L1. Column blocks go in
+ * panels whose part of C stays in L2 across the chunks of the sum. While
+ * one block is swept, the next block of a large B is prefetched and the
+ * next tile of C prefetched for writing: with few rows of A (decomposed
+ * cnn: 16-32 rows against 400 x 12544), packing and the first writes of C
+ * otherwise stall on DRAM for as long as the FMAs run. Threads split C
+ * by rows or by columns (split_rows); a fused epilogue runs on each
+ * thread's part of C as soon as it is done. A long sum into a small C with
+ * a column-major B swaps the operands' roles instead (long_sum).
+ *
+ * Each element of C is summed the same way on either ISA's instance, block
+ * by block of KC steps in order, one FMA per step into its lane; the
+ * instances differ in how many columns they compute at once, not in the
+ * arithmetic. (The AVX-512 figures in the comments below were measured on
+ * AVX-512 machines.) */
+#include "gemm.h"
+#include "parallel.h"
+#include "simd_rows.h"
+
+#if VF_N == 16
+
+#define NV 4   /* vectors of C per micro-kernel row */
+#define KC 128 /* steps of the sum per packed block: 32 KiB, within L1 */
+#define CHUNK 512
+
+/* A vector of the packed block (64-byte aligned). */
+static inline vf packed_load(const float *p) { return _mm512_load_ps(p); }
+static inline void packed_store(float *p, vf v) { _mm512_store_ps(p, v); }
+/* Lanes [0, n) of the vector at p, the others 0; n <= 0: none, n >= VF_N: all. */
+static inline vf lanes_load(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(tj_k_lanes16(n), p); }
+/* Lanes [0, n) of v to p. */
+static inline void lanes_store(float *p, vf v, int64_t n) { _mm512_mask_storeu_ps(p, tj_k_lanes16(n), v); }
+
+#else
+/* KC 384: 24 KiB of B. Against OpenBLAS's Haswell sgemm at 1 thread on
+ * the models' products (bench_gemm, this block or 512), 128 left the
+ * kernel 5-18% behind where the sum is longer than one block (gpt's
+ * 512 x 128 by k 512: C's tiles read and written back once per block);
+ * 384 and 512 put it 0-7% ahead with A row-major, and 512 lost more than
+ * 384 with A column-major (kc lines of A per tile, a power-of-two stride
+ * apart: L1 conflicts against B's block). */
+#define NV 2
+#define KC 384
+#define CHUNK (4 * KC)
+
+static inline vf packed_load(const float *p) { return _mm256_load_ps(p); }
+static inline void packed_store(float *p, vf v) { _mm256_store_ps(p, v); }
+static inline vf lanes_load(const float *p, int64_t n)
+{
+    return n >= VF_N ? vf_load(p) : vf_load_part(p, n <= 0 ? 0 : (int)n, 0.0f);
+}
+static inline void lanes_store(float *p, vf v, int64_t n)
+{
+    if (n >= VF_N) vf_store(p, v);
+    else vf_store_part(p, v, n <= 0 ? 0 : (int)n);
+}
+#endif
+
+#define MR 6    /* rows of C per micro-kernel call */
+#define NR (NV * VF_N) /* columns of C per micro-kernel call */
+
+/* Lines of B to prefetch while a block is swept, a few per step of the
+ * micro-kernel (spread out, they overlap the FMAs; packed at once, they
+ * stalled: packing decomposed cnn's 400 x 12544 B took 1.0 ms, the
+ * products 1.5 ms, 2.5 ms together). Lines go vector by vector: rows of a
+ * row-major B, columns of a column-major one. */
+typedef struct ahead {
+    const char *vec;          /* the current vector's first line */
+    int64_t stride;           /* bytes between vectors */
+    int64_t per_vector, line; /* lines per vector; the next one in this vector */
+    int64_t left, per_call;   /* lines left; lines per micro-kernel call */
+} ahead;
+
+static inline void ahead_line(ahead *h)
+{
+    _mm_prefetch(h->vec + 64 * h->line, _MM_HINT_T0);
+    if (++h->line == h->per_vector) h->line = 0, h->vec += h->stride;
+}
+
+/* C[r, 0..nc) (r < R, nc <= VF_N * Q) = alpha * sum_p a(r, p) * bp[p, :] +
+ * beta * C (beta 0: C is not read), from the first Q vectors of each packed
+ * row (a narrower last column block computes only those); on the way,
+ * h->per_call lines of `h`, up to 2 per step. */
+#define MICRO(R, Q)                                                                                           \
+    static void micro_##R##_##Q(int64_t kc, const float *a, int64_t ars, int64_t acs, const float *bp,        \
+                                float *c, int64_t ldc, int64_t nc, float alpha, float beta, ahead *h)         \
+    {                                                                                                         \
+        vf acc[R][Q];                                                                                         \
+        for (int r = 0; r < R; r++)                                                                           \
+            for (int q = 0; q < Q; q++) acc[r][q] = vf_set1(0.0f);                                            \
+        int64_t pf = h->per_call < h->left ? h->per_call : h->left;                                           \
+        h->left -= pf;                                                                                        \
+        for (int64_t p = 0; p < kc; p++) {                                                                    \
+            for (int l = 0; l < 2 && pf > 0; l++, pf--) ahead_line(h);                                        \
+            const float *bq = bp + p * NR, *ap = a + p * acs;                                                 \
+            vf bv[Q];                                                                                         \
+            for (int q = 0; q < Q; q++) bv[q] = packed_load(bq + VF_N * q);                                   \
+            for (int r = 0; r < R; r++) {                                                                     \
+                vf av = vf_set1(ap[r * ars]);                                                                 \
+                for (int q = 0; q < Q; q++) acc[r][q] = vf_fmadd(av, bv[q], acc[r][q]);                       \
+            }                                                                                                 \
+        }                                                                                                     \
+        vf va = vf_set1(alpha), vb = vf_set1(beta);                                                           \
+        for (int r = 0; r < R; r++)                                                                           \
+            for (int q = 0; q < Q; q++) {                                                                     \
+                float *cq = c + r * ldc + VF_N * q;                                                           \
+                vf v = vf_mul(acc[r][q], va);                                                                 \
+                if (beta != 0) v = vf_fmadd(lanes_load(cq, nc - VF_N * q), vb, v);                            \
+                lanes_store(cq, v, nc - VF_N * q);                                                            \
+            }                                                                                                 \
+        for (; pf > 0; pf--) ahead_line(h);                                                                   \
+    }
+#if NV == 4
+#define MICRO_ROWS(R) MICRO(R, 1) MICRO(R, 2) MICRO(R, 3) MICRO(R, 4)
+#define MICRO_ROW(R) {micro_##R##_1, micro_##R##_2, micro_##R##_3, micro_##R##_4}
+#else
+#define MICRO_ROWS(R) MICRO(R, 1) MICRO(R, 2)
+#define MICRO_ROW(R) {micro_##R##_1, micro_##R##_2}
+#endif
+MICRO_ROWS(1)
+MICRO_ROWS(2)
+MICRO_ROWS(3)
+MICRO_ROWS(4)
+MICRO_ROWS(5)
+MICRO_ROWS(6)
+#undef MICRO_ROWS
+#undef MICRO
+
+typedef void (*micro_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t, float,
+                         float, ahead *);
+/* micro[R - 1][Q - 1] */
+static const micro_fn micro[MR][NV] = {MICRO_ROW(1), MICRO_ROW(2), MICRO_ROW(3),
+                                       MICRO_ROW(4), MICRO_ROW(5), MICRO_ROW(6)};
+#undef MICRO_ROW
+
+/* Rows [p0, p0+kc) and columns [j0, j0+nc) of B into bp, NR per row, zeros
+ * past nc (the micro-kernel computes whole vectors). B is row-major (bcs 1:
+ * rows copied) or column-major (brs 1: VF_N x VF_N tiles transposed in
+ * registers, 3x faster than scattering its columns element by element). */
+static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                   float *bp)
+{
+    if (bcs == 1) {
+        for (int64_t p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * brs + j0;
+            float *dst = bp + p * NR;
+            for (int q = 0; q < NV; q++) packed_store(dst + VF_N * q, lanes_load(src + VF_N * q, nc - VF_N * q));
+        }
+        return;
+    }
+    for (int64_t pq = 0; pq < kc; pq += VF_N) {
+        int64_t np = kc - pq < VF_N ? kc - pq : VF_N;
+        for (int q = 0; q < NV; q++) {
+            vf r[VF_N];
+            for (int j = 0; j < VF_N; j++) {
+                int64_t col = VF_N * q + j;
+                r[j] = col < nc ? lanes_load(b + (j0 + col) * bcs + p0 + pq, np) : vf_set1(0.0f);
+            }
+            vf_transpose(r);
+            for (int64_t i = 0; i < np; i++) packed_store(bp + (pq + i) * NR + VF_N * q, r[i]);
+        }
+    }
+}
+
+/* The operands of one product, for column_blocks and row_blocks. */
+typedef struct gemm_args {
+    int64_t m, n, k, ars, acs, brs, bcs, ldc;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    const tj_k_epilogue *epi;
+    bool ahead_b, ahead_c; /* prefetch B, C */
+} gemm_args;
+
+/* B and C are prefetched when larger than this: smaller, they stay in L2
+ * from one product to the next, and the prefetches cost 1-3% (m 32, n 512,
+ * k 400; m 512, n 128, k 512). */
+#define AHEAD_MIN_BYTES (1024 * 1024)
+
+/* C's part per panel: that stays in L2 between the chunks of the sum, and
+ * with an epilogue is still there when the epilogue runs over it. */
+#define PANEL_C_BYTES (128 * 1024)
+
+/* Column blocks per panel for `rows` rows of C: at least one. */
+static int64_t panel_blocks(int64_t rows)
+{
+    int64_t u = PANEL_C_BYTES / (rows * NR * (int64_t)sizeof(float));
+    return u < 1 ? 1 : u;
+}
+
+/* B's rows [p0, p0 + kc) and columns [j0, j1), prefetched over `calls`
+ * micro-kernel calls (none without g->ahead or when empty). */
+static ahead ahead_start(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t j1, int64_t calls)
+{
+    bool rows = g->bcs == 1;
+    ahead h = {(const char *)(g->b + p0 * g->brs + j0 * g->bcs), (int64_t)sizeof(float) * (rows ? g->brs : g->bcs),
+               0, 0, 0, 0};
+    if (!g->ahead_b || j1 <= j0 || kc <= 0) return h;
+    h.per_vector = rows ? (j1 - j0 + 15) / 16 : (kc + 15) / 16; /* 16 floats a line */
+    h.left = (rows ? kc : j1 - j0) * h.per_vector;
+    h.per_call = (h.left + calls - 1) / calls;
+    return h;
+}
+
+/* C's rows [i, min(i + MR, i1)) and columns [j, j + nc), prefetched for
+ * writing: prefetchw brings a line in owned, where a plain store miss waits
+ * for it (m 400, k 32, n 12544: 3.4 -> 1.9 ms; 16 floats a line). Every
+ * AVX-512 CPU and AMD's AVX2 ones have PRFCHW, and Intel's AVX2 CPUs
+ * without it (Haswell) run the instruction as a no-op; written in assembly because GCC 12 emits prefetcht0 for
+ * __builtin_prefetch(p, 1) unless the whole file is built with -mprfchw. */
+static void prefetch_c(const gemm_args *g, int64_t i, int64_t i1, int64_t j, int64_t nc)
+{
+    for (int64_t r = i; r < i + MR && r < i1; r++)
+        for (int64_t q = 0; q < nc; q += 16) __asm__ volatile("prefetchw %0" : : "m"(g->c[r * g->ldc + j + q]));
+}
+
+/* Steps of the sum per chunk of B packed at once, KC at a time, when the
+ * sum is longer than that: 128 KiB, in L2. Each tile of C then runs
+ * through all the chunk's blocks in a row, its part of C in L1 from one
+ * block to the next, rather than once per block of the sum through a
+ * panel of C that had to stay in L2: a power-of-two ldc maps C's rows onto
+ * a few L2 sets, where the panel did not stay (1 thread, thread CPU time:
+ * 1024^3 35-48 -> 44-63 GFLOP/s, 128 x 768 x 3072 +9-14%, 128 x 2304 x 768
+ * +4-10%). Shorter sums keep one block per chunk, B's block in L1 across
+ * the tiles: chunks of 256-512 steps were 3-8% slower there (64 x 256 x
+ * 256, 384 x 128 x 512). */
+
+/* Rows [i0, i1) and columns [j0, j1) of C, the whole sum: per chunk of the
+ * sum (CHUNK or KC steps), each column block of B is packed and each
+ * tile of rows swept through the chunk's blocks of KC steps in order, the next column
+ * block (of this panel, else the first of the next chunk or of the next
+ * panel) prefetched meanwhile, and in the first chunk (with g->ahead_c)
+ * each next tile of C too. Each element's sum runs in the same order,
+ * block by block, however C is split. */
+static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    _Alignas(64) float bp[CHUNK * NR];
+    int64_t tiles = (i1 - i0 + MR - 1) / MR, chunk = g->k > CHUNK ? CHUNK : KC;
+    for (int64_t c0 = 0; c0 < g->k; c0 += chunk) {
+        int64_t c1 = g->k - c0 < chunk ? g->k : c0 + chunk, cn = g->k - c1 < chunk ? g->k - c1 : chunk;
+        int64_t calls = tiles * ((c1 - c0 + KC - 1) / KC);
+        for (int64_t jb = j0; jb < j1; jb += NR) {
+            int64_t nc = j1 - jb < NR ? j1 - jb : NR;
+            ahead h;
+            if (jb + NR < j1) h = ahead_start(g, c0, c1 - c0, jb + NR, j1 - jb - NR < NR ? j1 : jb + 2 * NR, calls);
+            else if (cn > 0) h = ahead_start(g, c1, cn, j0, j1 - j0 < NR ? j1 : j0 + NR, calls);
+            else h = ahead_start(g, 0, g->k < chunk ? g->k : chunk, j1, g->n - j1 < NR ? g->n : j1 + NR, calls);
+            for (int64_t p0 = c0; p0 < c1; p0 += KC)
+                pack_b(g->b, g->brs, g->bcs, p0, c1 - p0 < KC ? c1 - p0 : KC, jb, nc, bp + (p0 - c0) * NR);
+            for (int64_t i = i0; i < i1; i += MR) {
+                int mr = i1 - i < MR ? (int)(i1 - i) : MR;
+                if (g->ahead_c && c0 == 0) {
+                    if (i + MR < i1) prefetch_c(g, i + MR, i1, jb, nc);
+                    else if (jb + NR < j1) prefetch_c(g, i0, i1, jb + NR, j1 - jb - NR < NR ? j1 - jb - NR : NR);
+                }
+                for (int64_t p0 = c0; p0 < c1; p0 += KC)
+                    micro[mr - 1][(nc - 1) / VF_N](c1 - p0 < KC ? c1 - p0 : KC, g->a + i * g->ars + p0 * g->acs, g->ars,
+                                                 g->acs, bp + (p0 - c0) * NR, g->c + i * g->ldc + jb, g->ldc, nc,
+                                                 g->alpha, p0 == 0 ? g->beta : 1.0f, &h);
+            }
+        }
+    }
+}
+
+/* Column blocks [b0, b1) of NR columns each, every row, panel by panel;
+ * with an epilogue, that runs over each panel once it is done. */
+static void column_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const gemm_args *g = ctx;
+    int64_t step = panel_blocks(g->m);
+    (void)t;
+    for (int64_t pb = b0; pb < b1; pb += step) {
+        int64_t j0 = pb * NR, j1 = (pb + step < b1 ? pb + step : b1) * NR;
+        if (j1 > g->n) j1 = g->n;
+        panel(g, 0, g->m, j0, j1);
+        if (g->epi) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, 0, g->m, j0, j1 - j0);
+    }
+}
+
+/* Row tiles [b0, b1) of MR rows each, every column; then the epilogue over
+ * those rows. (In groups of rows, B's blocks are packed again for each
+ * group: gpt's 512 x 512 x 128 product with gelu at 2 threads took 247 us
+ * in groups of 128 KiB of C, 222-233 us in one, 219 us for the product and
+ * the gelu apart.) */
+static void row_blocks(void *ctx, int t, int64_t b0, int64_t b1)
+{
+    const gemm_args *g = ctx;
+    int64_t i0 = b0 * MR, i1 = b1 * MR < g->m ? b1 * MR : g->m;
+    (void)t;
+    if (i0 >= i1) return;
+    int64_t width = panel_blocks(i1 - i0) * NR;
+    for (int64_t j0 = 0; j0 < g->n; j0 += width) panel(g, i0, i1, j0, g->n - j0 < width ? g->n : j0 + width);
+    if (g->epi) tj_k_epilogue_apply(g->epi, sizeof(float), g->c, g->ldc, i0, i1 - i0, 0, g->n);
+}
+
+/* A long sum into a small C with a column-major B (decomposed cnn's weight
+ * gradients, g @ columns^T: 32 x 400 by k 12544, the columns [400, 12544]
+ * as stored) is computed as C^T = B^T @ A^T, with the roles of the
+ * operands swapped: the small A, packed in chunks of the sum, becomes the
+ * micro-kernel's B and stays in L2, while B's columns (rows of B^T), the
+ * large operand, are read a few at a time along the sum by the
+ * broadcasts, sequential streams the hardware prefetches. The regular
+ * panels pack B^T 64 rows at a time, each row in pieces of KC, from DRAM:
+ * 32 x 400 x 12544 took 2.7 ms that way, 2.2 ms this way (1 thread, thread
+ * CPU time). Each element of C^T is the same sum, block by block, as that
+ * element of C on the regular path, so the bytes are the same. C^T is
+ * computed in a buffer on the stack and transposed into C at the end. */
+#define LONG_SUM_MIN 4096
+#define LONG_SUM_MAX_C 16384 /* elements of C: 64 KiB of stack */
+
+/* Whether tj_k_gemm_f32 takes the long-sum path: B column-major, A
+ * row- or column-major (packed as the micro-kernel's B), VF_N + 1 to NR
+ * rows (one column block of C^T, at least two vectors wide: 17-64 on
+ * AVX-512, 9-16 on AVX2). */
+static bool long_sum(int64_t m, int64_t n, int64_t k, int64_t ars, int64_t acs, int64_t brs)
+{
+    return brs == 1 && (ars == 1 || acs == 1) && m > VF_N && m <= NR && k >= LONG_SUM_MIN && m * n <= LONG_SUM_MAX_C;
+}
+
+/* The long-sum path (long_sum): C^T's row tiles split over the threads,
+ * each computed by panel (a single column block: A packed a chunk of the
+ * sum at a time, in L2). */
+static void long_sum_product(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                             const float *b, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                             const tj_k_epilogue *epi)
+{
+    _Alignas(64) float ct[LONG_SUM_MAX_C];
+    if (beta != 0)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) ct[j * m + i] = c[i * ldc + j];
+    /* C^T [n, m] = B^T (row-major, rows bcs apart) @ A^T (element (p, i) at a[i * ars + p * acs]) */
+    gemm_args g = {n, m, k, bcs, 1, acs, ars, m, alpha, beta, b, a, ct, NULL, false, false};
+    int64_t tiles = (n + MR - 1) / MR;
+    tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) c[i * ldc + j] = ct[j * m + i];
+    if (epi) tj_k_epilogue_apply(epi, sizeof(float), c, ldc, 0, m, 0, n);
+}
+
+/* Whether threads split C by rows (each reads its rows of A and writes its
+ * rows of C, the parts an elementwise producer and consumer split the same
+ * way wrote or will read on the same core: the two vCPUs share no cache,
+ * and data the other core wrote comes at DRAM speed) rather than by
+ * columns (each packs only its part of B but reads all of A). Rows cost
+ * every thread the packing of all of B (k*n), columns the remote half of A
+ * and of C (m*(k+n)): rows win from m*(k+n) >= 2*k*n, measured at 2
+ * threads with a row-split producer and consumer around the product
+ * (crossover m 128-192 for k 128, n 384; m 256 for k = n = 256; columns
+ * still at m 256 for k 784, n 256 and k = n = 768). Rows also when there
+ * are fewer column blocks than threads. */
+static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
+{
+    return (double)m * (double)(k + n) >= 2.0 * (double)k * (double)n || (n + NR - 1) / NR < nthreads;
+}
+
+int64_t TJ_ISA(tj_k_gemm_sum_block)(void) { return KC; }
+
+void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                          const tj_k_epilogue *epi)
+{
+    if (long_sum(m, n, k, ars, acs, brs)) {
+        long_sum_product(m, n, k, alpha, a, ars, acs, b, bcs, beta, c, ldc, nthreads, epi);
+        return;
+    }
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi,
+                   (double)k * (double)n * sizeof(float) > AHEAD_MIN_BYTES,
+                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES};
+    if (nthreads > 1 && split_rows(m, n, k, nthreads)) {
+        int64_t tiles = (m + MR - 1) / MR;
+        tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
+        return;
+    }
+    /* A small result split by columns, its epilogue run by each thread on
+     * its columns, leaves half of every row on each core for the next
+     * kernel, which reads whole rows (mlp batch 64 at 2 threads: 5%
+     * slower than the unfused kernels, where the lone elementwise kernel
+     * runs on the calling thread). Split by rows, each core keeps whole
+     * rows, and the next product, split by rows too, reads its own: 2-3%
+     * faster than unfused, though each thread packs all of B. */
+    int64_t tiles = (m + MR - 1) / MR, blocks = (n + NR - 1) / NR;
+    if (epi && nthreads > 1 && m * n < TJ_K_EPILOGUE_PARALLEL_MIN && tiles >= nthreads) {
+        tj_k_parallel(nthreads, tiles, row_blocks, &g);
+        return;
+    }
+    tj_k_parallel(nthreads < blocks ? nthreads : (int)blocks, blocks, column_blocks, &g);
+}
