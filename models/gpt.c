@@ -31,7 +31,10 @@ static tj_tensor *gpt_forward(const model *m, tj_tensor *const *p, tj_tensor *to
 {
     int64_t T = tj_tensor_size(tokens, 1);
     tj_tensor *pos = tj_arange(tj_v_int(0), tj_v_int(T), tj_v_int(1), TJ_INT64);
-    tj_tensor *x = tj_add(tj_embedding(p[0], tokens, -1), tj_embedding(p[1], pos, -1));
+    /* the token embedding first, as PyTorch's wte(tokens) + wpe(pos) (the
+     * engine runs the later one's gradient first) */
+    tj_tensor *tok = tj_embedding(p[0], tokens, -1);
+    tj_tensor *x = tj_add(tok, tj_embedding(p[1], pos, -1));
     for (int l = 0; l < LAYERS; l++) x = block_forward(p + 2 + l * BLOCK_PARAMS, x, HEADS, m->causal_mask);
     int64_t d[1] = {D};
     tj_tensor *const *lnf = p + 2 + LAYERS * BLOCK_PARAMS;

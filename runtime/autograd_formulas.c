@@ -33,22 +33,21 @@ static bool is_one(const tj_value *v) { return tj_value_as_double(v) == 1.0; }
 /* x * s, skipping the multiplication when s is 1. */
 static tj_tensor *scaled(tj_tensor *x, const tj_value *s) { return is_one(s) ? x : tj_mul_scalar(x, *s); }
 
-/* -(x * s), as neg when s is 1 (sub's and rsub's alpha). */
-static tj_tensor *neg_scaled(tj_tensor *x, const tj_value *s)
-{
-    return is_one(s) ? tj_neg(x) : tj_mul_scalar(x, tj_v_float(-tj_value_as_double(s)));
-}
+/* -x * s, as derivatives.yaml's maybe_multiply(-grad, alpha) for sub's and
+ * rsub's alpha: neg, then a mul.Scalar by s unless s is 1. */
+static tj_tensor *neg_scaled(tj_tensor *x, const tj_value *s) { return scaled(tj_neg(x), s); }
 
 static tj_tensor *zeros_like(const tj_tensor *t) { return tj_zeros(t->shape, t->ndim, t->dtype); }
+
+/* scalar_tensor(0.) of g's dtype: the zero 1.13's clamp formulas make
+ * before their conditions. */
+static tj_tensor *zero_for(const tj_tensor *g) { return g ? tj_scalar_tensor(tj_v_float(0), g->dtype) : NULL; }
 
 /* g where cond holds, else 0 (ATen's where(cond, grad, zeros({}))). */
 static tj_tensor *where_or_zero(tj_tensor *cond, tj_tensor *g)
 {
     return g ? tj_where(cond, g, tj_scalar_tensor(tj_v_int(0), g->dtype)) : NULL;
 }
-
-/* A Scalar bound as a 0-dim tensor of t's dtype, for comparisons. */
-static tj_tensor *bound(const tj_value *v, const tj_tensor *t) { return tj_scalar_tensor(*v, t->dtype); }
 
 /* Which dims of a rank-`ndim` tensor a reduction's `int[1]? dim` names
  * (None or [] meaning all). */
@@ -117,7 +116,7 @@ FORMULA(d_sigmoid) { gi[0] = tj_sigmoid_backward(g[0], OUT(0)); return TJ_OK; }
 FORMULA(d_erf)
 {
     tj_tensor *x = ARG(0);
-    gi[0] = tj_mul(tj_mul_scalar(tj_exp(tj_neg(tj_mul(x, x))), tj_v_float(2.0 / sqrt(M_PI))), g[0]);
+    gi[0] = tj_mul(tj_mul_scalar(tj_exp(tj_neg(tj_pow_scalar(x, tj_v_int(2)))), tj_v_float(2.0 / sqrt(M_PI))), g[0]);
     return TJ_OK;
 }
 FORMULA(d_reciprocal) { gi[0] = tj_mul(tj_neg(g[0]), tj_mul(OUT(0), OUT(0))); return TJ_OK; }
@@ -137,8 +136,9 @@ FORMULA(d_silu)
     return TJ_OK;
 }
 
-/* piecewise constant: sign, floor, ceil, round, trunc */
-FORMULA(d_zero) { gi[0] = zeros_like(g[0]); return TJ_OK; }
+/* piecewise constant: sign, floor, ceil, round, trunc (derivatives.yaml's
+ * zeros_like(grad)) */
+FORMULA(d_zero) { gi[0] = tj_zeros_like(g[0], TJ_DTYPE_NONE); return TJ_OK; }
 /* pow_backward with exponent 2: grad * (2 * self) */
 FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
@@ -422,46 +422,59 @@ FORMULA(d_div_mode)
     return TJ_OK;
 }
 
-/* grad * (exponent * self^(exponent - 1)); a zero exponent gives zeros. */
+/* ATen 1.13's pow_backward: grad * (exponent * self^(exponent - 1)) with the
+ * exponent as a double (pow(self, 1.0), mul.Scalar by 2.0 for exponent 2);
+ * a zero exponent gives zeros_like(self). */
 FORMULA(d_pow_scalar)
 {
-    const tj_value *e = &c->args[1];
-    double ev = tj_value_as_double(e);
-    if (ev == 0.0) {
-        gi[0] = zeros_like(META(0));
+    double e = tj_value_as_double(&c->args[1]);
+    if (e == 0.0) {
+        gi[0] = tj_zeros_like(META(0), TJ_DTYPE_NONE);
         return TJ_OK;
     }
-    tj_value em1 = e->kind == TJ_V_FLOAT ? tj_v_float(ev - 1.0) : tj_v_int(e->u.i - 1);
-    gi[0] = tj_mul(g[0], tj_mul_scalar(tj_pow_scalar(ARG(0), em1), *e));
+    gi[0] = tj_mul(g[0], tj_mul_scalar(tj_pow_scalar(ARG(0), tj_v_float(e - 1.0)), tj_v_float(e)));
     return TJ_OK;
 }
 
-/* self: where(exponent == 0, 0, grad * exponent * self^(exponent - 1));
- * exponent: grad * where(self == 0 & exponent >= 0, 0, result * log(self)) */
+/* ATen 1.13's pow_backward_exponent, then pow_backward_self (the order
+ * PowBackward1 computes them), each argument list evaluated last to first as
+ * ATen's build does: exponent gets grad * where(self == 0 & exponent >= 0,
+ * 0, result * log(self)) (log in self's dtype, as 1.13's), self gets
+ * where(exponent == 0.0, 0, grad * (exponent * self^(exponent - 1))). */
 FORMULA(d_pow)
 {
     tj_tensor *self = ARG(0), *e = ARG(1);
+    if (NEED(1)) {
+        tj_tensor *nonneg = tj_ge_scalar(e, tj_v_int(0));
+        tj_tensor *cond = tj_logical_and(tj_eq_scalar(self, tj_v_int(0)), nonneg);
+        tj_tensor *r = tj_mul(OUT(0), tj_log(self));
+        gi[1] = tj_mul(g[0], tj_where(cond, tj_zeros(NULL, 0, g[0]->dtype), r));
+    }
     if (NEED(0)) {
         tj_tensor *d = tj_mul(g[0], tj_mul(e, tj_pow(self, tj_sub_scalar(e, tj_v_int(1)))));
-        gi[0] = tj_where(tj_eq_scalar(e, tj_v_int(0)), tj_scalar_tensor(tj_v_int(0), d ? d->dtype : TJ_FLOAT32), d);
-    }
-    if (NEED(1)) {
-        tj_tensor *zero = tj_scalar_tensor(tj_v_int(0), OUT(0)->dtype);
-        tj_tensor *cond = tj_mul(tj_eq_scalar(self, tj_v_int(0)), tj_ge(e, zero));
-        gi[1] = tj_mul(g[0], tj_where(cond, zero, tj_mul(OUT(0), tj_log(self))));
+        tj_tensor *zero = tj_zeros(NULL, 0, g[0]->dtype);
+        gi[0] = tj_where(tj_eq_scalar(e, tj_v_float(0)), zero, d);
     }
     return TJ_OK;
 }
 
-/* maximum: where(self == other, grad / 2, grad), zeroed where self < other
- * (for other: where self > other); minimum the other way round. */
-static void extremum_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, bool is_max)
+/* derivatives.yaml 1.13, other's gradient first as MaximumBackward0 computes
+ * it: maximum's self where(self == other, grad / 2, grad).masked_fill_(self
+ * < other, 0), other the same with self > other; minimum's the other way
+ * round. Each gradient computes its own where, which tj_pass_cse merges
+ * once tj_pass_functionalize has made masked_fill_ out of place. */
+static tj_tensor *extremum_grad(const tj_grad_ctx *c, tj_tensor *g, bool greater)
 {
     tj_tensor *self = ARG(0), *other = ARG(1);
-    tj_tensor *h = tj_where(tj_eq(self, other), tj_div_scalar(g, tj_v_int(2)), g);
-    tj_tensor *lt = tj_lt(self, other), *gt = tj_gt(self, other);
-    if (NEED(0)) gi[0] = tj_masked_fill(h, is_max ? lt : gt, tj_v_int(0));
-    if (NEED(1)) gi[1] = tj_masked_fill(h, is_max ? gt : lt, tj_v_int(0));
+    tj_tensor *half = tj_div_scalar(g, tj_v_int(2));
+    tj_tensor *h = tj_where(tj_eq(self, other), half, g);
+    return tj_masked_fill_(h, greater ? tj_gt(self, other) : tj_lt(self, other), tj_v_int(0));
+}
+
+static void extremum_grads(const tj_grad_ctx *c, tj_tensor *g, tj_tensor **gi, bool is_max)
+{
+    if (NEED(1)) gi[1] = extremum_grad(c, g, is_max);
+    if (NEED(0)) gi[0] = extremum_grad(c, g, !is_max);
 }
 
 FORMULA(d_maximum) { extremum_grads(c, g[0], gi, true); return TJ_OK; }
@@ -471,40 +484,63 @@ FORMULA(d_minimum) { extremum_grads(c, g[0], gi, false); return TJ_OK; }
  * so a Tensor other is slot 1 when self is a Scalar. */
 FORMULA(d_where)
 {
-    tj_tensor *cond = ARG(0), *zero = tj_scalar_tensor(tj_v_int(0), g[0]->dtype);
+    tj_tensor *cond = ARG(0);
     bool self_t = c->op->args[1].type == TJ_A_TENSOR, other_t = c->op->args[2].type == TJ_A_TENSOR;
-    if (self_t && NEED(1)) gi[1] = tj_where(cond, g[0], zero);
-    if (other_t && NEED(self_t ? 2 : 1)) gi[self_t ? 2 : 1] = tj_where(cond, zero, g[0]);
+    /* other's first, each with its own zero, as 1.13's WhereBackward0 */
+    if (other_t && NEED(self_t ? 2 : 1))
+        gi[self_t ? 2 : 1] = tj_where(cond, tj_scalar_tensor(tj_v_int(0), g[0]->dtype), g[0]);
+    if (self_t && NEED(1)) gi[1] = tj_where(cond, g[0], tj_scalar_tensor(tj_v_int(0), g[0]->dtype));
     return TJ_OK;
 }
 
-/* Passes where min <= self <= max (either bound optional). */
+/* ATen 1.13's clamp_backward (and clamp_min's / clamp_max's formulas):
+ * where(self >= lo, grad, zero), where(self <= hi, ...), or both conditions
+ * joined by logical_and_, the zero scalar_tensor(0.) made first; lo / hi
+ * NULL when absent. */
+static tj_tensor *clamp_grad(const tj_grad_ctx *c, tj_tensor *g, const tj_value *lo, const tj_value *hi)
+{
+    if (!g) return NULL;
+    tj_tensor *self = ARG(0), *zero = zero_for(g);
+    tj_tensor *ge = lo ? tj_ge_scalar(self, *lo) : NULL, *le = hi ? tj_le_scalar(self, *hi) : NULL;
+    tj_tensor *cond = ge && le ? tj_logical_and_(ge, le) : ge ? ge : le;
+    return cond ? tj_where(cond, g, zero) : g;
+}
+
 FORMULA(d_clamp)
 {
-    tj_tensor *self = ARG(0);
     const tj_value *lo = &c->args[1], *hi = &c->args[2];
-    tj_tensor *ge = lo->kind != TJ_V_NONE ? tj_ge(self, bound(lo, self)) : NULL;
-    tj_tensor *le = hi->kind != TJ_V_NONE ? tj_le(self, bound(hi, self)) : NULL;
-    tj_tensor *cond = ge && le ? tj_mul(ge, le) : ge ? ge : le;
-    gi[0] = where_or_zero(cond, g[0]);
+    gi[0] = clamp_grad(c, g[0], lo->kind != TJ_V_NONE ? lo : NULL, hi->kind != TJ_V_NONE ? hi : NULL);
     return TJ_OK;
 }
 
-/* ATen's clamp_backward_min_max (bool mul is logical and, maximum or). */
+/* clamp.Tensor: min's and max's gradients first, as ATen 1.13's
+ * clamp_backward_min_max (one zero for both; min where self < min < max,
+ * max where self > max or max < min), then self's, as its clamp_backward
+ * (its own zero; where min <= self <= max). */
 FORMULA(d_clamp_tensor)
 {
     tj_tensor *self = ARG(0), *lo = c->args[1].kind == TJ_V_TENSOR ? ARG(1) : NULL,
               *hi = c->args[2].kind == TJ_V_TENSOR ? ARG(2) : NULL;
-    if (lo && hi) {
-        if (NEED(0)) gi[0] = where_or_zero(tj_mul(tj_ge(self, lo), tj_le(self, hi)), g[0]);
-        if (NEED(1)) gi[1] = where_or_zero(tj_mul(tj_lt(self, lo), tj_lt(lo, hi)), g[0]);
-        if (NEED(2)) gi[2] = where_or_zero(tj_maximum(tj_gt(self, hi), tj_lt(hi, lo)), g[0]);
-    } else if (lo) {
-        if (NEED(0)) gi[0] = where_or_zero(tj_ge(self, lo), g[0]);
-        if (NEED(1)) gi[1] = where_or_zero(tj_lt(self, lo), g[0]);
-    } else {
-        if (NEED(0)) gi[0] = where_or_zero(tj_le(self, hi), g[0]);
-        if (NEED(2)) gi[2] = where_or_zero(tj_gt(self, hi), g[0]);
+    if ((lo && NEED(1)) || (hi && NEED(2))) {
+        tj_tensor *zero = zero_for(g[0]);
+        if (lo && NEED(1)) {
+            tj_tensor *cond = tj_lt(self, lo);
+            if (hi) cond = tj_logical_and(cond, tj_lt(lo, hi));
+            gi[1] = tj_where(cond, g[0], zero);
+        }
+        if (hi && NEED(2)) {
+            tj_tensor *cond = tj_gt(self, hi);
+            if (lo) cond = tj_logical_or(cond, tj_lt(hi, lo));
+            gi[2] = tj_where(cond, g[0], zero);
+        }
+    }
+    if (NEED(0)) {
+        tj_tensor *zero = zero_for(g[0]), *cond = lo ? tj_ge(self, lo) : NULL;
+        if (hi) {
+            tj_tensor *le = tj_le(self, hi);
+            cond = cond ? tj_logical_and(cond, le) : le;
+        }
+        gi[0] = tj_where(cond, g[0], zero);
     }
     return TJ_OK;
 }
@@ -522,8 +558,9 @@ FORMULA(d_masked_fill)
 FORMULA(d_logaddexp)
 {
     tj_tensor *a = ARG(0), *b = ARG(1);
-    if (NEED(0)) gi[0] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(b, a)), tj_v_int(1)));
+    /* other's first: the inputs' alphabetical order (see d_mm) */
     if (NEED(1)) gi[1] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(a, b)), tj_v_int(1)));
+    if (NEED(0)) gi[0] = tj_div(g[0], tj_add_scalar(tj_exp(tj_sub(b, a)), tj_v_int(1)));
     return TJ_OK;
 }
 
@@ -550,7 +587,8 @@ FORMULA(d_atan2)
 }
 
 /* rsqrt(1 - x^2), written (-x * x + 1).rsqrt() as derivatives.yaml */
-static tj_tensor *rsqrt_one_minus_square(tj_tensor *x) { return tj_rsqrt(tj_add_scalar(tj_neg(tj_mul(x, x)), tj_v_int(1))); }
+/* (-x * x + 1).rsqrt(), as derivatives.yaml 1.13 writes asin's and acos's */
+static tj_tensor *rsqrt_one_minus_square(tj_tensor *x) { return tj_rsqrt(tj_add_scalar(tj_mul(tj_neg(x), x), tj_v_int(1))); }
 
 FORMULA(d_asin) { gi[0] = tj_mul(g[0], rsqrt_one_minus_square(ARG(0))); return TJ_OK; }
 FORMULA(d_acos) { gi[0] = tj_mul(g[0], tj_neg(rsqrt_one_minus_square(ARG(0)))); return TJ_OK; }
@@ -558,27 +596,36 @@ FORMULA(d_atan) { gi[0] = tj_div(g[0], tj_add_scalar(tj_mul(ARG(0), ARG(0)), tj_
 FORMULA(d_sinh) { gi[0] = tj_mul(g[0], tj_cosh(ARG(0))); return TJ_OK; }
 FORMULA(d_cosh) { gi[0] = tj_mul(g[0], tj_sinh(ARG(0))); return TJ_OK; }
 FORMULA(d_log2) { gi[0] = tj_div(g[0], tj_mul_scalar(ARG(0), tj_v_float(M_LN2))); return TJ_OK; }
-FORMULA(d_log10) { gi[0] = tj_div(g[0], tj_mul_scalar(ARG(0), tj_v_float(M_LN10))); return TJ_OK; }
-FORMULA(d_exp2) { gi[0] = tj_mul(g[0], tj_mul_scalar(OUT(0), tj_v_float(M_LN2))); return TJ_OK; }
+/* derivatives.yaml 1.13's constant for log10, the double just below ln 10
+ * (M_LN10 rounds up) */
+FORMULA(d_log10) { gi[0] = tj_div(g[0], tj_mul_scalar(ARG(0), tj_v_float(2.3025850929940456))); return TJ_OK; }
+/* grad * result * ln 2, multiplied in that order as 1.13's formula */
+FORMULA(d_exp2) { gi[0] = tj_mul_scalar(tj_mul(g[0], OUT(0)), tj_v_float(M_LN2)); return TJ_OK; }
 FORMULA(d_nan_to_num) { gi[0] = tj_mul(g[0], tj_isfinite(ARG(0))); return TJ_OK; }
-FORMULA(d_clamp_min) { gi[0] = where_or_zero(tj_ge(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
-FORMULA(d_clamp_max) { gi[0] = where_or_zero(tj_le(ARG(0), bound(&c->args[1], ARG(0))), g[0]); return TJ_OK; }
+FORMULA(d_clamp_min) { gi[0] = clamp_grad(c, g[0], &c->args[1], NULL); return TJ_OK; }
+FORMULA(d_clamp_max) { gi[0] = clamp_grad(c, g[0], NULL, &c->args[1]); return TJ_OK; }
 
-/* derivatives.yaml: clamp_min.Tensor passes grad to self where self >= min
- * and to min where self < min; clamp_max.Tensor likewise with <= / >. */
-FORMULA(d_clamp_min_tensor)
+/* derivatives.yaml 1.13: clamp_min.Tensor passes grad to min where self <
+ * min, then to self where self >= min, each where(cond, grad,
+ * scalar_tensor(0.)) with its zero made first; clamp_max.Tensor likewise
+ * with > / <=. */
+static tj_status clamp_bound_tensor_grad(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi,
+                                         tj_tensor *(*bound_wins)(tj_tensor *, tj_tensor *),
+                                         tj_tensor *(*self_wins)(tj_tensor *, tj_tensor *))
 {
-    if (NEED(0)) gi[0] = where_or_zero(tj_ge(ARG(0), ARG(1)), g[0]);
-    if (NEED(1)) gi[1] = where_or_zero(tj_lt(ARG(0), ARG(1)), g[0]);
+    if (NEED(1)) {
+        tj_tensor *zero = zero_for(g[0]);
+        gi[1] = tj_where(bound_wins(ARG(0), ARG(1)), g[0], zero);
+    }
+    if (NEED(0)) {
+        tj_tensor *zero = zero_for(g[0]);
+        gi[0] = tj_where(self_wins(ARG(0), ARG(1)), g[0], zero);
+    }
     return TJ_OK;
 }
 
-FORMULA(d_clamp_max_tensor)
-{
-    if (NEED(0)) gi[0] = where_or_zero(tj_le(ARG(0), ARG(1)), g[0]);
-    if (NEED(1)) gi[1] = where_or_zero(tj_gt(ARG(0), ARG(1)), g[0]);
-    return TJ_OK;
-}
+FORMULA(d_clamp_min_tensor) { return clamp_bound_tensor_grad(c, g, gi, tj_lt, tj_ge); }
+FORMULA(d_clamp_max_tensor) { return clamp_bound_tensor_grad(c, g, gi, tj_gt, tj_le); }
 
 /* ---- reductions ---- */
 
@@ -623,20 +670,26 @@ FORMULA(d_mean_dim) { return sum_mean_grad(c, g[0], gi, true); }
 FORMULA(d_sum) { gi[0] = expand_as(g[0], META(0)); return TJ_OK; }
 
 /* amax / amin: the gradient split evenly among the elements equal to the
- * result (ATen's scale_grad_by_count). */
+ * result, as derivatives.yaml 1.13 records it: scale_grad_by_count(
+ * restore_reduced_dims(grad), restore_reduced_dims(result) == self), the
+ * result's dims restored (by a reshape, make_fx's view) and compared first. */
 FORMULA(d_amax_amin)
 {
     tj_tensor *self = ARG(0);
     bool mask[TJ_MAX_DIMS], keepdim = c->args[2].u.b;
     tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
     if (st != TJ_OK) return st;
-    int64_t dims[TJ_MAX_DIMS];
+    int64_t dims[TJ_MAX_DIMS], kept[TJ_MAX_DIMS];
     int nd = 0;
-    for (int d = 0; d < self->ndim; d++)
+    for (int d = 0; d < self->ndim; d++) {
         if (mask[d]) dims[nd++] = d;
-    tj_tensor *hit = tj_eq(self, restore_dims(OUT(0), self->ndim, mask, keepdim));
+        kept[d] = mask[d] ? 1 : self->shape[d];
+    }
+    bool restore = nd && !keepdim;
+    tj_tensor *hit = tj_eq(restore ? tj_reshape(OUT(0), kept, self->ndim) : OUT(0), self);
+    tj_tensor *grad = restore ? tj_reshape(g[0], kept, self->ndim) : g[0];
     tj_tensor *count = nd ? tj_sum_dim(hit, dims, nd, true, -1) : tj_to_copy(hit, TJ_INT64);
-    gi[0] = tj_mul(tj_div(restore_dims(g[0], self->ndim, mask, keepdim), count), hit);
+    gi[0] = tj_mul(tj_div(grad, count), hit);
     return TJ_OK;
 }
 
@@ -688,14 +741,18 @@ FORMULA(d_mean)
     return TJ_OK;
 }
 
-/* max / min (.default): ATen's evenly_distribute_backward, the gradient split
- * evenly among the elements equal to the result, or among the nans when the
- * result is nan (which it is exactly when self holds a nan). */
+/* max / min (.default): ATen 1.13's evenly_distribute_backward as it runs
+ * under make_fx (its branch for tensor subclasses): mask * (grad /
+ * mask.sum()), mask = (self == result).logical_or_(isnan(self) &
+ * isnan(result)), the gradient split evenly among the elements equal to the
+ * result, or among the nans when the result is nan. */
 FORMULA(d_max_min_all)
 {
     tj_tensor *self = ARG(0), *r = OUT(0);
-    tj_tensor *hit = tj_maximum(tj_eq(self, r), tj_ne(self, self));
-    gi[0] = where_or_zero(hit, tj_div(g[0], tj_sum(hit, -1)));
+    tj_tensor *self_nan = tj_isnan(self);
+    tj_tensor *both_nan = tj_logical_and(self_nan, tj_isnan(r));
+    tj_tensor *hit = tj_logical_or_(tj_eq(self, r), both_nan);
+    gi[0] = tj_mul(hit, tj_div(g[0], tj_sum(hit, -1)));
     return TJ_OK;
 }
 
@@ -919,12 +976,12 @@ static tj_tensor *var_grad(const tj_grad_ctx *c, tj_tensor *g)
 FORMULA(d_var) { gi[0] = var_grad(c, g[0]); return TJ_OK; }
 
 /* std: var's formula on grad / (2 result), 0 where the result is 0 (ATen's
- * std_backward) */
+ * std_backward, masked in place) */
 FORMULA(d_std)
 {
     tj_tensor *r = OUT(0);
     tj_tensor *gv = tj_div(g[0], tj_mul_scalar(r, tj_v_int(2)));
-    gi[0] = var_grad(c, tj_masked_fill(gv, tj_eq_scalar(r, tj_v_int(0)), tj_v_int(0)));
+    gi[0] = var_grad(c, tj_masked_fill_(gv, tj_eq_scalar(r, tj_v_int(0)), tj_v_int(0)));
     return TJ_OK;
 }
 
@@ -996,8 +1053,9 @@ FORMULA(d_logsumexp)
     bool mask[TJ_MAX_DIMS], keepdim = c->args[2].u.b;
     tj_status st = reduced_dims(c->op, &c->args[1], self->ndim, mask);
     if (st != TJ_OK) return st;
+    tj_tensor *grad = restore_dims(g[0], self->ndim, mask, keepdim);
     tj_tensor *r = restore_dims(OUT(0), self->ndim, mask, keepdim);
-    gi[0] = tj_mul(restore_dims(g[0], self->ndim, mask, keepdim), tj_exp(tj_sub(self, r)));
+    gi[0] = tj_mul(grad, tj_exp(tj_sub(self, r)));
     return TJ_OK;
 }
 
@@ -1023,37 +1081,43 @@ static tj_tensor *mm_mat2_backward(tj_tensor *g, tj_tensor *mat1, tj_tensor *mat
     return column_major(mat2) ? tj_t(tj_mm(tj_t(g), mat1)) : tj_mm(tj_t(mat1), g);
 }
 
+/* The generated backward functions of torch 1.13 compute their inputs'
+ * gradients in the alphabetical order of the inputs' names (mm's mat2 before
+ * self, addmm's mat1, mat2, self; mul's other before self): make_fx records
+ * them so. */
 FORMULA(d_mm)
 {
-    if (NEED(0)) gi[0] = mm_mat1_backward(g[0], META(0), ARG(1));
     if (NEED(1)) gi[1] = mm_mat2_backward(g[0], ARG(0), META(1));
+    if (NEED(0)) gi[0] = mm_mat1_backward(g[0], META(0), ARG(1));
     return TJ_OK;
 }
 
 FORMULA(d_bmm)
 {
-    if (NEED(0)) gi[0] = tj_bmm(g[0], tj_transpose(ARG(1), 1, 2));
     if (NEED(1)) gi[1] = tj_bmm(tj_transpose(ARG(0), 1, 2), g[0]);
+    if (NEED(0)) gi[0] = tj_bmm(g[0], tj_transpose(ARG(1), 1, 2));
     return TJ_OK;
 }
 
-/* self: beta * grad; mat1: alpha * grad @ mat2^T; mat2: alpha * mat1^T @ grad (as above) */
+/* mat1: alpha * grad @ mat2^T; mat2: alpha * mat1^T @ grad (as above); self:
+ * beta * grad */
 FORMULA(d_addmm)
 {
     const tj_value *beta = &c->args[3], *alpha = &c->args[4];
-    if (NEED(0)) gi[0] = scaled(g[0], beta);
     if (NEED(1)) gi[1] = scaled(mm_mat1_backward(g[0], META(1), ARG(2)), alpha);
     if (NEED(2)) gi[2] = scaled(mm_mat2_backward(g[0], ARG(1), META(2)), alpha);
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
     return TJ_OK;
 }
 
-/* self: beta * grad; batch1: alpha * grad @ batch2^T; batch2: alpha * batch1^T @ grad */
+/* batch1: alpha * grad @ batch2^T; batch2: alpha * batch1^T @ grad; self:
+ * beta * grad */
 FORMULA(d_baddbmm)
 {
     const tj_value *beta = &c->args[3], *alpha = &c->args[4];
-    if (NEED(0)) gi[0] = scaled(g[0], beta);
     if (NEED(1)) gi[1] = scaled(tj_bmm(g[0], tj_transpose(ARG(2), 1, 2)), alpha);
     if (NEED(2)) gi[2] = scaled(tj_bmm(tj_transpose(ARG(1), 1, 2), g[0]), alpha);
+    if (NEED(0)) gi[0] = scaled(g[0], beta);
     return TJ_OK;
 }
 
@@ -1538,8 +1602,8 @@ FORMULA(d_binary_cross_entropy)
 static tj_tensor *bce_logits_scaled(tj_tensor *r, tj_tensor *g, tj_tensor *weight, int64_t reduction, const tj_tensor *x)
 {
     r = tj_mul(r, g);
-    if (weight) r = tj_mul(r, weight);
-    return reduction == 1 ? tj_div_scalar(r, tj_v_int(x->numel)) : r;
+    if (weight) r = tj_mul_(r, weight); /* in place, as 1.13's mul_ / div_ */
+    return reduction == 1 ? tj_div_scalar_(r, tj_v_int(x->numel)) : r;
 }
 
 FORMULA(d_binary_cross_entropy_with_logits)
@@ -2375,13 +2439,15 @@ FORMULA(d_addcdiv)
     return TJ_OK;
 }
 
-/* self: grad * (1 - weight), end: grad * weight, and for lerp.Tensor
- * weight: grad * (end - self) */
+/* end: grad * weight, self: grad * (1 - weight), and for lerp.Tensor
+ * weight: grad * (end - self), in the inputs' alphabetical order (see d_mm).
+ * ATen writes 1 - weight in C++ (empty_like, fill_, sub_ in make_fx); tjit
+ * records rsub. */
 FORMULA(d_lerp_tensor)
 {
     tj_tensor *w = ARG(2);
-    if (NEED(0)) gi[0] = tj_mul(g[0], tj_rsub_scalar(w, tj_v_int(1), tj_v_int(1)));
     if (NEED(1)) gi[1] = tj_mul(g[0], w);
+    if (NEED(0)) gi[0] = tj_mul(g[0], tj_rsub_scalar(w, tj_v_int(1), tj_v_int(1)));
     if (NEED(2)) gi[2] = tj_mul(g[0], tj_sub(ARG(1), ARG(0)));
     return TJ_OK;
 }
@@ -2389,8 +2455,8 @@ FORMULA(d_lerp_tensor)
 FORMULA(d_lerp)
 {
     double w = tj_value_as_double(&c->args[2]);
+    if (NEED(1)) gi[1] = tj_mul_scalar(g[0], c->args[2]); /* end's first, as LerpBackward0 */
     if (NEED(0)) gi[0] = tj_mul_scalar(g[0], tj_v_float(1.0 - w));
-    if (NEED(1)) gi[1] = tj_mul_scalar(g[0], c->args[2]);
     return TJ_OK;
 }
 

@@ -11,6 +11,7 @@
  *     y = torch.tensor([[0.5, 1., 0.25], [-1., 2., 4.]])
  *     torch.add(torch.sum(torch.stack([x, y], 1)), F.mse_loss(x, y))  # 17.875 */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,23 +305,64 @@ Test(fx_parity, scatter_reduce_amax_gradient_records_torchs_masks)
     tj_graph_free(g);
 }
 
-/* torch: return torch.autograd.grad(x * y, [x, y], go), x and y leaves that
- * require grad. MulBackward0 computes other's gradient (go * x) before
- * self's; the engine then sums each to its input's shape (ATen's sum_to):
- * a sum that keeps the dims, viewed only when leading dims go, and sum() to
- * a 0-dim input. torch also records aten.is_same_size(mul, go), which tjit
- * does not, and tjit's x and y are the detached inputs. */
-static tj_status mul_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+/* torch: return torch.autograd.grad(op(x, y), [x, y], go), x and y leaves
+ * that require grad; ctx points to op. Besides the nodes tjit records, torch
+ * 1.13 records aten.is_same_size(z, go) (torch.autograd's _make_grads checks
+ * go's shape in Python; tjit checks it while tracing, and a bool nothing
+ * reads is no tensor operation), two detach nodes for each x.detach() where
+ * tjit records the one call, and two for each saved result (SavedVariable
+ * keeps an output as a shallow copy without its grad_fn, which make_fx's
+ * tensor subclass turns into aten.detach; tjit reads the result itself). */
+typedef tj_tensor *(*binary_op)(tj_tensor *self, tj_tensor *other);
+
+static tj_status binary_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
-    (void)ctx, (void)n;
+    (void)n;
     tj_tensor *x = tj_tensor_detach(in[0]), *y = tj_tensor_detach(in[1]);
     if (!x || !y || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(y, true) != TJ_OK)
         return tj_last_status();
-    tj_tensor *z = tj_mul(x, y);
+    tj_tensor *z = (*(const binary_op *)ctx)(x, y);
     *n_out = 2;
     return z ? tj_autograd_grad(&z, 1, &in[2], (tj_tensor *[]){x, y}, 2, out) : tj_last_status();
 }
 
+/* Runs fn on in (n inputs, the last one go) eager and as the graph make_fx
+ * records: each of the n - 1 gradients holds torch 1.13's values want[k]
+ * (within rtol), eager and replayed, and the graph after its placeholders and
+ * detach lines reads `body`. */
+static void expect_grad_graph(tj_trace_fn fn, void *ctx, tj_tensor **in, int n, const float *const *want, double rtol,
+                              const char *body)
+{
+    tj_tensor *eager[2], *run[2];
+    int n_out;
+    cr_assert_eq(fn(ctx, in, n, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(fn, ctx, in, n, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g), *after = text;
+    for (char *d; (d = strstr(after, " = aten.detach.default(%arg"));) after = strchr(d, '\n') + 1;
+    cr_expect(after != text, "%s", text);
+    cr_expect_str_eq(after, body);
+    free(text);
+    cr_assert_eq(tj_graph_run(g, in, n, run), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < n - 1; k++) {
+        test_expect_f32(eager[k], want[k], tj_tensor_numel(in[k]), rtol);
+        test_expect_same(run[k], eager[k], "gradient replayed");
+    }
+    tj_graph_free(g);
+}
+
+/* The gradients of op(x, y) for x [2, 1] and y [1, 3] from xv and yv, and go
+ * Y, against torch's gx and gy and make_fx text (expect_grad_graph). */
+static void expect_binary_grad(binary_op op, const float *xv, const float *yv, const float *gx, const float *gy,
+                               double rtol, const char *body)
+{
+    tj_tensor *in[3] = {test_f32(2, (int64_t[]){2, 1}, xv), test_f32(2, (int64_t[]){1, 3}, yv), test_f32(2, S23, Y)};
+    expect_grad_graph(binary_grad, &op, in, 3, (const float *const[]){gx, gy}, rtol, body);
+}
+
+/* MulBackward0 computes other's gradient (go * x) before self's; the engine
+ * then sums each to its input's shape (ATen's sum_to): a sum that keeps the
+ * dims, viewed only when leading dims go, and sum() to a 0-dim input. */
 Test(fx_parity, broadcasting_mul_gradient_prints_as_torch_make_fx)
 {
     const struct {
@@ -362,7 +404,7 @@ Test(fx_parity, broadcasting_mul_gradient_prints_as_torch_make_fx)
         tj_tensor *in[3] = {tj_tensor_fake(TJ_FLOAT32, cases[k].nx, cases[k].x),
                             tj_tensor_fake(TJ_FLOAT32, cases[k].ny, cases[k].y),
                             tj_tensor_fake(TJ_FLOAT32, cases[k].nz, cases[k].z)};
-        tj_graph *g = tj_make_fx(mul_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
+        tj_graph *g = tj_make_fx(binary_grad, &(binary_op){tj_mul}, in, 3, NULL, TJ_TRACE_FAKE);
         cr_assert_not_null(g, "%s", tj_last_error());
         char *text = tj_graph_to_string(g);
         cr_expect_str_eq(text, cases[k].want);
@@ -389,10 +431,10 @@ Test(fx_parity, broadcasting_mul_gradient_matches_torch)
                             test_f32(cases[k].ny, cases[k].y, cases[k].yv), test_f32(2, S23, Y)};
         tj_tensor *eager[2], *run[2];
         int n_out;
-        cr_assert_eq(mul_grad(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(binary_grad(&(binary_op){tj_mul}, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
         test_expect_f32(eager[0], cases[k].gx, tj_tensor_numel(in[0]), 0);
         test_expect_f32(eager[1], cases[k].gy, tj_tensor_numel(in[1]), 0);
-        tj_graph *g = tj_make_fx(mul_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
+        tj_graph *g = tj_make_fx(binary_grad, &(binary_op){tj_mul}, in, 3, NULL, TJ_TRACE_FAKE);
         cr_assert_not_null(g, "%s", tj_last_error());
         cr_assert_eq(tj_graph_run(g, in, 3, run), TJ_OK, "%s", tj_last_error());
         test_expect_same(run[0], eager[0], "x's gradient replayed");
@@ -401,48 +443,439 @@ Test(fx_parity, broadcasting_mul_gradient_matches_torch)
     }
 }
 
-/* torch: return torch.autograd.grad(x / y, [x, y], go) for x [2, 1], y [1, 3]:
- * DivBackward0 also computes other's gradient, -go * ((x / y) / y), before
+/* DivBackward0 also computes other's gradient, -go * ((x / y) / y), before
  * self's, go / y (the same graph for div.Tensor_mode without a rounding
- * mode). torch's gradients: x [3, 16], y [-11, 2.5, 122]. */
-static tj_status div_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
-{
-    (void)ctx, (void)n;
-    tj_tensor *x = tj_tensor_detach(in[0]), *y = tj_tensor_detach(in[1]);
-    if (!x || !y || tj_tensor_set_requires_grad(x, true) != TJ_OK || tj_tensor_set_requires_grad(y, true) != TJ_OK)
-        return tj_last_status();
-    tj_tensor *z = tj_div(x, y);
-    *n_out = 2;
-    return z ? tj_autograd_grad(&z, 1, &in[2], (tj_tensor *[]){x, y}, 2, out) : tj_last_status();
-}
-
+ * mode). */
 Test(fx_parity, broadcasting_div_gradient_prints_as_torch_make_fx)
 {
-    tj_tensor *in[3] = {test_f32(2, (int64_t[]){2, 1}, (const float[]){1.5f, -2}),
-                        test_f32(2, (int64_t[]){1, 3}, (const float[]){0.5f, 1, 0.25f}), test_f32(2, S23, Y)};
-    tj_tensor *eager[2], *run[2];
-    int n_out;
-    cr_assert_eq(div_grad(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    test_expect_f32(eager[0], (const float[]){3, 16}, 2, 0);
-    test_expect_f32(eager[1], (const float[]){-11, 2.5f, 122}, 3, 0);
-    tj_graph *g = tj_make_fx(div_grad, NULL, in, 3, NULL, TJ_TRACE_FAKE);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    char *text = tj_graph_to_string(g);
-    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 1], %arg1_1 : f32[1, 3], %arg2_1 : f32[2, 3]):\n"
-                           "    %detach = aten.detach.default(%arg0_1)\n"
-                           "    %detach_1 = aten.detach.default(%arg1_1)\n"
-                           "    %div = aten.div.Tensor(%detach, %detach_1)\n"
-                           "    %div_1 = aten.div.Tensor(%detach, %detach_1)\n"
-                           "    %div_2 = aten.div.Tensor(%div_1, %detach_1)\n"
-                           "    %neg = aten.neg.default(%arg2_1)\n"
-                           "    %mul = aten.mul.Tensor(%neg, %div_2)\n"
-                           "    %div_3 = aten.div.Tensor(%arg2_1, %detach_1)\n"
-                           "    %sum_1 = aten.sum.dim_IntList(%div_3, [1], True)\n"
-                           "    %sum_2 = aten.sum.dim_IntList(%mul, [0], True)\n"
-                           "    return (%sum_1, %sum_2)\n");
-    free(text);
-    cr_assert_eq(tj_graph_run(g, in, 3, run), TJ_OK, "%s", tj_last_error());
-    test_expect_same(run[0], eager[0], "x's gradient replayed");
-    test_expect_same(run[1], eager[1], "y's gradient replayed");
-    tj_graph_free(g);
+    expect_binary_grad(tj_div, (const float[]){1.5f, -2}, (const float[]){0.5f, 1, 0.25f}, (const float[]){3, 16},
+                       (const float[]){-11, 2.5f, 122}, 0,
+                       "    %div = aten.div.Tensor(%detach, %detach_1)\n"
+                       "    %div_1 = aten.div.Tensor(%detach, %detach_1)\n"
+                       "    %div_2 = aten.div.Tensor(%div_1, %detach_1)\n"
+                       "    %neg = aten.neg.default(%arg2_1)\n"
+                       "    %mul = aten.mul.Tensor(%neg, %div_2)\n"
+                       "    %div_3 = aten.div.Tensor(%arg2_1, %detach_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%div_3, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%mul, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+}
+
+/* derivatives.yaml 1.13: maximum's self gets where(x == y, go / 2,
+ * go).masked_fill_(x < y, 0), other the same with x > y (minimum's the other
+ * way round); MaximumBackward0 computes other's first, each with its own
+ * where, and masks it in place. x [0.5, -2], y [0.5, 1, -3]: the tie at
+ * [0, 0] halves go there. */
+Test(fx_parity, maximum_and_minimum_gradients_print_as_torch_make_fx)
+{
+    const float xv[2] = {0.5f, -2}, yv[3] = {0.5f, 1, -3};
+    expect_binary_grad(tj_maximum, xv, yv, (const float[]){0.5f, 4}, (const float[]){-0.75f, 3, 0}, 0,
+                       "    %maximum = aten.maximum.default(%detach, %detach_1)\n"
+                       "    %div = aten.div.Scalar(%arg2_1, 2)\n"
+                       "    %eq = aten.eq.Tensor(%detach, %detach_1)\n"
+                       "    %where = aten.where.self(%eq, %div, %arg2_1)\n"
+                       "    %gt = aten.gt.Tensor(%detach, %detach_1)\n"
+                       "    %masked_fill_ = aten.masked_fill_.Scalar(%where, %gt, 0)\n"
+                       "    %div_1 = aten.div.Scalar(%arg2_1, 2)\n"
+                       "    %eq_1 = aten.eq.Tensor(%detach, %detach_1)\n"
+                       "    %where_1 = aten.where.self(%eq_1, %div_1, %arg2_1)\n"
+                       "    %lt = aten.lt.Tensor(%detach, %detach_1)\n"
+                       "    %masked_fill__1 = aten.masked_fill_.Scalar(%where_1, %lt, 0)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%masked_fill__1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%masked_fill_, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    expect_binary_grad(tj_minimum, xv, yv, (const float[]){1.25f, 1}, (const float[]){0.25f, 0, 4.25f}, 0,
+                       "    %minimum = aten.minimum.default(%detach, %detach_1)\n"
+                       "    %div = aten.div.Scalar(%arg2_1, 2)\n"
+                       "    %eq = aten.eq.Tensor(%detach, %detach_1)\n"
+                       "    %where = aten.where.self(%eq, %div, %arg2_1)\n"
+                       "    %lt = aten.lt.Tensor(%detach, %detach_1)\n"
+                       "    %masked_fill_ = aten.masked_fill_.Scalar(%where, %lt, 0)\n"
+                       "    %div_1 = aten.div.Scalar(%arg2_1, 2)\n"
+                       "    %eq_1 = aten.eq.Tensor(%detach, %detach_1)\n"
+                       "    %where_1 = aten.where.self(%eq_1, %div_1, %arg2_1)\n"
+                       "    %gt = aten.gt.Tensor(%detach, %detach_1)\n"
+                       "    %masked_fill__1 = aten.masked_fill_.Scalar(%where_1, %gt, 0)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%masked_fill__1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%masked_fill_, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+}
+
+/* pow.Tensor_Tensor: PowBackward1 computes pow_backward_exponent, go *
+ * where(x == 0 & y >= 0, zeros([]), result * log(x)), before
+ * pow_backward_self, where(y == 0.0, zeros([]), go * (y * x^(y - 1))), each
+ * argument list evaluated last to first. x [0, 1.5], y [0, 2, 3]: the zero
+ * base and the zero exponent take both masks. */
+Test(fx_parity, pow_tensor_tensor_gradient_prints_as_torch_make_fx)
+{
+    expect_binary_grad(tj_pow, (const float[]){0, 1.5f}, (const float[]){0, 2, 3}, (const float[]){0, 33},
+                       (const float[]){-0.40546509623527527f, 1.8245929479599f, 5.47377872467041f}, 1e-6,
+                       "    %pow_1 = aten.pow.Tensor_Tensor(%detach, %detach_1)\n"
+                       "    %ge = aten.ge.Scalar(%detach_1, 0)\n"
+                       "    %eq = aten.eq.Scalar(%detach, 0)\n"
+                       "    %logical_and = aten.logical_and.default(%eq, %ge)\n"
+                       "    %log = aten.log.default(%detach)\n"
+                       "    %mul = aten.mul.Tensor(%pow_1, %log)\n"
+                       "    %zeros = aten.zeros.default([], dtype = torch.float32)\n"
+                       "    %where = aten.where.self(%logical_and, %zeros, %mul)\n"
+                       "    %mul_1 = aten.mul.Tensor(%arg2_1, %where)\n"
+                       "    %sub = aten.sub.Scalar(%detach_1, 1)\n"
+                       "    %pow_2 = aten.pow.Tensor_Tensor(%detach, %sub)\n"
+                       "    %mul_2 = aten.mul.Tensor(%detach_1, %pow_2)\n"
+                       "    %mul_3 = aten.mul.Tensor(%arg2_1, %mul_2)\n"
+                       "    %zeros_1 = aten.zeros.default([], dtype = torch.float32)\n"
+                       "    %eq_1 = aten.eq.Scalar(%detach_1, 0.0)\n"
+                       "    %where_1 = aten.where.self(%eq_1, %zeros_1, %mul_3)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%where_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%mul_1, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+}
+
+static tj_tensor *sub_alpha2(tj_tensor *self, tj_tensor *other) { return tj_sub_alpha(self, other, tj_v_int(2)); }
+static tj_tensor *rsub_alpha2(tj_tensor *self, tj_tensor *other) { return tj_rsub(self, other, tj_v_int(2)); }
+
+/* derivatives.yaml 1.13: sub's other and rsub's self get
+ * maybe_multiply(-grad, alpha), a neg then a mul.Scalar by alpha (the neg
+ * alone for alpha 1); x [0.5, -2], y [0.5, 1, -3], alpha 2. */
+Test(fx_parity, sub_and_rsub_gradients_negate_then_scale_as_torch)
+{
+    const float xv[2] = {0.5f, -2}, yv[3] = {0.5f, 1, -3};
+    expect_binary_grad(sub_alpha2, xv, yv, (const float[]){1.75f, 5}, (const float[]){1, -6, -8.5f}, 0,
+                       "    %sub = aten.sub.Tensor(%detach, %detach_1, alpha = 2)\n"
+                       "    %neg = aten.neg.default(%arg2_1)\n"
+                       "    %mul = aten.mul.Scalar(%neg, 2)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%arg2_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%mul, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    expect_binary_grad(rsub_alpha2, xv, yv, (const float[]){-3.5f, -10}, (const float[]){-0.5f, 3, 4.25f}, 0,
+                       "    %rsub = aten.rsub.Tensor(%detach, %detach_1, alpha = 2)\n"
+                       "    %neg = aten.neg.default(%arg2_1)\n"
+                       "    %mul = aten.mul.Scalar(%neg, 2)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%mul, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%arg2_1, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    expect_binary_grad(tj_sub, xv, yv, (const float[]){1.75f, 5}, (const float[]){0.5f, -3, -4.25f}, 0,
+                       "    %sub = aten.sub.Tensor(%detach, %detach_1)\n"
+                       "    %neg = aten.neg.default(%arg2_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%arg2_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%neg, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+}
+
+/* torch: return torch.autograd.grad(op(x), [x], go), x a leaf that requires
+ * grad; ctx points to op. */
+typedef tj_tensor *(*unary_op)(tj_tensor *self);
+
+static tj_status unary_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *z = (*(const unary_op *)ctx)(x);
+    *n_out = 1;
+    return z ? tj_autograd_grad(&z, 1, &in[1], &x, 1, out) : tj_last_status();
+}
+
+/* op's gradient for x [2, 3] from xv (X when NULL) and go from gov, of shape
+ * [2, 3], [2] or [] for go_ndim 2, 1, 0, against torch's gx and make_fx text
+ * (expect_grad_graph). */
+static const float G2[2] = {0.5f, -1};
+
+static void expect_unary_grad(unary_op op, const float *xv, int go_ndim, const float *gov, const float *gx,
+                              double rtol, const char *body)
+{
+    tj_tensor *in[2] = {test_f32(2, S23, xv ? xv : X), test_f32(go_ndim, (int64_t[]){2, 3}, gov)};
+    expect_grad_graph(unary_grad, &op, in, 2, (const float *const[]){gx}, rtol, body);
+}
+
+static tj_tensor *pow3(tj_tensor *x) { return tj_pow_scalar(x, tj_v_int(3)); }
+static tj_tensor *clamp_both(tj_tensor *x) { return tj_clamp(x, tj_v_float(-0.5), tj_v_float(1.5)); }
+static tj_tensor *clamp_min_quarter(tj_tensor *x) { return tj_clamp_min(x, tj_v_float(0.25)); }
+static tj_tensor *logsumexp_rows(tj_tensor *x) { return tj_logsumexp(x, (int64_t[]){1}, 1, false); }
+static tj_tensor *std_rows(tj_tensor *x) { return tj_std(x, (int64_t[]){1}, 1, 1, false); }
+static tj_tensor *lerp_03(tj_tensor *x, tj_tensor *y)
+{
+    tj_value a[3] = {tj_v_tensor(x), tj_v_tensor(y), tj_v_float(0.3)}, o;
+    return tj_call("aten::lerp.Scalar", a, 3, &o) == TJ_OK ? o.u.t : NULL;
+}
+
+/* ATen 1.13's pow_backward takes the exponent as a double: pow(x, 2.0) and
+ * mul.Scalar by 3.0 for x ** 3. */
+Test(fx_parity, pow_scalar_gradient_prints_as_torch_make_fx)
+{
+    expect_unary_grad(pow3, NULL, 2, Y, (const float[]){3.375f, 12, 0.046875f, -27, 1.5f, 12}, 0,
+                      "    %pow_1 = aten.pow.Tensor_Scalar(%detach, 3)\n"
+                      "    %pow_2 = aten.pow.Tensor_Scalar(%detach, 2.0)\n"
+                      "    %mul = aten.mul.Scalar(%pow_2, 3.0)\n"
+                      "    %mul_1 = aten.mul.Tensor(%arg1_1, %mul)\n"
+                      "    return (%mul_1,)\n");
+}
+
+/* clamp_backward: the zero scalar_tensor(0.) first, the bounds compared as
+ * Scalars, both conditions joined by logical_and_; clamp_min's formula the
+ * same with one bound. */
+Test(fx_parity, clamp_gradients_print_as_torch_make_fx)
+{
+    expect_unary_grad(clamp_both, NULL, 2, Y, (const float[]){0.5f, 0, 0.25f, 0, 2, 0}, 0,
+                      "    %clamp = aten.clamp.default(%detach, -0.5, 1.5)\n"
+                      "    %scalar_tensor = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                      "    %ge = aten.ge.Scalar(%detach, -0.5)\n"
+                      "    %le = aten.le.Scalar(%detach, 1.5)\n"
+                      "    %logical_and_ = aten.logical_and_.default(%ge, %le)\n"
+                      "    %where = aten.where.self(%logical_and_, %arg1_1, %scalar_tensor)\n"
+                      "    return (%where,)\n");
+    expect_unary_grad(clamp_min_quarter, NULL, 2, Y, (const float[]){0.5f, 0, 0.25f, -1, 2, 0}, 0,
+                      "    %clamp_min = aten.clamp_min.default(%detach, 0.25)\n"
+                      "    %scalar_tensor = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                      "    %ge = aten.ge.Scalar(%detach, 0.25)\n"
+                      "    %where = aten.where.self(%ge, %arg1_1, %scalar_tensor)\n"
+                      "    return (%where,)\n");
+}
+
+/* floor, ceil, round, trunc, sign: derivatives.yaml's zeros_like(grad). */
+Test(fx_parity, piecewise_constant_gradient_is_zeros_like_grad)
+{
+    expect_unary_grad(tj_floor, NULL, 2, Y, (const float[]){0, 0, 0, 0, 0, 0}, 0,
+                      "    %floor = aten.floor.default(%detach)\n"
+                      "    %zeros_like = aten.zeros_like.default(%arg1_1)\n"
+                      "    return (%zeros_like,)\n");
+}
+
+/* logsumexp_backward restores grad's reduced dim before result's; std's
+ * masks grad / (2 std) in place where std is 0. */
+Test(fx_parity, logsumexp_and_std_gradients_print_as_torch_make_fx)
+{
+    expect_unary_grad(logsumexp_rows, NULL, 1, G2,
+                      (const float[]){0.37973660230636597f, 0.011467051692306995f, 0.10879635810852051f,
+                                      -0.9087599515914917f, -0.07459556311368942f, -0.016644515097141266f},
+                      1e-6,
+                      "    %logsumexp = aten.logsumexp.default(%detach, [1])\n"
+                      "    %unsqueeze = aten.unsqueeze.default(%arg1_1, 1)\n"
+                      "    %unsqueeze_1 = aten.unsqueeze.default(%logsumexp, 1)\n"
+                      "    %sub = aten.sub.Tensor(%detach, %unsqueeze_1)\n"
+                      "    %exp = aten.exp.default(%sub)\n"
+                      "    %mul = aten.mul.Tensor(%unsqueeze, %exp)\n"
+                      "    return (%mul,)\n");
+    expect_unary_grad(std_rows, NULL, 1, G2,
+                      (const float[]){0.22317448258399963f, -0.270158588886261f, 0.046984102576971054f,
+                                      -0.5361109972000122f, 0.0824786052107811f, 0.45363232493400574f},
+                      1e-6,
+                      "    %std = aten.std.correction(%detach, [1], correction = 1)\n"
+                      "    %mul = aten.mul.Scalar(%std, 2)\n"
+                      "    %div = aten.div.Tensor(%arg1_1, %mul)\n"
+                      "    %eq = aten.eq.Scalar(%std, 0)\n"
+                      "    %masked_fill_ = aten.masked_fill_.Scalar(%div, %eq, 0)\n"
+                      "    %unsqueeze = aten.unsqueeze.default(%masked_fill_, 1)\n"
+                      "    %mean = aten.mean.dim(%detach, [1], True)\n"
+                      "    %sub = aten.sub.Tensor(%detach, %mean)\n"
+                      "    %mul_1 = aten.mul.Scalar(%unsqueeze, 1.0)\n"
+                      "    %mul_2 = aten.mul.Tensor(%mul_1, %sub)\n"
+                      "    return (%mul_2,)\n");
+}
+
+/* LerpBackward0 computes end's gradient, go * weight, before self's. */
+Test(fx_parity, lerp_scalar_gradient_prints_as_torch_make_fx)
+{
+    expect_binary_grad(lerp_03, (const float[]){0.5f, -2}, (const float[]){0.5f, 1, -3},
+                       (const float[]){1.2249999046325684f, 3.5f},
+                       (const float[]){-0.15000000596046448f, 0.9000000357627869f, 1.2750000953674316f}, 1e-6,
+                       "    %lerp = aten.lerp.Scalar(%detach, %detach_1, 0.3)\n"
+                       "    %mul = aten.mul.Scalar(%arg2_1, 0.3)\n"
+                       "    %mul_1 = aten.mul.Scalar(%arg2_1, 0.7)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%mul_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%mul, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+}
+
+static tj_tensor *bce_logits_mean(tj_tensor *x, tj_tensor *t)
+{
+    return tj_binary_cross_entropy_with_logits(x, t, NULL, NULL, 1);
+}
+
+/* binary_cross_entropy_with_logits_backward and its target formula divide
+ * by the element count in place (div_), for x = X, targets in [0, 1] and go 2. */
+Test(fx_parity, bce_with_logits_mean_gradient_divides_in_place_as_torch)
+{
+    tj_tensor *in[3] = {test_f32(2, S23, X), test_f32(2, S23, (const float[]){0.5f, 1, 0.25f, 0, 0.75f, 1}),
+                        test_f32(0, NULL, (const float[]){2})};
+    const float gx[6] = {0.10585814714431763f, -0.29359903931617737f, 0.10405883938074112f,
+                         0.3175247013568878f,  -0.04251354932785034f, -0.24368619918823242f};
+    const float gt[6] = {-0.5f, 0.6666666865348816f, -0.0833333358168602f, -1, -0.1666666716337204f,
+                         0.3333333432674408f};
+    expect_grad_graph(binary_grad, &(binary_op){bce_logits_mean}, in, 3, (const float *const[]){gx, gt}, 1e-6,
+                      "    %binary_cross_entropy_with_logits = "
+                      "aten.binary_cross_entropy_with_logits.default(%detach, %detach_1)\n"
+                      "    %sigmoid = aten.sigmoid.default(%detach)\n"
+                      "    %sub = aten.sub.Tensor(%sigmoid, %detach_1)\n"
+                      "    %mul = aten.mul.Tensor(%sub, %arg2_1)\n"
+                      "    %div_ = aten.div_.Scalar(%mul, 6)\n"
+                      "    %neg = aten.neg.default(%detach)\n"
+                      "    %mul_1 = aten.mul.Tensor(%neg, %arg2_1)\n"
+                      "    %div__1 = aten.div_.Scalar(%mul_1, 6)\n"
+                      "    return (%div_, %div__1)\n");
+}
+
+/* derivatives.yaml 1.13's erf (self.pow(2)), asin (-self * self + 1), log10
+ * (its constant 2.3025850929940456, below M_LN10) and exp2 ((grad * result)
+ * * ln 2). */
+Test(fx_parity, erf_asin_log10_exp2_gradients_print_as_torch_make_fx)
+{
+    expect_unary_grad(tj_erf, NULL, 2, Y,
+                      (const float[]){0.05946514755487442f, 0.02066698670387268f, 0.2650035619735718f,
+                                      -0.00013925305393058807f, 1.7575652599334717f, 1.6604300737380981f},
+                      1e-6,
+                      "    %erf = aten.erf.default(%detach)\n"
+                      "    %pow_1 = aten.pow.Tensor_Scalar(%detach, 2)\n"
+                      "    %neg = aten.neg.default(%pow_1)\n"
+                      "    %exp = aten.exp.default(%neg)\n"
+                      "    %mul = aten.mul.Scalar(%exp, 1.1283791670955126)\n"
+                      "    %mul_1 = aten.mul.Tensor(%mul, %arg1_1)\n"
+                      "    return (%mul_1,)\n");
+    expect_unary_grad(tj_asin, (const float[]){0.5f, -0.25f, 0.125f, 0.75f, -0.5f, 0.9f}, 2, Y,
+                      (const float[]){0.5773502588272095f, 1.0327955484390259f, 0.2519763112068176f,
+                                      -1.5118579864501953f, 2.309401035308838f, 9.176628112792969f},
+                      1e-6,
+                      "    %asin = aten.asin.default(%detach)\n"
+                      "    %neg = aten.neg.default(%detach)\n"
+                      "    %mul = aten.mul.Tensor(%neg, %detach)\n"
+                      "    %add = aten.add.Scalar(%mul, 1)\n"
+                      "    %rsqrt = aten.rsqrt.default(%add)\n"
+                      "    %mul_1 = aten.mul.Tensor(%arg1_1, %rsqrt)\n"
+                      "    return (%mul_1,)\n");
+    expect_unary_grad(tj_log10, NULL, 2, Y,
+                      (const float[]){0.14476482570171356f, -0.21714723110198975f, 0.4342944622039795f,
+                                      -0.14476482570171356f, 1.737177848815918f, -1.737177848815918f},
+                      1e-6,
+                      "    %log10 = aten.log10.default(%detach)\n"
+                      "    %mul = aten.mul.Scalar(%detach, 2.3025850929940455)\n"
+                      "    %div = aten.div.Tensor(%arg1_1, %mul)\n"
+                      "    return (%div,)\n");
+    expect_unary_grad(tj_exp2, NULL, 2, Y,
+                      (const float[]){0.9802581071853638f, 0.1732867956161499f, 0.20607388019561768f,
+                                      -5.545177459716797f, 1.9605162143707275f, 1.3862943649291992f},
+                      1e-6,
+                      "    %exp2 = aten.exp2.default(%detach)\n"
+                      "    %mul = aten.mul.Tensor(%arg1_1, %exp2)\n"
+                      "    %mul_1 = aten.mul.Scalar(%mul, 0.6931471805599453)\n"
+                      "    return (%mul_1,)\n");
+}
+
+static tj_tensor *amax_rows(tj_tensor *x) { return tj_amax(x, (int64_t[]){1}, 1, false); }
+
+/* amax restores the result's reduced dim and compares it with self before
+ * restoring grad's (torch's _reshape_alias, spelled view); max (.default)
+ * splits the gradient over ties, or over the nans when the result is nan,
+ * with evenly_distribute_backward's make_fx branch: isnan masks,
+ * logical_or_, mask * (grad / mask.sum()). Zeros keep the sign torch gives
+ * them (-0 in the row whose go is negative). */
+Test(fx_parity, amax_and_max_gradients_split_ties_as_torch_make_fx)
+{
+    const float ties[6] = {3, -2, 0.25f, 3, 0.5f, -1}, nans[6] = {3, NAN, 0.25f, NAN, 0.5f, -1};
+    expect_unary_grad(amax_rows, ties, 1, G2, (const float[]){0.5f, 0, 0, -1, -0.0f, -0.0f}, 0,
+                      "    %amax = aten.amax.default(%detach, [1])\n"
+                      "    %view = aten.view.default(%amax, [2, 1])\n"
+                      "    %eq = aten.eq.Tensor(%view, %detach)\n"
+                      "    %view_1 = aten.view.default(%arg1_1, [2, 1])\n"
+                      "    %sum_1 = aten.sum.dim_IntList(%eq, [1], True)\n"
+                      "    %div = aten.div.Tensor(%view_1, %sum_1)\n"
+                      "    %mul = aten.mul.Tensor(%div, %eq)\n"
+                      "    return (%mul,)\n");
+    const char *max_graph = "    %max_1 = aten.max.default(%detach)\n"
+                            "    %isnan = aten.isnan.default(%detach)\n"
+                            "    %isnan_1 = aten.isnan.default(%max_1)\n"
+                            "    %logical_and = aten.logical_and.default(%isnan, %isnan_1)\n"
+                            "    %eq = aten.eq.Tensor(%detach, %max_1)\n"
+                            "    %logical_or_ = aten.logical_or_.default(%eq, %logical_and)\n"
+                            "    %sum_1 = aten.sum.default(%logical_or_)\n"
+                            "    %div = aten.div.Tensor(%arg1_1, %sum_1)\n"
+                            "    %mul = aten.mul.Tensor(%logical_or_, %div)\n"
+                            "    return (%mul,)\n";
+    expect_unary_grad(tj_max, ties, 0, (const float[]){2}, (const float[]){1, 0, 0, 1, 0, 0}, 0, max_graph);
+    expect_unary_grad(tj_max, nans, 0, (const float[]){2}, (const float[]){0, 1, 0, 1, 0, 0}, 0, max_graph);
+}
+
+static tj_tensor *where_positive(tj_tensor *x, tj_tensor *y) { return tj_where(tj_gt_scalar(x, tj_v_int(0)), x, y); }
+
+/* torch 1.13's generated backward functions compute the inputs' gradients in
+ * the alphabetical order of their names: mm's and bmm's mat2 before self,
+ * where's other before self (each with its own zero). */
+Test(fx_parity, mm_bmm_and_where_gradients_take_inputs_in_torchs_order)
+{
+    const float xv[2] = {0.5f, -2}, yv[3] = {0.5f, 1, -3};
+    expect_binary_grad(tj_mm, xv, yv, (const float[]){0.5f, -10.5f}, (const float[]){2.25f, -3.5f, -7.875f}, 0,
+                       "    %mm = aten.mm.default(%detach, %detach_1)\n"
+                       "    %t = aten.t.default(%detach)\n"
+                       "    %mm_1 = aten.mm.default(%t, %arg2_1)\n"
+                       "    %t_1 = aten.t.default(%detach_1)\n"
+                       "    %mm_2 = aten.mm.default(%arg2_1, %t_1)\n"
+                       "    return (%mm_2, %mm_1)\n");
+    expect_binary_grad(where_positive, xv, yv, (const float[]){1.75f, 0}, (const float[]){-1, 2, 4}, 0,
+                       "    %gt = aten.gt.Scalar(%detach, 0)\n"
+                       "    %where = aten.where.self(%gt, %detach, %detach_1)\n"
+                       "    %scalar_tensor = aten.scalar_tensor.default(0, dtype = torch.float32)\n"
+                       "    %where_1 = aten.where.self(%gt, %scalar_tensor, %arg2_1)\n"
+                       "    %scalar_tensor_1 = aten.scalar_tensor.default(0, dtype = torch.float32)\n"
+                       "    %where_2 = aten.where.self(%gt, %arg2_1, %scalar_tensor_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%where_2, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%where_1, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    /* a = arange(12).view(1, 3, 4) / 4 - 1, b = arange(8).view(1, 4, 2) / 2 - 1 */
+    float av[12], bv[8];
+    for (int i = 0; i < 12; i++) av[i] = (float)i / 4 - 1;
+    for (int i = 0; i < 8; i++) bv[i] = (float)i / 2 - 1;
+    tj_tensor *in[3] = {test_f32(3, (int64_t[]){1, 3, 4}, av), test_f32(3, (int64_t[]){1, 4, 2}, bv),
+                        test_f32(3, (int64_t[]){1, 3, 2}, (const float[]){1, -1, 0.5f, 2, -2, 0.25f})};
+    const float ga[12] = {-0.5f, -0.5f, -0.5f, -0.5f, -1.5f, 1, 3.5f, 6, 1.875f, 0.125f, -1.625f, -3.375f};
+    const float gb[8] = {-3, 1.25f, -3.125f, 1.5625f, -3.25f, 1.875f, -3.375f, 2.1875f};
+    expect_grad_graph(binary_grad, &(binary_op){tj_bmm}, in, 3, (const float *const[]){ga, gb}, 0,
+                      "    %bmm = aten.bmm.default(%detach, %detach_1)\n"
+                      "    %transpose = aten.transpose.int(%detach, 1, 2)\n"
+                      "    %bmm_1 = aten.bmm.default(%transpose, %arg2_1)\n"
+                      "    %transpose_1 = aten.transpose.int(%detach_1, 1, 2)\n"
+                      "    %bmm_2 = aten.bmm.default(%arg2_1, %transpose_1)\n"
+                      "    return (%bmm_2, %bmm_1)\n");
+}
+
+/* The same order for logaddexp (other's grad / (exp(self - other) + 1)
+ * first), clamp_min.Tensor and clamp_max.Tensor (min's / max's first, each
+ * with its scalar_tensor(0.) made before its condition). */
+Test(fx_parity, logaddexp_and_clamp_tensor_gradients_print_as_torch_make_fx)
+{
+    const float xv[2] = {0.5f, -2}, yv[3] = {0.5f, 1, -3};
+    expect_binary_grad(tj_logaddexp, xv, yv, (const float[]){0.8702126741409302f, 2.943228006362915f},
+                       (const float[]){-0.6741418242454529f, 2.5276076793670654f, 1.0830937623977661f}, 1e-6,
+                       "    %logaddexp = aten.logaddexp.default(%detach, %detach_1)\n"
+                       "    %sub = aten.sub.Tensor(%detach, %detach_1)\n"
+                       "    %exp = aten.exp.default(%sub)\n"
+                       "    %add = aten.add.Scalar(%exp, 1)\n"
+                       "    %div = aten.div.Tensor(%arg2_1, %add)\n"
+                       "    %sub_1 = aten.sub.Tensor(%detach_1, %detach)\n"
+                       "    %exp_1 = aten.exp.default(%sub_1)\n"
+                       "    %add_1 = aten.add.Scalar(%exp_1, 1)\n"
+                       "    %div_1 = aten.div.Tensor(%arg2_1, %add_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%div_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%div, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    expect_binary_grad(tj_clamp_min_tensor, xv, yv, (const float[]){0.75f, 4}, (const float[]){-1, 3, 0}, 0,
+                       "    %clamp_min = aten.clamp_min.Tensor(%detach, %detach_1)\n"
+                       "    %scalar_tensor = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                       "    %lt = aten.lt.Tensor(%detach, %detach_1)\n"
+                       "    %where = aten.where.self(%lt, %arg2_1, %scalar_tensor)\n"
+                       "    %scalar_tensor_1 = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                       "    %ge = aten.ge.Tensor(%detach, %detach_1)\n"
+                       "    %where_1 = aten.where.self(%ge, %arg2_1, %scalar_tensor_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%where_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%where, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
+    expect_binary_grad(tj_clamp_max_tensor, xv, yv, (const float[]){1.5f, 1}, (const float[]){0, 0, 4.25f}, 0,
+                       "    %clamp_max = aten.clamp_max.Tensor(%detach, %detach_1)\n"
+                       "    %scalar_tensor = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                       "    %gt = aten.gt.Tensor(%detach, %detach_1)\n"
+                       "    %where = aten.where.self(%gt, %arg2_1, %scalar_tensor)\n"
+                       "    %scalar_tensor_1 = aten.scalar_tensor.default(0.0, dtype = torch.float32)\n"
+                       "    %le = aten.le.Tensor(%detach, %detach_1)\n"
+                       "    %where_1 = aten.where.self(%le, %arg2_1, %scalar_tensor_1)\n"
+                       "    %sum_1 = aten.sum.dim_IntList(%where_1, [1], True)\n"
+                       "    %sum_2 = aten.sum.dim_IntList(%where, [0], True)\n"
+                       "    return (%sum_1, %sum_2)\n");
 }

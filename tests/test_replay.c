@@ -1110,6 +1110,28 @@ Test(plan, gpt_training_step_arena_is_at_most_60_percent_of_the_naive_sum)
     model_free(&m);
 }
 
+/* As PyTorch's wte(tokens) + wpe(pos): the token embedding first, so the
+ * backward (later nodes first) records the position embedding's gradient
+ * before the token embedding's, which then takes the LM head's gradient:
+ * torch 1.13's make_fx order. */
+Test(plan, gpt_embeds_tokens_before_positions_as_torch)
+{
+    model m;
+    cr_assert_eq(model_create(model_find("gpt"), 0, &m), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = step_trace(&m, STEP_TRAIN, 0, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    char *tok = strstr(text, "%embedding = aten.embedding.default(%detach, %x)\n");
+    char *pos = strstr(text, "%embedding_1 = aten.embedding.default(%detach_1, %arange)\n");
+    char *pos_grad = strstr(text, "%embedding_dense_backward = aten.embedding_dense_backward.default(%view_70, %arange, ");
+    char *tok_grad = strstr(text, "%embedding_dense_backward_1 = aten.embedding_dense_backward.default(%add_12, %x, ");
+    cr_expect(tok && pos && pos_grad && tok_grad, "%s", text);
+    cr_expect(strstr(text, "%add_13 = aten.add.Tensor(%t_12, %embedding_dense_backward_1)\n"), "%s", text);
+    free(text);
+    tj_graph_free(g);
+    model_free(&m);
+}
+
 /* The memory plan as text (offsets of every intermediate). */
 static char *memory_text(const tj_plan *p)
 {
