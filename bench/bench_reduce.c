@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu_isa.h"
 #include "models/bench_clock.h"
 #include "tjit/tjit.h"
 

@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "adamw.h"
-#include "row_isa.h"
+#include "cpu_isa.h"
 
 void tj_k_adamw_scalars_init(tj_k_adamw_scalars *s, double lr, double beta1, double beta2, double weight_decay,
                              double eps, double step)
@@ -54,8 +54,8 @@ void tj_k_adamw(tj_dtype dtype, int64_t n, const tj_k_adamw_buffers *b, const tj
         loop_f64(n, b, s);
         return;
     }
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    if (isa == TJ_K_ROW_AVX512) tj_k_adamw_f32_avx512(n, b, s);
-    else if (isa == TJ_K_ROW_AVX2) tj_k_adamw_f32_avx2(n, b, s);
+    tj_k_isa isa = tj_k_isa_active();
+    if (isa == TJ_K_ISA_AVX512) tj_k_adamw_f32_avx512(n, b, s);
+    else if (isa == TJ_K_ISA_AVX2) tj_k_adamw_f32_avx2(n, b, s);
     else loop_f32(n, b, s);
 }

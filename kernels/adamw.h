@@ -10,7 +10,7 @@
  *     s  = max_sq ? maximum(max_sq, v) : v        (nan propagates)
  *     param_out = p + neg_step_size * m / (sqrt(s) / bc2_sqrt + eps)
  * (products and quotients left to right). float32 goes to AVX-512 or AVX2
- * when the CPU has them. */
+ * when the ISA in use (cpu_isa.h) is one of them. */
 #ifndef TJIT_KERNELS_ADAMW_H
 #define TJIT_KERNELS_ADAMW_H
 

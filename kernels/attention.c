@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "cpu_isa.h"
 #include "gemm.h"
 #include "parallel.h"
 #include "softmax.h"
@@ -26,10 +27,10 @@ static void block_sizes(const tj_k_attention *a, int64_t *bq, int64_t *bk)
     *bk = k;
 }
 
-/* float32 on a CPU with AVX-512 runs attention_avx512.c */
+/* float32 runs attention_avx512.c where the ISA in use is AVX-512 */
 static bool use_avx512(const tj_k_attention *a)
 {
-    return a->dtype == TJ_FLOAT32 && __builtin_cpu_supports("avx512f");
+    return a->dtype == TJ_FLOAT32 && tj_k_isa_active() == TJ_K_ISA_AVX512;
 }
 
 size_t tj_k_attention_scratch(const tj_k_attention *a)

@@ -57,8 +57,9 @@ int tj_k_attention_threads(const tj_k_attention *a);
 void tj_k_attention_run(const tj_k_attention *a, void *scratch);
 
 /* The float32 AVX-512 kernel (attention_avx512.c) that tj_k_attention_run
- * picks when the CPU has AVX-512: scratch floats per thread, work items
- * (the most threads it can use), and the run on `nthreads` threads. */
+ * picks when the ISA in use (cpu_isa.h) is AVX-512: scratch floats per
+ * thread, work items (the most threads it can use), and the run on
+ * `nthreads` threads. */
 size_t tj_k_attention_scratch_f32_avx512(const tj_k_attention *a);
 int64_t tj_k_attention_items_f32_avx512(const tj_k_attention *a);
 void tj_k_attention_run_f32_avx512(const tj_k_attention *a, int nthreads, float *scratch);

@@ -5,25 +5,26 @@
 #include "conv.h"
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "cpu_isa.h"
 #include "parallel.h"
-#include "row_isa.h"
 
 static int64_t col_rows(const tj_k_conv *cv) { return cv->geom.channels * cv->geom.kh * cv->geom.kw; }
 static int64_t col_cols(const tj_k_conv *cv) { return cv->geom.out_h * cv->geom.out_w; }
 static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 
-/* float32 runs on our GEMM kernels where the CPU has them
+/* float32 runs on our GEMM kernels where the ISA in use has them
  * (tj_k_conv_own_kernels); float64, and float32 elsewhere, on OpenBLAS.
- * Without AVX-512, products of 64 or more output channels per group stay on
- * OpenBLAS too: its sgemm is ahead of the AVX2 kernels there (small images,
- * 1 x 1, stride 2; bench/RESULTS.md, session 26). The choice depends on the
- * shape only, so a convolution never changes route with the thread count;
- * on our kernels every thread count gives the same bits, on OpenBLAS (which
- * splits its products by its own thread count) not always. */
+ * Below AVX-512 (an AVX2 CPU, or TJ_ISA=avx2), products of 64 or more
+ * output channels per group stay on OpenBLAS too: its sgemm is ahead of
+ * the AVX2 kernels there (small images, 1 x 1, stride 2; bench/RESULTS.md,
+ * session 26). The choice depends on the shape only, so a convolution
+ * never changes route with the thread count; on our kernels every thread
+ * count gives the same bits, on OpenBLAS (which splits its products by its
+ * own thread count) not always. */
 static bool own_gemm(const tj_k_conv *cv, tj_dtype dt)
 {
     if (dt != TJ_FLOAT32 || !tj_k_conv_own_kernels()) return false;
-    return tj_k_row_isa_best() == TJ_K_ROW_AVX512 || cv->mat_channels < 64;
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 || cv->mat_channels < 64;
 }
 
 /* OpenBLAS must not be called from several threads at once (it threads

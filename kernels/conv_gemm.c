@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "conv_gemm.h"
-#include "row_isa.h"
+#include "cpu_isa.h"
 
 #define MR TJ_K_GEMM_MR
 #define NR TJ_K_GEMM_NR
@@ -172,13 +172,13 @@ void tj_k_sgemm_pack_transposed_generic(const float *src, int64_t rows, int64_t 
     }
 }
 
-bool tj_k_conv_own_kernels(void) { return tj_k_row_isa_best() != TJ_K_ROW_GENERIC; }
+bool tj_k_conv_own_kernels(void) { return tj_k_isa_active() != TJ_K_ISA_GENERIC; }
 
-/* The AVX-512, AVX2 or generic version of a kernel, as this CPU allows. */
+/* The AVX-512, AVX2 or generic version of a kernel, as the ISA in use says. */
 #define PICK(NAME)                                                      \
-    (tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? NAME##_avx512              \
-     : tj_k_row_isa_best() == TJ_K_ROW_AVX2 ? NAME##_avx2                \
-                                            : NAME##_generic)
+    (tj_k_isa_active() == TJ_K_ISA_AVX512 ? NAME##_avx512               \
+     : tj_k_isa_active() == TJ_K_ISA_AVX2 ? NAME##_avx2                 \
+                                          : NAME##_generic)
 
 tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void) { return PICK(tj_k_sgemm_ukernel); }
 tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void) { return PICK(tj_k_sgemm_ukernel_offsets); }

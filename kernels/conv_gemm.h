@@ -6,9 +6,9 @@
  * set to one thread, changes a process-wide setting). Blocked and packed as in
  * Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication":
  * B is packed in panels of TJ_K_GEMM_NR columns, A in panels of TJ_K_GEMM_MR
- * rows, and an MR x NR micro-kernel (AVX-512 or AVX2 + FMA when the CPU has
- * them, generic C otherwise; conv_gemm_isa.h) accumulates in registers. The
- * AVX-512 and AVX2 kernels give the same bits: each element of C gets the
+ * rows, and an MR x NR micro-kernel (AVX-512 or AVX2 + FMA when the ISA in
+ * use, cpu_isa.h, is one of them, generic C otherwise; conv_gemm_isa.h)
+ * accumulates in registers. The AVX-512 and AVX2 kernels give the same bits: each element of C gets the
  * same fused multiply-adds in the same order. */
 #ifndef TJIT_KERNELS_CONV_GEMM_H
 #define TJIT_KERNELS_CONV_GEMM_H
@@ -23,9 +23,9 @@
 #define TJ_K_GEMM_MC 64
 #define TJ_K_GEMM_NC 512
 
-/** True when this CPU runs our float32 micro-kernels (AVX-512, or AVX2 with
- * FMA): tj_k_sgemm and the implicit convolution (conv_implicit.h). Elsewhere
- * their portable C versions stay correct but run several times slower than
+/** True when the ISA in use (cpu_isa.h) runs our float32 micro-kernels
+ * (AVX-512, or AVX2 with FMA): tj_k_sgemm and the implicit convolution
+ * (conv_implicit.h). Elsewhere their portable C versions stay correct but run several times slower than
  * OpenBLAS's sgemm, so float32 convolution goes through OpenBLAS there
  * (conv.c). */
 bool tj_k_conv_own_kernels(void);
@@ -161,7 +161,7 @@ void tj_k_copy_rows_avx512(const float *src, int64_t src_stride, float *dst, int
 void tj_k_copy_rows_avx2(const float *src, int64_t src_stride, float *dst, int64_t dst_stride, int64_t rows,
                          int64_t n);
 
-/** The kernels for this CPU (AVX-512, else AVX2 + FMA, else generic C). */
+/** The kernels of the ISA in use (cpu_isa.h: AVX-512, AVX2 + FMA or generic C). */
 tj_k_sgemm_ukernel tj_k_sgemm_pick_ukernel(void);
 tj_k_sgemm_ukernel_offsets tj_k_sgemm_pick_ukernel_offsets(void);
 tj_k_sgemm_ukernel_rows tj_k_sgemm_pick_ukernel_rows(void);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "copy.h"
+#include "cpu_isa.h"
 #include "parallel.h"
 
 #define MAXD TJ_MAX_DIMS
@@ -234,7 +235,7 @@ typedef void (*runs_fn)(char *d, int64_t dstep, const char *s, int64_t sstep, in
 static runs_fn pick_runs(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss, int64_t len)
 {
     if (dd != sd || ds != 1 || ss != 1 || len * (int64_t)elem_size(dd) >= 256) return NULL;
-    return __builtin_cpu_supports("avx512f") ? tj_k_copy_runs_avx512 : tj_k_copy_runs_generic;
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_copy_runs_avx512 : tj_k_copy_runs_generic;
 }
 
 typedef void (*gather_fn)(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count, int64_t len,
@@ -246,7 +247,7 @@ typedef void (*gather_fn)(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t
 static gather_fn pick_gather(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss)
 {
     if (dd != sd || elem_size(dd) != 4 || ds != 1 || ss < 2 || ss > TJ_K_GATHER_MAX_STRIDE) return NULL;
-    return __builtin_cpu_supports("avx512f") ? tj_k_gather_runs32_avx512 : tj_k_gather_runs32_generic;
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gather_runs32_avx512 : tj_k_gather_runs32_generic;
 }
 
 /* n bytes from s to d, whole cache lines of d with streaming stores
@@ -370,7 +371,7 @@ static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_
             for (int64_t c = 0; c < cols; c++) d_[c] = s_[c * scol];            \
         }                                                                       \
     } while (0)
-    if (es == 4 && __builtin_cpu_supports("avx512f")) /* 16 x 16 in registers: 4-7x the element loop */
+    if (es == 4 && tj_k_isa_active() == TJ_K_ISA_AVX512) /* 16 x 16 in registers: 4-7x the element loop */
         tj_k_transpose_tile_f32_avx512((float *)(void *)d, drow, (const float *)(const void *)s, scol, rows, cols);
     else if (es == 1) TILE_LOOP(uint8_t);
     else if (es == 4) TILE_LOOP(uint32_t);

@@ -6,58 +6,20 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "cpu_isa.h"
 #include "elementwise.h"
 #include "elementwise_isa.h"
 
 /* ---- instruction set ---- */
 
-static _Atomic(const tj_k_math_isa *) active_isa;
-
-static const tj_k_math_isa *best_isa(void)
-{
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-        return &tj_k_math_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &tj_k_math_avx2;
-    return &tj_k_math_generic;
-}
-
-static const tj_k_math_isa *isa_named(const char *name)
-{
-    const tj_k_math_isa *best = best_isa();
-    if (!name) return best;
-    if (!strcmp(name, "generic")) return &tj_k_math_generic;
-    if (!strcmp(name, "avx2") && best != &tj_k_math_generic) return &tj_k_math_avx2;
-    if (!strcmp(name, "avx512") && best == &tj_k_math_avx512) return &tj_k_math_avx512;
-    return NULL;
-}
-
-/* TJ_ISA when it names a supported instruction set, else the best one. */
-static const tj_k_math_isa *default_isa(void)
-{
-    const tj_k_math_isa *m = isa_named(getenv("TJ_ISA"));
-    return m ? m : best_isa();
-}
-
+/* The loops of the ISA in use (cpu_isa.h: the CPU's best, capped by TJ_ISA
+ * and tj_k_isa_force). */
 static const tj_k_math_isa *isa(void)
 {
-    const tj_k_math_isa *m = atomic_load_explicit(&active_isa, memory_order_acquire);
-    if (!m) {
-        m = default_isa();
-        atomic_store_explicit(&active_isa, m, memory_order_release);
-    }
-    return m;
-}
-
-const char *tj_k_isa_name(void) { return isa()->name; }
-
-bool tj_k_isa_force(const char *name)
-{
-    const tj_k_math_isa *want = name ? isa_named(name) : default_isa();
-    if (!want) return false;
-    atomic_store_explicit(&active_isa, want, memory_order_release);
-    return true;
+    static const tj_k_math_isa *const tables[] = {[TJ_K_ISA_GENERIC] = &tj_k_math_generic,
+                                                  [TJ_K_ISA_AVX2] = &tj_k_math_avx2,
+                                                  [TJ_K_ISA_AVX512] = &tj_k_math_avx512};
+    return tables[tj_k_isa_active()];
 }
 
 static const tj_k_math_fns *float_fns(tj_dtype dt) { return dt == TJ_FLOAT32 ? isa()->f32 : isa()->f64; }

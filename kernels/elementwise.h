@@ -226,16 +226,4 @@ void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx
  * the widest stores the CPU has; out and value may not overlap. */
 void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
 
-/* ---- instruction-set selection ---- */
-
-/** Name of the vector code in use: "avx512", "avx2" or "generic". The best
- * the CPU supports unless the environment variable TJ_ISA names another one
- * it supports (read once, at the first float loop). */
-const char *tj_k_isa_name(void);
-/** Forces the vector code ("avx512", "avx2", "generic"; NULL: back to the
- * default above), for tests and benchmarks. Returns false when the CPU lacks
- * the requested instruction set or the name is unknown (nothing changes).
- * Loops already running finish with the code they started with. */
-bool tj_k_isa_force(const char *name);
-
 #endif

@@ -72,4 +72,4 @@
 #define VRINT(v) _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
-const tj_k_math_isa tj_k_math_avx2 = {"avx2", &fns_f32, &fns_f64};
+const tj_k_math_isa tj_k_math_avx2 = {&fns_f32, &fns_f64};

@@ -72,4 +72,4 @@
 #define VRINT(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #include "elementwise_simd.h"
 
-const tj_k_math_isa tj_k_math_avx512 = {"avx512", &fns_f32, &fns_f64};
+const tj_k_math_isa tj_k_math_avx512 = {&fns_f32, &fns_f64};

@@ -69,4 +69,4 @@
 #define VRINT(v) nearbyint(v)
 #include "elementwise_simd.h"
 
-const tj_k_math_isa tj_k_math_generic = {"generic", &fns_f32, &fns_f64};
+const tj_k_math_isa tj_k_math_generic = {&fns_f32, &fns_f64};

@@ -1,7 +1,8 @@
 /* The per-instruction-set tables of vectorised float loops (internal to
  * kernels/). Each of elementwise_generic.c, elementwise_avx2.c and
  * elementwise_avx512.c instantiates elementwise_simd.h for float32 and
- * float64 and exports one table; elementwise.c picks one at run time. */
+ * float64 and exports one table; elementwise.c picks the one of the ISA in
+ * use (cpu_isa.h). */
 #ifndef TJIT_KERNELS_ELEMENTWISE_ISA_H
 #define TJIT_KERNELS_ELEMENTWISE_ISA_H
 
@@ -37,7 +38,6 @@ typedef struct tj_k_math_fns {
 } tj_k_math_fns;
 
 typedef struct tj_k_math_isa {
-    const char *name;
     const tj_k_math_fns *f32, *f64;
 } tj_k_math_isa;
 

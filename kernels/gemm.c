@@ -6,10 +6,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "cpu_isa.h"
 #include "gemm.h"
 #include "gemv.h"
 #include "parallel.h"
-#include "row_isa.h"
 
 /* How BLAS sees a strided matrix: transposed or not, and its leading dim. */
 typedef struct blas_view {
@@ -81,27 +81,27 @@ static tj_k_mat item(tj_k_mat x, int64_t off, size_t es)
  * the kernel still fuses the epilogue and splits threads deterministically. */
 #define OWN_AVX2_MAX_K_A_COLUMNS 32
 
-/* The instances run where their objects' ISA flags hold (row_isa.h). */
+/* The instances run where the ISA in use (cpu_isa.h) allows their objects' flags. */
 static bool own_kernel(tj_dtype dtype, int64_t n, int64_t k, tj_k_mat a)
 {
     if (dtype != TJ_FLOAT32 || n < OWN_MIN_COLS) return false;
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 || (isa == TJ_K_ROW_AVX2 && (a.cs == 1 || k <= OWN_AVX2_MAX_K_A_COLUMNS));
+    tj_k_isa isa = tj_k_isa_active();
+    return isa == TJ_K_ISA_AVX512 || (isa == TJ_K_ISA_AVX2 && (a.cs == 1 || k <= OWN_AVX2_MAX_K_A_COLUMNS));
 }
 
-bool tj_k_gemm_f32_supported(void) { return tj_k_row_isa_best() != TJ_K_ROW_GENERIC; }
+bool tj_k_gemm_f32_supported(void) { return tj_k_isa_active() != TJ_K_ISA_GENERIC; }
 
 void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                    const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                    const tj_k_epilogue *epi)
 {
-    (tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? tj_k_gemm_f32_avx512 : tj_k_gemm_f32_avx2)(
+    (tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gemm_f32_avx512 : tj_k_gemm_f32_avx2)(
         m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, nthreads, epi);
 }
 
 int64_t tj_k_gemm_sum_block(void)
 {
-    return tj_k_row_isa_best() == TJ_K_ROW_AVX512 ? tj_k_gemm_sum_block_avx512() : tj_k_gemm_sum_block_avx2();
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gemm_sum_block_avx512() : tj_k_gemm_sum_block_avx2();
 }
 
 /* From this length of the sum and this many vectors on, our GEMM kernel

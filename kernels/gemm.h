@@ -96,12 +96,12 @@ void tj_k_gemm(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, d
                int64_t a_bs, tj_k_mat b, int64_t b_bs, double beta, void *c, int64_t c_bs, int64_t ldc,
                int nthreads, const tj_k_epilogue *epi);
 
-/** Whether this CPU runs our float32 GEMM kernel, tj_k_gemm_f32: it has
- * AVX-512 (the 6 x 64 instance) or AVX2 and FMA (the 6 x 16 one). */
+/** Whether our float32 GEMM kernel, tj_k_gemm_f32, runs under the ISA in use
+ * (cpu_isa.h): AVX-512 (the 6 x 64 instance) or AVX2 and FMA (the 6 x 16 one). */
 bool tj_k_gemm_f32_supported(void);
 
 /** Our float32 GEMM kernel (gemm_isa.h; used by tj_k_gemm where
- * own_kernel in gemm.c routes to it), on the best instance this CPU runs;
+ * own_kernel in gemm.c routes to it), on the instance of the ISA in use;
  * call only when tj_k_gemm_f32_supported(). C [m, n] (leading dimension
  * ldc) = alpha * A @ B + beta * C, A element (i, p) at a[i*ars + p*acs]
  * (any strides), B element (p, j) at b[p*brs + j*bcs] with bcs == 1

@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "cpu_isa.h"
 #include "gemm.h"
 #include "gemv.h"
 #include "parallel.h"
@@ -44,7 +45,7 @@
 
 bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx)
 {
-    return dtype == TJ_FLOAT32 && incx == 1 && __builtin_cpu_supports("avx512f");
+    return dtype == TJ_FLOAT32 && incx == 1 && tj_k_isa_active() == TJ_K_ISA_AVX512;
 }
 
 /* y = beta * y for BLAS to add the product to with beta 1, 0 for beta 0

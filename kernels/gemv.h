@@ -42,7 +42,8 @@ typedef struct tj_k_gemv_args {
 void tj_k_gemv(const tj_k_gemv_args *g, int nthreads);
 
 /** Whether tj_k_gemv computes products of this dtype and vector stride on
- * our AVX-512 kernels (float32, unit stride, an AVX-512 CPU) rather than
+ * our AVX-512 kernels (float32, unit stride, the ISA in use AVX-512:
+ * cpu_isa.h) rather than
  * on BLAS's gemv. */
 bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx);
 

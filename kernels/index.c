@@ -3,7 +3,7 @@
  * with a multi-index counter (split across threads for gather). */
 #include <string.h>
 
-#include "elementwise.h"
+#include "cpu_isa.h"
 #include "index.h"
 #include "index_isa.h"
 #include "parallel.h"
@@ -185,7 +185,7 @@ static bool runs_pay(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,
         if (shape[d] > 1 && index.strides[d] != 0) return false;
         rows *= shape[d];
     }
-    return rows >= RUNS_MIN_ROWS && !strcmp(tj_k_isa_name(), "avx512"); /* honours tj_k_isa_force / TJ_ISA */
+    return rows >= RUNS_MIN_ROWS && tj_k_isa_active() == TJ_K_ISA_AVX512;
 }
 
 size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,

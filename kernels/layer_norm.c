@@ -2,9 +2,9 @@
  * rows are spread over threads; float32 blocks of rows go to the per-ISA rows. */
 #include <math.h>
 
+#include "cpu_isa.h"
 #include "layer_norm.h"
 #include "parallel.h"
-#include "row_isa.h"
 
 /* columns per block when reducing the parameter gradients over rows */
 #define COLS 256
@@ -57,9 +57,9 @@ static void rows_f32_c(const float *x, float *y, int64_t rows, int64_t n, const 
 
 static rows_f32_fn pick_rows_f32(void)
 {
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_rows_f32_avx512
-           : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_rows_f32_avx2
+    tj_k_isa isa = tj_k_isa_active();
+    return isa == TJ_K_ISA_AVX512 ? tj_k_layer_norm_rows_f32_avx512
+           : isa == TJ_K_ISA_AVX2 ? tj_k_layer_norm_rows_f32_avx2
                                   : rows_f32_c;
 }
 
@@ -186,14 +186,14 @@ static void grad_params_blocks(void *ctx, int t, int64_t b0, int64_t b1)
 void tj_k_layer_norm_backward(const tj_k_layer_norm_shape *s, const void *g, const void *x, const void *mean,
                               const void *rstd, const void *w, void *gx, void *gw, void *gb)
 {
-    tj_k_row_isa isa = tj_k_row_isa_best();
+    tj_k_isa isa = tj_k_isa_active();
     backward_args a = {
         s, g, x, mean, rstd, w, gx, gw, gb,
-        isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_input_f32_avx512
-        : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_input_f32_avx2
+        isa == TJ_K_ISA_AVX512 ? tj_k_layer_norm_grad_input_f32_avx512
+        : isa == TJ_K_ISA_AVX2 ? tj_k_layer_norm_grad_input_f32_avx2
                                : grad_input_f32,
-        isa == TJ_K_ROW_AVX512 ? tj_k_layer_norm_grad_params_f32_avx512
-        : isa == TJ_K_ROW_AVX2 ? tj_k_layer_norm_grad_params_f32_avx2
+        isa == TJ_K_ISA_AVX512 ? tj_k_layer_norm_grad_params_f32_avx512
+        : isa == TJ_K_ISA_AVX2 ? tj_k_layer_norm_grad_params_f32_avx2
                                : grad_params_f32,
     };
     if (gx && s->m > 0) tj_k_parallel(threads_for(s, s->m), s->m, grad_input_rows, &a);

@@ -3,9 +3,9 @@
  * float32 without AVX2) to the same algorithms in portable C. */
 #include <math.h>
 
+#include "cpu_isa.h"
 #include "norm_segments.h"
 #include "parallel.h"
-#include "row_isa.h"
 
 #define DEFINE_SEGMENTS(T, SUF)                                                                               \
     static void moments_##SUF(const T *x, int64_t len, int64_t s0, int64_t s1, double *mean, double *m2)     \
@@ -65,7 +65,7 @@ DEFINE_SEGMENTS(double, f64)
 /* One call's operands, for the block bodies below. */
 typedef struct seg_args {
     const tj_k_segments *s;
-    tj_k_row_isa isa;
+    tj_k_isa isa;
     const void *x, *g;
     const double *shift, *alpha, *beta, *gamma;
     double *o1, *o2;
@@ -84,8 +84,8 @@ static void moments_block(void *ctx, int t, int64_t s0, int64_t s1)
     int64_t n = a->s->len;
     (void)t;
     if (a->s->dtype == TJ_FLOAT64) moments_f64(a->x, n, s0, s1, a->o1, a->o2);
-    else if (a->isa == TJ_K_ROW_AVX512) tj_k_segment_moments_f32_avx512(a->x, n, s0, s1, a->o1, a->o2);
-    else if (a->isa == TJ_K_ROW_AVX2) tj_k_segment_moments_f32_avx2(a->x, n, s0, s1, a->o1, a->o2);
+    else if (a->isa == TJ_K_ISA_AVX512) tj_k_segment_moments_f32_avx512(a->x, n, s0, s1, a->o1, a->o2);
+    else if (a->isa == TJ_K_ISA_AVX2) tj_k_segment_moments_f32_avx2(a->x, n, s0, s1, a->o1, a->o2);
     else moments_f32_c(a->x, n, s0, s1, a->o1, a->o2);
 }
 
@@ -95,8 +95,8 @@ static void dots_block(void *ctx, int t, int64_t s0, int64_t s1)
     int64_t n = a->s->len;
     (void)t;
     if (a->s->dtype == TJ_FLOAT64) dots_f64(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
-    else if (a->isa == TJ_K_ROW_AVX512) tj_k_segment_dots_f32_avx512(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
-    else if (a->isa == TJ_K_ROW_AVX2) tj_k_segment_dots_f32_avx2(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
+    else if (a->isa == TJ_K_ISA_AVX512) tj_k_segment_dots_f32_avx512(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
+    else if (a->isa == TJ_K_ISA_AVX2) tj_k_segment_dots_f32_avx2(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
     else dots_f32_c(a->g, a->x, n, s0, s1, a->shift, a->o1, a->o2);
 }
 
@@ -107,30 +107,30 @@ static void affine_block(void *ctx, int t, int64_t s0, int64_t s1)
     (void)t;
     if (a->s->dtype == TJ_FLOAT64)
         affine_f64(a->x, a->g, n, s0, s1, a->shift, a->alpha, a->beta, a->gamma, a->y);
-    else if (a->isa == TJ_K_ROW_AVX512)
+    else if (a->isa == TJ_K_ISA_AVX512)
         tj_k_segment_affine_f32_avx512(a->x, a->g, n, s0, s1, a->shift, a->alpha, a->beta, a->gamma, a->y);
-    else if (a->isa == TJ_K_ROW_AVX2)
+    else if (a->isa == TJ_K_ISA_AVX2)
         tj_k_segment_affine_f32_avx2(a->x, a->g, n, s0, s1, a->shift, a->alpha, a->beta, a->gamma, a->y);
     else affine_f32_c(a->x, a->g, n, s0, s1, a->shift, a->alpha, a->beta, a->gamma, a->y);
 }
 
 void tj_k_segment_moments(const tj_k_segments *s, const void *x, double *mean, double *m2)
 {
-    seg_args a = {.s = s, .isa = tj_k_row_isa_best(), .x = x, .o1 = mean, .o2 = m2};
+    seg_args a = {.s = s, .isa = tj_k_isa_active(), .x = x, .o1 = mean, .o2 = m2};
     if (s->count > 0) tj_k_parallel(threads_for(s), s->count, moments_block, &a);
 }
 
 void tj_k_segment_dots(const tj_k_segments *s, const void *g, const void *x, const double *shift, double *sum_g,
                        double *sum_gx)
 {
-    seg_args a = {.s = s, .isa = tj_k_row_isa_best(), .x = x, .g = g, .shift = shift, .o1 = sum_g, .o2 = sum_gx};
+    seg_args a = {.s = s, .isa = tj_k_isa_active(), .x = x, .g = g, .shift = shift, .o1 = sum_g, .o2 = sum_gx};
     if (s->count > 0) tj_k_parallel(threads_for(s), s->count, dots_block, &a);
 }
 
 void tj_k_segment_affine(const tj_k_segments *s, const void *x, const void *g, const double *shift,
                          const double *alpha, const double *beta, const double *gamma, void *y)
 {
-    seg_args a = {.s = s, .isa = tj_k_row_isa_best(), .x = x, .g = g, .shift = shift, .alpha = alpha,
+    seg_args a = {.s = s, .isa = tj_k_isa_active(), .x = x, .g = g, .shift = shift, .alpha = alpha,
                   .beta = beta, .gamma = gamma, .y = y};
     if (s->count > 0) tj_k_parallel(threads_for(s), s->count, affine_block, &a);
 }

@@ -3,9 +3,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu_isa.h"
 #include "parallel.h"
 #include "pool.h"
-#include "row_isa.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -67,7 +67,7 @@ typedef void (*max_pool_tap_fn_f64)(const double *, int64_t, int64_t, int64_t, i
 
 static max_pool_tap_fn_f32 pick_tap_f32(void)
 {
-    return __builtin_cpu_supports("avx512f") ? tj_k_max_pool_tap_f32_avx512 : max_pool_tap_f32;
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_max_pool_tap_f32_avx512 : max_pool_tap_f32;
 }
 static max_pool_tap_fn_f64 pick_tap_f64(void) { return max_pool_tap_f64; }
 
@@ -81,9 +81,10 @@ typedef void (*max_pool_plane_fn_f64)(const tj_k_pool2d *, const double *, const
 
 static max_pool_plane_fn_f32 pick_plane_f32(const tj_k_pool2d *p)
 {
-    if (__builtin_cpu_supports("avx512f"))
+    tj_k_isa isa = tj_k_isa_active();
+    if (isa == TJ_K_ISA_AVX512)
         return p->kw <= MAX_ROW_TAPS && tj_k_max_pool_plane_f32_avx512_ok(p) ? tj_k_max_pool_plane_f32_avx512 : NULL;
-    bool two = tj_k_row_isa_best() == TJ_K_ROW_AVX2 && tj_k_max_pool_plane_2x2_f32_avx2_ok(p);
+    bool two = isa == TJ_K_ISA_AVX2 && tj_k_max_pool_plane_2x2_f32_avx2_ok(p);
     return two ? tj_k_max_pool_plane_2x2_f32_avx2 : NULL;
 }
 static max_pool_plane_fn_f64 pick_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
@@ -103,7 +104,7 @@ typedef bool (*backward_plane_fn_f64)(const tj_k_pool2d *, const double *, const
 static backward_plane_fn_f32 pick_backward_plane_f32(const tj_k_pool2d *p)
 {
     bool ok = tj_k_max_pool_is_2x2(p) && p->out_w >= 10 && p->height * p->width <= INT_MAX / 2 &&
-              __builtin_cpu_supports("avx512f");
+              tj_k_isa_active() == TJ_K_ISA_AVX512;
     return ok ? tj_k_max_pool2d_backward_plane_2x2_f32_avx512 : NULL;
 }
 static backward_plane_fn_f64 pick_backward_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }

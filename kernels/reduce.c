@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "elementwise.h"
+#include "cpu_isa.h"
 #include "parallel.h"
 #include "reduce.h"
 #include "reduce_isa.h"
@@ -387,7 +387,7 @@ DEF_EXT_FOLD(min_f32_avx512, float, f, <, min_f32_scan_avx512)
 DEF_ARG_FOLD(argmax_f32_avx512, float, f, >, max_f32_scan_avx512)
 DEF_ARG_FOLD(argmin_f32_avx512, float, f, <, min_f32_scan_avx512)
 
-/* [kind] for float32 inputs when tj_k_isa_name() is "avx512". */
+/* [kind] for float32 inputs when the ISA in use is AVX-512. */
 static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_SUM] = {sum_f32_fold, sum_f32_row_avx512, sum_f32_folds_avx512},
     [TJ_K_RED_MAX] = {max_f32_avx512_fold, max_f32_row},
@@ -401,7 +401,7 @@ static const loops avx512_f32_loops[NKINDS] = {
 static const loops *loops_for(const tj_k_reduce *r)
 {
     if (is_sum_or_prod(r->kind) && acc_is_int(r)) return &int_loops[r->kind][r->x_dtype];
-    if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && !strcmp(tj_k_isa_name(), "avx512"))
+    if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
         return &avx512_f32_loops[r->kind];
     return &loop_table[r->kind][r->x_dtype];
 }

@@ -2,7 +2,7 @@
  * choice of the float32 vector loop. */
 #include <string.h>
 
-#include "elementwise.h"
+#include "cpu_isa.h"
 #include "sgd.h"
 
 void tj_k_sgd_scalars_init(tj_k_sgd_scalars *s, double lr, double momentum, double dampening, double weight_decay,
@@ -41,8 +41,8 @@ void tj_k_sgd(tj_dtype dtype, int64_t n, const tj_k_sgd_buffers *b, const tj_k_s
         loop_f64(n, b, s);
         return;
     }
-    const char *isa = tj_k_isa_name(); /* honours TJ_ISA / tj_k_isa_force */
-    if (!strcmp(isa, "avx512")) tj_k_sgd_f32_avx512(n, b, s);
-    else if (!strcmp(isa, "avx2")) tj_k_sgd_f32_avx2(n, b, s);
+    tj_k_isa isa = tj_k_isa_active();
+    if (isa == TJ_K_ISA_AVX512) tj_k_sgd_f32_avx512(n, b, s);
+    else if (isa == TJ_K_ISA_AVX2) tj_k_sgd_f32_avx2(n, b, s);
     else loop_f32(n, b, s);
 }

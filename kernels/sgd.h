@@ -11,8 +11,8 @@
  *     buf_out   = buf * momentum + one_minus_dampening * d
  *     d  = nesterov ? d + momentum * buf_out : buf_out
  *     param_out = param + neg_lr * d
- * float32 goes to AVX-512 or AVX2 when tj_k_isa_name() names them (so
- * TJ_ISA and tj_k_isa_force select the loop). */
+ * float32 goes to AVX-512 or AVX2 when the ISA in use (cpu_isa.h: the
+ * CPU's, capped by TJ_ISA and tj_k_isa_force) is one of them. */
 #ifndef TJIT_KERNELS_SGD_H
 #define TJIT_KERNELS_SGD_H
 

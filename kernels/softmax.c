@@ -3,8 +3,8 @@
  * side by side) otherwise; float32 rows and exps go to the per-ISA pieces. */
 #include <math.h>
 
+#include "cpu_isa.h"
 #include "parallel.h"
-#include "row_isa.h"
 #include "softmax.h"
 
 /* inner positions handled together in column mode (stack buffers) */
@@ -25,14 +25,16 @@ static void exp_f64_c(double *x, int64_t n)
 
 static row_f32_fn pick_row_f32(void)
 {
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 ? tj_k_softmax_row_f32_avx512 : isa == TJ_K_ROW_AVX2 ? tj_k_softmax_row_f32_avx2 : row_f32_c;
+    tj_k_isa isa = tj_k_isa_active();
+    return isa == TJ_K_ISA_AVX512 ? tj_k_softmax_row_f32_avx512
+           : isa == TJ_K_ISA_AVX2 ? tj_k_softmax_row_f32_avx2
+                                  : row_f32_c;
 }
 
 static exp_f32_fn pick_exp_f32(void)
 {
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 ? tj_k_exp_f32_avx512 : isa == TJ_K_ROW_AVX2 ? tj_k_exp_f32_avx2 : exp_f32_c;
+    tj_k_isa isa = tj_k_isa_active();
+    return isa == TJ_K_ISA_AVX512 ? tj_k_exp_f32_avx512 : isa == TJ_K_ISA_AVX2 ? tj_k_exp_f32_avx2 : exp_f32_c;
 }
 
 void tj_k_exp_f32(float *x, int64_t n) { pick_exp_f32()(x, n); }
@@ -182,9 +184,9 @@ typedef void (*bwd_row_f32_fn)(const float *g, const float *y, float *gx, int64_
 
 static bwd_row_f32_fn pick_bwd_row_f32(void)
 {
-    tj_k_row_isa isa = tj_k_row_isa_best();
-    return isa == TJ_K_ROW_AVX512 ? tj_k_softmax_backward_row_f32_avx512
-           : isa == TJ_K_ROW_AVX2 ? tj_k_softmax_backward_row_f32_avx2
+    tj_k_isa isa = tj_k_isa_active();
+    return isa == TJ_K_ISA_AVX512 ? tj_k_softmax_backward_row_f32_avx512
+           : isa == TJ_K_ISA_AVX2 ? tj_k_softmax_backward_row_f32_avx2
                                   : bwd_row_f32;
 }
 

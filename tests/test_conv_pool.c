@@ -14,7 +14,6 @@
 #include "kernels/conv.h"
 #include "kernels/conv_gemm.h"
 #include "kernels/parallel.h"
-#include "kernels/row_isa.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 
@@ -346,7 +345,7 @@ Test(conv, simd_micro_kernels_follow_the_fma_order_of_the_model)
     const int mrs[] = {8, 5, 4, 3, 1}, nrs[] = {32, 31, 24, 17, 16, 13, 8, 1};
     int runs = 0;
     for (int i = 0; i < 2; i++) {
-        if (tj_k_row_isa_best() < (i == 0 ? TJ_K_ROW_AVX2 : TJ_K_ROW_AVX512)) continue;
+        if (!(i == 0 ? test_cpu_has_avx2() : test_cpu_has_avx512())) continue;
         for (int kind = 0; kind < UK_KINDS; kind++)
             for (int64_t kc = 36; kc <= 37; kc++)
                 for (size_t m = 0; m < sizeof mrs / sizeof mrs[0]; m++)

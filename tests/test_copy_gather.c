@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kernels/copy.h"
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 /* Distinct bit patterns (NaN payloads and negative zero among the floats). */
@@ -50,7 +51,7 @@ Test(copy_gather, gather_movers_copy_every_length_and_stride_and_touch_nothing_e
     static uint32_t src[RUNS * (MAXLEN * TJ_K_GATHER_MAX_STRIDE + 5) + 16], dst[RUNS * (MAXLEN + 3) + 2 * PAD];
     fill_bytes(src, sizeof src);
     const gather_fn movers[2] = {tj_k_gather_runs32_generic, tj_k_gather_runs32_avx512};
-    for (int m = 0; m < (__builtin_cpu_supports("avx512f") ? 2 : 1); m++)
+    for (int m = 0; m < (test_cpu_has_avx512() ? 2 : 1); m++)
         for (int64_t ss = 2; ss <= TJ_K_GATHER_MAX_STRIDE; ss++)
             for (int64_t len = 0; len <= MAXLEN; len++) {
                 int64_t dstep = len + 3, sstep = len * ss + 5;
@@ -77,7 +78,7 @@ Test(copy_gather, gather_movers_read_nothing_past_the_last_run)
     uint32_t *end = (uint32_t *)(void *)(map + 2 * page), dst[2 * 40];
     fill_bytes(map, (size_t)page * 2);
     const gather_fn movers[2] = {tj_k_gather_runs32_generic, tj_k_gather_runs32_avx512};
-    for (int m = 0; m < (__builtin_cpu_supports("avx512f") ? 2 : 1); m++)
+    for (int m = 0; m < (test_cpu_has_avx512() ? 2 : 1); m++)
         for (int64_t ss = 2; ss <= TJ_K_GATHER_MAX_STRIDE; ss++)
             for (int64_t len = 1; len <= 40; len++) {
                 const uint32_t *s = end - (len - 1) * ss - 1 - (len * ss + 1); /* two runs, sstep len*ss + 1 */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/copy.h"
+#include "test_util.h"
 #include "tjit/inplace.h"
 #include "tjit/tjit.h"
 
@@ -89,7 +90,7 @@ Test(copy_runs, run_movers_copy_every_byte_length_and_touch_nothing_else)
     for (size_t i = 0; i < sizeof src; i++) src[i] = (char)(i * 31 + 7);
     void (*const movers[2])(char *, int64_t, const char *, int64_t, int64_t, int64_t) = {tj_k_copy_runs_generic,
                                                                                         tj_k_copy_runs_avx512};
-    for (int m = 0; m < (__builtin_cpu_supports("avx512f") ? 2 : 1); m++)
+    for (int m = 0; m < (test_cpu_has_avx512() ? 2 : 1); m++)
         for (int64_t n = 0; n < 256; n++) {
             memset(dst, 0x5a, sizeof dst);
             movers[m](dst + PAD, DSTEP, src + 3, SSTEP, RUNS, n);

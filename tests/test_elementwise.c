@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/elementwise.h"
 #include "runtime/internal.h"
 #include "runtime/iter.h"

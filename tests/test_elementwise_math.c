@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu_isa.h"
 #include "test_util.h"
 
 TestSuite(emath, .init = test_scope_open, .fini = test_scope_close_isa);

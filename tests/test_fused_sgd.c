@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu_isa.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 

@@ -1,13 +1,9 @@
 /* The batch / group norm segment passes (kernels/norm_segments.h: moments,
- * dots, affine) on each float32 path against PyTorch's values. The
- * dispatch picks the vector loops with tj_k_row_isa_best() (AVX-512, else
- * AVX2, else portable C) and nothing forces another (unlike TJ_ISA /
- * tj_k_isa_force for the elementwise kernels), so, as for the layer-norm
- * rows, the AVX-512 and AVX2 loops (norm_segments_isa.h) are called
- * directly, each where the CPU has it; the dispatched entry points run
- * float32 on the CPU's best and float64 on the portable C loops, the macro
- * the float32 generic path instantiates too (that instantiation itself runs
- * only on a CPU without AVX2). Segments: "long", 3 of 70 elements (every
+ * dots, affine) on each float32 path against PyTorch's values. The AVX-512
+ * and AVX2 loops (norm_segments_isa.h) are called directly, each where the
+ * CPU has it; the dispatched entry points run float32 under each ISA
+ * tj_k_isa_force allows here (kernels/cpu_isa.h: the generic one always)
+ * and float64 on the portable C loops. Segments: "long", 3 of 70 elements (every
  * unrolled loop and a tail at both widths): a wave, a constant (M2 exactly
  * 0), 1000 plus a wave whose first 16 elements sit 50 higher (the moments
  * pass runs again around the mean); "short", 4 of 5 (tails only). Produced
@@ -34,8 +30,10 @@ for tag, count, length, fx in (("long", 3, 70, xa), ("short", 4, 5, xb)):
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/norm_segments.h"
 #include "test_util.h"
 
@@ -228,9 +226,10 @@ Test(norm_segments, avx2_loops_match_pytorch)
                                    tj_k_segment_affine_f32_avx2});
 }
 
-/* The entry points: float32 on the CPU's best loops, float64 on the
- * portable C ones (tighter: the sums are double throughout). */
-Test(norm_segments, dispatched_float32_and_float64_match_pytorch)
+/* The entry points under the ISA in use (`isa` names it): float32 on its
+ * loops, float64 on the portable C ones (tighter: the sums are double
+ * throughout). */
+static void check_dispatched(const char *isa)
 {
     for (int k = 0; k < 2; k++) {
         const geometry *geo = &geometries[k];
@@ -241,7 +240,8 @@ Test(norm_segments, dispatched_float32_and_float64_match_pytorch)
         float yf[MAX_N];
         for (int64_t i = 0; i < c * n; i++) xd[i] = in.x[i], gd[i] = in.g[i];
         for (int f64 = 0; f64 < 2; f64++) {
-            const char *path = f64 ? "float64" : "float32";
+            char path[32];
+            snprintf(path, sizeof path, "%s %s", f64 ? "float64" : "float32", isa);
             double tol = f64 ? 1e-12 : 1e-6;
             tj_k_segments s = {.dtype = f64 ? TJ_FLOAT64 : TJ_FLOAT32, .count = c, .len = n, .nthreads = 2};
             const void *x = f64 ? (const void *)xd : in.x, *g = f64 ? (const void *)gd : in.g;
@@ -260,4 +260,15 @@ Test(norm_segments, dispatched_float32_and_float64_match_pytorch)
             }
         }
     }
+}
+
+/* Each ISA tj_k_isa_force allows here (kernels/cpu_isa.h; generic always):
+ * the float32 generic loops run on every machine, not only on one
+ * without AVX2. */
+Test(norm_segments, dispatched_float32_and_float64_match_pytorch, .init = test_scope_open,
+     .fini = test_scope_close_isa)
+{
+    cr_assert(tj_k_isa_force("generic"));
+    for (int k = 0; k < TEST_NISA; k++)
+        if (tj_k_isa_force(test_isas[k])) check_dispatched(test_isas[k]);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/elementwise.h"
 #include "kernels/reduce.h"
 #include "runtime/internal.h"

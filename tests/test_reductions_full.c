@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu_isa.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 

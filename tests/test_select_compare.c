@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/elementwise.h"
 #include "runtime/internal.h"
 #include "test_util.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu_isa.h"
 
 static tj_scope *scope;
 static int saved_threads;
@@ -39,13 +39,9 @@ uint64_t test_env_count(const char *name, uint64_t fallback)
     return v > 0 ? (uint64_t)v : fallback;
 }
 
-bool test_cpu_has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-}
+bool test_cpu_has_avx512(void) { return tj_k_isa_cpu() >= TJ_K_ISA_AVX512; }
 
-bool test_cpu_has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool test_cpu_has_avx2(void) { return tj_k_isa_cpu() >= TJ_K_ISA_AVX2; }
 
 float test_f32_bits(uint32_t u)
 {

@@ -16,12 +16,13 @@ void test_scope_open(void);
  *  test may have changed. */
 void test_scope_close(void);
 
-/** test_scope_close, then back to the CPU's best instruction set for a
- *  test that forced one (tj_k_isa_force). Use as a Criterion .fini. */
+/** test_scope_close, then back to the default instruction set (the CPU's
+ *  best under TJ_ISA's cap) for a test that forced one (tj_k_isa_force).
+ *  Use as a Criterion .fini. */
 void test_scope_close_isa(void);
 
 /** The instruction sets tj_k_isa_force takes, every one a test should try
- *  (forcing one the CPU lacks returns false). */
+ *  (forcing one above the CPU or TJ_ISA returns false). */
 #define TEST_NISA 3
 extern const char *const test_isas[TEST_NISA];
 
@@ -31,7 +32,10 @@ extern const char *const test_isas[TEST_NISA];
 uint64_t test_env_count(const char *name, uint64_t fallback);
 
 /** Whether this CPU runs tjit's AVX-512 (F, DQ, VL, BW) / AVX2 (with FMA)
- *  kernels, for tests that call one ISA's loop directly. */
+ *  kernels, whatever TJ_ISA says: for tests that call one ISA's loop
+ *  directly. Tests whose expectations follow the route the library takes
+ *  ask the ISA in use instead (kernels/cpu_isa.h: tj_k_isa_active) or the
+ *  route's own predicate (tj_k_conv_own_kernels, tj_k_gemm_f32_supported). */
 bool test_cpu_has_avx512(void);
 bool test_cpu_has_avx2(void);
 
