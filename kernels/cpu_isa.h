@@ -39,7 +39,9 @@ const char *tj_k_isa_name(void);
  *  back to the default (the CPU's best under TJ_ISA's cap, TJ_ISA read
  *  again), for tests and benchmarks. Returns false, changing nothing, for an
  *  unknown name or one above the CPU or TJ_ISA (forcing only lowers the
- *  cap). Kernels already running finish with the code they started with. */
+ *  cap). Call it while no kernel runs: an operator sizes its scratch for
+ *  the route of the ISA in use (attention, convolution, scatter_add) and
+ *  asks again when it runs. */
 bool tj_k_isa_force(const char *name);
 
 #endif
