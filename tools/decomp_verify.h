@@ -32,9 +32,12 @@
 #include "tjit/tjit.h"
 
 /** Slack of the decomposition's error over the kernel's: absolute, plus
- * relative to the reference value where the decomposition's error is. */
+ * relative to the reference value where the decomposition's error is: one
+ * to two float32 ulps of it, since a chain of primitives rounds at every
+ * step where a fused kernel rounds once (gelu_backward's decomposition is
+ * 2 ulps off at |x| near 3 where the portable kernel is exact). */
 #define TJ_VERIFY_SLACK 1e-7
-#define TJ_VERIFY_REL_SLACK 0x1p-23
+#define TJ_VERIFY_REL_SLACK 0x1p-22
 
 /** What the verifier found for one operator. Errors are the worst absolute
  * differences from the float64 reference over all float outputs of all
