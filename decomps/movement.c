@@ -18,6 +18,9 @@
  *   zero, fill.Scalar      -> full
  *   roll                   -> per dim, cat of two slices (torch._refs.roll;
  *                             without dims, of the flattened self, viewed back)
+ *   unsqueeze_, squeeze_.dim, squeeze_, transpose_, t_ -> as_strided_ to
+ *                             the geometry of their view (torch's
+ *                             functionalize records as_strided_ too)
  * The shape functions of the decomposed operators check the arguments. */
 #include "op_view.h"
 #include "util.h"
@@ -55,6 +58,21 @@ VIEW_TO_META_SHAPE(unsqueeze)
 VIEW_TO_META_SHAPE(squeeze_dim)
 VIEW_TO_META_SHAPE(squeeze)
 #undef VIEW_TO_META_SHAPE
+
+/* The in-place views: as_strided_ to the geometry the shape function gives
+ * (which names the operator in its errors, self unchanged). */
+#define AS_STRIDED_TO_META(ident)                                                                         \
+    static tj_status ident(const tj_value *args, tj_value *outs)                                         \
+    {                                                                                                     \
+        TJ_DC_CHECK(ident, args, m);                                                                      \
+        return tj_dc_done(tj_as_strided_(args[0].u.t, m[0].shape, m[0].strides, m[0].ndim, true, m[0].offset), outs); \
+    }
+AS_STRIDED_TO_META(unsqueeze_)
+AS_STRIDED_TO_META(squeeze__dim)
+AS_STRIDED_TO_META(squeeze_)
+AS_STRIDED_TO_META(transpose_)
+AS_STRIDED_TO_META(t_)
+#undef AS_STRIDED_TO_META
 
 /* The dim (into *d) and the index of select / select_scatter on x, wrapped
  * (the shape function has checked both). */
@@ -257,4 +275,9 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
     tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");
     tj_op_set_decomposition(TJ_OPS(roll), roll, "roll");
+    tj_op_set_decomposition(TJ_OPS(unsqueeze_), unsqueeze_, "unsqueeze_");
+    tj_op_set_decomposition(TJ_OPS(squeeze__dim), squeeze__dim, "squeeze__dim");
+    tj_op_set_decomposition(TJ_OPS(squeeze_), squeeze_, "squeeze_");
+    tj_op_set_decomposition(TJ_OPS(transpose_), transpose_, "transpose_");
+    tj_op_set_decomposition(TJ_OPS(t_), t_, "t_");
 }

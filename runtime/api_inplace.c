@@ -51,6 +51,20 @@ tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight)
 {
     return CALL_(lerp__Scalar, T(self), T(end), weight);
 }
+tj_tensor *tj_unsqueeze_(tj_tensor *self, int64_t dim) { return CALL_(unsqueeze_, T(self), tj_v_int(dim)); }
+tj_tensor *tj_squeeze_dim_(tj_tensor *self, int64_t dim) { return CALL_(squeeze__dim, T(self), tj_v_int(dim)); }
+tj_tensor *tj_squeeze_(tj_tensor *self) { return CALL_(squeeze_, T(self)); }
+tj_tensor *tj_transpose_(tj_tensor *self, int64_t dim0, int64_t dim1)
+{
+    return CALL_(transpose_, T(self), tj_v_int(dim0), tj_v_int(dim1));
+}
+tj_tensor *tj_t_(tj_tensor *self) { return CALL_(t_, T(self)); }
+tj_tensor *tj_as_strided_(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
+                          int64_t storage_offset)
+{
+    return CALL_(as_strided_, T(self), tj_v_ints(size, ndim), tj_v_ints(stride, ndim),
+                 has_offset ? tj_v_int(storage_offset) : tj_v_none());
+}
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src) { return CALL_(copy_, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }

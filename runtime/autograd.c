@@ -478,7 +478,10 @@ static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autogra
     tj_status st = self->view_base ? tj_autograd_check_view_inplace(op, self) : TJ_OK;
     if (st != TJ_OK) return st;
     bool leaf = requires_grad(self) && !self->autograd->grad_fn;
-    int others = atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 - (self != base) -
+    /* an in-place view writes no data: no history goes to the base, and
+     * other views of it are not concerned (PyTorch's set_history) */
+    bool view_op = tj_op_is_inplace_view(op);
+    int others = view_op ? 0 : atomic_load_explicit(&self->storage->refcount, memory_order_relaxed) - 1 - (self != base) -
                  atomic_load_explicit(&self->storage->n_detached, memory_order_relaxed);
     if (leaf || (others > 0 && !requires_grad(base))) { /* described for the message only */
         char what[64], bwhat[64];
@@ -499,7 +502,12 @@ static tj_status check_inplace(const tj_op *op, const tj_value *args, tj_autogra
     bool other_grad = false;
     for (int i = 1; i < op->nargs; i++) other_grad |= args[i].kind == TJ_V_TENSOR && requires_grad(args[i].u.t);
     tj_self_read r = tj_derivative_of(op)->self_read;
-    if (r == TJ_SELF_READ || (r == TJ_SELF_READ_FOR_OTHERS && other_grad)) {
+    if (view_op) {
+        /* the formula reads self's geometry before the call (squeeze_'s
+         * size-1 dims), and the engine sums the gradient to it: an alias of
+         * self as it is now, its data untouched by the call */
+        if (!(call->old_self = detached_alias(self))) return tj_last_status();
+    } else if (r == TJ_SELF_READ || (r == TJ_SELF_READ_FOR_OTHERS && other_grad)) {
         bool was = tj_set_grad_enabled(false);
         call->old_self = tj_clone(self);
         tj_set_grad_enabled(was);
@@ -596,7 +604,9 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
         outs[i].u.t = a;
     }
     /* an in-place call on a view: the node takes the base's history */
-    tj_tensor *self = call->inplace ? args[0].u.t : NULL, *base = self ? self->view_base : NULL;
+    /* (an in-place view leaves its base alone: self's history alone changes) */
+    tj_tensor *self = call->inplace ? args[0].u.t : NULL;
+    tj_tensor *base = self && !tj_op_is_inplace_view(op) ? self->view_base : NULL;
     grad_node *n = node_new(op, d, args, outs, call->old_self, base ? base : args[0].u.t);
     if (!n) return tj_last_status();
     if (call->inplace) set_inplace_versions(n, op, args, call);

@@ -2786,6 +2786,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     /* in place, besides the forms of op_inplace_forms.def */
     D_NO_SELF(copy_, d_copy), D_NO_SELF(zero_, d_overwrite), D_NO_SELF(fill__Scalar, d_overwrite),
+    /* in-place views: the view's formula over self's geometry before the
+     * call (recording keeps an alias of it, autograd.c's check_inplace) */
+    D_NO_SELF(unsqueeze_, d_unsqueeze), D_NO_SELF(squeeze__dim, d_squeeze_dim), D_NO_SELF(squeeze_, d_squeeze),
+    D_NO_SELF(transpose_, d_transpose), D_NO_SELF(t_, d_t), D_NO_SELF(as_strided_, d_as_strided),
 
     /* session 17 (trirep) */
     D_NO_SELF(tril, d_tril), D_NO_SELF(triu, d_triu), D(repeat, d_repeat), D(roll, d_roll),

@@ -84,7 +84,7 @@ tj_status tj_autograd_check_view_inplace(const tj_op *op, const tj_tensor *self)
                         "is being used in an in-place operation\"); update it under tj_no_grad_begin, or work on a "
                         "clone", op->name, what, bwhat);
     int64_t perm[TJ_MAX_DIMS];
-    if (!dense_order(base, perm))
+    if (!tj_op_is_inplace_view(op) && !dense_order(base, perm)) /* an in-place view needs no region of the base */
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: an in-place operation recorded by autograd on self (%s), a view of "
                         "%s, whose elements do not fill their storage span exactly (PyTorch accepts it; tjit cannot "
                         "address the view's region of it): clone() the base first", op->name, what, bwhat);

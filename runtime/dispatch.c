@@ -301,6 +301,17 @@ static tj_status call_mode(void *ctx, const tj_op *op, const tj_value *args, int
     return m->handler(m, op, args, nargs, outs);
 }
 
+/* An in-place view's self takes the shape function's geometry (its data,
+ * storage and numel stay); returns self. */
+static tj_tensor *set_geometry(tj_tensor *self, const tj_meta *m)
+{
+    self->ndim = m->ndim;
+    memcpy(self->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
+    memcpy(self->strides, m->strides, sizeof(int64_t) * (size_t)m->ndim);
+    self->offset = m->offset;
+    return self;
+}
+
 /* Allocates the outputs the shape function describes: owned references in
  * outs, and the kernel's arguments in ot (NULL for an undefined output).
  * `computed`: whether the kernel writes any (not all views or undefined). */
@@ -319,6 +330,7 @@ static tj_status alloc_outs(const tj_op *op, const tj_value *args, const tj_meta
         if (m[i].alias >= 0) {
             tj_tensor *base = args[m[i].alias].u.t;
             if (m[i].same) t = tj_tensor_retain(base);
+            else if (tj_op_is_inplace_view(op)) t = tj_tensor_retain(set_geometry(base, &m[i]));
             else if ((t = tj_tensor_new_view(base, m[i].ndim, m[i].shape, m[i].strides, m[i].offset))) {
                 /* detach's alias has no history to rebase: PyTorch's
                  * non-differentiable view */
@@ -457,7 +469,10 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
         if (op->mutated_args) bump_versions(op, args, true);
         return TJ_OK;
     }
-    if (!computed) return st;
+    if (!computed) {
+        if (op->mutated_args) bump_versions(op, args, false); /* an in-place view changed self */
+        return st;
+    }
     if (!op->kernel) {
         release_outs(op, outs);
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);

@@ -197,6 +197,24 @@ const tj_op *tj_op_inplace_functional(const tj_op *op);
 /** True for the operators of the built-in table (namespace aten), false for
  * those from tj_op_register: passes that recognise operators by name use it. */
 static inline bool tj_op_is_builtin(const tj_op *op) { return op->index < TJ_OPI_COUNT; }
+/** For an in-place view (as_strided_, unsqueeze_, squeeze_.dim, squeeze_,
+ * transpose_, t_: self's shape and strides change, its data does not), the view operator
+ * whose geometry it gives self (unsqueeze, ...); NULL for any other
+ * operator. The dispatcher writes the shape function's alias geometry into
+ * self instead of making a new view; functionalisation records the view. */
+static inline const tj_op *tj_op_inplace_view_functional(const tj_op *op)
+{
+    switch (op->index) {
+    case TJ_OPI_as_strided_: return TJ_OPS(as_strided);
+    case TJ_OPI_unsqueeze_: return TJ_OPS(unsqueeze);
+    case TJ_OPI_squeeze__dim: return TJ_OPS(squeeze_dim);
+    case TJ_OPI_squeeze_: return TJ_OPS(squeeze);
+    case TJ_OPI_transpose_: return TJ_OPS(transpose_int);
+    case TJ_OPI_t_: return TJ_OPS(t);
+    default: return NULL;
+    }
+}
+static inline bool tj_op_is_inplace_view(const tj_op *op) { return tj_op_inplace_view_functional(op) != NULL; }
 
 /* ---- schemas and the registry (runtime/schema.c, runtime/registry.c) ---- */
 /** Parses an ATen schema into op's name, arguments and returns (op->kind set

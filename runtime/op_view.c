@@ -183,27 +183,30 @@ tj_status tj_meta_detach(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs)
+/* transpose / transpose_, t / t_: the geometry of the view; errors name `op`. */
+static tj_status meta_transpose(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;
     int d0, d1;
-    if (tj_wrap_dim("aten::transpose.int", args[1].u.i, self->ndim, &d0) != TJ_OK ||
-        tj_wrap_dim("aten::transpose.int", args[2].u.i, self->ndim, &d1) != TJ_OK)
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &d0) != TJ_OK || tj_wrap_dim(op, args[2].u.i, self->ndim, &d1) != TJ_OK)
         return tj_last_status();
     swap_dims(self, d0, d1, outs);
     return TJ_OK;
 }
 
-tj_status tj_meta_t(const tj_value *args, tj_meta *outs)
+static tj_status meta_t(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;
     char b[SHAPE_BUF];
     if (self->ndim > 2)
-        return tj_error(TJ_ERR_SHAPE, "aten::t: expects a tensor with <= 2 dimensions, but self is %dD (shape %s)",
+        return tj_error(TJ_ERR_SHAPE, "%s: expects a tensor with <= 2 dimensions, but self is %dD (shape %s)", op,
                         self->ndim, tj_shape_str(self->ndim, self->shape, b, sizeof b));
     swap_dims(self, 0, self->ndim < 2 ? 0 : 1, outs);
     return TJ_OK;
 }
+
+tj_status tj_meta_transpose(const tj_value *args, tj_meta *outs) { return meta_transpose("aten::transpose.int", args, outs); }
+tj_status tj_meta_t(const tj_value *args, tj_meta *outs) { return meta_t("aten::t", args, outs); }
 
 tj_status tj_meta_expand(const tj_value *args, tj_meta *outs)
 {
@@ -256,9 +259,8 @@ tj_status tj_meta_expand(const tj_value *args, tj_meta *outs)
     return tj_checked_view_numel(n, o->shape, &numel, op);
 }
 
-tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs)
+static tj_status meta_unsqueeze(const char *op, const tj_value *args, tj_meta *outs)
 {
-    const char *op = "aten::unsqueeze";
     const tj_tensor *self = args[0].u.t;
     int nd = self->ndim, d;
     if (nd >= TJ_MAX_DIMS)
@@ -277,11 +279,11 @@ tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
-tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs)
+static tj_status meta_squeeze_dim(const char *op, const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;
     int d;
-    if (tj_wrap_dim("aten::squeeze.dim", args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
+    if (tj_wrap_dim(op, args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
     tj_meta *o = outs;
     alias_of(self, o);
     if (self->ndim == 0 || self->shape[d] != 1) return TJ_OK;
@@ -306,6 +308,17 @@ tj_status tj_meta_squeeze(const tj_value *args, tj_meta *outs)
         }
     return TJ_OK;
 }
+
+tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs) { return meta_unsqueeze("aten::unsqueeze", args, outs); }
+tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs) { return meta_squeeze_dim("aten::squeeze.dim", args, outs); }
+
+/* ---- in-place views: the view's geometry, which the dispatcher gives self
+ * (tj_op_is_inplace_view); errors name the in-place operator ---- */
+tj_status tj_meta_unsqueeze_(const tj_value *args, tj_meta *outs) { return meta_unsqueeze("aten::unsqueeze_", args, outs); }
+tj_status tj_meta_squeeze__dim(const tj_value *args, tj_meta *outs) { return meta_squeeze_dim("aten::squeeze_.dim", args, outs); }
+tj_status tj_meta_squeeze_(const tj_value *args, tj_meta *outs) { return tj_meta_squeeze(args, outs); }
+tj_status tj_meta_transpose_(const tj_value *args, tj_meta *outs) { return meta_transpose("aten::transpose_", args, outs); }
+tj_status tj_meta_t_(const tj_value *args, tj_meta *outs) { return meta_t("aten::t_", args, outs); }
 
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs)
 {
@@ -496,6 +509,12 @@ tj_status tj_meta_as_strided(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *self = args[0].u.t;
     return tj_as_strided_geometry("aten::as_strided", self, tj_storage_elements(self), args + 1, self->offset, outs);
+}
+
+tj_status tj_meta_as_strided_(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    return tj_as_strided_geometry("aten::as_strided_", self, tj_storage_elements(self), args + 1, self->offset, outs);
 }
 
 tj_status tj_split_plan(const tj_tensor *self, int64_t split_size, int64_t dim, int *wrapped, int64_t *nchunks)

@@ -54,6 +54,16 @@ tj_status tj_meta_expand(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_unsqueeze(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_squeeze_dim(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_squeeze(const tj_value *args, tj_meta *outs);
+/** The in-place views unsqueeze_, squeeze_.dim, squeeze_, transpose_, t_:
+ * the geometry of their view operator, as an alias of self that the
+ * dispatcher writes into self (tj_op_is_inplace_view); errors name the
+ * in-place operator. */
+tj_status tj_meta_as_strided_(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_unsqueeze_(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_squeeze__dim(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_squeeze_(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_transpose_(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_t_(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
 /** aten::diagonal (a view): dims dim1 and dim2 of self (rank >= 2) replaced

@@ -98,6 +98,27 @@ static tj_status check_result(const tj_pnode *pn, const tj_meta *m, const tj_pva
                     tj_dtype_name(v->dtype), tj_shape_str(v->ndim, v->shape, b, sizeof b));
 }
 
+/* An in-place view (unsqueeze_, ...) compiles to a strided view of its
+ * argument; refused on a graph input's own tensor object (or a constant),
+ * whose shape the caller would see change when the graph runs eagerly: a
+ * plan binds the caller's tensors and leaves their shapes alone. */
+static tj_status check_inplace_view(const compiler *c, const tj_pnode *pn)
+{
+    int v = pn->args[0].kind == TJ_GA_VALUE ? pn->args[0].u.v : -1;
+    while (v >= 0) {
+        const tj_pvalue *pv = &c->p->values[v];
+        if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_CONSTANT)
+            return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s changes the shape of graph %s %%%s in "
+                            "place, which a plan cannot do to the caller's tensor: clone it first (or run the graph "
+                            "with tj_graph_run)", pn->name, pn->op->name,
+                            pv->kind == TJ_PV_INPUT ? "input" : "constant", pv->name);
+        bool same_object = pv->kind == TJ_PV_SAME ||
+                           (pv->kind == TJ_PV_VIEW && pv->node >= 0 && tj_op_is_inplace_view(c->p->nodes[pv->node].op));
+        v = same_object ? pv->base : -1;
+    }
+    return TJ_OK;
+}
+
 /* Classifies node pn's results from its shape function. */
 static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
 {
@@ -111,6 +132,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     if (!pn->op->meta)
         return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: node %%%s: %s has no %s", pn->name, pn->op->name,
                         pn->op->kernel ? "shape function" : "kernel");
+    if (tj_op_is_inplace_view(pn->op) && (st = check_inplace_view(c, pn)) != TJ_OK) return st;
     tj_value args[TJ_MAX_ARGS];
     tj_tensor *lists_stack[64];
     tj_tensor **lists = pn->nlist <= 64 ? lists_stack : tj_alloc(sizeof(tj_tensor *) * (size_t)pn->nlist);

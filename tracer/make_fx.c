@@ -117,9 +117,26 @@ static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e
     return st;
 }
 
+/* An in-place view (unsqueeze_, ...) of a tensor the graph holds as a
+ * constant would change that shared object's shape under the graph, which
+ * records the old one: refused, self unchanged. */
+static tj_status check_inplace_view(tracer *tr, const tj_op *op, const tj_value *args, int nargs)
+{
+    if (nargs < 1 || args[0].kind != TJ_V_TENSOR || !args[0].u.t) return TJ_OK; /* the dispatcher's error */
+    int v = map_get(tr, args[0].u.t);
+    if (v >= 0 && tr->g->nodes[tr->g->values[v].node].kind != TJ_NODE_CONSTANT) return TJ_OK;
+    return tj_error(TJ_ERR_UNSUPPORTED, "make_fx: %s on a tensor the trace records as a constant (neither an input "
+                    "nor the result of a traced call) would change the constant's shape under the graph: clone it "
+                    "first, or pass it as an input", op->name);
+}
+
 static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
 {
     tracer *tr = mode->ctx;
+    if (tj_op_is_inplace_view(op)) {
+        tj_status st = check_inplace_view(tr, op, args, nargs);
+        if (st != TJ_OK) return st;
+    }
     const tj_decomp_entry *e = tj_decomp_table_lookup(tr->table, op);
     if (e) return decompose(tr, op, e, args, outs);
     tj_status st = tr->fake ? tj_dispatch_fake(op, args, nargs, outs) : tj_redispatch(mode, op, args, nargs, outs);

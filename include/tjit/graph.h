@@ -171,7 +171,11 @@ int tj_pass_noop(tj_graph *g);
  * TJ_ERR_UNSUPPORTED for a mutation through an expand or another view
  * without an inverse, or an in-place operator without an out-of-place form.
  * Mutated constants become ordinary values (not written back); inputs that
- * alias each other at run time are not detected. */
+ * alias each other at run time are not detected. The in-place views
+ * (unsqueeze_, squeeze_, squeeze_.dim, transpose_, t_) become their view
+ * operators, as torch 1.13's functionalize records them; one changing the
+ * shape of a graph input's own tensor is refused (TJ_ERR_UNSUPPORTED: the
+ * caller's tensor would keep its shape; torch records as_strided_ on it). */
 int tj_pass_functionalize(tj_graph *g);
 
 typedef int (*tj_graph_pass)(tj_graph *g);

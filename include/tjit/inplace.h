@@ -134,6 +134,42 @@ tj_tensor *tj_index_fill_tensor_(tj_tensor *self, int64_t dim, tj_tensor *index,
  * are read first). */
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 
+/* ---- in-place views ----
+ * aten::unsqueeze_, squeeze_.dim, squeeze_, transpose_, t_, as_strided_
+ * (PyTorch's x.unsqueeze_(d), ...): self (any dtype, any strides) takes the
+ * shape, strides and storage offset of the view of the operator of the
+ * same name (tj_unsqueeze, tj_squeeze_dim, tj_squeeze, tj_transpose, tj_t,
+ * tj_as_strided of ops.h: as_strided_ is the primitive the others
+ * decompose to, as in torch);
+ * its storage and values stay, and views taken of it before keep their own
+ * geometry. Each returns self (the caller's reference) or NULL with self
+ * unchanged. Errors (naming the in-place operator and the values): those of
+ * the view operator, TJ_ERR_INDEX for a dim out of range ("aten::unsqueeze_:
+ * dim 3 is out of range for a tensor of rank 2 (expected -3..2)"),
+ * TJ_ERR_SHAPE for t_ of rank > 2, TJ_ERR_INVALID_ARGUMENT for unsqueeze_ of
+ * a tensor of rank TJ_MAX_DIMS. A call bumps self's storage version, as
+ * PyTorch: values saved for a gradient through self (exp's result, sin's
+ * input) then fail the backward pass with TJ_ERR_MODIFIED.
+ * Autograd (as PyTorch 1.13): self's history becomes the call, whose
+ * gradient is the view operator's (squeeze_'s unsqueezes at self's old
+ * size-1 dims); on a view, only the view's history changes (no write
+ * reaches its base), and a later in-place write through it reaches its base
+ * over its new geometry. Refused as the in-place operators above are (self a
+ * leaf that requires grad or a view of one, a view made in no_grad mode, a
+ * view of tj_split / tj_chunk / tj_unbind), TJ_ERR_INVALID_ARGUMENT.
+ * Traced calls record the in-place operator (as torch 1.13's make_fx);
+ * tj_pass_functionalize turns each into its view operator. */
+tj_tensor *tj_unsqueeze_(tj_tensor *self, int64_t dim);
+tj_tensor *tj_squeeze_dim_(tj_tensor *self, int64_t dim); /**< aten::squeeze_.dim: no change if size != 1 */
+tj_tensor *tj_squeeze_(tj_tensor *self);
+tj_tensor *tj_transpose_(tj_tensor *self, int64_t dim0, int64_t dim1);
+tj_tensor *tj_t_(tj_tensor *self); /**< aten::t_: rank <= 2 */
+/** aten::as_strided_: self takes tj_as_strided's geometry (size, stride: ndim
+ * entries each; storage offset self's when has_offset is false), checked
+ * against self's storage as tj_as_strided's (errors naming as_strided_). */
+tj_tensor *tj_as_strided_(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
+                          int64_t storage_offset);
+
 /* ---- in-place forms of the elementwise operators ----
  * Each is the out-of-place operator of ops.h of the same name (less the
  * trailing '_') written into self under the conventions above: same

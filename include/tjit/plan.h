@@ -150,7 +150,10 @@ typedef struct tj_compile_options {
  * output node, or a write-back entry out of range, naming an input twice,
  * or whose output and input types differ; TJ_ERR_UNSUPPORTED for a call
  * whose operator has no kernel ("tj_compile: node %name: aten::x has no
- * kernel"), or for an output written back to the input it is a view of; the
+ * kernel"), for an output written back to the input it is a view of, or
+ * for an in-place view (unsqueeze_, t_, ...: compiled as a strided view)
+ * changing the shape of a graph input's or constant's own tensor, which a
+ * plan leaves alone (run such a graph with tj_graph_run); the
  * shape function's error (prefixed with the node) when a node's arguments do
  * not fit, TJ_ERR_SHAPE when its result differs from the type the graph
  * records; the kernel's error of a node folded at compile time

@@ -28,6 +28,7 @@ typedef struct fz {
     int *cur;        /* its current value in the new graph, -1 when none */
     int *ver;        /* root version cur was computed at */
     int *version;    /* per root */
+    int *input;      /* the graph input whose tensor object it is (placeholders, in-place results), or -1 */
     bool *mutated;   /* per root */
     /* per new value: a fake tensor for shape inference */
     tj_fake_values fakes;
@@ -91,7 +92,7 @@ static int emit_call(fz *z, const tj_op *op, const tj_garg *args)
 static bool as_strided_replays(fz *z, int node)
 {
     const tj_gnode *n = &z->old->nodes[node];
-    if (n->op != TJ_OPS(as_strided)) return true;
+    if (n->op != TJ_OPS(as_strided) && n->op != TJ_OPS(as_strided_)) return true;
     const tj_gvalue *in = &z->old->values[n->args[0].u.v];
     int64_t strides[TJ_MAX_DIMS];
     tj_contiguous_strides(in->ndim, in->shape, strides);
@@ -111,7 +112,8 @@ static int replay_view(fz *z, int node, int base)
     tj_garg args[TJ_MAX_ARGS];
     memcpy(args, n->args, sizeof(tj_garg) * (size_t)n->nargs);
     args[0] = gv(base);
-    int call = emit_call(z, n->op, args);
+    const tj_op *view = tj_op_inplace_view_functional(n->op); /* unsqueeze_ replays as unsqueeze */
+    int call = emit_call(z, view ? view : n->op, args);
     return call < 0 ? -1 : z->g->nodes[call].outs[0];
 }
 
@@ -134,7 +136,7 @@ static int current(fz *z, int v)
 static int unview(fz *z, int view_node, int pv, int nv)
 {
     const tj_gnode *n = &z->old->nodes[view_node];
-    const tj_op *op = n->op;
+    const tj_op *op = tj_op_inplace_view_functional(n->op) ? tj_op_inplace_view_functional(n->op) : n->op;
     const tj_garg *a = n->args;
     /* copies: emitting may move the value array */
     int parent_ndim = z->g->values[pv].ndim, child_ndim = z->g->values[nv].ndim;
@@ -187,6 +189,14 @@ static int unview(fz *z, int view_node, int pv, int nv)
         if (tj_wrap_dim(op->name, a[1].u.i, parent_ndim, &d) != TJ_OK) return -1;
         tj_garg args[2] = {gv(nv), gi(d)};
         return emit1(z, TJ_OPS(unsqueeze), args);
+    }
+    if (op == TJ_OPS(squeeze)) { /* unsqueeze_to: back at each size-1 dim of the parent */
+        for (int d = 0; d < parent_ndim && nv >= 0; d++) {
+            if (parent_shape[d] != 1) continue;
+            tj_garg args[2] = {gv(nv), gi(d)};
+            nv = emit1(z, TJ_OPS(unsqueeze), args);
+        }
+        return nv;
     }
     tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a mutation through a view made by %s cannot be written back "
                                  "into its base", op->name);
@@ -325,12 +335,37 @@ static tj_status rewrite_mutating(fz *z, const tj_gnode *n, const tj_garg *args)
     return TJ_OK;
 }
 
+/* An in-place view (unsqueeze_, ...): its view operator, whose result is
+ * a view of self's value, as PyTorch's functionalisation records it; no
+ * data changes. Refused on a graph input's own tensor object, whose shape
+ * the caller would see change (PyTorch's functionalize records as_strided_
+ * on the input, an in-place view tjit has not). */
+static tj_status rewrite_inplace_view(fz *z, const tj_gnode *n, const tj_garg *args, int node_index)
+{
+    int m = z->canon[n->args[0].u.v];
+    if (z->input[m] >= 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: %s changes the shape and strides of graph input %d "
+                        "(%%%s) in place, which a functional graph cannot do to its caller's tensor (torch 1.13's "
+                        "functionalize records as_strided_ on the input): clone the input first, or run the graph "
+                        "unfunctionalised", n->op->name, z->input[m], z->old->values[n->args[0].u.v].name);
+    int nv = emit1(z, tj_op_inplace_view_functional(n->op), args);
+    if (nv < 0) return tj_last_status();
+    int o = n->outs[0];
+    z->cur[o] = nv;
+    z->parent[o] = m;
+    z->vnode[o] = node_index;
+    z->root[o] = z->root[m];
+    z->ver[o] = z->version[z->root[m]];
+    return TJ_OK;
+}
+
 static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
 {
     tj_garg args[TJ_MAX_ARGS];
     int lists[TJ_MAX_ARGS][64];
     tj_status st = map_args(z, n, args, lists);
     if (st != TJ_OK) return st;
+    if (tj_op_is_inplace_view(n->op)) return rewrite_inplace_view(z, n, args, node_index);
     if (n->op->is_inplace) return rewrite_inplace(z, n, args);
     if (n->op->mutated_args && tj_op_is_builtin(n->op)) return rewrite_mutating(z, n, args);
     int node = emit_call(z, n->op, args);
@@ -403,6 +438,7 @@ static tj_status rewrite(fz *z)
             memcpy(like->strides, v->strides, sizeof like->strides);
             like->offset = v->offset;
             node = tj_graph_add_placeholder(z->g, like, v->name);
+            z->input[n->outs[0]] = n->input_index;
             break;
         }
         case TJ_NODE_CONSTANT: node = tj_graph_add_constant(z->g, n->constant, old->values[n->outs[0]].name); break;
@@ -440,7 +476,7 @@ int tj_pass_functionalize(tj_graph *g)
     int rewritten = count_inplace(g);
     if (!rewritten) return 0;
     size_t nv = (size_t)(g->n_values ? g->n_values : 1);
-    size_t ints = sizeof(int) * nv * 7, bytes = ints + sizeof(bool) * nv;
+    size_t ints = sizeof(int) * nv * 8, bytes = ints + sizeof(bool) * nv;
     int *mem = tj_alloc(bytes);
     fz z = {.old = g, .g = tj_graph_new()};
     tj_scope *scope = tj_scope_begin();
@@ -454,10 +490,11 @@ int tj_pass_functionalize(tj_graph *g)
         z.cur = mem + 4 * nv;
         z.ver = mem + 5 * nv;
         z.version = mem + 6 * nv;
-        z.mutated = (bool *)(mem + 7 * nv);
+        z.input = mem + 7 * nv;
+        z.mutated = (bool *)(mem + 8 * nv);
         for (size_t v = 0; v < nv; v++) {
             z.canon[v] = z.root[v] = (int)v;
-            z.parent[v] = z.vnode[v] = z.cur[v] = -1;
+            z.parent[v] = z.vnode[v] = z.cur[v] = z.input[v] = -1;
         }
         st = rewrite(&z);
     }
