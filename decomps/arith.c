@@ -130,6 +130,14 @@ static tj_status sign(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_where(tj_gt_scalar(x, zero), tj_dc_number(1, dt), neg_part), outs);
 }
 
+/* torch._refs.sgn: sign for the real dtypes (x / |x| only for complex). */
+static tj_status sgn(const tj_value *args, tj_value *outs)
+{
+    CHECKED_DTYPE(sgn, args, dt);
+    (void)dt;
+    return tj_dc_done(tj_sign(args[0].u.t), outs);
+}
+
 /* torch._refs.square: mul(x, x), bool promoted to int64 first. */
 static tj_status square(const tj_value *args, tj_value *outs)
 {
@@ -168,6 +176,7 @@ void tj_register_arith_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(div_Scalar_mode), div_scalar_mode, "div_scalar_mode");
     tj_op_set_decomposition(TJ_OPS(pow_Tensor_Scalar), pow_scalar, "pow_scalar");
     tj_op_set_decomposition(TJ_OPS(sign), sign, "sign");
+    tj_op_set_decomposition(TJ_OPS(sgn), sgn, "sgn");
     tj_op_set_decomposition(TJ_OPS(square), square, "square");
     tj_op_set_decomposition(TJ_OPS(rsub_Tensor), rsub_tensor, "rsub_tensor");
     tj_op_set_decomposition(TJ_OPS(rsub_Scalar), rsub_scalar, "rsub_scalar");

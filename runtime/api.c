@@ -139,6 +139,7 @@ tj_tensor *tj_logical_and(tj_tensor *self, tj_tensor *other) { return CALL(logic
 tj_tensor *tj_logical_or(tj_tensor *self, tj_tensor *other) { return CALL(logical_or, T(self), T(other)); }
 tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other) { return CALL(logical_xor, T(self), T(other)); }
 tj_tensor *tj_sign(tj_tensor *self) { return CALL(sign, T(self)); }
+tj_tensor *tj_sgn(tj_tensor *self) { return CALL(sgn, T(self)); }
 tj_tensor *tj_square(tj_tensor *self) { return CALL(square, T(self)); }
 tj_tensor *tj_rsub(tj_tensor *self, tj_tensor *other, tj_value alpha) { return CALL(rsub_Tensor, T(self), T(other), alpha); }
 tj_tensor *tj_rsub_scalar(tj_tensor *self, tj_value other, tj_value alpha) { return CALL(rsub_Scalar, T(self), other, alpha); }

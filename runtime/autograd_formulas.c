@@ -86,13 +86,6 @@ static tj_tensor *expand_as(tj_tensor *g, const tj_tensor *like)
     return g ? tj_expand(g, like->shape, like->ndim) : NULL;
 }
 
-/* sign(x) as x's dtype: (x > 0) - (x < 0). */
-static tj_tensor *sign_of(tj_tensor *x)
-{
-    tj_tensor *pos = tj_to_copy(tj_gt_scalar(x, tj_v_int(0)), x->dtype);
-    return tj_sub(pos, tj_to_copy(tj_gt_scalar(tj_neg(x), tj_v_int(0)), x->dtype));
-}
-
 /* Dispatches a backward operator with boxed arguments. */
 static tj_status call(const tj_op *op, const tj_value *args, tj_value *outs)
 {
@@ -101,7 +94,8 @@ static tj_status call(const tj_op *op, const tj_value *args, tj_value *outs)
 
 /* ---- unary ---- */
 
-FORMULA(d_abs) { gi[0] = tj_mul(g[0], sign_of(ARG(0))); return TJ_OK; }
+/* derivatives.yaml 1.13: grad * self.sgn() */
+FORMULA(d_abs) { gi[0] = tj_mul(g[0], tj_sgn(ARG(0))); return TJ_OK; }
 FORMULA(d_neg) { gi[0] = tj_neg(g[0]); return TJ_OK; }
 FORMULA(d_exp) { gi[0] = tj_mul(g[0], OUT(0)); return TJ_OK; }
 FORMULA(d_log) { gi[0] = tj_div(g[0], ARG(0)); return TJ_OK; }
@@ -1003,7 +997,7 @@ FORMULA(d_linalg_vector_norm)
         return TJ_OK;
     }
     if (p == 1) {
-        gi[0] = tj_mul(tj_sign(self), grad);
+        gi[0] = tj_mul(tj_sgn(self), grad);
         return TJ_OK;
     }
     tj_tensor *norm = restore_dims(OUT(0), self->ndim, mask, keepdim);
@@ -1016,13 +1010,13 @@ FORMULA(d_linalg_vector_norm)
         for (int d = 0; d < self->ndim; d++)
             if (mask[d]) dims[nd++] = d;
         tj_tensor *a = tj_abs(self), *hit = tj_logical_or(tj_eq(a, norm), tj_ne(a, a));
-        gi[0] = tj_mul(tj_sign(self), tj_mul(tj_div(grad, tj_sum_dim(hit, dims, nd, true, -1)), hit));
+        gi[0] = tj_mul(tj_sgn(self), tj_mul(tj_div(grad, tj_sum_dim(hit, dims, nd, true, -1)), hit));
     } else if (p < 1) {
-        tj_tensor *scaled = tj_mul(tj_sign(self), tj_masked_fill(tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)),
+        tj_tensor *scaled = tj_mul(tj_sgn(self), tj_masked_fill(tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)),
                                                                   tj_eq_scalar(self, tj_v_int(0)), tj_v_int(0)));
         gi[0] = tj_mul(tj_mul(scaled, grad), tj_pow_scalar(norm, tj_v_float(1 - p)));
     } else {
-        tj_tensor *scaled = p < 2 ? tj_mul(tj_sign(self), tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)))
+        tj_tensor *scaled = p < 2 ? tj_mul(tj_sgn(self), tj_pow_scalar(tj_abs(self), tj_v_float(p - 1)))
                                   : tj_mul(self, tj_pow_scalar(tj_abs(self), tj_v_float(p - 2)));
         tj_tensor *scale = tj_masked_fill(tj_div(grad, tj_pow_scalar(norm, tj_v_float(p - 1))), norm_zero, tj_v_int(0));
         gi[0] = tj_mul(scaled, scale);
@@ -2722,7 +2716,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(gt_Scalar), NONDIFF(ne_Scalar), NONDIFF(lt_Scalar), NONDIFF(le_Scalar), NONDIFF(ge_Scalar),
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
-    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero), D(square, d_square),
+    NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
+    D_NO_SELF(sgn, d_zero), D(square, d_square),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu), D_NO_SELF(leaky_relu_, d_leaky_relu_result), D_NO_SELF(elu_, d_elu_result),
     /* session 16 (lossact) */

@@ -68,6 +68,8 @@ UNARY_OP(expm1, TJ_K_EXPM1, PROMOTE_FLOAT)
 UNARY_OP(relu, TJ_K_RELU, KEEP_INT)
 UNARY_OP(silu, TJ_K_SILU, FLOAT_ONLY)
 UNARY_OP(sign, TJ_K_SIGN, KEEP_ALL)
+/* sgn: x / |x| for complex in ATen; sign for the real dtypes tjit has */
+UNARY_OP(sgn, TJ_K_SIGN, KEEP_ALL)
 /* rounding: the identity on int64, as PyTorch (which refuses bool) */
 UNARY_OP(floor, TJ_K_FLOOR, KEEP_INT)
 UNARY_OP(ceil, TJ_K_CEIL, KEEP_INT)

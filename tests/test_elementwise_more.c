@@ -1,6 +1,6 @@
 /* Session 14 elementwise operators: where with Scalar branches, logical_not
  * / and / or / xor, sign, square, rsub, leaky_relu, softplus and their
- * backward operators. Reference values come from PyTorch 1.13 (the
+ * backward operators, and session 27's sgn (abs's gradient). Reference values come from PyTorch 1.13 (the
  * expressions are named next to each table; x is `xs` below, float32), so the
  * tests run without it. Each operator is also checked through make_fx (the
  * aten name is recorded), the core decompositions (bit-equal to the kernel)
@@ -156,6 +156,25 @@ Test(ew2, sign_square_rsub_give_pytorchs_answers)
     expect_f32_bits(r, (float[]){9, 19, 29, 8, 18, 28}, 6);
 }
 
+/* torch.sgn is torch.sign for every real dtype: nan and both zeros give +0,
+ * int64 keeps int64 (INT64_MIN gives -1), bool is the identity (torch 1.13
+ * allows bool for both; abs refuses it). */
+Test(ew2, sgn_gives_sign_for_every_real_dtype)
+{
+    expect_f32_bits(tj_sgn(xt()), (float[]){0, 1, -1, 0, 0, 1, -1, -1, 1, 1}, NX);
+    tj_tensor *d = tj_sgn(test_tensor(TJ_FLOAT64, 1, (int64_t[]){4}, (double[]){NAN, -0.0, -1e-300, 7}));
+    cr_assert_not_null(d, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(d), TJ_FLOAT64);
+    const double *dp = tj_tensor_data(d);
+    cr_expect(test_bits_f64(dp[0]) == test_bits_f64(0.0) && test_bits_f64(dp[1]) == test_bits_f64(0.0),
+              "sgn(nan) %g, sgn(-0.0) %g: want +0", dp[0], dp[1]);
+    cr_expect(dp[2] == -1 && dp[3] == 1, "%g %g", dp[2], dp[3]);
+    expect_i64(tj_sgn(i64(4, (int64_t[]){-5, 0, 7, INT64_MIN})), 4, (int64_t[]){-1, 0, 1, -1});
+    expect_bool(tj_sgn(b8(2, (uint8_t[]){1, 0})), 2, (uint8_t[]){1, 0});
+    test_expect_error(tj_sgn(NULL), TJ_ERR_INVALID_ARGUMENT, "aten::sgn", "");
+    test_expect_error(tj_abs(b8(2, (uint8_t[]){1, 0})), TJ_ERR_DTYPE, "aten::abs", "bool");
+}
+
 Test(ew2, leaky_relu_and_softplus_give_pytorchs_answers_on_every_isa)
 {
     tj_tensor *x = xt();
@@ -223,6 +242,11 @@ Test(ew2, gradients_match_pytorchs)
                                                   10, 100},
                     NX);
     expect_f32_bits(grad_of(tj_sign), (float[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, NX);
+    expect_f32_bits(grad_of(tj_sgn), (float[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, NX);
+    /* abs: g * sgn(x), -0 where a negative g meets a zero sgn (nan's) */
+    expect_f32_bits(grad_of(tj_abs), (float[]){-0.0f, -0.666666627f, 0.333333313f, 0, 0, 0.666666627f, -1,
+                                               -1.33333325f, 1.66666663f, 2},
+                    NX);
     expect_f32_bits(grad_of(rsub15), (float[]){2, 1.33333325f, 0.666666627f, -5.96046448e-08f, -0.666666746f,
                                                -1.33333325f, -2, -2.66666651f, -3.33333325f, -4},
                     NX);
@@ -298,6 +322,7 @@ static tj_status all_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out
     out[k++] = tj_logical_xor(x, m);
     out[k++] = tj_sign(x);
     out[k++] = tj_square(x);
+    out[k++] = tj_sgn(x);
     out[k++] = tj_rsub(x, x, tj_v_int(2));
     out[k++] = tj_rsub_scalar(x, tj_v_float(1.5), tj_v_int(1));
     out[k++] = tj_leaky_relu(x, tj_v_float(0.01));
@@ -310,10 +335,10 @@ static tj_status all_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out
     return TJ_OK;
 }
 
-#define NOPS 15
+#define NOPS 16
 static const char *const op_names[NOPS] = {
     "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar", "aten::logical_not",
-    "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::sign", "aten::square",
+    "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::sign", "aten::square", "aten::sgn",
     "aten::rsub.Tensor", "aten::rsub.Scalar", "aten::leaky_relu", "aten::softplus", "aten::leaky_relu_backward",
     "aten::softplus_backward"};
 

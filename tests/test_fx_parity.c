@@ -641,6 +641,53 @@ Test(fx_parity, piecewise_constant_gradient_is_zeros_like_grad)
                       "    return (%zeros_like,)\n");
 }
 
+/* derivatives.yaml 1.13's abs: grad * self.sgn(). */
+Test(fx_parity, abs_gradient_multiplies_by_sgn_as_torch)
+{
+    expect_unary_grad(tj_abs, NULL, 2, Y, (const float[]){0.5f, -1, 0.25f, -1, 2, -4}, 0,
+                      "    %abs_1 = aten.abs.default(%detach)\n"
+                      "    %sgn = aten.sgn.default(%detach)\n"
+                      "    %mul = aten.mul.Tensor(%arg1_1, %sgn)\n"
+                      "    return (%mul,)\n");
+}
+
+static tj_tensor *l1_mean(tj_tensor *x, tj_tensor *t) { return tj_l1_loss(x, t, 1); }
+static tj_tensor *l1_sum(tj_tensor *x, tj_tensor *t) { return tj_l1_loss(x, t, 2); }
+
+/* l1_loss is implicit (sub, abs, mean / sum); abs's gradient reads the
+ * difference's sgn, and the target gets its negation. torch: for F.l1_loss(x,
+ * y) and F.l1_loss(x, y, reduction='sum'), go = 2. */
+Test(fx_parity, l1_loss_gradient_multiplies_by_sgn_as_torch)
+{
+    const float third = 0.3333333432674408f;
+    tj_tensor *in[3] = {test_f32(2, S23, X), test_f32(2, S23, Y), test_f32(0, NULL, (const float[]){2})};
+    expect_grad_graph(binary_grad, &(binary_op){l1_mean}, in, 3,
+                      (const float *const[]){(const float[]){third, -third, 0, third, -third, -third},
+                                             (const float[]){-third, third, -0.0f, -third, third, third}},
+                      0,
+                      "    %sub = aten.sub.Tensor(%detach, %detach_1)\n"
+                      "    %abs_1 = aten.abs.default(%sub)\n"
+                      "    %mean = aten.mean.default(%abs_1)\n"
+                      "    %expand = aten.expand.default(%arg2_1, [2, 3])\n"
+                      "    %div = aten.div.Scalar(%expand, 6)\n"
+                      "    %sgn = aten.sgn.default(%sub)\n"
+                      "    %mul = aten.mul.Tensor(%div, %sgn)\n"
+                      "    %neg = aten.neg.default(%mul)\n"
+                      "    return (%mul, %neg)\n");
+    expect_grad_graph(binary_grad, &(binary_op){l1_sum}, in, 3,
+                      (const float *const[]){(const float[]){2, -2, 0, 2, -2, -2},
+                                             (const float[]){-2, 2, -0.0f, -2, 2, 2}},
+                      0,
+                      "    %sub = aten.sub.Tensor(%detach, %detach_1)\n"
+                      "    %abs_1 = aten.abs.default(%sub)\n"
+                      "    %sum_1 = aten.sum.default(%abs_1)\n"
+                      "    %expand = aten.expand.default(%arg2_1, [2, 3])\n"
+                      "    %sgn = aten.sgn.default(%sub)\n"
+                      "    %mul = aten.mul.Tensor(%expand, %sgn)\n"
+                      "    %neg = aten.neg.default(%mul)\n"
+                      "    return (%mul, %neg)\n");
+}
+
 /* logsumexp_backward restores grad's reduced dim before result's; std's
  * masks grad / (2 std) in place where std is 0. */
 Test(fx_parity, logsumexp_and_std_gradients_print_as_torch_make_fx)

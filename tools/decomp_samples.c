@@ -608,6 +608,11 @@ static const tj_decomp_sample samples[] = {
     {"aten::prelu_backward", "f64[2,3,4] f64[2,3,4] f64[]", "0-dim weight"},
     {"aten::prelu_backward", "f32[3] f32[2,3] f32[1]", "broadcast grad_output"},
     {"aten::prelu_backward", "f32[2,3] f32[2,3] f32[1,3]", "2-D weight: an error"},
+    /* session 27 (parity27): sgn, sign for the real dtypes */
+    {"aten::sgn", "f32[7]{nan,-0,0,-2,3,inf,-inf}", "nan and -0 give +0"},
+    {"aten::sgn", "f64[3,4]", ""},
+    {"aten::sgn", "i64[6]{-5,0,7,-1,1,2}", ""},
+    {"aten::sgn", "b[4]", "bool is the identity"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -159,6 +159,12 @@ tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other);
 /** aten::sign: (0 < x) - (x < 0) in self's dtype (float, int64, bool: the
  * identity); nan and -0.0 give +0. Its gradient is zero. */
 tj_tensor *tj_sign(tj_tensor *self);
+/** aten::sgn: self / |self| (0 at 0), ATen's complex-aware sign; for the
+ * real dtypes (float32, float64, int64, bool) the same values as tj_sign:
+ * -1, 0 or 1 in self's dtype, nan and -0.0 give +0, bool is the identity.
+ * Returns a new tensor of self's shape and dtype; NULL with TJ_ERR_INVALID_ARGUMENT
+ * for a NULL self. Its gradient is zero; abs's gradient is grad * sgn(self). */
+tj_tensor *tj_sgn(tj_tensor *self);
 /** aten::square: self * self (pow(self, 2)); float stays float, int64 wraps,
  * bool becomes int64. */
 tj_tensor *tj_square(tj_tensor *self);
