@@ -138,12 +138,12 @@ static tj_status sgn(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_sign(args[0].u.t), outs);
 }
 
-/* torch._refs.square: mul(x, x), bool promoted to int64 first. */
+/* square (implicit, as in ATen 1.13): pow(self, 2), so a graph records
+ * pow.Tensor_Scalar and its gradient pow_backward's; bool becomes int64 as
+ * result_type(bool tensor, 2) does. */
 static tj_status square(const tj_value *args, tj_value *outs)
 {
-    CHECKED_DTYPE(square, args, dt);
-    tj_tensor *x = tj_dc_to(args[0].u.t, dt);
-    return tj_dc_done(tj_mul(x, x), outs);
+    return tj_dc_done(tj_pow_scalar(args[0].u.t, tj_v_int(2)), outs);
 }
 
 /* torch._refs.rsub: sub(other, self, alpha), a Scalar other boxed in the

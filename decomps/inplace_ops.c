@@ -53,9 +53,17 @@ static tj_status selu_(const tj_value *args, tj_value *outs)
                               tj_v_float(1.0507009873554804934193349852946), tj_v_int(1)), outs);
 }
 
+/* square_ (implicit, as in ATen 1.13): pow_.Scalar(self, 2), so a graph
+ * records pow_ */
+static tj_status square_(const tj_value *args, tj_value *outs)
+{
+    return tj_dc_done(tj_pow_scalar_(args[0].u.t, tj_v_int(2)), outs);
+}
+
 void tj_register_inplace_ops_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(selu_), selu_, "selu_");
+    tj_op_set_decomposition(TJ_OPS(square_), square_, "square_");
 #define TJ_INPLACE_FORM(ident, schema, functional) \
     tj_op_set_decomposition(TJ_OPS(ident), form_##ident, "write_back_" #ident);
 #include "op_inplace_forms.def"

@@ -133,8 +133,6 @@ FORMULA(d_silu)
 /* piecewise constant: sign, floor, ceil, round, trunc (derivatives.yaml's
  * zeros_like(grad)) */
 FORMULA(d_zero) { gi[0] = tj_zeros_like(g[0], TJ_DTYPE_NONE); return TJ_OK; }
-/* pow_backward with exponent 2: grad * (2 * self) */
-FORMULA(d_square) { gi[0] = tj_mul(g[0], tj_mul_scalar(ARG(0), tj_v_int(2))); return TJ_OK; }
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
 /* mish (PyTorch 1.13's formula with grad mode on, what make_fx records):
  * grad * (t + x * sigmoid(x) * (1 - t * t)), t = tanh(softplus(x)) */
@@ -2717,7 +2715,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
-    D_NO_SELF(sgn, d_zero), D(square, d_square),
+    D_NO_SELF(sgn, d_zero),
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu), D_NO_SELF(leaky_relu_, d_leaky_relu_result), D_NO_SELF(elu_, d_elu_result),
     /* session 16 (lossact) */

@@ -448,23 +448,6 @@ tj_status tj_kernel_pow_Tensor_Scalar(const tj_value *args, tj_tensor *const *ou
     return TJ_OK;
 }
 
-/* square(x) = x ^ 2 (pow's x * x shortcut); bool becomes int64, as
- * PyTorch's square, which is pow(self, 2). */
-tj_status tj_meta_square(const tj_value *args, tj_meta *outs)
-{
-    tj_status st = meta_unary("aten::square", args, KEEP_ALL, outs);
-    if (outs[0].dtype == TJ_BOOL) outs[0].dtype = TJ_INT64;
-    return st;
-}
-
-tj_status tj_kernel_square(const tj_value *args, tj_tensor *const *outs)
-{
-    tj_value two = tj_v_int(2);
-    tj_k_pow_scalar_args k = {.dtype = outs[0]->dtype, .exponent = tj_ew_scalar(&two, outs[0]->dtype)};
-    tj_elementwise(outs[0], &args[0].u.t, 1, k.dtype, tj_k_pow_scalar_loop, &k);
-    return TJ_OK;
-}
-
 /* ---- where (self and other each a Tensor or a Scalar) ---- */
 
 /* The result has result_type(self, other) (a Scalar counting as a wrapped

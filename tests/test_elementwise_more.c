@@ -336,9 +336,10 @@ static tj_status all_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out
 }
 
 #define NOPS 16
+/* square is implicit, as in ATen 1.13: graphs record pow.Tensor_Scalar(x, 2) */
 static const char *const op_names[NOPS] = {
     "aten::where.ScalarOther", "aten::where.ScalarSelf", "aten::where.Scalar", "aten::logical_not",
-    "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::sign", "aten::square", "aten::sgn",
+    "aten::logical_and", "aten::logical_or", "aten::logical_xor", "aten::sign", "aten::pow.Tensor_Scalar", "aten::sgn",
     "aten::rsub.Tensor", "aten::rsub.Scalar", "aten::leaky_relu", "aten::softplus", "aten::leaky_relu_backward",
     "aten::softplus_backward"};
 

@@ -589,6 +589,15 @@ static void expect_unary_grad(unary_op op, const float *xv, int go_ndim, const f
 }
 
 static tj_tensor *pow3(tj_tensor *x) { return tj_pow_scalar(x, tj_v_int(3)); }
+
+/* torch: y = x.clone(); y.square_(); return y */
+static tj_status clone_square_(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_square_(tj_clone(in[0]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
 static tj_tensor *clamp_both(tj_tensor *x) { return tj_clamp(x, tj_v_float(-0.5), tj_v_float(1.5)); }
 static tj_tensor *clamp_min_quarter(tj_tensor *x) { return tj_clamp_min(x, tj_v_float(0.25)); }
 static tj_tensor *logsumexp_rows(tj_tensor *x) { return tj_logsumexp(x, (int64_t[]){1}, 1, false); }
@@ -609,6 +618,35 @@ Test(fx_parity, pow_scalar_gradient_prints_as_torch_make_fx)
                       "    %mul = aten.mul.Scalar(%pow_2, 3.0)\n"
                       "    %mul_1 = aten.mul.Tensor(%arg1_1, %mul)\n"
                       "    return (%mul_1,)\n");
+}
+
+/* square is implicit in ATen 1.13 (CompositeImplicitAutograd, pow(self,
+ * 2)): torch records pow.Tensor_Scalar and pow_backward's pow(x, 1.0) and
+ * mul.Scalar by 2.0; square_ is pow_.Scalar(self, 2). */
+Test(fx_parity, square_is_recorded_as_pow_as_torch_make_fx)
+{
+    expect_unary_grad(tj_square, NULL, 2, Y, (const float[]){1.5f, -4, 0.125f, -6, 2, -8}, 0,
+                      "    %pow_1 = aten.pow.Tensor_Scalar(%detach, 2)\n"
+                      "    %pow_2 = aten.pow.Tensor_Scalar(%detach, 1.0)\n"
+                      "    %mul = aten.mul.Scalar(%pow_2, 2.0)\n"
+                      "    %mul_1 = aten.mul.Tensor(%arg1_1, %mul)\n"
+                      "    return (%mul_1,)\n");
+    tj_tensor *x = test_f32(2, S23, X);
+    tj_graph *g = tj_make_fx(clone_square_, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect_str_eq(text, "graph(%arg0_1 : f32[2, 3]):\n"
+                           "    %clone = aten.clone.default(%arg0_1)\n"
+                           "    %pow_ = aten.pow_.Scalar(%clone, 2)\n"
+                           "    return (%pow_,)\n");
+    free(text);
+    tj_tensor *out;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out, (const float[]){2.25f, 4, 0.0625f, 9, 0.25f, 1}, 6, 0);
+    tj_graph_free(g);
+    /* torch: torch.tensor([True]).square_() raises (the int64 square does not fit a bool self) */
+    tj_tensor *b = tj_ones((int64_t[]){2}, 1, TJ_BOOL);
+    test_expect_error(tj_square_(b), TJ_ERR_DTYPE, "aten::square_", "aten::pow_.Scalar");
 }
 
 /* clamp_backward: the zero scalar_tensor(0.) first, the bounds compared as

@@ -195,7 +195,9 @@ tj_tensor *tj_as_strided_(tj_tensor *self, const int64_t *size, const int64_t *s
  * reciprocal_, sin_, cos_, log1p_, expm1_, relu_, silu_, sign_, square_,
  * hardsigmoid_, hardswish_, floor_, ceil_, round_, trunc_, frac_, asin_,
  * acos_, atan_, sinh_, cosh_, log2_, log10_, exp2_, logical_not_. Float
- * results (exp_, log_, ...) into an int64 self: TJ_ERR_DTYPE. */
+ * results (exp_, log_, ...) into an int64 self: TJ_ERR_DTYPE. aten::square_
+ * is implicit, as in ATen 1.13: pow_.Scalar(self, 2), which graphs record
+ * (a bool self: TJ_ERR_DTYPE, the int64 square not fitting it). */
 tj_tensor *tj_abs_(tj_tensor *self);
 tj_tensor *tj_neg_(tj_tensor *self);
 tj_tensor *tj_exp_(tj_tensor *self);

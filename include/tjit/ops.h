@@ -165,8 +165,9 @@ tj_tensor *tj_sign(tj_tensor *self);
  * Returns a new tensor of self's shape and dtype; NULL with TJ_ERR_INVALID_ARGUMENT
  * for a NULL self. Its gradient is zero; abs's gradient is grad * sgn(self). */
 tj_tensor *tj_sgn(tj_tensor *self);
-/** aten::square: self * self (pow(self, 2)); float stays float, int64 wraps,
- * bool becomes int64. */
+/** aten::square: self * self; float stays float, int64 wraps, bool becomes
+ * int64. Implicit, as in ATen 1.13: it is pow.Tensor_Scalar(self, 2), which
+ * graphs record (and whose gradient, pow_backward's). */
 tj_tensor *tj_square(tj_tensor *self);
 /** aten::rsub.Tensor: other - alpha * self, broadcasting and promoting as
  * tj_sub_alpha(other, self, alpha) does. Errors as aten::sub: TJ_ERR_DTYPE
