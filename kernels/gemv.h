@@ -51,8 +51,8 @@ bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx);
  * products of g's kind (dtype, form, x's stride, row length); at least 1. */
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g);
 
-/** AVX-512 row form for float32 (gemv_avx512.c): nv >= 1 contiguous
- * vectors x + v*x_vs into y + v*y_vs, stride incy. */
+/** AVX-512 row form for float32 (gemv_isa.h, gemv_avx512.c): nv >= 1
+ * contiguous vectors x + v*x_vs into y + v*y_vs, stride incy. */
 void tj_k_gemv_n_f32_avx512(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
                             const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
 /** AVX-512 column form for float32, one contiguous vector. */
