@@ -168,7 +168,7 @@ static bool gemv_route(tj_dtype dtype, int64_t batch, int64_t m, int64_t n, int6
 typedef enum gemm_route {
     ROUTE_NONE,        /* an empty product, or a layout BLAS cannot read */
     ROUTE_OWN,         /* tj_k_gemm_f32 */
-    ROUTE_OWN_COLUMNS, /* the rows of A as vectors on gemv's AVX-512 column form: C's row i is B^T times A's row i */
+    ROUTE_OWN_COLUMNS, /* the rows of A as vectors on gemv's own column form: C's row i is B^T times A's row i */
     ROUTE_GEMV,        /* any other matrix-vector route (BLAS's, the row form, B's columns as the vectors) */
     ROUTE_BLAS,        /* sgemm, dgemm */
 } gemm_route;
@@ -194,7 +194,7 @@ bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj
  * it falls in the call: the GEMM kernel sums each element of C block by
  * block in one order however C is split (gemm_isa.h; its long-sum path
  * gives the same bytes), and the column form adds the rows into every
- * column alike, a vector of columns at a time (gemv_avx512.c). BLAS does
+ * column alike, a vector of columns at a time (gemv_isa.h). BLAS does
  * not: OpenBLAS computes the last few columns in other loops (sgemm's m 4,
  * n 3000, k 400 in 2 chunks changed 27 of 12000 outputs; sgemv's b 2, m 2,
  * k 400, n 3000 351), and its matrix-vector products inside a parallel loop

@@ -1,7 +1,7 @@
 /* Matrix-vector products (see gemv.h): float32 with contiguous vectors on
- * our AVX-512 kernels (ahead of OpenBLAS's sgemv here, and free of its
- * thread pool, so usable inside parallel loops), everything else on
- * OpenBLAS's gemv. */
+ * our kernels (gemv_isa.h: AVX-512 or AVX2; ahead of OpenBLAS's sgemv, and
+ * free of its thread pool, so usable inside parallel loops), everything
+ * else on OpenBLAS's gemv. */
 #include <cblas.h>
 #include <string.h>
 
@@ -26,9 +26,9 @@
 /* When these kernels beat the GEMM ones (tj_k_gemv_max_vectors), measured
  * at 1 thread on mlp and GPT shapes against OpenBLAS 0.3.21 (its Haswell
  * kernels, as OPENBLAS_CORETYPE selects here) and our own GEMM kernel:
- * - our row form loads each 4-row block of the matrix once for four
- *   vectors at a time: 2x sgemm for up to 16 vectors, and level with or
- *   ahead of the GEMM kernel up to 32-48 vectors when rows have 512
+ * - our AVX-512 row form loads each 4-row block of the matrix once for
+ *   four vectors at a time: 2x sgemm for up to 16 vectors, and level with
+ *   or ahead of the GEMM kernel up to 32-48 vectors when rows have 512
  *   columns or more (784x256, 768x2304, 3072x768 weights; shorter rows
  *   spend more in the final reductions). Beyond, the GEMM kernel wins:
  *   at 128 vectors (block768's products) by 1.2-1.3x, and block768's
@@ -37,15 +37,30 @@
  *   10% faster on the GEMM kernel, but mlp's forward replay at 2 threads
  *   was slower than eager there (its relu epilogue splits the product by
  *   rows, each thread packing all of B), so 64 stays on the row form;
+ * - the AVX2 row form (three vectors at a time, TJ_ISA=avx2 on a Zen 5
+ *   EPYC, thread CPU time against the GEMM kernel's AVX2 instance and
+ *   sgemm, the faster of the two): 0.3-0.6x their time for 1-3 vectors,
+ *   0.6-0.9x for 4-8; rows of 128 columns (gpt's weights) break even at
+ *   6-8 vectors (1.2x at 12), rows of 256 (mlp's fc2, fc3) at 12-16, rows
+ *   of 512-3072 at 32-48 (1.04-1.06x at 64). mlp's fc1 at batch 64 (784
+ *   columns) stays on the row form all the same, as on AVX-512: mlp's
+ *   forward replay at 2 threads took 7-15% less time than with fc1 on the
+ *   GEMM kernel (0.363-0.369 against 0.392-0.396 ms, three alternated
+ *   runs of `tjit bench mlp --threads 2` under TJ_ISA=avx2), at 1 thread
+ *   the same within noise;
  * - one vector at a time (the column form, BLAS's gemv) only up to 3. */
 #define ROW_FORM_MAX_VECTORS 16
 #define ROW_FORM_LONG_ROWS 512
 #define ROW_FORM_LONG_MAX_VECTORS 64
+#define AVX2_ROW_FORM_MAX_VECTORS 8
+#define AVX2_ROW_FORM_MID_ROWS 256
+#define AVX2_ROW_FORM_MID_MAX_VECTORS 12
+#define AVX2_ROW_FORM_LONG_MAX_VECTORS 64
 #define OTHER_MAX_VECTORS 3
 
 bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx)
 {
-    return dtype == TJ_FLOAT32 && incx == 1 && tj_k_isa_active() == TJ_K_ISA_AVX512;
+    return dtype == TJ_FLOAT32 && incx == 1 && tj_k_isa_active() != TJ_K_ISA_GENERIC;
 }
 
 /* y = beta * y for BLAS to add the product to with beta 1, 0 for beta 0
@@ -108,11 +123,14 @@ static void own_slice(const tj_k_gemv_args *g, int64_t nv, const float *m, const
 {
     if (i1 <= i0) return;
     float alpha = (float)g->alpha, beta = (float)g->beta;
+    bool avx512 = tj_k_isa_active() == TJ_K_ISA_AVX512;
     if (g->trans)
-        tj_k_gemv_t_f32_avx512(g->rows, i1 - i0, alpha, m + i0, g->ld, x, beta, y + i0 * g->incy, g->incy);
+        (avx512 ? tj_k_gemv_t_f32_avx512 : tj_k_gemv_t_f32_avx2)(g->rows, i1 - i0, alpha, m + i0, g->ld, x, beta,
+                                                                 y + i0 * g->incy, g->incy);
     else
-        tj_k_gemv_n_f32_avx512(nv, i1 - i0, g->cols, alpha, m + i0 * g->ld, g->ld, x, g->x_vs, beta,
-                               y + i0 * g->incy, g->incy, g->y_vs);
+        (avx512 ? tj_k_gemv_n_f32_avx512 : tj_k_gemv_n_f32_avx2)(nv, i1 - i0, g->cols, alpha, m + i0 * g->ld, g->ld,
+                                                                 x, g->x_vs, beta, y + i0 * g->incy, g->incy,
+                                                                 g->y_vs);
 }
 
 /* One group of vectors of a product on our kernels, for own_blocks. */
@@ -163,7 +181,11 @@ static void gemv_item(const tj_k_gemv_args *g, int64_t b, int nthreads)
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g)
 {
     if (!tj_k_gemv_on_own_kernel(g->dtype, g->incx) || g->trans) return OTHER_MAX_VECTORS;
-    return g->cols >= ROW_FORM_LONG_ROWS ? ROW_FORM_LONG_MAX_VECTORS : ROW_FORM_MAX_VECTORS;
+    if (tj_k_isa_active() == TJ_K_ISA_AVX512)
+        return g->cols >= ROW_FORM_LONG_ROWS ? ROW_FORM_LONG_MAX_VECTORS : ROW_FORM_MAX_VECTORS;
+    return g->cols >= ROW_FORM_LONG_ROWS  ? AVX2_ROW_FORM_LONG_MAX_VECTORS
+           : g->cols >= AVX2_ROW_FORM_MID_ROWS ? AVX2_ROW_FORM_MID_MAX_VECTORS
+                                               : AVX2_ROW_FORM_MAX_VECTORS;
 }
 
 /* A batch of products, for batch_items; `inner` threads for each product

@@ -4,7 +4,8 @@
  * one row of A, which made a one-row addmm ~5x slower than a GEMV over the
  * same weights (mlp with batch 1: 80 us against 15 us); and with contiguous
  * rows on both sides (x @ W^T, a Linear layer) our AVX-512 row form beats
- * OpenBLAS's Haswell sgemm by 1.4-2x at any batch.
+ * OpenBLAS's Haswell sgemm by 1.4-2x at any batch, its AVX2 instance the
+ * GEMM kernels by 1.1-3x up to 8-32 vectors (gemv.c).
  *
  * m is a rows x cols row-major matrix with leading dimension ld >= cols:
  *   row form:    y[i] = alpha * sum_p m[i*ld + p] * x[p] + beta * y[i],  i < rows
@@ -42,21 +43,25 @@ typedef struct tj_k_gemv_args {
 void tj_k_gemv(const tj_k_gemv_args *g, int nthreads);
 
 /** Whether tj_k_gemv computes products of this dtype and vector stride on
- * our AVX-512 kernels (float32, unit stride, the ISA in use AVX-512:
- * cpu_isa.h) rather than
- * on BLAS's gemv. */
+ * our kernels (float32, unit stride, the ISA in use AVX2 or AVX-512:
+ * cpu_isa.h) rather than on BLAS's gemv. */
 bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx);
 
 /** The most vectors (nv) for which tj_k_gemv beats the GEMM kernels on
- * products of g's kind (dtype, form, x's stride, row length); at least 1. */
+ * products of g's kind (dtype, form, x's stride, row length) on the ISA in
+ * use; at least 1. */
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g);
 
-/** AVX-512 row form for float32 (gemv_isa.h, gemv_avx512.c): nv >= 1
+/** Row form for float32 (gemv_isa.h; one instance per ISA): nv >= 1
  * contiguous vectors x + v*x_vs into y + v*y_vs, stride incy. */
 void tj_k_gemv_n_f32_avx512(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
                             const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
-/** AVX-512 column form for float32, one contiguous vector. */
+void tj_k_gemv_n_f32_avx2(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
+                          const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
+/** Column form for float32, one contiguous vector (gemv_isa.h). */
 void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld, const float *x,
                             float beta, float *y, int64_t incy);
+void tj_k_gemv_t_f32_avx2(int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld, const float *x,
+                          float beta, float *y, int64_t incy);
 
 #endif

@@ -4,8 +4,10 @@
  * environment the suite started in (CI runs the suite again under
  * TJ_ISA=avx2), and the routes it caps, seen in the results' bytes: a
  * softmax row (row kernels: SLEEF's exp summed in 16 or 8 lanes, or libm's
- * expf one by one) and a float32 product (the GEMM kernel's 6 x 64 or 6 x 16
- * instance, or OpenBLAS's sgemm) through the operators give, under each ISA
+ * expf one by one), a float32 product (the GEMM kernel's 6 x 64 or 6 x 16
+ * instance, or OpenBLAS's sgemm) and a one-row product (the matrix-vector
+ * row form's AVX-512 or AVX2 instance, or OpenBLAS's sgemv) through the
+ * operators give, under each ISA
  * forced, the bytes of that ISA's own loop called directly, which differ
  * from the other ISAs' bytes. */
 #include <cblas.h>
@@ -16,6 +18,7 @@
 
 #include "kernels/cpu_isa.h"
 #include "kernels/gemm.h"
+#include "kernels/gemv.h"
 #include "kernels/softmax.h"
 #include "test_util.h"
 
@@ -170,6 +173,41 @@ Test(cpu_isa, each_isa_forced_routes_a_float32_product_to_its_own_kernel)
         tj_tensor *c = tj_mm(ta, tb);
         test_assert_dtype_shape(c, TJ_FLOAT32, 2, (int64_t[]){M, N});
         cr_expect(same_bytes(tj_tensor_data(c), direct[i], M * N), "mm under %s: not the %s kernel's bytes",
+                  test_isas[i], test_isas[i]);
+        runs++;
+    }
+    cr_assert_geq(runs, 1);
+}
+
+Test(cpu_isa, each_isa_forced_routes_a_one_row_product_to_its_own_matrix_vector_kernel)
+{
+    /* x @ W^T with one row of x (a Linear layer at batch 1, mlp_b1's fc1):
+     * the row form's AVX-512 or AVX2 instance (kernels/gemv_isa.h), or
+     * OpenBLAS's sgemv; 784 columns, which the 16- and 8-lane sums round
+     * apart */
+    enum { ROWS = 256, COLS = 784 };
+    static float w[ROWS * COLS], x[COLS], direct[TEST_NISA][ROWS];
+    for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)sin(0.011 * i) * 0.7f;
+    for (int i = 0; i < COLS; i++) x[i] = (float)cos(0.023 * i + 0.3);
+    tj_set_num_threads(1);
+    bool has[TEST_NISA] = {true, test_cpu_has_avx2(), test_cpu_has_avx512()};
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, ROWS, COLS, 1.0f, w, COLS, x, 1, 0.0f, direct[TJ_K_ISA_GENERIC], 1);
+    if (has[TJ_K_ISA_AVX2])
+        tj_k_gemv_n_f32_avx2(1, ROWS, COLS, 1.0f, w, COLS, x, COLS, 0.0f, direct[TJ_K_ISA_AVX2], 1, ROWS);
+    if (has[TJ_K_ISA_AVX512])
+        tj_k_gemv_n_f32_avx512(1, ROWS, COLS, 1.0f, w, COLS, x, COLS, 0.0f, direct[TJ_K_ISA_AVX512], 1, ROWS);
+    for (int i = 0; i < TEST_NISA; i++)
+        for (int j = 0; j < i; j++)
+            if (has[i] && has[j])
+                cr_assert_not(same_bytes(direct[i], direct[j], ROWS), "the %s and %s products are equal",
+                              test_isas[i], test_isas[j]);
+    tj_tensor *tx = test_f32(2, (int64_t[]){1, COLS}, x), *tw = test_f32(2, (int64_t[]){ROWS, COLS}, w);
+    int runs = 0;
+    for (int i = 0; i < TEST_NISA; i++) {
+        if (!tj_k_isa_force(test_isas[i])) continue;
+        tj_tensor *y = tj_mm(tx, tj_t(tw));
+        test_assert_dtype_shape(y, TJ_FLOAT32, 2, (int64_t[]){1, ROWS});
+        cr_expect(same_bytes(tj_tensor_data(y), direct[i], ROWS), "x @ W^T under %s: not the %s kernel's bytes",
                   test_isas[i], test_isas[i]);
         runs++;
     }

@@ -26,8 +26,8 @@ static void expect_same_inside_a_region(const char *what, op_fn op, tj_tensor *a
     cr_assert_not_null(want);
     cr_assert_eq(tj_tensor_copy_to(ref, want), TJ_OK);
     int bad[2] = {0, 0};
-    /* Our AVX-512 kernels give the same bytes on any split; elsewhere (an AVX2
-     * CPU, or TJ_ISA below avx512) OpenBLAS's sgemv outside a region and a plain
+    /* Our AVX-512 and AVX2 kernels give the same bytes on any split; without
+     * them (TJ_ISA=generic) OpenBLAS's sgemv outside a region and a plain
      * loop inside (kernels/gemv.c) round apart */
     bool exact = tj_k_gemv_on_own_kernel(TJ_FLOAT32, 1);
 #pragma omp parallel num_threads(2)
