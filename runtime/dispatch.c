@@ -688,6 +688,16 @@ tj_status tj_mode_pop(tj_mode *mode)
 
 int tj_mode_depth(void) { return n_modes; }
 
+int tj_mode_pop_above(const tj_mode *mode)
+{
+    int at = n_modes - 1;
+    while (at >= 0 && modes[at] != mode) at--;
+    if (at < 0) return -1;
+    int popped = n_modes - 1 - at;
+    while (n_modes > at + 1) modes[--n_modes] = NULL;
+    return popped;
+}
+
 bool tj_mode_active(const char *name)
 {
     for (int i = 0; i < n_modes; i++)

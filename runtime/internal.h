@@ -290,6 +290,10 @@ char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const voi
 
 /** Whether a mode named `name` is on the calling thread's stack. */
 bool tj_mode_active(const char *name);
+/** Pops every mode above `mode` on the calling thread's stack (those a
+ * callback pushed and left there) and returns how many; -1 when `mode` is
+ * not on the stack (nothing popped). */
+int tj_mode_pop_above(const tj_mode *mode);
 
 /* ---- tensors ---- */
 /** Sets the name of the first public accessor (tj_tensor_data, _item_at,

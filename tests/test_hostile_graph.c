@@ -72,6 +72,40 @@ Test(hostile_graph, make_fx_refuses_bad_inputs_and_bad_results_of_the_traced_fun
     cr_expect_eq(live_allocations(), base);
 }
 
+/* ctx: a counter mode that the traced function pushes and leaves pushed. */
+static tj_status fn_leaves_mode_pushed(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_status st = tj_mode_push(tj_counter_mode_base(ctx));
+    if (st != TJ_OK) return st;
+    out[0] = tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(hostile_graph, make_fx_refuses_a_function_that_leaves_a_mode_pushed_and_restores_the_stack)
+{
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(3), 0);
+    for (int mode = TJ_TRACE_REAL; mode <= TJ_TRACE_FAKE; mode++) {
+        tj_counter_mode *c = tj_counter_mode_new();
+        cr_assert_not_null(c);
+        cr_expect_null(tj_make_fx(fn_leaves_mode_pushed, c, &x, 1, NULL, (tj_tracing_mode)mode));
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx", "left 1 mode");
+        /* before the fix the tracer's mode (on make_fx's stack frame) stayed
+         * pushed under the counter: the next call ran a dangling handler */
+        cr_expect_eq(tj_mode_depth(), 0, "the trace left %d modes pushed", tj_mode_depth());
+        tj_tensor *y = tj_neg(x);
+        cr_expect_not_null(y, "%s", tj_last_error());
+        if (y) expect_values(y, (const float[]){-0.0f, -1, -2}, 3);
+        tj_tensor_release(y);
+        tj_counter_mode_free(c);
+    }
+    expect_values(x, (const float[]){0, 1, 2}, 3);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}
+
 Test(hostile_graph, inspection_with_null_graphs_or_indices_out_of_range_is_harmless)
 {
     int64_t base = live_allocations();

@@ -202,8 +202,16 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     const char *outer_read = tj_fake_data_read_swap(NULL);
     tj_clear_error(); /* an earlier call's error is not fn's */
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
+    /* modes fn pushed and left above the tracer's are popped with it: the
+     * tracer lives in this frame, so it must not stay on the stack */
+    int left = tj_mode_pop_above(&tr.mode);
     tj_mode_pop(&tr.mode);
     const char *read = tj_fake_data_read_swap(outer_read);
+    if (st == TJ_OK && left > 0) {
+        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: the traced function left %d mode%s pushed (tj_mode_push "
+                      "without tj_mode_pop); popped, the graph discarded", left, left == 1 ? "" : "s");
+        goto done;
+    }
     if (st != TJ_OK) {
         /* fn's own check failed without tj_error, or gave its own status
          * for a failed call: tj_last_status() still says what it returned */

@@ -53,7 +53,8 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * whatever fn returns (the graph is discarded; when fn returned it without
  * recording an error, or after a failed call with another status,
  * tj_last_status() is fn's status and the message says so), TJ_ERR_INVALID_ARGUMENT for
- * NULL fn or inputs, TJ_ERR_CYCLE for a decomposition that reaches the
+ * NULL fn or inputs and for a function that left modes pushed (tj_mode_push
+ * without tj_mode_pop: they are popped, the stack is as before the call), TJ_ERR_CYCLE for a decomposition that reaches the
  * operator it decomposes, TJ_ERR_UNSUPPORTED for data-dependent operators in
  * fake mode and for a function that read a fake tensor's values in fake mode
  * (tj_tensor_item_at, tj_tensor_data, tj_tensor_copy_to: nothing to read, so
