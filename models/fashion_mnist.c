@@ -30,6 +30,9 @@ tj_status fashion_mnist_load(const char *dir, bool train, fashion_mnist *out)
     } else if (tj_tensor_ndim(raw) != 3 || tj_tensor_ndim(labels) != 1 || tj_tensor_size(raw, 0) != tj_tensor_size(labels, 0) ||
                tj_tensor_size(raw, 1) != 28 || tj_tensor_size(raw, 2) != 28) {
         st = tj_error(TJ_ERR_PARSE, "Fashion-MNIST in %s: expected [N, 28, 28] images and [N] labels", dir);
+    } else if (tj_tensor_size(raw, 0) == 0) {
+        /* nothing to train on or to measure (an accuracy of 0 / 0) */
+        st = tj_error(TJ_ERR_PARSE, "Fashion-MNIST in %s: %s-images-idx3-ubyte.gz has no images", dir, prefix);
     } else {
         int64_t n = tj_tensor_size(raw, 0);
         int64_t shape[4] = {n, 1, 28, 28};

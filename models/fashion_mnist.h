@@ -14,8 +14,8 @@ typedef struct fashion_mnist {
 
 /** Loads the training (60,000) or test (10,000) split from `dir` (NULL: the
  * Debian location). Missing files give TJ_ERR_IO with a message naming the
- * package; corrupt ones TJ_ERR_PARSE. The tensors belong to the caller
- * (fashion_mnist_free). */
+ * package; corrupt ones, or files holding no image, TJ_ERR_PARSE. The
+ * tensors belong to the caller (fashion_mnist_free). */
 tj_status fashion_mnist_load(const char *dir, bool train, fashion_mnist *out);
 void fashion_mnist_free(fashion_mnist *d);
 

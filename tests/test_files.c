@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include "models/fashion_mnist.h"
 #include "models/idx.h"
 #include "models/models.h"
 #include "tjit/tjit.h"
@@ -129,6 +132,40 @@ Test(idx, reads_a_gzipped_file_and_rejects_truncated_or_corrupt_ones)
 
     cr_expect_null(idx_load_u8("/nonexistent.idx.gz"));
     cr_expect_eq(tj_last_status(), TJ_ERR_IO);
+}
+
+Test(idx, a_fashion_mnist_folder_without_images_is_refused)
+{
+    /* header-only files: 0 images of 28 x 28, 0 labels. Before the fix they
+     * loaded, and `tjit train` / `tjit eval` printed "test accuracy: -nan"
+     * and exited 0. */
+    const unsigned char images[4 + 12] = {0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 28};
+    const unsigned char labels[4 + 4] = {0, 0, 8, 1, 0, 0, 0, 0};
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "/tmp/tjit_test_%d_empty_fmnist", (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    const char *prefixes[2] = {"train", "t10k"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefixes[i]);
+        write_gz(path, images, sizeof images);
+        snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefixes[i]);
+        write_gz(path, labels, sizeof labels);
+    }
+    for (int train = 0; train < 2; train++) {
+        fashion_mnist d;
+        cr_expect_eq(fashion_mnist_load(dir, train, &d), TJ_ERR_PARSE, "%s", tj_last_error());
+        cr_expect(strstr(tj_last_error(), "no images") != NULL, "%s", tj_last_error());
+        cr_expect_null(d.images);
+        cr_expect_eq(d.n, 0);
+        tj_clear_error();
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefixes[i]);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefixes[i]);
+        remove(path);
+    }
+    rmdir(dir);
 }
 
 Test(models, parameters_round_trip_and_a_mismatched_file_changes_nothing)
