@@ -1087,7 +1087,9 @@ static tj_status execute(engine *e, tj_tensor **results)
         if (results) capture(e, ti, results);
         if (e->tasks[ti].needed) {
             tj_scope *s = tj_scope_begin();
+            int outer_fence = tj_scope_fence(s);
             st = s ? run_node(e, ti) : tj_last_status();
+            tj_scope_unfence(outer_fence);
             if (s) tj_scope_end(s);
             if (st == TJ_OK && !e->retain_graph) free_saved(e->tasks[ti].node);
         }

@@ -274,7 +274,9 @@ static tj_status run_scoped(scoped_fn fn, void *ctx, const tj_op *op, const tj_v
 {
     tj_scope *s = tj_scope_begin();
     if (!s) return tj_last_status();
+    int outer_fence = tj_scope_fence(s);
     tj_status st = fn(ctx, op, args, nargs, outs);
+    tj_scope_unfence(outer_fence);
     if (st == TJ_OK) {
         for (int i = 0; i < op->nreturns; i++) {
             if (outs[i].kind == TJ_V_TENSOR) take_or_retain(outs[i].u.t);

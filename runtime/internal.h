@@ -364,6 +364,13 @@ void tj_scope_drop(tj_tensor *t);
  * reference passes to the caller. False (nothing done) when that scope does
  * not own it. */
 bool tj_scope_take(tj_tensor *t);
+/** Fences `scope` (open, from tj_scope_begin) while a user callback runs in
+ * it (a traced function, a decomposition, a derivative): tj_scope_end of it
+ * or of any scope opened before it is refused (TJ_ERR_INVALID_ARGUMENT)
+ * until tj_scope_unfence, since ending them would release what the runtime
+ * still uses. Returns the previous fence, to hand to tj_scope_unfence. */
+int tj_scope_fence(tj_scope *scope);
+void tj_scope_unfence(int previous);
 
 /* ---- errors ---- */
 /** The status of the calling thread's last error while it is unread (see

@@ -17,6 +17,8 @@ static _Thread_local tj_tensor **entries;
 static _Thread_local size_t n_entries, cap_entries;
 static _Thread_local size_t marks[MAX_SCOPE_DEPTH];
 static _Thread_local int depth;
+/* scopes at this level and below were opened outside the running callback */
+static _Thread_local int fence;
 
 tj_scope *tj_scope_begin(void)
 {
@@ -32,6 +34,11 @@ void tj_scope_end(tj_scope *scope)
 {
     int level = (int)(uintptr_t)scope;
     if (level < 1 || level > depth) return;
+    if (level <= fence) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_scope_end: scope %d was opened outside the function running now (a "
+                 "traced function, a decomposition or a derivative, which runs in scope %d): not ended", level, fence);
+        return;
+    }
     size_t mark = marks[level - 1];
     /* release in reverse creation order; a release never adopts */
     for (size_t i = n_entries; i > mark; i--) tj_tensor_release(entries[i - 1]);
@@ -44,6 +51,16 @@ void tj_scope_end(tj_scope *scope)
         cap_entries = 0;
     }
 }
+
+int tj_scope_fence(tj_scope *scope)
+{
+    int previous = fence;
+    int level = (int)(uintptr_t)scope;
+    if (level > fence && level <= depth) fence = level;
+    return previous;
+}
+
+void tj_scope_unfence(int previous) { fence = previous; }
 
 /* A thread's vector is freed when the thread exits. */
 static pthread_key_t entries_key;

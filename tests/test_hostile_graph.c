@@ -106,6 +106,33 @@ Test(hostile_graph, make_fx_refuses_a_function_that_leaves_a_mode_pushed_and_res
     cr_expect_eq(live_allocations(), base);
 }
 
+/* ctx: the caller's scope, which the traced function wrongly ends. */
+static tj_status fn_ends_outer_scope(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_scope_end(ctx);
+    tj_status refused = tj_last_status();
+    out[0] = tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? refused : tj_last_status();
+}
+
+Test(hostile_graph, a_traced_function_cannot_end_a_scope_opened_outside_it)
+{
+    int64_t base = live_allocations();
+    for (int mode = TJ_TRACE_REAL; mode <= TJ_TRACE_FAKE; mode++) {
+        tj_scope *outer = tj_scope_begin();
+        tj_tensor *x = ramp(1, I64(3), 0); /* owned by outer */
+        /* before the fix, ending `outer` also ended make_fx's own scope:
+         * in fake mode the trace then read its released fake inputs */
+        cr_expect_null(tj_make_fx(fn_ends_outer_scope, outer, &x, 1, NULL, (tj_tracing_mode)mode));
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_scope_end", "opened outside");
+        expect_values(x, (const float[]){0, 1, 2}, 3); /* outer still owns it */
+        tj_scope_end(outer);
+    }
+    cr_expect_eq(live_allocations(), base);
+}
+
 Test(hostile_graph, inspection_with_null_graphs_or_indices_out_of_range_is_harmless)
 {
     int64_t base = live_allocations();

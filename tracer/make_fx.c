@@ -201,7 +201,9 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     if (st != TJ_OK) goto done;
     const char *outer_read = tj_fake_data_read_swap(NULL);
     tj_clear_error(); /* an earlier call's error is not fn's */
+    int outer_fence = tj_scope_fence(scope);
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
+    tj_scope_unfence(outer_fence);
     /* modes fn pushed and left above the tracer's are popped with it: the
      * tracer lives in this frame, so it must not stay on the stack */
     int left = tj_mode_pop_above(&tr.mode);

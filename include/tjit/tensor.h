@@ -131,7 +131,10 @@ typedef struct tj_scope tj_scope;
 /** Opens a scope on the calling thread. Returns NULL when out of memory. */
 tj_scope *tj_scope_begin(void);
 /** Releases every tensor the scope owns, except those kept; closes it and
- * every scope opened inside it that is still open. */
+ * every scope opened inside it that is still open. A function the runtime
+ * calls back in a scope of its own (a traced function, a decomposition, a
+ * derivative) cannot end a scope opened before it: the call is refused
+ * (TJ_ERR_INVALID_ARGUMENT, nothing released). */
 void tj_scope_end(tj_scope *scope);
 /** Moves `t` out of the innermost open scope that owns it into its parent
  * scope (or to the caller). Returns `t`. */
