@@ -152,6 +152,14 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                             "%lld). Kernel size can't be greater than actual input size",
                             op, (long long)span[0], (long long)span[1], (long long)extent[0], (long long)extent[1]);
         }
+    /* ATen's CPU backends (slow_conv2d, slow_conv_transpose2d) refuse an
+     * empty kernel; only an input without channels (its empty backend)
+     * passes */
+    if (p->c_in != 0 && (p->kh == 0 || p->kw == 0))
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: kernel size should be greater than zero, but got kernel_height: %lld kernel_width: %lld "
+                        "(weight %s)",
+                        op, (long long)p->kh, (long long)p->kw, a);
     /* ATen (select_conv_backend) computes nothing for an empty input but
      * one with no samples or no channels, and checks this after the kernel
      * size and before a transposed output size */

@@ -437,6 +437,30 @@ Test(conv, kernel_larger_than_padded_input_is_a_shape_error)
     expect_shape(tj_convolution(x, w, NULL, ONE, ONE, ONE, false, ZERO, 1), 4, (int64_t[]){1, 1, 1, 1});
 }
 
+Test(conv, an_empty_kernel_is_refused_unless_the_input_has_no_channels)
+{
+    /* torch 1.13 (torch.convolution, CPU): "kernel size should be greater
+     * than zero, but got kernel_height: 0 kernel_width: 3", for plain and
+     * transposed convolutions, 1-d too (kernel_height 1); an input with no
+     * channels gives an empty [1, 0, 6, 3]. Before the fix a [2, 2, 0, 3]
+     * weight gave a [1, 2, 6, 3] tensor of zeros. */
+    tj_tensor *x = pattern(4, (int64_t[]){1, 2, 5, 5}, 1, 3, 1);
+    test_expect_error(tj_convolution(x, tj_zeros((int64_t[]){2, 2, 0, 3}, 4, TJ_DTYPE_NONE), NULL, ONE, ZERO, ONE,
+                                     false, ZERO, 1),
+                      TJ_ERR_SHAPE, "aten::convolution",
+                      "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 3");
+    test_expect_error(tj_convolution(x, tj_zeros((int64_t[]){2, 2, 3, 0}, 4, TJ_DTYPE_NONE), NULL, ONE, ZERO, ONE,
+                                     true, ZERO, 1),
+                      TJ_ERR_SHAPE, "aten::convolution", "kernel_height: 3 kernel_width: 0");
+    test_expect_error(tj_conv1d(pattern(3, (int64_t[]){1, 2, 5}, 1, 3, 1),
+                                tj_zeros((int64_t[]){2, 2, 0}, 3, TJ_DTYPE_NONE), NULL, 1, 0, 1, 1),
+                      TJ_ERR_SHAPE, "aten::convolution", "kernel_height: 1 kernel_width: 0");
+    expect_shape(tj_convolution(tj_zeros((int64_t[]){1, 0, 5, 5}, 4, TJ_DTYPE_NONE),
+                                tj_zeros((int64_t[]){2, 0, 0, 3}, 4, TJ_DTYPE_NONE), NULL, ONE, ZERO, ONE, false, ZERO,
+                                1),
+                 4, (int64_t[]){1, 0, 6, 3});
+}
+
 Test(conv, bad_groups_are_rejected)
 {
     tj_tensor *x = pattern(4, (int64_t[]){1, 4, 5, 5}, 1, 3, 1), *w = pattern(4, (int64_t[]){3, 2, 3, 3}, 1, 3, 1);

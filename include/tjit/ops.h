@@ -1088,8 +1088,9 @@ tj_tensor *tj_group_norm(tj_tensor *input, int64_t num_groups, tj_tensor *weight
 /** aten::convolution, 2-D: input [N, C_in, H, W], weight [C_out, C_in/groups,
  * kH, kW], bias [C_out] or NULL; stride/padding/dilation have 2 entries.
  * An input with an empty spatial dim is computed only when N or C_in is 0
- * (as ATen; TJ_ERR_SHAPE otherwise, naming the input shape). An input
- * without channels (C_in = 0) gives [N, 0, OH, OW], as ATen's empty
+ * (as ATen; TJ_ERR_SHAPE otherwise, naming the input shape); so is an
+ * empty kernel (kH or kW 0: TJ_ERR_SHAPE otherwise, as ATen's CPU
+ * backends). An input without channels (C_in = 0) gives [N, 0, OH, OW], as ATen's empty
  * backend (tj_convolution_backward then wants that grad_output and gives a
  * zero grad_bias). */
 tj_tensor *tj_convolution(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
