@@ -371,6 +371,9 @@ bool tj_scope_take(tj_tensor *t);
  * still uses. Returns the previous fence, to hand to tj_scope_unfence. */
 int tj_scope_fence(tj_scope *scope);
 void tj_scope_unfence(int previous);
+/** Whether `scope` (open) or a scope opened inside it owns `t`: a tensor
+ * made since `scope` began and not handed out of it. */
+bool tj_scope_owns_since(const tj_scope *scope, const tj_tensor *t);
 
 /* ---- errors ---- */
 /** The status of the calling thread's last error while it is unread (see

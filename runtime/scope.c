@@ -62,6 +62,15 @@ int tj_scope_fence(tj_scope *scope)
 
 void tj_scope_unfence(int previous) { fence = previous; }
 
+bool tj_scope_owns_since(const tj_scope *scope, const tj_tensor *t)
+{
+    int level = (int)(uintptr_t)scope;
+    if (!t || level < 1 || level > depth) return false;
+    for (size_t i = n_entries; i > marks[level - 1]; i--)
+        if (entries[i - 1] == t) return true;
+    return false;
+}
+
 /* A thread's vector is freed when the thread exits. */
 static pthread_key_t entries_key;
 static pthread_once_t entries_once = PTHREAD_ONCE_INIT;

@@ -130,6 +130,71 @@ Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_const
     tj_scope_end(s);
 }
 
+/* y = torch.tensor([1., 1., 1., 1.]); y.mul_(x); y.mul_(x); return y.sum() */
+static tj_status fn_fresh_mutated(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){4}, (float[]){1, 1, 1, 1});
+    tj_mul_(y, in[0]);
+    tj_mul_(y, in[0]);
+    out[0] = tj_sum(y, TJ_DTYPE_NONE);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* y = torch.tensor([1., 2., 3., 4.]); return y * x: nothing writes y */
+static tj_status fn_fresh_read(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul(tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){4}, (float[]){1, 2, 3, 4}), in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(make_fx, a_tensor_the_function_makes_and_writes_starts_afresh_in_every_run)
+{
+    /* torch 1.13's make_fx records torch.tensor(...) as lift_fresh_copy of
+     * a constant: both tracing modes give 30.0 on every run of the graph.
+     * Before the fix the graph wrote its constant: 354 then 72354 (real
+     * mode, whose trace had written it already), 30 then 4890 (fake). */
+    tj_scope *s = tj_scope_begin();
+    for (int mode = TJ_TRACE_REAL; mode <= TJ_TRACE_FAKE; mode++) {
+        tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){4}, (float[]){1, 2, 3, 4});
+        tj_graph *g = tj_make_fx(fn_fresh_mutated, NULL, &x, 1, NULL, (tj_tracing_mode)mode);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        char *text = roundtrip_ok(g);
+        cr_expect(strstr(text, "%lift_fresh_copy = aten._to_copy.default(%_tensor_constant0)") != NULL, "%s", text);
+        free(text);
+        tj_tensor *out[1];
+        for (int run = 0; run < 2; run++) {
+            cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+            cr_expect_eq(tj_tensor_item_at(out[0], 0), 30.0, "mode %d, graph run %d: %g", mode, run,
+                         tj_tensor_item_at(out[0], 0));
+        }
+        tj_plan *p = tj_compile(g, NULL);
+        cr_assert_not_null(p, "%s", tj_last_error());
+        for (int run = 0; run < 2; run++) {
+            cr_assert_eq(tj_plan_run(p, &x, 1, out), TJ_OK, "%s", tj_last_error());
+            cr_expect_eq(tj_tensor_item_at(out[0], 0), 30.0, "mode %d, plan run %d: %g", mode, run,
+                         tj_tensor_item_at(out[0], 0));
+        }
+        tj_plan_free(p);
+        cr_expect_eq(tj_pass_functionalize(g), 2, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_item_at(out[0], 0), 30.0);
+        tj_graph_free(g);
+        /* a made tensor nothing writes is read as the constant itself */
+        g = tj_make_fx(fn_fresh_read, NULL, &x, 1, NULL, (tj_tracing_mode)mode);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_expect_eq(tj_graph_num_calls(g), 1);
+        cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::mul.Tensor")), 1);
+        cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_item_at(out[0], 3), 16.0);
+        tj_graph_free(g);
+    }
+    tj_scope_end(s);
+}
+
 Test(make_fx, multi_output_kwargs_and_views_round_trip_through_text)
 {
     tj_scope *s = tj_scope_begin();

@@ -18,6 +18,10 @@ typedef struct tracer {
     tj_key_map values; /* tensor uid (never 0) -> value id */
     const tj_op *decomp_stack[MAX_DECOMP_DEPTH];
     int decomp_depth;
+    tj_scope *scope; /* make_fx's: tensors it owns were made by the traced function */
+    bool active;     /* the trace mode is pushed (fn is running) */
+    int *fresh;      /* the _to_copy nodes of fresh_value, to drop where nothing writes */
+    int n_fresh, cap_fresh;
 } tracer;
 
 static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
@@ -26,6 +30,16 @@ static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
 }
 
 static int map_get(const tracer *tr, const tj_tensor *t) { return tj_key_map_get(&tr->values, t->uid); }
+
+static int fresh_value(tracer *tr, tj_tensor *t);
+
+/* Whether t is a real tensor the traced function made itself while the
+ * trace runs (tj_tensor_from_data, tj_tensor_empty, tj_tensor_scalar_*: no
+ * call records them), as opposed to one it reached through ctx. */
+static bool is_fresh(const tracer *tr, const tj_tensor *t)
+{
+    return tr->active && !t->fake && tj_scope_owns_since(tr->scope, t);
+}
 
 /* The value of tensor t; a tensor the trace has not seen becomes a constant. */
 static int value_of(tracer *tr, tj_tensor *t)
@@ -36,13 +50,15 @@ static int value_of(tracer *tr, tj_tensor *t)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "make_fx: a fake tensor that is neither an input nor the result of a traced call");
         return -1;
     }
+    if (is_fresh(tr, t)) return fresh_value(tr, t);
     int node = tj_graph_add_constant(tr->g, t, NULL);
     if (node < 0) return -1;
     v = tr->g->nodes[node].outs[0];
     return map_put(tr, t, v) == TJ_OK ? v : -1;
 }
 
-static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int nargs, const tj_value *outs)
+static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int nargs, const tj_value *outs,
+                        const char *name_base)
 {
     tj_garg gargs[TJ_MAX_ARGS];
     int lists[TJ_MAX_ARGS][64];
@@ -77,7 +93,7 @@ static tj_status record(tracer *tr, const tj_op *op, const tj_value *args, int n
     }
     tj_tensor *results[TJ_MAX_RETURNS];
     for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
-    int node = tj_graph_add_call(tr->g, op, gargs, nargs, results, NULL);
+    int node = tj_graph_add_call(tr->g, op, gargs, nargs, results, name_base);
     if (node < 0) return tj_last_status();
     for (int i = 0; i < op->nreturns; i++)
         if (results[i] && map_put(tr, results[i], tr->g->nodes[node].outs[i]) != TJ_OK) return tj_last_status();
@@ -130,6 +146,98 @@ static tj_status check_inplace_view(tracer *tr, const tj_op *op, const tj_value 
                     "first, or pass it as an input", op->name);
 }
 
+/* A tensor the traced function made is new at every call, so each run must
+ * start from its value at first use, as torch's make_fx records
+ * torch.tensor(...) (lift_fresh_copy): the graph holds a copy of that value
+ * as a constant and reads it through a _to_copy, which in-place calls then
+ * write instead of the constant (a real-mode trace wrote the constant while
+ * tracing, and every run wrote it again). Copies nothing writes leave the
+ * graph when the trace ends (drop_unwritten_copies). */
+static int fresh_value(tracer *tr, tj_tensor *t)
+{
+    const tj_op *clone = tj_op_find("aten::clone"), *to_copy = tj_op_find("aten::_to_copy");
+    if (!clone || !to_copy) return -1;
+    tj_value arg[2] = {tj_v_tensor(t), tj_v_none()}, out;
+    bool grad = tj_no_grad_begin();
+    tj_status st = tj_dispatch_kernel(clone, arg, 2, &out); /* not traced */
+    tj_no_grad_end(grad);
+    if (st != TJ_OK) return -1;
+    tj_tensor *snapshot = out.u.t; /* owned by the innermost scope */
+    int node = tj_graph_add_constant(tr->g, snapshot, NULL);
+    if (node < 0 || map_put(tr, snapshot, tr->g->nodes[node].outs[0]) != TJ_OK) return -1;
+    /* _to_copy(snapshot) with the schema's defaults, named as torch names
+     * it (so that a dropped copy takes no other value's name); a fake
+     * tensor of the snapshot's type stands for its result */
+    tj_value args[TJ_MAX_ARGS];
+    args[0] = tj_v_tensor(snapshot);
+    for (int i = 1; i < to_copy->nargs; i++) args[i] = to_copy->args[i].def;
+    tj_tensor *meta = tj_tensor_fake(snapshot->dtype, snapshot->ndim, snapshot->shape);
+    tj_value res = tj_v_tensor(meta);
+    if (!meta || record(tr, to_copy, args, to_copy->nargs, &res, "lift_fresh_copy") != TJ_OK) return -1;
+    int v = map_get(tr, meta);
+    if (v < 0 || map_put(tr, t, v) != TJ_OK) return -1;
+    if (tr->n_fresh == tr->cap_fresh) {
+        int cap = tr->cap_fresh ? 2 * tr->cap_fresh : 16;
+        int *f = tj_alloc(sizeof(int) * (size_t)cap);
+        if (!f) return tj_oom("make_fx", sizeof(int) * (size_t)cap), -1;
+        if (tr->n_fresh) memcpy(f, tr->fresh, sizeof(int) * (size_t)tr->n_fresh);
+        tj_free(tr->fresh, sizeof(int) * (size_t)tr->cap_fresh);
+        tr->fresh = f;
+        tr->cap_fresh = cap;
+    }
+    tr->fresh[tr->n_fresh++] = tr->g->values[v].node;
+    return v;
+}
+
+/* The value whose storage v aliases: through views and in-place results. */
+static int storage_root(const tj_graph *g, int v)
+{
+    for (int guard = 0; guard < g->n_values; guard++) {
+        const tj_gnode *n = &g->nodes[g->values[v].node];
+        if (n->kind != TJ_NODE_CALL || !tj_op_is_view(n->op) || n->nargs < 1 || n->args[0].kind != TJ_GA_VALUE)
+            return v;
+        v = n->args[0].u.v;
+    }
+    return v;
+}
+
+static bool is_graph_output(const tj_graph *g, int v)
+{
+    const tj_gnode *o = &g->nodes[g->output_node];
+    for (int i = 0; i < o->nargs; i++)
+        if (o->args[i].kind == TJ_GA_VALUE && o->args[i].u.v == v) return true;
+    return false;
+}
+
+/* Removes the copies of fresh_value that no call writes into (through any
+ * view) and that are not graph outputs: their readers read the constant. */
+static void drop_unwritten_copies(tracer *tr)
+{
+    tj_graph *g = tr->g;
+    int dropped = 0;
+    for (int f = 0; f < tr->n_fresh; f++) {
+        tj_gnode *copy = &g->nodes[tr->fresh[f]];
+        int v = copy->outs[0];
+        bool written = is_graph_output(g, v);
+        for (int i = 0; i < g->n_nodes && !written; i++) {
+            const tj_gnode *n = &g->nodes[i];
+            if (n->kind != TJ_NODE_CALL || n->dead) continue;
+            bool user = !tj_op_is_builtin(n->op);
+            if (!user && !n->op->mutated_args) continue;
+            for (int a = 0; a < n->nargs && !written; a++)
+                if (user || ((n->op->mutated_args >> a) & 1))
+                    for (int k = 0; k < tj_garg_n_values(&n->args[a]) && !written; k++)
+                        written = tj_garg_value_at(&n->args[a], k) >= 0 &&
+                                  storage_root(g, tj_garg_value_at(&n->args[a], k)) == v;
+        }
+        if (written) continue;
+        tj_graph_replace_uses(g, v, copy->args[0].u.v);
+        copy->dead = true;
+        dropped++;
+    }
+    if (dropped) tj_graph_compact(g);
+}
+
 static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
 {
     tracer *tr = mode->ctx;
@@ -137,11 +245,20 @@ static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *a
         tj_status st = check_inplace_view(tr, op, args, nargs);
         if (st != TJ_OK) return st;
     }
+    /* a real kernel may write a fresh tensor: its constant takes the value
+     * from before the call */
+    for (int i = 0; !tr->fake && i < nargs; i++) {
+        int n = args[i].kind == TJ_V_TENSOR ? 1 : args[i].kind == TJ_V_TENSORS ? args[i].n : 0;
+        for (int k = 0; k < n; k++) {
+            tj_tensor *t = args[i].kind == TJ_V_TENSOR ? args[i].u.t : args[i].u.ts[k];
+            if (t && map_get(tr, t) < 0 && is_fresh(tr, t) && value_of(tr, t) < 0) return tj_last_status();
+        }
+    }
     const tj_decomp_entry *e = tj_decomp_table_lookup(tr->table, op);
     if (e) return decompose(tr, op, e, args, outs);
     tj_status st = tr->fake ? tj_dispatch_fake(op, args, nargs, outs) : tj_redispatch(mode, op, args, nargs, outs);
     if (st != TJ_OK) return st;
-    return record(tr, op, args, nargs, outs);
+    return record(tr, op, args, nargs, outs, NULL);
 }
 
 /* A fake tensor with t's dtype, shape, strides and requires_grad flag (as
@@ -182,6 +299,7 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
 
     tj_status st = TJ_OK;
     tj_scope *scope = tj_scope_begin();
+    tr.scope = scope;
     tj_tensor **traced = tj_alloc(sizeof(tj_tensor *) * (size_t)(n_inputs + TJ_MAX_GRAPH_OUTPUTS));
     if (!scope || !traced) {
         st = scope ? tj_oom("tj_make_fx", sizeof(tj_tensor *) * (size_t)n_inputs) : tj_last_status();
@@ -202,7 +320,9 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     const char *outer_read = tj_fake_data_read_swap(NULL);
     tj_clear_error(); /* an earlier call's error is not fn's */
     int outer_fence = tj_scope_fence(scope);
+    tr.active = true;
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
+    tr.active = false;
     tj_scope_unfence(outer_fence);
     /* modes fn pushed and left above the tracer's are popped with it: the
      * tracer lives in this frame, so it must not stay on the stack */
@@ -249,9 +369,14 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
             goto done;
         }
     }
-    if (tj_graph_add_output(tr.g, out_values, n_out) < 0) st = tj_last_status();
-    else tj_graph_count_uses(tr.g);
+    if (tj_graph_add_output(tr.g, out_values, n_out) < 0) {
+        st = tj_last_status();
+    } else {
+        drop_unwritten_copies(&tr);
+        tj_graph_count_uses(tr.g);
+    }
 done:
+    tj_free(tr.fresh, sizeof(int) * (size_t)tr.cap_fresh);
     tj_free(traced, sizeof(tj_tensor *) * (size_t)(n_inputs + TJ_MAX_GRAPH_OUTPUTS));
     if (scope) tj_scope_end(scope);
     tj_key_map_free(&tr.values);

@@ -49,7 +49,12 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * would be fake). In real mode
  * fn runs on the inputs themselves, as eagerly: what it does to them (in-place
  * updates, tj_tensor_set_requires_grad, .grad from tj_backward) stays after
- * the trace, and so does the .grad tj_backward gives captured tensors. Errors:
+ * the trace, and so does the .grad tj_backward gives captured tensors.
+ * Tensors fn makes itself without an operator call (tj_tensor_from_data,
+ * tj_tensor_empty, tj_tensor_scalar_*) are new at every call: the graph
+ * keeps their value at first use as a constant, and one that fn writes in
+ * place is read through a copy (`%lift_fresh_copy = aten._to_copy(...)`,
+ * torch's lift_fresh_copy), so every run starts from that value. Errors:
  * whatever fn returns (the graph is discarded; when fn returned it without
  * recording an error, or after a failed call with another status,
  * tj_last_status() is fn's status and the message says so), TJ_ERR_INVALID_ARGUMENT for
