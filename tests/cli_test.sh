@@ -81,7 +81,8 @@ expect 2 "bad value 'aten::gelu,,aten::bmm' for --decompose" err trace mlp --dec
 expect 2 "bad value '' for --decompose" err trace mlp --decompose ''
 expect 2 'usage: tjit graph' err graph
 expect 2 "bad value 'xml' for --format" err graph "$work/missing.txt" --format xml
-expect 1 "cannot read '$work/missing.txt'" err graph "$work/missing.txt"
+expect 1 "cannot read '$work/missing.txt': No such file" err graph "$work/missing.txt"
+expect 1 "cannot read '$work': Is a directory" err graph "$work"
 expect 2 "bad value 'bad' for --kind" err ops --kind bad
 expect 2 'usage: tjit ops' err ops --kind bad
 expect 2 "bad value 'foo' for --table \(core\)" err decomps --table foo

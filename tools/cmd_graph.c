@@ -1,4 +1,5 @@
 /* tjit graph FILE [--format text|dot|json] */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@ static void usage(FILE *f)
                "writes it as text (default), Graphviz DOT (`| dot -Tsvg > g.svg`) or JSON.\n");
 }
 
+/* The whole file as a string; NULL with errno set when it cannot be read
+ * (a directory opens, then fails to read: EISDIR). */
 static char *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -34,6 +37,13 @@ static char *read_file(const char *path)
         }
         memcpy(buf + len, chunk, n);
         len += n;
+    }
+    if (ferror(f)) {
+        int err = errno;
+        free(buf);
+        fclose(f);
+        errno = err;
+        return NULL;
     }
     fclose(f);
     if (!buf) buf = calloc(1, 1);
@@ -59,7 +69,7 @@ int cmd_graph(int argc, char **argv)
     }
     char *text = read_file(argv[optind]);
     if (!text) {
-        fprintf(stderr, "tjit graph: cannot read '%s'\n", argv[optind]);
+        fprintf(stderr, "tjit graph: cannot read '%s': %s\n", argv[optind], strerror(errno));
         return 1;
     }
     tj_graph *g = tj_graph_parse(text);
