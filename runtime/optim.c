@@ -225,8 +225,16 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
         return tj_error(TJ_ERR_UNSUPPORTED, "tj_adamw_update: called inside tj_make_fx without capturable: the step "
                                             "count would be baked into the graph as a constant; set capturable to "
                                             "trace the update with the count as a graph value");
-    if (n < 0 || (n && (!params || !grads || !exp_avgs || !exp_avg_sqs || !steps || (o->amsgrad && !max_exp_avg_sqs))))
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: NULL parameter or state lists");
+    if (n < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: negative parameter count %d", n);
+    const char *null_list = !n                                 ? NULL
+                            : !params                          ? "params"
+                            : !grads                           ? "grads"
+                            : !exp_avgs                        ? "exp_avgs"
+                            : !exp_avg_sqs                     ? "exp_avg_sqs"
+                            : !steps                           ? "steps"
+                            : o->amsgrad && !max_exp_avg_sqs   ? "max_exp_avg_sqs (amsgrad)"
+                                                               : NULL;
+    if (null_list) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: the %s list is NULL", null_list);
     for (int i = 0; i < n; i++) {
         if (grads[i] && (!exp_avgs[i] || !exp_avg_sqs[i] || !steps[i] || (o->amsgrad && !max_exp_avg_sqs[i])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_adamw_update: missing state for parameter %d", i);
@@ -237,8 +245,14 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
             (st = check_like_param(who, "exp_avg_sq", i, exp_avg_sqs[i], params[i])) != TJ_OK ||
             (o->amsgrad && (st = check_like_param(who, "max_exp_avg_sq", i, max_exp_avg_sqs[i], params[i])) != TJ_OK))
             return st;
-        if (steps[i]->numel != 1 || (steps[i]->dtype != TJ_FLOAT32 && steps[i]->dtype != TJ_FLOAT64))
-            return tj_error(TJ_ERR_SHAPE, "tj_adamw_update: step %d must be a one-element float count", i);
+        if (steps[i]->dtype != TJ_FLOAT32 && steps[i]->dtype != TJ_FLOAT64)
+            return tj_error(TJ_ERR_DTYPE, "tj_adamw_update: step %d must be a float32 or float64 count, got %s", i,
+                            tj_dtype_name(steps[i]->dtype));
+        if (steps[i]->numel != 1) {
+            char s1[64];
+            return tj_error(TJ_ERR_SHAPE, "tj_adamw_update: step %d must hold one count, got shape %s", i,
+                            tj_shape_str(steps[i]->ndim, steps[i]->shape, s1, sizeof s1));
+        }
     }
     adamw_lists l = {params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps};
     return run_update(adamw_one, o, &l, n);

@@ -142,6 +142,32 @@ Test(hostile_optim, invalid_hyper_parameters_are_refused_naming_the_value)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* AdamW's step counts and lists: a wrong dtype is a dtype error, a wrong
+ * size a shape error, a NULL list is named; nothing changes. */
+Test(hostile_optim, adamw_names_a_bad_step_count_or_a_null_list)
+{
+    int64_t base = live_allocations();
+    tj_tensor *p = ramp(1, I64(2), 1), *g = ramp(1, I64(2), 1), *m = ramp(1, I64(2), 0), *v = ramp(1, I64(2), 0);
+    tj_tensor *istep = tj_tensor_from_data(TJ_INT64, 0, NULL, (const int64_t[]){0});
+    tj_tensor *step2 = ramp(1, I64(2), 0), *step = tj_tensor_scalar_f32(0);
+    tj_adamw_options o = tj_adamw_defaults();
+    cr_expect_eq(tj_adamw_update(&o, &p, &g, &m, &v, NULL, &istep, 1), TJ_ERR_DTYPE);
+    EXPECT_ERROR(TJ_ERR_DTYPE, "step 0", "int64");
+    cr_expect_eq(tj_adamw_update(&o, &p, &g, &m, &v, NULL, &step2, 1), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "step 0", "[2]");
+    cr_expect_eq(tj_adamw_update(&o, &p, &g, NULL, &v, NULL, &step, 1), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "exp_avgs list");
+    o.amsgrad = true;
+    cr_expect_eq(tj_adamw_update(&o, &p, &g, &m, &v, NULL, &step, 1), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "max_exp_avg_sqs");
+    expect_values(p, (const float[]){1, 2}, 2);
+    expect_values(m, (const float[]){0, 1}, 2);
+    expect_values(step, (const float[]){0}, 1);
+    tj_tensor *all[] = {p, g, m, v, istep, step2, step};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) tj_tensor_release(all[i]);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* The second parameter's gradient does not fit: no parameter (the first
  * included) and no state may change. */
 Test(hostile_optim, a_mismatched_gradient_changes_no_parameter_and_no_state)

@@ -80,7 +80,12 @@ tj_status tj_sgd_update(const tj_sgd_options *o, tj_tensor *const *params, tj_te
  * parameters' shapes, zeros before the first step; steps are float32 0-dim
  * counts, 0 before the first step; all updated in place. A NULL grad skips
  * its parameter. Without capturable, a call inside tj_make_fx (real or
- * fake mode) or a fake step count gives TJ_ERR_UNSUPPORTED, nothing changed. */
+ * fake mode) or a fake step count gives TJ_ERR_UNSUPPORTED, nothing changed.
+ * Other errors, nothing changed either: invalid options, a negative n, a
+ * NULL list (named) or a missing state tensor (TJ_ERR_INVALID_ARGUMENT); a
+ * step count that is not float32 / float64 (TJ_ERR_DTYPE) or not one
+ * element (TJ_ERR_SHAPE); state or gradients whose shape or dtype differ
+ * from their parameter's (TJ_ERR_SHAPE, TJ_ERR_DTYPE). */
 tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, tj_tensor *const *grads,
                           tj_tensor *const *exp_avgs, tj_tensor *const *exp_avg_sqs,
                           tj_tensor *const *max_exp_avg_sqs, tj_tensor *const *steps, int n);
