@@ -152,18 +152,8 @@ void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_axpby_args *k = ctx;
     switch (k->dtype) {
-    case TJ_FLOAT32: {
-        float al = (float)k->alpha;
-        if (al == 1.0f) LOOP_AB(float, float, a[i] + b[i]);
-        else LOOP_AB(float, float, a[i] + al * b[i]);
-        break;
-    }
-    case TJ_FLOAT64: {
-        double al = k->alpha;
-        if (al == 1.0) LOOP_AB(double, double, a[i] + b[i]);
-        else LOOP_AB(double, double, a[i] + al * b[i]);
-        break;
-    }
+    case TJ_FLOAT32:
+    case TJ_FLOAT64: float_fns(k->dtype)->add(n, out, in[0], in[1], k->alpha); break;
     case TJ_INT64: {
         int64_t al = k->ialpha;
         if (al == 1) LOOP_AB(int64_t, int64_t, wrap_add(a[i], b[i]));

@@ -16,6 +16,10 @@ typedef void (*tj_k_math2_fn)(int64_t n, void *out, const void *a, const void *b
 typedef void (*tj_k_powc_fn)(int64_t n, void *out, const void *a, double e);
 /** n contiguous elements: out = the element at value (bits unchanged). */
 typedef void (*tj_k_splat_fn)(int64_t n, void *out, const void *value);
+/** n contiguous elements: out = a + alpha b (alpha rounded to the element
+ * type first; a + b when it is 1), each rounded once: no fused
+ * multiply-add, so that every width gives the scalar loop's bits. */
+typedef void (*tj_k_axpy_fn)(int64_t n, void *out, const void *a, const void *b, double alpha);
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
@@ -30,6 +34,7 @@ typedef struct tj_k_math_fns {
     tj_k_math1_fn unary[TJ_K_UNARY_COUNT];
     tj_k_math2_fn binary[TJ_K_BINARY_COUNT];
     tj_k_math2_fn compare[TJ_K_COMPARE_COUNT];
+    tj_k_axpy_fn add;
     tj_k_where_fn where;
     tj_k_splat_fn splat;
     tj_k_powc_fn pow_scalar;

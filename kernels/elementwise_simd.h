@@ -351,6 +351,21 @@ static void SFX(hardtanh_bwd)(int64_t n, void *out, const void *in0, const void 
  * (signed zeros included): a nan `a` is kept by the blend, and maxps /
  * minps return their second operand, `b`, for a nan `b` and for equal
  * operands (+0 against -0). */
+/* the arithmetic the plain C loops did at SSE2 width: one rounding per
+ * operation at every width (the project builds with -std=c11, so nothing
+ * contracts into a fused multiply-add), hence the same bits */
+BINARY(mul, x * y)
+BINARY(div, x / y)
+
+static void SFX(add)(int64_t n, void *out, const void *in0, const void *in1, double alpha)
+{
+    T *o = out;
+    const T *a = in0, *b = in1;
+    T al = (T)alpha;
+    if (al == CT(1)) LOOP2(x + y);
+    else LOOP2(x + al * y);
+}
+
 BINARY(maximum, VBLEND(VISNAN(x), x, VMAX(x, y)))
 BINARY(minimum, VBLEND(VISNAN(x), x, VMIN(x, y)))
 BINARY(pow, SLEEF(pow)(x, y))
@@ -524,6 +539,8 @@ static const tj_k_math_fns FNS = {
         [TJ_K_EXP_NEG_ABS] = SFX(exp_neg_abs),
     },
     .binary = {
+        [TJ_K_MUL] = SFX(mul),
+        [TJ_K_DIV] = SFX(div),
         [TJ_K_MAXIMUM] = SFX(maximum),
         [TJ_K_MINIMUM] = SFX(minimum),
         [TJ_K_POW] = SFX(pow),
@@ -553,6 +570,7 @@ static const tj_k_math_fns FNS = {
     .act_backward = {[TJ_K_LEAKY_RELU] = SFX(leaky_relu_bwd), [TJ_K_SOFTPLUS] = SFX(softplus_bwd),
                      [TJ_K_ELU] = SFX(elu_bwd), [TJ_K_HARDSIGMOID] = SFX(hardsigmoid_bwd),
                      [TJ_K_HARDSWISH] = SFX(hardswish_bwd), [TJ_K_HARDTANH] = SFX(hardtanh_bwd)},
+    .add = SFX(add),
     .where = SFX(where),
     .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),

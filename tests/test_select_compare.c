@@ -124,6 +124,52 @@ Test(select_compare, maximum_minimum_loops_match_the_scalar_nan_rule_on_every_is
     }
 }
 
+/* mul, div and add with alpha (add.Tensor, sub as add with -alpha): the
+ * vector loops against the scalar C expressions, one rounding per
+ * operation (a nan result: any nan, as x86 picks between two nan operands
+ * by their order, which C leaves to the compiler). */
+#define CHECK_ARITH(T, SFX)                                                     \
+    static void check_arith_##SFX(const char *isa)                              \
+    {                                                                           \
+        enum { CAP = MAXN + 8, PAIRS = NSPECIAL * NSPECIAL };                   \
+        static const double alphas[] = {1, -1, 0.1, -2.5};                      \
+        for (int shift = 0; shift < PAIRS; shift += MAXN)                       \
+            for (int n = 0; n <= MAXN; n++)                                     \
+                for (int op = 0; op < 6; op++) {                                \
+                    T a[CAP], b[CAP], o[CAP];                                   \
+                    fill_pairs_##SFX(a + 1, b + 1, n, shift);                   \
+                    for (int i = 0; i < CAP; i++) o[i] = (T)1234;               \
+                    const void *in[2] = {a + 1, b + 1};                         \
+                    T al = (T)alphas[op < 2 ? 0 : op - 2];                      \
+                    if (op < 2) {                                               \
+                        tj_k_binary_args k = {.op = op ? TJ_K_DIV : TJ_K_MUL, .dtype = TJ_DTYPE_##SFX}; \
+                        tj_k_binary_loop(n, o + 1, in, &k);                     \
+                    } else {                                                    \
+                        tj_k_axpby_args k = {.alpha = alphas[op - 2], .dtype = TJ_DTYPE_##SFX}; \
+                        tj_k_add_loop(n, o + 1, in, &k);                        \
+                    }                                                           \
+                    for (int i = 0; i < n; i++) {                               \
+                        T x = a[1 + i], y = b[1 + i];                           \
+                        T want = op == 0 ? x * y : op == 1 ? x / y : al == 1 ? x + y : x + al * y; \
+                        cr_assert(same_##SFX(o[1 + i], want) || (want != want && o[1 + i] != o[1 + i]), \
+                                  "%s op %d n=%d i=%d: %a, %a gave %a, want %a", isa, op, n, i, \
+                                  (double)x, (double)y, (double)o[1 + i], (double)want); \
+                    }                                                           \
+                    cr_assert(o[0] == (T)1234 && o[n + 1] == (T)1234, "%s n=%d: wrote outside", isa, n); \
+                }                                                               \
+    }
+CHECK_ARITH(float, f32)
+CHECK_ARITH(double, f64)
+
+Test(select_compare, arithmetic_loops_match_the_scalar_expressions_on_every_isa_and_tail)
+{
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        check_arith_f32(test_isas[s]);
+        check_arith_f64(test_isas[s]);
+    }
+}
+
 Test(select_compare, maximum_keeps_the_first_nan_and_the_second_of_equal_zeros)
 {
     /* spelled out: a nan `a` wins over a nan `b` (payload and sign kept),
