@@ -842,7 +842,7 @@ Test(plan, written_back_output_is_computed_in_the_input_buffer)
     tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
     tj_graph *g = trace(fn_sgd, NULL, in, 2);
     int wb[1] = {0};
-    tj_compile_options o = {.writeback = wb};
+    tj_compile_options o = {.writeback = wb, .no_pointwise_fusion = true}; /* 0.1 g in the arena */
     tj_plan *p = compile_ok(g, &o);
     tj_plan_statistics st;
     tj_plan_stats(p, &st);
@@ -899,7 +899,8 @@ Test(plan, input_read_after_its_new_value_is_made_is_copied_back_at_the_end)
     tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
     tj_graph *g = trace(fn_late_read, NULL, in, 2);
     int wb[2] = {0, -1};
-    tj_compile_options o = {.writeback = wb};
+    /* apart: loop fusion would read p in the step that writes p' */
+    tj_compile_options o = {.writeback = wb, .no_pointwise_fusion = true};
     tj_plan *p = compile_ok(g, &o);
     tj_plan_statistics st;
     tj_plan_stats(p, &st);
@@ -1272,13 +1273,15 @@ Test(plan, arena_lies_between_the_lower_bound_and_the_naive_sum)
     mlp_teardown(&m);
 }
 
-/* The chain on x, y of `shape`: its plan with in-place reuse. */
+/* The chain on x, y of `shape`: its plan with in-place reuse (its calls
+ * each a kernel: no loop fusion, which would keep the chain out of the
+ * arena). */
 static tj_plan *compile_chain(const int64_t *shape, tj_tensor **in, tj_graph **g)
 {
     in[0] = random_f32(2, shape, 1);
     in[1] = random_f32(2, shape, 2);
     *g = trace(fn_chain, NULL, in, 2);
-    return compile_ok(*g, NULL);
+    return compile_ok(*g, &(tj_compile_options){.no_pointwise_fusion = true});
 }
 
 Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
@@ -1298,7 +1301,7 @@ Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
     cr_expect_geq(st.n_inplace, 4);
     expect_plan_matches(g, p, in, 2);
     /* no in-place reuse: same results, more memory */
-    tj_compile_options o = {.no_inplace_reuse = true};
+    tj_compile_options o = {.no_inplace_reuse = true, .no_pointwise_fusion = true};
     tj_plan *q = compile_ok(g, &o);
     tj_plan_statistics sq;
     tj_plan_stats(q, &sq);
@@ -1512,8 +1515,8 @@ Test(plan, full_and_arange_feeding_an_add_fold_and_match_the_interpreter)
     tj_scope *s = tj_scope_begin();
     tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
     tj_graph *g = trace(fn_folds, NULL, &x, 1);
-    tj_plan *p = compile_ok(g, NULL);
-    tj_plan *q = compile_ok(g, &(tj_compile_options){.no_constant_folding = true});
+    tj_plan *p = compile_ok(g, &(tj_compile_options){.no_pointwise_fusion = true});
+    tj_plan *q = compile_ok(g, &(tj_compile_options){.no_constant_folding = true, .no_pointwise_fusion = true});
     tj_plan_statistics sp, sq;
     tj_plan_stats(p, &sp);
     tj_plan_stats(q, &sq);
@@ -1541,7 +1544,7 @@ Test(plan, random_operators_are_never_folded)
     tj_scope *s = tj_scope_begin();
     tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
     tj_graph *g = trace(fn_random, NULL, &x, 1);
-    tj_plan *p = compile_ok(g, NULL);
+    tj_plan *p = compile_ok(g, &(tj_compile_options){.no_pointwise_fusion = true});
     tj_plan_statistics st;
     tj_plan_stats(p, &st);
     cr_expect_eq(st.n_folded, 1, "only full folds, got %d", st.n_folded);

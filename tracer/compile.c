@@ -4,8 +4,9 @@
  * at run time) or the in-place operator's argument itself; kernels are bound,
  * dead nodes dropped (prune.c), nodes reading no input folded into
  * constants (fold.c), multiplications and divisions by one turned into
- * aliases (simplify.c), attention, copies into products and elementwise
- * epilogues fused (fuse_attention.c, fuse_gather.c, fuse.c), and the memory
+ * aliases (simplify.c), attention, copies into products, elementwise
+ * epilogues and chains of elementwise calls fused (fuse_attention.c,
+ * fuse_gather.c, fuse.c, fuse_pointwise.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
 #include <string.h>
@@ -499,6 +500,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK && !opts->no_fusion && !opts->no_attention_fusion) st = tj_plan_fuse_attention(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_gathered_operands(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
+    if (st == TJ_OK && !opts->no_fusion && !opts->no_pointwise_fusion) st = tj_plan_fuse_pointwise(p);
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) {
         tj_plan_liveness(p);

@@ -310,7 +310,7 @@ void tj_plan_liveness(tj_plan *p)
 #define INPLACE_MIN_BYTES (128u << 10)
 
 /* The input of step node n whose block its result may take over, or -1. */
-static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *out)
+static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *out, const bool *donated)
 {
     if (out->nbytes < INPLACE_MIN_BYTES || !tj_plan_is_elementwise(n->op)) return -1;
     for (int i = 0; i < n->nargs; i++) {
@@ -318,6 +318,7 @@ static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *o
         int v = n->args[i].u.v;
         int obj = tj_plan_object_value(p, v);
         const tj_pvalue *r = &p->values[obj];
+        if (donated[obj]) continue; /* to another result of the step (a fused step has several) */
         if (r->kind != TJ_PV_ARENA || r->last != n->step || r->n_views > 0 || r->nbytes != out->nbytes ||
             r->dtype != out->dtype || r->ndim != out->ndim || memcmp(r->shape, out->shape, sizeof(int64_t) * (size_t)r->ndim))
             continue;
@@ -381,7 +382,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
                 fallback += o->nbytes;
                 continue;
             }
-            int donor = opts->no_inplace_reuse || opts->no_memory_reuse ? -1 : inplace_donor(p, n, o);
+            int donor = opts->no_inplace_reuse || opts->no_memory_reuse ? -1 : inplace_donor(p, n, o, donated);
             if (donor >= 0) {
                 o->arena_offset = p->values[donor].arena_offset;
                 o->inplace = true;

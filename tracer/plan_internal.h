@@ -214,6 +214,11 @@ tj_status tj_plan_fuse_attention(tj_plan *p);
  * gathers the view itself. */
 tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
 
+/** Loop fusion (tracer/fuse_pointwise.c): chains of elementwise calls of
+ * one result shape run as one step over chunks that stay in cache, results
+ * that only the chain reads never leaving it. */
+tj_status tj_plan_fuse_pointwise(tj_plan *p);
+
 /** The name a step shows in the profiler: its operator's, or the label a
  * fusion gave it ("aten::addmm + aten::relu"). */
 static inline const char *tj_plan_node_label(const tj_pnode *n) { return n->label ? n->label : n->op->name; }

@@ -128,9 +128,19 @@ typedef struct tj_compile_options {
      * im2col columns) gathers that view a chunk of columns at a time into
      * a buffer that stays in cache and multiplies from there: the copy is
      * never written to memory, and the results are the same bits
-     * (profiler: "aten::_to_copy + aten::bmm"). no_fusion turns this off,
-     * and attention fusion (below). */
+     * (profiler: "aten::_to_copy + aten::bmm"). And by default, chains of
+     * elementwise calls (float32, float64 or bool results of one shape;
+     * operands of that shape, of one element, or broadcasting to it) run as
+     * one step that applies each call's loop to a chunk of the shape at a
+     * time, results only the chain reads staying in a buffer in cache
+     * rather than the arena: a decomposed layer_norm, softmax or optimiser
+     * update makes one pass over memory instead of one per primitive, with
+     * the same bits (profiler: "fused pointwise (aten::mul.Tensor, ...)").
+     * no_fusion turns all of this off, and attention fusion (below). */
     bool no_fusion;
+    /** Keep elementwise calls apart: no loop fusion (above), the other
+     * fusions as set. */
+    bool no_pointwise_fusion;
     /** Keep attention written with matmul as its operators. By default,
      * q @ k^T * scale, masked_fill(mask, -inf), softmax over the last dim,
      * @ v (clone, bmm, mul.Scalar, masked_fill.Scalar, _softmax, bmm in
@@ -260,6 +270,8 @@ typedef struct tj_plan_statistics {
     int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
     int n_identities;         /**< multiplications and divisions by one run as aliases */
+    int n_fused_pointwise;    /**< steps running a chain of elementwise calls (loop fusion) */
+    int n_fused_pointwise_nodes; /**< the calls those steps run */
     size_t writeback_fallback_bytes; /**< blocks of the n_writeback_direct results, which are
                                           not in the arena: a context allocates them (once)
                                           only when a run's written-back input cannot take

@@ -1,0 +1,741 @@
+/* Loop fusion of elementwise operators (Inductor's pointwise fusion, on a
+ * replay plan): calls of elementwise operators whose results have one shape
+ * run as one step that walks that shape a chunk at a time (PW_CHUNK float32
+ * elements, PW_BUF_BYTES bytes) and, for each chunk, runs each member's own
+ * loop (runtime/op_pointwise.h: its kernel's tj_loop_fn and context) on it.
+ * A result that only members read lives in a chunk-sized buffer on the
+ * running thread's stack, never in the arena; a result read elsewhere too
+ * (or a graph output) is written out as well. In a decomposed graph
+ * (layer_norm, softmax, gelu, the optimiser's update down to mul, add,
+ * div, sqrt, ...) one pass over memory per primitive becomes one per chain.
+ *
+ * Operands: a result of an earlier member (its buffer); a tensor of the
+ * group's shape, read in place where contiguous (checked at run time:
+ * inputs may come restrided); a tensor of one element (a folded constant,
+ * a 0-dim value), converted to the loop's dtype and repeated once per
+ * thread into a buffer; any other tensor broadcasting to the group's shape
+ * ([N, 1] statistics, [D] weights, a transposed gradient) gathered a chunk
+ * at a time through its strides. The loops compute element by element,
+ * partial vectors through the same vector code (elementwise_simd.h), so the
+ * bits do not depend on where chunks begin and end: results are those of
+ * the unfused plan and of tj_graph_run.
+ *
+ * Grouping walks the nodes in order with a few groups open (one shape
+ * each). A node joins the open group of its result's shape that it reads
+ * from directly, or whose last member is a few steps back; a node reading a
+ * group's result in any other way (a non-member, a view of a member's
+ * result) first closes that group, as does any node that may write
+ * existing storage (in-place and user operators) and distance. A closed
+ * group of two or more members becomes one step in its last member's place:
+ * every operand is ready there, and no member's result is read before it.
+ * Moving the members' reads there is what the closing rules make safe.
+ *
+ * Within a chunk every read of an operand comes before any write of a
+ * result (the last member writes its result in place, reading each element
+ * before writing it; earlier members' results are copied out after it), so
+ * a result may be placed over a dying operand and written straight into an
+ * input it updates, as for single elementwise kernels (memory_plan.c,
+ * compile.c): the step stands in the plan as its last member's operator. */
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/copy.h"
+#include "kernels/parallel.h"
+#include "plan_internal.h"
+#include "runtime/op_pointwise.h"
+
+#define PW_BUF_BYTES 2048 /* a chunk of one operand: 512 float32, 256 float64 */
+#define PW_CHUNK_MAX 512
+#define PW_MAX_BUFS 16    /* member results and repeated one-element operands, per thread */
+#define PW_MAX_MEMBERS 64
+#define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
+#define PW_MAX_OPEN 8     /* groups open at once */
+#define PW_NEAR 8         /* a node joins a group it does not read from when within this many steps of it */
+#define PW_FAR 32         /* a group is closed this many steps after its last member */
+
+/* ---- the program a fused step runs (plan memory, read only at run time) ---- */
+
+typedef enum { SRC_ARG, SRC_BUF, SRC_GATHER } src_kind;
+
+typedef struct pw_src {
+    src_kind kind; /* SRC_ARG: external tensor `index`, read in place or gathered (decided per run) */
+    int index;     /* SRC_BUF: buffer index */
+} pw_src;
+
+typedef struct pw_member {
+    tj_pointwise pw;
+    pw_src in[TJ_ITER_MAX_INPUTS];
+    size_t in_es[TJ_ITER_MAX_INPUTS];
+    int buf;      /* buffer receiving the result, -1: written straight into out[out] */
+    int out;      /* index among the step's results, -1: not written out */
+    size_t es;    /* bytes of a result element */
+} pw_member;
+
+typedef struct pw_splat {
+    int arg;            /* external tensor of one element, or -1 for `value` */
+    tj_dtype loop;      /* the dtype its readers' loops take it in */
+    tj_k_scalar value;  /* arg -1: already in `loop` */
+} pw_splat;
+
+typedef struct pw_program {
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t numel;
+    int64_t chunk;
+    int n_members, n_args, n_splats, n_bufs, n_outs;
+    pw_member *members;
+    pw_splat *splats; /* buffers [0, n_splats) */
+    size_t *arg_es;
+} pw_program;
+
+/* ---- run time ---- */
+
+typedef struct pw_run {
+    const pw_program *pg;
+    const char *base[PW_MAX_ARGS];     /* contiguous arguments of the group's shape, else NULL */
+    const tj_tensor *args[PW_MAX_ARGS];
+    int64_t strides[PW_MAX_ARGS][TJ_MAX_DIMS]; /* gathered ones: element strides over the group's shape */
+    char *out[PW_MAX_MEMBERS];
+} pw_run;
+
+/* dst[0, n) = elements [start, start + n) (row-major over the group's
+ * shape) of a tensor at `base` with element strides st over that shape. */
+static void gather(char *dst, const char *base, size_t es, const pw_program *pg, const int64_t *st, int64_t start,
+                   int64_t n)
+{
+    int nd = pg->ndim;
+    if (nd == 0) {
+        memcpy(dst, base, es);
+        return;
+    }
+    int64_t idx[TJ_MAX_DIMS], r = start;
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = r % pg->shape[d];
+        r /= pg->shape[d];
+    }
+    int64_t inner = pg->shape[nd - 1], is = st[nd - 1];
+    for (int64_t done = 0; done < n;) {
+        int64_t off = 0;
+        for (int d = 0; d < nd; d++) off += idx[d] * st[d];
+        int64_t run = inner - idx[nd - 1];
+        if (run > n - done) run = n - done;
+        const char *s = base + off * (int64_t)es;
+        char *o = dst + done * (int64_t)es;
+        if (is == 0) tj_k_splat(o, s, run, es);
+        else if (is == 1) memcpy(o, s, (size_t)run * es);
+        else if (es == 4)
+            for (int64_t i = 0; i < run; i++) memcpy(o + 4 * i, s + 4 * i * is, 4);
+        else if (es == 8)
+            for (int64_t i = 0; i < run; i++) memcpy(o + 8 * i, s + 8 * i * is, 8);
+        else
+            for (int64_t i = 0; i < run; i++) o[i] = s[i * is];
+        done += run;
+        idx[nd - 1] += run;
+        for (int d = nd - 1; d > 0 && idx[d] >= pg->shape[d]; d--) {
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+/* Elements [16 b, 16 e) of the group's shape, one chunk at a time. */
+static void run_lines(void *ctx, int t, int64_t b, int64_t e)
+{
+    (void)t;
+    const pw_run *r = ctx;
+    const pw_program *pg = r->pg;
+    _Alignas(64) char bufs[PW_MAX_BUFS][PW_BUF_BYTES];
+    _Alignas(64) char gbuf[TJ_ITER_MAX_INPUTS][PW_BUF_BYTES];
+    int64_t start = b * 16, end = e * 16 < pg->numel ? e * 16 : pg->numel;
+    if (start >= end) return;
+    for (int j = 0; j < pg->n_splats; j++) {
+        const pw_splat *s = &pg->splats[j];
+        tj_k_scalar v = s->value;
+        if (s->arg >= 0) {
+            const tj_tensor *x = r->args[s->arg];
+            tj_k_convert(&v, s->loop, tj_tensor_ptr(x), x->dtype, 1);
+        }
+        tj_k_splat(bufs[j], &v, pg->chunk, tj_dtype_bytes(s->loop));
+    }
+    for (int64_t s = start; s < end; s += pg->chunk) {
+        int64_t n = end - s < pg->chunk ? end - s : pg->chunk;
+        for (int m = 0; m < pg->n_members; m++) {
+            const pw_member *mb = &pg->members[m];
+            const void *in[TJ_ITER_MAX_INPUTS] = {0};
+            for (int k = 0; k < mb->pw.nin; k++) {
+                const pw_src *src = &mb->in[k];
+                if (src->kind == SRC_BUF) {
+                    in[k] = bufs[src->index];
+                } else if (r->base[src->index]) {
+                    in[k] = r->base[src->index] + s * (int64_t)mb->in_es[k];
+                } else {
+                    const tj_tensor *x = r->args[src->index];
+                    gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], pg, r->strides[src->index], s, n);
+                    in[k] = gbuf[k];
+                }
+            }
+            void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + s * (int64_t)mb->es;
+            mb->pw.fn(n, o, in, &mb->pw.ctx);
+        }
+        for (int m = 0; m < pg->n_members; m++) { /* results read elsewhere too, after every read */
+            const pw_member *mb = &pg->members[m];
+            if (mb->out >= 0 && mb->buf >= 0)
+                memcpy(r->out[mb->out] + s * (int64_t)mb->es, bufs[mb->buf], (size_t)n * mb->es);
+        }
+    }
+}
+
+/* args[0]: the program; args[1 ..]: the tensors it reads; outs: the
+ * members' results written out, in member order. */
+static tj_status kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs)
+{
+    const pw_program *pg = (const pw_program *)(intptr_t)args[0].u.i;
+    pw_run r;
+    r.pg = pg;
+    for (int j = 0; j < pg->n_args; j++) {
+        const tj_tensor *x = args[1 + j].u.t;
+        r.args[j] = x;
+        r.base[j] = NULL;
+        if (x->numel == 1 && pg->numel != 1) continue; /* read through splats only */
+        bool same = x->ndim == pg->ndim, contiguous = true;
+        int64_t want = 1;
+        for (int d = pg->ndim - 1; d >= 0; d--) {
+            int xd = d - (pg->ndim - x->ndim);
+            int64_t size = xd >= 0 ? x->shape[xd] : 1, stride = xd >= 0 && size != 1 ? x->strides[xd] : 0;
+            same = same && size == pg->shape[d];
+            if (size != 1 && stride != want) contiguous = false;
+            want *= pg->shape[d];
+            r.strides[j][d] = stride;
+        }
+        if (same && contiguous) r.base[j] = tj_tensor_ptr(x);
+    }
+    for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
+    int64_t lines = (pg->numel + 15) / 16;
+    tj_k_parallel(tj_threads_for(pg->numel), lines, run_lines, &r);
+    return TJ_OK;
+}
+
+/* ---- compile time: groups ---- */
+
+typedef struct group {
+    int id;           /* > 0 while open */
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS];
+    int n;
+    int node[PW_MAX_MEMBERS];
+    tj_pointwise pw[PW_MAX_MEMBERS];
+    int last_step;    /* step index of the last member */
+    int live, peak;   /* member results still to be read (estimate of buffers) */
+    int n_splats;
+    int splat_v[PW_MAX_BUFS];
+    tj_dtype splat_loop[PW_MAX_BUFS];
+    tj_k_scalar splat_value[PW_MAX_BUFS];
+    int n_args;
+    int arg_v[PW_MAX_ARGS];
+} group;
+
+typedef struct fuser {
+    tj_plan *p;
+    tj_plan_uses u;
+    int *gid;    /* per value: the open group whose member made it, else 0 */
+    int *left;   /* per value made by an open group's member: reads not yet seen */
+    size_t bytes;
+    group open[PW_MAX_OPEN];
+    int next_id;
+    int n_groups, n_members;
+} fuser;
+
+static bool same_shape(int nd, const int64_t *a, int nd2, const int64_t *b)
+{
+    return nd == nd2 && memcmp(a, b, sizeof(int64_t) * (size_t)nd) == 0;
+}
+
+/* Whether value v, of another group's shape or not of one, broadcasts to
+ * shape and has the strides of a tensor (any; gathered if not contiguous). */
+static bool broadcasts(const tj_pvalue *v, int nd, const int64_t *shape)
+{
+    if (v->ndim > nd) return false;
+    for (int d = 0; d < v->ndim; d++) {
+        int64_t s = v->shape[d], t = shape[nd - v->ndim + d];
+        if (s != t && s != 1) return false;
+    }
+    return true;
+}
+
+static group *find_group(fuser *f, int id)
+{
+    for (int i = 0; i < PW_MAX_OPEN; i++)
+        if (f->open[i].id == id) return &f->open[i];
+    return NULL;
+}
+
+/* The label "fused pointwise (aten::mul.Tensor, aten::add.Tensor, ...)":
+ * the members' operators, each once, in order, the first three. */
+static const char *group_label(tj_plan *p, const group *g)
+{
+    char buf[256];
+    int len = snprintf(buf, sizeof buf, "fused pointwise (");
+    const tj_op *seen[PW_MAX_MEMBERS];
+    int n_seen = 0;
+    for (int m = 0; m < g->n; m++) {
+        const tj_op *op = p->nodes[g->node[m]].op;
+        bool dup = false;
+        for (int k = 0; k < n_seen; k++) dup |= seen[k] == op;
+        if (dup) continue;
+        if (n_seen == 3) {
+            len += snprintf(buf + len, sizeof buf - (size_t)len, ", ...");
+            break;
+        }
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", n_seen ? ", " : "", op->name);
+        seen[n_seen++] = op;
+    }
+    snprintf(buf + len, sizeof buf - (size_t)len, ")");
+    char *s = tj_pool_alloc(p->pool, strlen(buf) + 1);
+    if (s) strcpy(s, buf);
+    return s;
+}
+
+static int arg_index(const group *g, int v)
+{
+    for (int j = 0; j < g->n_args; j++)
+        if (g->arg_v[j] == v) return j;
+    return -1;
+}
+
+/* Whether value v is read as one element repeated: one element, in a
+ * group of more (or of another shape). */
+static bool is_one(const tj_pvalue *v, const group *g)
+{
+    return v->numel == 1 && !same_shape(v->ndim, v->shape, g->ndim, g->shape);
+}
+
+/* The splat buffer holding value v (or, v = -1, the Scalar *s) in loop dtype dt. */
+static int splat_index(const group *g, int v, tj_dtype dt, const tj_k_scalar *s)
+{
+    for (int j = 0; j < g->n_splats; j++)
+        if (g->splat_loop[j] == dt && g->splat_v[j] == v && (v >= 0 || !memcmp(&g->splat_value[j], s, sizeof *s)))
+            return j;
+    return -1;
+}
+
+/* Group g becomes one step in its last member's place. */
+static tj_status rewrite(fuser *f, group *g)
+{
+    tj_plan *p = f->p;
+    pw_program *pg = tj_pool_alloc(p->pool, sizeof *pg);
+    pw_member *mem = tj_pool_alloc(p->pool, sizeof *mem * (size_t)g->n);
+    pw_splat *splats = tj_pool_alloc(p->pool, sizeof *splats * (size_t)(g->n_splats + 1));
+    tj_garg *args = tj_pool_alloc(p->pool, sizeof *args * (size_t)(g->n_args + 1));
+    int *outs = tj_pool_alloc(p->pool, sizeof *outs * (size_t)g->n);
+    const char *label = group_label(p, g);
+    if (!pg || !mem || !splats || !args || !outs || !label) return TJ_ERR_OUT_OF_MEMORY;
+    pg->ndim = g->ndim;
+    memcpy(pg->shape, g->shape, sizeof pg->shape);
+    pg->numel = 1;
+    for (int d = 0; d < g->ndim; d++) pg->numel *= g->shape[d];
+    pg->members = mem;
+    pg->splats = splats;
+    pg->n_members = g->n;
+    pg->n_splats = g->n_splats;
+    pg->n_args = g->n_args;
+    for (int j = 0; j < g->n_splats; j++)
+        splats[j] = (pw_splat){.arg = g->splat_v[j] >= 0 ? arg_index(g, g->splat_v[j]) : -1,
+                               .loop = g->splat_loop[j], .value = g->splat_value[j]};
+    args[0] = (tj_garg){.kind = TJ_GA_INT, .u.i = (int64_t)(intptr_t)pg};
+    for (int j = 0; j < g->n_args; j++) args[1 + j] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = g->arg_v[j]};
+    /* buffers: the splats', then member results by a linear scan */
+    int buf_of[PW_MAX_MEMBERS], reads_left[PW_MAX_MEMBERS];
+    bool free_buf[PW_MAX_BUFS];
+    for (int b = 0; b < PW_MAX_BUFS; b++) free_buf[b] = b >= g->n_splats;
+    int n_bufs = g->n_splats, n_outs = 0;
+    size_t max_es = 1;
+    double flops = 0, bytes = 0;
+    for (int m = 0; m < g->n; m++) {
+        const tj_pnode *n = &p->nodes[g->node[m]];
+        int v = n->outs[0];
+        reads_left[m] = 0;
+        for (int k = m + 1; k < g->n; k++)
+            for (int i = 0; i < g->pw[k].nin; i++)
+                reads_left[m] += g->pw[k].arg[i] >= 0 && p->nodes[g->node[k]].args[g->pw[k].arg[i]].u.v == v;
+        size_t es = tj_dtype_bytes(p->values[v].dtype);
+        if (es > max_es) max_es = es;
+    }
+    for (int m = 0; m < g->n; m++) {
+        tj_pnode *n = &p->nodes[g->node[m]];
+        pw_member *mb = &mem[m];
+        mb->pw = g->pw[m];
+        int v = n->outs[0];
+        tj_pvalue *pv = &p->values[v];
+        mb->es = tj_dtype_bytes(pv->dtype);
+        for (int k = 0; k < mb->pw.nin; k++) {
+            mb->in_es[k] = tj_dtype_bytes(mb->pw.loop[k]);
+            int a = mb->pw.arg[k], u = a >= 0 ? n->args[a].u.v : -1;
+            int producer = -1;
+            for (int q = 0; u >= 0 && q < m; q++)
+                if (p->nodes[g->node[q]].outs[0] == u) producer = q;
+            if (producer >= 0) {
+                mb->in[k] = (pw_src){SRC_BUF, buf_of[producer]};
+                reads_left[producer]--;
+            } else if (u < 0 || is_one(&p->values[u], g)) {
+                int splat = splat_index(g, u, mb->pw.loop[k], &mb->pw.scalar[k]);
+                assert(splat >= 0);
+                mb->in[k] = (pw_src){SRC_BUF, splat};
+            } else {
+                mb->in[k] = (pw_src){SRC_ARG, arg_index(g, u)};
+                assert(mb->in[k].index >= 0);
+            }
+        }
+        /* results read for the last time free their buffers, before the
+         * result takes one when of its element size (a loop may write over
+         * its input exactly), else after; results written out keep theirs */
+        int after[TJ_ITER_MAX_INPUTS], n_after = 0;
+        for (int q = 0; q < m; q++) {
+            if (reads_left[q] != 0 || mem[q].out >= 0 || buf_of[q] < 0) continue;
+            if (mem[q].es == mb->es) free_buf[buf_of[q]] = true;
+            else after[n_after++] = buf_of[q];
+            buf_of[q] = -2; /* freed once */
+        }
+        /* reads outside the group: written out (the last member straight into its block) */
+        int in_group = 0;
+        for (int k = m + 1; k < g->n; k++)
+            for (int i = 0; i < g->pw[k].nin; i++)
+                in_group += g->pw[k].arg[i] >= 0 && p->nodes[g->node[k]].args[g->pw[k].arg[i]].u.v == v;
+        bool written = f->u.count[v] > in_group || (m == g->n - 1 && f->u.count[v] > 0);
+        mb->out = written ? n_outs : -1;
+        if (written) {
+            outs[n_outs++] = v;
+            bytes += (double)pv->numel * (double)mb->es;
+        }
+        if (written && m == g->n - 1) {
+            mb->buf = buf_of[m] = -1;
+        } else {
+            int b = 0;
+            while (b < PW_MAX_BUFS && !free_buf[b]) b++;
+            assert(b < PW_MAX_BUFS);
+            free_buf[b] = false;
+            mb->buf = buf_of[m] = b;
+            if (b + 1 > n_bufs) n_bufs = b + 1;
+            if (reads_left[m] == 0 && !written) free_buf[b] = true; /* read by nothing (kept by no_dead_code) */
+        }
+        for (int k = 0; k < n_after; k++) free_buf[after[k]] = true;
+        flops += n->flops;
+        if (m < g->n - 1) {
+            n->is_step = false;
+            n->fused = true;
+        }
+        if (written) {
+            pv->node = g->node[g->n - 1];
+            pv->index = mb->out;
+        } else {
+            pv->kind = TJ_PV_UNUSED;
+        }
+    }
+    for (int j = 0; j < g->n_args; j++) {
+        const tj_pvalue *a = &p->values[g->arg_v[j]];
+        bytes += (double)a->numel * (double)tj_dtype_bytes(a->dtype);
+    }
+    pg->n_bufs = n_bufs;
+    pg->n_outs = n_outs;
+    int64_t chunk = PW_BUF_BYTES / (int64_t)max_es;
+    for (int j = 0; j < g->n_splats; j++)
+        if ((int64_t)(PW_BUF_BYTES / tj_dtype_bytes(g->splat_loop[j])) < chunk)
+            chunk = PW_BUF_BYTES / (int64_t)tj_dtype_bytes(g->splat_loop[j]);
+    for (int m = 0; m < g->n; m++)
+        for (int k = 0; k < g->pw[m].nin; k++)
+            if ((int64_t)(PW_BUF_BYTES / tj_dtype_bytes(g->pw[m].loop[k])) < chunk)
+                chunk = PW_BUF_BYTES / (int64_t)tj_dtype_bytes(g->pw[m].loop[k]);
+    pg->chunk = chunk < PW_CHUNK_MAX ? chunk : PW_CHUNK_MAX;
+    tj_pnode *last = &p->nodes[g->node[g->n - 1]];
+    last->kernel = kernel_fused_pointwise;
+    last->label = label;
+    last->args = args;
+    last->nargs = 1 + g->n_args;
+    last->nlist = 0;
+    last->outs = outs;
+    last->nout = n_outs;
+    last->flops = flops;
+    last->bytes = bytes;
+    f->n_groups++;
+    f->n_members += g->n;
+    return TJ_OK;
+}
+
+/* Closes group g: rewritten when it has two members or more. */
+static tj_status close_group(fuser *f, group *g)
+{
+    if (!g->id) return TJ_OK;
+    for (int m = 0; m < g->n; m++) f->gid[f->p->nodes[g->node[m]].outs[0]] = 0;
+    tj_status st = g->n >= 2 ? rewrite(f, g) : TJ_OK;
+    g->id = 0;
+    return st;
+}
+
+static tj_status close_all(fuser *f)
+{
+    tj_status st = TJ_OK;
+    for (int i = 0; i < PW_MAX_OPEN && st == TJ_OK; i++) st = close_group(f, &f->open[i]);
+    return st;
+}
+
+/* Whether node n may write storage that exists before it (in-place and user
+ * operators): reads may not move past it. */
+static bool may_write(const tj_plan *p, const tj_pnode *n)
+{
+    if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
+    for (int k = 0; k < n->nout; k++)
+        if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
+    return false;
+}
+
+/* The open group making the storage value v reads (its root), or NULL. */
+static group *producer_of(fuser *f, int v)
+{
+    int id = f->gid[f->p->values[v].root];
+    return id ? find_group(f, id) : NULL;
+}
+
+/* Closes the groups whose results node n reads, except `keep` (which n
+ * reads from directly, as a member). */
+static tj_status close_producers(fuser *f, const tj_pnode *n, const group *keep)
+{
+    for (int a = 0; a < n->nargs; a++) {
+        for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) {
+            int v = tj_garg_value_at(&n->args[a], k);
+            group *g = v >= 0 ? producer_of(f, v) : NULL;
+            if (!g || g == keep) continue;
+            tj_status st = close_group(f, g);
+            if (st != TJ_OK) return st;
+        }
+    }
+    return TJ_OK;
+}
+
+/* A candidate: its loop (pw) and result value, when node n is an
+ * elementwise call computing its result element by element. */
+static bool candidate(const tj_plan *p, const tj_pnode *n, tj_pointwise *pw)
+{
+    if (!n->is_step || n->folded || n->fused || n->label || n->identity || n->nout != 1 || n->outs[0] < 0 ||
+        n->nargs > TJ_MAX_ARGS || n->kernel != n->op->kernel)
+        return false;
+    const tj_pvalue *o = &p->values[n->outs[0]];
+    if (o->kind != TJ_PV_ARENA || o->numel == 0 || (o->dtype != TJ_FLOAT32 && o->dtype != TJ_FLOAT64 && o->dtype != TJ_BOOL))
+        return false;
+    tj_tensor ts[TJ_MAX_ARGS];
+    tj_value args[TJ_MAX_ARGS];
+    for (int a = 0; a < n->nargs; a++) {
+        const tj_garg *g = &n->args[a];
+        switch (g->kind) {
+        case TJ_GA_NONE: args[a] = tj_v_none(); break;
+        case TJ_GA_VALUE: {
+            const tj_pvalue *v = &p->values[g->u.v];
+            memset(&ts[a], 0, sizeof ts[a]);
+            ts[a].dtype = v->dtype;
+            ts[a].ndim = v->ndim;
+            ts[a].numel = v->numel;
+            ts[a].fake = true;
+            memcpy(ts[a].shape, v->shape, sizeof v->shape);
+            args[a] = tj_v_tensor(&ts[a]);
+            break;
+        }
+        case TJ_GA_INT: args[a] = tj_v_int(g->u.i); break;
+        case TJ_GA_FLOAT: args[a] = tj_v_float(g->u.f); break;
+        case TJ_GA_BOOL: args[a] = tj_v_bool(g->u.b); break;
+        case TJ_GA_STR: args[a] = tj_v_str(g->u.s); break;
+        case TJ_GA_DTYPE: args[a] = tj_v_dtype(g->u.dtype); break;
+        default: return false; /* lists: no elementwise operator here takes one */
+        }
+    }
+    return tj_pointwise_describe(n->op, args, o->dtype, pw);
+}
+
+/* How node n (loop pw) would read its operands as a member of group g (of
+ * its result's shape): 1 if it can join, reading g's results directly or
+ * not (*reads_g); 0 if not. Counts the buffers and arguments it adds. */
+static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise *pw, bool *reads_g, int *new_splats,
+                int *new_args, int *frees)
+{
+    const tj_plan *p = f->p;
+    const tj_pvalue *o = &p->values[n->outs[0]];
+    *reads_g = false;
+    *new_splats = *new_args = *frees = 0;
+    int seen_v[TJ_ITER_MAX_INPUTS], n_seen = 0;
+    for (int k = 0; k < pw->nin; k++) {
+        if (pw->arg[k] < 0) {
+            bool have = false;
+            for (int j = 0; g && j < g->n_splats; j++)
+                have |= g->splat_v[j] < 0 && g->splat_loop[j] == pw->loop[k] &&
+                        !memcmp(&g->splat_value[j], &pw->scalar[k], sizeof(tj_k_scalar));
+            *new_splats += !have;
+            continue;
+        }
+        int v = n->args[pw->arg[k]].u.v;
+        const tj_pvalue *pv = &p->values[v];
+        int id = f->gid[pv->root];
+        if (g && id == g->id) {
+            if (v != pv->root || pv->dtype != pw->loop[k]) return 0; /* a view of a member's result */
+            *reads_g = true;
+            bool counted = false;
+            for (int s = 0; s < n_seen; s++) counted |= seen_v[s] == v;
+            if (!counted) {
+                int uses = 0;
+                for (int i = 0; i < pw->nin; i++) uses += pw->arg[i] >= 0 && n->args[pw->arg[i]].u.v == v;
+                *frees += f->left[v] == uses;
+                seen_v[n_seen++] = v;
+            }
+            continue;
+        }
+        if (pv->kind == TJ_PV_UNUSED) return 0;
+        bool one = pv->numel == 1 && !(o->numel == 1 && same_shape(pv->ndim, pv->shape, o->ndim, o->shape));
+        if (one) {
+            bool have = false;
+            for (int j = 0; g && j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_loop[j] == pw->loop[k];
+            *new_splats += !have;
+        } else if (pv->dtype != pw->loop[k] || !broadcasts(pv, o->ndim, o->shape)) {
+            return 0;
+        }
+        bool have = g && arg_index(g, v) >= 0;
+        for (int i = 0; i < k; i++) have |= pw->arg[i] >= 0 && n->args[pw->arg[i]].u.v == v;
+        *new_args += !have;
+    }
+    return 1;
+}
+
+static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int frees)
+{
+    const tj_plan *p = f->p;
+    const tj_pnode *n = &p->nodes[i];
+    const tj_pvalue *o = &p->values[n->outs[0]];
+    for (int k = 0; k < pw->nin; k++) {
+        if (pw->arg[k] < 0) {
+            bool have = false;
+            for (int j = 0; j < g->n_splats; j++)
+                have |= g->splat_v[j] < 0 && g->splat_loop[j] == pw->loop[k] &&
+                        !memcmp(&g->splat_value[j], &pw->scalar[k], sizeof(tj_k_scalar));
+            if (!have) {
+                g->splat_v[g->n_splats] = -1;
+                g->splat_loop[g->n_splats] = pw->loop[k];
+                g->splat_value[g->n_splats++] = pw->scalar[k];
+            }
+            continue;
+        }
+        int v = n->args[pw->arg[k]].u.v;
+        const tj_pvalue *pv = &p->values[v];
+        if (f->gid[pv->root] == g->id) {
+            f->left[v]--;
+            continue;
+        }
+        if (arg_index(g, v) < 0) g->arg_v[g->n_args++] = v;
+        bool one = pv->numel == 1 && !(o->numel == 1 && same_shape(pv->ndim, pv->shape, o->ndim, o->shape));
+        bool have = false;
+        for (int j = 0; j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_loop[j] == pw->loop[k];
+        if (one && !have) {
+            g->splat_v[g->n_splats] = v;
+            g->splat_loop[g->n_splats] = pw->loop[k];
+            memset(&g->splat_value[g->n_splats], 0, sizeof(tj_k_scalar));
+            g->n_splats++;
+        }
+    }
+    int v = n->outs[0];
+    g->node[g->n] = i;
+    g->pw[g->n++] = *pw;
+    g->last_step = n->step;
+    f->gid[v] = g->id;
+    f->left[v] = f->u.count[v];
+    if (g->live + 1 > g->peak) g->peak = g->live + 1;
+    g->live += 1 - frees;
+}
+
+static group *open_group(fuser *f, const tj_pnode *n)
+{
+    group *g = NULL;
+    for (int i = 0; i < PW_MAX_OPEN && !g; i++)
+        if (!f->open[i].id) g = &f->open[i];
+    if (!g) { /* the one whose last member is furthest back */
+        g = &f->open[0];
+        for (int i = 1; i < PW_MAX_OPEN; i++)
+            if (f->open[i].last_step < g->last_step) g = &f->open[i];
+        if (close_group(f, g) != TJ_OK) return NULL;
+    }
+    const tj_pvalue *o = &f->p->values[n->outs[0]];
+    memset(g, 0, sizeof *g);
+    g->id = ++f->next_id;
+    g->ndim = o->ndim;
+    memcpy(g->shape, o->shape, sizeof g->shape);
+    return g;
+}
+
+/* Node i, a candidate with loop pw: joins a group, or opens one. */
+static tj_status place(fuser *f, int i, const tj_pointwise *pw)
+{
+    tj_plan *p = f->p;
+    const tj_pnode *n = &p->nodes[i];
+    const tj_pvalue *o = &p->values[n->outs[0]];
+    group *best = NULL;
+    int best_frees = 0;
+    for (int k = 0; k < PW_MAX_OPEN; k++) {
+        group *g = &f->open[k];
+        if (!g->id || !same_shape(g->ndim, g->shape, o->ndim, o->shape)) continue;
+        bool reads_g;
+        int splats, args, frees;
+        if (!fits(f, g, n, pw, &reads_g, &splats, &args, &frees)) continue;
+        bool near = n->step - g->last_step <= PW_NEAR;
+        int live = g->live + 1; /* the result's buffer, maybe taken before its inputs' are free */
+        bool room = g->n < PW_MAX_MEMBERS && g->n_args + args <= PW_MAX_ARGS &&
+                    g->n_splats + splats + (live > g->peak ? live : g->peak) <= PW_MAX_BUFS;
+        if (!room || !(reads_g || near)) continue;
+        if (!best || reads_g) {
+            best = g;
+            best_frees = frees;
+        }
+        if (reads_g) break;
+    }
+    tj_status st = close_producers(f, n, best);
+    if (st != TJ_OK) return st;
+    if (best && !best->id) best = NULL; /* closed as a producer after all */
+    if (!best) {
+        bool reads_g;
+        int splats, args, frees;
+        if (!fits(f, NULL, n, pw, &reads_g, &splats, &args, &frees) || args > PW_MAX_ARGS || splats + 2 > PW_MAX_BUFS)
+            return TJ_OK;
+        if (!(best = open_group(f, n))) return TJ_ERR_OUT_OF_MEMORY;
+        best_frees = 0;
+    }
+    add_member(f, best, i, pw, best_frees);
+    return TJ_OK;
+}
+
+tj_status tj_plan_fuse_pointwise(tj_plan *p)
+{
+    fuser f = {.p = p};
+    tj_status st = tj_plan_uses_init(p, &f.u);
+    if (st != TJ_OK) return st;
+    f.bytes = sizeof(int) * 2 * (size_t)(p->n_values + 1);
+    f.gid = tj_alloc(f.bytes);
+    if (!f.gid) {
+        tj_plan_uses_free(&f.u);
+        return tj_oom("tj_compile", f.bytes);
+    }
+    memset(f.gid, 0, f.bytes);
+    f.left = f.gid + p->n_values + 1;
+    for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
+        const tj_pnode *n = &p->nodes[i];
+        if (!n->is_step) continue; /* views: their readers close groups */
+        if (may_write(p, n)) {
+            st = close_all(&f);
+            continue;
+        }
+        for (int k = 0; k < PW_MAX_OPEN && st == TJ_OK; k++)
+            if (f.open[k].id && n->step - f.open[k].last_step > PW_FAR) st = close_group(&f, &f.open[k]);
+        tj_pointwise pw;
+        if (st == TJ_OK && candidate(p, n, &pw)) st = place(&f, i, &pw);
+        else if (st == TJ_OK) st = close_producers(&f, n, NULL);
+    }
+    if (st == TJ_OK) st = close_all(&f);
+    p->stats.n_fused_pointwise += f.n_groups;
+    p->stats.n_fused_pointwise_nodes += f.n_members;
+    tj_free(f.gid, f.bytes);
+    tj_plan_uses_free(&f.u);
+    tj_plan_renumber_steps(p);
+    return st;
+}
