@@ -2,8 +2,9 @@
  * chains run as one step over chunks of their shape. Fused plans must give
  * the bits of the interpreter (tj_graph_run) and of the plan compiled
  * without loop fusion, for every operator the pass takes, for sizes around
- * the chunk boundaries (512 float32, 256 float64 elements) and the thread
- * split, with operands broadcast, strided or restrided at run time; and
+ * the chunk boundaries (multiples of 64 elements up to 2048), the vector
+ * tails and the thread split, with operands broadcast, strided or
+ * restrided at run time; and
  * fusion must stop where it would read a value before it is written or
  * after it is overwritten. */
 #include <criterion/criterion.h>
@@ -115,7 +116,7 @@ static tj_status fn_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-static const int64_t sizes[] = {1, 2, 15, 16, 17, 255, 256, 257, 511, 512, 513, 1023, 1025, 1531, 4099, 70001};
+static const int64_t sizes[] = {1, 2, 15, 16, 17, 63, 65, 255, 257, 511, 513, 1023, 1025, 1531, 2047, 2049, 4099, 70001};
 
 Test(fuse_pointwise, a_chain_runs_as_one_step_with_the_same_bits_at_every_chunk_boundary)
 {

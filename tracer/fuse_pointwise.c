@@ -1,8 +1,9 @@
 /* Loop fusion of elementwise operators (Inductor's pointwise fusion, on a
  * replay plan): calls of elementwise operators whose results have one shape
- * run as one step that walks that shape a chunk at a time (PW_CHUNK float32
- * elements, PW_BUF_BYTES bytes) and, for each chunk, runs each member's own
- * loop (runtime/op_pointwise.h: its kernel's tj_loop_fn and context) on it.
+ * run as one step that walks that shape a chunk at a time (64 to 2048
+ * elements, so that a chunk of every buffer and stream fits most of L1)
+ * and, for each chunk, runs each member's own loop (runtime/op_pointwise.h:
+ * its kernel's tj_loop_fn and context) on it.
  * A result that only members read lives in a chunk-sized buffer on the
  * running thread's stack, never in the arena; a result read elsewhere too
  * (or a graph output) is written out as well. In a decomposed graph
@@ -45,8 +46,11 @@
 #include "plan_internal.h"
 #include "runtime/op_pointwise.h"
 
-#define PW_BUF_BYTES 2048 /* a chunk of one operand: 512 float32, 256 float64 */
-#define PW_CHUNK_MAX 512
+#define PW_AREA_BYTES (36 << 10) /* the chunk buffers, on the stack of each thread running the step */
+#define PW_CACHE_BYTES (32 << 10) /* a chunk of every buffer and every operand and result read or written in
+                                     place: most of a 48 KiB L1 (Zen 5) */
+#define PW_CHUNK_MIN 64
+#define PW_CHUNK_MAX 2048
 #define PW_MAX_BUFS 16    /* member results and repeated one-element operands, per thread */
 #define PW_MAX_MEMBERS 64
 #define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
@@ -82,7 +86,8 @@ typedef struct pw_program {
     int ndim;
     int64_t shape[TJ_MAX_DIMS];
     int64_t numel;
-    int64_t chunk;
+    int64_t chunk;     /* elements per chunk, a multiple of 64 */
+    size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
     int n_members, n_args, n_splats, n_bufs, n_outs;
     pw_member *members;
     pw_splat *splats; /* buffers [0, n_splats) */
@@ -145,8 +150,9 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     (void)t;
     const pw_run *r = ctx;
     const pw_program *pg = r->pg;
-    _Alignas(64) char bufs[PW_MAX_BUFS][PW_BUF_BYTES];
-    _Alignas(64) char gbuf[TJ_ITER_MAX_INPUTS][PW_BUF_BYTES];
+    _Alignas(64) char area[PW_AREA_BYTES];
+    char *bufs[PW_MAX_BUFS + TJ_ITER_MAX_INPUTS], **gbuf = bufs + pg->n_bufs;
+    for (int j = 0; j < pg->n_bufs + TJ_ITER_MAX_INPUTS; j++) bufs[j] = area + (size_t)j * pg->buf_bytes;
     int64_t start = b * 16, end = e * 16 < pg->numel ? e * 16 : pg->numel;
     if (start >= end) return;
     for (int j = 0; j < pg->n_splats; j++) {
@@ -437,15 +443,21 @@ static tj_status rewrite(fuser *f, group *g)
     }
     pg->n_bufs = n_bufs;
     pg->n_outs = n_outs;
-    int64_t chunk = PW_BUF_BYTES / (int64_t)max_es;
+    /* the chunk: the buffers (and gather buffers) fit the area, and with
+     * the streamed operands and results, most of L1 */
     for (int j = 0; j < g->n_splats; j++)
-        if ((int64_t)(PW_BUF_BYTES / tj_dtype_bytes(g->splat_loop[j])) < chunk)
-            chunk = PW_BUF_BYTES / (int64_t)tj_dtype_bytes(g->splat_loop[j]);
+        if (tj_dtype_bytes(g->splat_loop[j]) > max_es) max_es = tj_dtype_bytes(g->splat_loop[j]);
     for (int m = 0; m < g->n; m++)
         for (int k = 0; k < g->pw[m].nin; k++)
-            if ((int64_t)(PW_BUF_BYTES / tj_dtype_bytes(g->pw[m].loop[k])) < chunk)
-                chunk = PW_BUF_BYTES / (int64_t)tj_dtype_bytes(g->pw[m].loop[k]);
-    pg->chunk = chunk < PW_CHUNK_MAX ? chunk : PW_CHUNK_MAX;
+            if (tj_dtype_bytes(g->pw[m].loop[k]) > max_es) max_es = tj_dtype_bytes(g->pw[m].loop[k]);
+    int n_area = n_bufs + TJ_ITER_MAX_INPUTS, n_streams = n_area + n_outs;
+    for (int j = 0; j < g->n_args; j++) n_streams += !is_one(&p->values[g->arg_v[j]], g);
+    int64_t chunk = PW_CACHE_BYTES / (int64_t)((size_t)n_streams * max_es);
+    if (chunk > PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es)) chunk = PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es);
+    chunk = chunk / PW_CHUNK_MIN * PW_CHUNK_MIN;
+    pg->chunk = chunk < PW_CHUNK_MIN ? PW_CHUNK_MIN : chunk > PW_CHUNK_MAX ? PW_CHUNK_MAX : chunk;
+    pg->buf_bytes = (size_t)pg->chunk * max_es;
+    assert((size_t)n_area * pg->buf_bytes <= PW_AREA_BYTES);
     tj_pnode *last = &p->nodes[g->node[g->n - 1]];
     last->kernel = kernel_fused_pointwise;
     last->label = label;
