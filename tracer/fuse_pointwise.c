@@ -60,11 +60,14 @@
 
 /* ---- the program a fused step runs (plan memory, read only at run time) ---- */
 
-typedef enum { SRC_ARG, SRC_BUF, SRC_GATHER } src_kind;
+typedef enum { SRC_ARG, SRC_BUF } src_kind;
 
+/* Where a loop input comes from: SRC_ARG, the step's tensor argument
+ * `index` (read in place or gathered, decided per run); SRC_BUF, buffer
+ * `index` (a splat or an earlier member's result). */
 typedef struct pw_src {
-    src_kind kind; /* SRC_ARG: external tensor `index`, read in place or gathered (decided per run) */
-    int index;     /* SRC_BUF: buffer index */
+    src_kind kind;
+    int index;
 } pw_src;
 
 typedef struct pw_member {
@@ -91,7 +94,6 @@ typedef struct pw_program {
     int n_members, n_args, n_splats, n_bufs, n_outs;
     pw_member *members;
     pw_splat *splats; /* buffers [0, n_splats) */
-    size_t *arg_es;
 } pw_program;
 
 /* ---- run time ---- */
