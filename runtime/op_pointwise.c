@@ -18,7 +18,7 @@ static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
 /* _to_copy / clone of contiguous data: tj_k_convert (tj_k_copy_strided's
  * contiguous case), one element at a time. */
-static void convert_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+void tj_pointwise_copy_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_dtype *dt = ctx;
     tj_k_convert(out, dt[0], in[0], dt[1], n);
@@ -165,7 +165,7 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
     if (k == tj_kernel_copy && (op == TJ_OPS(_to_copy) || op == TJ_OPS(clone))) {
         tj_dtype from = args[0].kind == TJ_V_TENSOR ? args[0].u.t->dtype : out;
         if (!(is_float(out) || out == TJ_BOOL) || !(is_float(from) || from == TJ_BOOL)) return false;
-        pw->fn = convert_loop;
+        pw->fn = tj_pointwise_copy_loop;
         pw->ctx.convert[0] = out;
         pw->ctx.convert[1] = from;
         pw->nin = 1;

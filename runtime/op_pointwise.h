@@ -33,6 +33,9 @@ typedef struct tj_pointwise {
     } ctx; /**< the loop's context (fn's ctx argument is &ctx) */
 } tj_pointwise;
 
+/** The loop of _to_copy and clone: ctx is tj_pointwise's ctx.convert. */
+void tj_pointwise_copy_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
 /** Fills *pw when a call of `op` with boxed `args` (tensors of any
  * geometry: only dtypes are read) and a result of dtype `out` runs one
  * tj_elementwise loop over float32, float64 or bool operands, computed in

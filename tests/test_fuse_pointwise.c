@@ -277,7 +277,7 @@ static tj_status fn_broadcast(void *ctx, tj_tensor *const *in, int n, tj_tensor 
     tj_tensor *c = tj_sub(x, col);          /* x - mean */
     tj_tensor *v = tj_mul(tj_mul(c, c), s);
     tj_tensor *r = tj_add(tj_mul(tj_div(c, tj_add_scalar(v, tj_v_int(1))), row), t);
-    out[0] = tj_mul(r, tj_exp(col));
+    out[0] = tj_add(tj_mul(r, tj_exp(col)), tj_mul(row, t)); /* row and t read twice: gathered once a chunk */
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
@@ -320,6 +320,30 @@ Test(fuse_pointwise, inputs_restrided_at_run_time_are_gathered)
     cr_assert_eq(tj_plan_run(p, expanded, 2, &got), TJ_OK, "%s", tj_last_error());
     expect_same_bits(got, ref, "broadcast a");
     tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* a permute made contiguous, then used: the copy stays a kernel of its own
+ * (the tiled copy kernels beat a gather a chunk at a time), what follows
+ * is fused */
+static tj_status fn_layout_copy(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *c = tj_clone(tj_t(in[0]));
+    out[0] = tj_relu(tj_add(tj_mul_scalar(c, tj_v_float(0.5)), in[1]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, a_layout_copy_stays_a_copy_kernel)
+{
+    int64_t shape[2] = {70, 90}, tshape[2] = {90, 70};
+    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, tshape, 2, -1, 1)};
+    tj_graph *g = trace(fn_layout_copy, NULL, in, 2);
+    tj_plan_statistics s = expect_plans_match(g, in, 2, "layout copy");
+    cr_expect_eq(s.n_fused_pointwise, 1);
+    cr_expect_eq(s.n_fused_pointwise_nodes, 3, "mul, add, relu");
+    cr_expect_eq(s.n_kernels, 2);
     tj_graph_free(g);
 }
 

@@ -79,8 +79,14 @@ typedef struct pw_member {
     size_t es;    /* bytes of a result element */
 } pw_member;
 
+/* A buffer filled from outside the group: a splat (one element of tensor
+ * `arg`, or `value`, converted to `loop` and repeated, once per thread) or,
+ * with `gather`, each chunk of tensor `arg` that is neither contiguous nor
+ * of the group's shape (a broadcast or strided view), gathered once per
+ * chunk for all its readers. */
 typedef struct pw_splat {
-    int arg;            /* external tensor of one element, or -1 for `value` */
+    int arg;            /* external tensor, or -1 for `value` */
+    bool gather;
     tj_dtype loop;      /* the dtype its readers' loops take it in */
     tj_k_scalar value;  /* arg -1: already in `loop` */
 } pw_splat;
@@ -93,35 +99,41 @@ typedef struct pw_program {
     size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
     int n_members, n_args, n_splats, n_bufs, n_outs;
     pw_member *members;
-    pw_splat *splats; /* buffers [0, n_splats) */
+    pw_splat *splats; /* buffers [0, n_splats): splats and gathered tensors */
 } pw_program;
 
 /* ---- run time ---- */
 
+/* A gathered argument: the group's shape and the argument's element
+ * strides over it (0 along broadcast dims), dims that are contiguous in
+ * both merged, so that runs along the inner dim are as long as they can be
+ * (a [N, C, 1, 1] scale over [N, C, H, W]: runs of H W). */
+typedef struct pw_geometry {
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS];
+} pw_geometry;
+
 typedef struct pw_run {
     const pw_program *pg;
-    const char *base[PW_MAX_ARGS];     /* contiguous arguments of the group's shape, else NULL */
+    const char *base[PW_MAX_ARGS]; /* contiguous arguments of the group's shape, else NULL */
     const tj_tensor *args[PW_MAX_ARGS];
-    int64_t strides[PW_MAX_ARGS][TJ_MAX_DIMS]; /* gathered ones: element strides over the group's shape */
+    pw_geometry geo[PW_MAX_ARGS];  /* the others' */
     char *out[PW_MAX_MEMBERS];
 } pw_run;
 
 /* dst[0, n) = elements [start, start + n) (row-major over the group's
- * shape) of a tensor at `base` with element strides st over that shape. */
-static void gather(char *dst, const char *base, size_t es, const pw_program *pg, const int64_t *st, int64_t start,
-                   int64_t n)
+ * shape) of a tensor at `base` with geometry g. */
+static void gather(char *dst, const char *base, size_t es, const pw_geometry *g, int64_t start, int64_t n)
 {
-    int nd = pg->ndim;
-    if (nd == 0) {
-        memcpy(dst, base, es);
-        return;
-    }
+    int nd = g->ndim;
+    const int64_t *st = g->strides;
     int64_t idx[TJ_MAX_DIMS], r = start;
     for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = r % pg->shape[d];
-        r /= pg->shape[d];
+        idx[d] = r % g->shape[d];
+        r /= g->shape[d];
     }
-    int64_t inner = pg->shape[nd - 1], is = st[nd - 1];
+    int64_t inner = g->shape[nd - 1], is = st[nd - 1];
     for (int64_t done = 0; done < n;) {
         int64_t off = 0;
         for (int d = 0; d < nd; d++) off += idx[d] * st[d];
@@ -139,7 +151,7 @@ static void gather(char *dst, const char *base, size_t es, const pw_program *pg,
             for (int64_t i = 0; i < run; i++) o[i] = s[i * is];
         done += run;
         idx[nd - 1] += run;
-        for (int d = nd - 1; d > 0 && idx[d] >= pg->shape[d]; d--) {
+        for (int d = nd - 1; d > 0 && idx[d] >= g->shape[d]; d--) {
             idx[d] = 0;
             idx[d - 1]++;
         }
@@ -159,6 +171,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     if (start >= end) return;
     for (int j = 0; j < pg->n_splats; j++) {
         const pw_splat *s = &pg->splats[j];
+        if (s->gather) continue;
         tj_k_scalar v = s->value;
         if (s->arg >= 0) {
             const tj_tensor *x = r->args[s->arg];
@@ -168,6 +181,13 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     }
     for (int64_t s = start; s < end; s += pg->chunk) {
         int64_t n = end - s < pg->chunk ? end - s : pg->chunk;
+        for (int j = 0; j < pg->n_splats; j++) {
+            const pw_splat *sp = &pg->splats[j];
+            if (!sp->gather) continue;
+            size_t es = tj_dtype_bytes(sp->loop);
+            if (r->base[sp->arg]) memcpy(bufs[j], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
+            else gather(bufs[j], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
+        }
         for (int m = 0; m < pg->n_members; m++) {
             const pw_member *mb = &pg->members[m];
             const void *in[TJ_ITER_MAX_INPUTS] = {0};
@@ -179,7 +199,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
                     in[k] = r->base[src->index] + s * (int64_t)mb->in_es[k];
                 } else {
                     const tj_tensor *x = r->args[src->index];
-                    gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], pg, r->strides[src->index], s, n);
+                    gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], &r->geo[src->index], s, n);
                     in[k] = gbuf[k];
                 }
             }
@@ -207,16 +227,33 @@ static tj_status kernel_fused_pointwise(const tj_value *args, tj_tensor *const *
         r.base[j] = NULL;
         if (x->numel == 1 && pg->numel != 1) continue; /* read through splats only */
         bool same = x->ndim == pg->ndim, contiguous = true;
-        int64_t want = 1;
+        int64_t want = 1, strides[TJ_MAX_DIMS];
         for (int d = pg->ndim - 1; d >= 0; d--) {
             int xd = d - (pg->ndim - x->ndim);
             int64_t size = xd >= 0 ? x->shape[xd] : 1, stride = xd >= 0 && size != 1 ? x->strides[xd] : 0;
             same = same && size == pg->shape[d];
             if (size != 1 && stride != want) contiguous = false;
             want *= pg->shape[d];
-            r.strides[j][d] = stride;
+            strides[d] = stride;
         }
         if (same && contiguous) r.base[j] = tj_tensor_ptr(x);
+        pw_geometry *g = &r.geo[j]; /* merged dims, size-1 dims dropped */
+        g->ndim = 0;
+        for (int d = 0; d < pg->ndim; d++) {
+            if (pg->shape[d] == 1) continue;
+            if (g->ndim && g->strides[g->ndim - 1] == strides[d] * pg->shape[d]) {
+                g->shape[g->ndim - 1] *= pg->shape[d];
+                g->strides[g->ndim - 1] = strides[d];
+                continue;
+            }
+            g->shape[g->ndim] = pg->shape[d];
+            g->strides[g->ndim++] = strides[d];
+        }
+        if (!g->ndim) { /* a single element */
+            g->shape[0] = 1;
+            g->strides[0] = 0;
+            g->ndim = 1;
+        }
     }
     for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
     int64_t lines = (pg->numel + 15) / 16;
@@ -235,8 +272,9 @@ typedef struct group {
     tj_pointwise pw[PW_MAX_MEMBERS];
     int last_step;    /* step index of the last member */
     int live, peak;   /* member results still to be read (estimate of buffers) */
-    int n_splats;
+    int n_splats;     /* splats and gathered tensors (pw_splat) */
     int splat_v[PW_MAX_BUFS];
+    bool splat_gather[PW_MAX_BUFS];
     tj_dtype splat_loop[PW_MAX_BUFS];
     tj_k_scalar splat_value[PW_MAX_BUFS];
     int n_args;
@@ -267,6 +305,19 @@ static bool broadcasts(const tj_pvalue *v, int nd, const int64_t *shape)
     for (int d = 0; d < v->ndim; d++) {
         int64_t s = v->shape[d], t = shape[nd - v->ndim + d];
         if (s != t && s != 1) return false;
+    }
+    return true;
+}
+
+/* Whether value v is contiguous (as compiled) and of the given shape: read
+ * in place. */
+static bool in_place(const tj_pvalue *v, int nd, const int64_t *shape)
+{
+    if (!same_shape(v->ndim, v->shape, nd, shape)) return false;
+    int64_t want = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        if (shape[d] != 1 && v->strides[d] != want) return false;
+        want *= shape[d];
     }
     return true;
 }
@@ -322,7 +373,7 @@ static bool is_one(const tj_pvalue *v, const group *g)
 static int splat_index(const group *g, int v, tj_dtype dt, const tj_k_scalar *s)
 {
     for (int j = 0; j < g->n_splats; j++)
-        if (g->splat_loop[j] == dt && g->splat_v[j] == v && (v >= 0 || !memcmp(&g->splat_value[j], s, sizeof *s)))
+        if (g->splat_loop[j] == dt && g->splat_v[j] == v && (v >= 0 || (s && !memcmp(&g->splat_value[j], s, sizeof *s))))
             return j;
     return -1;
 }
@@ -349,7 +400,7 @@ static tj_status rewrite(fuser *f, group *g)
     pg->n_args = g->n_args;
     for (int j = 0; j < g->n_splats; j++)
         splats[j] = (pw_splat){.arg = g->splat_v[j] >= 0 ? arg_index(g, g->splat_v[j]) : -1,
-                               .loop = g->splat_loop[j], .value = g->splat_value[j]};
+                               .gather = g->splat_gather[j], .loop = g->splat_loop[j], .value = g->splat_value[j]};
     args[0] = (tj_garg){.kind = TJ_GA_INT, .u.i = (int64_t)(intptr_t)pg};
     for (int j = 0; j < g->n_args; j++) args[1 + j] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = g->arg_v[j]};
     /* buffers: the splats', then member results by a linear scan */
@@ -389,6 +440,10 @@ static tj_status rewrite(fuser *f, group *g)
                 int splat = splat_index(g, u, mb->pw.loop[k], &mb->pw.scalar[k]);
                 assert(splat >= 0);
                 mb->in[k] = (pw_src){SRC_BUF, splat};
+            } else if (!in_place(&p->values[u], g->ndim, g->shape)) {
+                int gathered = splat_index(g, u, mb->pw.loop[k], NULL);
+                assert(gathered >= 0 && g->splat_gather[gathered]);
+                mb->in[k] = (pw_src){SRC_BUF, gathered};
             } else {
                 mb->in[k] = (pw_src){SRC_ARG, arg_index(g, u)};
                 assert(mb->in[k].index >= 0);
@@ -607,6 +662,13 @@ static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise 
             *new_splats += !have;
         } else if (pv->dtype != pw->loop[k] || !broadcasts(pv, o->ndim, o->shape)) {
             return 0;
+        } else if (!in_place(pv, o->ndim, o->shape)) {
+            if (pw->fn == tj_pointwise_copy_loop) return 0; /* a layout copy (a permute made contiguous): the tiled
+                                                               copy kernels do it better */
+            bool have = false;
+            for (int j = 0; g && j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_gather[j];
+            for (int i = 0; i < k; i++) have |= pw->arg[i] >= 0 && n->args[pw->arg[i]].u.v == v;
+            *new_splats += !have;
         }
         bool have = g && arg_index(g, v) >= 0;
         for (int i = 0; i < k; i++) have |= pw->arg[i] >= 0 && n->args[pw->arg[i]].u.v == v;
@@ -643,8 +705,10 @@ static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int fr
         bool one = pv->numel == 1 && !(o->numel == 1 && same_shape(pv->ndim, pv->shape, o->ndim, o->shape));
         bool have = false;
         for (int j = 0; j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_loop[j] == pw->loop[k];
-        if (one && !have) {
+        bool gathered = !one && !in_place(pv, o->ndim, o->shape);
+        if ((one || gathered) && !have) {
             g->splat_v[g->n_splats] = v;
+            g->splat_gather[g->n_splats] = gathered;
             g->splat_loop[g->n_splats] = pw->loop[k];
             memset(&g->splat_value[g->n_splats], 0, sizeof(tj_k_scalar));
             g->n_splats++;
