@@ -5,7 +5,7 @@
 
 #include <tjit/tjit.h>
 
-static atomic_llong live;
+static atomic_llong live, made;
 static _Atomic size_t cap; /* 0: none */
 
 static void *counting_alloc(void *ctx, size_t n)
@@ -14,7 +14,7 @@ static void *counting_alloc(void *ctx, size_t n)
     size_t limit = atomic_load(&cap);
     if (limit && n > limit) return NULL;
     void *p = aligned_alloc(64, (n + 63) / 64 * 64);
-    if (p) atomic_fetch_add(&live, 1);
+    if (p) atomic_fetch_add(&live, 1), atomic_fetch_add(&made, 1);
     return p;
 }
 
@@ -36,5 +36,7 @@ void count_allocations(void)
 }
 
 int64_t live_allocations(void) { return atomic_load(&live); }
+
+int64_t allocations_made(void) { return atomic_load(&made); }
 
 void refuse_allocations_over(size_t bytes) { atomic_store(&cap, bytes); }

@@ -16,6 +16,10 @@ void count_allocations(void);
 /** Blocks allocated through the hook and not yet freed. */
 int64_t live_allocations(void);
 
+/** Blocks allocated through the hook since it was installed (freed or not):
+ *  a difference of two readings counts the allocations in between. */
+int64_t allocations_made(void);
+
 /** From now on the counting allocator refuses (returns NULL for) any block
  *  larger than `bytes` (0: no limit), so that a test can ask for a huge
  *  tensor and get an out-of-memory error instead of the machine's memory

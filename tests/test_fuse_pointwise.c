@@ -10,10 +10,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_counter.h"
 #include "models.h"
 #include "step.h"
 #include "test_util.h"
@@ -444,25 +444,9 @@ Test(fuse_pointwise, a_view_of_a_members_result_is_read_after_the_step)
 
 /* ---- no allocation at run time ---- */
 
-static atomic_long n_allocs;
-
-static void *counting_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    atomic_fetch_add(&n_allocs, 1);
-    return aligned_alloc(64, (n + 63) / 64 * 64);
-}
-
-static void counting_free(void *ctx, void *p, size_t n)
-{
-    (void)ctx, (void)n;
-    free(p);
-}
-
 Test(fuse_pointwise, fused_steps_allocate_nothing_at_run_time)
 {
-    tj_allocator a = {counting_alloc, counting_free, NULL};
-    tj_set_allocator(&a);
+    count_allocations();
     tj_scope *sc = tj_scope_begin();
     int64_t N = 300, D = 257, sx[2] = {N, D}, sc1[2] = {N, 1}, sr[1] = {D}, st[2] = {D, N};
     tj_tensor *in[5] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), random_tensor(TJ_FLOAT32, 2, sc1, 2, -1, 1),
@@ -475,10 +459,10 @@ Test(fuse_pointwise, fused_steps_allocate_nothing_at_run_time)
     for (int threads = 1; threads <= 2; threads++) {
         tj_set_num_threads(threads);
         cr_assert_eq(tj_plan_run_into(p, in, 5, outs), TJ_OK, "%s", tj_last_error()); /* warm-up */
-        long before = atomic_load(&n_allocs);
+        int64_t before = allocations_made();
         for (int r = 0; r < 20; r++) cr_assert_eq(tj_plan_run_into(p, in, 5, outs), TJ_OK, "%s", tj_last_error());
-        cr_expect_eq(atomic_load(&n_allocs) - before, 0, "%ld allocations at %d threads",
-                     atomic_load(&n_allocs) - before, threads);
+        cr_expect_eq(allocations_made() - before, 0, "%lld allocations at %d threads",
+                     (long long)(allocations_made() - before), threads);
     }
     tj_plan_free(p);
     tj_graph_free(g);
