@@ -51,15 +51,20 @@
         }                                                                      \
     } while (0)
 
+/* The whole vectors of out[i] = EXPR(x, y) over n elements of `a` and `b`,
+ * from i_ on; i_ ends at the first element left over. */
+#define LOOP2_VECTORS(EXPR)                                                    \
+    for (; i_ + W <= n; i_ += W) {                                             \
+        V x = LOADU(a + i_), y = LOADU(b + i_);                                \
+        STOREU(o + i_, (EXPR));                                                \
+    }
+
 /* out[i] = EXPR(x, y) over n elements of `a` and `b`; a partial last vector
  * goes through zero-padded stack buffers. */
 #define LOOP2(EXPR)                                                            \
     do {                                                                       \
         int64_t i_ = 0;                                                        \
-        for (; i_ + W <= n; i_ += W) {                                         \
-            V x = LOADU(a + i_), y = LOADU(b + i_);                            \
-            STOREU(o + i_, (EXPR));                                            \
-        }                                                                      \
+        LOOP2_VECTORS(EXPR)                                                    \
         if (W > 1 && i_ < n) {                                                 \
             T xb_[W] = {0}, yb_[W] = {0}, ob_[W];                              \
             for (int64_t j_ = 0; j_ < n - i_; j_++) {                          \
@@ -80,10 +85,7 @@
 #define LOOP2_ARITH(EXPR)                                                      \
     do {                                                                       \
         int64_t i_ = 0;                                                        \
-        for (; i_ + W <= n; i_ += W) {                                         \
-            V x = LOADU(a + i_), y = LOADU(b + i_);                            \
-            STOREU(o + i_, (EXPR));                                            \
-        }                                                                      \
+        LOOP2_VECTORS(EXPR)                                                    \
         for (; i_ < n; i_++) {                                                 \
             T x = a[i_], y = b[i_];                                            \
             o[i_] = (EXPR);                                                    \
