@@ -49,15 +49,18 @@ tj_status tj_plan_uses_init(const tj_plan *p, tj_plan_uses *u)
 
 void tj_plan_uses_free(tj_plan_uses *u) { tj_free(u->count, u->bytes); }
 
+bool tj_plan_node_may_write(const tj_plan *p, const tj_pnode *n)
+{
+    if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
+    for (int k = 0; k < n->nout; k++)
+        if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
+    return false;
+}
+
 bool tj_plan_writes_between(const tj_plan *p, int from, int to)
 {
-    for (int i = from + 1; i < to; i++) {
-        const tj_pnode *n = &p->nodes[i];
-        if (n->folded) continue;
-        if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
-        for (int k = 0; k < n->nout; k++)
-            if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
-    }
+    for (int i = from + 1; i < to; i++)
+        if (!p->nodes[i].folded && tj_plan_node_may_write(p, &p->nodes[i])) return true;
     return false;
 }
 

@@ -547,16 +547,6 @@ static tj_status close_all(fuser *f)
     return st;
 }
 
-/* Whether node n may write storage that exists before it (in-place and user
- * operators): reads may not move past it. */
-static bool may_write(const tj_plan *p, const tj_pnode *n)
-{
-    if (!tj_op_is_builtin(n->op) || n->op->is_inplace) return true;
-    for (int k = 0; k < n->nout; k++)
-        if (n->outs[k] >= 0 && p->values[n->outs[k]].kind == TJ_PV_SAME) return true;
-    return false;
-}
-
 /* The open group making the storage value v reads (its root), or NULL. */
 static group *producer_of(fuser *f, int v)
 {
@@ -799,7 +789,7 @@ tj_status tj_plan_fuse_pointwise(tj_plan *p)
     for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
         const tj_pnode *n = &p->nodes[i];
         if (!n->is_step) continue; /* views: their readers close groups */
-        if (may_write(p, n)) {
+        if (tj_plan_node_may_write(p, n)) {
             st = close_all(&f);
             continue;
         }

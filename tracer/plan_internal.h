@@ -196,6 +196,10 @@ static inline int tj_plan_sole_user(const tj_plan_uses *u, int v) { return u->co
 /** Whether value x is ARENA value r itself, or a view of all of r in r's
  * element order (a reshape). */
 bool tj_plan_whole_in_order(const tj_plan *p, int x, int r);
+/** Whether node n may write into storage that exists before it: an
+ * in-place operator, or a user operator, which may write any argument. */
+bool tj_plan_node_may_write(const tj_plan *p, const tj_pnode *n);
+
 /** Whether a node strictly between nodes `from` and `to` may write into
  * existing storage (an in-place operator, or a user operator, which may
  * write any argument): a fusion that moves reads from `from` to `to` would
