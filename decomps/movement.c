@@ -11,6 +11,8 @@
  *   constant_pad_nd        -> slice (crops) + full + nested slice_scatter
  *   select_scatter         -> slice_scatter of the unsqueezed source
  *   diagonal_backward      -> zeros + diagonal_scatter (torch._decomp)
+ *   select_backward, slice_backward -> zeros + select_scatter / slice_scatter
+ *                             (torch._decomp)
  *   diag_embed, diag       -> zeros + diagonal_scatter (a vector); diag of a
  *                             matrix -> clone of the diagonal view
  *   trace                  -> sum of the diagonal view (torch._decomp)
@@ -184,6 +186,24 @@ static tj_status diagonal_backward(const tj_value *args, tj_value *outs)
     return zeros_with_diagonal(&m[0], args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i, outs);
 }
 
+/* select_backward and slice_backward, as torch._decomp: new_zeros(input_sizes)
+ * with the gradient select_scatter'ed / slice_scatter'ed into it. */
+static tj_status select_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(select_backward, args, m);
+    tj_tensor *zeros = tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype);
+    return tj_dc_done(tj_select_scatter(zeros, args[0].u.t, args[2].u.i, args[3].u.i), outs);
+}
+
+static tj_status slice_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(slice_backward, args, m);
+    tj_tensor *zeros = tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype);
+    return tj_dc_done(tj_slice_scatter(zeros, args[0].u.t, args[2].u.i, true, args[3].u.i, true, args[4].u.i,
+                                       args[5].u.i),
+                      outs);
+}
+
 static tj_status diag_embed(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(diag_embed, args, m);
@@ -268,6 +288,8 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(constant_pad_nd), constant_pad_nd, "constant_pad_nd");
     tj_op_set_decomposition(TJ_OPS(select_scatter), select_scatter, "select_scatter");
     tj_op_set_decomposition(TJ_OPS(diagonal_backward), diagonal_backward, "diagonal_backward");
+    tj_op_set_decomposition(TJ_OPS(select_backward), select_backward, "select_backward");
+    tj_op_set_decomposition(TJ_OPS(slice_backward), slice_backward, "slice_backward");
     tj_op_set_decomposition(TJ_OPS(diag_embed), diag_embed, "diag_embed");
     tj_op_set_decomposition(TJ_OPS(diag), diag, "diag");
     tj_op_set_decomposition(TJ_OPS(trace), trace, "trace");

@@ -336,6 +336,16 @@ tj_tensor *tj_diagonal_backward(tj_tensor *grad_output, const int64_t *input_siz
 {
     return CALL(diagonal_backward, T(grad_output), L(input_sizes, ndim), I(offset), I(dim1), I(dim2));
 }
+tj_tensor *tj_select_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t dim,
+                              int64_t index)
+{
+    return CALL(select_backward, T(grad_output), L(input_sizes, ndim), I(dim), I(index));
+}
+tj_tensor *tj_slice_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t dim,
+                             int64_t start, int64_t end, int64_t step)
+{
+    return CALL(slice_backward, T(grad_output), L(input_sizes, ndim), I(dim), I(start), I(end), I(step));
+}
 tj_tensor *tj_as_strided(tj_tensor *self, const int64_t *size, const int64_t *stride, int ndim, bool has_offset,
                          int64_t storage_offset)
 {

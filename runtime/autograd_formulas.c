@@ -1159,22 +1159,36 @@ FORMULA(d_squeeze_dim)
     return st;
 }
 
-/* select / slice: the gradient scattered into zeros of self's shape. */
+/* select / slice: select_backward / slice_backward of the gradient
+ * (derivatives.yaml; slice's None start and end are 0 and INT64_MAX, as
+ * slice_backward_wrapper), and theirs the view of the gradient. */
 FORMULA(d_select)
 {
-    gi[0] = tj_select_scatter(zeros_like(META(0)), g[0], c->args[1].u.i, c->args[2].u.i);
+    const tj_tensor *self = META(0);
+    gi[0] = tj_select_backward(g[0], self->shape, self->ndim, c->args[1].u.i, c->args[2].u.i);
     return TJ_OK;
 }
 
 FORMULA(d_slice)
 {
-    tj_value args[6] = {tj_v_tensor(zeros_like(META(0))), tj_v_tensor(g[0]), c->args[1], c->args[2], c->args[3],
-                        c->args[4]};
-    if (!args[0].u.t) return tj_last_status();
-    tj_value out;
-    tj_status st = call(TJ_OPS(slice_scatter), args, &out);
-    gi[0] = out.u.t;
-    return st;
+    const tj_tensor *self = META(0);
+    const tj_value *a = c->args;
+    int64_t start = a[2].kind == TJ_V_NONE ? 0 : a[2].u.i, end = a[3].kind == TJ_V_NONE ? INT64_MAX : a[3].u.i;
+    gi[0] = tj_slice_backward(g[0], self->shape, self->ndim, a[1].u.i, start, end, a[4].u.i);
+    return TJ_OK;
+}
+
+FORMULA(d_select_backward)
+{
+    gi[0] = tj_select(g[0], c->args[2].u.i, c->args[3].u.i);
+    return TJ_OK;
+}
+
+FORMULA(d_slice_backward)
+{
+    const tj_value *a = c->args;
+    gi[0] = tj_slice(g[0], a[2].u.i, true, a[3].u.i, true, a[4].u.i, a[5].u.i);
+    return TJ_OK;
 }
 
 /* constant_pad_nd: the padding cropped off (and the crop padded back with
@@ -2806,6 +2820,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     /* session 24 (views3) */
     D(diagonal, d_diagonal), D_NO_SELF(diagonal_backward, d_diagonal_backward),
+    D_NO_SELF(select_backward, d_select_backward), D_NO_SELF(slice_backward, d_slice_backward),
     D(diagonal_scatter, d_diagonal_scatter), D(as_strided, d_as_strided), D(as_strided_scatter, d_as_strided_scatter),
     /* session 25 (diag) */
     D_NO_SELF(diag, d_diag), D_NO_SELF(diag_embed, d_diag_embed), D_NO_SELF(trace, d_trace),

@@ -496,27 +496,27 @@ tj_status tj_kernel_diagonal_scatter(const tj_value *args, tj_tensor *const *out
     return kernel_scatter(SCATTER_DIAGONAL, args, outs);
 }
 
-/* diagonal_backward(grad_output, input_sizes, offset, dim1, dim2): zeros of
- * input_sizes with grad_output on the diagonal, as torch._decomp's
- * new_zeros + diagonal_scatter. */
-#define DIAGONAL_BACKWARD "aten::diagonal_backward"
+/* ---- diagonal_backward, select_backward, slice_backward: zeros of
+ * input_sizes with grad_output written into the view (derivatives.yaml's
+ * gradients of the views; torch._decomp's new_zeros + *_scatter) ---- */
 
-/* The geometry of a contiguous tensor of input_sizes, in *like (only
- * what shape functions read), checked. */
-static tj_status diagonal_backward_like(const tj_value *args, tj_tensor *like)
+/* The geometry of a contiguous tensor of input_sizes (args[1]) and
+ * grad_output's dtype, in *like (only what shape functions read),
+ * checked; errors name op. */
+static tj_status view_backward_like(const char *op, const tj_value *args, tj_tensor *like)
 {
     const int64_t *sizes = args[1].u.ints;
     int n = args[1].n;
     char b[SHAPE_BUF];
     if (n > TJ_MAX_DIMS)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input_sizes %s has more than %d dims", DIAGONAL_BACKWARD,
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input_sizes %s has more than %d dims", op,
                         tj_shape_str(n, sizes, b, sizeof b), TJ_MAX_DIMS);
     for (int d = 0; d < n; d++)
         if (sizes[d] < 0)
-            return tj_error(TJ_ERR_SHAPE, "%s: input_sizes %s has a negative size", DIAGONAL_BACKWARD,
+            return tj_error(TJ_ERR_SHAPE, "%s: input_sizes %s has a negative size", op,
                             tj_shape_str(n, sizes, b, sizeof b));
     memset(like, 0, sizeof *like);
-    if (tj_checked_numel(n, sizes, &like->numel, DIAGONAL_BACKWARD) != TJ_OK) return tj_last_status();
+    if (tj_checked_numel(n, sizes, &like->numel, op) != TJ_OK) return tj_last_status();
     like->dtype = args[0].u.t->dtype;
     like->ndim = n;
     memcpy(like->shape, sizes, sizeof(int64_t) * (size_t)n);
@@ -524,21 +524,26 @@ static tj_status diagonal_backward_like(const tj_value *args, tj_tensor *like)
     return TJ_OK;
 }
 
-tj_status tj_meta_diagonal_backward(const tj_value *args, tj_meta *outs)
+/* The shape function: the scatter's on (zeros of input_sizes, grad_output,
+ * the view's arguments args[2 .. nargs - 1]). */
+static tj_status meta_view_backward(const char *op, scatter_kind kind, const tj_value *args, int nargs,
+                                    tj_meta *outs)
 {
     tj_tensor like;
-    if (diagonal_backward_like(args, &like) != TJ_OK) return tj_last_status();
-    tj_value sa[5] = {tj_v_tensor(&like), args[0], args[2], args[3], args[4]};
-    return meta_scatter(DIAGONAL_BACKWARD, SCATTER_DIAGONAL, sa, outs);
+    if (view_backward_like(op, args, &like) != TJ_OK) return tj_last_status();
+    tj_value sa[6] = {tj_v_tensor(&like), args[0]};
+    for (int k = 2; k < nargs; k++) sa[k] = args[k];
+    return meta_scatter(op, kind, sa, outs);
 }
 
-tj_status tj_zeros_with_diagonal(tj_tensor *out, const tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2)
+/* out (contiguous) zeroed, then src copied into its view; va: the view's
+ * arguments as a scatter's from va[2] on (va[0], va[1] unread). */
+static tj_status zeros_with_view(scatter_kind kind, tj_tensor *out, const tj_tensor *src, const tj_value *va)
 {
     static const char zero[8];
     tj_k_fill(tj_tensor_ptr(out), tj_dtype_size(out->dtype), zero, out->numel, tj_threads_for(out->numel));
-    tj_value sa[5] = {tj_v_tensor(out), tj_v_tensor((tj_tensor *)src), tj_v_int(offset), tj_v_int(dim1), tj_v_int(dim2)};
     tj_meta m;
-    scatter_view(NULL, SCATTER_DIAGONAL, out, sa, &m); /* checked by the caller's shape function */
+    scatter_view(NULL, kind, out, va, &m); /* checked by the caller's shape function */
     tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
     if (!view) return tj_last_status();
     tj_copy_tensor(view, src);
@@ -546,7 +551,33 @@ tj_status tj_zeros_with_diagonal(tj_tensor *out, const tj_tensor *src, int64_t o
     return TJ_OK;
 }
 
+tj_status tj_zeros_with_diagonal(tj_tensor *out, const tj_tensor *src, int64_t offset, int64_t dim1, int64_t dim2)
+{
+    tj_value va[5] = {tj_v_none(), tj_v_none(), tj_v_int(offset), tj_v_int(dim1), tj_v_int(dim2)};
+    return zeros_with_view(SCATTER_DIAGONAL, out, src, va);
+}
+
+tj_status tj_meta_diagonal_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_view_backward("aten::diagonal_backward", SCATTER_DIAGONAL, args, 5, outs);
+}
 tj_status tj_kernel_diagonal_backward(const tj_value *args, tj_tensor *const *outs)
 {
     return tj_zeros_with_diagonal(outs[0], args[0].u.t, args[2].u.i, args[3].u.i, args[4].u.i);
+}
+tj_status tj_meta_select_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_view_backward("aten::select_backward", SCATTER_SELECT, args, 4, outs);
+}
+tj_status tj_kernel_select_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return zeros_with_view(SCATTER_SELECT, outs[0], args[0].u.t, args);
+}
+tj_status tj_meta_slice_backward(const tj_value *args, tj_meta *outs)
+{
+    return meta_view_backward("aten::slice_backward", SCATTER_SLICE, args, 6, outs);
+}
+tj_status tj_kernel_slice_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    return zeros_with_view(SCATTER_SLICE, outs[0], args[0].u.t, args);
 }

@@ -28,8 +28,10 @@ TJ_OP_DECLARE(as_strided_scatter)
  * PyTorch's self.clone() keeps (preserve_format). Otherwise false, perm
  * the identity (the clone is row-major). */
 bool tj_storage_order(const tj_tensor *t, int *perm);
-/* diagonal's derivative (op_backward.def), zeros with a diagonal_scatter */
+/* the views' derivatives (op_backward.def): zeros with the gradient in the view */
 TJ_OP_DECLARE(diagonal_backward)
+TJ_OP_DECLARE(select_backward)
+TJ_OP_DECLARE(slice_backward)
 
 /** out (contiguous, a kernel's output) set to zeros but for its diagonal
  * (tj_diagonal's offset, dim1, dim2), which receives src: diagonal_backward's,

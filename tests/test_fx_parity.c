@@ -964,3 +964,109 @@ Test(fx_parity, logaddexp_and_clamp_tensor_gradients_print_as_torch_make_fx)
                        "    %sum_2 = aten.sum.dim_IntList(%where, [0], True)\n"
                        "    return (%sum_1, %sum_2)\n");
 }
+
+/* torch (x [3, 5], gy [3, 2]):
+ *     x = x.detach().requires_grad_(True)
+ *     y = (aten.slice(x, 1, 1, 5, 2) * gy).sum() + aten.select(x, 0, -1).sum()
+ *     g, = torch.autograd.grad(y, x) */
+static const float X35[15] = {1.5f, -2, 0.25f, 4, 1, 3, 0.5f, -1, 2, -3, 0.5f, 1, 0.25f, -1, 2};
+static const float GY32[6] = {2, -1, 0.5f, 3, -4, 1.5f};
+static const int64_t S35[2] = {3, 5}, S32[2] = {3, 2};
+
+static tj_status view_grads(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *sliced = tj_sum(tj_mul(tj_slice(x, 1, true, 1, true, 5, 2), in[1]), TJ_DTYPE_NONE);
+    tj_tensor *y = tj_add(sliced, tj_sum(tj_select(x, 0, -1), TJ_DTYPE_NONE));
+    *n_out = 1;
+    return tj_autograd_grad(&y, 1, NULL, &x, 1, out);
+}
+
+/* torch 1.13's derivatives: select_backward and slice_backward (which the
+ * core table lowers to zeros + select_scatter / slice_scatter). */
+Test(fx_parity, select_and_slice_gradients_are_recorded_as_their_backward_ops)
+{
+    tj_tensor *in[2] = {test_f32(2, S35, X35), test_f32(2, S32, GY32)};
+    tj_graph *g = tj_make_fx(view_grads, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    /* torch's backward, line for line (its ones_like spells out the defaults) */
+    cr_expect(strstr(text, "    %expand = aten.expand.default(%ones_like, [5])\n"
+                           "    %select_backward = aten.select_backward.default(%expand, [3, 5], 0, -1)\n"
+                           "    %expand_1 = aten.expand.default(%ones_like, [3, 2])\n"
+                           "    %mul_1 = aten.mul.Tensor(%expand_1, %arg1_1)\n"
+                           "    %slice_backward = aten.slice_backward.default(%mul_1, [3, 5], 1, 1, 5, 2)\n"
+                           "    %add_1 = aten.add.Tensor(%select_backward, %slice_backward)\n"
+                           "    return (%add_1,)\n"),
+              "%s", text);
+    free(text);
+    const float want[15] = {0, 2, 0, -1, 0, 0, 0.5f, 0, 3, 0, 1, -3, 1, 2.5f, 1};
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], want, 15, 0);
+    tj_graph_free(g);
+    tj_decomp_table *core = tj_core_decompositions();
+    g = tj_make_fx(view_grads, NULL, in, 2, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::slice_backward")), 0);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::select_backward")), 0);
+    cr_expect(test_only_primitives(g));
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], want, 15, 0);
+    tj_graph_free(g);
+}
+
+/* Their own gradients are the views of the gradient. torch:
+ *     gy = gy.detach().requires_grad_(True)
+ *     b = aten.slice_backward(gy, [3, 5], 1, 1, 5, 2)
+ *     s = aten.select_backward(gy[0], [4, 2], 0, 1)
+ *     r, = torch.autograd.grad((b * x).sum() + s.sum(), gy) */
+static tj_status backward_op_grads(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *gy = tj_tensor_detach(in[1]);
+    if (!gy || tj_tensor_set_requires_grad(gy, true) != TJ_OK) return tj_last_status();
+    tj_tensor *b = tj_slice_backward(gy, S35, 2, 1, 1, 5, 2);
+    tj_tensor *s = tj_select_backward(tj_select(gy, 0, 0), (const int64_t[]){4, 2}, 2, 0, 1);
+    tj_tensor *sb = tj_sum(tj_mul(b, in[0]), TJ_DTYPE_NONE);
+    tj_tensor *l = tj_add(sb, tj_sum(s, TJ_DTYPE_NONE));
+    *n_out = 1;
+    return tj_autograd_grad(&l, 1, NULL, &gy, 1, out);
+}
+
+Test(fx_parity, select_and_slice_backward_gradients_are_views_as_torch)
+{
+    tj_tensor *in[2] = {test_f32(2, S35, X35), test_f32(2, S32, GY32)};
+    tj_graph *g = tj_make_fx(backward_op_grads, NULL, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "    %select_1 = aten.select.int(%expand, 0, 1)\n"
+                           "    %select_backward_1 = aten.select_backward.default(%select_1, [3, 2], 0, 0)\n"
+                           "    %slice_1 = aten.slice.Tensor(%mul_1, 1, 1, 5, 2)\n"
+                           "    %add_1 = aten.add.Tensor(%select_backward_1, %slice_1)\n"),
+              "%s", text);
+    free(text);
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], (const float[]){-1, 5, 0.5f, 2, 1, -1}, 6, 0);
+    tj_graph_free(g);
+}
+
+/* torch: "The size of tensor a (5) must match the size of tensor b (4)",
+ * "Trying to create tensor with negative dimension -5: [3, -5]",
+ * "select(): index 3 out of range for tensor of size [3, 5] at dimension 0" */
+Test(fx_parity, select_and_slice_backward_refuse_what_torch_refuses)
+{
+    tj_tensor *g4 = tj_ones((const int64_t[]){4}, 1, TJ_FLOAT32), *g5 = tj_ones((const int64_t[]){5}, 1, TJ_FLOAT32);
+    test_expect_error(tj_select_backward(g4, S35, 2, 0, 1), TJ_ERR_SHAPE, "aten::select_backward", "[4]");
+    test_expect_error(tj_select_backward(g5, S35, 2, 0, 3), TJ_ERR_INDEX, "aten::select", "3");
+    test_expect_error(tj_slice_backward(tj_ones(S32, 2, TJ_FLOAT32), (const int64_t[]){3, -5}, 2, 1, 1, 5, 2),
+                      TJ_ERR_SHAPE, "aten::slice_backward", "negative size");
+    test_expect_error(tj_slice_backward(tj_ones(S32, 2, TJ_FLOAT32), S35, 2, 1, 1, 5, 1), TJ_ERR_SHAPE,
+                      "aten::slice_backward", "[3, 4]");
+    test_expect_error(tj_slice_backward(tj_ones(S32, 2, TJ_FLOAT32), S35, 2, 2, 1, 5, 1), TJ_ERR_INDEX,
+                      "aten::slice", "2");
+}

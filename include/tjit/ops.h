@@ -566,6 +566,25 @@ tj_tensor *tj_as_strided(tj_tensor *self, const int64_t *size, const int64_t *st
  * for a negative size or a grad_output of another shape than the diagonal. */
 tj_tensor *tj_diagonal_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t offset,
                                 int64_t dim1, int64_t dim2);
+/** aten::select_backward (select's gradient, as derivatives.yaml and
+ * PyTorch 1.13's make_fx record it): a new contiguous tensor of
+ * input_sizes (ndim dims) and grad_output's dtype, zero but for
+ * tj_select(result, dim, index), which holds grad_output. Decomposes to
+ * zeros + select_scatter (torch._decomp). Errors (naming
+ * aten::select_backward): those of tj_select on input_sizes, TJ_ERR_SHAPE
+ * for a negative size or a grad_output of another shape than the
+ * selected view. */
+tj_tensor *tj_select_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t dim,
+                              int64_t index);
+/** aten::slice_backward (slice.Tensor's gradient): a new contiguous tensor
+ * of input_sizes (ndim dims) and grad_output's dtype, zero but for
+ * tj_slice(result, dim, start, end, step) (start and end clamp as there;
+ * INT64_MAX is "to the end"), which holds grad_output. Decomposes to
+ * zeros + slice_scatter (torch._decomp). Errors (naming
+ * aten::slice_backward): those of tj_slice on input_sizes, TJ_ERR_SHAPE for
+ * a negative size or a grad_output of another shape than the slice. */
+tj_tensor *tj_slice_backward(tj_tensor *grad_output, const int64_t *input_sizes, int ndim, int64_t dim,
+                             int64_t start, int64_t end, int64_t step);
 /** aten::slice.Tensor: start/end clamp to the size (INT64_MAX for "to the
  * end"); has_start/has_end false means None; step >= 1. */
 tj_tensor *tj_slice(tj_tensor *self, int64_t dim, bool has_start, int64_t start, bool has_end, int64_t end,
