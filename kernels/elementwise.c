@@ -24,6 +24,9 @@ static const tj_k_math_isa *isa(void)
 
 static const tj_k_math_fns *float_fns(tj_dtype dt) { return dt == TJ_FLOAT32 ? isa()->f32 : isa()->f64; }
 
+/* The dtypes with per-ISA float loops (float_fns). */
+static inline bool is_float(tj_dtype dt) { return dt == TJ_FLOAT32 || dt == TJ_FLOAT64; }
+
 /* ---- helpers ---- */
 
 /* Expands M(T, field) for the C type and tj_k_scalar field of `dtype`. */
@@ -114,7 +117,7 @@ static bool has_zero(int64_t n, const int64_t *b)
 void tj_k_unary_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_unary_args *k = ctx;
-    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) {
+    if (is_float(k->dtype)) {
         float_fns(k->dtype)->unary[k->op](n, out, in[0]);
         return;
     }
@@ -258,7 +261,7 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
 void tj_k_compare_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_compare_args *k = ctx;
-    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) float_fns(k->dtype)->compare[k->op](n, out, in[0], in[1]);
+    if (is_float(k->dtype)) float_fns(k->dtype)->compare[k->op](n, out, in[0], in[1]);
     else if (k->dtype == TJ_INT64) COMPARE(int64_t);
     else COMPARE(uint8_t);
 }
@@ -378,7 +381,7 @@ void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *c
 void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_select_args *k = ctx;
-    if (k->dtype == TJ_FLOAT32 || k->dtype == TJ_FLOAT64) float_fns(k->dtype)->where(n, out, in[0], in[1], in[2]);
+    if (is_float(k->dtype)) float_fns(k->dtype)->where(n, out, in[0], in[1], in[2]);
     else if (k->dtype == TJ_INT64) WHERE(int64_t);
     else WHERE(uint8_t);
 }

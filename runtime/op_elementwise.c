@@ -155,20 +155,10 @@ enum {
     R_INT_DIV = 16,   /* an int64 zero divisor is an error (ZeroDivisionError) */
 };
 
-/* result_type of args[0..n). Two tensors of one dtype (the common case)
- * give that dtype whatever their ranks, without walking the lattice. */
-static tj_dtype result_type(const tj_value *args, int n)
-{
-    if (n == 2 && args[0].kind == TJ_V_TENSOR && args[1].kind == TJ_V_TENSOR && args[0].u.t && args[1].u.t &&
-        args[0].u.t->dtype == args[1].u.t->dtype)
-        return args[0].u.t->dtype;
-    return tj_result_type(args, n);
-}
-
 /* The dtype the loop computes in: result_type of the operands args[0..n). */
 static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsigned rules, tj_dtype *out)
 {
-    tj_dtype dt = result_type(args, n);
+    tj_dtype dt = tj_ew_result_type(args, n);
     if ((rules & R_TRUE_DIV) && !tj_ew_is_float(dt)) dt = TJ_FLOAT32;
     *out = dt;
     if ((rules & R_FLOAT_ONLY) && !tj_ew_is_float(dt)) return tj_ew_require_float(op, dt);
@@ -243,11 +233,9 @@ static tj_status kernel_binary(const char *op, const tj_value *args, tj_tensor *
     return tj_ew_run_binary(outs[0], args[0].u.t, other, dt, kop);
 }
 
-static tj_status kernel_compare(const char *op, const tj_value *args, tj_tensor *const *outs, tj_k_compare_op cop)
+static tj_status kernel_compare(const tj_value *args, tj_tensor *const *outs, tj_k_compare_op cop)
 {
-    tj_dtype dt;
-    tj_status st = binary_dtype(op, args, 2, R_BOOL_OUT, &dt);
-    if (st != TJ_OK) return st;
+    tj_dtype dt = tj_ew_compare_dtype(args);
     tj_ew_scalar_box box;
     tj_tensor *in[2] = {args[0].u.t, other_operand(args, dt, &box)};
     tj_k_compare_args k = {.op = cop, .dtype = dt};
@@ -272,7 +260,7 @@ static tj_status kernel_compare(const char *op, const tj_value *args, tj_tensor 
     }                                                                           \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
     {                                                                           \
-        return kernel_compare(name, args, outs, cop);                           \
+        return kernel_compare(args, outs, cop);                                 \
     }
 
 BINARY_OP(mul_Tensor, "aten::mul.Tensor", TJ_K_MUL, 0)
@@ -337,7 +325,7 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
         return tj_error(TJ_ERR_DTYPE, "%s: subtraction with a bool tensor is not supported (to invert a mask "
                                       "use logical_not, tj_logical_not; for the xor of two masks logical_xor, "
                                       "tj_logical_xor)", op);
-    tj_dtype dt = result_type(args, 2);
+    tj_dtype dt = tj_ew_result_type(args, 2);
     if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,
                         tj_dtype_name(dt));
@@ -353,11 +341,7 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
 static inline __attribute__((always_inline)) tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub, bool swap)
 {
     tj_dtype dt = outs[0]->dtype;
-    tj_k_scalar al = tj_ew_scalar(&args[2], dt == TJ_BOOL ? TJ_INT64 : dt);
-    tj_k_axpby_args k = {.dtype = dt};
-    if (dt == TJ_FLOAT32) k.alpha = is_sub ? -al.f32 : al.f32;
-    else if (dt == TJ_FLOAT64) k.alpha = is_sub ? -al.f64 : al.f64;
-    else k.ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
+    tj_k_axpby_args k = tj_ew_axpby_args(&args[2], dt, is_sub);
     tj_ew_scalar_box box;
     tj_tensor *other = other_operand(args, dt, &box);
     tj_tensor *in[2] = {swap ? other : args[0].u.t, swap ? args[0].u.t : other};

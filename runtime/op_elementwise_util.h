@@ -1,6 +1,9 @@
 /* Helpers shared by the elementwise glue files (op_elementwise.c,
- * op_elementwise_backward.c): Scalar conversion, broadcasting shape
- * functions, the `approximate` argument. Internal to runtime/. */
+ * op_elementwise_backward.c, op_elementwise_overloads.c) and the loop
+ * descriptions of op_pointwise.c: dtype tests, Scalar conversion, result
+ * dtypes and loop contexts that a kernel and its fused loop must compute
+ * alike, broadcasting shape functions, the `approximate` argument.
+ * Internal to runtime/. */
 #ifndef TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
 #define TJIT_RUNTIME_OP_ELEMENTWISE_UTIL_H
 
@@ -11,6 +14,7 @@
 #include "iter.h"
 #include "kernels/elementwise.h"
 
+/** True for float32 and float64. */
 static inline bool tj_ew_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
 /* double -> int64 without undefined behaviour (nan gives 0, saturates). */
@@ -57,6 +61,38 @@ static inline tj_tensor *tj_ew_box(tj_ew_scalar_box *b, const tj_value *v, tj_dt
     b->t.numel = 1;
     b->t.storage = &b->s;
     return &b->t;
+}
+
+/** result_type of args[0..n) (tj_result_type). Two tensors of one dtype
+ * (the common case) give that dtype whatever their ranks, without walking
+ * the lattice. */
+static inline tj_dtype tj_ew_result_type(const tj_value *args, int n)
+{
+    if (n == 2 && args[0].kind == TJ_V_TENSOR && args[1].kind == TJ_V_TENSOR && args[0].u.t && args[1].u.t &&
+        args[0].u.t->dtype == args[1].u.t->dtype)
+        return args[0].u.t->dtype;
+    return tj_result_type(args, n);
+}
+
+/** The dtype a comparison (eq ... ge, logical_and / or / xor; self a
+ * tensor, other a tensor or a Scalar) computes in: result_type(self,
+ * other). Its result is bool. */
+static inline tj_dtype tj_ew_compare_dtype(const tj_value *args) { return tj_ew_result_type(args, 2); }
+
+/** The context of tj_k_add_loop for add / sub / rsub (self + alpha * other
+ * in `dt`; sub negates alpha): `alpha` (INT, FLOAT or BOOL) converted to
+ * dt as a wrapped number, for int64 and bool results to int64 (negated
+ * with wrapping). Inlined so that is_sub is a constant on add's dispatch
+ * path. */
+static inline __attribute__((always_inline)) tj_k_axpby_args tj_ew_axpby_args(const tj_value *alpha, tj_dtype dt,
+                                                                            bool is_sub)
+{
+    tj_k_scalar al = tj_ew_scalar(alpha, dt == TJ_BOOL ? TJ_INT64 : dt);
+    tj_k_axpby_args k = {.dtype = dt};
+    if (dt == TJ_FLOAT32) k.alpha = is_sub ? -al.f32 : al.f32;
+    else if (dt == TJ_FLOAT64) k.alpha = is_sub ? -al.f64 : al.f64;
+    else k.ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
+    return k;
 }
 
 /** Output of the broadcast shape of the n tensors (NULL entries skipped). */

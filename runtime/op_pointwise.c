@@ -1,8 +1,10 @@
 /* Elementwise operators as their kernel's loop (op_pointwise.h). Each case
  * builds the context exactly as the operator's kernel in op_elementwise.c
- * does (kernel_unary, kernel_binary, kernel_add_sub, kernel_compare,
- * kernel_where, tj_kernel_pow_Tensor_Scalar) and op_view.c's tj_kernel_copy
- * (a conversion of contiguous data is tj_k_convert, element by element);
+ * does (kernel_unary, kernel_binary, kernel_add_sub and kernel_compare
+ * through the same helpers of op_elementwise_util.h, kernel_where,
+ * tj_kernel_pow_Tensor_Scalar) and
+ * op_view.c's tj_kernel_copy (a conversion of contiguous data is
+ * tj_k_convert, element by element);
  * tests/test_fuse_pointwise.c checks the fused results against the kernels
  * bit for bit. Keyed by the operator's kernel, so that an operator bound to
  * another kernel is never described with these loops. */
@@ -13,8 +15,6 @@
 #include "op_elementwise_util.h"
 #include "op_pointwise.h"
 #include "op_view.h"
-
-static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
 /* _to_copy / clone of contiguous data: tj_k_convert (tj_k_copy_strided's
  * contiguous case), one element at a time. */
@@ -94,7 +94,7 @@ static bool operand(tj_pointwise *pw, int k, const tj_value *args, int a, tj_dty
     if (v->kind == TJ_V_TENSOR && v->u.t) {
         tj_dtype t = v->u.t->dtype;
         pw->arg[k] = a;
-        return is_float(t) || t == TJ_BOOL;
+        return tj_ew_is_float(t) || t == TJ_BOOL;
     }
     if (v->kind != TJ_V_INT && v->kind != TJ_V_FLOAT && v->kind != TJ_V_BOOL) return false;
     pw->arg[k] = -1;
@@ -109,28 +109,25 @@ static bool describe_entry(const entry *e, const tj_value *args, tj_dtype out, t
         pw->fn = tj_k_unary_loop;
         pw->ctx.unary = (tj_k_unary_args){.op = (tj_k_unary_op)e->kop, .dtype = out};
         pw->nin = 1;
-        return is_float(out) && operand(pw, 0, args, 0, out);
+        return tj_ew_is_float(out) && operand(pw, 0, args, 0, out);
     case F_BINARY: /* kernel_binary: result_type, which for a float result is the result's dtype */
         pw->fn = tj_k_binary_loop;
         pw->ctx.binary = (tj_k_binary_args){.op = (tj_k_binary_op)e->kop, .dtype = out};
         pw->nin = 2;
-        return is_float(out) && operand(pw, 0, args, 0, out) && operand(pw, 1, args, 1, out);
+        return tj_ew_is_float(out) && operand(pw, 0, args, 0, out) && operand(pw, 1, args, 1, out);
     case F_ADD: { /* kernel_add_sub */
-        if (!is_float(out) || (args[2].kind != TJ_V_INT && args[2].kind != TJ_V_FLOAT)) return false;
-        tj_k_scalar al = tj_ew_scalar(&args[2], out);
+        if (!tj_ew_is_float(out) || (args[2].kind != TJ_V_INT && args[2].kind != TJ_V_FLOAT)) return false;
         pw->fn = tj_k_add_loop;
-        pw->ctx.axpby = (tj_k_axpby_args){.dtype = out};
-        if (out == TJ_FLOAT32) pw->ctx.axpby.alpha = e->is_sub ? -al.f32 : al.f32;
-        else pw->ctx.axpby.alpha = e->is_sub ? -al.f64 : al.f64;
+        pw->ctx.axpby = tj_ew_axpby_args(&args[2], out, e->is_sub);
         pw->nin = 2;
         return operand(pw, 0, args, e->swap ? 1 : 0, out) && operand(pw, 1, args, e->swap ? 0 : 1, out);
     }
     case F_COMPARE: { /* kernel_compare: computed in result_type(self, other) */
-        tj_dtype dt = tj_result_type(args, 2);
+        tj_dtype dt = tj_ew_compare_dtype(args);
         pw->fn = tj_k_compare_loop;
         pw->ctx.compare = (tj_k_compare_args){.op = (tj_k_compare_op)e->kop, .dtype = dt};
         pw->nin = 2;
-        return out == TJ_BOOL && is_float(dt) && operand(pw, 0, args, 0, dt) && operand(pw, 1, args, 1, dt);
+        return out == TJ_BOOL && tj_ew_is_float(dt) && operand(pw, 0, args, 0, dt) && operand(pw, 1, args, 1, dt);
     }
     }
     return false;
@@ -149,7 +146,7 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
     if (k == tj_kernel_pow_Tensor_Scalar) {
         pw->fn = tj_k_pow_scalar_loop;
         pw->nin = 1;
-        if (!is_float(out) || !operand(pw, 0, args, 0, out)) return false;
+        if (!tj_ew_is_float(out) || !operand(pw, 0, args, 0, out)) return false;
         if (args[1].kind != TJ_V_INT && args[1].kind != TJ_V_FLOAT) return false;
         pw->ctx.pow = (tj_k_pow_scalar_args){.dtype = out, .exponent = tj_ew_scalar(&args[1], out)};
         return true;
@@ -159,12 +156,12 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
         pw->fn = tj_k_where_loop;
         pw->ctx.select = (tj_k_select_args){.dtype = out};
         pw->nin = 3;
-        return is_float(out) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
+        return tj_ew_is_float(out) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
                operand(pw, 0, args, 0, TJ_BOOL) && operand(pw, 1, args, 1, out) && operand(pw, 2, args, 2, out);
     }
     if (k == tj_kernel_copy && (op == TJ_OPS(_to_copy) || op == TJ_OPS(clone))) {
         tj_dtype from = args[0].kind == TJ_V_TENSOR ? args[0].u.t->dtype : out;
-        if (!(is_float(out) || out == TJ_BOOL) || !(is_float(from) || from == TJ_BOOL)) return false;
+        if (!(tj_ew_is_float(out) || out == TJ_BOOL) || !(tj_ew_is_float(from) || from == TJ_BOOL)) return false;
         pw->fn = tj_pointwise_copy_loop;
         pw->ctx.convert[0] = out;
         pw->ctx.convert[1] = from;
