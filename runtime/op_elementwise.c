@@ -2,7 +2,9 @@
  * functions) and the glue from boxed arguments to the loops in kernels/.
  * Type promotion is PyTorch's result_type over the tensor and Scalar
  * operands; Scalar overloads wrap the Scalar as a 0-dim tensor and run the
- * Tensor overload's loop. */
+ * Tensor overload's loop. The one-loop operators (unary, binary,
+ * comparisons, add / sub) are defined from op_elementwise_list.h, through
+ * their family's macro (UNARY_OP, BINARY_OP, COMPARE_OP, ADD_SUB_OP). */
 #include <float.h>
 
 #include "op_elementwise.h"
@@ -51,40 +53,7 @@ static tj_status kernel_unary(const tj_value *args, tj_tensor *const *outs, tj_k
         return kernel_unary(args, outs, kop);                                   \
     }
 
-UNARY_OP(abs, TJ_K_ABS, KEEP_INT)
-UNARY_OP(neg, TJ_K_NEG, KEEP_INT)
-UNARY_OP(exp, TJ_K_EXP, PROMOTE_FLOAT)
-UNARY_OP(log, TJ_K_LOG, PROMOTE_FLOAT)
-UNARY_OP(sqrt, TJ_K_SQRT, PROMOTE_FLOAT)
-UNARY_OP(rsqrt, TJ_K_RSQRT, PROMOTE_FLOAT)
-UNARY_OP(tanh, TJ_K_TANH, PROMOTE_FLOAT)
-UNARY_OP(sigmoid, TJ_K_SIGMOID, PROMOTE_FLOAT)
-UNARY_OP(erf, TJ_K_ERF, PROMOTE_FLOAT)
-UNARY_OP(reciprocal, TJ_K_RECIPROCAL, PROMOTE_FLOAT)
-UNARY_OP(sin, TJ_K_SIN, PROMOTE_FLOAT)
-UNARY_OP(cos, TJ_K_COS, PROMOTE_FLOAT)
-UNARY_OP(log1p, TJ_K_LOG1P, PROMOTE_FLOAT)
-UNARY_OP(expm1, TJ_K_EXPM1, PROMOTE_FLOAT)
-UNARY_OP(relu, TJ_K_RELU, KEEP_INT)
-UNARY_OP(silu, TJ_K_SILU, FLOAT_ONLY)
-UNARY_OP(sign, TJ_K_SIGN, KEEP_ALL)
-/* sgn: x / |x| for complex in ATen; sign for the real dtypes tjit has */
-UNARY_OP(sgn, TJ_K_SIGN, KEEP_ALL)
-/* rounding: the identity on int64, as PyTorch (which refuses bool) */
-UNARY_OP(floor, TJ_K_FLOOR, KEEP_INT)
-UNARY_OP(ceil, TJ_K_CEIL, KEEP_INT)
-UNARY_OP(round, TJ_K_ROUND, KEEP_INT)
-UNARY_OP(trunc, TJ_K_TRUNC, KEEP_INT)
-UNARY_OP(frac, TJ_K_FRAC, FLOAT_ONLY)
-UNARY_OP(asin, TJ_K_ASIN, PROMOTE_FLOAT)
-UNARY_OP(acos, TJ_K_ACOS, PROMOTE_FLOAT)
-UNARY_OP(atan, TJ_K_ATAN, PROMOTE_FLOAT)
-UNARY_OP(sinh, TJ_K_SINH, PROMOTE_FLOAT)
-UNARY_OP(cosh, TJ_K_COSH, PROMOTE_FLOAT)
-UNARY_OP(log2, TJ_K_LOG2, PROMOTE_FLOAT)
-UNARY_OP(log10, TJ_K_LOG10, PROMOTE_FLOAT)
-UNARY_OP(exp2, TJ_K_EXP2, PROMOTE_FLOAT)
-UNARY_OP(mish, TJ_K_MISH, FLOAT_ONLY)
+TJ_EW_UNARY_OPS(UNARY_OP)
 
 /* log_sigmoid_forward: output and buffer of self's shape (float only); the
  * buffer exp(-|x|) first, then min(x, 0) - log1p(buffer), as ATen's CPU
@@ -263,36 +232,8 @@ static tj_status kernel_compare(const tj_value *args, tj_tensor *const *outs, tj
         return kernel_compare(args, outs, cop);                                 \
     }
 
-BINARY_OP(mul_Tensor, "aten::mul.Tensor", TJ_K_MUL, 0)
-BINARY_OP(mul_Scalar, "aten::mul.Scalar", TJ_K_MUL, 0)
-BINARY_OP(div_Tensor, "aten::div.Tensor", TJ_K_DIV, R_TRUE_DIV)
-BINARY_OP(div_Scalar, "aten::div.Scalar", TJ_K_DIV, R_TRUE_DIV)
-BINARY_OP(pow_Tensor_Tensor, "aten::pow.Tensor_Tensor", TJ_K_POW, R_NO_BOOL)
-BINARY_OP(maximum, "aten::maximum", TJ_K_MAXIMUM, 0)
-BINARY_OP(minimum, "aten::minimum", TJ_K_MINIMUM, 0)
-BINARY_OP(logaddexp, "aten::logaddexp", TJ_K_LOGADDEXP, R_FLOAT_ONLY)
-BINARY_OP(remainder_Tensor, "aten::remainder.Tensor", TJ_K_REMAINDER, R_NO_BOOL | R_INT_DIV)
-BINARY_OP(remainder_Scalar, "aten::remainder.Scalar", TJ_K_REMAINDER, R_NO_BOOL | R_INT_DIV)
-BINARY_OP(fmod_Tensor, "aten::fmod.Tensor", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)
-BINARY_OP(fmod_Scalar, "aten::fmod.Scalar", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)
-BINARY_OP(atan2, "aten::atan2", TJ_K_ATAN2, R_TRUE_DIV)
-COMPARE_OP(eq_Tensor, "aten::eq.Tensor", TJ_K_EQ)
-COMPARE_OP(ne_Tensor, "aten::ne.Tensor", TJ_K_NE)
-COMPARE_OP(lt_Tensor, "aten::lt.Tensor", TJ_K_LT)
-COMPARE_OP(le_Tensor, "aten::le.Tensor", TJ_K_LE)
-COMPARE_OP(gt_Tensor, "aten::gt.Tensor", TJ_K_GT)
-COMPARE_OP(ge_Tensor, "aten::ge.Tensor", TJ_K_GE)
-COMPARE_OP(eq_Scalar, "aten::eq.Scalar", TJ_K_EQ)
-COMPARE_OP(gt_Scalar, "aten::gt.Scalar", TJ_K_GT)
-COMPARE_OP(ne_Scalar, "aten::ne.Scalar", TJ_K_NE)
-COMPARE_OP(lt_Scalar, "aten::lt.Scalar", TJ_K_LT)
-COMPARE_OP(le_Scalar, "aten::le.Scalar", TJ_K_LE)
-COMPARE_OP(ge_Scalar, "aten::ge.Scalar", TJ_K_GE)
-/* Any dtypes: computed in result_type(self, other), where a value is zero
- * exactly when it was zero before the conversion. */
-COMPARE_OP(logical_and, "aten::logical_and", TJ_K_LOGICAL_AND)
-COMPARE_OP(logical_or, "aten::logical_or", TJ_K_LOGICAL_OR)
-COMPARE_OP(logical_xor, "aten::logical_xor", TJ_K_LOGICAL_XOR)
+TJ_EW_BINARY_OPS(BINARY_OP)
+TJ_EW_COMPARE_OPS(COMPARE_OP)
 
 /* logical_not(x) = (x == 0), on the comparison loop against a boxed zero. */
 tj_status tj_meta_logical_not(const tj_value *args, tj_meta *outs)
@@ -359,13 +300,7 @@ static inline __attribute__((always_inline)) tj_status kernel_add_sub(const tj_v
         return kernel_add_sub(args, outs, is_sub, swap);                        \
     }
 
-ADD_SUB_OP(add_Tensor, "aten::add.Tensor", false, false)
-ADD_SUB_OP(add_Scalar, "aten::add.Scalar", false, false)
-ADD_SUB_OP(sub_Tensor, "aten::sub.Tensor", true, false)
-ADD_SUB_OP(sub_Scalar, "aten::sub.Scalar", true, false)
-/* the checks are sub's: symmetric in self and other */
-ADD_SUB_OP(rsub_Tensor, "aten::rsub.Tensor", true, true)
-ADD_SUB_OP(rsub_Scalar, "aten::rsub.Scalar", true, true)
+TJ_EW_ADD_SUB_OPS(ADD_SUB_OP)
 
 /* ---- div with rounding_mode: other a Tensor (div.Tensor_mode) or a Scalar
  * (div.Scalar_mode: ATen divides by the wrapped number, which is how

@@ -1,8 +1,9 @@
-/* Elementwise operators as their kernel's loop (op_pointwise.h). Each case
- * builds the context exactly as the operator's kernel in op_elementwise.c
- * does (kernel_unary, kernel_binary, kernel_add_sub and kernel_compare
- * through the same helpers of op_elementwise_util.h, kernel_where,
- * tj_kernel_pow_Tensor_Scalar) and
+/* Elementwise operators as their kernel's loop (op_pointwise.h): the
+ * one-loop operators of op_elementwise_list.h, gelu, pow.Tensor_Scalar,
+ * where and the copies. Each case builds the context exactly as the
+ * operator's kernel in op_elementwise.c does (kernel_unary, kernel_binary,
+ * kernel_add_sub and kernel_compare through the same helpers of
+ * op_elementwise_util.h, kernel_where, tj_kernel_pow_Tensor_Scalar) and
  * op_view.c's tj_kernel_copy (a conversion of contiguous data is
  * tj_k_convert, element by element);
  * tests/test_fuse_pointwise.c checks the fused results against the kernels
@@ -34,56 +35,16 @@ typedef struct entry {
     bool swap;   /* F_ADD: rsub */
 } entry;
 
-static const entry table[] = {
-    {tj_kernel_abs, F_UNARY, TJ_K_ABS, 0, 0},
-    {tj_kernel_neg, F_UNARY, TJ_K_NEG, 0, 0},
-    {tj_kernel_exp, F_UNARY, TJ_K_EXP, 0, 0},
-    {tj_kernel_log, F_UNARY, TJ_K_LOG, 0, 0},
-    {tj_kernel_sqrt, F_UNARY, TJ_K_SQRT, 0, 0},
-    {tj_kernel_rsqrt, F_UNARY, TJ_K_RSQRT, 0, 0},
-    {tj_kernel_tanh, F_UNARY, TJ_K_TANH, 0, 0},
-    {tj_kernel_sigmoid, F_UNARY, TJ_K_SIGMOID, 0, 0},
-    {tj_kernel_erf, F_UNARY, TJ_K_ERF, 0, 0},
-    {tj_kernel_reciprocal, F_UNARY, TJ_K_RECIPROCAL, 0, 0},
-    {tj_kernel_sin, F_UNARY, TJ_K_SIN, 0, 0},
-    {tj_kernel_cos, F_UNARY, TJ_K_COS, 0, 0},
-    {tj_kernel_log1p, F_UNARY, TJ_K_LOG1P, 0, 0},
-    {tj_kernel_expm1, F_UNARY, TJ_K_EXPM1, 0, 0},
-    {tj_kernel_relu, F_UNARY, TJ_K_RELU, 0, 0},
-    {tj_kernel_silu, F_UNARY, TJ_K_SILU, 0, 0},
-    {tj_kernel_sign, F_UNARY, TJ_K_SIGN, 0, 0},
-    {tj_kernel_floor, F_UNARY, TJ_K_FLOOR, 0, 0},
-    {tj_kernel_round, F_UNARY, TJ_K_ROUND, 0, 0},
-    {tj_kernel_log2, F_UNARY, TJ_K_LOG2, 0, 0},
-    {tj_kernel_exp2, F_UNARY, TJ_K_EXP2, 0, 0},
-    {tj_kernel_atan2, F_BINARY, TJ_K_ATAN2, 0, 0},
-    {tj_kernel_mul_Tensor, F_BINARY, TJ_K_MUL, 0, 0},
-    {tj_kernel_mul_Scalar, F_BINARY, TJ_K_MUL, 0, 0},
-    {tj_kernel_div_Tensor, F_BINARY, TJ_K_DIV, 0, 0},
-    {tj_kernel_div_Scalar, F_BINARY, TJ_K_DIV, 0, 0},
-    {tj_kernel_pow_Tensor_Tensor, F_BINARY, TJ_K_POW, 0, 0},
-    {tj_kernel_maximum, F_BINARY, TJ_K_MAXIMUM, 0, 0},
-    {tj_kernel_minimum, F_BINARY, TJ_K_MINIMUM, 0, 0},
-    {tj_kernel_logaddexp, F_BINARY, TJ_K_LOGADDEXP, 0, 0},
-    {tj_kernel_add_Tensor, F_ADD, 0, false, false},
-    {tj_kernel_add_Scalar, F_ADD, 0, false, false},
-    {tj_kernel_sub_Tensor, F_ADD, 0, true, false},
-    {tj_kernel_sub_Scalar, F_ADD, 0, true, false},
-    {tj_kernel_rsub_Tensor, F_ADD, 0, true, true},
-    {tj_kernel_rsub_Scalar, F_ADD, 0, true, true},
-    {tj_kernel_eq_Tensor, F_COMPARE, TJ_K_EQ, 0, 0},
-    {tj_kernel_ne_Tensor, F_COMPARE, TJ_K_NE, 0, 0},
-    {tj_kernel_lt_Tensor, F_COMPARE, TJ_K_LT, 0, 0},
-    {tj_kernel_le_Tensor, F_COMPARE, TJ_K_LE, 0, 0},
-    {tj_kernel_gt_Tensor, F_COMPARE, TJ_K_GT, 0, 0},
-    {tj_kernel_ge_Tensor, F_COMPARE, TJ_K_GE, 0, 0},
-    {tj_kernel_eq_Scalar, F_COMPARE, TJ_K_EQ, 0, 0},
-    {tj_kernel_ne_Scalar, F_COMPARE, TJ_K_NE, 0, 0},
-    {tj_kernel_lt_Scalar, F_COMPARE, TJ_K_LT, 0, 0},
-    {tj_kernel_le_Scalar, F_COMPARE, TJ_K_LE, 0, 0},
-    {tj_kernel_gt_Scalar, F_COMPARE, TJ_K_GT, 0, 0},
-    {tj_kernel_ge_Scalar, F_COMPARE, TJ_K_GE, 0, 0},
-};
+/* Every one-loop operator of op_elementwise_list.h, with its family's loop. */
+#define UNARY_ENTRY(ident, kop, rule) {tj_kernel_##ident, F_UNARY, kop, false, false},
+#define BINARY_ENTRY(ident, name, kop, rules) {tj_kernel_##ident, F_BINARY, kop, false, false},
+#define COMPARE_ENTRY(ident, name, cop) {tj_kernel_##ident, F_COMPARE, cop, false, false},
+#define ADD_SUB_ENTRY(ident, name, is_sub, swap) {tj_kernel_##ident, F_ADD, 0, is_sub, swap},
+static const entry table[] = {TJ_EW_LOOP_OPS(UNARY_ENTRY, BINARY_ENTRY, COMPARE_ENTRY, ADD_SUB_ENTRY)};
+#undef UNARY_ENTRY
+#undef BINARY_ENTRY
+#undef COMPARE_ENTRY
+#undef ADD_SUB_ENTRY
 
 /* Loop input k is argument a (a tensor or a Scalar) in loop dtype dt; a
  * Scalar is converted as the kernels' tj_ew_box converts it. */

@@ -267,6 +267,55 @@ Test(fuse_pointwise, every_operator_it_takes_gives_its_kernels_bits)
     }
 }
 
+/* ---- every one-loop operator (runtime/op_elementwise_list.h) ---- */
+
+/* in: x, y of one shape and dtype (values in [-2, 2]): a chain through the
+ * operators of the list that have no other chain above (rounding, inverse
+ * trigonometric and hyperbolic functions, log10, mish, sgn, remainder and
+ * fmod with Tensor and Scalar divisors, the logical operators), 48 calls. */
+static tj_status fn_list_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1];
+    tj_tensor *u = tj_mul_scalar(tj_tanh(x), tj_v_float(0.9)); /* asin / acos domain */
+    tj_tensor *p = tj_add_scalar(tj_abs(y), tj_v_float(0.5));
+    tj_tensor *r = tj_add(tj_asin(u), tj_acos(u));
+    r = tj_add(r, tj_mul(tj_atan(y), tj_sinh(u)));
+    r = tj_add(r, tj_mul(tj_cosh(y), tj_log10(p)));
+    r = tj_add(r, tj_mul(tj_mish(x), tj_sgn(y)));
+    r = tj_add(r, tj_sub(tj_frac(tj_mul_scalar(x, tj_v_float(3))), tj_ceil(y)));
+    r = tj_add(r, tj_trunc(tj_mul_scalar(x, tj_v_float(2.5))));
+    r = tj_add(r, tj_sub(tj_remainder(tj_mul_scalar(x, tj_v_int(5)), p), tj_fmod(tj_mul_scalar(y, tj_v_int(5)), p)));
+    r = tj_add(r, tj_sub(tj_remainder_scalar(x, tj_v_float(0.7)), tj_fmod_scalar(y, tj_v_float(-0.6))));
+    /* float operands: logical ops of bool operands compute in bool, which the pass leaves to the kernel */
+    r = tj_where(tj_logical_and(x, tj_sub_scalar(y, tj_v_float(0.5))), r, tj_neg(r));
+    r = tj_where(tj_logical_or(tj_trunc(x), tj_trunc(y)), r, y);
+    out[0] = tj_where(tj_logical_xor(tj_ceil(x), r), r, x);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, the_listed_operators_fuse_into_one_step_with_the_interpreters_bits)
+{
+    static const int64_t list_sizes[] = {7, 257, 2049, 3001};
+    for (int dt = 0; dt < 2; dt++) {
+        for (size_t i = 0; i < sizeof list_sizes / sizeof *list_sizes; i++) {
+            tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+            int64_t shape[2] = {3, list_sizes[i]};
+            tj_tensor *in[2] = {random_tensor(dtype, 2, shape, 5 + (unsigned)i, -2, 2),
+                                random_tensor(dtype, 2, shape, 50 + (unsigned)i, -2, 2)};
+            tj_graph *g = trace(fn_list_ops, NULL, in, 2);
+            char what[96];
+            snprintf(what, sizeof what, "%s [3, %ld]", tj_dtype_name(dtype), (long)list_sizes[i]);
+            tj_plan_statistics s = expect_plans_match(g, in, 2, what);
+            cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
+            cr_expect_eq(s.n_fused_pointwise, 1, "%s", what);
+            cr_expect_eq(s.n_fused_pointwise_nodes, 48, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
+            tj_graph_free(g);
+        }
+    }
+}
+
 /* ---- broadcasting operands ---- */
 
 /* in: x [N, D], col [N, 1], row [D], s [] (0-dim), t [D, N] (read transposed) */
