@@ -282,7 +282,8 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
 static inline __attribute__((always_inline)) tj_status kernel_add_sub(const tj_value *args, tj_tensor *const *outs, bool is_sub, bool swap)
 {
     tj_dtype dt = outs[0]->dtype;
-    tj_k_axpby_args k = tj_ew_axpby_args(&args[2], dt, is_sub);
+    tj_k_axpby_args k;
+    tj_ew_axpby_args(&k, &args[2], dt, is_sub);
     tj_ew_scalar_box box;
     tj_tensor *other = other_operand(args, dt, &box);
     tj_tensor *in[2] = {swap ? other : args[0].u.t, swap ? args[0].u.t : other};

@@ -79,20 +79,20 @@ static inline tj_dtype tj_ew_result_type(const tj_value *args, int n)
  * other). Its result is bool. */
 static inline tj_dtype tj_ew_compare_dtype(const tj_value *args) { return tj_ew_result_type(args, 2); }
 
-/** The context of tj_k_add_loop for add / sub / rsub (self + alpha * other
- * in `dt`; sub negates alpha): `alpha` (INT, FLOAT or BOOL) converted to
- * dt as a wrapped number, for int64 and bool results to int64 (negated
- * with wrapping). Inlined so that is_sub is a constant on add's dispatch
- * path. */
-static inline __attribute__((always_inline)) tj_k_axpby_args tj_ew_axpby_args(const tj_value *alpha, tj_dtype dt,
-                                                                            bool is_sub)
+/** Fills *k, the context of tj_k_add_loop for add / sub / rsub (self +
+ * alpha * other in `dt`; sub negates alpha): `alpha` (INT, FLOAT or BOOL)
+ * converted to dt as a wrapped number, for int64 and bool results to int64
+ * (negated with wrapping). Inlined, filling the caller's struct, so that
+ * add's dispatch path compiles to the code it had written out (is_sub a
+ * constant; a returned struct schedules differently). */
+static inline __attribute__((always_inline)) void tj_ew_axpby_args(tj_k_axpby_args *k, const tj_value *alpha,
+                                                                tj_dtype dt, bool is_sub)
 {
     tj_k_scalar al = tj_ew_scalar(alpha, dt == TJ_BOOL ? TJ_INT64 : dt);
-    tj_k_axpby_args k = {.dtype = dt};
-    if (dt == TJ_FLOAT32) k.alpha = is_sub ? -al.f32 : al.f32;
-    else if (dt == TJ_FLOAT64) k.alpha = is_sub ? -al.f64 : al.f64;
-    else k.ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
-    return k;
+    *k = (tj_k_axpby_args){.dtype = dt};
+    if (dt == TJ_FLOAT32) k->alpha = is_sub ? -al.f32 : al.f32;
+    else if (dt == TJ_FLOAT64) k->alpha = is_sub ? -al.f64 : al.f64;
+    else k->ialpha = is_sub ? (int64_t)(0 - (uint64_t)al.i64) : al.i64;
 }
 
 /** Output of the broadcast shape of the n tensors (NULL entries skipped). */

@@ -79,7 +79,7 @@ static bool describe_entry(const entry *e, const tj_value *args, tj_dtype out, t
     case F_ADD: { /* kernel_add_sub */
         if (!tj_ew_is_float(out) || (args[2].kind != TJ_V_INT && args[2].kind != TJ_V_FLOAT)) return false;
         pw->fn = tj_k_add_loop;
-        pw->ctx.axpby = tj_ew_axpby_args(&args[2], out, e->is_sub);
+        tj_ew_axpby_args(&pw->ctx.axpby, &args[2], out, e->is_sub);
         pw->nin = 2;
         return operand(pw, 0, args, e->swap ? 1 : 0, out) && operand(pw, 1, args, e->swap ? 0 : 1, out);
     }
