@@ -245,13 +245,19 @@ static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *a
         tj_status st = check_inplace_view(tr, op, args, nargs);
         if (st != TJ_OK) return st;
     }
-    /* a real kernel may write a fresh tensor: its constant takes the value
-     * from before the call */
-    for (int i = 0; !tr->fake && i < nargs; i++) {
+    /* Values of tensors first seen here, taken before the call: a real
+     * kernel may write a fresh tensor, whose constant takes the value from
+     * before the call; and a tensor the call writes comes back as its
+     * result, which the function's scope adopts: a captured tensor would
+     * then look made by the function, and start afresh in every run, where
+     * torch's make_fx holds it by reference (every run updates it). */
+    for (int i = 0; i < nargs; i++) {
+        bool written = (op->mutated_args >> i) & 1;
         int n = args[i].kind == TJ_V_TENSOR ? 1 : args[i].kind == TJ_V_TENSORS ? args[i].n : 0;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && (written || !tr->fake); k++) {
             tj_tensor *t = args[i].kind == TJ_V_TENSOR ? args[i].u.t : args[i].u.ts[k];
-            if (t && map_get(tr, t) < 0 && is_fresh(tr, t) && value_of(tr, t) < 0) return tj_last_status();
+            if (t && map_get(tr, t) < 0 && (written || is_fresh(tr, t)) && value_of(tr, t) < 0)
+                return tj_last_status();
         }
     }
     const tj_decomp_entry *e = tj_decomp_table_lookup(tr->table, op);

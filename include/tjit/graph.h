@@ -54,7 +54,14 @@ typedef tj_status (*tj_trace_fn)(void *ctx, tj_tensor *const *inputs, int n_inpu
  * tj_tensor_empty, tj_tensor_scalar_*) are new at every call: the graph
  * keeps their value at first use as a constant, and one that fn writes in
  * place is read through a copy (`%lift_fresh_copy = aten._to_copy(...)`,
- * torch's lift_fresh_copy), so every run starts from that value. Errors:
+ * torch's lift_fresh_copy), so every run starts from that value. A
+ * tensor fn reaches otherwise (captured in ctx) is a constant held by
+ * reference, as torch's make_fx holds it (_tensor_constantN is the tensor
+ * itself): when fn writes it in place (buf.add_(x)), a real-mode trace
+ * writes it once, and every run of the graph or of a plan writes it again
+ * (buf 0, add_(2): 2 after the trace, then 4, 6, 8 after three runs). A plan
+ * writing such a constant runs on one context at a time (see
+ * tj_plan_context_new). Errors:
  * whatever fn returns (the graph is discarded; when fn returned it without
  * recording an error, or after a failed call with another status,
  * tj_last_status() is fn's status and the message says so), TJ_ERR_INVALID_ARGUMENT for
