@@ -1674,6 +1674,152 @@ Test(plan, four_threads_stage_their_own_inputs_and_match_sequential_runs)
     tj_scope_end(s);
 }
 
+
+/* ---- a plan that writes a graph constant: one context at a time ---- */
+
+/* buf.add_(x) * 1 with buf captured: %add_ writes %_tensor_constant0 */
+static tj_status fn_captured_add_(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = tj_mul_scalar(tj_add_(ctx, in[0], tj_v_int(1)), tj_v_int(1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static void expect_constant_writer_refused(const char *msg)
+{
+    cr_expect(strstr(msg, "node %add_ (aten::add_.Tensor) writes graph constant %_tensor_constant0 in place") != NULL,
+              "%s", msg);
+    cr_expect(strstr(msg, "one context at a time") != NULL, "%s", msg);
+}
+
+/* reliab::rerun(x) -> a copy of x, running the plan on rerun.c meanwhile:
+ * a second run of the plan while the first is in progress, deterministic */
+static struct {
+    tj_plan_context *c;
+    tj_tensor *in;
+    tj_status st;
+    char msg[512];
+} rerun;
+
+static tj_status rerun_meta(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    outs[0].dtype = tj_tensor_dtype(x);
+    outs[0].ndim = tj_tensor_ndim(x);
+    memcpy(outs[0].shape, tj_tensor_shape(x), sizeof(int64_t) * (size_t)outs[0].ndim);
+    return TJ_OK;
+}
+
+static tj_status rerun_kernel(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_plan_context *c = rerun.c;
+    if (c) {
+        tj_tensor *out[1];
+        rerun.c = NULL; /* a run that goes through runs no third one */
+        rerun.st = tj_plan_run_ctx(c, &rerun.in, 1, out);
+        snprintf(rerun.msg, sizeof rerun.msg, "%s", rerun.st == TJ_OK ? "" : tj_last_error());
+        rerun.c = c;
+    }
+    const tj_tensor *x = args[0].u.t; /* contiguous float32 here */
+    memcpy(tj_tensor_data(outs[0]), tj_tensor_data(x), sizeof(float) * (size_t)tj_tensor_numel(x));
+    return TJ_OK;
+}
+
+static tj_status fn_captured_add_rerun(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_value a = tj_v_tensor(tj_add_(ctx, in[0], tj_v_int(1))), r;
+    tj_status st = tj_call("reliab::rerun", &a, 1, &r);
+    out[0] = st == TJ_OK ? r.u.t : NULL;
+    *n_out = 1;
+    return st;
+}
+
+Test(plan, a_second_run_of_a_plan_writing_a_constant_is_refused_while_one_is_in_progress)
+{
+    if (!tj_op_find("reliab::rerun"))
+        cr_assert_not_null(tj_op_register("reliab::rerun(Tensor x) -> Tensor", TJ_OP_PRIMITIVE, rerun_kernel, rerun_meta),
+                           "%s", tj_last_error());
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *buf = tj_zeros((int64_t[]){3}, 1, TJ_FLOAT32), *x = tj_full((int64_t[]){3}, 1, tj_v_float(2), TJ_FLOAT32);
+    tj_graph *g = trace(fn_captured_add_rerun, buf, &x, 1); /* writes buf: 2 */
+    tj_plan *p = compile_ok(g, NULL);
+    tj_plan_context *a = tj_plan_context_new(p);
+    rerun.c = tj_plan_context_new(p);
+    rerun.in = x;
+    cr_assert(a && rerun.c, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_plan_run_ctx(a, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(rerun.st, TJ_ERR_UNSUPPORTED, "the run inside the run: %s", tj_status_name(rerun.st));
+    expect_constant_writer_refused(rerun.msg);
+    cr_expect_eq(tj_tensor_item_at(buf, 0), 4.0, "one run added 2: %g", tj_tensor_item_at(buf, 0));
+    cr_expect_eq(tj_tensor_item_at(out[0], 2), 4.0);
+    /* after it, the other context runs the plan */
+    tj_plan_context *other = rerun.c;
+    rerun.c = NULL;
+    cr_assert_eq(tj_plan_run_ctx(other, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(out[0], 1), 6.0);
+    tj_plan_context_free(a);
+    tj_plan_context_free(other);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+typedef struct constant_worker {
+    tj_plan *p;
+    tj_tensor *x, *out;
+    int runs, ok, refused, other;
+    char msg[512];
+} constant_worker;
+
+static void *constant_worker_main(void *arg)
+{
+    constant_worker *w = arg;
+    tj_plan_context *c = tj_plan_context_new(w->p);
+    for (int i = 0; c && i < w->runs; i++) {
+        tj_status st = tj_plan_run_ctx_into(c, &w->x, 1, &w->out);
+        w->ok += st == TJ_OK;
+        w->refused += st == TJ_ERR_UNSUPPORTED;
+        w->other += st != TJ_OK && st != TJ_ERR_UNSUPPORTED;
+        if (st == TJ_ERR_UNSUPPORTED) snprintf(w->msg, sizeof w->msg, "%s", tj_last_error());
+    }
+    w->other += !c;
+    tj_plan_context_free(c);
+    return NULL;
+}
+
+/* Four threads run a plan writing a captured buffer, each on its own
+ * context: every run either updates the buffer alone or is refused; no
+ * update is lost (the buffer ends at 2 per run that went through). */
+Test(plan, four_threads_on_a_plan_writing_a_constant_never_race_on_it)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *buf = tj_zeros((int64_t[]){64}, 1, TJ_FLOAT32), *x = tj_full((int64_t[]){64}, 1, tj_v_float(2), TJ_FLOAT32);
+    tj_graph *g = trace(fn_captured_add_, buf, &x, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    constant_worker w[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++)
+        w[t] = (constant_worker){.p = p, .x = x, .out = tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){64}), .runs = 200};
+    for (int t = 0; t < 4; t++) cr_assert_eq(pthread_create(&th[t], NULL, constant_worker_main, &w[t]), 0);
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    int ok = 0;
+    for (int t = 0; t < 4; t++) {
+        cr_expect_eq(w[t].other, 0, "thread %d", t);
+        cr_expect_eq(w[t].ok + w[t].refused, w[t].runs);
+        if (w[t].refused) expect_constant_writer_refused(w[t].msg);
+        ok += w[t].ok;
+    }
+    cr_expect_geq(ok, 1);
+    for (int i = 0; i < 64; i++)
+        cr_expect_eq(tj_tensor_item_at(buf, i), 2.0 + 2.0 * ok, "element %d: %g after %d runs", i,
+                     tj_tensor_item_at(buf, i), ok);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
 /* ---- profiler ---- */
 
 Test(plan, profiler_table_lists_operators_with_throughput)

@@ -284,9 +284,28 @@ void tj_plan_renumber_steps(tj_plan *p)
         if (p->nodes[i].is_step) p->nodes[i].step = p->n_steps++;
 }
 
+/* The graph constant whose storage node n writes through an argument its
+ * schema marks Tensor(a!) (self of an in-place operator, the running
+ * statistics of native_batch_norm, a user operator's declared outputs), or
+ * -1. As torch's make_fx records a captured tensor written in place, such a
+ * constant is the caller's tensor itself, which every run updates: the
+ * plan then runs on one context at a time (plan.c). */
+static int written_constant(const tj_plan *p, const tj_pnode *n)
+{
+    for (int a = 0; a < n->nargs; a++) {
+        if (!((n->op->mutated_args >> a) & 1)) continue;
+        for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) {
+            int v = tj_garg_value_at(&n->args[a], k);
+            if (v >= 0 && p->values[p->values[v].root].kind == TJ_PV_CONSTANT) return p->values[v].root;
+        }
+    }
+    return -1;
+}
+
 /* Lists and bookkeeping totals derived from the nodes. */
 static tj_status finish(tj_plan *p)
 {
+    p->constant_writer = p->written_constant = -1;
     p->step_nodes = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_steps + 1));
     p->input_views = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_values + 1));
     p->input_writers = tj_pool_alloc(p->pool, sizeof(int) * (size_t)(p->n_nodes + 1));
@@ -300,6 +319,8 @@ static tj_status finish(tj_plan *p)
             writes_input |= v && v->kind == TJ_PV_SAME && p->values[v->root].kind == TJ_PV_INPUT;
         }
         if (writes_input) p->input_writers[p->n_input_writers++] = i;
+        if (p->constant_writer < 0 && n->is_step) p->written_constant = written_constant(p, n);
+        if (p->constant_writer < 0 && p->written_constant >= 0) p->constant_writer = i;
         p->n_args += (size_t)n->nargs;
         p->n_lists += (size_t)n->nlist;
         p->n_outs += (size_t)n->nout;
@@ -471,6 +492,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     pthread_mutex_init(&p->lock, NULL);
     p->epoch_ns = tj_plan_now_ns();
     atomic_init(&p->profiling, opts->profile);
+    atomic_init(&p->constant_busy, false);
     int n_calls = 0;
     for (int i = 0; i < g->n_nodes; i++) n_calls += !g->nodes[i].dead && g->nodes[i].kind == TJ_NODE_CALL;
     p->n_nodes = n_calls;

@@ -742,11 +742,10 @@ static void bump_context_outputs(const tj_plan_context *c)
     }
 }
 
-/* who: the public function, for messages (tj_plan_run runs through here). */
-static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
-                          const char *who)
+/* Binds this run's tensors and runs the steps (run_into). */
+static tj_status run_bound(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
+                           const char *who)
 {
-    if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL plan or context", who);
     const tj_plan *p = c->plan;
     tj_status st = bind_inputs(c, inputs, n, who);
     if (st == TJ_OK) st = bind_outputs(c, inputs, outputs, who);
@@ -761,6 +760,41 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     bump_input_versions(c, inputs);
     bump_context_outputs(c);
     return TJ_OK;
+}
+
+/* A plan whose steps write a graph constant (a captured tensor written in
+ * place, updated by every run as torch's GraphModule updates its
+ * _tensor_constant) runs on one context at a time: two at once would race
+ * on the constant. The second is refused, not serialised: which of two
+ * concurrent runs sees the other's update would be left to chance. */
+static tj_status enter_constant_writer(tj_plan *p, const char *who)
+{
+    bool idle = false;
+    if (p->constant_writer < 0 ||
+        atomic_compare_exchange_strong_explicit(&p->constant_busy, &idle, true, memory_order_acquire,
+                                                memory_order_relaxed))
+        return TJ_OK;
+    const tj_pnode *n = &p->nodes[p->constant_writer];
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: node %%%s (%s) writes graph constant %%%s in place, and another run of "
+                    "this plan is in progress: a plan that updates a constant runs on one context at a time",
+                    who, n->name, n->op->name, p->values[p->written_constant].name);
+}
+
+static void leave_constant_writer(tj_plan *p)
+{
+    if (p->constant_writer >= 0) atomic_store_explicit(&p->constant_busy, false, memory_order_release);
+}
+
+/* who: the public function, for messages (tj_plan_run runs through here). */
+static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
+                          const char *who)
+{
+    if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL plan or context", who);
+    tj_status st = enter_constant_writer(c->plan, who);
+    if (st != TJ_OK) return st;
+    st = run_bound(c, inputs, n, outputs, who);
+    leave_constant_writer(c->plan);
+    return st;
 }
 
 tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs)

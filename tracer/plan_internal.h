@@ -135,6 +135,9 @@ struct tj_plan {
     int n_input_views;
     int *input_writers; /**< steps writing in place into an input's storage, in node order */
     int n_input_writers;
+    int constant_writer;  /**< the first step writing into a graph constant's storage, or -1 */
+    int written_constant; /**< the constant it writes (with constant_writer) */
+    atomic_bool constant_busy; /**< with constant_writer: a context is running the plan */
     size_t n_args, n_lists, n_outs; /**< totals over the nodes */
     tj_plan_statistics stats;
     atomic_bool profiling; /**< read once per run; may change between runs */

@@ -16,8 +16,12 @@
  * A plan is run through an execution context, which owns one arena and the
  * tensor objects that point into it. Several threads may run one plan at
  * once, each with its own context; tj_plan_run uses the plan's default
- * context (one thread at a time). Kernels use threads inside as in eager
- * mode (tj_set_num_threads).
+ * context (one thread at a time). Except a plan that writes a graph
+ * constant (a captured tensor the traced function updates in place, which
+ * every run updates, see tj_make_fx): it runs on one context at a time, and
+ * a run that starts while another is in progress is refused
+ * (TJ_ERR_UNSUPPORTED naming the node and the constant), never raced.
+ * Kernels use threads inside as in eager mode (tj_set_num_threads).
  *
  * Outputs, three ways:
  *   - tj_plan_run: new tensors owned by the caller (adopted by the innermost
@@ -203,6 +207,11 @@ int tj_plan_num_outputs(const tj_plan *p);
  * view of one: the run overwrites them): such an input is refused
  * (clone() it, or run on another context). The outputs of tj_plan_run are
  * never in the arena. Not thread-safe with itself (one default context).
+ * A plan whose steps write a graph constant (a tensor captured by the traced
+ * function and written in place: every run updates it, as torch's
+ * GraphModule updates its _tensor_constant) runs on one context at a time:
+ * a run while another context (or another thread on this one) is running
+ * the plan fails with TJ_ERR_UNSUPPORTED, naming the node and the constant.
  * `outputs` may be NULL for a plan without outputs.
  * Errors: TJ_ERR_INVALID_ARGUMENT (NULL or fake tensors, wrong count, NULL
  * outputs for a plan with outputs, an input that is a tensor of this context),
@@ -210,8 +219,9 @@ int tj_plan_num_outputs(const tj_plan *p);
  * one (the message names the input and both types), TJ_ERR_UNSUPPORTED when
  * an in-place operator of the plan would write into an input whose elements
  * share memory, or that overlaps another of its operands without being it
- * (as eagerly: the message names the node), TJ_ERR_INVALID_ARGUMENT for a
- * written-back input whose elements share memory, a kernel's error (the
+ * (as eagerly: the message names the node) and for a run of a plan writing
+ * a graph constant while another run of it is in progress (see above),
+ * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory, a kernel's error (the
  * outputs are then NULL; written-back inputs may be partly updated),
  * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);
@@ -231,8 +241,13 @@ tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tenso
 /* ---- execution contexts ---- */
 /** A new context for `p`: its own arena (allocated and touched now) and
  * tensor objects. One thread may use a context at a time; different
- * contexts of one plan may run at once. Free it with tj_plan_context_free
- * (or let tj_plan_free do it). NULL when out of memory. */
+ * contexts of one plan may run at once, unless the plan writes a graph
+ * constant (a captured tensor written in place, see tj_make_fx): all its
+ * contexts share that tensor, so they run one at a time, and a run that
+ * starts while another is in progress fails with TJ_ERR_UNSUPPORTED
+ * naming the node and the constant (tj_plan_run). Free it with
+ * tj_plan_context_free (or let tj_plan_free do it). NULL when out of
+ * memory. */
 tj_plan_context *tj_plan_context_new(tj_plan *p);
 void tj_plan_context_free(tj_plan_context *c);
 /** The plan's default context, used by tj_plan_run (created on first use;
@@ -310,8 +325,11 @@ void tj_plan_profile_reset(tj_plan *p);
 tj_status tj_plan_profile_print(const tj_plan *p, FILE *f);
 /** Writes the last profiled run of every context as Chrome trace-event JSON
  * ({"traceEvents": [...]}: one complete event "ph":"X" per kernel, in
- * microseconds, one thread per context). Errors: TJ_ERR_IO when the file
- * cannot be written, TJ_ERR_INVALID_ARGUMENT when nothing was profiled. */
+ * microseconds, one thread per context), through a temporary file renamed
+ * over `path` at the end: a failure never leaves a truncated file (an
+ * existing one stays as it was). Errors: TJ_ERR_IO when the file cannot be
+ * written (the message names the path and the reason), TJ_ERR_INVALID_ARGUMENT
+ * when nothing was profiled. */
 tj_status tj_plan_profile_write_trace(const tj_plan *p, const char *path);
 
 #ifdef __cplusplus
