@@ -332,6 +332,13 @@ typedef enum tj_overlap {
                              itemsize and strides) */
 } tj_overlap;
 tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b);
+/** Whether ATen 1.13's assert_no_overlap(a, b) raises "unsupported
+ * operation: some elements of the input tensor and the written-to tensor
+ * refer to a single memory location": a and b are the same tensor, or both
+ * are non-overlapping and dense (a permutation of a contiguous layout) and
+ * their byte ranges in one storage intersect. Where either is not dense ATen
+ * finds the question too hard and accepts: so does this (false). */
+bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b);
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
 static inline size_t tj_dtype_bytes(tj_dtype d)
 {

@@ -79,6 +79,45 @@ static bool read_before_writing(const tj_op *op, int i)
     return op == TJ_OPS(masked_fill__Tensor) && i == 2;
 }
 
+static tj_status overlap_error(const char *op, const char *what, const tj_tensor *t, const tj_tensor *self)
+{
+    char a[SHAPE_BUF], b[SHAPE_BUF];
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: unsupported operation: some elements of %s %s and of the written-to "
+                    "tensor (self) %s refer to a single memory location; clone() it first", op, what,
+                    tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(self->ndim, self->shape, b, sizeof b));
+}
+
+/* index_fill_ and index_put_ refuse what ATen 1.13 refuses
+ * (tj_aten_refuses_overlap, its assert_no_overlap): an index tensor, or
+ * index_put_'s values, sharing memory with self. Self may be an expanded
+ * tensor (ATen only warns that this is deprecated: each location gets a
+ * whole value); index_fill_'s value tensor, which ATen reads as a Scalar
+ * first, may be an element of self. (ATen 1.13 also runs index_put_ with a
+ * boolean mask and one value as masked_fill_, values unchecked: such masks
+ * are refused here, by index_put's shape function.) Overlaps
+ * ATen finds too hard to tell (an operand not dense) pass as there: the
+ * kernels read the indices before writing, and index_put_'s values from a
+ * copy when they share memory with self. */
+static bool overlap_as_aten(const tj_op *opr)
+{
+    return opr == TJ_OPS(index_put_) || opr == TJ_OPS(index_fill__int_Scalar) || opr == TJ_OPS(index_fill__int_Tensor);
+}
+
+static tj_status check_overlap_as_aten(const tj_op *opr, const tj_value *args)
+{
+    const tj_tensor *self = args[0].u.t;
+    if (opr != TJ_OPS(index_put_))
+        return tj_aten_refuses_overlap(self, args[2].u.t) ? overlap_error(opr->name, "index", args[2].u.t, self) : TJ_OK;
+    if (tj_aten_refuses_overlap(self, args[2].u.t)) return overlap_error(opr->name, "values", args[2].u.t, self);
+    for (int k = 0; k < args[1].n; k++) {
+        const tj_tensor *ix = args[1].u.ts[k];
+        char what[32];
+        snprintf(what, sizeof what, "indices[%d]", k);
+        if (ix && tj_aten_refuses_overlap(self, ix)) return overlap_error(opr->name, what, ix, self);
+    }
+    return TJ_OK;
+}
+
 /* Refuses self with overlapping elements (unless the operator only writes a
  * constant: fill_, zero_), and tensor operands among args[1..ntensors) that
  * overlap self without being self exactly (other arguments are skipped). */
@@ -86,6 +125,7 @@ static tj_status check_overlap(const tj_op *opr, const tj_value *args, int ntens
 {
     const char *op = opr->name;
     const tj_tensor *self = args[0].u.t;
+    if (overlap_as_aten(opr)) return check_overlap_as_aten(opr, args);
     if (self->numel == 0) return TJ_OK;
     if (!writes_constant && tj_may_self_overlap(self))
         return tj_error(TJ_ERR_UNSUPPORTED,
@@ -208,7 +248,8 @@ tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_v
 INPLACE_OP(copy_, copy_oop, 2, false)
 INPLACE_OP(zero_, zero, 1, true)
 INPLACE_OP(fill__Scalar, fill_Scalar, 1, true)
-/* values that overlap self are copied by index_put's kernel itself */
+/* overlap checked as ATen does (check_overlap_as_aten); values that overlap
+ * self are copied by index_put's kernel itself */
 INPLACE_OP(index_put_, index_put, 1, false)
 
 /* ---- addcmul / addcdiv: self + value * tensor1 (* or /) tensor2 ---- */

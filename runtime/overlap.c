@@ -4,7 +4,8 @@
  * in another layout (runtime/op_inplace.c) and plan outputs that overlap
  * each other (tracer/plan.c), instead of computing wrong values, and to
  * keep SGD's fused step to momentum buffers apart from their parameter and
- * gradient (runtime/optim.c). */
+ * gradient (runtime/optim.c); and ATen's own rule, for the operators that
+ * refuse exactly what ATen refuses (index_fill_, index_put_). */
 #include "internal.h"
 
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi)
@@ -89,4 +90,37 @@ tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
         if (g != 0 && (a->offset - b->offset) % g != 0) return TJ_OVERLAP_NONE;
     }
     return TJ_OVERLAP_PARTIAL;
+}
+
+/* ATen's is_non_overlapping_and_dense: the dims of size > 1, sorted by
+ * stride, have the strides of a contiguous tensor. */
+static bool non_overlapping_and_dense(const tj_tensor *t)
+{
+    int64_t stride[TJ_MAX_DIMS], size[TJ_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < 2) continue;
+        int k = n++;
+        for (; k > 0 && stride[k - 1] > t->strides[d]; k--) stride[k] = stride[k - 1], size[k] = size[k - 1];
+        stride[k] = t->strides[d], size[k] = t->shape[d];
+    }
+    int64_t expected = 1;
+    for (int k = 0; k < n; k++) {
+        if (stride[k] != expected) return false;
+        expected *= size[k];
+    }
+    return true;
+}
+
+/* get_overlap_status (ATen/MemoryOverlap.cpp) answering FULL or PARTIAL. */
+bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b)
+{
+    if (a == b) return true;
+    if (a->numel == 0 || b->numel == 0 || !non_overlapping_and_dense(a) || !non_overlapping_and_dense(b) ||
+        !tj_tensor_shares_storage(a, b))
+        return false;
+    int64_t ea = (int64_t)tj_dtype_bytes(a->dtype), eb = (int64_t)tj_dtype_bytes(b->dtype);
+    int64_t a_begin = a->offset * ea, a_end = a_begin + a->numel * ea;
+    int64_t b_begin = b->offset * eb, b_end = b_begin + b->numel * eb;
+    return a_begin < b_end && b_begin < a_end;
 }

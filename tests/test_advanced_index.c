@@ -189,12 +189,82 @@ Test(advanced_index, index_put_in_place_writes_self_and_bumps_its_version)
     const float sum[5] = {9, 0, 2, 0, 4};
     test_expect_f32(z, sum, 5, 0);
     cr_expect_gt(tj_tensor_version(z), before);
-    /* values that are a view of self are read before the write: x[[1, 0]] = x[0:2] swaps */
-    tj_tensor *x = arange_f32(4, 1, (const int64_t[]){4});
-    tj_tensor *swap[1] = {vec_i64(2, (const int64_t[]){1, 0})};
-    cr_assert_not_null(tj_index_put_(x, swap, 1, tj_slice(x, 0, true, 0, true, 2, 1), false));
-    const float swapped[4] = {1, 0, 2, 3};
-    test_expect_f32(x, swapped, 4, 0);
+}
+
+/* ---- overlap: index_put_ and index_fill_ refuse what ATen 1.13 refuses ----
+ * torch 1.13 (/usr/bin/python3), x = torch.tensor([1., 2., 3., 4.]),
+ * n = torch.tensor([0, 1, 2, 3]):
+ *   x.index_put_((i,), x[:2]), x.index_put_((i,), x[0]) (either accumulate),
+ *   n.index_put_((n[:2],), torch.tensor(9)), n.index_fill_(0, n[:2], 7),
+ *   n.index_fill_(0, n, 7): RuntimeError "unsupported operation: some
+ *     elements of the input tensor and the written-to tensor refer to a
+ *     single memory location" (assert_no_overlap);
+ *   torch.zeros(1, 3).expand(2, 3).index_put_((tensor([0]), tensor([1])), tensor(5.), accumulate=True)
+ *     -> [[0, 5, 0], [0, 5, 0]]; torch.zeros(2, 1).expand(2, 3).index_fill_(1, tensor([2]), 5.)
+ *     -> all 5 (only a deprecation warning for an expanded self);
+ *   x.index_fill_(0, tensor([1, 2]), x[0]) -> [1, 1, 1, 4] (value.item());
+ *   y = torch.arange(16.).view(4, 4); y.index_put_((tensor([0]),), y[:, 1]); y[0] -> [1, 5, 9, 13]
+ *   z = torch.tensor([0, 1, 0, 3]); z.index_fill_(0, z[::2], 7) -> [7, 1, 0, 3]
+ *     (an operand not dense: "too hard" for ATen, accepted). */
+
+static const char OVERLAP[] = "refer to a single memory location";
+
+Test(advanced_index, index_put_refuses_values_or_indices_sharing_memory_with_self_as_aten)
+{
+    tj_tensor *x = test_f32(1, (const int64_t[]){4}, (const float[]){1, 2, 3, 4});
+    tj_tensor *i12[1] = {vec_i64(2, (const int64_t[]){1, 2})}, *i1[1] = {vec_i64(1, (const int64_t[]){1})};
+    test_expect_error(tj_index_put_(x, i12, 1, tj_slice(x, 0, true, 0, true, 2, 1), false), TJ_ERR_UNSUPPORTED,
+                      "aten::index_put_", "some elements of values [2] and of the written-to tensor (self) [4] refer");
+    for (int acc = 0; acc < 2; acc++)
+        test_expect_error(tj_index_put_(x, i1, 1, tj_select(x, 0, 0), acc), TJ_ERR_UNSUPPORTED, "aten::index_put_",
+                          OVERLAP);
+    tj_tensor *n = vec_i64(4, (const int64_t[]){0, 1, 2, 3});
+    tj_tensor *in[1] = {tj_slice(n, 0, true, 0, true, 2, 1)};
+    test_expect_error(tj_index_put_(n, in, 1, tj_scalar_tensor(tj_v_int(9), TJ_INT64), false), TJ_ERR_UNSUPPORTED,
+                      "aten::index_put_", "some elements of indices[0] [2] and of the written-to tensor (self) [4]");
+    test_expect_f32(x, (const float[]){1, 2, 3, 4}, 4, 0);
+    const double n_was[4] = {0, 1, 2, 3};
+    test_expect_close(n, n_was, 4, 0, 0);
+}
+
+Test(advanced_index, index_put_accepts_what_aten_accepts_despite_shared_memory)
+{
+    /* an expanded self */
+    tj_tensor *e = tj_expand(tj_zeros((const int64_t[]){1, 3}, 2, TJ_FLOAT32), (const int64_t[]){2, 3}, 2);
+    tj_tensor *ij[2] = {vec_i64(1, (const int64_t[]){0}), vec_i64(1, (const int64_t[]){1})};
+    cr_assert_not_null(tj_index_put_(e, ij, 2, tj_scalar_tensor(tj_v_float(5), TJ_FLOAT32), true), "%s",
+                       tj_last_error());
+    const double e_want[6] = {0, 5, 0, 0, 5, 0};
+    test_expect_close(e, e_want, 6, 0, 0);
+    /* values not dense (a column): too hard for ATen, read from a copy here */
+    tj_tensor *y = tj_clone(arange_f32(16, 2, (const int64_t[]){4, 4}));
+    tj_tensor *row0[1] = {vec_i64(1, (const int64_t[]){0})};
+    cr_assert_not_null(tj_index_put_(y, row0, 1, tj_select(y, 1, 1), false), "%s", tj_last_error());
+    test_expect_f32(tj_select(y, 0, 0), (const float[]){1, 5, 9, 13}, 4, 0);
+}
+
+Test(advanced_index, index_fill_checks_overlap_as_aten)
+{
+    tj_tensor *n = vec_i64(4, (const int64_t[]){0, 1, 2, 3});
+    test_expect_error(tj_index_fill_(n, 0, tj_slice(n, 0, true, 0, true, 2, 1), tj_v_int(7)), TJ_ERR_UNSUPPORTED,
+                      "aten::index_fill_.int_Scalar", "some elements of index [2] and of the written-to tensor (self) [4]");
+    test_expect_error(tj_index_fill_(n, 0, n, tj_v_int(7)), TJ_ERR_UNSUPPORTED, "aten::index_fill_.int_Scalar",
+                      OVERLAP);
+    const double n_was[4] = {0, 1, 2, 3};
+    test_expect_close(n, n_was, 4, 0, 0);
+    /* accepted: an expanded self, a value tensor in self, an index not dense */
+    tj_tensor *e = tj_expand(tj_zeros((const int64_t[]){2, 1}, 2, TJ_FLOAT32), (const int64_t[]){2, 3}, 2);
+    cr_assert_not_null(tj_index_fill_(e, 1, vec_i64(1, (const int64_t[]){2}), tj_v_float(5)), "%s", tj_last_error());
+    const double fives[6] = {5, 5, 5, 5, 5, 5};
+    test_expect_close(e, fives, 6, 0, 0);
+    tj_tensor *x = test_f32(1, (const int64_t[]){4}, (const float[]){1, 2, 3, 4});
+    cr_assert_not_null(tj_index_fill_tensor_(x, 0, vec_i64(2, (const int64_t[]){1, 2}), tj_select(x, 0, 0)), "%s",
+                       tj_last_error());
+    test_expect_f32(x, (const float[]){1, 1, 1, 4}, 4, 0);
+    tj_tensor *z = vec_i64(4, (const int64_t[]){0, 1, 0, 3});
+    cr_assert_not_null(tj_index_fill_(z, 0, tj_slice(z, 0, true, 0, true, 4, 2), tj_v_int(7)), "%s", tj_last_error());
+    const double z_want[4] = {7, 1, 0, 3};
+    test_expect_close(z, z_want, 4, 0, 0);
 }
 
 Test(advanced_index, index_gradient_sums_repeated_rows)

@@ -265,14 +265,17 @@ Test(opsbatch3, index_fill_tensor_matches_pytorch_with_gradients)
     tj_tensor *y = tj_clone(tj_tensor_detach(x));
     cr_expect_eq(tj_index_fill_tensor_(y, 1, index, tj_tensor_detach(v)), y);
     test_expect_close(y, IF_OUT, 12, 0, 0);
-    /* a value that is an element of self: refused in place (PyTorch reads it first), clear out of place */
+    /* a value that is an element of self, out of place and in place: read
+     * first (torch 1.13's index_fill_ takes value.item(): z.index_fill_(0,
+     * tensor([1]), z[1, 0]) fills row 1 with z[1, 0]) */
     tj_tensor *z = tj_clone(tj_tensor_detach(x)), *one = test_i64(1, (int64_t[]){1}, (const int64_t[]){1});
     tj_tensor *elem = tj_select(tj_select(z, 0, 1), 0, 0); /* z[1, 0] */
-    test_expect_error(tj_index_fill_tensor_(z, 0, one, elem), TJ_ERR_UNSUPPORTED, "aten::index_fill_.int_Tensor",
-                      "clone() it first");
     double zr[12];
     cr_assert_eq(tj_tensor_copy_to(tj_index_fill_tensor(z, 0, one, elem), zr), TJ_OK, "%s", tj_last_error());
     for (int i = 0; i < 4; i++) cr_expect_eq(zr[4 + i], IF_X[4], "row 1, column %d: %g", i, zr[4 + i]);
+    cr_assert_eq(tj_index_fill_tensor_(z, 0, one, elem), z, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_copy_to(z, zr), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 4; i++) cr_expect_eq(zr[4 + i], IF_X[4], "in place: row 1, column %d: %g", i, zr[4 + i]);
 }
 
 /* strided self and index give their contiguous copies' values */

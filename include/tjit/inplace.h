@@ -96,9 +96,8 @@ tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj
  * tensor) or an operand sharing only part of self's memory. */
 tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                               bool include_self);
-/** aten::index_copy_ / aten::index_fill_.int_Scalar: tj_index_copy /
- * tj_index_fill (ops.h) written into self (any dtype, any strides), which
- * is returned; source and index may be self itself (they are read before
+/** aten::index_copy_: tj_index_copy (ops.h) written into self (any dtype,
+ * any strides), which is returned; source and index may be self itself (they are read before
  * self is written; PyTorch refuses this). Errors: those of the
  * out-of-place operators, and TJ_ERR_UNSUPPORTED for a self whose elements
  * overlap (an expanded tensor) or an operand sharing only part of self's
@@ -124,14 +123,29 @@ tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
 tj_tensor *tj_scatter_src_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce);
 tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value,
                                     const char *reduce); /**< see tj_scatter_src_reduce_ */
-tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_index_copy_ */
+/** aten::index_fill_.int_Scalar: tj_index_fill (ops.h) written into self
+ * (any dtype, any strides), which is returned. Memory overlap as ATen 1.13
+ * checks it (assert_no_overlap): self may be an expanded tensor (PyTorch
+ * warns that this is deprecated); an index sharing memory with self is
+ * refused, unless one of them is not dense (a permutation of a contiguous
+ * layout), which ATen finds too hard to tell and accepts (the indices are
+ * read before self is written). Errors: those of tj_index_fill, and
+ * TJ_ERR_UNSUPPORTED naming the operator, index and self for such an
+ * index. */
+tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
 /** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
- * self, as tj_index_fill_; a value sharing self's memory gives
- * TJ_ERR_UNSUPPORTED (PyTorch reads it first). */
+ * self, as tj_index_fill_; the 0-dim value may be an element of self (read
+ * first, as PyTorch's value.item()). */
 tj_tensor *tj_index_fill_tensor_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *value);
 /** aten::index_put_: self[indices] = values (or += with accumulate), as
- * tj_index_put (ops.h) but in self; values may share memory with self (they
- * are read first). */
+ * tj_index_put (ops.h) but in self. Memory overlap as ATen 1.13 checks it
+ * (assert_no_overlap): self may be an expanded tensor (PyTorch warns that
+ * this is deprecated); values or an index sharing memory with self are
+ * refused, unless one of the two is not dense (a permutation of a
+ * contiguous layout), which ATen finds too hard to tell and accepts (here
+ * values are then read from a copy). Errors: those of tj_index_put, and
+ * TJ_ERR_UNSUPPORTED naming the operator, the operand (values,
+ * indices[k]) and self for such an overlap. */
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 
 /* ---- in-place views ----
