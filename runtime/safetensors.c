@@ -64,12 +64,54 @@ tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name)
 
 typedef struct span {
     uint64_t begin, end;
+    int tensor; /* index in the file object */
 } span;
 
 static int cmp_span(const void *a, const void *b)
 {
     const span *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* The format's reference reader (safetensors' validate): the tensors,
+ * sorted by data_offsets, tile the data from byte 0 to its end: no
+ * overlap, no hole, nothing after the last one. */
+static tj_status check_tiling(const tj_safetensors *f, span *spans, uint64_t data_len)
+{
+    qsort(spans, (size_t)f->n, sizeof *spans, cmp_span);
+    uint64_t at = 0;
+    for (int i = 0; i < f->n; i++) {
+        const span *s = &spans[i];
+        const char *name = f->names[s->tensor];
+        if (s->begin < at)
+            return tj_error(TJ_ERR_PARSE, WHO ": tensor '%s' (data bytes [%llu, %llu)) overlaps tensor '%s', which "
+                            "ends at byte %llu", name, (unsigned long long)s->begin, (unsigned long long)s->end,
+                            f->names[spans[i - 1].tensor], (unsigned long long)at);
+        if (s->begin > at)
+            return tj_error(TJ_ERR_PARSE, WHO ": %llu unused data byte%s [%llu, %llu) before tensor '%s': the "
+                            "tensors must cover the data without gaps", (unsigned long long)(s->begin - at),
+                            s->begin - at == 1 ? "" : "s", (unsigned long long)at, (unsigned long long)s->begin, name);
+        at = s->end;
+    }
+    if (at != data_len)
+        return tj_error(TJ_ERR_PARSE, WHO ": %llu trailing byte%s [%llu, %llu) after the last tensor's data: the "
+                        "tensors must cover the data to its end", (unsigned long long)(data_len - at),
+                        data_len - at == 1 ? "" : "s", (unsigned long long)at, (unsigned long long)data_len);
+    return TJ_OK;
+}
+
+/* "__metadata__": an object of strings (the format's free-form text map). */
+static tj_status check_metadata(json_t *meta)
+{
+    if (!json_is_object(meta)) return tj_error(TJ_ERR_PARSE, WHO ": __metadata__ is not an object of strings");
+    const char *key;
+    json_t *val;
+    json_object_foreach(meta, key, val) {
+        if (!json_is_string(val))
+            return tj_error(TJ_ERR_PARSE, WHO ": __metadata__ entry '%s' is not a string", key);
+    }
+    return TJ_OK;
 }
 
 tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
@@ -90,9 +132,14 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
         return NULL;
     }
     json_error_t jerr;
-    json_t *root = json_loadb((const char *)b + 8, (size_t)hlen, 0, &jerr);
+    json_t *root = json_loadb((const char *)b + 8, (size_t)hlen, JSON_REJECT_DUPLICATES, &jerr);
     if (!root && json_error_code(&jerr) == json_error_out_of_memory) {
         tj_oom(WHO, (size_t)hlen);
+        return NULL;
+    }
+    if (!root && json_error_code(&jerr) == json_error_duplicate_key) {
+        tj_error(TJ_ERR_PARSE, WHO ": header names a key twice (%s, at byte %d of the header)", jerr.text,
+                 jerr.position);
         return NULL;
     }
     if (!root || !json_is_object(root)) {
@@ -117,7 +164,10 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
     const char *key;
     json_t *val;
     json_object_foreach(root, key, val) {
-        if (!strcmp(key, "__metadata__")) continue;
+        if (!strcmp(key, "__metadata__")) {
+            if (check_metadata(val) != TJ_OK) goto fail;
+            continue;
+        }
         tj_dtype dt;
         json_t *jd = json_object_get(val, "dtype"), *js = json_object_get(val, "shape"), *jo = json_object_get(val, "data_offsets");
         if (!json_is_object(val) || !json_is_string(jd) || !json_is_array(js) || !json_is_array(jo) || json_array_size(jo) != 2) {
@@ -165,16 +215,11 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
             unsigned char *p = tj_tensor_data(t);
             for (int64_t i = 0; i < numel; i++) p[i] = p[i] != 0;
         }
-        spans[f->n] = (span){begin, end};
+        spans[f->n] = (span){begin, end, f->n};
         f->tensors[f->n] = t;
         if (!(f->names[f->n++] = tj_strdup(key, WHO))) goto fail;
     }
-    qsort(spans, (size_t)f->n, sizeof *spans, cmp_span);
-    for (int i = 1; i < f->n; i++)
-        if (spans[i].begin < spans[i - 1].end) {
-            tj_error(TJ_ERR_PARSE, WHO ": two tensors overlap in the data");
-            goto fail;
-        }
+    if (check_tiling(f, spans, data_len) != TJ_OK) goto fail;
     tj_free(spans, sizeof *spans * cap);
     json_decref(root);
     return f;
@@ -192,6 +237,12 @@ tj_safetensors *tj_safetensors_load(const char *path)
     if (!buf) return NULL;
     tj_safetensors *f = tj_safetensors_load_buffer(buf, size);
     tj_free_file(buf, size);
+    const char *prefix = WHO ": ";
+    if (!f && strncmp(tj_last_error(), prefix, strlen(prefix)) == 0) { /* the message names the file */
+        char msg[768];
+        snprintf(msg, sizeof msg, "%s", tj_last_error() + strlen(prefix));
+        tj_error(tj_last_status(), "%s'%s': %s", prefix, path, msg);
+    }
     return f;
 }
 

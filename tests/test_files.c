@@ -95,6 +95,59 @@ Test(safetensors, malformed_files_are_rejected_with_a_reason)
     cr_expect_eq(tj_last_status(), TJ_ERR_IO);
 }
 
+/* Hostile files the format's reference reader (huggingface/safetensors:
+ * README "Duplicate keys are disallowed", __metadata__ a text-to-text map,
+ * validate(): sorted by offsets the tensors tile the data, else
+ * InvalidOffset / MetadataIncompleteBuffer) refuses. */
+#define T4(name, b, e) "\"" name "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" #b "," #e "]}"
+
+Test(safetensors, duplicate_keys_bad_metadata_gaps_and_trailing_bytes_are_refused)
+{
+    static const struct {
+        const char *header;
+        size_t data;
+        const char *needle;
+    } bad[] = {
+        {"{" T4("a", 0, 4) "," T4("a", 4, 8) "}", 8, "header names a key twice (duplicate object key near '\"a\"'"},
+        {"{\"__metadata__\":{\"format\":\"pt\",\"step\":3}," T4("a", 0, 4) "}", 4,
+         "__metadata__ entry 'step' is not a string"},
+        {"{\"__metadata__\":[\"pt\"]," T4("a", 0, 4) "}", 4, "__metadata__ is not an object of strings"},
+        {"{" T4("a", 0, 4) "," T4("b", 8, 12) "}", 12, "4 unused data bytes [4, 8) before tensor 'b'"},
+        {"{" T4("a", 4, 8) "}", 8, "4 unused data bytes [0, 4) before tensor 'a'"},
+        {"{" T4("a", 0, 4) "}", 6, "2 trailing bytes [4, 6) after the last tensor's data"},
+        {"{}", 3, "3 trailing bytes [0, 3)"},
+        {"{" T4("a", 0, 4) "," T4("b", 0, 4) "}", 4, "tensor 'b' (data bytes [0, 4)) overlaps tensor 'a'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_safetensors *s = load_raw(bad[i].header, bad[i].data, -1);
+        cr_expect_null(s, "case %zu loaded", i);
+        tj_safetensors_free(s);
+        cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle) != NULL, "case %zu: '%s' lacks '%s'", i, tj_last_error(),
+                  bad[i].needle);
+    }
+    /* accepted: string metadata, an empty tensor at the offset of another */
+    tj_safetensors *s = load_raw("{\"__metadata__\":{\"format\":\"pt\"},\"e\":{\"dtype\":\"F32\",\"shape\":[0],"
+                                 "\"data_offsets\":[0,0]}," T4("a", 0, 4) "}", 4, -1);
+    cr_assert_not_null(s, "%s", tj_last_error());
+    cr_expect_eq(tj_safetensors_count(s), 2);
+    tj_safetensors_free(s);
+    /* from a file, the message names it */
+    const char *path = tmp_path("gap.safetensors");
+    const char header[] = "{" T4("a", 0, 4) "}";
+    FILE *f = fopen(path, "wb");
+    unsigned char len8[8] = {(unsigned char)(sizeof header - 1)};
+    fwrite(len8, 1, 8, f);
+    fwrite(header, 1, sizeof header - 1, f);
+    fwrite("\0\0\0\0\1", 1, 5, f);
+    fclose(f);
+    cr_expect_null(tj_safetensors_load(path));
+    char want[512];
+    snprintf(want, sizeof want, "tj_safetensors_load: '%s': 1 trailing byte [4, 5)", path);
+    cr_expect(strstr(tj_last_error(), want) != NULL, "'%s' lacks '%s'", tj_last_error(), want);
+    remove(path);
+}
+
 static void write_gz(const char *path, const unsigned char *bytes, size_t n)
 {
     gzFile f = gzopen(path, "wb");

@@ -20,12 +20,17 @@ tj_status tj_safetensors_save(const char *path, const char *const *names, tj_ten
 /** A loaded file: tensors in header order with their names. */
 typedef struct tj_safetensors tj_safetensors;
 
-/** Reads and validates a whole file: header JSON, dtypes, shapes, offsets
- * inside the data and consistent with the shapes, no overlaps. Errors:
- * TJ_ERR_IO, TJ_ERR_PARSE (malformed, naming the tensor and field),
- * TJ_ERR_UNSUPPORTED (another dtype), TJ_ERR_OUT_OF_MEMORY. */
+/** Reads and validates a whole file as the format's reference reader
+ * (huggingface/safetensors) does: header JSON without duplicate keys,
+ * "__metadata__" (if any) an object of strings, dtypes, shapes, offsets
+ * consistent with the shapes, and the tensors covering the data exactly
+ * (sorted by offset, each begins where the one before ends: no overlap, no
+ * unused bytes between them or after the last). Errors: TJ_ERR_IO,
+ * TJ_ERR_PARSE (malformed: the message names the file and the tensor,
+ * field, key or byte range), TJ_ERR_UNSUPPORTED (another dtype),
+ * TJ_ERR_OUT_OF_MEMORY. */
 tj_safetensors *tj_safetensors_load(const char *path);
-/** Same, from a buffer of n bytes. */
+/** Same, from a buffer of n bytes (messages name no file). */
 tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n);
 int tj_safetensors_count(const tj_safetensors *f);
 const char *tj_safetensors_name(const tj_safetensors *f, int i);
