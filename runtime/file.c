@@ -1,10 +1,13 @@
-/* Reading a whole file into memory, for the tensor file formats; printing
- * into a string, for the *_to_string functions. */
+/* Reading a whole file into memory, for the tensor file formats; writing
+ * one through a temporary file; printing into a string, for the
+ * *_to_string functions. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -40,6 +43,32 @@ void *tj_read_file(const char *path, const char *who, size_t *size)
 }
 
 void tj_free_file(void *buf, size_t size) { tj_free(buf, size + 1); }
+
+tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (*write)(FILE *f, void *ctx),
+                                  void *ctx)
+{
+    static atomic_uint serial; /* two writers of one path in this process use two temporaries */
+    if (!path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL path", who);
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp%ld-%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: path of %zu bytes is too long", who, strlen(path));
+    FILE *f = fopen(tmp, "wbx");
+    if (!f) return tj_error(TJ_ERR_IO, "%s: cannot create '%s' (to write '%s'): %s", who, tmp, path, strerror(errno));
+    errno = 0;
+    tj_status st = write(f, ctx);
+    int err = errno;
+    if (fclose(f) != 0 && st == TJ_OK) st = TJ_ERR_IO, err = errno;
+    if (st == TJ_OK && rename(tmp, path) != 0) {
+        err = errno;
+        remove(tmp);
+        return tj_error(TJ_ERR_IO, "%s: cannot rename '%s' to '%s': %s", who, tmp, path, strerror(err));
+    }
+    if (st == TJ_OK) return TJ_OK;
+    remove(tmp);
+    if (st != TJ_ERR_IO) return st;
+    return tj_error(TJ_ERR_IO, "%s: cannot write '%s': %s (left as it was)", who, path, strerror(err ? err : EIO));
+}
 
 char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,
                          bool strip_newline)

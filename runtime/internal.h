@@ -273,6 +273,16 @@ void tj_free_small_block(void *p);
  * tj_free_file(buf, size). */
 void *tj_read_file(const char *path, const char *who, size_t *size);
 void tj_free_file(void *buf, size_t size);
+/** Writes `path` through a temporary file next to it (path.tmpPID-N,
+ * created exclusively), renamed over `path` once write(f, ctx) and the close
+ * succeeded: a failure never leaves a truncated `path` (an existing one
+ * stays as it was) and removes the temporary. `write` returns TJ_OK,
+ * TJ_ERR_IO for a failed write (no message: errno says why), or another
+ * status with its error set. Errors: TJ_ERR_IO naming the path and the
+ * reason (strerror), TJ_ERR_INVALID_ARGUMENT (NULL or too long a path),
+ * write's own. */
+tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (*write)(FILE *f, void *ctx),
+                                  void *ctx);
 /** Out-of-memory error naming `what` and the size. Returns TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_oom(const char *what, size_t nbytes);
 /** A copy of `s` through tj_alloc (so allocation-failure injection reaches

@@ -1,6 +1,5 @@
 /* safetensors files (see include/tjit/safetensors.h). The JSON header goes
  * through jansson; every field is checked before any tensor is made. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,47 +307,46 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
     return header;
 }
 
+/* What follows the header text: its padding, then every tensor's data. */
+typedef struct st_file {
+    const char *text;
+    size_t text_len, padded;
+    tj_tensor *const *tensors;
+    int n;
+} st_file;
+
+static tj_status write_file(FILE *fp, void *ctx)
+{
+    const st_file *sf = ctx;
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)sf->padded >> (8 * i));
+    bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(sf->text, 1, sf->text_len, fp) == sf->text_len;
+    for (size_t i = sf->text_len; ok && i < sf->padded; i++) ok = fputc(' ', fp) != EOF;
+    for (int i = 0; ok && i < sf->n; i++) {
+        size_t bytes = (size_t)sf->tensors[i]->numel * tj_dtype_size(sf->tensors[i]->dtype);
+        char *data = tj_alloc(bytes ? bytes : 1);
+        if (!data) return tj_oom("tj_safetensors_save", bytes);
+        tj_tensor_copy_to(sf->tensors[i], data);
+        ok = fwrite(data, 1, bytes, fp) == bytes;
+        tj_free(data, bytes ? bytes : 1);
+    }
+    return ok ? TJ_OK : TJ_ERR_IO;
+}
+
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n)
 {
     if (n < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: negative tensor count %d", n);
     if (!path || (n > 0 && (!names || !tensors)))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names or tensors");
-    char tmp[4096];
-    if (strlen(path) + sizeof ".tmp" > sizeof tmp)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: path of %zu bytes is too long", strlen(path));
     json_t *header = header_json(names, tensors, n);
     if (!header) return tj_last_status();
     char *text = json_dumps(header, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(header);
     if (!text) return tj_oom("tj_safetensors_save", 0);
-    size_t tl = strlen(text), padded = (tl + 7) / 8 * 8; /* keep the data 8-byte aligned */
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        free(text);
-        return tj_error(TJ_ERR_IO, "tj_safetensors_save: cannot create '%s': %s", tmp, strerror(errno));
-    }
-    unsigned char len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(text, 1, tl, fp) == tl;
-    for (size_t i = tl; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
+    size_t tl = strlen(text);
+    st_file sf = {.text = text, .text_len = tl, .padded = (tl + 7) / 8 * 8, /* keep the data 8-byte aligned */
+                  .tensors = tensors, .n = n};
+    tj_status st = tj_write_file_replacing(path, "tj_safetensors_save", write_file, &sf);
     free(text);
-    for (int i = 0; ok && i < n; i++) {
-        size_t bytes = (size_t)tensors[i]->numel * tj_dtype_size(tensors[i]->dtype);
-        char *data = tj_alloc(bytes ? bytes : 1);
-        if (!data) {
-            fclose(fp);
-            remove(tmp);
-            return tj_oom("tj_safetensors_save", bytes);
-        }
-        tj_tensor_copy_to(tensors[i], data);
-        ok = fwrite(data, 1, bytes, fp) == bytes;
-        tj_free(data, bytes ? bytes : 1);
-    }
-    ok = (fclose(fp) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return tj_error(TJ_ERR_IO, "tj_safetensors_save: writing '%s' failed", path);
-    }
-    return TJ_OK;
+    return st;
 }

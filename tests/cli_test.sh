@@ -116,6 +116,26 @@ expect 1 '0 passed, 1 failed' out conform "$work/empty/"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
 
+# profile --trace writes through a temporary file renamed at the end: a
+# failure names the path and the reason and leaves no temporary, and an
+# existing file as it was. ulimit -f 1 (SIGXFSZ ignored) fails writes past
+# 1 KiB with EFBIG; the table goes to /dev/null, which the limit spares.
+expect 1 "cannot create '$work/no-dir/t\.json\.tmp[0-9]+-[0-9]+' \(to write '$work/no-dir/t\.json'\): No such file or directory" \
+    err profile mlp --train --batch 1 --runs 1 --trace "$work/no-dir/t.json"
+echo old >"$work/keep.json"
+(trap '' XFSZ; ulimit -f 1; exec "$tjit" profile mlp --train --batch 1 --runs 1 --trace "$work/keep.json") \
+    >/dev/null 2>"$work/err" </dev/null
+got=$?
+if [ "$got" -ne 1 ] || ! grep -q "cannot write '$work/keep.json': File too large (left as it was)" "$work/err" ||
+    [ "$(cat "$work/keep.json")" != old ] || ls "$work" | grep -q 'keep\.json\.tmp'; then
+    echo "FAIL: tjit profile --trace over a file it fails to write -> status $got, file: $(head -c 60 "$work/keep.json")" >&2
+    sed 's/^/  stderr: /' "$work/err" | head -n 5 >&2
+    ls "$work" | sed 's/^/  in work: /' >&2
+    failures=$((failures + 1))
+fi
+expect 0 "trace written to $work/keep.json" out profile mlp --train --batch 1 --runs 1 --trace "$work/keep.json"
+grep -q '"traceEvents"' "$work/keep.json" || { echo "FAIL: profile --trace wrote no trace" >&2; failures=$((failures + 1)); }
+
 # A printed graph parses back and prints the same.
 expect 0 '^graph\(' out trace mlp --train
 cp "$work/out" "$work/mlp.txt"

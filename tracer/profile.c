@@ -178,6 +178,11 @@ static void context_events(const tj_plan *p, const tj_plan_context *c, json_t *e
     }
 }
 
+static tj_status dump_json(FILE *f, void *root)
+{
+    return json_dumpf(root, f, JSON_INDENT(1)) == 0 && fflush(f) == 0 && !ferror(f) ? TJ_OK : TJ_ERR_IO;
+}
+
 tj_status tj_plan_profile_write_trace(const tj_plan *p, const char *path)
 {
     if (!p || !path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_profile_write_trace: NULL argument");
@@ -197,8 +202,7 @@ tj_status tj_plan_profile_write_trace(const tj_plan *p, const char *path)
         json_object_set_new(root, "traceEvents", events);
         events = NULL;
         json_object_set_new(root, "displayTimeUnit", json_string("ms"));
-        if (json_dump_file(root, path, JSON_INDENT(1)) != 0)
-            st = tj_error(TJ_ERR_IO, "tj_plan_profile_write_trace: cannot write '%s'", path);
+        st = tj_write_file_replacing(path, "tj_plan_profile_write_trace", dump_json, root);
     }
     json_decref(events);
     json_decref(root);
