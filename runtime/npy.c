@@ -2,7 +2,6 @@
  * '<f8', '<i8' and '|b1' ('<b1' too), C or Fortran order. Every field of the
  * header is checked; a malformed or truncated file gives an error. */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +174,32 @@ tj_tensor *tj_npy_load(const char *path)
     return t;
 }
 
+/* The .npy 1.0 file of tensor t, its header dictionary given (padded here). */
+typedef struct npy_file {
+    const char *header;
+    int hl;
+    const tj_tensor *t;
+} npy_file;
+
+static tj_status write_npy(FILE *f, void *ctx)
+{
+    const npy_file *nf = ctx;
+    const tj_tensor *t = nf->t;
+    int total = 10 + nf->hl + 1;
+    int pad = (64 - total % 64) % 64;
+    size_t nbytes = (size_t)t->numel * tj_dtype_size(t->dtype);
+    char *data = tj_alloc(nbytes);
+    if (!data) return tj_oom("tj_npy_save", nbytes);
+    tj_tensor_copy_to(t, data);
+    unsigned hlen = (unsigned)(nf->hl + pad + 1);
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(nf->header, 1, (size_t)nf->hl, f) == (size_t)nf->hl;
+    for (int i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF && fwrite(data, 1, nbytes, f) == nbytes;
+    tj_free(data, nbytes);
+    return ok ? TJ_OK : TJ_ERR_IO;
+}
+
 tj_status tj_npy_save(const char *path, const tj_tensor *t)
 {
     if (!path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: NULL path");
@@ -186,28 +211,6 @@ tj_status tj_npy_save(const char *path, const tj_tensor *t)
     for (int d = 0; d < t->ndim; d++)
         k += (size_t)snprintf(sb + k, sizeof sb - k, "%" PRId64 "%s", t->shape[d], t->ndim == 1 ? "," : d + 1 < t->ndim ? ", " : "");
     int hl = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr[t->dtype], sb);
-    int total = 10 + hl + 1;
-    int pad = (64 - total % 64) % 64;
-    size_t es = tj_dtype_size(t->dtype);
-    size_t nbytes = (size_t)t->numel * es;
-    char *data = tj_alloc(nbytes);
-    if (!data) return tj_oom("tj_npy_save", nbytes);
-    tj_tensor_copy_to(t, data);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        tj_free(data, nbytes);
-        return tj_error(TJ_ERR_IO, "tj_npy_save: cannot create '%s': %s", path, strerror(errno));
-    }
-    unsigned hlen = (unsigned)(hl + pad + 1);
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
-    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)hl, f) == (size_t)hl;
-    for (int i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF && fwrite(data, 1, nbytes, f) == nbytes;
-    ok = (fclose(f) == 0) && ok;
-    tj_free(data, nbytes);
-    if (!ok) {
-        remove(path);
-        return tj_error(TJ_ERR_IO, "tj_npy_save: write to '%s' failed", path);
-    }
-    return TJ_OK;
+    npy_file nf = {.header = header, .hl = hl, .t = t};
+    return tj_write_file_replacing(path, "tj_npy_save", write_npy, &nf);
 }

@@ -4,9 +4,11 @@
  * loading leak nothing. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "alloc_counter.h"
@@ -229,6 +231,34 @@ Test(npy, save_errors)
     cr_expect_eq(tj_npy_save(tmp_path("x.npy"), NULL), TJ_ERR_INVALID_ARGUMENT);
     tj_tensor_release(t);
     tj_tensor_release(fake);
+}
+
+/* A write that fails (here past a 1 KiB file size limit: EFBIG once
+ * SIGXFSZ is ignored; Criterion runs each test in its own process) leaves
+ * the file as it was and says why. */
+Test(npy, a_failed_save_leaves_the_old_file_and_names_the_reason)
+{
+    const char *path = tmp_path("keep.npy");
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    fclose(f);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {1024, 1024};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    tj_tensor *big = tj_zeros((int64_t[]){4096}, 1, TJ_FLOAT32);
+    cr_expect_eq(tj_npy_save(path, big), TJ_ERR_IO);
+    char want[512];
+    snprintf(want, sizeof want, "tj_npy_save: cannot write '%s': File too large (left as it was)", path);
+    cr_expect(strstr(tj_last_error(), want) != NULL, "'%s' lacks '%s'", tj_last_error(), want);
+    char got[8] = "";
+    f = fopen(path, "rb");
+    cr_assert_not_null(f, "the file is gone");
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    fclose(f);
+    cr_expect(n == 3 && strcmp(got, "old") == 0, "the file holds %zu bytes: '%s'", n, got);
+    remove(path);
+    tj_tensor_release(big);
 }
 
 /* ============================ header variants ============================ */
