@@ -23,6 +23,7 @@
 #define MAX_ROW_CHUNKS 16 /* bounds the scratch of partial results in the row strategy */
 #define OB 64 /* outputs per block in the outputs strategy */
 #define NKINDS (TJ_K_RED_ANY + 1)
+_Static_assert(TJ_K_REDUCE_ROW_MAX <= CHUNK, "tj_k_reduce_rows: a row is one part");
 
 /* Accumulator of one output. */
 typedef struct acc {
@@ -787,4 +788,15 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads)
     run_args a = {r, loops_for(r), plan_of(r, nt), acc_is_int(r), scratch};
     tj_k_parallel(nt, a.pl.items, run_items, &a);
     if (a.pl.parts > 1) tj_k_parallel(nt, r->nout, combine_outputs, &a);
+}
+
+void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, const void *x, int64_t nrows, int64_t n, void *out)
+{
+    tj_k_reduce r = {.kind = kind, .x = x, .x_dtype = dt, .divisor = 1, .out = out, .out_dtype = dt};
+    int64_t shape[2] = {nrows, n}, strides[2] = {n, 1};
+    bool reduced[2] = {false, true};
+    tj_k_reduce_prepare(&r, 2, shape, strides, reduced);
+    /* rows of at most CHUNK elements: one part each, no scratch; one
+     * thread: the items run here (tj_k_parallel runs a single block inline) */
+    tj_k_reduce_run(&r, NULL, 1);
 }

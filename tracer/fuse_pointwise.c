@@ -45,12 +45,16 @@
 #include "kernels/parallel.h"
 #include "plan_internal.h"
 #include "runtime/op_pointwise.h"
+#include "runtime/op_row_reduce.h"
 
-#define PW_AREA_BYTES (36 << 10) /* the chunk buffers, on the stack of each thread running the step */
+#define PW_AREA_BYTES (96 << 10) /* the chunk buffers, on the stack of each thread running the step (the
+                                     pool's workers (kernels/parallel.c) and OpenMP's threads have the
+                                     default stack of at least 2 MiB) */
 #define PW_CACHE_BYTES (32 << 10) /* a chunk of every buffer and every operand and result read or written in
                                      place: most of a 48 KiB L1 (Zen 5) */
 #define PW_CHUNK_MIN 64
 #define PW_CHUNK_MAX 2048
+#define PW_ROWS_MIN 1024  /* elements per chunk at least, in steps walking whole rows */
 #define PW_MAX_BUFS 16    /* member results and repeated one-element operands, per thread */
 #define PW_MAX_MEMBERS 64
 #define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
@@ -60,11 +64,13 @@
 
 /* ---- the program a fused step runs (plan memory, read only at run time) ---- */
 
-typedef enum { SRC_ARG, SRC_BUF } src_kind;
+typedef enum { SRC_ARG, SRC_BUF, SRC_ROWS } src_kind;
 
 /* Where a loop input comes from: SRC_ARG, the step's tensor argument
  * `index` (read in place or gathered, decided per run); SRC_BUF, buffer
- * `index` (a splat or an earlier member's result). */
+ * `index` (a splat or an earlier member's result); SRC_ROWS, buffer `index`
+ * holding one value per row (a row member's result), repeated along the
+ * rows. */
 typedef struct pw_src {
     src_kind kind;
     int index;
@@ -72,6 +78,10 @@ typedef struct pw_src {
 
 typedef struct pw_member {
     tj_pointwise pw;
+    bool reduces;        /* a row reduction (red) of its one operand, instead of pw's loop */
+    tj_row_reduce red;
+    bool rows_in;        /* pw computes on one value per row: operands and result indexed by row */
+    bool rows_out;       /* its result holds one value per row (rows_in, or a reduction) */
     pw_src in[TJ_ITER_MAX_INPUTS];
     size_t in_es[TJ_ITER_MAX_INPUTS];
     int buf;      /* buffer receiving the result, -1: written straight into out[out] */
@@ -95,7 +105,8 @@ typedef struct pw_program {
     int ndim;
     int64_t shape[TJ_MAX_DIMS];
     int64_t numel;
-    int64_t chunk;     /* elements per chunk, a multiple of 64 */
+    int64_t chunk;     /* elements per chunk, a multiple of 64 (of row_len with rows) */
+    int64_t row_len;   /* with row reductions: elements per row (the last dim), chunks of whole rows; else 0 */
     size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
     int n_members, n_args, n_splats, n_bufs, n_outs;
     pw_member *members;
@@ -117,6 +128,7 @@ typedef struct pw_geometry {
 typedef struct pw_run {
     const pw_program *pg;
     const char *base[PW_MAX_ARGS]; /* contiguous arguments of the group's shape, else NULL */
+    const char *row_base[PW_MAX_ARGS]; /* with rows: contiguous arguments of one value per row, else NULL */
     const tj_tensor *args[PW_MAX_ARGS];
     pw_geometry geo[PW_MAX_ARGS];  /* the others' */
     char *out[PW_MAX_MEMBERS];
@@ -158,7 +170,14 @@ static void gather(char *dst, const char *base, size_t es, const pw_geometry *g,
     }
 }
 
-/* Elements [16 b, 16 e) of the group's shape, one chunk at a time. */
+/* dst: each of the nr values at vals repeated len times. */
+static void spread(char *dst, const char *vals, int64_t nr, int64_t len, size_t es)
+{
+    for (int64_t i = 0; i < nr; i++) tj_k_splat(dst + i * len * (int64_t)es, vals + i * (int64_t)es, len, es);
+}
+
+/* Elements [16 b, 16 e) of the group's shape (with rows: rows [b, e)), one
+ * chunk at a time. */
 static void run_lines(void *ctx, int t, int64_t b, int64_t e)
 {
     (void)t;
@@ -167,7 +186,8 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     _Alignas(64) char area[PW_AREA_BYTES];
     char *bufs[PW_MAX_BUFS + TJ_ITER_MAX_INPUTS], **gbuf = bufs + pg->n_bufs;
     for (int j = 0; j < pg->n_bufs + TJ_ITER_MAX_INPUTS; j++) bufs[j] = area + (size_t)j * pg->buf_bytes;
-    int64_t start = b * 16, end = e * 16 < pg->numel ? e * 16 : pg->numel;
+    int64_t unit = pg->row_len ? pg->row_len : 16;
+    int64_t start = b * unit, end = e * unit < pg->numel ? e * unit : pg->numel;
     if (start >= end) return;
     for (int j = 0; j < pg->n_splats; j++) {
         const pw_splat *s = &pg->splats[j];
@@ -181,6 +201,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     }
     for (int64_t s = start; s < end; s += pg->chunk) {
         int64_t n = end - s < pg->chunk ? end - s : pg->chunk;
+        int64_t r0 = pg->row_len ? s / pg->row_len : 0, nr = pg->row_len ? n / pg->row_len : 0;
         for (int j = 0; j < pg->n_splats; j++) {
             const pw_splat *sp = &pg->splats[j];
             if (!sp->gather) continue;
@@ -191,10 +212,17 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         for (int m = 0; m < pg->n_members; m++) {
             const pw_member *mb = &pg->members[m];
             const void *in[TJ_ITER_MAX_INPUTS] = {0};
+            int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
             for (int k = 0; k < mb->pw.nin; k++) {
                 const pw_src *src = &mb->in[k];
                 if (src->kind == SRC_BUF) {
                     in[k] = bufs[src->index];
+                } else if (src->kind == SRC_ROWS) {
+                    spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
+                    in[k] = gbuf[k];
+                } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
+                    assert(r->row_base[src->index]);
+                    in[k] = r->row_base[src->index] + at * (int64_t)mb->in_es[k];
                 } else if (r->base[src->index]) {
                     in[k] = r->base[src->index] + s * (int64_t)mb->in_es[k];
                 } else {
@@ -203,13 +231,16 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
                     in[k] = gbuf[k];
                 }
             }
-            void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + s * (int64_t)mb->es;
-            mb->pw.fn(n, o, in, &mb->pw.ctx);
+            int64_t oat = mb->rows_out ? r0 : s;
+            void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
+            if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
+            else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
         }
         for (int m = 0; m < pg->n_members; m++) { /* results read elsewhere too, after every read */
             const pw_member *mb = &pg->members[m];
+            int64_t oat = mb->rows_out ? r0 : s, cnt = mb->rows_out ? nr : n;
             if (mb->out >= 0 && mb->buf >= 0)
-                memcpy(r->out[mb->out] + s * (int64_t)mb->es, bufs[mb->buf], (size_t)n * mb->es);
+                memcpy(r->out[mb->out] + oat * (int64_t)mb->es, bufs[mb->buf], (size_t)cnt * mb->es);
         }
     }
 }
@@ -224,19 +255,21 @@ static tj_status kernel_fused_pointwise(const tj_value *args, tj_tensor *const *
     for (int j = 0; j < pg->n_args; j++) {
         const tj_tensor *x = args[1 + j].u.t;
         r.args[j] = x;
-        r.base[j] = NULL;
+        r.base[j] = r.row_base[j] = NULL;
         if (x->numel == 1 && pg->numel != 1) continue; /* read through splats only */
-        bool same = x->ndim == pg->ndim, contiguous = true;
+        bool same = x->ndim == pg->ndim, same_rows = same, contiguous = true;
         int64_t want = 1, strides[TJ_MAX_DIMS];
         for (int d = pg->ndim - 1; d >= 0; d--) {
             int xd = d - (pg->ndim - x->ndim);
             int64_t size = xd >= 0 ? x->shape[xd] : 1, stride = xd >= 0 && size != 1 ? x->strides[xd] : 0;
             same = same && size == pg->shape[d];
+            same_rows = same_rows && size == (d == pg->ndim - 1 ? 1 : pg->shape[d]);
             if (size != 1 && stride != want) contiguous = false;
-            want *= pg->shape[d];
+            want *= size;
             strides[d] = stride;
         }
         if (same && contiguous) r.base[j] = tj_tensor_ptr(x);
+        if (pg->row_len && same_rows && contiguous) r.row_base[j] = tj_tensor_ptr(x);
         pw_geometry *g = &r.geo[j]; /* merged dims, size-1 dims dropped */
         g->ndim = 0;
         for (int d = 0; d < pg->ndim; d++) {
@@ -256,7 +289,7 @@ static tj_status kernel_fused_pointwise(const tj_value *args, tj_tensor *const *
         }
     }
     for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
-    int64_t lines = (pg->numel + 15) / 16;
+    int64_t lines = pg->row_len ? pg->numel / pg->row_len : (pg->numel + 15) / 16;
     tj_k_parallel(tj_threads_for(pg->numel), lines, run_lines, &r);
     return TJ_OK;
 }
@@ -270,6 +303,11 @@ typedef struct group {
     int n;
     int node[PW_MAX_MEMBERS];
     tj_pointwise pw[PW_MAX_MEMBERS];
+    bool rows_in[PW_MAX_MEMBERS];   /* computes on one value per row (a row member) */
+    bool reduces[PW_MAX_MEMBERS];   /* a row reduction, red */
+    tj_row_reduce red[PW_MAX_MEMBERS];
+    int n_red;        /* row reductions among the members: the step walks whole rows */
+    size_t max_es;    /* bytes of the widest result or loop element */
     int last_step;    /* step index of the last member */
     int live, peak;   /* member results still to be read (estimate of buffers) */
     int n_splats;     /* splats and gathered tensors (pw_splat) */
@@ -289,8 +327,18 @@ typedef struct fuser {
     size_t bytes;
     group open[PW_MAX_OPEN];
     int next_id;
-    int n_groups, n_members;
+    int n_groups, n_members, n_red;
 } fuser;
+
+/* How a node would compute as a member: over the shape `shape` (the
+ * group's; with rows_in, its rows' [..., 1]); reduces: a row reduction
+ * (red) of an operand of the group's shape, into one value per row. */
+typedef struct role {
+    int ndim;
+    const int64_t *shape;
+    bool rows_in, reduces;
+    tj_row_reduce red;
+} role;
 
 static bool same_shape(int nd, const int64_t *a, int nd2, const int64_t *b)
 {
@@ -329,12 +377,13 @@ static group *find_group(fuser *f, int id)
     return NULL;
 }
 
-/* The label "fused pointwise (aten::mul.Tensor, aten::add.Tensor, ...)":
- * the members' operators, each once, in order, the first three. */
+/* The label "fused pointwise (aten::mul.Tensor, aten::add.Tensor, ...)",
+ * "fused rows (...)" with row reductions: the members' operators, each
+ * once, in order, the first three. */
 static const char *group_label(tj_plan *p, const group *g)
 {
     char buf[256];
-    int len = snprintf(buf, sizeof buf, "fused pointwise (");
+    int len = snprintf(buf, sizeof buf, g->n_red ? "fused rows (" : "fused pointwise (");
     const tj_op *seen[PW_MAX_MEMBERS];
     int n_seen = 0;
     for (int m = 0; m < g->n; m++) {
@@ -393,6 +442,10 @@ static tj_status rewrite(fuser *f, group *g)
     memcpy(pg->shape, g->shape, sizeof pg->shape);
     pg->numel = 1;
     for (int d = 0; d < g->ndim; d++) pg->numel *= g->shape[d];
+    pg->row_len = g->n_red ? g->shape[g->ndim - 1] : 0;
+    int64_t row_shape[TJ_MAX_DIMS]; /* one value per row */
+    memcpy(row_shape, g->shape, sizeof row_shape);
+    row_shape[g->ndim - 1] = 1;
     pg->members = mem;
     pg->splats = splats;
     pg->n_members = g->n;
@@ -424,6 +477,11 @@ static tj_status rewrite(fuser *f, group *g)
         tj_pnode *n = &p->nodes[g->node[m]];
         pw_member *mb = &mem[m];
         mb->pw = g->pw[m];
+        mb->reduces = g->reduces[m];
+        mb->red = g->red[m];
+        mb->rows_in = g->rows_in[m];
+        mb->rows_out = mb->rows_in || mb->reduces;
+        const int64_t *walk = mb->rows_in ? row_shape : g->shape;
         int v = n->outs[0];
         tj_pvalue *pv = &p->values[v];
         mb->es = tj_dtype_bytes(pv->dtype);
@@ -434,13 +492,13 @@ static tj_status rewrite(fuser *f, group *g)
             for (int q = 0; u >= 0 && q < m; q++)
                 if (p->nodes[g->node[q]].outs[0] == u) producer = q;
             if (producer >= 0) {
-                mb->in[k] = (pw_src){SRC_BUF, buf_of[producer]};
+                mb->in[k] = (pw_src){mem[producer].rows_out && !mb->rows_in ? SRC_ROWS : SRC_BUF, buf_of[producer]};
                 reads_left[producer]--;
             } else if (u < 0 || is_one(&p->values[u], g)) {
                 int splat = splat_index(g, u, mb->pw.loop[k], &mb->pw.scalar[k]);
                 assert(splat >= 0);
                 mb->in[k] = (pw_src){SRC_BUF, splat};
-            } else if (!in_place(&p->values[u], g->ndim, g->shape)) {
+            } else if (!in_place(&p->values[u], g->ndim, walk)) {
                 int gathered = splat_index(g, u, mb->pw.loop[k], NULL);
                 assert(gathered >= 0 && g->splat_gather[gathered]);
                 mb->in[k] = (pw_src){SRC_BUF, gathered};
@@ -455,7 +513,8 @@ static tj_status rewrite(fuser *f, group *g)
         int after[TJ_ITER_MAX_INPUTS], n_after = 0;
         for (int q = 0; q < m; q++) {
             if (reads_left[q] != 0 || mem[q].out >= 0 || buf_of[q] < 0) continue;
-            if (mem[q].es == mb->es) free_buf[buf_of[q]] = true;
+            if (mem[q].es == mb->es && !mb->reduces) free_buf[buf_of[q]] = true; /* a reduction's rows
+                                                                                    are read whole first */
             else after[n_after++] = buf_of[q];
             buf_of[q] = -2; /* freed once */
         }
@@ -510,9 +569,18 @@ static tj_status rewrite(fuser *f, group *g)
     int n_area = n_bufs + TJ_ITER_MAX_INPUTS, n_streams = n_area + n_outs;
     for (int j = 0; j < g->n_args; j++) n_streams += !is_one(&p->values[g->arg_v[j]], g);
     int64_t chunk = PW_CACHE_BYTES / (int64_t)((size_t)n_streams * max_es);
-    if (chunk > PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es)) chunk = PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es);
-    chunk = chunk / PW_CHUNK_MIN * PW_CHUNK_MIN;
-    pg->chunk = chunk < PW_CHUNK_MIN ? PW_CHUNK_MIN : chunk > PW_CHUNK_MAX ? PW_CHUNK_MAX : chunk;
+    int64_t area_max = PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es);
+    if (chunk > area_max) chunk = area_max;
+    if (pg->row_len) { /* whole rows, at least PW_ROWS_MIN elements where the area takes them */
+        int64_t len = pg->row_len, rows = chunk / len, fit = area_max / len;
+        if (rows < (PW_ROWS_MIN + len - 1) / len) rows = (PW_ROWS_MIN + len - 1) / len;
+        if (rows > fit) rows = fit;
+        assert(rows >= 1); /* place() keeps a row within the area */
+        pg->chunk = rows * len;
+    } else {
+        chunk = chunk / PW_CHUNK_MIN * PW_CHUNK_MIN;
+        pg->chunk = chunk < PW_CHUNK_MIN ? PW_CHUNK_MIN : chunk > PW_CHUNK_MAX ? PW_CHUNK_MAX : chunk;
+    }
     pg->buf_bytes = (size_t)pg->chunk * max_es;
     assert((size_t)n_area * pg->buf_bytes <= PW_AREA_BYTES);
     tj_pnode *last = &p->nodes[g->node[g->n - 1]];
@@ -527,6 +595,7 @@ static tj_status rewrite(fuser *f, group *g)
     last->bytes = bytes;
     f->n_groups++;
     f->n_members += g->n;
+    f->n_red += g->n_red;
     return TJ_OK;
 }
 
@@ -571,9 +640,12 @@ static tj_status close_producers(fuser *f, const tj_pnode *n, const group *keep)
 }
 
 /* A candidate: its loop (pw) and result value, when node n is an
- * elementwise call computing its result element by element. */
-static bool candidate(const tj_plan *p, const tj_pnode *n, tj_pointwise *pw)
+ * elementwise call computing its result element by element, or (*reduces,
+ * rr) a row reduction (runtime/op_row_reduce.h), whose pw then reads its
+ * operand only. */
+static bool candidate(const tj_plan *p, const tj_pnode *n, tj_pointwise *pw, bool *reduces, tj_row_reduce *rr)
 {
+    *reduces = false;
     if (!n->is_step || n->folded || n->fused || n->label || n->identity || n->nout != 1 || n->outs[0] < 0 ||
         n->nargs > TJ_MAX_ARGS || n->kernel != n->op->kernel)
         return false;
@@ -602,20 +674,72 @@ static bool candidate(const tj_plan *p, const tj_pnode *n, tj_pointwise *pw)
         case TJ_GA_BOOL: args[a] = tj_v_bool(g->u.b); break;
         case TJ_GA_STR: args[a] = tj_v_str(g->u.s); break;
         case TJ_GA_DTYPE: args[a] = tj_v_dtype(g->u.dtype); break;
-        default: return false; /* lists: no elementwise operator here takes one */
+        case TJ_GA_INTS: args[a] = tj_v_ints(g->u.ints, g->n); break; /* the dims of a reduction */
+        default: return false; /* other lists: no operator here takes one */
         }
     }
-    return tj_pointwise_describe(n->op, args, o->dtype, pw);
+    if (tj_pointwise_describe(n->op, args, o->dtype, pw)) return true;
+    if (!tj_row_reduce_describe(n->op, args, rr) || n->args[rr->arg].kind != TJ_GA_VALUE) return false;
+    memset(pw, 0, sizeof *pw);
+    pw->nin = 1;
+    pw->arg[0] = rr->arg;
+    pw->loop[0] = rr->dtype;
+    *reduces = true;
+    return true;
 }
 
-/* How node n (loop pw) would read its operands as a member of group g (of
- * its result's shape): 1 if it can join, reading g's results directly or
- * not (*reads_g); 0 if not. Counts the buffers and arguments it adds. */
-static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise *pw, bool *reads_g, int *new_splats,
-                int *new_args, int *frees)
+/* Whether shape (nd) is that of g's rows: g's shape with a last dim of 1. */
+static bool rows_shape(const group *g, int nd, const int64_t *shape)
+{
+    return nd == g->ndim && shape[nd - 1] == 1 && g->shape[nd - 1] != 1 &&
+           memcmp(shape, g->shape, sizeof(int64_t) * (size_t)(nd - 1)) == 0;
+}
+
+/* The role node n (a candidate, *reduces with rr) takes in group g (or,
+ * with g NULL, in a group it opens); false if none: a reduction computes
+ * over its operand's shape, an elementwise call over its result's, or over
+ * g's rows when g has row reductions. */
+static bool role_in(const tj_plan *p, const group *g, const tj_pnode *n, bool reduces, const tj_row_reduce *rr,
+                    role *r)
+{
+    memset(r, 0, sizeof *r);
+    const tj_pvalue *o = &p->values[n->outs[0]];
+    if (reduces) {
+        const tj_pvalue *u = &p->values[n->args[rr->arg].u.v];
+        r->ndim = u->ndim;
+        r->shape = u->shape;
+        r->reduces = true;
+        r->red = *rr;
+        return !g || same_shape(g->ndim, g->shape, u->ndim, u->shape);
+    }
+    r->ndim = o->ndim;
+    r->shape = o->shape;
+    if (!g || same_shape(g->ndim, g->shape, o->ndim, o->shape)) return true;
+    r->rows_in = g->n_red > 0 && rows_shape(g, o->ndim, o->shape);
+    return r->rows_in;
+}
+
+/* Whether value v's storage is the caller's (restrided from run to run). */
+static bool from_input(const tj_plan *p, const tj_pvalue *v)
+{
+    return p->values[v->root].kind == TJ_PV_INPUT;
+}
+
+/* How node n (loop pw, role r) would read its operands as a member of group
+ * g: 1 if it can join, reading g's results directly or not (*reads_g); 0 if
+ * not. Counts the buffers and arguments it adds. A row reduction and a row
+ * member read no gathered operand: their operands are g's results of the
+ * shape they walk, one-element values, or arena values of that shape in
+ * place (fixed strides). */
+static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise *pw, const role *r, bool *reads_g,
+                int *new_splats, int *new_args, int *frees)
 {
     const tj_plan *p = f->p;
-    const tj_pvalue *o = &p->values[n->outs[0]];
+    int gnd = g ? g->ndim : r->ndim;
+    const int64_t *gshape = g ? g->shape : r->shape;
+    int64_t gnumel = 1;
+    for (int d = 0; d < gnd; d++) gnumel *= gshape[d];
+    bool strict = r->rows_in || r->reduces;
     *reads_g = false;
     *new_splats = *new_args = *frees = 0;
     int seen_v[TJ_ITER_MAX_INPUTS], n_seen = 0;
@@ -633,6 +757,7 @@ static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise 
         int id = f->gid[pv->root];
         if (g && id == g->id) {
             if (v != pv->root || pv->dtype != pw->loop[k]) return 0; /* a view of a member's result */
+            if (strict && !same_shape(pv->ndim, pv->shape, r->ndim, r->shape)) return 0;
             *reads_g = true;
             bool counted = false;
             for (int s = 0; s < n_seen; s++) counted |= seen_v[s] == v;
@@ -645,14 +770,17 @@ static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise 
             continue;
         }
         if (pv->kind == TJ_PV_UNUSED) return 0;
-        bool one = pv->numel == 1 && !(o->numel == 1 && same_shape(pv->ndim, pv->shape, o->ndim, o->shape));
+        bool one = pv->numel == 1 && !(gnumel == 1 && same_shape(pv->ndim, pv->shape, gnd, gshape));
         if (one) {
+            if (r->reduces) return 0;
             bool have = false;
             for (int j = 0; g && j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_loop[j] == pw->loop[k];
             *new_splats += !have;
-        } else if (pv->dtype != pw->loop[k] || !broadcasts(pv, o->ndim, o->shape)) {
+        } else if (pv->dtype != pw->loop[k] || !broadcasts(pv, r->ndim, r->shape)) {
             return 0;
-        } else if (!in_place(pv, o->ndim, o->shape)) {
+        } else if (strict && (!in_place(pv, r->ndim, r->shape) || from_input(p, pv))) {
+            return 0;
+        } else if (!in_place(pv, r->ndim, r->shape)) {
             if (pw->fn == tj_pointwise_copy_loop) return 0; /* a layout copy (a permute made contiguous): the tiled
                                                                copy kernels do it better */
             bool have = false;
@@ -667,11 +795,29 @@ static int fits(fuser *f, const group *g, const tj_pnode *n, const tj_pointwise 
     return 1;
 }
 
-static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int frees)
+/* Bytes of the widest element node n (loop pw) writes or computes on. */
+static size_t member_es(const tj_plan *p, const tj_pnode *n, const tj_pointwise *pw)
+{
+    size_t es = tj_dtype_bytes(p->values[n->outs[0]].dtype);
+    for (int k = 0; k < pw->nin; k++)
+        if (tj_dtype_bytes(pw->loop[k]) > es) es = tj_dtype_bytes(pw->loop[k]);
+    return es;
+}
+
+/* Whether whole rows of a group of shape (nd, shape) with `bufs` buffers
+ * (splats, gathered operands and results) of `es` bytes per element fit
+ * the area, with the gather buffers. */
+static bool row_fits(int nd, const int64_t *shape, int bufs, size_t es)
+{
+    return (int64_t)((size_t)(bufs + TJ_ITER_MAX_INPUTS) * es) * shape[nd - 1] <= PW_AREA_BYTES;
+}
+
+static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, const role *r, int frees)
 {
     const tj_plan *p = f->p;
     const tj_pnode *n = &p->nodes[i];
-    const tj_pvalue *o = &p->values[n->outs[0]];
+    int64_t gnumel = 1;
+    for (int d = 0; d < g->ndim; d++) gnumel *= g->shape[d];
     for (int k = 0; k < pw->nin; k++) {
         if (pw->arg[k] < 0) {
             bool have = false;
@@ -692,10 +838,10 @@ static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int fr
             continue;
         }
         if (arg_index(g, v) < 0) g->arg_v[g->n_args++] = v;
-        bool one = pv->numel == 1 && !(o->numel == 1 && same_shape(pv->ndim, pv->shape, o->ndim, o->shape));
+        bool one = pv->numel == 1 && !(gnumel == 1 && same_shape(pv->ndim, pv->shape, g->ndim, g->shape));
         bool have = false;
         for (int j = 0; j < g->n_splats; j++) have |= g->splat_v[j] == v && g->splat_loop[j] == pw->loop[k];
-        bool gathered = !one && !in_place(pv, o->ndim, o->shape);
+        bool gathered = !one && !in_place(pv, r->ndim, r->shape);
         if ((one || gathered) && !have) {
             g->splat_v[g->n_splats] = v;
             g->splat_gather[g->n_splats] = gathered;
@@ -706,7 +852,13 @@ static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int fr
     }
     int v = n->outs[0];
     g->node[g->n] = i;
+    g->rows_in[g->n] = r->rows_in;
+    g->reduces[g->n] = r->reduces;
+    g->red[g->n] = r->red;
     g->pw[g->n++] = *pw;
+    g->n_red += r->reduces;
+    size_t es = member_es(p, n, pw);
+    if (es > g->max_es) g->max_es = es;
     g->last_step = n->step;
     f->gid[v] = g->id;
     f->left[v] = f->u.count[v];
@@ -714,7 +866,7 @@ static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, int fr
     g->live += 1 - frees;
 }
 
-static group *open_group(fuser *f, const tj_pnode *n)
+static group *open_group(fuser *f, const role *r)
 {
     group *g = NULL;
     for (int i = 0; i < PW_MAX_OPEN && !g; i++)
@@ -725,35 +877,42 @@ static group *open_group(fuser *f, const tj_pnode *n)
             if (f->open[i].last_step < g->last_step) g = &f->open[i];
         if (close_group(f, g) != TJ_OK) return NULL;
     }
-    const tj_pvalue *o = &f->p->values[n->outs[0]];
+    int64_t shape[TJ_MAX_DIMS];
+    memcpy(shape, r->shape, sizeof(int64_t) * (size_t)r->ndim); /* r may point into g */
     memset(g, 0, sizeof *g);
     g->id = ++f->next_id;
-    g->ndim = o->ndim;
-    memcpy(g->shape, o->shape, sizeof g->shape);
+    g->ndim = r->ndim;
+    memcpy(g->shape, shape, sizeof(int64_t) * (size_t)r->ndim);
     return g;
 }
 
-/* Node i, a candidate with loop pw: joins a group, or opens one. */
-static tj_status place(fuser *f, int i, const tj_pointwise *pw)
+/* Node i, a candidate with loop pw (a row reduction rr with reduces):
+ * joins a group, or opens one. */
+static tj_status place(fuser *f, int i, const tj_pointwise *pw, bool reduces, const tj_row_reduce *rr)
 {
     tj_plan *p = f->p;
     const tj_pnode *n = &p->nodes[i];
-    const tj_pvalue *o = &p->values[n->outs[0]];
     group *best = NULL;
+    role best_role;
     int best_frees = 0;
+    size_t es = member_es(p, n, pw);
     for (int k = 0; k < PW_MAX_OPEN; k++) {
         group *g = &f->open[k];
-        if (!g->id || !same_shape(g->ndim, g->shape, o->ndim, o->shape)) continue;
+        role r;
+        if (!g->id || !role_in(p, g, n, reduces, rr, &r)) continue;
         bool reads_g;
         int splats, args, frees;
-        if (!fits(f, g, n, pw, &reads_g, &splats, &args, &frees)) continue;
-        bool near = n->step - g->last_step <= PW_NEAR;
+        if (!fits(f, g, n, pw, &r, &reads_g, &splats, &args, &frees)) continue;
+        bool near = n->step - g->last_step <= PW_NEAR && !r.rows_in;
         int live = g->live + 1; /* the result's buffer, maybe taken before its inputs' are free */
-        bool room = g->n < PW_MAX_MEMBERS && g->n_args + args <= PW_MAX_ARGS &&
-                    g->n_splats + splats + (live > g->peak ? live : g->peak) <= PW_MAX_BUFS;
+        int bufs = g->n_splats + splats + (live > g->peak ? live : g->peak);
+        bool room = g->n < PW_MAX_MEMBERS && g->n_args + args <= PW_MAX_ARGS && bufs <= PW_MAX_BUFS;
+        if ((g->n_red || reduces) && !row_fits(g->ndim, g->shape, bufs, es > g->max_es ? es : g->max_es))
+            room = false;
         if (!room || !(reads_g || near)) continue;
         if (!best || reads_g) {
             best = g;
+            best_role = r;
             best_frees = frees;
         }
         if (reads_g) break;
@@ -764,12 +923,15 @@ static tj_status place(fuser *f, int i, const tj_pointwise *pw)
     if (!best) {
         bool reads_g;
         int splats, args, frees;
-        if (!fits(f, NULL, n, pw, &reads_g, &splats, &args, &frees) || args > PW_MAX_ARGS || splats + 2 > PW_MAX_BUFS)
+        role_in(p, NULL, n, reduces, rr, &best_role);
+        if (!fits(f, NULL, n, pw, &best_role, &reads_g, &splats, &args, &frees) || args > PW_MAX_ARGS ||
+            splats + 2 > PW_MAX_BUFS || (reduces && !row_fits(best_role.ndim, best_role.shape, splats + 2, es)))
             return TJ_OK;
-        if (!(best = open_group(f, n))) return TJ_ERR_OUT_OF_MEMORY;
+        if (!(best = open_group(f, &best_role))) return TJ_ERR_OUT_OF_MEMORY;
+        role_in(p, best, n, reduces, rr, &best_role);
         best_frees = 0;
     }
-    add_member(f, best, i, pw, best_frees);
+    add_member(f, best, i, pw, &best_role, best_frees);
     return TJ_OK;
 }
 
@@ -796,12 +958,15 @@ tj_status tj_plan_fuse_pointwise(tj_plan *p)
         for (int k = 0; k < PW_MAX_OPEN && st == TJ_OK; k++)
             if (f.open[k].id && n->step - f.open[k].last_step > PW_FAR) st = close_group(&f, &f.open[k]);
         tj_pointwise pw;
-        if (st == TJ_OK && candidate(p, n, &pw)) st = place(&f, i, &pw);
+        tj_row_reduce rr;
+        bool reduces;
+        if (st == TJ_OK && candidate(p, n, &pw, &reduces, &rr)) st = place(&f, i, &pw, reduces, &rr);
         else if (st == TJ_OK) st = close_producers(&f, n, NULL);
     }
     if (st == TJ_OK) st = close_all(&f);
     p->stats.n_fused_pointwise += f.n_groups;
     p->stats.n_fused_pointwise_nodes += f.n_members;
+    p->stats.n_fused_row_reductions += f.n_red;
     tj_free(f.gid, f.bytes);
     tj_plan_uses_free(&f.u);
     tj_plan_renumber_steps(p);

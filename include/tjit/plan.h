@@ -287,6 +287,8 @@ typedef struct tj_plan_statistics {
     int n_identities;         /**< multiplications and divisions by one run as aliases */
     int n_fused_pointwise;    /**< steps running a chain of elementwise calls (loop fusion) */
     int n_fused_pointwise_nodes; /**< the calls those steps run */
+    int n_fused_row_reductions; /**< of those calls, row reductions (sum, amax, amin over the last dim
+                                     with keepdim) run in steps walking whole rows */
     size_t writeback_fallback_bytes; /**< blocks of the n_writeback_direct results, which are
                                           not in the arena: a context allocates them (once)
                                           only when a run's written-back input cannot take
