@@ -790,9 +790,10 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads)
     if (a.pl.parts > 1) tj_k_parallel(nt, r->nout, combine_outputs, &a);
 }
 
-void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, const void *x, int64_t nrows, int64_t n, void *out)
+void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype out_dt, const void *x, int64_t nrows, int64_t n,
+                      void *out)
 {
-    tj_k_reduce r = {.kind = kind, .x = x, .x_dtype = dt, .divisor = 1, .out = out, .out_dtype = dt};
+    tj_k_reduce r = {.kind = kind, .x = x, .x_dtype = dt, .divisor = 1, .out = out, .out_dtype = out_dt};
     int64_t shape[2] = {nrows, n}, strides[2] = {n, 1};
     bool reduced[2] = {false, true};
     tj_k_reduce_prepare(&r, 2, shape, strides, reduced);

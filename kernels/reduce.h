@@ -83,13 +83,15 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);
 #define TJ_K_REDUCE_ROW_MAX 16384
 
 /** The reductions of `nrows` contiguous rows of n elements each (x: row r
- * at x + r * n elements, dtype `dt`, float32 or float64) into out[r] (dt),
- * on the calling thread: kind TJ_K_RED_SUM (a plain sum, divisor 1),
- * TJ_K_RED_MAX or TJ_K_RED_MIN. Each row's value is bit for bit the one
+ * at x + r * n elements, dtype `dt`, float32 or float64) into out[r]
+ * (dtype `out_dt`, float32 or float64; dt for MAX and MIN), on the calling
+ * thread: kind TJ_K_RED_SUM (a plain sum, divisor 1: accumulated in double
+ * whatever the dtypes), TJ_K_RED_MAX or TJ_K_RED_MIN. Each row's value is bit for bit the one
  * tj_k_reduce_run gives for that row in a reduction over the contiguous
  * last dim of any number of rows, at any thread count (it runs that same
  * driver on these rows): loop fusion (tracer/fuse_pointwise.c) calls it on
  * a chunk of rows at a time. 2 <= n <= TJ_K_REDUCE_ROW_MAX, nrows >= 0. */
-void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, const void *x, int64_t nrows, int64_t n, void *out);
+void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype out_dt, const void *x, int64_t nrows, int64_t n,
+                      void *out);
 
 #endif

@@ -9,9 +9,11 @@
 bool tj_row_reduce_describe(const tj_op *op, const tj_value *args, tj_row_reduce *rr)
 {
     tj_k_red_kind kind;
+    tj_dtype out = args[0].kind == TJ_V_TENSOR ? args[0].u.t->dtype : TJ_FLOAT32;
     if (op->kernel == tj_kernel_sum_dim) {
-        if (args[3].kind != TJ_V_NONE && !(args[3].kind == TJ_V_DTYPE && args[3].u.dtype == args[0].u.t->dtype))
-            return false;
+        if (args[3].kind == TJ_V_DTYPE) out = args[3].u.dtype;
+        else if (args[3].kind != TJ_V_NONE) return false;
+        if (out != TJ_FLOAT32 && out != TJ_FLOAT64) return false;
         kind = TJ_K_RED_SUM;
     } else if (op->kernel == tj_kernel_amax) {
         kind = TJ_K_RED_MAX;
@@ -29,11 +31,11 @@ bool tj_row_reduce_describe(const tj_op *op, const tj_value *args, tj_row_reduce
         return false;
     int64_t n = x->shape[x->ndim - 1];
     if (n < 2 || n > TJ_K_REDUCE_ROW_MAX) return false;
-    *rr = (tj_row_reduce){.kind = kind, .dtype = x->dtype, .arg = 0, .n = n};
+    *rr = (tj_row_reduce){.kind = kind, .dtype = x->dtype, .out = out, .arg = 0, .n = n};
     return true;
 }
 
 void tj_row_reduce_run(const tj_row_reduce *rr, const void *x, int64_t nrows, void *out)
 {
-    tj_k_reduce_rows(rr->kind, rr->dtype, x, nrows, rr->n, out);
+    tj_k_reduce_rows(rr->kind, rr->dtype, rr->out, x, nrows, rr->n, out);
 }

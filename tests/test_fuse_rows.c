@@ -1,0 +1,311 @@
+/* Row reductions in loop fusion (tracer/fuse_pointwise.c): sums, amax and
+ * amin over the last dim with keepdim, in decomposed layer_norm, softmax,
+ * log_softmax and layer_norm's backward, run inside fused steps walking
+ * whole rows. Fused plans must give the bits of the interpreter
+ * (tj_graph_run) and of the plan without loop fusion, for rows that do and
+ * do not fill a chunk, one row, no rows, operands strided when traced or
+ * restrided at run time, float32 and float64, one and two threads, under
+ * every ISA the CPU has; reductions over another dim, without keepdim or of
+ * the caller's inputs stay kernels of their own. And tj_k_reduce_rows, on
+ * any block of rows, gives tj_k_reduce_run's values bit for bit. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu_isa.h"
+#include "kernels/reduce.h"
+#include "test_util.h"
+#include "tjit/tjit.h"
+
+TestSuite(fuse_rows, .init = test_scope_open, .fini = test_scope_close_isa);
+
+static tj_tensor *random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed, double lo, double hi)
+{
+    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    srand(seed);
+    int64_t n = tj_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        double v = lo + (hi - lo) * (double)rand() / RAND_MAX;
+        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[i] = (float)v;
+        else ((double *)tj_tensor_data(t))[i] = v;
+    }
+    return t;
+}
+
+static tj_plan_statistics stats_of(const tj_plan *p)
+{
+    tj_plan_statistics s;
+    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
+    return s;
+}
+
+/* Every element identical, bit for bit (NaN equal to NaN). */
+static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
+{
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
+    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
+    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
+    int64_t n = tj_tensor_numel(a);
+    size_t es = tj_dtype_size(tj_tensor_dtype(a));
+    const char *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
+    for (int64_t i = 0; i < n; i++) {
+        if (!memcmp(x + i * es, y + i * es, es)) continue;
+        double u = tj_tensor_item_at(ca, i), v = tj_tensor_item_at(cb, i);
+        cr_assert(isnan(u) && isnan(v), "%s: element %ld of %ld: %.17g vs %.17g", what, (long)i, (long)n, u, v);
+    }
+}
+
+/* Runs g's fused plan and its plan without loop fusion on `run_in` (twice:
+ * the second run reuses the arena) and the interpreter, expecting the same
+ * bits from all three; returns the fused plan's statistics. */
+static tj_plan_statistics expect_plans_match(const tj_graph *g, tj_tensor *const *run_in, int n_in, const char *what)
+{
+    tj_compile_options fo = {0}, uo = {.no_pointwise_fusion = true};
+    tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
+    cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
+    int no = tj_plan_num_outputs(pf);
+    tj_tensor *ref[8], *got[8], *sep[8];
+    cr_assert(no <= 8);
+    cr_assert_eq(tj_graph_run(g, run_in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(tj_plan_run(pf, run_in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
+        cr_assert_eq(tj_plan_run(pu, run_in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
+        for (int k = 0; k < no; k++) {
+            char w[160];
+            snprintf(w, sizeof w, "%s, output %d", what, k);
+            expect_same_bits(got[k], ref[k], w);
+            expect_same_bits(sep[k], ref[k], w);
+        }
+    }
+    tj_plan_statistics s = stats_of(pf);
+    cr_expect_eq(stats_of(pu).n_fused_row_reductions, 0, "%s", what);
+    tj_plan_free(pf);
+    tj_plan_free(pu);
+    return s;
+}
+
+static tj_graph *trace_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
+{
+    tj_decomp_table *table = tj_core_decompositions();
+    cr_assert_not_null(table, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(fn, ctx, in, n, table, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    tj_decomp_table_free(table);
+    return g;
+}
+
+/* ---- decomposed normalisations ---- */
+
+typedef enum { F_LAYER_NORM, F_SOFTMAX, F_LOG_SOFTMAX, F_LAYER_NORM_BACKWARD, F_SOFTMAX_OF_INPUT, F_COUNT } family;
+
+static const char *const family_names[F_COUNT] = {"layer_norm", "softmax", "log_softmax", "layer_norm backward",
+                                                  "softmax of an input"};
+/* row reductions fused, at least (an input's are not) */
+static const int family_reductions[F_COUNT] = {2, 2, 2, 2, 1};
+
+/* in: x, y [N, D], w, b [D]; ctx: the family. h = x * y + 0.25 is computed
+ * in the plan (an arena value), so that its reductions may be fused. */
+static tj_status fn_family(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *x = in[0], *y = in[1], *w = in[2], *b = in[3];
+    int64_t D = tj_tensor_shape(x)[tj_tensor_ndim(x) - 1];
+    tj_tensor *h = tj_add_scalar(tj_mul(x, y), tj_v_float(0.25));
+    *n_out = 1;
+    switch (*(const family *)ctx) {
+    case F_LAYER_NORM: out[0] = tj_layer_norm(h, &D, 1, w, b, 1e-5); break;
+    case F_SOFTMAX: out[0] = tj_mul(tj_softmax(h, -1), w); break;
+    case F_LOG_SOFTMAX: out[0] = tj_log_softmax(tj_mul_scalar(h, tj_v_float(3)), -1); break;
+    case F_LAYER_NORM_BACKWARD: {
+        tj_tensor *o, *mean, *rstd, *gi, *gw, *gb;
+        tj_status st = tj_native_layer_norm(h, &D, 1, w, b, 1e-5, &o, &mean, &rstd);
+        if (st != TJ_OK) return st;
+        const bool mask[3] = {true, true, true};
+        st = tj_native_layer_norm_backward(tj_mul(y, o), h, &D, 1, mean, rstd, w, b, mask, &gi, &gw, &gb);
+        if (st != TJ_OK) return st;
+        out[0] = gi;
+        out[1] = gw;
+        out[2] = gb;
+        *n_out = 3;
+        break;
+    }
+    case F_SOFTMAX_OF_INPUT: out[0] = tj_softmax(x, -1); break;
+    default: out[0] = NULL;
+    }
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static void check_family(family f, tj_dtype dt, int64_t N, int64_t D, int threads, bool transposed)
+{
+    tj_set_num_threads(threads);
+    int64_t sx[2] = {N, D}, st[2] = {D, N}, sw[1] = {D};
+    tj_tensor *x = transposed ? tj_t(random_tensor(dt, 2, st, 1, -2, 2)) : random_tensor(dt, 2, sx, 1, -2, 2);
+    tj_tensor *in[4] = {x, random_tensor(dt, 2, sx, 2, -1.5, 1.5), random_tensor(dt, 1, sw, 3, 0.5, 1.5),
+                        random_tensor(dt, 1, sw, 4, -0.5, 0.5)};
+    tj_graph *g = trace_core(fn_family, &f, in, 4);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s [%ld, %ld]%s at %d threads", family_names[f], tj_dtype_name(dt), (long)N,
+             (long)D, transposed ? " (x transposed)" : "", threads);
+    tj_plan_statistics s = expect_plans_match(g, in, 4, what);
+    if (N > 0 && D <= 1024) {
+        cr_expect_geq(s.n_fused_row_reductions, family_reductions[f], "%s: %d row reductions fused", what,
+                      s.n_fused_row_reductions);
+    }
+    /* the inputs restrided at run time: x transposed the other way */
+    tj_tensor *x2 = transposed ? random_tensor(dt, 2, sx, 5, -2, 2) : tj_t(random_tensor(dt, 2, st, 5, -2, 2));
+    tj_tensor *in2[4] = {x2, in[1], in[2], in[3]};
+    snprintf(what, sizeof what, "%s %s [%ld, %ld] restrided at %d threads", family_names[f], tj_dtype_name(dt),
+             (long)N, (long)D, threads);
+    expect_plans_match(g, in2, 4, what);
+    tj_graph_free(g);
+}
+
+Test(fuse_rows, decomposed_normalisations_give_the_unfused_bits)
+{
+    /* rows of a chunk and not, one row, rows longer than 1024 elements, an
+     * odd vector tail, rows too long for the chunk area (not fused) */
+    static const int64_t dims[][2] = {{1, 2}, {3, 5}, {1, 768}, {7, 768}, {37, 100}, {64, 257},
+                                      {200, 48}, {5, 1500}, {3, 9000}};
+    for (int f = 0; f < F_COUNT; f++)
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+                for (int threads = 1; threads <= 2; threads++)
+                    check_family((family)f, dt ? TJ_FLOAT64 : TJ_FLOAT32, dims[i][0], dims[i][1], threads, false);
+}
+
+Test(fuse_rows, operands_transposed_when_traced)
+{
+    for (int f = 0; f < F_COUNT; f++)
+        for (int threads = 1; threads <= 2; threads++) check_family((family)f, TJ_FLOAT32, 33, 70, threads, true);
+}
+
+Test(fuse_rows, no_rows)
+{
+    for (int f = 0; f < F_COUNT; f++)
+        if (f != F_LAYER_NORM_BACKWARD) check_family((family)f, TJ_FLOAT32, 0, 16, 1, false);
+}
+
+Test(fuse_rows, every_isa_gives_the_unfused_bits)
+{
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int f = 0; f < F_COUNT; f++) {
+            check_family((family)f, TJ_FLOAT32, 19, 333, 1, false);
+            check_family((family)f, TJ_FLOAT64, 4, 64, 2, false);
+        }
+    }
+}
+
+Test(fuse_rows, the_profiler_names_steps_walking_rows)
+{
+    int64_t sx[2] = {8, 100}, sw[1] = {100};
+    tj_tensor *in[4] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, sx, 2, -1, 1),
+                        random_tensor(TJ_FLOAT32, 1, sw, 3, -1, 1), random_tensor(TJ_FLOAT32, 1, sw, 4, -1, 1)};
+    family f = F_SOFTMAX;
+    tj_graph *g = trace_core(fn_family, &f, in, 4);
+    tj_compile_options o = {.profile = true};
+    tj_plan *p = tj_compile(g, &o);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *out;
+    cr_assert_eq(tj_plan_run(p, in, 4, &out), TJ_OK, "%s", tj_last_error());
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert_eq(tj_plan_profile_print(p, fp), TJ_OK);
+    fclose(fp);
+    cr_expect(strstr(buf, "fused rows (aten::mul.Tensor, aten::add.Tensor, aten::amax, ...)") != NULL, "%s", buf);
+    /* the whole softmax (amax, exp, the float64 sum, the reciprocal) and the scale: one step */
+    cr_expect_eq(stats_of(p).n_kernels, 1, "%s", buf);
+    cr_expect_eq(stats_of(p).n_fused_row_reductions, 2);
+    free(buf);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* ---- what is not fused ---- */
+
+typedef enum { R_NO_KEEPDIM, R_FIRST_DIM, R_OF_INPUT, R_COUNT } red_case;
+
+/* in: x [N, D]; h = x * 2 is an arena value */
+static tj_status fn_other_reductions(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *h = tj_mul_scalar(in[0], tj_v_float(2));
+    int64_t last = -1, first = 0;
+    switch (*(const red_case *)ctx) {
+    case R_NO_KEEPDIM: out[0] = tj_mul_scalar(tj_sum_dim(h, &last, 1, false, -1), tj_v_float(3)); break;
+    case R_FIRST_DIM: out[0] = tj_sub(h, tj_sum_dim(h, &first, 1, true, -1)); break;
+    case R_OF_INPUT: out[0] = tj_sub(h, tj_amax(in[0], &last, 1, true)); break;
+    default: out[0] = NULL;
+    }
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, other_reductions_stay_kernels)
+{
+    int64_t sx[2] = {16, 40};
+    for (int c = 0; c < R_COUNT; c++) {
+        for (int dt = 0; dt < 2; dt++) {
+            tj_tensor *in[1] = {random_tensor(dt ? TJ_FLOAT64 : TJ_FLOAT32, 2, sx, 1 + (unsigned)c, -1, 1)};
+            red_case rc = (red_case)c;
+            tj_graph *g = trace_core(fn_other_reductions, &rc, in, 1);
+            char what[64];
+            snprintf(what, sizeof what, "case %d, %s", c, dt ? "float64" : "float32");
+            tj_plan_statistics s = expect_plans_match(g, in, 1, what);
+            cr_expect_eq(s.n_fused_row_reductions, 0, "%s", what);
+            tj_graph_free(g);
+        }
+    }
+}
+
+/* ---- the kernel entry ---- */
+
+/* tj_k_reduce_rows on blocks of rows [r0, r0 + nr) of x [N, D] against
+ * tj_k_reduce_run over all of x's last dim. */
+static void check_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype od, int64_t N, int64_t D, const char *isa)
+{
+    int64_t shape[2] = {N, D}, strides[2] = {D, 1};
+    tj_tensor *x = random_tensor(dt, 2, shape, (unsigned)(N * 31 + D), -3, 3);
+    size_t es = tj_dtype_size(dt), os = tj_dtype_size(od);
+    char *want = calloc((size_t)N + 1, os), *got = calloc((size_t)N + 1, os);
+    cr_assert(want && got);
+    tj_k_reduce r = {.kind = kind, .x = tj_tensor_data(x), .x_dtype = dt, .divisor = 1, .out = want, .out_dtype = od};
+    bool reduced[2] = {false, true};
+    tj_k_reduce_prepare(&r, 2, shape, strides, reduced);
+    cr_assert_eq(tj_k_reduce_scratch_bytes(&r), 0);
+    tj_k_reduce_run(&r, NULL, 2);
+    for (int64_t r0 = 0; r0 < N;) {
+        int64_t nr = (r0 % 3) + 1 < N - r0 ? (r0 % 3) + 1 : N - r0;
+        tj_k_reduce_rows(kind, dt, od, (const char *)tj_tensor_data(x) + r0 * D * (int64_t)es, nr, D,
+                         got + r0 * (int64_t)os);
+        r0 += nr;
+    }
+    cr_expect(memcmp(want, got, (size_t)N * os) == 0, "%s: kind %d %s [%ld, %ld] into %s", isa, (int)kind,
+              tj_dtype_name(dt), (long)N, (long)D, tj_dtype_name(od));
+    free(want);
+    free(got);
+}
+
+Test(fuse_rows, reduce_rows_gives_the_reduction_driver_bits)
+{
+    static const int64_t lens[] = {2, 7, 8, 9, 31, 64, 100, 257, 1024, 4099, TJ_K_REDUCE_ROW_MAX};
+    const tj_k_red_kind kinds[3] = {TJ_K_RED_SUM, TJ_K_RED_MAX, TJ_K_RED_MIN};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int kd = 0; kd < 3; kd++)
+            for (int dt = 0; dt < 2; dt++)
+                for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+                    tj_dtype d = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+                    int64_t N = lens[i] > 1024 ? 5 : 70;
+                    check_reduce_rows(kinds[kd], d, d, N, lens[i], test_isas[k]);
+                    if (kinds[kd] == TJ_K_RED_SUM) /* summed in float64 (the softmax decompositions) */
+                        check_reduce_rows(kinds[kd], d, dt ? TJ_FLOAT32 : TJ_FLOAT64, N, lens[i], test_isas[k]);
+                }
+    }
+}
