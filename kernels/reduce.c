@@ -670,6 +670,17 @@ static void offsets_of(int64_t o0, int64_t on, const tj_k_red_dims *g, int64_t *
     }
 }
 
+/* Folds, for each output t < on, the run of len elements `is` apart at x +
+ * boff[t] bytes (flat reduced index of its first: first) into a[t] with
+ * param q[t]. */
+static void fold_outputs(const loops *lp, const char *x, const int64_t *boff, int64_t on, int64_t len, int64_t is,
+                         int64_t first, const double *q, acc *a)
+{
+    if (lp->folds) lp->folds(x, boff, on, len, is, first, q, a);
+    else
+        for (int64_t t = 0; t < on; t++) lp->fold(x + boff[t], len, is, first, q[t], &a[t]);
+}
+
 /* Per step, the step's runs in order and each run for every output of the
  * block: every output folds its runs in the same order as alone, and the
  * runs are walked once per step, not once per output. */
@@ -696,13 +707,9 @@ static void run_item_outputs(const tj_k_reduce *r, const loops *lp, const plan *
         run_begin(&it, &r->red, s0, s1);
         int64_t len, off, first;
         while ((len = run_next(&it, &off, &first))) {
-            if (lp->folds) {
-                int64_t boff[OB];
-                for (int64_t t = 0; t < on; t++) boff[t] = (ooff[t] + off) * es;
-                lp->folds(x, boff, on, len, is, first, q, a);
-            } else {
-                for (int64_t t = 0; t < on; t++) lp->fold(x + (ooff[t] + off) * es, len, is, first, q[t], &a[t]);
-            }
+            int64_t boff[OB];
+            for (int64_t t = 0; t < on; t++) boff[t] = (ooff[t] + off) * es;
+            fold_outputs(lp, x, boff, on, len, is, first, q, a);
         }
     }
     for (int64_t t = 0; t < on; t++) {
@@ -793,11 +800,22 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads)
 void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype out_dt, const void *x, int64_t nrows, int64_t n,
                       void *out)
 {
+    /* what tj_k_reduce_run's outputs strategy does for rows of one
+     * contiguous run of at most CHUNK elements (one part): each output's
+     * accumulator from acc_init, its run folded, finish */
     tj_k_reduce r = {.kind = kind, .x = x, .x_dtype = dt, .divisor = 1, .out = out, .out_dtype = out_dt};
-    int64_t shape[2] = {nrows, n}, strides[2] = {n, 1};
-    bool reduced[2] = {false, true};
-    tj_k_reduce_prepare(&r, 2, shape, strides, reduced);
-    /* rows of at most CHUNK elements: one part each, no scratch; one
-     * thread: the items run here (tj_k_parallel runs a single block inline) */
-    tj_k_reduce_run(&r, NULL, 1);
+    const loops *lp = loops_for(&r);
+    int64_t es = (int64_t)tj_dtype_size(dt);
+    acc a[OB];
+    int64_t boff[OB];
+    double q[OB] = {0};
+    for (int64_t o0 = 0; o0 < nrows; o0 += OB) {
+        int64_t on = nrows - o0 < OB ? nrows - o0 : OB;
+        for (int64_t t = 0; t < on; t++) {
+            a[t] = acc_init(kind, 0);
+            boff[t] = (o0 + t) * n * es;
+        }
+        fold_outputs(lp, x, boff, on, n, 1, 0, q, a);
+        for (int64_t t = 0; t < on; t++) finish(&r, acc_is_int(&r), &a[t], o0 + t);
+    }
 }

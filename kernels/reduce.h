@@ -88,9 +88,12 @@ void tj_k_reduce_run(const tj_k_reduce *r, void *scratch, int nthreads);
  * thread: kind TJ_K_RED_SUM (a plain sum, divisor 1: accumulated in double
  * whatever the dtypes), TJ_K_RED_MAX or TJ_K_RED_MIN. Each row's value is bit for bit the one
  * tj_k_reduce_run gives for that row in a reduction over the contiguous
- * last dim of any number of rows, at any thread count (it runs that same
- * driver on these rows): loop fusion (tracer/fuse_pointwise.c) calls it on
- * a chunk of rows at a time. 2 <= n <= TJ_K_REDUCE_ROW_MAX, nrows >= 0. */
+ * last dim of any number of rows, at any thread count and ISA: each row
+ * is one run of one part there, folded by the same loops (fold / folds of
+ * the ISA in use) from the same initial accumulator and finished alike,
+ * without the driver's planning per call. Loop fusion
+ * (tracer/fuse_pointwise.c) calls it on a chunk of rows at a time.
+ * 2 <= n <= TJ_K_REDUCE_ROW_MAX, nrows >= 0. */
 void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype out_dt, const void *x, int64_t nrows, int64_t n,
                       void *out);
 
