@@ -21,20 +21,6 @@
 
 TestSuite(fuse_pointwise, .init = test_scope_open, .fini = test_scope_close);
 
-static tj_tensor *random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed, double lo, double hi)
-{
-    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    srand(seed);
-    int64_t n = tj_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = lo + (hi - lo) * (double)rand() / RAND_MAX;
-        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[i] = (float)v;
-        else ((double *)tj_tensor_data(t))[i] = v;
-    }
-    return t;
-}
-
 static tj_plan *compile_opts(const tj_graph *g, bool fuse)
 {
     tj_compile_options o = {.no_pointwise_fusion = !fuse};
@@ -43,55 +29,12 @@ static tj_plan *compile_opts(const tj_graph *g, bool fuse)
     return p;
 }
 
-static tj_plan_statistics stats_of(const tj_plan *p)
-{
-    tj_plan_statistics s;
-    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
-    return s;
-}
-
-/* Every element identical, bit for bit (NaN equal to NaN of any payload). */
-static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
-    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
-    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
-    int64_t n = tj_tensor_numel(a);
-    size_t es = tj_dtype_size(tj_tensor_dtype(a));
-    const char *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
-    for (int64_t i = 0; i < n; i++) {
-        if (!memcmp(x + i * es, y + i * es, es)) continue;
-        double u = tj_tensor_item_at(ca, i), v = tj_tensor_item_at(cb, i);
-        cr_assert(isnan(u) && isnan(v), "%s: element %ld of %ld: %.17g vs %.17g", what, (long)i, (long)n, u, v);
-    }
-}
-
-/* Runs g's fused plan, its plan without loop fusion and the interpreter on
- * `in`, twice (the second run reuses the arena), and expects the same bits
- * from all three; returns the fused plan's statistics. */
+/* test_expect_fused_plans_match, and the fused plan's arena no larger than
+ * the unfused one's. */
 static tj_plan_statistics expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what)
 {
-    tj_plan *pf = compile_opts(g, true), *pu = compile_opts(g, false);
-    int no = tj_plan_num_outputs(pf);
-    tj_tensor *ref[8], *got[8], *sep[8];
-    cr_assert(no <= 8);
-    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
-    for (int run = 0; run < 2; run++) {
-        cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
-        cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
-        for (int k = 0; k < no; k++) {
-            expect_same_bits(got[k], ref[k], what);
-            expect_same_bits(sep[k], ref[k], what);
-        }
-    }
-    tj_plan_statistics s = stats_of(pf);
-    cr_expect_eq(stats_of(pu).n_fused_pointwise, 0, "%s", what);
-    cr_expect_leq(s.arena_bytes, stats_of(pu).arena_bytes, "%s: arena %zu vs %zu unfused", what, s.arena_bytes,
-                  stats_of(pu).arena_bytes);
-    tj_plan_free(pf);
-    tj_plan_free(pu);
+    tj_plan_statistics u, s = test_expect_fused_plans_match(g, in, n_in, what, &u);
+    cr_expect_leq(s.arena_bytes, u.arena_bytes, "%s: arena %zu vs %zu unfused", what, s.arena_bytes, u.arena_bytes);
     return s;
 }
 
@@ -126,8 +69,8 @@ Test(fuse_pointwise, a_chain_runs_as_one_step_with_the_same_bits_at_every_chunk_
             for (int threads = 1; threads <= 2; threads++) {
                 tj_set_num_threads(threads);
                 int64_t shape[1] = {sizes[i]};
-                tj_tensor *in[2] = {random_tensor(dtype, 1, shape, 1 + (unsigned)i, -3, 3),
-                                    random_tensor(dtype, 1, shape, 100 + (unsigned)i, -2, 2)};
+                tj_tensor *in[2] = {test_random_tensor(dtype, 1, shape, 1 + (unsigned)i, -3, 3),
+                                    test_random_tensor(dtype, 1, shape, 100 + (unsigned)i, -2, 2)};
                 tj_graph *g = trace(fn_chain, NULL, in, 2);
                 char what[96];
                 snprintf(what, sizeof what, "%s [%ld] at %d threads", tj_dtype_name(dtype), (long)sizes[i], threads);
@@ -144,7 +87,7 @@ Test(fuse_pointwise, a_chain_runs_as_one_step_with_the_same_bits_at_every_chunk_
 Test(fuse_pointwise, the_profiler_names_the_fused_step_after_its_operators)
 {
     int64_t shape[2] = {8, 100};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
     tj_graph *g = trace(fn_chain, NULL, in, 2);
     tj_compile_options o = {.profile = true};
     tj_plan *p = tj_compile(g, &o);
@@ -163,8 +106,8 @@ Test(fuse_pointwise, the_profiler_names_the_fused_step_after_its_operators)
     tj_compile_options off = {.no_fusion = true};
     p = tj_compile(g, &off);
     cr_assert_not_null(p);
-    cr_expect_eq(stats_of(p).n_fused_pointwise, 0);
-    cr_expect_eq(stats_of(p).n_kernels, 8);
+    cr_expect_eq(test_plan_stats(p).n_fused_pointwise, 0);
+    cr_expect_eq(test_plan_stats(p).n_kernels, 8);
     tj_plan_free(p);
     tj_graph_free(g);
 }
@@ -252,8 +195,8 @@ Test(fuse_pointwise, every_operator_it_takes_gives_its_kernels_bits)
             for (size_t i = 0; i < sizeof op_sizes / sizeof *op_sizes; i++) {
                 tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
                 int64_t shape[2] = {1, op_sizes[i]};
-                tj_tensor *in[2] = {random_tensor(dtype, 2, shape, 3 + (unsigned)i, -2, 2),
-                                    random_tensor(dtype, 2, shape, 30 + (unsigned)i, -2, 2)};
+                tj_tensor *in[2] = {test_random_tensor(dtype, 2, shape, 3 + (unsigned)i, -2, 2),
+                                    test_random_tensor(dtype, 2, shape, 30 + (unsigned)i, -2, 2)};
                 op_family f = (op_family)fam;
                 tj_graph *g = trace(fn_ops, &f, in, 2);
                 char what[96];
@@ -302,8 +245,8 @@ Test(fuse_pointwise, the_listed_operators_fuse_into_one_step_with_the_interprete
         for (size_t i = 0; i < sizeof list_sizes / sizeof *list_sizes; i++) {
             tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
             int64_t shape[2] = {3, list_sizes[i]};
-            tj_tensor *in[2] = {random_tensor(dtype, 2, shape, 5 + (unsigned)i, -2, 2),
-                                random_tensor(dtype, 2, shape, 50 + (unsigned)i, -2, 2)};
+            tj_tensor *in[2] = {test_random_tensor(dtype, 2, shape, 5 + (unsigned)i, -2, 2),
+                                test_random_tensor(dtype, 2, shape, 50 + (unsigned)i, -2, 2)};
             tj_graph *g = trace(fn_list_ops, NULL, in, 2);
             char what[96];
             snprintf(what, sizeof what, "%s [3, %ld]", tj_dtype_name(dtype), (long)list_sizes[i]);
@@ -339,9 +282,9 @@ Test(fuse_pointwise, rows_columns_scalars_and_transposed_operands_are_read_in_pl
             tj_set_num_threads(threads);
             int64_t N = dims[i][0], D = dims[i][1];
             int64_t sx[2] = {N, D}, sc[2] = {N, 1}, sr[1] = {D}, st[2] = {D, N};
-            tj_tensor *in[5] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), random_tensor(TJ_FLOAT32, 2, sc, 2, -1, 1),
-                                random_tensor(TJ_FLOAT32, 1, sr, 3, -1, 1), random_tensor(TJ_FLOAT32, 0, NULL, 4, 0.5, 1),
-                                random_tensor(TJ_FLOAT32, 2, st, 5, -1, 1)};
+            tj_tensor *in[5] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), test_random_tensor(TJ_FLOAT32, 2, sc, 2, -1, 1),
+                                test_random_tensor(TJ_FLOAT32, 1, sr, 3, -1, 1), test_random_tensor(TJ_FLOAT32, 0, NULL, 4, 0.5, 1),
+                                test_random_tensor(TJ_FLOAT32, 2, st, 5, -1, 1)};
             tj_graph *g = trace(fn_broadcast, NULL, in, 5);
             char what[64];
             snprintf(what, sizeof what, "[%ld, %ld] at %d threads", (long)N, (long)D, threads);
@@ -355,19 +298,19 @@ Test(fuse_pointwise, rows_columns_scalars_and_transposed_operands_are_read_in_pl
 Test(fuse_pointwise, inputs_restrided_at_run_time_are_gathered)
 {
     int64_t shape[2] = {37, 41}, tshape[2] = {41, 37};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
     tj_graph *g = trace(fn_chain, NULL, in, 2);
     tj_plan *p = compile_opts(g, true);
-    cr_expect_eq(stats_of(p).n_kernels, 1);
-    tj_tensor *strided[2] = {tj_t(random_tensor(TJ_FLOAT32, 2, tshape, 3, -1, 1)), in[1]};
+    cr_expect_eq(test_plan_stats(p).n_kernels, 1);
+    tj_tensor *strided[2] = {tj_t(test_random_tensor(TJ_FLOAT32, 2, tshape, 3, -1, 1)), in[1]};
     tj_tensor *ref, *got;
     cr_assert_eq(tj_graph_run(g, strided, 2, &ref), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, strided, 2, &got), TJ_OK, "%s", tj_last_error());
-    expect_same_bits(got, ref, "transposed x");
-    tj_tensor *expanded[2] = {in[0], tj_expand(random_tensor(TJ_FLOAT32, 1, &shape[1], 4, -1, 1), shape, 2)};
+    test_expect_same_bits(got, ref, "transposed x");
+    tj_tensor *expanded[2] = {in[0], tj_expand(test_random_tensor(TJ_FLOAT32, 1, &shape[1], 4, -1, 1), shape, 2)};
     cr_assert_eq(tj_graph_run(g, expanded, 2, &ref), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, expanded, 2, &got), TJ_OK, "%s", tj_last_error());
-    expect_same_bits(got, ref, "broadcast a");
+    test_expect_same_bits(got, ref, "broadcast a");
     tj_plan_free(p);
     tj_graph_free(g);
 }
@@ -387,7 +330,7 @@ static tj_status fn_layout_copy(void *ctx, tj_tensor *const *in, int n, tj_tenso
 Test(fuse_pointwise, a_layout_copy_stays_a_copy_kernel)
 {
     int64_t shape[2] = {70, 90}, tshape[2] = {90, 70};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, tshape, 2, -1, 1)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, tshape, 2, -1, 1)};
     tj_graph *g = trace(fn_layout_copy, NULL, in, 2);
     tj_plan_statistics s = expect_plans_match(g, in, 2, "layout copy");
     cr_expect_eq(s.n_fused_pointwise, 1);
@@ -413,7 +356,7 @@ static tj_status fn_read_elsewhere(void *ctx, tj_tensor *const *in, int n, tj_te
 Test(fuse_pointwise, a_result_read_by_another_kernel_is_written_out)
 {
     int64_t shape[1] = {1000};
-    tj_tensor *in[1] = {random_tensor(TJ_FLOAT32, 1, shape, 1, -1, 1)};
+    tj_tensor *in[1] = {test_random_tensor(TJ_FLOAT32, 1, shape, 1, -1, 1)};
     tj_graph *g = trace(fn_read_elsewhere, NULL, in, 1);
     tj_plan_statistics s = expect_plans_match(g, in, 1, "read elsewhere");
     cr_expect_eq(s.n_fused_pointwise, 1);
@@ -438,7 +381,7 @@ static tj_status fn_inplace_between(void *ctx, tj_tensor *const *in, int n, tj_t
 Test(fuse_pointwise, no_read_moves_past_an_in_place_update)
 {
     int64_t shape[1] = {600};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 1, shape, 1, -1, 1), random_tensor(TJ_FLOAT32, 1, shape, 2, -1, 1)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 1, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 1, shape, 2, -1, 1)};
     tj_graph *g = trace(fn_inplace_between, NULL, in, 2);
     tj_plan_statistics s = expect_plans_match(g, in, 2, "in place between");
     cr_expect_eq(s.n_fused_pointwise, 2, "clone and mul before the add_, exp and add after it");
@@ -461,7 +404,7 @@ static tj_status fn_shapes(void *ctx, tj_tensor *const *in, int n, tj_tensor **o
 Test(fuse_pointwise, results_of_other_shapes_are_other_steps)
 {
     int64_t sx[2] = {4, 8}, sy[1] = {8};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -1, 1), random_tensor(TJ_FLOAT32, 1, sy, 2, -1, 1)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 1, sy, 2, -1, 1)};
     tj_graph *g = trace(fn_shapes, NULL, in, 2);
     tj_plan_statistics s = expect_plans_match(g, in, 2, "shapes");
     cr_expect_eq(s.n_fused_pointwise, 2, "x*2 with the product, y*3+1 apart");
@@ -482,7 +425,7 @@ static tj_status fn_view_between(void *ctx, tj_tensor *const *in, int n, tj_tens
 Test(fuse_pointwise, a_view_of_a_members_result_is_read_after_the_step)
 {
     int64_t shape[2] = {40, 30};
-    tj_tensor *in[1] = {random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1)};
+    tj_tensor *in[1] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1)};
     tj_graph *g = trace(fn_view_between, NULL, in, 1);
     tj_plan_statistics s = expect_plans_match(g, in, 1, "view");
     cr_expect_eq(s.n_fused_pointwise, 1, "mul + exp; the add reads the transpose after them");
@@ -498,12 +441,12 @@ Test(fuse_pointwise, fused_steps_allocate_nothing_at_run_time)
     count_allocations();
     tj_scope *sc = tj_scope_begin();
     int64_t N = 300, D = 257, sx[2] = {N, D}, sc1[2] = {N, 1}, sr[1] = {D}, st[2] = {D, N};
-    tj_tensor *in[5] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), random_tensor(TJ_FLOAT32, 2, sc1, 2, -1, 1),
-                        random_tensor(TJ_FLOAT32, 1, sr, 3, -1, 1), random_tensor(TJ_FLOAT32, 0, NULL, 4, 0.5, 1),
-                        random_tensor(TJ_FLOAT32, 2, st, 5, -1, 1)};
+    tj_tensor *in[5] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), test_random_tensor(TJ_FLOAT32, 2, sc1, 2, -1, 1),
+                        test_random_tensor(TJ_FLOAT32, 1, sr, 3, -1, 1), test_random_tensor(TJ_FLOAT32, 0, NULL, 4, 0.5, 1),
+                        test_random_tensor(TJ_FLOAT32, 2, st, 5, -1, 1)};
     tj_graph *g = trace(fn_broadcast, NULL, in, 5);
     tj_plan *p = compile_opts(g, true);
-    cr_expect_gt(stats_of(p).n_fused_pointwise, 0);
+    cr_expect_gt(test_plan_stats(p).n_fused_pointwise, 0);
     tj_tensor *out = tj_tensor_empty(TJ_FLOAT32, 2, sx), *outs[1] = {out};
     for (int threads = 1; threads <= 2; threads++) {
         tj_set_num_threads(threads);
@@ -548,10 +491,10 @@ Test(fuse_pointwise, contexts_on_several_threads_match_the_interpreter)
 {
     tj_set_num_threads(2);
     int64_t shape[1] = {100003};
-    tj_tensor *in[2] = {random_tensor(TJ_FLOAT32, 1, shape, 1, -3, 3), random_tensor(TJ_FLOAT32, 1, shape, 2, -2, 2)};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 1, shape, 1, -3, 3), test_random_tensor(TJ_FLOAT32, 1, shape, 2, -2, 2)};
     tj_graph *g = trace(fn_chain, NULL, in, 2);
     tj_plan *p = compile_opts(g, true);
-    cr_expect_eq(stats_of(p).n_kernels, 1);
+    cr_expect_eq(test_plan_stats(p).n_kernels, 1);
     tj_tensor *ref;
     cr_assert_eq(tj_graph_run(g, in, 2, &ref), TJ_OK);
     ctx_job jobs[3];
@@ -585,7 +528,7 @@ static void check_model(const char *id, int64_t batch)
     memcpy(ys, d->y_shape, sizeof ys);
     xs[0] = ys[0] = batch;
     tj_tensor *x = d->x_dtype == TJ_INT64 ? tj_tensor_empty(TJ_INT64, d->x_ndim, xs)
-                                          : random_tensor(TJ_FLOAT32, d->x_ndim, xs, 7, -1, 1);
+                                          : test_random_tensor(TJ_FLOAT32, d->x_ndim, xs, 7, -1, 1);
     tj_tensor *y = tj_tensor_empty(TJ_INT64, d->y_ndim, ys);
     for (int64_t i = 0; i < tj_tensor_numel(y); i++) ((int64_t *)tj_tensor_data(y))[i] = i * 7 % 10;
     if (d->x_dtype == TJ_INT64)
@@ -597,7 +540,7 @@ static void check_model(const char *id, int64_t batch)
         b[k] = tj_clone(in[k]);
     }
     tj_plan *pf = compile_opts(g, true), *pu = compile_opts(g, false);
-    tj_plan_statistics sf = stats_of(pf), su = stats_of(pu);
+    tj_plan_statistics sf = test_plan_stats(pf), su = test_plan_stats(pu);
     cr_expect_gt(sf.n_fused_pointwise, 0, "%s", id);
     cr_expect_lt(sf.n_kernels, su.n_kernels, "%s", id);
     /* tj_contiguous hands back the context's own output tensor (contiguous
@@ -607,9 +550,9 @@ static void check_model(const char *id, int64_t batch)
     for (int step = 0; step < 3; step++) { /* the parameters and state are written back */
         cr_assert_eq(tj_plan_run_into(pf, a, n, NULL), TJ_OK, "%s", tj_last_error());
         cr_assert_eq(tj_plan_run_into(pu, b, n, NULL), TJ_OK, "%s", tj_last_error());
-        expect_same_bits(tj_plan_context_output(tj_plan_default_context(pf), 0),
+        test_expect_same_bits(tj_plan_context_output(tj_plan_default_context(pf), 0),
                          tj_plan_context_output(tj_plan_default_context(pu), 0), id);
-        for (int k = 0; k < n; k++) expect_same_bits(a[k], b[k], id);
+        for (int k = 0; k < n; k++) test_expect_same_bits(a[k], b[k], id);
     }
     tj_scope_end(sc);
     tj_plan_free(pf);
@@ -632,7 +575,7 @@ static void expect_smaller_arena(const char *id)
     for (int threads = 1; threads <= 2; threads++) {
         tj_set_num_threads(threads);
         tj_plan *pf = compile_opts(g, true), *pu = compile_opts(g, false);
-        tj_plan_statistics sf = stats_of(pf), su = stats_of(pu);
+        tj_plan_statistics sf = test_plan_stats(pf), su = test_plan_stats(pu);
         /* the bytes live at once never grow; the arena at one thread
          * neither, at two within 1% (placement by last writer fragments
          * a little differently) */

@@ -21,74 +21,6 @@
 
 TestSuite(fuse_rows, .init = test_scope_open, .fini = test_scope_close_isa);
 
-static tj_tensor *random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed, double lo, double hi)
-{
-    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
-    cr_assert_not_null(t, "%s", tj_last_error());
-    srand(seed);
-    int64_t n = tj_tensor_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = lo + (hi - lo) * (double)rand() / RAND_MAX;
-        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[i] = (float)v;
-        else ((double *)tj_tensor_data(t))[i] = v;
-    }
-    return t;
-}
-
-static tj_plan_statistics stats_of(const tj_plan *p)
-{
-    tj_plan_statistics s;
-    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
-    return s;
-}
-
-/* Every element identical, bit for bit (NaN equal to NaN). */
-static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
-    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
-    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
-    int64_t n = tj_tensor_numel(a);
-    size_t es = tj_dtype_size(tj_tensor_dtype(a));
-    const char *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
-    for (int64_t i = 0; i < n; i++) {
-        if (!memcmp(x + i * es, y + i * es, es)) continue;
-        double u = tj_tensor_item_at(ca, i), v = tj_tensor_item_at(cb, i);
-        cr_assert(isnan(u) && isnan(v), "%s: element %ld of %ld: %.17g vs %.17g", what, (long)i, (long)n, u, v);
-    }
-}
-
-/* Runs g's fused plan and its plan without loop fusion on `run_in` (twice:
- * the second run reuses the arena) and the interpreter, expecting the same
- * bits from all three; returns the fused plan's statistics. */
-static tj_plan_statistics expect_plans_match(const tj_graph *g, tj_tensor *const *run_in, int n_in, const char *what)
-{
-    tj_compile_options fo = {0}, uo = {.no_pointwise_fusion = true};
-    tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
-    cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
-    int no = tj_plan_num_outputs(pf);
-    tj_tensor *ref[8], *got[8], *sep[8];
-    cr_assert(no <= 8);
-    cr_assert_eq(tj_graph_run(g, run_in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
-    for (int run = 0; run < 2; run++) {
-        cr_assert_eq(tj_plan_run(pf, run_in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
-        cr_assert_eq(tj_plan_run(pu, run_in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
-        for (int k = 0; k < no; k++) {
-            char w[160];
-            snprintf(w, sizeof w, "%s, output %d", what, k);
-            expect_same_bits(got[k], ref[k], w);
-            expect_same_bits(sep[k], ref[k], w);
-        }
-    }
-    tj_plan_statistics s = stats_of(pf);
-    cr_expect_eq(stats_of(pu).n_fused_row_reductions, 0, "%s", what);
-    tj_plan_free(pf);
-    tj_plan_free(pu);
-    return s;
-}
-
 static tj_graph *trace_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
 {
     tj_decomp_table *table = tj_core_decompositions();
@@ -144,24 +76,24 @@ static void check_family(family f, tj_dtype dt, int64_t N, int64_t D, int thread
 {
     tj_set_num_threads(threads);
     int64_t sx[2] = {N, D}, st[2] = {D, N}, sw[1] = {D};
-    tj_tensor *x = transposed ? tj_t(random_tensor(dt, 2, st, 1, -2, 2)) : random_tensor(dt, 2, sx, 1, -2, 2);
-    tj_tensor *in[4] = {x, random_tensor(dt, 2, sx, 2, -1.5, 1.5), random_tensor(dt, 1, sw, 3, 0.5, 1.5),
-                        random_tensor(dt, 1, sw, 4, -0.5, 0.5)};
+    tj_tensor *x = transposed ? tj_t(test_random_tensor(dt, 2, st, 1, -2, 2)) : test_random_tensor(dt, 2, sx, 1, -2, 2);
+    tj_tensor *in[4] = {x, test_random_tensor(dt, 2, sx, 2, -1.5, 1.5), test_random_tensor(dt, 1, sw, 3, 0.5, 1.5),
+                        test_random_tensor(dt, 1, sw, 4, -0.5, 0.5)};
     tj_graph *g = trace_core(fn_family, &f, in, 4);
     char what[160];
     snprintf(what, sizeof what, "%s %s [%ld, %ld]%s at %d threads", family_names[f], tj_dtype_name(dt), (long)N,
              (long)D, transposed ? " (x transposed)" : "", threads);
-    tj_plan_statistics s = expect_plans_match(g, in, 4, what);
+    tj_plan_statistics s = test_expect_fused_plans_match(g, in, 4, what, NULL);
     if (N > 0 && D <= 1024) {
         cr_expect_geq(s.n_fused_row_reductions, family_reductions[f], "%s: %d row reductions fused", what,
                       s.n_fused_row_reductions);
     }
     /* the inputs restrided at run time: x transposed the other way */
-    tj_tensor *x2 = transposed ? random_tensor(dt, 2, sx, 5, -2, 2) : tj_t(random_tensor(dt, 2, st, 5, -2, 2));
+    tj_tensor *x2 = transposed ? test_random_tensor(dt, 2, sx, 5, -2, 2) : tj_t(test_random_tensor(dt, 2, st, 5, -2, 2));
     tj_tensor *in2[4] = {x2, in[1], in[2], in[3]};
     snprintf(what, sizeof what, "%s %s [%ld, %ld] restrided at %d threads", family_names[f], tj_dtype_name(dt),
              (long)N, (long)D, threads);
-    expect_plans_match(g, in2, 4, what);
+    test_expect_fused_plans_match(g, in2, 4, what, NULL);
     tj_graph_free(g);
 }
 
@@ -204,8 +136,8 @@ Test(fuse_rows, every_isa_gives_the_unfused_bits)
 Test(fuse_rows, the_profiler_names_steps_walking_rows)
 {
     int64_t sx[2] = {8, 100}, sw[1] = {100};
-    tj_tensor *in[4] = {random_tensor(TJ_FLOAT32, 2, sx, 1, -1, 1), random_tensor(TJ_FLOAT32, 2, sx, 2, -1, 1),
-                        random_tensor(TJ_FLOAT32, 1, sw, 3, -1, 1), random_tensor(TJ_FLOAT32, 1, sw, 4, -1, 1)};
+    tj_tensor *in[4] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, sx, 2, -1, 1),
+                        test_random_tensor(TJ_FLOAT32, 1, sw, 3, -1, 1), test_random_tensor(TJ_FLOAT32, 1, sw, 4, -1, 1)};
     family f = F_SOFTMAX;
     tj_graph *g = trace_core(fn_family, &f, in, 4);
     tj_compile_options o = {.profile = true};
@@ -220,8 +152,8 @@ Test(fuse_rows, the_profiler_names_steps_walking_rows)
     fclose(fp);
     cr_expect(strstr(buf, "fused rows (aten::mul.Tensor, aten::add.Tensor, aten::amax, ...)") != NULL, "%s", buf);
     /* the whole softmax (amax, exp, the float64 sum, the reciprocal) and the scale: one step */
-    cr_expect_eq(stats_of(p).n_kernels, 1, "%s", buf);
-    cr_expect_eq(stats_of(p).n_fused_row_reductions, 2);
+    cr_expect_eq(test_plan_stats(p).n_kernels, 1, "%s", buf);
+    cr_expect_eq(test_plan_stats(p).n_fused_row_reductions, 2);
     free(buf);
     tj_plan_free(p);
     tj_graph_free(g);
@@ -252,12 +184,12 @@ Test(fuse_rows, other_reductions_stay_kernels)
     int64_t sx[2] = {16, 40};
     for (int c = 0; c < R_COUNT; c++) {
         for (int dt = 0; dt < 2; dt++) {
-            tj_tensor *in[1] = {random_tensor(dt ? TJ_FLOAT64 : TJ_FLOAT32, 2, sx, 1 + (unsigned)c, -1, 1)};
+            tj_tensor *in[1] = {test_random_tensor(dt ? TJ_FLOAT64 : TJ_FLOAT32, 2, sx, 1 + (unsigned)c, -1, 1)};
             red_case rc = (red_case)c;
             tj_graph *g = trace_core(fn_other_reductions, &rc, in, 1);
             char what[64];
             snprintf(what, sizeof what, "case %d, %s", c, dt ? "float64" : "float32");
-            tj_plan_statistics s = expect_plans_match(g, in, 1, what);
+            tj_plan_statistics s = test_expect_fused_plans_match(g, in, 1, what, NULL);
             cr_expect_eq(s.n_fused_row_reductions, 0, "%s", what);
             tj_graph_free(g);
         }
@@ -271,7 +203,7 @@ Test(fuse_rows, other_reductions_stay_kernels)
 static void check_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype od, int64_t N, int64_t D, const char *isa)
 {
     int64_t shape[2] = {N, D}, strides[2] = {D, 1};
-    tj_tensor *x = random_tensor(dt, 2, shape, (unsigned)(N * 31 + D), -3, 3);
+    tj_tensor *x = test_random_tensor(dt, 2, shape, (unsigned)(N * 31 + D), -3, 3);
     size_t es = tj_dtype_size(dt), os = tj_dtype_size(od);
     char *want = calloc((size_t)N + 1, os), *got = calloc((size_t)N + 1, os);
     cr_assert(want && got);

@@ -274,3 +274,70 @@ char *test_decomp_table_text(const tj_decomp_table *t)
     fclose(f);
     return text;
 }
+
+tj_plan_statistics test_plan_stats(const tj_plan *p)
+{
+    tj_plan_statistics s;
+    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
+    return s;
+}
+
+void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
+{
+    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
+    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(a), tj_tensor_dtype(b), "%s", what);
+    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
+    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
+    int64_t n = tj_tensor_numel(a);
+    size_t es = tj_dtype_size(tj_tensor_dtype(a));
+    const char *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
+    for (int64_t i = 0; i < n; i++) {
+        if (!memcmp(x + i * es, y + i * es, es)) continue;
+        double u = tj_tensor_item_at(ca, i), v = tj_tensor_item_at(cb, i);
+        cr_assert(isnan(u) && isnan(v), "%s: element %ld of %ld: %.17g vs %.17g", what, (long)i, (long)n, u, v);
+    }
+}
+
+tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
+                                                 tj_plan_statistics *unfused)
+{
+    tj_compile_options fo = {0}, uo = {.no_pointwise_fusion = true};
+    tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
+    cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
+    int no = tj_plan_num_outputs(pf);
+    tj_tensor *ref[8], *got[8], *sep[8];
+    cr_assert(no <= 8);
+    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
+        cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
+        for (int k = 0; k < no; k++) {
+            char w[160];
+            snprintf(w, sizeof w, "%s, output %d", what, k);
+            test_expect_same_bits(got[k], ref[k], w);
+            test_expect_same_bits(sep[k], ref[k], w);
+        }
+    }
+    tj_plan_statistics s = test_plan_stats(pf), u = test_plan_stats(pu);
+    cr_expect_eq(u.n_fused_pointwise, 0, "%s", what);
+    cr_expect_eq(u.n_fused_row_reductions, 0, "%s", what);
+    if (unfused) *unfused = u;
+    tj_plan_free(pf);
+    tj_plan_free(pu);
+    return s;
+}
+
+tj_tensor *test_random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed, double lo, double hi)
+{
+    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    srand(seed);
+    int64_t n = tj_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        double v = lo + (hi - lo) * (double)rand() / RAND_MAX;
+        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(t))[i] = (float)v;
+        else ((double *)tj_tensor_data(t))[i] = v;
+    }
+    return t;
+}

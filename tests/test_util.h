@@ -120,4 +120,24 @@ void test_expect_round_trip(const char *text);
 /** What tj_decomp_table_print writes for t, as a string the caller frees. */
 char *test_decomp_table_text(const tj_decomp_table *t);
 
+/** The plan's statistics (tj_plan_stats), asserting it answers. */
+tj_plan_statistics test_plan_stats(const tj_plan *p);
+
+/** Every element of a and b identical bit for bit (a NaN equal to a NaN of
+ *  any payload); same dtype and element count. Asserts. */
+void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what);
+
+/** Compiles g with and without loop fusion (no_pointwise_fusion), runs both
+ *  plans twice on `in` (the second run reuses the arena) and the interpreter
+ *  (tj_graph_run) once, and expects the same bits from all three on every
+ *  output (at most 8). Returns the fused plan's statistics, and the unfused
+ *  one's in *unfused when not NULL; the unfused plan must have fused
+ *  nothing. */
+tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
+                                                 tj_plan_statistics *unfused);
+
+/** A float32 or float64 tensor of `shape` filled from rand() seeded with
+ *  `seed`, uniform in [lo, hi]. */
+tj_tensor *test_random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed, double lo, double hi);
+
 #endif
