@@ -445,7 +445,7 @@ static tj_status rewrite(fuser *f, group *g)
     pg->row_len = g->n_red ? g->shape[g->ndim - 1] : 0;
     int64_t row_shape[TJ_MAX_DIMS]; /* one value per row */
     memcpy(row_shape, g->shape, sizeof row_shape);
-    row_shape[g->ndim - 1] = 1;
+    if (g->n_red) row_shape[g->ndim - 1] = 1; /* a group with row reductions has a last dim */
     pg->members = mem;
     pg->splats = splats;
     pg->n_members = g->n;
