@@ -120,8 +120,11 @@ Test(make_fx, implicit_composites_never_appear_and_captured_tensors_become_const
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::addmm")), 1);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::relu")), 1);
     char *text = roundtrip_ok(g);
-    cr_expect(strstr(text, "_tensor_constant0 : f32[5, 4] = constant(") != NULL, "%s", text);
-    cr_expect(strstr(text, "_tensor_constant1 : f32[5] = constant(") != NULL, "%s", text);
+    /* 20 elements: named in the graph, the values after the return line;
+     * 5 elements: inline */
+    cr_expect(strstr(text, "%_tensor_constant0 : f32[5, 4] = constant(_tensor_constant0)\n") != NULL, "%s", text);
+    cr_expect(strstr(text, ",)\n_tensor_constant0 = [") != NULL, "%s", text);
+    cr_expect(strstr(text, "%_tensor_constant1 : f32[5] = constant([") != NULL, "%s", text);
     free(text);
     tj_tensor *out[1];
     cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
@@ -562,6 +565,13 @@ Test(graph_text, parse_errors_name_line_and_column)
         {"graph(%x : f32[2]):\n    %y = aten.add.Tensor(%x, %x\n    return (%y,)\n", "line 2"},
         {"", "expected 'graph'"},
         {"graph(%x : f32[-2]):\n    return (%x,)\n", "negative"},
+        {"graph(%x : f32[2]):\n    %c : f32[20] = constant(c)\n    return (%x,)\n", "missing the values of constant %c"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] = constant(d)\n    return (%x,)\nd = [1.0, 2.0]\n", "named after"},
+        {"graph(%x : f32[2]):\n    return (%x,)\nx = [1.0, 2.0]\n", "values for no constant"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] = constant(c)\n    return (%x,)\nc = [1.0, 2.0]\nc = [1.0, 2.0]\n",
+         "line 5, column 2: values for no constant written 'constant(name)', or given twice"},
+        {"graph(%x : f32[2]):\n    %c : f32[3] = constant(c)\n    return (%x,)\nc = [1.0, 2.0]\n", "line 4"},
+        {"graph(%x : f32[2]):\n    return (%x,) x\n", "end of the line after 'return'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_graph *g = tj_graph_parse(bad[i].text);

@@ -17,6 +17,8 @@ typedef struct parser {
     const char *line_start;
     tj_graph *g;
     tj_fake_values fakes; /* for shape inference */
+    int *deferred;        /* constant nodes whose values come after 'return' (tj_graph_print's data blocks) */
+    int n_deferred;
 } parser;
 
 static tj_status perr_status(parser *ps, tj_status status, const char *what)
@@ -386,17 +388,11 @@ static tj_status parse_call(parser *ps, char names[][128], int n_targets)
     return add_call(ps, op, args, given, names, n_targets);
 }
 
-static tj_status parse_constant(parser *ps, const char *name)
+/* "[v0, v1, ...]": every element of t, row-major. */
+static tj_status parse_constant_data(parser *ps, tj_tensor *t)
 {
-    tj_dtype dt;
-    int ndim;
-    int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
-    bool hs;
-    if (parse_type(ps, &dt, &ndim, shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
-    if (expect(ps, "=") != TJ_OK || expect(ps, "constant") != TJ_OK || expect(ps, "(") != TJ_OK || expect(ps, "[") != TJ_OK)
-        return TJ_ERR_PARSE;
-    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
-    if (!t) return tj_last_status();
+    if (expect(ps, "[") != TJ_OK) return TJ_ERR_PARSE;
+    tj_dtype dt = t->dtype;
     char *data = tj_tensor_ptr(t);
     for (int64_t i = 0; i < t->numel; i++) {
         if (i && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
@@ -414,10 +410,59 @@ static tj_status parse_constant(parser *ps, const char *name)
         case TJ_BOOL: data[i] = a.u.b; break;
         }
     }
-    if (expect(ps, "]") != TJ_OK || expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
+    return expect(ps, "]");
+}
+
+/* "%name : type = constant([values])", or "constant(name)" with the values
+ * in the block "name = [values]" after 'return'. */
+static tj_status parse_constant(parser *ps, const char *name)
+{
+    tj_dtype dt;
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
+    bool hs;
+    if (parse_type(ps, &dt, &ndim, shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
+    if (expect(ps, "=") != TJ_OK || expect(ps, "constant") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
+    tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
+    if (!t) return tj_last_status();
+    char block[128];
+    bool deferred = ident(ps, block, sizeof block);
+    if (deferred && strcmp(block, name) != 0) return perr(ps, "a constant's values block is named after the constant");
+    if (!deferred && parse_constant_data(ps, t) != TJ_OK) return TJ_ERR_PARSE;
+    if (expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
     int node = tj_graph_add_constant(ps->g, t, name);
-    return node < 0 ? tj_last_status() : TJ_OK;
+    if (node < 0) return tj_last_status();
+    if (!deferred) return TJ_OK;
+    int *grown = realloc(ps->deferred, sizeof *grown * (size_t)(ps->n_deferred + 1));
+    if (!grown) return tj_error(TJ_ERR_OUT_OF_MEMORY, "tj_graph_parse: out of memory");
+    ps->deferred = grown;
+    ps->deferred[ps->n_deferred++] = node;
+    return TJ_OK;
+}
+
+/* After 'return': one "name = [values]" line per constant written
+ * "constant(name)", each once. */
+static tj_status parse_constant_blocks(parser *ps)
+{
+    for (skip_blank_lines(ps); *ps->p; skip_blank_lines(ps)) {
+        char name[128];
+        if (!ident(ps, name, sizeof name)) return perr(ps, "expected a constant's values 'name = [...]' after 'return'");
+        int v = find_value(ps, name), k = 0;
+        while (k < ps->n_deferred && (v < 0 || ps->deferred[k] != ps->g->values[v].node)) k++;
+        if (k == ps->n_deferred) return perr(ps, "values for no constant written 'constant(name)', or given twice");
+        ps->deferred[k] = ps->deferred[--ps->n_deferred];
+        if (expect(ps, "=") != TJ_OK || parse_constant_data(ps, ps->g->nodes[ps->g->values[v].node].constant) != TJ_OK)
+            return TJ_ERR_PARSE;
+        if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
+    }
+    if (ps->n_deferred) {
+        char msg[192];
+        const tj_gnode *n = &ps->g->nodes[ps->deferred[0]];
+        snprintf(msg, sizeof msg, "missing the values of constant %%%s after 'return'", ps->g->values[n->outs[0]].name);
+        return perr(ps, msg);
+    }
+    return TJ_OK;
 }
 
 /* "{1: 0, 2: 3}" after a return: output index -> input index. */
@@ -474,11 +519,8 @@ static tj_status parse_body(parser *ps)
             }
             if (tj_graph_add_output(ps->g, vals, n) < 0) return tj_last_status();
             if (accept(ps, "writeback") && parse_writeback(ps, n) != TJ_OK) return TJ_ERR_PARSE;
-            end_of_line(ps);
-            skip_blank_lines(ps);
-            skip_spaces(ps);
-            if (*ps->p) return perr(ps, "text after 'return'");
-            return TJ_OK;
+            if (!end_of_line(ps)) return perr(ps, "expected the end of the line after 'return'");
+            return parse_constant_blocks(ps);
         }
         char names[TJ_MAX_RETURNS][128];
         int nt = 0;
@@ -512,6 +554,7 @@ tj_graph *tj_graph_parse(const char *text)
     tj_status st = scope ? parse_body(&ps) : tj_last_status();
     if (scope) tj_scope_end(scope);
     tj_fake_values_free(&ps.fakes);
+    free(ps.deferred);
     if (st != TJ_OK) {
         tj_graph_free(ps.g);
         return NULL;

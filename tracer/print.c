@@ -10,6 +10,11 @@
  * mutations) ends its return line with "writeback {2: 0}" (output 2 goes
  * into input 0).
  *
+ * A constant of more than PRINT_INLINE_MAX elements (a causal mask) would
+ * bury the graph under its values: it is written "constant(name)" and its
+ * values follow the return line, one "name = [...]" line each, as FX keeps
+ * tensor constants out of the graph (get_attr) in the module's attributes.
+ *
  * Trailing arguments equal to their schema default are omitted, keyword-only
  * arguments are written `name = value`, floats are written with the fewest
  * digits that read back to the same bits (and always with a '.' or an
@@ -21,6 +26,8 @@
 
 #include "graph_internal.h"
 #include "print.h"
+
+#define PRINT_INLINE_MAX 16 /* elements of a constant written in the graph's body */
 
 void tj_format_float(double f, char *buf, size_t n)
 {
@@ -178,7 +185,8 @@ static void print_node(FILE *f, const tj_graph *g, const tj_gnode *n)
         fprintf(f, "    %%%s : ", v->name);
         tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
         fprintf(f, " = constant(");
-        print_constant_data(f, n->constant);
+        if (n->constant->numel > PRINT_INLINE_MAX) fprintf(f, "%s", v->name);
+        else print_constant_data(f, n->constant);
         fprintf(f, ")\n");
         return;
     }
@@ -234,6 +242,13 @@ tj_status tj_graph_print(const tj_graph *g, FILE *f)
     }
     fprintf(f, "):\n");
     for (int i = 0; i < g->n_nodes; i++) print_node(f, g, &g->nodes[i]);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        if (n->kind != TJ_NODE_CONSTANT || n->constant->numel <= PRINT_INLINE_MAX) continue;
+        fprintf(f, "%s = ", g->values[n->outs[0]].name);
+        print_constant_data(f, n->constant);
+        fprintf(f, "\n");
+    }
     return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_print: write error") : TJ_OK;
 }
 

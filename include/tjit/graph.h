@@ -117,8 +117,11 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
  * Values are named as torch 1.13's make_fx names them: placeholders arg0_1,
  * arg1_1, ... (unless tj_graph_set_input_name renamed them), a call's value
  * after its operator (add, add_1, ...), the values of a multi-output call
- * getitem, getitem_1, ... Tensor constants are written inline
- * (`%_tensor_constant0 : f32[3] = constant([1.0, 2.0, 3.0])`). A graph with
+ * getitem, getitem_1, ... Tensor constants of up to 16 elements are
+ * written inline (`%_tensor_constant0 : f32[3] = constant([1.0, 2.0, 3.0])`);
+ * larger ones as `%_tensor_constant0 : b8[64, 64] = constant(_tensor_constant0)`
+ * with their values after the return line, `_tensor_constant0 = [True, ...]`
+ * (FX keeps such constants out of the graph, as get_attr nodes). A graph with
  * outputs written back into inputs (tj_pass_functionalize) ends its return
  * line with a suffix FX does not have, `return (%add, %mul) writeback {1: 0}`
  * (output 1 is copied into input 0 after each run), which tj_graph_parse
