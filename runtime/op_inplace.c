@@ -87,50 +87,85 @@ static tj_status overlap_error(const char *op, const char *what, const tj_tensor
                     tj_shape_str(t->ndim, t->shape, a, sizeof a), tj_shape_str(self->ndim, self->shape, b, sizeof b));
 }
 
-/* index_fill_ and index_put_ refuse what ATen 1.13 refuses
- * (tj_aten_refuses_overlap, its assert_no_overlap): an index tensor, or
- * index_put_'s values, sharing memory with self. Self may be an expanded
- * tensor (ATen only warns that this is deprecated: each location gets a
- * whole value); index_fill_'s value tensor, which ATen reads as a Scalar
- * first, may be an element of self. (ATen 1.13 also runs index_put_ with a
- * boolean mask and one value as masked_fill_, values unchecked: such masks
- * are refused here, by index_put's shape function.) Overlaps
- * ATen finds too hard to tell (an operand not dense) pass as there: the
- * kernels read the indices before writing, and index_put_'s values from a
- * copy when they share memory with self. */
-static bool overlap_as_aten(const tj_op *opr)
+/* The in-place indexed writers refuse the operand overlaps ATen 1.13
+ * refuses (tj_aten_refuses_overlap, its assert_no_overlap), one row each:
+ * the argument slots ATen checks against self. An operand that
+ * is self itself, or shares memory with it where both are dense, is
+ * refused, even one that ATen reads before writing (scatter_'s src with no
+ * index: torch refuses x.scatter_(0, empty, x)). Overlaps ATen finds too
+ * hard to tell (an operand or self not dense: a column, x[::2]) pass as
+ * there: the kernels read such an index or src from a copy before writing
+ * (ATen reads them as it writes: where that order matters, as in
+ * x[:, :2].index_copy_(0, i, x[:, 1:]), the values differ from ATen's).
+ * Not checked: index_fill_'s value tensor, read first as a Scalar (ATen's
+ * value.item()), so it may be an element of self; scatter_.value's Scalar.
+ * self_checked: self must not overlap itself (ATen's
+ * assert_no_internal_overlap on the scatters and index_copy_, refusing an
+ * expanded self; here also overlapping windows, where ATen's values would
+ * depend on its loop order); index_fill_ and index_put_ accept an expanded
+ * self (ATen only warns that this is deprecated: each location gets a
+ * whole value). (ATen 1.13 also runs index_put_ with a boolean mask and
+ * one value as masked_fill_, values unchecked: such masks are refused
+ * here, by index_put's shape function.) */
+typedef struct aten_overlap_rule {
+    int op;                  /* TJ_OPI_<ident> */
+    bool self_checked;
+    signed char operand[2];  /* argument slots checked against self (0: none); a Tensor?[] checks each entry */
+    const char *name[2];     /* how the error names them */
+} aten_overlap_rule;
+
+static const aten_overlap_rule aten_overlap_rules[] = {
+    {TJ_OPI_index_put_, false, {2, 1}, {"values", "indices"}},
+    {TJ_OPI_index_fill__int_Scalar, false, {2}, {"index"}},
+    {TJ_OPI_index_fill__int_Tensor, false, {2}, {"index"}},
+    {TJ_OPI_index_copy_, true, {2, 3}, {"index", "source"}},
+    {TJ_OPI_scatter__src, true, {2, 3}, {"index", "src"}},
+    {TJ_OPI_scatter__value, true, {2}, {"index"}},
+    {TJ_OPI_scatter__reduce, true, {2, 3}, {"index", "src"}},
+    {TJ_OPI_scatter__value_reduce, true, {2}, {"index"}},
+    {TJ_OPI_scatter_reduce__two, true, {2, 3}, {"index", "src"}},
+};
+
+static const aten_overlap_rule *overlap_as_aten(const tj_op *opr)
 {
-    return opr == TJ_OPS(index_put_) || opr == TJ_OPS(index_fill__int_Scalar) || opr == TJ_OPS(index_fill__int_Tensor);
+    for (size_t k = 0; k < sizeof aten_overlap_rules / sizeof *aten_overlap_rules; k++)
+        if (opr == &tj_builtin_ops[aten_overlap_rules[k].op]) return &aten_overlap_rules[k];
+    return NULL;
 }
 
-static tj_status check_overlap_as_aten(const tj_op *opr, const tj_value *args)
+static tj_status check_overlap_as_aten(const tj_op *opr, const aten_overlap_rule *rule, const tj_value *args)
 {
     const tj_tensor *self = args[0].u.t;
-    if (opr != TJ_OPS(index_put_))
-        return tj_aten_refuses_overlap(self, args[2].u.t) ? overlap_error(opr->name, "index", args[2].u.t, self) : TJ_OK;
-    if (tj_aten_refuses_overlap(self, args[2].u.t)) return overlap_error(opr->name, "values", args[2].u.t, self);
-    for (int k = 0; k < args[1].n; k++) {
-        const tj_tensor *ix = args[1].u.ts[k];
-        char what[32];
-        snprintf(what, sizeof what, "indices[%d]", k);
-        if (ix && tj_aten_refuses_overlap(self, ix)) return overlap_error(opr->name, what, ix, self);
+    for (int j = 0; j < 2 && rule->operand[j]; j++) {
+        const tj_value *v = &args[rule->operand[j]];
+        bool list = v->kind == TJ_V_TENSORS;
+        for (int k = 0; k < (list ? v->n : 1); k++) {
+            const tj_tensor *t = list ? v->u.ts[k] : v->u.t;
+            if (!t || !tj_aten_refuses_overlap(self, t)) continue;
+            char what[32];
+            if (list) snprintf(what, sizeof what, "%s[%d]", rule->name[j], k);
+            else snprintf(what, sizeof what, "%s", rule->name[j]);
+            return overlap_error(opr->name, what, t, self);
+        }
     }
     return TJ_OK;
 }
 
 /* Refuses self with overlapping elements (unless the operator only writes a
  * constant: fill_, zero_), and tensor operands among args[1..ntensors) that
- * overlap self without being self exactly (other arguments are skipped). */
+ * overlap self without being self exactly (other arguments are skipped);
+ * the indexed writers of aten_overlap_rules check their operands as ATen. */
 static tj_status check_overlap(const tj_op *opr, const tj_value *args, int ntensors, bool writes_constant)
 {
     const char *op = opr->name;
     const tj_tensor *self = args[0].u.t;
-    if (overlap_as_aten(opr)) return check_overlap_as_aten(opr, args);
-    if (self->numel == 0) return TJ_OK;
-    if (!writes_constant && tj_may_self_overlap(self))
+    const aten_overlap_rule *rule = overlap_as_aten(opr);
+    if (self->numel != 0 && !writes_constant && (!rule || rule->self_checked) && tj_may_self_overlap(self))
         return tj_error(TJ_ERR_UNSUPPORTED,
                         "%s: unsupported operation: more than one element of the written-to tensor (self) refers "
                         "to a single memory location; clone() it first", op);
+    if (rule) return check_overlap_as_aten(opr, rule, args);
+    if (self->numel == 0) return TJ_OK;
     for (int i = 1; i < ntensors; i++) {
         if (args[i].kind != TJ_V_TENSOR || read_before_writing(opr, i)) continue;
         const tj_tensor *t = args[i].u.t;

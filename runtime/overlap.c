@@ -5,7 +5,8 @@
  * each other (tracer/plan.c), instead of computing wrong values, and to
  * keep SGD's fused step to momentum buffers apart from their parameter and
  * gradient (runtime/optim.c); and ATen's own rule, for the operators that
- * refuse exactly what ATen refuses (index_fill_, index_put_). */
+ * refuse exactly what ATen refuses (the in-place indexed writers:
+ * runtime/op_inplace.c's aten_overlap_rules). */
 #include "internal.h"
 
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi)

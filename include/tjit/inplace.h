@@ -88,38 +88,37 @@ tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_
  * tensor), which PyTorch 1.13 does not check. */
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
+/** Memory overlap in the in-place indexed writers below (index_copy_,
+ * scatter_'s four overloads, scatter_reduce_.two), as ATen 1.13 checks it:
+ * an index or src (index_copy_'s source) that is self, or shares memory
+ * with it where both are dense (a permutation of a contiguous layout), is
+ * refused, even with no index; one ATen finds too hard to tell (not dense:
+ * a column, x[::2]) is accepted and read before self is written (ATen
+ * reads it as it writes: where that order matters the values differ). A
+ * self that overlaps itself is refused: ATen refuses an expanded self, and
+ * accepts overlapping windows with values that depend on its loop order.
+ * Such refusals are TJ_ERR_UNSUPPORTED, naming the operator, the operand
+ * and the shapes. */
 /** aten::scatter_reduce_.two: tj_scatter_reduce (ops.h) written into self
- * (any dtype, any strides), which is returned; src and
- * index may be self itself (they are read before self is written;
- * PyTorch refuses this). Errors: those of tj_scatter_reduce, and
- * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
- * tensor) or an operand sharing only part of self's memory. */
+ * (any dtype, any strides), which is returned. Errors: those of
+ * tj_scatter_reduce, and the overlaps above. */
 tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                               bool include_self);
 /** aten::index_copy_: tj_index_copy (ops.h) written into self (any dtype,
- * any strides), which is returned; source and index may be self itself (they are read before
- * self is written; PyTorch refuses this). Errors: those of the
- * out-of-place operators, and TJ_ERR_UNSUPPORTED for a self whose elements
- * overlap (an expanded tensor) or an operand sharing only part of self's
- * memory. */
+ * any strides), which is returned. Errors: those of tj_index_copy, and the
+ * overlaps above. */
 tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source);
 /** aten::scatter_.src / aten::scatter_.value: tj_scatter / tj_scatter_value
- * (ops.h) written into self (any dtype, any strides), which is returned;
- * index and src may be self itself (they are read before self is written;
- * PyTorch refuses this). Errors: those of the out-of-place operators, and
- * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
- * tensor) or a src sharing part of self's memory. */
+ * (ops.h) written into self (any dtype, any strides), which is returned.
+ * Errors: those of the out-of-place operators, and the overlaps above. */
 tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
 tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
 /** aten::scatter_.reduce / aten::scatter_.value_reduce:
  * tj_scatter_src_reduce / tj_scatter_value_reduce (ops.h) written into self
- * (any dtype, any strides), which is returned; src and
- * index may be self itself (they are read before self is written). No
- * gradient, as in PyTorch 1.13 (a backward pass reaching the call fails
- * with TJ_ERR_UNSUPPORTED). Errors (naming the in-place operator): those
- * of the out-of-place operators, and TJ_ERR_UNSUPPORTED for a self whose
- * elements overlap (an expanded tensor) or an operand sharing only part of
- * self's memory. */
+ * (any dtype, any strides), which is returned. No gradient, as in PyTorch
+ * 1.13 (a backward pass reaching the call fails with TJ_ERR_UNSUPPORTED).
+ * Errors (naming the in-place operator): those of the out-of-place
+ * operators, and the overlaps above. */
 tj_tensor *tj_scatter_src_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce);
 tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value,
                                     const char *reduce); /**< see tj_scatter_src_reduce_ */
