@@ -106,24 +106,28 @@ static tj_status overlap_error(const char *op, const char *what, const tj_tensor
  * self (ATen only warns that this is deprecated: each location gets a
  * whole value). (ATen 1.13 also runs index_put_ with a boolean mask and
  * one value as masked_fill_, values unchecked: such masks are refused
- * here, by index_put's shape function.) */
+ * here, by index_put's shape function.) Where two things are wrong, the
+ * error is ATen's: index_copy_ checks overlap right after dim (a 2-D index
+ * equal to source and self is the overlap), the others after their
+ * arguments. */
 typedef struct aten_overlap_rule {
     int op;                  /* TJ_OPI_<ident> */
     bool self_checked;
+    bool before_arguments;   /* checked once dim (args[1]) is valid, before the other arguments (index_copy_) */
     signed char operand[2];  /* argument slots checked against self (0: none); a Tensor?[] checks each entry */
     const char *name[2];     /* how the error names them */
 } aten_overlap_rule;
 
 static const aten_overlap_rule aten_overlap_rules[] = {
-    {TJ_OPI_index_put_, false, {2, 1}, {"values", "indices"}},
-    {TJ_OPI_index_fill__int_Scalar, false, {2}, {"index"}},
-    {TJ_OPI_index_fill__int_Tensor, false, {2}, {"index"}},
-    {TJ_OPI_index_copy_, true, {2, 3}, {"index", "source"}},
-    {TJ_OPI_scatter__src, true, {2, 3}, {"index", "src"}},
-    {TJ_OPI_scatter__value, true, {2}, {"index"}},
-    {TJ_OPI_scatter__reduce, true, {2, 3}, {"index", "src"}},
-    {TJ_OPI_scatter__value_reduce, true, {2}, {"index"}},
-    {TJ_OPI_scatter_reduce__two, true, {2, 3}, {"index", "src"}},
+    {TJ_OPI_index_put_, false, false, {2, 1}, {"values", "indices"}},
+    {TJ_OPI_index_fill__int_Scalar, false, false, {2}, {"index"}},
+    {TJ_OPI_index_fill__int_Tensor, false, false, {2}, {"index"}},
+    {TJ_OPI_index_copy_, true, true, {2, 3}, {"index", "source"}},
+    {TJ_OPI_scatter__src, true, false, {2, 3}, {"index", "src"}},
+    {TJ_OPI_scatter__value, true, false, {2}, {"index"}},
+    {TJ_OPI_scatter__reduce, true, false, {2, 3}, {"index", "src"}},
+    {TJ_OPI_scatter__value_reduce, true, false, {2}, {"index"}},
+    {TJ_OPI_scatter_reduce__two, true, false, {2, 3}, {"index", "src"}},
 };
 
 static const aten_overlap_rule *overlap_as_aten(const tj_op *opr)
@@ -215,16 +219,21 @@ static tj_status dtype_error_first(const tj_op *op, tj_meta_fn oop, const tj_val
 static tj_status meta_inplace(const tj_op *op, const char *functional, tj_meta_fn oop, int ntensors,
                               bool writes_constant, const tj_value *args, tj_meta *outs)
 {
-    tj_meta m;
-    tj_status st = meta_oop(oop, args, &m);
-    if (st != TJ_OK) return dtype_error_first(op, oop, args, renamed_error(op->name, functional, st));
     const tj_tensor *self = args[0].u.t;
+    const aten_overlap_rule *rule = overlap_as_aten(op);
+    int dim;
+    bool early = rule && rule->before_arguments && tj_wrap_dim(op->name, args[1].u.i, self->ndim, &dim) == TJ_OK;
+    tj_status st = early ? check_overlap(op, args, ntensors, writes_constant) : TJ_OK;
+    if (st != TJ_OK) return st;
+    tj_meta m;
+    st = meta_oop(oop, args, &m);
+    if (st != TJ_OK) return dtype_error_first(op, oop, args, renamed_error(op->name, functional, st));
     char a[SHAPE_BUF], b[SHAPE_BUF];
     if (!same_shape(m.ndim, m.shape, self))
         return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op->name,
                         tj_shape_str(self->ndim, self->shape, a, sizeof a), tj_shape_str(m.ndim, m.shape, b, sizeof b));
     st = check_result_dtype(op->name, m.dtype, self->dtype);
-    if (st == TJ_OK) st = check_overlap(op, args, ntensors, writes_constant);
+    if (st == TJ_OK && !early) st = check_overlap(op, args, ntensors, writes_constant);
     if (st != TJ_OK) return st;
     tj_meta *o = &outs[0];
     o->dtype = self->dtype;

@@ -146,3 +146,34 @@ Test(index_overlap, out_of_place_forms_accept_self_as_an_operand)
     test_expect_close(x, (const double[]){1, 2, 3, 4}, 4, 0, 0);
     test_expect_close(n, (const double[]){0, 1, 2, 3}, 4, 0, 0);
 }
+
+/* Where two things are wrong the error is ATen's. torch 1.13, x = tensor([1., 2, 3, 4]):
+ *   x.index_copy_(0, tensor([[0, 1], [2, 3]]), x), x.index_copy_(0, x, ones(4)),
+ *   zeros(1).expand(4).index_copy_(0, tensor([[0]]), ones(1, 1)): the overlap
+ *     ("some elements of the input tensor ...", "more than one element of the
+ *     written-to tensor ..."): index_copy_ checks it right after dim;
+ *   x.index_copy_(3, tensor([0, 1, 2, 3]), x): "Dimension out of range";
+ *   x.scatter_(0, x, 1.): "scatter(): Expected dtype int64 for index" (the
+ *     scatters check their arguments first). */
+Test(index_overlap, errors_come_in_aten_order_when_overlap_is_not_the_only_fault)
+{
+    tj_tensor *x = f32(4, (const float[]){1, 2, 3, 4});
+    tj_tensor *i22 = test_i64(2, (const int64_t[]){2, 2}, (const int64_t[]){0, 1, 2, 3});
+    test_expect_error(tj_index_copy_(x, 0, i22, x), TJ_ERR_UNSUPPORTED, "aten::index_copy_",
+                      "some elements of source [4] and of the written-to tensor (self) [4]");
+    test_expect_error(tj_index_copy_(x, 0, x, tj_ones((const int64_t[]){4}, 1, TJ_FLOAT32)), TJ_ERR_UNSUPPORTED,
+                      "aten::index_copy_", "some elements of index [4] and of the written-to tensor (self) [4]");
+    tj_tensor *e = tj_expand(tj_zeros((const int64_t[]){1}, 1, TJ_FLOAT32), (const int64_t[]){4}, 1);
+    test_expect_error(tj_index_copy_(e, 0, test_i64(2, (const int64_t[]){1, 1}, (const int64_t[]){0}),
+                                     tj_ones((const int64_t[]){1, 1}, 2, TJ_FLOAT32)),
+                      TJ_ERR_UNSUPPORTED, "aten::index_copy_", "more than one element of the written-to tensor");
+    tj_tensor *r = tj_index_copy_(x, 3, i64(4, (const int64_t[]){0, 1, 2, 3}), x);
+    cr_assert_null(r);
+    cr_expect_eq(tj_last_status(), TJ_ERR_INDEX, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::index_copy_") && strstr(tj_last_error(), "out of range"), "%s",
+              tj_last_error());
+    r = tj_scatter_value_(x, 0, x, tj_v_float(1));
+    cr_assert_null(r);
+    cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE, "%s", tj_last_error());
+    test_expect_close(x, (const double[]){1, 2, 3, 4}, 4, 0, 0);
+}
