@@ -151,7 +151,7 @@ tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f)
             fprintf(f, "%s -> graph(%d inputs, %d calls, %d outputs)\n", name, tj_graph_num_inputs(e->graph),
                     tj_graph_num_calls(e->graph), tj_graph_num_outputs(e->graph));
     }
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_decomp_table_print: write error") : TJ_OK;
+    return tj_check_written(f, "tj_decomp_table_print", NULL);
 }
 
 /* ---- the registry's decompositions ---- */

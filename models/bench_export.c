@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "bench.h"
+#include "runtime/internal.h"
 
 /* dir/MODEL<suffix> into buf. */
 static const char *path_of(char *buf, size_t n, const char *dir, const char *id, const char *suffix)
@@ -79,6 +80,7 @@ tj_status bench_export(const char *dir)
         fprintf(f, "}");
     }
     fprintf(f, "\n  }\n}\n");
-    if (fclose(f) != 0 && st == TJ_OK) st = tj_error(TJ_ERR_IO, "bench: cannot write '%s'", path);
+    if (st == TJ_OK) st = tj_check_written(f, "bench", path);
+    fclose(f); /* flushed above: nothing is left to fail */
     return st;
 }

@@ -1,6 +1,6 @@
 /* Reading a whole file into memory, for the tensor file formats; writing
  * one through a temporary file; printing into a string, for the
- * *_to_string functions. */
+ * *_to_string functions; the one message of a failed read or write. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,6 +10,34 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* "who: cannot read 'path': why", or "who: read failed: why" without a path;
+ * `note` ends the message ("" for none). */
+static tj_status io_error(const char *who, const char *verb, const char *path, const char *why, const char *note)
+{
+    if (path) return tj_error(TJ_ERR_IO, "%s: cannot %s '%s': %s%s", who, verb, path, why, note);
+    return tj_error(TJ_ERR_IO, "%s: %s failed: %s%s", who, verb, why, note);
+}
+
+tj_status tj_read_exact(FILE *f, void *buf, size_t n, const char *who, const char *path)
+{
+    errno = 0;
+    size_t got = fread(buf, 1, n, f);
+    if (got == n) return TJ_OK;
+    char why[96];
+    if (ferror(f)) snprintf(why, sizeof why, "%s", strerror(errno ? errno : EIO));
+    else snprintf(why, sizeof why, "unexpected end of file after %zu of %zu bytes", got, n);
+    return io_error(who, "read", path, why, "");
+}
+
+tj_status tj_check_written(FILE *f, const char *who, const char *path)
+{
+    /* A buffered stream meets a full disk at the flush; a write that failed
+     * earlier set the error indicator and errno (which nothing since
+     * cleared: stdio sets errno only on failure). */
+    if (fflush(f) == 0 && !ferror(f)) return TJ_OK;
+    return io_error(who, "write", path, strerror(errno ? errno : EIO), "");
+}
 
 void *tj_read_file(const char *path, const char *who, size_t *size)
 {
@@ -30,8 +58,7 @@ void *tj_read_file(const char *path, const char *who, size_t *size)
         tj_error(TJ_ERR_IO, "%s: '%s' is not a regular file", who, path);
     } else if (!(buf = tj_alloc((size_t)st.st_size + 1))) {
         tj_oom(who, (size_t)st.st_size + 1);
-    } else if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-        tj_error(TJ_ERR_IO, "%s: short read on '%s'", who, path);
+    } else if (tj_read_exact(f, buf, (size_t)st.st_size, who, path) != TJ_OK) {
         tj_free(buf, (size_t)st.st_size + 1);
         buf = NULL;
     } else {
@@ -67,7 +94,7 @@ tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (
     if (st == TJ_OK) return TJ_OK;
     remove(tmp);
     if (st != TJ_ERR_IO) return st;
-    return tj_error(TJ_ERR_IO, "%s: cannot write '%s': %s (left as it was)", who, path, strerror(err ? err : EIO));
+    return io_error(who, "write", path, strerror(err ? err : EIO), " (left as it was)");
 }
 
 char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,

@@ -273,6 +273,17 @@ void tj_free_small_block(void *p);
  * tj_free_file(buf, size). */
 void *tj_read_file(const char *path, const char *who, size_t *size);
 void tj_free_file(void *buf, size_t size);
+/** Reads exactly `n` bytes of `f` into `buf`. Errors: TJ_ERR_IO naming
+ * `who`, `path` (NULL: left out) and why: errno's text for a read error,
+ * "unexpected end of file after N of M bytes" for a short file (N and M
+ * counted from where this read began). */
+tj_status tj_read_exact(FILE *f, void *buf, size_t n, const char *who, const char *path);
+/** The end of every function that writes to a FILE*: flushes `f` (a full
+ * disk shows only then) and checks its error indicator. TJ_OK when all that
+ * was written reached the file; otherwise TJ_ERR_IO "who: cannot write
+ * 'path': reason" ("who: write failed: reason" when `path` is NULL), the
+ * reason errno's text as the failed write left it. */
+tj_status tj_check_written(FILE *f, const char *who, const char *path);
 /** Writes `path` through a temporary file next to it (path.tmpPID-N,
  * created exclusively), renamed over `path` once write(f, ctx) and the close
  * succeeded: a failure never leaves a truncated `path` (an existing one

@@ -255,7 +255,7 @@ tj_status tj_tensor_print(const tj_tensor *t, FILE *f)
         }
     }
     fputs(")\n", f);
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_tensor_print: write error") : TJ_OK;
+    return tj_check_written(f, "tj_tensor_print", NULL);
 }
 
 static tj_status print_tensor(const void *t, FILE *f) { return tj_tensor_print(t, f); }

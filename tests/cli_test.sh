@@ -142,6 +142,25 @@ cp "$work/out" "$work/mlp.txt"
 expect 0 '^graph\(' out graph "$work/mlp.txt"
 cmp -s "$work/out" "$work/mlp.txt" || { echo "FAIL: tjit graph does not print back what tjit trace printed" >&2; failures=$((failures + 1)); }
 
+# Standard output on a full disk (/dev/full): the printing fails at its
+# flush, and the command says so and exits 1 (it used to exit 0, the error
+# found only by exit's unchecked flush). The same for each output format.
+for fmt in text dot json; do
+    "$tjit" graph --format "$fmt" "$work/mlp.txt" >/dev/full 2>"$work/err" </dev/null
+    got=$?
+    if [ "$got" -ne 1 ] || ! grep -Eq "^tjit graph: tj_graph_(print|write_dot|write_json): write failed: No space left on device$" "$work/err"; then
+        echo "FAIL: tjit graph --format $fmt >/dev/full -> status $got, should name the write and ENOSPC" >&2
+        sed 's/^/  stderr: /' "$work/err" | head -n 5 >&2
+        failures=$((failures + 1))
+    fi
+done
+"$tjit" decomps >/dev/full 2>"$work/err" </dev/null
+got=$?
+if [ "$got" -ne 1 ] || ! grep -q "^tjit decomps: tj_decomp_table_print: write failed: No space left on device$" "$work/err"; then
+    echo "FAIL: tjit decomps >/dev/full -> status $got, should name the write and ENOSPC" >&2
+    failures=$((failures + 1))
+fi
+
 # fuzz/run.sh (not tjit, but its build step had the same silent failure):
 # a build that fails prints the compiler's output and names the command, on
 # a build directory whose fuzz/fuzz_npy target does not compile.

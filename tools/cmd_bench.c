@@ -1,5 +1,6 @@
 /* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet] */
 #include <cblas.h>
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -152,8 +153,9 @@ static int write_json(const char *path, const bench_results *r, const int *threa
         json_array_append_new(list, o);
     }
     json_object_set_new(root, "results", list);
+    errno = 0; /* json_dump_file leaves the reason of a failed open, write or close */
     int rc = json_dump_file(root, path, JSON_INDENT(1)) == 0 ? 0 : 1;
-    if (rc) fprintf(stderr, "tjit bench: cannot write '%s'\n", path);
+    if (rc) fprintf(stderr, "tjit bench: cannot write '%s': %s\n", path, strerror(errno ? errno : EIO));
     json_decref(root);
     return rc;
 }

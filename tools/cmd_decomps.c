@@ -120,8 +120,12 @@ int cmd_decomps(int argc, char **argv)
         fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
         return 1;
     }
-    tj_decomp_table_print(t, stdout);
+    tj_status st = tj_decomp_table_print(t, stdout);
     tj_decomp_table_free(t);
+    if (st != TJ_OK) {
+        fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
+        return 1;
+    }
     if (n && tj_decompositions_missing(ops, n, NULL) > 0) {
         printf("\nno registered decomposition:\n");
         tj_decompositions_missing(ops, n, stdout);

@@ -81,6 +81,7 @@ int cmd_graph(int argc, char **argv)
     tj_status st = !strcmp(format, "dot") ? tj_graph_write_dot(g, stdout)
                    : !strcmp(format, "json") ? tj_graph_write_json(g, stdout)
                                              : tj_graph_print(g, stdout);
+    if (st != TJ_OK) fprintf(stderr, "tjit graph: %s\n", tj_last_error());
     tj_graph_free(g);
     return st == TJ_OK ? 0 : 1;
 }

@@ -137,6 +137,7 @@ int cmd_trace(int argc, char **argv)
         tj_status st = !strcmp(format, "dot") ? tj_graph_write_dot(g, stdout)
                        : !strcmp(format, "json") ? tj_graph_write_json(g, stdout)
                                                  : tj_graph_print(g, stdout);
+        if (st != TJ_OK) fprintf(stderr, "tjit trace: %s\n", tj_last_error());
         rc = st == TJ_OK ? 0 : 1;
     }
     tj_graph_free(g);

@@ -41,7 +41,7 @@ tj_status tj_graph_write_dot(const tj_graph *g, FILE *f)
         }
     }
     fprintf(f, "}\n");
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_write_dot: write error") : TJ_OK;
+    return tj_check_written(f, "tj_graph_write_dot", NULL);
 }
 
 static json_t *value_json(const tj_gvalue *v)
@@ -120,9 +120,12 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
         }
     }
     json_t *root = json_pack("{s:o, s:o, s:o}", "inputs", inputs, "nodes", nodes, "outputs", outputs);
-    int rc = root ? json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : -1;
+    if (!root) return tj_oom("tj_graph_write_json", 0);
+    int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(root);
     fputc('\n', f);
-    if (rc != 0) return tj_error(TJ_ERR_IO, "tj_graph_write_json: write error");
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_write_json: write error") : TJ_OK;
+    tj_status st = tj_check_written(f, "tj_graph_write_json", NULL);
+    /* a dump that failed with the stream intact ran out of memory */
+    if (st == TJ_OK && rc != 0) st = tj_oom("tj_graph_write_json", 0);
+    return st;
 }

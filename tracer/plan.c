@@ -888,5 +888,5 @@ tj_status tj_plan_print_memory(const tj_plan *p, FILE *f)
                 pv->arena_offset, pv->nbytes, pv->def, pv->last,
                 pv->inplace ? "  (in place)" : pv->in_input ? "  (written into its input)" : "");
     }
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_plan_print_memory: write error") : TJ_OK;
+    return tj_check_written(f, "tj_plan_print_memory", NULL);
 }

@@ -249,7 +249,7 @@ tj_status tj_graph_print(const tj_graph *g, FILE *f)
         print_constant_data(f, n->constant);
         fprintf(f, "\n");
     }
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_graph_print: write error") : TJ_OK;
+    return tj_check_written(f, "tj_graph_print", NULL);
 }
 
 static tj_status print_graph(const void *g, FILE *f) { return tj_graph_print(g, f); }

@@ -122,7 +122,7 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
             (double)run_ns * 1e-6, (double)kernels_ns * 1e-6, run_ns ? 100.0 * (double)kernels_ns / (double)run_ns : 0.0,
             runs ? (double)run_ns * 1e-6 / (double)runs : 0.0);
     tj_free(rows, rows_bytes);
-    return ferror(f) ? tj_error(TJ_ERR_IO, "tj_plan_profile_print: write error") : TJ_OK;
+    return tj_check_written(f, "tj_plan_profile_print", NULL);
 }
 
 /* Shapes of a node's tensor arguments: "f32[2, 3], f32[3]". */

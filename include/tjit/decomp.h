@@ -38,7 +38,8 @@ int tj_decomp_table_size(const tj_decomp_table *t);
 bool tj_decomp_table_contains(const tj_decomp_table *t, const tj_op *op);
 /** Writes one line per entry, in operator-registry order:
  *     aten::gelu.default -> decomp_gelu
- *     aten::native_dropout.default -> graph(1 input, 3 calls, 2 outputs)  */
+ *     aten::native_dropout.default -> graph(1 input, 3 calls, 2 outputs)
+ * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f);
 
 /** torch._decomp.get_decompositions: a new table with the registered

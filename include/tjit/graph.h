@@ -125,7 +125,7 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
  * outputs written back into inputs (tj_pass_functionalize) ends its return
  * line with a suffix FX does not have, `return (%add, %mul) writeback {1: 0}`
  * (output 1 is copied into input 0 after each run), which tj_graph_parse
- * reads back. Returns TJ_ERR_IO on a write error. */
+ * reads back. Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_print(const tj_graph *g, FILE *f);
 /** The same text in a new string (free with free()); NULL when out of memory. */
 char *tj_graph_to_string(const tj_graph *g);
@@ -134,9 +134,11 @@ char *tj_graph_to_string(const tj_graph *g);
  * values and wrong arities are errors too. Output values are re-inferred with
  * the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
-/** Graphviz DOT: one box per node labelled with operator and output shape. */
+/** Graphviz DOT: one box per node labelled with operator and output shape.
+ * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
-/** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]}. */
+/** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]}.
+ * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
 
 /* ---- running ---- */

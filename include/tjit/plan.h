@@ -307,7 +307,8 @@ typedef struct tj_plan_statistics {
  * lower bound do not. */
 tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out);
 /** Writes the memory plan: one line per intermediate with its node, type,
- * arena offset, size and live range (in kernel steps). */
+ * arena offset, size and live range (in kernel steps). Errors:
+ * TJ_ERR_INVALID_ARGUMENT (NULL argument), TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_plan_print_memory(const tj_plan *p, FILE *f);
 
 /* ---- profiler ----
@@ -323,7 +324,7 @@ void tj_plan_profile_reset(tj_plan *p);
  * and sorted by total time: calls, total ms, % of the runs' time, average us
  * per call, and the throughput where the operator has a cost formula
  * (GFLOP/s for mm, bmm, addmm, convolution; GB/s of tensor bytes read and
- * written for the others). Errors: TJ_ERR_IO. */
+ * written for the others). Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_plan_profile_print(const tj_plan *p, FILE *f);
 /** Writes the last profiled run of every context as Chrome trace-event JSON
  * ({"traceEvents": [...]}: one complete event "ph":"X" per kernel, in

@@ -117,7 +117,7 @@ char *tj_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
  * gets no "grad_fn=<...>" suffix, and a fake tensor prints as torch prints a
  * meta tensor, without "device='meta'": "tensor(..., size=(2, 3))".
  * Errors: TJ_ERR_INVALID_ARGUMENT for a NULL tensor or file,
- * TJ_ERR_OUT_OF_MEMORY, TJ_ERR_IO on a write error. */
+ * TJ_ERR_OUT_OF_MEMORY, TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_tensor_print(const tj_tensor *t, FILE *f);
 /** The same repr as tj_tensor_print, without the newline, in a new string
  * (free with free()); NULL with tj_tensor_print's errors. */

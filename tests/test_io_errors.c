@@ -1,0 +1,178 @@
+/* A failed read or write says which function, which file (where it has a
+ * path) and why: errno's text, or how many bytes a short file had. The
+ * writers to a FILE* flush it, so a full disk (/dev/full: ENOSPC at the
+ * flush of a buffered stream) is an error of the call, not of a later
+ * fclose the caller may not check. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc_counter.h"
+#include "runtime/internal.h"
+#include "tjit/tjit.h"
+
+TestSuite(io_errors, .init = count_allocations);
+
+/* A fresh directory of this test's own (Criterion runs each test in its
+ * own process), and `name` inside it. */
+static char dir[64];
+static char *temp_file(const char *name)
+{
+    static char path[128];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/tjit_io_XXXXXX");
+        cr_assert_not_null(mkdtemp(dir));
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+static void write_bytes(const char *path, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static void expect_error(tj_status st, const char *want)
+{
+    cr_expect_eq(st, TJ_ERR_IO, "status %d", st);
+    cr_expect_str_eq(tj_last_error(), want);
+}
+
+Test(io_errors, read_exact_of_a_truncated_file_says_how_many_bytes_it_had)
+{
+    char *path = temp_file("short.bin");
+    write_bytes(path, "12345", 5);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    char buf[8] = {0};
+    char want[256];
+    snprintf(want, sizeof want, "tj_test_read: cannot read '%s': unexpected end of file after 5 of 8 bytes", path);
+    expect_error(tj_read_exact(f, buf, 8, "tj_test_read", path), want);
+    cr_expect_eq(memcmp(buf, "12345", 5), 0, "the bytes there were are read");
+    /* at the end already, without a path */
+    expect_error(tj_read_exact(f, buf, 3, "tj_test_read", NULL),
+                 "tj_test_read: read failed: unexpected end of file after 0 of 3 bytes");
+    fclose(f);
+    remove(path);
+    rmdir(dir);
+}
+
+Test(io_errors, read_exact_of_a_whole_file_succeeds)
+{
+    char *path = temp_file("whole.bin");
+    write_bytes(path, "12345", 5);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    char buf[5];
+    cr_expect_eq(tj_read_exact(f, buf, 5, "tj_test_read", path), TJ_OK);
+    cr_expect_eq(memcmp(buf, "12345", 5), 0);
+    fclose(f);
+    remove(path);
+    rmdir(dir);
+}
+
+Test(io_errors, read_exact_from_a_write_only_stream_gives_errno_reason)
+{
+    char *path = temp_file("wo.bin");
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    char buf[4];
+    char want[256];
+    snprintf(want, sizeof want, "tj_test_read: cannot read '%s': Bad file descriptor", path);
+    expect_error(tj_read_exact(f, buf, 4, "tj_test_read", path), want);
+    fclose(f);
+    remove(path);
+    rmdir(dir);
+}
+
+Test(io_errors, check_written_finds_a_full_disk_at_the_flush)
+{
+    FILE *f = fopen("/dev/full", "w");
+    cr_assert_not_null(f);
+    cr_assert_gt(fputs("fits in the buffer\n", f), 0, "a buffered write succeeds until the flush");
+    cr_assert_eq(ferror(f), 0);
+    expect_error(tj_check_written(f, "tj_test_write", "/dev/full"),
+                 "tj_test_write: cannot write '/dev/full': No space left on device");
+    fclose(f);
+}
+
+Test(io_errors, check_written_of_a_good_file_is_ok_and_the_bytes_are_there)
+{
+    char *path = temp_file("good.txt");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("abc", f);
+    cr_expect_eq(tj_check_written(f, "tj_test_write", path), TJ_OK);
+    char buf[4] = {0};
+    FILE *r = fopen(path, "rb");
+    cr_assert_not_null(r);
+    cr_expect_eq(fread(buf, 1, 3, r), 3, "flushed before the close");
+    cr_expect_str_eq(buf, "abc");
+    fclose(r);
+    fclose(f);
+    remove(path);
+    rmdir(dir);
+}
+
+/* ---- every public writer to a FILE*, on a buffered /dev/full ---- */
+
+static const char graph_text[] = "graph(%arg0_1 : f32[2, 3]):\n"
+                                 "    %relu = aten.relu.default(%arg0_1)\n"
+                                 "    %mul = aten.mul.Tensor(%relu, %arg0_1)\n"
+                                 "    return (%mul,)\n";
+
+/* Runs write(obj, f) on a fresh buffered stream on /dev/full; expects
+ * "<who>: write failed: No space left on device" and no block left behind. */
+static void expect_full_disk(tj_status (*write)(const void *obj, FILE *f), const void *obj, const char *who)
+{
+    int64_t live = live_allocations();
+    FILE *f = fopen("/dev/full", "w");
+    cr_assert_not_null(f);
+    char want[128];
+    snprintf(want, sizeof want, "%s: write failed: No space left on device", who);
+    tj_clear_error();
+    expect_error(write(obj, f), want);
+    fclose(f);
+    cr_expect_eq(live_allocations(), live, "%s: %lld blocks leaked", who, (long long)(live_allocations() - live));
+}
+
+static tj_status w_tensor(const void *o, FILE *f) { return tj_tensor_print(o, f); }
+static tj_status w_graph(const void *o, FILE *f) { return tj_graph_print(o, f); }
+static tj_status w_dot(const void *o, FILE *f) { return tj_graph_write_dot(o, f); }
+static tj_status w_json(const void *o, FILE *f) { return tj_graph_write_json(o, f); }
+static tj_status w_memory(const void *o, FILE *f) { return tj_plan_print_memory(o, f); }
+static tj_status w_profile(const void *o, FILE *f) { return tj_plan_profile_print(o, f); }
+static tj_status w_decomps(const void *o, FILE *f) { return tj_decomp_table_print(o, f); }
+
+Test(io_errors, every_writer_to_a_file_reports_a_full_disk_by_name_and_reason)
+{
+    tj_tensor *t = tj_zeros((int64_t[]){2, 3}, 2, TJ_FLOAT32);
+    tj_graph *g = tj_graph_parse(graph_text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan_set_profiling(p, true);
+    tj_tensor *out = NULL;
+    cr_assert_eq(tj_plan_run(p, &t, 1, &out), TJ_OK, "%s", tj_last_error());
+    tj_decomp_table *d = tj_core_decompositions();
+    cr_assert_not_null(d);
+
+    expect_full_disk(w_tensor, t, "tj_tensor_print");
+    expect_full_disk(w_graph, g, "tj_graph_print");
+    expect_full_disk(w_dot, g, "tj_graph_write_dot");
+    expect_full_disk(w_json, g, "tj_graph_write_json");
+    expect_full_disk(w_memory, p, "tj_plan_print_memory");
+    expect_full_disk(w_profile, p, "tj_plan_profile_print");
+    expect_full_disk(w_decomps, d, "tj_decomp_table_print");
+
+    tj_decomp_table_free(d);
+    tj_tensor_release(out);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_tensor_release(t);
+}
