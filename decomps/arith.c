@@ -28,7 +28,7 @@ static tj_status abs_(const tj_value *args, tj_value *outs)
 {
     CHECKED_DTYPE(abs, args, dt);
     tj_tensor *m = tj_maximum(args[0].u.t, tj_neg(args[0].u.t));
-    return tj_dc_done(tj_dc_is_float(dt) ? tj_add(m, tj_dc_number(0, dt)) : m, outs);
+    return tj_dc_done(tj_dtype_is_float(dt) ? tj_add(m, tj_dc_number(0, dt)) : m, outs);
 }
 
 static tj_status reciprocal(const tj_value *args, tj_value *outs)
@@ -104,7 +104,7 @@ static tj_status pow_scalar(const tj_value *args, tj_value *outs)
     tj_tensor *x = tj_dc_to(args[0].u.t, dt);
     tj_value ev = tj_dc_convert(&args[1], dt);
     double e = tj_value_as_double(&ev);
-    if (!tj_dc_is_float(dt)) return tj_dc_done(tj_pow(x, tj_dc_scalar(&args[1], dt)), outs);
+    if (!tj_dtype_is_float(dt)) return tj_dc_done(tj_pow(x, tj_dc_scalar(&args[1], dt)), outs);
     tj_tensor *one = tj_dc_number(1, dt), *r;
     if (e == 0) r = tj_full(tj_tensor_shape(x), tj_tensor_ndim(x), tj_v_int(1), (int)dt);
     else if (e == 1) r = tj_to_copy(x, (int)dt);

@@ -26,7 +26,7 @@ static tj_status done(tj_tensor *r, tj_value *outs)
 static tj_status float_result(const char *op, const tj_value *args, int n, tj_dtype *dt, tj_tensor **x)
 {
     *dt = tj_result_type(args, n);
-    if (!tj_dc_is_float(*dt))
+    if (!tj_dtype_is_float(*dt))
         return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(*dt));
     for (int i = 0; i < n; i++)
         if (!(x[i] = tj_dc_to(args[i].u.t, *dt))) return tj_last_status();

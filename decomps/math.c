@@ -18,7 +18,7 @@ static tj_tensor *trunc_of(tj_tensor *x, tj_dtype dt) { return tj_div_mode(x, tj
 static tj_status rounded(const tj_value *args, const tj_meta *m, int step, tj_value *outs)
 {
     tj_tensor *x = args[0].u.t;
-    if (!tj_dc_is_float(m[0].dtype)) return tj_dc_done(tj_clone(x), outs);
+    if (!tj_dtype_is_float(m[0].dtype)) return tj_dc_done(tj_clone(x), outs);
     tj_tensor *t = trunc_of(x, m[0].dtype);
     if (step == 0) return tj_dc_done(t, outs);
     tj_tensor *beyond = step > 0 ? tj_gt(x, t) : tj_lt(x, t);
@@ -96,7 +96,7 @@ static tj_status isinf_(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(isinf, args, m);
     tj_tensor *x = args[0].u.t;
-    if (!tj_dc_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_ne(x, x), outs);
+    if (!tj_dtype_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_ne(x, x), outs);
     return tj_dc_done(tj_eq_scalar(tj_abs(x), tj_v_float(INFINITY)), outs);
 }
 
@@ -104,7 +104,7 @@ static tj_status isinf_(const tj_value *args, tj_value *outs)
 static tj_status isfinite_(const tj_value *args, tj_value *outs)
 {
     tj_tensor *x = args[0].u.t;
-    if (!tj_dc_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_eq(x, x), outs);
+    if (!tj_dtype_is_float(tj_tensor_dtype(x))) return tj_dc_done(tj_eq(x, x), outs);
     return tj_dc_done(tj_mul(tj_eq(x, x), tj_ne_scalar(tj_abs(x), tj_v_float(INFINITY))), outs);
 }
 
@@ -122,7 +122,7 @@ static tj_status nan_to_num(const tj_value *args, tj_value *outs)
     TJ_DC_CHECK(nan_to_num, args, m);
     tj_dtype dt = m[0].dtype;
     tj_tensor *x = args[0].u.t;
-    if (!tj_dc_is_float(dt)) return tj_dc_done(tj_clone(x), outs);
+    if (!tj_dtype_is_float(dt)) return tj_dc_done(tj_clone(x), outs);
     double big = dt == TJ_FLOAT32 ? FLT_MAX : DBL_MAX;
     tj_tensor *r = tj_where(tj_eq_scalar(x, tj_v_float(-INFINITY)), replacement(&args[3], -big, dt), x);
     r = tj_where(tj_eq_scalar(x, tj_v_float(INFINITY)), replacement(&args[2], big, dt), r);

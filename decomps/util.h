@@ -34,8 +34,6 @@ static inline tj_status tj_dc_check(const tj_op *op, const tj_value *args, tj_me
 
 /** An optional Tensor argument, or NULL. */
 
-static inline bool tj_dc_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
-
 /** The Scalar v converted to `dt` as a kernel converts a wrapped number
  * (int -> float rounds once, float -> int truncates with nan -> 0 and
  * saturation, float64 -> float32 may overflow to inf), as a Scalar that

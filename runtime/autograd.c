@@ -165,8 +165,6 @@ void tj_autograd_meta_free(struct tj_autograd_meta *m)
 
 static bool requires_grad(const tj_tensor *t) { return t && t->autograd && t->autograd->requires_grad; }
 
-static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
-
 static struct tj_autograd_meta *meta_get(tj_tensor *t)
 {
     if (t->autograd) return t->autograd;
@@ -585,7 +583,7 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
     const tj_derivative *d = tj_derivative_of(op);
     bool diff[TJ_MAX_RETURNS] = {false}, any = false;
     for (int i = 0; i < op->nreturns; i++) {
-        diff[i] = outs[i].kind == TJ_V_TENSOR && is_float(outs[i].u.t->dtype) && !((d->nondiff_outputs >> i) & 1);
+        diff[i] = outs[i].kind == TJ_V_TENSOR && tj_dtype_is_float(outs[i].u.t->dtype) && !((d->nondiff_outputs >> i) & 1);
         any |= diff[i];
     }
     if (!any) return TJ_OK;
@@ -630,7 +628,7 @@ tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool on)
                                                  "flags of leaf tensors (this one is the result of %s)",
                         node_name(t->autograd->grad_fn));
     }
-    if (on && !is_float(t->dtype))
+    if (on && !tj_dtype_is_float(t->dtype))
         return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_requires_grad: only float32/float64 tensors can require "
                                       "gradients, not %s", tj_dtype_name(t->dtype));
     if (!on && !t->autograd) return TJ_OK;

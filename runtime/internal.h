@@ -432,6 +432,12 @@ tj_status tj_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;
 tj_category tj_dtype_category(tj_dtype d);
+/** True for the floating dtypes, float32 and float64 (torch's
+ * is_floating_point): the dtypes that carry gradients, that true division
+ * and the float-only operators compute in, and that the float-only kernels
+ * accept. Where code picks a kernel or a loop by dtype, it lists the dtypes
+ * that kernel has instead, even where they are these two. */
+static inline bool tj_dtype_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 /** PyTorch's result_type over tensor and Scalar arguments. `vals` may mix
  * TENSOR, INT, FLOAT and BOOL values; NONE entries are skipped. */
 tj_dtype tj_result_type(const tj_value *vals, int n);

@@ -29,7 +29,7 @@ static tj_status adaptive_params_parse(const char *op, const tj_tensor *self, co
                             "%s: adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
                             "dimensions, but input has sizes %s with dimension %d being empty",
                             op, tj_shape_str(nd, self->shape, buf, sizeof buf), d);
-    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: \"adaptive_avg_pool2d\" not implemented for %s input", op,
                         tj_dtype_name(self->dtype));
     *p = (adaptive_params){.n = nd == 4 ? self->shape[0] : 1, .c = self->shape[nd - 3], .h = self->shape[nd - 2],

@@ -52,7 +52,7 @@ tj_status tj_meta_scaled_dot_product_attention(const tj_value *args, tj_meta *ou
     double p = tj_value_as_double(&args[4]);
     char s1[96], s2[96];
     for (int i = 0; i < 3; i++) {
-        if (t[i]->dtype != TJ_FLOAT32 && t[i]->dtype != TJ_FLOAT64)
+        if (!tj_dtype_is_float(t[i]->dtype))
             return tj_error(TJ_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", OP, names[i],
                             tj_dtype_name(t[i]->dtype));
         if (t[i]->dtype != t[0]->dtype)

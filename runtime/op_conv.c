@@ -66,7 +66,7 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
         return tj_error(TJ_ERR_DTYPE, "%s: input type (%s), weight type (%s)%s%s should be the same", op,
                         tj_dtype_name(input->dtype), tj_dtype_name(weight->dtype), bias ? " and bias type " : "",
                         bias ? tj_dtype_name(bias->dtype) : "");
-    if (input->dtype != TJ_FLOAT32 && input->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(input->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 input, got %s", op,
                         tj_dtype_name(input->dtype));
     p->spatial = wd - 2;

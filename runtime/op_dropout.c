@@ -18,7 +18,7 @@ tj_status tj_meta_native_dropout(const tj_value *args, tj_meta *outs)
     double p = tj_value_as_double(&args[1]);
     if (!(p >= 0.0 && p <= 1.0))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::native_dropout: dropout probability has to be between 0 and 1, but got %g", p);
-    if (in->dtype != TJ_FLOAT32 && in->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(in->dtype))
         return tj_error(TJ_ERR_DTYPE, "aten::native_dropout: expected a float32 or float64 input, got %s",
                         tj_dtype_name(in->dtype));
     for (int i = 0; i < 2; i++) {

@@ -24,7 +24,7 @@ static tj_status meta_unary(const char *op, const tj_value *args, unary_rule rul
 {
     const tj_tensor *x = args[0].u.t;
     tj_dtype dt = x->dtype;
-    if (!tj_ew_is_float(dt)) {
+    if (!tj_dtype_is_float(dt)) {
         if (rule == FLOAT_ONLY || (rule == KEEP_INT && dt == TJ_BOOL))
             return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s input%s", op, tj_dtype_name(dt),
                             rule == FLOAT_ONLY ? " (float32/float64 only)" : "");
@@ -128,9 +128,9 @@ enum {
 static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsigned rules, tj_dtype *out)
 {
     tj_dtype dt = tj_ew_result_type(args, n);
-    if ((rules & R_TRUE_DIV) && !tj_ew_is_float(dt)) dt = TJ_FLOAT32;
+    if ((rules & R_TRUE_DIV) && !tj_dtype_is_float(dt)) dt = TJ_FLOAT32;
     *out = dt;
-    if ((rules & R_FLOAT_ONLY) && !tj_ew_is_float(dt)) return tj_ew_require_float(op, dt);
+    if ((rules & R_FLOAT_ONLY) && !tj_dtype_is_float(dt)) return tj_ew_require_float(op, dt);
     if ((rules & R_NO_BOOL) && dt == TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
     return TJ_OK;
@@ -270,7 +270,7 @@ static tj_status meta_add_sub(const char *op, bool is_sub, const tj_value *args,
     if (alpha->kind == TJ_V_BOOL && dt != TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: a bool alpha is only supported for bool results, not %s", op,
                         tj_dtype_name(dt));
-    if (alpha->kind == TJ_V_FLOAT && !tj_ew_is_float(dt))
+    if (alpha->kind == TJ_V_FLOAT && !tj_dtype_is_float(dt))
         return tj_error(TJ_ERR_DTYPE, "%s: alpha %g must not be a floating point number for %s operands", op,
                         alpha->u.f, tj_dtype_name(dt));
     tj_status st = tj_scalar_check(op, "alpha", alpha, dt);
@@ -657,7 +657,7 @@ tj_status tj_meta_nan_to_num(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_nan_to_num(const tj_value *args, tj_tensor *const *outs)
 {
     tj_dtype dt = outs[0]->dtype;
-    if (!tj_ew_is_float(dt)) /* over self (a plan's in-place reuse), the values are already there */
+    if (!tj_dtype_is_float(dt)) /* over self (a plan's in-place reuse), the values are already there */
         return tj_tensor_ptr(outs[0]) == tj_tensor_ptr(args[0].u.t) ? TJ_OK : tj_kernel_copy(args, outs);
     double big = dt == TJ_FLOAT32 ? FLT_MAX : DBL_MAX;
     const double dflt[3] = {0, big, -big};

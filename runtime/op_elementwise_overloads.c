@@ -88,7 +88,7 @@ tj_status tj_kernel_remainder_Scalar_Tensor(const tj_value *args, tj_tensor *con
 tj_status tj_meta_round_decimals(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
-    if (!tj_ew_is_float(x->dtype))
+    if (!tj_dtype_is_float(x->dtype))
         return tj_error(TJ_ERR_DTYPE, ROUND_D ": not supported for %s input (float32/float64 only)",
                         tj_dtype_name(x->dtype));
     outs[0].dtype = x->dtype;

@@ -1,6 +1,6 @@
 /* Helpers shared by the elementwise glue files (op_elementwise.c,
  * op_elementwise_backward.c, op_elementwise_overloads.c) and the loop
- * descriptions of op_pointwise.c: dtype tests, Scalar conversion, result
+ * descriptions of op_pointwise.c: Scalar conversion, result
  * dtypes and loop contexts that a kernel and its fused loop must compute
  * alike, broadcasting shape functions, the `approximate` argument.
  * Internal to runtime/. */
@@ -13,9 +13,6 @@
 #include "internal.h"
 #include "iter.h"
 #include "kernels/elementwise.h"
-
-/** True for float32 and float64. */
-static inline bool tj_ew_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
 
 /* double -> int64 without undefined behaviour (nan gives 0, saturates). */
 static inline int64_t tj_ew_f64_to_i64(double f)
@@ -126,7 +123,7 @@ static inline tj_status tj_ew_approximate(const char *op, const tj_value *v, boo
 /** TJ_ERR_DTYPE unless `dt` is float32 or float64. */
 static inline tj_status tj_ew_require_float(const char *op, tj_dtype dt)
 {
-    if (tj_ew_is_float(dt)) return TJ_OK;
+    if (tj_dtype_is_float(dt)) return TJ_OK;
     return tj_error(TJ_ERR_DTYPE, "%s: not supported for %s (float32/float64 only)", op, tj_dtype_name(dt));
 }
 

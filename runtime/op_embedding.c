@@ -72,7 +72,7 @@ tj_status tj_meta_embedding_dense_backward(const tj_value *args, tj_meta *outs)
     char sg[96], si[96];
     tj_status st = check_indices(op, indices);
     if (st != TJ_OK) return st;
-    if (g->dtype != TJ_FLOAT32 && g->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(g->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: grad_output must be float32 or float64, got %s", op, tj_dtype_name(g->dtype));
     if (num < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: num_weights %lld is negative", op, (long long)num);
     int64_t dim = g->ndim ? g->shape[g->ndim - 1] : 0;

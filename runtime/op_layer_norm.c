@@ -19,7 +19,7 @@ static tj_status check_normalized(const char *op, const tj_tensor *input, const 
     char si[96], sn[96];
     const int64_t *shape = ns->u.ints;
     int k = ns->n, axis = input->ndim - k;
-    if (input->dtype != TJ_FLOAT32 && input->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(input->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(input->dtype));
     if (k < 1)
         return tj_error(TJ_ERR_SHAPE, "%s: normalized_shape must have at least one element, got []", op);
@@ -211,7 +211,7 @@ static void set_elem(tj_tensor *t, int64_t i, double v)
 static tj_status check_channels_input(const char *op, const tj_tensor *x)
 {
     char s[96];
-    if (x->dtype != TJ_FLOAT32 && x->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(x->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(x->dtype));
     if (x->ndim < 2)
         return tj_error(TJ_ERR_SHAPE, "%s: input %s needs at least 2 dims [N, C, ...]", op,
@@ -541,7 +541,7 @@ static tj_status check_groups(const char *op, const tj_tensor *x, const tj_value
 {
     char s[96];
     int64_t n = args[0].u.i, c = args[1].u.i, hw = args[2].u.i, group = args[3].u.i, nc, nchw;
-    if (x->dtype != TJ_FLOAT32 && x->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(x->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: input must be float32 or float64, got %s", op, tj_dtype_name(x->dtype));
     if (n < 0 || c < 0 || hw < 0 || group <= 0)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: N (%lld), C (%lld), HxW (%lld) must be >= 0 and group (%lld) > 0",

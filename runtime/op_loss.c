@@ -34,7 +34,7 @@ static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tens
         return tj_error(TJ_ERR_SHAPE, "%s: size mismatch (got input: %s, target: %s)", op,
                         tj_shape_str(self->ndim, self->shape, a, sizeof a),
                         tj_shape_str(target->ndim, target->shape, b, sizeof b));
-    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 input, got %s", op, tj_dtype_name(self->dtype));
     if (target->dtype != TJ_INT64)
         return tj_error(TJ_ERR_DTYPE, "%s: expected int64 target, got %s", op, tj_dtype_name(target->dtype));
@@ -185,7 +185,7 @@ static tj_status check_like_self(const char *op, const char *what, const tj_tens
 static tj_status bce_check(const char *op, const tj_tensor *self, const tj_tensor *target, const tj_tensor *weight,
                            const tj_tensor *grad, int64_t reduction)
 {
-    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: expected float32 or float64 self, got %s", op, tj_dtype_name(self->dtype));
     tj_status st = check_like_self(op, "target", target, self, false);
     if (st == TJ_OK && weight) st = check_like_self(op, "weight", weight, self, false);

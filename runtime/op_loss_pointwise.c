@@ -58,7 +58,7 @@ static tj_status loss_geometry_of(const pointwise_loss *L, bool backward, const 
     tj_status st = tj_ew_require_float(op, g->compute);
     if (st != TJ_OK) return st;
     tj_dtype out = backward || L->self_dtype ? self->dtype : g->compute;
-    if (out != g->compute && !tj_ew_is_float(out))
+    if (out != g->compute && !tj_dtype_is_float(out))
         return tj_error(TJ_ERR_DTYPE, "%s: result type %s can't be cast to self's dtype %s", op,
                         tj_dtype_name(g->compute), tj_dtype_name(out));
     for (int i = 0; i < n; i++) {

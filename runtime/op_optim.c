@@ -12,7 +12,7 @@
 /* self must be float32 or float64. */
 static tj_status check_self(const char *op, const tj_tensor *self)
 {
-    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: self must be float32 or float64, got %s", op, tj_dtype_name(self->dtype));
     return TJ_OK;
 }
@@ -75,7 +75,7 @@ tj_status tj_meta__fused_adamw_step(const tj_value *args, tj_meta *outs)
     if (st == TJ_OK) st = check_like(FUSED_ADAMW, "exp_avg_sq", args[3].u.t, self);
     if (st == TJ_OK && max_sq) st = check_like(FUSED_ADAMW, "max_exp_avg_sq", max_sq, self);
     if (st != TJ_OK) return st;
-    if ((step->dtype != TJ_FLOAT32 && step->dtype != TJ_FLOAT64) || step->numel != 1)
+    if (!tj_dtype_is_float(step->dtype) || step->numel != 1)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, FUSED_ADAMW ": step must be one float32 or float64 count, got %s %s",
                         tj_dtype_name(step->dtype), tj_shape_str(step->ndim, step->shape, s1, sizeof s1));
     like_self(self, outs, 4);

@@ -36,7 +36,7 @@ static tj_status pad_geometry(const pad_op *op, const tj_tensor *self, const tj_
 {
     char b[96];
     int nd = self->ndim, dims = op->dims;
-    if (self->dtype != TJ_FLOAT32 && self->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(self->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s (float32 and float64 only)", op->name,
                         tj_dtype_name(self->dtype));
     if (padding->n != 2 * dims)

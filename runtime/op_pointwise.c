@@ -55,7 +55,7 @@ static bool operand(tj_pointwise *pw, int k, const tj_value *args, int a, tj_dty
     if (v->kind == TJ_V_TENSOR && v->u.t) {
         tj_dtype t = v->u.t->dtype;
         pw->arg[k] = a;
-        return tj_ew_is_float(t) || t == TJ_BOOL;
+        return tj_dtype_is_float(t) || t == TJ_BOOL;
     }
     if (v->kind != TJ_V_INT && v->kind != TJ_V_FLOAT && v->kind != TJ_V_BOOL) return false;
     pw->arg[k] = -1;
@@ -70,14 +70,14 @@ static bool describe_entry(const entry *e, const tj_value *args, tj_dtype out, t
         pw->fn = tj_k_unary_loop;
         pw->ctx.unary = (tj_k_unary_args){.op = (tj_k_unary_op)e->kop, .dtype = out};
         pw->nin = 1;
-        return tj_ew_is_float(out) && operand(pw, 0, args, 0, out);
+        return tj_dtype_is_float(out) && operand(pw, 0, args, 0, out);
     case F_BINARY: /* kernel_binary: result_type, which for a float result is the result's dtype */
         pw->fn = tj_k_binary_loop;
         pw->ctx.binary = (tj_k_binary_args){.op = (tj_k_binary_op)e->kop, .dtype = out};
         pw->nin = 2;
-        return tj_ew_is_float(out) && operand(pw, 0, args, 0, out) && operand(pw, 1, args, 1, out);
+        return tj_dtype_is_float(out) && operand(pw, 0, args, 0, out) && operand(pw, 1, args, 1, out);
     case F_ADD: { /* kernel_add_sub */
-        if (!tj_ew_is_float(out) || (args[2].kind != TJ_V_INT && args[2].kind != TJ_V_FLOAT)) return false;
+        if (!tj_dtype_is_float(out) || (args[2].kind != TJ_V_INT && args[2].kind != TJ_V_FLOAT)) return false;
         pw->fn = tj_k_add_loop;
         tj_ew_axpby_args(&pw->ctx.axpby, &args[2], out, e->is_sub);
         pw->nin = 2;
@@ -88,7 +88,7 @@ static bool describe_entry(const entry *e, const tj_value *args, tj_dtype out, t
         pw->fn = tj_k_compare_loop;
         pw->ctx.compare = (tj_k_compare_args){.op = (tj_k_compare_op)e->kop, .dtype = dt};
         pw->nin = 2;
-        return out == TJ_BOOL && tj_ew_is_float(dt) && operand(pw, 0, args, 0, dt) && operand(pw, 1, args, 1, dt);
+        return out == TJ_BOOL && tj_dtype_is_float(dt) && operand(pw, 0, args, 0, dt) && operand(pw, 1, args, 1, dt);
     }
     }
     return false;
@@ -107,7 +107,7 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
     if (k == tj_kernel_pow_Tensor_Scalar) {
         pw->fn = tj_k_pow_scalar_loop;
         pw->nin = 1;
-        if (!tj_ew_is_float(out) || !operand(pw, 0, args, 0, out)) return false;
+        if (!tj_dtype_is_float(out) || !operand(pw, 0, args, 0, out)) return false;
         if (args[1].kind != TJ_V_INT && args[1].kind != TJ_V_FLOAT) return false;
         pw->ctx.pow = (tj_k_pow_scalar_args){.dtype = out, .exponent = tj_ew_scalar(&args[1], out)};
         return true;
@@ -117,12 +117,12 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
         pw->fn = tj_k_where_loop;
         pw->ctx.select = (tj_k_select_args){.dtype = out};
         pw->nin = 3;
-        return tj_ew_is_float(out) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
+        return tj_dtype_is_float(out) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
                operand(pw, 0, args, 0, TJ_BOOL) && operand(pw, 1, args, 1, out) && operand(pw, 2, args, 2, out);
     }
     if (k == tj_kernel_copy && (op == TJ_OPS(_to_copy) || op == TJ_OPS(clone))) {
         tj_dtype from = args[0].kind == TJ_V_TENSOR ? args[0].u.t->dtype : out;
-        if (!(tj_ew_is_float(out) || out == TJ_BOOL) || !(tj_ew_is_float(from) || from == TJ_BOOL)) return false;
+        if (!(tj_dtype_is_float(out) || out == TJ_BOOL) || !(tj_dtype_is_float(from) || from == TJ_BOOL)) return false;
         pw->fn = tj_pointwise_copy_loop;
         pw->ctx.convert[0] = out;
         pw->ctx.convert[1] = from;

@@ -136,7 +136,7 @@ static tj_k_pool2d pool_kernel_desc(const pool_params *p, const tj_tensor *in)
 
 static tj_status check_float(const pool_params *p, const tj_tensor *t)
 {
-    if (t->dtype == TJ_FLOAT32 || t->dtype == TJ_FLOAT64) return TJ_OK;
+    if (tj_dtype_is_float(t->dtype)) return TJ_OK;
     return tj_error(TJ_ERR_DTYPE, "%s: \"%s\" not implemented for %s input", p->op, p->name, tj_dtype_name(t->dtype));
 }
 

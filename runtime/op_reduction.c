@@ -81,8 +81,6 @@ static tj_status check_nonempty(const char *op, const tj_tensor *x, const bool *
     return TJ_OK;
 }
 
-static bool is_float(tj_dtype d) { return tj_dtype_category(d) == TJ_CAT_FLOAT; }
-
 /* Number of elements folded into each output. */
 static int64_t reduced_count(const tj_tensor *x, const bool *mask)
 {
@@ -150,7 +148,7 @@ static const char *const SUM = "aten::sum";
 static tj_dtype sum_dtype(const tj_tensor *x, const tj_value *dtype)
 {
     if (dtype->kind == TJ_V_DTYPE) return dtype->u.dtype;
-    return is_float(x->dtype) ? x->dtype : TJ_INT64;
+    return tj_dtype_is_float(x->dtype) ? x->dtype : TJ_INT64;
 }
 
 tj_status tj_meta_sum_dim(const tj_value *args, tj_meta *outs)
@@ -176,10 +174,10 @@ tj_status tj_meta_sum(const tj_value *args, tj_meta *outs)
 static tj_status fold_into(const char *op, tj_k_red_kind kind, const tj_tensor *x, const bool *mask, tj_tensor *out)
 {
     tj_dtype od = out->dtype;
-    bool convert = (od == TJ_BOOL && x->dtype != TJ_BOOL) || (!is_float(od) && is_float(x->dtype));
+    bool convert = (od == TJ_BOOL && x->dtype != TJ_BOOL) || (!tj_dtype_is_float(od) && tj_dtype_is_float(x->dtype));
     tj_tensor *tmp = NULL;
     if (convert && !(tmp = converted(x, od))) return tj_last_status();
-    tj_k_reduce k = {.kind = kind, .int_acc = !is_float(od), .divisor = 1, .out = tj_tensor_ptr(out),
+    tj_k_reduce k = {.kind = kind, .int_acc = !tj_dtype_is_float(od), .divisor = 1, .out = tj_tensor_ptr(out),
                      .out_dtype = od};
     tj_status st = reduce(op, &k, tmp ? tmp : x, mask);
     tj_tensor_release(tmp);
@@ -264,7 +262,7 @@ static const char *const MEAN = "aten::mean.dim";
 static tj_status mean_dtype(const char *op, const tj_tensor *x, const tj_value *dtype, tj_dtype *od)
 {
     *od = dtype->kind == TJ_V_DTYPE ? dtype->u.dtype : x->dtype;
-    if (is_float(*od)) return TJ_OK;
+    if (tj_dtype_is_float(*od)) return TJ_OK;
     return tj_error(TJ_ERR_DTYPE, "%s: could not infer output dtype. %s dtype must be either a floating point or "
                                   "complex dtype. Got: %s", op, dtype->kind == TJ_V_DTYPE ? "Optional" : "Input",
                     tj_dtype_name(*od));
@@ -457,7 +455,7 @@ static const char *const STD = "aten::std.correction";
 static tj_status meta_var(const char *op, const tj_value *args, tj_meta *outs, int nouts)
 {
     const tj_tensor *x = args[0].u.t;
-    if (!is_float(x->dtype))
+    if (!tj_dtype_is_float(x->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: std and var only support floating point dtypes, got %s", op,
                         tj_dtype_name(x->dtype));
     bool mask[TJ_MAX_DIMS];
@@ -517,13 +515,13 @@ tj_status tj_meta_linalg_vector_norm(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *x = args[0].u.t;
     const char *op = VECTOR_NORM;
-    if (!is_float(x->dtype))
+    if (!tj_dtype_is_float(x->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s", op,
                         tj_dtype_name(x->dtype));
     tj_dtype out = x->dtype;
     if (args[4].kind == TJ_V_DTYPE) {
         out = args[4].u.dtype;
-        if (!is_float(out))
+        if (!tj_dtype_is_float(out))
             return tj_error(TJ_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
                             tj_dtype_name(out));
         if (x->dtype == TJ_FLOAT64 && out == TJ_FLOAT32)
@@ -614,7 +612,7 @@ tj_status tj_meta_logsumexp(const tj_value *args, tj_meta *outs)
     const tj_tensor *x = args[0].u.t;
     bool mask[TJ_MAX_DIMS];
     if (parse_dims(LOGSUMEXP, x, &args[1], mask) != TJ_OK) return tj_last_status();
-    reduced_meta(x, mask, args[2].u.b, is_float(x->dtype) ? x->dtype : TJ_FLOAT32, &outs[0]);
+    reduced_meta(x, mask, args[2].u.b, tj_dtype_is_float(x->dtype) ? x->dtype : TJ_FLOAT32, &outs[0]);
     return TJ_OK;
 }
 
@@ -624,7 +622,7 @@ tj_status tj_kernel_logsumexp(const tj_value *args, tj_tensor *const *outs)
     bool mask[TJ_MAX_DIMS];
     parse_dims(LOGSUMEXP, x, &args[1], mask);
     tj_tensor *tmp = NULL;
-    if (!is_float(x->dtype) && !(x = tmp = converted(x, TJ_FLOAT32))) return tj_last_status();
+    if (!tj_dtype_is_float(x->dtype) && !(x = tmp = converted(x, TJ_FLOAT32))) return tj_last_status();
     size_t nb;
     double *m = reduce_to_f64(LOGSUMEXP, TJ_K_RED_MAX, 1, x, mask, &nb);
     tj_status st = m ? TJ_OK : tj_last_status();

@@ -56,7 +56,7 @@ static tj_status view3_get(view3 *v, const tj_tensor *t, int dim, tj_k_softmax_s
 
 static tj_status check_float(const char *op, const char *name, const tj_tensor *t)
 {
-    if (t->dtype != TJ_FLOAT32 && t->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(t->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", op, name, tj_dtype_name(t->dtype));
     return TJ_OK;
 }

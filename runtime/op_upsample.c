@@ -73,7 +73,7 @@ static tj_status output_size(upsample_params *p, int nd, const int64_t *in, cons
 
 static tj_status check_dtype(const upsample_params *p, tj_dtype dtype)
 {
-    if (dtype == TJ_FLOAT32 || dtype == TJ_FLOAT64) return TJ_OK;
+    if (tj_dtype_is_float(dtype)) return TJ_OK;
     return tj_error(TJ_ERR_DTYPE, "%s: \"%s\" not implemented for %s", p->op,
                     p->bilinear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest",
                     tj_dtype_name(dtype));

@@ -57,7 +57,7 @@ static tj_status check_like_param(const char *who, const char *what, int i, cons
 {
     char a[128], b[128];
     if (!t) return tj_error_null("%s: %s %d is NULL", who, what, i);
-    if (t->dtype != TJ_FLOAT32 && t->dtype != TJ_FLOAT64)
+    if (!tj_dtype_is_float(t->dtype))
         return tj_error(TJ_ERR_DTYPE, "%s: %s %d is %s; parameters, gradients and state must be float32 or float64",
                         who, what, i, tj_dtype_name(t->dtype));
     if (!same_shape(t, param))
@@ -245,7 +245,7 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
             (st = check_like_param(who, "exp_avg_sq", i, exp_avg_sqs[i], params[i])) != TJ_OK ||
             (o->amsgrad && (st = check_like_param(who, "max_exp_avg_sq", i, max_exp_avg_sqs[i], params[i])) != TJ_OK))
             return st;
-        if (steps[i]->dtype != TJ_FLOAT32 && steps[i]->dtype != TJ_FLOAT64)
+        if (!tj_dtype_is_float(steps[i]->dtype))
             return tj_error(TJ_ERR_DTYPE, "tj_adamw_update: step %d must be a float32 or float64 count, got %s", i,
                             tj_dtype_name(steps[i]->dtype));
         if (steps[i]->numel != 1) {

@@ -25,13 +25,11 @@ static int promote(int a, int b)
     return rank_of((tj_dtype)a) >= rank_of((tj_dtype)b) ? a : b;
 }
 
-static bool is_float(int d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
-
 /* PyTorch's combine_categories(higher, lower). */
 static int combine(int higher, int lower)
 {
-    if (is_float(higher)) return higher;
-    if (higher == TJ_BOOL || is_float(lower)) return promote(higher, lower);
+    if (tj_dtype_is_float(higher)) return higher;
+    if (higher == TJ_BOOL || tj_dtype_is_float(lower)) return promote(higher, lower);
     if (higher != UNDEF) return higher;
     return lower;
 }

@@ -87,7 +87,7 @@ static void gather_range(printer *p, const char *e)
  * tensor (and every value of the others). */
 static void gather_width(printer *p, const char *e)
 {
-    if (p->t->dtype == TJ_FLOAT32 || p->t->dtype == TJ_FLOAT64) {
+    if (tj_dtype_is_float(p->t->dtype)) {
         double v = tj_load_f64(e, p->t->dtype);
         if (!isfinite(v) || v == 0) return;
     }
@@ -101,7 +101,7 @@ static void choose_format(printer *p)
 {
     p->int_mode = true;
     p->width = 1;
-    bool is_float = p->t->dtype == TJ_FLOAT32 || p->t->dtype == TJ_FLOAT64;
+    bool is_float = tj_dtype_is_float(p->t->dtype);
     if (is_float) {
         visit(p, 0, tj_tensor_ptr(p->t), gather_range);
         if (!p->any_nonzero_finite) return;

@@ -45,13 +45,11 @@ static tj_tensor *random_like(const tj_tensor *t, bool unit, uint64_t *rng)
     return r;
 }
 
-static bool is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
-
 /* t with new values (floats, unless `v` is V_CASE; in [0, 1) for `unit`)
  * and the layout of `v`. */
 static tj_tensor *vary(tj_tensor *t, variant v, bool unit, uint64_t *rng)
 {
-    tj_tensor *x = v != V_CASE && is_float(t->dtype) ? random_like(t, unit, rng) : t;
+    tj_tensor *x = v != V_CASE && tj_dtype_is_float(t->dtype) ? random_like(t, unit, rng) : t;
     if (!x) return NULL;
     if (v == V_TRANSPOSED && x->ndim >= 2) return tj_transpose(tj_clone(tj_transpose(x, -1, -2)), -1, -2);
     if (v == V_BROADCAST && x->ndim >= 1 && x->shape[0] > 1)
@@ -288,14 +286,14 @@ static bool reorders(const tj_op *op)
 static tj_tensor *abs_f64_map(tj_tensor *t, void *ctx)
 {
     (void)ctx;
-    return is_float(t->dtype) ? tj_abs(tj_to_copy(t, TJ_FLOAT64)) : t;
+    return tj_dtype_is_float(t->dtype) ? tj_abs(tj_to_copy(t, TJ_FLOAT64)) : t;
 }
 
 /* Float tensors as float64 ones: the kernel then counts the terms. */
 static tj_tensor *ones_f64_map(tj_tensor *t, void *ctx)
 {
     (void)ctx;
-    return is_float(t->dtype) ? tj_ones(t->shape, t->ndim, TJ_FLOAT64) : t;
+    return tj_dtype_is_float(t->dtype) ? tj_ones(t->shape, t->ndim, TJ_FLOAT64) : t;
 }
 
 /* The reordering bound of one output: gamma_n * sum |a*b| per element. */
@@ -399,7 +397,7 @@ static bool compare_output(tj_verify_row *row, FILE *log, const char *sample, co
         violation(row, log, name, "decomposition gives %s", buf);
         return false;
     }
-    if (!is_float(kt->dtype)) {
+    if (!tj_dtype_is_float(kt->dtype)) {
         if (!equal_values(kt, dt)) violation(row, log, name, "values differ from the kernel's");
         return false;
     }
