@@ -26,8 +26,8 @@ static void usage(FILE *f)
                "traces down to primitives (default none). --memory also prints the memory\n"
                "plan. --no-fusion compiles every operator as its own kernel: no relu, gelu or\n"
                "residual add inside the addmm before it, no fused attention, no copy read in\n"
-               "place by the bmm after it, no chain of elementwise calls run as one loop\n"
-               "(\"fused pointwise (...)\" steps).\n");
+               "place by the bmm after it, no chain of elementwise calls (with the row\n"
+               "reductions between them) run as one loop (\"fused pointwise (...)\" steps).\n");
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
@@ -44,8 +44,8 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d elementwise calls in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_fused_pointwise_nodes, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
+        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d elementwise calls (%d of them row reductions) in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_fused_pointwise_nodes, s.n_fused_row_reductions, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         st = tj_plan_profile_print(p, stdout);
     }
