@@ -32,11 +32,14 @@ tj_status tj_read_exact(FILE *f, void *buf, size_t n, const char *who, const cha
 
 tj_status tj_check_written(FILE *f, const char *who, const char *path)
 {
-    /* A buffered stream meets a full disk at the flush; a write that failed
-     * earlier set the error indicator and errno (which nothing since
-     * cleared: stdio sets errno only on failure). */
-    if (fflush(f) == 0 && !ferror(f)) return TJ_OK;
-    return io_error(who, "write", path, strerror(errno ? errno : EIO), "");
+    /* A buffered stream meets a full disk at the flush, whose errno is its
+     * reason; a write that failed before the flush left only the stream's
+     * error indicator (errno may have changed since). */
+    errno = 0;
+    int flushed = fflush(f);
+    if (flushed == 0 && !ferror(f)) return TJ_OK;
+    const char *why = flushed != 0 ? strerror(errno ? errno : EIO) : "an earlier write to the stream failed";
+    return io_error(who, "write", path, why, "");
 }
 
 void *tj_read_file(const char *path, const char *who, size_t *size)
