@@ -23,7 +23,44 @@ static void row_offsets(int64_t row, int ndim, const int64_t *shape, const int64
     }
 }
 
-int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value)
+/* Values a thread checks at least: 128 KiB of index, ~10 us, well above
+ * the cost of handing a block to another thread. */
+#define FIND_MIN_BLOCK 16384
+
+/* tj_k_index_find_invalid's walk: the index over `walk` (its shape with
+ * broadcast dims cut to 1), rows of `inner` values, and per block of the
+ * split the first walked position holding an invalid value (or -1). */
+typedef struct find_args {
+    tj_k_index_array index;
+    int ndim;
+    const int64_t *walk;
+    int64_t inner, size;
+    int64_t first[TJ_K_MAX_PARTICIPANTS];
+} find_args;
+
+/* Walked positions [begin, end), row by row. */
+static void find_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    find_args *a = ctx;
+    const int64_t *const strides[3] = {a->index.strides, NULL, NULL};
+    const int skip[3] = {-1, -1, -1};
+    int64_t s = a->index.strides[a->ndim - 1], inner = a->inner, size = a->size;
+    a->first[t] = -1;
+    for (int64_t pos = begin; pos < end;) {
+        int64_t r = pos / inner, j0 = pos % inner, j1 = end - pos < inner - j0 ? j0 + (end - pos) : inner, off[3];
+        row_offsets(r, a->ndim, a->walk, strides, skip, off);
+        const int64_t *p = (const int64_t *)a->index.data + off[0];
+        for (int64_t j = j0; j < j1; j++)
+            if ((uint64_t)p[j * s] >= (uint64_t)size) { /* negative values wrap to huge ones */
+                a->first[t] = r * inner + j;
+                return;
+            }
+        pos += j1 - j0;
+    }
+}
+
+int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value,
+                                int nthreads)
 {
     /* A broadcast dim (stride 0) repeats the same values: it is checked at
      * position 0 only, which finds the same first invalid value (the first
@@ -33,25 +70,33 @@ int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t 
         flat_stride[d] = d == ndim - 1 ? 1 : flat_stride[d + 1] * shape[d + 1];
         walk[d] = index.strides[d] == 0 && shape[d] > 0 ? 1 : shape[d];
     }
-    int64_t inner = ndim ? walk[ndim - 1] : 1, rows = 1;
-    for (int d = 0; d < ndim - 1; d++) rows *= walk[d];
-    const int64_t *const strides[3] = {index.strides, NULL, NULL};
-    const int skip[3] = {-1, -1, -1};
-    int64_t s = ndim ? index.strides[ndim - 1] : 0;
-    for (int64_t r = 0; r < rows && inner; r++) {
-        int64_t off[3];
-        row_offsets(r, ndim, walk, strides, skip, off);
-        const int64_t *p = (const int64_t *)index.data + off[0];
-        for (int64_t j = 0; j < inner; j++)
-            if (p[j * s] < 0 || p[j * s] >= size) {
-                *value = p[j * s];
-                int64_t flat = ndim ? j * flat_stride[ndim - 1] : 0;
-                for (int d = ndim - 2; d >= 0; d--) { /* the row's coordinates, in the full shape */
-                    flat += r % walk[d] * flat_stride[d];
-                    r /= walk[d];
-                }
-                return flat;
-            }
+    static const int64_t scalar_strides[1] = {0};
+    if (ndim == 0) { /* one value: a row of one */
+        walk[0] = 1;
+        index.strides = scalar_strides;
+        ndim = 1;
+    }
+    int64_t inner = walk[ndim - 1], total = inner;
+    for (int d = 0; d < ndim - 1; d++) total *= walk[d];
+    if (total == 0) return -1;
+    /* Blocks in order: the first block with an invalid value holds the
+     * first one, whichever thread ran which block. */
+    int nt = nthreads < 1 ? 1 : nthreads > TJ_K_MAX_PARTICIPANTS ? TJ_K_MAX_PARTICIPANTS : nthreads;
+    if (nt > total / FIND_MIN_BLOCK) nt = total / FIND_MIN_BLOCK > 1 ? (int)(total / FIND_MIN_BLOCK) : 1;
+    find_args a = {.index = index, .ndim = ndim, .walk = walk, .inner = inner, .size = size};
+    tj_k_parallel(nt, total, find_block, &a);
+    for (int t = 0; t < nt; t++) {
+        if (a.first[t] < 0) continue;
+        int64_t r = a.first[t] / inner, j = a.first[t] % inner, off[3];
+        row_offsets(r, ndim, walk, (const int64_t *const[3]){index.strides, NULL, NULL}, (const int[3]){-1, -1, -1},
+                    off);
+        *value = ((const int64_t *)index.data)[off[0] + j * index.strides[ndim - 1]];
+        int64_t flat = j * flat_stride[ndim - 1];
+        for (int d = ndim - 2; d >= 0; d--) { /* the row's coordinates, in the full shape */
+            flat += r % walk[d] * flat_stride[d];
+            r /= walk[d];
+        }
+        return flat;
     }
     return -1;
 }
@@ -188,11 +233,15 @@ static bool runs_pay(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,
     return rows >= RUNS_MIN_ROWS && tj_k_isa_active() == TJ_K_ISA_AVX512;
 }
 
+/* Run list entries per scratch: RUNS_PER_ENTRY per index entry, plus one
+ * per block it is built in (at most TJ_K_MAX_PARTICIPANTS). */
+static int64_t runs_capacity(int64_t inner) { return inner / RUNS_PER_ENTRY + TJ_K_MAX_PARTICIPANTS; }
+
 size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src,
                                       tj_k_index_array index, int ndim, const int64_t *shape, int dim)
 {
     if (!runs_pay(dtype, out, src, index, ndim, shape, dim)) return 0;
-    return (size_t)(shape[ndim - 1] / RUNS_PER_ENTRY + 1) * sizeof(int64_t);
+    return (size_t)runs_capacity(shape[ndim - 1]) * sizeof(int64_t);
 }
 
 /* The runs of idx[0..n): up to 16 consecutive values each, encoded as
@@ -210,25 +259,54 @@ static int64_t build_runs(const int64_t *idx, int64_t n, int64_t *runs, int64_t 
     return nr;
 }
 
-/* The run path's rows: index_args plus the shared run list. */
+/* Index entries a block of the run list holds at least: building it costs
+ * ~1 ns an entry, a hand-off to another thread ~1 us. */
+#define RUNS_MIN_BLOCK 16384
+
+/* The run list, built in blocks of the index row (tj_k_parallel's split,
+ * one per thread): block b's runs cover entries [begin[b], begin[b] + len)
+ * and sit at runs + at[b], count[b] of them (-1: more than the block's
+ * share). A run never crosses a block's end, so the list may hold a few
+ * more runs than one built in one piece; each element of out still gets
+ * src's values in index order. */
+typedef struct run_list {
+    const int64_t *idx;
+    int64_t *runs;
+    int nblocks;
+    int64_t begin[TJ_K_MAX_PARTICIPANTS], at[TJ_K_MAX_PARTICIPANTS], count[TJ_K_MAX_PARTICIPANTS];
+} run_list;
+
+static void build_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    run_list *l = ctx;
+    /* block t's share of runs_capacity: its own entries' and one more,
+     * after the shares of the blocks before it */
+    l->begin[t] = begin;
+    l->at[t] = begin / RUNS_PER_ENTRY + t;
+    l->count[t] = build_runs(l->idx + begin, end - begin, l->runs + l->at[t], (end - begin) / RUNS_PER_ENTRY + 1);
+}
+
+/* The run path's rows: index_args plus the run list. */
 typedef struct run_rows_args {
     index_args a;
-    const int64_t *runs;
-    int64_t nruns;
+    const run_list *list;
 } run_rows_args;
 
 static void scatter_add_run_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
     const run_rows_args *ra = ctx;
     const index_args *a = &ra->a;
+    const run_list *l = ra->list;
     const int64_t *const strides[3] = {a->out.strides, a->src.strides, NULL};
     const int skip[3] = {a->dim, -1, -1};
     (void)t;
     for (int64_t r = begin; r < end; r++) {
         int64_t off[3];
         row_offsets(r, a->ndim, a->shape, strides, skip, off);
-        tj_k_scatter_add_runs_f32_avx512((float *)a->out.data + off[0], (const float *)a->src.data + off[1],
-                                         ra->runs, ra->nruns);
+        for (int b = 0; b < l->nblocks; b++)
+            tj_k_scatter_add_runs_f32_avx512((float *)a->out.data + off[0],
+                                             (const float *)a->src.data + off[1] + l->begin[b], l->runs + l->at[b],
+                                             l->count[b]);
     }
 }
 
@@ -241,9 +319,14 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
     index_args a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape, .dtype = dtype};
     if (scratch && runs_pay(dtype, out, src, index, ndim, shape, dim)) {
         int64_t inner = shape[ndim - 1];
-        int64_t nruns = build_runs(index.data, inner, scratch, inner / RUNS_PER_ENTRY + 1);
-        if (nruns >= 0) {
-            run_rows_args ra = {a, scratch, nruns};
+        int nb = nthreads < 1 ? 1 : nthreads > TJ_K_MAX_PARTICIPANTS ? TJ_K_MAX_PARTICIPANTS : nthreads;
+        if (nb > inner / RUNS_MIN_BLOCK) nb = inner / RUNS_MIN_BLOCK > 1 ? (int)(inner / RUNS_MIN_BLOCK) : 1;
+        run_list l = {.idx = index.data, .runs = scratch, .nblocks = nb};
+        tj_k_parallel(nb, inner, build_block, &l);
+        bool fits = true;
+        for (int b = 0; b < nb; b++) fits = fits && l.count[b] >= 0;
+        if (fits) {
+            run_rows_args ra = {a, &l};
             tj_k_parallel(nthreads, rows, scatter_add_run_rows, &ra);
             return;
         }

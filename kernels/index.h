@@ -20,8 +20,11 @@ typedef struct tj_k_index_array {
 } tj_k_index_array;
 
 /** Flat row-major position (over `shape`) of the first index outside
- * [0, size), or -1; *value receives that index. */
-int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value);
+ * [0, size), or -1; *value receives that index. Up to `nthreads` threads
+ * (each checks a block of the positions; the answer is the same for any
+ * count). */
+int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int64_t *value,
+                                int nthreads);
 
 /** gather over the index shape `shape` (ndim dims, at least 1): elements of
  * `esize` bytes; out is contiguous in `shape`. Up to `nthreads` threads. */

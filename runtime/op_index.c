@@ -72,7 +72,9 @@ static tj_status check_values(const char *op, const tj_tensor *self, const tj_te
     geom s = geom_of(self), i = geom_of(index);
     int64_t bad;
     tj_k_index_array ix = {tj_tensor_ptr(index), i.strides};
-    if (index->numel == 0 || tj_k_index_find_invalid(ix, i.ndim, i.shape, s.shape[dim], &bad) < 0) return TJ_OK;
+    if (index->numel == 0 ||
+        tj_k_index_find_invalid(ix, i.ndim, i.shape, s.shape[dim], &bad, tj_threads_for(index->numel)) < 0)
+        return TJ_OK;
     return tj_error(TJ_ERR_INDEX, "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, op, bad,
                     dim, s.shape[dim]);
 }

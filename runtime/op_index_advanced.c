@@ -195,7 +195,7 @@ static bool gather_one_index(const adv_layout *a, const tj_tensor *self, tj_tens
     pos[0] = ix->numel;
     istrides[0] = stride;
     tj_k_index_array values = {tj_tensor_ptr(ix), istrides};
-    if (tj_k_index_find_invalid(values, 1, pos, self->shape[k], &bad) >= 0) return false;
+    if (tj_k_index_find_invalid(values, 1, pos, self->shape[k], &bad, tj_threads_for(ix->numel)) >= 0) return false;
     memcpy(pos, self->shape, sizeof(int64_t) * (size_t)self->ndim);
     pos[k] = ix->numel;
     istrides[0] = 0;

@@ -172,25 +172,28 @@ static void fill_index(int pattern, int64_t *idx, int64_t n, int64_t size)
     }
 }
 
-Test(index, scatter_add_of_runs_of_consecutive_indices_matches_the_element_by_element_sums)
+/* scatter_add of [R, N] values (rows W apart in src) into [R, SIZE], the
+ * index one row of N entries shared by every row (expanded) or copied, for
+ * each fill_index pattern at 1, 2 and 3 threads: the same bits as the
+ * element-by-element sums in index order. */
+static void expect_runs_match_the_sums(int64_t R, int64_t N, int64_t SIZE, int64_t W)
 {
-    enum { R = 5, N = 3000, SIZE = 1300, W = 3100 };
-    int64_t *idx = malloc(sizeof(int64_t) * N);
-    float *self = malloc(sizeof(float) * R * SIZE), *src = malloc(sizeof(float) * R * W);
-    float *want = malloc(sizeof(float) * R * SIZE);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)N);
+    float *self = malloc(sizeof(float) * (size_t)(R * SIZE)), *src = malloc(sizeof(float) * (size_t)(R * W));
+    float *want = malloc(sizeof(float) * (size_t)(R * SIZE));
     cr_assert(idx && self && src && want);
     /* magnitudes 1e-3..1e5: a different order of additions changes the bits */
-    for (int i = 0; i < R * SIZE; i++) self[i] = (float)((i * 7919) % 1000) * ((i % 3) ? 1e-3f : 1e2f);
-    for (int i = 0; i < R * W; i++) src[i] = (float)((i * 104729) % 997 - 498) * ((i % 5) ? 1e-2f : 1e3f);
+    for (int64_t i = 0; i < R * SIZE; i++) self[i] = (float)((i * 7919) % 1000) * ((i % 3) ? 1e-3f : 1e2f);
+    for (int64_t i = 0; i < R * W; i++) src[i] = (float)((i * 104729) % 997 - 498) * ((i % 5) ? 1e-2f : 1e3f);
     tj_tensor *selft = test_f32(2, (const int64_t[]){R, SIZE}, self);
     /* src rows W apart, N of them read: inner stride 1, rows not packed */
     tj_tensor *srct = tj_slice(test_f32(2, (const int64_t[]){R, W}, src), 1, true, 0, true, N, 1);
     cr_assert_not_null(srct, "%s", tj_last_error());
     for (int pattern = 0; pattern < 4; pattern++) {
         fill_index(pattern, idx, N, SIZE);
-        memcpy(want, self, sizeof(float) * R * SIZE);
-        for (int r = 0; r < R; r++)
-            for (int j = 0; j < N; j++) want[r * SIZE + idx[j]] += src[r * W + j];
+        memcpy(want, self, sizeof(float) * (size_t)(R * SIZE));
+        for (int64_t r = 0; r < R; r++)
+            for (int64_t j = 0; j < N; j++) want[r * SIZE + idx[j]] += src[r * W + j];
         tj_tensor *row = test_i64(2, (const int64_t[]){1, N}, idx);
         /* the same index shared by every row (stride 0), and as a full copy */
         tj_tensor *shared = tj_expand(row, (const int64_t[]){R, N}, 2), *full = tj_contiguous(shared);
@@ -200,12 +203,52 @@ Test(index, scatter_add_of_runs_of_consecutive_indices_matches_the_element_by_el
                 tj_tensor *r = tj_scatter_add(selft, 1, k ? full : shared, srct);
                 cr_assert_not_null(r, "%s", tj_last_error());
                 const float *got = tj_tensor_data(r);
-                for (int i = 0; i < R * SIZE; i++)
-                    cr_assert(memcmp(&got[i], &want[i], 4) == 0, "pattern %d, %s index, %d threads, at %d: %a != %a",
-                              pattern, k ? "full" : "shared", nt, i, (double)got[i], (double)want[i]);
+                for (int64_t i = 0; i < R * SIZE; i++)
+                    cr_assert(memcmp(&got[i], &want[i], 4) == 0,
+                              "[%ld, %ld], pattern %d, %s index, %d threads, at %ld: %a != %a", (long)R, (long)N,
+                              pattern, k ? "full" : "shared", nt, (long)i, (double)got[i], (double)want[i]);
             }
         }
     }
     tj_set_num_threads(1);
     free(idx), free(self), free(src), free(want);
+}
+
+Test(index, scatter_add_of_runs_of_consecutive_indices_matches_the_element_by_element_sums)
+{
+    expect_runs_match_the_sums(5, 3000, 1300, 3100);
+}
+
+/* 50000 entries: the run list is built in 2 or 3 blocks (runs cut at their
+ * ends) and the 4 rows split over the threads. */
+Test(index, scatter_add_of_runs_built_on_several_threads_gives_the_same_bits)
+{
+    expect_runs_match_the_sums(4, 50000, 20000, 50100);
+}
+
+/* [4, 50000] index values in [0, 10), two out of range: the error names the
+ * first in row-major order however many threads check blocks of them, with
+ * the index expanded over the rows (only its first row checked) or not. */
+Test(index, first_invalid_index_is_reported_at_any_thread_count)
+{
+    enum { R = 4, N = 50000 };
+    int64_t *idx = malloc(sizeof(int64_t) * R * N);
+    cr_assert(idx);
+    for (int64_t i = 0; i < R * N; i++) idx[i] = i % 10;
+    idx[N + 41000] = -3; /* the first; the next one in a later block at 2 and 4 threads */
+    idx[2 * N + 7] = 12;
+    tj_tensor *self = tj_zeros((const int64_t[]){R, 10}, 2, TJ_FLOAT32);
+    tj_tensor *full = test_i64(2, (const int64_t[]){R, N}, idx);
+    tj_tensor *shared = tj_expand(test_i64(2, (const int64_t[]){1, N}, idx + N), (const int64_t[]){R, N}, 2);
+    for (int nt = 1; nt <= 4; nt++) {
+        tj_set_num_threads(nt);
+        cr_expect_null(tj_gather(self, 1, full));
+        cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
+        cr_expect(strstr(tj_last_error(), "index -3 is out of bounds for dimension 1 with size 10"), "%d threads: %s",
+                  nt, tj_last_error());
+        cr_expect_null(tj_gather(self, 1, shared));
+        cr_expect(strstr(tj_last_error(), "index -3 is out of"), "%d threads, shared: %s", nt, tj_last_error());
+    }
+    tj_set_num_threads(1);
+    free(idx);
 }

@@ -357,13 +357,13 @@ Test(window_decomps, invalid_index_in_a_broadcast_index_is_found_at_its_first_po
 {
     /* [3, 4] with the rows broadcast: column 2 is out of range */
     int64_t row[4] = {0, 1, 9, 2}, shape[2] = {3, 4}, strides[2] = {0, 1}, value = 0;
-    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){row, strides}, 2, shape, 5, &value), 2);
+    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){row, strides}, 2, shape, 5, &value, 1), 2);
     cr_expect_eq(value, 9);
     /* [2, 3] with the columns broadcast: row 1 is out of range */
     int64_t col[2] = {4, -1}, cstrides[2] = {1, 0}, cshape[2] = {2, 3};
-    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){col, cstrides}, 2, cshape, 5, &value), 3);
+    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){col, cstrides}, 2, cshape, 5, &value, 1), 3);
     cr_expect_eq(value, -1);
-    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){row, strides}, 2, shape, 10, &value), -1);
+    cr_expect_eq(tj_k_index_find_invalid((tj_k_index_array){row, strides}, 2, shape, 10, &value, 1), -1);
 }
 
 Test(window_decomps, scatter_add_with_an_expanded_index_sums_in_order_and_reports_bad_values)
