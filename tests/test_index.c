@@ -252,3 +252,46 @@ Test(index, first_invalid_index_is_reported_at_any_thread_count)
     tj_set_num_threads(1);
     free(idx);
 }
+
+/* scatter_add and scatter along dim 0 of [50, 3000] from [200, 3000]
+ * (each element hit ~4 times) give the bits of the row-major loop (sums in
+ * order, last write wins) at 1, 2 and 3 threads. The kernel runs this case
+ * on one thread (index.c: splitting the positions measured 2x slower);
+ * the test holds any future split to the same bits. */
+Test(index, scatter_along_an_outer_dim_gives_the_same_bits_at_any_thread_count)
+{
+    enum { V = 50, R = 200, C = 3000 };
+    int64_t *idx = malloc(sizeof(int64_t) * R * C);
+    float *self = malloc(sizeof(float) * V * C), *src = malloc(sizeof(float) * R * C);
+    float *sum = malloc(sizeof(float) * V * C), *last = malloc(sizeof(float) * V * C);
+    cr_assert(idx && self && src && sum && last);
+    srand(5);
+    for (int i = 0; i < V * C; i++) self[i] = (float)((i * 7919) % 1000) * ((i % 3) ? 1e-3f : 1e2f);
+    for (int i = 0; i < R * C; i++) {
+        idx[i] = rand() % V;
+        src[i] = (float)(((int64_t)i * 104729) % 997 - 498) * ((i % 5) ? 1e-2f : 1e3f);
+    }
+    memcpy(sum, self, sizeof(float) * V * C);
+    memcpy(last, self, sizeof(float) * V * C);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < C; j++) {
+            sum[idx[r * C + j] * C + j] += src[r * C + j];
+            last[idx[r * C + j] * C + j] = src[r * C + j];
+        }
+    tj_tensor *selft = test_f32(2, (const int64_t[]){V, C}, self), *srct = test_f32(2, (const int64_t[]){R, C}, src);
+    tj_tensor *index = test_i64(2, (const int64_t[]){R, C}, idx);
+    for (int nt = 1; nt <= 3; nt++) {
+        tj_set_num_threads(nt);
+        tj_tensor *added = tj_scatter_add(selft, 0, index, srct), *written = tj_scatter(selft, 0, index, srct);
+        cr_assert(added && written, "%s", tj_last_error());
+        const float *a = tj_tensor_data(added), *w = tj_tensor_data(written);
+        for (int i = 0; i < V * C; i++) {
+            cr_assert(memcmp(&a[i], &sum[i], 4) == 0, "scatter_add, %d threads, at %d: %a != %a", nt, i, (double)a[i],
+                      (double)sum[i]);
+            cr_assert(memcmp(&w[i], &last[i], 4) == 0, "scatter, %d threads, at %d: %a != %a", nt, i, (double)w[i],
+                      (double)last[i]);
+        }
+    }
+    tj_set_num_threads(1);
+    free(idx), free(self), free(src), free(sum), free(last);
+}
