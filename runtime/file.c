@@ -2,6 +2,7 @@
  * one through a temporary file; printing into a string, for the
  * *_to_string functions; the one message of a failed read or write. */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,21 +75,43 @@ void *tj_read_file(const char *path, const char *who, size_t *size)
 
 void tj_free_file(void *buf, size_t size) { tj_free(buf, size + 1); }
 
+/* write(f, ctx), then the close; TJ_ERR_IO with *err the errno of the
+ * failure (0 when it left none). */
+static tj_status write_and_close(FILE *f, tj_status (*write)(FILE *f, void *ctx), void *ctx, int *err)
+{
+    errno = 0;
+    tj_status st = write(f, ctx);
+    *err = errno;
+    if (fclose(f) != 0 && st == TJ_OK) st = TJ_ERR_IO, *err = errno;
+    return st;
+}
+
 tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (*write)(FILE *f, void *ctx),
                                   void *ctx)
 {
     static atomic_uint serial; /* two writers of one path in this process use two temporaries */
     if (!path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL path", who);
+    /* Renaming over a path replaces whatever was there: a device or a FIFO
+     * (/dev/stdout, /dev/null) would become a regular file (as root, even
+     * /dev/null), so those are written in place; a symbolic link is
+     * followed, the file it names replaced and the link kept. */
+    struct stat sb;
+    int err;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        FILE *f = fopen(path, "wb");
+        if (!f) return tj_error(TJ_ERR_IO, "%s: cannot open '%s': %s", who, path, strerror(errno));
+        tj_status st = write_and_close(f, write, ctx, &err);
+        return st == TJ_ERR_IO ? io_error(who, "write", path, strerror(err ? err : EIO), "") : st;
+    }
+    char target[PATH_MAX];
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(path, target)) path = target;
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s.tmp%ld-%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
     if (n < 0 || (size_t)n >= sizeof tmp)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: path of %zu bytes is too long", who, strlen(path));
     FILE *f = fopen(tmp, "wbx");
     if (!f) return tj_error(TJ_ERR_IO, "%s: cannot create '%s' (to write '%s'): %s", who, tmp, path, strerror(errno));
-    errno = 0;
-    tj_status st = write(f, ctx);
-    int err = errno;
-    if (fclose(f) != 0 && st == TJ_OK) st = TJ_ERR_IO, err = errno;
+    tj_status st = write_and_close(f, write, ctx, &err);
     if (st == TJ_OK && rename(tmp, path) != 0) {
         err = errno;
         remove(tmp);

@@ -287,7 +287,10 @@ tj_status tj_check_written(FILE *f, const char *who, const char *path);
 /** Writes `path` through a temporary file next to it (path.tmpPID-N,
  * created exclusively), renamed over `path` once write(f, ctx) and the close
  * succeeded: a failure never leaves a truncated `path` (an existing one
- * stays as it was) and removes the temporary. `write` returns TJ_OK,
+ * stays as it was) and removes the temporary. A `path` that is a device or
+ * a FIFO is written in place instead (renaming would replace it with a
+ * regular file); a symbolic link's target is replaced, the link kept.
+ * `write` returns TJ_OK,
  * TJ_ERR_IO for a failed write (no message: errno says why), or another
  * status with its error set. Errors: TJ_ERR_IO naming the path and the
  * reason (strerror), TJ_ERR_INVALID_ARGUMENT (NULL or too long a path),

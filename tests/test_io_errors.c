@@ -4,9 +4,11 @@
  * flush of a buffered stream) is an error of the call, not of a later
  * fclose the caller may not check. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc_counter.h"
@@ -175,4 +177,43 @@ Test(io_errors, every_writer_to_a_file_reports_a_full_disk_by_name_and_reason)
     tj_plan_free(p);
     tj_graph_free(g);
     tj_tensor_release(t);
+}
+
+/* ---- saving to what is not a plain file ---- */
+
+/* A save to a FIFO writes into it, and one through a symbolic link replaces
+ * the file the link names and keeps the link: renaming the temporary over
+ * the path itself put a regular file in their place (as root,
+ * `tjit profile gpt --trace /dev/full` replaced the device). */
+Test(io_errors, a_save_to_a_fifo_writes_into_it_and_one_through_a_link_keeps_the_link)
+{
+    tj_tensor *t = tj_full((int64_t[]){2}, 1, tj_v_float(1.5), TJ_FLOAT32);
+    char fifo[128], real[128], link[128];
+    snprintf(fifo, sizeof fifo, "%s", temp_file("pipe"));
+    snprintf(real, sizeof real, "%s", temp_file("real.npy"));
+    snprintf(link, sizeof link, "%s", temp_file("link.npy"));
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the save's open does not wait */
+    cr_assert_geq(rd, 0);
+    cr_expect_eq(tj_npy_save(fifo, t), TJ_OK, "%s", tj_last_error());
+    struct stat sb;
+    cr_expect(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO is still one");
+    char buf[256];
+    ssize_t n = read(rd, buf, sizeof buf);
+    cr_expect_eq(n, 136, "a header of 128 bytes and two floats");
+    cr_expect(n >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0);
+    close(rd);
+
+    write_bytes(real, "old", 3);
+    cr_assert_eq(symlink(real, link), 0);
+    cr_expect_eq(tj_npy_save(link, t), TJ_OK, "%s", tj_last_error());
+    cr_expect(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the link is still one");
+    tj_tensor *back = tj_npy_load(real);
+    cr_assert_not_null(back, "%s", tj_last_error());
+    cr_expect_eq(back->numel, 2);
+    cr_expect_eq(((const float *)tj_tensor_ptr(back))[1], 1.5f);
+    tj_tensor_release(back);
+    tj_tensor_release(t);
+    remove(fifo), remove(link), remove(real);
+    rmdir(dir);
 }

@@ -151,7 +151,8 @@ tj_tensor *tj_npy_load(const char *path);
 tj_tensor *tj_npy_load_buffer(const void *buf, size_t n);
 /** Writes `t` (any strides) as a .npy 1.0 file in C order, through a
  * temporary file renamed over `path` at the end: a failure never leaves a
- * truncated file (an existing one stays as it was). Errors: TJ_ERR_IO
+ * truncated file (an existing one stays as it was; a device or FIFO is
+ * written in place, a symbolic link's target replaced). Errors: TJ_ERR_IO
  * (naming the path and the reason), TJ_ERR_INVALID_ARGUMENT for a fake
  * tensor, TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_npy_save(const char *path, const tj_tensor *t);
