@@ -167,6 +167,19 @@ if [ "$got" -ne 1 ] || ! grep -q "^tjit decomps: tj_decomp_table_print: write fa
     failures=$((failures + 1))
 fi
 
+# Commands that print with printf (a listing, --help) fail the same way
+# (they exited 0 with their output lost).
+for args in "ops" "--help" "ops --help" "demo"; do
+    # shellcheck disable=SC2086
+    "$tjit" $args >/dev/full 2>"$work/err" </dev/null
+    got=$?
+    if [ "$got" -ne 1 ] || ! grep -q "^tjit\( [a-z]*\)\?: cannot write standard output: No space left on device$" "$work/err"; then
+        echo "FAIL: tjit $args >/dev/full -> status $got, should say it cannot write standard output" >&2
+        sed 's/^/  stderr: /' "$work/err" | head -n 5 >&2
+        failures=$((failures + 1))
+    fi
+done
+
 # fuzz/run.sh (not tjit, but its build step had the same silent failure):
 # a build that fails prints the compiler's output and names the command, on
 # a build directory whose fuzz/fuzz_npy target does not compile.

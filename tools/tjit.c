@@ -1,4 +1,5 @@
 /* tjit: the command-line tool. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,19 @@ static void usage(FILE *f)
     fprintf(f, "\n`tjit <command> --help` describes a command.\n");
 }
 
+/* A command that succeeded but whose output did not all reach stdout (a
+ * full disk, a closed pipe: a listing or --help writes with printf and
+ * checks nothing) fails; one that failed has said why already. */
+static int check_stdout(const char *cmd, int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    if (rc == 0)
+        fprintf(stderr, "tjit%s%s: cannot write standard output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+                errno ? strerror(errno) : "an earlier write failed");
+    return rc ? rc : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -39,10 +53,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return check_stdout(NULL, 0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return check_stdout(argv[1], commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "tjit: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
