@@ -566,10 +566,19 @@ Test(graph_text, parse_errors_name_line_and_column)
         {"", "expected 'graph'"},
         {"graph(%x : f32[-2]):\n    return (%x,)\n", "negative"},
         {"graph(%x : f32[2]):\n    %c : f32[20] = constant(c)\n    return (%x,)\n", "missing the values of constant %c"},
-        {"graph(%x : f32[2]):\n    %c : f32[2] = constant(d)\n    return (%x,)\nd = [1.0, 2.0]\n", "named after"},
-        {"graph(%x : f32[2]):\n    return (%x,)\nx = [1.0, 2.0]\n", "values for no constant"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] = constant(d)\n    return (%x,)\nd = [1.0, 2.0]\n",
+         "constant(d): the values of %c are written constant([...]) or constant(c)"},
+        {"graph(%x : f32[2]):\n    return (%x,)\nx = [1.0, 2.0]\n",
+         "line 3, column 1: values for %x, which is no constant written 'constant(x)'"},
+        {"graph(%x : f32[2]):\n    return (%x,)\nzz = [1.0, 2.0]\n", "line 3, column 1: values for %zz, which is not defined"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] = constant([1.0, 2.0])\n    return (%x,)\nc = [1.0, 2.0]\n",
+         "line 4, column 1: values for %c, which is no constant written 'constant(c)'"},
         {"graph(%x : f32[2]):\n    %c : f32[2] = constant(c)\n    return (%x,)\nc = [1.0, 2.0]\nc = [1.0, 2.0]\n",
-         "line 5, column 2: values for no constant written 'constant(name)', or given twice"},
+         "line 5, column 1: the values of constant %c are given twice"},
+        /* the first constant left without values, whatever came before */
+        {"graph(%x : f32[2]):\n    %a : f32[2] = constant(a)\n    %b : f32[2] = constant(b)\n"
+         "    %c : f32[2] = constant(c)\n    return (%x,)\na = [1.0, 2.0]\n",
+         "missing the values of constant %b"},
         {"graph(%x : f32[2]):\n    %c : f32[3] = constant(c)\n    return (%x,)\nc = [1.0, 2.0]\n", "line 4"},
         {"graph(%x : f32[2]):\n    return (%x,) x\n", "end of the line after 'return'"},
     };

@@ -427,7 +427,12 @@ static tj_status parse_constant(parser *ps, const char *name)
     if (!t) return tj_last_status();
     char block[128];
     bool deferred = ident(ps, block, sizeof block);
-    if (deferred && strcmp(block, name) != 0) return perr(ps, "a constant's values block is named after the constant");
+    if (deferred && strcmp(block, name) != 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "constant(%s): the values of %%%s are written constant([...]) or constant(%s)", block,
+                 name, name);
+        return perr(ps, msg);
+    }
     if (!deferred && parse_constant_data(ps, t) != TJ_OK) return TJ_ERR_PARSE;
     if (expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
@@ -442,23 +447,36 @@ static tj_status parse_constant(parser *ps, const char *name)
 }
 
 /* After 'return': one "name = [values]" line per constant written
- * "constant(name)", each once. */
+ * "constant(name)", each once. A filled entry of ps->deferred becomes
+ * -2 - node, so that the entries keep their order (the first constant
+ * left without values is named) and a second block is told apart from a
+ * block for no such constant. */
 static tj_status parse_constant_blocks(parser *ps)
 {
     for (skip_blank_lines(ps); *ps->p; skip_blank_lines(ps)) {
-        char name[128];
+        char name[128], msg[320];
+        skip_spaces(ps);
+        const char *start = ps->p;
         if (!ident(ps, name, sizeof name)) return perr(ps, "expected a constant's values 'name = [...]' after 'return'");
         int v = find_value(ps, name), k = 0;
-        while (k < ps->n_deferred && (v < 0 || ps->deferred[k] != ps->g->values[v].node)) k++;
-        if (k == ps->n_deferred) return perr(ps, "values for no constant written 'constant(name)', or given twice");
-        ps->deferred[k] = ps->deferred[--ps->n_deferred];
-        if (expect(ps, "=") != TJ_OK || parse_constant_data(ps, ps->g->nodes[ps->g->values[v].node].constant) != TJ_OK)
+        int node = v >= 0 ? ps->g->values[v].node : -1;
+        while (k < ps->n_deferred && ps->deferred[k] != node && ps->deferred[k] != -2 - node) k++;
+        if (k == ps->n_deferred || ps->deferred[k] < 0) {
+            ps->p = start;
+            if (k < ps->n_deferred) snprintf(msg, sizeof msg, "the values of constant %%%s are given twice", name);
+            else if (v < 0) snprintf(msg, sizeof msg, "values for %%%s, which is not defined", name);
+            else snprintf(msg, sizeof msg, "values for %%%s, which is no constant written 'constant(%s)'", name, name);
+            return perr(ps, msg);
+        }
+        ps->deferred[k] = -2 - node;
+        if (expect(ps, "=") != TJ_OK || parse_constant_data(ps, ps->g->nodes[node].constant) != TJ_OK)
             return TJ_ERR_PARSE;
         if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
     }
-    if (ps->n_deferred) {
+    for (int k = 0; k < ps->n_deferred; k++) {
+        if (ps->deferred[k] < 0) continue;
         char msg[192];
-        const tj_gnode *n = &ps->g->nodes[ps->deferred[0]];
+        const tj_gnode *n = &ps->g->nodes[ps->deferred[k]];
         snprintf(msg, sizeof msg, "missing the values of constant %%%s after 'return'", ps->g->values[n->outs[0]].name);
         return perr(ps, msg);
     }
