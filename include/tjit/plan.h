@@ -330,7 +330,8 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f);
  * ({"traceEvents": [...]}: one complete event "ph":"X" per kernel, in
  * microseconds, one thread per context), through a temporary file renamed
  * over `path` at the end: a failure never leaves a truncated file (an
- * existing one stays as it was). Errors: TJ_ERR_IO when the file cannot be
+ * existing one stays as it was; a device or FIFO is written in place, a
+ * symbolic link's target replaced). Errors: TJ_ERR_IO when the file cannot be
  * written (the message names the path and the reason), TJ_ERR_INVALID_ARGUMENT
  * when nothing was profiled. */
 tj_status tj_plan_profile_write_trace(const tj_plan *p, const char *path);

@@ -13,7 +13,8 @@ extern "C" {
 
 /** Writes `n` named tensors (any strides; dtypes F32, F64, I64, BOOL) to
  * `path`, replacing it only once the whole file is written (a temporary file
- * is renamed). Errors: TJ_ERR_INVALID_ARGUMENT (NULL, fake tensor, duplicate
+ * is renamed; a device or FIFO is written in place, a symbolic link's
+ * target replaced). Errors: TJ_ERR_INVALID_ARGUMENT (NULL, fake tensor, duplicate
  * or empty name), TJ_ERR_IO (naming the path and the reason: the file is then
  * as it was), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n);
