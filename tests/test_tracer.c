@@ -580,6 +580,11 @@ Test(graph_text, parse_errors_name_line_and_column)
          "    %c : f32[2] = constant(c)\n    return (%x,)\na = [1.0, 2.0]\n",
          "missing the values of constant %b"},
         {"graph(%x : f32[2]):\n    %c : f32[3] = constant(c)\n    return (%x,)\nc = [1.0, 2.0]\n", "line 4"},
+        /* refused before allocating 16 GB for values the text cannot hold */
+        {"graph(%x : f32[2]):\n    %c : f32[4000000000] = constant(c)\n    return (%x,)\n",
+         "line 2, column 37: the constant has more elements than the rest of the text"},
+        {"graph(%x : f32[2]):\n    %c : f32[65536, 65536, 65536] = constant([1.0])\n    return (%x,)\n",
+         "more elements than the rest of the text"},
         {"graph(%x : f32[2]):\n    return (%x,) x\n", "end of the line after 'return'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

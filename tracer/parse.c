@@ -12,7 +12,7 @@
 #include "graph_internal.h"
 
 typedef struct parser {
-    const char *text, *p;
+    const char *text, *p, *end; /* end: the text's terminating NUL */
     int line;
     const char *line_start;
     tj_graph *g;
@@ -423,6 +423,12 @@ static tj_status parse_constant(parser *ps, const char *name)
     bool hs;
     if (parse_type(ps, &dt, &ndim, shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
     if (expect(ps, "=") != TJ_OK || expect(ps, "constant") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
+    /* every element is written somewhere after this point, in at least one
+     * character: a short text cannot make the parser allocate gigabytes */
+    int64_t numel = 1;
+    for (int d = 0; d < ndim && numel; d++)
+        numel = shape[d] > (int64_t)(ps->end - ps->p) ? INT64_MAX : numel * shape[d];
+    if (numel > (int64_t)(ps->end - ps->p)) return perr(ps, "the constant has more elements than the rest of the text");
     tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
     if (!t) return tj_last_status();
     char block[128];
@@ -565,7 +571,7 @@ tj_graph *tj_graph_parse(const char *text)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_parse: NULL text");
         return NULL;
     }
-    parser ps = {.text = text, .p = text, .line = 1, .line_start = text};
+    parser ps = {.text = text, .p = text, .end = text + strlen(text), .line = 1, .line_start = text};
     ps.g = tj_graph_new();
     if (!ps.g) return NULL;
     tj_scope *scope = tj_scope_begin();
