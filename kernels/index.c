@@ -23,6 +23,16 @@ static void row_offsets(int64_t row, int ndim, const int64_t *shape, const int64
     }
 }
 
+/* Blocks (one per thread) to split n items into: at most nthreads and
+ * TJ_K_MAX_PARTICIPANTS, each of at least min_block items, at least one. */
+static int blocks_for(int nthreads, int64_t n, int64_t min_block)
+{
+    int64_t most = n / min_block;
+    int nb = nthreads > TJ_K_MAX_PARTICIPANTS ? TJ_K_MAX_PARTICIPANTS : nthreads;
+    if (nb > most) nb = (int)most;
+    return nb < 1 ? 1 : nb;
+}
+
 /* Values a thread checks at least: 128 KiB of index, ~10 us, well above
  * the cost of handing a block to another thread. */
 #define FIND_MIN_BLOCK 16384
@@ -81,8 +91,7 @@ int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t 
     if (total == 0) return -1;
     /* Blocks in order: the first block with an invalid value holds the
      * first one, whichever thread ran which block. */
-    int nt = nthreads < 1 ? 1 : nthreads > TJ_K_MAX_PARTICIPANTS ? TJ_K_MAX_PARTICIPANTS : nthreads;
-    if (nt > total / FIND_MIN_BLOCK) nt = total / FIND_MIN_BLOCK > 1 ? (int)(total / FIND_MIN_BLOCK) : 1;
+    int nt = blocks_for(nthreads, total, FIND_MIN_BLOCK);
     find_args a = {.index = index, .ndim = ndim, .walk = walk, .inner = inner, .size = size};
     tj_k_parallel(nt, total, find_block, &a);
     for (int t = 0; t < nt; t++) {
@@ -319,8 +328,7 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
     index_args a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape, .dtype = dtype};
     if (scratch && runs_pay(dtype, out, src, index, ndim, shape, dim)) {
         int64_t inner = shape[ndim - 1];
-        int nb = nthreads < 1 ? 1 : nthreads > TJ_K_MAX_PARTICIPANTS ? TJ_K_MAX_PARTICIPANTS : nthreads;
-        if (nb > inner / RUNS_MIN_BLOCK) nb = inner / RUNS_MIN_BLOCK > 1 ? (int)(inner / RUNS_MIN_BLOCK) : 1;
+        int nb = blocks_for(nthreads, inner, RUNS_MIN_BLOCK);
         run_list l = {.idx = index.data, .runs = scratch, .nblocks = nb};
         tj_k_parallel(nb, inner, build_block, &l);
         bool fits = true;

@@ -282,7 +282,8 @@ tj_status tj_read_exact(FILE *f, void *buf, size_t n, const char *who, const cha
  * disk shows only then) and checks its error indicator. TJ_OK when all that
  * was written reached the file; otherwise TJ_ERR_IO "who: cannot write
  * 'path': reason" ("who: write failed: reason" when `path` is NULL), the
- * reason errno's text as the failed write left it. */
+ * reason the flush's errno text, or "an earlier write to the stream failed"
+ * when only an earlier write failed. */
 tj_status tj_check_written(FILE *f, const char *who, const char *path);
 /** Writes `path` through a temporary file next to it (path.tmpPID-N,
  * created exclusively), renamed over `path` once write(f, ctx) and the close
