@@ -17,7 +17,10 @@ typedef struct parser {
     const char *line_start;
     tj_graph *g;
     tj_fake_values fakes; /* for shape inference */
-    int *deferred;        /* constant nodes whose values come after 'return' (tj_graph_print's data blocks) */
+    struct deferred {     /* constants whose values come after 'return' (tj_graph_print's data blocks) */
+        int node;
+        bool filled;
+    } *deferred;
     int n_deferred;
 } parser;
 
@@ -445,18 +448,16 @@ static tj_status parse_constant(parser *ps, const char *name)
     int node = tj_graph_add_constant(ps->g, t, name);
     if (node < 0) return tj_last_status();
     if (!deferred) return TJ_OK;
-    int *grown = realloc(ps->deferred, sizeof *grown * (size_t)(ps->n_deferred + 1));
+    struct deferred *grown = realloc(ps->deferred, sizeof *grown * (size_t)(ps->n_deferred + 1));
     if (!grown) return tj_error(TJ_ERR_OUT_OF_MEMORY, "tj_graph_parse: out of memory");
     ps->deferred = grown;
-    ps->deferred[ps->n_deferred++] = node;
+    ps->deferred[ps->n_deferred++] = (struct deferred){node, false};
     return TJ_OK;
 }
 
 /* After 'return': one "name = [values]" line per constant written
- * "constant(name)", each once. A filled entry of ps->deferred becomes
- * -2 - node, so that the entries keep their order (the first constant
- * left without values is named) and a second block is told apart from a
- * block for no such constant. */
+ * "constant(name)", each once; the first constant left without values is
+ * named. */
 static tj_status parse_constant_blocks(parser *ps)
 {
     for (skip_blank_lines(ps); *ps->p; skip_blank_lines(ps)) {
@@ -466,23 +467,23 @@ static tj_status parse_constant_blocks(parser *ps)
         if (!ident(ps, name, sizeof name)) return perr(ps, "expected a constant's values 'name = [...]' after 'return'");
         int v = find_value(ps, name), k = 0;
         int node = v >= 0 ? ps->g->values[v].node : -1;
-        while (k < ps->n_deferred && ps->deferred[k] != node && ps->deferred[k] != -2 - node) k++;
-        if (k == ps->n_deferred || ps->deferred[k] < 0) {
+        while (k < ps->n_deferred && ps->deferred[k].node != node) k++;
+        if (k == ps->n_deferred || ps->deferred[k].filled) {
             ps->p = start;
             if (k < ps->n_deferred) snprintf(msg, sizeof msg, "the values of constant %%%s are given twice", name);
             else if (v < 0) snprintf(msg, sizeof msg, "values for %%%s, which is not defined", name);
             else snprintf(msg, sizeof msg, "values for %%%s, which is no constant written 'constant(%s)'", name, name);
             return perr(ps, msg);
         }
-        ps->deferred[k] = -2 - node;
+        ps->deferred[k].filled = true;
         if (expect(ps, "=") != TJ_OK || parse_constant_data(ps, ps->g->nodes[node].constant) != TJ_OK)
             return TJ_ERR_PARSE;
         if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
     }
     for (int k = 0; k < ps->n_deferred; k++) {
-        if (ps->deferred[k] < 0) continue;
+        if (ps->deferred[k].filled) continue;
         char msg[192];
-        const tj_gnode *n = &ps->g->nodes[ps->deferred[k]];
+        const tj_gnode *n = &ps->g->nodes[ps->deferred[k].node];
         snprintf(msg, sizeof msg, "missing the values of constant %%%s after 'return'", ps->g->values[n->outs[0]].name);
         return perr(ps, msg);
     }
