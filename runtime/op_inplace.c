@@ -158,12 +158,13 @@ static tj_status check_overlap_as_aten(const tj_op *opr, const aten_overlap_rule
 /* Refuses self with overlapping elements (unless the operator only writes a
  * constant: fill_, zero_), and tensor operands among args[1..ntensors) that
  * overlap self without being self exactly (other arguments are skipped);
- * the indexed writers of aten_overlap_rules check their operands as ATen. */
-static tj_status check_overlap(const tj_op *opr, const tj_value *args, int ntensors, bool writes_constant)
+ * the indexed writers (rule: their row of aten_overlap_rules, else NULL)
+ * check their operands as ATen. */
+static tj_status check_overlap(const tj_op *opr, const aten_overlap_rule *rule, const tj_value *args, int ntensors,
+                               bool writes_constant)
 {
     const char *op = opr->name;
     const tj_tensor *self = args[0].u.t;
-    const aten_overlap_rule *rule = overlap_as_aten(opr);
     if (self->numel != 0 && !writes_constant && (!rule || rule->self_checked) && tj_may_self_overlap(self))
         return tj_error(TJ_ERR_UNSUPPORTED,
                         "%s: unsupported operation: more than one element of the written-to tensor (self) refers "
@@ -223,7 +224,7 @@ static tj_status meta_inplace(const tj_op *op, const char *functional, tj_meta_f
     const aten_overlap_rule *rule = overlap_as_aten(op);
     int dim;
     bool early = rule && rule->before_arguments && tj_wrap_dim(op->name, args[1].u.i, self->ndim, &dim) == TJ_OK;
-    tj_status st = early ? check_overlap(op, args, ntensors, writes_constant) : TJ_OK;
+    tj_status st = early ? check_overlap(op, rule, args, ntensors, writes_constant) : TJ_OK;
     if (st != TJ_OK) return st;
     tj_meta m;
     st = meta_oop(oop, args, &m);
@@ -233,7 +234,7 @@ static tj_status meta_inplace(const tj_op *op, const char *functional, tj_meta_f
         return tj_error(TJ_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op->name,
                         tj_shape_str(self->ndim, self->shape, a, sizeof a), tj_shape_str(m.ndim, m.shape, b, sizeof b));
     st = check_result_dtype(op->name, m.dtype, self->dtype);
-    if (st == TJ_OK && !early) st = check_overlap(op, args, ntensors, writes_constant);
+    if (st == TJ_OK && !early) st = check_overlap(op, rule, args, ntensors, writes_constant);
     if (st != TJ_OK) return st;
     tj_meta *o = &outs[0];
     o->dtype = self->dtype;
