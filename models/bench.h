@@ -63,6 +63,7 @@ typedef struct bench_options {
     int n_threads;
     int runs;           /**< timed calls per figure (at least; cheap workloads get more) */
     FILE *log;          /**< progress lines (NULL: none) */
+    bool native_code;   /**< replayed modes compiled with tj_compile_options.native_code */
 } bench_options;
 
 /** Names of the models and micro-benchmarks, NULL-terminated. */

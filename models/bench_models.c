@@ -122,10 +122,12 @@ static void workload_free(workload *w)
     memset(w, 0, sizeof *w);
 }
 
-static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const tj_decomp_table *table)
+static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const tj_decomp_table *table,
+                             bool native_code)
 {
     tj_graph *g = step_trace(&w->m, kind, batch, table, TJ_TRACE_FAKE);
-    tj_plan *p = g ? tj_compile(g, NULL) : NULL;
+    tj_compile_options opts = {.native_code = native_code};
+    tj_plan *p = g ? tj_compile(g, &opts) : NULL;
     tj_graph_free(g);
     return p;
 }
@@ -153,7 +155,7 @@ static tj_status workload_init(workload *w, const model_def *def, int64_t batch,
 
 /* The plans of both replayed modes, compiled (again) for the current
  * thread count: fusion and memory placement depend on it. */
-static tj_status workload_compile(workload *w, int64_t batch)
+static tj_status workload_compile(workload *w, int64_t batch, bool native_code)
 {
     tj_decomp_table *core = tj_core_decompositions();
     tj_status st = core ? TJ_OK : tj_last_status();
@@ -162,8 +164,9 @@ static tj_status workload_compile(workload *w, int64_t batch)
         tj_plan_free(w->forward[mode]);
         tj_plan_free(w->train[mode]);
         w->train[mode] = NULL;
-        if (!(w->forward[mode] = compile_step(w, STEP_FORWARD, batch, table))) st = tj_last_status();
-        else if (trains(w) && !(w->train[mode] = compile_step(w, STEP_TRAIN, batch, table))) st = tj_last_status();
+        if (!(w->forward[mode] = compile_step(w, STEP_FORWARD, batch, table, native_code))) st = tj_last_status();
+        else if (trains(w) && !(w->train[mode] = compile_step(w, STEP_TRAIN, batch, table, native_code)))
+            st = tj_last_status();
     }
     tj_decomp_table_free(core);
     return st;
@@ -273,7 +276,7 @@ static tj_status bench_workload(const char *id, const char *name, int64_t batch,
     tj_status st = workload_init(&w, def, batch, train);
     for (int i = 0; i < o->n_threads && st == TJ_OK; i++) {
         tj_set_num_threads(o->threads[i]);
-        st = workload_compile(&w, batch);
+        st = workload_compile(&w, batch, o->native_code);
         if (st == TJ_OK) st = check_forward(&w);
         if (st == TJ_OK && trains(&w)) st = check_train(&w);
         if (st == TJ_OK) st = time_modes(&w, name, STEP_FORWARD, o->threads[i], o, scale, unit, out);

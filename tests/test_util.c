@@ -299,12 +299,15 @@ void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
     }
 }
 
+bool test_native_code;
+
 tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
                                                  tj_plan_statistics *unfused)
 {
-    tj_compile_options fo = {0}, uo = {.no_pointwise_fusion = true};
+    tj_compile_options fo = {.native_code = test_native_code}, uo = {.no_pointwise_fusion = true};
     tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
     cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
+    cr_assert_null(tj_plan_native_code_error(pf), "%s: %s", what, tj_plan_native_code_error(pf));
     int no = tj_plan_num_outputs(pf);
     tj_tensor *ref[8], *got[8], *sep[8];
     cr_assert(no <= 8);

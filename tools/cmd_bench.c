@@ -1,4 +1,4 @@
-/* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet] */
+/* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native] [--quiet] */
 #include <cblas.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +18,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--quiet]\n\n"
+    fprintf(f, "usage: tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native]\n"
+               "                  [--quiet]\n\n"
                "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt: forward\n"
                "pass and training step; block768: forward pass only; each in modes eager,\n"
                "traced and decomposed), a micro-benchmark (dispatch, copy, gelu, softmax,\n"
@@ -32,6 +33,8 @@ static void usage(FILE *f)
                "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
                "--json writes every figure for tools (bench/merge.py); --export writes the\n"
                "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n"
+               "--native compiles the replayed modes' fused elementwise steps to machine code\n"
+               "(tj_compile_options.native_code: the system C compiler, cached per user).\n"
                "--quiet drops the progress lines on stderr.\n");
 }
 
@@ -164,13 +167,14 @@ int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"runs", required_argument, 0, 'r'},
                                          {"json", required_argument, 0, 'j'},    {"export", required_argument, 0, 'x'},
-                                         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+                                         {"quiet", no_argument, 0, 'q'},         {"native", no_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int threads[MAX_THREAD_COUNTS] = {1, 2}, n_threads = 2, runs = 20, c;
     const char *json = NULL, *export_dir = NULL;
-    bool quiet = false;
+    bool quiet = false, native_code = false;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:r:j:x:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:r:j:x:qnh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (!parse_threads(optarg, threads, &n_threads))
@@ -184,6 +188,7 @@ int cmd_bench(int argc, char **argv)
         case 'j': json = optarg; break;
         case 'x': export_dir = optarg; break;
         case 'q': quiet = true; break;
+        case 'n': native_code = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
@@ -210,10 +215,10 @@ int cmd_bench(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
     printf("threads:");
     for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
-    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure\n",
-           wait_policy(), runs);
+    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure%s\n",
+           wait_policy(), runs, native_code ? "; replayed modes with native code" : "");
     fflush(stdout);
-    bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr};
+    bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr, native_code};
     bench_results r = {0};
     tj_status st = TJ_OK;
     for (int i = 0; i < n_models && st == TJ_OK; i++) st = bench_model(models[i], &o, &r);

@@ -1,5 +1,5 @@
 /* tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]
- *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] */
+ *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] [--native] */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,7 +14,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]\n"
-               "                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion]\n\n"
+               "                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion]\n"
+               "                    [--native]\n\n"
                "Traces MODEL's forward pass (mlp, cnn, gpt, block768), or with --train its\n"
                "whole training step (forward, loss, backward, optimiser; mlp, cnn, gpt), on\n"
                "a batch of its WORKLOADS.md shape (--batch N: N samples instead; mlp --batch 1\n"
@@ -27,7 +28,9 @@ static void usage(FILE *f)
                "plan. --no-fusion compiles every operator as its own kernel: no relu, gelu or\n"
                "residual add inside the addmm before it, no fused attention, no copy read in\n"
                "place by the bmm after it, no chain of elementwise calls (with the row\n"
-               "reductions between them) run as one loop (\"fused pointwise (...)\" steps).\n");
+               "reductions between them) run as one loop (\"fused pointwise (...)\" steps).\n"
+               "--native compiles those steps' exactly rounded arithmetic to machine code\n"
+               "with the system C compiler (tj_compile_options.native_code; cached per user).\n");
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
@@ -47,6 +50,10 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
         printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d elementwise calls (%d of them row reductions) in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
                m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_fused_pointwise_nodes, s.n_fused_row_reductions, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_identities, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
+        if (copts->native_code && tj_plan_native_code_error(p))
+            printf("native code not built: %s\n", tj_plan_native_code_error(p));
+        else if (copts->native_code)
+            printf("native code: %d runs of %d elementwise calls\n", s.n_native_segments, s.n_native_calls);
         st = tj_plan_profile_print(p, stdout);
     }
     if (st == TJ_OK && memory) st = tj_plan_print_memory(p, stdout);
@@ -87,14 +94,15 @@ int cmd_profile(int argc, char **argv)
                                          {"batch", required_argument, 0, 'b'},
                                          {"decompose", required_argument, 0, 'd'}, {"trace", required_argument, 0, 'o'},
                                          {"memory", no_argument, 0, 'm'},      {"train", no_argument, 0, 't'},
-                                         {"no-fusion", no_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
+                                         {"no-fusion", no_argument, 0, 'f'},   {"native", no_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int runs = 20, threads = 0, batch = 0, c;
     bool memory = false, train = false;
     const char *decompose = "none", *trace_path = NULL;
     tj_compile_options copts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfnh", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
@@ -118,6 +126,7 @@ int cmd_profile(int argc, char **argv)
         case 'm': memory = true; break;
         case 't': train = true; break;
         case 'f': copts.no_fusion = true; break;
+        case 'n': copts.native_code = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }

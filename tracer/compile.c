@@ -523,6 +523,8 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_gathered_operands(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_pointwise_fusion) st = tj_plan_fuse_pointwise(p);
+    if (st == TJ_OK && opts->native_code && !opts->no_fusion && !opts->no_pointwise_fusion)
+        st = tj_plan_native_code(p);
     if (st == TJ_OK) st = finish(p);
     if (st == TJ_OK) {
         tj_plan_liveness(p);

@@ -41,11 +41,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fuse_pointwise.h"
 #include "kernels/copy.h"
 #include "kernels/parallel.h"
-#include "plan_internal.h"
-#include "runtime/op_pointwise.h"
-#include "runtime/op_row_reduce.h"
 
 #define PW_AREA_BYTES (96 << 10) /* the chunk buffers, on the stack of each thread running the step (the
                                      pool's workers (kernels/parallel.c) and OpenMP's threads have the
@@ -55,63 +53,11 @@
 #define PW_CHUNK_MIN 64
 #define PW_CHUNK_MAX 2048
 #define PW_ROWS_MIN 1024  /* elements per chunk at least, in steps walking whole rows */
-#define PW_MAX_BUFS 16    /* member results and repeated one-element operands, per thread */
 #define PW_MAX_MEMBERS 64
 #define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
 #define PW_MAX_OPEN 8     /* groups open at once */
 #define PW_NEAR 8         /* a node joins a group it does not read from when within this many steps of it */
 #define PW_FAR 32         /* a group is closed this many steps after its last member */
-
-/* ---- the program a fused step runs (plan memory, read only at run time) ---- */
-
-typedef enum { SRC_ARG, SRC_BUF, SRC_ROWS } src_kind;
-
-/* Where a loop input comes from: SRC_ARG, the step's tensor argument
- * `index` (read in place or gathered, decided per run); SRC_BUF, buffer
- * `index` (a splat or an earlier member's result); SRC_ROWS, buffer `index`
- * holding one value per row (a row member's result), repeated along the
- * rows. */
-typedef struct pw_src {
-    src_kind kind;
-    int index;
-} pw_src;
-
-typedef struct pw_member {
-    tj_pointwise pw;
-    bool reduces;        /* a row reduction (red) of its one operand, instead of pw's loop */
-    tj_row_reduce red;
-    bool rows_in;        /* pw computes on one value per row: operands and result indexed by row */
-    bool rows_out;       /* its result holds one value per row (rows_in, or a reduction) */
-    pw_src in[TJ_ITER_MAX_INPUTS];
-    size_t in_es[TJ_ITER_MAX_INPUTS];
-    int buf;      /* buffer receiving the result, -1: written straight into out[out] */
-    int out;      /* index among the step's results, -1: not written out */
-    size_t es;    /* bytes of a result element */
-} pw_member;
-
-/* A buffer filled from outside the group: a splat (one element of tensor
- * `arg`, or `value`, converted to `loop` and repeated, once per thread) or,
- * with `gather`, each chunk of tensor `arg` that is neither contiguous nor
- * of the group's shape (a broadcast or strided view), gathered once per
- * chunk for all its readers. */
-typedef struct pw_splat {
-    int arg;            /* external tensor, or -1 for `value` */
-    bool gather;
-    tj_dtype loop;      /* the dtype its readers' loops take it in */
-    tj_k_scalar value;  /* arg -1: already in `loop` */
-} pw_splat;
-
-typedef struct pw_program {
-    int ndim;
-    int64_t shape[TJ_MAX_DIMS];
-    int64_t numel;
-    int64_t chunk;     /* elements per chunk, a multiple of 64 (of row_len with rows) */
-    int64_t row_len;   /* with row reductions: elements per row (the last dim), chunks of whole rows; else 0 */
-    size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
-    int n_members, n_args, n_splats, n_bufs, n_outs;
-    pw_member *members;
-    pw_splat *splats; /* buffers [0, n_splats): splats and gathered tensors */
-} pw_program;
 
 /* ---- run time ---- */
 
@@ -176,6 +122,27 @@ static void spread(char *dst, const char *vals, int64_t nr, int64_t len, size_t 
     for (int64_t i = 0; i < nr; i++) tj_k_splat(dst + i * len * (int64_t)es, vals + i * (int64_t)es, len, es);
 }
 
+/* Segment sg's members on the chunk of n elements at s, through its
+ * native function; false (nothing done) when an argument it reads is not
+ * in place this run (a restrided input): its members' loops run instead. */
+static bool run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs, int64_t s, int64_t n)
+{
+    void *p[PW_MAX_REFS];
+    for (int k = 0; k < sg->n_refs; k++) {
+        const pw_ref *ref = &sg->refs[k];
+        if (ref->kind == REF_BUF) {
+            p[k] = bufs[ref->index];
+        } else if (ref->kind == REF_OUT) {
+            p[k] = r->out[ref->index] + s * (int64_t)ref->es;
+        } else {
+            if (!r->base[ref->index]) return false;
+            p[k] = (void *)(r->base[ref->index] + s * (int64_t)ref->es);
+        }
+    }
+    sg->fn(n, p);
+    return true;
+}
+
 /* Elements [16 b, 16 e) of the group's shape (with rows: rows [b, e)), one
  * chunk at a time. */
 static void run_lines(void *ctx, int t, int64_t b, int64_t e)
@@ -209,7 +176,14 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             if (r->base[sp->arg]) memcpy(bufs[j], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
             else gather(bufs[j], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
         }
-        for (int m = 0; m < pg->n_members; m++) {
+        for (int m = 0, seg = 0; m < pg->n_members; m++) {
+            if (seg < pg->n_segments && pg->segments[seg].first == m) {
+                const pw_segment *sg = &pg->segments[seg++];
+                if (sg->fn && run_segment(r, sg, bufs, s, n)) {
+                    m += sg->n - 1;
+                    continue;
+                }
+            }
             const pw_member *mb = &pg->members[m];
             const void *in[TJ_ITER_MAX_INPUTS] = {0};
             int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
@@ -247,7 +221,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
 
 /* args[0]: the program; args[1 ..]: the tensors it reads; outs: the
  * members' results written out, in member order. */
-static tj_status kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs)
+tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs)
 {
     const pw_program *pg = (const pw_program *)(intptr_t)args[0].u.i;
     pw_run r;
@@ -584,7 +558,7 @@ static tj_status rewrite(fuser *f, group *g)
     pg->buf_bytes = (size_t)pg->chunk * max_es;
     assert((size_t)n_area * pg->buf_bytes <= PW_AREA_BYTES);
     tj_pnode *last = &p->nodes[g->node[g->n - 1]];
-    last->kernel = kernel_fused_pointwise;
+    last->kernel = tj_kernel_fused_pointwise;
     last->label = label;
     last->args = args;
     last->nargs = 1 + g->n_args;

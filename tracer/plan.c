@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "native_build.h"
 #include "plan_internal.h"
 #include "runtime/iter.h"
 #include "runtime/op_view.h"
@@ -373,8 +374,11 @@ void tj_plan_free(tj_plan *p)
     for (int v = 0; v < p->n_values; v++)
         if (p->values[v].kind == TJ_PV_CONSTANT) tj_tensor_release(p->values[v].constant);
     pthread_mutex_destroy(&p->lock);
+    tj_native_unload(p->native_handle);
     tj_pool_free(p->pool);
 }
+
+const char *tj_plan_native_code_error(const tj_plan *p) { return p && p->native_error[0] ? p->native_error : NULL; }
 
 int tj_plan_num_inputs(const tj_plan *p) { return p ? p->n_inputs : 0; }
 int tj_plan_num_outputs(const tj_plan *p) { return p ? p->n_outputs : 0; }

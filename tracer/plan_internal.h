@@ -140,6 +140,8 @@ struct tj_plan {
     atomic_bool constant_busy; /**< with constant_writer: a context is running the plan */
     size_t n_args, n_lists, n_outs; /**< totals over the nodes */
     tj_plan_statistics stats;
+    void *native_handle;    /**< the fused steps' native code (tracer/fuse_native.c), or NULL */
+    char native_error[256]; /**< why native code was asked for and not built, else "" */
     atomic_bool profiling; /**< read once per run; may change between runs */
     int64_t epoch_ns;
     pthread_mutex_t lock; /**< guards the context list */
@@ -225,6 +227,11 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
  * one result shape run as one step over chunks that stay in cache, results
  * that only the chain reads never leaving it. */
 tj_status tj_plan_fuse_pointwise(tj_plan *p);
+/** Native code for the fused steps' runs of exactly rounded members
+ * (tracer/fuse_native.c, tj_compile_options.native_code). A compiler that
+ * is missing or fails leaves the steps as they were and the reason in
+ * p->native_error: only running out of memory is an error. */
+tj_status tj_plan_native_code(tj_plan *p);
 
 /** The name a step shows in the profiler: its operator's, or the label a
  * fusion gave it ("aten::addmm + aten::relu"). */

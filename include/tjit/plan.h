@@ -155,6 +155,25 @@ typedef struct tj_compile_options {
      * Its online softmax rounds differently: those results are within
      * float rounding of the operators', not bit-equal. */
     bool no_attention_fusion;
+    /** Compile the fused elementwise steps (loop fusion, above) to machine
+     * code, as Inductor's C++ backend does: each run of two or more of a
+     * step's calls whose arithmetic is exactly rounded (add, sub, mul, div,
+     * sqrt, rsqrt, reciprocal, pow by 0, +-0.5, +-1, 2, 3 or -2, abs, neg,
+     * relu, sign, rounding, maximum and minimum, comparisons, logical
+     * operators, where, dtype conversions between float32, float64 and
+     * bool) runs as one loop keeping every intermediate in registers; the
+     * other calls (exp, tanh, erf, row reductions, ...) run their loops
+     * between those. Same bits as without. tj_compile writes the loops of
+     * the whole plan as one C file and builds it with the system C compiler
+     * ($TJ_CC, else cc; the flags of the instruction set in use, see
+     * TJ_ISA) into a per-user cache ($TJ_CACHE_DIR, else
+     * $XDG_CACHE_HOME/tjit, else ~/.cache/tjit; mode 0700, refused when
+     * others may write it) where the object and its source stay: compiling
+     * the same graph again loads the object without building (a build takes
+     * ~0.1-2 s). Without a compiler, or when the build fails, the plan runs
+     * the loops as without this option; tj_plan_native_code_error says why.
+     * Off by default: it runs a program. */
+    bool native_code;
 } tj_compile_options;
 
 /** Compiles `g` for the dtypes, shapes and strides of its placeholders. The
@@ -294,6 +313,8 @@ typedef struct tj_plan_statistics {
                                           only when a run's written-back input cannot take
                                           its result (not contiguous, or sharing storage
                                           with another input) */
+    int n_native_segments;    /**< runs of fused calls in native code (tj_compile_options.native_code) */
+    int n_native_calls;       /**< the calls those runs make */
     size_t staging_bytes;     /**< of arena_bytes, the staging blocks of inputs read through a
                                    view or _unsafe_view that merges dims: a run copies such an
                                    input there when its strides do not allow the view */
@@ -306,6 +327,10 @@ typedef struct tj_plan_statistics {
  * parameter) has no arena block: naive_bytes counts it, the arena and the
  * lower bound do not. */
 tj_status tj_plan_stats(const tj_plan *p, tj_plan_statistics *out);
+/** Why the plan's native code (tj_compile_options.native_code) was not
+ * built: the compiler's or the cache's error message, or NULL when it was
+ * built, not asked for, or had nothing to compile. */
+const char *tj_plan_native_code_error(const tj_plan *p);
 /** Writes the memory plan: one line per intermediate with its node, type,
  * arena offset, size and live range (in kernel steps). Errors:
  * TJ_ERR_INVALID_ARGUMENT (NULL argument), TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */

@@ -1,0 +1,260 @@
+/* Native code for fused elementwise steps (tj_compile_options.native_code,
+ * tracer/fuse_native.c, tracer/native_build.c). The loop-fusion tests run
+ * again with it (test_fuse_pointwise_native, test_fuse_rows_native); here:
+ * every operator it compiles on the values where C and the kernels could
+ * part (nans, signed zeros, infinities, subnormals, halves), the
+ * cache, and the ways a build fails, which leave the plan as it would be
+ * without the option. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+#include "tjit/tjit.h"
+
+TestSuite(fuse_native, .init = test_scope_open, .fini = test_scope_close);
+
+#define N_OUTS 44
+
+/* in: x, y of one shape, float32 or float64: every operator native code
+ * compiles, each result an output of its own (so that a wrong sign of
+ * zero or a lost nan shows), and chains through them that fuse. */
+static tj_status fn_every_op(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1];
+    tj_dtype dt = tj_tensor_dtype(x), other = dt == TJ_FLOAT32 ? TJ_FLOAT64 : TJ_FLOAT32;
+    tj_tensor *o[N_OUTS] = {
+        tj_mul(x, y), tj_div(x, y), tj_maximum(x, y), tj_minimum(x, y), tj_maximum(y, x), tj_minimum(y, x),
+        tj_add(x, y), tj_sub_alpha(x, y, tj_v_float(0.3)), tj_rsub(x, y, tj_v_int(2)), tj_add_alpha(x, y, tj_v_int(-1)),
+        tj_relu(x), tj_abs(x), tj_neg(x), tj_sign(x), tj_sqrt(x), tj_rsqrt(x), tj_reciprocal(x), tj_floor(x),
+        tj_ceil(x), tj_round(x), tj_trunc(x), tj_frac(x),
+        tj_pow_scalar(x, tj_v_int(0)), tj_pow_scalar(x, tj_v_int(1)), tj_pow_scalar(x, tj_v_int(2)),
+        tj_pow_scalar(x, tj_v_int(3)), tj_pow_scalar(x, tj_v_float(0.5)), tj_pow_scalar(x, tj_v_float(-0.5)),
+        tj_pow_scalar(x, tj_v_int(-1)), tj_pow_scalar(x, tj_v_int(-2)),
+        tj_sigmoid_backward(x, y), tj_tanh_backward(x, y),
+        tj_where(tj_lt(x, y), x, y), tj_where(tj_le(x, y), y, x), tj_where(tj_gt(x, y), x, y), tj_where(tj_ge(x, y), y, x),
+        tj_where(tj_eq(x, y), x, y), tj_where(tj_ne(x, y), y, x), tj_where(tj_logical_and(x, y), x, y),
+        tj_where(tj_logical_or(x, y), y, x), tj_where(tj_logical_xor(x, y), x, y),
+        tj_to_copy(tj_to_copy(x, other), dt), tj_to_copy(tj_to_copy(x, TJ_BOOL), dt), NULL};
+    /* a chain: every intermediate only the chain reads */
+    tj_tensor *r = tj_add(tj_mul(x, y), tj_div(x, y));
+    r = tj_mul(tj_maximum(r, x), tj_relu(tj_sub(r, y)));
+    r = tj_to_copy(tj_add_scalar(tj_to_copy(tj_sqrt(tj_abs(r)), other), tj_v_float(0.5)), dt);
+    o[N_OUTS - 1] = tj_where(tj_lt(r, y), tj_floor(r), tj_neg(r));
+    for (int k = 0; k < N_OUTS; k++) {
+        if (!o[k]) return tj_last_status();
+        out[k] = o[k];
+    }
+    *n_out = N_OUTS;
+    return TJ_OK;
+}
+
+/* Values where C's and the kernels' arithmetic could part. */
+static const double specials[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -3.5, 1.5, 3.7, -2.2, 1e-39, -1e-310,
+                                  1e38, -1e300, INFINITY, -INFINITY, NAN, -NAN};
+#define N_SPECIALS (sizeof specials / sizeof *specials)
+
+/* x, y [N_SPECIALS^2 + 5]: every pair of specials, then a nan with a
+ * payload against numbers and a short tail for the vector remainder. */
+static void special_inputs(tj_dtype dt, tj_tensor **x, tj_tensor **y)
+{
+    int64_t n = N_SPECIALS * N_SPECIALS + 5;
+    *x = tj_tensor_empty(dt, 1, &n);
+    *y = tj_tensor_empty(dt, 1, &n);
+    for (int64_t i = 0; i < n; i++) {
+        double a = i < (int64_t)(N_SPECIALS * N_SPECIALS) ? specials[i / N_SPECIALS] : 0.25 * (double)i;
+        double b = i < (int64_t)(N_SPECIALS * N_SPECIALS) ? specials[i % N_SPECIALS] : -1.0 / (double)i;
+        if (dt == TJ_FLOAT32) {
+            ((float *)tj_tensor_data(*x))[i] = (float)a;
+            ((float *)tj_tensor_data(*y))[i] = (float)b;
+        } else {
+            ((double *)tj_tensor_data(*x))[i] = a;
+            ((double *)tj_tensor_data(*y))[i] = b;
+        }
+    }
+    uint32_t nan32 = 0x7fc0beefu; /* a payload (which nan an operation passes on is the compiler's choice, as
+                                     in the kernels: any nan compares equal) */
+    uint64_t nan64 = 0xfff800000000beefull;
+    if (dt == TJ_FLOAT32) memcpy((float *)tj_tensor_data(*x) + n - 5, &nan32, 4);
+    else memcpy((double *)tj_tensor_data(*x) + n - 5, &nan64, 8);
+}
+
+static tj_plan *compile_native(const tj_graph *g, bool native)
+{
+    tj_compile_options o = {.native_code = native};
+    tj_plan *p = tj_compile(g, &o);
+    cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
+    return p;
+}
+
+/* A fresh private cache directory (TJ_CACHE_DIR) for one test. */
+static void fresh_cache(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/tjit-native-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("TJ_CACHE_DIR", dir, 1);
+}
+
+static int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name), sl = strlen(suffix);
+        n += e->d_name[0] != '.' && len > sl && !strcmp(e->d_name + len - sl, suffix);
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_cache(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[512];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static tj_graph *every_op_graph(tj_dtype dt, tj_tensor **in)
+{
+    special_inputs(dt, &in[0], &in[1]);
+    tj_graph *g = tj_make_fx(fn_every_op, NULL, in, 2, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    return g;
+}
+
+Test(fuse_native, every_operator_gives_the_loops_bits_on_special_values)
+{
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    for (int dt = 0; dt < 2; dt++) {
+        for (int threads = 1; threads <= 2; threads++) {
+            tj_set_num_threads(threads);
+            tj_tensor *in[2];
+            tj_graph *g = every_op_graph(dt ? TJ_FLOAT64 : TJ_FLOAT32, in);
+            tj_plan *pn = compile_native(g, true), *pl = compile_native(g, false);
+            cr_assert_null(tj_plan_native_code_error(pn), "%s", tj_plan_native_code_error(pn));
+            tj_plan_statistics s = test_plan_stats(pn);
+            /* every call but the few each chain starts apart (a group's
+             * first reads of x and y) runs in native code */
+            cr_expect_geq(s.n_native_calls, s.n_fused_pointwise_nodes - 8, "%d of %d calls native",
+                          s.n_native_calls, s.n_fused_pointwise_nodes);
+            tj_tensor *a[N_OUTS], *b[N_OUTS], *ref[N_OUTS];
+            cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK, "%s", tj_last_error());
+            for (int run = 0; run < 2; run++) {
+                cr_assert_eq(tj_plan_run(pn, in, 2, a), TJ_OK, "%s", tj_last_error());
+                cr_assert_eq(tj_plan_run(pl, in, 2, b), TJ_OK, "%s", tj_last_error());
+                for (int k = 0; k < N_OUTS; k++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "%s output %d, %d threads", dt ? "float64" : "float32", k, threads);
+                    test_expect_same_bits(a[k], b[k], what);
+                    test_expect_same_bits(a[k], ref[k], what);
+                }
+            }
+            tj_plan_free(pn);
+            tj_plan_free(pl);
+            tj_graph_free(g);
+        }
+    }
+    remove_cache(dir);
+}
+
+Test(fuse_native, a_second_compile_loads_the_cached_object_without_a_compiler)
+{
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    tj_tensor *in[2];
+    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
+    tj_plan *p = compile_native(g, true);
+    cr_assert_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
+    cr_expect_eq(count_files(dir, ".so"), 1);
+    cr_expect_eq(count_files(dir, ".c"), 1, "the source is kept next to the object");
+    tj_plan_free(p);
+    setenv("PATH", "/nonexistent", 1); /* the same compiler name (part of the key), not to be found */
+    p = compile_native(g, true);
+    cr_expect_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
+    cr_expect_gt(test_plan_stats(p).n_native_segments, 0);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    remove_cache(dir);
+}
+
+/* Compiles the every-op graph natively with the environment as set: the
+ * plan exists, has no native code, says why (containing `reason`) and runs
+ * with the bits of the plan compiled without the option. */
+static void expect_fallback(const char *reason)
+{
+    tj_tensor *in[2];
+    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
+    tj_plan *pn = compile_native(g, true), *pl = compile_native(g, false);
+    const char *why = tj_plan_native_code_error(pn);
+    cr_assert_not_null(why);
+    cr_expect(strstr(why, reason) != NULL, "'%s' does not say '%s'", why, reason);
+    cr_expect_eq(test_plan_stats(pn).n_native_segments, 0);
+    cr_expect_null(tj_plan_native_code_error(pl));
+    tj_tensor *a[N_OUTS], *b[N_OUTS];
+    cr_assert_eq(tj_plan_run(pn, in, 2, a), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(pl, in, 2, b), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < N_OUTS; k++) test_expect_same_bits(a[k], b[k], reason);
+    tj_plan_free(pn);
+    tj_plan_free(pl);
+    tj_graph_free(g);
+}
+
+/* expect_fallback with TJ_CC set to cc, in a fresh cache left empty. */
+static void expect_compiler_fallback(const char *cc, const char *reason)
+{
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    setenv("TJ_CC", cc, 1);
+    expect_fallback(reason);
+    cr_expect_eq(count_files(dir, ""), 0, "no build directory left behind");
+    remove_cache(dir);
+}
+
+Test(fuse_native, a_missing_compiler_leaves_the_loops)
+{
+    expect_compiler_fallback("/nonexistent/cc", "cannot run the compiler '/nonexistent/cc'");
+}
+
+Test(fuse_native, a_failing_compiler_is_quoted)
+{
+    /* cat refuses -std=c11 (at its d): its message ends the error */
+    expect_compiler_fallback("cat", "the compiler 'cat' failed (exit status 1): cat: invalid option -- 'd'");
+}
+
+Test(fuse_native, a_cache_others_may_write_is_refused)
+{
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    expect_fallback("is not a private directory of this user (mode 777)");
+    cr_expect_eq(count_files(dir, ""), 0);
+    remove_cache(dir);
+}
+
+Test(fuse_native, a_cache_path_that_is_a_file_is_an_io_error)
+{
+    char dir[64], file[80];
+    fresh_cache(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    setenv("TJ_CACHE_DIR", file, 1);
+    expect_fallback("plain");
+    remove_cache(dir);
+}

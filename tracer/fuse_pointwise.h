@@ -1,0 +1,94 @@
+/* The program a fused elementwise step runs (tracer/fuse_pointwise.c), as
+ * the native-code pass (tracer/fuse_native.c) reads and extends it. Plan
+ * memory, read only at run time. Internal to tracer/. */
+#ifndef TJIT_TRACER_FUSE_POINTWISE_H
+#define TJIT_TRACER_FUSE_POINTWISE_H
+
+#include "plan_internal.h"
+#include "runtime/op_pointwise.h"
+#include "runtime/op_row_reduce.h"
+
+typedef enum { SRC_ARG, SRC_BUF, SRC_ROWS } src_kind;
+
+#define PW_MAX_BUFS 16 /* member results and repeated one-element operands, per thread */
+
+/* Where a loop input comes from: SRC_ARG, the step's tensor argument
+ * `index` (read in place or gathered, decided per run); SRC_BUF, buffer
+ * `index` (a splat or an earlier member's result); SRC_ROWS, buffer `index`
+ * holding one value per row (a row member's result), repeated along the
+ * rows. */
+typedef struct pw_src {
+    src_kind kind;
+    int index;
+} pw_src;
+
+typedef struct pw_member {
+    tj_pointwise pw;
+    bool reduces;        /* a row reduction (red) of its one operand, instead of pw's loop */
+    tj_row_reduce red;
+    bool rows_in;        /* pw computes on one value per row: operands and result indexed by row */
+    bool rows_out;       /* its result holds one value per row (rows_in, or a reduction) */
+    pw_src in[TJ_ITER_MAX_INPUTS];
+    size_t in_es[TJ_ITER_MAX_INPUTS];
+    int buf;      /* buffer receiving the result, -1: written straight into out[out] */
+    int out;      /* index among the step's results, -1: not written out */
+    size_t es;    /* bytes of a result element */
+} pw_member;
+
+/* A buffer filled from outside the group: a splat (one element of tensor
+ * `arg`, or `value`, converted to `loop` and repeated, once per thread) or,
+ * with `gather`, each chunk of tensor `arg` that is neither contiguous nor
+ * of the group's shape (a broadcast or strided view), gathered once per
+ * chunk for all its readers. */
+typedef struct pw_splat {
+    int arg;            /* external tensor, or -1 for `value` */
+    bool gather;
+    tj_dtype loop;      /* the dtype its readers' loops take it in */
+    tj_k_scalar value;  /* arg -1: already in `loop` */
+} pw_splat;
+
+
+/* A chunk pointer a native segment takes: buffer `index`, the step's
+ * argument `index` read in place at the chunk's start, or the step's
+ * result `index` at the chunk's start (es: bytes per element). */
+typedef enum { REF_BUF, REF_ARG, REF_OUT } ref_kind;
+
+typedef struct pw_ref {
+    ref_kind kind;
+    int index;
+    size_t es;
+} pw_ref;
+
+/* fn(n, p): n elements of every pointer p[k] (refs[k]'s chunk). */
+typedef void (*pw_native_fn)(int64_t n, void *const *p);
+
+#define PW_MAX_REFS 64
+
+/* Members [first, first + n) as one function (tracer/fuse_native.c): the
+ * same stores to buffers and results as their loops, same bits. fn NULL:
+ * not built, or (at run time) an argument not in place: the loops run. */
+typedef struct pw_segment {
+    int first, n;
+    int n_refs;
+    pw_ref refs[PW_MAX_REFS];
+    pw_native_fn fn;
+} pw_segment;
+
+typedef struct pw_program {
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t numel;
+    int64_t chunk;     /* elements per chunk, a multiple of 64 (of row_len with rows) */
+    int64_t row_len;   /* with row reductions: elements per row (the last dim), chunks of whole rows; else 0 */
+    size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
+    int n_members, n_args, n_splats, n_bufs, n_outs;
+    pw_member *members;
+    pw_splat *splats; /* buffers [0, n_splats): splats and gathered tensors */
+    int n_segments;
+    pw_segment *segments; /* in member order */
+} pw_program;
+
+/** The kernel of a fused step: args[0] is its pw_program. */
+tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs);
+
+#endif

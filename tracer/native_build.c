@@ -1,0 +1,201 @@
+/* Compiling generated C with the system compiler into a per-user cache of
+ * shared objects, and loading them (native_build.h). */
+#include "native_build.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+
+extern char **environ;
+
+static const char *const base_flags[] = {"-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fPIC",
+                                         "-shared"};
+#define N_BASE_FLAGS (sizeof base_flags / sizeof *base_flags)
+#define MAX_FLAGS 16
+
+static const char *compiler(void)
+{
+    const char *cc = getenv("TJ_CC");
+    return cc && *cc ? cc : "cc";
+}
+
+/* FNV-1a, 64 bits, over the source, the compiler and the flags (each
+ * string with its terminating NUL, so that no two lists hash alike by
+ * concatenation). */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    do {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    } while (*s++);
+    return h;
+}
+
+/* Makes every missing directory of `path` (mode 0700). */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        int r = mkdir(path, 0700);
+        *p = '/';
+        if (r != 0 && errno != EEXIST) return -1;
+    }
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The cache directory, made if missing and checked private, into dir. */
+static tj_status cache_dir(char *dir, size_t size)
+{
+    const char *who = "tj_compile (native code)";
+    const char *env = getenv("TJ_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int len;
+    if (env && *env) len = snprintf(dir, size, "%s", env);
+    else if (xdg && *xdg) len = snprintf(dir, size, "%s/tjit", xdg);
+    else if (home && *home) len = snprintf(dir, size, "%s/.cache/tjit", home);
+    else return tj_error(TJ_ERR_IO, "%s: no cache directory: set TJ_CACHE_DIR or HOME", who);
+    if (len < 0 || (size_t)len >= size) return tj_error(TJ_ERR_IO, "%s: cache directory path too long", who);
+    if (make_dirs(dir) != 0) return tj_error(TJ_ERR_IO, "%s: cannot make '%s': %s", who, dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0) return tj_error(TJ_ERR_IO, "%s: cannot read '%s': %s", who, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))
+        return tj_error(TJ_ERR_IO, "%s: cache directory '%s' is not a private directory of this user (mode %03o)", who,
+                        dir, (unsigned)(st.st_mode & 0777));
+    return TJ_OK;
+}
+
+static tj_status write_source(const char *path, const char *source)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return tj_error(TJ_ERR_IO, "tj_compile (native code): cannot write '%s': %s", path, strerror(errno));
+    fputs(source, f);
+    tj_status st = tj_check_written(f, "tj_compile (native code)", path);
+    return fclose(f) != 0 && st == TJ_OK ? tj_error(TJ_ERR_IO, "tj_compile (native code): cannot write '%s'", path)
+                                         : st;
+}
+
+/* The first line of the compiler's output, into line. */
+static void first_line(const char *log, char *line, size_t size)
+{
+    line[0] = '\0';
+    FILE *f = fopen(log, "r");
+    if (!f) return;
+    if (fgets(line, (int)size, f)) line[strcspn(line, "\n")] = '\0';
+    fclose(f);
+}
+
+/* Runs the compiler on dir/k.c into dir/k.so, its output into dir/log. */
+static tj_status run_compiler(const char *dir, const char *const *flags)
+{
+    const char *who = "tj_compile (native code)";
+    char src[4096], obj[4096], log[4096];
+    snprintf(src, sizeof src, "%s/k.c", dir);
+    snprintf(obj, sizeof obj, "%s/k.so", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    const char *argv[N_BASE_FLAGS + MAX_FLAGS + 6];
+    int n = 0;
+    argv[n++] = compiler();
+    for (size_t i = 0; i < N_BASE_FLAGS; i++) argv[n++] = base_flags[i];
+    for (int i = 0; flags[i] && i < MAX_FLAGS; i++) argv[n++] = flags[i];
+    argv[n++] = "-o";
+    argv[n++] = obj;
+    argv[n++] = src;
+    argv[n++] = "-lm";
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int err = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s': %s", who, argv[0], strerror(err));
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return tj_error(TJ_ERR_UNSUPPORTED, "%s: waiting for '%s': %s", who, argv[0], strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TJ_OK;
+    char line[256];
+    first_line(log, line, sizeof line);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !line[0])
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s'", who, argv[0]);
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: the compiler '%s' failed (%s %d)%s%s", who, argv[0],
+                    WIFEXITED(status) ? "exit status" : "signal",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "", line);
+}
+
+/* Removes the build directory's files and the directory. */
+static void remove_build_dir(const char *dir)
+{
+    static const char *const names[] = {"k.c", "k.so", "log"};
+    char path[4096];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* Builds the object at `obj` (and its source at `kept`) in a fresh
+ * directory inside the cache, renamed into place at the end: readers never
+ * see half an object, and builds racing for one name both succeed. */
+static tj_status build(const char *dir, const char *source, const char *const *flags, const char *obj,
+                       const char *kept)
+{
+    const char *who = "tj_compile (native code)";
+    char tmp[4096], path[4096];
+    snprintf(tmp, sizeof tmp, "%s/build-XXXXXX", dir);
+    if (!mkdtemp(tmp)) return tj_error(TJ_ERR_IO, "%s: cannot make a directory in '%s': %s", who, dir, strerror(errno));
+    snprintf(path, sizeof path, "%s/k.c", tmp);
+    tj_status st = write_source(path, source);
+    if (st == TJ_OK) st = run_compiler(tmp, flags);
+    if (st == TJ_OK) {
+        snprintf(path, sizeof path, "%s/k.so", tmp);
+        if (rename(path, obj) != 0)
+            st = tj_error(TJ_ERR_IO, "%s: cannot rename '%s' to '%s': %s", who, path, obj, strerror(errno));
+    }
+    if (st == TJ_OK) {
+        snprintf(path, sizeof path, "%s/k.c", tmp);
+        rename(path, kept); /* for reading only: its loss costs nothing */
+    }
+    remove_build_dir(tmp);
+    return st;
+}
+
+tj_status tj_native_load(const char *source, const char *const *flags, void **handle)
+{
+    *handle = NULL;
+    char dir[3072], obj[4096], kept[4096];
+    tj_status st = cache_dir(dir, sizeof dir);
+    if (st != TJ_OK) return st;
+    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, source), compiler());
+    for (size_t i = 0; i < N_BASE_FLAGS; i++) h = fnv(h, base_flags[i]);
+    for (int i = 0; flags[i] && i < MAX_FLAGS; i++) h = fnv(h, flags[i]);
+    snprintf(obj, sizeof obj, "%s/fused-%016llx.so", dir, (unsigned long long)h);
+    snprintf(kept, sizeof kept, "%s/fused-%016llx.c", dir, (unsigned long long)h);
+    if (access(obj, R_OK) == 0 && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
+    st = build(dir, source, flags, obj, kept);
+    if (st != TJ_OK) return st;
+    if (!(*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) {
+        const char *why = dlerror();
+        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile (native code): cannot load '%s': %s", obj, why ? why : "?");
+    }
+    return TJ_OK;
+}
+
+void *tj_native_symbol(void *handle, const char *name) { return handle ? dlsym(handle, name) : NULL; }
+
+void tj_native_unload(void *handle)
+{
+    if (handle) dlclose(handle);
+}
