@@ -17,7 +17,9 @@
  * results read after it (buffers, the step's results), never the others.
  * Members with transcendental functions (exp, tanh, erf, ...; their SIMD
  * polynomials live in the kernels), row members and reductions run their
- * own loops between segments. */
+ * own loops between segments; a segment member reading a row member's
+ * result (a mean, a 1/std) reads it once per row, in a loop over the rows
+ * of the chunk around the loop over the row's elements. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,10 +157,7 @@ static bool native_member(const pw_member *mb)
 {
     if (mb->reduces || mb->rows_in || mb->rows_out) return false;
     char x[TJ_ITER_MAX_INPUTS][48], s[512];
-    for (int k = 0; k < mb->pw.nin; k++) {
-        if (mb->in[k].kind == SRC_ROWS) return false;
-        snprintf(x[k], sizeof x[k], "x%d", k);
-    }
+    for (int k = 0; k < mb->pw.nin; k++) snprintf(x[k], sizeof x[k], "x%d", k);
     return expression(mb, x, s, sizeof s);
 }
 
@@ -169,25 +168,34 @@ typedef struct emitter {
     pw_segment *sg;
     tj_dtype ref_dtype[PW_MAX_REFS];
     bool ref_written[PW_MAX_REFS];
+    bool ref_rows[PW_MAX_REFS]; /* one value per row, read once per row into w<k> */
     bool declared[PW_MAX_REFS]; /* its scalar c<k> is declared */
+    bool has_rows;
     int writer[PW_MAX_BUFS]; /* member whose local t<m> holds buffer b's value, or -1 */
 } emitter;
 
-/* The pointer p[k] for (kind, index) read or written as dtype t; -1 when
- * the segment has no room for another. */
-static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written)
+/* The pointer p[k] for (kind, index) read or written as dtype t (rows:
+ * read as one value per row); -1 when the segment has no room for another,
+ * or for rows read from a buffer the segment writes (a store of the first
+ * row's elements would overwrite later rows' values). */
+static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written, bool rows)
 {
     pw_segment *sg = e->sg;
-    for (int k = 0; k < sg->n_refs; k++)
-        if (sg->refs[k].kind == kind && sg->refs[k].index == index && e->ref_dtype[k] == t) {
+    for (int k = 0; k < sg->n_refs; k++) {
+        if (sg->refs[k].kind != kind || sg->refs[k].index != index) continue;
+        if (rows && e->ref_written[k]) return -1;
+        if (e->ref_dtype[k] == t && e->ref_rows[k] == rows) {
             e->ref_written[k] |= written;
             return k;
         }
+    }
     if (sg->n_refs == PW_MAX_REFS) return -1;
     int k = sg->n_refs++;
     sg->refs[k] = (pw_ref){kind, index, tj_dtype_bytes(t)};
     e->ref_dtype[k] = t;
     e->ref_written[k] = written;
+    e->ref_rows[k] = rows;
+    e->has_rows |= rows;
     return k;
 }
 
@@ -207,13 +215,15 @@ static bool read_after(const pw_program *pg, const pw_segment *sg, int m)
     return false;
 }
 
-/* Whether the segment reads buffer b, as elements of other than es bytes,
- * before the store about to be made: a store element by element would
- * overwrite elements not read yet (the loops read a whole chunk first). */
-static bool read_as_other_size(const emitter *e, int b, size_t es)
+/* Whether the segment reads buffer b as elements of other than es bytes
+ * or as rows, before the store about to be made: a store element by
+ * element would overwrite values not read yet (the loops read a whole
+ * chunk first). */
+static bool read_otherwise(const emitter *e, int b, size_t es)
 {
     for (int k = 0; k < e->sg->n_refs; k++)
-        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b && e->sg->refs[k].es != es) return true;
+        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b && (e->sg->refs[k].es != es || e->ref_rows[k]))
+            return true;
     return false;
 }
 
@@ -228,6 +238,7 @@ static int emit_body(emitter *e, int n, FILE *f, FILE *head)
     const pw_program *pg = e->pg;
     pw_segment *sg = e->sg;
     sg->n_refs = 0;
+    e->has_rows = false;
     for (int b = 0; b < PW_MAX_BUFS; b++) e->writer[b] = -1;
     for (int m = sg->first; m < sg->first + n; m++) {
         const pw_member *mb = &pg->members[m];
@@ -242,23 +253,27 @@ static int emit_body(emitter *e, int n, FILE *f, FILE *head)
                 if (sp->arg < 0) {
                     literal(x[k], sizeof x[k], t, sp->value);
                 } else { /* a one-element tensor: its value, converted once per run into the splat */
-                    int r = ref(e, REF_BUF, src->index, t, false);
+                    int r = ref(e, REF_BUF, src->index, t, false, false);
                     if (r < 0) return m - sg->first;
                     snprintf(x[k], sizeof x[k], "c%d", r);
                     if (!e->declared[r])
                         fprintf(head, "    const %s c%d = ((const %s *)p[%d])[0];\n", ctype(t), r, ctype(t), r);
                     e->declared[r] = true;
                 }
+            } else if (src->kind == SRC_ROWS) { /* a row member's result, one value per row */
+                int r = ref(e, REF_BUF, src->index, t, false, true);
+                if (r < 0) return m - sg->first;
+                snprintf(x[k], sizeof x[k], "w%d", r);
             } else {
-                int r = ref(e, src->kind == SRC_BUF ? REF_BUF : REF_ARG, src->index, t, false);
+                int r = ref(e, src->kind == SRC_BUF ? REF_BUF : REF_ARG, src->index, t, false, false);
                 if (r < 0) return m - sg->first;
                 snprintf(x[k], sizeof x[k], "r%d[i]", r);
             }
         }
         tj_dtype rt = result_dtype(mb);
         if (mb->buf < 0 || mb->out >= 0 || read_after(pg, sg, m)) {
-            if (mb->buf >= 0 && read_as_other_size(e, mb->buf, tj_dtype_bytes(rt))) return m - sg->first;
-            int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true) : ref(e, REF_BUF, mb->buf, rt, true);
+            if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt))) return m - sg->first;
+            int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, false) : ref(e, REF_BUF, mb->buf, rt, true, false);
             if (r < 0) return m - sg->first;
             expression(mb, x, s, sizeof s);
             fprintf(f, "        const %s t%d = %s;\n        r%d[i] = t%d;\n", ctype(rt), m, s, r, m);
@@ -299,7 +314,16 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **text)
         fprintf(f, "(int64_t n, void *const *p)\n{\n");
         for (int k = 0; k < sg->n_refs; k++)
             fprintf(f, "    %s%s *r%d = p[%d];\n", e.ref_written[k] ? "" : "const ", ctype(e.ref_dtype[k]), k, k);
-        fprintf(f, "%s#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n%s    }\n}\n", head, body);
+        if (!e.has_rows) {
+            fprintf(f, "%s#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n%s    }\n}\n", head, body);
+        } else { /* the chunk is whole rows of row_len elements */
+            fprintf(f, "%s    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", head,
+                    (long long)pg->row_len);
+            for (int k = 0; k < sg->n_refs; k++)
+                if (e.ref_rows[k]) fprintf(f, "        const %s w%d = r%d[row];\n", ctype(e.ref_dtype[k]), k, k);
+            fprintf(f, "#pragma GCC ivdep\n        for (int64_t i = i0; i < i0 + %lld; i++) {\n%s        }\n    }\n}\n",
+                    (long long)pg->row_len, body);
+        }
         fclose(f);
     }
     free(body);
