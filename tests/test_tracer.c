@@ -622,6 +622,27 @@ Test(graph_text, dot_and_json_exports_describe_every_node)
     tj_graph_free(g);
 }
 
+Test(graph_text, json_export_carries_constant_values)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n"
+                                 "    %c : f32[3] = constant([1.5, -inf, 0.25])\n"
+                                 "    %i : i64[2] = constant([9007199254740993, -4])\n"
+                                 "    %add = aten.add.Tensor(%x, %c)\n"
+                                 "    return (%add, %i)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    /* jansson writes one element a line at this indent; 2^53 + 1 only as an integer */
+    static const char *const want[] = {"\"values\": [\n    1.5,\n    {\n     \"float\": \"-inf\"\n    },\n    0.25\n   ]",
+                                       "\"values\": [\n    9007199254740993,\n    -4\n   ]"};
+    for (int k = 0; k < 2; k++) cr_expect(strstr(buf, want[k]) != NULL, "%s lacks %s", buf, want[k]);
+    free(buf);
+    tj_graph_free(g);
+}
+
 /* ---- passes ---- */
 
 static tj_status fn_redundant(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

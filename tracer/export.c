@@ -62,6 +62,38 @@ static json_t *json_float(double f)
     return isfinite(f) ? json_real(f) : json_pack("{s:s}", "float", buf);
 }
 
+/* A constant's elements in row-major order of its shape (floats as
+ * json_float, int64 exactly, bools as true/false), or null for a fake
+ * tensor, which has none; NULL when out of memory. */
+static json_t *constant_values(const tj_tensor *t)
+{
+    if (tj_tensor_is_fake(t)) return json_null();
+    int64_t n = tj_tensor_numel(t);
+    size_t es = tj_dtype_size(tj_tensor_dtype(t)), bytes = (size_t)n * es;
+    char *buf = tj_alloc(bytes ? bytes : 1);
+    json_t *arr = buf ? json_array() : NULL;
+    if (arr && tj_tensor_copy_to(t, buf) != TJ_OK) {
+        json_decref(arr);
+        arr = NULL;
+    }
+    for (int64_t i = 0; arr && i < n; i++) {
+        const char *e = buf + (size_t)i * es;
+        json_t *v;
+        switch (tj_tensor_dtype(t)) {
+        case TJ_FLOAT32: v = json_float(*(const float *)e); break;
+        case TJ_FLOAT64: v = json_float(*(const double *)e); break;
+        case TJ_INT64: v = json_integer((json_int_t)*(const int64_t *)e); break;
+        default: v = json_boolean(*(const uint8_t *)e); break;
+        }
+        if (json_array_append_new(arr, v) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    if (buf) tj_free(buf, bytes ? bytes : 1);
+    return arr;
+}
+
 static json_t *json_arg(const tj_graph *g, const tj_garg *a)
 {
     json_t *arr;
@@ -99,6 +131,7 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
     if (!g) return tj_error_null("tj_graph_write_json: NULL graph");
     if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json: NULL file");
     json_t *inputs = json_array(), *nodes = json_array(), *outputs = json_array();
+    bool oom = false;
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];
         if (n->kind == TJ_NODE_PLACEHOLDER) {
@@ -115,12 +148,18 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
                 for (int a = 0; a < n->nargs; a++) json_array_append_new(args, json_arg(g, &n->args[a]));
                 json_object_set_new(node, "op", json_string(n->op->name));
                 json_object_set_new(node, "args", args);
+            } else {
+                json_t *values = constant_values(n->constant);
+                oom |= !values || json_object_set_new(node, "values", values) != 0;
             }
             json_array_append_new(nodes, node);
         }
     }
     json_t *root = json_pack("{s:o, s:o, s:o}", "inputs", inputs, "nodes", nodes, "outputs", outputs);
-    if (!root) return tj_oom("tj_graph_write_json", 0);
+    if (!root || oom) {
+        json_decref(root);
+        return tj_oom("tj_graph_write_json", 0);
+    }
     int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(root);
     fputc('\n', f);

@@ -137,7 +137,10 @@ tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape.
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
-/** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]}.
+/** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]};
+ * a constant node carries its elements, row-major, in "values" (floats as
+ * numbers, or {"float": "inf"} / "-inf" / "nan"; int64 exactly; bools as
+ * true/false; null for a fake constant, which has none).
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
 
