@@ -86,6 +86,31 @@ static tj_status write_and_close(FILE *f, tj_status (*write)(FILE *f, void *ctx)
     return st;
 }
 
+/* The file a chain of symbolic links starting at `path` names, into out,
+ * when that file does not exist yet (a dangling link: writing through it
+ * creates the file, as a shell's redirection does); false otherwise. A
+ * relative target is taken against its link's folder. */
+static bool dangling_target(const char *path, char *out, size_t size)
+{
+    char cur[PATH_MAX], next[PATH_MAX];
+    struct stat sb;
+    if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur) return false;
+    for (int hops = 0; hops < 40; hops++) { /* Linux's limit on links followed */
+        if (lstat(cur, &sb) != 0) {
+            if (errno != ENOENT || hops == 0) return false;
+            return snprintf(out, size, "%s", cur) < (int)size;
+        }
+        if (!S_ISLNK(sb.st_mode)) return false;
+        ssize_t len = readlink(cur, next, sizeof next - 1);
+        if (len < 0) return false;
+        next[len] = '\0';
+        const char *slash = strrchr(cur, '/');
+        int dir = next[0] == '/' || !slash ? 0 : (int)(slash - cur) + 1;
+        if (snprintf(cur + dir, sizeof cur - (size_t)dir, "%s", next) >= (int)(sizeof cur - (size_t)dir)) return false;
+    }
+    return false;
+}
+
 tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (*write)(FILE *f, void *ctx),
                                   void *ctx)
 {
@@ -94,7 +119,8 @@ tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (
     /* Renaming over a path replaces whatever was there: a device or a FIFO
      * (/dev/stdout, /dev/null) would become a regular file (as root, even
      * /dev/null), so those are written in place; a symbolic link is
-     * followed, the file it names replaced and the link kept. */
+     * followed, the file it names replaced (or made, for a dangling link)
+     * and the link kept. */
     struct stat sb;
     int err;
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
@@ -104,7 +130,9 @@ tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (
         return st == TJ_ERR_IO ? io_error(who, "write", path, strerror(err ? err : EIO), "") : st;
     }
     char target[PATH_MAX];
-    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(path, target)) path = target;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
+        (realpath(path, target) || dangling_target(path, target, sizeof target)))
+        path = target;
     char tmp[4096];
     int n = snprintf(tmp, sizeof tmp, "%s.tmp%ld-%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
     if (n < 0 || (size_t)n >= sizeof tmp)

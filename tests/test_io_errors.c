@@ -213,6 +213,16 @@ Test(io_errors, a_save_to_a_fifo_writes_into_it_and_one_through_a_link_keeps_the
     cr_expect_eq(back->numel, 2);
     cr_expect_eq(((const float *)tj_tensor_ptr(back))[1], 1.5f);
     tj_tensor_release(back);
+    /* a dangling link (relative target): the save makes the file it names */
+    remove(link), remove(real);
+    const char *base = strrchr(real, '/') + 1;
+    cr_assert_eq(symlink(base, link), 0);
+    cr_expect_eq(tj_npy_save(link, t), TJ_OK, "%s", tj_last_error());
+    cr_expect(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the dangling link is still one");
+    back = tj_npy_load(real);
+    cr_assert_not_null(back, "the file the link names: %s", tj_last_error());
+    cr_expect_eq(((const float *)tj_tensor_ptr(back))[0], 1.5f);
+    tj_tensor_release(back);
     tj_tensor_release(t);
     remove(fifo), remove(link), remove(real);
     rmdir(dir);
