@@ -258,3 +258,26 @@ Test(fuse_native, a_cache_path_that_is_a_file_is_an_io_error)
     expect_fallback("plain");
     remove_cache(dir);
 }
+
+Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)
+{
+    /* a "compiler" that builds an object, but not of the source it is given */
+    char bin[64], cc[96];
+    snprintf(bin, sizeof bin, "/tmp/tjit-native-cc-XXXXXX");
+    cr_assert_not_null(mkdtemp(bin));
+    snprintf(cc, sizeof cc, "%s/cc", bin);
+    FILE *f = fopen(cc, "w");
+    cr_assert_not_null(f);
+    fputs("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+          "echo 'int tj_unrelated(void) { return 0; }' | cc -x c -shared -fPIC -o \"$out\" -\n",
+          f);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(cc, 0700), 0);
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    setenv("TJ_CC", cc, 1);
+    expect_fallback("the compiled object has no function 'tjg_0'");
+    remove_cache(dir);
+    unlink(cc);
+    rmdir(bin);
+}

@@ -432,6 +432,17 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
     return TJ_OK;
 }
 
+/* Function tjg_<i> of a loaded unit, or NULL. */
+static pw_native_fn native_fn(void *handle, int i)
+{
+    char name[32];
+    snprintf(name, sizeof name, "tjg_%d", i);
+    pw_native_fn fn;
+    void *sym = tj_native_symbol(handle, name);
+    memcpy(&fn, &sym, sizeof fn); /* ISO C has no object-to-function pointer cast */
+    return fn;
+}
+
 tj_status tj_plan_native_code(tj_plan *p)
 {
     unit u = {0};
@@ -452,22 +463,25 @@ tj_status tj_plan_native_code(tj_plan *p)
         fclose(f);
     }
     void *handle = NULL;
-    if (source && tj_native_load(source, isa_flags(), &handle) != TJ_OK) {
+    int missing = -1;
+    if (source && tj_native_load(source, isa_flags(), &handle) != TJ_OK)
         snprintf(p->native_error, sizeof p->native_error, "%s", tj_last_error());
-    } else if (handle) {
-        p->native_handle = handle;
-        for (int i = 0; i < u.n_fns; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "tjg_%d", i);
-            pw_native_fn fn;
-            void *sym = tj_native_symbol(handle, name);
-            memcpy(&fn, &sym, sizeof fn); /* ISO C has no object-to-function pointer cast */
-            for (int k = 0; k < u.fns[i].n_users && fn; k++) {
-                pw_segment *sg = u.fns[i].users[k];
-                sg->fn = fn;
-                p->stats.n_native_segments++;
-                p->stats.n_native_calls += sg->n;
-            }
+    for (int i = 0; handle && i < u.n_fns && missing < 0; i++)
+        if (!native_fn(handle, i)) missing = i;
+    if (missing >= 0) { /* $TJ_CC built something else: all or nothing */
+        snprintf(p->native_error, sizeof p->native_error,
+                 "tj_compile (native code): the compiled object has no function 'tjg_%d'", missing);
+        tj_native_unload(handle);
+        handle = NULL;
+    }
+    p->native_handle = handle;
+    for (int i = 0; handle && i < u.n_fns; i++) {
+        pw_native_fn fn = native_fn(handle, i);
+        for (int k = 0; k < u.fns[i].n_users; k++) {
+            pw_segment *sg = u.fns[i].users[k];
+            sg->fn = fn;
+            p->stats.n_native_segments++;
+            p->stats.n_native_calls += sg->n;
         }
     }
     free(source);
