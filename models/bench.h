@@ -63,7 +63,8 @@ typedef struct bench_options {
     int n_threads;
     int runs;           /**< timed calls per figure (at least; cheap workloads get more) */
     FILE *log;          /**< progress lines (NULL: none) */
-    bool native_code;   /**< replayed modes compiled with tj_compile_options.native_code */
+    bool native_code;   /**< replayed modes compiled with tj_compile_options.native_code (a plan
+                             whose native code is not built is an error: TJ_ERR_UNSUPPORTED) */
 } bench_options;
 
 /** Names of the models and micro-benchmarks, NULL-terminated. */

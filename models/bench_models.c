@@ -129,6 +129,11 @@ static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const t
     tj_compile_options opts = {.native_code = native_code};
     tj_plan *p = g ? tj_compile(g, &opts) : NULL;
     tj_graph_free(g);
+    if (p && tj_plan_native_code_error(p)) { /* the loops' times would stand as native code's */
+        tj_error(TJ_ERR_UNSUPPORTED, "bench: native code not built: %s", tj_plan_native_code_error(p));
+        tj_plan_free(p);
+        return NULL;
+    }
     return p;
 }
 

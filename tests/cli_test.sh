@@ -67,6 +67,9 @@ expect 2 "unknown benchmark 'nosuch'" err bench nosuch
 expect 2 "bad value '0' for --threads \(a comma-separated list of positive thread counts" err bench mlp --threads 0
 expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
 expect 2 "bad value '0' for --runs" err bench mlp --runs 0
+# --native without a compiler: no times of the loops labelled as native code's
+TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
+    expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp_b1 --native --runs 1 --threads 1
 expect 2 'block768 has no training step' err profile block768 --train
 expect 2 'usage: tjit profile' err profile
 expect 2 "bad value 'foo' for --decompose \(core or none\)" err profile mlp --decompose foo

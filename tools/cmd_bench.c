@@ -34,7 +34,8 @@ static void usage(FILE *f)
                "--json writes every figure for tools (bench/merge.py); --export writes the\n"
                "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n"
                "--native compiles the replayed modes' fused elementwise steps to machine code\n"
-               "(tj_compile_options.native_code: the system C compiler, cached per user).\n"
+               "(tj_compile_options.native_code: the system C compiler, cached per user); when\n"
+               "it cannot be built, bench stops with the reason.\n"
                "--quiet drops the progress lines on stderr.\n");
 }
 
