@@ -281,3 +281,57 @@ Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)
     unlink(cc);
     rmdir(bin);
 }
+
+static mode_t object_mode(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    mode_t mode = 0;
+    char path[512];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || strcmp(e->d_name + len - 3, ".so")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        cr_assert_eq(stat(path, &st), 0);
+        mode = st.st_mode & 0777;
+        n++;
+    }
+    closedir(d);
+    cr_assert_eq(n, 1, "%d objects in %s", n, dir);
+    return mode;
+}
+
+Test(fuse_native, only_the_user_may_write_a_cached_object_whatever_the_umask)
+{
+    /* a cache directory others may read and enter (allowed), and umask 0:
+     * the object the compiler writes would be writable by everyone, code
+     * that a later compile loads and runs as this user */
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    cr_assert_eq(chmod(dir, 0755), 0);
+    mode_t old = umask(0);
+    tj_tensor *in[2];
+    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
+    tj_plan *p = compile_native(g, true);
+    cr_expect_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
+    tj_plan_free(p);
+    cr_expect_eq(object_mode(dir) & 022, 0, "object mode %03o", (unsigned)object_mode(dir));
+    /* one left writable by others (an earlier build) is not loaded but built anew */
+    char path[512];
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".so")) snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    closedir(d);
+    cr_assert_eq(chmod(path, 0777), 0);
+    p = compile_native(g, true);
+    cr_expect_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
+    cr_expect_gt(test_plan_stats(p).n_native_segments, 0);
+    tj_plan_free(p);
+    cr_expect_eq(object_mode(dir) & 022, 0, "object mode %03o", (unsigned)object_mode(dir));
+    umask(old);
+    tj_graph_free(g);
+    remove_cache(dir);
+}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,14 @@ static tj_status run_compiler(const char *dir, const char *const *flags)
                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "", line);
 }
 
+/* Whether the file at path is the user's and no one else may write it: a
+ * cached object that another user could have changed is built anew. */
+static bool private_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 022);
+}
+
 /* Removes the build directory's files and the directory. */
 static void remove_build_dir(const char *dir)
 {
@@ -159,8 +168,12 @@ static tj_status build(const char *dir, const char *source, const char *const *f
     snprintf(path, sizeof path, "%s/k.c", tmp);
     tj_status st = write_source(path, source);
     if (st == TJ_OK) st = run_compiler(tmp, flags);
-    if (st == TJ_OK) {
+    if (st == TJ_OK) { /* whatever the umask: only the user may change code the user runs */
         snprintf(path, sizeof path, "%s/k.so", tmp);
+        if (chmod(path, 0700) != 0)
+            st = tj_error(TJ_ERR_IO, "%s: cannot restrict '%s' to its owner: %s", who, path, strerror(errno));
+    }
+    if (st == TJ_OK) {
         if (rename(path, obj) != 0)
             st = tj_error(TJ_ERR_IO, "%s: cannot rename '%s' to '%s': %s", who, path, obj, strerror(errno));
     }
@@ -183,7 +196,7 @@ tj_status tj_native_load(const char *source, const char *const *flags, void **ha
     for (int i = 0; flags[i] && i < MAX_FLAGS; i++) h = fnv(h, flags[i]);
     snprintf(obj, sizeof obj, "%s/fused-%016llx.so", dir, (unsigned long long)h);
     snprintf(kept, sizeof kept, "%s/fused-%016llx.c", dir, (unsigned long long)h);
-    if (access(obj, R_OK) == 0 && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
+    if (private_file(obj) && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
     st = build(dir, source, flags, obj, kept);
     if (st != TJ_OK) return st;
     if (!(*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) {

@@ -8,7 +8,9 @@
  * Cache: $TJ_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else $HOME/.cache/tjit,
  * created with mode 0700; a cache directory that is not the user's own or
  * that others may write is refused (a planted object would run as the
- * user). The cache keeps each object's source next to it
+ * user); objects are made writable by the user alone, whatever the umask,
+ * and a cached one that others may write is built anew. The cache keeps
+ * each object's source next to it
  * (fused-<hash>.c), for reading. Internal to tracer/. */
 #ifndef TJIT_TRACER_NATIVE_BUILD_H
 #define TJIT_TRACER_NATIVE_BUILD_H
