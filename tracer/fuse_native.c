@@ -145,7 +145,9 @@ static bool expression(const pw_member *mb, char x[][48], char *s, size_t size)
         return true;
     case TJ_K_FLOOR: snprintf(s, size, "floor%s(%s)", f, a); return true;
     case TJ_K_CEIL: snprintf(s, size, "ceil%s(%s)", f, a); return true;
-    case TJ_K_ROUND: snprintf(s, size, "nearbyint%s(%s)", f, a); return true;
+    case TJ_K_ROUND: /* halves to even whatever the rounding mode, as the vector kernels */
+        snprintf(s, size, "__builtin_roundeven%s(%s)", f, a);
+        return true;
     case TJ_K_TRUNC: snprintf(s, size, "trunc%s(%s)", f, a); return true;
     case TJ_K_FRAC: snprintf(s, size, "%s - trunc%s(%s)", a, f, a); return true;
     default: return false;
