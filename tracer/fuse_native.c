@@ -2,7 +2,7 @@
  * as Inductor generates C++ for its pointwise kernels: each run of two or
  * more consecutive members of a fused step (tracer/fuse_pointwise.c) whose
  * arithmetic is exactly rounded IEEE operations (+, -, *, /, sqrt,
- * comparisons, selections, conversions, rounding, min/max with ATen's nan
+ * comparisons, selections, conversions, floor/ceil/trunc, min/max with ATen's nan
  * rule) becomes one C loop over the chunk, every intermediate in a
  * register, instead of one pass of each member's loop over chunk buffers.
  * The loops are compiled together, once per plan, by the system compiler
@@ -145,12 +145,10 @@ static bool expression(const pw_member *mb, char x[][48], char *s, size_t size)
         return true;
     case TJ_K_FLOOR: snprintf(s, size, "floor%s(%s)", f, a); return true;
     case TJ_K_CEIL: snprintf(s, size, "ceil%s(%s)", f, a); return true;
-    case TJ_K_ROUND: /* halves to even whatever the rounding mode, as the vector kernels */
-        snprintf(s, size, "__builtin_roundeven%s(%s)", f, a);
-        return true;
     case TJ_K_TRUNC: snprintf(s, size, "trunc%s(%s)", f, a); return true;
     case TJ_K_FRAC: snprintf(s, size, "%s - trunc%s(%s)", a, f, a); return true;
-    default: return false;
+    default: return false; /* round too: the vector kernels halve to even whatever fesetround says;
+                              C's nearbyint follows it, and roundeven does not vectorise */
     }
 }
 

@@ -159,7 +159,7 @@ typedef struct tj_compile_options {
      * code, as Inductor's C++ backend does: each run of two or more of a
      * step's calls whose arithmetic is exactly rounded (add, sub, mul, div,
      * sqrt, rsqrt, reciprocal, pow by 0, +-0.5, +-1, 2, 3 or -2, abs, neg,
-     * relu, sign, rounding, maximum and minimum, comparisons, logical
+     * relu, sign, floor, ceil, trunc, frac, maximum and minimum, comparisons, logical
      * operators, where, dtype conversions between float32, float64 and
      * bool) runs as one loop keeping every intermediate in registers; the
      * other calls (exp, tanh, erf, row reductions, ...) run their loops
