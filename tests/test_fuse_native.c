@@ -259,27 +259,49 @@ Test(fuse_native, a_cache_path_that_is_a_file_is_an_io_error)
     remove_cache(dir);
 }
 
-Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)
+/* A "compiler": an executable shell script running `body`, in a fresh
+ * folder bin (its path into cc), made the compiler (TJ_CC) with a fresh
+ * cache; script_remove undoes it. */
+static void script_compiler(const char *body, char *bin, char *cc, char *cache)
 {
-    /* a "compiler" that builds an object, but not of the source it is given */
-    char bin[64], cc[96];
-    snprintf(bin, sizeof bin, "/tmp/tjit-native-cc-XXXXXX");
+    snprintf(bin, 64, "/tmp/tjit-native-cc-XXXXXX");
     cr_assert_not_null(mkdtemp(bin));
-    snprintf(cc, sizeof cc, "%s/cc", bin);
+    snprintf(cc, 96, "%s/cc", bin);
     FILE *f = fopen(cc, "w");
     cr_assert_not_null(f);
-    fputs("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-          "echo 'int tj_unrelated(void) { return 0; }' | cc -x c -shared -fPIC -o \"$out\" -\n",
-          f);
+    fprintf(f, "#!/bin/sh\n%s", body);
     cr_assert_eq(fclose(f), 0);
     cr_assert_eq(chmod(cc, 0700), 0);
-    char dir[64];
-    fresh_cache(dir, sizeof dir);
+    fresh_cache(cache, 64);
     setenv("TJ_CC", cc, 1);
-    expect_fallback("the compiled object has no function 'tjg_0'");
-    remove_cache(dir);
+}
+
+static void script_remove(const char *bin, const char *cc, const char *cache)
+{
+    remove_cache(cache);
     unlink(cc);
     rmdir(bin);
+}
+
+Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)
+{
+    /* builds an object, but not of the source it is given */
+    char bin[64], cc[96], dir[64];
+    script_compiler("while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                    "echo 'int tj_unrelated(void) { return 0; }' | cc -x c -shared -fPIC -o \"$out\" -\n",
+                    bin, cc, dir);
+    expect_fallback("the compiled object has no function 'tjg_0'");
+    script_remove(bin, cc, dir);
+}
+
+Test(fuse_native, a_compiler_that_hangs_is_stopped_after_tj_cc_timeout)
+{
+    char bin[64], cc[96], dir[64];
+    script_compiler("exec sleep 60\n", bin, cc, dir);
+    setenv("TJ_CC_TIMEOUT", "1", 1);
+    expect_fallback("took more than 1 s (TJ_CC_TIMEOUT); stopped");
+    cr_expect_eq(count_files(dir, ""), 0, "no build directory left behind");
+    script_remove(bin, cc, dir);
 }
 
 static mode_t object_mode(const char *dir)

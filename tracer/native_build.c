@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/internal.h"
@@ -95,6 +97,31 @@ static void first_line(const char *log, char *line, size_t size)
     fclose(f);
 }
 
+/* Seconds a build may take: $TJ_CC_TIMEOUT, else 300 (a compiler that
+ * hangs would hang tj_compile). */
+static int compile_seconds(void)
+{
+    const char *s = getenv("TJ_CC_TIMEOUT");
+    long v = s ? strtol(s, NULL, 10) : 0;
+    return v > 0 && v < 86400 ? (int)v : 300;
+}
+
+/* Waits for child pid up to `seconds`, its status into *status: 1; 0 when
+ * it ran longer (killed and reaped); -1 when waitpid fails (errno). */
+static int wait_for(pid_t pid, int seconds, int *status)
+{
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (long waited = 0; waited < seconds * 1000L; waited += 10) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid) return 1;
+        if (r < 0 && errno != EINTR) return -1;
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) continue;
+    return 0;
+}
+
 /* Runs the compiler on dir/k.c into dir/k.so, its output into dir/log. */
 static tj_status run_compiler(const char *dir, const char *const *flags)
 {
@@ -122,9 +149,12 @@ static tj_status run_compiler(const char *dir, const char *const *flags)
     int err = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (err != 0) return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s': %s", who, argv[0], strerror(err));
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return tj_error(TJ_ERR_UNSUPPORTED, "%s: waiting for '%s': %s", who, argv[0], strerror(errno));
+    int status, limit = compile_seconds(), waited = wait_for(pid, limit, &status);
+    if (waited < 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: waiting for '%s': %s", who, argv[0], strerror(errno));
+    if (waited == 0)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: the compiler '%s' took more than %d s (TJ_CC_TIMEOUT); stopped", who,
+                        argv[0], limit);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TJ_OK;
     char line[256];
     first_line(log, line, sizeof line);

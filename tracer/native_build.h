@@ -4,7 +4,8 @@
  * the source, the compiler and its flags, and loaded with dlopen; a later
  * plan with the same source loads the cached object without compiling.
  *
- * Compiler: $TJ_CC (one program name or path, no arguments), else cc.
+ * Compiler: $TJ_CC (one program name or path, no arguments), else cc,
+ * stopped after $TJ_CC_TIMEOUT seconds (default 300).
  * Cache: $TJ_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else $HOME/.cache/tjit,
  * created with mode 0700; a cache directory that is not the user's own or
  * that others may write is refused (a planted object would run as the
@@ -24,8 +25,9 @@
  * tj_native_unload. Errors (nothing left loaded, the temporary build
  * directory removed): TJ_ERR_IO when the cache directory cannot be made,
  * is not private, or a file in it cannot be written or renamed;
- * TJ_ERR_UNSUPPORTED when the compiler cannot be run or fails (the message
- * quotes the first line it printed) or the object does not load. */
+ * TJ_ERR_UNSUPPORTED when the compiler cannot be run, fails (the message
+ * quotes the first line it printed) or runs past the time limit, or the
+ * object does not load. */
 tj_status tj_native_load(const char *source, const char *const *flags, void **handle);
 
 /** The address of function `name` in a loaded object, or NULL. */
