@@ -30,6 +30,9 @@
 
 /* ---- one member's expression ---- */
 
+#define EXPR_BYTES 1024 /* a member's C expression, at most */
+#define OPERAND_BYTES 48 /* an operand's: t12, r3[i], F64(0x...ull) */
+
 static const char *ctype(tj_dtype t) { return t == TJ_FLOAT32 ? "float" : t == TJ_FLOAT64 ? "double" : "u8"; }
 
 /* The dtype a member's loop writes. */
@@ -63,7 +66,7 @@ static void literal(char *s, size_t size, tj_dtype t, tj_k_scalar v)
 
 /* The C expression member mb computes from its operands x[k], into s;
  * false when it has none here (transcendental functions, integer dtypes). */
-static bool expression(const pw_member *mb, char x[][48], char *s, size_t size)
+static bool expression_of(const pw_member *mb, char x[][OPERAND_BYTES], char *s, size_t size)
 {
     const tj_pointwise *pw = &mb->pw;
     if (pw->fn == tj_pointwise_copy_loop) {
@@ -98,7 +101,7 @@ static bool expression(const pw_member *mb, char x[][48], char *s, size_t size)
         if (t == TJ_FLOAT32 ? al.f32 == 1 : al.f64 == 1) {
             snprintf(s, size, "%s + %s", x[0], x[1]);
         } else {
-            char a[48];
+            char a[OPERAND_BYTES];
             literal(a, sizeof a, t, al);
             snprintf(s, size, "%s + %s * %s", x[0], a, x[1]);
         }
@@ -152,13 +155,30 @@ static bool expression(const pw_member *mb, char x[][48], char *s, size_t size)
     }
 }
 
-/* Whether member mb can be part of a segment. */
+/* expression_of, false too when it does not fit s (EXPR_BYTES). */
+static bool expression(const pw_member *mb, char x[][OPERAND_BYTES], char *s)
+{
+    return expression_of(mb, x, s, EXPR_BYTES) && strlen(s) + 1 < EXPR_BYTES;
+}
+
+static bool c_dtype(tj_dtype t) { return t == TJ_FLOAT32 || t == TJ_FLOAT64 || t == TJ_BOOL; }
+
+/* Whether member mb can be part of a segment: one of the loops below, on
+ * dtypes C has here (float, double, u8 for bool). */
 static bool native_member(const pw_member *mb)
 {
+    tj_loop_fn fn = mb->pw.fn;
     if (mb->reduces || mb->rows_in || mb->rows_out) return false;
-    char x[TJ_ITER_MAX_INPUTS][48], s[512];
-    for (int k = 0; k < mb->pw.nin; k++) snprintf(x[k], sizeof x[k], "x%d", k);
-    return expression(mb, x, s, sizeof s);
+    if (fn != tj_k_unary_loop && fn != tj_k_binary_loop && fn != tj_k_add_loop && fn != tj_k_pow_scalar_loop &&
+        fn != tj_k_where_loop && fn != tj_pointwise_copy_loop && fn != tj_k_compare_loop)
+        return false;
+    if (!c_dtype(result_dtype(mb))) return false;
+    char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES], s[EXPR_BYTES];
+    for (int k = 0; k < mb->pw.nin; k++) {
+        if (!c_dtype(mb->pw.loop[k])) return false;
+        snprintf(x[k], sizeof x[k], "x%d", k);
+    }
+    return expression(mb, x, s);
 }
 
 /* ---- one segment's function ---- */
@@ -242,7 +262,7 @@ static int emit_body(emitter *e, int n, FILE *f, FILE *head)
     for (int b = 0; b < PW_MAX_BUFS; b++) e->writer[b] = -1;
     for (int m = sg->first; m < sg->first + n; m++) {
         const pw_member *mb = &pg->members[m];
-        char x[TJ_ITER_MAX_INPUTS][48], s[1024];
+        char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES], s[EXPR_BYTES];
         for (int k = 0; k < mb->pw.nin; k++) {
             const pw_src *src = &mb->in[k];
             tj_dtype t = mb->pw.loop[k];
@@ -275,10 +295,10 @@ static int emit_body(emitter *e, int n, FILE *f, FILE *head)
             if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt))) return m - sg->first;
             int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, false) : ref(e, REF_BUF, mb->buf, rt, true, false);
             if (r < 0) return m - sg->first;
-            expression(mb, x, s, sizeof s);
+            expression(mb, x, s);
             fprintf(f, "        const %s t%d = %s;\n        r%d[i] = t%d;\n", ctype(rt), m, s, r, m);
         } else {
-            expression(mb, x, s, sizeof s);
+            expression(mb, x, s);
             fprintf(f, "        const %s t%d = %s;\n", ctype(rt), m, s);
         }
         if (mb->buf >= 0) e->writer[mb->buf] = m;
@@ -288,8 +308,8 @@ static int emit_body(emitter *e, int n, FILE *f, FILE *head)
 
 /* Segment sg's function into *text (malloc'd), from its parameter list
  * on (the name goes before it). sg->n shrinks to the members emit_body
- * takes; false when fewer than two, or out of memory. */
-static bool emit_function(const pw_program *pg, pw_segment *sg, char **text)
+ * takes; false when fewer than two, or out of memory (*oom set). */
+static bool emit_function(const pw_program *pg, pw_segment *sg, char **text, bool *oom)
 {
     emitter e = {.pg = pg, .sg = sg};
     char *body = NULL, *head = NULL;
@@ -304,7 +324,10 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **text)
         int took = fb && fh ? emit_body(&e, sg->n, fb, fh) : 0;
         if (fb) fclose(fb);
         if (fh) fclose(fh);
-        if (!fb || !fh) break;
+        if (!fb || !fh) {
+            *oom = true;
+            break;
+        }
         ok = took == sg->n;
         sg->n = took;
     }
@@ -326,6 +349,7 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **text)
         }
         fclose(f);
     }
+    *oom |= ok && !f;
     free(body);
     free(head);
     return f != NULL;
@@ -366,6 +390,7 @@ typedef struct unit_fn {
 typedef struct unit {
     unit_fn *fns;
     int n_fns, cap;
+    bool oom; /* an allocation failed: tj_compile fails */
 } unit;
 
 static void unit_free(unit *u)
@@ -378,11 +403,11 @@ static void unit_free(unit *u)
 }
 
 /* Adds segment sg's function (one already there with the same text is
- * shared); false when out of memory or not emitted. */
+ * shared); false when not emitted, or out of memory (u->oom set). */
 static bool unit_add(unit *u, const pw_program *pg, pw_segment *sg)
 {
     char *text;
-    if (!emit_function(pg, sg, &text)) return false;
+    if (!emit_function(pg, sg, &text, &u->oom)) return false;
     unit_fn *fn = NULL;
     for (int i = 0; i < u->n_fns && !fn; i++)
         if (!strcmp(u->fns[i].text, text)) fn = &u->fns[i];
@@ -394,7 +419,7 @@ static bool unit_add(unit *u, const pw_program *pg, pw_segment *sg)
             unit_fn *grown = realloc(u->fns, sizeof *grown * (size_t)cap);
             if (!grown) {
                 free(text);
-                return false;
+                return !(u->oom = true);
             }
             u->fns = grown;
             u->cap = cap;
@@ -403,7 +428,7 @@ static bool unit_add(unit *u, const pw_program *pg, pw_segment *sg)
         *fn = (unit_fn){.text = text};
     }
     pw_segment **users = realloc(fn->users, sizeof *users * (size_t)(fn->n_users + 1));
-    if (!users) return false;
+    if (!users) return !(u->oom = true);
     fn->users = users;
     fn->users[fn->n_users++] = sg;
     return true;
@@ -425,6 +450,7 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
         pw_segment *sg = &segs[n];
         *sg = (pw_segment){.first = m, .n = end - m};
         if (unit_add(u, pg, sg)) n++;
+        else if (u->oom) return tj_oom("tj_compile", 0);
         m += sg->n >= 2 ? sg->n : 1; /* a shorter segment: the rest may make another */
     }
     pg->segments = segs;
@@ -462,9 +488,10 @@ tj_status tj_plan_native_code(tj_plan *p)
         }
         fclose(f);
     }
+    if (st == TJ_OK && u.n_fns && !source) st = tj_oom("tj_compile", 0);
     void *handle = NULL;
     int missing = -1;
-    if (source && tj_native_load(source, isa_flags(), &handle) != TJ_OK)
+    if (st == TJ_OK && source && tj_native_load(source, isa_flags(), &handle) != TJ_OK)
         snprintf(p->native_error, sizeof p->native_error, "%s", tj_last_error());
     for (int i = 0; handle && i < u.n_fns && missing < 0; i++)
         if (!native_fn(handle, i)) missing = i;

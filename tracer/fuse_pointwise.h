@@ -22,6 +22,8 @@ typedef struct pw_src {
     int index;
 } pw_src;
 
+/* One call of the step: its loop (or row reduction), where each operand
+ * comes from and where its result goes, in member order. */
 typedef struct pw_member {
     tj_pointwise pw;
     bool reduces;        /* a row reduction (red) of its one operand, instead of pw's loop */
@@ -46,7 +48,6 @@ typedef struct pw_splat {
     tj_dtype loop;      /* the dtype its readers' loops take it in */
     tj_k_scalar value;  /* arg -1: already in `loop` */
 } pw_splat;
-
 
 /* A chunk pointer a native segment takes: buffer `index`, the step's
  * argument `index` read in place at the chunk's start, or the step's
@@ -74,6 +75,8 @@ typedef struct pw_segment {
     pw_native_fn fn;
 } pw_segment;
 
+/* A fused step: the shape it walks a chunk at a time, its members, the
+ * buffers they share (splats first), and the native segments among them. */
 typedef struct pw_program {
     int ndim;
     int64_t shape[TJ_MAX_DIMS];

@@ -2,6 +2,7 @@
  * shared objects, and loading them (native_build.h). */
 #include "native_build.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,8 @@
 #include "runtime/internal.h"
 
 extern char **environ;
+
+static const char who[] = "tj_compile (native code)";
 
 static const char *const base_flags[] = {"-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fPIC",
                                          "-shared"};
@@ -60,7 +63,6 @@ static int make_dirs(char *path)
 /* The cache directory, made if missing and checked private, into dir. */
 static tj_status cache_dir(char *dir, size_t size)
 {
-    const char *who = "tj_compile (native code)";
     const char *env = getenv("TJ_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int len;
     if (env && *env) len = snprintf(dir, size, "%s", env);
@@ -80,11 +82,10 @@ static tj_status cache_dir(char *dir, size_t size)
 static tj_status write_source(const char *path, const char *source)
 {
     FILE *f = fopen(path, "w");
-    if (!f) return tj_error(TJ_ERR_IO, "tj_compile (native code): cannot write '%s': %s", path, strerror(errno));
+    if (!f) return tj_error(TJ_ERR_IO, "%s: cannot write '%s': %s", who, path, strerror(errno));
     fputs(source, f);
-    tj_status st = tj_check_written(f, "tj_compile (native code)", path);
-    return fclose(f) != 0 && st == TJ_OK ? tj_error(TJ_ERR_IO, "tj_compile (native code): cannot write '%s'", path)
-                                         : st;
+    tj_status st = tj_check_written(f, who, path);
+    return fclose(f) != 0 && st == TJ_OK ? tj_error(TJ_ERR_IO, "%s: cannot write '%s'", who, path) : st;
 }
 
 /* The first line of the compiler's output, into line. */
@@ -106,18 +107,27 @@ static int compile_seconds(void)
     return v > 0 && v < 86400 ? (int)v : 300;
 }
 
-/* Waits for child pid up to `seconds`, its status into *status: 1; 0 when
- * it ran longer (killed and reaped); -1 when waitpid fails (errno). */
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Waits for child pid, leader of its own process group, up to `seconds`,
+ * its status into *status: 1; 0 when it ran longer (the group killed: the
+ * driver's cc1, as and ld too; pid reaped); -1 when waitpid fails
+ * (errno). */
 static int wait_for(pid_t pid, int seconds, int *status)
 {
     const struct timespec tick = {0, 10 * 1000 * 1000};
-    for (long waited = 0; waited < seconds * 1000L; waited += 10) {
+    for (double end = monotonic_s() + seconds; monotonic_s() < end;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid) return 1;
         if (r < 0 && errno != EINTR) return -1;
         nanosleep(&tick, NULL);
     }
-    kill(pid, SIGKILL);
+    kill(-pid, SIGKILL);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR) continue;
     return 0;
 }
@@ -125,7 +135,6 @@ static int wait_for(pid_t pid, int seconds, int *status)
 /* Runs the compiler on dir/k.c into dir/k.so, its output into dir/log. */
 static tj_status run_compiler(const char *dir, const char *const *flags)
 {
-    const char *who = "tj_compile (native code)";
     char src[4096], obj[4096], log[4096];
     snprintf(src, sizeof src, "%s/k.c", dir);
     snprintf(obj, sizeof obj, "%s/k.so", dir);
@@ -134,20 +143,28 @@ static tj_status run_compiler(const char *dir, const char *const *flags)
     int n = 0;
     argv[n++] = compiler();
     for (size_t i = 0; i < N_BASE_FLAGS; i++) argv[n++] = base_flags[i];
-    for (int i = 0; flags[i] && i < MAX_FLAGS; i++) argv[n++] = flags[i];
+    for (int i = 0; i < MAX_FLAGS && flags[i]; i++) argv[n++] = flags[i];
     argv[n++] = "-o";
     argv[n++] = obj;
     argv[n++] = src;
     argv[n++] = "-lm";
     argv[n] = NULL;
     posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawnattr_t attr;
     pid_t pid;
-    int err = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int err = posix_spawn_file_actions_init(&fa);
+    if (!err && (err = posix_spawnattr_init(&attr)) != 0) posix_spawn_file_actions_destroy(&fa);
+    if (!err) {
+        /* its own process group, so that a timeout stops the whole build */
+        if (!(err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP)) &&
+            !(err = posix_spawnattr_setpgroup(&attr, 0)) &&
+            !(err = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) &&
+            !(err = posix_spawn_file_actions_adddup2(&fa, 1, 2)) &&
+            !(err = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)))
+            err = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+    }
     if (err != 0) return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s': %s", who, argv[0], strerror(err));
     int status, limit = compile_seconds(), waited = wait_for(pid, limit, &status);
     if (waited < 0)
@@ -173,16 +190,35 @@ static bool private_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 022);
 }
 
-/* Removes the build directory's files and the directory. */
+/* Removes the build directory: its files (ours and any the compiler left)
+ * and the directory. */
 static void remove_build_dir(const char *dir)
 {
-    static const char *const names[] = {"k.c", "k.so", "log"};
+    DIR *d = opendir(dir);
     char path[4096];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         unlink(path);
     }
+    if (d) closedir(d);
     rmdir(dir);
+}
+
+/* Whether the file at path holds exactly `text`: a cached object is used
+ * only next to the source it was built from (the 64-bit name could
+ * collide). */
+static bool same_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t n = strlen(text), got = 0;
+    char buf[4096];
+    bool same = true;
+    for (size_t r; same && (r = fread(buf, 1, sizeof buf, f)) > 0; got += r)
+        same = got + r <= n && !memcmp(buf, text + got, r);
+    fclose(f);
+    return same && got == n;
 }
 
 /* Builds the object at `obj` (and its source at `kept`) in a fresh
@@ -191,7 +227,6 @@ static void remove_build_dir(const char *dir)
 static tj_status build(const char *dir, const char *source, const char *const *flags, const char *obj,
                        const char *kept)
 {
-    const char *who = "tj_compile (native code)";
     char tmp[4096], path[4096];
     snprintf(tmp, sizeof tmp, "%s/build-XXXXXX", dir);
     if (!mkdtemp(tmp)) return tj_error(TJ_ERR_IO, "%s: cannot make a directory in '%s': %s", who, dir, strerror(errno));
@@ -209,7 +244,7 @@ static tj_status build(const char *dir, const char *source, const char *const *f
     }
     if (st == TJ_OK) {
         snprintf(path, sizeof path, "%s/k.c", tmp);
-        rename(path, kept); /* for reading only: its loss costs nothing */
+        rename(path, kept); /* if lost, the next compile builds again */
     }
     remove_build_dir(tmp);
     return st;
@@ -223,15 +258,15 @@ tj_status tj_native_load(const char *source, const char *const *flags, void **ha
     if (st != TJ_OK) return st;
     uint64_t h = fnv(fnv(0xcbf29ce484222325ull, source), compiler());
     for (size_t i = 0; i < N_BASE_FLAGS; i++) h = fnv(h, base_flags[i]);
-    for (int i = 0; flags[i] && i < MAX_FLAGS; i++) h = fnv(h, flags[i]);
+    for (int i = 0; i < MAX_FLAGS && flags[i]; i++) h = fnv(h, flags[i]);
     snprintf(obj, sizeof obj, "%s/fused-%016llx.so", dir, (unsigned long long)h);
     snprintf(kept, sizeof kept, "%s/fused-%016llx.c", dir, (unsigned long long)h);
-    if (private_file(obj) && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
+    if (private_file(obj) && same_text(kept, source) && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
     st = build(dir, source, flags, obj, kept);
     if (st != TJ_OK) return st;
     if (!(*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) {
         const char *why = dlerror();
-        return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile (native code): cannot load '%s': %s", obj, why ? why : "?");
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot load '%s': %s", who, obj, why ? why : "?");
     }
     return TJ_OK;
 }

@@ -11,8 +11,9 @@
  * that others may write is refused (a planted object would run as the
  * user); objects are made writable by the user alone, whatever the umask,
  * and a cached one that others may write is built anew. The cache keeps
- * each object's source next to it
- * (fused-<hash>.c), for reading. Internal to tracer/. */
+ * each object's source next to it (fused-<hash>.c), to read, and loads an
+ * object only next to the very source it is asked for. Internal to
+ * tracer/. */
 #ifndef TJIT_TRACER_NATIVE_BUILD_H
 #define TJIT_TRACER_NATIVE_BUILD_H
 
