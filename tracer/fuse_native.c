@@ -385,6 +385,7 @@ typedef struct unit_fn {
     char *text;
     pw_segment **users;
     int n_users;
+    pw_native_fn fn; /* tjg_<i> once loaded */
 } unit_fn;
 
 typedef struct unit {
@@ -494,7 +495,7 @@ tj_status tj_plan_native_code(tj_plan *p)
     if (st == TJ_OK && source && tj_native_load(source, isa_flags(), &handle) != TJ_OK)
         snprintf(p->native_error, sizeof p->native_error, "%s", tj_last_error());
     for (int i = 0; handle && i < u.n_fns && missing < 0; i++)
-        if (!native_fn(handle, i)) missing = i;
+        if (!(u.fns[i].fn = native_fn(handle, i))) missing = i;
     if (missing >= 0) { /* $TJ_CC built something else: all or nothing */
         snprintf(p->native_error, sizeof p->native_error,
                  "tj_compile (native code): the compiled object has no function 'tjg_%d'", missing);
@@ -503,10 +504,9 @@ tj_status tj_plan_native_code(tj_plan *p)
     }
     p->native_handle = handle;
     for (int i = 0; handle && i < u.n_fns; i++) {
-        pw_native_fn fn = native_fn(handle, i);
         for (int k = 0; k < u.fns[i].n_users; k++) {
             pw_segment *sg = u.fns[i].users[k];
-            sg->fn = fn;
+            sg->fn = u.fns[i].fn;
             p->stats.n_native_segments++;
             p->stats.n_native_calls += sg->n;
         }
