@@ -19,20 +19,11 @@
 #include "test_util.h"
 #include "tjit/tjit.h"
 
-/* The _native build (TEST_NATIVE_CODE) runs every test with native code. */
-static void suite_init(void)
-{
-#ifdef TEST_NATIVE_CODE
-    test_native_code = true;
-#endif
-    test_scope_open();
-}
-
-TestSuite(fuse_pointwise, .init = suite_init, .fini = test_scope_close);
+TestSuite(fuse_pointwise, .init = test_scope_open, .fini = test_scope_close);
 
 static tj_plan *compile_opts(const tj_graph *g, bool fuse)
 {
-    tj_compile_options o = {.no_pointwise_fusion = !fuse, .native_code = fuse && test_native_code};
+    tj_compile_options o = {.no_pointwise_fusion = !fuse, .native_code = fuse && test_native_code()};
     tj_plan *p = tj_compile(g, &o);
     cr_assert_not_null(p, "tj_compile: %s", tj_last_error());
     return p;
@@ -98,7 +89,7 @@ Test(fuse_pointwise, the_profiler_names_the_fused_step_after_its_operators)
     int64_t shape[2] = {8, 100};
     tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
     tj_graph *g = trace(fn_chain, NULL, in, 2);
-    tj_compile_options o = {.profile = true, .native_code = test_native_code};
+    tj_compile_options o = {.profile = true, .native_code = test_native_code()};
     tj_plan *p = tj_compile(g, &o);
     cr_assert_not_null(p, "%s", tj_last_error());
     tj_tensor *out;

@@ -19,16 +19,7 @@
 #include "test_util.h"
 #include "tjit/tjit.h"
 
-/* The _native build (TEST_NATIVE_CODE) runs every test with native code. */
-static void suite_init(void)
-{
-#ifdef TEST_NATIVE_CODE
-    test_native_code = true;
-#endif
-    test_scope_open();
-}
-
-TestSuite(fuse_rows, .init = suite_init, .fini = test_scope_close_isa);
+TestSuite(fuse_rows, .init = test_scope_open, .fini = test_scope_close_isa);
 
 static tj_graph *trace_core(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
 {
@@ -149,7 +140,7 @@ Test(fuse_rows, the_profiler_names_steps_walking_rows)
                         test_random_tensor(TJ_FLOAT32, 1, sw, 3, -1, 1), test_random_tensor(TJ_FLOAT32, 1, sw, 4, -1, 1)};
     family f = F_SOFTMAX;
     tj_graph *g = trace_core(fn_family, &f, in, 4);
-    tj_compile_options o = {.profile = true, .native_code = test_native_code};
+    tj_compile_options o = {.profile = true, .native_code = test_native_code()};
     tj_plan *p = tj_compile(g, &o);
     cr_assert_not_null(p, "%s", tj_last_error());
     tj_tensor *out;

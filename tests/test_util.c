@@ -299,12 +299,12 @@ void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
     }
 }
 
-bool test_native_code;
+bool test_native_code(void) { return getenv("TJ_TEST_NATIVE_CODE") != NULL; }
 
 tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
                                                  tj_plan_statistics *unfused)
 {
-    tj_compile_options fo = {.native_code = test_native_code}, uo = {.no_pointwise_fusion = true};
+    tj_compile_options fo = {.native_code = test_native_code()}, uo = {.no_pointwise_fusion = true};
     tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
     cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
     cr_assert_null(tj_plan_native_code_error(pf), "%s: %s", what, tj_plan_native_code_error(pf));

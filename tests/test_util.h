@@ -127,17 +127,17 @@ tj_plan_statistics test_plan_stats(const tj_plan *p);
  *  any payload); same dtype and element count. Asserts. */
 void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what);
 
-/** Set by the native builds of the fusion tests (test_fuse_*_native, built
- *  with TEST_NATIVE_CODE): their fused plans are compiled with
- *  tj_compile_options.native_code, which must then build. */
-extern bool test_native_code;
+/** True when TJ_TEST_NATIVE_CODE is set (the fuse_*_native entries of
+ *  meson test, which rerun the loop-fusion tests): their fused plans are
+ *  compiled with tj_compile_options.native_code, which must then build. */
+bool test_native_code(void);
 
 /** Compiles g with and without loop fusion (no_pointwise_fusion), runs both
  *  plans twice on `in` (the second run reuses the arena) and the interpreter
  *  (tj_graph_run) once, and expects the same bits from all three on every
  *  output (at most 8). Returns the fused plan's statistics, and the unfused
  *  one's in *unfused when not NULL; the unfused plan must have fused
- *  nothing. With test_native_code the fused plan has native code. */
+ *  nothing. With test_native_code() the fused plan has native code. */
 tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
                                                  tj_plan_statistics *unfused);
 
