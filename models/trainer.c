@@ -14,6 +14,7 @@ typedef struct compiled {
 struct runner {
     model *m;
     run_mode mode;
+    bool native_code;
     train_state state;
     tj_decomp_table *table;
     compiled train[MAX_PLANS], forward[MAX_PLANS];
@@ -36,7 +37,7 @@ const char *run_mode_name(run_mode m)
     return m == MODE_EAGER ? "eager" : m == MODE_TRACED ? "traced" : "decomposed";
 }
 
-runner *runner_new(model *m, run_mode mode)
+runner *runner_new(model *m, run_mode mode, bool native_code)
 {
     runner *r = calloc(1, sizeof *r);
     if (!r) {
@@ -45,6 +46,7 @@ runner *runner_new(model *m, run_mode mode)
     }
     r->m = m;
     r->mode = mode;
+    r->native_code = native_code;
     if ((m->def->trainable && train_state_init(m, &r->state) != TJ_OK) ||
         (mode == MODE_DECOMPOSED && !(r->table = tj_core_decompositions()))) {
         runner_free(r);
@@ -76,9 +78,15 @@ static tj_plan *plan_for(runner *r, step_kind kind, int64_t batch)
     while (slot < MAX_PLANS - 1 && cache[slot].plan) slot++;
     tj_graph *g = step_trace(r->m, kind, batch, r->table, TJ_TRACE_FAKE);
     if (!g) return NULL;
-    tj_plan *p = tj_compile(g, NULL);
+    tj_compile_options opts = {.native_code = r->native_code};
+    tj_plan *p = tj_compile(g, &opts);
     tj_graph_free(g);
     if (!p) return NULL;
+    if (tj_plan_native_code_error(p)) {
+        tj_error(TJ_ERR_UNSUPPORTED, "runner: native code not built: %s", tj_plan_native_code_error(p));
+        tj_plan_free(p);
+        return NULL;
+    }
     tj_plan_free(cache[slot].plan);
     cache[slot] = (compiled){batch, p};
     return p;

@@ -21,7 +21,11 @@ const char *run_mode_name(run_mode m);
  * a smaller batch). */
 typedef struct runner runner;
 
-runner *runner_new(model *m, run_mode mode);
+/** native_code: the traced modes' plans are compiled with
+ * tj_compile_options.native_code; a plan whose native code cannot be built
+ * fails its step with the reason (TJ_ERR_UNSUPPORTED) rather than running
+ * the loops unnoticed. NULL on out of memory. */
+runner *runner_new(model *m, run_mode mode, bool native_code);
 void runner_free(runner *r);
 /** One training step on (x, y); writes the loss value. Updates the model's
  * parameters and the runner's optimiser state in place. */

@@ -1,5 +1,5 @@
 /* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
- *                    [--threads T] [--seed S] [--save FILE] [--data DIR]
+ *                    [--threads T] [--seed S] [--save FILE] [--data DIR] [--native]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
 #include <errno.h>
 #include <getopt.h>
@@ -16,13 +16,16 @@
 static void train_usage(FILE *f)
 {
     fprintf(f, "usage: tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]\n"
-               "                  [--threads T] [--seed S] [--save FILE] [--data DIR]\n\n"
+               "                  [--threads T] [--seed S] [--save FILE] [--data DIR] [--native]\n\n"
                "Trains a model on Fashion-MNIST (Debian's dataset-fashion-mnist, or --data DIR)\n"
                "with the WORKLOADS.md recipe: cross entropy, SGD lr 0.01 momentum 0.9, batches\n"
                "shuffled each epoch from the seed. traced mode captures the whole training step\n"
                "(forward, loss, backward, optimiser) once with make_fx and replays it as a plan;\n"
                "decomposed mode does the same with the core decomposition table. Prints the test\n"
-               "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'.\n\n"
+               "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'. --native compiles\n"
+               "the replayed plans' fused elementwise steps to machine code with the system C\n"
+               "compiler (tj_compile_options.native_code, as `tjit bench --native`; cached per\n"
+               "user); when it cannot be built, training stops with the reason.\n\n"
                "defaults: --epochs 1 --batch-size 64 --mode traced --threads (all cores) --seed 0\n");
 }
 
@@ -72,14 +75,16 @@ int cmd_train(int argc, char **argv)
     static const struct option opts[] = {
         {"epochs", required_argument, 0, 'e'}, {"batch-size", required_argument, 0, 'b'}, {"mode", required_argument, 0, 'm'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},      {"save", required_argument, 0, 'o'},
-        {"data", required_argument, 0, 'd'},    {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"data", required_argument, 0, 'd'},    {"native", no_argument, 0, 'n'},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int epochs = 1, threads = 0, batch = 64;
     unsigned long long seed = 0;
     run_mode mode = MODE_TRACED;
     const char *save = NULL, *data = NULL;
+    bool native_code = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:nh", opts, NULL)) != -1) {
         char *end = NULL;
         bool ok = true;
         switch (c) {
@@ -94,6 +99,7 @@ int cmd_train(int argc, char **argv)
             break;
         case 'o': save = optarg; break;
         case 'd': data = optarg; break;
+        case 'n': native_code = true; break;
         default: return cmd_usage_exit(train_usage, c);
         }
         if (!ok)
@@ -120,9 +126,10 @@ int cmd_train(int argc, char **argv)
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)train.n);
     int rc = 1;
     if (model_create(def, seed, &m) != TJ_OK) goto fail_model;
-    if (!idx || !(r = runner_new(&m, mode))) goto fail;
-    printf("training %s on Fashion-MNIST (%lld images), %s mode, batch %d, %d thread%s, seed %llu\n", def->id,
-           (long long)train.n, run_mode_name(mode), batch, tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed);
+    if (!idx || !(r = runner_new(&m, mode, native_code))) goto fail;
+    printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu\n", def->id,
+           (long long)train.n, run_mode_name(mode), native_code && mode != MODE_EAGER ? " with native code" : "", batch,
+           tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed);
     bool tty = isatty(STDOUT_FILENO);
     double accuracy = 0;
     int64_t n_batches = (train.n + batch - 1) / batch;
@@ -202,7 +209,7 @@ int cmd_eval(int argc, char **argv)
         return 1;
     }
     if (model_create(def, 0, &m) == TJ_OK) {
-        if (model_load(&m, load) == TJ_OK && (r = runner_new(&m, mode)) && evaluate(r, &test, &accuracy) == TJ_OK) {
+        if (model_load(&m, load) == TJ_OK && (r = runner_new(&m, mode, false)) && evaluate(r, &test, &accuracy) == TJ_OK) {
             printf("test accuracy: %.4f\n", accuracy);
             rc = 0;
         }
