@@ -117,7 +117,9 @@ bool tj_pointwise_describe(const tj_op *op, const tj_value *args, tj_dtype out, 
         pw->fn = tj_k_where_loop;
         pw->ctx.select = (tj_k_select_args){.dtype = out};
         pw->nin = 3;
-        return tj_dtype_is_float(out) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
+        /* bool too: a where of masks (decomposed tanh-gelu backward's), which would otherwise end the chain
+           with every value the rest of it reads written out */
+        return (tj_dtype_is_float(out) || out == TJ_BOOL) && args[0].kind == TJ_V_TENSOR && args[0].u.t->dtype == TJ_BOOL &&
                operand(pw, 0, args, 0, TJ_BOOL) && operand(pw, 1, args, 1, out) && operand(pw, 2, args, 2, out);
     }
     if (k == tj_kernel_copy && (op == TJ_OPS(_to_copy) || op == TJ_OPS(clone))) {

@@ -19,7 +19,7 @@
 
 TestSuite(fuse_native, .init = test_scope_open, .fini = test_scope_close);
 
-#define N_OUTS 45
+#define N_OUTS 46
 
 /* in: x, y of one shape, float32 or float64: every operator native code
  * compiles, each result an output of its own (so that a wrong sign of
@@ -42,6 +42,7 @@ static tj_status fn_every_op(void *ctx, tj_tensor *const *in, int n, tj_tensor *
         tj_where(tj_lt(x, y), x, y), tj_where(tj_le(x, y), y, x), tj_where(tj_gt(x, y), x, y), tj_where(tj_ge(x, y), y, x),
         tj_where(tj_eq(x, y), x, y), tj_where(tj_ne(x, y), y, x), tj_where(tj_logical_and(x, y), x, y),
         tj_where(tj_logical_or(x, y), y, x), tj_where(tj_logical_xor(x, y), x, y),
+        tj_where(tj_lt(x, y), tj_ne(x, x), tj_ge(y, x)), /* of masks: bool */
         tj_to_copy(tj_to_copy(x, other), dt), tj_to_copy(tj_to_copy(x, TJ_BOOL), dt), NULL};
     /* a chain: every intermediate only the chain reads */
     tj_tensor *r = tj_add(tj_mul(x, y), tj_div(x, y));

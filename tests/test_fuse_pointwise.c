@@ -157,7 +157,7 @@ static tj_status fn_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
     case OP_COMPARE_WHERE: {
         tj_tensor *m = tj_lt(x, y), *e = tj_eq_scalar(tj_round(x), tj_v_int(0));
         r = tj_where(m, tj_mul(x, y), tj_add(x, y));
-        r = tj_where(e, y, r);
+        r = tj_where(tj_where(e, tj_lt(y, x), m), y, r); /* a where of masks: bool */
         r = tj_where(tj_ge_scalar(r, tj_v_float(0.1)), r, tj_neg(r));
         out[1] = tj_where(tj_logical_not(tj_gt(x, r)), x, y); /* logical_not is not fused: ends the group's input */
         break;
@@ -293,6 +293,32 @@ Test(fuse_pointwise, rows_columns_scalars_and_transposed_operands_are_read_in_pl
             tj_graph_free(g);
         }
     }
+}
+
+#define N_CONSTANTS 20
+
+/* in: x, then N_CONSTANTS one-element tensors (a decomposed graph's
+ * literals: tanh-gelu's backward has ten): r = r c_k + x over them all. */
+static tj_status fn_constants(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *r = in[0];
+    for (int k = 1; k <= N_CONSTANTS; k++) r = tj_add(tj_mul(r, in[k]), in[0]);
+    out[0] = r;
+    *n_out = 1;
+    return r ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, a_chain_through_many_one_element_constants_is_one_step)
+{
+    int64_t shape[1] = {1000};
+    tj_tensor *in[1 + N_CONSTANTS] = {test_random_tensor(TJ_FLOAT32, 1, shape, 1, -2, 2)};
+    for (int k = 1; k <= N_CONSTANTS; k++) in[k] = test_random_tensor(TJ_FLOAT32, 0, NULL, 10 + (unsigned)k, -1, 1);
+    tj_graph *g = trace(fn_constants, NULL, in, 1 + N_CONSTANTS);
+    tj_plan_statistics s = expect_plans_match(g, in, 1 + N_CONSTANTS, "many constants");
+    cr_expect_eq(s.n_kernels, 1, "%d kernels", s.n_kernels);
+    cr_expect_eq(s.n_fused_pointwise_nodes, 2 * N_CONSTANTS, "%d calls fused", s.n_fused_pointwise_nodes);
+    tj_graph_free(g);
 }
 
 Test(fuse_pointwise, inputs_restrided_at_run_time_are_gathered)
@@ -576,12 +602,12 @@ static void expect_smaller_arena(const char *id)
         tj_set_num_threads(threads);
         tj_plan *pf = compile_opts(g, true), *pu = compile_opts(g, false);
         tj_plan_statistics sf = test_plan_stats(pf), su = test_plan_stats(pu);
-        /* the bytes live at once never grow; the arena at one thread
-         * neither, at two within 1% (placement by last writer fragments
-         * a little differently) */
+        /* the bytes live at once never grow; the arena within 1%
+         * (placement by last writer fragments a little differently: cnn's
+         * relu backward, lt | eq and its where fused, 0.6% at one thread) */
         cr_expect_leq(sf.lower_bound_bytes, su.lower_bound_bytes, "%s: %zu bytes live fused vs %zu", id,
                       sf.lower_bound_bytes, su.lower_bound_bytes);
-        cr_expect_leq((double)sf.arena_bytes, (double)su.arena_bytes * (threads == 1 ? 1.0 : 1.01),
+        cr_expect_leq((double)sf.arena_bytes, (double)su.arena_bytes * 1.01,
                       "%s at %d threads: arena %zu fused vs %zu", id, threads, sf.arena_bytes, su.arena_bytes);
         tj_plan_free(pf);
         tj_plan_free(pu);

@@ -35,6 +35,9 @@
 
 static const char *ctype(tj_dtype t) { return t == TJ_FLOAT32 ? "float" : t == TJ_FLOAT64 ? "double" : "u8"; }
 
+/* Whether C has dtype t here (float, double, u8 for bool). */
+static bool c_dtype(tj_dtype t) { return t == TJ_FLOAT32 || t == TJ_FLOAT64 || t == TJ_BOOL; }
+
 /* The dtype a member's loop writes. */
 static tj_dtype result_dtype(const pw_member *mb)
 {
@@ -78,7 +81,7 @@ static bool expression_of(const pw_member *mb, char x[][OPERAND_BYTES], char *s,
     }
     if (pw->fn == tj_k_where_loop) {
         snprintf(s, size, "%s != 0 ? %s : %s", x[0], x[1], x[2]);
-        return tj_dtype_is_float(pw->ctx.select.dtype);
+        return c_dtype(pw->ctx.select.dtype);
     }
     if (pw->fn == tj_k_compare_loop) {
         static const char *const ops[] = {[TJ_K_EQ] = "==", [TJ_K_NE] = "!=", [TJ_K_LT] = "<", [TJ_K_LE] = "<=",
@@ -160,8 +163,6 @@ static bool expression(const pw_member *mb, char x[][OPERAND_BYTES], char *s)
 {
     return expression_of(mb, x, s, EXPR_BYTES) && strlen(s) + 1 < EXPR_BYTES;
 }
-
-static bool c_dtype(tj_dtype t) { return t == TJ_FLOAT32 || t == TJ_FLOAT64 || t == TJ_BOOL; }
 
 /* Whether member mb can be part of a segment: one of the loops below, on
  * dtypes C has here (float, double, u8 for bool). */

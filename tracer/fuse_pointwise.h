@@ -10,7 +10,8 @@
 
 typedef enum { SRC_ARG, SRC_BUF, SRC_ROWS } src_kind;
 
-#define PW_MAX_BUFS 16 /* member results and repeated one-element operands, per thread */
+#define PW_MAX_BUFS 32 /* member results and repeated one-element operands, per thread (a decomposed graph
+                          has one of those per literal: tanh-gelu's backward reads ten) */
 
 /* Where a loop input comes from: SRC_ARG, the step's tensor argument
  * `index` (read in place or gathered, decided per run); SRC_BUF, buffer
