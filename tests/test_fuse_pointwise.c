@@ -341,6 +341,62 @@ Test(fuse_pointwise, inputs_restrided_at_run_time_are_gathered)
     tj_graph_free(g);
 }
 
+/* in: x, y [N, D] float32, m, m2 [N, D] bool: wheres of masks (bool
+ * results) read by a where of floats; outputs the float, a mask and a
+ * where.Scalar of masks */
+static tj_status fn_mask_chain(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *m = in[2], *m2 = in[3];
+    tj_tensor *r = tj_where(m, tj_lt(x, y), m2);
+    tj_tensor *q = tj_where(m2, r, tj_where(r, m, tj_ge_scalar(y, tj_v_float(0.2))));
+    out[0] = tj_where(q, tj_mul(x, y), tj_add(x, y));
+    out[1] = r;
+    out[2] = tj_where_scalar(q, tj_v_bool(false), tj_v_bool(true));
+    *n_out = 3;
+    return out[2] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *random_mask(int ndim, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *m = tj_gt_scalar(test_random_tensor(TJ_FLOAT32, ndim, shape, seed, -1, 1), tj_v_float(0));
+    cr_assert_not_null(m, "%s", tj_last_error());
+    return m;
+}
+
+Test(fuse_pointwise, bool_operands_of_wheres_of_masks_restrided_at_run_time_are_gathered)
+{
+    int64_t shape[2] = {37, 301}, tshape[2] = {301, 37}, col[2] = {37, 1};
+    tj_tensor *in[4] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1),
+                        random_mask(2, shape, 3), random_mask(2, shape, 4)};
+    tj_graph *g = trace(fn_mask_chain, NULL, in, 4);
+    tj_plan_statistics s = expect_plans_match(g, in, 4, "mask chain");
+    cr_expect_eq(s.n_kernels, 1, "%d kernels", s.n_kernels);
+    cr_expect_eq(s.n_fused_pointwise_nodes, 9, "%d calls fused", s.n_fused_pointwise_nodes);
+    tj_plan *p = compile_opts(g, true);
+    /* a transposed mask, an expanded column, an expanded 0-dim mask with x transposed */
+    tj_tensor *variants[3][4] = {
+        {in[0], in[1], tj_t(random_mask(2, tshape, 5)), in[3]},
+        {in[0], in[1], in[2], tj_expand(random_mask(2, col, 6), shape, 2)},
+        {tj_t(test_random_tensor(TJ_FLOAT32, 2, tshape, 7, -1, 1)), in[1], tj_expand(random_mask(0, NULL, 8), shape, 2),
+         tj_t(random_mask(2, tshape, 9))}};
+    for (int v = 0; v < 3; v++) {
+        for (int threads = 1; threads <= 2; threads++) {
+            tj_set_num_threads(threads);
+            tj_tensor *ref[3], *got[3];
+            cr_assert_eq(tj_graph_run(g, variants[v], 4, ref), TJ_OK, "%s", tj_last_error());
+            cr_assert_eq(tj_plan_run(p, variants[v], 4, got), TJ_OK, "%s", tj_last_error());
+            for (int k = 0; k < 3; k++) {
+                char what[64];
+                snprintf(what, sizeof what, "variant %d at %d threads, output %d", v, threads, k);
+                test_expect_same_bits(got[k], ref[k], what);
+            }
+        }
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
 /* a permute made contiguous, then used: the copy stays a kernel of its own
  * (the tiled copy kernels beat a gather a chunk at a time), what follows
  * is fused */
