@@ -215,6 +215,7 @@ static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t
 typedef struct lane_run {
     lane_mask mask;
     int64_t off;
+    int l0, l1; /* the lanes */
 } lane_run;
 
 /* The runs of consecutive offsets in off[0, n) (n <= NR), split where a
@@ -228,7 +229,7 @@ static void lane_runs(const int64_t *off, int64_t n, lane_run *r, int first[NV +
         for (int l = 0; l < VF_N && j0 + l < n;) {
             int e = l + 1;
             while (e < VF_N && j0 + e < n && off[j0 + e] == off[j0 + l] + (e - l)) e++;
-            r[nr++] = (lane_run){lanes_between(l, e), off[j0 + l] - l};
+            r[nr++] = (lane_run){lanes_between(l, e), off[j0 + l] - l, l, e};
             l = e;
         }
     }
@@ -253,15 +254,42 @@ static inline vf runs_load(const float *base, const lane_run *r, int r0, int r1)
  * like a column-major B, along columns then transposed in registers (the
  * row offsets run: the transposed columns of a weight gradient). */
 static void pack_offsets(const tj_k_offset_mat *b, bool rows, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                         float *bp)
+                         int64_t next, float *bp)
 {
     lane_run r[NR];
     int first[NV + 1];
     if (rows) {
+        /* The same rows of the next `next` columns are prefetched on the
+         * way, a line at each end of each run: the view's lines come from
+         * L3 the first time (2 rows of 18 floats a run apart in cnn), and
+         * the block's sweep then hides the wait. */
+        lane_run pr[NR];
+        int pfirst[NV + 1];
         lane_runs(b->col_off + j0, nc, r, first);
+        lane_runs(b->col_off + j0 + nc, next, pr, pfirst);
+        /* Vectors of at most two runs (the usual case: runs longer than
+         * half a vector) as two loads each, no loop over the runs; a
+         * missing run is an empty mask, which loads nothing. */
+        bool two = true;
+        lane_run r2[NV][2];
+        for (int q = 0; q < NV; q++) {
+            int nq = first[q + 1] - first[q];
+            two = two && nq <= 2;
+            lane_run none = {lanes_between(0, 0), 0, 0, 0};
+            r2[q][0] = nq > 0 ? r[first[q]] : none;
+            r2[q][1] = nq > 1 ? r[first[q] + 1] : none;
+        }
         for (int64_t p = 0; p < kc; p++) {
             const float *src = b->base + b->row_off[p0 + p];
-            for (int q = 0; q < NV; q++) packed_store(bp + p * NR + VF_N * q, runs_load(src, r, first[q], first[q + 1]));
+            if (two)
+                for (int q = 0; q < NV; q++) packed_store(bp + p * NR + VF_N * q, runs_load(src, r2[q], 0, 2));
+            else
+                for (int q = 0; q < NV; q++)
+                    packed_store(bp + p * NR + VF_N * q, runs_load(src, r, first[q], first[q + 1]));
+            for (int i = 0; i < pfirst[NV]; i++) {
+                _mm_prefetch((const char *)(src + pr[i].off + pr[i].l0), _MM_HINT_T0);
+                _mm_prefetch((const char *)(src + pr[i].off + pr[i].l1 - 1), _MM_HINT_T0);
+            }
         }
         return;
     }
@@ -307,7 +335,7 @@ typedef struct gemm_args {
 /* Block [p0, p0 + kc) x [j0, j0 + nc) of g's B into bp (pack_b). */
 static void pack_block(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *bp)
 {
-    if (g->ob) pack_offsets(g->ob, g->ob_rows, p0, kc, j0, nc, bp);
+    if (g->ob) pack_offsets(g->ob, g->ob_rows, p0, kc, j0, nc, g->n - j0 - nc < NR ? g->n - j0 - nc : NR, bp);
     else pack_b(g->b, g->brs, g->bcs, p0, kc, j0, nc, bp);
 }
 
