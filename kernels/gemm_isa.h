@@ -593,6 +593,17 @@ void TJ_ISA(tj_k_gemm_f32_offsets)(int64_t m, int64_t n, int64_t k, float alpha,
         long_sum_product(m, n, k, alpha, a, ars, acs, NULL, 0, b, beta, c, ldc, nthreads, NULL);
         return;
     }
+    /* More rows than the long-sum path takes: in groups of rows it does
+     * take (each element the same bytes whatever path computes it). */
+    int64_t groups = (m + NR - 1) / NR;
+    if (!rows && m > NR && long_sum(m / groups, n, k, ars, acs, 1) && long_sum((m + groups - 1) / groups, n, k, ars, acs, 1)) {
+        for (int64_t g = 0; g < groups; g++) {
+            int64_t i0 = g * m / groups, i1 = (g + 1) * m / groups;
+            long_sum_product(i1 - i0, n, k, alpha, a + i0 * ars, ars, acs, NULL, 0, b, beta, c + i0 * ldc, ldc,
+                             nthreads, NULL);
+        }
+        return;
+    }
     gemm_args g = {m, n, k, ars, acs, 0, 0, ldc, alpha, beta, a, NULL, c, NULL, false,
                    (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, b, rows, NULL};
     product(&g, nthreads);
