@@ -21,7 +21,10 @@
  * otherwise stall on DRAM for as long as the FMAs run. Threads split C
  * by rows or by columns (split_rows); a fused epilogue runs on each
  * thread's part of C as soon as it is done. A long sum into a small C with
- * a column-major B swaps the operands' roles instead (long_sum).
+ * a column-major B swaps the operands' roles instead (long_sum). B may
+ * also be given by offset tables (tj_k_gemm_f32_offsets: a strided view
+ * such as im2col's columns), its blocks packed from where the tables point
+ * (pack_offsets) into the same packed blocks.
  *
  * Each element of C is summed the same way on either ISA's instance, block
  * by block of KC steps in order, one FMA per step into its lane; the
