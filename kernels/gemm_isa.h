@@ -222,21 +222,26 @@ typedef struct lane_run {
 } lane_run;
 
 /* The runs of consecutive offsets in off[0, n) (n <= NR), split where a
- * vector of VF_N lanes ends: vector q's runs are r[first[q], first[q + 1]). */
+ * vector of VF_N lanes ends: vector q's runs are r[first[q], first[q + 1]).
+ * Where runs start is found branch-free first (a bit per lane): packing
+ * cnn's first layer (25 rows a block) spent a quarter of its time here. */
 static void lane_runs(const int64_t *off, int64_t n, lane_run *r, int first[NV + 1])
 {
-    int nr = 0;
-    for (int q = 0; q < NV; q++) {
-        first[q] = nr;
-        int64_t j0 = (int64_t)VF_N * q;
-        for (int l = 0; l < VF_N && j0 + l < n;) {
-            int e = l + 1;
-            while (e < VF_N && j0 + e < n && off[j0 + e] == off[j0 + l] + (e - l)) e++;
-            r[nr++] = (lane_run){lanes_between(l, e), off[j0 + l] - l, l, e};
-            l = e;
-        }
+    uint64_t starts = 0;
+    for (int64_t j = 1; j < n; j++) starts |= (uint64_t)(off[j] != off[j - 1] + 1) << j;
+    for (int q = 0; q < NV; q++) starts |= (uint64_t)1 << (VF_N * q);
+    if (n < 64) starts &= ((uint64_t)1 << n) - 1;
+    int nr = 0, q = -1;
+    while (starts) {
+        int j = __builtin_ctzll(starts);
+        starts &= starts - 1;
+        int e = starts ? __builtin_ctzll(starts) : (int)n;
+        while (q < j / VF_N) first[++q] = nr;
+        int l = j % VF_N, le = e - (j - l);
+        if (le > VF_N) le = VF_N;
+        r[nr++] = (lane_run){lanes_between(l, le), off[j] - l, l, le};
     }
-    first[NV] = nr;
+    while (q < NV) first[++q] = nr;
 }
 
 /* The lanes of runs r[r0, r1) from base, the others 0: independent masked
@@ -263,13 +268,16 @@ static void pack_offsets(const tj_k_offset_mat *b, bool rows, int64_t p0, int64_
     int first[NV + 1];
     if (rows) {
         /* The same rows of the next `next` columns are prefetched on the
-         * way, a line at each end of each run: the view's lines come from
-         * L3 the first time (2 rows of 18 floats a run apart in cnn), and
-         * the block's sweep then hides the wait. */
-        lane_run pr[NR];
-        int pfirst[NV + 1];
+         * way, the lines of each vector's first and last element: the
+         * view's lines come from L3 the first time, and the block's sweep
+         * then hides the wait. */
+        int64_t pf[2 * NV];
+        int npf = 0;
+        for (int64_t j = 0; j < next; j += VF_N) {
+            pf[npf++] = b->col_off[j0 + nc + j];
+            pf[npf++] = b->col_off[j0 + nc + (next - j < VF_N ? next : j + VF_N) - 1];
+        }
         lane_runs(b->col_off + j0, nc, r, first);
-        lane_runs(b->col_off + j0 + nc, next, pr, pfirst);
         /* Vectors of at most two runs (the usual case: runs longer than
          * half a vector) as two loads each, no loop over the runs; a
          * missing run is an empty mask, which loads nothing. */
@@ -289,10 +297,7 @@ static void pack_offsets(const tj_k_offset_mat *b, bool rows, int64_t p0, int64_
             else
                 for (int q = 0; q < NV; q++)
                     packed_store(bp + p * NR + VF_N * q, runs_load(src, r, first[q], first[q + 1]));
-            for (int i = 0; i < pfirst[NV]; i++) {
-                _mm_prefetch((const char *)(src + pr[i].off + pr[i].l0), _MM_HINT_T0);
-                _mm_prefetch((const char *)(src + pr[i].off + pr[i].l1 - 1), _MM_HINT_T0);
-            }
+            for (int i = 0; i < npf; i++) _mm_prefetch((const char *)(src + pf[i]), _MM_HINT_T0);
         }
         return;
     }
@@ -329,7 +334,7 @@ typedef struct gemm_args {
     const float *a, *b;
     float *c;
     const tj_k_epilogue *epi;
-    bool ahead_b, ahead_c;     /* prefetch B, C */
+    bool ahead_b, ahead_c;     /* prefetch B (with ob: in pack_offsets), C */
     const tj_k_offset_mat *ob; /* B as offset tables instead of b, brs, bcs (NULL: not) */
     bool ob_rows;              /* pack_offsets along rows */
     const tj_k_offset_mat *oa; /* A as offset tables instead of a, ars, acs (NULL: not) */
@@ -338,7 +343,8 @@ typedef struct gemm_args {
 /* Block [p0, p0 + kc) x [j0, j0 + nc) of g's B into bp (pack_b). */
 static void pack_block(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *bp)
 {
-    if (g->ob) pack_offsets(g->ob, g->ob_rows, p0, kc, j0, nc, g->n - j0 - nc < NR ? g->n - j0 - nc : NR, bp);
+    int64_t next = !g->ahead_b ? 0 : g->n - j0 - nc < NR ? g->n - j0 - nc : NR;
+    if (g->ob) pack_offsets(g->ob, g->ob_rows, p0, kc, j0, nc, next, bp);
     else pack_b(g->b, g->brs, g->bcs, p0, kc, j0, nc, bp);
 }
 
@@ -364,7 +370,7 @@ static ahead ahead_start(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0,
 {
     bool rows = g->bcs == 1;
     ahead h = {NULL, 0, 0, 0, 0, 0};
-    if (!g->ahead_b || j1 <= j0 || kc <= 0) return h;
+    if (!g->ahead_b || g->ob || j1 <= j0 || kc <= 0) return h; /* offsets: pack_offsets prefetches */
     h.vec = (const char *)(g->b + p0 * g->brs + j0 * g->bcs);
     h.stride = (int64_t)sizeof(float) * (rows ? g->brs : g->bcs);
     h.per_vector = rows ? (j1 - j0 + 15) / 16 : (kc + 15) / 16; /* 16 floats a line */
@@ -573,11 +579,17 @@ void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const f
     product(&g, nthreads);
 }
 
-/* Breaks in off[0, n): places where an offset is not the one before plus 1. */
-static int64_t breaks(const int64_t *off, int64_t n)
+/* Breaks in off[0, n): places where an offset is not the one before plus
+ * 1; *span: the largest offset minus the smallest, plus 1. */
+static int64_t breaks(const int64_t *off, int64_t n, int64_t *span)
 {
-    int64_t nb = 0;
-    for (int64_t i = 1; i < n; i++) nb += off[i] != off[i - 1] + 1;
+    int64_t nb = 0, lo = off[0], hi = off[0];
+    for (int64_t i = 1; i < n; i++) {
+        nb += off[i] != off[i - 1] + 1;
+        lo = off[i] < lo ? off[i] : lo;
+        hi = off[i] > hi ? off[i] : hi;
+    }
+    *span = hi - lo + 1;
     return nb;
 }
 
@@ -585,10 +597,15 @@ void TJ_ISA(tj_k_gemm_f32_offsets)(int64_t m, int64_t n, int64_t k, float alpha,
                                   int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc,
                                   int nthreads)
 {
-    /* Packed along whichever offsets run longer on average. B is not
-     * prefetched: its lines are wherever the offsets say (the view's
-     * source, a few images of it per panel, stays in L2). */
-    bool rows = (double)n * (double)(breaks(b->row_off, k) + 1) >= (double)k * (double)(breaks(b->col_off, n) + 1);
+    /* Packed along whichever offsets run longer on average. The lines of
+     * B are prefetched (pack_offsets: the next block's rows) only where
+     * what the tables reach exceeds L2 (cnn's second layer's view reads
+     * 1.3 MB of its input, the first layer's 262 KB: there the prefetches
+     * only cost). */
+    int64_t row_span, col_span;
+    int64_t row_breaks = breaks(b->row_off, k, &row_span), col_breaks = breaks(b->col_off, n, &col_span);
+    bool rows = (double)n * (double)(row_breaks + 1) >= (double)k * (double)(col_breaks + 1);
+    bool ahead = (double)(row_span + col_span) * sizeof(float) > AHEAD_MIN_BYTES;
     /* A long sum down runs of B's rows takes the long-sum path as a
      * column-major B would (a weight gradient's g @ columns^T: 32 x 400 by
      * k 12544, 1.5x as fast as the panels, which transpose B's blocks). */
@@ -607,7 +624,7 @@ void TJ_ISA(tj_k_gemm_f32_offsets)(int64_t m, int64_t n, int64_t k, float alpha,
         }
         return;
     }
-    gemm_args g = {m, n, k, ars, acs, 0, 0, ldc, alpha, beta, a, NULL, c, NULL, false,
+    gemm_args g = {m, n, k, ars, acs, 0, 0, ldc, alpha, beta, a, NULL, c, NULL, ahead,
                    (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, b, rows, NULL};
     product(&g, nthreads);
 }
