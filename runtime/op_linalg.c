@@ -219,6 +219,13 @@ tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
  * refuse narrower chunks). */
 #define GATHER_MIN_COLS 32
 
+/* The shortest sum read through offset tables: shorter, the per-block
+ * work of packing from the view (finding its runs) outweighs copying the
+ * chunk and packing that (cnn's first layer, k 25, 16-24 rows: 66-75
+ * GFLOP/s through the tables, 82-117 from the copies; its second, k 400:
+ * 110-157 against 91-110 at 16-64 rows; 1 thread, AVX-512). */
+#define GATHER_OFFSETS_MIN_K 64
+
 /* Element offset of batch item b of view s, whose dims [0, s1) are the batch. */
 static int64_t batch_offset(const tj_tensor *s, int s1, int64_t b)
 {
@@ -308,16 +315,20 @@ typedef struct gathered {
     tj_k_mat a;
     int64_t a_bs;
     float *out;
-    float *scratch;
+    char *scratch;
+    size_t slice; /* bytes of scratch per thread */
+    int inner_threads;
 } gathered;
 
-/* Items [i0, i1) (batch item * chunks + chunk), in turn: each chunk of the
- * view copied into scratch, [k, cols] row-major, and multiplied into its
- * columns of C on every thread. */
-static void gathered_items(const gathered *g, int64_t i0, int64_t i1, int nt)
+/* Items [i0, i1) (batch item * chunks + chunk): each chunk of the view
+ * copied into thread t's slice, [k, cols] row-major, and multiplied into
+ * its columns of C. */
+static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
 {
+    const gathered *g = ctx;
     const tj_tensor *s = g->src;
     int cd = s->ndim - g->s1, us = g->s2 - g->s1; /* dims of a chunk; its dim of units */
+    float *buf = (float *)(void *)(g->scratch + (size_t)t * g->slice);
     for (int64_t it = i0; it < i1; it++) {
         int64_t b = it / g->chunks, c = it % g->chunks;
         int64_t u0 = c * g->units / g->chunks, u1 = (c + 1) * g->units / g->chunks, cols = (u1 - u0) * g->inner;
@@ -326,12 +337,12 @@ static void gathered_items(const gathered *g, int64_t i0, int64_t i1, int nt)
         memcpy(shape, s->shape + g->s1, sizeof(int64_t) * (size_t)cd);
         shape[us] = u1 - u0;
         tj_contiguous_strides(cd, shape, strides);
-        tj_k_copy_strided((tj_k_strided){g->scratch, TJ_FLOAT32, strides},
+        tj_k_copy_strided((tj_k_strided){buf, TJ_FLOAT32, strides},
                           (tj_k_strided){(float *)(void *)tj_tensor_ptr(s) + off, TJ_FLOAT32, s->strides + g->s1}, cd,
-                          shape, nt);
+                          shape, g->inner_threads);
         tj_k_mat a = {(const float *)g->a.p + b * g->a_bs, g->a.rs, g->a.cs};
-        tj_k_gemm(TJ_FLOAT32, 1, g->m, cols, g->k, 1.0, a, 0, (tj_k_mat){g->scratch, cols, 1}, 0, 0.0,
-                  g->out + b * g->m * g->n + u0 * g->inner, 0, g->n, nt, NULL);
+        tj_k_gemm(TJ_FLOAT32, 1, g->m, cols, g->k, 1.0, a, 0, (tj_k_mat){buf, cols, 1}, 0, 0.0,
+                  g->out + b * g->m * g->n + u0 * g->inner, 0, g->n, g->inner_threads, NULL);
     }
 }
 
@@ -348,28 +359,42 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     g.a = oa.mat;
     g.a_bs = oa.bs;
     tj_k_mat b = {NULL, g.n, 1};
-    if (tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b)) {
+    bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b);
+    if (own && g.k >= GATHER_OFFSETS_MIN_K) {
         st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);
         operand_release(&oa);
         return st;
     }
-    /* Other routes: chunks of the view copied in turn, which keeps the
-     * bits only where gemm.c says each column of C comes out the same
-     * whatever the call's columns (the matrix-vector column form; not
-     * BLAS, whose sum for an output depends on where it falls in the
-     * call). Otherwise one chunk per batch item: the whole product's call. */
+    /* Short sums and other routes: chunks of the view copied into scratch
+     * that stays in L2 and multiplied from there. Chunks keep the bits only
+     * where gemm.c says each column of C comes out the same whatever the
+     * call's columns (our kernels; not BLAS, whose sum for an output
+     * depends on where it falls in the call). Otherwise one chunk per
+     * batch item: the whole product's call. Each chunk is [k, cols]
+     * row-major. */
     g.units = s->shape[g.s2];
     g.inner = g.n / g.units;
     int64_t per_chunk = GATHER_CHUNK_BYTES / ((int64_t)sizeof(float) * (g.k * g.inner > 0 ? g.k * g.inner : 1));
     int64_t min_units = (GATHER_MIN_COLS + g.inner - 1) / g.inner;
     if (per_chunk < min_units) per_chunk = min_units;
     g.chunks = per_chunk < g.units ? g.units / per_chunk : 1; /* chunks of per_chunk units or more */
-    if (!tj_k_gemm_columns_independent(TJ_FLOAT32, g.m, g.n, g.k, g.a, b, GATHER_MIN_COLS)) g.chunks = 1;
-    int64_t widest = (g.units + g.chunks - 1) / g.chunks;
-    size_t want = (size_t)(g.k * widest * g.inner) * sizeof(float), got = 0;
+    bool independent = tj_k_gemm_columns_independent(TJ_FLOAT32, g.m, g.n, g.k, g.a, b, GATHER_MIN_COLS);
+    if (!independent) g.chunks = 1;
+    int64_t items = out->shape[0] * g.chunks, widest = (g.units + g.chunks - 1) / g.chunks;
+    /* Threads take whole chunks, each gathering and multiplying its own on
+     * its core, when our kernel computes every chunk (it may run on several
+     * threads at once; OpenBLAS and matrix-vector routes run one product
+     * at a time with every thread). Either way each element of C is the same
+     * sum as in the whole product. */
+    int nt = tj_get_num_threads();
+    bool split = nt > 1 && items > 1 && independent && own;
+    int team = split ? (items < nt ? (int)items : nt) : 1;
+    g.inner_threads = split ? 1 : nt;
+    g.slice = ((size_t)(g.k * widest * g.inner) * sizeof(float) + 63) / 64 * 64;
+    size_t want = g.slice * (size_t)team, got = 0;
     g.scratch = tj_alloc_storage_bytes(want, &got);
     if (!g.scratch) st = tj_oom("aten::bmm (gathered batch2)", want);
-    else gathered_items(&g, 0, out->shape[0] * g.chunks, tj_get_num_threads());
+    else tj_k_parallel(team, items, gathered_items, &g);
     tj_free_storage_bytes(g.scratch, got);
     operand_release(&oa);
     return st;
