@@ -54,7 +54,10 @@ static inline lane_mask lanes_between(int l0, int l1) { return (lane_mask)(tj_k_
 /* The lanes m of the vector at p, the others 0 (and not read: a masked
  * load does not fault on them). */
 static inline vf masked_load(const float *p, lane_mask m) { return _mm512_maskz_loadu_ps(m, p); }
-static inline vf lanes_or(vf a, vf b) { return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b))); }
+static inline vf lanes_or(vf a, vf b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
 
 #else
 /* KC 384: 24 KiB of B. Against OpenBLAS's Haswell sgemm at 1 thread on
@@ -148,8 +151,10 @@ static inline void ahead_line(ahead *h)
 #define MICRO_ROWS(P, R) MICRO(P, R, 1) MICRO(P, R, 2)
 #define MICRO_ROW(P, R) {P##_##R##_1, P##_##R##_2}
 #endif
-#define MICRO_ALL(P) MICRO_ROWS(P, 1) MICRO_ROWS(P, 2) MICRO_ROWS(P, 3) MICRO_ROWS(P, 4) MICRO_ROWS(P, 5) MICRO_ROWS(P, 6)
-#define MICRO_TABLE(P) {MICRO_ROW(P, 1), MICRO_ROW(P, 2), MICRO_ROW(P, 3), MICRO_ROW(P, 4), MICRO_ROW(P, 5), MICRO_ROW(P, 6)}
+#define MICRO_ALL(P) \
+    MICRO_ROWS(P, 1) MICRO_ROWS(P, 2) MICRO_ROWS(P, 3) MICRO_ROWS(P, 4) MICRO_ROWS(P, 5) MICRO_ROWS(P, 6)
+#define MICRO_TABLE(P) \
+    {MICRO_ROW(P, 1), MICRO_ROW(P, 2), MICRO_ROW(P, 3), MICRO_ROW(P, 4), MICRO_ROW(P, 5), MICRO_ROW(P, 6)}
 
 /* A read in place: a(r, p) at a[r * ars + p * acs]. */
 #define MICRO_A_PARAMS const float *a, int64_t ars, int64_t acs
@@ -517,7 +522,8 @@ static void long_sum_product(int64_t m, int64_t n, int64_t k, float alpha, const
             for (int64_t j = 0; j < n; j++) ct[j * m + i] = c[i * ldc + j];
     /* C^T [n, m] = B^T (row-major, rows bcs apart) @ A^T (element (p, i) at a[i * ars + p * acs]) */
     tj_k_offset_mat bt = ob ? (tj_k_offset_mat){ob->base, ob->col_off, ob->row_off} : (tj_k_offset_mat){0};
-    gemm_args g = {n, m, k, bcs, 1, acs, ars, m, alpha, beta, b, a, ct, NULL, false, false, NULL, false, ob ? &bt : NULL};
+    gemm_args g = {n,    m,     k,     bcs,  1,     acs, ars, m, alpha, beta, b, a, ct,
+                   NULL, false, false, NULL, false, ob ? &bt : NULL};
     int64_t tiles = (n + MR - 1) / MR;
     tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
     for (int64_t i = 0; i < m; i++)
@@ -616,7 +622,8 @@ void TJ_ISA(tj_k_gemm_f32_offsets)(int64_t m, int64_t n, int64_t k, float alpha,
     /* More rows than the long-sum path takes: in groups of rows it does
      * take (each element the same bytes whatever path computes it). */
     int64_t groups = (m + NR - 1) / NR;
-    if (!rows && m > NR && long_sum(m / groups, n, k, ars, acs, 1) && long_sum((m + groups - 1) / groups, n, k, ars, acs, 1)) {
+    if (!rows && m > NR && long_sum(m / groups, n, k, ars, acs, 1) &&
+        long_sum((m + groups - 1) / groups, n, k, ars, acs, 1)) {
         for (int64_t g = 0; g < groups; g++) {
             int64_t i0 = g * m / groups, i1 = (g + 1) * m / groups;
             long_sum_product(i1 - i0, n, k, alpha, a + i0 * ars, ars, acs, NULL, 0, b, beta, c + i0 * ldc, ldc,

@@ -283,10 +283,12 @@ static void offset_items(void *ctx, int t, int64_t i0, int64_t i1)
  * rest before s1 the batch), on our kernel, which gives each column the
  * bytes it gives for the copy wherever the column falls: each thread takes
  * a group of columns of each item. */
-static tj_status offset_bmm(const tj_tensor *s, int s1, int k0, int k1, int n0, int n1, const operand *oa, tj_tensor *out)
+static tj_status offset_bmm(const tj_tensor *s, int s1, int k0, int k1, int n0, int n1, const operand *oa,
+                            tj_tensor *out)
 {
-    offset_products g = {.src = (const float *)(void *)tj_tensor_ptr(s), .view = s, .s1 = s1, .m = out->shape[1], .n = out->shape[2],
-                         .a = oa->mat, .a_bs = oa->bs, .out = (float *)(void *)tj_tensor_ptr(out)};
+    offset_products g = {.src = (const float *)(void *)tj_tensor_ptr(s), .view = s, .s1 = s1,
+                         .m = out->shape[1], .n = out->shape[2], .a = oa->mat, .a_bs = oa->bs,
+                         .out = (float *)(void *)tj_tensor_ptr(out)};
     g.k = 1;
     for (int d = k0; d < k1; d++) g.k *= s->shape[d];
     size_t want = (size_t)(g.k + g.n) * sizeof(int64_t), got = 0;

@@ -45,14 +45,15 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * args[0]: batch1 [b, m, k]; args[1]: the view; args[2], args[3]: the view's
  * dims [0, args[2]) multiply to b, [args[2], args[3]) to k and the rest to
  * n. outs[0]: [b, m, n], contiguous. Where our GEMM kernel would multiply
- * the copy, it reads the view through offset tables instead
- * (tj_k_gemm_f32_offsets: its packed blocks made straight from the view),
- * each thread a group of columns of each batch item. On the other routes
- * chunks of columns (along the view's dim args[3]) are copied in turn into
- * scratch that stays in L2 and multiplied from there (the matrix-vector
- * column form), or each batch item whole (BLAS, whose sums depend on the
- * columns around). Either way the same bits as aten::_to_copy then
- * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the offset tables, the scratch). */
+ * the copy and the sum is 64 steps or longer, it reads the view through
+ * offset tables instead (tj_k_gemm_f32_offsets: its packed blocks made
+ * straight from the view), each thread a group of columns of each batch
+ * item. Otherwise chunks of columns (along the view's dim args[3]) are
+ * copied in turn into scratch that stays in L2 and multiplied from there
+ * (threads taking whole chunks on our kernel), or each batch item whole
+ * (BLAS, whose sums depend on the columns around). Either way the same
+ * bits as aten::_to_copy then aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the
+ * offset tables, the scratch). */
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
 
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy

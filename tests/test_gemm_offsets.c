@@ -114,7 +114,8 @@ static void check_kernel(const char *isa, offsets_fn off_fn, gemm_fn gemm, const
             off_fn(m, n, k, 1.0f, a, k, 1, &ob, 0.0f, got, n, threads);
             cr_expect(memcmp(got, want, sizeof(float) * (size_t)(m * n)) == 0,
                       "%s, %s (m %lld, k %lld, n %lld), %d threads: not the bytes of the %s copy's product", isa,
-                      c->what, (long long)m, (long long)k, (long long)n, threads, layout ? "column-major" : "row-major");
+                      c->what, (long long)m, (long long)k, (long long)n, threads,
+                      layout ? "column-major" : "row-major");
         }
     free(x), free(a), free(rowb), free(colb), free(want), free(got), free(ro), free(co);
 }
@@ -161,7 +162,8 @@ typedef struct vcase {
 } vcase;
 
 static const vcase vcases[] = {
-    {"im2col of 2 x 3 x 9 x 8, 3 x 2 windows", 1, 5, {1, {1}, {0}}, {3, {3, 3, 2}, {72, 8, 1}}, {3, {2, 7, 7}, {216, 8, 1}}},
+    {"im2col of 2 x 3 x 9 x 8, 3 x 2 windows", 1, 5, {1, {1}, {0}}, {3, {3, 3, 2}, {72, 8, 1}},
+     {3, {2, 7, 7}, {216, 8, 1}}},
     {"batch 2, 7 rows", 2, 7, {1, {2}, {500}}, {2, {5, 27}, {90, 1}}, {2, {3, 37}, {1, 40}}},
     {"cnn's second layer at batch 4", 1, 32, {1, {1}, {0}}, {3, {16, 5, 5}, {324, 18, 1}},
      {3, {4, 14, 14}, {5184, 18, 1}}},
