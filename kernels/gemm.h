@@ -118,7 +118,27 @@ void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                    const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                    const tj_k_epilogue *epi);
 
-/** The instances behind tj_k_gemm_f32 and tj_k_gemm_sum_block
+/** A k x n float32 matrix read where it lies, through offset tables:
+ * element (p, j) at base[row_off[p] + col_off[j]] (offsets in elements,
+ * any values, e.g. a strided view whose dims split into a group for the
+ * rows and one for the columns). The tables hold k and n entries. */
+typedef struct tj_k_offset_mat {
+    const float *base;
+    const int64_t *row_off, *col_off;
+} tj_k_offset_mat;
+
+/** tj_k_gemm_f32 with B given by offset tables (`b`, not retained): C
+ * [m, n] (leading dimension ldc) = alpha * A @ B + beta * C, m, n, k >= 1,
+ * beta == 0 never reads C; call only when tj_k_gemm_f32_supported(). Our
+ * kernel packs B's blocks straight from where the tables point, one masked
+ * load per run of consecutive elements, into the very blocks it packs from
+ * a copy of B, and computes every element of C with the bytes
+ * tj_k_gemm_f32 gives for that copy, row- or column-major, on any number
+ * of threads (its long-sum path included: that gives the same bytes). */
+void tj_k_gemm_f32_offsets(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                           const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads);
+
+/** The instances behind tj_k_gemm_f32, tj_k_gemm_f32_offsets and tj_k_gemm_sum_block
  * (gemm_avx512.c, gemm_avx2.c), each callable only on a CPU with its ISA. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
@@ -126,6 +146,11 @@ void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const fl
 void tj_k_gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                         const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                         const tj_k_epilogue *epi);
+void tj_k_gemm_f32_offsets_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars,
+                                  int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc,
+                                  int nthreads);
+void tj_k_gemm_f32_offsets_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars,
+                                int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads);
 int64_t tj_k_gemm_sum_block_avx512(void);
 int64_t tj_k_gemm_sum_block_avx2(void);
 

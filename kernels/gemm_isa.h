@@ -21,7 +21,10 @@
  * otherwise stall on DRAM for as long as the FMAs run. Threads split C
  * by rows or by columns (split_rows); a fused epilogue runs on each
  * thread's part of C as soon as it is done. A long sum into a small C with
- * a column-major B swaps the operands' roles instead (long_sum).
+ * a column-major B swaps the operands' roles instead (long_sum). B may
+ * also be given by offset tables (tj_k_gemm_f32_offsets: a strided view
+ * such as im2col's columns), its blocks packed from where the tables point
+ * (pack_offsets) into the same packed blocks.
  *
  * Each element of C is summed the same way on either ISA's instance, block
  * by block of KC steps in order, one FMA per step into its lane; the
@@ -45,6 +48,16 @@ static inline void packed_store(float *p, vf v) { _mm512_store_ps(p, v); }
 static inline vf lanes_load(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(tj_k_lanes16(n), p); }
 /* Lanes [0, n) of v to p. */
 static inline void lanes_store(float *p, vf v, int64_t n) { _mm512_mask_storeu_ps(p, tj_k_lanes16(n), v); }
+/* Lanes [l0, l1) of a vector (0 <= l0 <= l1 <= VF_N). */
+typedef __mmask16 lane_mask;
+static inline lane_mask lanes_between(int l0, int l1) { return (lane_mask)(tj_k_lanes16(l1) & ~tj_k_lanes16(l0)); }
+/* The lanes m of the vector at p, the others 0 (and not read: a masked
+ * load does not fault on them). */
+static inline vf masked_load(const float *p, lane_mask m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline vf lanes_or(vf a, vf b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
 
 #else
 /* KC 384: 24 KiB of B. Against OpenBLAS's Haswell sgemm at 1 thread on
@@ -69,6 +82,10 @@ static inline void lanes_store(float *p, vf v, int64_t n)
     if (n >= VF_N) vf_store(p, v);
     else vf_store_part(p, v, n <= 0 ? 0 : (int)n);
 }
+typedef __m256i lane_mask;
+static inline lane_mask lanes_between(int l0, int l1) { return _mm256_andnot_si256(vf_mask(l0), vf_mask(l1)); }
+static inline vf masked_load(const float *p, lane_mask m) { return _mm256_maskload_ps(p, m); }
+static inline vf lanes_or(vf a, vf b) { return _mm256_or_ps(a, b); }
 #endif
 
 #define MR 6    /* rows of C per micro-kernel call */
@@ -95,10 +112,11 @@ static inline void ahead_line(ahead *h)
 /* C[r, 0..nc) (r < R, nc <= VF_N * Q) = alpha * sum_p a(r, p) * bp[p, :] +
  * beta * C (beta 0: C is not read), from the first Q vectors of each packed
  * row (a narrower last column block computes only those); on the way,
- * h->per_call lines of `h`, up to 2 per step. */
-#define MICRO(R, Q)                                                                                           \
-    static void micro_##R##_##Q(int64_t kc, const float *a, int64_t ars, int64_t acs, const float *bp,        \
-                                float *c, int64_t ldc, int64_t nc, float alpha, float beta, ahead *h)         \
+ * h->per_call lines of `h`, up to 2 per step. P_R_Q reads A as MICRO_A_PARAMS
+ * say: MICRO_A_STEP at each step p, then MICRO_A(r) is a(r, p). */
+#define MICRO(P, R, Q)                                                                                        \
+    static void P##_##R##_##Q(int64_t kc, MICRO_A_PARAMS, const float *bp, float *c, int64_t ldc, int64_t nc,  \
+                              float alpha, float beta, ahead *h)                                              \
     {                                                                                                         \
         vf acc[R][Q];                                                                                         \
         for (int r = 0; r < R; r++)                                                                           \
@@ -107,11 +125,12 @@ static inline void ahead_line(ahead *h)
         h->left -= pf;                                                                                        \
         for (int64_t p = 0; p < kc; p++) {                                                                    \
             for (int l = 0; l < 2 && pf > 0; l++, pf--) ahead_line(h);                                        \
-            const float *bq = bp + p * NR, *ap = a + p * acs;                                                 \
+            const float *bq = bp + p * NR;                                                                    \
+            MICRO_A_STEP;                                                                                     \
             vf bv[Q];                                                                                         \
             for (int q = 0; q < Q; q++) bv[q] = packed_load(bq + VF_N * q);                                   \
             for (int r = 0; r < R; r++) {                                                                     \
-                vf av = vf_set1(ap[r * ars]);                                                                 \
+                vf av = vf_set1(MICRO_A(r));                                                                  \
                 for (int q = 0; q < Q; q++) acc[r][q] = vf_fmadd(av, bv[q], acc[r][q]);                       \
             }                                                                                                 \
         }                                                                                                     \
@@ -126,27 +145,48 @@ static inline void ahead_line(ahead *h)
         for (; pf > 0; pf--) ahead_line(h);                                                                   \
     }
 #if NV == 4
-#define MICRO_ROWS(R) MICRO(R, 1) MICRO(R, 2) MICRO(R, 3) MICRO(R, 4)
-#define MICRO_ROW(R) {micro_##R##_1, micro_##R##_2, micro_##R##_3, micro_##R##_4}
+#define MICRO_ROWS(P, R) MICRO(P, R, 1) MICRO(P, R, 2) MICRO(P, R, 3) MICRO(P, R, 4)
+#define MICRO_ROW(P, R) {P##_##R##_1, P##_##R##_2, P##_##R##_3, P##_##R##_4}
 #else
-#define MICRO_ROWS(R) MICRO(R, 1) MICRO(R, 2)
-#define MICRO_ROW(R) {micro_##R##_1, micro_##R##_2}
+#define MICRO_ROWS(P, R) MICRO(P, R, 1) MICRO(P, R, 2)
+#define MICRO_ROW(P, R) {P##_##R##_1, P##_##R##_2}
 #endif
-MICRO_ROWS(1)
-MICRO_ROWS(2)
-MICRO_ROWS(3)
-MICRO_ROWS(4)
-MICRO_ROWS(5)
-MICRO_ROWS(6)
-#undef MICRO_ROWS
-#undef MICRO
+#define MICRO_ALL(P) \
+    MICRO_ROWS(P, 1) MICRO_ROWS(P, 2) MICRO_ROWS(P, 3) MICRO_ROWS(P, 4) MICRO_ROWS(P, 5) MICRO_ROWS(P, 6)
+#define MICRO_TABLE(P) \
+    {MICRO_ROW(P, 1), MICRO_ROW(P, 2), MICRO_ROW(P, 3), MICRO_ROW(P, 4), MICRO_ROW(P, 5), MICRO_ROW(P, 6)}
+
+/* A read in place: a(r, p) at a[r * ars + p * acs]. */
+#define MICRO_A_PARAMS const float *a, int64_t ars, int64_t acs
+#define MICRO_A_STEP const float *ap = a + p * acs
+#define MICRO_A(r) ap[(r) * ars]
+MICRO_ALL(micro)
+#undef MICRO_A_PARAMS
+#undef MICRO_A_STEP
+#undef MICRO_A
+
+/* A through offset tables (the long-sum path of an offset-table B, whose
+ * transpose is A there): a(r, p) at ar[r][aoff[p]]. */
+#define MICRO_A_PARAMS const float *const *ar, const int64_t *aoff
+#define MICRO_A_STEP const int64_t ao = aoff[p]
+#define MICRO_A(r) ar[r][ao]
+MICRO_ALL(micro_off)
+#undef MICRO_A_PARAMS
+#undef MICRO_A_STEP
+#undef MICRO_A
 
 typedef void (*micro_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t, float,
                          float, ahead *);
-/* micro[R - 1][Q - 1] */
-static const micro_fn micro[MR][NV] = {MICRO_ROW(1), MICRO_ROW(2), MICRO_ROW(3),
-                                       MICRO_ROW(4), MICRO_ROW(5), MICRO_ROW(6)};
+typedef void (*micro_off_fn)(int64_t, const float *const *, const int64_t *, const float *, float *, int64_t, int64_t,
+                             float, float, ahead *);
+/* micro[R - 1][Q - 1], micro_off[R - 1][Q - 1] */
+static const micro_fn micro[MR][NV] = MICRO_TABLE(micro);
+static const micro_off_fn micro_off[MR][NV] = MICRO_TABLE(micro_off);
+#undef MICRO_TABLE
+#undef MICRO_ALL
+#undef MICRO_ROWS
 #undef MICRO_ROW
+#undef MICRO
 
 /* Rows [p0, p0+kc) and columns [j0, j0+nc) of B into bp, NR per row, zeros
  * past nc (the micro-kernel computes whole vectors). B is row-major (bcs 1:
@@ -177,6 +217,121 @@ static void pack_b(const float *b, int64_t brs, int64_t bcs, int64_t p0, int64_t
     }
 }
 
+/* A run of lanes of one vector whose elements lie next to each other in
+ * memory: lane l at base + off + l (off may be negative: the lanes before
+ * the run are masked off, never read). */
+typedef struct lane_run {
+    lane_mask mask;
+    int64_t off;
+    int l0, l1; /* the lanes */
+} lane_run;
+
+/* The runs of consecutive offsets in off[0, n) (n <= NR), split where a
+ * vector of VF_N lanes ends: vector q's runs are r[first[q], first[q + 1]).
+ * Where runs start is found branch-free first (a bit per lane): packing
+ * cnn's first layer (25 rows a block) spent a quarter of its time here. */
+static void lane_runs(const int64_t *off, int64_t n, lane_run *r, int first[NV + 1])
+{
+    uint64_t starts = 0;
+    for (int64_t j = 1; j < n; j++) starts |= (uint64_t)(off[j] != off[j - 1] + 1) << j;
+    for (int q = 0; q < NV; q++) starts |= (uint64_t)1 << (VF_N * q);
+    if (n < 64) starts &= ((uint64_t)1 << n) - 1;
+    int nr = 0, q = -1;
+    while (starts) {
+        int j = __builtin_ctzll(starts);
+        starts &= starts - 1;
+        int e = starts ? __builtin_ctzll(starts) : (int)n;
+        while (q < j / VF_N) first[++q] = nr;
+        int l = j % VF_N, le = e - (j - l);
+        if (le > VF_N) le = VF_N;
+        r[nr++] = (lane_run){lanes_between(l, le), off[j] - l, l, le};
+    }
+    while (q < NV) first[++q] = nr;
+}
+
+/* The lanes of runs r[r0, r1) from base, the others 0: independent masked
+ * loads ORed together (merging each into the last serialised them). The
+ * address is formed as an integer: a run's vector may start before base. */
+static inline vf runs_load(const float *base, const lane_run *r, int r0, int r1)
+{
+    vf v = vf_set1(0.0f);
+    for (int i = r0; i < r1; i++)
+        v = lanes_or(v, masked_load((const float *)((uintptr_t)base + (uintptr_t)r[i].off * sizeof(float)), r[i].mask));
+    return v;
+}
+
+/* pack_b for an offset-table B (tj_k_offset_mat): the same packed block,
+ * each vector assembled from the runs of consecutive elements it covers,
+ * one masked load per run. Along rows of the block (rows: the column
+ * offsets run, as im2col's output positions along a row of the image) or,
+ * like a column-major B, along columns then transposed in registers (the
+ * row offsets run: the transposed columns of a weight gradient). */
+static void pack_offsets(const tj_k_offset_mat *b, bool rows, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                         int64_t next, float *bp)
+{
+    lane_run r[NR];
+    int first[NV + 1];
+    if (rows) {
+        /* The same rows of the next `next` columns are prefetched on the
+         * way, the lines of each vector's first and last element: the
+         * view's lines come from L3 the first time, and the block's sweep
+         * then hides the wait. */
+        int64_t pf[2 * NV];
+        int npf = 0;
+        for (int64_t j = 0; j < next; j += VF_N) {
+            pf[npf++] = b->col_off[j0 + nc + j];
+            pf[npf++] = b->col_off[j0 + nc + (next - j < VF_N ? next : j + VF_N) - 1];
+        }
+        lane_runs(b->col_off + j0, nc, r, first);
+        /* Vectors of at most two runs (the usual case: runs longer than
+         * half a vector) as two loads each, no loop over the runs; a
+         * missing run is an empty mask, which loads nothing. */
+        bool two = true;
+        lane_run r2[NV][2];
+        for (int q = 0; q < NV; q++) {
+            int nq = first[q + 1] - first[q];
+            two = two && nq <= 2;
+            lane_run none = {lanes_between(0, 0), 0, 0, 0};
+            r2[q][0] = nq > 0 ? r[first[q]] : none;
+            r2[q][1] = nq > 1 ? r[first[q] + 1] : none;
+        }
+        for (int64_t p = 0; p < kc; p++) {
+            const float *src = b->base + b->row_off[p0 + p];
+            if (two)
+                for (int q = 0; q < NV; q++) packed_store(bp + p * NR + VF_N * q, runs_load(src, r2[q], 0, 2));
+            else
+                for (int q = 0; q < NV; q++)
+                    packed_store(bp + p * NR + VF_N * q, runs_load(src, r, first[q], first[q + 1]));
+            for (int i = 0; i < npf; i++) _mm_prefetch((const char *)(src + pf[i]), _MM_HINT_T0);
+        }
+        return;
+    }
+    for (int64_t pq = 0, np; pq < kc; pq += np) {
+        /* A tile of np rows: VF_N, or one run of at least half as many (a
+         * row of im2col's output positions, 14 in cnn's second layer): one
+         * load per column rather than two. */
+        np = kc - pq < VF_N ? kc - pq : VF_N;
+        lane_runs(b->row_off + p0 + pq, np, r, first);
+        if (first[1] > 1) {
+            int64_t run = 1;
+            while (run < np && b->row_off[p0 + pq + run] == b->row_off[p0 + pq] + run) run++;
+            if (2 * run >= VF_N) {
+                np = run;
+                lane_runs(b->row_off + p0 + pq, np, r, first);
+            }
+        }
+        for (int q = 0; q < NV; q++) {
+            vf v[VF_N];
+            for (int j = 0; j < VF_N; j++) {
+                int64_t col = VF_N * q + j;
+                v[j] = col < nc ? runs_load(b->base + b->col_off[j0 + col], r, first[0], first[1]) : vf_set1(0.0f);
+            }
+            vf_transpose(v);
+            for (int64_t i = 0; i < np; i++) packed_store(bp + (pq + i) * NR + VF_N * q, v[i]);
+        }
+    }
+}
+
 /* The operands of one product, for column_blocks and row_blocks. */
 typedef struct gemm_args {
     int64_t m, n, k, ars, acs, brs, bcs, ldc;
@@ -184,8 +339,19 @@ typedef struct gemm_args {
     const float *a, *b;
     float *c;
     const tj_k_epilogue *epi;
-    bool ahead_b, ahead_c; /* prefetch B, C */
+    bool ahead_b, ahead_c;     /* prefetch B (with ob: in pack_offsets), C */
+    const tj_k_offset_mat *ob; /* B as offset tables instead of b, brs, bcs (NULL: not) */
+    bool ob_rows;              /* pack_offsets along rows */
+    const tj_k_offset_mat *oa; /* A as offset tables instead of a, ars, acs (NULL: not) */
 } gemm_args;
+
+/* Block [p0, p0 + kc) x [j0, j0 + nc) of g's B into bp (pack_b). */
+static void pack_block(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *bp)
+{
+    int64_t next = !g->ahead_b ? 0 : g->n - j0 - nc < NR ? g->n - j0 - nc : NR;
+    if (g->ob) pack_offsets(g->ob, g->ob_rows, p0, kc, j0, nc, next, bp);
+    else pack_b(g->b, g->brs, g->bcs, p0, kc, j0, nc, bp);
+}
 
 /* B and C are prefetched when larger than this: smaller, they stay in L2
  * from one product to the next, and the prefetches cost 1-3% (m 32, n 512,
@@ -208,9 +374,10 @@ static int64_t panel_blocks(int64_t rows)
 static ahead ahead_start(const gemm_args *g, int64_t p0, int64_t kc, int64_t j0, int64_t j1, int64_t calls)
 {
     bool rows = g->bcs == 1;
-    ahead h = {(const char *)(g->b + p0 * g->brs + j0 * g->bcs), (int64_t)sizeof(float) * (rows ? g->brs : g->bcs),
-               0, 0, 0, 0};
-    if (!g->ahead_b || j1 <= j0 || kc <= 0) return h;
+    ahead h = {NULL, 0, 0, 0, 0, 0};
+    if (!g->ahead_b || g->ob || j1 <= j0 || kc <= 0) return h; /* offsets: pack_offsets prefetches */
+    h.vec = (const char *)(g->b + p0 * g->brs + j0 * g->bcs);
+    h.stride = (int64_t)sizeof(float) * (rows ? g->brs : g->bcs);
     h.per_vector = rows ? (j1 - j0 + 15) / 16 : (kc + 15) / 16; /* 16 floats a line */
     h.left = (rows ? kc : j1 - j0) * h.per_vector;
     h.per_call = (h.left + calls - 1) / calls;
@@ -261,12 +428,21 @@ static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_
             else if (cn > 0) h = ahead_start(g, c1, cn, j0, j1 - j0 < NR ? j1 : j0 + NR, calls);
             else h = ahead_start(g, 0, g->k < chunk ? g->k : chunk, j1, g->n - j1 < NR ? g->n : j1 + NR, calls);
             for (int64_t p0 = c0; p0 < c1; p0 += KC)
-                pack_b(g->b, g->brs, g->bcs, p0, c1 - p0 < KC ? c1 - p0 : KC, jb, nc, bp + (p0 - c0) * NR);
+                pack_block(g, p0, c1 - p0 < KC ? c1 - p0 : KC, jb, nc, bp + (p0 - c0) * NR);
             for (int64_t i = i0; i < i1; i += MR) {
                 int mr = i1 - i < MR ? (int)(i1 - i) : MR;
                 if (g->ahead_c && c0 == 0) {
                     if (i + MR < i1) prefetch_c(g, i + MR, i1, jb, nc);
                     else if (jb + NR < j1) prefetch_c(g, i0, i1, jb + NR, j1 - jb - NR < NR ? j1 - jb - NR : NR);
+                }
+                if (g->oa) {
+                    const float *ar[MR];
+                    for (int r = 0; r < mr; r++) ar[r] = g->oa->base + g->oa->row_off[i + r];
+                    for (int64_t p0 = c0; p0 < c1; p0 += KC)
+                        micro_off[mr - 1][(nc - 1) / VF_N](c1 - p0 < KC ? c1 - p0 : KC, ar, g->oa->col_off + p0,
+                                                         bp + (p0 - c0) * NR, g->c + i * g->ldc + jb, g->ldc, nc,
+                                                         g->alpha, p0 == 0 ? g->beta : 1.0f, &h);
+                    continue;
                 }
                 for (int64_t p0 = c0; p0 < c1; p0 += KC)
                     micro[mr - 1][(nc - 1) / VF_N](c1 - p0 < KC ? c1 - p0 : KC, g->a + i * g->ars + p0 * g->acs, g->ars,
@@ -334,17 +510,20 @@ static bool long_sum(int64_t m, int64_t n, int64_t k, int64_t ars, int64_t acs, 
 
 /* The long-sum path (long_sum): C^T's row tiles split over the threads,
  * each computed by panel (a single column block: A packed a chunk of the
- * sum at a time, in L2). */
+ * sum at a time, in L2). B^T, the micro-kernel's A, is b (rows bcs apart)
+ * or, when ob is not NULL, ob's transpose. */
 static void long_sum_product(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
-                             const float *b, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
-                             const tj_k_epilogue *epi)
+                             const float *b, int64_t bcs, const tj_k_offset_mat *ob, float beta, float *c,
+                             int64_t ldc, int nthreads, const tj_k_epilogue *epi)
 {
     _Alignas(64) float ct[LONG_SUM_MAX_C];
     if (beta != 0)
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) ct[j * m + i] = c[i * ldc + j];
     /* C^T [n, m] = B^T (row-major, rows bcs apart) @ A^T (element (p, i) at a[i * ars + p * acs]) */
-    gemm_args g = {n, m, k, bcs, 1, acs, ars, m, alpha, beta, b, a, ct, NULL, false, false};
+    tj_k_offset_mat bt = ob ? (tj_k_offset_mat){ob->base, ob->col_off, ob->row_off} : (tj_k_offset_mat){0};
+    gemm_args g = {n,    m,     k,     bcs,  1,     acs, ars, m, alpha, beta, b, a, ct,
+                   NULL, false, false, NULL, false, ob ? &bt : NULL};
     int64_t tiles = (n + MR - 1) / MR;
     tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
     for (int64_t i = 0; i < m; i++)
@@ -370,20 +549,12 @@ static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
 
 int64_t TJ_ISA(tj_k_gemm_sum_block)(void) { return KC; }
 
-void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
-                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
-                          const tj_k_epilogue *epi)
+/* The product g describes, on up to nthreads threads (see tj_k_gemm_f32). */
+static void product(gemm_args *g, int nthreads)
 {
-    if (long_sum(m, n, k, ars, acs, brs)) {
-        long_sum_product(m, n, k, alpha, a, ars, acs, b, bcs, beta, c, ldc, nthreads, epi);
-        return;
-    }
-    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi,
-                   (double)k * (double)n * sizeof(float) > AHEAD_MIN_BYTES,
-                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES};
-    if (nthreads > 1 && split_rows(m, n, k, nthreads)) {
-        int64_t tiles = (m + MR - 1) / MR;
-        tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, &g);
+    int64_t tiles = (g->m + MR - 1) / MR, blocks = (g->n + NR - 1) / NR;
+    if (nthreads > 1 && split_rows(g->m, g->n, g->k, nthreads)) {
+        tj_k_parallel(nthreads < tiles ? nthreads : (int)tiles, tiles, row_blocks, g);
         return;
     }
     /* A small result split by columns, its epilogue run by each thread on
@@ -393,10 +564,74 @@ void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const f
      * runs on the calling thread). Split by rows, each core keeps whole
      * rows, and the next product, split by rows too, reads its own: 2-3%
      * faster than unfused, though each thread packs all of B. */
-    int64_t tiles = (m + MR - 1) / MR, blocks = (n + NR - 1) / NR;
-    if (epi && nthreads > 1 && m * n < TJ_K_EPILOGUE_PARALLEL_MIN && tiles >= nthreads) {
-        tj_k_parallel(nthreads, tiles, row_blocks, &g);
+    if (g->epi && nthreads > 1 && g->m * g->n < TJ_K_EPILOGUE_PARALLEL_MIN && tiles >= nthreads) {
+        tj_k_parallel(nthreads, tiles, row_blocks, g);
         return;
     }
-    tj_k_parallel(nthreads < blocks ? nthreads : (int)blocks, blocks, column_blocks, &g);
+    tj_k_parallel(nthreads < blocks ? nthreads : (int)blocks, blocks, column_blocks, g);
+}
+
+void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
+                          const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
+                          const tj_k_epilogue *epi)
+{
+    if (long_sum(m, n, k, ars, acs, brs)) {
+        long_sum_product(m, n, k, alpha, a, ars, acs, b, bcs, NULL, beta, c, ldc, nthreads, epi);
+        return;
+    }
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi,
+                   (double)k * (double)n * sizeof(float) > AHEAD_MIN_BYTES,
+                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, NULL, false, NULL};
+    product(&g, nthreads);
+}
+
+/* Breaks in off[0, n): places where an offset is not the one before plus
+ * 1; *span: the largest offset minus the smallest, plus 1. */
+static int64_t breaks(const int64_t *off, int64_t n, int64_t *span)
+{
+    int64_t nb = 0, lo = off[0], hi = off[0];
+    for (int64_t i = 1; i < n; i++) {
+        nb += off[i] != off[i - 1] + 1;
+        lo = off[i] < lo ? off[i] : lo;
+        hi = off[i] > hi ? off[i] : hi;
+    }
+    *span = hi - lo + 1;
+    return nb;
+}
+
+void TJ_ISA(tj_k_gemm_f32_offsets)(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars,
+                                  int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc,
+                                  int nthreads)
+{
+    /* Packed along whichever offsets run longer on average. The lines of
+     * B are prefetched (pack_offsets: the next block's rows) only where
+     * what the tables reach exceeds L2 (cnn's second layer's view reads
+     * 1.3 MB of its input, the first layer's 262 KB: there the prefetches
+     * only cost). */
+    int64_t row_span, col_span;
+    int64_t row_breaks = breaks(b->row_off, k, &row_span), col_breaks = breaks(b->col_off, n, &col_span);
+    bool rows = (double)n * (double)(row_breaks + 1) >= (double)k * (double)(col_breaks + 1);
+    bool ahead = (double)(row_span + col_span) * sizeof(float) > AHEAD_MIN_BYTES;
+    /* A long sum down runs of B's rows takes the long-sum path as a
+     * column-major B would (a weight gradient's g @ columns^T: 32 x 400 by
+     * k 12544, 1.5x as fast as the panels, which transpose B's blocks). */
+    if (!rows && long_sum(m, n, k, ars, acs, 1)) {
+        long_sum_product(m, n, k, alpha, a, ars, acs, NULL, 0, b, beta, c, ldc, nthreads, NULL);
+        return;
+    }
+    /* More rows than the long-sum path takes: in groups of rows it does
+     * take (each element the same bytes whatever path computes it). */
+    int64_t groups = (m + NR - 1) / NR;
+    if (!rows && m > NR && long_sum(m / groups, n, k, ars, acs, 1) &&
+        long_sum((m + groups - 1) / groups, n, k, ars, acs, 1)) {
+        for (int64_t g = 0; g < groups; g++) {
+            int64_t i0 = g * m / groups, i1 = (g + 1) * m / groups;
+            long_sum_product(i1 - i0, n, k, alpha, a + i0 * ars, ars, acs, NULL, 0, b, beta, c + i0 * ldc, ldc,
+                             nthreads, NULL);
+        }
+        return;
+    }
+    gemm_args g = {m, n, k, ars, acs, 0, 0, ldc, alpha, beta, a, NULL, c, NULL, ahead,
+                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, b, rows, NULL};
+    product(&g, nthreads);
 }

@@ -219,6 +219,96 @@ tj_status tj_kernel_bmm(const tj_value *args, tj_tensor *const *outs)
  * refuse narrower chunks). */
 #define GATHER_MIN_COLS 32
 
+/* The shortest sum read through offset tables: shorter, the per-block
+ * work of packing from the view (finding its runs) outweighs copying the
+ * chunk and packing that (cnn's first layer, k 25, 16-24 rows: 66-75
+ * GFLOP/s through the tables, 82-117 from the copies; its second, k 400:
+ * 110-157 against 91-110 at 16-64 rows; 1 thread, AVX-512). */
+#define GATHER_OFFSETS_MIN_K 64
+
+/* Element offset of batch item b of view s, whose dims [0, s1) are the batch. */
+static int64_t batch_offset(const tj_tensor *s, int s1, int64_t b)
+{
+    int64_t off = 0;
+    for (int d = s1 - 1; d >= 0; d--) {
+        off += b % s->shape[d] * s->strides[d];
+        b /= s->shape[d];
+    }
+    return off;
+}
+
+/* off[i] for each flat position i over dims [d0, d1) of s, in order: the
+ * element offset of that position from the group's first element. */
+static void dim_offsets(const tj_tensor *s, int d0, int d1, int64_t *off)
+{
+    int64_t n = 1;
+    off[0] = 0;
+    for (int d = d0; d < d1; d++) { /* each position so far spreads over dim d, last first (in place) */
+        int64_t size = s->shape[d];
+        for (int64_t i = n - 1; i >= 0; i--)
+            for (int64_t x = size - 1; x >= 0; x--) off[i * size + x] = off[i] + x * s->strides[d];
+        n *= size;
+    }
+}
+
+/* A bmm whose batch2 is read through offset tables over the view, for
+ * offset_items: per batch item, groups of its columns. */
+typedef struct offset_products {
+    const float *src; /* the view's first element */
+    const tj_tensor *view;
+    int s1;
+    const int64_t *row_off, *col_off; /* over the view's dims of k, of n */
+    int64_t m, n, k, groups;
+    tj_k_mat a;
+    int64_t a_bs;
+    float *out;
+} offset_products;
+
+/* Items [i0, i1) (batch item * groups + group of columns), each a product
+ * of our kernel on one thread, its B packed straight from the view. */
+static void offset_items(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const offset_products *g = ctx;
+    (void)t;
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t b = it / g->groups, c = it % g->groups, j0 = c * g->n / g->groups, j1 = (c + 1) * g->n / g->groups;
+        tj_k_offset_mat ob = {g->src + batch_offset(g->view, g->s1, b), g->row_off, g->col_off + j0};
+        tj_k_gemm_f32_offsets(g->m, j1 - j0, g->k, 1.0f, (const float *)g->a.p + b * g->a_bs, g->a.rs, g->a.cs, &ob,
+                              0.0f, g->out + b * g->m * g->n + j0, g->n, 1);
+    }
+}
+
+/* out [b, m, n] = A @ B per batch item, B element (p, j) the view's
+ * element at flat position p of its dims [k0, k1) and j of [n0, n1) (the
+ * rest before s1 the batch), on our kernel, which gives each column the
+ * bytes it gives for the copy wherever the column falls: each thread takes
+ * a group of columns of each item. */
+static tj_status offset_bmm(const tj_tensor *s, int s1, int k0, int k1, int n0, int n1, const operand *oa,
+                            tj_tensor *out)
+{
+    offset_products g = {.src = (const float *)(void *)tj_tensor_ptr(s), .view = s, .s1 = s1,
+                         .m = out->shape[1], .n = out->shape[2], .a = oa->mat, .a_bs = oa->bs,
+                         .out = (float *)(void *)tj_tensor_ptr(out)};
+    g.k = 1;
+    for (int d = k0; d < k1; d++) g.k *= s->shape[d];
+    size_t want = (size_t)(g.k + g.n) * sizeof(int64_t), got = 0;
+    int64_t *off = tj_alloc_storage_bytes(want, &got);
+    if (!off) return tj_oom("aten::bmm (gathered batch2)", want);
+    dim_offsets(s, k0, k1, off);
+    dim_offsets(s, n0, n1, off + g.k);
+    g.row_off = off;
+    g.col_off = off + g.k;
+    /* Groups of at least GATHER_MIN_COLS columns (as the whole product,
+     * on our kernel), one per thread. */
+    int nt = tj_get_num_threads();
+    int64_t batch = out->shape[0], most = g.n / GATHER_MIN_COLS > 0 ? g.n / GATHER_MIN_COLS : 1;
+    g.groups = nt < most ? nt : most;
+    int64_t items = batch * g.groups;
+    tj_k_parallel(items < nt ? (int)items : nt, items, offset_items, &g);
+    tj_free_storage_bytes(off, got);
+    return TJ_OK;
+}
+
 typedef struct gathered {
     const tj_tensor *src;
     int s1, s2;                    /* src dims [0, s1): batch, [s1, s2): k, [s2, ndim): n */
@@ -244,11 +334,7 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
     for (int64_t it = i0; it < i1; it++) {
         int64_t b = it / g->chunks, c = it % g->chunks;
         int64_t u0 = c * g->units / g->chunks, u1 = (c + 1) * g->units / g->chunks, cols = (u1 - u0) * g->inner;
-        int64_t off = u0 * s->strides[g->s2], rest = b;
-        for (int d = g->s1 - 1; d >= 0; d--) {
-            off += rest % s->shape[d] * s->strides[d];
-            rest /= s->shape[d];
-        }
+        int64_t off = u0 * s->strides[g->s2] + batch_offset(s, g->s1, b);
         int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
         memcpy(shape, s->shape + g->s1, sizeof(int64_t) * (size_t)cd);
         shape[us] = u1 - u0;
@@ -269,23 +355,31 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     if (out->numel == 0) return TJ_OK;
     gathered g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
                   .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
-    g.units = s->shape[g.s2];
-    g.inner = g.n / g.units;
     operand oa;
     tj_status st = operand_get(&oa, args[0].u.t, true);
     if (st != TJ_OK) return st;
     g.a = oa.mat;
     g.a_bs = oa.bs;
+    tj_k_mat b = {NULL, g.n, 1};
+    bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b);
+    if (own && g.k >= GATHER_OFFSETS_MIN_K) {
+        st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);
+        operand_release(&oa);
+        return st;
+    }
+    /* Short sums and other routes: chunks of the view copied into scratch
+     * that stays in L2 and multiplied from there. Chunks keep the bits only
+     * where gemm.c says each column of C comes out the same whatever the
+     * call's columns (our kernels; not BLAS, whose sum for an output
+     * depends on where it falls in the call). Otherwise one chunk per
+     * batch item: the whole product's call. Each chunk is [k, cols]
+     * row-major. */
+    g.units = s->shape[g.s2];
+    g.inner = g.n / g.units;
     int64_t per_chunk = GATHER_CHUNK_BYTES / ((int64_t)sizeof(float) * (g.k * g.inner > 0 ? g.k * g.inner : 1));
     int64_t min_units = (GATHER_MIN_COLS + g.inner - 1) / g.inner;
     if (per_chunk < min_units) per_chunk = min_units;
     g.chunks = per_chunk < g.units ? g.units / per_chunk : 1; /* chunks of per_chunk units or more */
-    /* Chunks keep the bits only where gemm.c says each column of C comes
-     * out the same whatever the call's columns (our kernels; not BLAS, whose
-     * sum for an output depends on where it falls in the call). Otherwise
-     * one chunk per batch item: the whole product's call. Each chunk is
-     * [k, cols] row-major. */
-    tj_k_mat b = {NULL, g.n, 1};
     bool independent = tj_k_gemm_columns_independent(TJ_FLOAT32, g.m, g.n, g.k, g.a, b, GATHER_MIN_COLS);
     if (!independent) g.chunks = 1;
     int64_t items = out->shape[0] * g.chunks, widest = (g.units + g.chunks - 1) / g.chunks;
@@ -295,7 +389,7 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
      * at a time with every thread). Either way each element of C is the same
      * sum as in the whole product. */
     int nt = tj_get_num_threads();
-    bool split = nt > 1 && items > 1 && independent && tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b);
+    bool split = nt > 1 && items > 1 && independent && own;
     int team = split ? (items < nt ? (int)items : nt) : 1;
     g.inner_threads = split ? 1 : nt;
     g.slice = ((size_t)(g.k * widest * g.inner) * sizeof(float) + 63) / 64 * 64;
@@ -310,120 +404,13 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
 
 /* ---- bmm reading batch2 as the transpose of a strided view ---- */
 
-/* One box of a run of flat positions over some dims: an index range per
- * dim (one index in the dims outside the box's own, all of the inner ones). */
-typedef struct box {
-    int64_t start[TJ_MAX_DIMS], size[TJ_MAX_DIMS];
-} box;
-
-/* Flat positions [lo, hi) of dims d..nd of `shape`, with `at` fixing the
- * dims before d, as boxes appended to out[*n]: at most 2 * (nd - d) - 1. */
-static void flat_boxes(const int64_t *shape, int nd, int d, int64_t lo, int64_t hi, box at, box *out, int *n)
+/* The whole view s copied into scratch, [b, n, k] contiguous, and
+ * multiplied as the transposed copy would be: for the routes other than
+ * our kernel. */
+static tj_status gathered_t_whole(const tj_tensor *s, const operand *oa, tj_tensor *out, int64_t k)
 {
-    if (lo >= hi) return;
-    int64_t inner = 1;
-    for (int e = d + 1; e < nd; e++) inner *= shape[e];
-    int64_t i0 = lo / inner, i1 = hi / inner;
-    if (i0 == (hi - 1) / inner && (lo % inner || hi % inner)) { /* within one index of dim d */
-        at.start[d] = i0, at.size[d] = 1;
-        flat_boxes(shape, nd, d + 1, lo - i0 * inner, hi - i0 * inner, at, out, n);
-        return;
-    }
-    int64_t first = lo % inner ? i0 + 1 : i0;
-    if (lo % inner) {
-        at.start[d] = i0, at.size[d] = 1;
-        flat_boxes(shape, nd, d + 1, lo - i0 * inner, inner, at, out, n);
-    }
-    if (i1 > first) {
-        box b = at;
-        b.start[d] = first, b.size[d] = i1 - first;
-        for (int e = d + 1; e < nd; e++) b.start[e] = 0, b.size[e] = shape[e];
-        out[(*n)++] = b;
-    }
-    if (hi % inner) {
-        at.start[d] = i1, at.size[d] = 1;
-        flat_boxes(shape, nd, d + 1, 0, hi - i1 * inner, at, out, n);
-    }
-}
-
-typedef struct gathered_t {
-    const tj_tensor *src;
-    int s1, s2;                    /* src dims [0, s1): batch, [s1, s2): n, [s2, ndim): k */
-    int64_t m, k, n, rows, kc;     /* rows of the view per item, steps of the sum per chunk */
-    int64_t groups;                /* items per batch item */
-    tj_k_mat a;
-    int64_t a_bs;
-    float *out;
-    char *scratch;
-    size_t slice;
-} gathered_t;
-
-/* Rows [r0, r1) and columns [k0, k1) of batch item b of the view, as the
- * [n, k] matrix it flattens to, into buf (row-major, r1 - r0 rows of
- * k1 - k0). */
-static void gather_block(const gathered_t *g, int64_t b, int64_t r0, int64_t r1, int64_t k0, int64_t k1, float *buf)
-{
-    const tj_tensor *s = g->src;
-    int nn = g->s2 - g->s1, nk = s->ndim - g->s2;
-    const int64_t *nshape = s->shape + g->s1, *kshape = s->shape + g->s2;
-    int64_t base = 0, rest = b, kc = k1 - k0;
-    for (int d = g->s1 - 1; d >= 0; d--) {
-        base += rest % s->shape[d] * s->strides[d];
-        rest /= s->shape[d];
-    }
-    box nb[2 * TJ_MAX_DIMS], kb[2 * TJ_MAX_DIMS], none = {{0}, {0}};
-    int n_nb = 0, n_kb = 0;
-    flat_boxes(nshape, nn, 0, r0, r1, none, nb, &n_nb);
-    flat_boxes(kshape, nk, 0, k0, k1, none, kb, &n_kb);
-    for (int i = 0; i < n_nb; i++)
-        for (int j = 0; j < n_kb; j++) {
-            int64_t shape[TJ_MAX_DIMS], dst_strides[TJ_MAX_DIMS], off = base, row = 0, col = 0, inner = 1;
-            for (int d = nk - 1; d >= 0; d--) {
-                shape[nn + d] = kb[j].size[d];
-                dst_strides[nn + d] = inner;
-                off += kb[j].start[d] * s->strides[g->s2 + d];
-                col += kb[j].start[d] * inner;
-                inner *= kshape[d];
-            }
-            inner = 1;
-            for (int d = nn - 1; d >= 0; d--) {
-                shape[d] = nb[i].size[d];
-                dst_strides[d] = inner * kc;
-                off += nb[i].start[d] * s->strides[g->s1 + d];
-                row += nb[i].start[d] * inner;
-                inner *= nshape[d];
-            }
-            tj_k_copy_strided((tj_k_strided){buf + (row - r0) * kc + (col - k0), TJ_FLOAT32, dst_strides},
-                              (tj_k_strided){(float *)(void *)tj_tensor_ptr(s) + off, TJ_FLOAT32, s->strides + g->s1},
-                              nn + nk, shape, 1);
-        }
-}
-
-/* Items [i0, i1) (batch item * groups + group of rows of the view): the
- * group's part of the view gathered a chunk of the sum at a time into
- * thread t's slice and multiplied into its columns of C, each chunk a run
- * of whole blocks of our kernel's sum added into C. */
-static void gathered_t_items(void *ctx, int t, int64_t i0, int64_t i1)
-{
-    const gathered_t *g = ctx;
-    float *buf = (float *)(void *)(g->scratch + (size_t)t * g->slice);
-    for (int64_t it = i0; it < i1; it++) {
-        int64_t b = it / g->groups, r0 = it % g->groups * g->rows, r1 = r0 + g->rows < g->n ? r0 + g->rows : g->n;
-        for (int64_t k0 = 0; k0 < g->k; k0 += g->kc) {
-            int64_t kc = g->k - k0 < g->kc ? g->k - k0 : g->kc;
-            gather_block(g, b, r0, r1, k0, k0 + kc, buf);
-            tj_k_gemm_f32(g->m, r1 - r0, kc, 1.0f, (const float *)g->a.p + b * g->a_bs + k0 * g->a.cs, g->a.rs,
-                          g->a.cs, buf, 1, kc, k0 == 0 ? 0.0f : 1.0f, g->out + b * g->m * g->n + r0, g->n, 1, NULL);
-        }
-    }
-}
-
-/* The whole view copied into scratch, [b, n, k] contiguous, and multiplied
- * as the transposed copy would be: for the routes other than our kernel,
- * whose sums cannot be split. */
-static tj_status gathered_t_whole(const gathered_t *g, int64_t batch, int nt)
-{
-    const tj_tensor *s = g->src;
+    int64_t batch = out->shape[0], m = out->shape[1], n = out->shape[2];
+    int nt = tj_get_num_threads();
     size_t want = (size_t)s->numel * sizeof(float), got = 0;
     float *buf = tj_alloc_storage_bytes(want, &got);
     if (!buf) return tj_oom("aten::bmm (gathered batch2)", want);
@@ -431,8 +418,8 @@ static tj_status gathered_t_whole(const gathered_t *g, int64_t batch, int nt)
     tj_contiguous_strides(s->ndim, s->shape, strides);
     tj_k_copy_strided((tj_k_strided){buf, TJ_FLOAT32, strides}, (tj_k_strided){tj_tensor_ptr(s), TJ_FLOAT32, s->strides},
                       s->ndim, s->shape, nt);
-    tj_k_gemm(TJ_FLOAT32, batch, g->m, g->n, g->k, 1.0, g->a, g->a_bs, (tj_k_mat){buf, 1, g->k}, g->n * g->k, 0.0,
-              g->out, g->m * g->n, g->n, nt, NULL);
+    tj_k_gemm(TJ_FLOAT32, batch, m, n, k, 1.0, oa->mat, oa->bs, (tj_k_mat){buf, 1, k}, n * k, 0.0,
+              tj_tensor_ptr(out), m * n, n, nt, NULL);
     tj_free_storage_bytes(buf, got);
     return TJ_OK;
 }
@@ -442,42 +429,20 @@ tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs)
     const tj_tensor *s = args[1].u.t;
     tj_tensor *out = outs[0];
     if (out->numel == 0) return TJ_OK;
-    int64_t batch = out->shape[0];
-    gathered_t g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
-                    .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
-    if (g.k == 0) {
-        memset(g.out, 0, (size_t)out->numel * sizeof(float));
+    int s1 = (int)args[2].u.i, s2 = (int)args[3].u.i;
+    int64_t m = out->shape[1], n = out->shape[2], k = args[0].u.t->shape[2];
+    if (k == 0) {
+        memset(tj_tensor_ptr(out), 0, (size_t)out->numel * sizeof(float));
         return TJ_OK;
     }
     operand oa;
     tj_status st = operand_get(&oa, args[0].u.t, true);
     if (st != TJ_OK) return st;
-    g.a = oa.mat;
-    g.a_bs = oa.bs;
-    int nt = tj_get_num_threads();
-    if (!tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, (tj_k_mat){NULL, 1, g.k})) {
-        st = gathered_t_whole(&g, batch, nt);
-        operand_release(&oa);
-        return st;
-    }
-    /* Each thread takes groups of rows of the view, at most what fits the
-     * chunk budget one block of the sum long, and runs them through the
-     * whole sum in chunks of blocks that fit the budget. */
-    int64_t block = tj_k_gemm_sum_block(), row_bytes = block * (int64_t)sizeof(float);
-    int64_t max_rows = GATHER_CHUNK_BYTES / row_bytes, per_item = (g.n + nt - 1) / nt;
-    if (per_item > max_rows) per_item = max_rows;
-    g.groups = (g.n + per_item - 1) / per_item;
-    g.rows = (g.n + g.groups - 1) / g.groups;
-    g.kc = GATHER_CHUNK_BYTES / (g.rows * row_bytes) * block;
-    if (g.kc > g.k) g.kc = g.k;
-    int64_t items = batch * g.groups;
-    int team = items < nt ? (int)items : nt;
-    g.slice = ((size_t)(g.rows * g.kc) * sizeof(float) + 63) / 64 * 64;
-    size_t want = g.slice * (size_t)team, got = 0;
-    g.scratch = tj_alloc_storage_bytes(want, &got);
-    if (!g.scratch) st = tj_oom("aten::bmm (gathered batch2)", want);
-    else tj_k_parallel(team, items, gathered_t_items, &g);
-    tj_free_storage_bytes(g.scratch, got);
+    /* The view's dims give [n, k]: its k dims the rows of B. */
+    if (tj_k_gemm_on_own_kernel(TJ_FLOAT32, m, n, k, oa.mat, (tj_k_mat){NULL, 1, k}))
+        st = offset_bmm(s, s1, s2, s->ndim, s1, s2, &oa, out);
+    else
+        st = gathered_t_whole(s, &oa, out, k);
     operand_release(&oa);
     return st;
 }

@@ -44,26 +44,27 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * strided float32 view instead of its contiguous copy (tracer/fuse_gather.c):
  * args[0]: batch1 [b, m, k]; args[1]: the view; args[2], args[3]: the view's
  * dims [0, args[2]) multiply to b, [args[2], args[3]) to k and the rest to
- * n. outs[0]: [b, m, n], contiguous. The view is gathered a chunk of
- * columns (along its dim args[3]) at a time into scratch that stays in L2
- * and multiplied from there, on every thread at once when each chunk
- * runs on our AVX-512 kernel: the same bits as aten::_to_copy then
- * aten::bmm. Where BLAS would multiply the chunks (no AVX-512; up to 3
- * rows of a batch1 whose rows are not unit-stride), each batch item is
- * gathered whole instead: BLAS's sums depend on the columns around.
- * Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
+ * n. outs[0]: [b, m, n], contiguous. Where our GEMM kernel would multiply
+ * the copy and the sum is 64 steps or longer, it reads the view through
+ * offset tables instead (tj_k_gemm_f32_offsets: its packed blocks made
+ * straight from the view), each thread a group of columns of each batch
+ * item. Otherwise chunks of columns (along the view's dim args[3]) are
+ * copied in turn into scratch that stays in L2 and multiplied from there
+ * (threads taking whole chunks on our kernel), or each batch item whole
+ * (BLAS, whose sums depend on the columns around). Either way the same
+ * bits as aten::_to_copy then aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the
+ * offset tables, the scratch). */
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
 
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy
  * (tracer/fuse_gather.c): args as there, but the view's dims [args[2],
  * args[3]) multiply to n and the rest to k (the copy is [b, n, k], batch2
- * its transpose [b, k, n]: a weight gradient's g @ columns^T). When our
- * AVX-512 kernel would compute the product, each thread gathers blocks of
- * the view's rows a chunk of the sum at a time into L2-sized scratch and
- * adds their product into C, in runs of whole blocks of the kernel's sum
- * (tj_k_gemm_sum_block); on the other routes the whole view is copied into
- * scratch first. Either way the same bits as aten::_to_copy then
- * aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch). */
+ * its transpose [b, k, n]: a weight gradient's g @ columns^T). Where our
+ * GEMM kernel would multiply the copy, it reads the view through offset
+ * tables (the k dims give B's rows: a long sum takes the kernel's long-sum
+ * path with the view as its A); on the other routes the whole view is
+ * copied into scratch first. Either way the same bits as aten::_to_copy
+ * then aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the tables, the scratch). */
 tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs);
 
 #endif

@@ -545,8 +545,8 @@ static int n_gathered(const tj_plan *p)
 }
 
 static const conv_case convs[] = {
-    {"cnn's second layer (k 400: a chunk per sample)", 4, 16, 14, 14, 32, 5, 5, 1, 2, 1},
-    {"cnn's first layer (k 25: chunks of several samples)", 6, 1, 28, 28, 16, 5, 5, 1, 2, 1},
+    {"cnn's second layer (k 400)", 4, 16, 14, 14, 32, 5, 5, 1, 2, 1},
+    {"cnn's first layer (k 25)", 6, 1, 28, 28, 16, 5, 5, 1, 2, 1},
     {"odd sizes", 5, 3, 9, 7, 7, 3, 2, 1, 1, 1},
     {"stride 2 (strided windows)", 3, 3, 11, 11, 5, 3, 3, 2, 0, 1},
     {"two groups (bmm batch 2)", 3, 4, 8, 8, 6, 3, 3, 1, 1, 2},
@@ -616,10 +616,10 @@ static tj_status fn_conv_weight_grad(void *ctx, tj_tensor *const *in, int n, tj_
     return y ? tj_autograd_grad(&y, 1, &in[3], &w, 1, out) : tj_last_status();
 }
 
-/* Weight gradients whose sum (N * oh * ow) is long enough for our kernel
- * (4096 steps and more), in chunks of the sum that do not line up with the
- * samples' or the rows' boundaries; the shapes of `convs` take the other
- * routes, which gather all the columns first. */
+/* Weight gradients whose sum (N * oh * ow) is long enough for our kernel's
+ * long-sum path (4096 steps and more), its blocks of the sum not lined up
+ * with the samples' or the rows' boundaries; the shapes of `convs` take
+ * the panels or the other routes, which gather all the columns first. */
 static const conv_case weight_grads[] = {
     {"long sum, 36 rows of columns, sum 4418", 2, 4, 47, 47, 17, 3, 3, 1, 1, 1},
     {"cnn's second layer at batch 24 (400 rows, sum 4704)", 24, 16, 14, 14, 32, 5, 5, 1, 2, 1},
