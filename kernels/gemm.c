@@ -106,11 +106,6 @@ void tj_k_gemm_f32_offsets(int64_t m, int64_t n, int64_t k, float alpha, const f
         m, n, k, alpha, a, ars, acs, b, beta, c, ldc, nthreads);
 }
 
-int64_t tj_k_gemm_sum_block(void)
-{
-    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gemm_sum_block_avx512() : tj_k_gemm_sum_block_avx2();
-}
-
 /* From this length of the sum and this many vectors on, our GEMM kernel
  * beats the matrix-vector row form, which reads every vector again from L2
  * for each block of four rows of the matrix: decomposed cnn's conv2 weight

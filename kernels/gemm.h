@@ -119,9 +119,11 @@ void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                    const tj_k_epilogue *epi);
 
 /** A k x n float32 matrix read where it lies, through offset tables:
- * element (p, j) at base[row_off[p] + col_off[j]] (offsets in elements,
- * any values, e.g. a strided view whose dims split into a group for the
- * rows and one for the columns). The tables hold k and n entries. */
+ * element (p, j) at base[row_off[p] + col_off[j]] (offsets in elements),
+ * e.g. a strided view whose dims split into a group for the rows and one
+ * for the columns. The tables hold k and n entries; base + row_off[p] and
+ * base + col_off[j] must point into the same object as the elements (as
+ * with row_off[0] = col_off[0] = 0 and strides >= 0). */
 typedef struct tj_k_offset_mat {
     const float *base;
     const int64_t *row_off, *col_off;
@@ -138,7 +140,7 @@ typedef struct tj_k_offset_mat {
 void tj_k_gemm_f32_offsets(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                            const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads);
 
-/** The instances behind tj_k_gemm_f32, tj_k_gemm_f32_offsets and tj_k_gemm_sum_block
+/** The instances behind tj_k_gemm_f32 and tj_k_gemm_f32_offsets
  * (gemm_avx512.c, gemm_avx2.c), each callable only on a CPU with its ISA. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                           const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
@@ -151,8 +153,6 @@ void tj_k_gemm_f32_offsets_avx512(int64_t m, int64_t n, int64_t k, float alpha, 
                                   int nthreads);
 void tj_k_gemm_f32_offsets_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars,
                                 int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads);
-int64_t tj_k_gemm_sum_block_avx512(void);
-int64_t tj_k_gemm_sum_block_avx2(void);
 
 /** Whether tj_k_gemm computes the float product of an m x k matrix with
  * strides a.rs, a.cs and a k x n one with strides b.rs, b.cs (batch 1,
@@ -174,13 +174,6 @@ bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj
  * for layouts tj_k_gemm_layout_ok refuses. */
 bool tj_k_gemm_columns_independent(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b,
                                    int64_t min_cols);
-
-/** Steps of the sum that tj_k_gemm_f32 adds up in registers before
- * adding them to C: each element of C is the sum, in order, of such
- * blocks from the first step. A product split into sums over runs of whole
- * blocks, each added into C (beta 1 after the first), therefore gives the
- * same bytes as the whole product. */
-int64_t tj_k_gemm_sum_block(void);
 
 /** tj_k_gemm for int64 with int64 alpha/beta, any strides (loops, no BLAS).
  * Arithmetic wraps modulo 2^64 as ATen's does. */

@@ -242,8 +242,7 @@ static void lane_runs(const int64_t *off, int64_t n, lane_run *r, int first[NV +
         starts &= starts - 1;
         int e = starts ? __builtin_ctzll(starts) : (int)n;
         while (q < j / VF_N) first[++q] = nr;
-        int l = j % VF_N, le = e - (j - l);
-        if (le > VF_N) le = VF_N;
+        int l = j % VF_N, le = e - (j - l); /* <= VF_N: every vector's first lane starts a run */
         r[nr++] = (lane_run){lanes_between(l, le), off[j] - l, l, le};
     }
     while (q < NV) first[++q] = nr;
@@ -546,8 +545,6 @@ static bool split_rows(int64_t m, int64_t n, int64_t k, int nthreads)
 {
     return (double)m * (double)(k + n) >= 2.0 * (double)k * (double)n || (n + NR - 1) / NR < nthreads;
 }
-
-int64_t TJ_ISA(tj_k_gemm_sum_block)(void) { return KC; }
 
 /* The product g describes, on up to nthreads threads (see tj_k_gemm_f32). */
 static void product(gemm_args *g, int nthreads)

@@ -90,17 +90,22 @@ static const kcase kcases[] = {
 };
 
 /* The instance's product through offsets against its product on the copy,
- * row-major and column-major, on 1 and 2 threads. */
-static void check_kernel(const char *isa, offsets_fn off_fn, gemm_fn gemm, const kcase *c)
+ * alpha * A @ B + beta * C, row-major and column-major, on 1 and 2 threads
+ * (beta 0: C is not read, a nan there must not show). */
+static void check_kernel(const char *isa, offsets_fn off_fn, gemm_fn gemm, const kcase *c, float alpha, float beta)
 {
     int64_t m = c->m, k = dims_numel(&c->k), n = dims_numel(&c->n);
     int64_t size = dims_extent(&c->k) + dims_extent(&c->n) + 1;
     float *x = malloc(sizeof(float) * (size_t)size), *a = malloc(sizeof(float) * (size_t)(m * k));
     float *rowb = malloc(sizeof(float) * (size_t)(k * n)), *colb = malloc(sizeof(float) * (size_t)(k * n));
+    float *c0 = malloc(sizeof(float) * (size_t)(m * n));
     float *want = malloc(sizeof(float) * (size_t)(m * n)), *got = malloc(sizeof(float) * (size_t)(m * n));
     int64_t *ro = malloc(sizeof(int64_t) * (size_t)k), *co = malloc(sizeof(int64_t) * (size_t)n);
     fill(x, size, 1);
     fill(a, m * k, 2);
+    if (beta != 0.0f) fill(c0, m * n, 3);
+    else
+        for (int64_t i = 0; i < m * n; i++) c0[i] = NAN;
     dims_offsets(&c->k, ro);
     dims_offsets(&c->n, co);
     for (int64_t p = 0; p < k; p++)
@@ -108,50 +113,37 @@ static void check_kernel(const char *isa, offsets_fn off_fn, gemm_fn gemm, const
     tj_k_offset_mat ob = {x, ro, co};
     for (int threads = 1; threads <= 2; threads++)
         for (int layout = 0; layout < 2; layout++) {
-            if (layout == 0) gemm(m, n, k, 1.0f, a, k, 1, rowb, n, 1, 0.0f, want, n, threads, NULL);
-            else gemm(m, n, k, 1.0f, a, k, 1, colb, 1, k, 0.0f, want, n, threads, NULL);
-            for (int64_t i = 0; i < m * n; i++) got[i] = NAN;
-            off_fn(m, n, k, 1.0f, a, k, 1, &ob, 0.0f, got, n, threads);
+            memcpy(want, c0, sizeof(float) * (size_t)(m * n));
+            memcpy(got, c0, sizeof(float) * (size_t)(m * n));
+            if (layout == 0) gemm(m, n, k, alpha, a, k, 1, rowb, n, 1, beta, want, n, threads, NULL);
+            else gemm(m, n, k, alpha, a, k, 1, colb, 1, k, beta, want, n, threads, NULL);
+            off_fn(m, n, k, alpha, a, k, 1, &ob, beta, got, n, threads);
             cr_expect(memcmp(got, want, sizeof(float) * (size_t)(m * n)) == 0,
-                      "%s, %s (m %lld, k %lld, n %lld), %d threads: not the bytes of the %s copy's product", isa,
-                      c->what, (long long)m, (long long)k, (long long)n, threads,
+                      "%s, %s (m %lld, k %lld, n %lld, alpha %g, beta %g), %d threads: not the bytes of the %s "
+                      "copy's product",
+                      isa, c->what, (long long)m, (long long)k, (long long)n, alpha, beta, threads,
                       layout ? "column-major" : "row-major");
+            cr_expect(!isnan(got[0]), "%s, %s: C[0] is nan", isa, c->what);
         }
-    free(x), free(a), free(rowb), free(colb), free(want), free(got), free(ro), free(co);
+    free(x), free(a), free(rowb), free(colb), free(c0), free(want), free(got), free(ro), free(co);
 }
 
-Test(gemm_offsets, packing_from_offset_tables_gives_the_bytes_of_the_copys_product)
+/* Every case on every instance this CPU runs, with alpha and beta. */
+static void check_all(float alpha, float beta)
 {
     if (!test_cpu_has_avx2()) cr_skip_test("no AVX2 + FMA: no instance of the kernel runs on this CPU");
     for (size_t i = 0; i < sizeof kcases / sizeof *kcases; i++) {
         if (test_cpu_has_avx512())
-            check_kernel("avx512", tj_k_gemm_f32_offsets_avx512, tj_k_gemm_f32_avx512, &kcases[i]);
-        check_kernel("avx2", tj_k_gemm_f32_offsets_avx2, tj_k_gemm_f32_avx2, &kcases[i]);
+            check_kernel("avx512", tj_k_gemm_f32_offsets_avx512, tj_k_gemm_f32_avx512, &kcases[i], alpha, beta);
+        check_kernel("avx2", tj_k_gemm_f32_offsets_avx2, tj_k_gemm_f32_avx2, &kcases[i], alpha, beta);
     }
 }
 
-/* beta and alpha other than 0 and 1 scale as on the copy. */
-Test(gemm_offsets, alpha_and_beta_scale_as_on_the_copy)
-{
-    if (!tj_k_gemm_f32_supported()) cr_skip_test("our kernel does not run here");
-    const kcase *c = &kcases[0];
-    int64_t m = c->m, k = dims_numel(&c->k), n = dims_numel(&c->n), size = dims_extent(&c->k) + dims_extent(&c->n) + 1;
-    float x[1000], a[200], b[18 * 70], want[400], got[400];
-    int64_t ro[18], co[70];
-    cr_assert(size <= 1000 && m * k <= 200 && m * n <= 400);
-    fill(x, size, 3);
-    fill(a, m * k, 4);
-    fill(want, m * n, 5);
-    memcpy(got, want, sizeof want);
-    dims_offsets(&c->k, ro);
-    dims_offsets(&c->n, co);
-    for (int64_t p = 0; p < k; p++)
-        for (int64_t j = 0; j < n; j++) b[p * n + j] = x[ro[p] + co[j]];
-    tj_k_gemm_f32(m, n, k, 0.75f, a, k, 1, b, n, 1, -1.5f, want, n, 1, NULL);
-    tj_k_gemm_f32_offsets(m, n, k, 0.75f, a, k, 1, &(tj_k_offset_mat){x, ro, co}, -1.5f, got, n, 1);
-    cr_expect(memcmp(got, want, sizeof(float) * (size_t)(m * n)) == 0);
-    cr_expect(got[0] != 0.0f);
-}
+Test(gemm_offsets, packing_from_offset_tables_gives_the_bytes_of_the_copys_product) { check_all(1.0f, 0.0f); }
+
+/* alpha and beta other than 1 and 0 scale as on the copy, on every path
+ * (rows, long sum, groups of rows, transposed packing). */
+Test(gemm_offsets, alpha_and_beta_scale_as_on_the_copy) { check_all(0.75f, -1.5f); }
 
 /* ---- the gathered bmm steps against aten::bmm on the copy ---- */
 
