@@ -87,6 +87,8 @@ static const kcase kcases[] = {
     {"no runs", 3, {1, {9}, {3}}, {1, {37}, {2}}},
     {"one element", 1, {1, {1}, {1}}, {1, {1}, {1}}},
     {"two 14-long runs per row of 1000 columns, k 515", 6, {2, {5, 103}, {2000, 17}}, {3, {5, 10, 20}, {400, 22, 1}}},
+    {"rows 280 KB apart (the view reaches past L2: the next block's rows prefetched), n 135", 5, {1, {8}, {70000}},
+     {2, {3, 45}, {1000, 1}}},
 };
 
 /* The instance's product through offsets against its product on the copy,
