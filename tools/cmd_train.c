@@ -152,6 +152,12 @@ int cmd_train(int argc, char **argv)
         if (evaluate(r, &test, &accuracy) != TJ_OK) goto fail;
         printf("epoch %d: test accuracy %.4f (%.1f s)\n", epoch, accuracy, now_s() - t0);
     }
+    if (native_code && mode != MODE_EAGER) { /* what --native changed: a plan without fused steps has nothing to build */
+        tj_plan_statistics st;
+        if (runner_train_stats(r, batch < train.n ? batch : train.n, &st) != TJ_OK) goto fail;
+        printf("native code: %d runs of %d elementwise calls in the training step\n", st.n_native_segments,
+               st.n_native_calls);
+    }
     if (save && model_save(&m, save) != TJ_OK) goto fail;
     if (save) printf("saved parameters to %s\n", save);
     printf("test accuracy: %.4f\n", accuracy);
