@@ -292,7 +292,10 @@ void tj_plan_renumber_steps(tj_plan *p)
  * plan then runs on one context at a time (plan.c). */
 static int written_constant(const tj_plan *p, const tj_pnode *n)
 {
-    for (int a = 0; a < n->nargs; a++) {
+    /* Only the schema's own arguments can be marked (a bit each): a fused
+     * step carries more arguments than its operator's schema. */
+    int nargs = n->nargs < n->op->nargs ? n->nargs : n->op->nargs;
+    for (int a = 0; a < nargs; a++) {
         if (!((n->op->mutated_args >> a) & 1)) continue;
         for (int k = 0; k < tj_garg_n_values(&n->args[a]); k++) {
             int v = tj_garg_value_at(&n->args[a], k);
