@@ -6,6 +6,8 @@
  *   decomposed  the graph traced with tj_core_decompositions() (primitives
  *               only), cleaned by the dead-code / CSE / no-op passes,
  *               compiled and run the same way
+ *   native      the decomposed graph compiled with native_code (its fused
+ *               steps' arithmetic as machine code, tracer/fuse_native.c)
  * with 1 and 2 threads; median (and best) of RUNS runs after a warm-up run.
  * Usage: bench_decomp [runs] */
 #include <stdio.h>
@@ -139,11 +141,16 @@ static void time_plan(tj_plan *p, tj_tensor **in, int n_in, double *median, doub
     *best = t[0];
 }
 
-static tj_plan *compile_or_die(tj_graph *g, const char *what)
+static tj_plan *compile_or_die(tj_graph *g, bool native_code, const char *what)
 {
-    tj_plan *p = g ? tj_compile(g, NULL) : NULL;
+    tj_compile_options o = {.native_code = native_code};
+    tj_plan *p = g ? tj_compile(g, &o) : NULL;
     if (!p) {
         fprintf(stderr, "bench_decomp: %s: %s\n", what, tj_last_error());
+        exit(1);
+    }
+    if (native_code && tj_plan_native_code_error(p)) {
+        fprintf(stderr, "bench_decomp: %s: %s\n", what, tj_plan_native_code_error(p));
         exit(1);
     }
     return p;
@@ -156,8 +163,8 @@ int main(int argc, char **argv)
     tj_decomp_table *core = tj_core_decompositions();
     static const tj_graph_pass passes[3] = {tj_pass_dead_code, tj_pass_cse, tj_pass_noop};
     static const char *const names[3] = {"dce", "cse", "noop"};
-    printf("| operator | threads | kernel (ms) | decomposed (ms) | ratio | decomposed graph |\n");
-    printf("|---|---|---|---|---|---|\n");
+    printf("| operator | threads | kernel (ms) | decomposed (ms) | ratio | native (ms) | ratio | decomposed graph |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
         current = &ops[k];
         tj_tensor *in[8];
@@ -165,21 +172,25 @@ int main(int argc, char **argv)
         tj_graph *g = tj_make_fx(traced, NULL, in, current->n_in, NULL, TJ_TRACE_FAKE);
         tj_graph *d = tj_make_fx(traced, NULL, in, current->n_in, core, TJ_TRACE_FAKE);
         if (d) tj_run_passes(d, passes, names, 3, NULL);
-        tj_plan *pk = compile_or_die(g, "kernel graph"), *pd = compile_or_die(d, "decomposed graph");
+        tj_plan *pk = compile_or_die(g, false, "kernel graph"), *pd = compile_or_die(d, false, "decomposed graph");
+        tj_plan *pn = compile_or_die(d, true, "decomposed graph, native code");
         tj_plan_statistics stats;
         tj_plan_stats(pd, &stats);
         for (int threads = 1; threads <= 2; threads++) {
             tj_set_num_threads(threads);
-            double km, kb, dm, db;
+            double km, kb, dm, db, nm, nb;
             time_plan(pk, in, current->n_in, &km, &kb);
             time_plan(pd, in, current->n_in, &dm, &db);
-            printf("| %s | %d | %.2f (best %.2f) | %.2f (best %.2f) | %.2fx | %d calls, %d kernels, arena %.0f MiB |\n",
-                   current->label, threads, km * 1e3, kb * 1e3, dm * 1e3, db * 1e3, dm / km, tj_graph_num_calls(d),
-                   stats.n_kernels, (double)stats.arena_bytes / (1 << 20));
+            time_plan(pn, in, current->n_in, &nm, &nb);
+            printf("| %s | %d | %.2f (best %.2f) | %.2f (best %.2f) | %.2fx | %.2f (best %.2f) | %.2fx | %d calls, %d "
+                   "kernels, arena %.0f MiB |\n",
+                   current->label, threads, km * 1e3, kb * 1e3, dm * 1e3, db * 1e3, dm / km, nm * 1e3, nb * 1e3,
+                   nm / km, tj_graph_num_calls(d), stats.n_kernels, (double)stats.arena_bytes / (1 << 20));
             fflush(stdout);
         }
         tj_plan_free(pk);
         tj_plan_free(pd);
+        tj_plan_free(pn);
         tj_graph_free(g);
         tj_graph_free(d);
         for (int i = 0; i < current->n_in; i++) tj_tensor_release(in[i]);
