@@ -43,8 +43,14 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
     case PAIR(TJ_FLOAT64, TJ_FLOAT32): LOOP(double, float, (double)x); break;
     case PAIR(TJ_FLOAT64, TJ_INT64): LOOP(double, int64_t, (double)x); break;
     case PAIR(TJ_FLOAT64, TJ_BOOL): LOOP(double, uint8_t, x != 0); break;
-    case PAIR(TJ_INT64, TJ_FLOAT32): LOOP(int64_t, float, tj_k_float_to_i64(x)); break;
-    case PAIR(TJ_INT64, TJ_FLOAT64): LOOP(int64_t, double, tj_k_float_to_i64(x)); break;
+    case PAIR(TJ_INT64, TJ_FLOAT32):
+        if (tj_k_isa_active() == TJ_K_ISA_AVX512) tj_k_f32_to_i64_avx512(dst, src, n);
+        else LOOP(int64_t, float, tj_k_float_to_i64(x));
+        break;
+    case PAIR(TJ_INT64, TJ_FLOAT64):
+        if (tj_k_isa_active() == TJ_K_ISA_AVX512) tj_k_f64_to_i64_avx512(dst, src, n);
+        else LOOP(int64_t, double, tj_k_float_to_i64(x));
+        break;
     case PAIR(TJ_INT64, TJ_BOOL): LOOP(int64_t, uint8_t, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT32): LOOP(uint8_t, float, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT64): LOOP(uint8_t, double, x != 0); break;

@@ -84,4 +84,11 @@ void tj_k_gather_runs32_generic(uint32_t *d, int64_t dstep, const uint32_t *s, i
 void tj_k_gather_runs32_avx512(uint32_t *d, int64_t dstep, const uint32_t *s, int64_t sstep, int64_t count,
                                int64_t len, int64_t ss);
 
+/** d[i] = tj_k_float_to_i64(s[i]) for i < n, bits unchanged: tj_k_convert's
+ * float32 / float64 -> int64 on AVX-512 machines (copy_avx512.c: the
+ * truncating conversions, whose result for NaN and out-of-range values is
+ * INT64_MIN), such as max-pool's argmax turned into gather indices. */
+void tj_k_f32_to_i64_avx512(int64_t *d, const float *s, int64_t n);
+void tj_k_f64_to_i64_avx512(int64_t *d, const double *s, int64_t n);
+
 #endif

@@ -1,4 +1,5 @@
-/* AVX-512 transposed float32 tiles for tj_k_copy_strided (see copy.h). */
+/* AVX-512 moves for tj_k_copy_strided and tj_k_convert (see copy.h): transposed
+ * float32 tiles, short runs, strided 4-byte runs, float -> int64. */
 #include "copy.h"
 #include "transpose16_avx512.h"
 
@@ -84,5 +85,28 @@ void tj_k_gather_runs32_avx512(uint32_t *d, int64_t dstep, const uint32_t *s, in
             __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, at, s_ + i * ss, 4);
             _mm512_mask_storeu_epi32(d_ + i, m, v);
         }
+    }
+}
+
+/* cvttps2qq / cvttpd2qq truncate toward zero and give the "integer
+ * indefinite" value, INT64_MIN, for NaN and for anything outside int64's
+ * range: tj_k_float_to_i64, 8 lanes at a time. */
+void tj_k_f32_to_i64_avx512(int64_t *d, const float *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512((void *)(d + i), _mm512_cvttps_epi64(_mm256_loadu_ps(s + i)));
+    if (i < n) {
+        __mmask8 m = (__mmask8)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_epi64(d + i, m, _mm512_cvttps_epi64(_mm256_maskz_loadu_ps(m, s + i)));
+    }
+}
+
+void tj_k_f64_to_i64_avx512(int64_t *d, const double *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512((void *)(d + i), _mm512_cvttpd_epi64(_mm512_loadu_pd(s + i)));
+    if (i < n) {
+        __mmask8 m = (__mmask8)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_epi64(d + i, m, _mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(m, s + i)));
     }
 }

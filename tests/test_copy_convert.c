@@ -1,0 +1,111 @@
+/* Float -> int64 conversion (kernels/copy.c tj_k_convert, its AVX-512 loops
+ * in kernels/copy_avx512.c): on every instruction set the CPU runs, each
+ * element is what tj_k_float_to_i64 gives (truncation toward zero, INT64_MIN
+ * for NaN, infinities and values outside int64's range, as x86 and PyTorch),
+ * for every tail length, and nothing past the last element is written. The
+ * decomposed max-pool's backward converts its argmax this way into gather
+ * indices. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/copy.h"
+#include "kernels/cpu_isa.h"
+#include "test_util.h"
+
+TestSuite(copy_convert, .init = test_scope_open, .fini = test_scope_close_isa);
+
+#define TWO63 9223372036854775808.0
+
+/* Values around every edge of the conversion, each with its expected
+ * int64 (float32 and float64 alike: all are exact in float32). */
+static const struct {
+    double x;
+    int64_t want;
+} edges[] = {
+    {0.0, 0},
+    {-0.0, 0},
+    {0.5, 0},
+    {-0.5, 0},
+    {0.99999994, 0},
+    {-0.99999994, 0},
+    {1.5, 1},
+    {-1.5, -1},
+    {3.0, 3},
+    {-7.75, -7},
+    {16777216.0, 16777216},
+    {4611686018427387904.0, INT64_C(4611686018427387904)},     /* 2^62 */
+    {9223371487098961920.0, INT64_C(9223371487098961920)},     /* the largest float32 below 2^63 */
+    {-9223372036854775808.0, INT64_MIN},                       /* -2^63: in range, exactly */
+    {TWO63, INT64_MIN},                                        /* 2^63: out of range */
+    {-18446744073709551616.0, INT64_MIN},                      /* -2^64 */
+    {1e30, INT64_MIN},
+    {-1e30, INT64_MIN},
+    {(double)FLT_MAX, INT64_MIN},
+    {1e-40, 0},                                                /* a float32 subnormal */
+    {INFINITY, INT64_MIN},
+    {-INFINITY, INT64_MIN},
+    {NAN, INT64_MIN},
+    {-NAN, INT64_MIN},
+};
+#define N_EDGES ((int)(sizeof edges / sizeof *edges))
+#define MAX_N 67
+#define GUARD INT64_C(0x5a5a5a5a5a5a5a5a)
+
+/* Converts `n` values (edges[(start + i) % N_EDGES], and small integers
+ * with fractions in between) of dtype sd on the ISA in use, and checks each
+ * element and the guard after them. */
+static void expect_converted(tj_dtype sd, int start, int n)
+{
+    float f[MAX_N];
+    double d[MAX_N];
+    int64_t want[MAX_N], out[MAX_N + 1];
+    for (int i = 0; i < n; i++) {
+        int e = (start + i) % (2 * N_EDGES);
+        double x = e < N_EDGES ? edges[e].x : (e - N_EDGES) * -2.25 + 1.0; /* ..., 1.0, -1.25, -3.5, ... */
+        f[i] = (float)x;
+        d[i] = x;
+        want[i] = e < N_EDGES ? edges[e].want : (int64_t)x;
+        cr_assert_eq(tj_k_float_to_i64(sd == TJ_FLOAT32 ? (double)f[i] : d[i]), want[i], "edge %d (%g)", e, x);
+    }
+    for (int i = 0; i <= MAX_N; i++) out[i] = GUARD;
+    tj_k_convert(out, TJ_INT64, sd == TJ_FLOAT32 ? (const void *)f : (const void *)d, sd, n);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(out[i], want[i], "%s %s n %d element %d (%g): %lld, want %lld", tj_k_isa_name(),
+                     tj_dtype_name(sd), n, i, d[i], (long long)out[i], (long long)want[i]);
+    cr_assert_eq(out[n], GUARD, "%s %s n %d: element %d written", tj_k_isa_name(), tj_dtype_name(sd), n, n);
+}
+
+Test(copy_convert, float_to_int64_truncates_and_gives_int64_min_outside_its_range_on_every_isa_and_tail)
+{
+    for (int isa = 0; isa < TEST_NISA; isa++) {
+        if (!tj_k_isa_force(test_isas[isa])) continue; /* above the CPU or TJ_ISA */
+        for (int dt = 0; dt < 2; dt++)
+            for (int n = 1; n <= MAX_N; n++)
+                for (int start = 0; start < 2 * N_EDGES; start += 7) expect_converted(dt ? TJ_FLOAT64 : TJ_FLOAT32, start, n);
+    }
+}
+
+Test(copy_convert, the_avx512_loops_give_the_scalar_conversions_bits_on_random_values)
+{
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
+    enum { N = 4099 };
+    static float f[N];
+    static double d[N];
+    static int64_t a[N], b[N];
+    uint64_t s = 0x9e3779b97f4a7c15u;
+    for (int i = 0; i < N; i++) { /* random bit patterns: every exponent, NaNs and infinities among them */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        uint32_t w = (uint32_t)(s >> 32);
+        memcpy(&f[i], &w, sizeof w);
+        memcpy(&d[i], &s, sizeof s);
+    }
+    tj_k_f32_to_i64_avx512(a, f, N);
+    for (int i = 0; i < N; i++) b[i] = tj_k_float_to_i64(f[i]);
+    cr_assert(memcmp(a, b, sizeof a) == 0, "float32");
+    tj_k_f64_to_i64_avx512(a, d, N);
+    for (int i = 0; i < N; i++) b[i] = tj_k_float_to_i64(d[i]);
+    cr_assert(memcmp(a, b, sizeof a) == 0, "float64");
+}
