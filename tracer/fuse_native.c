@@ -176,9 +176,13 @@ static bool expression(const pw_member *mb, char x[][OPERAND_BYTES], char *s)
 
 /* How a member takes part in a segment: an expression per element
  * (M_ELEMENT) or per row (M_ROWS, a row member), a row reduction
- * (M_REDUCE), or a call of its own loop on each row (M_CALL: transcendental
- * functions, in steps walking rows only); M_NONE: not at all. */
-typedef enum { M_NONE, M_ELEMENT, M_ROWS, M_REDUCE, M_CALL } member_kind;
+ * (M_REDUCE), or a call of its own loop on each row's elements (M_CALL:
+ * transcendental functions, in steps walking rows only) or on the row's
+ * value (M_ROW_CALL: a row member's); M_NONE: not at all. */
+typedef enum { M_NONE, M_ELEMENT, M_ROWS, M_REDUCE, M_CALL, M_ROW_CALL } member_kind;
+
+/* Whether a member of kind k computes one value per row. */
+static bool per_row(member_kind k) { return k == M_ROWS || k == M_REDUCE || k == M_ROW_CALL; }
 
 /* Whether C computes member mb's loop: one of the loops above, on dtypes
  * C has here (float, double, u8 for bool). */
@@ -206,10 +210,10 @@ static member_kind kind_of(const pw_program *pg, const pw_member *mb)
         return fl && ok ? M_REDUCE : M_NONE;
     }
     if (has_expression(mb)) return mb->rows_in ? M_ROWS : M_ELEMENT;
-    if (mb->rows_in || !pg->row_len || !c_dtype(mb->dtype)) return M_NONE;
+    if (!pg->row_len || !c_dtype(mb->dtype)) return M_NONE;
     for (int k = 0; k < mb->pw.nin; k++)
         if (!c_dtype(mb->pw.loop[k])) return M_NONE;
-    return M_CALL;
+    return mb->rows_in ? M_ROW_CALL : M_CALL;
 }
 
 /* ---- one segment's function ---- */
@@ -346,8 +350,8 @@ static bool keep(emitter *e, int j)
 
 /* Operand k of member m, in phase ph, into x: an expression of the
  * element i (of the row's element jj) or, for a row member, of the row;
- * for a call, a pointer to the row's elements. False when the segment
- * cannot take it. */
+ * for a call, a pointer to the row's elements (to the row's value). False
+ * when the segment cannot take it. */
 static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
 {
     const pw_program *pg = e->pg;
@@ -355,13 +359,13 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
     member_kind kind = e->kind[m - e->sg->first];
     const pw_src *src = &mb->in[k];
     tj_dtype t = mb->pw.loop[k];
-    bool call = kind == M_CALL;
+    bool call = kind == M_CALL, row_call = kind == M_ROW_CALL;
     int q = src->kind != SRC_ARG ? e->writer[src->index] : -1;
     if (q >= 0) { /* a value of the segment's */
         int j = q - e->sg->first;
         member_kind qk = e->kind[j];
-        if (qk == M_ROWS || qk == M_REDUCE) {
-            snprintf(x, OPERAND_BYTES, "t%d", q);
+        if (per_row(qk)) {
+            snprintf(x, OPERAND_BYTES, row_call ? "&t%d" : "t%d", q);
             return !call;
         }
         if (!call && qk == M_ELEMENT && e->phase[j] == ph) {
@@ -372,7 +376,7 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         snprintf(x, OPERAND_BYTES, call ? "s%d" : "s%d[jj]", q);
         return true;
     }
-    if (src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather && !call) {
+    if (src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather && !call && !row_call) {
         const pw_splat *sp = &pg->splats[src->index];
         if (sp->arg < 0) {
             literal(x, OPERAND_BYTES, t, sp->value);
@@ -386,11 +390,13 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         e->declared[r] = true;
         return true;
     }
-    bool rows = src->kind == SRC_ROWS || kind == M_ROWS; /* read once per row */
+    bool splat = src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather;
+    bool rows = !splat && (src->kind == SRC_ROWS || kind == M_ROWS || row_call); /* read once per row */
     if (rows && call) return false;
     int r = ref(e, src->kind == SRC_ARG ? REF_ARG : REF_BUF, src->index, t, false, rows);
     if (r < 0) return false;
-    snprintf(x, OPERAND_BYTES, rows ? "w%d" : call ? "r%d + i0" : "r%d[i]", r);
+    if (row_call) snprintf(x, OPERAND_BYTES, rows ? "&w%d" : "r%d", r); /* a splat: its first element */
+    else snprintf(x, OPERAND_BYTES, rows ? "w%d" : call ? "r%d + i0" : "r%d[i]", r);
     return true;
 }
 
@@ -400,7 +406,7 @@ static int phase_of(const emitter *e, int m, int cur)
 {
     const pw_member *mb = &e->pg->members[m];
     member_kind kind = e->kind[m - e->sg->first];
-    if (kind == M_ROWS || kind == M_CALL) return cur;
+    if (kind == M_ROWS || kind == M_CALL || kind == M_ROW_CALL) return cur;
     int ph = e->phase_calls[cur] ? cur + 1 : cur;
     for (int k = 0; k < mb->pw.nin; k++) {
         int q = mb->in[k].kind != SRC_ARG ? e->writer[mb->in[k].index] : -1;
@@ -450,12 +456,16 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
         }
         break;
     }
-    case M_CALL: {
-        ok = put(on, "        {\n            const void *in%d[%d] = {", m, mb->pw.nin);
+    case M_CALL:
+    case M_ROW_CALL: {
+        bool row = e->kind[j] == M_ROW_CALL;
+        if (row) ok = put(on, "        %s t%d;\n", ctype(mb->dtype), m);
+        ok = ok && put(on, "        {\n            const void *in%d[%d] = {", m, mb->pw.nin);
         for (int k = 0; k < mb->pw.nin; k++) ok = ok && put(on, "%s%s", k ? ", " : "", x[k]);
         int f = ref(e, REF_LOOP, m, TJ_BOOL, false, false), c = ref(e, REF_CTX, m, TJ_BOOL, false, false);
-        if (f < 0 || c < 0 || !keep(e, j)) return false;
-        ok = ok && put(on, "};\n            f%d(%lld, s%d, in%d, p[%d]);\n        }\n", f, (long long)pg->row_len, m, m, c);
+        if (f < 0 || c < 0 || (!row && !keep(e, j))) return false;
+        if (row) ok = ok && put(on, "};\n            f%d(1, &t%d, in%d, p[%d]);\n        }\n", f, m, m, c);
+        else ok = ok && put(on, "};\n            f%d(%lld, s%d, in%d, p[%d]);\n        }\n", f, (long long)pg->row_len, m, m, c);
         break;
     }
     case M_NONE: return false;
@@ -472,8 +482,8 @@ static bool emit_store(emitter *e, int m)
     int j = m - e->sg->first;
     member_kind kind = e->kind[j];
     if (!(mb->buf < 0 || mb->out >= 0 || read_after(pg, e->sg, m))) return true;
-    bool rows = kind == M_ROWS || kind == M_REDUCE;
-    tj_dtype rt = kind == M_REDUCE ? mb->red.out : kind == M_CALL ? mb->dtype : result_dtype(mb);
+    bool rows = per_row(kind);
+    tj_dtype rt = kind == M_REDUCE ? mb->red.out : kind == M_CALL || kind == M_ROW_CALL ? mb->dtype : result_dtype(mb);
     if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt), rows)) return false;
     int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, rows) : ref(e, REF_BUF, mb->buf, rt, true, rows);
     if (r < 0) return false;
@@ -735,6 +745,12 @@ static bool unit_add(unit *u, const pw_program *pg, pw_segment *sg)
     return true;
 }
 
+static bool calls(const pw_program *pg, int m)
+{
+    member_kind k = kind_of(pg, &pg->members[m]);
+    return k == M_CALL || k == M_ROW_CALL;
+}
+
 /* Finds program pg's segments (pool memory) and adds their functions: runs
  * of members that can take part, without calls at either end (a call
  * alone saves nothing). */
@@ -747,8 +763,8 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
         int end = m;
         while (end < pg->n_members && kind_of(pg, &pg->members[end]) != M_NONE) end++;
         int first = m, last = end;
-        while (first < last && kind_of(pg, &pg->members[first]) == M_CALL) first++;
-        while (last > first && kind_of(pg, &pg->members[last - 1]) == M_CALL) last--;
+        while (first < last && calls(pg, first)) first++;
+        while (last > first && calls(pg, last - 1)) last--;
         if (last - first < 2) {
             m = end > m ? end : m + 1;
             continue;
