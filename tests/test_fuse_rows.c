@@ -268,7 +268,8 @@ static tj_status fn_row_order(void *ctx, tj_tensor *const *in, int n, tj_tensor 
 
 /* Row r of x by kind r % 8: large values of both signs with small ones
  * (sums that cancel: another order of the additions rounds otherwise),
- * -0 only, -0 and +0 mixed (which zero an extremum keeps), a nan, +inf and
+ * -0 only, -0 and +0 among -1 or 1 (which zero an extremum keeps: the
+ * first in the kernel's order), a nan, +inf and
  * -inf (a nan sum), one infinity, -inf only, small values. */
 static double row_value(int64_t r, int64_t j, unsigned *seed, bool f64)
 {
@@ -277,7 +278,9 @@ static double row_value(int64_t r, int64_t j, unsigned *seed, bool f64)
     switch (r % 8) {
     case 0: return j % 3 == 0 ? (u - 0.5) * big : (u - 0.5) * (j % 5);
     case 1: return -0.0;
-    case 2: return (j + r) % 3 ? -0.0 : 0.0;
+    case 2: /* -1 (1) but zeros of either sign in lanes 8 and 16 of 32: amax (amin) keeps the first */
+        if (j % 32 == 8 || j % 32 == 16) return (j % 32 == 8) == (r / 8 % 4 < 2) ? -0.0 : 0.0;
+        return r / 8 % 2 ? 1.0 : -1.0;
     case 3: return j == (r * 7) % 13 ? NAN : u - 0.5;
     case 4: return j == 1 ? INFINITY : j == 0 ? -INFINITY : u;
     case 5: return j == (r % 11) ? -INFINITY : (u - 0.5) * big;

@@ -220,10 +220,11 @@ static member_kind kind_of(const pw_program *pg, const pw_member *mb)
 
 #define ROW_SCRATCH_BYTES (48 << 10) /* a segment's row arrays, on the stack of the thread running it */
 
-/* Text growing at its end. */
+/* Text growing at its end; oom: an append failed. */
 typedef struct text {
     char *s;
     size_t len, cap;
+    bool oom;
 } text;
 
 static bool put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -233,11 +234,11 @@ static bool put(text *t, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0) return false;
+    if (n < 0) return !(t->oom = true);
     if (t->len + (size_t)n + 1 > t->cap) {
         size_t cap = 2 * (t->len + (size_t)n + 1) + 256;
         char *s = realloc(t->s, cap);
-        if (!s) return false;
+        if (!s) return !(t->oom = true);
         t->s = s;
         t->cap = cap;
     }
@@ -446,11 +447,21 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
                                "        const %s t%d = (%s)(0.0 + a%d[0]);\n", m, m, O, m, O, m);
         } else {
             const char *op = rr->kind == TJ_K_RED_MAX ? ">" : "<", *init = rr->kind == TJ_K_RED_MAX ? "-INFINITY" : "INFINITY";
-            ok = ok && put(on, "        %s q%d = %s;\n", T, m, init);
+            /* the lanes taken in order, each only when strictly better, keep the
+             * first lane holding their extreme, which other holders equal but
+             * for the sign of a zero (a nan never enters a lane): the extreme by
+             * a tree, then, when it is a zero, the first lane's zero */
             if (pg->row_len >= 32)
-                ok = ok && put(on, "        for (int k = 0; k < 32; k++) {\n"
-                                   "            q%d = b%d[k] %s q%d ? b%d[k] : q%d;\n"
-                                   "            en%d |= bn%d[k];\n        }\n", m, m, op, m, m, m, m, m);
+                ok = ok && put(on, "        %s v%d[32];\n        for (int k = 0; k < 32; k++) v%d[k] = b%d[k];\n"
+                                   "        for (int h = 16; h > 0; h /= 2)\n"
+                                   "            for (int k = 0; k < h; k++) v%d[k] = v%d[k + h] %s v%d[k] ? v%d[k + h] : v%d[k];\n"
+                                   "        %s q%d = v%d[0];\n"
+                                   "        if (q%d == 0)\n            for (int k = 0; k < 32; k++)\n"
+                                   "                if (b%d[k] == 0) {\n                    q%d = b%d[k];\n"
+                                   "                    break;\n                }\n",
+                               T, m, m, m, m, m, op, m, m, m, T, m, m, m, m, m, m);
+            else
+                ok = ok && put(on, "        %s q%d = %s;\n", T, m, init);
             ok = ok && put(on, "        q%d = e%d %s q%d ? e%d : q%d;\n        const %s t%d = en%d ? (%s)NAN : q%d;\n", m, m,
                            op, m, m, m, O, m, m, O, m);
         }
@@ -551,8 +562,7 @@ static void emit_phase_loops(const emitter *e, int ph, FILE *f)
         extrema = true;
         const char *init = rr->kind == TJ_K_RED_MAX ? "-INFINITY" : "INFINITY";
         if (L >= 32)
-            fprintf(f, "        %s b%d[32];\n        %s bn%d[32];\n        for (int k = 0; k < 32; k++) {\n"
-                       "            b%d[k] = %s;\n            bn%d[k] = 0;\n        }\n", T, m, MT, m, m, init, m);
+            fprintf(f, "        %s b%d[32];\n        for (int k = 0; k < 32; k++) b%d[k] = %s;\n", T, m, m, init);
         fprintf(f, "        %s e%d = %s;\n        %s en%d = 0;\n", T, m, init, MT, m);
     }
     if (!any) return;
@@ -584,19 +594,16 @@ static void emit_phase_loops(const emitter *e, int ph, FILE *f)
                 fprintf(f, "        a%d[%s] += (double)x%d;\n", m, lane, m);
             } else {
                 const char *op = rr->kind == TJ_K_RED_MAX ? ">" : "<";
-                if (w == 32)
-                    fprintf(f, "        b%d[k] = x%d %s b%d[k] ? x%d : b%d[k];\n        bn%d[k] |= x%d != x%d;\n", m, m,
-                            op, m, m, m, m, m, m);
-                else
-                    fprintf(f, "        e%d = x%d %s e%d ? x%d : e%d;\n        en%d |= x%d != x%d;\n", m, m, op, m, m,
-                            m, m, m, m);
+                if (w == 32) fprintf(f, "        b%d[k] = x%d %s b%d[k] ? x%d : b%d[k];\n", m, m, op, m, m, m);
+                else fprintf(f, "        e%d = x%d %s e%d ? x%d : e%d;\n", m, m, op, m, m, m);
+                fprintf(f, "        en%d |= x%d != x%d;\n", m, m, m); /* a nan anywhere: in any order */
             }
         }
         fprintf(f, "        }\n");
     }
 }
 
-/* Segment sg's function into *text (malloc'd), from its parameter list
+/* Segment sg's function into *out (malloc'd), from its parameter list
  * on (the name goes before it). sg->n shrinks to the members emit_body
  * takes; false when fewer than two, or out of memory (*oom set). */
 static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool *oom)
@@ -622,6 +629,8 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
         ok = took == sg->n;
         sg->n = took;
     }
+    for (int j = 0; j < PW_MAX_MEMBERS; j++)
+        if (e->elem[j].oom || e->once[j].oom) ok = !(*oom = true);
     size_t len = 0;
     FILE *f = ok ? open_memstream(out, &len) : NULL;
     if (f) {
