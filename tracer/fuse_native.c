@@ -19,16 +19,17 @@
  * segments.
  *
  * In steps walking whole rows, segments take the row members too: a row
- * reduction accumulates as kernels/reduce.c does (a sum in 8 float64 lanes
- * over whole blocks of 8 from the row's start, the rest into lane 0, the
- * lanes folded pairwise, then added to 0.0; an extremum in 32 lanes with
- * nan flags, the lanes taken in order, then the rest), a member computing
+ * sum accumulates as kernels/reduce.c does (in 8 float64 lanes over whole
+ * blocks of 8 from the row's start, the rest into lane 0, the lanes folded
+ * pairwise, then added to 0.0; amax and amin run their kernel between
+ * segments), a member computing
  * on one value per row (a mean, a 1/std) is a statement once per row, and
  * a member with a transcendental function (exp, log, tanh, ...; their SIMD
  * polynomials live in the kernels) calls its own loop on the row (whose
- * bits do not depend on where a run begins, tracer/fuse_pointwise.c). A whole
- * decomposed layer_norm or softmax, forward or backward, is then one
- * function walking each row in a few passes (see emitter). */
+ * bits do not depend on where a run begins, tracer/fuse_pointwise.c). A
+ * whole decomposed layer_norm, forward or backward, is then one function
+ * walking each row in a few passes (see emitter); a softmax two, around its
+ * amax. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,11 +204,13 @@ static bool has_expression(const pw_member *mb)
 
 static member_kind kind_of(const pw_program *pg, const pw_member *mb)
 {
-    if (mb->reduces) {
+    if (mb->reduces) { /* sums; amax and amin stay on their kernel, whose vector scan (the first holder of
+                          the extreme found by a tree and the sign mask) beats 32 lanes folded in C on every
+                          row: gpt's attention softmax took 1.5x as long with them (bench/RESULTS.md,
+                          session 34) */
         const tj_row_reduce *rr = &mb->red;
         bool fl = tj_dtype_is_float(rr->dtype) && c_dtype(rr->dtype) && tj_dtype_is_float(rr->out) && c_dtype(rr->out);
-        bool ok = rr->kind == TJ_K_RED_SUM || ((rr->kind == TJ_K_RED_MAX || rr->kind == TJ_K_RED_MIN) && rr->out == rr->dtype);
-        return fl && ok ? M_REDUCE : M_NONE;
+        return fl && rr->kind == TJ_K_RED_SUM ? M_REDUCE : M_NONE;
     }
     if (has_expression(mb)) return mb->rows_in ? M_ROWS : M_ELEMENT;
     if (!pg->row_len || !c_dtype(mb->dtype)) return M_NONE;
@@ -281,24 +284,36 @@ typedef struct emitter {
     text once[PW_MAX_MEMBERS];       /* its statements per row */
 } emitter;
 
+/* Bytes of a copy of the rows of a chunk of buffer values of es bytes. */
+static size_t rows_copy_bytes(const pw_program *pg, size_t es) { return (size_t)(pg->chunk / pg->row_len) * es; }
+
 /* The pointer p[k] for (kind, index) read or written as dtype t (rows:
  * one value per row); -1 when the segment has no room for another, or for
- * rows read from a buffer the segment writes (a store of the first row's
- * elements would overwrite later rows' values). */
+ * rows read from a buffer the segment writes. A buffer's rows read are
+ * copied when the function starts (a store of the first row's elements
+ * would overwrite later rows' values). */
 static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written, bool rows)
 {
     pw_segment *sg = e->sg;
-    bool read_rows = rows && !written;
+    bool read_rows = rows && !written, copied = read_rows && kind == REF_BUF;
     for (int k = 0; k < sg->n_refs; k++) {
         if (sg->refs[k].kind != kind || sg->refs[k].index != index) continue;
         if (read_rows && e->ref_written[k]) return -1;
         if (e->ref_dtype[k] == t && e->ref_rows[k] == rows) {
+            if (copied && !e->ref_read_rows[k]) {
+                if (e->scratch + rows_copy_bytes(e->pg, sg->refs[k].es) > ROW_SCRATCH_BYTES) return -1;
+                e->scratch += rows_copy_bytes(e->pg, sg->refs[k].es);
+            }
             e->ref_written[k] |= written;
             e->ref_read_rows[k] |= read_rows;
             return k;
         }
     }
     if (sg->n_refs == PW_MAX_REFS) return -1;
+    if (copied) {
+        if (e->scratch + rows_copy_bytes(e->pg, tj_dtype_bytes(t)) > ROW_SCRATCH_BYTES) return -1;
+        e->scratch += rows_copy_bytes(e->pg, tj_dtype_bytes(t));
+    }
     int k = sg->n_refs++;
     sg->refs[k] = (pw_ref){kind, index, tj_dtype_bytes(t), rows};
     e->ref_dtype[k] = t;
@@ -328,11 +343,12 @@ static bool read_after(const pw_program *pg, const pw_segment *sg, int m)
 /* Whether the segment reads buffer b as other than values of es bytes,
  * one per element (one per row with rows), before the store about to be
  * made: a store element by element (row by row) would overwrite values not
- * read yet (the loops read a whole chunk first). */
+ * read yet (the loops read a whole chunk first). Rows read only are copied
+ * first (ref). */
 static bool read_otherwise(const emitter *e, int b, size_t es, bool rows)
 {
     for (int k = 0; k < e->sg->n_refs; k++)
-        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b &&
+        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b && (e->ref_written[k] || !e->ref_rows[k]) &&
             (e->sg->refs[k].es != es || e->ref_rows[k] != rows))
             return true;
     return false;
@@ -437,34 +453,13 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
         expression(mb, x, s);
         ok = put(on, "        const %s t%d = %s;\n", ctype(result_dtype(mb)), m, s);
         break;
-    case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, DEF_SCAN's extrema, finish */
+    case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, finish (added to 0.0, divided by 1) */
         const tj_row_reduce *rr = &mb->red;
-        const char *T = ctype(rr->dtype), *O = ctype(rr->out);
-        ok = put(el, "        const %s x%d = %s;\n", T, m, x[0]);
-        if (rr->kind == TJ_K_RED_SUM) {
-            ok = ok && put(on, "        for (int h = 4; h > 0; h /= 2)\n"
-                               "            for (int k = 0; k < h; k++) a%d[k] += a%d[k + h];\n"
-                               "        const %s t%d = (%s)(0.0 + a%d[0]);\n", m, m, O, m, O, m);
-        } else {
-            const char *op = rr->kind == TJ_K_RED_MAX ? ">" : "<", *init = rr->kind == TJ_K_RED_MAX ? "-INFINITY" : "INFINITY";
-            /* the lanes taken in order, each only when strictly better, keep the
-             * first lane holding their extreme, which other holders equal but
-             * for the sign of a zero (a nan never enters a lane): the extreme by
-             * a tree, then, when it is a zero, the first lane's zero */
-            if (pg->row_len >= 32)
-                ok = ok && put(on, "        %s v%d[32];\n        for (int k = 0; k < 32; k++) v%d[k] = b%d[k];\n"
-                                   "        for (int h = 16; h > 0; h /= 2)\n"
-                                   "            for (int k = 0; k < h; k++) v%d[k] = v%d[k + h] %s v%d[k] ? v%d[k + h] : v%d[k];\n"
-                                   "        %s q%d = v%d[0];\n"
-                                   "        if (q%d == 0)\n            for (int k = 0; k < 32; k++)\n"
-                                   "                if (b%d[k] == 0) {\n                    q%d = b%d[k];\n"
-                                   "                    break;\n                }\n",
-                               T, m, m, m, m, m, op, m, m, m, T, m, m, m, m, m, m);
-            else
-                ok = ok && put(on, "        %s q%d = %s;\n", T, m, init);
-            ok = ok && put(on, "        q%d = e%d %s q%d ? e%d : q%d;\n        const %s t%d = en%d ? (%s)NAN : q%d;\n", m, m,
-                           op, m, m, m, O, m, m, O, m);
-        }
+        const char *O = ctype(rr->out);
+        ok = put(el, "        const %s x%d = %s;\n", ctype(rr->dtype), m, x[0]) &&
+             put(on, "        for (int h = 4; h > 0; h /= 2)\n"
+                     "            for (int k = 0; k < h; k++) a%d[k] += a%d[k + h];\n"
+                     "        const %s t%d = (%s)(0.0 + a%d[0]);\n", m, m, O, m, O, m);
         break;
     }
     case M_CALL:
@@ -538,42 +533,30 @@ static int emit_body(emitter *e, int n, FILE *head)
     return n;
 }
 
-/* The loops of phase ph over a row's elements, into f: blocks of 32 for
- * the extrema's lanes (kernels/reduce.c, SCAN_LANES), of 8 for the sums'
- * (LANES), the rest one by one, each element's statements the same. */
+/* The loops of phase ph over a row's elements, into f: blocks of 8 for the
+ * sums' lanes (kernels/reduce.c, LANES), the rest one by one, each
+ * element's statements the same. */
 static void emit_phase_loops(const emitter *e, int ph, FILE *f)
 {
     const pw_program *pg = e->pg;
     const pw_segment *sg = e->sg;
     int64_t L = pg->row_len;
-    bool sums = false, extrema = false, any = false;
+    bool sums = false, any = false;
     for (int j = 0; j < sg->n; j++) {
         if (e->phase[j] != ph) continue;
         any |= e->elem[j].len > 0;
         if (e->kind[j] != M_REDUCE) continue;
-        int m = sg->first + j;
-        const tj_row_reduce *rr = &pg->members[m].red;
-        const char *T = ctype(rr->dtype), *MT = rr->dtype == TJ_FLOAT32 ? "int32_t" : "int64_t";
-        if (rr->kind == TJ_K_RED_SUM) {
-            sums = true;
-            fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", m);
-            continue;
-        }
-        extrema = true;
-        const char *init = rr->kind == TJ_K_RED_MAX ? "-INFINITY" : "INFINITY";
-        if (L >= 32)
-            fprintf(f, "        %s b%d[32];\n        for (int k = 0; k < 32; k++) b%d[k] = %s;\n", T, m, m, init);
-        fprintf(f, "        %s e%d = %s;\n        %s en%d = 0;\n", T, m, init, MT, m);
+        sums = true;
+        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", sg->first + j);
     }
     if (!any) return;
-    int64_t l32 = extrema ? L / 32 * 32 : 0, l8 = sums ? L / 8 * 8 : l32;
-    if (l8 < l32) l8 = l32;
-    struct { int64_t a, b; int w; } parts[3] = {{0, l32, 32}, {l32, l8, 8}, {l8, L, 1}};
-    for (int p = 0; p < 3; p++) {
+    int64_t l8 = sums ? L / 8 * 8 : 0;
+    struct { int64_t a, b; int w; } parts[2] = {{0, l8, 8}, {l8, L, 1}};
+    for (int p = 0; p < 2; p++) {
         int64_t a = parts[p].a, b = parts[p].b;
         int w = parts[p].w;
         if (a >= b) continue;
-        if (!sums && !extrema) fprintf(f, "#pragma GCC ivdep\n"); /* the reductions' lanes carry */
+        if (!sums) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
         if (w > 1)
             fprintf(f, "        for (int64_t jb = %lld; jb < %lld; jb += %d)\n        for (int k = 0; k < %d; k++) {\n"
                        "        const int64_t jj = jb + k, i = i0 + jj;\n", (long long)a, (long long)b, w, w);
@@ -587,17 +570,7 @@ static void emit_phase_loops(const emitter *e, int ph, FILE *f)
             int m = sg->first + j;
             if (e->phase[j] != ph) continue;
             if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
-            if (e->kind[j] != M_REDUCE) continue;
-            const tj_row_reduce *rr = &pg->members[m].red;
-            if (rr->kind == TJ_K_RED_SUM) {
-                const char *lane = w == 32 ? "k & 7" : w == 8 ? "k" : "0";
-                fprintf(f, "        a%d[%s] += (double)x%d;\n", m, lane, m);
-            } else {
-                const char *op = rr->kind == TJ_K_RED_MAX ? ">" : "<";
-                if (w == 32) fprintf(f, "        b%d[k] = x%d %s b%d[k] ? x%d : b%d[k];\n", m, m, op, m, m, m);
-                else fprintf(f, "        e%d = x%d %s e%d ? x%d : e%d;\n", m, m, op, m, m, m);
-                fprintf(f, "        en%d |= x%d != x%d;\n", m, m, m); /* a nan anywhere: in any order */
-            }
+            if (e->kind[j] == M_REDUCE) fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
         }
         fprintf(f, "        }\n");
     }
@@ -651,9 +624,16 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
                 if (e->kept[j])
                     fprintf(f, "    %s s%d[%lld];\n", ctype(pg->members[sg->first + j].dtype), sg->first + j,
                             (long long)pg->row_len);
+            for (int k = 0; k < sg->n_refs; k++)
+                if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
+                    fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
+                            ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / pg->row_len), k, k, k,
+                            (long long)pg->row_len);
             fprintf(f, "    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", (long long)pg->row_len);
             for (int k = 0; k < sg->n_refs; k++)
-                if (e->ref_read_rows[k]) fprintf(f, "        const %s w%d = r%d[row];\n", ctype(e->ref_dtype[k]), k, k);
+                if (e->ref_read_rows[k])
+                    fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
+                            sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
             for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
                 emit_phase_loops(e, ph, f);
                 for (int j = 0; j < sg->n; j++)

@@ -164,10 +164,10 @@ typedef struct tj_compile_options {
      * bool) runs as one loop keeping every intermediate in registers; the
      * other calls (exp, tanh, erf, ...) run their loops between those. In
      * steps walking whole rows (a decomposed layer_norm, softmax, their
-     * backward) the run takes the row sums, amax and amin (accumulated in
-     * the reduction kernels' order), the calls on one value per row, and
-     * calls exp, log, ... on each row: the whole step is one function. Same
-     * bits as without. tj_compile writes the loops of
+     * backward) the run takes the row sums (accumulated in the reduction
+     * kernel's order), the calls on one value per row, and calls exp, log,
+     * ... on each row: a layer_norm step is one function, a softmax two
+     * around its amax (its kernel). Same bits as without. tj_compile writes the loops of
      * the whole plan as one C file and builds it with the system C compiler
      * ($TJ_CC, else cc; the flags of the instruction set in use, see
      * TJ_ISA) into a per-user cache ($TJ_CACHE_DIR, else
