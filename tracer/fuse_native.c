@@ -202,6 +202,9 @@ static bool has_expression(const pw_member *mb)
     return expression(mb, x, s);
 }
 
+/* How member mb of program pg takes part in a segment. A call needs only
+ * C types for its operands and result: its loop's bits do not depend on
+ * where a run begins (tracer/fuse_pointwise.c). */
 static member_kind kind_of(const pw_program *pg, const pw_member *mb)
 {
     if (mb->reduces) { /* sums; amax and amin stay on their kernel, whose vector scan (the first holder of
