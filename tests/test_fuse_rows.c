@@ -39,6 +39,8 @@ static const char *const family_names[F_COUNT] = {"layer_norm", "softmax", "log_
                                                   "softmax of an input"};
 /* row reductions fused, at least (an input's are not) */
 static const int family_reductions[F_COUNT] = {2, 2, 2, 2, 1};
+/* of those, amax (native code leaves it to its kernel) */
+static const int family_extrema[F_COUNT] = {0, 1, 1, 0, 0};
 
 /* in: x, y [N, D], w, b [D]; ctx: the family. h = x * y + 0.25 is computed
  * in the plan (an arena value), so that its reductions may be fused. */
@@ -87,6 +89,11 @@ static void check_family(family f, tj_dtype dt, int64_t N, int64_t D, int thread
     if (N > 0 && D <= 1024) {
         cr_expect_geq(s.n_fused_row_reductions, family_reductions[f], "%s: %d row reductions fused", what,
                       s.n_fused_row_reductions);
+        if (test_native_code()) /* each fused step one function (two around an amax), sums, exp, log included */
+            cr_expect(s.n_native_segments <= s.n_fused_pointwise + family_extrema[f] &&
+                          s.n_native_calls == s.n_fused_pointwise_nodes - family_extrema[f],
+                      "%s: %d segments in %d steps, %d of %d calls native", what, s.n_native_segments,
+                      s.n_fused_pointwise, s.n_native_calls, s.n_fused_pointwise_nodes);
     }
     /* the inputs restrided at run time: x transposed the other way */
     tj_tensor *x2 = transposed ? test_random_tensor(dt, 2, sx, 5, -2, 2) : tj_t(test_random_tensor(dt, 2, st, 5, -2, 2));
@@ -239,5 +246,92 @@ Test(fuse_rows, reduce_rows_gives_the_reduction_driver_bits)
                     if (kinds[kd] == TJ_K_RED_SUM) /* summed in float64 (the softmax decompositions) */
                         check_reduce_rows(kinds[kd], d, dt ? TJ_FLOAT32 : TJ_FLOAT64, N, lens[i], test_isas[k]);
                 }
+    }
+}
+
+/* ---- values whose bits depend on the order of a row's operations ---- */
+
+/* in: x, y [N, D] (y ones, so that h = x * y keeps -0, nan payloads and the
+ * infinities and is an arena value); sums over the rows in x's dtype and in
+ * float64, amax, amin, and elements reading them. */
+static tj_status fn_row_order(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t last = -1;
+    tj_tensor *h = tj_mul(in[0], in[1]);
+    tj_tensor *s = tj_sum_dim(h, &last, 1, true, -1), *s64 = tj_sum_dim(h, &last, 1, true, TJ_FLOAT64);
+    tj_tensor *mx = tj_amax(h, &last, 1, true), *mn = tj_amin(h, &last, 1, true);
+    out[0] = tj_mul(tj_sub(h, mx), s);
+    out[1] = s64;
+    out[2] = tj_add(mn, mx);
+    out[3] = tj_sub(h, mn);
+    *n_out = 4;
+    return out[0] && out[1] && out[2] && out[3] ? TJ_OK : tj_last_status();
+}
+
+/* Row r of x by kind r % 8: large values of both signs with small ones
+ * (sums that cancel: another order of the additions rounds otherwise),
+ * -0 only, -0 and +0 among -1 or 1 (which zero an extremum keeps: the
+ * first in the kernel's order), a nan, +inf and
+ * -inf (a nan sum), one infinity, -inf only, small values. */
+static double row_value(int64_t r, int64_t j, unsigned *seed, bool f64)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    double u = (double)(*seed >> 8 & 0xffff) / 65536.0, big = f64 ? 1e16 : 1e8;
+    switch (r % 8) {
+    case 0: return j % 3 == 0 ? (u - 0.5) * big : (u - 0.5) * (j % 5);
+    case 1: return -0.0;
+    case 2: /* -1 (1) but zeros of either sign in lanes 8 and 16 of 32: amax (amin) keeps the first */
+        if (j % 32 == 8 || j % 32 == 16) return (j % 32 == 8) == (r / 8 % 4 < 2) ? -0.0 : 0.0;
+        return r / 8 % 2 ? 1.0 : -1.0;
+    case 3: return j == (r * 7) % 13 ? NAN : u - 0.5;
+    case 4: return j == 1 ? INFINITY : j == 0 ? -INFINITY : u;
+    case 5: return j == (r % 11) ? -INFINITY : (u - 0.5) * big;
+    case 6: return -INFINITY;
+    default: return u * 3 - 1;
+    }
+}
+
+static void check_row_order(tj_dtype dt, int64_t N, int64_t D, const char *isa)
+{
+    int64_t shape[2] = {N, D};
+    tj_tensor *x = tj_tensor_empty(dt, 2, shape), *y = tj_tensor_empty(dt, 2, shape);
+    cr_assert(x && y, "%s", tj_last_error());
+    unsigned seed = (unsigned)(N * 131 + D);
+    for (int64_t r = 0; r < N; r++)
+        for (int64_t j = 0; j < D; j++) {
+            double v = row_value(r, j, &seed, dt == TJ_FLOAT64);
+            if (dt == TJ_FLOAT64) {
+                ((double *)tj_tensor_data(x))[r * D + j] = v;
+                ((double *)tj_tensor_data(y))[r * D + j] = 1;
+            } else {
+                ((float *)tj_tensor_data(x))[r * D + j] = (float)v;
+                ((float *)tj_tensor_data(y))[r * D + j] = 1;
+            }
+        }
+    tj_tensor *in[2] = {x, y};
+    tj_graph *g = trace_core(fn_row_order, NULL, in, 2);
+    char what[128];
+    snprintf(what, sizeof what, "row order %s [%ld, %ld] (%s)", tj_dtype_name(dt), (long)N, (long)D, isa);
+    tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+    cr_expect_eq(s.n_fused_row_reductions, 4, "%s: %d row reductions fused", what, s.n_fused_row_reductions);
+    if (test_native_code()) /* every member of the step but amax, amin and h - amax between them: the sums'
+                               function, then the rest's */
+        cr_expect(s.n_native_segments == 2 && s.n_native_calls == s.n_fused_pointwise_nodes - 3,
+                  "%s: %d segments, %d of %d calls native", what, s.n_native_segments, s.n_native_calls,
+                  s.n_fused_pointwise_nodes);
+    tj_graph_free(g);
+}
+
+Test(fuse_rows, sums_and_extrema_keep_the_kernels_order_on_every_isa)
+{
+    /* short rows, tails of the 8 and 32 lanes, whole blocks */
+    static const int64_t lens[] = {2, 3, 7, 8, 9, 15, 31, 32, 33, 40, 47, 64, 71, 100};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+            check_row_order(TJ_FLOAT32, 24, lens[i], test_isas[k]);
+            check_row_order(TJ_FLOAT64, 16, lens[i], test_isas[k]);
+        }
     }
 }

@@ -15,11 +15,22 @@
  * so the compiler may vectorise but not reassociate; constants are written
  * as their bits. A segment stores what the loops would have left behind:
  * results read after it (buffers, the step's results), never the others.
- * Members with transcendental functions (exp, tanh, erf, ...; their SIMD
- * polynomials live in the kernels), row members and reductions run their
- * own loops between segments; a segment member reading a row member's
- * result (a mean, a 1/std) reads it once per row, in a loop over the rows
- * of the chunk around the loop over the row's elements. */
+ * Members with transcendental functions run their own loops between
+ * segments.
+ *
+ * In steps walking whole rows, segments take the row members too: a row
+ * sum accumulates as kernels/reduce.c does (in 8 float64 lanes over whole
+ * blocks of 8 from the row's start, the rest into lane 0, the lanes folded
+ * pairwise, then added to 0.0; amax and amin run their kernel between
+ * segments), a member computing
+ * on one value per row (a mean, a 1/std) is a statement once per row, and
+ * a member with a transcendental function (exp, log, tanh, ...; their SIMD
+ * polynomials live in the kernels) calls its own loop on the row (whose
+ * bits do not depend on where a run begins, tracer/fuse_pointwise.c). A
+ * whole decomposed layer_norm, forward or backward, is then one function
+ * walking each row in a few passes (see emitter); a softmax two, around its
+ * amax. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,12 +175,21 @@ static bool expression(const pw_member *mb, char x[][OPERAND_BYTES], char *s)
     return expression_of(mb, x, s, EXPR_BYTES) && strlen(s) + 1 < EXPR_BYTES;
 }
 
-/* Whether member mb can be part of a segment: one of the loops below, on
- * dtypes C has here (float, double, u8 for bool). */
-static bool native_member(const pw_member *mb)
+/* How a member takes part in a segment: an expression per element
+ * (M_ELEMENT) or per row (M_ROWS, a row member), a row reduction
+ * (M_REDUCE), or a call of its own loop on each row's elements (M_CALL:
+ * transcendental functions, in steps walking rows only) or on the row's
+ * value (M_ROW_CALL: a row member's); M_NONE: not at all. */
+typedef enum { M_NONE, M_ELEMENT, M_ROWS, M_REDUCE, M_CALL, M_ROW_CALL } member_kind;
+
+/* Whether a member of kind k computes one value per row. */
+static bool per_row(member_kind k) { return k == M_ROWS || k == M_REDUCE || k == M_ROW_CALL; }
+
+/* Whether C computes member mb's loop: one of the loops above, on dtypes
+ * C has here (float, double, u8 for bool). */
+static bool has_expression(const pw_member *mb)
 {
     tj_loop_fn fn = mb->pw.fn;
-    if (mb->reduces || mb->rows_in || mb->rows_out) return false;
     if (fn != tj_k_unary_loop && fn != tj_k_binary_loop && fn != tj_k_add_loop && fn != tj_k_pow_scalar_loop &&
         fn != tj_k_where_loop && fn != tj_pointwise_copy_loop && fn != tj_k_compare_loop)
         return false;
@@ -182,40 +202,127 @@ static bool native_member(const pw_member *mb)
     return expression(mb, x, s);
 }
 
+/* How member mb of program pg takes part in a segment. A call needs only
+ * C types for its operands and result: its loop's bits do not depend on
+ * where a run begins (tracer/fuse_pointwise.c). */
+static member_kind kind_of(const pw_program *pg, const pw_member *mb)
+{
+    if (mb->reduces) { /* sums; amax and amin stay on their kernel, whose vector scan (the first holder of
+                          the extreme found by a tree and the sign mask) beats 32 lanes folded in C on every
+                          row: gpt's attention softmax took 1.5x as long with them (bench/RESULTS.md,
+                          session 34) */
+        const tj_row_reduce *rr = &mb->red;
+        bool fl = tj_dtype_is_float(rr->dtype) && c_dtype(rr->dtype) && tj_dtype_is_float(rr->out) && c_dtype(rr->out);
+        return fl && rr->kind == TJ_K_RED_SUM ? M_REDUCE : M_NONE;
+    }
+    if (has_expression(mb)) return mb->rows_in ? M_ROWS : M_ELEMENT;
+    if (!pg->row_len || !c_dtype(mb->dtype)) return M_NONE;
+    for (int k = 0; k < mb->pw.nin; k++)
+        if (!c_dtype(mb->pw.loop[k])) return M_NONE;
+    return mb->rows_in ? M_ROW_CALL : M_CALL;
+}
+
 /* ---- one segment's function ---- */
 
+#define ROW_SCRATCH_BYTES (48 << 10) /* a segment's row arrays, on the stack of the thread running it */
+
+/* Text growing at its end; oom: an append failed. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} text;
+
+static bool put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return !(t->oom = true);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = 2 * (t->len + (size_t)n + 1) + 256;
+        char *s = realloc(t->s, cap);
+        if (!s) return !(t->oom = true);
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+    return true;
+}
+
+static const char *str(const text *t) { return t->len ? t->s : ""; }
+
+/* A segment's function is, per row of the chunk (steps walking rows), a
+ * sequence of phases: a loop over the row's elements (the element members,
+ * the row reductions' accumulations, in member order), then the statements
+ * once per row (the reductions' folds, the row members, the calls of
+ * members' own loops on the row), in member order. A member goes into the
+ * phase of the member before it, or the next one when it reads a value
+ * computed once per row or by a call in that phase (or, an element member,
+ * when that phase calls a loop: the call reads memory the loop might
+ * store to). An element value read in a later phase, or by a call, is
+ * kept in a row array s<m>. In steps not walking rows, a segment is one
+ * loop over the chunk's elements. */
 typedef struct emitter {
     const pw_program *pg;
     pw_segment *sg;
     tj_dtype ref_dtype[PW_MAX_REFS];
     bool ref_written[PW_MAX_REFS];
-    bool ref_rows[PW_MAX_REFS]; /* one value per row, read once per row into w<k> */
-    bool declared[PW_MAX_REFS]; /* its scalar c<k> is declared */
-    bool has_rows;
-    int writer[PW_MAX_BUFS]; /* member whose local t<m> holds buffer b's value, or -1 */
+    bool ref_rows[PW_MAX_REFS];      /* one value per row: read once per row into w<k>, or written per row */
+    bool ref_read_rows[PW_MAX_REFS]; /* ... and read */
+    bool declared[PW_MAX_REFS];      /* its scalar c<k> is declared */
+    bool has_rows;                   /* a loop over the rows */
+    int writer[PW_MAX_BUFS];         /* member whose value buffer b holds, or -1 */
+    member_kind kind[PW_MAX_MEMBERS]; /* by m - first */
+    int phase[PW_MAX_MEMBERS];
+    bool kept[PW_MAX_MEMBERS];       /* its elements kept in s<m> */
+    bool phase_calls[PW_MAX_MEMBERS];
+    size_t scratch;                  /* bytes of row arrays */
+    text elem[PW_MAX_MEMBERS];       /* its statements per element */
+    text once[PW_MAX_MEMBERS];       /* its statements per row */
 } emitter;
 
+/* Bytes of a copy of the rows of a chunk of buffer values of es bytes. */
+static size_t rows_copy_bytes(const pw_program *pg, size_t es) { return (size_t)(pg->chunk / pg->row_len) * es; }
+
 /* The pointer p[k] for (kind, index) read or written as dtype t (rows:
- * read as one value per row); -1 when the segment has no room for another,
- * or for rows read from a buffer the segment writes (a store of the first
- * row's elements would overwrite later rows' values). */
+ * one value per row); -1 when the segment has no room for another, or for
+ * rows read from a buffer the segment writes. A buffer's rows read are
+ * copied when the function starts (a store of the first row's elements
+ * would overwrite later rows' values). */
 static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written, bool rows)
 {
     pw_segment *sg = e->sg;
+    bool read_rows = rows && !written, copied = read_rows && kind == REF_BUF;
     for (int k = 0; k < sg->n_refs; k++) {
         if (sg->refs[k].kind != kind || sg->refs[k].index != index) continue;
-        if (rows && e->ref_written[k]) return -1;
+        if (read_rows && e->ref_written[k]) return -1;
         if (e->ref_dtype[k] == t && e->ref_rows[k] == rows) {
+            if (copied && !e->ref_read_rows[k]) {
+                if (e->scratch + rows_copy_bytes(e->pg, sg->refs[k].es) > ROW_SCRATCH_BYTES) return -1;
+                e->scratch += rows_copy_bytes(e->pg, sg->refs[k].es);
+            }
             e->ref_written[k] |= written;
+            e->ref_read_rows[k] |= read_rows;
             return k;
         }
     }
     if (sg->n_refs == PW_MAX_REFS) return -1;
+    if (copied) {
+        if (e->scratch + rows_copy_bytes(e->pg, tj_dtype_bytes(t)) > ROW_SCRATCH_BYTES) return -1;
+        e->scratch += rows_copy_bytes(e->pg, tj_dtype_bytes(t));
+    }
     int k = sg->n_refs++;
-    sg->refs[k] = (pw_ref){kind, index, tj_dtype_bytes(t)};
+    sg->refs[k] = (pw_ref){kind, index, tj_dtype_bytes(t), rows};
     e->ref_dtype[k] = t;
     e->ref_written[k] = written;
     e->ref_rows[k] = rows;
+    e->ref_read_rows[k] = read_rows;
     e->has_rows |= rows;
     return k;
 }
@@ -236,123 +343,316 @@ static bool read_after(const pw_program *pg, const pw_segment *sg, int m)
     return false;
 }
 
-/* Whether the segment reads buffer b as elements of other than es bytes
- * or as rows, before the store about to be made: a store element by
- * element would overwrite values not read yet (the loops read a whole
- * chunk first). */
-static bool read_otherwise(const emitter *e, int b, size_t es)
+/* Whether the segment reads buffer b as other than values of es bytes,
+ * one per element (one per row with rows), before the store about to be
+ * made: a store element by element (row by row) would overwrite values not
+ * read yet (the loops read a whole chunk first). Rows read only are copied
+ * first (ref). */
+static bool read_otherwise(const emitter *e, int b, size_t es, bool rows)
 {
     for (int k = 0; k < e->sg->n_refs; k++)
-        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b && (e->sg->refs[k].es != es || e->ref_rows[k]))
+        if (e->sg->refs[k].kind == REF_BUF && e->sg->refs[k].index == b && (e->ref_written[k] || !e->ref_rows[k]) &&
+            (e->sg->refs[k].es != es || e->ref_rows[k] != rows))
             return true;
     return false;
 }
 
-/* Writes the loop body of segment sg's first n members into f (the
- * statements for element i) and fills sg's refs; scalars read once per
- * call (one-element tensors) are declared into `head`. Returns how many
- * members it could take, from the first: fewer than n when a member needs
- * more than PW_MAX_REFS pointers or would store over elements of another
- * size still to be read. */
-static int emit_body(emitter *e, int n, FILE *f, FILE *head)
+/* Row array s<j + first> for member j's elements; false past
+ * ROW_SCRATCH_BYTES. */
+static bool keep(emitter *e, int j)
+{
+    if (e->kept[j]) return true;
+    size_t bytes = (size_t)e->pg->row_len * e->pg->members[e->sg->first + j].es;
+    if (e->scratch + bytes > ROW_SCRATCH_BYTES) return false;
+    e->scratch += bytes;
+    return e->kept[j] = true;
+}
+
+/* Operand k of member m, in phase ph, into x: an expression of the
+ * element i (of the row's element jj) or, for a row member, of the row;
+ * for a call, a pointer to the row's elements (to the row's value). False
+ * when the segment cannot take it. */
+static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
+{
+    const pw_program *pg = e->pg;
+    const pw_member *mb = &pg->members[m];
+    member_kind kind = e->kind[m - e->sg->first];
+    const pw_src *src = &mb->in[k];
+    tj_dtype t = mb->pw.loop[k];
+    bool call = kind == M_CALL, row_call = kind == M_ROW_CALL;
+    int q = src->kind != SRC_ARG ? e->writer[src->index] : -1;
+    if (q >= 0) { /* a value of the segment's */
+        int j = q - e->sg->first;
+        member_kind qk = e->kind[j];
+        if (per_row(qk)) {
+            snprintf(x, OPERAND_BYTES, row_call ? "&t%d" : "t%d", q);
+            return !call;
+        }
+        if (!call && qk == M_ELEMENT && e->phase[j] == ph) {
+            snprintf(x, OPERAND_BYTES, "t%d", q);
+            return true;
+        }
+        if (!keep(e, j)) return false;
+        snprintf(x, OPERAND_BYTES, call ? "s%d" : "s%d[jj]", q);
+        return true;
+    }
+    if (src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather && !call && !row_call) {
+        const pw_splat *sp = &pg->splats[src->index];
+        if (sp->arg < 0) {
+            literal(x, OPERAND_BYTES, t, sp->value);
+            return true;
+        }
+        /* a one-element tensor: its value, converted once per run into the splat */
+        int r = ref(e, REF_BUF, src->index, t, false, false);
+        if (r < 0) return false;
+        snprintf(x, OPERAND_BYTES, "c%d", r);
+        if (!e->declared[r]) fprintf(head, "    const %s c%d = ((const %s *)p[%d])[0];\n", ctype(t), r, ctype(t), r);
+        e->declared[r] = true;
+        return true;
+    }
+    bool splat = src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather;
+    bool rows = !splat && (src->kind == SRC_ROWS || kind == M_ROWS || row_call); /* read once per row */
+    if (rows && call) return false;
+    int r = ref(e, src->kind == SRC_ARG ? REF_ARG : REF_BUF, src->index, t, false, rows);
+    if (r < 0) return false;
+    if (row_call) snprintf(x, OPERAND_BYTES, rows ? "&w%d" : "r%d", r); /* a splat: its first element */
+    else snprintf(x, OPERAND_BYTES, rows ? "w%d" : call ? "r%d + i0" : "r%d[i]", r);
+    return true;
+}
+
+/* The phase of member m: that of the member before it (cur), or the next
+ * one when it reads a value computed once per row or by a call in it. */
+static int phase_of(const emitter *e, int m, int cur)
+{
+    const pw_member *mb = &e->pg->members[m];
+    member_kind kind = e->kind[m - e->sg->first];
+    if (kind == M_ROWS || kind == M_CALL || kind == M_ROW_CALL) return cur;
+    int ph = e->phase_calls[cur] ? cur + 1 : cur;
+    for (int k = 0; k < mb->pw.nin; k++) {
+        int q = mb->in[k].kind != SRC_ARG ? e->writer[mb->in[k].index] : -1;
+        if (q < 0) continue;
+        int j = q - e->sg->first;
+        if (e->kind[j] != M_ELEMENT && e->phase[j] + 1 > ph) ph = e->phase[j] + 1;
+    }
+    return ph;
+}
+
+/* Member m's statements (reduction: the value of its operand per element,
+ * then its fold once per row). */
+static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
+{
+    const pw_program *pg = e->pg;
+    const pw_member *mb = &pg->members[m];
+    int j = m - e->sg->first;
+    text *el = &e->elem[j], *on = &e->once[j];
+    char s[EXPR_BYTES];
+    bool ok = true;
+    switch (e->kind[j]) {
+    case M_ELEMENT:
+        expression(mb, x, s);
+        ok = put(el, "        const %s t%d = %s;\n", ctype(result_dtype(mb)), m, s);
+        break;
+    case M_ROWS:
+        expression(mb, x, s);
+        ok = put(on, "        const %s t%d = %s;\n", ctype(result_dtype(mb)), m, s);
+        break;
+    case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, finish (added to 0.0, divided by 1) */
+        const tj_row_reduce *rr = &mb->red;
+        const char *O = ctype(rr->out);
+        ok = put(el, "        const %s x%d = %s;\n", ctype(rr->dtype), m, x[0]) &&
+             put(on, "        for (int h = 4; h > 0; h /= 2)\n"
+                     "            for (int k = 0; k < h; k++) a%d[k] += a%d[k + h];\n"
+                     "        const %s t%d = (%s)(0.0 + a%d[0]);\n", m, m, O, m, O, m);
+        break;
+    }
+    case M_CALL:
+    case M_ROW_CALL: {
+        bool row = e->kind[j] == M_ROW_CALL;
+        if (row) ok = put(on, "        %s t%d;\n", ctype(mb->dtype), m);
+        ok = ok && put(on, "        {\n            const void *in%d[%d] = {", m, mb->pw.nin);
+        for (int k = 0; k < mb->pw.nin; k++) ok = ok && put(on, "%s%s", k ? ", " : "", x[k]);
+        int f = ref(e, REF_LOOP, m, TJ_BOOL, false, false), c = ref(e, REF_CTX, m, TJ_BOOL, false, false);
+        if (f < 0 || c < 0 || (!row && !keep(e, j))) return false;
+        if (row) ok = ok && put(on, "};\n            f%d(1, &t%d, in%d, p[%d]);\n        }\n", f, m, m, c);
+        else ok = ok && put(on, "};\n            f%d(%lld, s%d, in%d, p[%d]);\n        }\n", f, (long long)pg->row_len, m, m, c);
+        break;
+    }
+    case M_NONE: return false;
+    }
+    return ok;
+}
+
+/* Member m's store of its result, where it is read after the segment or
+ * written out; false when the segment cannot make it. */
+static bool emit_store(emitter *e, int m)
+{
+    const pw_program *pg = e->pg;
+    const pw_member *mb = &pg->members[m];
+    int j = m - e->sg->first;
+    member_kind kind = e->kind[j];
+    if (!(mb->buf < 0 || mb->out >= 0 || read_after(pg, e->sg, m))) return true;
+    bool rows = per_row(kind);
+    tj_dtype rt = kind == M_REDUCE ? mb->red.out : kind == M_CALL || kind == M_ROW_CALL ? mb->dtype : result_dtype(mb);
+    if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt), rows)) return false;
+    int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, rows) : ref(e, REF_BUF, mb->buf, rt, true, rows);
+    if (r < 0) return false;
+    if (kind == M_ELEMENT) return put(&e->elem[j], "        r%d[i] = t%d;\n", r, m);
+    if (rows) return put(&e->once[j], "        r%d[row] = t%d;\n", r, m);
+    return put(&e->once[j], "        memcpy(r%d + i0, s%d, sizeof s%d);\n", r, m, m);
+}
+
+/* Takes segment sg's first n members, filling sg's refs and e's phases and
+ * statements; scalars read once per call (one-element tensors) are declared
+ * into `head`. Returns how many members it could take, from the first:
+ * fewer than n when a member needs more than PW_MAX_REFS pointers, more
+ * row arrays than ROW_SCRATCH_BYTES, or would store over values of another
+ * size (or per row) still to be read. */
+static int emit_body(emitter *e, int n, FILE *head)
 {
     const pw_program *pg = e->pg;
     pw_segment *sg = e->sg;
     sg->n_refs = 0;
     e->has_rows = false;
+    e->scratch = 0;
     for (int b = 0; b < PW_MAX_BUFS; b++) e->writer[b] = -1;
+    for (int j = 0; j < n; j++) {
+        e->kind[j] = kind_of(pg, &pg->members[sg->first + j]);
+        e->kept[j] = e->phase_calls[j] = false;
+        e->elem[j].len = e->once[j].len = 0;
+        if (e->kind[j] != M_ELEMENT) e->has_rows = true;
+    }
+    int cur = 0;
     for (int m = sg->first; m < sg->first + n; m++) {
         const pw_member *mb = &pg->members[m];
-        char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES], s[EXPR_BYTES];
-        for (int k = 0; k < mb->pw.nin; k++) {
-            const pw_src *src = &mb->in[k];
-            tj_dtype t = mb->pw.loop[k];
-            if (src->kind == SRC_BUF && e->writer[src->index] >= 0) {
-                snprintf(x[k], sizeof x[k], "t%d", e->writer[src->index]);
-            } else if (src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather) {
-                const pw_splat *sp = &pg->splats[src->index];
-                if (sp->arg < 0) {
-                    literal(x[k], sizeof x[k], t, sp->value);
-                } else { /* a one-element tensor: its value, converted once per run into the splat */
-                    int r = ref(e, REF_BUF, src->index, t, false, false);
-                    if (r < 0) return m - sg->first;
-                    snprintf(x[k], sizeof x[k], "c%d", r);
-                    if (!e->declared[r])
-                        fprintf(head, "    const %s c%d = ((const %s *)p[%d])[0];\n", ctype(t), r, ctype(t), r);
-                    e->declared[r] = true;
-                }
-            } else if (src->kind == SRC_ROWS) { /* a row member's result, one value per row */
-                int r = ref(e, REF_BUF, src->index, t, false, true);
-                if (r < 0) return m - sg->first;
-                snprintf(x[k], sizeof x[k], "w%d", r);
-            } else {
-                int r = ref(e, src->kind == SRC_BUF ? REF_BUF : REF_ARG, src->index, t, false, false);
-                if (r < 0) return m - sg->first;
-                snprintf(x[k], sizeof x[k], "r%d[i]", r);
-            }
-        }
-        tj_dtype rt = result_dtype(mb);
-        if (mb->buf < 0 || mb->out >= 0 || read_after(pg, sg, m)) {
-            if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt))) return m - sg->first;
-            int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, false) : ref(e, REF_BUF, mb->buf, rt, true, false);
-            if (r < 0) return m - sg->first;
-            expression(mb, x, s);
-            fprintf(f, "        const %s t%d = %s;\n        r%d[i] = t%d;\n", ctype(rt), m, s, r, m);
-        } else {
-            expression(mb, x, s);
-            fprintf(f, "        const %s t%d = %s;\n", ctype(rt), m, s);
-        }
+        int j = m - sg->first, ph = phase_of(e, m, cur);
+        char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES];
+        for (int k = 0; k < mb->pw.nin; k++)
+            if (!operand(e, m, k, ph, x[k], head)) return j;
+        e->phase[j] = cur = ph;
+        e->phase_calls[ph] |= e->kind[j] == M_CALL;
+        if (!emit_member(e, m, x) || !emit_store(e, m)) return j;
         if (mb->buf >= 0) e->writer[mb->buf] = m;
     }
     return n;
 }
 
-/* Segment sg's function into *text (malloc'd), from its parameter list
+/* The loops of phase ph over a row's elements, into f: blocks of 8 for the
+ * sums' lanes (kernels/reduce.c, LANES), the rest one by one, each
+ * element's statements the same. */
+static void emit_phase_loops(const emitter *e, int ph, FILE *f)
+{
+    const pw_program *pg = e->pg;
+    const pw_segment *sg = e->sg;
+    int64_t L = pg->row_len;
+    bool sums = false, any = false;
+    for (int j = 0; j < sg->n; j++) {
+        if (e->phase[j] != ph) continue;
+        any |= e->elem[j].len > 0;
+        if (e->kind[j] != M_REDUCE) continue;
+        sums = true;
+        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", sg->first + j);
+    }
+    if (!any) return;
+    int64_t l8 = sums ? L / 8 * 8 : 0;
+    struct { int64_t a, b; int w; } parts[2] = {{0, l8, 8}, {l8, L, 1}};
+    for (int p = 0; p < 2; p++) {
+        int64_t a = parts[p].a, b = parts[p].b;
+        int w = parts[p].w;
+        if (a >= b) continue;
+        if (!sums) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
+        if (w > 1)
+            fprintf(f, "        for (int64_t jb = %lld; jb < %lld; jb += %d)\n        for (int k = 0; k < %d; k++) {\n"
+                       "        const int64_t jj = jb + k, i = i0 + jj;\n", (long long)a, (long long)b, w, w);
+        else
+            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) {\n        const int64_t i = i0 + jj;\n",
+                    (long long)a, (long long)b);
+        fprintf(f, "        (void)i, (void)jj;\n");
+        for (int j = 0; j < sg->n; j++)
+            if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
+        for (int j = 0; j < sg->n; j++) {
+            int m = sg->first + j;
+            if (e->phase[j] != ph) continue;
+            if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
+            if (e->kind[j] == M_REDUCE) fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
+        }
+        fprintf(f, "        }\n");
+    }
+}
+
+/* Segment sg's function into *out (malloc'd), from its parameter list
  * on (the name goes before it). sg->n shrinks to the members emit_body
  * takes; false when fewer than two, or out of memory (*oom set). */
-static bool emit_function(const pw_program *pg, pw_segment *sg, char **text, bool *oom)
+static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool *oom)
 {
-    emitter e = {.pg = pg, .sg = sg};
-    char *body = NULL, *head = NULL;
-    size_t body_len = 0, head_len = 0;
+    emitter *e = calloc(1, sizeof *e);
+    if (!e) return !(*oom = true);
+    e->pg = pg;
+    e->sg = sg;
+    char *head = NULL;
+    size_t head_len = 0;
     bool ok = false;
     while (sg->n >= 2 && !ok) {
-        free(body);
         free(head);
-        body = head = NULL;
-        memset(e.declared, 0, sizeof e.declared);
-        FILE *fb = open_memstream(&body, &body_len), *fh = open_memstream(&head, &head_len);
-        int took = fb && fh ? emit_body(&e, sg->n, fb, fh) : 0;
-        if (fb) fclose(fb);
+        head = NULL;
+        memset(e->declared, 0, sizeof e->declared);
+        FILE *fh = open_memstream(&head, &head_len);
+        int took = fh ? emit_body(e, sg->n, fh) : 0;
         if (fh) fclose(fh);
-        if (!fb || !fh) {
+        if (!fh) {
             *oom = true;
             break;
         }
         ok = took == sg->n;
         sg->n = took;
     }
+    for (int j = 0; j < PW_MAX_MEMBERS; j++)
+        if (e->elem[j].oom || e->once[j].oom) ok = !(*oom = true);
     size_t len = 0;
-    FILE *f = ok ? open_memstream(text, &len) : NULL;
+    FILE *f = ok ? open_memstream(out, &len) : NULL;
     if (f) {
         fprintf(f, "(int64_t n, void *const *p)\n{\n");
-        for (int k = 0; k < sg->n_refs; k++)
-            fprintf(f, "    %s%s *r%d = p[%d];\n", e.ref_written[k] ? "" : "const ", ctype(e.ref_dtype[k]), k, k);
-        if (!e.has_rows) {
-            fprintf(f, "%s#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n%s    }\n}\n", head, body);
+        for (int k = 0; k < sg->n_refs; k++) {
+            if (sg->refs[k].kind == REF_LOOP)
+                fprintf(f, "    loop_fn f%d;\n    memcpy(&f%d, &p[%d], sizeof f%d);\n", k, k, k, k);
+            else if (sg->refs[k].kind != REF_CTX)
+                fprintf(f, "    %s%s *r%d = p[%d];\n", e->ref_written[k] ? "" : "const ", ctype(e->ref_dtype[k]), k, k);
+        }
+        fputs(head ? head : "", f);
+        if (!e->has_rows) {
+            fprintf(f, "#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n");
+            for (int j = 0; j < sg->n; j++) fputs(str(&e->elem[j]), f);
+            fprintf(f, "    }\n}\n");
         } else { /* the chunk is whole rows of row_len elements */
-            fprintf(f, "%s    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", head,
-                    (long long)pg->row_len);
+            for (int j = 0; j < sg->n; j++)
+                if (e->kept[j])
+                    fprintf(f, "    %s s%d[%lld];\n", ctype(pg->members[sg->first + j].dtype), sg->first + j,
+                            (long long)pg->row_len);
             for (int k = 0; k < sg->n_refs; k++)
-                if (e.ref_rows[k]) fprintf(f, "        const %s w%d = r%d[row];\n", ctype(e.ref_dtype[k]), k, k);
-            fprintf(f, "#pragma GCC ivdep\n        for (int64_t i = i0; i < i0 + %lld; i++) {\n%s        }\n    }\n}\n",
-                    (long long)pg->row_len, body);
+                if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
+                    fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
+                            ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / pg->row_len), k, k, k,
+                            (long long)pg->row_len);
+            fprintf(f, "    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", (long long)pg->row_len);
+            for (int k = 0; k < sg->n_refs; k++)
+                if (e->ref_read_rows[k])
+                    fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
+                            sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
+            for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
+                emit_phase_loops(e, ph, f);
+                for (int j = 0; j < sg->n; j++)
+                    if (e->phase[j] == ph) fputs(str(&e->once[j]), f);
+            }
+            fprintf(f, "    }\n}\n");
         }
         fclose(f);
     }
     *oom |= ok && !f;
-    free(body);
     free(head);
+    for (int j = 0; j < PW_MAX_MEMBERS; j++) {
+        free(e->elem[j].s);
+        free(e->once[j].s);
+    }
+    free(e);
     return f != NULL;
 }
 
@@ -362,6 +662,7 @@ static const char prelude[] =
     "/* tjit: fused elementwise steps (tracer/fuse_native.c) */\n"
     "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n"
     "typedef uint8_t u8;\n"
+    "typedef void (*loop_fn)(int64_t n, void *out, const void *const *in, const void *ctx);\n"
     "static inline float F32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
     "static inline double F64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }\n"
     "/* ATen's nan rule (kernels/elementwise_simd.h) */\n"
@@ -436,7 +737,15 @@ static bool unit_add(unit *u, const pw_program *pg, pw_segment *sg)
     return true;
 }
 
-/* Finds program pg's segments (pool memory) and adds their functions. */
+static bool calls(const pw_program *pg, int m)
+{
+    member_kind k = kind_of(pg, &pg->members[m]);
+    return k == M_CALL || k == M_ROW_CALL;
+}
+
+/* Finds program pg's segments (pool memory) and adds their functions: runs
+ * of members that can take part, without calls at either end (a call
+ * alone saves nothing). */
 static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
 {
     pw_segment *segs = tj_pool_alloc(p->pool, sizeof *segs * (size_t)(pg->n_members / 2 + 1));
@@ -444,16 +753,19 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
     int n = 0;
     for (int m = 0; m < pg->n_members;) {
         int end = m;
-        while (end < pg->n_members && native_member(&pg->members[end])) end++;
-        if (end - m < 2) {
+        while (end < pg->n_members && kind_of(pg, &pg->members[end]) != M_NONE) end++;
+        int first = m, last = end;
+        while (first < last && calls(pg, first)) first++;
+        while (last > first && calls(pg, last - 1)) last--;
+        if (last - first < 2) {
             m = end > m ? end : m + 1;
             continue;
         }
         pw_segment *sg = &segs[n];
-        *sg = (pw_segment){.first = m, .n = end - m};
+        *sg = (pw_segment){.first = first, .n = last - first};
         if (unit_add(u, pg, sg)) n++;
         else if (u->oom) return tj_oom("tj_compile", 0);
-        m += sg->n >= 2 ? sg->n : 1; /* a shorter segment: the rest may make another */
+        m = first + (sg->n >= 2 ? sg->n : 1); /* a shorter segment: the rest may make another */
     }
     pg->segments = segs;
     pg->n_segments = n;

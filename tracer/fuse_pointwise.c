@@ -53,7 +53,6 @@
 #define PW_CHUNK_MIN 64
 #define PW_CHUNK_MAX 2048
 #define PW_ROWS_MIN 1024  /* elements per chunk at least, in steps walking whole rows */
-#define PW_MAX_MEMBERS 64
 #define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
 #define PW_MAX_OPEN 8     /* groups open at once */
 #define PW_NEAR 8         /* a node joins a group it does not read from when within this many steps of it */
@@ -122,21 +121,28 @@ static void spread(char *dst, const char *vals, int64_t nr, int64_t len, size_t 
     for (int64_t i = 0; i < nr; i++) tj_k_splat(dst + i * len * (int64_t)es, vals + i * (int64_t)es, len, es);
 }
 
+_Static_assert(sizeof(tj_loop_fn) == sizeof(void *), "a member's loop passes as a pointer");
+
 /* Segment sg's members on the chunk of n elements at s, through its
  * native function; false (nothing done) when an argument it reads is not
  * in place this run (a restrided input): its members' loops run instead. */
 static bool run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs, int64_t s, int64_t n)
 {
     void *p[PW_MAX_REFS];
+    int64_t at_row = r->pg->row_len ? s / r->pg->row_len : 0;
     for (int k = 0; k < sg->n_refs; k++) {
         const pw_ref *ref = &sg->refs[k];
-        if (ref->kind == REF_BUF) {
-            p[k] = bufs[ref->index];
-        } else if (ref->kind == REF_OUT) {
-            p[k] = r->out[ref->index] + s * (int64_t)ref->es;
-        } else {
-            if (!r->base[ref->index]) return false;
-            p[k] = (void *)(r->base[ref->index] + s * (int64_t)ref->es);
+        int64_t at = ref->rows ? at_row : s;
+        const char *base = ref->kind == REF_ARG ? (ref->rows ? r->row_base : r->base)[ref->index] : NULL;
+        switch (ref->kind) {
+        case REF_BUF: p[k] = bufs[ref->index]; break;
+        case REF_OUT: p[k] = r->out[ref->index] + at * (int64_t)ref->es; break;
+        case REF_ARG:
+            if (!base) return false;
+            p[k] = (void *)(base + at * (int64_t)ref->es);
+            break;
+        case REF_LOOP: memcpy(&p[k], &r->pg->members[ref->index].pw.fn, sizeof p[k]); break;
+        case REF_CTX: p[k] = (void *)&r->pg->members[ref->index].pw.ctx; break;
         }
     }
     sg->fn(n, p);
@@ -458,6 +464,7 @@ static tj_status rewrite(fuser *f, group *g)
         const int64_t *walk = mb->rows_in ? row_shape : g->shape;
         int v = n->outs[0];
         tj_pvalue *pv = &p->values[v];
+        mb->dtype = pv->dtype;
         mb->es = tj_dtype_bytes(pv->dtype);
         for (int k = 0; k < mb->pw.nin; k++) {
             mb->in_es[k] = tj_dtype_bytes(mb->pw.loop[k]);

@@ -10,6 +10,7 @@
 
 typedef enum { SRC_ARG, SRC_BUF, SRC_ROWS } src_kind;
 
+#define PW_MAX_MEMBERS 64
 #define PW_MAX_BUFS 32 /* member results and repeated one-element operands, per thread (a decomposed graph
                           has one of those per literal: tanh-gelu's backward reads ten) */
 
@@ -35,6 +36,7 @@ typedef struct pw_member {
     size_t in_es[TJ_ITER_MAX_INPUTS];
     int buf;      /* buffer receiving the result, -1: written straight into out[out] */
     int out;      /* index among the step's results, -1: not written out */
+    tj_dtype dtype; /* of its result */
     size_t es;    /* bytes of a result element */
 } pw_member;
 
@@ -50,15 +52,18 @@ typedef struct pw_splat {
     tj_k_scalar value;  /* arg -1: already in `loop` */
 } pw_splat;
 
-/* A chunk pointer a native segment takes: buffer `index`, the step's
- * argument `index` read in place at the chunk's start, or the step's
- * result `index` at the chunk's start (es: bytes per element). */
-typedef enum { REF_BUF, REF_ARG, REF_OUT } ref_kind;
+/* A pointer a native segment takes: buffer `index`, the step's argument
+ * `index` read in place at the chunk's start, or the step's result `index`
+ * at the chunk's start (es: bytes per element; rows: one value per row, at
+ * the chunk's first row); or member `index`'s loop (REF_LOOP) or its
+ * context (REF_CTX), for a member the segment calls. */
+typedef enum { REF_BUF, REF_ARG, REF_OUT, REF_LOOP, REF_CTX } ref_kind;
 
 typedef struct pw_ref {
     ref_kind kind;
     int index;
     size_t es;
+    bool rows;
 } pw_ref;
 
 /* fn(n, p): n elements of every pointer p[k] (refs[k]'s chunk). */
@@ -67,7 +72,8 @@ typedef void (*pw_native_fn)(int64_t n, void *const *p);
 #define PW_MAX_REFS 64
 
 /* Members [first, first + n) as one function (tracer/fuse_native.c): the
- * same stores to buffers and results as their loops, same bits. fn NULL:
+ * same stores to buffers and results as their loops and row reductions,
+ * same bits. fn NULL:
  * not built, or (at run time) an argument not in place: the loops run. */
 typedef struct pw_segment {
     int first, n;

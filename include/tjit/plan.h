@@ -162,8 +162,12 @@ typedef struct tj_compile_options {
      * relu, sign, floor, ceil, trunc, frac, maximum and minimum, comparisons, logical
      * operators, where, dtype conversions between float32, float64 and
      * bool) runs as one loop keeping every intermediate in registers; the
-     * other calls (exp, tanh, erf, row reductions, ...) run their loops
-     * between those. Same bits as without. tj_compile writes the loops of
+     * other calls (exp, tanh, erf, ...) run their loops between those. In
+     * steps walking whole rows (a decomposed layer_norm, softmax, their
+     * backward) the run takes the row sums (accumulated in the reduction
+     * kernel's order), the calls on one value per row, and calls exp, log,
+     * ... on each row: a layer_norm step is one function, a softmax two
+     * around its amax (its kernel). Same bits as without. tj_compile writes the loops of
      * the whole plan as one C file and builds it with the system C compiler
      * ($TJ_CC, else cc; the flags of the instruction set in use, see
      * TJ_ISA) into a per-user cache ($TJ_CACHE_DIR, else
