@@ -95,12 +95,20 @@ static void check_family(family f, tj_dtype dt, int64_t N, int64_t D, int thread
                       "%s: %d segments in %d steps, %d of %d calls native", what, s.n_native_segments,
                       s.n_fused_pointwise, s.n_native_calls, s.n_fused_pointwise_nodes);
     }
-    /* the inputs restrided at run time: x transposed the other way */
+    /* the inputs restrided at run time: x transposed the other way; then
+     * the weight [D] every other element of a [2 D] tensor, which native
+     * code, reading a contiguous weight in place, must gather as the loops do */
     tj_tensor *x2 = transposed ? test_random_tensor(dt, 2, sx, 5, -2, 2) : tj_t(test_random_tensor(dt, 2, st, 5, -2, 2));
     tj_tensor *in2[4] = {x2, in[1], in[2], in[3]};
     snprintf(what, sizeof what, "%s %s [%ld, %ld] restrided at %d threads", family_names[f], tj_dtype_name(dt),
              (long)N, (long)D, threads);
     test_expect_fused_plans_match(g, in2, 4, what, NULL);
+    int64_t s2w[1] = {2 * D};
+    tj_tensor *in3[4] = {in[0], in[1], tj_slice(test_random_tensor(dt, 1, s2w, 6, 0.5, 1.5), 0, true, 1, false, 0, 2),
+                         in[3]};
+    snprintf(what, sizeof what, "%s %s [%ld, %ld], weight strided, at %d threads", family_names[f], tj_dtype_name(dt),
+             (long)N, (long)D, threads);
+    test_expect_fused_plans_match(g, in3, 4, what, NULL);
     tj_graph_free(g);
 }
 

@@ -300,7 +300,7 @@ static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written, b
     pw_segment *sg = e->sg;
     bool read_rows = rows && !written, copied = read_rows && kind == REF_BUF;
     for (int k = 0; k < sg->n_refs; k++) {
-        if (sg->refs[k].kind != kind || sg->refs[k].index != index) continue;
+        if (sg->refs[k].kind != kind || sg->refs[k].index != index || sg->refs[k].cols) continue;
         if (read_rows && e->ref_written[k]) return -1;
         if (e->ref_dtype[k] == t && e->ref_rows[k] == rows) {
             if (copied && !e->ref_read_rows[k]) {
@@ -324,6 +324,25 @@ static int ref(emitter *e, ref_kind kind, int index, tj_dtype t, bool written, b
     e->ref_rows[k] = rows;
     e->ref_read_rows[k] = read_rows;
     e->has_rows |= rows;
+    return k;
+}
+
+/* The pointer p[k] for argument `arg` holding one row's values (a [D]
+ * weight over rows of D: pw_splat.row_vector), read in place by each
+ * element's place in its row instead of gathered into a buffer chunk by
+ * chunk; -1 when the segment has no room for another. */
+static int ref_cols(emitter *e, int arg, tj_dtype t)
+{
+    pw_segment *sg = e->sg;
+    for (int k = 0; k < sg->n_refs; k++)
+        if (sg->refs[k].kind == REF_ARG && sg->refs[k].cols && sg->refs[k].index == arg && e->ref_dtype[k] == t)
+            return k;
+    if (sg->n_refs == PW_MAX_REFS) return -1;
+    int k = sg->n_refs++;
+    sg->refs[k] = (pw_ref){.kind = REF_ARG, .index = arg, .es = tj_dtype_bytes(t), .cols = true};
+    e->ref_dtype[k] = t;
+    e->ref_written[k] = e->ref_rows[k] = e->ref_read_rows[k] = false;
+    e->has_rows = true; /* the loop over a row's elements gives the place in the row */
     return k;
 }
 
@@ -408,6 +427,13 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         snprintf(x, OPERAND_BYTES, "c%d", r);
         if (!e->declared[r]) fprintf(head, "    const %s c%d = ((const %s *)p[%d])[0];\n", ctype(t), r, ctype(t), r);
         e->declared[r] = true;
+        return true;
+    }
+    if (src->kind == SRC_BUF && src->index < pg->n_splats && pg->splats[src->index].row_vector && !call &&
+        !row_call && kind != M_ROWS) {
+        int r = ref_cols(e, pg->splats[src->index].arg, t);
+        if (r < 0) return false;
+        snprintf(x, OPERAND_BYTES, "r%d[jj]", r);
         return true;
     }
     bool splat = src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather;
@@ -743,6 +769,23 @@ static bool calls(const pw_program *pg, int m)
     return k == M_CALL || k == M_ROW_CALL;
 }
 
+/* Whether a gathered splat j of pg is read only by the n segments segs,
+ * each in place (ref_cols), so that chunks need not be gathered for it. */
+static bool read_only_in_place(const pw_program *pg, const pw_segment *segs, int n, int j)
+{
+    for (int m = 0; m < pg->n_members; m++) {
+        bool inside = false, reads = false;
+        for (int i = 0; i < n; i++) inside |= m >= segs[i].first && m < segs[i].first + segs[i].n;
+        for (int k = 0; k < pg->members[m].pw.nin; k++)
+            reads |= pg->members[m].in[k].kind == SRC_BUF && pg->members[m].in[k].index == j;
+        if (reads && !inside) return false;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < segs[i].n_refs; k++)
+            if (segs[i].refs[k].kind == REF_BUF && segs[i].refs[k].index == j) return false;
+    return true;
+}
+
 /* Finds program pg's segments (pool memory) and adds their functions: runs
  * of members that can take part, without calls at either end (a call
  * alone saves nothing). */
@@ -769,6 +812,8 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
     }
     pg->segments = segs;
     pg->n_segments = n;
+    for (int j = 0; j < pg->n_splats; j++)
+        pg->splats[j].native_only = pg->splats[j].row_vector && read_only_in_place(pg, segs, n, j);
     return TJ_OK;
 }
 

@@ -74,6 +74,8 @@ typedef struct pw_run {
     const pw_program *pg;
     const char *base[PW_MAX_ARGS]; /* contiguous arguments of the group's shape, else NULL */
     const char *row_base[PW_MAX_ARGS]; /* with rows: contiguous arguments of one value per row, else NULL */
+    const char *col_base[PW_MAX_ARGS]; /* with rows: arguments holding one contiguous row, repeated, else NULL */
+    bool native_ready; /* every segment runs its native function this run: splats only they read stay unfilled */
     const tj_tensor *args[PW_MAX_ARGS];
     pw_geometry geo[PW_MAX_ARGS];  /* the others' */
     char *out[PW_MAX_MEMBERS];
@@ -123,24 +125,37 @@ static void spread(char *dst, const char *vals, int64_t nr, int64_t len, size_t 
 
 _Static_assert(sizeof(tj_loop_fn) == sizeof(void *), "a member's loop passes as a pointer");
 
+/* Where argument ref is read in place this run, NULL when it is not. */
+static const char *arg_base(const pw_run *r, const pw_ref *ref)
+{
+    return (ref->rows ? r->row_base : ref->cols ? r->col_base : r->base)[ref->index];
+}
+
+/* Whether segment sg runs its native function this run: built, and every
+ * argument it reads in place (inputs may come restrided). */
+static bool segment_ready(const pw_run *r, const pw_segment *sg)
+{
+    if (!sg->fn) return false;
+    for (int k = 0; k < sg->n_refs; k++)
+        if (sg->refs[k].kind == REF_ARG && !arg_base(r, &sg->refs[k])) return false;
+    return true;
+}
+
 /* Segment sg's members on the chunk of n elements at s, through its
- * native function; false (nothing done) when an argument it reads is not
- * in place this run (a restrided input): its members' loops run instead. */
+ * native function; false (nothing done) when it is not ready this run:
+ * its members' loops run instead. */
 static bool run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs, int64_t s, int64_t n)
 {
     void *p[PW_MAX_REFS];
+    if (!segment_ready(r, sg)) return false;
     int64_t at_row = r->pg->row_len ? s / r->pg->row_len : 0;
     for (int k = 0; k < sg->n_refs; k++) {
         const pw_ref *ref = &sg->refs[k];
-        int64_t at = ref->rows ? at_row : s;
-        const char *base = ref->kind == REF_ARG ? (ref->rows ? r->row_base : r->base)[ref->index] : NULL;
+        int64_t at = ref->rows ? at_row : ref->cols ? 0 : s;
         switch (ref->kind) {
         case REF_BUF: p[k] = bufs[ref->index]; break;
         case REF_OUT: p[k] = r->out[ref->index] + at * (int64_t)ref->es; break;
-        case REF_ARG:
-            if (!base) return false;
-            p[k] = (void *)(base + at * (int64_t)ref->es);
-            break;
+        case REF_ARG: p[k] = (void *)(arg_base(r, ref) + at * (int64_t)ref->es); break;
         case REF_LOOP: memcpy(&p[k], &r->pg->members[ref->index].pw.fn, sizeof p[k]); break;
         case REF_CTX: p[k] = (void *)&r->pg->members[ref->index].pw.ctx; break;
         }
@@ -177,7 +192,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         int64_t r0 = pg->row_len ? s / pg->row_len : 0, nr = pg->row_len ? n / pg->row_len : 0;
         for (int j = 0; j < pg->n_splats; j++) {
             const pw_splat *sp = &pg->splats[j];
-            if (!sp->gather) continue;
+            if (!sp->gather || (r->native_ready && sp->native_only)) continue;
             size_t es = tj_dtype_bytes(sp->loop);
             if (r->base[sp->arg]) memcpy(bufs[j], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
             else gather(bufs[j], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
@@ -185,7 +200,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
                 const pw_segment *sg = &pg->segments[seg++];
-                if (sg->fn && run_segment(r, sg, bufs, s, n)) {
+                if (run_segment(r, sg, bufs, s, n)) {
                     m += sg->n - 1;
                     continue;
                 }
@@ -235,7 +250,7 @@ tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs
     for (int j = 0; j < pg->n_args; j++) {
         const tj_tensor *x = args[1 + j].u.t;
         r.args[j] = x;
-        r.base[j] = r.row_base[j] = NULL;
+        r.base[j] = r.row_base[j] = r.col_base[j] = NULL;
         if (x->numel == 1 && pg->numel != 1) continue; /* read through splats only */
         bool same = x->ndim == pg->ndim, same_rows = same, contiguous = true;
         int64_t want = 1, strides[TJ_MAX_DIMS];
@@ -250,6 +265,9 @@ tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs
         }
         if (same && contiguous) r.base[j] = tj_tensor_ptr(x);
         if (pg->row_len && same_rows && contiguous) r.row_base[j] = tj_tensor_ptr(x);
+        bool one_row = pg->row_len && strides[pg->ndim - 1] == 1; /* a row of the group's length, repeated */
+        for (int d = 0; one_row && d < pg->ndim - 1; d++) one_row = strides[d] == 0;
+        if (one_row) r.col_base[j] = tj_tensor_ptr(x);
         pw_geometry *g = &r.geo[j]; /* merged dims, size-1 dims dropped */
         g->ndim = 0;
         for (int d = 0; d < pg->ndim; d++) {
@@ -269,6 +287,8 @@ tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs
         }
     }
     for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
+    r.native_ready = true;
+    for (int k = 0; k < pg->n_segments; k++) r.native_ready &= segment_ready(&r, &pg->segments[k]);
     int64_t lines = pg->row_len ? pg->numel / pg->row_len : (pg->numel + 15) / 16;
     tj_k_parallel(tj_threads_for(pg->numel), lines, run_lines, &r);
     return TJ_OK;
@@ -431,9 +451,13 @@ static tj_status rewrite(fuser *f, group *g)
     pg->n_members = g->n;
     pg->n_splats = g->n_splats;
     pg->n_args = g->n_args;
-    for (int j = 0; j < g->n_splats; j++)
-        splats[j] = (pw_splat){.arg = g->splat_v[j] >= 0 ? arg_index(g, g->splat_v[j]) : -1,
-                               .gather = g->splat_gather[j], .loop = g->splat_loop[j], .value = g->splat_value[j]};
+    for (int j = 0; j < g->n_splats; j++) {
+        const tj_pvalue *sv = g->splat_v[j] >= 0 ? &p->values[g->splat_v[j]] : NULL;
+        bool row_vector = g->splat_gather[j] && pg->row_len && sv->numel == pg->row_len &&
+                          sv->shape[sv->ndim - 1] == pg->row_len;
+        splats[j] = (pw_splat){.arg = sv ? arg_index(g, g->splat_v[j]) : -1, .gather = g->splat_gather[j],
+                               .row_vector = row_vector, .loop = g->splat_loop[j], .value = g->splat_value[j]};
+    }
     args[0] = (tj_garg){.kind = TJ_GA_INT, .u.i = (int64_t)(intptr_t)pg};
     for (int j = 0; j < g->n_args; j++) args[1 + j] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = g->arg_v[j]};
     /* buffers: the splats', then member results by a linear scan */

@@ -48,6 +48,8 @@ typedef struct pw_member {
 typedef struct pw_splat {
     int arg;            /* external tensor, or -1 for `value` */
     bool gather;
+    bool row_vector;    /* gathered, in a step walking rows: one row's values ([D], [1, D]) repeated down the rows */
+    bool native_only;   /* read only by native segments, in place (REF_ARG cols): not gathered when they run */
     tj_dtype loop;      /* the dtype its readers' loops take it in */
     tj_k_scalar value;  /* arg -1: already in `loop` */
 } pw_splat;
@@ -55,15 +57,17 @@ typedef struct pw_splat {
 /* A pointer a native segment takes: buffer `index`, the step's argument
  * `index` read in place at the chunk's start, or the step's result `index`
  * at the chunk's start (es: bytes per element; rows: one value per row, at
- * the chunk's first row); or member `index`'s loop (REF_LOOP) or its
- * context (REF_CTX), for a member the segment calls. */
+ * the chunk's first row; cols: an argument holding one row's values, read
+ * by each element's place in its row, at the argument's start); or member
+ * `index`'s loop (REF_LOOP) or its context (REF_CTX), for a member the
+ * segment calls. */
 typedef enum { REF_BUF, REF_ARG, REF_OUT, REF_LOOP, REF_CTX } ref_kind;
 
 typedef struct pw_ref {
     ref_kind kind;
     int index;
     size_t es;
-    bool rows;
+    bool rows, cols;
 } pw_ref;
 
 /* fn(n, p): n elements of every pointer p[k] (refs[k]'s chunk). */
