@@ -343,3 +343,37 @@ Test(fuse_rows, sums_and_extrema_keep_the_kernels_order_on_every_isa)
         }
     }
 }
+
+/* in: x, y [N, D] float32. h = x * y + 0.25 and d = h as float64; out:
+ * sum(float32((d - sum(d)) * d)) and sum(h) over the rows: two sums in one
+ * pass, one of float32 roundings of float64 values, one of a float32 row
+ * array kept from the first pass. */
+static tj_status fn_rounded_sums(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t dim = -1;
+    tj_tensor *h = tj_add_scalar(tj_mul(in[0], in[1]), tj_v_float(0.25)), *d = tj_to_copy(h, TJ_FLOAT64);
+    tj_tensor *m = tj_mul(tj_sub(d, tj_sum_dim(d, &dim, 1, true, -1)), d);
+    out[0] = tj_sum_dim(tj_to_copy(m, TJ_FLOAT32), &dim, 1, true, -1);
+    out[1] = tj_sum_dim(h, &dim, 1, true, -1);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, sums_of_rounded_values)
+{
+    /* the native code of these sums, vectorised across the lanes of both
+     * by GCC 12's SLP pass, summed the float64 values unrounded */
+    int64_t sx[2] = {193, 64};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), test_random_tensor(TJ_FLOAT32, 2, sx, 2, -2, 2)};
+    tj_graph *g = trace_core(fn_rounded_sums, NULL, in, 2);
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        char what[80];
+        snprintf(what, sizeof what, "sums of rounded values under %s", test_isas[k]);
+        tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+        cr_expect_eq(s.n_fused_row_reductions, 3, "%s", what);
+        if (test_native_code()) cr_expect_eq(s.n_native_segments, 1, "%s", what);
+    }
+    tj_graph_free(g);
+}
