@@ -130,7 +130,6 @@ static tj_status fn_ops(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
         r = tj_add(tj_log(p), tj_sqrt(p));
         r = tj_add(r, tj_mul(tj_rsqrt(p), tj_reciprocal(p)));
         r = tj_add(r, tj_mul(tj_sigmoid(x), tj_erf(y)));
-        r = tj_add(r, tj_sub(tj_sin(x), tj_cos(y)));
         r = tj_add(r, tj_mul(tj_log1p(p), tj_expm1(tj_neg(p))));
         r = tj_add(r, tj_mul(tj_relu(x), tj_silu(y)));
         r = tj_add(r, tj_mul(tj_sign(x), tj_tanh(y)));

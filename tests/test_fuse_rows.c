@@ -377,3 +377,36 @@ Test(fuse_rows, sums_of_rounded_values)
     }
     tj_graph_free(g);
 }
+
+/* in: x, y [N, D] float32; out: s = sin(x * y) and its row sums in
+ * float64 (a step walking rows of D elements). */
+static tj_status fn_sin_rows(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t dim = -1;
+    out[0] = tj_sin(tj_mul(in[0], in[1]));
+    out[1] = tj_sum_dim(out[0], &dim, 1, true, TJ_FLOAT64);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, sin_keeps_the_kernels_vectors)
+{
+    /* SLEEF's vector sin takes its slow range reduction for every lane of
+     * a vector with one huge lane, which changes the other lanes' last bit:
+     * its bits depend on which elements share a vector, so sin must not run
+     * on chunks of whole rows of 127 (vectors from each row's start) */
+    int64_t sx[2] = {23, 127};
+    tj_tensor *in[2] = {tj_full(sx, 2, tj_v_float(0x1.15841ap+1), TJ_FLOAT32), tj_ones(sx, 2, TJ_FLOAT32)};
+    float *x = tj_tensor_data(in[0]);
+    for (int64_t r = 1; r < 23; r++) x[r * 127] = 1e8f; /* in the kernel's vector of the row before's tail */
+    tj_graph *g = trace_core(fn_sin_rows, NULL, in, 2);
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        char what[80];
+        snprintf(what, sizeof what, "sin over rows with huge elements under %s", test_isas[k]);
+        tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+        cr_expect_eq(s.n_fused_pointwise_nodes, 0, "%s: sin is no member of a fused step", what);
+    }
+    tj_graph_free(g);
+}

@@ -644,6 +644,16 @@ static tj_status close_producers(fuser *f, const tj_pnode *n, const group *keep)
     return TJ_OK;
 }
 
+/* Whether loop pw's bits for an element depend on the others sharing its
+ * vector: SLEEF's sin and cos take their slow range reduction for every
+ * lane of a vector holding one huge lane, which moves the last bit of
+ * others. A step walking rows starts its vectors at each row (or chunk of
+ * rows), not where the kernel does, so these stay kernels of their own. */
+static bool lane_dependent(const tj_pointwise *pw)
+{
+    return pw->fn == tj_k_unary_loop && (pw->ctx.unary.op == TJ_K_SIN || pw->ctx.unary.op == TJ_K_COS);
+}
+
 /* A candidate: its loop (pw) and result value, when node n is an
  * elementwise call computing its result element by element, or (*reduces,
  * rr) a row reduction (runtime/op_row_reduce.h), whose pw then reads its
@@ -683,7 +693,7 @@ static bool candidate(const tj_plan *p, const tj_pnode *n, tj_pointwise *pw, boo
         default: return false; /* other lists: no operator here takes one */
         }
     }
-    if (tj_pointwise_describe(n->op, args, o->dtype, pw)) return true;
+    if (tj_pointwise_describe(n->op, args, o->dtype, pw)) return !lane_dependent(pw);
     if (!tj_row_reduce_describe(n->op, args, rr) || n->args[rr->arg].kind != TJ_GA_VALUE) return false;
     memset(pw, 0, sizeof *pw);
     pw->nin = 1;
