@@ -75,6 +75,7 @@ typedef struct pw_run {
     const char *base[PW_MAX_ARGS]; /* contiguous arguments of the group's shape, else NULL */
     const char *row_base[PW_MAX_ARGS]; /* with rows: contiguous arguments of one value per row, else NULL */
     const char *col_base[PW_MAX_ARGS]; /* with rows: arguments holding one contiguous row, repeated, else NULL */
+    bool segment_ready[PW_MAX_MEMBERS]; /* segment k runs its native function this run (decided once per run) */
     bool native_ready; /* every segment runs its native function this run: splats only they read stay unfilled */
     const tj_tensor *args[PW_MAX_ARGS];
     pw_geometry geo[PW_MAX_ARGS];  /* the others' */
@@ -133,7 +134,7 @@ static const char *arg_base(const pw_run *r, const pw_ref *ref)
 
 /* Whether segment sg runs its native function this run: built, and every
  * argument it reads in place (inputs may come restrided). */
-static bool segment_ready(const pw_run *r, const pw_segment *sg)
+static bool segment_can_run(const pw_run *r, const pw_segment *sg)
 {
     if (!sg->fn) return false;
     for (int k = 0; k < sg->n_refs; k++)
@@ -142,12 +143,10 @@ static bool segment_ready(const pw_run *r, const pw_segment *sg)
 }
 
 /* Segment sg's members on the chunk of n elements at s, through its
- * native function; false (nothing done) when it is not ready this run:
- * its members' loops run instead. */
-static bool run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs, int64_t s, int64_t n)
+ * native function (it is ready this run). */
+static void run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs, int64_t s, int64_t n)
 {
     void *p[PW_MAX_REFS];
-    if (!segment_ready(r, sg)) return false;
     int64_t at_row = r->pg->row_len ? s / r->pg->row_len : 0;
     for (int k = 0; k < sg->n_refs; k++) {
         const pw_ref *ref = &sg->refs[k];
@@ -161,7 +160,6 @@ static bool run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs
         }
     }
     sg->fn(n, p);
-    return true;
 }
 
 /* Elements [16 b, 16 e) of the group's shape (with rows: rows [b, e)), one
@@ -199,8 +197,9 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         }
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
-                const pw_segment *sg = &pg->segments[seg++];
-                if (run_segment(r, sg, bufs, s, n)) {
+                const pw_segment *sg = &pg->segments[seg];
+                if (r->segment_ready[seg++]) { /* else its members' loops run */
+                    run_segment(r, sg, bufs, s, n);
                     m += sg->n - 1;
                     continue;
                 }
@@ -288,7 +287,11 @@ tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs
     }
     for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
     r.native_ready = true;
-    for (int k = 0; k < pg->n_segments; k++) r.native_ready &= segment_ready(&r, &pg->segments[k]);
+    assert(pg->n_segments <= PW_MAX_MEMBERS); /* disjoint runs of members */
+    for (int k = 0; k < pg->n_segments; k++) {
+        r.segment_ready[k] = segment_can_run(&r, &pg->segments[k]);
+        r.native_ready &= r.segment_ready[k];
+    }
     int64_t lines = pg->row_len ? pg->numel / pg->row_len : (pg->numel + 15) / 16;
     tj_k_parallel(tj_threads_for(pg->numel), lines, run_lines, &r);
     return TJ_OK;
