@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc_counter.h"
+#include "kernels/cpu_isa.h"
 #include "models.h"
 #include "step.h"
 #include "test_util.h"
@@ -206,6 +207,45 @@ Test(fuse_pointwise, every_operator_it_takes_gives_its_kernels_bits)
                 tj_graph_free(g);
             }
         }
+    }
+}
+
+/* in: x, y float64 of one shape; out: float32 roundings of float64 values
+ * read back as float64: (x * y as float32) + x, the product of two
+ * roundings as float64, and a where choosing a rounding. */
+static tj_status fn_rounded(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1];
+    tj_tensor *r = tj_to_copy(tj_to_copy(tj_mul(x, y), TJ_FLOAT32), TJ_FLOAT64);
+    out[0] = tj_add(r, x);
+    out[1] = tj_to_copy(tj_mul(tj_to_copy(tj_add(x, y), TJ_FLOAT32), tj_to_copy(tj_sub(x, y), TJ_FLOAT32)), TJ_FLOAT64);
+    out[2] = tj_mul(tj_where(tj_lt(x, y), r, y), x);
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, float32_roundings_read_as_float64_keep_their_bits_on_every_isa)
+{
+    /* native code reads a rounding times a 1 the compiler cannot know:
+     * GCC 12 folds float64 -> float32 -> float64 vector conversions of as
+     * many lanes into nothing (tracer/fuse_native.c, rounding) */
+    static const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 17, 63, 257};
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+        int64_t shape[1] = {lens[i]};
+        tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT64, 1, shape, 5 + (unsigned)i, -2, 2),
+                            test_random_tensor(TJ_FLOAT64, 1, shape, 50 + (unsigned)i, -2, 2)};
+        tj_graph *g = trace(fn_rounded, NULL, in, 2);
+        for (int k = 0; k < TEST_NISA; k++) {
+            if (!tj_k_isa_force(test_isas[k])) continue;
+            char what[96];
+            snprintf(what, sizeof what, "roundings read as float64 [%ld] under %s", (long)lens[i], test_isas[k]);
+            tj_plan_statistics s = expect_plans_match(g, in, 2, what);
+            cr_expect_eq(s.n_fused_pointwise, 1, "%s", what);
+            if (test_native_code()) cr_expect_eq(s.n_native_segments, 1, "%s", what);
+        }
+        tj_k_isa_force(NULL);
+        tj_graph_free(g);
     }
 }
 

@@ -363,7 +363,8 @@ static tj_status fn_rounded_sums(void *ctx, tj_tensor *const *in, int n, tj_tens
 Test(fuse_rows, sums_of_rounded_values)
 {
     /* the native code of these sums, vectorised across the lanes of both
-     * by GCC 12's SLP pass, summed the float64 values unrounded */
+     * by GCC 12's SLP pass, summed the float64 values unrounded (it folded
+     * the pair of conversions away: tracer/fuse_native.c, rounding) */
     int64_t sx[2] = {193, 64};
     tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, sx, 1, -2, 2), test_random_tensor(TJ_FLOAT32, 2, sx, 2, -2, 2)};
     tj_graph *g = trace_core(fn_rounded_sums, NULL, in, 2);
@@ -376,6 +377,53 @@ Test(fuse_rows, sums_of_rounded_values)
         if (test_native_code()) cr_expect_eq(s.n_native_segments, 1, "%s", what);
     }
     tj_graph_free(g);
+}
+
+/* in: x, y [N, D] float32. d = x * y + 0.25 in float64 and e = d as
+ * float32; out: e read back as float64 by an element member (e * d), by a
+ * row member (its float32 row sums, two of them, read as float64 next to
+ * sum(d)) and by an element member again through the row sums (e - sum(e)
+ * in float64): float32 roundings of float64 values read as float64 in
+ * each place a segment reads a value. */
+static tj_status fn_rounded_reads(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t dim = -1;
+    tj_tensor *d = tj_add_scalar(tj_mul(tj_to_copy(in[0], TJ_FLOAT64), tj_to_copy(in[1], TJ_FLOAT64)), tj_v_float(0.25));
+    tj_tensor *e = tj_to_copy(d, TJ_FLOAT32), *ed = tj_to_copy(e, TJ_FLOAT64);
+    tj_tensor *m1 = tj_to_copy(tj_sum_dim(e, &dim, 1, true, -1), TJ_FLOAT64);
+    tj_tensor *m2 = tj_to_copy(tj_sum_dim(tj_mul(e, e), &dim, 1, true, -1), TJ_FLOAT64);
+    out[0] = tj_mul(ed, d);
+    out[1] = tj_mul(tj_add(m1, m2), tj_sum_dim(d, &dim, 1, true, -1));
+    out[2] = tj_sub(ed, m1);
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, rounded_values_read_as_float64)
+{
+    /* GCC 12 folds a float64 -> float32 -> float64 pair of vector
+     * conversions of as many lanes into nothing; native code reads every
+     * rounding times a 1 it cannot know (tracer/fuse_native.c, rounding).
+     * Rows short enough to unroll, and longer ones with tails. */
+    static const int64_t lens[] = {4, 8, 12, 20, 64, 100};
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+        int64_t sx[2] = {37, lens[i]};
+        tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, sx, 3, -2, 2),
+                            test_random_tensor(TJ_FLOAT32, 2, sx, 4, -2, 2)};
+        tj_graph *g = trace_core(fn_rounded_reads, NULL, in, 2);
+        for (int k = 0; k < TEST_NISA; k++) {
+            if (!tj_k_isa_force(test_isas[k])) continue;
+            char what[80];
+            snprintf(what, sizeof what, "roundings read as float64, rows of %lld, under %s", (long long)lens[i],
+                     test_isas[k]);
+            tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+            cr_expect_eq(s.n_fused_row_reductions, 3, "%s", what);
+            if (test_native_code()) cr_expect_geq(s.n_native_segments, 1, "%s", what);
+        }
+        tj_k_isa_force(NULL);
+        tj_graph_free(g);
+    }
 }
 
 /* in: x, y [N, D] float32; out: s = sin(x * y) and its row sums in

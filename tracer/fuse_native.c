@@ -282,6 +282,8 @@ typedef struct emitter {
     int phase[PW_MAX_MEMBERS];
     bool kept[PW_MAX_MEMBERS];       /* its elements kept in s<m> */
     bool phase_calls[PW_MAX_MEMBERS];
+    bool rounded[PW_MAX_MEMBERS];    /* its value a float32 rounding of a float64 value (rounding) */
+    bool one_declared;               /* one32 is declared */
     size_t scratch;                  /* bytes of row arrays */
     text elem[PW_MAX_MEMBERS];       /* its statements per element */
     text once[PW_MAX_MEMBERS];       /* its statements per row */
@@ -387,6 +389,39 @@ static bool keep(emitter *e, int j)
     return e->kept[j] = true;
 }
 
+/* Whether member mb, of kind k, computes a float32 rounding of a float64
+ * value: a conversion, or a row sum of float32 result (summed in float64).
+ * Every read of such a value in the segment is x * one32, one32 a 1 the
+ * compiler cannot know (opaque_one32: a volatile read). GCC 12 folds a
+ * float64 -> float32 -> float64 pair of vector conversions of as many
+ * lanes into nothing (FRE, by match.pd's rule for two conversions in a
+ * row, which compares TYPE_PRECISION: of a vector type, its lane count,
+ * not its elements' bits), and its basic-block vectoriser makes such pairs
+ * of a row's unrolled blocks on every ISA: a row sum's 8 lanes
+ * (-mavx512f), an element member's 4 or 2 (-mavx2, SSE2;
+ * tests/test_fuse_rows.c, rounded_values_read_as_float64). A product
+ * between them is no conversion to fold, and x * 1 is x (signed zeros,
+ * subnormals, nans): the same bits for one multiplication, once per row
+ * for a row's value. */
+static bool rounding(const pw_member *mb, member_kind k)
+{
+    if (k == M_REDUCE) return mb->red.out == TJ_FLOAT32;
+    return (k == M_ELEMENT || k == M_ROWS) && mb->pw.fn == tj_pointwise_copy_loop &&
+           mb->pw.ctx.convert[0] == TJ_FLOAT32 && mb->pw.ctx.convert[1] == TJ_FLOAT64;
+}
+
+/* x, an expression of member j's value, as read: a rounding (rounding)
+ * times one32, declared into head the first time. */
+static void read_value(emitter *e, int j, char *x, FILE *head)
+{
+    if (!e->rounded[j]) return;
+    char v[OPERAND_BYTES];
+    snprintf(v, sizeof v, "%s", x);
+    snprintf(x, OPERAND_BYTES, "(%s * one32)", v);
+    if (!e->one_declared) fprintf(head, "    const float one32 = opaque_one32();\n");
+    e->one_declared = true;
+}
+
 /* Operand k of member m, in phase ph, into x: an expression of the
  * element i (of the row's element jj) or, for a row member, of the row;
  * for a call, a pointer to the row's elements (to the row's value). False
@@ -405,14 +440,17 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         member_kind qk = e->kind[j];
         if (per_row(qk)) {
             snprintf(x, OPERAND_BYTES, row_call ? "&t%d" : "t%d", q);
+            if (!row_call) read_value(e, j, x, head);
             return !call;
         }
         if (!call && qk == M_ELEMENT && e->phase[j] == ph) {
             snprintf(x, OPERAND_BYTES, "t%d", q);
+            read_value(e, j, x, head);
             return true;
         }
         if (!keep(e, j)) return false;
         snprintf(x, OPERAND_BYTES, call ? "s%d" : "s%d[jj]", q);
+        if (!call) read_value(e, j, x, head);
         return true;
     }
     if (src->kind == SRC_BUF && src->index < pg->n_splats && !pg->splats[src->index].gather && !call && !row_call) {
@@ -543,6 +581,7 @@ static int emit_body(emitter *e, int n, FILE *head)
     for (int b = 0; b < PW_MAX_BUFS; b++) e->writer[b] = -1;
     for (int j = 0; j < n; j++) {
         e->kind[j] = kind_of(pg, &pg->members[sg->first + j]);
+        e->rounded[j] = rounding(&pg->members[sg->first + j], e->kind[j]);
         e->kept[j] = e->phase_calls[j] = false;
         e->elem[j].len = e->once[j].len = 0;
         if (e->kind[j] != M_ELEMENT) e->has_rows = true;
@@ -621,6 +660,7 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
         free(head);
         head = NULL;
         memset(e->declared, 0, sizeof e->declared);
+        e->one_declared = false;
         FILE *fh = open_memstream(&head, &head_len);
         int took = fh ? emit_body(e, sg->n, fh) : 0;
         if (fh) fclose(fh);
@@ -691,6 +731,8 @@ static const char prelude[] =
     "typedef void (*loop_fn)(int64_t n, void *out, const void *const *in, const void *ctx);\n"
     "static inline float F32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
     "static inline double F64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }\n"
+    "/* 1, which the compiler cannot know: a float32 rounding of a float64 value is read times it (fuse_native.c) */\n"
+    "static inline float opaque_one32(void) { volatile float one = 1.0f; return one; }\n"
     "/* ATen's nan rule (kernels/elementwise_simd.h) */\n"
     "static inline float max_f32(float a, float b) { return a != a ? a : a > b ? a : b; }\n"
     "static inline float min_f32(float a, float b) { return a != a ? a : a < b ? a : b; }\n"
