@@ -500,6 +500,66 @@ Test(decomps, float_results_of_bool_operands_decompose_like_their_kernels)
     }
 }
 
+/* The loss promotes a bool operand as its kernel does (torch._decomp's
+ * mse_loss computes in the promoted dtype: bool - float is no subtraction
+ * of a bool tensor there). torch:
+ *   torch.ops.aten.mse_loss(torch.tensor([True, False, True, False]), torch.tensor([-1.5, 0.25, 2, 3]), r)
+ *   -> [6.25, 0.0625, 1, 9] (r = 0), 4.078125 (1), 16.3125 (2); the same with the operands swapped */
+Test(decomps, mse_loss_of_a_bool_operand_decomposes_like_its_kernel)
+{
+    int64_t s[1] = {4};
+    const bool m[4] = {true, false, true, false};
+    const float v[4] = {-1.5f, 0.25f, 2, 3};
+    const double none[4] = {6.25, 0.0625, 1, 9}, mean = 4.078125, sum = 16.3125;
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, s, m), *f = test_f32(1, s, v);
+    for (int reduction = 0; reduction < 3; reduction++)
+        for (int order = 0; order < 2; order++) {
+            tj_value args[3] = {T(order ? f : b), T(order ? b : f), tj_v_int(reduction)};
+            tj_tensor *got = NULL;
+            cr_assert_eq(decomposed("aten::mse_loss", args, &got), TJ_OK, "reduction %d, bool operand %d: %s",
+                         reduction, order, tj_last_error());
+            cr_assert_eq(tj_tensor_dtype(got), TJ_FLOAT32);
+            if (reduction == 0) test_expect_close(got, none, 4, 0, 0);
+            else cr_expect_eq(tj_tensor_item_at(got, 0), reduction == 1 ? mean : sum, "reduction %d", reduction);
+        }
+}
+
+/* A decomposed call refuses the dtypes its kernel refuses, with the
+ * kernel's message (torch: "addcmul_cpu_out" not implemented for 'Bool';
+ * "Integer division with addcdiv is no longer supported"; lerp: "expected
+ * dtype float for `end` but got dtype double"), instead of tracing a graph
+ * the eager call never runs. */
+Test(decomps, decompositions_refuse_the_dtypes_their_kernels_refuse)
+{
+    int64_t s[1] = {3};
+    const bool m[3] = {true, false, true};
+    const int64_t iv[3] = {-3, 1, 7};
+    const float fv[3] = {1.5f, -2.25f, 0};
+    const double dv[3] = {1.5, -2.25, 0};
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, s, m), *i = test_i64(1, s, iv), *f = test_f32(1, s, fv),
+              *d = test_f64(1, s, dv);
+    struct {
+        const char *op;
+        tj_value args[4];
+        int n;
+        const char *message;
+    } cases[4] = {
+        {"aten::addcmul", {T(b), T(b), T(b), tj_v_int(1)}, 4, "aten::addcmul"},
+        {"aten::addcdiv", {T(i), T(i), T(i), tj_v_int(1)}, 4, "aten::addcdiv"},
+        {"aten::lerp.Scalar", {T(f), T(d), tj_v_float(0.5)}, 3, "aten::lerp.Scalar"},
+        {"aten::lerp.Scalar", {T(i), T(i), tj_v_float(0.25)}, 3, "aten::lerp.Scalar"},
+    };
+    for (int k = 0; k < 4; k++) {
+        tj_value eager;
+        tj_status want = tj_call(cases[k].op, cases[k].args, cases[k].n, &eager);
+        cr_assert_neq(want, TJ_OK, "%s (case %d) runs eagerly", cases[k].op, k);
+        tj_tensor *got = NULL;
+        cr_expect_eq(decomposed(cases[k].op, cases[k].args, &got), want, "%s (case %d): %s", cases[k].op, k,
+                     tj_last_error());
+        cr_expect(strstr(tj_last_error(), cases[k].message) != NULL, "case %d: %s", k, tj_last_error());
+    }
+}
+
 static tj_status eval_abs_and_norm(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
 {
     (void)ctx;
