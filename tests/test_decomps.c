@@ -388,6 +388,49 @@ Test(decomps, replayed_nll_loss_fails_on_a_target_out_of_range)
     tj_plan_free(p);
 }
 
+static tj_status index_copy_rows(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_index_copy(in[0], 0, in[1], in[2]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* index_copy refuses a negative index as its kernel does (torch 1.13: its
+ * decomposition too, "index_copy_(): index -1 is out of bounds for
+ * dimension 0 with size 5"), where index_put would wrap it: traced on the
+ * real index and replayed with a new one. A repeated index keeps its last
+ * row; torch:
+ *   torch.arange(10.).view(5, 2).index_copy(0, torch.tensor([4, 0, 4]),
+ *       torch.tensor([[1., 2], [3, 4], [5, 6]])) -> [3, 4, 2, 3, 4, 5, 6, 7, 5, 6] */
+Test(decomps, decomposed_index_copy_refuses_a_negative_index_traced_and_replayed)
+{
+    const float x[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, src[6] = {1, 2, 3, 4, 5, 6};
+    const double want[10] = {3, 4, 2, 3, 4, 5, 6, 7, 5, 6};
+    tj_tensor *in[3] = {test_f32(2, (int64_t[]){5, 2}, x), test_i64(1, (int64_t[]){3}, (int64_t[]){4, 0, 4}),
+                        test_f32(2, (int64_t[]){3, 2}, src)};
+    tj_tensor *neg = test_i64(1, (int64_t[]){3}, (int64_t[]){0, -1, 2});
+    tj_tensor *bad[3] = {in[0], neg, in[2]};
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_null(tj_make_fx(index_copy_rows, NULL, bad, 3, core, TJ_TRACE_REAL));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INDEX, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "index -1 is out of bounds") != NULL, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(index_copy_rows, NULL, in, 3, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK, "%s", tj_last_error());
+    test_expect_close(out[0], want, 10, 0, 0);
+    cr_expect_eq(tj_plan_run(p, bad, 3, out), TJ_ERR_INDEX);
+    cr_expect(strstr(tj_last_error(), "index -1 is out of bounds") != NULL, "%s", tj_last_error());
+    tj_plan_free(p);
+}
+
 Test(decomps, log_softmax_far_below_the_max_stays_finite)
 {
     int64_t s[2] = {1, 3};
