@@ -603,6 +603,25 @@ Test(decomps, decompositions_refuse_the_dtypes_their_kernels_refuse)
     }
 }
 
+/* A shape function accepts an output whose element count overflows (the
+ * kernel's call fails when it makes the tensor); a decomposition must fail
+ * there too, as the kernel does, before it multiplies those sizes (signed
+ * overflow: UBSan in decomps/conv.c's im2col). */
+Test(decomps, an_output_whose_element_count_overflows_fails_decomposed_as_eagerly)
+{
+    int64_t xs[4] = {1, 1, 4, 4}, ws[4] = {1, 1, 2, 2}, one[2] = {1, 1}, pad[2] = {INT64_MAX / 4, 0}, zero[2] = {0, 0};
+    float v[16] = {0};
+    tj_tensor *x = test_f32(4, xs, v), *w = test_f32(4, ws, v);
+    tj_value args[9] = {T(x), T(w), tj_v_none(), tj_v_ints(one, 2), tj_v_ints(pad, 2), tj_v_ints(one, 2),
+                        tj_v_bool(false), tj_v_ints(zero, 2), tj_v_int(1)};
+    tj_value eager;
+    cr_assert_eq(tj_call("aten::convolution", args, 9, &eager), TJ_ERR_OVERFLOW);
+    tj_tensor *got = NULL;
+    cr_expect_eq(decomposed("aten::convolution", args, &got), TJ_ERR_OVERFLOW, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::convolution: output 0") && strstr(tj_last_error(), "overflows"), "%s",
+              tj_last_error());
+}
+
 static tj_status eval_abs_and_norm(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
 {
     (void)ctx;
