@@ -145,10 +145,10 @@ static tj_status scatter_value_reduce(const tj_value *args, tj_value *outs)
                       outs);
 }
 
-/* index_copy and index_fill.int_Scalar, as torch._decomp: index_put with
- * index at position dim of the indices (None before it), the values the
- * source or a full tensor of the value (index_fill's negative indices wrap
- * in index_put as in the kernel); a 0-dim self as a [1] */
+/* index_fill.int_Scalar / int_Tensor, as torch._decomp: index_put with
+ * index at position dim of the indices (None before it), the values a full
+ * tensor of the value (index_fill's negative indices wrap in index_put as
+ * in the kernel); a 0-dim self as a [1] */
 static tj_status index_write(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *values, const tj_meta *m,
                              tj_value *outs)
 {
@@ -159,10 +159,21 @@ static tj_status index_write(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
     return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
 
+/* index_copy(self, dim, index, source) = scatter.src(self, dim, index
+ * expanded to P, source), P source's shape (self's with dim resized to the
+ * number of indices): scatter refuses a negative index as the kernel (and
+ * torch 1.13's decomposition, through index_copy_) does, where index_put
+ * would wrap it; a repeated index keeps its last row in both. */
 static tj_status index_copy(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(index_copy, args, m);
-    return index_write(args[0].u.t, args[1].u.i, args[2].u.t, at_least_1d(args[3].u.t), m, outs);
+    tj_tensor *self = at_least_1d(args[0].u.t), *source = at_least_1d(args[3].u.t);
+    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
+    int64_t p[TJ_MAX_DIMS];
+    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
+    p[dim] = tj_tensor_numel(args[2].u.t);
+    tj_tensor *r = tj_scatter(self, dim, index_along(args[2].u.t, nd, p, dim), tj_reshape(source, p, nd));
+    return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
 
 /* index_fill's values: a full tensor of the Scalar, or the value tensor

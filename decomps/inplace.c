@@ -36,9 +36,25 @@ static tj_tensor *lerp_tensor(const tj_value *a)
     return tj_add(tj_mul(coeff, tj_sub(end, self)), tj_where(large, end, self));
 }
 
-static tj_status decomp_addcmul(const tj_value *args, tj_value *outs) { return tj_dc_done(addcmul(args), outs); }
-static tj_status decomp_addcdiv(const tj_value *args, tj_value *outs) { return tj_dc_done(addcdiv(args), outs); }
-static tj_status decomp_lerp(const tj_value *args, tj_value *outs) { return tj_dc_done(lerp(args), outs); }
+/* Each runs its operator's shape function first: the kernels refuse
+ * dtypes their formulas accept (bool addcmul, integer addcdiv, lerp of
+ * differing or integer dtypes), and a decomposed call must fail as the
+ * kernel does, not trace a graph the eager call never runs. */
+static tj_status decomp_addcmul(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(addcmul, args, m);
+    return tj_dc_done(addcmul(args), outs);
+}
+static tj_status decomp_addcdiv(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(addcdiv, args, m);
+    return tj_dc_done(addcdiv(args), outs);
+}
+static tj_status decomp_lerp(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(lerp_Scalar, args, m);
+    return tj_dc_done(lerp(args), outs);
+}
 static tj_status decomp_lerp_tensor(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(lerp_Tensor, args, m);

@@ -283,11 +283,14 @@ static tj_tensor *apply_loss_reduction(tj_tensor *loss, int64_t reduction)
 }
 
 /* mse_loss(self, target, reduction), torch._decomp's: (self - target)^2,
- * then reduced. */
+ * then reduced, both operands first converted to the result's dtype (as
+ * its pw_cast_for_opmath does): a bool operand is no subtraction of a bool
+ * tensor there. */
 static tj_status mse_loss(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(mse_loss, args, m);
-    return done(apply_loss_reduction(tj_pow_scalar(tj_sub(args[0].u.t, args[1].u.t), tj_v_int(2)), args[2].u.i), outs);
+    tj_tensor *d = tj_sub(tj_dc_to(args[0].u.t, m[0].dtype), tj_dc_to(args[1].u.t, m[0].dtype));
+    return done(apply_loss_reduction(tj_pow_scalar(d, tj_v_int(2)), args[2].u.i), outs);
 }
 
 /* mse_loss_backward(grad, self, target, reduction), torch._decomp's: norm *

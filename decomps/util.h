@@ -18,12 +18,24 @@ static inline tj_status tj_dc_done(tj_tensor *r, tj_value *outs)
     return TJ_OK;
 }
 
-/** Runs op's shape function on args: the checks (and errors) of the kernel;
- * `m` receives the output geometry (room for op's returns). */
+/** Runs op's shape function on args: the checks (and errors) of the kernel,
+ * including the one the dispatcher makes when it creates the kernel's
+ * outputs (an element count that overflows: the shape function accepts it,
+ * and a decomposition multiplying those sizes would overflow); `m`
+ * receives the output geometry (room for op's returns). */
 static inline tj_status tj_dc_check(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     for (int i = 0; i < op->nreturns; i++) m[i] = (tj_meta){.alias = -1};
-    return op->meta(args, m);
+    tj_status st = op->meta(args, m);
+    for (int i = 0; i < op->nreturns && st == TJ_OK; i++) {
+        int64_t numel;
+        if (m[i].undefined || m[i].alias >= 0 || tj_checked_numel(m[i].ndim, m[i].shape, &numel, "tensor") == TJ_OK)
+            continue;
+        char why[512];
+        snprintf(why, sizeof why, "%s", tj_last_error());
+        st = tj_error(tj_last_status(), "%s: output %d: %s", op->name, i, why);
+    }
+    return st;
 }
 
 /** In a decomposition: declares `tj_meta m[TJ_MAX_RETURNS]`, runs the shape

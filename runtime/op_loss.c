@@ -49,8 +49,10 @@ static tj_status nll_params(const char *op, const tj_tensor *self, const tj_tens
                         tj_dtype_name(weight->dtype), tj_dtype_name(self->dtype));
     tj_status st = tj_check_reduction(op, reduction);
     if (st != TJ_OK) return st;
+    /* a [C] input takes one target, except an empty [0] target (then C is
+     * 0 too): a batch of none, as torch's target.numel() == 0 case */
     *k = (tj_k_nll){
-        .batch = self->ndim == 2 ? self->shape[0] : 1,
+        .batch = self->ndim == 2 ? self->shape[0] : target->numel == 0 ? 0 : 1,
         .classes = classes,
         .in_rs = self->ndim == 2 ? self->strides[0] : 0,
         .in_cs = self->strides[self->ndim - 1],

@@ -388,6 +388,49 @@ Test(decomps, replayed_nll_loss_fails_on_a_target_out_of_range)
     tj_plan_free(p);
 }
 
+static tj_status index_copy_rows(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n_in;
+    out[0] = tj_index_copy(in[0], 0, in[1], in[2]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* index_copy refuses a negative index as its kernel does (torch 1.13: its
+ * decomposition too, "index_copy_(): index -1 is out of bounds for
+ * dimension 0 with size 5"), where index_put would wrap it: traced on the
+ * real index and replayed with a new one. A repeated index keeps its last
+ * row; torch:
+ *   torch.arange(10.).view(5, 2).index_copy(0, torch.tensor([4, 0, 4]),
+ *       torch.tensor([[1., 2], [3, 4], [5, 6]])) -> [3, 4, 2, 3, 4, 5, 6, 7, 5, 6] */
+Test(decomps, decomposed_index_copy_refuses_a_negative_index_traced_and_replayed)
+{
+    const float x[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, src[6] = {1, 2, 3, 4, 5, 6};
+    const double want[10] = {3, 4, 2, 3, 4, 5, 6, 7, 5, 6};
+    tj_tensor *in[3] = {test_f32(2, (int64_t[]){5, 2}, x), test_i64(1, (int64_t[]){3}, (int64_t[]){4, 0, 4}),
+                        test_f32(2, (int64_t[]){3, 2}, src)};
+    tj_tensor *neg = test_i64(1, (int64_t[]){3}, (int64_t[]){0, -1, 2});
+    tj_tensor *bad[3] = {in[0], neg, in[2]};
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_null(tj_make_fx(index_copy_rows, NULL, bad, 3, core, TJ_TRACE_REAL));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INDEX, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "index -1 is out of bounds") != NULL, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(index_copy_rows, NULL, in, 3, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK, "%s", tj_last_error());
+    test_expect_close(out[0], want, 10, 0, 0);
+    cr_expect_eq(tj_plan_run(p, bad, 3, out), TJ_ERR_INDEX);
+    cr_expect(strstr(tj_last_error(), "index -1 is out of bounds") != NULL, "%s", tj_last_error());
+    tj_plan_free(p);
+}
+
 Test(decomps, log_softmax_far_below_the_max_stays_finite)
 {
     int64_t s[2] = {1, 3};
@@ -498,6 +541,85 @@ Test(decomps, float_results_of_bool_operands_decompose_like_their_kernels)
             test_expect_close(got, w, 4, 1e-6, 0);
         }
     }
+}
+
+/* The loss promotes a bool operand as its kernel does (torch._decomp's
+ * mse_loss computes in the promoted dtype: bool - float is no subtraction
+ * of a bool tensor there). torch:
+ *   torch.ops.aten.mse_loss(torch.tensor([True, False, True, False]), torch.tensor([-1.5, 0.25, 2, 3]), r)
+ *   -> [6.25, 0.0625, 1, 9] (r = 0), 4.078125 (1), 16.3125 (2); the same with the operands swapped */
+Test(decomps, mse_loss_of_a_bool_operand_decomposes_like_its_kernel)
+{
+    int64_t s[1] = {4};
+    const bool m[4] = {true, false, true, false};
+    const float v[4] = {-1.5f, 0.25f, 2, 3};
+    const double none[4] = {6.25, 0.0625, 1, 9}, mean = 4.078125, sum = 16.3125;
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, s, m), *f = test_f32(1, s, v);
+    for (int reduction = 0; reduction < 3; reduction++)
+        for (int order = 0; order < 2; order++) {
+            tj_value args[3] = {T(order ? f : b), T(order ? b : f), tj_v_int(reduction)};
+            tj_tensor *got = NULL;
+            cr_assert_eq(decomposed("aten::mse_loss", args, &got), TJ_OK, "reduction %d, bool operand %d: %s",
+                         reduction, order, tj_last_error());
+            cr_assert_eq(tj_tensor_dtype(got), TJ_FLOAT32);
+            if (reduction == 0) test_expect_close(got, none, 4, 0, 0);
+            else cr_expect_eq(tj_tensor_item_at(got, 0), reduction == 1 ? mean : sum, "reduction %d", reduction);
+        }
+}
+
+/* A decomposed call refuses the dtypes its kernel refuses, with the
+ * kernel's message (torch: "addcmul_cpu_out" not implemented for 'Bool';
+ * "Integer division with addcdiv is no longer supported"; lerp: "expected
+ * dtype float for `end` but got dtype double"), instead of tracing a graph
+ * the eager call never runs. */
+Test(decomps, decompositions_refuse_the_dtypes_their_kernels_refuse)
+{
+    int64_t s[1] = {3};
+    const bool m[3] = {true, false, true};
+    const int64_t iv[3] = {-3, 1, 7};
+    const float fv[3] = {1.5f, -2.25f, 0};
+    const double dv[3] = {1.5, -2.25, 0};
+    tj_tensor *b = test_tensor(TJ_BOOL, 1, s, m), *i = test_i64(1, s, iv), *f = test_f32(1, s, fv),
+              *d = test_f64(1, s, dv);
+    struct {
+        const char *op;
+        tj_value args[4];
+        int n;
+        const char *message;
+    } cases[4] = {
+        {"aten::addcmul", {T(b), T(b), T(b), tj_v_int(1)}, 4, "aten::addcmul"},
+        {"aten::addcdiv", {T(i), T(i), T(i), tj_v_int(1)}, 4, "aten::addcdiv"},
+        {"aten::lerp.Scalar", {T(f), T(d), tj_v_float(0.5)}, 3, "aten::lerp.Scalar"},
+        {"aten::lerp.Scalar", {T(i), T(i), tj_v_float(0.25)}, 3, "aten::lerp.Scalar"},
+    };
+    for (int k = 0; k < 4; k++) {
+        tj_value eager;
+        tj_status want = tj_call(cases[k].op, cases[k].args, cases[k].n, &eager);
+        cr_assert_neq(want, TJ_OK, "%s (case %d) runs eagerly", cases[k].op, k);
+        tj_tensor *got = NULL;
+        cr_expect_eq(decomposed(cases[k].op, cases[k].args, &got), want, "%s (case %d): %s", cases[k].op, k,
+                     tj_last_error());
+        cr_expect(strstr(tj_last_error(), cases[k].message) != NULL, "case %d: %s", k, tj_last_error());
+    }
+}
+
+/* A shape function accepts an output whose element count overflows (the
+ * kernel's call fails when it makes the tensor); a decomposition must fail
+ * there too, as the kernel does, before it multiplies those sizes (signed
+ * overflow: UBSan in decomps/conv.c's im2col). */
+Test(decomps, an_output_whose_element_count_overflows_fails_decomposed_as_eagerly)
+{
+    int64_t xs[4] = {1, 1, 4, 4}, ws[4] = {1, 1, 2, 2}, one[2] = {1, 1}, pad[2] = {INT64_MAX / 4, 0}, zero[2] = {0, 0};
+    float v[16] = {0};
+    tj_tensor *x = test_f32(4, xs, v), *w = test_f32(4, ws, v);
+    tj_value args[9] = {T(x), T(w), tj_v_none(), tj_v_ints(one, 2), tj_v_ints(pad, 2), tj_v_ints(one, 2),
+                        tj_v_bool(false), tj_v_ints(zero, 2), tj_v_int(1)};
+    tj_value eager;
+    cr_assert_eq(tj_call("aten::convolution", args, 9, &eager), TJ_ERR_OVERFLOW);
+    tj_tensor *got = NULL;
+    cr_expect_eq(decomposed("aten::convolution", args, &got), TJ_ERR_OVERFLOW, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "aten::convolution: output 0") && strstr(tj_last_error(), "overflows"), "%s",
+              tj_last_error());
 }
 
 static tj_status eval_abs_and_norm(void *ctx, tj_tensor *const *in, int n_in, tj_tensor **out, int *n_out)

@@ -79,6 +79,25 @@ Test(nll, one_dimensional_input_with_a_0dim_target)
     expect_nll(x, test_i64(0, NULL, (int64_t[]){3}), nll_w(), 0, -100, 0, (double[]){12.0}, 1, 4.0);
 }
 
+/* A [0] input with an empty [0] target is a batch of none (torch 1.13's
+ * "target.numel() == 0" case: 0, nan for the mean, total weight 0); the
+ * kernel must read no target. The target is an empty view of a tensor
+ * holding 7, so that a read of its first element shows as an error. torch:
+ *   torch.ops.aten.nll_loss_forward(torch.zeros(0), torch.zeros(0, dtype=torch.long), None, r, -100)
+ *   -> (0., 0.) for r = 0 and 2, (nan, 0.) for r = 1 */
+Test(nll, one_dimensional_input_with_an_empty_target_reads_no_target)
+{
+    tj_tensor *x = tj_slice(test_f32(1, (int64_t[]){1}, (float[]){-1.0f}), 0, true, 0, true, 0, 1);
+    tj_tensor *t = tj_slice(test_i64(1, (int64_t[]){1}, (int64_t[]){7}), 0, true, 0, true, 0, 1);
+    cr_assert_not_null(x, "%s", tj_last_error());
+    cr_assert_not_null(t, "%s", tj_last_error());
+    for (int reduction = 0; reduction < 3; reduction++)
+        expect_nll(x, t, NULL, reduction, -100, 0, (double[]){reduction == 1 ? NAN : 0.0}, 1, 0.0);
+    tj_tensor *g = tj_nll_loss_backward(tj_tensor_scalar_f32(1), x, t, NULL, 2, -100, tj_tensor_scalar_f32(0));
+    cr_assert_not_null(g, "%s", tj_last_error());
+    test_assert_dtype_shape(g, TJ_FLOAT32, 1, (int64_t[]){0});
+}
+
 Test(nll, target_out_of_range_is_an_index_error_naming_op_and_value)
 {
     tj_tensor *o = NULL, *tw = NULL;

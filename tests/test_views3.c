@@ -734,6 +734,52 @@ Test(views3, a_replayed_as_strided_refuses_an_input_whose_storage_it_reaches_pas
     }
 }
 
+/* in[0].as_strided([2, 2], [4, 1], 1) and its row 1, in[0].as_strided([2, 2], [4, 1]), cloned */
+static tj_status offset_views_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *a = tj_as_strided(in[0], (int64_t[]){2, 2}, (int64_t[]){4, 1}, 2, true, 1);
+    out[0] = tj_clone(a);
+    out[1] = tj_clone(tj_select(a, 0, 1));
+    out[2] = tj_clone(tj_as_strided(in[0], (int64_t[]){2, 2}, (int64_t[]){4, 1}, 2, false, 0));
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+/* An explicit storage offset of as_strided counts from the start of the
+ * storage, not from the input's own offset: replayed on an input of the
+ * traced strides at another storage offset (a slice), the plan reads what
+ * eager as_strided reads; without the argument the view starts at the
+ * input's offset. torch:
+ *   x = torch.arange(14.)[2:].view(3, 4)
+ *   x.as_strided((2, 2), (4, 1), 1) -> [[1, 2], [5, 6]]; its [1] -> [5, 6]
+ *   x.as_strided((2, 2), (4, 1)) -> [[2, 3], [6, 7]] */
+Test(views3, a_replayed_as_strided_offset_counts_from_the_storage_start)
+{
+    double v[14];
+    for (int i = 0; i < 14; i++) v[i] = i;
+    tj_tensor *traced = test_f64(2, (int64_t[]){3, 4}, v);
+    tj_tensor *shifted = tj_view(tj_slice(test_f64(1, (int64_t[]){14}, v), 0, true, 2, false, 0, 1),
+                                 (int64_t[]){3, 4}, 2);
+    cr_assert_not_null(shifted, "%s", tj_last_error());
+    for (int mode = 0; mode < 2; mode++) {
+        tj_graph *g = tj_make_fx(offset_views_step, NULL, &traced, 1, NULL, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        tj_plan *p = tj_compile(g, NULL);
+        tj_graph_free(g);
+        cr_assert_not_null(p, "%s", tj_last_error());
+        tj_tensor *got[3];
+        cr_assert_eq(tj_plan_run(p, &shifted, 1, got), TJ_OK, "%s", tj_last_error());
+        test_expect_close(got[0], (const double[]){1, 2, 5, 6}, 4, 0, 0);
+        test_expect_close(got[1], (const double[]){5, 6}, 2, 0, 0);
+        test_expect_close(got[2], (const double[]){2, 3, 6, 7}, 4, 0, 0);
+        cr_assert_eq(tj_plan_run(p, &traced, 1, got), TJ_OK, "%s", tj_last_error());
+        test_expect_close(got[0], (const double[]){1, 2, 5, 6}, 4, 0, 0);
+        test_expect_close(got[2], (const double[]){0, 1, 4, 5}, 4, 0, 0);
+        tj_plan_free(p);
+    }
+}
+
 /* as_strided_scatter's geometry addresses the storage of self.clone(),
  * which keeps the strides of a self whose elements fill their span (a
  * transposed one): PyTorch 1.13's values. The gradient is self's with the

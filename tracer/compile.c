@@ -186,6 +186,8 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
             v->kind = TJ_PV_VIEW;
             set_geometry(v, proto, m[i].strides, m[i].offset);
             v->rel_offset = m[i].offset - p->values[v->root].offset;
+            v->abs_offset = p->values[a->u.v].abs_offset ||
+                            (pn->op->meta == tj_meta_as_strided && pn->nargs > 3 && pn->args[3].kind != TJ_GA_NONE);
             c->pv[vid] = proto;
             p->values[v->root].n_views++;
         }

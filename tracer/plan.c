@@ -459,10 +459,11 @@ static tj_status reresolve_view(tj_plan_context *c, int v, const char *who, bool
 }
 
 /* as_strided reaches any element of its input's storage: a view it makes of
- * an input (at the traced geometry, shifted by the input's storage offset)
- * must lie inside the storage of this run's input, which may hold fewer
- * elements than the traced one's (a plain tensor where a slice of a larger
- * storage was traced, a broadcast input), or start it at a lower offset.
+ * an input (at the traced geometry, shifted by the input's storage offset
+ * unless as_strided was given its own: tj_pvalue.abs_offset) must lie
+ * inside the storage of this run's input, which may hold fewer elements
+ * than the traced one's (a plain tensor where a slice of a larger storage
+ * was traced, a broadcast input), or start it at a lower offset.
  * Refused as eager as_strided refuses it, rather than read out of bounds. */
 static tj_status check_strided_views(const tj_plan_context *c, tj_tensor *const *inputs, const char *who)
 {
@@ -615,7 +616,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         }
         tj_tensor *t = &c->tensors[v];
         t->storage = root->storage;
-        t->offset = root->offset + pv->rel_offset;
+        /* as_strided's storage_offset argument is absolute, eager's too */
+        t->offset = pv->abs_offset ? pv->offset : root->offset + pv->rel_offset;
         if (undo) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
     }
     tj_status st = check_strided_views(c, inputs, who);

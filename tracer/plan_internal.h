@@ -32,6 +32,9 @@ typedef struct tj_pvalue {
     int64_t strides[TJ_MAX_DIMS]; /**< as compiled (ARENA: contiguous) */
     int64_t offset;               /**< as compiled, absolute (ARENA: 0) */
     int64_t rel_offset;           /**< VIEW: offset - the root's compiled offset */
+    bool abs_offset;              /**< VIEW: offset counts from the storage's start whatever
+                                       the root's offset (as_strided with a storage_offset
+                                       argument, or a view of such a view) */
     int base;                     /**< VIEW, SAME: the aliased argument's value */
     int root;                     /**< the INPUT, CONSTANT or ARENA value owning the storage */
     int node;                     /**< producing plan node (-1 for inputs, constants) */

@@ -103,6 +103,7 @@ static void alias(tj_plan *p, int v, int x)
     memcpy(r->strides, b->strides, sizeof r->strides);
     r->offset = b->offset;
     r->rel_offset = b->offset - p->values[b->root].offset;
+    r->abs_offset = b->abs_offset;
     p->values[b->root].n_views++;
 }
 
