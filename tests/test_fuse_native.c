@@ -7,6 +7,7 @@
  * without the option. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -174,42 +175,6 @@ Test(fuse_native, every_operator_gives_the_loops_bits_on_special_values)
     remove_cache(dir);
 }
 
-Test(fuse_native, a_second_compile_loads_the_cached_object_without_a_compiler)
-{
-    char dir[64];
-    fresh_cache(dir, sizeof dir);
-    tj_tensor *in[2];
-    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
-    tj_plan *p = compile_native(g, true);
-    cr_assert_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
-    cr_expect_eq(count_files(dir, ".so"), 1);
-    cr_expect_eq(count_files(dir, ".c"), 1, "the source is kept next to the object");
-    tj_plan_free(p);
-    setenv("PATH", "/nonexistent", 1); /* the same compiler name (part of the key), not to be found */
-    p = compile_native(g, true);
-    cr_expect_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
-    cr_expect_gt(test_plan_stats(p).n_native_segments, 0);
-    tj_plan_free(p);
-    /* an object is used only next to the very source asked for: one whose
-     * kept source differs (a name collision) is built anew, here impossible */
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    char kept[512] = "";
-    for (struct dirent *e; (e = readdir(d));)
-        if (strstr(e->d_name, ".c")) snprintf(kept, sizeof kept, "%s/%s", dir, e->d_name);
-    closedir(d);
-    FILE *f = fopen(kept, "a");
-    cr_assert_not_null(f, "%s", kept);
-    fputs("/* changed */\n", f);
-    fclose(f);
-    p = compile_native(g, true);
-    const char *why = tj_plan_native_code_error(p);
-    cr_expect(why && strstr(why, "cannot run the compiler"), "%s", why ? why : "(built from the cache)");
-    tj_plan_free(p);
-    tj_graph_free(g);
-    remove_cache(dir);
-}
-
 /* Compiles the every-op graph natively with the environment as set: the
  * plan exists, has no native code, says why (containing `reason`) and runs
  * with the bits of the plan compiled without the option. */
@@ -299,6 +264,67 @@ static void script_remove(const char *bin, const char *cc, const char *cache)
     remove_cache(cache);
     unlink(cc);
     rmdir(bin);
+}
+
+/* Lines in the file at path (0 when there is none). */
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Compiles g natively (no error, native segments) and frees the plan. */
+static void compile_natively(const tj_graph *g)
+{
+    tj_plan *p = compile_native(g, true);
+    cr_expect_null(tj_plan_native_code_error(p), "%s", tj_plan_native_code_error(p));
+    cr_expect_gt(test_plan_stats(p).n_native_segments, 0);
+    tj_plan_free(p);
+}
+
+Test(fuse_native, the_cache_is_keyed_by_the_source_and_the_compiler_program)
+{
+    /* a compiler counting its runs: cc, and a line in <script>.log */
+    char bin[64], cc[96], dir[64], log[112];
+    script_compiler("echo run >> \"$0.log\"\nexec cc \"$@\"\n", bin, cc, dir);
+    snprintf(log, sizeof log, "%s.log", cc);
+    tj_tensor *in[2];
+    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
+    compile_natively(g);
+    cr_expect_eq(count_lines(log), 1);
+    cr_expect_eq(count_files(dir, ".so"), 1);
+    cr_expect_eq(count_files(dir, ".c"), 1, "the source is kept next to the object");
+    compile_natively(g);
+    cr_expect_eq(count_lines(log), 1, "the second compile loads the cached object");
+    /* the same compiler name, another program (as after an upgrade): built anew */
+    struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = 1}};
+    cr_assert_eq(utimensat(AT_FDCWD, cc, times, 0), 0);
+    compile_natively(g);
+    cr_expect_eq(count_lines(log), 2, "an object of another compiler is not used");
+    cr_expect_eq(count_files(dir, ".so"), 2);
+    /* an object is used only next to the very source asked for: one whose
+     * kept source differs (a name collision) is built anew */
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    char kept[512];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strstr(e->d_name, ".c")) continue;
+        snprintf(kept, sizeof kept, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(kept, "a");
+        cr_assert_not_null(f, "%s", kept);
+        fputs("/* changed */\n", f);
+        fclose(f);
+    }
+    closedir(d);
+    compile_natively(g);
+    cr_expect_eq(count_lines(log), 3, "an object whose kept source differs is not used");
+    tj_graph_free(g);
+    unlink(log);
+    script_remove(bin, cc, dir);
 }
 
 Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -36,6 +37,42 @@ static const char *compiler(void)
 {
     const char *cc = getenv("TJ_CC");
     return cc && *cc ? cc : "cc";
+}
+
+/* Whether path is an executable regular file (after links); if so, its
+ * resolved path, size and modification time into id. */
+static bool identify(const char *path, char *id, size_t size)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (access(path, X_OK) != 0 || !realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    snprintf(id, size, "%s %lld %lld.%09ld", real, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+             st.st_mtim.tv_nsec);
+    return true;
+}
+
+/* The compiler as the cache key knows it, into id: the identity of the
+ * program that posix_spawnp would run, so that objects built by a compiler
+ * since upgraded or switched (cc as an alternatives link) are built anew;
+ * the bare name when no such program is found (the build then fails and
+ * says so). */
+static void compiler_identity(char *id, size_t size)
+{
+    const char *cc = compiler();
+    if (strchr(cc, '/')) {
+        if (identify(cc, id, size)) return;
+    } else {
+        const char *dirs = getenv("PATH");
+        char path[4096];
+        for (const char *d = dirs ? dirs : "/usr/bin:/bin";; d++) {
+            size_t len = strcspn(d, ":"); /* an empty entry: the current directory */
+            int n = snprintf(path, sizeof path, "%.*s%s%s", (int)len, d, len ? "/" : "", cc);
+            if (n > 0 && (size_t)n < sizeof path && identify(path, id, size)) return;
+            d += len;
+            if (!*d) break;
+        }
+    }
+    snprintf(id, size, "%s", cc);
 }
 
 /* FNV-1a, 64 bits, over the source, the compiler and the flags (each
@@ -259,7 +296,9 @@ tj_status tj_native_load(const char *source, const char *const *flags, void **ha
     char dir[3072], obj[4096], kept[4096];
     tj_status st = cache_dir(dir, sizeof dir);
     if (st != TJ_OK) return st;
-    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, source), compiler());
+    char cc_id[PATH_MAX + 64];
+    compiler_identity(cc_id, sizeof cc_id);
+    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, source), cc_id);
     for (size_t i = 0; i < N_BASE_FLAGS; i++) h = fnv(h, base_flags[i]);
     for (int i = 0; i < MAX_FLAGS && flags[i]; i++) h = fnv(h, flags[i]);
     snprintf(obj, sizeof obj, "%s/fused-%016llx.so", dir, (unsigned long long)h);

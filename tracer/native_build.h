@@ -1,8 +1,10 @@
 /* Machine code for generated C source (tracer/fuse_native.c), built as
  * Inductor builds its C++ kernels: the system C compiler compiles the
  * source into a shared object kept in a per-user cache, named by a hash of
- * the source, the compiler and its flags, and loaded with dlopen; a later
- * plan with the same source loads the cached object without compiling.
+ * the source, the compiler program (its resolved path, size and
+ * modification time: an upgraded compiler builds anew) and its flags, and
+ * loaded with dlopen; a later plan with the same source loads the cached
+ * object without compiling.
  *
  * Compiler: $TJ_CC (one program name or path, no arguments), else cc,
  * stopped after $TJ_CC_TIMEOUT seconds (default 300).
