@@ -356,6 +356,21 @@ static tj_status nll_mean(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     return tj_nll_loss_forward(in[0], in[1], in[2], 1, -1, &out[0], &out[1]);
 }
 
+/* fn traced in fake mode with the core decompositions (primitives only)
+ * and compiled. */
+static tj_plan *compile_core_fake(tj_trace_fn fn, tj_tensor *const *in, int n_in)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(fn, NULL, in, n_in, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(test_only_primitives(g));
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    return p;
+}
+
 /* The shapes-only trace cannot check the targets: the replayed graph must,
  * as the kernel does, instead of giving an out-of-range target no weight
  * (a silently wrong loss in a compiled training step). */
@@ -364,14 +379,7 @@ Test(decomps, replayed_nll_loss_fails_on_a_target_out_of_range)
     const float logp[6] = {-0.5f, -1.5f, -2.5f, -0.25f, -1.25f, -3.0f}, weight[3] = {1.0f, 2.0f, 0.5f};
     tj_tensor *in[3] = {test_f32(2, (int64_t[]){2, 3}, logp), test_i64(1, (int64_t[]){2}, (int64_t[]){2, -1}),
                         test_f32(1, (int64_t[]){3}, weight)};
-    tj_decomp_table *core = tj_core_decompositions();
-    tj_graph *g = tj_make_fx(nll_mean, NULL, in, 3, core, TJ_TRACE_FAKE);
-    tj_decomp_table_free(core);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    cr_expect(test_only_primitives(g));
-    tj_plan *p = tj_compile(g, NULL);
-    tj_graph_free(g);
-    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan *p = compile_core_fake(nll_mean, in, 3);
     tj_tensor *out[2];
     /* row 0 takes class 2 (weight 0.5), row 1 is ignored: 2.5 * 0.5 / 0.5 */
     cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK, "%s", tj_last_error());
@@ -416,13 +424,8 @@ Test(decomps, decomposed_index_copy_refuses_a_negative_index_traced_and_replayed
     cr_expect_null(tj_make_fx(index_copy_rows, NULL, bad, 3, core, TJ_TRACE_REAL));
     cr_expect_eq(tj_last_status(), TJ_ERR_INDEX, "%s", tj_last_error());
     cr_expect(strstr(tj_last_error(), "index -1 is out of bounds") != NULL, "%s", tj_last_error());
-    tj_graph *g = tj_make_fx(index_copy_rows, NULL, in, 3, core, TJ_TRACE_FAKE);
     tj_decomp_table_free(core);
-    cr_assert_not_null(g, "%s", tj_last_error());
-    cr_expect(test_only_primitives(g));
-    tj_plan *p = tj_compile(g, NULL);
-    tj_graph_free(g);
-    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan *p = compile_core_fake(index_copy_rows, in, 3);
     tj_tensor *out[1];
     cr_assert_eq(tj_plan_run(p, in, 3, out), TJ_OK, "%s", tj_last_error());
     test_expect_close(out[0], want, 10, 0, 0);
