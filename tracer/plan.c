@@ -565,6 +565,17 @@ static tj_status context_tensor_error(const tj_plan_context *c, const char *who,
                     "run on another context (tj_plan_context_new)", who, what, i, c->plan->values[v].name);
 }
 
+/* Whether view v of an input is, or views, what as_strided made of it:
+ * its geometry addresses the input's storage, not its elements. */
+static bool strided_from_storage(const tj_plan *p, int v)
+{
+    for (; p->values[v].kind == TJ_PV_VIEW; v = p->values[v].base) {
+        const tj_pnode *n = &p->nodes[p->values[v].node];
+        if (n->op->meta == tj_meta_as_strided && !n->identity) return true;
+    }
+    return false;
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -615,6 +626,9 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
             continue;
         }
         tj_tensor *t = &c->tensors[v];
+        /* as_strided reads the caller's storage, not a staging copy of its elements */
+        if (root->storage == &c->storages[pv->root] && strided_from_storage(p, v))
+            root = inputs[p->values[pv->root].input_index];
         t->storage = root->storage;
         /* as_strided's storage_offset argument is absolute, eager's too */
         t->offset = pv->abs_offset ? pv->offset : root->offset + pv->rel_offset;
