@@ -881,20 +881,24 @@ Test(views3, squeeze_gradient_unsqueezes_each_dropped_dim_as_pytorch)
     tj_graph_free(g);
 }
 
-/* in[0].reshape(4) and in[0].as_strided([2], [1], 1), cloned */
+/* in[0].reshape(4), in[0].as_strided([2], [1], 1) and
+ * in[0].reshape(4).as_strided([2], [1], 1), cloned */
 static tj_status staged_strided_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
     out[0] = tj_clone(tj_reshape(in[0], (int64_t[]){4}, 1));
     out[1] = tj_clone(tj_as_strided(in[0], (int64_t[]){2}, (int64_t[]){1}, 1, true, 1));
-    *n_out = 2;
-    return out[0] && out[1] ? TJ_OK : tj_last_status();
+    out[2] = tj_clone(tj_as_strided(tj_reshape(in[0], (int64_t[]){4}, 1), (int64_t[]){2}, (int64_t[]){1}, 1, true, 1));
+    *n_out = 3;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
 }
 
 /* An input copied into a staging block for a reshape its strides do not
- * allow: as_strided still reads the caller's storage, as eager does.
+ * allow: as_strided still reads the caller's storage, as eager does, and
+ * an as_strided of the reshape the copy's.
  * torch: x = torch.arange(4.).view(2, 2).t(); x.reshape(4) -> [0, 2, 1, 3];
- * x.as_strided((2,), (1,), 1) -> [1, 2] */
+ * x.as_strided((2,), (1,), 1) -> [1, 2];
+ * x.reshape(4).as_strided((2,), (1,), 1) -> [2, 1] */
 Test(views3, as_strided_of_a_staged_input_reads_the_callers_storage)
 {
     double v[4] = {0, 1, 2, 3};
@@ -905,10 +909,11 @@ Test(views3, as_strided_of_a_staged_input_reads_the_callers_storage)
     tj_plan *p = tj_compile(g, NULL);
     tj_graph_free(g);
     cr_assert_not_null(p, "%s", tj_last_error());
-    tj_tensor *got[2];
+    tj_tensor *got[3];
     tj_status st = tj_plan_run(p, &t, 1, got);
     cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
     test_expect_close(got[0], (const double[]){0, 2, 1, 3}, 4, 0, 0);
     test_expect_close(got[1], (const double[]){1, 2}, 2, 0, 0);
+    test_expect_close(got[2], (const double[]){2, 1}, 2, 0, 0);
     tj_plan_free(p);
 }

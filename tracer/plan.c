@@ -565,15 +565,20 @@ static tj_status context_tensor_error(const tj_plan_context *c, const char *who,
                     "run on another context (tj_plan_context_new)", who, what, i, c->plan->values[v].name);
 }
 
-/* Whether view v of an input is, or views, what as_strided made of it:
- * its geometry addresses the input's storage, not its elements. */
+/* Whether view v of an input is, or views, what as_strided made of the
+ * input's storage: an as_strided with no reshape view between it and the
+ * input (one that may copy, as the staging block does, whose storage a
+ * later as_strided then addresses). */
 static bool strided_from_storage(const tj_plan *p, int v)
 {
+    bool strided = false;
     for (; p->values[v].kind == TJ_PV_VIEW; v = p->values[v].base) {
         const tj_pnode *n = &p->nodes[p->values[v].node];
-        if (n->op->meta == tj_meta_as_strided && !n->identity) return true;
+        if (n->identity) continue;
+        if (n->op->meta == tj_meta_as_strided) strided = true;
+        else if (tj_plan_is_reshape_view(n->op)) strided = false;
     }
-    return false;
+    return strided;
 }
 
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
