@@ -72,6 +72,17 @@ static tj_tensor *at_least_1d(tj_tensor *x)
     return x && tj_tensor_ndim(x) == 0 ? tj_reshape(x, one, 1) : x;
 }
 
+/* P, the shape of what an index_* call gathers or writes: self's with dim
+ * (wrapped into *d) resized to index's element count; self's rank. */
+static int index_extent(const tj_tensor *self, int64_t dim, const tj_tensor *index, int64_t *p, int *d)
+{
+    int nd = tj_tensor_ndim(self);
+    *d = dim < 0 ? (int)dim + nd : (int)dim;
+    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
+    p[*d] = tj_tensor_numel(index);
+    return nd;
+}
+
 /* index_select(self, dim, index) = gather(self, dim, index expanded to the
  * result's shape): the same copies (torch._refs reaches them through
  * aten::index). */
@@ -79,10 +90,8 @@ static tj_status index_select(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(index_select, args, m);
     tj_tensor *self = at_least_1d(args[0].u.t), *index = args[2].u.t;
-    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
     int64_t p[TJ_MAX_DIMS];
-    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
-    p[dim] = tj_tensor_numel(index);
+    int dim, nd = index_extent(self, args[1].u.i, index, p, &dim);
     tj_tensor *r = tj_gather(self, dim, index_along(index, nd, p, dim));
     /* a 0-dim self: its element, once */
     return tj_dc_done(m[0].ndim == 0 ? tj_view(tj_slice(r, 0, true, 0, true, 1, 1), m[0].shape, 0) : r, outs);
@@ -96,13 +105,11 @@ static tj_status index_add(const tj_value *args, tj_value *outs)
     TJ_DC_CHECK(index_add, args, m);
     tj_dtype dt = m[0].dtype;
     tj_tensor *self = at_least_1d(args[0].u.t), *index = args[2].u.t, *source = at_least_1d(args[3].u.t);
-    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
     tj_value a = tj_dc_convert(&args[4], dt);
     bool alpha_one = a.kind == TJ_V_FLOAT ? a.u.f == 1 : a.kind == TJ_V_INT ? a.u.i == 1 : a.u.b;
     if (!alpha_one) source = tj_mul(source, tj_dc_scalar(&args[4], dt));
     int64_t p[TJ_MAX_DIMS];
-    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
-    p[dim] = tj_tensor_numel(index);
+    int dim, nd = index_extent(self, args[1].u.i, index, p, &dim);
     tj_tensor *r = tj_scatter_add(self, dim, index_along(index, nd, p, dim), tj_expand(source, p, nd));
     return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
@@ -168,10 +175,8 @@ static tj_status index_copy(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(index_copy, args, m);
     tj_tensor *self = at_least_1d(args[0].u.t), *source = at_least_1d(args[3].u.t);
-    int nd = tj_tensor_ndim(self), dim = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
     int64_t p[TJ_MAX_DIMS];
-    memcpy(p, tj_tensor_shape(self), sizeof(int64_t) * (size_t)nd);
-    p[dim] = tj_tensor_numel(args[2].u.t);
+    int dim, nd = index_extent(self, args[1].u.i, args[2].u.t, p, &dim);
     tj_tensor *r = tj_scatter(self, dim, index_along(args[2].u.t, nd, p, dim), tj_reshape(source, p, nd));
     return tj_dc_done(m[0].ndim == 0 ? tj_view(r, m[0].shape, 0) : r, outs);
 }
@@ -181,11 +186,8 @@ static tj_status index_copy(const tj_value *args, tj_value *outs)
  * of indices */
 static tj_status index_fill_with(const tj_value *args, const tj_meta *m, tj_value *outs)
 {
-    tj_tensor *x = at_least_1d(args[0].u.t);
-    int nd = tj_tensor_ndim(x), d = args[1].u.i < 0 ? (int)args[1].u.i + nd : (int)args[1].u.i;
     int64_t shape[TJ_MAX_DIMS];
-    memcpy(shape, tj_tensor_shape(x), sizeof(int64_t) * (size_t)nd);
-    shape[d] = tj_tensor_numel(args[2].u.t);
+    int d, nd = index_extent(at_least_1d(args[0].u.t), args[1].u.i, args[2].u.t, shape, &d);
     tj_tensor *values = args[3].kind == TJ_V_TENSOR
                             ? tj_expand(tj_to_copy(args[3].u.t, (int)m[0].dtype), shape, nd)
                             : tj_full(shape, nd, tj_dc_convert(&args[3], m[0].dtype), (int)m[0].dtype);
