@@ -62,9 +62,16 @@ static void compiler_identity(char *id, size_t size)
     if (strchr(cc, '/')) {
         if (identify(cc, id, size)) return;
     } else {
+        /* PATH unset: posix_spawnp searches the system's default path,
+         * which confstr gives (glibc: /bin:/usr/bin) */
+        char fallback[256];
         const char *dirs = getenv("PATH");
+        if (!dirs) {
+            size_t need = confstr(_CS_PATH, fallback, sizeof fallback);
+            dirs = need > 0 && need <= sizeof fallback ? fallback : "/bin:/usr/bin";
+        }
         char path[4096];
-        for (const char *d = dirs ? dirs : "/usr/bin:/bin";; d++) {
+        for (const char *d = dirs;; d++) {
             size_t len = strcspn(d, ":"); /* an empty entry: the current directory */
             int n = snprintf(path, sizeof path, "%.*s%s%s", (int)len, d, len ? "/" : "", cc);
             if (n > 0 && (size_t)n < sizeof path && identify(path, id, size)) return;
