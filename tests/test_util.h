@@ -127,6 +127,16 @@ tj_plan_statistics test_plan_stats(const tj_plan *p);
  *  any payload); same dtype and element count. Asserts. */
 void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what);
 
+/** Asserts that t (else fails with the last error) is an int64 / bool tensor
+ *  of n elements and expects each, in logical order, to equal want's. */
+void test_expect_i64(const tj_tensor *t, int64_t n, const int64_t *want);
+void test_expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want);
+
+/** Asserts that got (else fails with the last error) has want's dtype and
+ *  shape and expects the same bytes in logical order: signed zeros and nan
+ *  payloads told apart, unlike test_expect_same_bits. */
+void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const char *what);
+
 /** True when TJ_TEST_NATIVE_CODE is set (the fuse_*_native entries of
  *  meson test, which rerun the loop-fusion tests): their fused plans are
  *  compiled with tj_compile_options.native_code, which must then build. */
