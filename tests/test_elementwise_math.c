@@ -584,11 +584,8 @@ Test(emath, make_fx_records_the_aten_names_and_not_the_implicit_isfinite)
     inputs(in);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    for (int k = 0; k < NOPS; k++) {
-        const tj_op *op = tj_op_find(op_names[k]);
-        cr_assert_not_null(op, "%s", op_names[k]);
-        cr_expect_eq(tj_graph_count_op(g, op), k < NRECORDED ? 1 : 0, "%s", op_names[k]);
-    }
+    test_expect_op_count(g, op_names, NRECORDED, 1);
+    test_expect_op_count(g, op_names + NRECORDED, NOPS - NRECORDED, 0);
     tj_graph_free(g);
 }
 
@@ -597,9 +594,7 @@ Test(emath, decomposed_graph_and_plan_give_the_kernels_bits)
     tj_tensor *in[2];
     inputs(in);
     tj_tensor *eager[NOPS];
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    cr_assert_eq(n_out, NOPS);
+    test_run_eager(all_ops, in, 2, eager, NOPS);
     /* the core table lowers everything to primitives with the kernels' bits,
      * except exp2 = pow(2, x): SLEEF's pow and exp2 may differ by an ulp */
     tj_tensor *got[NOPS];
@@ -611,11 +606,8 @@ Test(emath, decomposed_graph_and_plan_give_the_kernels_bits)
     /* the undecomposed graph compiled into a plan replays eager's bits */
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+    test_replay(g, in, 2, got, NOPS);
     for (int k = 0; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
     tj_graph_free(g);
 }
 

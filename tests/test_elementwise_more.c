@@ -316,11 +316,7 @@ Test(ew2, make_fx_records_the_aten_names)
     inputs(in);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    for (int k = 0; k < NOPS; k++) {
-        const tj_op *op = tj_op_find(op_names[k]);
-        cr_assert_not_null(op, "%s", op_names[k]);
-        cr_expect_eq(tj_graph_count_op(g, op), 1, "%s", op_names[k]);
-    }
+    test_expect_op_count(g, op_names, NOPS, 1);
     tj_graph_free(g);
 }
 
@@ -329,9 +325,7 @@ Test(ew2, decomposed_graph_and_plan_give_the_kernels_bits)
     tj_tensor *in[2];
     inputs(in);
     tj_tensor *eager[NOPS];
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    cr_assert_eq(n_out, NOPS);
+    test_run_eager(all_ops, in, 2, eager, NOPS);
     /* the core table lowers everything to primitives with the kernels' bits */
     tj_tensor *got[NOPS];
     cr_expect(test_run_core(all_ops, NULL, in, 2, got));
@@ -339,12 +333,8 @@ Test(ew2, decomposed_graph_and_plan_give_the_kernels_bits)
     /* the undecomposed graph compiled into a plan replays eager's bits */
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_num_outputs(p), NOPS);
-    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+    test_replay(g, in, 2, got, NOPS);
     for (int k = 0; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
     tj_graph_free(g);
 }
 

@@ -352,19 +352,15 @@ Test(opsd, make_fx_records_aten_names_and_replay_matches_eager)
 {
     tj_tensor *in[3], *eager[NOPS], *got[NOPS];
     inputs(in);
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_run_eager(all_ops, in, 3, eager, NOPS);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 3, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[0])), 1);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[1])), 1);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[2])), 2);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[4])), 1);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
+    test_replay(g, in, 3, got, NOPS);
     for (int k = 0; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
     tj_graph_free(g);
 }
 
@@ -372,8 +368,7 @@ Test(opsd, decomposed_graph_matches_eager)
 {
     tj_tensor *in[3], *eager[NOPS], *got[NOPS];
     inputs(in);
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_run_eager(all_ops, in, 3, eager, NOPS);
     tj_decomp_table *core = tj_core_decompositions();
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 3, core, TJ_TRACE_FAKE);
     tj_decomp_table_free(core);

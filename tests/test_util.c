@@ -158,15 +158,36 @@ void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double
     }
 }
 
-tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
+void test_replay(const tj_graph *g, tj_tensor *const *in, int n, tj_tensor **out, int nout)
 {
     tj_plan *p = tj_compile(g, NULL);
     cr_assert_not_null(p, "%s", tj_last_error());
-    tj_tensor *out[1];
-    cr_assert_eq(tj_plan_num_outputs(p), 1);
+    cr_assert_eq(tj_plan_num_outputs(p), nout);
     cr_assert_eq(tj_plan_run(p, in, n, out), TJ_OK, "%s", tj_last_error());
     tj_plan_free(p);
+}
+
+tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
+{
+    tj_tensor *out[1];
+    test_replay(g, in, n, out, 1);
     return out[0];
+}
+
+void test_expect_op_count(const tj_graph *g, const char *const *names, int n, int count)
+{
+    for (int k = 0; k < n; k++) {
+        const tj_op *op = tj_op_find(names[k]);
+        cr_assert_not_null(op, "%s", names[k]);
+        cr_expect_eq(tj_graph_count_op(g, op), count, "%s", names[k]);
+    }
+}
+
+void test_run_eager(tj_trace_fn fn, tj_tensor *const *in, int n, tj_tensor **out, int nout)
+{
+    int n_out = 0;
+    cr_assert_eq(fn(NULL, in, n, out, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, nout);
 }
 
 tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy)

@@ -80,13 +80,25 @@ void test_expect_f32(const tj_tensor *t, const float *want, int64_t n, double rt
  *  tj_last_error() naming op and containing needle. */
 void test_expect_error(const void *result, tj_status status, const char *op, const char *needle);
 
-/** g, which must have one output, compiled (tj_compile) and run once on in
- *  (n inputs); returns the output. The test fails on any error. */
+/** g, which must have nout outputs, compiled (tj_compile) and run once on
+ *  in (n inputs) into out; the results outlive the plan, freed here. The
+ *  test fails on any error. */
+void test_replay(const tj_graph *g, tj_tensor *const *in, int n, tj_tensor **out, int nout);
+
+/** test_replay of a graph with one output; returns it. */
 tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n);
+
+/** fn run eagerly (ctx NULL) on in (n inputs) into out; the test fails
+ *  unless it succeeds with nout results. */
+void test_run_eager(tj_trace_fn fn, tj_tensor *const *in, int n, tj_tensor **out, int nout);
 
 /** The gradient of sum(gy * y) with respect to x (tj_autograd_grad); the
  *  test fails when y is NULL or on any error. */
 tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy);
+
+/** Expects g to hold exactly `count` call nodes of each of the n operators
+ *  names[0..n) (ATen names; the test fails on a name tjit does not know). */
+void test_expect_op_count(const tj_graph *g, const char *const *names, int n, int count);
 
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
