@@ -15,58 +15,32 @@
 #define GELU_TANH_BACKWARD_LOOP tj_k_gelu_tanh_backward_f32_generic
 #define TANH_LOOP tj_k_tanh_f32_generic
 #define V float
-#define W 1
 #define FNS fns_f32
 #define SFX(name) name##_f32
 #define SLEEF(fn) Sleef_##fn##f_u10
 #define VFMOD(a, b) fmodf(a, b)
-#define LOADU(p) (*(p))
-#define STOREU(p, v) (*(p) = (v))
-#define SPLAT(x) (x)
 #define VSQRT(v) sqrtf(v)
 #define VABS(v) fabsf(v)
-#define VMAX(a, b) ((a) > (b) ? (a) : (b))
-#define VMIN(a, b) ((a) < (b) ? (a) : (b))
-#define VISNAN(a) ((a) != (a))
-#define VMASK int
-#define VCMP_EQ(a, b) ((a) == (b))
-#define VCMP_GT(a, b) ((a) > (b))
-#define VCMP_GE(a, b) ((a) >= (b))
-#define VMASK_AND(a, b) ((a) & (b))
-#define VMASK_XOR(a, b) ((a) ^ (b))
-#define VBLEND(m, a, b) ((m) ? (a) : (b))
 #define VFLOOR(v) floorf(v)
 #define VCEIL(v) ceilf(v)
 #define VTRUNC(v) truncf(v)
 #define VRINT(v) nearbyintf(v)
+#include "elementwise_scalar_ops.h"
 #include "elementwise_simd.h"
 
 #define T double
 #define V double
-#define W 1
 #define FNS fns_f64
 #define SFX(name) name##_f64
 #define SLEEF(fn) Sleef_##fn##_u10
 #define VFMOD(a, b) fmod(a, b)
-#define LOADU(p) (*(p))
-#define STOREU(p, v) (*(p) = (v))
-#define SPLAT(x) (x)
 #define VSQRT(v) sqrt(v)
 #define VABS(v) fabs(v)
-#define VMAX(a, b) ((a) > (b) ? (a) : (b))
-#define VMIN(a, b) ((a) < (b) ? (a) : (b))
-#define VISNAN(a) ((a) != (a))
-#define VMASK int
-#define VCMP_EQ(a, b) ((a) == (b))
-#define VCMP_GT(a, b) ((a) > (b))
-#define VCMP_GE(a, b) ((a) >= (b))
-#define VMASK_AND(a, b) ((a) & (b))
-#define VMASK_XOR(a, b) ((a) ^ (b))
-#define VBLEND(m, a, b) ((m) ? (a) : (b))
 #define VFLOOR(v) floor(v)
 #define VCEIL(v) ceil(v)
 #define VTRUNC(v) trunc(v)
 #define VRINT(v) nearbyint(v)
+#include "elementwise_scalar_ops.h"
 #include "elementwise_simd.h"
 
 const tj_k_math_isa tj_k_math_generic = {&fns_f32, &fns_f64};

@@ -40,6 +40,22 @@ void tj_k_nearest_indices_nchw(int64_t in, int64_t out, double scale, bool f64, 
 #define MULADD_f32(a, b, c) ((float)((double)(a) * (double)(b) + (double)(c)))
 #define MULADD_f64(a, b, c) ((a) * (b) + (c))
 
+/* Offset in elements of plane pl (= n * channels + c) of the strided input. */
+static inline int64_t in_plane_offset(const tj_k_upsample2d *p, int64_t pl)
+{
+    return (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;
+}
+
+/* The tj_k_parallel body running PLANE(args, pl) on planes [begin, end):
+ * PLANE is a static inline function of one plane, so the loops over a plane
+ * compile as if written here. */
+#define DEFINE_PLANES_TASK(NAME, PLANE)                                                                         \
+    static void NAME(void *ctx, int th, int64_t begin, int64_t end)                                              \
+    {                                                                                                            \
+        (void)th;                                                                                                \
+        for (int64_t pl = begin; pl < end; pl++) PLANE(ctx, pl);                                                 \
+    }
+
 #define DEFINE_UPSAMPLE(T, SUF)                                                                                     \
     void tj_k_linear_indices_##SUF(int64_t in, int64_t out, double scale, bool align_corners, int64_t *i0,        \
                                    int64_t *i1, T *l0, T *l1)                                                     \
@@ -61,123 +77,106 @@ void tj_k_nearest_indices_nchw(int64_t in, int64_t out, double scale, bool f64, 
         }                                                                                                         \
     }                                                                                                             \
                                                                                                                   \
-    typedef struct nearest_args_##SUF {                                                                           \
+    /* What every plane task reads: nearest uses iy / ix, bilinear t. */                                          \
+    typedef struct planes_args_##SUF {                                                                            \
         const tj_k_upsample2d *p;                                                                                 \
         const int64_t *iy, *ix;                                                                                   \
+        const tj_k_linear_tables_##SUF *t;                                                                        \
         const T *in;                                                                                              \
         T *out;                                                                                                   \
-    } nearest_args_##SUF;                                                                                         \
+    } planes_args_##SUF;                                                                                          \
                                                                                                                   \
-    static void nearest_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                                \
+    static inline void nearest_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                                \
     {                                                                                                             \
-        (void)t;                                                                                                  \
-        const nearest_args_##SUF *a = ctx;                                                                        \
         const tj_k_upsample2d *p = a->p;                                                                          \
-        for (int64_t pl = begin; pl < end; pl++) {                                                                \
-            const T *src = a->in + (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;                       \
-            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
-            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
-                const T *row = src + a->iy[y] * p->ys;                                                            \
-                for (int64_t x = 0; x < p->out_w; x++) dst[x] = row[a->ix[x] * p->xs];                              \
-            }                                                                                                     \
+        const T *src = a->in + in_plane_offset(p, pl);                                                            \
+        T *dst = a->out + pl * p->out_h * p->out_w;                                                               \
+        for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                                 \
+            const T *row = src + a->iy[y] * p->ys;                                                                \
+            for (int64_t x = 0; x < p->out_w; x++) dst[x] = row[a->ix[x] * p->xs];                                \
         }                                                                                                         \
     }                                                                                                             \
+    DEFINE_PLANES_TASK(nearest_planes_##SUF, nearest_plane_##SUF)                                                 \
                                                                                                                   \
     void tj_k_upsample_nearest2d_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const T *in, \
                                        T *out)                                                                    \
     {                                                                                                             \
-        nearest_args_##SUF a = {p, iy, ix, in, out};                                                              \
+        planes_args_##SUF a = {p, iy, ix, NULL, in, out};                                                         \
         tj_k_parallel(p->threads, p->batch * p->channels, nearest_planes_##SUF, &a);                              \
     }                                                                                                             \
                                                                                                                   \
-    static void nearest_backward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                       \
+    static inline void nearest_backward_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                       \
     {                                                                                                             \
-        (void)t;                                                                                                  \
-        const nearest_args_##SUF *a = ctx;                                                                        \
         const tj_k_upsample2d *p = a->p;                                                                          \
-        for (int64_t pl = begin; pl < end; pl++) {                                                                \
-            T *gi = a->out + pl * p->height * p->width;                                                           \
-            const T *go = a->in + pl * p->out_h * p->out_w;                                                       \
-            memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                            \
-            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
-                T *row = gi + a->iy[y] * p->width;                                                                \
-                for (int64_t x = 0; x < p->out_w; x++) row[a->ix[x]] += go[x];                                    \
-            }                                                                                                     \
+        T *gi = a->out + pl * p->height * p->width;                                                               \
+        const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
+        memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                                \
+        for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                                  \
+            T *row = gi + a->iy[y] * p->width;                                                                    \
+            for (int64_t x = 0; x < p->out_w; x++) row[a->ix[x]] += go[x];                                        \
         }                                                                                                         \
     }                                                                                                             \
+    DEFINE_PLANES_TASK(nearest_backward_planes_##SUF, nearest_backward_plane_##SUF)                               \
                                                                                                                   \
-    void tj_k_upsample_nearest2d_backward_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,  \
+    void tj_k_upsample_nearest2d_backward_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,   \
                                                 const T *grad_out, T *grad_in)                                    \
     {                                                                                                             \
-        nearest_args_##SUF a = {p, iy, ix, grad_out, grad_in};                                                    \
+        planes_args_##SUF a = {p, iy, ix, NULL, grad_out, grad_in};                                               \
         tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_planes_##SUF, &a);                     \
     }                                                                                                             \
                                                                                                                   \
-    typedef struct bilinear_args_##SUF {                                                                          \
-        const tj_k_upsample2d *p;                                                                                 \
-        const tj_k_linear_tables_##SUF *t;                                                                        \
-        const T *in;                                                                                              \
-        T *out;                                                                                                   \
-    } bilinear_args_##SUF;                                                                                        \
-                                                                                                                  \
-    static void bilinear_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                              \
+    static inline void bilinear_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                               \
     {                                                                                                             \
-        (void)th;                                                                                                 \
-        const bilinear_args_##SUF *a = ctx;                                                                       \
         const tj_k_upsample2d *p = a->p;                                                                          \
         const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
-        for (int64_t pl = begin; pl < end; pl++) {                                                                \
-            const T *src = a->in + (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;                       \
-            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
-            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
-                const T *r0 = src + t->y0[y] * p->ys, *r1 = src + t->y1[y] * p->ys;                               \
-                T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                               \
-                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
-                    int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                         \
-                    T t0 = MULADD_##SUF(r0[x0], t->lx0[x], r0[x1] * t->lx1[x]);                                  \
-                    T t1 = MULADD_##SUF(r1[x0], t->lx0[x], r1[x1] * t->lx1[x]);                                  \
-                    dst[x] = MULADD_##SUF(t0, ly0, t1 * ly1);                                                     \
-                }                                                                                                 \
+        const T *src = a->in + in_plane_offset(p, pl);                                                            \
+        T *dst = a->out + pl * p->out_h * p->out_w;                                                               \
+        for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                                 \
+            const T *r0 = src + t->y0[y] * p->ys, *r1 = src + t->y1[y] * p->ys;                                   \
+            T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                                   \
+            for (int64_t x = 0; x < p->out_w; x++) {                                                              \
+                int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                             \
+                T t0 = MULADD_##SUF(r0[x0], t->lx0[x], r0[x1] * t->lx1[x]);                                       \
+                T t1 = MULADD_##SUF(r1[x0], t->lx0[x], r1[x1] * t->lx1[x]);                                       \
+                dst[x] = MULADD_##SUF(t0, ly0, t1 * ly1);                                                         \
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
+    DEFINE_PLANES_TASK(bilinear_planes_##SUF, bilinear_plane_##SUF)                                               \
                                                                                                                   \
     void tj_k_upsample_bilinear2d_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t, const T *in, \
                                         T *out)                                                                   \
     {                                                                                                             \
-        bilinear_args_##SUF a = {p, t, in, out};                                                                  \
+        planes_args_##SUF a = {p, NULL, NULL, t, in, out};                                                        \
         tj_k_parallel(p->threads, p->batch * p->channels, bilinear_planes_##SUF, &a);                             \
     }                                                                                                             \
                                                                                                                   \
-    static void bilinear_backward_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                     \
+    static inline void bilinear_backward_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                      \
     {                                                                                                             \
-        (void)th;                                                                                                 \
-        const bilinear_args_##SUF *a = ctx;                                                                       \
         const tj_k_upsample2d *p = a->p;                                                                          \
         const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
-        for (int64_t pl = begin; pl < end; pl++) {                                                                \
-            T *gi = a->out + pl * p->height * p->width;                                                           \
-            const T *go = a->in + pl * p->out_h * p->out_w;                                                       \
-            memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                            \
-            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
-                T *r0 = gi + t->y0[y] * p->width, *r1 = gi + t->y1[y] * p->width;                                 \
-                T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                               \
-                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
-                    int64_t x0 = t->x0[x], x1 = t->x1[x];                                                         \
-                    T g = go[x];                                                                                  \
-                    r0[x0] = MULADD_##SUF(ly0 * t->lx0[x], g, r0[x0]);                                            \
-                    r0[x1] = MULADD_##SUF(ly0 * t->lx1[x], g, r0[x1]);                                            \
-                    r1[x0] = MULADD_##SUF(ly1 * t->lx0[x], g, r1[x0]);                                            \
-                    r1[x1] = MULADD_##SUF(ly1 * t->lx1[x], g, r1[x1]);                                            \
-                }                                                                                                 \
+        T *gi = a->out + pl * p->height * p->width;                                                               \
+        const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
+        memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                                \
+        for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                                  \
+            T *r0 = gi + t->y0[y] * p->width, *r1 = gi + t->y1[y] * p->width;                                     \
+            T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                                   \
+            for (int64_t x = 0; x < p->out_w; x++) {                                                              \
+                int64_t x0 = t->x0[x], x1 = t->x1[x];                                                             \
+                T g = go[x];                                                                                      \
+                r0[x0] = MULADD_##SUF(ly0 * t->lx0[x], g, r0[x0]);                                                \
+                r0[x1] = MULADD_##SUF(ly0 * t->lx1[x], g, r0[x1]);                                                \
+                r1[x0] = MULADD_##SUF(ly1 * t->lx0[x], g, r1[x0]);                                                \
+                r1[x1] = MULADD_##SUF(ly1 * t->lx1[x], g, r1[x1]);                                                \
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
+    DEFINE_PLANES_TASK(bilinear_backward_planes_##SUF, bilinear_backward_plane_##SUF)                             \
                                                                                                                   \
-    void tj_k_upsample_bilinear2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t,    \
+    void tj_k_upsample_bilinear2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t,     \
                                                  const T *grad_out, T *grad_in)                                   \
     {                                                                                                             \
-        bilinear_args_##SUF a = {p, t, grad_out, grad_in};                                                        \
+        planes_args_##SUF a = {p, NULL, NULL, t, grad_out, grad_in};                                              \
         tj_k_parallel(p->threads, p->batch * p->channels, bilinear_backward_planes_##SUF, &a);                    \
     }
 

@@ -68,26 +68,6 @@ static void expect1(const tj_tensor *t, tj_dtype dtype, int64_t n, const double 
     expect(t, dtype, 1, (int64_t[]){n}, want);
 }
 
-static void expect_i64(const tj_tensor *t, int64_t n, const int64_t *want)
-{
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), TJ_INT64, "dtype %s", tj_dtype_name(tj_tensor_dtype(t)));
-    cr_assert_eq(tj_tensor_numel(t), n);
-    const int64_t *p = tj_tensor_data(t);
-    for (int64_t i = 0; i < n; i++) cr_assert_eq(p[i], want[i], "[%lld] = %lld, want %lld", (long long)i,
-                                                 (long long)p[i], (long long)want[i]);
-}
-
-static void expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want)
-{
-    cr_assert_not_null(t, "%s", tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(t), TJ_BOOL, "dtype %s", tj_dtype_name(tj_tensor_dtype(t)));
-    cr_assert_eq(tj_tensor_numel(t), n);
-    for (int64_t i = 0; i < n; i++)
-        cr_assert_eq(tj_tensor_item_at(t, i), want[i], "[%lld] = %g, want %d", (long long)i,
-                     tj_tensor_item_at(t, i), want[i]);
-}
-
 /* ---- unary: values ---- */
 
 #define NX 20
@@ -229,13 +209,13 @@ Test(ew, unary_promotion_int64_and_bool_to_float32_except_abs_neg_relu)
     expect1(tj_exp(i), TJ_FLOAT32, 3, (double[]){exp(-2.0), 1, exp(3.0)});
     expect1(tj_sqrt(tj_abs(i)), TJ_FLOAT32, 3, (double[]){sqrt(2.0), 0, sqrt(3.0)});
     expect1(tj_reciprocal(i), TJ_FLOAT32, 3, (double[]){-0.5, INFINITY, 1.0 / 3});
-    expect_i64(tj_abs(i), 3, (int64_t[]){2, 0, 3});
-    expect_i64(tj_neg(i), 3, (int64_t[]){2, 0, -3});
-    expect_i64(tj_relu(i), 3, (int64_t[]){0, 0, 3});
+    test_expect_i64(tj_abs(i), 3, (int64_t[]){2, 0, 3});
+    test_expect_i64(tj_neg(i), 3, (int64_t[]){2, 0, -3});
+    test_expect_i64(tj_relu(i), 3, (int64_t[]){0, 0, 3});
     tj_tensor *b = b8(2, (uint8_t[]){1, 0});
     expect1(tj_sigmoid(b), TJ_FLOAT32, 2, (double[]){1 / (1 + exp(-1.0)), 0.5});
     /* int64 abs/neg wrap at INT64_MIN (PyTorch gives the same bits) */
-    expect_i64(tj_abs(i64(1, (int64_t[]){INT64_MIN})), 1, (int64_t[]){INT64_MIN});
+    test_expect_i64(tj_abs(i64(1, (int64_t[]){INT64_MIN})), 1, (int64_t[]){INT64_MIN});
 }
 
 Test(ew, unary_float64_stays_float64)
@@ -293,10 +273,10 @@ Test(ew, add_sub_with_alpha_and_broadcasting)
     expect(tj_sub_alpha(a, b, tj_v_int(2)), TJ_FLOAT32, 2, (int64_t[]){3, 4},
            (double[]){-19, -39, -59, -79, -18, -38, -58, -78, -17, -37, -57, -77});
     tj_tensor *i = i64(2, (int64_t[]){5, -7});
-    expect_i64(tj_sub_alpha(i, i64(2, (int64_t[]){1, 1}), tj_v_int(3)), 2, (int64_t[]){2, -10});
+    test_expect_i64(tj_sub_alpha(i, i64(2, (int64_t[]){1, 1}), tj_v_int(3)), 2, (int64_t[]){2, -10});
     /* int64 arithmetic wraps around instead of trapping */
-    expect_i64(tj_add_alpha(i64(1, (int64_t[]){1}), i64(1, (int64_t[]){INT64_MAX}), tj_v_int(2)), 1,
-               (int64_t[]){-1});
+    test_expect_i64(tj_add_alpha(i64(1, (int64_t[]){1}), i64(1, (int64_t[]){INT64_MAX}), tj_v_int(2)), 1,
+                    (int64_t[]){-1});
 }
 
 /* PyTorch 1.13 converts alpha, addmm's beta / alpha and lerp's weight with
@@ -330,9 +310,9 @@ Test(ew, scalar_args_that_overflow_float32_are_refused)
 Test(ew, add_scalar_promotion_follows_scalar_kind)
 {
     tj_tensor *i = i64(2, (int64_t[]){3, -2});
-    expect_i64(tj_add_scalar(i, tj_v_int(7)), 2, (int64_t[]){10, 5});
+    test_expect_i64(tj_add_scalar(i, tj_v_int(7)), 2, (int64_t[]){10, 5});
     expect1(tj_add_scalar(i, tj_v_float(1.5)), TJ_FLOAT32, 2, (double[]){4.5, -0.5});
-    expect_i64(tj_add_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(2)), 2, (int64_t[]){3, 2});
+    test_expect_i64(tj_add_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(2)), 2, (int64_t[]){3, 2});
     /* add.Scalar(self, other, alpha): 1 + 2 * 1.5 (torch) */
     tj_value args[3] = {tj_v_tensor(b8(2, (uint8_t[]){1, 0})), tj_v_float(1.5), tj_v_int(2)}, out[1];
     cr_assert_eq(tj_call("aten::add.Scalar", args, 3, out), TJ_OK, "%s", tj_last_error());
@@ -356,10 +336,10 @@ Test(ew, zero_dim_operands_raise_the_dtype_only_from_a_higher_category)
 Test(ew, bool_arithmetic_is_logical)
 {
     tj_tensor *a = b8(4, (uint8_t[]){1, 1, 0, 0}), *b = b8(4, (uint8_t[]){1, 0, 1, 0});
-    expect_bool(tj_add(a, b), 4, (uint8_t[]){1, 1, 1, 0});
-    expect_bool(tj_mul(a, b), 4, (uint8_t[]){1, 0, 0, 0});
-    expect_bool(tj_maximum(a, b), 4, (uint8_t[]){1, 1, 1, 0});
-    expect_bool(tj_minimum(a, b), 4, (uint8_t[]){1, 0, 0, 0});
+    test_expect_bool(tj_add(a, b), 4, (uint8_t[]){1, 1, 1, 0});
+    test_expect_bool(tj_mul(a, b), 4, (uint8_t[]){1, 0, 0, 0});
+    test_expect_bool(tj_maximum(a, b), 4, (uint8_t[]){1, 1, 1, 0});
+    test_expect_bool(tj_minimum(a, b), 4, (uint8_t[]){1, 0, 0, 0});
     expect(tj_mul(test_tensor(TJ_BOOL, 2, (int64_t[]){2, 1}, (uint8_t[]){1, 0}), f32(2, (float[]){2, 3})),
            TJ_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){2, 3, 0, 0});
 }
@@ -400,13 +380,13 @@ Test(ew, div_rounding_modes_on_floats_match_torch)
 Test(ew, div_rounding_modes_on_int64_match_torch)
 {
     tj_tensor *a = i64(7, (int64_t[]){-7, 7, -8, -9, 0, 9, -1}), *b = i64(7, (int64_t[]){2, -2, 3, -1, 5, -4, 3});
-    expect_i64(tj_div_mode(a, b, "trunc"), 7, (int64_t[]){-3, -3, -2, 9, 0, -2, 0});
-    expect_i64(tj_div_mode(a, b, "floor"), 7, (int64_t[]){-4, -4, -3, 9, 0, -3, -1});
+    test_expect_i64(tj_div_mode(a, b, "trunc"), 7, (int64_t[]){-3, -3, -2, 9, 0, -2, 0});
+    test_expect_i64(tj_div_mode(a, b, "floor"), 7, (int64_t[]){-4, -4, -3, 9, 0, -3, -1});
     /* INT64_MIN / -1 wraps (PyTorch traps with SIGFPE) */
-    expect_i64(tj_div_mode(i64(1, (int64_t[]){INT64_MIN}), i64(1, (int64_t[]){-1}), "floor"), 1,
-               (int64_t[]){INT64_MIN});
+    test_expect_i64(tj_div_mode(i64(1, (int64_t[]){INT64_MIN}), i64(1, (int64_t[]){-1}), "floor"), 1,
+                    (int64_t[]){INT64_MIN});
     /* bool / int64 floor: int64 (torch) */
-    expect_i64(tj_div_mode(b8(1, (uint8_t[]){1}), i64(1, (int64_t[]){2}), "floor"), 1, (int64_t[]){0});
+    test_expect_i64(tj_div_mode(b8(1, (uint8_t[]){1}), i64(1, (int64_t[]){2}), "floor"), 1, (int64_t[]){0});
 }
 
 Test(ew, div_rounding_mode_errors)
@@ -468,9 +448,9 @@ Test(ew, pow_int64_is_exact_and_wraps)
     /* torch: 2^63 wraps to INT64_MIN; negative exponents give 1, +-1 or 0 */
     tj_tensor *a = i64(9, (int64_t[]){2, 3, 1, -1, -1, 2, 0, 5, -3});
     tj_tensor *b = i64(9, (int64_t[]){63, 50, -3, -3, -2, -1, -2, 0, 3});
-    expect_i64(tj_pow(a, b), 9, (int64_t[]){INT64_MIN, 6048575297968530377LL, 1, -1, 1, 0, 0, 1, -27});
-    expect_i64(tj_pow_scalar(i64(3, (int64_t[]){2, -3, 7}), tj_v_int(3)), 3, (int64_t[]){8, -27, 343});
-    expect_i64(tj_pow_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(2)), 2, (int64_t[]){1, 0});
+    test_expect_i64(tj_pow(a, b), 9, (int64_t[]){INT64_MIN, 6048575297968530377LL, 1, -1, 1, 0, 0, 1, -27});
+    test_expect_i64(tj_pow_scalar(i64(3, (int64_t[]){2, -3, 7}), tj_v_int(3)), 3, (int64_t[]){8, -27, 343});
+    test_expect_i64(tj_pow_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(2)), 2, (int64_t[]){1, 0});
     expect1(tj_pow_scalar(i64(2, (int64_t[]){4, 2}), tj_v_float(0.5)), TJ_FLOAT32, 2, (double[]){2, sqrt(2.0)});
 }
 
@@ -490,7 +470,7 @@ Test(ew, maximum_minimum_propagate_nan_and_promote)
     expect1(tj_maximum(a, b), TJ_FLOAT32, 5, (double[]){NAN, NAN, 3, 5, 2});
     expect1(tj_minimum(a, b), TJ_FLOAT32, 5, (double[]){NAN, NAN, 1, -INFINITY, 2});
     expect1(tj_maximum(i64(2, (int64_t[]){3, -2}), tj_tensor_scalar_f64(2.5)), TJ_FLOAT64, 2, (double[]){3, 2.5});
-    expect_i64(tj_minimum(i64(2, (int64_t[]){3, -2}), i64(1, (int64_t[]){0})), 2, (int64_t[]){0, -2});
+    test_expect_i64(tj_minimum(i64(2, (int64_t[]){3, -2}), i64(1, (int64_t[]){0})), 2, (int64_t[]){0, -2});
 }
 
 Test(ew, logaddexp_is_stable_and_handles_infinities)
@@ -516,28 +496,28 @@ Test(ew, comparisons_give_bool_with_nan_false_except_ne)
 {
     tj_tensor *a = f32(7, (float[]){NAN, NAN, 1, INFINITY, 0.0f, 1, 2});
     tj_tensor *b = f32(7, (float[]){NAN, 1, NAN, INFINITY, -0.0f, 2, 1});
-    expect_bool(tj_eq(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 0, 0});
-    expect_bool(tj_ne(a, b), 7, (uint8_t[]){1, 1, 1, 0, 0, 1, 1});
-    expect_bool(tj_lt(a, b), 7, (uint8_t[]){0, 0, 0, 0, 0, 1, 0});
-    expect_bool(tj_le(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 1, 0});
-    expect_bool(tj_gt(a, b), 7, (uint8_t[]){0, 0, 0, 0, 0, 0, 1});
-    expect_bool(tj_ge(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 0, 1});
+    test_expect_bool(tj_eq(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 0, 0});
+    test_expect_bool(tj_ne(a, b), 7, (uint8_t[]){1, 1, 1, 0, 0, 1, 1});
+    test_expect_bool(tj_lt(a, b), 7, (uint8_t[]){0, 0, 0, 0, 0, 1, 0});
+    test_expect_bool(tj_le(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 1, 0});
+    test_expect_bool(tj_gt(a, b), 7, (uint8_t[]){0, 0, 0, 0, 0, 0, 1});
+    test_expect_bool(tj_ge(a, b), 7, (uint8_t[]){0, 0, 0, 1, 1, 0, 1});
 }
 
 Test(ew, comparisons_compute_in_the_promoted_dtype)
 {
     /* int64 vs float32 compares in float32: 16777217 rounds to 16777216 */
-    expect_bool(tj_eq(i64(2, (int64_t[]){16777217, 3}), f32(2, (float[]){16777216, 3})), 2, (uint8_t[]){1, 1});
+    test_expect_bool(tj_eq(i64(2, (int64_t[]){16777217, 3}), f32(2, (float[]){16777216, 3})), 2, (uint8_t[]){1, 1});
     /* a float Scalar is converted to float32 first: 0.1f == 0.1 */
-    expect_bool(tj_eq_scalar(f32(2, (float[]){0.1f, 0.2f}), tj_v_float(0.1)), 2, (uint8_t[]){1, 0});
-    expect_bool(tj_gt_scalar(f32(2, (float[]){0.1f, 0.2f}), tj_v_float(0.1)), 2, (uint8_t[]){0, 1});
-    expect_bool(tj_gt_scalar(i64(3, (int64_t[]){1, 2, 3}), tj_v_float(1.5)), 3, (uint8_t[]){0, 1, 1});
-    expect_bool(tj_eq_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(0)), 2, (uint8_t[]){0, 1});
-    expect_bool(tj_gt_scalar(f32(2, (float[]){1, NAN}), tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
+    test_expect_bool(tj_eq_scalar(f32(2, (float[]){0.1f, 0.2f}), tj_v_float(0.1)), 2, (uint8_t[]){1, 0});
+    test_expect_bool(tj_gt_scalar(f32(2, (float[]){0.1f, 0.2f}), tj_v_float(0.1)), 2, (uint8_t[]){0, 1});
+    test_expect_bool(tj_gt_scalar(i64(3, (int64_t[]){1, 2, 3}), tj_v_float(1.5)), 3, (uint8_t[]){0, 1, 1});
+    test_expect_bool(tj_eq_scalar(b8(2, (uint8_t[]){1, 0}), tj_v_int(0)), 2, (uint8_t[]){0, 1});
+    test_expect_bool(tj_gt_scalar(f32(2, (float[]){1, NAN}), tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
     tj_tensor *r =
         tj_gt(test_tensor(TJ_FLOAT32, 2, (int64_t[]){3, 1}, (float[]){1, 2, 3}), f32(2, (float[]){1.5f, 2.5f}));
     cr_assert_eq(tj_tensor_shape(r)[0], 3);
-    expect_bool(r, 6, (uint8_t[]){0, 0, 1, 0, 1, 1});
+    test_expect_bool(r, 6, (uint8_t[]){0, 0, 1, 0, 1, 1});
 }
 
 /* x < 0.5, x <= 0.5, x >= 0.5, x != 0.5 */
@@ -557,23 +537,23 @@ static tj_status scalar_compares(void *ctx, tj_tensor *const *in, int n, tj_tens
 Test(ew, scalar_comparisons_give_pytorchs_answers)
 {
     tj_tensor *a = f32(7, (float[]){NAN, -INFINITY, -1, 0.1f, 0.5f, 2, INFINITY});
-    expect_bool(tj_lt_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 0, 0, 0});
-    expect_bool(tj_le_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 1, 0, 0});
-    expect_bool(tj_ge_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 0, 0, 0, 1, 1, 1});
-    expect_bool(tj_ne_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){1, 1, 1, 1, 0, 1, 1});
+    test_expect_bool(tj_lt_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 0, 0, 0});
+    test_expect_bool(tj_le_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 1, 1, 1, 1, 0, 0});
+    test_expect_bool(tj_ge_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){0, 0, 0, 0, 1, 1, 1});
+    test_expect_bool(tj_ne_scalar(a, tj_v_float(0.5)), 7, (uint8_t[]){1, 1, 1, 1, 0, 1, 1});
     /* int64 against a float Scalar compares in float32, against an int in int64 */
     tj_tensor *i = i64(3, (int64_t[]){1, 2, 3});
-    expect_bool(tj_lt_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 0});
-    expect_bool(tj_lt_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 0, 0});
-    expect_bool(tj_le_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 1, 0});
-    expect_bool(tj_ge_scalar(i, tj_v_int(2)), 3, (uint8_t[]){0, 1, 1});
-    expect_bool(tj_ne_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 1});
+    test_expect_bool(tj_lt_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 0});
+    test_expect_bool(tj_lt_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 0, 0});
+    test_expect_bool(tj_le_scalar(i, tj_v_int(2)), 3, (uint8_t[]){1, 1, 0});
+    test_expect_bool(tj_ge_scalar(i, tj_v_int(2)), 3, (uint8_t[]){0, 1, 1});
+    test_expect_bool(tj_ne_scalar(i, tj_v_float(2.5)), 3, (uint8_t[]){1, 1, 1});
     /* 0.1 becomes 0.1f: equal, so lt false and le true; a nan Scalar: only ne */
     tj_tensor *f = f32(2, (float[]){0.1f, 0.2f});
-    expect_bool(tj_lt_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){0, 0});
-    expect_bool(tj_le_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){1, 0});
-    expect_bool(tj_ge_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
-    expect_bool(tj_ne_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){1, 1});
+    test_expect_bool(tj_lt_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){0, 0});
+    test_expect_bool(tj_le_scalar(f, tj_v_float(0.1)), 2, (uint8_t[]){1, 0});
+    test_expect_bool(tj_ge_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){0, 0});
+    test_expect_bool(tj_ne_scalar(f, tj_v_float(NAN)), 2, (uint8_t[]){1, 1});
 }
 
 Test(ew, scalar_comparisons_are_recorded_and_lowered_to_primitives)
@@ -596,10 +576,10 @@ Test(ew, scalar_comparisons_are_recorded_and_lowered_to_primitives)
     tj_tensor *outs[4];
     cr_assert_eq(tj_graph_run(g, &x, 1, outs), TJ_OK, "%s", tj_last_error());
     tj_graph_free(g);
-    expect_bool(outs[0], 4, (uint8_t[]){1, 0, 0, 0});
-    expect_bool(outs[1], 4, (uint8_t[]){1, 1, 0, 0});
-    expect_bool(outs[2], 4, (uint8_t[]){0, 1, 0, 1});
-    expect_bool(outs[3], 4, (uint8_t[]){1, 0, 1, 1});
+    test_expect_bool(outs[0], 4, (uint8_t[]){1, 0, 0, 0});
+    test_expect_bool(outs[1], 4, (uint8_t[]){1, 1, 0, 0});
+    test_expect_bool(outs[2], 4, (uint8_t[]){0, 1, 0, 1});
+    test_expect_bool(outs[3], 4, (uint8_t[]){1, 0, 1, 1});
 }
 
 /* ---- where / clamp / masked_fill ---- */
@@ -636,9 +616,9 @@ Test(ew, clamp_scalar_bounds_follow_pytorch_nan_rules)
     expect1(tj_clamp(x, tj_v_float(0), tj_v_float(NAN)), TJ_FLOAT32, 5, (double[]){NAN, NAN, NAN, NAN, NAN});
     expect1(tj_clamp(x, tj_v_none(), tj_v_int(0)), TJ_FLOAT32, 5, (double[]){NAN, -INFINITY, 0, -3, 0});
     tj_tensor *i = i64(4, (int64_t[]){-5, 0, 5, 9});
-    expect_i64(tj_clamp(i, tj_v_int(0), tj_v_int(5)), 4, (int64_t[]){0, 0, 5, 5});
+    test_expect_i64(tj_clamp(i, tj_v_int(0), tj_v_int(5)), 4, (int64_t[]){0, 0, 5, 5});
     expect1(tj_clamp(i, tj_v_float(0.5), tj_v_float(1.5)), TJ_FLOAT32, 4, (double[]){0.5, 0.5, 1.5, 1.5});
-    expect_i64(tj_clamp(b8(2, (uint8_t[]){1, 0}), tj_v_int(0), tj_v_int(1)), 2, (int64_t[]){1, 0});
+    test_expect_i64(tj_clamp(b8(2, (uint8_t[]){1, 0}), tj_v_int(0), tj_v_int(1)), 2, (int64_t[]){1, 0});
 }
 
 Test(ew, clamp_tensor_bounds_broadcast_and_propagate_nan)
@@ -664,11 +644,11 @@ Test(ew, clamp_tensor_with_one_bool_bound_gives_bool)
 {
     tj_tensor *b = b8(4, (uint8_t[]){1, 0, 1, 0});
     tj_tensor *lo = b8(4, (uint8_t[]){0, 0, 1, 1}), *hi = b8(4, (uint8_t[]){1, 0, 0, 1});
-    expect_bool(tj_clamp_tensor(b, lo, NULL), 4, (uint8_t[]){1, 0, 1, 1});
-    expect_bool(tj_clamp_tensor(b, NULL, hi), 4, (uint8_t[]){1, 0, 0, 0});
+    test_expect_bool(tj_clamp_tensor(b, lo, NULL), 4, (uint8_t[]){1, 0, 1, 1});
+    test_expect_bool(tj_clamp_tensor(b, NULL, hi), 4, (uint8_t[]){1, 0, 0, 0});
     /* a 0-dim bound broadcasts (torch: [True, True]) */
-    expect_bool(tj_clamp_tensor(b8(2, (uint8_t[]){1, 0}), test_tensor(TJ_BOOL, 0, NULL, (uint8_t[]){1}), NULL), 2,
-                (uint8_t[]){1, 1});
+    test_expect_bool(tj_clamp_tensor(b8(2, (uint8_t[]){1, 0}), test_tensor(TJ_BOOL, 0, NULL, (uint8_t[]){1}), NULL), 2,
+                     (uint8_t[]){1, 1});
 }
 
 Test(ew, clamp_errors)
@@ -693,10 +673,10 @@ Test(ew, masked_fill_broadcasts_self_with_mask_and_keeps_self_dtype)
     expect1(tj_masked_fill(f32(1, (float[]){0}), b8(2, (uint8_t[]){1, 0}), tj_v_int(2)), TJ_FLOAT32, 2,
             (double[]){2, 0});
     /* an int64 self truncates a float value; a bool self takes value != 0 */
-    expect_i64(tj_masked_fill(i64(2, (int64_t[]){3, -2}), b8(2, (uint8_t[]){1, 1}), tj_v_float(-2.7)), 2,
-               (int64_t[]){-2, -2});
-    expect_bool(tj_masked_fill(b8(2, (uint8_t[]){1, 0}), b8(2, (uint8_t[]){1, 1}), tj_v_float(2.5)), 2,
-                (uint8_t[]){1, 1});
+    test_expect_i64(tj_masked_fill(i64(2, (int64_t[]){3, -2}), b8(2, (uint8_t[]){1, 1}), tj_v_float(-2.7)), 2,
+                    (int64_t[]){-2, -2});
+    test_expect_bool(tj_masked_fill(b8(2, (uint8_t[]){1, 0}), b8(2, (uint8_t[]){1, 1}), tj_v_float(2.5)), 2,
+                     (uint8_t[]){1, 1});
     expect1(tj_masked_fill(f32(2, (float[]){1, 2}), b8(2, (uint8_t[]){0, 1}), tj_v_float(NAN)), TJ_FLOAT32, 2,
             (double[]){1, NAN});
 }
@@ -759,8 +739,8 @@ Test(ew, backward_operators_promote_and_broadcast)
     tj_tensor *g = f32(2, (float[]){1.5f, -2});
     expect1(tj_tanh_backward(g, tj_tensor_scalar_f64(2)), TJ_FLOAT32, 2, (double[]){-4.5, 6});
     expect1(tj_tanh_backward(g, f64(2, (double[]){1, 2})), TJ_FLOAT64, 2, (double[]){0, 6});
-    expect_i64(tj_threshold_backward(i64(2, (int64_t[]){1, 2}), i64(2, (int64_t[]){1, -2}), tj_v_int(0)), 2,
-               (int64_t[]){1, 0});
+    test_expect_i64(tj_threshold_backward(i64(2, (int64_t[]){1, 2}), i64(2, (int64_t[]){1, -2}), tj_v_int(0)), 2,
+                    (int64_t[]){1, 0});
     expect1(tj_threshold_backward(g, tj_tensor_scalar_f32(1), tj_v_int(0)), TJ_FLOAT32, 2, (double[]){1.5, -2});
     expect(tj_gelu_backward(test_tensor(TJ_FLOAT32, 1, (int64_t[]){0}, NULL),
                             test_tensor(TJ_FLOAT32, 1, (int64_t[]){0}, NULL), "tanh"),
@@ -799,7 +779,7 @@ Test(ew, bool_where_not_allowed_and_float_alpha_errors)
     test_expect_error(tj_sub(b, b), TJ_ERR_DTYPE, "aten::sub.Tensor", "bool");
     /* the advice names PyTorch's logical_not (and tjit's function for it) */
     cr_expect(strstr(tj_last_error(), "logical_not, tj_logical_not"), "%s", tj_last_error());
-    expect_bool(tj_logical_not(b), 2, (uint8_t[]){0, 1});
+    test_expect_bool(tj_logical_not(b), 2, (uint8_t[]){0, 1});
     test_expect_error(tj_sub(i, b), TJ_ERR_DTYPE, "aten::sub.Tensor", "bool");
     test_expect_error(tj_sub_scalar(b, tj_v_int(1)), TJ_ERR_DTYPE, "aten::sub.Scalar", "bool");
     test_expect_error(tj_add_alpha(i, i, tj_v_float(1.5)), TJ_ERR_DTYPE, "aten::add.Tensor", "alpha");

@@ -41,21 +41,6 @@ static void expect_dtype(const tj_tensor *t, tj_dtype dt, int64_t n)
     cr_assert_eq(tj_tensor_numel(t), n);
 }
 
-static void expect_i64(const tj_tensor *t, int64_t n, const int64_t *want)
-{
-    expect_dtype(t, TJ_INT64, n);
-    const int64_t *p = tj_tensor_data(t);
-    for (int64_t i = 0; i < n; i++) cr_expect_eq(p[i], want[i], "[%lld] = %lld, want %lld", (long long)i,
-                                                 (long long)p[i], (long long)want[i]);
-}
-
-static void expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want)
-{
-    expect_dtype(t, TJ_BOOL, n);
-    const uint8_t *p = tj_tensor_data(t);
-    for (int64_t i = 0; i < n; i++) cr_expect_eq(p[i], want[i], "[%lld] = %d, want %d", (long long)i, p[i], want[i]);
-}
-
 /* float64 values equal to want's bits (nan matching nan) when exact, else
  * within 1e-15 relative. */
 static void expect_f64(const tj_tensor *t, const double *want, int64_t n, bool exact)
@@ -67,16 +52,6 @@ static void expect_f64(const tj_tensor *t, const double *want, int64_t n, bool e
         cr_expect(same || (!exact && test_close(p[i], want[i], 1e-15, 0)), "[%lld] = %.17g, want %.17g",
                   (long long)i, p[i], want[i]);
     }
-}
-
-/* Same dtype, shape and bytes. */
-static void expect_same_bits(const tj_tensor *got, const tj_tensor *want, const char *what)
-{
-    cr_assert_not_null(got, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(got), tj_tensor_dtype(want), "%s", what);
-    cr_assert_eq(tj_tensor_numel(got), tj_tensor_numel(want), "%s", what);
-    size_t nb = (size_t)tj_tensor_numel(got) * tj_dtype_size(tj_tensor_dtype(got));
-    cr_expect(memcmp(tj_tensor_data(got), tj_tensor_data(want), nb) == 0, "%s: bits differ", what);
 }
 
 /* ---- unary values ---- */
@@ -192,7 +167,7 @@ Test(emath, rounding_is_the_identity_on_int64_and_refuses_bool)
     tj_tensor *(*const fns[4])(tj_tensor *) = {tj_floor, tj_ceil, tj_round, tj_trunc};
     const char *names[4] = {"aten::floor", "aten::ceil", "aten::round", "aten::trunc"};
     for (int k = 0; k < 4; k++) {
-        expect_i64(fns[k](i), 4, v);
+        test_expect_i64(fns[k](i), 4, v);
         test_expect_error(fns[k](b), TJ_ERR_DTYPE, names[k], "bool");
     }
     /* torch.frac: "frac_cpu" not implemented for 'Long' / 'Bool' */
@@ -218,17 +193,17 @@ Test(emath, isnan_isinf_isfinite_match_torch_and_are_constant_on_integers)
     static const uint8_t nan_[NX] = {1}, inf_[NX] = {0, 1, 1};
     uint8_t fin[NX];
     for (int i = 0; i < NX; i++) fin[i] = i >= 3;
-    expect_bool(tj_isnan(x), NX, nan_);
-    expect_bool(tj_isinf(x), NX, inf_);
-    expect_bool(tj_isfinite(x), NX, fin);
-    expect_bool(tj_isnan(x64), NX, nan_);
-    expect_bool(tj_isinf(x64), NX, inf_);
-    expect_bool(tj_isfinite(x64), NX, fin);
+    test_expect_bool(tj_isnan(x), NX, nan_);
+    test_expect_bool(tj_isinf(x), NX, inf_);
+    test_expect_bool(tj_isfinite(x), NX, fin);
+    test_expect_bool(tj_isnan(x64), NX, nan_);
+    test_expect_bool(tj_isinf(x64), NX, inf_);
+    test_expect_bool(tj_isfinite(x64), NX, fin);
     tj_tensor *i = i64(2, (int64_t[]){INT64_MAX, -1}), *b = b8(2, (uint8_t[]){1, 0});
-    expect_bool(tj_isnan(i), 2, (uint8_t[]){0, 0});
-    expect_bool(tj_isinf(b), 2, (uint8_t[]){0, 0});
-    expect_bool(tj_isfinite(i), 2, (uint8_t[]){1, 1});
-    expect_bool(tj_isfinite(b), 2, (uint8_t[]){1, 1});
+    test_expect_bool(tj_isnan(i), 2, (uint8_t[]){0, 0});
+    test_expect_bool(tj_isinf(b), 2, (uint8_t[]){0, 0});
+    test_expect_bool(tj_isfinite(i), 2, (uint8_t[]){1, 1});
+    test_expect_bool(tj_isfinite(b), 2, (uint8_t[]){1, 1});
 }
 
 Test(emath, nan_to_num_converts_its_replacements_to_the_dtype)
@@ -244,10 +219,10 @@ Test(emath, nan_to_num_converts_its_replacements_to_the_dtype)
     w64[0] = 1.5, w64[1] = 1e300, w64[2] = -2;
     expect_f64(tj_nan_to_num(xs64(), tj_v_float(1.5), tj_v_float(1e300), tj_v_float(-2)), w64, NX, true);
     /* integers: a copy, whatever the replacements */
-    expect_i64(tj_nan_to_num(i64(3, (int64_t[]){-7, 7, 0}), tj_v_float(1.5), tj_v_float(2), tj_v_float(3)), 3,
-               (int64_t[]){-7, 7, 0});
-    expect_bool(tj_nan_to_num(b8(2, (uint8_t[]){1, 0}), tj_v_none(), tj_v_none(), tj_v_none()), 2,
-                (uint8_t[]){1, 0});
+    test_expect_i64(tj_nan_to_num(i64(3, (int64_t[]){-7, 7, 0}), tj_v_float(1.5), tj_v_float(2), tj_v_float(3)), 3,
+                    (int64_t[]){-7, 7, 0});
+    test_expect_bool(tj_nan_to_num(b8(2, (uint8_t[]){1, 0}), tj_v_none(), tj_v_none(), tj_v_none()), 2,
+                     (uint8_t[]){1, 0});
 }
 
 /* ---- binary values ---- */
@@ -393,17 +368,17 @@ Test(emath, remainder_and_fmod_on_int64_follow_python_and_c)
     /* torch.remainder / torch.fmod of these int64 tensors */
     tj_tensor *a = i64(8, (int64_t[]){7, -7, 7, -7, 0, 5, INT64_MIN, INT64_MAX}),
               *b = i64(8, (int64_t[]){3, 3, -3, -3, 5, 1, 3, -2});
-    expect_i64(tj_remainder(a, b), 8, (int64_t[]){1, 2, -2, -1, 0, 0, 1, -1});
-    expect_i64(tj_fmod(a, b), 8, (int64_t[]){1, -1, 1, -1, 0, 0, -2, 1});
-    expect_i64(tj_remainder_scalar(a, tj_v_int(-3)), 8, (int64_t[]){-2, -1, -2, -1, 0, -1, -2, -2});
+    test_expect_i64(tj_remainder(a, b), 8, (int64_t[]){1, 2, -2, -1, 0, 0, 1, -1});
+    test_expect_i64(tj_fmod(a, b), 8, (int64_t[]){1, -1, 1, -1, 0, 0, -2, 1});
+    test_expect_i64(tj_remainder_scalar(a, tj_v_int(-3)), 8, (int64_t[]){-2, -1, -2, -1, 0, -1, -2, -2});
     /* a float Scalar promotes to float32: torch.fmod(a, 2.5), torch.remainder(a, 2.5) */
     test_expect_f32(tj_fmod_scalar(a, tj_v_float(2.5)), (float[]){2, -2, 2, -2, 0, 0, -0.5f, 0.5f}, 8, 0);
     test_expect_f32(tj_remainder_scalar(a, tj_v_float(2.5)), (float[]){2, 0.5f, 2, 0.5f, 0, 0, 2, 0.5f}, 8, 0);
     /* INT64_MIN % -1 (PyTorch 1.13 itself dies of SIGFPE here): 0, as Python */
-    expect_i64(tj_remainder_scalar(i64(1, (int64_t[]){INT64_MIN}), tj_v_int(-1)), 1, (int64_t[]){0});
-    expect_i64(tj_fmod(i64(1, (int64_t[]){INT64_MIN}), i64(1, (int64_t[]){-1})), 1, (int64_t[]){0});
+    test_expect_i64(tj_remainder_scalar(i64(1, (int64_t[]){INT64_MIN}), tj_v_int(-1)), 1, (int64_t[]){0});
+    test_expect_i64(tj_fmod(i64(1, (int64_t[]){INT64_MIN}), i64(1, (int64_t[]){-1})), 1, (int64_t[]){0});
     /* bool self with an int64 divisor computes in int64: torch.remainder(tensor([True, False]), tensor([3, 2])) */
-    expect_i64(tj_remainder(b8(2, (uint8_t[]){1, 0}), i64(2, (int64_t[]){3, 2})), 2, (int64_t[]){1, 0});
+    test_expect_i64(tj_remainder(b8(2, (uint8_t[]){1, 0}), i64(2, (int64_t[]){3, 2})), 2, (int64_t[]){1, 0});
 }
 
 Test(emath, scalar_overloads_match_torch_in_float32)
@@ -438,9 +413,9 @@ Test(emath, clamp_min_and_clamp_max_promote_and_fill_nan_for_a_nan_bound)
     test_expect_f32(tj_clamp_max(ones, tj_v_float(NAN)), (float[]){NAN, NAN, NAN}, 3, 0);
     /* torch.clamp_min(tensor([-3, 0, 4]), 1), clamp_max(..., 0.5), clamp_min(tensor([True, False]), 0) */
     tj_tensor *i = i64(3, (int64_t[]){-3, 0, 4});
-    expect_i64(tj_clamp_min(i, tj_v_int(1)), 3, (int64_t[]){1, 1, 4});
+    test_expect_i64(tj_clamp_min(i, tj_v_int(1)), 3, (int64_t[]){1, 1, 4});
     test_expect_f32(tj_clamp_max(i, tj_v_float(0.5)), (float[]){-3, 0, 0.5f}, 3, 0);
-    expect_i64(tj_clamp_min(b8(2, (uint8_t[]){1, 0}), tj_v_int(0)), 2, (int64_t[]){1, 0});
+    test_expect_i64(tj_clamp_min(b8(2, (uint8_t[]){1, 0}), tj_v_int(0)), 2, (int64_t[]){1, 0});
 }
 
 /* ---- errors ---- */
@@ -609,11 +584,8 @@ Test(emath, make_fx_records_the_aten_names_and_not_the_implicit_isfinite)
     inputs(in);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    for (int k = 0; k < NOPS; k++) {
-        const tj_op *op = tj_op_find(op_names[k]);
-        cr_assert_not_null(op, "%s", op_names[k]);
-        cr_expect_eq(tj_graph_count_op(g, op), k < NRECORDED ? 1 : 0, "%s", op_names[k]);
-    }
+    test_expect_op_count(g, op_names, NRECORDED, 1);
+    test_expect_op_count(g, op_names + NRECORDED, NOPS - NRECORDED, 0);
     tj_graph_free(g);
 }
 
@@ -622,25 +594,20 @@ Test(emath, decomposed_graph_and_plan_give_the_kernels_bits)
     tj_tensor *in[2];
     inputs(in);
     tj_tensor *eager[NOPS];
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
-    cr_assert_eq(n_out, NOPS);
+    test_run_eager(all_ops, in, 2, eager, NOPS);
     /* the core table lowers everything to primitives with the kernels' bits,
      * except exp2 = pow(2, x): SLEEF's pow and exp2 may differ by an ulp */
     tj_tensor *got[NOPS];
     cr_expect(test_run_core(all_ops, NULL, in, 2, got));
     for (int k = 0; k < NOPS; k++) {
-        if (strcmp(op_names[k], "aten::exp2") != 0) expect_same_bits(got[k], eager[k], op_names[k]);
+        if (strcmp(op_names[k], "aten::exp2") != 0) test_expect_identical(got[k], eager[k], op_names[k]);
         else test_expect_f32(got[k], tj_tensor_data(eager[k]), NX, 1.2e-7);
     }
     /* the undecomposed graph compiled into a plan replays eager's bits */
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 2, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
-    for (int k = 0; k < NOPS; k++) expect_same_bits(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
+    test_replay(g, in, 2, got, NOPS);
+    for (int k = 0; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
     tj_graph_free(g);
 }
 

@@ -15,17 +15,6 @@ TestSuite(opsd, .init = test_scope_open, .fini = test_scope_close);
 static tj_tensor *f32(int ndim, const int64_t *shape, const float *v) { return test_tensor(TJ_FLOAT32, ndim, shape, v); }
 static tj_tensor *vec(int64_t n, const float *v) { return test_tensor(TJ_FLOAT32, 1, (int64_t[]){n}, v); }
 
-static void expect_same_bits(const tj_tensor *got, const tj_tensor *want, const char *what)
-{
-    cr_assert_not_null(got, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_dtype(got), tj_tensor_dtype(want), "%s", what);
-    cr_assert_eq(tj_tensor_ndim(got), tj_tensor_ndim(want), "%s", what);
-    for (int d = 0; d < tj_tensor_ndim(got); d++) cr_assert_eq(tj_tensor_shape(got)[d], tj_tensor_shape(want)[d]);
-    tj_tensor *a = tj_contiguous(tj_clone((tj_tensor *)got));
-    size_t nb = (size_t)tj_tensor_numel(got) * tj_dtype_size(tj_tensor_dtype(got));
-    cr_assert(memcmp(tj_tensor_data(a), tj_tensor_data(want), nb) == 0, "%s: bits differ", what);
-}
-
 /* ---- binary_cross_entropy ---- */
 
 Test(opsd, bce_gives_pytorchs_values_with_the_log_clamped)
@@ -44,7 +33,8 @@ Test(opsd, bce_gives_pytorchs_values_with_the_log_clamped)
     test_expect_f32(tj_binary_cross_entropy(e, e, NULL, 1), (float[]){NAN}, 1, 0);
     test_expect_f32(tj_binary_cross_entropy(e, e, NULL, 2), (float[]){0}, 1, 0);
     tj_tensor *xt = tj_transpose(x2, 0, 1), *tt = tj_contiguous(tj_transpose(x2, 0, 1));
-    expect_same_bits(tj_binary_cross_entropy(xt, tt, NULL, 0), tj_binary_cross_entropy(tt, tt, NULL, 0), "transposed");
+    test_expect_identical(tj_binary_cross_entropy(xt, tt, NULL, 0), tj_binary_cross_entropy(tt, tt, NULL, 0),
+                          "transposed");
 }
 
 Test(opsd, bce_refuses_inputs_outside_0_1_and_bad_arguments)
@@ -362,19 +352,15 @@ Test(opsd, make_fx_records_aten_names_and_replay_matches_eager)
 {
     tj_tensor *in[3], *eager[NOPS], *got[NOPS];
     inputs(in);
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_run_eager(all_ops, in, 3, eager, NOPS);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 3, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[0])), 1);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[1])), 1);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[2])), 2);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find(op_names[4])), 1);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
-    for (int k = 0; k < NOPS; k++) expect_same_bits(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
+    test_replay(g, in, 3, got, NOPS);
+    for (int k = 0; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
     tj_graph_free(g);
 }
 
@@ -382,8 +368,7 @@ Test(opsd, decomposed_graph_matches_eager)
 {
     tj_tensor *in[3], *eager[NOPS], *got[NOPS];
     inputs(in);
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_run_eager(all_ops, in, 3, eager, NOPS);
     tj_decomp_table *core = tj_core_decompositions();
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 3, core, TJ_TRACE_FAKE);
     tj_decomp_table_free(core);
@@ -393,6 +378,6 @@ Test(opsd, decomposed_graph_matches_eager)
     tj_graph_free(g);
     /* same kernels (amax of abs, a count, copies and fills, the backward's
      * elementwise chain): the same bits; the loss through log / mean: close */
-    for (int k = 1; k < NOPS; k++) expect_same_bits(got[k], eager[k], op_names[k]);
+    for (int k = 1; k < NOPS; k++) test_expect_identical(got[k], eager[k], op_names[k]);
     test_expect_f32(got[0], (const float *)tj_tensor_data(eager[0]), 1, 1e-6);
 }

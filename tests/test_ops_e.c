@@ -457,19 +457,15 @@ Test(opse, make_fx_records_aten_names_and_replay_matches_eager)
 {
     tj_tensor *in[3], *eager[NOPS], *got[NOPS];
     inputs(in);
-    int n_out;
-    cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    test_run_eager(all_ops, in, 3, eager, NOPS);
     tj_graph *g = tj_make_fx(all_ops, NULL, in, 3, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     for (int k = 0; k < NOPS; k++) cr_expect_geq(tj_graph_count_op(g, tj_op_find(op_names[k])), 1, "%s", op_names[k]);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::hardtanh")), 2, "relu6 records hardtanh");
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::relu6")), 0);
     cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::l1_loss")), 0);
-    tj_plan *p = tj_compile(g, NULL);
-    cr_assert_not_null(p, "%s", tj_last_error());
-    cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
+    test_replay(g, in, 3, got, NOPS);
     for (int k = 0; k < NOPS; k++) expect_same(got[k], eager[k], op_names[k]);
-    tj_plan_free(p);
     tj_graph_free(g);
 }
 
@@ -480,8 +476,7 @@ Test(opse, core_decompositions_lower_to_primitives_and_replay_like_eager)
         tj_tensor *in[3], *eager[NOPS], *got[NOPS];
         inputs(in);
         for (int i = 0; dt && i < 3; i++) in[i] = tj_to_copy(in[i], TJ_FLOAT64);
-        int n_out;
-        cr_assert_eq(all_ops(NULL, in, 3, eager, &n_out), TJ_OK, "%s", tj_last_error());
+        test_run_eager(all_ops, in, 3, eager, NOPS);
         tj_decomp_table *core = tj_core_decompositions();
         for (int k = 0; k < NOPS; k++)
             cr_expect(tj_decomp_table_contains(core, tj_op_find(op_names[k])), "%s not in the core table", op_names[k]);
@@ -489,9 +484,7 @@ Test(opse, core_decompositions_lower_to_primitives_and_replay_like_eager)
         tj_decomp_table_free(core);
         cr_assert_not_null(g, "%s", tj_last_error());
         cr_expect(test_only_primitives(g));
-        tj_plan *p = tj_compile(g, NULL);
-        cr_assert_not_null(p, "%s", tj_last_error());
-        cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
+        test_replay(g, in, 3, got, NOPS);
         /* the pointwise results are the same numbers; the reduced losses
          * (sums in another order) are close */
         for (int k = 0; k < NOPS; k++) {
@@ -500,7 +493,6 @@ Test(opse, core_decompositions_lower_to_primitives_and_replay_like_eager)
                           op_names[k]);
             else expect_same(got[k], eager[k], op_names[k]);
         }
-        tj_plan_free(p);
         tj_graph_free(g);
     }
 }

@@ -83,6 +83,15 @@ static tj_plan *compile_ok(const tj_graph *g, const tj_compile_options *o)
     return p;
 }
 
+/* p's statistics (tj_plan_stats), asserting it answers. This file keeps
+ * off test_util, which the ThreadSanitizer build does not link. */
+static tj_plan_statistics plan_stats(const tj_plan *p)
+{
+    tj_plan_statistics st;
+    cr_assert_eq(tj_plan_stats(p, &st), TJ_OK);
+    return st;
+}
+
 /* ---- traced functions ---- */
 
 /* in: x [8, 16], w1 [32, 16], b1 [32], w2 [4, 32], b2 [4] */
@@ -270,8 +279,7 @@ Test(plan, views_are_resolved_at_compile_time_without_nodes)
     tj_tensor *x = random_f32(3, (int64_t[]){2, 3, 4}, 7);
     tj_graph *g = trace(fn_views, NULL, &x, 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    cr_assert_eq(tj_plan_stats(p, &st), TJ_OK);
+    tj_plan_statistics st = plan_stats(p);
     int views = 0, calls = 0;
     for (int i = 0; i < tj_graph_num_nodes(g); i++) {
         if (tj_graph_node_kind(g, i) != TJ_NODE_CALL) continue;
@@ -311,8 +319,7 @@ Test(plan, constants_are_placed_once_and_shared)
     tj_tensor *x = random_f32(2, (int64_t[]){5, 4}, 3);
     tj_graph *g = trace(fn_constants, w, &x, 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_constants, 2);
     tj_graph_free(g); /* the plan keeps its own references */
     g = trace(fn_constants, w, &x, 1);
@@ -409,8 +416,7 @@ Test(plan, an_input_view_that_the_run_strides_would_turn_into_a_copy_reads_a_sta
     tj_graph *g = trace(fn_unsafe_view, NULL, &x, 1);
     tj_plan *p = compile_ok(g, NULL);
     cr_assert_eq(tj_graph_count_op(g, tj_op_find("aten::_unsafe_view")), 1);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.staging_bytes, 64, "x's 48 bytes, rounded up");
     expect_plan_matches(g, p, &x, 1);
     tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6));
@@ -471,8 +477,7 @@ Test(plan, an_input_view_that_only_splits_dims_gets_no_staging_block)
     tj_tensor *x = random_f32(1, (int64_t[]){12}, 5);
     tj_graph *g = trace(fn_split_view, NULL, &x, 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.staging_bytes, 0);
     tj_tensor *every_other = tj_slice(random_f32(1, (int64_t[]){24}, 6), 0, true, 0, true, 24, 2);
     expect_plan_matches(g, p, &every_other, 1);
@@ -499,8 +504,7 @@ Test(plan, an_input_written_in_place_whose_view_would_copy_is_refused)
     tj_tensor *x = random_f32(2, (int64_t[]){3, 4}, 5);
     tj_graph *g = trace(fn_unsafe_view_then_write, NULL, (tj_tensor *[]){tj_clone(x)}, 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.staging_bytes, 0);
     tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){4, 3}, 6)), *xt0 = tj_clone(xt);
     tj_tensor *out[1] = {NULL};
@@ -594,8 +598,7 @@ Test(plan, three_d_linear_of_a_transposed_input_gives_eager_results)
     tj_graph *g = trace_linear3d(in, 2, 3, 4);
     cr_expect_geq(tj_graph_count_op(g, tj_op_find("aten::view")), 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.staging_bytes, 128, "x's 96 bytes, rounded up");
     expect_plan_matches(g, p, in, 3);
     tj_tensor *odd[3] = {transposed_x(7, 2, 3, 4), tj_t(random_f32(2, (int64_t[]){4, 5}, 8)), in[2]};
@@ -632,8 +635,7 @@ Test(plan, decomposed_conv2d_of_non_contiguous_inputs_gives_eager_results)
     cr_assert_not_null(d, "%s", tj_last_error());
     cr_expect_eq(tj_graph_count_op(d, tj_op_find("aten::convolution")), 0);
     tj_plan *p = compile_ok(d, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_gt(st.staging_bytes, 0);
     expect_plan_matches(d, p, in, 3);
     /* x channels-last, w with its spatial dims transposed */
@@ -672,8 +674,7 @@ Test(plan, a_staged_input_written_back_gets_its_new_value)
     int wb[2] = {0, -1};
     tj_compile_options o = {.writeback = wb};
     tj_plan *p = compile_ok(g, &o);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.staging_bytes, 64);
     tj_tensor *base = random_f32(2, (int64_t[]){4, 3}, 3);
     tj_tensor *xt = tj_t(base), *x0 = tj_clone(xt);
@@ -804,6 +805,14 @@ static tj_status fn_momentum(void *ctx, tj_tensor *const *in, int n, tj_tensor *
     return out[0] ? TJ_OK : tj_last_status();
 }
 
+/* fn_momentum traced on three random float32 tensors of `shape` (p, buf,
+ * g: seeds 1, 2, 3), which land in in. */
+static tj_graph *trace_momentum(int ndim, const int64_t *shape, tj_tensor **in)
+{
+    for (int i = 0; i < 3; i++) in[i] = random_f32(ndim, shape, (unsigned)i + 1);
+    return trace(fn_momentum, NULL, in, 3);
+}
+
 /* in: p, g: p' = p + g, and q = p * p' reads p after p' is made */
 static tj_status fn_late_read(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
@@ -844,8 +853,7 @@ Test(plan, written_back_output_is_computed_in_the_input_buffer)
     int wb[1] = {0};
     tj_compile_options o = {.writeback = wb, .no_pointwise_fusion = true}; /* 0.1 g in the arena */
     tj_plan *p = compile_ok(g, &o);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback, 1);
     cr_expect_eq(st.n_writeback_direct, 1, "sub reads p element by element where it writes p'");
     /* p' lives in p: only 0.1 g has an arena block */
@@ -875,13 +883,12 @@ Test(plan, optimiser_state_and_parameters_are_written_back_without_copies)
 {
     tj_scope *s = tj_scope_begin();
     int64_t sh[1] = {1000};
-    tj_tensor *in[3] = {random_f32(1, sh, 1), random_f32(1, sh, 2), random_f32(1, sh, 3)};
-    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_tensor *in[3];
+    tj_graph *g = trace_momentum(1, sh, in);
     int wb[2] = {0, 1};
     tj_compile_options o = {.writeback = wb};
     tj_plan *p = compile_ok(g, &o);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback, 2);
     cr_expect_eq(st.n_writeback_direct, 2);
     tj_tensor *ref_in[3] = {tj_clone(in[0]), tj_clone(in[1]), in[2]};
@@ -902,8 +909,7 @@ Test(plan, input_read_after_its_new_value_is_made_is_copied_back_at_the_end)
     /* apart: loop fusion would read p in the step that writes p' */
     tj_compile_options o = {.writeback = wb, .no_pointwise_fusion = true};
     tj_plan *p = compile_ok(g, &o);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback, 1);
     cr_expect_eq(st.n_writeback_direct, 0);
     tj_tensor *ref_in[2] = {tj_clone(in[0]), in[1]};
@@ -942,8 +948,8 @@ Test(plan, write_back_runs_allocate_nothing)
     tj_set_allocator(&a);
     tj_scope *s = tj_scope_begin();
     int64_t sh[1] = {1000};
-    tj_tensor *in[3] = {random_f32(1, sh, 1), random_f32(1, sh, 2), random_f32(1, sh, 3)};
-    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_tensor *in[3];
+    tj_graph *g = trace_momentum(1, sh, in);
     tj_compile_options o = {.writeback = (int[]){0, 1}};
     tj_plan *p = compile_ok(g, &o);
     cr_assert_eq(tj_plan_run_into(p, in, 3, NULL), TJ_OK);
@@ -962,13 +968,12 @@ Test(plan, write_back_fallback_is_allocated_once_when_an_input_first_needs_it)
     tj_set_allocator(&a);
     tj_scope *s = tj_scope_begin();
     int64_t sh[2] = {32, 48};
-    tj_tensor *in[3] = {random_f32(2, sh, 1), random_f32(2, sh, 2), random_f32(2, sh, 3)};
-    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_tensor *in[3];
+    tj_graph *g = trace_momentum(2, sh, in);
     int wb[2] = {0, 1};
     tj_compile_options o = {.writeback = wb};
     tj_plan *p = compile_ok(g, &o);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback_direct, 2);
     cr_expect_eq(st.writeback_fallback_bytes, 2 * 32 * 48 * 4, "p' and buf'");
     /* contiguous inputs: written in place, no fallback (after a first run,
@@ -1028,8 +1033,7 @@ Test(plan, functionalised_graph_writes_mutated_inputs_back_in_place)
     cr_assert_eq(tj_graph_num_outputs(g), 3);
     cr_expect_eq(tj_graph_output_writeback(g, 1) + tj_graph_output_writeback(g, 2), 0 + 1);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback, 2);
     cr_expect_eq(st.n_writeback_direct, 2, "buf' and p' are made by elementwise kernels reading buf, p in place");
     /* four steps: the interpreter on its own copies, the plan on others */
@@ -1065,8 +1069,7 @@ Test(plan, mlp_training_step_replays_like_the_interpreter_with_direct_write_back
     tj_graph *g = step_trace(&m, STEP_TRAIN, 8, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_writeback, 2 * m.n_params, "parameters and momentum buffers");
     cr_expect_eq(st.n_writeback_direct, st.n_writeback);
     cr_expect_leq(st.arena_bytes, st.naive_bytes);
@@ -1101,8 +1104,7 @@ Test(plan, gpt_training_step_arena_is_at_most_60_percent_of_the_naive_sum)
     tj_graph *g = step_trace(&m, STEP_TRAIN, 0, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_leq(st.arena_bytes * 10, st.naive_bytes * 6, "arena %zu, naive %zu", st.arena_bytes, st.naive_bytes);
     cr_expect_geq(st.arena_bytes, st.lower_bound_bytes);
     cr_expect_eq(st.n_writeback_direct, st.n_writeback);
@@ -1177,9 +1179,8 @@ Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
 Test(plan, bad_write_back_entries_are_compile_errors)
 {
     tj_scope *s = tj_scope_begin();
-    tj_tensor *in[3] = {random_f32(1, (int64_t[]){4}, 1), random_f32(1, (int64_t[]){4}, 2),
-                        random_f32(1, (int64_t[]){4}, 3)};
-    tj_graph *g = trace(fn_momentum, NULL, in, 3);
+    tj_tensor *in[3];
+    tj_graph *g = trace_momentum(1, (int64_t[]){4}, in);
     tj_compile_options o = {.writeback = (int[]){3, -1}};
     cr_expect_null(tj_compile(g, &o));
     cr_expect(strstr(tj_last_error(), "output 0 is written back to input 3 of 3"), "%s", tj_last_error());
@@ -1255,16 +1256,14 @@ Test(plan, arena_lies_between_the_lower_bound_and_the_naive_sum)
 {
     mlp_case m = mlp_setup();
     tj_plan *p = compile_ok(m.g, NULL);
-    tj_plan_statistics st;
-    cr_assert_eq(tj_plan_stats(p, &st), TJ_OK);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_leq(st.lower_bound_bytes, st.arena_bytes);
     cr_expect_leq(st.arena_bytes, st.naive_bytes);
     cr_expect_eq(st.arena_bytes % 64, 0);
     /* without reuse every intermediate has its own block */
     tj_compile_options o = {.no_memory_reuse = true};
     tj_plan *q = compile_ok(m.g, &o);
-    tj_plan_statistics sq;
-    tj_plan_stats(q, &sq);
+    tj_plan_statistics sq = plan_stats(q);
     cr_expect_eq(sq.arena_bytes, sq.naive_bytes);
     cr_expect_eq(sq.naive_bytes, st.naive_bytes);
     expect_plan_matches(m.g, q, m.in, 5);
@@ -1291,8 +1290,7 @@ Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
     tj_tensor *in[2];
     tj_graph *g;
     tj_plan *p = compile_chain(sh, in, &g);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     const size_t block = 256 * 128 * 4;
     /* 7 results of 128 KiB: a (live until sub) plus one working block suffice */
     cr_expect_eq(st.naive_bytes, 7 * block);
@@ -1303,8 +1301,7 @@ Test(plan, elementwise_chain_reuses_dying_inputs_in_place)
     /* no in-place reuse: same results, more memory */
     tj_compile_options o = {.no_inplace_reuse = true, .no_pointwise_fusion = true};
     tj_plan *q = compile_ok(g, &o);
-    tj_plan_statistics sq;
-    tj_plan_stats(q, &sq);
+    tj_plan_statistics sq = plan_stats(q);
     cr_expect_eq(sq.n_inplace, 0);
     cr_expect_eq(sq.arena_bytes, 3 * block);
     expect_plan_matches(g, q, in, 2);
@@ -1323,8 +1320,7 @@ Test(plan, small_elementwise_results_get_blocks_of_their_own)
     tj_tensor *in[2];
     tj_graph *g;
     tj_plan *p = compile_chain(sh, in, &g);
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_inplace, 0);
     cr_expect_eq(st.arena_bytes, 3 * 64 * 64 * 4, "arena %zu", st.arena_bytes);
     expect_plan_matches(g, p, in, 2);
@@ -1545,8 +1541,7 @@ Test(plan, random_operators_are_never_folded)
     tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
     tj_graph *g = trace(fn_random, NULL, &x, 1);
     tj_plan *p = compile_ok(g, &(tj_compile_options){.no_pointwise_fusion = true});
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     cr_expect_eq(st.n_folded, 1, "only full folds, got %d", st.n_folded);
     cr_expect_eq(st.n_kernels, 3, "rand, mul and add run, got %d kernels", st.n_kernels);
     /* every run draws anew */
@@ -1621,8 +1616,7 @@ Test(plan, four_threads_share_folded_constants_and_match_sequential_runs)
     mlp_case m = mlp_setup();
     tj_graph *g = trace(fn_folds_mlp, NULL, m.in, 5);
     tj_plan *p = compile_ok(g, NULL);
-    tj_plan_statistics s;
-    tj_plan_stats(p, &s);
+    tj_plan_statistics s = plan_stats(p);
     cr_expect_geq(s.n_folded, 4);
     tj_plan_free(p);
     expect_four_threads_match(g, m.in);
@@ -1881,8 +1875,7 @@ Test(plan, profiler_trace_is_chrome_trace_event_json)
     cr_assert_not_null(root, "%s at line %d", err.text, err.line);
     json_t *events = json_object_get(root, "traceEvents");
     cr_assert(json_is_array(events));
-    tj_plan_statistics st;
-    tj_plan_stats(p, &st);
+    tj_plan_statistics st = plan_stats(p);
     int kernels = 0, runs = 0, addmm = 0, fused = 0;
     double last_ts = -1, run_ts = 0, run_end = 0;
     size_t i;

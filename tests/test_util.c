@@ -158,15 +158,36 @@ void test_expect_close(const tj_tensor *t, const double *want, int64_t n, double
     }
 }
 
-tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
+void test_replay(const tj_graph *g, tj_tensor *const *in, int n, tj_tensor **out, int nout)
 {
     tj_plan *p = tj_compile(g, NULL);
     cr_assert_not_null(p, "%s", tj_last_error());
-    tj_tensor *out[1];
-    cr_assert_eq(tj_plan_num_outputs(p), 1);
+    cr_assert_eq(tj_plan_num_outputs(p), nout);
     cr_assert_eq(tj_plan_run(p, in, n, out), TJ_OK, "%s", tj_last_error());
     tj_plan_free(p);
+}
+
+tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n)
+{
+    tj_tensor *out[1];
+    test_replay(g, in, n, out, 1);
     return out[0];
+}
+
+void test_expect_op_count(const tj_graph *g, const char *const *names, int n, int count)
+{
+    for (int k = 0; k < n; k++) {
+        const tj_op *op = tj_op_find(names[k]);
+        cr_assert_not_null(op, "%s", names[k]);
+        cr_expect_eq(tj_graph_count_op(g, op), count, "%s", names[k]);
+    }
+}
+
+void test_run_eager(tj_trace_fn fn, tj_tensor *const *in, int n, tj_tensor **out, int nout)
+{
+    int n_out = 0;
+    cr_assert_eq(fn(NULL, in, n, out, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, nout);
 }
 
 tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy)
@@ -297,6 +318,44 @@ void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
         double u = tj_tensor_item_at(ca, i), v = tj_tensor_item_at(cb, i);
         cr_assert(isnan(u) && isnan(v), "%s: element %ld of %ld: %.17g vs %.17g", what, (long)i, (long)n, u, v);
     }
+}
+
+/* t's elements in logical order (t itself when contiguous, else a copy the
+ * open scope owns), after asserting its dtype and size. */
+static const void *expect_data(const tj_tensor *t, tj_dtype dtype, int64_t n)
+{
+    cr_assert_not_null(t, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(t), dtype, "dtype %s", tj_dtype_name(tj_tensor_dtype(t)));
+    cr_assert_eq(tj_tensor_numel(t), n);
+    tj_tensor *c = tj_contiguous((tj_tensor *)t);
+    cr_assert_not_null(c, "%s", tj_last_error());
+    return tj_tensor_data(c);
+}
+
+void test_expect_i64(const tj_tensor *t, int64_t n, const int64_t *want)
+{
+    const int64_t *p = expect_data(t, TJ_INT64, n);
+    for (int64_t i = 0; i < n; i++)
+        cr_expect_eq(p[i], want[i], "[%lld] = %lld, want %lld", (long long)i, (long long)p[i], (long long)want[i]);
+}
+
+void test_expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want)
+{
+    const uint8_t *p = expect_data(t, TJ_BOOL, n);
+    for (int64_t i = 0; i < n; i++) cr_expect_eq(p[i], want[i], "[%lld] = %d, want %d", (long long)i, p[i], want[i]);
+}
+
+void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const char *what)
+{
+    cr_assert_not_null(got, "%s: %s", what, tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(got), tj_tensor_dtype(want), "%s", what);
+    cr_assert_eq(tj_tensor_ndim(got), tj_tensor_ndim(want), "%s", what);
+    for (int d = 0; d < tj_tensor_ndim(got); d++)
+        cr_assert_eq(tj_tensor_shape(got)[d], tj_tensor_shape(want)[d], "%s: dim %d", what, d);
+    tj_tensor *g = tj_contiguous((tj_tensor *)got), *w = tj_contiguous((tj_tensor *)want);
+    cr_assert(g && w, "%s: %s", what, tj_last_error());
+    size_t nb = (size_t)tj_tensor_numel(got) * tj_dtype_size(tj_tensor_dtype(got));
+    cr_expect(memcmp(tj_tensor_data(g), tj_tensor_data(w), nb) == 0, "%s: bits differ", what);
 }
 
 bool test_native_code(void) { return getenv("TJ_TEST_NATIVE_CODE") != NULL; }

@@ -80,13 +80,25 @@ void test_expect_f32(const tj_tensor *t, const float *want, int64_t n, double rt
  *  tj_last_error() naming op and containing needle. */
 void test_expect_error(const void *result, tj_status status, const char *op, const char *needle);
 
-/** g, which must have one output, compiled (tj_compile) and run once on in
- *  (n inputs); returns the output. The test fails on any error. */
+/** g, which must have nout outputs, compiled (tj_compile) and run once on
+ *  in (n inputs) into out; the results outlive the plan, freed here. The
+ *  test fails on any error. */
+void test_replay(const tj_graph *g, tj_tensor *const *in, int n, tj_tensor **out, int nout);
+
+/** test_replay of a graph with one output; returns it. */
 tj_tensor *test_replay1(const tj_graph *g, tj_tensor *const *in, int n);
+
+/** fn run eagerly (ctx NULL) on in (n inputs) into out; the test fails
+ *  unless it succeeds with nout results. */
+void test_run_eager(tj_trace_fn fn, tj_tensor *const *in, int n, tj_tensor **out, int nout);
 
 /** The gradient of sum(gy * y) with respect to x (tj_autograd_grad); the
  *  test fails when y is NULL or on any error. */
 tj_tensor *test_grad1(tj_tensor *x, tj_tensor *y, tj_tensor *gy);
+
+/** Expects g to hold exactly `count` call nodes of each of the n operators
+ *  names[0..n) (ATen names; the test fails on a name tjit does not know). */
+void test_expect_op_count(const tj_graph *g, const char *const *names, int n, int count);
 
 /** True when every call node of g is a primitive operator. */
 bool test_only_primitives(const tj_graph *g);
@@ -126,6 +138,16 @@ tj_plan_statistics test_plan_stats(const tj_plan *p);
 /** Every element of a and b identical bit for bit (a NaN equal to a NaN of
  *  any payload); same dtype and element count. Asserts. */
 void test_expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what);
+
+/** Asserts that t (else fails with the last error) is an int64 / bool tensor
+ *  of n elements and expects each, in logical order, to equal want's. */
+void test_expect_i64(const tj_tensor *t, int64_t n, const int64_t *want);
+void test_expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want);
+
+/** Asserts that got (else fails with the last error) has want's dtype and
+ *  shape and expects the same bytes in logical order: signed zeros and nan
+ *  payloads told apart, unlike test_expect_same_bits. */
+void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const char *what);
 
 /** True when TJ_TEST_NATIVE_CODE is set (the fuse_*_native entries of
  *  meson test, which rerun the loop-fusion tests): their fused plans are
