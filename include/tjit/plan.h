@@ -244,7 +244,8 @@ int tj_plan_num_outputs(const tj_plan *p);
  * share memory, or that overlaps another of its operands without being it
  * (as eagerly: the message names the node) and for a run of a plan writing
  * a graph constant while another run of it is in progress (see above),
- * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory, a kernel's error (the
+ * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory or that
+ * shares memory with another input (see tj_pass_functionalize), a kernel's error (the
  * outputs are then NULL; written-back inputs may be partly updated),
  * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);
