@@ -111,8 +111,9 @@ typedef struct tj_compile_options {
     const int *writeback;
     /** Plain best-fit placement at any thread count. By default, compiled
      * with 2 or more threads (tj_set_num_threads), a result goes where the
-     * parts its threads write (contiguous parts, one per thread; results
-     * under 256 KiB: all by the calling thread) fall on bytes the same
+     * parts its threads write (contiguous parts, one per thread up to the
+     * 64 a kernel runs on; results under 256 KiB: all by the calling
+     * thread) fall on bytes the same
      * threads wrote last: on machines whose cores share no cache, writing
      * over another core's lines runs at DRAM speed (gpt forward replay 3-33%
      * faster at 2 threads here; the arena may grow a little). */
