@@ -66,6 +66,10 @@ expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
 expect 2 "bad value '0' for --threads \(a comma-separated list of positive thread counts" err bench mlp --threads 0
 expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
+# an empty entry or a sign is refused too (a trailing comma used to be ignored)
+expect 2 "bad value '1,' for --threads" err bench mlp --threads 1,
+expect 2 "bad value '1,,2' for --threads" err bench mlp --threads 1,,2
+expect 2 "bad value '\+1' for --threads" err bench mlp --threads +1
 expect 2 "bad value '0' for --runs" err bench mlp --runs 0
 # --native without a compiler: no times of the loops labelled as native code's
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
