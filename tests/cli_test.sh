@@ -50,6 +50,18 @@ expect 2 'usage: tjit train' err train mlp --threads 0
 expect 2 "bad value 'x' for --seed" err train mlp --seed x
 expect 2 'gpt is not a Fashion-MNIST model \(mlp or cnn\)' err train gpt
 expect 2 'usage: tjit train' err train mlp cnn
+# a missing or extra operand is named, not only shown the usage
+expect 2 "^tjit train: unexpected argument 'cnn'" err train mlp cnn
+expect 2 '^tjit train: missing the model \(mlp or cnn\)' err train
+expect 2 "^tjit eval: unexpected argument 'cnn'" err eval mlp cnn --load x
+expect 2 "^tjit profile: unexpected argument 'extra'" err profile mlp extra
+expect 2 '^tjit profile: missing the model' err profile
+expect 2 "^tjit trace: unexpected argument 'extra'" err trace mlp extra
+expect 2 '^tjit trace: missing the model' err trace
+expect 2 "^tjit graph: unexpected argument 'b'" err graph a b
+expect 2 '^tjit graph: missing the graph FILE' err graph
+expect 2 "^tjit ops: unexpected argument 'extra'" err ops extra
+expect 2 "^tjit demo: unexpected argument 'extra'" err demo extra
 expect 1 'Fashion-MNIST not found in .*dataset-fashion-mnist' err train mlp --data "$work/no-such-dir"
 expect 2 'usage: tjit eval' err eval mlp
 expect 2 "bad value 'bogus' for --mode \(eager, traced or decomposed\)" err eval mlp --mode bogus --load x
