@@ -129,6 +129,10 @@ expect 0 'aten::roll +18 .*ok' out decomps --verify --cases "$local_cases" --cas
 expect 1 "cannot read the conformance cases under '$work/no-such-dir'" err decomps --verify --cases "$local_cases" \
     --cases "$work/no-such-dir" aten::roll
 expect 2 'usage: tjit decomps' err decomps --cases "$local_cases"
+expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps --cases "$local_cases"
+expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps -v
+expect 2 '^tjit decomps: --table core prints the whole table and takes no OPs' err decomps --table core aten::add
+expect 2 '^tjit decomps: --verify takes no --table' err decomps --verify --table core
 expect 0 'no registered decomposition:' out decomps aten::bmm
 expect 0 'aten::add\.Scalar -> ' out decomps aten::add
 expect 2 'usage: tjit demo' err demo extra
