@@ -1,6 +1,7 @@
 /* IDX reader: big-endian magic (0x0000 type rank), big-endian uint32 sizes,
  * then the data. Through zlib's gz* functions, which read plain files too. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -47,6 +48,21 @@ static unsigned char *read_data(gzFile f, size_t n, bool *oom)
     return buf;
 }
 
+/* The error of a read that came short: the system's reason (a directory),
+ * zlib's for a damaged stream, else the file or its gzip stream ended early
+ * ("is truncated" then `where`). */
+static void read_failed(gzFile f, const char *path, const char *where)
+{
+    int saved = errno, errnum;
+    const char *msg = gzerror(f, &errnum);
+    size_t len = strlen(path);
+    if (!strncmp(msg, path, len) && !strncmp(msg + len, ": ", 2)) msg += len + 2; /* zlib's "PATH: reason" */
+    if (errnum == Z_ERRNO) tj_error(TJ_ERR_IO, "idx: cannot read '%s': %s", path, strerror(saved));
+    else if (errnum != Z_OK && errnum != Z_STREAM_END && errnum != Z_BUF_ERROR)
+        tj_error(TJ_ERR_PARSE, "idx: '%s' is corrupt (gzip: %s)", path, msg);
+    else tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated%s", path, where);
+}
+
 tj_tensor *idx_load_u8(const char *path)
 {
     gzFile f = gzopen(path, "rb");
@@ -57,7 +73,11 @@ tj_tensor *idx_load_u8(const char *path)
     unsigned char magic[4];
     tj_tensor *t = NULL;
     unsigned char *raw = NULL;
-    if (!read_exact(f, magic, 4) || magic[0] || magic[1] || magic[2] != 0x08 || magic[3] < 1 || magic[3] > 4) {
+    if (!read_exact(f, magic, 4)) {
+        read_failed(f, path, " in its header");
+        goto done;
+    }
+    if (magic[0] || magic[1] || magic[2] != 0x08 || magic[3] < 1 || magic[3] > 4) {
         tj_error(TJ_ERR_PARSE, "idx: '%s' is not an IDX file of unsigned bytes (bad magic)", path);
         goto done;
     }
@@ -66,7 +86,7 @@ tj_tensor *idx_load_u8(const char *path)
     for (int d = 0; d < ndim; d++) {
         unsigned char s[4];
         if (!read_exact(f, s, 4)) {
-            tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated in its header", path);
+            read_failed(f, path, " in its header");
             goto done;
         }
         shape[d] = (int64_t)s[0] << 24 | s[1] << 16 | s[2] << 8 | s[3];
@@ -77,8 +97,10 @@ tj_tensor *idx_load_u8(const char *path)
     }
     bool oom;
     if (!(raw = read_data(f, (size_t)numel, &oom))) {
+        char where[64];
+        snprintf(where, sizeof where, ": expected %lld data bytes", (long long)numel);
         if (oom) tj_error(TJ_ERR_OUT_OF_MEMORY, "idx: out of memory reading '%s'", path);
-        else tj_error(TJ_ERR_PARSE, "idx: '%s' is truncated: expected %lld data bytes", path, (long long)numel);
+        else read_failed(f, path, where);
         goto done;
     }
     unsigned char extra;
@@ -89,7 +111,7 @@ tj_tensor *idx_load_u8(const char *path)
     int errnum;
     gzerror(f, &errnum);
     if (errnum != Z_OK && errnum != Z_STREAM_END) {
-        tj_error(TJ_ERR_PARSE, "idx: '%s' is corrupt (gzip error)", path);
+        read_failed(f, path, "");
         goto done;
     }
     t = tj_tensor_empty(TJ_INT64, ndim, shape);

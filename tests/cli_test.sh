@@ -50,6 +50,18 @@ expect 2 'usage: tjit train' err train mlp --threads 0
 expect 2 "bad value 'x' for --seed" err train mlp --seed x
 expect 2 'gpt is not a Fashion-MNIST model \(mlp or cnn\)' err train gpt
 expect 2 'usage: tjit train' err train mlp cnn
+# a missing or extra operand is named, not only shown the usage
+expect 2 "^tjit train: unexpected argument 'cnn'" err train mlp cnn
+expect 2 '^tjit train: missing the model \(mlp or cnn\)' err train
+expect 2 "^tjit eval: unexpected argument 'cnn'" err eval mlp cnn --load x
+expect 2 "^tjit profile: unexpected argument 'extra'" err profile mlp extra
+expect 2 '^tjit profile: missing the model' err profile
+expect 2 "^tjit trace: unexpected argument 'extra'" err trace mlp extra
+expect 2 '^tjit trace: missing the model' err trace
+expect 2 "^tjit graph: unexpected argument 'b'" err graph a b
+expect 2 '^tjit graph: missing the graph FILE' err graph
+expect 2 "^tjit ops: unexpected argument 'extra'" err ops extra
+expect 2 "^tjit demo: unexpected argument 'extra'" err demo extra
 expect 1 'Fashion-MNIST not found in .*dataset-fashion-mnist' err train mlp --data "$work/no-such-dir"
 expect 2 'usage: tjit eval' err eval mlp
 expect 2 "bad value 'bogus' for --mode \(eager, traced or decomposed\)" err eval mlp --mode bogus --load x
@@ -66,6 +78,10 @@ expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
 expect 2 "bad value '0' for --threads \(a comma-separated list of positive thread counts" err bench mlp --threads 0
 expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
+# an empty entry or a sign is refused too (a trailing comma used to be ignored)
+expect 2 "bad value '1,' for --threads" err bench mlp --threads 1,
+expect 2 "bad value '1,,2' for --threads" err bench mlp --threads 1,,2
+expect 2 "bad value '\+1' for --threads" err bench mlp --threads +1
 expect 2 "bad value '0' for --runs" err bench mlp --runs 0
 # --native without a compiler: no times of the loops labelled as native code's
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
@@ -113,6 +129,10 @@ expect 0 'aten::roll +18 .*ok' out decomps --verify --cases "$local_cases" --cas
 expect 1 "cannot read the conformance cases under '$work/no-such-dir'" err decomps --verify --cases "$local_cases" \
     --cases "$work/no-such-dir" aten::roll
 expect 2 'usage: tjit decomps' err decomps --cases "$local_cases"
+expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps --cases "$local_cases"
+expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps -v
+expect 2 '^tjit decomps: --table core prints the whole table and takes no OPs' err decomps --table core aten::add
+expect 2 '^tjit decomps: --verify takes no --table' err decomps --verify --table core
 expect 0 'no registered decomposition:' out decomps aten::bmm
 expect 0 'aten::add\.Scalar -> ' out decomps aten::add
 expect 2 'usage: tjit demo' err demo extra

@@ -187,6 +187,63 @@ Test(idx, reads_a_gzipped_file_and_rejects_truncated_or_corrupt_ones)
     cr_expect_eq(tj_last_status(), TJ_ERR_IO);
 }
 
+/* What a failed read says: a directory is an I/O error naming the reason
+ * (it said "bad magic"), a gzip stream whose data or checksum is damaged is
+ * corrupt with zlib's reason (it said "bad magic", or "truncated" when the
+ * damage came after the header), a stream cut short is truncated, and an
+ * empty file is truncated in its header. */
+Test(idx, a_failed_read_names_its_reason)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/tjit_test_%d_idx_dir", (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_expect_null(idx_load_u8(dir));
+    cr_expect_eq(tj_last_status(), TJ_ERR_IO, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "cannot read") && strstr(tj_last_error(), "Is a directory"), "%s",
+              tj_last_error());
+    rmdir(dir);
+
+    /* 2 x 300 bytes, compressed; then the stored CRC-32 (the trailer's first
+     * 4 bytes) or one byte of the deflate data damaged */
+    unsigned char good[4 + 8 + 600] = {0, 0, 8, 2, 0, 0, 1, 44, 0, 0, 0, 2};
+    for (int i = 12; i < (int)sizeof good; i++) good[i] = (unsigned char)(i * 7);
+    const char *path = tmp_path("damaged.idx.gz");
+    write_gz(path, good, sizeof good);
+    FILE *f = fopen(path, "rb");
+    unsigned char gz[2048];
+    size_t n = fread(gz, 1, sizeof gz, f);
+    fclose(f);
+    cr_assert(n > 30 && n < sizeof gz);
+    const struct { size_t at; const char *reason; } damage[2] = {{n - 8, "incorrect data check"}, {n / 2, ""}};
+    for (int k = 0; k < 2; k++) {
+        gz[damage[k].at] ^= 0xff;
+        f = fopen(path, "wb");
+        fwrite(gz, 1, n, f);
+        fclose(f);
+        gz[damage[k].at] ^= 0xff;
+        cr_expect_null(idx_load_u8(path));
+        cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "%s", tj_last_error());
+        cr_expect(strstr(tj_last_error(), "is corrupt (gzip: ") && strstr(tj_last_error(), damage[k].reason) &&
+                      !strstr(tj_last_error(), "gzip: /tmp"), "%s",
+                  tj_last_error());
+    }
+
+    /* a gzip stream cut short is truncated, not corrupt */
+    f = fopen(path, "wb");
+    fwrite(gz, 1, n / 2, f);
+    fclose(f);
+    cr_expect_null(idx_load_u8(path));
+    cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "is truncated: expected 600 data bytes"), "%s", tj_last_error());
+
+    f = fopen(path, "wb");
+    fclose(f);
+    cr_expect_null(idx_load_u8(path));
+    cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "is truncated in its header"), "%s", tj_last_error());
+    remove(path);
+}
+
 Test(idx, a_fashion_mnist_folder_without_images_is_refused)
 {
     /* header-only files: 0 images of 28 x 28, 0 labels. Before the fix they

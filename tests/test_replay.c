@@ -4,6 +4,7 @@
  * kernels, so comparisons are bit-exact. */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/parallel.h"
 #include "models.h"
 #include "runtime/internal.h"
 #include "step.h"
@@ -1171,6 +1173,40 @@ Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
     expect_plan_matches(g, plain, in, n);
     tj_plan_free(aware);
     tj_plan_free(plain);
+    tj_graph_free(g);
+    model_free(&m);
+    tj_scope_end(s);
+}
+
+/* Thread-aware placement models part t of a large result as written by
+ * thread t, for as many parts as threads; but at most
+ * TJ_K_MAX_PARTICIPANTS threads run a kernel (the pool's size), so a larger
+ * setting places as that many do. It used to cut each result into that many
+ * parts: tj_set_num_threads(1000) made compiling `tjit profile cnn` take
+ * 33 s (0.5 s at 2 threads), 100000 never finished, and INT_MAX overflowed
+ * the segment count into plain best fit. (The timeout only stops a
+ * regression from hanging the suite.) */
+Test(plan, placement_models_no_more_threads_than_a_kernel_runs_on, .timeout = 300)
+{
+    tj_scope *s = tj_scope_begin();
+    model m;
+    cr_assert_eq(model_create(model_find("gpt"), 0, &m), TJ_OK, "%s", tj_last_error());
+    tj_graph *g = step_trace(&m, STEP_FORWARD, 0, NULL, TJ_TRACE_FAKE);
+    tj_compile_options o = {.no_attention_fusion = true};
+    tj_set_num_threads(TJ_K_MAX_PARTICIPANTS);
+    tj_plan *pool = compile_ok(g, &o);
+    char *want = memory_text(pool);
+    const int more[3] = {TJ_K_MAX_PARTICIPANTS + 1, 100000, INT_MAX};
+    for (int k = 0; k < 3; k++) {
+        tj_set_num_threads(more[k]);
+        tj_plan *p = compile_ok(g, &o);
+        char *got = memory_text(p);
+        cr_expect_str_eq(got, want, "placement at %d threads", more[k]);
+        free(got);
+        tj_plan_free(p);
+    }
+    free(want);
+    tj_plan_free(pool);
     tj_graph_free(g);
     model_free(&m);
     tj_scope_end(s);

@@ -1,5 +1,6 @@
 /* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native] [--quiet] */
 #include <cblas.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -39,18 +40,20 @@ static void usage(FILE *f)
                "--quiet drops the progress lines on stderr.\n");
 }
 
-/* Parses "1,2" into counts; false on anything else. */
+/* Parses "1,2" into counts; false on anything else (an empty entry, as
+ * in "1," or "1,,2", a sign or a space, which strtol would skip). */
 static bool parse_threads(const char *s, int *counts, int *n)
 {
     *n = 0;
-    while (*s) {
+    for (;;) {
         char *end;
+        if (!isdigit((unsigned char)*s)) return false;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > 256 || *n == MAX_THREAD_COUNTS || (*end && *end != ',')) return false;
+        if (v < 1 || v > 256 || *n == MAX_THREAD_COUNTS || (*end && *end != ',')) return false;
         counts[(*n)++] = (int)v;
-        s = *end ? end + 1 : end;
+        if (!*end) return true;
+        s = end + 1;
     }
-    return *n > 0;
 }
 
 /* Expands the names given (or everything) into models and micro lists. */

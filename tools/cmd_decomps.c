@@ -104,7 +104,12 @@ int cmd_decomps(int argc, char **argv)
         else return cmd_usage_exit(usage, c);
     }
     if (do_verify && !table) return verify(dirs, n_dirs, verbose, argv + optind, argc - optind);
-    if ((table && optind < argc) || do_verify || n_dirs > 1 || verbose) {
+    const char *conflict = do_verify             ? "--verify takes no --table"
+                           : table && optind < argc ? "--table core prints the whole table and takes no OPs"
+                           : n_dirs > 1 || verbose  ? "--cases and -v go with --verify"
+                                                    : NULL;
+    if (conflict) {
+        fprintf(stderr, "tjit decomps: %s\n\n", conflict);
         usage(stderr);
         return 2;
     }

@@ -63,7 +63,7 @@ int cmd_graph(int argc, char **argv)
             return cmd_bad_value("graph", opts, c, optarg, "text, dot or json", usage);
         format = optarg;
     }
-    if (optind + 1 != argc) {
+    if (!cmd_operands("graph", argc, argv, 1, "the graph FILE")) {
         usage(stderr);
         return 2;
     }

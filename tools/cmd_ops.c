@@ -24,7 +24,7 @@ int cmd_ops(int argc, char **argv)
             return cmd_bad_value("ops", opts, c, optarg, "primitive, composite or implicit", usage);
         kind = optarg;
     }
-    if (optind < argc) {
+    if (!cmd_operands("ops", argc, argv, 0, "")) {
         usage(stderr);
         return 2;
     }

@@ -130,9 +130,10 @@ int cmd_profile(int argc, char **argv)
         default: return cmd_usage_exit(usage, c);
         }
     }
-    const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
+    bool one = cmd_operands("profile", argc, argv, 1, "the model");
+    const model_def *def = one ? model_find(argv[optind]) : NULL;
     if (!def || (train && !def->trainable)) {
-        if (optind + 1 == argc && !def) fprintf(stderr, "tjit profile: unknown model '%s'\n", argv[optind]);
+        if (one && !def) fprintf(stderr, "tjit profile: unknown model '%s'\n", argv[optind]);
         if (def && train && !def->trainable) fprintf(stderr, "tjit profile: %s has no training step\n", def->id);
         usage(stderr);
         return 2;

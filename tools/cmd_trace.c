@@ -103,9 +103,10 @@ int cmd_trace(int argc, char **argv)
         default: return cmd_usage_exit(usage, c);
         }
     }
-    const model_def *def = optind + 1 == argc ? model_find(argv[optind]) : NULL;
+    bool one = cmd_operands("trace", argc, argv, 1, "the model");
+    const model_def *def = one ? model_find(argv[optind]) : NULL;
     if (!def) {
-        if (optind + 1 == argc) fprintf(stderr, "tjit trace: unknown model '%s'\n", argv[optind]);
+        if (one) fprintf(stderr, "tjit trace: unknown model '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }

@@ -61,7 +61,7 @@ static void progress(int epoch, int64_t done, int64_t total, double images_per_s
  * missing or another model, after saying which on stderr. */
 static const model_def *classifier_arg(const char *cmd, int argc, char **argv)
 {
-    if (optind + 1 != argc) return NULL;
+    if (!cmd_operands(cmd, argc, argv, 1, "the model (mlp or cnn)")) return NULL;
     const model_def *def = model_find(argv[optind]);
     if (!def) fprintf(stderr, "tjit %s: unknown model '%s'\n\n", cmd, argv[optind]);
     else if (strcmp(def->id, "mlp") && strcmp(def->id, "cnn"))

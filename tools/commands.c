@@ -24,6 +24,15 @@ int cmd_bad_value(const char *cmd, const struct option *opts, int c, const char 
     return 2;
 }
 
+bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *what)
+{
+    int have = argc - optind;
+    if (have == want) return true;
+    if (have < want) fprintf(stderr, "tjit %s: missing %s\n\n", cmd, what);
+    else fprintf(stderr, "tjit %s: unexpected argument '%s'\n\n", cmd, argv[optind + want]);
+    return false;
+}
+
 bool cmd_parse_int(const char *s, long lo, long hi, int *out)
 {
     char *end;

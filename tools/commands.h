@@ -33,6 +33,12 @@ int cmd_usage_exit(void (*usage)(FILE *f), int c);
 int cmd_bad_value(const char *cmd, const struct option *opts, int c, const char *value, const char *expected,
                   void (*usage)(FILE *f));
 
+/** Checks the operands left after the options (argv[optind..argc)): true
+ *  when there are `want` of them (0 or 1); otherwise prints "tjit CMD:
+ *  missing WHAT" or "tjit CMD: unexpected argument 'ARG'" and a blank line
+ *  to stderr (the caller prints its usage and returns 2). */
+bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *what);
+
 /** Parses all of `s` as a decimal integer in [lo, hi] into *out; false (and
  *  *out untouched) for anything else: empty, trailing characters, out of
  *  range. */

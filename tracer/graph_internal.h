@@ -147,6 +147,17 @@ typedef struct tj_fake_values {
 tj_tensor *tj_fake_value(tj_fake_values *f, const tj_graph *g, int v, const char *who);
 /** Frees the table (not the tensors: their scope owns them). */
 void tj_fake_values_free(tj_fake_values *f);
+/** Refuses a run that writes outputs back into inputs (writeback[k]: the
+ * input output k is written back into, or -1; NULL: none is) when an input
+ * written back shares memory with another input: a functional graph
+ * computes every new value from the inputs as passed and writes them back
+ * at the end, so neither tensor would see the other's writes, as eager code
+ * (and the graph before tj_pass_functionalize) does. TJ_ERR_INVALID_ARGUMENT
+ * naming `who` and both inputs (input_name(owner, i): input i's value
+ * name); NULL inputs are left to the caller's checks. */
+tj_status tj_check_writeback_aliases(tj_tensor *const *inputs, int n_inputs, const int *writeback, int n_outputs,
+                                     const char *who, const char *(*input_name)(const void *owner, int i),
+                                     const void *owner);
 /** Copies a tensor's metadata into a value. */
 void tj_gvalue_set_meta(tj_gvalue *v, const tj_tensor *t);
 

@@ -76,6 +76,15 @@ static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tens
     return st;
 }
 
+/* The name of input i's placeholder value. */
+static const char *graph_input_name(const void *graph, int i)
+{
+    const tj_graph *g = graph;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].kind == TJ_NODE_PLACEHOLDER && g->nodes[k].input_index == i) return g->values[g->nodes[k].outs[0]].name;
+    return "?";
+}
+
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs)
 {
     if (!g) return tj_error_null("tj_graph_run: NULL graph");
@@ -83,6 +92,12 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: NULL inputs or outputs");
     if (n_inputs != g->n_inputs)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes %d inputs, got %d", g->n_inputs, n_inputs);
+    if (g->output_node >= 0) {
+        const tj_gnode *out = &g->nodes[g->output_node];
+        tj_status st = tj_check_writeback_aliases(inputs, n_inputs, out->writeback, out->nargs, "tj_graph_run",
+                                                  graph_input_name, g);
+        if (st != TJ_OK) return st;
+    }
     size_t env_bytes = sizeof(tj_tensor *) * (size_t)g->n_values, left_bytes = sizeof(int) * (size_t)g->n_values;
     tj_tensor **env = tj_alloc(env_bytes ? env_bytes : 1);
     int *left = tj_alloc(left_bytes ? left_bytes : 1);

@@ -20,6 +20,7 @@
  * read. */
 #include <string.h>
 
+#include "kernels/parallel.h"
 #include "plan_internal.h"
 
 #define ALIGN 64
@@ -354,7 +355,12 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
         return tj_oom("tj_compile: memory plan", head_bytes + next_bytes + gone_bytes + block_bytes);
     }
     memset(donated, 0, gone_bytes);
-    owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : tj_get_num_threads()};
+    /* no more parts than threads a kernel runs on: a larger setting would
+     * only cut each result into more segments (compile time grows with
+     * their square) modelling threads that never run */
+    int nt = tj_get_num_threads();
+    if (nt > TJ_K_MAX_PARTICIPANTS) nt = TJ_K_MAX_PARTICIPANTS;
+    owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : nt};
     for (int s = 0; s <= p->n_steps; s++) head[s] = -1;
     for (int v = p->n_values - 1; v >= 0; v--)
         if (p->values[v].kind == TJ_PV_ARENA || p->values[v].staged) {

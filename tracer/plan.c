@@ -581,6 +581,12 @@ static bool strided_from_storage(const tj_plan *p, int v)
     return strided;
 }
 
+static const char *plan_input_name(const void *plan, int i)
+{
+    const tj_plan *p = plan;
+    return p->values[p->input_values[i]].name;
+}
+
 static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n, const char *who)
 {
     const tj_plan *p = c->plan;
@@ -609,6 +615,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
                             "that share memory (a broadcast view?); clone() it first", who, i,
                             p->values[p->input_values[i]].name);
     }
+    tj_status st = tj_check_writeback_aliases(inputs, n, p->writeback, p->n_outputs, who, plan_input_name, p);
+    if (st != TJ_OK) return st;
     /* set before the views: a run failing among them leaves some
      * re-resolved, which the next run must undo */
     bool undo = c->views_restrided;
@@ -619,7 +627,7 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         const tj_tensor *root = &c->tensors[pv->root];
         if (restrided && !same_strides(&p->values[pv->root], root)) {
             bool stage = false;
-            tj_status st = reresolve_view(c, v, who, &stage);
+            st = reresolve_view(c, v, who, &stage);
             if (st != TJ_OK) return st;
             if (stage) { /* then every view of every input again: the staged one's from the copy */
                 st = check_staged_alias(c, inputs, pv->root, who);
@@ -639,7 +647,7 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         t->offset = pv->abs_offset ? pv->offset : root->offset + pv->rel_offset;
         if (undo) memcpy(t->strides, pv->strides, sizeof t->strides); /* undo an earlier run's */
     }
-    tj_status st = check_strided_views(c, inputs, who);
+    st = check_strided_views(c, inputs, who);
     return st != TJ_OK ? st : check_input_writers(c, who);
 }
 

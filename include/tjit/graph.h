@@ -151,8 +151,11 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * references into outputs (adopted by the innermost open scope). Each
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_
- * after the run, and returned as that input tensor. In-place calls that are
- * left in a graph change the caller's inputs as they run. */
+ * after the run, and returned as that input tensor; an input written back
+ * that shares memory with another input is refused before anything runs
+ * (TJ_ERR_INVALID_ARGUMENT naming both: see tj_pass_functionalize).
+ * In-place calls that are left in a graph change the caller's inputs as
+ * they run. */
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs);
 
 /* ---- passes: each keeps the graph's semantics ---- */
@@ -191,8 +194,11 @@ int tj_pass_noop(tj_graph *g);
  * in-place calls rewritten (0: nothing to do), or -1 on error:
  * TJ_ERR_UNSUPPORTED for a mutation through an expand or another view
  * without an inverse, or an in-place operator without an out-of-place form.
- * Mutated constants become ordinary values (not written back); inputs that
- * alias each other at run time are not detected. The in-place views
+ * Mutated constants become ordinary values (not written back). Every new
+ * value is computed from the inputs as passed and written back at the end,
+ * so a run (tj_graph_run, tj_plan_run) on a written-back input that shares
+ * memory with another input (the same tensor passed twice, overlapping
+ * views) is refused: neither would see the other's writes. The in-place views
  * (unsqueeze_, squeeze_, squeeze_.dim, transpose_, t_) become their view
  * operators, as torch 1.13's functionalize records them; one changing the
  * shape of a graph input's own tensor is refused (TJ_ERR_UNSUPPORTED: the

@@ -111,8 +111,9 @@ typedef struct tj_compile_options {
     const int *writeback;
     /** Plain best-fit placement at any thread count. By default, compiled
      * with 2 or more threads (tj_set_num_threads), a result goes where the
-     * parts its threads write (contiguous parts, one per thread; results
-     * under 256 KiB: all by the calling thread) fall on bytes the same
+     * parts its threads write (contiguous parts, one per thread up to the
+     * 64 a kernel runs on; results under 256 KiB: all by the calling
+     * thread) fall on bytes the same
      * threads wrote last: on machines whose cores share no cache, writing
      * over another core's lines runs at DRAM speed (gpt forward replay 3-33%
      * faster at 2 threads here; the arena may grow a little). */
@@ -244,7 +245,8 @@ int tj_plan_num_outputs(const tj_plan *p);
  * share memory, or that overlaps another of its operands without being it
  * (as eagerly: the message names the node) and for a run of a plan writing
  * a graph constant while another run of it is in progress (see above),
- * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory, a kernel's error (the
+ * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory or that
+ * shares memory with another input (see tj_pass_functionalize), a kernel's error (the
  * outputs are then NULL; written-back inputs may be partly updated),
  * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **outputs);

@@ -521,3 +521,21 @@ int tj_graph_output_writeback(const tj_graph *g, int i)
     const tj_gnode *n = &g->nodes[g->output_node];
     return n->writeback && i >= 0 && i < n->nargs ? n->writeback[i] : -1;
 }
+
+tj_status tj_check_writeback_aliases(tj_tensor *const *inputs, int n_inputs, const int *writeback, int n_outputs,
+                                     const char *who, const char *(*input_name)(const void *owner, int i),
+                                     const void *owner)
+{
+    for (int k = 0; writeback && k < n_outputs; k++) {
+        int i = writeback[k];
+        if (i < 0 || !inputs[i]) continue;
+        for (int j = 0; j < n_inputs; j++)
+            if (j != i && inputs[j] && tj_overlap_status(inputs[i], inputs[j]) != TJ_OVERLAP_NONE)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                                "%s: input %d (%%%s) is written back to but shares memory with input %d (%%%s): "
+                                "the functional graph computes both from their values before the run and "
+                                "neither would see the other's writes; pass tensors that do not overlap "
+                                "(clone() one)", who, i, input_name(owner, i), j, input_name(owner, j));
+    }
+    return TJ_OK;
+}
