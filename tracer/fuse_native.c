@@ -266,8 +266,10 @@ static const char *str(const text *t) { return t->len ? t->s : ""; }
  * computed once per row or by a call in that phase (or, an element member,
  * when that phase calls a loop: the call reads memory the loop might
  * store to). An element value read in a later phase, or by a call, is
- * kept in a row array s<m>. In steps not walking rows, a segment is one
- * loop over the chunk's elements. */
+ * kept in a row array s<m>, a value per row read in a later phase in
+ * v<m>: each phase runs for a group of rows before the next (emit_rows).
+ * In steps not walking rows, a segment is one loop over the chunk's
+ * elements. */
 typedef struct emitter {
     const pw_program *pg;
     pw_segment *sg;
@@ -281,6 +283,7 @@ typedef struct emitter {
     member_kind kind[PW_MAX_MEMBERS]; /* by m - first */
     int phase[PW_MAX_MEMBERS];
     bool kept[PW_MAX_MEMBERS];       /* its elements kept in s<m> */
+    bool carried[PW_MAX_MEMBERS];    /* its value per row read in a later phase: kept in v<m> */
     bool phase_calls[PW_MAX_MEMBERS];
     bool rounded[PW_MAX_MEMBERS];    /* its value a float32 rounding of a float64 value (rounding) */
     bool one_declared;               /* one32 is declared */
@@ -439,6 +442,7 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         int j = q - e->sg->first;
         member_kind qk = e->kind[j];
         if (per_row(qk)) {
+            e->carried[j] |= ph > e->phase[j];
             snprintf(x, OPERAND_BYTES, row_call ? "&t%d" : "t%d", q);
             if (!row_call) read_value(e, j, x, head);
             return !call;
@@ -546,6 +550,12 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
     return ok;
 }
 
+/* The dtype of t<m>, member mb's value, of kind k. */
+static tj_dtype value_dtype(const pw_member *mb, member_kind k)
+{
+    return k == M_REDUCE ? mb->red.out : k == M_CALL || k == M_ROW_CALL ? mb->dtype : result_dtype(mb);
+}
+
 /* Member m's store of its result, where it is read after the segment or
  * written out; false when the segment cannot make it. */
 static bool emit_store(emitter *e, int m)
@@ -556,13 +566,13 @@ static bool emit_store(emitter *e, int m)
     member_kind kind = e->kind[j];
     if (!(mb->buf < 0 || mb->out >= 0 || read_after(pg, e->sg, m))) return true;
     bool rows = per_row(kind);
-    tj_dtype rt = kind == M_REDUCE ? mb->red.out : kind == M_CALL || kind == M_ROW_CALL ? mb->dtype : result_dtype(mb);
+    tj_dtype rt = value_dtype(mb, kind);
     if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt), rows)) return false;
     int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, rows) : ref(e, REF_BUF, mb->buf, rt, true, rows);
     if (r < 0) return false;
     if (kind == M_ELEMENT) return put(&e->elem[j], "        r%d[i] = t%d;\n", r, m);
     if (rows) return put(&e->once[j], "        r%d[row] = t%d;\n", r, m);
-    return put(&e->once[j], "        memcpy(r%d + i0, s%d, sizeof s%d);\n", r, m, m);
+    return put(&e->once[j], "        memcpy(r%d + i0, s%d, sizeof *s%d * %lld);\n", r, m, m, (long long)pg->row_len);
 }
 
 /* Takes segment sg's first n members, filling sg's refs and e's phases and
@@ -582,7 +592,7 @@ static int emit_body(emitter *e, int n, FILE *head)
     for (int j = 0; j < n; j++) {
         e->kind[j] = kind_of(pg, &pg->members[sg->first + j]);
         e->rounded[j] = rounding(&pg->members[sg->first + j], e->kind[j]);
-        e->kept[j] = e->phase_calls[j] = false;
+        e->kept[j] = e->phase_calls[j] = e->carried[j] = false;
         e->elem[j].len = e->once[j].len = 0;
         if (e->kind[j] != M_ELEMENT) e->has_rows = true;
     }
@@ -644,6 +654,76 @@ static void emit_phase_loops(const emitter *e, int ph, FILE *f)
     }
 }
 
+/* Rows of a chunk walked phase by phase together: the per-row values
+ * that link phases (a fold, a 1/sqrt) are short chains of long latency,
+ * and a row's chain would otherwise wait on the one before it, when rows
+ * are short (gpt's are 64 to 128 elements). As many rows as the row
+ * arrays of all of them fit ROW_SCRATCH_BYTES, at most the chunk's; one
+ * when there is a single phase (nothing waits on a row's statements). */
+static int64_t group_rows(const emitter *e)
+{
+    const pw_program *pg = e->pg;
+    const pw_segment *sg = e->sg;
+    if (e->phase[sg->n - 1] == 0) return 1;
+    size_t row_bytes = 0, copies = e->scratch;
+    for (int j = 0; j < sg->n; j++) {
+        size_t kept = e->kept[j] ? (size_t)pg->row_len * pg->members[sg->first + j].es : 0;
+        copies -= kept;
+        row_bytes += kept + (e->carried[j] ? sizeof(double) : 0);
+    }
+    int64_t rows = pg->chunk / pg->row_len;
+    int64_t fit = row_bytes ? (int64_t)((ROW_SCRATCH_BYTES - copies) / row_bytes) : rows;
+    return fit < 1 ? 1 : fit < rows ? fit : rows;
+}
+
+/* The loop over a chunk's rows of segment e->sg, into f: groups of
+ * group_rows rows, each phase a loop over the group's rows (the last group
+ * may be shorter). Element values kept for a later phase or a call go in
+ * row arrays s<m>, slices of sg<m> holding the group's rows; per-row values
+ * read in a later phase in v<m>; rows read once per row in w<k> (rows of a
+ * buffer from its copy wa<k>, made before any store). The same statements
+ * per row as one row at a time: the same bits. */
+static void emit_rows(const emitter *e, FILE *f)
+{
+    const pw_program *pg = e->pg;
+    const pw_segment *sg = e->sg;
+    long long L = (long long)pg->row_len, G = (long long)group_rows(e);
+    for (int j = 0; j < sg->n; j++) {
+        const pw_member *mb = &pg->members[sg->first + j];
+        if (e->kept[j]) fprintf(f, "    %s sg%d[%lld];\n", ctype(mb->dtype), sg->first + j, G * L);
+        if (e->carried[j]) fprintf(f, "    %s v%d[%lld];\n", ctype(value_dtype(mb, e->kind[j])), sg->first + j, G);
+    }
+    for (int k = 0; k < sg->n_refs; k++)
+        if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
+            fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
+                    ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / L), k, k, k, L);
+    fprintf(f, "    for (int64_t row0 = 0; row0 < n / %lld; row0 += %lld) {\n", L, G);
+    fprintf(f, "    const int64_t rows = n / %lld - row0 < %lld ? n / %lld - row0 : %lld;\n", L, G, L, G);
+    for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
+        fprintf(f, "    for (int64_t g = 0; g < rows; g++) {\n"
+                   "        const int64_t row = row0 + g, i0 = row * %lld;\n        (void)row, (void)i0;\n", L);
+        for (int j = 0; j < sg->n; j++) {
+            int m = sg->first + j;
+            const pw_member *mb = &pg->members[m];
+            if (e->kept[j]) fprintf(f, "        %s *const s%d = sg%d + g * %lld;\n", ctype(mb->dtype), m, m, L);
+            if (e->carried[j] && e->phase[j] < ph)
+                fprintf(f, "        const %s t%d = v%d[g];\n", ctype(value_dtype(mb, e->kind[j])), m, m);
+        }
+        for (int k = 0; k < sg->n_refs; k++)
+            if (e->ref_read_rows[k])
+                fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
+                        sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
+        emit_phase_loops(e, ph, f);
+        for (int j = 0; j < sg->n; j++)
+            if (e->phase[j] == ph) fputs(str(&e->once[j]), f);
+        for (int j = 0; j < sg->n; j++)
+            if (e->carried[j] && e->phase[j] == ph)
+                fprintf(f, "        v%d[g] = t%d;\n", sg->first + j, sg->first + j);
+        fprintf(f, "    }\n");
+    }
+    fprintf(f, "    }\n}\n");
+}
+
 /* Segment sg's function into *out (malloc'd), from its parameter list
  * on (the name goes before it). sg->n shrinks to the members emit_body
  * takes; false when fewer than two, or out of memory (*oom set). */
@@ -688,27 +768,8 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
             fprintf(f, "#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n");
             for (int j = 0; j < sg->n; j++) fputs(str(&e->elem[j]), f);
             fprintf(f, "    }\n}\n");
-        } else { /* the chunk is whole rows of row_len elements */
-            for (int j = 0; j < sg->n; j++)
-                if (e->kept[j])
-                    fprintf(f, "    %s s%d[%lld];\n", ctype(pg->members[sg->first + j].dtype), sg->first + j,
-                            (long long)pg->row_len);
-            for (int k = 0; k < sg->n_refs; k++)
-                if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
-                    fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
-                            ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / pg->row_len), k, k, k,
-                            (long long)pg->row_len);
-            fprintf(f, "    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", (long long)pg->row_len);
-            for (int k = 0; k < sg->n_refs; k++)
-                if (e->ref_read_rows[k])
-                    fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
-                            sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
-            for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
-                emit_phase_loops(e, ph, f);
-                for (int j = 0; j < sg->n; j++)
-                    if (e->phase[j] == ph) fputs(str(&e->once[j]), f);
-            }
-            fprintf(f, "    }\n}\n");
+        } else {
+            emit_rows(e, f);
         }
         fclose(f);
     }
