@@ -527,6 +527,9 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
     case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, finish (added to 0.0, divided by 1) */
         const tj_row_reduce *rr = &mb->red;
         const char *O = ctype(rr->out);
+        size_t bytes = (size_t)pg->row_len * tj_dtype_bytes(rr->dtype); /* its operands, u<m> */
+        if (e->scratch + bytes > ROW_SCRATCH_BYTES) return false;
+        e->scratch += bytes;
         ok = put(el, "        const %s x%d = %s;\n", ctype(rr->dtype), m, x[0]) &&
              put(on, "        for (int h = 4; h > 0; h /= 2)\n"
                      "            for (int k = 0; k < h; k++) a%d[k] += a%d[k + h];\n"
@@ -611,46 +614,45 @@ static int emit_body(emitter *e, int n, FILE *head)
     return n;
 }
 
-/* The loops of phase ph over a row's elements, into f: blocks of 8 for the
- * sums' lanes (kernels/reduce.c, LANES), the rest one by one, each
- * element's statements the same. */
+/* The loops of phase ph over a row's elements, into f: one over the
+ * elements' statements, which keeps each sum's operands in a row array
+ * u<m>, then one per sum adding them up in blocks of 8 for its lanes
+ * (kernels/reduce.c, LANES), the rest into lane 0. Apart because GCC 12
+ * vectorises a loop with two sums in it (mixed float32 and float64 values)
+ * nowhere: it takes a loop's sums together or not at all, and sums in order
+ * only as lanes (gpt's layer_norm backward ran scalar, 2.5x as long). */
 static void emit_phase_loops(const emitter *e, int ph, FILE *f)
 {
     const pw_program *pg = e->pg;
     const pw_segment *sg = e->sg;
-    int64_t L = pg->row_len;
-    bool sums = false, any = false;
+    long long L = (long long)pg->row_len, l8 = L / 8 * 8;
+    bool any = false;
     for (int j = 0; j < sg->n; j++) {
         if (e->phase[j] != ph) continue;
         any |= e->elem[j].len > 0;
-        if (e->kind[j] != M_REDUCE) continue;
-        sums = true;
-        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", sg->first + j);
+        if (e->kind[j] == M_REDUCE)
+            fprintf(f, "        %s u%d[%lld];\n", ctype(pg->members[sg->first + j].red.dtype), sg->first + j, L);
     }
     if (!any) return;
-    int64_t l8 = sums ? L / 8 * 8 : 0;
-    struct { int64_t a, b; int w; } parts[2] = {{0, l8, 8}, {l8, L, 1}};
-    for (int p = 0; p < 2; p++) {
-        int64_t a = parts[p].a, b = parts[p].b;
-        int w = parts[p].w;
-        if (a >= b) continue;
-        if (!sums) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
-        if (w > 1)
-            fprintf(f, "        for (int64_t jb = %lld; jb < %lld; jb += %d)\n        for (int k = 0; k < %d; k++) {\n"
-                       "        const int64_t jj = jb + k, i = i0 + jj;\n", (long long)a, (long long)b, w, w);
-        else
-            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) {\n        const int64_t i = i0 + jj;\n",
-                    (long long)a, (long long)b);
-        fprintf(f, "        (void)i, (void)jj;\n");
-        for (int j = 0; j < sg->n; j++)
-            if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
-        for (int j = 0; j < sg->n; j++) {
-            int m = sg->first + j;
-            if (e->phase[j] != ph) continue;
-            if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
-            if (e->kind[j] == M_REDUCE) fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
-        }
-        fprintf(f, "        }\n");
+    fprintf(f, "#pragma GCC ivdep\n        for (int64_t jj = 0; jj < %lld; jj++) {\n", L);
+    fprintf(f, "        const int64_t i = i0 + jj;\n        (void)i, (void)jj;\n");
+    for (int j = 0; j < sg->n; j++)
+        if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
+    for (int j = 0; j < sg->n; j++) {
+        int m = sg->first + j;
+        if (e->phase[j] != ph) continue;
+        if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
+        if (e->kind[j] == M_REDUCE) fprintf(f, "        u%d[jj] = x%d;\n", m, m);
+    }
+    fprintf(f, "        }\n");
+    for (int j = 0; j < sg->n; j++) {
+        int m = sg->first + j;
+        if (e->phase[j] != ph || e->kind[j] != M_REDUCE) continue;
+        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", m);
+        if (l8) fprintf(f, "        for (int64_t jb = 0; jb < %lld; jb += 8)\n"
+                           "            for (int k = 0; k < 8; k++) a%d[k] += (double)u%d[jb + k];\n", l8, m, m);
+        if (l8 < L)
+            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) a%d[0] += (double)u%d[jj];\n", l8, L, m, m);
     }
 }
 
@@ -665,14 +667,14 @@ static int64_t group_rows(const emitter *e)
     const pw_program *pg = e->pg;
     const pw_segment *sg = e->sg;
     if (e->phase[sg->n - 1] == 0) return 1;
-    size_t row_bytes = 0, copies = e->scratch;
+    size_t row_bytes = 0, once = e->scratch; /* once: the rows' copies and the sums' operands */
     for (int j = 0; j < sg->n; j++) {
         size_t kept = e->kept[j] ? (size_t)pg->row_len * pg->members[sg->first + j].es : 0;
-        copies -= kept;
+        once -= kept;
         row_bytes += kept + (e->carried[j] ? sizeof(double) : 0);
     }
     int64_t rows = pg->chunk / pg->row_len;
-    int64_t fit = row_bytes ? (int64_t)((ROW_SCRATCH_BYTES - copies) / row_bytes) : rows;
+    int64_t fit = row_bytes ? (int64_t)((ROW_SCRATCH_BYTES - once) / row_bytes) : rows;
     return fit < 1 ? 1 : fit < rows ? fit : rows;
 }
 
