@@ -527,7 +527,13 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
     case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, finish (added to 0.0, divided by 1) */
         const tj_row_reduce *rr = &mb->red;
         const char *O = ctype(rr->out);
-        size_t bytes = (size_t)pg->row_len * tj_dtype_bytes(rr->dtype); /* its operands, u<m> */
+        size_t bytes = 0; /* of the row arrays u<q> summed apart (split_sums) */
+        int before = -1, n_before = 0;
+        for (int q = 0; q < j; q++)
+            if (e->kind[q] == M_REDUCE && e->phase[q] == e->phase[j]) n_before++, before = q;
+        if (pg->chunk > pg->row_len || n_before) bytes += (size_t)pg->row_len * tj_dtype_bytes(rr->dtype);
+        if (pg->chunk == pg->row_len && n_before == 1)
+            bytes += (size_t)pg->row_len * tj_dtype_bytes(pg->members[e->sg->first + before].red.dtype);
         if (e->scratch + bytes > ROW_SCRATCH_BYTES) return false;
         e->scratch += bytes;
         ok = put(el, "        const %s x%d = %s;\n", ctype(rr->dtype), m, x[0]) &&
@@ -614,43 +620,77 @@ static int emit_body(emitter *e, int n, FILE *head)
     return n;
 }
 
-/* The loops of phase ph over a row's elements, into f: one over the
- * elements' statements, which keeps each sum's operands in a row array
- * u<m>, then one per sum adding them up in blocks of 8 for its lanes
- * (kernels/reduce.c, LANES), the rest into lane 0. Apart because GCC 12
- * vectorises a loop with two sums in it (mixed float32 and float64 values)
- * nowhere: it takes a loop's sums together or not at all, and sums in order
- * only as lanes (gpt's layer_norm backward ran scalar, 2.5x as long). */
+/* Whether phase ph sums apart (emit_phase_loops): with two sums or more,
+ * or rows walked in groups, where the other rows' work hides a sum's chain
+ * of additions (gpt's layer_norm: 0.65x as long as summed in the element
+ * loop); a sum alone in one-row chunks (rows of 1024 elements and more)
+ * takes 1.4x as long apart. */
+static bool split_sums(const emitter *e, int ph)
+{
+    int sums = 0;
+    for (int j = 0; j < e->sg->n; j++) sums += e->phase[j] == ph && e->kind[j] == M_REDUCE;
+    return sums >= 2 || (sums && e->pg->chunk > e->pg->row_len);
+}
+
+/* The loops of phase ph over a row's elements, into f, each element's
+ * statements the same. Summing apart (split_sums): one loop over the
+ * elements' statements keeping each sum's operands in a row array u<m>,
+ * then one per sum adding them up in blocks of 8 for its lanes
+ * (kernels/reduce.c, LANES), the rest into lane 0; GCC 12 vectorises a
+ * loop with two sums in it (float32 values read as float64) nowhere: it
+ * takes a loop's sums together or not at all, and sums in order only as
+ * lanes (gpt's layer_norm backward ran scalar, 2.6x as long). Otherwise
+ * the sums' lanes accumulate in the element loop, blocks of 8 then the
+ * rest. */
 static void emit_phase_loops(const emitter *e, int ph, FILE *f)
 {
     const pw_program *pg = e->pg;
     const pw_segment *sg = e->sg;
     long long L = (long long)pg->row_len, l8 = L / 8 * 8;
-    bool any = false;
+    bool any = false, sums = false, apart = split_sums(e, ph);
     for (int j = 0; j < sg->n; j++) {
         if (e->phase[j] != ph) continue;
         any |= e->elem[j].len > 0;
-        if (e->kind[j] == M_REDUCE)
+        if (e->kind[j] != M_REDUCE) continue;
+        sums = true;
+        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", sg->first + j);
+        if (apart)
             fprintf(f, "        %s u%d[%lld];\n", ctype(pg->members[sg->first + j].red.dtype), sg->first + j, L);
     }
     if (!any) return;
-    fprintf(f, "#pragma GCC ivdep\n        for (int64_t jj = 0; jj < %lld; jj++) {\n", L);
-    fprintf(f, "        const int64_t i = i0 + jj;\n        (void)i, (void)jj;\n");
-    for (int j = 0; j < sg->n; j++)
-        if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
-    for (int j = 0; j < sg->n; j++) {
-        int m = sg->first + j;
-        if (e->phase[j] != ph) continue;
-        if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
-        if (e->kind[j] == M_REDUCE) fprintf(f, "        u%d[jj] = x%d;\n", m, m);
+    bool blocked = sums && !apart; /* the sums' lanes in the element loop */
+    long long split = blocked ? l8 : 0;
+    struct { long long a, b; int w; } parts[2] = {{0, split, 8}, {split, L, 1}};
+    for (int p = 0; p < 2; p++) {
+        long long a = parts[p].a, b = parts[p].b;
+        int w = parts[p].w;
+        if (a >= b) continue;
+        if (!blocked) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
+        if (w > 1)
+            fprintf(f, "        for (int64_t jb = %lld; jb < %lld; jb += %d)\n        for (int k = 0; k < %d; k++) {\n"
+                       "        const int64_t jj = jb + k, i = i0 + jj;\n", a, b, w, w);
+        else
+            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) {\n", a, b);
+        if (w == 1) fprintf(f, "        const int64_t i = i0 + jj;\n");
+        fprintf(f, "        (void)i, (void)jj;\n");
+        for (int j = 0; j < sg->n; j++)
+            if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
+        for (int j = 0; j < sg->n; j++) {
+            int m = sg->first + j;
+            if (e->phase[j] != ph) continue;
+            if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
+            if (e->kind[j] == M_REDUCE && apart) fprintf(f, "        u%d[jj] = x%d;\n", m, m);
+            if (e->kind[j] == M_REDUCE && !apart)
+                fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
+        }
+        fprintf(f, "        }\n");
     }
-    fprintf(f, "        }\n");
     for (int j = 0; j < sg->n; j++) {
         int m = sg->first + j;
-        if (e->phase[j] != ph || e->kind[j] != M_REDUCE) continue;
-        fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", m);
-        if (l8) fprintf(f, "        for (int64_t jb = 0; jb < %lld; jb += 8)\n"
-                           "            for (int k = 0; k < 8; k++) a%d[k] += (double)u%d[jb + k];\n", l8, m, m);
+        if (!apart || e->phase[j] != ph || e->kind[j] != M_REDUCE) continue;
+        if (l8)
+            fprintf(f, "        for (int64_t jb = 0; jb < %lld; jb += 8)\n"
+                       "            for (int k = 0; k < 8; k++) a%d[k] += (double)u%d[jb + k];\n", l8, m, m);
         if (l8 < L)
             fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) a%d[0] += (double)u%d[jj];\n", l8, L, m, m);
     }
