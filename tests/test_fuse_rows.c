@@ -125,6 +125,16 @@ Test(fuse_rows, decomposed_normalisations_give_the_unfused_bits)
                     check_family((family)f, dt ? TJ_FLOAT64 : TJ_FLOAT32, dims[i][0], dims[i][1], threads, false);
 }
 
+Test(fuse_rows, rows_walked_in_groups_smaller_than_the_chunk)
+{
+    /* native code walks a chunk's rows phase by phase in groups whose row
+     * arrays fit its scratch: rows of 2 elements make chunks of hundreds of
+     * rows and groups of fewer, so that a chunk has whole groups and a
+     * partial one, and the last chunk is partial too */
+    for (int f = 0; f < F_COUNT; f++)
+        for (int dt = 0; dt < 2; dt++) check_family((family)f, dt ? TJ_FLOAT64 : TJ_FLOAT32, 1001, 2, 1, false);
+}
+
 Test(fuse_rows, operands_transposed_when_traced)
 {
     for (int f = 0; f < F_COUNT; f++)

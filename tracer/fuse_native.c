@@ -266,8 +266,10 @@ static const char *str(const text *t) { return t->len ? t->s : ""; }
  * computed once per row or by a call in that phase (or, an element member,
  * when that phase calls a loop: the call reads memory the loop might
  * store to). An element value read in a later phase, or by a call, is
- * kept in a row array s<m>. In steps not walking rows, a segment is one
- * loop over the chunk's elements. */
+ * kept in a row array s<m>, a value per row read in a later phase in
+ * v<m>: each phase runs for a group of rows before the next (emit_rows).
+ * In steps not walking rows, a segment is one loop over the chunk's
+ * elements. */
 typedef struct emitter {
     const pw_program *pg;
     pw_segment *sg;
@@ -281,6 +283,7 @@ typedef struct emitter {
     member_kind kind[PW_MAX_MEMBERS]; /* by m - first */
     int phase[PW_MAX_MEMBERS];
     bool kept[PW_MAX_MEMBERS];       /* its elements kept in s<m> */
+    bool carried[PW_MAX_MEMBERS];    /* its value per row read in a later phase: kept in v<m> */
     bool phase_calls[PW_MAX_MEMBERS];
     bool rounded[PW_MAX_MEMBERS];    /* its value a float32 rounding of a float64 value (rounding) */
     bool one_declared;               /* one32 is declared */
@@ -439,6 +442,7 @@ static bool operand(emitter *e, int m, int k, int ph, char *x, FILE *head)
         int j = q - e->sg->first;
         member_kind qk = e->kind[j];
         if (per_row(qk)) {
+            e->carried[j] |= ph > e->phase[j];
             snprintf(x, OPERAND_BYTES, row_call ? "&t%d" : "t%d", q);
             if (!row_call) read_value(e, j, x, head);
             return !call;
@@ -523,6 +527,15 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
     case M_REDUCE: { /* kernels/reduce.c: DEF_FFOLD's sum, finish (added to 0.0, divided by 1) */
         const tj_row_reduce *rr = &mb->red;
         const char *O = ctype(rr->out);
+        size_t bytes = 0; /* of the row arrays u<q> summed apart (split_sums) */
+        int before = -1, n_before = 0;
+        for (int q = 0; q < j; q++)
+            if (e->kind[q] == M_REDUCE && e->phase[q] == e->phase[j]) n_before++, before = q;
+        if (pg->chunk > pg->row_len || n_before) bytes += (size_t)pg->row_len * tj_dtype_bytes(rr->dtype);
+        if (pg->chunk == pg->row_len && n_before == 1)
+            bytes += (size_t)pg->row_len * tj_dtype_bytes(pg->members[e->sg->first + before].red.dtype);
+        if (e->scratch + bytes > ROW_SCRATCH_BYTES) return false;
+        e->scratch += bytes;
         ok = put(el, "        const %s x%d = %s;\n", ctype(rr->dtype), m, x[0]) &&
              put(on, "        for (int h = 4; h > 0; h /= 2)\n"
                      "            for (int k = 0; k < h; k++) a%d[k] += a%d[k + h];\n"
@@ -546,6 +559,12 @@ static bool emit_member(emitter *e, int m, char x[][OPERAND_BYTES])
     return ok;
 }
 
+/* The dtype of t<m>, member mb's value, of kind k. */
+static tj_dtype value_dtype(const pw_member *mb, member_kind k)
+{
+    return k == M_REDUCE ? mb->red.out : k == M_CALL || k == M_ROW_CALL ? mb->dtype : result_dtype(mb);
+}
+
 /* Member m's store of its result, where it is read after the segment or
  * written out; false when the segment cannot make it. */
 static bool emit_store(emitter *e, int m)
@@ -556,13 +575,13 @@ static bool emit_store(emitter *e, int m)
     member_kind kind = e->kind[j];
     if (!(mb->buf < 0 || mb->out >= 0 || read_after(pg, e->sg, m))) return true;
     bool rows = per_row(kind);
-    tj_dtype rt = kind == M_REDUCE ? mb->red.out : kind == M_CALL || kind == M_ROW_CALL ? mb->dtype : result_dtype(mb);
+    tj_dtype rt = value_dtype(mb, kind);
     if (mb->buf >= 0 && read_otherwise(e, mb->buf, tj_dtype_bytes(rt), rows)) return false;
     int r = mb->buf < 0 ? ref(e, REF_OUT, mb->out, rt, true, rows) : ref(e, REF_BUF, mb->buf, rt, true, rows);
     if (r < 0) return false;
     if (kind == M_ELEMENT) return put(&e->elem[j], "        r%d[i] = t%d;\n", r, m);
     if (rows) return put(&e->once[j], "        r%d[row] = t%d;\n", r, m);
-    return put(&e->once[j], "        memcpy(r%d + i0, s%d, sizeof s%d);\n", r, m, m);
+    return put(&e->once[j], "        memcpy(r%d + i0, s%d, sizeof *s%d * %lld);\n", r, m, m, (long long)pg->row_len);
 }
 
 /* Takes segment sg's first n members, filling sg's refs and e's phases and
@@ -582,7 +601,7 @@ static int emit_body(emitter *e, int n, FILE *head)
     for (int j = 0; j < n; j++) {
         e->kind[j] = kind_of(pg, &pg->members[sg->first + j]);
         e->rounded[j] = rounding(&pg->members[sg->first + j], e->kind[j]);
-        e->kept[j] = e->phase_calls[j] = false;
+        e->kept[j] = e->phase_calls[j] = e->carried[j] = false;
         e->elem[j].len = e->once[j].len = 0;
         if (e->kind[j] != M_ELEMENT) e->has_rows = true;
     }
@@ -601,36 +620,58 @@ static int emit_body(emitter *e, int n, FILE *head)
     return n;
 }
 
-/* The loops of phase ph over a row's elements, into f: blocks of 8 for the
- * sums' lanes (kernels/reduce.c, LANES), the rest one by one, each
- * element's statements the same. */
+/* Whether phase ph sums apart (emit_phase_loops): with two sums or more,
+ * or rows walked in groups, where the other rows' work hides a sum's chain
+ * of additions (gpt's layer_norm: 0.65x as long as summed in the element
+ * loop); a sum alone in one-row chunks (rows of 1024 elements and more)
+ * takes 1.4x as long apart. */
+static bool split_sums(const emitter *e, int ph)
+{
+    int sums = 0;
+    for (int j = 0; j < e->sg->n; j++) sums += e->phase[j] == ph && e->kind[j] == M_REDUCE;
+    return sums >= 2 || (sums && e->pg->chunk > e->pg->row_len);
+}
+
+/* The loops of phase ph over a row's elements, into f, each element's
+ * statements the same. Summing apart (split_sums): one loop over the
+ * elements' statements keeping each sum's operands in a row array u<m>,
+ * then one per sum adding them up in blocks of 8 for its lanes
+ * (kernels/reduce.c, LANES), the rest into lane 0; GCC 12 vectorises a
+ * loop with two sums in it (float32 values read as float64) nowhere: it
+ * takes a loop's sums together or not at all, and sums in order only as
+ * lanes (gpt's layer_norm backward ran scalar, 2.6x as long). Otherwise
+ * the sums' lanes accumulate in the element loop, blocks of 8 then the
+ * rest. */
 static void emit_phase_loops(const emitter *e, int ph, FILE *f)
 {
     const pw_program *pg = e->pg;
     const pw_segment *sg = e->sg;
-    int64_t L = pg->row_len;
-    bool sums = false, any = false;
+    long long L = (long long)pg->row_len, l8 = L / 8 * 8;
+    bool any = false, sums = false, apart = split_sums(e, ph);
     for (int j = 0; j < sg->n; j++) {
         if (e->phase[j] != ph) continue;
         any |= e->elem[j].len > 0;
         if (e->kind[j] != M_REDUCE) continue;
         sums = true;
         fprintf(f, "        double a%d[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};\n", sg->first + j);
+        if (apart)
+            fprintf(f, "        %s u%d[%lld];\n", ctype(pg->members[sg->first + j].red.dtype), sg->first + j, L);
     }
     if (!any) return;
-    int64_t l8 = sums ? L / 8 * 8 : 0;
-    struct { int64_t a, b; int w; } parts[2] = {{0, l8, 8}, {l8, L, 1}};
+    bool blocked = sums && !apart; /* the sums' lanes in the element loop */
+    long long split = blocked ? l8 : 0;
+    struct { long long a, b; int w; } parts[2] = {{0, split, 8}, {split, L, 1}};
     for (int p = 0; p < 2; p++) {
-        int64_t a = parts[p].a, b = parts[p].b;
+        long long a = parts[p].a, b = parts[p].b;
         int w = parts[p].w;
         if (a >= b) continue;
-        if (!sums) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
+        if (!blocked) fprintf(f, "#pragma GCC ivdep\n"); /* the sums' lanes carry from block to block */
         if (w > 1)
             fprintf(f, "        for (int64_t jb = %lld; jb < %lld; jb += %d)\n        for (int k = 0; k < %d; k++) {\n"
-                       "        const int64_t jj = jb + k, i = i0 + jj;\n", (long long)a, (long long)b, w, w);
+                       "        const int64_t jj = jb + k, i = i0 + jj;\n", a, b, w, w);
         else
-            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) {\n        const int64_t i = i0 + jj;\n",
-                    (long long)a, (long long)b);
+            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) {\n", a, b);
+        if (w == 1) fprintf(f, "        const int64_t i = i0 + jj;\n");
         fprintf(f, "        (void)i, (void)jj;\n");
         for (int j = 0; j < sg->n; j++)
             if (e->phase[j] == ph) fputs(str(&e->elem[j]), f);
@@ -638,10 +679,91 @@ static void emit_phase_loops(const emitter *e, int ph, FILE *f)
             int m = sg->first + j;
             if (e->phase[j] != ph) continue;
             if (e->kept[j] && e->kind[j] == M_ELEMENT) fprintf(f, "        s%d[jj] = t%d;\n", m, m);
-            if (e->kind[j] == M_REDUCE) fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
+            if (e->kind[j] == M_REDUCE && apart) fprintf(f, "        u%d[jj] = x%d;\n", m, m);
+            if (e->kind[j] == M_REDUCE && !apart)
+                fprintf(f, "        a%d[%s] += (double)x%d;\n", m, w == 8 ? "k" : "0", m);
         }
         fprintf(f, "        }\n");
     }
+    for (int j = 0; j < sg->n; j++) {
+        int m = sg->first + j;
+        if (!apart || e->phase[j] != ph || e->kind[j] != M_REDUCE) continue;
+        if (l8)
+            fprintf(f, "        for (int64_t jb = 0; jb < %lld; jb += 8)\n"
+                       "            for (int k = 0; k < 8; k++) a%d[k] += (double)u%d[jb + k];\n", l8, m, m);
+        if (l8 < L)
+            fprintf(f, "        for (int64_t jj = %lld; jj < %lld; jj++) a%d[0] += (double)u%d[jj];\n", l8, L, m, m);
+    }
+}
+
+/* Rows of a chunk walked phase by phase together: the per-row values
+ * that link phases (a fold, a 1/sqrt) are short chains of long latency,
+ * and a row's chain would otherwise wait on the one before it, when rows
+ * are short (gpt's are 64 to 128 elements). As many rows as the row
+ * arrays of all of them fit ROW_SCRATCH_BYTES, at most the chunk's; one
+ * when there is a single phase (nothing waits on a row's statements). */
+static int64_t group_rows(const emitter *e)
+{
+    const pw_program *pg = e->pg;
+    const pw_segment *sg = e->sg;
+    if (e->phase[sg->n - 1] == 0) return 1;
+    size_t row_bytes = 0, once = e->scratch; /* once: the rows' copies and the sums' operands */
+    for (int j = 0; j < sg->n; j++) {
+        size_t kept = e->kept[j] ? (size_t)pg->row_len * pg->members[sg->first + j].es : 0;
+        once -= kept;
+        row_bytes += kept + (e->carried[j] ? sizeof(double) : 0);
+    }
+    int64_t rows = pg->chunk / pg->row_len;
+    int64_t fit = row_bytes ? (int64_t)((ROW_SCRATCH_BYTES - once) / row_bytes) : rows;
+    return fit < 1 ? 1 : fit < rows ? fit : rows;
+}
+
+/* The loop over a chunk's rows of segment e->sg, into f: groups of
+ * group_rows rows, each phase a loop over the group's rows (the last group
+ * may be shorter). Element values kept for a later phase or a call go in
+ * row arrays s<m>, slices of sg<m> holding the group's rows; per-row values
+ * read in a later phase in v<m>; rows read once per row in w<k> (rows of a
+ * buffer from its copy wa<k>, made before any store). The same statements
+ * per row as one row at a time: the same bits. */
+static void emit_rows(const emitter *e, FILE *f)
+{
+    const pw_program *pg = e->pg;
+    const pw_segment *sg = e->sg;
+    long long L = (long long)pg->row_len, G = (long long)group_rows(e);
+    for (int j = 0; j < sg->n; j++) {
+        const pw_member *mb = &pg->members[sg->first + j];
+        if (e->kept[j]) fprintf(f, "    %s sg%d[%lld];\n", ctype(mb->dtype), sg->first + j, G * L);
+        if (e->carried[j]) fprintf(f, "    %s v%d[%lld];\n", ctype(value_dtype(mb, e->kind[j])), sg->first + j, G);
+    }
+    for (int k = 0; k < sg->n_refs; k++)
+        if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
+            fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
+                    ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / L), k, k, k, L);
+    fprintf(f, "    for (int64_t row0 = 0; row0 < n / %lld; row0 += %lld) {\n", L, G);
+    fprintf(f, "    const int64_t rows = n / %lld - row0 < %lld ? n / %lld - row0 : %lld;\n", L, G, L, G);
+    for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
+        fprintf(f, "    for (int64_t g = 0; g < rows; g++) {\n"
+                   "        const int64_t row = row0 + g, i0 = row * %lld;\n        (void)row, (void)i0;\n", L);
+        for (int j = 0; j < sg->n; j++) {
+            int m = sg->first + j;
+            const pw_member *mb = &pg->members[m];
+            if (e->kept[j]) fprintf(f, "        %s *const s%d = sg%d + g * %lld;\n", ctype(mb->dtype), m, m, L);
+            if (e->carried[j] && e->phase[j] < ph)
+                fprintf(f, "        const %s t%d = v%d[g];\n", ctype(value_dtype(mb, e->kind[j])), m, m);
+        }
+        for (int k = 0; k < sg->n_refs; k++)
+            if (e->ref_read_rows[k])
+                fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
+                        sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
+        emit_phase_loops(e, ph, f);
+        for (int j = 0; j < sg->n; j++)
+            if (e->phase[j] == ph) fputs(str(&e->once[j]), f);
+        for (int j = 0; j < sg->n; j++)
+            if (e->carried[j] && e->phase[j] == ph)
+                fprintf(f, "        v%d[g] = t%d;\n", sg->first + j, sg->first + j);
+        fprintf(f, "    }\n");
+    }
+    fprintf(f, "    }\n}\n");
 }
 
 /* Segment sg's function into *out (malloc'd), from its parameter list
@@ -688,27 +810,8 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
             fprintf(f, "#pragma GCC ivdep\n    for (int64_t i = 0; i < n; i++) {\n");
             for (int j = 0; j < sg->n; j++) fputs(str(&e->elem[j]), f);
             fprintf(f, "    }\n}\n");
-        } else { /* the chunk is whole rows of row_len elements */
-            for (int j = 0; j < sg->n; j++)
-                if (e->kept[j])
-                    fprintf(f, "    %s s%d[%lld];\n", ctype(pg->members[sg->first + j].dtype), sg->first + j,
-                            (long long)pg->row_len);
-            for (int k = 0; k < sg->n_refs; k++)
-                if (e->ref_read_rows[k] && sg->refs[k].kind == REF_BUF)
-                    fprintf(f, "    %s wa%d[%lld];\n    memcpy(wa%d, r%d, sizeof *wa%d * (size_t)(n / %lld));\n",
-                            ctype(e->ref_dtype[k]), k, (long long)(pg->chunk / pg->row_len), k, k, k,
-                            (long long)pg->row_len);
-            fprintf(f, "    for (int64_t row = 0, i0 = 0; i0 < n; row++, i0 += %lld) {\n", (long long)pg->row_len);
-            for (int k = 0; k < sg->n_refs; k++)
-                if (e->ref_read_rows[k])
-                    fprintf(f, "        const %s w%d = %s%d[row];\n", ctype(e->ref_dtype[k]), k,
-                            sg->refs[k].kind == REF_BUF ? "wa" : "r", k);
-            for (int ph = 0; ph <= e->phase[sg->n - 1]; ph++) {
-                emit_phase_loops(e, ph, f);
-                for (int j = 0; j < sg->n; j++)
-                    if (e->phase[j] == ph) fputs(str(&e->once[j]), f);
-            }
-            fprintf(f, "    }\n}\n");
+        } else {
+            emit_rows(e, f);
         }
         fclose(f);
     }
