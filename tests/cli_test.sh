@@ -145,6 +145,9 @@ expect 1 "^FAIL $work/empty: no conformance case" out conform "$work/empty"
 expect 1 '0 passed, 1 failed' out conform "$work/empty/"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
+# no PATH at all is named, as every command's missing operand is
+expect 2 '^tjit conform: missing a PATH' err conform
+expect 2 '^tjit conform: missing a PATH' err conform -v
 
 # profile --trace writes through a temporary file renamed at the end: a
 # failure names the path and the reason and leaves no temporary, and an

@@ -28,6 +28,7 @@ int cmd_conform(int argc, char **argv)
         else return cmd_usage_exit(usage, c);
     }
     if (optind >= argc) {
+        fprintf(stderr, "tjit conform: missing a PATH\n\n");
         usage(stderr);
         return 2;
     }
