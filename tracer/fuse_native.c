@@ -287,7 +287,8 @@ typedef struct emitter {
     bool phase_calls[PW_MAX_MEMBERS];
     bool rounded[PW_MAX_MEMBERS];    /* its value a float32 rounding of a float64 value (rounding) */
     bool one_declared;               /* one32 is declared */
-    size_t scratch;                  /* bytes of row arrays */
+    size_t scratch;                  /* bytes of the function's stack arrays, counting one row of each
+                                      * kept member (group_rows sizes groups from it) */
     text elem[PW_MAX_MEMBERS];       /* its statements per element */
     text once[PW_MAX_MEMBERS];       /* its statements per row */
 } emitter;
