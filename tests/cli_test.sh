@@ -76,13 +76,17 @@ expect 2 "unknown model 'nope'" err trace nope
 expect 2 "unknown operator 'aten::nope'" err trace mlp --decompose aten::gelu,aten::nope
 expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
-expect 2 "bad value '0' for --threads \(a comma-separated list of positive thread counts" err bench mlp --threads 0
+expect 2 "bad value '0' for --threads \(a comma-separated list of distinct positive thread counts" err bench mlp --threads 0
 expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
 # an empty entry or a sign is refused too (a trailing comma used to be ignored)
 expect 2 "bad value '1,' for --threads" err bench mlp --threads 1,
 expect 2 "bad value '1,,2' for --threads" err bench mlp --threads 1,,2
 expect 2 "bad value '\+1' for --threads" err bench mlp --threads +1
+expect 2 "bad value '1,2,1' for --threads" err bench mlp --threads 1,2,1
 expect 2 "bad value '0' for --runs" err bench mlp --runs 0
+# a --json file that cannot be written is refused before the benchmark runs
+expect 1 "cannot write '$work/no-dir/b\\.json': $work/no-dir: No such file or directory" err \
+    bench mlp --runs 1 --json "$work/no-dir/b.json"
 # --native without a compiler: no times of the loops labelled as native code's
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
     expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp_b1 --native --runs 1 --threads 1

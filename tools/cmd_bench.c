@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "bench.h"
 #include "commands.h"
+#include "runtime/internal.h"
 
 #define MAX_THREAD_COUNTS 8
 #define MAX_NAMES 32
@@ -41,7 +43,8 @@ static void usage(FILE *f)
 }
 
 /* Parses "1,2" into counts; false on anything else (an empty entry, as
- * in "1," or "1,,2", a sign or a space, which strtol would skip). */
+ * in "1," or "1,,2", a sign or a space, which strtol would skip, or a
+ * count given twice). */
 static bool parse_threads(const char *s, int *counts, int *n)
 {
     *n = 0;
@@ -50,6 +53,8 @@ static bool parse_threads(const char *s, int *counts, int *n)
         if (!isdigit((unsigned char)*s)) return false;
         long v = strtol(s, &end, 10);
         if (v < 1 || v > 256 || *n == MAX_THREAD_COUNTS || (*end && *end != ',')) return false;
+        for (int i = 0; i < *n; i++)
+            if (counts[i] == v) return false; /* the same rows twice */
         counts[(*n)++] = (int)v;
         if (!*end) return true;
         s = end + 1;
@@ -134,6 +139,11 @@ static const char *wait_policy(void)
     return p && *p ? p : "default";
 }
 
+static tj_status dump_json(FILE *f, void *root)
+{
+    return json_dumpf(root, f, JSON_INDENT(1)) == 0 && fflush(f) == 0 && !ferror(f) ? TJ_OK : TJ_ERR_IO;
+}
+
 static int write_json(const char *path, const bench_results *r, const int *threads, int n_threads, int runs,
                       const char *date, const double *load)
 {
@@ -160,10 +170,23 @@ static int write_json(const char *path, const bench_results *r, const int *threa
         json_array_append_new(list, o);
     }
     json_object_set_new(root, "results", list);
-    errno = 0; /* json_dump_file leaves the reason of a failed open, write or close */
-    int rc = json_dump_file(root, path, JSON_INDENT(1)) == 0 ? 0 : 1;
-    if (rc) fprintf(stderr, "tjit bench: cannot write '%s': %s\n", path, strerror(errno ? errno : EIO));
+    /* through a temporary: a failed write leaves an earlier file as it was */
+    int rc = tj_write_file_replacing(path, "tjit bench", dump_json, root) == TJ_OK ? 0 : 1;
+    if (rc) fprintf(stderr, "%s\n", tj_last_error());
     json_decref(root);
+    return rc;
+}
+
+/* Refuses, before an hour of benchmarks, a --json path whose folder cannot
+ * take the file (missing, not a folder, not writable); 0 when it can. */
+static int check_json_path(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy) return fprintf(stderr, "tjit bench: out of memory\n"), 1;
+    const char *dir = dirname(copy);
+    int rc = access(dir, W_OK | X_OK) == 0 ? 0 : 1;
+    if (rc) fprintf(stderr, "tjit bench: cannot write '%s': %s: %s\n", path, dir, strerror(errno));
+    free(copy);
     return rc;
 }
 
@@ -182,7 +205,7 @@ int cmd_bench(int argc, char **argv)
         switch (c) {
         case 't':
             if (!parse_threads(optarg, threads, &n_threads))
-                return cmd_bad_value("bench", opts, c, optarg, "a comma-separated list of positive thread counts up to 256, like 1,2",
+                return cmd_bad_value("bench", opts, c, optarg, "a comma-separated list of distinct positive thread counts up to 256, like 1,2",
                                      usage);
             break;
         case 'r':
@@ -210,6 +233,7 @@ int cmd_bench(int argc, char **argv)
         printf("wrote reference files for bench/torch_ref.py to %s\n", export_dir);
         return 0;
     }
+    if (json && check_json_path(json)) return 1;
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
