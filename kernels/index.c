@@ -48,6 +48,18 @@ typedef struct find_args {
     int64_t first[TJ_K_MAX_PARTICIPANTS];
 } find_args;
 
+/* The first j in [j0, j1) with p[j * s] outside [0, size), or -1. */
+static int64_t first_invalid(const int64_t *p, int64_t s, int64_t j0, int64_t j1, int64_t size)
+{
+    if (s == 1 && tj_k_isa_active() == TJ_K_ISA_AVX512) {
+        int64_t j = tj_k_index_first_invalid_avx512(p + j0, j1 - j0, size);
+        return j < 0 ? -1 : j0 + j;
+    }
+    for (int64_t j = j0; j < j1; j++)
+        if ((uint64_t)p[j * s] >= (uint64_t)size) return j; /* negative values wrap to huge ones */
+    return -1;
+}
+
 /* Walked positions [begin, end), row by row. */
 static void find_block(void *ctx, int t, int64_t begin, int64_t end)
 {
@@ -60,11 +72,11 @@ static void find_block(void *ctx, int t, int64_t begin, int64_t end)
         int64_t r = pos / inner, j0 = pos % inner, j1 = end - pos < inner - j0 ? j0 + (end - pos) : inner, off[3];
         row_offsets(r, a->ndim, a->walk, strides, skip, off);
         const int64_t *p = (const int64_t *)a->index.data + off[0];
-        for (int64_t j = j0; j < j1; j++)
-            if ((uint64_t)p[j * s] >= (uint64_t)size) { /* negative values wrap to huge ones */
-                a->first[t] = r * inner + j;
-                return;
-            }
+        int64_t bad = first_invalid(p, s, j0, j1, size);
+        if (bad >= 0) {
+            a->first[t] = r * inner + bad;
+            return;
+        }
         pos += j1 - j0;
     }
 }
@@ -309,13 +321,22 @@ static void scatter_add_run_rows(void *ctx, int t, int64_t begin, int64_t end)
     const int64_t *const strides[3] = {a->out.strides, a->src.strides, NULL};
     const int skip[3] = {a->dim, -1, -1};
     (void)t;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t off[3];
-        row_offsets(r, a->ndim, a->shape, strides, skip, off);
-        for (int b = 0; b < l->nblocks; b++)
-            tj_k_scatter_add_runs_f32_avx512((float *)a->out.data + off[0],
-                                             (const float *)a->src.data + off[1] + l->begin[b], l->runs + l->at[b],
-                                             l->count[b]);
+    for (int64_t r = begin; r < end;) {
+        int nrows = end - r < TJ_K_SCATTER_ADD_ROWS_AT_ONCE ? (int)(end - r) : TJ_K_SCATTER_ADD_ROWS_AT_ONCE;
+        float *o[TJ_K_SCATTER_ADD_ROWS_AT_ONCE];
+        const float *s[TJ_K_SCATTER_ADD_ROWS_AT_ONCE];
+        for (int q = 0; q < nrows; q++) {
+            int64_t off[3];
+            row_offsets(r + q, a->ndim, a->shape, strides, skip, off);
+            o[q] = (float *)a->out.data + off[0];
+            s[q] = (const float *)a->src.data + off[1];
+        }
+        for (int b = 0; b < l->nblocks; b++) {
+            const float *sb[TJ_K_SCATTER_ADD_ROWS_AT_ONCE];
+            for (int q = 0; q < nrows; q++) sb[q] = s[q] + l->begin[b];
+            tj_k_scatter_add_runs_f32_avx512(o, sb, nrows, l->runs + l->at[b], l->count[b]);
+        }
+        r += nrows;
     }
 }
 

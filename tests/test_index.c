@@ -7,6 +7,8 @@
  *       -> [[1,4,0,0],[0,0,3,8],[1,0,3,0]]
  *   torch.arange(7.).unfold(0, 3, 2) -> [[0,1,2],[2,3,4],[4,5,6]] */
 #include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -214,6 +216,8 @@ static void expect_runs_match_the_sums(int64_t R, int64_t N, int64_t SIZE, int64
     free(idx), free(self), free(src), free(want);
 }
 
+/* 5 rows: two pairs added side by side and a single row at 1 thread; at 2
+ * and 3 threads, blocks of 3, 2 or 1 rows. */
 Test(index, scatter_add_of_runs_of_consecutive_indices_matches_the_element_by_element_sums)
 {
     expect_runs_match_the_sums(5, 3000, 1300, 3100);
@@ -294,4 +298,40 @@ Test(index, scatter_along_an_outer_dim_gives_the_same_bits_at_any_thread_count)
     }
     tj_set_num_threads(1);
     free(idx), free(self), free(src), free(sum), free(last);
+}
+
+/* The index check reports the first value outside [0, 10) at every place
+ * of the vector loop's blocks of 8 (first lane, last lane, the masked tail)
+ * and for the extremes (-1, INT64_MIN, 10, INT64_MAX), the invalid value
+ * right after it ignored; an index read with stride 2 (the element loop,
+ * invalid values between the elements it reads) agrees. */
+Test(index, first_invalid_index_is_found_at_every_lane_and_in_the_tail)
+{
+    enum { N = 23 };
+    const int64_t bad[4] = {-1, INT64_MIN, 10, INT64_MAX};
+    tj_tensor *self = tj_zeros((const int64_t[]){1, 10}, 2, TJ_FLOAT32);
+    int64_t packed[N], spaced[2 * N];
+    for (int at = 0; at < N; at++)
+        for (int k = 0; k < 4; k++) {
+            for (int64_t j = 0; j < N; j++) {
+                packed[j] = spaced[2 * j] = j % 10;
+                spaced[2 * j + 1] = -5;
+            }
+            packed[at] = spaced[2 * at] = bad[k];
+            if (at + 1 < N) packed[at + 1] = spaced[2 * at + 2] = 11;
+            char want[80];
+            snprintf(want, sizeof want, "index %lld is out of bounds for dimension 1", (long long)bad[k]);
+            cr_expect_null(tj_gather(self, 1, test_i64(2, (const int64_t[]){1, N}, packed)));
+            cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
+            cr_expect(strstr(tj_last_error(), want), "at %d: %s", at, tj_last_error());
+            tj_tensor *strided = tj_slice(test_i64(2, (const int64_t[]){1, 2 * N}, spaced), 1, true, 0, true, 2 * N, 2);
+            cr_expect_null(tj_gather(self, 1, strided));
+            cr_expect(strstr(tj_last_error(), want), "at %d, stride 2: %s", at, tj_last_error());
+        }
+    /* every value valid: the 23 gathered */
+    for (int64_t j = 0; j < N; j++) packed[j] = j % 10;
+    tj_tensor *x = tj_arange(tj_v_int(0), tj_v_int(10), tj_v_int(1), TJ_FLOAT32);
+    tj_tensor *g = tj_gather(tj_view(x, (const int64_t[]){1, 10}, 2), 1, test_i64(2, (const int64_t[]){1, N}, packed));
+    cr_assert_not_null(g, "%s", tj_last_error());
+    for (int64_t j = 0; j < N; j++) cr_expect_eq(tj_tensor_item_at(g, j), (double)(j % 10));
 }
