@@ -485,12 +485,59 @@ static tj_status meta_scatter(const char *op, scatter_kind kind, const tj_value 
     return TJ_OK;
 }
 
-/* out = self, then src copied into out's view. */
+/* The elements [*lo, *hi) along *dim that the view of slice_scatter
+ * (step 1) or select_scatter covers, whole in every other dim: false for
+ * other views. */
+static bool view_band(scatter_kind kind, const tj_tensor *self, const tj_value *args, int *dim, int64_t *lo,
+                      int64_t *hi)
+{
+    if ((kind != SCATTER_SLICE || args[5].u.i != 1) && kind != SCATTER_SELECT) return false;
+    tj_wrap_dim(NULL, args[2].u.i, self->ndim, dim); /* checked by the shape function */
+    int64_t size = self->shape[*dim];
+    if (kind == SCATTER_SLICE) {
+        tj_slice_range(size, &args[3], &args[4], lo, hi);
+        return true;
+    }
+    *lo = args[3].u.i < 0 ? args[3].u.i + size : args[3].u.i;
+    *hi = *lo + 1;
+    return true;
+}
+
+/* out[lo:hi] = self[lo:hi] along dim. */
+static tj_status copy_band(tj_tensor *out, tj_tensor *self, int dim, int64_t lo, int64_t hi)
+{
+    if (lo == hi) return TJ_OK;
+    int64_t shape[TJ_MAX_DIMS];
+    memcpy(shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+    shape[dim] = hi - lo;
+    tj_tensor *o = tj_tensor_new_view(out, out->ndim, shape, out->strides, out->offset + lo * out->strides[dim]);
+    tj_tensor *s = o ? tj_tensor_new_view(self, self->ndim, shape, self->strides,
+                                          self->offset + lo * self->strides[dim])
+                     : NULL;
+    if (s) tj_copy_tensor(o, s);
+    if (o) tj_tensor_release(o);
+    if (s) tj_tensor_release(s);
+    return s ? TJ_OK : tj_last_status();
+}
+
+/* out = self, then src copied into out's view. A slice (step 1) or select
+ * view is a band along one dim: only self's elements outside it are copied
+ * (the band is written once, from src; the padding of a decomposed
+ * convolution, a slice_scatter into a tensor of zeros, then reads and
+ * writes the border only). */
 static tj_status kernel_scatter(scatter_kind kind, const tj_value *args, tj_tensor *const *outs)
 {
-    tj_tensor *out = outs[0];
+    tj_tensor *out = outs[0], *self = args[0].u.t;
     tj_meta m;
-    tj_copy_tensor(out, args[0].u.t);
+    int dim;
+    int64_t lo, hi;
+    if (view_band(kind, self, args, &dim, &lo, &hi)) {
+        tj_status st = copy_band(out, self, dim, 0, lo);
+        if (st == TJ_OK) st = copy_band(out, self, dim, hi, self->shape[dim]);
+        if (st != TJ_OK) return st;
+    } else {
+        tj_copy_tensor(out, self);
+    }
     scatter_view(NULL, kind, out, args, &m); /* checked by the shape function */
     tj_tensor *view = tj_tensor_new_view(out, m.ndim, m.shape, m.strides, m.offset);
     if (!view) return tj_last_status();

@@ -345,6 +345,21 @@ tj_status tj_meta_select(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
+void tj_slice_range(int64_t size, const tj_value *start_arg, const tj_value *end_arg, int64_t *start, int64_t *end)
+{
+    int64_t a = start_arg->kind == TJ_V_INT ? start_arg->u.i : 0;
+    int64_t b = end_arg->kind == TJ_V_INT ? end_arg->u.i : INT64_MAX;
+    if (a == INT64_MAX) a = 0; /* INT64_MAX stands for the default */
+    if (a < 0) a += size;
+    if (b < 0) b += size;
+    if (a < 0) a = 0;
+    else if (a > size) a = size;
+    if (b < a) b = a;
+    else if (b > size) b = size;
+    *start = a;
+    *end = b;
+}
+
 tj_status tj_meta_slice(const tj_value *args, tj_meta *outs)
 {
     const char *op = "aten::slice.Tensor";
@@ -354,16 +369,8 @@ tj_status tj_meta_slice(const tj_value *args, tj_meta *outs)
     if (self->ndim == 0) return tj_error(TJ_ERR_INDEX, "%s: slice() cannot be applied to a 0-dim tensor", op);
     if (tj_wrap_dim(op, args[1].u.i, self->ndim, &d) != TJ_OK) return tj_last_status();
     if (step <= 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: slice step must be positive, got %" PRId64, op, step);
-    int64_t size = self->shape[d];
-    int64_t start = args[2].kind == TJ_V_INT ? args[2].u.i : 0;
-    int64_t end = args[3].kind == TJ_V_INT ? args[3].u.i : INT64_MAX;
-    if (start == INT64_MAX) start = 0; /* INT64_MAX stands for the default */
-    if (start < 0) start += size;
-    if (end < 0) end += size;
-    if (start < 0) start = 0;
-    else if (start > size) start = size;
-    if (end < start) end = start;
-    else if (end > size) end = size;
+    int64_t start, end;
+    tj_slice_range(self->shape[d], &args[2], &args[3], &start, &end);
     int64_t len = end - start;
     tj_meta *o = outs;
     alias_of(self, o);

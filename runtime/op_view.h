@@ -66,6 +66,11 @@ tj_status tj_meta_transpose_(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_t_(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_select(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_slice(const tj_value *args, tj_meta *outs);
+/** The range [*start, *end) of a dim of `size` elements that slice.Tensor's
+ * start and end arguments (ints, or None / INT64_MAX for the defaults;
+ * negative ones count from the end) select, clamped to [0, size] with
+ * *end >= *start, as ATen's slice. */
+void tj_slice_range(int64_t size, const tj_value *start_arg, const tj_value *end_arg, int64_t *start, int64_t *end);
 /** aten::diagonal (a view): dims dim1 and dim2 of self (rank >= 2) replaced
  * by their diagonal as the last dim, `offset` above (> 0) or below (< 0) the
  * main one; empty when the offset passes either size. Errors name

@@ -234,3 +234,57 @@ Test(copy_runs, scatter_add_over_an_expanded_self_starts_from_its_value)
     tj_set_num_threads(saved);
     tj_scope_end(s);
 }
+
+/* a (the result of scattering src into self's [lo, hi) along dim) holds
+ * self outside the band and src inside it. */
+static void expect_band(tj_tensor *a, tj_tensor *self, tj_tensor *src, int64_t dim, int64_t lo, int64_t hi)
+{
+    int64_t size = tj_tensor_shape(self)[dim];
+    expect_same_bytes(tj_slice(a, dim, true, 0, true, lo, 1), tj_slice(self, dim, true, 0, true, lo, 1));
+    expect_same_bytes(tj_slice(a, dim, true, lo, true, hi, 1), src);
+    expect_same_bytes(tj_slice(a, dim, true, hi, true, size, 1), tj_slice(self, dim, true, hi, true, size, 1));
+}
+
+/* slice_scatter (step 1) and select_scatter copy only self's elements
+ * outside the view's band (op_inplace.c): every dim of a permuted [5, 5, 5]
+ * self, start and end given or not, negative, past the end, empty and
+ * whole ranges, float64 and int64; select_scatter at negative and edge
+ * indices. */
+Test(copy_runs, slice_and_select_scatter_keep_self_outside_the_band)
+{
+    tj_scope *s = tj_scope_begin();
+    const tj_dtype dtypes[] = {TJ_FLOAT64, TJ_INT64};
+    /* start, end (INT64_MIN: not given) and the range they select in a dim of 5 */
+    static const int64_t ranges[][4] = {{1, 4, 1, 4},          {INT64_MIN, INT64_MIN, 0, 5}, {-3, -1, 2, 4},
+                                        {2, 100, 2, 5},        {3, 3, 3, 3},                 {4, 1, 4, 4},
+                                        {INT64_MIN, 2, 0, 2}, {-100, INT64_MIN, 0, 5}};
+    for (size_t k = 0; k < sizeof dtypes / sizeof *dtypes; k++) {
+        tj_tensor *raw = tj_tensor_empty(dtypes[k], 3, (int64_t[]){5, 5, 5});
+        fill_bytes(raw);
+        tj_tensor *self = tj_permute(raw, (int64_t[]){2, 0, 1}, 3); /* strides [1, 25, 5] */
+        for (int64_t dim = 0; dim < 3; dim++) {
+            for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+                const int64_t *g = ranges[r];
+                int64_t shape[3] = {5, 5, 5};
+                shape[dim] = g[3] - g[2];
+                tj_tensor *src = tj_tensor_empty(dtypes[k], 3, shape);
+                fill_bytes(src);
+                tj_tensor *a = tj_slice_scatter(self, src, dim - 3, g[0] != INT64_MIN, g[0], g[1] != INT64_MIN, g[1], 1);
+                cr_assert_not_null(a, "%s", tj_last_error());
+                expect_band(a, self, src, dim, g[2], g[3]);
+            }
+            for (int64_t index = -5; index < 5; index++) {
+                int64_t shape[2], n = 0;
+                for (int d = 0; d < 3; d++)
+                    if (d != dim) shape[n++] = 5;
+                tj_tensor *src = tj_tensor_empty(dtypes[k], 2, shape);
+                fill_bytes(src);
+                tj_tensor *a = tj_select_scatter(self, src, dim, index);
+                cr_assert_not_null(a, "%s", tj_last_error());
+                int64_t lo = index < 0 ? index + 5 : index;
+                expect_band(a, self, tj_unsqueeze(src, dim), dim, lo, lo + 1);
+            }
+        }
+    }
+    tj_scope_end(s);
+}
