@@ -246,8 +246,9 @@ static void expect_band(tj_tensor *a, tj_tensor *self, tj_tensor *src, int64_t d
 }
 
 /* slice_scatter (step 1) and select_scatter copy only self's elements
- * outside the view's band (op_inplace.c): every dim of a permuted [5, 5, 5]
- * self, start and end given or not, negative, past the end, empty and
+ * outside the view's band when its blocks are long (op_inplace.c: dim 0,
+ * and dim 1 for bands 4 wide or more), all of self otherwise (the last
+ * dim): every dim of a permuted [5, 5, 5] self, start and end given or not, negative, past the end, empty and
  * whole ranges, float64 and int64; select_scatter at negative and edge
  * indices. */
 Test(copy_runs, slice_and_select_scatter_keep_self_outside_the_band)
