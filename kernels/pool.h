@@ -54,10 +54,10 @@ void tj_k_max_pool_plane_2x2_f32_avx2(const tj_k_pool2d *p, const float *plane, 
                                       const int64_t *tap_hi, float *out, int64_t *idx);
 /** Backward of one plane of 2 x 2 max pooling (AVX-512, float32) without a
  * scatter: each input element is written once, with the gradient of its
- * window when the window's index names it, else 0. Needs every index of the
- * plane inside its own window (as max pooling makes them); returns false,
- * with grad_in partly written, when one is not. Planes of up to INT_MAX / 2
- * elements. */
+ * window when the window's index names it, else 0 (rows of up to 8 windows
+ * two to a vector). Needs every index of the plane inside its own window
+ * (as max pooling makes them); returns false, with grad_in partly written,
+ * when one is not. Planes of up to INT_MAX / 2 elements, out_w >= 5. */
 bool tj_k_max_pool2d_backward_plane_2x2_f32_avx512(const tj_k_pool2d *p, const float *grad_out, const int64_t *idx,
                                                   float *grad_in);
 

@@ -13,6 +13,7 @@
  * The backward of 2 x 2 pooling writes each input element once (the
  * window's gradient where its index names the element, else 0) instead of
  * zeroing the plane and scattering into it. */
+#include <assert.h>
 #include <immintrin.h>
 #include <limits.h>
 #include <math.h>
@@ -77,12 +78,17 @@ static __mmask16 lanes_in(int64_t ox0, int64_t lo, int64_t hi)
     return (__mmask16)(lanes_below(hi - ox0) & ~lanes_below(lo - ox0));
 }
 
+/* Lanes where v wins over the running maximum cur: larger, or nan. */
+static inline __mmask16 wins(__m512 v, __m512 cur)
+{
+    return _mm512_cmp_ps_mask(v, cur, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+}
+
 /* The running maximum of 16 lanes takes v where tm allows and v wins
  * (larger, or nan); its index becomes pos. */
 #define MAX_UPDATE(cur, at, v, pos, tm)                                                                   \
     do {                                                                                              \
-        __mmask16 gt_ = _mm512_cmp_ps_mask(v, cur, _CMP_GT_OQ), nan_ = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q); \
-        __mmask16 take_ = (gt_ | nan_) & (tm);                                                        \
+        __mmask16 take_ = wins(v, cur) & (tm);                                                        \
         cur = _mm512_mask_mov_ps(cur, take_, v);                                                      \
         at = _mm512_mask_mov_epi32(at, take_, pos);                                                   \
     } while (0)
@@ -92,6 +98,86 @@ static inline void store_row(float *o, int64_t *ix, __mmask16 m, __m512 cur, __m
     _mm512_mask_storeu_ps(o, m, cur);
     _mm512_mask_storeu_epi64(ix, (__mmask8)m, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(at)));
     _mm512_mask_storeu_epi64(ix + 8, (__mmask8)(m >> 8), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)));
+}
+
+/* ---- the common MaxPool2d(2): 2 x 2 windows, stride 2, no padding, no
+ * dilation ----
+ *
+ * A vector holds 16 windows: 16 of one output row, or, in planes of up to
+ * 8 windows a row, those of 2 (or 4) consecutive output rows packed 8 (or
+ * 4) lanes apart, so that the cnn's 7-window rows fill 14 lanes instead of
+ * 7. Either way lane l's window starts at float 2l of the 32 floats
+ * [a | b] its input rows are loaded into (a packed row slot q at float
+ * 2 * lanes * q): one permute of a and b gives the windows' first columns,
+ * another their second columns. */
+
+/* Row packing of a plane whose rows hold out_w <= 8 windows. */
+typedef struct pack2x2 {
+    int lanes;               /* lanes per output row: 8 or 4 */
+    int64_t rows;            /* output rows packed: whole vectors of rows with both input rows */
+    __m512i first;           /* lane l's window's first element, from the vector's first window's */
+    __mmask16 lane_mask;     /* lanes holding a window */
+    __mmask16 second_col;    /* lanes whose window has a second column (not a ceil_mode edge) */
+    __mmask16 cols;          /* the input columns of one row slot */
+} pack2x2;
+
+/* Whether the plane has a vector of packed rows: out_w <= 8 and enough
+ * rows with both input rows (else the packing's set-up is all cost). */
+static bool packs_rows(const tj_k_pool2d *p)
+{
+    int64_t slots = p->out_w > 4 ? 2 : 4, full = p->out_h < p->height / 2 ? p->out_h : p->height / 2;
+    return p->out_w <= 8 && full >= slots;
+}
+
+static pack2x2 pack2x2_make(const tj_k_pool2d *p)
+{
+    int lanes = p->out_w > 4 ? 8 : 4, shift = lanes == 8 ? 3 : 2, slots = 16 / lanes;
+    int64_t cols = p->width < 2 * p->out_w ? p->width : 2 * p->out_w;
+    int64_t full = p->out_h < p->height / 2 ? p->out_h : p->height / 2;
+    const __m512i l = _mm512_loadu_si512(lane_ids);
+    __m512i slot = _mm512_srli_epi32(l, (unsigned)shift), col = _mm512_and_si512(l, _mm512_set1_epi32(lanes - 1));
+    pack2x2 k = {.lanes = lanes, .rows = full - full % slots, .cols = lanes_below(cols)};
+    k.first = _mm512_add_epi32(_mm512_mullo_epi32(slot, _mm512_set1_epi32((int32_t)(2 * p->width))),
+                               _mm512_add_epi32(col, col));
+    for (int q = 0; q < slots; q++) {
+        k.lane_mask |= (__mmask16)(lanes_below(p->out_w) << (q * lanes));
+        k.second_col |= (__mmask16)(lanes_below(cols / 2) << (q * lanes));
+    }
+    return k;
+}
+
+/* One input row of each of a vector's row slots: slot q from
+ * row + q * step, its k->cols columns. */
+static inline void load_packed(const pack2x2 *k, const float *row, int64_t step, __m512 *a, __m512 *b)
+{
+    if (k->lanes == 8) {
+        *a = _mm512_maskz_loadu_ps(k->cols, row);
+        *b = _mm512_maskz_loadu_ps(k->cols, row + step);
+        return;
+    }
+    __mmask8 m = (__mmask8)k->cols;
+    *a = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_maskz_loadu_ps(m, row)),
+                            _mm256_maskz_loadu_ps(m, row + step), 1);
+    *b = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_maskz_loadu_ps(m, row + 2 * step)),
+                            _mm256_maskz_loadu_ps(m, row + 3 * step), 1);
+}
+
+/* 16 windows from their rows' first and second columns (t, b: top and
+ * bottom row): the maximum and its plane position (from `first`, the
+ * window's first element). The taps' updates in window order are taken as
+ * a tree, each row's pair and then the two rows: the update keeps the first
+ * maximum, or the last nan, of what it has seen, and that composes. */
+static inline void reduce_2x2(__m512 t0, __m512 t1, __m512 b0, __m512 b1, __mmask16 second_col,
+                              __mmask16 second_row, __m512i first, int64_t width, __m512 *v, __m512i *at)
+{
+    const __m512i one = _mm512_set1_epi32(1);
+    __mmask16 kt = wins(t1, t0) & second_col, kb = wins(b1, b0) & second_col;
+    __m512 top = _mm512_mask_mov_ps(t0, kt, t1), bottom = _mm512_mask_mov_ps(b0, kb, b1);
+    __mmask16 kv = wins(bottom, top) & second_row;
+    __m512i below = _mm512_add_epi32(first, _mm512_set1_epi32((int32_t)width));
+    *v = _mm512_mask_mov_ps(top, kv, bottom);
+    *at = _mm512_mask_mov_epi32(_mm512_mask_add_epi32(first, kt, first, one), kv,
+                                _mm512_mask_add_epi32(below, kb, below, one));
 }
 
 /* Output row oy of the common MaxPool2d(2): 2 x 2 windows, stride 2, no
@@ -119,6 +205,41 @@ static void max_pool_row_2x2(const tj_k_pool2d *p, const float *plane, int64_t o
         }
         store_row(o + ox0, ix + ox0, m, cur, at);
     }
+}
+
+/* The packed rows [0, k->rows) of a plane. */
+static void max_pool_packed_2x2(const tj_k_pool2d *p, const pack2x2 *k, const float *plane, float *out,
+                                int64_t *idx)
+{
+    const __m512i lanes = _mm512_loadu_si512(lane_ids);
+    const __m512i even = _mm512_add_epi32(lanes, lanes), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    int slots = 16 / k->lanes;
+    int64_t ys = p->ys, width = p->width, n = slots * p->out_w;
+    __mmask16 stored = lanes_below(n);
+    for (int64_t oy = 0; oy < k->rows; oy += slots) {
+        const float *row = plane + 2 * oy * ys;
+        __m512 a0, b0, a1, b1, v;
+        __m512i at, first = _mm512_add_epi32(k->first, _mm512_set1_epi32((int32_t)(2 * oy * width)));
+        load_packed(k, row, 2 * ys, &a0, &b0);
+        load_packed(k, row + ys, 2 * ys, &a1, &b1);
+        reduce_2x2(_mm512_permutex2var_ps(a0, even, b0), _mm512_permutex2var_ps(a0, odd, b0),
+                   _mm512_permutex2var_ps(a1, even, b1), _mm512_permutex2var_ps(a1, odd, b1), k->second_col,
+                   k->lane_mask, first, width, &v, &at);
+        /* the slots' rows are consecutive in the output: close the gaps between them */
+        store_row(out + oy * p->out_w, idx + oy * p->out_w, stored, _mm512_maskz_compress_ps(k->lane_mask, v),
+                  _mm512_maskz_compress_epi32(k->lane_mask, at));
+    }
+}
+
+static void max_pool_plane_2x2(const tj_k_pool2d *p, const float *plane, float *out, int64_t *idx)
+{
+    int64_t oy = 0;
+    if (packs_rows(p)) {
+        pack2x2 k = pack2x2_make(p);
+        max_pool_packed_2x2(p, &k, plane, out, idx);
+        oy = k.rows;
+    }
+    for (; oy < p->out_h; oy++) max_pool_row_2x2(p, plane, oy, out + oy * p->out_w, idx + oy * p->out_w);
 }
 
 /* Output row oy of any geometry. */
@@ -177,73 +298,126 @@ static void max_pool_row(const tj_k_pool2d *p, const float *plane, int64_t oy, c
 void tj_k_max_pool_plane_f32_avx512(const tj_k_pool2d *p, const float *plane, const int64_t *tap_lo,
                                     const int64_t *tap_hi, float *out, int64_t *idx)
 {
-    bool two = tj_k_max_pool_is_2x2(p);
-    for (int64_t oy = 0; oy < p->out_h; oy++) {
-        float *o = out + oy * p->out_w;
-        int64_t *ix = idx + oy * p->out_w;
-        if (two) max_pool_row_2x2(p, plane, oy, o, ix);
-        else max_pool_row(p, plane, oy, tap_lo, tap_hi, o, ix);
+    if (tj_k_max_pool_is_2x2(p)) {
+        max_pool_plane_2x2(p, plane, out, idx);
+        return;
     }
+    for (int64_t oy = 0; oy < p->out_h; oy++)
+        max_pool_row(p, plane, oy, tap_lo, tap_hi, out + oy * p->out_w, idx + oy * p->out_w);
 }
 
-/* Lanes of a 16-bit mask from the 8-bit compare masks of two int64 halves. */
-static __mmask16 eq64(__m512i lo, __m512i hi, __m512i want_lo, __m512i want_hi)
+/* 16 int64 indices as int32, saturated: one outside the int32 range
+ * matches no window position either. */
+static inline __m512i load_idx32(const int64_t *ix, __mmask16 m)
 {
-    return (__mmask16)(_mm512_cmpeq_epi64_mask(lo, want_lo) | (_mm512_cmpeq_epi64_mask(hi, want_hi) << 8));
+    __m256i lo = _mm512_cvtsepi64_epi32(_mm512_maskz_loadu_epi64((__mmask8)m, ix));
+    __m256i hi = _mm512_cvtsepi64_epi32(_mm512_maskz_loadu_epi64((__mmask8)(m >> 8), ix + 8));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-/* One input row of a 2 x 2 window row: the gradient where the even / odd
- * column won, interleaved, stored over `cols` columns. */
-static void store_pairs(float *row, int64_t cols, __m512 g, __mmask16 even_won, __mmask16 odd_won)
+/* The gradient of each window at its first / second column where that
+ * won (lanes won0 / won1), 0 elsewhere, as the 32 floats [a | b] of the
+ * windows' input row (lane l's columns at floats 2l, 2l + 1). */
+static inline void interleave(__m512 grad, __mmask16 won0, __mmask16 won1, __m512 *a, __m512 *b)
 {
     const __m512i lanes = _mm512_loadu_si512(lane_ids);
     const __m512i half = _mm512_srli_epi32(lanes, 1);
     const __m512i from_odd = _mm512_slli_epi32(_mm512_and_si512(lanes, _mm512_set1_epi32(1)), 4);
     const __m512i pick_lo = _mm512_add_epi32(half, from_odd); /* 0, 16, 1, 17, ... */
     const __m512i pick_hi = _mm512_add_epi32(pick_lo, _mm512_set1_epi32(8));
-    __m512 e = _mm512_maskz_mov_ps(even_won, g), o = _mm512_maskz_mov_ps(odd_won, g);
-    _mm512_mask_storeu_ps(row, lanes_below(cols), _mm512_permutex2var_ps(e, pick_lo, o));
-    _mm512_mask_storeu_ps(row + 16, lanes_below(cols - 16), _mm512_permutex2var_ps(e, pick_hi, o));
+    __m512 e = _mm512_maskz_mov_ps(won0, grad), o = _mm512_maskz_mov_ps(won1, grad);
+    *a = _mm512_permutex2var_ps(e, pick_lo, o);
+    *b = _mm512_permutex2var_ps(e, pick_hi, o);
+}
+
+/* Which of its four elements each of 16 windows (first element at
+ * `first`) names, or false when one names none. */
+static inline bool match_2x2(__m512i at, __m512i first, int64_t width, __mmask16 m, __mmask16 second_col,
+                             __mmask16 second_row, __mmask16 won[4])
+{
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i below = _mm512_add_epi32(first, _mm512_set1_epi32((int32_t)width));
+    won[0] = _mm512_mask_cmpeq_epi32_mask(m, at, first);
+    won[1] = _mm512_mask_cmpeq_epi32_mask(second_col, at, _mm512_add_epi32(first, one));
+    won[2] = _mm512_mask_cmpeq_epi32_mask(second_row, at, below);
+    won[3] = _mm512_mask_cmpeq_epi32_mask(second_row & second_col, at, _mm512_add_epi32(below, one));
+    return (__mmask16)(won[0] | won[1] | won[2] | won[3]) == m;
+}
+
+/* Backward of output row oy (16 windows at a time) into grad_in's rows
+ * 2 oy and 2 oy + 1. */
+static bool max_pool_backward_row_2x2(const tj_k_pool2d *p, int64_t oy, const float *go, const int64_t *ix,
+                                      float *gi)
+{
+    int64_t width = p->width, ow = p->out_w;
+    bool two_rows = 2 * oy + 1 < p->height;
+    float *r0 = gi + 2 * oy * width, *r1 = r0 + width;
+    const __m512i lanes = _mm512_loadu_si512(lane_ids), even = _mm512_add_epi32(lanes, lanes);
+    for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
+        int64_t x = 2 * ox0, n = ow - ox0 < 16 ? ow - ox0 : 16, cols = width - x < 2 * n ? width - x : 2 * n;
+        __mmask16 m = lanes_below(n), won[4], lo = lanes_below(cols), hi = lanes_below(cols - 16);
+        __m512i first = _mm512_add_epi32(even, _mm512_set1_epi32((int32_t)(2 * oy * width + x)));
+        if (!match_2x2(load_idx32(ix + ox0, m), first, width, m, lanes_below(cols / 2), two_rows ? m : 0, won))
+            return false;
+        __m512 grad = _mm512_maskz_loadu_ps(m, go + ox0), a, b;
+        interleave(grad, won[0], won[1], &a, &b);
+        _mm512_mask_storeu_ps(r0 + x, lo, a);
+        _mm512_mask_storeu_ps(r0 + x + 16, hi, b);
+        if (!two_rows) continue;
+        interleave(grad, won[2], won[3], &a, &b);
+        _mm512_mask_storeu_ps(r1 + x, lo, a);
+        _mm512_mask_storeu_ps(r1 + x + 16, hi, b);
+    }
+    return true;
+}
+
+/* a and b's row slots into rows row and row + step, k->cols columns each
+ * (8 lanes a slot: the backward packs no narrower rows). */
+static inline void store_packed(const pack2x2 *k, float *row, int64_t step, __m512 a, __m512 b)
+{
+    assert(k->lanes == 8);
+    _mm512_mask_storeu_ps(row, k->cols, a);
+    _mm512_mask_storeu_ps(row + step, k->cols, b);
+}
+
+/* Backward of the packed rows [0, k->rows) of a plane. */
+static bool max_pool_backward_packed_2x2(const tj_k_pool2d *p, const pack2x2 *k, const float *go,
+                                         const int64_t *ix, float *gi)
+{
+    int slots = 16 / k->lanes;
+    int64_t width = p->width, n = slots * p->out_w;
+    __mmask16 loaded = lanes_below(n);
+    for (int64_t oy = 0; oy < k->rows; oy += slots) {
+        /* open the gaps between the slots' rows */
+        __m512i at = _mm512_maskz_expand_epi32(k->lane_mask, load_idx32(ix + oy * p->out_w, loaded));
+        __m512i first = _mm512_add_epi32(k->first, _mm512_set1_epi32((int32_t)(2 * oy * width)));
+        __mmask16 won[4];
+        if (!match_2x2(at, first, width, k->lane_mask, k->second_col, k->lane_mask, won)) return false;
+        __m512 grad = _mm512_maskz_expand_ps(k->lane_mask, _mm512_maskz_loadu_ps(loaded, go + oy * p->out_w)), a, b;
+        float *row = gi + 2 * oy * width;
+        interleave(grad, won[0], won[1], &a, &b);
+        store_packed(k, row, 2 * width, a, b);
+        interleave(grad, won[2], won[3], &a, &b);
+        store_packed(k, row + width, 2 * width, a, b);
+    }
+    return true;
 }
 
 bool tj_k_max_pool2d_backward_plane_2x2_f32_avx512(const tj_k_pool2d *p, const float *go, const int64_t *ix,
                                                   float *gi)
 {
-    const __m512i lanes8 = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    int64_t width = p->width, height = p->height, ow = p->out_w;
-    const __m512i one = _mm512_set1_epi64(1), below = _mm512_set1_epi64(width);
-    for (int64_t oy = 0; oy < p->out_h; oy++) {
-        int64_t y = 2 * oy;
-        bool two_rows = y + 1 < height;
-        float *row = gi + y * width;
-        for (int64_t ox0 = 0; ox0 < ow; ox0 += 16) {
-            int64_t n = ow - ox0 < 16 ? ow - ox0 : 16, x = 2 * ox0, cols = width - x < 2 * n ? width - x : 2 * n;
-            __mmask16 m = lanes_below(n), m_odd = lanes_below(cols / 2);
-            const int64_t *at = ix + oy * ow + ox0;
-            __m512i lo = _mm512_maskz_loadu_epi64((__mmask8)m, at);
-            __m512i hi = _mm512_maskz_loadu_epi64((__mmask8)(m >> 8), at + 8);
-            __m512i e_lo = _mm512_add_epi64(lanes8, _mm512_set1_epi64(y * width + x));
-            __m512i e_hi = _mm512_add_epi64(e_lo, _mm512_set1_epi64(16));
-            __mmask16 m0 = eq64(lo, hi, e_lo, e_hi) & m;
-            __mmask16 m1 = eq64(lo, hi, _mm512_add_epi64(e_lo, one), _mm512_add_epi64(e_hi, one)) & m_odd;
-            __mmask16 m2 = 0, m3 = 0;
-            if (two_rows) {
-                __m512i d_lo = _mm512_add_epi64(e_lo, below), d_hi = _mm512_add_epi64(e_hi, below);
-                m2 = eq64(lo, hi, d_lo, d_hi) & m;
-                m3 = eq64(lo, hi, _mm512_add_epi64(d_lo, one), _mm512_add_epi64(d_hi, one)) & m_odd;
-            }
-            if ((__mmask16)(m0 | m1 | m2 | m3) != m) return false; /* an index outside its own window */
-            __m512 g = _mm512_maskz_loadu_ps(m, go + oy * ow + ox0);
-            store_pairs(row + x, cols, g, m0, m1);
-            if (two_rows) store_pairs(row + width + x, cols, g, m2, m3);
-        }
-        /* columns no window covers */
-        for (int64_t xx = 2 * ow; xx < width; xx++) {
-            row[xx] = 0;
-            if (two_rows) row[width + xx] = 0;
-        }
+    int64_t width = p->width, height = p->height, oy = 0;
+    if (packs_rows(p)) {
+        pack2x2 k = pack2x2_make(p);
+        if (!max_pool_backward_packed_2x2(p, &k, go, ix, gi)) return false;
+        oy = k.rows;
     }
+    for (; oy < p->out_h; oy++)
+        if (!max_pool_backward_row_2x2(p, oy, go + oy * p->out_w, ix + oy * p->out_w, gi)) return false;
+    /* columns and rows no window covers */
+    for (int64_t y = 0; y < 2 * p->out_h && y < height; y++)
+        for (int64_t x = 2 * p->out_w; x < width; x++) gi[y * width + x] = 0;
     for (int64_t y = 2 * p->out_h; y < height; y++)
-        for (int64_t xx = 0; xx < width; xx++) gi[y * width + xx] = 0;
+        for (int64_t x = 0; x < width; x++) gi[y * width + x] = 0;
     return true;
 }
