@@ -752,44 +752,37 @@ Test(conv, float32_tile_orientations_agree_with_float64_im2col)
     }
 }
 
-/* The scatter-free float32 backward of 2 x 2 pooling (AVX-512, planes of
- * 5 windows a row or more: rows of 16 windows, or 2 rows of 5 to 8 to a
- * vector) against float64's scatter, on every ISA the CPU has: widths from
- * 1 to 16 windows and beyond (narrower than 5 the scatter), odd and even
- * sizes, ceil_mode edge windows, then indices moved
- * out of their windows (which the scatter handles: the fast path must give
- * way) and one out of the plane (an error naming it). */
-Test(pool, max_pool_2x2_backward_matches_the_scatter)
+/* The float32 backward of 2 x 2 pooling against float64's, bit for bit:
+ * widths of 1 to 20 windows, odd and even sizes, ceil_mode edge windows,
+ * then indices moved out of their windows (the scatter adds them where
+ * they point) and one out of the plane (an error naming it). */
+Test(pool, max_pool_2x2_backward_float32_matches_float64)
 {
     static const int64_t widths[] = {2, 3, 4, 5, 7, 8, 9, 10, 14, 16, 17, 18, 21, 28, 33, 40};
     int64_t k[2] = {2, 2};
-    for (int isa = 0; isa < TEST_NISA; isa++) {
-        if (!tj_k_isa_force(test_isas[isa])) continue; /* above the CPU or TJ_ISA */
-        for (int round = 0; round < 16; round++) {
-            int64_t h = 9 + round % 4, w = widths[round], shape[4] = {2, 3, h, w};
-            bool ceil_mode = round % 3 == 0;
-            tj_tensor *x = pattern(4, shape, 7919, 1000, 500), *out = NULL, *idx = NULL;
-            cr_assert_eq(tj_max_pool2d_with_indices(x, k, k, ZERO, ONE, ceil_mode, &out, &idx), TJ_OK, "%s",
-                         tj_last_error());
-            tj_tensor *go = pattern(4, tj_tensor_shape(out), 13, 29, 14);
-            int64_t n = tj_tensor_numel(idx);
-            for (int moved = 0; moved < 2; moved++) {
-                if (moved) { /* three windows of plane 1 point at other windows' elements */
-                    int64_t *ix = tj_tensor_data(idx), plane = n / 6;
-                    for (int j = 0; j < 3; j++) ix[plane + j * 3] = (j * 37 + 3) % (h * w);
-                }
-                tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx);
-                tj_tensor *gi64 = tj_max_pool2d_with_indices_backward(
-                    tj_to_copy(go, TJ_FLOAT64), tj_to_copy(x, TJ_FLOAT64), k, k, ZERO, ONE, ceil_mode, idx);
-                cr_assert(gi && gi64, "%s", tj_last_error());
-                cr_assert_eq(worst_relative(gi, gi64), 0, "%s round %d moved %d", tj_k_isa_name(), round, moved);
+    for (int round = 0; round < 16; round++) {
+        int64_t h = 9 + round % 4, w = widths[round], shape[4] = {2, 3, h, w};
+        bool ceil_mode = round % 3 == 0;
+        tj_tensor *x = pattern(4, shape, 7919, 1000, 500), *out = NULL, *idx = NULL;
+        cr_assert_eq(tj_max_pool2d_with_indices(x, k, k, ZERO, ONE, ceil_mode, &out, &idx), TJ_OK, "%s",
+                     tj_last_error());
+        tj_tensor *go = pattern(4, tj_tensor_shape(out), 13, 29, 14);
+        int64_t n = tj_tensor_numel(idx);
+        for (int moved = 0; moved < 2; moved++) {
+            if (moved) { /* three windows of plane 1 point at other windows' elements */
+                int64_t *ix = tj_tensor_data(idx), plane = n / 6;
+                for (int j = 0; j < 3; j++) ix[plane + j * 3] = (j * 37 + 3) % (h * w);
             }
-            ((int64_t *)tj_tensor_data(idx))[n - 2] = h * w;
-            test_expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx),
-                              TJ_ERR_INDEX, "aten::max_pool2d_with_indices_backward", "out of range");
+            tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx);
+            tj_tensor *gi64 = tj_max_pool2d_with_indices_backward(tj_to_copy(go, TJ_FLOAT64), tj_to_copy(x, TJ_FLOAT64),
+                                                                  k, k, ZERO, ONE, ceil_mode, idx);
+            cr_assert(gi && gi64, "%s", tj_last_error());
+            cr_assert_eq(worst_relative(gi, gi64), 0, "round %d moved %d", round, moved);
         }
+        ((int64_t *)tj_tensor_data(idx))[n - 2] = h * w;
+        test_expect_error(tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx), TJ_ERR_INDEX,
+                          "aten::max_pool2d_with_indices_backward", "out of range");
     }
-    tj_k_isa_force(NULL);
 }
 
 /* The packed single-threaded GEMM of the convolutions, every transpose
