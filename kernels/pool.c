@@ -1,5 +1,4 @@
 /* Max and average pooling (see pool.h). */
-#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -95,20 +94,6 @@ bool tj_k_max_pool_is_2x2(const tj_k_pool2d *p)
            p->dw == 1;
 }
 
-/* The scatter-free backward of one plane (float32 2 x 2 on AVX-512), or
- * NULL. Narrow planes keep the scatter: with fewer than 10 windows per row
- * the vectors are mostly empty and the scatter is faster. */
-typedef bool (*backward_plane_fn_f32)(const tj_k_pool2d *, const float *, const int64_t *, float *);
-typedef bool (*backward_plane_fn_f64)(const tj_k_pool2d *, const double *, const int64_t *, double *);
-
-static backward_plane_fn_f32 pick_backward_plane_f32(const tj_k_pool2d *p)
-{
-    bool ok = tj_k_max_pool_is_2x2(p) && p->out_w >= 10 && p->height * p->width <= INT_MAX / 2 &&
-              tj_k_isa_active() == TJ_K_ISA_AVX512;
-    return ok ? tj_k_max_pool2d_backward_plane_2x2_f32_avx512 : NULL;
-}
-static backward_plane_fn_f64 pick_backward_plane_f64(const tj_k_pool2d *p) { return (void)p, NULL; }
-
 /* *target = min(*target, v), atomically: blocks of planes report their
  * first bad plane concurrently. */
 static void atomic_min64(int64_t *target, int64_t v)
@@ -190,7 +175,6 @@ static void atomic_min64(int64_t *target, int64_t v)
         const T *grad_out;                                                                               \
         const int64_t *idx;                                                                              \
         T *grad_in;                                                                                      \
-        backward_plane_fn_##SUF direct; /* or NULL: the scatter */                                       \
         int64_t first_bad; /* the first plane with an invalid index, or the number of planes */          \
     } max_pool_backward_args_##SUF;                                                                      \
                                                                                                          \
@@ -199,22 +183,20 @@ static void atomic_min64(int64_t *target, int64_t v)
         max_pool_backward_args_##SUF *a = ctx;                                                           \
         const tj_k_pool2d *p = a->p;                                                                     \
         int64_t osize = p->out_h * p->out_w, isize = p->height * p->width;                               \
-        backward_plane_fn_##SUF direct = a->direct;                                                      \
         (void)t;                                                                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
             T *gi = a->grad_in + pl * isize;                                                             \
             const T *go = a->grad_out + pl * osize;                                                      \
             const int64_t *ix = a->idx + pl * osize;                                                     \
-            if (direct && direct(p, go, ix, gi)) continue;                                               \
-            bool ok = true;                                                                              \
-            for (int64_t j = 0; j < osize; j++) ok &= ix[j] >= -1 && ix[j] < isize;                      \
-            if (!ok) {                                                                                   \
-                atomic_min64(&a->first_bad, pl); /* planes run in order: the block's first */            \
-                continue;                                                                                \
-            }                                                                                            \
             memset(gi, 0, sizeof(T) * (size_t)isize);                                                    \
-            for (int64_t j = 0; j < osize; j++)                                                          \
-                if (ix[j] >= 0) gi[ix[j]] += go[j];                                                      \
+            for (int64_t j = 0; j < osize; j++) {                                                        \
+                int64_t v = ix[j];                                                                       \
+                if ((uint64_t)v + 1 > (uint64_t)isize) { /* outside [-1, isize) */                       \
+                    atomic_min64(&a->first_bad, pl); /* planes run in order: the block's first */        \
+                    break;                                                                               \
+                }                                                                                        \
+                if (v >= 0) gi[v] += go[j];                                                              \
+            }                                                                                            \
         }                                                                                                \
     }                                                                                                    \
                                                                                                          \
@@ -224,7 +206,7 @@ static void atomic_min64(int64_t *target, int64_t v)
         int64_t planes = p->batch * p->channels, osize = p->out_h * p->out_w;                            \
         int64_t isize = p->height * p->width;                                                            \
         max_pool_backward_args_##SUF a = {.p = p, .grad_out = grad_out, .idx = idx, .grad_in = grad_in,  \
-                                          .direct = pick_backward_plane_##SUF(p), .first_bad = planes};  \
+                                          .first_bad = planes};                                          \
         tj_k_parallel(p->threads, planes, max_pool_backward_planes_##SUF, &a);                           \
         if (a.first_bad == planes) return true;                                                          \
         for (int64_t j = 0; j < osize; j++) {                                                            \

@@ -52,15 +52,6 @@ bool tj_k_max_pool_is_2x2(const tj_k_pool2d *p);
 bool tj_k_max_pool_plane_2x2_f32_avx2_ok(const tj_k_pool2d *p);
 void tj_k_max_pool_plane_2x2_f32_avx2(const tj_k_pool2d *p, const float *plane, const int64_t *tap_lo,
                                       const int64_t *tap_hi, float *out, int64_t *idx);
-/** Backward of one plane of 2 x 2 max pooling (AVX-512, float32) without a
- * scatter: each input element is written once, with the gradient of its
- * window when the window's index names it, else 0. Needs every index of the
- * plane inside its own window (as max pooling makes them); returns false,
- * with grad_in partly written, when one is not. Planes of up to INT_MAX / 2
- * elements. */
-bool tj_k_max_pool2d_backward_plane_2x2_f32_avx512(const tj_k_pool2d *p, const float *grad_out, const int64_t *idx,
-                                                  float *grad_in);
-
 /** Mean over each window; the divisor is *divisor_override when that is
  * not NULL (nor 0), else the window's size clipped to the padded input
  * (count_include_pad) or to the input. A window wholly in the padding gives

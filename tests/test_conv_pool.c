@@ -13,6 +13,7 @@
 
 #include "kernels/conv.h"
 #include "kernels/conv_gemm.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/parallel.h"
 #include "runtime/internal.h"
 #include "test_util.h"
@@ -644,14 +645,16 @@ Test(pool, bad_geometry_is_rejected_naming_the_op)
 /* Random geometries (window, stride 1-3, padding, dilation, ceil_mode,
  * widths across the 16-column chunks; every third round MaxPool2d(2);
  * every other one a column slice, rows further apart than its width) on
- * values with many ties, -inf and nan: float32 pooling (the whole-row
- * AVX-512 kernel, or AVX2's 2 x 2 one, where the CPU has it) gives the
- * values and indices of float64 pooling (the tap-by-tap loop). */
+ * values with many ties, -inf and nan: float32 pooling, on every ISA the
+ * CPU has (AVX-512's whole-plane kernel, whose 2 x 2 form packs the rows of
+ * planes up to 8 windows wide; AVX2's 2 x 2 kernel; the generic taps),
+ * gives the values and indices of float64 pooling (the tap-by-tap loop). */
 Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
 {
     uint64_t seed = 12345;
 #define NEXT() (seed = seed * 6364136223846793005ull + 1442695040888963407ull, (int64_t)(seed >> 33))
-    for (int round = 0; round < 300; round++) {
+    for (int round = 0; round < 300 * TEST_NISA; round++) {
+        if (!tj_k_isa_force(test_isas[round / 300])) continue; /* above the CPU or TJ_ISA */
         int64_t kh = 1 + NEXT() % 4, kw = 1 + NEXT() % 4, sh = 1 + NEXT() % 3, sw = 1 + NEXT() % 3;
         int64_t dh = 1 + NEXT() % 2, dw = 1 + NEXT() % 2, ph = NEXT() % (kh / 2 + 1), pw = NEXT() % (kw / 2 + 1);
         if (round % 3 == 0) kh = kw = sh = sw = 2, dh = dw = 1, ph = pw = 0;
@@ -681,13 +684,14 @@ Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
         for (int64_t i = 0; i < m; i++) {
             bool same = isnan(o[i]) ? isnan(o64[i]) : (double)o[i] == o64[i];
             cr_assert(same && ix[i] == ix64[i],
-                      "round %d (k %lldx%lld s %lldx%lld p %lldx%lld d %lldx%lld ceil %d, %lldx%lld) output %lld: "
+                      "%s round %d (k %lldx%lld s %lldx%lld p %lldx%lld d %lldx%lld ceil %d, %lldx%lld) output %lld: "
                       "%g at %lld, float64 %g at %lld",
-                      round, (long long)kh, (long long)kw, (long long)sh, (long long)sw, (long long)ph, (long long)pw,
+                      tj_k_isa_name(), round, (long long)kh, (long long)kw, (long long)sh, (long long)sw, (long long)ph, (long long)pw,
                       (long long)dh, (long long)dw, ceil_mode, (long long)h, (long long)w, (long long)i, o[i],
                       (long long)ix[i], o64[i], (long long)ix64[i]);
         }
     }
+    tj_k_isa_force(NULL);
 #undef NEXT
 }
 
@@ -748,16 +752,16 @@ Test(conv, float32_tile_orientations_agree_with_float64_im2col)
     }
 }
 
-/* The scatter-free float32 backward of 2 x 2 pooling (wide planes on
- * AVX-512) against float64's scatter: odd and even sizes, ceil_mode edge
- * windows, then indices moved out of their windows (which the scatter
- * handles: the fast path must give way) and one out of the plane (an error
- * naming it). */
-Test(pool, max_pool_2x2_backward_matches_the_scatter)
+/* The float32 backward of 2 x 2 pooling against float64's, bit for bit:
+ * widths of 1 to 20 windows, odd and even sizes, ceil_mode edge windows,
+ * then indices moved out of their windows (the scatter adds them where
+ * they point) and one out of the plane (an error naming it). */
+Test(pool, max_pool_2x2_backward_float32_matches_float64)
 {
+    static const int64_t widths[] = {2, 3, 4, 5, 7, 8, 9, 10, 14, 16, 17, 18, 21, 28, 33, 40};
     int64_t k[2] = {2, 2};
-    for (int round = 0; round < 8; round++) {
-        int64_t h = 21 + round % 2, w = 20 + round, shape[4] = {2, 3, h, w};
+    for (int round = 0; round < 16; round++) {
+        int64_t h = 9 + round % 4, w = widths[round], shape[4] = {2, 3, h, w};
         bool ceil_mode = round % 3 == 0;
         tj_tensor *x = pattern(4, shape, 7919, 1000, 500), *out = NULL, *idx = NULL;
         cr_assert_eq(tj_max_pool2d_with_indices(x, k, k, ZERO, ONE, ceil_mode, &out, &idx), TJ_OK, "%s",
@@ -767,7 +771,7 @@ Test(pool, max_pool_2x2_backward_matches_the_scatter)
         for (int moved = 0; moved < 2; moved++) {
             if (moved) { /* three windows of plane 1 point at other windows' elements */
                 int64_t *ix = tj_tensor_data(idx), plane = n / 6;
-                for (int j = 0; j < 3; j++) ix[plane + j * 5] = (j * 37) % (h * w);
+                for (int j = 0; j < 3; j++) ix[plane + j * 3] = (j * 37 + 3) % (h * w);
             }
             tj_tensor *gi = tj_max_pool2d_with_indices_backward(go, x, k, k, ZERO, ONE, ceil_mode, idx);
             tj_tensor *gi64 = tj_max_pool2d_with_indices_backward(tj_to_copy(go, TJ_FLOAT64), tj_to_copy(x, TJ_FLOAT64),
