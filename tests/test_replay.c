@@ -762,6 +762,60 @@ Test(plan, output_tensor_sharing_an_input_gets_the_right_values)
     tj_scope_end(s);
 }
 
+/* in: x [2, 3], z [2, 3]; out: 2 x, 2 x + x, x^T, z. */
+static tj_status fn_reads_after_copies(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_mul_scalar(in[0], tj_v_float(2));
+    out[0] = y;
+    out[1] = tj_add(y, in[0]);
+    out[2] = tj_transpose(in[0], 0, 1);
+    out[3] = in[1];
+    *n_out = 4;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+Test(plan, output_tensors_sharing_inputs_are_copied_after_the_values_read)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {2, 3}, tsh[2] = {3, 2};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_reads_after_copies, NULL, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *ref[4];
+    cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK, "%s", tj_last_error());
+    /* output 1 into the input x, whose transpose output 2 returns: x^T was
+     * copied after x had taken 3 x */
+    tj_tensor *x = tj_clone(in[0]), *args[2] = {x, in[1]};
+    tj_tensor *o[4] = {tj_tensor_empty(TJ_FLOAT32, 2, sh), x, tj_tensor_empty(TJ_FLOAT32, 2, tsh),
+                       tj_tensor_empty(TJ_FLOAT32, 2, sh)};
+    cr_assert_eq(tj_plan_run_into(p, args, 2, o), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 4; k++) expect_same(o[k], ref[k]);
+    /* output 0 into z, whose value output 3 is, copied into x: one copy
+     * would overwrite what the other reads, whatever the order */
+    tj_tensor *z = tj_clone(in[1]);
+    args[0] = x = tj_clone(in[0]);
+    args[1] = z;
+    tj_tensor *swap[4] = {z, tj_tensor_empty(TJ_FLOAT32, 2, sh), tj_tensor_empty(TJ_FLOAT32, 2, tsh), x};
+    cr_expect_eq(tj_plan_run_into(p, args, 2, swap), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_plan_run_into: output 0 (%mul) shares memory with output 3's value (%arg1_1"),
+              "%s", tj_last_error());
+    tj_plan_free(p);
+    /* an output tensor over an input the run writes back (output 0 into x) */
+    int wb[4] = {0, -1, -1, -1};
+    p = compile_ok(g, &(tj_compile_options){.writeback = wb});
+    args[0] = x = tj_clone(in[0]);
+    args[1] = tj_clone(in[1]);
+    tj_tensor *over[4] = {NULL, x, NULL, NULL};
+    cr_expect_eq(tj_plan_run_into(p, args, 2, over), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "output 1 (%add) shares memory with input 0 (%arg0_1), which the run writes "
+                                      "back (output 0)"), "%s", tj_last_error());
+    expect_same(x, in[0]); /* refused before anything ran */
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, inplace_operators_update_intermediates_views_and_inputs)
 {
     tj_scope *s = tj_scope_begin();
