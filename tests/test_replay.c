@@ -816,6 +816,67 @@ Test(plan, output_tensors_sharing_inputs_are_copied_after_the_values_read)
     tj_scope_end(s);
 }
 
+/* A fused step's result placed in place over a block whose value comes
+ * later in the graph (the step runs where its last member was): it ran as
+ * the tensor object of value 0 (the donor's object was not set yet), input 0,
+ * and wrote its float64 result into the float32 input (ASan: a heap
+ * overflow; a differential fuzzer's graph, reduced). */
+Test(plan, a_result_in_place_over_a_later_value_runs_as_that_values_object)
+{
+    static const char text[] =
+        "graph(%arg0_1 : f32[130, 130], %arg1_1 : f64[130, 130]):\n"
+        "    %mul = aten.mul.Tensor(%arg0_1, %arg1_1)\n"
+        "    %amax = aten.amax.default(%mul, [-1], True)\n"
+        "    %full = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %div = aten.div.Tensor_mode(%amax, %full, rounding_mode = 'trunc')\n"
+        "    %full_2 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %maximum = aten.maximum.default(%full_2, %arg1_1)\n"
+        "    %full_3 = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %full_4 = aten.full.default([], False, dtype = torch.bool)\n"
+        "    %eq = aten.eq.Tensor(%full_3, %full_3)\n"
+        "    %eq_1 = aten.eq.Tensor(%eq, %full_4)\n"
+        "    %lt = aten.lt.Tensor(%full_3, %maximum)\n"
+        "    %full_5 = aten.full.default([], True, dtype = torch.bool)\n"
+        "    %where = aten.where.self(%lt, %full_5, %eq_1)\n"
+        "    %where_1 = aten.where.self(%where, %full_3, %maximum)\n"
+        "    %full_6 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %mul_1 = aten.mul.Tensor(%where_1, %full_6)\n"
+        "    %full_7 = aten.full.default([], 0.0, dtype = torch.float64)\n"
+        "    %maximum_1 = aten.maximum.default(%full_7, %mul_1)\n"
+        "    %full_9 = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %div_3 = aten.div.Tensor_mode(%mul, %full_9, rounding_mode = 'trunc')\n"
+        "    %add_2 = aten.add.Tensor(%mul, %div_3, alpha = -1)\n"
+        "    %lt_1 = aten.lt.Tensor(%where_1, %mul)\n"
+        "    %where_2 = aten.where.self(%lt_1, %where_1, %add_2)\n"
+        "    %tanh = aten.tanh.default(%amax)\n"
+        "    %lt_3 = aten.lt.Tensor(%maximum_1, %where_2)\n"
+        "    %where_4 = aten.where.self(%lt_3, %maximum_1, %tanh)\n"
+        "    %_to_copy_2 = aten._to_copy.default(%where_4)\n"
+        "    %add_4 = aten.add.Tensor(%_to_copy_2, %div)\n"
+        "    %copy_ = aten.copy_.default(%_to_copy_2, %add_4)\n"
+        "    %mul_5 = aten.mul.Tensor(%div, %where_1)\n"
+        "    %full_14 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %mul_7 = aten.mul.Tensor(%div, %full_14)\n"
+        "    %add_7 = aten.add.Tensor(%mul_5, %mul_7)\n"
+        "    return (%add_7, %mul)\n";
+    tj_scope *s = tj_scope_begin();
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){130, 130}, 1), tj_to_copy(random_f32(2, (int64_t[]){130, 130}, 2), TJ_FLOAT64)};
+    tj_tensor *x = tj_clone(in[0]), *ref[2], *got[2];
+    cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK, "%s", tj_last_error());
+    tj_plan *p = compile_ok(g, NULL);
+    cr_expect_gt(plan_stats(p).n_inplace, 0);
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        expect_same(in[0], x);
+        for (int k = 0; k < 2; k++) expect_same(got[k], ref[k]);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, inplace_operators_update_intermediates_views_and_inputs)
 {
     tj_scope *s = tj_scope_begin();

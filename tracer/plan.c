@@ -202,44 +202,56 @@ static void bind_storage(tj_storage *s, char *data, size_t nbytes)
     s->nbytes = nbytes;
 }
 
+/* Whether value v's tensor object is bound in the first pass of
+ * context_bind_values: the others take an object bound before them. */
+static bool binds_first(const tj_pvalue *pv, int v)
+{
+    return pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_CONSTANT || (pv->kind == TJ_PV_ARENA && pv->object == v);
+}
+
 /* Tensor objects of every value: arena blocks, views with their compiled
  * geometry, inputs filled in per run (a staged input's storage is its
- * staging block, used when a run needs it). */
+ * staging block, used when a run needs it). Blocks of their own, inputs and
+ * constants first: a result in place over its donor's block runs as the
+ * donor's object, which may come later in the graph (compile.c). */
 static bool context_bind_values(tj_plan_context *c)
 {
     const tj_plan *p = c->plan;
-    for (int v = 0; v < p->n_values; v++) {
-        const tj_pvalue *pv = &p->values[v];
-        tj_tensor *t = &c->tensors[v];
-        switch (pv->kind) {
-        case TJ_PV_UNUSED: break;
-        case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
-        case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
-        case TJ_PV_INPUT:
-            set_geometry(t, pv, NULL, pv->offset);
-            if (pv->staged) bind_storage(&c->storages[v], c->arena + pv->arena_offset, pv->nbytes);
-            break;
-        case TJ_PV_ARENA: {
-            if (pv->object != v) { /* shares its donor's object */
-                c->vt[v] = c->vt[pv->object];
-                continue;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int v = 0; v < p->n_values; v++) {
+            const tj_pvalue *pv = &p->values[v];
+            tj_tensor *t = &c->tensors[v];
+            if (binds_first(pv, v) != (pass == 0)) continue;
+            switch (pv->kind) {
+            case TJ_PV_UNUSED: break;
+            case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
+            case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
+            case TJ_PV_INPUT:
+                set_geometry(t, pv, NULL, pv->offset);
+                if (pv->staged) bind_storage(&c->storages[v], c->arena + pv->arena_offset, pv->nbytes);
+                break;
+            case TJ_PV_ARENA: {
+                if (pv->object != v) { /* shares its donor's object */
+                    c->vt[v] = c->vt[pv->object];
+                    continue;
+                }
+                tj_storage *s = &c->storages[v];
+                bind_storage(s, pv->in_input ? NULL : c->arena + pv->arena_offset, pv->nbytes); /* in_input: bound per run */
+                set_geometry(t, pv, s, 0);
+                break;
             }
-            tj_storage *s = &c->storages[v];
-            bind_storage(s, pv->in_input ? NULL : c->arena + pv->arena_offset, pv->nbytes); /* in_input: bound per run */
-            set_geometry(t, pv, s, 0);
-            break;
-        }
-        case TJ_PV_VIEW: {
-            const tj_pvalue *r = &p->values[pv->root];
-            if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, c->vt[pv->root]->storage, pv->rel_offset);
-            else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
-            else set_geometry(t, pv, NULL, pv->offset);
-            break;
-        }
-        }
-        if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
-            if (!fresh_uid(&t->uid)) return false;
-            c->vt[v] = t;
+            case TJ_PV_VIEW: {
+                const tj_pvalue *r = &p->values[pv->root];
+                if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, c->vt[pv->root]->storage, pv->rel_offset);
+                else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
+                else set_geometry(t, pv, NULL, pv->offset);
+                break;
+            }
+            }
+            if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
+                if (!fresh_uid(&t->uid)) return false;
+                c->vt[v] = t;
+            }
         }
     }
     return true;
