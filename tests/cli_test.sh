@@ -87,6 +87,13 @@ expect 2 "bad value '0' for --runs" err bench mlp --runs 0
 # a --json file that cannot be written is refused before the benchmark runs
 expect 1 "cannot write '$work/no-dir/b\\.json': $work/no-dir: No such file or directory" err \
     bench mlp --runs 1 --json "$work/no-dir/b.json"
+# ... as is one naming a directory or nothing
+expect 1 "cannot write '$work': Is a directory" err bench mlp_b1 --runs 1 --threads 1 --json "$work"
+expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 --json ''
+# and train's --save before the epochs (it trained, then lost the parameters)
+expect 1 "^tjit train: cannot write '$work/no-dir/p\\.safetensors': $work/no-dir: No such file or directory" err \
+    train mlp --save "$work/no-dir/p.safetensors" --data "$work/no-such-dir"
+expect 1 "^tjit train: cannot write '$work': Is a directory" err train mlp --save "$work" --data "$work/no-such-dir"
 # --native without a compiler: no times of the loops labelled as native code's
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
     expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp_b1 --native --runs 1 --threads 1

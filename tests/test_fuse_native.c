@@ -266,6 +266,17 @@ static void script_remove(const char *bin, const char *cc, const char *cache)
     rmdir(bin);
 }
 
+Test(fuse_native, a_compile_error_is_quoted_not_gccs_function_line)
+{
+    /* GCC starts with the function it is in; the message quoted that
+     * line alone, which says nothing of what failed */
+    char bin[64], cc[96], dir[64];
+    script_compiler("echo \"k.c: In function 'tjg_0':\"\necho 'k.c:55:18: error: expected something'\n"
+                    "echo 'k.c:56:1: error: a second error'\nexit 1\n", bin, cc, dir);
+    expect_fallback("failed (exit status 1): k.c:55:18: error: expected something");
+    script_remove(bin, cc, dir);
+}
+
 /* Lines in the file at path (0 when there is none). */
 static int count_lines(const char *path)
 {

@@ -468,3 +468,37 @@ Test(fuse_rows, sin_keeps_the_kernels_vectors)
     }
     tj_graph_free(g);
 }
+
+/* in: x, y [N, D] float32; ctx: the number of elementwise members k
+ * before the row sum. A bool mask x < y first, then k - 1 arithmetic
+ * members, then the row sum of the last, divided per row: the sum is
+ * member k of the step (the sum of y alone runs apart). */
+static tj_status fn_chain_then_sum(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    int k = *(const int *)ctx;
+    int64_t dim = -1;
+    tj_tensor *h = tj_where(tj_lt(in[0], in[1]), in[0], in[1]);
+    for (int j = 2; j < k; j++) h = j % 2 ? tj_mul(h, in[1]) : tj_add(h, in[0]);
+    out[0] = tj_div(tj_sum_dim(h, &dim, 1, true, -1), tj_sum_dim(in[1], &dim, 1, true, -1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, a_row_sum_at_any_member_index)
+{
+    /* native code names a row sum's array after its member (u<m>) and
+     * typed bools as u8: the sum of member 8, in rows walked in groups,
+     * hid the type and the generated C did not compile */
+    int64_t sx[2] = {300, 5};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, sx, 5, -2, 2), test_random_tensor(TJ_FLOAT32, 2, sx, 6, 1, 2)};
+    for (int k = 6; k <= 10; k++) {
+        tj_graph *g = trace_core(fn_chain_then_sum, &k, in, 2);
+        char what[80];
+        snprintf(what, sizeof what, "a row sum after %d elementwise members", k);
+        tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+        cr_expect_eq(s.n_fused_row_reductions, 1, "%s: %d row reductions fused", what, s.n_fused_row_reductions);
+        if (test_native_code()) cr_expect_geq(s.n_native_segments, 1, "%s", what);
+        tj_graph_free(g);
+    }
+}

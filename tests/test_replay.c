@@ -762,6 +762,121 @@ Test(plan, output_tensor_sharing_an_input_gets_the_right_values)
     tj_scope_end(s);
 }
 
+/* in: x [2, 3], z [2, 3]; out: 2 x, 2 x + x, x^T, z. */
+static tj_status fn_reads_after_copies(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *y = tj_mul_scalar(in[0], tj_v_float(2));
+    out[0] = y;
+    out[1] = tj_add(y, in[0]);
+    out[2] = tj_transpose(in[0], 0, 1);
+    out[3] = in[1];
+    *n_out = 4;
+    return out[0] && out[1] && out[2] ? TJ_OK : tj_last_status();
+}
+
+Test(plan, output_tensors_sharing_inputs_are_copied_after_the_values_read)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t sh[2] = {2, 3}, tsh[2] = {3, 2};
+    tj_tensor *in[2] = {random_f32(2, sh, 1), random_f32(2, sh, 2)};
+    tj_graph *g = trace(fn_reads_after_copies, NULL, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    tj_tensor *ref[4];
+    cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK, "%s", tj_last_error());
+    /* output 1 into the input x, whose transpose output 2 returns: x^T was
+     * copied after x had taken 3 x */
+    tj_tensor *x = tj_clone(in[0]), *args[2] = {x, in[1]};
+    tj_tensor *o[4] = {tj_tensor_empty(TJ_FLOAT32, 2, sh), x, tj_tensor_empty(TJ_FLOAT32, 2, tsh),
+                       tj_tensor_empty(TJ_FLOAT32, 2, sh)};
+    cr_assert_eq(tj_plan_run_into(p, args, 2, o), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < 4; k++) expect_same(o[k], ref[k]);
+    /* output 0 into z, whose value output 3 is, copied into x: one copy
+     * would overwrite what the other reads, whatever the order */
+    tj_tensor *z = tj_clone(in[1]);
+    args[0] = x = tj_clone(in[0]);
+    args[1] = z;
+    tj_tensor *swap[4] = {z, tj_tensor_empty(TJ_FLOAT32, 2, sh), tj_tensor_empty(TJ_FLOAT32, 2, tsh), x};
+    cr_expect_eq(tj_plan_run_into(p, args, 2, swap), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_plan_run_into: output 0 (%mul) shares memory with output 3's value (%arg1_1"),
+              "%s", tj_last_error());
+    tj_plan_free(p);
+    /* an output tensor over an input the run writes back (output 0 into x) */
+    int wb[4] = {0, -1, -1, -1};
+    p = compile_ok(g, &(tj_compile_options){.writeback = wb});
+    args[0] = x = tj_clone(in[0]);
+    args[1] = tj_clone(in[1]);
+    tj_tensor *over[4] = {NULL, x, NULL, NULL};
+    cr_expect_eq(tj_plan_run_into(p, args, 2, over), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "output 1 (%add) shares memory with input 0 (%arg0_1), which the run writes "
+                                      "back (output 0)"), "%s", tj_last_error());
+    expect_same(x, in[0]); /* refused before anything ran */
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* A fused step's result placed in place over a block whose value comes
+ * later in the graph (the step runs where its last member was): it ran as
+ * the tensor object of value 0 (the donor's object was not set yet), input 0,
+ * and wrote its float64 result into the float32 input (ASan: a heap
+ * overflow; a differential fuzzer's graph, reduced). */
+Test(plan, a_result_in_place_over_a_later_value_runs_as_that_values_object)
+{
+    static const char text[] =
+        "graph(%arg0_1 : f32[130, 130], %arg1_1 : f64[130, 130]):\n"
+        "    %mul = aten.mul.Tensor(%arg0_1, %arg1_1)\n"
+        "    %amax = aten.amax.default(%mul, [-1], True)\n"
+        "    %full = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %div = aten.div.Tensor_mode(%amax, %full, rounding_mode = 'trunc')\n"
+        "    %full_2 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %maximum = aten.maximum.default(%full_2, %arg1_1)\n"
+        "    %full_3 = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %full_4 = aten.full.default([], False, dtype = torch.bool)\n"
+        "    %eq = aten.eq.Tensor(%full_3, %full_3)\n"
+        "    %eq_1 = aten.eq.Tensor(%eq, %full_4)\n"
+        "    %lt = aten.lt.Tensor(%full_3, %maximum)\n"
+        "    %full_5 = aten.full.default([], True, dtype = torch.bool)\n"
+        "    %where = aten.where.self(%lt, %full_5, %eq_1)\n"
+        "    %where_1 = aten.where.self(%where, %full_3, %maximum)\n"
+        "    %full_6 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %mul_1 = aten.mul.Tensor(%where_1, %full_6)\n"
+        "    %full_7 = aten.full.default([], 0.0, dtype = torch.float64)\n"
+        "    %maximum_1 = aten.maximum.default(%full_7, %mul_1)\n"
+        "    %full_9 = aten.full.default([], 1.0, dtype = torch.float64)\n"
+        "    %div_3 = aten.div.Tensor_mode(%mul, %full_9, rounding_mode = 'trunc')\n"
+        "    %add_2 = aten.add.Tensor(%mul, %div_3, alpha = -1)\n"
+        "    %lt_1 = aten.lt.Tensor(%where_1, %mul)\n"
+        "    %where_2 = aten.where.self(%lt_1, %where_1, %add_2)\n"
+        "    %tanh = aten.tanh.default(%amax)\n"
+        "    %lt_3 = aten.lt.Tensor(%maximum_1, %where_2)\n"
+        "    %where_4 = aten.where.self(%lt_3, %maximum_1, %tanh)\n"
+        "    %_to_copy_2 = aten._to_copy.default(%where_4)\n"
+        "    %add_4 = aten.add.Tensor(%_to_copy_2, %div)\n"
+        "    %copy_ = aten.copy_.default(%_to_copy_2, %add_4)\n"
+        "    %mul_5 = aten.mul.Tensor(%div, %where_1)\n"
+        "    %full_14 = aten.full.default([], -1.0, dtype = torch.float64)\n"
+        "    %mul_7 = aten.mul.Tensor(%div, %full_14)\n"
+        "    %add_7 = aten.add.Tensor(%mul_5, %mul_7)\n"
+        "    return (%add_7, %mul)\n";
+    tj_scope *s = tj_scope_begin();
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){130, 130}, 1), tj_to_copy(random_f32(2, (int64_t[]){130, 130}, 2), TJ_FLOAT64)};
+    tj_tensor *x = tj_clone(in[0]), *ref[2], *got[2];
+    cr_assert_eq(tj_graph_run(g, in, 2, ref), TJ_OK, "%s", tj_last_error());
+    tj_plan *p = compile_ok(g, NULL);
+    cr_expect_gt(plan_stats(p).n_inplace, 0);
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        expect_same(in[0], x);
+        for (int k = 0; k < 2; k++) expect_same(got[k], ref[k]);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, inplace_operators_update_intermediates_views_and_inputs)
 {
     tj_scope *s = tj_scope_begin();

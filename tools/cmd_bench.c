@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,19 +176,6 @@ static int write_json(const char *path, const bench_results *r, const int *threa
     return rc;
 }
 
-/* Refuses, before an hour of benchmarks, a --json path whose folder cannot
- * take the file (missing, not a folder, not writable); 0 when it can. */
-static int check_json_path(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy) return fprintf(stderr, "tjit bench: out of memory\n"), 1;
-    const char *dir = dirname(copy);
-    int rc = access(dir, W_OK | X_OK) == 0 ? 0 : 1;
-    if (rc) fprintf(stderr, "tjit bench: cannot write '%s': %s: %s\n", path, dir, strerror(errno));
-    free(copy);
-    return rc;
-}
-
 int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"runs", required_argument, 0, 'r'},
@@ -233,7 +219,7 @@ int cmd_bench(int argc, char **argv)
         printf("wrote reference files for bench/torch_ref.py to %s\n", export_dir);
         return 0;
     }
-    if (json && check_json_path(json)) return 1;
+    if (json && cmd_check_output_path("bench", json)) return 1; /* before an hour of benchmarks */
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));

@@ -115,6 +115,7 @@ int cmd_train(int argc, char **argv)
         train_usage(stderr);
         return 2;
     }
+    if (save && cmd_check_output_path("train", save)) return 1; /* before the epochs, not after */
     if (threads) tj_set_num_threads(threads);
     fashion_mnist train, test;
     if (fashion_mnist_load(data, true, &train) != TJ_OK || fashion_mnist_load(data, false, &test) != TJ_OK) {

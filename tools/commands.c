@@ -2,9 +2,12 @@
 #include "commands.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cmd_usage_exit(void (*usage)(FILE *f), int c)
 {
@@ -41,6 +44,21 @@ bool cmd_parse_int(const char *s, long lo, long hi, int *out)
     if (end == s || *end || errno || v < lo || v > hi || v < INT_MIN || v > INT_MAX) return false;
     *out = (int)v;
     return true;
+}
+
+int cmd_check_output_path(const char *cmd, const char *path)
+{
+    struct stat sb;
+    if (!*path) return fprintf(stderr, "tjit %s: cannot write '': an empty path\n", cmd), 1;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return fprintf(stderr, "tjit %s: cannot write '%s': %s\n", cmd, path, strerror(EISDIR)), 1;
+    char *copy = strdup(path);
+    if (!copy) return fprintf(stderr, "tjit %s: out of memory\n", cmd), 1;
+    const char *dir = dirname(copy);
+    int rc = access(dir, W_OK | X_OK) == 0 ? 0 : 1;
+    if (rc) fprintf(stderr, "tjit %s: cannot write '%s': %s: %s\n", cmd, path, dir, strerror(errno));
+    free(copy);
+    return rc;
 }
 
 int cmd_op_select(const char *name, const tj_op **out, int max)

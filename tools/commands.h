@@ -44,6 +44,12 @@ bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *
  *  range. */
 bool cmd_parse_int(const char *s, long lo, long hi, int *out);
 
+/** Refuses, before a long run, an output FILE that cannot be written at its
+ *  end: an empty path, an existing directory, or a folder that is missing,
+ *  not a folder or not writable. Prints "tjit CMD: cannot write 'PATH':
+ *  REASON" to stderr and returns 1; 0 when the file can be made. */
+int cmd_check_output_path(const char *cmd, const char *path);
+
 /** The operators `name` names, as get_decompositions reads names: every
  *  overload of a name without one ("aten::add", "add", "aten.add"), else the
  *  one overload tj_op_find finds ("aten::add.Tensor", "aten.abs.default").

@@ -467,10 +467,17 @@ static tj_status plan_outputs(tj_plan *p)
     /* a result over its donor's block, with the same geometry, can run as the
      * donor's tensor object unless it is pointed elsewhere at run time (the
      * donor never is: it dies there); long elementwise chains then touch one
-     * object instead of one per node */
-    for (int v = 0; v < p->n_values; v++) {
-        tj_pvalue *pv = &p->values[v];
-        if (pv->kind == TJ_PV_ARENA) pv->object = pv->inplace && !claimed[v] ? p->values[pv->donor].object : v;
+     * object instead of one per node. In step order, as the memory plan
+     * chose donors: a donor's step runs first, but its value may come later
+     * in the graph (a fused step runs where its last member was) */
+    for (int v = 0; v < p->n_values; v++) p->values[v].object = v;
+    for (int s = 0; s < p->n_steps; s++) {
+        const tj_pnode *n = &p->nodes[p->step_nodes[s]];
+        for (int k = 0; k < n->nout; k++) {
+            tj_pvalue *pv = n->outs[k] >= 0 ? &p->values[n->outs[k]] : NULL;
+            if (pv && pv->kind == TJ_PV_ARENA && pv->inplace && !claimed[n->outs[k]])
+                pv->object = p->values[pv->donor].object;
+        }
     }
     return TJ_OK;
 }

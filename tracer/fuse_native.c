@@ -44,9 +44,11 @@
 #define EXPR_BYTES 1024 /* a member's C expression, at most */
 #define OPERAND_BYTES 48 /* an operand's: t12, r3[i], F64(0x...ull) */
 
-static const char *ctype(tj_dtype t) { return t == TJ_FLOAT32 ? "float" : t == TJ_FLOAT64 ? "double" : "u8"; }
+/* The C type of dtype t. Bools are bool_u8, a name no generated variable
+ * (a letter or two and a number: t3, u8, sg7) can take. */
+static const char *ctype(tj_dtype t) { return t == TJ_FLOAT32 ? "float" : t == TJ_FLOAT64 ? "double" : "bool_u8"; }
 
-/* Whether C has dtype t here (float, double, u8 for bool). */
+/* Whether C has dtype t here (float, double, bool_u8 for bool). */
 static bool c_dtype(tj_dtype t) { return t == TJ_FLOAT32 || t == TJ_FLOAT64 || t == TJ_BOOL; }
 
 /* The dtype a member's loop writes. */
@@ -74,7 +76,7 @@ static void literal(char *s, size_t size, tj_dtype t, tj_k_scalar v)
         memcpy(&u, &v.f64, 8);
         snprintf(s, size, "F64(0x%016llxull)", (unsigned long long)u);
     } else {
-        snprintf(s, size, "(u8)%u", (unsigned)v.b);
+        snprintf(s, size, "(bool_u8)%u", (unsigned)v.b);
     }
 }
 
@@ -100,8 +102,8 @@ static bool expression_of(const pw_member *mb, char x[][OPERAND_BYTES], char *s,
         static const char *const logical[] = {[TJ_K_LOGICAL_AND] = "&", [TJ_K_LOGICAL_OR] = "|",
                                               [TJ_K_LOGICAL_XOR] = "^"};
         tj_k_compare_op op = pw->ctx.compare.op;
-        if (op <= TJ_K_GE) snprintf(s, size, "(u8)(%s %s %s)", x[0], ops[op], x[1]);
-        else snprintf(s, size, "(u8)((%s != 0) %s (%s != 0))", x[0], logical[op], x[1]);
+        if (op <= TJ_K_GE) snprintf(s, size, "(bool_u8)(%s %s %s)", x[0], ops[op], x[1]);
+        else snprintf(s, size, "(bool_u8)((%s != 0) %s (%s != 0))", x[0], logical[op], x[1]);
         return true;
     }
     tj_dtype t = result_dtype(mb);
@@ -186,7 +188,7 @@ typedef enum { M_NONE, M_ELEMENT, M_ROWS, M_REDUCE, M_CALL, M_ROW_CALL } member_
 static bool per_row(member_kind k) { return k == M_ROWS || k == M_REDUCE || k == M_ROW_CALL; }
 
 /* Whether C computes member mb's loop: one of the loops above, on dtypes
- * C has here (float, double, u8 for bool). */
+ * C has here (float, double, bool_u8 for bool). */
 static bool has_expression(const pw_member *mb)
 {
     tj_loop_fn fn = mb->pw.fn;
@@ -831,7 +833,7 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
 static const char prelude[] =
     "/* tjit: fused elementwise steps (tracer/fuse_native.c) */\n"
     "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n"
-    "typedef uint8_t u8;\n"
+    "typedef uint8_t bool_u8;\n"
     "typedef void (*loop_fn)(int64_t n, void *out, const void *const *in, const void *ctx);\n"
     "static inline float F32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
     "static inline double F64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }\n"

@@ -135,13 +135,20 @@ static tj_status write_source(const char *path, const char *source)
     return fclose(f) != 0 && st == TJ_OK ? tj_error(TJ_ERR_IO, "%s: cannot write '%s'", who, path) : st;
 }
 
-/* The first line of the compiler's output, into line. */
-static void first_line(const char *log, char *line, size_t size)
+/* The line of the compiler's output that says what failed, into line: its
+ * first error ("k.c:55:18: error: ...": GCC's first line only names the
+ * function, "In function 'tjg_0':"), else its first line. */
+static void failure_line(const char *log, char *line, size_t size)
 {
     line[0] = '\0';
     FILE *f = fopen(log, "r");
     if (!f) return;
-    if (fgets(line, (int)size, f)) line[strcspn(line, "\n")] = '\0';
+    char buf[1024];
+    for (bool first = true; fgets(buf, sizeof buf, f); first = false) {
+        bool error = strstr(buf, "error:") != NULL;
+        if (first || error) snprintf(line, size, "%.*s", (int)strcspn(buf, "\n"), buf);
+        if (error) break;
+    }
     fclose(f);
 }
 
@@ -221,7 +228,7 @@ static tj_status run_compiler(const char *dir, const char *const *flags)
                         argv[0], limit);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TJ_OK;
     char line[256];
-    first_line(log, line, sizeof line);
+    failure_line(log, line, sizeof line);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !line[0])
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s'", who, argv[0]);
     return tj_error(TJ_ERR_UNSUPPORTED, "%s: the compiler '%s' failed (%s %d)%s%s", who, argv[0],

@@ -202,44 +202,56 @@ static void bind_storage(tj_storage *s, char *data, size_t nbytes)
     s->nbytes = nbytes;
 }
 
+/* Whether value v's tensor object is bound in the first pass of
+ * context_bind_values: the others take an object bound before them. */
+static bool binds_first(const tj_pvalue *pv, int v)
+{
+    return pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_CONSTANT || (pv->kind == TJ_PV_ARENA && pv->object == v);
+}
+
 /* Tensor objects of every value: arena blocks, views with their compiled
  * geometry, inputs filled in per run (a staged input's storage is its
- * staging block, used when a run needs it). */
+ * staging block, used when a run needs it). Blocks of their own, inputs and
+ * constants first: a result in place over its donor's block runs as the
+ * donor's object, which may come later in the graph (compile.c). */
 static bool context_bind_values(tj_plan_context *c)
 {
     const tj_plan *p = c->plan;
-    for (int v = 0; v < p->n_values; v++) {
-        const tj_pvalue *pv = &p->values[v];
-        tj_tensor *t = &c->tensors[v];
-        switch (pv->kind) {
-        case TJ_PV_UNUSED: break;
-        case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
-        case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
-        case TJ_PV_INPUT:
-            set_geometry(t, pv, NULL, pv->offset);
-            if (pv->staged) bind_storage(&c->storages[v], c->arena + pv->arena_offset, pv->nbytes);
-            break;
-        case TJ_PV_ARENA: {
-            if (pv->object != v) { /* shares its donor's object */
-                c->vt[v] = c->vt[pv->object];
-                continue;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int v = 0; v < p->n_values; v++) {
+            const tj_pvalue *pv = &p->values[v];
+            tj_tensor *t = &c->tensors[v];
+            if (binds_first(pv, v) != (pass == 0)) continue;
+            switch (pv->kind) {
+            case TJ_PV_UNUSED: break;
+            case TJ_PV_CONSTANT: c->vt[v] = pv->constant; break;
+            case TJ_PV_SAME: c->vt[v] = c->vt[pv->base]; break;
+            case TJ_PV_INPUT:
+                set_geometry(t, pv, NULL, pv->offset);
+                if (pv->staged) bind_storage(&c->storages[v], c->arena + pv->arena_offset, pv->nbytes);
+                break;
+            case TJ_PV_ARENA: {
+                if (pv->object != v) { /* shares its donor's object */
+                    c->vt[v] = c->vt[pv->object];
+                    continue;
+                }
+                tj_storage *s = &c->storages[v];
+                bind_storage(s, pv->in_input ? NULL : c->arena + pv->arena_offset, pv->nbytes); /* in_input: bound per run */
+                set_geometry(t, pv, s, 0);
+                break;
             }
-            tj_storage *s = &c->storages[v];
-            bind_storage(s, pv->in_input ? NULL : c->arena + pv->arena_offset, pv->nbytes); /* in_input: bound per run */
-            set_geometry(t, pv, s, 0);
-            break;
-        }
-        case TJ_PV_VIEW: {
-            const tj_pvalue *r = &p->values[pv->root];
-            if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, c->vt[pv->root]->storage, pv->rel_offset);
-            else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
-            else set_geometry(t, pv, NULL, pv->offset);
-            break;
-        }
-        }
-        if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
-            if (!fresh_uid(&t->uid)) return false;
-            c->vt[v] = t;
+            case TJ_PV_VIEW: {
+                const tj_pvalue *r = &p->values[pv->root];
+                if (r->kind == TJ_PV_ARENA) set_geometry(t, pv, c->vt[pv->root]->storage, pv->rel_offset);
+                else if (r->kind == TJ_PV_CONSTANT) set_geometry(t, pv, r->constant->storage, r->constant->offset + pv->rel_offset);
+                else set_geometry(t, pv, NULL, pv->offset);
+                break;
+            }
+            }
+            if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
+                if (!fresh_uid(&t->uid)) return false;
+                c->vt[v] = t;
+            }
         }
     }
     return true;
@@ -658,6 +670,40 @@ static bool shares_input(const tj_plan *p, tj_tensor *const *inputs, const tj_te
     return false;
 }
 
+/* Output tensors sharing an input's storage are copied into last (see
+ * run_bound), so that the other outputs' values are read before any input
+ * changes. Refuses what that order cannot make right: such a tensor
+ * overlapping the value of another of them (an input or a view of one that
+ * the graph returns), or overlapping an input the run writes back (but as
+ * that very input's own output): either copy would change what the other
+ * writes or reads. */
+static tj_status check_late_copies(const tj_plan_context *c, tj_tensor *const *inputs, tj_tensor *const *outputs,
+                                   const char *who)
+{
+    const tj_plan *p = c->plan;
+    for (int k = 0; k < p->n_outputs; k++) {
+        const tj_tensor *o = outputs ? outputs[k] : NULL;
+        if (!c->copy_out[k] || !shares_input(p, inputs, o)) continue;
+        for (int j = 0; j < p->n_outputs; j++)
+            if (j != k && c->copy_out[j] && shares_input(p, inputs, outputs[j]) &&
+                tj_overlap_status(o, c->vt[p->output_values[j]]) != TJ_OVERLAP_NONE)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) shares memory with output %d's value "
+                                "(%%%s, an input or a view of one): copied after the run, either would change the "
+                                "other; pass output tensors that do not overlap the inputs", who, k,
+                                p->values[p->output_values[k]].name, j, p->values[p->output_values[j]].name);
+        for (int m = 0; m < p->n_outputs; m++) {
+            int i = p->writeback[m];
+            tj_overlap ov = i >= 0 ? tj_overlap_status(o, inputs[i]) : TJ_OVERLAP_NONE;
+            if (ov != TJ_OVERLAP_NONE && !(m == k && ov == TJ_OVERLAP_FULL))
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) shares memory with input %d (%%%s), "
+                                "which the run writes back (output %d): two results would land on the same memory; "
+                                "pass an output tensor that does not overlap it", who, k,
+                                p->values[p->output_values[k]].name, i, plan_input_name(p, i), m);
+        }
+    }
+    return TJ_OK;
+}
+
 /* Points each output's block at the caller's tensor where its kernel can
  * write there directly; the others are copied after the run. */
 static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_tensor *const *outputs, const char *who)
@@ -687,7 +733,7 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
         int obj = tj_plan_object_value(p, v);
         c->storages[obj].data = direct ? tj_tensor_ptr(o) : c->arena + p->values[obj].arena_offset;
     }
-    return TJ_OK;
+    return check_late_copies(c, inputs, outputs, who);
 }
 
 /* Points each written-back output's block at its input's buffer where the
@@ -786,8 +832,11 @@ static tj_status run_bound(tj_plan_context *c, tj_tensor *const *inputs, int n, 
     if (st != TJ_OK) return st;
     st = atomic_load_explicit(&p->profiling, memory_order_relaxed) ? run_steps_profiled(c) : run_steps(c);
     if (st != TJ_OK) return st;
-    for (int k = 0; k < p->n_outputs; k++)
-        if (c->copy_out[k]) tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
+    /* tensors sharing an input's storage last: every value is read first (check_late_copies) */
+    for (int late = 0; late < 2; late++)
+        for (int k = 0; k < p->n_outputs; k++)
+            if (c->copy_out[k] && shares_input(p, inputs, outputs[k]) == late)
+                tj_copy_convert(outputs[k], c->vt[p->output_values[k]]);
     for (int k = 0; k < p->n_outputs; k++)
         if (c->wb_copy[k]) tj_copy_convert(inputs[p->writeback[k]], c->vt[p->output_values[k]]);
     bump_input_versions(c, inputs);

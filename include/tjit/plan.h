@@ -255,7 +255,10 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
  * must have the output dtypes and shapes (any strides) and must not overlap
  * each other, nor be tensors of this context (as inputs: see tj_plan_run).
  * An output tensor sharing storage with an input is written after the last
- * kernel (a copy). With `outputs` NULL, or a NULL entry, the
+ * kernel (a copy), after every other output's value is read; it must not
+ * overlap another such output's value (an input, or a view of one, that the
+ * graph returns) nor an input the run writes back (but as that input's own
+ * output): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
  * result stays in the context (tj_plan_context_output).
  * Performs no heap allocation (but the write-back fallback's, once per
  * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
