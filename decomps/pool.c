@@ -6,7 +6,10 @@
  *     position h * W + w in the input plane. Each tap gets a key (T taps):
  *     T - 1 - t when it is largest, T + t when it is nan, else -1; the
  *     window's amax key names the tap, and a gather from a constant table
- *     turns it into the position;
+ *     turns it into the position. Every step runs tap by tap on the
+ *     output's shape (as Inductor's lowering loops over the taps), so that
+ *     the replay fuses values and key into one pass over the windows
+ *     instead of materialising a key per tap;
  *   avg_pool2d: window sums (accumulated in float64 for float32, as the
  *     kernel does) divided by the kernel's divisor table;
  *   max_pool2d_with_indices_backward: scatter_add of the gradient into the
@@ -110,10 +113,10 @@ static double tap_inside(const pool2d *p, const int64_t *at)
     return y >= 0 && y < p->h && x >= 0 && x < p->w;
 }
 
-/* [T, 1, 1, 1] tap keys: T - 1 - t for a largest tap (the first one wins
- * the max), T + t for a nan tap (the last one wins, over any largest). */
-static double first_key(const pool2d *p, const int64_t *at) { return (double)(p->k[0] * p->k[1] - 1 - at[0]); }
-static double nan_key(const pool2d *p, const int64_t *at) { return (double)(p->k[0] * p->k[1] + at[0]); }
+/* Tap keys: T - 1 - t for a largest tap (the first one wins the max),
+ * T + t for a nan tap (the last one wins, over any largest). */
+static double first_key(const pool2d *p, int64_t t) { return (double)(p->k[0] * p->k[1] - 1 - t); }
+static double nan_key(const pool2d *p, int64_t t) { return (double)(p->k[0] * p->k[1] + t); }
 
 /* [2T, L]: the flat input position h * W + w of the tap that key k
  * selects at output l. */
@@ -123,14 +126,31 @@ static double key_position(const pool2d *p, const int64_t *at)
     return (double)(tap_row(p, t, at[1]) * p->w + tap_col(p, t, at[1]));
 }
 
+/* Tap t of x [T, ...]: its contiguous slice [1, ...]. */
+static tj_tensor *tap(tj_tensor *x, int64_t t) { return tj_slice(x, 0, true, t, true, t + 1, 1); }
+
 /* The elementwise maximum over dim 0 of x [T, ...] (nan propagates, as in
  * amax): a chain of maximum over contiguous slices. [1, ...]. */
 static tj_tensor *max_over_taps(tj_tensor *x)
 {
     int64_t T = x ? tj_tensor_shape(x)[0] : 0;
-    tj_tensor *m = tj_slice(x, 0, true, 0, true, 1, 1);
-    for (int64_t t = 1; t < T && m; t++) m = tj_maximum(m, tj_slice(x, 0, true, t, true, t + 1, 1));
+    tj_tensor *m = tap(x, 0);
+    for (int64_t t = 1; t < T && m; t++) m = tj_maximum(m, tap(x, t));
     return m;
+}
+
+/* The key of tap t of win [T, N, C, L] against the window maxima values
+ * [1, N, C, L] (inside: [T, 1, 1, L] whether each tap lies in the input,
+ * NULL when all do; none: the 0-dim key -1 in the keys' dtype kd).
+ * [1, N, C, L]. */
+static tj_tensor *tap_key(tj_tensor *win, tj_tensor *values, tj_tensor *inside, tj_tensor *none, const pool2d *p,
+                          int64_t t, tj_dtype kd)
+{
+    tj_tensor *w = tap(win, t), *hit = tj_eq(w, values);
+    if (inside) hit = tj_where(tap(inside, t), hit, bool_const(false));
+    /* not largest: a nan tap gets its key, others -1 */
+    tj_tensor *other = tj_where(tj_eq(w, w), none, tj_dc_number(nan_key(p, t), kd));
+    return tj_where(hit, tj_dc_number(first_key(p, t), kd), other);
 }
 
 static tj_status max_pool2d_with_indices(const tj_value *args, tj_value *outs)
@@ -141,7 +161,7 @@ static tj_status max_pool2d_with_indices(const tj_value *args, tj_value *outs)
     pool2d p;
     pool_read(x, args, true, &m[0], &p);
     int64_t T = p.k[0] * p.k[1], L = p.oh * p.ow, NC = p.n * p.c;
-    int64_t perm[6] = {4, 5, 0, 1, 2, 3}, flat[4] = {T, p.n, p.c, L}, column[4] = {T, 1, 1, 1}, bounds[4] = {T, 1, 1, L};
+    int64_t perm[6] = {4, 5, 0, 1, 2, 3}, flat[4] = {T, p.n, p.c, L}, bounds[4] = {T, 1, 1, L};
     int64_t table[2] = {2 * T, L}, each[3] = {NC, 2 * T, L}, one[3] = {NC, 1, L}, plane[4] = {p.n, p.c, p.oh, p.ow};
     /* keys are small integers, exact in float32 below 2^24 */
     tj_dtype kd = 2 * T <= (int64_t)1 << 24 ? TJ_FLOAT32 : TJ_FLOAT64;
@@ -149,11 +169,9 @@ static tj_status max_pool2d_with_indices(const tj_value *args, tj_value *outs)
      * contiguous slices (one per tap) */
     tj_tensor *win = tj_reshape(tj_permute(pool_windows(x, &p, -INFINITY), perm, 6), flat, 4);
     tj_tensor *values = max_over_taps(win);
-    tj_tensor *hit = tj_eq(win, values);
-    if (!all_in_bounds(&p)) hit = tj_where(constant(TJ_BOOL, 4, bounds, &p, tap_inside), hit, bool_const(false));
-    /* not largest: nan taps get their key, others -1 */
-    tj_tensor *other = tj_where(tj_eq(win, win), tj_dc_number(-1.0, kd), constant(kd, 4, column, &p, nan_key));
-    tj_tensor *key = max_over_taps(tj_where(hit, constant(kd, 4, column, &p, first_key), other));
+    tj_tensor *inside = all_in_bounds(&p) ? NULL : constant(TJ_BOOL, 4, bounds, &p, tap_inside);
+    tj_tensor *none = tj_dc_number(-1.0, kd), *key = tap_key(win, values, inside, none, &p, 0, kd);
+    for (int64_t t = 1; t < T && key; t++) key = tj_maximum(key, tap_key(win, values, inside, none, &p, t, kd));
     tj_tensor *positions = tj_expand(constant(TJ_INT64, 2, table, &p, key_position), each, 3);
     tj_tensor *index = tj_gather(positions, 1, tj_reshape(tj_dc_to(key, TJ_INT64), one, 3));
     tj_tensor *out = unbatched(tj_reshape(values, plane, 4), &p);

@@ -334,6 +334,74 @@ Test(fuse_pointwise, rows_columns_scalars_and_transposed_operands_are_read_in_pl
     }
 }
 
+/* ---- decomposed max pooling: window maxima and tap keys in one pass ---- */
+
+typedef struct pool_case {
+    int64_t k[2], s[2], p[2];
+} pool_case;
+
+/* in: x [N, C, H, W]: max_pool2d_with_indices's values and indices. */
+static tj_status fn_max_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const pool_case *c = ctx;
+    *n_out = 2;
+    return tj_max_pool2d_with_indices(in[0], c->k, c->s, c->p, (int64_t[]){1, 1}, false, &out[0], &out[1]);
+}
+
+/* x of `shape` in dt: few levels (ties in most windows), some nans (two in
+ * a window now and then) and -infs. */
+static tj_tensor *pool_input(tj_dtype dt, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *x = test_random_tensor(dt, 4, shape, seed, -4, 4);
+    int64_t n = tj_tensor_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        double v = i % 37 == 5 || i % 41 == 6 ? NAN : i % 53 == 7 ? -INFINITY : floor(tj_tensor_item_at(x, i));
+        if (dt == TJ_FLOAT32) ((float *)tj_tensor_data(x))[i] = (float)v;
+        else ((double *)tj_tensor_data(x))[i] = v;
+    }
+    return x;
+}
+
+Test(fuse_pointwise, decomposed_max_pool_finds_values_and_keys_in_one_step_with_the_kernels_bits)
+{
+    const pool_case cases[] = {
+        {{2, 2}, {2, 2}, {0, 0}}, /* cnn's pooling: every tap inside */
+        {{3, 3}, {2, 2}, {1, 1}}, /* padding: taps outside the input never win */
+        {{2, 3}, {1, 2}, {0, 1}},
+        {{5, 5}, {3, 3}, {2, 2}}, /* more members than a step takes: several steps */
+    };
+    const int64_t shapes[][4] = {{3, 5, 7, 9}, {2, 9, 33, 35}}; /* odd sizes; several chunks */
+    tj_decomp_table *table = tj_core_decompositions();
+    cr_assert_not_null(table, "%s", tj_last_error());
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int sh = 0; sh < 2; sh++) {
+                tj_tensor *x = pool_input(dt ? TJ_FLOAT64 : TJ_FLOAT32, shapes[sh], 3 + (unsigned)sh);
+                tj_graph *g = tj_make_fx(fn_max_pool, (void *)&cases[c], &x, 1, table, TJ_TRACE_REAL);
+                cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+                char what[64];
+                snprintf(what, sizeof what, "max pool case %zu, shape %d, %s", c, sh, dt ? "float64" : "float32");
+                tj_plan_statistics s = expect_plans_match(g, &x, 1, what);
+                /* the maxima chain, and per tap two compares and two wheres
+                 * (three with padding) and the keys' maximum */
+                int64_t T = cases[c].k[0] * cases[c].k[1], per_tap = cases[c].p[0] ? 5 : 4;
+                cr_expect_geq(s.n_fused_pointwise_nodes, 2 * (T - 1) + per_tap * T, "%s: %d calls fused", what,
+                              s.n_fused_pointwise_nodes);
+                tj_tensor *values, *indices, *out[2];
+                cr_assert_eq(tj_max_pool2d_with_indices(x, cases[c].k, cases[c].s, cases[c].p, (int64_t[]){1, 1},
+                                                        false, &values, &indices),
+                             TJ_OK, "%s", tj_last_error());
+                tj_plan *p = compile_opts(g, true);
+                cr_assert_eq(tj_plan_run(p, &x, 1, out), TJ_OK, "%s", tj_last_error());
+                test_expect_same_bits(out[0], values, what);
+                test_expect_same_bits(out[1], indices, what);
+                tj_plan_free(p);
+                tj_graph_free(g);
+            }
+    tj_decomp_table_free(table);
+}
+
 #define N_CONSTANTS 20
 
 /* in: x, then N_CONSTANTS one-element tensors (a decomposed graph's
