@@ -48,6 +48,11 @@ expect 2 "bad value '-1' for --threads" err train mlp --threads -1
 expect 2 "bad value '0' for --threads \(a positive number of threads; omit for all cores\)" err train mlp --threads 0
 expect 2 'usage: tjit train' err train mlp --threads 0
 expect 2 "bad value 'x' for --seed" err train mlp --seed x
+# numbers are digits, as bench --threads reads them: no plus or space strtol would skip
+expect 2 "bad value '\\+5' for --epochs" err train mlp --epochs +5
+expect 2 "bad value ' 5' for --epochs" err train mlp --epochs ' 5'
+expect 2 "bad value '\\+1' for --seed" err train mlp --seed +1
+expect 2 "bad value ' 2' for --runs" err profile mlp --runs ' 2'
 expect 2 'gpt is not a Fashion-MNIST model \(mlp or cnn\)' err train gpt
 expect 2 'usage: tjit train' err train mlp cnn
 # a missing or extra operand is named, not only shown the usage

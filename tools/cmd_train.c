@@ -1,6 +1,7 @@
 /* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
  *                    [--threads T] [--seed S] [--save FILE] [--data DIR] [--native]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -95,7 +96,7 @@ int cmd_train(int argc, char **argv)
         case 's':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
-            ok = end != optarg && !*end && !errno && optarg[0] != '-';
+            ok = isdigit((unsigned char)optarg[0]) && !*end && !errno; /* digits only, as cmd_parse_int */
             break;
         case 'o': save = optarg; break;
         case 'd': data = optarg; break;

@@ -1,6 +1,7 @@
 /* What the subcommands share. */
 #include "commands.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -39,9 +40,10 @@ bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *
 bool cmd_parse_int(const char *s, long lo, long hi, int *out)
 {
     char *end;
+    if (!isdigit((unsigned char)s[*s == '-'])) return false; /* strtol would skip a space or a plus */
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi || v < INT_MIN || v > INT_MAX) return false;
+    if (*end || errno || v < lo || v > hi || v < INT_MIN || v > INT_MAX) return false;
     *out = (int)v;
     return true;
 }

@@ -39,9 +39,10 @@ int cmd_bad_value(const char *cmd, const struct option *opts, int c, const char 
  *  to stderr (the caller prints its usage and returns 2). */
 bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *what);
 
-/** Parses all of `s` as a decimal integer in [lo, hi] into *out; false (and
- *  *out untouched) for anything else: empty, trailing characters, out of
- *  range. */
+/** Parses all of `s` as a decimal integer in [lo, hi] into *out: digits,
+ *  after a minus sign for a negative one; false (and *out untouched) for
+ *  anything else: empty, a leading space or plus, trailing characters, out
+ *  of range. */
 bool cmd_parse_int(const char *s, long lo, long hi, int *out);
 
 /** Refuses, before a long run, an output FILE that cannot be written at its
