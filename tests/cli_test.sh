@@ -99,6 +99,11 @@ expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 
 expect 1 "^tjit train: cannot write '$work/no-dir/p\\.safetensors': $work/no-dir: No such file or directory" err \
     train mlp --save "$work/no-dir/p.safetensors" --data "$work/no-such-dir"
 expect 1 "^tjit train: cannot write '$work': Is a directory" err train mlp --save "$work" --data "$work/no-such-dir"
+# and profile's --trace before the runs (it printed the table, then failed on the file)
+expect 1 "^tjit profile: cannot write '': an empty path" err profile mlp --runs 1 --threads 1 --trace ''
+if [ -s "$work/out" ]; then echo "FAIL: tjit profile ran before refusing its --trace path" >&2; failures=$((failures + 1)); fi
+expect 1 "^tjit profile: cannot write '$work/no-dir/t\\.json': $work/no-dir: No such file or directory" err \
+    profile mlp --runs 1 --threads 1 --trace "$work/no-dir/t.json"
 # --native without a compiler: no times of the loops labelled as native code's
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
     expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp_b1 --native --runs 1 --threads 1
@@ -165,12 +170,11 @@ expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
 expect 2 '^tjit conform: missing a PATH' err conform
 expect 2 '^tjit conform: missing a PATH' err conform -v
 
-# profile --trace writes through a temporary file renamed at the end: a
-# failure names the path and the reason and leaves no temporary, and an
-# existing file as it was. ulimit -f 1 (SIGXFSZ ignored) fails writes past
+# profile --trace writes through a temporary file renamed at the end (a
+# missing folder is refused before the runs, above): a write failure names
+# the path and the reason and leaves no temporary, and an existing file as
+# it was. ulimit -f 1 (SIGXFSZ ignored) fails writes past
 # 1 KiB with EFBIG; the table goes to /dev/null, which the limit spares.
-expect 1 "cannot create '$work/no-dir/t\.json\.tmp[0-9]+-[0-9]+' \(to write '$work/no-dir/t\.json'\): No such file or directory" \
-    err profile mlp --train --batch 1 --runs 1 --trace "$work/no-dir/t.json"
 echo old >"$work/keep.json"
 (trap '' XFSZ; ulimit -f 1; exec "$tjit" profile mlp --train --batch 1 --runs 1 --trace "$work/keep.json") \
     >/dev/null 2>"$work/err" </dev/null

@@ -141,6 +141,7 @@ int cmd_profile(int argc, char **argv)
     if (threads > 0) tj_set_num_threads(threads);
     char default_path[128];
     snprintf(default_path, sizeof default_path, "%s.trace.json", def->id);
+    if (cmd_check_output_path("profile", trace_path ? trace_path : default_path)) return 1; /* before the runs */
     tj_decomp_table *table = strcmp(decompose, "core") ? NULL : tj_core_decompositions();
     model m;
     if ((!table && !strcmp(decompose, "core")) || model_create(def, 0, &m) != TJ_OK) {
