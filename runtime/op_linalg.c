@@ -11,8 +11,10 @@
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/parallel.h"
+#include "kernels/product_scatter.h"
 #include "op_elementwise.h"
 #include "op_linalg.h"
+#include "op_view.h"
 
 /* ---- shape functions ---- */
 
@@ -444,6 +446,38 @@ tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs)
     else
         st = gathered_t_whole(s, &oa, out, k);
     operand_release(&oa);
+    return st;
+}
+
+/* ---- a product scattered as it is computed (tracer/fuse_scatter.c) ---- */
+
+tj_status tj_kernel_product_scatter_add(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *a = args[0].u.t, *b = args[1].u.t;
+    tj_tensor *out = outs[0];
+    const int64_t *t = args[3].u.ints;
+    int64_t rows = t[TJ_PS_ROWS], lines = t[TJ_PS_LINES], blocks = t[TJ_PS_BLOCKS];
+    tj_k_scatter_pattern pat = {.lines = lines, .width = t[TJ_PS_WIDTH], .blocks = blocks,
+                                .descending = t[TJ_PS_DESCENDING] != 0, .rows = rows,
+                                .row_base = t + TJ_PS_HEADER, .at = t + TJ_PS_HEADER + rows,
+                                .runs = t + TJ_PS_HEADER + rows + lines * blocks + 1};
+    tj_copy_tensor(out, args[2].u.t);
+    bool batched = a->ndim == 3;
+    int d = batched ? 1 : 0;
+    int64_t batch = batched ? a->shape[0] : 1, m = a->shape[d], k = a->shape[d + 1], n = b->shape[d + 1];
+    operand oa, ob = {0};
+    tj_status st = operand_get(&oa, a, batched);
+    if (st == TJ_OK) st = operand_get(&ob, b, batched);
+    bool blocked = st == TJ_OK && tj_k_product_scatter_blocked(m, n, k, oa.mat, ob.mat);
+    size_t want = tj_k_product_scatter_scratch_bytes(&pat, batch, m, n, blocked, tj_get_num_threads()), got = 0;
+    float *scratch = st == TJ_OK ? tj_alloc_storage_bytes(want, &got) : NULL;
+    if (st == TJ_OK && !scratch) st = tj_oom("aten::bmm + aten::scatter_add", want);
+    if (st == TJ_OK)
+        tj_k_product_scatter_add(&pat, batch, m, n, k, oa.mat, oa.bs, ob.mat, ob.bs, (float *)(void *)tj_tensor_ptr(out),
+                                 scratch, blocked, tj_get_num_threads());
+    tj_free_storage_bytes(scratch, got);
+    operand_release(&oa);
+    operand_release(&ob);
     return st;
 }
 

@@ -67,4 +67,30 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
  * then aten::bmm. Errors: TJ_ERR_OUT_OF_MEMORY (the tables, the scratch). */
 tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs);
 
+/** Layout of the int64 table a product-scatter step carries (see
+ * tj_kernel_product_scatter_add; kernels/product_scatter.h): a header of
+ * TJ_PS_HEADER entries, then row_base [rows], at [lines * blocks + 1] and
+ * the runs. */
+enum {
+    TJ_PS_LINES,
+    TJ_PS_WIDTH,
+    TJ_PS_BLOCKS,
+    TJ_PS_DESCENDING,
+    TJ_PS_ROWS,
+    TJ_PS_HEADER,
+};
+
+/** Kernel of a plan step that computes aten::bmm (or aten::mm) and the
+ * aten::scatter_add reading its result through views as src
+ * (tracer/fuse_scatter.c), the product a block of its columns at a time
+ * into scratch that stays in L2, each block scattered right after
+ * (kernels/product_scatter.h). args[0], args[1]: the product's operands
+ * (float32 [b, m, k] and [b, k, n], or [m, k] and [k, n]); args[2]: the
+ * scatter's self (its result's shape); args[3]: the table (TJ_PS_*) the
+ * compiler made from the constant index, with the order of additions it
+ * checked. outs[0]: the scatter's result, contiguous. Same bits as the two
+ * kernels one after the other. Errors: TJ_ERR_OUT_OF_MEMORY (the scratch,
+ * an operand's copy). */
+tj_status tj_kernel_product_scatter_add(const tj_value *args, tj_tensor *const *outs);
+
 #endif

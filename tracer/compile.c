@@ -4,8 +4,9 @@
  * at run time) or the in-place operator's argument itself; kernels are bound,
  * dead nodes dropped (prune.c), nodes reading no input folded into
  * constants (fold.c), multiplications and divisions by one turned into
- * aliases (simplify.c), attention, copies into products, elementwise
- * epilogues and chains of elementwise calls fused (fuse_attention.c,
+ * aliases (simplify.c), attention, products into the scatter_add after
+ * them, copies into products, elementwise epilogues and chains of
+ * elementwise calls fused (fuse_attention.c, fuse_scatter.c,
  * fuse_gather.c, fuse.c, fuse_pointwise.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
@@ -532,6 +533,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);
     if (st == TJ_OK && !opts->no_identity_elimination) st = tj_plan_simplify_identities(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_attention_fusion) st = tj_plan_fuse_attention(p);
+    if (st == TJ_OK && !opts->no_fusion && !opts->no_product_scatter_fusion) st = tj_plan_fuse_product_scatters(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_gathered_operands(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_pointwise_fusion) st = tj_plan_fuse_pointwise(p);

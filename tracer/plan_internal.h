@@ -189,7 +189,7 @@ tj_status tj_plan_simplify_identities(tj_plan *p);
  * and renumbers the remaining steps. */
 tj_status tj_plan_fold_constants(tj_plan *p);
 
-/* ---- fusion (tracer/fuse.c, fuse_attention.c, fuse_gather.c) ---- */
+/* ---- fusion (tracer/fuse.c, fuse_attention.c, fuse_gather.c, fuse_scatter.c) ---- */
 /** Per value: references from live (not folded) nodes and graph outputs,
  * and the node making the last one (-1: a graph output). */
 typedef struct tj_plan_uses {
@@ -225,6 +225,13 @@ tj_status tj_plan_fuse_attention(tj_plan *p);
  * copy of a strided view, or that copy transposed, that only it reads
  * gathers the view itself. */
 tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
+
+/** Product-scatter fusion (tracer/fuse_scatter.c): a bmm or mm whose
+ * result only a scatter_add reads as src (through views keeping its order),
+ * over a constant index whose additions a blocked order keeps in order,
+ * runs as one step scattering blocks of the product's columns as they are
+ * computed. */
+tj_status tj_plan_fuse_product_scatters(tj_plan *p);
 
 /** Loop fusion (tracer/fuse_pointwise.c): chains of elementwise calls of
  * one result shape run as one step over chunks that stay in cache, results

@@ -146,6 +146,17 @@ typedef struct tj_compile_options {
     /** Keep elementwise calls apart: no loop fusion (above), the other
      * fusions as set. */
     bool no_pointwise_fusion;
+    /** Keep a product and the scatter_add after it apart. By default, an
+     * aten::bmm or aten::mm (float32, on our GEMM kernel) whose result only
+     * an aten::scatter_add over a constant index reads as src, through
+     * views keeping its order (a decomposed convolution's input gradient:
+     * col2im), runs as one step that computes the product a block of
+     * columns at a time into a buffer in cache and scatters each block
+     * right after: the product is never written to memory. Only where the
+     * blocks, first to last or last to first, give every target its
+     * additions in the order of the entries: the same bits (profiler:
+     * "aten::bmm + aten::scatter_add"). The other fusions as set. */
+    bool no_product_scatter_fusion;
     /** Keep attention written with matmul as its operators. By default,
      * q @ k^T * scale, masked_fill(mask, -inf), softmax over the last dim,
      * @ v (clone, bmm, mul.Scalar, masked_fill.Scalar, _softmax, bmm in
@@ -327,6 +338,8 @@ typedef struct tj_plan_statistics {
     size_t staging_bytes;     /**< of arena_bytes, the staging blocks of inputs read through a
                                    view or _unsafe_view that merges dims: a run copies such an
                                    input there when its strides do not allow the view */
+    int n_scattered_products; /**< bmm or mm results scattered (scatter_add over a constant
+                                   index) block by block of columns as they are computed */
 } tj_plan_statistics;
 
 /** Fills `out` with the plan's figures. Sizes are rounded up to 64 bytes per
