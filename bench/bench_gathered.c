@@ -7,8 +7,9 @@
  * in the calling thread's CPU time at 1 thread (run it under taskset -c
  * 0), wall time on more.
  *
- * Usage: bench_gathered [THREADS [RUNS [NAME]]]   (defaults 1, 21, all):
- * NAME picks the products whose description contains it. */
+ * Usage: bench_gathered [THREADS [RUNS [NAME [alone]]]]   (defaults 1, 21,
+ * all): NAME picks the products whose description contains it; `alone`
+ * runs the gathered steps only, not the copy and bmm (for perf record). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,14 @@ static const conv convs[] = {
     {"cnn conv1 weight gradient (bmm_10)", 64, 1, 32, 32, 16, 5, 5, true},
 };
 
-static int bench_conv(const conv *cv, int runs)
+/* aten::bmm on the view's contiguous copy [1, ck, pos] (or its transpose). */
+static tj_tensor *bmm_on_copy(tj_tensor *a, tj_tensor *view, int64_t ck, int64_t pos, bool transposed)
+{
+    tj_tensor *copy = tj_reshape(tj_contiguous(view), (int64_t[]){1, ck, pos}, 3);
+    return copy ? tj_bmm(a, transposed ? tj_transpose(copy, 1, 2) : copy) : NULL;
+}
+
+static int bench_conv(const conv *cv, int runs, bool alone)
 {
     int64_t oh = cv->h - cv->kh + 1, ow = cv->w - cv->kw + 1, ck = cv->c * cv->kh * cv->kw, pos = cv->batch * oh * ow;
     int64_t xshape[4] = {cv->batch, cv->c, cv->h, cv->w};
@@ -78,15 +86,13 @@ static int bench_conv(const conv *cv, int runs)
     tj_status (*step)(const tj_value *, tj_tensor *const *) =
         cv->transposed ? tj_kernel_bmm_gathered_t : tj_kernel_bmm_gathered;
     double t[2][MAX_RUNS];
-    tj_tensor *copy = tj_reshape(tj_contiguous(view), (int64_t[]){1, ck, pos}, 3);
-    tj_tensor *want = copy ? tj_bmm(a, cv->transposed ? tj_transpose(copy, 1, 2) : copy) : NULL;
+    tj_tensor *want = bmm_on_copy(a, view, ck, pos, cv->transposed);
     for (int r = -1; r < runs; r++) {
         tj_scope *inner = tj_scope_begin();
         double t0 = now_ms();
         tj_status st = step(args, outs);
         double t1 = now_ms();
-        tj_tensor *copy = getenv("ONLY_G") ? want : tj_reshape(tj_contiguous(view), (int64_t[]){1, ck, pos}, 3);
-        tj_tensor *ref = getenv("ONLY_G") ? want : copy ? tj_bmm(a, cv->transposed ? tj_transpose(copy, 1, 2) : copy) : NULL;
+        tj_tensor *ref = alone ? want : bmm_on_copy(a, view, ck, pos, cv->transposed);
         double t2 = now_ms();
         if (st != TJ_OK || !ref) {
             fprintf(stderr, "bench_gathered: %s\n", tj_last_error());
@@ -106,8 +112,9 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, runs = argc > 2 ? atoi(argv[2]) : 21;
     const char *name = argc > 3 ? argv[3] : "";
-    if (threads < 1 || runs < 1 || runs > MAX_RUNS) {
-        fprintf(stderr, "usage: bench_gathered [THREADS [RUNS [NAME]]] (RUNS 1..%d)\n", MAX_RUNS);
+    bool alone = argc > 4 && strcmp(argv[4], "alone") == 0;
+    if (threads < 1 || runs < 1 || runs > MAX_RUNS || (argc > 4 && !alone)) {
+        fprintf(stderr, "usage: bench_gathered [THREADS [RUNS [NAME [alone]]]] (RUNS 1..%d)\n", MAX_RUNS);
         return 2;
     }
     tj_set_num_threads(threads);
@@ -116,7 +123,7 @@ int main(int argc, char **argv)
     int bad = 0;
     tj_scope *scope = tj_scope_begin();
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
-        if (strstr(convs[i].what, name)) bad |= bench_conv(&convs[i], runs);
+        if (strstr(convs[i].what, name)) bad |= bench_conv(&convs[i], runs, alone);
     tj_scope_end(scope);
     return bad;
 }
