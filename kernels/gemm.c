@@ -171,6 +171,7 @@ typedef enum gemm_route {
     ROUTE_NONE,        /* an empty product, or a layout BLAS cannot read */
     ROUTE_OWN,         /* tj_k_gemm_f32 */
     ROUTE_OWN_COLUMNS, /* the rows of A as vectors on gemv's own column form: C's row i is B^T times A's row i */
+    ROUTE_OWN_ROWS,    /* the rows of A as vectors on gemv's own row form over B^T's rows */
     ROUTE_GEMV,        /* any other matrix-vector route (BLAS's, the row form, B's columns as the vectors) */
     ROUTE_BLAS,        /* sgemm, dgemm */
 } gemm_route;
@@ -182,7 +183,8 @@ static gemm_route route(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_ma
     if (m <= 0 || n <= 0 || k <= 0 || !layout(m, k, a.rs, a.cs, &va) || !layout(k, n, b.rs, b.cs, &vb))
         return ROUTE_NONE;
     if (gemv_route(dtype, 1, m, n, k, 1.0, a, 0, va, b, 0, vb, 0.0, NULL, 0, n, &g)) {
-        return tj_k_gemv_on_own_kernel(dtype, g.incx) && g.trans && m <= n ? ROUTE_OWN_COLUMNS : ROUTE_GEMV;
+        if (!tj_k_gemv_on_own_kernel(dtype, g.incx) || m > n) return ROUTE_GEMV;
+        return g.trans ? ROUTE_OWN_COLUMNS : ROUTE_OWN_ROWS;
     }
     return own_kernel(dtype, n, k, a) ? ROUTE_OWN : ROUTE_BLAS;
 }
@@ -190,6 +192,11 @@ static gemm_route route(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_ma
 bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
 {
     return route(dtype, m, n, k, a, b) == ROUTE_OWN;
+}
+
+bool tj_k_gemm_on_row_form(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b)
+{
+    return route(dtype, m, n, k, a, b) == ROUTE_OWN_ROWS;
 }
 
 /* Our kernels compute each column of C with the same operations wherever

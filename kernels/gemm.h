@@ -160,6 +160,13 @@ void tj_k_gemm_f32_offsets_avx2(int64_t m, int64_t n, int64_t k, float alpha, co
  * matrix-vector kernels or BLAS. */
 bool tj_k_gemm_on_own_kernel(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b);
 
+/** Whether tj_k_gemm computes that product (batch items alike) on our
+ * float32 row-form matrix-vector kernel (gemv.h), the rows of A as the
+ * vectors and B^T's rows as the matrix: each output's sum then runs pass
+ * by pass as tj_k_gemv_n_f32_pass computes it (a column-major B with few
+ * columns: a weight gradient's g @ columns^T for few output channels). */
+bool tj_k_gemm_on_row_form(tj_dtype dtype, int64_t m, int64_t n, int64_t k, tj_k_mat a, tj_k_mat b);
+
 /** Whether the product's columns may be computed in pieces: true when
  * every call of tj_k_gemm (batch 1, alpha nonzero) on A and a range of
  * B's columns, [j0, j1) with j1 - j0 >= min_cols, in B's layout (row- or

@@ -259,6 +259,34 @@ static inline vf runs_load(const float *base, const lane_run *r, int r0, int r1)
     return v;
 }
 
+/* Rows [0, kc) of one vector of a packed block (rows NR floats apart from
+ * bp): row p's lanes are runs r[0, nr) read from base + row_off[p], and
+ * the lines at base + row_off[p] + pf[0, npf) are prefetched on the way.
+ * Up to three runs (runs longer than a third of a vector: im2col's rows
+ * of 14 output positions give two or three) as that many masked loads ORed,
+ * with no loop over the runs. */
+static inline __attribute__((always_inline)) void pack_vector_runs(const float *base, const int64_t *row_off,
+                                                                   int64_t kc, const lane_run *r, int nr,
+                                                                   const int64_t *pf, int npf, float *bp)
+{
+    for (int64_t p = 0; p < kc; p++) {
+        const float *src = base + row_off[p];
+        packed_store(bp + p * NR, runs_load(src, r, 0, nr));
+        for (int i = 0; i < npf; i++) _mm_prefetch((const char *)(src + pf[i]), _MM_HINT_T0);
+    }
+}
+
+static void pack_vector_rows(const float *base, const int64_t *row_off, int64_t kc, const lane_run *r, int nr,
+                             const int64_t *pf, int npf, float *bp)
+{
+    switch (nr) {
+    case 1: pack_vector_runs(base, row_off, kc, r, 1, pf, npf, bp); return;
+    case 2: pack_vector_runs(base, row_off, kc, r, 2, pf, npf, bp); return;
+    case 3: pack_vector_runs(base, row_off, kc, r, 3, pf, npf, bp); return;
+    default: pack_vector_runs(base, row_off, kc, r, nr, pf, npf, bp); return; /* none (past nc): zeros */
+    }
+}
+
 /* pack_b for an offset-table B (tj_k_offset_mat): the same packed block,
  * each vector assembled from the runs of consecutive elements it covers,
  * one masked load per run. Along rows of the block (rows: the column
@@ -282,26 +310,15 @@ static void pack_offsets(const tj_k_offset_mat *b, bool rows, int64_t p0, int64_
             pf[npf++] = b->col_off[j0 + nc + (next - j < VF_N ? next : j + VF_N) - 1];
         }
         lane_runs(b->col_off + j0, nc, r, first);
-        /* Vectors of at most two runs (the usual case: runs longer than
-         * half a vector) as two loads each, no loop over the runs; a
-         * missing run is an empty mask, which loads nothing. */
-        bool two = true;
-        lane_run r2[NV][2];
+        /* Vector by vector down the rows, its runs' masks and offsets kept
+         * in registers (row by row, the four vectors' eight masks and
+         * offsets did not fit and were reloaded from the stack at each
+         * row); each vector's two prefetches per row go on the way. */
         for (int q = 0; q < NV; q++) {
-            int nq = first[q + 1] - first[q];
-            two = two && nq <= 2;
-            lane_run none = {lanes_between(0, 0), 0, 0, 0};
-            r2[q][0] = nq > 0 ? r[first[q]] : none;
-            r2[q][1] = nq > 1 ? r[first[q] + 1] : none;
-        }
-        for (int64_t p = 0; p < kc; p++) {
-            const float *src = b->base + b->row_off[p0 + p];
-            if (two)
-                for (int q = 0; q < NV; q++) packed_store(bp + p * NR + VF_N * q, runs_load(src, r2[q], 0, 2));
-            else
-                for (int q = 0; q < NV; q++)
-                    packed_store(bp + p * NR + VF_N * q, runs_load(src, r, first[q], first[q + 1]));
-            for (int i = 0; i < npf; i++) _mm_prefetch((const char *)(src + pf[i]), _MM_HINT_T0);
+            const int64_t *pq = pf + 2 * q;
+            int qpf = npf - 2 * q < 0 ? 0 : npf - 2 * q > 2 ? 2 : npf - 2 * q;
+            pack_vector_rows(b->base, b->row_off + p0, kc, r + first[q], first[q + 1] - first[q], pq, qpf,
+                             bp + VF_N * q);
         }
         return;
     }

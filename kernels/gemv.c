@@ -133,6 +133,13 @@ static void own_slice(const tj_k_gemv_args *g, int64_t nv, const float *m, const
                                                                  g->y_vs);
 }
 
+void tj_k_gemv_n_f32_pass(int64_t nv, int64_t rows, int64_t n, int64_t kc, float alpha, const float *m, int64_t ld,
+                          const float *x, int64_t x_vs, float b, float *y, int64_t incy, int64_t y_vs)
+{
+    (tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gemv_n_f32_pass_avx512 : tj_k_gemv_n_f32_pass_avx2)(
+        nv, rows, n, kc, alpha, m, ld, x, x_vs, b, y, incy, y_vs);
+}
+
 /* One group of vectors of a product on our kernels, for own_blocks. */
 typedef struct own_args {
     const tj_k_gemv_args *g;

@@ -52,12 +52,41 @@ bool tj_k_gemv_on_own_kernel(tj_dtype dtype, int64_t incx);
  * use; at least 1. */
 int64_t tj_k_gemv_max_vectors(const tj_k_gemv_args *g);
 
+/** Columns per pass of the float32 row form (gemv_isa.h) over rows of
+ * `cols` columns: at most TJ_K_GEMV_ROW_PASS (four rows and four vectors
+ * of that many floats stay in L1), a multiple of 16, the passes as even
+ * as that allows. */
+#define TJ_K_GEMV_ROW_PASS 1024
+static inline int64_t tj_k_gemv_n_pass_cols(int64_t cols)
+{
+    int64_t passes = (cols + TJ_K_GEMV_ROW_PASS - 1) / TJ_K_GEMV_ROW_PASS;
+    return ((cols + passes - 1) / passes + 15) / 16 * 16;
+}
+
+/** One pass of the float32 row form on our kernel of the ISA in use (AVX2
+ * or AVX-512; call only when tj_k_gemv_on_own_kernel), one thread: the
+ * dot products of `rows` rows of m (leading dimension ld) with nv vectors
+ * x + v*x_vs over n columns, y[v*y_vs + i*incy] = alpha * dot + b * y (b 0:
+ * y not read), for a product whose passes are kc columns
+ * (tj_k_gemv_n_pass_cols, n <= kc). Each output comes out as in the pass
+ * of tj_k_gemv over those columns (its rows split at multiples of 4): a
+ * product computed pass by pass, in order, with b its beta for the first
+ * and 1 after, gives tj_k_gemv's bytes, whatever holds the pass's columns
+ * (the gathered bmm copies each pass of a view into scratch). */
+void tj_k_gemv_n_f32_pass(int64_t nv, int64_t rows, int64_t n, int64_t kc, float alpha, const float *m, int64_t ld,
+                          const float *x, int64_t x_vs, float b, float *y, int64_t incy, int64_t y_vs);
+
 /** Row form for float32 (gemv_isa.h; one instance per ISA): nv >= 1
  * contiguous vectors x + v*x_vs into y + v*y_vs, stride incy. */
 void tj_k_gemv_n_f32_avx512(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
                             const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
 void tj_k_gemv_n_f32_avx2(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
                           const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs);
+void tj_k_gemv_n_f32_pass_avx512(int64_t nv, int64_t rows, int64_t n, int64_t kc, float alpha, const float *m,
+                                 int64_t ld, const float *x, int64_t x_vs, float b, float *y, int64_t incy,
+                                 int64_t y_vs);
+void tj_k_gemv_n_f32_pass_avx2(int64_t nv, int64_t rows, int64_t n, int64_t kc, float alpha, const float *m,
+                               int64_t ld, const float *x, int64_t x_vs, float b, float *y, int64_t incy, int64_t y_vs);
 /** Column form for float32, one contiguous vector (gemv_isa.h). */
 void tj_k_gemv_t_f32_avx512(int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld, const float *x,
                             float beta, float *y, int64_t incy);

@@ -127,9 +127,6 @@ static const dot_fn dot1[5] = {NULL, dot_1x1, dot_2x1, dot_3x1,
 #endif
 };
 
-/* Columns per pass of the row form: four rows and four vectors of this
- * length (32 KiB) stay in L1 while the rows meet every vector. */
-#define KC 1024
 /* Bytes of vectors per pass: they stay in L2 (1 MiB here) while the
  * matrix streams through. */
 #define PANEL_BYTES (384 * 1024)
@@ -138,39 +135,46 @@ static const dot_fn dot1[5] = {NULL, dot_1x1, dot_2x1, dot_3x1,
  * with every vector of a panel, VB at a time: the matrix streams through
  * once per panel (the vectors stay in L2), and each 4 x VB block of dot
  * products does 4 * VB FMAs per 4 + VB loads. Long rows are cut into
- * passes over KC columns at most; later passes add to y. */
-void TJ_ISA(tj_k_gemv_n_f32)(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
-                             const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs)
+ * passes of tj_k_gemv_n_pass_cols columns (gemv.h); later passes add to y.
+ * One pass: columns [0, n) of the rows, in a call whose passes are kc
+ * columns (the panels of vectors depend on kc), adding to y with b. */
+void TJ_ISA(tj_k_gemv_n_f32_pass)(int64_t nv, int64_t rows, int64_t n, int64_t kc, float alpha, const float *m,
+                                  int64_t ld, const float *x, int64_t x_vs, float b, float *y, int64_t incy,
+                                  int64_t y_vs)
 {
-    int64_t passes = (cols + KC - 1) / KC, kc = ((cols + passes - 1) / passes + 15) / 16 * 16;
     int64_t panel = PANEL_BYTES / (kc * (int64_t)sizeof(float)) / VB * VB;
     float d[4 * VB];
-    for (int64_t p0 = 0; p0 < cols; p0 += kc) {
-        int64_t n = cols - p0 < kc ? cols - p0 : kc;
-        float b = p0 == 0 ? beta : 1.0f;
-        for (int64_t w0 = 0; w0 < nv; w0 += panel) {
-            int64_t w1 = nv - w0 < panel ? nv : w0 + panel;
-            for (int64_t i = 0; i < rows; i += 4) {
-                int nr = rows - i < 4 ? (int)(rows - i) : 4;
-                const float *mi = m + i * ld + p0;
-                for (int64_t v0 = w0; v0 < w1; v0 += VB) {
-                    int nvec = w1 - v0 < VB ? (int)(w1 - v0) : VB;
-                    const float *xv = x + v0 * x_vs + p0;
-                    float *yv = y + v0 * y_vs + i * incy;
-                    if (nr == 4) {
-                        dot4[nvec](mi, ld, xv, x_vs, n, d);
-                        for (int v = 0; v < nvec; v++)
-                            for (int r = 0; r < 4; r++) put(yv + v * y_vs + r * incy, d[v * 4 + r], alpha, b);
-                        continue;
-                    }
-                    for (int r = 0; r < nr; r++) {
-                        dot1[nvec](mi + r * ld, ld, xv, x_vs, n, d);
-                        for (int v = 0; v < nvec; v++) put(yv + v * y_vs + r * incy, d[v], alpha, b);
-                    }
+    for (int64_t w0 = 0; w0 < nv; w0 += panel) {
+        int64_t w1 = nv - w0 < panel ? nv : w0 + panel;
+        for (int64_t i = 0; i < rows; i += 4) {
+            int nr = rows - i < 4 ? (int)(rows - i) : 4;
+            const float *mi = m + i * ld;
+            for (int64_t v0 = w0; v0 < w1; v0 += VB) {
+                int nvec = w1 - v0 < VB ? (int)(w1 - v0) : VB;
+                const float *xv = x + v0 * x_vs;
+                float *yv = y + v0 * y_vs + i * incy;
+                if (nr == 4) {
+                    dot4[nvec](mi, ld, xv, x_vs, n, d);
+                    for (int v = 0; v < nvec; v++)
+                        for (int r = 0; r < 4; r++) put(yv + v * y_vs + r * incy, d[v * 4 + r], alpha, b);
+                    continue;
+                }
+                for (int r = 0; r < nr; r++) {
+                    dot1[nvec](mi + r * ld, ld, xv, x_vs, n, d);
+                    for (int v = 0; v < nvec; v++) put(yv + v * y_vs + r * incy, d[v], alpha, b);
                 }
             }
         }
     }
+}
+
+void TJ_ISA(tj_k_gemv_n_f32)(int64_t nv, int64_t rows, int64_t cols, float alpha, const float *m, int64_t ld,
+                             const float *x, int64_t x_vs, float beta, float *y, int64_t incy, int64_t y_vs)
+{
+    int64_t kc = tj_k_gemv_n_pass_cols(cols);
+    for (int64_t p0 = 0; p0 < cols; p0 += kc)
+        TJ_ISA(tj_k_gemv_n_f32_pass)(nv, rows, cols - p0 < kc ? cols - p0 : kc, kc, alpha, m + p0, ld, x + p0, x_vs,
+                                     p0 == 0 ? beta : 1.0f, y, incy, y_vs);
 }
 
 /* Column form by chunks of CHUNK columns whose sums stay in L1: eight rows

@@ -10,6 +10,7 @@
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "kernels/gemv.h"
 #include "kernels/parallel.h"
 #include "kernels/product_scatter.h"
 #include "op_elementwise.h"
@@ -406,6 +407,136 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
 
 /* ---- bmm reading batch2 as the transpose of a strided view ---- */
 
+/* Element offset in view s of flat position f over its dims [d0, d1). */
+static int64_t flat_offset(const tj_tensor *s, int d0, int d1, int64_t f)
+{
+    int64_t off = 0;
+    for (int d = d1 - 1; d >= d0; d--) {
+        off += f % s->shape[d] * s->strides[d];
+        f /= s->shape[d];
+    }
+    return off;
+}
+
+/* A box of flat positions over dims [d0, d1) of a view: `count` steps of
+ * dim d from flat position f, each step every position of the dims after d. */
+typedef struct flat_box {
+    int d;
+    int64_t f, count, inner; /* inner: positions per step */
+} flat_box;
+
+/* The first box of flat positions [f, f1) over s's dims [d0, d1): the
+ * widest whole blocks of trailing dims that start at f, as many as fit. */
+static flat_box first_box(const tj_tensor *s, int d0, int d1, int64_t f, int64_t f1)
+{
+    int d = d1 - 1;
+    int64_t inner = 1;
+    while (d > d0 && f % (inner * s->shape[d]) == 0 && f + inner * s->shape[d] <= f1) inner *= s->shape[d--];
+    int64_t along = f / inner % s->shape[d], count = (f1 - f) / inner;
+    if (count > s->shape[d] - along) count = s->shape[d] - along;
+    return (flat_box){d, f, count, inner};
+}
+
+/* Box x's dims ([x.d, d1) of s) from index `at` on: its sizes into shape,
+ * s's strides into ss, and into ds the strides of its positions laid out
+ * flat, `scale` elements per position. Returns the index after them. */
+static int box_dims(const tj_tensor *s, flat_box x, int d1, int64_t scale, int64_t *shape, int64_t *ss, int64_t *ds,
+                    int at)
+{
+    int64_t flat = scale;
+    for (int d = d1 - 1; d >= x.d; d--) {
+        int i = at + d - x.d;
+        shape[i] = d == x.d ? x.count : s->shape[d];
+        ss[i] = s->strides[d];
+        ds[i] = flat;
+        flat *= s->shape[d];
+    }
+    return at + d1 - x.d;
+}
+
+/* Rows [r0, r1) and columns [p0, p1) of B^T, the view s of the transposed
+ * gathered bmm (rows: flat positions over its dims [s1, s2), columns over
+ * [s2, ndim); base: the batch item's first element), copied into dst, row
+ * r at dst + (r - r0) * ld: each range cut into boxes of whole trailing
+ * dims, one strided copy per pair of boxes (im2col's rows of 28 floats go
+ * as tj_k_copy_strided's short runs). */
+static void gather_block(const tj_tensor *s, const float *base, int s1, int s2, int64_t r0, int64_t r1, int64_t p0,
+                         int64_t p1, float *dst, int64_t ld)
+{
+    for (int64_t r = r0; r < r1;) {
+        flat_box rb = first_box(s, s1, s2, r, r1);
+        for (int64_t p = p0; p < p1;) {
+            flat_box pb = first_box(s, s2, s->ndim, p, p1);
+            int64_t shape[TJ_MAX_DIMS], ss[TJ_MAX_DIMS], ds[TJ_MAX_DIMS];
+            int nd = box_dims(s, pb, s->ndim, 1, shape, ss, ds, box_dims(s, rb, s2, ld, shape, ss, ds, 0));
+            const float *from = base + flat_offset(s, s1, s2, r) + flat_offset(s, s2, s->ndim, p);
+            tj_k_copy_strided((tj_k_strided){dst + (r - r0) * ld + (p - p0), TJ_FLOAT32, ds},
+                              (tj_k_strided){(void *)(uintptr_t)from, TJ_FLOAT32, ss}, nd, shape, 1);
+            p += pb.count * pb.inner;
+        }
+        r += rb.count * rb.inner;
+    }
+}
+
+/* A transposed gathered bmm on gemv's row form (tj_k_gemm_on_row_form):
+ * for row_form_items. */
+typedef struct row_form_products {
+    const tj_tensor *view;
+    const float *src;
+    int s1, s2;
+    int64_t m, n, k, kc, groups; /* kc: the row form's pass; groups of B^T's rows per batch item */
+    tj_k_mat a;
+    int64_t a_bs;
+    float *out;
+    char *scratch;
+    size_t slice; /* bytes of scratch per thread */
+} row_form_products;
+
+/* Items [i0, i1) (batch item * groups + group of B^T's rows, whole
+ * blocks of four as tj_k_gemv splits them): pass by pass of the row form,
+ * the group's rows of the pass copied into thread t's slice (in L2) and
+ * multiplied there, each pass added to C as the whole product's passes. */
+static void row_form_items(void *ctx, int t, int64_t i0, int64_t i1)
+{
+    const row_form_products *g = ctx;
+    float *buf = (float *)(void *)(g->scratch + (size_t)t * g->slice);
+    int64_t quads = (g->n + 3) / 4;
+    for (int64_t it = i0; it < i1; it++) {
+        int64_t b = it / g->groups, c = it % g->groups;
+        int64_t r0 = c * quads / g->groups * 4, r1 = (c + 1) * quads / g->groups * 4;
+        if (r1 > g->n) r1 = g->n;
+        const float *base = g->src + batch_offset(g->view, g->s1, b), *a = (const float *)g->a.p + b * g->a_bs;
+        for (int64_t p0 = 0; p0 < g->k; p0 += g->kc) {
+            int64_t np = g->k - p0 < g->kc ? g->k - p0 : g->kc;
+            gather_block(g->view, base, g->s1, g->s2, r0, r1, p0, p0 + np, buf, g->kc);
+            tj_k_gemv_n_f32_pass(g->m, r1 - r0, np, g->kc, 1.0f, buf, g->kc, a + p0, g->a.rs, p0 == 0 ? 0.0f : 1.0f,
+                                 g->out + b * g->m * g->n + r0, 1, g->n);
+        }
+    }
+}
+
+static tj_status gathered_t_row_form(const tj_tensor *s, int s1, int s2, const operand *oa, tj_tensor *out)
+{
+    row_form_products g = {.view = s, .src = (const float *)(void *)tj_tensor_ptr(s), .s1 = s1, .s2 = s2,
+                           .m = out->shape[1], .n = out->shape[2], .a = oa->mat, .a_bs = oa->bs,
+                           .out = (float *)(void *)tj_tensor_ptr(out)};
+    g.k = 1;
+    for (int d = s2; d < s->ndim; d++) g.k *= s->shape[d];
+    g.kc = tj_k_gemv_n_pass_cols(g.k);
+    int nt = tj_get_num_threads();
+    int64_t batch = out->shape[0], quads = (g.n + 3) / 4;
+    g.groups = nt < quads ? nt : quads;
+    int64_t items = batch * g.groups, team = items < nt ? items : nt;
+    int64_t rows = (quads + g.groups - 1) / g.groups * 4;
+    g.slice = ((size_t)(rows * g.kc) * sizeof(float) + 63) / 64 * 64;
+    size_t want = g.slice * (size_t)team, got = 0;
+    g.scratch = tj_alloc_storage_bytes(want, &got);
+    if (!g.scratch) return tj_oom("aten::bmm (gathered batch2)", want);
+    tj_k_parallel((int)team, items, row_form_items, &g);
+    tj_free_storage_bytes(g.scratch, got);
+    return TJ_OK;
+}
+
 /* The whole view s copied into scratch, [b, n, k] contiguous, and
  * multiplied as the transposed copy would be: for the routes other than
  * our kernel. */
@@ -441,8 +572,11 @@ tj_status tj_kernel_bmm_gathered_t(const tj_value *args, tj_tensor *const *outs)
     tj_status st = operand_get(&oa, args[0].u.t, true);
     if (st != TJ_OK) return st;
     /* The view's dims give [n, k]: its k dims the rows of B. */
-    if (tj_k_gemm_on_own_kernel(TJ_FLOAT32, m, n, k, oa.mat, (tj_k_mat){NULL, 1, k}))
+    tj_k_mat b = {NULL, 1, k};
+    if (tj_k_gemm_on_own_kernel(TJ_FLOAT32, m, n, k, oa.mat, b))
         st = offset_bmm(s, s1, s2, s->ndim, s1, s2, &oa, out);
+    else if (tj_k_gemm_on_row_form(TJ_FLOAT32, m, n, k, oa.mat, b))
+        st = gathered_t_row_form(s, s1, s2, &oa, out);
     else
         st = gathered_t_whole(s, &oa, out, k);
     operand_release(&oa);

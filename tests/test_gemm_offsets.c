@@ -163,6 +163,11 @@ static const vcase vcases[] = {
      {3, {4, 14, 14}, {5184, 18, 1}}},
     {"a long sum (transposed: 4 x 47 x 47 positions)", 1, 17, {1, {1}, {0}}, {3, {4, 3, 3}, {2401, 49, 1}},
      {3, {2, 47, 47}, {9604, 49, 1}}},
+    /* transposed: 25 columns, on the row form (tj_k_gemm_on_row_form), in
+     * 3 passes of 912 that end inside rows of 31 and planes of 29 x 31;
+     * B^T's rows overlap and hold holes (a 5 x 5 window in rows of 7) */
+    {"cnn's first layer's weight gradient, batch 2, 5 rows", 2, 5, {1, {2}, {3100}}, {2, {5, 5}, {7, 1}},
+     {3, {3, 29, 31}, {1000, 33, 1}}},
 };
 
 /* Batch2 of the gathered step: the view of x that vc describes (its two
@@ -198,6 +203,23 @@ static void check_step(const vcase *vc, bool transposed, const char *isa, int th
     cr_expect(memcmp(g, tj_tensor_data(want), sizeof(float) * (size_t)tj_tensor_numel(want)) == 0,
               "%s%s, %s, %d threads: not the bytes of aten::bmm on the copy", vc->what,
               transposed ? " (transposed)" : "", isa, threads);
+}
+
+/* The case above that must take the row form does, on each instruction
+ * set with our matrix-vector kernels (else the test would not cover it). */
+Test(gemm_offsets, a_few_columns_transposed_take_the_row_form)
+{
+    int ran = 0;
+    for (int i = 0; i < TEST_NISA; i++) {
+        if (!tj_k_isa_force(test_isas[i]) || tj_k_isa_active() == TJ_K_ISA_GENERIC) continue;
+        tj_k_mat a = {NULL, 2697, 1}, b = {NULL, 1, 2697};
+        cr_expect(tj_k_gemm_on_row_form(TJ_FLOAT32, 5, 25, 2697, a, b), "%s: 5 x 2697 by 2697 x 25 (column-major) "
+                  "is not on the row form", test_isas[i]);
+        cr_expect(!tj_k_gemm_on_row_form(TJ_FLOAT32, 5, 25, 2697, a, (tj_k_mat){NULL, 25, 1}),
+                  "%s: a row-major B took the row form", test_isas[i]);
+        ran++;
+    }
+    if (!ran) cr_skip_test("no instruction set with our matrix-vector kernels on this CPU");
 }
 
 Test(gemm_offsets, gathered_steps_give_the_bytes_of_bmm_on_the_copy)
