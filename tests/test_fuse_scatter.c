@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "test_util.h"
 #include "tjit/tjit.h"
 
@@ -16,17 +17,26 @@ TestSuite(fuse_scatter, .init = test_scope_open, .fini = test_scope_close);
 
 static int n_scattered(const tj_plan *p) { return test_plan_stats(p).n_scattered_products; }
 
-/* Compiles g fused and with no_fusion at one thread, runs both (twice: the
- * second run reuses the arena) and the interpreter at `threads` threads;
- * expects `fused` product-scatter steps in the first plan, none in the
- * second and every output the same bits. */
+/* Compiles g fused and with no_fusion at one thread on the CPU's kernels,
+ * runs both (twice: the second run reuses the arena) and the interpreter at
+ * `threads` threads on the kernels of instruction set `isa` (NULL: the
+ * CPU's; generic: the fused step's fallback, the whole product then every
+ * entry); expects `fused` product-scatter steps in the first plan, none in
+ * the second and every output the same bits. */
 static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, int fused, int threads,
-                               const char *what)
+                               const char *isa, const char *what)
 {
     tj_set_num_threads(1);
+    tj_k_isa_force(NULL);
     tj_compile_options fo = {0}, uo = {.no_fusion = true};
     tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
     cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
+    if (!tj_k_isa_force(isa)) { /* above the CPU or TJ_ISA */
+        tj_plan_free(pf);
+        tj_plan_free(pu);
+        tj_k_isa_force(NULL);
+        return;
+    }
     tj_set_num_threads(threads);
     cr_expect_eq(n_scattered(pf), fused, "%s: fused steps", what);
     cr_expect_eq(n_scattered(pu), 0, "%s", what);
@@ -45,6 +55,7 @@ static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in
     tj_plan_free(pf);
     tj_plan_free(pu);
     tj_set_num_threads(1);
+    tj_k_isa_force(NULL);
 }
 
 typedef struct conv_case {
@@ -95,11 +106,12 @@ Test(fuse_scatter, decomposed_convolution_input_gradient_equals_unfused_bit_for_
         };
         tj_graph *g = tj_make_fx(fn_conv_input_grad, (void *)c, in, 4, core, TJ_TRACE_REAL);
         cr_assert_not_null(g, "make_fx: %s", tj_last_error());
-        for (int threads = 1; threads <= 3; threads++) {
-            char what[160];
-            snprintf(what, sizeof what, "%s, %d threads", c->what, threads);
-            expect_plans_match(g, in, 4, 1, threads, what);
-        }
+        for (int isa = 0; isa < TEST_NISA; isa++)
+            for (int threads = 1; threads <= 3; threads++) {
+                char what[160];
+                snprintf(what, sizeof what, "%s, %s kernels, %d threads", c->what, test_isas[isa], threads);
+                expect_plans_match(g, in, 4, 1, threads, test_isas[isa], what);
+            }
         tj_graph_free(g);
     }
     tj_decomp_table_free(core);
@@ -150,7 +162,7 @@ static void check_scatter(bool crossing, bool read_elsewhere, int fused, const c
     scatter_case c = {make_index(crossing), read_elsewhere};
     tj_graph *g = tj_make_fx(fn_mm_scatter, &c, in, 2, NULL, TJ_TRACE_REAL);
     cr_assert_not_null(g, "make_fx: %s", tj_last_error());
-    for (int threads = 1; threads <= 2; threads++) expect_plans_match(g, in, 2, fused, threads, what);
+    for (int threads = 1; threads <= 2; threads++) expect_plans_match(g, in, 2, fused, threads, NULL, what);
     tj_graph_free(g);
 }
 
