@@ -29,7 +29,11 @@ tj_status fashion_mnist_load(const char *dir, bool train, fashion_mnist *out)
         st = tj_last_status();
     } else if (tj_tensor_ndim(raw) != 3 || tj_tensor_ndim(labels) != 1 || tj_tensor_size(raw, 0) != tj_tensor_size(labels, 0) ||
                tj_tensor_size(raw, 1) != 28 || tj_tensor_size(raw, 2) != 28) {
-        st = tj_error(TJ_ERR_PARSE, "Fashion-MNIST in %s: expected [N, 28, 28] images and [N] labels", dir);
+        char ishape[128], lshape[128];
+        st = tj_error(TJ_ERR_PARSE, "Fashion-MNIST in %s: %s-images-idx3-ubyte.gz holds %s, %s-labels-idx1-ubyte.gz %s: "
+                      "expected [N, 28, 28] images and [N] labels", dir, prefix,
+                      tj_shape_str(tj_tensor_ndim(raw), tj_tensor_shape(raw), ishape, sizeof ishape), prefix,
+                      tj_shape_str(tj_tensor_ndim(labels), tj_tensor_shape(labels), lshape, sizeof lshape));
     } else if (tj_tensor_size(raw, 0) == 0) {
         /* nothing to train on or to measure (an accuracy of 0 / 0) */
         st = tj_error(TJ_ERR_PARSE, "Fashion-MNIST in %s: %s-images-idx3-ubyte.gz has no images", dir, prefix);
@@ -57,6 +61,14 @@ tj_status fashion_mnist_load(const char *dir, bool train, fashion_mnist *out)
         }
     }
     tj_scope_end(scope);
+    return st;
+}
+
+tj_status fashion_mnist_load_splits(const char *dir, fashion_mnist *train, fashion_mnist *test)
+{
+    memset(test, 0, sizeof *test);
+    tj_status st = fashion_mnist_load(dir, true, train);
+    if (st == TJ_OK && (st = fashion_mnist_load(dir, false, test)) != TJ_OK) fashion_mnist_free(train);
     return st;
 }
 

@@ -17,6 +17,9 @@ typedef struct fashion_mnist {
  * package; corrupt ones, or files holding no image, TJ_ERR_PARSE. The
  * tensors belong to the caller (fashion_mnist_free). */
 tj_status fashion_mnist_load(const char *dir, bool train, fashion_mnist *out);
+/** Loads both splits, or none: on failure (errors as fashion_mnist_load)
+ * nothing stays allocated and both are empty. */
+tj_status fashion_mnist_load_splits(const char *dir, fashion_mnist *train, fashion_mnist *test);
 void fashion_mnist_free(fashion_mnist *d);
 
 #endif

@@ -357,6 +357,10 @@ typedef enum tj_overlap {
                              itemsize and strides) */
 } tj_overlap;
 tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b);
+/** ATen's is_non_overlapping_and_dense: the dims of size > 1, sorted by
+ * stride, have the strides of a contiguous tensor (a permutation of a
+ * contiguous layout, numel elements from the offset on). */
+bool tj_non_overlapping_and_dense(int ndim, const int64_t *shape, const int64_t *strides);
 /** Whether ATen 1.13's assert_no_overlap(a, b) raises "unsupported
  * operation: some elements of the input tensor and the written-to tensor
  * refer to a single memory location": a and b are the same tensor, or both

@@ -93,17 +93,15 @@ tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
     return TJ_OVERLAP_PARTIAL;
 }
 
-/* ATen's is_non_overlapping_and_dense: the dims of size > 1, sorted by
- * stride, have the strides of a contiguous tensor. */
-static bool non_overlapping_and_dense(const tj_tensor *t)
+bool tj_non_overlapping_and_dense(int ndim, const int64_t *shape, const int64_t *strides)
 {
     int64_t stride[TJ_MAX_DIMS], size[TJ_MAX_DIMS];
     int n = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->shape[d] < 2) continue;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 2) continue;
         int k = n++;
-        for (; k > 0 && stride[k - 1] > t->strides[d]; k--) stride[k] = stride[k - 1], size[k] = size[k - 1];
-        stride[k] = t->strides[d], size[k] = t->shape[d];
+        for (; k > 0 && stride[k - 1] > strides[d]; k--) stride[k] = stride[k - 1], size[k] = size[k - 1];
+        stride[k] = strides[d], size[k] = shape[d];
     }
     int64_t expected = 1;
     for (int k = 0; k < n; k++) {
@@ -117,7 +115,8 @@ static bool non_overlapping_and_dense(const tj_tensor *t)
 bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b)
 {
     if (a == b) return true;
-    if (a->numel == 0 || b->numel == 0 || !non_overlapping_and_dense(a) || !non_overlapping_and_dense(b) ||
+    if (a->numel == 0 || b->numel == 0 || !tj_non_overlapping_and_dense(a->ndim, a->shape, a->strides) ||
+        !tj_non_overlapping_and_dense(b->ndim, b->shape, b->strides) ||
         !tj_tensor_shares_storage(a, b))
         return false;
     int64_t ea = (int64_t)tj_dtype_bytes(a->dtype), eb = (int64_t)tj_dtype_bytes(b->dtype);

@@ -10,6 +10,7 @@
 #include "models/fashion_mnist.h"
 #include "models/idx.h"
 #include "models/models.h"
+#include "alloc_counter.h"
 #include "tjit/tjit.h"
 
 static char *tmp_path(const char *name)
@@ -269,6 +270,54 @@ Test(idx, a_fashion_mnist_folder_without_images_is_refused)
         cr_expect_eq(d.n, 0);
         tj_clear_error();
     }
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefixes[i]);
+        remove(path);
+        snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefixes[i]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+
+/* Writes dir/PREFIX-images-idx3-ubyte.gz with n_images zero images of
+ * 28 x 28 and dir/PREFIX-labels-idx1-ubyte.gz with n_labels labels 0. */
+static void write_fmnist_split(const char *dir, const char *prefix, unsigned char n_images, unsigned char n_labels)
+{
+    unsigned char images[16 + 2 * 784] = {0, 0, 8, 3, 0, 0, 0, n_images, 0, 0, 0, 28, 0, 0, 0, 28};
+    unsigned char labels[8 + 2] = {0, 0, 8, 1, 0, 0, 0, n_labels};
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+    write_gz(path, images, 16 + (size_t)n_images * 784);
+    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+    write_gz(path, labels, 8 + (size_t)n_labels);
+}
+
+/* `tjit train` loaded the training split, then on a bad test split exited
+ * without freeing it (AddressSanitizer: 200 MB leaked), and the error did
+ * not say which shapes it found. */
+Test(idx, a_bad_test_split_leaves_nothing_loaded_and_names_the_shapes, .init = count_allocations)
+{
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "/tmp/tjit_test_%d_bad_t10k", (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_fmnist_split(dir, "train", 2, 2);
+    write_fmnist_split(dir, "t10k", 1, 2);
+    int64_t before = live_allocations();
+    fashion_mnist train, test;
+    cr_expect_eq(fashion_mnist_load_splits(dir, &train, &test), TJ_ERR_PARSE);
+    cr_expect(strstr(tj_last_error(), "t10k-images-idx3-ubyte.gz holds [1, 28, 28], t10k-labels-idx1-ubyte.gz [2]"),
+              "%s", tj_last_error());
+    cr_expect_null(train.images);
+    cr_expect_null(test.images);
+    cr_expect_eq(live_allocations(), before);
+    tj_clear_error();
+    write_fmnist_split(dir, "t10k", 1, 1);
+    cr_assert_eq(fashion_mnist_load_splits(dir, &train, &test), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(train.n, 2);
+    cr_expect_eq(test.n, 1);
+    fashion_mnist_free(&train);
+    fashion_mnist_free(&test);
+    const char *prefixes[2] = {"train", "t10k"};
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefixes[i]);
         remove(path);

@@ -463,6 +463,39 @@ Test(plan, a_staged_input_read_at_the_last_step_keeps_its_block)
     tj_scope_end(s);
 }
 
+/* in: x [2, 3]: reshape(x^T, [6]) * 2, a view of x^T when x is transposed */
+static tj_status fn_flatten_transposed(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul_scalar(tj_reshape(tj_t(in[0]), (int64_t[]){6}, 1), tj_v_int(2));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Traced on a transposed input, the plan's view holds for those strides; a
+ * contiguous input at run time was staged into a contiguous block, where the
+ * view did not hold either, and staged again without end (the run hung):
+ * the block takes the compiled layout. */
+Test(plan, an_input_traced_transposed_is_staged_with_its_compiled_strides, .timeout = 20)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *xt = tj_t(random_f32(2, (int64_t[]){3, 2}, 5));
+    tj_graph *g = trace(fn_flatten_transposed, NULL, &xt, 1);
+    tj_plan *p = compile_ok(g, NULL);
+    cr_assert_gt(plan_stats(p).staging_bytes, 0);
+    tj_tensor *x = random_f32(2, (int64_t[]){2, 3}, 6), *got[1], *eager[1];
+    int n_out;
+    cr_assert_eq(fn_flatten_transposed(NULL, &x, 1, eager, &n_out), TJ_OK);
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(tj_plan_run(p, &x, 1, got), TJ_OK, "%s", tj_last_error());
+        expect_same(got[0], eager[0]);
+    }
+    expect_plan_matches(g, p, &xt, 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 /* in: x [12]: view(x, [3, 4]) * 2, a view for any strides of x */
 static tj_status fn_split_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {

@@ -119,7 +119,7 @@ int cmd_train(int argc, char **argv)
     if (save && cmd_check_output_path("train", save)) return 1; /* before the epochs, not after */
     if (threads) tj_set_num_threads(threads);
     fashion_mnist train, test;
-    if (fashion_mnist_load(data, true, &train) != TJ_OK || fashion_mnist_load(data, false, &test) != TJ_OK) {
+    if (fashion_mnist_load_splits(data, &train, &test) != TJ_OK) {
         fprintf(stderr, "tjit train: %s\n", tj_last_error());
         return 1;
     }

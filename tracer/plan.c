@@ -525,13 +525,22 @@ static tj_status check_input_writers(tj_plan_context *c, const char *who)
 }
 
 /* Copies input value v (the caller's tensor x) into its staging block and
- * makes the copy, contiguous, what the run reads as v. */
+ * makes the copy what the run reads as v. Laid out with the compiled strides
+ * when they are dense, since the graph's views were resolved for them (a
+ * view merging the dims of an input traced transposed holds for its
+ * transposed strides, not for contiguous ones, which bind_inputs would then
+ * stage again without end); otherwise contiguous, which every reshape view
+ * allows. */
 static void stage_input(tj_plan_context *c, int v, const tj_tensor *x)
 {
+    const tj_pvalue *pv = &c->plan->values[v];
     tj_tensor *d = &c->tensors[v];
     d->storage = &c->storages[v];
     d->offset = 0;
-    tj_contiguous_strides(d->ndim, d->shape, d->strides);
+    if (tj_non_overlapping_and_dense(pv->ndim, pv->shape, pv->strides))
+        memcpy(d->strides, pv->strides, sizeof(int64_t) * (size_t)pv->ndim);
+    else
+        tj_contiguous_strides(d->ndim, d->shape, d->strides);
     tj_copy_tensor(d, x);
 }
 

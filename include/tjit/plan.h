@@ -225,8 +225,9 @@ int tj_plan_num_outputs(const tj_plan *p);
  * aten::view or aten::_unsafe_view that was a view as compiled (as make_fx
  * records it, reshape, flatten, linear or matmul of an input traced
  * contiguous is such a view; a transposed input does not allow it), the run
- * copies the input into a contiguous staging block of the context's arena
- * (tj_plan_statistics.staging_bytes; no allocation) and reads it from
+ * copies the input into a staging block of the context's arena
+ * (tj_plan_statistics.staging_bytes; no allocation), laid out as compiled
+ * (contiguous for an input traced with overlapping or gapped strides), and reads it from
  * there, as eager reshape would copy; such an aten::view is therefore
  * accepted where eager aten::view fails. Except for an input that a step of
  * the plan writes in place (an in-place operator left in the graph), or
