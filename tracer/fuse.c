@@ -64,6 +64,19 @@ bool tj_plan_writes_between(const tj_plan *p, int from, int to)
     return false;
 }
 
+bool tj_plan_sole_view_chain(const tj_plan *p, const tj_plan_uses *u, int x, int r, int reader)
+{
+    int links = 0;
+    for (int v = x;; v = p->values[v].base) {
+        if (tj_plan_sole_user(u, v) != reader) return false;
+        if (v == r) break;
+        reader = p->values[v].node;
+        if (reader < 0 || p->nodes[reader].is_step || p->nodes[reader].nout != 1) return false;
+        links++;
+    }
+    return p->values[r].n_views == links;
+}
+
 static bool same_shape(const tj_pvalue *a, const tj_pvalue *b)
 {
     return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;

@@ -58,15 +58,7 @@ static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, bool *trans
     if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || pr->node < 0) return -1; /* ARENA: contiguous */
     *transposed = !tj_plan_whole_in_order(p, b, r);
     if (*transposed && !transposed_whole(p, b, r)) return -1;
-    int links = 0, reader = i;
-    for (int v = b;; v = p->values[v].base) {
-        if (tj_plan_sole_user(u, v) != reader) return -1;
-        if (v == r) break;
-        reader = p->values[v].node;
-        if (reader < 0 || p->nodes[reader].is_step || p->nodes[reader].nout != 1) return -1;
-        links++;
-    }
-    if (pr->n_views != links) return -1;
+    if (!tj_plan_sole_view_chain(p, u, b, r, i)) return -1;
     const tj_pnode *c = &p->nodes[pr->node];
     if (!c->is_step || (c->op != TJ_OPS(_to_copy) && c->op != TJ_OPS(clone)) || c->nout != 1 || c->label) return -1;
     const tj_garg *src = &c->args[0];

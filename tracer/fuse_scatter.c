@@ -58,15 +58,7 @@ static int sole_product(const tj_plan *p, const tj_plan_uses *u, int x, int read
     const tj_pvalue *pr = &p->values[r];
     if (pr->kind != TJ_PV_ARENA || pr->dtype != TJ_FLOAT32 || pr->node < 0 || !tj_plan_whole_in_order(p, x, r))
         return -1;
-    int links = 0;
-    for (int v = x;; v = p->values[v].base) {
-        if (tj_plan_sole_user(u, v) != reader) return -1;
-        if (v == r) break;
-        reader = p->values[v].node;
-        if (reader < 0 || p->nodes[reader].is_step || p->nodes[reader].nout != 1) return -1;
-        links++;
-    }
-    if (pr->n_views != links) return -1;
+    if (!tj_plan_sole_view_chain(p, u, x, r, reader)) return -1;
     const tj_pnode *n = &p->nodes[pr->node];
     bool product = n->op == TJ_OPS(bmm) || n->op == TJ_OPS(mm);
     if (!n->is_step || !product || n->label || n->nout != 1 || n->outs[0] != r) return -1;

@@ -204,6 +204,11 @@ static inline int tj_plan_sole_user(const tj_plan_uses *u, int v) { return u->co
 /** Whether value x is ARENA value r itself, or a view of all of r in r's
  * element order (a reshape). */
 bool tj_plan_whole_in_order(const tj_plan *p, int x, int r);
+/** Whether value x, root value r itself or a view of it, is read only by
+ * node `reader`, and every view between them only by the next one (views
+ * resolved at compile time: no step of their own), with r having no other
+ * views: a step fusing r's producer into `reader` leaves no other reader. */
+bool tj_plan_sole_view_chain(const tj_plan *p, const tj_plan_uses *u, int x, int r, int reader);
 /** Whether node n may write into storage that exists before it: an
  * in-place operator, or a user operator, which may write any argument. */
 bool tj_plan_node_may_write(const tj_plan *p, const tj_pnode *n);
