@@ -2585,6 +2585,7 @@ FORMULA(d_as_strided)
     const tj_value *size = &c->args[1], *stride = &c->args[2];
     int64_t offset = c->args[3].kind == TJ_V_INT ? c->args[3].u.i : self->offset;
     int no, ni;
+    tj_note_geometry_read(self, "aten::as_strided's gradient");
     int64_t osize[TJ_MAX_DIMS], ostride[TJ_MAX_DIMS], isize[TJ_MAX_DIMS], istride[TJ_MAX_DIMS];
     tj_tensor *grad = g[0];
     /* the output's geometry: size-1 dims squeezed, expanded ones summed */

@@ -325,6 +325,15 @@ int tj_mode_pop_above(const tj_mode *mode);
  * _copy_to) that asked a fake tensor for its values on this thread, NULL to
  * clear it; returns the previous one (make_fx in fake mode). */
 const char *tj_fake_data_read_swap(const char *who);
+/** Told when a gradient formula builds what it computes from a tensor's
+ * strides and storage offset (as_strided's: the input's geometry), which a
+ * trace then holds for that geometry only (make_fx binds such inputs). */
+typedef void (*tj_geometry_reader)(void *ctx, const tj_tensor *t, const char *who);
+/** Installs `fn` (NULL: none) with `ctx` as this thread's geometry reader;
+ * *fn and *ctx get the previous one, for the caller to put back. */
+void tj_geometry_reader_swap(tj_geometry_reader *fn, void **ctx);
+/** Tells this thread's geometry reader, if any, that `who` read t's. */
+void tj_note_geometry_read(const tj_tensor *t, const char *who);
 /** New tensor described by `m` (alias ignored): contiguous storage, or none
  * when `fake`. NULL on failure (error set). */
 tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);

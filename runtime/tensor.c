@@ -405,6 +405,24 @@ const char *tj_fake_data_read_swap(const char *who)
     return was;
 }
 
+static _Thread_local tj_geometry_reader geometry_reader;
+static _Thread_local void *geometry_reader_ctx;
+
+void tj_geometry_reader_swap(tj_geometry_reader *fn, void **ctx)
+{
+    tj_geometry_reader was = geometry_reader;
+    void *was_ctx = geometry_reader_ctx;
+    geometry_reader = *fn;
+    geometry_reader_ctx = *ctx;
+    *fn = was;
+    *ctx = was_ctx;
+}
+
+void tj_note_geometry_read(const tj_tensor *t, const char *who)
+{
+    if (geometry_reader && t) geometry_reader(geometry_reader_ctx, t, who);
+}
+
 void *tj_tensor_data(const tj_tensor *t)
 {
     note_fake_read(t, "tj_tensor_data");

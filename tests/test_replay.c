@@ -2098,3 +2098,60 @@ Test(plan, profiler_trace_is_chrome_trace_event_json)
     tj_plan_free(p);
     mlp_teardown(&m);
 }
+
+/* in: w [2, 3], x [2, 3], flag (ctx: with the gradient): sum(as_strided(w,
+ * [2, 2], [1, 2], 1) * as_strided(x, [2, 2], [3, 1], 0)) and, with ctx, its
+ * gradient in w, which as_strided's formula builds from w's strides and
+ * offset (a gradient of w's storage read back with w's geometry). */
+static tj_status fn_as_strided_loss(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *w = ctx ? tj_tensor_detach(in[0]) : in[0];
+    if (ctx) tj_tensor_set_requires_grad(w, true);
+    tj_tensor *l = tj_sum(tj_mul(tj_as_strided(w, (int64_t[]){2, 2}, (int64_t[]){1, 2}, 2, true, 1),
+                                 tj_as_strided(in[1], (int64_t[]){2, 2}, (int64_t[]){3, 1}, 2, true, 0)),
+                          -1);
+    *n_out = 1;
+    if (!ctx) return (out[0] = l) ? TJ_OK : tj_last_status();
+    return tj_autograd_grad(&l, 1, NULL, &w, 1, out);
+}
+
+/* as_strided's gradient holds for the geometry it was traced with only:
+ * the plan and the interpreter refuse w laid out otherwise (they gave a
+ * gradient of 2 where eager's is 0), run it so laid out, and a graph with
+ * as_strided but no gradient still runs any layout (its storage read as
+ * eager's). */
+Test(plan, a_traced_as_strided_gradient_refuses_inputs_of_other_strides)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 7), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *other[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    tj_graph *g = trace(fn_as_strided_loss, &with_grad, in, 2);
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, in, 2);
+    tj_tensor *got[1], *eager[1];
+    int n_out;
+    cr_assert_eq(fn_as_strided_loss(&with_grad, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], eager[0]);
+    cr_assert_eq(tj_plan_run(p, other, 2, got), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_plan_run: input 0 (%arg0_1) has strides [6, 2] and storage offset 7") &&
+                  strstr(tj_last_error(), "strides [3, 1] and offset 0") &&
+                  strstr(tj_last_error(), "aten::as_strided's gradient"),
+              "%s", tj_last_error());
+    cr_assert_eq(tj_graph_run(g, other, 2, got), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_graph_run: input 0 (%arg0_1)"), "%s", tj_last_error());
+    tj_plan_free(p);
+    tj_graph_free(g);
+
+    tj_graph *fwd = trace(fn_as_strided_loss, NULL, in, 2);
+    p = compile_ok(fwd, NULL);
+    cr_assert_eq(fn_as_strided_loss(NULL, other, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, other, 2, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], eager[0]);
+    tj_plan_free(p);
+    tj_graph_free(fwd);
+    tj_scope_end(s);
+}

@@ -218,6 +218,7 @@ static tj_status compile_leaf(compiler *c, const tj_gnode *gn)
     if (gn->kind == TJ_NODE_PLACEHOLDER) {
         v->kind = TJ_PV_INPUT;
         v->input_index = gn->input_index;
+        v->geometry_bound = gv->geometry_bound;
         p->input_values[gn->input_index] = vid;
         set_geometry(v, proto, gv->strides, gv->offset);
         c->pv[vid] = proto;

@@ -247,6 +247,20 @@ static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, cons
     return first;
 }
 
+tj_status tj_graph_check_input_geometry(const char *who, int i, const char *name, const int64_t *strides,
+                                        int64_t offset, const char *bound, const tj_tensor *t)
+{
+    if (!bound) return TJ_OK;
+    bool same = t->offset == offset;
+    for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == 1 || t->strides[d] == strides[d];
+    if (same) return TJ_OK;
+    char a[128], b[128];
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) has strides %s and storage offset %lld; the graph "
+                    "holds for the strides %s and offset %lld it was traced with only (%s reads them): pass it so "
+                    "laid out, or trace again", who, i, name, tj_shape_str(t->ndim, t->strides, a, sizeof a),
+                    (long long)t->offset, tj_shape_str(t->ndim, strides, b, sizeof b), (long long)offset, bound);
+}
+
 int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name)
 {
     char buf[32];

@@ -72,6 +72,9 @@ typedef struct tj_gvalue {
     int64_t offset;
     char *name;
     int uses; /**< references from arguments (the output node included) */
+    /** PLACEHOLDER: what made the graph hold for this input's strides and
+     * offset only (a gradient built from them), NULL when it holds for any */
+    const char *geometry_bound;
 } tj_gvalue;
 
 typedef struct tj_gnode {
@@ -117,6 +120,12 @@ char *tj_graph_unique_name(tj_graph *g, const char *base);
 /** Adds nodes; return the new node index, or -1 when out of memory (error set).
  * Output values get metadata from `t` (placeholder, constant) or `metas`. */
 int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name);
+/** TJ_OK when input i (named %name), tensor t, has the strides and storage
+ * offset it was traced with or `bound` (what made the graph hold for those
+ * only) is NULL; else TJ_ERR_INVALID_ARGUMENT from `who` naming both
+ * geometries and `bound`. */
+tj_status tj_graph_check_input_geometry(const char *who, int i, const char *name, const int64_t *strides,
+                                        int64_t offset, const char *bound, const tj_tensor *t);
 int tj_graph_add_constant(tj_graph *g, tj_tensor *t, const char *name);
 /** A call node; `args` are copied (lists and strings into the arena). Output
  * metadata from `results` (NULL entries: undefined outputs). */

@@ -115,6 +115,11 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
         switch (n->kind) {
         case TJ_NODE_PLACEHOLDER:
             st = check_input(&g->values[n->outs[0]], inputs[n->input_index], n->input_index);
+            if (st == TJ_OK) {
+                const tj_gvalue *v = &g->values[n->outs[0]];
+                st = tj_graph_check_input_geometry("tj_graph_run", n->input_index, v->name, v->strides, v->offset,
+                                                   v->geometry_bound, inputs[n->input_index]);
+            }
             if (st == TJ_OK) env[n->outs[0]] = tj_tensor_retain(inputs[n->input_index]);
             break;
         case TJ_NODE_CONSTANT: env[n->outs[0]] = tj_tensor_retain(n->constant); break;

@@ -201,6 +201,18 @@ static int storage_root(const tj_graph *g, int v)
     return v;
 }
 
+/* The geometry reader while fn runs: a gradient formula built what it
+ * records from t's strides and offset, so when t is an input or a view of
+ * one, the graph holds for that input's geometry only. */
+static void note_geometry(void *ctx, const tj_tensor *t, const char *who)
+{
+    tracer *tr = ctx;
+    int v = map_get(tr, t);
+    if (v < 0) return;
+    tj_gvalue *root = &tr->g->values[storage_root(tr->g, v)];
+    if (tr->g->nodes[root->node].kind == TJ_NODE_PLACEHOLDER) root->geometry_bound = who;
+}
+
 static bool is_graph_output(const tj_graph *g, int v)
 {
     const tj_gnode *o = &g->nodes[g->output_node];
@@ -326,9 +338,13 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     const char *outer_read = tj_fake_data_read_swap(NULL);
     tj_clear_error(); /* an earlier call's error is not fn's */
     int outer_fence = tj_scope_fence(scope);
+    tj_geometry_reader reader = note_geometry;
+    void *reader_ctx = &tr;
+    tj_geometry_reader_swap(&reader, &reader_ctx);
     tr.active = true;
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
     tr.active = false;
+    tj_geometry_reader_swap(&reader, &reader_ctx);
     tj_scope_unfence(outer_fence);
     /* modes fn pushed and left above the tracer's are popped with it: the
      * tracer lives in this frame, so it must not stay on the stack */

@@ -623,6 +623,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is %s", who, i, pv->name, t ? "a fake tensor" : "NULL");
         if (!same_type(pv, t)) return type_error(who, "input", i, pv, t);
         if (context_owns(c, t->storage)) return context_tensor_error(c, who, "input", i, v);
+        tj_status st = tj_graph_check_input_geometry(who, i, pv->name, pv->strides, pv->offset, pv->geometry_bound, t);
+        if (st != TJ_OK) return st;
         tj_tensor *d = &c->tensors[v];
         d->storage = t->storage;
         d->offset = t->offset;

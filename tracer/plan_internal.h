@@ -40,6 +40,8 @@ typedef struct tj_pvalue {
     int node;                     /**< producing plan node (-1 for inputs, constants) */
     int index;                    /**< output index within that node */
     int input_index;              /**< INPUT */
+    const char *geometry_bound;   /**< INPUT: the graph holds for the compiled strides and
+                                       offset only (tj_gvalue's), NULL for any */
     tj_tensor *constant;          /**< CONSTANT: a reference the plan owns */
     const char *name;
     /* memory plan (ARENA roots) */

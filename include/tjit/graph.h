@@ -147,7 +147,9 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
 /* ---- running ---- */
 /** Runs the graph through the dispatcher (so under a trace mode it is traced
  * again). inputs must match the placeholders' dtypes and shapes
- * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise). Writes tj_graph_num_outputs new
+ * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise), and an input whose traced
+ * strides and offset a gradient formula read (aten::as_strided's) its
+ * traced strides and offset (TJ_ERR_INVALID_ARGUMENT). Writes tj_graph_num_outputs new
  * references into outputs (adopted by the innermost open scope). Each
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_

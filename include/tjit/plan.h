@@ -220,7 +220,11 @@ int tj_plan_num_outputs(const tj_plan *p);
 
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any
- * strides and storage offsets are accepted. The views the graph takes of an
+ * strides and storage offsets are accepted, but for an input whose traced
+ * geometry a gradient formula built the graph from (aten::as_strided's,
+ * from the input's strides and offset, as PyTorch's): it must come with
+ * the strides (size-1 dims aside) and storage offset it was traced with
+ * (TJ_ERR_INVALID_ARGUMENT naming both otherwise; tj_graph_run too). The views the graph takes of an
  * input are made again for the run's strides. Where they do not allow an
  * aten::view or aten::_unsafe_view that was a view as compiled (as make_fx
  * records it, reshape, flatten, linear or matmul of an input traced
