@@ -13,30 +13,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "models/bench_clock.h"
 #include "tjit/tjit.h"
 
 #define MAX_RUNS 101
 
 static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(clock_id, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return v[n / 2];
-}
+static double now_ms(void) { return bench_clock_ns(clock_id) / 1e6; }
 
 /* The cnn workload's MaxPool2d(2) layers: forward (values and indices)
  * and backward, as convolutions above. */
@@ -68,7 +52,7 @@ static int bench_pools(int runs)
         char name[64];
         snprintf(name, sizeof name, "n%lld c%lld %lldx%lld", (long long)shapes[c][0], (long long)shapes[c][1],
                  (long long)shapes[c][2], (long long)shapes[c][3]);
-        printf("%-36s %10.3f %10.3f\n", name, median(t[0], runs), median(t[1], runs));
+        printf("%-36s %10.3f %10.3f\n", name, bench_median(t[0], runs), bench_median(t[1], runs));
         tj_scope_end(scope);
     }
     return 0;
@@ -124,7 +108,8 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "n%lld %lld->%lld %lldx%lld k%lld s%lld g%lld", (long long)s[0], (long long)s[1],
                  (long long)s[2], (long long)s[3], (long long)s[4], (long long)s[5], (long long)s[6],
                  (long long)s[8]);
-        printf("%-36s %10.3f %10.3f %10.3f\n", name, median(t[0], runs), median(t[1], runs), median(t[2], runs));
+        printf("%-36s %10.3f %10.3f %10.3f\n", name, bench_median(t[0], runs), bench_median(t[1], runs),
+               bench_median(t[2], runs));
         tj_scope_end(scope);
     }
     return bench_pools(runs);

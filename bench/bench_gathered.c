@@ -17,30 +17,14 @@
 #include <time.h>
 
 #include "runtime/op_linalg.h"
+#include "models/bench_clock.h"
 #include "tjit/tjit.h"
 
 #define MAX_RUNS 201
 
 static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(clock_id, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return v[n / 2];
-}
+static double now_ms(void) { return bench_clock_ns(clock_id) / 1e6; }
 
 /* A convolution's im2col view of its padded input x [batch, c, h, w]
  * (stride 1): [1, c, kh, kw, batch, oh, ow]; the forward product is
@@ -102,7 +86,8 @@ static int bench_conv(const conv *cv, int runs, bool alone)
         tj_scope_end(inner);
     }
     bool same = want && memcmp(tj_tensor_data(want), tj_tensor_data(out), sizeof(float) * (size_t)(cv->oc * n)) == 0;
-    double gathered = median(t[0], runs), copied = median(t[1], runs), gflop = 2e-6 * (double)(cv->oc * k * n);
+    double gathered = bench_median(t[0], runs), copied = bench_median(t[1], runs);
+    double gflop = 2e-6 * (double)(cv->oc * k * n);
     printf("%-36s %5lld x %5lld x %5lld %9.3f %9.3f %8.1f %5.2f  %s\n", cv->what, (long long)cv->oc, (long long)k,
            (long long)n, gathered, copied, gflop / gathered, copied / gathered, same ? "same bytes" : "BYTES DIFFER");
     return same ? 0 : 1;

@@ -22,28 +22,12 @@
 #include <time.h>
 
 #include "kernels/gemm.h"
+#include "models/bench_clock.h"
 #include "tjit/tjit.h"
 
 static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(clock_id, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
+static double now_ns(void) { return bench_clock_ns(clock_id); }
 
 /* C [m, n] = A @ B; A [m, k] row-major, or stored as [k, m] (a_t); B
  * [k, n] row-major, or stored as [n, k] (b_t: x @ W^T, a Linear layer). */
@@ -150,7 +134,8 @@ int main(int argc, char **argv)
             if (own) diff = fmax(diff, fabs((double)c0[i] - c2[i]));
             scale = fmax(scale, fabs((double)c0[i]));
         }
-        double tb = median(t_blas, runs), to = own ? median(t_own, runs) : NAN, tt = median(t_tjit, runs);
+        double tb = bench_median(t_blas, runs), to = own ? bench_median(t_own, runs) : NAN;
+        double tt = bench_median(t_tjit, runs);
         printf("%-27s %5d %5d %5d %9.1f %9.1f %9.1f %7.1f %7.1f %7.1f %7.2fx %8.1e\n", sh->what, m, n, k, tb * 1e-3,
                to * 1e-3, tt * 1e-3, flops / tb, flops / to, flops / tt, tb / to, diff / scale);
         free(a), free(b), free(c0), free(c1), free(c2);

@@ -207,12 +207,6 @@ typedef struct {
     long faults;
 } stream_case;
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
-    return v[n / 2];
-}
-
 /* Runs the cases in turn, round after round, so that every round's memcpy
  * (case 0) and kernels see the same load from the rest of the machine; the
  * ratio to memcpy is taken within each round. */
@@ -259,15 +253,16 @@ static void stream_table(int threads, stream_case *cases, int n, tj_tensor *(*bi
     memset(c.dst, 1, bytes); /* fault the destination in, as the storage cache holds the kernels' */
     cases[0] = (stream_case){.name = "memcpy 64 MiB", .body = memcpy_calls, .bytes = 2.0 * (double)bytes};
     measure_streams(cases, n, &c);
-    double memcpy_cpu = median(cases[0].cpu_gbs, RUNS);
+    double memcpy_cpu = bench_median(cases[0].cpu_gbs, RUNS);
     for (int k = 0; k < n; k++) {
-        double gbs = median(cases[k].gbs, RUNS), best = cases[k].gbs[RUNS - 1], cpu = median(cases[k].cpu_gbs, RUNS);
+        double gbs = bench_median(cases[k].gbs, RUNS), best = cases[k].gbs[RUNS - 1];
+        double cpu = bench_median(cases[k].cpu_gbs, RUNS);
         char rel[64] = "reference", cpu_text[64] = "";
         if (k && threads == 1)
-            snprintf(rel, sizeof rel, "%.0f%% of memcpy (CPU time: %.0f%%)", 100.0 * median(cases[k].ratio, RUNS),
+            snprintf(rel, sizeof rel, "%.0f%% of memcpy (CPU time: %.0f%%)", 100.0 * bench_median(cases[k].ratio, RUNS),
                      100.0 * cpu / memcpy_cpu);
         else if (k)
-            snprintf(rel, sizeof rel, "%.0f%% of memcpy", 100.0 * median(cases[k].ratio, RUNS));
+            snprintf(rel, sizeof rel, "%.0f%% of memcpy", 100.0 * bench_median(cases[k].ratio, RUNS));
         if (threads == 1) snprintf(cpu_text, sizeof cpu_text, "; CPU time %.2f GB/s", cpu);
         printf("| %s, %d thread%s | %.2f GB/s (%.2f ms; best %.2f GB/s%s) | %.1f | %s |\n", cases[k].name, threads,
                threads > 1 ? "s" : "", gbs, cases[k].bytes / gbs / 1e6, best, cpu_text,
@@ -520,7 +515,7 @@ static void bench_index_case(int64_t rows, int64_t cols, int64_t n, int dim)
         ts[r] = (r % 2 ? m - s : e - m) / calls;
         ratio[r] = ti[r] / ts[r];
     }
-    double mi = median(ti, INDEX_RUNS), ms = median(ts, INDEX_RUNS), mr = median(ratio, INDEX_RUNS);
+    double mi = bench_median(ti, INDEX_RUNS), ms = bench_median(ts, INDEX_RUNS), mr = bench_median(ratio, INDEX_RUNS);
     char what[64];
     snprintf(what, sizeof what, "%sidx] f32[%" PRId64 ",%" PRId64 "], %" PRId64 " indices", dim ? "x[:, " : "x[",
              rows, cols, n);

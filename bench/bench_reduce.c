@@ -35,12 +35,6 @@ static void fail(const char *what)
     exit(1);
 }
 
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* calls per run: about 16 Mi elements a run, at least one call */
 static int calls_for(const shape *s)
 {
@@ -105,8 +99,8 @@ int main(int argc, char **argv)
                 }
             double mw[2], mc[2];
             for (int v = 0; v < 2; v++) {
-                mw[v] = median(wall[v], runs) / 1e6;
-                mc[v] = median(cpu[v], runs) / 1e6;
+                mw[v] = bench_median(wall[v], runs) / 1e6;
+                mc[v] = bench_median(cpu[v], runs) / 1e6;
             }
             char name[32], a[2][32];
             snprintf(name, sizeof name, "[%lld, %lld]", (long long)s->rows, (long long)s->cols);

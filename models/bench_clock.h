@@ -4,6 +4,7 @@
 #ifndef TJIT_MODELS_BENCH_CLOCK_H
 #define TJIT_MODELS_BENCH_CLOCK_H
 
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -30,6 +31,14 @@ static inline int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/** The median of v[0..n) (n >= 1; the mean of the middle two for even n),
+ *  sorting v. */
+static inline double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif
