@@ -11,13 +11,12 @@
 #include "parallel.h"
 
 /* Below this many matrix elements (times vectors) a product stays on one
- * thread. Splitting it cost a libgomp region, whose fork and join took the
- * calling thread ~3 us on this VM (a futex system call at each end of a
- * region, ~1.3 us apiece here), while one thread reads
- * float32 rows at ~100 GB/s: split, a 256 x 256 product (4 us) took 6.3 us
- * and made mlp at batch 1 slower on two threads than on one; 256 x 784
- * (mlp's first layer) breaks even or gains a little; from 1 MiB of matrix
- * on, two threads gain 1.2-1.4x. */
+ * thread: one thread reads float32 rows at ~100 GB/s, so a 256 x 256
+ * product takes ~2.7 us, and handing half of it to the pool (parallel.c)
+ * cost more than it saved: mlp at batch 1 with its fc2 split took 12.96-
+ * 13.31 us against 10.92-11.78 us unsplit at 2 threads (session 36, 1 << 15
+ * here). 256 x 784 (mlp's first layer) splits; from 1 MiB of matrix on,
+ * two threads gain 1.2-1.4x. */
 #define PAR_ELEMS ((int64_t)3 << 16)
 /* OpenBLAS runs gemv single-threaded below this many elements (its
  * interface/gemv.c: 2304 * GEMM_MULTITHREAD_THRESHOLD). */
