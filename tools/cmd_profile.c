@@ -27,7 +27,8 @@ static void usage(FILE *f)
                "traces down to primitives (default none). --memory also prints the memory\n"
                "plan. --no-fusion compiles every operator as its own kernel: no relu, gelu or\n"
                "residual add inside the addmm before it, no fused attention, no copy read in\n"
-               "place by the bmm after it, no chain of elementwise calls (with the row\n"
+               "place by the bmm after it, no product scattered as computed by the\n"
+               "scatter_add after it, no chain of elementwise calls (with the row\n"
                "reductions between them) run as one loop (\"fused pointwise (...)\" steps).\n"
                "--native compiles those steps' exactly rounded arithmetic to machine code\n"
                "with the system C compiler (tj_compile_options.native_code; cached per user).\n");
