@@ -2155,3 +2155,98 @@ Test(plan, a_traced_as_strided_gradient_refuses_inputs_of_other_strides)
     tj_graph_free(fwd);
     tj_scope_end(s);
 }
+
+/* The plan and the interpreter of g refuse `other` (w laid out otherwise
+ * than traced). */
+static void expect_bound(tj_graph *g, tj_tensor *const *other, const char *what)
+{
+    tj_tensor *got[1];
+    tj_plan *p = compile_ok(g, NULL);
+    cr_expect_eq(tj_plan_run(p, other, 2, got), TJ_ERR_INVALID_ARGUMENT, "%s: plan accepted other strides", what);
+    cr_expect_eq(tj_graph_run(g, other, 2, got), TJ_ERR_INVALID_ARGUMENT, "%s: tj_graph_run accepted other strides", what);
+    tj_plan_free(p);
+}
+
+/* The bind survives tj_graph_decompose (which replays the graph, running
+ * no gradient formula), tracing with core decompositions and fake-mode
+ * tracing. */
+Test(plan, an_as_strided_gradient_stays_bound_through_decompose_and_fake_tracing)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 7), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *other[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    tj_graph *g = trace(fn_as_strided_loss, &with_grad, in, 2);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(g, core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    expect_bound(d, other, "decomposed");
+    tj_graph *traced_core = tj_make_fx(fn_as_strided_loss, &with_grad, in, 2, core, TJ_TRACE_REAL);
+    cr_assert_not_null(traced_core, "%s", tj_last_error());
+    expect_bound(traced_core, other, "traced with core decompositions");
+    tj_graph *fake = tj_make_fx(fn_as_strided_loss, &with_grad, in, 2, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(fake, "%s", tj_last_error());
+    expect_bound(fake, other, "fake");
+    tj_graph_free(fake);
+    tj_graph_free(traced_core);
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+    tj_scope_end(s);
+}
+
+/* in: w, x: the graph of fn_as_strided_loss (ctx as its) traced inside
+ * and run on them */
+static tj_status fn_nested_as_strided(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_graph *inner = tj_make_fx(fn_as_strided_loss, ctx, in, n, NULL, TJ_TRACE_REAL);
+    if (!inner) return tj_last_status();
+    *n_out = 1;
+    tj_status st = tj_graph_run(inner, in, n, out);
+    tj_graph_free(inner);
+    return st;
+}
+
+/* A make_fx inside the traced function tells the enclosing one too: its
+ * graph records the same gradient. */
+Test(plan, an_as_strided_gradient_traced_by_a_nested_make_fx_binds_the_outer_graph)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 7), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *other[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    tj_graph *g = trace(fn_nested_as_strided, &with_grad, in, 2);
+    expect_bound(g, other, "nested");
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
+/* An input traced at storage offset 1: tj_graph_decompose keeps that
+ * offset, so the input as traced runs (the eager gradient's bits) and one
+ * at offset 0 is refused. */
+Test(plan, a_decomposed_as_strided_gradient_keeps_its_inputs_offset)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *wide = random_f32(2, (int64_t[]){2, 4}, 10);
+    tj_tensor *in[2] = {tj_slice(wide, 1, true, 1, false, 0, 1), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_graph *g = trace(fn_as_strided_loss, &with_grad, in, 2);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(g, core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    tj_tensor *eager[1], *got[1];
+    int n_out;
+    cr_assert_eq(fn_as_strided_loss(&with_grad, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_plan *p = compile_ok(d, NULL);
+    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], eager[0]);
+    tj_tensor *packed[2] = {tj_contiguous(in[0]), in[1]};
+    cr_expect_eq(tj_plan_run(p, packed, 2, got), TJ_ERR_INVALID_ARGUMENT, "offset 0 accepted");
+    tj_plan_free(p);
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+    tj_scope_end(s);
+}

@@ -58,12 +58,15 @@ static tj_status fake_inputs(const tj_graph *g, tj_tensor **inputs)
         tj_tensor *t = tj_tensor_fake(v->dtype, v->ndim, v->shape);
         if (!t) return tj_last_status();
         memcpy(t->strides, v->strides, sizeof t->strides);
+        t->offset = v->offset; /* the placeholder's geometry, which a bind (copy_interface) holds it to */
         inputs[n->input_index] = t;
     }
     return TJ_OK;
 }
 
-/* Placeholder names and write-back marks of `from` onto `to`. */
+/* Placeholder names, geometry binds and write-back marks of `from` onto
+ * `to`: the replay runs no gradient formula, so the binds a traced one set
+ * (make_fx.c, note_geometry) must be carried over. */
 static tj_status copy_interface(const tj_graph *from, tj_graph *to)
 {
     for (int i = 0; i < from->n_nodes; i++) {
@@ -71,6 +74,9 @@ static tj_status copy_interface(const tj_graph *from, tj_graph *to)
         if (n->kind != TJ_NODE_PLACEHOLDER) continue;
         tj_status st = tj_graph_set_input_name(to, n->input_index, from->values[n->outs[0]].name);
         if (st != TJ_OK) return st;
+        for (int k = 0; k < to->n_nodes; k++)
+            if (to->nodes[k].kind == TJ_NODE_PLACEHOLDER && to->nodes[k].input_index == n->input_index)
+                to->values[to->nodes[k].outs[0]].geometry_bound = from->values[n->outs[0]].geometry_bound;
     }
     if (from->output_node < 0 || !from->nodes[from->output_node].writeback) return TJ_OK;
     const tj_gnode *fo = &from->nodes[from->output_node];

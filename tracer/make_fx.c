@@ -22,6 +22,8 @@ typedef struct tracer {
     bool active;     /* the trace mode is pushed (fn is running) */
     int *fresh;      /* the _to_copy nodes of fresh_value, to drop where nothing writes */
     int n_fresh, cap_fresh;
+    tj_geometry_reader outer_reader; /* the one before ours, told too: an enclosing make_fx */
+    void *outer_reader_ctx;
 } tracer;
 
 static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
@@ -203,10 +205,12 @@ static int storage_root(const tj_graph *g, int v)
 
 /* The geometry reader while fn runs: a gradient formula built what it
  * records from t's strides and offset, so when t is an input or a view of
- * one, the graph holds for that input's geometry only. */
+ * one, the graph holds for that input's geometry only. An enclosing
+ * make_fx records the same calls, so it is told too. */
 static void note_geometry(void *ctx, const tj_tensor *t, const char *who)
 {
     tracer *tr = ctx;
+    if (tr->outer_reader) tr->outer_reader(tr->outer_reader_ctx, t, who);
     int v = map_get(tr, t);
     if (v < 0) return;
     tj_gvalue *root = &tr->g->values[storage_root(tr->g, v)];
@@ -341,6 +345,8 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     tj_geometry_reader reader = note_geometry;
     void *reader_ctx = &tr;
     tj_geometry_reader_swap(&reader, &reader_ctx);
+    tr.outer_reader = reader;
+    tr.outer_reader_ctx = reader_ctx;
     tr.active = true;
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
     tr.active = false;
