@@ -90,12 +90,16 @@ static const conv_case convs[] = {
     {"one block", 2, 3, 9, 9, 4, 3, 3, 1, 1, 1, 1},
 };
 
-Test(fuse_scatter, decomposed_convolution_input_gradient_equals_unfused_bit_for_bit)
+/* Traces fn (ctx: the case) on random x, w, b and output gradient of
+ * each of the n convolutions with the core decompositions, and expects
+ * fused and unfused plans alike on every ISA's kernels at 1..max_threads
+ * threads (`fused` product-scatter steps; -1: not checked). */
+static void expect_convolutions_match(const conv_case *cases, size_t n, tj_trace_fn fn, int fused, int max_threads)
 {
     tj_decomp_table *core = tj_core_decompositions();
     cr_assert_not_null(core, "%s", tj_last_error());
-    for (size_t i = 0; i < sizeof convs / sizeof *convs; i++) {
-        const conv_case *c = &convs[i];
+    for (size_t i = 0; i < n; i++) {
+        const conv_case *c = &cases[i];
         int64_t oh = (c->h + 2 * c->pad - c->dilation * (c->kh - 1) - 1) / c->stride + 1;
         int64_t ow = (c->w + 2 * c->pad - c->dilation * (c->kw - 1) - 1) / c->stride + 1;
         tj_tensor *in[4] = {
@@ -104,17 +108,22 @@ Test(fuse_scatter, decomposed_convolution_input_gradient_equals_unfused_bit_for_
             test_random_f32(1, (int64_t[]){c->oc}, 43),
             test_random_f32(4, (int64_t[]){c->n, c->oc, oh, ow}, 44),
         };
-        tj_graph *g = tj_make_fx(fn_conv_input_grad, (void *)c, in, 4, core, TJ_TRACE_REAL);
+        tj_graph *g = tj_make_fx(fn, (void *)c, in, 4, core, TJ_TRACE_REAL);
         cr_assert_not_null(g, "make_fx: %s", tj_last_error());
         for (int isa = 0; isa < TEST_NISA; isa++)
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1; threads <= max_threads; threads++) {
                 char what[160];
                 snprintf(what, sizeof what, "%s, %s kernels, %d threads", c->what, test_isas[isa], threads);
-                expect_plans_match(g, in, 4, 1, threads, test_isas[isa], what);
+                expect_plans_match(g, in, 4, fused, threads, test_isas[isa], what);
             }
         tj_graph_free(g);
     }
     tj_decomp_table_free(core);
+}
+
+Test(fuse_scatter, decomposed_convolution_input_gradient_equals_unfused_bit_for_bit)
+{
+    expect_convolutions_match(convs, sizeof convs / sizeof *convs, fn_conv_input_grad, 1, 3);
 }
 
 /* A product of 64 rows by 4096 columns (two blocks of 2048) scattered into
@@ -344,28 +353,7 @@ static const conv_case odd_convs[] = {
  * scattered one) at unusual geometries: the same bits fused or not. */
 Test(fuse_scatter, unusual_convolutions_and_their_gradients_equal_unfused_bit_for_bit)
 {
-    tj_decomp_table *core = tj_core_decompositions();
-    for (size_t i = 0; i < sizeof odd_convs / sizeof *odd_convs; i++) {
-        const conv_case *c = &odd_convs[i];
-        int64_t oh = (c->h + 2 * c->pad - c->dilation * (c->kh - 1) - 1) / c->stride + 1;
-        int64_t ow = (c->w + 2 * c->pad - c->dilation * (c->kw - 1) - 1) / c->stride + 1;
-        tj_tensor *in[4] = {
-            test_random_f32(4, (int64_t[]){c->n, c->c, c->h, c->w}, 41),
-            test_random_f32(4, (int64_t[]){c->oc, c->c / c->groups, c->kh, c->kw}, 42),
-            test_random_f32(1, (int64_t[]){c->oc}, 43),
-            test_random_f32(4, (int64_t[]){c->n, c->oc, oh, ow}, 44),
-        };
-        tj_graph *g = tj_make_fx(fn_conv_all, (void *)c, in, 4, core, TJ_TRACE_REAL);
-        cr_assert_not_null(g, "make_fx: %s", tj_last_error());
-        for (int isa = 0; isa < TEST_NISA; isa++)
-            for (int threads = 1; threads <= 2; threads++) {
-                char what[160];
-                snprintf(what, sizeof what, "%s, %s kernels, %d threads", c->what, test_isas[isa], threads);
-                expect_plans_match(g, in, 4, -1, threads, test_isas[isa], what);
-            }
-        tj_graph_free(g);
-    }
-    tj_decomp_table_free(core);
+    expect_convolutions_match(odd_convs, sizeof odd_convs / sizeof *odd_convs, fn_conv_all, -1, 2);
 }
 
 static int64_t v_out_of_bounds(const int64_t *pos, const int64_t *shape, int64_t size)
