@@ -227,6 +227,41 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A placeholder's geometry suffix (" offset N bound \"reason\"", as
+ * tj_graph_print writes a bound input) malformed: a parse error at its
+ * column, naming what was wrong, and nothing leaked. */
+Test(hostile_graph, a_malformed_offset_or_bound_is_a_parse_error_at_its_column)
+{
+    int64_t base = live_allocations();
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"graph(%x : f32[2] offset -1):\n    return (%x,)\n", "line 1, column 28: offset: a negative storage offset"},
+        {"graph(%x : f32[2] offset one):\n    return (%x,)\n", "line 1, column 26: offset: expected the storage offset"},
+        {"graph(%x : f32[2] offset 99999999999999999999):\n    return (%x,)\n", "offset: expected the storage offset"},
+        {"graph(%x : f32[2] bound as_strided):\n    return (%x,)\n",
+         "line 1, column 25: bound: expected its reason in double quotes"},
+        {"graph(%x : f32[2] bound \"as_strided):\n    return (%x,)\n", "line 1, column 38: bound: unterminated reason"},
+        {"graph(%x : f32[2] bound \"as_strided", "bound: unterminated reason"},
+        {"graph(%x : f32[2] bound \"\"):\n    return (%x,)\n", "line 1, column 26: bound: an empty reason"},
+        {"graph(%x : f32[2] bound \"as\tstrided\"):\n    return (%x,)\n", "column 28: bound: the reason holds printable ASCII"},
+        {"graph(%x : f32[2] bound \"as\xc3\xa9\"):\n    return (%x,)\n", "bound: the reason holds printable ASCII"},
+        /* in this order only, and on placeholders only */
+        {"graph(%x : f32[2] bound \"r\" offset 1):\n    return (%x,)\n", "line 1, column 29: expected ',' or ')'"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] offset 1 = constant([1.0, 2.0])\n    return (%c,)\n",
+         "line 2, column 17: expected '='"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_graph *g = tj_graph_parse(bad[i].text);
+        cr_expect_null(g, "case %zu parsed", i);
+        tj_graph_free(g);
+        cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle), "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
+        tj_clear_error();
+    }
+    cr_expect_eq(live_allocations(), base);
+}
+
 Test(hostile_graph, printing_running_and_passes_refuse_null_arguments)
 {
     int64_t base = live_allocations();
