@@ -2343,3 +2343,52 @@ Test(plan, an_as_strided_gradient_stays_bound_through_text_and_json)
     tj_decomp_table_free(core);
     tj_scope_end(s);
 }
+
+/* in: w, x; ctx: a graph of fn_as_strided_loss, run on them. */
+static tj_status fn_run_graph(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 1;
+    return tj_graph_run(ctx, in, n, out);
+}
+
+/* A function that runs a bound graph (here one parsed from text, freed
+ * before the trace is used) traces to a graph bound the same way: what it
+ * records is the gradient built for w's traced geometry. Running an
+ * unbound one (no gradient) binds nothing. */
+Test(plan, tracing_a_run_of_a_bound_graph_binds_the_traced_graph)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 7), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *other[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    for (int bound = 0; bound < 2; bound++) {
+        tj_graph *g = trace(fn_as_strided_loss, bound ? &with_grad : NULL, in, 2);
+        char *text = tj_graph_to_string(g);
+        tj_graph *parsed = tj_graph_parse(text);
+        cr_assert_not_null(parsed, "%s", tj_last_error());
+        tj_graph *outer = trace(fn_run_graph, parsed, in, 2);
+        tj_graph_free(parsed);
+        char *outer_text = tj_graph_to_string(outer);
+        cr_expect_eq(strstr(outer_text, "bound \"aten::as_strided's gradient\"") != NULL, bound, "%s", outer_text);
+        tj_plan *p = compile_ok(outer, NULL);
+        tj_tensor *got[1], *want[1];
+        cr_assert_eq(tj_graph_run(g, in, 2, want), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        expect_same(got[0], want[0]);
+        if (bound) {
+            cr_expect_eq(tj_plan_run(p, other, 2, got), TJ_ERR_INVALID_ARGUMENT, "the outer plan accepted other strides");
+            cr_expect(strstr(tj_last_error(), "(aten::as_strided's gradient reads them)"), "%s", tj_last_error());
+        } else {
+            cr_assert_eq(tj_graph_run(g, other, 2, want), TJ_OK, "%s", tj_last_error());
+            cr_assert_eq(tj_plan_run(p, other, 2, got), TJ_OK, "%s", tj_last_error());
+            expect_same(got[0], want[0]);
+        }
+        tj_plan_free(p);
+        free(outer_text);
+        free(text);
+        tj_graph_free(outer);
+        tj_graph_free(g);
+    }
+    tj_scope_end(s);
+}

@@ -164,7 +164,8 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * again). inputs must match the placeholders' dtypes and shapes
  * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise), and an input whose traced
  * strides and offset a gradient formula read (aten::as_strided's) its
- * traced strides and offset (TJ_ERR_INVALID_ARGUMENT). Writes tj_graph_num_outputs new
+ * traced strides and offset (TJ_ERR_INVALID_ARGUMENT); traced again by
+ * make_fx, such an input binds the new graph the same way. Writes tj_graph_num_outputs new
  * references into outputs (adopted by the innermost open scope). Each
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_
