@@ -262,6 +262,48 @@ Test(hostile_graph, a_malformed_offset_or_bound_is_a_parse_error_at_its_column)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* Parses a bound graph and compiles it: TJ_OK, or the status of the step
+ * that failed. */
+static tj_status parse_and_compile_bound(void)
+{
+    tj_graph *g = tj_graph_parse("graph(%w : f32[2, 3]{4, 1} offset 1 bound \"aten::as_strided's gradient\"):\n"
+                                 "    %neg = aten.neg.default(%w)\n    return (%neg,)\n");
+    if (!g) return tj_last_status();
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    if (!p) return tj_last_status();
+    tj_plan_free(p);
+    return TJ_OK;
+}
+
+/* Every allocation of parsing a bound placeholder and compiling it (its
+ * reason copied into the graph, then the plan) failed in turn: out of
+ * memory reported or recovered from, nothing leaked. */
+Test(hostile_graph, allocation_failures_parsing_and_compiling_a_bound_graph_fail_cleanly)
+{
+    /* once first: what is made once per process is not counted */
+    cr_assert_eq(parse_and_compile_bound(), TJ_OK, "%s", tj_last_error());
+    int64_t base = live_allocations();
+    tj_debug_fail_allocation(0);
+    cr_assert_eq(parse_and_compile_bound(), TJ_OK, "%s", tj_last_error());
+    uint64_t total = tj_debug_fail_allocation(0);
+    cr_assert_gt(total, 0);
+    uint64_t failed = 0;
+    for (uint64_t n = 1; n <= total; n++) {
+        tj_debug_fail_allocation(n);
+        tj_status st = parse_and_compile_bound();
+        tj_debug_fail_allocation(0);
+        failed += st != TJ_OK;
+        cr_expect(st == TJ_OK || st == TJ_ERR_OUT_OF_MEMORY, "allocation %llu: %s", (unsigned long long)n, tj_last_error());
+        cr_expect_eq(live_allocations(), base, "allocation %llu leaked", (unsigned long long)n);
+    }
+    /* one is recovered from, bound or not: the memory planner's map of
+     * which thread wrote a block (memory_plan.c, place) falls back to plain
+     * best fit */
+    cr_expect_geq(failed + 1, total, "%llu of %llu allocation failures reported", (unsigned long long)failed,
+                 (unsigned long long)total);
+}
+
 Test(hostile_graph, printing_running_and_passes_refuse_null_arguments)
 {
     int64_t base = live_allocations();
