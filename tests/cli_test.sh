@@ -195,6 +195,15 @@ cp "$work/out" "$work/mlp.txt"
 expect 0 '^graph\(' out graph "$work/mlp.txt"
 cmp -s "$work/out" "$work/mlp.txt" || { echo "FAIL: tjit graph does not print back what tjit trace printed" >&2; failures=$((failures + 1)); }
 
+# A placeholder bound to its traced geometry (an as_strided gradient) keeps
+# offset and bind through `tjit graph`, in text and in JSON.
+printf '%s\n' 'graph(%w : f32[2, 3]{4, 1} offset 1 bound "aten::as_strided'"'"'s gradient"):' \
+    '    %neg = aten.neg.default(%w)' '    return (%neg,)' >"$work/bound.txt"
+expect 0 '^graph\(' out graph "$work/bound.txt"
+cmp -s "$work/out" "$work/bound.txt" || { echo "FAIL: tjit graph lost a placeholder's offset or bind" >&2; failures=$((failures + 1)); }
+expect 0 '"geometry_bound": "aten::as_strided'"'"'s gradient"' out graph --format json "$work/bound.txt"
+expect 0 '"offset": 1' out graph --format json "$work/bound.txt"
+
 # Standard output on a full disk (/dev/full): the printing fails at its
 # flush, and the command says so and exits 1 (it used to exit 0, the error
 # found only by exit's unchecked flush). The same for each output format.

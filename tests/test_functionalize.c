@@ -402,3 +402,27 @@ Test(functionalize, a_written_back_input_sharing_memory_with_another_input_is_re
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* A bound placeholder (as tj_graph_print writes an as_strided gradient's
+ * input) keeps its geometry and bind through the rebuilt graph, whose
+ * arena replaces the one the parser copied the reason into: printed the
+ * same, and a run with other strides refused naming the reason. */
+Test(functionalize, a_bound_input_stays_bound_in_the_rebuilt_graph)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2, 2]{1, 2} offset 1 bound \"aten::as_strided's gradient\"):\n"
+                                 "    %add = aten.add_.Scalar(%x, 1)\n"
+                                 "    return (%add,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_eq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "graph(%x : f32[2, 2]{1, 2} offset 1 bound \"aten::as_strided's gradient\"):\n"), "%s", text);
+    free(text);
+    tj_tensor *x = vec(4, (float[]){1, 2, 3, 4}), *in[1] = {tj_view(x, (int64_t[]){2, 2}, 2)}, *out[1];
+    cr_expect_eq(tj_graph_run(g, in, 1, out), TJ_ERR_INVALID_ARGUMENT, "other strides accepted");
+    cr_expect(strstr(tj_last_error(), "has strides [2, 1] and storage offset 0") &&
+                  strstr(tj_last_error(), "(aten::as_strided's gradient reads them)"),
+              "%s", tj_last_error());
+    tj_tensor_release(in[0]);
+    tj_tensor_release(x);
+    tj_graph_free(g);
+}

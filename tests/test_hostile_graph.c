@@ -227,6 +227,83 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A placeholder's geometry suffix (" offset N bound \"reason\"", as
+ * tj_graph_print writes a bound input) malformed: a parse error at its
+ * column, naming what was wrong, and nothing leaked. */
+Test(hostile_graph, a_malformed_offset_or_bound_is_a_parse_error_at_its_column)
+{
+    int64_t base = live_allocations();
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"graph(%x : f32[2] offset -1):\n    return (%x,)\n", "line 1, column 28: offset: a negative storage offset"},
+        {"graph(%x : f32[2] offset one):\n    return (%x,)\n", "line 1, column 26: offset: expected the storage offset"},
+        {"graph(%x : f32[2] offset 99999999999999999999):\n    return (%x,)\n", "offset: expected the storage offset"},
+        {"graph(%x : f32[2] bound as_strided):\n    return (%x,)\n",
+         "line 1, column 25: bound: expected its reason in double quotes"},
+        {"graph(%x : f32[2] bound \"as_strided):\n    return (%x,)\n", "line 1, column 38: bound: unterminated reason"},
+        {"graph(%x : f32[2] bound \"as_strided", "bound: unterminated reason"},
+        {"graph(%x : f32[2] bound \"\"):\n    return (%x,)\n", "line 1, column 26: bound: an empty reason"},
+        {"graph(%x : f32[2] bound \"as\tstrided\"):\n    return (%x,)\n", "column 28: bound: the reason holds printable ASCII"},
+        {"graph(%x : f32[2] bound \"as\xc3\xa9\"):\n    return (%x,)\n", "bound: the reason holds printable ASCII"},
+        /* in this order only, and on placeholders only */
+        {"graph(%x : f32[2] bound \"r\" offset 1):\n    return (%x,)\n", "line 1, column 29: expected ',' or ')'"},
+        {"graph(%x : f32[2]):\n    %c : f32[2] offset 1 = constant([1.0, 2.0])\n    return (%c,)\n",
+         "line 2, column 17: expected '='"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_graph *g = tj_graph_parse(bad[i].text);
+        cr_expect_null(g, "case %zu parsed", i);
+        tj_graph_free(g);
+        cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "case %zu: %s", i, tj_last_error());
+        cr_expect(strstr(tj_last_error(), bad[i].needle), "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
+        tj_clear_error();
+    }
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* Parses a bound graph and compiles it: TJ_OK, or the status of the step
+ * that failed. */
+static tj_status parse_and_compile_bound(void)
+{
+    tj_graph *g = tj_graph_parse("graph(%w : f32[2, 3]{4, 1} offset 1 bound \"aten::as_strided's gradient\"):\n"
+                                 "    %neg = aten.neg.default(%w)\n    return (%neg,)\n");
+    if (!g) return tj_last_status();
+    tj_plan *p = tj_compile(g, NULL);
+    tj_graph_free(g);
+    if (!p) return tj_last_status();
+    tj_plan_free(p);
+    return TJ_OK;
+}
+
+/* Every allocation of parsing a bound placeholder and compiling it (its
+ * reason copied into the graph, then the plan) failed in turn: out of
+ * memory reported or recovered from, nothing leaked. */
+Test(hostile_graph, allocation_failures_parsing_and_compiling_a_bound_graph_fail_cleanly)
+{
+    /* once first: what is made once per process is not counted */
+    cr_assert_eq(parse_and_compile_bound(), TJ_OK, "%s", tj_last_error());
+    int64_t base = live_allocations();
+    tj_debug_fail_allocation(0);
+    cr_assert_eq(parse_and_compile_bound(), TJ_OK, "%s", tj_last_error());
+    uint64_t total = tj_debug_fail_allocation(0);
+    cr_assert_gt(total, 0);
+    uint64_t failed = 0;
+    for (uint64_t n = 1; n <= total; n++) {
+        tj_debug_fail_allocation(n);
+        tj_status st = parse_and_compile_bound();
+        tj_debug_fail_allocation(0);
+        failed += st != TJ_OK;
+        cr_expect(st == TJ_OK || st == TJ_ERR_OUT_OF_MEMORY, "allocation %llu: %s", (unsigned long long)n, tj_last_error());
+        cr_expect_eq(live_allocations(), base, "allocation %llu leaked", (unsigned long long)n);
+    }
+    /* one is recovered from, bound or not: the memory planner's map of
+     * which thread wrote a block (memory_plan.c, place) falls back to plain
+     * best fit */
+    cr_expect_geq(failed + 1, total, "%llu of %llu allocation failures reported", (unsigned long long)failed,
+                 (unsigned long long)total);
+}
+
 Test(hostile_graph, printing_running_and_passes_refuse_null_arguments)
 {
     int64_t base = live_allocations();

@@ -2250,3 +2250,145 @@ Test(plan, a_decomposed_as_strided_gradient_keeps_its_inputs_offset)
     tj_decomp_table_free(core);
     tj_scope_end(s);
 }
+
+/* The error tj_plan_run gives p on `in`, copied (it must refuse). */
+static char *plan_refusal(tj_plan *p, tj_tensor *const *in)
+{
+    tj_tensor *got[1];
+    cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_ERR_INVALID_ARGUMENT, "accepted other strides or offset");
+    return strdup(tj_last_error());
+}
+
+/* Printed and parsed back, an as_strided gradient graph keeps its input's
+ * strides, offset (1: w is a slice) and bind: compiled, it gives the
+ * original plan's bits for w as traced and refuses other strides and
+ * another offset with the original's very messages, also once the parsed
+ * graph is freed (the plan and a decomposition of it keep their own copy
+ * of the reason). The JSON export carries offset and bind. */
+Test(plan, an_as_strided_gradient_stays_bound_through_text_and_json)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *wide = random_f32(2, (int64_t[]){2, 4}, 10);
+    tj_tensor *in[2] = {tj_slice(wide, 1, true, 1, false, 0, 1), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *strided[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    tj_tensor *packed[2] = {tj_contiguous(in[0]), in[1]};
+    tj_graph *g = trace(fn_as_strided_loss, &with_grad, in, 2);
+    char *text = tj_graph_to_string(g);
+    cr_expect(strstr(text, "graph(%arg0_1 : f32[2, 3]{4, 1} offset 1 bound \"aten::as_strided's gradient\", "
+                           "%arg1_1 : f32[2, 3]):\n"),
+              "%s", text);
+    tj_graph *parsed = tj_graph_parse(text);
+    cr_assert_not_null(parsed, "%s\n%s", tj_last_error(), text);
+    char *again = tj_graph_to_string(parsed);
+    cr_expect_str_eq(again, text);
+
+    tj_plan *p = compile_ok(g, NULL), *q = compile_ok(parsed, NULL);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_graph_decompose(parsed, core);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    tj_graph_free(parsed);
+    tj_tensor *want[1], *got[1];
+    cr_assert_eq(tj_plan_run(p, in, 2, want), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(q, in, 2, got), TJ_OK, "%s", tj_last_error());
+    float bits_want[6], bits_got[6];
+    cr_assert_eq(tj_tensor_numel(got[0]), 6);
+    cr_assert_eq(tj_tensor_copy_to(want[0], bits_want), TJ_OK);
+    cr_assert_eq(tj_tensor_copy_to(got[0], bits_got), TJ_OK);
+    cr_expect_eq(memcmp(bits_want, bits_got, sizeof bits_want), 0, "the parsed graph's plan gives other bits");
+    tj_tensor *eager[1];
+    int n_out;
+    cr_assert_eq(fn_as_strided_loss(&with_grad, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    expect_same(got[0], eager[0]);
+
+    tj_tensor *const *others[2] = {strided, packed};
+    for (int k = 0; k < 2; k++) {
+        char *original = plan_refusal(p, others[k]), *reparsed = plan_refusal(q, others[k]);
+        cr_expect_str_eq(reparsed, original);
+        cr_expect(strstr(original, k ? "has strides [3, 1] and storage offset 0" : "has strides [6, 2] and storage offset 7"),
+                  "%s", original);
+        cr_expect(strstr(original, "the strides [4, 1] and offset 1 it was traced with only (aten::as_strided's gradient"),
+                  "%s", original);
+        free(original);
+        free(reparsed);
+    }
+    expect_bound(d, strided, "parsed, then decomposed");
+    cr_expect(strstr(tj_last_error(), "(aten::as_strided's gradient reads them)"), "%s", tj_last_error());
+
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    json_error_t jerr;
+    json_t *root = json_loads(json, 0, &jerr);
+    cr_assert_not_null(root, "%s: %s", jerr.text, json);
+    json_t *w = json_array_get(json_object_get(root, "inputs"), 0), *x = json_array_get(json_object_get(root, "inputs"), 1);
+    cr_expect_eq(json_integer_value(json_object_get(w, "offset")), 1, "%s", json);
+    cr_expect_eq(json_integer_value(json_array_get(json_object_get(w, "strides"), 0)), 4, "%s", json);
+    cr_expect_str_eq(json_string_value(json_object_get(w, "geometry_bound")), "aten::as_strided's gradient");
+    cr_expect(json_is_integer(json_object_get(x, "offset")) && json_integer_value(json_object_get(x, "offset")) == 0,
+              "%s", json);
+    cr_expect(json_is_null(json_object_get(x, "geometry_bound")), "%s", json);
+    json_decref(root);
+    free(json);
+
+    free(again);
+    free(text);
+    tj_plan_free(q);
+    tj_plan_free(p);
+    tj_graph_free(d);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+    tj_scope_end(s);
+}
+
+/* in: w, x; ctx: a graph of fn_as_strided_loss, run on them. */
+static tj_status fn_run_graph(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 1;
+    return tj_graph_run(ctx, in, n, out);
+}
+
+/* A function that runs a bound graph (here one parsed from text, freed
+ * before the trace is used) traces to a graph bound the same way: what it
+ * records is the gradient built for w's traced geometry. Running an
+ * unbound one (no gradient) binds nothing. */
+Test(plan, tracing_a_run_of_a_bound_graph_binds_the_traced_graph)
+{
+    tj_scope *s = tj_scope_begin();
+    int with_grad = 1;
+    tj_tensor *in[2] = {random_f32(2, (int64_t[]){2, 3}, 7), random_f32(2, (int64_t[]){2, 3}, 8)};
+    tj_tensor *base = random_f32(2, (int64_t[]){4, 6}, 9);
+    tj_tensor *other[2] = {tj_slice(tj_slice(base, 0, true, 1, true, 3, 1), 1, true, 1, false, 0, 2), in[1]};
+    for (int bound = 0; bound < 2; bound++) {
+        tj_graph *g = trace(fn_as_strided_loss, bound ? &with_grad : NULL, in, 2);
+        char *text = tj_graph_to_string(g);
+        tj_graph *parsed = tj_graph_parse(text);
+        cr_assert_not_null(parsed, "%s", tj_last_error());
+        tj_graph *outer = trace(fn_run_graph, parsed, in, 2);
+        tj_graph_free(parsed);
+        char *outer_text = tj_graph_to_string(outer);
+        cr_expect_eq(strstr(outer_text, "bound \"aten::as_strided's gradient\"") != NULL, bound, "%s", outer_text);
+        tj_plan *p = compile_ok(outer, NULL);
+        tj_tensor *got[1], *want[1];
+        cr_assert_eq(tj_graph_run(g, in, 2, want), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        expect_same(got[0], want[0]);
+        if (bound) {
+            cr_expect_eq(tj_plan_run(p, other, 2, got), TJ_ERR_INVALID_ARGUMENT, "the outer plan accepted other strides");
+            cr_expect(strstr(tj_last_error(), "(aten::as_strided's gradient reads them)"), "%s", tj_last_error());
+        } else {
+            cr_assert_eq(tj_graph_run(g, other, 2, want), TJ_OK, "%s", tj_last_error());
+            cr_assert_eq(tj_plan_run(p, other, 2, got), TJ_OK, "%s", tj_last_error());
+            expect_same(got[0], want[0]);
+        }
+        tj_plan_free(p);
+        free(outer_text);
+        free(text);
+        tj_graph_free(outer);
+        tj_graph_free(g);
+    }
+    tj_scope_end(s);
+}

@@ -550,6 +550,27 @@ Test(graph_text, literals_keep_their_exact_bits_and_kinds)
     test_expect_round_trip(text);
 }
 
+/* A placeholder's storage offset is written where it is not 0; a bound
+ * one (the graph holds for its geometry only) writes strides, size-1 dims'
+ * included, and offset always, and its reason: the text reads back to the
+ * same geometry and binds. */
+Test(graph_text, offsets_and_geometry_binds_round_trip)
+{
+    const char *text = "graph(%w : f32[2, 2]{1, 2} offset 3 bound \"aten::as_strided's gradient\", %x : f32[2, 2] offset 1, "
+                       "%y : f32[1, 2]{7, 1} offset 0 bound \"r\"):\n"
+                       "    %add = aten.add.Tensor(%w, %x)\n"
+                       "    %add_1 = aten.add.Tensor(%add, %y)\n"
+                       "    return (%add_1,)\n";
+    test_expect_round_trip(text);
+    /* a bind read without strides or offset: row-major at offset 0, so written */
+    tj_graph *g = tj_graph_parse("graph(%w : f32[2, 2] bound \"r\"):\n    return (%w,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *again = tj_graph_to_string(g);
+    cr_expect_str_eq(again, "graph(%w : f32[2, 2]{2, 1} offset 0 bound \"r\"):\n    return (%w,)\n");
+    free(again);
+    tj_graph_free(g);
+}
+
 Test(graph_text, parse_errors_name_line_and_column)
 {
     static const struct {

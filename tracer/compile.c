@@ -218,7 +218,9 @@ static tj_status compile_leaf(compiler *c, const tj_gnode *gn)
     if (gn->kind == TJ_NODE_PLACEHOLDER) {
         v->kind = TJ_PV_INPUT;
         v->input_index = gn->input_index;
-        v->geometry_bound = gv->geometry_bound;
+        /* the plan outlives the graph, whose arena may hold the string */
+        if (gv->geometry_bound && !(v->geometry_bound = pool_strdup(p->pool, gv->geometry_bound)))
+            return TJ_ERR_OUT_OF_MEMORY;
         p->input_values[gn->input_index] = vid;
         set_geometry(v, proto, gv->strides, gv->offset);
         c->pv[vid] = proto;

@@ -74,9 +74,10 @@ static tj_status copy_interface(const tj_graph *from, tj_graph *to)
         if (n->kind != TJ_NODE_PLACEHOLDER) continue;
         tj_status st = tj_graph_set_input_name(to, n->input_index, from->values[n->outs[0]].name);
         if (st != TJ_OK) return st;
-        for (int k = 0; k < to->n_nodes; k++)
+        for (int k = 0; k < to->n_nodes && st == TJ_OK; k++)
             if (to->nodes[k].kind == TJ_NODE_PLACEHOLDER && to->nodes[k].input_index == n->input_index)
-                to->values[to->nodes[k].outs[0]].geometry_bound = from->values[n->outs[0]].geometry_bound;
+                st = tj_graph_bind_geometry(to, to->nodes[k].outs[0], from->values[n->outs[0]].geometry_bound);
+        if (st != TJ_OK) return st;
     }
     if (from->output_node < 0 || !from->nodes[from->output_node].writeback) return TJ_OK;
     const tj_gnode *fo = &from->nodes[from->output_node];

@@ -50,8 +50,20 @@ static json_t *value_json(const tj_gvalue *v)
     for (int d = 0; d < v->ndim; d++) json_array_append_new(shape, json_integer(v->shape[d]));
     json_t *strides = json_array();
     for (int d = 0; d < v->ndim; d++) json_array_append_new(strides, json_integer(v->strides[d]));
-    return json_pack("{s:s, s:s, s:o, s:o}", "name", v->name, "dtype", tj_dtype_name(v->dtype), "shape", shape,
-                     "strides", strides);
+    return json_pack("{s:s, s:s, s:o, s:o, s:I}", "name", v->name, "dtype", tj_dtype_name(v->dtype), "shape", shape,
+                     "strides", strides, "offset", (json_int_t)v->offset);
+}
+
+/* An input: its value, and "geometry_bound": what made the graph hold for
+ * its strides and offset only, null when it holds for any. */
+static json_t *input_json(const tj_gvalue *v)
+{
+    json_t *in = value_json(v);
+    if (!in || json_object_set_new(in, "geometry_bound", v->geometry_bound ? json_string(v->geometry_bound) : json_null())) {
+        json_decref(in);
+        return NULL;
+    }
+    return in;
 }
 
 /* A float as a JSON number, or {"float": "inf"} where JSON has none. */
@@ -135,7 +147,7 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];
         if (n->kind == TJ_NODE_PLACEHOLDER) {
-            json_array_append_new(inputs, value_json(&g->values[n->outs[0]]));
+            oom |= json_array_append_new(inputs, input_json(&g->values[n->outs[0]])) != 0;
         } else if (n->kind == TJ_NODE_OUTPUT) {
             for (int k = 0; k < n->nargs; k++) json_array_append_new(outputs, json_string(g->values[n->args[k].u.v].name));
         } else {

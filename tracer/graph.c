@@ -247,6 +247,14 @@ static int new_values(tj_graph *g, int node, tj_tensor *const *like, int n, cons
     return first;
 }
 
+tj_status tj_graph_bind_geometry(tj_graph *g, int v, const char *who)
+{
+    char *copy = who ? tj_graph_strdup(g, who) : NULL;
+    if (who && !copy) return tj_last_status();
+    g->values[v].geometry_bound = copy;
+    return TJ_OK;
+}
+
 tj_status tj_graph_check_input_geometry(const char *who, int i, const char *name, const int64_t *strides,
                                         int64_t offset, const char *bound, const tj_tensor *t)
 {

@@ -73,7 +73,10 @@ typedef struct tj_gvalue {
     char *name;
     int uses; /**< references from arguments (the output node included) */
     /** PLACEHOLDER: what made the graph hold for this input's strides and
-     * offset only (a gradient built from them), NULL when it holds for any */
+     * offset only (a gradient built from them), NULL when it holds for any.
+     * A static string (make_fx's, from the gradient formula) or one in the
+     * graph's arena (tj_graph_bind_geometry); printable ASCII but '"', as
+     * the text form quotes it and the JSON export writes it. */
     const char *geometry_bound;
 } tj_gvalue;
 
@@ -120,6 +123,10 @@ char *tj_graph_unique_name(tj_graph *g, const char *base);
 /** Adds nodes; return the new node index, or -1 when out of memory (error set).
  * Output values get metadata from `t` (placeholder, constant) or `metas`. */
 int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name);
+/** Binds placeholder value v of g to its strides and offset because of
+ * `who` (copied into g's arena: graphs are freed in any order; NULL
+ * unbinds). TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_graph_bind_geometry(tj_graph *g, int v, const char *who);
 /** TJ_OK when input i (named %name), tensor t, has the strides and storage
  * offset it was traced with or `bound` (what made the graph hold for those
  * only) is NULL; else TJ_ERR_INVALID_ARGUMENT from `who` naming both

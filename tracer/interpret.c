@@ -119,6 +119,8 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
                 const tj_gvalue *v = &g->values[n->outs[0]];
                 st = tj_graph_check_input_geometry("tj_graph_run", n->input_index, v->name, v->strides, v->offset,
                                                    v->geometry_bound, inputs[n->input_index]);
+                /* what the run records holds for this geometry only too (an enclosing make_fx) */
+                if (st == TJ_OK && v->geometry_bound) tj_note_geometry_read(inputs[n->input_index], v->geometry_bound);
             }
             if (st == TJ_OK) env[n->outs[0]] = tj_tensor_retain(inputs[n->input_index]);
             break;

@@ -24,6 +24,7 @@ typedef struct tracer {
     int n_fresh, cap_fresh;
     tj_geometry_reader outer_reader; /* the one before ours, told too: an enclosing make_fx */
     void *outer_reader_ctx;
+    bool bind_failed; /* a geometry bind ran out of memory: the graph would hold for any */
 } tracer;
 
 static tj_status map_put(tracer *tr, const tj_tensor *t, int value)
@@ -204,17 +205,20 @@ static int storage_root(const tj_graph *g, int v)
 }
 
 /* The geometry reader while fn runs: a gradient formula built what it
- * records from t's strides and offset, so when t is an input or a view of
- * one, the graph holds for that input's geometry only. An enclosing
- * make_fx records the same calls, so it is told too. */
+ * records from t's strides and offset (or tj_graph_run ran a graph bound
+ * to them), so when t is an input or a view of one, the graph holds for
+ * that input's geometry only. An enclosing make_fx records the same calls,
+ * so it is told too. `who` is copied: a graph run may be freed first. */
 static void note_geometry(void *ctx, const tj_tensor *t, const char *who)
 {
     tracer *tr = ctx;
     if (tr->outer_reader) tr->outer_reader(tr->outer_reader_ctx, t, who);
     int v = map_get(tr, t);
     if (v < 0) return;
-    tj_gvalue *root = &tr->g->values[storage_root(tr->g, v)];
-    if (tr->g->nodes[root->node].kind == TJ_NODE_PLACEHOLDER) root->geometry_bound = who;
+    int root = storage_root(tr->g, v);
+    const char *was = tr->g->values[root].geometry_bound;
+    if (tr->g->nodes[tr->g->values[root].node].kind != TJ_NODE_PLACEHOLDER || (was && !strcmp(was, who))) return;
+    if (tj_graph_bind_geometry(tr->g, root, who) != TJ_OK) tr->bind_failed = true;
 }
 
 static bool is_graph_output(const tj_graph *g, int v)
@@ -374,6 +378,10 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
             tj_error(st, "tj_make_fx: the traced function returned %s (%d); the last error (%s): %s",
                      tj_status_name(st), (int)st, tj_status_name(tj_last_status()), why);
         }
+        goto done;
+    }
+    if (tr.bind_failed) {
+        st = tj_error(TJ_ERR_OUT_OF_MEMORY, "tj_make_fx: out of memory binding an input to its traced geometry");
         goto done;
     }
     if (tr.fake && read) {

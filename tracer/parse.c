@@ -160,6 +160,35 @@ static tj_status parse_type(parser *ps, tj_dtype *dt, int *ndim, int64_t *shape,
     return TJ_OK;
 }
 
+/* After a placeholder's type, each optional, in this order: " offset N"
+ * (its storage offset, 0 without) and " bound \"reason\"" (the graph holds
+ * for its strides and offset only: tj_gvalue.geometry_bound, NULL without;
+ * an arena string). */
+static tj_status parse_geometry_suffix(parser *ps, int64_t *offset, char **bound)
+{
+    *offset = 0;
+    *bound = NULL;
+    if (accept(ps, "offset")) {
+        if (parse_int(ps, offset) != TJ_OK) return perr(ps, "offset: expected the storage offset, an integer");
+        if (*offset < 0) return perr(ps, "offset: a negative storage offset");
+    }
+    if (!accept(ps, "bound")) return TJ_OK;
+    skip_spaces(ps);
+    if (*ps->p != '"') return perr(ps, "bound: expected its reason in double quotes (bound \"aten::as_strided's gradient\")");
+    const char *s = ++ps->p;
+    /* printable ASCII: the JSON export writes it as a string */
+    while (*ps->p >= ' ' && *ps->p <= '~' && *ps->p != '"') ps->p++;
+    if (*ps->p != '"')
+        return perr(ps, *ps->p && *ps->p != '\n' ? "bound: the reason holds printable ASCII characters only"
+                                                  : "bound: unterminated reason (a '\"' on the same line ends it)");
+    if (ps->p == s) return perr(ps, "bound: an empty reason");
+    size_t n = (size_t)(ps->p - s);
+    ps->p++;
+    if (!(*bound = tj_graph_alloc(ps->g, n + 1))) return tj_last_status();
+    memcpy(*bound, s, n);
+    return TJ_OK;
+}
+
 static tj_status parse_float_token(parser *ps, double *out, bool *is_float)
 {
     skip_spaces(ps);
@@ -519,14 +548,20 @@ static tj_status parse_body(parser *ps)
         tj_meta m = {.alias = -1};
         int64_t strides[TJ_MAX_DIMS];
         bool hs;
+        int64_t offset;
+        char *bound;
         if (parse_type(ps, &m.dtype, &m.ndim, m.shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
+        tj_status st = parse_geometry_suffix(ps, &offset, &bound);
+        if (st != TJ_OK) return st;
         if (find_value(ps, name) >= 0) return perr(ps, "placeholder defined twice");
         tj_tensor *like = tj_tensor_new_meta(&m, true);
         if (!like) return tj_last_status();
         if (hs) memcpy(like->strides, strides, sizeof strides);
+        like->offset = offset;
         int node = tj_graph_add_placeholder(ps->g, like, name);
         tj_tensor_release(like);
         if (node < 0) return tj_last_status();
+        ps->g->values[ps->g->nodes[node].outs[0]].geometry_bound = bound;
         if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
     }
     if (expect(ps, ":") != TJ_OK) return TJ_ERR_PARSE;

@@ -6,6 +6,14 @@
  *         %getitem, %getitem_1, %getitem_2 = aten.native_layer_norm.default(%add, [3], None, None, 1e-05)
  *         return (%add, %getitem)
  *
+ * A placeholder's type carries its strides where they are not row-major
+ * (`f32[3, 2]{1, 3}`) and its storage offset where it is not 0
+ * (`f32[2, 2]{3, 1} offset 1`). One whose geometry a gradient formula read
+ * (the graph holds for that geometry only, tj_gvalue.geometry_bound) writes
+ * strides and offset always and the reason in double quotes:
+ *
+ *     graph(%arg0_1 : f32[2, 3]{3, 1} offset 0 bound "aten::as_strided's gradient", %arg1_1 : f32[2, 3]):
+ *
  * A graph whose outputs are written back into inputs (functionalised
  * mutations) ends its return line with "writeback {2: 0}" (output 2 goes
  * into input 0).
@@ -50,6 +58,14 @@ static const char *short_dtype[] = {"f32", "f64", "i64", "b8"};
 
 const char *tj_dtype_short_name(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? short_dtype[d] : "?"; }
 
+/* "{3, 1}" */
+static void print_strides(FILE *f, int ndim, const int64_t *strides)
+{
+    fprintf(f, "{");
+    for (int d = 0; d < ndim; d++) fprintf(f, d ? ", %" PRId64 : "%" PRId64, strides[d]);
+    fprintf(f, "}");
+}
+
 void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides)
 {
     fprintf(f, "%s[", tj_dtype_short_name(dtype));
@@ -61,10 +77,23 @@ void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, cons
     bool contiguous = true;
     for (int d = 0; d < ndim; d++)
         if (shape[d] != 1 && strides[d] != c[d]) contiguous = false;
-    if (contiguous) return;
-    fprintf(f, "{");
-    for (int d = 0; d < ndim; d++) fprintf(f, d ? ", %" PRId64 : "%" PRId64, strides[d]);
-    fprintf(f, "}");
+    if (!contiguous) print_strides(f, ndim, strides);
+}
+
+/* A placeholder's type and geometry: a bound one (tj_gvalue.geometry_bound)
+ * writes the geometry it holds for in full, strides of size-1 dims and
+ * offset 0 included: `f32[2, 3]{3, 1} offset 0 bound "who"`; another its
+ * strides where not contiguous and its offset where not 0. */
+static void print_placeholder_type(FILE *f, const tj_gvalue *v)
+{
+    if (!v->geometry_bound) {
+        tj_print_type(f, v->dtype, v->ndim, v->shape, v->strides);
+        if (v->offset) fprintf(f, " offset %" PRId64, v->offset);
+        return;
+    }
+    tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
+    print_strides(f, v->ndim, v->strides);
+    fprintf(f, " offset %" PRId64 " bound \"%s\"", v->offset, v->geometry_bound);
 }
 
 static bool arg_equals_default(const tj_garg *a, const tj_arg_spec *s)
@@ -237,7 +266,7 @@ tj_status tj_graph_print(const tj_graph *g, FILE *f)
         if (n->kind != TJ_NODE_PLACEHOLDER) continue;
         const tj_gvalue *v = &g->values[n->outs[0]];
         fprintf(f, first ? "%%%s : " : ", %%%s : ", v->name);
-        tj_print_type(f, v->dtype, v->ndim, v->shape, v->strides);
+        print_placeholder_type(f, v);
         first = false;
     }
     fprintf(f, "):\n");

@@ -125,20 +125,35 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
  * outputs written back into inputs (tj_pass_functionalize) ends its return
  * line with a suffix FX does not have, `return (%add, %mul) writeback {1: 0}`
  * (output 1 is copied into input 0 after each run), which tj_graph_parse
- * reads back. Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
+ * reads back. A placeholder's type gives its strides in elements where they
+ * are not row-major, `f32[3, 2]{1, 3}`, and its storage offset where it is
+ * not 0, `f32[2, 3]{4, 1} offset 1`. An input whose traced geometry a
+ * gradient formula read (aten::as_strided's: the graph holds for those
+ * strides and that offset only, see tj_graph_run) writes both always,
+ * strides of size-1 dims included, then why, in double quotes:
+ * `%arg0_1 : f32[2, 3]{4, 1} offset 1 bound "aten::as_strided's gradient"`;
+ * parsed back, its plans and tj_graph_run refuse other geometries as the
+ * traced graph's do, with the same message. Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_print(const tj_graph *g, FILE *f);
 /** The same text in a new string (free with free()); NULL when out of memory. */
 char *tj_graph_to_string(const tj_graph *g);
 /** Parses graph text as tj_graph_print writes it. Errors (NULL, status
  * TJ_ERR_PARSE) name the line and column; unknown operators, undefined
- * values and wrong arities are errors too. Output values are re-inferred with
+ * values and wrong arities are errors too, and so are a negative `offset`
+ * and a `bound` reason that is not a non-empty double-quoted string of
+ * printable ASCII on one line (`offset` and `bound` come in this order,
+ * after a placeholder's type only; a bound placeholder without strides or
+ * offset is row-major at offset 0). Output values are re-inferred with
  * the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape.
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
 /** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]};
- * a constant node carries its elements, row-major, in "values" (floats as
+ * every value (an input, a node's output) is {"name", "dtype", "shape",
+ * "strides" (in elements), "offset" (storage offset)}, an input adds
+ * "geometry_bound": why the graph holds for its strides and offset only
+ * (as the text's `bound "..."`), null when it holds for any; a constant node carries its elements, row-major, in "values" (floats as
  * numbers, or {"float": "inf"} / "-inf" / "nan"; int64 exactly; bools as
  * true/false; null for a fake constant, which has none).
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason), TJ_ERR_OUT_OF_MEMORY. */
@@ -149,7 +164,8 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * again). inputs must match the placeholders' dtypes and shapes
  * (TJ_ERR_SHAPE / TJ_ERR_DTYPE otherwise), and an input whose traced
  * strides and offset a gradient formula read (aten::as_strided's) its
- * traced strides and offset (TJ_ERR_INVALID_ARGUMENT). Writes tj_graph_num_outputs new
+ * traced strides and offset (TJ_ERR_INVALID_ARGUMENT); traced again by
+ * make_fx, such an input binds the new graph the same way. Writes tj_graph_num_outputs new
  * references into outputs (adopted by the innermost open scope). Each
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_

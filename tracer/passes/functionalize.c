@@ -438,7 +438,8 @@ static tj_status rewrite(fz *z)
             memcpy(like->strides, v->strides, sizeof like->strides);
             like->offset = v->offset;
             node = tj_graph_add_placeholder(z->g, like, v->name);
-            if (node >= 0) z->g->values[z->g->nodes[node].outs[0]].geometry_bound = v->geometry_bound;
+            if (node >= 0 && tj_graph_bind_geometry(z->g, z->g->nodes[node].outs[0], v->geometry_bound) != TJ_OK)
+                node = -1;
             z->input[n->outs[0]] = n->input_index;
             break;
         }
