@@ -40,6 +40,12 @@ typedef struct tj_storage {
      * views with history: a recorded in-place call on one of them is refused
      * while others share the storage. */
     atomic_int n_detached;
+    /** Held by graphs and plans only, which never hand it out or write it
+     * unseen: a graph constant tj_make_fx snapshotted (a tensor the traced
+     * function made) or tj_graph_parse read. A compiled plan may take its
+     * elements once (tracer/fuse_scatter.c); a constant the caller holds
+     * (captured in ctx) is read at every run, as the caller may change it. */
+    bool sealed;
     void *data;
     size_t nbytes;
     /** Set when the header and the data belong to `owner`: the last release

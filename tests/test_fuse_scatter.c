@@ -17,6 +17,14 @@ TestSuite(fuse_scatter, .init = test_scope_open, .fini = test_scope_close);
 
 static int n_scattered(const tj_plan *p) { return test_plan_stats(p).n_scattered_products; }
 
+/* A copy of index that the traced function makes, which the graph then
+ * holds alone (make_fx's snapshot, as of a decomposition's col2im index):
+ * an index captured in ctx is the caller's, read at every run, not fused. */
+static tj_tensor *own_index(const tj_tensor *index)
+{
+    return tj_tensor_from_data(TJ_INT64, tj_tensor_ndim(index), tj_tensor_shape(index), tj_tensor_data(index));
+}
+
 /* Compiles g fused and with no_fusion at one thread on the CPU's kernels,
  * runs both (twice: the second run reuses the arena) and the interpreter at
  * `threads` threads on the kernels of instruction set `isa` (NULL: the
@@ -146,7 +154,7 @@ static tj_status fn_mm_scatter(void *ctx, tj_tensor *const *in, int n, tj_tensor
     (void)n;
     tj_tensor *y = tj_mm(in[0], in[1]);
     tj_tensor *zeros = tj_zeros((int64_t[]){1, TARGETS}, 2, TJ_FLOAT32);
-    out[0] = tj_scatter_add(zeros, 1, c->index, tj_view(y, (int64_t[]){1, M * N}, 2));
+    out[0] = tj_scatter_add(zeros, 1, own_index(c->index), tj_view(y, (int64_t[]){1, M * N}, 2));
     out[1] = y;
     *n_out = c->read_elsewhere ? 2 : 1;
     return out[0] ? TJ_OK : tj_last_status();
@@ -216,7 +224,7 @@ static tj_status fn_gen(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
     tj_tensor *y = c->batch ? tj_bmm(in[0], in[1]) : tj_mm(in[0], in[1]);
     if (c->vnd) y = tj_view(y, c->vshape, c->vnd);
     if (c->transpose) y = tj_transpose(y, -1, -2);
-    tj_tensor *ix = tj_expand(c->index, tj_tensor_shape(y), tj_tensor_ndim(y));
+    tj_tensor *ix = tj_expand(own_index(c->index), tj_tensor_shape(y), tj_tensor_ndim(y));
     out[0] = tj_scatter_add(tj_zeros(c->sshape, c->snd, c->dtype), c->dim, ix, y);
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
@@ -379,4 +387,63 @@ Test(fuse_scatter, an_index_out_of_bounds_is_left_to_scatter_adds_error)
               tj_last_error());
     tj_plan_free(p);
     tj_graph_free(g);
+}
+
+/* ---- an index the caller holds ---- */
+typedef struct held_case {
+    tj_tensor *index; /* [1, 70], captured: a constant held by reference */
+    tj_tensor *big;   /* [2, 70] whose row 0 the index views, or NULL */
+} held_case;
+
+/* in: a [4, 3], b [3, 70]; out: scatter_add(zeros [4, 40], 1, index
+ * expanded, a @ b), then (with big) big += 1, which writes the index */
+static tj_status fn_held_index(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const held_case *c = ctx;
+    (void)n;
+    tj_tensor *ix = tj_expand(c->index, (int64_t[]){4, 70}, 2);
+    out[0] = tj_scatter_add(tj_zeros((int64_t[]){4, 40}, 2, TJ_FLOAT32), 1, ix, tj_mm(in[0], in[1]));
+    if (c->big && !tj_add_scalar_(c->big, tj_v_int(1), tj_v_int(1))) return tj_last_status();
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* What the second run must give: scatter_add eagerly over the index as the
+ * first run left it (held_case.big: incremented) or as the caller set it. */
+static tj_tensor *eager_held(tj_tensor *const *in, const held_case *c)
+{
+    tj_tensor *ix = tj_expand(c->index, (int64_t[]){4, 70}, 2);
+    return tj_scatter_add(tj_zeros((int64_t[]){4, 40}, 2, TJ_FLOAT32), 1, ix, tj_mm(in[0], in[1]));
+}
+
+/* A captured index is the caller's tensor, read by reference at every run
+ * (graph.h): its values may change between runs, through the caller or a
+ * constant of the graph sharing its memory, so the compiler must not
+ * bake them into a fused step (the fused plan kept the first run's targets
+ * and its second run differed from eager mode's). Small integers: the
+ * products and sums are exact. */
+Test(fuse_scatter, an_index_the_caller_holds_is_read_at_every_run)
+{
+    for (int aliased = 1; aliased >= 0; aliased--) {
+        tj_tensor *a = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){4, 3}), *b = tj_tensor_empty(TJ_FLOAT32, 2, (int64_t[]){3, 70});
+        for (int i = 0; i < 12; i++) ((float *)tj_tensor_data(a))[i] = (float)(i % 5 - 2);
+        for (int i = 0; i < 210; i++) ((float *)tj_tensor_data(b))[i] = (float)(i % 7 - 3);
+        tj_tensor *big = tj_tensor_empty(TJ_INT64, 2, (int64_t[]){2, 70});
+        int64_t *e = tj_tensor_data(big);
+        for (int i = 0; i < 140; i++) e[i] = i % 70 / 2;
+        held_case c = {tj_slice(big, 0, true, 0, true, 1, 1), aliased ? big : NULL};
+        tj_tensor *in[2] = {a, b}, *got[1];
+        tj_graph *g = tj_make_fx(fn_held_index, &c, in, 2, NULL, TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+        tj_plan *p = tj_compile(g, NULL);
+        cr_assert_not_null(p, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        if (!aliased) tj_add_scalar_(c.index, tj_v_int(3), tj_v_int(1)); /* the caller moves every target by 3 */
+        tj_tensor *want = eager_held(in, &c);
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        test_expect_same_bits(got[0], want, aliased ? "an index the graph writes through another constant"
+                                                    : "an index the caller changed");
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
 }

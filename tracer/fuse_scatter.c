@@ -13,10 +13,14 @@
  * the index does not change make scatter rows: their targets differ in
  * those coordinates, so rows never share a target and may go to different
  * threads, and every row has the same pattern of targets about its own
- * base. The index is a graph constant: its values are read here once, each
- * checked against the scattered dim's size (a bad one leaves the pair
- * unfused, for scatter_add's own error at run time), and turned into runs
- * of consecutive targets per row of the product and block of columns.
+ * base. The index is a graph constant that graphs and plans alone hold
+ * (sealed: a decomposition's col2im index, which make_fx snapshots), which
+ * no step writes and the graph does not return: its values are read here
+ * once, each checked against the scattered dim's size (a bad one leaves the
+ * pair unfused, for scatter_add's own error at run time), and turned into
+ * runs of consecutive targets per row of the product and block of columns.
+ * A constant the caller holds (captured in ctx) may change between runs:
+ * scatter_add reads it at each.
  *
  * scatter_add adds each target's entries in their order, and float sums
  * depend on it, so the blocks must keep that order: within a block the step
@@ -84,13 +88,24 @@ static bool storage_written(const tj_plan *p, int v)
     return false;
 }
 
+/* Whether a graph output shares value v's storage (tj_graph_run and
+ * tj_plan_context_output hand it to the caller, who may write it). */
+static bool storage_returned(const tj_plan *p, int v)
+{
+    for (int k = 0; k < p->n_outputs; k++)
+        if (p->values[p->output_values[k]].root == p->values[v].root) return true;
+    return false;
+}
+
 /* The int64 elements of constant value v, laid out as v (its strides and
- * offset), or NULL (no values: a fake constant). */
+ * offset), or NULL: no values (a fake constant), or values that may change
+ * between runs (a constant the caller holds, or one the graph returns). */
 static const int64_t *constant_data(const tj_plan *p, int v)
 {
     const tj_pvalue *pv = &p->values[v];
     const tj_tensor *c = p->values[pv->root].constant;
-    if (p->values[pv->root].kind != TJ_PV_CONSTANT || !c || c->fake || !c->storage || pv->dtype != TJ_INT64)
+    if (p->values[pv->root].kind != TJ_PV_CONSTANT || !c || c->fake || !c->storage || !c->storage->sealed ||
+        pv->dtype != TJ_INT64 || storage_returned(p, v))
         return NULL;
     return (const int64_t *)c->storage->data + pv->offset;
 }

@@ -166,6 +166,7 @@ static int fresh_value(tracer *tr, tj_tensor *t)
     tj_no_grad_end(grad);
     if (st != TJ_OK) return -1;
     tj_tensor *snapshot = out.u.t; /* owned by the innermost scope */
+    snapshot->storage->sealed = true; /* only graphs reach it: written through the copy below */
     int node = tj_graph_add_constant(tr->g, snapshot, NULL);
     if (node < 0 || map_put(tr, snapshot, tr->g->nodes[node].outs[0]) != TJ_OK) return -1;
     /* _to_copy(snapshot) with the schema's defaults, named as torch names

@@ -463,6 +463,7 @@ static tj_status parse_constant(parser *ps, const char *name)
     if (numel > (int64_t)(ps->end - ps->p)) return perr(ps, "the constant has more elements than the rest of the text");
     tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
     if (!t) return tj_last_status();
+    t->storage->sealed = true; /* the graph's alone */
     char block[128];
     bool deferred = ident(ps, block, sizeof block);
     if (deferred && strcmp(block, name) != 0) {

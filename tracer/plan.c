@@ -198,6 +198,7 @@ static void bind_storage(tj_storage *s, char *data, size_t nbytes)
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     atomic_init(&s->n_detached, 0);
+    s->sealed = false;
     s->data = data;
     s->nbytes = nbytes;
 }

@@ -150,7 +150,9 @@ typedef struct tj_compile_options {
      * aten::bmm or aten::mm (float32, on our GEMM kernel) whose result only
      * an aten::scatter_add over a constant index reads as src, through
      * views keeping its order (a decomposed convolution's input gradient:
-     * col2im), runs as one step that computes the product a block of
+     * col2im; the index one the graph holds alone, such as a tensor the
+     * traced function made, not one captured in ctx, whose values the
+     * caller may change between runs), runs as one step that computes the product a block of
      * columns at a time into a buffer in cache and scatters each block
      * right after: the product is never written to memory. Only where the
      * blocks, first to last or last to first, give every target its
