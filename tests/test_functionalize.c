@@ -434,6 +434,15 @@ static tj_status index_put_into_an_expand(void *ctx, tj_tensor *const *in, int n
                                                                                             : tj_last_status();
 }
 
+/* x.expand(4, 3).index_fill_(0, tensor([1]), 9): eagerly row 1 is x's one
+ * row: [9, 9, 9] */
+static tj_status index_fill_a_row_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *index = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){1});
+    *n_out = 0;
+    return tj_index_fill_(tj_expand(in[0], (int64_t[]){4, 3}, 2), 0, index, tj_v_int(9)) ? TJ_OK : tj_last_status();
+}
+
 /* x.expand(3, 3).diagonal().add_(1): the diagonal is one element each of x */
 static tj_status add_to_the_diagonal_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
@@ -450,6 +459,7 @@ Test(functionalize, a_write_of_several_values_through_an_expand_runs_unfunctiona
     } cases[] = {
         {add_to_a_row_of_a_slice_of_an_expand, {2.5, -1, 4}},
         {index_put_into_an_expand, {9, 9, 9}},
+        {index_fill_a_row_of_an_expand, {9, 9, 9}},
         {add_to_the_diagonal_of_an_expand, {2.5, -1, 5}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -471,15 +481,27 @@ Test(functionalize, a_write_of_several_values_through_an_expand_runs_unfunctiona
     }
 }
 
-/* The core table's index_put_ writes self back with copy_, which cannot
- * give an expanded self the kernel's values: refused, naming index_put_ */
-Test(functionalize, the_core_table_refuses_index_put_into_an_expand)
+/* The core table writes index_put_ and index_fill_ back with copy_, which
+ * cannot give an expanded self the values the kernels leave along a
+ * broadcast dim: refused, naming the operator */
+Test(functionalize, the_core_table_refuses_index_put_and_index_fill_of_rows_of_an_expand)
 {
+    const struct {
+        tj_trace_fn fn;
+        const char *op;
+    } cases[] = {{index_put_into_an_expand, "aten::index_put_"},
+                 {index_fill_a_row_of_an_expand, "aten::index_fill_.int_Scalar"}};
     tj_decomp_table *core = tj_core_decompositions();
-    cr_expect_null(tj_make_fx(index_put_into_an_expand, NULL, (tj_tensor *[]){vec3()}, 1, core, TJ_TRACE_FAKE));
-    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
-    cr_expect(strstr(tj_last_error(), "aten::index_put_: the decomposition cannot write a self of shape [4, 3] and "
-                     "strides [0, 1] whose elements share memory"), "%s", tj_last_error());
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tj_clear_error();
+        cr_expect_null(tj_make_fx(cases[c].fn, NULL, (tj_tensor *[]){vec3()}, 1, core, TJ_TRACE_FAKE));
+        cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+        char want[256];
+        snprintf(want, sizeof want, "%s: the decomposition cannot write a self of shape [4, 3] and strides [0, 1] "
+                 "whose elements share memory with values that differ along its broadcast (stride-0) dims",
+                 cases[c].op);
+        cr_expect(strstr(tj_last_error(), want), "%s", tj_last_error());
+    }
     tj_decomp_table_free(core);
 }
 
@@ -502,7 +524,7 @@ Test(functionalize, the_core_table_refuses_fill_of_overlapping_windows_which_eag
     cr_expect_null(tj_make_fx(fill_unfold_windows, NULL, &x, 1, core, TJ_TRACE_FAKE));
     cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
     cr_expect(strstr(tj_last_error(), "aten::fill_.Scalar: the decomposition cannot write a self of shape [4, 2] "
-                     "and strides [1, 1] whose elements overlap other than along broadcast (stride-0) dims"),
+                     "and strides [1, 1] whose elements share memory other than along broadcast (stride-0) dims"),
               "%s", tj_last_error());
     tj_decomp_table_free(core);
 }

@@ -742,6 +742,24 @@ Test(inplace_views, a_write_to_one_row_of_an_expand_reaches_the_base_in_every_mo
     expect_every_mode(add_to_a_row_of_an_expand, vec3, want_out, want_base, 3);
 }
 
+/* x = [1.5, -2, 4]; x.expand(4, 3).index_fill_(1, tensor([0]), 9) -> x
+ * [9, -2, 4]: column 0 of every row, one value along the broadcast dim
+ * (PyTorch warns that this is deprecated) */
+static tj_status index_fill_a_column_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
+                                                  int *n_out)
+{
+    tj_tensor *index = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){0});
+    tj_tensor *e = tj_expand(in[0], (int64_t[]){4, 3}, 2);
+    if (!e || !tj_index_fill_(e, 1, index, tj_v_int(9))) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, index_fill_of_a_column_of_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[3] = {9, -2, 4}, want_out[3] = {19, -3, 9};
+    expect_every_mode(index_fill_a_column_of_an_expand, vec3, want_out, want_base, 3);
+}
+
 /* x.expand(4, 3)[1:3][1].sub_(-1) -> x [2.5, -1, 5]: selects and slices
  * along the broadcast dim reach one row */
 static tj_status sub_from_a_row_of_rows_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,

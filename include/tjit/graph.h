@@ -194,8 +194,9 @@ int tj_pass_noop(tj_graph *g);
  * inverse of each view (slice_scatter, select_scatter, view, permute,
  * transpose, squeeze / unsqueeze). Through an expand, whose broadcast
  * dims name one input element many times, the write must give those
- * indices one value (fill_, zero_, which eager code allows on an expanded
- * tensor; or a write through selects and slices of broadcast dims, as
+ * indices one value (fill_, zero_, index_fill_ along another dim, which
+ * eager code allows on an expanded tensor; or a write through selects and
+ * slices of broadcast dims, as
  * x.expand(4, 3)[1].add_(1)): the input takes it, index 0 of each broadcast
  * dim (not sum_to, with which torch 1.13's functionalize turns
  * x.expand(4, 3).fill_(2) into 8s). Each mutated graph input becomes an extra
@@ -203,7 +204,8 @@ int tj_pass_noop(tj_graph *g);
  * running the graph has the same effect as before. Returns the number of
  * in-place calls rewritten (0: nothing to do), or -1 on error:
  * TJ_ERR_UNSUPPORTED for another write through an expand (index_put_ into
- * an expanded tensor, a write to a diagonal of one), a mutation through a
+ * an expanded tensor, index_fill_ along a broadcast dim, a write to a
+ * diagonal of one), a mutation through a
  * view without an inverse, or an in-place operator without an out-of-place
  * form.
  * Mutated constants become ordinary values (not written back). Every new

@@ -137,7 +137,9 @@ tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *ind
  * layout), which ATen finds too hard to tell and accepts (the indices are
  * read before self is written). Errors: those of tj_index_fill, and
  * TJ_ERR_UNSUPPORTED naming the operator, index and self for such an
- * index. */
+ * index. On an expanded self, its decomposition and tj_pass_functionalize
+ * accept a dim that is not broadcast (each index of a broadcast dim gets
+ * one value) and refuse a broadcast one (TJ_ERR_UNSUPPORTED). */
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
 /** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
  * self, as tj_index_fill_; the 0-dim value may be an element of self (read

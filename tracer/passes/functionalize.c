@@ -134,8 +134,9 @@ static int current(fz *z, int v)
 /* ---- writes through aten::expand ----
  * Every element along a broadcast dim of an expand's result is one element
  * of its input: a write reaches that input only when it gives them all one
- * value ("consistent"), as fill_ and zero_ do (the in-place operators refuse
- * other writes into a self whose elements overlap). The input's new value
+ * value ("consistent"), as fill_ and zero_ do (tj_inplace_writes_one_value;
+ * the in-place operators refuse most other writes into a self whose
+ * elements overlap). The input's new value
  * is then the written value at index 0 of each broadcast dim. */
 
 /* Old value v's traced layout may give two indices one element; with
@@ -170,7 +171,8 @@ static int unexpand(fz *z, int expand_node, int pv, int nv, bool consistent)
     if (!consistent) {
         tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a mutation writes different values to elements of "
                  "aten::expand's result %%%s that are one element of its input: only a write of one value along "
-                 "the broadcast dims (fill_, zero_) can be written back; clone() the expanded tensor first",
+                 "the broadcast dims (fill_, zero_, index_fill_ along another dim) can be written back; clone() the "
+                 "expanded tensor first",
                  z->old->values[n->outs[0]].name);
         return -1;
     }
@@ -425,9 +427,11 @@ static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
         }
     }
     z->canon[n->outs[0]] = m;
-    /* fill_ and zero_ write one value everywhere; other in-place operators
-     * refuse a self whose elements overlap (index_put_ aside) */
-    bool one_value = n->op == TJ_OPS(fill__Scalar) || n->op == TJ_OPS(zero_);
+    /* other in-place operators refuse a self whose elements overlap
+     * (index_put_ and index_fill_ along a broadcast dim aside) */
+    const tj_gvalue *self = &z->old->values[m];
+    int64_t dim = n->nargs > 1 && n->args[1].kind == TJ_GA_INT ? n->args[1].u.i : 0;
+    bool one_value = tj_inplace_writes_one_value(n->op, dim, self->ndim, self->shape, self->strides);
     return assign(z, m, nv, one_value || !traced_overlap(z, m, false));
 }
 
