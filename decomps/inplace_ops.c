@@ -5,25 +5,74 @@
  * self (no broadcasting of self, no dtype change). */
 #include "util.h"
 
-/* copy_(self, r); the result is self itself. */
-static tj_status write_back(const tj_value *args, tj_tensor *r, tj_value *outs)
+/* copy_(self, r) for in-place operator op (r broadcasts to self); the
+ * result is self itself. copy_ refuses a destination whose elements share
+ * memory, which fill_, zero_, index_fill_ and index_put_ accept (as ATen:
+ * x.expand(4, 3).zero_()). Along each broadcast (stride-0) dim every index
+ * names the same elements: where op gives them one value
+ * (tj_inplace_writes_one_value), self and r are written narrowed to index 0
+ * there. Otherwise (index_put_, index_fill_ along a broadcast dim,
+ * overlapping unfold windows) no copy_ gives the values the kernel leaves:
+ * refused, naming op, where the undecomposed operator runs. */
+static tj_status write_back(const tj_op *op, const tj_value *args, tj_tensor *r, tj_value *outs)
 {
+    tj_tensor *self = args[0].u.t, *dst = self;
     if (!r) return tj_last_status();
-    return tj_dc_done(tj_copy_(args[0].u.t, r), outs);
+    if (self->numel != 0 && tj_may_self_overlap(self)) {
+        bool one_value = tj_inplace_writes_one_value(op, op->nargs > 1 && args[1].kind == TJ_V_INT ? args[1].u.i : 0,
+                                                     self->ndim, self->shape, self->strides);
+        for (int d = 0; d < self->ndim && dst && r; d++) {
+            if (self->strides[d] != 0 || self->shape[d] == 1) continue;
+            dst = tj_slice(dst, d, true, 0, true, 1, 1);
+            int rd = d - (self->ndim - r->ndim);
+            if (rd >= 0 && r->shape[rd] > 1) r = tj_slice(r, rd, true, 0, true, 1, 1);
+        }
+        if (!dst || !r) return tj_last_status();
+        bool other_overlap = tj_may_self_overlap(dst);
+        if (other_overlap || !one_value) {
+            char shape[160], strides[160];
+            return tj_error(TJ_ERR_UNSUPPORTED, "%s: the decomposition cannot write a self of shape %s and strides %s "
+                            "whose elements share memory %s; clone() it first, or leave %s out of the decomposition "
+                            "table", op->name, tj_shape_str(self->ndim, self->shape, shape, sizeof shape),
+                            tj_shape_str(self->ndim, self->strides, strides, sizeof strides),
+                            other_overlap ? "other than along broadcast (stride-0) dims"
+                                          : "with values that differ along its broadcast (stride-0) dims", op->name);
+        }
+    }
+    if (!tj_copy_(dst, r)) return tj_last_status();
+    outs[0] = tj_v_tensor(self);
+    return TJ_OK;
 }
 
-#define INPLACE(name, ident, EXPR)                                               \
-    static tj_status name(const tj_value *args, tj_value *outs)                  \
-    {                                                                            \
-        TJ_DC_CHECK(ident, args, m);                                             \
-        tj_tensor *self = args[0].u.t;                                           \
-        (void)self;                                                              \
-        return write_back(args, (EXPR), outs);                              \
-    }
+/* fill_ and zero_: the value as a tensor of self's rank, of size 1 along
+ * the broadcast dims (nothing of an expanded size is made). */
+static tj_status fill_with(const tj_op *op, const tj_value *args, tj_value value, tj_value *outs)
+{
+    const tj_tensor *self = args[0].u.t;
+    int64_t shape[TJ_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) shape[d] = self->strides[d] == 0 ? 1 : self->shape[d];
+    return write_back(op, args, tj_full(shape, self->ndim, value, (int)self->dtype), outs);
+}
 
-INPLACE(zero_, zero_, tj_full(m[0].shape, m[0].ndim, tj_v_int(0), (int)m[0].dtype))
-INPLACE(fill_, fill__Scalar, tj_full(m[0].shape, m[0].ndim, tj_dc_convert(&args[1], m[0].dtype), (int)m[0].dtype))
-INPLACE(index_put_, index_put_, tj_index_put(self, args[1].u.ts, args[1].n, args[2].u.t, args[3].u.b))
+static tj_status zero_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(zero_, args, m);
+    return fill_with(TJ_OPS(zero_), args, tj_v_int(0), outs);
+}
+
+static tj_status fill_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(fill__Scalar, args, m);
+    return fill_with(TJ_OPS(fill__Scalar), args, tj_dc_convert(&args[1], m[0].dtype), outs);
+}
+
+static tj_status index_put_(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(index_put_, args, m);
+    tj_tensor *self = args[0].u.t;
+    return write_back(TJ_OPS(index_put_), args, tj_index_put(self, args[1].u.ts, args[1].n, args[2].u.t, args[3].u.b),
+                      outs);
+}
 
 /* The in-place forms of op_inplace_forms.def, one rule for all: the
  * out-of-place partner on the same arguments, copy_ into self. */
@@ -34,7 +83,7 @@ static tj_status write_back_form(const tj_op *op, const tj_value *args, tj_value
     const tj_op *f = tj_op_inplace_functional(op);
     tj_value r[TJ_MAX_RETURNS];
     if (tj_dispatch(f, args, f->nargs, r) != TJ_OK) return tj_last_status();
-    return write_back(args, r[0].u.t, outs);
+    return write_back(op, args, r[0].u.t, outs);
 }
 
 #define TJ_INPLACE_FORM(ident, schema, functional)                      \

@@ -383,6 +383,14 @@ bool tj_non_overlapping_and_dense(int ndim, const int64_t *shape, const int64_t 
  * their byte ranges in one storage intersect. Where either is not dense ATen
  * finds the question too hard and accepts: so does this (false). */
 bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b);
+/** Whether in-place operator op, on a self of this shape and these strides
+ * (ndim each), gives one value to all the indices that name one element:
+ * fill_ and zero_; index_fill_ along a dim (its `dim` argument, any sign)
+ * whose stride is not 0, on a self whose elements overlap only along
+ * broadcast (stride-0) dims. Eager code accepts these on an expanded self,
+ * and a write-back through index 0 of each broadcast dim reproduces them. */
+bool tj_inplace_writes_one_value(const tj_op *op, int64_t dim, int ndim, const int64_t *shape,
+                                 const int64_t *strides);
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
 static inline size_t tj_dtype_bytes(tj_dtype d)
 {

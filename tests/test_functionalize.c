@@ -426,3 +426,168 @@ Test(functionalize, a_bound_input_stays_bound_in_the_rebuilt_graph)
     tj_tensor_release(x);
     tj_graph_free(g);
 }
+
+/* ---- writes through expand ----
+ * (fill_, zero_ and x.expand(4, 3)[1].add_(10) in every mode:
+ * test_inplace_views.c.) The pass writes back through an expand only a
+ * write giving every index of a broadcast dim one value; any other is
+ * refused, never replayed into wrong values. Eager values from PyTorch 1.13
+ * (/usr/bin/python3). */
+
+static tj_tensor *vec3(void) { return vec(3, (float[]){1.5f, -2, 4}); }
+
+/* x.expand(4, 3)[:, :2][1].add_(1): eagerly x[:2] + 1 = [2.5, -1, 4]; the
+ * slice along the other dim keeps the broadcast rows of one element each,
+ * and the write reaches row 1 alone */
+static tj_status add_to_a_row_of_a_slice_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
+                                                     int *n_out)
+{
+    tj_tensor *cols = tj_slice(tj_expand(in[0], (int64_t[]){4, 3}, 2), 1, true, 0, true, 2, 1);
+    *n_out = 0;
+    return tj_add_scalar_(tj_select(cols, 0, 1), tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+/* x.expand(4, 3).index_put_((tensor([1]),), tensor(9.)): eagerly (PyTorch
+ * warns that this is deprecated) row 1 is x's one row: [9, 9, 9] */
+static tj_status index_put_into_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *index = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){1});
+    tj_tensor *e = tj_expand(in[0], (int64_t[]){4, 3}, 2);
+    *n_out = 0;
+    return tj_index_put_(e, &index, 1, tj_scalar_tensor(tj_v_float(9), TJ_FLOAT32), false) ? TJ_OK
+                                                                                            : tj_last_status();
+}
+
+/* x.expand(4, 3).index_fill_(0, tensor([1]), 9): eagerly row 1 is x's one
+ * row: [9, 9, 9] */
+static tj_status index_fill_a_row_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *index = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){1});
+    *n_out = 0;
+    return tj_index_fill_(tj_expand(in[0], (int64_t[]){4, 3}, 2), 0, index, tj_v_int(9)) ? TJ_OK : tj_last_status();
+}
+
+/* x.expand(3, 3).diagonal().add_(1): the diagonal is one element each of x */
+static tj_status add_to_the_diagonal_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *d = tj_diagonal(tj_expand(in[0], (int64_t[]){3, 3}, 2), 0, 0, 1);
+    *n_out = 0;
+    return tj_add_scalar_(d, tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, a_write_of_several_values_through_an_expand_runs_unfunctionalised_and_is_refused_by_the_pass)
+{
+    const struct {
+        tj_trace_fn fn;
+        double want[3];
+    } cases[] = {
+        {add_to_a_row_of_a_slice_of_an_expand, {2.5, -1, 4}},
+        {index_put_into_an_expand, {9, 9, 9}},
+        {index_fill_a_row_of_an_expand, {9, 9, 9}},
+        {add_to_the_diagonal_of_an_expand, {2.5, -1, 5}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tj_tensor *x = vec3(), *out;
+        int n_out;
+        cr_assert_eq(cases[c].fn(NULL, &x, 1, &out, &n_out), TJ_OK, "case %zu eagerly: %s", c, tj_last_error());
+        expect_values(x, cases[c].want, 3);
+        tj_graph *g = tj_make_fx(cases[c].fn, NULL, (tj_tensor *[]){vec3()}, 1, NULL, TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "case %zu: %s", c, tj_last_error());
+        x = vec3();
+        cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "case %zu: %s", c, tj_last_error());
+        expect_values(x, cases[c].want, 3);
+        cr_expect_eq(tj_pass_functionalize(g), -1, "case %zu", c);
+        cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+        cr_expect(strstr(tj_last_error(), "tj_pass_functionalize: a mutation writes different values to elements of "
+                         "aten::expand's result %expand that are one element of its input"),
+                  "case %zu: %s", c, tj_last_error());
+        tj_graph_free(g);
+    }
+}
+
+/* The core table writes index_put_ and index_fill_ back with copy_, which
+ * cannot give an expanded self the values the kernels leave along a
+ * broadcast dim: refused, naming the operator */
+Test(functionalize, the_core_table_refuses_index_put_and_index_fill_of_rows_of_an_expand)
+{
+    const struct {
+        tj_trace_fn fn;
+        const char *op;
+    } cases[] = {{index_put_into_an_expand, "aten::index_put_"},
+                 {index_fill_a_row_of_an_expand, "aten::index_fill_.int_Scalar"}};
+    tj_decomp_table *core = tj_core_decompositions();
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tj_clear_error();
+        cr_expect_null(tj_make_fx(cases[c].fn, NULL, (tj_tensor *[]){vec3()}, 1, core, TJ_TRACE_FAKE));
+        cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+        char want[256];
+        snprintf(want, sizeof want, "%s: the decomposition cannot write a self of shape [4, 3] and strides [0, 1] "
+                 "whose elements share memory with values that differ along its broadcast (stride-0) dims",
+                 cases[c].op);
+        cr_expect(strstr(tj_last_error(), want), "%s", tj_last_error());
+    }
+    tj_decomp_table_free(core);
+}
+
+/* x = arange(5.); x.unfold(0, 2, 1).fill_(7) -> x all 7 (PyTorch 1.13):
+ * overlapping windows, not a broadcast, which the core table's fill_ has
+ * no narrowing for */
+static tj_status fill_unfold_windows(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    return tj_fill_(tj_unfold(in[0], 0, 2, 1), tj_v_float(7)) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, the_core_table_refuses_fill_of_overlapping_windows_which_eager_allows)
+{
+    tj_tensor *x = vec(5, (float[]){0, 1, 2, 3, 4}), *out;
+    int n_out;
+    cr_assert_eq(fill_unfold_windows(NULL, &x, 1, &out, &n_out), TJ_OK, "%s", tj_last_error());
+    expect_values(x, (double[]){7, 7, 7, 7, 7}, 5);
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_expect_null(tj_make_fx(fill_unfold_windows, NULL, &x, 1, core, TJ_TRACE_FAKE));
+    cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::fill_.Scalar: the decomposition cannot write a self of shape [4, 2] "
+                     "and strides [1, 1] whose elements share memory other than along broadcast (stride-0) dims"),
+              "%s", tj_last_error());
+    tj_decomp_table_free(core);
+}
+
+/* zero_ on an input that is itself expanded: eager and the graph with the
+ * in-place call write it; a functional graph would write it back with
+ * copy_, which no expanded destination takes: refused before the run,
+ * alike by the interpreter and a plan, the base unchanged */
+static tj_status zero_the_input(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    return tj_zero_(in[0]) ? TJ_OK : tj_last_status();
+}
+
+Test(functionalize, a_written_back_input_whose_elements_share_memory_is_refused_alike_by_run_and_plan)
+{
+    tj_tensor *base = vec3(), *x = tj_expand(base, (int64_t[]){4, 3}, 2), *out;
+    tj_graph *g = tj_make_fx(zero_the_input, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    expect_values(base, (double[]){0, 0, 0}, 3);
+    cr_assert_eq(tj_pass_functionalize(g), 1, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    base = vec3();
+    x = tj_expand(base, (int64_t[]){4, 3}, 2);
+    tj_tensor *outs[1];
+    const char *who[2] = {"tj_graph_run", "tj_plan_run"};
+    tj_status st[2] = {tj_graph_run(g, &x, 1, outs), TJ_OK};
+    char first[512];
+    snprintf(first, sizeof first, "%s", tj_last_error());
+    st[1] = tj_plan_run(p, &x, 1, outs);
+    for (int k = 0; k < 2; k++) {
+        const char *msg = k ? tj_last_error() : first;
+        cr_expect_eq(st[k], TJ_ERR_INVALID_ARGUMENT, "%s: %s", who[k], msg);
+        cr_expect(strstr(msg, who[k]) && strstr(msg, "input 0 (%arg0_1) is written back to but has elements that "
+                  "share memory"), "%s", msg);
+    }
+    expect_values(base, (double[]){1.5, -2, 4}, 3);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

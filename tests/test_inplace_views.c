@@ -605,3 +605,214 @@ Test(inplace_views, core_decomposition_records_as_strided_)
     tj_graph_free(g);
     tj_decomp_table_free(core);
 }
+
+/* ---- writes through expand: every mode gives eager's values or its error ----
+ * fill_ and zero_ write one value, so PyTorch accepts them on a self whose
+ * elements share memory along broadcast (stride-0) dims; other in-place
+ * operators refuse such a self. Each function below takes the base tensor
+ * as its input, writes through an expand of it and returns base * 2 + 1;
+ * it runs eagerly and traced (fake mode) plain, with the core table, with
+ * the core table applied after tracing (tj_graph_decompose), functionalised
+ * and both, each graph replayed by tj_graph_run and by a plan, and the
+ * output and the base after the run are checked in each. Reference values
+ * from PyTorch 1.13 eagerly (/usr/bin/python3), written next to each
+ * function. (PyTorch's functionalize writes an expand back with sum_to,
+ * which gives x.expand(4, 3).fill_(2) the base [8, 8, 8]: tjit follows
+ * eager.) */
+
+enum { EAGER, TRACED, CORE, DECOMPOSED_AFTER, FUNCTIONAL, CORE_FUNCTIONAL, NMODES };
+static const char *const mode_names[NMODES] = {"eager", "traced", "core table", "decomposed after tracing",
+                                               "functionalised", "core table, functionalised"};
+
+/* The graph of fn in `mode` (not EAGER), or NULL with the error. */
+static tj_graph *trace_in_mode(tj_trace_fn fn, tj_tensor *like, int mode)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    bool with_core = mode == CORE || mode == CORE_FUNCTIONAL;
+    tj_graph *g = tj_make_fx(fn, NULL, &like, 1, with_core ? core : NULL, TJ_TRACE_FAKE);
+    if (g && mode == DECOMPOSED_AFTER) {
+        tj_graph *d = tj_graph_decompose(g, core);
+        tj_graph_free(g);
+        g = d;
+    }
+    if (g && (mode == FUNCTIONAL || mode == CORE_FUNCTIONAL) && tj_pass_functionalize(g) < 0) {
+        tj_graph_free(g);
+        g = NULL;
+    }
+    tj_decomp_table_free(core);
+    return g;
+}
+
+/* Runs fn on a fresh base (make_base) in `mode`, by tj_graph_run or by a
+ * plan; checks the output and the base against want_out / want_base (n
+ * elements each). */
+static void expect_mode(tj_trace_fn fn, tj_tensor *(*make_base)(void), int mode, bool plan, const double *want_out,
+                        const double *want_base, int n)
+{
+    const char *how = mode == EAGER ? "" : plan ? " (plan)" : " (interpreter)";
+    tj_tensor *base = make_base(), *outs[4] = {NULL};
+    if (mode == EAGER) {
+        int n_out;
+        cr_assert_eq(fn(NULL, &base, 1, outs, &n_out), TJ_OK, "eager: %s", tj_last_error());
+    } else {
+        tj_graph *g = trace_in_mode(fn, make_base(), mode);
+        cr_assert_not_null(g, "%s: %s", mode_names[mode], tj_last_error());
+        cr_assert_leq(tj_graph_num_outputs(g), 4);
+        if (plan) {
+            tj_plan *p = tj_compile(g, NULL);
+            cr_assert_not_null(p, "%s: %s", mode_names[mode], tj_last_error());
+            cr_assert_eq(tj_plan_run(p, &base, 1, outs), TJ_OK, "%s%s: %s", mode_names[mode], how, tj_last_error());
+            tj_plan_free(p);
+        } else {
+            cr_assert_eq(tj_graph_run(g, &base, 1, outs), TJ_OK, "%s%s: %s", mode_names[mode], how,
+                         tj_last_error());
+        }
+        tj_graph_free(g);
+    }
+    for (int i = 0; i < n; i++) {
+        cr_expect_eq(tj_tensor_item_at(outs[0], i), want_out[i], "%s%s: output[%d] %g, want %g", mode_names[mode],
+                     how, i, tj_tensor_item_at(outs[0], i), want_out[i]);
+        cr_expect_eq(tj_tensor_item_at(base, i), want_base[i], "%s%s: base[%d] %g, want %g", mode_names[mode], how,
+                     i, tj_tensor_item_at(base, i), want_base[i]);
+    }
+}
+
+static void expect_every_mode(tj_trace_fn fn, tj_tensor *(*make_base)(void), const double *want_out,
+                              const double *want_base, int n)
+{
+    for (int mode = 0; mode < NMODES; mode++)
+        for (int plan = 0; plan < (mode == EAGER ? 1 : 2); plan++)
+            expect_mode(fn, make_base, mode, plan, want_out, want_base, n);
+}
+
+static tj_status twice_plus_one(tj_tensor *base, tj_tensor **out, int *n_out)
+{
+    *n_out = 1;
+    out[0] = tj_add_scalar(tj_mul_scalar(base, tj_v_int(2)), tj_v_int(1));
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *arange_2x2x3(void) { return arange_as(3, (int64_t[]){2, 2, 3}); }
+
+/* base = arange(12.).view(2,2,3); base[:, 0:1].expand(5,2,4,3).fill_(-1.5)
+ * (a new leading dim and a size-1 dim broadcast) */
+static tj_status fill_through_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *rows = tj_slice(in[0], 1, true, 0, true, 1, 1);
+    tj_tensor *e = tj_expand(rows, (int64_t[]){5, 2, 4, 3}, 4);
+    if (!e || !tj_fill_(e, tj_v_float(-1.5))) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, fill_through_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[12] = {-1.5, -1.5, -1.5, 3, 4, 5, -1.5, -1.5, -1.5, 9, 10, 11};
+    double want_out[12] = {-2, -2, -2, 7, 9, 11, -2, -2, -2, 19, 21, 23};
+    expect_every_mode(fill_through_expand, arange_2x2x3, want_out, want_base, 12);
+}
+
+static tj_tensor *vec3(void) { return test_f32(1, (int64_t[]){3}, (float[]){1.5f, -2, 4}); }
+
+/* x = [1.5, -2, 4]; x.unsqueeze(1).expand(3, 4).zero_() -> x [0, 0, 0] */
+static tj_status zero_through_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *e = tj_expand(tj_unsqueeze(in[0], 1), (int64_t[]){3, 4}, 2);
+    if (!e || !tj_zero_(e)) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, zero_through_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[3] = {0, 0, 0}, want_out[3] = {1, 1, 1};
+    expect_every_mode(zero_through_expand, vec3, want_out, want_base, 3);
+}
+
+/* x = [1.5, -2, 4]; x.expand(4, 3)[1].add_(10) -> x [11.5, 8, 14]: a row
+ * of the expand is one element each, so add_ is allowed */
+static tj_status add_to_a_row_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *row = tj_select(tj_expand(in[0], (int64_t[]){4, 3}, 2), 0, 1);
+    if (!row || !tj_add_scalar_(row, tj_v_int(10), tj_v_int(1))) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, a_write_to_one_row_of_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[3] = {11.5, 8, 14}, want_out[3] = {24, 17, 29};
+    expect_every_mode(add_to_a_row_of_an_expand, vec3, want_out, want_base, 3);
+}
+
+/* x = [1.5, -2, 4]; x.expand(4, 3).index_fill_(1, tensor([0]), 9) -> x
+ * [9, -2, 4]: column 0 of every row, one value along the broadcast dim
+ * (PyTorch warns that this is deprecated) */
+static tj_status index_fill_a_column_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
+                                                  int *n_out)
+{
+    tj_tensor *index = tj_tensor_from_data(TJ_INT64, 1, (int64_t[]){1}, (int64_t[]){0});
+    tj_tensor *e = tj_expand(in[0], (int64_t[]){4, 3}, 2);
+    if (!e || !tj_index_fill_(e, 1, index, tj_v_int(9))) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, index_fill_of_a_column_of_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[3] = {9, -2, 4}, want_out[3] = {19, -3, 9};
+    expect_every_mode(index_fill_a_column_of_an_expand, vec3, want_out, want_base, 3);
+}
+
+/* x.expand(4, 3)[1:3][1].sub_(-1) -> x [2.5, -1, 5]: selects and slices
+ * along the broadcast dim reach one row */
+static tj_status sub_from_a_row_of_rows_of_an_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out,
+                                                    int *n_out)
+{
+    tj_tensor *rows = tj_slice(tj_expand(in[0], (int64_t[]){4, 3}, 2), 0, true, 1, true, 3, 1);
+    tj_tensor *row = tj_select(rows, 0, 1);
+    if (!row || !tj_sub_scalar_(row, tj_v_int(-1), tj_v_int(1))) return tj_last_status();
+    return twice_plus_one(in[0], out, n_out);
+}
+
+Test(inplace_views, a_write_to_a_row_of_a_slice_of_an_expand_reaches_the_base_in_every_mode)
+{
+    double want_base[3] = {2.5, -1, 5}, want_out[3] = {6, -1, 11};
+    expect_every_mode(sub_from_a_row_of_rows_of_an_expand, vec3, want_out, want_base, 3);
+}
+
+/* x.expand(4, 3).add_(1) and .copy_(row): refused by PyTorch ("more than
+ * one element of the written-to tensor refers to a single memory
+ * location"), the same error eagerly and in every trace */
+static tj_status add_into_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    tj_tensor *e = tj_expand(in[0], (int64_t[]){4, 3}, 2);
+    return tj_add_scalar_(e, tj_v_int(1), tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+static tj_status copy_into_expand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    *n_out = 0;
+    tj_tensor *e = tj_expand(in[0], (int64_t[]){4, 3}, 2);
+    return tj_copy_(e, vec3()) ? TJ_OK : tj_last_status();
+}
+
+Test(inplace_views, other_writes_into_an_expand_are_refused_alike_in_every_mode)
+{
+    const struct {
+        tj_trace_fn fn;
+        const char *op;
+    } cases[] = {{add_into_expand, "aten::add_.Scalar"}, {copy_into_expand, "aten::copy_"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (int mode = 0; mode < NMODES; mode++) {
+            tj_tensor *x = vec3(), *out;
+            int n_out;
+            tj_clear_error();
+            if (mode == EAGER) cr_expect_neq(cases[c].fn(NULL, &x, 1, &out, &n_out), TJ_OK);
+            else cr_expect_null(trace_in_mode(cases[c].fn, x, mode), "%s: traced", mode_names[mode]);
+            cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED, "%s: %s", mode_names[mode], tj_last_error());
+            cr_expect(strstr(tj_last_error(), cases[c].op) && strstr(tj_last_error(), "unsupported operation: more "
+                      "than one element of the written-to tensor (self) refers to a single memory location"),
+                      "%s: %s", mode_names[mode], tj_last_error());
+            double want[3] = {1.5, -2, 4};
+            test_expect_close(x, want, 3, 0, 0);
+        }
+    }
+}

@@ -168,8 +168,10 @@ void tj_fake_values_free(tj_fake_values *f);
  * written back shares memory with another input: a functional graph
  * computes every new value from the inputs as passed and writes them back
  * at the end, so neither tensor would see the other's writes, as eager code
- * (and the graph before tj_pass_functionalize) does. TJ_ERR_INVALID_ARGUMENT
- * naming `who` and both inputs (input_name(owner, i): input i's value
+ * (and the graph before tj_pass_functionalize) does; and when an input
+ * written back has elements that share memory (an expanded tensor), which
+ * copy_ cannot write. TJ_ERR_INVALID_ARGUMENT
+ * naming `who` and both inputs (or the one) (input_name(owner, i): input i's value
  * name); NULL inputs are left to the caller's checks. */
 tj_status tj_check_writeback_aliases(tj_tensor *const *inputs, int n_inputs, const int *writeback, int n_outputs,
                                      const char *who, const char *(*input_name)(const void *owner, int i),

@@ -632,13 +632,6 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         memcpy(d->strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
         restrided |= pv->n_views > 0 && !same_strides(pv, t);
     }
-    for (int k = 0; k < p->n_outputs; k++) {
-        int i = p->writeback[k];
-        if (i >= 0 && tj_may_self_overlap(inputs[i]))
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
-                            "that share memory (a broadcast view?); clone() it first", who, i,
-                            p->values[p->input_values[i]].name);
-    }
     tj_status st = tj_check_writeback_aliases(inputs, n, p->writeback, p->n_outputs, who, plan_input_name, p);
     if (st != TJ_OK) return st;
     /* set before the views: a run failing among them leaves some

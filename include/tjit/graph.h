@@ -170,8 +170,10 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_
  * after the run, and returned as that input tensor; an input written back
- * that shares memory with another input is refused before anything runs
- * (TJ_ERR_INVALID_ARGUMENT naming both: see tj_pass_functionalize).
+ * that shares memory with another input, or whose own elements share
+ * memory (an expanded tensor, which copy_ cannot write), is refused before
+ * anything runs (TJ_ERR_INVALID_ARGUMENT naming them, as tj_plan_run: see
+ * tj_pass_functionalize).
  * In-place calls that are left in a graph change the caller's inputs as
  * they run. */
 tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs, tj_tensor **outputs);
@@ -206,17 +208,28 @@ int tj_pass_noop(tj_graph *g);
  * value, and of every view of it, read the new value (views are regenerated
  * from it); a mutation through a view writes back into its base through the
  * inverse of each view (slice_scatter, select_scatter, view, permute,
- * transpose, squeeze / unsqueeze). Each mutated graph input becomes an extra
+ * transpose, squeeze / unsqueeze). Through an expand, whose broadcast
+ * dims name one input element many times, the write must give those
+ * indices one value (fill_, zero_, index_fill_ along another dim, which
+ * eager code allows on an expanded tensor; or a write through selects and
+ * slices of broadcast dims, as
+ * x.expand(4, 3)[1].add_(1)): the input takes it, index 0 of each broadcast
+ * dim (not sum_to, with which torch 1.13's functionalize turns
+ * x.expand(4, 3).fill_(2) into 8s). Each mutated graph input becomes an extra
  * output written back into that input (tj_graph_output_writeback), so
  * running the graph has the same effect as before. Returns the number of
  * in-place calls rewritten (0: nothing to do), or -1 on error:
- * TJ_ERR_UNSUPPORTED for a mutation through an expand or another view
- * without an inverse, or an in-place operator without an out-of-place form.
+ * TJ_ERR_UNSUPPORTED for another write through an expand (index_put_ into
+ * an expanded tensor, index_fill_ along a broadcast dim, a write to a
+ * diagonal of one), a mutation through a
+ * view without an inverse, or an in-place operator without an out-of-place
+ * form.
  * Mutated constants become ordinary values (not written back). Every new
  * value is computed from the inputs as passed and written back at the end,
  * so a run (tj_graph_run, tj_plan_run) on a written-back input that shares
  * memory with another input (the same tensor passed twice, overlapping
- * views) is refused: neither would see the other's writes. The in-place views
+ * views) is refused: neither would see the other's writes; so is one whose
+ * own elements share memory (an expanded tensor). The in-place views
  * (unsqueeze_, squeeze_, squeeze_.dim, transpose_, t_) become their view
  * operators, as torch 1.13's functionalize records them; one changing the
  * shape of a graph input's own tensor is refused (TJ_ERR_UNSUPPORTED: the

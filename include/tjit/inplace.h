@@ -80,8 +80,15 @@ tj_tensor *tj_lerp_(tj_tensor *self, tj_tensor *end, tj_value weight);
 /** aten::copy_: copies src (broadcast to self's shape, converted to self's
  * dtype) into self. */
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src);
-tj_tensor *tj_zero_(tj_tensor *self);                           /**< aten::zero_ */
-tj_tensor *tj_fill_(tj_tensor *self, tj_value value);           /**< aten::fill_.Scalar */
+/** aten::zero_ / aten::fill_.Scalar: every element of self (any dtype)
+ * takes 0 / value converted to self's dtype; returns self. They accept a
+ * self whose elements share memory (x.expand(4, 3).zero_(), as PyTorch),
+ * and so does their decomposition where the elements overlap along
+ * broadcast (stride-0) dims (it writes self narrowed to index 0 there);
+ * where they overlap otherwise (overlapping unfold windows) the
+ * decomposition fails with TJ_ERR_UNSUPPORTED naming the operator. */
+tj_tensor *tj_zero_(tj_tensor *self);
+tj_tensor *tj_fill_(tj_tensor *self, tj_value value); /**< aten::fill_.Scalar (see tj_zero_) */
 /** aten::tril_ / aten::triu_: tj_tril / tj_triu (ops.h) written into self
  * (rank >= 2, any dtype), which is returned. Errors: those of tj_tril, and
  * TJ_ERR_UNSUPPORTED for a self whose elements overlap (an expanded
@@ -130,7 +137,9 @@ tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *ind
  * layout), which ATen finds too hard to tell and accepts (the indices are
  * read before self is written). Errors: those of tj_index_fill, and
  * TJ_ERR_UNSUPPORTED naming the operator, index and self for such an
- * index. */
+ * index. On an expanded self, its decomposition and tj_pass_functionalize
+ * accept a dim that is not broadcast (each index of a broadcast dim gets
+ * one value) and refuse a broadcast one (TJ_ERR_UNSUPPORTED). */
 tj_tensor *tj_index_fill_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value);
 /** aten::index_fill_.int_Tensor: tj_index_fill_tensor (ops.h) written into
  * self, as tj_index_fill_; the 0-dim value may be an element of self (read
@@ -144,7 +153,10 @@ tj_tensor *tj_index_fill_tensor_(tj_tensor *self, int64_t dim, tj_tensor *index,
  * contiguous layout), which ATen finds too hard to tell and accepts (here
  * values are then read from a copy). Errors: those of tj_index_put, and
  * TJ_ERR_UNSUPPORTED naming the operator, the operand (values,
- * indices[k]) and self for such an overlap. */
+ * indices[k]) and self for such an overlap. Its decomposition (index_put
+ * written back with copy_) and tj_pass_functionalize refuse an expanded
+ * self (TJ_ERR_UNSUPPORTED): the values it leaves differ along the
+ * broadcast dims, which no write-back reproduces. */
 tj_tensor *tj_index_put_(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
 
 /* ---- in-place views ----

@@ -131,9 +131,136 @@ static int current(fz *z, int v)
     return nv;
 }
 
+/* ---- writes through aten::expand ----
+ * Every element along a broadcast dim of an expand's result is one element
+ * of its input: a write reaches that input only when it gives them all one
+ * value ("consistent"), as fill_ and zero_ do (tj_inplace_writes_one_value;
+ * the in-place operators refuse most other writes into a self whose
+ * elements overlap). The input's new value
+ * is then the written value at index 0 of each broadcast dim. */
+
+/* Old value v's traced layout may give two indices one element; with
+ * broadcast_only, counting only overlaps other than along stride-0 dims. */
+static bool traced_overlap(const fz *z, int v, bool broadcast_only)
+{
+    const tj_gvalue *g = &z->old->values[v];
+    tj_tensor t = {.ndim = g->ndim};
+    for (int d = 0; d < g->ndim; d++) {
+        t.shape[d] = broadcast_only && g->strides[d] == 0 ? 1 : g->shape[d];
+        t.strides[d] = g->strides[d];
+    }
+    return tj_may_self_overlap(&t);
+}
+
+/* Whether dim d of old expand call `node`'s result is a broadcast dim: new
+ * in front, or of size 1 in the input and expanded. */
+static bool expand_broadcasts(const fz *z, int node, int d)
+{
+    const tj_gnode *n = &z->old->nodes[node];
+    const tj_gvalue *in = &z->old->values[n->args[0].u.v], *out = &z->old->values[n->outs[0]];
+    int lead = out->ndim - in->ndim;
+    return d < lead || (in->shape[d - lead] == 1 && out->shape[d] != 1);
+}
+
+/* The expand input's new value (pv before) from nv, a value of the
+ * expand's rank holding one value along each broadcast dim (there of its
+ * expanded size, or 1): index 0 of each. An empty nv wrote nothing. */
+static int unexpand(fz *z, int expand_node, int pv, int nv, bool consistent)
+{
+    const tj_gnode *n = &z->old->nodes[expand_node];
+    if (!consistent) {
+        tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a mutation writes different values to elements of "
+                 "aten::expand's result %%%s that are one element of its input: only a write of one value along "
+                 "the broadcast dims (fill_, zero_, index_fill_ along another dim) can be written back; clone() the "
+                 "expanded tensor first",
+                 z->old->values[n->outs[0]].name);
+        return -1;
+    }
+    const tj_gvalue *v = &z->g->values[nv];
+    int64_t numel = 1;
+    for (int d = 0; d < v->ndim; d++) numel *= v->shape[d];
+    if (numel == 0) return pv;
+    int parent_ndim = z->g->values[pv].ndim, lead = v->ndim - parent_ndim;
+    int64_t parent_shape[TJ_MAX_DIMS];
+    memcpy(parent_shape, z->g->values[pv].shape, sizeof parent_shape);
+    for (int i = 0; i < lead && nv >= 0; i++) {
+        tj_garg args[3] = {gv(nv), gi(0), gi(0)};
+        nv = emit1(z, TJ_OPS(select_int), args);
+    }
+    for (int d = 0; d < parent_ndim && nv >= 0; d++) {
+        if (parent_shape[d] != 1 || z->g->values[nv].shape[d] == 1) continue;
+        tj_garg args[5] = {gv(nv), gi(d), gi(0), gi(1), gi(1)};
+        nv = emit1(z, TJ_OPS(slice_Tensor), args);
+    }
+    return nv;
+}
+
+/* Old value v's view call as a select or slice along a dim where its
+ * input's traced stride is 0 (every index there names the same elements):
+ * that dim, or -1. */
+static int narrows_broadcast_dim(const fz *z, int v)
+{
+    if (z->vnode[v] < 0) return -1;
+    const tj_gnode *n = &z->old->nodes[z->vnode[v]];
+    if (n->op != TJ_OPS(select_int) && n->op != TJ_OPS(slice_Tensor)) return -1;
+    const tj_gvalue *in = &z->old->values[n->args[0].u.v];
+    int64_t d = n->args[1].u.i < 0 ? n->args[1].u.i + in->ndim : n->args[1].u.i;
+    return d >= 0 && d < in->ndim && in->strides[d] == 0 ? (int)d : -1;
+}
+
+/* When old value m is reached from an expand's result by selects and slices
+ * along broadcast dims (as the core table's fill_ narrows an expanded self),
+ * nv (m's new value) widened to the expand's rank, each of those dims of
+ * size 1 or a slice's length, and *top the expand's result; else -1 with no
+ * error. Written back through those views, the other indices of each dim
+ * would keep their old values; the expand's input takes nv whole. */
+static int through_broadcast(fz *z, int m, int nv, int *top)
+{
+    int v = m, dims[64], nd = 0;
+    int64_t shape[TJ_MAX_DIMS];
+    const tj_gvalue *g = &z->old->values[m];
+    int ndim = g->ndim;
+    memcpy(shape, g->shape, sizeof shape);
+    for (int d; (d = narrows_broadcast_dim(z, v)) >= 0 && nd < 64; v = z->parent[v]) {
+        bool select = z->old->nodes[z->vnode[v]].op == TJ_OPS(select_int);
+        if (select) {
+            memmove(shape + d + 1, shape + d, sizeof(int64_t) * (size_t)(ndim++ - d));
+            shape[d] = 1;
+        }
+        dims[nd++] = select ? d : -1;
+    }
+    if (nd == 0 || z->vnode[v] < 0 || z->old->nodes[z->vnode[v]].op != TJ_OPS(expand)) return -1;
+    const tj_gvalue *e = &z->old->values[v];
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] != e->shape[d] && !expand_broadcasts(z, z->vnode[v], d)) return -1;
+    for (int k = 0; k < nd && nv >= 0; k++) {
+        if (dims[k] < 0) continue;
+        tj_garg args[2] = {gv(nv), gi(dims[k])};
+        nv = emit1(z, TJ_OPS(unsqueeze), args);
+    }
+    *top = v;
+    return nv;
+}
+
+/* Whether parent p's new value, its view m having taken a consistent
+ * value, is consistent: p's elements overlap only along broadcast dims,
+ * and the view keeps each of those whole (a reshaping view, or a select or
+ * slice along another dim). */
+static bool stays_consistent(const fz *z, int m, int p)
+{
+    if (!traced_overlap(z, p, false)) return true;
+    if (traced_overlap(z, p, true)) return false;
+    const tj_op *op = z->old->nodes[z->vnode[m]].op;
+    op = tj_op_inplace_view_functional(op) ? tj_op_inplace_view_functional(op) : op;
+    if (op == TJ_OPS(select_int) || op == TJ_OPS(slice_Tensor)) return narrows_broadcast_dim(z, m) < 0;
+    return op == TJ_OPS(view) || op == TJ_OPS(permute) || op == TJ_OPS(transpose_int) || op == TJ_OPS(t) ||
+           op == TJ_OPS(detach) || op == TJ_OPS(unsqueeze) || op == TJ_OPS(squeeze_dim) || op == TJ_OPS(squeeze) ||
+           op == TJ_OPS(expand);
+}
+
 /* The new parent value after its view `view_node` (old) took value nv; pv is
  * the parent's value before. The inverse of each view operator. */
-static int unview(fz *z, int view_node, int pv, int nv)
+static int unview(fz *z, int view_node, int pv, int nv, bool consistent)
 {
     const tj_gnode *n = &z->old->nodes[view_node];
     const tj_op *op = tj_op_inplace_view_functional(n->op) ? tj_op_inplace_view_functional(n->op) : n->op;
@@ -179,6 +306,7 @@ static int unview(fz *z, int view_node, int pv, int nv)
         return emit1(z, TJ_OPS(t), args);
     }
     if (op == TJ_OPS(detach)) return nv; /* same geometry */
+    if (op == TJ_OPS(expand)) return unexpand(z, view_node, pv, nv, consistent);
     if (op == TJ_OPS(unsqueeze)) {
         tj_garg args[2] = {gv(nv), a[1]};
         return emit1(z, TJ_OPS(squeeze_dim), args);
@@ -204,14 +332,27 @@ static int unview(fz *z, int view_node, int pv, int nv)
 }
 
 /* Old value m (canonical) now holds new value nv: the change goes up the
- * view chain into the root, whose version moves on. */
-static tj_status assign(fz *z, int m, int nv)
+ * view chain into the root, whose version moves on. consistent: nv holds
+ * one value at the indices of m that are one element (see unexpand). A
+ * select or slice along a broadcast dim of an expand goes straight into the
+ * expand's input; the expand's result is then replayed when next used. */
+static tj_status assign(fz *z, int m, int nv, bool consistent)
 {
     int chain[64], depth = 0;
     while (z->parent[m] >= 0) {
         if (depth == 64) return tj_error(TJ_ERR_UNSUPPORTED, "tj_pass_functionalize: a view chain deeper than 64");
-        int p = z->parent[m], pv = current(z, p);
-        int np = pv < 0 ? -1 : unview(z, z->vnode[m], pv, nv);
+        int p = z->parent[m], view = z->vnode[m], np, top;
+        int wide = through_broadcast(z, m, nv, &top);
+        if (wide >= 0) {
+            view = z->vnode[top];
+            p = z->parent[top];
+            int pv = current(z, p);
+            np = pv < 0 ? -1 : unexpand(z, view, pv, wide, consistent);
+        } else {
+            int pv = current(z, p);
+            np = pv < 0 ? -1 : unview(z, view, pv, nv, consistent);
+            consistent = consistent && stays_consistent(z, m, p);
+        }
         if (np < 0) return tj_last_status();
         z->cur[m] = nv;
         chain[depth++] = m;
@@ -286,7 +427,12 @@ static tj_status rewrite_inplace(fz *z, const tj_gnode *n, const tj_garg *args)
         }
     }
     z->canon[n->outs[0]] = m;
-    return assign(z, m, nv);
+    /* other in-place operators refuse a self whose elements overlap
+     * (index_put_ and index_fill_ along a broadcast dim aside) */
+    const tj_gvalue *self = &z->old->values[m];
+    int64_t dim = n->nargs > 1 && n->args[1].kind == TJ_GA_INT ? n->args[1].u.i : 0;
+    bool one_value = tj_inplace_writes_one_value(n->op, dim, self->ndim, self->shape, self->strides);
+    return assign(z, m, nv, one_value || !traced_overlap(z, m, false));
 }
 
 /* Operators that write Tensor(a!) arguments other than self, and their
@@ -329,7 +475,8 @@ static tj_status rewrite_mutating(fz *z, const tj_gnode *n, const tj_garg *args)
     for (int i = 0; i < n->nargs; i++) {
         if (!((op->mutated_args >> i) & 1)) continue;
         int nv = z->g->nodes[node].outs[extra++];
-        tj_status st = assign(z, z->canon[n->args[i].u.v], nv);
+        int m = z->canon[n->args[i].u.v];
+        tj_status st = assign(z, m, nv, !traced_overlap(z, m, false));
         if (st != TJ_OK) return st;
     }
     return TJ_OK;
@@ -531,6 +678,11 @@ tj_status tj_check_writeback_aliases(tj_tensor *const *inputs, int n_inputs, con
     for (int k = 0; writeback && k < n_outputs; k++) {
         int i = writeback[k];
         if (i < 0 || !inputs[i]) continue;
+        /* copy_ refuses such a destination; a functional graph's value for
+         * it need not hold one value where its elements are one */
+        if (tj_may_self_overlap(inputs[i]))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
+                            "that share memory (a broadcast view?); clone() it first", who, i, input_name(owner, i));
         const tj_storage *s = inputs[i]->storage;
         /* storages compared here first: every run of a training step checks
          * each written-back input against every input (gpt's: 112 x 114),
