@@ -331,15 +331,28 @@ int tj_mode_pop_above(const tj_mode *mode);
  * _copy_to) that asked a fake tensor for its values on this thread, NULL to
  * clear it; returns the previous one (make_fx in fake mode). */
 const char *tj_fake_data_read_swap(const char *who);
-/** Told when a gradient formula builds what it computes from a tensor's
- * strides and storage offset (as_strided's: the input's geometry), which a
- * trace then holds for that geometry only (make_fx binds such inputs). */
-typedef void (*tj_geometry_reader)(void *ctx, const tj_tensor *t, const char *who);
-/** Installs `fn` (NULL: none) with `ctx` as this thread's geometry reader;
+/** What a tensor reader (make_fx, while its function runs) is told of. */
+typedef enum tj_tensor_read {
+    /** a gradient formula built what it computes from t's strides and
+     * storage offset (as_strided's: the input's geometry), which a trace
+     * then holds for that geometry only (make_fx binds such inputs) */
+    TJ_READ_GEOMETRY,
+    /** t's values are read or written by steps that do not go through the
+     * dispatcher (a plan's), which a trace cannot record (make_fx refuses a
+     * traced t) */
+    TJ_READ_PAST_DISPATCH,
+} tj_tensor_read;
+/** A thread's tensor reader: TJ_OK, or an error (set with tj_error) that
+ * the reading call returns. */
+typedef tj_status (*tj_tensor_reader)(void *ctx, const tj_tensor *t, tj_tensor_read how, const char *who);
+/** Installs `fn` (NULL: none) with `ctx` as this thread's tensor reader;
  * *fn and *ctx get the previous one, for the caller to put back. */
-void tj_geometry_reader_swap(tj_geometry_reader *fn, void **ctx);
-/** Tells this thread's geometry reader, if any, that `who` read t's. */
+void tj_tensor_reader_swap(tj_tensor_reader *fn, void **ctx);
+/** Tells this thread's tensor reader, if any, that `who` read t's geometry. */
 void tj_note_geometry_read(const tj_tensor *t, const char *who);
+/** Asks this thread's tensor reader, if any, whether `who` may read or
+ * write t's values past the dispatcher: TJ_OK, or the reader's error. */
+tj_status tj_check_read_past_dispatch(const tj_tensor *t, const char *who);
 /** New tensor described by `m` (alias ignored): contiguous storage, or none
  * when `fake`. NULL on failure (error set). */
 tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);

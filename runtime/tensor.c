@@ -407,22 +407,27 @@ const char *tj_fake_data_read_swap(const char *who)
     return was;
 }
 
-static _Thread_local tj_geometry_reader geometry_reader;
-static _Thread_local void *geometry_reader_ctx;
+static _Thread_local tj_tensor_reader tensor_reader;
+static _Thread_local void *tensor_reader_ctx;
 
-void tj_geometry_reader_swap(tj_geometry_reader *fn, void **ctx)
+void tj_tensor_reader_swap(tj_tensor_reader *fn, void **ctx)
 {
-    tj_geometry_reader was = geometry_reader;
-    void *was_ctx = geometry_reader_ctx;
-    geometry_reader = *fn;
-    geometry_reader_ctx = *ctx;
+    tj_tensor_reader was = tensor_reader;
+    void *was_ctx = tensor_reader_ctx;
+    tensor_reader = *fn;
+    tensor_reader_ctx = *ctx;
     *fn = was;
     *ctx = was_ctx;
 }
 
 void tj_note_geometry_read(const tj_tensor *t, const char *who)
 {
-    if (geometry_reader && t) geometry_reader(geometry_reader_ctx, t, who);
+    if (tensor_reader && t) tensor_reader(tensor_reader_ctx, t, TJ_READ_GEOMETRY, who);
+}
+
+tj_status tj_check_read_past_dispatch(const tj_tensor *t, const char *who)
+{
+    return tensor_reader && t ? tensor_reader(tensor_reader_ctx, t, TJ_READ_PAST_DISPATCH, who) : TJ_OK;
 }
 
 void *tj_tensor_data(const tj_tensor *t)

@@ -16,6 +16,7 @@
 #include "models.h"
 #include "runtime/internal.h"
 #include "step.h"
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
@@ -2390,5 +2391,74 @@ Test(plan, tracing_a_run_of_a_bound_graph_binds_the_traced_graph)
         tj_graph_free(outer);
         tj_graph_free(g);
     }
+    tj_scope_end(s);
+}
+
+/* ---- a plan run inside make_fx ---- */
+
+/* in: x [3]: x * x */
+static tj_status fn_square(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul(in[0], in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+typedef struct plan_inside {
+    tj_plan *p;
+    bool into;      /* tj_plan_run_into, into a tensor the trace records */
+    bool untraced;  /* on a tensor fn makes itself, which the trace holds as a constant */
+} plan_inside;
+
+/* in: x [3]: the plan (x * x) on x, or on [1, 2, 3] (untraced), plus 1 */
+static tj_status fn_runs_plan(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const plan_inside *c = ctx;
+    (void)n;
+    tj_tensor *x = c->untraced ? tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){3}, (float[]){1, 2, 3}) : in[0];
+    tj_tensor *r[1] = {c->into ? tj_empty_like(in[0], -1) : NULL};
+    tj_status st = c->into ? tj_plan_run_into(c->p, &x, 1, r) : tj_plan_run(c->p, &x, 1, r);
+    if (st != TJ_OK) return st;
+    out[0] = tj_add_scalar(r[0], tj_v_int(1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A plan's steps bypass the dispatcher, so make_fx could only record what
+ * they made as a constant, frozen at the traced input's values: the trace
+ * used to return such a graph silently. A plan reading or writing a traced
+ * tensor is refused, naming it; on a tensor the trace does not follow it
+ * runs, as any computation outside the trace. */
+Test(plan, a_plan_run_on_a_traced_tensor_inside_make_fx_is_refused)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){3}, (float[]){1, -2, 4});
+    tj_graph *inner = trace(fn_square, NULL, &x, 1);
+    plan_inside c = {compile_ok(inner, NULL), false, false};
+    for (int into = 0; into < 2; into++) {
+        c.into = into;
+        tj_graph *g = tj_make_fx(fn_runs_plan, &c, &x, 1, NULL, TJ_TRACE_REAL);
+        cr_expect_null(g, "into %d: the plan's result would be a constant", into);
+        cr_expect_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+        const char *who = into ? "tj_plan_run_into: tj_make_fx is tracing this tensor (%arg0_1)"
+                               : "tj_plan_run: tj_make_fx is tracing this tensor (%arg0_1)";
+        cr_expect(strstr(tj_last_error(), who) != NULL, "%s", tj_last_error());
+        tj_graph_free(g);
+    }
+    /* outside a trace the same call runs */
+    tj_tensor *r[1];
+    cr_assert_eq(tj_plan_run(c.p, &x, 1, r), TJ_OK, "%s", tj_last_error());
+    test_expect_close(r[0], (double[]){1, 4, 16}, 3, 0, 0);
+    /* on an untraced tensor: a constant, [1, 4, 9] + 1 whatever x is */
+    c.into = false;
+    c.untraced = true;
+    tj_graph *g = trace(fn_runs_plan, &c, &x, 1);
+    tj_tensor *y = tj_tensor_from_data(TJ_FLOAT32, 1, (int64_t[]){3}, (float[]){7, 7, 7}), *got[1];
+    cr_assert_eq(tj_graph_run(g, &y, 1, got), TJ_OK, "%s", tj_last_error());
+    test_expect_close(got[0], (double[]){2, 5, 10}, 3, 0, 0);
+    tj_graph_free(g);
+    tj_plan_free(c.p);
+    tj_graph_free(inner);
     tj_scope_end(s);
 }

@@ -66,7 +66,7 @@ static tj_status fake_inputs(const tj_graph *g, tj_tensor **inputs)
 
 /* Placeholder names, geometry binds and write-back marks of `from` onto
  * `to`: the replay runs no gradient formula, so the binds a traced one set
- * (make_fx.c, note_geometry) must be carried over. */
+ * (make_fx.c, read_tensor) must be carried over. */
 static tj_status copy_interface(const tj_graph *from, tj_graph *to)
 {
     for (int i = 0; i < from->n_nodes; i++) {

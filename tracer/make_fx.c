@@ -22,7 +22,7 @@ typedef struct tracer {
     bool active;     /* the trace mode is pushed (fn is running) */
     int *fresh;      /* the _to_copy nodes of fresh_value, to drop where nothing writes */
     int n_fresh, cap_fresh;
-    tj_geometry_reader outer_reader; /* the one before ours, told too: an enclosing make_fx */
+    tj_tensor_reader outer_reader; /* the one before ours, told too: an enclosing make_fx */
     void *outer_reader_ctx;
     bool bind_failed; /* a geometry bind ran out of memory: the graph would hold for any */
 } tracer;
@@ -205,21 +205,30 @@ static int storage_root(const tj_graph *g, int v)
     return v;
 }
 
-/* The geometry reader while fn runs: a gradient formula built what it
- * records from t's strides and offset (or tj_graph_run ran a graph bound
- * to them), so when t is an input or a view of one, the graph holds for
- * that input's geometry only. An enclosing make_fx records the same calls,
- * so it is told too. `who` is copied: a graph run may be freed first. */
-static void note_geometry(void *ctx, const tj_tensor *t, const char *who)
+/* The tensor reader while fn runs. TJ_READ_GEOMETRY: a gradient formula
+ * built what it records from t's strides and offset (or tj_graph_run ran a
+ * graph bound to them), so when t is an input or a view of one, the graph
+ * holds for that input's geometry only; `who` is copied (a graph run may be
+ * freed first). TJ_READ_PAST_DISPATCH: steps the trace cannot see (a plan's)
+ * read t; a traced t is refused, as its results would be recorded as
+ * constants that no longer follow the inputs. An enclosing make_fx records
+ * the same calls, so it is told too. */
+static tj_status read_tensor(void *ctx, const tj_tensor *t, tj_tensor_read how, const char *who)
 {
     tracer *tr = ctx;
-    if (tr->outer_reader) tr->outer_reader(tr->outer_reader_ctx, t, who);
+    tj_status st = tr->outer_reader ? tr->outer_reader(tr->outer_reader_ctx, t, how, who) : TJ_OK;
     int v = map_get(tr, t);
-    if (v < 0) return;
+    if (st != TJ_OK || v < 0) return st;
+    if (how == TJ_READ_PAST_DISPATCH)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: tj_make_fx is tracing this tensor (%%%s): a plan's steps do not go "
+                        "through the dispatcher, so the trace would hold their results as constants that no longer "
+                        "follow the inputs; run the graph the plan was compiled from with tj_graph_run instead",
+                        who, tr->g->values[v].name);
     int root = storage_root(tr->g, v);
     const char *was = tr->g->values[root].geometry_bound;
-    if (tr->g->nodes[tr->g->values[root].node].kind != TJ_NODE_PLACEHOLDER || (was && !strcmp(was, who))) return;
+    if (tr->g->nodes[tr->g->values[root].node].kind != TJ_NODE_PLACEHOLDER || (was && !strcmp(was, who))) return TJ_OK;
     if (tj_graph_bind_geometry(tr->g, root, who) != TJ_OK) tr->bind_failed = true;
+    return TJ_OK;
 }
 
 static bool is_graph_output(const tj_graph *g, int v)
@@ -347,15 +356,15 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     const char *outer_read = tj_fake_data_read_swap(NULL);
     tj_clear_error(); /* an earlier call's error is not fn's */
     int outer_fence = tj_scope_fence(scope);
-    tj_geometry_reader reader = note_geometry;
+    tj_tensor_reader reader = read_tensor;
     void *reader_ctx = &tr;
-    tj_geometry_reader_swap(&reader, &reader_ctx);
+    tj_tensor_reader_swap(&reader, &reader_ctx);
     tr.outer_reader = reader;
     tr.outer_reader_ctx = reader_ctx;
     tr.active = true;
     st = fn(ctx, traced, n_inputs, outputs, &n_out);
     tr.active = false;
-    tj_geometry_reader_swap(&reader, &reader_ctx);
+    tj_tensor_reader_swap(&reader, &reader_ctx);
     tj_scope_unfence(outer_fence);
     /* modes fn pushed and left above the tracer's are popped with it: the
      * tracer lives in this frame, so it must not stay on the stack */

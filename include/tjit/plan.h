@@ -262,8 +262,11 @@ int tj_plan_num_outputs(const tj_plan *p);
  * an in-place operator of the plan would write into an input whose elements
  * share memory, or that overlaps another of its operands without being it
  * (as eagerly: the message names the node) and for a run of a plan writing
- * a graph constant while another run of it is in progress (see above),
- * TJ_ERR_INVALID_ARGUMENT for a written-back input whose elements share memory or that
+ * a graph constant while another run of it is in progress (see above) or
+ * for a run inside tj_make_fx on a tensor the trace follows (the steps
+ * bypass the dispatcher, so the trace would record their results as
+ * constants: trace tj_graph_run of the graph instead), TJ_ERR_INVALID_ARGUMENT
+ * for a written-back input whose elements share memory or that
  * shares memory with another input (see tj_pass_functionalize), a kernel's error (the
  * outputs are then NULL; written-back inputs may be partly updated),
  * TJ_ERR_OUT_OF_MEMORY. */
