@@ -130,6 +130,20 @@ expect 2 'usage: tjit graph' err graph
 expect 2 "bad value 'xml' for --format" err graph "$work/missing.txt" --format xml
 expect 1 "cannot read '$work/missing.txt': No such file" err graph "$work/missing.txt"
 expect 1 "cannot read '$work': Is a directory" err graph "$work"
+# a graph file is read bounded (256 MiB), not trusting st_size: /dev/zero
+# filled memory; a NUL byte is an error naming its place (the text after it
+# was silently ignored); a pipe is read as any file.
+expect 1 "^tjit graph: '/dev/zero': line 1, column 1: a NUL byte \(byte offset 0\) in text" err graph /dev/zero
+truncate -s 257M "$work/huge.txt"
+expect 1 "^tjit graph: cannot read '$work/huge\.txt': larger than 256 MiB, the most a text file may hold" err graph "$work/huge.txt"
+rm -f "$work/huge.txt"
+yes 2>/dev/null | "$tjit" graph /dev/stdin >"$work/out" 2>"$work/err"
+grep -q "^tjit graph: cannot read '/dev/stdin': larger than 256 MiB, the most a text file may hold" "$work/err" ||
+    { echo "FAIL: tjit graph read an endless pipe without a bound" >&2; sed 's/^/  stderr: /' "$work/err" | head -n 3 >&2; failures=$((failures + 1)); }
+printf 'graph(%%x : f32[2]):\n    %%neg = aten.neg.default(%%x)\n  \0  return (%%neg,)\n' >"$work/nul.txt"
+expect 1 "^tjit graph: '$work/nul\.txt': line 3, column 3: a NUL byte \(byte offset 54\) in text" err graph "$work/nul.txt"
+printf 'graph(%%x : f32[2]):\n    return (%%x,)\n' | "$tjit" graph /dev/stdin >"$work/out" 2>"$work/err"
+grep -q '^    return (%x,)' "$work/out" || { echo "FAIL: tjit graph /dev/stdin did not read a pipe" >&2; failures=$((failures + 1)); }
 expect 2 "bad value 'bad' for --kind" err ops --kind bad
 expect 2 'usage: tjit ops' err ops --kind bad
 expect 2 "bad value 'foo' for --table \(core\)" err decomps --table foo
@@ -166,6 +180,9 @@ expect 1 "^FAIL $work/empty: no conformance case" out conform "$work/empty"
 expect 1 '0 passed, 1 failed' out conform "$work/empty/"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
+# a case.json is read as graph text is, bounded and refusing a NUL byte
+mkdir -p "$work/zero-cases/zero" && ln -s /dev/zero "$work/zero-cases/zero/case.json"
+expect 1 "^FAIL zero: case\.json: '$work/zero-cases/zero/case\.json': line 1, column 1: a NUL byte" out conform "$work/zero-cases"
 # no PATH at all is named, as every command's missing operand is
 expect 2 '^tjit conform: missing a PATH' err conform
 expect 2 '^tjit conform: missing a PATH' err conform -v
