@@ -1,9 +1,12 @@
-/* Reading a whole file into memory, for the tensor file formats; writing
+/* Reading a whole file into memory, for the tensor file formats; reading a
+ * text file, bounded and without NUL bytes; writing
  * one through a temporary file; printing into a string, for the
  * *_to_string functions; the one message of a failed read or write. */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +77,84 @@ void *tj_read_file(const char *path, const char *who, size_t *size)
 }
 
 void tj_free_file(void *buf, size_t size) { tj_free(buf, size + 1); }
+
+/* "256 MiB" for a whole number of MiB, else "N bytes". */
+static void limit_str(size_t max_bytes, char *out, size_t n)
+{
+    if (max_bytes && max_bytes % ((size_t)1 << 20) == 0) snprintf(out, n, "%zu MiB", max_bytes >> 20);
+    else snprintf(out, n, "%zu bytes", max_bytes);
+}
+
+/* The error for a NUL byte at buf[off]: its line and column (from 1), as
+ * tj_graph_parse names a place, and the byte offset (from 0). */
+static void nul_error(const char *who, const char *path, const char *buf, size_t off)
+{
+    int line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < off; i++)
+        if (buf[i] == '\n') line++, line_start = i + 1;
+    tj_error(TJ_ERR_PARSE, "%s: '%s': line %d, column %zu: a NUL byte (byte offset %zu) in text", who, path, line,
+             off - line_start + 1, off);
+}
+
+char *tj_read_text_file(const char *path, const char *who, size_t max_bytes, size_t *size)
+{
+    *size = 0;
+    if (!path) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL path", who);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tj_error(TJ_ERR_IO, "%s: cannot read '%s': %s", who, path, strerror(errno));
+        return NULL;
+    }
+    char limit[32];
+    limit_str(max_bytes, limit, sizeof limit);
+    /* A regular file too large is refused before reading it; any other
+     * kind (a pipe, /dev/zero) reports no size to trust: the bytes read are
+     * counted instead, up to one past the limit. */
+    struct stat st;
+    bool too_large = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max_bytes;
+    char *buf = NULL;
+    size_t len = 0, cap = 0; /* cap bytes of text, plus the terminating NUL */
+    bool failed = too_large;
+    while (!failed) {
+        if (len == cap) {
+            size_t want = cap ? cap * 2 : 65536;
+            if (want > max_bytes + 1) want = max_bytes + 1;
+            char *grown = tj_alloc(want + 1);
+            if (!grown) {
+                tj_oom(who, want + 1);
+                failed = true;
+                break;
+            }
+            if (buf) memcpy(grown, buf, len);
+            tj_free(buf, cap + 1);
+            buf = grown, cap = want;
+        }
+        errno = 0;
+        size_t asked = cap - len, got = fread(buf + len, 1, asked, f);
+        const char *nul = memchr(buf + len, 0, got);
+        len += got;
+        if (nul) nul_error(who, path, buf, (size_t)(nul - buf)), failed = true;
+        else if (len > max_bytes) too_large = failed = true;
+        else if (got < asked && ferror(f)) /* a directory opens, then fails to read: EISDIR */
+            io_error(who, "read", path, strerror(errno ? errno : EIO), ""), failed = true;
+        else if (got < asked) break;
+    }
+    fclose(f);
+    if (too_large) tj_error(TJ_ERR_IO, "%s: cannot read '%s': larger than %s, the most a text file may hold", who, path, limit);
+    char *text = failed ? NULL : tj_alloc(len + 1); /* exactly len + 1, as tj_free_file frees it */
+    if (!failed && !text) tj_oom(who, len + 1);
+    if (text) {
+        memcpy(text, buf, len);
+        text[len] = '\0';
+        *size = len;
+    }
+    tj_free(buf, cap + 1);
+    return text;
+}
 
 /* write(f, ctx), then the close; TJ_ERR_IO with *err the errno of the
  * failure (0 when it left none). */

@@ -279,6 +279,22 @@ void tj_free_small_block(void *p);
  * tj_free_file(buf, size). */
 void *tj_read_file(const char *path, const char *who, size_t *size);
 void tj_free_file(void *buf, size_t size);
+/** The most bytes a text file read by tj_read_text_file may hold where a
+ *  caller has no limit of its own (graph text, conformance cases): 256 MiB,
+ *  far above any real one, far below what exhausts memory. */
+#define TJ_TEXT_FILE_MAX ((size_t)256 << 20)
+/** Reads a whole text file of any kind that reads to an end (a regular
+ *  file, a pipe, /dev/stdin), plus a terminating NUL, through tj_alloc, at
+ *  most `max_bytes` (< SIZE_MAX / 2) of text: a larger regular file is
+ *  refused before reading it, any other is read only up to one byte past
+ *  the limit (its st_size is not trusted). *size gets the length. NULL on
+ *  error, naming `who` and the path: TJ_ERR_IO when it cannot be opened or
+ *  read (a directory: EISDIR) or is larger than the limit (named in the
+ *  message); TJ_ERR_PARSE for a NUL byte in it, at the line, column and
+ *  byte offset named (a C string would end there, silently dropping the
+ *  rest); TJ_ERR_OUT_OF_MEMORY; TJ_ERR_INVALID_ARGUMENT for a NULL path.
+ *  Free it with tj_free_file(text, size). */
+char *tj_read_text_file(const char *path, const char *who, size_t max_bytes, size_t *size);
 /** Reads exactly `n` bytes of `f` into `buf`. Errors: TJ_ERR_IO naming
  * `who`, `path` (NULL: left out) and why: errno's text for a read error,
  * "unexpected end of file after N of M bytes" for a short file (N and M

@@ -8,7 +8,7 @@
 #   cli_test.sh TJIT
 set -uo pipefail
 
-tjit=${1:?usage: cli_test.sh TJIT}
+tjit=$(realpath "${1:?usage: cli_test.sh TJIT}") # absolute: some checks run in other folders
 work=$(mktemp -d "${TMPDIR:-/tmp}/tjit-cli.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 shared=${TJ_SHARED_DIR:-../shared}
@@ -99,6 +99,30 @@ expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 
 expect 1 "^tjit train: cannot write '$work/no-dir/p\\.safetensors': $work/no-dir: No such file or directory" err \
     train mlp --save "$work/no-dir/p.safetensors" --data "$work/no-such-dir"
 expect 1 "^tjit train: cannot write '$work': Is a directory" err train mlp --save "$work" --data "$work/no-such-dir"
+# A save that fails after training (/dev/full passes that check) keeps the
+# parameters: in tjit-train-MODEL-PID.safetensors in the current folder, else
+# in $TMPDIR, named on stderr, exit 1. Trained on a Fashion-MNIST of 2 blank
+# images a split (IDX: magic 0x0803 / 0x0801, then the sizes, big-endian).
+mkdir "$work/fmnist" "$work/run" "$work/tmp"
+for split in train t10k; do
+    { printf '\0\0\10\3\0\0\0\2\0\0\0\34\0\0\0\34'; head -c 1568 /dev/zero; } | gzip >"$work/fmnist/$split-images-idx3-ubyte.gz"
+    printf '\0\0\10\1\0\0\0\2\1\2' | gzip >"$work/fmnist/$split-labels-idx1-ubyte.gz"
+done
+expect 0 "^saved parameters to $work/p\.safetensors" out train mlp --threads 1 --data "$work/fmnist" --save "$work/p.safetensors"
+expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/p.safetensors"
+here=$PWD # relative paths below ($shared, $0) are taken from here
+cd "$work/run" || exit 1
+expect 1 "^tjit train: the trained parameters are saved to '\./tjit-train-mlp-[0-9]+\.safetensors' instead" err \
+    train mlp --threads 1 --data "$work/fmnist" --save /dev/full
+grep -q "^tjit train: tj_safetensors_save: cannot write '/dev/full': No space left on device" "$work/err" ||
+    { echo "FAIL: tjit train --save /dev/full did not say why the save failed" >&2; failures=$((failures + 1)); }
+grep -q '^test accuracy: ' "$work/out" || { echo "FAIL: tjit train with a failed save printed no accuracy" >&2; failures=$((failures + 1)); }
+expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$(ls "$work"/run/tjit-train-mlp-*.safetensors)"
+# ... and in $TMPDIR when the current folder cannot take it (removed meanwhile)
+mkdir "$work/gone" && cd "$work/gone" && rmdir "$work/gone"
+TMPDIR="$work/tmp" expect 1 "^tjit train: the trained parameters are saved to '$work/tmp/tjit-train-mlp-[0-9]+\.safetensors' instead" \
+    err train mlp --threads 1 --data "$work/fmnist" --save /dev/full
+cd "$here" || exit 1
 # and profile's --trace before the runs (it printed the table, then failed on the file)
 expect 1 "^tjit profile: cannot write '': an empty path" err profile mlp --runs 1 --threads 1 --trace ''
 if [ -s "$work/out" ]; then echo "FAIL: tjit profile ran before refusing its --trace path" >&2; failures=$((failures + 1)); fi
@@ -130,6 +154,20 @@ expect 2 'usage: tjit graph' err graph
 expect 2 "bad value 'xml' for --format" err graph "$work/missing.txt" --format xml
 expect 1 "cannot read '$work/missing.txt': No such file" err graph "$work/missing.txt"
 expect 1 "cannot read '$work': Is a directory" err graph "$work"
+# a graph file is read bounded (256 MiB), not trusting st_size: /dev/zero
+# filled memory; a NUL byte is an error naming its place (the text after it
+# was silently ignored); a pipe is read as any file.
+expect 1 "^tjit graph: '/dev/zero': line 1, column 1: a NUL byte \(byte offset 0\) in text" err graph /dev/zero
+truncate -s 257M "$work/huge.txt"
+expect 1 "^tjit graph: cannot read '$work/huge\.txt': larger than 256 MiB, the most a text file may hold" err graph "$work/huge.txt"
+rm -f "$work/huge.txt"
+yes 2>/dev/null | "$tjit" graph /dev/stdin >"$work/out" 2>"$work/err"
+grep -q "^tjit graph: cannot read '/dev/stdin': larger than 256 MiB, the most a text file may hold" "$work/err" ||
+    { echo "FAIL: tjit graph read an endless pipe without a bound" >&2; sed 's/^/  stderr: /' "$work/err" | head -n 3 >&2; failures=$((failures + 1)); }
+printf 'graph(%%x : f32[2]):\n    %%neg = aten.neg.default(%%x)\n  \0  return (%%neg,)\n' >"$work/nul.txt"
+expect 1 "^tjit graph: '$work/nul\.txt': line 3, column 3: a NUL byte \(byte offset 54\) in text" err graph "$work/nul.txt"
+printf 'graph(%%x : f32[2]):\n    return (%%x,)\n' | "$tjit" graph /dev/stdin >"$work/out" 2>"$work/err"
+grep -q '^    return (%x,)' "$work/out" || { echo "FAIL: tjit graph /dev/stdin did not read a pipe" >&2; failures=$((failures + 1)); }
 expect 2 "bad value 'bad' for --kind" err ops --kind bad
 expect 2 'usage: tjit ops' err ops --kind bad
 expect 2 "bad value 'foo' for --table \(core\)" err decomps --table foo
@@ -166,6 +204,9 @@ expect 1 "^FAIL $work/empty: no conformance case" out conform "$work/empty"
 expect 1 '0 passed, 1 failed' out conform "$work/empty/"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance"
 expect 0 '^[1-9][0-9]* passed, 0 failed' out conform "$shared/conformance/cases"
+# a case.json is read as graph text is, bounded and refusing a NUL byte
+mkdir -p "$work/zero-cases/zero" && ln -s /dev/zero "$work/zero-cases/zero/case.json"
+expect 1 "^FAIL zero: case\.json: '$work/zero-cases/zero/case\.json': line 1, column 1: a NUL byte" out conform "$work/zero-cases"
 # no PATH at all is named, as every command's missing operand is
 expect 2 '^tjit conform: missing a PATH' err conform
 expect 2 '^tjit conform: missing a PATH' err conform -v

@@ -227,3 +227,70 @@ Test(io_errors, a_save_to_a_fifo_writes_into_it_and_one_through_a_link_keeps_the
     remove(fifo), remove(link), remove(real);
     rmdir(dir);
 }
+
+/* A pipe holding `bytes`, its writing end closed, by a path that opens it. */
+static const char *pipe_holding(const char *bytes, size_t n)
+{
+    static char path[64];
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(write(fds[1], bytes, n), (ssize_t)n);
+    close(fds[1]);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+    return path;
+}
+
+Test(io_errors, read_text_file_takes_up_to_its_limit_from_a_file_and_a_pipe)
+{
+    const char sixteen[] = "0123456789abcdef";
+    const char *paths[] = {temp_file("t16"), NULL};
+    write_bytes(paths[0], sixteen, 16);
+    paths[1] = pipe_holding(sixteen, 16);
+    for (int i = 0; i < 2; i++) {
+        size_t n = 99;
+        char *text = tj_read_text_file(paths[i], "who", 16, &n);
+        cr_assert_not_null(text, "%s: %s", paths[i], tj_last_error());
+        cr_expect_eq(n, 16);
+        cr_expect_str_eq(text, sixteen);
+        tj_free_file(text, n);
+    }
+}
+
+Test(io_errors, read_text_file_refuses_one_byte_past_its_limit_without_trusting_st_size)
+{
+    const char *paths[] = {temp_file("t17"), pipe_holding("0123456789abcdefg", 17)};
+    write_bytes(paths[0], "0123456789abcdefg", 17);
+    char want[256];
+    for (int i = 0; i < 2; i++) {
+        size_t n = 99;
+        cr_assert_null(tj_read_text_file(paths[i], "who", 16, &n));
+        cr_expect_eq(n, 0);
+        cr_expect_eq(tj_last_status(), TJ_ERR_IO);
+        snprintf(want, sizeof want, "who: cannot read '%s': larger than 16 bytes, the most a text file may hold", paths[i]);
+        cr_expect_str_eq(tj_last_error(), want);
+    }
+}
+
+Test(io_errors, read_text_file_names_the_place_of_a_nul_byte)
+{
+    const char *path = temp_file("nul");
+    write_bytes(path, "ab\ncd\nef\0gh", 11);
+    size_t n = 99;
+    cr_assert_null(tj_read_text_file(path, "who", 1 << 20, &n));
+    cr_expect_eq(tj_last_status(), TJ_ERR_PARSE);
+    char want[256];
+    snprintf(want, sizeof want, "who: '%s': line 3, column 3: a NUL byte (byte offset 8) in text", path);
+    cr_expect_str_eq(tj_last_error(), want);
+}
+
+Test(io_errors, read_text_file_of_a_directory_or_a_missing_file_says_why)
+{
+    size_t n;
+    char want[256];
+    cr_assert_null(tj_read_text_file("/tmp", "who", 1 << 20, &n));
+    cr_expect_str_eq(tj_last_error(), "who: cannot read '/tmp': Is a directory");
+    const char *missing = temp_file("missing");
+    cr_assert_null(tj_read_text_file(missing, "who", 1 << 20, &n));
+    snprintf(want, sizeof want, "who: cannot read '%s': No such file or directory", missing);
+    cr_expect_str_eq(tj_last_error(), want);
+}

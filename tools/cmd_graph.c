@@ -1,54 +1,20 @@
 /* tjit graph FILE [--format text|dot|json] */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "runtime/internal.h"
 #include "tjit/tjit.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit graph FILE [--format text|dot|json]\n\n"
                "Reads a graph in tjit's FX-style text form (as `tjit trace` prints it) and\n"
-               "writes it as text (default), Graphviz DOT (`| dot -Tsvg > g.svg`) or JSON.\n");
-}
-
-/* The whole file as a string; NULL with errno set when it cannot be read
- * (a directory opens, then fails to read: EISDIR). */
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    char chunk[65536];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n + 1 > cap) {
-            cap = (len + n + 1) * 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        memcpy(buf + len, chunk, n);
-        len += n;
-    }
-    if (ferror(f)) {
-        int err = errno;
-        free(buf);
-        fclose(f);
-        errno = err;
-        return NULL;
-    }
-    fclose(f);
-    if (!buf) buf = calloc(1, 1);
-    else buf[len] = 0;
-    return buf;
+               "writes it as text (default), Graphviz DOT (`| dot -Tsvg > g.svg`) or JSON.\n"
+               "FILE may be a pipe or /dev/stdin; it must hold text (a NUL byte is an error\n"
+               "naming its place) of at most 256 MiB.\n");
 }
 
 int cmd_graph(int argc, char **argv)
@@ -67,13 +33,16 @@ int cmd_graph(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char *text = read_file(argv[optind]);
+    /* bounded (/dev/zero would fill memory) and without a NUL byte, where
+     * tj_graph_parse's C string would end, ignoring the rest */
+    size_t len;
+    char *text = tj_read_text_file(argv[optind], "tjit graph", TJ_TEXT_FILE_MAX, &len);
     if (!text) {
-        fprintf(stderr, "tjit graph: cannot read '%s': %s\n", argv[optind], strerror(errno));
+        fprintf(stderr, "%s\n", tj_last_error());
         return 1;
     }
     tj_graph *g = tj_graph_parse(text);
-    free(text);
+    tj_free_file(text, len);
     if (!g) {
         fprintf(stderr, "tjit graph: %s: %s\n", argv[optind], tj_last_error());
         return 1;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +27,10 @@ static void train_usage(FILE *f)
                "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'. --native compiles\n"
                "the replayed plans' fused elementwise steps to machine code with the system C\n"
                "compiler (tj_compile_options.native_code, as `tjit bench --native`; cached per\n"
-               "user); when it cannot be built, training stops with the reason.\n\n"
+               "user); when it cannot be built, training stops with the reason. --save writes\n"
+               "FILE through a temporary file renamed over it; when that fails after training\n"
+               "(a full disk), the parameters go to tjit-train-MODEL-PID.safetensors in the\n"
+               "current folder, else in $TMPDIR or /tmp, stderr says where, and it exits 1.\n\n"
                "defaults: --epochs 1 --batch-size 64 --mode traced --threads (all cores) --seed 0\n");
 }
 
@@ -69,6 +73,37 @@ static const model_def *classifier_arg(const char *cmd, int argc, char **argv)
         fprintf(stderr, "tjit %s: %s is not a Fashion-MNIST model (mlp or cnn)\n\n", cmd, def->id);
     else return def;
     return NULL;
+}
+
+/* Saves the trained parameters to `path` (through a temporary file renamed
+ * over it: a failed write leaves no truncated file there). When that fails
+ * at the end of a run (a full disk, /dev/full, a folder removed meanwhile),
+ * they go to a new file tjit-train-MODEL-PID.safetensors in the current
+ * folder, else in $TMPDIR (/tmp without it), never replacing a file, and
+ * stderr says where: the run is not lost at its last step. Returns the exit
+ * status: 0 when saved to `path`, 1 otherwise, saved elsewhere or not. */
+static int save_or_rescue(const model *m, const char *path)
+{
+    if (model_save(m, path) == TJ_OK) {
+        printf("saved parameters to %s\n", path);
+        return 0;
+    }
+    fprintf(stderr, "tjit train: %s\n", tj_last_error());
+    const char *tmpdir = getenv("TMPDIR");
+    const char *dirs[] = {".", tmpdir && *tmpdir ? tmpdir : "/tmp"};
+    char rescue[PATH_MAX];
+    struct stat sb;
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        int n = snprintf(rescue, sizeof rescue, "%s/tjit-train-%s-%ld.safetensors", dirs[i], m->def->id, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof rescue || lstat(rescue, &sb) == 0) continue;
+        if (model_save(m, rescue) == TJ_OK) {
+            fprintf(stderr, "tjit train: the trained parameters are saved to '%s' instead\n", rescue);
+            return 1;
+        }
+        fprintf(stderr, "tjit train: %s\n", tj_last_error());
+    }
+    fprintf(stderr, "tjit train: the trained parameters could not be saved anywhere\n");
+    return 1;
 }
 
 int cmd_train(int argc, char **argv)
@@ -160,12 +195,12 @@ int cmd_train(int argc, char **argv)
         printf("native code: %d runs of %d elementwise calls in the training step\n", st.n_native_segments,
                st.n_native_calls);
     }
-    if (save && model_save(&m, save) != TJ_OK) goto fail;
-    if (save) printf("saved parameters to %s\n", save);
+    rc = save ? save_or_rescue(&m, save) : 0; /* says itself what failed */
     printf("test accuracy: %.4f\n", accuracy);
-    rc = 0;
+    goto done;
 fail:
-    if (rc) fprintf(stderr, "tjit train: %s\n", tj_last_error());
+    fprintf(stderr, "tjit train: %s\n", tj_last_error());
+done:
     runner_free(r);
     model_free(&m);
 fail_model:

@@ -230,11 +230,13 @@ tj_case_result tj_conform_decode_case(const char *dir, tj_conform_case *d, char 
     memset(d, 0, sizeof *d);
     snprintf(path, sizeof path, "%s/case.json", dir);
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_DECODE_ANY, &jerr);
-    if (!root) {
-        snprintf(why, n, "cannot read %s: %s (line %d)", path, jerr.text, jerr.line);
-        return TJ_CASE_FAIL;
-    }
+    size_t len;
+    char *text = tj_read_text_file(path, "case.json", TJ_TEXT_FILE_MAX, &len); /* bounded, unlike json_load_file */
+    json_t *root = text ? json_loadb(text, len, JSON_DECODE_ANY, &jerr) : NULL;
+    tj_free_file(text, len);
+    if (!text) snprintf(why, n, "%s", tj_last_error());
+    else if (!root) snprintf(why, n, "cannot read %s: %s (line %d)", path, jerr.text, jerr.line);
+    if (!root) return TJ_CASE_FAIL;
     tj_case_result result = TJ_CASE_FAIL;
     const char *opname = json_string_value(json_object_get(root, "op"));
     json_t *args = json_object_get(root, "args");
