@@ -162,7 +162,10 @@ int cmd_train(int argc, char **argv)
     runner *r = NULL;
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)train.n);
     int rc = 1;
-    if (model_create(def, seed, &m) != TJ_OK) goto fail_model;
+    if (model_create(def, seed, &m) != TJ_OK) {
+        fprintf(stderr, "tjit train: %s\n", tj_last_error());
+        goto free_data;
+    }
     if (!idx || !(r = runner_new(&m, mode, native_code))) goto fail;
     printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu\n", def->id,
            (long long)train.n, run_mode_name(mode), native_code && mode != MODE_EAGER ? " with native code" : "", batch,
@@ -203,8 +206,7 @@ fail:
 done:
     runner_free(r);
     model_free(&m);
-fail_model:
-    if (rc && !r && !m.def) fprintf(stderr, "tjit train: %s\n", tj_last_error());
+free_data:
     free(idx);
     fashion_mnist_free(&train);
     fashion_mnist_free(&test);
