@@ -114,6 +114,13 @@ Test(fuse_pointwise, the_profiler_names_the_fused_step_after_its_operators)
     cr_assert_eq(tj_plan_profile_print(p, f), TJ_OK);
     fclose(f);
     cr_expect(strstr(buf, "fused pointwise (aten::mul.Tensor, aten::add.Scalar, aten::exp, ...)") != NULL, "%s", buf);
+    /* the name column fits that label (69 characters): every line up to the
+     * totals is as long as the first rule, columns aligned */
+    size_t width = strcspn(buf, "\n");
+    int lines = 0;
+    for (const char *line = buf; strncmp(line, "Runs:", 5) != 0; line += strcspn(line, "\n") + 1, lines++)
+        cr_expect_eq(strcspn(line, "\n"), width, "line %d: %s", lines, buf);
+    cr_expect_geq(lines, 5, "%s", buf);
     free(buf);
     tj_plan_free(p);
     /* no_fusion turns it off */

@@ -70,6 +70,13 @@ typedef struct op_row {
     double flops, bytes;
 } op_row;
 
+/* The table's rule, its first column name_width wide. */
+static void print_rule(FILE *f, int name_width)
+{
+    for (int i = 0; i < name_width; i++) fputc('-', f);
+    fputs("  --------  ------------  -------  ------------  -----------------\n", f);
+}
+
 static int by_time(const void *a, const void *b)
 {
     const op_row *x = a, *y = b;
@@ -102,10 +109,14 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
     }
     pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
     qsort(rows, (size_t)n_rows, sizeof *rows, by_time);
-    static const char rule[] = "--------------------------------------------  --------  ------------  -------  ------------  "
-                               "-----------------\n";
-    fprintf(f, "%s%-44s  %8s  %12s  %7s  %12s  %17s\n%s", rule, "Name", "Calls", "Total ms", "% run", "Avg us",
-            "Throughput", rule);
+    /* the name column fits the longest label: a fused step's names the first operators it runs */
+    int name_width = 44;
+    for (int r = 0; r < n_rows; r++)
+        if ((int)strlen(rows[r].label) > name_width) name_width = (int)strlen(rows[r].label);
+    print_rule(f, name_width);
+    fprintf(f, "%-*s  %8s  %12s  %7s  %12s  %17s\n", name_width, "Name", "Calls", "Total ms", "% run", "Avg us",
+            "Throughput");
+    print_rule(f, name_width);
     int64_t kernels_ns = 0;
     for (int r = 0; r < n_rows; r++) {
         const op_row *w = &rows[r];
@@ -113,12 +124,13 @@ tj_status tj_plan_profile_print(const tj_plan *p, FILE *f)
         char thr[32] = "";
         if (w->flops > 0 && sec > 0) snprintf(thr, sizeof thr, "%.2f GFLOP/s", w->flops / sec * 1e-9);
         else if (w->bytes > 0 && sec > 0) snprintf(thr, sizeof thr, "%.2f GB/s", w->bytes / sec * 1e-9);
-        fprintf(f, "%-44s  %8lld  %12.3f  %6.1f%%  %12.3f  %17s\n", w->label, (long long)w->calls, (double)w->ns * 1e-6,
+        fprintf(f, "%-*s  %8lld  %12.3f  %6.1f%%  %12.3f  %17s\n", name_width, w->label, (long long)w->calls, (double)w->ns * 1e-6,
                 run_ns ? 100.0 * (double)w->ns / (double)run_ns : 0.0, w->calls ? (double)w->ns * 1e-3 / (double)w->calls : 0.0,
                 thr);
         kernels_ns += w->ns;
     }
-    fprintf(f, "%sRuns: %lld, run time total %.3f ms (kernels %.3f ms, %.1f%%), %.3f ms per run\n", rule, (long long)runs,
+    print_rule(f, name_width);
+    fprintf(f, "Runs: %lld, run time total %.3f ms (kernels %.3f ms, %.1f%%), %.3f ms per run\n", (long long)runs,
             (double)run_ns * 1e-6, (double)kernels_ns * 1e-6, run_ns ? 100.0 * (double)kernels_ns / (double)run_ns : 0.0,
             runs ? (double)run_ns * 1e-6 / (double)runs : 0.0);
     tj_free(rows, rows_bytes);
