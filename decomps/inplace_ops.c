@@ -21,14 +21,7 @@ static tj_status write_back(const tj_op *op, const tj_value *args, tj_tensor *r,
     if (self->numel != 0 && tj_may_self_overlap(self)) {
         bool one_value = tj_inplace_writes_one_value(op, op->nargs > 1 && args[1].kind == TJ_V_INT ? args[1].u.i : 0,
                                                      self->ndim, self->shape, self->strides);
-        for (int d = 0; d < self->ndim && dst && r; d++) {
-            if (self->strides[d] != 0 || self->shape[d] == 1) continue;
-            dst = tj_slice(dst, d, true, 0, true, 1, 1);
-            int rd = d - (self->ndim - r->ndim);
-            if (rd >= 0 && r->shape[rd] > 1) r = tj_slice(r, rd, true, 0, true, 1, 1);
-        }
-        if (!dst || !r) return tj_last_status();
-        bool other_overlap = tj_may_self_overlap(dst);
+        bool other_overlap = tj_layout_may_self_overlap(self->ndim, self->shape, self->strides, true);
         if (other_overlap || !one_value) {
             char shape[160], strides[160];
             return tj_error(TJ_ERR_UNSUPPORTED, "%s: the decomposition cannot write a self of shape %s and strides %s "
@@ -38,6 +31,13 @@ static tj_status write_back(const tj_op *op, const tj_value *args, tj_tensor *r,
                             other_overlap ? "other than along broadcast (stride-0) dims"
                                           : "with values that differ along its broadcast (stride-0) dims", op->name);
         }
+        for (int d = 0; d < self->ndim && dst && r; d++) {
+            if (self->strides[d] != 0 || self->shape[d] == 1) continue;
+            dst = tj_slice(dst, d, true, 0, true, 1, 1);
+            int rd = d - (self->ndim - r->ndim);
+            if (rd >= 0 && r->shape[rd] > 1) r = tj_slice(r, rd, true, 0, true, 1, 1);
+        }
+        if (!dst || !r) return tj_last_status();
     }
     if (!tj_copy_(dst, r)) return tj_last_status();
     outs[0] = tj_v_tensor(self);

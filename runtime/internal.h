@@ -367,8 +367,9 @@ void tj_tensor_reader_swap(tj_tensor_reader *fn, void **ctx);
 /** Tells this thread's tensor reader, if any, that `who` read t's geometry. */
 void tj_note_geometry_read(const tj_tensor *t, const char *who);
 /** Asks this thread's tensor reader, if any, whether `who` may read or
- * write t's values past the dispatcher: TJ_OK, or the reader's error. */
-tj_status tj_check_read_past_dispatch(const tj_tensor *t, const char *who);
+ * write the values of ts[0..n) (NULL entries skipped) past the dispatcher:
+ * TJ_OK, or the reader's first error. */
+tj_status tj_check_read_past_dispatch(tj_tensor *const *ts, int n, const char *who);
 /** New tensor described by `m` (alias ignored): contiguous storage, or none
  * when `fake`. NULL on failure (error set). */
 tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);
@@ -390,6 +391,10 @@ void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);
 /** True unless t's layout provably gives every element its own location
  * (false for an empty tensor; true for broadcast stride-0 dims). */
 bool tj_may_self_overlap(const tj_tensor *t);
+/** tj_may_self_overlap of a layout (ndim each); with except_broadcast, only
+ * overlaps other than along broadcast (stride-0) dims count (an expanded
+ * tensor's do not). */
+bool tj_layout_may_self_overlap(int ndim, const int64_t *shape, const int64_t *strides, bool except_broadcast);
 /** How the storage bytes two tensors touch overlap, as ATen's
  * get_overlap_status (ATen/MemoryOverlap.cpp) but conservative where it
  * answers "too hard": NONE is proven. */

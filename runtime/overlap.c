@@ -125,16 +125,22 @@ bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b)
     return a_begin < b_end && b_begin < a_end;
 }
 
+bool tj_layout_may_self_overlap(int ndim, const int64_t *shape, const int64_t *strides, bool except_broadcast)
+{
+    tj_tensor t = {.ndim = ndim};
+    for (int d = 0; d < ndim; d++) {
+        t.shape[d] = except_broadcast && strides[d] == 0 ? 1 : shape[d];
+        t.strides[d] = strides[d];
+    }
+    return tj_may_self_overlap(&t);
+}
+
 bool tj_inplace_writes_one_value(const tj_op *op, int64_t dim, int ndim, const int64_t *shape,
                                  const int64_t *strides)
 {
     if (op == TJ_OPS(fill__Scalar) || op == TJ_OPS(zero_)) return true;
     if (op != TJ_OPS(index_fill__int_Scalar) && op != TJ_OPS(index_fill__int_Tensor)) return false;
-    tj_tensor narrowed = {.ndim = ndim}; /* the broadcast dims at size 1 */
-    for (int d = 0; d < ndim; d++) {
-        narrowed.shape[d] = strides[d] == 0 ? 1 : shape[d];
-        narrowed.strides[d] = strides[d];
-    }
     int64_t d = dim < 0 ? dim + ndim : dim;
-    return !tj_may_self_overlap(&narrowed) && (ndim == 0 || (d >= 0 && d < ndim && strides[d] != 0));
+    return !tj_layout_may_self_overlap(ndim, shape, strides, true) &&
+           (ndim == 0 || (d >= 0 && d < ndim && strides[d] != 0));
 }

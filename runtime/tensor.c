@@ -425,9 +425,12 @@ void tj_note_geometry_read(const tj_tensor *t, const char *who)
     if (tensor_reader && t) tensor_reader(tensor_reader_ctx, t, TJ_READ_GEOMETRY, who);
 }
 
-tj_status tj_check_read_past_dispatch(const tj_tensor *t, const char *who)
+tj_status tj_check_read_past_dispatch(tj_tensor *const *ts, int n, const char *who)
 {
-    return tensor_reader && t ? tensor_reader(tensor_reader_ctx, t, TJ_READ_PAST_DISPATCH, who) : TJ_OK;
+    tj_status st = TJ_OK;
+    for (int i = 0; tensor_reader && ts && i < n && st == TJ_OK; i++)
+        if (ts[i]) st = tensor_reader(tensor_reader_ctx, ts[i], TJ_READ_PAST_DISPATCH, who);
+    return st;
 }
 
 void *tj_tensor_data(const tj_tensor *t)

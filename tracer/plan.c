@@ -878,11 +878,9 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
 {
     if (!c) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL plan or context", who);
     /* inside make_fx, the steps below would be invisible to the trace */
-    for (int i = 0; inputs && i < n; i++)
-        if (tj_check_read_past_dispatch(inputs[i], who) != TJ_OK) return tj_last_status();
-    for (int k = 0; outputs && k < c->plan->n_outputs; k++)
-        if (tj_check_read_past_dispatch(outputs[k], who) != TJ_OK) return tj_last_status();
-    tj_status st = enter_constant_writer(c->plan, who);
+    tj_status st = tj_check_read_past_dispatch(inputs, n, who);
+    if (st == TJ_OK) st = tj_check_read_past_dispatch(outputs, c->plan->n_outputs, who);
+    if (st == TJ_OK) st = enter_constant_writer(c->plan, who);
     if (st != TJ_OK) return st;
     st = run_bound(c, inputs, n, outputs, who);
     leave_constant_writer(c->plan);

@@ -144,12 +144,7 @@ static int current(fz *z, int v)
 static bool traced_overlap(const fz *z, int v, bool broadcast_only)
 {
     const tj_gvalue *g = &z->old->values[v];
-    tj_tensor t = {.ndim = g->ndim};
-    for (int d = 0; d < g->ndim; d++) {
-        t.shape[d] = broadcast_only && g->strides[d] == 0 ? 1 : g->shape[d];
-        t.strides[d] = g->strides[d];
-    }
-    return tj_may_self_overlap(&t);
+    return tj_layout_may_self_overlap(g->ndim, g->shape, g->strides, broadcast_only);
 }
 
 /* Whether dim d of old expand call `node`'s result is a broadcast dim: new
