@@ -157,6 +157,13 @@ grep -q "^tjit train: tj_safetensors_save: cannot write '/dev/full': No space le
     { echo "FAIL: tjit train --save /dev/full did not say why the save failed" >&2; failures=$((failures + 1)); }
 grep -q '^test accuracy: ' "$work/out" || { echo "FAIL: tjit train with a failed save printed no accuracy" >&2; failures=$((failures + 1)); }
 expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$(ls "$work"/run/tjit-train-mlp-*.safetensors)"
+# a failed save after an epoch before the last: a warning, training goes on
+# (and the last one is rescued, in a file of its own)
+rm "$work"/run/tjit-train-mlp-*.safetensors
+expect 1 "^tjit train: warning: the checkpoint of epoch 1 is not saved \(tj_safetensors_save: cannot write '/dev/full'" err \
+    train mlp --threads 1 --data "$work/fmnist" --epochs 2 --save /dev/full
+grep -q '^epoch 2: test accuracy' "$work/out" || { echo "FAIL: a failed save stopped the training" >&2; failures=$((failures + 1)); }
+expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$(ls "$work"/run/tjit-train-mlp-*.safetensors)"
 # ... and in $TMPDIR when the current folder cannot take it (removed meanwhile)
 mkdir "$work/gone" && cd "$work/gone" && rmdir "$work/gone"
 TMPDIR="$work/tmp" expect 1 "^tjit train: the checkpoint \(trained parameters and optimiser state\) is saved to '$work/tmp/tjit-train-mlp-[0-9]+\.safetensors' instead" \
