@@ -43,7 +43,10 @@ const model_def *model_find(const char *id);
 tj_status model_create(const model_def *def, uint64_t seed, model *out);
 void model_free(model *m);
 /** Saves / loads the parameters as safetensors (names as in PyTorch's
- * state_dict: "fc1.weight", ...). Loading checks every name, dtype and shape. */
+ * state_dict: "fc1.weight", ...; defined in checkpoint.c). Loading checks
+ * every name, dtype and shape and changes nothing on error; it reads a
+ * training checkpoint's parameters too (its "optimizer." tensors skipped,
+ * its "model" metadata checked; see checkpoint.h for the errors). */
 tj_status model_save(const model *m, const char *path);
 tj_status model_load(model *m, const char *path);
 

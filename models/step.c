@@ -27,6 +27,12 @@ tj_status train_state_init(const model *m, train_state *s)
     return TJ_OK;
 }
 
+const char *train_state_key(const model *m, int i)
+{
+    static const char *adamw[] = {"exp_avg", "exp_avg_sq", "step"};
+    return uses_adamw(m) ? adamw[i / m->n_params] : "momentum_buffer";
+}
+
 void train_state_free(train_state *s)
 {
     for (int i = 0; i < s->n; i++) tj_tensor_release(s->tensors[i]);

@@ -22,6 +22,10 @@ typedef struct train_state {
 } train_state;
 
 tj_status train_state_init(const model *m, train_state *s);
+/** The key of state tensor i in a PyTorch optimizer state_dict's per-parameter
+ * state: "momentum_buffer" (SGD); "exp_avg", "exp_avg_sq", "step" (AdamW).
+ * Its parameter is m->params[i % m->n_params]. */
+const char *train_state_key(const model *m, int i);
 void train_state_free(train_state *s);
 
 /** Number of inputs of a step: params (+ state + y for training) + x. */

@@ -68,6 +68,8 @@ void runner_free(runner *r)
     free(r);
 }
 
+train_state *runner_state(runner *r) { return &r->state; }
+
 /* The plan for (kind, batch), traced in fake mode and compiled on first use. */
 static tj_plan *plan_for(runner *r, step_kind kind, int64_t batch)
 {
@@ -175,6 +177,28 @@ void shuffle_indices(int64_t *idx, int64_t n, uint64_t seed, int epoch)
         idx[i] = idx[j];
         idx[j] = t;
     }
+}
+
+tj_status train_epoch(runner *r, const fashion_mnist *d, int64_t batch, uint64_t seed, int epoch, batch_done_fn on_batch,
+                      void *ctx)
+{
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+    if (!idx) return tj_error(TJ_ERR_OUT_OF_MEMORY, "train_epoch: out of memory for %lld indices", (long long)d->n);
+    shuffle_indices(idx, d->n, seed, epoch);
+    int64_t n_batches = (d->n + batch - 1) / batch;
+    tj_status st = TJ_OK;
+    for (int64_t b = 0; b < n_batches && st == TJ_OK; b++) {
+        int64_t start = b * batch, n = d->n - start < batch ? d->n - start : batch;
+        tj_scope *scope = tj_scope_begin();
+        tj_tensor *x, *y;
+        double loss = 0;
+        st = make_batch(r->m, d, idx + start, n, &x, &y);
+        if (st == TJ_OK) st = runner_train_step(r, x, y, &loss);
+        tj_scope_end(scope);
+        if (st == TJ_OK && on_batch) on_batch(ctx, b + 1, n_batches, start + n, loss);
+    }
+    free(idx);
+    return st;
 }
 
 tj_status evaluate(runner *r, const fashion_mnist *test, double *accuracy)

@@ -27,6 +27,9 @@ typedef struct runner runner;
  * the loops unnoticed. NULL on out of memory. */
 runner *runner_new(model *m, run_mode mode, bool native_code);
 void runner_free(runner *r);
+/** The runner's optimiser state (step.h), which its steps read and update
+ * in place: a checkpoint saves it and loads into it. Borrowed. */
+train_state *runner_state(runner *r);
 /** One training step on (x, y); writes the loss value. Updates the model's
  * parameters and the runner's optimiser state in place. */
 tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss);
@@ -40,6 +43,17 @@ tj_status runner_train_stats(runner *r, int64_t batch, tj_plan_statistics *out);
 tj_status make_batch(const model *m, const fashion_mnist *d, const int64_t *idx, int64_t n, tj_tensor **x, tj_tensor **y);
 /** A permutation of 0..n-1 from (seed, epoch) (Fisher-Yates on splitmix64). */
 void shuffle_indices(int64_t *idx, int64_t n, uint64_t seed, int epoch);
+/** Called after each step of train_epoch: steps done of `total`, samples
+ * done, and the step's loss. */
+typedef void (*batch_done_fn)(void *ctx, int64_t done, int64_t total, int64_t samples, double loss);
+/** One epoch of training on d: the batches of `batch` samples (the last one
+ * smaller when batch does not divide d->n) in the order of
+ * shuffle_indices(seed, epoch), a step each; on_batch (may be NULL) after
+ * each. The order depends on (seed, epoch) only, so that a run resumed at
+ * an epoch sees the batches an uninterrupted run would. Errors: those of
+ * runner_train_step, TJ_ERR_OUT_OF_MEMORY. */
+tj_status train_epoch(runner *r, const fashion_mnist *d, int64_t batch, uint64_t seed, int epoch, batch_done_fn on_batch,
+                      void *ctx);
 /** Fraction of the test set classified correctly, in batches of 1000. */
 tj_status evaluate(runner *r, const fashion_mnist *test, double *accuracy);
 

@@ -16,6 +16,9 @@ struct tj_safetensors {
     size_t cap; /* entries of names and tensors */
     char **names;
     tj_tensor **tensors;
+    int n_meta;
+    size_t meta_cap; /* entries of meta_keys and meta_values */
+    char **meta_keys, **meta_values;
 };
 
 static const char *st_dtype_name(tj_dtype d)
@@ -41,8 +44,14 @@ void tj_safetensors_free(tj_safetensors *f)
         tj_free_str(f->names[i]);
         tj_tensor_release(f->tensors[i]);
     }
+    for (int i = 0; i < f->n_meta; i++) {
+        tj_free_str(f->meta_keys[i]);
+        tj_free_str(f->meta_values[i]);
+    }
     tj_free(f->names, sizeof *f->names * f->cap);
     tj_free(f->tensors, sizeof *f->tensors * f->cap);
+    tj_free(f->meta_keys, sizeof *f->meta_keys * f->meta_cap);
+    tj_free(f->meta_values, sizeof *f->meta_values * f->meta_cap);
     tj_free(f, sizeof *f);
 }
 
@@ -58,6 +67,18 @@ tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name)
     for (int i = 0; name && i < f->n; i++)
         if (!strcmp(f->names[i], name)) return f->tensors[i];
     tj_error(TJ_ERR_NOT_FOUND, "safetensors: no tensor named '%s'", name ? name : "(null)");
+    return NULL;
+}
+
+const char *tj_safetensors_metadata(const tj_safetensors *f, const char *key)
+{
+    if (!f) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_metadata: NULL file");
+        return NULL;
+    }
+    for (int i = 0; key && i < f->n_meta; i++)
+        if (!strcmp(f->meta_keys[i], key)) return f->meta_values[i];
+    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no __metadata__ entry '%s'", key ? key : "(null)");
     return NULL;
 }
 
@@ -100,15 +121,29 @@ static tj_status check_tiling(const tj_safetensors *f, span *spans, uint64_t dat
     return TJ_OK;
 }
 
-/* "__metadata__": an object of strings (the format's free-form text map). */
-static tj_status check_metadata(json_t *meta)
+/* "__metadata__": an object of strings (the format's free-form text map),
+ * copied into f. */
+static tj_status read_metadata(tj_safetensors *f, json_t *meta)
 {
     if (!json_is_object(meta)) return tj_error(TJ_ERR_PARSE, WHO ": __metadata__ is not an object of strings");
+    size_t cap = json_object_size(meta) ? json_object_size(meta) : 1;
+    f->meta_keys = tj_alloc(sizeof *f->meta_keys * cap);
+    f->meta_values = tj_alloc(sizeof *f->meta_values * cap);
+    f->meta_cap = cap;
+    if (!f->meta_keys || !f->meta_values) return tj_oom(WHO, sizeof *f->meta_keys * cap);
     const char *key;
     json_t *val;
     json_object_foreach(meta, key, val) {
         if (!json_is_string(val))
             return tj_error(TJ_ERR_PARSE, WHO ": __metadata__ entry '%s' is not a string", key);
+        /* the value is freed with the key when its copy fails: no pair half made */
+        char *k = tj_strdup(key, WHO), *v = k ? tj_strdup(json_string_value(val), WHO) : NULL;
+        if (!v) {
+            tj_free_str(k);
+            return tj_last_status();
+        }
+        f->meta_keys[f->n_meta] = k;
+        f->meta_values[f->n_meta++] = v;
     }
     return TJ_OK;
 }
@@ -164,7 +199,7 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
     json_t *val;
     json_object_foreach(root, key, val) {
         if (!strcmp(key, "__metadata__")) {
-            if (check_metadata(val) != TJ_OK) goto fail;
+            if (read_metadata(f, val) != TJ_OK) goto fail;
             continue;
         }
         tj_dtype dt;
@@ -264,12 +299,45 @@ static bool utf8_valid(const unsigned char *s)
     return true;
 }
 
+/* The "__metadata__" object of n string pairs, or NULL with the error. */
+static json_t *metadata_json(const char *const *keys, const char *const *values, int n)
+{
+    json_t *meta = json_object();
+    if (!meta) {
+        tj_oom("tj_safetensors_save", 0);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        bool utf8 = keys[i] && values[i] && utf8_valid((const unsigned char *)keys[i]) &&
+                    utf8_valid((const unsigned char *)values[i]);
+        const char *bad = !keys[i] || !values[i]         ? "is NULL"
+                          : !utf8                          ? "is not UTF-8"
+                          : json_object_get(meta, keys[i]) ? "is a duplicate"
+                                                           : NULL;
+        if (bad) {
+            json_decref(meta);
+            const char *key = keys[i] && utf8_valid((const unsigned char *)keys[i]) ? keys[i] : "?";
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: metadata entry %d ('%s') %s", i, key, bad);
+            return NULL;
+        }
+        json_t *v = json_string(values[i]);
+        if (!v || json_object_set_new_nocheck(meta, keys[i], v) != 0) {
+            json_decref(meta);
+            tj_oom("tj_safetensors_save", 0);
+            return NULL;
+        }
+    }
+    return meta;
+}
+
 /* The header object: every jansson call checked, so that no tensor goes
- * missing from it when jansson runs out of memory. */
-static json_t *header_json(const char *const *names, tj_tensor *const *tensors, int n)
+ * missing from it when jansson runs out of memory. The metadata (when there
+ * is any) comes first, as the format's reference writer puts it. */
+static json_t *header_json(const char *const *names, tj_tensor *const *tensors, int n, json_t *meta)
 {
     json_t *header = json_object();
-    if (!header) {
+    if (!header || (meta && json_object_set_nocheck(header, "__metadata__", meta) != 0)) {
+        json_decref(header);
         tj_oom("tj_safetensors_save", 0);
         return NULL;
     }
@@ -277,6 +345,7 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
     for (int i = 0; i < n; i++) {
         const char *bad = !names[i] || !names[i][0]                      ? "is unnamed"
                           : !utf8_valid((const unsigned char *)names[i]) ? "has a name that is not UTF-8"
+                          : !strcmp(names[i], "__metadata__")            ? "has the name the metadata takes"
                           : json_object_get(header, names[i])            ? "has a duplicate name"
                           : !tensors[i]                                  ? "is NULL"
                           : tensors[i]->fake                             ? "is fake (no data)"
@@ -335,10 +404,21 @@ static tj_status write_file(FILE *fp, void *ctx)
 
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n)
 {
-    if (n < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: negative tensor count %d", n);
-    if (!path || (n > 0 && (!names || !tensors)))
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names or tensors");
-    json_t *header = header_json(names, tensors, n);
+    return tj_safetensors_save_metadata(path, names, tensors, n, NULL, NULL, 0);
+}
+
+tj_status tj_safetensors_save_metadata(const char *path, const char *const *names, tj_tensor *const *tensors, int n,
+                                       const char *const *keys, const char *const *values, int n_meta)
+{
+    if (n < 0 || n_meta < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: negative %s count %d", n < 0 ? "tensor" : "metadata",
+                        n < 0 ? n : n_meta);
+    if (!path || (n > 0 && (!names || !tensors)) || (n_meta > 0 && (!keys || !values)))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: NULL path, names, tensors, keys or values");
+    json_t *meta = NULL;
+    if (n_meta > 0 && !(meta = metadata_json(keys, values, n_meta))) return tj_last_status();
+    json_t *header = header_json(names, tensors, n, meta);
+    json_decref(meta);
     if (!header) return tj_last_status();
     char *text = json_dumps(header, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(header);

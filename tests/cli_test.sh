@@ -108,19 +108,65 @@ for split in train t10k; do
     { printf '\0\0\10\3\0\0\0\2\0\0\0\34\0\0\0\34'; head -c 1568 /dev/zero; } | gzip >"$work/fmnist/$split-images-idx3-ubyte.gz"
     printf '\0\0\10\1\0\0\0\2\1\2' | gzip >"$work/fmnist/$split-labels-idx1-ubyte.gz"
 done
-expect 0 "^saved parameters to $work/p\.safetensors" out train mlp --threads 1 --data "$work/fmnist" --save "$work/p.safetensors"
+expect 0 "^saved the checkpoint of epoch 1 to $work/p\.safetensors" out train mlp --threads 1 --data "$work/fmnist" --save "$work/p.safetensors"
 expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/p.safetensors"
+# --resume: 1 epoch, then the 2nd from its checkpoint (its batch size and
+# seed taken from it; --save over the same file), gives the bytes of 2 epochs
+# in one run (parameters, momentum buffers, metadata) in every mode. Batches
+# of 1: two momentum steps an epoch.
+for mode in eager traced decomposed; do
+    run=(train mlp --threads 1 --data "$work/fmnist" --mode $mode)
+    expect 0 "^saved the checkpoint of epoch 2 to $work/whole\.st" out "${run[@]}" --batch-size 1 --epochs 2 --save "$work/whole.st"
+    grep -q "^saved the checkpoint of epoch 1 to $work/whole\.st" "$work/out" ||
+        { echo "FAIL: tjit train --save saved no checkpoint after epoch 1" >&2; failures=$((failures + 1)); }
+    expect 0 "^saved the checkpoint of epoch 1 to" out "${run[@]}" --batch-size 1 --epochs 1 --save "$work/part.st"
+    expect 0 "^resuming '$work/part\.st' at epoch 2 of 2" out "${run[@]}" --epochs 2 --resume "$work/part.st" --save "$work/part.st"
+    grep -q '^epoch 1' "$work/out" && { echo "FAIL: tjit train --resume ran epoch 1 again" >&2; failures=$((failures + 1)); }
+    cmp -s "$work/whole.st" "$work/part.st" ||
+        { echo "FAIL: $mode: 1 epoch + --resume differs from 2 epochs in one run" >&2; failures=$((failures + 1)); }
+done
+expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/whole.st"
+# a finished run: nothing to train, exit 0 (a re-run after a kill is safe)
+expect 0 "^'$work/whole\.st' has 2 epochs done, --epochs 2: nothing to train" out \
+    train mlp --threads 1 --data "$work/fmnist" --resume "$work/whole.st" --epochs 2 --save "$work/whole.st"
+cmp -s "$work/whole.st" "$work/part.st" || { echo "FAIL: a run with nothing to train changed its checkpoint" >&2; failures=$((failures + 1)); }
+# another batch size than the checkpoint's: used, with a warning
+expect 0 "warning: --batch-size 2, the checkpoint's is 1" err \
+    train mlp --threads 1 --data "$work/fmnist" --resume "$work/part.st" --epochs 3 --batch-size 2
+# refused before training, nothing written: another model's checkpoint, no file, a damaged file
+expect 1 "^tjit train: --resume: cnn: '$work/part\.st' is a checkpoint of mlp, not cnn" err \
+    train cnn --threads 1 --data "$work/fmnist" --resume "$work/part.st" --epochs 3 --save "$work/never.st"
+expect 1 "^tjit train: --resume: tj_safetensors_load: cannot open '$work/none\.st'" err \
+    train mlp --data "$work/fmnist" --resume "$work/none.st" --save "$work/never.st"
+head -c 100 "$work/part.st" >"$work/cut.st"
+expect 1 "^tjit train: --resume: tj_safetensors_load: '$work/cut\.st': header length [0-9]+ runs past the end" err \
+    train mlp --data "$work/fmnist" --resume "$work/cut.st" --save "$work/never.st"
+[ -e "$work/never.st" ] && { echo "FAIL: a refused --resume wrote its --save file" >&2; failures=$((failures + 1)); }
+[ -s "$work/out" ] && { echo "FAIL: a refused --resume trained" >&2; failures=$((failures + 1)); }
+# a parameter file without optimiser state (an older --save): a warm start
+"$tjit" bench mlp_b1 --runs 1 --threads 1 --quiet --export "$work/export" >/dev/null 2>&1 ||
+    { echo "FAIL: tjit bench --export" >&2; failures=$((failures + 1)); }
+expect 0 "warning: '$work/export/mlp\.safetensors' holds parameters only \(no optimiser state, no epoch count\): training from them with zero momentum buffers, from epoch 1" \
+    err train mlp --threads 1 --data "$work/fmnist" --resume "$work/export/mlp.safetensors"
+grep -q '^epoch 1: test accuracy' "$work/out" || { echo "FAIL: a warm start did not train epoch 1" >&2; failures=$((failures + 1)); }
 here=$PWD # relative paths below ($shared, $0) are taken from here
 cd "$work/run" || exit 1
-expect 1 "^tjit train: the trained parameters are saved to '\./tjit-train-mlp-[0-9]+\.safetensors' instead" err \
+expect 1 "^tjit train: the checkpoint \(trained parameters and optimiser state\) is saved to '\./tjit-train-mlp-[0-9]+\.safetensors' instead" err \
     train mlp --threads 1 --data "$work/fmnist" --save /dev/full
 grep -q "^tjit train: tj_safetensors_save: cannot write '/dev/full': No space left on device" "$work/err" ||
     { echo "FAIL: tjit train --save /dev/full did not say why the save failed" >&2; failures=$((failures + 1)); }
 grep -q '^test accuracy: ' "$work/out" || { echo "FAIL: tjit train with a failed save printed no accuracy" >&2; failures=$((failures + 1)); }
 expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$(ls "$work"/run/tjit-train-mlp-*.safetensors)"
+# a failed save after an epoch before the last: a warning, training goes on
+# (and the last one is rescued, in a file of its own)
+rm "$work"/run/tjit-train-mlp-*.safetensors
+expect 1 "^tjit train: warning: the checkpoint of epoch 1 is not saved \(tj_safetensors_save: cannot write '/dev/full'" err \
+    train mlp --threads 1 --data "$work/fmnist" --epochs 2 --save /dev/full
+grep -q '^epoch 2: test accuracy' "$work/out" || { echo "FAIL: a failed save stopped the training" >&2; failures=$((failures + 1)); }
+expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$(ls "$work"/run/tjit-train-mlp-*.safetensors)"
 # ... and in $TMPDIR when the current folder cannot take it (removed meanwhile)
 mkdir "$work/gone" && cd "$work/gone" && rmdir "$work/gone"
-TMPDIR="$work/tmp" expect 1 "^tjit train: the trained parameters are saved to '$work/tmp/tjit-train-mlp-[0-9]+\.safetensors' instead" \
+TMPDIR="$work/tmp" expect 1 "^tjit train: the checkpoint \(trained parameters and optimiser state\) is saved to '$work/tmp/tjit-train-mlp-[0-9]+\.safetensors' instead" \
     err train mlp --threads 1 --data "$work/fmnist" --save /dev/full
 cd "$here" || exit 1
 # and profile's --trace before the runs (it printed the table, then failed on the file)

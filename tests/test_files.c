@@ -96,6 +96,62 @@ Test(safetensors, malformed_files_are_rejected_with_a_reason)
     cr_expect_eq(tj_last_status(), TJ_ERR_IO);
 }
 
+Test(safetensors, metadata_round_trips_and_bad_entries_are_refused, .init = count_allocations)
+{
+    int64_t base = live_allocations();
+    tj_tensor *a = tj_zeros((int64_t[]){2}, 1, TJ_FLOAT32);
+    const char *path = tmp_path("meta.safetensors");
+    const char *keys[] = {"epoch", "note", "empty"}, *values[] = {"12", "caf\xc3\xa9 \"quoted\"", ""};
+    cr_assert_eq(tj_safetensors_save_metadata(path, (const char *[]){"a"}, &a, 1, keys, values, 3), TJ_OK, "%s",
+                 tj_last_error());
+    tj_safetensors *f = tj_safetensors_load(path);
+    cr_assert_not_null(f, "%s", tj_last_error());
+    cr_expect_eq(tj_safetensors_count(f), 1);
+    for (int i = 0; i < 3; i++) cr_expect_str_eq(tj_safetensors_metadata(f, keys[i]), values[i]);
+    cr_expect_null(tj_safetensors_metadata(f, "nope"));
+    cr_expect_eq(tj_last_status(), TJ_ERR_NOT_FOUND);
+    cr_expect(strstr(tj_last_error(), "no __metadata__ entry 'nope'"), "%s", tj_last_error());
+    cr_expect_null(tj_safetensors_metadata(NULL, "epoch"));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    tj_safetensors_free(f);
+    /* a file without metadata (tj_safetensors_save) answers no key */
+    cr_assert_eq(tj_safetensors_save(path, (const char *[]){"a"}, &a, 1), TJ_OK, "%s", tj_last_error());
+    f = tj_safetensors_load(path);
+    cr_assert_not_null(f, "%s", tj_last_error());
+    cr_expect_null(tj_safetensors_metadata(f, "epoch"));
+    tj_safetensors_free(f);
+    static const struct {
+        const char *keys[2], *values[2];
+        int n;
+        const char *needle;
+    } bad[] = {
+        {{"k", "k"}, {"1", "2"}, 2, "metadata entry 1 ('k') is a duplicate"},
+        {{NULL}, {"1"}, 1, "metadata entry 0 ('?') is NULL"},
+        {{"k"}, {NULL}, 1, "metadata entry 0 ('k') is NULL"},
+        {{"k"}, {"\xff"}, 1, "metadata entry 0 ('k') is not UTF-8"},
+        {{"\xc0\xaf"}, {"v"}, 1, "metadata entry 0 ('?') is not UTF-8"},
+        {{"k"}, {"v"}, -1, "negative metadata count -1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(tj_safetensors_save_metadata(path, (const char *[]){"a"}, &a, 1, bad[i].keys, bad[i].values, bad[i].n),
+                     TJ_ERR_INVALID_ARGUMENT, "case %zu", i);
+        cr_expect(strstr(tj_last_error(), bad[i].needle), "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
+    }
+    cr_expect_eq(tj_safetensors_save_metadata(path, (const char *[]){"a"}, &a, 1, NULL, NULL, 1), TJ_ERR_INVALID_ARGUMENT);
+    /* with metadata too, a tensor cannot take its key */
+    cr_expect_eq(tj_safetensors_save_metadata(path, (const char *[]){"__metadata__"}, &a, 1, keys, values, 1),
+                 TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "('__metadata__') has the name the metadata takes"), "%s", tj_last_error());
+    /* the refused saves left the file as it was */
+    f = tj_safetensors_load(path);
+    cr_assert_not_null(f, "%s", tj_last_error());
+    cr_expect_null(tj_safetensors_metadata(f, "k"));
+    tj_safetensors_free(f);
+    remove(path);
+    tj_tensor_release(a);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* Hostile files the format's reference reader (huggingface/safetensors:
  * README "Duplicate keys are disallowed", __metadata__ a text-to-text map,
  * validate(): sorted by offsets the tensors tile the data, else
@@ -132,6 +188,7 @@ Test(safetensors, duplicate_keys_bad_metadata_gaps_and_trailing_bytes_are_refuse
                                  "\"data_offsets\":[0,0]}," T4("a", 0, 4) "}", 4, -1);
     cr_assert_not_null(s, "%s", tj_last_error());
     cr_expect_eq(tj_safetensors_count(s), 2);
+    cr_expect_str_eq(tj_safetensors_metadata(s, "format"), "pt");
     tj_safetensors_free(s);
     /* from a file, the message names it */
     const char *path = tmp_path("gap.safetensors");

@@ -507,6 +507,8 @@ Test(hostile_safetensors, bad_save_arguments_are_refused_and_the_old_file_stays)
         {path, (const char *[]){"a"}, (tj_tensor *[]){NULL}, 1, TJ_ERR_INVALID_ARGUMENT, "('a') is NULL"},
         {path, (const char *[]){"a"}, (tj_tensor *[]){fake}, 1, TJ_ERR_INVALID_ARGUMENT, "fake"},
         {path, (const char *[]){"\xff\xfe"}, (tj_tensor *[]){a}, 1, TJ_ERR_INVALID_ARGUMENT, "UTF-8"},
+        /* the header key of the metadata: a reader would take the tensor for it */
+        {path, (const char *[]){"__metadata__"}, (tj_tensor *[]){a}, 1, TJ_ERR_INVALID_ARGUMENT, "the name the metadata takes"},
         {"/nonexistent-dir/x.safetensors", (const char *[]){"a"}, (tj_tensor *[]){a}, 1, TJ_ERR_IO, "cannot create"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

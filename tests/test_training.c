@@ -1,11 +1,13 @@
 /* The three training modes (eager, traced, decomposed) from one seed give the
- * same losses and parameters, to within float32 round-off. */
+ * same losses and parameters, to within float32 round-off; a run resumed
+ * from a checkpoint gives the bits of an uninterrupted one. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "models/checkpoint.h"
 #include "models/trainer.h"
 
 #define STEPS 4
@@ -127,3 +129,98 @@ Test(training, native_code_that_cannot_be_built_fails_the_step)
     fashion_mnist_free(&d);
     rmdir(dir);
 }
+
+/* Resuming: 2 epochs in one run give the bits of 1 epoch, a checkpoint, and
+ * the 2nd epoch in new objects (another init, plans compiled before the
+ * load), in each mode. 40 samples in batches of 16: 3 steps an epoch, the
+ * last one of 8 (a second plan), shuffled per epoch. */
+#define RESUME_SEED 5
+#define RESUME_BATCH 16
+
+static void train_epochs(runner *r, const fashion_mnist *d, int first, int last)
+{
+    for (int e = first; e <= last; e++)
+        cr_assert_eq(train_epoch(r, d, RESUME_BATCH, RESUME_SEED, e, NULL, NULL), TJ_OK, "epoch %d: %s", e, tj_last_error());
+}
+
+/* Whether every parameter and state tensor of (a, sa) and (b, sb) has the same bits. */
+static bool same_bits(const model *a, const train_state *sa, const model *b, const train_state *sb)
+{
+    bool same = sa->n == sb->n;
+    for (int i = 0; same && i < a->n_params + sa->n; i++) {
+        const tj_tensor *x = i < a->n_params ? a->params[i] : sa->tensors[i - a->n_params];
+        const tj_tensor *y = i < a->n_params ? b->params[i] : sb->tensors[i - a->n_params];
+        same = tj_tensor_numel(x) == tj_tensor_numel(y) &&
+               !memcmp(tj_tensor_data(x), tj_tensor_data(y), sizeof(float) * (size_t)tj_tensor_numel(x));
+    }
+    return same;
+}
+
+/* A model trained from the checkpoint at `path` for epoch 2; with
+ * zero_momentum, its loaded momentum buffers are zeroed first. */
+static runner *resumed(const char *model_id, run_mode mode, const char *path, const fashion_mnist *d, bool zero_momentum,
+                       model *m)
+{
+    cr_assert_eq(model_create(model_find(model_id), 99, m), TJ_OK, "%s", tj_last_error());
+    runner *r = runner_new(m, mode, false);
+    cr_assert_not_null(r, "%s", tj_last_error());
+    tj_plan_statistics st;
+    if (mode != MODE_EAGER) cr_assert_eq(runner_train_stats(r, RESUME_BATCH, &st), TJ_OK, "%s", tj_last_error());
+    checkpoint_info info;
+    bool resumable = false;
+    cr_assert_eq(checkpoint_load(m, runner_state(r), path, &info, &resumable), TJ_OK, "%s", tj_last_error());
+    cr_expect(resumable);
+    cr_expect(info.epochs_done == 1 && info.seed == RESUME_SEED && info.batch_size == RESUME_BATCH, "info %d %llu %d",
+              info.epochs_done, (unsigned long long)info.seed, info.batch_size);
+    train_state *s = runner_state(r);
+    for (int i = 0; zero_momentum && i < s->n; i++)
+        memset(tj_tensor_data(s->tensors[i]), 0, sizeof(float) * (size_t)tj_tensor_numel(s->tensors[i]));
+    train_epochs(r, d, 2, 2);
+    return r;
+}
+
+static void resume_keeps_the_bits(const char *model_id)
+{
+    fashion_mnist d;
+    synthetic(&d, 40);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/tjit_test_%d_resume_%s.safetensors", (int)getpid(), model_id);
+    for (int mode = 0; mode < 3; mode++) {
+        const char *name = run_mode_name((run_mode)mode);
+        model whole, part, again, zeroed;
+        cr_assert_eq(model_create(model_find(model_id), RESUME_SEED, &whole), TJ_OK, "%s", tj_last_error());
+        runner *rw = runner_new(&whole, (run_mode)mode, false);
+        cr_assert_not_null(rw, "%s", tj_last_error());
+        train_epochs(rw, &d, 1, 2);
+
+        cr_assert_eq(model_create(model_find(model_id), RESUME_SEED, &part), TJ_OK, "%s", tj_last_error());
+        runner *rp = runner_new(&part, (run_mode)mode, false);
+        cr_assert_not_null(rp, "%s", tj_last_error());
+        train_epochs(rp, &d, 1, 1);
+        cr_expect(!same_bits(&whole, runner_state(rw), &part, runner_state(rp)), "%s %s: epoch 2 changed nothing",
+                  model_id, name);
+        checkpoint_info info = {1, RESUME_SEED, RESUME_BATCH};
+        cr_assert_eq(checkpoint_save(&part, runner_state(rp), &info, path), TJ_OK, "%s", tj_last_error());
+        runner_free(rp);
+        model_free(&part);
+
+        runner *ra = resumed(model_id, (run_mode)mode, path, &d, false, &again);
+        cr_expect(same_bits(&whole, runner_state(rw), &again, runner_state(ra)),
+                  "%s %s: 1 epoch + resume differs from 2 epochs in one run", model_id, name);
+        /* the control: without the momentum buffers the bits differ */
+        runner *rz = resumed(model_id, (run_mode)mode, path, &d, true, &zeroed);
+        cr_expect(!same_bits(&whole, runner_state(rw), &zeroed, runner_state(rz)),
+                  "%s %s: the momentum buffers made no difference", model_id, name);
+        runner_free(rz);
+        runner_free(ra);
+        runner_free(rw);
+        model_free(&zeroed);
+        model_free(&again);
+        model_free(&whole);
+    }
+    remove(path);
+    fashion_mnist_free(&d);
+}
+
+Test(training, mlp_resumed_after_an_epoch_matches_an_uninterrupted_run_in_every_mode) { resume_keeps_the_bits("mlp"); }
+Test(training, cnn_resumed_after_an_epoch_matches_an_uninterrupted_run_in_every_mode) { resume_keeps_the_bits("cnn"); }

@@ -1,9 +1,10 @@
 /* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
- *                    [--threads T] [--seed S] [--save FILE] [--data DIR] [--native]
+ *                    [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "commands.h"
 #include "trainer.h"
 
 static void train_usage(FILE *f)
 {
     fprintf(f, "usage: tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]\n"
-               "                  [--threads T] [--seed S] [--save FILE] [--data DIR] [--native]\n\n"
+               "                  [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]\n\n"
                "Trains a model on Fashion-MNIST (Debian's dataset-fashion-mnist, or --data DIR)\n"
                "with the WORKLOADS.md recipe: cross entropy, SGD lr 0.01 momentum 0.9, batches\n"
                "shuffled each epoch from the seed. traced mode captures the whole training step\n"
@@ -27,10 +29,28 @@ static void train_usage(FILE *f)
                "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'. --native compiles\n"
                "the replayed plans' fused elementwise steps to machine code with the system C\n"
                "compiler (tj_compile_options.native_code, as `tjit bench --native`; cached per\n"
-               "user); when it cannot be built, training stops with the reason. --save writes\n"
-               "FILE through a temporary file renamed over it; when that fails after training\n"
-               "(a full disk), the parameters go to tjit-train-MODEL-PID.safetensors in the\n"
-               "current folder, else in $TMPDIR or /tmp, stderr says where, and it exits 1.\n\n"
+               "user); when it cannot be built, training stops with the reason.\n\n"
+               "--save writes a checkpoint to FILE after every epoch, through a temporary file\n"
+               "renamed over it (a kill never leaves half a file): safetensors with the parameters\n"
+               "under their state_dict names (`tjit eval` reads it), the SGD momentum buffers as\n"
+               "optimizer.momentum_buffer.NAME, and __metadata__ model, epoch (epochs done), seed\n"
+               "and batch_size. A failed save after an earlier epoch is a warning (the file keeps\n"
+               "the epoch before; the next epoch tries again); after the last one (a full disk)\n"
+               "the checkpoint goes to tjit-train-MODEL-PID.safetensors in the current folder,\n"
+               "else in $TMPDIR or /tmp, stderr says where, and it exits 1.\n\n"
+               "--resume FILE continues a checkpoint: --epochs N is the total, so epochs\n"
+               "done+1..N run, with the shuffle of an uninterrupted run and, in the same --mode\n"
+               "and --threads, its bits (--save may name the same FILE). --seed and --batch-size\n"
+               "default to the checkpoint's; other values are used with a warning, as the run\n"
+               "then differs from an uninterrupted one. When the checkpoint has N or more epochs\n"
+               "done, it says so, trains nothing, prints the accuracy, saves (with --save) and\n"
+               "exits 0, as PyTorch's `for epoch in range(start, N)` ends a finished run: a\n"
+               "re-run after a kill is safe. A parameter file without optimiser state (an older\n"
+               "--save) is a warm start, as `model.load_state_dict(...)` with a new\n"
+               "torch.optim.SGD: its parameters, zero momentum buffers (the first step's buffer\n"
+               "is then its gradient, as PyTorch's), epochs counted from 1, with a warning. A\n"
+               "checkpoint of another model, a missing, extra or misshaped tensor, or bad\n"
+               "metadata is refused (exit 1, nothing written).\n\n"
                "defaults: --epochs 1 --batch-size 64 --mode traced --threads (all cores) --seed 0\n");
 }
 
@@ -41,22 +61,33 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A progress bar on a terminal; a line every 10% otherwise. */
-static void progress(int epoch, int64_t done, int64_t total, double images_per_s, double loss, bool tty, int *last_decile)
+/* What the progress display of an epoch keeps between its steps. */
+typedef struct progress {
+    int epoch, last_decile;
+    bool tty;
+    double t0, running_loss;
+} progress;
+
+/* A progress bar on a terminal; a line every 10% otherwise (a batch_done_fn). */
+static void show_progress(void *ctx, int64_t done, int64_t total, int64_t images, double loss)
 {
-    if (tty) {
+    progress *p = ctx;
+    p->running_loss = done > 1 ? 0.98 * p->running_loss + 0.02 * loss : loss;
+    double images_per_s = (double)images / (now_s() - p->t0);
+    if (p->tty) {
         int width = 30, filled = (int)(width * done / total);
-        printf("\repoch %d [", epoch);
+        printf("\repoch %d [", p->epoch);
         for (int i = 0; i < width; i++) putchar(i < filled ? '=' : i == filled ? '>' : ' ');
-        printf("] %lld/%lld  %7.0f img/s  loss %.4f ", (long long)done, (long long)total, images_per_s, loss);
+        printf("] %lld/%lld  %7.0f img/s  loss %.4f ", (long long)done, (long long)total, images_per_s, p->running_loss);
         if (done == total) putchar('\n');
         fflush(stdout);
         return;
     }
     int decile = (int)(10 * done / total);
-    if (decile > *last_decile || done == total) {
-        *last_decile = decile;
-        printf("epoch %d: %lld/%lld batches, %.0f img/s, loss %.4f\n", epoch, (long long)done, (long long)total, images_per_s, loss);
+    if (decile > p->last_decile || done == total) {
+        p->last_decile = decile;
+        printf("epoch %d: %lld/%lld batches, %.0f img/s, loss %.4f\n", p->epoch, (long long)done, (long long)total,
+               images_per_s, p->running_loss);
         fflush(stdout);
     }
 }
@@ -75,17 +106,17 @@ static const model_def *classifier_arg(const char *cmd, int argc, char **argv)
     return NULL;
 }
 
-/* Saves the trained parameters to `path` (through a temporary file renamed
- * over it: a failed write leaves no truncated file there). When that fails
- * at the end of a run (a full disk, /dev/full, a folder removed meanwhile),
- * they go to a new file tjit-train-MODEL-PID.safetensors in the current
+/* Saves the checkpoint to `path` (through a temporary file renamed over
+ * it: a failed write leaves no truncated file there). When that fails at
+ * the end of a run (a full disk, /dev/full, a folder removed meanwhile), it
+ * goes to a new file tjit-train-MODEL-PID.safetensors in the current
  * folder, else in $TMPDIR (/tmp without it), never replacing a file, and
  * stderr says where: the run is not lost at its last step. Returns the exit
  * status: 0 when saved to `path`, 1 otherwise, saved elsewhere or not. */
-static int save_or_rescue(const model *m, const char *path)
+static int save_or_rescue(const model *m, const train_state *s, const checkpoint_info *info, const char *path)
 {
-    if (model_save(m, path) == TJ_OK) {
-        printf("saved parameters to %s\n", path);
+    if (checkpoint_save(m, s, info, path) == TJ_OK) {
+        printf("saved the checkpoint of epoch %d to %s\n", info->epochs_done, path);
         return 0;
     }
     fprintf(stderr, "tjit train: %s\n", tj_last_error());
@@ -96,8 +127,9 @@ static int save_or_rescue(const model *m, const char *path)
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         int n = snprintf(rescue, sizeof rescue, "%s/tjit-train-%s-%ld.safetensors", dirs[i], m->def->id, (long)getpid());
         if (n < 0 || (size_t)n >= sizeof rescue || lstat(rescue, &sb) == 0) continue;
-        if (model_save(m, rescue) == TJ_OK) {
-            fprintf(stderr, "tjit train: the trained parameters are saved to '%s' instead\n", rescue);
+        if (checkpoint_save(m, s, info, rescue) == TJ_OK) {
+            fprintf(stderr, "tjit train: the checkpoint (trained parameters and optimiser state) is saved to '%s' instead\n",
+                    rescue);
             return 1;
         }
         fprintf(stderr, "tjit train: %s\n", tj_last_error());
@@ -106,34 +138,67 @@ static int save_or_rescue(const model *m, const char *path)
     return 1;
 }
 
+/* Loads the checkpoint `path` into m and r's optimiser state for --resume
+ * and settles where the run starts: *epochs_done, and *seed and *batch
+ * from the checkpoint unless given (a warning when they differ). False
+ * after saying why on stderr. */
+static bool resume_from(const char *path, model *m, runner *r, bool seed_given, unsigned long long *seed, bool batch_given,
+                        int *batch, int *epochs_done)
+{
+    checkpoint_info info;
+    bool resumable;
+    if (checkpoint_load(m, runner_state(r), path, &info, &resumable) != TJ_OK) {
+        fprintf(stderr, "tjit train: --resume: %s\n", tj_last_error());
+        return false;
+    }
+    if (!resumable) {
+        fprintf(stderr, "tjit train: warning: '%s' holds parameters only (no optimiser state, no epoch count): training "
+                        "from them with zero momentum buffers, from epoch 1\n", path);
+        *epochs_done = 0;
+        return true;
+    }
+    if (!seed_given) *seed = info.seed;
+    else if (*seed != info.seed)
+        fprintf(stderr, "tjit train: warning: --seed %llu, the checkpoint's is %" PRIu64 ": the epochs to come are "
+                        "shuffled differently from an uninterrupted run\n", *seed, info.seed);
+    if (!batch_given) *batch = info.batch_size;
+    else if (*batch != info.batch_size)
+        fprintf(stderr, "tjit train: warning: --batch-size %d, the checkpoint's is %d: the epochs to come differ from "
+                        "an uninterrupted run\n", *batch, info.batch_size);
+    *epochs_done = info.epochs_done;
+    return true;
+}
+
 int cmd_train(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"epochs", required_argument, 0, 'e'}, {"batch-size", required_argument, 0, 'b'}, {"mode", required_argument, 0, 'm'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},      {"save", required_argument, 0, 'o'},
-        {"data", required_argument, 0, 'd'},    {"native", no_argument, 0, 'n'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"resume", required_argument, 0, 'r'},  {"data", required_argument, 0, 'd'},      {"native", no_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int epochs = 1, threads = 0, batch = 64;
     unsigned long long seed = 0;
+    bool seed_given = false, batch_given = false;
     run_mode mode = MODE_TRACED;
-    const char *save = NULL, *data = NULL;
+    const char *save = NULL, *resume = NULL, *data = NULL;
     bool native_code = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:d:nh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:r:d:nh", opts, NULL)) != -1) {
         char *end = NULL;
         bool ok = true;
         switch (c) {
         case 'e': ok = cmd_parse_int(optarg, 1, INT_MAX, &epochs); break;
-        case 'b': ok = cmd_parse_int(optarg, 1, INT_MAX, &batch); break;
+        case 'b': ok = batch_given = cmd_parse_int(optarg, 1, INT_MAX, &batch); break;
         case 'm': ok = run_mode_parse(optarg, &mode); break;
         case 't': ok = cmd_parse_int(optarg, 1, INT_MAX, &threads); break; /* as profile: omit for all cores */
         case 's':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
-            ok = isdigit((unsigned char)optarg[0]) && !*end && !errno; /* digits only, as cmd_parse_int */
+            ok = seed_given = isdigit((unsigned char)optarg[0]) && !*end && !errno; /* digits only, as cmd_parse_int */
             break;
         case 'o': save = optarg; break;
+        case 'r': resume = optarg; break;
         case 'd': data = optarg; break;
         case 'n': native_code = true; break;
         default: return cmd_usage_exit(train_usage, c);
@@ -153,52 +218,50 @@ int cmd_train(int argc, char **argv)
     }
     if (save && cmd_check_output_path("train", save)) return 1; /* before the epochs, not after */
     if (threads) tj_set_num_threads(threads);
-    fashion_mnist train, test;
-    if (fashion_mnist_load_splits(data, &train, &test) != TJ_OK) {
+    model m;
+    runner *r = NULL;
+    fashion_mnist train = {0}, test = {0};
+    int rc = 1, epochs_done = 0;
+    if (model_create(def, seed, &m) != TJ_OK) {
         fprintf(stderr, "tjit train: %s\n", tj_last_error());
         return 1;
     }
-    model m;
-    runner *r = NULL;
-    int64_t *idx = malloc(sizeof(int64_t) * (size_t)train.n);
-    int rc = 1;
-    if (model_create(def, seed, &m) != TJ_OK) {
-        fprintf(stderr, "tjit train: %s\n", tj_last_error());
-        goto free_data;
-    }
-    if (!idx || !(r = runner_new(&m, mode, native_code))) goto fail;
+    if (!(r = runner_new(&m, mode, native_code))) goto fail;
+    /* the checkpoint before the data: a bad one is refused at once */
+    if (resume && !resume_from(resume, &m, r, seed_given, &seed, batch_given, &batch, &epochs_done)) goto done;
+    if (fashion_mnist_load_splits(data, &train, &test) != TJ_OK) goto fail;
     printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu\n", def->id,
            (long long)train.n, run_mode_name(mode), native_code && mode != MODE_EAGER ? " with native code" : "", batch,
            tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed);
-    bool tty = isatty(STDOUT_FILENO);
+    if (resume && epochs_done >= epochs)
+        printf("'%s' has %d epoch%s done, --epochs %d: nothing to train\n", resume, epochs_done,
+               epochs_done == 1 ? "" : "s", epochs);
+    else if (resume)
+        printf("resuming '%s' at epoch %d of %d\n", resume, epochs_done + 1, epochs);
     double accuracy = 0;
-    int64_t n_batches = (train.n + batch - 1) / batch;
-    for (int epoch = 1; epoch <= epochs; epoch++) {
-        shuffle_indices(idx, train.n, seed, epoch);
-        double t0 = now_s(), running = 0;
-        int last_decile = 0;
-        for (int64_t b = 0; b < n_batches; b++) {
-            int64_t start = b * batch, n = train.n - start < batch ? train.n - start : batch;
-            tj_scope *scope = tj_scope_begin();
-            tj_tensor *x, *y;
-            double loss = 0;
-            tj_status st = make_batch(&m, &train, idx + start, n, &x, &y);
-            if (st == TJ_OK) st = runner_train_step(r, x, y, &loss);
-            tj_scope_end(scope);
-            if (st != TJ_OK) goto fail;
-            running = b ? 0.98 * running + 0.02 * loss : loss;
-            progress(epoch, b + 1, n_batches, (double)(start + n) / (now_s() - t0), running, tty, &last_decile);
-        }
-        if (evaluate(r, &test, &accuracy) != TJ_OK) goto fail;
-        printf("epoch %d: test accuracy %.4f (%.1f s)\n", epoch, accuracy, now_s() - t0);
+    checkpoint_info info = {epochs_done, seed, batch};
+    for (int epoch = epochs_done + 1; epoch <= epochs; epoch++) {
+        progress p = {.epoch = epoch, .tty = isatty(STDOUT_FILENO), .t0 = now_s()};
+        if (train_epoch(r, &train, batch, seed, epoch, show_progress, &p) != TJ_OK ||
+            evaluate(r, &test, &accuracy) != TJ_OK)
+            goto fail;
+        printf("epoch %d: test accuracy %.4f (%.1f s)\n", epoch, accuracy, now_s() - p.t0);
+        info.epochs_done = epoch;
+        if (!save || epoch == epochs) continue; /* the last one is saved below, rescued if need be */
+        if (checkpoint_save(&m, runner_state(r), &info, save) == TJ_OK)
+            printf("saved the checkpoint of epoch %d to %s\n", epoch, save);
+        else
+            fprintf(stderr, "tjit train: warning: the checkpoint of epoch %d is not saved (%s); training on\n", epoch,
+                    tj_last_error());
     }
+    if (epochs_done >= epochs && evaluate(r, &test, &accuracy) != TJ_OK) goto fail;
     if (native_code && mode != MODE_EAGER) { /* what --native changed: a plan without fused steps has nothing to build */
         tj_plan_statistics st;
         if (runner_train_stats(r, batch < train.n ? batch : train.n, &st) != TJ_OK) goto fail;
         printf("native code: %d runs of %d elementwise calls in the training step\n", st.n_native_segments,
                st.n_native_calls);
     }
-    rc = save ? save_or_rescue(&m, save) : 0; /* says itself what failed */
+    rc = save ? save_or_rescue(&m, runner_state(r), &info, save) : 0; /* says itself what failed */
     printf("test accuracy: %.4f\n", accuracy);
     goto done;
 fail:
@@ -206,8 +269,6 @@ fail:
 done:
     runner_free(r);
     model_free(&m);
-free_data:
-    free(idx);
     fashion_mnist_free(&train);
     fashion_mnist_free(&test);
     return rc;

@@ -18,6 +18,14 @@ extern "C" {
  * or empty name), TJ_ERR_IO (naming the path and the reason: the file is then
  * as it was), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_safetensors_save(const char *path, const char *const *names, tj_tensor *const *tensors, int n);
+/** tj_safetensors_save with a "__metadata__" object of `n_meta` text pairs
+ * keys[i]: values[i] (the format's free-form string map, as
+ * safetensors.torch.save_file's `metadata` argument), written before the
+ * tensors; n_meta 0 writes none. Errors: those of tj_safetensors_save, and
+ * TJ_ERR_INVALID_ARGUMENT for a NULL, non-UTF-8 or duplicate key or value
+ * (naming its index and key) or a tensor named "__metadata__". */
+tj_status tj_safetensors_save_metadata(const char *path, const char *const *names, tj_tensor *const *tensors, int n,
+                                       const char *const *keys, const char *const *values, int n_meta);
 
 /** A loaded file: tensors in header order with their names. */
 typedef struct tj_safetensors tj_safetensors;
@@ -39,6 +47,10 @@ const char *tj_safetensors_name(const tj_safetensors *f, int i);
 /** The tensor named `name` (borrowed: valid until tj_safetensors_free; retain
  * it to keep it), or NULL with TJ_ERR_NOT_FOUND. */
 tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name);
+/** The "__metadata__" value of `key` (borrowed: valid until
+ * tj_safetensors_free), or NULL with TJ_ERR_NOT_FOUND (no such entry, or no
+ * metadata) or TJ_ERR_INVALID_ARGUMENT (NULL file). */
+const char *tj_safetensors_metadata(const tj_safetensors *f, const char *key);
 void tj_safetensors_free(tj_safetensors *f);
 
 #ifdef __cplusplus
