@@ -235,6 +235,34 @@ Test(copy_runs, scatter_add_over_an_expanded_self_starts_from_its_value)
     tj_scope_end(s);
 }
 
+Test(copy_runs, fills_from_an_expanded_value_write_every_element_once_at_any_thread_count)
+{
+    /* kernels/copy.c's fill: a value broadcast into a contiguous result,
+     * split into blocks over the threads (n not a multiple of 2 or 3: the
+     * first blocks one element longer); zero fills (memset) and others,
+     * -0.0 among the others (its bytes are not zero) */
+    tj_scope *s = tj_scope_begin();
+    int saved = tj_get_num_threads();
+    const int64_t n = 100003;
+    tj_tensor *values[] = {tj_tensor_scalar_f32(0.0f), tj_tensor_scalar_f32(-0.0f), tj_tensor_scalar_f32(1.5f),
+                           tj_tensor_scalar_i64(-3), tj_tensor_scalar_f64(0.0), tj_tensor_scalar_f64(2.25)};
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+        tj_tensor *x = tj_expand(values[v], (int64_t[]){n}, 1);
+        size_t es = tj_dtype_size(tj_tensor_dtype(x));
+        for (int threads = 1; threads <= 3; threads++) {
+            tj_set_num_threads(threads);
+            tj_tensor *c = tj_clone(x);
+            cr_assert_not_null(c, "%s", tj_last_error());
+            const char *cp = tj_tensor_data(c), *vp = tj_tensor_data(values[v]);
+            for (int64_t i = 0; i < n; i++)
+                cr_assert(memcmp(cp + i * (int64_t)es, vp, es) == 0, "value %zu at %d threads: element %ld differs", v,
+                          threads, (long)i);
+        }
+    }
+    tj_set_num_threads(saved);
+    tj_scope_end(s);
+}
+
 /* a (the result of scattering src into self's [lo, hi) along dim) holds
  * self outside the band and src inside it. */
 static void expect_band(tj_tensor *a, tj_tensor *self, tj_tensor *src, int64_t dim, int64_t lo, int64_t hi)

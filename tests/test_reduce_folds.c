@@ -276,6 +276,10 @@ Test(reduce_folds, every_isa_gives_the_same_bytes_for_nchw_sums_and_row_extrema_
         int64_t dims023[] = {0, 2, 3};
         check_op(data(4, (int64_t[]){5, 16, 28, 28}, kind, 1), dims023, 3, 1, "[5,16,28,28] over [0,2,3]");
         check_op(data(4, (int64_t[]){3, 7, 5, 9}, kind, 2), dims023, 3, 3, "[3,7,5,9] over [0,2,3]");
+        /* partial results over the batch (16384 elements a part), split
+         * between threads part by part; 7 outputs: a block of 4 and one
+         * of 3 */
+        check_op(data(4, (int64_t[]){41, 7, 20, 21}, kind, 10), dims023, 3, 1, "[41,7,20,21] over [0,2,3]");
         /* several runs per output and step, and over an outer dim */
         check_op(data(4, (int64_t[]){3, 4, 5, 6}, kind, 3), (int64_t[]){1, 3}, 2, 0, "[3,4,5,6] over [1,3]");
         /* softmax rows */
@@ -300,21 +304,27 @@ Test(reduce_folds, conv_bias_gradient_sum_matches_a_long_double_reference)
     const float *p = tj_tensor_data(x);
     long double ref[16] = {0};
     for (int64_t i = 0; i < n; i++) ref[(i / 784) % 16] += p[i];
+    int saved = tj_get_num_threads();
     for (int k = 0; k < TEST_NISA; k++) {
         if (!tj_k_isa_force(test_isas[k])) continue;
-        tj_tensor *f = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, -1);
-        tj_tensor *d = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, TJ_FLOAT64);
-        cr_assert(f && d, "%s", tj_last_error());
-        const float *fp = tj_tensor_data(f);
-        const double *dp = tj_tensor_data(d);
-        for (int c = 0; c < 16; c++) {
-            /* 50176 terms of magnitude <= 1 summed in double: the error is
-             * far below a float's rounding */
-            cr_expect(fabsl(dp[c] - ref[c]) <= 1e-10L, "%s channel %d: %.17g vs %.17Lg", test_isas[k], c, dp[c], ref[c]);
-            cr_expect_eq(fp[c], (float)ref[c], "%s channel %d: %.9g vs %.9g", test_isas[k], c, (double)fp[c],
-                         (double)(float)ref[c]);
+        for (int nt = 1; nt <= 3; nt++) { /* four parts of the batch per channel, split over the threads */
+            tj_set_num_threads(nt);
+            tj_tensor *f = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, -1);
+            tj_tensor *d = tj_sum_dim(x, (int64_t[]){0, 2, 3}, 3, false, TJ_FLOAT64);
+            cr_assert(f && d, "%s", tj_last_error());
+            const float *fp = tj_tensor_data(f);
+            const double *dp = tj_tensor_data(d);
+            for (int c = 0; c < 16; c++) {
+                /* 50176 terms of magnitude <= 1 summed in double: the error
+                 * is far below a float's rounding */
+                cr_expect(fabsl(dp[c] - ref[c]) <= 1e-10L, "%s, %d threads, channel %d: %.17g vs %.17Lg",
+                          test_isas[k], nt, c, dp[c], ref[c]);
+                cr_expect_eq(fp[c], (float)ref[c], "%s, %d threads, channel %d: %.9g vs %.9g", test_isas[k], nt, c,
+                             (double)fp[c], (double)(float)ref[c]);
+            }
         }
     }
+    tj_set_num_threads(saved);
 }
 
 /* Sums of floats in double are exact for most data, whatever the order; here
