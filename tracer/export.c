@@ -106,6 +106,22 @@ static json_t *constant_values(const tj_tensor *t)
     return arr;
 }
 
+/* A str argument: a JSON string, or {"bytes": [116, 255, ...]}, its bytes,
+ * where it is not UTF-8, which JSON strings must be (json_string refuses
+ * it, and the argument went missing from "args"). */
+static json_t *json_str(const char *s)
+{
+    if (tj_utf8_valid(s)) return json_string(s);
+    json_t *bytes = json_array();
+    for (const unsigned char *b = (const unsigned char *)s; bytes && *b; b++)
+        if (json_array_append_new(bytes, json_integer(*b)) != 0) {
+            json_decref(bytes);
+            bytes = NULL;
+        }
+    return bytes ? json_pack("{s:o}", "bytes", bytes) : NULL;
+}
+
+/* An argument as JSON; NULL when out of memory. */
 static json_t *json_arg(const tj_graph *g, const tj_garg *a)
 {
     json_t *arr;
@@ -132,7 +148,7 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
         arr = json_array();
         for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_float(a->u.floats[i]));
         return arr;
-    case TJ_GA_STR: return json_string(a->u.s);
+    case TJ_GA_STR: return json_str(a->u.s);
     case TJ_GA_DTYPE: return json_pack("{s:s}", "dtype", tj_dtype_name(a->u.dtype));
     }
     return json_null();
@@ -157,7 +173,7 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
             json_t *node = json_pack("{s:s, s:o}", "kind", n->kind == TJ_NODE_CALL ? "call" : "constant", "outputs", outs);
             if (n->kind == TJ_NODE_CALL) {
                 json_t *args = json_array();
-                for (int a = 0; a < n->nargs; a++) json_array_append_new(args, json_arg(g, &n->args[a]));
+                for (int a = 0; a < n->nargs; a++) oom |= json_array_append_new(args, json_arg(g, &n->args[a])) != 0;
                 json_object_set_new(node, "op", json_string(n->op->name));
                 json_object_set_new(node, "args", args);
             } else {
