@@ -1,9 +1,32 @@
 /* Graph exports for tools: Graphviz DOT (`dot -Tsvg` draws it) and JSON. */
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 
 #include "graph_internal.h"
 #include "print.h"
+
+/* Text inside a DOT label: its quote and backslash escaped (DOT reads
+ * "\\n", "\\l", ... as line breaks). */
+static void dot_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+/* A placeholder's geometry beyond its shape and strides, as its text form
+ * gives it: the storage offset where not 0, and why the graph holds for
+ * its strides and offset only (tj_gvalue.geometry_bound), on a line of its
+ * own. */
+static void dot_geometry(FILE *f, const tj_gvalue *v)
+{
+    if (v->offset) fprintf(f, " offset %" PRId64, v->offset);
+    if (!v->geometry_bound) return;
+    fprintf(f, "\\nbound: ");
+    dot_text(f, v->geometry_bound);
+}
 
 static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
 {
@@ -15,7 +38,9 @@ static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
         if (n->outs[k] < 0) continue;
         const tj_gvalue *v = &g->values[n->outs[k]];
         fprintf(f, "\\n");
-        tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
+        bool placeholder = n->kind == TJ_NODE_PLACEHOLDER; /* strides where not row-major */
+        tj_print_type(f, v->dtype, v->ndim, v->shape, placeholder ? v->strides : NULL);
+        if (placeholder) dot_geometry(f, v);
     }
     fprintf(f, "\"");
 }

@@ -149,7 +149,10 @@ char *tj_graph_to_string(const tj_graph *g);
  * offset is row-major at offset 0). Output values are re-inferred with
  * the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
-/** Graphviz DOT: one box per node labelled with operator and output shape.
+/** Graphviz DOT: one box per node labelled with operator and output shape;
+ * a placeholder's also with its geometry as the text gives it (strides
+ * where not row-major, `offset N` where not 0) and, for a bound one, a line
+ * `bound: reason`.
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
 /** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]};
