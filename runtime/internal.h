@@ -332,6 +332,14 @@ void tj_free_str(char *s);
 char *tj_print_to_string(tj_status (*print)(const void *obj, FILE *f), const void *obj, const char *who,
                          bool strip_newline);
 
+/** The length in bytes (1 to 4) of the well-formed UTF-8 character (RFC
+ * 3629: no overlong form, no surrogate, at most U+10FFFF) that s starts
+ * with; 0 when s starts with none, or with its terminating NUL. */
+int tj_utf8_char_len(const char *s);
+/** Whether the string s is well-formed UTF-8, as JSON strings must be
+ * (jansson's json_string refuses any other). */
+bool tj_utf8_valid(const char *s);
+
 /** The name of make_fx's mode on the dispatcher's stack. */
 #define TJ_MAKE_FX_MODE "make_fx"
 

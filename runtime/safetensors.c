@@ -280,25 +280,6 @@ tj_safetensors *tj_safetensors_load(const char *path)
     return f;
 }
 
-/* True when s is well-formed UTF-8 (RFC 3629: no overlong forms, no
- * surrogates), as JSON strings must be and jansson checks on loading. */
-static bool utf8_valid(const unsigned char *s)
-{
-    while (*s) {
-        unsigned c = *s++, lo = 0x80, hi = 0xbf;
-        int extra;
-        if (c < 0x80) continue;
-        if (c >= 0xc2 && c <= 0xdf) extra = 1;
-        else if (c >= 0xe0 && c <= 0xef) extra = 2, lo = c == 0xe0 ? 0xa0 : lo, hi = c == 0xed ? 0x9f : hi;
-        else if (c >= 0xf0 && c <= 0xf4) extra = 3, lo = c == 0xf0 ? 0x90 : lo, hi = c == 0xf4 ? 0x8f : hi;
-        else return false;
-        if (*s < lo || *s > hi) return false;
-        for (s++; --extra > 0; s++)
-            if ((*s & 0xc0) != 0x80) return false;
-    }
-    return true;
-}
-
 /* The "__metadata__" object of n string pairs, or NULL with the error. */
 static json_t *metadata_json(const char *const *keys, const char *const *values, int n)
 {
@@ -308,15 +289,14 @@ static json_t *metadata_json(const char *const *keys, const char *const *values,
         return NULL;
     }
     for (int i = 0; i < n; i++) {
-        bool utf8 = keys[i] && values[i] && utf8_valid((const unsigned char *)keys[i]) &&
-                    utf8_valid((const unsigned char *)values[i]);
+        bool utf8 = keys[i] && values[i] && tj_utf8_valid(keys[i]) && tj_utf8_valid(values[i]);
         const char *bad = !keys[i] || !values[i]         ? "is NULL"
                           : !utf8                          ? "is not UTF-8"
                           : json_object_get(meta, keys[i]) ? "is a duplicate"
                                                            : NULL;
         if (bad) {
             json_decref(meta);
-            const char *key = keys[i] && utf8_valid((const unsigned char *)keys[i]) ? keys[i] : "?";
+            const char *key = keys[i] && tj_utf8_valid(keys[i]) ? keys[i] : "?";
             tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: metadata entry %d ('%s') %s", i, key, bad);
             return NULL;
         }
@@ -343,16 +323,16 @@ static json_t *header_json(const char *const *names, tj_tensor *const *tensors, 
     }
     uint64_t offset = 0;
     for (int i = 0; i < n; i++) {
-        const char *bad = !names[i] || !names[i][0]                      ? "is unnamed"
-                          : !utf8_valid((const unsigned char *)names[i]) ? "has a name that is not UTF-8"
-                          : !strcmp(names[i], "__metadata__")            ? "has the name the metadata takes"
-                          : json_object_get(header, names[i])            ? "has a duplicate name"
-                          : !tensors[i]                                  ? "is NULL"
-                          : tensors[i]->fake                             ? "is fake (no data)"
-                                                                         : NULL;
+        const char *bad = !names[i] || !names[i][0]           ? "is unnamed"
+                          : !tj_utf8_valid(names[i])            ? "has a name that is not UTF-8"
+                          : !strcmp(names[i], "__metadata__") ? "has the name the metadata takes"
+                          : json_object_get(header, names[i])   ? "has a duplicate name"
+                          : !tensors[i]                         ? "is NULL"
+                          : tensors[i]->fake                    ? "is fake (no data)"
+                                                                : NULL;
         if (bad) {
             json_decref(header);
-            const char *name = names[i] && utf8_valid((const unsigned char *)names[i]) ? names[i] : "?";
+            const char *name = names[i] && tj_utf8_valid(names[i]) ? names[i] : "?";
             if (!tensors[i]) tj_error_null("tj_safetensors_save: tensor %d ('%s') is NULL", i, name);
             else tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_save: tensor %d ('%s') %s", i, name, bad);
             return NULL;

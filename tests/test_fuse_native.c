@@ -10,8 +10,10 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -336,6 +338,101 @@ Test(fuse_native, the_cache_is_keyed_by_the_source_and_the_compiler_program)
     tj_graph_free(g);
     unlink(log);
     script_remove(bin, cc, dir);
+}
+
+/* The one cached object in dir, its path into path. */
+static void cached_object(const char *dir, char *path, size_t size)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || strcmp(e->d_name + len - 3, ".so")) continue;
+        snprintf(path, size, "%s/%s", dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    cr_assert_eq(n, 1, "%d objects in %s", n, dir);
+}
+
+/* Compiles g natively (no error, native segments) and checks that its
+ * plan gives the bits of the plan without native code on in. */
+static void expect_native_bits(const tj_graph *g, tj_tensor **in)
+{
+    tj_plan *pn = compile_native(g, true), *pl = compile_native(g, false);
+    cr_expect_null(tj_plan_native_code_error(pn), "%s", tj_plan_native_code_error(pn));
+    cr_expect_gt(test_plan_stats(pn).n_native_segments, 0);
+    tj_tensor *a[N_OUTS], *b[N_OUTS];
+    cr_assert_eq(tj_plan_run(pn, in, 2, a), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(pl, in, 2, b), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < N_OUTS; k++) test_expect_same_bits(a[k], b[k], "native against the loops");
+    tj_plan_free(pn);
+    tj_plan_free(pl);
+}
+
+Test(fuse_native, a_cached_object_cut_short_or_changed_is_built_anew)
+{
+    /* a cached object cut short (a copy out of room, a crash before its
+     * blocks reached the disk) loaded, and the process died of SIGBUS on
+     * pages past its end; one changed since could run other code */
+    char bin[64], cc[96], dir[64], log[112], obj[512];
+    script_compiler("echo run >> \"$0.log\"\nexec cc \"$@\"\n", bin, cc, dir);
+    snprintf(log, sizeof log, "%s.log", cc);
+    tj_tensor *in[2];
+    tj_graph *g = every_op_graph(TJ_FLOAT32, in);
+    expect_native_bits(g, in);
+    cr_expect_eq(count_lines(log), 1);
+    cached_object(dir, obj, sizeof obj);
+    struct stat st;
+    cr_assert_eq(stat(obj, &st), 0);
+    cr_assert_eq(truncate(obj, st.st_size / 2), 0);
+    expect_native_bits(g, in);
+    cr_expect_eq(count_lines(log), 2, "an object cut short is built anew");
+    /* one byte changed in the middle: built anew too */
+    int fd = open(obj, O_RDWR);
+    cr_assert_geq(fd, 0);
+    unsigned char byte;
+    cr_assert_eq(pread(fd, &byte, 1, st.st_size / 2), 1);
+    byte ^= 0x40;
+    cr_assert_eq(pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    close(fd);
+    expect_native_bits(g, in);
+    cr_expect_eq(count_lines(log), 3, "an object changed since it was built is built anew");
+    expect_native_bits(g, in);
+    cr_expect_eq(count_lines(log), 3, "the object built anew is used");
+    tj_graph_free(g);
+    unlink(log);
+    script_remove(bin, cc, dir);
+}
+
+Test(fuse_native, a_failed_link_quotes_the_linker_not_gccs_summary)
+{
+    /* GCC's driver ends a failed link with "collect2: error: ld returned 1
+     * exit status", which says nothing of why */
+    char bin[64], cc[96], dir[64];
+    script_compiler("echo '/usr/bin/ld: final link failed: No space left on device'\n"
+                    "echo 'collect2: error: ld returned 1 exit status'\nexit 1\n",
+                    bin, cc, dir);
+    expect_fallback("failed (exit status 1): /usr/bin/ld: final link failed: No space left on device");
+    script_remove(bin, cc, dir);
+}
+
+Test(fuse_native, a_source_that_cannot_be_written_says_why)
+{
+    /* a file size limit stands for a full disk: the write fails with
+     * EFBIG, which the message gave as "an earlier write to the stream
+     * failed" */
+    char dir[64];
+    fresh_cache(dir, sizeof dir);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {.rlim_cur = 1024, .rlim_max = RLIM_INFINITY};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    expect_fallback("k.c': File too large");
+    limit.rlim_cur = RLIM_INFINITY;
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    cr_expect_eq(count_files(dir, ""), 0, "no build directory left behind");
+    remove_cache(dir);
 }
 
 Test(fuse_native, an_object_without_the_functions_leaves_the_loops_and_says_so)

@@ -891,3 +891,108 @@ Test(library, the_registry_holds_a_bounded_number_of_user_operators)
     cr_expect_eq(tj_last_status(), TJ_ERR_OVERFLOW);
     cr_expect(strstr(tj_last_error(), "the registry is full (1024 user operators)"), "%s", tj_last_error());
 }
+
+/* ---- str arguments in the graph's text and JSON ---- */
+
+/* mylib::tagged(Tensor x, str tag): a copy of x; the tag (ctx) only
+ * travels with the graph. */
+static tj_status trace_tagged_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    const tj_op *tagged = tj_op_find("mylib::tagged");
+    if (!tagged)
+        tagged = tj_op_register("mylib::tagged(Tensor x, str tag) -> Tensor", TJ_OP_PRIMITIVE, copy_kernel, same_meta);
+    if (!tagged) return tj_last_status();
+    tj_value a[2] = {tj_v_tensor(in[0]), tj_v_str(ctx)}, r;
+    tj_status st = tj_dispatch(tagged, a, 2, &r);
+    out[0] = r.u.t;
+    *n_out = 1;
+    return st;
+}
+
+static tj_graph *trace_tagged(const char *tag)
+{
+    tj_tensor *x = vec(2, (float[]){1, 2});
+    tj_graph *g = tj_make_fx(trace_tagged_fn, (void *)tag, &x, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    return g;
+}
+
+/* g's JSON without its spaces and newlines (jansson's layout). */
+static char *compact_json(const tj_graph *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    char *w = buf;
+    for (const char *r = buf; *r; r++)
+        if (*r != ' ' && *r != '\n') *w++ = *r;
+    *w = '\0';
+    return buf;
+}
+
+Test(library, a_str_argument_that_is_not_utf8_is_exported_as_its_bytes)
+{
+    /* json_string refuses a string that is not UTF-8: the argument went
+     * missing from "args", and nothing said so */
+    tj_graph *g = trace_tagged("a\xff\xc3\xa9\x01");
+    char *json = compact_json(g);
+    const char *want = "\"args\":[{\"value\":\"arg0_1\"},{\"bytes\":[97,255,195,169,1]}]";
+    cr_expect(strstr(json, want) != NULL, "%s lacks %s", json, want);
+    free(json);
+    tj_graph_free(g);
+    /* UTF-8 stays a string, its control characters escaped */
+    g = trace_tagged("\xc3\xa9\t");
+    json = compact_json(g);
+    want = "\"args\":[{\"value\":\"arg0_1\"},\"\xc3\xa9\\t\"]";
+    cr_expect(strstr(json, want) != NULL, "%s lacks %s", json, want);
+    free(json);
+    tj_graph_free(g);
+}
+
+Test(library, a_str_argument_reads_back_from_the_text_whatever_it_holds)
+{
+    /* written between quotes as it was, a quote or a newline in it made
+     * text that did not parse */
+    static const struct {
+        const char *tag, *written;
+    } cases[] = {
+        {"it's", "'it\\'s'"}, {"a\nb\r\tc", "'a\\nb\\r\\tc'"}, {"back\\slash", "'back\\\\slash'"},
+        {"\x01\x7f", "'\\x01\\x7f'"}, {"\xff\xc3\xa9\xc3", "'\\xff\xc3\xa9\\xc3'"}, {"", "''"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tj_graph *g = trace_tagged(cases[i].tag);
+        char *text = tj_graph_to_string(g), call[64];
+        snprintf(call, sizeof call, "mylib.tagged.default(%%arg0_1, %s)\n", cases[i].written);
+        cr_expect(strstr(text, call) != NULL, "case %zu: %s lacks %s", i, text, call);
+        tj_graph *p = tj_graph_parse(text);
+        cr_assert_not_null(p, "case %zu: %s", i, tj_last_error());
+        char *again = tj_graph_to_string(p), *want = compact_json(g), *got = compact_json(p);
+        cr_expect_str_eq(again, text, "case %zu", i);
+        cr_expect_str_eq(got, want, "case %zu: the parsed graph holds the same string", i);
+        free(text);
+        free(again);
+        free(want);
+        free(got);
+        tj_graph_free(g);
+        tj_graph_free(p);
+    }
+    /* escapes the printer never writes are errors naming their place */
+    static const struct {
+        const char *arg, *needle;
+    } bad[] = {{"'a\\qb'", "column 37: string: unknown escape"},
+               {"'\\x0'", "column 36: string: \\x takes two hex digits"},
+               {"'\\x00'", "column 36: string: \\x takes two hex digits, not 00"},
+               {"'a\\'", "unterminated string"}};
+    tj_graph_free(trace_tagged("registers the operator"));
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[160];
+        snprintf(text, sizeof text, "graph(%%x : f32[2]):\n    %%y = mylib.tagged.default(%%x, %s)\n    return (%%y,)\n",
+                 bad[i].arg);
+        cr_expect_null(tj_graph_parse(text), "case %zu", i);
+        cr_expect(strstr(tj_last_error(), bad[i].needle) != NULL, "case %zu: '%s' lacks '%s'", i, tj_last_error(),
+                  bad[i].needle);
+    }
+}

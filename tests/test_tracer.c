@@ -643,6 +643,32 @@ Test(graph_text, dot_and_json_exports_describe_every_node)
     tj_graph_free(g);
 }
 
+Test(graph_text, dot_shows_a_placeholders_strides_offset_and_bound)
+{
+    /* the DOT labels gave the shape alone: a graph bound to its inputs'
+     * geometry looked like any other */
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2, 2]{1, 2} offset 1, %y : f32[2, 2]{2, 1} offset 0 bound \"as\\it\"):\n"
+                                 "    %add = aten.add.Tensor(%x, %y)\n"
+                                 "    return (%add,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(tj_graph_write_dot(g, f), TJ_OK);
+    fclose(f);
+    static const char *const want[] = {"n0 [label=\"x\\nplaceholder\\nf32[2, 2]{1, 2} offset 1\", style=rounded];",
+                                       "n1 [label=\"y\\nplaceholder\\nf32[2, 2]\\nbound: as\\\\it\", style=rounded];",
+                                       "n2 [label=\"add\\naten.add.Tensor\\nf32[2, 2]\"];"};
+    for (int k = 0; k < 3; k++) cr_expect(strstr(buf, want[k]) != NULL, "%s lacks %s", buf, want[k]);
+    if (system("command -v dot >/dev/null 2>&1") == 0) {
+        FILE *p = popen("dot -Tsvg -o /dev/null", "w");
+        fputs(buf, p);
+        cr_expect_eq(pclose(p), 0, "dot rejected the graph");
+    }
+    free(buf);
+    tj_graph_free(g);
+}
+
 Test(graph_text, json_export_carries_constant_values)
 {
     tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n"

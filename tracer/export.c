@@ -1,9 +1,32 @@
 /* Graph exports for tools: Graphviz DOT (`dot -Tsvg` draws it) and JSON. */
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 
 #include "graph_internal.h"
 #include "print.h"
+
+/* Text inside a DOT label: its quote and backslash escaped (DOT reads
+ * "\\n", "\\l", ... as line breaks). */
+static void dot_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+/* A placeholder's geometry beyond its shape and strides, as its text form
+ * gives it: the storage offset where not 0, and why the graph holds for
+ * its strides and offset only (tj_gvalue.geometry_bound), on a line of its
+ * own. */
+static void dot_geometry(FILE *f, const tj_gvalue *v)
+{
+    if (v->offset) fprintf(f, " offset %" PRId64, v->offset);
+    if (!v->geometry_bound) return;
+    fprintf(f, "\\nbound: ");
+    dot_text(f, v->geometry_bound);
+}
 
 static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
 {
@@ -15,7 +38,9 @@ static void dot_label(FILE *f, const tj_graph *g, const tj_gnode *n)
         if (n->outs[k] < 0) continue;
         const tj_gvalue *v = &g->values[n->outs[k]];
         fprintf(f, "\\n");
-        tj_print_type(f, v->dtype, v->ndim, v->shape, NULL);
+        bool placeholder = n->kind == TJ_NODE_PLACEHOLDER; /* strides where not row-major */
+        tj_print_type(f, v->dtype, v->ndim, v->shape, placeholder ? v->strides : NULL);
+        if (placeholder) dot_geometry(f, v);
     }
     fprintf(f, "\"");
 }
@@ -106,6 +131,22 @@ static json_t *constant_values(const tj_tensor *t)
     return arr;
 }
 
+/* A str argument: a JSON string, or {"bytes": [116, 255, ...]}, its bytes,
+ * where it is not UTF-8, which JSON strings must be (json_string refuses
+ * it, and the argument went missing from "args"). */
+static json_t *json_str(const char *s)
+{
+    if (tj_utf8_valid(s)) return json_string(s);
+    json_t *bytes = json_array();
+    for (const unsigned char *b = (const unsigned char *)s; bytes && *b; b++)
+        if (json_array_append_new(bytes, json_integer(*b)) != 0) {
+            json_decref(bytes);
+            bytes = NULL;
+        }
+    return bytes ? json_pack("{s:o}", "bytes", bytes) : NULL;
+}
+
+/* An argument as JSON; NULL when out of memory. */
 static json_t *json_arg(const tj_graph *g, const tj_garg *a)
 {
     json_t *arr;
@@ -132,7 +173,7 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
         arr = json_array();
         for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_float(a->u.floats[i]));
         return arr;
-    case TJ_GA_STR: return json_string(a->u.s);
+    case TJ_GA_STR: return json_str(a->u.s);
     case TJ_GA_DTYPE: return json_pack("{s:s}", "dtype", tj_dtype_name(a->u.dtype));
     }
     return json_null();
@@ -157,7 +198,7 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
             json_t *node = json_pack("{s:s, s:o}", "kind", n->kind == TJ_NODE_CALL ? "call" : "constant", "outputs", outs);
             if (n->kind == TJ_NODE_CALL) {
                 json_t *args = json_array();
-                for (int a = 0; a < n->nargs; a++) json_array_append_new(args, json_arg(g, &n->args[a]));
+                for (int a = 0; a < n->nargs; a++) oom |= json_array_append_new(args, json_arg(g, &n->args[a])) != 0;
                 json_object_set_new(node, "op", json_string(n->op->name));
                 json_object_set_new(node, "args", args);
             } else {

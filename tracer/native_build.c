@@ -82,17 +82,22 @@ static void compiler_identity(char *id, size_t size)
     snprintf(id, size, "%s", cc);
 }
 
-/* FNV-1a, 64 bits, over the source, the compiler and the flags (each
- * string with its terminating NUL, so that no two lists hash alike by
- * concatenation). */
-static uint64_t fnv(uint64_t h, const char *s)
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+/* FNV-1a, 64 bits, over n bytes. */
+static uint64_t fnv_bytes(uint64_t h, const void *bytes, size_t n)
 {
-    do {
-        h ^= (unsigned char)*s;
+    for (const unsigned char *b = bytes; n--; b++) {
+        h ^= *b;
         h *= 0x100000001b3ull;
-    } while (*s++);
+    }
     return h;
 }
+
+/* fnv_bytes over a string with its terminating NUL: the source, the
+ * compiler and the flags, so that no two lists hash alike by
+ * concatenation. */
+static uint64_t fnv(uint64_t h, const char *s) { return fnv_bytes(h, s, strlen(s) + 1); }
 
 /* Makes every missing directory of `path` (mode 0700). */
 static int make_dirs(char *path)
@@ -130,24 +135,31 @@ static tj_status write_source(const char *path, const char *source)
 {
     FILE *f = fopen(path, "w");
     if (!f) return tj_error(TJ_ERR_IO, "%s: cannot write '%s': %s", who, path, strerror(errno));
-    fputs(source, f);
-    tj_status st = tj_check_written(f, who, path);
+    /* the failing write's errno says why (a full disk): the stream's error
+     * indicator alone would not */
+    tj_status st = fputs(source, f) == EOF ? tj_error(TJ_ERR_IO, "%s: cannot write '%s': %s", who, path, strerror(errno))
+                                           : tj_check_written(f, who, path);
     return fclose(f) != 0 && st == TJ_OK ? tj_error(TJ_ERR_IO, "%s: cannot write '%s'", who, path) : st;
 }
 
 /* The line of the compiler's output that says what failed, into line: its
  * first error ("k.c:55:18: error: ...": GCC's first line only names the
- * function, "In function 'tjg_0':"), else its first line. */
+ * function, "In function 'tjg_0':"), else its first line. GCC's driver
+ * sums up a failed link as "collect2: error: ld returned 1 exit status"
+ * after the linker's own line, which says why ("ld: final link failed: No
+ * space left on device"): that one is quoted. */
 static void failure_line(const char *log, char *line, size_t size)
 {
     line[0] = '\0';
     FILE *f = fopen(log, "r");
     if (!f) return;
-    char buf[1024];
+    char buf[1024], prev[1024] = "";
     for (bool first = true; fgets(buf, sizeof buf, f); first = false) {
         bool error = strstr(buf, "error:") != NULL;
-        if (first || error) snprintf(line, size, "%.*s", (int)strcspn(buf, "\n"), buf);
+        const char *quoted = error && prev[0] && !strncmp(buf, "collect2:", 9) ? prev : buf;
+        if (first || error) snprintf(line, size, "%.*s", (int)strcspn(quoted, "\n"), quoted);
         if (error) break;
+        memcpy(prev, buf, sizeof prev);
     }
     fclose(f);
 }
@@ -275,6 +287,70 @@ static bool same_text(const char *path, const char *text)
     return same && got == n;
 }
 
+/* A built object ends with a seal: the 8 bytes of seal_magic, then the
+ * FNV-1a hash of every byte before them, least significant byte first (the
+ * loader reads an ELF object's headers, never its end). A cached object is
+ * loaded only whole and unchanged: one cut short (a copy out of room, a
+ * crash before its blocks reached the disk) still loaded, and the process
+ * died of SIGBUS in dlopen or in its code, its pages past the file's end. */
+static const char seal_magic[8] = {'t', 'j', 'i', 't', 's', 'e', 'a', 'l'};
+#define SEAL_BYTES 16
+
+static void seal_of(uint64_t h, unsigned char *seal)
+{
+    memcpy(seal, seal_magic, sizeof seal_magic);
+    for (int i = 0; i < 8; i++) seal[8 + i] = (unsigned char)(h >> (8 * i));
+}
+
+/* The hash of the first n bytes of f into *h; false when it has fewer or
+ * a read fails. */
+static bool hash_prefix(FILE *f, uint64_t n, uint64_t *h)
+{
+    unsigned char buf[8192];
+    *h = FNV_BASIS;
+    while (n > 0) {
+        size_t want = n < sizeof buf ? (size_t)n : sizeof buf, got = fread(buf, 1, want, f);
+        if (got != want) return false;
+        *h = fnv_bytes(*h, buf, got);
+        n -= got;
+    }
+    return true;
+}
+
+/* Appends the seal to the object the compiler wrote at path. */
+static tj_status seal_object(const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    struct stat st;
+    uint64_t h;
+    unsigned char seal[SEAL_BYTES];
+    bool ok = f && fstat(fileno(f), &st) == 0 && hash_prefix(f, (uint64_t)st.st_size, &h);
+    if (ok) seal_of(h, seal);
+    ok = ok && fseek(f, 0, SEEK_END) == 0 && fwrite(seal, 1, sizeof seal, f) == sizeof seal;
+    int err = errno;
+    if (f && fclose(f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    return ok ? TJ_OK : tj_error(TJ_ERR_IO, "%s: cannot seal '%s': %s", who, path, strerror(err ? err : EIO));
+}
+
+/* Whether the object at path ends with the seal of the bytes before it. */
+static bool sealed(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    struct stat st;
+    uint64_t h;
+    unsigned char seal[SEAL_BYTES], want[SEAL_BYTES];
+    bool ok = fstat(fileno(f), &st) == 0 && st.st_size > SEAL_BYTES &&
+              hash_prefix(f, (uint64_t)st.st_size - SEAL_BYTES, &h) && fread(seal, 1, sizeof seal, f) == sizeof seal;
+    fclose(f);
+    if (!ok) return false;
+    seal_of(h, want);
+    return !memcmp(seal, want, sizeof seal);
+}
+
 /* Builds the object at `obj` (and its source at `kept`) in a fresh
  * directory inside the cache, renamed into place at the end: readers never
  * see half an object, and builds racing for one name both succeed. */
@@ -287,8 +363,9 @@ static tj_status build(const char *dir, const char *source, const char *const *f
     snprintf(path, sizeof path, "%s/k.c", tmp);
     tj_status st = write_source(path, source);
     if (st == TJ_OK) st = run_compiler(tmp, flags);
+    if (st == TJ_OK) snprintf(path, sizeof path, "%s/k.so", tmp);
+    if (st == TJ_OK) st = seal_object(path);
     if (st == TJ_OK) { /* whatever the umask: only the user may change code the user runs */
-        snprintf(path, sizeof path, "%s/k.so", tmp);
         if (chmod(path, 0700) != 0)
             st = tj_error(TJ_ERR_IO, "%s: cannot restrict '%s' to its owner: %s", who, path, strerror(errno));
     }
@@ -312,12 +389,13 @@ tj_status tj_native_load(const char *source, const char *const *flags, void **ha
     if (st != TJ_OK) return st;
     char cc_id[PATH_MAX + 64];
     compiler_identity(cc_id, sizeof cc_id);
-    uint64_t h = fnv(fnv(0xcbf29ce484222325ull, source), cc_id);
+    uint64_t h = fnv(fnv(FNV_BASIS, source), cc_id);
     for (size_t i = 0; i < N_BASE_FLAGS; i++) h = fnv(h, base_flags[i]);
     for (int i = 0; i < MAX_FLAGS && flags[i]; i++) h = fnv(h, flags[i]);
     snprintf(obj, sizeof obj, "%s/fused-%016llx.so", dir, (unsigned long long)h);
     snprintf(kept, sizeof kept, "%s/fused-%016llx.c", dir, (unsigned long long)h);
-    if (private_file(obj) && same_text(kept, source) && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) return TJ_OK;
+    if (private_file(obj) && same_text(kept, source) && sealed(obj) && (*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL)))
+        return TJ_OK;
     st = build(dir, source, flags, obj, kept);
     if (st != TJ_OK) return st;
     if (!(*handle = dlopen(obj, RTLD_NOW | RTLD_LOCAL))) {

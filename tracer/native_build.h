@@ -14,7 +14,9 @@
  * user); objects are made writable by the user alone, whatever the umask,
  * and a cached one that others may write is built anew. The cache keeps
  * each object's source next to it (fused-<hash>.c), to read, and loads an
- * object only next to the very source it is asked for. Internal to
+ * object only next to the very source it is asked for, and only whole: each
+ * object ends with a hash of its bytes, and one cut short or changed since
+ * (which could crash the process in dlopen) is built anew. Internal to
  * tracer/. */
 #ifndef TJIT_TRACER_NATIVE_BUILD_H
 #define TJIT_TRACER_NATIVE_BUILD_H

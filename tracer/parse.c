@@ -210,6 +210,52 @@ static tj_status parse_float_token(parser *ps, double *out, bool *is_float)
     return TJ_OK;
 }
 
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A str argument in single quotes with the escapes tj_graph_print writes
+ * (print.c, print_str): \\, \', \n, \r, \t and \xNN (the byte NN, not
+ * 00); an arena string into a. */
+static tj_status parse_str(parser *ps, tj_garg *a)
+{
+    const char *s = ++ps->p;
+    while (*ps->p && *ps->p != '\'' && *ps->p != '\n') ps->p += *ps->p == '\\' && ps->p[1] && ps->p[1] != '\n' ? 2 : 1;
+    if (*ps->p != '\'') return perr(ps, "unterminated string");
+    const char *end = ps->p;
+    char *str = tj_graph_alloc(ps->g, (size_t)(end - s) + 1), *w = str;
+    if (!str) return tj_last_status();
+    for (const char *r = s; r < end; r++) {
+        if (*r != '\\') {
+            *w++ = *r;
+            continue;
+        }
+        int hi, lo;
+        switch (*++r) {
+        case '\\': case '\'': *w++ = *r; break;
+        case 'n': *w++ = '\n'; break;
+        case 'r': *w++ = '\r'; break;
+        case 't': *w++ = '\t'; break;
+        case 'x':
+            if (r + 2 < end && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi || lo)) {
+                *w++ = (char)(hi * 16 + lo);
+                r += 2;
+                break;
+            }
+            ps->p = r - 1;
+            return perr(ps, "string: \\x takes two hex digits, not 00 (\\xff: the byte 0xff)");
+        default:
+            ps->p = r - 1;
+            return perr(ps, "string: unknown escape (the escapes are \\\\, \\', \\n, \\r, \\t and \\xNN)");
+        }
+    }
+    ps->p = end + 1;
+    a->kind = TJ_GA_STR;
+    a->u.s = str;
+    return TJ_OK;
+}
+
 /* One argument value, into a garg whose lists point into the graph arena. */
 static tj_status parse_value(parser *ps, tj_garg *a)
 {
@@ -228,19 +274,7 @@ static tj_status parse_value(parser *ps, tj_garg *a)
         a->kind = TJ_GA_DTYPE;
         return TJ_OK;
     }
-    if (*ps->p == '\'') {
-        const char *s = ++ps->p;
-        while (*ps->p && *ps->p != '\'' && *ps->p != '\n') ps->p++;
-        if (*ps->p != '\'') return perr(ps, "unterminated string");
-        size_t n = (size_t)(ps->p - s);
-        ps->p++;
-        char *str = tj_graph_alloc(ps->g, n + 1);
-        if (!str) return tj_last_status();
-        memcpy(str, s, n);
-        a->kind = TJ_GA_STR;
-        a->u.s = str;
-        return TJ_OK;
-    }
+    if (*ps->p == '\'') return parse_str(ps, a);
     if (accept(ps, "[")) {
         /* a list: of values, of bools, of ints or of floats (ints among
          * floats read as floats), decided by its elements */

@@ -115,6 +115,31 @@ static bool arg_equals_default(const tj_garg *a, const tj_arg_spec *s)
     }
 }
 
+/* A str argument in single quotes, escaped as Python's repr escapes one
+ * (\\, \', \n, \r, \t, else \xNN for a control character) and so is
+ * each byte that is no part of a UTF-8 character (\xNN: that byte): every
+ * string reads back the same, on one line (a quote or a newline in it made
+ * text that did not parse). */
+static void print_str(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (int n; *s; s += n) {
+        unsigned char c = (unsigned char)*s;
+        if ((n = tj_utf8_char_len(s)) > 1) {
+            fwrite(s, 1, (size_t)n, f);
+            continue;
+        }
+        n = 1;
+        if (c == '\\' || c == '\'') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\r') fputs("\\r", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20 || c >= 0x7f) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+    fputc('\'', f);
+}
+
 void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
 {
     char buf[64];
@@ -154,7 +179,7 @@ void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a)
         }
         fprintf(f, "]");
         break;
-    case TJ_GA_STR: fprintf(f, "'%s'", a->u.s); break;
+    case TJ_GA_STR: print_str(f, a->u.s); break;
     case TJ_GA_DTYPE: fprintf(f, "torch.%s", tj_dtype_name(a->u.dtype)); break;
     }
 }

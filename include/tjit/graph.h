@@ -121,7 +121,10 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
  * written inline (`%_tensor_constant0 : f32[3] = constant([1.0, 2.0, 3.0])`);
  * larger ones as `%_tensor_constant0 : b8[64, 64] = constant(_tensor_constant0)`
  * with their values after the return line, `_tensor_constant0 = [True, ...]`
- * (FX keeps such constants out of the graph, as get_attr nodes). A graph with
+ * (FX keeps such constants out of the graph, as get_attr nodes). A str
+ * argument is written in single quotes with Python's escapes, `'it\'s\n'`
+ * (\\, \', \n, \r, \t, \xNN for another control character), and \xNN
+ * for each byte that is no part of a UTF-8 character (the byte NN). A graph with
  * outputs written back into inputs (tj_pass_functionalize) ends its return
  * line with a suffix FX does not have, `return (%add, %mul) writeback {1: 0}`
  * (output 1 is copied into input 0 after each run), which tj_graph_parse
@@ -146,7 +149,10 @@ char *tj_graph_to_string(const tj_graph *g);
  * offset is row-major at offset 0). Output values are re-inferred with
  * the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
-/** Graphviz DOT: one box per node labelled with operator and output shape.
+/** Graphviz DOT: one box per node labelled with operator and output shape;
+ * a placeholder's also with its geometry as the text gives it (strides
+ * where not row-major, `offset N` where not 0) and, for a bound one, a line
+ * `bound: reason`.
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
 /** JSON (through jansson): {"inputs": [...], "nodes": [...], "outputs": [...]};
@@ -155,7 +161,11 @@ tj_status tj_graph_write_dot(const tj_graph *g, FILE *f);
  * "geometry_bound": why the graph holds for its strides and offset only
  * (as the text's `bound "..."`), null when it holds for any; a constant node carries its elements, row-major, in "values" (floats as
  * numbers, or {"float": "inf"} / "-inf" / "nan"; int64 exactly; bools as
- * true/false; null for a fake constant, which has none).
+ * true/false; null for a fake constant, which has none); a call node its
+ * "op" and "args", one per schema argument: null, {"value": name},
+ * {"values": [name or null, ...]}, numbers, bools, lists of them,
+ * {"dtype": name}, strings; a str argument that is not UTF-8 (JSON strings
+ * must be) as {"bytes": [97, 255, ...]}, its bytes.
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
 
