@@ -454,6 +454,21 @@ static tj_status parse_call(parser *ps, char names[][128], int n_targets)
     return add_call(ps, op, args, given, names, n_targets);
 }
 
+/* A list of values that is not t's element count: "expected ','" (or
+ * "']'") said nothing of what was wrong. */
+static tj_status element_count_error(parser *ps, const tj_tensor *t, int64_t given)
+{
+    char shape[160], msg[256];
+    tj_shape_str(t->ndim, t->shape, shape, sizeof shape);
+    if (given < t->numel)
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list ends after %" PRId64, shape,
+                 t->numel, given);
+    else
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list goes on after them", shape,
+                 t->numel);
+    return perr(ps, msg);
+}
+
 /* "[v0, v1, ...]": every element of t, row-major. */
 static tj_status parse_constant_data(parser *ps, tj_tensor *t)
 {
@@ -461,6 +476,8 @@ static tj_status parse_constant_data(parser *ps, tj_tensor *t)
     tj_dtype dt = t->dtype;
     char *data = tj_tensor_ptr(t);
     for (int64_t i = 0; i < t->numel; i++) {
+        skip_spaces(ps);
+        if (*ps->p == ']') return element_count_error(ps, t, i);
         if (i && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
         tj_garg a;
         if (parse_value(ps, &a) != TJ_OK) return TJ_ERR_PARSE;
@@ -476,6 +493,8 @@ static tj_status parse_constant_data(parser *ps, tj_tensor *t)
         case TJ_BOOL: data[i] = a.u.b; break;
         }
     }
+    skip_spaces(ps);
+    if (*ps->p == ',') return element_count_error(ps, t, t->numel + 1);
     return expect(ps, "]");
 }
 
