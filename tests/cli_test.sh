@@ -37,6 +37,11 @@ for cmd in conform ops train eval trace profile bench decomps graph demo; do
     expect 0 "^usage: tjit $cmd" out "$cmd" --help
     expect 2 "usage: tjit $cmd" err "$cmd" --no-such-option
 done
+# getopt's own messages name the command as the others do (demo takes no option)
+for cmd in conform ops train eval trace profile bench decomps graph; do
+    expect 2 "^tjit $cmd: unrecognized option '--no-such-option'" err "$cmd" --no-such-option
+done
+expect 2 "^tjit train: option '--epochs' requires an argument" err train mlp --epochs
 
 expect 2 "unknown model 'rnn'" err train rnn
 expect 2 "bad value 'fast' for --mode" err train mlp --mode fast
