@@ -66,17 +66,19 @@ static tj_tensor *get_like(const tj_safetensors *f, const char *path, const mode
     return t;
 }
 
-/* Metadata `key` of f as a decimal number in [0, max]. */
-static tj_status metadata_number(const tj_safetensors *f, const char *path, const char *key, uint64_t max, uint64_t *out)
+/* Metadata `key` of f as a decimal number in [min, max]. */
+static tj_status metadata_number(const tj_safetensors *f, const char *path, const char *key, uint64_t min, uint64_t max,
+                                 uint64_t *out)
 {
     const char *v = tj_safetensors_metadata(f, key);
     if (!v) return tj_error(TJ_ERR_INVALID_ARGUMENT, "checkpoint '%s' has no \"%s\" in its __metadata__", path, key);
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (!(*v >= '0' && *v <= '9') || *end || errno || x > max)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "checkpoint '%s': __metadata__ \"%s\" is '%s', not a number in [0, %" PRIu64 "]",
-                        path, key, v, max);
+    if (!(*v >= '0' && *v <= '9') || *end || errno || x < min || x > max)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "checkpoint '%s': __metadata__ \"%s\" is '%s', not a number in [%" PRIu64 ", %" PRIu64 "]", path, key,
+                        v, min, max);
     *out = x;
     return TJ_OK;
 }
@@ -85,11 +87,9 @@ static tj_status metadata_number(const tj_safetensors *f, const char *path, cons
 static tj_status read_info(const tj_safetensors *f, const char *path, checkpoint_info *info)
 {
     uint64_t epoch, seed, batch;
-    tj_status st = metadata_number(f, path, "epoch", INT_MAX, &epoch);
-    if (st == TJ_OK) st = metadata_number(f, path, "seed", UINT64_MAX, &seed);
-    if (st == TJ_OK) st = metadata_number(f, path, "batch_size", INT_MAX, &batch);
-    if (st == TJ_OK && batch == 0)
-        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "checkpoint '%s': __metadata__ \"batch_size\" is 0", path);
+    tj_status st = metadata_number(f, path, "epoch", 0, INT_MAX, &epoch);
+    if (st == TJ_OK) st = metadata_number(f, path, "seed", 0, UINT64_MAX, &seed);
+    if (st == TJ_OK) st = metadata_number(f, path, "batch_size", 1, INT_MAX, &batch);
     if (st == TJ_OK) *info = (checkpoint_info){(int)epoch, seed, (int)batch};
     return st;
 }

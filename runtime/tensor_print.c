@@ -171,7 +171,7 @@ static void put_slices(const printer *p, int dim, const char *base, int indent)
         return;
     }
     int64_t size = t->shape[dim];
-    int64_t step = t->strides[dim] * (int64_t)tj_dtype_size(t->dtype);
+    int64_t step = byte_step(t, dim);
     fputc('[', p->f);
     for (int64_t i = 0; i < size; i++) {
         bool gap = hidden(p, size, i);

@@ -37,6 +37,11 @@ for cmd in conform ops train eval trace profile bench decomps graph demo; do
     expect 0 "^usage: tjit $cmd" out "$cmd" --help
     expect 2 "usage: tjit $cmd" err "$cmd" --no-such-option
 done
+# getopt's own messages name the command as the others do (demo takes no option)
+for cmd in conform ops train eval trace profile bench decomps graph; do
+    expect 2 "^tjit $cmd: unrecognized option '--no-such-option'" err "$cmd" --no-such-option
+done
+expect 2 "^tjit train: option '--epochs' requires an argument" err train mlp --epochs
 
 expect 2 "unknown model 'rnn'" err train rnn
 expect 2 "bad value 'fast' for --mode" err train mlp --mode fast
@@ -130,6 +135,24 @@ expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/who
 expect 0 "^'$work/whole\.st' has 2 epochs done, --epochs 2: nothing to train" out \
     train mlp --threads 1 --data "$work/fmnist" --resume "$work/whole.st" --epochs 2 --save "$work/whole.st"
 cmp -s "$work/whole.st" "$work/part.st" || { echo "FAIL: a run with nothing to train changed its checkpoint" >&2; failures=$((failures + 1)); }
+# the most epochs a checkpoint may hold (2^31 - 1): nothing to train either
+# (epochs done + 1 overflowed, and it trained epoch -2147483648 on)
+len=$(od -An -tu8 -N8 "$work/part.st" | tr -d ' ')
+header=$(head -c $((8 + len)) "$work/part.st" | tail -c "$len")
+header=${header/'"epoch":"2"'/'"epoch":"2147483647"'}
+n=${#header}
+{
+    printf "$(printf '\\%03o' $((n & 255)) $((n >> 8 & 255)) $((n >> 16 & 255)) $((n >> 24 & 255)) 0 0 0 0)"
+    printf '%s' "$header"
+    tail -c +$((9 + len)) "$work/part.st"
+} >"$work/max.st"
+timeout 60 "$tjit" train mlp --threads 1 --data "$work/fmnist" --resume "$work/max.st" --epochs 3 >"$work/out" 2>"$work/err"
+if [ $? -ne 0 ] || ! grep -q "^'$work/max\.st' has 2147483647 epochs done, --epochs 3: nothing to train" "$work/out" ||
+    grep -q '^epoch' "$work/out"; then
+    echo "FAIL: a checkpoint of 2147483647 epochs trained or failed" >&2
+    sed 's/^/  /' "$work/out" "$work/err" | head -n 5 >&2
+    failures=$((failures + 1))
+fi
 # another batch size than the checkpoint's: used, with a warning
 expect 0 "warning: --batch-size 2, the checkpoint's is 1" err \
     train mlp --threads 1 --data "$work/fmnist" --resume "$work/part.st" --epochs 3 --batch-size 2

@@ -168,7 +168,7 @@ Test(checkpoint, a_bad_checkpoint_is_refused_naming_the_problem_and_changes_noth
         {.key = "epoch", .value = "-1", .status = TJ_ERR_INVALID_ARGUMENT, .needle = "\"epoch\" is '-1', not a number"},
         {.key = "epoch", .value = "2147483648", .status = TJ_ERR_INVALID_ARGUMENT, .needle = "not a number in [0, 2147483647]"},
         {.key = "seed", .value = NULL, .status = TJ_ERR_INVALID_ARGUMENT, .needle = "has no \"seed\" in its __metadata__"},
-        {.key = "batch_size", .value = "0", .status = TJ_ERR_INVALID_ARGUMENT, .needle = "\"batch_size\" is 0"},
+        {.key = "batch_size", .value = "0", .status = TJ_ERR_INVALID_ARGUMENT, .needle = "\"batch_size\" is '0', not a number in [1, 2147483647]"},
         {.key = "batch_size", .value = " 64", .status = TJ_ERR_INVALID_ARGUMENT, .needle = "\"batch_size\" is ' 64'"},
         /* optimiser state without metadata, or an epoch without optimiser state: a part of a checkpoint */
         {.no_metadata = true, .status = TJ_ERR_INVALID_ARGUMENT, .needle = "has no \"epoch\" in its __metadata__"},

@@ -212,6 +212,15 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    %n = aten.neg.default(%x)\n    return (%n,)\n",
          "defined twice"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,)\n    %m = aten.neg.default(%x)\n", "line 4"},
+        /* constants with too few or too many values, inline or after 'return' */
+        {"graph():\n    %c : f32[2, 2] = constant([1.0, 2.0, 3.0])\n    return (%c,)\n",
+         "line 2, column 45: a constant of shape [2, 2] takes 4 values, the list ends after 3"},
+        {"graph():\n    %c : i64[2] = constant([])\n    return (%c,)\n",
+         "a constant of shape [2] takes 2 values, the list ends after 0"},
+        {"graph():\n    %c : b8[1] = constant([True, False])\n    return (%c,)\n",
+         "a constant of shape [1] takes 1 values, the list goes on after them"},
+        {"graph():\n    %c : f32[20] = constant(c)\n    return (%c,)\nc = [1.0, 2.0]\n",
+         "line 4, column 14: a constant of shape [20] takes 20 values, the list ends after 2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_graph *g = tj_graph_parse(bad[i].text);

@@ -493,3 +493,47 @@ Test(oom, jansson_failures_in_safetensors_save_and_load_are_reported_and_change_
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* Every jansson allocation made to fail in turn: the export either fails
+ * with TJ_ERR_OUT_OF_MEMORY or writes the whole document; it never drops an
+ * output name, an argument or a constant's element and says TJ_OK. */
+Test(oom, jansson_failures_in_graph_json_export_are_reported_not_dropped)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2, 3]):\n"
+                                 "    %_tensor_constant0 : f32[3] = constant([1.0, inf, 3.0])\n"
+                                 "    %gelu = aten.gelu.default(%x, approximate = 'tanh')\n"
+                                 "    %add = aten.add.Tensor(%gelu, %_tensor_constant0)\n"
+                                 "    %sum = aten.sum.dim_IntList(%add, [1], True)\n"
+                                 "    return (%sum, %gelu)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *ref = NULL;
+    size_t ref_len = 0;
+    FILE *f = open_memstream(&ref, &ref_len);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    cr_assert(strstr(ref, "\"outputs\": [\n  \"sum\",\n  \"gelu\"\n ]"), "%s", ref);
+    json_set_alloc_funcs(failing_json_malloc, free);
+    int failures = 0;
+    for (uint64_t n = 1;; n++) {
+        char *out = NULL;
+        size_t len = 0;
+        f = open_memstream(&out, &len);
+        json_calls = 0;
+        json_fail_at = n;
+        tj_status st = tj_graph_write_json(g, f);
+        json_fail_at = 0;
+        fclose(f);
+        if (st == TJ_OK) cr_assert_str_eq(out, ref, "N = %llu: a failed allocation changed the JSON", (unsigned long long)n);
+        else {
+            cr_assert_eq(st, TJ_ERR_OUT_OF_MEMORY, "N = %llu: %s", (unsigned long long)n, tj_last_error());
+            cr_assert(strstr(tj_last_error(), "tj_graph_write_json"), "%s", tj_last_error());
+            failures++;
+        }
+        free(out);
+        if (json_calls < n) break;
+    }
+    json_set_alloc_funcs(malloc, free);
+    cr_assert_gt(failures, 20, "too few jansson allocations seen: %d", failures);
+    free(ref);
+    tj_graph_free(g);
+}

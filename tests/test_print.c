@@ -444,6 +444,8 @@ Test(print, a_size_one_dim_of_huge_stride)
     tj_tensor *a = make(TJ_FLOAT32, 1, I64(6), (const float[]){0, 1, 2, 3, 4, 5});
     expect_repr(tj_as_strided(a, I64(2, 1), I64(1, INT64_MAX), 2, true, 1), "tensor([[1.],\n        [2.]])");
     expect_repr(tj_as_strided(a, I64(1), I64(INT64_MAX), 1, true, 5), "tensor([5.])");
+    /* a leading one, as unfold(1, 2, 2**63 - 1) of a [2, 3] gives */
+    expect_repr(tj_as_strided(a, I64(1, 2), I64(INT64_MAX, 1), 2, true, 1), "tensor([[1., 2.]])");
     tj_tensor_release(a);
 }
 

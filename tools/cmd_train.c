@@ -240,7 +240,10 @@ int cmd_train(int argc, char **argv)
         printf("resuming '%s' at epoch %d of %d\n", resume, epochs_done + 1, epochs);
     double accuracy = 0;
     checkpoint_info info = {epochs_done, seed, batch};
-    for (int epoch = epochs_done + 1; epoch <= epochs; epoch++) {
+    /* counted by epochs done: a checkpoint may hold INT_MAX of them, and
+     * epochs_done + 1 overflowed (epoch -2147483648 on trained) */
+    for (int done = epochs_done; done < epochs; done++) {
+        int epoch = done + 1;
         progress p = {.epoch = epoch, .tty = isatty(STDOUT_FILENO), .t0 = now_s()};
         if (train_epoch(r, &train, batch, seed, epoch, show_progress, &p) != TJ_OK ||
             evaluate(r, &test, &accuracy) != TJ_OK)

@@ -56,7 +56,14 @@ int main(int argc, char **argv)
         return check_stdout(NULL, 0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) return check_stdout(argv[1], commands[i].run(argc - 1, argv + 1));
+        if (!strcmp(argv[1], commands[i].name)) {
+            /* getopt prefixes its messages with argv[0]: "tjit train: option
+             * '--epochs' requires an argument", as the commands' own */
+            char prog[32];
+            snprintf(prog, sizeof prog, "tjit %s", commands[i].name);
+            argv[1] = prog;
+            return check_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+        }
     fprintf(stderr, "tjit: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

@@ -69,14 +69,39 @@ tj_status tj_graph_write_dot(const tj_graph *g, FILE *f)
     return tj_check_written(f, "tj_graph_write_dot", NULL);
 }
 
+/* Appends v to *arr; out of memory (v NULL or the append failing) drops
+ * the array and leaves *arr NULL, which later appends (they drop their
+ * value) and json_pack's "o" (it fails) carry up to the caller. */
+static void append(json_t **arr, json_t *v)
+{
+    if (json_array_append_new(*arr, v) != 0) {
+        json_decref(*arr);
+        *arr = NULL;
+    }
+}
+
+/* Sets obj[key] = v, with append's rule for out of memory. */
+static void set(json_t **obj, const char *key, json_t *v)
+{
+    if (json_object_set_new(*obj, key, v) != 0) {
+        json_decref(*obj);
+        *obj = NULL;
+    }
+}
+
+static json_t *ints_json(const int64_t *v, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) append(&arr, json_integer((json_int_t)v[i]));
+    return arr;
+}
+
+/* A value as JSON; NULL when out of memory. */
 static json_t *value_json(const tj_gvalue *v)
 {
-    json_t *shape = json_array();
-    for (int d = 0; d < v->ndim; d++) json_array_append_new(shape, json_integer(v->shape[d]));
-    json_t *strides = json_array();
-    for (int d = 0; d < v->ndim; d++) json_array_append_new(strides, json_integer(v->strides[d]));
-    return json_pack("{s:s, s:s, s:o, s:o, s:I}", "name", v->name, "dtype", tj_dtype_name(v->dtype), "shape", shape,
-                     "strides", strides, "offset", (json_int_t)v->offset);
+    return json_pack("{s:s, s:s, s:o, s:o, s:I}", "name", v->name, "dtype", tj_dtype_name(v->dtype), "shape",
+                     ints_json(v->shape, v->ndim), "strides", ints_json(v->strides, v->ndim), "offset",
+                     (json_int_t)v->offset);
 }
 
 /* An input: its value, and "geometry_bound": what made the graph hold for
@@ -84,10 +109,7 @@ static json_t *value_json(const tj_gvalue *v)
 static json_t *input_json(const tj_gvalue *v)
 {
     json_t *in = value_json(v);
-    if (!in || json_object_set_new(in, "geometry_bound", v->geometry_bound ? json_string(v->geometry_bound) : json_null())) {
-        json_decref(in);
-        return NULL;
-    }
+    set(&in, "geometry_bound", v->geometry_bound ? json_string(v->geometry_bound) : json_null());
     return in;
 }
 
@@ -122,10 +144,7 @@ static json_t *constant_values(const tj_tensor *t)
         case TJ_INT64: v = json_integer((json_int_t)*(const int64_t *)e); break;
         default: v = json_boolean(*(const uint8_t *)e); break;
         }
-        if (json_array_append_new(arr, v) != 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
+        append(&arr, v);
     }
     if (buf) tj_free(buf, bytes ? bytes : 1);
     return arr;
@@ -138,12 +157,8 @@ static json_t *json_str(const char *s)
 {
     if (tj_utf8_valid(s)) return json_string(s);
     json_t *bytes = json_array();
-    for (const unsigned char *b = (const unsigned char *)s; bytes && *b; b++)
-        if (json_array_append_new(bytes, json_integer(*b)) != 0) {
-            json_decref(bytes);
-            bytes = NULL;
-        }
-    return bytes ? json_pack("{s:o}", "bytes", bytes) : NULL;
+    for (const unsigned char *b = (const unsigned char *)s; bytes && *b; b++) append(&bytes, json_integer(*b));
+    return json_pack("{s:o}", "bytes", bytes);
 }
 
 /* An argument as JSON; NULL when out of memory. */
@@ -156,22 +171,19 @@ static json_t *json_arg(const tj_graph *g, const tj_garg *a)
     case TJ_GA_VALUES:
         arr = json_array();
         for (int i = 0; i < a->n; i++)
-            json_array_append_new(arr, a->u.vs[i] < 0 ? json_null() : json_string(g->values[a->u.vs[i]].name));
+            append(&arr, a->u.vs[i] < 0 ? json_null() : json_string(g->values[a->u.vs[i]].name));
         return json_pack("{s:o}", "values", arr);
     case TJ_GA_INT: return json_integer(a->u.i);
     case TJ_GA_FLOAT: return json_float(a->u.f);
     case TJ_GA_BOOL: return json_boolean(a->u.b);
-    case TJ_GA_INTS:
-        arr = json_array();
-        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_integer(a->u.ints[i]));
-        return arr;
+    case TJ_GA_INTS: return ints_json(a->u.ints, a->n);
     case TJ_GA_BOOLS:
         arr = json_array();
-        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_boolean(a->u.bools[i]));
+        for (int i = 0; i < a->n; i++) append(&arr, json_boolean(a->u.bools[i]));
         return arr;
     case TJ_GA_FLOATS:
         arr = json_array();
-        for (int i = 0; i < a->n; i++) json_array_append_new(arr, json_float(a->u.floats[i]));
+        for (int i = 0; i < a->n; i++) append(&arr, json_float(a->u.floats[i]));
         return arr;
     case TJ_GA_STR: return json_str(a->u.s);
     case TJ_GA_DTYPE: return json_pack("{s:s}", "dtype", tj_dtype_name(a->u.dtype));
@@ -184,35 +196,30 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f)
     if (!g) return tj_error_null("tj_graph_write_json: NULL graph");
     if (!f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_write_json: NULL file");
     json_t *inputs = json_array(), *nodes = json_array(), *outputs = json_array();
-    bool oom = false;
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];
         if (n->kind == TJ_NODE_PLACEHOLDER) {
-            oom |= json_array_append_new(inputs, input_json(&g->values[n->outs[0]])) != 0;
+            append(&inputs, input_json(&g->values[n->outs[0]]));
         } else if (n->kind == TJ_NODE_OUTPUT) {
-            for (int k = 0; k < n->nargs; k++) json_array_append_new(outputs, json_string(g->values[n->args[k].u.v].name));
+            for (int k = 0; k < n->nargs; k++) append(&outputs, json_string(g->values[n->args[k].u.v].name));
         } else {
             json_t *outs = json_array();
-            for (int k = 0; k < n->nout; k++)
-                json_array_append_new(outs, n->outs[k] < 0 ? json_null() : value_json(&g->values[n->outs[k]]));
+            for (int k = 0; k < n->nout; k++) append(&outs, n->outs[k] < 0 ? json_null() : value_json(&g->values[n->outs[k]]));
             json_t *node = json_pack("{s:s, s:o}", "kind", n->kind == TJ_NODE_CALL ? "call" : "constant", "outputs", outs);
             if (n->kind == TJ_NODE_CALL) {
                 json_t *args = json_array();
-                for (int a = 0; a < n->nargs; a++) oom |= json_array_append_new(args, json_arg(g, &n->args[a])) != 0;
-                json_object_set_new(node, "op", json_string(n->op->name));
-                json_object_set_new(node, "args", args);
+                for (int a = 0; a < n->nargs; a++) append(&args, json_arg(g, &n->args[a]));
+                set(&node, "op", json_string(n->op->name));
+                set(&node, "args", args);
             } else {
-                json_t *values = constant_values(n->constant);
-                oom |= !values || json_object_set_new(node, "values", values) != 0;
+                set(&node, "values", constant_values(n->constant));
             }
-            json_array_append_new(nodes, node);
+            append(&nodes, node);
         }
     }
+    /* json_pack fails on a NULL part (and releases the others) */
     json_t *root = json_pack("{s:o, s:o, s:o}", "inputs", inputs, "nodes", nodes, "outputs", outputs);
-    if (!root || oom) {
-        json_decref(root);
-        return tj_oom("tj_graph_write_json", 0);
-    }
+    if (!root) return tj_oom("tj_graph_write_json", 0);
     int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(root);
     fputc('\n', f);

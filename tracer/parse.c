@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph_internal.h"
+#include "runtime/key_map.h"
 
 typedef struct parser {
     const char *text, *p, *end; /* end: the text's terminating NUL */
@@ -22,6 +23,7 @@ typedef struct parser {
         bool filled;
     } *deferred;
     int n_deferred;
+    tj_key_map by_name; /* value index by a hash of its name (find_value) */
 } parser;
 
 static tj_status perr_status(parser *ps, tj_status status, const char *what)
@@ -95,9 +97,38 @@ static bool ident(parser *ps, char *buf, size_t n)
     return true;
 }
 
+/* FNV-1a of a name, never 0 (tj_key_map's empty key). */
+static uint64_t name_key(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    while (*s) h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+/* Indexes value v under its name, as find_value reads it: every value, once
+ * made and again when renamed. */
+static tj_status index_value(parser *ps, int v)
+{
+    return tj_key_map_put(&ps->by_name, name_key(ps->g->values[v].name), v, "tj_graph_parse");
+}
+
+static tj_status index_node(parser *ps, int node)
+{
+    const tj_gnode *n = &ps->g->nodes[node];
+    tj_status st = TJ_OK;
+    for (int k = 0; k < n->nout && st == TJ_OK; k++)
+        if (n->outs[k] >= 0) st = index_value(ps, n->outs[k]);
+    return st;
+}
+
+/* The value named `name`, or -1: through the index (a scan per reference
+ * made parsing quadratic: 50,000 nodes took 4 s), by a scan only where two
+ * names share a hash or a renamed value left its old name's entry. */
 static int find_value(parser *ps, const char *name)
 {
-    for (int v = ps->g->n_values - 1; v >= 0; v--)
+    int v = tj_key_map_get(&ps->by_name, name_key(name));
+    if (v < 0 || (ps->g->values[v].name && strcmp(ps->g->values[v].name, name) == 0)) return v;
+    for (v = ps->g->n_values - 1; v >= 0; v--)
         if (ps->g->values[v].name && strcmp(ps->g->values[v].name, name) == 0) return v;
     return -1;
 }
@@ -386,7 +417,7 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
      * writes it); "_" only leaves its name to the graph */
     for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     int node = tj_graph_add_call(ps->g, op, args, op->nargs, results, NULL);
-    if (node < 0) return tj_last_status();
+    if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
@@ -403,6 +434,7 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
         if (!copy) return tj_last_status();
         tj_graph_claim_name(ps->g, copy);
         ps->g->values[v].name = copy;
+        if (index_value(ps, v) != TJ_OK) return tj_last_status();
     }
     return TJ_OK;
 }
@@ -454,6 +486,21 @@ static tj_status parse_call(parser *ps, char names[][128], int n_targets)
     return add_call(ps, op, args, given, names, n_targets);
 }
 
+/* A list of values that is not t's element count: "expected ','" (or
+ * "']'") said nothing of what was wrong. */
+static tj_status element_count_error(parser *ps, const tj_tensor *t, int64_t given)
+{
+    char shape[160], msg[256];
+    tj_shape_str(t->ndim, t->shape, shape, sizeof shape);
+    if (given < t->numel)
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list ends after %" PRId64, shape,
+                 t->numel, given);
+    else
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list goes on after them", shape,
+                 t->numel);
+    return perr(ps, msg);
+}
+
 /* "[v0, v1, ...]": every element of t, row-major. */
 static tj_status parse_constant_data(parser *ps, tj_tensor *t)
 {
@@ -461,6 +508,8 @@ static tj_status parse_constant_data(parser *ps, tj_tensor *t)
     tj_dtype dt = t->dtype;
     char *data = tj_tensor_ptr(t);
     for (int64_t i = 0; i < t->numel; i++) {
+        skip_spaces(ps);
+        if (*ps->p == ']') return element_count_error(ps, t, i);
         if (i && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
         tj_garg a;
         if (parse_value(ps, &a) != TJ_OK) return TJ_ERR_PARSE;
@@ -476,6 +525,8 @@ static tj_status parse_constant_data(parser *ps, tj_tensor *t)
         case TJ_BOOL: data[i] = a.u.b; break;
         }
     }
+    skip_spaces(ps);
+    if (*ps->p == ',') return element_count_error(ps, t, t->numel + 1);
     return expect(ps, "]");
 }
 
@@ -510,7 +561,7 @@ static tj_status parse_constant(parser *ps, const char *name)
     if (expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
     int node = tj_graph_add_constant(ps->g, t, name);
-    if (node < 0) return tj_last_status();
+    if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
     if (!deferred) return TJ_OK;
     struct deferred *grown = realloc(ps->deferred, sizeof *grown * (size_t)(ps->n_deferred + 1));
     if (!grown) return tj_error(TJ_ERR_OUT_OF_MEMORY, "tj_graph_parse: out of memory");
@@ -595,7 +646,7 @@ static tj_status parse_body(parser *ps)
         like->offset = offset;
         int node = tj_graph_add_placeholder(ps->g, like, name);
         tj_tensor_release(like);
-        if (node < 0) return tj_last_status();
+        if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
         ps->g->values[ps->g->nodes[node].outs[0]].geometry_bound = bound;
         if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
     }
@@ -649,6 +700,7 @@ tj_graph *tj_graph_parse(const char *text)
     tj_status st = scope ? parse_body(&ps) : tj_last_status();
     if (scope) tj_scope_end(scope);
     tj_fake_values_free(&ps.fakes);
+    tj_key_map_free(&ps.by_name);
     free(ps.deferred);
     if (st != TJ_OK) {
         tj_graph_free(ps.g);

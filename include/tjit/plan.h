@@ -308,7 +308,9 @@ tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int
 /** Output `k` of the context's last run, as the plan left it: a tensor
  * object of the context (a view into its arena, or an input or constant the
  * graph returns). Borrowed: do not release it; its contents are valid until
- * the context's next run, the object until the context is freed. Each run
+ * the context's next run, the object until the context is freed (a
+ * reference taken with tj_tensor_retain does not keep the object past that:
+ * take a view, or clone it). Each run
  * bumps its version (tj_tensor_version), so a backward needing a value
  * autograd saved from an earlier run fails with TJ_ERR_MODIFIED. Views of it
  * and autograd's saved aliases hold their own reference: they keep the
