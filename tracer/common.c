@@ -13,11 +13,14 @@
  * slice_scatter over it, then the unfold views) merge link by link. Only
  * pure operators (tj_plan_op_is_pure) merge, and nothing at all in a graph
  * with in-place or user operators: a read after a write is not the read
- * before it. Copies (_to_copy, clone) do not merge: one costs what reading
- * its source again does, and a copy read by one product is no copy at all
- * (the product packs from its source, fuse_gather.c), which a second reader
- * would undo. The earlier result then lives until the later readers are
- * done, which may take more arena than recomputing it. */
+ * before it. Elementwise calls and copies (_to_copy, clone) do not merge:
+ * recomputed, they cost what reading their operands again does, inside a
+ * fused step (fuse_pointwise.c) nothing more, and a copy read by one product
+ * is no copy at all (the product packs from its source, fuse_gather.c);
+ * shared, their results would be written out and kept alive from the
+ * forward pass to the backward (gpt's decomposed training step: arena 11.2
+ * -> 15.2 MiB). Merged results other than those still live longer, which
+ * may take more arena than recomputing them did. */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -70,7 +73,9 @@ static bool same_call(const tj_pnode *x, const tj_pnode *y)
 void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i)
 {
     const tj_pnode *n = &p->nodes[i];
-    if (!cs->slots || !tj_plan_op_is_pure(n->op) || n->op == TJ_OPS(_to_copy) || n->op == TJ_OPS(clone)) return;
+    if (!cs->slots || !tj_plan_op_is_pure(n->op) || tj_plan_is_elementwise(n->op) || n->op == TJ_OPS(_to_copy) ||
+        n->op == TJ_OPS(clone))
+        return;
     uint64_t h = (uint64_t)(uintptr_t)n->op;
     for (int a = 0; a < n->nargs; a++) h = tj_garg_hash(h, &n->args[a]);
     size_t s = h & (cs->cap - 1);
@@ -82,6 +87,7 @@ void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i)
     const tj_pnode *first = &p->nodes[cs->slots[s]];
     for (int k = 0; k < n->nout; k++)
         if (n->outs[k] >= 0) cs->canon[n->outs[k]] = first->outs[k];
+    p->nodes[i].merged = true;
     p->stats.n_common++;
 }
 

@@ -70,6 +70,7 @@ typedef struct tj_pnode {
     bool folded;      /**< computed at compile time: its results are plan constants */
     bool fused;       /**< merged into a later step (fuse.c) */
     bool identity;    /**< its result is an alias of an operand (simplify.c) */
+    bool merged;      /**< the same call as an earlier node, whose results are read instead (common.c) */
     int step;         /**< index among steps (is_step) */
     int nargs;
     tj_garg *args;    /**< plan-owned copies */

@@ -103,8 +103,9 @@ typedef struct tj_compile_options {
      * plan with the dead code (common-subexpression elimination; the same
      * values, bit for bit): a decomposed training step's convolution
      * backward pads the layer's input again. Only deterministic built-in
-     * operators (not random, not in place) other than copies (_to_copy,
-     * clone) merge, and none in a plan with
+     * operators (not random, not in place) merge, but no elementwise ones
+     * or copies (_to_copy, clone), which cost little to recompute (inside a
+     * fused step) and much to keep; none in a plan with
      * in-place or user operators. The earlier result lives until its last
      * reader, which may take more arena than the recomputation did. */
     bool no_common_subexpressions;
@@ -345,7 +346,8 @@ typedef struct tj_plan_statistics {
     int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
     int n_common;             /**< call nodes identical to an earlier one, whose readers read
-                                   the earlier one's results (see no_common_subexpressions) */
+                                   the earlier one's results (see no_common_subexpressions);
+                                   left out unless an output (not counted in n_dead) */
     int n_identities;         /**< multiplications and divisions by one run as aliases */
     int n_fused_pointwise;    /**< steps running a chain of elementwise calls (loop fusion) */
     int n_fused_pointwise_nodes; /**< the calls those steps run */
