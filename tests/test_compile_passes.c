@@ -514,3 +514,111 @@ Test(passes, an_intermediate_read_through_a_view_stays_a_tensor)
     check_pass(fn_view_of_intermediate_identity, &x, 1, NULL,
                (tj_compile_options){.no_identity_elimination = true, .no_dead_code = true}, &sp, &sq);
 }
+
+/* ---- common subexpressions (tracer/common.c) ---- */
+
+static const tj_compile_options keep_common = {.no_common_subexpressions = true};
+
+/* x @ x^T twice, each read through its own view (the views merge too,
+ * link by link), and a product of the second with itself: one mm */
+static tj_status fn_twice(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t flat[1] = {9};
+    tj_tensor *xt = tj_t(in[0]);
+    tj_tensor *a = tj_view(tj_mm(in[0], xt), flat, 1), *b = tj_mm(in[0], xt);
+    tj_tensor *s = tj_add(a, tj_view(b, flat, 1));
+    out[0] = tj_sub(s, tj_view(tj_mul(b, b), flat, 1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, identical_calls_and_their_views_merge)
+{
+    int64_t s[2] = {3, 4};
+    tj_tensor *x = test_random_f32(2, s, 8);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_twice, &x, 1, NULL, keep_common, &sp, &sq);
+    cr_expect_eq(sp.n_common, 2, "the second mm and its view, got %d", sp.n_common);
+    cr_expect_eq(sq.n_common, 0);
+    cr_expect_lt(sp.n_kernels, sq.n_kernels, "one mm fewer: %d vs %d kernels", sp.n_kernels, sq.n_kernels);
+}
+
+/* Two draws of the same shape are two draws; two copies of one view stay
+ * two copies (a product may read each from its source, fuse_gather.c) and
+ * two negations two negations (recomputed inside a fused step rather than
+ * kept); a product computed twice as two outputs is still computed as the
+ * second output. */
+static tj_status fn_not_merged(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    int64_t s[2] = {3, 4};
+    int64_t swap[2] = {1, 0};
+    tj_tensor *xt = tj_permute(in[0], swap, 2);
+    tj_tensor *r = tj_add(tj_rand(s, 2, TJ_FLOAT32), tj_rand(s, 2, TJ_FLOAT32));
+    tj_tensor *c = tj_add(tj_clone(xt), tj_clone(xt));
+    tj_tensor *e = tj_add(tj_neg(in[0]), tj_neg(in[0]));
+    out[0] = tj_add(tj_add(r, tj_permute(c, swap, 2)), e);
+    out[1] = tj_mm(in[0], xt);
+    out[2] = tj_mm(in[0], xt);
+    *n_out = 3;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, draws_and_copies_do_not_merge_and_a_merged_output_stays)
+{
+    int64_t s[2] = {3, 4};
+    tj_tensor *x = test_random_f32(2, s, 9);
+    tj_graph *g = trace(fn_not_merged, &x, 1, NULL);
+    tj_plan *p, *q;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    tj_plan_statistics sq = compile_with(g, keep_common, &q);
+    cr_expect_eq(sp.n_common, 1, "the second mm only, got %d", sp.n_common);
+    cr_expect_eq(sp.n_kernels, sq.n_kernels, "the second mm is an output: still computed");
+    for (int k = 0; k < 3; k++) {
+        tj_tensor *want[3], *got[3];
+        tj_manual_seed(11);
+        cr_assert_eq(tj_graph_run(g, &x, 1, want), TJ_OK, "%s", tj_last_error());
+        tj_manual_seed(11);
+        cr_assert_eq(tj_plan_run(p, &x, 1, got), TJ_OK, "%s", tj_last_error());
+        test_expect_same_bits(got[k], want[k], "output vs interpreter");
+    }
+    tj_plan_free(p);
+    tj_plan_free(q);
+    tj_graph_free(g);
+}
+
+/* exp(x) twice around an update of another input: the exps are the same
+ * value here, but nothing merges in a plan that writes in place (a read
+ * after a write is not the read before it; the check is per plan) */
+static tj_status fn_exp_around_update(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *a = tj_exp(in[0]);
+    tj_add_scalar_(in[1], tj_v_int(1), tj_v_int(1));
+    out[0] = tj_sub(tj_exp(in[0]), a);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, nothing_merges_in_a_plan_that_writes_in_place)
+{
+    int64_t s[1] = {4};
+    tj_tensor *in[2] = {test_random_f32(1, s, 10), test_random_f32(1, s, 11)};
+    tj_tensor *traced[2] = {tj_clone(in[0]), tj_clone(in[1])};
+    tj_graph *g = trace(fn_exp_around_update, traced, 2, NULL);
+    tj_plan *p;
+    tj_plan_statistics sp = compile_with(g, (tj_compile_options){0}, &p);
+    cr_expect_eq(sp.n_common, 0);
+    float before[4];
+    memcpy(before, tj_tensor_data(in[1]), sizeof before);
+    tj_tensor *y;
+    cr_assert_eq(tj_plan_run(p, in, 2, &y), TJ_OK, "%s", tj_last_error());
+    const float *yv = tj_tensor_data(tj_contiguous(y)), *after = tj_tensor_data(in[1]);
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(yv[i], 0.0f, "element %d", i);
+        cr_expect_eq(after[i], before[i] + 1.0f, "element %d", i);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

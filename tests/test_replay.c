@@ -1695,8 +1695,11 @@ Test(plan, full_and_arange_feeding_an_add_fold_and_match_the_interpreter)
     tj_scope *s = tj_scope_begin();
     tj_tensor *x = random_f32(1, (int64_t[]){4}, 7);
     tj_graph *g = trace(fn_folds, NULL, &x, 1);
-    tj_plan *p = compile_ok(g, &(tj_compile_options){.no_pointwise_fusion = true});
-    tj_plan *q = compile_ok(g, &(tj_compile_options){.no_constant_folding = true, .no_pointwise_fusion = true});
+    /* the second full, the first's twin, is folding's to share here (merged
+     * as a common subexpression by default, before folding sees it) */
+    tj_plan *p = compile_ok(g, &(tj_compile_options){.no_pointwise_fusion = true, .no_common_subexpressions = true});
+    tj_plan *q = compile_ok(g, &(tj_compile_options){.no_constant_folding = true, .no_pointwise_fusion = true,
+                                                    .no_common_subexpressions = true});
     tj_plan_statistics sp, sq;
     tj_plan_stats(p, &sp);
     tj_plan_stats(q, &sq);

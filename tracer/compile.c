@@ -1,8 +1,9 @@
 /* tj_compile: turns a graph into a plan. Each call node's shape function
  * runs once here, on prototype tensors carrying the compiled geometry, to
  * learn which results are new tensors, strided views (resolved now, no node
- * at run time) or the in-place operator's argument itself; kernels are bound,
- * dead nodes dropped (prune.c), nodes reading no input folded into
+ * at run time) or the in-place operator's argument itself; calls identical
+ * to an earlier one are merged into it on the way (common.c); kernels are
+ * bound, dead nodes dropped (prune.c), nodes reading no input folded into
  * constants (fold.c), multiplications and divisions by one turned into
  * aliases (simplify.c), attention, products into the scatter_add after
  * them, copies into products, elementwise epilogues and chains of
@@ -21,6 +22,7 @@ typedef struct compiler {
     tj_plan *p;
     tj_tensor *protos; /* geometry of each value as compiled */
     tj_tensor **pv;    /* the prototype each value reads as */
+    tj_plan_common common;
 } compiler;
 
 static void *pool_copy(tj_pool *pool, const void *src, size_t n)
@@ -128,6 +130,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     tj_pnode *pn = &p->nodes[pi];
     tj_status st = copy_args(p, pn, gn);
     if (st != TJ_OK) return st;
+    tj_plan_common_canonical_args(&c->common, pn);
     pn->op = gn->op;
     pn->name = pool_strdup(p->pool, tj_graph_node_name(c->g, (int)(gn - c->g->nodes)));
     if (!pn->name) return TJ_ERR_OUT_OF_MEMORY;
@@ -269,6 +272,7 @@ static tj_status compile_nodes(compiler *c)
         case TJ_NODE_CALL:
             if ((st = check_uses(p, NULL, gn->op, gn->args, gn->nargs, "a call node")) != TJ_OK) break;
             st = compile_call(c, pi, gn);
+            if (st == TJ_OK) tj_plan_common_add(&c->common, p, pi);
             if (st == TJ_OK && p->nodes[pi].is_step) p->nodes[pi].step = p->n_steps++;
             if (st == TJ_OK && !p->nodes[pi].is_step) p->stats.n_views++;
             pi++;
@@ -530,7 +534,9 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     } else {
         memset(c.protos, 0, proto_bytes);
         memset(c.pv, 0, pv_bytes);
-        st = compile_nodes(&c);
+        st = tj_plan_common_begin(&c.common, g, !opts->no_common_subexpressions);
+        if (st == TJ_OK) st = compile_nodes(&c);
+        tj_plan_common_end(&c.common);
     }
     if (st == TJ_OK && !opts->no_dead_code) st = tj_plan_prune_dead(p);
     if (st == TJ_OK && !opts->no_constant_folding) st = tj_plan_fold_constants(p);

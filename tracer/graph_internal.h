@@ -151,6 +151,8 @@ void tj_graph_replace_uses(tj_graph *g, int from, int to);
 void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists);
 /** Whether two arguments are the same (floats bit for bit, value ids equal). */
 bool tj_garg_equal(const tj_garg *x, const tj_garg *y);
+/** Folds argument a into hash h (tj_garg_equal arguments hash alike). */
+uint64_t tj_garg_hash(uint64_t h, const tj_garg *a);
 /** Fake tensors standing for a graph's values (their geometry, no data),
  * for re-running shape functions over a graph; zero-initialise. */
 typedef struct tj_fake_values {

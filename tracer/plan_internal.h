@@ -70,6 +70,7 @@ typedef struct tj_pnode {
     bool folded;      /**< computed at compile time: its results are plan constants */
     bool fused;       /**< merged into a later step (fuse.c) */
     bool identity;    /**< its result is an alias of an operand (simplify.c) */
+    bool merged;      /**< the same call as an earlier node, whose results are read instead (common.c) */
     int step;         /**< index among steps (is_step) */
     int nargs;
     tj_garg *args;    /**< plan-owned copies */
@@ -175,6 +176,26 @@ void tj_plan_renumber_steps(tj_plan *p);
  * arguments alone: a built-in operator, not random (no dropout), not in
  * place (tracer/fold.c). Only such calls are folded or pruned. */
 bool tj_plan_op_is_pure(const tj_op *op);
+
+/** Common subexpressions (tracer/common.c), merged as tj_compile walks the
+ * graph: per value, the value its readers read (canon), and the call nodes
+ * compiled so far by operator and arguments. Zeroed (slots NULL) when off. */
+typedef struct tj_plan_common {
+    int *slots; /* open addressing over plan node indices, -1 empty */
+    int *canon;
+    size_t cap, bytes;
+} tj_plan_common;
+/** Starts merging for graph g: off unless `enabled` and g has no in-place,
+ * in-place view or user operator. TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_plan_common_begin(tj_plan_common *cs, const tj_graph *g, bool enabled);
+/** Rewrites node n's tensor arguments to their canonical values (before
+ * its shape function runs). */
+void tj_plan_common_canonical_args(const tj_plan_common *cs, tj_pnode *n);
+/** After node i compiled: if an earlier node of a pure operator had the
+ * same operator and arguments, the values of i read as that node's from now
+ * on (tj_plan_statistics.n_common); otherwise i is remembered. */
+void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i);
+void tj_plan_common_end(tj_plan_common *cs);
 
 /** Dead-code elimination (tracer/prune.c): call nodes of pure operators
  * whose results no graph output needs leave the plan; the remaining nodes

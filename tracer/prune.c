@@ -33,7 +33,7 @@ static void drop_node(tj_plan *p, const tj_pnode *n)
         pv->node = -1;
     }
     if (!n->is_step) p->stats.n_views--;
-    p->stats.n_dead++;
+    if (!n->merged) p->stats.n_dead++; /* counted in n_common */
 }
 
 tj_status tj_plan_prune_dead(tj_plan *p)

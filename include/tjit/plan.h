@@ -97,6 +97,18 @@ typedef struct tj_compile_options {
      * same values), unless the plan has in-place or user operators or the
      * result is a graph output. */
     bool no_identity_elimination;
+    /** Compute every call node, even one with the same operator and the
+     * same arguments as an earlier one. By default the readers of such a
+     * duplicate read the earlier node's results and the duplicate leaves the
+     * plan with the dead code (common-subexpression elimination; the same
+     * values, bit for bit): a decomposed training step's convolution
+     * backward pads the layer's input again. Only deterministic built-in
+     * operators (not random, not in place) merge, but no elementwise ones
+     * or copies (_to_copy, clone), which cost little to recompute (inside a
+     * fused step) and much to keep; none in a plan with
+     * in-place or user operators. The earlier result lives until its last
+     * reader, which may take more arena than the recomputation did. */
+    bool no_common_subexpressions;
     /** Write-back of updated inputs (parameters, optimiser state): one
      * entry per graph output, the index of the input that output k is the
      * new value of, or -1; NULL takes the graph's own (the outputs
@@ -335,6 +347,9 @@ typedef struct tj_plan_statistics {
     int n_fused_attention;    /**< attentions written as operators run as one fused step */
     int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
+    int n_common;             /**< call nodes identical to an earlier one, whose readers read
+                                   the earlier one's results (see no_common_subexpressions);
+                                   left out unless an output (not counted in n_dead) */
     int n_identities;         /**< multiplications and divisions by one run as aliases */
     int n_fused_pointwise;    /**< steps running a chain of elementwise calls (loop fusion) */
     int n_fused_pointwise_nodes; /**< the calls those steps run */

@@ -9,7 +9,7 @@
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
-static uint64_t hash_arg(uint64_t h, const tj_garg *a)
+uint64_t tj_garg_hash(uint64_t h, const tj_garg *a)
 {
     h = mix(h, (uint64_t)a->kind);
     switch (a->kind) {
@@ -108,7 +108,7 @@ int tj_pass_cse(tj_graph *g)
         }
         if (n->kind != TJ_NODE_CALL || n->op->is_random) continue;
         uint64_t h = (uint64_t)(uintptr_t)n->op;
-        for (int a = 0; a < n->nargs; a++) h = hash_arg(h, &n->args[a]);
+        for (int a = 0; a < n->nargs; a++) h = tj_garg_hash(h, &n->args[a]);
         size_t s = h & (cap - 1);
         while (slots[s] >= 0 && !same_call(&g->nodes[slots[s]], n)) s = (s + 1) & (cap - 1);
         if (slots[s] < 0) {

@@ -1,0 +1,98 @@
+/* Common subexpressions at compile time: a call node with the same
+ * operator and the same arguments as an earlier one computes the same
+ * values, so the nodes after it read the earlier one's results instead, and
+ * the duplicate, read by nothing, leaves the plan with the dead code
+ * (prune.c), as Inductor's CSE does on the graphs make_fx records. A
+ * decomposed training step recomputes what the forward pass had: the core
+ * table's convolution_backward pads the layer's input again (two full +
+ * slice_scatter) for the weight gradient's im2col.
+ *
+ * Done as tj_compile walks the graph: each call's arguments are rewritten
+ * to their canonical values before its shape function runs, so views of a
+ * merged result get the earlier result's geometry, and chains (full, then
+ * slice_scatter over it, then the unfold views) merge link by link. Only
+ * pure operators (tj_plan_op_is_pure) merge, and nothing at all in a graph
+ * with in-place or user operators: a read after a write is not the read
+ * before it. Elementwise calls and copies (_to_copy, clone) do not merge:
+ * recomputed, they cost what reading their operands again does, inside a
+ * fused step (fuse_pointwise.c) nothing more, and a copy read by one product
+ * is no copy at all (the product packs from its source, fuse_gather.c);
+ * shared, their results would be written out and kept alive from the
+ * forward pass to the backward (gpt's decomposed training step: arena 11.2
+ * -> 15.2 MiB). Merged results other than those still live longer, which
+ * may take more arena than recomputing them did. */
+#include <string.h>
+
+#include "plan_internal.h"
+
+tj_status tj_plan_common_begin(tj_plan_common *cs, const tj_graph *g, bool enabled)
+{
+    memset(cs, 0, sizeof *cs);
+    for (int i = 0; enabled && i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        if (!n->dead && n->kind == TJ_NODE_CALL &&
+            (!tj_op_is_builtin(n->op) || n->op->mutated_args || tj_op_is_inplace_view(n->op)))
+            enabled = false;
+    }
+    if (!enabled) return TJ_OK;
+    cs->cap = 64;
+    while (cs->cap < (size_t)g->n_nodes * 2) cs->cap *= 2;
+    cs->bytes = sizeof(int) * (cs->cap + (size_t)g->n_values + 1);
+    cs->slots = tj_alloc(cs->bytes);
+    if (!cs->slots) return tj_oom("tj_compile", cs->bytes);
+    cs->canon = cs->slots + cs->cap;
+    for (size_t s = 0; s < cs->cap; s++) cs->slots[s] = -1;
+    for (int v = 0; v < g->n_values; v++) cs->canon[v] = v;
+    return TJ_OK;
+}
+
+void tj_plan_common_canonical_args(const tj_plan_common *cs, tj_pnode *n)
+{
+    if (!cs->slots) return;
+    for (int a = 0; a < n->nargs; a++) {
+        tj_garg *g = &n->args[a];
+        if (g->kind == TJ_GA_VALUE) g->u.v = cs->canon[g->u.v];
+        else if (g->kind == TJ_GA_VALUES)
+            for (int k = 0; k < g->n; k++)
+                if (g->u.vs[k] >= 0) g->u.vs[k] = cs->canon[g->u.vs[k]];
+    }
+}
+
+/* Whether node y computes what x does: same operator and arguments (both
+ * canonical), and x has a value for every result y has one for. */
+static bool same_call(const tj_pnode *x, const tj_pnode *y)
+{
+    if (x->op != y->op || x->nargs != y->nargs || x->nout != y->nout) return false;
+    for (int a = 0; a < x->nargs; a++)
+        if (!tj_garg_equal(&x->args[a], &y->args[a])) return false;
+    for (int k = 0; k < y->nout; k++)
+        if (y->outs[k] >= 0 && x->outs[k] < 0) return false;
+    return true;
+}
+
+void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i)
+{
+    const tj_pnode *n = &p->nodes[i];
+    if (!cs->slots || !tj_plan_op_is_pure(n->op) || tj_plan_is_elementwise(n->op) || n->op == TJ_OPS(_to_copy) ||
+        n->op == TJ_OPS(clone))
+        return;
+    uint64_t h = (uint64_t)(uintptr_t)n->op;
+    for (int a = 0; a < n->nargs; a++) h = tj_garg_hash(h, &n->args[a]);
+    size_t s = h & (cs->cap - 1);
+    while (cs->slots[s] >= 0 && !same_call(&p->nodes[cs->slots[s]], n)) s = (s + 1) & (cs->cap - 1);
+    if (cs->slots[s] < 0) {
+        cs->slots[s] = i;
+        return;
+    }
+    const tj_pnode *first = &p->nodes[cs->slots[s]];
+    for (int k = 0; k < n->nout; k++)
+        if (n->outs[k] >= 0) cs->canon[n->outs[k]] = first->outs[k];
+    p->nodes[i].merged = true;
+    p->stats.n_common++;
+}
+
+void tj_plan_common_end(tj_plan_common *cs)
+{
+    if (cs->slots) tj_free(cs->slots, cs->bytes);
+    memset(cs, 0, sizeof *cs);
+}
