@@ -48,23 +48,16 @@ tj_status tj_plan_common_begin(tj_plan_common *cs, const tj_graph *g, bool enabl
 
 void tj_plan_common_canonical_args(const tj_plan_common *cs, tj_pnode *n)
 {
-    if (!cs->slots) return;
-    for (int a = 0; a < n->nargs; a++) {
-        tj_garg *g = &n->args[a];
-        if (g->kind == TJ_GA_VALUE) g->u.v = cs->canon[g->u.v];
-        else if (g->kind == TJ_GA_VALUES)
-            for (int k = 0; k < g->n; k++)
-                if (g->u.vs[k] >= 0) g->u.vs[k] = cs->canon[g->u.vs[k]];
-    }
+    if (cs->slots) tj_garg_remap_values(n->args, n->nargs, cs->canon);
 }
 
 /* Whether node y computes what x does: same operator and arguments (both
  * canonical), and x has a value for every result y has one for. */
 static bool same_call(const tj_pnode *x, const tj_pnode *y)
 {
-    if (x->op != y->op || x->nargs != y->nargs || x->nout != y->nout) return false;
-    for (int a = 0; a < x->nargs; a++)
-        if (!tj_garg_equal(&x->args[a], &y->args[a])) return false;
+    if (x->op != y->op || x->nargs != y->nargs || x->nout != y->nout ||
+        !tj_garg_lists_equal(x->args, y->args, x->nargs))
+        return false;
     for (int k = 0; k < y->nout; k++)
         if (y->outs[k] >= 0 && x->outs[k] < 0) return false;
     return true;
@@ -76,9 +69,7 @@ void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i)
     if (!cs->slots || !tj_plan_op_is_pure(n->op) || tj_plan_is_elementwise(n->op) || n->op == TJ_OPS(_to_copy) ||
         n->op == TJ_OPS(clone))
         return;
-    uint64_t h = (uint64_t)(uintptr_t)n->op;
-    for (int a = 0; a < n->nargs; a++) h = tj_garg_hash(h, &n->args[a]);
-    size_t s = h & (cs->cap - 1);
+    size_t s = tj_call_hash(n->op, n->args, n->nargs) & (cs->cap - 1);
     while (cs->slots[s] >= 0 && !same_call(&p->nodes[cs->slots[s]], n)) s = (s + 1) & (cs->cap - 1);
     if (cs->slots[s] < 0) {
         cs->slots[s] = i;

@@ -151,8 +151,14 @@ void tj_graph_replace_uses(tj_graph *g, int from, int to);
 void tj_garg_box(const tj_garg *args, int nargs, tj_tensor *const *values, tj_value *out, tj_tensor **lists);
 /** Whether two arguments are the same (floats bit for bit, value ids equal). */
 bool tj_garg_equal(const tj_garg *x, const tj_garg *y);
-/** Folds argument a into hash h (tj_garg_equal arguments hash alike). */
-uint64_t tj_garg_hash(uint64_t h, const tj_garg *a);
+/** Whether argument lists x and y of n arguments are the same (tj_garg_equal). */
+bool tj_garg_lists_equal(const tj_garg *x, const tj_garg *y, int n);
+/** A call's hash: its operator and arguments (argument lists that are
+ * tj_garg_lists_equal hash alike). */
+uint64_t tj_call_hash(const tj_op *op, const tj_garg *args, int nargs);
+/** Rewrites each value id v among args (single or in lists; -1 list
+ * entries stay) to map[v]: readers of merged values read the kept one. */
+void tj_garg_remap_values(tj_garg *args, int nargs, const int *map);
 /** Fake tensors standing for a graph's values (their geometry, no data),
  * for re-running shape functions over a graph; zero-initialise. */
 typedef struct tj_fake_values {

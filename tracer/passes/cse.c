@@ -9,7 +9,7 @@
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
-uint64_t tj_garg_hash(uint64_t h, const tj_garg *a)
+static uint64_t hash_arg(uint64_t h, const tj_garg *a)
 {
     h = mix(h, (uint64_t)a->kind);
     switch (a->kind) {
@@ -65,12 +65,33 @@ bool tj_garg_equal(const tj_garg *x, const tj_garg *y)
     return false;
 }
 
+uint64_t tj_call_hash(const tj_op *op, const tj_garg *args, int nargs)
+{
+    uint64_t h = (uint64_t)(uintptr_t)op;
+    for (int a = 0; a < nargs; a++) h = hash_arg(h, &args[a]);
+    return h;
+}
+
+bool tj_garg_lists_equal(const tj_garg *x, const tj_garg *y, int n)
+{
+    for (int a = 0; a < n; a++)
+        if (!tj_garg_equal(&x[a], &y[a])) return false;
+    return true;
+}
+
+void tj_garg_remap_values(tj_garg *args, int nargs, const int *map)
+{
+    for (int a = 0; a < nargs; a++) {
+        if (args[a].kind == TJ_GA_VALUE) args[a].u.v = map[args[a].u.v];
+        else if (args[a].kind == TJ_GA_VALUES)
+            for (int k = 0; k < args[a].n; k++)
+                if (args[a].u.vs[k] >= 0) args[a].u.vs[k] = map[args[a].u.vs[k]];
+    }
+}
+
 static bool same_call(const tj_gnode *a, const tj_gnode *b)
 {
-    if (a->op != b->op) return false;
-    for (int i = 0; i < a->nargs; i++)
-        if (!tj_garg_equal(&a->args[i], &b->args[i])) return false;
-    return true;
+    return a->op == b->op && a->nargs == b->nargs && tj_garg_lists_equal(a->args, b->args, a->nargs);
 }
 
 int tj_pass_cse(tj_graph *g)
@@ -99,17 +120,9 @@ int tj_pass_cse(tj_graph *g)
     int removed = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         tj_gnode *n = &g->nodes[i];
-        /* read merged values through their first occurrence */
-        for (int a = 0; a < n->nargs; a++) {
-            if (n->args[a].kind == TJ_GA_VALUE) n->args[a].u.v = remap[n->args[a].u.v];
-            else if (n->args[a].kind == TJ_GA_VALUES)
-                for (int k = 0; k < n->args[a].n; k++)
-                    if (n->args[a].u.vs[k] >= 0) n->args[a].u.vs[k] = remap[n->args[a].u.vs[k]];
-        }
+        tj_garg_remap_values(n->args, n->nargs, remap); /* read merged values through their first occurrence */
         if (n->kind != TJ_NODE_CALL || n->op->is_random) continue;
-        uint64_t h = (uint64_t)(uintptr_t)n->op;
-        for (int a = 0; a < n->nargs; a++) h = tj_garg_hash(h, &n->args[a]);
-        size_t s = h & (cap - 1);
+        size_t s = tj_call_hash(n->op, n->args, n->nargs) & (cap - 1);
         while (slots[s] >= 0 && !same_call(&g->nodes[slots[s]], n)) s = (s + 1) & (cap - 1);
         if (slots[s] < 0) {
             slots[s] = i;
