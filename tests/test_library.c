@@ -979,13 +979,27 @@ Test(library, a_str_argument_reads_back_from_the_text_whatever_it_holds)
         tj_graph_free(g);
         tj_graph_free(p);
     }
+    /* double quotes, as Python reads them too: the same string as in single ones */
+    tj_graph *single = trace_tagged("it's \"q\"");
+    char *printed = tj_graph_to_string(single);
+    cr_expect(strstr(printed, "'it\\'s \"q\"'") != NULL, "%s", printed);
+    tj_graph *dq = tj_graph_parse("graph(%arg0_1 : f32[2]):\n"
+                                  "    %tagged = mylib.tagged.default(%arg0_1, \"it's \\\"q\\\"\")\n"
+                                  "    return (%tagged,)\n");
+    cr_assert_not_null(dq, "%s", tj_last_error());
+    char *reprinted = tj_graph_to_string(dq);
+    cr_expect_str_eq(reprinted, printed);
+    free(printed);
+    free(reprinted);
+    tj_graph_free(single);
+    tj_graph_free(dq);
     /* escapes the printer never writes are errors naming their place */
     static const struct {
         const char *arg, *needle;
     } bad[] = {{"'a\\qb'", "column 37: string: unknown escape"},
                {"'\\x0'", "column 36: string: \\x takes two hex digits"},
                {"'\\x00'", "column 36: string: \\x takes two hex digits, not 00"},
-               {"'a\\'", "unterminated string"}};
+               {"'a\\'", "unterminated string"}, {"\"a'", "unterminated string"}};
     tj_graph_free(trace_tagged("registers the operator"));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[160];

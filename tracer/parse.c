@@ -248,12 +248,14 @@ static int hex_digit(char c)
 
 /* A str argument in single quotes with the escapes tj_graph_print writes
  * (print.c, print_str): \\, \', \n, \r, \t and \xNN (the byte NN, not
- * 00); an arena string into a. */
+ * 00); or in double quotes, as Python also reads it, with \" too; an arena
+ * string into a. */
 static tj_status parse_str(parser *ps, tj_garg *a)
 {
+    char quote = *ps->p;
     const char *s = ++ps->p;
-    while (*ps->p && *ps->p != '\'' && *ps->p != '\n') ps->p += *ps->p == '\\' && ps->p[1] && ps->p[1] != '\n' ? 2 : 1;
-    if (*ps->p != '\'') return perr(ps, "unterminated string");
+    while (*ps->p && *ps->p != quote && *ps->p != '\n') ps->p += *ps->p == '\\' && ps->p[1] && ps->p[1] != '\n' ? 2 : 1;
+    if (*ps->p != quote) return perr(ps, "unterminated string");
     const char *end = ps->p;
     char *str = tj_graph_alloc(ps->g, (size_t)(end - s) + 1), *w = str;
     if (!str) return tj_last_status();
@@ -264,7 +266,7 @@ static tj_status parse_str(parser *ps, tj_garg *a)
         }
         int hi, lo;
         switch (*++r) {
-        case '\\': case '\'': *w++ = *r; break;
+        case '\\': case '\'': case '"': *w++ = *r; break;
         case 'n': *w++ = '\n'; break;
         case 'r': *w++ = '\r'; break;
         case 't': *w++ = '\t'; break;
@@ -278,7 +280,7 @@ static tj_status parse_str(parser *ps, tj_garg *a)
             return perr(ps, "string: \\x takes two hex digits, not 00 (\\xff: the byte 0xff)");
         default:
             ps->p = r - 1;
-            return perr(ps, "string: unknown escape (the escapes are \\\\, \\', \\n, \\r, \\t and \\xNN)");
+            return perr(ps, "string: unknown escape (the escapes are \\\\, \\', \\\", \\n, \\r, \\t and \\xNN)");
         }
     }
     ps->p = end + 1;
@@ -305,7 +307,7 @@ static tj_status parse_value(parser *ps, tj_garg *a)
         a->kind = TJ_GA_DTYPE;
         return TJ_OK;
     }
-    if (*ps->p == '\'') return parse_str(ps, a);
+    if (*ps->p == '\'' || *ps->p == '"') return parse_str(ps, a);
     if (accept(ps, "[")) {
         /* a list: of values, of bools, of ints or of floats (ints among
          * floats read as floats), decided by its elements */
