@@ -60,25 +60,25 @@ const char *tj_safetensors_name(const tj_safetensors *f, int i) { return f && i 
 
 tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name)
 {
-    if (!f) { /* a file that failed to load: say so, not "no tensor named" */
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_get: NULL file");
+    if (!f || !name) { /* a file that failed to load: say so, not "no tensor named" */
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_get: NULL %s", f ? "name" : "file");
         return NULL;
     }
-    for (int i = 0; name && i < f->n; i++)
+    for (int i = 0; i < f->n; i++)
         if (!strcmp(f->names[i], name)) return f->tensors[i];
-    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no tensor named '%s'", name ? name : "(null)");
+    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no tensor named '%s'", name);
     return NULL;
 }
 
 const char *tj_safetensors_metadata(const tj_safetensors *f, const char *key)
 {
-    if (!f) {
-        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_metadata: NULL file");
+    if (!f || !key) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_safetensors_metadata: NULL %s", f ? "key" : "file");
         return NULL;
     }
-    for (int i = 0; key && i < f->n_meta; i++)
+    for (int i = 0; i < f->n_meta; i++)
         if (!strcmp(f->meta_keys[i], key)) return f->meta_values[i];
-    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no __metadata__ entry '%s'", key ? key : "(null)");
+    tj_error(TJ_ERR_NOT_FOUND, "safetensors: no __metadata__ entry '%s'", key);
     return NULL;
 }
 

@@ -45,6 +45,9 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_and_bits)
     }
     cr_expect_null(tj_safetensors_get(s, "nope"));
     cr_expect_eq(tj_last_status(), TJ_ERR_NOT_FOUND);
+    cr_expect_null(tj_safetensors_get(s, NULL)); /* was "no tensor named '(null)'" */
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_safetensors_get: NULL name"), "%s", tj_last_error());
     tj_safetensors_free(s);
     remove(path);
     for (int k = 0; k < 4; k++) tj_tensor_release(t[k]);
@@ -113,6 +116,9 @@ Test(safetensors, metadata_round_trips_and_bad_entries_are_refused, .init = coun
     cr_expect(strstr(tj_last_error(), "no __metadata__ entry 'nope'"), "%s", tj_last_error());
     cr_expect_null(tj_safetensors_metadata(NULL, "epoch"));
     cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect_null(tj_safetensors_metadata(f, NULL));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "tj_safetensors_metadata: NULL key"), "%s", tj_last_error());
     tj_safetensors_free(f);
     /* a file without metadata (tj_safetensors_save) answers no key */
     cr_assert_eq(tj_safetensors_save(path, (const char *[]){"a"}, &a, 1), TJ_OK, "%s", tj_last_error());

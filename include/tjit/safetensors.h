@@ -45,11 +45,12 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n);
 int tj_safetensors_count(const tj_safetensors *f);
 const char *tj_safetensors_name(const tj_safetensors *f, int i);
 /** The tensor named `name` (borrowed: valid until tj_safetensors_free; retain
- * it to keep it), or NULL with TJ_ERR_NOT_FOUND. */
+ * it to keep it), or NULL with TJ_ERR_NOT_FOUND or TJ_ERR_INVALID_ARGUMENT
+ * (NULL file or name). */
 tj_tensor *tj_safetensors_get(const tj_safetensors *f, const char *name);
 /** The "__metadata__" value of `key` (borrowed: valid until
  * tj_safetensors_free), or NULL with TJ_ERR_NOT_FOUND (no such entry, or no
- * metadata) or TJ_ERR_INVALID_ARGUMENT (NULL file). */
+ * metadata) or TJ_ERR_INVALID_ARGUMENT (NULL file or key). */
 const char *tj_safetensors_metadata(const tj_safetensors *f, const char *key);
 void tj_safetensors_free(tj_safetensors *f);
 
