@@ -632,9 +632,14 @@ tj_status tj_pad_plan_make(const tj_tensor *self, const int64_t *pad, int npad, 
         int64_t lo = before < 0 ? -before : 0, hi = after < 0 ? -after : 0;
         /* the sums stay far from overflow only for sane pads: check them */
         int64_t kept, out;
-        bool bad = __builtin_sub_overflow(size, lo, &kept) || __builtin_sub_overflow(kept, hi, &kept) ||
-                   __builtin_add_overflow(size, before, &out) || __builtin_add_overflow(out, after, &out);
-        if (bad || kept < 0 || (p->grows && d >= lead && out <= 0))
+        bool overflow = __builtin_sub_overflow(size, lo, &kept) || __builtin_sub_overflow(kept, hi, &kept) ||
+                        __builtin_add_overflow(size, before, &out) || __builtin_add_overflow(out, after, &out);
+        if (overflow)
+            return tj_error(TJ_ERR_OVERFLOW,
+                            "%s: The input size %" PRId64 ", plus padding %" PRId64 " and %" PRId64
+                            " overflows int64. Check dimension %d of your input.",
+                            PAD, size, before, after, d);
+        if (kept < 0 || (p->grows && d >= lead && out <= 0))
             return tj_error(TJ_ERR_SHAPE,
                             "%s: The input size %" PRId64 ", plus negative padding %" PRId64 " and %" PRId64
                             " resulted in a negative output size, which is invalid. Check dimension %d of your input.",

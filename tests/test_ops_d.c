@@ -265,6 +265,9 @@ Test(opsd, pad_errors_follow_pytorch)
                       "The input size 3, plus negative padding -2 and -2");
     test_expect_error(tj_constant_pad_nd(f32(2, (int64_t[]){0, 2}, NULL), (int64_t[]){1, 1, 0, 0}, 4, tj_v_int(0)),
                       TJ_ERR_SHAPE, "aten::constant_pad_nd", "Check dimension 0");
+    /* not "negative padding": the sum overflows */
+    test_expect_error(tj_constant_pad_nd(x, (int64_t[]){INT64_MAX, 1}, 2, tj_v_int(0)), TJ_ERR_OVERFLOW,
+                      "aten::constant_pad_nd", "The input size 3, plus padding 9223372036854775807 and 1 overflows");
     test_expect_error(tj_constant_pad_nd(x, (int64_t[]){1, 1}, 2, tj_v_float(1e300)), TJ_ERR_INVALID_ARGUMENT,
                       "aten::constant_pad_nd", "overflow");
 }

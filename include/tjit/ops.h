@@ -607,7 +607,8 @@ tj_tensor *tj_flip(tj_tensor *self, const int64_t *dims, int ndims);
  * a view (also when nothing is padded). Errors: TJ_ERR_INVALID_ARGUMENT for an
  * odd npad, npad > 2 * ndim, or a value that overflows the dtype; TJ_ERR_SHAPE
  * when a crop exceeds its dim or, with some positive padding, a padded dim
- * would get size <= 0 (PyTorch's "resulted in a negative output size"). */
+ * would get size <= 0 (PyTorch's "resulted in a negative output size");
+ * TJ_ERR_OVERFLOW when size + before + after overflows int64. */
 tj_tensor *tj_constant_pad_nd(tj_tensor *self, const int64_t *pad, int npad, tj_value value);
 /** aten::reflection_pad1d / reflection_pad2d / replication_pad1d /
  * replication_pad2d (torch.nn.functional.pad with mode "reflect" or
