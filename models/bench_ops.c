@@ -311,7 +311,7 @@ tj_status bench_micro(const char *name, const bench_options *o, bench_results *o
             st = bench_add(out, v[k].name, v[k].name, mode, o->threads[i], &t[k], scale, unit, -1, 0);
             if (st == TJ_OK && o->log) {
                 const bench_result *r = &out->items[out->n - 1];
-                fprintf(o->log, "  %s, %d thread%s: %.4g %s (%.3f ms per call, CPU %.3f ms, %.1f faults, %d runs)\n",
+                fprintf(o->log, "  %s, %d thread%s: %.4g %s (%.3f ms per run, CPU %.3f ms, %.1f faults, %d runs)\n",
                         v[k].name, o->threads[i], o->threads[i] > 1 ? "s" : "", r->value, unit, t[k].median_ms,
                         t[k].cpu_ms, t[k].faults_per_call, t[k].runs);
                 fflush(o->log);

@@ -28,8 +28,9 @@ static void usage(FILE *f)
                "layer_norm, mm, sdpa, mlp_b1, trace), or 'models' / 'micro' for a group;\n"
                "default: everything.\n\n"
                "Each figure is the median of at least N timed runs (default 20; cheap workloads\n"
-               "get more) after warm-up, next to the minor page faults per call and, for the\n"
-               "replayed modes, the plan's arena. Training steps all start from the state after\n"
+               "get more) after warm-up, next to the minor page faults per run and, for the\n"
+               "replayed modes, the plan's arena (a run of dispatch: 1000 tj_add calls, its\n"
+               "figure per call). Training steps all start from the state after\n"
                "3 steps from seed 0. The three modes are checked against each other first, and\n"
                "their timed runs are interleaved so that ratios hold on a drifting machine.\n"
                "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
@@ -121,7 +122,7 @@ static void print_micro_table(const bench_results *r)
         const bench_result *x = &r->items[i];
         if (strcmp(x->name, x->what)) continue;
         if (!header) {
-            printf("\n%-15s %3s %16s %13s %12s %6s\n", "micro", "thr", "figure", "ms per call", "faults/call", "runs");
+            printf("\n%-15s %3s %16s %13s %12s %6s\n", "micro", "thr", "figure", "ms per run", "faults/run", "runs");
             header = true;
         }
         char v[32];
