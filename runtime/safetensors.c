@@ -176,6 +176,11 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
                  jerr.position);
         return NULL;
     }
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow) { /* a shape of 2**70 */
+        tj_error(TJ_ERR_PARSE, WHO ": header holds a number out of range (%s, at byte %d of the header)", jerr.text,
+                 jerr.position);
+        return NULL;
+    }
     if (!root || !json_is_object(root)) {
         tj_error(TJ_ERR_PARSE, WHO ": header is not a JSON object (%s)", root ? "not an object" : jerr.text);
         json_decref(root);

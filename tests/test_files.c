@@ -86,6 +86,9 @@ Test(safetensors, malformed_files_are_rejected_with_a_reason)
         {"{\"a\":", 0, -1, TJ_ERR_PARSE, "JSON"},
         {"{}", 0, 1 << 20, TJ_ERR_PARSE, "past the end"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904, 4],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_OVERFLOW, "overflows"},
+        /* 2**70: said "header is not a JSON object" */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1180591620717411303424],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_PARSE,
+         "header holds a number out of range"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_safetensors *s = load_raw(bad[i].header, bad[i].data, bad[i].len);
