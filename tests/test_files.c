@@ -45,9 +45,6 @@ Test(safetensors, round_trip_keeps_names_dtypes_shapes_and_bits)
     }
     cr_expect_null(tj_safetensors_get(s, "nope"));
     cr_expect_eq(tj_last_status(), TJ_ERR_NOT_FOUND);
-    cr_expect_null(tj_safetensors_get(s, NULL)); /* was "no tensor named '(null)'" */
-    cr_expect_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
-    cr_expect(strstr(tj_last_error(), "tj_safetensors_get: NULL name"), "%s", tj_last_error());
     tj_safetensors_free(s);
     remove(path);
     for (int k = 0; k < 4; k++) tj_tensor_release(t[k]);
