@@ -479,11 +479,7 @@ Test(advanced_index, graph_interpreter_and_json_carry_none_entries)
     cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
     const double want[6] = {3, 0, 7, 4, 11, 8};
     test_expect_close(out[0], want, 6, 0, 0);
-    char *json = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&json, &len);
-    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
-    fclose(f);
+    char *json = test_graph_json(g);
     const char *list = strstr(json, "\"values\": [");
     cr_assert_not_null(list, "%s", json);
     list += strlen("\"values\": [");

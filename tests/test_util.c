@@ -296,6 +296,17 @@ char *test_decomp_table_text(const tj_decomp_table *t)
     return text;
 }
 
+char *test_graph_json(const tj_graph *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    return text;
+}
+
 tj_plan_statistics test_plan_stats(const tj_plan *p)
 {
     tj_plan_statistics s;

@@ -132,6 +132,10 @@ void test_expect_round_trip(const char *text);
 /** What tj_decomp_table_print writes for t, as a string the caller frees. */
 char *test_decomp_table_text(const tj_decomp_table *t);
 
+/** What tj_graph_write_json writes for g, as a string the caller frees
+ *  (asserts the export succeeds). */
+char *test_graph_json(const tj_graph *g);
+
 /** The plan's statistics (tj_plan_stats), asserting it answers. */
 tj_plan_statistics test_plan_stats(const tj_plan *p);
 
