@@ -201,6 +201,33 @@ Test(gemv, own_kernels_take_float32_unit_stride_products_on_avx2_and_avx512)
     cr_assert_geq(runs, 1);
 }
 
+/* The row form with one vector takes eight rows at a time on AVX-512 (four
+ * on AVX2): each row's sum must come out as when the rows are taken four
+ * at a time (a thread's share of rows starts at any multiple of four). */
+Test(gemv, one_vector_row_form_gives_the_bytes_of_blocks_of_four_rows)
+{
+    isa_fns fns[2];
+    int nisa = cpu_instances(fns);
+    if (!nisa) cr_skip_test("this CPU runs neither the AVX2 nor the AVX-512 kernels");
+    enum { ROWS = 29 };
+    static const int64_t cols_[] = {5, 40, 777, 1030};
+    for (int f = 0; f < nisa; f++)
+        for (size_t c = 0; c < sizeof cols_ / sizeof *cols_; c++) {
+            int64_t cols = cols_[c];
+            float *m = malloc(sizeof(float) * (size_t)(ROWS * cols)), *x = malloc(sizeof(float) * (size_t)cols);
+            float whole[ROWS], fours[ROWS];
+            cr_assert(m && x);
+            fill(m, ROWS * cols, 11), fill(x, cols, 12);
+            fns[f].row(1, ROWS, cols, 0.5f, m, cols, x, cols, 0.0f, whole, 1, ROWS);
+            for (int64_t i = 0; i < ROWS; i += 4)
+                fns[f].row(1, ROWS - i < 4 ? ROWS - i : 4, cols, 0.5f, m + i * cols, cols, x, cols, 0.0f, fours + i, 1,
+                           ROWS);
+            cr_expect(memcmp(whole, fours, sizeof whole) == 0, "%s, %lld columns: rows differ from blocks of four",
+                      fns[f].name, (long long)cols);
+            free(m), free(x);
+        }
+}
+
 /* A product large enough to be split over threads (gemv.c: from 192 Ki
  * matrix elements) gives the bytes of one thread, row form (split at
  * multiples of four rows, with a row block left over) and column form. */
