@@ -386,6 +386,42 @@ void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ct
     else WHERE(uint8_t);
 }
 
+/* Compare in TC, select in TS: a float type selecting the other, rare
+ * enough to do without vector loops. */
+#define COMPARE_WHERE_OP(TC, TS, OP)                                            \
+    do {                                                                        \
+        TS *o = out;                                                            \
+        const TC *a = in[0], *b = in[1];                                        \
+        const TS *x = in[2], *y = in[3];                                        \
+        for (int64_t i = 0; i < n; i++) {                                       \
+            TS u = x[i], v = y[i];                                              \
+            o[i] = a[i] OP b[i] ? u : v;                                        \
+        }                                                                       \
+    } while (0)
+
+#define COMPARE_WHERE(TC, TS)                                                   \
+    do {                                                                        \
+        switch (k->op) {                                                        \
+        case TJ_K_EQ: COMPARE_WHERE_OP(TC, TS, ==); break;                      \
+        case TJ_K_NE: COMPARE_WHERE_OP(TC, TS, !=); break;                      \
+        case TJ_K_LT: COMPARE_WHERE_OP(TC, TS, <); break;                       \
+        case TJ_K_LE: COMPARE_WHERE_OP(TC, TS, <=); break;                      \
+        case TJ_K_GT: COMPARE_WHERE_OP(TC, TS, >); break;                       \
+        case TJ_K_GE: COMPARE_WHERE_OP(TC, TS, >=); break;                      \
+        default: break; /* the logical ops are not merged */                    \
+        }                                                                       \
+    } while (0)
+
+void tj_k_compare_where_loop(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    const tj_k_compare_where_args *k = ctx;
+    const tj_k_math_fns *f = float_fns(k->compare);
+    if (k->dtype == k->compare) f->compare_where[k->op](n, out, in[0], in[1], in[2], in[3]);
+    else if (k->dtype == TJ_BOOL) f->compare_where_b8[k->op](n, out, in[0], in[1], in[2], in[3]);
+    else if (k->compare == TJ_FLOAT32) COMPARE_WHERE(float, double);
+    else COMPARE_WHERE(double, float);
+}
+
 /* a[i] loaded unconditionally, as in WHERE: a blend, not a branch */
 #define MASKED_FILL(T, f)                                                       \
     do {                                                                        \

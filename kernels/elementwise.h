@@ -212,6 +212,19 @@ typedef struct tj_k_select_args {
 /** where: out = in[0] != 0 ? in[1] : in[2]; in[0] is bool, in[1] and in[2]
  * of the select dtype; ctx is tj_k_select_args (value unused). */
 void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+/** where(in[0] op in[1], in[2], in[3]) in one pass, op one of EQ .. GE:
+ * the bits of tj_k_compare_loop then tj_k_where_loop, without the bool
+ * mask between them (the replay's loop fusion merges the pair,
+ * tracer/fuse_pointwise.c). */
+typedef struct tj_k_compare_where_args {
+    tj_k_compare_op op;  /**< EQ, NE, LT, LE, GT or GE */
+    tj_dtype compare;    /**< in[0], in[1]: float32 or float64 */
+    tj_dtype dtype;      /**< in[2], in[3] and out: float32, float64 or bool */
+} tj_k_compare_where_args;
+
+/** out = in[0] op in[1] ? in[2] : in[3] (nan compares as in
+ * tj_k_compare_loop); ctx is tj_k_compare_where_args. */
+void tj_k_compare_where_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** masked_fill: out = in[1] != 0 ? value : in[0]; in[1] is bool. */
 void tj_k_masked_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** threshold_backward: out = in[1] <= value ? 0 : in[0] (in[0] = grad, in[1] = self). */

@@ -23,6 +23,12 @@ typedef void (*tj_k_axpy_fn)(int64_t n, void *out, const void *a, const void *b,
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
+/** n contiguous elements: out = a op b ? x : y, a and b of the table's
+ * float type, x, y and out of it too (compare_where) or bool
+ * (compare_where_b8). */
+typedef void (*tj_k_compare_where_fn)(int64_t n, void *out, const void *a, const void *b, const void *x,
+                                      const void *y);
+
 /** n contiguous elements: out = f(a; p), p the activation's parameters. */
 typedef void (*tj_k_act1_fn)(int64_t n, void *out, const void *a, const double *p);
 /** n contiguous elements: out = f'(grad = a, self = b; p). */
@@ -36,6 +42,8 @@ typedef struct tj_k_math_fns {
     tj_k_math2_fn compare[TJ_K_COMPARE_COUNT];
     tj_k_axpy_fn add;
     tj_k_where_fn where;
+    tj_k_compare_where_fn compare_where[TJ_K_GE + 1]; /* the comparisons, not the logical ops */
+    tj_k_compare_where_fn compare_where_b8[TJ_K_GE + 1];
     tj_k_splat_fn splat;
     tj_k_powc_fn pow_scalar;
     tj_k_act1_fn act[TJ_K_ACT_COUNT];

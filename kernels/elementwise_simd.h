@@ -523,6 +523,31 @@ static void SFX(where)(int64_t n, void *out, const uint8_t *c, const void *in0, 
     }
 }
 
+/* where(a OP b, x, y) with no mask in memory between them (a fused
+ * compare and where), selecting T or bool (S, named SNAME); a blend, as
+ * in where. */
+#define COMPARE_WHERE_TO(name, OP, S, SNAME)                                   \
+    static void SFX(name##_where_##SNAME)(int64_t n, void *out, const void *in0, const void *in1, \
+                                          const void *in2, const void *in3)  \
+    {                                                                          \
+        S *o = out;                                                            \
+        const T *a = in0, *b = in1;                                            \
+        const S *x = in2, *y = in3;                                            \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            S u = x[i], v = y[i];                                              \
+            o[i] = a[i] OP b[i] ? u : v;                                       \
+        }                                                                      \
+    }
+#define COMPARE_WHERE(name, OP)                                                \
+    COMPARE_WHERE_TO(name, OP, T, same)                                        \
+    COMPARE_WHERE_TO(name, OP, uint8_t, b8)
+COMPARE_WHERE(eq, ==)
+COMPARE_WHERE(ne, !=)
+COMPARE_WHERE(lt, <)
+COMPARE_WHERE(le, <=)
+COMPARE_WHERE(gt, >)
+COMPARE_WHERE(ge, >=)
+
 /* Copies of one value's bits (a float move never changes them, nan
  * payloads included). */
 static void SFX(splat)(int64_t n, void *out, const void *value)
@@ -603,6 +628,12 @@ static const tj_k_math_fns FNS = {
                      [TJ_K_HARDSWISH] = SFX(hardswish_bwd), [TJ_K_HARDTANH] = SFX(hardtanh_bwd)},
     .add = SFX(add),
     .where = SFX(where),
+    .compare_where = {[TJ_K_EQ] = SFX(eq_where_same), [TJ_K_NE] = SFX(ne_where_same),
+                      [TJ_K_LT] = SFX(lt_where_same), [TJ_K_LE] = SFX(le_where_same),
+                      [TJ_K_GT] = SFX(gt_where_same), [TJ_K_GE] = SFX(ge_where_same)},
+    .compare_where_b8 = {[TJ_K_EQ] = SFX(eq_where_b8), [TJ_K_NE] = SFX(ne_where_b8),
+                         [TJ_K_LT] = SFX(lt_where_b8), [TJ_K_LE] = SFX(le_where_b8),
+                         [TJ_K_GT] = SFX(gt_where_b8), [TJ_K_GE] = SFX(ge_where_b8)},
     .splat = SFX(splat),
     .pow_scalar = SFX(pow_scalar),
 };
@@ -614,6 +645,8 @@ static const tj_k_math_fns FNS = {
 #undef BINARY
 #undef COMPARE
 #undef LOGICAL
+#undef COMPARE_WHERE
+#undef COMPARE_WHERE_TO
 #undef GELU_ALPHA
 #undef GELU_PDF
 #undef GELU_BETA

@@ -490,7 +490,7 @@ static inline __attribute__((always_inline)) void elementwise_n(tj_tensor *out, 
 void tj_elementwise(tj_tensor *out, tj_tensor *const *in, int nin, tj_dtype compute, tj_loop_fn fn,
                     const void *ctx)
 {
-    const tj_dtype dts[TJ_ITER_MAX_INPUTS] = {compute, compute, compute};
+    const tj_dtype dts[TJ_ITER_MAX_INPUTS] = {compute, compute, compute, compute};
     if (nin == 1) elementwise_n(out, in, 1, dts, fn, ctx);
     else if (nin == 2) elementwise_n(out, in, 2, dts, fn, ctx);
     else elementwise_n(out, in, nin, dts, fn, ctx);

@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define TJ_ITER_MAX_INPUTS 3
+#define TJ_ITER_MAX_INPUTS 4 /* where(compare(a, b), x, y) fused takes four */
 
 /** Loop over n contiguous elements: `in[k]` holds n values of the compute
  * dtype, `out` receives n values of the output's dtype. */

@@ -29,6 +29,7 @@ typedef struct tj_pointwise {
         tj_k_compare_args compare;
         tj_k_pow_scalar_args pow;
         tj_k_select_args select;
+        tj_k_compare_where_args compare_where; /**< a comparison merged into its where (tracer/fuse_pointwise.c) */
         tj_dtype convert[2]; /**< _to_copy, clone: [0] to, [1] from */
     } ctx; /**< the loop's context (fn's ctx argument is &ctx) */
 } tj_pointwise;

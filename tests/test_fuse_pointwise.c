@@ -425,6 +425,83 @@ Test(fuse_pointwise, decomposed_max_pool_finds_values_and_keys_in_one_step_with_
     tj_decomp_table_free(table);
 }
 
+/* ---- comparisons merged into the wheres reading their masks ---- */
+
+/* in: x, y [N, D], s [N, 1] (broadcast), z 0-dim. out[0]: a where on a
+ * comparison of two tensors; out[1]: threshold_backward's decomposition
+ * (a comparison with a broadcast column, selecting a one-element zero);
+ * out[2], out[3]: a mask read by a where and written out (stays a
+ * comparison of its own); out[4]: a comparison selecting masks (bool). */
+static tj_status fn_select_on_compare(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *s = in[2], *z = in[3];
+    out[0] = tj_where(tj_lt(x, y), tj_mul(x, y), x);
+    out[1] = tj_where(tj_le(x, s), z, tj_add(y, out[0]));
+    out[3] = tj_gt(y, x);
+    out[2] = tj_where(out[3], out[1], y);
+    out[4] = tj_where(tj_ge(x, y), tj_eq(x, s), tj_ne(y, x));
+    *n_out = 5;
+    return out[4] ? TJ_OK : tj_last_status();
+}
+
+/* n values of dtype dt, uniform in [-2, 2) with nan (both signs), +-0 and
+ * infinities every few elements and ties between x and y (seed 0 and 1
+ * draw alike there) */
+static tj_tensor *specials_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsigned seed)
+{
+    tj_tensor *r = test_random_tensor(TJ_FLOAT64, ndim, shape, seed, -2, 2);
+    int64_t n = tj_tensor_numel(r);
+    double *v = malloc(sizeof(double) * (size_t)n);
+    cr_assert_not_null(v);
+    memcpy(v, tj_tensor_data(r), sizeof(double) * (size_t)n);
+    const double special[] = {NAN, -NAN, 0.0, -0.0, INFINITY, -INFINITY, 1.0};
+    for (int64_t i = 0; i < n; i++)
+        if (i % 5 == 0) v[i] = special[(i / 5 + (seed & 1)) % 7];
+    tj_tensor *t = tj_to_copy(test_f64(ndim, shape, v), dt);
+    free(v);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    return t;
+}
+
+Test(fuse_pointwise, a_comparison_read_only_by_a_where_runs_inside_it_with_the_same_bits)
+{
+    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {37, 41}, {5, 2049}};
+    for (int dt = 0; dt < 2; dt++) {
+        tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+        for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
+            int64_t col[2] = {dims[i][0], 1};
+            tj_tensor *in[4] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
+                                specials_tensor(dtype, 2, col, 2), tj_zeros(NULL, 0, dtype)};
+            tj_graph *g = trace(fn_select_on_compare, NULL, in, 4);
+            char what[96];
+            snprintf(what, sizeof what, "%s [%ld, %ld]", tj_dtype_name(dtype), (long)dims[i][0], (long)dims[i][1]);
+            for (int threads = 1; threads <= 2; threads++) {
+                tj_set_num_threads(threads);
+                tj_plan_statistics s = expect_plans_match(g, in, 4, what);
+                cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
+                cr_expect_eq(s.n_fused_pointwise_nodes, 12, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
+                cr_expect_eq(s.n_fused_compare_wheres, 3, "%s: %d comparisons merged", what, s.n_fused_compare_wheres);
+            }
+            /* x transposed and y broadcast from a row at run time: gathered for the merged loops */
+            int64_t tshape[2] = {dims[i][1], dims[i][0]}, row[1] = {dims[i][1]};
+            tj_tensor *strided[4] = {tj_t(specials_tensor(dtype, 2, tshape, 3)),
+                                     tj_expand(specials_tensor(dtype, 1, row, 4), dims[i], 2), in[2], in[3]};
+            tj_plan *p = compile_opts(g, true);
+            tj_tensor *ref[5], *got[5];
+            cr_assert_eq(tj_graph_run(g, strided, 4, ref), TJ_OK, "%s", tj_last_error());
+            cr_assert_eq(tj_plan_run(p, strided, 4, got), TJ_OK, "%s", tj_last_error());
+            for (int k = 0; k < 5; k++) {
+                char w[128];
+                snprintf(w, sizeof w, "%s restrided, output %d", what, k);
+                test_expect_same_bits(got[k], ref[k], w);
+            }
+            tj_plan_free(p);
+            tj_graph_free(g);
+        }
+    }
+}
+
 #define N_CONSTANTS 20
 
 /* in: x, then N_CONSTANTS one-element tensors (a decomposed graph's

@@ -2,7 +2,8 @@
  * against the plain C expressions that define them: the float loops of
  * every instruction set the CPU has (generic, AVX2, AVX-512) at every
  * length 0..40 (the vector tails) on nan (signs, payloads), signed zeros,
- * infinities and denormals; then the public operators on broadcast, 0-dim
+ * infinities and denormals (a comparison merged into its where too); then
+ * the public operators on broadcast, 0-dim
  * and non-contiguous operands, which go through the iterator's constant
  * and row-constant operand buffers (a [1, C, 1, 1] bias, a [4, 1, 1, 1]
  * scale), at 1, 2 and 3 threads. */
@@ -263,6 +264,65 @@ Test(select_compare, where_loops_select_bit_for_bit_on_every_isa_and_tail)
         if (!tj_k_isa_force(test_isas[s])) continue;
         check_where_f32(test_isas[s]);
         check_where_f64(test_isas[s]);
+    }
+}
+
+/* a comparison merged into its where (the replay's loop fusion): the
+ * bits of the two loops it replaces, tj_k_compare_loop into a mask and
+ * tj_k_where_loop on it, for every comparison, the compare and select
+ * dtypes a fused step pairs (the same float type, the other one, bool),
+ * every tail, nan and signed zeros on both sides, and out over an operand */
+static void fill_specials(tj_dtype dt, char *x, char *y, int n, int shift)
+{
+    if (dt == TJ_FLOAT32) fill_pairs_f32((float *)x, (float *)y, n, shift);
+    else if (dt == TJ_FLOAT64) fill_pairs_f64((double *)x, (double *)y, n, shift);
+    else
+        for (int i = 0; i < n; i++) x[i] = (char)((i * 7 + shift) % 3 == 0), y[i] = (char)((i + shift) % 2);
+}
+
+static void check_compare_where(const char *isa, tj_dtype tc, tj_dtype ts)
+{
+    enum { CAP = MAXN + 8, PAIRS = NSPECIAL * NSPECIAL };
+    size_t ec = tj_dtype_bytes(tc), es = tj_dtype_bytes(ts);
+    for (int op = TJ_K_EQ; op <= TJ_K_GE; op++)
+        for (int shift = 0; shift < PAIRS; shift += MAXN)
+            for (int n = 0; n <= MAXN; n++) {
+                _Alignas(64) char a[CAP * 8], b[CAP * 8], x[CAP * 8], y[CAP * 8], want[CAP * 8], got[CAP * 8];
+                uint8_t mask[CAP];
+                fill_specials(tc, a + ec, b + ec, n, shift);
+                fill_specials(ts, x + es, y + es, n, 3 * shift + n);
+                memset(want, 0x5a, sizeof want);
+                memset(got, 0x5a, sizeof got);
+                tj_k_compare_args ck = {.op = op, .dtype = tc};
+                tj_k_select_args wk = {.dtype = ts};
+                tj_k_compare_where_args k = {.op = op, .compare = tc, .dtype = ts};
+                const void *cin[2] = {a + ec, b + ec}, *win[3] = {mask, x + es, y + es};
+                tj_k_compare_loop(n, mask, cin, &ck);
+                tj_k_where_loop(n, want + es, win, &wk);
+                const void *in[4] = {a + ec, b + ec, x + es, y + es};
+                tj_k_compare_where_loop(n, got + es, in, &k);
+                cr_assert(memcmp(got, want, (size_t)(n + 2) * es) == 0, "%s op %d %s -> %s n=%d shift %d", isa, op,
+                          tj_dtype_name(tc), tj_dtype_name(ts), n, shift);
+                /* out over x, then (same dtype) over a: each element read before it is written */
+                memcpy(got, x, sizeof got);
+                in[2] = got + es;
+                tj_k_compare_where_loop(n, got + es, in, &k);
+                cr_assert(memcmp(got + es, want + es, (size_t)n * es) == 0, "%s op %d n=%d out over x", isa, op, n);
+                if (tc != ts) continue;
+                memcpy(got, a, sizeof got);
+                in[0] = got + es, in[2] = x + es;
+                tj_k_compare_where_loop(n, got + es, in, &k);
+                cr_assert(memcmp(got + es, want + es, (size_t)n * es) == 0, "%s op %d n=%d out over a", isa, op, n);
+            }
+}
+
+Test(select_compare, a_comparison_merged_into_its_where_gives_the_two_loops_bits_on_every_isa)
+{
+    const tj_dtype pairs[][2] = {{TJ_FLOAT32, TJ_FLOAT32}, {TJ_FLOAT64, TJ_FLOAT64}, {TJ_FLOAT32, TJ_BOOL},
+                                 {TJ_FLOAT64, TJ_BOOL},     {TJ_FLOAT32, TJ_FLOAT64}, {TJ_FLOAT64, TJ_FLOAT32}};
+    for (size_t s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) check_compare_where(test_isas[s], pairs[k][0], pairs[k][1]);
     }
 }
 

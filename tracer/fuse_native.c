@@ -60,6 +60,7 @@ static tj_dtype result_dtype(const pw_member *mb)
     if (pw->fn == tj_k_add_loop) return pw->ctx.axpby.dtype;
     if (pw->fn == tj_k_pow_scalar_loop) return pw->ctx.pow.dtype;
     if (pw->fn == tj_k_where_loop) return pw->ctx.select.dtype;
+    if (pw->fn == tj_k_compare_where_loop) return pw->ctx.compare_where.dtype;
     if (pw->fn == tj_pointwise_copy_loop) return pw->ctx.convert[0];
     return TJ_BOOL; /* tj_k_compare_loop */
 }
@@ -96,9 +97,13 @@ static bool expression_of(const pw_member *mb, char x[][OPERAND_BYTES], char *s,
         snprintf(s, size, "%s != 0 ? %s : %s", x[0], x[1], x[2]);
         return c_dtype(pw->ctx.select.dtype);
     }
+    static const char *const ops[] = {[TJ_K_EQ] = "==", [TJ_K_NE] = "!=", [TJ_K_LT] = "<", [TJ_K_LE] = "<=",
+                                      [TJ_K_GT] = ">",  [TJ_K_GE] = ">="};
+    if (pw->fn == tj_k_compare_where_loop) {
+        snprintf(s, size, "%s %s %s ? %s : %s", x[0], ops[pw->ctx.compare_where.op], x[1], x[2], x[3]);
+        return c_dtype(pw->ctx.compare_where.dtype);
+    }
     if (pw->fn == tj_k_compare_loop) {
-        static const char *const ops[] = {[TJ_K_EQ] = "==", [TJ_K_NE] = "!=", [TJ_K_LT] = "<", [TJ_K_LE] = "<=",
-                                          [TJ_K_GT] = ">",  [TJ_K_GE] = ">="};
         static const char *const logical[] = {[TJ_K_LOGICAL_AND] = "&", [TJ_K_LOGICAL_OR] = "|",
                                               [TJ_K_LOGICAL_XOR] = "^"};
         tj_k_compare_op op = pw->ctx.compare.op;
@@ -193,7 +198,8 @@ static bool has_expression(const pw_member *mb)
 {
     tj_loop_fn fn = mb->pw.fn;
     if (fn != tj_k_unary_loop && fn != tj_k_binary_loop && fn != tj_k_add_loop && fn != tj_k_pow_scalar_loop &&
-        fn != tj_k_where_loop && fn != tj_pointwise_copy_loop && fn != tj_k_compare_loop)
+        fn != tj_k_where_loop && fn != tj_pointwise_copy_loop && fn != tj_k_compare_loop &&
+        fn != tj_k_compare_where_loop)
         return false;
     if (!c_dtype(result_dtype(mb))) return false;
     char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES], s[EXPR_BYTES];

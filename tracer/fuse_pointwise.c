@@ -31,6 +31,11 @@
  * every operand is ready there, and no member's result is read before it.
  * Moving the members' reads there is what the closing rules make safe.
  *
+ * A comparison whose mask only a where reads runs inside that where, as
+ * one loop (merge_compare_where): decompositions select on comparisons
+ * everywhere, and the mask would be one more pass over the chunk, in
+ * bytes, for each.
+ *
  * Within a chunk every read of an operand comes before any write of a
  * result (the last member writes its result in place, reading each element
  * before writing it; earlier members' results are copied out after it), so
@@ -55,6 +60,7 @@
 #define PW_ROWS_MIN 1024  /* elements per chunk at least, in steps walking whole rows */
 #define PW_MAX_ARGS 32    /* tensors read from the arena, inputs or constants */
 #define PW_MAX_OPEN 8     /* groups open at once */
+#define PW_OP_INPUTS 3    /* an operator's loop takes three inputs at most (a merged comparison and where four) */
 #define PW_NEAR 8         /* a node joins a group it does not read from when within this many steps of it */
 #define PW_FAR 32         /* a group is closed this many steps after its last member */
 
@@ -171,7 +177,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     const pw_program *pg = r->pg;
     _Alignas(64) char area[PW_AREA_BYTES];
     char *bufs[PW_MAX_BUFS + TJ_ITER_MAX_INPUTS], **gbuf = bufs + pg->n_bufs;
-    for (int j = 0; j < pg->n_bufs + TJ_ITER_MAX_INPUTS; j++) bufs[j] = area + (size_t)j * pg->buf_bytes;
+    for (int j = 0; j < pg->n_bufs + pg->n_gather; j++) bufs[j] = area + (size_t)j * pg->buf_bytes;
     int64_t unit = pg->row_len ? pg->row_len : 16;
     int64_t start = b * unit, end = e * unit < pg->numel ? e * unit : pg->numel;
     if (start >= end) return;
@@ -331,6 +337,7 @@ typedef struct fuser {
     group open[PW_MAX_OPEN];
     int next_id;
     int n_groups, n_members, n_red;
+    int n_merged; /* comparisons merged into their wheres */
 } fuser;
 
 /* How a node would compute as a member: over the shape `shape` (the
@@ -430,6 +437,73 @@ static int splat_index(const group *g, int v, tj_dtype dt, const tj_k_scalar *s)
     return -1;
 }
 
+/* The value member m of g reads as input k, -1 for a Scalar. */
+static int input_value(const tj_plan *p, const group *g, int m, int k)
+{
+    int a = g->pw[m].arg[k];
+    return a >= 0 ? p->nodes[g->node[m]].args[a].u.v : -1;
+}
+
+/* Merges each comparison whose mask only a where of the group reads (as
+ * its condition) into that where: one loop, where(a op b, x, y)
+ * (tj_k_compare_where_loop), reading the comparison's operands where the
+ * where stood. Every operand is still there: arguments are not written
+ * before the last member has read them, and a buffer lives until its last
+ * reader. Decompositions select on comparisons everywhere (relu's and
+ * max_pool's backward, masked fills, nan tests): a pass over the chunk and
+ * its mask of bytes less each. in_v[m][k]: the value member m reads as
+ * input k (-1: a Scalar), updated with the members; merged comparisons
+ * leave g, their flops added to *flops. */
+static void merge_compare_where(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUTS], double *flops)
+{
+    tj_plan *p = f->p;
+    bool gone[PW_MAX_MEMBERS] = {false};
+    if (g->n_red) return; /* steps walking rows were placed (row_fits) for loops of PW_OP_INPUTS; without
+                             row reductions no member is a row member */
+    for (int q = 0; q < g->n; q++) {
+        const tj_pointwise *w = &g->pw[q];
+        int u = in_v[q][0];
+        if (w->fn != tj_k_where_loop || u < 0 || tj_plan_sole_user(&f->u, u) != g->node[q]) continue;
+        int m = q - 1;
+        while (m >= 0 && p->nodes[g->node[m]].outs[0] != u) m--;
+        if (m < 0) continue;
+        const tj_pointwise *c = &g->pw[m];
+        if (c->fn != tj_k_compare_loop || c->ctx.compare.op > TJ_K_GE) continue;
+        tj_pointwise merged = {.fn = tj_k_compare_where_loop, .nin = 4};
+        merged.ctx.compare_where = (tj_k_compare_where_args){
+            .op = c->ctx.compare.op, .compare = c->ctx.compare.dtype, .dtype = w->ctx.select.dtype};
+        int v[TJ_ITER_MAX_INPUTS] = {in_v[m][0], in_v[m][1], in_v[q][1], in_v[q][2]};
+        const tj_pointwise *from[TJ_ITER_MAX_INPUTS] = {c, c, w, w};
+        const int at[TJ_ITER_MAX_INPUTS] = {0, 1, 1, 2};
+        for (int k = 0; k < 4; k++) {
+            merged.arg[k] = from[k]->arg[at[k]]; /* read through in_v from here on; -1 still marks a Scalar */
+            merged.loop[k] = from[k]->loop[at[k]];
+            merged.scalar[k] = from[k]->scalar[at[k]];
+            in_v[q][k] = v[k];
+        }
+        g->pw[q] = merged;
+        gone[m] = true;
+        f->n_merged++;
+        tj_pnode *n = &p->nodes[g->node[m]];
+        n->is_step = false;
+        n->fused = true;
+        p->values[u].kind = TJ_PV_UNUSED;
+        *flops += n->flops;
+    }
+    int kept = 0;
+    for (int m = 0; m < g->n; m++) {
+        if (gone[m]) continue;
+        g->node[kept] = g->node[m];
+        g->pw[kept] = g->pw[m];
+        g->rows_in[kept] = g->rows_in[m];
+        g->reduces[kept] = g->reduces[m];
+        g->red[kept] = g->red[m];
+        memcpy(in_v[kept], in_v[m], sizeof in_v[m]);
+        kept++;
+    }
+    g->n = kept;
+}
+
 /* Group g becomes one step in its last member's place. */
 static tj_status rewrite(fuser *f, group *g)
 {
@@ -439,8 +513,13 @@ static tj_status rewrite(fuser *f, group *g)
     pw_splat *splats = tj_pool_alloc(p->pool, sizeof *splats * (size_t)(g->n_splats + 1));
     tj_garg *args = tj_pool_alloc(p->pool, sizeof *args * (size_t)(g->n_args + 1));
     int *outs = tj_pool_alloc(p->pool, sizeof *outs * (size_t)g->n);
-    const char *label = group_label(p, g);
+    const char *label = group_label(p, g); /* the calls fused, merged comparisons too */
     if (!pg || !mem || !splats || !args || !outs || !label) return TJ_ERR_OUT_OF_MEMORY;
+    int n_calls = g->n, in_v[PW_MAX_MEMBERS][TJ_ITER_MAX_INPUTS];
+    for (int m = 0; m < g->n; m++)
+        for (int k = 0; k < g->pw[m].nin; k++) in_v[m][k] = input_value(p, g, m, k);
+    double flops = 0, bytes = 0;
+    merge_compare_where(f, g, in_v, &flops);
     pg->ndim = g->ndim;
     memcpy(pg->shape, g->shape, sizeof pg->shape);
     pg->numel = 1;
@@ -469,14 +548,12 @@ static tj_status rewrite(fuser *f, group *g)
     for (int b = 0; b < PW_MAX_BUFS; b++) free_buf[b] = b >= g->n_splats;
     int n_bufs = g->n_splats, n_outs = 0;
     size_t max_es = 1;
-    double flops = 0, bytes = 0;
     for (int m = 0; m < g->n; m++) {
         const tj_pnode *n = &p->nodes[g->node[m]];
         int v = n->outs[0];
         reads_left[m] = 0;
         for (int k = m + 1; k < g->n; k++)
-            for (int i = 0; i < g->pw[k].nin; i++)
-                reads_left[m] += g->pw[k].arg[i] >= 0 && p->nodes[g->node[k]].args[g->pw[k].arg[i]].u.v == v;
+            for (int i = 0; i < g->pw[k].nin; i++) reads_left[m] += in_v[k][i] == v;
         size_t es = tj_dtype_bytes(p->values[v].dtype);
         if (es > max_es) max_es = es;
     }
@@ -495,7 +572,7 @@ static tj_status rewrite(fuser *f, group *g)
         mb->es = tj_dtype_bytes(pv->dtype);
         for (int k = 0; k < mb->pw.nin; k++) {
             mb->in_es[k] = tj_dtype_bytes(mb->pw.loop[k]);
-            int a = mb->pw.arg[k], u = a >= 0 ? n->args[a].u.v : -1;
+            int u = in_v[m][k];
             int producer = -1;
             for (int q = 0; u >= 0 && q < m; q++)
                 if (p->nodes[g->node[q]].outs[0] == u) producer = q;
@@ -529,8 +606,7 @@ static tj_status rewrite(fuser *f, group *g)
         /* reads outside the group: written out (the last member straight into its block) */
         int in_group = 0;
         for (int k = m + 1; k < g->n; k++)
-            for (int i = 0; i < g->pw[k].nin; i++)
-                in_group += g->pw[k].arg[i] >= 0 && p->nodes[g->node[k]].args[g->pw[k].arg[i]].u.v == v;
+            for (int i = 0; i < g->pw[k].nin; i++) in_group += in_v[k][i] == v;
         bool written = f->u.count[v] > in_group || (m == g->n - 1 && f->u.count[v] > 0);
         mb->out = written ? n_outs : -1;
         if (written) {
@@ -574,7 +650,10 @@ static tj_status rewrite(fuser *f, group *g)
     for (int m = 0; m < g->n; m++)
         for (int k = 0; k < g->pw[m].nin; k++)
             if (tj_dtype_bytes(g->pw[m].loop[k]) > max_es) max_es = tj_dtype_bytes(g->pw[m].loop[k]);
-    int n_area = n_bufs + TJ_ITER_MAX_INPUTS, n_streams = n_area + n_outs;
+    pg->n_gather = PW_OP_INPUTS; /* a gather buffer for each input of a member */
+    for (int m = 0; m < g->n; m++)
+        if (g->pw[m].nin > pg->n_gather) pg->n_gather = g->pw[m].nin;
+    int n_area = n_bufs + pg->n_gather, n_streams = n_area + n_outs;
     for (int j = 0; j < g->n_args; j++) n_streams += !is_one(&p->values[g->arg_v[j]], g);
     int64_t chunk = PW_CACHE_BYTES / (int64_t)((size_t)n_streams * max_es);
     int64_t area_max = PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es);
@@ -602,7 +681,7 @@ static tj_status rewrite(fuser *f, group *g)
     last->flops = flops;
     last->bytes = bytes;
     f->n_groups++;
-    f->n_members += g->n;
+    f->n_members += n_calls;
     f->n_red += g->n_red;
     return TJ_OK;
 }
@@ -827,7 +906,7 @@ static size_t member_es(const tj_plan *p, const tj_pnode *n, const tj_pointwise 
  * the area, with the gather buffers. */
 static bool row_fits(int nd, const int64_t *shape, int bufs, size_t es)
 {
-    return (int64_t)((size_t)(bufs + TJ_ITER_MAX_INPUTS) * es) * shape[nd - 1] <= PW_AREA_BYTES;
+    return (int64_t)((size_t)(bufs + PW_OP_INPUTS) * es) * shape[nd - 1] <= PW_AREA_BYTES; /* rows: no merges */
 }
 
 static void add_member(fuser *f, group *g, int i, const tj_pointwise *pw, const role *r, int frees)
@@ -984,6 +1063,7 @@ tj_status tj_plan_fuse_pointwise(tj_plan *p)
     if (st == TJ_OK) st = close_all(&f);
     p->stats.n_fused_pointwise += f.n_groups;
     p->stats.n_fused_pointwise_nodes += f.n_members;
+    p->stats.n_fused_compare_wheres += f.n_merged;
     p->stats.n_fused_row_reductions += f.n_red;
     tj_free(f.gid, f.bytes);
     tj_plan_uses_free(&f.u);

@@ -96,6 +96,7 @@ typedef struct pw_program {
     int64_t row_len;   /* with row reductions: elements per row (the last dim), chunks of whole rows; else 0 */
     size_t buf_bytes;  /* bytes per buffer: chunk elements of the widest dtype */
     int n_members, n_args, n_splats, n_bufs, n_outs;
+    int n_gather;      /* gather buffers after the n_bufs: the most inputs a member takes */
     pw_member *members;
     pw_splat *splats; /* buffers [0, n_splats): splats and gathered tensors */
     int n_segments;

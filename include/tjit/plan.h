@@ -355,6 +355,9 @@ typedef struct tj_plan_statistics {
     int n_fused_pointwise_nodes; /**< the calls those steps run */
     int n_fused_row_reductions; /**< of those calls, row reductions (sum, amax, amin over the last dim
                                      with keepdim) run in steps walking whole rows */
+    int n_fused_compare_wheres; /**< of those calls, comparisons run inside the where reading their
+                                     mask (its only reader): one loop, where(a op b, x, y), no mask
+                                     in memory */
     size_t writeback_fallback_bytes; /**< blocks of the n_writeback_direct results, which are
                                           not in the arena: a context allocates them (once)
                                           only when a run's written-back input cannot take
