@@ -208,9 +208,9 @@ expect 2 "bad value '0' for --batch" err profile mlp --batch 0
 expect 0 '^mlp forward \(batch 1\): 3 kernels' out profile mlp --batch 1 --runs 1 --trace "$work/b1.json"
 # The header counts the fused steps' row reductions: gpt's decomposed softmax
 # and layer_norm have some (14 at batch 1 today); --no-fusion none.
-expect 0 '^gpt forward \(batch 1\): .*, [1-9][0-9]* elementwise calls \([1-9][0-9]* of them row reductions\) in [1-9][0-9]* fused pointwise steps\)' \
+expect 0 '^gpt forward \(batch 1\): .*, [1-9][0-9]* elementwise calls \([1-9][0-9]* of them row reductions, [0-9]+ comparisons run inside their where\) in [1-9][0-9]* fused pointwise steps\)' \
     out profile gpt --decompose core --batch 1 --runs 1 --trace "$work/b1.json"
-expect 0 ', 0 elementwise calls \(0 of them row reductions\) in 0 fused pointwise steps\)' \
+expect 0 ', 0 elementwise calls \(0 of them row reductions, 0 comparisons run inside their where\) in 0 fused pointwise steps\)' \
     out profile gpt --decompose core --batch 1 --runs 1 --no-fusion --trace "$work/b1.json"
 expect 2 "bad value 'abc' for --threads" err profile mlp --threads abc
 expect 2 "bad value '2x' for --threads" err profile mlp -j 2x

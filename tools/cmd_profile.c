@@ -48,8 +48,8 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d products scattered as computed, %d elementwise calls (%d of them row reductions) in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d identical calls merged, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_scattered_products, s.n_fused_pointwise_nodes, s.n_fused_row_reductions, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_common, s.n_identities, s.arena_bytes / 1048576.0,
+        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d products scattered as computed, %d elementwise calls (%d of them row reductions, %d comparisons run inside their where) in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d identical calls merged, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_scattered_products, s.n_fused_pointwise_nodes, s.n_fused_row_reductions, s.n_fused_compare_wheres, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_common, s.n_identities, s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         if (copts->native_code && tj_plan_native_code_error(p))
             printf("native code not built: %s\n", tj_plan_native_code_error(p));
