@@ -29,10 +29,14 @@ static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 void tj_registry_lock(void) { pthread_mutex_lock(&registry_mutex); }
 void tj_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 
+/* dropout (implicit: a call runs native_dropout's draw) counts too, as in
+ * torch.fx's CSE list of random operators: tj_pass_cse merged two dropouts
+ * of one input into one mask. */
 static bool is_random(const char *base)
 {
     return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "rand_like") == 0 ||
-           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 || strcmp(base, "native_dropout") == 0;
+           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 || strcmp(base, "native_dropout") == 0 ||
+           strcmp(base, "dropout") == 0;
 }
 
 __attribute__((constructor)) static void registry_init(void)

@@ -734,6 +734,29 @@ Test(passes, dce_cse_and_noop_keep_results_and_remove_work)
     tj_tensor_release(x);
 }
 
+/* Two dropouts of one input draw two masks: merged, dropout(x) - dropout(x)
+ * was 0 everywhere (aten::dropout was not counted as random). */
+Test(passes, cse_keeps_two_dropouts_of_one_input)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[1000]):\n"
+                                 "    %a = aten.dropout.default(%x, 0.5, True)\n"
+                                 "    %b = aten.dropout.default(%x, 0.5, True)\n"
+                                 "    %c = aten.sub.Tensor(%a, %b)\n"
+                                 "    return (%c,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect(tj_op_is_random(tj_op_find("aten::dropout")));
+    cr_expect_eq(tj_pass_cse(g), 0);
+    cr_expect_eq(tj_graph_num_calls(g), 3);
+    tj_tensor *x = tj_full((int64_t[]){1000}, 1, tj_v_float(1.0), TJ_FLOAT32), *c;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &c), TJ_OK, "%s", tj_last_error());
+    int differ = 0; /* each element differs with probability 1/2 */
+    for (int i = 0; i < 1000; i++) differ += tj_tensor_item_at(c, i) != 0;
+    cr_expect_gt(differ, 300);
+    tj_tensor_release(c);
+    tj_tensor_release(x);
+    tj_graph_free(g);
+}
+
 /* mul(x, 1) returned by the graph is a new tensor in PyTorch; after the
  * no-op pass tj_graph_run must still not hand back the caller's x (nor the
  * same object for two outputs), while a no-op feeding another call goes. */
