@@ -259,6 +259,16 @@ Test(hostile_graph, a_malformed_offset_or_bound_is_a_parse_error_at_its_column)
         {"graph(%x : f32[2] bound \"r\" offset 1):\n    return (%x,)\n", "line 1, column 29: expected ',' or ')'"},
         {"graph(%x : f32[2]):\n    %c : f32[2] offset 1 = constant([1.0, 2.0])\n    return (%c,)\n",
          "line 2, column 17: expected '='"},
+        /* no tensor has them (eager as_strided refuses them): a negative
+         * stride, or a last element past INT64_MAX (the spans computed from
+         * it overflowed; the plan ran x.view(6) of a transposed input read
+         * through strides {-2, -1}) */
+        {"graph(%x : f32[3, 2]{-2, -1} offset 5):\n    return (%x,)\n", "line 1, column 24: negative stride"},
+        {"graph(%x : f32[3, 2]{9223372036854775807, 1}):\n    return (%x,)\n",
+         "line 1, column 45: the placeholder's strides and offset reach an element beyond INT64_MAX"},
+        {"graph(%x : f32[3, 2] offset 9223372036854775802):\n    return (%x,)\n", "beyond INT64_MAX"},
+        {"graph(%x : f32[1] offset 9223372036854775807):\n    return (%x,)\n", "beyond INT64_MAX"},
+        {"graph(%x : f32[] offset 9223372036854775807):\n    return (%x,)\n", "beyond INT64_MAX"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_graph *g = tj_graph_parse(bad[i].text);
@@ -267,6 +277,15 @@ Test(hostile_graph, a_malformed_offset_or_bound_is_a_parse_error_at_its_column)
         cr_expect_eq(tj_last_status(), TJ_ERR_PARSE, "case %zu: %s", i, tj_last_error());
         cr_expect(strstr(tj_last_error(), bad[i].needle), "case %zu: '%s' lacks '%s'", i, tj_last_error(), bad[i].needle);
         tj_clear_error();
+    }
+    /* the largest reachable element, and an empty tensor at any offset, are fine */
+    static const char *good[] = {"graph(%x : f32[3, 2] offset 9223372036854775801):\n    return (%x,)\n",
+                                 "graph(%x : f32[0, 2]{9223372036854775807, 1} offset 9223372036854775807):\n"
+                                 "    return (%x,)\n"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        tj_graph *g = tj_graph_parse(good[i]);
+        cr_expect_not_null(g, "good case %zu: %s", i, tj_last_error());
+        tj_graph_free(g);
     }
     cr_expect_eq(live_allocations(), base);
 }

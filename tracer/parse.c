@@ -181,6 +181,7 @@ static tj_status parse_type(parser *ps, tj_dtype *dt, int *ndim, int64_t *shape,
     if (accept(ps, "{")) {
         for (int d = 0; d < *ndim; d++) {
             if (parse_int(ps, &strides[d]) != TJ_OK) return TJ_ERR_PARSE;
+            if (strides[d] < 0) return perr(ps, "negative stride (strides are never negative, as for as_strided)");
             if (d + 1 < *ndim && expect(ps, ",") != TJ_OK) return TJ_ERR_PARSE;
         }
         if (expect(ps, "}") != TJ_OK) return TJ_ERR_PARSE;
@@ -626,6 +627,20 @@ static tj_status parse_writeback(parser *ps, int n_outputs)
     return TJ_OK;
 }
 
+/* Whether a placeholder's last element, offset + sum (size - 1) * stride,
+ * lies beyond INT64_MAX: every span computed from it would overflow. */
+static bool geometry_overflows(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset)
+{
+    int64_t last = offset, step;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0) return false;
+    for (int d = 0; d < ndim; d++)
+        if (__builtin_mul_overflow(shape[d] - 1, strides[d], &step) || __builtin_add_overflow(last, step, &last) ||
+            last == INT64_MAX)
+            return true;
+    return offset == INT64_MAX;
+}
+
 static tj_status parse_body(parser *ps)
 {
     if (expect(ps, "graph") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
@@ -642,9 +657,12 @@ static tj_status parse_body(parser *ps)
         tj_status st = parse_geometry_suffix(ps, &offset, &bound);
         if (st != TJ_OK) return st;
         if (find_value(ps, name) >= 0) return perr(ps, "placeholder defined twice");
+        if (!hs) tj_contiguous_strides(m.ndim, m.shape, strides);
+        if (geometry_overflows(m.ndim, m.shape, strides, offset))
+            return perr(ps, "the placeholder's strides and offset reach an element beyond INT64_MAX");
         tj_tensor *like = tj_tensor_new_meta(&m, true);
         if (!like) return tj_last_status();
-        if (hs) memcpy(like->strides, strides, sizeof strides);
+        memcpy(like->strides, strides, sizeof strides);
         like->offset = offset;
         int node = tj_graph_add_placeholder(ps->g, like, name);
         tj_tensor_release(like);

@@ -143,7 +143,8 @@ char *tj_graph_to_string(const tj_graph *g);
 /** Parses graph text as tj_graph_print writes it. Errors (NULL, status
  * TJ_ERR_PARSE) name the line and column; unknown operators, undefined
  * values and wrong arities are errors too, and so are a negative `offset`
- * and a `bound` reason that is not a non-empty double-quoted string of
+ * or stride, a placeholder geometry whose last element lies beyond
+ * INT64_MAX, and a `bound` reason that is not a non-empty double-quoted string of
  * printable ASCII on one line (`offset` and `bound` come in this order,
  * after a placeholder's type only; a bound placeholder without strides or
  * offset is row-major at offset 0). Output values are re-inferred with
