@@ -1,6 +1,8 @@
 /* NumPy .npy files (format versions 1.0, 2.0 and 3.0): little-endian '<f4',
  * '<f8', '<i8' and '|b1' ('<b1' too), C or Fortran order. Every field of the
- * header is checked; a malformed or truncated file gives an error. */
+ * header is checked, and the header is refused where numpy would refuse it
+ * or read it otherwise (a key twice, another key, a shape that is no tuple);
+ * a malformed or truncated file gives an error. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,24 +20,62 @@ static const char *skip_space(const char *p, const char *end)
     return p;
 }
 
-/* Finds the value text after 'key': in the header dict. */
-static const char *find_key(const char *h, const char *end, const char *key)
+/* Whether p starts a key of the header dict: the first non-space
+ * character before it is the dict's '{' or a ',' after an entry (a key's
+ * name in another entry's value, such as a shape tuple, is no key). */
+static bool at_key(const char *h, const char *p)
+{
+    while (p > h && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n')) p--;
+    return p > h && (p[-1] == '{' || p[-1] == ',');
+}
+
+/* The value text after 'key': in the header dict, or NULL. numpy reads the
+ * header as a Python dict literal, where a repeated key keeps its last
+ * value: a key given twice is refused (*twice set) rather than read
+ * otherwise than numpy reads it. */
+static const char *find_key(const char *h, const char *end, const char *key, bool *twice)
 {
     size_t kl = strlen(key);
+    const char *found = NULL;
+    *twice = false;
     for (const char *p = h; p + kl + 2 < end; p++) {
-        if ((*p == '\'' || *p == '"') && memcmp(p + 1, key, kl) == 0 && p[kl + 1] == *p) {
+        if ((*p == '\'' || *p == '"') && memcmp(p + 1, key, kl) == 0 && p[kl + 1] == *p && at_key(h, p)) {
             const char *q = skip_space(p + kl + 2, end);
-            if (q < end && *q == ':') return skip_space(q + 1, end);
-            return NULL;
+            if (q >= end || *q != ':') continue;
+            if (found) *twice = true;
+            found = skip_space(q + 1, end);
         }
     }
-    return NULL;
+    return found;
+}
+
+/* numpy refuses a header whose keys are not exactly descr, fortran_order
+ * and shape (format.py: "Header does not contain the correct keys"). */
+static tj_status check_keys(const char *h, const char *end)
+{
+    static const char *known[] = {"descr", "fortran_order", "shape"};
+    for (const char *p = h; p < end; p++) {
+        if ((*p != '\'' && *p != '"') || !at_key(h, p)) continue;
+        const char *e = memchr(p + 1, *p, (size_t)(end - p - 1));
+        if (!e) return TJ_OK; /* unterminated: the key lookups report it */
+        size_t kl = (size_t)(e - p - 1);
+        bool ok = false;
+        for (int k = 0; k < 3; k++) ok |= strlen(known[k]) == kl && memcmp(known[k], p + 1, kl) == 0;
+        if (!ok)
+            return tj_error(TJ_ERR_PARSE, WHO ": header key '%.*s' is not one of 'descr', 'fortran_order' and 'shape'",
+                            (int)(kl < 64 ? kl : 64), p + 1);
+        p = e;
+    }
+    return TJ_OK;
 }
 
 static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *fortran, int *ndim, int64_t *shape)
 {
     const char *end = h + len;
-    const char *d = find_key(h, end, "descr");
+    bool twice;
+    if (check_keys(h, end) != TJ_OK) return TJ_ERR_PARSE;
+    const char *d = find_key(h, end, "descr", &twice);
+    if (twice) return tj_error(TJ_ERR_PARSE, WHO ": header key 'descr' given twice");
     if (!d || d + 5 > end || (*d != '\'' && *d != '"'))
         return tj_error(TJ_ERR_PARSE, WHO ": header has no 'descr' string");
     char q = *d;
@@ -51,20 +91,24 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
     else if (!strcmp(descr, "|b1") || !strcmp(descr, "<b1")) *dtype = TJ_BOOL;
     else return tj_error(TJ_ERR_UNSUPPORTED, WHO ": dtype '%s' is not supported (float32, float64, int64, bool, little-endian)", descr);
 
-    const char *f = find_key(h, end, "fortran_order");
+    const char *f = find_key(h, end, "fortran_order", &twice);
+    if (twice) return tj_error(TJ_ERR_PARSE, WHO ": header key 'fortran_order' given twice");
     if (!f) return tj_error(TJ_ERR_PARSE, WHO ": header has no 'fortran_order'");
     if (end - f >= 4 && !memcmp(f, "True", 4)) *fortran = true;
     else if (end - f >= 5 && !memcmp(f, "False", 5)) *fortran = false;
     else return tj_error(TJ_ERR_PARSE, WHO ": 'fortran_order' is not True or False");
 
-    const char *s = find_key(h, end, "shape");
+    const char *s = find_key(h, end, "shape", &twice);
+    if (twice) return tj_error(TJ_ERR_PARSE, WHO ": header key 'shape' given twice");
     if (!s || s >= end || *s != '(') return tj_error(TJ_ERR_PARSE, WHO ": header has no 'shape' tuple");
     s++;
     int n = 0;
+    bool comma = false; /* after the last size: (2) is the number 2, (2,) a tuple */
     for (;;) {
         s = skip_space(s, end);
         if (s >= end) return tj_error(TJ_ERR_PARSE, WHO ": unterminated 'shape'");
         if (*s == ')') break;
+        if (n > 0 && !comma) return tj_error(TJ_ERR_PARSE, WHO ": expected ',' or ')' after a size in 'shape'");
         if (!isdigit((unsigned char)*s)) return tj_error(TJ_ERR_PARSE, WHO ": bad character in 'shape'");
         if (n >= TJ_MAX_DIMS) return tj_error(TJ_ERR_UNSUPPORTED, WHO ": more than %d dims", TJ_MAX_DIMS);
         int64_t v = 0;
@@ -75,8 +119,10 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
         }
         shape[n++] = v;
         s = skip_space(s, end);
-        if (s < end && *s == ',') s++;
+        comma = s < end && *s == ',';
+        if (comma) s++;
     }
+    if (n == 1 && !comma) return tj_error(TJ_ERR_PARSE, WHO ": 'shape' (%" PRId64 ") is a number, not a tuple: (%" PRId64 ",)", shape[0], shape[0]);
     *ndim = n;
     return TJ_OK;
 }

@@ -459,6 +459,39 @@ Test(npy, missing_keys)
     expect_rejected(buf, n, TJ_ERR_PARSE, "header has no 'descr'");
 }
 
+/* numpy reads the header as a Python dict literal and refuses any key but
+ * the three: a repeated key (numpy keeps its last value, the reader read
+ * its first: shape [2, 3] where numpy reads [6]), another key, and a shape
+ * that is no tuple ((2) is the number 2, (2 3) no Python at all) are
+ * refused, not read otherwise than numpy reads them. */
+Test(npy, headers_numpy_reads_otherwise_are_refused)
+{
+    unsigned char buf[256];
+    static const char zeros[24] = {0};
+    static const struct {
+        const char *header, *fragment;
+    } bad[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'shape': (6,), }", "header key 'shape' given twice"},
+        {"{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", "header key 'descr' given twice"},
+        {"{'descr': '<f4', 'fortran_order': True, 'fortran_order': False, 'shape': (3,), }",
+         "header key 'fortran_order' given twice"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}",
+         "header key 'extra' is not one of 'descr', 'fortran_order' and 'shape'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", "'shape' (2) is a number, not a tuple: (2,)"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", "expected ',' or ')' after a size in 'shape'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t n = make_npy(buf, 1, bad[i].header, zeros, sizeof zeros);
+        expect_rejected(buf, n, TJ_ERR_PARSE, bad[i].fragment);
+    }
+    /* a key's name inside a value is no key; a trailing comma is fine */
+    size_t n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3,), }", zeros, sizeof zeros);
+    tj_tensor *t = tj_npy_load_buffer(buf, n);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    expect_shape(t, SHAPE(2, 3));
+    tj_tensor_release(t);
+}
+
 Test(npy, garbage_in_shape)
 {
     static const char *shapes[] = {"(2, x)", "(-1,)", "(2.5,)", "(,)", "(2,,3)", "(1", "(", "(0x10,)", "(1e3,)"};
