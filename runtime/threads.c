@@ -1,6 +1,8 @@
 /* One thread-count setting for tjit's parallel loops (kernels/parallel.h)
  * and OpenBLAS. */
 #include <cblas.h>
+#include <errno.h>
+#include <limits.h>
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,11 +13,20 @@
  * needs some recent value, not an order with other memory) */
 static atomic_int num_threads;
 
+/* TJ_NUM_THREADS when it is a whole positive decimal number up to
+ * INT_MAX, else the CPU count, as libgomp ignores an invalid
+ * OMP_NUM_THREADS (atoi read "4x" as 4, "abc" as 0 and overflowed on
+ * 99999999999). */
 static int default_threads(void)
 {
     const char *e = getenv("TJ_NUM_THREADS");
-    int n = e ? atoi(e) : 0;
-    return n > 0 ? n : omp_get_num_procs();
+    if (e && *e >= '0' && *e <= '9') {
+        char *end;
+        errno = 0;
+        long long n = strtoll(e, &end, 10);
+        if (!*end && !errno && n > 0 && n <= INT_MAX) return (int)n;
+    }
+    return omp_get_num_procs();
 }
 
 void tj_set_num_threads(int n)
