@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "runtime/internal.h"
 #include "tjit/tjit.h"
@@ -142,6 +143,32 @@ Test(decomps, verifier_reads_the_cases_of_every_folder_given)
     cr_expect_eq(tj_last_status(), TJ_ERR_IO);
     cr_expect_str_eq(tj_last_error(), "cannot read the conformance cases under '/nonexistent/cases': No such file or "
                                       "directory");
+}
+
+/* A case folder of the operator whose case.json is cut short verifies
+ * nothing: a violation naming it (it was skipped in silence, and the
+ * command passed; tjit conform reports such a case as failed). */
+Test(decomps, verifier_reports_a_case_it_cannot_decode)
+{
+    char dir[] = "/tmp/tjit-verify-XXXXXX", folder[64], file[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(folder, sizeof folder, "%s/neg__cut_short", dir);
+    snprintf(file, sizeof file, "%s/case.json", folder);
+    cr_assert_eq(mkdir(folder, 0700), 0);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs("{\"op\": \"aten::neg\", \"args\": [", f);
+    fclose(f);
+    const tj_op *op = tj_op_find("aten::neg");
+    const char *dirs[1] = {dir};
+    tj_verify_row row;
+    cr_assert_eq(tj_decomp_verify(dirs, 1, &op, 1, &row, 1, NULL), 1, "%s", tj_last_error());
+    cr_expect_eq(row.cases, 0);
+    cr_expect_eq(row.violations, 2, "%d", row.violations); /* and then: no case, no sample */
+    cr_expect(strstr(row.first_violation, "neg__cut_short: cannot decode: ") != NULL, "%s", row.first_violation);
+    remove(file);
+    remove(folder);
+    remove(dir);
 }
 
 Test(decomps, verifier_reports_a_wrong_decomposition)

@@ -626,9 +626,12 @@ static void verify_op(tj_verify_row *row, const tj_decomp_table *core, const cas
         if (!serves(op, cases[i].name)) continue;
         char why[512];
         tj_scope *scope = tj_scope_begin();
-        if (tj_conform_decode_case(cases[i].path, cs, why, sizeof why) == TJ_CASE_PASS) {
+        tj_case_result r = tj_conform_decode_case(cases[i].path, cs, why, sizeof why);
+        if (r == TJ_CASE_PASS) {
             row->cases++;
             check_case(row, core, cs, cases[i].name, &rng, log);
+        } else if (r == TJ_CASE_FAIL) { /* a malformed case verifies nothing: said, as tjit conform says it */
+            violation(row, log, cases[i].path, "cannot decode: %s", why);
         }
         tj_conform_case_free(cs);
         tj_scope_end(scope);
@@ -666,10 +669,8 @@ int tj_decomp_verify(const char *const *case_dirs, int n_dirs, const tj_op *cons
         memset(row, 0, sizeof *row);
         row->op = op;
         verify_op(row, core, cases, n_cases, log);
-        if (row->samples == 0) {
-            row->violations++;
+        if (row->samples == 0 && !row->violations++) /* an earlier violation stays the first */
             snprintf(row->first_violation, sizeof row->first_violation, "no conformance case and no sample");
-        }
     }
     tj_decomp_table_free(core);
     free_cases(cases, n_cases);
