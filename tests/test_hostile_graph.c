@@ -470,6 +470,55 @@ Test(hostile_decomp, a_graph_entry_that_calls_its_own_operator_is_a_cycle)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A table entry stands for its operator: a graph traced for other shapes
+ * or dtypes fails naming the operator it decomposes (the message named only
+ * tj_graph_run's %x), and one whose results have another shape than the
+ * operator's (neg of f32[3] as a full([5])) is refused: it was recorded as
+ * neg's value, and the graph went on with a [5] tensor. */
+Test(hostile_decomp, a_table_entry_of_other_types_than_its_operator_is_refused_naming_it)
+{
+    int64_t base = live_allocations();
+    static const char *texts[] = {
+        "graph(%x : f32[2]):\n    %m = aten.mul.Scalar(%x, -1)\n    return (%m,)\n",
+        "graph(%x : i64[3]):\n    %m = aten.mul.Scalar(%x, -1)\n    return (%m,)\n",
+        "graph():\n    %f = aten.full.default([5], 1.0)\n    return (%f,)\n",
+        "graph(%x : f32[3]):\n    %f = aten.sum.default(%x)\n    return (%f,)\n",
+    };
+    static const struct {
+        tj_status status;
+        const char *needle;
+    } want[] = {
+        {TJ_ERR_SHAPE, "make_fx: the decomposition graph of aten::neg: tj_graph_run: input 0 (%x) has shape [3], the "
+                       "graph expects [2]"},
+        {TJ_ERR_DTYPE, "make_fx: the decomposition graph of aten::neg: tj_graph_run: input 0 (%x) is float32"},
+        {TJ_ERR_INVALID_ARGUMENT, "make_fx: the decomposition of aten::neg gave output 0 as float32[5], the operator "
+                                  "gives float32[3]"},
+        {TJ_ERR_INVALID_ARGUMENT, "make_fx: the decomposition of aten::neg gave output 0 as float32[], the operator "
+                                  "gives float32[3]"},
+    };
+    tj_tensor *x = ramp(1, I64(3), 1);
+    tj_graph *plain = tj_make_fx(fn_neg, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(plain, "%s", tj_last_error());
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        tj_graph *g = tj_graph_parse(texts[i]);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        tj_decomp_table *t = tj_decomp_table_new();
+        cr_assert_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::neg"), g), TJ_OK, "%s", tj_last_error());
+        for (int fake = 0; fake < 2; fake++) {
+            cr_expect_null(tj_make_fx(fn_neg, NULL, &x, 1, t, fake ? TJ_TRACE_FAKE : TJ_TRACE_REAL), "case %zu", i);
+            EXPECT_ERROR(want[i].status, want[i].needle);
+        }
+        cr_expect_null(tj_graph_decompose(plain, t));
+        EXPECT_ERROR(want[i].status, want[i].needle);
+        tj_decomp_table_free(t);
+        tj_graph_free(g);
+    }
+    expect_values(x, (const float[]){1, 2, 3}, 3);
+    tj_graph_free(plain);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* ================================ plan.h ================================ */
 
 /* x += 1 written back into x: a plan with an updated input. */

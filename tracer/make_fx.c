@@ -113,12 +113,45 @@ static tj_status cycle_error(tracer *tr, const tj_op *op)
     return tj_error(TJ_ERR_CYCLE, "make_fx: decomposition cycle: %s", chain);
 }
 
+/* A table's decomposition stands for its operator: results of another
+ * dtype or shape than the operator's shape function gives (a user's graph
+ * traced for other shapes, a function returning the wrong tensor) are
+ * refused, not recorded as the operator's values. A shape function that
+ * refuses the call is left to the decomposition, which did not refuse it. */
+static bool expected_results(const tj_op *op, const tj_value *args, tj_meta *m)
+{
+    for (int i = 0; i < op->nreturns; i++) m[i] = (tj_meta){.alias = -1};
+    if (op->meta && op->meta(args, m) == TJ_OK) return true;
+    tj_clear_error();
+    return false;
+}
+
+/* m: expected_results from before the call (an in-place view changes its
+ * self's shape). */
+static tj_status check_results(const tj_op *op, const tj_meta *m, const tj_value *outs)
+{
+    for (int i = 0; i < op->nreturns; i++) {
+        const tj_tensor *t = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
+        if (m[i].undefined || (t && t->dtype == m[i].dtype && t->ndim == m[i].ndim &&
+                               !memcmp(t->shape, m[i].shape, sizeof(int64_t) * (size_t)m[i].ndim)))
+            continue;
+        char got[128] = "", want[128];
+        if (t) tj_shape_str(t->ndim, t->shape, got, sizeof got);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "make_fx: the decomposition of %s gave output %d as %s%s, the operator "
+                        "gives %s%s", op->name, i, t ? tj_dtype_name(t->dtype) : "no tensor", got,
+                        tj_dtype_name(m[i].dtype), tj_shape_str(m[i].ndim, m[i].shape, want, sizeof want));
+    }
+    return TJ_OK;
+}
+
 /* Runs op's decomposition from the trace's table; its calls are traced. */
 static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e, const tj_value *args, tj_value *outs)
 {
     for (int i = 0; i < tr->decomp_depth; i++)
         if (tr->decomp_stack[i] == op) return cycle_error(tr, op);
     if (tr->decomp_depth == MAX_DECOMP_DEPTH) return cycle_error(tr, op);
+    tj_meta m[TJ_MAX_RETURNS];
+    bool check = expected_results(op, args, m);
     tr->decomp_stack[tr->decomp_depth++] = op;
     tj_status st;
     if (e->fn) {
@@ -131,8 +164,14 @@ static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e
             if (args[i].kind == TJ_V_TENSOR) inputs[n++] = args[i].u.t;
         st = tj_graph_run(e->graph, inputs, n, results);
         for (int i = 0; st == TJ_OK && i < op->nreturns; i++) outs[i] = tj_v_tensor(results[i]);
+        if (st != TJ_OK) {
+            char why[768];
+            snprintf(why, sizeof why, "%s", tj_last_error());
+            st = tj_error(st, "make_fx: the decomposition graph of %s: %s", op->name, why);
+        }
     }
     tr->decomp_depth--;
+    if (st == TJ_OK && check) st = check_results(op, m, outs);
     return st;
 }
 

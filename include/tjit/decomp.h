@@ -27,7 +27,10 @@ tj_status tj_decomp_table_add_fn(tj_decomp_table *t, const tj_op *op, tj_decomp_
 /** Maps `op` to a graph; the table keeps its own copy. The graph's
  * placeholders are bound to the call's tensor arguments in schema order, and
  * its outputs become the call's results (their count must match the
- * operator's returns: TJ_ERR_INVALID_ARGUMENT otherwise). */
+ * operator's returns: TJ_ERR_INVALID_ARGUMENT otherwise). An entry of
+ * either kind must give the dtypes and shapes the operator's shape function
+ * gives: tj_make_fx and tj_graph_decompose refuse a call whose entry gives
+ * others (TJ_ERR_INVALID_ARGUMENT naming the operator and both types). */
 tj_status tj_decomp_table_add_graph(tj_decomp_table *t, const tj_op *op, const tj_graph *g);
 /** Removes the entry for `op` (no-op when absent). */
 void tj_decomp_table_remove(tj_decomp_table *t, const tj_op *op);
