@@ -19,7 +19,7 @@ extra=("${@:4}")
 source .ci/quiet.sh
 if [ ! -f "$build/build.ninja" ]; then
     CC=clang quiet meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dtests=disabled -Dbuildtype=debugoptimized
+        -Dtests=disabled -Dbuildtype=debugoptimized -Dc_args=-g1 # line tables (file:line in reports), not full -g: a faster build
 fi
 quiet meson compile -C "$build" "fuzz/fuzz_$target"
 [ "$seconds" != 0 ] || exit 0
