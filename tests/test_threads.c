@@ -71,27 +71,6 @@ static void *eager_thread(void *arg)
     return NULL;
 }
 
-/* The count is read once, at the first kernel call of the process (each
- * Criterion test runs in its own): atoi took "1000003x" as 1000003 and
- * wrapped 4295967299 to 1000003 as well. No machine has 1000003 CPUs. */
-Test(threads, a_malformed_or_out_of_range_TJ_NUM_THREADS_is_ignored)
-{
-    setenv("TJ_NUM_THREADS", "1000003x", 1);
-    cr_expect_neq(tj_get_num_threads(), 1000003);
-}
-
-Test(threads, an_out_of_range_TJ_NUM_THREADS_is_ignored)
-{
-    setenv("TJ_NUM_THREADS", "4295967299", 1); /* 2^32 + 1000003 */
-    cr_expect_neq(tj_get_num_threads(), 1000003);
-}
-
-Test(threads, a_whole_TJ_NUM_THREADS_is_taken)
-{
-    setenv("TJ_NUM_THREADS", "3", 1);
-    cr_expect_eq(tj_get_num_threads(), 3);
-}
-
 Test(threads, eager_calls_on_four_threads_each_see_only_their_own_mode_stack_and_errors)
 {
     eager_job ref[THREADS], job[THREADS];
