@@ -456,6 +456,22 @@ Test(fuse_native, a_compiler_that_hangs_is_stopped_after_tj_cc_timeout)
     script_remove(bin, cc, dir);
 }
 
+Test(fuse_native, a_malformed_tj_cc_timeout_is_refused_by_name)
+{
+    /* strtol read "10x" as 10 and "0" as the default 300 */
+    static const char *const bad[] = {"10x", "0", "-5", "abc", "", "86401", "99999999999999999999"};
+    char bin[64], cc[96], dir[64];
+    script_compiler("exec sleep 60\n", bin, cc, dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "TJ_CC_TIMEOUT='%s' is not a whole number of seconds from 1 to 86400", bad[i]);
+        setenv("TJ_CC_TIMEOUT", bad[i], 1);
+        expect_fallback(want);
+    }
+    cr_expect_eq(count_files(dir, ""), 0, "no build directory left behind");
+    script_remove(bin, cc, dir);
+}
+
 static mode_t object_mode(const char *dir)
 {
     DIR *d = opendir(dir);

@@ -164,13 +164,24 @@ static void failure_line(const char *log, char *line, size_t size)
     fclose(f);
 }
 
-/* Seconds a build may take: $TJ_CC_TIMEOUT, else 300 (a compiler that
- * hangs would hang tj_compile). */
-static int compile_seconds(void)
+/* Seconds a build may take into *seconds: $TJ_CC_TIMEOUT, else 300 (a
+ * compiler that hangs would hang tj_compile). A value that is not a whole
+ * number of seconds from 1 to 86400 ("10x", "0", "-5") is an error rather
+ * than a silent 300 or 10: the user meant some limit, and strtol's reading
+ * of it is not that limit. */
+static tj_status compile_seconds(int *seconds)
 {
     const char *s = getenv("TJ_CC_TIMEOUT");
-    long v = s ? strtol(s, NULL, 10) : 0;
-    return v > 0 && v < 86400 ? (int)v : 300;
+    *seconds = 300;
+    if (!s) return TJ_OK;
+    char *end;
+    errno = 0;
+    long long v = *s >= '0' && *s <= '9' ? strtoll(s, &end, 10) : 0;
+    if (!v || *end || errno || v > 86400)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: TJ_CC_TIMEOUT='%s' is not a whole number of seconds from 1 to 86400", who, s);
+    *seconds = (int)v;
+    return TJ_OK;
 }
 
 static double monotonic_s(void)
@@ -201,6 +212,9 @@ static int wait_for(pid_t pid, int seconds, int *status)
 /* Runs the compiler on dir/k.c into dir/k.so, its output into dir/log. */
 static tj_status run_compiler(const char *dir, const char *const *flags)
 {
+    int limit;
+    tj_status st = compile_seconds(&limit);
+    if (st != TJ_OK) return st;
     char src[4096], obj[4096], log[4096];
     snprintf(src, sizeof src, "%s/k.c", dir);
     snprintf(obj, sizeof obj, "%s/k.so", dir);
@@ -232,7 +246,7 @@ static tj_status run_compiler(const char *dir, const char *const *flags)
         posix_spawnattr_destroy(&attr);
     }
     if (err != 0) return tj_error(TJ_ERR_UNSUPPORTED, "%s: cannot run the compiler '%s': %s", who, argv[0], strerror(err));
-    int status, limit = compile_seconds(), waited = wait_for(pid, limit, &status);
+    int status, waited = wait_for(pid, limit, &status);
     if (waited < 0)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: waiting for '%s': %s", who, argv[0], strerror(errno));
     if (waited == 0)

@@ -7,7 +7,8 @@
  * object without compiling.
  *
  * Compiler: $TJ_CC (one program name or path, no arguments), else cc,
- * stopped after $TJ_CC_TIMEOUT seconds (default 300).
+ * stopped after $TJ_CC_TIMEOUT seconds (default 300; a malformed value is
+ * an error).
  * Cache: $TJ_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else $HOME/.cache/tjit,
  * created with mode 0700; a cache directory that is not the user's own or
  * that others may write is refused (a planted object would run as the
