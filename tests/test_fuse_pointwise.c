@@ -918,3 +918,113 @@ Test(fuse_pointwise, decomposed_training_steps_with_merged_calls_match_bit_for_b
     check_model("cnn", 3, true); /* the convolutions' padding */
     check_model("gpt", 2, true); /* views and creation calls; the optimiser's steps fuse otherwise */
 }
+
+/* ---- merged comparisons on unusual graphs (breaker43: all held) ---- */
+
+/* in: x, y [N, D] float, s, t [N, 1] float, i [N, D] int64, m [N, D] bool.
+ * out[0]: the mask also the where's own operand (where(c, c, m));
+ * out[1]: a comparison of columns selecting full rows (the mask broadcast
+ * by the where); out[2]: an int64 against a float comparison selecting
+ * between float64 and float32 (promoted); out[3]: the comparison's operand
+ * selected; out[4]: both branches the mask */
+static tj_status fn_unusual_compare_where(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *s = in[2], *t = in[3], *i = in[4], *m = in[5];
+    tj_tensor *c = tj_lt(x, y);
+    out[0] = tj_where(c, c, m);
+    out[1] = tj_where(tj_le(s, t), tj_add(x, y), y);
+    out[2] = tj_where(tj_gt(i, x), tj_to_copy(x, TJ_FLOAT64), tj_mul(y, x));
+    out[3] = tj_where(tj_ge(x, s), x, s);
+    tj_tensor *e = tj_eq(y, t);
+    out[4] = tj_where(e, e, e);
+    *n_out = 5;
+    return out[4] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, comparisons_on_unusual_where_graphs_keep_the_unfused_bits)
+{
+    static const int64_t dims[][2] = {{1, 1}, {3, 65}, {37, 41}};
+    for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+        int64_t col[2] = {dims[k][0], 1};
+        tj_tensor *fi = specials_tensor(TJ_FLOAT32, 2, dims[k], 5);
+        tj_tensor *in[6] = {specials_tensor(TJ_FLOAT32, 2, dims[k], 0), specials_tensor(TJ_FLOAT32, 2, dims[k], 1),
+                            specials_tensor(TJ_FLOAT32, 2, col, 2),     specials_tensor(TJ_FLOAT32, 2, col, 3),
+                            tj_to_copy(tj_nan_to_num(fi, tj_v_float(0), tj_v_float(1e6), tj_v_float(-1e6)), TJ_INT64),
+                            tj_lt(specials_tensor(TJ_FLOAT32, 2, dims[k], 4), tj_zeros(NULL, 0, TJ_FLOAT32))};
+        for (int j = 0; j < 6; j++) cr_assert_not_null(in[j], "%s", tj_last_error());
+        tj_graph *g = trace(fn_unusual_compare_where, NULL, in, 6);
+        char what[96];
+        snprintf(what, sizeof what, "unusual [%ld, %ld]", (long)dims[k][0], (long)dims[k][1]);
+        test_expect_fused_plans_match(g, in, 6, what, NULL);
+        tj_graph_free(g);
+    }
+}
+
+/* in: x, y [N, D] float32. The comparison's operand x is written in place
+ * (mul_, then add_ through a view) between the comparison and its where:
+ * the mask must hold x's values from before. ctx selects the writer. */
+static tj_status fn_compare_then_write(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    int how = *(int *)ctx;
+    tj_tensor *x = tj_exp(in[0]), *y = in[1];
+    tj_tensor *c = tj_lt(x, y);
+    if (how == 0) tj_mul_scalar_(x, tj_v_float(-2));
+    else if (how == 1) tj_add_scalar_(tj_view(x, (int64_t[]){-1}, 1), tj_v_float(-3), tj_v_int(1));
+    else tj_copy_(x, tj_neg(y));
+    out[0] = tj_where(c, tj_add(x, y), y);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, a_comparison_operand_written_before_its_where_keeps_the_mask_of_before)
+{
+    int64_t shape[2] = {3, 65};
+    tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, 0, 3)};
+    for (int how = 0; how < 3; how++) {
+        tj_graph *g = trace(fn_compare_then_write, &how, in, 2);
+        char what[64];
+        snprintf(what, sizeof what, "writer %d", how);
+        test_expect_fused_plans_match(g, in, 2, what, NULL);
+        tj_graph_free(g);
+    }
+}
+
+/* in: p, g [N, D] float32 (p updated in place, as a parameter) */
+static tj_status fn_compare_updated_input(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    int how = *(int *)ctx;
+    tj_tensor *p = in[0], *g = in[1];
+    tj_tensor *c = how ? tj_lt(g, p) : tj_lt(p, g);
+    tj_sub_(p, tj_mul_scalar(g, tj_v_float(0.5)), tj_v_int(1));
+    out[0] = tj_where(c, how ? g : p, tj_mul(p, g));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, a_compare_on_an_input_written_back_reads_the_value_before)
+{
+    int64_t shape[2] = {5, 300};
+    for (int how = 0; how < 2; how++) {
+        tj_tensor *in[2] = {test_random_tensor(TJ_FLOAT32, 2, shape, 1, -1, 1), test_random_tensor(TJ_FLOAT32, 2, shape, 2, -1, 1)};
+        tj_tensor *in2[2] = {tj_clone(in[0]), in[1]}, *in3[2] = {tj_clone(in[0]), in[1]};
+        tj_graph *g = trace(fn_compare_updated_input, &how, (tj_tensor *[]){tj_clone(in[0]), in[1]}, 2);
+        tj_pass_functionalize(g);
+        tj_compile_options fo = {0}, uo = {.no_fusion = true};
+        tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
+        cr_assert(pf && pu, "%s", tj_last_error());
+        tj_tensor *a[2], *b[2], *r[2];
+        cr_assert_eq(tj_plan_run(pf, in2, 2, a), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(pu, in3, 2, b), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_run(g, in, 2, r), TJ_OK, "%s", tj_last_error());
+        test_expect_same_bits(a[0], b[0], "fused vs unfused");
+        test_expect_same_bits(a[0], r[0], "fused vs interpreter");
+        test_expect_same_bits(in2[0], in3[0], "written back");
+        cr_expect_eq(test_plan_stats(pf).n_fused_compare_wheres, 1, "the comparison runs inside its where");
+        tj_plan_free(pf);
+        tj_plan_free(pu);
+        tj_graph_free(g);
+    }
+}
