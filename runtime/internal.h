@@ -320,6 +320,14 @@ tj_status tj_check_written(FILE *f, const char *who, const char *path);
  * write's own. */
 tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (*write)(FILE *f, void *ctx),
                                   void *ctx);
+/** TJ_OK when `nbytes` (a block `what` that will be touched whole at once,
+ * e.g. "the plan's arena") fits in 7/8 of MemAvailable + SwapFree of
+ * /proc/meminfo (or when that cannot be read, or for less than 64 MiB), else TJ_ERR_OUT_OF_MEMORY
+ * naming who, what and both sizes: under overcommit such a malloc succeeds
+ * and touching it gets the process OOM-killed (runtime/memory_available.c). */
+tj_status tj_check_memory_available(const char *who, const char *what, size_t nbytes);
+/** Tests: read `path` instead of /proc/meminfo (NULL: /proc/meminfo again). */
+void tj_debug_set_meminfo_path(const char *path);
 /** Out-of-memory error naming `what` and the size. Returns TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_oom(const char *what, size_t nbytes);
 /** A copy of `s` through tj_alloc (so allocation-failure injection reaches

@@ -2471,3 +2471,53 @@ Test(plan, a_plan_run_on_a_traced_tensor_inside_make_fx_is_refused)
     tj_graph_free(inner);
     tj_scope_end(s);
 }
+
+/* x [1] -> exp(x expanded to [n]) summed: an arena holding the [n] float32
+ * intermediate (loop fusion off, so that it is materialised) */
+static tj_status fn_wide_intermediate(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    int64_t size = *(int64_t *)ctx;
+    out[0] = tj_sum(tj_exp(tj_expand(in[0], &size, 1)), TJ_DTYPE_NONE);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(plan, an_arena_larger_than_the_memory_available_is_refused_before_it_is_touched)
+{
+    /* breaker43: `tjit profile gpt --batch 100000` made a 21.4 GiB arena on a
+     * 23 GiB machine; malloc succeeded (overcommit) and zeroing it got the
+     * process OOM-killed. A meminfo file stands for a small machine here. */
+    char path[] = "/tmp/tjit-meminfo-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "MemTotal:       65536 kB\nMemFree:        1024 kB\nMemAvailable:   32768 kB\nSwapFree:       16384 kB\n");
+    cr_assert_eq(fclose(f), 0);
+    tj_debug_set_meminfo_path(path);
+    int64_t size = 20 << 20, one = 1;
+    tj_tensor *x = tj_tensor_fake(TJ_FLOAT32, 1, &one);
+    tj_graph *g = tj_make_fx(fn_wide_intermediate, &size, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_compile_options o = {.no_fusion = true};
+    tj_plan *p = tj_compile(g, &o);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan_statistics s;
+    tj_plan_stats(p, &s);
+    cr_assert_geq(s.arena_bytes, (size_t)size * 4);
+    tj_tensor *in = tj_tensor_scalar_f32(0.5f), *out = NULL;
+    tj_tensor *in1 = tj_view(in, &one, 1);
+    cr_expect_eq(tj_plan_run(p, &in1, 1, &out), TJ_ERR_OUT_OF_MEMORY);
+    char want[160];
+    snprintf(want, sizeof want, "tj_plan_context_new: not enough memory: the plan's arena needs %zu bytes", s.arena_bytes);
+    cr_expect(strstr(tj_last_error(), want) != NULL, "%s", tj_last_error());
+    cr_expect(strstr(tj_last_error(), "more than 7/8 of the 0.05 GiB available (MemAvailable + SwapFree in /tmp/tjit-meminfo-") != NULL,
+              "%s", tj_last_error());
+    /* with memory enough the same plan runs */
+    tj_debug_set_meminfo_path(NULL);
+    unlink(path);
+    cr_assert_eq(tj_plan_run(p, &in1, 1, &out), TJ_OK, "%s", tj_last_error());
+    cr_expect_float_eq(*(float *)tj_tensor_data(out), (float)size * expf(0.5f), 1e-3f * (float)size);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

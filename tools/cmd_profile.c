@@ -43,6 +43,11 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     tj_plan *p = tj_compile(g, copts);
     if (!p) return fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1;
     tj_status st = tj_plan_run_into(p, inputs, n_inputs, NULL);
+    if (st == TJ_ERR_OUT_OF_MEMORY) { /* the first run makes the arena: the batch is what sizes it */
+        fprintf(stderr, "tjit profile: %s at batch %lld: %s\n", m->def->id, (long long)batch, tj_last_error());
+        tj_plan_free(p);
+        return 1;
+    }
     tj_plan_set_profiling(p, true);
     for (int r = 0; r < runs && st == TJ_OK; r++) st = tj_plan_run_into(p, inputs, n_inputs, NULL);
     if (st == TJ_OK) {

@@ -287,6 +287,10 @@ static tj_plan_context *context_create(tj_plan *p)
     c->plan = p;
     ctx_sizes z = sizes_of(p);
     c->arena_alloc = p->stats.arena_bytes ? p->stats.arena_bytes : 64;
+    if (tj_check_memory_available("tj_plan_context_new", "the plan's arena", c->arena_alloc) != TJ_OK) {
+        tj_free(c, sizeof *c);
+        return NULL;
+    }
     c->arena = tj_alloc(c->arena_alloc);
     c->tensors = tj_alloc(z.tensors);
     c->memory = tj_alloc(sizeof(ctx_memory));

@@ -308,7 +308,9 @@ tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tenso
  * starts while another is in progress fails with TJ_ERR_UNSUPPORTED
  * naming the node and the constant (tj_plan_run). Free it with
  * tj_plan_context_free (or let tj_plan_free do it). NULL when out of
- * memory. */
+ * memory (TJ_ERR_OUT_OF_MEMORY), also when the arena, 64 MiB or more, needs
+ * more than 7/8 of MemAvailable + SwapFree in /proc/meminfo: malloc would
+ * succeed under overcommit and zeroing the arena get the process killed. */
 tj_plan_context *tj_plan_context_new(tj_plan *p);
 void tj_plan_context_free(tj_plan_context *c);
 /** The plan's default context, used by tj_plan_run (created on first use;
