@@ -230,6 +230,16 @@ static inline void class_free(int c, void *p)
     shared_put(c, p);
 }
 
+/* Fresh storage from the allocator, refused (NULL; the caller reports
+ * out of memory) when it cannot be touched without the system running out:
+ * tensors are filled as soon as they are made. Blocks from the cache are
+ * not checked: they are memory the process holds already. */
+static void *fresh_storage(size_t nbytes)
+{
+    if (tj_check_memory_available("tensor storage", "a block", nbytes) != TJ_OK) return NULL;
+    return tj_alloc(nbytes);
+}
+
 /* A block of class c (`rounded` bytes): the thread's list first, then the
  * shared one, then the allocator. Inlined, so that a constant class (the
  * small tensor blocks) costs no size computation. */
@@ -249,7 +259,7 @@ static inline void *class_alloc(int c, size_t rounded)
         }
         pthread_mutex_unlock(&cache_lock);
     }
-    if (!b) return tj_alloc(rounded);
+    if (!b) return fresh_storage(rounded);
     UNCACHED(b, rounded);
     /* a cached block counts as an allocation, for failure injection */
     if (injected_failure()) {
@@ -265,7 +275,7 @@ void *tj_alloc_storage_bytes(size_t nbytes, size_t *got)
     int c = size_class(nbytes, &rounded);
     if (c < 0) {
         *got = nbytes;
-        return tj_alloc(nbytes);
+        return fresh_storage(nbytes);
     }
     *got = rounded;
     return class_alloc(c, rounded);

@@ -260,7 +260,8 @@ void tj_register_builtin_decompositions(void);
 /* ---- memory ---- */
 void *tj_alloc(size_t nbytes);              /* 64-byte aligned, through the hook */
 void tj_free(void *p, size_t nbytes);
-void *tj_alloc_storage_bytes(size_t nbytes, size_t *got); /* caching allocator */
+void *tj_alloc_storage_bytes(size_t nbytes, size_t *got); /* caching allocator; fresh memory as
+                                                           tj_check_memory_available allows */
 void tj_free_storage_bytes(void *p, size_t nbytes);
 /** Small objects allocated and freed on every operator call (tensor and
  * storage headers), recycled through the caching allocator's size classes:

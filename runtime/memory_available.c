@@ -2,7 +2,8 @@
  * system can still give. Linux lets a malloc larger than what is free
  * succeed (overcommit) and then kills the process touching it (a plan's
  * arena, zeroed when its context is made: `tjit profile gpt --batch
- * 100000` asked for 21.4 GiB on a 23 GiB machine and was OOM-killed); an
+ * 100000` asked for 21.4 GiB on a 23 GiB machine and was OOM-killed; `tjit
+ * profile mlp --batch 7000000` a 21.9 GiB input, which randn fills); an
  * error naming the size is what PyTorch's allocator gives instead
  * ("DefaultCPUAllocator: not enough memory: you tried to allocate ..."). */
 #include <stdio.h>

@@ -2499,6 +2499,7 @@ Test(plan, an_arena_larger_than_the_memory_available_is_refused_before_it_is_tou
     tj_tensor *x = tj_tensor_fake(TJ_FLOAT32, 1, &one);
     tj_graph *g = tj_make_fx(fn_wide_intermediate, &size, &x, 1, NULL, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor_release(x);
     tj_compile_options o = {.no_fusion = true};
     tj_plan *p = tj_compile(g, &o);
     cr_assert_not_null(p, "%s", tj_last_error());
@@ -2518,6 +2519,9 @@ Test(plan, an_arena_larger_than_the_memory_available_is_refused_before_it_is_tou
     unlink(path);
     cr_assert_eq(tj_plan_run(p, &in1, 1, &out), TJ_OK, "%s", tj_last_error());
     cr_expect_float_eq(*(float *)tj_tensor_data(out), (float)size * expf(0.5f), 1e-3f * (float)size);
+    tj_tensor_release(out);
+    tj_tensor_release(in1);
+    tj_tensor_release(in);
     tj_plan_free(p);
     tj_graph_free(g);
 }

@@ -6,9 +6,11 @@
  * allocations through the allocator hook. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc_counter.h"
 #include "runtime/internal.h"
@@ -606,3 +608,59 @@ Test(tensor, released_storage_is_poisoned_under_asan_until_reused, .init = cache
     tj_tensor_release(again);
 }
 #endif
+
+/* A meminfo file standing for a machine with 48 MiB available; `path`
+ * receives its name (remove it with unlink). */
+static void small_machine(char *path)
+{
+    strcpy(path, "/tmp/tjit-meminfo-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "MemTotal:       65536 kB\nMemAvailable:   32768 kB\nSwapFree:       16384 kB\n");
+    cr_assert_eq(fclose(f), 0);
+    tj_debug_set_meminfo_path(path);
+}
+
+Test(tensor, storage_larger_than_the_memory_available_is_refused_and_leaks_nothing)
+{
+    /* breaker43: `tjit profile mlp --batch 7000000` made a 21.9 GiB input on
+     * a 23 GiB machine: malloc succeeded (overcommit), randn filled it and
+     * the process was OOM-killed */
+    char path[32];
+    small_machine(path);
+    int64_t live = live_allocations(), n = 20 << 20;
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, &n));
+    cr_expect_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY);
+    cr_expect_str_eq(tj_last_error(), "tj_tensor_empty: tensor storage: out of memory allocating 83886080 bytes");
+    cr_expect_null(tj_randn(&n, 1, TJ_FLOAT32));
+    cr_expect(strstr(tj_last_error(), "aten::randn: output 0: tensor storage: out of memory allocating 83886080 bytes") != NULL,
+              "%s", tj_last_error());
+    cr_expect_eq(live_allocations(), live);
+    tj_debug_set_meminfo_path(NULL);
+    unlink(path);
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 1, &n);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    tj_tensor_release(t);
+    cr_expect_eq(live_allocations(), live);
+}
+
+TestSuite(storage_cache); /* the caching allocator on (count_allocations turns it off) */
+
+Test(storage_cache, a_cached_block_is_given_whatever_the_memory_available)
+{
+    /* the process holds it already: taking it back needs nothing more */
+    int64_t n = 20 << 20;
+    tj_tensor *t = tj_tensor_empty(TJ_FLOAT32, 1, &n);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    tj_tensor_release(t);
+    char path[32];
+    small_machine(path);
+    t = tj_tensor_empty(TJ_FLOAT32, 1, &n);
+    cr_expect_not_null(t, "%s", tj_last_error());
+    tj_tensor_release(t);
+    int64_t m = 21 << 20; /* another class: fresh memory */
+    cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, &m));
+    tj_debug_set_meminfo_path(NULL);
+    unlink(path);
+}

@@ -17,8 +17,11 @@ typedef struct tj_tensor tj_tensor;
 /** A new contiguous tensor of `dtype` and `shape` (ndim 0..TJ_MAX_DIMS),
  * contents uninitialised. Returns NULL with TJ_ERR_INVALID_ARGUMENT (bad rank
  * or dtype), TJ_ERR_SHAPE (negative size), TJ_ERR_OVERFLOW (element count
- * overflows) or TJ_ERR_OUT_OF_MEMORY. The caller owns the reference (or the
- * enclosing scope does, see tj_scope_begin). */
+ * overflows) or TJ_ERR_OUT_OF_MEMORY (also for new storage of 64 MiB or
+ * more that needs more than 7/8 of MemAvailable + SwapFree in /proc/meminfo:
+ * malloc would succeed under overcommit and filling it get the process
+ * killed). The caller owns the reference (or the enclosing scope does, see
+ * tj_scope_begin). */
 tj_tensor *tj_tensor_empty(tj_dtype dtype, int ndim, const int64_t *shape);
 /** Like tj_tensor_empty, then copies numel * dtype-size bytes from `data`
  * (row-major). `data` may be NULL only when the tensor is empty. */
