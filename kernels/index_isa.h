@@ -8,19 +8,22 @@
  * included), or -1 (AVX-512). */
 int64_t tj_k_index_first_invalid_avx512(const int64_t *idx, int64_t n, int64_t size);
 
-/** Rows tj_k_scatter_add_runs_f32_avx512 takes at most: two streams of src
+/** Rows tj_k_scatter_add_runs_f32_avx512 (and _avx2) take at most: two streams of src
  * read side by side keep more loads from memory in flight than one
  * (col2im of a decomposed convolution's input gradient: ~15% faster). */
 #define TJ_K_SCATTER_ADD_ROWS_AT_ONCE 2
 
 /** Adds src[q] into o[q] run by run for each of `nrows` rows (1 to
- * TJ_K_SCATTER_ADD_ROWS_AT_ONCE; float32, AVX-512): runs[k] encodes a run
- * of len = (runs[k] & 15) + 1 consecutive targets from o[q][runs[k] >> 4];
- * the runs take src[q]'s elements in order, one vector per run. The
- * targets of a run are distinct and the rows disjoint, so every element of
- * o sees the same additions in the same order as in the element-by-element
- * loop. */
+ * TJ_K_SCATTER_ADD_ROWS_AT_ONCE; float32; AVX-512 or AVX2, scatter_runs_isa.h):
+ * runs[k] encodes a run of len = (runs[k] & 15) + 1 consecutive targets
+ * from o[q][runs[k] >> 4]; the runs take src[q]'s elements in order, one
+ * vector per run (AVX2: one or two), touching no element outside the runs.
+ * The targets of a run are distinct and the rows disjoint, so every element
+ * of o sees the same additions in the same order as in the
+ * element-by-element loop. */
 void tj_k_scatter_add_runs_f32_avx512(float *const *o, const float *const *src, int nrows, const int64_t *runs,
                                       int64_t nruns);
+void tj_k_scatter_add_runs_f32_avx2(float *const *o, const float *const *src, int nrows, const int64_t *runs,
+                                    int64_t nruns);
 
 #endif

@@ -8,9 +8,10 @@
 
 void tj_k_scatter_add_runs_f32(float *o, const float *src, const int64_t *runs, int64_t nruns)
 {
-    if (tj_k_isa_active() == TJ_K_ISA_AVX512) {
-        tj_k_scatter_add_runs_f32_avx512(&o, &src, 1, runs, nruns);
-        return;
+    switch (tj_k_isa_active()) {
+    case TJ_K_ISA_AVX512: tj_k_scatter_add_runs_f32_avx512(&o, &src, 1, runs, nruns); return;
+    case TJ_K_ISA_AVX2: tj_k_scatter_add_runs_f32_avx2(&o, &src, 1, runs, nruns); return;
+    default: break;
     }
     for (int64_t r = 0; r < nruns; r++) {
         float *d = o + (runs[r] >> 4);

@@ -44,8 +44,8 @@ typedef struct tj_k_scatter_pattern {
 } tj_k_scatter_pattern;
 
 /** Adds src's elements, in order, into o along the runs: o[start + i] +=
- * src[...] for each run (float32; AVX-512 where active, else a loop: the
- * same additions). */
+ * src[...] for each run (float32; AVX-512 or AVX2 where active, else a
+ * loop: the same additions, and no element outside the runs touched). */
 void tj_k_scatter_add_runs_f32(float *o, const float *src, const int64_t *runs, int64_t nruns);
 
 /** Bytes of scratch tj_k_product_scatter_add needs for a product of `batch`

@@ -1,0 +1,2 @@
+/* AVX2 build of the scatter-add runs loop (scatter_runs_isa.h). */
+#include "scatter_runs_isa.h"
