@@ -26,10 +26,11 @@ static inline __attribute__((always_inline)) void add_runs(float *const *o, cons
         for (int q = 0; q < nrows; q++) {
             float *d = o[q] + (e >> 4);
             _mm_prefetch((const char *)(s[q] + PREFETCH_AHEAD), _MM_HINT_T0);
-            for (int v = 0; v < len; v += VF_N) {
-                int n = len - v < VF_N ? len - v : VF_N;
-                vf x = vf_add(vf_load_part(d + v, n, 0.0f), vf_load_part(s[q] + v, n, 0.0f));
-                vf_store_part(d + v, x, n);
+            int v = 0;
+            for (; v + VF_N <= len; v += VF_N) vf_store(d + v, vf_add(vf_load(d + v), vf_load(s[q] + v)));
+            if (v < len) {
+                int n = len - v;
+                vf_store_part(d + v, vf_add(vf_load_part(d + v, n, 0.0f), vf_load_part(s[q] + v, n, 0.0f)), n);
             }
             s[q] += len;
         }
