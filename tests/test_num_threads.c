@@ -1,6 +1,6 @@
 /* TJ_NUM_THREADS, the thread count kernels and OpenBLAS start with
- * (runtime/threads.c). Not in test_threads.c: CI runs that file under
- * ThreadSanitizer in one process, and the count is read once per process. */
+ * (runtime/threads.c), read once per process: each test here runs in a
+ * process of its own. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 

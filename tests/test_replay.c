@@ -1976,7 +1976,7 @@ static void *constant_worker_main(void *arg)
 /* Four threads run a plan writing a captured buffer, each on its own
  * context, starting together: every run either updates the buffer alone or
  * is refused; no update is lost (the buffer ends at 2 per run that went
- * through). CI runs it under ThreadSanitizer too (replay_tsan), which
+ * through). CI runs it under ThreadSanitizer too, which
  * checks the flag's ordering; without the refusal it saw no race here (the
  * AVX kernels' 32-byte stores are not instrumented, and whole runs rarely
  * overlap): the test above is the one that fails then. */
