@@ -122,16 +122,24 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
     if (st != TJ_OK) return st;
     tj_tensor *grad = ops[0], *x = ops[1];
     if (is_tanh) {
-        tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
-        tj_tensor *inner = tj_mul_scalar(tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), F(K_BETA));
         /* as the kernel computes it, without 1 + tanh's cancellation:
          * s = sigmoid(2 inner) from e = exp(-2|inner|), s (1 - s) = e / (1 + e)^2,
-         * grad (s + x s (1 - s) 2 inner') */
-        tj_tensor *e = tj_exp(tj_mul_scalar(tj_abs(inner), F(-2)));
+         * grad (s + x s (1 - s) 2 inner'). Each sign test is one selection
+         * on lt (a fused step runs a comparison inside its where; abs and
+         * clamp would decompose into three calls each): -2|inner| is
+         * t < 0 ? 2 beta t : -2 beta t (scaling by 2 is exact: the bits of
+         * -2 (beta t)), the kernel's |x| == x is !(x < 0) (alike for -0 and
+         * nan), and x^2 capped as clamp would (nan stays nan). */
+        tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
+        tj_tensor *t = tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), *zero = tj_scalar_tensor(tj_v_int(0), (int)dt);
+        tj_tensor *minus_2_abs_inner =
+            tj_where(tj_lt(t, zero), tj_mul_scalar(t, F(2 * K_BETA)), tj_mul_scalar(t, F(-2 * K_BETA)));
+        tj_tensor *e = tj_exp(minus_2_abs_inner);
         tj_tensor *r = tj_reciprocal(tj_add_scalar(e, tj_v_int(1)));
-        tj_tensor *s = tj_where(tj_eq(tj_abs(x), x), r, tj_mul(e, r)); /* x >= 0 ? r : e r */
+        tj_tensor *s = tj_where(tj_lt(x, zero), tj_mul(e, r), r); /* x >= 0 ? r : e r */
         /* x^2 capped (e is 0 long before) so that large finite x give grad, not 0 * inf */
-        tj_tensor *x_sq_capped = tj_clamp(x_sq, tj_v_none(), F(1e4));
+        tj_tensor *cap = tj_scalar_tensor(F(1e4), (int)dt);
+        tj_tensor *x_sq_capped = tj_where(tj_lt(cap, x_sq), cap, x_sq);
         tj_tensor *inner_derivative2 =
             tj_mul_scalar(tj_add_scalar(tj_mul_scalar(x_sq_capped, F(3 * K_KAPPA)), tj_v_int(1)), F(2 * K_BETA));
         tj_tensor *right = tj_mul(x, tj_mul(tj_mul(tj_mul(e, r), r), inner_derivative2));

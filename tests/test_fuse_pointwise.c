@@ -502,6 +502,75 @@ Test(fuse_pointwise, a_comparison_read_only_by_a_where_runs_inside_it_with_the_s
     }
 }
 
+/* in: grad, x: aten::gelu_backward(grad, x, approximate='tanh'). */
+static tj_status fn_gelu_tanh_backward(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_gelu_backward(in[0], in[1], "tanh");
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* x for the gelu tests: uniform in [-6, 6), then every fourth element one
+ * of +-0, +-1, the infinities, nan, and large finite values (x^2 overflows
+ * float32 past 1.9e19; e underflows to 0 past |x| ~ 10). */
+static tj_tensor *gelu_inputs(tj_dtype dt, int64_t n, unsigned seed)
+{
+    static const double edge[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 10.0, -10.0, 100.0, -100.0,
+                                  1e4, -1e4, 1e20, -1e20, 3e38, -3e38};
+    const int n_edge = (int)(sizeof edge / sizeof *edge);
+    tj_tensor *r = test_random_tensor(TJ_FLOAT64, 1, &n, seed, -6, 6);
+    double *v = tj_tensor_data(r);
+    for (int64_t i = 0; i < n; i += 4) v[i] = edge[(i / 4) % n_edge];
+    tj_tensor *t = tj_to_copy(r, dt);
+    cr_assert_not_null(t, "%s", tj_last_error());
+    return t;
+}
+
+/* tanh-gelu's backward decomposed (decomps/elementwise.c) is one fused step
+ * of 25 calls, three sign tests run inside their wheres: the bits of the
+ * unfused plan and of the interpreter at the chunk boundaries and thread
+ * split, and the kernel's values on the edges (0, large |x|: grad or 0,
+ * not 0 * inf; +-inf and nan: nan). Each call more is one more pass over
+ * the chunk (abs or clamp would be three). */
+Test(fuse_pointwise, decomposed_tanh_gelu_backward_is_one_step_with_the_unfused_bits_and_the_kernels_values)
+{
+    static const int64_t lengths[] = {1, 17, 2049, 70001};
+    tj_decomp_table *table = tj_core_decompositions();
+    for (int dt = 0; dt < 2; dt++) {
+        tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+        for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+            int64_t n = lengths[i];
+            tj_tensor *in[2] = {test_random_tensor(dtype, 1, &n, 5 + (unsigned)i, -2, 2), gelu_inputs(dtype, n, 1)};
+            tj_graph *g = tj_make_fx(fn_gelu_tanh_backward, NULL, in, 2, table, TJ_TRACE_REAL);
+            cr_assert_not_null(g, "%s", tj_last_error());
+            char what[96];
+            snprintf(what, sizeof what, "%s [%ld]", tj_dtype_name(dtype), (long)n);
+            for (int threads = 1; threads <= 2; threads++) {
+                tj_set_num_threads(threads);
+                tj_plan_statistics s = expect_plans_match(g, in, 2, what);
+                cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
+                cr_expect_eq(s.n_fused_pointwise_nodes, 25, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
+                cr_expect_eq(s.n_fused_compare_wheres, 3, "%s: %d comparisons merged", what, s.n_fused_compare_wheres);
+            }
+            tj_plan *p = compile_opts(g, true);
+            tj_tensor *got, *want = tj_gelu_backward(in[0], in[1], "tanh");
+            cr_assert_eq(tj_plan_run(p, in, 2, &got), TJ_OK, "%s", tj_last_error());
+            cr_assert_not_null(want, "%s", tj_last_error());
+            for (int64_t k = 0; k < n; k++) {
+                double x = tj_tensor_item_at(in[1], k), gk = tj_tensor_item_at(got, k), w = tj_tensor_item_at(want, k);
+                cr_expect(test_close(gk, w, dt ? 1e-12 : 2e-6, dt ? 1e-15 : 1e-7), "%s: x = %g: %.9g, kernel %.9g",
+                          what, x, gk, w);
+                if (isnan(x) || isinf(x)) cr_expect(isnan(gk), "%s: x = %g gives %g, not nan", what, x, gk);
+                else if (fabs(x) >= 100) cr_expect_eq(gk, x > 0 ? tj_tensor_item_at(in[0], k) : 0, "%s: x = %g", what, x);
+            }
+            tj_plan_free(p);
+            tj_graph_free(g);
+        }
+    }
+    tj_decomp_table_free(table);
+}
+
 #define N_CONSTANTS 20
 
 /* in: x, then N_CONSTANTS one-element tensors (a decomposed graph's
