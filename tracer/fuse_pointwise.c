@@ -168,6 +168,71 @@ static void run_segment(const pw_run *r, const pw_segment *sg, char *const *bufs
     sg->fn(n, p);
 }
 
+/* Where a member reads its inputs and writes its result in the chunk at
+ * element s: pointer + s * step (step 0: a buffer of the running thread),
+ * worked out once per thread and run for the members that read only
+ * buffers and arguments in place (direct), so that a chunk costs each a
+ * multiply-add per pointer and its loop; the others (rows, gathers) take
+ * the general path in run_lines. */
+typedef struct pw_addr {
+    bool direct;
+    const char *in[TJ_ITER_MAX_INPUTS];
+    int64_t in_step[TJ_ITER_MAX_INPUTS];
+    char *out;
+    int64_t out_step;
+} pw_addr;
+
+static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, pw_addr *a)
+{
+    a->direct = !mb->rows_in && !mb->reduces;
+    for (int k = 0; k < mb->pw.nin && a->direct; k++) {
+        const pw_src *src = &mb->in[k];
+        if (src->kind == SRC_BUF) {
+            a->in[k] = bufs[src->index];
+            a->in_step[k] = 0;
+        } else if (src->kind == SRC_ARG && r->base[src->index]) {
+            a->in[k] = r->base[src->index];
+            a->in_step[k] = (int64_t)mb->in_es[k];
+        } else {
+            a->direct = false;
+        }
+    }
+    a->out = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out];
+    a->out_step = mb->buf >= 0 ? 0 : (int64_t)mb->es;
+}
+
+/* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
+ * the general path: rows spread, arguments gathered or read by row. */
+static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf, int64_t s,
+                       int64_t n, int64_t r0, int64_t nr)
+{
+    const pw_program *pg = r->pg;
+    const void *in[TJ_ITER_MAX_INPUTS] = {0};
+    int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
+    for (int k = 0; k < mb->pw.nin; k++) {
+        const pw_src *src = &mb->in[k];
+        if (src->kind == SRC_BUF) {
+            in[k] = bufs[src->index];
+        } else if (src->kind == SRC_ROWS) {
+            spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
+            in[k] = gbuf[k];
+        } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
+            assert(r->row_base[src->index]);
+            in[k] = r->row_base[src->index] + at * (int64_t)mb->in_es[k];
+        } else if (r->base[src->index]) {
+            in[k] = r->base[src->index] + s * (int64_t)mb->in_es[k];
+        } else {
+            const tj_tensor *x = r->args[src->index];
+            gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], &r->geo[src->index], s, n);
+            in[k] = gbuf[k];
+        }
+    }
+    int64_t oat = mb->rows_out ? r0 : s;
+    void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
+    if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
+    else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
+}
+
 /* Elements [16 b, 16 e) of the group's shape (with rows: rows [b, e)), one
  * chunk at a time. */
 static void run_lines(void *ctx, int t, int64_t b, int64_t e)
@@ -181,9 +246,13 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     int64_t unit = pg->row_len ? pg->row_len : 16;
     int64_t start = b * unit, end = e * unit < pg->numel ? e * unit : pg->numel;
     if (start >= end) return;
+    int gathered[PW_MAX_BUFS], n_gathered = 0; /* splats filled per chunk */
     for (int j = 0; j < pg->n_splats; j++) {
         const pw_splat *s = &pg->splats[j];
-        if (s->gather) continue;
+        if (s->gather) {
+            if (!(r->native_ready && s->native_only)) gathered[n_gathered++] = j;
+            continue;
+        }
         tj_k_scalar v = s->value;
         if (s->arg >= 0) {
             const tj_tensor *x = r->args[s->arg];
@@ -191,15 +260,20 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         }
         tj_k_splat(bufs[j], &v, pg->chunk, tj_dtype_bytes(s->loop));
     }
+    pw_addr addr[PW_MAX_MEMBERS];
+    int copied[PW_MAX_MEMBERS], n_copied = 0; /* results read elsewhere too, copied out after every read */
+    for (int m = 0; m < pg->n_members; m++) {
+        member_addr(r, &pg->members[m], bufs, &addr[m]);
+        if (pg->members[m].out >= 0 && pg->members[m].buf >= 0) copied[n_copied++] = m;
+    }
     for (int64_t s = start; s < end; s += pg->chunk) {
         int64_t n = end - s < pg->chunk ? end - s : pg->chunk;
         int64_t r0 = pg->row_len ? s / pg->row_len : 0, nr = pg->row_len ? n / pg->row_len : 0;
-        for (int j = 0; j < pg->n_splats; j++) {
-            const pw_splat *sp = &pg->splats[j];
-            if (!sp->gather || (r->native_ready && sp->native_only)) continue;
+        for (int i = 0; i < n_gathered; i++) {
+            const pw_splat *sp = &pg->splats[gathered[i]];
             size_t es = tj_dtype_bytes(sp->loop);
-            if (r->base[sp->arg]) memcpy(bufs[j], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
-            else gather(bufs[j], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
+            if (r->base[sp->arg]) memcpy(bufs[gathered[i]], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
+            else gather(bufs[gathered[i]], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
         }
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
@@ -211,36 +285,19 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
                 }
             }
             const pw_member *mb = &pg->members[m];
-            const void *in[TJ_ITER_MAX_INPUTS] = {0};
-            int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
-            for (int k = 0; k < mb->pw.nin; k++) {
-                const pw_src *src = &mb->in[k];
-                if (src->kind == SRC_BUF) {
-                    in[k] = bufs[src->index];
-                } else if (src->kind == SRC_ROWS) {
-                    spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
-                    in[k] = gbuf[k];
-                } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
-                    assert(r->row_base[src->index]);
-                    in[k] = r->row_base[src->index] + at * (int64_t)mb->in_es[k];
-                } else if (r->base[src->index]) {
-                    in[k] = r->base[src->index] + s * (int64_t)mb->in_es[k];
-                } else {
-                    const tj_tensor *x = r->args[src->index];
-                    gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], &r->geo[src->index], s, n);
-                    in[k] = gbuf[k];
-                }
+            const pw_addr *a = &addr[m];
+            if (!a->direct) {
+                run_member(r, mb, bufs, gbuf, s, n, r0, nr);
+                continue;
             }
-            int64_t oat = mb->rows_out ? r0 : s;
-            void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
-            if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
-            else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
+            const void *in[TJ_ITER_MAX_INPUTS];
+            for (int k = 0; k < mb->pw.nin; k++) in[k] = a->in[k] + s * a->in_step[k];
+            mb->pw.fn(n, a->out + s * a->out_step, in, &mb->pw.ctx);
         }
-        for (int m = 0; m < pg->n_members; m++) { /* results read elsewhere too, after every read */
-            const pw_member *mb = &pg->members[m];
+        for (int i = 0; i < n_copied; i++) {
+            const pw_member *mb = &pg->members[copied[i]];
             int64_t oat = mb->rows_out ? r0 : s, cnt = mb->rows_out ? nr : n;
-            if (mb->out >= 0 && mb->buf >= 0)
-                memcpy(r->out[mb->out] + oat * (int64_t)mb->es, bufs[mb->buf], (size_t)cnt * mb->es);
+            memcpy(r->out[mb->out] + oat * (int64_t)mb->es, bufs[mb->buf], (size_t)cnt * mb->es);
         }
     }
 }
