@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,12 +33,16 @@ static struct {
 } suites[MAX_SUITES];
 static int n_suites;
 
-/* The child's test and its suite's options (NULL: none), its failures so
- * far, where a fatal one or a skip goes. */
+/* The child's test and its suite's options (NULL: none), where a fatal
+ * failure or a skip goes. */
 static const test *current;
 static const struct shim_options *current_suite;
-static int failures;
 static jmp_buf stop_test;
+/* The running test's failed checks so far, in memory shared with the
+ * runner: a test that ends its process itself with status 0 (exit(0) after
+ * a failed cr_expect) still fails, as Criterion, which hears of each failed
+ * check as it happens, reports it. */
+static volatile int *failures;
 
 static void full(const char *what, int max)
 {
@@ -69,7 +74,7 @@ void shim_fail(bool fatal, const char *file, int line, const char *cond, const c
         va_end(ap);
     }
     fputc('\n', stderr);
-    failures++;
+    (*failures)++;
     if (fatal) longjmp(stop_test, 1);
 }
 
@@ -118,12 +123,17 @@ static _Noreturn void run_child(const test *t)
         if (current->o->fini) current->o->fini();
         if (current_suite && current_suite->fini) current_suite->fini();
     }
-    exit(failures ? 1 : stop == 2 ? EXIT_SKIPPED : 0); /* not _exit: LeakSanitizer checks at exit */
+    exit(*failures ? 1 : stop == 2 ? EXIT_SKIPPED : 0); /* not _exit: LeakSanitizer checks at exit */
 }
 
 int main(int argc, char **argv)
 {
     qsort(tests, (size_t)n_tests, sizeof *tests, by_name);
+    failures = mmap(NULL, sizeof *failures, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (failures == MAP_FAILED) {
+        perror("criterion shim: mmap");
+        return 2;
+    }
     int run = 0, passed = 0, skipped = 0, failed = 0;
     char full_name[256];
     for (int i = 0; i < n_tests; i++) {
@@ -131,6 +141,7 @@ int main(int argc, char **argv)
         snprintf(full_name, sizeof full_name, "%s::%s", t->suite, t->name);
         if (argc > 1 && !strstr(full_name, argv[1])) continue;
         fflush(NULL); /* nothing buffered is written twice */
+        *failures = 0;
         pid_t pid = fork();
         if (pid < 0) {
             perror("criterion shim: fork");
@@ -144,9 +155,10 @@ int main(int argc, char **argv)
                 return 2;
             }
         run++;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        bool clean = WIFEXITED(status) && !*failures; /* a skip after a failed check fails */
+        if (clean && WEXITSTATUS(status) == 0) {
             passed++;
-        } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SKIPPED) {
+        } else if (clean && WEXITSTATUS(status) == EXIT_SKIPPED) {
             skipped++;
         } else {
             failed++;
@@ -154,8 +166,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "[FAIL] %s: %s (signal %d: %s)\n", full_name,
                         WTERMSIG(status) == SIGALRM ? "timed out" : "crashed", WTERMSIG(status),
                         strsignal(WTERMSIG(status)));
-            else if (WEXITSTATUS(status) != 1)
-                fprintf(stderr, "[FAIL] %s: exit status %d\n", full_name, WEXITSTATUS(status));
+            else if (WEXITSTATUS(status) != 1 || !*failures)
+                fprintf(stderr, "[FAIL] %s: exit status %d after %d failed checks\n", full_name,
+                        WEXITSTATUS(status), *failures);
         }
     }
     printf("Synthesis: Tested: %d | Passing: %d | Failing: %d | Skipped: %d\n", run, passed, failed, skipped);

@@ -42,6 +42,12 @@ Test(process, a_crash_fails_alone) { abort(); } /* SIGABRT: no sanitizer report,
 
 Test(process, a_test_past_its_timeout_fails, .timeout = 1) { sleep(5); }
 
+Test(process, a_failed_expect_then_exit_0_fails)
+{
+    cr_expect(0);
+    exit(0);
+}
+
 static int touched; /* each test runs in a process of its own */
 
 Test(process, state_a) { cr_expect_eq(touched++, 0); }
