@@ -323,9 +323,11 @@ tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (
                                   void *ctx);
 /** TJ_OK when `nbytes` (a block `what` that will be touched whole at once,
  * e.g. "the plan's arena") fits in 7/8 of MemAvailable + SwapFree of
- * /proc/meminfo (or when that cannot be read, or for less than 64 MiB), else TJ_ERR_OUT_OF_MEMORY
- * naming who, what and both sizes: under overcommit such a malloc succeeds
- * and touching it gets the process OOM-killed (runtime/memory_available.c). */
+ * /proc/meminfo (or when that cannot be read, or for less than 64 MiB),
+ * asked again after giving the storage cache's blocks back when they are
+ * what it lacks; else TJ_ERR_OUT_OF_MEMORY naming who, what and both sizes:
+ * under overcommit such a malloc succeeds and touching it gets the process
+ * OOM-killed (runtime/memory_available.c). */
 tj_status tj_check_memory_available(const char *who, const char *what, size_t nbytes);
 /** Tests: read `path` instead of /proc/meminfo (NULL: /proc/meminfo again). */
 void tj_debug_set_meminfo_path(const char *path);

@@ -45,6 +45,14 @@ tj_status tj_check_memory_available(const char *who, const char *what, size_t nb
     /* an eighth of it stays for the rest: the caller's inputs and the
      * outputs copied out, kernels' scratch, the system's page cache */
     uint64_t usable = avail - avail / 8;
+    if (nbytes > usable && tj_storage_cache_bytes() > 0) {
+        /* the storage cache's idle blocks (up to 1 GiB) count as used
+         * there: given back they may make the room, as PyTorch's CUDA
+         * caching allocator frees its cached blocks before it gives up */
+        tj_storage_cache_release();
+        if (!memory_available(&avail)) return TJ_OK;
+        usable = avail - avail / 8;
+    }
     if (nbytes <= usable) return TJ_OK;
     const double gib = 1024.0 * 1024 * 1024;
     return tj_error(TJ_ERR_OUT_OF_MEMORY,
