@@ -128,8 +128,9 @@ static tj_status gelu_backward(const tj_value *args, tj_value *outs)
          * on lt (a fused step runs a comparison inside its where; abs and
          * clamp would decompose into three calls each): -2|inner| is
          * t < 0 ? 2 beta t : -2 beta t (scaling by 2 is exact: the bits of
-         * -2 (beta t)), the kernel's |x| == x is !(x < 0) (alike for -0 and
-         * nan), and x^2 capped as clamp would (nan stays nan). */
+         * -2 (beta t)), the kernel's |x| == x is !(x < 0) (alike for -0; a nan
+         * takes the other branch, nan either way, its sign may differ), and
+         * x^2 capped as clamp would (nan stays nan). */
         tj_tensor *x_sq = tj_mul(x, x), *x_cube = tj_mul(x_sq, x);
         tj_tensor *t = tj_add(x, tj_mul_scalar(x_cube, F(K_KAPPA))), *zero = tj_scalar_tensor(tj_v_int(0), (int)dt);
         tj_tensor *minus_2_abs_inner =
