@@ -16,6 +16,7 @@
 #include "models.h"
 #include "runtime/internal.h"
 #include "step.h"
+#include "test_util.h"
 #include "tjit/tjit.h"
 
 static tj_tensor *random_f32(int ndim, const int64_t *shape, unsigned seed)
@@ -2488,13 +2489,8 @@ Test(plan, an_arena_larger_than_the_memory_available_is_refused_before_it_is_tou
     /* breaker43: `tjit profile gpt --batch 100000` made a 21.4 GiB arena on a
      * 23 GiB machine; malloc succeeded (overcommit) and zeroing it got the
      * process OOM-killed. A meminfo file stands for a small machine here. */
-    char path[] = "/tmp/tjit-meminfo-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "MemTotal:       65536 kB\nMemFree:        1024 kB\nMemAvailable:   32768 kB\nSwapFree:       16384 kB\n");
-    cr_assert_eq(fclose(f), 0);
-    tj_debug_set_meminfo_path(path);
+    char path[32];
+    test_small_machine(path);
     int64_t size = 20 << 20, one = 1;
     tj_tensor *x = tj_tensor_fake(TJ_FLOAT32, 1, &one);
     tj_graph *g = tj_make_fx(fn_wide_intermediate, &size, &x, 1, NULL, TJ_TRACE_FAKE);

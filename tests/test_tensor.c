@@ -14,6 +14,7 @@
 
 #include "alloc_counter.h"
 #include "runtime/internal.h"
+#include "test_util.h"
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
 
@@ -609,26 +610,13 @@ Test(tensor, released_storage_is_poisoned_under_asan_until_reused, .init = cache
 }
 #endif
 
-/* A meminfo file standing for a machine with 48 MiB available; `path`
- * receives its name (remove it with unlink). */
-static void small_machine(char *path)
-{
-    strcpy(path, "/tmp/tjit-meminfo-XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "MemTotal:       65536 kB\nMemAvailable:   32768 kB\nSwapFree:       16384 kB\n");
-    cr_assert_eq(fclose(f), 0);
-    tj_debug_set_meminfo_path(path);
-}
-
 Test(tensor, storage_larger_than_the_memory_available_is_refused_and_leaks_nothing)
 {
     /* breaker43: `tjit profile mlp --batch 7000000` made a 21.9 GiB input on
      * a 23 GiB machine: malloc succeeded (overcommit), randn filled it and
      * the process was OOM-killed */
     char path[32];
-    small_machine(path);
+    test_small_machine(path);
     int64_t live = live_allocations(), n = 20 << 20;
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, &n));
     cr_expect_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY);
@@ -655,7 +643,7 @@ Test(storage_cache, a_cached_block_is_given_whatever_the_memory_available)
     cr_assert_not_null(t, "%s", tj_last_error());
     tj_tensor_release(t);
     char path[32];
-    small_machine(path);
+    test_small_machine(path);
     t = tj_tensor_empty(TJ_FLOAT32, 1, &n);
     cr_expect_not_null(t, "%s", tj_last_error());
     tj_tensor_release(t);
@@ -675,7 +663,7 @@ Test(storage_cache, a_refusal_first_gives_the_cached_blocks_back)
     tj_tensor_release(t);
     cr_assert_geq(tj_storage_cache_bytes(), (size_t)n * 4);
     char path[32];
-    small_machine(path);
+    test_small_machine(path);
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 1, &m));
     cr_expect_eq(tj_last_status(), TJ_ERR_OUT_OF_MEMORY);
     cr_expect_eq(tj_storage_cache_bytes(), 0, "%zu bytes still cached", tj_storage_cache_bytes());

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/cpu_isa.h"
+#include "runtime/internal.h"
 
 static tj_scope *scope;
 static int saved_threads;
@@ -413,4 +414,15 @@ tj_tensor *test_random_tensor(tj_dtype dt, int ndim, const int64_t *shape, unsig
         else ((double *)tj_tensor_data(t))[i] = v;
     }
     return t;
+}
+
+void test_small_machine(char *path)
+{
+    strcpy(path, "/tmp/tjit-meminfo-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "MemTotal:       65536 kB\nMemAvailable:   32768 kB\nSwapFree:       16384 kB\n");
+    cr_assert_eq(fclose(f), 0);
+    tj_debug_set_meminfo_path(path);
 }

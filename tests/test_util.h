@@ -157,6 +157,11 @@ void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const ch
  *  meson test, which rerun the loop-fusion tests): their fused plans are
  *  compiled with tj_compile_options.native_code, which must then build. */
 bool test_native_code(void);
+/* A meminfo file standing for a machine with 48 MiB available (MemAvailable
+ * 32 MiB + SwapFree 16 MiB), made the one the memory check reads
+ * (tj_debug_set_meminfo_path); `path` (32 bytes or more) receives its name:
+ * tj_debug_set_meminfo_path(NULL) and unlink it after. */
+void test_small_machine(char *path);
 
 /** Compiles g with and without loop fusion (no_pointwise_fusion), runs both
  *  plans twice on `in` (the second run reuses the arena) and the interpreter
