@@ -257,6 +257,11 @@ void tj_op_set_decomposition(const tj_op *op, tj_decomp_fn fn, const char *fn_na
 /** The hook the registry calls once at start-up (decomps/registry.c). */
 void tj_register_builtin_decompositions(void);
 
+/** Whether s is a whole number from 1 to max written in decimal digits
+ * only (no sign, space or trailing characters); its value into *out. How
+ * the environment's counts are read (TJ_NUM_THREADS, TJ_CC_TIMEOUT). */
+bool tj_parse_positive(const char *s, long long max, long long *out);
+
 /* ---- memory ---- */
 void *tj_alloc(size_t nbytes);              /* 64-byte aligned, through the hook */
 void tj_free(void *p, size_t nbytes);

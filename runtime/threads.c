@@ -13,20 +13,25 @@
  * needs some recent value, not an order with other memory) */
 static atomic_int num_threads;
 
-/* TJ_NUM_THREADS when it is a whole positive decimal number up to
- * INT_MAX, else the CPU count, as libgomp ignores an invalid
- * OMP_NUM_THREADS (atoi read "4x" as 4, "abc" as 0 and overflowed on
- * 99999999999). */
+bool tj_parse_positive(const char *s, long long max, long long *out)
+{
+    if (*s < '0' || *s > '9') return false; /* strtoll would pass over a sign or a space */
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno || v < 1 || v > max) return false;
+    *out = v;
+    return true;
+}
+
+/* TJ_NUM_THREADS when it is a whole positive number up to INT_MAX, else
+ * the CPU count, as libgomp ignores an invalid OMP_NUM_THREADS (atoi read
+ * "4x" as 4, "abc" as 0 and overflowed on 99999999999). */
 static int default_threads(void)
 {
     const char *e = getenv("TJ_NUM_THREADS");
-    if (e && *e >= '0' && *e <= '9') {
-        char *end;
-        errno = 0;
-        long long n = strtoll(e, &end, 10);
-        if (!*end && !errno && n > 0 && n <= INT_MAX) return (int)n;
-    }
-    return omp_get_num_procs();
+    long long n;
+    return e && tj_parse_positive(e, INT_MAX, &n) ? (int)n : omp_get_num_procs();
 }
 
 void tj_set_num_threads(int n)

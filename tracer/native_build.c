@@ -172,16 +172,12 @@ static void failure_line(const char *log, char *line, size_t size)
 static tj_status compile_seconds(int *seconds)
 {
     const char *s = getenv("TJ_CC_TIMEOUT");
-    *seconds = 300;
-    if (!s) return TJ_OK;
-    char *end;
-    errno = 0;
-    long long v = *s >= '0' && *s <= '9' ? strtoll(s, &end, 10) : 0;
-    if (!v || *end || errno || v > 86400)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT,
-                        "%s: TJ_CC_TIMEOUT='%s' is not a whole number of seconds from 1 to 86400", who, s);
+    long long v = 300;
+    bool valid = !s || tj_parse_positive(s, 86400, &v);
     *seconds = (int)v;
-    return TJ_OK;
+    return valid ? TJ_OK
+                 : tj_error(TJ_ERR_INVALID_ARGUMENT,
+                            "%s: TJ_CC_TIMEOUT='%s' is not a whole number of seconds from 1 to 86400", who, s);
 }
 
 static double monotonic_s(void)
