@@ -55,6 +55,20 @@ static tj_plan_statistics expect_plans_match(const tj_graph *g, tj_tensor *const
     return s;
 }
 
+/* At 1 and 2 threads: the fused plan matches the unfused one and is one
+ * step of `calls` calls, `merged` of them comparisons inside their where. */
+static void expect_one_step(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what, int calls,
+                            int merged)
+{
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        tj_plan_statistics s = expect_plans_match(g, in, n_in, what);
+        cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
+        cr_expect_eq(s.n_fused_pointwise_nodes, calls, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
+        cr_expect_eq(s.n_fused_compare_wheres, merged, "%s: %d comparisons merged", what, s.n_fused_compare_wheres);
+    }
+}
+
 static tj_graph *trace(tj_trace_fn fn, void *ctx, tj_tensor *const *in, int n)
 {
     tj_graph *g = tj_make_fx(fn, ctx, in, n, NULL, TJ_TRACE_REAL);
@@ -476,13 +490,7 @@ Test(fuse_pointwise, a_comparison_read_only_by_a_where_runs_inside_it_with_the_s
             tj_graph *g = trace(fn_select_on_compare, NULL, in, 4);
             char what[96];
             snprintf(what, sizeof what, "%s [%ld, %ld]", tj_dtype_name(dtype), (long)dims[i][0], (long)dims[i][1]);
-            for (int threads = 1; threads <= 2; threads++) {
-                tj_set_num_threads(threads);
-                tj_plan_statistics s = expect_plans_match(g, in, 4, what);
-                cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
-                cr_expect_eq(s.n_fused_pointwise_nodes, 12, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
-                cr_expect_eq(s.n_fused_compare_wheres, 3, "%s: %d comparisons merged", what, s.n_fused_compare_wheres);
-            }
+            expect_one_step(g, in, 4, what, 12, 3);
             /* x transposed and y broadcast from a row at run time: gathered for the merged loops */
             int64_t tshape[2] = {dims[i][1], dims[i][0]}, row[1] = {dims[i][1]};
             tj_tensor *strided[4] = {tj_t(specials_tensor(dtype, 2, tshape, 3)),
@@ -546,13 +554,7 @@ Test(fuse_pointwise, decomposed_tanh_gelu_backward_is_one_step_with_the_unfused_
             cr_assert_not_null(g, "%s", tj_last_error());
             char what[96];
             snprintf(what, sizeof what, "%s [%ld]", tj_dtype_name(dtype), (long)n);
-            for (int threads = 1; threads <= 2; threads++) {
-                tj_set_num_threads(threads);
-                tj_plan_statistics s = expect_plans_match(g, in, 2, what);
-                cr_expect_eq(s.n_kernels, 1, "%s: %d kernels", what, s.n_kernels);
-                cr_expect_eq(s.n_fused_pointwise_nodes, 25, "%s: %d calls fused", what, s.n_fused_pointwise_nodes);
-                cr_expect_eq(s.n_fused_compare_wheres, 3, "%s: %d comparisons merged", what, s.n_fused_compare_wheres);
-            }
+            expect_one_step(g, in, 2, what, 25, 3);
             tj_plan *p = compile_opts(g, true);
             tj_tensor *got, *want = tj_gelu_backward(in[0], in[1], "tanh");
             cr_assert_eq(tj_plan_run(p, in, 2, &got), TJ_OK, "%s", tj_last_error());
