@@ -80,11 +80,6 @@ void tj_free(void *p, size_t nbytes)
     if (p) allocator.free(allocator.ctx, p, nbytes ? nbytes : 1);
 }
 
-tj_status tj_oom(const char *what, size_t nbytes)
-{
-    return tj_error(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", what, nbytes);
-}
-
 char *tj_strdup(const char *s, const char *who)
 {
     size_t n = strlen(s) + 1;
@@ -174,6 +169,15 @@ static size_t class_size(int c)
     if (c == 0) return SMALLEST;
     size_t base = (size_t)1 << ((c - 1) / 4 + 6);
     return base + (size_t)((c - 1) % 4 + 1) * (base / 4);
+}
+
+tj_status tj_oom(const char *what, size_t nbytes)
+{
+    size_t asked; /* what fresh_storage was asked for: the size class's block */
+    if (size_class(nbytes, &asked) < 0) asked = nbytes;
+    const char *refused = tj_memory_refusal_reason(asked);
+    if (refused) return tj_error(TJ_ERR_OUT_OF_MEMORY, "%s: %s", what, refused);
+    return tj_error(TJ_ERR_OUT_OF_MEMORY, "%s: out of memory allocating %zu bytes", what, nbytes);
 }
 
 /* Puts a block on the shared list of class c, or frees it past the cap. */

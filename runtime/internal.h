@@ -336,7 +336,13 @@ tj_status tj_write_file_replacing(const char *path, const char *who, tj_status (
 tj_status tj_check_memory_available(const char *who, const char *what, size_t nbytes);
 /** Tests: read `path` instead of /proc/meminfo (NULL: /proc/meminfo again). */
 void tj_debug_set_meminfo_path(const char *path);
-/** Out-of-memory error naming `what` and the size. Returns TJ_ERR_OUT_OF_MEMORY. */
+/** When this thread's last tj_check_memory_available refused `nbytes`: its
+ * reason ("not enough memory: ... needs N bytes ..."), handed out once (a
+ * thread-local buffer); else NULL. */
+const char *tj_memory_refusal_reason(size_t nbytes);
+/** Out-of-memory error naming `what` and the size; when the block was refused
+ * by tj_check_memory_available (fresh storage of tj_alloc_storage_bytes), its
+ * reason instead of a bare "out of memory". Returns TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_oom(const char *what, size_t nbytes);
 /** A copy of `s` through tj_alloc (so allocation-failure injection reaches
  * it); NULL with an out-of-memory error naming `who`. Free with tj_free_str. */

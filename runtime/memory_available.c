@@ -15,6 +15,12 @@
 
 static const char *meminfo_path = "/proc/meminfo";
 
+/* The last refusal of this thread (its size, and the message without its
+ * `who`), for tj_oom: the caller of a refused allocation reports it under
+ * its own name, with the reason kept. */
+static _Thread_local size_t refused_bytes;
+static _Thread_local char refused_reason[512];
+
 void tj_debug_set_meminfo_path(const char *path)
 {
     meminfo_path = path ? path : "/proc/meminfo";
@@ -41,6 +47,7 @@ static bool memory_available(uint64_t *bytes)
 tj_status tj_check_memory_available(const char *who, const char *what, size_t nbytes)
 {
     uint64_t avail;
+    refused_bytes = 0;
     if (nbytes < CHECKED_BYTES || !memory_available(&avail)) return TJ_OK;
     /* an eighth of it stays for the rest: the caller's inputs and the
      * outputs copied out, kernels' scratch, the system's page cache */
@@ -55,8 +62,17 @@ tj_status tj_check_memory_available(const char *who, const char *what, size_t nb
     }
     if (nbytes <= usable) return TJ_OK;
     const double gib = 1024.0 * 1024 * 1024;
-    return tj_error(TJ_ERR_OUT_OF_MEMORY,
-                    "%s: not enough memory: %s needs %zu bytes (%.2f GiB), more than 7/8 of the %.2f GiB available "
-                    "(MemAvailable + SwapFree in %s)",
-                    who, what, nbytes, (double)nbytes / gib, (double)avail / gib, meminfo_path);
+    snprintf(refused_reason, sizeof refused_reason,
+             "not enough memory: %s needs %zu bytes (%.2f GiB), more than 7/8 of the %.2f GiB available "
+             "(MemAvailable + SwapFree in %s)",
+             what, nbytes, (double)nbytes / gib, (double)avail / gib, meminfo_path);
+    refused_bytes = nbytes;
+    return tj_error(TJ_ERR_OUT_OF_MEMORY, "%s: %s", who, refused_reason);
+}
+
+const char *tj_memory_refusal_reason(size_t nbytes)
+{
+    if (!nbytes || refused_bytes != nbytes) return NULL;
+    refused_bytes = 0;
+    return refused_reason;
 }
