@@ -69,49 +69,59 @@ static tj_tensor *channel_rows(tj_tensor *t, int64_t groups)
 }
 
 /* Columns of a convolution of x [N, C, S..] with kernel sizes k giving
- * `out` positions per dim: [groups, C/groups * prod(k), N*L], row
- * (c, k_1..k_n), column (n, o_1..o_n). */
-static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out)
+ * `out` positions per dim, row (c, k_1..k_n): per image [N*groups,
+ * C/groups * prod(k), L], column (o_1..o_n), when per_image, else
+ * [groups, C/groups * prod(k), N*L], column (n, o_1..o_n). */
+static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out, bool per_image)
 {
     int n = c->n, nd = 3 + 2 * n;
     int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], g = c->groups;
     tj_tensor *win = tj_dc_windows(tj_dc_pad(x, n, c->p, c->p, 0.0), n, k, c->s, c->d, out);
-    int64_t split[3 + 2 * MAX_SPATIAL] = {N, g, C / g}, perm[3 + 2 * MAX_SPATIAL] = {1, 2};
+    int64_t split[3 + 2 * MAX_SPATIAL] = {N, g, C / g}, perm[3 + 2 * MAX_SPATIAL] = {0, 1, 2};
+    int b = per_image ? 3 : 2; /* where the taps go: after the channel */
+    if (!per_image) perm[0] = 1, perm[1] = 2;
     for (int i = 0; i < n; i++) {
         split[3 + i] = out[i];
         split[3 + n + i] = k[i];
-        perm[2 + i] = 3 + n + i; /* taps after the channel */
-        perm[3 + n + i] = 3 + i; /* positions after the batch */
+        perm[b + i] = 3 + n + i;
+        perm[b + n + i + (per_image ? 0 : 1)] = 3 + i; /* positions last (after the batch when not per image) */
     }
-    perm[2 + n] = 0;
-    int64_t cols[3] = {g, C / g * prod(k, n), N * prod(out, n)};
+    if (!per_image) perm[2 + n] = 0;
+    int64_t CK = C / g * prod(k, n), L = prod(out, n);
+    int64_t cols[3] = {per_image ? N * g : g, CK, per_image ? L : N * L};
     /* one copy lays the columns out */
     return tj_reshape(tj_permute(tj_reshape(win, split, nd), perm, nd), cols, 3);
 }
 
-/* y [C, N, S..] (any layout) as contiguous images [N, C, S..], plus the
- * bias when there is one. */
-static tj_tensor *to_images(tj_tensor *y, tj_tensor *bias)
+/* y [C, N, S..] (any layout) as contiguous images [N, C, S..]. */
+static tj_tensor *to_images(tj_tensor *y)
 {
     if (!y) return NULL;
-    int nd = tj_tensor_ndim(y);
-    int64_t perm[2 + MAX_SPATIAL] = {1, 0, 2, 3, 4}, bshape[2 + MAX_SPATIAL] = {1, tj_tensor_shape(y)[0], 1, 1, 1};
-    y = tj_contiguous(tj_permute(y, perm, nd));
-    return bias && y ? tj_add(y, tj_view(bias, bshape, nd)) : y;
+    int64_t perm[2 + MAX_SPATIAL] = {1, 0, 2, 3, 4};
+    return tj_contiguous(tj_permute(y, perm, tj_tensor_ndim(y)));
 }
 
-/* A plain convolution with weight w [OC, C/groups, K..] of the input whose
- * columns are `cols`: [N, OC, out..]. */
-static tj_tensor *conv_cols(tj_tensor *cols, tj_tensor *w, tj_tensor *bias, const conv *c, int64_t N,
-                            const int64_t *out)
+/* y [N, C, S..] plus the bias [C] when there is one. */
+static tj_tensor *add_bias(tj_tensor *y, tj_tensor *bias)
 {
-    if (!cols) return NULL;
+    int64_t bshape[2 + MAX_SPATIAL] = {1, bias ? tj_tensor_shape(bias)[0] : 1, 1, 1, 1};
+    return bias && y ? tj_add(y, tj_view(bias, bshape, tj_tensor_ndim(y))) : y;
+}
+
+/* A plain convolution with weight w [OC, C/groups, K..] of x [N, C, S..]:
+ * [N, OC, out..]. One product per image and group, the weight broadcast
+ * over the images (a view: its copy when groups > 1), so that the
+ * products' results lie in the images' layout. */
+static tj_tensor *conv_images(tj_tensor *x, tj_tensor *w, tj_tensor *bias, const conv *c, const int64_t *out)
+{
     const int64_t *ws = tj_tensor_shape(w);
-    int64_t OC = ws[0], wshape[3] = {c->groups, OC / c->groups, ws[1] * prod(ws + 2, c->n)};
-    int64_t shape[2 + MAX_SPATIAL] = {OC, N};
+    int64_t N = tj_tensor_shape(x)[0], OC = ws[0], g = c->groups, CK = ws[1] * prod(ws + 2, c->n);
+    int64_t wshape[4] = {1, g, OC / g, CK}, wbatch[4] = {N, g, OC / g, CK}, wmats[3] = {N * g, OC / g, CK};
+    int64_t shape[2 + MAX_SPATIAL] = {N, OC};
     for (int i = 0; i < c->n; i++) shape[2 + i] = out[i];
-    tj_tensor *y = tj_bmm(tj_reshape(w, wshape, 3), cols);
-    return to_images(tj_reshape(y, shape, 2 + c->n), bias);
+    tj_tensor *wb = tj_reshape(tj_expand(tj_reshape(w, wshape, 4), wbatch, 4), wmats, 3);
+    tj_tensor *cols = im2col(x, c, ws + 2, out, true);
+    return add_bias(tj_view(tj_bmm(wb, cols), shape, 2 + c->n), bias);
 }
 
 /* The col2im index: for column entry (k_1..k_n, n, i_1..i_n) of a
@@ -176,7 +186,7 @@ static tj_tensor *conv_transposed_rows(tj_tensor *rows, tj_tensor *w, tj_tensor 
     const int64_t *ws = tj_tensor_shape(w);
     int64_t g = c->groups, ocg = ws[1], wshape[3] = {g, ws[0] / g, ocg * prod(ws + 2, c->n)};
     tj_tensor *wt = tj_transpose(tj_reshape(w, wshape, 3), 1, 2);
-    return to_images(col2im(tj_bmm(wt, rows), c, ws + 2, N, g * ocg, in, out), bias);
+    return add_bias(to_images(col2im(tj_bmm(wt, rows), c, ws + 2, N, g * ocg, in, out)), bias);
 }
 
 static tj_status convolution(const tj_value *args, tj_value *outs)
@@ -191,7 +201,7 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
     if (tj_tensor_shape(x)[1] == 0) /* no channels in, none out (see the shape function) */
         return tj_dc_done(tj_zeros(m[0].shape, m[0].ndim, (int)m[0].dtype), outs);
     tj_tensor *y = args[6].u.b ? conv_transposed_rows(channel_rows(x, c.groups), w, bias, &c, N, in, out)
-                               : conv_cols(im2col(x, &c, tj_tensor_shape(w) + 2, out), w, bias, &c, N, out);
+                               : conv_images(x, w, bias, &c, out);
     return tj_dc_done(y, outs);
 }
 
@@ -231,11 +241,10 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
     if (!args[7].u.b) { /* plain: the gradient's rows feed both products */
         tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups) : NULL;
         if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs);
-        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs), grows, &c, k);
+        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs, false), grows, &c, k);
     } else { /* transposed: a plain convolution of the gradient, x's rows */
-        tj_tensor *cols = mask[0] || mask[1] ? im2col(go, &c, k, xs) : NULL;
-        if (mask[0]) gi = conv_cols(cols, w, NULL, &c, N, xs);
-        if (mask[1]) gw = weight_grad(cols, channel_rows(x, c.groups), &c, k);
+        if (mask[0]) gi = conv_images(go, w, NULL, &c, xs);
+        if (mask[1]) gw = weight_grad(im2col(go, &c, k, xs, false), channel_rows(x, c.groups), &c, k);
     }
     if ((mask[0] && !gi) || (mask[1] && !gw)) return tj_last_status();
     outs[0] = mask[0] ? tj_v_tensor(gi) : tj_v_none();
