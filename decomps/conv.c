@@ -1,21 +1,22 @@
 /* Decompositions of convolution and its backward, N-d (1-d and 2-d here),
- * as im2col / col2im around one bmm per call, batched over the groups only
- * (the whole batch of images is one product, as oneDNN and PyTorch's own
- * lowerings arrange it):
+ * as im2col / col2im around one bmm per call:
  *   columns of x [N, C, S..]: the zero-padded input cut into windows
  *     (unfold), copied into [groups, C/groups * K, N*L] (K taps, L output
- *     positions);
+ *     positions), or per image [N*groups, C/groups * K, L] (a replayed
+ *     plan reads either in place: tracer/fuse_gather.c);
  *   rows of t [N, C, S..]: t as [groups, C/groups, N*S] (a permuted copy);
- *   convolution: weight [groups, OC/groups, C/groups * K] @ columns, the
- *     result permuted back to [N, OC, O..] by the rounding copy;
+ *   convolution: the weight [groups, OC/groups, C/groups * K] broadcast
+ *     over the images @ each image's columns: [N, OC, O..] as computed,
+ *     with no permuted copy of an [OC, N*L] product;
  *   transposed convolution (also the input gradient of a plain one):
  *     weight^T [groups, OC/groups * K, C/groups] @ rows of the input gives
  *     the contribution of every (output channel, tap, position); col2im
  *     adds them into the zero-padded output with one scatter_add over a
  *     constant index (the same for every channel), then the padding is cut;
- *   convolution_backward: grad_weight = rows of the gradient @ columns^T,
- *     grad_input the transposed convolution of the gradient (the plain one
- *     for a transposed convolution), grad_bias a sum.
+ *   convolution_backward: grad_weight = rows of the gradient @ columns^T
+ *     (or per image, then summed: weight_grad), grad_input the transposed
+ *     convolution of the gradient (the plain one for a transposed
+ *     convolution), grad_bias a sum.
  * Products and col2im sums run in the input dtype, as the kernel's: each
  * output is the same sum of products as the kernel's, in another order
  * (the decomposition verifier allows for that, see
@@ -205,17 +206,28 @@ static tj_status convolution(const tj_value *args, tj_value *outs)
     return tj_dc_done(y, outs);
 }
 
-/* The weight gradient [OC, C/groups, K..] of a plain convolution whose
- * input has columns `cols` and whose output gradient has rows `grows`
- * [groups, OC/groups, N*L]. */
-static tj_tensor *weight_grad(tj_tensor *cols, tj_tensor *grows, const conv *c, const int64_t *k)
+/* The weight gradient [OC, C/groups, K..] of a plain convolution of x
+ * whose output gradient is go [N, OC, out..]: the rows of go (`grows`
+ * when made already, else channel_rows) times the columns of x
+ * transposed, one product for the batch; or, when the per-image products
+ * are smaller than go (C/groups * K < L: cnn's first layer), go[n] @
+ * columns[n]^T per image and their sum over the images: no permuted copy
+ * of go, the columns read in place either way. */
+static tj_tensor *weight_grad(tj_tensor *x, tj_tensor *go, tj_tensor *grows, const conv *c, const int64_t *k,
+                              const int64_t *out)
 {
-    tj_tensor *gw = tj_bmm(grows, tj_transpose(cols, 1, 2));
-    if (!gw) return NULL;
-    const int64_t *gs = tj_tensor_shape(gw);
-    int64_t shape[2 + MAX_SPATIAL] = {gs[0] * gs[1], gs[2] / prod(k, c->n)};
+    int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], OC = tj_tensor_shape(go)[1], g = c->groups;
+    int64_t CK = C / g * prod(k, c->n), L = prod(out, c->n);
+    int64_t shape[2 + MAX_SPATIAL] = {OC, C / g};
     for (int i = 0; i < c->n; i++) shape[2 + i] = k[i];
-    return tj_reshape(gw, shape, 2 + c->n);
+    if (CK < L) {
+        int64_t rows[3] = {N * g, OC / g, L}, parts[3] = {N, OC, CK}, images[1] = {0};
+        tj_tensor *cols = im2col(x, c, k, out, true);
+        tj_tensor *part = tj_bmm(tj_reshape(go, rows, 3), tj_transpose(cols, 1, 2));
+        return tj_reshape(tj_sum_dim(tj_reshape(part, parts, 3), images, 1, false, -1), shape, 2 + c->n);
+    }
+    if (!grows) grows = channel_rows(go, g);
+    return tj_reshape(tj_bmm(grows, tj_transpose(im2col(x, c, k, out, false), 1, 2)), shape, 2 + c->n);
 }
 
 static tj_status convolution_backward(const tj_value *args, tj_value *outs)
@@ -238,13 +250,13 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
         }
         return TJ_OK;
     }
-    if (!args[7].u.b) { /* plain: the gradient's rows feed both products */
-        tj_tensor *grows = mask[0] || mask[1] ? channel_rows(go, c.groups) : NULL;
+    if (!args[7].u.b) { /* plain: the gradient's rows feed the input gradient's product (and the weight's) */
+        tj_tensor *grows = mask[0] ? channel_rows(go, c.groups) : NULL;
         if (mask[0]) gi = conv_transposed_rows(grows, w, NULL, &c, N, gs, xs);
-        if (mask[1]) gw = weight_grad(im2col(x, &c, k, gs, false), grows, &c, k);
+        if (mask[1]) gw = weight_grad(x, go, grows, &c, k, gs);
     } else { /* transposed: a plain convolution of the gradient, x's rows */
         if (mask[0]) gi = conv_images(go, w, NULL, &c, xs);
-        if (mask[1]) gw = weight_grad(im2col(go, &c, k, xs, false), channel_rows(x, c.groups), &c, k);
+        if (mask[1]) gw = weight_grad(go, x, NULL, &c, k, xs);
     }
     if ((mask[0] && !gi) || (mask[1] && !gw)) return tj_last_status();
     outs[0] = mask[0] ? tj_v_tensor(gi) : tj_v_none();
