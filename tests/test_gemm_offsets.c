@@ -153,6 +153,7 @@ typedef struct vcase {
     const char *what;
     int64_t b, m;
     dims batch, first, second; /* the view's dims: batch, then k (n when transposed), then n (k) */
+    bool shared_a;             /* batch1 one matrix broadcast over the batch (stride 0) */
 } vcase;
 
 static const vcase vcases[] = {
@@ -168,6 +169,10 @@ static const vcase vcases[] = {
      * B^T's rows overlap and hold holes (a 5 x 5 window in rows of 7) */
     {"cnn's first layer's weight gradient, batch 2, 5 rows", 2, 5, {1, {2}, {3100}}, {2, {5, 5}, {7, 1}},
      {3, {3, 29, 31}, {1000, 33, 1}}},
+    /* per image, the weight broadcast: the items' columns side by side,
+     * 2 ranges of 1078 columns, the cut inside the sixth image */
+    {"cnn's second layer per image at batch 11", 11, 32, {1, {11}, {5184}}, {3, {16, 5, 5}, {324, 18, 1}},
+     {2, {14, 14}, {18, 1}}, true},
 };
 
 /* Batch2 of the gathered step: the view of x that vc describes (its two
@@ -187,7 +192,9 @@ static void check_step(const vcase *vc, bool transposed, const char *isa, int th
     int64_t first = dims_numel(&vc->first), second = dims_numel(&vc->second);
     int64_t k = transposed ? second : first;
     int64_t size = dims_extent(&vc->batch) + dims_extent(&vc->first) + dims_extent(&vc->second) + 1;
-    tj_tensor *x = test_random_f32(1, (int64_t[]){size}, 61), *a = test_random_f32(3, (int64_t[]){vc->b, vc->m, k}, 62);
+    tj_tensor *x = test_random_f32(1, (int64_t[]){size}, 61);
+    int64_t ashape[3] = {vc->b, vc->m, k}, one[3] = {1, vc->m, k};
+    tj_tensor *a = vc->shared_a ? tj_expand(test_random_f32(3, one, 62), ashape, 3) : test_random_f32(3, ashape, 62);
     tj_tensor *view = view_of(x, vc);
     cr_assert_not_null(view, "%s", tj_last_error());
     tj_tensor *copy = tj_reshape(tj_contiguous(view), (int64_t[]){vc->b, first, second}, 3);
