@@ -48,7 +48,9 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * the copy and the sum is 64 steps or longer, it reads the view through
  * offset tables instead (tj_k_gemm_f32_offsets: its packed blocks made
  * straight from the view), each thread a group of columns of each batch
- * item. Otherwise chunks of columns (along the view's dim args[3]) are
+ * item, or, for narrow items that share batch1 (batch stride 0: a
+ * convolution's weight over its images), ranges of all the items' columns
+ * multiplied side by side into scratch and copied to their items. Otherwise chunks of columns (along the view's dim args[3]) are
  * copied in turn into scratch that stays in L2 and multiplied from there
  * (threads taking whole chunks on our kernel), or each batch item whole
  * (BLAS, whose sums depend on the columns around). Either way the same
