@@ -91,4 +91,13 @@ void tj_k_gather_runs32_avx512(uint32_t *d, int64_t dstep, const uint32_t *s, in
 void tj_k_f32_to_i64_avx512(int64_t *d, const float *s, int64_t n);
 void tj_k_f64_to_i64_avx512(int64_t *d, const double *s, int64_t n);
 
+/** d[i] = (double)s[i], d[i] = (float)s[i] for i < n: tj_k_convert's
+ * float32 <-> float64 on AVX-512 machines (copy_avx512.c), the bits of the
+ * scalar conversions (exact one way, rounded under the current rounding
+ * mode the other), eight to sixteen elements per step instead of two: the
+ * float64 steps of decomposed layer_norm and softmax convert every
+ * element in and out. */
+void tj_k_f32_to_f64_avx512(double *d, const float *s, int64_t n);
+void tj_k_f64_to_f32_avx512(float *d, const double *s, int64_t n);
+
 #endif

@@ -1,5 +1,5 @@
 /* AVX-512 moves for tj_k_copy_strided and tj_k_convert (see copy.h): transposed
- * float32 tiles, short runs, strided 4-byte runs, float -> int64. */
+ * float32 tiles, short runs, strided 4-byte runs, float -> int64, float32 <-> float64. */
 #include "copy.h"
 #include "transpose16_avx512.h"
 
@@ -108,5 +108,31 @@ void tj_k_f64_to_i64_avx512(int64_t *d, const double *s, int64_t n)
     if (i < n) {
         __mmask8 m = (__mmask8)((1u << (n - i)) - 1);
         _mm512_mask_storeu_epi64(d + i, m, _mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(m, s + i)));
+    }
+}
+
+void tj_k_f32_to_f64_avx512(double *d, const float *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_pd(d + i, _mm512_cvtps_pd(_mm256_loadu_ps(s + i)));
+        _mm512_storeu_pd(d + i + 8, _mm512_cvtps_pd(_mm256_loadu_ps(s + i + 8)));
+    }
+    for (; i < n; i += 8) {
+        __mmask8 m = (__mmask8)(n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
+        _mm512_mask_storeu_pd(d + i, m, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, s + i)));
+    }
+}
+
+void tj_k_f64_to_f32_avx512(float *d, const double *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_ps(d + i, _mm512_cvtpd_ps(_mm512_loadu_pd(s + i)));
+        _mm256_storeu_ps(d + i + 8, _mm512_cvtpd_ps(_mm512_loadu_pd(s + i + 8)));
+    }
+    for (; i < n; i += 8) {
+        __mmask8 m = (__mmask8)(n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
+        _mm256_mask_storeu_ps(d + i, m, _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(m, s + i)));
     }
 }

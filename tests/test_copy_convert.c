@@ -4,7 +4,8 @@
  * for NaN, infinities and values outside int64's range, as x86 and PyTorch),
  * for every tail length, and nothing past the last element is written. The
  * decomposed max-pool's backward converts its argmax this way into gather
- * indices. */
+ * indices. And float32 <-> float64, whose AVX-512 loops give the scalar
+ * casts' bits. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -108,4 +109,40 @@ Test(copy_convert, the_avx512_loops_give_the_scalar_conversions_bits_on_random_v
     tj_k_f64_to_i64_avx512(a, d, N);
     for (int i = 0; i < N; i++) b[i] = tj_k_float_to_i64(d[i]);
     cr_assert(memcmp(a, b, sizeof a) == 0, "float64");
+}
+
+/* float32 <-> float64 (tj_k_f32_to_f64_avx512, tj_k_f64_to_f32_avx512, the
+ * float64 steps of decomposed layer_norm): random bit patterns (NaNs with
+ * payloads, subnormals, values rounding to infinity or to zero) give the
+ * scalar casts' bits, for every length up to three vectors and beyond,
+ * nothing written past the last element. */
+Test(copy_convert, the_avx512_float32_float64_loops_give_the_scalar_casts_bits_at_every_length)
+{
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
+    enum { N = 1029 };
+    static float f[N], fo[N + 1], fw[N];
+    static double d[N], dout[N + 1], dw[N];
+    uint64_t s = 0x2545f4914f6cdd1du;
+    for (int i = 0; i < N; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        uint32_t w = (uint32_t)(s >> 32);
+        memcpy(&f[i], &w, sizeof w);
+        uint64_t u = i % 3 ? s : (s & 0x80000fffffffffffu) | ((uint64_t)(0x380 + (s >> 40) % 0x100) << 52);
+        memcpy(&d[i], &u, sizeof u); /* every third near float32's range: subnormal and overflowing results */
+        fw[i] = (float)d[i];
+        dw[i] = (double)f[i];
+    }
+    for (int n = 0; n <= N; n += n < 50 ? 1 : 97) {
+        memset(fo, 0x5a, sizeof fo);
+        memset(dout, 0x5a, sizeof dout);
+        tj_k_f64_to_f32_avx512(fo, d, n);
+        tj_k_f32_to_f64_avx512(dout, f, n);
+        cr_assert(memcmp(fo, fw, sizeof *fo * (size_t)n) == 0, "float64 -> float32, n %d", n);
+        cr_assert(memcmp(dout, dw, sizeof *dout * (size_t)n) == 0, "float32 -> float64, n %d", n);
+        uint32_t gf;
+        uint64_t gd;
+        memcpy(&gf, &fo[n], sizeof gf);
+        memcpy(&gd, &dout[n], sizeof gd);
+        cr_assert(gf == 0x5a5a5a5au && gd == 0x5a5a5a5a5a5a5a5au, "n %d: element %d written", n, n);
+    }
 }
