@@ -360,19 +360,20 @@ static void sum_f32_row_avx512(const char *x, int64_t nrows, int64_t rs, int64_t
 /* The sum's (product's) folds on the AVX-512 runs loop: COP is += (*=), the
  * fold of each run's result into its accumulator. */
 #define DEF_FOLDS_AVX512(NAME, COP)                                                                        \
-    static void NAME##_f32_folds_avx512(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s, \
-                                        int64_t base, const double *q, acc *a)                             \
+    static void NAME##_folds_avx512(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s,     \
+                                    int64_t base, const double *q, acc *a)                                 \
     {                                                                                                      \
         double part[OB];                                                                                   \
         if (s != 1) {                                                                                      \
-            for (int64_t t = 0; t < on; t++) NAME##_f32_fold(x + off[t], n, s, base, q[t], &a[t]);         \
+            for (int64_t t = 0; t < on; t++) NAME##_fold(x + off[t], n, s, base, q[t], &a[t]);             \
             return;                                                                                        \
         }                                                                                                  \
-        tj_k_##NAME##_f32_runs_avx512(x, off, on, n, part);                                                \
+        tj_k_##NAME##_runs_avx512(x, off, on, n, part);                                                    \
         for (int64_t t = 0; t < on; t++) a[t].f COP part[t];                                               \
     }
-DEF_FOLDS_AVX512(sum, +=)
-DEF_FOLDS_AVX512(prod, *=)
+DEF_FOLDS_AVX512(sum_f32, +=)
+DEF_FOLDS_AVX512(prod_f32, *=)
+DEF_FOLDS_AVX512(sum_f64, +=)
 
 static float max_f32_scan_avx512(const float *x, int64_t n, int64_t s)
 {
@@ -400,11 +401,19 @@ static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_PROD] = {prod_f32_fold, prod_f32_row, prod_f32_folds_avx512},
 };
 
+/* [kind] for float64 inputs when the ISA in use is AVX-512: the sum's runs
+ * four at a time (one chain of additions per run is latency-bound). */
+static const loops avx512_f64_loops[NKINDS] = {
+    [TJ_K_RED_SUM] = {sum_f64_fold, sum_f64_row, sum_f64_folds_avx512},
+};
+
 static const loops *loops_for(const tj_k_reduce *r)
 {
     if (is_sum_or_prod(r->kind) && acc_is_int(r)) return &int_loops[r->kind][r->x_dtype];
     if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
         return &avx512_f32_loops[r->kind];
+    if (r->x_dtype == TJ_FLOAT64 && avx512_f64_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
+        return &avx512_f64_loops[r->kind];
     return &loop_table[r->kind][r->x_dtype];
 }
 

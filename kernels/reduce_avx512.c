@@ -1,4 +1,4 @@
-/* AVX-512 loops of the float32 reductions (see reduce.c), each giving the
+/* AVX-512 loops of the float32 reductions and the float64 sum's fold (see reduce.c), each giving the
  * generic loop's result bit for bit. The sum's row loop: the rows of a block
  * of outputs whose kept dim is contiguous, converted to double and added in
  * row order, eight outputs per vector, so that every output sees the same
@@ -52,19 +52,20 @@ void tj_k_sum_f32_rows_avx512(const float *x, int64_t nrows, int64_t rs, int64_t
     }
 }
 
-static const float *run_at(const char *x, int64_t off) { return (const float *)(const void *)(x + off); }
+static __m512d load8(const double *x) { return _mm512_loadu_pd(x); }
 
-/* The float32 sum's (product's) fold on a contiguous run (reduce.c,
- * DEF_FFOLD with LANES 8): lane k takes x[i + k] for every whole group of
- * eight, the rest goes to lane 0 in order, then the lanes are combined
- * pairwise (k + 4 into k, then k + 2, then k + 1). One vector of eight
- * doubles holds the lanes. NAME##_lanes does the part after the groups.
- * VOP: the intrinsics' add or mul; COP: the C operator (+= or *=); ID: the
+/* The float32 sum's (product's) fold and the float64 sum's on a contiguous
+ * run (reduce.c, DEF_FFOLD with LANES 8): lane k takes x[i + k] for every
+ * whole group of eight, the rest goes to lane 0 in order, then the lanes
+ * are combined pairwise (k + 4 into k, then k + 2, then k + 1). One vector
+ * of eight doubles holds the lanes. NAME##_lanes does the part after the
+ * groups. T: the element type, LOAD: eight of them as doubles; VOP: the
+ * intrinsics' add or mul; COP: the C operator (+= or *=); ID: the
  * identity. The runs loop folds four runs at once where it can: four
  * independent chains hide their latency, each run's lanes see the same
  * operations as alone. */
-#define DEF_FOLD_AVX512(NAME, VOP, COP, ID)                                                                \
-    static double NAME##_lanes(__m512d l, const float *x, int64_t i, int64_t n)                            \
+#define DEF_FOLD_AVX512(NAME, T, LOAD, VOP, COP, ID)                                                       \
+    static double NAME##_lanes(__m512d l, const T *x, int64_t i, int64_t n)                                \
     {                                                                                                      \
         if (i < n) {                                                                                       \
             double l0 = _mm512_cvtsd_f64(l);                                                               \
@@ -77,38 +78,39 @@ static const float *run_at(const char *x, int64_t off) { return (const float *)(
         r COP _mm_cvtsd_f64(_mm_unpackhi_pd(q, q));                                                        \
         return r;                                                                                          \
     }                                                                                                      \
-    static double NAME##_run(const float *x, int64_t n)                                                    \
+    static const T *NAME##_at(const char *x, int64_t off) { return (const T *)(const void *)(x + off); }   \
+    static double NAME##_run(const T *x, int64_t n)                                                        \
     {                                                                                                      \
         __m512d l = _mm512_set1_pd(ID);                                                                    \
         int64_t i = 0;                                                                                     \
-        for (; i + 8 <= n; i += 8) l = _mm512_##VOP##_pd(l, cvt8(x + i));                                  \
+        for (; i + 8 <= n; i += 8) l = _mm512_##VOP##_pd(l, LOAD(x + i));                                  \
         return NAME##_lanes(l, x, i, n);                                                                   \
     }                                                                                                      \
-    void tj_k_##NAME##_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n,        \
-                                       double *out)                                                        \
+    void tj_k_##NAME##_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out) \
     {                                                                                                      \
         int64_t r = 0;                                                                                     \
         for (; r + 4 <= nruns; r += 4) {                                                                   \
-            const float *x0 = run_at(x, off[r]), *x1 = run_at(x, off[r + 1]);                              \
-            const float *x2 = run_at(x, off[r + 2]), *x3 = run_at(x, off[r + 3]);                          \
+            const T *x0 = NAME##_at(x, off[r]), *x1 = NAME##_at(x, off[r + 1]);                            \
+            const T *x2 = NAME##_at(x, off[r + 2]), *x3 = NAME##_at(x, off[r + 3]);                        \
             __m512d l0 = _mm512_set1_pd(ID), l1 = l0, l2 = l0, l3 = l0;                                    \
             int64_t i = 0;                                                                                 \
             for (; i + 8 <= n; i += 8) {                                                                   \
-                l0 = _mm512_##VOP##_pd(l0, cvt8(x0 + i));                                                  \
-                l1 = _mm512_##VOP##_pd(l1, cvt8(x1 + i));                                                  \
-                l2 = _mm512_##VOP##_pd(l2, cvt8(x2 + i));                                                  \
-                l3 = _mm512_##VOP##_pd(l3, cvt8(x3 + i));                                                  \
+                l0 = _mm512_##VOP##_pd(l0, LOAD(x0 + i));                                                  \
+                l1 = _mm512_##VOP##_pd(l1, LOAD(x1 + i));                                                  \
+                l2 = _mm512_##VOP##_pd(l2, LOAD(x2 + i));                                                  \
+                l3 = _mm512_##VOP##_pd(l3, LOAD(x3 + i));                                                  \
             }                                                                                              \
             out[r] = NAME##_lanes(l0, x0, i, n);                                                           \
             out[r + 1] = NAME##_lanes(l1, x1, i, n);                                                       \
             out[r + 2] = NAME##_lanes(l2, x2, i, n);                                                       \
             out[r + 3] = NAME##_lanes(l3, x3, i, n);                                                       \
         }                                                                                                  \
-        for (; r < nruns; r++) out[r] = NAME##_run(run_at(x, off[r]), n);                                  \
+        for (; r < nruns; r++) out[r] = NAME##_run(NAME##_at(x, off[r]), n);                               \
     }
 
-DEF_FOLD_AVX512(sum, add, +=, 0.0)
-DEF_FOLD_AVX512(prod, mul, *=, 1.0)
+DEF_FOLD_AVX512(sum_f32, float, cvt8, add, +=, 0.0)
+DEF_FOLD_AVX512(prod_f32, float, cvt8, mul, *=, 1.0)
+DEF_FOLD_AVX512(sum_f64, double, load8, add, +=, 0.0)
 
 /* The float32 extrema scans (reduce.c, DEF_SCAN with SCAN_LANES 32) on a
  * contiguous run. A value replaces the best so far only when strictly better

@@ -14,6 +14,9 @@ void tj_k_sum_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, 
 /** tj_k_sum_f32_runs_avx512 with products: the float32 product's fold
  * (reduce.c) of each run, bit for bit (AVX-512). */
 void tj_k_prod_f32_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
+/** tj_k_sum_f32_runs_avx512 on float64 runs: the float64 sum's fold, bit
+ * for bit (AVX-512; the sums of decomposed layer_norm). */
+void tj_k_sum_f64_runs_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
 /** The float32 max / min scans of the n contiguous floats at x (reduce.c):
  * nan if any, else the extreme, resolving signed zero ties as the generic
  * scan (AVX-512). */

@@ -1,4 +1,4 @@
-/* The float32 reduction loops of every instruction set the CPU has: the
+/* The float32 reduction loops (and the float64 sum) of every instruction set the CPU has: the
  * AVX-512 folds (sum, product, max/min scans, argmax) bit for bit against the generic
  * C loops, which define the results, through the reduction driver on runs of
  * every length 0..100 plus longer ones, contiguous and strided, aligned or
@@ -354,5 +354,56 @@ Test(reduce_folds, the_row_loop_adds_the_rows_in_order_on_every_isa)
         cr_assert_not_null(s, "%s", tj_last_error());
         for (int j = 0; j < C; j++)
             cr_expect_eq(((const float *)tj_tensor_data(s))[j], want[j], "%s column %d", test_isas[k], j);
+    }
+}
+
+/* The float64 sum's AVX-512 fold (four runs at once, then one at a time)
+ * against the generic loop, through tj_k_reduce_rows (the row sums of
+ * decomposed layer_norm) and the driver: blocks of 1 to 9 rows of every
+ * length 0..100 and longer, random values with infinities, signed zeros,
+ * subnormals and huge values among them (nan-ness only for nan, see
+ * expect_same). */
+static double f64_value(unsigned *seed)
+{
+    unsigned r = (unsigned)rand_r(seed);
+    const double vals[] = {0.0, -0.0, INFINITY, -INFINITY, DBL_MIN, -DBL_TRUE_MIN, DBL_MAX, -DBL_MAX, NAN, 1e-300};
+    return r % 11 == 0 ? vals[(r / 11) % 10] : (double)(r % 2000001) / 1e5 - 10.0 + (double)r * 1e-19;
+}
+
+static void check_f64_sums(int64_t n, int64_t nrows, unsigned seed)
+{
+    double *x = malloc((size_t)(n * nrows + 1) * sizeof *x), want[9], got[9], whole[2];
+    cr_assert_not_null(x);
+    for (int64_t i = 0; i < n * nrows + 1; i++) x[i] = f64_value(&seed);
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        double *into = k ? got : want;
+        tj_k_reduce_rows(TJ_K_RED_SUM, TJ_FLOAT64, TJ_FLOAT64, x, nrows, n, into);
+        int64_t shape[] = {n * nrows}, strides[] = {1};
+        bool red[] = {true};
+        tj_k_reduce r = {.kind = TJ_K_RED_SUM, .x = x, .x_dtype = TJ_FLOAT64, .divisor = 1, .out = &whole[k > 0],
+                         .out_dtype = TJ_FLOAT64};
+        tj_k_reduce_prepare(&r, 1, shape, strides, red);
+        void *scratch = malloc(tj_k_reduce_scratch_bytes(&r) + 1);
+        cr_assert_not_null(scratch);
+        tj_k_reduce_run(&r, scratch, 1);
+        free(scratch);
+        if (!k) continue;
+        for (int64_t j = 0; j < nrows; j++)
+            cr_expect(test_bits_f64(got[j]) == test_bits_f64(want[j]) || (isnan(got[j]) && isnan(want[j])),
+                      "%s float64 sum n=%lld rows %lld row %lld: %a vs generic %a", test_isas[k], (long long)n,
+                      (long long)nrows, (long long)j, got[j], want[j]);
+        cr_expect(test_bits_f64(whole[1]) == test_bits_f64(whole[0]) || (isnan(whole[1]) && isnan(whole[0])),
+                  "%s float64 sum of %lld: %a vs generic %a", test_isas[k], (long long)(n * nrows), whole[1], whole[0]);
+    }
+    free(x);
+}
+
+Test(reduce_folds, the_float64_sum_matches_the_generic_loop_on_every_isa_four_runs_at_once_or_one)
+{
+    const int64_t longer[] = {127, 128, 129, 255, 768, 1001, 4099};
+    for (int64_t nrows = 1; nrows <= 9; nrows++) {
+        for (int64_t n = 0; n <= 100; n++) check_f64_sums(n, nrows, (unsigned)(n * 10 + nrows));
+        for (size_t i = 0; i < sizeof longer / sizeof *longer; i++) check_f64_sums(longer[i], nrows, (unsigned)i);
     }
 }
