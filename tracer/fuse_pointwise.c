@@ -83,6 +83,7 @@ typedef struct pw_run {
     const char *col_base[PW_MAX_ARGS]; /* with rows: arguments holding one contiguous row, repeated, else NULL */
     bool segment_ready[PW_MAX_MEMBERS]; /* segment k runs its native function this run (decided once per run) */
     bool native_ready; /* every segment runs its native function this run: splats only they read stay unfilled */
+    bool any_native;   /* some segment does: row vectors are gathered (a segment may read them in buffers) */
     const tj_tensor *args[PW_MAX_ARGS];
     pw_geometry geo[PW_MAX_ARGS];  /* the others' */
     char *out[PW_MAX_MEMBERS];
@@ -122,12 +123,6 @@ static void gather(char *dst, const char *base, size_t es, const pw_geometry *g,
             idx[d - 1]++;
         }
     }
-}
-
-/* dst: each of the nr values at vals repeated len times. */
-static void spread(char *dst, const char *vals, int64_t nr, int64_t len, size_t es)
-{
-    for (int64_t i = 0; i < nr; i++) tj_k_splat(dst + i * len * (int64_t)es, vals + i * (int64_t)es, len, es);
 }
 
 _Static_assert(sizeof(tj_loop_fn) == sizeof(void *), "a member's loop passes as a pointer");
@@ -182,12 +177,14 @@ typedef struct pw_addr {
     int64_t out_step;
 } pw_addr;
 
-static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, pw_addr *a)
+static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, const bool *col, pw_addr *a)
 {
     a->direct = !mb->rows_in && !mb->reduces;
     for (int k = 0; k < mb->pw.nin && a->direct; k++) {
         const pw_src *src = &mb->in[k];
-        if (src->kind == SRC_BUF) {
+        if (src->kind == SRC_BUF && col[src->index]) {
+            a->direct = false;
+        } else if (src->kind == SRC_BUF) {
             a->in[k] = bufs[src->index];
             a->in_step[k] = 0;
         } else if (src->kind == SRC_ARG && r->base[src->index]) {
@@ -201,21 +198,66 @@ static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs,
     a->out_step = mb->buf >= 0 ? 0 : (int64_t)mb->es;
 }
 
+/* Whether member mb, elementwise over the group's shape, reads a row
+ * member's result or a row-vector argument in place (col[j]: splat j is
+ * not gathered this run): run_member_by_row's. */
+static bool reads_by_row(const pw_member *mb, const bool *col)
+{
+    bool by_row = false;
+    for (int k = 0; k < mb->pw.nin; k++)
+        by_row |= mb->in[k].kind == SRC_ROWS || (mb->in[k].kind == SRC_BUF && col[mb->in[k].index]);
+    return by_row && !mb->rows_in && !mb->reduces;
+}
+
+/* Member mb on the chunk at element s (nr rows), one row at a time: a row
+ * member's result as the row's value repeated in a row's buffer, a
+ * row-vector argument in place. Neither is spread or gathered over the
+ * chunk, buffers the size of the others that pushed them out of L1 (a
+ * decomposed layer_norm reads its mean, rstd, weight and bias so). The
+ * last row first: the result may take the buffer of the row values it
+ * reads (same element size, rewrite()), and row i's elements cover the
+ * values of rows i len and on, done by then (row 0's value is read before
+ * its row is written). */
+static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf,
+                              const bool *col, int64_t s, int64_t nr)
+{
+    const pw_program *pg = r->pg;
+    int64_t len = pg->row_len;
+    for (int64_t i = nr - 1; i >= 0; i--) {
+        int64_t at = s + i * len;
+        const void *in[TJ_ITER_MAX_INPUTS];
+        for (int k = 0; k < mb->pw.nin; k++) {
+            const pw_src *src = &mb->in[k];
+            int64_t es = (int64_t)mb->in_es[k];
+            if (src->kind == SRC_ROWS) {
+                tj_k_splat(gbuf[k], bufs[src->index] + i * es, len, (size_t)es);
+                in[k] = gbuf[k];
+            } else if (src->kind == SRC_BUF) {
+                in[k] = col[src->index] ? r->col_base[pg->splats[src->index].arg] : bufs[src->index] + i * len * es;
+            } else if (r->base[src->index]) {
+                in[k] = r->base[src->index] + at * es;
+            } else {
+                gather(gbuf[k], tj_tensor_ptr(r->args[src->index]), (size_t)es, &r->geo[src->index], at, len);
+                in[k] = gbuf[k];
+            }
+        }
+        char *o = mb->buf >= 0 ? bufs[mb->buf] + i * len * (int64_t)mb->es : r->out[mb->out] + at * (int64_t)mb->es;
+        mb->pw.fn(len, o, in, &mb->pw.ctx);
+    }
+}
+
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
- * the general path: rows spread, arguments gathered or read by row. */
+ * the general path: arguments gathered or read by row. */
 static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf, int64_t s,
                        int64_t n, int64_t r0, int64_t nr)
 {
-    const pw_program *pg = r->pg;
     const void *in[TJ_ITER_MAX_INPUTS] = {0};
     int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
     for (int k = 0; k < mb->pw.nin; k++) {
         const pw_src *src = &mb->in[k];
+        assert(src->kind != SRC_ROWS); /* run_member_by_row's */
         if (src->kind == SRC_BUF) {
             in[k] = bufs[src->index];
-        } else if (src->kind == SRC_ROWS) {
-            spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
-            in[k] = gbuf[k];
         } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
             assert(r->row_base[src->index]);
             in[k] = r->row_base[src->index] + at * (int64_t)mb->in_es[k];
@@ -247,10 +289,12 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     int64_t start = b * unit, end = e * unit < pg->numel ? e * unit : pg->numel;
     if (start >= end) return;
     int gathered[PW_MAX_BUFS], n_gathered = 0; /* splats filled per chunk */
+    bool col[PW_MAX_BUFS] = {false};              /* row vectors read in place, by row, this run */
     for (int j = 0; j < pg->n_splats; j++) {
         const pw_splat *s = &pg->splats[j];
         if (s->gather) {
-            if (!(r->native_ready && s->native_only)) gathered[n_gathered++] = j;
+            col[j] = s->row_vector && r->col_base[s->arg] && !r->any_native;
+            if (!(r->native_ready && s->native_only) && !col[j]) gathered[n_gathered++] = j;
             continue;
         }
         tj_k_scalar v = s->value;
@@ -263,7 +307,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     pw_addr addr[PW_MAX_MEMBERS];
     int copied[PW_MAX_MEMBERS], n_copied = 0; /* results read elsewhere too, copied out after every read */
     for (int m = 0; m < pg->n_members; m++) {
-        member_addr(r, &pg->members[m], bufs, &addr[m]);
+        member_addr(r, &pg->members[m], bufs, col, &addr[m]);
         if (pg->members[m].out >= 0 && pg->members[m].buf >= 0) copied[n_copied++] = m;
     }
     for (int64_t s = start; s < end; s += pg->chunk) {
@@ -287,7 +331,8 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             const pw_member *mb = &pg->members[m];
             const pw_addr *a = &addr[m];
             if (!a->direct) {
-                run_member(r, mb, bufs, gbuf, s, n, r0, nr);
+                if (reads_by_row(mb, col)) run_member_by_row(r, mb, bufs, gbuf, col, s, nr);
+                else run_member(r, mb, bufs, gbuf, s, n, r0, nr);
                 continue;
             }
             const void *in[TJ_ITER_MAX_INPUTS];
@@ -350,10 +395,12 @@ tj_status tj_kernel_fused_pointwise(const tj_value *args, tj_tensor *const *outs
     }
     for (int k = 0; k < pg->n_outs; k++) r.out[k] = tj_tensor_ptr(outs[k]);
     r.native_ready = true;
+    r.any_native = false;
     assert(pg->n_segments <= PW_MAX_MEMBERS); /* disjoint runs of members */
     for (int k = 0; k < pg->n_segments; k++) {
         r.segment_ready[k] = segment_can_run(&r, &pg->segments[k]);
         r.native_ready &= r.segment_ready[k];
+        r.any_native |= r.segment_ready[k];
     }
     int64_t lines = pg->row_len ? pg->numel / pg->row_len : (pg->numel + 15) / 16;
     tj_k_parallel(tj_threads_for(pg->numel), lines, run_lines, &r);
