@@ -292,6 +292,13 @@ void tj_k_splat(void *out, const void *value, int64_t n, size_t es)
     else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->splat(n, out, value);
 }
 
+void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es)
+{
+    if (es == 1)
+        for (int64_t i = 0; i < nr; i++) memset((char *)out + i * len, ((const uint8_t *)vals)[i], (size_t)len);
+    else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->spread(nr, len, out, vals);
+}
+
 /* ---- activations with Scalar parameters ---- */
 
 void tj_k_act_loop(int64_t n, void *out, const void *const *in, const void *ctx)

@@ -239,4 +239,11 @@ void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx
  * the widest stores the CPU has; out and value may not overlap. */
 void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
 
+/** Row i of out (len elements, rows one after the other) filled with the
+ * es-byte value i of the nr at vals (es 1, 4 or 8), bits unchanged, with
+ * the widest stores the CPU has and the ISA chosen once, not per row: a
+ * fused row step's row values (a mean, a softmax's max and sum) over the
+ * rows of its chunk. out and vals may not overlap. */
+void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es);
+
 #endif

@@ -16,6 +16,8 @@ typedef void (*tj_k_math2_fn)(int64_t n, void *out, const void *a, const void *b
 typedef void (*tj_k_powc_fn)(int64_t n, void *out, const void *a, double e);
 /** n contiguous elements: out = the element at value (bits unchanged). */
 typedef void (*tj_k_splat_fn)(int64_t n, void *out, const void *value);
+/* nr rows of len copies each: row i of the nr values at vals (tj_k_spread). */
+typedef void (*tj_k_spread_fn)(int64_t nr, int64_t len, void *out, const void *vals);
 /** n contiguous elements: out = a + alpha b (alpha rounded to the element
  * type first; a + b when it is 1), each rounded once: no fused
  * multiply-add, so that every width gives the scalar loop's bits. */
@@ -45,6 +47,7 @@ typedef struct tj_k_math_fns {
     tj_k_compare_where_fn compare_where[TJ_K_GE + 1]; /* the comparisons, not the logical ops */
     tj_k_compare_where_fn compare_where_b8[TJ_K_GE + 1];
     tj_k_splat_fn splat;
+    tj_k_spread_fn spread;
     tj_k_powc_fn pow_scalar;
     tj_k_act1_fn act[TJ_K_ACT_COUNT];
     tj_k_act2_fn act_backward[TJ_K_ACT_COUNT];

@@ -557,6 +557,17 @@ static void SFX(splat)(int64_t n, void *out, const void *value)
     for (int64_t i = 0; i < n; i++) o[i] = v;
 }
 
+/* Each of nr values copied len times, row after row: a bit copy too. */
+static void SFX(spread)(int64_t nr, int64_t len, void *out, const void *vals)
+{
+    const T *v = vals;
+    T *o = out;
+    for (int64_t i = 0; i < nr; i++, o += len) {
+        T x = v[i];
+        for (int64_t j = 0; j < len; j++) o[j] = x;
+    }
+}
+
 static const tj_k_math_fns FNS = {
     .unary = {
         [TJ_K_ABS] = SFX(abs),
@@ -635,6 +646,7 @@ static const tj_k_math_fns FNS = {
                          [TJ_K_LT] = SFX(lt_where_b8), [TJ_K_LE] = SFX(le_where_b8),
                          [TJ_K_GT] = SFX(gt_where_b8), [TJ_K_GE] = SFX(ge_where_b8)},
     .splat = SFX(splat),
+    .spread = SFX(spread),
     .pow_scalar = SFX(pow_scalar),
 };
 

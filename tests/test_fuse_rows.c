@@ -7,7 +7,8 @@
  * restrided at run time, float32 and float64, one and two threads, under
  * every ISA the CPU has; reductions over another dim, without keepdim or of
  * the caller's inputs stay kernels of their own. And tj_k_reduce_rows, on
- * any block of rows, gives tj_k_reduce_run's values bit for bit. */
+ * any block of rows, gives tj_k_reduce_run's values bit for bit; tj_k_spread
+ * copies each row value's bits. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "kernels/cpu_isa.h"
+#include "kernels/elementwise.h"
 #include "kernels/reduce.h"
 #include "test_util.h"
 #include "tjit/tjit.h"
@@ -264,6 +266,42 @@ Test(fuse_rows, reduce_rows_gives_the_reduction_driver_bits)
                     if (kinds[kd] == TJ_K_RED_SUM) /* summed in float64 (the softmax decompositions) */
                         check_reduce_rows(kinds[kd], d, dt ? TJ_FLOAT32 : TJ_FLOAT64, N, lens[i], test_isas[k]);
                 }
+    }
+}
+
+/* tj_k_spread (a row step's row values over its chunk): row i holds value
+ * i's bits, nan payloads (signalling ones too) and signed zeros kept, for
+ * every element size, ISA, row count and length, nothing past the rows
+ * written. */
+Test(fuse_rows, spread_repeats_each_rows_bits_on_every_isa)
+{
+    enum { NR = 9, LEN = 133, GUARD = 0xa5 };
+    static const uint64_t bits[NR] = {0x7ff4000000000123u, 0xfff8000000000000u, 0x8000000000000000u,
+                                      0x7f800001ffc00001u, 0x3ff0000000000000u, 0x0000000000000001u,
+                                      0xbfe5555555555555u, 0x7ff0000000000000u, 0x123456789abcdef0u};
+    static const int64_t lens[] = {1, 2, 7, 16, 33, 64, 128, LEN};
+    static unsigned char out[NR * LEN * 8 + 64];
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (size_t es = 1; es <= 8; es *= 2) {
+            if (es == 2) continue;
+            unsigned char vals[NR * 8];
+            for (int i = 0; i < NR; i++) /* the low bytes: a float32 nan with a payload from the first */
+                memcpy(vals + i * es, (const unsigned char *)&bits[i] + (es == 4 ? 4 * (i % 2) : 0), es);
+            for (int nr = 0; nr <= NR; nr++)
+                for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+                    int64_t len = lens[l];
+                    memset(out, GUARD, sizeof out);
+                    tj_k_spread(out, vals, nr, len, es);
+                    for (int i = 0; i < nr; i++)
+                        for (int64_t j = 0; j < len; j++)
+                            cr_assert(memcmp(out + (i * len + j) * (int64_t)es, vals + i * es, es) == 0,
+                                      "%s es %zu rows %d len %lld: row %d element %lld", test_isas[k], es, nr,
+                                      (long long)len, i, (long long)j);
+                    cr_assert_eq(out[nr * len * (int64_t)es], GUARD, "%s es %zu rows %d len %lld: written past",
+                                 test_isas[k], es, nr, (long long)len);
+                }
+        }
     }
 }
 

@@ -199,21 +199,20 @@ static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs,
 }
 
 /* Whether member mb, elementwise over the group's shape, reads a row
- * member's result or a row-vector argument in place (col[j]: splat j is
- * not gathered this run): run_member_by_row's. */
+ * vector in place (col[j]: splat j is not gathered this run):
+ * run_member_by_row's. */
 static bool reads_by_row(const pw_member *mb, const bool *col)
 {
     bool by_row = false;
-    for (int k = 0; k < mb->pw.nin; k++)
-        by_row |= mb->in[k].kind == SRC_ROWS || (mb->in[k].kind == SRC_BUF && col[mb->in[k].index]);
+    for (int k = 0; k < mb->pw.nin; k++) by_row |= mb->in[k].kind == SRC_BUF && col[mb->in[k].index];
     return by_row && !mb->rows_in && !mb->reduces;
 }
 
-/* Member mb on the chunk at element s (nr rows), one row at a time: a row
- * member's result as the row's value repeated in a row's buffer, a
- * row-vector argument in place. Neither is spread or gathered over the
- * chunk, buffers the size of the others that pushed them out of L1 (a
- * decomposed layer_norm reads its mean, rstd, weight and bias so). The
+/* Member mb on the chunk at element s (nr rows), one row at a time, reading
+ * a row vector (the weight and bias of a decomposed layer_norm) in place
+ * instead of gathered over the chunk: a loop call per row instead of a
+ * copy per row and a buffer's pass (and room in L1). Row values (its other
+ * operands maybe) are splatted one row at a time into a row's buffer. The
  * last row first: the result may take the buffer of the row values it
  * reads (same element size, rewrite()), and row i's elements cover the
  * values of rows i len and on, done by then (row 0's value is read before
@@ -247,17 +246,20 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
 }
 
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
- * the general path: arguments gathered or read by row. */
+ * the general path: rows spread, arguments gathered or read by row. */
 static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf, int64_t s,
                        int64_t n, int64_t r0, int64_t nr)
 {
+    const pw_program *pg = r->pg;
     const void *in[TJ_ITER_MAX_INPUTS] = {0};
     int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
     for (int k = 0; k < mb->pw.nin; k++) {
         const pw_src *src = &mb->in[k];
-        assert(src->kind != SRC_ROWS); /* run_member_by_row's */
         if (src->kind == SRC_BUF) {
             in[k] = bufs[src->index];
+        } else if (src->kind == SRC_ROWS) { /* one call on the chunk: per row (short rows) costs more */
+            tj_k_spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
+            in[k] = gbuf[k];
         } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
             assert(r->row_base[src->index]);
             in[k] = r->row_base[src->index] + at * (int64_t)mb->in_es[k];
