@@ -218,7 +218,7 @@ static bool reads_by_row(const pw_member *mb, const bool *col)
  * values of rows i len and on, done by then (row 0's value is read before
  * its row is written). */
 static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf,
-                              const bool *col, int64_t s, int64_t nr)
+                              const bool *col, int *spread_of, int64_t s, int64_t nr)
 {
     const pw_program *pg = r->pg;
     int64_t len = pg->row_len;
@@ -231,6 +231,7 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
             if (src->kind == SRC_ROWS) {
                 tj_k_splat(gbuf[k], bufs[src->index] + i * es, len, (size_t)es);
                 in[k] = gbuf[k];
+                spread_of[k] = -1;
             } else if (src->kind == SRC_BUF) {
                 in[k] = col[src->index] ? r->col_base[pg->splats[src->index].arg] : bufs[src->index] + i * len * es;
             } else if (r->base[src->index]) {
@@ -238,6 +239,7 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
             } else {
                 gather(gbuf[k], tj_tensor_ptr(r->args[src->index]), (size_t)es, &r->geo[src->index], at, len);
                 in[k] = gbuf[k];
+                spread_of[k] = -1;
             }
         }
         char *o = mb->buf >= 0 ? bufs[mb->buf] + i * len * (int64_t)mb->es : r->out[mb->out] + at * (int64_t)mb->es;
@@ -246,9 +248,12 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
 }
 
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
- * the general path: rows spread, arguments gathered or read by row. */
-static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf, int64_t s,
-                       int64_t n, int64_t r0, int64_t nr)
+ * the general path: rows spread, arguments gathered or read by row.
+ * spread_of[k]: the buffer whose row values gather buffer k holds spread
+ * over this chunk, -1 for none: a decomposed layer_norm subtracts its mean
+ * twice (var_mean's and its own), the second time from the same spread. */
+static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf, int *spread_of,
+                       int64_t s, int64_t n, int64_t r0, int64_t nr)
 {
     const pw_program *pg = r->pg;
     const void *in[TJ_ITER_MAX_INPUTS] = {0};
@@ -258,7 +263,8 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
         if (src->kind == SRC_BUF) {
             in[k] = bufs[src->index];
         } else if (src->kind == SRC_ROWS) { /* one call on the chunk: per row (short rows) costs more */
-            tj_k_spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
+            if (spread_of[k] != src->index) tj_k_spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
+            spread_of[k] = src->index;
             in[k] = gbuf[k];
         } else if (mb->rows_in) { /* an arena value of one element per row (fits) */
             assert(r->row_base[src->index]);
@@ -269,6 +275,7 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
             const tj_tensor *x = r->args[src->index];
             gather(gbuf[k], tj_tensor_ptr(x), mb->in_es[k], &r->geo[src->index], s, n);
             in[k] = gbuf[k];
+            spread_of[k] = -1;
         }
     }
     int64_t oat = mb->rows_out ? r0 : s;
@@ -321,25 +328,31 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             if (r->base[sp->arg]) memcpy(bufs[gathered[i]], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
             else gather(bufs[gathered[i]], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
         }
+        int spread_of[TJ_ITER_MAX_INPUTS]; /* see run_member; a buffer's values stay while it is read */
+        for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = -1;
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
                 const pw_segment *sg = &pg->segments[seg];
                 if (r->segment_ready[seg++]) { /* else its members' loops run */
                     run_segment(r, sg, bufs, s, n);
                     m += sg->n - 1;
+                    for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = -1; /* its results' buffers */
                     continue;
                 }
             }
             const pw_member *mb = &pg->members[m];
             const pw_addr *a = &addr[m];
-            if (!a->direct) {
-                if (reads_by_row(mb, col)) run_member_by_row(r, mb, bufs, gbuf, col, s, nr);
-                else run_member(r, mb, bufs, gbuf, s, n, r0, nr);
-                continue;
+            if (reads_by_row(mb, col)) {
+                run_member_by_row(r, mb, bufs, gbuf, col, spread_of, s, nr);
+            } else if (!a->direct) {
+                run_member(r, mb, bufs, gbuf, spread_of, s, n, r0, nr);
+            } else {
+                const void *in[TJ_ITER_MAX_INPUTS];
+                for (int k = 0; k < mb->pw.nin; k++) in[k] = a->in[k] + s * a->in_step[k];
+                mb->pw.fn(n, a->out + s * a->out_step, in, &mb->pw.ctx);
             }
-            const void *in[TJ_ITER_MAX_INPUTS];
-            for (int k = 0; k < mb->pw.nin; k++) in[k] = a->in[k] + s * a->in_step[k];
-            mb->pw.fn(n, a->out + s * a->out_step, in, &mb->pw.ctx);
+            for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) /* a buffer rewritten: its spread is stale */
+                if (mb->buf >= 0 && spread_of[k] == mb->buf) spread_of[k] = -1;
         }
         for (int i = 0; i < n_copied; i++) {
             const pw_member *mb = &pg->members[copied[i]];
