@@ -314,9 +314,11 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         tj_k_splat(bufs[j], &v, pg->chunk, tj_dtype_bytes(s->loop));
     }
     pw_addr addr[PW_MAX_MEMBERS];
+    bool by_row[PW_MAX_MEMBERS], rows = pg->row_len != 0;
     int copied[PW_MAX_MEMBERS], n_copied = 0; /* results read elsewhere too, copied out after every read */
     for (int m = 0; m < pg->n_members; m++) {
         member_addr(r, &pg->members[m], bufs, col, &addr[m]);
+        by_row[m] = reads_by_row(&pg->members[m], col);
         if (pg->members[m].out >= 0 && pg->members[m].buf >= 0) copied[n_copied++] = m;
     }
     for (int64_t s = start; s < end; s += pg->chunk) {
@@ -328,8 +330,8 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             if (r->base[sp->arg]) memcpy(bufs[gathered[i]], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
             else gather(bufs[gathered[i]], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
         }
-        int spread_of[TJ_ITER_MAX_INPUTS]; /* see run_member; a buffer's values stay while it is read */
-        for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = -1;
+        int spread_of[TJ_ITER_MAX_INPUTS] = {-1, -1, -1, -1}; /* see run_member; a buffer's values stay while it
+                                                                 is read */
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
                 const pw_segment *sg = &pg->segments[seg];
@@ -342,17 +344,17 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             }
             const pw_member *mb = &pg->members[m];
             const pw_addr *a = &addr[m];
-            if (reads_by_row(mb, col)) {
-                run_member_by_row(r, mb, bufs, gbuf, col, spread_of, s, nr);
-            } else if (!a->direct) {
-                run_member(r, mb, bufs, gbuf, spread_of, s, n, r0, nr);
-            } else {
+            if (a->direct) {
                 const void *in[TJ_ITER_MAX_INPUTS];
                 for (int k = 0; k < mb->pw.nin; k++) in[k] = a->in[k] + s * a->in_step[k];
                 mb->pw.fn(n, a->out + s * a->out_step, in, &mb->pw.ctx);
+            } else if (by_row[m]) {
+                run_member_by_row(r, mb, bufs, gbuf, col, spread_of, s, nr);
+            } else {
+                run_member(r, mb, bufs, gbuf, spread_of, s, n, r0, nr);
             }
-            for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) /* a buffer rewritten: its spread is stale */
-                if (mb->buf >= 0 && spread_of[k] == mb->buf) spread_of[k] = -1;
+            if (rows && mb->buf >= 0) /* a buffer rewritten: its spread is stale */
+                for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = spread_of[k] == mb->buf ? -1 : spread_of[k];
         }
         for (int i = 0; i < n_copied; i++) {
             const pw_member *mb = &pg->members[copied[i]];
