@@ -119,16 +119,18 @@ Test(hostile_api, in_place_and_functional_forms_refuse_null_tensors_and_change_n
     cr_expect_eq(live_allocations(), base);
 }
 
-/* `call` returns NULL with TJ_ERR_OUT_OF_MEMORY and a message naming `op`. */
-#define OUT_OF_MEMORY(call, op)                                               \
-    do {                                                                      \
-        cr_expect_null(call, "%s succeeded", #call);                          \
-        EXPECT_ERROR(TJ_ERR_OUT_OF_MEMORY, op ": output 0", "out of memory"); \
+/* `call` returns NULL with TJ_ERR_OUT_OF_MEMORY and a message naming `op`
+ * and why: these sizes (TiBs) are more than the memory available. */
+#define OUT_OF_MEMORY(call, op)                                                   \
+    do {                                                                          \
+        cr_expect_null(call, "%s succeeded", #call);                              \
+        EXPECT_ERROR(TJ_ERR_OUT_OF_MEMORY, op ": output 0", "not enough memory"); \
     } while (0)
 
-/* 2^40 elements do not overflow but cannot be allocated (the counting
- * allocator refuses blocks over 256 MiB here): the error names the operator
- * whose output could not be allocated, not only the byte count. */
+/* 2^40 elements do not overflow but cannot be allocated (more than the
+ * memory available, and the counting allocator refuses blocks over 256 MiB
+ * here): the error names the operator whose output could not be allocated,
+ * not only the byte count. */
 Test(hostile_api, an_output_too_large_to_allocate_is_an_out_of_memory_error_naming_the_operator)
 {
     refuse_allocations_over((size_t)256 << 20);
