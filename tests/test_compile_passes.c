@@ -546,9 +546,9 @@ Test(passes, identical_calls_and_their_views_merge)
 
 /* Two draws of the same shape are two draws; two copies of one view stay
  * two copies (a product may read each from its source, fuse_gather.c) and
- * two negations two negations (recomputed inside a fused step rather than
- * kept); a product computed twice as two outputs is still computed as the
- * second output. */
+ * two negations twenty calls apart two negations (recomputed inside a fused
+ * step rather than kept alive in between); a product computed twice as two
+ * outputs is still computed as the second output. */
 static tj_status fn_not_merged(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
@@ -557,7 +557,9 @@ static tj_status fn_not_merged(void *ctx, tj_tensor *const *in, int n, tj_tensor
     tj_tensor *xt = tj_permute(in[0], swap, 2);
     tj_tensor *r = tj_add(tj_rand(s, 2, TJ_FLOAT32), tj_rand(s, 2, TJ_FLOAT32));
     tj_tensor *c = tj_add(tj_clone(xt), tj_clone(xt));
-    tj_tensor *e = tj_add(tj_neg(in[0]), tj_neg(in[0]));
+    tj_tensor *e = tj_neg(in[0]);
+    for (int k = 0; k < 20; k++) e = tj_sin(e);
+    e = tj_add(e, tj_neg(in[0]));
     out[0] = tj_add(tj_add(r, tj_permute(c, swap, 2)), e);
     out[1] = tj_mm(in[0], xt);
     out[2] = tj_mm(in[0], xt);
@@ -586,6 +588,26 @@ Test(passes, draws_and_copies_do_not_merge_and_a_merged_output_stays)
     tj_plan_free(p);
     tj_plan_free(q);
     tj_graph_free(g);
+}
+
+/* neg(x) twice, side by side: merged (one pass fewer in their fused step) */
+static tj_status fn_near_negations(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_mul(tj_neg(in[0]), tj_exp(tj_neg(in[0])));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(passes, identical_elementwise_calls_a_few_nodes_apart_merge)
+{
+    int64_t s[2] = {3, 4};
+    tj_tensor *x = test_random_f32(2, s, 12);
+    tj_plan_statistics sp, sq;
+    check_pass(fn_near_negations, &x, 1, NULL, keep_common, &sp, &sq);
+    cr_expect_eq(sp.n_common, 1, "the second neg, got %d", sp.n_common);
+    cr_expect_eq(sq.n_common, 0);
+    cr_expect_eq(sp.n_fused_pointwise_nodes, 3, "neg, exp, mul in one step, got %d", sp.n_fused_pointwise_nodes);
 }
 
 /* exp(x) twice around an update of another input: the exps are the same

@@ -13,17 +13,24 @@
  * slice_scatter over it, then the unfold views) merge link by link. Only
  * pure operators (tj_plan_op_is_pure) merge, and nothing at all in a graph
  * with in-place or user operators: a read after a write is not the read
- * before it. Elementwise calls and copies (_to_copy, clone) do not merge:
- * recomputed, they cost what reading their operands again does, inside a
- * fused step (fuse_pointwise.c) nothing more, and a copy read by one product
- * is no copy at all (the product packs from its source, fuse_gather.c);
- * shared, their results would be written out and kept alive from the
- * forward pass to the backward (gpt's decomposed training step: arena 11.2
- * -> 15.2 MiB). Merged results other than those still live longer, which
- * may take more arena than recomputing them did. */
+ * before it. Copies (_to_copy, clone) do not merge, nor elementwise calls
+ * far apart (COMMON_ELEMENTWISE_NEAR): recomputed, they cost what reading
+ * their operands again does, inside a fused step (fuse_pointwise.c) nothing
+ * more, and a copy read by one product is no copy at all (the product packs
+ * from its source, fuse_gather.c); shared, their results would be written
+ * out and kept alive from the forward pass to the backward (gpt's decomposed
+ * training step: arena 11.2 -> 15.2 MiB when all of them merged). Merged
+ * results other than those still live longer, which may take more arena
+ * than recomputing them did. */
 #include <string.h>
 
 #include "plan_internal.h"
+
+/* An elementwise call merges into an identical one at most this many plan
+ * nodes before it: its readers then are near the first's, in the same fused
+ * step (decomposed layer_norm subtracts the mean twice, var_mean's x - mean
+ * and its own, ten nodes apart: one pass fewer over each chunk). */
+#define COMMON_ELEMENTWISE_NEAR 16
 
 tj_status tj_plan_common_begin(tj_plan_common *cs, const tj_graph *g, bool enabled)
 {
@@ -66,13 +73,12 @@ static bool same_call(const tj_pnode *x, const tj_pnode *y)
 void tj_plan_common_add(tj_plan_common *cs, tj_plan *p, int i)
 {
     const tj_pnode *n = &p->nodes[i];
-    if (!cs->slots || !tj_plan_op_is_pure(n->op) || tj_plan_is_elementwise(n->op) || n->op == TJ_OPS(_to_copy) ||
-        n->op == TJ_OPS(clone))
-        return;
+    if (!cs->slots || !tj_plan_op_is_pure(n->op) || n->op == TJ_OPS(_to_copy) || n->op == TJ_OPS(clone)) return;
+    bool elementwise = tj_plan_is_elementwise(n->op);
     size_t s = tj_call_hash(n->op, n->args, n->nargs) & (cs->cap - 1);
     while (cs->slots[s] >= 0 && !same_call(&p->nodes[cs->slots[s]], n)) s = (s + 1) & (cs->cap - 1);
-    if (cs->slots[s] < 0) {
-        cs->slots[s] = i;
+    if (cs->slots[s] < 0 || (elementwise && i - cs->slots[s] > COMMON_ELEMENTWISE_NEAR)) {
+        cs->slots[s] = i; /* the one later calls merge into */
         return;
     }
     const tj_pnode *first = &p->nodes[cs->slots[s]];
