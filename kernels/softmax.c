@@ -10,10 +10,14 @@
 /* inner positions handled together in column mode (stack buffers) */
 #define CHUNK 256
 
-typedef void (*row_f32_fn)(const float *x, float *y, int64_t n, bool take_log);
+typedef void (*rows_f32_fn)(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log);
 typedef void (*exp_f32_fn)(float *x, int64_t n);
 
 static void row_f32_c(const float *x, float *y, int64_t n, bool take_log);
+static void rows_f32_c(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log)
+{
+    for (int64_t r = 0; r < rows; r++) row_f32_c(x + r * xs, y + r * n, n, take_log);
+}
 static void exp_f32_c(float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) x[i] = expf(x[i]);
@@ -23,12 +27,12 @@ static void exp_f64_c(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++) x[i] = exp(x[i]);
 }
 
-static row_f32_fn pick_row_f32(void)
+static rows_f32_fn pick_rows_f32(void)
 {
     tj_k_isa isa = tj_k_isa_active();
-    return isa == TJ_K_ISA_AVX512 ? tj_k_softmax_row_f32_avx512
-           : isa == TJ_K_ISA_AVX2 ? tj_k_softmax_row_f32_avx2
-                                  : row_f32_c;
+    return isa == TJ_K_ISA_AVX512 ? tj_k_softmax_rows_f32_avx512
+           : isa == TJ_K_ISA_AVX2 ? tj_k_softmax_rows_f32_avx2
+                                  : rows_f32_c;
 }
 
 static exp_f32_fn pick_exp_f32(void)
@@ -109,24 +113,28 @@ typedef struct forward_args {
     tj_k_strided x;
     void *y;
     int64_t nchunks;
-    row_f32_fn row_f32;
+    rows_f32_fn rows_f32;
     exp_f32_fn exp_f32;
 } forward_args;
 
-/* Work items [i0, i1): (outer, block of inner) pairs. */
+/* Work items [i0, i1): (outer, block of inner) pairs; in row mode (inner
+ * 1) the rows [i0, i1), float32 ones in one call of the rows kernel. */
 static void forward_items(void *ctx, int t, int64_t i0, int64_t i1)
 {
     const forward_args *a = ctx;
     (void)t;
     int64_t n = a->s->n, inner = a->s->inner;
     bool take_log = a->s->log;
+    if (inner == 1 && a->s->dtype == TJ_FLOAT32) {
+        a->rows_f32((const float *)a->x.p + i0 * a->x.os, a->x.os, (float *)a->y + i0 * n, i1 - i0, n, take_log);
+        return;
+    }
     for (int64_t it = i0; it < i1; it++) {
         int64_t o = it / a->nchunks, j0 = (it % a->nchunks) * CHUNK, c = inner - j0 < CHUNK ? inner - j0 : CHUNK;
         if (a->s->dtype == TJ_FLOAT32) {
             const float *xo = (const float *)a->x.p + o * a->x.os;
             float *yo = (float *)a->y + o * n * inner;
-            if (inner == 1) a->row_f32(xo, yo, n, take_log);
-            else cols_f32(xo, a->x.ds, yo, n, inner, j0, c, take_log, a->exp_f32);
+            cols_f32(xo, a->x.ds, yo, n, inner, j0, c, take_log, a->exp_f32);
         } else {
             const double *xo = (const double *)a->x.p + o * a->x.os;
             double *yo = (double *)a->y + o * n * inner;
@@ -141,7 +149,7 @@ void tj_k_softmax(const tj_k_softmax_shape *s, tj_k_strided x, void *y)
     int64_t outer = s->outer, n = s->n, inner = s->inner;
     if (outer == 0 || n == 0 || inner == 0) return;
     int64_t nchunks = (inner + CHUNK - 1) / CHUNK, items = outer * nchunks;
-    forward_args a = {s, x, y, nchunks, pick_row_f32(), pick_exp_f32()};
+    forward_args a = {s, x, y, nchunks, pick_rows_f32(), pick_exp_f32()};
     /* one contiguous block of items per thread: each streams its own part */
     tj_k_parallel(threads_for(s, items), items, forward_items, &a);
 }

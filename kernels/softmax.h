@@ -6,8 +6,8 @@
  * innermost moving dim contiguous: ds == 1 when inner == 1 (row mode, each
  * row fused in registers and L1), otherwise unit stride along j (column
  * mode, blocks of j processed together). Outputs are contiguous
- * [outer, n, inner]. float32 rows use AVX-512 or AVX2 with SLEEF's exp
- * (1 ULP), chosen at run time; float64 runs portable C.
+ * [outer, n, inner]. float32 rows use AVX-512 or AVX2 (exp_isa.h's exp,
+ * about 1 ulp), chosen at run time; float64 runs portable C.
  *
  * Semantics (ATen's): a row of all -inf gives nan (softmax and
  * log-softmax); a +inf or a nan in a row makes the whole row nan; -inf
@@ -42,9 +42,12 @@ void tj_k_softmax_backward(const tj_k_softmax_shape *s, tj_k_strided g, tj_k_str
 /** x = exp(x) for n contiguous floats (SLEEF, 1 ULP, vectorised). */
 void tj_k_exp_f32(float *x, int64_t n);
 
-/* Per-ISA float32 pieces (softmax_isa.h), selected by softmax.c. */
-void tj_k_softmax_row_f32_avx512(const float *x, float *y, int64_t n, bool take_log);
-void tj_k_softmax_row_f32_avx2(const float *x, float *y, int64_t n, bool take_log);
+/* Per-ISA float32 pieces (softmax_isa.h), selected by softmax.c. The rows
+ * function: `rows` rows of n floats, row r of x at x + r*xs, of y at
+ * y + r*n (contiguous); each row's bytes do not depend on the rows around
+ * it. */
+void tj_k_softmax_rows_f32_avx512(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log);
+void tj_k_softmax_rows_f32_avx2(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log);
 void tj_k_exp_f32_avx512(float *x, int64_t n);
 void tj_k_exp_f32_avx2(float *x, int64_t n);
 /* Per-ISA float32 backward row (softmax_backward_isa.h). */

@@ -6,59 +6,158 @@
 #include "simd_rows.h"
 #include "softmax.h"
 
-/* One row, three passes (it sits in L1 after the first): maximum; exp of
- * the shifted row and its sum; scaling (softmax) or the log-sum shift. The
- * second pass prefetches the next row (rows are contiguous in row mode; a
- * prefetch past the end of the data does not fault). */
-void TJ_ISA(tj_k_softmax_row_f32)(const float *x, float *y, int64_t n, bool take_log)
-{
-    int64_t i = 0;
-    vf m0 = vf_set1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
-    for (; i + 4 * VF_N <= n; i += 4 * VF_N) {
-        m0 = vf_max(m0, vf_load(x + i));
-        m1 = vf_max(m1, vf_load(x + i + VF_N));
-        m2 = vf_max(m2, vf_load(x + i + 2 * VF_N));
-        m3 = vf_max(m3, vf_load(x + i + 3 * VF_N));
-    }
-    for (; i + VF_N <= n; i += VF_N) m0 = vf_max(m0, vf_load(x + i));
-    if (i < n) m1 = vf_max(m1, vf_load_part(x + i, (int)(n - i), -INFINITY));
-    float max = vf_hmax(vf_max(vf_max(m0, m1), vf_max(m2, m3)));
+/* Rows are swept in blocks of four vectors (four 64-byte lines on AVX-512,
+ * two on AVX2); a line holds 16 floats. */
+#define BLOCK (4 * VF_N)
+#define LINE_FLOATS 16
 
-    vf vmax = vf_set1(max), s0 = vf_set1(0.0f), s1 = s0;
-    for (i = 0; i + 2 * VF_N <= n; i += 2 * VF_N) {
-        /* the next row, while this one computes: its first pass then finds it in cache */
-        _mm_prefetch((const char *)(x + n + i), _MM_HINT_T0);
-        _mm_prefetch((const char *)(x + n + i + 16), _MM_HINT_T0);
-        vf e0 = exp_nonpositive(vf_sub(vf_load(x + i), vmax));
-        vf e1 = exp_nonpositive(vf_sub(vf_load(x + i + VF_N), vmax));
-        if (!take_log) {
-            vf_store(y + i, e0);
-            vf_store(y + i + VF_N, e1);
-        }
-        s0 = vf_add(s0, e0);
-        s1 = vf_add(s1, e1);
+/* Pass 1 of a row: its maximum in four vector accumulators, in one fixed
+ * order (row_max makes the whole pass; the pipelined loop below the same
+ * steps interleaved with the previous row's pass 2, bit-identical). The
+ * accumulator is maxps's first operand, so a nan entry is skipped here
+ * (the sum, which sees it, becomes nan). */
+typedef struct max_acc {
+    vf m[4];
+} max_acc;
+
+static inline max_acc max_start(void)
+{
+    vf m = vf_set1(-INFINITY);
+    return (max_acc){{m, m, m, m}};
+}
+
+/* Elements [i, i + BLOCK). */
+static inline void max_add_block(max_acc *a, const float *x, int64_t i)
+{
+    for (int k = 0; k < 4; k++) a->m[k] = vf_max(a->m[k], vf_load(x + i + k * VF_N));
+}
+
+/* Elements [i, n) (fewer than BLOCK; masked lanes load -inf), then the
+ * row's maximum. */
+static inline float max_finish(max_acc *a, const float *x, int64_t i, int64_t n)
+{
+    for (; i + VF_N <= n; i += VF_N) a->m[0] = vf_max(a->m[0], vf_load(x + i));
+    if (i < n) a->m[1] = vf_max(a->m[1], vf_load_part(x + i, (int)(n - i), -INFINITY));
+    return vf_hmax(vf_max(vf_max(a->m[0], a->m[1]), vf_max(a->m[2], a->m[3])));
+}
+
+static inline float row_max(const float *x, int64_t n)
+{
+    max_acc a = max_start();
+    int64_t i = 0;
+    for (; i + BLOCK <= n; i += BLOCK) max_add_block(&a, x, i);
+    return max_finish(&a, x, i, n);
+}
+
+/* Pass 2 of a row: e = exp(x - max), stored to y for softmax (not for
+ * log-softmax), and summed in two vector accumulators taking alternate
+ * vectors, in one fixed order. */
+typedef struct exp_acc {
+    vf max, s[2];
+} exp_acc;
+
+static inline exp_acc exp_start(float max)
+{
+    vf z = vf_set1(0.0f);
+    return (exp_acc){vf_set1(max), {z, z}};
+}
+
+/* Elements [i, i + 2 VF_N). */
+static inline void exp_add_pair(exp_acc *a, const float *x, float *y, int64_t i, bool store)
+{
+    for (int k = 0; k < 2; k++) {
+        vf e = exp_nonpositive(vf_sub(vf_load(x + i + k * VF_N), a->max));
+        if (store) vf_store(y + i + k * VF_N, e);
+        a->s[k] = vf_add(a->s[k], e);
     }
+}
+
+/* Elements [i, n) (i a multiple of 2 VF_N), then the row's sum. Masked
+ * lanes load -inf and contribute exp(-inf) = 0. */
+static inline float exp_finish(exp_acc *a, const float *x, float *y, int64_t i, int64_t n, bool store)
+{
+    for (; i + 2 * VF_N <= n; i += 2 * VF_N) exp_add_pair(a, x, y, i, store);
     for (; i < n; i += VF_N) {
         int part = n - i < VF_N ? (int)(n - i) : VF_N;
-        /* masked lanes load -inf and contribute exp(-inf) = 0 */
-        vf e = exp_nonpositive(vf_sub(vf_load_part(x + i, part, -INFINITY), vmax));
-        if (!take_log) vf_store_part(y + i, e, part);
-        s0 = vf_add(s0, e);
+        vf e = exp_nonpositive(vf_sub(vf_load_part(x + i, part, -INFINITY), a->max));
+        if (store) vf_store_part(y + i, e, part);
+        a->s[0] = vf_add(a->s[0], e);
     }
-    float sum = vf_hsum(vf_add(s0, s1));
+    return vf_hsum(vf_add(a->s[0], a->s[1]));
+}
 
-    if (!take_log) {
-        vf inv = vf_set1(1.0f / sum);
-        for (i = 0; i + VF_N <= n; i += VF_N) vf_store(y + i, vf_mul(vf_load(y + i), inv));
-        if (i < n) vf_store_part(y + i, vf_mul(vf_load_part(y + i, (int)(n - i), 0.0f), inv), (int)(n - i));
-    } else {
-        /* (x - max) - log(sum): exact first step, so entries near the
-         * maximum keep their precision */
-        vf lsum = vf_set1(logf(sum));
-        for (i = 0; i + VF_N <= n; i += VF_N) vf_store(y + i, vf_sub(vf_sub(vf_load(x + i), vmax), lsum));
-        if (i < n)
-            vf_store_part(y + i, vf_sub(vf_sub(vf_load_part(x + i, (int)(n - i), 0.0f), vmax), lsum), (int)(n - i));
+/* Pass 3 of a row, from its maximum and sum: y = e / sum, as e times
+ * 1 / sum (softmax); y = (x - max) - log(sum) (log-softmax: an exact first
+ * step, so entries near the maximum keep their precision). */
+typedef struct out_params {
+    bool take_log;
+    vf max, scale; /* scale: 1 / sum, or log(sum) */
+} out_params;
+
+static inline out_params out_start(bool take_log, float max, float sum)
+{
+    return (out_params){take_log, vf_set1(max), vf_set1(take_log ? logf(sum) : 1.0f / sum)};
+}
+
+/* y[i, i + part) (part <= VF_N; masked under VF_N). */
+static inline void out_vec(const out_params *p, const float *x, float *y, int64_t i, int part)
+{
+    bool full = part == VF_N;
+    vf v = p->take_log ? vf_sub(vf_sub(full ? vf_load(x + i) : vf_load_part(x + i, part, 0.0f), p->max), p->scale)
+                       : vf_mul(full ? vf_load(y + i) : vf_load_part(y + i, part, 0.0f), p->scale);
+    if (full) vf_store(y + i, v);
+    else vf_store_part(y + i, v, part);
+}
+
+/* Elements [i, n). */
+static inline void out_finish(const out_params *p, const float *x, float *y, int64_t i, int64_t n)
+{
+    for (; i < n; i += VF_N) out_vec(p, x, y, i, n - i < VF_N ? (int)(n - i) : VF_N);
+}
+
+/* The lines of floats [i, i + BLOCK) from p towards L1; none for NULL. */
+static inline void prefetch_block(const float *p, int64_t i)
+{
+    if (!p) return;
+    for (int k = 0; k < BLOCK; k += LINE_FLOATS) _mm_prefetch((const char *)(p + i + k), _MM_HINT_T0);
+}
+
+/* Rows in three passes each (see above), software-pipelined: one loop
+ * makes pass 2 of row r, pass 1 of row r + 1 and pass 3 of row r - 1, so
+ * the exps' arithmetic overlaps the next row's loads and the previous
+ * row's stores instead of alternating with them, and no pass waits for
+ * the reduction that ends the one before. Meanwhile the lines of x two
+ * rows ahead are prefetched, and those of y one row ahead: pass 2 stores
+ * to y, and a store to a line not in cache stalls on its fetch (prefetches
+ * stay within the rows: another thread may own what follows). Every row
+ * gets the bits it gets alone. */
+void TJ_ISA(tj_k_softmax_rows_f32)(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log)
+{
+    if (rows <= 0 || n <= 0) return;
+    float max = row_max(x, n);
+    out_params prev = {0};
+    for (int64_t r = 0; r < rows; r++) {
+        bool next = r + 1 < rows;
+        const float *xr = x + r * xs, *xn = next ? xr + xs : NULL, *xp = r > 0 ? xr - xs : NULL;
+        float *yr = y + r * n, *yp = r > 0 ? yr - n : NULL;
+        const float *pfx = r + 2 < rows ? xr + 2 * xs : NULL, *pfy = next ? yr + n : NULL;
+        max_acc m = max_start();
+        exp_acc e = exp_start(max);
+        int64_t i = 0;
+        for (; i + BLOCK <= n; i += BLOCK) {
+            prefetch_block(pfx, i);
+            prefetch_block(pfy, i);
+            if (next) max_add_block(&m, xn, i);
+            exp_add_pair(&e, xr, yr, i, !take_log);
+            exp_add_pair(&e, xr, yr, i + 2 * VF_N, !take_log);
+            if (r > 0)
+                for (int k = 0; k < 4; k++) out_vec(&prev, xp, yp, i + k * VF_N, VF_N);
+        }
+        if (r > 0) out_finish(&prev, xp, yp, i, n);
+        prev = out_start(take_log, max, exp_finish(&e, xr, yr, i, n, !take_log));
+        if (next) max = max_finish(&m, xn, i, n);
     }
+    out_finish(&prev, x + (rows - 1) * xs, y + (rows - 1) * n, 0, n);
 }
 
 void TJ_ISA(tj_k_exp_f32)(float *x, int64_t n)

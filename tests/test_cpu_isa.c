@@ -121,8 +121,8 @@ Test(cpu_isa, each_isa_forced_gives_its_own_softmax_row_bytes)
     for (int i = 0; i < N; i++) x[i] = (float)(6.0 * sin(0.37 * i) + 0.01 * (i % 17));
     bool has[TEST_NISA] = {true, test_cpu_has_avx2(), test_cpu_has_avx512()};
     softmax_row_c(x, direct[TJ_K_ISA_GENERIC], N);
-    if (has[TJ_K_ISA_AVX2]) tj_k_softmax_row_f32_avx2(x, direct[TJ_K_ISA_AVX2], N, false);
-    if (has[TJ_K_ISA_AVX512]) tj_k_softmax_row_f32_avx512(x, direct[TJ_K_ISA_AVX512], N, false);
+    if (has[TJ_K_ISA_AVX2]) tj_k_softmax_rows_f32_avx2(x, N, direct[TJ_K_ISA_AVX2], 1, N, false);
+    if (has[TJ_K_ISA_AVX512]) tj_k_softmax_rows_f32_avx512(x, N, direct[TJ_K_ISA_AVX512], 1, N, false);
     /* the loops differ in some bytes, so that the right one can be told */
     for (int i = 0; i < TEST_NISA; i++)
         for (int j = 0; j < i; j++)
