@@ -115,8 +115,10 @@ static inline void out_finish(const out_params *p, const float *x, float *y, int
     for (; i < n; i += VF_N) out_vec(p, x, y, i, n - i < VF_N ? (int)(n - i) : VF_N);
 }
 
-/* The lines of floats [i, i + BLOCK) from p towards L1; none for NULL. */
-static inline void prefetch_block(const float *p, int64_t i)
+/* The lines of floats [i, i + BLOCK) from p towards L1; none for NULL.
+ * Always inlined: GCC 12 takes a function that only prefetches for one
+ * without side effects, and deletes its calls. */
+static inline __attribute__((always_inline)) void prefetch_block(const float *p, int64_t i)
 {
     if (!p) return;
     for (int k = 0; k < BLOCK; k += LINE_FLOATS) _mm_prefetch((const char *)(p + i + k), _MM_HINT_T0);
