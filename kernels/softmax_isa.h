@@ -62,13 +62,17 @@ static inline exp_acc exp_start(float max)
     return (exp_acc){vf_set1(max), {z, z}};
 }
 
-/* Elements [i, i + 2 VF_N). */
-static inline void exp_add_pair(exp_acc *a, const float *x, float *y, int64_t i, bool store)
+/* Elements [i, i + k VF_N) for k = 2 or 4: their exps together
+ * (exp_nonpositive_k), then stored and summed (vector j into s[j % 2]). */
+static inline __attribute__((always_inline)) void exp_add(exp_acc *a, const float *x, float *y, int64_t i, int k,
+                                                          bool store)
 {
-    for (int k = 0; k < 2; k++) {
-        vf e = exp_nonpositive(vf_sub(vf_load(x + i + k * VF_N), a->max));
-        if (store) vf_store(y + i + k * VF_N, e);
-        a->s[k] = vf_add(a->s[k], e);
+    vf e[4];
+    for (int j = 0; j < k; j++) e[j] = vf_sub(vf_load(x + i + j * VF_N), a->max);
+    exp_nonpositive_k(e, k);
+    for (int j = 0; j < k; j++) {
+        if (store) vf_store(y + i + j * VF_N, e[j]);
+        a->s[j % 2] = vf_add(a->s[j % 2], e[j]);
     }
 }
 
@@ -76,7 +80,7 @@ static inline void exp_add_pair(exp_acc *a, const float *x, float *y, int64_t i,
  * lanes load -inf and contribute exp(-inf) = 0. */
 static inline float exp_finish(exp_acc *a, const float *x, float *y, int64_t i, int64_t n, bool store)
 {
-    for (; i + 2 * VF_N <= n; i += 2 * VF_N) exp_add_pair(a, x, y, i, store);
+    for (; i + 2 * VF_N <= n; i += 2 * VF_N) exp_add(a, x, y, i, 2, store);
     for (; i < n; i += VF_N) {
         int part = n - i < VF_N ? (int)(n - i) : VF_N;
         vf e = exp_nonpositive(vf_sub(vf_load_part(x + i, part, -INFINITY), a->max));
@@ -90,29 +94,28 @@ static inline float exp_finish(exp_acc *a, const float *x, float *y, int64_t i, 
  * 1 / sum (softmax); y = (x - max) - log(sum) (log-softmax: an exact first
  * step, so entries near the maximum keep their precision). */
 typedef struct out_params {
-    bool take_log;
     vf max, scale; /* scale: 1 / sum, or log(sum) */
 } out_params;
 
 static inline out_params out_start(bool take_log, float max, float sum)
 {
-    return (out_params){take_log, vf_set1(max), vf_set1(take_log ? logf(sum) : 1.0f / sum)};
+    return (out_params){vf_set1(max), vf_set1(take_log ? logf(sum) : 1.0f / sum)};
 }
 
 /* y[i, i + part) (part <= VF_N; masked under VF_N). */
-static inline void out_vec(const out_params *p, const float *x, float *y, int64_t i, int part)
+static inline void out_vec(const out_params *p, bool take_log, const float *x, float *y, int64_t i, int part)
 {
     bool full = part == VF_N;
-    vf v = p->take_log ? vf_sub(vf_sub(full ? vf_load(x + i) : vf_load_part(x + i, part, 0.0f), p->max), p->scale)
+    vf v = take_log ? vf_sub(vf_sub(full ? vf_load(x + i) : vf_load_part(x + i, part, 0.0f), p->max), p->scale)
                        : vf_mul(full ? vf_load(y + i) : vf_load_part(y + i, part, 0.0f), p->scale);
     if (full) vf_store(y + i, v);
     else vf_store_part(y + i, v, part);
 }
 
 /* Elements [i, n). */
-static inline void out_finish(const out_params *p, const float *x, float *y, int64_t i, int64_t n)
+static inline void out_finish(const out_params *p, bool take_log, const float *x, float *y, int64_t i, int64_t n)
 {
-    for (; i < n; i += VF_N) out_vec(p, x, y, i, n - i < VF_N ? (int)(n - i) : VF_N);
+    for (; i < n; i += VF_N) out_vec(p, take_log, x, y, i, n - i < VF_N ? (int)(n - i) : VF_N);
 }
 
 /* The lines of floats [i, i + BLOCK) from p towards L1; none for NULL.
@@ -133,9 +136,9 @@ static inline __attribute__((always_inline)) void prefetch_block(const float *p,
  * to y, and a store to a line not in cache stalls on its fetch (prefetches
  * stay within the rows: another thread may own what follows). Every row
  * gets the bits it gets alone. */
-void TJ_ISA(tj_k_softmax_rows_f32)(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log)
+static inline __attribute__((always_inline)) void rows_pipelined(const float *x, int64_t xs, float *y, int64_t rows,
+                                                                  int64_t n, bool take_log)
 {
-    if (rows <= 0 || n <= 0) return;
     float max = row_max(x, n);
     out_params prev = {0};
     for (int64_t r = 0; r < rows; r++) {
@@ -150,16 +153,23 @@ void TJ_ISA(tj_k_softmax_rows_f32)(const float *x, int64_t xs, float *y, int64_t
             prefetch_block(pfx, i);
             prefetch_block(pfy, i);
             if (next) max_add_block(&m, xn, i);
-            exp_add_pair(&e, xr, yr, i, !take_log);
-            exp_add_pair(&e, xr, yr, i + 2 * VF_N, !take_log);
+            exp_add(&e, xr, yr, i, 4, !take_log);
             if (r > 0)
-                for (int k = 0; k < 4; k++) out_vec(&prev, xp, yp, i + k * VF_N, VF_N);
+                for (int k = 0; k < 4; k++) out_vec(&prev, take_log, xp, yp, i + k * VF_N, VF_N);
         }
-        if (r > 0) out_finish(&prev, xp, yp, i, n);
+        if (r > 0) out_finish(&prev, take_log, xp, yp, i, n);
         prev = out_start(take_log, max, exp_finish(&e, xr, yr, i, n, !take_log));
         if (next) max = max_finish(&m, xn, i, n);
     }
-    out_finish(&prev, x + (rows - 1) * xs, y + (rows - 1) * n, 0, n);
+    out_finish(&prev, take_log, x + (rows - 1) * xs, y + (rows - 1) * n, 0, n);
+}
+
+/* (rows_pipelined compiled once per take_log: no test of it in the loop) */
+void TJ_ISA(tj_k_softmax_rows_f32)(const float *x, int64_t xs, float *y, int64_t rows, int64_t n, bool take_log)
+{
+    if (rows <= 0 || n <= 0) return;
+    if (take_log) rows_pipelined(x, xs, y, rows, n, true);
+    else rows_pipelined(x, xs, y, rows, n, false);
 }
 
 void TJ_ISA(tj_k_exp_f32)(float *x, int64_t n)
