@@ -37,7 +37,7 @@ static inline vf exp_reduced(vf r)
 }
 
 /* e^t for t <= 0 (or nan, kept), about 1 ulp, cheaper than SLEEF's general
- * expf: t = n ln2 + r with |r| <= ln2/2, e^r by exp_reduced, times 2^n
+ * expf: t = n ln2 + r with |r| <= ln2/2, e^r by exp_reduced_k, times 2^n
  * (results below FLT_MIN rounded once; t < -110 gives 0). In place in each
  * of t[0, k), k <= EXP_K_MAX, step by step across them as exp_reduced_k. */
 static inline __attribute__((always_inline)) void exp_nonpositive_k(vf *t, int k)

@@ -20,8 +20,9 @@ typedef void (*rows_fn)(const float *, int64_t, float *, int64_t, int64_t, bool)
 
 enum { ROWS = 6, KINDS = 5, GAP = 5, GUARD = 64 };
 
-/* Row r of kind k (x row stride n + gap): 0 plain, 1 spread over +-300 (many exps
- * underflow to 0), 2 an all -inf row, 3 a +inf in one row, 4 a nan in one row. */
+/* Row r of kind k (rows xs apart): 0 plain, 1 spread over +-300 (many
+ * exps underflow to 0), 2 an all -inf row, 3 a +inf in one row, 4 a nan
+ * in one row. */
 static void fill(float *x, int64_t n, int64_t xs, int kind)
 {
     for (int r = 0; r < ROWS; r++) {
@@ -63,8 +64,9 @@ static void check(const char *isa, rows_fn rows)
                 for (int i = 0; i < GUARD; i++) y1[ROWS * n + i] = 7.0f;
                 rows(x, xs, y1, ROWS, n, take_log);
                 for (int r = 0; r < ROWS; r++) rows(x + r * xs, xs, y2 + r * n, 1, n, take_log);
-                cr_expect(same(y1, y2, ROWS * n), "%s: n=%lld kind %d %s, x stride %lld: a block differs from single rows",
-                          isa, (long long)n, kind, take_log ? "log_softmax" : "softmax", (long long)xs);
+                cr_expect(same(y1, y2, ROWS * n),
+                          "%s: n=%lld kind %d %s, x stride %lld: a block differs from single rows", isa,
+                          (long long)n, kind, take_log ? "log_softmax" : "softmax", (long long)xs);
                 for (int i = 0; i < GUARD; i++)
                     cr_expect_eq(y1[ROWS * n + i], 7.0f, "%s: n=%lld: written past the block", isa, (long long)n);
                 /* the values themselves: the kind-0 rows against float64 */
@@ -77,8 +79,9 @@ static void check(const char *isa, rows_fn rows)
                         for (int64_t i = 0; i < n; i++) {
                             double want = take_log ? (double)xr[i] - max - log(sum) : exp((double)xr[i] - max) / sum;
                             double got = y1[r * n + i];
-                            cr_assert(fabs(got - want) <= 1e-6 * fabs(want) + 1e-6, "%s: n=%lld row %d [%lld]: %g, want %g",
-                                      isa, (long long)n, r, (long long)i, got, want);
+                            cr_assert(fabs(got - want) <= 1e-6 * fabs(want) + 1e-6,
+                                      "%s: n=%lld row %d [%lld]: %g, want %g", isa, (long long)n, r, (long long)i,
+                                      got, want);
                         }
                     }
             }
