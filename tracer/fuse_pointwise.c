@@ -247,6 +247,14 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
     }
 }
 
+/* Forgets the spreads of buffer buf's row values (every spread for -1):
+ * buf was rewritten, or the chunk is new (run_member's spread_of). */
+static void forget_spreads(int *spread_of, int buf)
+{
+    for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++)
+        if (buf < 0 || spread_of[k] == buf) spread_of[k] = -1;
+}
+
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
  * the general path: rows spread, arguments gathered or read by row.
  * spread_of[k]: the buffer whose row values gather buffer k holds spread
@@ -330,15 +338,15 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             if (r->base[sp->arg]) memcpy(bufs[gathered[i]], r->base[sp->arg] + s * (int64_t)es, (size_t)n * es);
             else gather(bufs[gathered[i]], tj_tensor_ptr(r->args[sp->arg]), es, &r->geo[sp->arg], s, n);
         }
-        int spread_of[TJ_ITER_MAX_INPUTS] = {-1, -1, -1, -1}; /* see run_member; a buffer's values stay while it
-                                                                 is read */
+        int spread_of[TJ_ITER_MAX_INPUTS]; /* see run_member; a buffer's values stay while it is read */
+        forget_spreads(spread_of, -1);
         for (int m = 0, seg = 0; m < pg->n_members; m++) {
             if (seg < pg->n_segments && pg->segments[seg].first == m) {
                 const pw_segment *sg = &pg->segments[seg];
                 if (r->segment_ready[seg++]) { /* else its members' loops run */
                     run_segment(r, sg, bufs, s, n);
                     m += sg->n - 1;
-                    for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = -1; /* its results' buffers */
+                    forget_spreads(spread_of, -1); /* its results' buffers */
                     continue;
                 }
             }
@@ -353,8 +361,7 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             } else {
                 run_member(r, mb, bufs, gbuf, spread_of, s, n, r0, nr);
             }
-            if (rows && mb->buf >= 0) /* a buffer rewritten: its spread is stale */
-                for (int k = 0; k < TJ_ITER_MAX_INPUTS; k++) spread_of[k] = spread_of[k] == mb->buf ? -1 : spread_of[k];
+            if (rows && mb->buf >= 0) forget_spreads(spread_of, mb->buf); /* a buffer rewritten: its spread is stale */
         }
         for (int i = 0; i < n_copied; i++) {
             const pw_member *mb = &pg->members[copied[i]];
