@@ -502,7 +502,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_compile: the graph has no output node");
         return NULL;
     }
-    tj_pool *pool = tj_pool_new();
+    tj_pool *pool = tj_pool_new("plan");
     tj_plan *p = pool ? tj_pool_alloc(pool, sizeof *p) : NULL;
     if (!p) {
         tj_pool_free(pool);

@@ -6,33 +6,7 @@
 #include "graph_internal.h"
 
 /* ---- arena ---- */
-struct arena_chunk {
-    arena_chunk *next;
-    size_t size, used;
-    _Alignas(16) char data[];
-};
-
-void *tj_graph_alloc(tj_graph *g, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    arena_chunk *c = g->arena;
-    if (!c || c->used + n > c->size) {
-        size_t size = n > 65536 ? n : 65536;
-        c = tj_alloc(sizeof *c + size);
-        if (!c) {
-            tj_oom("graph", sizeof *c + size);
-            return NULL;
-        }
-        c->next = g->arena;
-        c->size = size;
-        c->used = 0;
-        g->arena = c;
-    }
-    void *p = c->data + c->used;
-    c->used += n;
-    memset(p, 0, n);
-    return p;
-}
+void *tj_graph_alloc(tj_graph *g, size_t n) { return tj_pool_alloc(g->arena, n); }
 
 char *tj_graph_strdup(tj_graph *g, const char *s)
 {
@@ -125,15 +99,18 @@ tj_graph *tj_graph_new(void)
 {
     tj_graph *g = tj_alloc(sizeof *g);
     name_table *nt = tj_alloc(sizeof *nt);
-    if (!g || !nt) {
+    tj_pool *arena = tj_pool_new("graph");
+    if (!g || !nt || !arena) {
         tj_free(g, sizeof *g);
         tj_free(nt, sizeof *nt);
+        tj_pool_free(arena);
         tj_oom("tj_graph", sizeof *g);
         return NULL;
     }
     memset(g, 0, sizeof *g);
     memset(nt, 0, sizeof *nt);
     g->names = nt;
+    g->arena = arena;
     g->output_node = -1;
     return g;
 }
@@ -144,10 +121,7 @@ void tj_graph_free(tj_graph *g)
     for (int i = 0; i < g->n_nodes; i++) tj_tensor_release(g->nodes[i].constant);
     tj_free(g->nodes, sizeof *g->nodes * (size_t)g->cap_nodes);
     tj_free(g->values, sizeof *g->values * (size_t)g->cap_values);
-    for (arena_chunk *c = g->arena, *n; c; c = n) {
-        n = c->next;
-        tj_free(c, sizeof *c + c->size);
-    }
+    tj_pool_free(g->arena);
     tj_free(g->names->slots, g->names->cap * sizeof *g->names->slots);
     tj_free(g->names, sizeof *g->names);
     tj_free(g, sizeof *g);

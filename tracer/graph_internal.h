@@ -7,6 +7,7 @@
 #ifndef TJIT_TRACER_GRAPH_INTERNAL_H
 #define TJIT_TRACER_GRAPH_INTERNAL_H
 
+#include "pool.h"
 #include "runtime/internal.h"
 #include "tjit/graph.h"
 
@@ -95,7 +96,6 @@ typedef struct tj_gnode {
     bool dead;        /**< removed by a pass, dropped by tj_graph_compact */
 } tj_gnode;
 
-typedef struct arena_chunk arena_chunk;
 typedef struct name_table name_table;
 
 struct tj_graph {
@@ -106,7 +106,7 @@ struct tj_graph {
     int n_inputs;
     int output_node; /**< -1 until set */
     int n_constants;
-    arena_chunk *arena;
+    tj_pool *arena; /**< argument arrays, lists, names */
     name_table *names;
 };
 

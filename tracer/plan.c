@@ -9,60 +9,6 @@
 #include "runtime/iter.h"
 #include "runtime/op_view.h"
 
-/* ---- plan memory ---- */
-typedef struct pool_chunk {
-    struct pool_chunk *next;
-    size_t size, used;
-    _Alignas(64) char data[];
-} pool_chunk;
-
-struct tj_pool {
-    pool_chunk *chunks;
-};
-
-tj_pool *tj_pool_new(void)
-{
-    tj_pool *p = tj_alloc(sizeof *p);
-    if (!p) {
-        tj_oom("plan", sizeof *p);
-        return NULL;
-    }
-    p->chunks = NULL;
-    return p;
-}
-
-void *tj_pool_alloc(tj_pool *p, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    pool_chunk *c = p->chunks;
-    if (!c || c->used + n > c->size) {
-        size_t size = n > 65536 ? n : 65536;
-        c = tj_alloc(sizeof *c + size);
-        if (!c) {
-            tj_oom("plan", sizeof *c + size);
-            return NULL;
-        }
-        c->next = p->chunks;
-        c->size = size;
-        c->used = 0;
-        p->chunks = c;
-    }
-    void *r = c->data + c->used;
-    c->used += n;
-    memset(r, 0, n);
-    return r;
-}
-
-void tj_pool_free(tj_pool *p)
-{
-    if (!p) return;
-    for (pool_chunk *c = p->chunks, *n; c; c = n) {
-        n = c->next;
-        tj_free(c, sizeof *c + c->size);
-    }
-    tj_free(p, sizeof *p);
-}
-
 int64_t tj_plan_now_ns(void)
 {
     struct timespec ts;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "graph_internal.h"
+#include "pool.h"
 #include "tjit/plan.h"
 
 typedef enum tj_pvalue_kind {
@@ -81,8 +82,6 @@ typedef struct tj_pnode {
     double flops;     /**< cost formula, 0 when none */
     double bytes;     /**< tensor bytes read and written */
 } tj_pnode;
-
-typedef struct tj_pool tj_pool;
 
 /* per-context profile: per step totals and the last run's timeline */
 typedef struct tj_profile {
@@ -155,11 +154,6 @@ struct tj_plan {
     tj_plan_context *default_ctx;
     int next_ctx_id;
 };
-
-/* plan memory: a bump allocator living as long as the plan */
-tj_pool *tj_pool_new(void);
-void *tj_pool_alloc(tj_pool *p, size_t n); /* zeroed; NULL (error set) when out of memory */
-void tj_pool_free(tj_pool *p);
 
 /** The value whose tensor object `v` reads as (follows SAME aliases). */
 static inline int tj_plan_object_value(const tj_plan *p, int v)
