@@ -23,17 +23,6 @@
 #define FAST_COEFFS FAST_TABLE(C1), FAST_TABLE(C2), FAST_TABLE(C3), FAST_TABLE(C4), FAST_TABLE(C5)
 
 static inline vf lookup_g(const vf *t, vi k) { return _mm512_permutexvar_ps(k, t[0]); }
-/* k = trunc(a FAST_SCALE) (in each lane's low bits) and w = a FAST_SCALE -
- * k - 1/2, the values of vf_pieces_eval, without its two conversions: a
- * FAST_SCALE + 2^23 rounded down is 2^23 + k, and a FAST_SCALE - (k + 1/2)
- * rounds once the exact a FAST_SCALE - k minus 1/2, as vf_pieces_eval does
- * (0 <= a < FAST_LIMIT; other lanes get values that are not used). */
-static inline vi fast_interval(vf a, vf *w)
-{
-    vf f = _mm512_fmadd_round_ps(a, vf_set1(FAST_SCALE), vf_set1(0x1p23f), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    *w = vf_fmsub(a, vf_set1(FAST_SCALE), vf_sub(f, vf_set1(0x1p23f - 0.5f)));
-    return _mm512_castps_si512(f);
-}
 /* v 2^n where only normal results matter (a subnormal one may be 0) */
 static inline vf scale_pow2_normal(vf v, vf n) { return _mm512_scalef_ps(v, n); }
 /* sign bit of x set (-0 included) ? neg : pos */
@@ -57,13 +46,6 @@ static inline vf nan_for_nan_or_minus_inf(vf x, vf y)
 #define FAST_COEFFS FAST_TABLE(C1), FAST_TABLE(C2), FAST_TABLE(C3), FAST_TABLE(C4), FAST_TABLE(C5), FAST_TABLE(C6)
 
 static inline vf lookup_g(const vf *t, vi k) { return vf_lookup2(t, k); }
-static inline vi fast_interval(vf a, vf *w)
-{
-    vf s = vf_mul(a, vf_set1(FAST_SCALE));
-    vi k = vi_trunc(s);
-    *w = vf_sub(vf_sub(s, vf_from_vi(k)), vf_set1(0.5f));
-    return k;
-}
 static inline vf pow2i(__m256i n) /* 2^n for n in [-126, 127] */
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
@@ -101,23 +83,15 @@ static void load_regs(gelu_regs *r)
 }
 
 /* |x| < FAST_LIMIT in every lane: q = Phi(-a) = C0 + rest by the
- * interval's polynomial (vf_pieces_eval's operations, the interval from
- * fast_interval); then x q = -(a q) as a C0 (exactly, in two floats) + a
- * rest, and x - a q, each rounded once. The kernel is bound by these
- * operations (one core's share of a 2-thread stream as well), so each one
- * counts: -(a q) is formed negated throughout, without a final sign
- * operation (rounding is symmetric, and the sum is never an exact 0 but
- * for a = 0: the bits of -(a q) as before, -0 included). */
+ * interval's polynomial (vf_pieces_eval); then x q = -(a q) as a C0
+ * (exactly, in two floats) + a rest, and x - a q, each rounded once. The
+ * kernel is bound by these operations (one core's share of a 2-thread
+ * stream as well), so each one counts: -(a q) is formed negated
+ * throughout, without a final sign operation (rounding is symmetric, and
+ * the sum is never an exact 0 but for a = 0: -0 as it should be). */
 static inline vf gelu_fast(vf x, vf a, const gelu_regs *r)
 {
-    const vf(*t)[2] = r->fast;
-    vf w;
-    vi k = fast_interval(a, &w);
-    vf p = vf_lookup2(t[FAST_DEGREE - 1], k);
-#pragma GCC unroll 8
-    for (int j = FAST_DEGREE - 2; j >= 0; j--) p = vf_fmadd(p, w, vf_lookup2(t[j], k));
-    vf rest = vf_fmadd(w, p, vf_lookup2(t[FAST_DEGREE + 1], k));
-    vf c0 = vf_lookup2(t[FAST_DEGREE], k);
+    vf rest, c0 = vf_pieces_eval(r->fast, FAST_DEGREE, FAST_SCALE, a, &rest);
     vf hi = vf_mul(a, c0);
     vf neg = vf_sub(vf_fnmsub(a, rest, vf_fmsub(a, c0, hi)), hi); /* -(a rest + (a c0 - hi)) - hi */
     return select_sign(x, neg, vf_fnmadd(a, vf_add(c0, rest), x));

@@ -48,6 +48,18 @@ static inline vf vf_select_below(vf a, float limit, vf below, vf other)
 }
 /* t[k]: t the two vectors of a 2 VF_N = 32-entry table, k's low 5 bits */
 static inline vf vf_lookup2(const vf *t, vi k) { return _mm512_permutex2var_ps(t[0], k, t[1]); }
+/* k = trunc(a scale) and w = a scale - k - 1/2 for 0 <= a scale < 2^22 and
+ * scale a power of 2 (a scale exact), without the AVX2 version's two
+ * conversions: a scale + 2^23 rounded down is 2^23 + k (k in its low bits),
+ * and one fused multiply rounds the exact a scale - (k + 1/2) once, as the
+ * AVX2 version's last subtraction does: the same k and w. Other lanes get
+ * values not meant to be used. */
+static inline vi vf_pieces_interval(float scale, vf a, vf *w)
+{
+    vf f = _mm512_fmadd_round_ps(a, vf_set1(scale), vf_set1(0x1p23f), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    *w = vf_fmsub(a, vf_set1(scale), vf_sub(f, vf_set1(0x1p23f - 0.5f)));
+    return _mm512_castps_si512(f);
+}
 
 #else /* AVX2 */
 
@@ -85,6 +97,14 @@ static inline vf vf_lookup2(const vf *t, vi k)
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], k), _mm256_permutevar8x32_ps(t[1], k),
                             _mm256_castsi256_ps(_mm256_slli_epi32(k, 28)));
 }
+/* k = trunc(a scale) and w = a scale - k - 1/2 (exact when a scale is) */
+static inline vi vf_pieces_interval(float scale, vf a, vf *w)
+{
+    vf s = vf_mul(a, vf_set1(scale));
+    vi k = vi_trunc(s);
+    *w = vf_sub(vf_sub(s, vf_from_vi(k)), vf_set1(0.5f));
+    return k;
+}
 
 #endif
 
@@ -97,14 +117,14 @@ static inline void vf_pieces_load(vf (*t)[2], const float *const *tables, int de
         for (int h = 0; h < 2; h++) t[j][h] = vf_load(tables[j] + h * VF_N);
 }
 
-/* The polynomial of a >= 0's interval k = trunc(a scale) (< 2 VF_N) at
- * w = a scale - k - 1/2, the position from the interval's middle: returns
- * C0[k], and *rest = C0LO[k] + w (C1[k] + C2[k] w + ...). */
+/* The polynomial of a >= 0's interval k = trunc(a scale) (< 2 VF_N; scale
+ * a power of 2) at w = a scale - k - 1/2, the position from the interval's
+ * middle (exact, in [-1/2, 1/2)): returns C0[k], and *rest = C0LO[k] +
+ * w (C1[k] + C2[k] w + ...). */
 static inline vf vf_pieces_eval(const vf (*t)[2], int degree, float scale, vf a, vf *rest)
 {
-    vf s = vf_mul(a, vf_set1(scale));
-    vi k = vi_trunc(s);
-    vf w = vf_sub(vf_sub(s, vf_from_vi(k)), vf_set1(0.5f)); /* exact, in [-1/2, 1/2) */
+    vf w;
+    vi k = vf_pieces_interval(scale, a, &w);
     vf p = vf_lookup2(t[degree - 1], k);
 #pragma GCC unroll 8
     for (int j = degree - 2; j >= 0; j--) p = vf_fmadd(p, w, vf_lookup2(t[j], k));
