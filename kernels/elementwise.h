@@ -246,4 +246,23 @@ void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
  * rows of its chunk. out and vals may not overlap. */
 void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es);
 
+
+/** The arithmetic of tj_k_rows_loop. */
+typedef enum tj_k_rows_op { TJ_K_ROWS_ADD, TJ_K_ROWS_MUL, TJ_K_ROWS_DIV } tj_k_rows_op;
+
+typedef struct tj_k_rows_args {
+    tj_k_rows_op op;
+    tj_dtype dtype;  /**< float32 or float64: operands and result */
+    double alpha;    /**< ADD: the operand after the first is multiplied by alpha (tj_k_add_loop's) */
+    bool rows_first; /**< the row value is the first operand (vals[r] op x) */
+} tj_k_rows_args;
+
+/** Row r of nr rows of len elements (rows one after the other): out = x op
+ * vals[r] (vals[r] op x with rows_first), op tj_k_add_loop's x + alpha y,
+ * or tj_k_binary_loop's MUL or DIV: the bits those loops give on the row
+ * value spread over the row (tj_k_spread), without the spread's pass. A
+ * fused row step's x - mean, x * rstd, e / sum over its chunk. out may be x
+ * exactly, or begin at vals (rows are written last first). */
+void tj_k_rows_loop(int64_t nr, int64_t len, void *out, const void *x, const void *vals, const tj_k_rows_args *k);
+
 #endif

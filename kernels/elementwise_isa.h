@@ -22,6 +22,9 @@ typedef void (*tj_k_spread_fn)(int64_t nr, int64_t len, void *out, const void *v
  * type first; a + b when it is 1), each rounded once: no fused
  * multiply-add, so that every width gives the scalar loop's bits. */
 typedef void (*tj_k_axpy_fn)(int64_t n, void *out, const void *a, const void *b, double alpha);
+/** tj_k_rows_loop on the table's float type. */
+typedef void (*tj_k_rows_arith_fn)(int64_t nr, int64_t len, void *out, const void *a, const void *vals,
+                                   const tj_k_rows_args *k);
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
@@ -48,6 +51,7 @@ typedef struct tj_k_math_fns {
     tj_k_compare_where_fn compare_where_b8[TJ_K_GE + 1];
     tj_k_splat_fn splat;
     tj_k_spread_fn spread;
+    tj_k_rows_arith_fn rows_arith;
     tj_k_powc_fn pow_scalar;
     tj_k_act1_fn act[TJ_K_ACT_COUNT];
     tj_k_act2_fn act_backward[TJ_K_ACT_COUNT];

@@ -393,6 +393,55 @@ static void SFX(add)(int64_t n, void *out, const void *in0, const void *in1, dou
     else LOOP2_ARITH(x + al * y);
 }
 
+/* Row r of nr rows of len elements: out = EXPR(x, y) of the row's x and
+ * y = vals[r], vector and scalar tail alike (LOOP2_ARITH's one rounding per
+ * operation). The last row first, its value read before its row is
+ * written: out may cover vals (a fused step's buffer taken back), row r's
+ * elements holding values r len and on, read by then. */
+#define ROWS_ARITH(EXPR)                                                       \
+    for (int64_t r_ = nr - 1; r_ >= 0; r_--) {                                 \
+        T ys_ = v[r_];                                                         \
+        V yv_ = SPLAT(ys_);                                                    \
+        const T *a_ = a + r_ * len;                                            \
+        T *o_ = o + r_ * len;                                                  \
+        int64_t i_ = 0;                                                        \
+        for (; i_ + W <= len; i_ += W) {                                       \
+            V x = LOADU(a_ + i_), y = yv_;                                     \
+            STOREU(o_ + i_, (EXPR));                                           \
+        }                                                                      \
+        for (; i_ < len; i_++) {                                               \
+            T x = a_[i_], y = ys_;                                             \
+            o_[i_] = (EXPR);                                                   \
+        }                                                                      \
+    }
+
+/* tj_k_rows_loop: add, mul and div with one operand a value per row, as
+ * add (alpha rounded to T first, 1 leaving y alone) and mul / div compute
+ * it spread over the row. */
+static void SFX(rows_arith)(int64_t nr, int64_t len, void *out, const void *in, const void *vals,
+                            const tj_k_rows_args *k)
+{
+    T *o = out;
+    const T *a = in, *v = vals;
+    T al = (T)k->alpha;
+    switch (k->op) {
+    case TJ_K_ROWS_ADD:
+        if (k->rows_first && al == CT(1)) ROWS_ARITH(y + x)
+        else if (k->rows_first) ROWS_ARITH(y + al * x)
+        else if (al == CT(1)) ROWS_ARITH(x + y)
+        else ROWS_ARITH(x + al * y)
+        break;
+    case TJ_K_ROWS_MUL:
+        if (k->rows_first) ROWS_ARITH(y * x)
+        else ROWS_ARITH(x * y)
+        break;
+    case TJ_K_ROWS_DIV:
+        if (k->rows_first) ROWS_ARITH(y / x)
+        else ROWS_ARITH(x / y)
+        break;
+    }
+}
+
 /* The plain C loops' nan rule, a != a ? a : b != b ? b : a > b ? a : b
  * (signed zeros included): a nan `a` is kept by the blend, and maxps /
  * minps return their second operand, `b`, for a nan `b` and for equal
@@ -647,12 +696,14 @@ static const tj_k_math_fns FNS = {
                          [TJ_K_GT] = SFX(gt_where_b8), [TJ_K_GE] = SFX(ge_where_b8)},
     .splat = SFX(splat),
     .spread = SFX(spread),
+    .rows_arith = SFX(rows_arith),
     .pow_scalar = SFX(pow_scalar),
 };
 
 #undef CT
 #undef LOOP1
 #undef LOOP2
+#undef ROWS_ARITH
 #undef UNARY
 #undef BINARY
 #undef COMPARE

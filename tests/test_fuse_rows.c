@@ -305,6 +305,136 @@ Test(fuse_rows, spread_repeats_each_rows_bits_on_every_isa)
     }
 }
 
+/* Element i of tj_k_rows_loop's row r, from its definition on scalars:
+ * x op v[r] (v[r] op x with rows_first), add as tj_k_add_loop does it (x +
+ * alpha y, alpha rounded to the dtype, left out when 1). */
+static double rows_reference(const tj_k_rows_args *k, double x, double v)
+{
+    double a = k->rows_first ? v : x, b = k->rows_first ? x : v;
+    if (k->dtype == TJ_FLOAT32) {
+        float fa = (float)a, fb = (float)b, al = (float)k->alpha;
+        switch (k->op) {
+        case TJ_K_ROWS_ADD: return al == 1.0f ? fa + fb : fa + al * fb;
+        case TJ_K_ROWS_MUL: return fa * fb;
+        case TJ_K_ROWS_DIV: return fa / fb;
+        }
+    }
+    switch (k->op) {
+    case TJ_K_ROWS_ADD: return k->alpha == 1.0 ? a + b : a + k->alpha * b;
+    case TJ_K_ROWS_MUL: return a * b;
+    case TJ_K_ROWS_DIV: return a / b;
+    }
+    return NAN;
+}
+
+/* The loop tj_k_rows_loop stands for, on the row values spread over the
+ * rows: tj_k_add_loop or tj_k_binary_loop's. */
+static void spread_then_loop(const tj_k_rows_args *k, int64_t nr, int64_t len, void *out, const void *x,
+                             const void *vals)
+{
+    size_t es = k->dtype == TJ_FLOAT32 ? 4 : 8;
+    _Alignas(64) char spread[8 * 40 * 8];
+    tj_k_spread(spread, vals, nr, len, es);
+    const void *in[2] = {k->rows_first ? (const void *)spread : x, k->rows_first ? x : (const void *)spread};
+    if (k->op == TJ_K_ROWS_ADD) {
+        tj_k_axpby_args a = {.alpha = k->alpha, .dtype = k->dtype};
+        tj_k_add_loop(nr * len, out, in, &a);
+    } else {
+        tj_k_binary_args a = {.op = k->op == TJ_K_ROWS_MUL ? TJ_K_MUL : TJ_K_DIV, .dtype = k->dtype};
+        tj_k_binary_loop(nr * len, out, in, &a);
+    }
+}
+
+/* Runs tj_k_rows_loop on nr rows of len (x at x, out at out: the caller
+ * places them, maybe over x or vals) and checks every element: the bits of
+ * spread_then_loop and of rows_reference, nans as any nan (which operand's
+ * nan an operation on two keeps is the compiler's choice, as for
+ * test_expect_same_bits), and nothing past the rows written. */
+static void check_rows_loop(const tj_k_rows_args *k, int64_t nr, int64_t len, char *out, const char *x,
+                            const char *vals, const char *what)
+{
+    size_t es = k->dtype == TJ_FLOAT32 ? 4 : 8;
+    double want[8 * 40], xs[8 * 40], vs[8];
+    _Alignas(64) char bits[8 * 40 * 8];
+    for (int64_t r = 0; r < nr; r++) {
+        vs[r] = es == 4 ? ((const float *)vals)[r] : ((const double *)vals)[r];
+        for (int64_t j = 0; j < len; j++)
+            xs[r * len + j] = es == 4 ? ((const float *)x)[r * len + j] : ((const double *)x)[r * len + j];
+    }
+    for (int64_t i = 0; i < nr * len; i++) want[i] = rows_reference(k, xs[i], vs[i / len]);
+    spread_then_loop(k, nr, len, bits, x, vals);
+    unsigned char past = (unsigned char)out[nr * len * (int64_t)es];
+    tj_k_rows_loop(nr, len, out, x, vals, k);
+    for (int64_t i = 0; i < nr * len; i++) {
+        double got = es == 4 ? ((const float *)out)[i] : ((const double *)out)[i],
+               loop = es == 4 ? ((const float *)bits)[i] : ((const double *)bits)[i];
+        cr_assert(memcmp(out + i * (int64_t)es, bits + i * (int64_t)es, es) == 0 || (isnan(got) && isnan(loop)),
+                  "%s: element %lld of %lld x %lld: %g, the spread loop's %g", what, (long long)i, (long long)nr,
+                  (long long)len, got, loop);
+        float w32 = (float)want[i];
+        bool same = isnan(want[i]) ? isnan(got)
+                    : es == 4      ? memcmp(&w32, out + i * 4, 4) == 0
+                                   : memcmp(&want[i], out + i * 8, 8) == 0;
+        cr_assert(same, "%s: element %lld of %lld x %lld: %g, want %g", what, (long long)i, (long long)nr,
+                  (long long)len, got, want[i]);
+    }
+    cr_assert_eq((unsigned char)out[nr * len * (int64_t)es], past, "%s: written past the rows", what);
+}
+
+/* tj_k_rows_loop (a row step's x - mean, x * rstd, e / sum without
+ * spreading the row values): the scalar definition's bits for add (alpha 1,
+ * -1 and one that rounds), mul and div, the row value first or second,
+ * float32 and float64, lengths with and without a vector tail, special
+ * values, on every ISA; out over x, and out over the row values. */
+Test(fuse_rows, rows_loop_computes_the_spread_operands_bits_on_every_isa)
+{
+    enum { NR = 8, MAXLEN = 40 };
+    static const int64_t lens[] = {1, 2, 7, 8, 16, 17, 33, 40};
+    static const double alphas[] = {1, -1, 0.1};
+    static const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e-310, 3e38, -1};
+    static const double row_specials[] = {NAN, INFINITY, -0.0};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (int op = TJ_K_ROWS_ADD; op <= TJ_K_ROWS_DIV; op++)
+                for (int first = 0; first < 2; first++)
+                    for (size_t a = 0; a < (op == TJ_K_ROWS_ADD ? 3 : 1); a++)
+                        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+                            tj_k_rows_args args = {.op = (tj_k_rows_op)op, .dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32,
+                                                   .alpha = alphas[a], .rows_first = first};
+                            size_t es = dt ? 8 : 4;
+                            int64_t len = lens[l];
+                            _Alignas(64) char x[(NR * MAXLEN + 1) * 8], vals[NR * 8], out[(NR * MAXLEN + 1) * 8];
+                            unsigned seed = (unsigned)(l * 7 + (size_t)op);
+                            for (int64_t i = 0; i < NR * len; i++) {
+                                seed = seed * 1103515245u + 12345u;
+                                double u = (double)(seed >> 8 & 0xffff) / 4096.0 - 8,
+                                       v = i % 11 == 3 ? specials[(i / 11) % 8] : u;
+                                if (dt) memcpy(x + i * 8, &v, 8);
+                                else ((float *)x)[i] = (float)v;
+                            }
+                            for (int r = 0; r < NR; r++) {
+                                double v = r % 3 == 1 ? row_specials[r / 3] : 0.37 * r - 1.3;
+                                if (dt) memcpy(vals + r * 8, &v, 8);
+                                else ((float *)vals)[r] = (float)v;
+                            }
+                            char what[128];
+                            snprintf(what, sizeof what, "%s %s op %d%s alpha %g", test_isas[k],
+                                     dt ? "float64" : "float32", op, first ? " rows first" : "", alphas[a]);
+                            memset(out, 0xa5, sizeof out);
+                            check_rows_loop(&args, NR, len, out, x, vals, what);
+                            /* out over x, then out over the row values (a buffer taken back) */
+                            char x2[sizeof x], big[(NR * MAXLEN + 1) * 8];
+                            memcpy(x2, x, sizeof x2);
+                            x2[NR * len * (int64_t)es] = 0x5a;
+                            check_rows_loop(&args, NR, len, x2, x2, vals, what);
+                            memset(big, 0x3c, sizeof big);
+                            memcpy(big, vals, NR * es);
+                            check_rows_loop(&args, NR, len, big, x, big, what);
+                        }
+    }
+}
+
 /* ---- values whose bits depend on the order of a row's operations ---- */
 
 /* in: x, y [N, D] (y ones, so that h = x * y keeps -0, nan payloads and the
@@ -321,8 +451,11 @@ static tj_status fn_row_order(void *ctx, tj_tensor *const *in, int n, tj_tensor 
     out[1] = s64;
     out[2] = tj_add(mn, mx);
     out[3] = tj_sub(h, mn);
-    *n_out = 4;
-    return out[0] && out[1] && out[2] && out[3] ? TJ_OK : tj_last_status();
+    /* row values first and dividing: (s - h) / mx, s / h */
+    out[4] = tj_div(tj_sub(s, h), mx);
+    out[5] = tj_div(s, h);
+    *n_out = 6;
+    return out[0] && out[1] && out[2] && out[3] && out[4] && out[5] ? TJ_OK : tj_last_status();
 }
 
 /* Row r of x by kind r % 8: large values of both signs with small ones

@@ -34,7 +34,10 @@
  * A comparison whose mask only a where reads runs inside that where, as
  * one loop (merge_compare_where): decompositions select on comparisons
  * everywhere, and the mask would be one more pass over the chunk, in
- * bytes, for each.
+ * bytes, for each. An add, mul or div of a chunk and one value per row (x
+ * - mean, x * rstd, e / sum) reads the row values in place
+ * (tj_k_rows_loop) rather than spread over a chunk buffer first: a pass
+ * less each.
  *
  * Within a chunk every read of an operand comes before any write of a
  * result (the last member writes its result in place, reading each element
@@ -256,7 +259,8 @@ static void forget_spreads(int *spread_of, int buf)
 }
 
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
- * the general path: rows spread, arguments gathered or read by row.
+ * the general path: rows spread (or read in place by tj_k_rows_loop),
+ * arguments gathered or read by row.
  * spread_of[k]: the buffer whose row values gather buffer k holds spread
  * over this chunk, -1 for none: a decomposed layer_norm subtracts its mean
  * twice (var_mean's and its own), the second time from the same spread. */
@@ -268,7 +272,7 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
     int64_t at = mb->rows_in ? r0 : s, cnt = mb->rows_in ? nr : n;
     for (int k = 0; k < mb->pw.nin; k++) {
         const pw_src *src = &mb->in[k];
-        if (src->kind == SRC_BUF) {
+        if (src->kind == SRC_BUF || k == mb->row_k) {
             in[k] = bufs[src->index];
         } else if (src->kind == SRC_ROWS) { /* one call on the chunk: per row (short rows) costs more */
             if (spread_of[k] != src->index) tj_k_spread(gbuf[k], bufs[src->index], nr, pg->row_len, mb->in_es[k]);
@@ -289,6 +293,7 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
     int64_t oat = mb->rows_out ? r0 : s;
     void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
     if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
+    else if (mb->row_k >= 0) tj_k_rows_loop(nr, pg->row_len, o, in[1 - mb->row_k], in[mb->row_k], &mb->row_arith);
     else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
 }
 
@@ -632,6 +637,26 @@ static void merge_compare_where(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUT
     g->n = kept;
 }
 
+/* The input of member mb (its sources set) that tj_k_rows_loop takes as
+ * the row values, -1 when it runs its own loop: a float add, mul or div
+ * over the group's shape with one operand a value per row (*a set). */
+static int rows_operand(const pw_member *mb, tj_k_rows_args *a)
+{
+    const tj_pointwise *pw = &mb->pw;
+    if (mb->rows_in || mb->reduces || pw->nin != 2 || (mb->in[0].kind == SRC_ROWS) == (mb->in[1].kind == SRC_ROWS))
+        return -1;
+    if (pw->fn == tj_k_add_loop && (pw->ctx.axpby.dtype == TJ_FLOAT32 || pw->ctx.axpby.dtype == TJ_FLOAT64))
+        *a = (tj_k_rows_args){.op = TJ_K_ROWS_ADD, .dtype = pw->ctx.axpby.dtype, .alpha = pw->ctx.axpby.alpha};
+    else if (pw->fn == tj_k_binary_loop && (pw->ctx.binary.op == TJ_K_MUL || pw->ctx.binary.op == TJ_K_DIV) &&
+             (pw->ctx.binary.dtype == TJ_FLOAT32 || pw->ctx.binary.dtype == TJ_FLOAT64))
+        *a = (tj_k_rows_args){.op = pw->ctx.binary.op == TJ_K_MUL ? TJ_K_ROWS_MUL : TJ_K_ROWS_DIV,
+                              .dtype = pw->ctx.binary.dtype};
+    else
+        return -1;
+    a->rows_first = mb->in[0].kind == SRC_ROWS;
+    return a->rows_first ? 0 : 1;
+}
+
 /* Group g becomes one step in its last member's place. */
 static tj_status rewrite(fuser *f, group *g)
 {
@@ -720,6 +745,7 @@ static tj_status rewrite(fuser *f, group *g)
                 assert(mb->in[k].index >= 0);
             }
         }
+        mb->row_k = rows_operand(mb, &mb->row_arith);
         /* results read for the last time free their buffers, before the
          * result takes one when of its element size (a loop may write over
          * its input exactly), else after; results written out keep theirs */

@@ -34,6 +34,8 @@ typedef struct pw_member {
     bool rows_out;       /* its result holds one value per row (rows_in, or a reduction) */
     pw_src in[TJ_ITER_MAX_INPUTS];
     size_t in_es[TJ_ITER_MAX_INPUTS];
+    int row_k;    /* -1, or the one input that is SRC_ROWS in an add, mul or div over the group's shape: */
+    tj_k_rows_args row_arith; /* the loop on the row values in place (tj_k_rows_loop), no spread */
     int buf;      /* buffer receiving the result, -1: written straight into out[out] */
     int out;      /* index among the step's results, -1: not written out */
     tj_dtype dtype; /* of its result */
