@@ -247,6 +247,21 @@ void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
 void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es);
 
 
+/* ---- a product and the sum reading it ---- */
+
+typedef struct tj_k_mul_add_args {
+    tj_dtype dtype;     /**< float32 or float64: operands and result */
+    double alpha;       /**< tj_k_add_loop's, on its second operand */
+    bool product_first; /**< the product is the sum's first operand */
+} tj_k_mul_add_args;
+
+/** out = p + alpha in[2] (product_first) or in[2] + alpha p, p = in[0]
+ * in[1]: tj_k_binary_loop's MUL then tj_k_add_loop on its result, each
+ * operation rounded once (no fused multiply-add), in one pass (loop fusion
+ * merges a mul into the add that alone reads it: tracer/fuse_pointwise.c).
+ * ctx is tj_k_mul_add_args; out may be any input exactly. */
+void tj_k_mul_add_loop(int64_t n, void *out, const void *const *in, const void *ctx);
+
 /** The arithmetic of tj_k_rows_loop. */
 typedef enum tj_k_rows_op { TJ_K_ROWS_ADD, TJ_K_ROWS_MUL, TJ_K_ROWS_DIV } tj_k_rows_op;
 

@@ -25,6 +25,10 @@ typedef void (*tj_k_axpy_fn)(int64_t n, void *out, const void *a, const void *b,
 /** tj_k_rows_loop on the table's float type. */
 typedef void (*tj_k_rows_arith_fn)(int64_t nr, int64_t len, void *out, const void *a, const void *vals,
                                    const tj_k_rows_args *k);
+/** tj_k_mul_add_loop on the table's float type: a b + alpha c
+ * (product_first) or c + alpha a b. */
+typedef void (*tj_k_mul_add_fn)(int64_t n, void *out, const void *a, const void *b, const void *c, double alpha,
+                                bool product_first);
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 
@@ -52,6 +56,7 @@ typedef struct tj_k_math_fns {
     tj_k_splat_fn splat;
     tj_k_spread_fn spread;
     tj_k_rows_arith_fn rows_arith;
+    tj_k_mul_add_fn mul_add;
     tj_k_powc_fn pow_scalar;
     tj_k_act1_fn act[TJ_K_ACT_COUNT];
     tj_k_act2_fn act_backward[TJ_K_ACT_COUNT];

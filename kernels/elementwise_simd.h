@@ -393,6 +393,34 @@ static void SFX(add)(int64_t n, void *out, const void *in0, const void *in1, dou
     else LOOP2_ARITH(x + al * y);
 }
 
+/* LOOP2_ARITH with a third operand, z from `c`. */
+#define LOOP3_ARITH(EXPR)                                                      \
+    do {                                                                       \
+        int64_t i_ = 0;                                                        \
+        for (; i_ + W <= n; i_ += W) {                                         \
+            V x = LOADU(a + i_), y = LOADU(b + i_), z = LOADU(c + i_);         \
+            STOREU(o + i_, (EXPR));                                            \
+        }                                                                      \
+        for (; i_ < n; i_++) {                                                 \
+            T x = a[i_], y = b[i_], z = c[i_];                                 \
+            o[i_] = (EXPR);                                                    \
+        }                                                                      \
+    } while (0)
+
+/* tj_k_mul_add_loop: mul's product, then add's sum with it (alpha as add
+ * takes it), each rounded once. */
+static void SFX(mul_add)(int64_t n, void *out, const void *in0, const void *in1, const void *in2, double alpha,
+                         bool product_first)
+{
+    T *o = out;
+    const T *a = in0, *b = in1, *c = in2;
+    T al = (T)alpha;
+    if (product_first && al == CT(1)) LOOP3_ARITH((x * y) + z);
+    else if (product_first) LOOP3_ARITH((x * y) + al * z);
+    else if (al == CT(1)) LOOP3_ARITH(z + (x * y));
+    else LOOP3_ARITH(z + al * (x * y));
+}
+
 /* Row r of nr rows of len elements: out = EXPR(x, y) of the row's x and
  * y = vals[r], vector and scalar tail alike (LOOP2_ARITH's one rounding per
  * operation). The last row first, its value read before its row is
@@ -697,6 +725,7 @@ static const tj_k_math_fns FNS = {
     .splat = SFX(splat),
     .spread = SFX(spread),
     .rows_arith = SFX(rows_arith),
+    .mul_add = SFX(mul_add),
     .pow_scalar = SFX(pow_scalar),
 };
 
@@ -704,6 +733,7 @@ static const tj_k_math_fns FNS = {
 #undef LOOP1
 #undef LOOP2
 #undef ROWS_ARITH
+#undef LOOP3_ARITH
 #undef UNARY
 #undef BINARY
 #undef COMPARE

@@ -30,6 +30,7 @@ typedef struct tj_pointwise {
         tj_k_pow_scalar_args pow;
         tj_k_select_args select;
         tj_k_compare_where_args compare_where; /**< a comparison merged into its where (tracer/fuse_pointwise.c) */
+        tj_k_mul_add_args mul_add;             /**< a mul merged into the add reading it (same) */
         tj_dtype convert[2]; /**< _to_copy, clone: [0] to, [1] from */
     } ctx; /**< the loop's context (fn's ctx argument is &ctx) */
 } tj_pointwise;

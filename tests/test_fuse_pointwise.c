@@ -15,6 +15,7 @@
 
 #include "alloc_counter.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/elementwise.h"
 #include "models.h"
 #include "step.h"
 #include "test_util.h"
@@ -1099,4 +1100,113 @@ Test(fuse_pointwise, a_compare_on_an_input_written_back_reads_the_value_before)
         tj_plan_free(pu);
         tj_graph_free(g);
     }
+}
+
+/* ---- a mul merged into the add that alone reads it ---- */
+
+/* tj_k_mul_add_loop on n elements against its definition: tj_k_binary_loop's
+ * MUL, then tj_k_add_loop on the product (bits, a nan as any nan: which
+ * operand's nan an operation on two keeps is the compiler's choice), and
+ * the scalar formula, each operation rounded once. */
+static void check_mul_add(const tj_k_mul_add_args *k, int64_t n, const char *what)
+{
+    enum { N = 67 };
+    size_t es = k->dtype == TJ_FLOAT32 ? 4 : 8;
+    static const double special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-310, 3e38};
+    _Alignas(64) char in[3][N * 8], prod[N * 8], want[N * 8], got[N * 8 + 8];
+    double v[3][N];
+    unsigned seed = (unsigned)n * 31u + (unsigned)k->product_first;
+    for (int j = 0; j < 3; j++)
+        for (int64_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double u = (double)(seed >> 8 & 0xffff) / 8192.0 - 4;
+            v[j][i] = (i + j) % 9 == 4 ? special[(i / 9 + (int64_t)j) % 8] : u;
+            if (es == 4) ((float *)in[j])[i] = (float)v[j][i];
+            else ((double *)in[j])[i] = v[j][i];
+        }
+    const void *ab[2] = {in[0], in[1]};
+    tj_k_binary_args mul = {.op = TJ_K_MUL, .dtype = k->dtype};
+    tj_k_binary_loop(n, prod, ab, &mul);
+    const void *sum[2] = {k->product_first ? prod : in[2], k->product_first ? in[2] : prod};
+    tj_k_axpby_args add = {.alpha = k->alpha, .dtype = k->dtype};
+    tj_k_add_loop(n, want, sum, &add);
+    const void *abc[3] = {in[0], in[1], in[2]};
+    memset(got, 0x5a, sizeof got);
+    tj_k_mul_add_loop(n, got, abc, k);
+    for (int64_t i = 0; i < n; i++) {
+        double g = es == 4 ? ((float *)got)[i] : ((double *)got)[i], w = es == 4 ? ((float *)want)[i] : ((double *)want)[i];
+        cr_assert(memcmp(got + i * (int64_t)es, want + i * (int64_t)es, es) == 0 || (isnan(g) && isnan(w)),
+                  "%s n %lld: element %lld %g, mul then add %g", what, (long long)n, (long long)i, g, w);
+        double f; /* the formula on scalars */
+        if (es == 4) {
+            float x = ((float *)in[0])[i], y = ((float *)in[1])[i], z = ((float *)in[2])[i], al = (float)k->alpha;
+            float p = x * y, a = k->product_first ? p : z, b = k->product_first ? z : p;
+            f = al == 1.0f ? a + b : a + al * b;
+        } else {
+            double x = v[0][i], y = v[1][i], z = v[2][i], p = x * y, a = k->product_first ? p : z,
+                   b = k->product_first ? z : p;
+            f = k->alpha == 1.0 ? a + b : a + k->alpha * b;
+        }
+        cr_assert(isnan(f) ? isnan(g) : (es == 4 ? (float)f == (float)g && signbit(f) == signbit(g) : memcmp(&f, &g, 8) == 0),
+                  "%s n %lld: element %lld %g, the formula's %g", what, (long long)n, (long long)i, g, f);
+    }
+    cr_assert_eq((unsigned char)got[n * (int64_t)es], 0x5a, "%s n %lld: written past", what, (long long)n);
+}
+
+Test(fuse_pointwise, the_mul_add_loop_gives_the_mul_then_the_adds_bits_on_every_isa)
+{
+    static const int64_t lens[] = {0, 1, 3, 8, 15, 16, 17, 33, 67};
+    static const double alphas[] = {1, -1, 0.1};
+    for (int s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (int first = 0; first < 2; first++)
+                for (int a = 0; a < 3; a++) {
+                    tj_k_mul_add_args k = {.dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32, .alpha = alphas[a],
+                                           .product_first = first};
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s%s alpha %g", test_isas[s], dt ? "float64" : "float32",
+                             first ? " product first" : "", alphas[a]);
+                    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) check_mul_add(&k, lens[l], what);
+                }
+    }
+    tj_k_isa_force(NULL);
+}
+
+/* in: x, y, z [N, D]; products added with the product first and second,
+ * alpha 1, -1 (sub) and 2.5, a product of a product, a product read twice
+ * (not merged), a product read by another step too (written out). */
+static tj_status fn_mul_add(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *z = in[2], *xy = tj_mul(x, y);
+    out[0] = tj_add(xy, z);
+    out[1] = tj_sub(z, tj_mul(y, z));
+    out[2] = tj_add_alpha(tj_mul(tj_mul(x, z), y), tj_mul(z, x), tj_v_float(2.5));
+    tj_tensor *twice = tj_mul(x, x);
+    out[3] = tj_add(twice, twice);
+    out[4] = tj_mul(tj_sub(tj_mul(z, y), x), out[0]);
+    *n_out = 5;
+    return out[4] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, a_mul_read_only_by_an_add_runs_inside_it_with_the_unfused_bits_on_every_isa)
+{
+    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {37, 41}, {5, 2049}};
+    for (int s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
+                tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+                tj_tensor *in[3] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
+                                    specials_tensor(dtype, 2, dims[i], 2)};
+                tj_graph *g = trace(fn_mul_add, NULL, in, 3);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s [%ld, %ld]", test_isas[s], tj_dtype_name(dtype),
+                         (long)dims[i][0], (long)dims[i][1]);
+                expect_one_step(g, in, 3, what, 13, 0);
+                tj_graph_free(g);
+            }
+    }
+    tj_k_isa_force(NULL);
 }

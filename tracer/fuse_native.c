@@ -61,6 +61,7 @@ static tj_dtype result_dtype(const pw_member *mb)
     if (pw->fn == tj_k_pow_scalar_loop) return pw->ctx.pow.dtype;
     if (pw->fn == tj_k_where_loop) return pw->ctx.select.dtype;
     if (pw->fn == tj_k_compare_where_loop) return pw->ctx.compare_where.dtype;
+    if (pw->fn == tj_k_mul_add_loop) return pw->ctx.mul_add.dtype;
     if (pw->fn == tj_pointwise_copy_loop) return pw->ctx.convert[0];
     return TJ_BOOL; /* tj_k_compare_loop */
 }
@@ -115,16 +116,21 @@ static bool expression_of(const pw_member *mb, char x[][OPERAND_BYTES], char *s,
     if (!tj_dtype_is_float(t)) return false;
     const char *T = ctype(t), *f = t == TJ_FLOAT32 ? "f" : ""; /* sqrtf or sqrt, ... */
     const char *sfx = t == TJ_FLOAT32 ? "f32" : "f64";
-    if (pw->fn == tj_k_add_loop) {
+    if (pw->fn == tj_k_add_loop || pw->fn == tj_k_mul_add_loop) { /* a + alpha b; the product (x0 * x1) is one */
+        bool fma = pw->fn == tj_k_mul_add_loop, first = fma && pw->ctx.mul_add.product_first;
+        double alpha = fma ? pw->ctx.mul_add.alpha : pw->ctx.axpby.alpha;
+        char p[2 * OPERAND_BYTES + 8];
+        snprintf(p, sizeof p, "(%s * %s)", x[0], x[1]);
+        const char *a = !fma ? x[0] : first ? p : x[2], *b = !fma ? x[1] : first ? x[2] : p;
         tj_k_scalar al;
-        if (t == TJ_FLOAT32) al.f32 = (float)pw->ctx.axpby.alpha;
-        else al.f64 = pw->ctx.axpby.alpha;
+        if (t == TJ_FLOAT32) al.f32 = (float)alpha;
+        else al.f64 = alpha;
         if (t == TJ_FLOAT32 ? al.f32 == 1 : al.f64 == 1) {
-            snprintf(s, size, "%s + %s", x[0], x[1]);
+            snprintf(s, size, "%s + %s", a, b);
         } else {
-            char a[OPERAND_BYTES];
-            literal(a, sizeof a, t, al);
-            snprintf(s, size, "%s + %s * %s", x[0], a, x[1]);
+            char l[OPERAND_BYTES];
+            literal(l, sizeof l, t, al);
+            snprintf(s, size, "%s + %s * %s", a, l, b);
         }
         return true;
     }
@@ -189,6 +195,22 @@ static bool expression(const pw_member *mb, char x[][OPERAND_BYTES], char *s)
  * value (M_ROW_CALL: a row member's); M_NONE: not at all. */
 typedef enum { M_NONE, M_ELEMENT, M_ROWS, M_REDUCE, M_CALL, M_ROW_CALL } member_kind;
 
+/* The plan's calls member mb stands for: two for a comparison merged into
+ * its where and a mul merged into its add (tracer/fuse_pointwise.c). */
+static int calls_merged(const pw_member *mb)
+{
+    return mb->pw.fn == tj_k_compare_where_loop || mb->pw.fn == tj_k_mul_add_loop ? 2 : 1;
+}
+
+/* The calls members [first, first + n) of pg stand for. Fewer than two
+ * make no segment: one loop call does as well. */
+static int calls_in(const pw_program *pg, int first, int n)
+{
+    int c = 0;
+    for (int m = first; m < first + n; m++) c += calls_merged(&pg->members[m]);
+    return c;
+}
+
 /* Whether a member of kind k computes one value per row. */
 static bool per_row(member_kind k) { return k == M_ROWS || k == M_REDUCE || k == M_ROW_CALL; }
 
@@ -199,7 +221,7 @@ static bool has_expression(const pw_member *mb)
     tj_loop_fn fn = mb->pw.fn;
     if (fn != tj_k_unary_loop && fn != tj_k_binary_loop && fn != tj_k_add_loop && fn != tj_k_pow_scalar_loop &&
         fn != tj_k_where_loop && fn != tj_pointwise_copy_loop && fn != tj_k_compare_loop &&
-        fn != tj_k_compare_where_loop)
+        fn != tj_k_compare_where_loop && fn != tj_k_mul_add_loop)
         return false;
     if (!c_dtype(result_dtype(mb))) return false;
     char x[TJ_ITER_MAX_INPUTS][OPERAND_BYTES], s[EXPR_BYTES];
@@ -777,7 +799,8 @@ static void emit_rows(const emitter *e, FILE *f)
 
 /* Segment sg's function into *out (malloc'd), from its parameter list
  * on (the name goes before it). sg->n shrinks to the members emit_body
- * takes; false when fewer than two, or out of memory (*oom set). */
+ * takes; false when they stand for fewer than two calls (calls_in), or
+ * out of memory (*oom set). */
 static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool *oom)
 {
     emitter *e = calloc(1, sizeof *e);
@@ -787,7 +810,7 @@ static bool emit_function(const pw_program *pg, pw_segment *sg, char **out, bool
     char *head = NULL;
     size_t head_len = 0;
     bool ok = false;
-    while (sg->n >= 2 && !ok) {
+    while (calls_in(pg, sg->first, sg->n) >= 2 && !ok) {
         free(head);
         head = NULL;
         memset(e->declared, 0, sizeof e->declared);
@@ -945,7 +968,8 @@ static bool read_only_in_place(const pw_program *pg, const pw_segment *segs, int
  * alone saves nothing). */
 static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
 {
-    pw_segment *segs = tj_pool_alloc(p->pool, sizeof *segs * (size_t)(pg->n_members / 2 + 1));
+    pw_segment *segs = tj_pool_alloc(p->pool, sizeof *segs * (size_t)(pg->n_members + 1)); /* merged members
+                                                                                               may stand alone */
     if (!segs) return TJ_ERR_OUT_OF_MEMORY;
     int n = 0;
     for (int m = 0; m < pg->n_members;) {
@@ -954,14 +978,18 @@ static tj_status segments_of(tj_plan *p, pw_program *pg, unit *u)
         int first = m, last = end;
         while (first < last && calls(pg, first)) first++;
         while (last > first && calls(pg, last - 1)) last--;
-        if (last - first < 2) {
+        if (calls_in(pg, first, last - first) < 2) {
             m = end > m ? end : m + 1;
             continue;
         }
         pw_segment *sg = &segs[n];
         *sg = (pw_segment){.first = first, .n = last - first};
-        if (unit_add(u, pg, sg)) n++;
-        else if (u->oom) return tj_oom("tj_compile", 0);
+        if (unit_add(u, pg, sg)) {
+            sg->n_calls = calls_in(pg, sg->first, sg->n);
+            n++;
+        } else if (u->oom) {
+            return tj_oom("tj_compile", 0);
+        }
         m = first + (sg->n >= 2 ? sg->n : 1); /* a shorter segment: the rest may make another */
     }
     pg->segments = segs;
@@ -1020,7 +1048,7 @@ tj_status tj_plan_native_code(tj_plan *p)
             pw_segment *sg = u.fns[i].users[k];
             sg->fn = u.fns[i].fn;
             p->stats.n_native_segments++;
-            p->stats.n_native_calls += sg->n;
+            p->stats.n_native_calls += sg->n_calls;
         }
     }
     free(source);

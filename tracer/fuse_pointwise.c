@@ -577,6 +577,34 @@ static int input_value(const tj_plan *p, const group *g, int m, int k)
     return a >= 0 ? p->nodes[g->node[m]].args[a].u.v : -1;
 }
 
+/* Member node i, merged into a later member, leaves the plan with its
+ * result, value u; its flops. */
+static double merged_away(tj_plan *p, int i, int u)
+{
+    tj_pnode *n = &p->nodes[i];
+    n->is_step = false;
+    n->fused = true;
+    p->values[u].kind = TJ_PV_UNUSED;
+    return n->flops;
+}
+
+/* Removes the members marked gone from g (and their inputs from in_v). */
+static void drop_members(group *g, int in_v[][TJ_ITER_MAX_INPUTS], const bool *gone)
+{
+    int kept = 0;
+    for (int m = 0; m < g->n; m++) {
+        if (gone[m]) continue;
+        g->node[kept] = g->node[m];
+        g->pw[kept] = g->pw[m];
+        g->rows_in[kept] = g->rows_in[m];
+        g->reduces[kept] = g->reduces[m];
+        g->red[kept] = g->red[m];
+        memcpy(in_v[kept], in_v[m], sizeof in_v[m]);
+        kept++;
+    }
+    g->n = kept;
+}
+
 /* Merges each comparison whose mask only a where of the group reads (as
  * its condition) into that where: one loop, where(a op b, x, y)
  * (tj_k_compare_where_loop), reading the comparison's operands where the
@@ -617,24 +645,64 @@ static void merge_compare_where(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUT
         g->pw[q] = merged;
         gone[m] = true;
         f->n_merged++;
-        tj_pnode *n = &p->nodes[g->node[m]];
-        n->is_step = false;
-        n->fused = true;
-        p->values[u].kind = TJ_PV_UNUSED;
-        *flops += n->flops;
+        *flops += merged_away(p, g->node[m], u);
     }
-    int kept = 0;
-    for (int m = 0; m < g->n; m++) {
-        if (gone[m]) continue;
-        g->node[kept] = g->node[m];
-        g->pw[kept] = g->pw[m];
-        g->rows_in[kept] = g->rows_in[m];
-        g->reduces[kept] = g->reduces[m];
-        g->red[kept] = g->red[m];
-        memcpy(in_v[kept], in_v[m], sizeof in_v[m]);
-        kept++;
+    drop_members(g, in_v, gone);
+}
+
+/* The float add of group g's member q (its inputs in_v[q]) reading, as
+ * operand k alone, the result of a mul member m of its dtype that nothing
+ * else reads, both over the group's shape: m, k set; false if none. */
+static bool mul_feeding_add(const fuser *f, const group *g, int in_v[][TJ_ITER_MAX_INPUTS], int q, int *m,
+                            int *k)
+{
+    const tj_plan *p = f->p;
+    const tj_pointwise *w = &g->pw[q];
+    if (w->fn != tj_k_add_loop || g->rows_in[q] || g->reduces[q]) return false;
+    tj_dtype dt = w->ctx.axpby.dtype;
+    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64) return false;
+    for (*k = 0; *k < 2; (*k)++) {
+        int u = in_v[q][*k];
+        if (u < 0 || in_v[q][1 - *k] == u || tj_plan_sole_user(&f->u, u) != g->node[q]) continue;
+        for (*m = q - 1; *m >= 0 && p->nodes[g->node[*m]].outs[0] != u; (*m)--) {}
+        if (*m < 0) continue;
+        const tj_pointwise *c = &g->pw[*m];
+        if (c->fn == tj_k_binary_loop && c->ctx.binary.op == TJ_K_MUL && c->ctx.binary.dtype == dt &&
+            !g->rows_in[*m] && !g->reduces[*m])
+            return true;
     }
-    g->n = kept;
+    return false;
+}
+
+/* Merges each mul whose product only an add of the group reads into that
+ * add: one loop, p + alpha z or z + alpha p with p = x y
+ * (tj_k_mul_add_loop), reading the mul's operands where the add stood (as
+ * merge_compare_where). A decomposed gelu's x + c x^3, layer_norm's
+ * y w + b, the optimisers' updates: a pass over the chunk less each. */
+static void merge_mul_add(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUTS], double *flops)
+{
+    bool gone[PW_MAX_MEMBERS] = {false};
+    for (int q = 0; q < g->n; q++) {
+        int m, k;
+        if (!mul_feeding_add(f, g, in_v, q, &m, &k)) continue;
+        const tj_pointwise *c = &g->pw[m], *w = &g->pw[q];
+        tj_pointwise merged = {.fn = tj_k_mul_add_loop, .nin = 3};
+        merged.ctx.mul_add = (tj_k_mul_add_args){
+            .dtype = w->ctx.axpby.dtype, .alpha = w->ctx.axpby.alpha, .product_first = k == 0};
+        int u = in_v[q][k], v[3] = {in_v[m][0], in_v[m][1], in_v[q][1 - k]};
+        const tj_pointwise *from[3] = {c, c, w};
+        const int at[3] = {0, 1, 1 - k};
+        for (int i = 0; i < 3; i++) {
+            merged.arg[i] = from[i]->arg[at[i]]; /* as in merge_compare_where */
+            merged.loop[i] = from[i]->loop[at[i]];
+            merged.scalar[i] = from[i]->scalar[at[i]];
+            in_v[q][i] = v[i];
+        }
+        g->pw[q] = merged;
+        gone[m] = true;
+        *flops += merged_away(f->p, g->node[m], u);
+    }
+    drop_members(g, in_v, gone);
 }
 
 /* The input of member mb (its sources set) that tj_k_rows_loop takes as
@@ -673,6 +741,7 @@ static tj_status rewrite(fuser *f, group *g)
         for (int k = 0; k < g->pw[m].nin; k++) in_v[m][k] = input_value(p, g, m, k);
     double flops = 0, bytes = 0;
     merge_compare_where(f, g, in_v, &flops);
+    merge_mul_add(f, g, in_v, &flops);
     pg->ndim = g->ndim;
     memcpy(pg->shape, g->shape, sizeof pg->shape);
     pg->numel = 1;

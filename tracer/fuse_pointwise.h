@@ -83,6 +83,7 @@ typedef void (*pw_native_fn)(int64_t n, void *const *p);
  * not built, or (at run time) an argument not in place: the loops run. */
 typedef struct pw_segment {
     int first, n;
+    int n_calls; /* the plan's calls its members stand for (a merged member two) */
     int n_refs;
     pw_ref refs[PW_MAX_REFS];
     pw_native_fn fn;
