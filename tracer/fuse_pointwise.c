@@ -34,8 +34,9 @@
  * A comparison whose mask only a where reads runs inside that where, as
  * one loop (merge_compare_where): decompositions select on comparisons
  * everywhere, and the mask would be one more pass over the chunk, in
- * bytes, for each. An add, mul or div of a chunk and one value per row (x
- * - mean, x * rstd, e / sum) reads the row values in place
+ * bytes, for each. Likewise a mul whose product only an add reads runs
+ * inside that add (merge_mul_add). An add, mul or div of a chunk and one
+ * value per row (x - mean, x * rstd) reads the row values in place
  * (tj_k_rows_loop) rather than spread over a chunk buffer first: a pass
  * less each.
  *
