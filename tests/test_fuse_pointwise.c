@@ -126,11 +126,7 @@ Test(fuse_pointwise, the_profiler_names_the_fused_step_after_its_operators)
     cr_assert_not_null(p, "%s", tj_last_error());
     tj_tensor *out;
     cr_assert_eq(tj_plan_run(p, in, 2, &out), TJ_OK, "%s", tj_last_error());
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert_eq(tj_plan_profile_print(p, f), TJ_OK);
-    fclose(f);
+    char *buf = test_profile_table(p);
     cr_expect(strstr(buf, "fused pointwise (aten::mul.Tensor, aten::add.Scalar, aten::exp, ...)") != NULL, "%s", buf);
     /* the name column fits that label (69 characters): every line up to the
      * totals is as long as the first rule, columns aligned */

@@ -136,6 +136,10 @@ char *test_decomp_table_text(const tj_decomp_table *t);
  *  (asserts the export succeeds). */
 char *test_graph_json(const tj_graph *g);
 
+/** What tj_plan_profile_print writes for p (its per-operator table), as a
+ *  string the caller frees (asserts the print succeeds). */
+char *test_profile_table(const tj_plan *p);
+
 /** The plan's statistics (tj_plan_stats), asserting it answers. */
 tj_plan_statistics test_plan_stats(const tj_plan *p);
 
