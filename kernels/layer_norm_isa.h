@@ -66,18 +66,43 @@ static inline float first_shift(const float *x, int64_t n)
     return isfinite(s) ? s : 0.0f;
 }
 
+/* The sums of d = x - s and d^2 over a row in double, element by element,
+ * around s = its mean rounded to float (0 when that is not finite: an inf
+ * or nan, which the sums carry on): for rows whose float squares overflow
+ * (deviations beyond 2^64), which no fast path needs to cover. Returns s. */
+static inline float wide_deviation_sums(const float *x, int64_t n, double *sum, double *sum_sq)
+{
+    double m = 0, d1 = 0, d2 = 0;
+    for (int64_t i = 0; i < n; i++) m += x[i];
+    float s = (float)(m / (double)n);
+    if (!isfinite(s)) s = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)x[i] - s;
+        d1 += d;
+        d2 += d * d;
+    }
+    *sum = d1;
+    *sum_sq = d2;
+    return s;
+}
+
 /* What pass 2 of a row needs: its shift s, r = rstd and -c r. */
 typedef struct norm_params {
     float s, r, cr;
 } norm_params;
 
 /* From the sums of d = x - s and d^2 over a row: the mean s + c and the
- * variance (see below; the pass runs again around s + c when c^2 > var). */
+ * variance (see below; the pass runs again around s + c when c^2 > var, in
+ * double when the float sums overflowed). */
 static inline norm_params finish_stats(const float *x, int64_t n, float s, double sum, double sum_sq, double eps,
                                        float *mean_out, float *rstd_out)
 {
     double c = sum / (double)n, var = sum_sq / (double)n - c * c;
-    if (c * c > var) {
+    if (isinf(sum_sq)) {
+        s = wide_deviation_sums(x, n, &sum, &sum_sq);
+        c = sum / (double)n;
+        var = sum_sq / (double)n - c * c;
+    } else if (c * c > var) {
         s = (float)((double)s + c);
         deviation_sums(x, n, s, &sum, &sum_sq);
         c = sum / (double)n;

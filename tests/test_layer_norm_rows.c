@@ -5,7 +5,10 @@
  * every tail length of both vector widths, with and without weight and
  * bias, rows with a large common offset, constant rows, rows whose first
  * elements sit far from the mean (the statistics pass runs again), and nan
- * and inf entries. */
+ * and inf entries. Rows of finite values whose deviations from the mean
+ * pass 2^64 (their squares overflow float32) normalise as the float64
+ * formula does, as the decomposition (float64 throughout) and PyTorch's
+ * own float64 layer_norm give, not to 0 by an infinite variance. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -71,4 +74,49 @@ Test(layer_norm_rows, block_equals_single_rows_avx512)
 Test(layer_norm_rows, block_equals_single_rows_avx2)
 {
     if (test_cpu_has_avx2()) check("avx2", tj_k_layer_norm_rows_f32_avx2);
+}
+
+/* Finite rows with deviations of 1e20 to 3e38 (squares beyond float32's
+ * range): y and rstd within a few ulp of the formula in double. */
+static void check_huge(const char *isa, rows_fn rows)
+{
+    static const int64_t lengths[] = {2, 3, 7, 16, 17, 33, 64, 65, 129};
+    static const float scales[] = {1e20f, 1e30f, 1e37f};
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (size_t si = 0; si < sizeof scales / sizeof *scales; si++) {
+            int64_t n = lengths[li];
+            float *x = malloc((size_t)(ROWS * n) * sizeof(float)), *y = malloc((size_t)(ROWS * n) * sizeof(float));
+            cr_assert(x && y);
+            for (int64_t i = 0; i < ROWS * n; i++) x[i] = scales[si] * sinf(0.37f * (float)i + 0.1f);
+            x[0] = 3e38f, x[1] = -3e38f; /* deviations near float32's largest */
+            float mean[ROWS], rstd[ROWS];
+            rows(x, y, ROWS, n, NULL, NULL, 1e-5, mean, rstd);
+            for (int r = 0; r < ROWS; r++) {
+                const float *xr = x + r * n;
+                double m = 0, v = 0;
+                for (int64_t i = 0; i < n; i++) m += xr[i];
+                m /= (double)n;
+                for (int64_t i = 0; i < n; i++) v += ((double)xr[i] - m) * ((double)xr[i] - m);
+                double rs = 1.0 / sqrt(v / (double)n + 1e-5);
+                cr_expect(fabs(rstd[r] - rs) <= 1e-6 * rs, "%s: n=%lld scale %g row %d: rstd %g, want %g", isa,
+                          (long long)n, (double)scales[si], r, (double)rstd[r], rs);
+                for (int64_t i = 0; i < n; i++) {
+                    double want = ((double)xr[i] - m) * rs;
+                    cr_expect(fabs(y[r * n + i] - want) <= 1e-5 * (1 + fabs(want)),
+                              "%s: n=%lld scale %g row %d: y[%lld] = %g, want %g", isa, (long long)n,
+                              (double)scales[si], r, (long long)i, (double)y[r * n + i], want);
+                }
+            }
+            free(x), free(y);
+        }
+}
+
+Test(layer_norm_rows, huge_deviations_avx512)
+{
+    if (test_cpu_has_avx512()) check_huge("avx512", tj_k_layer_norm_rows_f32_avx512);
+}
+
+Test(layer_norm_rows, huge_deviations_avx2)
+{
+    if (test_cpu_has_avx2()) check_huge("avx2", tj_k_layer_norm_rows_f32_avx2);
 }
