@@ -1286,18 +1286,6 @@ Test(plan, gpt_embeds_tokens_before_positions_as_torch)
     model_free(&m);
 }
 
-/* The memory plan as text (offsets of every intermediate). */
-static char *memory_text(const tj_plan *p)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert_not_null(f);
-    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK);
-    fclose(f);
-    return buf;
-}
-
 Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
 {
     tj_scope *s = tj_scope_begin();
@@ -1314,7 +1302,7 @@ Test(plan, thread_placement_moves_blocks_at_two_threads_and_keeps_results)
     /* bit-exact against the interpreter: attention as its operators */
     tj_compile_options exact = {.no_attention_fusion = true}, blind = {.no_thread_placement = true, .no_attention_fusion = true};
     tj_plan *aware = compile_ok(g, &exact), *plain = compile_ok(g, &blind);
-    char *a = memory_text(aware), *b = memory_text(plain);
+    char *a = test_plan_memory_text(aware), *b = test_plan_memory_text(plain);
     cr_expect_str_neq(a, b, "the same placement with and without thread-aware placement");
     free(a);
     free(b);
@@ -1344,12 +1332,12 @@ Test(plan, placement_models_no_more_threads_than_a_kernel_runs_on, .timeout = 30
     tj_compile_options o = {.no_attention_fusion = true};
     tj_set_num_threads(TJ_K_MAX_PARTICIPANTS);
     tj_plan *pool = compile_ok(g, &o);
-    char *want = memory_text(pool);
+    char *want = test_plan_memory_text(pool);
     const int more[3] = {TJ_K_MAX_PARTICIPANTS + 1, 100000, INT_MAX};
     for (int k = 0; k < 3; k++) {
         tj_set_num_threads(more[k]);
         tj_plan *p = compile_ok(g, &o);
-        char *got = memory_text(p);
+        char *got = test_plan_memory_text(p);
         cr_expect_str_eq(got, want, "placement at %d threads", more[k]);
         free(got);
         tj_plan_free(p);
@@ -1518,11 +1506,7 @@ Test(plan, memory_plan_prints_one_line_per_intermediate)
 {
     mlp_case m = mlp_setup();
     tj_plan *p = compile_ok(m.g, NULL);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK);
-    fclose(f);
+    char *buf = test_plan_memory_text(p);
     cr_expect(strncmp(buf, "arena ", 6) == 0, "%s", buf);
     cr_expect(strstr(buf, "%relu "), "%s", buf); /* the result of addmm + relu, one fused step */
     cr_expect(strstr(buf, "float32[8, 32]"), "%s", buf);

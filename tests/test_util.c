@@ -308,6 +308,17 @@ char *test_graph_json(const tj_graph *g)
     return text;
 }
 
+char *test_plan_memory_text(const tj_plan *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK, "%s", tj_last_error());
+    fclose(f);
+    return text;
+}
+
 char *test_profile_table(const tj_plan *p)
 {
     char *text = NULL;

@@ -136,6 +136,11 @@ char *test_decomp_table_text(const tj_decomp_table *t);
  *  (asserts the export succeeds). */
 char *test_graph_json(const tj_graph *g);
 
+/** What tj_plan_print_memory writes for p (every intermediate's offset,
+ *  size and steps), as a string the caller frees (asserts the print
+ *  succeeds). */
+char *test_plan_memory_text(const tj_plan *p);
+
 /** What tj_plan_profile_print writes for p (its per-operator table), as a
  *  string the caller frees (asserts the print succeeds). */
 char *test_profile_table(const tj_plan *p);

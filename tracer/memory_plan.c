@@ -17,7 +17,14 @@
  * fallback region that a context allocates only when an input cannot take
  * its result (tracer/plan.c bind_writebacks). An input with a staging block
  * (compile.c plan_staging) has it from before the first step to its last
- * read. */
+ * read.
+ *
+ * At one thread the blocks are placed a second time, knowing every lifetime
+ * beforehand (greedy by size), and that placement is kept when its arena is
+ * the smaller (with 2+ threads placement follows the core that wrote each
+ * byte last instead). */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/parallel.h"
@@ -263,6 +270,59 @@ static size_t place(free_list *f, owner_map *m, size_t size)
     return off;
 }
 
+/* ---- offline placement: greedy by size ----
+ * Best fit in schedule order places each block knowing only the blocks
+ * before it: a small block can take the gap a later, larger one needed.
+ * With every block's lifetime known, blocks are placed largest first, each
+ * in the smallest gap between the placed blocks whose lifetimes overlap its
+ * own, else above them: "Greedy by Size for Offset Calculation" (Pisarchyk
+ * and Lee, Efficient Memory Management for Deep Neural Net Inference, 2020;
+ * TFLite's arena planner). */
+typedef struct lifetime_block {
+    size_t size, off;
+    int first, last; /* steps, inclusive: blocks sharing a step overlap */
+} lifetime_block;
+
+static int larger_first(const void *a, const void *b)
+{
+    const lifetime_block *x = *(lifetime_block *const *)a, *y = *(lifetime_block *const *)b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return x < y ? -1 : x > y; /* the order they were made: a deterministic plan */
+}
+
+/* Sets every block's off; returns the arena size. by_size and by_off:
+ * room for n pointers each. */
+static size_t place_by_size(lifetime_block *blocks, int n, lifetime_block **by_size, lifetime_block **by_off)
+{
+    for (int i = 0; i < n; i++) by_size[i] = &blocks[i];
+    qsort(by_size, (size_t)n, sizeof *by_size, larger_first);
+    size_t top = 0;
+    int placed = 0; /* by_off[0 .. placed) in offset order */
+    for (int k = 0; k < n; k++) {
+        lifetime_block *x = by_size[k];
+        size_t end = 0, best = SIZE_MAX, best_gap = SIZE_MAX;
+        for (int j = 0; j < placed; j++) {
+            const lifetime_block *y = by_off[j];
+            if (y->last < x->first || x->last < y->first) continue;
+            if (y->off >= end + x->size && y->off - end < best_gap) {
+                best = end;
+                best_gap = y->off - end;
+            }
+            if (y->off + y->size > end) end = y->off + y->size;
+        }
+        x->off = best != SIZE_MAX ? best : end;
+        int at = placed++;
+        while (at > 0 && by_off[at - 1]->off > x->off) {
+            by_off[at] = by_off[at - 1];
+            at--;
+        }
+        by_off[at] = x;
+        if (x->off + x->size > top) top = x->off + x->size;
+    }
+    return top;
+}
+
 /* ---- liveness ---- */
 static void touch(tj_plan *p, int v, int step)
 {
@@ -328,6 +388,42 @@ static int inplace_donor(const tj_plan *p, const tj_pnode *n, const tj_pvalue *o
     return -1;
 }
 
+/* The online placement's blocks, recorded for place_by_size: each staged
+ * input or placed result opens one; an in-place result joins its donor's. */
+typedef struct block_record {
+    lifetime_block *blocks;
+    int *block_of; /* per value: its block, or -1 */
+    int n;
+} block_record;
+
+static void record_block(block_record *r, int v, size_t size, int first, int last)
+{
+    r->blocks[r->n] = (lifetime_block){.size = size, .first = first, .last = last};
+    r->block_of[v] = r->n++;
+}
+
+/* At one thread, the offline placement when its arena is the smaller (else
+ * the online one stays). n_arena: room for that many pointers per array. */
+static tj_status place_offline(tj_plan *p, block_record *r, size_t *arena, int n_arena)
+{
+    size_t bytes = sizeof(lifetime_block *) * (size_t)(n_arena + 1);
+    lifetime_block **by_size = tj_alloc(bytes), **by_off = tj_alloc(bytes);
+    if (!by_size || !by_off) {
+        tj_free(by_size, bytes);
+        tj_free(by_off, bytes);
+        return tj_oom("tj_compile: memory plan", 2 * bytes);
+    }
+    size_t top = place_by_size(r->blocks, r->n, by_size, by_off);
+    if (top < *arena) {
+        *arena = top;
+        for (int v = 0; v < p->n_values; v++)
+            if (r->block_of[v] >= 0) p->values[v].arena_offset = r->blocks[r->block_of[v]].off;
+    }
+    tj_free(by_size, bytes);
+    tj_free(by_off, bytes);
+    return TJ_OK;
+}
+
 tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
 {
     size_t naive = 0, fallback = 0;
@@ -344,23 +440,25 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     size_t head_bytes = sizeof(int) * (size_t)(p->n_steps + 1), next_bytes = sizeof(int) * (size_t)(p->n_values + 1);
     size_t block_bytes = sizeof(block) * (size_t)(n_arena + 1);
     size_t gone_bytes = (size_t)p->n_values + 1;
+    size_t rec_bytes = sizeof(lifetime_block) * (size_t)(n_arena + 1);
     int *head = tj_alloc(head_bytes), *next = tj_alloc(next_bytes);
     bool *donated = tj_alloc(gone_bytes); /* blocks handed on to an in-place result */
     free_list fl = {.b = tj_alloc(block_bytes)};
-    if (!head || !next || !donated || !fl.b) {
-        tj_free(head, head_bytes);
-        tj_free(next, next_bytes);
-        tj_free(donated, gone_bytes);
-        tj_free(fl.b, block_bytes);
-        return tj_oom("tj_compile: memory plan", head_bytes + next_bytes + gone_bytes + block_bytes);
+    block_record rec = {.blocks = tj_alloc(rec_bytes), .block_of = tj_alloc(next_bytes)};
+    tj_status st = TJ_OK;
+    if (!head || !next || !donated || !fl.b || !rec.blocks || !rec.block_of) {
+        st = tj_oom("tj_compile: memory plan", head_bytes + 2 * next_bytes + gone_bytes + block_bytes + rec_bytes);
+        goto done;
     }
     memset(donated, 0, gone_bytes);
+    for (int v = 0; v < p->n_values; v++) rec.block_of[v] = -1;
     /* no more parts than threads a kernel runs on: a larger setting would
      * only cut each result into more segments (compile time grows with
      * their square) modelling threads that never run */
     int nt = tj_get_num_threads();
     if (nt > TJ_K_MAX_PARTICIPANTS) nt = TJ_K_MAX_PARTICIPANTS;
     owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : nt};
+    bool offline = nt < 2 && !opts->no_memory_reuse;
     for (int s = 0; s <= p->n_steps; s++) head[s] = -1;
     for (int v = p->n_values - 1; v >= 0; v--)
         if (p->values[v].kind == TJ_PV_ARENA || p->values[v].staged) {
@@ -373,6 +471,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
         tj_pvalue *pv = &p->values[v];
         if (!pv->staged) continue;
         pv->arena_offset = place(&fl, &own, pv->nbytes);
+        record_block(&rec, v, pv->nbytes, -1, pv->last);
         live += pv->nbytes;
         p->stats.staging_bytes += pv->nbytes;
     }
@@ -395,8 +494,12 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
                 o->donor = donor;
                 donated[donor] = true;
                 p->stats.n_inplace++;
+                rec.block_of[v] = rec.block_of[donor]; /* the block lives on to this result's last read */
+                lifetime_block *b = &rec.blocks[rec.block_of[v]];
+                if (o->last > b->last) b->last = o->last;
             } else {
                 o->arena_offset = place(&fl, &own, o->nbytes);
+                record_block(&rec, v, o->nbytes, s, o->last);
                 live += o->nbytes;
             }
         }
@@ -409,14 +512,19 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
             live -= d->nbytes;
         }
     }
-    p->stats.arena_bytes = fl.end;
+    size_t arena = fl.end;
+    if (offline) st = place_offline(p, &rec, &arena, n_arena);
+    p->stats.arena_bytes = arena;
     p->stats.naive_bytes = naive;
     p->stats.lower_bound_bytes = peak;
     p->stats.writeback_fallback_bytes = fallback;
+    tj_free(own.s, sizeof(segment) * (size_t)own.cap);
+done:
     tj_free(head, head_bytes);
     tj_free(next, next_bytes);
     tj_free(donated, gone_bytes);
     tj_free(fl.b, block_bytes);
-    tj_free(own.s, sizeof(segment) * (size_t)own.cap);
-    return TJ_OK;
+    tj_free(rec.blocks, rec_bytes);
+    tj_free(rec.block_of, next_bytes);
+    return st;
 }
