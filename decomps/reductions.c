@@ -3,7 +3,8 @@
  * count; var.correction is the sum of squared deviations from the mean
  * (two-pass) divided by max(0, N - correction), as the ATen kernel does (1.13's
  * Python decomposition omits the clamp); var_mean pairs it with mean;
- * logsumexp shifts by the finite part of amax before exp, sum and log. Like
+ * logsumexp shifts by the finite part of amax before exp, sum and log (an
+ * integer input converted to float32 first, as the kernel does). Like
  * the kernels, these accumulate in float64 and round once to the result
  * dtype (a float32 two-pass sum would be up to a few ulps off).
  * The reductions that are not primitives lower to sum.dim_IntList and amax:
@@ -126,8 +127,11 @@ static tj_status logsumexp(const tj_value *args, tj_value *outs)
     if (reduced_dims(op, x, dim, mask, &n) != TJ_OK) return tj_last_status();
     const int64_t *dl = dims_of(dim);
     int nd = ndims_of(dim);
-    if (tj_dtype_category(tj_tensor_dtype(x)) != TJ_CAT_FLOAT || n == 0)
-        return done(tj_log(tj_sum_dim(tj_exp(x), dl, nd, keepdim, -1)), outs);
+    /* integers and bools as float32 first, as the kernel: unshifted, exp(100)
+     * overflows float32 */
+    if (tj_dtype_category(tj_tensor_dtype(x)) != TJ_CAT_FLOAT && !(x = tj_dc_to(x, TJ_FLOAT32)))
+        return tj_last_status();
+    if (n == 0) return done(tj_log(tj_sum_dim(tj_exp(x), dl, nd, keepdim, -1)), outs);
     /* in float64, rounded once, as the kernel */
     tj_dtype dt = tj_tensor_dtype(x);
     x = tj_dc_to(x, TJ_FLOAT64);

@@ -482,6 +482,21 @@ Test(decomps, logsumexp_of_an_all_minus_inf_row_is_minus_inf)
     cr_expect_float_eq(tj_tensor_item_at(r, 1), log(2.0), 1e-6);
 }
 
+/* Integer input converts to float32 and shifts by its max as the kernel (and
+ * torch) does: unshifted, exp(100) overflowed float32 and the result was inf. */
+Test(decomps, logsumexp_of_large_integers_shifts_by_the_max)
+{
+    int64_t s[2] = {2, 2}, dim[1] = {1};
+    const int64_t v[4] = {100, 100, 4611686018427387904LL, 3};
+    tj_value args[3] = {T(test_i64(2, s, v)), tj_v_ints(dim, 1), tj_v_bool(false)};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::logsumexp", args, &r), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(r), TJ_FLOAT32);
+    /* PyTorch 1.13: [100.6931, 4.6117e+18] */
+    cr_expect_float_eq(tj_tensor_item_at(r, 0), (float)(100 + log(2.0)), 1e-5);
+    cr_expect_eq(tj_tensor_item_at(r, 1), (float)4611686018427387904.0);
+}
+
 Test(decomps, layer_norm_constant_and_offset_rows_exact_to_float32)
 {
     int64_t s[2] = {2, 4}, ns[1] = {4};
