@@ -113,8 +113,21 @@ static tj_status matmul(const tj_value *args, tj_value *outs)
     return done(matmul_batched(a, b), outs);
 }
 
+/* Whether `small` broadcasts to `big`'s shape without changing it. */
+static bool fits_into(const tj_tensor *small, const tj_tensor *big)
+{
+    int ns = tj_tensor_ndim(small), nb = tj_tensor_ndim(big);
+    if (ns > nb) return false;
+    for (int d = 0; d < ns; d++) {
+        int64_t s = tj_tensor_shape(small)[ns - 1 - d], b = tj_tensor_shape(big)[nb - 1 - d];
+        if (s != 1 && s != b) return false;
+    }
+    return true;
+}
+
 /* ATen's linear: addmm for 2-D input with bias; a contiguous N-D input with
- * bias is viewed as 2-D around one addmm; otherwise matmul (+ add). */
+ * bias is viewed as 2-D around one addmm; otherwise matmul (+ add: ATen's
+ * add_ into the product, so a bias that would enlarge it is an error). */
 static tj_status linear(const tj_value *args, tj_value *outs)
 {
     tj_tensor *x = args[0].u.t, *w = args[1].u.t, *bias = args[2].kind == TJ_V_TENSOR ? args[2].u.t : NULL;
@@ -133,6 +146,12 @@ static tj_status linear(const tj_value *args, tj_value *outs)
         return done(tj_view(r, shape, nd), outs);
     }
     tj_tensor *r = tj_matmul(x, wt);
+    if (r && bias && !fits_into(bias, r)) {
+        char sb[96], sr[96];
+        return tj_error(TJ_ERR_SHAPE, "aten::linear: bias %s cannot be broadcast to the product's shape %s",
+                        tj_shape_str(tj_tensor_ndim(bias), tj_tensor_shape(bias), sb, sizeof sb),
+                        tj_shape_str(tj_tensor_ndim(r), tj_tensor_shape(r), sr, sizeof sr));
+    }
     return done(bias ? tj_add(r, bias) : r, outs);
 }
 

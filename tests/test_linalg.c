@@ -603,6 +603,28 @@ Test(linear, computes_x_wt_plus_bias)
     tj_scope_end(s);
 }
 
+/* ATen adds the bias in place into the product (output.add_(bias)): a bias
+ * that broadcasts to a larger shape is an error, not a larger result. */
+Test(linear, refuses_a_bias_that_would_enlarge_the_result)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *w = ints_nd(2, (int64_t[]){1, 4}, 2), *b = ints_nd(3, (int64_t[]){2, 3, 1}, 3);
+    tj_tensor *x1 = ints_nd(1, (int64_t[]){4}, 1), *xt = tj_t(ints_nd(2, (int64_t[]){4, 3}, 1));
+    cr_expect_null(tj_linear(x1, w, b));
+    cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+    cr_expect_str_eq(tj_last_error(), "aten::linear: bias [2, 3, 1] cannot be broadcast to the product's shape [1]");
+    /* a 3-D input that is not contiguous takes the same path */
+    tj_tensor *x3 = tj_transpose(ints_nd(3, (int64_t[]){3, 2, 4}, 1), 0, 1);
+    cr_expect_null(tj_linear(x3, w, tj_unsqueeze(b, 0)));
+    cr_expect_eq(tj_last_status(), TJ_ERR_SHAPE);
+    /* a bias that fits still broadcasts: [1] over [3, 1] */
+    tj_tensor *y = tj_linear(xt, w, ints_nd(1, (int64_t[]){1}, 3));
+    cr_assert_not_null(y, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_ndim(y), 2);
+    cr_expect_eq(tj_tensor_shape(y)[0], 3);
+    tj_scope_end(s);
+}
+
 /* ---- addmm's decomposition (torch._decomp: alpha * mm + beta * self) ---- */
 
 static tj_status trace_addmm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
