@@ -301,10 +301,13 @@ INPLACE_OP(index_put_, index_put, 1, false)
 
 static tj_status meta_addc(const char *op, bool is_div, const tj_value *args, tj_meta *out)
 {
-    tj_dtype dt = tj_result_type(args, 3);
+    tj_dtype dt = tj_result_type(args, 3), d1 = args[1].u.t->dtype, d2 = args[2].u.t->dtype;
+    /* ATen looks at the divided tensors alone: a float self does not make
+     * int64 / int64 a true division */
+    if (is_div && !tj_dtype_is_float(d1) && !tj_dtype_is_float(d2))
+        return tj_error(TJ_ERR_DTYPE, "%s: integer division with addcdiv is not supported (tensor1 %s, tensor2 %s)", op,
+                        tj_dtype_name(d1), tj_dtype_name(d2));
     if (dt == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
-    if (is_div && dt == TJ_INT64)
-        return tj_error(TJ_ERR_DTYPE, "%s: integer division with addcdiv is not supported (int64 operands)", op);
     if (dt == TJ_INT64 && args[3].kind == TJ_V_FLOAT)
         return tj_error(TJ_ERR_DTYPE, "%s: for integral input tensors, value %g must not be a floating point number",
                         op, args[3].u.f);

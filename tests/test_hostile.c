@@ -450,6 +450,12 @@ Test(hostile_inplace, wrong_dtypes_and_shapes_leave_self_unchanged)
     EXPECT_ERROR(TJ_ERR_DTYPE, "aten::lerp_.Scalar");
     cr_expect_null(tj_addcdiv_(i, i, i, tj_v_int(1)));
     EXPECT_ERROR(TJ_ERR_DTYPE, "aten::addcdiv_");
+    /* ATen refuses integer tensor1 / tensor2 whatever self is (a float self
+     * made it a float division) */
+    cr_expect_null(tj_addcdiv_(x, i, b, tj_v_int(1)));
+    EXPECT_ERROR(TJ_ERR_DTYPE, "aten::addcdiv_", "integer division", "tensor1 int64, tensor2 bool");
+    cr_expect_null(tj_addcdiv(x, i, i, tj_v_int(1)));
+    EXPECT_ERROR(TJ_ERR_DTYPE, "aten::addcdiv", "integer division");
     cr_expect_null(tj_mul_(x, ramp(1, I64(4), 0)));
     EXPECT_ERROR(TJ_ERR_SHAPE, "aten::mul_.Tensor");
     cr_expect_null(tj_add_(NULL, x, tj_v_int(1)));
