@@ -4,14 +4,19 @@
  * the generic decomposition (decomps/inplace_ops.c). */
 #include "util.h"
 
-static tj_tensor *addcmul(const tj_value *a)
+/* torch._refs' type promotion wrapper converts the three tensors to the
+ * result dtype first, as the kernel computes: a float32 tensor1 times an
+ * int64 tensor2 for a float64 self is a float64 product, not a float32 one. */
+static tj_tensor *addcmul(const tj_value *a, tj_dtype dt)
 {
-    return tj_add(a[0].u.t, tj_mul(tj_mul_scalar(a[1].u.t, a[3]), a[2].u.t));
+    tj_tensor *self = tj_dc_to(a[0].u.t, dt), *t1 = tj_dc_to(a[1].u.t, dt), *t2 = tj_dc_to(a[2].u.t, dt);
+    return tj_add(self, tj_mul(tj_mul_scalar(t1, a[3]), t2));
 }
 
-static tj_tensor *addcdiv(const tj_value *a)
+static tj_tensor *addcdiv(const tj_value *a, tj_dtype dt)
 {
-    return tj_add(a[0].u.t, tj_div(tj_mul_scalar(a[1].u.t, a[3]), a[2].u.t));
+    tj_tensor *self = tj_dc_to(a[0].u.t, dt), *t1 = tj_dc_to(a[1].u.t, dt), *t2 = tj_dc_to(a[2].u.t, dt);
+    return tj_add(self, tj_div(tj_mul_scalar(t1, a[3]), t2));
 }
 
 /* ATen's two-sided lerp, the branch chosen by the Scalar weight. */
@@ -43,12 +48,12 @@ static tj_tensor *lerp_tensor(const tj_value *a)
 static tj_status decomp_addcmul(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(addcmul, args, m);
-    return tj_dc_done(addcmul(args), outs);
+    return tj_dc_done(addcmul(args, m[0].dtype), outs);
 }
 static tj_status decomp_addcdiv(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(addcdiv, args, m);
-    return tj_dc_done(addcdiv(args), outs);
+    return tj_dc_done(addcdiv(args, m[0].dtype), outs);
 }
 static tj_status decomp_lerp(const tj_value *args, tj_value *outs)
 {

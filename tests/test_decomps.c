@@ -612,6 +612,27 @@ Test(decomps, mse_loss_of_a_bool_operand_decomposes_like_its_kernel)
         }
 }
 
+/* Mixed dtypes compute in the result dtype, as the kernel and torch._refs'
+ * promotion wrapper: float32 0.1 * int64 3 for a float64 self is the float64
+ * product 0.30000000447..., not float32's 0.30000001192... */
+Test(decomps, addcmul_and_addcdiv_of_mixed_dtypes_compute_in_the_result_dtype)
+{
+    int64_t s[1] = {1};
+    tj_tensor *self = test_f64(1, s, (const double[]){0}), *t1 = test_f32(1, s, (const float[]){0.1f}),
+              *t2 = test_i64(1, s, (const int64_t[]){3});
+    const char *ops[2] = {"aten::addcmul", "aten::addcdiv"};
+    for (int k = 0; k < 2; k++) {
+        tj_value args[4] = {T(self), T(t1), T(t2), tj_v_int(1)};
+        tj_tensor *r, *want = k == 0 ? tj_addcmul(self, t1, t2, tj_v_int(1)) : tj_addcdiv(self, t1, t2, tj_v_int(1));
+        cr_assert_not_null(want, "%s", tj_last_error());
+        cr_assert_eq(decomposed(ops[k], args, &r), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_tensor_dtype(r), TJ_FLOAT64);
+        double expected = k == 0 ? (double)0.1f * 3 : (double)0.1f / 3;
+        cr_expect_eq(tj_tensor_item_at(want, 0), expected, "%s kernel", ops[k]);
+        cr_expect_eq(tj_tensor_item_at(r, 0), expected, "%s decomposed: %.17g", ops[k], tj_tensor_item_at(r, 0));
+    }
+}
+
 /* A decomposed call refuses the dtypes its kernel refuses, with the
  * kernel's message (torch: "addcmul_cpu_out" not implemented for 'Bool';
  * "Integer division with addcdiv is no longer supported"; lerp: "expected
