@@ -265,10 +265,11 @@ static tj_status std_correction(const tj_value *args, tj_value *outs)
 {
     tj_meta m[1];
     if (tj_dc_check(TJ_OPS(std_correction), args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *x = args[0].u.t;
-    int64_t correction = args[2].kind == TJ_V_NONE ? -1 : args[2].u.i;
-    tj_tensor *var = tj_var(tj_dc_to(x, TJ_FLOAT64), dims_of(&args[1]), ndims_of(&args[1]), correction, args[3].u.b);
-    return done(tj_dc_to(tj_sqrt(var), m[0].dtype), outs);
+    /* the arguments as they are: tj_var would take a negative correction
+     * (valid: N + 1 for -1) for None */
+    tj_value var_args[4] = {tj_v_tensor(tj_dc_to(args[0].u.t, TJ_FLOAT64)), args[1], args[2], args[3]}, var;
+    if (!var_args[0].u.t || tj_call("aten::var.correction", var_args, 4, &var) != TJ_OK) return tj_last_status();
+    return done(tj_dc_to(tj_sqrt(var.u.t), m[0].dtype), outs);
 }
 
 /* sort.stable = sort (the kernel is stable); topk = the first k of sort,

@@ -497,6 +497,18 @@ Test(decomps, logsumexp_of_large_integers_shifts_by_the_max)
     cr_expect_eq(tj_tensor_item_at(r, 1), (float)4611686018427387904.0);
 }
 
+/* A negative correction is valid (torch.std(x, correction=-1) divides by
+ * N + 1): the decomposition passed it to tj_var, which takes it for None. */
+Test(decomps, std_with_a_negative_correction_divides_by_n_plus_its_magnitude)
+{
+    int64_t s[1] = {4}, dim[1] = {0};
+    tj_tensor *x = test_f64(1, s, (const double[]){1, 2, 4, 7});
+    tj_value args[4] = {T(x), tj_v_ints(dim, 1), tj_v_int(-1), tj_v_bool(false)};
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::std.correction", args, &r), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_item_at(r, 0), sqrt(21.0 / 5), "PyTorch: sqrt(4.2) = 2.04939015319192");
+}
+
 Test(decomps, layer_norm_constant_and_offset_rows_exact_to_float32)
 {
     int64_t s[2] = {2, 4}, ns[1] = {4};
