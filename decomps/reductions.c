@@ -92,7 +92,7 @@ static tj_status var_impl(const char *op, const tj_value *args, tj_value *outs, 
     tj_tensor *x64 = tj_dc_to(x, TJ_FLOAT64), *mean = mean_of(op, x64, dim, true, &f64);
     tj_tensor *dev = tj_sub(x64, mean);
     tj_tensor *sq = tj_sum_dim(tj_mul(dev, dev), dims_of(dim), ndims_of(dim), keepdim, -1);
-    int64_t divisor = n - correction > 0 ? n - correction : 0;
+    int64_t divisor = n > 0 && n - correction > 0 ? n - correction : 0; /* empty: 0 / 0, as the kernel */
     tj_tensor *var = tj_dc_to(tj_div_scalar(sq, tj_v_int(divisor)), dt);
     if (!var) return tj_last_status();
     outs[0] = tj_v_tensor(var);

@@ -476,7 +476,9 @@ static tj_status kernel_var(const char *op, const tj_value *args, bool root, tj_
     size_t nb;
     double *mean = reduce_to_f64(op, TJ_K_RED_SUM, (double)n, x, mask, &nb);
     if (!mean) return tj_last_status();
-    double divisor = (double)n - (double)correction; /* PyTorch: max(0, N - correction) */
+    /* PyTorch: max(0, N - correction); an empty slice is nan (0 / 0) whatever
+     * the correction, a negative one included */
+    double divisor = n > 0 ? (double)n - (double)correction : 0;
     tj_k_reduce k = {.kind = TJ_K_RED_SUMSQDEV, .param = mean, .divisor = divisor > 0 ? divisor : 0, .root = root,
                      .out = tj_tensor_ptr(var_out), .out_dtype = var_out->dtype};
     tj_status st = reduce(op, &k, x, mask);

@@ -352,6 +352,16 @@ Test(decomps, var_correction_none_large_and_empty)
     tj_value empty[4] = {T(tj_zeros(e, 1, -1)), tj_v_ints(dim, 1), tj_v_none(), tj_v_bool(false)};
     cr_assert_eq(decomposed("aten::var_mean.correction", empty, outs), TJ_OK);
     cr_expect(isnan(tj_tensor_item_at(outs[0], 0)) && isnan(tj_tensor_item_at(outs[1], 0)));
+    /* empty is nan with a negative correction too (PyTorch), not 0 / (0 + 1),
+     * kernel and decomposition alike */
+    const char *ops[2] = {"aten::var.correction", "aten::std.correction"};
+    for (int k = 0; k < 2; k++) {
+        tj_value neg[4] = {T(tj_zeros(e, 1, -1)), tj_v_ints(dim, 1), tj_v_int(-1), tj_v_bool(false)}, eager;
+        cr_assert_eq(decomposed(ops[k], neg, &r), TJ_OK, "%s", tj_last_error());
+        cr_expect(isnan(tj_tensor_item_at(r, 0)), "%s decomposed: %g", ops[k], tj_tensor_item_at(r, 0));
+        cr_assert_eq(tj_call(ops[k], neg, 4, &eager), TJ_OK, "%s", tj_last_error());
+        cr_expect(isnan(tj_tensor_item_at(eager.u.t, 0)), "%s kernel: %g", ops[k], tj_tensor_item_at(eager.u.t, 0));
+    }
 }
 
 Test(decomps, nll_loss_never_reads_ignored_targets)
