@@ -304,9 +304,10 @@ static tj_status topk(const tj_value *args, tj_value *outs)
 
 /* linalg_vector_norm, as torch._refs.linalg.vector_norm: ord 0 sums x != 0
  * in the result dtype; +-inf is amax / amin of |x|; any other ord is
- * sum(|x|^ord)^(1 / ord) in the computation dtype (|x| skipped for even
- * orders), converted to the result dtype. The shape function refuses what the
- * refs' checks refuse. */
+ * sum(|x|^ord)^(1 / ord) (|x| skipped for even orders) in float64, rounded
+ * once to the result dtype, as the kernel computes (in float32 the rounding
+ * of |x|^ord is raised to the power 1 / ord: 1e-4 relative for ord 0.001).
+ * The shape function refuses what the refs' checks refuse. */
 static tj_status linalg_vector_norm(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(linalg_vector_norm, args, m);
@@ -321,10 +322,10 @@ static tj_status linalg_vector_norm(const tj_value *args, tj_value *outs)
         tj_tensor *a = tj_abs(x);
         return done(tj_dc_to(ord > 0 ? tj_amax(a, dims, nd, keepdim) : tj_amin(a, dims, nd, keepdim), m[0].dtype), outs);
     }
-    x = tj_dc_to(x, m[0].dtype);
+    x = tj_dc_to(x, TJ_FLOAT64);
     if (fmod(ord, 2.0) != 0) x = tj_abs(x);
     tj_tensor *s = tj_sum_dim(tj_pow_scalar(x, tj_v_float(ord)), dims, nd, keepdim, -1);
-    return done(tj_pow_scalar(s, tj_v_float(1.0 / ord)), outs);
+    return done(tj_dc_to(tj_pow_scalar(s, tj_v_float(1.0 / ord)), m[0].dtype), outs);
 }
 
 void tj_register_reductions_decompositions(void)

@@ -519,6 +519,24 @@ Test(decomps, std_with_a_negative_correction_divides_by_n_plus_its_magnitude)
     cr_expect_eq(tj_tensor_item_at(r, 0), sqrt(21.0 / 5), "PyTorch: sqrt(4.2) = 2.04939015319192");
 }
 
+/* A float32 norm of a small order is computed in float64 and rounded once,
+ * as the kernel: in float32, |x|^0.001 rounds and the power 1000 makes that
+ * a 1e-4 relative error (3.79309 for 3.79322). */
+Test(decomps, vector_norm_of_a_small_order_rounds_once_as_the_kernel)
+{
+    int64_t s[1] = {3}, dim[1] = {-1};
+    tj_tensor *x = test_f32(1, s, (const float[]){3.7932234f, -0.25f, 1e-3f});
+    const double ords[3] = {0.001, 3.5, -1.5};
+    for (int k = 0; k < 3; k++) {
+        tj_value args[5] = {T(x), tj_v_float(ords[k]), tj_v_ints(dim, 1), tj_v_bool(false), tj_v_none()}, eager;
+        tj_tensor *r;
+        cr_assert_eq(decomposed("aten::linalg_vector_norm", args, &r), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_call("aten::linalg_vector_norm", args, 5, &eager), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_item_at(r, 0), tj_tensor_item_at(eager.u.t, 0), "ord %g: decomposed %.9g, kernel %.9g",
+                     ords[k], tj_tensor_item_at(r, 0), tj_tensor_item_at(eager.u.t, 0));
+    }
+}
+
 Test(decomps, layer_norm_constant_and_offset_rows_exact_to_float32)
 {
     int64_t s[2] = {2, 4}, ns[1] = {4};
