@@ -68,14 +68,18 @@ static tj_status clamp(const tj_value *args, tj_value *outs)
     return tj_dc_done(applied ? x : tj_to_copy(x, (int)dt), outs);
 }
 
-/* clamp.Tensor: maximum / minimum, which let nan through from every side. */
+/* clamp.Tensor: maximum / minimum, which let nan through from every side,
+ * on the three tensors converted to the result dtype first (torch._refs'
+ * promotion wrapper, as the kernel): maximum(bool self, float32 0-dim lo)
+ * is float32, and a float64 0-dim hi taken after it would round to it. */
 static tj_status clamp_tensor(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(clamp_Tensor, args, m);
-    tj_tensor *x = args[0].u.t, *lo = tj_opt_tensor(&args[1]), *hi = tj_opt_tensor(&args[2]);
-    if (lo) x = tj_maximum(x, lo);
-    if (hi) x = min2(x, hi);
-    return tj_dc_done(tj_dc_to(x, m[0].dtype), outs);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *x = tj_dc_to(args[0].u.t, dt), *lo = tj_opt_tensor(&args[1]), *hi = tj_opt_tensor(&args[2]);
+    if (lo) x = tj_maximum(x, tj_dc_to(lo, dt));
+    if (hi) x = min2(x, tj_dc_to(hi, dt));
+    return tj_dc_done(x, outs);
 }
 
 /* masked_fill(self, mask, value) keeps self's dtype. */

@@ -673,6 +673,25 @@ Test(decomps, addcmul_and_addcdiv_of_mixed_dtypes_compute_in_the_result_dtype)
     }
 }
 
+/* clamp.Tensor of a bool self between float32 and float64 0-dim bounds is
+ * float64 (the 0-dim bounds promote together): the decomposition took
+ * maximum(self, lo) in float32 first and rounded hi to it. */
+Test(decomps, clamp_tensor_converts_every_operand_to_the_result_dtype)
+{
+    int64_t s[1] = {2};
+    tj_tensor *self = test_tensor(TJ_BOOL, 1, s, (const bool[]){true, false});
+    tj_tensor *lo = test_f32(0, NULL, (const float[]){0.5f}), *hi = test_f64(0, NULL, (const double[]){0.945264809265531});
+    tj_value args[3] = {T(self), T(lo), T(hi)}, eager;
+    tj_tensor *r;
+    cr_assert_eq(decomposed("aten::clamp.Tensor", args, &r), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_call("aten::clamp.Tensor", args, 3, &eager), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(r), TJ_FLOAT64);
+    /* PyTorch: [0.945264809265531, 0.5] */
+    cr_expect_eq(tj_tensor_item_at(eager.u.t, 0), 0.945264809265531);
+    cr_expect_eq(tj_tensor_item_at(r, 0), 0.945264809265531, "decomposed %.17g", tj_tensor_item_at(r, 0));
+    cr_expect_eq(tj_tensor_item_at(r, 1), 0.5);
+}
+
 /* A decomposed call refuses the dtypes its kernel refuses, with the
  * kernel's message (torch: "addcmul_cpu_out" not implemented for 'Bool';
  * "Integer division with addcdiv is no longer supported"; lerp: "expected
