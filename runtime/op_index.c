@@ -384,7 +384,8 @@ tj_status tj_meta_unfold(const tj_value *args, tj_meta *outs)
     memcpy(o->strides, self->strides, sizeof(int64_t) * (size_t)self->ndim);
     if (self->ndim) {
         o->shape[d] = (extent - size) / step + 1;
-        o->strides[d] = stride * step;
+        if (__builtin_mul_overflow(stride, step, &o->strides[d]))
+            o->strides[d] = stride; /* step > extent: one window, its stride is irrelevant (as slice) */
     }
     o->shape[o->ndim - 1] = size;
     o->strides[o->ndim - 1] = stride;

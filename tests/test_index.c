@@ -159,6 +159,19 @@ Test(index, unfold_of_a_transposed_tensor_and_errors)
     tj_tensor_release(s);
 }
 
+/* A step whose product with the stride overflows (signed overflow, caught
+ * by UBSan) leaves one window: its stride is the dim's own, as slice does. */
+Test(index, unfold_with_a_huge_step_has_one_window_and_no_overflowed_stride)
+{
+    tj_tensor *x = arange_f32(12, 2, S34);
+    tj_tensor *u = tj_unfold(x, 0, 2, INT64_MAX);
+    cr_assert_not_null(u, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_shape(u)[0], 1);
+    cr_expect_eq(tj_tensor_strides(u)[0], 4);
+    const double want[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    expect_values(u, want, 8);
+}
+
 /* Index rows of `n` entries (positions in [0, size)), shared by every row of
  * a scatter_add: pattern 0 col2im-like (runs of 14, 18 apart, for 3 taps
  * one position apart: targets overlap between taps), 1 one long run
