@@ -70,7 +70,8 @@ tj_tensor *tj_sqrt_(tj_tensor *self);                           /**< aten::sqrt_
 /** aten::addcmul_: self += value * tensor1 * tensor2 (evaluated in that
  * order, as ATen's kernel, so float32 rounds identically). */
 tj_tensor *tj_addcmul_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
-/** aten::addcdiv_: self += value * tensor1 / tensor2 (float only). */
+/** aten::addcdiv_: self += value * tensor1 / tensor2 (float only; integer or
+ * bool tensor1 and tensor2 are refused whatever self is, as in ATen). */
 tj_tensor *tj_addcdiv_(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
 /** aten::lerp_.Scalar: self += weight * (end - self), with ATen's two-sided
  * formula (end - (end - self) * (1 - weight) when |weight| >= 0.5); end must
@@ -329,7 +330,8 @@ tj_tensor *tj_logical_xor_(tj_tensor *self, tj_tensor *other);
 /** aten::addcmul: self + value * tensor1 * tensor2; the three broadcast; dtype
  * is their result_type (bool: TJ_ERR_DTYPE). */
 tj_tensor *tj_addcmul(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
-/** aten::addcdiv: self + value * tensor1 / tensor2 (float only). */
+/** aten::addcdiv: self + value * tensor1 / tensor2 (float only; integer or
+ * bool tensor1 and tensor2 are refused whatever self is, as in ATen). */
 tj_tensor *tj_addcdiv(tj_tensor *self, tj_tensor *tensor1, tj_tensor *tensor2, tj_value value);
 /** aten::lerp.Scalar: self + weight * (end - self) (float, same dtypes). */
 tj_tensor *tj_lerp(tj_tensor *self, tj_tensor *end, tj_value weight);

@@ -1006,7 +1006,9 @@ tj_tensor *tj_addr(tj_tensor *self, tj_tensor *vec1, tj_tensor *vec2, tj_value b
  * naming aten::outer for an argument that is not 1-D; those of tj_mul. */
 tj_tensor *tj_outer(tj_tensor *self, tj_tensor *vec2);
 /** aten::linear (implicit): input [..., in] x weight [out, in]^T + bias [out]
- * (bias may be NULL). */
+ * (bias may be NULL). The bias broadcasts to the product's shape, never
+ * enlarging it (ATen adds it in place): TJ_ERR_SHAPE naming aten::linear, the
+ * bias and the product's shape otherwise. */
 tj_tensor *tj_linear(tj_tensor *input, tj_tensor *weight, tj_tensor *bias);
 /** aten::matmul (implicit): numpy matmul semantics (1-D, 2-D, batched with
  * broadcast batch dims). */
