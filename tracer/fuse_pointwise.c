@@ -295,6 +295,7 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
     void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
     if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
     else if (mb->row_k >= 0) tj_k_rows_loop(nr, pg->row_len, o, in[1 - mb->row_k], in[mb->row_k], &mb->row_arith);
+    else if (mb->splat_k >= 0) tj_k_rows_loop(1, cnt, o, in[1 - mb->splat_k], in[mb->splat_k], &mb->row_arith);
     else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
 }
 
@@ -361,7 +362,9 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
             if (a->direct) {
                 const void *in[TJ_ITER_MAX_INPUTS];
                 for (int k = 0; k < mb->pw.nin; k++) in[k] = a->in[k] + s * a->in_step[k];
-                mb->pw.fn(n, a->out + s * a->out_step, in, &mb->pw.ctx);
+                char *o = a->out + s * a->out_step;
+                if (mb->splat_k >= 0) tj_k_rows_loop(1, n, o, in[1 - mb->splat_k], in[mb->splat_k], &mb->row_arith);
+                else mb->pw.fn(n, o, in, &mb->pw.ctx);
             } else if (by_row[m]) {
                 run_member_by_row(r, mb, bufs, gbuf, col, spread_of, s, nr);
             } else {
@@ -706,14 +709,12 @@ static void merge_mul_add(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUTS], do
     drop_members(g, in_v, gone);
 }
 
-/* The input of member mb (its sources set) that tj_k_rows_loop takes as
- * the row values, -1 when it runs its own loop: a float add, mul or div
- * over the group's shape with one operand a value per row (*a set). */
-static int rows_operand(const pw_member *mb, tj_k_rows_args *a)
+/* Whether member mb is a float add, mul or div of two operands, which
+ * tj_k_rows_loop computes with input k as the row value (*a set). */
+static bool row_value_arith(const pw_member *mb, int k, tj_k_rows_args *a)
 {
     const tj_pointwise *pw = &mb->pw;
-    if (mb->rows_in || mb->reduces || pw->nin != 2 || (mb->in[0].kind == SRC_ROWS) == (mb->in[1].kind == SRC_ROWS))
-        return -1;
+    if (mb->reduces || pw->nin != 2) return false;
     if (pw->fn == tj_k_add_loop && (pw->ctx.axpby.dtype == TJ_FLOAT32 || pw->ctx.axpby.dtype == TJ_FLOAT64))
         *a = (tj_k_rows_args){.op = TJ_K_ROWS_ADD, .dtype = pw->ctx.axpby.dtype, .alpha = pw->ctx.axpby.alpha};
     else if (pw->fn == tj_k_binary_loop && (pw->ctx.binary.op == TJ_K_MUL || pw->ctx.binary.op == TJ_K_DIV) &&
@@ -721,9 +722,39 @@ static int rows_operand(const pw_member *mb, tj_k_rows_args *a)
         *a = (tj_k_rows_args){.op = pw->ctx.binary.op == TJ_K_MUL ? TJ_K_ROWS_MUL : TJ_K_ROWS_DIV,
                               .dtype = pw->ctx.binary.dtype};
     else
-        return -1;
-    a->rows_first = mb->in[0].kind == SRC_ROWS;
-    return a->rows_first ? 0 : 1;
+        return false;
+    a->rows_first = k == 0;
+    return true;
+}
+
+/* The input of member mb (its sources set) that tj_k_rows_loop takes as
+ * the row values, -1 when it runs its own loop: a float add, mul or div
+ * over the group's shape with one operand a value per row (*a set). */
+static int rows_operand(const pw_member *mb, tj_k_rows_args *a)
+{
+    if (mb->rows_in || mb->pw.nin != 2 || (mb->in[0].kind == SRC_ROWS) == (mb->in[1].kind == SRC_ROWS)) return -1;
+    int k = mb->in[0].kind == SRC_ROWS ? 0 : 1;
+    return row_value_arith(mb, k, a) ? k : -1;
+}
+
+/* Whether input k of member mb is a splat (splats[0, n): a literal or a
+ * one-element tensor, repeated). */
+static bool reads_splat(const pw_member *mb, int k, const pw_splat *splats, int n)
+{
+    const pw_src *src = &mb->in[k];
+    return src->kind == SRC_BUF && src->index < n && !splats[src->index].gather;
+}
+
+/* The input of member mb that tj_k_rows_loop takes as the value of one row
+ * (the chunk), -1 when none: a float add, mul or div of a splat and an
+ * operand that is not (*a set). The loop reads the splat's first element
+ * instead of the whole buffer: the optimiser's and gelu's constants, a
+ * stream each less through L1 (rewrite's chunk counts the rest). */
+static int splat_operand(const pw_member *mb, const pw_splat *splats, int n, tj_k_rows_args *a)
+{
+    if (mb->pw.nin != 2 || reads_splat(mb, 0, splats, n) == reads_splat(mb, 1, splats, n)) return -1;
+    int k = reads_splat(mb, 0, splats, n) ? 0 : 1;
+    return row_value_arith(mb, k, a) ? k : -1;
 }
 
 /* Group g becomes one step in its last member's place. */
@@ -816,6 +847,7 @@ static tj_status rewrite(fuser *f, group *g)
             }
         }
         mb->row_k = rows_operand(mb, &mb->row_arith);
+        mb->splat_k = mb->row_k < 0 ? splat_operand(mb, splats, g->n_splats, &mb->row_arith) : -1;
         /* results read for the last time free their buffers, before the
          * result takes one when of its element size (a loop may write over
          * its input exactly), else after; results written out keep theirs */
@@ -877,7 +909,15 @@ static tj_status rewrite(fuser *f, group *g)
     pg->n_gather = PW_OP_INPUTS; /* a gather buffer for each input of a member */
     for (int m = 0; m < g->n; m++)
         if (g->pw[m].nin > pg->n_gather) pg->n_gather = g->pw[m].nin;
-    int n_area = n_bufs + pg->n_gather, n_streams = n_area + n_outs;
+    int n_area = n_bufs + pg->n_gather, n_streams = n_bufs + n_outs;
+    if (pg->row_len) n_streams += pg->n_gather; /* spreads; without rows, gathers of arguments come restrided */
+    for (int j = 0; j < g->n_splats; j++) { /* a splat that only splat_k members read: an element */
+        bool whole = g->splat_gather[j];
+        for (int m = 0; m < g->n && !whole; m++)
+            for (int k = 0; k < mem[m].pw.nin; k++)
+                whole |= mem[m].in[k].kind == SRC_BUF && mem[m].in[k].index == j && k != mem[m].splat_k;
+        n_streams -= !whole;
+    }
     for (int j = 0; j < g->n_args; j++) n_streams += !is_one(&p->values[g->arg_v[j]], g);
     int64_t chunk = PW_CACHE_BYTES / (int64_t)((size_t)n_streams * max_es);
     int64_t area_max = PW_AREA_BYTES / (int64_t)((size_t)n_area * max_es);

@@ -35,7 +35,9 @@ typedef struct pw_member {
     pw_src in[TJ_ITER_MAX_INPUTS];
     size_t in_es[TJ_ITER_MAX_INPUTS];
     int row_k;    /* -1, or the one input that is SRC_ROWS in an add, mul or div over the group's shape: */
-    tj_k_rows_args row_arith; /* the loop on the row values in place (tj_k_rows_loop), no spread */
+    int splat_k;  /* -1, or the one input that is a splat in an add, mul or div: */
+    tj_k_rows_args row_arith; /* the loop on the row values in place (tj_k_rows_loop), no spread; with
+                                 splat_k, on one row of the chunk reading the splat's first element */
     int buf;      /* buffer receiving the result, -1: written straight into out[out] */
     int out;      /* index among the step's results, -1: not written out */
     tj_dtype dtype; /* of its result */
