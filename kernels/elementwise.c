@@ -302,7 +302,7 @@ void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es
 void tj_k_mul_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
 {
     const tj_k_mul_add_args *k = ctx;
-    float_fns(k->dtype)->mul_add(n, out, in[0], in[1], in[2], k->alpha, k->product_first);
+    float_fns(k->dtype)->mul_add(n, out, in[0], in[1], in[2], k->alpha, k->product_first, k->one_b);
 }
 
 void tj_k_rows_loop(int64_t nr, int64_t len, void *out, const void *x, const void *vals, const tj_k_rows_args *k)

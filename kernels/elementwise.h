@@ -253,12 +253,14 @@ typedef struct tj_k_mul_add_args {
     tj_dtype dtype;     /**< float32 or float64: operands and result */
     double alpha;       /**< tj_k_add_loop's, on its second operand */
     bool product_first; /**< the product is the sum's first operand */
+    bool one_b;         /**< in[1] is one value (in[1][0]) for every element: a fused step's constant */
 } tj_k_mul_add_args;
 
 /** out = p + alpha in[2] (product_first) or in[2] + alpha p, p = in[0]
  * in[1]: tj_k_binary_loop's MUL then tj_k_add_loop on its result, each
  * operation rounded once (no fused multiply-add), in one pass (loop fusion
  * merges a mul into the add that alone reads it: tracer/fuse_pointwise.c).
+ * With one_b, in[1] holds one element, the bits of it repeated n times.
  * ctx is tj_k_mul_add_args; out may be any input exactly. */
 void tj_k_mul_add_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 

@@ -26,9 +26,9 @@ typedef void (*tj_k_axpy_fn)(int64_t n, void *out, const void *a, const void *b,
 typedef void (*tj_k_rows_arith_fn)(int64_t nr, int64_t len, void *out, const void *a, const void *vals,
                                    const tj_k_rows_args *k);
 /** tj_k_mul_add_loop on the table's float type: a b + alpha c
- * (product_first) or c + alpha a b. */
+ * (product_first) or c + alpha a b; one_b: b[0] for every b[i]. */
 typedef void (*tj_k_mul_add_fn)(int64_t n, void *out, const void *a, const void *b, const void *c, double alpha,
-                                bool product_first);
+                                bool product_first, bool one_b);
 /** n contiguous elements: out = c != 0 ? a : b, c of bool. */
 typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void *a, const void *b);
 

@@ -393,28 +393,38 @@ static void SFX(add)(int64_t n, void *out, const void *in0, const void *in1, dou
     else LOOP2_ARITH(x + al * y);
 }
 
-/* LOOP2_ARITH with a third operand, z from `c`. */
-#define LOOP3_ARITH(EXPR)                                                      \
+/* LOOP2_ARITH with a third operand, z from `c`; y is YV (a vector at i_)
+ * and YS (an element at i_). */
+#define LOOP3_ARITH_Y(EXPR, YV, YS)                                            \
     do {                                                                       \
         int64_t i_ = 0;                                                        \
         for (; i_ + W <= n; i_ += W) {                                         \
-            V x = LOADU(a + i_), y = LOADU(b + i_), z = LOADU(c + i_);         \
+            V x = LOADU(a + i_), y = (YV), z = LOADU(c + i_);                  \
             STOREU(o + i_, (EXPR));                                            \
         }                                                                      \
         for (; i_ < n; i_++) {                                                 \
-            T x = a[i_], y = b[i_], z = c[i_];                                 \
+            T x = a[i_], y = (YS), z = c[i_];                                  \
             o[i_] = (EXPR);                                                    \
         }                                                                      \
     } while (0)
 
+/* y from `b`, or the one value yv / ys */
+#define LOOP3_ARITH(EXPR)                                                      \
+    do {                                                                       \
+        if (one_b) LOOP3_ARITH_Y(EXPR, yv, ys);                                \
+        else LOOP3_ARITH_Y(EXPR, LOADU(b + i_), b[i_]);                        \
+    } while (0)
+
 /* tj_k_mul_add_loop: mul's product, then add's sum with it (alpha as add
- * takes it), each rounded once. */
+ * takes it), each rounded once; one_b: b holds one value, repeated. */
 static void SFX(mul_add)(int64_t n, void *out, const void *in0, const void *in1, const void *in2, double alpha,
-                         bool product_first)
+                         bool product_first, bool one_b)
 {
+    if (n <= 0) return; /* one_b reads b[0] */
     T *o = out;
     const T *a = in0, *b = in1, *c = in2;
-    T al = (T)alpha;
+    T al = (T)alpha, ys = b[0];
+    V yv = SPLAT(ys);
     if (product_first && al == CT(1)) LOOP3_ARITH((x * y) + z);
     else if (product_first) LOOP3_ARITH((x * y) + al * z);
     else if (al == CT(1)) LOOP3_ARITH(z + (x * y));

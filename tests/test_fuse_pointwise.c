@@ -1103,13 +1103,15 @@ Test(fuse_pointwise, a_compare_on_an_input_written_back_reads_the_value_before)
 /* tj_k_mul_add_loop on n elements against its definition: tj_k_binary_loop's
  * MUL, then tj_k_add_loop on the product (bits, a nan as any nan: which
  * operand's nan an operation on two keeps is the compiler's choice), and
- * the scalar formula, each operation rounded once. */
-static void check_mul_add(const tj_k_mul_add_args *k, int64_t n, const char *what)
+ * the scalar formula, each operation rounded once. With k->one_b, in[1] is
+ * the one value `one` repeated for the definition, a single element
+ * followed by other values for the loop. */
+static void check_mul_add(const tj_k_mul_add_args *k, int64_t n, double one, const char *what)
 {
     enum { N = 67 };
     size_t es = k->dtype == TJ_FLOAT32 ? 4 : 8;
     static const double special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-310, 3e38};
-    _Alignas(64) char in[3][N * 8], prod[N * 8], want[N * 8], got[N * 8 + 8];
+    _Alignas(64) char in[3][N * 8], prod[N * 8], want[N * 8], got[N * 8 + 8], b1[N * 8];
     double v[3][N];
     unsigned seed = (unsigned)n * 31u + (unsigned)k->product_first;
     for (int j = 0; j < 3; j++)
@@ -1117,16 +1119,19 @@ static void check_mul_add(const tj_k_mul_add_args *k, int64_t n, const char *wha
             seed = seed * 1103515245u + 12345u;
             double u = (double)(seed >> 8 & 0xffff) / 8192.0 - 4;
             v[j][i] = (i + j) % 9 == 4 ? special[(i / 9 + (int64_t)j) % 8] : u;
+            if (j == 1 && k->one_b) v[j][i] = one;
             if (es == 4) ((float *)in[j])[i] = (float)v[j][i];
             else ((double *)in[j])[i] = v[j][i];
         }
+    memset(b1, 0x7f, sizeof b1); /* past the one value: nan, or a large number */
+    memcpy(b1, in[1], es);
     const void *ab[2] = {in[0], in[1]};
     tj_k_binary_args mul = {.op = TJ_K_MUL, .dtype = k->dtype};
     tj_k_binary_loop(n, prod, ab, &mul);
     const void *sum[2] = {k->product_first ? prod : in[2], k->product_first ? in[2] : prod};
     tj_k_axpby_args add = {.alpha = k->alpha, .dtype = k->dtype};
     tj_k_add_loop(n, want, sum, &add);
-    const void *abc[3] = {in[0], in[1], in[2]};
+    const void *abc[3] = {in[0], k->one_b ? b1 : in[1], in[2]};
     memset(got, 0x5a, sizeof got);
     tj_k_mul_add_loop(n, got, abc, k);
     for (int64_t i = 0; i < n; i++) {
@@ -1149,22 +1154,28 @@ static void check_mul_add(const tj_k_mul_add_args *k, int64_t n, const char *wha
     cr_assert_eq((unsigned char)got[n * (int64_t)es], 0x5a, "%s n %lld: written past", what, (long long)n);
 }
 
+/* ... and with in[1] one value (a splat of a fused step): the bits of that
+ * value repeated, for special values too. */
 Test(fuse_pointwise, the_mul_add_loop_gives_the_mul_then_the_adds_bits_on_every_isa)
 {
     static const int64_t lens[] = {0, 1, 3, 8, 15, 16, 17, 33, 67};
     static const double alphas[] = {1, -1, 0.1};
+    static const double ones[] = {0.7, -3, NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-310, 3e38};
     for (int s = 0; s < TEST_NISA; s++) {
         if (!tj_k_isa_force(test_isas[s])) continue;
         for (int dt = 0; dt < 2; dt++)
             for (int first = 0; first < 2; first++)
-                for (int a = 0; a < 3; a++) {
-                    tj_k_mul_add_args k = {.dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32, .alpha = alphas[a],
-                                           .product_first = first};
-                    char what[96];
-                    snprintf(what, sizeof what, "%s %s%s alpha %g", test_isas[s], dt ? "float64" : "float32",
-                             first ? " product first" : "", alphas[a]);
-                    for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) check_mul_add(&k, lens[l], what);
-                }
+                for (int a = 0; a < 3; a++)
+                    for (int o = -1; o < (int)(sizeof ones / sizeof *ones); o++) {
+                        tj_k_mul_add_args k = {.dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32, .alpha = alphas[a],
+                                               .product_first = first, .one_b = o >= 0};
+                        char what[128];
+                        snprintf(what, sizeof what, "%s %s%s alpha %g, b %s%g", test_isas[s],
+                                 dt ? "float64" : "float32", first ? " product first" : "", alphas[a],
+                                 o >= 0 ? "one value " : "an array", o >= 0 ? ones[o] : 0.0);
+                        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++)
+                            check_mul_add(&k, lens[l], o >= 0 ? ones[o] : 0, what);
+                    }
     }
     tj_k_isa_force(NULL);
 }
@@ -1203,6 +1214,47 @@ Test(fuse_pointwise, a_mul_read_only_by_an_add_runs_inside_it_with_the_unfused_b
                 expect_one_step(g, in, 3, what, 13, 0);
                 tj_graph_free(g);
             }
+    }
+    tj_k_isa_force(NULL);
+}
+
+/* in: x, y [N, D], s (0-dim): constants (s, literals) as the first or the
+ * second operand of an add, sub, mul and div (read as one value by the
+ * row loop, tj_k_rows_loop) and as a merged product's second factor (the
+ * mul_add loop's one_b) or first (read whole). */
+static tj_status fn_splat_operands(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *s = in[2];
+    out[0] = tj_add(tj_mul(x, s), y);
+    out[1] = tj_add(y, tj_mul(s, x));
+    out[2] = tj_div(s, x);
+    out[3] = tj_mul_scalar(tj_sub(x, s), tj_v_float(2.5));
+    out[4] = tj_sub(tj_add(tj_mul_scalar(x, tj_v_float(0.5)), s), tj_div_scalar(y, tj_v_float(3)));
+    *n_out = 5;
+    return out[4] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, constant_operands_read_as_one_value_give_the_unfused_bits_on_every_isa)
+{
+    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {5, 2049}};
+    static const double values[] = {0.37, NAN, -0.0, INFINITY};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+                for (size_t v = 0; v < sizeof values / sizeof *values; v++) {
+                    tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+                    tj_tensor *in[3] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
+                                        tj_scalar_tensor(tj_v_float(values[v]), dtype)};
+                    cr_assert_not_null(in[2], "%s", tj_last_error());
+                    tj_graph *g = trace(fn_splat_operands, NULL, in, 3);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s [%ld, %ld] s %g", test_isas[k], tj_dtype_name(dtype),
+                             (long)dims[i][0], (long)dims[i][1], values[v]);
+                    expect_one_step(g, in, 3, what, 11, 0);
+                    tj_graph_free(g);
+                }
     }
     tj_k_isa_force(NULL);
 }

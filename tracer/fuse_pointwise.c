@@ -757,6 +757,13 @@ static int splat_operand(const pw_member *mb, const pw_splat *splats, int n, tj_
     return row_value_arith(mb, k, a) ? k : -1;
 }
 
+/* Whether member mb's loop reads only the first element of its input k (a
+ * splat): splat_k's, a mul_add's one_b. */
+static bool reads_one(const pw_member *mb, int k)
+{
+    return k == mb->splat_k || (mb->pw.fn == tj_k_mul_add_loop && k == 1 && mb->pw.ctx.mul_add.one_b);
+}
+
 /* Group g becomes one step in its last member's place. */
 static tj_status rewrite(fuser *f, group *g)
 {
@@ -848,6 +855,7 @@ static tj_status rewrite(fuser *f, group *g)
         }
         mb->row_k = rows_operand(mb, &mb->row_arith);
         mb->splat_k = mb->row_k < 0 ? splat_operand(mb, splats, g->n_splats, &mb->row_arith) : -1;
+        if (mb->pw.fn == tj_k_mul_add_loop) mb->pw.ctx.mul_add.one_b = reads_splat(mb, 1, splats, g->n_splats);
         /* results read for the last time free their buffers, before the
          * result takes one when of its element size (a loop may write over
          * its input exactly), else after; results written out keep theirs */
@@ -911,11 +919,11 @@ static tj_status rewrite(fuser *f, group *g)
         if (g->pw[m].nin > pg->n_gather) pg->n_gather = g->pw[m].nin;
     int n_area = n_bufs + pg->n_gather, n_streams = n_bufs + n_outs;
     if (pg->row_len) n_streams += pg->n_gather; /* spreads; without rows, gathers of arguments come restrided */
-    for (int j = 0; j < g->n_splats; j++) { /* a splat that only splat_k members read: an element */
+    for (int j = 0; j < g->n_splats; j++) { /* a splat that only loops reading one value read: an element */
         bool whole = g->splat_gather[j];
         for (int m = 0; m < g->n && !whole; m++)
             for (int k = 0; k < mem[m].pw.nin; k++)
-                whole |= mem[m].in[k].kind == SRC_BUF && mem[m].in[k].index == j && k != mem[m].splat_k;
+                whole |= mem[m].in[k].kind == SRC_BUF && mem[m].in[k].index == j && !reads_one(&mem[m], k);
         n_streams -= !whole;
     }
     for (int j = 0; j < g->n_args; j++) n_streams += !is_one(&p->values[g->arg_v[j]], g);
