@@ -127,6 +127,47 @@ Test(fuse_rows, decomposed_normalisations_give_the_unfused_bits)
                     check_family((family)f, dt ? TJ_FLOAT64 : TJ_FLOAT32, dims[i][0], dims[i][1], threads, false);
 }
 
+/* in: x [N, D], m [N, 1]: (h - m) * m / sum(h) per row, h = x x + 0.25
+ * computed in the plan (its row sum fused): m, one value per row, read in
+ * place by the row loop (tj_k_rows_loop), or gathered when it comes
+ * restrided at run time. */
+static tj_status fn_row_values(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *m = in[1], *h = tj_add_scalar(tj_mul(x, x), tj_v_float(0.25));
+    int64_t last = -1;
+    out[0] = tj_div(tj_mul(tj_sub(h, m), m), tj_sum_dim(h, &last, 1, true, -1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_rows, row_values_of_an_argument_give_the_unfused_bits_in_place_or_restrided)
+{
+    static const int64_t dims[][2] = {{1, 5}, {7, 33}, {37, 128}};
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+            for (int threads = 1; threads <= 2; threads++) {
+                tj_set_num_threads(threads);
+                tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+                int64_t N = dims[i][0], sx[2] = {N, dims[i][1]}, sm[2] = {N, 1}, s2m[2] = {2 * N, 1};
+                tj_tensor *in[2] = {test_random_tensor(dtype, 2, sx, 1, -2, 2),
+                                    test_random_tensor(dtype, 2, sm, 2, -1, 1)};
+                tj_graph *g = trace_core(fn_row_values, NULL, in, 2);
+                char what[128];
+                snprintf(what, sizeof what, "%s [%ld, %ld] at %d threads", tj_dtype_name(dtype), (long)N,
+                         (long)dims[i][1], threads);
+                tj_plan_statistics s = test_expect_fused_plans_match(g, in, 2, what, NULL);
+                cr_expect_eq(s.n_fused_row_reductions, 1, "%s: %d row reductions fused", what,
+                             s.n_fused_row_reductions);
+                tj_tensor *in2[2] = {in[0], tj_slice(test_random_tensor(dtype, 2, s2m, 3, -1, 1), 0, true, 1, false,
+                                                     0, 2)};
+                snprintf(what, sizeof what, "%s [%ld, %ld] at %d threads, m restrided", tj_dtype_name(dtype),
+                         (long)N, (long)dims[i][1], threads);
+                test_expect_fused_plans_match(g, in2, 2, what, NULL);
+                tj_graph_free(g);
+            }
+}
+
 Test(fuse_rows, rows_walked_in_groups_smaller_than_the_chunk)
 {
     /* native code walks a chunk's rows phase by phase in groups whose row

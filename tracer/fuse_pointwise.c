@@ -183,7 +183,7 @@ typedef struct pw_addr {
 
 static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, const bool *col, pw_addr *a)
 {
-    a->direct = !mb->rows_in && !mb->reduces;
+    a->direct = !mb->rows_in && !mb->reduces && mb->row_k < 0;
     for (int k = 0; k < mb->pw.nin && a->direct; k++) {
         const pw_src *src = &mb->in[k];
         if (src->kind == SRC_BUF && col[src->index]) {
@@ -251,6 +251,19 @@ static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const 
     }
 }
 
+/* The row values (from row r0 on) that member mb's row_k input reads: a
+ * row member's buffer, or a row_values argument in place; NULL when that
+ * argument is not contiguous this run (gathered over the chunk instead,
+ * for the member's own loop). */
+static const void *row_values(const pw_run *r, const pw_member *mb, char *const *bufs, int64_t r0)
+{
+    const pw_src *src = &mb->in[mb->row_k];
+    if (src->kind == SRC_ROWS) return bufs[src->index];
+    const pw_splat *sp = &r->pg->splats[src->index];
+    const char *base = r->any_native ? NULL : r->row_base[sp->arg];
+    return base ? base + r0 * (int64_t)mb->in_es[mb->row_k] : NULL;
+}
+
 /* Forgets the spreads of buffer buf's row values (every spread for -1):
  * buf was rewritten, or the chunk is new (run_member's spread_of). */
 static void forget_spreads(int *spread_of, int buf)
@@ -293,8 +306,9 @@ static void run_member(const pw_run *r, const pw_member *mb, char *const *bufs, 
     }
     int64_t oat = mb->rows_out ? r0 : s;
     void *o = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out] + oat * (int64_t)mb->es;
+    const void *vals = mb->row_k >= 0 ? row_values(r, mb, bufs, r0) : NULL;
     if (mb->reduces) tj_row_reduce_run(&mb->red, in[0], nr, o);
-    else if (mb->row_k >= 0) tj_k_rows_loop(nr, pg->row_len, o, in[1 - mb->row_k], in[mb->row_k], &mb->row_arith);
+    else if (vals) tj_k_rows_loop(nr, pg->row_len, o, in[1 - mb->row_k], vals, &mb->row_arith);
     else if (mb->splat_k >= 0) tj_k_rows_loop(1, cnt, o, in[1 - mb->splat_k], in[mb->splat_k], &mb->row_arith);
     else mb->pw.fn(cnt, o, in, &mb->pw.ctx);
 }
@@ -318,7 +332,8 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         const pw_splat *s = &pg->splats[j];
         if (s->gather) {
             col[j] = s->row_vector && r->col_base[s->arg] && !r->any_native;
-            if (!(r->native_ready && s->native_only) && !col[j]) gathered[n_gathered++] = j;
+            bool in_place = s->row_values && r->row_base[s->arg] && !r->any_native;
+            if (!(r->native_ready && s->native_only) && !col[j] && !in_place) gathered[n_gathered++] = j;
             continue;
         }
         tj_k_scalar v = s->value;
@@ -730,10 +745,18 @@ static bool row_value_arith(const pw_member *mb, int k, tj_k_rows_args *a)
 /* The input of member mb (its sources set) that tj_k_rows_loop takes as
  * the row values, -1 when it runs its own loop: a float add, mul or div
  * over the group's shape with one operand a value per row (*a set). */
-static int rows_operand(const pw_member *mb, tj_k_rows_args *a)
+static int rows_operand(const pw_member *mb, const pw_splat *splats, int n_splats, tj_k_rows_args *a)
 {
-    if (mb->rows_in || mb->pw.nin != 2 || (mb->in[0].kind == SRC_ROWS) == (mb->in[1].kind == SRC_ROWS)) return -1;
-    int k = mb->in[0].kind == SRC_ROWS ? 0 : 1;
+    if (mb->rows_in || mb->pw.nin != 2) return -1;
+    bool rows[2], splat[2];
+    for (int k = 0; k < 2; k++) {
+        const pw_src *src = &mb->in[k];
+        splat[k] = src->kind == SRC_BUF && src->index < n_splats;
+        rows[k] = src->kind == SRC_ROWS || (splat[k] && splats[src->index].row_values);
+    }
+    if (rows[0] == rows[1]) return -1;
+    int k = rows[0] ? 0 : 1;
+    if (mb->in[k].kind != SRC_ROWS && splat[1 - k]) return -1; /* read by row, or a splat read whole */
     return row_value_arith(mb, k, a) ? k : -1;
 }
 
@@ -798,8 +821,11 @@ static tj_status rewrite(fuser *f, group *g)
         const tj_pvalue *sv = g->splat_v[j] >= 0 ? &p->values[g->splat_v[j]] : NULL;
         bool row_vector = g->splat_gather[j] && pg->row_len && sv->numel == pg->row_len &&
                           sv->shape[sv->ndim - 1] == pg->row_len;
+        bool row_values = g->splat_gather[j] && pg->row_len && sv->ndim && sv->numel * pg->row_len == pg->numel &&
+                          sv->shape[sv->ndim - 1] == 1; /* the run checks the rest (row_base) */
         splats[j] = (pw_splat){.arg = sv ? arg_index(g, g->splat_v[j]) : -1, .gather = g->splat_gather[j],
-                               .row_vector = row_vector, .loop = g->splat_loop[j], .value = g->splat_value[j]};
+                               .row_vector = row_vector, .row_values = row_values, .loop = g->splat_loop[j],
+                               .value = g->splat_value[j]};
     }
     args[0] = (tj_garg){.kind = TJ_GA_INT, .u.i = (int64_t)(intptr_t)pg};
     for (int j = 0; j < g->n_args; j++) args[1 + j] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = g->arg_v[j]};
@@ -853,7 +879,7 @@ static tj_status rewrite(fuser *f, group *g)
                 assert(mb->in[k].index >= 0);
             }
         }
-        mb->row_k = rows_operand(mb, &mb->row_arith);
+        mb->row_k = rows_operand(mb, splats, g->n_splats, &mb->row_arith);
         mb->splat_k = mb->row_k < 0 ? splat_operand(mb, splats, g->n_splats, &mb->row_arith) : -1;
         if (mb->pw.fn == tj_k_mul_add_loop) mb->pw.ctx.mul_add.one_b = reads_splat(mb, 1, splats, g->n_splats);
         /* results read for the last time free their buffers, before the
@@ -919,9 +945,14 @@ static tj_status rewrite(fuser *f, group *g)
         if (g->pw[m].nin > pg->n_gather) pg->n_gather = g->pw[m].nin;
     int n_area = n_bufs + pg->n_gather, n_streams = n_bufs + n_outs;
     if (pg->row_len) n_streams += pg->n_gather; /* spreads; without rows, gathers of arguments come restrided */
-    for (int j = 0; j < g->n_splats; j++) { /* a splat that only loops reading one value read: an element */
-        bool whole = g->splat_gather[j];
-        for (int m = 0; m < g->n && !whole; m++)
+    for (int j = 0; j < g->n_splats; j++) /* row values read other than as row_k: gathered */
+        for (int m = 0; m < g->n && splats[j].row_values; m++)
+            for (int k = 0; k < mem[m].pw.nin; k++)
+                if (mem[m].in[k].kind == SRC_BUF && mem[m].in[k].index == j && k != mem[m].row_k)
+                    splats[j].row_values = false;
+    for (int j = 0; j < g->n_splats; j++) { /* a splat only loops reading one value (or rows) read: an element */
+        bool whole = g->splat_gather[j] && !splats[j].row_values;
+        for (int m = 0; m < g->n && !whole && !g->splat_gather[j]; m++)
             for (int k = 0; k < mem[m].pw.nin; k++)
                 whole |= mem[m].in[k].kind == SRC_BUF && mem[m].in[k].index == j && !reads_one(&mem[m], k);
         n_streams -= !whole;

@@ -34,7 +34,8 @@ typedef struct pw_member {
     bool rows_out;       /* its result holds one value per row (rows_in, or a reduction) */
     pw_src in[TJ_ITER_MAX_INPUTS];
     size_t in_es[TJ_ITER_MAX_INPUTS];
-    int row_k;    /* -1, or the one input that is SRC_ROWS in an add, mul or div over the group's shape: */
+    int row_k;    /* -1, or the one input that is SRC_ROWS (or a row_values splat, the other operand no
+                     splat) in an add, mul or div over the group's shape: */
     int splat_k;  /* -1, or the one input that is a splat in an add, mul or div: */
     tj_k_rows_args row_arith; /* the loop on the row values in place (tj_k_rows_loop), no spread; with
                                  splat_k, on one row of the chunk reading the splat's first element */
@@ -54,6 +55,8 @@ typedef struct pw_splat {
     bool gather;
     bool row_vector;    /* gathered, in a step walking rows: one row's values ([D], [1, D]) repeated down the rows */
     bool native_only;   /* read only by native segments, in place (REF_ARG cols): not gathered when they run */
+    bool row_values;    /* gathered, in a step walking rows: one value per row ([N, 1] statistics), read only
+                           as members' row_k: read in place by tj_k_rows_loop, not gathered, where contiguous */
     tj_dtype loop;      /* the dtype its readers' loops take it in */
     tj_k_scalar value;  /* arg -1: already in `loop` */
 } pw_splat;
