@@ -38,7 +38,10 @@
  * inside that add (merge_mul_add). An add, mul or div of a chunk and one
  * value per row (x - mean, x * rstd) reads the row values in place
  * (tj_k_rows_loop) rather than spread over a chunk buffer first: a pass
- * less each.
+ * less each; so does one of an [N, 1] argument read in place. A constant
+ * operand of an add, mul or div (tj_k_rows_loop on one row) and a merged
+ * product's constant second factor (tj_k_mul_add_args.one_b) are read as
+ * one value, not as their splat's chunk: a stream less through L1 each.
  *
  * Within a chunk every read of an operand comes before any write of a
  * result (the last member writes its result in place, reading each element
