@@ -502,19 +502,6 @@ static __attribute__((cold)) tj_status implicit_cycle(const tj_op *op)
     return tj_error(TJ_ERR_CYCLE, "%s: decomposition cycle: %s", op->name, chain);
 }
 
-/* A failing decomposition's message, led by the operator the user called
- * and giving the root cause first: "aten::mse_loss: aten::sub.Tensor: shapes
- * [8, 16] and [8] cannot be broadcast", not the NULL argument of a later
- * call in the decomposition that the failure left behind. */
-static __attribute__((cold)) tj_status implicit_error(const tj_op *op, tj_status st)
-{
-    char cause[768];
-    snprintf(cause, sizeof cause, "%s", tj_error_root());
-    size_t n = strlen(op->name);
-    bool named = strncmp(cause, op->name, n) == 0 && cause[n] == ':'; /* the decomposition's own check */
-    return named ? tj_error(st, "%s", cause) : tj_error(st, "%s: %s", op->name, cause);
-}
-
 static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
 {
     if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
@@ -524,7 +511,7 @@ static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, 
     implicit_stack[implicit_depth++] = op;
     tj_status st = run_scoped(call_decomp, NULL, op, args, nargs, outs);
     implicit_depth--;
-    return st == TJ_OK ? st : implicit_error(op, st);
+    return st == TJ_OK ? st : tj_error_led_by(op->name, st);
 }
 
 /* Below every mode: implicit composites decompose, others run the kernel. */

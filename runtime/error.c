@@ -63,6 +63,15 @@ const char *tj_error_root(void)
     return root;
 }
 
+tj_status tj_error_led_by(const char *name, tj_status st)
+{
+    char cause[768];
+    snprintf(cause, sizeof cause, "%s", tj_error_root());
+    size_t n = strlen(name);
+    bool named = strncmp(cause, name, n) == 0 && cause[n] == ':'; /* the decomposition's own check */
+    return named ? tj_error(st, "%s", cause) : tj_error(st, "%s: %s", name, cause);
+}
+
 tj_status tj_error_null(const char *fmt, ...)
 {
     char what[512];

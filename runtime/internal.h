@@ -514,6 +514,14 @@ void tj_error_mark_unread(tj_status status);
  * "; earlier error: ", or the whole message. Reads the error (as
  * tj_last_error). Valid until the next recorded error. */
 const char *tj_error_root(void);
+/** A failing decomposition's error, led by the operator the user called
+ * (`name`) and giving the root cause first: "aten::mse_loss:
+ * aten::sub.Tensor: shapes [8, 16] and [8] cannot be broadcast", not the
+ * NULL argument of a later call that the failure left behind. A cause the
+ * decomposition's own check already names after the operator is kept as it
+ * is. Returns `st`. Used for implicit composites (dispatch.c) and for the
+ * decompositions make_fx runs from its table (tracer/make_fx.c). */
+tj_status tj_error_led_by(const char *name, tj_status st);
 /** Records that a required argument is NULL, described by the printf-style
  * `fmt` ("tj_backward: NULL output"). While an earlier error is unread (a
  * chain of calls passing on a failed call's NULL result, see tj_last_error

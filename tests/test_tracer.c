@@ -447,6 +447,31 @@ Test(make_fx, a_status_returned_without_an_error_is_recorded)
     tj_tensor_release(x);
 }
 
+static tj_status fn_index_select(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_index_select(in[0], 0, in[1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A composite decomposed while tracing fails naming the operator the
+ * function called, then the primitive of its decomposition that refused, as
+ * eager mode names an implicit composite. */
+Test(make_fx, a_failing_decomposition_names_the_operator_called_then_its_cause)
+{
+    tj_tensor *in[2] = {test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4}), test_i64(1, (int64_t[]){2}, (int64_t[]){1, 9})};
+    tj_decomp_table *core = tj_core_decompositions();
+    test_expect_error(tj_make_fx(fn_index_select, NULL, in, 2, core, TJ_TRACE_REAL), TJ_ERR_INDEX,
+                      "aten::index_select: aten::gather", "index 9 is out of bounds for dimension 0 with size 4");
+    /* without the table the kernel's own check names it alone */
+    test_expect_error(tj_make_fx(fn_index_select, NULL, in, 2, NULL, TJ_TRACE_REAL), TJ_ERR_INDEX,
+                      "aten::index_select", "index 9 is out of bounds");
+    tj_decomp_table_free(core);
+    tj_tensor_release(in[0]);
+    tj_tensor_release(in[1]);
+}
+
 /* ---- decomposition tables during tracing ---- */
 
 static tj_status add_as_sub_neg(const tj_value *args, tj_value *outs)
