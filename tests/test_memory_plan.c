@@ -1,9 +1,9 @@
 /* Static memory planning (tracer/memory_plan.c) on the models' plans, read
  * back from tj_plan_print_memory: no two blocks live at one step share a
- * byte (an in-place result takes its dying donor's block exactly), and at
- * one thread the placement that knows every lifetime beforehand brings the
- * arena down to the bytes live at once where best fit in schedule order
- * left gaps. */
+ * byte (an in-place result takes its dying donor's block exactly), at 1
+ * and 2 threads and without placement by last writer; and at one thread the
+ * placement that knows every lifetime beforehand brings the arena down to
+ * the bytes live at once where best fit in schedule order left gaps. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,14 +69,14 @@ static void expect_disjoint_while_live(const tj_plan *p, const char *what)
     }
 }
 
-static tj_plan *compile_model(const char *id, step_kind kind, bool decompose)
+static tj_plan *compile_model(const char *id, step_kind kind, bool decompose, const tj_compile_options *opts)
 {
     model m;
     cr_assert_eq(model_create(model_find(id), 0, &m), TJ_OK, "%s", tj_last_error());
     tj_decomp_table *table = decompose ? tj_core_decompositions() : NULL;
     tj_graph *g = step_trace(&m, kind, 0, table, TJ_TRACE_FAKE);
     cr_assert_not_null(g, "%s: %s", id, tj_last_error());
-    tj_plan *p = tj_compile(g, NULL);
+    tj_plan *p = tj_compile(g, opts);
     cr_assert_not_null(p, "%s: %s", id, tj_last_error());
     tj_graph_free(g);
     tj_decomp_table_free(table);
@@ -87,15 +87,20 @@ static tj_plan *compile_model(const char *id, step_kind kind, bool decompose)
 Test(memory_plan, no_two_live_blocks_share_a_byte_in_any_model_plan, .timeout = 600)
 {
     const char *ids[] = {"mlp", "cnn", "gpt"};
-    for (int threads = 1; threads <= 2; threads++) {
-        tj_set_num_threads(threads);
+    struct {
+        int threads;
+        tj_compile_options opts;
+    } configs[] = {{1, {0}}, {2, {0}}, {2, {.no_thread_placement = true}}};
+    for (size_t c = 0; c < sizeof configs / sizeof *configs; c++) {
+        tj_set_num_threads(configs[c].threads);
         for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
             for (int kind = 0; kind < 2; kind++)
                 for (int decompose = 0; decompose < 2; decompose++) {
-                    char what[96];
-                    snprintf(what, sizeof what, "%s %s%s, %d thread(s)", ids[i], kind ? "training step" : "forward",
-                             decompose ? " decomposed" : "", threads);
-                    tj_plan *p = compile_model(ids[i], kind ? STEP_TRAIN : STEP_FORWARD, decompose);
+                    char what[128];
+                    snprintf(what, sizeof what, "%s %s%s, %d thread(s)%s", ids[i], kind ? "training step" : "forward",
+                             decompose ? " decomposed" : "", configs[c].threads,
+                             configs[c].opts.no_thread_placement ? ", no thread placement" : "");
+                    tj_plan *p = compile_model(ids[i], kind ? STEP_TRAIN : STEP_FORWARD, decompose, &configs[c].opts);
                     tj_plan_statistics s = test_plan_stats(p);
                     cr_expect_geq(s.arena_bytes, s.lower_bound_bytes, "%s", what);
                     expect_disjoint_while_live(p, what);
@@ -116,7 +121,7 @@ Test(memory_plan, offline_placement_reaches_the_lower_bound_at_one_thread, .time
         bool decompose;
     } cases[] = {{STEP_TRAIN, false}, {STEP_FORWARD, true}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        tj_plan *p = compile_model("cnn", cases[i].kind, cases[i].decompose);
+        tj_plan *p = compile_model("cnn", cases[i].kind, cases[i].decompose, NULL);
         tj_plan_statistics s = test_plan_stats(p);
         cr_expect_eq(s.arena_bytes, s.lower_bound_bytes, "cnn case %zu: arena %zu, lower bound %zu", i,
                      s.arena_bytes, s.lower_bound_bytes);

@@ -19,10 +19,10 @@
  * (compile.c plan_staging) has it from before the first step to its last
  * read.
  *
- * At one thread the blocks are placed a second time, knowing every lifetime
- * beforehand (greedy by size), and that placement is kept when its arena is
- * the smaller (with 2+ threads placement follows the core that wrote each
- * byte last instead). */
+ * Where placement does not follow the core that wrote each byte last (one
+ * thread, or no_thread_placement) the blocks are placed a second time,
+ * knowing every lifetime beforehand (greedy by size), and that placement is
+ * kept when its arena is the smaller. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,8 +402,8 @@ static void record_block(block_record *r, int v, size_t size, int first, int las
     r->block_of[v] = r->n++;
 }
 
-/* At one thread, the offline placement when its arena is the smaller (else
- * the online one stays). n_arena: room for that many pointers per array. */
+/* The offline placement when its arena is the smaller (else the online one
+ * stays). n_arena: room for that many pointers per array. */
 static tj_status place_offline(tj_plan *p, block_record *r, size_t *arena, int n_arena)
 {
     size_t bytes = sizeof(lifetime_block *) * (size_t)(n_arena + 1);
@@ -458,7 +458,7 @@ tj_status tj_plan_memory(tj_plan *p, const tj_compile_options *opts)
     int nt = tj_get_num_threads();
     if (nt > TJ_K_MAX_PARTICIPANTS) nt = TJ_K_MAX_PARTICIPANTS;
     owner_map own = {.nt = opts->no_memory_reuse || opts->no_thread_placement ? 1 : nt};
-    bool offline = nt < 2 && !opts->no_memory_reuse;
+    bool offline = own.nt < 2 && !opts->no_memory_reuse;
     for (int s = 0; s <= p->n_steps; s++) head[s] = -1;
     for (int v = p->n_values - 1; v >= 0; v--)
         if (p->values[v].kind == TJ_PV_ARENA || p->values[v].staged) {

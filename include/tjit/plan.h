@@ -11,7 +11,10 @@
  * places every intermediate in one 64-byte-aligned arena by a static memory
  * plan: liveness over the schedule (a base stays alive while a view of it
  * is), best-fit placement in freed blocks, and in-place reuse for elementwise
- * operators whose input dies there (ggml-alloc's scheme).
+ * operators whose input dies there (ggml-alloc's scheme); compiled at one
+ * thread (or with no_thread_placement), the blocks are also placed largest
+ * first over the whole schedule ("greedy by size", Pisarchyk and Lee 2020),
+ * and the smaller arena kept.
  *
  * A plan is run through an execution context, which owns one arena and the
  * tensor objects that point into it. Several threads may run one plan at
@@ -121,7 +124,8 @@ typedef struct tj_compile_options {
      * with another input at run time; otherwise the value is copied in after
      * the last kernel. */
     const int *writeback;
-    /** Plain best-fit placement at any thread count. By default, compiled
+    /** Plain placement at any thread count (the smaller arena of best fit
+     * in schedule order and greedy by size). By default, compiled
      * with 2 or more threads (tj_set_num_threads), a result goes where the
      * parts its threads write (contiguous parts, one per thread up to the
      * 64 a kernel runs on; results under 256 KiB: all by the calling
