@@ -411,9 +411,10 @@ void tj_k_where_loop(int64_t n, void *out, const void *const *in, const void *ct
         TS *o = out;                                                            \
         const TC *a = in[0], *b = in[1];                                        \
         const TS *x = in[2], *y = in[3];                                        \
+        int64_t sa = !(k->one & 1), sb = !(k->one & 2), sx = !(k->one & 4), sy = !(k->one & 8); \
         for (int64_t i = 0; i < n; i++) {                                       \
-            TS u = x[i], v = y[i];                                              \
-            o[i] = a[i] OP b[i] ? u : v;                                        \
+            TS u = x[i * sx], v = y[i * sy];                                    \
+            o[i] = a[i * sa] OP b[i * sb] ? u : v;                              \
         }                                                                       \
     } while (0)
 
@@ -434,8 +435,8 @@ void tj_k_compare_where_loop(int64_t n, void *out, const void *const *in, const 
 {
     const tj_k_compare_where_args *k = ctx;
     const tj_k_math_fns *f = float_fns(k->compare);
-    if (k->dtype == k->compare) f->compare_where[k->op](n, out, in[0], in[1], in[2], in[3]);
-    else if (k->dtype == TJ_BOOL) f->compare_where_b8[k->op](n, out, in[0], in[1], in[2], in[3]);
+    if (k->dtype == k->compare) f->compare_where[k->op](n, out, in[0], in[1], in[2], in[3], k->one);
+    else if (k->dtype == TJ_BOOL) f->compare_where_b8[k->op](n, out, in[0], in[1], in[2], in[3], k->one);
     else if (k->compare == TJ_FLOAT32) COMPARE_WHERE(float, double);
     else COMPARE_WHERE(double, float);
 }

@@ -220,10 +220,12 @@ typedef struct tj_k_compare_where_args {
     tj_k_compare_op op;  /**< EQ, NE, LT, LE, GT or GE */
     tj_dtype compare;    /**< in[0], in[1]: float32 or float64 */
     tj_dtype dtype;      /**< in[2], in[3] and out: float32, float64 or bool */
+    unsigned one;        /**< bit k set: in[k] is one value (in[k][0]) for every element: a fused step's constant */
 } tj_k_compare_where_args;
 
 /** out = in[0] op in[1] ? in[2] : in[3] (nan compares as in
- * tj_k_compare_loop); ctx is tj_k_compare_where_args. */
+ * tj_k_compare_loop); with bit k of one set, in[k] holds one element, the
+ * bits of it repeated n times. ctx is tj_k_compare_where_args. */
 void tj_k_compare_where_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 /** masked_fill: out = in[1] != 0 ? value : in[0]; in[1] is bool. */
 void tj_k_masked_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);

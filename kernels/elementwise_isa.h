@@ -34,9 +34,10 @@ typedef void (*tj_k_where_fn)(int64_t n, void *out, const uint8_t *c, const void
 
 /** n contiguous elements: out = a op b ? x : y, a and b of the table's
  * float type, x, y and out of it too (compare_where) or bool
- * (compare_where_b8). */
+ * (compare_where_b8); bit k of one: operand k (a, b, x, y) is its [0]
+ * for every element. */
 typedef void (*tj_k_compare_where_fn)(int64_t n, void *out, const void *a, const void *b, const void *x,
-                                      const void *y);
+                                      const void *y, unsigned one);
 
 /** n contiguous elements: out = f(a; p), p the activation's parameters. */
 typedef void (*tj_k_act1_fn)(int64_t n, void *out, const void *a, const double *p);

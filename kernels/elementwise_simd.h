@@ -612,19 +612,36 @@ static void SFX(where)(int64_t n, void *out, const uint8_t *c, const void *in0, 
 
 /* where(a OP b, x, y) with no mask in memory between them (a fused
  * compare and where), selecting T or bool (S, named SNAME); a blend, as
- * in where. */
+ * in where. Bit k of ONE (a constant where inlined): operand k holds one
+ * value, read once (a fused step's constant, not its splat buffer). */
 #define COMPARE_WHERE_TO(name, OP, S, SNAME)                                   \
-    static void SFX(name##_where_##SNAME)(int64_t n, void *out, const void *in0, const void *in1, \
-                                          const void *in2, const void *in3)  \
+    static inline __attribute__((always_inline)) void SFX(name##_where_##SNAME##_one)( \
+        int64_t n, S *o, const T *a, const T *b, const S *x, const S *y, unsigned ONE) \
     {                                                                          \
-        S *o = out;                                                            \
-        const T *a = in0, *b = in1;                                            \
-        const S *x = in2, *y = in3;                                            \
+        T a0 = a[0], b0 = b[0];                                                \
+        S x0 = x[0], y0 = y[0];                                                \
         for (int64_t i = 0; i < n; i++) {                                      \
-            S u = x[i], v = y[i];                                              \
-            o[i] = a[i] OP b[i] ? u : v;                                       \
+            S u = ONE & 4 ? x0 : x[i], v = ONE & 8 ? y0 : y[i];                \
+            o[i] = (ONE & 1 ? a0 : a[i]) OP (ONE & 2 ? b0 : b[i]) ? u : v;     \
+        }                                                                      \
+    }                                                                          \
+    static void SFX(name##_where_##SNAME)(int64_t n, void *out, const void *in0, const void *in1, \
+                                          const void *in2, const void *in3, unsigned one) \
+    {                                                                          \
+        if (n <= 0) return; /* one value operands read [0] */                  \
+        switch (one & 15) {                                                    \
+        COMPARE_WHERE_ONE(name, SNAME, 0) COMPARE_WHERE_ONE(name, SNAME, 1)    \
+        COMPARE_WHERE_ONE(name, SNAME, 2) COMPARE_WHERE_ONE(name, SNAME, 3)    \
+        COMPARE_WHERE_ONE(name, SNAME, 4) COMPARE_WHERE_ONE(name, SNAME, 5)    \
+        COMPARE_WHERE_ONE(name, SNAME, 6) COMPARE_WHERE_ONE(name, SNAME, 7)    \
+        COMPARE_WHERE_ONE(name, SNAME, 8) COMPARE_WHERE_ONE(name, SNAME, 9)    \
+        COMPARE_WHERE_ONE(name, SNAME, 10) COMPARE_WHERE_ONE(name, SNAME, 11)  \
+        COMPARE_WHERE_ONE(name, SNAME, 12) COMPARE_WHERE_ONE(name, SNAME, 13)  \
+        COMPARE_WHERE_ONE(name, SNAME, 14) COMPARE_WHERE_ONE(name, SNAME, 15)  \
         }                                                                      \
     }
+#define COMPARE_WHERE_ONE(name, SNAME, ONE)                                    \
+    case ONE: SFX(name##_where_##SNAME##_one)(n, out, in0, in1, in2, in3, ONE); break;
 #define COMPARE_WHERE(name, OP)                                                \
     COMPARE_WHERE_TO(name, OP, T, same)                                        \
     COMPARE_WHERE_TO(name, OP, uint8_t, b8)
@@ -749,6 +766,7 @@ static const tj_k_math_fns FNS = {
 #undef COMPARE
 #undef LOGICAL
 #undef COMPARE_WHERE
+#undef COMPARE_WHERE_ONE
 #undef COMPARE_WHERE_TO
 #undef GELU_ALPHA
 #undef GELU_PDF

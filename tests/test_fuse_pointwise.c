@@ -1258,3 +1258,107 @@ Test(fuse_pointwise, constant_operands_read_as_one_value_give_the_unfused_bits_o
     }
     tj_k_isa_force(NULL);
 }
+
+/* tj_k_compare_where_loop with operands marked one value (bits of
+ * tj_k_compare_where_args.one) against the loop on those values repeated:
+ * the same bits, nothing written past n, each operand marked holding its
+ * value at [0] and other values after it. */
+static void check_compare_where_one(const tj_k_compare_where_args *k, int64_t n, const char *what)
+{
+    enum { N = 67 };
+    size_t ces = k->compare == TJ_FLOAT32 ? 4 : 8, ses = k->dtype == TJ_BOOL ? 1 : k->dtype == TJ_FLOAT32 ? 4 : 8;
+    static const double special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-310, 1.0};
+    _Alignas(64) char full[4][N * 8], one[4][N * 8], want[N * 8 + 8], got[N * 8 + 8];
+    unsigned seed = (unsigned)n * 17u + k->one;
+    for (int j = 0; j < 4; j++) {
+        size_t es = j < 2 ? ces : ses;
+        tj_dtype dt = j < 2 ? k->compare : k->dtype;
+        for (int64_t i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double u = (double)(seed >> 8 & 0xffff) / 16384.0 - 2, v = k->one >> j & 1 ? special[(j + n) % 8] : u;
+            if (i % 7 == j) v = special[(i / 7 + j) % 8];
+            if (k->one >> j & 1 && i > 0) memcpy(full[j] + i * (int64_t)es, full[j], es);
+            else if (dt == TJ_BOOL) full[j][i] = (char)(v < 0);
+            else if (dt == TJ_FLOAT32) ((float *)full[j])[i] = (float)v;
+            else ((double *)full[j])[i] = v;
+        }
+        memset(one[j], 0x7f, sizeof one[j]); /* past the one value: nan, or a large number, or true */
+        memcpy(one[j], full[j], k->one >> j & 1 ? es : sizeof one[j]);
+    }
+    tj_k_compare_where_args all = *k;
+    all.one = 0;
+    const void *fin[4] = {full[0], full[1], full[2], full[3]}, *oin[4] = {one[0], one[1], one[2], one[3]};
+    memset(want, 0x5a, sizeof want);
+    memset(got, 0x5a, sizeof got);
+    tj_k_compare_where_loop(n, want, fin, &all);
+    tj_k_compare_where_loop(n, got, oin, k);
+    cr_assert(!memcmp(got, want, (size_t)n * ses), "%s n %lld: bits differ from the values repeated", what,
+              (long long)n);
+    cr_assert_eq((unsigned char)got[n * (int64_t)ses], 0x5a, "%s n %lld: written past", what, (long long)n);
+}
+
+Test(fuse_pointwise, the_compare_where_loop_reads_one_value_operands_as_repeated_on_every_isa)
+{
+    static const int64_t lens[] = {0, 1, 3, 8, 15, 16, 17, 33, 67};
+    static const tj_dtype selects[] = {TJ_FLOAT32, TJ_FLOAT64, TJ_BOOL};
+    for (int s = 0; s < TEST_NISA; s++) {
+        if (!tj_k_isa_force(test_isas[s])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (int sel = 0; sel < 3; sel++)
+                for (int op = TJ_K_EQ; op <= TJ_K_GE; op++)
+                    for (unsigned one = 0; one < 16; one++) {
+                        tj_k_compare_where_args k = {.op = (tj_k_compare_op)op,
+                                                     .compare = dt ? TJ_FLOAT64 : TJ_FLOAT32,
+                                                     .dtype = selects[sel], .one = one};
+                        char what[96];
+                        snprintf(what, sizeof what, "%s compare %s op %d select %s one %#x", test_isas[s],
+                                 tj_dtype_name(k.compare), op, tj_dtype_name(k.dtype), one);
+                        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) check_compare_where_one(&k, lens[l], what);
+                    }
+    }
+    tj_k_isa_force(NULL);
+}
+
+/* in: x, y [N, D], s 0-dim, t 0-dim bool: constants compared with and
+ * selected by merged comparisons and wheres (read as one value:
+ * tj_k_compare_where_args.one), gelu backward's x < 0 and clamp's
+ * where(x < c, c, x) among them. */
+static tj_status fn_compare_constants(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = in[0], *y = in[1], *s = in[2], *t = in[3];
+    out[0] = tj_where(tj_lt(x, s), s, x);
+    out[1] = tj_where(tj_le(s, x), y, s);
+    out[2] = tj_where(tj_gt(x, s), x, y);
+    out[3] = tj_where(tj_ge(x, y), s, tj_mul(x, y));
+    out[4] = tj_where(tj_eq(x, s), t, tj_ne(y, x));
+    out[5] = tj_where(tj_ne(s, y), s, s);
+    *n_out = 6;
+    return out[5] ? TJ_OK : tj_last_status();
+}
+
+Test(fuse_pointwise, constants_of_merged_comparisons_and_wheres_give_the_unfused_bits_on_every_isa)
+{
+    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {5, 2049}};
+    static const double values[] = {0.0, -0.0, 1.0, NAN, -INFINITY};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int dt = 0; dt < 2; dt++)
+            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
+                for (size_t v = 0; v < sizeof values / sizeof *values; v++) {
+                    tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+                    tj_tensor *in[4] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
+                                        tj_scalar_tensor(tj_v_float(values[v]), dtype),
+                                        tj_scalar_tensor(tj_v_bool(v % 2), TJ_BOOL)};
+                    cr_assert_not_null(in[2], "%s", tj_last_error());
+                    cr_assert_not_null(in[3], "%s", tj_last_error());
+                    tj_graph *g = trace(fn_compare_constants, NULL, in, 4);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s [%ld, %ld] s %g", test_isas[k], tj_dtype_name(dtype),
+                             (long)dims[i][0], (long)dims[i][1], values[v]);
+                    expect_one_step(g, in, 4, what, 14, 6);
+                    tj_graph_free(g);
+                }
+    }
+    tj_k_isa_force(NULL);
+}

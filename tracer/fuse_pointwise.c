@@ -40,8 +40,10 @@
  * (tj_k_rows_loop) rather than spread over a chunk buffer first: a pass
  * less each; so does one of an [N, 1] argument read in place. A constant
  * operand of an add, mul or div (tj_k_rows_loop on one row) and a merged
- * product's constant second factor (tj_k_mul_add_args.one_b) are read as
- * one value, not as their splat's chunk: a stream less through L1 each.
+ * product's constant second factor (tj_k_mul_add_args.one_b) and a merged
+ * comparison's and where's constants (tj_k_compare_where_args.one) are
+ * read as one value, not as their splat's chunk: a stream less through L1
+ * each.
  *
  * Within a chunk every read of an operand comes before any write of a
  * result (the last member writes its result in place, reading each element
@@ -784,10 +786,11 @@ static int splat_operand(const pw_member *mb, const pw_splat *splats, int n, tj_
 }
 
 /* Whether member mb's loop reads only the first element of its input k (a
- * splat): splat_k's, a mul_add's one_b. */
+ * splat): splat_k's, a mul_add's one_b, a compare_where's one. */
 static bool reads_one(const pw_member *mb, int k)
 {
-    return k == mb->splat_k || (mb->pw.fn == tj_k_mul_add_loop && k == 1 && mb->pw.ctx.mul_add.one_b);
+    return k == mb->splat_k || (mb->pw.fn == tj_k_mul_add_loop && k == 1 && mb->pw.ctx.mul_add.one_b) ||
+           (mb->pw.fn == tj_k_compare_where_loop && mb->pw.ctx.compare_where.one >> k & 1);
 }
 
 /* Group g becomes one step in its last member's place. */
@@ -885,6 +888,9 @@ static tj_status rewrite(fuser *f, group *g)
         mb->row_k = rows_operand(mb, splats, g->n_splats, &mb->row_arith);
         mb->splat_k = mb->row_k < 0 ? splat_operand(mb, splats, g->n_splats, &mb->row_arith) : -1;
         if (mb->pw.fn == tj_k_mul_add_loop) mb->pw.ctx.mul_add.one_b = reads_splat(mb, 1, splats, g->n_splats);
+        if (mb->pw.fn == tj_k_compare_where_loop) /* x < 0, where(c op x, c, x): constants read once */
+            for (int k = 0; k < 4; k++)
+                mb->pw.ctx.compare_where.one |= (unsigned)reads_splat(mb, k, splats, g->n_splats) << k;
         /* results read for the last time free their buffers, before the
          * result takes one when of its element size (a loop may write over
          * its input exactly), else after; results written out keep theirs */
