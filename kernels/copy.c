@@ -39,12 +39,14 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
     switch (PAIR(dd, sd)) {
     case PAIR(TJ_FLOAT32, TJ_FLOAT64):
         if (tj_k_isa_active() == TJ_K_ISA_AVX512) tj_k_f64_to_f32_avx512(dst, src, n);
+        else if (tj_k_isa_active() == TJ_K_ISA_AVX2) tj_k_f64_to_f32_avx2(dst, src, n);
         else LOOP(float, double, (float)x);
         break;
     case PAIR(TJ_FLOAT32, TJ_INT64): LOOP(float, int64_t, (float)x); break;
     case PAIR(TJ_FLOAT32, TJ_BOOL): LOOP(float, uint8_t, x != 0); break;
     case PAIR(TJ_FLOAT64, TJ_FLOAT32):
         if (tj_k_isa_active() == TJ_K_ISA_AVX512) tj_k_f32_to_f64_avx512(dst, src, n);
+        else if (tj_k_isa_active() == TJ_K_ISA_AVX2) tj_k_f32_to_f64_avx2(dst, src, n);
         else LOOP(double, float, (double)x);
         break;
     case PAIR(TJ_FLOAT64, TJ_INT64): LOOP(double, int64_t, (double)x); break;

@@ -99,5 +99,8 @@ void tj_k_f64_to_i64_avx512(int64_t *d, const double *s, int64_t n);
  * element in and out. */
 void tj_k_f32_to_f64_avx512(double *d, const float *s, int64_t n);
 void tj_k_f64_to_f32_avx512(float *d, const double *s, int64_t n);
+/** The same on AVX2 machines (copy_avx2.c), eight elements per step. */
+void tj_k_f32_to_f64_avx2(double *d, const float *s, int64_t n);
+void tj_k_f64_to_f32_avx2(float *d, const double *s, int64_t n);
 
 #endif

@@ -111,23 +111,35 @@ Test(copy_convert, the_avx512_loops_give_the_scalar_conversions_bits_on_random_v
     cr_assert(memcmp(a, b, sizeof a) == 0, "float64");
 }
 
-/* float32 <-> float64 (tj_k_f32_to_f64_avx512, tj_k_f64_to_f32_avx512, the
- * float64 steps of decomposed layer_norm): random bit patterns (NaNs with
- * payloads, subnormals, values rounding to infinity or to zero) give the
- * scalar casts' bits, for every length up to three vectors and beyond,
- * nothing written past the last element. */
-Test(copy_convert, the_avx512_float32_float64_loops_give_the_scalar_casts_bits_at_every_length)
+/* float32 <-> float64 loops (copy_avx2.c, copy_avx512.c; the float64
+ * steps of decomposed layer_norm): random bit patterns (NaNs with
+ * payloads, subnormals, values rounding to infinity or to zero) and the
+ * special values (NaNs with payloads of either sign, +-inf, +-0, the
+ * subnormals, halfway cases rounding to inf, to the smallest subnormal and
+ * to 0) give the scalar casts' bits, for every length up to three vectors
+ * and beyond, nothing written past the last element. */
+static void check_float_conversions(void (*to_f32)(float *, const double *, int64_t),
+                                    void (*to_f64)(double *, const float *, int64_t), const char *isa)
 {
-    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
     enum { N = 1029 };
+    static const uint64_t dspecial[] = {
+        0x7ff8000000000000u, 0xfff8000000000001u, 0x7ff0000000000001u, 0x7ff4000020000000u, 0xfff00000dead0000u,
+        0x7ff0000000000000u, 0xfff0000000000000u, 0x0000000000000000u, 0x8000000000000000u, 0x0000000000000001u,
+        0x800fffffffffffffu, 0x47efffffe0000000u, 0x47efffffdfffffffu, 0xc7effffff0000000u, 0x36a0000000000000u,
+        0x3690000000000000u, 0x3690000000000001u, 0xb6a0000000000001u, 0x3680000000000000u, 0x36affffffffffffeu,
+        0x380fffffe0000000u, 0x3810000000000000u};
+    static const uint32_t fspecial[] = {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa5a5a5u, 0xff800000u,
+                                        0x7f800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+                                        0x7f7fffffu, 0x00800000u};
     static float f[N], fo[N + 1], fw[N];
     static double d[N], dout[N + 1], dw[N];
     uint64_t s = 0x2545f4914f6cdd1du;
     for (int i = 0; i < N; i++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        uint32_t w = (uint32_t)(s >> 32);
+        uint32_t w = i % 5 == 1 ? fspecial[i / 5 % (sizeof fspecial / sizeof *fspecial)] : (uint32_t)(s >> 32);
         memcpy(&f[i], &w, sizeof w);
         uint64_t u = i % 3 ? s : (s & 0x80000fffffffffffu) | ((uint64_t)(0x380 + (s >> 40) % 0x100) << 52);
+        if (i % 5 == 2) u = dspecial[i / 5 % (sizeof dspecial / sizeof *dspecial)];
         memcpy(&d[i], &u, sizeof u); /* every third near float32's range: subnormal and overflowing results */
         fw[i] = (float)d[i];
         dw[i] = (double)f[i];
@@ -135,14 +147,40 @@ Test(copy_convert, the_avx512_float32_float64_loops_give_the_scalar_casts_bits_a
     for (int n = 0; n <= N; n += n < 50 ? 1 : 97) {
         memset(fo, 0x5a, sizeof fo);
         memset(dout, 0x5a, sizeof dout);
-        tj_k_f64_to_f32_avx512(fo, d, n);
-        tj_k_f32_to_f64_avx512(dout, f, n);
-        cr_assert(memcmp(fo, fw, sizeof *fo * (size_t)n) == 0, "float64 -> float32, n %d", n);
-        cr_assert(memcmp(dout, dw, sizeof *dout * (size_t)n) == 0, "float32 -> float64, n %d", n);
+        to_f32(fo, d, n);
+        to_f64(dout, f, n);
+        cr_assert(memcmp(fo, fw, sizeof *fo * (size_t)n) == 0, "%s float64 -> float32, n %d", isa, n);
+        cr_assert(memcmp(dout, dw, sizeof *dout * (size_t)n) == 0, "%s float32 -> float64, n %d", isa, n);
         uint32_t gf;
         uint64_t gd;
         memcpy(&gf, &fo[n], sizeof gf);
         memcpy(&gd, &dout[n], sizeof gd);
-        cr_assert(gf == 0x5a5a5a5au && gd == 0x5a5a5a5a5a5a5a5au, "n %d: element %d written", n, n);
+        cr_assert(gf == 0x5a5a5a5au && gd == 0x5a5a5a5a5a5a5a5au, "%s n %d: element %d written", isa, n, n);
     }
+}
+
+Test(copy_convert, the_avx512_float32_float64_loops_give_the_scalar_casts_bits_at_every_length)
+{
+    if (!test_cpu_has_avx512()) cr_skip_test("no AVX-512");
+    check_float_conversions(tj_k_f64_to_f32_avx512, tj_k_f32_to_f64_avx512, "avx512");
+}
+
+Test(copy_convert, the_avx2_float32_float64_loops_give_the_scalar_casts_bits_at_every_length)
+{
+    if (!__builtin_cpu_supports("avx2")) cr_skip_test("no AVX2");
+    check_float_conversions(tj_k_f64_to_f32_avx2, tj_k_f32_to_f64_avx2, "avx2");
+}
+
+/* tj_k_convert's float32 <-> float64 on every ISA (capped by
+ * tj_k_isa_force), through the loops above. */
+static void convert_to_f32(float *d, const double *s, int64_t n) { tj_k_convert(d, TJ_FLOAT32, s, TJ_FLOAT64, n); }
+static void convert_to_f64(double *d, const float *s, int64_t n) { tj_k_convert(d, TJ_FLOAT64, s, TJ_FLOAT32, n); }
+
+Test(copy_convert, tj_k_convert_between_float32_and_float64_gives_the_scalar_casts_bits_on_every_isa)
+{
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        check_float_conversions(convert_to_f32, convert_to_f64, test_isas[k]);
+    }
+    tj_k_isa_force(NULL);
 }
