@@ -1235,28 +1235,41 @@ static tj_status fn_splat_operands(void *ctx, tj_tensor *const *in, int n, tj_te
     return out[4] ? TJ_OK : tj_last_status();
 }
 
-Test(fuse_pointwise, constant_operands_read_as_one_value_give_the_unfused_bits_on_every_isa)
+/* Traces fn on x, y [N, D] (specials_tensor), s (a 0-dim tensor holding
+ * each of values) and, with bool_operand, t (a 0-dim bool alternating
+ * false and true), on every ISA, float32 and float64, and expects one fused
+ * step of `calls` calls (`merged` comparisons inside their where) with the
+ * unfused plan's bits. */
+static void expect_constants_fused(tj_trace_fn fn, bool bool_operand, const double *values, size_t n_values, int calls,
+                                   int merged)
 {
     static const int64_t dims[][2] = {{1, 7}, {3, 65}, {5, 2049}};
-    static const double values[] = {0.37, NAN, -0.0, INFINITY};
     for (int k = 0; k < TEST_NISA; k++) {
         if (!tj_k_isa_force(test_isas[k])) continue;
         for (int dt = 0; dt < 2; dt++)
             for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
-                for (size_t v = 0; v < sizeof values / sizeof *values; v++) {
+                for (size_t v = 0; v < n_values; v++) {
                     tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
-                    tj_tensor *in[3] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
-                                        tj_scalar_tensor(tj_v_float(values[v]), dtype)};
-                    cr_assert_not_null(in[2], "%s", tj_last_error());
-                    tj_graph *g = trace(fn_splat_operands, NULL, in, 3);
+                    int n = bool_operand ? 4 : 3;
+                    tj_tensor *in[4] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
+                                        tj_scalar_tensor(tj_v_float(values[v]), dtype),
+                                        bool_operand ? tj_scalar_tensor(tj_v_bool(v % 2), TJ_BOOL) : NULL};
+                    for (int j = 2; j < n; j++) cr_assert_not_null(in[j], "%s", tj_last_error());
+                    tj_graph *g = trace(fn, NULL, in, n);
                     char what[96];
                     snprintf(what, sizeof what, "%s %s [%ld, %ld] s %g", test_isas[k], tj_dtype_name(dtype),
                              (long)dims[i][0], (long)dims[i][1], values[v]);
-                    expect_one_step(g, in, 3, what, 11, 0);
+                    expect_one_step(g, in, n, what, calls, merged);
                     tj_graph_free(g);
                 }
     }
     tj_k_isa_force(NULL);
+}
+
+Test(fuse_pointwise, constant_operands_read_as_one_value_give_the_unfused_bits_on_every_isa)
+{
+    static const double values[] = {0.37, NAN, -0.0, INFINITY};
+    expect_constants_fused(fn_splat_operands, false, values, sizeof values / sizeof *values, 11, 0);
 }
 
 /* tj_k_compare_where_loop with operands marked one value (bits of
@@ -1339,26 +1352,6 @@ static tj_status fn_compare_constants(void *ctx, tj_tensor *const *in, int n, tj
 
 Test(fuse_pointwise, constants_of_merged_comparisons_and_wheres_give_the_unfused_bits_on_every_isa)
 {
-    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {5, 2049}};
     static const double values[] = {0.0, -0.0, 1.0, NAN, -INFINITY};
-    for (int k = 0; k < TEST_NISA; k++) {
-        if (!tj_k_isa_force(test_isas[k])) continue;
-        for (int dt = 0; dt < 2; dt++)
-            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
-                for (size_t v = 0; v < sizeof values / sizeof *values; v++) {
-                    tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
-                    tj_tensor *in[4] = {specials_tensor(dtype, 2, dims[i], 0), specials_tensor(dtype, 2, dims[i], 1),
-                                        tj_scalar_tensor(tj_v_float(values[v]), dtype),
-                                        tj_scalar_tensor(tj_v_bool(v % 2), TJ_BOOL)};
-                    cr_assert_not_null(in[2], "%s", tj_last_error());
-                    cr_assert_not_null(in[3], "%s", tj_last_error());
-                    tj_graph *g = trace(fn_compare_constants, NULL, in, 4);
-                    char what[96];
-                    snprintf(what, sizeof what, "%s %s [%ld, %ld] s %g", test_isas[k], tj_dtype_name(dtype),
-                             (long)dims[i][0], (long)dims[i][1], values[v]);
-                    expect_one_step(g, in, 4, what, 14, 6);
-                    tj_graph_free(g);
-                }
-    }
-    tj_k_isa_force(NULL);
+    expect_constants_fused(fn_compare_constants, true, values, sizeof values / sizeof *values, 14, 6);
 }
