@@ -297,38 +297,28 @@ char *test_decomp_table_text(const tj_decomp_table *t)
     return text;
 }
 
-char *test_graph_json(const tj_graph *g)
+/* What print writes for obj, into a string the caller frees (asserts the
+ * print succeeds). */
+static char *captured_text(tj_status (*print)(const void *, FILE *), const void *obj)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     cr_assert_not_null(f);
-    cr_assert_eq(tj_graph_write_json(g, f), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(print(obj, f), TJ_OK, "%s", tj_last_error());
     fclose(f);
     return text;
 }
 
-char *test_plan_memory_text(const tj_plan *p)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    cr_assert_eq(tj_plan_print_memory(p, f), TJ_OK, "%s", tj_last_error());
-    fclose(f);
-    return text;
-}
+static tj_status write_graph_json(const void *g, FILE *f) { return tj_graph_write_json(g, f); }
+static tj_status print_plan_memory(const void *p, FILE *f) { return tj_plan_print_memory(p, f); }
+static tj_status print_plan_profile(const void *p, FILE *f) { return tj_plan_profile_print(p, f); }
 
-char *test_profile_table(const tj_plan *p)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    cr_assert_eq(tj_plan_profile_print(p, f), TJ_OK, "%s", tj_last_error());
-    fclose(f);
-    return text;
-}
+char *test_graph_json(const tj_graph *g) { return captured_text(write_graph_json, g); }
+
+char *test_plan_memory_text(const tj_plan *p) { return captured_text(print_plan_memory, p); }
+
+char *test_profile_table(const tj_plan *p) { return captured_text(print_plan_profile, p); }
 
 tj_plan_statistics test_plan_stats(const tj_plan *p)
 {
