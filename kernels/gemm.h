@@ -37,10 +37,15 @@ typedef struct tj_k_mat {
  * covers a row (column) and fits BLAS's int. Size-1 dims accept any stride. */
 bool tj_k_gemm_layout_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 
-/** A fused epilogue (as oneDNN's post-ops and cuBLASLt's epilogues): an
- * elementwise loop with the contract of kernels/elementwise.h (n values,
- * out, in[], ctx) run in place over C's elements once they are final, by
- * the thread that computed them and while they are still in its cache.
+/** A fused epilogue (as oneDNN's post-ops and cuBLASLt's epilogues): a
+ * bias row added to every row of C, then an elementwise loop, either one
+ * optional. The bias (NULL: none) is n elements of C's dtype, contiguous:
+ * C[i, j] + bias[j], one rounding, as the add kernel computes it; our
+ * float32 kernel adds it as the last step of each element's sum, from
+ * registers. The loop (NULL: none) has the contract of
+ * kernels/elementwise.h (n values, out, in[], ctx) and runs in place over
+ * C's elements once they are final, by the thread that computed them and
+ * while they are still in its cache.
  * The loop reads `nin` (1 or 2) inputs: in[self] is the part of C itself;
  * the other, when nin is 2, is the same part of `other`, a matrix of C's
  * shape and dtype with row stride other_rs and contiguous columns. The loop
@@ -53,6 +58,7 @@ typedef struct tj_k_epilogue {
     int self;
     const void *other;
     int64_t other_rs;
+    const void *bias;
 } tj_k_epilogue;
 
 /** Results smaller than this (elements) get an epilogue that runs after
@@ -67,6 +73,18 @@ typedef struct tj_k_epilogue {
 static inline void tj_k_epilogue_apply(const tj_k_epilogue *e, size_t esize, void *c, int64_t ldc, int64_t i0,
                                        int64_t rows, int64_t j0, int64_t cols)
 {
+    for (int64_t i = i0; e->bias && i < i0 + rows; i++) {
+        if (esize == sizeof(float)) {
+            float *row = (float *)c + i * ldc + j0;
+            const float *b = (const float *)e->bias + j0;
+            for (int64_t j = 0; j < cols; j++) row[j] = row[j] + b[j];
+        } else {
+            double *row = (double *)c + i * ldc + j0;
+            const double *b = (const double *)e->bias + j0;
+            for (int64_t j = 0; j < cols; j++) row[j] = row[j] + b[j];
+        }
+    }
+    if (!e->loop) return;
     bool whole = ldc == cols && (e->nin < 2 || e->other_rs == cols);
     int64_t calls = whole ? 1 : rows, n = whole ? rows * cols : cols;
     for (int64_t r = 0; r < calls; r++) {

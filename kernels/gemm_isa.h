@@ -110,13 +110,15 @@ static inline void ahead_line(ahead *h)
 }
 
 /* C[r, 0..nc) (r < R, nc <= VF_N * Q) = alpha * sum_p a(r, p) * bp[p, :] +
- * beta * C (beta 0: C is not read), from the first Q vectors of each packed
- * row (a narrower last column block computes only those); on the way,
+ * beta * C (beta 0: C is not read), then + bias[0..nc) when bias is not
+ * NULL (a rounding of its own, as an add after the product), from the
+ * first Q vectors of each packed row (a narrower last column block
+ * computes only those); on the way,
  * h->per_call lines of `h`, up to 2 per step. P_R_Q reads A as MICRO_A_PARAMS
  * say: MICRO_A_STEP at each step p, then MICRO_A(r) is a(r, p). */
 #define MICRO(P, R, Q)                                                                                        \
     static void P##_##R##_##Q(int64_t kc, MICRO_A_PARAMS, const float *bp, float *c, int64_t ldc, int64_t nc,  \
-                              float alpha, float beta, ahead *h)                                              \
+                              float alpha, float beta, const float *bias, ahead *h)                           \
     {                                                                                                         \
         vf acc[R][Q];                                                                                         \
         for (int r = 0; r < R; r++)                                                                           \
@@ -140,6 +142,7 @@ static inline void ahead_line(ahead *h)
                 float *cq = c + r * ldc + VF_N * q;                                                           \
                 vf v = vf_mul(acc[r][q], va);                                                                 \
                 if (beta != 0) v = vf_fmadd(lanes_load(cq, nc - VF_N * q), vb, v);                            \
+                if (bias) v = vf_add(v, lanes_load(bias + VF_N * q, nc - VF_N * q));                          \
                 lanes_store(cq, v, nc - VF_N * q);                                                            \
             }                                                                                                 \
         for (; pf > 0; pf--) ahead_line(h);                                                                   \
@@ -176,9 +179,9 @@ MICRO_ALL(micro_off)
 #undef MICRO_A
 
 typedef void (*micro_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t, float,
-                         float, ahead *);
+                         float, const float *, ahead *);
 typedef void (*micro_off_fn)(int64_t, const float *const *, const int64_t *, const float *, float *, int64_t, int64_t,
-                             float, float, ahead *);
+                             float, float, const float *, ahead *);
 /* micro[R - 1][Q - 1], micro_off[R - 1][Q - 1] */
 static const micro_fn micro[MR][NV] = MICRO_TABLE(micro);
 static const micro_off_fn micro_off[MR][NV] = MICRO_TABLE(micro_off);
@@ -359,6 +362,7 @@ typedef struct gemm_args {
     const tj_k_offset_mat *ob; /* B as offset tables instead of b, brs, bcs (NULL: not) */
     bool ob_rows;              /* pack_offsets along rows */
     const tj_k_offset_mat *oa; /* A as offset tables instead of a, ars, acs (NULL: not) */
+    const float *bias;         /* the epilogue's bias, added by the micro-kernel (NULL: none) */
 } gemm_args;
 
 /* Block [p0, p0 + kc) x [j0, j0 + nc) of g's B into bp (pack_b). */
@@ -439,6 +443,7 @@ static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_
         int64_t calls = tiles * ((c1 - c0 + KC - 1) / KC);
         for (int64_t jb = j0; jb < j1; jb += NR) {
             int64_t nc = j1 - jb < NR ? j1 - jb : NR;
+            const float *bias = g->bias ? g->bias + jb : NULL; /* added after the sum's last block */
             ahead h;
             if (jb + NR < j1) h = ahead_start(g, c0, c1 - c0, jb + NR, j1 - jb - NR < NR ? j1 : jb + 2 * NR, calls);
             else if (cn > 0) h = ahead_start(g, c1, cn, j0, j1 - j0 < NR ? j1 : j0 + NR, calls);
@@ -457,13 +462,15 @@ static void panel(const gemm_args *g, int64_t i0, int64_t i1, int64_t j0, int64_
                     for (int64_t p0 = c0; p0 < c1; p0 += KC)
                         micro_off[mr - 1][(nc - 1) / VF_N](c1 - p0 < KC ? c1 - p0 : KC, ar, g->oa->col_off + p0,
                                                          bp + (p0 - c0) * NR, g->c + i * g->ldc + jb, g->ldc, nc,
-                                                         g->alpha, p0 == 0 ? g->beta : 1.0f, &h);
+                                                         g->alpha, p0 == 0 ? g->beta : 1.0f,
+                                                         p0 + KC >= g->k ? bias : NULL, &h);
                     continue;
                 }
                 for (int64_t p0 = c0; p0 < c1; p0 += KC)
                     micro[mr - 1][(nc - 1) / VF_N](c1 - p0 < KC ? c1 - p0 : KC, g->a + i * g->ars + p0 * g->acs, g->ars,
                                                  g->acs, bp + (p0 - c0) * NR, g->c + i * g->ldc + jb, g->ldc, nc,
-                                                 g->alpha, p0 == 0 ? g->beta : 1.0f, &h);
+                                                 g->alpha, p0 == 0 ? g->beta : 1.0f, p0 + KC >= g->k ? bias : NULL,
+                                                 &h);
             }
         }
     }
@@ -583,7 +590,7 @@ static void product(gemm_args *g, int nthreads)
      * runs on the calling thread). Split by rows, each core keeps whole
      * rows, and the next product, split by rows too, reads its own: 2-3%
      * faster than unfused, though each thread packs all of B. */
-    if (g->epi && nthreads > 1 && g->m * g->n < TJ_K_EPILOGUE_PARALLEL_MIN && tiles >= nthreads) {
+    if ((g->epi || g->bias) && nthreads > 1 && g->m * g->n < TJ_K_EPILOGUE_PARALLEL_MIN && tiles >= nthreads) {
         tj_k_parallel(nthreads, tiles, row_blocks, g);
         return;
     }
@@ -598,9 +605,13 @@ void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const f
         long_sum_product(m, n, k, alpha, a, ars, acs, b, bcs, NULL, beta, c, ldc, nthreads, epi);
         return;
     }
-    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, epi,
+    /* the bias inside the micro-kernel, the loop over C after it */
+    tj_k_epilogue loop = epi ? *epi : (tj_k_epilogue){0};
+    loop.bias = NULL;
+    gemm_args g = {m, n, k, ars, acs, brs, bcs, ldc, alpha, beta, a, b, c, loop.loop ? &loop : NULL,
                    (double)k * (double)n * sizeof(float) > AHEAD_MIN_BYTES,
-                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, NULL, false, NULL};
+                   (double)m * (double)n * sizeof(float) > AHEAD_MIN_BYTES, NULL, false, NULL,
+                   epi ? epi->bias : NULL};
     product(&g, nthreads);
 }
 

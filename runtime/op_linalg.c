@@ -695,14 +695,15 @@ tj_status tj_kernel_baddbmm(const tj_value *args, tj_tensor *const *outs)
 tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *out = outs[0];
-    int64_t m = args[1].u.t->shape[0], n = args[2].u.t->shape[1];
-    /* addmm's [m, n] result as the operator's result holds it */
+    const tj_tensor *a = args[1].u.t, *b = args[2].u.t;
+    bool batched = a->ndim == 3; /* a bmm of one batch item */
+    int64_t m = a->shape[a->ndim - 2], n = b->shape[b->ndim - 1];
+    /* the product's [[1,] m, n] result as the operator's result holds it */
     tj_tensor mat = *out;
-    mat.ndim = 2;
-    mat.shape[0] = m;
-    mat.shape[1] = n;
-    mat.strides[0] = n;
-    mat.strides[1] = 1;
+    mat.ndim = batched ? 3 : 2;
+    int64_t shape[3] = {1, m, n}, strides[3] = {m * n, n, 1};
+    memcpy(mat.shape, shape + !batched, sizeof(int64_t) * (size_t)mat.ndim);
+    memcpy(mat.strides, strides + !batched, sizeof(int64_t) * (size_t)mat.ndim);
     int slot = (int)args[6].u.i;
     const tj_value *op_args = &args[7];
     tj_k_unary_args unary = {.dtype = out->dtype};
@@ -716,15 +717,19 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
         if (!tj_tensor_is_contiguous(other)) { /* the add kernel after the product */
             tj_value add_args[3] = {op_args[0], op_args[1], op_args[2]};
             add_args[slot] = tj_v_tensor(out);
-            tj_status st = add_product(args, &mat, false, NULL);
+            tj_status st = add_product(args, &mat, batched, NULL);
             return st != TJ_OK ? st : tj_kernel_add_Tensor(add_args, outs);
+        }
+        if (other->numel != out->numel) { /* one row broadcast over the result: a bias */
+            epi = (tj_k_epilogue){.bias = tj_tensor_ptr(other)};
+            break;
         }
         epi = (tj_k_epilogue){.loop = tj_k_add_loop, .ctx = &axpby, .nin = 2, .self = slot,
                               .other = tj_tensor_ptr(other), .other_rs = n};
         break;
     }
     }
-    return add_product(args, &mat, false, &epi);
+    return add_product(args, &mat, batched, &epi);
 }
 
 /* ---- mv, dot, addmv, addr: matrix-vector products as one-column GEMMs ----

@@ -19,25 +19,29 @@ TJ_OP_DECLARE(dot)
 TJ_OP_DECLARE(addmv)
 TJ_OP_DECLARE(addr)
 
-/** The elementwise operators tj_compile fuses into a preceding addmm
- * (tracer/fuse.c) when they are the only reader of its result. */
+/** The elementwise operators tj_compile fuses into a preceding addmm, mm
+ * or bmm of one batch item (tracer/fuse.c) when they are the only reader
+ * of its result. */
 typedef enum tj_addmm_epilogue {
     TJ_ADDMM_RELU, /**< aten::relu */
     TJ_ADDMM_GELU, /**< aten::gelu, either approximation */
-    TJ_ADDMM_ADD,  /**< aten::add.Tensor with alpha 1 and an operand of the result's shape */
+    TJ_ADDMM_ADD,  /**< aten::add.Tensor with alpha 1 and an operand of the result's shape, or
+                        one row of its last dim broadcast over it (a bias) */
 } tj_addmm_epilogue;
 
 /** Kernel of a plan step that computes aten::addmm and then an elementwise
  * operator on its result, run on each part of the product as the GEMM
  * finishes it (float32 on our AVX-512 kernel; after the product otherwise),
  * with the operator's own arithmetic: results equal the two kernels run one
- * after the other, bit for bit. args[0..5): addmm's; args[5]: the
- * tj_addmm_epilogue; args[6]: the position among the operator's arguments
- * of addmm's result; args[7..): the operator's arguments, None at that
- * position. outs[0]: the operator's result, contiguous, with addmm's result
- * [m, n] as its elements in order (a view of [.., n] may stand between the
- * two). An add operand that is not contiguous at run time is added after
- * the product by the add kernel. */
+ * after the other, bit for bit. args[0..5): addmm's (an mm's or a bmm's
+ * as addmm's with self None, beta 0 and alpha 1: mat1 and mat2 [m, k] and
+ * [k, n], or [1, m, k] and [1, k, n]); args[5]: the tj_addmm_epilogue;
+ * args[6]: the position among the operator's arguments of the product's
+ * result; args[7..): the operator's arguments, None at that position.
+ * outs[0]: the operator's result, contiguous, with the product's result as
+ * its elements in order (views of [.., n] may stand between the two). An
+ * add operand that is not contiguous at run time is added after the
+ * product by the add kernel. */
 tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs);
 
 /** Kernel of a plan step that computes aten::bmm with batch2 read from a

@@ -1,5 +1,6 @@
-/* Epilogue fusion in replay (tracer/fuse.c): relu, gelu and the residual
- * add run inside the addmm step before them. Fused plans must give the same
+/* Epilogue fusion in replay (tracer/fuse.c): relu, gelu, the residual
+ * add and a bias add run inside the product step before them (addmm; mm and
+ * one-item bmm: a core-decomposed linear's bias add). Fused plans must give the same
  * bits as the same plan compiled with no_fusion and as the interpreter, on
  * every route of tj_k_gemm (matrix-vector, OpenBLAS, our kernel split by
  * rows or by columns) and at 1, 2 and 3 threads; the kernel-level epilogue
@@ -16,9 +17,10 @@
 
 TestSuite(fusion, .init = test_scope_open, .fini = test_scope_close);
 
-typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH, ADD_RIGHT, ADD_LEFT } epilogue;
+typedef enum { ACT_RELU, ACT_GELU, ACT_GELU_TANH, ADD_RIGHT, ADD_LEFT, BIAS_RIGHT, BIAS_LEFT } epilogue;
 
-/* in: x [.., k], w [n, k], b [n], r (the add's other operand, of y's shape) */
+/* in: x [.., k], w [n, k], b [n], r (the add's other operand, of y's shape);
+ * the bias adds add b again, broadcast over y's rows */
 static tj_status fn_linear_epilogue(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)n;
@@ -29,6 +31,8 @@ static tj_status fn_linear_epilogue(void *ctx, tj_tensor *const *in, int n, tj_t
     case ACT_GELU_TANH: out[0] = tj_gelu(y, "tanh"); break;
     case ADD_RIGHT: out[0] = tj_add(in[3], y); break;
     case ADD_LEFT: out[0] = tj_add(y, in[3]); break;
+    case BIAS_RIGHT: out[0] = tj_add(in[2], y); break;
+    case BIAS_LEFT: out[0] = tj_add(y, in[2]); break;
     }
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
@@ -144,7 +148,7 @@ static void check_shape(const shape_case *c, epilogue e, int threads)
 Test(fusion, every_epilogue_on_every_gemm_route_equals_separate_kernels_bit_for_bit)
 {
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        for (int e = ACT_RELU; e <= ADD_LEFT; e++)
+        for (int e = ACT_RELU; e <= BIAS_LEFT; e++)
             for (int t = 1; t <= 3; t++) check_shape(&shapes[s], (epilogue)e, t);
 }
 
@@ -172,6 +176,56 @@ Test(fusion, fused_step_replaces_two_kernels_and_is_named_after_both)
     tj_graph_free(g);
 }
 
+/* in: x [.., k], w [n, k], b [n]; out: linear(x, w, b), or with *ctx
+ * (x 2-D) mm(x, w^T) + b */
+static tj_status fn_bias_product(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    out[0] = *(const bool *)ctx ? tj_add(tj_mm(in[0], tj_t(in[1])), in[2]) : tj_linear(in[0], in[1], in[2]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* The core table's linear (a one-item bmm, then alias(bias) +
+ * alias(product) after simplify.c), and mm then a bias add as traced: the
+ * add runs inside the product's step on every route, with the add
+ * kernel's bits. */
+Test(fusion, bias_add_after_mm_or_decomposed_linear_runs_in_the_product_bit_for_bit)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core, "%s", tj_last_error());
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int v = 0; v < 2; v++) {
+            const shape_case *c = &shapes[s];
+            bool mm = v == 1;
+            if (mm && c->ndim != 2) continue;
+            int64_t xs[3] = {c->lead, c->m, c->k};
+            int off = c->ndim == 3 ? 0 : 1;
+            tj_tensor *in[3] = {test_random_f32(c->ndim, xs + off, 41),
+                                test_random_f32(2, (int64_t[]){c->n, c->k}, 42),
+                                test_random_f32(1, (int64_t[]){c->n}, 43)};
+            tj_graph *g = tj_make_fx(fn_bias_product, &mm, in, 3, mm ? NULL : core, TJ_TRACE_REAL);
+            cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+            for (int t = 1; t <= 3; t++) {
+                char what[160];
+                snprintf(what, sizeof what, "%s, %s, %d threads", mm ? "mm + bias" : "decomposed linear", c->route, t);
+                expect_fused_matches(g, in, 3, 1, t, what);
+            }
+            tj_set_num_threads(1);
+            tj_plan *p = compile_ok(g, false);
+            tj_plan_set_profiling(p, true);
+            cr_assert_eq(tj_plan_run_into(p, in, 3, NULL), TJ_OK, "%s", tj_last_error());
+            char *buf = test_profile_table(p);
+            cr_expect(strstr(buf, mm ? "aten::mm + aten::add.Tensor" : "aten::bmm + aten::add.Tensor"), "%s: %s",
+                      c->route, buf);
+            cr_expect(!strstr(buf, "\naten::add.Tensor"), "%s", buf);
+            free(buf);
+            tj_plan_free(p);
+            tj_graph_free(g);
+        }
+    tj_decomp_table_free(core);
+}
+
 /* ---- what is not fused ---- */
 
 Test(fusion, plans_compiled_for_two_threads_fuse_small_and_large_products)
@@ -196,13 +250,15 @@ Test(fusion, plans_compiled_for_two_threads_fuse_small_and_large_products)
 
 typedef enum {
     KEEP_RESULT_TOO,  /* addmm's result is also a graph output */
-    BROADCAST_ADD,    /* the add's other operand is [n], broadcast */
+    COLUMN_ADD,       /* the add's other operand is [4, 1], broadcast over columns */
+    F64_ROW_ADD,      /* a float64 row [6]: the add's result is float64 */
     ADD_ALPHA_2,      /* self + 2 * other */
     ADD_INPLACE,      /* add_ into addmm's result */
     TWO_READERS,      /* relu and gelu both read addmm's result */
+    MM_READ_TOO,      /* a bias add after an mm whose result relu reads too */
 } unfused;
 
-/* in: x [4, 8], w [6, 8], b [6], r [4, 6] */
+/* in: x [4, 8], w [6, 8], b [6], r [4, 6], c [4, 1], b64 [6] float64 */
 static tj_status fn_unfused(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)n;
@@ -214,28 +270,45 @@ static tj_status fn_unfused(void *ctx, tj_tensor *const *in, int n, tj_tensor **
         out[1] = y;
         *n_out = 2;
         break;
-    case BROADCAST_ADD: out[0] = tj_add(y, in[2]); break;
+    case COLUMN_ADD: out[0] = tj_add(y, in[4]); break;
+    case F64_ROW_ADD: out[0] = tj_add(y, in[5]); break;
     case ADD_ALPHA_2: out[0] = tj_add_alpha(in[3], y, tj_v_int(2)); break;
     case ADD_INPLACE: out[0] = tj_add_(y, in[3], tj_v_int(1)); break;
     case TWO_READERS: out[0] = tj_add(tj_relu(y), tj_gelu(y, "tanh")); break;
+    case MM_READ_TOO: {
+        tj_tensor *p = tj_mm(in[0], tj_t(in[1]));
+        out[0] = tj_add(p, in[2]);
+        out[1] = tj_relu(p);
+        *n_out = 2;
+        break;
+    }
     }
     return out[0] ? TJ_OK : tj_last_status();
 }
 
 Test(fusion, results_with_other_readers_broadcasts_alpha_or_in_place_adds_are_not_fused)
 {
-    tj_tensor *in[4] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
-                        test_random_f32(1, (int64_t[]){6}, 3), test_random_f32(2, (int64_t[]){4, 6}, 4)};
-    for (int c = KEEP_RESULT_TOO; c <= TWO_READERS; c++) {
+    tj_tensor *in[6] = {test_random_f32(2, (int64_t[]){4, 8}, 1), test_random_f32(2, (int64_t[]){6, 8}, 2),
+                        test_random_f32(1, (int64_t[]){6}, 3),    test_random_f32(2, (int64_t[]){4, 6}, 4),
+                        test_random_f32(2, (int64_t[]){4, 1}, 5), tj_to_copy(test_random_f32(1, (int64_t[]){6}, 6), TJ_FLOAT64)};
+    for (int c = KEEP_RESULT_TOO; c <= MM_READ_TOO; c++) {
         unfused u = (unfused)c;
-        tj_graph *g = trace(fn_unfused, &u, in, 4);
+        tj_graph *g = trace(fn_unfused, &u, in, 6);
         tj_plan *p = compile_ok(g, false);
         cr_expect_eq(n_fused(p), 0, "case %d", c);
         tj_scope *s = tj_scope_begin();
         tj_tensor *ref[2], *got[2];
-        cr_assert_eq(tj_graph_run(g, in, 4, ref), TJ_OK, "%s", tj_last_error());
-        cr_assert_eq(tj_plan_run(p, in, 4, got), TJ_OK, "case %d: %s", c, tj_last_error());
-        for (int k = 0; k < tj_graph_num_outputs(g); k++) expect_same_bits(got[k], ref[k], "unfused");
+        cr_assert_eq(tj_graph_run(g, in, 6, ref), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_plan_run(p, in, 6, got), TJ_OK, "case %d: %s", c, tj_last_error());
+        for (int k = 0; k < tj_graph_num_outputs(g); k++) {
+            if (tj_tensor_dtype(ref[k]) == TJ_FLOAT32) {
+                expect_same_bits(got[k], ref[k], "unfused");
+                continue;
+            }
+            bool equal = false;
+            cr_assert_eq(tj_allclose(got[k], ref[k], 0, 0, false, &equal), TJ_OK, "%s", tj_last_error());
+            cr_expect(equal, "case %d: the float64 result", c);
+        }
         tj_scope_end(s);
         tj_plan_free(p);
         tj_graph_free(g);
@@ -296,37 +369,43 @@ Test(fusion, residual_with_other_strides_at_run_time_is_added_after_the_product)
 /* ---- the kernel: tj_k_gemm with an epilogue ---- */
 
 /* C (ldc > n, so the epilogue runs row by row) = A @ B + epilogue, against
- * the product followed by the add loop over each row; the add's operand has
- * its own row stride. Every route, 1-3 threads. */
+ * the product followed by the add loop over each row: the add's operand
+ * has its own row stride (either side of the sum), or is one row added to
+ * every row of C (a bias: inside the micro-kernel on our kernel, after the
+ * last block of the sum). Every route (B column-major with a long sum: the
+ * long-sum path), sums of one or several blocks, 1-3 threads. */
 Test(fusion, gemm_epilogue_on_strided_c_equals_product_then_loop)
 {
-    static const int64_t mnk[][3] = {{1, 96, 40}, {8, 10, 16}, {64, 256, 200}, {128, 320, 256}, {300, 96, 64}, {7, 37, 33}};
+    static const int64_t mnk[][4] = {{1, 96, 40, 0},   {8, 10, 16, 0},    {64, 256, 200, 0}, {128, 320, 256, 0},
+                                     {300, 96, 64, 0}, {7, 37, 33, 0},    {45, 70, 1100, 0}, {32, 48, 4096, 1}};
     for (size_t s = 0; s < sizeof mnk / sizeof *mnk; s++) {
         int64_t m = mnk[s][0], n = mnk[s][1], k = mnk[s][2], ldc = n + 5, ldr = n + 3;
+        tj_k_mat bm = mnk[s][3] ? (tj_k_mat){NULL, 1, k} : (tj_k_mat){NULL, n, 1};
         float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
         float *r = malloc(sizeof(float) * (size_t)(m * ldr));
         float *c1 = malloc(sizeof(float) * (size_t)(m * ldc)), *c2 = malloc(sizeof(float) * (size_t)(m * ldc));
         cr_assert(a && b && r && c1 && c2);
+        bm.p = b;
         for (int64_t i = 0; i < m * k; i++) a[i] = sinf((float)i * 0.37f);
         for (int64_t i = 0; i < k * n; i++) b[i] = cosf((float)i * 0.11f);
         for (int64_t i = 0; i < m * ldr; i++) r[i] = sinf((float)i * 0.05f) * 4.0f;
         tj_k_axpby_args add = {.alpha = 1, .ialpha = 1, .dtype = TJ_FLOAT32};
-        for (int self = 0; self < 2; self++)
+        for (int mode = 0; mode < 3; mode++) /* the add's self 0 or 1, or a bias row */
             for (int t = 1; t <= 3; t++) {
+                int self = mode == 1;
+                bool bias = mode == 2;
                 for (int64_t i = 0; i < m * ldc; i++) c1[i] = c2[i] = -7.0f; /* the gaps must stay */
-                tj_k_epilogue epi = {tj_k_add_loop, &add, 2, self, r, ldr};
-                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){b, n, 1}, 0, 0.0, c1, 0,
-                          ldc, t, &epi);
-                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, (tj_k_mat){b, n, 1}, 0, 0.0, c2, 0,
-                          ldc, t, NULL);
+                tj_k_epilogue epi = bias ? (tj_k_epilogue){.bias = r} : (tj_k_epilogue){tj_k_add_loop, &add, 2, self, r, ldr};
+                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, bm, 0, 0.0, c1, 0, ldc, t, &epi);
+                tj_k_gemm(TJ_FLOAT32, 1, m, n, k, 1.0, (tj_k_mat){a, k, 1}, 0, bm, 0, 0.0, c2, 0, ldc, t, NULL);
                 for (int64_t i = 0; i < m; i++) {
                     const void *ins[2];
                     ins[self] = c2 + i * ldc;
-                    ins[1 - self] = r + i * ldr;
+                    ins[1 - self] = r + (bias ? 0 : i * ldr);
                     tj_k_add_loop(n, c2 + i * ldc, ins, &add);
                 }
-                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * ldc)) == 0, "%ldx%ldx%ld, self %d, %d threads",
-                          (long)m, (long)n, (long)k, self, t);
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(m * ldc)) == 0,
+                          "%ldx%ldx%ld, mode %d, %d threads", (long)m, (long)n, (long)k, mode, t);
             }
         free(a);
         free(b);

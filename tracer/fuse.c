@@ -1,15 +1,22 @@
-/* Epilogue fusion: an elementwise operator that is the only reader of an
- * addmm's result (relu and gelu after a Linear layer, the residual add after
- * a projection) runs inside the addmm's step, on each part of the product
- * as the GEMM finishes it (runtime/op_linalg.h, tj_kernel_addmm_epilogue),
- * as Inductor fuses pointwise epilogues into its GEMM templates and oneDNN
- * applies post-ops. The operator's own pass over memory goes away, and at 2+
- * threads so does its reading of parts another core wrote (the two vCPUs
- * here share no cache).
+/* Epilogue fusion: an elementwise operator that is the only reader of a
+ * product's result (relu and gelu after a Linear layer, the residual add
+ * after a projection, the bias add after the mm or bmm of a decomposed
+ * linear) runs inside the product's step, on each part of the product as
+ * the GEMM finishes it (runtime/op_linalg.h, tj_kernel_addmm_epilogue), as
+ * Inductor fuses pointwise epilogues into its GEMM templates and oneDNN
+ * applies post-ops. The operator's own pass over memory goes away, and at
+ * 2+ threads so does its reading of parts another core wrote (the two vCPUs
+ * here share no cache). The products: addmm, mm, and bmm of one batch item
+ * (the core table's linear: a [1, m, k] @ [1, k, n] bmm, then alpha * it +
+ * beta * bias with alpha and beta 1, the two multiplications by one made
+ * aliases by simplify.c); an mm or bmm runs as an addmm with beta 0, which
+ * computes the same product. The add's other operand has the result's
+ * shape or is one row of n broadcast over it (the bias); its dtype is the
+ * product's, so the step computes what the add kernel would, bit for bit.
  *
  * The fused step takes the operator's place in the schedule, so every value
- * it reads is ready; the addmm's reads move there, so no in-place or user
- * operator may come between (tj_plan_writes_between). It is an addmm to the
+ * it reads is ready; the product's reads move there, so no in-place or user
+ * operator may come between (tj_plan_writes_between). It is a product to the
  * memory planner (its result never goes over a dying input: the GEMM writes
  * all of it before the epilogue reads the add's other operand).
  *
@@ -107,8 +114,18 @@ static bool is_one(const tj_garg *a)
     return (a->kind == TJ_GA_INT && a->u.i == 1) || (a->kind == TJ_GA_FLOAT && a->u.f == 1.0);
 }
 
-/* Which epilogue node e makes of value x (addmm's result as e reads it),
- * and at which argument; -1 when it cannot be fused. */
+/* Whether value r is one row of o's last dim broadcast over o (every
+ * other dim of r 1). */
+static bool broadcast_row(const tj_pvalue *r, const tj_pvalue *o)
+{
+    if (r->ndim < 1 || r->ndim > o->ndim || r->shape[r->ndim - 1] != o->shape[o->ndim - 1]) return false;
+    for (int d = 0; d < r->ndim - 1; d++)
+        if (r->shape[d] != 1) return false;
+    return true;
+}
+
+/* Which epilogue node e makes of value x (the product's result as e
+ * reads it), and at which argument; -1 when it cannot be fused. */
 static int epilogue_kind(const tj_plan *p, const tj_pnode *e, int x, int *slot)
 {
     if (!e->is_step || e->nout != 1 || e->outs[0] < 0 || !tj_op_is_builtin(e->op)) return -1;
@@ -122,21 +139,39 @@ static int epilogue_kind(const tj_plan *p, const tj_pnode *e, int x, int *slot)
     const tj_garg *other = &e->args[1 - *slot];
     if (e->args[*slot].u.v != x || other->kind != TJ_GA_VALUE) return -1;
     const tj_pvalue *r = &p->values[other->u.v];
-    return r->dtype == TJ_FLOAT32 && same_shape(r, o) ? TJ_ADDMM_ADD : -1;
+    return r->dtype == TJ_FLOAT32 && (same_shape(r, o) || broadcast_row(r, o)) ? TJ_ADDMM_ADD : -1;
 }
 
-/* Step `e` becomes addmm node `mm` followed by its own operator. */
+/* The product's arguments as addmm's: an mm or bmm's as self None, beta 0
+ * (self never read) and alpha 1. */
+static int product_args(const tj_pnode *a, tj_garg *args)
+{
+    if (a->op == TJ_OPS(addmm)) {
+        if (args) memcpy(args, a->args, sizeof(tj_garg) * (size_t)a->nargs);
+        return a->nargs;
+    }
+    if (args) {
+        args[0] = (tj_garg){.kind = TJ_GA_NONE};
+        args[1] = a->args[0];
+        args[2] = a->args[1];
+        args[3] = (tj_garg){.kind = TJ_GA_INT, .u.i = 0};
+        args[4] = (tj_garg){.kind = TJ_GA_INT, .u.i = 1};
+    }
+    return 5;
+}
+
+/* Step `e` becomes product node `mm` followed by its own operator. */
 static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
 {
     tj_pnode *a = &p->nodes[mm], *n = &p->nodes[e];
-    int nargs = a->nargs + 2 + n->nargs;
+    int np = product_args(a, NULL), nargs = np + 2 + n->nargs;
     tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * (size_t)nargs);
     if (!args) return TJ_ERR_OUT_OF_MEMORY;
-    memcpy(args, a->args, sizeof(tj_garg) * (size_t)a->nargs);
-    args[a->nargs] = (tj_garg){.kind = TJ_GA_INT, .u.i = kind};
-    args[a->nargs + 1] = (tj_garg){.kind = TJ_GA_INT, .u.i = slot};
-    memcpy(args + a->nargs + 2, n->args, sizeof(tj_garg) * (size_t)n->nargs);
-    args[a->nargs + 2 + slot] = (tj_garg){.kind = TJ_GA_NONE};
+    product_args(a, args);
+    args[np] = (tj_garg){.kind = TJ_GA_INT, .u.i = kind};
+    args[np + 1] = (tj_garg){.kind = TJ_GA_INT, .u.i = slot};
+    memcpy(args + np + 2, n->args, sizeof(tj_garg) * (size_t)n->nargs);
+    args[np + 2 + slot] = (tj_garg){.kind = TJ_GA_NONE};
     size_t len = strlen(a->op->name) + strlen(n->op->name) + 4;
     char *label = tj_pool_alloc(p->pool, len);
     if (!label) return TJ_ERR_OUT_OF_MEMORY;
@@ -155,31 +190,42 @@ static tj_status fuse(tj_plan *p, int mm, int e, int kind, int slot)
     return TJ_OK;
 }
 
+/* Whether node a is a float32 product whose result an epilogue may take:
+ * addmm, mm, or bmm of one batch item (our GEMM takes an epilogue on one
+ * matrix). */
+static bool takes_epilogue(const tj_plan *p, const tj_pnode *a)
+{
+    if (!a->is_step || a->label || a->nout != 1 || a->outs[0] < 0) return false;
+    const tj_pvalue *pv = &p->values[a->outs[0]];
+    if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32) return false;
+    return a->op == TJ_OPS(addmm) || a->op == TJ_OPS(mm) || (a->op == TJ_OPS(bmm) && pv->shape[0] == 1);
+}
+
 tj_status tj_plan_fuse_epilogues(tj_plan *p)
 {
     tj_plan_uses u;
     tj_status st = tj_plan_uses_init(p, &u);
     for (int i = 0; i < p->n_nodes && st == TJ_OK; i++) {
         const tj_pnode *a = &p->nodes[i];
-        if (!a->is_step || a->op != TJ_OPS(addmm) || a->label) continue;
-        int v = a->outs[0];
+        if (!takes_epilogue(p, a)) continue;
+        int v = a->outs[0], x = v, e = tj_plan_sole_user(&u, v);
         const tj_pvalue *pv = &p->values[v];
-        if (pv->kind != TJ_PV_ARENA || pv->dtype != TJ_FLOAT32) continue;
-        int x = v, e = tj_plan_sole_user(&u, v);
-        if (e >= 0 && !p->nodes[e].is_step) { /* a reshape between them (linear on [.., k]) */
-            const tj_pnode *view = &p->nodes[e];
-            x = view->nout == 1 ? view->outs[0] : -1;
-            if (x < 0 || view->folded || !reshapes(p, x, v, pv->shape[1])) continue;
+        /* views between them: a reshape (linear on [.., k]; bmm's [1, m, n]
+         * as [m, n]), an alias (a multiplication by one, simplify.c) */
+        while (e >= 0 && !p->nodes[e].is_step && !p->nodes[e].folded && p->nodes[e].nout == 1 &&
+               p->nodes[e].outs[0] >= 0) {
+            x = p->nodes[e].outs[0];
             e = tj_plan_sole_user(&u, x);
-            if (e < 0) continue;
         }
-        int slot, kind = e >= 0 ? epilogue_kind(p, &p->nodes[e], x, &slot) : -1;
+        if (e < 0 || (x != v && (!reshapes(p, x, v, pv->shape[pv->ndim - 1]) || !tj_plan_sole_view_chain(p, &u, x, v, e))))
+            continue;
+        int slot, kind = epilogue_kind(p, &p->nodes[e], x, &slot);
         if (kind < 0 || tj_plan_writes_between(p, i, e)) continue; /* the product's reads move to e */
-        if (x != v) {
-            p->nodes[u.user[v]].fused = true;
-            p->values[x].kind = TJ_PV_UNUSED;
-            p->values[v].n_views--;
+        for (int w = x; w != v; w = p->values[w].base) {
+            p->nodes[p->values[w].node].fused = true;
+            p->values[w].kind = TJ_PV_UNUSED;
         }
+        p->values[v].n_views = 0;
         st = fuse(p, i, e, kind, slot);
     }
     if (u.count) tj_plan_uses_free(&u);

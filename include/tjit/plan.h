@@ -136,8 +136,10 @@ typedef struct tj_compile_options {
     bool no_thread_placement;
     /** Run every operator as its own kernel. By default an aten::relu,
      * aten::gelu or aten::add.Tensor (alpha 1, an operand of the result's
-     * shape) that is the only reader of a float32 aten::addmm's result
-     * (directly or through a reshape) runs inside the addmm's step, on each
+     * shape or a row broadcast over it, as a bias) that is the only reader
+     * of a float32 aten::addmm's, aten::mm's or one-item aten::bmm's result
+     * (directly or through reshapes and aliases: a decomposed linear's bias
+     * add) runs inside the product's step, on each
      * part of the product as the GEMM finishes it, as Inductor fuses
      * pointwise epilogues into GEMMs: one pass over memory fewer, and at 2+
      * threads no reading of parts another core wrote. Results are the same,
@@ -349,7 +351,7 @@ typedef struct tj_plan_statistics {
     int n_folded_shared;      /**< of those, identical to an earlier one: its tensors are shared */
     int n_writeback;          /**< outputs written back to inputs */
     int n_writeback_direct;   /**< of those, written by their kernel into the input's buffer */
-    int n_fused;              /**< elementwise nodes run inside the preceding addmm's step */
+    int n_fused;              /**< elementwise nodes run inside the preceding product's step */
     int n_fused_attention;    /**< attentions written as operators run as one fused step */
     int n_gathered;           /**< copies a bmm reads from their strided source (no copy made) */
     int n_dead;               /**< call nodes left out: no output needs their results */
