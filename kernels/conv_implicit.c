@@ -3,6 +3,7 @@
 
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "gemm.h"
 #include "parallel.h"
 
 #define MR TJ_K_GEMM_MR
@@ -16,11 +17,14 @@ bool tj_k_conv_implicit_ok(const tj_k_conv *cv) { return cv->geom.sh == 1 && cv-
 /* One convolution on a zero-padded copy of `src`: the source image (c, h,
  * w) is placed at (pt, pl) in an hp x wp frame (negative offsets crop), the
  * kernel (kh, kw, dilation dh, dw) slides with stride 1, and out_c output
- * channels of out_h x out_w are kept. */
+ * channels of out_h x out_w are kept. Each output's sum runs over the taps
+ * in order in one chain (block 0), or in blocks of `block` taps as our GEMM
+ * sums (the window products: tj_k_gemm_f32_block). */
 typedef struct frame {
     int64_t c, h, w, pt, pl, hp, wp;
     int64_t kh, kw, dh, dw;
     int64_t out_c, out_h, out_w;
+    int64_t block;
 } frame;
 
 static int64_t frame_k(const frame *f) { return f->c * f->kh * f->kw; }
@@ -42,7 +46,8 @@ static int64_t tile_width(int64_t channels)
 {
     return 0.9 / (double)round_up(channels, 16) > 1.0 / (double)round_up(channels, NR) ? 16 : NR;
 }
-static int64_t positions_width(const frame *f) { return tile_width(f->out_c); }
+/* (The 16-column kernel sums even and odd taps apart: not the GEMM's order.) */
+static int64_t positions_width(const frame *f) { return f->block ? NR : tile_width(f->out_c); }
 
 static bool by_positions(const frame *f)
 {
@@ -62,7 +67,7 @@ static frame forward_frame(const tj_k_conv *cv)
 {
     const tj_k_im2col_geom *g = &cv->geom;
     return (frame){g->channels, g->height, g->width, g->ph, g->pw, g->height + 2 * g->ph, g->width + 2 * g->pw,
-                   g->kh, g->kw, g->dh, g->dw, cv->mat_channels, g->out_h, g->out_w};
+                   g->kh, g->kw, g->dh, g->dw, cv->mat_channels, g->out_h, g->out_w, 0};
 }
 
 /* mm_fold: the matrix side padded by (k-1)*d - p, so that the flipped
@@ -72,7 +77,7 @@ static frame fold_frame(const tj_k_conv *cv)
     const tj_k_im2col_geom *g = &cv->geom;
     int64_t eh = (g->kh - 1) * g->dh, ew = (g->kw - 1) * g->dw;
     return (frame){cv->mat_channels, g->out_h, g->out_w, eh - g->ph, ew - g->pw, g->height + eh, g->width + ew,
-                   g->kh, g->kw, g->dh, g->dw, g->channels, g->height, g->width};
+                   g->kh, g->kw, g->dh, g->dw, g->channels, g->height, g->width, 0};
 }
 
 /* Zeros the whole frame (slack included): done once per thread and call,
@@ -191,36 +196,63 @@ static bool row_tiles(const frame *f)
     return round_up(f->out_w, NR) * f->out_h <= round_up(f->out_h * f->wp, NR);
 }
 
-/* One item: frame the source (in a cleared frame), run the wide-grid GEMM
- * row by row into dst, or over the whole wide grid and keep the valid
- * columns. */
-static void forward_item(const frame *f, const float *src, const float *ap, const int64_t *off, const float *bias,
-                         float *dst, float *pad, float *wide, tj_k_sgemm_ukernel_offsets uk)
+/* One tile of the wide grid (A packed at ap, MR rows a tap), over the
+ * whole sum or in blocks of f->block taps, each added to the tile so far. */
+static void wide_tile(const frame *f, tj_k_sgemm_ukernel_offsets uk, const float *ap, const float *b,
+                      const int64_t *off, float *c, int64_t ldc, int mr, int nr, const float *bias)
 {
-    frame_copy(f, src, pad);
+    int64_t k = frame_k(f), block = f->block ? f->block : k;
+    for (int64_t p0 = 0; p0 < k; p0 += block)
+        uk(min64(block, k - p0), ap + p0 * MR, b, off + p0, c, ldc, mr, nr, p0 ? 1.0f : 0.0f, p0 ? NULL : bias);
+}
+
+/* One tile by positions (B packed at bp, nw columns a tap), as wide_tile. */
+static void positions_tile(const frame *f, tj_k_sgemm_ukernel_taps uk, const float *const *arows, const float *bp,
+                           int64_t nw, const int64_t *off, float *c, int64_t ldc, int mr, int nr)
+{
+    int64_t k = frame_k(f), block = f->block ? f->block : k;
+    for (int64_t p0 = 0; p0 < k; p0 += block)
+        uk(min64(block, k - p0), arows, off + p0, bp + p0 * nw, c, ldc, mr, nr, p0 ? 1.0f : 0.0f, NULL);
+}
+
+/* One item on its frame `pad` (the wide grid may read past its last
+ * element: see frame_floats): the wide-grid GEMM row by row into dst, or
+ * over the whole wide grid and keep the valid columns. */
+static void wide_grid(const frame *f, const float *pad, const float *ap, const int64_t *off, const float *bias,
+                      float *dst, float *wide, tj_k_sgemm_ukernel_offsets uk)
+{
     int64_t k = frame_k(f), q_all = f->out_h * f->wp, p_all = f->out_h * f->out_w;
     if (row_tiles(f)) {
         for (int64_t ir = 0; ir < f->out_c; ir += MR)
             for (int64_t oy = 0; oy < f->out_h; oy++)
                 for (int64_t x0 = 0; x0 < f->out_w; x0 += NR)
-                    uk(k, ap + ir * k, pad + oy * f->wp + x0, off, dst + ir * p_all + oy * f->out_w + x0, p_all,
-                       (int)min64(MR, f->out_c - ir), (int)min64(NR, f->out_w - x0), 0.0f, bias ? bias + ir : NULL);
+                    wide_tile(f, uk, ap + ir * k, pad + oy * f->wp + x0, off, dst + ir * p_all + oy * f->out_w + x0,
+                              p_all, (int)min64(MR, f->out_c - ir), (int)min64(NR, f->out_w - x0),
+                              bias ? bias + ir : NULL);
         return;
     }
     for (int64_t ir = 0; ir < f->out_c; ir += MR)
         for (int64_t q0 = 0; q0 < q_all; q0 += NR)
-            uk(k, ap + ir * k, pad + q0, off, wide + ir * q_all + q0, q_all, (int)min64(MR, f->out_c - ir),
-               (int)min64(NR, q_all - q0), 0.0f, bias ? bias + ir : NULL);
+            wide_tile(f, uk, ap + ir * k, pad + q0, off, wide + ir * q_all + q0, q_all, (int)min64(MR, f->out_c - ir),
+                      (int)min64(NR, q_all - q0), bias ? bias + ir : NULL);
     /* the out_c * out_h rows of the wide grid lie wp apart */
     tj_k_pick_copy_rows()(wide, f->wp, dst, f->out_w, f->out_c * f->out_h, f->out_w);
 }
 
-/* One item by positions: frame the source (in a cleared frame), run the tiles of MR positions x
- * nw channels into ct ([positions][panels * nw]), transpose into dst. */
-static void positions_item(const frame *f, const float *src, const float *bp, const int64_t *off, const float *bias,
-                           float *dst, float *pad, float *ct, tj_k_sgemm_ukernel_taps uk, tj_k_transpose_bias tr)
+/* One item: frame the source (in a cleared frame), then wide_grid. */
+static void forward_item(const frame *f, const float *src, const float *ap, const int64_t *off, const float *bias,
+                         float *dst, float *pad, float *wide, tj_k_sgemm_ukernel_offsets uk)
 {
     frame_copy(f, src, pad);
+    wide_grid(f, pad, ap, off, bias, dst, wide, uk);
+}
+
+/* One item by positions on its frame `pad` (read at the output positions
+ * only): the tiles of MR positions x nw channels into ct ([positions][panels
+ * * nw]), transposed into dst. */
+static void positions_grid(const frame *f, const float *pad, const float *bp, const int64_t *off, const float *bias,
+                           float *dst, float *ct, tj_k_sgemm_ukernel_taps uk, tj_k_transpose_bias tr)
+{
     int64_t k = frame_k(f), p_all = f->out_h * f->out_w, np = frame_panels(f), nw = frame_panel_width(f), ldc = np * nw;
     int64_t y = 0, x = 0; /* output position of the next tile row */
     for (int64_t q0 = 0; q0 < p_all; q0 += MR) {
@@ -231,10 +263,18 @@ static void positions_item(const frame *f, const float *src, const float *bp, co
             if (++x == f->out_w) x = 0, y++;
         }
         for (int64_t n = 0; n < np; n++)
-            uk(k, arows, off, bp + n * nw * k, ct + q0 * ldc + n * nw, ldc, (int)min64(MR, p_all - q0),
-               (int)min64(nw, f->out_c - n * nw), 0.0f, NULL);
+            positions_tile(f, uk, arows, bp + n * nw * k, nw, off, ct + q0 * ldc + n * nw, ldc,
+                           (int)min64(MR, p_all - q0), (int)min64(nw, f->out_c - n * nw));
     }
     tr(ct, p_all, f->out_c, ldc, bias, dst, p_all);
+}
+
+/* One item by positions: frame the source (in a cleared frame), then positions_grid. */
+static void positions_item(const frame *f, const float *src, const float *bp, const int64_t *off, const float *bias,
+                           float *dst, float *pad, float *ct, tj_k_sgemm_ukernel_taps uk, tj_k_transpose_bias tr)
+{
+    frame_copy(f, src, pad);
+    positions_grid(f, pad, bp, off, bias, dst, ct, uk, tr);
 }
 
 /* The operands of the loops over (sample, group) items; participant t
@@ -380,4 +420,100 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
                     .chunks = grad_chunks(cv)};
     tj_k_parallel_steal(nt, a.chunks, weight_grad_chunk, &a);
     tj_k_parallel(nt, cv->groups * frame_k(&f), weight_grad_sum, &a);
+}
+
+/* ---- products over the windows of frames the caller padded ---- */
+
+/* The product's frame: k taps at the caller's offsets, rows row_stride apart. */
+static frame window_frame(const tj_k_window_product *w)
+{
+    return (frame){w->k, 0, 0, 0, 0, 0, w->row_stride, 1, 1, 1, 1, w->m, w->out_h, w->out_w, tj_k_gemm_f32_block()};
+}
+
+/* Elements past an item's first one that its tiles read: up to the last
+ * output position by positions; the wide grid's whole tiles further. */
+static int64_t window_reach(const tj_k_window_product *w, const frame *f)
+{
+    int64_t top = 0;
+    for (int64_t p = 0; p < w->k; p++) top = w->taps[p] > top ? w->taps[p] : top;
+    if (by_positions(f)) return top + (w->out_h - 1) * w->row_stride + w->out_w;
+    if (row_tiles(f)) return top + (w->out_h - 1) * w->row_stride + round_up(w->out_w, NR);
+    return top + round_up(w->out_h * w->row_stride, NR);
+}
+
+/* Per thread: the packed A, a copy of an item whose tiles would read past
+ * the readable elements, the wide output (or the positions' tiles). */
+typedef struct window_layout {
+    size_t packed, copy, out;
+} window_layout;
+
+static window_layout make_window_layout(const tj_k_window_product *w, const frame *f)
+{
+    window_layout l;
+    int64_t p_tiles = round_up(w->out_h * w->out_w, MR);
+    l.packed = round64(sizeof(float) * (size_t)(frame_panels(f) * frame_panel_width(f) * w->k));
+    l.copy = round64(sizeof(float) * (size_t)window_reach(w, f));
+    l.out = round64(sizeof(float) * (size_t)(by_positions(f) ? p_tiles * frame_panels(f) * frame_panel_width(f)
+                                                                : w->m * w->out_h * w->row_stride));
+    return l;
+}
+
+size_t tj_k_window_product_work_bytes(const tj_k_window_product *w)
+{
+    frame f = window_frame(w);
+    window_layout l = make_window_layout(w, &f);
+    int nt = w->nthreads < 1 ? 1 : w->nthreads;
+    return (size_t)nt * (l.packed + l.copy + l.out) + round64(sizeof(const float *) * (size_t)nt);
+}
+
+typedef struct window_args {
+    const tj_k_window_product *w;
+    const frame *f;
+    window_layout l;
+    int64_t reach, valid; /* elements read per item; of them, the view's */
+    void *work;
+    const float **packed_a; /* per thread: the A its packed panels hold */
+} window_args;
+
+static void window_items(void *ctx, int t, int64_t b)
+{
+    window_args *a = ctx;
+    const tj_k_window_product *w = a->w;
+    const frame *f = a->f;
+    char *base = (char *)a->work + (size_t)t * (a->l.packed + a->l.copy + a->l.out);
+    float *ap = (float *)(void *)base, *copy = (float *)(void *)(base + a->l.packed);
+    float *out = (float *)(void *)(base + a->l.packed + a->l.copy);
+    const float *av = w->a + b * w->a_bs;
+    if (a->packed_a[t] != av) { /* items sharing A (a convolution's weight) pack it once per thread */
+#define A_AT(g, row, tap) ((void)(g), av[(row) * w->ars + (tap) * w->acs])
+        PACK_PANELS(f, 1, ap, A_AT);
+#undef A_AT
+        a->packed_a[t] = av;
+    }
+    const float *src = w->frames + w->item_off[b];
+    if (w->item_off[b] + a->reach > w->readable) { /* its last tiles would read past the end: from a copy */
+        memcpy(copy, src, sizeof(float) * (size_t)a->valid);
+        memset(copy + a->valid, 0, sizeof(float) * (size_t)(a->reach - a->valid));
+        src = copy;
+    }
+    float *dst = w->c + b * w->m * w->out_h * w->out_w;
+    if (by_positions(f))
+        positions_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_taps(),
+                       tj_k_pick_transpose_bias());
+    else
+        wide_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_offsets());
+}
+
+void tj_k_window_product_run(const tj_k_window_product *w, void *work)
+{
+    frame f = window_frame(w);
+    int nt = w->nthreads < 1 ? 1 : w->nthreads;
+    window_layout l = make_window_layout(w, &f);
+    int64_t top = 0;
+    for (int64_t p = 0; p < w->k; p++) top = w->taps[p] > top ? w->taps[p] : top;
+    window_args a = {.w = w, .f = &f, .l = l, .reach = window_reach(w, &f),
+                     .valid = top + (w->out_h - 1) * w->row_stride + w->out_w, .work = work,
+                     .packed_a = (const float **)(void *)((char *)work + (size_t)nt * (l.packed + l.copy + l.out))};
+    for (int t = 0; t < nt; t++) a.packed_a[t] = NULL;
+    tj_k_parallel_steal(nt, w->batch, window_items, &a);
 }

@@ -21,6 +21,8 @@
 #define TJIT_KERNELS_CONV_IMPLICIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "conv.h"
 
@@ -34,5 +36,38 @@ void tj_k_conv_implicit_unfold_mm(const tj_k_conv *cv, const float *img, const f
 void tj_k_conv_implicit_mm_fold(const tj_k_conv *cv, const float *mat, const float *w, const float *bias, float *img,
                                 void *work);
 void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const float *mat, float *gw, void *work);
+
+/** A batch of float32 products whose B is read over stride-1 windows of
+ * frames, as the implicit convolution reads its padded image: a decomposed
+ * convolution's im2col columns read where the padded input lies
+ * (runtime/op_linalg.c's gathered products). For each item b of `batch`:
+ * C_b [m, n] = A_b [m, k] @ B_b with n = out_h * out_w, A_b element (i, p)
+ * at a[b * a_bs + i * ars + p * acs], B_b element (p, y * out_w + x) at
+ * frames[item_off[b] + taps[p] + y * row_stride + x], C_b at c + b * m * n
+ * (contiguous). taps[] and item_off[] are >= 0, row_stride >= out_w, and
+ * the first `readable` elements from `frames` may be read: the wide grid
+ * reads (and drops) columns past out_w, and an item whose tiles would read
+ * past them runs from a zero-padded copy. Each element of C is summed as
+ * tj_k_gemm_f32 sums it for B copied out (blocks of tj_k_gemm_f32_block()
+ * taps, each a chain of fused multiply-adds from 0, added in order), so
+ * the bytes are the GEMM's, on any number of threads: call only when
+ * tj_k_gemm_f32_supported(). Items are spread over up to `nthreads`
+ * threads (tj_k_parallel_steal). */
+typedef struct tj_k_window_product {
+    int64_t batch, m, k, out_h, out_w, row_stride;
+    const float *a;
+    int64_t ars, acs, a_bs;
+    const float *frames;
+    const int64_t *item_off, *taps;
+    int64_t readable;
+    float *c;
+    int nthreads;
+} tj_k_window_product;
+
+/** Scratch bytes tj_k_window_product_run needs for `w`. */
+size_t tj_k_window_product_work_bytes(const tj_k_window_product *w);
+/** Computes the products `w` describes, with `work` of
+ * tj_k_window_product_work_bytes(w) bytes (64-byte aligned). */
+void tj_k_window_product_run(const tj_k_window_product *w, void *work);
 
 #endif

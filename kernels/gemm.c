@@ -99,6 +99,11 @@ void tj_k_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
         m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, nthreads, epi);
 }
 
+int64_t tj_k_gemm_f32_block(void)
+{
+    return tj_k_isa_active() == TJ_K_ISA_AVX512 ? tj_k_gemm_f32_block_avx512() : tj_k_gemm_f32_block_avx2();
+}
+
 void tj_k_gemm_f32_offsets(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                            const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads)
 {

@@ -158,6 +158,15 @@ typedef struct tj_k_offset_mat {
 void tj_k_gemm_f32_offsets(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                            const tj_k_offset_mat *b, float beta, float *c, int64_t ldc, int nthreads);
 
+/** Steps of the sum per block in tj_k_gemm_f32 (and _offsets) on the ISA in
+ * use (call only when tj_k_gemm_f32_supported()): each element of C is
+ * summed block by block, steps [0, block), [block, 2 block), ... each a
+ * chain of fused multiply-adds from 0 in order, and each block's sum then
+ * added to C's value so far (the first block's stored as it is, alpha 1).
+ * Kernels that must give the same bytes as the GEMM (the window products
+ * of conv_implicit.h) sum in the same blocks. */
+int64_t tj_k_gemm_f32_block(void);
+
 /** The instances behind tj_k_gemm_f32 and tj_k_gemm_f32_offsets
  * (gemm_avx512.c, gemm_avx2.c), each callable only on a CPU with its ISA. */
 void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
@@ -166,6 +175,8 @@ void tj_k_gemm_f32_avx512(int64_t m, int64_t n, int64_t k, float alpha, const fl
 void tj_k_gemm_f32_avx2(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars, int64_t acs,
                         const float *b, int64_t brs, int64_t bcs, float beta, float *c, int64_t ldc, int nthreads,
                         const tj_k_epilogue *epi);
+int64_t tj_k_gemm_f32_block_avx512(void);
+int64_t tj_k_gemm_f32_block_avx2(void);
 void tj_k_gemm_f32_offsets_avx512(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t ars,
                                   int64_t acs, const tj_k_offset_mat *b, float beta, float *c, int64_t ldc,
                                   int nthreads);

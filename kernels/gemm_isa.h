@@ -615,6 +615,8 @@ void TJ_ISA(tj_k_gemm_f32)(int64_t m, int64_t n, int64_t k, float alpha, const f
     product(&g, nthreads);
 }
 
+int64_t TJ_ISA(tj_k_gemm_f32_block)(void) { return KC; }
+
 /* Breaks in off[0, n): places where an offset is not the one before plus
  * 1; *span: the largest offset minus the smallest, plus 1. */
 static int64_t breaks(const int64_t *off, int64_t n, int64_t *span)

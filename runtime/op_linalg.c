@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "iter.h"
+#include "kernels/conv_implicit.h"
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
@@ -369,6 +370,71 @@ static tj_status offset_bmm(const tj_tensor *s, int s1, int k0, int k1, int n0, 
     return TJ_OK;
 }
 
+/* The view's dims [n0, ndim) as the output positions of stride-1 windows:
+ * out_h rows of out_w consecutive elements, rows *row_stride apart
+ * (row_stride >= out_w), after dropping size-1 dims and merging dims that
+ * run on from each other; false when they are not (a single run, or more
+ * than two dims left). */
+static bool window_positions(const tj_tensor *s, int n0, int64_t *out_h, int64_t *out_w, int64_t *row_stride)
+{
+    int64_t shape[2], stride[2];
+    int nd = 0;
+    for (int d = n0; d < s->ndim; d++) {
+        if (s->shape[d] == 1) continue;
+        if (nd > 0 && stride[nd - 1] == s->strides[d] * s->shape[d]) {
+            shape[nd - 1] *= s->shape[d];
+            stride[nd - 1] = s->strides[d];
+            continue;
+        }
+        if (nd == 2) return false;
+        shape[nd] = s->shape[d];
+        stride[nd++] = s->strides[d];
+    }
+    if (nd != 2 || stride[1] != 1 || stride[0] < shape[1]) return false;
+    *out_h = shape[0], *out_w = shape[1], *row_stride = stride[0];
+    return true;
+}
+
+/* A gathered bmm whose view reads stride-1 windows (a decomposed
+ * convolution's columns over its padded input: the k dims the taps, the n
+ * dims the output positions) on the implicit convolution's tiles
+ * (tj_k_window_product), which read B where it lies, with no packing, and
+ * give the bytes of our GEMM on the copy. *done: false when the view is
+ * not such a view (nothing computed). */
+static tj_status window_bmm(const tj_tensor *s, int s1, int s2, const operand *oa, tj_tensor *out, bool *done)
+{
+    *done = false;
+    tj_k_window_product w = {.batch = out->shape[0], .m = out->shape[1], .k = 1, .a = oa->mat.p,
+                             .ars = oa->mat.rs, .acs = oa->mat.cs, .a_bs = oa->bs,
+                             .frames = (const float *)(void *)tj_tensor_ptr(s),
+                             .c = (float *)(void *)tj_tensor_ptr(out)};
+    for (int d = 0; d < s->ndim; d++)
+        if (s->strides[d] < 0) return TJ_OK;
+    if (!s->storage || !window_positions(s, s2, &w.out_h, &w.out_w, &w.row_stride)) return TJ_OK;
+    for (int d = s1; d < s2; d++) w.k *= s->shape[d];
+    w.readable = (int64_t)(s->storage->nbytes / sizeof(float)) - s->offset;
+    int nt = tj_get_num_threads();
+    w.nthreads = w.batch < nt ? (int)w.batch : nt;
+    size_t tables = (size_t)(w.k + w.batch) * sizeof(int64_t), got = 0, wgot = 0;
+    int64_t *off = tj_alloc_storage_bytes(tables, &got);
+    if (!off) return tj_oom("aten::bmm (gathered batch2)", tables);
+    dim_offsets(s, s1, s2, off);
+    for (int64_t b = 0; b < w.batch; b++) off[w.k + b] = batch_offset(s, s1, b);
+    w.taps = off;
+    w.item_off = off + w.k;
+    size_t want = tj_k_window_product_work_bytes(&w);
+    void *work = tj_alloc_storage_bytes(want, &wgot);
+    if (!work) {
+        tj_free_storage_bytes(off, got);
+        return tj_oom("aten::bmm (gathered batch2)", want);
+    }
+    tj_k_window_product_run(&w, work);
+    tj_free_storage_bytes(work, wgot);
+    tj_free_storage_bytes(off, got);
+    *done = true;
+    return TJ_OK;
+}
+
 typedef struct gathered {
     const tj_tensor *src;
     int s1, s2;                    /* src dims [0, s1): batch, [s1, s2): k, [s2, ndim): n */
@@ -421,7 +487,12 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     g.a = oa.mat;
     g.a_bs = oa.bs;
     tj_k_mat b = {NULL, g.n, 1};
-    bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b);
+    bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b), done = false;
+    if (own) st = window_bmm(s, g.s1, g.s2, &oa, out, &done);
+    if (st != TJ_OK || done) {
+        operand_release(&oa);
+        return st;
+    }
     if (own && g.k >= GATHER_OFFSETS_MIN_K) {
         st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);
         operand_release(&oa);

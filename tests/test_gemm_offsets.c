@@ -173,6 +173,18 @@ static const vcase vcases[] = {
      * 2 ranges of 1078 columns, the cut inside the sixth image */
     {"cnn's second layer per image at batch 11", 11, 32, {1, {11}, {5184}}, {3, {16, 5, 5}, {324, 18, 1}},
      {2, {14, 14}, {18, 1}}, true},
+    /* Windows of frames (tj_k_window_product, kernels/conv_implicit.h) on
+     * each of its tilings: the wide grid row by row, its last image's
+     * tiles reaching past the view's storage (they run from a copy) */
+    {"cnn's first layer per image at batch 3", 3, 16, {1, {3}, {1024}}, {2, {5, 5}, {32, 1}},
+     {2, {28, 28}, {32, 1}}, true},
+    /* the whole wide grid (rows of 16 in a pitch of 18), a sum of 4 blocks
+     * on AVX-512, one A per image */
+    {"windows, wide grid, 12 rows, k 400, batch 2", 2, 12, {1, {2}, {5184}}, {3, {16, 5, 5}, {324, 18, 1}},
+     {2, {14, 14}, {18, 1}}},
+    /* by positions, with tails of positions (69 = 8 x 8 + 5) and of channels (30) */
+    {"windows by positions, 30 rows, batch 2", 2, 30, {1, {2}, {700}}, {3, {4, 3, 3}, {175, 25, 1}},
+     {2, {3, 23}, {25, 1}}, true},
 };
 
 /* Batch2 of the gathered step: the view of x that vc describes (its two
