@@ -49,7 +49,11 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * args[0]: batch1 [b, m, k]; args[1]: the view; args[2], args[3]: the view's
  * dims [0, args[2]) multiply to b, [args[2], args[3]) to k and the rest to
  * n. outs[0]: [b, m, n], contiguous. Where our GEMM kernel would multiply
- * the copy and the sum is 64 steps or longer, it reads the view through
+ * the copy and the view reads stride-1 windows (its n dims rows of
+ * consecutive positions: a decomposed convolution's columns over its padded
+ * input), the implicit convolution's tiles read B where it lies
+ * (tj_k_window_product, kernels/conv_implicit.h). Else, where our GEMM
+ * kernel would multiply the copy and the sum is 64 steps or longer, it reads the view through
  * offset tables instead (tj_k_gemm_f32_offsets: its packed blocks made
  * straight from the view), each thread a group of columns of each batch
  * item, or, for narrow items that share batch1 (batch stride 0: a

@@ -1,10 +1,11 @@
 /* Copy elision into a product's operand: a bmm whose batch2 is a
  * contiguous _to_copy (or clone: contiguous() records one) of a strided
  * view, read directly or through views, that nothing else reads runs
- * as one step that multiplies from the view itself: our GEMM kernel packs
- * its blocks of B straight from the view through offset tables
- * (runtime/op_linalg.h, tj_kernel_bmm_gathered; other routes gather the
- * view into scratch). The copied matrix is never written to memory:
+ * as one step that multiplies from the view itself: the implicit
+ * convolution's tiles read B in place where the view reads stride-1
+ * windows, or our GEMM kernel packs its blocks of B straight from the view
+ * through offset tables (runtime/op_linalg.h, tj_kernel_bmm_gathered;
+ * other routes gather the view into scratch). The copied matrix is never written to memory:
  * in a decomposed convolution it is im2col's columns, [C*kh*kw, N*oh*ow]
  * (20 MB for cnn's second layer at batch 64), which otherwise goes to DRAM
  * and comes back for the product. The same holds when batch2 is the copy's
