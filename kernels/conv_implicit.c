@@ -430,15 +430,23 @@ static frame window_frame(const tj_k_window_product *w)
     return (frame){w->k, 0, 0, 0, 0, 0, w->row_stride, 1, 1, 1, 1, w->m, w->out_h, w->out_w, tj_k_gemm_f32_block()};
 }
 
-/* Elements past an item's first one that its tiles read: up to the last
- * output position by positions; the wide grid's whole tiles further. */
-static int64_t window_reach(const tj_k_window_product *w, const frame *f)
+/* Elements of an item's B from its first one on: to the last tap's last
+ * output position. */
+static int64_t window_valid(const tj_k_window_product *w)
 {
     int64_t top = 0;
     for (int64_t p = 0; p < w->k; p++) top = w->taps[p] > top ? w->taps[p] : top;
-    if (by_positions(f)) return top + (w->out_h - 1) * w->row_stride + w->out_w;
-    if (row_tiles(f)) return top + (w->out_h - 1) * w->row_stride + round_up(w->out_w, NR);
-    return top + round_up(w->out_h * w->row_stride, NR);
+    return top + (w->out_h - 1) * w->row_stride + w->out_w;
+}
+
+/* Elements from an item's first one that its tiles read: those of its B by
+ * positions; the wide grid's whole tiles of NR columns further. */
+static int64_t window_reach(const tj_k_window_product *w, const frame *f)
+{
+    int64_t last_row = window_valid(w) - w->out_w;
+    if (by_positions(f)) return last_row + w->out_w;
+    if (row_tiles(f)) return last_row + round_up(w->out_w, NR);
+    return last_row - (w->out_h - 1) * w->row_stride + round_up(w->out_h * w->row_stride, NR);
 }
 
 /* Per thread: the packed A, a copy of an item whose tiles would read past
@@ -509,10 +517,7 @@ void tj_k_window_product_run(const tj_k_window_product *w, void *work)
     frame f = window_frame(w);
     int nt = w->nthreads < 1 ? 1 : w->nthreads;
     window_layout l = make_window_layout(w, &f);
-    int64_t top = 0;
-    for (int64_t p = 0; p < w->k; p++) top = w->taps[p] > top ? w->taps[p] : top;
-    window_args a = {.w = w, .f = &f, .l = l, .reach = window_reach(w, &f),
-                     .valid = top + (w->out_h - 1) * w->row_stride + w->out_w, .work = work,
+    window_args a = {.w = w, .f = &f, .l = l, .reach = window_reach(w, &f), .valid = window_valid(w), .work = work,
                      .packed_a = (const float **)(void *)((char *)work + (size_t)nt * (l.packed + l.copy + l.out))};
     for (int t = 0; t < nt; t++) a.packed_a[t] = NULL;
     tj_k_parallel_steal(nt, w->batch, window_items, &a);
