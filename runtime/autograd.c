@@ -780,9 +780,11 @@ static void engine_free(engine *e)
     tj_free(e->heap, sizeof *e->heap * (size_t)e->heap_cap);
 }
 
+/* tj_backward stores into every leaf that still requires grad: one turned
+ * off since the forward pass gets nothing, as PyTorch's AccumulateGrad. */
 static bool leaf_is_target(const engine *e, const tj_tensor *leaf)
 {
-    if (e->accumulate) return true;
+    if (e->accumulate) return requires_grad(leaf);
     for (int i = 0; i < e->n_inputs; i++)
         if (e->inputs[i] == leaf) return true;
     return false;

@@ -101,6 +101,26 @@ Test(autograd, grad_outputs_weight_a_non_scalar_output)
     cr_expect(strstr(tj_last_error(), "one-element"), "%s", tj_last_error());
 }
 
+/* PyTorch 1.13: x.requires_grad_(False) between the forward and the
+ * backward pass leaves x.grad None (AccumulateGrad stores nothing into a
+ * leaf that no longer requires grad); turned on again, the next pass stores
+ * the gradient. The other leaf gets its gradient as usual. */
+Test(autograd, a_leaf_that_stopped_requiring_grad_gets_no_gradient)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+    tj_tensor *x = leaf(1, s, a), *w = leaf(1, s, b);
+    tj_tensor *l = tj_sum(tj_mul(x, w), -1);
+    cr_assert_eq(tj_tensor_set_requires_grad(x, false), TJ_OK);
+    tj_backward_options keep = {.retain_graph = true};
+    cr_assert_eq(tj_backward_ex(l, NULL, &keep), TJ_OK, "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(x), "x stopped requiring grad before the pass");
+    expect_values(tj_tensor_grad(w), a, 3, 0);
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    expect_values(tj_tensor_grad(x), b, 3, 0);
+}
+
 Test(autograd, no_grad_scope_records_nothing)
 {
     int64_t s[1] = {2};

@@ -109,8 +109,10 @@ typedef struct tj_backward_options {
 } tj_backward_options;
 
 /** torch.autograd.backward for one output: accumulates d(output)/d(leaf)
- * into the .grad of every leaf that requires grad and that output depends
- * on. output must require grad (TJ_ERR_INVALID_ARGUMENT otherwise).
+ * into the .grad of every leaf that requires grad when the pass runs (one
+ * turned off with tj_tensor_set_requires_grad since the forward calls gets
+ * nothing, as PyTorch's AccumulateGrad) and that output depends on. output
+ * must require grad (TJ_ERR_INVALID_ARGUMENT otherwise).
  * grad_output is the gradient flowing into output (output's shape; converted
  * to its dtype); NULL means ones, allowed only when output has one element
  * (TJ_ERR_SHAPE otherwise). The first gradient a leaf receives is stored
