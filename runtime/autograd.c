@@ -646,6 +646,9 @@ tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad)
 {
     char a[128], b[128];
     if (!t) return tj_error_null("tj_tensor_set_grad: NULL tensor");
+    if (grad == t) /* backward would add into t's own values */
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_set_grad: a tensor cannot be its own grad "
+                        "(PyTorch: \"can't assign Variable as its own grad\"); pass a clone");
     if (grad && (grad->ndim != t->ndim || memcmp(grad->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim)))
         return tj_error(TJ_ERR_SHAPE, "tj_tensor_set_grad: grad of shape %s for a tensor of shape %s",
                         tj_shape_str(grad->ndim, grad->shape, a, sizeof a),

@@ -121,6 +121,22 @@ Test(autograd, a_leaf_that_stopped_requiring_grad_gets_no_gradient)
     expect_values(tj_tensor_grad(x), b, 3, 0);
 }
 
+/* PyTorch: x.grad = x raises "can't assign Variable as its own grad" (a
+ * backward pass would add the gradient into x's own values). */
+Test(autograd, a_tensor_cannot_be_its_own_grad)
+{
+    int64_t s[1] = {3};
+    double a[3] = {1, 2, 3};
+    tj_tensor *x = leaf(1, s, a);
+    cr_expect_eq(tj_tensor_set_grad(x, x), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "its own grad"), "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(x));
+    cr_assert_eq(tj_backward(tj_sum(tj_mul_scalar(x, tj_v_int(2)), -1), NULL), TJ_OK, "%s", tj_last_error());
+    expect_values(x, a, 3, 0);
+    double two[3] = {2, 2, 2};
+    expect_values(tj_tensor_grad(x), two, 3, 0);
+}
+
 Test(autograd, no_grad_scope_records_nothing)
 {
     int64_t s[1] = {2};

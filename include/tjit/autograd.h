@@ -75,7 +75,8 @@ tj_tensor *tj_tensor_grad(const tj_tensor *t);
 /** Replaces t's .grad with `grad` (retained; NULL clears it, like
  * zero_grad(set_to_none=True)). TJ_ERR_SHAPE / TJ_ERR_DTYPE when grad's
  * shape or dtype differ from t's, TJ_ERR_INVALID_ARGUMENT when one of them
- * is fake and the other real. */
+ * is fake and the other real, or when grad is t itself (PyTorch's "can't
+ * assign Variable as its own grad": backward would add into t's values). */
 tj_status tj_tensor_set_grad(tj_tensor *t, tj_tensor *grad);
 /** aten::detach: a tensor sharing t's storage and geometry without autograd
  * history: it does not require grad, is a leaf, and an in-place call on it
