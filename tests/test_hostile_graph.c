@@ -591,6 +591,44 @@ Test(hostile_plan, two_outputs_that_share_memory_are_refused)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* An output tensor that is an input, or a view of one, whose value is a view
+ * of that input in another layout (x <- x^T, x[1:] <- x[:-1]): copied element
+ * by element after the run, it overwrote values before reading them (x <- x^T
+ * on [64, 64] left 1536 elements wrong). Eagerly copy_ refuses such a
+ * partial overlap; the run refuses it before writing anything. The same
+ * layout (x <- x) stays allowed. */
+Test(hostile_plan, an_output_over_its_own_value_in_another_layout_is_refused)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[64, 64]):\n    %t = aten.t.default(%x)\n"
+                                 "    %s = aten.slice.Tensor(%x, 0, 0, 63, 1)\n    return (%t, %s, %x)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *flat = tj_arange(tj_v_int(0), tj_v_int(64 * 64), tj_v_int(1), TJ_FLOAT32);
+    tj_tensor *x = tj_view(flat, I64(64, 64), 2);
+    cr_assert_not_null(x, "%s", tj_last_error());
+    tj_tensor *want = tj_clone(x);
+    tj_tensor *rows = tj_slice(x, 0, true, 1, true, 64, 1);
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, (tj_tensor *[]){x, NULL, NULL}), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into", "output 0 (%t)", "its own value");
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, (tj_tensor *[]){NULL, rows, NULL}), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into", "output 1 (%s)", "its own value");
+    for (int64_t i = 0; i < 64 * 64; i++)
+        if (tj_tensor_item_at(x, i) != tj_tensor_item_at(want, i)) {
+            cr_expect_fail("element %lld changed by a refused run", (long long)i);
+            break;
+        }
+    cr_expect_eq(tj_plan_run_into(p, &x, 1, (tj_tensor *[]){NULL, NULL, x}), TJ_OK, "%s", tj_last_error());
+    tj_tensor_release(rows);
+    tj_tensor_release(want);
+    tj_tensor_release(flat);
+    tj_tensor_release(x);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* x.add_(y) then x * y, unfunctionalised: the plan writes into input 0. */
 static const char *ADD_INPLACE_TEXT = "graph(%x : f32[2, 2], %y : f32[2, 2]):\n"
                                       "    %add_ = aten.add_.Tensor(%x, %y, alpha = 1)\n"

@@ -639,6 +639,13 @@ static tj_status check_late_copies(const tj_plan_context *c, tj_tensor *const *i
     for (int k = 0; k < p->n_outputs; k++) {
         const tj_tensor *o = outputs ? outputs[k] : NULL;
         if (!c->copy_out[k] || !shares_input(p, inputs, o)) continue;
+        /* its own value in another layout (x <- x^T, x[1:] <- x[:-1]): the
+         * copy would overwrite elements before reading them, as copy_ refuses */
+        if (tj_overlap_status(o, c->vt[p->output_values[k]]) == TJ_OVERLAP_PARTIAL)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) shares memory with its own value (an input "
+                            "or a view of one) in another layout: copied after the run, it would overwrite elements "
+                            "before reading them; pass an output tensor that does not overlap the inputs", who, k,
+                            p->values[p->output_values[k]].name);
         for (int j = 0; j < p->n_outputs; j++)
             if (j != k && c->copy_out[j] && shares_input(p, inputs, outputs[j]) &&
                 tj_overlap_status(o, c->vt[p->output_values[j]]) != TJ_OVERLAP_NONE)

@@ -296,8 +296,10 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
  * An output tensor sharing storage with an input is written after the last
  * kernel (a copy), after every other output's value is read; it must not
  * overlap another such output's value (an input, or a view of one, that the
- * graph returns) nor an input the run writes back (but as that input's own
- * output): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
+ * graph returns), nor its own value in another layout (x given for a
+ * returned x^T, x[1:] for x[:-1]: the copy would overwrite elements before
+ * reading them, as eager copy_ refuses), nor an input the run writes back
+ * (but as that input's own output): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
  * result stays in the context (tj_plan_context_output).
  * Performs no heap allocation (but the write-back fallback's, once per
  * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
