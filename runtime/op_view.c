@@ -629,10 +629,12 @@ tj_status tj_pad_plan_make(const tj_tensor *self, const int64_t *pad, int npad, 
             before = pad[2 * (nd - 1 - d)];
             after = pad[2 * (nd - 1 - d) + 1];
         }
-        int64_t lo = before < 0 ? -before : 0, hi = after < 0 ? -after : 0;
-        /* the sums stay far from overflow only for sane pads: check them */
-        int64_t kept, out;
-        bool overflow = __builtin_sub_overflow(size, lo, &kept) || __builtin_sub_overflow(kept, hi, &kept) ||
+        /* the sums stay far from overflow only for sane pads: check them
+         * (negating INT64_MIN included) */
+        int64_t lo = 0, hi = 0, kept, out;
+        bool overflow = (before < 0 && __builtin_sub_overflow((int64_t)0, before, &lo)) ||
+                        (after < 0 && __builtin_sub_overflow((int64_t)0, after, &hi)) ||
+                        __builtin_sub_overflow(size, lo, &kept) || __builtin_sub_overflow(kept, hi, &kept) ||
                         __builtin_add_overflow(size, before, &out) || __builtin_add_overflow(out, after, &out);
         if (overflow)
             return tj_error(TJ_ERR_OVERFLOW,
