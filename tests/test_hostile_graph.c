@@ -629,6 +629,35 @@ Test(hostile_plan, an_output_over_its_own_value_in_another_layout_is_refused)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* Output 0 (-a) into b, while output 1, b itself, is written back into a
+ * after the output copies: a took -a, not b's old values (tj_graph_run: a =
+ * [10, 20, 30]). Refused before anything is written. */
+Test(hostile_plan, an_output_over_a_written_back_value_read_after_it_is_refused)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%a : f32[3], %b : f32[3]):\n    %neg = aten.neg.default(%a)\n"
+                                 "    return (%neg, %b) writeback {1: 0}\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *a = ramp(1, I64(3), 1), *b = ramp(1, I64(3), 10);
+    cr_expect_eq(tj_plan_run_into(p, (tj_tensor *[]){a, b}, 2, (tj_tensor *[]){b, NULL}), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run_into", "output 0 (%neg)", "output 1 (%b)", "writes back");
+    expect_values(a, (const float[]){1, 2, 3}, 3);
+    expect_values(b, (const float[]){10, 11, 12}, 3);
+    tj_tensor *other = ramp(1, I64(3), 0);
+    cr_expect_eq(tj_plan_run_into(p, (tj_tensor *[]){a, b}, 2, (tj_tensor *[]){other, NULL}), TJ_OK, "%s",
+                 tj_last_error());
+    expect_values(a, (const float[]){10, 11, 12}, 3);
+    expect_values(other, (const float[]){-1, -2, -3}, 3);
+    tj_tensor_release(other);
+    tj_tensor_release(a);
+    tj_tensor_release(b);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* x.add_(y) then x * y, unfunctionalised: the plan writes into input 0. */
 static const char *ADD_INPLACE_TEXT = "graph(%x : f32[2, 2], %y : f32[2, 2]):\n"
                                       "    %add_ = aten.add_.Tensor(%x, %y, alpha = 1)\n"

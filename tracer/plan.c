@@ -655,6 +655,14 @@ static tj_status check_late_copies(const tj_plan_context *c, tj_tensor *const *i
                                 p->values[p->output_values[k]].name, j, p->values[p->output_values[j]].name);
         for (int m = 0; m < p->n_outputs; m++) {
             int i = p->writeback[m];
+            /* a written-back value that is an input (or a view of one) is
+             * read after this copy: it would take the copy's values */
+            if (i >= 0 && m != k && tj_overlap_status(o, c->vt[p->output_values[m]]) != TJ_OVERLAP_NONE)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) shares memory with the value of "
+                                "output %d (%%%s), which the run writes back into input %d after copying output %d: "
+                                "the write-back would read the copy; pass an output tensor that does not overlap it",
+                                who, k, p->values[p->output_values[k]].name, m, p->values[p->output_values[m]].name, i,
+                                k);
             tj_overlap ov = i >= 0 ? tj_overlap_status(o, inputs[i]) : TJ_OVERLAP_NONE;
             if (ov != TJ_OVERLAP_NONE && !(m == k && ov == TJ_OVERLAP_FULL))
                 return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d (%%%s) shares memory with input %d (%%%s), "

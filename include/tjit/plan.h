@@ -299,7 +299,8 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
  * graph returns), nor its own value in another layout (x given for a
  * returned x^T, x[1:] for x[:-1]: the copy would overwrite elements before
  * reading them, as eager copy_ refuses), nor an input the run writes back
- * (but as that input's own output): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
+ * (but as that input's own output), nor a written-back value that is an
+ * input (the write-back, after the copy, would read it): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
  * result stays in the context (tj_plan_context_output).
  * Performs no heap allocation (but the write-back fallback's, once per
  * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
