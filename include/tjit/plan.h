@@ -300,8 +300,9 @@ tj_status tj_plan_run(tj_plan *p, tj_tensor *const *inputs, int n, tj_tensor **o
  * returned x^T, x[1:] for x[:-1]: the copy would overwrite elements before
  * reading them, as eager copy_ refuses), nor an input the run writes back
  * (but as that input's own output), nor a written-back value that is an
- * input (the write-back, after the copy, would read it): TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the
- * result stays in the context (tj_plan_context_output).
+ * input (the write-back, after the copy, would read it):
+ * TJ_ERR_INVALID_ARGUMENT. With `outputs` NULL, or a NULL entry, the result
+ * stays in the context (tj_plan_context_output).
  * Performs no heap allocation (but the write-back fallback's, once per
  * context: see above). Errors as tj_plan_run, plus TJ_ERR_DTYPE /
  * TJ_ERR_SHAPE for an output tensor of the wrong type, TJ_ERR_OUT_OF_MEMORY
