@@ -375,20 +375,23 @@ DEF_FOLDS_AVX512(sum_f32, +=)
 DEF_FOLDS_AVX512(prod_f32, *=)
 DEF_FOLDS_AVX512(sum_f64, +=)
 
-static float max_f32_scan_avx512(const float *x, int64_t n, int64_t s)
-{
-    return s == 1 ? tj_k_max_f32_scan_avx512(x, n) : max_f32_scan(x, n, s);
-}
-
-static float min_f32_scan_avx512(const float *x, int64_t n, int64_t s)
-{
-    return s == 1 ? tj_k_min_f32_scan_avx512(x, n) : min_f32_scan(x, n, s);
-}
-
-DEF_EXT_FOLD(max_f32_avx512, float, f, >, max_f32_scan_avx512)
-DEF_EXT_FOLD(min_f32_avx512, float, f, <, min_f32_scan_avx512)
-DEF_ARG_FOLD(argmax_f32_avx512, float, f, >, max_f32_scan_avx512)
-DEF_ARG_FOLD(argmin_f32_avx512, float, f, <, min_f32_scan_avx512)
+/* The float32 extrema folds on ISA's scans of contiguous runs (strided
+ * runs keep the generic scan). */
+#define DEF_EXTREMA_ISA(ISA)                                                                    \
+    static float max_f32_scan_##ISA(const float *x, int64_t n, int64_t s)                       \
+    {                                                                                           \
+        return s == 1 ? tj_k_max_f32_scan_##ISA(x, n) : max_f32_scan(x, n, s);                  \
+    }                                                                                           \
+    static float min_f32_scan_##ISA(const float *x, int64_t n, int64_t s)                       \
+    {                                                                                           \
+        return s == 1 ? tj_k_min_f32_scan_##ISA(x, n) : min_f32_scan(x, n, s);                  \
+    }                                                                                           \
+    DEF_EXT_FOLD(max_f32_##ISA, float, f, >, max_f32_scan_##ISA)                                \
+    DEF_EXT_FOLD(min_f32_##ISA, float, f, <, min_f32_scan_##ISA)                                \
+    DEF_ARG_FOLD(argmax_f32_##ISA, float, f, >, max_f32_scan_##ISA)                             \
+    DEF_ARG_FOLD(argmin_f32_##ISA, float, f, <, min_f32_scan_##ISA)
+DEF_EXTREMA_ISA(avx512)
+DEF_EXTREMA_ISA(avx2)
 
 /* [kind] for float32 inputs when the ISA in use is AVX-512. */
 static const loops avx512_f32_loops[NKINDS] = {
@@ -407,11 +410,21 @@ static const loops avx512_f64_loops[NKINDS] = {
     [TJ_K_RED_SUM] = {sum_f64_fold, sum_f64_row, sum_f64_folds_avx512},
 };
 
+/* [kind] for float32 inputs when the ISA in use is AVX2: the extrema. */
+static const loops avx2_f32_loops[NKINDS] = {
+    [TJ_K_RED_MAX] = {max_f32_avx2_fold, max_f32_row},
+    [TJ_K_RED_MIN] = {min_f32_avx2_fold, min_f32_row},
+    [TJ_K_RED_ARGMAX] = {argmax_f32_avx2_fold, argmax_f32_row},
+    [TJ_K_RED_ARGMIN] = {argmin_f32_avx2_fold, argmin_f32_row},
+};
+
 static const loops *loops_for(const tj_k_reduce *r)
 {
     if (is_sum_or_prod(r->kind) && acc_is_int(r)) return &int_loops[r->kind][r->x_dtype];
     if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
         return &avx512_f32_loops[r->kind];
+    if (r->x_dtype == TJ_FLOAT32 && avx2_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX2)
+        return &avx2_f32_loops[r->kind];
     if (r->x_dtype == TJ_FLOAT64 && avx512_f64_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
         return &avx512_f64_loops[r->kind];
     return &loop_table[r->kind][r->x_dtype];

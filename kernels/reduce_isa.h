@@ -22,5 +22,9 @@ void tj_k_sum_f64_runs_avx512(const char *x, const int64_t *off, int64_t nruns, 
  * scan (AVX-512). */
 float tj_k_max_f32_scan_avx512(const float *x, int64_t n);
 float tj_k_min_f32_scan_avx512(const float *x, int64_t n);
+/** tj_k_max_f32_scan_avx512 / tj_k_min_f32_scan_avx512 on AVX2: the same
+ * results bit for bit. */
+float tj_k_max_f32_scan_avx2(const float *x, int64_t n);
+float tj_k_min_f32_scan_avx2(const float *x, int64_t n);
 
 #endif

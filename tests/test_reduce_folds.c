@@ -1,7 +1,7 @@
 /* The float32 reduction loops (and the float64 sum) of every instruction set the CPU has: the
- * AVX-512 folds (sum, product, max/min scans, argmax) bit for bit against the generic
- * C loops, which define the results, through the reduction driver on runs of
- * every length 0..100 plus longer ones, contiguous and strided, aligned or
+ * AVX-512 folds (sum, product, max/min scans, argmax) and the AVX2 max/min
+ * scans bit for bit against the generic C loops, which define the results,
+ * through the reduction driver on runs of every length 0..100 plus longer ones, contiguous and strided, aligned or
  * not, on random data and on nan, infinities and signed zeros; the signed
  * zero ties of amax/amin/max.dim pinned as the generic loops resolve them;
  * and the conv bias gradient (sum over N, H, W of NCHW) against a sum in
@@ -15,6 +15,7 @@
 #include "kernels/cpu_isa.h"
 #include "kernels/elementwise.h"
 #include "kernels/reduce.h"
+#include "kernels/reduce_isa.h"
 #include "runtime/internal.h"
 #include "test_util.h"
 
@@ -209,6 +210,53 @@ Test(reduce_folds, every_isa_matches_the_generic_loops_on_long_runs_and_chunked_
     /* 16384 elements go to one partial result: 40000 makes three */
     const int64_t ns[] = {127, 128, 129, 196, 255, 784, 1001, 40000};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) check_runs(ns[k], 1000 + (unsigned)k);
+}
+
+/* ---- the AVX2 scans called directly, against the generic loops through
+ * the driver: every length 0..70 (each tail of the 32 lanes) and long
+ * ones, every start modulo eight floats (32 bytes), each data kind above
+ * plus one special value (nans of either sign and several payloads, signed
+ * zeros, infinities, denormals) at every position (every 37th when long). ---- */
+
+static void check_avx2_scans(const float *x, int64_t n, const char *what, int64_t a, int64_t b)
+{
+    cr_assert(tj_k_isa_force("generic"));
+    result g = reduce_run(x, n, 1, 1);
+    float mx = tj_k_max_f32_scan_avx2(x, n), mn = tj_k_min_f32_scan_avx2(x, n);
+    cr_expect_eq(test_bits_f32(mx), test_bits_f32(g.max), "avx2 max scan n=%lld %s %lld %lld: %a vs generic %a",
+                 (long long)n, what, (long long)a, (long long)b, (double)mx, (double)g.max);
+    cr_expect_eq(test_bits_f32(mn), test_bits_f32(g.min), "avx2 min scan n=%lld %s %lld %lld: %a vs generic %a",
+                 (long long)n, what, (long long)a, (long long)b, (double)mn, (double)g.min);
+}
+
+static void check_avx2_scans_of_length(int64_t n, unsigned seed)
+{
+    float *buf = malloc((size_t)(n + 8) * sizeof *buf);
+    cr_assert_not_null(buf);
+    for (int off = 0; off < 8; off++) {
+        float *x = buf + off;
+        for (int kind = 0; kind < NKIND; kind++) {
+            unsigned sd = seed + (unsigned)(kind * 8 + off);
+            for (int64_t i = 0; i < n; i++) x[i] = value(kind, &sd);
+            check_avx2_scans(x, n, "data, offset", kind, off);
+        }
+        /* one nan among finite values: in a lane, in the tail, first, last */
+        for (int64_t p = 0; p < n; p += n > 70 ? 37 : 1) {
+            unsigned sd = seed + (unsigned)p;
+            for (int64_t i = 0; i < n; i++) x[i] = value(0, &sd);
+            x[p] = special((unsigned)p);
+            check_avx2_scans(x, n, "special at, offset", p, off);
+        }
+    }
+    free(buf);
+}
+
+Test(reduce_folds, the_avx2_scans_match_the_generic_scan_bit_for_bit_at_every_length_and_start)
+{
+    if (!tj_k_isa_force("avx2")) cr_skip_test("no AVX2 on this CPU");
+    for (int64_t n = 0; n <= 70; n++) check_avx2_scans_of_length(n, 77 + (unsigned)n);
+    const int64_t ns[] = {95, 96, 97, 1000, 4099};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) check_avx2_scans_of_length(ns[k], 5000 + (unsigned)k);
 }
 
 /* Same dtype, numel and bytes; with any_nan, nan matches nan whatever its
