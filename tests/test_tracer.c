@@ -631,6 +631,9 @@ Test(graph_text, parse_errors_name_line_and_column)
          "line 2, column 37: the constant has more elements than the rest of the text"},
         {"graph(%x : f32[2]):\n    %c : f32[65536, 65536, 65536] = constant([1.0])\n    return (%x,)\n",
          "more elements than the rest of the text"},
+        /* a count past the text multiplied on past INT64_MAX (UBSan; a fuzzing finding) */
+        {"graph(%x : f32[2]):\n    %c : f32[64, 3] = constant([1.0])\n    return (%x,)\n",
+         "more elements than the rest of the text"},
         {"graph(%x : f32[2]):\n    return (%x,) x\n", "end of the line after 'return'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -641,6 +644,15 @@ Test(graph_text, parse_errors_name_line_and_column)
         cr_expect(strstr(tj_last_error(), bad[i].needle) != NULL, "case %zu: '%s' lacks '%s'", i, tj_last_error(),
                   bad[i].needle);
     }
+}
+
+/* A dim of 0 empties a constant whatever its other dims: not refused as
+ * more elements than the text holds. */
+Test(graph_text, a_constant_with_a_zero_dim_after_a_huge_one_is_empty)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2]):\n    %c : f32[4000000000, 0] = constant([])\n    return (%c,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_graph_free(g);
 }
 
 Test(graph_text, dot_and_json_exports_describe_every_node)

@@ -544,10 +544,12 @@ static tj_status parse_constant(parser *ps, const char *name)
     if (parse_type(ps, &dt, &ndim, shape, strides, &hs) != TJ_OK) return TJ_ERR_PARSE;
     if (expect(ps, "=") != TJ_OK || expect(ps, "constant") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
     /* every element is written somewhere after this point, in at least one
-     * character: a short text cannot make the parser allocate gigabytes */
+     * character: a short text cannot make the parser allocate gigabytes.
+     * The count saturates at INT64_MAX (f32[64, 3] in 30 characters of text
+     * multiplied past it), and a dim of 0 empties the constant. */
     int64_t numel = 1;
     for (int d = 0; d < ndim && numel; d++)
-        numel = shape[d] > (int64_t)(ps->end - ps->p) ? INT64_MAX : numel * shape[d];
+        if (shape[d] == 0 || __builtin_mul_overflow(numel, shape[d], &numel)) numel = shape[d] == 0 ? 0 : INT64_MAX;
     if (numel > (int64_t)(ps->end - ps->p)) return perr(ps, "the constant has more elements than the rest of the text");
     tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
     if (!t) return tj_last_status();
