@@ -418,16 +418,21 @@ static const loops avx2_f32_loops[NKINDS] = {
     [TJ_K_RED_ARGMIN] = {argmin_f32_avx2_fold, argmin_f32_row},
 };
 
+/* The loops of a float-accumulating reduction of kind over dt inputs, for
+ * the ISA in use. */
+static const loops *float_loops_for(tj_k_red_kind kind, tj_dtype dt)
+{
+    tj_k_isa isa = tj_k_isa_active();
+    if (dt == TJ_FLOAT32 && avx512_f32_loops[kind].fold && isa == TJ_K_ISA_AVX512) return &avx512_f32_loops[kind];
+    if (dt == TJ_FLOAT32 && avx2_f32_loops[kind].fold && isa == TJ_K_ISA_AVX2) return &avx2_f32_loops[kind];
+    if (dt == TJ_FLOAT64 && avx512_f64_loops[kind].fold && isa == TJ_K_ISA_AVX512) return &avx512_f64_loops[kind];
+    return &loop_table[kind][dt];
+}
+
 static const loops *loops_for(const tj_k_reduce *r)
 {
     if (is_sum_or_prod(r->kind) && acc_is_int(r)) return &int_loops[r->kind][r->x_dtype];
-    if (r->x_dtype == TJ_FLOAT32 && avx512_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
-        return &avx512_f32_loops[r->kind];
-    if (r->x_dtype == TJ_FLOAT32 && avx2_f32_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX2)
-        return &avx2_f32_loops[r->kind];
-    if (r->x_dtype == TJ_FLOAT64 && avx512_f64_loops[r->kind].fold && tj_k_isa_active() == TJ_K_ISA_AVX512)
-        return &avx512_f64_loops[r->kind];
-    return &loop_table[r->kind][r->x_dtype];
+    return float_loops_for(r->kind, r->x_dtype);
 }
 
 static acc acc_init(tj_k_red_kind kind, int64_t idx)
@@ -834,20 +839,27 @@ void tj_k_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype out_dt, const vo
 {
     /* what tj_k_reduce_run's outputs strategy does for rows of one
      * contiguous run of at most CHUNK elements (one part): each output's
-     * accumulator from acc_init, its run folded, finish */
-    tj_k_reduce r = {.kind = kind, .x = x, .x_dtype = dt, .divisor = 1, .out = out, .out_dtype = out_dt};
-    const loops *lp = loops_for(&r);
+     * accumulator from acc_init, its run folded, finish (for a plain sum and
+     * an extremum: the accumulator's value, divided by 1 for the sum, which
+     * is exact, rounded to out_dt). No descriptor and no params are built
+     * per call: loop fusion calls this once per chunk of a few rows, where
+     * zeroing them cost more than folding short rows. */
+    static const double no_params[OB];
+    const loops *lp = float_loops_for(kind, dt);
+    const acc init = acc_init(kind, 0);
     int64_t es = (int64_t)tj_dtype_size(dt);
     acc a[OB];
     int64_t boff[OB];
-    double q[OB] = {0};
     for (int64_t o0 = 0; o0 < nrows; o0 += OB) {
         int64_t on = nrows - o0 < OB ? nrows - o0 : OB;
         for (int64_t t = 0; t < on; t++) {
-            a[t] = acc_init(kind, 0);
+            a[t] = init;
             boff[t] = (o0 + t) * n * es;
         }
-        fold_outputs(lp, x, boff, on, n, 1, 0, q, a);
-        for (int64_t t = 0; t < on; t++) finish(&r, acc_is_int(&r), &a[t], o0 + t);
+        fold_outputs(lp, x, boff, on, n, 1, 0, no_params, a);
+        if (out_dt == TJ_FLOAT32)
+            for (int64_t t = 0; t < on; t++) ((float *)out)[o0 + t] = (float)a[t].f;
+        else
+            for (int64_t t = 0; t < on; t++) ((double *)out)[o0 + t] = a[t].f;
     }
 }

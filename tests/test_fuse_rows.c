@@ -262,12 +262,12 @@ Test(fuse_rows, other_reductions_stay_kernels)
 
 /* ---- the kernel entry ---- */
 
-/* tj_k_reduce_rows on blocks of rows [r0, r0 + nr) of x [N, D] against
- * tj_k_reduce_run over all of x's last dim. */
-static void check_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype od, int64_t N, int64_t D, const char *isa)
+/* tj_k_reduce_rows on blocks of rows [r0, r0 + nr) of x [N, D] (nr from 1
+ * to `block`, varying) against tj_k_reduce_run over all of x's last dim. */
+static void check_reduce_rows_of(tj_k_red_kind kind, const tj_tensor *x, tj_dtype od, int64_t block, const char *isa)
 {
-    int64_t shape[2] = {N, D}, strides[2] = {D, 1};
-    tj_tensor *x = test_random_tensor(dt, 2, shape, (unsigned)(N * 31 + D), -3, 3);
+    tj_dtype dt = tj_tensor_dtype(x);
+    int64_t N = tj_tensor_shape(x)[0], D = tj_tensor_shape(x)[1], shape[2] = {N, D}, strides[2] = {D, 1};
     size_t es = tj_dtype_size(dt), os = tj_dtype_size(od);
     char *want = calloc((size_t)N + 1, os), *got = calloc((size_t)N + 1, os);
     cr_assert(want && got);
@@ -277,15 +277,22 @@ static void check_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype od, int6
     cr_assert_eq(tj_k_reduce_scratch_bytes(&r), 0);
     tj_k_reduce_run(&r, NULL, 2);
     for (int64_t r0 = 0; r0 < N;) {
-        int64_t nr = (r0 % 3) + 1 < N - r0 ? (r0 % 3) + 1 : N - r0;
+        int64_t nr = block - r0 % block < N - r0 ? block - r0 % block : N - r0;
         tj_k_reduce_rows(kind, dt, od, (const char *)tj_tensor_data(x) + r0 * D * (int64_t)es, nr, D,
                          got + r0 * (int64_t)os);
         r0 += nr;
     }
-    cr_expect(memcmp(want, got, (size_t)N * os) == 0, "%s: kind %d %s [%ld, %ld] into %s", isa, (int)kind,
-              tj_dtype_name(dt), (long)N, (long)D, tj_dtype_name(od));
+    cr_expect(memcmp(want, got, (size_t)N * os) == 0, "%s: kind %d %s [%ld, %ld] into %s, blocks of up to %ld rows",
+              isa, (int)kind, tj_dtype_name(dt), (long)N, (long)D, tj_dtype_name(od), (long)block);
     free(want);
     free(got);
+}
+
+static void check_reduce_rows(tj_k_red_kind kind, tj_dtype dt, tj_dtype od, int64_t N, int64_t D, const char *isa)
+{
+    int64_t shape[2] = {N, D};
+    tj_tensor *x = test_random_tensor(dt, 2, shape, (unsigned)(N * 31 + D), -3, 3);
+    check_reduce_rows_of(kind, x, od, 3, isa);
 }
 
 Test(fuse_rows, reduce_rows_gives_the_reduction_driver_bits)
@@ -303,6 +310,45 @@ Test(fuse_rows, reduce_rows_gives_the_reduction_driver_bits)
                     if (kinds[kd] == TJ_K_RED_SUM) /* summed in float64 (the softmax decompositions) */
                         check_reduce_rows(kinds[kd], d, dt ? TJ_FLOAT32 : TJ_FLOAT64, N, lens[i], test_isas[k]);
                 }
+    }
+}
+
+/* tj_k_reduce_rows where the accumulator's start and the final rounding
+ * show: rows of -0.0 only (a sum from +0.0 gives +0.0), nan, infinities of
+ * both signs (a nan sum), sums that round differently into float32, a
+ * float32 extremum of float64 inputs' neighbours; in calls of up to 150
+ * rows (more than one block of outputs), for every kind, dtype and
+ * ISA. */
+Test(fuse_rows, reduce_rows_keeps_the_drivers_signed_zeros_nans_and_roundings)
+{
+    enum { N = 150, D = 67 };
+    int64_t shape[2] = {N, D};
+    const tj_k_red_kind kinds[3] = {TJ_K_RED_SUM, TJ_K_RED_MAX, TJ_K_RED_MIN};
+    for (int dt = 0; dt < 2; dt++) {
+        tj_tensor *x = test_random_tensor(dt ? TJ_FLOAT64 : TJ_FLOAT32, 2, shape, 77u + (unsigned)dt, -3, 3);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t j = 0; j < D; j++) {
+                double v = NAN;
+                switch (i % 7) {
+                case 0: v = -0.0; break;
+                case 1: v = j == i % D ? NAN : 0.5; break;
+                case 2: v = j == 3 ? INFINITY : j == 60 ? -INFINITY : -1.25; break;
+                case 3: v = 1.0 + (double)j * 0x1p-20 + (dt ? 0x1p-40 : 0.0); break;
+                case 4: v = i % 2 ? INFINITY : -INFINITY; break;
+                default: continue; /* random */
+                }
+                if (dt) ((double *)tj_tensor_data(x))[i * D + j] = v;
+                else ((float *)tj_tensor_data(x))[i * D + j] = (float)v;
+            }
+        for (int k = 0; k < TEST_NISA; k++) {
+            if (!tj_k_isa_force(test_isas[k])) continue;
+            for (int kd = 0; kd < 3; kd++)
+                for (int64_t block = 7; block <= N; block += N - 7) {
+                    check_reduce_rows_of(kinds[kd], x, tj_tensor_dtype(x), block, test_isas[k]);
+                    if (kinds[kd] == TJ_K_RED_SUM)
+                        check_reduce_rows_of(kinds[kd], x, dt ? TJ_FLOAT32 : TJ_FLOAT64, block, test_isas[k]);
+                }
+        }
     }
 }
 
