@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "autograd_internal.h"
+#include "op_view.h"
 
 #define MAX_MODES 16
 
@@ -370,6 +371,13 @@ static void meta_defaults(tj_meta *m)
     m->offset = 0;
 }
 
+/* A failed call of a user's callback (`what`: its shape function, kernel or
+ * decomposition) that recorded no error of its own gets one naming it. */
+static __attribute__((cold, noinline)) tj_status callback_failed(const tj_op *op, tj_status st, const char *what)
+{
+    return tj_op_is_builtin(op) ? st : tj_error_if_unrecorded(st, op->name, what);
+}
+
 static tj_status run_meta(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     if (!op->meta)
@@ -412,8 +420,10 @@ static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, con
             over = __builtin_mul_overflow(o->shape[d] ? o->shape[d] - 1 : 0, o->strides[d], &span) ||
                    __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
         }
-        int64_t size = base->storage && !base->fake ? (int64_t)(base->storage->nbytes / tj_dtype_bytes(base->dtype)) : -1;
-        if (over || (numel && size >= 0 && (lo < 0 || hi >= size)))
+        /* the elements the storage holds, not its allocation's rounded-up
+         * bytes (uninitialised); a fake base's root span */
+        int64_t size = tj_storage_elements(base);
+        if (over || (numel && (lo < 0 || hi >= size)))
             return tj_error(TJ_ERR_INDEX, "%s: output %d: the shape function's view (offset %lld) reaches storage "
                             "elements %lld..%lld, outside the %lld elements of argument %d's storage", op->name, i, (long long)o->offset,
                             (long long)lo, (long long)hi, (long long)size, o->alias);
@@ -460,7 +470,7 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
     bool fake = flags & ARGS_FAKE;
     tj_meta m[TJ_MAX_RETURNS];
     tj_status st = run_meta(op, args, m);
-    if (st != TJ_OK) return st;
+    if (st != TJ_OK) return callback_failed(op, st, "its shape function");
     if (!tj_op_is_builtin(op) && (st = check_user_views(op, args, m)) != TJ_OK) return st;
     tj_tensor *ot[TJ_MAX_RETURNS];
     bool computed;
@@ -480,7 +490,10 @@ static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *out
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: not implemented yet (no kernel)", op->name);
     }
     st = op->kernel(args, ot);
-    if (st != TJ_OK) release_outs(op, outs);
+    if (st != TJ_OK) {
+        release_outs(op, outs);
+        return callback_failed(op, st, "its kernel");
+    }
     else if (op->mutated_args) bump_versions(op, args, false);
     return st;
 }
@@ -502,6 +515,24 @@ static __attribute__((cold)) tj_status implicit_cycle(const tj_op *op)
     return tj_error(TJ_ERR_CYCLE, "%s: decomposition cycle: %s", op->name, chain);
 }
 
+/* A user's decomposition gives every return of its operator's schema: a
+ * Tensor (a Tensor[] for a list return), not None, which the caller would
+ * take for a tensor. Refused with the outputs it did give released. */
+static __attribute__((noinline)) tj_status check_implicit_outs(const tj_op *op, tj_value *outs)
+{
+    tj_value_kind want = op->returns_list ? TJ_V_TENSORS : TJ_V_TENSOR;
+    for (int i = 0; i < op->nreturns; i++) {
+        bool ok = outs[i].kind == want;
+        for (int k = 0; ok && want == TJ_V_TENSORS && k < outs[i].n; k++) ok = outs[i].u.ts[k] != NULL;
+        if (ok) continue;
+        release_outs(op, outs);
+        clear_outs(op, outs);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: its decomposition gave no %s for output %d of %d", op->name,
+                        want == TJ_V_TENSOR ? "Tensor" : "Tensor[] without None", i, op->nreturns);
+    }
+    return TJ_OK;
+}
+
 static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
 {
     if (!op->decomp) return tj_error(TJ_ERR_UNSUPPORTED, "%s: no decomposition registered", op->name);
@@ -511,7 +542,8 @@ static tj_status run_implicit(const tj_op *op, const tj_value *args, int nargs, 
     implicit_stack[implicit_depth++] = op;
     tj_status st = run_scoped(call_decomp, NULL, op, args, nargs, outs);
     implicit_depth--;
-    return st == TJ_OK ? st : tj_error_led_by(op->name, st);
+    if (st == TJ_OK && !tj_op_is_builtin(op)) st = check_implicit_outs(op, outs);
+    return st == TJ_OK ? st : tj_error_led_by(op->name, callback_failed(op, st, "its decomposition"));
 }
 
 /* Below every mode: implicit composites decompose, others run the kernel. */

@@ -72,6 +72,13 @@ tj_status tj_error_led_by(const char *name, tj_status st)
     return named ? tj_error(st, "%s", cause) : tj_error(st, "%s: %s", name, cause);
 }
 
+tj_status tj_error_if_unrecorded(tj_status st, const char *who, const char *what)
+{
+    if (st == TJ_OK || last_status == st) return st;
+    return tj_error(st, "%s: %s returned %s (%d) without recording an error (tj_error)", who, what,
+                    tj_status_name(st), (int)st);
+}
+
 tj_status tj_error_null(const char *fmt, ...)
 {
     char what[512];

@@ -522,6 +522,13 @@ const char *tj_error_root(void);
  * is. Returns `st`. Used for implicit composites (dispatch.c) and for the
  * decompositions make_fx runs from its table (tracer/make_fx.c). */
 tj_status tj_error_led_by(const char *name, tj_status st);
+/** `st`, the failure of a user's callback (a shape function, kernel or
+ * decomposition from library.h / decomp.h): when no error with that status
+ * was recorded, records "WHO: WHAT returned STATUS without recording an
+ * error", so that a failed call never leaves tj_last_status() at TJ_OK (the
+ * caller's `out ? TJ_OK : tj_last_status()` would take the NULL result for a
+ * success). Returns `st`. */
+tj_status tj_error_if_unrecorded(tj_status st, const char *who, const char *what);
 /** Records that a required argument is NULL, described by the printf-style
  * `fmt` ("tj_backward: NULL output"). While an earlier error is unread (a
  * chain of calls passing on a failed call's NULL result, see tj_last_error

@@ -315,3 +315,171 @@ Test(hostile_library, a_shape_function_that_breaks_the_contract_is_an_error_not_
     tj_tensor_release(x);
     cr_expect_eq(live_allocations(), base);
 }
+
+/* Callbacks that fail with a status but record no error (tj_error). */
+static tj_status silent_meta(const tj_value *args, tj_meta *outs)
+{
+    (void)args;
+    (void)outs;
+    return TJ_ERR_SHAPE;
+}
+
+static tj_status silent_kernel(const tj_value *args, tj_tensor *const *outs)
+{
+    (void)args;
+    (void)outs;
+    return TJ_ERR_SHAPE;
+}
+
+static tj_status same_shape_meta(const tj_value *args, tj_meta *outs)
+{
+    meta_mode = -1; /* bad_meta changes nothing */
+    return bad_meta(args, outs);
+}
+
+static tj_status silent_decomp(const tj_value *args, tj_value *outs)
+{
+    (void)args;
+    (void)outs;
+    return TJ_ERR_SHAPE;
+}
+
+static tj_status call_first_op(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_value r[2];
+    tj_status st = tj_dispatch(ctx, (tj_value[]){tj_v_tensor(in[0])}, 1, r);
+    out[0] = st == TJ_OK ? r[0].u.t : NULL;
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status(); /* the caller's idiom: NULL must come with an error */
+}
+
+/* Before: the call failed with tj_last_status() still TJ_OK and an empty
+ * message (an implicit operator's: "hostile::h: "), so `out ? TJ_OK :
+ * tj_last_status()` took the NULL result for a success. */
+Test(hostile_library, a_callback_failing_without_recording_an_error_gets_one_naming_it)
+{
+    const tj_op *meta = tj_op_register("hostile::silent_meta(Tensor x) -> Tensor", TJ_OP_PRIMITIVE, copy_kernel,
+                                       silent_meta);
+    const tj_op *kernel = tj_op_register("hostile::silent_kernel(Tensor x) -> Tensor", TJ_OP_PRIMITIVE, silent_kernel,
+                                         same_shape_meta);
+    const tj_op *implicit = tj_op_register("hostile::silent_decomp(Tensor x) -> Tensor", TJ_OP_IMPLICIT, NULL, NULL);
+    cr_assert(meta && kernel && implicit, "%s", tj_last_error());
+    cr_assert_eq(tj_register_decomposition(implicit, silent_decomp, "silent_decomp"), TJ_OK);
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(4), 0);
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_clear_error();
+    cr_expect_eq(tj_dispatch(meta, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "hostile::silent_meta: its shape function returned shape error (2) without recording");
+    cr_expect_eq(tj_dispatch(kernel, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "hostile::silent_kernel: its kernel returned shape error (2) without recording");
+    cr_expect_eq(tj_dispatch(implicit, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "hostile::silent_decomp: its decomposition returned shape error (2) without recording");
+    cr_expect_eq(outs[0].kind, TJ_V_NONE);
+
+    /* a decomposition from make_fx's table */
+    const tj_op *relu = tj_op_find("aten::relu");
+    tj_decomp_table *table = tj_decomp_table_new();
+    cr_assert_eq(tj_decomp_table_add_fn(table, relu, silent_decomp, "silent"), TJ_OK);
+    tj_graph *g = tj_make_fx(call_first_op, (void *)relu, &x, 1, table, TJ_TRACE_FAKE);
+    cr_expect_null(g);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "aten::relu: its decomposition returned shape error (2) without recording");
+    tj_decomp_table_free(table);
+
+    /* a plan step: the kernel runs only there */
+    g = tj_make_fx(call_first_op, (void *)kernel, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *plan = tj_compile(g, NULL);
+    cr_assert_not_null(plan, "%s", tj_last_error());
+    tj_tensor *out[1];
+    tj_clear_error();
+    cr_expect_eq(tj_plan_run(plan, &x, 1, out), TJ_ERR_SHAPE);
+    EXPECT_ERROR(TJ_ERR_SHAPE, "tj_plan_run: a step's kernel returned shape error (2) without recording");
+    tj_plan_free(plan);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}
+
+static int decomp_gives; /* how many of the two outputs */
+
+static tj_status partial_decomp(const tj_value *args, tj_value *outs)
+{
+    for (int i = 0; i < decomp_gives; i++) outs[i] = tj_v_tensor(tj_relu(args[0].u.t));
+    return TJ_OK;
+}
+
+/* Before: tj_dispatch returned TJ_OK with outs[0] or outs[1] None, which
+ * the caller (and make_fx, and the C wrappers) took for a tensor. */
+Test(hostile_library, an_implicit_decomposition_that_gives_no_tensor_is_an_error_and_leaks_nothing)
+{
+    const tj_op *op = tj_op_register("hostile::pair(Tensor x) -> (Tensor, Tensor)", TJ_OP_IMPLICIT, NULL, NULL);
+    cr_assert_not_null(op, "%s", tj_last_error());
+    cr_assert_eq(tj_register_decomposition(op, partial_decomp, "partial"), TJ_OK);
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(4), -2);
+    tj_value outs[TJ_MAX_RETURNS];
+    for (decomp_gives = 0; decomp_gives < 2; decomp_gives++) {
+        cr_expect_eq(tj_dispatch(op, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_ERR_INVALID_ARGUMENT);
+        char want[96];
+        snprintf(want, sizeof want, "hostile::pair: its decomposition gave no Tensor for output %d of 2", decomp_gives);
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, want);
+        cr_expect(outs[0].kind == TJ_V_NONE && outs[1].kind == TJ_V_NONE);
+    }
+    cr_expect_eq(tj_dispatch(op, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_OK, "%s", tj_last_error());
+    expect_values(outs[1].u.t, (const float[]){0, 0, 0, 1}, 4);
+    tj_tensor_release(outs[0].u.t);
+    tj_tensor_release(outs[1].u.t);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* A view of 10 elements, whatever its input holds. */
+static tj_status wide_view_meta(const tj_value *args, tj_meta *outs)
+{
+    outs[0].dtype = tj_tensor_dtype(args[0].u.t);
+    outs[0].ndim = 1;
+    outs[0].shape[0] = 10;
+    outs[0].strides[0] = 1;
+    outs[0].offset = tj_tensor_storage_offset(args[0].u.t);
+    outs[0].alias = 0;
+    return TJ_OK;
+}
+
+/* Before: eagerly the view read 6 elements past a [4] tensor's (its
+ * allocation's uninitialised rounding), a fake-mode trace recorded it
+ * unchecked (a fake tensor has no storage), and its plan returned a view
+ * reaching past the input's allocation (out of bounds under ASan). */
+Test(hostile_library, a_user_view_past_its_input_is_refused_eagerly_when_traced_and_in_a_plan)
+{
+    const tj_op *op = tj_op_register("hostile::wide_view(Tensor(a) x) -> Tensor(a)", TJ_OP_PRIMITIVE, NULL,
+                                     wide_view_meta);
+    cr_assert_not_null(op, "%s", tj_last_error());
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(4), 0), *big = ramp(1, I64(12), 0);
+    tj_value outs[TJ_MAX_RETURNS];
+    cr_expect_eq(tj_dispatch(op, (tj_value[]){tj_v_tensor(x)}, 1, outs), TJ_ERR_INDEX);
+    EXPECT_ERROR(TJ_ERR_INDEX, "hostile::wide_view: output 0", "elements 0..9, outside the 4 elements");
+    cr_expect_null(tj_make_fx(call_first_op, (void *)op, &x, 1, NULL, TJ_TRACE_FAKE));
+    EXPECT_ERROR(TJ_ERR_INDEX, "hostile::wide_view: output 0", "outside the 4 elements");
+
+    /* traced on the head of 12 elements (allowed, as eagerly), run on 4 */
+    tj_tensor *out[1], *head = tj_slice(big, 0, true, 0, true, 4, 1);
+    tj_graph *g = tj_make_fx(call_first_op, (void *)op, &head, 1, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *plan = tj_compile(g, NULL);
+    cr_assert_not_null(plan, "%s", tj_last_error());
+    cr_expect_eq(tj_plan_run(plan, &x, 1, out), TJ_ERR_INDEX);
+    EXPECT_ERROR(TJ_ERR_INDEX, "tj_plan_run: node %wide_view: hostile::wide_view: size [10], stride [1]",
+                 "out of bounds for the storage of 4 elements of this run's input 0");
+    cr_expect_eq(tj_plan_run(plan, &head, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_values(out[0], (const float[]){0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10);
+    tj_tensor_release(out[0]);
+    tj_tensor_release(head);
+    tj_plan_free(plan);
+    tj_graph_free(g);
+    tj_tensor_release(x);
+    tj_tensor_release(big);
+    cr_expect_eq(live_allocations(), base);
+}

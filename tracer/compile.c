@@ -147,6 +147,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     memset(m, 0, sizeof m);
     for (int i = 0; i < TJ_MAX_RETURNS; i++) m[i].alias = -1;
     if ((st = pn->op->meta(args, m)) != TJ_OK) {
+        tj_error_if_unrecorded(st, pn->op->name, "its shape function");
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tj_last_error());
         tj_error(st, "tj_compile: node %%%s: %s", pn->name, msg);

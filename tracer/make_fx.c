@@ -156,7 +156,8 @@ static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e
     tj_status st;
     if (e->fn) {
         st = e->fn(args, outs);
-        if (st != TJ_OK) st = tj_error_led_by(op->name, st); /* as eager mode names an implicit composite */
+        /* as eager mode names an implicit composite */
+        if (st != TJ_OK) st = tj_error_led_by(op->name, tj_error_if_unrecorded(st, op->name, "its decomposition"));
     } else {
         /* a traced counterpart: its placeholders take the call's tensors in order */
         tj_tensor *inputs[TJ_MAX_ARGS], *results[TJ_MAX_RETURNS];

@@ -426,7 +426,10 @@ static tj_status reresolve_view(tj_plan_context *c, int v, const char *who, bool
  * unless as_strided was given its own: tj_pvalue.abs_offset) must lie
  * inside the storage of this run's input, which may hold fewer elements
  * than the traced one's (a plain tensor where a slice of a larger storage
- * was traced, a broadcast input), or start it at a lower offset.
+ * was traced, a broadcast input), or start it at a lower offset. So may a
+ * view from a user's shape function (library.h), which says where it
+ * steps: checked as the dispatcher checks it eagerly, in the storage this
+ * run binds (a staging copy's block holds exactly its elements).
  * Refused as eager as_strided refuses it, rather than read out of bounds. */
 static tj_status check_strided_views(const tj_plan_context *c, tj_tensor *const *inputs, const char *who)
 {
@@ -435,21 +438,26 @@ static tj_status check_strided_views(const tj_plan_context *c, tj_tensor *const 
         int v = p->input_views[k];
         const tj_pvalue *pv = &p->values[v];
         const tj_pnode *n = &p->nodes[pv->node];
-        if (n->op->meta != tj_meta_as_strided || n->identity) continue;
+        bool user = !tj_op_is_builtin(n->op);
+        if ((n->op->meta != tj_meta_as_strided && !user) || n->identity) continue;
         const tj_tensor *t = &c->tensors[v];
         int i = p->values[pv->root].input_index;
-        int64_t have = tj_storage_elements(inputs[i]), last = t->offset; /* as_strided's strides are >= 0 */
-        bool empty = false;
-        for (int d = 0; d < t->ndim; d++) {
+        int64_t have = t->storage == inputs[i]->storage ? tj_storage_elements(inputs[i])
+                                                         : (int64_t)(t->storage->nbytes / tj_dtype_size(t->dtype));
+        int64_t lo = t->offset, hi = t->offset;
+        bool empty = false, over = false;
+        for (int d = 0; d < t->ndim && !over; d++) {
+            int64_t span;
             empty |= t->shape[d] == 0;
-            last += (t->shape[d] - 1) * t->strides[d];
+            over = __builtin_mul_overflow(t->shape[d] ? t->shape[d] - 1 : 0, t->strides[d], &span) ||
+                   __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
         }
-        if (t->offset >= 0 && (empty ? t->offset <= have : last < have)) continue;
+        if (!over && lo >= 0 && (empty ? t->offset <= have : hi < have)) continue;
         char b1[192], b2[192];
-        return tj_error(TJ_ERR_SHAPE, "%s: node %%%s: aten::as_strided: size %s, stride %s and storage offset %" PRId64
+        return tj_error(user ? TJ_ERR_INDEX : TJ_ERR_SHAPE, "%s: node %%%s: %s: size %s, stride %s and storage offset %" PRId64
                         " reach element %" PRId64 ", out of bounds for the storage of %" PRId64 " elements of this "
-                        "run's input %d (%%%s)", who, n->name, tj_shape_str(t->ndim, t->shape, b1, sizeof b1),
-                        tj_shape_str(t->ndim, t->strides, b2, sizeof b2), t->offset, t->offset < 0 ? t->offset : last,
+                        "run's input %d (%%%s)", who, n->name, tj_op_name(n->op), tj_shape_str(t->ndim, t->shape, b1, sizeof b1),
+                        tj_shape_str(t->ndim, t->strides, b2, sizeof b2), t->offset, lo < 0 ? lo : hi,
                         have, i, p->values[pv->root].name);
     }
     return TJ_OK;
@@ -801,7 +809,7 @@ static tj_status run_bound(tj_plan_context *c, tj_tensor *const *inputs, int n, 
     if (st == TJ_OK) st = bind_writebacks(c, inputs, who);
     if (st != TJ_OK) return st;
     st = atomic_load_explicit(&p->profiling, memory_order_relaxed) ? run_steps_profiled(c) : run_steps(c);
-    if (st != TJ_OK) return st;
+    if (st != TJ_OK) return tj_error_if_unrecorded(st, who, "a step's kernel"); /* a user's kernel */
     /* tensors sharing an input's storage last: every value is read first (check_late_copies) */
     for (int late = 0; late < 2; late++)
         for (int k = 0; k < p->n_outputs; k++)
