@@ -315,6 +315,19 @@ static tj_tensor *set_geometry(tj_tensor *self, const tj_meta *m)
     return self;
 }
 
+void tj_meta_alias_types(const tj_op *op, const tj_value *args, tj_meta *m)
+{
+    for (int i = 0; i < op->nreturns; i++) {
+        int a = m[i].alias;
+        if (m[i].undefined || a < 0 || a >= op->nargs || args[a].kind != TJ_V_TENSOR || !args[a].u.t) continue;
+        const tj_tensor *base = args[a].u.t;
+        m[i].dtype = base->dtype;
+        if (!m[i].same) continue;
+        m[i].ndim = base->ndim;
+        memcpy(m[i].shape, base->shape, sizeof(int64_t) * (size_t)base->ndim);
+    }
+}
+
 /* Allocates the outputs the shape function describes: owned references in
  * outs, and the kernel's arguments in ot (NULL for an undefined output).
  * `computed`: whether the kernel writes any (not all views or undefined). */

@@ -221,6 +221,14 @@ static inline const tj_op *tj_op_inplace_view_functional(const tj_op *op)
     }
 }
 static inline bool tj_op_is_inplace_view(const tj_op *op) { return tj_op_inplace_view_functional(op) != NULL; }
+/** The types the dispatcher gives the results a shape function `m` makes
+ * views or in-place results of an argument (alias >= 0): that argument's
+ * dtype, and for an in-place one (same) its rank and shape too, whatever
+ * the shape function left there (a user's need not set them, library.h).
+ * Callers comparing a shape function's types with a recorded graph's
+ * (tj_compile, make_fx's check of a table's decomposition) apply this
+ * first. Entries that name no tensor argument are left alone. */
+void tj_meta_alias_types(const tj_op *op, const tj_value *args, tj_meta *m);
 
 /* ---- schemas and the registry (runtime/schema.c, runtime/registry.c) ---- */
 /** Parses an ATen schema into op's name, arguments and returns (op->kind set

@@ -483,3 +483,55 @@ Test(hostile_library, a_user_view_past_its_input_is_refused_eagerly_when_traced_
     tj_tensor_release(big);
     cr_expect_eq(live_allocations(), base);
 }
+
+/* Row 0 as a view; like many shape functions it leaves the dtype alone
+ * (library.h asks a view for alias, shape, strides and offset). */
+static tj_status first_row_meta(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    outs[0].alias = 0;
+    outs[0].ndim = 1;
+    outs[0].shape[0] = tj_tensor_size(x, 1);
+    outs[0].strides[0] = tj_tensor_strides(x)[1];
+    outs[0].offset = tj_tensor_storage_offset(x);
+    return TJ_OK;
+}
+
+static tj_status first_row_squared(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *row;
+    tj_status st = call_first_op(ctx, in, n, &row, n_out);
+    out[0] = st == TJ_OK ? tj_mul(row, row) : NULL;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Before: eager and traced calls gave a float64 view of a float64 input,
+ * but tj_compile compared the shape function's float32 default with the
+ * recorded float64: "the shape function gives float32[3], the graph
+ * records float64[3]". */
+Test(hostile_library, a_user_view_of_a_float64_tensor_compiles_with_its_arguments_dtype)
+{
+    const tj_op *op = tj_op_register("hostile::first_row(Tensor(a) x) -> Tensor(a)", TJ_OP_PRIMITIVE, NULL,
+                                     first_row_meta);
+    cr_assert_not_null(op, "%s", tj_last_error());
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT64, 2, I64(2, 3), (const double[]){1, -2, 3, 4, 5, 6});
+    tj_tensor *eager;
+    int n_out;
+    cr_assert_eq(first_row_squared((void *)op, &x, 1, &eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_expect_eq(tj_tensor_dtype(eager), TJ_FLOAT64);
+    for (int mode = 0; mode < 2; mode++) {
+        tj_graph *g = tj_make_fx(first_row_squared, (void *)op, &x, 1, NULL, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        tj_plan *plan = tj_compile(g, NULL);
+        cr_assert_not_null(plan, "mode %d: %s", mode, tj_last_error());
+        tj_tensor *out[1];
+        cr_assert_eq(tj_plan_run(plan, &x, 1, out), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_dtype(out[0]), TJ_FLOAT64);
+        const double want[3] = {1, 4, 9};
+        for (int i = 0; i < 3; i++) cr_expect_eq(tj_tensor_item_at(out[0], i), want[i]);
+        tj_plan_free(plan);
+        tj_graph_free(g);
+    }
+    tj_scope_end(s);
+}

@@ -151,6 +151,8 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tj_last_error());
         tj_error(st, "tj_compile: node %%%s: %s", pn->name, msg);
+    } else {
+        tj_meta_alias_types(pn->op, args, m);
     }
     for (int i = 0; st == TJ_OK && i < pn->nout; i++) {
         int vid = pn->outs[i];

@@ -121,7 +121,10 @@ static tj_status cycle_error(tracer *tr, const tj_op *op)
 static bool expected_results(const tj_op *op, const tj_value *args, tj_meta *m)
 {
     for (int i = 0; i < op->nreturns; i++) m[i] = (tj_meta){.alias = -1};
-    if (op->meta && op->meta(args, m) == TJ_OK) return true;
+    if (op->meta && op->meta(args, m) == TJ_OK) {
+        tj_meta_alias_types(op, args, m);
+        return true;
+    }
     tj_clear_error();
     return false;
 }
