@@ -535,3 +535,47 @@ Test(hostile_library, a_user_view_of_a_float64_tensor_compiles_with_its_argument
     }
     tj_scope_end(s);
 }
+
+/* add_ "decomposed" as add: a new tensor instead of self */
+static tj_status add_as_new_tensor(const tj_value *args, tj_value *outs)
+{
+    outs[0] = tj_v_tensor(tj_add_alpha(args[0].u.t, args[1].u.t, args[2]));
+    return outs[0].kind == TJ_V_TENSOR ? TJ_OK : tj_last_status();
+}
+
+static tj_status doubled_copy(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx;
+    (void)n;
+    out[0] = tj_clone(in[0]);
+    *n_out = 1;
+    return out[0] && tj_add_(out[0], in[0], tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+/* Before: the graph recorded clone and an unused add, and returned the
+ * clone undoubled ([1, 2] for eager's [2, 4]) in real and fake mode. */
+Test(hostile_library, a_table_decomposition_of_an_in_place_operator_must_return_its_self)
+{
+    int64_t base = live_allocations();
+    tj_tensor *x = ramp(1, I64(2), 1);
+    tj_decomp_table *table = tj_decomp_table_new();
+    cr_assert_eq(tj_decomp_table_add_fn(table, tj_op_find("aten::add_.Tensor"), add_as_new_tensor, "add_as_add"), TJ_OK);
+    for (int mode = 0; mode < 2; mode++) {
+        cr_expect_null(tj_make_fx(doubled_copy, NULL, &x, 1, table, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL));
+        EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "the decomposition of aten::add_.Tensor gave output 0 as a new tensor, "
+                     "not argument 0, which the operator writes in place");
+    }
+    tj_decomp_table_free(table);
+    table = tj_core_decompositions(); /* its write-back decomposition returns self */
+    tj_graph *g = tj_make_fx(doubled_copy, NULL, &x, 1, table, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *out[1];
+    cr_assert_eq(tj_graph_run(g, &x, 1, out), TJ_OK, "%s", tj_last_error());
+    expect_values(out[0], (const float[]){2, 4}, 2);
+    tj_tensor_release(out[0]);
+    tj_graph_free(g);
+    tj_decomp_table_free(table);
+    expect_values(x, (const float[]){1, 2}, 2);
+    tj_tensor_release(x);
+    cr_expect_eq(live_allocations(), base);
+}

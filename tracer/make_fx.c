@@ -130,11 +130,19 @@ static bool expected_results(const tj_op *op, const tj_value *args, tj_meta *m)
 }
 
 /* m: expected_results from before the call (an in-place view changes its
- * self's shape). */
-static tj_status check_results(const tj_op *op, const tj_meta *m, const tj_value *outs)
+ * self's shape). An in-place operator's result is the argument it writes:
+ * a decomposition returning a new tensor for it (add_ as add) would drop
+ * the write from the graph, and later reads of that argument would see the
+ * old values, which eager mode does not. */
+static tj_status check_results(const tj_op *op, const tj_meta *m, const tj_value *args, const tj_value *outs)
 {
     for (int i = 0; i < op->nreturns; i++) {
         const tj_tensor *t = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
+        if (!m[i].undefined && m[i].same && m[i].alias >= 0 && m[i].alias < op->nargs &&
+            args[m[i].alias].kind == TJ_V_TENSOR && t != args[m[i].alias].u.t)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "make_fx: the decomposition of %s gave output %d as a new tensor, "
+                            "not argument %d, which the operator writes in place and returns", op->name, i,
+                            m[i].alias);
         if (m[i].undefined || (t && t->dtype == m[i].dtype && t->ndim == m[i].ndim &&
                                !memcmp(t->shape, m[i].shape, sizeof(int64_t) * (size_t)m[i].ndim)))
             continue;
@@ -176,7 +184,7 @@ static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e
         }
     }
     tr->decomp_depth--;
-    if (st == TJ_OK && check) st = check_results(op, m, outs);
+    if (st == TJ_OK && check) st = check_results(op, m, args, outs);
     return st;
 }
 
