@@ -30,7 +30,9 @@ tj_status tj_decomp_table_add_fn(tj_decomp_table *t, const tj_op *op, tj_decomp_
  * operator's returns: TJ_ERR_INVALID_ARGUMENT otherwise). An entry of
  * either kind must give the dtypes and shapes the operator's shape function
  * gives: tj_make_fx and tj_graph_decompose refuse a call whose entry gives
- * others (TJ_ERR_INVALID_ARGUMENT naming the operator and both types). */
+ * others (TJ_ERR_INVALID_ARGUMENT naming the operator and both types), and
+ * for an in-place operator (add_) must return the argument it writes, not a
+ * new tensor (TJ_ERR_INVALID_ARGUMENT: the write would be lost). */
 tj_status tj_decomp_table_add_graph(tj_decomp_table *t, const tj_op *op, const tj_graph *g);
 /** Removes the entry for `op` (no-op when absent). */
 void tj_decomp_table_remove(tj_decomp_table *t, const tj_op *op);

@@ -34,8 +34,10 @@ extern "C" {
  *   (strides and offset are then ignored).
  * - A view (schema return `Tensor(a)`): alias = index of the Tensor argument
  *   it views, plus strides (in elements) and offset (absolute storage offset
- *   in elements) that stay inside that argument's storage. A view has no
- *   kernel.
+ *   in elements) that stay inside the elements of that argument's storage
+ *   (checked eagerly, on fake tensors, and by plans on each run's inputs:
+ *   TJ_ERR_INDEX). Its dtype is the argument's, whatever the shape function
+ *   sets. A view has no kernel.
  * - In place (schema return `Tensor(a!)`): alias = index of the Tensor
  *   argument and same = true; the result is that argument itself.
  * - Not computed (a backward operator's output_mask entry false): undefined
@@ -117,7 +119,12 @@ typedef tj_status (*tj_backward_fn)(const tj_value *args, tj_tensor *const *resu
  *   decomposition registered with tj_register_decomposition (PyTorch's
  *   CompositeImplicitAutograd: autograd and tracing see the operators it
  *   calls). A decomposition that reaches its own operator again gives
- *   TJ_ERR_CYCLE.
+ *   TJ_ERR_CYCLE; one that leaves a return without a tensor,
+ *   TJ_ERR_INVALID_ARGUMENT.
+ *
+ * A shape function, kernel or decomposition that fails records its error
+ * with tj_error; one that returns a status without recording one gets
+ * "OP: its kernel returned STATUS without recording an error".
  *
  * User operators are taken as deterministic: graph passes may merge two calls
  * with the same arguments. Autograd: until tj_op_set_backward registers a
