@@ -435,6 +435,47 @@ Test(plan, an_input_view_that_the_run_strides_would_turn_into_a_copy_reads_a_sta
     tj_scope_end(s);
 }
 
+/* in: x [4, 3]: as_strided(x, [2, 2], [1, 2]) and reshape(x, [2, 6]), which
+ * traced on a slice (strides [6, 2]) is a view */
+static tj_status fn_strided_and_reshape(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_as_strided(in[0], (int64_t[]){2, 2}, (int64_t[]){1, 2}, 2, false, 0);
+    out[1] = tj_reshape(in[0], (int64_t[]){2, 6}, 2);
+    *n_out = 2;
+    return out[1] ? TJ_OK : tj_last_status();
+}
+
+/* A run on x^T stages x for the reshape view; as_strided reads storage
+ * elements 0..3 of the caller's x^T ([[0, 2], [1, 3]] as eager and
+ * torch.as_strided), not of the staged row-major copy: it was re-resolved
+ * against the copy and gave [[0, 8], [4, 1]]. */
+Test(plan, as_strided_reads_the_callers_storage_when_another_view_stages_the_input)
+{
+    tj_scope *s = tj_scope_begin();
+    float v[24];
+    for (int i = 0; i < 24; i++) v[i] = (float)i;
+    tj_tensor *sliced = tj_slice(tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){4, 6}, v), 1, true, 0, true, 6, 2);
+    tj_tensor *xt = tj_t(tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){3, 4}, v));
+    for (int mode = 0; mode < 2; mode++) {
+        tj_graph *g = tj_make_fx(fn_strided_and_reshape, NULL, &sliced, 1, NULL, mode ? TJ_TRACE_FAKE : TJ_TRACE_REAL);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_count_op(g, tj_op_find("aten::view")), 1, "the reshape is a view of the slice");
+        tj_plan *p = compile_ok(g, NULL);
+        tj_tensor *got[2], *eager[2];
+        int n_out;
+        cr_assert_eq(fn_strided_and_reshape(NULL, &xt, 1, eager, &n_out), TJ_OK);
+        cr_assert_eq(tj_plan_run(p, &xt, 1, got), TJ_OK, "%s", tj_last_error());
+        const float strided[4] = {0, 2, 1, 3};
+        for (int i = 0; i < 4; i++) cr_expect_eq(tj_tensor_item_at(got[0], i), strided[i], "element %d", i);
+        expect_same(got[0], eager[0]);
+        expect_same(got[1], eager[1]);
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
+    tj_scope_end(s);
+}
+
 /* in: x [3, 4]: _unsafe_view(x, [12]) + _unsafe_view(2 * exp(x), [12]):
  * the view of x is read at the last step, after two results were placed */
 static tj_status fn_late_view(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

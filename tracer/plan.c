@@ -600,7 +600,10 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
         int v = p->input_views[k];
         const tj_pvalue *pv = &p->values[v];
         const tj_tensor *root = &c->tensors[pv->root];
-        if (restrided && !same_strides(&p->values[pv->root], root)) {
+        /* as_strided's geometry does not follow its input's strides: it is
+         * bound below to the caller's storage, never re-resolved against a
+         * staging copy (which made it read the copy's elements) */
+        if (restrided && !same_strides(&p->values[pv->root], root) && !strided_from_storage(p, v)) {
             bool stage = false;
             st = reresolve_view(c, v, who, &stage);
             if (st != TJ_OK) return st;
