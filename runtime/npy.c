@@ -85,6 +85,11 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
     char descr[16] = {0};
     if (dl >= sizeof descr) return tj_error(TJ_ERR_UNSUPPORTED, WHO ": unsupported descr");
     memcpy(descr, d + 1, dl);
+    /* strcmp would stop at a NUL byte and read '<f4\0' as '<f4': numpy
+     * understands no such dtype */
+    if (memchr(descr, '\0', dl))
+        return tj_error(TJ_ERR_UNSUPPORTED, WHO ": dtype 'descr' holds a NUL byte (byte %zu of %zu)",
+                        (size_t)((const char *)memchr(descr, '\0', dl) - descr), dl);
     if (!strcmp(descr, "<f4")) *dtype = TJ_FLOAT32;
     else if (!strcmp(descr, "<f8")) *dtype = TJ_FLOAT64;
     else if (!strcmp(descr, "<i8")) *dtype = TJ_INT64;

@@ -492,6 +492,18 @@ Test(npy, headers_numpy_reads_otherwise_are_refused)
     tj_tensor_release(t);
 }
 
+/* A NUL byte inside the dtype string: numpy understands no '<f4\0' (the
+ * reader's strcmp stopped at the NUL and read float32). */
+Test(npy, descr_with_a_nul_byte_is_refused)
+{
+    unsigned char buf[256];
+    size_t n = make_npy(buf, 1, "{'descr': '<f4#', 'fortran_order': False, 'shape': (1,), }", "\0\0\0\0", 4);
+    unsigned char *mark = memchr(buf, '#', n);
+    cr_assert_not_null(mark);
+    *mark = '\0';
+    expect_rejected(buf, n, TJ_ERR_UNSUPPORTED, "dtype 'descr' holds a NUL byte (byte 3 of 4)");
+}
+
 Test(npy, garbage_in_shape)
 {
     static const char *shapes[] = {"(2, x)", "(-1,)", "(2.5,)", "(,)", "(2,,3)", "(1", "(", "(0x10,)", "(1e3,)"};
