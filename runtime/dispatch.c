@@ -422,17 +422,15 @@ static __attribute__((noinline)) tj_status check_user_views(const tj_op *op, con
         if (o->ndim < 0 || o->ndim > TJ_MAX_DIMS)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d: the shape function gives rank %d", op->name, i,
                             o->ndim);
-        int64_t lo = o->offset, hi = o->offset, numel = 1;
-        bool over = false;
-        for (int d = 0; d < o->ndim && !over; d++) {
-            int64_t span;
+        int64_t numel = 1;
+        for (int d = 0; d < o->ndim; d++) {
             if (o->shape[d] < 0)
                 return tj_error(TJ_ERR_SHAPE, "%s: output %d: the shape function gives size %lld in dim %d", op->name,
                                 i, (long long)o->shape[d], d);
             if (o->shape[d] == 0) numel = 0;
-            over = __builtin_mul_overflow(o->shape[d] ? o->shape[d] - 1 : 0, o->strides[d], &span) ||
-                   __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
         }
+        int64_t lo, hi;
+        bool over = !tj_layout_element_range(o->ndim, o->shape, o->strides, o->offset, &lo, &hi);
         /* the elements the storage holds, not its allocation's rounded-up
          * bytes (uninitialised); a fake base's root span */
         int64_t size = tj_storage_elements(base);

@@ -426,6 +426,12 @@ tj_status tj_checked_view_numel(int ndim, const int64_t *shape, int64_t *numel, 
 /* ---- memory overlap (runtime/overlap.c) ---- */
 /** Lowest and highest storage element that t's elements touch (t nonempty). */
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);
+/** The same for a layout not yet known to be valid (a user's view, a view
+ * bound to another run's input): from `offset`, each dim of size n adds
+ * (n - 1) * stride to hi or lo; a dim of size 0 adds nothing. False when a
+ * product or sum overflows int64 (lo and hi are then meaningless). */
+bool tj_layout_element_range(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset, int64_t *lo,
+                             int64_t *hi);
 /** True unless t's layout provably gives every element its own location
  * (false for an empty tensor; true for broadcast stride-0 dims). */
 bool tj_may_self_overlap(const tj_tensor *t);

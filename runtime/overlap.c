@@ -19,6 +19,19 @@ void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi)
     }
 }
 
+bool tj_layout_element_range(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset, int64_t *lo,
+                             int64_t *hi)
+{
+    *lo = *hi = offset;
+    for (int d = 0; d < ndim; d++) {
+        int64_t span;
+        if (__builtin_mul_overflow(shape[d] ? shape[d] - 1 : 0, strides[d], &span) ||
+            __builtin_add_overflow(span < 0 ? *lo : *hi, span, span < 0 ? lo : hi))
+            return false;
+    }
+    return true;
+}
+
 /* The dims of size > 1, sorted by stride, must each step over everything
  * the smaller ones span: the usual sufficient test for a non-overlapping
  * layout. A layout it cannot prove is reported as overlapping. */

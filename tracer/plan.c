@@ -444,14 +444,10 @@ static tj_status check_strided_views(const tj_plan_context *c, tj_tensor *const 
         int i = p->values[pv->root].input_index;
         int64_t have = t->storage == inputs[i]->storage ? tj_storage_elements(inputs[i])
                                                          : (int64_t)(t->storage->nbytes / tj_dtype_size(t->dtype));
-        int64_t lo = t->offset, hi = t->offset;
-        bool empty = false, over = false;
-        for (int d = 0; d < t->ndim && !over; d++) {
-            int64_t span;
-            empty |= t->shape[d] == 0;
-            over = __builtin_mul_overflow(t->shape[d] ? t->shape[d] - 1 : 0, t->strides[d], &span) ||
-                   __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
-        }
+        bool empty = false;
+        for (int d = 0; d < t->ndim; d++) empty |= t->shape[d] == 0;
+        int64_t lo, hi;
+        bool over = !tj_layout_element_range(t->ndim, t->shape, t->strides, t->offset, &lo, &hi);
         if (!over && lo >= 0 && (empty ? t->offset <= have : hi < have)) continue;
         char b1[192], b2[192];
         return tj_error(user ? TJ_ERR_INDEX : TJ_ERR_SHAPE, "%s: node %%%s: %s: size %s, stride %s and storage offset %" PRId64
