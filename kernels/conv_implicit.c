@@ -510,6 +510,7 @@ static void window_items(void *ctx, int t, int64_t b)
                        tj_k_pick_transpose_bias());
     else
         wide_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_offsets());
+    if (w->epi.bias || w->epi.relu) tj_k_row_epilogue_apply(&w->epi, dst, w->out_h * w->out_w, 0, w->m, w->out_h * w->out_w);
 }
 
 void tj_k_window_product_run(const tj_k_window_product *w, void *work)

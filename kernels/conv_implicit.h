@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "conv.h"
+#include "gemm.h"
 
 /** True when `cv` has stride 1 (the implicit path applies). */
 bool tj_k_conv_implicit_ok(const tj_k_conv *cv);
@@ -51,8 +52,10 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
  * tj_k_gemm_f32 sums it for B copied out (blocks of tj_k_gemm_f32_block()
  * taps, each a chain of fused multiply-adds from 0, added in order), so
  * the bytes are the GEMM's, on any number of threads: call only when
- * tj_k_gemm_f32_supported(). Items are spread over up to `nthreads`
- * threads (tj_k_parallel_steal). */
+ * tj_k_gemm_f32_supported(). `epi` (bias of m elements, relu; both off:
+ * none) runs on each item's C once its sums are final, by the thread that
+ * computed them while C is still in its cache. Items are spread over up to
+ * `nthreads` threads (tj_k_parallel_steal). */
 typedef struct tj_k_window_product {
     int64_t batch, m, k, out_h, out_w, row_stride;
     const float *a;
@@ -61,6 +64,7 @@ typedef struct tj_k_window_product {
     const int64_t *item_off, *taps;
     int64_t readable;
     float *c;
+    tj_k_row_epilogue epi;
     int nthreads;
 } tj_k_window_product;
 

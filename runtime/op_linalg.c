@@ -399,15 +399,17 @@ static bool window_positions(const tj_tensor *s, int n0, int64_t *out_h, int64_t
  * convolution's columns over its padded input: the k dims the taps, the n
  * dims the output positions) on the implicit convolution's tiles
  * (tj_k_window_product), which read B where it lies, with no packing, and
- * give the bytes of our GEMM on the copy. *done: false when the view is
- * not such a view (nothing computed). */
-static tj_status window_bmm(const tj_tensor *s, int s1, int s2, const operand *oa, tj_tensor *out, bool *done)
+ * give the bytes of our GEMM on the copy; `epi` runs on each item as its
+ * thread finishes it. *done: false when the view is not such a view
+ * (nothing computed). */
+static tj_status window_bmm(const tj_tensor *s, int s1, int s2, const operand *oa, tj_tensor *out,
+                            const tj_k_row_epilogue *epi, bool *done)
 {
     *done = false;
     tj_k_window_product w = {.batch = out->shape[0], .m = out->shape[1], .k = 1, .a = oa->mat.p,
                              .ars = oa->mat.rs, .acs = oa->mat.cs, .a_bs = oa->bs,
                              .frames = (const float *)(void *)tj_tensor_ptr(s),
-                             .c = (float *)(void *)tj_tensor_ptr(out)};
+                             .c = (float *)(void *)tj_tensor_ptr(out), .epi = *epi};
     for (int d = 0; d < s->ndim; d++)
         if (s->strides[d] < 0) return TJ_OK;
     if (!s->storage || !window_positions(s, s2, &w.out_h, &w.out_w, &w.row_stride)) return TJ_OK;
@@ -433,6 +435,34 @@ static tj_status window_bmm(const tj_tensor *s, int s1, int s2, const operand *o
     tj_free_storage_bytes(off, got);
     *done = true;
     return TJ_OK;
+}
+
+/* The epilogue after a product that did not run it: on each item's rows. */
+static tj_status rows_epilogue(const tj_k_row_epilogue *epi, tj_tensor *out)
+{
+    if (!epi->bias && !epi->relu) return TJ_OK;
+    int64_t m = out->shape[1], n = out->shape[2];
+    float *c = (float *)(void *)tj_tensor_ptr(out);
+    for (int64_t b = 0; b < out->shape[0]; b++) tj_k_row_epilogue_apply(epi, c + b * m * n, n, 0, m, n);
+    return TJ_OK;
+}
+
+/* rows[i]: the element of `bias`, broadcast to the shape of `out` (whose
+ * elements are [b, m, n] in order), that row i of every item adds (the
+ * compiler checked it is one per row: tracer/fuse_gather.c). */
+static void row_bias(const tj_tensor *bias, const tj_tensor *out, int64_t n, int64_t m, float *rows)
+{
+    const float *src = (const float *)(void *)tj_tensor_ptr(bias);
+    int lead = out->ndim - bias->ndim; /* bias dims align with out's last ones */
+    for (int64_t i = 0; i < m; i++) {
+        int64_t f = i * n, off = 0; /* row i's first element in item 0 */
+        for (int d = out->ndim - 1; d >= 0; d--) {
+            int64_t x = f % out->shape[d];
+            f /= out->shape[d];
+            if (d >= lead && bias->shape[d - lead] != 1) off += x * bias->strides[d - lead];
+        }
+        rows[i] = src[off];
+    }
 }
 
 typedef struct gathered {
@@ -474,10 +504,11 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
     }
 }
 
-tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
+/* tj_kernel_bmm_gathered into out [b, m, n], then `epi` on each item's rows
+ * (on the window route, inside the product as each item is done). */
+static tj_status gathered_product(const tj_value *args, tj_tensor *out, const tj_k_row_epilogue *epi)
 {
     const tj_tensor *s = args[1].u.t;
-    tj_tensor *out = outs[0];
     if (out->numel == 0) return TJ_OK;
     gathered g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
                   .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
@@ -488,7 +519,7 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     g.a_bs = oa.bs;
     tj_k_mat b = {NULL, g.n, 1};
     bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b), done = false;
-    if (own) st = window_bmm(s, g.s1, g.s2, &oa, out, &done);
+    if (own) st = window_bmm(s, g.s1, g.s2, &oa, out, epi, &done);
     if (st != TJ_OK || done) {
         operand_release(&oa);
         return st;
@@ -496,7 +527,7 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     if (own && g.k >= GATHER_OFFSETS_MIN_K) {
         st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);
         operand_release(&oa);
-        return st;
+        return st == TJ_OK ? rows_epilogue(epi, out) : st;
     }
     /* Short sums and other routes: chunks of the view copied into scratch
      * that stays in L2 and multiplied from there. Chunks keep the bits only
@@ -530,6 +561,32 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
     else tj_k_parallel(team, items, gathered_items, &g);
     tj_free_storage_bytes(g.scratch, got);
     operand_release(&oa);
+    return st == TJ_OK ? rows_epilogue(epi, out) : st;
+}
+
+tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_row_epilogue none = {0};
+    return gathered_product(args, outs[0], &none);
+}
+
+tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *a = args[0].u.t, *bias = args[4].u.t;
+    tj_tensor out = *outs[0]; /* as [b, m, n] (contiguous) */
+    int64_t m = a->shape[1];
+    out.ndim = 3;
+    out.shape[0] = a->shape[0];
+    out.shape[1] = m;
+    out.shape[2] = m && a->shape[0] ? outs[0]->numel / (a->shape[0] * m) : 0;
+    tj_contiguous_strides(3, out.shape, out.strides);
+    size_t want = sizeof(float) * (size_t)(m > 0 ? m : 1), got = 0;
+    float *rows = tj_alloc_storage_bytes(want, &got);
+    if (!rows) return tj_oom("aten::bmm + aten::add.Tensor (gathered batch2)", want);
+    row_bias(bias, outs[0], out.shape[2], m, rows);
+    tj_k_row_epilogue epi = {.bias = rows, .relu = args[5].u.i != 0};
+    tj_status st = gathered_product(args, &out, &epi);
+    tj_free_storage_bytes(rows, got);
     return st;
 }
 

@@ -66,6 +66,22 @@ tj_status tj_kernel_addmm_epilogue(const tj_value *args, tj_tensor *const *outs)
  * offset tables, the scratch). */
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
 
+/** Kernel of a plan step that computes tj_kernel_bmm_gathered's product, then
+ * aten::add.Tensor of a bias (alpha 1) and optionally relu as the core table
+ * writes it, aten::maximum(0, x) (tracer/fuse_gather.c: a decomposed
+ * convolution's bias and activation). args[0..4): tj_kernel_bmm_gathered's;
+ * args[4]: the bias, float32, broadcast to outs[0]'s shape as the add
+ * broadcasts it, with one value per row of the product (its [b, m, n]
+ * elements in order): its dims of size above 1 among those outs[0]'s dims of
+ * m; args[5]: int, nonzero for the maximum. outs[0]: the last operator's
+ * result, contiguous, b * m * n elements. Each element is the product's sum,
+ * then + bias, then the maximum, each rounded as their kernels round it: the
+ * same bits as the three steps. On the implicit convolution's route the
+ * epilogue runs on each item's result as its thread finishes it, still in
+ * cache; on the other routes over the whole result after the product.
+ * Errors: tj_kernel_bmm_gathered's, TJ_ERR_OUT_OF_MEMORY (the bias's rows). */
+tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs);
+
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy
  * (tracer/fuse_gather.c): args as there, but the view's dims [args[2],
  * args[3]) multiply to n and the rest to k (the copy is [b, n, k], batch2

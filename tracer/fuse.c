@@ -109,7 +109,7 @@ static bool reshapes(const tj_plan *p, int w, int v, int64_t n)
     return w != v && pw->ndim >= 1 && pw->shape[pw->ndim - 1] == n && tj_plan_whole_in_order(p, w, v);
 }
 
-static bool is_one(const tj_garg *a)
+bool tj_plan_garg_is_one(const tj_garg *a)
 {
     return (a->kind == TJ_GA_INT && a->u.i == 1) || (a->kind == TJ_GA_FLOAT && a->u.f == 1.0);
 }
@@ -134,7 +134,7 @@ static int epilogue_kind(const tj_plan *p, const tj_pnode *e, int x, int *slot)
     *slot = 0;
     if (e->op == TJ_OPS(relu) && e->args[0].u.v == x) return TJ_ADDMM_RELU;
     if (e->op == TJ_OPS(gelu) && e->args[0].u.v == x) return TJ_ADDMM_GELU;
-    if (e->op != TJ_OPS(add_Tensor) || !is_one(&e->args[2])) return -1;
+    if (e->op != TJ_OPS(add_Tensor) || !tj_plan_garg_is_one(&e->args[2])) return -1;
     *slot = e->args[0].u.v == x ? 0 : 1;
     const tj_garg *other = &e->args[1 - *slot];
     if (e->args[*slot].u.v != x || other->kind != TJ_GA_VALUE) return -1;

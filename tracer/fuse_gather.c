@@ -17,7 +17,17 @@
  * transpose), which is how a reshape of a permuted view lines them up.
  * The copy's read moves to the bmm's step, so no write may come between
  * (tj_plan_writes_between); the view's storage then lives until that step,
- * which the memory planner sees in the step's arguments. */
+ * which the memory planner sees in the step's arguments.
+ *
+ * A decomposed convolution then adds its bias, broadcast over the images
+ * and positions (one value per row of the product), and a relu may follow,
+ * which the core table writes as maximum(0, x): when the add is the only
+ * reader of the product (through reshapes) and the maximum the only reader
+ * of the add, they run in the product's step, on each image's result as
+ * its thread finishes it (tj_kernel_bmm_gathered_epilogue), instead of two
+ * more passes over memory. The step takes the last operator's place, as
+ * tracer/fuse.c's epilogues do; when something else reads the add's result
+ * (a training step's relu gradient may), only the add joins. */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -67,6 +77,109 @@ static int sole_copy(const tj_plan *p, const tj_plan_uses *u, int i, bool *trans
     return pr->node;
 }
 
+/* Whether value r, broadcast to value o's shape as add broadcasts it, has
+ * one value per row of o's elements read as [b, m, n] in order: r's dims of
+ * size above 1 all fall among o's dims that multiply to m. */
+static bool one_per_row(const tj_pvalue *r, const tj_pvalue *o, int64_t b, int64_t m)
+{
+    int d1 = group_end(o->shape, o->ndim, 0, b);
+    int d2 = d1 < 0 ? -1 : group_end(o->shape, o->ndim, d1, m);
+    if (d2 < 0 || r->ndim > o->ndim) return false;
+    for (int d = 0, lead = o->ndim - r->ndim; d < r->ndim; d++) {
+        int od = lead + d;
+        if (r->shape[d] != 1 && (r->shape[d] != o->shape[od] || od < d1 || od >= d2)) return false;
+    }
+    return true;
+}
+
+/* Whether step e makes one float32 result of x's shape, for an epilogue to
+ * take its place. */
+static bool takes_place_of(const tj_plan *p, const tj_pnode *e, int x)
+{
+    if (!e->is_step || e->label || e->nout != 1 || e->outs[0] < 0) return false;
+    const tj_pvalue *o = &p->values[e->outs[0]], *px = &p->values[x];
+    return o->kind == TJ_PV_ARENA && o->dtype == TJ_FLOAT32 && o->ndim == px->ndim &&
+           memcmp(o->shape, px->shape, sizeof(int64_t) * (size_t)o->ndim) == 0;
+}
+
+/* The bias node e adds to value x (alpha 1), one value per row of the
+ * product [b, m, n] that x reshapes: its value, or -1. */
+static int bias_added(const tj_plan *p, const tj_pnode *e, int x, int64_t b, int64_t m)
+{
+    if (e->op != TJ_OPS(add_Tensor) || !takes_place_of(p, e, x) || !tj_plan_garg_is_one(&e->args[2])) return -1;
+    int slot = e->args[0].kind == TJ_GA_VALUE && e->args[0].u.v == x ? 0 : 1;
+    const tj_garg *other = &e->args[1 - slot];
+    if (e->args[slot].kind != TJ_GA_VALUE || e->args[slot].u.v != x || other->kind != TJ_GA_VALUE) return -1;
+    const tj_pvalue *r = &p->values[other->u.v];
+    return r->dtype == TJ_FLOAT32 && one_per_row(r, &p->values[e->outs[0]], b, m) ? other->u.v : -1;
+}
+
+/* Whether node f is relu as the core table writes it: aten::maximum of a
+ * float32 constant +0.0 (first: equal operands give the second, x) and x. */
+static bool relu_of(const tj_plan *p, const tj_pnode *f, int x)
+{
+    if (f->op != TJ_OPS(maximum) || !takes_place_of(p, f, x) || f->args[0].kind != TJ_GA_VALUE ||
+        f->args[1].kind != TJ_GA_VALUE || f->args[1].u.v != x)
+        return false;
+    const tj_pvalue *z = &p->values[f->args[0].u.v];
+    if (z->kind != TJ_PV_CONSTANT || z->dtype != TJ_FLOAT32 || z->numel != 1 || z->ndim > p->values[x].ndim)
+        return false;
+    uint32_t bits;
+    memcpy(&bits, tj_tensor_ptr(z->constant), sizeof bits);
+    return bits == 0;
+}
+
+/* Gathered bmm step i (result [b, m, n]) takes the bias add that is the
+ * only reader of its result (through reshapes) and the relu that is the
+ * only reader of the add's, if any; nothing when there is no such add. */
+static tj_status absorb_bias(tj_plan *p, const tj_plan_uses *u, int i)
+{
+    tj_pnode *n = &p->nodes[i];
+    int v = n->outs[0], x = v, e = tj_plan_sole_user(u, v);
+    const tj_pvalue *pv = &p->values[v];
+    while (e >= 0 && !p->nodes[e].is_step && !p->nodes[e].folded && p->nodes[e].nout == 1 && p->nodes[e].outs[0] >= 0) {
+        x = p->nodes[e].outs[0];
+        e = tj_plan_sole_user(u, x);
+    }
+    if (e < 0 || !tj_plan_whole_in_order(p, x, v) || !tj_plan_sole_view_chain(p, u, x, v, e)) return TJ_OK;
+    int bias = bias_added(p, &p->nodes[e], x, pv->shape[0], pv->shape[1]);
+    if (bias < 0) return TJ_OK;
+    int sum = p->nodes[e].outs[0], f = tj_plan_sole_user(u, sum);
+    bool relu = f >= 0 && p->values[sum].n_views == 0 && relu_of(p, &p->nodes[f], sum) && !tj_plan_writes_between(p, e, f);
+    int last = relu ? f : e;
+    if (tj_plan_writes_between(p, i, last)) return TJ_OK; /* the product's reads move to the last step */
+    tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * 6);
+    if (!args) return TJ_ERR_OUT_OF_MEMORY;
+    memcpy(args, n->args, sizeof(tj_garg) * 4);
+    args[4] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = bias};
+    args[5] = (tj_garg){.kind = TJ_GA_INT, .u.i = relu};
+    tj_pnode *l = &p->nodes[last];
+    l->label = relu ? "aten::_to_copy + aten::bmm + aten::add.Tensor + aten::maximum"
+                    : "aten::_to_copy + aten::bmm + aten::add.Tensor";
+    l->op = n->op; /* a product to the memory planner: its result never goes over a dying input */
+    l->kernel = tj_kernel_bmm_gathered_epilogue;
+    l->args = args;
+    l->nargs = 6;
+    l->nlist = 0;
+    l->flops = n->flops;
+    l->bytes += n->bytes + (relu ? p->nodes[e].bytes : 0);
+    for (int w = x; w != v; w = p->values[w].base) {
+        p->nodes[p->values[w].node].fused = true;
+        p->values[w].kind = TJ_PV_UNUSED;
+    }
+    p->values[v].kind = TJ_PV_UNUSED;
+    p->values[v].n_views = 0;
+    n->is_step = false;
+    n->fused = true;
+    if (relu) {
+        p->nodes[e].is_step = false;
+        p->nodes[e].fused = true;
+        p->values[sum].kind = TJ_PV_UNUSED;
+    }
+    p->stats.n_fused += relu ? 2 : 1;
+    return TJ_OK;
+}
+
 tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
 {
     tj_plan_uses u;
@@ -105,6 +218,7 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
         p->values[r].kind = TJ_PV_UNUSED;
         p->values[r].n_views = 0;
         p->stats.n_gathered++;
+        if (!transposed) st = absorb_bias(p, &u, i);
     }
     if (u.count) tj_plan_uses_free(&u);
     tj_plan_renumber_steps(p);

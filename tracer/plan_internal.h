@@ -230,6 +230,9 @@ bool tj_plan_sole_view_chain(const tj_plan *p, const tj_plan_uses *u, int x, int
  * in-place operator, or a user operator, which may write any argument. */
 bool tj_plan_node_may_write(const tj_plan *p, const tj_pnode *n);
 
+/** Whether argument a is the number one (an add's or addmm's alpha of 1). */
+bool tj_plan_garg_is_one(const tj_garg *a);
+
 /** Whether a node strictly between nodes `from` and `to` may write into
  * existing storage (an in-place operator, or a user operator, which may
  * write any argument): a fusion that moves reads from `from` to `to` would
