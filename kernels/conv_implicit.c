@@ -3,6 +3,7 @@
 
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "elementwise.h"
 #include "gemm.h"
 #include "parallel.h"
 
@@ -424,6 +425,18 @@ void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const
 
 /* ---- products over the windows of frames the caller padded ---- */
 
+void tj_k_row_epilogue_apply(const tj_k_row_epilogue *e, float *c, int64_t rows, int64_t n)
+{
+    if (e->bias) {
+        tj_k_rows_args add = {.op = TJ_K_ROWS_ADD, .dtype = TJ_FLOAT32, .alpha = 1.0};
+        tj_k_rows_loop(rows, n, c, c, e->bias, &add);
+    }
+    if (e->relu) {
+        tj_k_unary_args relu = {.op = TJ_K_RELU, .dtype = TJ_FLOAT32};
+        tj_k_unary_loop(rows * n, c, (const void *const[]){c}, &relu);
+    }
+}
+
 /* The product's frame: k taps at the caller's offsets, rows row_stride apart. */
 static frame window_frame(const tj_k_window_product *w)
 {
@@ -510,7 +523,7 @@ static void window_items(void *ctx, int t, int64_t b)
                        tj_k_pick_transpose_bias());
     else
         wide_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_offsets());
-    if (w->epi.bias || w->epi.relu) tj_k_row_epilogue_apply(&w->epi, dst, w->out_h * w->out_w, 0, w->m, w->out_h * w->out_w);
+    tj_k_row_epilogue_apply(&w->epi, dst, w->m, w->out_h * w->out_w);
 }
 
 void tj_k_window_product_run(const tj_k_window_product *w, void *work)

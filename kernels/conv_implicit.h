@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "conv.h"
-#include "gemm.h"
 
 /** True when `cv` has stride 1 (the implicit path applies). */
 bool tj_k_conv_implicit_ok(const tj_k_conv *cv);
@@ -37,6 +36,20 @@ void tj_k_conv_implicit_unfold_mm(const tj_k_conv *cv, const float *img, const f
 void tj_k_conv_implicit_mm_fold(const tj_k_conv *cv, const float *mat, const float *w, const float *bias, float *img,
                                 void *work);
 void tj_k_conv_implicit_weight_grad(const tj_k_conv *cv, const float *img, const float *mat, float *gw, void *work);
+
+/** A float32 product's epilogue by rows (a convolution's bias is one value
+ * per output channel, a row of C): bias[i] (NULL: none) added to every
+ * element of row i after its whole sum, as tj_k_rows_loop adds it (the add
+ * kernel's bits for the bias broadcast); then, with relu, tj_k_unary_loop's
+ * relu, max(0, x) with nan and -0.0 kept: the bits of aten::maximum(0, x),
+ * relu as the core table writes it. */
+typedef struct tj_k_row_epilogue {
+    const float *bias;
+    bool relu;
+} tj_k_row_epilogue;
+
+/** Applies `e` to C [rows, n] (contiguous), row i taking bias[i]. */
+void tj_k_row_epilogue_apply(const tj_k_row_epilogue *e, float *c, int64_t rows, int64_t n);
 
 /** A batch of float32 products whose B is read over stride-1 windows of
  * frames, as the implicit convolution reads its padded image: a decomposed

@@ -97,36 +97,6 @@ static inline void tj_k_epilogue_apply(const tj_k_epilogue *e, size_t esize, voi
     }
 }
 
-/** A float32 product's epilogue by rows (a convolution's bias is one value per
- * output channel, a row of C): bias[i] (NULL: none) added to every element
- * of row i after its whole sum, one rounding, as the add kernel adds a
- * broadcast bias; then, with relu, aten::maximum(0, x) as the maximum
- * kernel computes it with the zero first (0 > x ? 0 : x: nan and -0.0 kept),
- * which is relu as the core table decomposes it. */
-typedef struct tj_k_row_epilogue {
-    const float *bias;
-    bool relu;
-} tj_k_row_epilogue;
-
-/** Applies `e` to rows [i0, i0 + rows) of C (n columns, leading dimension
- * ldc), row i taking bias[i]. */
-static inline void tj_k_row_epilogue_apply(const tj_k_row_epilogue *e, float *c, int64_t ldc, int64_t i0,
-                                           int64_t rows, int64_t n)
-{
-    for (int64_t i = i0; i < i0 + rows; i++) {
-        float *row = c + i * ldc, b = e->bias ? e->bias[i] : 0.0f;
-        if (e->bias && e->relu)
-            for (int64_t j = 0; j < n; j++) {
-                float x = row[j] + b;
-                row[j] = 0.0f > x ? 0.0f : x;
-            }
-        else if (e->bias)
-            for (int64_t j = 0; j < n; j++) row[j] = row[j] + b;
-        else if (e->relu)
-            for (int64_t j = 0; j < n; j++) row[j] = 0.0f > row[j] ? 0.0f : row[j];
-    }
-}
-
 /** For each of `batch` items b: C_b = alpha * A_b @ B_b + beta * C_b, with
  * A_b [m, k] at a.p + b*a_bs, B_b [k, n] at b.p + b*b_bs (element offsets;
  * 0 repeats one matrix), C_b row-major at c + b*c_bs with leading dimension

@@ -443,7 +443,7 @@ static tj_status rows_epilogue(const tj_k_row_epilogue *epi, tj_tensor *out)
     if (!epi->bias && !epi->relu) return TJ_OK;
     int64_t m = out->shape[1], n = out->shape[2];
     float *c = (float *)(void *)tj_tensor_ptr(out);
-    for (int64_t b = 0; b < out->shape[0]; b++) tj_k_row_epilogue_apply(epi, c + b * m * n, n, 0, m, n);
+    for (int64_t b = 0; b < out->shape[0]; b++) tj_k_row_epilogue_apply(epi, c + b * m * n, m, n);
     return TJ_OK;
 }
 
