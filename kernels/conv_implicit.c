@@ -218,18 +218,25 @@ static void positions_tile(const frame *f, tj_k_sgemm_ukernel_taps uk, const flo
 
 /* One item on its frame `pad` (the wide grid may read past its last
  * element: see frame_floats): the wide-grid GEMM row by row into dst, or
- * over the whole wide grid and keep the valid columns. */
+ * over the whole wide grid and keep the valid columns. `epi` (NULL: none)
+ * runs on the final sums: row by row, on each band of MR channels as it is
+ * finished (still in L1); else on the item's kept columns. */
 static void wide_grid(const frame *f, const float *pad, const float *ap, const int64_t *off, const float *bias,
-                      float *dst, float *wide, tj_k_sgemm_ukernel_offsets uk)
+                      float *dst, float *wide, tj_k_sgemm_ukernel_offsets uk, const tj_k_row_epilogue *epi)
 {
     int64_t k = frame_k(f), q_all = f->out_h * f->wp, p_all = f->out_h * f->out_w;
     if (row_tiles(f)) {
-        for (int64_t ir = 0; ir < f->out_c; ir += MR)
+        for (int64_t ir = 0; ir < f->out_c; ir += MR) {
+            int mr = (int)min64(MR, f->out_c - ir);
             for (int64_t oy = 0; oy < f->out_h; oy++)
                 for (int64_t x0 = 0; x0 < f->out_w; x0 += NR)
                     wide_tile(f, uk, ap + ir * k, pad + oy * f->wp + x0, off, dst + ir * p_all + oy * f->out_w + x0,
-                              p_all, (int)min64(MR, f->out_c - ir), (int)min64(NR, f->out_w - x0),
-                              bias ? bias + ir : NULL);
+                              p_all, mr, (int)min64(NR, f->out_w - x0), bias ? bias + ir : NULL);
+            if (epi) {
+                tj_k_row_epilogue band = {.bias = epi->bias ? epi->bias + ir : NULL, .relu = epi->relu};
+                tj_k_row_epilogue_apply(&band, dst + ir * p_all, mr, p_all);
+            }
+        }
         return;
     }
     for (int64_t ir = 0; ir < f->out_c; ir += MR)
@@ -238,6 +245,7 @@ static void wide_grid(const frame *f, const float *pad, const float *ap, const i
                       (int)min64(NR, q_all - q0), bias ? bias + ir : NULL);
     /* the out_c * out_h rows of the wide grid lie wp apart */
     tj_k_pick_copy_rows()(wide, f->wp, dst, f->out_w, f->out_c * f->out_h, f->out_w);
+    if (epi) tj_k_row_epilogue_apply(epi, dst, f->out_c, p_all);
 }
 
 /* One item: frame the source (in a cleared frame), then wide_grid. */
@@ -245,7 +253,7 @@ static void forward_item(const frame *f, const float *src, const float *ap, cons
                          float *dst, float *pad, float *wide, tj_k_sgemm_ukernel_offsets uk)
 {
     frame_copy(f, src, pad);
-    wide_grid(f, pad, ap, off, bias, dst, wide, uk);
+    wide_grid(f, pad, ap, off, bias, dst, wide, uk, NULL);
 }
 
 /* One item by positions on its frame `pad` (read at the output positions
@@ -518,12 +526,14 @@ static void window_items(void *ctx, int t, int64_t b)
         src = copy;
     }
     float *dst = w->c + b * w->m * w->out_h * w->out_w;
-    if (by_positions(f))
-        positions_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_taps(),
+    if (by_positions(f)) { /* the transposition adds the bias to the final sums */
+        positions_grid(f, src, ap, w->taps, w->epi.bias, dst, out, tj_k_sgemm_pick_ukernel_taps(),
                        tj_k_pick_transpose_bias());
-    else
-        wide_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_offsets());
-    tj_k_row_epilogue_apply(&w->epi, dst, w->m, w->out_h * w->out_w);
+        tj_k_row_epilogue relu = {.relu = w->epi.relu};
+        tj_k_row_epilogue_apply(&relu, dst, w->m, w->out_h * w->out_w);
+    } else {
+        wide_grid(f, src, ap, w->taps, NULL, dst, out, tj_k_sgemm_pick_ukernel_offsets(), &w->epi);
+    }
 }
 
 void tj_k_window_product_run(const tj_k_window_product *w, void *work)
