@@ -77,8 +77,10 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
  * result, contiguous, b * m * n elements. Each element is the product's sum,
  * then + bias, then the maximum, each rounded as their kernels round it: the
  * same bits as the three steps. On the implicit convolution's route the
- * epilogue runs on each item's result as its thread finishes it, still in
- * cache; on the other routes over the whole result after the product.
+ * epilogue runs while the sums are still in the thread's cache (the bias in
+ * the by-positions tiles' transposition, or per band of channels of the
+ * wide grid; tj_k_window_product); on the other routes over the whole
+ * result after the product.
  * Errors: tj_kernel_bmm_gathered's, TJ_ERR_OUT_OF_MEMORY (the bias's rows). */
 tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs);
 
