@@ -92,7 +92,7 @@ typedef struct pw_run {
     const char *col_base[PW_MAX_ARGS]; /* with rows: arguments holding one contiguous row, repeated, else NULL */
     bool segment_ready[PW_MAX_MEMBERS]; /* segment k runs its native function this run (decided once per run) */
     bool native_ready; /* every segment runs its native function this run: splats only they read stay unfilled */
-    bool any_native;   /* some segment does: row vectors are gathered (a segment may read them in buffers) */
+    bool any_native;   /* some segment does: row values are gathered (a segment may read them in buffers) */
     const tj_tensor *args[PW_MAX_ARGS];
     pw_geometry geo[PW_MAX_ARGS];  /* the others' */
     char *out[PW_MAX_MEMBERS];
@@ -186,14 +186,12 @@ typedef struct pw_addr {
     int64_t out_step;
 } pw_addr;
 
-static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, const bool *col, pw_addr *a)
+static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs, pw_addr *a)
 {
     a->direct = !mb->rows_in && !mb->reduces && mb->row_k < 0;
     for (int k = 0; k < mb->pw.nin && a->direct; k++) {
         const pw_src *src = &mb->in[k];
-        if (src->kind == SRC_BUF && col[src->index]) {
-            a->direct = false;
-        } else if (src->kind == SRC_BUF) {
+        if (src->kind == SRC_BUF) {
             a->in[k] = bufs[src->index];
             a->in_step[k] = 0;
         } else if (src->kind == SRC_ARG && r->base[src->index]) {
@@ -205,55 +203,6 @@ static void member_addr(const pw_run *r, const pw_member *mb, char *const *bufs,
     }
     a->out = mb->buf >= 0 ? bufs[mb->buf] : r->out[mb->out];
     a->out_step = mb->buf >= 0 ? 0 : (int64_t)mb->es;
-}
-
-/* Whether member mb, elementwise over the group's shape, reads a row
- * vector in place (col[j]: splat j is not gathered this run):
- * run_member_by_row's. */
-static bool reads_by_row(const pw_member *mb, const bool *col)
-{
-    bool by_row = false;
-    for (int k = 0; k < mb->pw.nin; k++) by_row |= mb->in[k].kind == SRC_BUF && col[mb->in[k].index];
-    return by_row && !mb->rows_in && !mb->reduces;
-}
-
-/* Member mb on the chunk at element s (nr rows), one row at a time, reading
- * a row vector (the weight and bias of a decomposed layer_norm) in place
- * instead of gathered over the chunk: a loop call per row instead of a
- * copy per row and a buffer's pass (and room in L1). Row values (its other
- * operands maybe) are splatted one row at a time into a row's buffer. The
- * last row first: the result may take the buffer of the row values it
- * reads (same element size, rewrite()), and row i's elements cover the
- * values of rows i len and on, done by then (row 0's value is read before
- * its row is written). */
-static void run_member_by_row(const pw_run *r, const pw_member *mb, char *const *bufs, char *const *gbuf,
-                              const bool *col, int *spread_of, int64_t s, int64_t nr)
-{
-    const pw_program *pg = r->pg;
-    int64_t len = pg->row_len;
-    for (int64_t i = nr - 1; i >= 0; i--) {
-        int64_t at = s + i * len;
-        const void *in[TJ_ITER_MAX_INPUTS];
-        for (int k = 0; k < mb->pw.nin; k++) {
-            const pw_src *src = &mb->in[k];
-            int64_t es = (int64_t)mb->in_es[k];
-            if (src->kind == SRC_ROWS) {
-                tj_k_splat(gbuf[k], bufs[src->index] + i * es, len, (size_t)es);
-                in[k] = gbuf[k];
-                spread_of[k] = -1;
-            } else if (src->kind == SRC_BUF) {
-                in[k] = col[src->index] ? r->col_base[pg->splats[src->index].arg] : bufs[src->index] + i * len * es;
-            } else if (r->base[src->index]) {
-                in[k] = r->base[src->index] + at * es;
-            } else {
-                gather(gbuf[k], tj_tensor_ptr(r->args[src->index]), (size_t)es, &r->geo[src->index], at, len);
-                in[k] = gbuf[k];
-                spread_of[k] = -1;
-            }
-        }
-        char *o = mb->buf >= 0 ? bufs[mb->buf] + i * len * (int64_t)mb->es : r->out[mb->out] + at * (int64_t)mb->es;
-        mb->pw.fn(len, o, in, &mb->pw.ctx);
-    }
 }
 
 /* The row values (from row r0 on) that member mb's row_k input reads: a
@@ -279,7 +228,7 @@ static void forget_spreads(int *spread_of, int buf)
 
 /* Member mb on the chunk of n elements at s (rows from r0, nr of them), on
  * the general path: rows spread (or read in place by tj_k_rows_loop),
- * arguments gathered or read by row.
+ * arguments gathered.
  * spread_of[k]: the buffer whose row values gather buffer k holds spread
  * over this chunk, -1 for none: a decomposed layer_norm subtracts its mean
  * twice (var_mean's and its own), the second time from the same spread. */
@@ -332,13 +281,18 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
     int64_t start = b * unit, end = e * unit < pg->numel ? e * unit : pg->numel;
     if (start >= end) return;
     int gathered[PW_MAX_BUFS], n_gathered = 0; /* splats filled per chunk */
-    bool col[PW_MAX_BUFS] = {false};              /* row vectors read in place, by row, this run */
     for (int j = 0; j < pg->n_splats; j++) {
         const pw_splat *s = &pg->splats[j];
+        if (s->gather && s->row_vector) { /* every chunk starts a row: the same chunk of rows for all */
+            if (r->native_ready && s->native_only) continue;
+            size_t es = tj_dtype_bytes(s->loop);
+            gather(bufs[j], tj_tensor_ptr(r->args[s->arg]), es, &r->geo[s->arg], 0,
+                   pg->chunk < pg->numel ? pg->chunk : pg->numel);
+            continue;
+        }
         if (s->gather) {
-            col[j] = s->row_vector && r->col_base[s->arg] && !r->any_native;
             bool in_place = s->row_values && r->row_base[s->arg] && !r->any_native;
-            if (!(r->native_ready && s->native_only) && !col[j] && !in_place) gathered[n_gathered++] = j;
+            if (!(r->native_ready && s->native_only) && !in_place) gathered[n_gathered++] = j;
             continue;
         }
         tj_k_scalar v = s->value;
@@ -349,11 +303,10 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
         tj_k_splat(bufs[j], &v, pg->chunk, tj_dtype_bytes(s->loop));
     }
     pw_addr addr[PW_MAX_MEMBERS];
-    bool by_row[PW_MAX_MEMBERS], rows = pg->row_len != 0;
+    bool rows = pg->row_len != 0;
     int copied[PW_MAX_MEMBERS], n_copied = 0; /* results read elsewhere too, copied out after every read */
     for (int m = 0; m < pg->n_members; m++) {
-        member_addr(r, &pg->members[m], bufs, col, &addr[m]);
-        by_row[m] = reads_by_row(&pg->members[m], col);
+        member_addr(r, &pg->members[m], bufs, &addr[m]);
         if (pg->members[m].out >= 0 && pg->members[m].buf >= 0) copied[n_copied++] = m;
     }
     for (int64_t s = start; s < end; s += pg->chunk) {
@@ -385,8 +338,6 @@ static void run_lines(void *ctx, int t, int64_t b, int64_t e)
                 char *o = a->out + s * a->out_step;
                 if (mb->splat_k >= 0) tj_k_rows_loop(1, n, o, in[1 - mb->splat_k], in[mb->splat_k], &mb->row_arith);
                 else mb->pw.fn(n, o, in, &mb->pw.ctx);
-            } else if (by_row[m]) {
-                run_member_by_row(r, mb, bufs, gbuf, col, spread_of, s, nr);
             } else {
                 run_member(r, mb, bufs, gbuf, spread_of, s, n, r0, nr);
             }
@@ -761,7 +712,7 @@ static int rows_operand(const pw_member *mb, const pw_splat *splats, int n_splat
     }
     if (rows[0] == rows[1]) return -1;
     int k = rows[0] ? 0 : 1;
-    if (mb->in[k].kind != SRC_ROWS && splat[1 - k]) return -1; /* read by row, or a splat read whole */
+    if (mb->in[k].kind != SRC_ROWS && splat[1 - k]) return -1; /* the other a splat or row vector: its own loop */
     return row_value_arith(mb, k, a) ? k : -1;
 }
 

@@ -53,7 +53,8 @@ typedef struct pw_member {
 typedef struct pw_splat {
     int arg;            /* external tensor, or -1 for `value` */
     bool gather;
-    bool row_vector;    /* gathered, in a step walking rows: one row's values ([D], [1, D]) repeated down the rows */
+    bool row_vector;    /* gathered, in a step walking rows: one row's values ([D], [1, D]) repeated down the rows,
+                           the same for every chunk (each starts a row): gathered once per thread */
     bool native_only;   /* read only by native segments, in place (REF_ARG cols): not gathered when they run */
     bool row_values;    /* gathered, in a step walking rows: one value per row ([N, 1] statistics), read only
                            as members' row_k: read in place by tj_k_rows_loop, not gathered, where contiguous */
