@@ -375,6 +375,22 @@ DEF_FOLDS_AVX512(sum_f32, +=)
 DEF_FOLDS_AVX512(prod_f32, *=)
 DEF_FOLDS_AVX512(sum_f64, +=)
 
+/* NAME's folds (float32 max or min, OP > or <) of contiguous runs on
+ * SCANS, each run's extreme taken as NAME##_fold takes it. */
+#define DEF_EXT_FOLDS(NAME, OP, SCANS)                                                             \
+    static void NAME##_folds(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s,   \
+                             int64_t base, const double *q, acc *a)                                 \
+    {                                                                                               \
+        float m[OB];                                                                                \
+        if (s != 1) {                                                                               \
+            for (int64_t t = 0; t < on; t++) NAME##_fold(x + off[t], n, s, base, q[t], &a[t]);      \
+            return;                                                                                 \
+        }                                                                                           \
+        SCANS(x, off, on, n, m);                                                                    \
+        for (int64_t t = 0; t < on; t++)                                                            \
+            if (n > 0 && BETTER(OP, m[t], a[t].f)) a[t].f = m[t];                                   \
+    }
+
 /* The float32 extrema folds on ISA's scans of contiguous runs (strided
  * runs keep the generic scan). */
 #define DEF_EXTREMA_ISA(ISA)                                                                    \
@@ -388,6 +404,8 @@ DEF_FOLDS_AVX512(sum_f64, +=)
     }                                                                                           \
     DEF_EXT_FOLD(max_f32_##ISA, float, f, >, max_f32_scan_##ISA)                                \
     DEF_EXT_FOLD(min_f32_##ISA, float, f, <, min_f32_scan_##ISA)                                \
+    DEF_EXT_FOLDS(max_f32_##ISA, >, tj_k_max_f32_scans_##ISA)                                   \
+    DEF_EXT_FOLDS(min_f32_##ISA, <, tj_k_min_f32_scans_##ISA)                                   \
     DEF_ARG_FOLD(argmax_f32_##ISA, float, f, >, max_f32_scan_##ISA)                             \
     DEF_ARG_FOLD(argmin_f32_##ISA, float, f, <, min_f32_scan_##ISA)
 DEF_EXTREMA_ISA(avx512)
@@ -396,8 +414,8 @@ DEF_EXTREMA_ISA(avx2)
 /* [kind] for float32 inputs when the ISA in use is AVX-512. */
 static const loops avx512_f32_loops[NKINDS] = {
     [TJ_K_RED_SUM] = {sum_f32_fold, sum_f32_row_avx512, sum_f32_folds_avx512},
-    [TJ_K_RED_MAX] = {max_f32_avx512_fold, max_f32_row},
-    [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row},
+    [TJ_K_RED_MAX] = {max_f32_avx512_fold, max_f32_row, max_f32_avx512_folds},
+    [TJ_K_RED_MIN] = {min_f32_avx512_fold, min_f32_row, min_f32_avx512_folds},
     [TJ_K_RED_ARGMAX] = {argmax_f32_avx512_fold, argmax_f32_row},
     [TJ_K_RED_ARGMIN] = {argmin_f32_avx512_fold, argmin_f32_row},
     /* the generic row loop (an AVX-512 one exists for the sum only) */
@@ -412,8 +430,8 @@ static const loops avx512_f64_loops[NKINDS] = {
 
 /* [kind] for float32 inputs when the ISA in use is AVX2: the extrema. */
 static const loops avx2_f32_loops[NKINDS] = {
-    [TJ_K_RED_MAX] = {max_f32_avx2_fold, max_f32_row},
-    [TJ_K_RED_MIN] = {min_f32_avx2_fold, min_f32_row},
+    [TJ_K_RED_MAX] = {max_f32_avx2_fold, max_f32_row, max_f32_avx2_folds},
+    [TJ_K_RED_MIN] = {min_f32_avx2_fold, min_f32_row, min_f32_avx2_folds},
     [TJ_K_RED_ARGMAX] = {argmax_f32_avx2_fold, argmax_f32_row},
     [TJ_K_RED_ARGMIN] = {argmin_f32_avx2_fold, argmin_f32_row},
 };

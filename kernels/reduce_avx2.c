@@ -26,7 +26,7 @@ static __m256i lanes_below(int64_t m)
  * v[j] lane k), the first that is strictly better than best and equal to
  * their extreme, else best; a nan among them sets *nan (the result then does
  * not matter). */
-#define DEF_SCAN_AVX2(NAME, VOP, OP, INIT)                                                              \
+#define DEF_SCAN_AVX2(NAME, VOP, OP, INIT)                                                               \
     static float NAME##_first(__m256 v[4], int64_t m, float best, bool *nan)                             \
     {                                                                                                    \
         __m256 init = _mm256_set1_ps(INIT);                                                              \
@@ -51,7 +51,7 @@ static __m256i lanes_below(int64_t m)
         }                                                                                                \
         return copysignf(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0f : 1.0f);                              \
     }                                                                                                    \
-    float tj_k_##NAME##_scan_avx2(const float *x, int64_t n)                                             \
+    static inline float NAME##_scan(const float *x, int64_t n)                                           \
     {                                                                                                    \
         float best = (INIT);                                                                             \
         bool nan = false;                                                                                \
@@ -79,6 +79,11 @@ static __m256i lanes_below(int64_t m)
             best = NAME##_first(v, m, best, &nan);                                                       \
         }                                                                                                \
         return nan ? NAN : best;                                                                         \
+    }                                                                                                    \
+    float tj_k_##NAME##_scan_avx2(const float *x, int64_t n) { return NAME##_scan(x, n); }               \
+    void tj_k_##NAME##_scans_avx2(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out) \
+    {                                                                                                    \
+        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const float *)(const void *)(x + off[r]), n); \
     }
 
 DEF_SCAN_AVX2(max_f32, max, >, -INFINITY)

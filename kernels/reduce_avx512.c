@@ -146,7 +146,7 @@ DEF_FOLD_AVX512(sum_f64, double, load8, add, +=, 0.0)
                        (uint32_t)_mm512_test_epi32_mask(_mm512_castps_si512(v1), sign) << 16; \
         return copysignf(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0f : 1.0f);            \
     }                                                                                  \
-    float tj_k_##NAME##_scan_avx512(const float *x, int64_t n)                         \
+    static inline float NAME##_scan(const float *x, int64_t n)                         \
     {                                                                                  \
         float best = (INIT);                                                           \
         bool nan = false;                                                              \
@@ -171,6 +171,11 @@ DEF_FOLD_AVX512(sum_f64, double, load8, add, +=, 0.0)
                                 best, &nan);                                           \
         }                                                                              \
         return nan ? NAN : best;                                                       \
+    }                                                                                  \
+    float tj_k_##NAME##_scan_avx512(const float *x, int64_t n) { return NAME##_scan(x, n); } \
+    void tj_k_##NAME##_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out) \
+    {                                                                                  \
+        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const float *)(const void *)(x + off[r]), n); \
     }
 
 DEF_SCAN_AVX512(max_f32, max, >, -INFINITY)

@@ -26,5 +26,12 @@ float tj_k_min_f32_scan_avx512(const float *x, int64_t n);
  * results bit for bit. */
 float tj_k_max_f32_scan_avx2(const float *x, int64_t n);
 float tj_k_min_f32_scan_avx2(const float *x, int64_t n);
+/** The scans of each run of n contiguous floats at x + off[r] bytes, r <
+ * nruns, into out[r]: the rows of a fused row step's amax / amin in one
+ * call, not three per row (fold, scan, lanes) (AVX-512, AVX2). */
+void tj_k_max_f32_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
+void tj_k_min_f32_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
+void tj_k_max_f32_scans_avx2(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
+void tj_k_min_f32_scans_avx2(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
 
 #endif

@@ -455,3 +455,40 @@ Test(reduce_folds, the_float64_sum_matches_the_generic_loop_on_every_isa_four_ru
         for (size_t i = 0; i < sizeof longer / sizeof *longer; i++) check_f64_sums(longer[i], nrows, (unsigned)i);
     }
 }
+
+/* ---- the extrema of many rows at once (the folds a fused row step's
+ * amax / amin take, tj_k_reduce_rows): each ISA's row results against the
+ * generic loops' one row at a time, over more rows than one block of
+ * outputs, rows of every data kind and rows holding one special value. ---- */
+
+static void check_extrema_rows(int64_t nrows, int64_t n, unsigned seed)
+{
+    float *x = malloc((size_t)(nrows * n + 1) * sizeof *x), got[2][80], want[2][80];
+    cr_assert_not_null(x);
+    for (int64_t r = 0; r < nrows; r++) {
+        unsigned sd = seed + (unsigned)r;
+        for (int64_t i = 0; i < n; i++) x[r * n + i] = value((int)(r % NKIND), &sd);
+        if (r % 3 == 2) x[r * n + (r * 7) % n] = special((unsigned)r);
+    }
+    const tj_k_red_kind kinds[2] = {TJ_K_RED_MAX, TJ_K_RED_MIN};
+    cr_assert(tj_k_isa_force("generic"));
+    for (int k = 0; k < 2; k++)
+        for (int64_t r = 0; r < nrows; r++) tj_k_reduce_rows(kinds[k], TJ_FLOAT32, TJ_FLOAT32, x + r * n, 1, n, &want[k][r]);
+    for (int i = 1; i < TEST_NISA; i++) {
+        if (!tj_k_isa_force(test_isas[i])) continue;
+        for (int k = 0; k < 2; k++) {
+            tj_k_reduce_rows(kinds[k], TJ_FLOAT32, TJ_FLOAT32, x, nrows, n, got[k]);
+            for (int64_t r = 0; r < nrows; r++)
+                cr_expect_eq(test_bits_f32(got[k][r]), test_bits_f32(want[k][r]),
+                             "%s %s of row %lld of %lld (n=%lld): %a vs generic %a", test_isas[i], k ? "min" : "max",
+                             (long long)r, (long long)nrows, (long long)n, (double)got[k][r], (double)want[k][r]);
+        }
+    }
+    free(x);
+}
+
+Test(reduce_folds, every_isa_takes_each_rows_extreme_as_the_generic_loops_on_many_rows_at_once)
+{
+    const int64_t ns[] = {1, 2, 5, 16, 31, 32, 33, 64, 100};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) check_extrema_rows(80, ns[k], 300 + (unsigned)k);
+}
