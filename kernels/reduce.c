@@ -375,13 +375,13 @@ DEF_FOLDS_AVX512(sum_f32, +=)
 DEF_FOLDS_AVX512(prod_f32, *=)
 DEF_FOLDS_AVX512(sum_f64, +=)
 
-/* NAME's folds (float32 max or min, OP > or <) of contiguous runs on
- * SCANS, each run's extreme taken as NAME##_fold takes it. */
-#define DEF_EXT_FOLDS(NAME, OP, SCANS)                                                             \
+/* NAME's folds (max or min of T, OP > or <) of contiguous runs on SCANS,
+ * each run's extreme taken as NAME##_fold takes it. */
+#define DEF_EXT_FOLDS(NAME, T, OP, SCANS)                                                          \
     static void NAME##_folds(const char *x, const int64_t *off, int64_t on, int64_t n, int64_t s,   \
                              int64_t base, const double *q, acc *a)                                 \
     {                                                                                               \
-        float m[OB];                                                                                \
+        T m[OB];                                                                                    \
         if (s != 1) {                                                                               \
             for (int64_t t = 0; t < on; t++) NAME##_fold(x + off[t], n, s, base, q[t], &a[t]);      \
             return;                                                                                 \
@@ -404,12 +404,27 @@ DEF_FOLDS_AVX512(sum_f64, +=)
     }                                                                                           \
     DEF_EXT_FOLD(max_f32_##ISA, float, f, >, max_f32_scan_##ISA)                                \
     DEF_EXT_FOLD(min_f32_##ISA, float, f, <, min_f32_scan_##ISA)                                \
-    DEF_EXT_FOLDS(max_f32_##ISA, >, tj_k_max_f32_scans_##ISA)                                   \
-    DEF_EXT_FOLDS(min_f32_##ISA, <, tj_k_min_f32_scans_##ISA)                                   \
+    DEF_EXT_FOLDS(max_f32_##ISA, float, >, tj_k_max_f32_scans_##ISA)                            \
+    DEF_EXT_FOLDS(min_f32_##ISA, float, <, tj_k_min_f32_scans_##ISA)                            \
     DEF_ARG_FOLD(argmax_f32_##ISA, float, f, >, max_f32_scan_##ISA)                             \
     DEF_ARG_FOLD(argmin_f32_##ISA, float, f, <, min_f32_scan_##ISA)
 DEF_EXTREMA_ISA(avx512)
 DEF_EXTREMA_ISA(avx2)
+
+/* The float64 extrema folds on AVX-512's scans (argmax / argmin keep the
+ * generic ones). */
+static double max_f64_scan_avx512(const double *x, int64_t n, int64_t s)
+{
+    return s == 1 ? tj_k_max_f64_scan_avx512(x, n) : max_f64_scan(x, n, s);
+}
+static double min_f64_scan_avx512(const double *x, int64_t n, int64_t s)
+{
+    return s == 1 ? tj_k_min_f64_scan_avx512(x, n) : min_f64_scan(x, n, s);
+}
+DEF_EXT_FOLD(max_f64_avx512, double, f, >, max_f64_scan_avx512)
+DEF_EXT_FOLD(min_f64_avx512, double, f, <, min_f64_scan_avx512)
+DEF_EXT_FOLDS(max_f64_avx512, double, >, tj_k_max_f64_scans_avx512)
+DEF_EXT_FOLDS(min_f64_avx512, double, <, tj_k_min_f64_scans_avx512)
 
 /* [kind] for float32 inputs when the ISA in use is AVX-512. */
 static const loops avx512_f32_loops[NKINDS] = {
@@ -423,9 +438,12 @@ static const loops avx512_f32_loops[NKINDS] = {
 };
 
 /* [kind] for float64 inputs when the ISA in use is AVX-512: the sum's runs
- * four at a time (one chain of additions per run is latency-bound). */
+ * four at a time (one chain of additions per run is latency-bound), the
+ * extrema's scans. */
 static const loops avx512_f64_loops[NKINDS] = {
     [TJ_K_RED_SUM] = {sum_f64_fold, sum_f64_row, sum_f64_folds_avx512},
+    [TJ_K_RED_MAX] = {max_f64_avx512_fold, max_f64_row, max_f64_avx512_folds},
+    [TJ_K_RED_MIN] = {min_f64_avx512_fold, min_f64_row, min_f64_avx512_folds},
 };
 
 /* [kind] for float32 inputs when the ISA in use is AVX2: the extrema. */

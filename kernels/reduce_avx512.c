@@ -1,4 +1,4 @@
-/* AVX-512 loops of the float32 reductions and the float64 sum's fold (see reduce.c), each giving the
+/* AVX-512 loops of the float32 reductions and the float64 sum's fold and extrema (see reduce.c), each giving the
  * generic loop's result bit for bit. The sum's row loop: the rows of a block
  * of outputs whose kept dim is contiguous, converted to double and added in
  * row order, eight outputs per vector, so that every output sees the same
@@ -180,3 +180,73 @@ DEF_FOLD_AVX512(sum_f64, double, load8, add, +=, 0.0)
 
 DEF_SCAN_AVX512(max_f32, max, >, -INFINITY)
 DEF_SCAN_AVX512(min_f32, min, <, INFINITY)
+
+/* The float64 extrema scans (DEF_SCAN's 32 lanes, here four vectors of
+ * eight: lane 8 j + t is v[j] lane t), as the float32 ones above.
+ * NAME##_first: of the lanes of v[j] selected by k[j], the first that is
+ * strictly better than best and equal to their extreme, else best; a nan
+ * among them sets *nan. */
+#define DEF_SCAN_F64_AVX512(NAME, VOP, OP, INIT)                                                    \
+    static double NAME##_first(__m512d v[4], const __mmask8 k[4], double best, bool *nan)           \
+    {                                                                                               \
+        __m512d init = _mm512_set1_pd(INIT);                                                        \
+        __mmask8 un = 0;                                                                            \
+        for (int j = 0; j < 4; j++) {                                                               \
+            v[j] = _mm512_mask_mov_pd(init, k[j], v[j]);                                            \
+            un |= _mm512_cmp_pd_mask(v[j], v[j], _CMP_UNORD_Q);                                     \
+        }                                                                                           \
+        if (un) {                                                                                   \
+            *nan = true;                                                                            \
+            return best;                                                                            \
+        }                                                                                           \
+        double e = _mm512_reduce_##VOP##_pd(_mm512_##VOP##_pd(_mm512_##VOP##_pd(v[0], v[1]), _mm512_##VOP##_pd(v[2], v[3]))); \
+        if (!(e OP best)) return best;                                                              \
+        __m512d ev = _mm512_set1_pd(e);                                                             \
+        __m512i sign = _mm512_set1_epi64(INT64_MIN);                                                \
+        uint32_t eq = 0, neg = 0;                                                                   \
+        for (int j = 0; j < 4; j++) {                                                               \
+            eq |= (uint32_t)_mm512_cmp_pd_mask(v[j], ev, _CMP_EQ_OQ) << (8 * j);                    \
+            neg |= (uint32_t)_mm512_test_epi64_mask(_mm512_castpd_si512(v[j]), sign) << (8 * j);    \
+        }                                                                                           \
+        return copysign(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0 : 1.0);                            \
+    }                                                                                               \
+    static inline double NAME##_scan(const double *x, int64_t n)                                    \
+    {                                                                                               \
+        static const __mmask8 all[4] = {0xff, 0xff, 0xff, 0xff};                                    \
+        double best = (INIT);                                                                       \
+        bool nan = false;                                                                           \
+        int64_t i = 0;                                                                              \
+        if (n >= 32) {                                                                              \
+            __m512d l[4];                                                                           \
+            __mmask8 nf = 0;                                                                        \
+            for (int j = 0; j < 4; j++) l[j] = _mm512_set1_pd(INIT);                                \
+            for (; i + 32 <= n; i += 32)                                                            \
+                for (int j = 0; j < 4; j++) {                                                       \
+                    __m512d v = _mm512_loadu_pd(x + i + 8 * j);                                     \
+                    l[j] = _mm512_##VOP##_pd(v, l[j]);                                              \
+                    nf |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);                                   \
+                }                                                                                   \
+            if (nf) return NAN;                                                                     \
+            best = NAME##_first(l, all, best, &nan);                                                \
+        }                                                                                           \
+        if (i < n) {                                                                                \
+            int64_t m = n - i; /* < 32 */                                                           \
+            __m512d v[4];                                                                           \
+            __mmask8 k[4];                                                                          \
+            for (int j = 0; j < 4; j++) {                                                           \
+                int64_t c = m - 8 * j < 0 ? 0 : m - 8 * j > 8 ? 8 : m - 8 * j;                      \
+                k[j] = (__mmask8)((1u << c) - 1);                                                   \
+                v[j] = _mm512_maskz_loadu_pd(k[j], x + i + 8 * j);                                  \
+            }                                                                                       \
+            best = NAME##_first(v, k, best, &nan);                                                  \
+        }                                                                                           \
+        return nan ? NAN : best;                                                                    \
+    }                                                                                               \
+    double tj_k_##NAME##_scan_avx512(const double *x, int64_t n) { return NAME##_scan(x, n); }      \
+    void tj_k_##NAME##_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out) \
+    {                                                                                               \
+        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const double *)(const void *)(x + off[r]), n); \
+    }
+
+DEF_SCAN_F64_AVX512(max_f64, max, >, -INFINITY)
+DEF_SCAN_F64_AVX512(min_f64, min, <, INFINITY)

@@ -33,5 +33,12 @@ void tj_k_max_f32_scans_avx512(const char *x, const int64_t *off, int64_t nruns,
 void tj_k_min_f32_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
 void tj_k_max_f32_scans_avx2(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
 void tj_k_min_f32_scans_avx2(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out);
+/** The float64 max / min scans (reduce.c) on AVX-512, as the float32 ones:
+ * of the n contiguous doubles at x, and of each run at x + off[r] bytes
+ * into out[r] (a fused log_softmax's amax in float64). */
+double tj_k_max_f64_scan_avx512(const double *x, int64_t n);
+double tj_k_min_f64_scan_avx512(const double *x, int64_t n);
+void tj_k_max_f64_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
+void tj_k_min_f64_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out);
 
 #endif

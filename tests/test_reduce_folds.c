@@ -459,29 +459,41 @@ Test(reduce_folds, the_float64_sum_matches_the_generic_loop_on_every_isa_four_ru
 /* ---- the extrema of many rows at once (the folds a fused row step's
  * amax / amin take, tj_k_reduce_rows): each ISA's row results against the
  * generic loops' one row at a time, over more rows than one block of
- * outputs, rows of every data kind and rows holding one special value. ---- */
+ * outputs, float32 and float64, rows of every data kind and rows holding
+ * one special value. ---- */
 
-static void check_extrema_rows(int64_t nrows, int64_t n, unsigned seed)
+static void check_extrema_rows(tj_dtype dt, int64_t nrows, int64_t n, unsigned seed)
 {
-    float *x = malloc((size_t)(nrows * n + 1) * sizeof *x), got[2][80], want[2][80];
+    bool f64 = dt == TJ_FLOAT64;
+    size_t es = f64 ? 8 : 4;
+    char *x = malloc((size_t)(nrows * n + 1) * es);
+    double got[2][80], want[2][80]; /* row results in dt: compared by bytes */
     cr_assert_not_null(x);
     for (int64_t r = 0; r < nrows; r++) {
         unsigned sd = seed + (unsigned)r;
-        for (int64_t i = 0; i < n; i++) x[r * n + i] = value((int)(r % NKIND), &sd);
-        if (r % 3 == 2) x[r * n + (r * 7) % n] = special((unsigned)r);
+        for (int64_t i = 0; i < n; i++) {
+            float v = r % 3 == 2 && i == (r * 7) % n ? special((unsigned)r) : value((int)(r % NKIND), &sd);
+            if (f64) ((double *)(void *)x)[r * n + i] = v;
+            else ((float *)(void *)x)[r * n + i] = v;
+        }
     }
     const tj_k_red_kind kinds[2] = {TJ_K_RED_MAX, TJ_K_RED_MIN};
     cr_assert(tj_k_isa_force("generic"));
     for (int k = 0; k < 2; k++)
-        for (int64_t r = 0; r < nrows; r++) tj_k_reduce_rows(kinds[k], TJ_FLOAT32, TJ_FLOAT32, x + r * n, 1, n, &want[k][r]);
+        for (int64_t r = 0; r < nrows; r++)
+            tj_k_reduce_rows(kinds[k], dt, dt, x + (size_t)(r * n) * es, 1, n, (char *)want[k] + (size_t)r * es);
     for (int i = 1; i < TEST_NISA; i++) {
         if (!tj_k_isa_force(test_isas[i])) continue;
         for (int k = 0; k < 2; k++) {
-            tj_k_reduce_rows(kinds[k], TJ_FLOAT32, TJ_FLOAT32, x, nrows, n, got[k]);
-            for (int64_t r = 0; r < nrows; r++)
-                cr_expect_eq(test_bits_f32(got[k][r]), test_bits_f32(want[k][r]),
-                             "%s %s of row %lld of %lld (n=%lld): %a vs generic %a", test_isas[i], k ? "min" : "max",
-                             (long long)r, (long long)nrows, (long long)n, (double)got[k][r], (double)want[k][r]);
+            tj_k_reduce_rows(kinds[k], dt, dt, x, nrows, n, got[k]);
+            for (int64_t r = 0; r < nrows; r++) {
+                const char *g = (const char *)got[k] + (size_t)r * es, *w = (const char *)want[k] + (size_t)r * es;
+                double gv = f64 ? *(const double *)(const void *)g : *(const float *)(const void *)g;
+                double wv = f64 ? *(const double *)(const void *)w : *(const float *)(const void *)w;
+                cr_expect(memcmp(g, w, es) == 0, "%s %s %s of row %lld of %lld (n=%lld): %a vs generic %a",
+                          test_isas[i], tj_dtype_name(dt), k ? "min" : "max", (long long)r, (long long)nrows,
+                          (long long)n, gv, wv);
+            }
         }
     }
     free(x);
@@ -489,6 +501,9 @@ static void check_extrema_rows(int64_t nrows, int64_t n, unsigned seed)
 
 Test(reduce_folds, every_isa_takes_each_rows_extreme_as_the_generic_loops_on_many_rows_at_once)
 {
-    const int64_t ns[] = {1, 2, 5, 16, 31, 32, 33, 64, 100};
-    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) check_extrema_rows(80, ns[k], 300 + (unsigned)k);
+    const int64_t ns[] = {1, 2, 5, 8, 16, 31, 32, 33, 40, 64, 100, 256};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        check_extrema_rows(TJ_FLOAT32, 80, ns[k], 300 + (unsigned)k);
+        check_extrema_rows(TJ_FLOAT64, 80, ns[k], 400 + (unsigned)k);
+    }
 }
