@@ -85,6 +85,9 @@ bool tj_op_name_split(const char *name, tj_op_name_parts *out)
         strcpy(out->ns, "aten");
     }
     const char *ov = strchr(n, '.');
+    /* "aten::relu." names no overload: torch spells the default one
+     * "relu" or "relu.default" and refuses an empty name after the dot. */
+    if (ov && ov[1] == 0) return false;
     if (!copy_part(out->base, sizeof out->base, n, ov ? (size_t)(ov - n) : strlen(n))) return false;
     out->has_overload = ov != NULL;
     if (ov && strcmp(ov + 1, "default") != 0)

@@ -230,6 +230,8 @@ Test(registry, find_accepts_namespace_and_default_overload_spellings)
 Test(registry, unknown_names_give_not_found)
 {
     const char *bad[] = {"aten::nope", "aten::add", "add.Nope", "aten::abs.Tensor", "", "aten::",
+                         /* torch: "No such operator aten::relu." for both (the default is "relu.default") */
+                         "aten::relu.", "aten::add.", "aten.relu.", "relu.",
                          "a_name_far_too_long_to_be_any_operator_at_all_in_this_registry.x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_clear_error();

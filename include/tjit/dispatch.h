@@ -72,7 +72,8 @@ typedef enum tj_op_kind {
  * or "aten::abs.default"; FX targets "aten.add.Tensor"; user operators
  * (library.h) with their namespace: "mylib::scaled_add",
  * "mylib.scaled_add.default" (a name without namespace is aten's). NULL
- * (TJ_ERR_NOT_FOUND) when unknown. */
+ * (TJ_ERR_NOT_FOUND) when unknown, and for an empty overload after the dot
+ * ("aten::relu.", "aten::add."), which torch refuses too. */
 const tj_op *tj_op_find(const char *name);
 /** Number of registered overloads, and the i-th one (registration order). */
 int tj_op_count(void);
