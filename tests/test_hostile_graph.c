@@ -457,6 +457,9 @@ Test(hostile_decomp, a_graph_entry_that_calls_its_own_operator_is_a_cycle)
     cr_assert_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::neg"), g), TJ_OK, "%s", tj_last_error());
     tj_tensor *x = ramp(1, I64(3), 1);
     cr_expect_null(tj_make_fx(fn_neg, NULL, &x, 1, t, TJ_TRACE_REAL));
+    /* the nested trace's "make_fx: " prefix is not repeated */
+    cr_expect_str_eq(tj_last_error(),
+                     "make_fx: the decomposition graph of aten::neg: decomposition cycle: aten::neg -> aten::neg");
     EXPECT_ERROR(TJ_ERR_CYCLE, "aten::neg");
     cr_expect_null(tj_graph_decompose(g, t));
     EXPECT_ERROR(TJ_ERR_CYCLE, "aten::neg");

@@ -178,8 +178,11 @@ static tj_status decompose(tracer *tr, const tj_op *op, const tj_decomp_entry *e
         st = tj_graph_run(e->graph, inputs, n, results);
         for (int i = 0; st == TJ_OK && i < op->nreturns; i++) outs[i] = tj_v_tensor(results[i]);
         if (st != TJ_OK) {
+            /* an error of the nested trace (a cycle) names make_fx already */
+            const char *inner = tj_last_error();
+            if (strncmp(inner, "make_fx: ", 9) == 0) inner += 9;
             char why[768];
-            snprintf(why, sizeof why, "%s", tj_last_error());
+            snprintf(why, sizeof why, "%s", inner);
             st = tj_error(st, "make_fx: the decomposition graph of %s: %s", op->name, why);
         }
     }
@@ -435,8 +438,11 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
             tj_error(st, "tj_make_fx: the traced function returned %s (%d) without recording an error",
                      tj_status_name(st), (int)st);
         else if (tj_last_status() != st) {
+            /* an error of the nested trace (a cycle) names make_fx already */
+            const char *inner = tj_last_error();
+            if (strncmp(inner, "make_fx: ", 9) == 0) inner += 9;
             char why[768];
-            snprintf(why, sizeof why, "%s", tj_last_error());
+            snprintf(why, sizeof why, "%s", inner);
             tj_error(st, "tj_make_fx: the traced function returned %s (%d); the last error (%s): %s",
                      tj_status_name(st), (int)st, tj_status_name(tj_last_status()), why);
         }
