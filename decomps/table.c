@@ -97,13 +97,13 @@ tj_status tj_decomp_table_add_graph(tj_decomp_table *t, const tj_op *op, const t
 {
     if (!t || !op || !g) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: NULL table, operator or graph");
     if (tj_graph_num_outputs(g) != op->nreturns)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: %s returns %d values, the graph %d", op->name,
-                        op->nreturns, tj_graph_num_outputs(g));
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: %s returns %d value%s, the graph %d",
+                        op->name, op->nreturns, op->nreturns == 1 ? "" : "s", tj_graph_num_outputs(g));
     int n_tensor_args = 0;
     for (int i = 0; i < op->nargs; i++) n_tensor_args += op->args[i].type == TJ_A_TENSOR;
     if (tj_graph_num_inputs(g) > n_tensor_args)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: the graph has %d inputs, %s only %d tensor arguments",
-                        tj_graph_num_inputs(g), op->name, n_tensor_args);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph: the graph has %d inputs, %s only %d tensor argument%s",
+                        tj_graph_num_inputs(g), op->name, n_tensor_args, n_tensor_args == 1 ? "" : "s");
     tj_graph *copy = graph_copy(g);
     if (!copy) return tj_last_status();
     return set_entry(t, op, NULL, copy, NULL);

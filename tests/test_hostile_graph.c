@@ -218,7 +218,9 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         {"graph():\n    %c : i64[2] = constant([])\n    return (%c,)\n",
          "a constant of shape [2] takes 2 values, the list ends after 0"},
         {"graph():\n    %c : b8[1] = constant([True, False])\n    return (%c,)\n",
-         "a constant of shape [1] takes 1 values, the list goes on after them"},
+         "a constant of shape [1] takes 1 value, the list goes on after it"},
+        {"graph(%x : f32[3]):\n    %a, %b = aten.neg.default(%x)\n    return (%a,)\n",
+         "line 2, column 34: aten::neg returns 1 value, 2 names given"},
         {"graph():\n    %c : f32[20] = constant(c)\n    return (%c,)\nc = [1.0, 2.0]\n",
          "line 4, column 14: a constant of shape [20] takes 20 values, the list ends after 2"},
     };
@@ -401,6 +403,11 @@ Test(hostile_decomp, tables_refuse_null_arguments_and_graphs_that_do_not_fit)
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph", "3 inputs");
     cr_expect_eq(tj_decomp_table_add_graph(t, tj_op_find("aten::max.dim"), g), TJ_ERR_INVALID_ARGUMENT);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_add_graph", "aten::max.dim returns 2 values");
+    tj_graph *two_out = tj_graph_parse("graph(%a : f32[3]):\n    %n = aten.neg.default(%a)\n    return (%n, %n)\n");
+    cr_assert_not_null(two_out, "%s", tj_last_error());
+    cr_expect_eq(tj_decomp_table_add_graph(t, neg, two_out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::neg returns 1 value, the graph 2"); /* not "1 values" */
+    tj_graph_free(two_out);
     cr_expect_eq(tj_decomp_table_size(t), 0, "a refused entry was added");
     cr_expect_eq(tj_decomp_table_merge(t, NULL), TJ_ERR_INVALID_ARGUMENT);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_decomp_table_merge");
@@ -553,6 +560,26 @@ Test(hostile_plan, a_refused_run_leaves_written_back_inputs_and_outputs_alone)
     tj_tensor_release(o64);
     tj_tensor_release(x);
     tj_tensor_release(wrong);
+    tj_plan_free(p);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* Counts of one are singular ("takes 1 inputs" read wrong). */
+Test(hostile_plan, a_wrong_input_count_names_the_count_taken)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse(NEG_TEXT);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_tensor *x = ramp(1, I64(3), 1), *out[1] = {NULL};
+    cr_expect_eq(tj_plan_run(p, (tj_tensor *[]){x, x}, 2, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_plan_run: the plan takes 1 input, got 2");
+    cr_expect_eq(tj_graph_run(g, (tj_tensor *[]){x, x}, 2, out), TJ_ERR_INVALID_ARGUMENT);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes 1 input, got 2");
+    cr_expect_null(out[0]);
+    tj_tensor_release(x);
     tj_plan_free(p);
     tj_graph_free(g);
     cr_expect_eq(live_allocations(), base);

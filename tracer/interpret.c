@@ -91,7 +91,8 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
     if ((n_inputs && !inputs) || (tj_graph_num_outputs(g) && !outputs))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: NULL inputs or outputs");
     if (n_inputs != g->n_inputs)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes %d inputs, got %d", g->n_inputs, n_inputs);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_run: the graph takes %d input%s, got %d", g->n_inputs,
+                        g->n_inputs == 1 ? "" : "s", n_inputs);
     if (g->output_node >= 0) {
         const tj_gnode *out = &g->nodes[g->output_node];
         tj_status st = tj_check_writeback_aliases(inputs, n_inputs, out->writeback, out->nargs, "tj_graph_run",

@@ -396,7 +396,8 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     }
     if (n_targets != op->nreturns) {
         char msg[200];
-        snprintf(msg, sizeof msg, "%s returns %d values, %d names given", op->name, op->nreturns, n_targets);
+        snprintf(msg, sizeof msg, "%s returns %d value%s, %d name%s given", op->name, op->nreturns,
+                 op->nreturns == 1 ? "" : "s", n_targets, n_targets == 1 ? "" : "s");
         return perr(ps, msg);
     }
     /* box on fake tensors and infer */
@@ -495,12 +496,13 @@ static tj_status element_count_error(parser *ps, const tj_tensor *t, int64_t giv
 {
     char shape[160], msg[256];
     tj_shape_str(t->ndim, t->shape, shape, sizeof shape);
+    const char *s = t->numel == 1 ? "" : "s";
     if (given < t->numel)
-        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list ends after %" PRId64, shape,
-                 t->numel, given);
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " value%s, the list ends after %" PRId64, shape,
+                 t->numel, s, given);
     else
-        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " values, the list goes on after them", shape,
-                 t->numel);
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " value%s, the list goes on after %s", shape,
+                 t->numel, s, t->numel == 1 ? "it" : "them");
     return perr(ps, msg);
 }
 

@@ -567,7 +567,8 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
 {
     const tj_plan *p = c->plan;
     if (n != p->n_inputs)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the plan takes %d inputs, got %d", who, p->n_inputs, n);
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the plan takes %d input%s, got %d", who, p->n_inputs,
+                        p->n_inputs == 1 ? "" : "s", n);
     if (n && !inputs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL inputs", who);
     bool restrided = false;
     for (int i = 0; i < n; i++) {
