@@ -209,6 +209,13 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         /* outputs and write-backs naming nothing */
         {"graph(%x : f32[3]):\n    return (%nope,)\n", "nope"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,) writeback {0: 5}\n", "line 3"},
+        /* write-backs tj_compile refuses (tj_graph_run copy_'d a broadcast sum into %x, or both outputs) */
+        {"graph(%x : f32[3]):\n    %n = aten.sum.default(%x)\n    return (%n,) writeback {0: 0}\n",
+         "line 3, column 34: writeback: output 0 (%n, float32[]) cannot be written back to input 0 (%x, float32[3])"},
+        {"graph(%x : f32[3]):\n    %n = aten._to_copy.default(%x, dtype=torch.float64)\n    return (%n,) writeback {0: 0}\n",
+         "output 0 (%n, float64[3]) cannot be written back to input 0 (%x, float32[3])"},
+        {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n, %n) writeback {0: 0, 1: 0}\n",
+         "writeback: input 0 is written back by two outputs (0 and 1)"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    %n = aten.neg.default(%x)\n    return (%n,)\n",
          "defined twice"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,)\n    %m = aten.neg.default(%x)\n", "line 4"},

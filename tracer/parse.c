@@ -612,6 +612,39 @@ static tj_status parse_constant_blocks(parser *ps)
     return TJ_OK;
 }
 
+/* The value of input j of the graph being parsed. */
+static const tj_gvalue *input_value(const parser *ps, int j)
+{
+    for (int i = 0; i < ps->g->n_nodes; i++) {
+        const tj_gnode *n = &ps->g->nodes[i];
+        if (n->kind == TJ_NODE_PLACEHOLDER && n->input_index == j) return &ps->g->values[n->outs[0]];
+    }
+    return NULL;
+}
+
+/* Output k, written back into input wb[k], is that input's new value: one
+ * output per input, of the input's dtype and shape, as tj_compile requires
+ * (tj_graph_run would otherwise copy_ a broadcast or converted value, or
+ * two values, into the input that a plan of the same text refuses). */
+static tj_status check_writeback(parser *ps, const int *wb, int k)
+{
+    char msg[400], a[128], b[128];
+    for (int e = 0; e < k; e++)
+        if (wb[e] == wb[k]) {
+            snprintf(msg, sizeof msg, "writeback: input %d is written back by two outputs (%d and %d)", wb[k], e, k);
+            return perr(ps, msg);
+        }
+    const tj_gnode *out = &ps->g->nodes[ps->g->output_node];
+    const tj_gvalue *o = &ps->g->values[tj_garg_value_at(&out->args[k], 0)], *x = input_value(ps, wb[k]);
+    bool same = o->dtype == x->dtype && o->ndim == x->ndim;
+    for (int d = 0; same && d < o->ndim; d++) same = o->shape[d] == x->shape[d];
+    if (same) return TJ_OK;
+    snprintf(msg, sizeof msg, "writeback: output %d (%%%s, %s%s) cannot be written back to input %d (%%%s, %s%s)", k,
+             o->name, tj_dtype_name(o->dtype), tj_shape_str(o->ndim, o->shape, a, sizeof a), wb[k], x->name,
+             tj_dtype_name(x->dtype), tj_shape_str(x->ndim, x->shape, b, sizeof b));
+    return perr(ps, msg);
+}
+
 /* "{1: 0, 2: 3}" after a return: output index -> input index. */
 static tj_status parse_writeback(parser *ps, int n_outputs)
 {
@@ -627,6 +660,8 @@ static tj_status parse_writeback(parser *ps, int n_outputs)
         wb[out] = (int)in;
         if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != '}')) return perr(ps, "expected ',' or '}'");
     }
+    for (int k = 0; k < n_outputs; k++)
+        if (wb[k] >= 0 && check_writeback(ps, wb, k) != TJ_OK) return TJ_ERR_PARSE;
     ps->g->nodes[ps->g->output_node].writeback = wb;
     return TJ_OK;
 }

@@ -147,8 +147,10 @@ char *tj_graph_to_string(const tj_graph *g);
  * INT64_MAX, and a `bound` reason that is not a non-empty double-quoted string of
  * printable ASCII on one line (`offset` and `bound` come in this order,
  * after a placeholder's type only; a bound placeholder without strides or
- * offset is row-major at offset 0). Output values are re-inferred with
- * the operators' shape functions. */
+ * offset is row-major at offset 0), and a `writeback` that writes two
+ * outputs into one input or an output of another dtype or shape than its
+ * input (tj_compile's rule: it is the input's new value). Output values
+ * are re-inferred with the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape;
  * a placeholder's also with its geometry as the text gives it (strides
