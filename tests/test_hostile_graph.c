@@ -219,6 +219,8 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    %n = aten.neg.default(%x)\n    return (%n,)\n",
          "defined twice"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,)\n    %m = aten.neg.default(%x)\n", "line 4"},
+        /* read as the values of a constant %return, "which is not defined" */
+        {"graph(%x : f32[3]):\n    return (%x,)\n    return (%x,)\n", "line 3, column 5: a second 'return' (a graph has one)"},
         /* constants with too few or too many values, inline or after 'return' */
         {"graph():\n    %c : f32[2, 2] = constant([1.0, 2.0, 3.0])\n    return (%c,)\n",
          "line 2, column 45: a constant of shape [2, 2] takes 4 values, the list ends after 3"},

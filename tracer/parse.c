@@ -593,6 +593,7 @@ static tj_status parse_constant_blocks(parser *ps)
         if (k == ps->n_deferred || ps->deferred[k].filled) {
             ps->p = start;
             if (k < ps->n_deferred) snprintf(msg, sizeof msg, "the values of constant %%%s are given twice", name);
+            else if (v < 0 && strcmp(name, "return") == 0) snprintf(msg, sizeof msg, "a second 'return' (a graph has one)");
             else if (v < 0) snprintf(msg, sizeof msg, "values for %%%s, which is not defined", name);
             else snprintf(msg, sizeof msg, "values for %%%s, which is no constant written 'constant(%s)'", name, name);
             return perr(ps, msg);
