@@ -219,6 +219,9 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    %n = aten.neg.default(%x)\n    return (%n,)\n",
          "defined twice"},
         {"graph(%x : f32[3]):\n    %n = aten.neg.default(%x)\n    return (%n,)\n    %m = aten.neg.default(%x)\n", "line 4"},
+        /* Python's "positional argument follows keyword argument": %x went to 'other' */
+        {"graph(%x : f32[3]):\n    %a = aten.add.Tensor(%x, alpha=2, %x)\n    return (%a,)\n",
+         "line 2, column 39: a positional argument after a keyword argument"},
         /* read as the values of a constant %return, "which is not defined" */
         {"graph(%x : f32[3]):\n    return (%x,)\n    return (%x,)\n", "line 3, column 5: a second 'return' (a graph has one)"},
         /* constants with too few or too many values, inline or after 'return' */

@@ -459,11 +459,13 @@ static tj_status parse_call(parser *ps, char names[][128], int n_targets)
     tj_garg args[TJ_MAX_ARGS];
     bool given[TJ_MAX_ARGS] = {false};
     int pos = 0;
+    bool keyword_seen = false;
     while (!accept(ps, ")")) {
         const char *save = ps->p;
         char kw[64];
         int slot = -1;
         if (ident(ps, kw, sizeof kw) && accept(ps, "=")) {
+            keyword_seen = true;
             for (int i = 0; i < op->nargs; i++)
                 if (strcmp(op->args[i].name, kw) == 0) slot = i;
             if (slot < 0) {
@@ -472,6 +474,8 @@ static tj_status parse_call(parser *ps, char names[][128], int n_targets)
             }
         } else {
             ps->p = save;
+            /* as Python: "positional argument follows keyword argument" */
+            if (keyword_seen) return perr(ps, "a positional argument after a keyword argument");
             while (pos < op->nargs && op->args[pos].kwarg_only) pos++;
             if (pos >= op->nargs) {
                 snprintf(msg, sizeof msg, "too many arguments for %s (%d)", op->name, op->nargs);
