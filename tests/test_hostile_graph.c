@@ -204,7 +204,8 @@ Test(hostile_graph, text_with_wrong_types_or_impossible_shapes_is_a_parse_error)
         {"graph(%x : f32[2, 3], %y : f32[4]):\n    %a = aten.add.Tensor(%x, %y)\n    return (%a,)\n", "broadcast"},
         {"graph(%x : f32[2, 3]):\n    %s = aten.sum.dim_IntList(%x, [5])\n    return (%s,)\n", "out of range"},
         /* types that cannot exist */
-        {"graph(%x : f32[4294967296, 4294967296]):\n    return (%x,)\n", "overflow"},
+        {"graph(%x : f32[4294967296, 4294967296]):\n    return (%x,)\n",
+         "line 1, column 39: this type: element count of shape [4294967296, 4294967296] overflows"},
         {"graph(%x : f32[1, 1, 1, 1, 1, 1, 1, 1, 1]):\n    return (%x,)\n", "line 1"},
         /* outputs and write-backs naming nothing */
         {"graph(%x : f32[3]):\n    return (%nope,)\n", "nope"},

@@ -188,7 +188,11 @@ static tj_status parse_type(parser *ps, tj_dtype *dt, int *ndim, int64_t *shape,
         *has_strides = true;
     }
     int64_t numel;
-    if (tj_checked_numel(*ndim, shape, &numel, "tj_graph_parse") != TJ_OK) return TJ_ERR_PARSE;
+    if (tj_checked_numel(*ndim, shape, &numel, "this type") != TJ_OK) {
+        char msg[300]; /* with the line and column every other parse error gives */
+        snprintf(msg, sizeof msg, "%s", tj_last_error());
+        return perr(ps, msg);
+    }
     return TJ_OK;
 }
 
