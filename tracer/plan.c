@@ -853,10 +853,21 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     /* inside make_fx, the steps below would be invisible to the trace */
     tj_status st = tj_check_read_past_dispatch(inputs, n, who);
     if (st == TJ_OK) st = tj_check_read_past_dispatch(outputs, c->plan->n_outputs, who);
-    if (st == TJ_OK) st = enter_constant_writer(c->plan, who);
+    bool idle = false;
+    /* two runs on one context's arena and tensors at once gave wrong values (4 threads calling
+     * tj_plan_run): the second is refused, as a second writer of a graph constant is */
+    if (st == TJ_OK && !atomic_compare_exchange_strong_explicit(&c->running, &idle, true, memory_order_acquire,
+                                                                memory_order_relaxed))
+        st = tj_error(TJ_ERR_UNSUPPORTED, "%s: another run of this context is in progress: a context (tj_plan_run's: "
+                      "the plan's default one) runs one thread at a time; give each thread its own "
+                      "(tj_plan_context_new)", who);
     if (st != TJ_OK) return st;
-    st = run_bound(c, inputs, n, outputs, who);
-    leave_constant_writer(c->plan);
+    st = enter_constant_writer(c->plan, who);
+    if (st == TJ_OK) {
+        st = run_bound(c, inputs, n, outputs, who);
+        leave_constant_writer(c->plan);
+    }
+    atomic_store_explicit(&c->running, false, memory_order_release);
     return st;
 }
 

@@ -118,6 +118,7 @@ struct tj_plan_context {
     bool *copy_out;        /**< per output, this run: copy at the end */
     bool *wb_copy;         /**< per output, this run: copy into its write-back input */
     bool views_restrided;  /**< the last run re-resolved views of restrided inputs */
+    atomic_bool running;   /**< a run is in progress: a second one at once is refused */
     tj_profile prof;
 };
 

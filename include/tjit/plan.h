@@ -19,7 +19,10 @@
  * A plan is run through an execution context, which owns one arena and the
  * tensor objects that point into it. Several threads may run one plan at
  * once, each with its own context; tj_plan_run uses the plan's default
- * context (one thread at a time). Except a plan that writes a graph
+ * context (one thread at a time: a run that starts on a context while
+ * another run of it is in progress, on another thread or from inside a
+ * kernel of that run, fails with TJ_ERR_UNSUPPORTED, "another run of this
+ * context is in progress", instead of sharing its arena). Except a plan that writes a graph
  * constant (a captured tensor the traced function updates in place, which
  * every run updates, see tj_make_fx): it runs on one context at a time, and
  * a run that starts while another is in progress is refused
@@ -311,7 +314,8 @@ tj_status tj_plan_run_into(tj_plan *p, tj_tensor *const *inputs, int n, tj_tenso
 
 /* ---- execution contexts ---- */
 /** A new context for `p`: its own arena (allocated and touched now) and
- * tensor objects. One thread may use a context at a time; different
+ * tensor objects. One thread may use a context at a time (a second run
+ * while one is in progress is refused, see above); different
  * contexts of one plan may run at once, unless the plan writes a graph
  * constant (a captured tensor written in place, see tj_make_fx): all its
  * contexts share that tensor, so they run one at a time, and a run that
