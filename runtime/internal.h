@@ -585,6 +585,11 @@ static inline int tj_squeezed(const tj_tensor *t, int64_t *shape, int64_t *strid
 /** Normalises dim (negative counts from the end) for a tensor of rank ndim
  * (rank 0 accepts -1 and 0). TJ_ERR_INDEX naming `op` when out of range. */
 tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
+/** The same for a dim the result of `op` adds to a tensor of rank ndim
+ * (unsqueeze, stack, diag_embed): over ndim + 1 positions, the message
+ * naming the operand's rank ("a tensor of rank 1" for a 0-dim one read
+ * as if it were the operand's). */
+tj_status tj_wrap_new_dim(const char *op, int64_t dim, int ndim, int *out);
 
 /* The array of a list value (TENSORS, INTS, BOOLS, FLOATS), and in
  * *elem_size (when not NULL) the bytes of one element; NULL and 0 for the

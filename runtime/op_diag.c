@@ -37,7 +37,8 @@ static tj_status embed_geometry(const char *op, const tj_tensor *self, int64_t o
     int64_t side = 0, numel;
     if (nd > TJ_MAX_DIMS)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d dims", op, TJ_MAX_DIMS);
-    if (tj_wrap_dim(op, dim1, nd, &d1) != TJ_OK || tj_wrap_dim(op, dim2, nd, &d2) != TJ_OK) return tj_last_status();
+    if (tj_wrap_new_dim(op, dim1, self->ndim, &d1) != TJ_OK || tj_wrap_new_dim(op, dim2, self->ndim, &d2) != TJ_OK)
+        return tj_last_status();
     if (d1 == d2)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: diagonal dimensions cannot be identical %" PRId64 ", %" PRId64,
                         op, dim1, dim2);

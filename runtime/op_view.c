@@ -266,7 +266,7 @@ static tj_status meta_unsqueeze(const char *op, const tj_value *args, tj_meta *o
     if (nd >= TJ_MAX_DIMS)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: a tensor of rank %d cannot gain a dim (at most %d)", op, nd,
                         TJ_MAX_DIMS);
-    if (tj_wrap_dim(op, args[1].u.i, nd + 1, &d) != TJ_OK) return tj_last_status();
+    if (tj_wrap_new_dim(op, args[1].u.i, nd, &d) != TJ_OK) return tj_last_status();
     tj_meta *o = outs;
     alias_of(self, o);
     o->ndim = nd + 1;
@@ -747,7 +747,7 @@ tj_status tj_meta_stack(const tj_value *args, tj_meta *outs)
     const tj_tensor *first = ts[0], *rep = ts[0];
     if (first->ndim == TJ_MAX_DIMS)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d dims", STACK, TJ_MAX_DIMS);
-    if (tj_wrap_dim(STACK, args[1].u.i, first->ndim + 1, &d) != TJ_OK) return tj_last_status();
+    if (tj_wrap_new_dim(STACK, args[1].u.i, first->ndim, &d) != TJ_OK) return tj_last_status();
     for (int i = 1; i < n; i++) {
         const tj_tensor *t = ts[i];
         if (t->ndim != first->ndim || memcmp(t->shape, first->shape, sizeof(int64_t) * (size_t)t->ndim) != 0) {

@@ -85,12 +85,22 @@ void tj_broadcast_strides(const tj_tensor *t, int ndim, const int64_t *shape, in
     }
 }
 
-tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out)
+/* dim wrapped over n positions; `what` and rank say what they are for */
+static tj_status wrap_over(const char *op, int64_t dim, int n, const char *what, int rank, int *out)
 {
-    int n = ndim > 0 ? ndim : 1;
     if (dim < -n || dim >= n)
-        return tj_error(TJ_ERR_INDEX, "%s: dim %" PRId64 " is out of range for a tensor of rank %d (expected %d..%d)",
-                        op, dim, ndim, -n, n - 1);
+        return tj_error(TJ_ERR_INDEX, "%s: dim %" PRId64 " is out of range for %s of rank %d (expected %d..%d)", op,
+                        dim, what, rank, -n, n - 1);
     *out = (int)(dim < 0 ? dim + n : dim);
     return TJ_OK;
+}
+
+tj_status tj_wrap_dim(const char *op, int64_t dim, int ndim, int *out)
+{
+    return wrap_over(op, dim, ndim > 0 ? ndim : 1, "a tensor", ndim, out);
+}
+
+tj_status tj_wrap_new_dim(const char *op, int64_t dim, int ndim, int *out)
+{
+    return wrap_over(op, dim, ndim + 1, "a new dim of a tensor", ndim, out);
 }

@@ -135,7 +135,7 @@ Test(inplace_views, errors_name_the_operator_and_leave_self_unchanged)
     int64_t s[2] = {2, 3};
     tj_tensor *x = arange_as(2, s);
     uint32_t v = tj_tensor_version(x);
-    test_expect_error(tj_unsqueeze_(x, 3), TJ_ERR_INDEX, "aten::unsqueeze_", "dim 3 is out of range for a tensor of rank 3");
+    test_expect_error(tj_unsqueeze_(x, 3), TJ_ERR_INDEX, "aten::unsqueeze_", "dim 3 is out of range for a new dim of a tensor of rank 2 (expected -3..2)");
     expect_unchanged(x, v);
     test_expect_error(tj_unsqueeze_(x, -4), TJ_ERR_INDEX, "aten::unsqueeze_", "dim -4");
     expect_unchanged(x, v);

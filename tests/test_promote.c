@@ -418,6 +418,26 @@ Test(wrap_dim, accepts_minus_rank_to_rank_minus_one)
     cr_expect_eq(d, 7);
 }
 
+/* A dim the result adds (unsqueeze, stack, diag_embed) wraps over rank + 1
+ * positions; the message named that count as the operand's rank
+ * ("unsqueeze of a 0-dim tensor: ... a tensor of rank 1"). torch:
+ * "Dimension out of range (expected to be in range of [-1, 0], but got 1)". */
+Test(wrap_dim, a_new_dim_names_the_operands_rank)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *z = tj_ones(NULL, 0, TJ_FLOAT32), *v = tj_ones((int64_t[]){2}, 1, TJ_FLOAT32);
+    cr_expect_null(tj_unsqueeze(z, 1));
+    cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
+    cr_expect_str_eq(tj_last_error(), "aten::unsqueeze: dim 1 is out of range for a new dim of a tensor of rank 0 (expected -1..0)");
+    cr_expect_null(tj_stack((tj_tensor *[]){v, v}, 2, 2));
+    cr_expect(strstr(tj_last_error(), "dim 2 is out of range for a new dim of a tensor of rank 1 (expected -2..1)"), "%s",
+              tj_last_error());
+    int d = 7;
+    cr_expect_eq(tj_wrap_new_dim("op", -2, 1, &d), TJ_OK);
+    cr_expect_eq(d, 0);
+    tj_scope_end(s);
+}
+
 Test(wrap_dim, out_of_range_is_an_index_error_naming_the_range)
 {
     int d = 5;
