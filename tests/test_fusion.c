@@ -60,19 +60,6 @@ static int n_fused(const tj_plan *p)
     return s.n_fused;
 }
 
-/* Every element identical (float32 bits; NaN equal to NaN). */
-static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
-    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
-    const float *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
-        cr_assert(memcmp(&x[i], &y[i], sizeof(float)) == 0 || (isnan(x[i]) && isnan(y[i])),
-                  "%s: element %ld: %.9g vs %.9g", what, (long)i, x[i], y[i]);
-}
-
 /* A plan's count of one kind of fusion. */
 typedef int (*fusion_count)(const tj_plan *p);
 
@@ -93,8 +80,8 @@ static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in
     for (int run = 0; run < 2; run++) { /* the second run reuses the arena */
         cr_assert_eq(tj_plan_run(pf, in, n_in, &got), TJ_OK, "%s: %s", what, tj_last_error());
         cr_assert_eq(tj_plan_run(pu, in, n_in, &sep), TJ_OK, "%s: %s", what, tj_last_error());
-        expect_same_bits(got, ref, what);
-        expect_same_bits(sep, ref, what);
+        test_expect_same_bits(got, ref, what);
+        test_expect_same_bits(sep, ref, what);
     }
     tj_plan_free(pf);
     tj_plan_free(pu);
@@ -242,7 +229,7 @@ Test(fusion, plans_compiled_for_two_threads_fuse_small_and_large_products)
         tj_tensor *ref, *got;
         cr_assert_eq(tj_graph_run(g, in, 4, &ref), TJ_OK, "%s", tj_last_error());
         cr_assert_eq(tj_plan_run(p, in, 4, &got), TJ_OK, "%s", tj_last_error());
-        expect_same_bits(got, ref, "compiled and run at 2 threads");
+        test_expect_same_bits(got, ref, "compiled and run at 2 threads");
         tj_plan_free(p);
         tj_graph_free(g);
     }
@@ -302,7 +289,7 @@ Test(fusion, results_with_other_readers_broadcasts_alpha_or_in_place_adds_are_no
         cr_assert_eq(tj_plan_run(p, in, 6, got), TJ_OK, "case %d: %s", c, tj_last_error());
         for (int k = 0; k < tj_graph_num_outputs(g); k++) {
             if (tj_tensor_dtype(ref[k]) == TJ_FLOAT32) {
-                expect_same_bits(got[k], ref[k], "unfused");
+                test_expect_same_bits(got[k], ref[k], "unfused");
                 continue;
             }
             bool equal = false;
@@ -358,10 +345,10 @@ Test(fusion, residual_with_other_strides_at_run_time_is_added_after_the_product)
     tj_tensor *ref, *got;
     cr_assert_eq(tj_graph_run(g, run_in, 4, &ref), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, run_in, 4, &got), TJ_OK, "%s", tj_last_error());
-    expect_same_bits(got, ref, "transposed residual");
+    test_expect_same_bits(got, ref, "transposed residual");
     cr_assert_eq(tj_plan_run(p, in, 4, &got), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_graph_run(g, in, 4, &ref), TJ_OK, "%s", tj_last_error());
-    expect_same_bits(got, ref, "contiguous residual again");
+    test_expect_same_bits(got, ref, "contiguous residual again");
     tj_plan_free(p);
     tj_graph_free(g);
 }
@@ -578,7 +565,7 @@ static void expect_inplace_kept_apart(tj_trace_fn fn, tj_tensor *const *in, int 
     tj_tensor *ref, *got;
     cr_assert_eq(tj_graph_run(g, b, n_in, &ref), TJ_OK, "%s", tj_last_error());
     cr_assert_eq(tj_plan_run(p, c, n_in, &got), TJ_OK, "%s", tj_last_error());
-    expect_same_bits(got, ref, "an input updated in place between the nodes");
+    test_expect_same_bits(got, ref, "an input updated in place between the nodes");
     tj_plan_free(p);
     tj_graph_free(g);
 }

@@ -20,39 +20,14 @@ TestSuite(gathered_epilogue, .init = test_scope_open, .fini = test_scope_close);
 #define WITH_RELU "aten::_to_copy + aten::bmm + aten::add.Tensor + aten::maximum"
 #define BIAS_ONLY "aten::_to_copy + aten::bmm + aten::add.Tensor"
 
-/* Every element identical (float32 bits; nan equal to nan). */
-static void expect_same_bits(tj_tensor *a, tj_tensor *b, const char *what)
-{
-    cr_assert_not_null(a, "%s: %s", what, tj_last_error());
-    cr_assert_not_null(b, "%s: %s", what, tj_last_error());
-    cr_assert_eq(tj_tensor_numel(a), tj_tensor_numel(b), "%s", what);
-    tj_tensor *ca = tj_contiguous(a), *cb = tj_contiguous(b);
-    const float *x = tj_tensor_data(ca), *y = tj_tensor_data(cb);
-    for (int64_t i = 0; i < tj_tensor_numel(a); i++)
-        cr_assert(memcmp(&x[i], &y[i], sizeof(float)) == 0 || (isnan(x[i]) && isnan(y[i])),
-                  "%s: element %ld: %.9g vs %.9g", what, (long)i, x[i], y[i]);
-}
-
 /* The label of the step with the epilogue that plan p ran last, judged by
  * its profile table: WITH_RELU, BIAS_ONLY or "" (none). */
 static const char *fused_label(tj_plan *p)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_not_null(f);
-    cr_assert_eq(tj_plan_profile_print(p, f), TJ_OK, "%s", tj_last_error());
-    fclose(f);
+    char *text = test_profile_table(p);
     const char *label = strstr(text, WITH_RELU) ? WITH_RELU : strstr(text, BIAS_ONLY) ? BIAS_ONLY : "";
     free(text);
     return label;
-}
-
-static int n_fused(const tj_plan *p)
-{
-    tj_plan_statistics s;
-    cr_assert_eq(tj_plan_stats(p, &s), TJ_OK);
-    return s.n_fused;
 }
 
 /* Compiles g fused and with no_fusion at one thread and runs both and the
@@ -66,7 +41,7 @@ static void expect_fused(const tj_graph *g, tj_tensor *const *in, int n_in, cons
     tj_set_num_threads(1);
     tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
     cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
-    cr_expect_eq(n_fused(pf), fused, "%s: fused epilogue nodes", what);
+    cr_expect_eq(test_plan_stats(pf).n_fused, fused, "%s: fused epilogue nodes", what);
     int nout = tj_plan_num_outputs(pf);
     for (int threads = 1; threads <= 3; threads++) {
         char at[200];
@@ -79,8 +54,8 @@ static void expect_fused(const tj_graph *g, tj_tensor *const *in, int n_in, cons
             cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", at, tj_last_error());
             cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", at, tj_last_error());
             for (int k = 0; k < nout; k++) {
-                expect_same_bits(got[k], ref[k], at);
-                expect_same_bits(sep[k], ref[k], at);
+                test_expect_same_bits(got[k], ref[k], at);
+                test_expect_same_bits(sep[k], ref[k], at);
             }
         }
         cr_expect_str_eq(fused_label(pf), label, "%s: the fused step", at);
