@@ -112,141 +112,94 @@ DEF_FOLD_AVX512(sum_f32, float, cvt8, add, +=, 0.0)
 DEF_FOLD_AVX512(prod_f32, float, cvt8, mul, *=, 1.0)
 DEF_FOLD_AVX512(sum_f64, double, load8, add, +=, 0.0)
 
-/* The float32 extrema scans (reduce.c, DEF_SCAN with SCAN_LANES 32) on a
- * contiguous run. A value replaces the best so far only when strictly better
- * (_mm512_max_ps(v, l) is `v > l ? v : l`, so a nan element never enters a
- * lane); nans are flagged apart and win outright. Lane k takes x[i + k] for
- * every whole group of 32 (two vectors of 16 lanes); the lanes are then
- * taken in lane order, and the remaining elements in order, each only when
- * strictly better. Taking in order only when strictly better keeps the first
- * holder of the extreme value; holders differ at most in the sign of a zero,
- * so the extreme is found by a tree and the first holder's sign read from
- * the sign mask.
+/* The extrema scans (reduce.c, DEF_SCAN with SCAN_LANES 32) on a contiguous
+ * run, float32 (two vectors of 16 lanes) and float64 (four of 8): lane
+ * L j + t is vector j's lane t. A value replaces the best so far only when
+ * strictly better (_mm512_max_ps(v, l) is `v > l ? v : l`, so a nan element
+ * never enters a lane); nans are flagged apart and win outright. Lane k
+ * takes x[i + k] for every whole group of 32; the lanes are then taken in
+ * lane order, and the remaining elements in order, each only when strictly
+ * better. Taking in order only when strictly better keeps the first holder
+ * of the extreme value; holders differ at most in the sign of a zero, so the
+ * extreme is found by a fold over the vectors and the first holder's sign
+ * read from the sign mask.
  *
- * NAME##_first: of the lanes of v0, v1 (lanes 16..31) selected by k0, k1,
- * the first that is strictly better than best and equal to their extreme,
- * else best; a nan among them sets *nan (the result then does not matter). */
-#define DEF_SCAN_AVX512(NAME, VOP, OP, INIT)                                                   \
-    static float NAME##_first(__m512 v0, __m512 v1, __mmask16 k0, __mmask16 k1, float best, bool *nan) \
-    {                                                                                  \
-        __m512 init = _mm512_set1_ps(INIT);                                            \
-        v0 = _mm512_mask_mov_ps(init, k0, v0);                                         \
-        v1 = _mm512_mask_mov_ps(init, k1, v1);                                         \
-        if (_mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q)) {                                \
-            *nan = true;                                                               \
-            return best;                                                               \
-        }                                                                              \
-        float e = _mm512_reduce_##VOP##_ps(_mm512_##VOP##_ps(v0, v1));                 \
-        if (!(e OP best)) return best;                                                 \
-        __m512 ev = _mm512_set1_ps(e);                                                 \
-        __m512i sign = _mm512_set1_epi32(INT32_MIN);                                   \
-        uint32_t eq = (uint32_t)_mm512_cmp_ps_mask(v0, ev, _CMP_EQ_OQ) |               \
-                      (uint32_t)_mm512_cmp_ps_mask(v1, ev, _CMP_EQ_OQ) << 16;          \
-        uint32_t neg = (uint32_t)_mm512_test_epi32_mask(_mm512_castps_si512(v0), sign) | \
-                       (uint32_t)_mm512_test_epi32_mask(_mm512_castps_si512(v1), sign) << 16; \
-        return copysignf(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0f : 1.0f);            \
-    }                                                                                  \
-    static inline float NAME##_scan(const float *x, int64_t n)                         \
-    {                                                                                  \
-        float best = (INIT);                                                           \
-        bool nan = false;                                                              \
-        int64_t i = 0;                                                                 \
-        if (n >= 32) {                                                                 \
-            __m512 l0 = _mm512_set1_ps(INIT), l1 = l0;                                 \
-            __mmask16 nf = 0;                                                          \
-            for (; i + 32 <= n; i += 32) {                                             \
-                __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);  \
-                l0 = _mm512_##VOP##_ps(v0, l0);                                        \
-                l1 = _mm512_##VOP##_ps(v1, l1);                                        \
-                nf |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                        \
-            }                                                                          \
-            if (nf) return NAN;                                                        \
-            best = NAME##_first(l0, l1, 0xffff, 0xffff, best, &nan);                   \
-        }                                                                              \
-        if (i < n) {                                                                   \
-            int64_t m = n - i; /* < 32 */                                              \
-            __mmask16 k0 = (__mmask16)(m >= 16 ? 0xffff : (1u << m) - 1);              \
-            __mmask16 k1 = (__mmask16)(m <= 16 ? 0 : (1u << (m - 16)) - 1);            \
-            best = NAME##_first(_mm512_maskz_loadu_ps(k0, x + i), _mm512_maskz_loadu_ps(k1, x + i + 16), k0, k1, \
-                                best, &nan);                                           \
-        }                                                                              \
-        return nan ? NAN : best;                                                       \
-    }                                                                                  \
-    float tj_k_##NAME##_scan_avx512(const float *x, int64_t n) { return NAME##_scan(x, n); } \
-    void tj_k_##NAME##_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, float *out) \
-    {                                                                                  \
-        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const float *)(const void *)(x + off[r]), n); \
-    }
-
-DEF_SCAN_AVX512(max_f32, max, >, -INFINITY)
-DEF_SCAN_AVX512(min_f32, min, <, INFINITY)
-
-/* The float64 extrema scans (DEF_SCAN's 32 lanes, here four vectors of
- * eight: lane 8 j + t is v[j] lane t), as the float32 ones above.
- * NAME##_first: of the lanes of v[j] selected by k[j], the first that is
- * strictly better than best and equal to their extreme, else best; a nan
- * among them sets *nan. */
-#define DEF_SCAN_F64_AVX512(NAME, VOP, OP, INIT)                                                    \
-    static double NAME##_first(__m512d v[4], const __mmask8 k[4], double best, bool *nan)           \
+ * T element type, SFX its intrinsics' suffix (ps, pd), L lanes per vector,
+ * EPI its bits (32, 64: the sign test). NAME##_first: of the lanes of v[j]
+ * selected by k[j], the first that is strictly better than best and equal
+ * to their extreme, else best; a nan among them sets *nan (the result then
+ * does not matter). */
+#define DEF_SCAN_AVX512(NAME, T, SFX, L, EPI, VOP, OP, INIT)                                         \
+    typedef __mmask##L NAME##_mask;                                                                 \
+    enum { NAME##_vectors = 32 / (L) };                                                             \
+    static inline __attribute__((always_inline)) T NAME##_first(scan_vec_##SFX v[NAME##_vectors], const NAME##_mask k[NAME##_vectors], \
+                          T best, bool *nan)                                                        \
     {                                                                                               \
-        __m512d init = _mm512_set1_pd(INIT);                                                        \
-        __mmask8 un = 0;                                                                            \
-        for (int j = 0; j < 4; j++) {                                                               \
-            v[j] = _mm512_mask_mov_pd(init, k[j], v[j]);                                            \
-            un |= _mm512_cmp_pd_mask(v[j], v[j], _CMP_UNORD_Q);                                     \
-        }                                                                                           \
+        NAME##_mask un = 0;                                                                         \
+        for (int j = 0; j < NAME##_vectors; j++) v[j] = _mm512_mask_mov_##SFX(_mm512_set1_##SFX(INIT), k[j], v[j]); \
+        for (int j = 0; j < NAME##_vectors; j += 2) un |= _mm512_cmp_##SFX##_mask(v[j], v[j + 1], _CMP_UNORD_Q); \
         if (un) {                                                                                   \
             *nan = true;                                                                            \
             return best;                                                                            \
         }                                                                                           \
-        double e = _mm512_reduce_##VOP##_pd(_mm512_##VOP##_pd(_mm512_##VOP##_pd(v[0], v[1]), _mm512_##VOP##_pd(v[2], v[3]))); \
+        scan_vec_##SFX ext = v[0];                                                               \
+        for (int j = 1; j < NAME##_vectors; j++) ext = _mm512_##VOP##_##SFX(ext, v[j]);             \
+        T e = _mm512_reduce_##VOP##_##SFX(ext);                                                     \
         if (!(e OP best)) return best;                                                              \
-        __m512d ev = _mm512_set1_pd(e);                                                             \
-        __m512i sign = _mm512_set1_epi64(INT64_MIN);                                                \
+        scan_vec_##SFX ev = _mm512_set1_##SFX(e);                                                \
+        __m512i sign = _mm512_set1_epi##EPI(INT##EPI##_MIN);                                        \
         uint32_t eq = 0, neg = 0;                                                                   \
-        for (int j = 0; j < 4; j++) {                                                               \
-            eq |= (uint32_t)_mm512_cmp_pd_mask(v[j], ev, _CMP_EQ_OQ) << (8 * j);                    \
-            neg |= (uint32_t)_mm512_test_epi64_mask(_mm512_castpd_si512(v[j]), sign) << (8 * j);    \
+        for (int j = 0; j < NAME##_vectors; j++) {                                                  \
+            eq |= (uint32_t)_mm512_cmp_##SFX##_mask(v[j], ev, _CMP_EQ_OQ) << (L * j);               \
+            neg |= (uint32_t)_mm512_test_epi##EPI##_mask(_mm512_cast##SFX##_si512(v[j]), sign) << (L * j); \
         }                                                                                           \
-        return copysign(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0 : 1.0);                            \
+        return (T)copysign(e, (neg >> __builtin_ctz(eq)) & 1 ? -1.0 : 1.0);                         \
     }                                                                                               \
-    static inline double NAME##_scan(const double *x, int64_t n)                                    \
+    static inline T NAME##_scan(const T *x, int64_t n)                                              \
     {                                                                                               \
-        static const __mmask8 all[4] = {0xff, 0xff, 0xff, 0xff};                                    \
-        double best = (INIT);                                                                       \
+        T best = (INIT);                                                                            \
         bool nan = false;                                                                           \
         int64_t i = 0;                                                                              \
+        scan_vec_##SFX v[NAME##_vectors];                                                        \
+        NAME##_mask k[NAME##_vectors];                                                              \
         if (n >= 32) {                                                                              \
-            __m512d l[4];                                                                           \
-            __mmask8 nf = 0;                                                                        \
-            for (int j = 0; j < 4; j++) l[j] = _mm512_set1_pd(INIT);                                \
-            for (; i + 32 <= n; i += 32)                                                            \
-                for (int j = 0; j < 4; j++) {                                                       \
-                    __m512d v = _mm512_loadu_pd(x + i + 8 * j);                                     \
-                    l[j] = _mm512_##VOP##_pd(v, l[j]);                                              \
-                    nf |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);                                   \
+            scan_vec_##SFX l[NAME##_vectors];                                                    \
+            NAME##_mask nf = 0;                                                                     \
+            for (int j = 0; j < NAME##_vectors; j++) l[j] = _mm512_set1_##SFX(INIT);                \
+            for (; i + 32 <= n; i += 32) {                                                          \
+                for (int j = 0; j < NAME##_vectors; j++) {                                          \
+                    v[j] = _mm512_loadu_##SFX(x + i + L * j);                                       \
+                    l[j] = _mm512_##VOP##_##SFX(v[j], l[j]);                                        \
                 }                                                                                   \
+                for (int j = 0; j < NAME##_vectors; j += 2)                                         \
+                    nf |= _mm512_cmp_##SFX##_mask(v[j], v[j + 1], _CMP_UNORD_Q);                    \
+            }                                                                                       \
             if (nf) return NAN;                                                                     \
-            best = NAME##_first(l, all, best, &nan);                                                \
+            for (int j = 0; j < NAME##_vectors; j++) k[j] = (NAME##_mask)~0u;                       \
+            best = NAME##_first(l, k, best, &nan);                                                  \
         }                                                                                           \
         if (i < n) {                                                                                \
             int64_t m = n - i; /* < 32 */                                                           \
-            __m512d v[4];                                                                           \
-            __mmask8 k[4];                                                                          \
-            for (int j = 0; j < 4; j++) {                                                           \
-                int64_t c = m - 8 * j < 0 ? 0 : m - 8 * j > 8 ? 8 : m - 8 * j;                      \
-                k[j] = (__mmask8)((1u << c) - 1);                                                   \
-                v[j] = _mm512_maskz_loadu_pd(k[j], x + i + 8 * j);                                  \
+            for (int j = 0; j < NAME##_vectors; j++) {                                              \
+                int64_t c = m - L * j < 0 ? 0 : m - L * j > L ? L : m - L * j;                      \
+                k[j] = (NAME##_mask)((1u << c) - 1);                                                \
+                v[j] = _mm512_maskz_loadu_##SFX(k[j], x + i + L * j);                               \
             }                                                                                       \
             best = NAME##_first(v, k, best, &nan);                                                  \
         }                                                                                           \
         return nan ? NAN : best;                                                                    \
     }                                                                                               \
-    double tj_k_##NAME##_scan_avx512(const double *x, int64_t n) { return NAME##_scan(x, n); }      \
-    void tj_k_##NAME##_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, double *out) \
+    T tj_k_##NAME##_scan_avx512(const T *x, int64_t n) { return NAME##_scan(x, n); }                \
+    void tj_k_##NAME##_scans_avx512(const char *x, const int64_t *off, int64_t nruns, int64_t n, T *out) \
     {                                                                                               \
-        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const double *)(const void *)(x + off[r]), n); \
+        for (int64_t r = 0; r < nruns; r++) out[r] = NAME##_scan((const T *)(const void *)(x + off[r]), n); \
     }
 
-DEF_SCAN_F64_AVX512(max_f64, max, >, -INFINITY)
-DEF_SCAN_F64_AVX512(min_f64, min, <, INFINITY)
+/* The vector types by intrinsics suffix, for DEF_SCAN_AVX512. */
+typedef __m512 scan_vec_ps;
+typedef __m512d scan_vec_pd;
+
+DEF_SCAN_AVX512(max_f32, float, ps, 16, 32, max, >, -INFINITY)
+DEF_SCAN_AVX512(min_f32, float, ps, 16, 32, min, <, INFINITY)
+DEF_SCAN_AVX512(max_f64, double, pd, 8, 64, max, >, -INFINITY)
+DEF_SCAN_AVX512(min_f64, double, pd, 8, 64, min, <, INFINITY)
