@@ -1,5 +1,6 @@
-/* NumPy .npy files (format versions 1.0, 2.0 and 3.0): little-endian '<f4',
- * '<f8', '<i8' and '|b1' ('<b1' too), C or Fortran order. Every field of the
+/* NumPy .npy files (format versions 1.0, 2.0 and 3.0): float32, float64,
+ * int64 and bool in any byte order numpy writes ('<f4', '=f4', 'f4', '>f4',
+ * '|b1', '?'), C or Fortran order. Every field of the
  * header is checked, and the header is refused where numpy would refuse it
  * or read it otherwise (a key twice, another key, a shape that is no tuple);
  * a malformed or truncated file gives an error. */
@@ -69,7 +70,37 @@ static tj_status check_keys(const char *h, const char *end)
     return TJ_OK;
 }
 
-static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *fortran, int *ndim, int64_t *shape)
+/* The dtype of a 'descr' string as numpy.dtype() reads it: a byte order
+ * ('<' little, '>' or '!' big, '=' or none native, '|' not applicable)
+ * and a type code ('f4', 'f8', 'i8', 'b1', or '?' for bool). This runs
+ * on little-endian CPUs only, so native is little-endian; a big-endian
+ * file is byte-swapped on reading, as numpy.load gives its values. */
+static tj_status descr_dtype(const char *descr, tj_dtype *dtype, bool *big_endian)
+{
+    const char *code = descr;
+    *big_endian = false;
+    if (*code == '<' || *code == '=' || *code == '|') code++;
+    else if (*code == '>' || *code == '!') {
+        *big_endian = true;
+        code++;
+    }
+    static const struct {
+        const char *code;
+        tj_dtype dtype;
+    } known[] = {{"f4", TJ_FLOAT32}, {"f8", TJ_FLOAT64}, {"i8", TJ_INT64}, {"b1", TJ_BOOL}, {"?", TJ_BOOL}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(code, known[i].code)) {
+            *dtype = known[i].dtype;
+            return TJ_OK;
+        }
+    return tj_error(TJ_ERR_UNSUPPORTED,
+                    WHO ": dtype '%s' is not supported (float32 'f4', float64 'f8', int64 'i8', bool 'b1'; "
+                        "convert it in numpy first, e.g. a.astype('<i8') for an integer array)",
+                    descr);
+}
+
+static tj_status parse_header(const char *h, size_t len, int major, tj_dtype *dtype, bool *big_endian, bool *fortran,
+                              int *ndim, int64_t *shape)
 {
     const char *end = h + len;
     bool twice;
@@ -90,11 +121,7 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
     if (memchr(descr, '\0', dl))
         return tj_error(TJ_ERR_UNSUPPORTED, WHO ": dtype 'descr' holds a NUL byte (byte %zu of %zu)",
                         (size_t)((const char *)memchr(descr, '\0', dl) - descr), dl);
-    if (!strcmp(descr, "<f4")) *dtype = TJ_FLOAT32;
-    else if (!strcmp(descr, "<f8")) *dtype = TJ_FLOAT64;
-    else if (!strcmp(descr, "<i8")) *dtype = TJ_INT64;
-    else if (!strcmp(descr, "|b1") || !strcmp(descr, "<b1")) *dtype = TJ_BOOL;
-    else return tj_error(TJ_ERR_UNSUPPORTED, WHO ": dtype '%s' is not supported (float32, float64, int64, bool, little-endian)", descr);
+    if (descr_dtype(descr, dtype, big_endian) != TJ_OK) return TJ_ERR_UNSUPPORTED;
 
     const char *f = find_key(h, end, "fortran_order", &twice);
     if (twice) return tj_error(TJ_ERR_PARSE, WHO ": header key 'fortran_order' given twice");
@@ -122,6 +149,9 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
                 return tj_error(TJ_ERR_OVERFLOW, WHO ": a size in 'shape' overflows");
             s++;
         }
+        /* numpy filters a Python 2 long's 'L' out of 1.0 and 2.0 headers
+         * (format.py _filter_header), which old numpy wrote as (4L,) */
+        if (major <= 2 && s < end && *s == 'L') s++;
         shape[n++] = v;
         s = skip_space(s, end);
         comma = s < end && *s == ',';
@@ -130,6 +160,17 @@ static tj_status parse_header(const char *h, size_t len, tj_dtype *dtype, bool *
     if (n == 1 && !comma) return tj_error(TJ_ERR_PARSE, WHO ": 'shape' (%" PRId64 ") is a number, not a tuple: (%" PRId64 ",)", shape[0], shape[0]);
     *ndim = n;
     return TJ_OK;
+}
+
+/* Reverses the byte order of each of `numel` elements of `es` bytes. */
+static void swap_bytes(char *p, size_t es, int64_t numel)
+{
+    for (int64_t i = 0; i < numel; i++, p += es)
+        for (size_t a = 0, z = es - 1; a < z; a++, z--) {
+            char c = p[a];
+            p[a] = p[z];
+            p[z] = c;
+        }
 }
 
 /* Reverses the axis order of a Fortran-order buffer into C order. */
@@ -188,7 +229,9 @@ tj_tensor *tj_npy_load_buffer(const void *buf, size_t n)
     bool fortran = false;
     int ndim = 0;
     int64_t shape[TJ_MAX_DIMS];
-    if (parse_header((const char *)b + hstart, hlen, &dtype, &fortran, &ndim, shape) != TJ_OK) return NULL;
+    bool big_endian = false;
+    if (parse_header((const char *)b + hstart, hlen, major, &dtype, &big_endian, &fortran, &ndim, shape) != TJ_OK)
+        return NULL;
     int64_t numel;
     if (tj_checked_numel(ndim, shape, &numel, WHO) != TJ_OK) return NULL;
     size_t es = tj_dtype_size(dtype);
@@ -205,6 +248,7 @@ tj_tensor *tj_npy_load_buffer(const void *buf, size_t n)
     char *dst = tj_tensor_ptr(t);
     if (fortran && ndim > 1) fortran_to_c(data, dst, ndim, shape, es, numel);
     else if (numel) memcpy(dst, data, (size_t)numel * es);
+    if (big_endian && es > 1) swap_bytes(dst, es, numel);
     if (dtype == TJ_BOOL)
         for (int64_t i = 0; i < numel; i++) dst[i] = dst[i] != 0;
     return t;

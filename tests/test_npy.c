@@ -423,7 +423,7 @@ Test(npy, truncated_data)
 
 Test(npy, unsupported_dtypes_and_byte_orders)
 {
-    static const char *descrs[] = {">f4", "<i4", "<f2", "|u1", ">i8", "<c8", "|O", "<U3", "f4"};
+    static const char *descrs[] = {"<i4", "<f2", "|u1", ">i4", "<c8", "|O", "<U3", "f", "<f4 ", "xf4"};
     unsigned char buf[256];
     for (size_t i = 0; i < sizeof descrs / sizeof *descrs; i++) {
         char header[128];
@@ -436,6 +436,75 @@ Test(npy, unsupported_dtypes_and_byte_orders)
     /* a structured dtype is a list, not a string */
     size_t n = make_npy(buf, 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "\0\0\0\0", 4);
     expect_rejected(buf, n, TJ_ERR_PARSE, "'descr'");
+}
+
+/* numpy.load reads every one of these descrs as the same values (numpy
+ * 1.24: '=f4', 'f4' and '|f4' are native float32, '>f4' big-endian
+ * float32, '?' and '=b1' bool); a big-endian file's bytes are swapped. */
+Test(npy, byte_orders_numpy_reads)
+{
+    static const struct {
+        const char *descr;
+        tj_dtype dtype;
+        bool big;
+    } cases[] = {{"=f4", TJ_FLOAT32, false}, {"f4", TJ_FLOAT32, false}, {"|f4", TJ_FLOAT32, false},
+                 {">f4", TJ_FLOAT32, true},  {"!f4", TJ_FLOAT32, true},  {"=f8", TJ_FLOAT64, false},
+                 {">f8", TJ_FLOAT64, true},  {"i8", TJ_INT64, false},    {">i8", TJ_INT64, true},
+                 {"?", TJ_BOOL, false},      {"=b1", TJ_BOOL, false},    {">b1", TJ_BOOL, false}};
+    const float f32[3] = {1.5f, -2.0f, 3.25e-3f};
+    const double f64[3] = {1.5, -2.0, 3.25e-300};
+    const int64_t i64[3] = {INT64_MIN, -2, 0x0102030405060708};
+    const bool b[3] = {true, false, true};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const void *want = cases[i].dtype == TJ_FLOAT32   ? (const void *)f32
+                           : cases[i].dtype == TJ_FLOAT64 ? (const void *)f64
+                           : cases[i].dtype == TJ_INT64   ? (const void *)i64
+                                                          : (const void *)b;
+        size_t es = tj_dtype_size(cases[i].dtype);
+        unsigned char data[24], buf[256];
+        memcpy(data, want, 3 * es);
+        if (cases[i].big)
+            for (size_t e = 0; e < 3; e++)
+                for (size_t k = 0; k < es / 2; k++) {
+                    unsigned char c = data[e * es + k];
+                    data[e * es + k] = data[e * es + es - 1 - k];
+                    data[e * es + es - 1 - k] = c;
+                }
+        char header[128];
+        snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (3,), }", cases[i].descr);
+        size_t n = make_npy(buf, 1, header, data, 3 * es);
+        tj_tensor *t = tj_npy_load_buffer(buf, n);
+        cr_assert_not_null(t, "%s: %s", cases[i].descr, tj_last_error());
+        cr_expect_eq(tj_tensor_dtype(t), cases[i].dtype, "%s", cases[i].descr);
+        cr_expect_eq(memcmp(tj_tensor_data(t), want, 3 * es), 0, "%s: values differ", cases[i].descr);
+        tj_tensor_release(t);
+    }
+}
+
+/* Old numpy (Python 2) wrote sizes as longs; numpy 1.24 reads (4L,) and
+ * (2L, 3L) in 1.0 and 2.0 files and refuses them in 3.0 ("Cannot parse
+ * header"). */
+Test(npy, python2_long_sizes)
+{
+    unsigned char buf[256];
+    const float v[6] = {0, 1, 2, 3, 4, 5};
+    for (int major = 1; major <= 2; major++) {
+        size_t n = make_npy(buf, major, HEADER("<f4", "False", "(2L, 3L)"), v, sizeof v);
+        tj_tensor *t = tj_npy_load_buffer(buf, n);
+        cr_assert_not_null(t, "%s", tj_last_error());
+        expect_shape(t, 2, (int64_t[]){2, 3});
+        cr_expect_eq(memcmp(tj_tensor_data(t), v, sizeof v), 0);
+        tj_tensor_release(t);
+        n = make_npy(buf, major, HEADER("<f4", "False", "(4L,)"), v, 16);
+        t = tj_npy_load_buffer(buf, n);
+        cr_assert_not_null(t, "%s", tj_last_error());
+        expect_shape(t, 1, (int64_t[]){4});
+        tj_tensor_release(t);
+    }
+    size_t n = make_npy(buf, 3, HEADER("<f4", "False", "(4L,)"), v, 16);
+    expect_rejected(buf, n, TJ_ERR_PARSE, "'shape'");
+    n = make_npy(buf, 1, HEADER("<f4", "False", "(4LL,)"), v, 16);
+    expect_rejected(buf, n, TJ_ERR_PARSE, "'shape'");
 }
 
 Test(npy, missing_keys)

@@ -144,12 +144,14 @@ void tj_scope_end(tj_scope *scope);
 tj_tensor *tj_scope_keep(tj_tensor *t);
 
 /* ---- NumPy .npy files ---- */
-/** Reads a .npy file (format 1.0/2.0/3.0, little-endian '<f4' '<f8' '<i8'
- * '|b1', C or Fortran order). Returns a new contiguous tensor, owned as
+/** Reads a .npy file (format 1.0/2.0/3.0; descr 'f4' 'f8' 'i8' 'b1' or '?'
+ * with any byte order numpy accepts: '<', '=', '|', none, or big-endian '>'
+ * and '!', byte-swapped here; C or Fortran order; a 1.0/2.0 shape may hold
+ * Python 2 longs, (4L,), as numpy reads them). Returns a new contiguous tensor, owned as
  * tj_tensor_empty's result (the innermost open scope, or the caller), or NULL with
  * TJ_ERR_IO (cannot open/read), TJ_ERR_PARSE (malformed header: as numpy,
  * keys other than descr, fortran_order and shape, a key given twice, a shape
- * that is no tuple; truncated data), TJ_ERR_UNSUPPORTED (another dtype or byte order). */
+ * that is no tuple; truncated data), TJ_ERR_UNSUPPORTED (another dtype, such as '<i4' or '|u1'). */
 tj_tensor *tj_npy_load(const char *path);
 /** Same as tj_npy_load, from a buffer of `n` bytes. */
 tj_tensor *tj_npy_load_buffer(const void *buf, size_t n);
