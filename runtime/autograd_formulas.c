@@ -978,7 +978,7 @@ FORMULA(d_std)
 }
 
 /* linalg_vector_norm: ATen 1.13's norm_backward (FunctionsManual.cpp), per
- * order: 0 none; 1 sgn(x) g; 2 g x / n (0 where n = 0); inf the gradient
+ * order: 0 none (no gradient at all, as ATen's undefined tensor); 1 sgn(x) g; 2 g x / n (0 where n = 0); inf the gradient
  * split among the elements whose |x| is the norm (or nan); p < 1 sgn(x)
  * |x|^(p-1) (0 at x = 0) g n^(1-p); p < 2 sgn(x) |x|^(p-1) g / n^(p-1); else
  * x |x|^(p-2) g / n^(p-1), the last two 0 where n = 0. */
@@ -990,10 +990,7 @@ FORMULA(d_linalg_vector_norm)
     tj_status st = reduced_dims(c->op, &c->args[2], self->ndim, mask);
     if (st != TJ_OK) return st;
     tj_tensor *grad = restore_dims(g[0], self->ndim, mask, keepdim);
-    if (p == 0) {
-        gi[0] = zeros_like(self);
-        return TJ_OK;
-    }
+    if (p == 0) return TJ_OK; /* ATen returns an undefined gradient: x.grad stays None */
     if (p == 1) {
         gi[0] = tj_mul(tj_sgn(self), grad);
         return TJ_OK;

@@ -121,6 +121,31 @@ Test(autograd, a_leaf_that_stopped_requiring_grad_gets_no_gradient)
     expect_values(tj_tensor_grad(x), b, 3, 0);
 }
 
+/* PyTorch 1.13's norm_backward returns an undefined tensor for ord 0:
+ * x = tensor([1., 0., -2., 3.], requires_grad=True);
+ * linalg.vector_norm(x, 0).backward() leaves x.grad None,
+ * autograd.grad(n, x, allow_unused=True) is (None,), and
+ * (vector_norm(x, 0) + x.sum()).backward() gives x.grad [1, 1, 1, 1]. */
+Test(autograd, vector_norm_of_order_zero_gives_no_gradient)
+{
+    int64_t s[1] = {4};
+    double a[4] = {1, 0, -2, 3}, ones[4] = {1, 1, 1, 1};
+    tj_tensor *x = leaf(1, s, a);
+    tj_tensor *n = tj_linalg_vector_norm(x, tj_v_int(0), NULL, 0, false, TJ_DTYPE_NONE);
+    cr_assert(tj_tensor_requires_grad(n));
+    double three = 3;
+    expect_values(n, &three, 1, 0);
+    tj_backward_options keep = {.retain_graph = true};
+    cr_assert_eq(tj_backward_ex(n, NULL, &keep), TJ_OK, "%s", tj_last_error());
+    cr_expect_null(tj_tensor_grad(x), "ord 0 has no gradient: x.grad stays None");
+    tj_tensor *g = NULL;
+    cr_assert_eq(tj_autograd_grad(&n, 1, NULL, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    cr_expect_null(g);
+    tj_tensor *l = tj_add(tj_linalg_vector_norm(x, tj_v_int(0), (int64_t[]){0}, 1, true, TJ_DTYPE_NONE), tj_sum(x, -1));
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    expect_values(tj_tensor_grad(x), ones, 4, 0);
+}
+
 /* PyTorch: x.grad = x raises "can't assign Variable as its own grad" (a
  * backward pass would add the gradient into x's own values). */
 Test(autograd, a_tensor_cannot_be_its_own_grad)
