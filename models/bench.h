@@ -72,6 +72,9 @@ extern const char *const bench_model_names[];
 extern const char *const bench_micro_names[];
 /** True for a model or micro-benchmark name. */
 bool bench_known(const char *name);
+/** The model whose reference files (bench_export) bench/torch_ref.py reads
+ * for micro-benchmark `name` (mlp_b1: mlp, trace: gpt), or NULL. */
+const char *bench_micro_model(const char *name);
 
 /** Benchmarks one model's forward pass and training step in the three modes
  * for every thread count; appends to `out`. Fails (TJ_ERR_INVALID_ARGUMENT,
@@ -84,13 +87,14 @@ tj_status bench_model_b1(const bench_options *o, bench_results *out);
 tj_status bench_micro(const char *name, const bench_options *o, bench_results *out);
 
 /** Writes the reference files bench/torch_ref.py checks PyTorch against, for
- * every model, into directory `dir` (created if missing):
+ * the `n` models named in `ids` (ids of bench_model_names), into directory
+ * `dir` (created if missing):
  * MODEL.safetensors (parameters from seed 0), MODEL_x.npy and MODEL_y.npy
  * (the benchmark batch), MODEL_out.npy (eager forward output) and, for
  * trainable models, MODEL_step1.safetensors (parameters after one training
  * step from fresh optimiser state); reference.json lists the files and each
  * model's loss on that step. */
-tj_status bench_export(const char *dir);
+tj_status bench_export(const char *dir, const char *const *ids, int n);
 
 /* ---- shared by the benchmark files ---- */
 /** A timed workload: `call` is timed, `prepare` (may be NULL) runs untimed

@@ -58,7 +58,7 @@ done:
     return st;
 }
 
-tj_status bench_export(const char *dir)
+tj_status bench_export(const char *dir, const char *const *ids, int n)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return tj_error(TJ_ERR_IO, "bench: cannot create directory '%s': %s", dir, strerror(errno));
@@ -68,8 +68,8 @@ tj_status bench_export(const char *dir)
     if (!f) return tj_error(TJ_ERR_IO, "bench: cannot write '%s': %s", path, strerror(errno));
     fprintf(f, "{\n  \"seed\": 0,\n  \"models\": {");
     tj_status st = TJ_OK;
-    for (int i = 0; bench_model_names[i] && st == TJ_OK; i++) {
-        const model_def *def = model_find(bench_model_names[i]);
+    for (int i = 0; i < n && st == TJ_OK; i++) {
+        const model_def *def = model_find(ids[i]);
         double loss;
         if ((st = export_model(dir, def, &loss)) != TJ_OK) break;
         const char *id = def->id;

@@ -42,6 +42,13 @@ bool bench_known(const char *name)
     return false;
 }
 
+const char *bench_micro_model(const char *name)
+{
+    if (!strcmp(name, "mlp_b1")) return "mlp";
+    if (!strcmp(name, "trace")) return "gpt";
+    return NULL;
+}
+
 /* Inputs and state of one micro-benchmark. */
 typedef struct op_case {
     const char *name;

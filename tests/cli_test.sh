@@ -37,10 +37,11 @@ for cmd in conform ops train eval trace profile bench decomps graph demo; do
     expect 0 "^usage: tjit $cmd" out "$cmd" --help
     expect 2 "usage: tjit $cmd" err "$cmd" --no-such-option
 done
-# getopt's own messages name the command as the others do (demo takes no option)
-for cmd in conform ops train eval trace profile bench decomps graph; do
+# getopt's own messages name the command as the others do (demo, which takes no option, words it so too)
+for cmd in conform ops train eval trace profile bench decomps graph demo; do
     expect 2 "^tjit $cmd: unrecognized option '--no-such-option'" err "$cmd" --no-such-option
 done
+expect 2 "^tjit demo: unexpected argument 'extra'" err demo extra
 expect 2 "^tjit train: option '--epochs' requires an argument" err train mlp --epochs
 
 expect 2 "unknown model 'rnn'" err train rnn
@@ -169,6 +170,9 @@ expect 1 "^tjit train: --resume: tj_safetensors_load: '$work/cut\.st': header le
 # a parameter file without optimiser state (an older --save): a warm start
 "$tjit" bench mlp_b1 --runs 1 --threads 1 --quiet --export "$work/export" >/dev/null 2>&1 ||
     { echo "FAIL: tjit bench --export" >&2; failures=$((failures + 1)); }
+# --export writes the named models' files only (mlp_b1 reads mlp's), not every model's
+[ "$(grep -o '"[a-z0-9_]*": {"params"' "$work/export/reference.json" | tr '\n' ' ')" = '"mlp": {"params" ' ] && [ ! -e "$work/export/gpt.safetensors" ] ||
+    { echo "FAIL: tjit bench mlp_b1 --export wrote other models than mlp" >&2; failures=$((failures + 1)); }
 expect 0 "warning: '$work/export/mlp\.safetensors' holds parameters only \(no optimiser state, no epoch count\): training from them with zero momentum buffers, from epoch 1" \
     err train mlp --threads 1 --data "$work/fmnist" --resume "$work/export/mlp.safetensors"
 grep -q '^epoch 1: test accuracy' "$work/out" || { echo "FAIL: a warm start did not train epoch 1" >&2; failures=$((failures + 1)); }
@@ -202,6 +206,9 @@ expect 1 "^tjit profile: cannot write '$work/no-dir/t\\.json': $work/no-dir: No 
 # forward pass has none left once the bias adds run inside the products)
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
     expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp --native --runs 1 --threads 1
+# a count of one takes the singular (cnn's forward pass fuses one epilogue, mlp's none is plural)
+expect 0 "^cnn forward \(batch 64\): [0-9]+ kernels \(1 epilogue and 0 attentions fused, 0 copies" out \
+    profile cnn --runs 1 --threads 1 --trace "$work/cnn.json"
 expect 2 'block768 has no training step' err profile block768 --train
 expect 2 'usage: tjit profile' err profile
 expect 2 "bad value 'foo' for --decompose \(core or none\)" err profile mlp --decompose foo

@@ -36,7 +36,8 @@ static void usage(FILE *f)
                "(mm_cblas excepted: timed after mm, as OpenBLAS's idle workers spin for ~0.1 s).\n"
                "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
                "--json writes every figure for tools (bench/merge.py); --export writes the\n"
-               "weights, batches and results bench/torch_ref.py checks PyTorch against, and exits.\n"
+               "weights, batches and results bench/torch_ref.py checks PyTorch against, of the\n"
+               "named models (and mlp for mlp_b1, gpt for trace), and exits.\n"
                "--native compiles the replayed modes' fused elementwise steps to machine code\n"
                "(tj_compile_options.native_code: the system C compiler, cached per user); when\n"
                "it cannot be built, bench stops with the reason.\n"
@@ -214,7 +215,19 @@ int cmd_bench(int argc, char **argv)
         return 2;
     }
     if (export_dir) {
-        if (bench_export(export_dir) != TJ_OK) {
+        /* the named models, and those whose files a named micro-benchmark reads */
+        const char *ids[MAX_NAMES];
+        int n_ids = 0;
+        for (int i = 0; bench_model_names[i]; i++) {
+            bool wanted = false;
+            for (int k = 0; k < n_models; k++) wanted |= !strcmp(models[k], bench_model_names[i]);
+            for (int k = 0; k < n_micro; k++) {
+                const char *m = bench_micro_model(micro[k]);
+                wanted |= m && !strcmp(m, bench_model_names[i]);
+            }
+            if (wanted) ids[n_ids++] = bench_model_names[i];
+        }
+        if (bench_export(export_dir, ids, n_ids) != TJ_OK) {
             fprintf(stderr, "tjit bench: %s\n", tj_last_error());
             return 1;
         }

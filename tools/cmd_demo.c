@@ -23,7 +23,10 @@ int cmd_demo(int argc, char **argv)
 {
     if (argc > 1) {
         bool help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
-        if (!help) fprintf(stderr, "tjit demo: unexpected argument '%s'\n\n", argv[1]);
+        /* worded as getopt words it for the other commands */
+        if (!help)
+            fprintf(stderr, argv[1][0] == '-' ? "tjit demo: unrecognized option '%s'\n" : "tjit demo: unexpected argument '%s'\n\n",
+                    argv[1]);
         fprintf(help ? stdout : stderr, "usage: tjit demo\n\nA short tour of the tensor API and the dispatcher's modes.\n");
         return help ? 0 : 2;
     }

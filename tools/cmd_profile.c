@@ -37,6 +37,9 @@ static void usage(FILE *f)
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
  * batch of `batch` samples). A training step updates the parameters and
  * optimiser state in place at each run, as training does. */
+/* The noun for a count of n: "1 product", "2 products", "0 products". */
+static const char *noun(int n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_tensor **inputs, int n_inputs,
                    int runs, const char *trace_path, bool memory, const tj_compile_options *copts)
 {
@@ -53,8 +56,20 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     if (st == TJ_OK) {
         tj_plan_statistics s;
         tj_plan_stats(p, &s);
-        printf("%s %s (batch %lld): %d kernels (%d epilogues and %d attentions fused, %d copies read in place by products, %d products scattered as computed, %d elementwise calls (%d of them row reductions, %d comparisons run inside their where) in %d fused pointwise steps), %d views resolved, %d dead calls left out, %d identical calls merged, %d multiplications by one aliased, arena %.2f MiB (naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, s.n_fused, s.n_fused_attention, s.n_gathered, s.n_scattered_products, s.n_fused_pointwise_nodes, s.n_fused_row_reductions, s.n_fused_compare_wheres, s.n_fused_pointwise, s.n_views, s.n_dead, s.n_common, s.n_identities, s.arena_bytes / 1048576.0,
+        printf("%s %s (batch %lld): %d %s (%d %s and %d %s fused, %d %s read in place by products, %d %s scattered as "
+               "computed, %d elementwise %s (%d of them row %s, %d %s run inside their where) in %d fused pointwise "
+               "%s), %d %s resolved, %d dead %s left out, %d identical %s merged, %d %s by one aliased, arena %.2f MiB "
+               "(naive %.2f MiB, lower bound %.2f MiB)\n",
+               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, noun(s.n_kernels, "kernel", "kernels"),
+               s.n_fused, noun(s.n_fused, "epilogue", "epilogues"), s.n_fused_attention,
+               noun(s.n_fused_attention, "attention", "attentions"), s.n_gathered, noun(s.n_gathered, "copy", "copies"),
+               s.n_scattered_products, noun(s.n_scattered_products, "product", "products"), s.n_fused_pointwise_nodes,
+               noun(s.n_fused_pointwise_nodes, "call", "calls"), s.n_fused_row_reductions,
+               noun(s.n_fused_row_reductions, "reduction", "reductions"), s.n_fused_compare_wheres,
+               noun(s.n_fused_compare_wheres, "comparison", "comparisons"), s.n_fused_pointwise,
+               noun(s.n_fused_pointwise, "step", "steps"), s.n_views, noun(s.n_views, "view", "views"), s.n_dead,
+               noun(s.n_dead, "call", "calls"), s.n_common, noun(s.n_common, "call", "calls"), s.n_identities,
+               noun(s.n_identities, "multiplication", "multiplications"), s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         if (copts->native_code && tj_plan_native_code_error(p))
             printf("native code not built: %s\n", tj_plan_native_code_error(p));
