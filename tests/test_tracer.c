@@ -575,6 +575,22 @@ Test(graph_text, literals_keep_their_exact_bits_and_kinds)
     test_expect_round_trip(text);
 }
 
+/* Floats are written as Python's repr writes them, which FX's text shows:
+ * print([10.0, 100.0, 1e15, 1e16, 0.0001, 0.00001, 1.5e300, 1e-320, -0.0,
+ * 123.456, 9007199254740993.0, 1e22]) in Python 3 gives the list below
+ * (%g wrote 10.0 as 1e+01). */
+Test(graph_text, floats_are_written_as_python_writes_them)
+{
+    const char *text = "graph(%x : f64[3]):\n"
+                       "    %mul = aten.mul.Scalar(%x, 10.0)\n"
+                       "    %add = aten.add.Scalar(%mul, 1000000000000000.0)\n"
+                       "    %clamp = aten.clamp.default(%add, -1e+16, 0.0001)\n"
+                       "    %_tensor_constant0 : f64[12] = constant([10.0, 100.0, 1000000000000000.0, 1e+16, 0.0001, "
+                       "1e-05, 1.5e+300, 1e-320, -0.0, 123.456, 9007199254740992.0, 1e+22])\n"
+                       "    return (%clamp, %_tensor_constant0)\n";
+    test_expect_round_trip(text);
+}
+
 /* A placeholder's storage offset is written where it is not 0; a bound
  * one (the graph holds for its geometry only) writes strides, size-1 dims'
  * included, and offset always, and its reason: the text reads back to the

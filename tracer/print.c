@@ -47,10 +47,19 @@ void tj_format_float(double f, char *buf, size_t n)
         snprintf(buf, n, f > 0 ? "inf" : "-inf");
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, f);
-        if (strtod(buf, NULL) == f) break;
+    /* the fewest significant digits that read back to f, then laid out as
+     * Python's repr lays them out: fixed notation for decimal exponents
+     * -4 to 15 (100.0, 0.0001, 1234567890123456.0), else scientific
+     * (1e+16, 1e-05, 1.5e+300); %g would write 100.0 as 1e+02 */
+    int digits = 1;
+    char sci[40];
+    for (; digits <= 17; digits++) {
+        snprintf(sci, sizeof sci, "%.*e", digits - 1, f);
+        if (strtod(sci, NULL) == f) break;
     }
+    int exp10 = atoi(strchr(sci, 'e') + 1);
+    if (exp10 >= -4 && exp10 < 16) snprintf(buf, n, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, f);
+    else snprintf(buf, n, "%.*g", digits, f);
     if (!strpbrk(buf, ".e")) strncat(buf, ".0", n - strlen(buf) - 1);
 }
 

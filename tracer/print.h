@@ -6,8 +6,9 @@
 
 #include "graph_internal.h"
 
-/** Fewest digits that read back to the same double; always has '.' or 'e'
- * (or is nan / inf / -inf). */
+/** Fewest digits that read back to the same double, laid out as Python's
+ * repr (100.0, 0.0001, 1e+16, 1e-05); always has '.' or 'e' (or is nan /
+ * inf / -inf). */
 void tj_format_float(double f, char *buf, size_t n);
 /** "f32", "f64", "i64", "b8". */
 const char *tj_dtype_short_name(tj_dtype d);
