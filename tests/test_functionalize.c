@@ -252,6 +252,33 @@ Test(functionalize, the_writeback_survives_a_print_parse_round_trip)
     tj_graph_free(h);
 }
 
+/* A graph returning an input it also writes back (or a view of it) returns
+ * the input's value as the graph computed with it, from before the
+ * write-back: tj_graph_run gave the input itself, whose values the
+ * write-back then changed, where tj_plan_run gives a copy taken before. */
+Test(functionalize, an_input_returned_beside_its_write_back_keeps_its_old_value)
+{
+    tj_graph *g = tj_graph_parse("graph(%x : f32[3]):\n"
+                                 "    %neg = aten.neg.default(%x)\n"
+                                 "    %slice_1 = aten.slice.Tensor(%x, 0, 1, 3)\n"
+                                 "    return (%neg, %x, %slice_1) writeback {0: 0}\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    const float v[3] = {1, 2, 3}, neg[3] = {-1, -2, -3};
+    for (int planned = 0; planned < 2; planned++) {
+        tj_tensor *x = test_f32(1, (int64_t[]){3}, v), *outs[3];
+        tj_status st = planned ? tj_plan_run(p, &x, 1, outs) : tj_graph_run(g, &x, 1, outs);
+        cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
+        test_expect_f32(x, neg, 3, 0);
+        cr_expect_eq(outs[0], x, "the written-back output is the input tensor");
+        test_expect_f32(outs[1], v, 3, 0);
+        test_expect_f32(outs[2], v + 1, 2, 0);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
 Test(functionalize, bad_writeback_text_is_a_parse_error)
 {
     const char *text = "graph(%x : f32[2]):\n    %add = aten.add.Scalar(%x, 1)\n    return (%add,) writeback {0: 3}\n";

@@ -48,12 +48,33 @@ static tj_status check_input(const tj_gvalue *v, const tj_tensor *t, int i)
     return TJ_OK;
 }
 
+/* An output that is an input written back, or a view of one, stands for
+ * the input's value before the write-back (the graph's value, as the
+ * plan's copy of it holds: tj_plan_run): cloned here, as the write-back
+ * would change it otherwise. */
+static tj_status keep_values_written_over(const tj_gnode *n, tj_tensor *const *inputs, tj_tensor **outputs)
+{
+    for (int k = 0; k < n->nargs; k++) {
+        if (n->writeback[k] >= 0) continue;
+        bool overwritten = false;
+        for (int j = 0; j < n->nargs && !overwritten; j++)
+            overwritten = n->writeback[j] >= 0 && outputs[j] != inputs[n->writeback[j]] &&
+                          tj_overlap_status(outputs[k], inputs[n->writeback[j]]) != TJ_OVERLAP_NONE;
+        if (!overwritten) continue;
+        tj_tensor *copy = tj_clone(outputs[k]);
+        if (!copy) return tj_last_status();
+        tj_scope_drop(outputs[k]);
+        outputs[k] = copy;
+    }
+    return TJ_OK;
+}
+
 /* Copies outputs marked "written back" into their inputs (recording off:
  * this stands for the graph's own mutations), which then stand for them. */
 static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tensor **outputs)
 {
     const tj_gnode *n = &g->nodes[g->output_node];
-    tj_status st = TJ_OK;
+    tj_status st = n->writeback ? keep_values_written_over(n, inputs, outputs) : TJ_OK;
     bool prev = tj_no_grad_begin();
     for (int k = 0; n->writeback && k < n->nargs && st == TJ_OK; k++) {
         if (n->writeback[k] < 0) continue;

@@ -182,7 +182,9 @@ tj_status tj_graph_write_json(const tj_graph *g, FILE *f);
  * references into outputs (adopted by the innermost open scope). Each
  * intermediate is released after its last use. Outputs marked as written
  * back (tj_graph_output_writeback) are copied into their input with copy_
- * after the run, and returned as that input tensor; an input written back
+ * after the run, and returned as that input tensor (another output that is
+ * such an input, or a view of one, is a copy of its value before the
+ * write-back, as tj_plan_run's); an input written back
  * that shares memory with another input, or whose own elements share
  * memory (an expanded tensor, which copy_ cannot write), is refused before
  * anything runs (TJ_ERR_INVALID_ARGUMENT naming them, as tj_plan_run: see
