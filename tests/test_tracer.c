@@ -651,6 +651,13 @@ Test(graph_text, parse_errors_name_line_and_column)
         {"graph(%x : f32[2]):\n    %c : f32[64, 3] = constant([1.0])\n    return (%x,)\n",
          "more elements than the rest of the text"},
         {"graph(%x : f32[2]):\n    return (%x,) x\n", "end of the line after 'return'"},
+        /* a name the parser cannot hold says so, not "expected a placeholder" */
+        {"graph(%nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn : f32[2]):\n    return (%x,)\n",
+         "line 1, column 136: a name of 128 characters is longer than the 127 allowed"},
+        {"graph(%x : f32[2]):\n    %nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn = aten.neg.default(%x)\n    return (%x,)\n",
+         "line 2, column 134: a name of 128 characters is longer than the 127 allowed"},
+        {"graph(%x : f32[2]):\n    %y = aten.neg.default(%nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn)\n    return (%y,)\n",
+         "a name of 128 characters is longer than the 127 allowed"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_graph *g = tj_graph_parse(bad[i].text);

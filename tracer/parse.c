@@ -24,11 +24,18 @@ typedef struct parser {
     } *deferred;
     int n_deferred;
     tj_key_map by_name; /* value index by a hash of its name (find_value) */
+    size_t long_name;   /* length of the name the last ident() refused as too long, else 0 */
+    size_t name_cap;    /* the longest name that ident() took there */
 } parser;
 
 static tj_status perr_status(parser *ps, tj_status status, const char *what)
 {
-    return tj_error(status, "tj_graph_parse: line %d, column %d: %s", ps->line, (int)(ps->p - ps->line_start) + 1, what);
+    int column = (int)(ps->p - ps->line_start) + 1;
+    /* the caller's "expected a name" would hide why the name was refused */
+    if (ps->long_name)
+        return tj_error(status, "tj_graph_parse: line %d, column %d: a name of %zu characters is longer than the %zu allowed",
+                        ps->line, column, ps->long_name, ps->name_cap);
+    return tj_error(status, "tj_graph_parse: line %d, column %d: %s", ps->line, column, what);
 }
 
 static tj_status perr(parser *ps, const char *what) { return perr_status(ps, TJ_ERR_PARSE, what); }
@@ -41,6 +48,7 @@ static void skip_spaces(parser *ps)
 static bool accept(parser *ps, const char *tok)
 {
     skip_spaces(ps);
+    ps->long_name = 0; /* parsing went on past a refused name */
     size_t n = strlen(tok);
     if (strncmp(ps->p, tok, n) != 0) return false;
     ps->p += n;
@@ -87,11 +95,16 @@ static void skip_blank_lines(parser *ps)
 static bool ident(parser *ps, char *buf, size_t n)
 {
     skip_spaces(ps);
+    ps->long_name = 0;
     const char *s = ps->p;
     if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
     while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
     size_t len = (size_t)(ps->p - s);
-    if (len >= n) return false;
+    if (len >= n) {
+        ps->long_name = len;
+        ps->name_cap = n - 1;
+        return false;
+    }
     memcpy(buf, s, len);
     buf[len] = 0;
     return true;
@@ -662,7 +675,7 @@ static tj_status parse_writeback(parser *ps, int n_outputs)
     for (int i = 0; i < n_outputs; i++) wb[i] = -1;
     if (expect(ps, "{") != TJ_OK) return TJ_ERR_PARSE;
     while (!accept(ps, "}")) {
-        int64_t out, in;
+        int64_t out = 0, in = 0; /* set by parse_int, which GCC does not see through */
         if (parse_int(ps, &out) != TJ_OK || expect(ps, ":") != TJ_OK || parse_int(ps, &in) != TJ_OK) return TJ_ERR_PARSE;
         if (out < 0 || out >= n_outputs || in < 0 || in >= ps->g->n_inputs || wb[out] >= 0)
             return perr(ps, "writeback: an output index, ':', and an input index, each output once");
