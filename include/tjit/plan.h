@@ -264,12 +264,16 @@ int tj_plan_num_outputs(const tj_plan *p);
  * the traced strides, or trace with them). Inputs written back
  * (functionalised graphs) are written into the caller's tensor. Writes tj_plan_num_outputs new
  * references into `outputs` (owned by the caller, or by the innermost open
- * scope): new tensors, except that an output written back into an input is
- * returned as that input tensor, as tj_graph_run does. Inputs must not be
+ * scope): new tensors, one per output even for a value the graph returns
+ * twice (`return (%x, %x)`: two tensors, where tj_graph_run, like torch.fx,
+ * returns one object twice), except that an output written back into an
+ * input is returned as that input tensor, as tj_graph_run does. Inputs must not be
  * tensors of this context (tj_plan_context_output of its previous run, or a
  * view of one: the run overwrites them): such an input is refused
  * (clone() it, or run on another context). The outputs of tj_plan_run are
- * never in the arena. Not thread-safe with itself (one default context).
+ * never in the arena. One default context: a second thread running the plan
+ * while a run is in progress fails with TJ_ERR_UNSUPPORTED (give each thread
+ * its own tj_plan_context_new).
  * A plan whose steps write a graph constant (a tensor captured by the traced
  * function and written in place: every run updates it, as torch's
  * GraphModule updates its _tensor_constant) runs on one context at a time:
@@ -283,7 +287,8 @@ int tj_plan_num_outputs(const tj_plan *p);
  * an in-place operator of the plan would write into an input whose elements
  * share memory, or that overlaps another of its operands without being it
  * (as eagerly: the message names the node) and for a run of a plan writing
- * a graph constant while another run of it is in progress (see above) or
+ * a graph constant while another run of it is in progress, or while the
+ * default context is running (see above), or
  * for a run inside tj_make_fx on a tensor the trace follows (the steps
  * bypass the dispatcher, so the trace would record their results as
  * constants: trace tj_graph_run of the graph instead), TJ_ERR_INVALID_ARGUMENT
