@@ -495,6 +495,24 @@ size_t tj_k_window_product_work_bytes(const tj_k_window_product *w)
     return (size_t)nt * (l.packed + l.copy + l.out) + round64(sizeof(const float *) * (size_t)nt);
 }
 
+void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, float *dst)
+{
+    memset(dst, 0, sizeof(float) * (size_t)len);
+    int64_t end = min64(o0 + len, pd->n * pd->c * pd->hp * pd->wp);
+    for (int64_t row = o0 / pd->wp; row * pd->wp < end; row++) {
+        int64_t y = row % pd->hp - pd->pt, ic = row / pd->hp;
+        if (y < 0 || y >= pd->h) continue;
+        int64_t first = row * pd->wp; /* the row's columns [x0, x1) in the range and in src */
+        int64_t x0 = pd->pl, x1 = min64(pd->pl + pd->w, end - first);
+        if (first + x0 < o0) x0 = o0 - first;
+        const float *s = pd->src + ic / pd->c * pd->sn + ic % pd->c * pd->sc + y * pd->sh;
+        float *d = dst + first - o0;
+        if (pd->sw == 1 && x1 > x0) memcpy(d + x0, s + (x0 - pd->pl), sizeof(float) * (size_t)(x1 - x0));
+        else
+            for (int64_t x = x0; x < x1; x++) d[x] = s[(x - pd->pl) * pd->sw];
+    }
+}
+
 typedef struct window_args {
     const tj_k_window_product *w;
     const frame *f;
@@ -519,8 +537,10 @@ static void window_items(void *ctx, int t, int64_t b)
 #undef A_AT
         a->packed_a[t] = av;
     }
-    const float *src = w->frames + w->item_off[b];
-    if (w->item_off[b] + a->reach > w->readable) { /* its last tiles would read past the end: from a copy */
+    const float *src = w->pad.src ? copy : w->frames + w->item_off[b];
+    if (w->pad.src) {
+        tj_k_window_pad_fill(&w->pad, w->item_off[b], a->reach, copy);
+    } else if (w->item_off[b] + a->reach > w->readable) { /* its last tiles would read past the end: from a copy */
         memcpy(copy, src, sizeof(float) * (size_t)a->valid);
         memset(copy + a->valid, 0, sizeof(float) * (size_t)(a->reach - a->valid));
         src = copy;

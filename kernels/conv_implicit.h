@@ -68,7 +68,20 @@ void tj_k_row_epilogue_apply(const tj_k_row_epilogue *e, float *c, int64_t rows,
  * tj_k_gemm_f32_supported(). `epi` (bias of m elements, relu; both off:
  * none) runs on each item's C once its sums are final, by the thread that
  * computed them while C is still in its cache. Items are spread over up to
- * `nthreads` threads (tj_k_parallel_steal). */
+ * `nthreads` threads (tj_k_parallel_steal).
+ * With pad.src set, the frames are never made (`frames` and `readable`
+ * unused): they stand for the zero-padded contiguous [n, c, hp, wp] buffer
+ * whose element (i, j, y, x) is src's (i, j, y - pt, x - pl) where that
+ * lies in src, else 0 (a decomposed convolution's zeros + slice_scatter),
+ * and each item's reach of them is padded into the thread's copy from src
+ * (exact: the same values the buffer holds). */
+typedef struct tj_k_window_pad {
+    const float *src;       /* NULL: the frames are given */
+    int64_t n, c, h, w;     /* src's sizes */
+    int64_t sn, sc, sh, sw; /* src's strides (elements) */
+    int64_t hp, wp, pt, pl; /* the frames' last two sizes; src's place in them */
+} tj_k_window_pad;
+
 typedef struct tj_k_window_product {
     int64_t batch, m, k, out_h, out_w, row_stride;
     const float *a;
@@ -79,7 +92,14 @@ typedef struct tj_k_window_product {
     float *c;
     tj_k_row_epilogue epi;
     int nthreads;
+    tj_k_window_pad pad;
 } tj_k_window_product;
+
+/** Elements [o0, o0 + len) of the zero-padded buffer `pd` stands for
+ * (pd->src set) into dst: zeros, then src's part of each row in the range
+ * (the traced convolution's frame_copy, for any range of the frames rather
+ * than one item's channels whole). */
+void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, float *dst);
 
 /** Scratch bytes tj_k_window_product_run needs for `w`. */
 size_t tj_k_window_product_work_bytes(const tj_k_window_product *w);

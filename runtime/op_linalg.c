@@ -403,18 +403,22 @@ static bool window_positions(const tj_tensor *s, int n0, int64_t *out_h, int64_t
  * thread finishes it. *done: false when the view is not such a view
  * (nothing computed). */
 static tj_status window_bmm(const tj_tensor *s, int s1, int s2, const operand *oa, tj_tensor *out,
-                            const tj_k_row_epilogue *epi, bool *done)
+                            const tj_k_row_epilogue *epi, const tj_k_window_pad *pad, bool *done)
 {
     *done = false;
     tj_k_window_product w = {.batch = out->shape[0], .m = out->shape[1], .k = 1, .a = oa->mat.p,
                              .ars = oa->mat.rs, .acs = oa->mat.cs, .a_bs = oa->bs,
-                             .frames = (const float *)(void *)tj_tensor_ptr(s),
-                             .c = (float *)(void *)tj_tensor_ptr(out), .epi = *epi};
+                             .c = (float *)(void *)tj_tensor_ptr(out), .epi = *epi, .pad = *pad};
     for (int d = 0; d < s->ndim; d++)
         if (s->strides[d] < 0) return TJ_OK;
-    if (!s->storage || !window_positions(s, s2, &w.out_h, &w.out_w, &w.row_stride)) return TJ_OK;
+    if ((!pad->src && !s->storage) || !window_positions(s, s2, &w.out_h, &w.out_w, &w.row_stride)) return TJ_OK;
     for (int d = s1; d < s2; d++) w.k *= s->shape[d];
-    w.readable = (int64_t)(s->storage->nbytes / sizeof(float)) - s->offset;
+    if (!pad->src) {
+        w.frames = (const float *)(void *)tj_tensor_ptr(s);
+        w.readable = (int64_t)(s->storage->nbytes / sizeof(float)) - s->offset;
+    } else if (s->offset < 0) {
+        return TJ_OK;
+    }
     int nt = tj_get_num_threads();
     w.nthreads = w.batch < nt ? (int)w.batch : nt;
     size_t tables = (size_t)(w.k + w.batch) * sizeof(int64_t), got = 0, wgot = 0;
@@ -504,11 +508,27 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
     }
 }
 
-/* tj_kernel_bmm_gathered into out [b, m, n], then `epi` on each item's rows
- * (on the window route, inside the product as each item is done). */
-static tj_status gathered_product(const tj_value *args, tj_tensor *out, const tj_k_row_epilogue *epi)
+/* The zero-padded buffer `pad` stands for, made (the routes other than the
+ * window products read it): a view of it with s's geometry in *view, the
+ * buffer in *buf (both the caller's to release). */
+static tj_status make_padded(const tj_tensor *s, const tj_k_window_pad *pad, tj_tensor **buf, tj_tensor **view)
 {
-    const tj_tensor *s = args[1].u.t;
+    tj_meta m = {.dtype = TJ_FLOAT32, .ndim = 4, .shape = {pad->n, pad->c, pad->hp, pad->wp}};
+    tj_contiguous_strides(4, m.shape, m.strides);
+    *view = NULL;
+    if (!(*buf = tj_tensor_new_meta(&m, false))) return tj_last_status();
+    tj_k_window_pad_fill(pad, 0, (*buf)->numel, (float *)(void *)tj_tensor_ptr(*buf));
+    *view = tj_tensor_new_view(*buf, s->ndim, s->shape, s->strides, s->offset);
+    return *view ? TJ_OK : tj_last_status();
+}
+
+/* tj_kernel_bmm_gathered into out [b, m, n], then `epi` on each item's rows
+ * (on the window route, inside the product as each item is done); with
+ * pad->src, s is the geometry of a view of the padded buffer pad stands for
+ * (no storage). */
+static tj_status gathered_product(const tj_value *args, const tj_tensor *s, const tj_k_window_pad *pad,
+                                  tj_tensor *out, const tj_k_row_epilogue *epi)
+{
     if (out->numel == 0) return TJ_OK;
     gathered g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
                   .k = args[0].u.t->shape[2], .n = out->shape[2], .out = (float *)(void *)tj_tensor_ptr(out)};
@@ -519,9 +539,16 @@ static tj_status gathered_product(const tj_value *args, tj_tensor *out, const tj
     g.a_bs = oa.bs;
     tj_k_mat b = {NULL, g.n, 1};
     bool own = tj_k_gemm_on_own_kernel(TJ_FLOAT32, g.m, g.n, g.k, g.a, b), done = false;
-    if (own) st = window_bmm(s, g.s1, g.s2, &oa, out, epi, &done);
-    if (st != TJ_OK || done) {
+    if (own) st = window_bmm(s, g.s1, g.s2, &oa, out, epi, pad, &done);
+    if (st != TJ_OK || done || pad->src) {
         operand_release(&oa);
+        if (st != TJ_OK || done) return st;
+        tj_tensor *buf, *view; /* another route: from the padded buffer, made */
+        st = make_padded(s, pad, &buf, &view);
+        tj_k_window_pad none = {0};
+        if (st == TJ_OK) st = gathered_product(args, view, &none, out, epi);
+        if (view) tj_tensor_release(view);
+        if (buf) tj_tensor_release(buf);
         return st;
     }
     if (own && g.k >= GATHER_OFFSETS_MIN_K) {
@@ -567,12 +594,16 @@ static tj_status gathered_product(const tj_value *args, tj_tensor *out, const tj
 tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
 {
     tj_k_row_epilogue none = {0};
-    return gathered_product(args, outs[0], &none);
+    tj_k_window_pad unpadded = {0};
+    return gathered_product(args, args[1].u.t, &unpadded, outs[0], &none);
 }
 
-tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs)
+/* The gathered product of view s (pad as gathered_product's) into outs[0],
+ * then + bias (NULL: none) and the relu. */
+static tj_status product_epilogue(const tj_value *args, const tj_tensor *s, const tj_k_window_pad *pad,
+                                  const tj_tensor *bias, bool relu, tj_tensor *const *outs)
 {
-    const tj_tensor *a = args[0].u.t, *bias = args[4].u.t;
+    const tj_tensor *a = args[0].u.t;
     tj_tensor out = *outs[0]; /* as [b, m, n] (contiguous) */
     int64_t m = a->shape[1];
     out.ndim = 3;
@@ -581,13 +612,37 @@ tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const
     out.shape[2] = m && a->shape[0] ? outs[0]->numel / (a->shape[0] * m) : 0;
     tj_contiguous_strides(3, out.shape, out.strides);
     size_t want = sizeof(float) * (size_t)(m > 0 ? m : 1), got = 0;
-    float *rows = tj_alloc_storage_bytes(want, &got);
-    if (!rows) return tj_oom("aten::bmm + aten::add.Tensor (gathered batch2)", want);
-    row_bias(bias, outs[0], out.shape[2], m, rows);
-    tj_k_row_epilogue epi = {.bias = rows, .relu = args[5].u.i != 0};
-    tj_status st = gathered_product(args, &out, &epi);
-    tj_free_storage_bytes(rows, got);
+    float *rows = bias ? tj_alloc_storage_bytes(want, &got) : NULL;
+    if (bias && !rows) return tj_oom("aten::bmm + aten::add.Tensor (gathered batch2)", want);
+    if (bias) row_bias(bias, outs[0], out.shape[2], m, rows);
+    tj_k_row_epilogue epi = {.bias = rows, .relu = relu};
+    tj_status st = gathered_product(args, s, pad, &out, &epi);
+    if (rows) tj_free_storage_bytes(rows, got);
     return st;
+}
+
+tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_window_pad unpadded = {0};
+    return product_epilogue(args, args[1].u.t, &unpadded, args[4].u.t, args[5].u.i != 0, outs);
+}
+
+tj_status tj_kernel_bmm_gathered_padded(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[1].u.t;
+    const int64_t *geo = args[6].u.ints, *pd = args[7].u.ints;
+    tj_tensor s = {.dtype = TJ_FLOAT32, .ndim = (int)geo[0], .numel = 1, .offset = geo[1 + 2 * geo[0]]};
+    for (int d = 0; d < s.ndim; d++) {
+        s.shape[d] = geo[1 + d];
+        s.strides[d] = geo[1 + s.ndim + d];
+        s.numel *= s.shape[d];
+    }
+    bool two = x->ndim == 4; /* else [N, C, L]: one row a frame */
+    tj_k_window_pad pad = {.src = (const float *)(void *)tj_tensor_ptr(x), .n = x->shape[0], .c = x->shape[1],
+                           .h = two ? x->shape[2] : 1, .w = x->shape[x->ndim - 1], .sn = x->strides[0],
+                           .sc = x->strides[1], .sh = two ? x->strides[2] : 0, .sw = x->strides[x->ndim - 1],
+                           .hp = pd[0], .wp = pd[1], .pt = pd[2], .pl = pd[3]};
+    return product_epilogue(args, &s, &pad, args[4].kind == TJ_V_TENSOR ? args[4].u.t : NULL, args[5].u.i != 0, outs);
 }
 
 /* ---- bmm reading batch2 as the transpose of a strided view ---- */

@@ -84,6 +84,22 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs);
  * Errors: tj_kernel_bmm_gathered's, TJ_ERR_OUT_OF_MEMORY (the bias's rows). */
 tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const *outs);
 
+/** tj_kernel_bmm_gathered(_epilogue) whose view is over a zero-padded buffer
+ * that is never made (tracer/fuse_gather.c: a decomposed convolution's
+ * zeros + slice_scatter read only by its columns): args[0], args[2],
+ * args[3] as there; args[1]: the unpadded input x, float32 [N, C, H, W] or
+ * [N, C, L]; args[4]: the bias as tj_kernel_bmm_gathered_epilogue's, or
+ * None; args[5]: int, nonzero for the relu; args[6]: ints, the view's
+ * geometry over the padded buffer [ndim, shape.., strides.., offset];
+ * args[7]: ints {Hp, Wp, top, left}: the padded buffer is [N, C, Hp, Wp]
+ * (contiguous; [N, C, 1, Lp] for [N, C, L], top 0) holding x at (top,
+ * left), zeros elsewhere. On the window route each item's frames are
+ * padded into its thread's scratch (tj_k_window_pad); on the others the
+ * buffer is made for the step. The same bits as the steps it replaces.
+ * Errors: tj_kernel_bmm_gathered_epilogue's, TJ_ERR_OUT_OF_MEMORY (the
+ * buffer). */
+tj_status tj_kernel_bmm_gathered_padded(const tj_value *args, tj_tensor *const *outs);
+
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy
  * (tracer/fuse_gather.c): args as there, but the view's dims [args[2],
  * args[3]) multiply to n and the rest to k (the copy is [b, n, k], batch2

@@ -27,7 +27,13 @@
  * its thread finishes it (tj_kernel_bmm_gathered_epilogue), instead of two
  * more passes over memory. The step takes the last operator's place, as
  * tracer/fuse.c's epilogues do; when something else reads the add's result
- * (a training step's relu gradient may), only the add joins. */
+ * (a training step's relu gradient may), only the add joins.
+ *
+ * The columns' view is over the convolution's zero-padded input, zeros +
+ * slice_scatter of the input per padded dim (decomps/windows.c), one more
+ * pass over memory per padded dim for a buffer only the product reads:
+ * when nothing else reads it, the step reads the input and pads each
+ * item's frames into its thread's scratch (absorb_padding). */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -132,8 +138,9 @@ static bool relu_of(const tj_plan *p, const tj_pnode *f, int x)
 /* Gathered bmm step i (result [b, m, n]) takes the bias add that is the
  * only reader of its result (through reshapes) and the relu that is the
  * only reader of the add's, if any; nothing when there is no such add. */
-static tj_status absorb_bias(tj_plan *p, const tj_plan_uses *u, int i)
+static tj_status absorb_bias(tj_plan *p, const tj_plan_uses *u, int i, int *step)
 {
+    *step = i;
     tj_pnode *n = &p->nodes[i];
     int v = n->outs[0], x = v, e = tj_plan_sole_user(u, v);
     const tj_pvalue *pv = &p->values[v];
@@ -177,6 +184,102 @@ static tj_status absorb_bias(tj_plan *p, const tj_plan_uses *u, int i)
         p->values[sum].kind = TJ_PV_UNUSED;
     }
     p->stats.n_fused += relu ? 2 : 1;
+    *step = last;
+    return TJ_OK;
+}
+
+/* Whether node q is a slice_scatter (step 1) of a value into float32 zeros
+ * of its result's shape (tj_dc_pad's padding): the value in *src, the
+ * padded dim and where the value starts along it in *dim, *lo. */
+static bool zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo)
+{
+    const tj_pnode *n = &p->nodes[q];
+    if (!n->is_step || n->label || n->op != TJ_OPS(slice_scatter) || n->nout != 1 || n->outs[0] < 0) return false;
+    const tj_garg *a = n->args;
+    if (a[0].kind != TJ_GA_VALUE || a[1].kind != TJ_GA_VALUE || a[2].kind != TJ_GA_INT || a[3].kind != TJ_GA_INT ||
+        a[5].kind != TJ_GA_INT || a[5].u.i != 1)
+        return false;
+    const tj_pvalue *z = &p->values[a[0].u.v], *o = &p->values[n->outs[0]], *x = &p->values[a[1].u.v];
+    int d = (int)a[2].u.i;
+    if (z->kind != TJ_PV_CONSTANT || z->dtype != TJ_FLOAT32 || x->dtype != TJ_FLOAT32 || z->numel != o->numel ||
+        z->ndim != o->ndim || x->ndim != o->ndim || d < 2 || d >= o->ndim || a[3].u.i < 0 ||
+        a[3].u.i + x->shape[d] > o->shape[d] || !tj_tensor_is_contiguous(z->constant))
+        return false;
+    const uint32_t *bits = (const uint32_t *)(const void *)tj_tensor_ptr(z->constant);
+    for (int64_t e = 0; e < z->numel; e++)
+        if (bits[e]) return false;
+    *src = a[1].u.v, *dim = d, *lo = a[3].u.i;
+    return true;
+}
+
+/* Gathered step `step` (not transposed) whose view, read by copy node c
+ * before the fusion, is over a zero-padded buffer, zeros + slice_scatter
+ * of an input x [N, C, H, W] (one per padded dim; [N, C, L]), that nothing
+ * else reads: the step reads x and pads each item's frames itself
+ * (tj_kernel_bmm_gathered_padded), and the padding's steps and buffer
+ * leave the plan. Nothing otherwise (a training step's weight gradient
+ * reads the buffer too). */
+static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int c)
+{
+    tj_pnode *n = &p->nodes[step];
+    int sv = n->args[1].u.v;
+    const tj_pvalue *ps = &p->values[sv];
+    int r = ps->kind == TJ_PV_VIEW ? ps->root : sv, src, dim, src2, dim2 = -1;
+    const tj_pvalue *pr = &p->values[r];
+    if (pr->kind != TJ_PV_ARENA || (ps->kind == TJ_PV_VIEW && ps->abs_offset) || pr->node < 0 ||
+        (pr->ndim != 3 && pr->ndim != 4) || !tj_plan_sole_view_chain(p, u, sv, r, c))
+        return TJ_OK;
+    int64_t lo, lo2 = 0;
+    int first = pr->node, second = -1;
+    if (!zero_pad(p, first, &src, &dim, &lo)) return TJ_OK;
+    const tj_pvalue *py = &p->values[src];
+    if (py->kind == TJ_PV_ARENA && py->node >= 0 && py->n_views == 0 && tj_plan_sole_user(u, src) == first &&
+        zero_pad(p, py->node, &src2, &dim2, &lo2) && dim2 != dim) {
+        second = first;
+        first = py->node;
+        src = src2;
+    }
+    const tj_pvalue *x = &p->values[src];
+    for (int d = 0; d < pr->ndim; d++)
+        if (d != dim && d != dim2 && x->shape[d] != pr->shape[d]) return TJ_OK;
+    if (tj_plan_writes_between(p, first, step)) return TJ_OK; /* x is read at the step */
+    /* {Hp, Wp, top, left} over the last two dims ([N, C, L]: one row each) */
+    int64_t *geo = tj_pool_alloc(p->pool, sizeof(int64_t) * (size_t)(2 + 2 * ps->ndim));
+    int64_t *pad = tj_pool_alloc(p->pool, sizeof(int64_t) * 4);
+    tj_garg *args = tj_pool_alloc(p->pool, sizeof(tj_garg) * 8);
+    if (!geo || !pad || !args) return TJ_ERR_OUT_OF_MEMORY;
+    bool two = pr->ndim == 4;
+    pad[0] = two ? pr->shape[2] : 1;
+    pad[1] = pr->shape[pr->ndim - 1];
+    pad[2] = pad[3] = 0;
+    pad[dim == pr->ndim - 1 ? 3 : 2] = lo;
+    if (second >= 0) pad[dim2 == pr->ndim - 1 ? 3 : 2] = lo2;
+    geo[0] = ps->ndim;
+    for (int d = 0; d < ps->ndim; d++) geo[1 + d] = ps->shape[d], geo[1 + ps->ndim + d] = ps->strides[d];
+    geo[1 + 2 * ps->ndim] = ps->kind == TJ_PV_VIEW ? ps->rel_offset : 0;
+    bool epilogue = n->kernel == tj_kernel_bmm_gathered_epilogue;
+    memcpy(args, n->args, sizeof(tj_garg) * 4);
+    args[1] = (tj_garg){.kind = TJ_GA_VALUE, .u.v = src};
+    args[4] = epilogue ? n->args[4] : (tj_garg){.kind = TJ_GA_NONE};
+    args[5] = epilogue ? n->args[5] : (tj_garg){.kind = TJ_GA_INT, .u.i = 0};
+    args[6] = (tj_garg){.kind = TJ_GA_INTS, .n = 2 + 2 * ps->ndim, .u.ints = geo};
+    args[7] = (tj_garg){.kind = TJ_GA_INTS, .n = 4, .u.ints = pad};
+    n->label = !epilogue ? "aten::slice_scatter + aten::_to_copy + aten::bmm"
+               : n->args[5].u.i ? "aten::slice_scatter + aten::_to_copy + aten::bmm + aten::add.Tensor + aten::maximum"
+                                : "aten::slice_scatter + aten::_to_copy + aten::bmm + aten::add.Tensor";
+    n->kernel = tj_kernel_bmm_gathered_padded;
+    n->args = args;
+    n->nargs = 8;
+    for (int v = sv; v != r; v = p->values[v].base) { /* the views of the buffer */
+        p->nodes[p->values[v].node].fused = true;
+        p->values[v].kind = TJ_PV_UNUSED;
+    }
+    for (int q = first; q >= 0; q = q == first ? second : -1) {
+        p->nodes[q].is_step = false;
+        p->nodes[q].fused = true;
+        p->values[p->nodes[q].outs[0]].kind = TJ_PV_UNUSED;
+    }
+    p->values[r].n_views = 0;
     return TJ_OK;
 }
 
@@ -218,7 +321,9 @@ tj_status tj_plan_fuse_gathered_operands(tj_plan *p)
         p->values[r].kind = TJ_PV_UNUSED;
         p->values[r].n_views = 0;
         p->stats.n_gathered++;
-        if (!transposed) st = absorb_bias(p, &u, i);
+        int step = i;
+        if (!transposed) st = absorb_bias(p, &u, i, &step);
+        if (!transposed && st == TJ_OK) st = absorb_padding(p, &u, step, c);
     }
     if (u.count) tj_plan_uses_free(&u);
     tj_plan_renumber_steps(p);

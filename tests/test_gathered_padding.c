@@ -1,0 +1,130 @@
+/* A decomposed convolution's zero padding (zeros + one slice_scatter per
+ * padded dim) read only by its gathered product runs inside the product's
+ * step (tracer/fuse_gather.c, tj_kernel_bmm_gathered_padded): the
+ * slice_scatter steps leave the plan (two kernels fewer per 2-d layer, the
+ * fused step's label) and every output has the bits of the plan compiled
+ * with no_fusion and of the interpreter, at 1 to 3 threads, on the window
+ * route (the padding in each thread's scratch) and the others (stride 2:
+ * the buffer made for the step); a buffer that two products read stays. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+#include "tjit/tjit.h"
+
+TestSuite(gathered_padding, .init = test_scope_open, .fini = test_scope_close);
+
+typedef struct pad_case {
+    const char *what;
+    int dims; /* 1: conv1d on [n, c, w]; 2: conv2d */
+    int64_t n, c, h, w, oc, k, stride, ph, pw;
+    bool twice;  /* a second convolution of the same input: the padded buffer has two readers */
+    int dropped; /* kernels fewer than with the padding apart */
+} pad_case;
+
+/* in: x, w, b (and w2 when twice); out: relu(conv(x, w, b)) (and conv(x, w2, b)) */
+static tj_status fn_conv(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const pad_case *c = ctx;
+    (void)n;
+    int64_t st[2] = {c->stride, c->stride}, pad[2] = {c->ph, c->pw}, dil[2] = {1, 1};
+    for (int i = 0; i < 1 + c->twice; i++) {
+        tj_tensor *y = c->dims == 1 ? tj_conv1d(in[0], in[1 + 2 * i], in[2], c->stride, c->pw, 1, 1)
+                                    : tj_conv2d(in[0], in[1 + 2 * i], in[2], st, pad, dil, 1);
+        out[i] = tj_relu(y);
+    }
+    *n_out = 1 + c->twice;
+    return out[0] && out[*n_out - 1] ? TJ_OK : tj_last_status();
+}
+
+/* Whether the profile of plan p has a step of its own named aten::slice_scatter
+ * (its name padded to the column; a fused label goes on with " + "). */
+static bool pads_apart(const tj_plan *p)
+{
+    char *text = test_profile_table(p);
+    bool apart = strstr(text, "\naten::slice_scatter  ") != NULL;
+    free(text);
+    return apart;
+}
+
+static bool pads_in_product(const tj_plan *p)
+{
+    char *text = test_profile_table(p);
+    bool in = strstr(text, "aten::slice_scatter + aten::_to_copy + aten::bmm") != NULL;
+    free(text);
+    return in;
+}
+
+static void check_case(const pad_case *c)
+{
+    int64_t xs[4] = {c->n, c->c, c->h, c->w}, ws[4] = {c->oc, c->c, c->k, c->k};
+    if (c->dims == 1) xs[2] = c->w, ws[2] = c->k;
+    tj_tensor *in[4] = {test_random_f32(c->dims + 2, xs, 71), test_random_f32(c->dims + 2, ws, 72),
+                        test_random_f32(1, (int64_t[]){c->oc}, 73), test_random_f32(c->dims + 2, ws, 74)};
+    float *x = tj_tensor_data(in[0]);
+    x[1] = NAN; /* next to the padding: it stays where it is */
+    x[c->c * c->w - 1] = -INFINITY;
+    int n_in = c->twice ? 4 : 3;
+    tj_decomp_table *core = tj_core_decompositions();
+    cr_assert_not_null(core, "%s", tj_last_error());
+    tj_graph *g = tj_make_fx(fn_conv, (void *)c, in, n_in, core, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    tj_compile_options fo = {0}, uo = {.no_fusion = true};
+    tj_set_num_threads(1);
+    tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
+    cr_assert(pf && pu, "%s: tj_compile: %s", c->what, tj_last_error());
+    int nout = tj_plan_num_outputs(pf);
+    for (int threads = 1; threads <= 3; threads++) {
+        char at[200];
+        snprintf(at, sizeof at, "%s, %d threads", c->what, threads);
+        tj_set_num_threads(threads);
+        tj_tensor *ref[2], *got[2], *sep[2];
+        cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", at, tj_last_error());
+        tj_plan_set_profiling(pf, true);
+        for (int run = 0; run < 2; run++) { /* the second run reuses the arena */
+            cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", at, tj_last_error());
+            cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", at, tj_last_error());
+            for (int k = 0; k < nout; k++) {
+                test_expect_same_bits(got[k], ref[k], at);
+                test_expect_same_bits(sep[k], ref[k], at);
+            }
+        }
+        cr_expect_eq(pads_in_product(pf), c->dropped > 0, "%s: the padding in the product's step", at);
+        cr_expect_eq(pads_apart(pf), c->dropped == 0, "%s: slice_scatter steps", at);
+        tj_plan_set_profiling(pf, false);
+    }
+    /* the same plan with the padding apart has `dropped` kernels more: no_fusion's count less the
+     * epilogues (add, maximum) and copies (one per product) that fusion takes anyway */
+    int others = 3 * (1 + c->twice);
+    cr_expect_eq(test_plan_stats(pu).n_kernels - test_plan_stats(pf).n_kernels, others + c->dropped,
+                 "%s: kernels", c->what);
+    tj_plan_free(pf);
+    tj_plan_free(pu);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
+}
+
+Test(gathered_padding, the_padding_runs_in_the_product_bit_for_bit)
+{
+    static const pad_case cases[] = {
+        {"cnn's first layer, pad 2", 2, 3, 1, 28, 28, 16, 5, 1, 2, 2, false, 2},
+        {"cnn's second layer, pad 2", 2, 3, 16, 14, 14, 32, 5, 1, 2, 2, false, 2},
+        {"pad 1, odd sizes", 2, 5, 3, 9, 7, 7, 3, 1, 1, 1, false, 2},
+        {"pad (2, 1)", 2, 2, 4, 8, 10, 6, 3, 1, 2, 1, false, 2},
+        {"rows only, pad (1, 0)", 2, 2, 4, 8, 10, 6, 3, 1, 1, 0, false, 1},
+        {"columns only, pad (0, 2)", 2, 2, 4, 8, 10, 6, 3, 1, 0, 2, false, 1},
+        {"stride 2, pad 1 (the buffer made for the step)", 2, 3, 3, 11, 11, 5, 3, 2, 1, 1, false, 2},
+        {"two output channels (matrix-vector route)", 2, 3, 3, 12, 12, 2, 3, 1, 1, 1, false, 2},
+        {"conv1d, pad 2", 1, 3, 4, 1, 30, 8, 5, 1, 0, 2, false, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_case(&cases[i]);
+}
+
+Test(gathered_padding, a_padded_buffer_read_twice_stays)
+{
+    pad_case c = {"two convolutions of one input", 2, 3, 4, 10, 10, 6, 3, 1, 1, 1, true, 0};
+    check_case(&c);
+}
