@@ -915,7 +915,11 @@ static void check_model(const char *id, int64_t batch, bool merge_only)
     tj_plan *pu = merge_only ? compile_common(g, false) : compile_opts(g, false);
     tj_plan_statistics sf = test_plan_stats(pf), su = test_plan_stats(pu);
     cr_expect_gt(merge_only ? sf.n_common : sf.n_fused_pointwise, 0, "%s", id);
-    cr_expect_lt(sf.n_kernels, su.n_kernels, "%s", id);
+    /* merged, cnn's padding for the weight gradient is the forward pass's
+     * buffer, which then stays; unmerged, the forward's runs in its product
+     * (tracer/fuse_gather.c) and the gradient's apart: as many kernels */
+    if (merge_only) cr_expect_leq(sf.n_kernels, su.n_kernels, "%s: %d against %d", id, sf.n_kernels, su.n_kernels);
+    else cr_expect_lt(sf.n_kernels, su.n_kernels, "%s: %d against %d", id, sf.n_kernels, su.n_kernels);
     /* tj_contiguous hands back the context's own output tensor (contiguous
      * already) with a reference in the innermost scope: that scope must end
      * before the plans, which own those tensors, are freed */
