@@ -492,24 +492,39 @@ size_t tj_k_window_product_work_bytes(const tj_k_window_product *w)
     frame f = window_frame(w);
     window_layout l = make_window_layout(w, &f);
     int nt = w->nthreads < 1 ? 1 : w->nthreads;
-    return (size_t)nt * (l.packed + l.copy + l.out) + round64(sizeof(const float *) * (size_t)nt);
+    return (size_t)nt * (l.packed + l.copy + l.out) + round64(sizeof(const float *) * (size_t)nt) +
+           round64(sizeof(int64_t) * (size_t)nt);
 }
 
-void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, float *dst)
+/* dst[0, n) = 0 in a loop: the runs are a few elements (a row's border) */
+static void zero_run(float *dst, int64_t n)
 {
-    memset(dst, 0, sizeof(float) * (size_t)len);
-    int64_t end = min64(o0 + len, pd->n * pd->c * pd->hp * pd->wp);
-    for (int64_t row = o0 / pd->wp; row * pd->wp < end; row++) {
-        int64_t y = row % pd->hp - pd->pt, ic = row / pd->hp;
-        if (y < 0 || y >= pd->h) continue;
-        int64_t first = row * pd->wp; /* the row's columns [x0, x1) in the range and in src */
-        int64_t x0 = pd->pl, x1 = min64(pd->pl + pd->w, end - first);
-        if (first + x0 < o0) x0 = o0 - first;
-        const float *s = pd->src + ic / pd->c * pd->sn + ic % pd->c * pd->sc + y * pd->sh;
+    for (int64_t i = 0; i < n; i++) dst[i] = 0.0f;
+}
+
+void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, bool borders, float *dst)
+{
+    int64_t end = o0 + len, total = pd->n * pd->c * pd->hp * pd->wp, stop = end < total ? end : total;
+    if (stop < o0) stop = o0;
+    memset(dst + (stop - o0), 0, sizeof(float) * (size_t)(end - stop)); /* past the buffer */
+    for (int64_t row = o0 / pd->wp; row * pd->wp < stop; row++) {
+        int64_t first = row * pd->wp, y = row % pd->hp - pd->pt, ic = row / pd->hp;
+        int64_t x0 = (first < o0 ? o0 : first) - first, x1 = min64(first + pd->wp, stop) - first; /* in the range */
         float *d = dst + first - o0;
-        if (pd->sw == 1 && x1 > x0) memcpy(d + x0, s + (x0 - pd->pl), sizeof(float) * (size_t)(x1 - x0));
+        if (y < 0 || y >= pd->h) { /* a padding row */
+            if (borders) zero_run(d + x0, x1 - x0);
+            continue;
+        }
+        int64_t c0 = min64(x0 > pd->pl ? x0 : pd->pl, x1), c1 = min64(x1, pd->pl + pd->w); /* src's columns */
+        if (c1 < c0) c1 = c0;
+        if (borders) {
+            zero_run(d + x0, c0 - x0);
+            zero_run(d + c1, x1 - c1);
+        }
+        const float *s = pd->src + ic / pd->c * pd->sn + ic % pd->c * pd->sc + y * pd->sh;
+        if (pd->sw == 1 && c1 > c0) memcpy(d + c0, s + (c0 - pd->pl), sizeof(float) * (size_t)(c1 - c0));
         else
-            for (int64_t x = x0; x < x1; x++) d[x] = s[(x - pd->pl) * pd->sw];
+            for (int64_t x = c0; x < c1; x++) d[x] = s[(x - pd->pl) * pd->sw];
     }
 }
 
@@ -520,6 +535,8 @@ typedef struct window_args {
     int64_t reach, valid; /* elements read per item; of them, the view's */
     void *work;
     const float **packed_a; /* per thread: the A its packed panels hold */
+    int64_t *pad_phase;     /* per thread, with w->pad.src: where in a padded plane the copy's borders were
+                               last written from (-1: never) */
 } window_args;
 
 static void window_items(void *ctx, int t, int64_t b)
@@ -538,8 +555,10 @@ static void window_items(void *ctx, int t, int64_t b)
         a->packed_a[t] = av;
     }
     const float *src = w->pad.src ? copy : w->frames + w->item_off[b];
-    if (w->pad.src) {
-        tj_k_window_pad_fill(&w->pad, w->item_off[b], a->reach, copy);
+    if (w->pad.src) { /* items at one place in a plane have their zeros at the same places in the copy */
+        int64_t phase = w->item_off[b] % (w->pad.hp * w->pad.wp);
+        tj_k_window_pad_fill(&w->pad, w->item_off[b], a->reach, a->pad_phase[t] != phase, copy);
+        a->pad_phase[t] = phase;
     } else if (w->item_off[b] + a->reach > w->readable) { /* its last tiles would read past the end: from a copy */
         memcpy(copy, src, sizeof(float) * (size_t)a->valid);
         memset(copy + a->valid, 0, sizeof(float) * (size_t)(a->reach - a->valid));
@@ -561,8 +580,10 @@ void tj_k_window_product_run(const tj_k_window_product *w, void *work)
     frame f = window_frame(w);
     int nt = w->nthreads < 1 ? 1 : w->nthreads;
     window_layout l = make_window_layout(w, &f);
+    char *per_thread = (char *)work + (size_t)nt * (l.packed + l.copy + l.out);
     window_args a = {.w = w, .f = &f, .l = l, .reach = window_reach(w, &f), .valid = window_valid(w), .work = work,
-                     .packed_a = (const float **)(void *)((char *)work + (size_t)nt * (l.packed + l.copy + l.out))};
-    for (int t = 0; t < nt; t++) a.packed_a[t] = NULL;
+                     .packed_a = (const float **)(void *)per_thread,
+                     .pad_phase = (int64_t *)(void *)(per_thread + round64(sizeof(const float *) * (size_t)nt))};
+    for (int t = 0; t < nt; t++) a.packed_a[t] = NULL, a.pad_phase[t] = -1;
     tj_k_parallel_steal(nt, w->batch, window_items, &a);
 }

@@ -96,10 +96,14 @@ typedef struct tj_k_window_product {
 } tj_k_window_product;
 
 /** Elements [o0, o0 + len) of the zero-padded buffer `pd` stands for
- * (pd->src set) into dst: zeros, then src's part of each row in the range
- * (the traced convolution's frame_copy, for any range of the frames rather
- * than one item's channels whole). */
-void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, float *dst);
+ * (pd->src set) into dst: src's part of each row in the range, zeros past
+ * the buffer's end and, with `borders`, at the padding's places (the traced
+ * convolution's frame_copy, for any range of the frames rather than one
+ * item's channels whole). Without `borders`, dst must hold zeros there
+ * already: a fill of a range starting at the same place in a padded plane
+ * (o0 modulo Hp * Wp) and at least as long, with borders, or without
+ * after such a fill. */
+void tj_k_window_pad_fill(const tj_k_window_pad *pd, int64_t o0, int64_t len, bool borders, float *dst);
 
 /** Scratch bytes tj_k_window_product_run needs for `w`. */
 size_t tj_k_window_product_work_bytes(const tj_k_window_product *w);

@@ -508,26 +508,26 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
     }
 }
 
-/* The zero-padded buffer `pad` stands for, made (the routes other than the
- * window products read it): a view of it with s's geometry in *view, the
- * buffer in *buf (both the caller's to release). */
-static tj_status make_padded(const tj_tensor *s, const tj_k_window_pad *pad, tj_tensor **buf, tj_tensor **view)
+/* The zero-padded buffer `pad` stands for, made in `buf` (the step's
+ * scratch in the arena; the routes other than the window products read
+ * it): a view of it with s's geometry into *view. */
+static void make_padded(const tj_tensor *s, const tj_k_window_pad *pad, const tj_tensor *buf, tj_tensor *view)
 {
-    tj_meta m = {.dtype = TJ_FLOAT32, .ndim = 4, .shape = {pad->n, pad->c, pad->hp, pad->wp}};
-    tj_contiguous_strides(4, m.shape, m.strides);
-    *view = NULL;
-    if (!(*buf = tj_tensor_new_meta(&m, false))) return tj_last_status();
-    tj_k_window_pad_fill(pad, 0, (*buf)->numel, (float *)(void *)tj_tensor_ptr(*buf));
-    *view = tj_tensor_new_view(*buf, s->ndim, s->shape, s->strides, s->offset);
-    return *view ? TJ_OK : tj_last_status();
+    tj_k_window_pad_fill(pad, 0, buf->numel, true, (float *)(void *)tj_tensor_ptr(buf));
+    *view = *buf;
+    view->ndim = s->ndim;
+    view->numel = s->numel;
+    view->offset = buf->offset + s->offset;
+    memcpy(view->shape, s->shape, sizeof(int64_t) * (size_t)s->ndim);
+    memcpy(view->strides, s->strides, sizeof(int64_t) * (size_t)s->ndim);
 }
 
 /* tj_kernel_bmm_gathered into out [b, m, n], then `epi` on each item's rows
  * (on the window route, inside the product as each item is done); with
  * pad->src, s is the geometry of a view of the padded buffer pad stands for
- * (no storage). */
+ * (no storage), made in `padded` for the other routes. */
 static tj_status gathered_product(const tj_value *args, const tj_tensor *s, const tj_k_window_pad *pad,
-                                  tj_tensor *out, const tj_k_row_epilogue *epi)
+                                  const tj_tensor *padded, tj_tensor *out, const tj_k_row_epilogue *epi)
 {
     if (out->numel == 0) return TJ_OK;
     gathered g = {.src = s, .s1 = (int)args[2].u.i, .s2 = (int)args[3].u.i, .m = out->shape[1],
@@ -543,13 +543,10 @@ static tj_status gathered_product(const tj_value *args, const tj_tensor *s, cons
     if (st != TJ_OK || done || pad->src) {
         operand_release(&oa);
         if (st != TJ_OK || done) return st;
-        tj_tensor *buf, *view; /* another route: from the padded buffer, made */
-        st = make_padded(s, pad, &buf, &view);
+        tj_tensor view; /* another route: from the padded buffer, made */
+        make_padded(s, pad, padded, &view);
         tj_k_window_pad none = {0};
-        if (st == TJ_OK) st = gathered_product(args, view, &none, out, epi);
-        if (view) tj_tensor_release(view);
-        if (buf) tj_tensor_release(buf);
-        return st;
+        return gathered_product(args, &view, &none, NULL, out, epi);
     }
     if (own && g.k >= GATHER_OFFSETS_MIN_K) {
         st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);
@@ -595,11 +592,11 @@ tj_status tj_kernel_bmm_gathered(const tj_value *args, tj_tensor *const *outs)
 {
     tj_k_row_epilogue none = {0};
     tj_k_window_pad unpadded = {0};
-    return gathered_product(args, args[1].u.t, &unpadded, outs[0], &none);
+    return gathered_product(args, args[1].u.t, &unpadded, NULL, outs[0], &none);
 }
 
-/* The gathered product of view s (pad as gathered_product's) into outs[0],
- * then + bias (NULL: none) and the relu. */
+/* The gathered product of view s (pad and outs[1] as gathered_product's pad
+ * and padded) into outs[0], then + bias (NULL: none) and the relu. */
 static tj_status product_epilogue(const tj_value *args, const tj_tensor *s, const tj_k_window_pad *pad,
                                   const tj_tensor *bias, bool relu, tj_tensor *const *outs)
 {
@@ -616,7 +613,7 @@ static tj_status product_epilogue(const tj_value *args, const tj_tensor *s, cons
     if (bias && !rows) return tj_oom("aten::bmm + aten::add.Tensor (gathered batch2)", want);
     if (bias) row_bias(bias, outs[0], out.shape[2], m, rows);
     tj_k_row_epilogue epi = {.bias = rows, .relu = relu};
-    tj_status st = gathered_product(args, s, pad, &out, &epi);
+    tj_status st = gathered_product(args, s, pad, pad->src ? outs[1] : NULL, &out, &epi);
     if (rows) tj_free_storage_bytes(rows, got);
     return st;
 }

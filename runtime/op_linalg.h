@@ -93,11 +93,11 @@ tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const
  * geometry over the padded buffer [ndim, shape.., strides.., offset];
  * args[7]: ints {Hp, Wp, top, left}: the padded buffer is [N, C, Hp, Wp]
  * (contiguous; [N, C, 1, Lp] for [N, C, L], top 0) holding x at (top,
- * left), zeros elsewhere. On the window route each item's frames are
- * padded into its thread's scratch (tj_k_window_pad); on the others the
- * buffer is made for the step. The same bits as the steps it replaces.
- * Errors: tj_kernel_bmm_gathered_epilogue's, TJ_ERR_OUT_OF_MEMORY (the
- * buffer). */
+ * left), zeros elsewhere. outs[1]: room for that buffer, contiguous (the
+ * plan's arena). On the window route each item's frames are padded into
+ * its thread's scratch (tj_k_window_pad), the borders once per thread and
+ * call; on the others the buffer is made in outs[1]. The same bits as the
+ * steps it replaces. Errors: tj_kernel_bmm_gathered_epilogue's. */
 tj_status tj_kernel_bmm_gathered_padded(const tj_value *args, tj_tensor *const *outs);
 
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy

@@ -33,7 +33,9 @@
  * slice_scatter of the input per padded dim (decomps/windows.c), one more
  * pass over memory per padded dim for a buffer only the product reads:
  * when nothing else reads it, the step reads the input and pads each
- * item's frames into its thread's scratch (absorb_padding). */
+ * item's frames into its thread's scratch (absorb_padding). The buffer
+ * stays in the arena as the step's second result, made there only on the
+ * routes other than the window products (a run allocates nothing). */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -216,8 +218,9 @@ static bool zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo)
  * before the fusion, is over a zero-padded buffer, zeros + slice_scatter
  * of an input x [N, C, H, W] (one per padded dim; [N, C, L]), that nothing
  * else reads: the step reads x and pads each item's frames itself
- * (tj_kernel_bmm_gathered_padded), and the padding's steps and buffer
- * leave the plan. Nothing otherwise (a training step's weight gradient
+ * (tj_kernel_bmm_gathered_padded), and the padding's steps leave the
+ * plan (the buffer, a scratch result of the step, is not written on the
+ * window route). Nothing otherwise (a training step's weight gradient
  * reads the buffer too). */
 static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int c)
 {
@@ -267,9 +270,15 @@ static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int
     n->label = !epilogue ? "aten::slice_scatter + aten::_to_copy + aten::bmm"
                : n->args[5].u.i ? "aten::slice_scatter + aten::_to_copy + aten::bmm + aten::add.Tensor + aten::maximum"
                                 : "aten::slice_scatter + aten::_to_copy + aten::bmm + aten::add.Tensor";
+    int *outs = tj_pool_alloc(p->pool, sizeof(int) * 2);
+    if (!outs) return TJ_ERR_OUT_OF_MEMORY;
+    outs[0] = n->outs[0];
+    outs[1] = r; /* the buffer: the step's scratch, made only on the routes other than the window products */
     n->kernel = tj_kernel_bmm_gathered_padded;
     n->args = args;
     n->nargs = 8;
+    n->outs = outs;
+    n->nout = 2;
     for (int v = sv; v != r; v = p->values[v].base) { /* the views of the buffer */
         p->nodes[p->values[v].node].fused = true;
         p->values[v].kind = TJ_PV_UNUSED;
@@ -277,8 +286,9 @@ static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int
     for (int q = first; q >= 0; q = q == first ? second : -1) {
         p->nodes[q].is_step = false;
         p->nodes[q].fused = true;
-        p->values[p->nodes[q].outs[0]].kind = TJ_PV_UNUSED;
+        if (p->nodes[q].outs[0] != r) p->values[p->nodes[q].outs[0]].kind = TJ_PV_UNUSED;
     }
+    p->values[r].node = step;
     p->values[r].n_views = 0;
     return TJ_OK;
 }
