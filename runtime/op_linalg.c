@@ -508,18 +508,58 @@ static void gathered_items(void *ctx, int t, int64_t i0, int64_t i1)
     }
 }
 
-/* The zero-padded buffer `pad` stands for, made in `buf` (the step's
- * scratch in the arena; the routes other than the window products read
- * it): a view of it with s's geometry into *view. */
-static void make_padded(const tj_tensor *s, const tj_k_window_pad *pad, const tj_tensor *buf, tj_tensor *view)
+/* The zero-padded buffer `pad` stands for, made for the routes other than
+ * the window products in `buf`, the step's scratch in the arena (NULL when
+ * the compiler foresaw the window route: then in *mem, of the caching
+ * allocator, for the caller to free): a view of it with s's geometry into
+ * *view, over storage *st. */
+static tj_status make_padded(const tj_tensor *s, const tj_k_window_pad *pad, const tj_tensor *buf, tj_tensor *view,
+                             tj_storage *st, void **mem, size_t *mem_bytes)
 {
-    tj_k_window_pad_fill(pad, 0, buf->numel, true, (float *)(void *)tj_tensor_ptr(buf));
-    *view = *buf;
+    int64_t numel = pad->n * pad->c * pad->hp * pad->wp;
+    size_t want = sizeof(float) * (size_t)numel;
+    *mem = NULL;
+    *mem_bytes = 0;
+    if (!buf && !(*mem = tj_alloc_storage_bytes(want, mem_bytes))) return tj_oom("aten::bmm (padded batch2)", want);
+    *view = buf ? *buf : (tj_tensor){.dtype = TJ_FLOAT32};
+    if (!buf) {
+        *st = (tj_storage){.data = *mem, .nbytes = want};
+        view->storage = st;
+    }
+    tj_k_window_pad_fill(pad, 0, numel, true, (float *)(void *)tj_tensor_ptr(view));
     view->ndim = s->ndim;
     view->numel = s->numel;
-    view->offset = buf->offset + s->offset;
+    view->offset += s->offset;
     memcpy(view->shape, s->shape, sizeof(int64_t) * (size_t)s->ndim);
     memcpy(view->strides, s->strides, sizeof(int64_t) * (size_t)s->ndim);
+    return TJ_OK;
+}
+
+/* Whether gathered_product takes the window route for A `a` [b, m, k]
+ * with its strides and view s (its geometry: n positions from dim s2 on). */
+static bool on_window_route(const tj_tensor *a, const tj_tensor *s, int s2, int64_t n)
+{
+    tj_k_mat mat = {NULL, a->strides[1], a->strides[2]}, b = {NULL, n, 1};
+    if (!tj_k_gemm_layout_ok(a->shape[1], a->shape[2], mat.rs, mat.cs)) mat = (tj_k_mat){NULL, a->shape[2], 1};
+    int64_t out_h, out_w, row_stride;
+    for (int d = 0; d < s->ndim; d++)
+        if (s->strides[d] < 0) return false;
+    return tj_k_gemm_on_own_kernel(TJ_FLOAT32, a->shape[1], n, a->shape[2], mat, b) &&
+           window_positions(s, s2, &out_h, &out_w, &row_stride);
+}
+
+bool tj_bmm_gathered_on_window_route(int ndim_a, const int64_t *shape_a, const int64_t *strides_a, int ndim_s,
+                                     const int64_t *shape_s, const int64_t *strides_s, int s2)
+{
+    tj_tensor a = {.ndim = ndim_a}, s = {.ndim = ndim_s};
+    int64_t n = 1;
+    if (ndim_a != 3 || ndim_s > TJ_MAX_DIMS || s2 < 0 || s2 > ndim_s) return false;
+    memcpy(a.shape, shape_a, sizeof(int64_t) * 3);
+    memcpy(a.strides, strides_a, sizeof(int64_t) * 3);
+    memcpy(s.shape, shape_s, sizeof(int64_t) * (size_t)ndim_s);
+    memcpy(s.strides, strides_s, sizeof(int64_t) * (size_t)ndim_s);
+    for (int d = s2; d < ndim_s; d++) n *= shape_s[d];
+    return on_window_route(&a, &s, s2, n);
 }
 
 /* tj_kernel_bmm_gathered into out [b, m, n], then `epi` on each item's rows
@@ -544,9 +584,14 @@ static tj_status gathered_product(const tj_value *args, const tj_tensor *s, cons
         operand_release(&oa);
         if (st != TJ_OK || done) return st;
         tj_tensor view; /* another route: from the padded buffer, made */
-        make_padded(s, pad, padded, &view);
+        tj_storage mem_storage;
+        void *mem;
+        size_t mem_bytes;
+        st = make_padded(s, pad, padded, &view, &mem_storage, &mem, &mem_bytes);
         tj_k_window_pad none = {0};
-        return gathered_product(args, &view, &none, NULL, out, epi);
+        if (st == TJ_OK) st = gathered_product(args, &view, &none, NULL, out, epi);
+        tj_free_storage_bytes(mem, mem_bytes);
+        return st;
     }
     if (own && g.k >= GATHER_OFFSETS_MIN_K) {
         st = offset_bmm(s, g.s1, g.s1, g.s2, g.s2, s->ndim, &oa, out);

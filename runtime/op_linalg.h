@@ -94,11 +94,23 @@ tj_status tj_kernel_bmm_gathered_epilogue(const tj_value *args, tj_tensor *const
  * args[7]: ints {Hp, Wp, top, left}: the padded buffer is [N, C, Hp, Wp]
  * (contiguous; [N, C, 1, Lp] for [N, C, L], top 0) holding x at (top,
  * left), zeros elsewhere. outs[1]: room for that buffer, contiguous (the
- * plan's arena). On the window route each item's frames are padded into
- * its thread's scratch (tj_k_window_pad), the borders once per thread and
- * call; on the others the buffer is made in outs[1]. The same bits as the
- * steps it replaces. Errors: tj_kernel_bmm_gathered_epilogue's. */
+ * plan's arena), or NULL where the compiler foresaw the window route
+ * (tj_bmm_gathered_on_window_route). On the window route each item's
+ * frames are padded into its thread's scratch (tj_k_window_pad), the
+ * borders once per thread and call; on the others the buffer is made in
+ * outs[1] (NULL: for the step, when A came with other strides than
+ * compiled or the kernels' ISA changed). The same bits as the steps it
+ * replaces. Errors: tj_kernel_bmm_gathered_epilogue's, TJ_ERR_OUT_OF_MEMORY
+ * (the buffer made for the step). */
 tj_status tj_kernel_bmm_gathered_padded(const tj_value *args, tj_tensor *const *outs);
+
+/** Whether tj_kernel_bmm_gathered(_epilogue, _padded) computes on the
+ * window products (no buffer of the padded input needed) for A of shape
+ * shape_a and strides strides_a (ndim_a 3: [b, m, k]) and a view over the
+ * padded buffer of shape shape_s, strides strides_s (its dims from s2 on
+ * the output positions), at the kernels' current ISA. */
+bool tj_bmm_gathered_on_window_route(int ndim_a, const int64_t *shape_a, const int64_t *strides_a, int ndim_s,
+                                     const int64_t *shape_s, const int64_t *strides_s, int s2);
 
 /** tj_kernel_bmm_gathered for a batch2 that is the transpose of the copy
  * (tracer/fuse_gather.c): args as there, but the view's dims [args[2],

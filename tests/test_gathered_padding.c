@@ -5,13 +5,16 @@
  * fused step's label) and every output has the bits of the plan compiled
  * with no_fusion and of the interpreter, at 1 to 3 threads, on the window
  * route (the padding in each thread's scratch) and the others (stride 2:
- * the buffer made for the step); a buffer that two products read stays. */
+ * the buffer made in the arena); a buffer that two products read stays; a
+ * plan compiled for the window route and run where the route is another
+ * (the generic ISA) makes the buffer for the step. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "test_util.h"
 #include "tjit/tjit.h"
 
@@ -127,4 +130,36 @@ Test(gathered_padding, a_padded_buffer_read_twice_stays)
 {
     pad_case c = {"two convolutions of one input", 2, 3, 4, 10, 10, 6, 3, 1, 1, 1, true, 0};
     check_case(&c);
+}
+
+Test(gathered_padding, a_route_other_than_foreseen_makes_the_buffer_for_the_step)
+{
+    if (tj_k_isa_active() == TJ_K_ISA_GENERIC) return; /* no window route to foresee */
+    int64_t xs[4] = {3, 16, 14, 14}, ws[4] = {32, 16, 5, 5};
+    pad_case c = {"cnn's second layer, pad 2", 2, 3, 16, 14, 14, 32, 5, 1, 2, 2, false, 2};
+    tj_tensor *in[3] = {test_random_f32(4, xs, 81), test_random_f32(4, ws, 82),
+                        test_random_f32(1, (int64_t[]){32}, 83)};
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(fn_conv, &c, in, 3, core, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "make_fx: %s", tj_last_error());
+    tj_compile_options fo = {0};
+    tj_set_num_threads(1);
+    tj_plan *p = tj_compile(g, &fo);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    tj_plan_set_profiling(p, true);
+    cr_assert(tj_k_isa_force("generic"));
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        tj_tensor *ref[1], *got[1];
+        cr_assert_eq(tj_graph_run(g, in, 3, ref), TJ_OK, "%s", tj_last_error());
+        for (int run = 0; run < 2; run++) {
+            cr_assert_eq(tj_plan_run(p, in, 3, got), TJ_OK, "%s", tj_last_error());
+            test_expect_same_bits(got[0], ref[0], "generic ISA, padding in the product");
+        }
+    }
+    tj_k_isa_force(NULL);
+    cr_expect(pads_in_product(p), "the plan was compiled with the padding in the product");
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_decomp_table_free(core);
 }

@@ -35,7 +35,8 @@
  * when nothing else reads it, the step reads the input and pads each
  * item's frames into its thread's scratch (absorb_padding). The buffer
  * stays in the arena as the step's second result, made there only on the
- * routes other than the window products (a run allocates nothing). */
+ * routes other than the window products (a run allocates nothing); on
+ * the window route, foreseen at compile time, it leaves the arena. */
 #include <string.h>
 
 #include "plan_internal.h"
@@ -219,8 +220,8 @@ static bool zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo)
  * of an input x [N, C, H, W] (one per padded dim; [N, C, L]), that nothing
  * else reads: the step reads x and pads each item's frames itself
  * (tj_kernel_bmm_gathered_padded), and the padding's steps leave the
- * plan (the buffer, a scratch result of the step, is not written on the
- * window route). Nothing otherwise (a training step's weight gradient
+ * plan (the buffer stays as the step's scratch result unless the window
+ * route is foreseen). Nothing otherwise (a training step's weight gradient
  * reads the buffer too). */
 static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int c)
 {
@@ -273,7 +274,10 @@ static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int
     int *outs = tj_pool_alloc(p->pool, sizeof(int) * 2);
     if (!outs) return TJ_ERR_OUT_OF_MEMORY;
     outs[0] = n->outs[0];
-    outs[1] = r; /* the buffer: the step's scratch, made only on the routes other than the window products */
+    const tj_pvalue *pa = &p->values[n->args[0].u.v];
+    bool window = tj_bmm_gathered_on_window_route(pa->ndim, pa->shape, pa->strides, ps->ndim, ps->shape, ps->strides,
+                                                  (int)n->args[3].u.i);
+    outs[1] = window ? -1 : r; /* the buffer: the step's scratch where the kernel makes it */
     n->kernel = tj_kernel_bmm_gathered_padded;
     n->args = args;
     n->nargs = 8;
@@ -286,7 +290,7 @@ static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int
     for (int q = first; q >= 0; q = q == first ? second : -1) {
         p->nodes[q].is_step = false;
         p->nodes[q].fused = true;
-        if (p->nodes[q].outs[0] != r) p->values[p->nodes[q].outs[0]].kind = TJ_PV_UNUSED;
+        if (window || p->nodes[q].outs[0] != r) p->values[p->nodes[q].outs[0]].kind = TJ_PV_UNUSED;
     }
     p->values[r].node = step;
     p->values[r].n_views = 0;
