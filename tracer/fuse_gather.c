@@ -33,10 +33,11 @@
  * slice_scatter of the input per padded dim (decomps/windows.c), one more
  * pass over memory per padded dim for a buffer only the product reads:
  * when nothing else reads it, the step reads the input and pads each
- * item's frames into its thread's scratch (absorb_padding). The buffer
- * stays in the arena as the step's second result, made there only on the
- * routes other than the window products (a run allocates nothing); on
- * the window route, foreseen at compile time, it leaves the arena. */
+ * item's frames into its thread's scratch (absorb_padding). Where the
+ * compiler foresees another route than the window products (a strided
+ * convolution), the buffer stays in the arena as the step's second result
+ * and is made there at each run; otherwise it leaves the arena (a run
+ * with A restrided or the ISA lowered since makes it for the step). */
 #include <string.h>
 
 #include "plan_internal.h"
