@@ -66,7 +66,12 @@ static tj_tensor *make(tj_dtype dt, int n, const double *v)
     float f[6];
     int64_t i[6];
     bool b[6];
-    for (int k = 0; k < n; k++) f[k] = (float)v[k], i[k] = (int64_t)v[k], b[k] = v[k] != 0;
+    /* only dt's own conversion: a float case's nan has no int64 value (undefined behaviour, clang's UBSan) */
+    for (int k = 0; k < n; k++) {
+        if (dt == TJ_FLOAT32) f[k] = (float)v[k];
+        else if (dt == TJ_INT64) i[k] = (int64_t)v[k];
+        else b[k] = v[k] != 0;
+    }
     const void *data = dt == TJ_FLOAT32 ? (const void *)f : dt == TJ_FLOAT64 ? (const void *)v
                      : dt == TJ_INT64 ? (const void *)i : (const void *)b;
     return test_tensor(dt, n == 6 ? 2 : n == 3 ? 1 : 0, n == 6 ? shape : one, data);
