@@ -663,7 +663,9 @@ Test(pool, float32_row_kernel_agrees_with_the_tap_loop_of_float64)
         /* odd rounds: the last w of w + 3 columns, rows w + 3 apart (the
          * last row ending at the storage's end) */
         int64_t extra = round % 2 ? 3 : 0;
-        int64_t shape[4] = {1 + NEXT() % 2, 1 + NEXT() % 3, h, w + extra}, n = shape[0] * shape[1] * h * (w + extra);
+        /* one declarator each: an initializer list's expressions are evaluated in no set order */
+        int64_t batch = 1 + NEXT() % 2, channels = 1 + NEXT() % 3;
+        int64_t shape[4] = {batch, channels, h, w + extra}, n = batch * channels * h * (w + extra);
         float *v = malloc(sizeof(float) * (size_t)n);
         for (int64_t i = 0; i < n; i++) {
             int64_t r = NEXT() % 40;
