@@ -48,18 +48,7 @@ static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in
     tj_set_num_threads(threads);
     if (fused >= 0) cr_expect_eq(n_scattered(pf), fused, "%s: fused steps", what);
     cr_expect_eq(n_scattered(pu), 0, "%s", what);
-    int no = tj_plan_num_outputs(pf);
-    tj_tensor *ref[4], *got[4], *sep[4];
-    cr_assert(no <= 4);
-    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
-    for (int run = 0; run < 2; run++) {
-        cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
-        cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
-        for (int k = 0; k < no; k++) {
-            test_expect_same_bits(got[k], ref[k], what);
-            test_expect_same_bits(sep[k], ref[k], what);
-        }
-    }
+    test_expect_plans_match_interpreter(g, in, n_in, pf, pu, what);
     tj_plan_free(pf);
     tj_plan_free(pu);
     tj_set_num_threads(1);

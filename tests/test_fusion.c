@@ -65,8 +65,8 @@ typedef int (*fusion_count)(const tj_plan *p);
 
 /* Compiles g's fused plan and its no_fusion plan at one thread, runs them
  * and the interpreter on `in` at `threads` threads; expects `count` to be
- * `fused` in the first plan and 0 in the second, and one result, bit for
- * bit. */
+ * `fused` in the first plan and 0 in the second, and the same bits from
+ * all three (test_expect_plans_match_interpreter). */
 static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, fusion_count count, int fused,
                                int threads, const char *what)
 {
@@ -75,14 +75,7 @@ static void expect_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in
     tj_set_num_threads(threads);
     cr_expect_eq(count(pf), fused, "%s: fused steps", what);
     cr_expect_eq(count(pu), 0, "%s", what);
-    tj_tensor *ref, *got, *sep;
-    cr_assert_eq(tj_graph_run(g, in, n_in, &ref), TJ_OK, "%s: %s", what, tj_last_error());
-    for (int run = 0; run < 2; run++) { /* the second run reuses the arena */
-        cr_assert_eq(tj_plan_run(pf, in, n_in, &got), TJ_OK, "%s: %s", what, tj_last_error());
-        cr_assert_eq(tj_plan_run(pu, in, n_in, &sep), TJ_OK, "%s: %s", what, tj_last_error());
-        test_expect_same_bits(got, ref, what);
-        test_expect_same_bits(sep, ref, what);
-    }
+    test_expect_plans_match_interpreter(g, in, n_in, pf, pu, what);
     tj_plan_free(pf);
     tj_plan_free(pu);
 }

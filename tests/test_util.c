@@ -384,6 +384,25 @@ void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const ch
 
 bool test_native_code(void) { return getenv("TJ_TEST_NATIVE_CODE") != NULL; }
 
+void test_expect_plans_match_interpreter(const tj_graph *g, tj_tensor *const *in, int n_in, tj_plan *fused,
+                                         tj_plan *unfused, const char *what)
+{
+    int no = tj_plan_num_outputs(fused);
+    tj_tensor *ref[8], *got[8], *sep[8];
+    cr_assert(no <= 8, "%s: %d outputs", what, no);
+    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(tj_plan_run(fused, in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
+        cr_assert_eq(tj_plan_run(unfused, in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
+        for (int k = 0; k < no; k++) {
+            char w[240];
+            snprintf(w, sizeof w, "%s, output %d", what, k);
+            test_expect_same_bits(got[k], ref[k], w);
+            test_expect_same_bits(sep[k], ref[k], w);
+        }
+    }
+}
+
 tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *const *in, int n_in, const char *what,
                                                  tj_plan_statistics *unfused)
 {
@@ -391,20 +410,7 @@ tj_plan_statistics test_expect_fused_plans_match(const tj_graph *g, tj_tensor *c
     tj_plan *pf = tj_compile(g, &fo), *pu = tj_compile(g, &uo);
     cr_assert(pf && pu, "%s: tj_compile: %s", what, tj_last_error());
     cr_assert_null(tj_plan_native_code_error(pf), "%s: %s", what, tj_plan_native_code_error(pf));
-    int no = tj_plan_num_outputs(pf);
-    tj_tensor *ref[8], *got[8], *sep[8];
-    cr_assert(no <= 8);
-    cr_assert_eq(tj_graph_run(g, in, n_in, ref), TJ_OK, "%s: %s", what, tj_last_error());
-    for (int run = 0; run < 2; run++) {
-        cr_assert_eq(tj_plan_run(pf, in, n_in, got), TJ_OK, "%s: %s", what, tj_last_error());
-        cr_assert_eq(tj_plan_run(pu, in, n_in, sep), TJ_OK, "%s: %s", what, tj_last_error());
-        for (int k = 0; k < no; k++) {
-            char w[160];
-            snprintf(w, sizeof w, "%s, output %d", what, k);
-            test_expect_same_bits(got[k], ref[k], w);
-            test_expect_same_bits(sep[k], ref[k], w);
-        }
-    }
+    test_expect_plans_match_interpreter(g, in, n_in, pf, pu, what);
     tj_plan_statistics s = test_plan_stats(pf), u = test_plan_stats(pu);
     cr_expect_eq(u.n_fused_pointwise, 0, "%s", what);
     cr_expect_eq(u.n_fused_row_reductions, 0, "%s", what);

@@ -162,6 +162,13 @@ void test_expect_bool(const tj_tensor *t, int64_t n, const uint8_t *want);
  *  payloads told apart, unlike test_expect_same_bits. */
 void test_expect_identical(const tj_tensor *got, const tj_tensor *want, const char *what);
 
+/** Runs g in the interpreter once and the plans `fused` and `unfused`
+ *  (compiled from g) twice each on in, the second run reusing each arena,
+ *  and expects every output's bits equal to the interpreter's (at most 8
+ *  outputs). Asserts that every run succeeds. */
+void test_expect_plans_match_interpreter(const tj_graph *g, tj_tensor *const *in, int n_in, tj_plan *fused,
+                                         tj_plan *unfused, const char *what);
+
 /** True when TJ_TEST_NATIVE_CODE is set (the fuse_*_native entries of
  *  meson test, which rerun the loop-fusion tests): their fused plans are
  *  compiled with tj_compile_options.native_code, which must then build. */
