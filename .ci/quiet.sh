@@ -1,4 +1,4 @@
-# Sourced by fuzz/run.sh.
+# Sourced by .ci/run and fuzz/run.sh.
 # quiet CMD...: runs CMD with its output held back, printed if it fails (a
 # build error must show in the log, not end the run silently under set -e).
 quiet() {
