@@ -507,6 +507,92 @@ Test(fuse_pointwise, a_comparison_read_only_by_a_where_runs_inside_it_with_the_s
     }
 }
 
+/* ---- wheres of comparison masks merged into one comparison ---- */
+
+/* The core table's forms of le and ge (decomps/compare.c) written out,
+ * and forms that must stay as they are. */
+typedef enum {
+    MASKS_LT_OR_EQ,      /* where(lt(x, y), true, eq(x, y)): le */
+    MASKS_EQ_OR_LT,      /* where(eq(x, y), true, lt(x, y)): le */
+    MASKS_GT_OR_EQ_SWAPPED, /* where(gt(x, y), true, eq(y, x)): ge */
+    MASKS_LT_OR_GT,      /* no comparison: nan makes ne true, lt or gt false */
+    MASKS_EQ_READ_ELSEWHERE, /* the eq mask is an output too */
+    MASKS_OTHER_OPERANDS, /* where(lt(x, y), true, eq(x, g)) */
+    MASKS_RELU_BACKWARD, /* threshold_backward(g, x, 0) through the core table */
+    MASKS_DECOMPOSED,    /* le and ge through the core table, each selecting */
+    MASKS_COUNT
+} masks_case;
+
+/* in: x, y, g of one shape; ctx: the masks_case. out[0]: a where selecting
+ * g or y on the masks' result (more for MASKS_EQ_READ_ELSEWHERE and
+ * MASKS_DECOMPOSED). */
+static tj_status fn_masks(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *x = in[0], *y = in[1], *g = in[2], *t = tj_full(NULL, 0, tj_v_bool(true), TJ_BOOL), *c = NULL;
+    *n_out = 1;
+    switch (*(const masks_case *)ctx) {
+    case MASKS_LT_OR_EQ: c = tj_where(tj_lt(x, y), t, tj_eq(x, y)); break;
+    case MASKS_EQ_OR_LT: c = tj_where(tj_eq(x, y), t, tj_lt(x, y)); break;
+    case MASKS_GT_OR_EQ_SWAPPED: c = tj_where(tj_gt(x, y), t, tj_eq(y, x)); break;
+    case MASKS_LT_OR_GT: c = tj_where(tj_lt(x, y), t, tj_gt(x, y)); break;
+    case MASKS_EQ_READ_ELSEWHERE:
+        out[1] = tj_eq(x, y);
+        c = tj_where(tj_lt(x, y), t, out[1]);
+        *n_out = 2;
+        break;
+    case MASKS_OTHER_OPERANDS: c = tj_where(tj_lt(x, y), t, tj_eq(x, g)); break;
+    case MASKS_RELU_BACKWARD: out[0] = tj_threshold_backward(g, x, tj_v_float(0)); return out[0] ? TJ_OK : tj_last_status();
+    case MASKS_DECOMPOSED:
+        out[1] = tj_where(tj_ge(y, g), x, g);
+        c = tj_le(x, y);
+        *n_out = 2;
+        break;
+    default: break;
+    }
+    out[0] = tj_where(c, g, y);
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* y for the masks tests: specials_tensor's, equal to x every third element
+ * (the comparisons' ties). */
+static tj_tensor *tied_to(const tj_tensor *x, unsigned seed)
+{
+    tj_tensor *y = specials_tensor(tj_tensor_dtype(x), tj_tensor_ndim(x), tj_tensor_shape(x), seed);
+    size_t es = tj_dtype_size(tj_tensor_dtype(x));
+    for (int64_t i = 0; i < tj_tensor_numel(x); i += 3)
+        memcpy((char *)tj_tensor_data(y) + i * (int64_t)es, (const char *)tj_tensor_data(x) + i * (int64_t)es, es);
+    return y;
+}
+
+Test(fuse_pointwise, a_where_of_comparisons_of_the_same_operands_runs_as_one_comparison_inside_its_where)
+{
+    /* per case: the calls fused, the comparisons merged (the where made a
+     * comparison counts too when it runs inside its where) */
+    static const int calls[MASKS_COUNT] = {4, 4, 4, 4, 4, 4, 4, 8};
+    static const int merged[MASKS_COUNT] = {3, 3, 3, 1, 1, 1, 3, 6};
+    static const int64_t dims[][2] = {{1, 7}, {3, 65}, {37, 41}, {5, 2049}};
+    tj_decomp_table *table = tj_core_decompositions();
+    for (masks_case mc = 0; mc < MASKS_COUNT; mc++) {
+        for (int dt = 0; dt < 2; dt++) {
+            tj_dtype dtype = dt ? TJ_FLOAT64 : TJ_FLOAT32;
+            for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
+                tj_tensor *x = specials_tensor(dtype, 2, dims[i], 0);
+                tj_tensor *in[3] = {x, tied_to(x, 1), specials_tensor(dtype, 2, dims[i], 2)};
+                bool decomposed = mc == MASKS_RELU_BACKWARD || mc == MASKS_DECOMPOSED;
+                tj_graph *g = tj_make_fx(fn_masks, &mc, in, 3, decomposed ? table : NULL, TJ_TRACE_REAL);
+                cr_assert_not_null(g, "%s", tj_last_error());
+                char what[96];
+                snprintf(what, sizeof what, "case %d, %s [%ld, %ld]", (int)mc, tj_dtype_name(dtype), (long)dims[i][0],
+                         (long)dims[i][1]);
+                expect_one_step(g, in, 3, what, calls[mc], merged[mc]);
+                tj_graph_free(g);
+            }
+        }
+    }
+    tj_decomp_table_free(table);
+}
+
 /* in: grad, x: aten::gelu_backward(grad, x, approximate='tanh'). */
 static tj_status fn_gelu_tanh_backward(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {

@@ -34,7 +34,11 @@
  * A comparison whose mask only a where reads runs inside that where, as
  * one loop (merge_compare_where): decompositions select on comparisons
  * everywhere, and the mask would be one more pass over the chunk, in
- * bytes, for each. Likewise a mul whose product only an add reads runs
+ * bytes, for each. Before that, a where of the masks of two comparisons
+ * of the same operands, their only reader, that is one comparison (the
+ * core table's le, where(lt, true, eq), and ge) becomes that comparison
+ * (merge_compare_masks): a decomposed relu backward is then one loop, as
+ * threshold_backward is. Likewise a mul whose product only an add reads runs
  * inside that add (merge_mul_add). An add, mul or div of a chunk and one
  * value per row (x - mean, x * rstd) reads the row values in place
  * (tj_k_rows_loop) rather than spread over a chunk buffer first: a pass
@@ -625,6 +629,111 @@ static void merge_compare_where(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUT
     drop_members(g, in_v, gone);
 }
 
+/* The outcomes a comparison a op b is true for, among less, equal,
+ * greater and unordered (a nan on either side): or-ing two masks of the
+ * same operands unites these sets, and a union that is one comparison's
+ * set has that comparison's exact bits. */
+enum { OUT_LESS = 1, OUT_EQUAL = 2, OUT_GREATER = 4, OUT_UNORDERED = 8 };
+static const unsigned compare_outcomes[TJ_K_GE + 1] = {
+    [TJ_K_EQ] = OUT_EQUAL, [TJ_K_NE] = OUT_LESS | OUT_GREATER | OUT_UNORDERED, [TJ_K_LT] = OUT_LESS,
+    [TJ_K_LE] = OUT_LESS | OUT_EQUAL,   [TJ_K_GT] = OUT_GREATER, [TJ_K_GE] = OUT_GREATER | OUT_EQUAL};
+
+/* The member of g before q producing value u, a comparison (EQ .. GE)
+ * over the group's shape whose mask only member q reads; -1 if none. */
+static int sole_compare(const fuser *f, const group *g, int q, int u)
+{
+    if (u < 0 || tj_plan_sole_user(&f->u, u) != g->node[q]) return -1;
+    int m = q - 1;
+    while (m >= 0 && f->p->nodes[g->node[m]].outs[0] != u) m--;
+    if (m < 0 || g->rows_in[m] || g->reduces[m]) return -1;
+    const tj_pointwise *c = &g->pw[m];
+    return c->fn == tj_k_compare_loop && c->ctx.compare.op <= TJ_K_GE ? m : -1;
+}
+
+/* Whether input k of loop w, value v (-1: a Scalar), is true in every
+ * run: a true bool Scalar, or a folded bool constant of one element, true
+ * (fold.c folds no result a node writes; a graph constant may be the
+ * caller's tensor, updated between runs). */
+static bool always_true(const tj_plan *p, const tj_pointwise *w, int k, int v)
+{
+    if (w->loop[k] != TJ_BOOL) return false;
+    if (v < 0) return w->scalar[k].b != 0;
+    const tj_pvalue *pv = &p->values[v];
+    return pv->kind == TJ_PV_CONSTANT && pv->dtype == TJ_BOOL && pv->numel == 1 && pv->node >= 0 &&
+           p->nodes[pv->node].folded && *(const uint8_t *)tj_tensor_data(pv->constant) != 0;
+}
+
+/* Whether input i of loop a (value va) and input j of loop b (value vb)
+ * are the same operand in the same loop dtype. */
+static bool same_input(const tj_pointwise *a, int i, int va, const tj_pointwise *b, int j, int vb)
+{
+    return va == vb && a->loop[i] == b->loop[j] &&
+           (va >= 0 || !memcmp(&a->scalar[i], &b->scalar[j], sizeof a->scalar[i]));
+}
+
+/* The outcomes of comparison member m as a comparison of member r's
+ * operands (swapped: less and greater trade places); 0 when it compares
+ * others. */
+static unsigned outcomes_as(const group *g, int in_v[][TJ_ITER_MAX_INPUTS], int m, int r)
+{
+    const tj_pointwise *c = &g->pw[m], *d = &g->pw[r];
+    unsigned s = compare_outcomes[c->ctx.compare.op];
+    if (c->ctx.compare.dtype != d->ctx.compare.dtype) return 0;
+    if (same_input(c, 0, in_v[m][0], d, 0, in_v[r][0]) && same_input(c, 1, in_v[m][1], d, 1, in_v[r][1])) return s;
+    if (same_input(c, 0, in_v[m][0], d, 1, in_v[r][1]) && same_input(c, 1, in_v[m][1], d, 0, in_v[r][0]))
+        return (s & (OUT_EQUAL | OUT_UNORDERED)) | (s & OUT_LESS) << 2 | (s & OUT_GREATER) >> 2;
+    return 0;
+}
+
+/* The comparison member q of g computes as where(c1, true, c2) = c1 or c2,
+ * c1 and c2 comparisons of the same operands (members m[0], m[1]) that
+ * only q reads, when their outcomes together are one comparison's (lt or
+ * eq: le; not lt or gt, false for nan where ne is true); -1 when none. */
+static int compare_of_masks(const fuser *f, const group *g, int in_v[][TJ_ITER_MAX_INPUTS], int q, int m[2])
+{
+    const tj_pointwise *w = &g->pw[q];
+    if (w->fn != tj_k_where_loop || w->ctx.select.dtype != TJ_BOOL || g->rows_in[q] || g->reduces[q] ||
+        in_v[q][0] == in_v[q][2] || !always_true(f->p, w, 1, in_v[q][1]))
+        return -1;
+    m[0] = sole_compare(f, g, q, in_v[q][0]);
+    m[1] = sole_compare(f, g, q, in_v[q][2]);
+    unsigned other = m[0] >= 0 && m[1] >= 0 ? outcomes_as(g, in_v, m[1], m[0]) : 0;
+    if (!other) return -1;
+    unsigned s = compare_outcomes[g->pw[m[0]].ctx.compare.op] | other;
+    for (int op = TJ_K_EQ; op <= TJ_K_GE; op++)
+        if (compare_outcomes[op] == s) return op;
+    return -1;
+}
+
+/* Makes each where of two comparison masks that computes one comparison
+ * of their operands (compare_of_masks) that comparison, in its place, the
+ * two leaving the group (counted among the comparisons merged). The core
+ * table writes le as where(lt, true, eq) and ge as its mirror
+ * (decomps/compare.c): a decomposed relu backward, where(le(x, 0), 0, g),
+ * would run as three loops, two masks of bytes written and read; as one
+ * comparison, merge_compare_where then runs it inside its where, one
+ * loop. Reading the comparisons' operands where the where stood is safe as
+ * in merge_compare_where. */
+static void merge_compare_masks(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUTS], double *flops)
+{
+    bool gone[PW_MAX_MEMBERS] = {false};
+    for (int q = 0; q < g->n; q++) {
+        int m[2], op = compare_of_masks(f, g, in_v, q, m);
+        if (op < 0) continue;
+        int u[2] = {in_v[q][0], in_v[q][2]};
+        g->pw[q] = g->pw[m[0]];
+        g->pw[q].ctx.compare.op = (tj_k_compare_op)op;
+        in_v[q][0] = in_v[m[0]][0];
+        in_v[q][1] = in_v[m[0]][1];
+        for (int i = 0; i < 2; i++) {
+            gone[m[i]] = true;
+            f->n_merged++;
+            *flops += merged_away(f->p, g->node[m[i]], u[i]);
+        }
+    }
+    drop_members(g, in_v, gone);
+}
+
 /* The float add of group g's member q (its inputs in_v[q]) reading, as
  * operand k alone, the result of a mul member m of its dtype that nothing
  * else reads, both over the group's shape: m, k set; false if none. */
@@ -759,6 +868,7 @@ static tj_status rewrite(fuser *f, group *g)
     for (int m = 0; m < g->n; m++)
         for (int k = 0; k < g->pw[m].nin; k++) in_v[m][k] = input_value(p, g, m, k);
     double flops = 0, bytes = 0;
+    merge_compare_masks(f, g, in_v, &flops);
     merge_compare_where(f, g, in_v, &flops);
     merge_mul_add(f, g, in_v, &flops);
     pg->ndim = g->ndim;

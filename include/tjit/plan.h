@@ -378,7 +378,9 @@ typedef struct tj_plan_statistics {
                                      with keepdim) run in steps walking whole rows */
     int n_fused_compare_wheres; /**< of those calls, comparisons run inside the where reading their
                                      mask (its only reader): one loop, where(a op b, x, y), no mask
-                                     in memory */
+                                     in memory; a where of two comparisons' masks computing one
+                                     comparison (le as where(lt, true, eq)) counts them both, and
+                                     itself when it runs inside a where */
     size_t writeback_fallback_bytes; /**< blocks of the n_writeback_direct results, which are
                                           not in the arena: a context allocates them (once)
                                           only when a run's written-back input cannot take
