@@ -512,14 +512,14 @@ Test(fuse_pointwise, a_comparison_read_only_by_a_where_runs_inside_it_with_the_s
 /* The core table's forms of le and ge (decomps/compare.c) written out,
  * and forms that must stay as they are. */
 typedef enum {
-    MASKS_LT_OR_EQ,      /* where(lt(x, y), true, eq(x, y)): le */
-    MASKS_EQ_OR_LT,      /* where(eq(x, y), true, lt(x, y)): le */
-    MASKS_GT_OR_EQ_SWAPPED, /* where(gt(x, y), true, eq(y, x)): ge */
-    MASKS_LT_OR_GT,      /* no comparison: nan makes ne true, lt or gt false */
+    MASKS_LT_OR_EQ,          /* where(lt(x, y), true, eq(x, y)): le */
+    MASKS_EQ_OR_LT,          /* where(eq(x, y), true, lt(x, y)): le */
+    MASKS_GT_OR_EQ_SWAPPED,  /* where(gt(x, y), true, eq(y, x)): ge */
+    MASKS_LT_OR_GT,          /* no comparison: nan makes ne true, lt or gt false */
     MASKS_EQ_READ_ELSEWHERE, /* the eq mask is an output too */
-    MASKS_OTHER_OPERANDS, /* where(lt(x, y), true, eq(x, g)) */
-    MASKS_RELU_BACKWARD, /* threshold_backward(g, x, 0) through the core table */
-    MASKS_DECOMPOSED,    /* le and ge through the core table, each selecting */
+    MASKS_OTHER_OPERANDS,    /* where(lt(x, y), true, eq(x, g)) */
+    MASKS_RELU_BACKWARD,     /* threshold_backward(g, x, 0) through the core table */
+    MASKS_DECOMPOSED,        /* le and ge through the core table, each selecting */
     MASKS_COUNT
 } masks_case;
 
@@ -542,7 +542,9 @@ static tj_status fn_masks(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
         *n_out = 2;
         break;
     case MASKS_OTHER_OPERANDS: c = tj_where(tj_lt(x, y), t, tj_eq(x, g)); break;
-    case MASKS_RELU_BACKWARD: out[0] = tj_threshold_backward(g, x, tj_v_float(0)); return out[0] ? TJ_OK : tj_last_status();
+    case MASKS_RELU_BACKWARD:
+        out[0] = tj_threshold_backward(g, x, tj_v_float(0));
+        return out[0] ? TJ_OK : tj_last_status();
     case MASKS_DECOMPOSED:
         out[1] = tj_where(tj_ge(y, g), x, g);
         c = tj_le(x, y);
