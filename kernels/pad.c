@@ -1,6 +1,7 @@
-/* Reflection and replication padding (kernels/pad.h). Each output row is
- * three runs: the left edge (mapped element by element), the block of input
- * columns the row covers (copied or added as one run), the right edge. */
+/* Reflection, replication and zero padding (kernels/pad.h). Each output
+ * row is three runs: the left edge (mapped element by element, or zeros),
+ * the block of input columns the row covers (copied or added as one run),
+ * the right edge. */
 #include "pad.h"
 
 #include <string.h>
@@ -63,6 +64,45 @@ void tj_k_pad_forward(tj_k_pad_mode mode, size_t esize, const void *in, const in
     int64_t rows = g->n * g->c * g->oh;
     if (rows == 0 || g->ow == 0) return;
     tj_k_parallel(rows < nthreads ? (int)rows : nthreads, rows, forward_rows, &c);
+}
+
+static void zero_rows(void *vctx, int t, int64_t begin, int64_t end)
+{
+    (void)t;
+    const fwd_ctx *c = vctx;
+    const tj_k_pad_geom *g = c->g;
+    size_t es = c->esize, row_bytes = (size_t)g->ow * es;
+    int64_t m0, m1, sw = c->st[3];
+    middle_run(g, &m0, &m1);
+    int64_t p = begin / g->oh, y = begin % g->oh; /* stepped along, no division per row */
+    const char *plane = c->in + plane_offset(g, c->st, p) * (int64_t)es;
+    char *dst = c->out + begin * (int64_t)row_bytes;
+    for (int64_t r = begin; r < end; r++, dst += row_bytes) {
+        int64_t ir = y - g->top;
+        if (ir < 0 || ir >= g->ih) {
+            memset(dst, 0, row_bytes);
+        } else {
+            const char *run = plane + (ir * c->st[2] + (m0 - g->left) * sw) * (int64_t)es;
+            memset(dst, 0, (size_t)m0 * es);
+            if (sw == 1) memcpy(dst + m0 * (int64_t)es, run, (size_t)(m1 - m0) * es);
+            else
+                for (int64_t j = m0; j < m1; j++) memcpy(dst + j * (int64_t)es, run + (j - m0) * sw * (int64_t)es, es);
+            memset(dst + m1 * (int64_t)es, 0, (size_t)(g->ow - m1) * es);
+        }
+        if (++y == g->oh && r + 1 < end) {
+            y = 0;
+            plane = c->in + plane_offset(g, c->st, ++p) * (int64_t)es;
+        }
+    }
+}
+
+void tj_k_pad_zeros(size_t esize, const void *in, const int64_t *in_strides, void *out, const tj_k_pad_geom *g,
+                    int nthreads)
+{
+    fwd_ctx c = {.esize = esize, .in = in, .st = in_strides, .out = out, .g = g};
+    int64_t rows = g->n * g->c * g->oh;
+    if (rows == 0 || g->ow == 0) return;
+    tj_k_parallel(rows < nthreads ? (int)rows : nthreads, rows, zero_rows, &c);
 }
 
 typedef struct bwd_ctx {

@@ -1,6 +1,7 @@
-/* Reflection and replication padding of the last one or two dims (ATen's
- * reflection_pad{1,2}d, replication_pad{1,2}d and their backward kernels,
- * ReflectionPad.cpp / ReplicationPadding.cpp). Along a padded dim of input
+/* Reflection, replication and zero padding of the last one or two dims
+ * (ATen's reflection_pad{1,2}d, replication_pad{1,2}d and their backward
+ * kernels, ReflectionPad.cpp / ReplicationPadding.cpp; zeros as
+ * constant_pad_nd with value 0). Along a padded dim of input
  * size n with `before` elements added in front (negative: cropped), output
  * position j reads input position k = j - before mapped into [0, n):
  *   reflect:   n - 1 - |n - 1 - |k||   (the edge element not repeated)
@@ -42,6 +43,17 @@ typedef struct tj_k_pad_geom {
  * split over up to `nthreads` threads. */
 void tj_k_pad_forward(tj_k_pad_mode mode, size_t esize, const void *in, const int64_t *in_strides, void *out,
                       const tj_k_pad_geom *g, int nthreads);
+
+/** out (contiguous [n, c, oh, ow], elements of `esize` bytes whose zero
+ * is all bits 0: +0.0, integers) = the input at (top, left), zeros
+ * elsewhere (negative pads crop), each output element written once: per
+ * output row the zeros before and after the input's columns and the
+ * columns between in one block (memcpy when iw's stride is 1), rows
+ * outside the input zeros whole; the same bits as a zero fill followed by
+ * a copy of the input into place. Rows are split over up to `nthreads`
+ * threads. */
+void tj_k_pad_zeros(size_t esize, const void *in, const int64_t *in_strides, void *out, const tj_k_pad_geom *g,
+                    int nthreads);
 
 /** grad_in (contiguous [n, c, ih, iw], zeroed here) += grad_out
  * (float32 or float64, [n, c, oh, ow] read with `gout_strides`) at the

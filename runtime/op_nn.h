@@ -48,6 +48,17 @@ TJ_OP_DECLARE(glu_backward)
 TJ_OP_DECLARE(prelu)
 TJ_OP_DECLARE(prelu_backward)
 /* reflection / replication padding (op_pad.c) */
+/** Kernel of a plan step that makes a zero-padded buffer in one pass, in
+ * place of zeros + slice_scatter per padded dim (tracer/fuse_pad.c; a
+ * decomposed convolution's padding, decomps/windows.c). args[0]: x
+ * [N, C, H, W] or [N, C, L], any dtype whose zero is all bits 0 (+0.0),
+ * any strides; args[1]: ints {top, left}, where x starts along the last
+ * two dims of the buffer ([N, C, L]: top 0). outs[0]: contiguous, x's
+ * dtype and rank, [N, C, Hp, Wp] (Hp >= top + H, Wp >= left + W): x at
+ * (top, left), zeros elsewhere, the bits the slice_scatter steps give
+ * (kernels/pad.h, tj_k_pad_zeros). The compiler checks the geometry:
+ * no error. */
+tj_status tj_kernel_zero_padded(const tj_value *args, tj_tensor *const *outs);
 TJ_OP_DECLARE(reflection_pad1d)
 TJ_OP_DECLARE(reflection_pad2d)
 TJ_OP_DECLARE(replication_pad1d)

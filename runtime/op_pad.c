@@ -2,7 +2,9 @@
  * replication_pad2d and their _backward operators: checks and messages as
  * PyTorch 1.13 (ReflectionPad.cpp, ReplicationPadding.cpp), glue to
  * kernels/pad.h. The decompositions (decomps/pad.c) index the input with
- * arange-built positions, as torch._decomp does from PyTorch 2.0 on. */
+ * arange-built positions, as torch._decomp does from PyTorch 2.0 on.
+ * Also the plan step making zero padding in one pass (tj_kernel_zero_padded). */
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -156,3 +158,19 @@ PAD_BACKWARD_OP(reflection_pad1d_backward, REFLECT1_BW)
 PAD_BACKWARD_OP(reflection_pad2d_backward, REFLECT2_BW)
 PAD_BACKWARD_OP(replication_pad1d_backward, REPLICATE1_BW)
 PAD_BACKWARD_OP(replication_pad2d_backward, REPLICATE2_BW)
+
+tj_status tj_kernel_zero_padded(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    tj_tensor *out = outs[0];
+    int nd = x->ndim, dims = nd - 2;
+    assert((nd == 3 || nd == 4) && out->ndim == nd && tj_tensor_is_contiguous(out) && x->dtype == out->dtype);
+    tj_k_pad_geom g = {.n = x->shape[0], .c = x->shape[1], .ih = 1, .oh = 1, .iw = x->shape[nd - 1],
+                       .ow = out->shape[nd - 1], .top = args[1].u.ints[0], .left = args[1].u.ints[1]};
+    if (dims == 2) g.ih = x->shape[2], g.oh = out->shape[2];
+    int64_t st[4];
+    pad_strides(x, dims, st);
+    tj_k_pad_zeros(tj_dtype_bytes(x->dtype), tj_tensor_ptr(x), st, tj_tensor_ptr(out), &g,
+                   tj_threads_for(out->numel));
+    return TJ_OK;
+}

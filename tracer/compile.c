@@ -6,9 +6,10 @@
  * bound, dead nodes dropped (prune.c), nodes reading no input folded into
  * constants (fold.c), multiplications and divisions by one turned into
  * aliases (simplify.c), attention, products into the scatter_add after
- * them, copies into products, elementwise epilogues and chains of
- * elementwise calls fused (fuse_attention.c, fuse_scatter.c,
- * fuse_gather.c, fuse.c, fuse_pointwise.c), and the memory
+ * them, copies into products, the zero padding left over into one
+ * pass, elementwise epilogues and chains of elementwise calls fused
+ * (fuse_attention.c, fuse_scatter.c, fuse_gather.c, fuse_pad.c, fuse.c,
+ * fuse_pointwise.c), and the memory
  * planner places every intermediate. */
 #include <stdio.h>
 #include <string.h>
@@ -547,6 +548,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK && !opts->no_fusion && !opts->no_attention_fusion) st = tj_plan_fuse_attention(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_product_scatter_fusion) st = tj_plan_fuse_product_scatters(p);
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_gathered_operands(p);
+    if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_zero_padding(p); /* what a product did not absorb */
     if (st == TJ_OK && !opts->no_fusion) st = tj_plan_fuse_epilogues(p);
     if (st == TJ_OK && !opts->no_fusion && !opts->no_pointwise_fusion) st = tj_plan_fuse_pointwise(p);
     if (st == TJ_OK && opts->native_code && !opts->no_fusion && !opts->no_pointwise_fusion)

@@ -20,8 +20,8 @@
  * memory planner (its result never goes over a dying input: the GEMM writes
  * all of it before the epilogue reads the add's other operand).
  *
- * Also here: the use counts and the reshape test both fusion passes match
- * on. */
+ * Also here: the use counts, the reshape test and the zero padding test
+ * the fusion passes match on. */
 #include <stdio.h>
 #include <string.h>
 
@@ -231,4 +231,25 @@ tj_status tj_plan_fuse_epilogues(tj_plan *p)
     if (u.count) tj_plan_uses_free(&u);
     tj_plan_renumber_steps(p);
     return st;
+}
+
+bool tj_plan_zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo)
+{
+    const tj_pnode *n = &p->nodes[q];
+    if (!n->is_step || n->label || n->op != TJ_OPS(slice_scatter) || n->nout != 1 || n->outs[0] < 0) return false;
+    const tj_garg *a = n->args;
+    if (a[0].kind != TJ_GA_VALUE || a[1].kind != TJ_GA_VALUE || a[2].kind != TJ_GA_INT || a[3].kind != TJ_GA_INT ||
+        a[5].kind != TJ_GA_INT || a[5].u.i != 1)
+        return false;
+    const tj_pvalue *z = &p->values[a[0].u.v], *o = &p->values[n->outs[0]], *x = &p->values[a[1].u.v];
+    int d = (int)a[2].u.i;
+    if (z->kind != TJ_PV_CONSTANT || z->dtype != TJ_FLOAT32 || x->dtype != TJ_FLOAT32 || z->numel != o->numel ||
+        z->ndim != o->ndim || x->ndim != o->ndim || d < 2 || d >= o->ndim || a[3].u.i < 0 ||
+        a[3].u.i + x->shape[d] > o->shape[d] || !tj_tensor_is_contiguous(z->constant))
+        return false;
+    const uint32_t *bits = (const uint32_t *)(const void *)tj_tensor_ptr(z->constant);
+    for (int64_t e = 0; e < z->numel; e++)
+        if (bits[e]) return false;
+    *src = a[1].u.v, *dim = d, *lo = a[3].u.i;
+    return true;
 }

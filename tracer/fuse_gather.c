@@ -192,30 +192,6 @@ static tj_status absorb_bias(tj_plan *p, const tj_plan_uses *u, int i, int *step
     return TJ_OK;
 }
 
-/* Whether node q is a slice_scatter (step 1) of a value into float32 zeros
- * of its result's shape (tj_dc_pad's padding): the value in *src, the
- * padded dim and where the value starts along it in *dim, *lo. */
-static bool zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo)
-{
-    const tj_pnode *n = &p->nodes[q];
-    if (!n->is_step || n->label || n->op != TJ_OPS(slice_scatter) || n->nout != 1 || n->outs[0] < 0) return false;
-    const tj_garg *a = n->args;
-    if (a[0].kind != TJ_GA_VALUE || a[1].kind != TJ_GA_VALUE || a[2].kind != TJ_GA_INT || a[3].kind != TJ_GA_INT ||
-        a[5].kind != TJ_GA_INT || a[5].u.i != 1)
-        return false;
-    const tj_pvalue *z = &p->values[a[0].u.v], *o = &p->values[n->outs[0]], *x = &p->values[a[1].u.v];
-    int d = (int)a[2].u.i;
-    if (z->kind != TJ_PV_CONSTANT || z->dtype != TJ_FLOAT32 || x->dtype != TJ_FLOAT32 || z->numel != o->numel ||
-        z->ndim != o->ndim || x->ndim != o->ndim || d < 2 || d >= o->ndim || a[3].u.i < 0 ||
-        a[3].u.i + x->shape[d] > o->shape[d] || !tj_tensor_is_contiguous(z->constant))
-        return false;
-    const uint32_t *bits = (const uint32_t *)(const void *)tj_tensor_ptr(z->constant);
-    for (int64_t e = 0; e < z->numel; e++)
-        if (bits[e]) return false;
-    *src = a[1].u.v, *dim = d, *lo = a[3].u.i;
-    return true;
-}
-
 /* Gathered step `step` (not transposed) whose view, read by copy node c
  * before the fusion, is over a zero-padded buffer, zeros + slice_scatter
  * of an input x [N, C, H, W] (one per padded dim; [N, C, L]), that nothing
@@ -236,10 +212,10 @@ static tj_status absorb_padding(tj_plan *p, const tj_plan_uses *u, int step, int
         return TJ_OK;
     int64_t lo, lo2 = 0;
     int first = pr->node, second = -1;
-    if (!zero_pad(p, first, &src, &dim, &lo)) return TJ_OK;
+    if (!tj_plan_zero_pad(p, first, &src, &dim, &lo)) return TJ_OK;
     const tj_pvalue *py = &p->values[src];
     if (py->kind == TJ_PV_ARENA && py->node >= 0 && py->n_views == 0 && tj_plan_sole_user(u, src) == first &&
-        zero_pad(p, py->node, &src2, &dim2, &lo2) && dim2 != dim) {
+        tj_plan_zero_pad(p, py->node, &src2, &dim2, &lo2) && dim2 != dim) {
         second = first;
         first = py->node;
         src = src2;

@@ -207,7 +207,7 @@ tj_status tj_plan_simplify_identities(tj_plan *p);
  * and renumbers the remaining steps. */
 tj_status tj_plan_fold_constants(tj_plan *p);
 
-/* ---- fusion (tracer/fuse.c, fuse_attention.c, fuse_gather.c, fuse_scatter.c) ---- */
+/* ---- fusion (tracer/fuse.c, fuse_attention.c, fuse_gather.c, fuse_pad.c, fuse_scatter.c) ---- */
 /** Per value: references from live (not folded) nodes and graph outputs,
  * and the node making the last one (-1: a graph output). */
 typedef struct tj_plan_uses {
@@ -231,6 +231,13 @@ bool tj_plan_sole_view_chain(const tj_plan *p, const tj_plan_uses *u, int x, int
  * in-place operator, or a user operator, which may write any argument. */
 bool tj_plan_node_may_write(const tj_plan *p, const tj_pnode *n);
 
+/** Whether node q is a slice_scatter step (step 1, no fused label) of a
+ * float32 value into float32 zeros (+0.0, a constant) of its result's
+ * shape along a dim from 2 on (tj_dc_pad's padding, decomps/windows.c):
+ * the value in *src, the padded dim and where the value starts along it
+ * in *dim, *lo. */
+bool tj_plan_zero_pad(const tj_plan *p, int q, int *src, int *dim, int64_t *lo);
+
 /** Whether argument a is the number one (an add's or addmm's alpha of 1). */
 bool tj_plan_garg_is_one(const tj_garg *a);
 
@@ -251,6 +258,10 @@ tj_status tj_plan_fuse_attention(tj_plan *p);
  * copy of a strided view, or that copy transposed, that only it reads
  * gathers the view itself. */
 tj_status tj_plan_fuse_gathered_operands(tj_plan *p);
+/** Zero padding in one pass (tracer/fuse_pad.c): zeros + slice_scatter
+ * per padded dim of [N, C, H, W] or [N, C, L] runs as one step writing the
+ * padded buffer once. */
+tj_status tj_plan_fuse_zero_padding(tj_plan *p);
 
 /** Product-scatter fusion (tracer/fuse_scatter.c): a bmm or mm whose
  * result only a scatter_add reads as src (through views keeping its order),
