@@ -131,47 +131,87 @@ typedef struct index_args {
     tj_dtype dtype; /* scatter_add, which adds them (esize 0) */
 } index_args;
 
+/* gather's row loop: index_args, the indexed dim's size, and per block
+ * whether it met an index value outside [0, size). */
+typedef struct gather_args {
+    index_args a;
+    int64_t size;
+    bool invalid[TJ_K_MAX_PARTICIPANTS];
+} gather_args;
+
 #define GATHER_RUN(T)                                                                                  \
-    for (int64_t j = 0; j < inner; j++)                                                                \
-        ((T *)o)[j] = ((const T *)s)[idx[j * is] * ds + j * ss];
+    for (int64_t j = 0; j < n; j++) {                                                                  \
+        int64_t i = idx[j * is];                                                                       \
+        if ((uint64_t)i >= (uint64_t)size) return false; /* negative values wrap to huge ones */       \
+        ((T *)o)[j] = ((const T *)s)[i * ds + j * ss];                                                 \
+    }                                                                                                  \
+    return true;
+
+/* One row: o[j] = s[idx[j * is] * ds + j * ss] for j in [0, n), elements
+ * of esize bytes; false at an index value outside [0, size). A contiguous
+ * index takes AVX-512's vector gathers (4 and 8 bytes): with the values
+ * checked in the same pass, [1024, 1, 196] int64 from an expanded [8, 196]
+ * took 92 us, as long as a memcpy of its 1.6 MB, against 144 us for the
+ * checking pass and the scalar loop before. */
+static bool gather_run(size_t esize, char *o, const char *s, const int64_t *idx, int64_t n, int64_t is, int64_t ds,
+                       int64_t ss, int64_t size)
+{
+    if (is == 1 && tj_k_isa_active() == TJ_K_ISA_AVX512) {
+        if (esize == 8) return tj_k_gather_run64_avx512((uint64_t *)o, (const uint64_t *)s, idx, n, ds, ss, size);
+        if (esize == 4) return tj_k_gather_run32_avx512((uint32_t *)o, (const uint32_t *)s, idx, n, ds, ss, size);
+    }
+    switch (esize) {
+    case 8: GATHER_RUN(uint64_t)
+    case 4: GATHER_RUN(uint32_t)
+    default: GATHER_RUN(uint8_t)
+    }
+}
 
 static void gather_rows(void *ctx, int t, int64_t begin, int64_t end)
 {
-    const index_args *a = ctx;
+    gather_args *g = ctx;
+    const index_args *a = &g->a;
     int ndim = a->ndim, last = ndim - 1, dim = a->dim;
-    int64_t inner = a->shape[last];
+    int64_t inner = a->shape[last], size = g->size, esize = (int64_t)a->esize;
     /* the run's dim in src: indexed (dim == last) or walked */
     int64_t ds = a->src.strides[dim], ss = dim == last ? 0 : a->src.strides[last], is = a->index.strides[last];
     const int64_t *const strides[3] = {a->src.strides, NULL, a->index.strides};
     const int skip[3] = {dim, -1, -1};
-    (void)t;
+    g->invalid[t] = false;
     for (int64_t r = begin; r < end; r++) {
         int64_t off[3];
         row_offsets(r, ndim, a->shape, strides, skip, off);
-        const char *s = (const char *)a->src.data + off[0] * (int64_t)a->esize;
+        const char *s = (const char *)a->src.data + off[0] * esize;
         const int64_t *idx = (const int64_t *)a->index.data + off[2];
-        char *o = (char *)a->out.data + r * inner * (int64_t)a->esize;
+        char *o = (char *)a->out.data + r * inner * esize;
+        bool valid;
         if (is == 0 && dim != last && ss == 1) { /* one index for a contiguous run: index_select's rows */
-            memcpy(o, s + idx[0] * ds * (int64_t)a->esize, (size_t)inner * a->esize);
-            continue;
+            valid = (uint64_t)idx[0] < (uint64_t)size;
+            if (valid) memcpy(o, s + idx[0] * ds * esize, (size_t)(inner * esize));
+        } else {
+            valid = gather_run(a->esize, o, s, idx, inner, is, ds, ss, size);
         }
-        switch (a->esize) {
-        case 8: GATHER_RUN(uint64_t) break;
-        case 4: GATHER_RUN(uint32_t) break;
-        default: GATHER_RUN(uint8_t) break;
+        if (!valid) {
+            g->invalid[t] = true;
+            return;
         }
     }
 }
 
-void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                 const int64_t *shape, int dim, int nthreads)
+bool tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                 const int64_t *shape, int dim, int64_t size, int nthreads)
 {
     int64_t rows = 1;
     for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
-    if (shape[ndim - 1] == 0 || rows == 0) return;
-    index_args a = {.out = {out, NULL}, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape,
-                    .esize = esize};
-    tj_k_parallel(nthreads, rows, gather_rows, &a);
+    if (shape[ndim - 1] == 0 || rows == 0) return true;
+    int nt = blocks_for(nthreads, rows, 1);
+    gather_args g = {.a = {.out = {out, NULL}, .src = src, .index = index, .ndim = ndim, .dim = dim, .shape = shape,
+                           .esize = esize},
+                     .size = size};
+    tj_k_parallel(nt, rows, gather_rows, &g);
+    for (int t = 0; t < nt; t++)
+        if (g.invalid[t]) return false;
+    return true;
 }
 
 /* One run: out[idx[j] along dim] = ACC, of *dst and v = src[j]. The

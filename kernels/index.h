@@ -4,10 +4,12 @@
  *   scatter_add:  out[p with p[dim] replaced by index[p]] += src[p]
  *   scatter:      out[p with p[dim] replaced by index[p]] = src[p]
  * Index values are int64 and must lie in [0, size of the indexed dim); the
- * callers check them first with tj_k_index_find_invalid. */
+ * callers of scatter_add and scatter check them first with
+ * tj_k_index_find_invalid, gather checks them itself. */
 #ifndef TJIT_KERNELS_INDEX_H
 #define TJIT_KERNELS_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,9 +29,13 @@ int64_t tj_k_index_find_invalid(tj_k_index_array index, int ndim, const int64_t 
                                 int nthreads);
 
 /** gather over the index shape `shape` (ndim dims, at least 1): elements of
- * `esize` bytes; out is contiguous in `shape`. Up to `nthreads` threads. */
-void tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
-                 const int64_t *shape, int dim, int nthreads);
+ * `esize` bytes; out is contiguous in `shape`; `size` is src's size along
+ * `dim`. Checks the index values as it goes: returns false (out partly
+ * written, src never read outside) when one lies outside [0, size), for the
+ * caller to find the first with tj_k_index_find_invalid; true otherwise.
+ * Up to `nthreads` threads. */
+bool tj_k_gather(size_t esize, void *out, tj_k_index_array src, tj_k_index_array index, int ndim,
+                 const int64_t *shape, int dim, int64_t size, int nthreads);
 
 /** Bytes of scratch with which tj_k_scatter_add adds runs of consecutive
  * indices as vectors (float32 on AVX-512, long rows along the last dim

@@ -97,11 +97,11 @@ tj_status tj_kernel_gather(const tj_value *args, tj_tensor *const *outs)
     int dim;
     tj_wrap_dim(GATHER, args[1].u.i, self->ndim, &dim);
     if (index->numel == 0) return TJ_OK;
-    if (check_values(GATHER, self, index, dim) != TJ_OK) return tj_last_status();
     geom s = geom_of(self), i = geom_of(index);
     tj_k_index_array src = {tj_tensor_ptr(self), s.strides}, ix = {tj_tensor_ptr(index), i.strides};
-    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, i.ndim, i.shape, dim,
-                tj_threads_for(index->numel));
+    if (!tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, i.ndim, i.shape, dim,
+                     s.shape[dim], tj_threads_for(index->numel)))
+        return check_values(GATHER, self, index, dim); /* the first invalid value, for the message */
     return TJ_OK;
 }
 
@@ -275,6 +275,7 @@ tj_status tj_kernel_index_select(const tj_value *args, tj_tensor *const *outs)
     tj_tensor *self = args[0].u.t, *index = args[2].u.t;
     int dim;
     tj_wrap_dim(INDEX_SELECT, args[1].u.i, self->ndim, &dim);
+    /* the 1-D index checked once here, not per row of out by the gather */
     if (index->numel && check_values(INDEX_SELECT, self, index, dim) != TJ_OK) return tj_last_status();
     if (outs[0]->numel == 0) return TJ_OK;
     geom p, s = geom_of(self);
@@ -282,8 +283,8 @@ tj_status tj_kernel_index_select(const tj_value *args, tj_tensor *const *outs)
     vector_index_geometry(self, index, dim, &p, istrides);
     if (self->ndim == 0) p.shape[0] = 1; /* every index is 0: one copy of the element */
     tj_k_index_array src = {tj_tensor_ptr(self), s.strides}, ix = {tj_tensor_ptr(index), istrides};
-    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, p.ndim, p.shape, dim,
-                tj_threads_for(outs[0]->numel));
+    (void)tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(outs[0]), src, ix, p.ndim, p.shape, dim,
+                      s.shape[dim], tj_threads_for(outs[0]->numel)); /* valid: checked above */
     return TJ_OK;
 }
 

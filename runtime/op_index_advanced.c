@@ -201,8 +201,8 @@ static bool gather_one_index(const adv_layout *a, const tj_tensor *self, tj_tens
     istrides[0] = 0;
     istrides[k] = stride;
     tj_k_index_array src = {tj_tensor_ptr(self), self->strides}, index = {tj_tensor_ptr(ix), istrides};
-    tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(out), src, index, self->ndim, pos, k,
-                tj_threads_for(out->numel));
+    (void)tj_k_gather(tj_dtype_size(self->dtype), tj_tensor_ptr(out), src, index, self->ndim, pos, k, self->shape[k],
+                      tj_threads_for(out->numel)); /* valid: checked above */
     return true;
 }
 

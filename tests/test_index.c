@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/cpu_isa.h"
 #include "test_util.h"
 #include "tjit/tjit.h"
 
@@ -347,4 +348,92 @@ Test(index, first_invalid_index_is_found_at_every_lane_and_in_the_tail)
     tj_tensor *g = tj_gather(tj_view(x, (const int64_t[]){1, 10}, 2), 1, test_i64(2, (const int64_t[]){1, N}, packed));
     cr_assert_not_null(g, "%s", tj_last_error());
     for (int64_t j = 0; j < N; j++) cr_expect_eq(tj_tensor_item_at(g, j), (double)(j % 10));
+}
+
+/* self [4, 5, 19] of `dtype` (values 0..379 scrambled, booleans 0/1) laid
+ * out as `layout`: 0 contiguous, 1 a transpose of its last two dims (inner
+ * stride 5), 2 one [1, 5, 19] row expanded over dim 0 (stride 0, as the
+ * decomposed max pool's constant of window positions). */
+static tj_tensor *gather_self(tj_dtype dtype, int layout)
+{
+    enum { A = 4, B = 5, C = 19 };
+    double v[A * B * C];
+    for (int i = 0; i < A * B * C; i++) v[i] = (double)((i * 37) % (A * B * C));
+    if (layout == 2) {
+        tj_tensor *row = tj_to_copy(test_f64(3, (const int64_t[]){1, B, C}, v), dtype);
+        return tj_expand(row, (const int64_t[]){A, B, C}, 3);
+    }
+    if (layout == 1) {
+        tj_tensor *t = tj_to_copy(test_f64(3, (const int64_t[]){A, C, B}, v), dtype);
+        return tj_transpose(t, 1, 2);
+    }
+    return tj_to_copy(test_f64(3, (const int64_t[]){A, B, C}, v), dtype);
+}
+
+/* gather of self (gather_self) along each dim with an index of
+ * [4, 5 - d, n] (n 1 to 19: whole vectors of 8 and tails, index values
+ * pseudo-random in range) equals out[p] = self[p with p[dim] = index[p]]
+ * read element by element, for float32, float64, int64 and bool on every
+ * ISA (the vector gathers take 8 and 4 byte elements, the scalar loop the
+ * others and the strided index). */
+Test(index, gather_equals_the_element_by_element_definition_for_every_layout_dtype_dim_and_isa)
+{
+    const tj_dtype dtypes[4] = {TJ_FLOAT32, TJ_FLOAT64, TJ_INT64, TJ_BOOL};
+    const int64_t self_shape[3] = {4, 5, 19};
+    int64_t idx[4 * 5 * 19];
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int dt = 0; dt < 4; dt++)
+            for (int layout = 0; layout < 3; layout++) {
+                tj_tensor *self = gather_self(dtypes[dt], layout), *dense = tj_contiguous(self);
+                cr_assert_not_null(dense, "%s", tj_last_error());
+                for (int dim = 0; dim < 3; dim++)
+                    for (int64_t n = 1; n <= 19; n += 3) {
+                        const int64_t shape[3] = {4, 5 - dim, n};
+                        for (int64_t i = 0; i < shape[0] * shape[1] * n; i++)
+                            idx[i] = (i * 7 + i / 3) % self_shape[dim];
+                        tj_tensor *out = tj_gather(self, dim, test_i64(3, shape, idx));
+                        cr_assert_not_null(out, "%s", tj_last_error());
+                        for (int64_t i = 0; i < shape[0] * shape[1] * n; i++) {
+                            int64_t p[3] = {i / (shape[1] * n), i / n % shape[1], i % n};
+                            p[dim] = idx[i];
+                            double want = tj_tensor_item_at(dense, (p[0] * 5 + p[1]) * 19 + p[2]);
+                            cr_assert_eq(tj_tensor_item_at(out, i), want, "%s, %s, layout %d, dim %d, n %ld, at %ld",
+                                         test_isas[k], tj_dtype_name(dtypes[dt]), layout, dim, (long)n, (long)i);
+                        }
+                    }
+            }
+    }
+    tj_k_isa_force(NULL);
+}
+
+/* An invalid value in an index [4, 16, 19] over the stride-0 self (the
+ * first negative or too large one, in the vector block, its tail, or a
+ * later row, at 1 to 3 threads) is reported as for any index, naming the
+ * first in row-major order. */
+Test(index, gather_from_an_expanded_self_reports_the_first_invalid_index_on_every_isa_and_thread_count)
+{
+    enum { R = 64, N = 19 };
+    tj_tensor *self = gather_self(TJ_INT64, 2);
+    int64_t idx[R * N];
+    const int64_t at[3] = {5, 3 * N + 18, (R - 1) * N + 18}, value[3] = {-1, 5, INT64_MIN};
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        for (int nt = 1; nt <= 3; nt++) {
+            tj_set_num_threads(nt);
+            for (int c = 0; c < 3; c++) {
+                for (int i = 0; i < R * N; i++) idx[i] = i % 5;
+                idx[at[c]] = value[c];
+                if (c < 2) idx[at[c] + N] = 9; /* a later invalid value, not the one named */
+                cr_expect_null(tj_gather(self, 1, test_i64(3, (const int64_t[]){R / 16, 16, N}, idx)));
+                char want[96];
+                snprintf(want, sizeof want, "index %lld is out of bounds for dimension 1 with size 5",
+                         (long long)value[c]);
+                cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
+                cr_expect(strstr(tj_last_error(), want), "%s, %d threads: %s", test_isas[k], nt, tj_last_error());
+            }
+        }
+    }
+    tj_set_num_threads(1);
+    tj_k_isa_force(NULL);
 }
