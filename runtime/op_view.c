@@ -39,6 +39,10 @@ tj_status tj_view_infer_size(const char *op, const int64_t *size, int n, int64_t
         out[d] = size[d];
     }
     if (zero) {
+        /* the other sizes must still multiply within int64, as every
+         * tensor's do (tj_checked_view_numel): [2^62, 8, 0] is no shape */
+        int64_t count;
+        if (overflow && infer < 0) return tj_checked_view_numel(n, out, &count, op);
         newsize = 0;
         overflow = false;
     }

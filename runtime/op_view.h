@@ -8,7 +8,8 @@
 /** ATen's infer_size: copies `size` (n entries, at most one -1) into `out`
  * with the -1 replaced so that the product equals `numel`. Errors name `op`:
  * TJ_ERR_SHAPE for more than one -1, a negative size, a product that does not
- * match numel, or a -1 that is ambiguous (numel 0); TJ_ERR_INVALID_ARGUMENT
+ * match numel, or a -1 that is ambiguous (numel 0); TJ_ERR_OVERFLOW for an
+ * empty shape whose other sizes multiply past INT64_MAX; TJ_ERR_INVALID_ARGUMENT
  * for more than TJ_MAX_DIMS sizes. */
 tj_status tj_view_infer_size(const char *op, const int64_t *size, int n, int64_t numel, int64_t *out);
 

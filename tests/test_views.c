@@ -160,6 +160,22 @@ Test(view, rejects_bad_sizes_with_pytorch_messages)
                  "cannot reshape tensor of 0 elements into shape [-1, 0]", "ambiguous");
 }
 
+/* PyTorch: torch.empty(0).view(2**62, 8, 0) raises "numel: integer
+ * multiplication overflow" (so does reshape). Every tjit tensor keeps the
+ * product of its nonzero sizes within int64: the view used to pass and the
+ * first copy of it failed elsewhere (a plan's compile, naming tj_tensor_empty). */
+Test(view, of_an_empty_tensor_refuses_sizes_whose_product_overflows)
+{
+    tj_tensor *e = tj_tensor_empty(TJ_FLOAT32, 1, I64(0));
+    EXPECT_ERROR(tj_view(e, I64(1LL << 62, 8, 0), 3), TJ_ERR_OVERFLOW, "aten::view",
+                 "element count of shape [4611686018427387904, 8, 0] overflows");
+    EXPECT_ERROR(tj_reshape(e, I64(0, 1LL << 62, 8), 3), TJ_ERR_OVERFLOW, "aten::reshape",
+                 "element count of shape [0, 4611686018427387904, 8] overflows");
+    EXPECT_ERROR(tj_unsafe_view(e, I64(1LL << 32, 0, 1LL << 32), 3), TJ_ERR_OVERFLOW, "aten::_unsafe_view", "overflows");
+    EXPECT_SHAPE(tj_view(e, I64(1LL << 62, 0), 2), 1LL << 62, 0);
+    EXPECT_SHAPE(tj_view(e, I64(1LL << 31, 0, 1LL << 31), 3), 1LL << 31, 0, 1LL << 31);
+}
+
 Test(view, unsafe_view_aliases_when_it_can_and_copies_otherwise)
 {
     tj_tensor *x = ARANGE(3, 4);
