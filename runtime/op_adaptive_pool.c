@@ -34,9 +34,12 @@ static tj_status adaptive_params_parse(const char *op, const tj_tensor *self, co
                         tj_dtype_name(self->dtype));
     *p = (adaptive_params){.n = nd == 4 ? self->shape[0] : 1, .c = self->shape[nd - 3], .h = self->shape[nd - 2],
                            .w = self->shape[nd - 1], .oh = out[0], .ow = out[1]};
-    /* the window bounds multiply an input size by an output index + 1 */
-    int64_t span;
-    if (__builtin_mul_overflow(p->h, p->oh + 1, &span) || __builtin_mul_overflow(p->w, p->ow + 1, &span))
+    /* the window bounds multiply an input size by an output index + 1 (up
+     * to the output size: in * out + in, each step checked, as out + 1
+     * overflows for an output size of INT64_MAX) */
+    int64_t span_h, span_w;
+    if (__builtin_mul_overflow(p->h, p->oh, &span_h) || __builtin_add_overflow(span_h, p->h, &span_h) ||
+        __builtin_mul_overflow(p->w, p->ow, &span_w) || __builtin_add_overflow(span_w, p->w, &span_w))
         return tj_error(TJ_ERR_OVERFLOW, "%s: output_size [%lld, %lld] is too large for input %s", op,
                         (long long)p->oh, (long long)p->ow, tj_shape_str(nd, self->shape, buf, sizeof buf));
     return TJ_OK;

@@ -426,6 +426,11 @@ Test(conv_ops, adaptive_avg_pool2d_refuses_bad_output_sizes_naming_them)
                  "output_size must be 2, got [1]");
     EXPECT_ERROR(tj__adaptive_avg_pool2d(x, SHAPE(INT64_MAX / 2, 1)), TJ_ERR_OVERFLOW, "aten::_adaptive_avg_pool2d",
                  "is too large for input [1, 2, 4, 4]");
+    /* the largest sizes too, without computing INT64_MAX + 1 (UBSan) */
+    EXPECT_ERROR(tj__adaptive_avg_pool2d(x, SHAPE(INT64_MAX, 1)), TJ_ERR_OVERFLOW, "aten::_adaptive_avg_pool2d",
+                 "output_size [9223372036854775807, 1] is too large for input [1, 2, 4, 4]");
+    EXPECT_ERROR(tj_adaptive_avg_pool2d(x, SHAPE(1, INT64_MAX)), TJ_ERR_OVERFLOW, "aten::adaptive_avg_pool2d",
+                 "output_size [1, 9223372036854775807] is too large for input [1, 2, 4, 4]");
 }
 
 Test(conv_ops, adaptive_avg_pool2d_refuses_bad_ranks_empty_planes_and_integers)
