@@ -94,9 +94,9 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
     tj_shape_str(input->ndim, input->shape, b, sizeof b);
     if (weight->shape[0] < g || weight->shape[0] % g != 0)
         return tj_error(TJ_ERR_SHAPE,
-                        "%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
-                        "weight of size %s instead",
-                        op, (long long)g, (long long)g, a);
+                        "%s: given groups=%lld, expected weight to be %s %lld at dimension 0, but got weight of size "
+                        "%s instead",
+                        op, (long long)g, weight->shape[0] < g ? "at least" : "divisible by", (long long)g, a);
     p->n = input->shape[0];
     p->c_in = input->shape[1];
     p->h = p->spatial == 2 ? input->shape[2] : 1;

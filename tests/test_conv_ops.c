@@ -413,6 +413,23 @@ Test(conv_ops, convolution_refuses_an_empty_spatial_dim_unless_the_batch_or_chan
     expect_shape(y, 4, SHAPE(0, 3, 2, 6));
 }
 
+/* PyTorch 1.13 (ConvUtils.h check_shape_forward), F.conv2d of a [1, 3, 5, 5]
+ * input, groups=3: weight [0, 3, 3, 3] and [2, 1, 3, 3] give "Given groups=3,
+ * expected weight to be at least 3 at dimension 0 ...", [4, 1, 3, 3]
+ * "... divisible by 3 ...". tjit said "divisible by" for all three, wrong
+ * for 0 output channels, which 1 divides. */
+Test(conv_ops, a_weight_with_fewer_output_channels_than_groups_says_at_least)
+{
+    tj_tensor *x = tj_zeros(SHAPE(1, 3, 5, 5), 4, TJ_DTYPE_NONE);
+    const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+    EXPECT_ERROR(tj_conv2d(x, tj_zeros(SHAPE(0, 3, 3, 3), 4, TJ_DTYPE_NONE), NULL, one, zero, one, 1), TJ_ERR_SHAPE,
+                 "aten::conv2d", "given groups=1, expected weight to be at least 1 at dimension 0, but got weight of size [0, 3, 3, 3]");
+    EXPECT_ERROR(tj_conv2d(x, tj_zeros(SHAPE(2, 1, 3, 3), 4, TJ_DTYPE_NONE), NULL, one, zero, one, 3), TJ_ERR_SHAPE,
+                 "aten::conv2d", "given groups=3, expected weight to be at least 3 at dimension 0, but got weight of size [2, 1, 3, 3]");
+    EXPECT_ERROR(tj_conv2d(x, tj_zeros(SHAPE(4, 1, 3, 3), 4, TJ_DTYPE_NONE), NULL, one, zero, one, 3), TJ_ERR_SHAPE,
+                 "aten::conv2d", "given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of size [4, 1, 3, 3]");
+}
+
 Test(conv_ops, adaptive_avg_pool2d_refuses_bad_output_sizes_naming_them)
 {
     tj_tensor *x = ramp(TJ_FLOAT32, 4, SHAPE(1, 2, 4, 4), 1, 5, 2, 1);
