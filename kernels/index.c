@@ -409,6 +409,110 @@ void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src
     tj_k_parallel(dim == ndim - 1 ? nthreads : 1, rows, scatter_rows, &a);
 }
 
+/* scatter_add_rows' operands: index_args (shape the index's, dim the
+ * last), self's row for each row of out, the indexed dim's size, and per
+ * block whether it met an index value outside [0, size). */
+typedef struct fused_args {
+    index_args a;
+    tj_k_index_array self;
+    int64_t size;
+    bool invalid[TJ_K_MAX_PARTICIPANTS];
+} fused_args;
+
+/* o[0..n) = self's row (elements of esize bytes, stride ss): a memset for a
+ * zero broadcast value, a memcpy for a contiguous one. */
+static void copy_row(size_t esize, char *o, const char *s, int64_t ss, int64_t n)
+{
+    static const char zero[8];
+    if (ss == 0 && memcmp(s, zero, esize) == 0) {
+        memset(o, 0, (size_t)n * esize);
+    } else if (ss == 1) {
+        memcpy(o, s, (size_t)n * esize);
+    } else {
+        for (int64_t j = 0; j < n; j++) memcpy(o + (size_t)j * esize, s + (size_t)(j * ss) * esize, esize);
+    }
+}
+
+/* One row: o[idx[j * is]] = ACC of *dst and v = s[j * ss], j in [0, n),
+ * in order; false at an index value outside [0, size). Contiguous index
+ * and src (the max pool backward's) get their own loop, with no stride
+ * multiplications. */
+#define CHECKED_LOOP(T, ACC, IS, SS)                                                                   \
+    for (int64_t j = 0; j < n; j++) {                                                                  \
+        int64_t i = idx[j * (IS)];                                                                     \
+        if ((uint64_t)i >= (uint64_t)size) return false; /* negative values wrap to huge ones */       \
+        T *dst = (T *)orow + i;                                                                        \
+        T v = ((const T *)srow)[j * (SS)];                                                             \
+        *dst = ACC;                                                                                    \
+    }
+#define SCATTER_ADD_CHECKED(T, ACC)                                                                    \
+    do {                                                                                               \
+        if (is == 1 && ss == 1) CHECKED_LOOP(T, ACC, 1, 1)                                             \
+        else CHECKED_LOOP(T, ACC, is, ss)                                                              \
+    } while (0)
+
+static bool scatter_add_row(tj_dtype dtype, void *orow, const void *srow, const int64_t *idx, int64_t n, int64_t is,
+                            int64_t ss, int64_t size)
+{
+    switch (dtype) {
+    case TJ_FLOAT32: SCATTER_ADD_CHECKED(float, *dst + v); break;
+    case TJ_FLOAT64: SCATTER_ADD_CHECKED(double, *dst + v); break;
+    case TJ_INT64: SCATTER_ADD_CHECKED(int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v)); break;
+    case TJ_BOOL: SCATTER_ADD_CHECKED(uint8_t, (uint8_t)(*dst || v)); break;
+    }
+    return true;
+}
+
+static size_t dtype_bytes(tj_dtype dtype)
+{
+    return dtype == TJ_BOOL ? 1 : dtype == TJ_FLOAT32 ? 4 : 8;
+}
+
+/* Rows [begin, end): out's row gets self's, then src's row added while it
+ * is in cache. */
+static void scatter_add_fused_rows(void *ctx, int t, int64_t begin, int64_t end)
+{
+    fused_args *f = ctx;
+    const index_args *a = &f->a;
+    int ndim = a->ndim, last = ndim - 1;
+    size_t esize = dtype_bytes(a->dtype);
+    int64_t n = a->shape[last], size = f->size, is = a->index.strides[last], ss = a->src.strides[last],
+            selfs = f->self.strides[last];
+    const int64_t *const strides[3] = {a->out.strides, a->src.strides, a->index.strides};
+    const int64_t *const self_strides[3] = {f->self.strides, NULL, NULL};
+    const int skip[3] = {-1, -1, -1};
+    f->invalid[t] = false;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t off[3], soff[3];
+        row_offsets(r, ndim, a->shape, strides, skip, off);
+        row_offsets(r, ndim, a->shape, self_strides, skip, soff);
+        char *o = (char *)a->out.data + (size_t)off[0] * esize;
+        copy_row(esize, o, (const char *)f->self.data + (size_t)soff[0] * esize, selfs, size);
+        if (!scatter_add_row(a->dtype, o, (const char *)a->src.data + (size_t)off[1] * esize,
+                             (const int64_t *)a->index.data + off[2], n, is, ss, size)) {
+            f->invalid[t] = true;
+            return;
+        }
+    }
+}
+
+bool tj_k_scatter_add_rows(tj_dtype dtype, tj_k_index_array out, tj_k_index_array self, tj_k_index_array src,
+                           tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int nthreads)
+{
+    int64_t rows = 1;
+    for (int d = 0; d < ndim - 1; d++) rows *= shape[d];
+    if (rows == 0) return true;
+    int nt = blocks_for(nthreads, rows, 1);
+    fused_args f = {.a = {.out = out, .src = src, .index = index, .ndim = ndim, .dim = ndim - 1, .shape = shape,
+                          .dtype = dtype},
+                    .self = self,
+                    .size = size};
+    tj_k_parallel(nt, rows, scatter_add_fused_rows, &f);
+    for (int t = 0; t < nt; t++)
+        if (f.invalid[t]) return false;
+    return true;
+}
+
 void tj_k_scatter(size_t esize, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
                   const int64_t *shape, int dim, int nthreads)
 {

@@ -4,8 +4,9 @@
  *   scatter_add:  out[p with p[dim] replaced by index[p]] += src[p]
  *   scatter:      out[p with p[dim] replaced by index[p]] = src[p]
  * Index values are int64 and must lie in [0, size of the indexed dim); the
- * callers of scatter_add and scatter check them first with
- * tj_k_index_find_invalid, gather checks them itself. */
+ * callers of tj_k_scatter_add and tj_k_scatter check them first with
+ * tj_k_index_find_invalid, tj_k_gather and tj_k_scatter_add_rows check
+ * them themselves. */
 #ifndef TJIT_KERNELS_INDEX_H
 #define TJIT_KERNELS_INDEX_H
 
@@ -52,6 +53,20 @@ size_t tj_k_scatter_add_scratch_bytes(tj_dtype dtype, tj_k_index_array out, tj_k
  * thread). */
 void tj_k_scatter_add(tj_dtype dtype, tj_k_index_array out, tj_k_index_array src, tj_k_index_array index, int ndim,
                       const int64_t *shape, int dim, void *scratch, int nthreads);
+
+/** scatter_add along the last dim in one pass over out (ATen's
+ * scatter_add, the functional form): each row of out gets self's row (a
+ * memset for a zero broadcast self, a memcpy for a contiguous one), then
+ * src's row added at its index values in order, while the row is in cache;
+ * the same bits as copying self and tj_k_scatter_add. `shape` (ndim dims,
+ * at least 1) is the index's; out and self have its outer dims and `size`
+ * elements along the last, out contiguous along it (stride 1); out shares
+ * no memory with self, src or index. Checks the index values as it goes:
+ * returns false (out partly written) when one lies outside [0, size), for
+ * the caller to find the first with tj_k_index_find_invalid; true
+ * otherwise. Up to `nthreads` threads (each owns whole rows of out). */
+bool tj_k_scatter_add_rows(tj_dtype dtype, tj_k_index_array out, tj_k_index_array self, tj_k_index_array src,
+                           tj_k_index_array index, int ndim, const int64_t *shape, int64_t size, int nthreads);
 
 /** scatter: out[p with p[dim] replaced by index[p]] = src[p] (elements of
  * `esize` bytes; src may have zero strides, one value for every position),

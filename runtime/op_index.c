@@ -125,20 +125,45 @@ static tj_status meta_scatter_src(const char *op, const tj_value *args, tj_meta 
 
 tj_status tj_meta_scatter_add(const tj_value *args, tj_meta *outs) { return meta_scatter_src(SCATTER_ADD, args, outs); }
 
+/* scatter_add in one pass over out (tj_k_scatter_add_rows): along the last
+ * dim (each row of out written by its own row of index and src only), the
+ * index covering every row of self, out contiguous along the last dim and
+ * sharing no memory with the operands. Otherwise (an in-place form writing
+ * into self among them) the index values are checked before anything is
+ * written, so a bad one loses no data. */
+static bool one_pass_scatter_add(const tj_tensor *self, const tj_tensor *index, const tj_tensor *src,
+                                 const tj_tensor *out, int dim)
+{
+    geom g = geom_of(self), i = geom_of(index), o = geom_of(out);
+    int last = i.ndim - 1;
+    if (dim != last || (o.strides[last] != 1 && o.shape[last] > 1)) return false;
+    for (int d = 0; d < last; d++)
+        if (i.shape[d] != g.shape[d]) return false;
+    return tj_overlap_status(out, self) == TJ_OVERLAP_NONE && tj_overlap_status(out, src) == TJ_OVERLAP_NONE &&
+           tj_overlap_status(out, index) == TJ_OVERLAP_NONE;
+}
+
 tj_status tj_kernel_scatter_add(const tj_value *args, tj_tensor *const *outs)
 {
     tj_tensor *self = args[0].u.t, *index = args[2].u.t, *src = args[3].u.t, *out = outs[0];
     int dim;
     tj_wrap_dim(SCATTER_ADD, args[1].u.i, self->ndim, &dim);
+    geom o = geom_of(out), s = geom_of(src), i = geom_of(index), g = geom_of(self);
+    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},
+                     ia = {tj_tensor_ptr(index), i.strides}, selfa = {tj_tensor_ptr(self), g.strides};
+    size_t nb = index->numel ? tj_k_scatter_add_scratch_bytes(out->dtype, oa, sa, ia, i.ndim, i.shape, dim) : 0;
+    if (index->numel && !nb && one_pass_scatter_add(self, index, src, out, dim)) {
+        if (!tj_k_scatter_add_rows(out->dtype, oa, selfa, sa, ia, i.ndim, i.shape, g.shape[dim],
+                                   tj_threads_for(index->numel > out->numel ? index->numel : out->numel)))
+            return check_values(SCATTER_ADD, self, index, dim); /* the first invalid value, for the message */
+        return TJ_OK;
+    }
     if (index->numel && check_values(SCATTER_ADD, self, index, dim) != TJ_OK) return tj_last_status();
     tj_copy_tensor(out, self);
     if (index->numel == 0) return TJ_OK;
-    geom o = geom_of(out), s = geom_of(src), i = geom_of(index);
-    tj_k_index_array oa = {tj_tensor_ptr(out), o.strides}, sa = {tj_tensor_ptr(src), s.strides},
-                     ia = {tj_tensor_ptr(index), i.strides};
     /* the run list through the storage cache: no heap allocation when a
      * replayed plan calls this again */
-    size_t nb = tj_k_scatter_add_scratch_bytes(out->dtype, oa, sa, ia, i.ndim, i.shape, dim), got = 0;
+    size_t got = 0;
     void *runs = NULL;
     if (nb && !(runs = tj_alloc_storage_bytes(nb, &got))) return tj_oom(SCATTER_ADD, nb);
     tj_k_scatter_add(out->dtype, oa, sa, ia, i.ndim, i.shape, dim, runs, tj_threads_for(index->numel));

@@ -437,3 +437,119 @@ Test(index, gather_from_an_expanded_self_reports_the_first_invalid_index_on_ever
     tj_set_num_threads(1);
     tj_k_isa_force(NULL);
 }
+
+/* scatter_add's self [64, 80, 13] as `layout`: 0 a zero expanded from one
+ * element (the decomposed max pool backward's), 1 a nonzero one expanded,
+ * 2 one row [1, 1, 13] expanded, 3 contiguous, 4 a transpose (inner
+ * stride 80). Values of magnitudes 1e-3..1e2: sums in another order give
+ * other bits. */
+static tj_tensor *scatter_add_self(int layout)
+{
+    enum { A = 64, B = 80, C = 13 };
+    static float v[A * B * C];
+    for (int i = 0; i < A * B * C; i++) v[i] = (float)((i * 7919) % 1000) * ((i % 3) ? 1e-3f : 1e2f);
+    const int64_t shape[3] = {A, B, C};
+    switch (layout) {
+    case 0: return tj_expand(tj_zeros((const int64_t[]){1, 1, 1}, 3, TJ_FLOAT32), shape, 3);
+    case 1: return tj_expand(test_f32(3, (const int64_t[]){1, 1, 1}, v + 3), shape, 3);
+    case 2: return tj_expand(test_f32(3, (const int64_t[]){1, 1, C}, v), shape, 3);
+    case 3: return test_f32(3, shape, v);
+    default: return tj_transpose(test_f32(3, (const int64_t[]){A, C, B}, v), 1, 2);
+    }
+}
+
+/* scatter_add along each dim of self (scatter_add_self) with an index of
+ * pseudo-random values (duplicates within a row: they add in index order)
+ * and src contiguous or read with inner stride 2, at 1 to 3 threads, gives
+ * the bits of the row-major loop over the index positions. Along the last
+ * dim: the one-pass kernel, and (index [64, 79, n], not covering every row
+ * of self) the checked copy and scatter. */
+Test(index, scatter_add_equals_the_row_major_sums_for_every_self_layout_dim_and_thread_count)
+{
+    enum { A = 64, B = 80, C = 13, W = 46 };
+    const int64_t self_shape[3] = {A, B, C}, ns[3] = {1, 9, 23};
+    float *srcv = malloc(sizeof(float) * A * B * W), *want = malloc(sizeof(float) * A * B * C);
+    int64_t *idx = malloc(sizeof(int64_t) * A * B * 23);
+    cr_assert(srcv && want && idx);
+    for (int64_t i = 0; i < A * B * W; i++) srcv[i] = (float)((i * 104729) % 997 - 498) * ((i % 5) ? 1e-2f : 1e3f);
+    tj_tensor *strided = tj_slice(test_f32(3, (const int64_t[]){A, B, W}, srcv), 2, true, 0, true, W, 2);
+    tj_tensor *srcs[2] = {tj_contiguous(strided), strided};
+    cr_assert(srcs[0] && srcs[1], "%s", tj_last_error());
+    for (int layout = 0; layout < 5; layout++) {
+        tj_tensor *self = scatter_add_self(layout), *dense = tj_contiguous(self);
+        cr_assert_not_null(dense, "%s", tj_last_error());
+        for (int dim = 0; dim < 3; dim++)
+            for (int k = 0; k < 3; k++)
+                for (int cover = 0; cover < (dim == 2 ? 2 : 1); cover++) {
+                    int64_t shape[3] = {A, B - cover, C}, n = ns[k];
+                    shape[dim] = n;
+                    int64_t total = shape[0] * shape[1] * shape[2];
+                    for (int64_t i = 0; i < total; i++) idx[i] = (i * 7 + i / 5) % self_shape[dim];
+                    memcpy(want, tj_tensor_data(dense), sizeof(float) * A * B * C);
+                    for (int64_t i = 0; i < total; i++) {
+                        int64_t p[3] = {i / (shape[1] * shape[2]), i / shape[2] % shape[1], i % shape[2]};
+                        float v = srcv[(p[0] * B + p[1]) * W + 2 * p[2]];
+                        p[dim] = idx[i];
+                        want[(p[0] * B + p[1]) * C + p[2]] += v;
+                    }
+                    tj_tensor *index = test_i64(3, shape, idx);
+                    for (int s = 0; s < 2; s++)
+                        for (int nt = 1; nt <= 3; nt++) {
+                            tj_set_num_threads(nt);
+                            tj_tensor *r = tj_scatter_add(self, dim, index, srcs[s]);
+                            cr_assert_not_null(r, "%s", tj_last_error());
+                            const float *got = tj_tensor_data(r);
+                            for (int i = 0; i < A * B * C; i++)
+                                cr_assert(memcmp(&got[i], &want[i], 4) == 0,
+                                          "layout %d, dim %d, n %ld, cover %d, src %d, %d threads, at %d: %a != %a",
+                                          layout, dim, (long)n, cover, s, nt, i, (double)got[i], (double)want[i]);
+                            tj_tensor_release(r);
+                        }
+                }
+    }
+    tj_set_num_threads(1);
+    free(srcv), free(want), free(idx);
+}
+
+/* An invalid value (negative or too large) in the index [64, 80, 23] of a
+ * scatter_add along the last dim, in the first row, a row's tail or the
+ * last row, with a later invalid value in another row: the error names the
+ * first in row-major order at 1 to 3 threads, for the one-pass kernel
+ * (expanded zero self) and the copy then scatter (index [64, 79, 23]), and
+ * self is left as it was. */
+Test(index, scatter_add_along_the_last_dim_reports_the_first_invalid_index)
+{
+    enum { A = 64, B = 80, N = 23 };
+    int64_t *idx = malloc(sizeof(int64_t) * A * B * N);
+    cr_assert(idx);
+    const int64_t value[4] = {-1, 13, INT64_MIN, 14};
+    tj_tensor *src = tj_ones((const int64_t[]){A, B, N}, 3, TJ_FLOAT32);
+    for (int layout = 0; layout < 4; layout += 3) {
+        tj_tensor *self = scatter_add_self(layout), *before = tj_contiguous(tj_clone(self));
+        for (int cover = 0; cover < 2; cover++)
+            for (int nt = 1; nt <= 3; nt++) {
+                tj_set_num_threads(nt);
+                int64_t rows = A * (B - cover), at[4] = {0, N - 1, 37 * N + 22, (rows - 1) * N + 22};
+                for (int c = 0; c < 4; c++) {
+                    for (int i = 0; i < A * B * N; i++) idx[i] = i % 13;
+                    idx[at[c]] = value[c];
+                    if (c < 3) idx[(rows - 2) * N + 5] = 20; /* a later invalid value, not the one named */
+                    tj_tensor *index = test_i64(3, (const int64_t[]){A, B - cover, N}, idx);
+                    cr_expect_null(tj_scatter_add(self, 2, index, src));
+                    cr_expect_eq(tj_last_status(), TJ_ERR_INDEX);
+                    char want[112];
+                    snprintf(want, sizeof want,
+                             "aten::scatter_add: index %lld is out of bounds for dimension 2 with size 13",
+                             (long long)value[c]);
+                    cr_expect(strstr(tj_last_error(), want), "layout %d, cover %d, %d threads, case %d: %s", layout,
+                              cover, nt, c, tj_last_error());
+                }
+            }
+        tj_tensor *now = tj_contiguous(self);
+        cr_assert_not_null(now, "%s", tj_last_error());
+        cr_expect(memcmp(tj_tensor_data(now), tj_tensor_data(before), sizeof(float) * A * B * 13) == 0,
+                  "layout %d: self changed", layout);
+    }
+    tj_set_num_threads(1);
+    free(idx);
+}
