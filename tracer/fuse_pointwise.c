@@ -584,6 +584,18 @@ static void drop_members(group *g, int in_v[][TJ_ITER_MAX_INPUTS], const bool *g
     g->n = kept;
 }
 
+/* The member of g before q producing value u, a comparison (EQ .. GE)
+ * over the group's shape whose mask only member q reads; -1 if none. */
+static int sole_compare(const fuser *f, const group *g, int q, int u)
+{
+    if (u < 0 || tj_plan_sole_user(&f->u, u) != g->node[q]) return -1;
+    int m = q - 1;
+    while (m >= 0 && f->p->nodes[g->node[m]].outs[0] != u) m--;
+    if (m < 0 || g->rows_in[m] || g->reduces[m]) return -1;
+    const tj_pointwise *c = &g->pw[m];
+    return c->fn == tj_k_compare_loop && c->ctx.compare.op <= TJ_K_GE ? m : -1;
+}
+
 /* Merges each comparison whose mask only a where of the group reads (as
  * its condition) into that where: one loop, where(a op b, x, y)
  * (tj_k_compare_where_loop), reading the comparison's operands where the
@@ -602,13 +614,9 @@ static void merge_compare_where(fuser *f, group *g, int in_v[][TJ_ITER_MAX_INPUT
                              row reductions no member is a row member */
     for (int q = 0; q < g->n; q++) {
         const tj_pointwise *w = &g->pw[q];
-        int u = in_v[q][0];
-        if (w->fn != tj_k_where_loop || u < 0 || tj_plan_sole_user(&f->u, u) != g->node[q]) continue;
-        int m = q - 1;
-        while (m >= 0 && p->nodes[g->node[m]].outs[0] != u) m--;
+        int u = in_v[q][0], m = w->fn == tj_k_where_loop ? sole_compare(f, g, q, u) : -1;
         if (m < 0) continue;
         const tj_pointwise *c = &g->pw[m];
-        if (c->fn != tj_k_compare_loop || c->ctx.compare.op > TJ_K_GE) continue;
         tj_pointwise merged = {.fn = tj_k_compare_where_loop, .nin = 4};
         merged.ctx.compare_where = (tj_k_compare_where_args){
             .op = c->ctx.compare.op, .compare = c->ctx.compare.dtype, .dtype = w->ctx.select.dtype};
@@ -637,18 +645,6 @@ enum { OUT_LESS = 1, OUT_EQUAL = 2, OUT_GREATER = 4, OUT_UNORDERED = 8 };
 static const unsigned compare_outcomes[TJ_K_GE + 1] = {
     [TJ_K_EQ] = OUT_EQUAL, [TJ_K_NE] = OUT_LESS | OUT_GREATER | OUT_UNORDERED, [TJ_K_LT] = OUT_LESS,
     [TJ_K_LE] = OUT_LESS | OUT_EQUAL,   [TJ_K_GT] = OUT_GREATER, [TJ_K_GE] = OUT_GREATER | OUT_EQUAL};
-
-/* The member of g before q producing value u, a comparison (EQ .. GE)
- * over the group's shape whose mask only member q reads; -1 if none. */
-static int sole_compare(const fuser *f, const group *g, int q, int u)
-{
-    if (u < 0 || tj_plan_sole_user(&f->u, u) != g->node[q]) return -1;
-    int m = q - 1;
-    while (m >= 0 && f->p->nodes[g->node[m]].outs[0] != u) m--;
-    if (m < 0 || g->rows_in[m] || g->reduces[m]) return -1;
-    const tj_pointwise *c = &g->pw[m];
-    return c->fn == tj_k_compare_loop && c->ctx.compare.op <= TJ_K_GE ? m : -1;
-}
 
 /* Whether input k of loop w, value v (-1: a Scalar), is true in every
  * run: a true bool Scalar, or a folded bool constant of one element, true
