@@ -463,11 +463,6 @@ static bool scatter_add_row(tj_dtype dtype, void *orow, const void *srow, const 
     return true;
 }
 
-static size_t dtype_bytes(tj_dtype dtype)
-{
-    return dtype == TJ_BOOL ? 1 : dtype == TJ_FLOAT32 ? 4 : 8;
-}
-
 /* Rows [begin, end): out's row gets self's, then src's row added while it
  * is in cache. */
 static void scatter_add_fused_rows(void *ctx, int t, int64_t begin, int64_t end)
@@ -475,7 +470,7 @@ static void scatter_add_fused_rows(void *ctx, int t, int64_t begin, int64_t end)
     fused_args *f = ctx;
     const index_args *a = &f->a;
     int ndim = a->ndim, last = ndim - 1;
-    size_t esize = dtype_bytes(a->dtype);
+    size_t esize = tj_dtype_size(a->dtype);
     int64_t n = a->shape[last], size = f->size, is = a->index.strides[last], ss = a->src.strides[last],
             selfs = f->self.strides[last];
     const int64_t *const strides[3] = {a->out.strides, a->src.strides, a->index.strides};
