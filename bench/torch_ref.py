@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/torch_ref.py [NAME...] [--threads 1,2] [--runs N]
         [--policies default,passive] [--ref DIR | --tjit PATH] [--json FILE]
+        [--flush-denormal]
 
 NAME as for `tjit bench` (mlp, cnn, gpt, block768, dispatch, copy, gelu,
 softmax, layer_norm, mm, sdpa, mlp_b1, trace, or the groups models / micro;
@@ -24,6 +25,8 @@ Policy "default" leaves OMP_WAIT_POLICY unset (PyTorch's default: spinning
 OpenMP threads), "passive" sets OMP_WAIT_POLICY=passive. Each process
 allocates and frees one 16 MiB tensor before timing (see WORKLOADS.md: else
 glibc hands small buffers back to the OS and every call pays page faults).
+--flush-denormal calls torch.set_flush_denormal(True) first in each process,
+as `tjit bench --flush-denormal` flushes denormals to zero.
 
 Figures follow tjit's rules: median of at least N timed calls (default 20,
 more for cheap workloads) after 3 warm-up calls, minor page faults per call
@@ -493,6 +496,9 @@ def worker(args):
     """One process: one thread count, one wait policy (set before import)."""
     import torch
 
+    # before any parallel region: OpenMP's threads start with this thread's MXCSR
+    if args.flush_denormal and not torch.set_flush_denormal(True):
+        sys.exit("torch_ref: this CPU cannot flush denormals to zero")
     torch.set_num_threads(args.threads)
     # one 16 MiB allocation freed before timing raises glibc's mmap threshold
     warm = torch.empty(16 << 20, dtype=torch.uint8)
@@ -517,6 +523,7 @@ def worker(args):
         else:
             bench_micro(name, args.ref, refs, args.runs, args.threads, mode, results)
     info = {"torch": torch.__version__, "torch_threads": torch.get_num_threads(), "checks": checks,
+            "flush_denormal": args.flush_denormal,
             "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                                     "OMP_WAIT_POLICY", "OPENBLAS_CORETYPE")}}
     with open(args.out, "w") as f:
@@ -555,6 +562,8 @@ def main():
     ap.add_argument("--ref", help="directory written by `tjit bench --export DIR`")
     ap.add_argument("--tjit", default=None, help="the tjit command, to write the reference files (without --ref)")
     ap.add_argument("--json", help="write every figure here (for bench/merge.py)")
+    ap.add_argument("--flush-denormal", action="store_true",
+                    help="torch.set_flush_denormal(True), as tjit bench --flush-denormal")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--policy", default="default", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -592,7 +601,8 @@ def main():
         load = os.getloadavg()
         date = time.strftime("%Y-%m-%d %H:%M:%S %Z")
         print(f"torch_ref, {date}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-              f"threads {args.threads}; policies {args.policies}", flush=True)
+              f"threads {args.threads}; policies {args.policies}"
+              f"{'; denormals flushed to zero' if args.flush_denormal else ''}", flush=True)
         results, infos = [], []
         for nt in threads:
             for policy in policies:
@@ -604,6 +614,8 @@ def main():
                 log(f"torch_ref: {nt} thread(s), OpenMP wait policy {policy}")
                 cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--threads", str(nt), "--policy", policy,
                        "--runs", str(args.runs), "--ref", ref, "--out", out] + args.names
+                if args.flush_denormal:
+                    cmd.append("--flush-denormal")
                 if subprocess.run(cmd, env=env).returncode != 0:
                     print("torch_ref: FAILED (see above): PyTorch and tjit disagree or a workload failed",
                           file=sys.stderr)

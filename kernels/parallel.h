@@ -4,7 +4,9 @@
  * items to whichever thread is free (uneven work). Both run on tjit's own
  * thread pool (parallel.c), not on OpenMP regions: a libgomp region cost
  * 2.4-3.1 us on this machine, even for a team of one (two futex system
- * calls per region), the pool's hand-off ~0.1-1 us. */
+ * calls per region), the pool's hand-off ~0.1-1 us. Every thread runs a
+ * loop's body with the calling thread's floating-point control bits (MXCSR:
+ * flush of denormals, rounding), as the caller would run it alone. */
 #ifndef TJIT_KERNELS_PARALLEL_H
 #define TJIT_KERNELS_PARALLEL_H
 

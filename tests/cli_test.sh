@@ -101,6 +101,10 @@ expect 1 "cannot write '$work/no-dir/b\\.json': $work/no-dir: No such file or di
 # ... as is one naming a directory or nothing
 expect 1 "cannot write '$work': Is a directory" err bench mlp_b1 --runs 1 --threads 1 --json "$work"
 expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 --json ''
+# --flush-denormal: said in the header and in the JSON (this CPU has DAZ)
+expect 0 "; denormals flushed to zero" out bench mlp_b1 --runs 1 --threads 1 --flush-denormal --json "$work/fd.json"
+grep -q '"flush_denormal": true' "$work/fd.json" ||
+    { echo "FAIL: bench --flush-denormal: the JSON lacks \"flush_denormal\": true" >&2; failures=$((failures + 1)); }
 # and train's --save before the epochs (it trained, then lost the parameters)
 expect 1 "^tjit train: cannot write '$work/no-dir/p\\.safetensors': $work/no-dir: No such file or directory" err \
     train mlp --save "$work/no-dir/p.safetensors" --data "$work/no-such-dir"

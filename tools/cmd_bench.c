@@ -1,4 +1,5 @@
-/* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native] [--quiet] */
+/* tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native]
+ *            [--flush-denormal] [--quiet] */
 #include <cblas.h>
 #include <ctype.h>
 #include <errno.h>
@@ -21,7 +22,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit bench [NAME...] [--threads 1,2] [--runs N] [--json FILE] [--export DIR] [--native]\n"
-               "                  [--quiet]\n\n"
+               "                  [--flush-denormal] [--quiet]\n\n"
                "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt: forward\n"
                "pass and training step; block768: forward pass only; each in modes eager,\n"
                "traced and decomposed), a micro-benchmark (dispatch, copy, gelu, softmax,\n"
@@ -41,6 +42,9 @@ static void usage(FILE *f)
                "--native compiles the replayed modes' fused elementwise steps to machine code\n"
                "(tj_compile_options.native_code: the system C compiler, cached per user); when\n"
                "it cannot be built, bench stops with the reason.\n"
+               "--flush-denormal flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
+               "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
+               "(the gpt training step on an Intel CPU); results then differ from IEEE's there.\n"
                "--quiet drops the progress lines on stderr.\n");
 }
 
@@ -159,6 +163,7 @@ static int write_json(const char *path, const bench_results *r, const int *threa
     json_object_set_new(root, "threads", th);
     json_object_set_new(root, "min_runs", json_integer(runs));
     json_object_set_new(root, "omp_wait_policy", json_string(wait_policy()));
+    json_object_set_new(root, "flush_denormal", json_boolean(tj_get_flush_denormal()));
     for (int i = 0; i < r->n; i++) {
         const bench_result *x = &r->items[i];
         json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:s}", "name", x->name, "what", x->what, "mode",
@@ -184,13 +189,13 @@ int cmd_bench(int argc, char **argv)
     static const struct option opts[] = {{"threads", required_argument, 0, 't'}, {"runs", required_argument, 0, 'r'},
                                          {"json", required_argument, 0, 'j'},    {"export", required_argument, 0, 'x'},
                                          {"quiet", no_argument, 0, 'q'},         {"native", no_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"flush-denormal", no_argument, 0, 'z'}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int threads[MAX_THREAD_COUNTS] = {1, 2}, n_threads = 2, runs = 20, c;
     const char *json = NULL, *export_dir = NULL;
-    bool quiet = false, native_code = false;
+    bool quiet = false, native_code = false, flush = false;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:r:j:x:qnh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:r:j:x:qnzh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (!parse_threads(optarg, threads, &n_threads))
@@ -205,6 +210,7 @@ int cmd_bench(int argc, char **argv)
         case 'x': export_dir = optarg; break;
         case 'q': quiet = true; break;
         case 'n': native_code = true; break;
+        case 'z': flush = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
@@ -235,6 +241,7 @@ int cmd_bench(int argc, char **argv)
         return 0;
     }
     if (json && cmd_check_output_path("bench", json)) return 1; /* before an hour of benchmarks */
+    if (flush && cmd_flush_denormal("bench")) return 1;
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
@@ -244,8 +251,9 @@ int cmd_bench(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
     printf("threads:");
     for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
-    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure%s\n",
-           wait_policy(), runs, native_code ? "; replayed modes with native code" : "");
+    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure%s%s\n",
+           wait_policy(), runs, native_code ? "; replayed modes with native code" : "",
+           flush ? "; denormals flushed to zero" : "");
     fflush(stdout);
     bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr, native_code};
     bench_results r = {0};

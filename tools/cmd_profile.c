@@ -1,5 +1,6 @@
 /* tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]
- *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] [--native] */
+ *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] [--native]
+ *                    [--flush-denormal] */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]\n"
                "                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion]\n"
-               "                    [--native]\n\n"
+               "                    [--native] [--flush-denormal]\n\n"
                "Traces MODEL's forward pass (mlp, cnn, gpt, block768), or with --train its\n"
                "whole training step (forward, loss, backward, optimiser; mlp, cnn, gpt), on\n"
                "a batch of its WORKLOADS.md shape (--batch N: N samples instead; mlp --batch 1\n"
@@ -31,7 +32,10 @@ static void usage(FILE *f)
                "scatter_add after it, no chain of elementwise calls (with the row\n"
                "reductions between them) run as one loop (\"fused pointwise (...)\" steps).\n"
                "--native compiles those steps' exactly rounded arithmetic to machine code\n"
-               "with the system C compiler (tj_compile_options.native_code; cached per user).\n");
+               "with the system C compiler (tj_compile_options.native_code; cached per user).\n"
+               "--flush-denormal flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
+               "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
+               "(the gpt training step on an Intel CPU); results then differ from IEEE's there.\n");
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
@@ -116,14 +120,14 @@ int cmd_profile(int argc, char **argv)
                                          {"decompose", required_argument, 0, 'd'}, {"trace", required_argument, 0, 'o'},
                                          {"memory", no_argument, 0, 'm'},      {"train", no_argument, 0, 't'},
                                          {"no-fusion", no_argument, 0, 'f'},   {"native", no_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"flush-denormal", no_argument, 0, 'z'}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int runs = 20, threads = 0, batch = 0, c;
-    bool memory = false, train = false;
+    bool memory = false, train = false, flush = false;
     const char *decompose = "none", *trace_path = NULL;
     tj_compile_options copts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfnh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfnzh", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
@@ -148,6 +152,7 @@ int cmd_profile(int argc, char **argv)
         case 't': train = true; break;
         case 'f': copts.no_fusion = true; break;
         case 'n': copts.native_code = true; break;
+        case 'z': flush = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
@@ -160,6 +165,7 @@ int cmd_profile(int argc, char **argv)
         return 2;
     }
     if (threads > 0) tj_set_num_threads(threads);
+    if (flush && cmd_flush_denormal("profile")) return 1;
     char default_path[128];
     snprintf(default_path, sizeof default_path, "%s.trace.json", def->id);
     if (cmd_check_output_path("profile", trace_path ? trace_path : default_path)) return 1; /* before the runs */

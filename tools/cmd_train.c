@@ -1,5 +1,6 @@
 /* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
  *                    [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]
+ *                    [--flush-denormal]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +21,8 @@
 static void train_usage(FILE *f)
 {
     fprintf(f, "usage: tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]\n"
-               "                  [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]\n\n"
+               "                  [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]\n"
+               "                  [--flush-denormal]\n\n"
                "Trains a model on Fashion-MNIST (Debian's dataset-fashion-mnist, or --data DIR)\n"
                "with the WORKLOADS.md recipe: cross entropy, SGD lr 0.01 momentum 0.9, batches\n"
                "shuffled each epoch from the seed. traced mode captures the whole training step\n"
@@ -29,7 +31,10 @@ static void train_usage(FILE *f)
                "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'. --native compiles\n"
                "the replayed plans' fused elementwise steps to machine code with the system C\n"
                "compiler (tj_compile_options.native_code, as `tjit bench --native`; cached per\n"
-               "user); when it cannot be built, training stops with the reason.\n\n"
+               "user); when it cannot be built, training stops with the reason. --flush-denormal\n"
+               "flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
+               "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
+               "on an Intel CPU; results then differ from IEEE's there.\n\n"
                "--save writes a checkpoint to FILE after every epoch, through a temporary file\n"
                "renamed over it (a kill never leaves half a file): safetensors with the parameters\n"
                "under their state_dict names (`tjit eval` reads it), the SGD momentum buffers as\n"
@@ -175,16 +180,16 @@ int cmd_train(int argc, char **argv)
         {"epochs", required_argument, 0, 'e'}, {"batch-size", required_argument, 0, 'b'}, {"mode", required_argument, 0, 'm'},
         {"threads", required_argument, 0, 't'}, {"seed", required_argument, 0, 's'},      {"save", required_argument, 0, 'o'},
         {"resume", required_argument, 0, 'r'},  {"data", required_argument, 0, 'd'},      {"native", no_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"flush-denormal", no_argument, 0, 'z'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int epochs = 1, threads = 0, batch = 64;
     unsigned long long seed = 0;
     bool seed_given = false, batch_given = false;
     run_mode mode = MODE_TRACED;
     const char *save = NULL, *resume = NULL, *data = NULL;
-    bool native_code = false;
+    bool native_code = false, flush = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:r:d:nh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:m:t:s:o:r:d:nzh", opts, NULL)) != -1) {
         char *end = NULL;
         bool ok = true;
         switch (c) {
@@ -201,6 +206,7 @@ int cmd_train(int argc, char **argv)
         case 'r': resume = optarg; break;
         case 'd': data = optarg; break;
         case 'n': native_code = true; break;
+        case 'z': flush = true; break;
         default: return cmd_usage_exit(train_usage, c);
         }
         if (!ok)
@@ -217,6 +223,7 @@ int cmd_train(int argc, char **argv)
         return 2;
     }
     if (save && cmd_check_output_path("train", save)) return 1; /* before the epochs, not after */
+    if (flush && cmd_flush_denormal("train")) return 1;
     if (threads) tj_set_num_threads(threads);
     model m;
     runner *r = NULL;
@@ -230,9 +237,9 @@ int cmd_train(int argc, char **argv)
     /* the checkpoint before the data: a bad one is refused at once */
     if (resume && !resume_from(resume, &m, r, seed_given, &seed, batch_given, &batch, &epochs_done)) goto done;
     if (fashion_mnist_load_splits(data, &train, &test) != TJ_OK) goto fail;
-    printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu\n", def->id,
+    printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu%s\n", def->id,
            (long long)train.n, run_mode_name(mode), native_code && mode != MODE_EAGER ? " with native code" : "", batch,
-           tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed);
+           tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed, flush ? ", denormals flushed to zero" : "");
     if (resume && epochs_done >= epochs)
         printf("'%s' has %d epoch%s done, --epochs %d: nothing to train\n", resume, epochs_done,
                epochs_done == 1 ? "" : "s", epochs);

@@ -48,6 +48,13 @@ bool cmd_parse_int(const char *s, long lo, long hi, int *out)
     return true;
 }
 
+int cmd_flush_denormal(const char *cmd)
+{
+    if (tj_set_flush_denormal(true)) return 0;
+    fprintf(stderr, "tjit %s: this CPU cannot flush denormals to zero (no DAZ)\n", cmd);
+    return 1;
+}
+
 int cmd_check_output_path(const char *cmd, const char *path)
 {
     struct stat sb;

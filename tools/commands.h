@@ -39,6 +39,12 @@ int cmd_bad_value(const char *cmd, const struct option *opts, int c, const char 
  *  to stderr (the caller prints its usage and returns 2). */
 bool cmd_operands(const char *cmd, int argc, char **argv, int want, const char *what);
 
+/** --flush-denormal: tj_set_flush_denormal(true) for the calling thread (and
+ *  so the kernels it runs on the pool's threads). Returns 0; when the CPU
+ *  cannot, prints "tjit CMD: this CPU cannot flush denormals to zero (no
+ *  DAZ)" to stderr and returns exit status 1. */
+int cmd_flush_denormal(const char *cmd);
+
 /** Parses all of `s` as a decimal integer in [lo, hi] into *out: digits,
  *  after a minus sign for a negative one; false (and *out untouched) for
  *  anything else: empty, a leading space or plus, trailing characters, out

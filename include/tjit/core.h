@@ -92,6 +92,25 @@ void tj_set_num_threads(int n);
 /** Number of threads kernels use. */
 int tj_get_num_threads(void);
 
+/** Flushes denormal float32 and float64 numbers to zero on the calling
+ * thread (on), or stops (off): x86's MXCSR FTZ (a denormal result becomes a
+ * zero of its sign) and DAZ (a denormal operand is read as zero), as
+ * torch.set_flush_denormal. Kernels that tjit splits over its threads run
+ * with the calling thread's setting on every thread, so results do not
+ * depend on the thread count (OpenBLAS's own threads, used for float64
+ * products and a few float32 shapes, keep theirs). Off by default, as in
+ * PyTorch: with it on, results differ from IEEE arithmetic wherever a
+ * denormal arises (by less than 2^-126 for float32), e.g. a softmax's
+ * smallest probabilities. Why turn it on: an Intel CPU takes ~100 cycles for
+ * an operation on or into a denormal; the gpt training step, whose softmax
+ * and its gradient underflow into denormals, ran 3.6x slower for it on a
+ * Xeon (bench/RESULTS.md, session 52). Returns true when set; false when the
+ * CPU cannot (no DAZ: nothing changed). */
+bool tj_set_flush_denormal(bool on);
+/** Whether the calling thread flushes denormals (tj_set_flush_denormal, or
+ * both MXCSR bits set by other means). */
+bool tj_get_flush_denormal(void);
+
 /** Allocator hook: the library takes all its tensor, graph and plan memory
  * through these two functions (aligned to 64 bytes). Pass NULL to restore
  * the default. Not thread-safe against concurrent allocation: set it before
