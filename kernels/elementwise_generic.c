@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "elementwise_isa.h"
+#include "sleef_limits.h"
 #include "gelu.h"
 #include "gelu_tanh.h"
 #include "tanh.h"

@@ -114,13 +114,28 @@
 #define GELU_BETA CT(M_SQRT2 * M_2_SQRTPI * 0.5)   /* sqrt(2/pi) */
 #define GELU_KAPPA CT(0.044715)
 
+/* SLEEF's exp, each lane below the limit where it gives +0 fed 0 and given
+ * +0: the same bits without the underflow (sleef_limits.h). */
+#ifdef VMASK_BITS
+#define EXP_ANY_ZERO(m) (VMASK_BITS(m) != 0)
+#else
+#define EXP_ANY_ZERO(m) (m)
+#endif
+static inline V SFX(exp_v)(V x)
+{
+    VMASK zero = VCMP_GT(SPLAT(CT(sizeof(T) == 4 ? TJ_SLEEF_EXPF_ZERO_BELOW : TJ_SLEEF_EXP_ZERO_BELOW)), x);
+    if (!EXP_ANY_ZERO(zero)) return SLEEF(exp)(x);
+    return VBLEND(zero, SPLAT(CT(0)), SLEEF(exp)(VBLEND(zero, SPLAT(CT(0)), x)));
+}
+#undef EXP_ANY_ZERO
+
 /* e^(-2|u|), u = sqrt(2/pi) (x + 0.044715 x^3): gelu_tanh(x) = x sigmoid(2u)
  * without 1 + tanh(u)'s cancellation (gelu_tanh.h, whose float32 loops the
  * vector instantiations use) */
 static inline V SFX(exp_minus_2u)(V x)
 {
     V a = VABS(x);
-    return SLEEF(exp)(CT(-2) * GELU_BETA * (a + GELU_KAPPA * (a * a * a)));
+    return SFX(exp_v)(CT(-2) * GELU_BETA * (a + GELU_KAPPA * (a * a * a)));
 }
 
 /* x / (1 + e), or x e / (1 + e) for x < 0 (nan either way; -inf gives nan) */
@@ -133,7 +148,7 @@ static inline V SFX(gelu_tanh)(V x)
 static inline V SFX(gelu_backward)(V dy, V x)
 {
     V cdf = CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA));
-    V pdf = GELU_PDF * SLEEF(exp)(x * x * CT(-0.5));
+    V pdf = GELU_PDF * SFX(exp_v)(x * x * CT(-0.5));
     return dy * (cdf + x * pdf);
 }
 
@@ -153,14 +168,14 @@ static inline V SFX(gelu_tanh_backward)(V dy, V x)
 static inline V SFX(logaddexp)(V x, V y)
 {
     V m = VMAX(x, y);
-    V r = m + SLEEF(log1p)(SLEEF(exp)(-VABS(x - y)));
+    V r = m + SLEEF(log1p)(SFX(exp_v)(-VABS(x - y)));
     VMASK same_inf = VMASK_AND(VCMP_EQ(x, y), VCMP_EQ(VABS(x), SPLAT(CT(INFINITY))));
     return VBLEND(same_inf, x, r);
 }
 
 UNARY(abs, VABS(x))
 UNARY(neg, -x)
-UNARY(exp, SLEEF(exp)(x))
+UNARY(exp, SFX(exp_v)(x))
 UNARY(log, SLEEF(log)(x))
 UNARY(sqrt, VSQRT(x))
 UNARY(rsqrt, CT(1) / VSQRT(x))
@@ -169,7 +184,7 @@ UNARY(rsqrt, CT(1) / VSQRT(x))
 UNARY(tanh, SLEEF(tanh)(x))
 #define TANH_LOOP SFX(tanh)
 #endif
-UNARY(sigmoid, CT(1) / (CT(1) + SLEEF(exp)(-x)))
+UNARY(sigmoid, CT(1) / (CT(1) + SFX(exp_v)(-x)))
 UNARY(erf, SLEEF(erf)(x))
 UNARY(reciprocal, CT(1) / x)
 UNARY(sin, SLEEF(sin)(x))
@@ -188,7 +203,7 @@ UNARY(gelu, x * CT(0.5) * (CT(1) + SLEEF(erf)(x * GELU_ALPHA)))
 UNARY(gelu_tanh_fwd, SFX(gelu_tanh)(x))
 #define GELU_TANH_LOOP SFX(gelu_tanh_fwd)
 #endif
-UNARY(silu, x / (CT(1) + SLEEF(exp)(-x)))
+UNARY(silu, x / (CT(1) + SFX(exp_v)(-x)))
 /* (0 < x) - (x < 0), as PyTorch: +0 for both zeros and for nan */
 UNARY(sign, VBLEND(VCMP_GT(x, SPLAT(CT(0))), SPLAT(CT(1)),
                    VBLEND(VCMP_GT(SPLAT(CT(0)), x), SPLAT(CT(-1)), SPLAT(CT(0)))))
@@ -209,7 +224,7 @@ UNARY(atan, SLEEF(atan)(x))
  * as it was, and inf stays inf where the true result overflows too. */
 static inline V SFX(cosh_big)(V x)
 {
-    V h = SLEEF(exp)(VABS(x) * CT(0.5));
+    V h = SFX(exp_v)(VABS(x) * CT(0.5));
     return (CT(0.5) * h) * h;
 }
 static inline V SFX(sinh_big)(V x)
@@ -233,8 +248,8 @@ UNARY(log2, SLEEF(log2)(x))
 UNARY(log10, SLEEF(log10)(x))
 UNARY(exp2, SLEEF(exp2)(x))
 /* PyTorch 1.13's mish kernel: x * tanh(log1p(exp(x))), no threshold */
-UNARY(mish, x * SLEEF(tanh)(SLEEF(log1p)(SLEEF(exp)(x))))
-UNARY(exp_neg_abs, SLEEF(exp)(-VABS(x)))
+UNARY(mish, x * SLEEF(tanh)(SLEEF(log1p)(SFX(exp_v)(x))))
+UNARY(exp_neg_abs, SFX(exp_v)(-VABS(x)))
 
 /* Activations with Scalar parameters, p[] converted to T as PyTorch's
  * kernels convert them; formulas and evaluation order of PyTorch 1.13's
@@ -253,7 +268,7 @@ static void SFX(softplus)(int64_t n, void *out, const void *in, const double *p)
     T *o = out;
     const T *a = in;
     V beta = SPLAT(CT(p[0])), threshold = SPLAT(CT(p[1]));
-    LOOP1(VBLEND(VCMP_GT(x * beta, threshold), x, SLEEF(log1p)(SLEEF(exp)(x * beta)) / beta));
+    LOOP1(VBLEND(VCMP_GT(x * beta, threshold), x, SLEEF(log1p)(SFX(exp_v)(x * beta)) / beta));
 }
 
 /* p = {alpha, scale, input_scale}: x > 0 ? x * scale : (exp(x * input_scale)
@@ -265,7 +280,7 @@ static void SFX(elu)(int64_t n, void *out, const void *in, const double *p)
     const T *a = in;
     V zero = SPLAT(CT(0)), one = SPLAT(CT(1)), negcoef = SPLAT(CT(p[0]) * CT(p[1])), poscoef = SPLAT(CT(p[1])),
       negiptcoef = SPLAT(CT(p[2]));
-    LOOP1(VBLEND(VCMP_GT(x, zero), x * poscoef, (SLEEF(exp)(x * negiptcoef) - one) * negcoef));
+    LOOP1(VBLEND(VCMP_GT(x, zero), x * poscoef, (SFX(exp_v)(x * negiptcoef) - one) * negcoef));
 }
 
 /* a = grad, b = self: self > 0 ? grad : grad * slope */
@@ -289,7 +304,7 @@ static void SFX(elu_bwd)(int64_t n, void *out, const void *in0, const void *in1,
     if (p[3] != 0)
         LOOP2(VBLEND(VCMP_GT(y, zero), x * poscoef, x * negiptcoef * (y + negcoef)));
     else
-        LOOP2(VBLEND(VCMP_GT(y, zero), x * poscoef, x * negiptcoef * negcoef * SLEEF(exp)(y * negiptcoef)));
+        LOOP2(VBLEND(VCMP_GT(y, zero), x * poscoef, x * negiptcoef * negcoef * SFX(exp_v)(y * negiptcoef)));
 }
 
 /* self * beta > threshold ? grad : grad * z / (z + 1), z = exp(self * beta) */
@@ -298,7 +313,7 @@ static void SFX(softplus_bwd)(int64_t n, void *out, const void *in0, const void 
     T *o = out;
     const T *a = in0, *b = in1;
     V beta = SPLAT(CT(p[0])), threshold = SPLAT(CT(p[1]));
-    LOOP2(VBLEND(VCMP_GT(y * beta, threshold), x, x * SLEEF(exp)(y * beta) / (SLEEF(exp)(y * beta) + CT(1))));
+    LOOP2(VBLEND(VCMP_GT(y * beta, threshold), x, x * SFX(exp_v)(y * beta) / (SFX(exp_v)(y * beta) + CT(1))));
 }
 
 /* p = {nan, posinf, neginf}: ATen's nan_to_num, isnan(x) ? nan : x == inf ?
@@ -536,7 +551,7 @@ BINARY(logaddexp_fwd, SFX(logaddexp)(x, y))
  * ATen's CPU kernel: min(x, 0) - log1p(z) */
 BINARY(log_sigmoid_fwd, VMIN(x, SPLAT(CT(0))) - SLEEF(log1p)(y))
 /* glu: a * (1 / (1 + exp(-b))), ATen's CPU formula */
-BINARY(glu_fwd, x * (CT(1) / (CT(1) + SLEEF(exp)(-y))))
+BINARY(glu_fwd, x * (CT(1) / (CT(1) + SFX(exp_v)(-y))))
 BINARY(gelu_bwd, SFX(gelu_backward)(x, y))
 #ifndef GELU_TANH_BACKWARD_LOOP
 BINARY(gelu_tanh_bwd, SFX(gelu_tanh_backward)(x, y))

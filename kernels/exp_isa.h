@@ -38,7 +38,10 @@ static inline vf exp_reduced(vf r)
 
 /* e^t for t <= 0 (or nan, kept), about 1 ulp, cheaper than SLEEF's general
  * expf: t = n ln2 + r with |r| <= ln2/2, e^r by exp_reduced_k, times 2^n
- * (results below FLT_MIN rounded once; t < -110 gives 0). In place in each
+ * (results below FLT_MIN rounded once). From n <= -151 on (t < -104.3, a
+ * causal mask's -inf) that product, below 1.5 * 2^-151, rounds to +0 in
+ * round-to-nearest: given as +0 without the scaling, whose underflow an
+ * Intel CPU runs as a microcode assist (sleef_limits.h). In place in each
  * of t[0, k), k <= EXP_K_MAX, step by step across them as exp_reduced_k. */
 static inline __attribute__((always_inline)) void exp_nonpositive_k(vf *t, int k)
 {
@@ -52,7 +55,10 @@ static inline __attribute__((always_inline)) void exp_nonpositive_k(vf *t, int k
     for (int v = 0; v < k; v++) r[v] = vf_fnmadd(n[v], vf_set1(LN2_LO), vf_fnmadd(n[v], vf_set1(LN2_HI), t[v]));
     exp_reduced_k(r, k);
 #pragma GCC unroll 4
-    for (int v = 0; v < k; v++) t[v] = vf_scale_pow2(r[v], n[v]); /* n >= -159: two normal factors for AVX2 */
+    for (int v = 0; v < k; v++) { /* n >= -159: two normal factors for AVX2 */
+        vf n_scaled = vf_select_below(n[v], -150.5f, vf_set1(0.0f), n[v]);
+        t[v] = vf_select_below(n[v], -150.5f, vf_set1(0.0f), vf_scale_pow2(r[v], n_scaled));
+    }
 }
 
 static inline vf exp_nonpositive(vf t)

@@ -14,6 +14,8 @@
 #include <sleef.h>
 #include <stdint.h>
 
+#include "sleef_limits.h"
+
 #if defined(__AVX512F__)
 
 #include "transpose16_avx512.h"
@@ -44,7 +46,13 @@ static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
 /* torch.maximum: a nan in either operand gives nan */
 static inline vf vf_max_nan(vf a, vf b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), _mm512_max_ps(a, b), a); }
-static inline vf vf_exp(vf x) { return Sleef_expf16_u10avx512f(x); }
+/* SLEEF's expf, each lane below TJ_SLEEF_EXPF_ZERO_BELOW fed 0 and given +0 (sleef_limits.h) */
+static inline vf vf_exp(vf x)
+{
+    __mmask16 zero = _mm512_cmp_ps_mask(x, _mm512_set1_ps(TJ_SLEEF_EXPF_ZERO_BELOW), _CMP_LT_OQ);
+    if (!zero) return Sleef_expf16_u10avx512f(x);
+    return _mm512_maskz_mov_ps((__mmask16)~zero, Sleef_expf16_u10avx512f(_mm512_maskz_mov_ps((__mmask16)~zero, x)));
+}
 static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
 static inline float vf_hmin(vf v) { return _mm512_reduce_min_ps(v); }
@@ -86,7 +94,12 @@ static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vf_max_nan(vf a, vf b) { return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
-static inline vf vf_exp(vf x) { return Sleef_expf8_u10avx2(x); }
+static inline vf vf_exp(vf x)
+{
+    __m256 zero = _mm256_cmp_ps(x, _mm256_set1_ps(TJ_SLEEF_EXPF_ZERO_BELOW), _CMP_LT_OQ);
+    if (!_mm256_movemask_ps(zero)) return Sleef_expf8_u10avx2(x);
+    return _mm256_andnot_ps(zero, Sleef_expf8_u10avx2(_mm256_andnot_ps(zero, x)));
+}
 static inline float vf_hsum(vf v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -657,3 +657,43 @@ Test(emath, remainder_core_decomposition_is_lean_and_its_errors_name_remainder)
     cr_expect(strstr(e, "aten::remainder.Tensor: aten::fmod.Tensor: integer division by zero") == e, "%s", e);
     tj_decomp_table_free(core);
 }
+
+/* exp below SLEEF's zero limit (kernels/sleef_limits.h) is fed 0 and given
+ * +0 without the underflow: in a vector mixing such lanes with others, the
+ * others keep the bits they get in a vector of their own, and the low ones
+ * are +0; sigmoid and silu, which take exp(-x), likewise for large x; and
+ * float64 below -1000. */
+static void expect_lanes_alone(tj_tensor *(*fn)(tj_tensor *), const float *x, int n, const char *what)
+{
+    const float *mixed = tj_tensor_data(fn(f32(n, x)));
+    for (int i = 0; i < n; i++) {
+        float alone[16], want;
+        for (int j = 0; j < 16; j++) alone[j] = x[i];
+        want = ((const float *)tj_tensor_data(fn(f32(16, alone))))[0];
+        cr_expect(!memcmp(&mixed[i], &want, sizeof want), "%s(%a): %a in a mixed vector, %a alone", what, x[i],
+                  mixed[i], want);
+    }
+}
+
+Test(emath, exp_lanes_below_the_zero_limit_are_zero_and_leave_the_others_alone_on_every_isa)
+{
+    static const float low[16] = {-INFINITY, -1e30f, -104.5f, -104.0001f, -103.99f, -103.5f, -90.0f, -87.5f,
+                                  -50.0f,    0.0f,   NAN,     -200.0f,    1.0f,     88.0f,   -0.0f,  -104.0f};
+    float high[16];
+    for (int i = 0; i < 16; i++) high[i] = -low[i];
+    for (size_t k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        cr_log_info("%s", test_isas[k]);
+        const float *e = tj_tensor_data(tj_exp(f32(16, low)));
+        for (int i = 0; i < 5; i++) cr_expect(e[i] == 0 && !signbit(e[i]), "exp(%a) = %a, want +0", low[i], e[i]);
+        cr_expect_gt(e[6], 0, "exp(-90) is a denormal, not 0");
+        expect_lanes_alone(tj_exp, low, 16, "exp");
+        expect_lanes_alone(tj_sigmoid, high, 16, "sigmoid");
+        expect_lanes_alone(tj_silu, high, 16, "silu");
+        static const double low64[8] = {-INFINITY, -1e300, -1000.5, -999.5, -745.0, -700.0, 0.0, NAN};
+        const double *e64 = tj_tensor_data(tj_exp(f64(8, low64)));
+        for (int i = 0; i < 3; i++) cr_expect(e64[i] == 0 && !signbit(e64[i]), "exp(%a) = %a", low64[i], e64[i]);
+        cr_expect_gt(e64[5], 0);
+        cr_expect(isnan(e64[7]));
+    }
+}
