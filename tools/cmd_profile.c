@@ -1,9 +1,10 @@
 /* tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]
  *                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion] [--native]
- *                    [--flush-denormal] */
+ *                    [--flush-denormal] [--denormals] */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -16,7 +17,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit profile MODEL [--train] [--batch N] [--runs N] [--threads N]\n"
                "                    [--decompose core|none] [--trace FILE] [--memory] [--no-fusion]\n"
-               "                    [--native] [--flush-denormal]\n\n"
+               "                    [--native] [--flush-denormal] [--denormals]\n\n"
                "Traces MODEL's forward pass (mlp, cnn, gpt, block768), or with --train its\n"
                "whole training step (forward, loss, backward, optimiser; mlp, cnn, gpt), on\n"
                "a batch of its WORKLOADS.md shape (--batch N: N samples instead; mlp --batch 1\n"
@@ -35,7 +36,59 @@ static void usage(FILE *f)
                "with the system C compiler (tj_compile_options.native_code; cached per user).\n"
                "--flush-denormal flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
                "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
-               "(the gpt training step on an Intel CPU); results then differ from IEEE's there.\n");
+               "(the gpt training step on an Intel CPU); results then differ from IEEE's there.\n"
+               "--denormals then runs the step once more through the interpreter with a census\n"
+               "of denormal results (tj_denormal_mode) and prints, per operator, how many of its\n"
+               "float results were denormal: where an Intel CPU slows down ~100x per operation.\n");
+}
+
+static int cmp_denormals(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x < y) - (x > y); /* most first */
+}
+
+/* One run of `g` through the interpreter under a tj_denormal_mode, then its
+ * table: the operators with denormal results, most first, and the total. */
+static tj_status denormal_census(const tj_graph *g, tj_tensor *const *inputs, int n_inputs)
+{
+    tj_denormal_mode *m = tj_denormal_mode_new();
+    int n_ops = tj_op_count(), n_out = tj_graph_num_outputs(g);
+    tj_tensor **outs = calloc((size_t)n_out + 1, sizeof *outs);
+    int64_t(*rows)[2] = calloc((size_t)n_ops, sizeof *rows); /* denormals, operator index */
+    tj_status st = m && outs && rows ? TJ_OK : tj_error(TJ_ERR_OUT_OF_MEMORY, "profile: out of memory for the census");
+    tj_scope *s = tj_scope_begin();
+    if (st == TJ_OK && (st = tj_mode_push(tj_denormal_mode_base(m))) == TJ_OK) {
+        st = tj_graph_run(g, inputs, n_inputs, outs);
+        tj_mode_pop(tj_denormal_mode_base(m));
+    }
+    tj_scope_end(s);
+    if (st == TJ_OK) {
+        int64_t all = 0, denormal = 0;
+        int used = 0, n_rows = 0;
+        for (int i = 0; i < n_ops; i++) {
+            int64_t results, d;
+            tj_denormal_mode_counts(m, tj_op_at(i), NULL, &results, &d);
+            all += results, denormal += d, used += results > 0;
+            if (d) rows[n_rows][0] = d, rows[n_rows++][1] = i;
+        }
+        qsort(rows, (size_t)n_rows, sizeof *rows, cmp_denormals);
+        printf("denormal results, one run through the interpreter (IEEE arithmetic unless --flush-denormal):\n"
+               "%-44s  %8s  %16s  %16s  %10s\n", "Name", "Calls", "Float results", "Denormal", "% denormal");
+        for (int r = 0; r < n_rows; r++) {
+            const tj_op *op = tj_op_at((int)rows[r][1]);
+            int64_t calls, results, d;
+            tj_denormal_mode_counts(m, op, &calls, &results, &d);
+            printf("%-44s  %8lld  %16lld  %16lld  %9.3f%%\n", tj_op_name(op), (long long)calls, (long long)results,
+                   (long long)d, 100.0 * (double)d / (double)results);
+        }
+        printf("total: %lld denormal of %lld float results (%.3f%%), in %d of the %d operators with float results\n",
+               (long long)denormal, (long long)all, all ? 100.0 * (double)denormal / (double)all : 0.0, n_rows, used);
+    }
+    free(rows);
+    free(outs);
+    tj_denormal_mode_free(m);
+    return st;
 }
 
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
@@ -45,7 +98,7 @@ static void usage(FILE *f)
 static const char *noun(int n, const char *one, const char *many) { return n == 1 ? one : many; }
 
 static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_tensor **inputs, int n_inputs,
-                   int runs, const char *trace_path, bool memory, const tj_compile_options *copts)
+                   int runs, const char *trace_path, bool memory, bool denormals, const tj_compile_options *copts)
 {
     tj_plan *p = tj_compile(g, copts);
     if (!p) return fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1;
@@ -84,6 +137,7 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     if (st == TJ_OK && memory) st = tj_plan_print_memory(p, stdout);
     if (st == TJ_OK) st = tj_plan_profile_write_trace(p, trace_path);
     if (st == TJ_OK) printf("trace written to %s\n", trace_path);
+    if (st == TJ_OK && denormals) st = denormal_census(g, inputs, n_inputs);
     else fprintf(stderr, "tjit profile: %s\n", tj_last_error());
     tj_plan_free(p);
     return st == TJ_OK ? 0 : 1;
@@ -93,7 +147,7 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
  * benchmark's batch (bench_batch: the inputs `tjit bench` times), of
  * `batch` samples when > 0. */
 static int profile_model(model *m, bool train, int64_t batch, const tj_decomp_table *table, int runs,
-                         const char *trace_path, bool memory, const tj_compile_options *copts)
+                         const char *trace_path, bool memory, bool denormals, const tj_compile_options *copts)
 {
     step_kind kind = train ? STEP_TRAIN : STEP_FORWARD;
     train_state state = {0};
@@ -105,7 +159,7 @@ static int profile_model(model *m, bool train, int64_t batch, const tj_decomp_ta
         fprintf(stderr, "tjit profile: %s\n", tj_last_error());
     else
         rc = profile(m, g, train, tj_tensor_size(x, 0), inputs, step_inputs(m, train ? &state : NULL, x, train ? y : NULL, inputs), runs,
-                     trace_path, memory, copts);
+                     trace_path, memory, denormals, copts);
     tj_graph_free(g);
     tj_tensor_release(x);
     tj_tensor_release(y);
@@ -120,14 +174,15 @@ int cmd_profile(int argc, char **argv)
                                          {"decompose", required_argument, 0, 'd'}, {"trace", required_argument, 0, 'o'},
                                          {"memory", no_argument, 0, 'm'},      {"train", no_argument, 0, 't'},
                                          {"no-fusion", no_argument, 0, 'f'},   {"native", no_argument, 0, 'n'},
-                                         {"flush-denormal", no_argument, 0, 'z'}, {"help", no_argument, 0, 'h'},
+                                         {"flush-denormal", no_argument, 0, 'z'}, {"denormals", no_argument, 0, 'D'},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int runs = 20, threads = 0, batch = 0, c;
-    bool memory = false, train = false, flush = false;
+    bool memory = false, train = false, flush = false, denormals = false;
     const char *decompose = "none", *trace_path = NULL;
     tj_compile_options copts = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfnzh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "r:j:b:d:o:mtfnzDh", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
@@ -153,6 +208,7 @@ int cmd_profile(int argc, char **argv)
         case 'f': copts.no_fusion = true; break;
         case 'n': copts.native_code = true; break;
         case 'z': flush = true; break;
+        case 'D': denormals = true; break;
         default: return cmd_usage_exit(usage, c);
         }
     }
@@ -176,7 +232,8 @@ int cmd_profile(int argc, char **argv)
         tj_decomp_table_free(table);
         return 1;
     }
-    int rc = profile_model(&m, train, batch, table, runs, trace_path ? trace_path : default_path, memory, &copts);
+    int rc = profile_model(&m, train, batch, table, runs, trace_path ? trace_path : default_path, memory, denormals,
+                           &copts);
     model_free(&m);
     tj_decomp_table_free(table);
     return rc;
