@@ -101,6 +101,9 @@ expect 1 "cannot write '$work/no-dir/b\\.json': $work/no-dir: No such file or di
 # ... as is one naming a directory or nothing
 expect 1 "cannot write '$work': Is a directory" err bench mlp_b1 --runs 1 --threads 1 --json "$work"
 expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 --json ''
+# profile --denormals: the census table's total line
+expect 0 "^total: [0-9]+ denormal of [0-9]+ float results" out profile mlp --runs 1 --threads 1 --denormals \
+    --trace "$work/dn.json"
 # --flush-denormal: said in the header and in the JSON (this CPU has DAZ)
 expect 0 "; denormals flushed to zero" out bench mlp_b1 --runs 1 --threads 1 --flush-denormal --json "$work/fd.json"
 grep -q '"flush_denormal": true' "$work/fd.json" ||
