@@ -42,8 +42,9 @@ tj_status tj_decomp_table_merge(tj_decomp_table *dst, const tj_decomp_table *src
 int tj_decomp_table_size(const tj_decomp_table *t);
 bool tj_decomp_table_contains(const tj_decomp_table *t, const tj_op *op);
 /** Writes one line per entry, in operator-registry order:
- *     aten::gelu.default -> decomp_gelu
- *     aten::native_dropout.default -> graph(1 input, 3 calls, 2 outputs)
+ *     aten::gelu.default -> gelu
+ *     aten::native_layer_norm.default -> graph(3 inputs, 15 calls, 3 outputs)
+ * (a C function by the name it was added with, a graph by its counts).
  * Errors: TJ_ERR_IO when a write or the final flush of `f` fails (the message gives errno's reason). */
 tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f);
 
