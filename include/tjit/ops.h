@@ -10,8 +10,11 @@
  *   caller (release with tj_tensor_release) when no scope is open.
  * - On failure the function returns NULL (or a status) and sets the thread's
  *   last error, naming the ATen operator and the offending shapes, dtypes or
- *   values. A NULL tensor argument gives NULL with TJ_ERR_INVALID_ARGUMENT, so
- *   a chain of calls can be checked once at the end.
+ *   values. A NULL tensor argument gives NULL, so a chain of calls can be
+ *   checked once at the end: tj_relu(tj_add(a, b)) after a failed tj_add
+ *   keeps tj_add's status (TJ_ERR_SHAPE) and names it in the message, until
+ *   the error is read; after that a NULL argument is TJ_ERR_INVALID_ARGUMENT
+ *   (see tj_last_error).
  * - Array arguments (sizes, dims, tensor lists, masks) come with their
  *   length: a NULL array of positive length, a negative length or an int
  *   list of more than 64 entries gives TJ_ERR_INVALID_ARGUMENT.
