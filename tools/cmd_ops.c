@@ -9,7 +9,10 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit ops [--kind primitive|composite|implicit]\n\n"
-               "Lists every operator overload, one per line: its ATen schema, then its kind.\n");
+               "Lists every operator overload, one per line: its ATen schema, then its kind.\n"
+               "--kind lists one kind only: primitive (a kernel the core decomposition table\n"
+               "keeps), composite (a kernel and a registered decomposition) or implicit (no\n"
+               "kernel: every call runs its decomposition).\n");
 }
 
 int cmd_ops(int argc, char **argv)

@@ -18,8 +18,13 @@ static void usage(FILE *f)
                "forward pass, or with --train the whole training step (forward, loss,\n"
                "backward, optimiser update). --decompose names the decomposition table:\n"
                "core (everything down to primitives), none (default), or a comma-separated\n"
-               "list of operators for get_decompositions. --stats prints node counts and the\n"
-               "operator histogram instead of the graph.\n");
+               "list of operators for get_decompositions. --tracing-mode fake (default:\n"
+               "dtypes and shapes only) or real (the kernels run on seed-0 weights and a\n"
+               "batch; the same graph for these models). --format text (FX-style, default;\n"
+               "`tjit graph` reads it back), dot (Graphviz) or json. A training step is\n"
+               "printed functionalised: its return line ends with `writeback {output: input}`\n"
+               "for the parameters and optimiser state it updates. --stats prints node counts\n"
+               "and the operator histogram instead of the graph.\n");
 }
 
 /* get_decompositions over a comma-separated list of operators. NULL with
