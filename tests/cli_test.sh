@@ -213,6 +213,9 @@ expect 1 "^tjit profile: cannot write '$work/no-dir/t\\.json': $work/no-dir: No 
 # forward pass has none left once the bias adds run inside the products)
 TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
     expect 1 "native code not built: .*cannot run the compiler '/nonexistent/cc'" err bench mlp --native --runs 1 --threads 1
+TJ_CC=/nonexistent/cc TJ_CACHE_DIR="$work/native-cache" \
+    expect 1 "^tjit profile: native code not built: .*cannot run the compiler '/nonexistent/cc'" err \
+    profile mlp --train --decompose core --native --runs 1 --threads 1 --trace "$work/native.json"
 # a count of one takes the singular (cnn's forward pass fuses one epilogue, mlp's none is plural)
 expect 0 "^cnn forward \(batch 64\): [0-9]+ kernels \(1 epilogue and 0 attentions fused, 0 copies" out \
     profile cnn --runs 1 --threads 1 --trace "$work/cnn.json"
@@ -279,6 +282,12 @@ expect 0 'aten::roll +18 .*ok' out decomps --verify --cases "$local_cases" --cas
     --cases "$local_cases/" aten::roll
 expect 1 "cannot read the conformance cases under '$work/no-such-dir'" err decomps --verify --cases "$local_cases" \
     --cases "$work/no-such-dir" aten::roll
+# a missing shared folder: said where it was looked for and how to give it
+TJ_SHARED_DIR="$work/no-shared" expect 1 "or set TJ_SHARED_DIR" err decomps --verify aten::roll
+# the graph from the standard input
+"$tjit" trace mlp >"$work/g.txt" 2>/dev/null
+"$tjit" graph - <"$work/g.txt" >"$work/g2.txt" 2>"$work/err" && cmp -s "$work/g.txt" "$work/g2.txt" ||
+    { echo "FAIL: tjit graph - did not print back the graph read from stdin" >&2; failures=$((failures + 1)); }
 expect 2 'usage: tjit decomps' err decomps --cases "$local_cases"
 expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps --cases "$local_cases"
 expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps -v

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "decomp_verify.h"
@@ -73,6 +74,9 @@ static int verify(const char **dirs, int n_dirs, bool verbose, char **names, int
                             : 0;
     if (count < 0) {
         fprintf(stderr, "tjit decomps: %s\n", tj_last_error());
+        if (access(shared_cases, R_OK | X_OK))
+            fprintf(stderr, "tjit decomps: the shared cases are read from '%s': run from the checkout, whose ../shared "
+                            "holds them, or set TJ_SHARED_DIR\n", shared_cases);
         return 1;
     }
     if (count) tj_verify_report(rows, count, stdout);

@@ -13,7 +13,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: tjit graph FILE [--format text|dot|json]\n\n"
                "Reads a graph in tjit's FX-style text form (as `tjit trace` prints it) and\n"
                "writes it as text (default), Graphviz DOT (`| dot -Tsvg > g.svg`) or JSON.\n"
-               "FILE may be a pipe or /dev/stdin; it must hold text (a NUL byte is an error\n"
+               "FILE may be a pipe, or - (or /dev/stdin) for the standard input; it must hold text (a NUL byte is an error\n"
                "naming its place) of at most 256 MiB.\n");
 }
 
@@ -36,7 +36,8 @@ int cmd_graph(int argc, char **argv)
     /* bounded (/dev/zero would fill memory) and without a NUL byte, where
      * tj_graph_parse's C string would end, ignoring the rest */
     size_t len;
-    char *text = tj_read_text_file(argv[optind], "tjit graph", TJ_TEXT_FILE_MAX, &len);
+    const char *path = strcmp(argv[optind], "-") ? argv[optind] : "/dev/stdin";
+    char *text = tj_read_text_file(path, "tjit graph", TJ_TEXT_FILE_MAX, &len);
     if (!text) {
         fprintf(stderr, "%s\n", tj_last_error());
         return 1;
@@ -44,7 +45,7 @@ int cmd_graph(int argc, char **argv)
     tj_graph *g = tj_graph_parse(text);
     tj_free_file(text, len);
     if (!g) {
-        fprintf(stderr, "tjit graph: %s: %s\n", argv[optind], tj_last_error());
+        fprintf(stderr, "tjit graph: %s: %s\n", path, tj_last_error());
         return 1;
     }
     tj_status st = !strcmp(format, "dot") ? tj_graph_write_dot(g, stdout)

@@ -102,6 +102,11 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
 {
     tj_plan *p = tj_compile(g, copts);
     if (!p) return fprintf(stderr, "tjit profile: %s\n", tj_last_error()), 1;
+    if (copts->native_code && tj_plan_native_code_error(p)) { /* as bench and train: the loops' times would pass for its */
+        fprintf(stderr, "tjit profile: native code not built: %s\n", tj_plan_native_code_error(p));
+        tj_plan_free(p);
+        return 1;
+    }
     tj_status st = tj_plan_run_into(p, inputs, n_inputs, NULL);
     if (st == TJ_ERR_OUT_OF_MEMORY) { /* the first run makes the arena: the batch is what sizes it */
         fprintf(stderr, "tjit profile: %s at batch %lld: %s\n", m->def->id, (long long)batch, tj_last_error());
@@ -128,10 +133,9 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
                noun(s.n_dead, "call", "calls"), s.n_common, noun(s.n_common, "call", "calls"), s.n_identities,
                noun(s.n_identities, "multiplication", "multiplications"), s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
-        if (copts->native_code && tj_plan_native_code_error(p))
-            printf("native code not built: %s\n", tj_plan_native_code_error(p));
-        else if (copts->native_code)
-            printf("native code: %d runs of %d elementwise calls\n", s.n_native_segments, s.n_native_calls);
+        if (copts->native_code)
+            printf("native code: %d runs of %d elementwise calls%s\n", s.n_native_segments, s.n_native_calls,
+                   s.n_native_segments ? "" : " (no fused elementwise steps: most come from --decompose core)");
         st = tj_plan_profile_print(p, stdout);
     }
     if (st == TJ_OK && memory) st = tj_plan_print_memory(p, stdout);
