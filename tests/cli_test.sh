@@ -104,6 +104,9 @@ expect 1 "cannot write '': an empty path" err bench mlp_b1 --runs 1 --threads 1 
 # profile --denormals: the census table's total line
 expect 0 "^total: [0-9]+ denormal of [0-9]+ float results" out profile mlp --runs 1 --threads 1 --denormals \
     --trace "$work/dn.json"
+if [ -s "$work/err" ]; then echo "FAIL: tjit profile --denormals wrote to stderr: $(cat "$work/err")" >&2; failures=$((failures + 1)); fi
+expect 0 "^trace written to" out profile mlp --runs 1 --threads 1 --trace "$work/plain.json"
+if [ -s "$work/err" ]; then echo "FAIL: tjit profile wrote to stderr: $(cat "$work/err")" >&2; failures=$((failures + 1)); fi
 # --flush-denormal: said in the header and in the JSON (this CPU has DAZ)
 expect 0 "; denormals flushed to zero" out bench mlp_b1 --runs 1 --threads 1 --flush-denormal --json "$work/fd.json"
 grep -q '"flush_denormal": true' "$work/fd.json" ||

@@ -142,7 +142,7 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
     if (st == TJ_OK) st = tj_plan_profile_write_trace(p, trace_path);
     if (st == TJ_OK) printf("trace written to %s\n", trace_path);
     if (st == TJ_OK && denormals) st = denormal_census(g, inputs, n_inputs);
-    else fprintf(stderr, "tjit profile: %s\n", tj_last_error());
+    if (st != TJ_OK) fprintf(stderr, "tjit profile: %s\n", tj_last_error());
     tj_plan_free(p);
     return st == TJ_OK ? 0 : 1;
 }
