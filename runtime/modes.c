@@ -1,5 +1,6 @@
 /* Three ready-made modes: an operator counter, a call logger and a census
  * of denormal results. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,24 @@ static int64_t op_count(const op_counts *c, const tj_op *op, int col)
 
 static void op_counts_free(op_counts *c) { tj_free(c->v, sizeof(int64_t) * (size_t)c->n_ops * (size_t)c->cols); }
 
+/* A zeroed mode object of `size` bytes: its tj_mode first, its op_counts of
+ * `cols` columns at `counts_at`; NULL when out of memory (named for `who`). */
+static void *counting_mode_new(size_t size, size_t counts_at, int cols, tj_mode_handler handler, const char *name,
+                               const char *who)
+{
+    tj_mode *m = tj_alloc(size);
+    if (!m) {
+        tj_oom(who, size);
+        return NULL;
+    }
+    memset(m, 0, size);
+    m->handler = handler;
+    m->ctx = m;
+    m->name = name;
+    ((op_counts *)((char *)m + counts_at))->cols = cols;
+    return m;
+}
+
 struct tj_counter_mode {
     tj_mode base;
     int64_t total;
@@ -59,17 +78,8 @@ static tj_status counter_handler(tj_mode *mode, const tj_op *op, const tj_value 
 
 tj_counter_mode *tj_counter_mode_new(void)
 {
-    tj_counter_mode *m = tj_alloc(sizeof *m);
-    if (!m) {
-        tj_oom("tj_counter_mode_new", sizeof *m);
-        return NULL;
-    }
-    memset(m, 0, sizeof *m);
-    m->base.handler = counter_handler;
-    m->base.ctx = m;
-    m->base.name = "counter";
-    m->counts.cols = 1;
-    return m;
+    return counting_mode_new(sizeof(tj_counter_mode), offsetof(tj_counter_mode, counts), 1, counter_handler, "counter",
+                             "tj_counter_mode_new");
 }
 
 tj_mode *tj_counter_mode_base(tj_counter_mode *m) { return m ? &m->base : NULL; }
@@ -188,17 +198,8 @@ static tj_status denormal_handler(tj_mode *mode, const tj_op *op, const tj_value
 
 tj_denormal_mode *tj_denormal_mode_new(void)
 {
-    tj_denormal_mode *m = tj_alloc(sizeof *m);
-    if (!m) {
-        tj_oom("tj_denormal_mode_new", sizeof *m);
-        return NULL;
-    }
-    memset(m, 0, sizeof *m);
-    m->base.handler = denormal_handler;
-    m->base.ctx = m;
-    m->base.name = "denormal census";
-    m->counts.cols = 3;
-    return m;
+    return counting_mode_new(sizeof(tj_denormal_mode), offsetof(tj_denormal_mode, counts), 3, denormal_handler,
+                             "denormal census", "tj_denormal_mode_new");
 }
 
 tj_mode *tj_denormal_mode_base(tj_denormal_mode *m) { return m ? &m->base : NULL; }
