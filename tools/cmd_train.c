@@ -56,7 +56,7 @@ static void train_usage(FILE *f)
                "is then its gradient, as PyTorch's), epochs counted from 1, with a warning. A\n"
                "checkpoint of another model, a missing, extra or misshaped tensor, or bad\n"
                "metadata is refused (exit 1, nothing written).\n\n"
-               "defaults: --epochs 1 --batch-size 64 --mode traced --threads (all cores) --seed 0\n");
+               "defaults: --epochs 1 --batch-size 64 --mode traced --threads (TJ_NUM_THREADS, else all cores) --seed 0\n");
 }
 
 static double now_s(void)
@@ -287,7 +287,8 @@ done:
 static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: tjit eval mlp|cnn --load FILE [--mode eager|traced|decomposed] [--data DIR]\n\n"
-               "Prints the Fashion-MNIST test accuracy of parameters saved by `tjit train --save`.\n");
+               "Prints the Fashion-MNIST test accuracy of parameters saved by `tjit train --save`.\n"
+               "defaults: --mode eager\n");
 }
 
 int cmd_eval(int argc, char **argv)
