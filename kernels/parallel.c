@@ -125,11 +125,16 @@ static int64_t spin_ns(void)
     return policy && !strcasecmp(policy, "passive") ? 0 : SPIN_NS;
 }
 
+/* The generation each worker was started at (by ensure_workers, under
+ * start_lock, before the job that wanted it is published): the worker takes
+ * part in that job even when its thread first runs after the publication. */
+static unsigned started_at[MAX_WORKERS + 1];
+
 static void *worker_main(void *arg)
 {
     int who = (int)(intptr_t)arg;
     int64_t spin_limit = spin_ns();
-    unsigned seen = atomic_load(&pool.generation);
+    unsigned seen = started_at[who];
     in_job = true; /* anything a worker runs is inside a job */
     for (;;) {
         unsigned g;
@@ -162,6 +167,7 @@ static void ensure_workers(int want)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started_at[n + 1] = atomic_load(&pool.generation); /* pthread_create orders it before the thread */
         int rc = pthread_create(&t, &attr, worker_main, (void *)(intptr_t)(n + 1));
         pthread_attr_destroy(&attr);
         if (rc != 0) break;

@@ -298,3 +298,31 @@ Test(parallel, a_loop_run_alone_while_the_pool_is_taken_still_counts_as_parallel
     cr_expect_eq(other_saw_parallel, 1, "tj_k_in_parallel() was %d in a loop body run on its caller", other_saw_parallel);
     cr_expect(!tj_k_in_parallel());
 }
+
+/* The first loop of a process starts its worker and publishes the job at
+ * once: the worker, whose thread may first run after that, still takes part
+ * (it used to wait for the next job, leaving the caller all the blocks).
+ * Block 0 waits up to 2 s for block 1 to start on another thread. */
+static _Atomic int second_block_started;
+static pthread_t second_block_thread;
+
+static void wait_for_second_block(void *ctx, int t, int64_t begin, int64_t end)
+{
+    (void)ctx, (void)begin, (void)end;
+    if (t == 1) {
+        second_block_thread = pthread_self();
+        second_block_started = 1;
+        return;
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do clock_gettime(CLOCK_MONOTONIC, &now);
+    while (!second_block_started && now.tv_sec - start.tv_sec < 2);
+}
+
+Test(parallel, the_worker_a_loop_starts_takes_part_in_that_loop)
+{
+    tj_k_parallel(2, 2, wait_for_second_block, NULL); /* the process's first loop: criterion forks each test */
+    cr_assert(second_block_started);
+    cr_expect_not(pthread_equal(second_block_thread, pthread_self()), "block 1 ran on the caller after block 0");
+}
