@@ -48,8 +48,9 @@ static tj_status replay_nodes(void *ctx, tj_tensor *const *inputs, int n_inputs,
     return TJ_OK;
 }
 
-/* Fake inputs with the placeholders' dtypes, shapes and strides. */
-static tj_status fake_inputs(const tj_graph *g, tj_tensor **inputs)
+/* Fake inputs with the placeholders' dtypes, shapes and strides, and the
+ * placeholders' names. */
+static tj_status fake_inputs(const tj_graph *g, tj_tensor **inputs, const char **names)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const tj_gnode *n = &g->nodes[i];
@@ -60,24 +61,24 @@ static tj_status fake_inputs(const tj_graph *g, tj_tensor **inputs)
         memcpy(t->strides, v->strides, sizeof t->strides);
         t->offset = v->offset; /* the placeholder's geometry, which a bind (copy_interface) holds it to */
         inputs[n->input_index] = t;
+        names[n->input_index] = v->name;
     }
     return TJ_OK;
 }
 
-/* Placeholder names, geometry binds and write-back marks of `from` onto
- * `to`: the replay runs no gradient formula, so the binds a traced one set
- * (make_fx.c, read_tensor) must be carried over. */
+/* Geometry binds and write-back marks of `from` onto `to` (the names came
+ * with tj_make_fx_named): the replay runs no gradient formula, so the binds
+ * a traced one set (make_fx.c, read_tensor) must be carried over. */
 static tj_status copy_interface(const tj_graph *from, tj_graph *to)
 {
     for (int i = 0; i < from->n_nodes; i++) {
         const tj_gnode *n = &from->nodes[i];
         if (n->kind != TJ_NODE_PLACEHOLDER) continue;
-        tj_status st = tj_graph_set_input_name(to, n->input_index, from->values[n->outs[0]].name);
-        if (st != TJ_OK) return st;
-        for (int k = 0; k < to->n_nodes && st == TJ_OK; k++)
-            if (to->nodes[k].kind == TJ_NODE_PLACEHOLDER && to->nodes[k].input_index == n->input_index)
-                st = tj_graph_bind_geometry(to, to->nodes[k].outs[0], from->values[n->outs[0]].geometry_bound);
-        if (st != TJ_OK) return st;
+        for (int k = 0; k < to->n_nodes; k++) {
+            if (to->nodes[k].kind != TJ_NODE_PLACEHOLDER || to->nodes[k].input_index != n->input_index) continue;
+            tj_status st = tj_graph_bind_geometry(to, to->nodes[k].outs[0], from->values[n->outs[0]].geometry_bound);
+            if (st != TJ_OK) return st;
+        }
     }
     if (from->output_node < 0 || !from->nodes[from->output_node].writeback) return TJ_OK;
     const tj_gnode *fo = &from->nodes[from->output_node];
@@ -98,22 +99,25 @@ tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table)
     tj_graph *out = NULL;
     tj_scope *scope = tj_scope_begin();
     size_t in_bytes = sizeof(tj_tensor *) * (size_t)(g->n_inputs ? g->n_inputs : 1);
+    size_t names_bytes = sizeof(const char *) * (size_t)(g->n_inputs ? g->n_inputs : 1);
     size_t env_bytes = sizeof(tj_tensor *) * (size_t)(g->n_values ? g->n_values : 1);
     tj_tensor **inputs = tj_alloc(in_bytes), **env = tj_alloc(env_bytes);
-    if (!scope || !inputs || !env) {
+    const char **names = tj_alloc(names_bytes);
+    if (!scope || !inputs || !env || !names) {
         if (scope) tj_oom("tj_graph_decompose", env_bytes);
         goto done;
     }
     memset(env, 0, env_bytes);
-    if (fake_inputs(g, inputs) != TJ_OK) goto done;
+    if (fake_inputs(g, inputs, names) != TJ_OK) goto done;
     replay r = {g, env};
-    out = tj_make_fx(replay_nodes, &r, inputs, g->n_inputs, table, TJ_TRACE_FAKE);
+    out = tj_make_fx_named(replay_nodes, &r, inputs, g->n_inputs, table, TJ_TRACE_FAKE, names);
     if (out && copy_interface(g, out) != TJ_OK) {
         tj_graph_free(out);
         out = NULL;
     }
 done:
     tj_free(inputs, in_bytes);
+    tj_free((void *)names, names_bytes);
     tj_free(env, env_bytes);
     if (scope) tj_scope_end(scope);
     return out;

@@ -420,7 +420,10 @@ tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name)
     bool ok = (name[0] == '_' || (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'));
     for (const char *p = name; *p && ok; p++)
         ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
-    if (!ok || strlen(name) > 100) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: '%s' is not a valid name", name);
+    if (!ok) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: '%s' is not a valid name", name);
+    if (strlen(name) > TJ_GRAPH_NAME_MAX)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_graph_set_input_name: a name of %zu characters is longer than the %d "
+                        "allowed", strlen(name), TJ_GRAPH_NAME_MAX);
     for (int n = 0; n < g->n_nodes; n++) {
         if (g->nodes[n].kind != TJ_NODE_PLACEHOLDER || g->nodes[n].input_index != i) continue;
         tj_gvalue *v = &g->values[g->nodes[n].outs[0]];

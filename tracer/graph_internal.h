@@ -120,6 +120,15 @@ bool tj_graph_claim_name(tj_graph *g, const char *name);
 /** A unique value name derived from `base` ("add", "add_1", ...). */
 char *tj_graph_unique_name(tj_graph *g, const char *base);
 
+/** tj_make_fx whose placeholder i is named input_names[i] (NULL: arg0_1,
+ * arg1_1, ... as tj_make_fx names them). The names are claimed before fn
+ * runs, so that the calls' generated names avoid them: renaming the inputs
+ * afterwards (tj_graph_set_input_name) fails where a call took the name
+ * ("add", "sum") or another input holds it (two swapped names). The names
+ * must be distinct (a repeated one is suffixed). */
+tj_graph *tj_make_fx_named(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
+                           const tj_decomp_table *table, tj_tracing_mode mode, const char *const *input_names);
+
 /** Adds nodes; return the new node index, or -1 when out of memory (error set).
  * Output values get metadata from `t` (placeholder, constant) or `metas`. */
 int tj_graph_add_placeholder(tj_graph *g, const tj_tensor *like, const char *name);

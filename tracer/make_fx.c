@@ -366,8 +366,8 @@ static tj_tensor *fake_like(const tj_tensor *t)
     return f;
 }
 
-tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs, const tj_decomp_table *table,
-                     tj_tracing_mode mode)
+tj_graph *tj_make_fx_named(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
+                           const tj_decomp_table *table, tj_tracing_mode mode, const char *const *input_names)
 {
     if (!fn || n_inputs < 0 || (n_inputs > 0 && !inputs)) {
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: NULL function or inputs");
@@ -399,7 +399,7 @@ tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_
     tj_tensor **outputs = traced + n_inputs;
     for (int i = 0; i < n_inputs; i++) {
         traced[i] = tr.fake ? fake_like(inputs[i]) : inputs[i];
-        int node = traced[i] ? tj_graph_add_placeholder(tr.g, traced[i], NULL) : -1;
+        int node = traced[i] ? tj_graph_add_placeholder(tr.g, traced[i], input_names ? input_names[i] : NULL) : -1;
         if (node < 0 || map_put(&tr, traced[i], tr.g->nodes[node].outs[0]) != TJ_OK) {
             st = tj_last_status();
             goto done;
@@ -489,4 +489,10 @@ done:
         return NULL;
     }
     return tr.g;
+}
+
+tj_graph *tj_make_fx(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs, const tj_decomp_table *table,
+                     tj_tracing_mode mode)
+{
+    return tj_make_fx_named(fn, ctx, inputs, n_inputs, table, mode, NULL);
 }

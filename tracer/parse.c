@@ -149,7 +149,7 @@ static int find_value(parser *ps, const char *name)
 /* %name of a defined value. */
 static tj_status value_ref(parser *ps, int *out)
 {
-    char name[128], msg[200];
+    char name[TJ_GRAPH_NAME_MAX + 1], msg[200];
     if (!accept(ps, "%") || !ident(ps, name, sizeof name)) return perr(ps, "expected a value name '%name'");
     if ((*out = find_value(ps, name)) < 0) {
         snprintf(msg, sizeof msg, "undefined value %%%s", name);
@@ -389,8 +389,28 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     return parse_int(ps, &a->u.i);
 }
 
+/* Gives value v the name the text writes: the graph named it from its
+ * operator (or the name, suffixed where a generated name or a reserved word
+ * had claimed it already: "add" after "%foo = aten.add.Tensor", "sum"
+ * after an aten.sum). */
+static tj_status name_value(parser *ps, int v, const char *name)
+{
+    int holder = find_value(ps, name);
+    if (holder >= 0 && holder != v) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "value %%%s is defined twice", name);
+        return perr(ps, msg);
+    }
+    if (strcmp(ps->g->values[v].name, name) == 0) return TJ_OK;
+    char *copy = tj_graph_strdup(ps->g, name);
+    if (!copy) return tj_last_status();
+    tj_graph_claim_name(ps->g, copy); /* false where the name was claimed but left: still unique among values */
+    ps->g->values[v].name = copy;
+    return index_value(ps, v);
+}
+
 /* Adds a call node: fills defaults, infers outputs with the shape function. */
-static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool *given, char names[][128], int n_targets)
+static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool *given, char names[][TJ_GRAPH_NAME_MAX + 1], int n_targets)
 {
     for (int i = 0; i < op->nargs; i++) {
         if (given[i]) continue;
@@ -442,25 +462,13 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
-        if (v < 0 || !strcmp(names[i], "_")) continue;
-        if (find_value(ps, names[i]) != v) {
-            if (find_value(ps, names[i]) >= 0) {
-                char msg[200];
-                snprintf(msg, sizeof msg, "value %%%s is defined twice", names[i]);
-                return perr(ps, msg);
-            }
-        }
-        if (strcmp(ps->g->values[v].name, names[i]) == 0) continue;
-        char *copy = tj_graph_strdup(ps->g, names[i]);
-        if (!copy) return tj_last_status();
-        tj_graph_claim_name(ps->g, copy);
-        ps->g->values[v].name = copy;
-        if (index_value(ps, v) != TJ_OK) return tj_last_status();
+        tj_status st = v >= 0 && strcmp(names[i], "_") ? name_value(ps, v, names[i]) : TJ_OK;
+        if (st != TJ_OK) return st;
     }
     return TJ_OK;
 }
 
-static tj_status parse_call(parser *ps, char names[][128], int n_targets)
+static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int n_targets)
 {
     char ns[32], base[64], overload[32], full[160], msg[256];
     if (!ident(ps, ns, sizeof ns) || !accept(ps, ".") || !ident(ps, base, sizeof base) || !accept(ps, ".") ||
@@ -577,7 +585,7 @@ static tj_status parse_constant(parser *ps, const char *name)
     tj_tensor *t = tj_tensor_empty(dt, ndim, shape);
     if (!t) return tj_last_status();
     t->storage->sealed = true; /* the graph's alone */
-    char block[128];
+    char block[TJ_GRAPH_NAME_MAX + 1];
     bool deferred = ident(ps, block, sizeof block);
     if (deferred && strcmp(block, name) != 0) {
         char msg[400];
@@ -590,6 +598,8 @@ static tj_status parse_constant(parser *ps, const char *name)
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
     int node = tj_graph_add_constant(ps->g, t, name);
     if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
+    tj_status st = name_value(ps, ps->g->nodes[node].outs[0], name);
+    if (st != TJ_OK) return st;
     if (!deferred) return TJ_OK;
     struct deferred *grown = realloc(ps->deferred, sizeof *grown * (size_t)(ps->n_deferred + 1));
     if (!grown) return tj_error(TJ_ERR_OUT_OF_MEMORY, "tj_graph_parse: out of memory");
@@ -604,7 +614,7 @@ static tj_status parse_constant(parser *ps, const char *name)
 static tj_status parse_constant_blocks(parser *ps)
 {
     for (skip_blank_lines(ps); *ps->p; skip_blank_lines(ps)) {
-        char name[128], msg[320];
+        char name[TJ_GRAPH_NAME_MAX + 1], msg[320];
         skip_spaces(ps);
         const char *start = ps->p;
         if (!ident(ps, name, sizeof name)) return perr(ps, "expected a constant's values 'name = [...]' after 'return'");
@@ -706,7 +716,7 @@ static tj_status parse_body(parser *ps)
 {
     if (expect(ps, "graph") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
     while (!accept(ps, ")")) {
-        char name[128];
+        char name[TJ_GRAPH_NAME_MAX + 1];
         if (!accept(ps, "%") || !ident(ps, name, sizeof name)) return perr(ps, "expected a placeholder '%name : type'");
         if (expect(ps, ":") != TJ_OK) return TJ_ERR_PARSE;
         tj_meta m = {.alias = -1};
@@ -749,7 +759,7 @@ static tj_status parse_body(parser *ps)
             if (!end_of_line(ps)) return perr(ps, "expected the end of the line after 'return'");
             return parse_constant_blocks(ps);
         }
-        char names[TJ_MAX_RETURNS][128];
+        char names[TJ_MAX_RETURNS][TJ_GRAPH_NAME_MAX + 1];
         int nt = 0;
         do {
             if (nt == TJ_MAX_RETURNS) return perr(ps, "too many names on the left");

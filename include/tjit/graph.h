@@ -100,8 +100,14 @@ const char *tj_graph_node_name(const tj_graph *g, int node);
 int tj_graph_count_op(const tj_graph *g, const tj_op *op);
 /** Number of call nodes. */
 int tj_graph_num_calls(const tj_graph *g);
+/** Longest value name, in characters: of tj_graph_set_input_name and of the
+ * names tj_graph_parse reads, so that every graph printed parses back. */
+#define TJ_GRAPH_NAME_MAX 127
 /** Sets the name of placeholder `i` (letters, digits, '_'; must not start
- * with a digit; names must stay unique). */
+ * with a digit; at most TJ_GRAPH_NAME_MAX characters; names must stay
+ * unique). Errors: TJ_ERR_INVALID_ARGUMENT for a NULL graph or name, an
+ * invalid, too long or used name; TJ_ERR_INDEX for no input i;
+ * TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name);
 
 /** For graph output i: the index of the graph input it is written back into
