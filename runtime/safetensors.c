@@ -161,7 +161,12 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
     }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
-    if (hlen > n - 8 || hlen > MAX_HEADER) {
+    if (hlen > MAX_HEADER) { /* the reference reader's limit (HeaderTooLarge) */
+        tj_error(TJ_ERR_PARSE, WHO ": header length %llu is larger than the %llu bytes allowed", (unsigned long long)hlen,
+                 (unsigned long long)MAX_HEADER);
+        return NULL;
+    }
+    if (hlen > n - 8) {
         tj_error(TJ_ERR_PARSE, WHO ": header length %llu runs past the end of the file (%zu bytes)", (unsigned long long)hlen, n);
         return NULL;
     }
