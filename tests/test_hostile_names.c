@@ -143,3 +143,18 @@ Test(hostile_names, longest_name_round_trips_through_text_and_decomposition)
     tj_graph_free(g);
     cr_expect_eq(live_allocations(), base);
 }
+
+/* "%_" is a name like any other (a placeholder or a constant took it), but
+ * a call's target written %_ was taken for the bare "_" that leaves an
+ * output unnamed: the value got a generated name and its readers failed
+ * with "undefined value %_". */
+Test(hostile_names, a_call_value_may_be_named_underscore)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = parse_round_trip("graph(%x : f32[2]):\n    %_ = aten.neg.default(%x)\n    return (%_,)\n");
+    expect_run(g, 1, (const float[]){-1, -2}, 2);
+    tj_graph_free(g);
+    g = parse_round_trip("graph(%x : f32[2]):\n    %a, %_ = aten.max.dim(%x, 0)\n    return (%a, %_)\n");
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}

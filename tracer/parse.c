@@ -455,14 +455,15 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     }
     tj_tensor *results[TJ_MAX_RETURNS];
     /* every computed result gets a value, also one written "_" (the kernel
-     * writes it); "_" only leaves its name to the graph */
+     * writes it); "_" (an empty name here, as %_ is a name) only leaves its
+     * name to the graph */
     for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     int node = tj_graph_add_call(ps->g, op, args, op->nargs, results, NULL);
     if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
-        tj_status st = v >= 0 && strcmp(names[i], "_") ? name_value(ps, v, names[i]) : TJ_OK;
+        tj_status st = v >= 0 && names[i][0] ? name_value(ps, v, names[i]) : TJ_OK;
         if (st != TJ_OK) return st;
     }
     return TJ_OK;
@@ -764,7 +765,7 @@ static tj_status parse_body(parser *ps)
         do {
             if (nt == TJ_MAX_RETURNS) return perr(ps, "too many names on the left");
             if (accept(ps, "_")) {
-                strcpy(names[nt++], "_");
+                names[nt++][0] = 0;
                 continue;
             }
             if (!accept(ps, "%") || !ident(ps, names[nt], sizeof names[nt])) return perr(ps, "expected '%name'");
