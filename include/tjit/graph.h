@@ -254,7 +254,12 @@ int tj_pass_noop(tj_graph *g);
  * (unsqueeze_, squeeze_, squeeze_.dim, transpose_, t_) become their view
  * operators, as torch 1.13's functionalize records them; one changing the
  * shape of a graph input's own tensor is refused (TJ_ERR_UNSUPPORTED: the
- * caller's tensor would keep its shape; torch records as_strided_ on it). */
+ * caller's tensor would keep its shape; torch records as_strided_ on it).
+ * In a graph with in-place calls, the implicit operators (reshape, flatten,
+ * contiguous, split: a view of their input or a copy, as its layout decides)
+ * are first replaced by the calls they make (tj_graph_decompose without a
+ * table), as torch functionalizes below CompositeImplicitAutograd; that
+ * replay's errors are then this pass's. */
 int tj_pass_functionalize(tj_graph *g);
 
 typedef int (*tj_graph_pass)(tj_graph *g);

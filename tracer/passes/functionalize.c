@@ -15,6 +15,7 @@
  * shape functions on fake tensors. */
 #include <string.h>
 
+#include "tjit/decomp.h"
 #include "tracer/graph_internal.h"
 
 typedef struct fz {
@@ -611,6 +612,13 @@ static int count_inplace(const tj_graph *g)
     return n;
 }
 
+static bool has_implicit_call(const tj_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->kind == TJ_OP_IMPLICIT) return true;
+    return false;
+}
+
 int tj_pass_functionalize(tj_graph *g)
 {
     if (!g) {
@@ -619,10 +627,19 @@ int tj_pass_functionalize(tj_graph *g)
     }
     int rewritten = count_inplace(g);
     if (!rewritten) return 0;
-    size_t nv = (size_t)(g->n_values ? g->n_values : 1);
+    /* An implicit operator (reshape, flatten, contiguous, split) returns a
+     * view of its input or a copy, as the input's layout decides, and the
+     * rewrite follows aliases through view operators only: a mutation
+     * through reshape(x), or of x read through it, was lost. They are first
+     * replaced by the calls they make (a replay without a table records
+     * them), as torch functionalizes below CompositeImplicitAutograd. */
+    tj_graph *lowered = NULL;
+    if (has_implicit_call(g) && !(lowered = tj_graph_decompose(g, NULL))) return -1;
+    const tj_graph *old = lowered ? lowered : g;
+    size_t nv = (size_t)(old->n_values ? old->n_values : 1);
     size_t ints = sizeof(int) * nv * 8, bytes = ints + sizeof(bool) * nv;
     int *mem = tj_alloc(bytes);
-    fz z = {.old = g, .g = tj_graph_new()};
+    fz z = {.old = old, .g = tj_graph_new()};
     tj_scope *scope = tj_scope_begin();
     tj_status st = !mem ? tj_oom("tj_pass_functionalize", bytes) : !z.g || !scope ? tj_last_status() : TJ_OK;
     if (st == TJ_OK) {
@@ -645,6 +662,7 @@ int tj_pass_functionalize(tj_graph *g)
     if (scope) tj_scope_end(scope);
     tj_fake_values_free(&z.fakes);
     tj_free(mem, bytes);
+    tj_graph_free(lowered);
     if (st != TJ_OK) {
         tj_graph_free(z.g);
         return -1;
