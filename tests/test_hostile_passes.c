@@ -71,3 +71,64 @@ Test(hostile_passes, functionalize_follows_aliases_through_implicit_operators)
                                      (const float[]){1, 3, 5, 2, 4, 6});
     cr_expect_eq(live_allocations(), base);
 }
+
+/* Runs g (plan: compiled) on a = 1, 2, 3 and b = 7, 8, 9; a and b then hold
+ * a_after and b_after. */
+static void expect_inputs_after(const tj_graph *g, bool plan, const float *a_after, const float *b_after)
+{
+    tj_tensor *in[2] = {ramp(1, I64(3), 1), ramp(1, I64(3), 7)}, *out[4] = {NULL};
+    tj_plan *p = plan ? tj_compile(g, NULL) : NULL;
+    if (plan) cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(plan ? tj_plan_run(p, in, 2, out) : tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    expect_values(in[0], a_after, 3);
+    expect_values(in[1], b_after, 3);
+    for (int k = 0; k < 4; k++) tj_tensor_release(out[k]);
+    tj_plan_free(p);
+    tj_tensor_release(in[0]);
+    tj_tensor_release(in[1]);
+}
+
+/* b.copy_(a); a.add_(10) functionalised wrote a itself back into b and
+ * add back into a, one after the other: b took a's new value (11, 12, 13)
+ * where eager gives a's old one. The written-back value is now a copy. */
+Test(hostile_passes, an_input_written_back_into_another_written_back_input_keeps_its_old_value)
+{
+    int64_t base = live_allocations();
+    const char *text = "graph(%a : f32[3], %b : f32[3]):\n    %c = aten.copy_.default(%b, %a)\n"
+                       "    %d = aten.add_.Scalar(%a, 10)\n    return (%d,)\n";
+    const float a_after[] = {11, 12, 13}, b_after[] = {1, 2, 3};
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    expect_inputs_after(g, false, a_after, b_after); /* eager semantics */
+    cr_assert_gt(tj_pass_functionalize(g), 0, "%s", tj_last_error());
+    expect_inputs_after(g, false, a_after, b_after);
+    expect_inputs_after(g, true, a_after, b_after);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* Two inputs swapped by write-backs (or one written back into the other
+ * while that one takes a new value) ran the copies in order: both ended
+ * with the same values. The text and tj_compile refuse it, naming both. */
+Test(hostile_passes, write_backs_that_read_an_input_another_one_overwrites_are_refused)
+{
+    int64_t base = live_allocations();
+    const char *swaps[] = {
+        "graph(%a : f32[3], %b : f32[3]):\n    return (%b, %a) writeback {0: 0, 1: 1}\n",
+        "graph(%a : f32[3], %b : f32[3]):\n    %v = aten.view.default(%a, [3])\n    %d = aten.add.Scalar(%a, 10)\n"
+        "    return (%d, %v) writeback {0: 0, 1: 1}\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        cr_expect_null(tj_graph_parse(swaps[i]));
+        EXPECT_ERROR(TJ_ERR_PARSE, "writeback: output", "is input", "or a view of it, which output",
+                     "written back into");
+    }
+    tj_graph *g = tj_graph_parse("graph(%a : f32[3], %b : f32[3]):\n    return (%b, %a)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_compile_options opts = {.writeback = (const int[]){0, 1}};
+    cr_expect_null(tj_compile(g, &opts));
+    EXPECT_ERROR(TJ_ERR_UNSUPPORTED, "tj_compile: output 0 (%b), written back into input 0, is input 1 (%b)",
+                 "which output 1 is written back into");
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}

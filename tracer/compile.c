@@ -458,6 +458,18 @@ static tj_status plan_writebacks(tj_plan *p, const tj_graph *g, const tj_compile
             p->stats.n_writeback_direct++;
         }
     }
+    /* the write-backs run one after another: a value that is an input
+     * another output writes back into (or a view of it) would be read after
+     * that input took its new value (two inputs swapped) */
+    for (int k = 0; k < no; k++)
+        for (int m = 0; p->writeback[k] >= 0 && m < no; m++) {
+            int i = p->writeback[m], v = p->output_values[k];
+            if (m != k && i >= 0 && p->values[v].root == p->input_values[i])
+                return tj_error(TJ_ERR_UNSUPPORTED, "tj_compile: output %d (%%%s), written back into input %d, is input "
+                                "%d (%%%s) or a view of it, which output %d is written back into: the write-backs run "
+                                "one after another, so it would take that new value (write a copy: aten.clone)", k,
+                                p->values[v].name, p->writeback[k], i, p->values[p->input_values[i]].name, m);
+        }
     return TJ_OK;
 }
 

@@ -413,6 +413,16 @@ int tj_graph_num_calls(const tj_graph *g)
     return c;
 }
 
+int tj_graph_input_root(const tj_graph *g, int v)
+{
+    for (;;) {
+        const tj_gnode *n = &g->nodes[g->values[v].node];
+        if (n->kind == TJ_NODE_PLACEHOLDER) return n->input_index;
+        if (n->kind != TJ_NODE_CALL || !n->op->is_view || n->args[0].kind != TJ_GA_VALUE) return -1;
+        v = n->args[0].u.v;
+    }
+}
+
 tj_status tj_graph_set_input_name(tj_graph *g, int i, const char *name)
 {
     if (!g) return tj_error_null("tj_graph_set_input_name: NULL graph");

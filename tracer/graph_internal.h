@@ -149,6 +149,10 @@ int tj_graph_add_call(tj_graph *g, const tj_op *op, const tj_garg *args, int nar
                       const char *name_base);
 int tj_graph_add_output(tj_graph *g, const int *values, int n);
 
+/** The graph input whose placeholder value v is, or is a view of (through
+ * view calls), or -1. */
+int tj_graph_input_root(const tj_graph *g, int v);
+
 /** Recounts tj_gvalue.uses from the live nodes. */
 void tj_graph_count_uses(tj_graph *g);
 /** Drops dead nodes, renumbering nodes (value ids stay). */

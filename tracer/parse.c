@@ -668,7 +668,15 @@ static tj_status check_writeback(parser *ps, const int *wb, int k)
             return perr(ps, msg);
         }
     const tj_gnode *out = &ps->g->nodes[ps->g->output_node];
-    const tj_gvalue *o = &ps->g->values[tj_garg_value_at(&out->args[k], 0)], *x = input_value(ps, wb[k]);
+    int ov = tj_garg_value_at(&out->args[k], 0), root = tj_graph_input_root(ps->g, ov);
+    for (int m = 0; root >= 0 && m < out->nargs; m++)
+        if (m != k && wb[m] == root) { /* as tj_compile refuses it */
+            snprintf(msg, sizeof msg, "writeback: output %d (%%%s) is input %d or a view of it, which output %d is "
+                     "written back into: the write-backs run one after another, so it would take that new value "
+                     "(write a copy, aten.clone)", k, ps->g->values[ov].name, root, m);
+            return perr(ps, msg);
+        }
+    const tj_gvalue *o = &ps->g->values[ov], *x = input_value(ps, wb[k]);
     bool same = o->dtype == x->dtype && o->ndim == x->ndim;
     for (int d = 0; same && d < o->ndim; d++) same = o->shape[d] == x->shape[d];
     if (same) return TJ_OK;

@@ -154,8 +154,10 @@ char *tj_graph_to_string(const tj_graph *g);
  * printable ASCII on one line (`offset` and `bound` come in this order,
  * after a placeholder's type only; a bound placeholder without strides or
  * offset is row-major at offset 0), and a `writeback` that writes two
- * outputs into one input or an output of another dtype or shape than its
- * input (tj_compile's rule: it is the input's new value). Output values
+ * outputs into one input, an output of another dtype or shape than its
+ * input (tj_compile's rule: it is the input's new value), or an output
+ * that is (a view of) an input another output is written back into
+ * (tj_compile's rule: the write-backs run one after another). Output values
  * are re-inferred with the operators' shape functions. */
 tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape;
@@ -238,7 +240,9 @@ int tj_pass_noop(tj_graph *g);
  * dim (not sum_to, with which torch 1.13's functionalize turns
  * x.expand(4, 3).fill_(2) into 8s). Each mutated graph input becomes an extra
  * output written back into that input (tj_graph_output_writeback), so
- * running the graph has the same effect as before. Returns the number of
+ * running the graph has the same effect as before; one whose new value is
+ * another mutated input's tensor (b.copy_(a); a.add_(1)) is written as a
+ * copy of it, as the write-backs run one after another. Returns the number of
  * in-place calls rewritten (0: nothing to do), or -1 on error:
  * TJ_ERR_UNSUPPORTED for another write through an expand (index_put_ into
  * an expanded tensor, index_fill_ along a broadcast dim, a write to a

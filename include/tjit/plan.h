@@ -223,6 +223,8 @@ typedef struct tj_compile_options {
  * or whose output and input types differ; TJ_ERR_UNSUPPORTED for a call
  * whose operator has no kernel ("tj_compile: node %name: aten::x has no
  * kernel"), for an output written back to the input it is a view of, or
+ * to another input while it is (a view of) an input that an output is
+ * written back into (the write-backs run one after another), or
  * for an in-place view (unsqueeze_, t_, ...: compiled as a strided view)
  * changing the shape of a graph input's or constant's own tensor, which a
  * plan leaves alone (run such a graph with tj_graph_run); the

@@ -528,6 +528,24 @@ static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
     return TJ_OK;
 }
 
+/* Written-back values that are a graph input written back too, or a view of
+ * one (b.copy_(a); a.add_(1): b's new value is a itself), become copies:
+ * the write-backs run one after another, so b would take a's new value (a
+ * plan refuses a view of its own target). Returns the first error. */
+static tj_status copy_written_back_inputs(fz *z, int *vals, const int *wb, int count)
+{
+    for (int k = 0; k < count; k++) {
+        int i = wb[k] >= 0 ? tj_graph_input_root(z->g, vals[k]) : -1;
+        bool itself = z->g->nodes[z->g->values[vals[k]].node].kind == TJ_NODE_PLACEHOLDER;
+        bool overwritten = false;
+        for (int m = 0; i >= 0 && m < count; m++) overwritten |= wb[m] == i && !(m == k && itself);
+        if (!overwritten) continue;
+        tj_garg args[2] = {gv(vals[k]), {.kind = TJ_GA_NONE}};
+        if ((vals[k] = emit1(z, TJ_OPS(clone), args)) < 0) return tj_last_status();
+    }
+    return TJ_OK;
+}
+
 /* The output node: old outputs, then one per mutated placeholder not
  * already written back. */
 static tj_status rewrite_output(fz *z, const tj_gnode *n)
@@ -551,6 +569,7 @@ static tj_status rewrite_output(fz *z, const tj_gnode *n)
         vals[count] = z->cur[p->outs[0]];
         wb[count++] = p->input_index;
     }
+    if (st == TJ_OK) st = copy_written_back_inputs(z, vals, wb, count);
     if (count > TJ_MAX_GRAPH_OUTPUTS) st = tj_error(TJ_ERR_OVERFLOW, "tj_pass_functionalize: more than %d outputs",
                                                     TJ_MAX_GRAPH_OUTPUTS);
     int node = st == TJ_OK ? tj_graph_add_output(z->g, vals, count) : -1;
