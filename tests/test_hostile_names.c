@@ -147,7 +147,7 @@ Test(hostile_names, longest_name_round_trips_through_text_and_decomposition)
 /* "%_" is a name like any other (a placeholder or a constant took it), but
  * a call's target written %_ was taken for the bare "_" that leaves an
  * output unnamed: the value got a generated name and its readers failed
- * with "undefined value %_". */
+ * with "undefined value %_". A bare "_" cannot name a constant. */
 Test(hostile_names, a_call_value_may_be_named_underscore)
 {
     int64_t base = live_allocations();
@@ -156,5 +156,9 @@ Test(hostile_names, a_call_value_may_be_named_underscore)
     tj_graph_free(g);
     g = parse_round_trip("graph(%x : f32[2]):\n    %a, %_ = aten.max.dim(%x, 0)\n    return (%a, %_)\n");
     tj_graph_free(g);
+    /* a constant cannot be left unnamed: it printed as "% : f32[]", which
+     * does not parse */
+    cr_expect_null(tj_graph_parse("graph(%x : f32[2]):\n    _ : f32[] = constant([1.0])\n    return (%x,)\n"));
+    EXPECT_ERROR(TJ_ERR_PARSE, "line 2", "a constant is named '%name', not '_'");
     cr_expect_eq(live_allocations(), base);
 }

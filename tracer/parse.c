@@ -780,7 +780,8 @@ static tj_status parse_body(parser *ps)
             nt++;
         } while (accept(ps, ","));
         tj_status st;
-        if (nt == 1 && accept(ps, ":")) st = parse_constant(ps, names[0]);
+        if (nt == 1 && accept(ps, ":"))
+            st = names[0][0] ? parse_constant(ps, names[0]) : perr(ps, "a constant is named '%name', not '_'");
         else st = expect(ps, "=") == TJ_OK ? parse_call(ps, names, nt) : TJ_ERR_PARSE;
         if (st != TJ_OK) return st;
         if (!end_of_line(ps)) return perr(ps, "expected the end of the line");
