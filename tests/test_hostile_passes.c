@@ -104,6 +104,17 @@ Test(hostile_passes, an_input_written_back_into_another_written_back_input_keeps
     expect_inputs_after(g, false, a_after, b_after);
     expect_inputs_after(g, true, a_after, b_after);
     tj_graph_free(g);
+    /* the same through reshapes: b's new value is an _unsafe_view of a,
+     * which is a view where a's strides allow one */
+    g = tj_graph_parse("graph(%a : f32[3], %b : f32[3]):\n    %rb = aten.reshape.default(%b, [1, 3])\n"
+                       "    %ra = aten.reshape.default(%a, [1, 3])\n    %c = aten.copy_.default(%rb, %ra)\n"
+                       "    %d = aten.add_.Scalar(%ra, 10)\n    return (%d,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    expect_inputs_after(g, false, a_after, b_after);
+    cr_assert_gt(tj_pass_functionalize(g), 0, "%s", tj_last_error());
+    expect_inputs_after(g, false, a_after, b_after);
+    expect_inputs_after(g, true, a_after, b_after);
+    tj_graph_free(g);
     cr_expect_eq(live_allocations(), base);
 }
 

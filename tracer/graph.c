@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph_internal.h"
+#include "runtime/op_view.h"
 
 /* ---- arena ---- */
 void *tj_graph_alloc(tj_graph *g, size_t n) { return tj_pool_alloc(g->arena, n); }
@@ -418,7 +419,14 @@ int tj_graph_input_root(const tj_graph *g, int v)
     for (;;) {
         const tj_gnode *n = &g->nodes[g->values[v].node];
         if (n->kind == TJ_NODE_PLACEHOLDER) return n->input_index;
-        if (n->kind != TJ_NODE_CALL || !n->op->is_view || n->args[0].kind != TJ_GA_VALUE) return -1;
+        if (n->kind != TJ_NODE_CALL || n->args[0].kind != TJ_GA_VALUE) return -1;
+        const tj_gvalue *in = &g->values[n->args[0].u.v], *out = &g->values[v];
+        int64_t strides[TJ_MAX_DIMS];
+        /* _unsafe_view is a view where its input's strides allow one (as
+         * reshape), a copy elsewhere */
+        if (!n->op->is_view && !(n->op == TJ_OPS(_unsafe_view) &&
+                                 tj_view_strides(in->ndim, in->shape, in->strides, out->ndim, out->shape, strides)))
+            return -1;
         v = n->args[0].u.v;
     }
 }

@@ -150,7 +150,7 @@ int tj_graph_add_call(tj_graph *g, const tj_op *op, const tj_garg *args, int nar
 int tj_graph_add_output(tj_graph *g, const int *values, int n);
 
 /** The graph input whose placeholder value v is, or is a view of (through
- * view calls), or -1. */
+ * view calls, and _unsafe_view where it is one), or -1. */
 int tj_graph_input_root(const tj_graph *g, int v);
 
 /** Recounts tj_gvalue.uses from the live nodes. */
