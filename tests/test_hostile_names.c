@@ -9,6 +9,7 @@
 
 #include "alloc_counter.h"
 #include "hostile.h"
+#include "tracer/graph_internal.h"
 
 TestSuite(hostile_names, .init = count_allocations);
 
@@ -161,4 +162,24 @@ Test(hostile_names, a_call_value_may_be_named_underscore)
     cr_expect_null(tj_graph_parse("graph(%x : f32[2]):\n    _ : f32[] = constant([1.0])\n    return (%x,)\n"));
     EXPECT_ERROR(TJ_ERR_PARSE, "line 2", "a constant is named '%name', not '_'");
     cr_expect_eq(live_allocations(), base);
+}
+
+/* Generated names from a base at the length limit: each distinct and no
+ * longer than the limit (the suffixed candidates were cut back to the same
+ * string by a 128-byte buffer: a loop without end). */
+Test(hostile_names, unique_names_from_a_base_at_the_limit_are_distinct_and_within_it, .timeout = 20)
+{
+    tj_graph *g = tj_graph_new();
+    cr_assert_not_null(g);
+    char base[TJ_GRAPH_NAME_MAX + 1];
+    memset(base, 'a', TJ_GRAPH_NAME_MAX);
+    base[TJ_GRAPH_NAME_MAX] = '\0';
+    char *names[3];
+    for (int i = 0; i < 3; i++) {
+        names[i] = tj_graph_unique_name(g, base);
+        cr_assert_not_null(names[i], "%s", tj_last_error());
+        cr_expect_leq(strlen(names[i]), TJ_GRAPH_NAME_MAX);
+        for (int j = 0; j < i; j++) cr_expect_str_neq(names[i], names[j]);
+    }
+    tj_graph_free(g);
 }

@@ -85,9 +85,12 @@ char *tj_graph_unique_name(tj_graph *g, const char *base)
         if (!n || !tj_graph_claim_name(g, n)) return NULL;
         return n;
     }
-    char buf[128];
+    char buf[TJ_GRAPH_NAME_MAX + 1];
     for (;;) {
-        snprintf(buf, sizeof buf, "%s_%d", base, s->next_suffix++);
+        /* the base cut to leave room for the suffix: cut by the buffer, a long
+         * base's candidates were all the same (a loop without end), and names
+         * past TJ_GRAPH_NAME_MAX do not parse back */
+        snprintf(buf, sizeof buf, "%.*s_%d", TJ_GRAPH_NAME_MAX - 12, base, s->next_suffix++);
         if (!name_find(t, buf)->name) break;
     }
     char *n = tj_graph_strdup(g, buf);
