@@ -280,11 +280,18 @@ static tj_optimizer *optimizer_new(int kind, tj_tensor *const *params, int n)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "optimizer: NULL parameter list");
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (!params[i]) {
             tj_error_null("optimizer: parameter %d is NULL", i);
             return NULL;
         }
+        for (int j = 0; j < i; j++)
+            if (params[j] == params[i]) {
+                tj_error(TJ_ERR_INVALID_ARGUMENT, "optimizer: parameter %d is parameter %d again (torch.optim warns that "
+                         "a repeated parameter will be an error: each step would update it twice)", i, j);
+                return NULL;
+            }
+    }
     tj_optimizer *opt = tj_alloc(optimizer_bytes(n));
     if (!opt) {
         tj_oom("optimizer", optimizer_bytes(n));

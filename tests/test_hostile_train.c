@@ -579,3 +579,21 @@ Test(hostile_library, a_table_decomposition_of_an_in_place_operator_must_return_
     tj_tensor_release(x);
     cr_expect_eq(live_allocations(), base);
 }
+
+/* A parameter given twice (torch.optim warns it will be an error; the step
+ * would update it twice, here with two states) is refused, naming both
+ * places; nothing is retained. */
+Test(hostile_optim, a_parameter_given_twice_is_refused)
+{
+    tj_tensor *p = tj_zeros((int64_t[]){3}, 1, TJ_FLOAT32), *q = tj_zeros((int64_t[]){3}, 1, TJ_FLOAT32);
+    int64_t base = live_allocations();
+    tj_sgd_options o = tj_sgd_defaults(0.1);
+    cr_expect_null(tj_sgd_new((tj_tensor *[]){p, q, p}, 3, &o));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "parameter 2 is parameter 0 again");
+    tj_adamw_options a = tj_adamw_defaults();
+    cr_expect_null(tj_adamw_new((tj_tensor *[]){q, q}, 2, &a));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "parameter 1 is parameter 0 again");
+    cr_expect_eq(live_allocations(), base);
+    tj_tensor_release(p);
+    tj_tensor_release(q);
+}

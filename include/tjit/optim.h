@@ -101,9 +101,12 @@ tj_status tj_adamw_update(const tj_adamw_options *o, tj_tensor *const *params, t
 typedef struct tj_optimizer tj_optimizer;
 
 /** An SGD optimiser over n parameters (retained; they should require grad).
- * NULL on invalid options (TJ_ERR_INVALID_ARGUMENT) or out of memory. */
+ * NULL on invalid options, a NULL parameter or one given twice
+ * (TJ_ERR_INVALID_ARGUMENT: torch.optim warns that a repeated parameter will
+ * be an error) or out of memory. */
 tj_optimizer *tj_sgd_new(tj_tensor *const *params, int n, const tj_sgd_options *o);
-/** An AdamW optimiser; state is created on a parameter's first step. */
+/** An AdamW optimiser; state is created on a parameter's first step. Errors
+ * as tj_sgd_new's. */
 tj_optimizer *tj_adamw_new(tj_tensor *const *params, int n, const tj_adamw_options *o);
 /** One step with each parameter's .grad (parameters without one are
  * skipped, as in PyTorch). TJ_ERR_INVALID_ARGUMENT for NULL;
