@@ -3,6 +3,7 @@
  * nothing. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,4 +33,22 @@ Test(hostile_formats, safetensors_header_over_the_limit_says_so)
     EXPECT_ERROR(TJ_ERR_PARSE, "header length 64 runs past the end of the file (71 bytes)");
     free(buf);
     cr_expect_eq(live_allocations(), base);
+}
+
+/* Graph text: a UTF-8 byte order mark (as some editors save it) is skipped;
+ * an integer past int64 says so rather than "expected an integer". */
+Test(hostile_formats, graph_text_with_a_byte_order_mark_and_an_integer_past_int64)
+{
+    const char *body = "graph(%x : f32[2]):\n    %neg = aten.neg.default(%x)\n    return (%neg,)\n";
+    char text[256];
+    snprintf(text, sizeof text, "\xEF\xBB\xBF%s", body);
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *printed = tj_graph_to_string(g);
+    cr_expect_str_eq(printed, body);
+    free(printed);
+    tj_graph_free(g);
+    cr_expect_null(tj_graph_parse("graph(%x : f32[2]):\n    %m = aten.mul.Scalar(%x, 9223372036854775808)\n"
+                                  "    return (%m,)\n"));
+    EXPECT_ERROR(TJ_ERR_PARSE, "line 2, column 30: integer out of the int64 range");
 }

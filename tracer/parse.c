@@ -164,7 +164,8 @@ static tj_status parse_int(parser *ps, int64_t *out)
     errno = 0;
     char *end;
     long long v = strtoll(ps->p, &end, 10);
-    if (end == ps->p || errno == ERANGE) return perr(ps, "expected an integer");
+    if (end == ps->p) return perr(ps, "expected an integer");
+    if (errno == ERANGE) return perr(ps, "integer out of the int64 range");
     ps->p = end;
     *out = v;
     return TJ_OK;
@@ -723,6 +724,8 @@ static bool geometry_overflows(int ndim, const int64_t *shape, const int64_t *st
 
 static tj_status parse_body(parser *ps)
 {
+    /* a UTF-8 byte order mark, as some editors save text, before anything else */
+    if (!strncmp(ps->p, "\xEF\xBB\xBF", 3)) ps->p += 3, ps->line_start = ps->p;
     if (expect(ps, "graph") != TJ_OK || expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
     while (!accept(ps, ")")) {
         char name[TJ_GRAPH_NAME_MAX + 1];
