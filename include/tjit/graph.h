@@ -146,7 +146,8 @@ int tj_graph_output_writeback(const tj_graph *g, int i);
 tj_status tj_graph_print(const tj_graph *g, FILE *f);
 /** The same text in a new string (free with free()); NULL when out of memory. */
 char *tj_graph_to_string(const tj_graph *g);
-/** Parses graph text as tj_graph_print writes it. Errors (NULL, status
+/** Parses graph text as tj_graph_print writes it (after a UTF-8 byte
+ * order mark, which is skipped). Errors (NULL, status
  * TJ_ERR_PARSE) name the line and column; unknown operators, undefined
  * values and wrong arities are errors too, and so are a negative `offset`
  * or stride, a placeholder geometry whose last element lies beyond
