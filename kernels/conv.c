@@ -5,6 +5,7 @@
 #include "conv.h"
 #include "conv_gemm.h"
 #include "conv_implicit.h"
+#include "blas_fp.h"
 #include "cpu_isa.h"
 #include "parallel.h"
 
@@ -83,8 +84,10 @@ size_t tj_k_conv_work_bytes(const tj_k_conv *cv, tj_dtype dt, tj_k_conv_op op)
             beta = 1;                                                                                       \
         }                                                                                                   \
         if (k <= 0) return;                                                                                 \
+        int blas_threads = tj_k_blas_fp_begin();                                                            \
         CBLAS_GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, \
                    (int)k, 1, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);                                  \
+        tj_k_blas_fp_end(blas_threads);                                                                     \
     }
 BLAS_GEMM(float, f32, cblas_sgemm)
 BLAS_GEMM(double, f64, cblas_dgemm)

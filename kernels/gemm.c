@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "blas_fp.h"
 #include "cpu_isa.h"
 #include "gemm.h"
 #include "gemv.h"
@@ -130,11 +131,14 @@ static void gemm_one(tj_dtype dtype, bool own, int m, int n, int k, double alpha
         bool rowb = vb.trans == CblasNoTrans;
         tj_k_gemm_f32(m, n, k, (float)alpha, a.p, a.rs, a.cs, b.p, rowb ? vb.ld : 1, rowb ? 1 : vb.ld,
                              (float)beta, c, ldc, nthreads, epi);
-    } else if (dtype == TJ_FLOAT32) {
-        cblas_sgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, (float)alpha, a.p, va.ld, b.p, vb.ld, (float)beta, c,
-                    ldc);
     } else {
-        cblas_dgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, alpha, a.p, va.ld, b.p, vb.ld, beta, c, ldc);
+        int blas_threads = tj_k_blas_fp_begin();
+        if (dtype == TJ_FLOAT32)
+            cblas_sgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, (float)alpha, a.p, va.ld, b.p, vb.ld, (float)beta,
+                        c, ldc);
+        else
+            cblas_dgemm(CblasRowMajor, va.trans, vb.trans, m, n, k, alpha, a.p, va.ld, b.p, vb.ld, beta, c, ldc);
+        tj_k_blas_fp_end(blas_threads);
     }
 }
 

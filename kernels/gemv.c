@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "blas_fp.h"
 #include "cpu_isa.h"
 #include "gemm.h"
 #include "gemv.h"
@@ -108,11 +109,13 @@ static void blas_gemv(tj_dtype dtype, bool trans, int64_t rows, int64_t cols, do
     if (beta != 1) scale_y(dtype, trans ? cols : rows, beta, y, incy);
     beta = 1;
     CBLAS_TRANSPOSE t = trans ? CblasTrans : CblasNoTrans;
+    int blas_threads = tj_k_blas_fp_begin();
     if (dtype == TJ_FLOAT32)
         cblas_sgemv(CblasRowMajor, t, (int)rows, (int)cols, (float)alpha, m, (int)ld, x, (int)incx, (float)beta, y,
                     (int)incy);
     else
         cblas_dgemv(CblasRowMajor, t, (int)rows, (int)cols, alpha, m, (int)ld, x, (int)incx, beta, y, (int)incy);
+    tj_k_blas_fp_end(blas_threads);
 }
 
 /* Our kernels on a slice of the outputs: rows [i0, i1) of the row form

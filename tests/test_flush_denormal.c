@@ -147,3 +147,24 @@ Test(flush_denormal, pool_threads_take_the_callers_control_bits_rounding_include
     }
     _mm_setcsr(base);
 }
+
+/* float64 matmul goes to OpenBLAS, whose threads kept the MXCSR they were
+ * started with: with 2 threads half the rows kept their denormal products
+ * (1e-155^2 = 1e-310), summed to normals; 1 thread gave zeros. */
+Test(flush_denormal, blas_products_flush_for_every_thread_count)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t shape[2] = {256, 256};
+    tj_tensor *a = tj_full(shape, 2, tj_v_float(1e-155), TJ_FLOAT64);
+    cr_assert_not_null(a, "%s", tj_last_error());
+    cr_assert(tj_set_flush_denormal(true));
+    for (int threads = 1; threads <= 2; threads++) {
+        tj_set_num_threads(threads);
+        tj_tensor *c = tj_mm(a, a);
+        cr_assert_not_null(c, "%s", tj_last_error());
+        const double *d = tj_tensor_data(c);
+        for (int64_t i = 0; i < 256 * 256; i++)
+            if (d[i] != 0) cr_assert_fail("%d threads: element %lld is %a, want 0", threads, (long long)i, d[i]);
+    }
+    tj_scope_end(s);
+}
