@@ -187,7 +187,8 @@ static tj_status denormal_handler(tj_mode *mode, const tj_op *op, const tj_value
     int64_t *row = st == TJ_OK ? op_row(&m->counts, op, "denormal mode") : NULL;
     if (!row) return st == TJ_OK ? tj_last_status() : st;
     row[CALLS]++;
-    if (op->is_view) return st; /* the base's elements, counted where they were computed */
+    /* the base's elements, counted where they were computed (transpose_ too: self's) */
+    if (op->is_view || tj_op_is_inplace_view(op)) return st;
     for (int k = 0; k < op->nreturns; k++) {
         if (outs[k].kind == TJ_V_TENSOR) count_result(row, outs[k].u.t);
         else if (outs[k].kind == TJ_V_TENSORS)

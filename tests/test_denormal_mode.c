@@ -59,6 +59,24 @@ Test(denormal_mode, counts_float_results_and_their_denormals_per_operator)
     tj_scope_end(s);
 }
 
+/* In-place view operators change self's geometry, not its elements: they
+ * were counted where computed (transpose_ counted both denormals here). */
+Test(denormal_mode, inplace_views_count_calls_not_elements)
+{
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *x = tj_tensor_from_data(TJ_FLOAT32, 2, (int64_t[]){2, 2}, (float[]){FLT_MIN / 4, FLT_MIN / 8, 1, 2});
+    tj_denormal_mode *m = tj_denormal_mode_new();
+    cr_assert_eq(tj_mode_push(tj_denormal_mode_base(m)), TJ_OK);
+    tj_tensor *t = tj_transpose_(x, 0, 1), *u = tj_unsqueeze_(x, 0), *c = tj_mul_scalar(x, tj_v_float(0.5));
+    cr_assert_eq(tj_mode_pop(tj_denormal_mode_base(m)), TJ_OK);
+    cr_assert(t && u && c, "%s", tj_last_error());
+    expect_counts(m, "aten::transpose_", 1, 0, 0);
+    expect_counts(m, "aten::unsqueeze_", 1, 0, 0);
+    expect_counts(m, "aten::mul.Scalar", 1, 4, 2);
+    tj_denormal_mode_free(m);
+    tj_scope_end(s);
+}
+
 /* With the thread flushing denormals (DAZ: they compare equal to 0), a copy
  * still holds them: the census reads bits. */
 Test(denormal_mode, sees_denormals_on_a_thread_that_flushes_them)

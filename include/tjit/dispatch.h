@@ -184,8 +184,9 @@ void tj_logger_mode_free(tj_logger_mode *m);
 /** A census of denormal results: forwards each call, then counts, per
  * operator, its calls, the elements of its float32 and float64 results and
  * how many of those are denormal (nonzero, below the dtype's smallest normal
- * magnitude), where arithmetic underflowed. View operators' results are not
- * counted (their elements were counted where computed); fake tensors hold
+ * magnitude), where arithmetic underflowed. View operators' results (also
+ * in-place ones' as transpose_) are not counted (their elements were counted
+ * where computed); fake tensors hold
  * none. An Intel CPU takes ~100 cycles per operation on or into a denormal:
  * the operators listed here are the ones tj_set_flush_denormal speeds up, at
  * the cost of those results (`tjit profile MODEL --denormals` prints the
