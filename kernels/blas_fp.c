@@ -30,6 +30,14 @@ int tj_k_blas_fp_begin(void)
 void tj_k_blas_fp_end(int saved)
 {
     if (!saved) return;
-    openblas_set_num_threads(saved);
+    tj_k_blas_set_threads(saved);
     pthread_mutex_unlock(&serial_lock);
+}
+
+void tj_k_blas_set_threads(int n)
+{
+    unsigned csr = _mm_getcsr();
+    _mm_setcsr((csr & ~FP_CONTROL) | blas_threads_control);
+    openblas_set_num_threads(n);
+    _mm_setcsr(csr);
 }

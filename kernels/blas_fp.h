@@ -11,4 +11,9 @@
 int tj_k_blas_fp_begin(void);
 void tj_k_blas_fp_end(int saved);
 
+/** openblas_set_num_threads(n), any threads it starts given the control
+ * bits its first ones have: they inherit the calling thread's, which may
+ * flush denormals (results would then depend on the thread count). */
+void tj_k_blas_set_threads(int n);
+
 #endif

@@ -1,6 +1,5 @@
 /* One thread-count setting for tjit's parallel loops (kernels/parallel.h)
  * and OpenBLAS. */
-#include <cblas.h>
 #include <errno.h>
 #include <limits.h>
 #include <omp.h>
@@ -8,6 +7,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "kernels/blas_fp.h"
 
 /* read by every kernel call, set by any thread: atomic (relaxed: a kernel
  * needs some recent value, not an order with other memory) */
@@ -38,7 +38,7 @@ void tj_set_num_threads(int n)
 {
     if (n < 1) n = 1;
     atomic_store_explicit(&num_threads, n, memory_order_relaxed);
-    openblas_set_num_threads(n);
+    tj_k_blas_set_threads(n);
 }
 
 int tj_get_num_threads(void)

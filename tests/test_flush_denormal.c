@@ -168,3 +168,23 @@ Test(flush_denormal, blas_products_flush_for_every_thread_count)
     }
     tj_scope_end(s);
 }
+
+/* OpenBLAS starts the threads a larger count needs from the calling thread,
+ * which hands them its MXCSR: set from a flushing thread, they flushed the
+ * rows they computed for every caller after (here half the products). */
+Test(flush_denormal, blas_threads_started_under_flush_do_not_flush)
+{
+    tj_scope *s = tj_scope_begin();
+    int64_t shape[2] = {512, 512};
+    tj_tensor *a = tj_full(shape, 2, tj_v_float(1e-155), TJ_FLOAT64);
+    cr_assert_not_null(a, "%s", tj_last_error());
+    cr_assert(tj_set_flush_denormal(true));
+    tj_set_num_threads(4);
+    cr_assert(tj_set_flush_denormal(false));
+    tj_tensor *c = tj_mm(a, a); /* IEEE: 512 products of 1e-310 sum to a normal 5.12e-308 */
+    cr_assert_not_null(c, "%s", tj_last_error());
+    const double *d = tj_tensor_data(c);
+    for (int64_t i = 0; i < 512 * 512; i++)
+        if (d[i] < 5e-308) cr_assert_fail("element %lld is %a, want about 5.12e-308", (long long)i, d[i]);
+    tj_scope_end(s);
+}
