@@ -97,8 +97,9 @@ int tj_get_num_threads(void);
  * zero of its sign) and DAZ (a denormal operand is read as zero), as
  * torch.set_flush_denormal. Kernels that tjit splits over its threads run
  * with the calling thread's setting on every thread, so results do not
- * depend on the thread count (OpenBLAS's own threads, used for float64
- * products and a few float32 shapes, keep theirs). Off by default, as in
+ * depend on the thread count; OpenBLAS's threads keep the bits they started
+ * with, so a BLAS call (float64 products, a few float32 shapes) made with
+ * other bits runs on the calling thread alone (kernels/blas_fp.h). Off by default, as in
  * PyTorch: with it on, results differ from IEEE arithmetic wherever a
  * denormal arises (by less than 2^-126 for float32), e.g. a softmax's
  * smallest probabilities. Why turn it on: an Intel CPU takes ~100 cycles for
