@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fp_control.h"
 #include "parallel.h"
 
 /* How long an idle worker spins before it sleeps: longer than the gaps
@@ -37,21 +38,17 @@
 #define SPIN_NS 1000000
 #define MAX_WORKERS (TJ_K_MAX_PARTICIPANTS - 1)
 
-/* The MXCSR bits that set how float arithmetic rounds and treats denormals
- * (flush to zero, denormals are zero, rounding, exception masks), without
- * the sticky exception flags. A job's claims run with its caller's bits on
- * every thread (tj_set_flush_denormal): the pool's threads would otherwise
- * keep the bits they started with, and a result would depend on which
- * thread computed it. */
-#define FP_CONTROL 0xffc0u
-
 typedef struct job {
     tj_k_block_fn blocks; /* block job: claims are blocks [0, nt) of [0, n) */
     tj_k_item_fn items;   /* item job: claims are items [0, n), run by participants [0, nt) */
     void *ctx;
     int64_t n;
     int nt;
-    unsigned fp_control; /* the caller's MXCSR & FP_CONTROL */
+    /* the caller's floating-point control bits (fp_control.h), taken by every
+     * thread that claims work of the job (tj_set_flush_denormal): the pool's
+     * threads would otherwise keep the bits they started with, and a result
+     * would depend on which thread computed it */
+    unsigned fp_control;
 } job;
 
 /* Claims and limits carry the generation of their job in the high 32 bits:
@@ -83,14 +80,6 @@ static int64_t now_ns(void)
 
 static uint64_t tagged(unsigned gen, uint64_t v) { return (uint64_t)gen << 32 | v; }
 
-/* Takes the job's floating-point control bits (a read of MXCSR when they
- * are already this thread's: most claims). */
-static void follow_fp_control(unsigned control)
-{
-    unsigned csr = _mm_getcsr();
-    if ((csr & FP_CONTROL) != control) _mm_setcsr((csr & ~FP_CONTROL) | control);
-}
-
 static void run_block(const job *j, int t)
 {
     int64_t q = j->n / j->nt, r = j->n % j->nt;
@@ -111,7 +100,7 @@ static void run_claims(unsigned gen, int who)
         if (!atomic_compare_exchange_weak_explicit(&pool.next, &c, c + 1, memory_order_acq_rel, memory_order_acquire))
             continue;
         const job *j = &pool.j;
-        follow_fp_control(j->fp_control);
+        tj_k_fp_control_set(j->fp_control);
         if (j->blocks) run_block(j, (int)(uint32_t)c);
         else j->items(j->ctx, who, (int64_t)(uint32_t)c);
         atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
@@ -193,7 +182,7 @@ static void run_job(const job *j)
     ensure_workers(j->nt - 1);
     unsigned gen = atomic_load_explicit(&pool.generation, memory_order_relaxed) + 1;
     pool.j = *j;
-    pool.j.fp_control = _mm_getcsr() & FP_CONTROL;
+    pool.j.fp_control = tj_k_fp_control();
     atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool.limit, tagged(gen, limit), memory_order_release);
     atomic_store_explicit(&pool.participants, tagged(gen, (uint32_t)j->nt), memory_order_release);

@@ -5,10 +5,9 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include "kernels/fp_control.h"
 #include "tjit/core.h"
 
-#define MXCSR_DAZ 0x0040u /* denormals are zero: denormal operands read as 0 */
-#define MXCSR_FTZ 0x8000u /* flush to zero: denormal results become 0 */
 
 /* Whether MXCSR takes DAZ: bit 6 of the MXCSR_MASK that FXSAVE stores (0
  * there means the default mask, without DAZ). Setting a bit the mask lacks
@@ -20,18 +19,18 @@ static bool daz_supported(void)
     _fxsave(area);
     unsigned mask;
     memcpy(&mask, area + 28, sizeof mask);
-    return mask & MXCSR_DAZ;
+    return mask & TJ_K_FP_DAZ;
 }
 
 bool tj_set_flush_denormal(bool on)
 {
     if (!daz_supported()) return false;
     unsigned csr = _mm_getcsr();
-    _mm_setcsr(on ? csr | MXCSR_DAZ | MXCSR_FTZ : csr & ~(MXCSR_DAZ | MXCSR_FTZ));
+    _mm_setcsr(on ? csr | TJ_K_FP_DAZ | TJ_K_FP_FTZ : csr & ~(TJ_K_FP_DAZ | TJ_K_FP_FTZ));
     return true;
 }
 
 bool tj_get_flush_denormal(void)
 {
-    return (_mm_getcsr() & (MXCSR_DAZ | MXCSR_FTZ)) == (MXCSR_DAZ | MXCSR_FTZ);
+    return (_mm_getcsr() & (TJ_K_FP_DAZ | TJ_K_FP_FTZ)) == (TJ_K_FP_DAZ | TJ_K_FP_FTZ);
 }
