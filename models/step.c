@@ -54,12 +54,6 @@ int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y
     return n;
 }
 
-typedef struct step_ctx {
-    model *m;
-    int n_state;
-    bool capturable; /**< AdamW's step count read from its tensor (tracing) */
-} step_ctx;
-
 static tj_status forward_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     step_ctx *s = ctx;
@@ -103,6 +97,8 @@ static tj_status train_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
+
+tj_trace_fn step_function(step_kind kind) { return kind == STEP_TRAIN ? train_fn : forward_fn; }
 
 tj_tensor *step_train_eager(model *m, train_state *s, tj_tensor *x, tj_tensor *y)
 {
@@ -156,7 +152,7 @@ tj_graph *step_trace(model *m, step_kind kind, int64_t batch, const tj_decomp_ta
     tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
     int n = step_inputs(m, kind == STEP_TRAIN ? &s : NULL, x, y, inputs);
     step_ctx ctx = {m, s.n, true};
-    g = tj_make_fx(kind == STEP_TRAIN ? train_fn : forward_fn, &ctx, inputs, n, table, mode);
+    g = tj_make_fx(step_function(kind), &ctx, inputs, n, table, mode);
     if (g && kind == STEP_TRAIN && tj_pass_functionalize(g) < 0) {
         tj_graph_free(g);
         g = NULL;

@@ -35,6 +35,19 @@ int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y
 
 /** Runs one training step eagerly: updates params and state in place and
  * returns the loss (new reference, owned by the innermost open scope). */
+/** The context of step_function's functions. */
+typedef struct step_ctx {
+    model *m;
+    int n_state;
+    bool capturable; /**< AdamW's step count read from its tensor (tracing) */
+} step_ctx;
+
+/** The step as a function to trace (tj_trace_fn), on step_inputs' inputs
+ * with a step_ctx: the forward pass returns the logits; the training step
+ * (forward, loss, gradients, the optimiser's update of the parameters and
+ * state in place) returns the loss. */
+tj_trace_fn step_function(step_kind kind);
+
 tj_tensor *step_train_eager(model *m, train_state *s, tj_tensor *x, tj_tensor *y);
 
 /** make_fx of the forward pass or the training step on a batch of the

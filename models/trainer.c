@@ -4,20 +4,13 @@
 
 #include "trainer.h"
 
-#define MAX_PLANS 4
-
-typedef struct compiled {
-    int64_t batch;
-    tj_plan *plan;
-} compiled;
-
 struct runner {
     model *m;
     run_mode mode;
-    bool native_code;
     train_state state;
     tj_decomp_table *table;
-    compiled train[MAX_PLANS], forward[MAX_PLANS];
+    step_ctx ctx;
+    tj_jit *train, *forward; /* traced modes: a plan per batch size */
     tj_tensor *last_logits;
 };
 
@@ -46,9 +39,15 @@ runner *runner_new(model *m, run_mode mode, bool native_code)
     }
     r->m = m;
     r->mode = mode;
-    r->native_code = native_code;
     if ((m->def->trainable && train_state_init(m, &r->state) != TJ_OK) ||
         (mode == MODE_DECOMPOSED && !(r->table = tj_core_decompositions()))) {
+        runner_free(r);
+        return NULL;
+    }
+    r->ctx = (step_ctx){m, r->state.n, true};
+    tj_jit_options o = {.decompositions = r->table, .compile.native_code = native_code};
+    if (mode != MODE_EAGER && (!(r->train = tj_jit_new(step_function(STEP_TRAIN), &r->ctx, &o)) ||
+                               !(r->forward = tj_jit_new(step_function(STEP_FORWARD), &r->ctx, &o)))) {
         runner_free(r);
         return NULL;
     }
@@ -58,10 +57,8 @@ runner *runner_new(model *m, run_mode mode, bool native_code)
 void runner_free(runner *r)
 {
     if (!r) return;
-    for (int i = 0; i < MAX_PLANS; i++) {
-        tj_plan_free(r->train[i].plan);
-        tj_plan_free(r->forward[i].plan);
-    }
+    tj_jit_free(r->train);
+    tj_jit_free(r->forward);
     train_state_free(&r->state);
     tj_decomp_table_free(r->table);
     tj_tensor_release(r->last_logits);
@@ -70,28 +67,18 @@ void runner_free(runner *r)
 
 train_state *runner_state(runner *r) { return &r->state; }
 
-/* The plan for (kind, batch), traced in fake mode and compiled on first use. */
-static tj_plan *plan_for(runner *r, step_kind kind, int64_t batch)
+/* Runs the step's plan for these inputs (traced and compiled on first use
+ * per batch size): its one output, NULL on error. */
+static tj_tensor *run_step(tj_jit *jit, tj_tensor *const *inputs, int n)
 {
-    compiled *cache = kind == STEP_TRAIN ? r->train : r->forward;
-    for (int i = 0; i < MAX_PLANS; i++)
-        if (cache[i].plan && cache[i].batch == batch) return cache[i].plan;
-    int slot = 0;
-    while (slot < MAX_PLANS - 1 && cache[slot].plan) slot++;
-    tj_graph *g = step_trace(r->m, kind, batch, r->table, TJ_TRACE_FAKE);
-    if (!g) return NULL;
-    tj_compile_options opts = {.native_code = r->native_code};
-    tj_plan *p = tj_compile(g, &opts);
-    tj_graph_free(g);
-    if (!p) return NULL;
-    if (tj_plan_native_code_error(p)) {
+    tj_plan *p = tj_jit_plan(jit, inputs, n);
+    if (p && tj_plan_native_code_error(p)) {
         tj_error(TJ_ERR_UNSUPPORTED, "runner: native code not built: %s", tj_plan_native_code_error(p));
-        tj_plan_free(p);
         return NULL;
     }
-    tj_plan_free(cache[slot].plan);
-    cache[slot] = (compiled){batch, p};
-    return p;
+    tj_tensor *out = NULL;
+    int n_out;
+    return p && tj_jit_run(jit, inputs, n, &out, 1, &n_out) == TJ_OK ? out : NULL;
 }
 
 tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss)
@@ -103,11 +90,11 @@ tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss)
         if (!l) st = tj_last_status();
         else *loss = tj_tensor_item_at(l, 0);
     } else {
-        tj_plan *p = plan_for(r, STEP_TRAIN, tj_tensor_size(x, 0));
         tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
         int n = step_inputs(r->m, &r->state, x, y, inputs);
-        st = p ? tj_plan_run_into(p, inputs, n, NULL) : tj_last_status();
-        if (st == TJ_OK) *loss = tj_tensor_item_at(tj_plan_context_output(tj_plan_default_context(p), 0), 0);
+        tj_tensor *l = run_step(r->train, inputs, n);
+        if (!l) st = tj_last_status();
+        else *loss = tj_tensor_item_at(l, 0);
     }
     tj_scope_end(scope);
     return st;
@@ -119,25 +106,32 @@ tj_tensor *runner_forward(runner *r, tj_tensor *x)
     r->last_logits = NULL;
     tj_tensor *inputs[MODEL_MAX_PARAMS + 1];
     int n = step_inputs(r->m, NULL, x, NULL, inputs);
-    if (r->mode == MODE_EAGER) {
-        tj_scope *scope = tj_scope_begin();
-        bool prev = tj_no_grad_begin();
-        tj_tensor *logits = r->m->def->forward(r->m, inputs, x);
-        tj_no_grad_end(prev);
-        r->last_logits = tj_tensor_retain(logits);
-        tj_scope_end(scope);
-        return r->last_logits;
-    }
-    tj_plan *p = plan_for(r, STEP_FORWARD, tj_tensor_size(x, 0));
-    if (!p || tj_plan_run_into(p, inputs, n, NULL) != TJ_OK) return NULL;
-    return tj_plan_context_output(tj_plan_default_context(p), 0);
+    tj_scope *scope = tj_scope_begin();
+    bool prev = tj_no_grad_begin();
+    tj_tensor *logits = r->mode == MODE_EAGER ? r->m->def->forward(r->m, inputs, x) : run_step(r->forward, inputs, n);
+    tj_no_grad_end(prev);
+    r->last_logits = tj_tensor_retain(logits);
+    tj_scope_end(scope);
+    return r->last_logits;
 }
 
 tj_status runner_train_stats(runner *r, int64_t batch, tj_plan_statistics *out)
 {
     if (r->mode == MODE_EAGER) return tj_error(TJ_ERR_INVALID_ARGUMENT, "runner: eager mode has no plan");
-    tj_plan *p = plan_for(r, STEP_TRAIN, batch);
-    return p ? tj_plan_stats(p, out) : tj_last_status();
+    /* the plan is compiled for the inputs' signature: fake ones of this batch size will do */
+    const model_def *d = r->m->def;
+    int64_t xs[4], ys[4];
+    memcpy(xs, d->x_shape, sizeof xs);
+    memcpy(ys, d->y_shape, sizeof ys);
+    xs[0] = ys[0] = batch;
+    tj_scope *scope = tj_scope_begin();
+    tj_tensor *x = tj_tensor_fake(d->x_dtype, d->x_ndim, xs), *y = tj_tensor_fake(TJ_INT64, d->y_ndim, ys);
+    tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
+    int n = step_inputs(r->m, &r->state, x, y, inputs);
+    tj_plan *p = x && y ? tj_jit_plan(r->train, inputs, n) : NULL;
+    tj_status st = p ? tj_plan_stats(p, out) : tj_last_status();
+    tj_scope_end(scope);
+    return st;
 }
 
 tj_status make_batch(const model *m, const fashion_mnist *d, const int64_t *idx, int64_t n, tj_tensor **x, tj_tensor **y)

@@ -11,6 +11,7 @@
 #include "optim.h"
 #include "graph.h"
 #include "plan.h"
+#include "jit.h"
 #include "decomp.h"
 #include "library.h"
 #include "safetensors.h"

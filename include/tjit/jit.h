@@ -1,0 +1,116 @@
+/* Compiled functions: a traced function's plans cached by the signature of
+ * its inputs, as torch.compile keeps one graph per set of guards and
+ * recompiles when a call fails them (a new batch size, dtype or layout).
+ *
+ *     tj_jit *step = tj_jit_new(train_step, &model, NULL);
+ *     for (...) tj_jit_run(step, inputs, n, &loss, 1, &n_out);  // traced and compiled
+ *     tj_jit_free(step);                                         // once per signature
+ *
+ * A call traces the function in fake mode (tj_make_fx, with the options'
+ * decomposition table), functionalises the graph (tj_pass_functionalize: an
+ * input the function updates in place, a parameter or optimiser state, is
+ * written back into the caller's tensor after each run), compiles it
+ * (tj_compile) and keeps the plan for later calls with the same signature. */
+#ifndef TJIT_JIT_H
+#define TJIT_JIT_H
+
+#include "graph.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_jit tj_jit;
+
+/** Called with each graph a tj_jit traces, after functionalisation and
+ * before compiling (where torch.compile hands a backend its FX graph):
+ * print it, rename its inputs, run passes over it. Returning an error status
+ * fails the call that traced it (nothing is cached). */
+typedef tj_status (*tj_jit_graph_fn)(void *ctx, tj_graph *g);
+
+/** Options of tj_jit_new; NULL or a zeroed struct gives the defaults. */
+typedef struct tj_jit_options {
+    /** Applied while tracing (the traced mode without, the decomposed mode
+     * with tj_core_decompositions()); borrowed: it must outlive the tj_jit. */
+    const tj_decomp_table *decompositions;
+    /** Passed to tj_compile, but `writeback`, which must be NULL: each graph
+     * has its own (those of functionalisation). */
+    tj_compile_options compile;
+    /** Most plans kept; a new signature beyond it replaces the least recently
+     * used plan (tj_jit_statistics.evictions counts them). 0: 8, as
+     * torch._dynamo's cache_size_limit. */
+    int cache_limit;
+    /** Names of the placeholders, input_names[i] for input i (NULL: arg0_1,
+     * arg1_1, ... as tj_make_fx names them); borrowed: the array and strings
+     * must outlive the tj_jit, and hold as many names as any call passes
+     * inputs. Rules as tj_graph_set_input_name. */
+    const char *const *input_names;
+    tj_jit_graph_fn on_graph; /**< see tj_jit_graph_fn; NULL: none */
+    void *on_graph_ctx;
+} tj_jit_options;
+
+/** A compiled function of `fn` (with `ctx`, borrowed: it must outlive the
+ * tj_jit). Tensors fn reaches through ctx rather than its inputs are
+ * constants of each graph (tj_make_fx): pass as inputs whatever changes
+ * between calls (parameters, batches). Nothing is traced until the first
+ * call. Free with tj_jit_free. NULL on error: TJ_ERR_INVALID_ARGUMENT for a
+ * NULL fn, a negative cache_limit or a non-NULL compile.writeback;
+ * TJ_ERR_OUT_OF_MEMORY. */
+tj_jit *tj_jit_new(tj_trace_fn fn, void *ctx, const tj_jit_options *opts);
+
+/** Frees the jit and every plan it holds (NULL is ignored). Plans returned by
+ * tj_jit_plan become invalid; outputs of tj_jit_run stay valid. */
+void tj_jit_free(tj_jit *j);
+
+/** Calls the compiled function on `inputs` (n of them, real tensors): runs
+ * the plan cached for their signature, after tracing and compiling one when
+ * there is none. The signature is the input count, whether gradients are
+ * recorded (tj_grad_enabled), and for each input its dtype, shape, strides
+ * (of dims longer than 1), whether it requires grad, and its storage offset
+ * where the graph holds for that offset only (a gradient of as_strided
+ * built from it, see tj_plan_run). Writes fn's outputs, new tensors (owned
+ * by the caller, or by the innermost open scope, as tj_plan_run's), into
+ * `outputs` (room for max_outputs) and their count into *n_outputs; inputs
+ * fn updated in place hold their new values (the written-back outputs of
+ * functionalisation are not among `outputs`). A jit runs one call at a
+ * time: it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
+ * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
+ * fewer than fn's outputs (max_outputs; the message gives the count; the
+ * call did not run), and a fake input; TJ_ERR_UNSUPPORTED for a call while
+ * another of this jit is in progress (another thread, or fn calling its own
+ * jit while traced); the errors of tracing (tj_make_fx: fn's own status,
+ * data-dependent operators in fake mode, ...), of tj_pass_functionalize, of
+ * on_graph, of tj_compile and of tj_plan_run (a kernel's error: outputs are
+ * then NULL and written-back inputs may be partly updated);
+ * TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
+                     int *n_outputs);
+
+/** The plan tj_jit_run would run for `inputs` (traced and compiled now when
+ * the jit has none for their signature; not run): for tj_plan_stats, the
+ * profiler (tj_plan_set_profiling) or tj_plan_print_memory, or to compile
+ * ahead of the first call. The inputs may be fake tensors (tj_tensor_fake:
+ * only their signature counts). Borrowed: valid
+ * until the jit evicts it (a later call with another signature, beyond
+ * cache_limit) or is freed; do not free it. Its outputs include those
+ * functionalisation added (tj_plan_num_outputs). NULL on error, as
+ * tj_jit_run's. */
+tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n);
+
+typedef struct tj_jit_statistics {
+    int64_t calls;     /**< tj_jit_run calls that ran a plan */
+    int64_t compiles;  /**< graphs traced and compiled (calls that missed the cache, and tj_jit_plan's) */
+    int64_t evictions; /**< plans dropped for cache_limit */
+    int plans;         /**< plans held now */
+} tj_jit_statistics;
+
+/** Fills `out` with the jit's counts. Errors: TJ_ERR_INVALID_ARGUMENT for a
+ * NULL argument. */
+tj_status tj_jit_stats(const tj_jit *j, tj_jit_statistics *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

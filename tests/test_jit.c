@@ -1,0 +1,273 @@
+/* Compiled functions (tj_jit): one trace and compile per input signature,
+ * the plan reused for every later call with it, in-place updates of inputs
+ * written back, and the errors. Values are small integers, so the expected
+ * results are exact and written out by hand. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "test_util.h"
+
+TestSuite(jit, .init = test_scope_open, .fini = test_scope_close);
+
+/* relu(x @ w^T + b) */
+static tj_status linear_relu(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_relu(tj_linear(in[0], in[1], in[2]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static const int64_t W_SHAPE[2] = {2, 3}, B_SHAPE[1] = {2};
+static const float W[6] = {1, -1, 2, 0, 1, -3}, B[2] = {1, -2};
+
+/* x [rows, 3] holding 0, 1, 2, ... */
+static tj_tensor *x_rows(int64_t rows)
+{
+    float v[12];
+    for (int i = 0; i < 12; i++) v[i] = (float)i;
+    int64_t shape[2] = {rows, 3};
+    return test_f32(2, shape, v);
+}
+
+static void expect_f32(tj_tensor *t, int ndim, const int64_t *shape, const float *want)
+{
+    cr_assert_not_null(t);
+    cr_assert_eq(tj_tensor_ndim(t), ndim);
+    for (int d = 0; d < ndim; d++) cr_assert_eq(tj_tensor_size(t, d), shape[d]);
+    for (int64_t i = 0; i < tj_tensor_numel(t); i++)
+        cr_assert_eq(tj_tensor_item_at(t, i), want[i], "element %ld: %g, expected %g", (long)i,
+                     tj_tensor_item_at(t, i), (double)want[i]);
+}
+
+static tj_jit_statistics stats_of(const tj_jit *j)
+{
+    tj_jit_statistics s;
+    cr_assert_eq(tj_jit_stats(j, &s), TJ_OK);
+    return s;
+}
+
+/* row r of x is (3r, 3r + 1, 3r + 2): x w0 + 1 = 6r + 4 (4, 10, 16, 22) and
+ * x w1 - 2 = -6r - 7 (relu: 0) */
+Test(jit, compiles_once_per_signature_and_reuses_the_plan)
+{
+    tj_jit *j = tj_jit_new(linear_relu, NULL, NULL);
+    cr_assert_not_null(j, "%s", tj_last_error());
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B);
+    static const float want4[8] = {4, 0, 10, 0, 16, 0, 22, 0};
+    const int64_t rows[4] = {4, 4, 3, 4};
+    for (int call = 0; call < 4; call++) {
+        tj_tensor *in[3] = {x_rows(rows[call]), w, b}, *out[2] = {NULL, NULL};
+        int n_out = -1;
+        cr_assert_eq(tj_jit_run(j, in, 3, out, 2, &n_out), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(n_out, 1);
+        cr_assert_null(out[1]);
+        int64_t shape[2] = {rows[call], 2};
+        expect_f32(out[0], 2, shape, want4);
+    }
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.calls, 4);
+    cr_assert_eq(s.compiles, 2); /* batch 4, then batch 3 */
+    cr_assert_eq(s.plans, 2);
+    cr_assert_eq(s.evictions, 0);
+    tj_jit_free(j);
+}
+
+/* The signature: dtype, strides, requires_grad, grad mode; not the values. */
+Test(jit, dtype_strides_and_grad_mode_are_part_of_the_signature)
+{
+    tj_jit *j = tj_jit_new(linear_relu, NULL, NULL);
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    int n_out;
+    tj_tensor *in[3] = {x_rows(2), w, b};
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    /* same signature, other values: no new trace */
+    tj_tensor *x2 = tj_mul_scalar(x_rows(2), tj_v_int(2));
+    tj_tensor *in2[3] = {x2, w, b};
+    cr_assert_eq(tj_jit_run(j, in2, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    static const float want2[4] = {7, 0, 19, 0};
+    expect_f32(out[0], 2, (int64_t[]){2, 2}, want2);
+    cr_assert_eq(stats_of(j).compiles, 1);
+    /* w^T^T: a transposed layout of the same values */
+    tj_tensor *wt = tj_contiguous(tj_t(w));
+    tj_tensor *in3[3] = {x_rows(2), tj_t(wt), b};
+    cr_assert_eq(tj_jit_run(j, in3, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    static const float want1[4] = {4, 0, 10, 0};
+    expect_f32(out[0], 2, (int64_t[]){2, 2}, want1);
+    cr_assert_eq(stats_of(j).compiles, 2);
+    /* requires grad, then the same under no_grad */
+    tj_tensor *wg = test_f32(2, W_SHAPE, W);
+    tj_tensor_set_requires_grad(wg, true);
+    tj_tensor *in4[3] = {x_rows(2), wg, b};
+    cr_assert_eq(tj_jit_run(j, in4, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(stats_of(j).compiles, 3);
+    bool prev = tj_no_grad_begin();
+    cr_assert_eq(tj_jit_run(j, in4, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_no_grad_end(prev);
+    cr_assert_eq(stats_of(j).compiles, 4);
+    /* float64 */
+    tj_tensor *in5[3] = {tj_to_copy(x_rows(2), TJ_FLOAT64), tj_to_copy(w, TJ_FLOAT64), tj_to_copy(b, TJ_FLOAT64)};
+    cr_assert_eq(tj_jit_run(j, in5, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_tensor_dtype(out[0]), TJ_FLOAT64);
+    expect_f32(out[0], 2, (int64_t[]){2, 2}, want1);
+    cr_assert_eq(stats_of(j).compiles, 5);
+    cr_assert_eq(stats_of(j).calls, 6);
+    tj_jit_free(j);
+}
+
+Test(jit, evicts_the_least_recently_used_plan_beyond_the_cache_limit)
+{
+    tj_jit_options o = {.cache_limit = 2};
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &o);
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    int n_out;
+    const int64_t rows[5] = {1, 2, 1, 3, 2}; /* 3 replaces 2 (1 was used since), then 2 replaces 1 */
+    for (int call = 0; call < 5; call++) {
+        tj_tensor *in[3] = {x_rows(rows[call]), w, b};
+        cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    }
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.compiles, 4);
+    cr_assert_eq(s.evictions, 2);
+    cr_assert_eq(s.plans, 2);
+    /* 3 and 2 are held: no compile */
+    tj_tensor *in[3] = {x_rows(3), w, b};
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(stats_of(j).compiles, 4);
+    tj_jit_free(j);
+}
+
+/* w.add_(x); returns sum(w): a parameter updated in place */
+static tj_status accumulate(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    if (!tj_add_(in[0], in[1], tj_v_int(1))) return tj_last_status();
+    out[0] = tj_sum(in[0], TJ_DTYPE_NONE);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(jit, inputs_updated_in_place_are_written_back)
+{
+    tj_jit *j = tj_jit_new(accumulate, NULL, NULL);
+    static const float w0[3] = {1, 2, 3}, x[3] = {10, 20, 30};
+    tj_tensor *w = test_f32(1, (int64_t[]){3}, w0), *in[2] = {w, test_f32(1, (int64_t[]){3}, x)}, *out[1];
+    int n_out;
+    for (int call = 1; call <= 3; call++) {
+        cr_assert_eq(tj_jit_run(j, in, 2, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(n_out, 1);
+        cr_assert_eq(tj_tensor_item_at(out[0], 0), 6 + 60 * call);
+    }
+    static const float want[3] = {31, 62, 93};
+    expect_f32(w, 1, (int64_t[]){3}, want);
+    /* the plan has the written-back output too; the caller sees fn's own */
+    tj_plan *p = tj_jit_plan(j, in, 2);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_num_outputs(p), 2);
+    cr_assert_eq(stats_of(j).compiles, 1);
+    tj_jit_free(j);
+}
+
+typedef struct hook_log {
+    int graphs;
+    bool has_addmm, has_linear;
+    tj_status status;
+} hook_log;
+
+static tj_status record_graph(void *ctx, tj_graph *g)
+{
+    hook_log *log = ctx;
+    log->graphs++;
+    log->has_addmm = tj_graph_count_op(g, tj_op_find("aten::addmm.default")) > 0;
+    log->has_linear = tj_graph_count_op(g, tj_op_find("aten::linear.default")) > 0;
+    cr_assert_str_eq(tj_graph_node_name(g, 0), "x");
+    if (log->status != TJ_OK) return tj_error(log->status, "record_graph: refused");
+    return TJ_OK;
+}
+
+Test(jit, on_graph_sees_each_new_graph_with_the_table_and_names_applied)
+{
+    static const char *const names[3] = {"x", "weight", "bias"};
+    hook_log log = {0};
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_jit_options o = {.decompositions = core, .input_names = names, .on_graph = record_graph, .on_graph_ctx = &log};
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &o);
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    int n_out;
+    tj_tensor *in[3] = {x_rows(2), w, b};
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(log.graphs, 1);
+    cr_assert(!log.has_addmm && !log.has_linear, "the core table lowers linear to primitives");
+    static const float want[4] = {4, 0, 10, 0};
+    expect_f32(out[0], 2, (int64_t[]){2, 2}, want);
+    /* the hook's error fails the call and nothing is cached */
+    log.status = TJ_ERR_UNSUPPORTED;
+    tj_tensor *in1[3] = {x_rows(1), w, b};
+    cr_assert_eq(tj_jit_run(j, in1, 3, out, 1, &n_out), TJ_ERR_UNSUPPORTED);
+    cr_assert_str_eq(tj_last_error(), "record_graph: refused");
+    cr_assert_eq(n_out, 0);
+    cr_assert_eq(stats_of(j).plans, 1);
+    cr_assert_eq(stats_of(j).compiles, 1);
+    tj_jit_free(j);
+    tj_decomp_table_free(core);
+}
+
+/* calls its own jit while traced */
+static tj_status reenter(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_jit **j = ctx;
+    return tj_jit_run(*j, in, n, out, 1, n_out);
+}
+
+static tj_status fails(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)in, (void)n, (void)out, (void)n_out;
+    return tj_error(TJ_ERR_SHAPE, "fails: no");
+}
+
+Test(jit, errors_name_the_problem_and_cache_nothing)
+{
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    int n_out;
+    tj_tensor *in[3] = {x_rows(2), w, b};
+
+    cr_assert_null(tj_jit_new(NULL, NULL, NULL));
+    cr_assert_eq(tj_last_status(), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert_null(tj_jit_new(linear_relu, NULL, &(tj_jit_options){.cache_limit = -1}));
+    cr_assert(strstr(tj_last_error(), "cache_limit"));
+    cr_assert_null(tj_jit_new(linear_relu, NULL, &(tj_jit_options){.compile.writeback = (const int[]){0}}));
+    cr_assert(strstr(tj_last_error(), "writeback"));
+
+    tj_jit *j = tj_jit_new(linear_relu, NULL, NULL);
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 0, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "returns 1 output, outputs has room for 0"), "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in, 3, NULL, 1, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(tj_jit_run(NULL, in, 3, out, 1, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    tj_tensor *fake[3] = {tj_tensor_fake(TJ_FLOAT32, 2, (int64_t[]){2, 3}), w, b};
+    cr_assert_eq(tj_jit_run(j, fake, 3, out, 1, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "input 0 is a fake tensor"), "%s", tj_last_error());
+    /* a shape error of the traced function */
+    tj_tensor *bad[3] = {test_f32(2, (int64_t[]){1, 2}, W), w, b};
+    cr_assert_eq(tj_jit_run(j, bad, 3, out, 1, &n_out), TJ_ERR_SHAPE);
+    cr_assert(strstr(tj_last_error(), "aten::"), "%s", tj_last_error());
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.plans, 1); /* the too-few-outputs call compiled; nothing since */
+    cr_assert_eq(s.calls, 0);
+    /* usable after failed calls */
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(stats_of(j).calls, 1);
+    tj_jit_free(j);
+
+    j = tj_jit_new(fails, NULL, NULL);
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_ERR_SHAPE);
+    cr_assert_str_eq(tj_last_error(), "fails: no");
+    cr_assert_eq(stats_of(j).plans, 0);
+    tj_jit_free(j);
+
+    tj_jit *self = NULL;
+    self = tj_jit_new(reenter, &self, NULL);
+    cr_assert_eq(tj_jit_run(self, in, 3, out, 1, &n_out), TJ_ERR_UNSUPPORTED);
+    cr_assert(strstr(tj_last_error(), "another call of this jit is in progress"), "%s", tj_last_error());
+    tj_jit_free(self);
+}

@@ -1,0 +1,260 @@
+/* Compiled functions (include/tjit/jit.h): plans cached by their inputs'
+ * signature, traced and compiled on the first call that misses. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "plan_internal.h"
+#include "tjit/jit.h"
+
+#define DEFAULT_CACHE_LIMIT 8
+
+/* What a plan was compiled for, of one input. */
+typedef struct input_key {
+    tj_dtype dtype;
+    int ndim;
+    bool requires_grad;
+    bool offset_bound; /* the graph holds for this storage offset only */
+    int64_t offset;
+    int64_t shape[TJ_MAX_DIMS];
+    int64_t strides[TJ_MAX_DIMS];
+} input_key;
+
+typedef struct jit_entry {
+    int n_inputs;
+    bool grad_enabled;
+    input_key *keys;
+    tj_plan *plan;
+    int n_user;        /* fn's own outputs, the plan's outputs not written back */
+    int *user_outputs; /* their plan output indices */
+    tj_tensor **slots; /* per plan output: tj_plan_run_into's tensor (NULL: written back) */
+    uint64_t last_used;
+} jit_entry;
+
+struct tj_jit {
+    tj_trace_fn fn;
+    void *ctx;
+    tj_jit_options opts;
+    int limit;
+    jit_entry *entries; /* limit of them, n_entries used */
+    int n_entries;
+    uint64_t clock;
+    atomic_flag busy;
+    tj_jit_statistics stats;
+};
+
+tj_jit *tj_jit_new(tj_trace_fn fn, void *ctx, const tj_jit_options *opts)
+{
+    tj_jit_options o = opts ? *opts : (tj_jit_options){0};
+    if (!fn || o.cache_limit < 0 || o.compile.writeback) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_new: %s",
+                 !fn ? "NULL function"
+                 : o.cache_limit < 0 ? "negative cache_limit"
+                                     : "compile.writeback must be NULL (each graph has its own write-backs)");
+        return NULL;
+    }
+    tj_jit *j = tj_alloc(sizeof *j);
+    int limit = o.cache_limit ? o.cache_limit : DEFAULT_CACHE_LIMIT;
+    jit_entry *entries = j ? tj_alloc(sizeof *entries * (size_t)limit) : NULL;
+    if (!entries) {
+        if (j) tj_free(j, sizeof *j);
+        tj_oom("tj_jit_new", sizeof *j + sizeof *entries * (size_t)limit);
+        return NULL;
+    }
+    *j = (tj_jit){.fn = fn, .ctx = ctx, .opts = o, .limit = limit, .entries = entries};
+    atomic_flag_clear(&j->busy);
+    return j;
+}
+
+static void entry_free(jit_entry *e)
+{
+    size_t n_out = e->plan && e->plan->n_outputs ? (size_t)e->plan->n_outputs : 1;
+    tj_plan_free(e->plan);
+    if (e->keys) tj_free(e->keys, sizeof *e->keys * (size_t)(e->n_inputs ? e->n_inputs : 1));
+    if (e->user_outputs) tj_free(e->user_outputs, sizeof(int) * n_out);
+    if (e->slots) tj_free(e->slots, sizeof(tj_tensor *) * n_out);
+    *e = (jit_entry){0};
+}
+
+void tj_jit_free(tj_jit *j)
+{
+    if (!j) return;
+    for (int i = 0; i < j->n_entries; i++) entry_free(&j->entries[i]);
+    tj_free(j->entries, sizeof *j->entries * (size_t)j->limit);
+    tj_free(j, sizeof *j);
+}
+
+/* A dim of length 0 or 1 has no stride to speak of (the plan accepts any). */
+static int64_t stride_key(const tj_tensor *t, int d) { return t->shape[d] > 1 ? t->strides[d] : 0; }
+
+static void key_of(const tj_tensor *t, input_key *k)
+{
+    *k = (input_key){.dtype = t->dtype, .ndim = t->ndim, .requires_grad = tj_tensor_requires_grad(t)};
+    memcpy(k->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    for (int d = 0; d < t->ndim; d++) k->strides[d] = stride_key(t, d);
+    k->offset = t->offset;
+}
+
+static bool key_matches(const input_key *k, const tj_tensor *t)
+{
+    if (k->dtype != t->dtype || k->ndim != t->ndim || (k->offset_bound && k->offset != t->offset)) return false;
+    for (int d = 0; d < k->ndim; d++)
+        if (k->shape[d] != t->shape[d] || k->strides[d] != stride_key(t, d)) return false;
+    return k->requires_grad == tj_tensor_requires_grad(t);
+}
+
+static jit_entry *lookup(tj_jit *j, tj_tensor *const *inputs, int n)
+{
+    bool grad = tj_grad_enabled();
+    for (int i = 0; i < j->n_entries; i++) {
+        jit_entry *e = &j->entries[i];
+        if (e->n_inputs != n || e->grad_enabled != grad) continue;
+        int k = 0;
+        while (k < n && key_matches(&e->keys[k], inputs[k])) k++;
+        if (k == n) return e;
+    }
+    return NULL;
+}
+
+/* fn's graph for these inputs, functionalised and shown to on_graph; NULL on error. */
+static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n)
+{
+    tj_graph *g = tj_make_fx_named(j->fn, j->ctx, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
+                                   j->opts.input_names);
+    if (!g) return NULL;
+    tj_status st = tj_pass_functionalize(g) < 0 ? tj_last_status() : TJ_OK;
+    if (st == TJ_OK && j->opts.on_graph && (st = j->opts.on_graph(j->opts.on_graph_ctx, g)) != TJ_OK &&
+        tj_last_status() != st)
+        tj_error(st, "tj_jit_run: on_graph returned status %d", (int)st);
+    if (st == TJ_OK) return g;
+    tj_graph_free(g);
+    return NULL;
+}
+
+/* The entry's plan and tables for fn's graph on these inputs. */
+static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_entry *e)
+{
+    *e = (jit_entry){.n_inputs = n, .grad_enabled = tj_grad_enabled()};
+    tj_graph *g = trace(j, inputs, n);
+    if (!g) return tj_last_status();
+    e->plan = tj_compile(g, &j->opts.compile);
+    tj_graph_free(g);
+    if (!e->plan) return tj_last_status();
+    const tj_plan *p = e->plan;
+    /* sized as entry_free frees them: at least one element */
+    size_t key_bytes = sizeof *e->keys * (size_t)(n ? n : 1), n_out = (size_t)(p->n_outputs ? p->n_outputs : 1);
+    e->keys = tj_alloc(key_bytes);
+    e->user_outputs = tj_alloc(sizeof(int) * n_out);
+    e->slots = tj_alloc(sizeof(tj_tensor *) * n_out);
+    if (!e->keys || !e->user_outputs || !e->slots)
+        return tj_oom("tj_jit_run", key_bytes + (sizeof(int) + sizeof(tj_tensor *)) * n_out);
+    for (int i = 0; i < n; i++) {
+        key_of(inputs[i], &e->keys[i]);
+        e->keys[i].offset_bound = p->values[p->input_values[i]].geometry_bound != NULL;
+    }
+    for (int k = 0; k < p->n_outputs; k++)
+        if (p->writeback[k] < 0) e->user_outputs[e->n_user++] = k;
+    return TJ_OK;
+}
+
+/* The cached entry for these inputs, or a new one (replacing the least
+ * recently used at the cache limit); NULL on error. Fake inputs only when
+ * the plan is not to run. */
+static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n, const char *fn, bool allow_fake)
+{
+    for (int i = 0; i < n; i++)
+        if (!inputs[i] || (!allow_fake && tj_tensor_is_fake(inputs[i]))) {
+            tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d is %s", fn, i,
+                     inputs[i] ? "a fake tensor (the plan runs on real ones)" : "NULL");
+            return NULL;
+        }
+    jit_entry *e = lookup(j, inputs, n);
+    if (!e) {
+        jit_entry fresh;
+        tj_status st = entry_build(j, inputs, n, &fresh);
+        if (st != TJ_OK) {
+            entry_free(&fresh);
+            return NULL;
+        }
+        j->stats.compiles++;
+        if (j->n_entries < j->limit) e = &j->entries[j->n_entries++];
+        else {
+            e = &j->entries[0];
+            for (int i = 1; i < j->n_entries; i++)
+                if (j->entries[i].last_used < e->last_used) e = &j->entries[i];
+            entry_free(e);
+            j->stats.evictions++;
+        }
+        *e = fresh;
+    }
+    e->last_used = ++j->clock;
+    return e;
+}
+
+static bool enter(tj_jit *j)
+{
+    if (!atomic_flag_test_and_set(&j->busy)) return true;
+    tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_run: another call of this jit is in progress (a jit runs one call at a time)");
+    return false;
+}
+
+tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n)
+{
+    if (!j || (!inputs && n) || n < 0) {
+        tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_plan: NULL jit or inputs, or a negative count");
+        return NULL;
+    }
+    if (!enter(j)) return NULL;
+    jit_entry *e = entry_for(j, inputs, n, "tj_jit_plan", true);
+    atomic_flag_clear(&j->busy);
+    return e ? e->plan : NULL;
+}
+
+/* Runs e's plan: new tensors for fn's outputs, NULL for the written-back ones. */
+static tj_status entry_run(jit_entry *e, tj_tensor *const *inputs, int n, tj_tensor **outputs)
+{
+    const tj_plan *p = e->plan;
+    tj_status st = TJ_OK;
+    for (int k = 0; k < p->n_outputs; k++) e->slots[k] = NULL;
+    for (int u = 0; u < e->n_user && st == TJ_OK; u++) {
+        const tj_pvalue *v = &p->values[p->output_values[e->user_outputs[u]]];
+        if (!(e->slots[e->user_outputs[u]] = tj_tensor_empty(v->dtype, v->ndim, v->shape))) st = tj_last_status();
+    }
+    if (st == TJ_OK) st = tj_plan_run_into(e->plan, inputs, n, e->slots);
+    for (int u = 0; u < e->n_user; u++) {
+        tj_tensor **slot = &e->slots[e->user_outputs[u]];
+        if (st != TJ_OK) tj_scope_drop(*slot);
+        outputs[u] = st == TJ_OK ? *slot : NULL;
+        *slot = NULL;
+    }
+    return st;
+}
+
+tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
+                     int *n_outputs)
+{
+    if (!j || (!inputs && n) || n < 0 || !n_outputs || (!outputs && max_outputs > 0) || max_outputs < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "tj_jit_run: NULL jit, inputs or n_outputs, NULL outputs with room for %d, or a negative count",
+                        max_outputs);
+    *n_outputs = 0;
+    if (!enter(j)) return tj_last_status();
+    jit_entry *e = entry_for(j, inputs, n, "tj_jit_run", false);
+    tj_status st = e ? TJ_OK : tj_last_status();
+    if (e && e->n_user > max_outputs)
+        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: the function returns %d output%s, outputs has room for %d",
+                      e->n_user, e->n_user == 1 ? "" : "s", max_outputs);
+    if (st == TJ_OK && (st = entry_run(e, inputs, n, outputs)) == TJ_OK) {
+        *n_outputs = e->n_user;
+        j->stats.calls++;
+    }
+    atomic_flag_clear(&j->busy);
+    return st;
+}
+
+tj_status tj_jit_stats(const tj_jit *j, tj_jit_statistics *out)
+{
+    if (!j || !out) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_stats: NULL argument");
+    *out = j->stats;
+    out->plans = j->n_entries;
+    return TJ_OK;
+}
