@@ -271,3 +271,41 @@ Test(jit, errors_name_the_problem_and_cache_nothing)
     cr_assert(strstr(tj_last_error(), "another call of this jit is in progress"), "%s", tj_last_error());
     tj_jit_free(self);
 }
+
+/* reads a value to choose what to compute: no graph can hold that */
+static tj_status branchy(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_tensor_item_at(in[0], 0) > 0 ? tj_mul_scalar(in[0], tj_v_int(2)) : tj_neg(in[0]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(jit, eager_fallback_calls_a_function_that_cannot_be_traced)
+{
+    static const float pos[2] = {1, -3}, neg[2] = {-1, 3};
+    tj_tensor *in_pos[1] = {test_f32(1, (int64_t[]){2}, pos)}, *in_neg[1] = {test_f32(1, (int64_t[]){2}, neg)}, *out[1];
+    int n_out;
+    tj_jit *strict = tj_jit_new(branchy, NULL, NULL);
+    cr_assert_eq(tj_jit_run(strict, in_pos, 1, out, 1, &n_out), TJ_ERR_UNSUPPORTED);
+    cr_assert_eq(stats_of(strict).plans, 0);
+    tj_jit_free(strict);
+
+    tj_jit *j = tj_jit_new(branchy, NULL, &(tj_jit_options){.eager_fallback = true});
+    cr_assert_eq(tj_jit_run(j, in_pos, 1, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, 1);
+    static const float want_pos[2] = {2, -6}, want_neg[2] = {1, -3};
+    expect_f32(out[0], 1, (int64_t[]){2}, want_pos);
+    cr_assert_eq(tj_jit_run(j, in_neg, 1, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    expect_f32(out[0], 1, (int64_t[]){2}, want_neg);
+    cr_assert_eq(tj_jit_run(j, in_neg, 1, out, 0, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "returns 1 output, outputs has room for 0"), "%s", tj_last_error());
+    cr_assert_null(tj_jit_plan(j, in_pos, 1));
+    cr_assert_eq(tj_last_status(), TJ_ERR_UNSUPPORTED);
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.compiles, 1);
+    cr_assert_eq(s.eager_signatures, 1);
+    cr_assert_eq(s.eager_calls, 2);
+    cr_assert_eq(s.calls, 2);
+    tj_jit_free(j);
+}

@@ -23,7 +23,7 @@ typedef struct jit_entry {
     int n_inputs;
     bool grad_enabled;
     input_key *keys;
-    tj_plan *plan;
+    tj_plan *plan;     /* NULL: fn is called eagerly (eager_fallback) */
     int n_user;        /* fn's own outputs, the plan's outputs not written back */
     int *user_outputs; /* their plan output indices */
     tj_tensor **slots; /* per plan output: tj_plan_run_into's tensor (NULL: written back) */
@@ -130,18 +130,20 @@ static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n)
     return NULL;
 }
 
-/* The entry's plan and tables for fn's graph on these inputs. */
+/* The entry's plan and tables for fn's graph on these inputs; without a
+ * plan (fn called eagerly) when that is unsupported and eager_fallback on. */
 static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_entry *e)
 {
     *e = (jit_entry){.n_inputs = n, .grad_enabled = tj_grad_enabled()};
     tj_graph *g = trace(j, inputs, n);
-    if (!g) return tj_last_status();
-    e->plan = tj_compile(g, &j->opts.compile);
-    tj_graph_free(g);
-    if (!e->plan) return tj_last_status();
+    if (g) {
+        e->plan = tj_compile(g, &j->opts.compile);
+        tj_graph_free(g);
+    }
+    if (!e->plan && !(j->opts.eager_fallback && tj_last_status() == TJ_ERR_UNSUPPORTED)) return tj_last_status();
     const tj_plan *p = e->plan;
     /* sized as entry_free frees them: at least one element */
-    size_t key_bytes = sizeof *e->keys * (size_t)(n ? n : 1), n_out = (size_t)(p->n_outputs ? p->n_outputs : 1);
+    size_t key_bytes = sizeof *e->keys * (size_t)(n ? n : 1), n_out = (size_t)(p && p->n_outputs ? p->n_outputs : 1);
     e->keys = tj_alloc(key_bytes);
     e->user_outputs = tj_alloc(sizeof(int) * n_out);
     e->slots = tj_alloc(sizeof(tj_tensor *) * n_out);
@@ -149,9 +151,9 @@ static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_ent
         return tj_oom("tj_jit_run", key_bytes + (sizeof(int) + sizeof(tj_tensor *)) * n_out);
     for (int i = 0; i < n; i++) {
         key_of(inputs[i], &e->keys[i]);
-        e->keys[i].offset_bound = p->values[p->input_values[i]].geometry_bound != NULL;
+        e->keys[i].offset_bound = p && p->values[p->input_values[i]].geometry_bound != NULL;
     }
-    for (int k = 0; k < p->n_outputs; k++)
+    for (int k = 0; p && k < p->n_outputs; k++)
         if (p->writeback[k] < 0) e->user_outputs[e->n_user++] = k;
     return TJ_OK;
 }
@@ -176,6 +178,7 @@ static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n, const ch
             return NULL;
         }
         j->stats.compiles++;
+        j->stats.eager_signatures += !fresh.plan;
         if (j->n_entries < j->limit) e = &j->entries[j->n_entries++];
         else {
             e = &j->entries[0];
@@ -206,6 +209,8 @@ tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n)
     if (!enter(j)) return NULL;
     jit_entry *e = entry_for(j, inputs, n, "tj_jit_plan", true);
     atomic_flag_clear(&j->busy);
+    if (e && !e->plan)
+        tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_plan: no plan: the function runs eagerly for these inputs (eager_fallback)");
     return e ? e->plan : NULL;
 }
 
@@ -229,6 +234,33 @@ static tj_status entry_run(jit_entry *e, tj_tensor *const *inputs, int n, tj_ten
     return st;
 }
 
+static tj_status too_few_outputs(int n_out, int max_outputs)
+{
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: the function returns %d output%s, outputs has room for %d", n_out,
+                    n_out == 1 ? "" : "s", max_outputs);
+}
+
+/* fn called as it is, in a scope of its own: new references to its outputs. */
+static tj_status call_eagerly(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
+                              int *n_outputs)
+{
+    tj_tensor *out[TJ_MAX_GRAPH_OUTPUTS];
+    int n_out = 0;
+    tj_scope *scope = tj_scope_begin();
+    if (!scope) return tj_oom("tj_jit_run", sizeof(void *));
+    tj_status st = j->fn(j->ctx, inputs, n, out, &n_out);
+    if (st == TJ_OK && n_out > max_outputs) st = too_few_outputs(n_out, max_outputs);
+    for (int k = 0; st == TJ_OK && k < n_out; k++) outputs[k] = tj_tensor_retain(out[k]);
+    tj_scope_end(scope);
+    for (int k = 0; st == TJ_OK && k < n_out; k++)
+        if ((st = tj_scope_adopt(outputs[k])) != TJ_OK) {
+            for (int i = k; i < n_out; i++) tj_tensor_release(outputs[i]);
+            for (int i = 0; i < k; i++) tj_scope_drop(outputs[i]);
+        }
+    if (st == TJ_OK) *n_outputs = n_out;
+    return st;
+}
+
 tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
                      int *n_outputs)
 {
@@ -240,13 +272,13 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
     if (!enter(j)) return tj_last_status();
     jit_entry *e = entry_for(j, inputs, n, "tj_jit_run", false);
     tj_status st = e ? TJ_OK : tj_last_status();
-    if (e && e->n_user > max_outputs)
-        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: the function returns %d output%s, outputs has room for %d",
-                      e->n_user, e->n_user == 1 ? "" : "s", max_outputs);
-    if (st == TJ_OK && (st = entry_run(e, inputs, n, outputs)) == TJ_OK) {
+    if (e && !e->plan) {
+        if ((st = call_eagerly(j, inputs, n, outputs, max_outputs, n_outputs)) == TJ_OK) j->stats.eager_calls++;
+    } else if (e && e->n_user > max_outputs)
+        st = too_few_outputs(e->n_user, max_outputs);
+    else if (st == TJ_OK && (st = entry_run(e, inputs, n, outputs)) == TJ_OK)
         *n_outputs = e->n_user;
-        j->stats.calls++;
-    }
+    if (st == TJ_OK) j->stats.calls++;
     atomic_flag_clear(&j->busy);
     return st;
 }

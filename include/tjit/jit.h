@@ -48,6 +48,14 @@ typedef struct tj_jit_options {
     const char *const *input_names;
     tj_jit_graph_fn on_graph; /**< see tj_jit_graph_fn; NULL: none */
     void *on_graph_ctx;
+    /** When tracing, functionalising or compiling fails with
+     * TJ_ERR_UNSUPPORTED (fn reads a value, tj_tensor_item_at, to decide
+     * what to compute; a data-dependent operator; a mutation
+     * functionalisation cannot express), call fn eagerly for that signature
+     * from then on instead of failing, as torch.compile falls back to eager
+     * at a graph break (tj_jit_statistics.eager_signatures counts them).
+     * Off: the call fails with that error. */
+    bool eager_fallback;
 } tj_jit_options;
 
 /** A compiled function of `fn` (with `ctx`, borrowed: it must outlive the
@@ -65,7 +73,8 @@ void tj_jit_free(tj_jit *j);
 
 /** Calls the compiled function on `inputs` (n of them, real tensors): runs
  * the plan cached for their signature, after tracing and compiling one when
- * there is none. The signature is the input count, whether gradients are
+ * there is none (or calls fn eagerly: see eager_fallback; its outputs are
+ * then new references to the tensors fn returned). The signature is the input count, whether gradients are
  * recorded (tj_grad_enabled), and for each input its dtype, shape, strides
  * (of dims longer than 1), whether it requires grad, and its storage offset
  * where the graph holds for that offset only (a gradient of as_strided
@@ -88,7 +97,8 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
                      int *n_outputs);
 
 /** The plan tj_jit_run would run for `inputs` (traced and compiled now when
- * the jit has none for their signature; not run): for tj_plan_stats, the
+ * the jit has none for their signature; not run; NULL with TJ_ERR_UNSUPPORTED
+ * for a signature that fell back to eager): for tj_plan_stats, the
  * profiler (tj_plan_set_profiling) or tj_plan_print_memory, or to compile
  * ahead of the first call. The inputs may be fake tensors (tj_tensor_fake:
  * only their signature counts). Borrowed: valid
@@ -99,10 +109,12 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
 tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n);
 
 typedef struct tj_jit_statistics {
-    int64_t calls;     /**< tj_jit_run calls that ran a plan */
+    int64_t calls;     /**< tj_jit_run calls that succeeded */
     int64_t compiles;  /**< graphs traced and compiled (calls that missed the cache, and tj_jit_plan's) */
     int64_t evictions; /**< plans dropped for cache_limit */
-    int plans;         /**< plans held now */
+    int64_t eager_calls; /**< of calls, those that called fn eagerly (eager_fallback) */
+    int64_t eager_signatures; /**< of compiles, those that failed and fell back to eager */
+    int plans;         /**< plans held now (eager signatures among them) */
 } tj_jit_statistics;
 
 /** Fills `out` with the jit's counts. Errors: TJ_ERR_INVALID_ARGUMENT for a
