@@ -1,4 +1,6 @@
-/* tjit demo: a short tour of the tensor API and the dispatcher's modes. */
+/* tjit demo: a short tour of the tensor API, the dispatcher's modes and a
+ * compiled function. */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,41 @@ static void show(const char *label, tj_tensor *t)
     printf("%s]\n", tj_tensor_numel(t) > 8 ? ", ..." : "");
 }
 
+/* gelu(x * w): the function the demo compiles */
+static tj_status scaled_gelu(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_gelu(tj_mul(in[0], in[1]), "none");
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status print_graph(void *ctx, tj_graph *g)
+{
+    (void)ctx;
+    printf("(traced)\n");
+    return tj_graph_print(g, stdout);
+}
+
+/* A compiled function traces once per input signature and replays the plan. */
+static void compiled_function(tj_tensor *x, tj_tensor *w)
+{
+    printf("\nA compiled function (tj_jit, as torch.compile) traces and compiles once per input signature:\n");
+    tj_jit *f = tj_jit_new(scaled_gelu, NULL, &(tj_jit_options){.on_graph = print_graph});
+    tj_tensor *rows[3] = {x, tj_mul_scalar(x, tj_v_int(2)), tj_slice(x, 0, true, 0, true, 1, 1)};
+    const char *labels[3] = {"f(x, w)", "f(2 x, w) (replayed)", "f(x[:1], w) (new shape)"};
+    for (int i = 0; f && i < 3; i++) {
+        tj_tensor *in[2] = {rows[i], w}, *out[1] = {NULL};
+        int n_out;
+        tj_jit_run(f, in, 2, out, 1, &n_out);
+        show(labels[i], out[0]);
+    }
+    tj_jit_statistics st = {0};
+    tj_jit_stats(f, &st);
+    printf("%" PRId64 " calls, %" PRId64 " traced and compiled\n", st.calls, st.compiles);
+    tj_jit_free(f);
+}
+
 int cmd_demo(int argc, char **argv)
 {
     if (argc > 1) {
@@ -27,7 +64,7 @@ int cmd_demo(int argc, char **argv)
         if (!help)
             fprintf(stderr, argv[1][0] == '-' ? "tjit demo: unrecognized option '%s'\n" : "tjit demo: unexpected argument '%s'\n\n",
                     argv[1]);
-        fprintf(help ? stdout : stderr, "usage: tjit demo\n\nA short tour of the tensor API and the dispatcher's modes.\n");
+        fprintf(help ? stdout : stderr, "usage: tjit demo\n\nA short tour of the tensor API, the dispatcher's modes and a compiled function.\n");
         return help ? 0 : 2;
     }
     tj_scope *scope = tj_scope_begin();
@@ -49,6 +86,7 @@ int cmd_demo(int argc, char **argv)
     tj_mode_pop(tj_logger_mode_base(logger));
     tj_logger_mode_free(logger);
     show("softmax(x * w, -1)", y);
+    compiled_function(x, w);
     tj_scope_end(scope);
     return 0;
 }
