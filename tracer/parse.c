@@ -470,6 +470,71 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     return TJ_OK;
 }
 
+static bool is_number(const tj_garg *a)
+{
+    return a->kind == TJ_GA_INT || a->kind == TJ_GA_FLOAT || a->kind == TJ_GA_BOOL;
+}
+
+/* Whether cand is op's Scalar overload for the numbers given at the Tensor
+ * arguments in `numbers` (bit i: argument i): the same operator, argument
+ * names, returns and mutations, a Scalar at each of those arguments and
+ * elsewhere the same types, except that an optional Tensor left None may be
+ * an optional Scalar (clamp.Tensor(%x, 0) is clamp(%x, 0)). */
+static bool is_scalar_overload(const tj_op *cand, const tj_op *op, unsigned numbers, const tj_garg *args,
+                               const bool *given)
+{
+    if (cand == op || strcmp(cand->ns, op->ns) != 0 || strcmp(cand->base, op->base) != 0 || cand->nargs != op->nargs ||
+        cand->nreturns != op->nreturns || cand->mutated_args != op->mutated_args)
+        return false;
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_arg_spec *a = &op->args[i], *b = &cand->args[i];
+        bool left_none = a->optional && (given[i] ? args[i].kind == TJ_GA_NONE : a->def.kind == TJ_V_NONE);
+        if (strcmp(a->name, b->name) != 0) return false;
+        if (numbers >> i & 1) {
+            if (b->type != TJ_A_SCALAR) return false;
+        } else if (a->type == TJ_A_TENSOR && left_none) {
+            if (!b->optional || (b->type != TJ_A_TENSOR && b->type != TJ_A_SCALAR)) return false;
+        } else if (b->type != a->type || b->optional != a->optional) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A number written where *op wants a Tensor is a wrapped number, which ATen
+ * treats as a Scalar (type promotion included): torch 1.13's make_fx
+ * records `x + 1` as aten.add.Tensor(%x, 1), tjit's tracer as
+ * aten.add.Scalar(%x, 1). Switches *op to its overload that takes Scalars
+ * there (is_scalar_overload), or names the arguments none takes as Scalars.
+ * at[i]: where argument i starts in the text. */
+static tj_status use_scalar_overload(parser *ps, const tj_op **op, const tj_garg *args, const bool *given,
+                                     const char *const *at)
+{
+    unsigned numbers = 0;
+    char names[160] = "";
+    int first = -1, n = 0;
+    for (int i = 0; i < (*op)->nargs; i++)
+        if (given[i] && (*op)->args[i].type == TJ_A_TENSOR && is_number(&args[i])) {
+            numbers |= 1u << i;
+            if (first < 0) first = i;
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s'%s'", n++ ? ", " : "", (*op)->args[i].name);
+        }
+    if (!numbers) return TJ_OK;
+    for (int k = 0; k < tj_op_count(); k++) {
+        const tj_op *cand = tj_op_at(k);
+        if (is_scalar_overload(cand, *op, numbers, args, given)) {
+            *op = cand;
+            return TJ_OK;
+        }
+    }
+    char msg[300];
+    if (n == 1) snprintf(msg, sizeof msg, "%s: argument %s wants a Tensor; no overload takes a Scalar there", (*op)->name, names);
+    else snprintf(msg, sizeof msg, "%s: arguments %s want Tensors; no overload takes Scalars there", (*op)->name, names);
+    ps->p = at[first];
+    return perr(ps, msg);
+}
+
 static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int n_targets)
 {
     char ns[32], base[64], overload[32], full[160], msg[256];
@@ -485,6 +550,7 @@ static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int
     if (expect(ps, "(") != TJ_OK) return TJ_ERR_PARSE;
     tj_garg args[TJ_MAX_ARGS];
     bool given[TJ_MAX_ARGS] = {false};
+    const char *at[TJ_MAX_ARGS];
     int pos = 0;
     bool keyword_seen = false;
     while (!accept(ps, ")")) {
@@ -514,10 +580,13 @@ static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int
             snprintf(msg, sizeof msg, "argument '%s' given twice", op->args[slot].name);
             return perr(ps, msg);
         }
+        skip_spaces(ps);
+        at[slot] = ps->p;
         if (parse_value(ps, &args[slot]) != TJ_OK) return TJ_ERR_PARSE;
         given[slot] = true;
         if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
     }
+    if (use_scalar_overload(ps, &op, args, given, at) != TJ_OK) return TJ_ERR_PARSE;
     return add_call(ps, op, args, given, names, n_targets);
 }
 

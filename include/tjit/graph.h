@@ -159,7 +159,16 @@ char *tj_graph_to_string(const tj_graph *g);
  * input (tj_compile's rule: it is the input's new value), or an output
  * that is (a view of) an input another output is written back into
  * (tj_compile's rule: the write-backs run one after another). Output values
- * are re-inferred with the operators' shape functions. */
+ * are re-inferred with the operators' shape functions. A number (int, float,
+ * True / False) where the operator wants a Tensor is a wrapped number, as
+ * torch 1.13's make_fx writes `aten.add.Tensor(%x_1, 1)`: the call is
+ * recorded under the overload of the same operator that takes a Scalar
+ * there and is otherwise the same (add.Scalar; where.ScalarOther,
+ * ScalarSelf or Scalar; remainder.Scalar_Tensor for a number as self),
+ * whose type promotion is ATen's for a wrapped number, so it prints back
+ * as that overload; where none exists the error names the operator and
+ * the argument ("aten::maximum: argument 'other' wants a Tensor; no
+ * overload takes a Scalar there"). */
 tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape;
  * a placeholder's also with its geometry as the text gives it (strides

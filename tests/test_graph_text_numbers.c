@@ -1,0 +1,164 @@
+/* Numbers in graph text: a number written where an operator wants a Tensor
+ * (torch 1.13's make_fx records `x + 1` as aten.add.Tensor(x_1, 1), a
+ * wrapped number) reads as the operator's Scalar overload.
+ *
+ * The values are torch 1.13's, from /usr/bin/python3 with
+ *     a = torch.ops.aten
+ *     x = torch.tensor([-1.5, 0.25, 2.0]); xi = torch.tensor([1, -2, 3]); c = x > 0
+ *     ((x + 1) * 2.5 - torch.where(x > 0, x, 0.) + torch.pow(x, 2)).tolist()  # [1.0, 2.9375, 9.5]
+ *     a.add.Tensor(xi, 2.5)              # float32 [3.5, 0.5, 5.5]
+ *     a.add.Tensor(xi, 2)                # int64 [3, 0, 5]
+ *     a.mul.Tensor(xi, True)             # int64 [1, -2, 3]
+ *     a.eq.Scalar(xi, 3)                 # bool [False, False, True]
+ *     a.div.Tensor(xi, 2)                # float32 [0.5, -1.0, 1.5]
+ *     a.sub.Tensor(xi, 1, alpha=2)       # int64 [-1, -4, 1]
+ *     a.where.ScalarOther(c, xi, 0.5)    # float32 [0.5, -2.0, 3.0]
+ *     a.remainder.Scalar_Tensor(5, x)    # float32 [-1.0, 0.0, 1.0]
+ *     a.where.ScalarSelf(c, 1, x)        # float32 [-1.5, 1.0, 1.0]
+ *     a.where.Scalar(c, 1, 0.5)          # float32 [0.5, 1.0, 1.0]
+ * (torch.ops refuses a number for eq.Tensor's or where.self's Tensor, which
+ * make_fx's text still holds; the Scalar overloads give ATen's meaning of a
+ * wrapped number.) */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+TestSuite(graph_text_numbers, .init = test_scope_open, .fini = test_scope_close);
+
+static const int64_t S3[1] = {3};
+static const float X[3] = {-1.5f, 0.25f, 2.f};
+static const int64_t XI[3] = {1, -2, 3};
+static const bool C[3] = {false, true, true}; /* x > 0 */
+
+static tj_graph *parse(const char *text)
+{
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    return g;
+}
+
+static void expect_prints(const tj_graph *g, const char *want)
+{
+    char *text = tj_graph_to_string(g);
+    cr_assert_not_null(text);
+    cr_expect_str_eq(text, want);
+    free(text);
+}
+
+/* t is int64 or bool with n elements equal to want's. */
+static void expect_exact(const tj_tensor *t, tj_dtype dtype, const int64_t *want, int n)
+{
+    test_assert_dtype_shape(t, dtype, 1, (const int64_t[]){n});
+    for (int i = 0; i < n; i++)
+        cr_expect_eq(tj_tensor_item_at(t, i), (double)want[i], "element %d: %g, torch %lld", i,
+                     tj_tensor_item_at(t, i), (long long)want[i]);
+}
+
+Test(graph_text_numbers, make_fx_text_with_wrapped_numbers_runs_as_torch)
+{
+    /* make_fx's code for the function above, with its scalar_tensor for
+     * where's 0. written as the number */
+    tj_graph *g = parse("graph(%x_1 : f32[3]):\n"
+                        "    %add = aten.add.Tensor(%x_1, 1)\n"
+                        "    %mul = aten.mul.Tensor(%add, 2.5)\n"
+                        "    %gt = aten.gt.Scalar(%x_1, 0)\n"
+                        "    %where = aten.where.self(%gt, %x_1, 0.)\n"
+                        "    %sub = aten.sub.Tensor(%mul, %where)\n"
+                        "    %pow_1 = aten.pow.Tensor_Scalar(%x_1, 2)\n"
+                        "    %add_1 = aten.add.Tensor(%sub, %pow_1)\n"
+                        "    return (%add_1,)\n");
+    expect_prints(g, "graph(%x_1 : f32[3]):\n"
+                     "    %add = aten.add.Scalar(%x_1, 1)\n"
+                     "    %mul = aten.mul.Scalar(%add, 2.5)\n"
+                     "    %gt = aten.gt.Scalar(%x_1, 0)\n"
+                     "    %where = aten.where.ScalarOther(%gt, %x_1, 0.0)\n"
+                     "    %sub = aten.sub.Tensor(%mul, %where)\n"
+                     "    %pow_1 = aten.pow.Tensor_Scalar(%x_1, 2)\n"
+                     "    %add_1 = aten.add.Tensor(%sub, %pow_1)\n"
+                     "    return (%add_1,)\n");
+    tj_tensor *x = test_f32(1, S3, X), *out;
+    cr_assert_eq(tj_graph_run(g, &x, 1, &out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out, (const float[]){1.f, 2.9375f, 9.5f}, 3, 0);
+    tj_graph_free(g);
+}
+
+Test(graph_text_numbers, wrapped_numbers_promote_as_scalars)
+{
+    tj_graph *g = parse("graph(%x : i64[3], %c : b8[3]):\n"
+                        "    %a = aten.add.Tensor(%x, 2.5)\n"
+                        "    %b = aten.add.Tensor(%x, 2)\n"
+                        "    %m = aten.mul.Tensor(%x, True)\n"
+                        "    %e = aten.eq.Tensor(%x, 3)\n"
+                        "    %d = aten.div.Tensor(%x, 2)\n"
+                        "    %s = aten.sub.Tensor(%x, 1, alpha = 2)\n"
+                        "    %w = aten.where.self(%c, %x, 0.5)\n"
+                        "    return (%a, %b, %m, %e, %d, %s, %w)\n");
+    expect_prints(g, "graph(%x : i64[3], %c : b8[3]):\n"
+                     "    %a = aten.add.Scalar(%x, 2.5)\n"
+                     "    %b = aten.add.Scalar(%x, 2)\n"
+                     "    %m = aten.mul.Scalar(%x, True)\n"
+                     "    %e = aten.eq.Scalar(%x, 3)\n"
+                     "    %d = aten.div.Scalar(%x, 2)\n"
+                     "    %s = aten.sub.Scalar(%x, 1, 2)\n"
+                     "    %w = aten.where.ScalarOther(%c, %x, 0.5)\n"
+                     "    return (%a, %b, %m, %e, %d, %s, %w)\n");
+    tj_tensor *in[2] = {test_i64(1, S3, XI), test_tensor(TJ_BOOL, 1, S3, C)}, *out[7];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], (const float[]){3.5f, 0.5f, 5.5f}, 3, 0);
+    expect_exact(out[1], TJ_INT64, (const int64_t[]){3, 0, 5}, 3);
+    expect_exact(out[2], TJ_INT64, (const int64_t[]){1, -2, 3}, 3);
+    expect_exact(out[3], TJ_BOOL, (const int64_t[]){0, 0, 1}, 3);
+    test_expect_f32(out[4], (const float[]){0.5f, -1.f, 1.5f}, 3, 0);
+    expect_exact(out[5], TJ_INT64, (const int64_t[]){-1, -4, 1}, 3);
+    test_expect_f32(out[6], (const float[]){0.5f, -2.f, 3.f}, 3, 0);
+    tj_graph_free(g);
+}
+
+Test(graph_text_numbers, a_number_as_self_takes_the_overload_with_a_scalar_self)
+{
+    tj_graph *g = parse("graph(%x : f32[3], %c : b8[3]):\n"
+                        "    %r = aten.remainder.Tensor(5, %x)\n"
+                        "    %s = aten.where.self(%c, 1, %x)\n"
+                        "    %b = aten.where.self(%c, 1, 0.5)\n"
+                        "    %y = aten.add_.Tensor(%x, 1)\n"
+                        "    return (%r, %s, %b)\n");
+    expect_prints(g, "graph(%x : f32[3], %c : b8[3]):\n"
+                     "    %r = aten.remainder.Scalar_Tensor(5, %x)\n"
+                     "    %s = aten.where.ScalarSelf(%c, 1, %x)\n"
+                     "    %b = aten.where.Scalar(%c, 1, 0.5)\n"
+                     "    %y = aten.add_.Scalar(%x, 1)\n"
+                     "    return (%r, %s, %b)\n");
+    /* the add_ runs after the others: they read x as given */
+    tj_tensor *in[2] = {test_f32(1, S3, X), test_tensor(TJ_BOOL, 1, S3, C)}, *out[3];
+    cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out[0], (const float[]){-1.f, 0.f, 1.f}, 3, 0);
+    test_expect_f32(out[1], (const float[]){-1.5f, 1.f, 1.f}, 3, 0);
+    test_expect_f32(out[2], (const float[]){0.5f, 1.f, 1.f}, 3, 0);
+    test_expect_f32(in[0], (const float[]){-0.5f, 1.25f, 3.f}, 3, 0);
+    tj_graph_free(g);
+}
+
+Test(graph_text_numbers, a_number_no_overload_takes_is_an_error_naming_operator_and_argument)
+{
+    test_expect_error(tj_graph_parse("graph(%x : f32[3]):\n"
+                                     "    %m = aten.maximum.default(%x, 1)\n"
+                                     "    return (%m,)\n"),
+                      TJ_ERR_PARSE, "tj_graph_parse",
+                      "line 2, column 35: aten::maximum: argument 'other' wants a Tensor; no overload takes a "
+                      "Scalar there");
+    /* ATen's pow.Scalar (a number as self) is no tjit operator */
+    test_expect_error(tj_graph_parse("graph(%x : f32[3]):\n"
+                                     "    %p = aten.pow.Tensor_Tensor(2, %x)\n"
+                                     "    return (%p,)\n"),
+                      TJ_ERR_PARSE, "tj_graph_parse",
+                      "line 2, column 33: aten::pow.Tensor_Tensor: argument 'self' wants a Tensor; no overload takes "
+                      "a Scalar there");
+    test_expect_error(tj_graph_parse("graph(%x : f32[3]):\n"
+                                     "    %r = aten.remainder.Tensor(2, 1.5)\n"
+                                     "    return (%r,)\n"),
+                      TJ_ERR_PARSE, "tj_graph_parse",
+                      "line 2, column 32: aten::remainder.Tensor: arguments 'self', 'other' want Tensors; no "
+                      "overload takes Scalars there");
+}
