@@ -162,3 +162,75 @@ Test(graph_text_numbers, a_number_no_overload_takes_is_an_error_naming_operator_
                       "line 2, column 32: aten::remainder.Tensor: arguments 'self', 'other' want Tensors; no "
                       "overload takes Scalars there");
 }
+
+/* Float constants print with the fewest digits that read back to the same
+ * float32 (float64) bits, laid out as Python's repr (as numpy's repr of a
+ * np.float32 writes these digits): printed, parsed and printed again, each
+ * element keeps its bits. */
+static const uint32_t F32_BITS[] = {
+    0x00000001, /* the least denormal */
+    0x007fffff, /* the greatest denormal */
+    0x00800000, /* FLT_MIN */
+    0x7f7fffff, /* FLT_MAX */
+    0x3dcccccd, /* 0.1f */
+    0x80000000, /* -0.0 */
+    0x3eaaaaab, /* 1/3 */
+    0x3f800001, /* 1 + ulp */
+    0x4b800000, /* 2^24 */
+    0x7fc00000, /* nan */
+    0x7f800000, /* inf */
+    0xff800000, /* -inf */
+};
+static const uint64_t F64_BITS[] = {
+    0x0000000000000001, /* the least denormal */
+    0x7fefffffffffffff, /* DBL_MAX */
+    0x3fb999999999999a, /* 0.1 */
+    0x8000000000000000, /* -0.0 */
+    0x3fd5555555555555, /* 1/3 */
+    0x4341c37937e08000, /* 1e16 */
+    0x7ff8000000000000, /* nan */
+    0xfff0000000000000, /* -inf */
+};
+#define N32 (int)(sizeof F32_BITS / sizeof F32_BITS[0])
+#define N64 (int)(sizeof F64_BITS / sizeof F64_BITS[0])
+
+Test(graph_text_numbers, float_constants_print_shortest_and_read_back_bit_exact)
+{
+    /* the values in 17 digits, which read back exactly */
+    char text[2048], num[48];
+    snprintf(text, sizeof text, "graph():\n    %%c : f32[%d] = constant([", N32);
+    for (int i = 0; i < N32; i++) {
+        snprintf(num, sizeof num, "%s%.17e", i ? ", " : "", test_f32_bits(F32_BITS[i]));
+        strcat(text, num);
+    }
+    snprintf(num, sizeof num, "])\n    %%d : f64[%d] = constant([", N64);
+    strcat(text, num);
+    for (int i = 0; i < N64; i++) {
+        snprintf(num, sizeof num, "%s%.17e", i ? ", " : "", test_f64_bits(F64_BITS[i]));
+        strcat(text, num);
+    }
+    strcat(text, "])\n    return (%c, %d)\n");
+    tj_graph *g = parse(text);
+    const char *shortest = "graph():\n"
+                           "    %c : f32[12] = constant([1e-45, 1.1754942e-38, 1.1754944e-38, 3.4028235e+38, 0.1, "
+                           "-0.0, 0.33333334, 1.0000001, 16777216.0, nan, inf, -inf])\n"
+                           "    %d : f64[8] = constant([5e-324, 1.7976931348623157e+308, 0.1, -0.0, "
+                           "0.3333333333333333, 1e+16, nan, -inf])\n"
+                           "    return (%c, %d)\n";
+    expect_prints(g, shortest);
+    tj_graph_free(g);
+    g = parse(shortest);
+    expect_prints(g, shortest);
+    tj_tensor *out[2];
+    cr_assert_eq(tj_graph_run(g, NULL, 0, out), TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < N32; i++) {
+        uint32_t got = test_bits_f32((float)tj_tensor_item_at(out[0], i));
+        cr_expect_eq(got, F32_BITS[i], "f32 element %d: bits %08x, printed from %08x", i, got, F32_BITS[i]);
+    }
+    for (int i = 0; i < N64; i++) {
+        uint64_t got = test_bits_f64(tj_tensor_item_at(out[1], i));
+        cr_expect_eq(got, F64_BITS[i], "f64 element %d: bits %016llx, printed from %016llx", i,
+                     (unsigned long long)got, (unsigned long long)F64_BITS[i]);
+    }
+    tj_graph_free(g);
+}

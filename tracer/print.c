@@ -25,8 +25,9 @@
  *
  * Trailing arguments equal to their schema default are omitted, keyword-only
  * arguments are written `name = value`, floats are written with the fewest
- * digits that read back to the same bits (and always with a '.' or an
- * exponent, so that a float Scalar never reads back as an int). */
+ * digits that read back to the same bits, those of a float32 constant to the
+ * same float32 (1e-45, not 1.401298464324817e-45), and always with a '.' or
+ * an exponent, so that a float Scalar never reads back as an int. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,11 @@
 
 #define PRINT_INLINE_MAX 16 /* elements of a constant written in the graph's body */
 
-void tj_format_float(double f, char *buf, size_t n)
+/* f with the fewest significant digits that read back to it, as a double or,
+ * when `single`, as a float32 (the parser reads a float32 constant's element
+ * with strtod, then rounds it to float32: the same test here), laid out as
+ * Python's repr lays them out. */
+static void format_shortest(double f, bool single, char *buf, size_t n)
 {
     if (isnan(f)) {
         snprintf(buf, n, "nan");
@@ -47,21 +52,27 @@ void tj_format_float(double f, char *buf, size_t n)
         snprintf(buf, n, f > 0 ? "inf" : "-inf");
         return;
     }
-    /* the fewest significant digits that read back to f, then laid out as
-     * Python's repr lays them out: fixed notation for decimal exponents
-     * -4 to 15 (100.0, 0.0001, 1234567890123456.0), else scientific
-     * (1e+16, 1e-05, 1.5e+300); %g would write 100.0 as 1e+02 */
-    int digits = 1;
+    /* fixed notation for decimal exponents -4 to 15 (100.0, 0.0001,
+     * 1234567890123456.0), else scientific (1e+16, 1e-05, 1.5e+300); %g
+     * would write 100.0 as 1e+02. 9 digits always read back to a float32,
+     * 17 to a double. */
+    int digits = 1, max_digits = single ? 9 : 17;
     char sci[40];
-    for (; digits <= 17; digits++) {
+    for (; digits < max_digits; digits++) {
         snprintf(sci, sizeof sci, "%.*e", digits - 1, f);
-        if (strtod(sci, NULL) == f) break;
+        double back = strtod(sci, NULL);
+        if (single ? (float)back == (float)f : back == f) break;
     }
+    snprintf(sci, sizeof sci, "%.*e", digits - 1, f);
     int exp10 = atoi(strchr(sci, 'e') + 1);
     if (exp10 >= -4 && exp10 < 16) snprintf(buf, n, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, f);
     else snprintf(buf, n, "%.*g", digits, f);
     if (!strpbrk(buf, ".e")) strncat(buf, ".0", n - strlen(buf) - 1);
 }
+
+void tj_format_float(double f, char *buf, size_t n) { format_shortest(f, false, buf, n); }
+
+void tj_format_float32(float f, char *buf, size_t n) { format_shortest(f, true, buf, n); }
 
 static const char *short_dtype[] = {"f32", "f64", "i64", "b8"};
 
@@ -207,7 +218,7 @@ static void print_constant_data(FILE *f, const tj_tensor *t)
         double v = tj_tensor_item_at(t, i);
         if (i) fprintf(f, ", ");
         switch (t->dtype) {
-        case TJ_FLOAT32:
+        case TJ_FLOAT32: tj_format_float32((float)v, buf, sizeof buf); fprintf(f, "%s", buf); break;
         case TJ_FLOAT64: tj_format_float(v, buf, sizeof buf); fprintf(f, "%s", buf); break;
         case TJ_INT64: {
             int64_t x;

@@ -10,6 +10,10 @@
  * repr (100.0, 0.0001, 1e+16, 1e-05); always has '.' or 'e' (or is nan /
  * inf / -inf). */
 void tj_format_float(double f, char *buf, size_t n);
+/** tj_format_float with the fewest digits that read back to the same
+ * float32 (strtod, then rounded to float32, as tj_graph_parse reads a
+ * float32 constant): 0.1, 1e-45, 3.4028235e+38. */
+void tj_format_float32(float f, char *buf, size_t n);
 /** "f32", "f64", "i64", "b8". */
 const char *tj_dtype_short_name(tj_dtype d);
 /** "f32[2, 3]", plus "{1, 2}" strides when `strides` is given and not contiguous. */
