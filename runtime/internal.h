@@ -552,6 +552,9 @@ tj_status tj_error_if_unrecorded(tj_status st, const char *who, const char *what
  * and plans, which a failed call returns as NULL; not for options or
  * files. */
 tj_status tj_error_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** The noun (or verb) for a count in a message: `one` when n is 1, else
+ * `many` ("1 input", "2 inputs", "0 copies"). */
+static inline const char *tj_noun(long long n, const char *one, const char *many) { return n == 1 ? one : many; }
 
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;

@@ -251,8 +251,8 @@ int cmd_bench(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
     printf("threads:");
     for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
-    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed runs per figure%s%s\n",
-           wait_policy(), runs, native_code ? "; replayed modes with native code" : "",
+    printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed %s per figure%s%s\n",
+           wait_policy(), runs, tj_noun(runs, "run", "runs"), native_code ? "; replayed modes with native code" : "",
            flush ? "; denormals flushed to zero" : "");
     fflush(stdout);
     bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr, native_code};

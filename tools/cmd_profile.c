@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "bench.h"
 #include "models.h"
+#include "runtime/internal.h"
 #include "step.h"
 #include "tjit/tjit.h"
 
@@ -82,8 +83,9 @@ static tj_status denormal_census(const tj_graph *g, tj_tensor *const *inputs, in
             printf("%-44s  %8lld  %16lld  %16lld  %9.3f%%\n", tj_op_name(op), (long long)calls, (long long)results,
                    (long long)d, 100.0 * (double)d / (double)results);
         }
-        printf("total: %lld denormal of %lld float results (%.3f%%), in %d of the %d operators with float results\n",
-               (long long)denormal, (long long)all, all ? 100.0 * (double)denormal / (double)all : 0.0, n_rows, used);
+        printf("total: %lld denormal of %lld float %s (%.3f%%), in %d of the %d %s with float results\n",
+               (long long)denormal, (long long)all, tj_noun(all, "result", "results"),
+               all ? 100.0 * (double)denormal / (double)all : 0.0, n_rows, used, tj_noun(used, "operator", "operators"));
     }
     free(rows);
     free(outs);
@@ -94,9 +96,6 @@ static tj_status denormal_census(const tj_graph *g, tj_tensor *const *inputs, in
 /* Replays the step `g` of model `m` on `inputs` (laid out by step_inputs: a
  * batch of `batch` samples). A training step updates the parameters and
  * optimiser state in place at each run, as training does. */
-/* The noun for a count of n: "1 product", "2 products", "0 products". */
-static const char *noun(int n, const char *one, const char *many) { return n == 1 ? one : many; }
-
 static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_tensor **inputs, int n_inputs,
                    int runs, const char *trace_path, bool memory, bool denormals, const tj_compile_options *copts)
 {
@@ -122,19 +121,23 @@ static int profile(const model *m, tj_graph *g, bool train, int64_t batch, tj_te
                "computed, %d elementwise %s (%d of them row %s, %d %s run inside their where) in %d fused pointwise "
                "%s), %d %s resolved, %d dead %s left out, %d identical %s merged, %d %s by one aliased, arena %.2f MiB "
                "(naive %.2f MiB, lower bound %.2f MiB)\n",
-               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels, noun(s.n_kernels, "kernel", "kernels"),
-               s.n_fused, noun(s.n_fused, "epilogue", "epilogues"), s.n_fused_attention,
-               noun(s.n_fused_attention, "attention", "attentions"), s.n_gathered, noun(s.n_gathered, "copy", "copies"),
-               s.n_scattered_products, noun(s.n_scattered_products, "product", "products"), s.n_fused_pointwise_nodes,
-               noun(s.n_fused_pointwise_nodes, "call", "calls"), s.n_fused_row_reductions,
-               noun(s.n_fused_row_reductions, "reduction", "reductions"), s.n_fused_compare_wheres,
-               noun(s.n_fused_compare_wheres, "comparison", "comparisons"), s.n_fused_pointwise,
-               noun(s.n_fused_pointwise, "step", "steps"), s.n_views, noun(s.n_views, "view", "views"), s.n_dead,
-               noun(s.n_dead, "call", "calls"), s.n_common, noun(s.n_common, "call", "calls"), s.n_identities,
-               noun(s.n_identities, "multiplication", "multiplications"), s.arena_bytes / 1048576.0,
+               m->def->id, train ? "train step" : "forward", (long long)batch, s.n_kernels,
+               tj_noun(s.n_kernels, "kernel", "kernels"),
+               s.n_fused, tj_noun(s.n_fused, "epilogue", "epilogues"), s.n_fused_attention,
+               tj_noun(s.n_fused_attention, "attention", "attentions"), s.n_gathered,
+               tj_noun(s.n_gathered, "copy", "copies"),
+               s.n_scattered_products, tj_noun(s.n_scattered_products, "product", "products"), s.n_fused_pointwise_nodes,
+               tj_noun(s.n_fused_pointwise_nodes, "call", "calls"), s.n_fused_row_reductions,
+               tj_noun(s.n_fused_row_reductions, "reduction", "reductions"), s.n_fused_compare_wheres,
+               tj_noun(s.n_fused_compare_wheres, "comparison", "comparisons"), s.n_fused_pointwise,
+               tj_noun(s.n_fused_pointwise, "step", "steps"), s.n_views, tj_noun(s.n_views, "view", "views"), s.n_dead,
+               tj_noun(s.n_dead, "call", "calls"), s.n_common, tj_noun(s.n_common, "call", "calls"), s.n_identities,
+               tj_noun(s.n_identities, "multiplication", "multiplications"), s.arena_bytes / 1048576.0,
                s.naive_bytes / 1048576.0, s.lower_bound_bytes / 1048576.0);
         if (copts->native_code)
-            printf("native code: %d runs of %d elementwise calls%s\n", s.n_native_segments, s.n_native_calls,
+            printf("native code: %d %s of %d elementwise %s%s\n", s.n_native_segments,
+                   tj_noun(s.n_native_segments, "run", "runs"), s.n_native_calls,
+                   tj_noun(s.n_native_calls, "call", "calls"),
                    s.n_native_segments ? "" : " (no fused elementwise steps: most come from --decompose core)");
         st = tj_plan_profile_print(p, stdout);
     }

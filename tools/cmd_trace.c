@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "runtime/internal.h"
 #include "models.h"
 #include "step.h"
 #include "tjit/tjit.h"
@@ -63,8 +64,9 @@ static tj_decomp_table *decomp_table_from_option(const char *spec, bool *unknown
 static void print_stats(const tj_graph *g)
 {
     int counts[1024] = {0};
-    printf("nodes: %d (%d inputs, %d calls, %d outputs)\n", tj_graph_num_nodes(g), tj_graph_num_inputs(g),
-           tj_graph_num_calls(g), tj_graph_num_outputs(g));
+    int n_in = tj_graph_num_inputs(g), n_calls = tj_graph_num_calls(g), n_out = tj_graph_num_outputs(g);
+    printf("nodes: %d (%d %s, %d %s, %d %s)\n", tj_graph_num_nodes(g), n_in, tj_noun(n_in, "input", "inputs"), n_calls,
+           tj_noun(n_calls, "call", "calls"), n_out, tj_noun(n_out, "output", "outputs"));
     for (int i = 0; i < tj_graph_num_nodes(g); i++) {
         const tj_op *op = tj_graph_node_op(g, i);
         for (int k = 0; op && k < tj_op_count() && k < 1024; k++)

@@ -16,6 +16,7 @@
 
 #include "checkpoint.h"
 #include "commands.h"
+#include "runtime/internal.h"
 #include "trainer.h"
 
 static void train_usage(FILE *f)
@@ -91,8 +92,8 @@ static void show_progress(void *ctx, int64_t done, int64_t total, int64_t images
     int decile = (int)(10 * done / total);
     if (decile > p->last_decile || done == total) {
         p->last_decile = decile;
-        printf("epoch %d: %lld/%lld batches, %.0f img/s, loss %.4f\n", p->epoch, (long long)done, (long long)total,
-               images_per_s, p->running_loss);
+        printf("epoch %d: %lld/%lld %s, %.0f img/s, loss %.4f\n", p->epoch, (long long)done, (long long)total,
+               tj_noun(total, "batch", "batches"), images_per_s, p->running_loss);
         fflush(stdout);
     }
 }
@@ -237,12 +238,13 @@ int cmd_train(int argc, char **argv)
     /* the checkpoint before the data: a bad one is refused at once */
     if (resume && !resume_from(resume, &m, r, seed_given, &seed, batch_given, &batch, &epochs_done)) goto done;
     if (fashion_mnist_load_splits(data, &train, &test) != TJ_OK) goto fail;
-    printf("training %s on Fashion-MNIST (%lld images), %s mode%s, batch %d, %d thread%s, seed %llu%s\n", def->id,
-           (long long)train.n, run_mode_name(mode), native_code && mode != MODE_EAGER ? " with native code" : "", batch,
-           tj_get_num_threads(), tj_get_num_threads() > 1 ? "s" : "", seed, flush ? ", denormals flushed to zero" : "");
+    printf("training %s on Fashion-MNIST (%lld %s), %s mode%s, batch %d, %d %s, seed %llu%s\n", def->id,
+           (long long)train.n, tj_noun(train.n, "image", "images"), run_mode_name(mode),
+           native_code && mode != MODE_EAGER ? " with native code" : "", batch, tj_get_num_threads(),
+           tj_noun(tj_get_num_threads(), "thread", "threads"), seed, flush ? ", denormals flushed to zero" : "");
     if (resume && epochs_done >= epochs)
-        printf("'%s' has %d epoch%s done, --epochs %d: nothing to train\n", resume, epochs_done,
-               epochs_done == 1 ? "" : "s", epochs);
+        printf("'%s' has %d %s done, --epochs %d: nothing to train\n", resume, epochs_done,
+               tj_noun(epochs_done, "epoch", "epochs"), epochs);
     else if (resume)
         printf("resuming '%s' at epoch %d of %d\n", resume, epochs_done + 1, epochs);
     double accuracy = 0;
@@ -268,8 +270,9 @@ int cmd_train(int argc, char **argv)
     if (native_code && mode != MODE_EAGER) { /* what --native changed: a plan without fused steps has nothing to build */
         tj_plan_statistics st;
         if (runner_train_stats(r, batch < train.n ? batch : train.n, &st) != TJ_OK) goto fail;
-        printf("native code: %d runs of %d elementwise calls in the training step\n", st.n_native_segments,
-               st.n_native_calls);
+        printf("native code: %d %s of %d elementwise %s in the training step\n", st.n_native_segments,
+               tj_noun(st.n_native_segments, "run", "runs"), st.n_native_calls,
+               tj_noun(st.n_native_calls, "call", "calls"));
     }
     rc = save ? save_or_rescue(&m, runner_state(r), &info, save) : 0; /* says itself what failed */
     printf("test accuracy: %.4f\n", accuracy);

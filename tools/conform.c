@@ -216,8 +216,9 @@ bool tj_conform_compare(const tj_tensor *got, const tj_tensor *exp, double rtol,
         }
     }
     if (nbad) {
-        snprintf(why, n, "%lld of %lld values differ (first at flat index %lld: got %.9g, expected %.9g); worst abs %.3g, worst rel %.3g",
-                 (long long)nbad, (long long)exp->numel, (long long)bad, tj_tensor_item_at(got, bad),
+        snprintf(why, n, "%lld of %lld %s %s (first at flat index %lld: got %.9g, expected %.9g); worst abs %.3g, worst rel %.3g",
+                 (long long)nbad, (long long)exp->numel, tj_noun(exp->numel, "value", "values"),
+                 tj_noun(nbad, "differs", "differ"), (long long)bad, tj_tensor_item_at(got, bad),
                  tj_tensor_item_at(exp, bad), worst_abs, worst_rel);
         return false;
     }
@@ -256,8 +257,9 @@ tj_case_result tj_conform_decode_case(const char *dir, tj_conform_case *d, char 
     }
     d->op = op;
     if ((int)json_array_size(args) != op->nargs || (int)json_array_size(expect) != op->nreturns) {
-        snprintf(why, n, "%d args / %d outputs, schema has %d / %d", (int)json_array_size(args),
-                 (int)json_array_size(expect), op->nargs, op->nreturns);
+        int n_args = (int)json_array_size(args), n_outs = (int)json_array_size(expect);
+        snprintf(why, n, "%d %s / %d %s, schema has %d / %d", n_args, tj_noun(n_args, "arg", "args"), n_outs,
+                 tj_noun(n_outs, "output", "outputs"), op->nargs, op->nreturns);
         goto done;
     }
     for (int i = 0; i < op->nargs; i++)

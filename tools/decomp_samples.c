@@ -820,7 +820,7 @@ tj_status tj_decomp_sample_decode(const tj_decomp_sample *s, tj_conform_case *c,
         }
     }
     if (st == TJ_OK && i != op->nargs) {
-        snprintf(why, n, "%d arguments, %s takes %d", i, s->op, op->nargs);
+        snprintf(why, n, "%d %s, %s takes %d", i, tj_noun(i, "argument", "arguments"), s->op, op->nargs);
         st = TJ_ERR_PARSE;
     }
     free(text);

@@ -688,7 +688,9 @@ void tj_verify_report(const tj_verify_row *rows, int n, FILE *f)
                 r->decomp_err, r->violations ? "FAIL" : "ok");
         if (!r->violations && r->reordered) fprintf(f, " (%d within the reordering bound)", r->reordered);
         fputc('\n', f);
-        if (r->violations) fprintf(f, "    %d violation(s); first: %s\n", r->violations, r->first_violation);
+        if (r->violations)
+            fprintf(f, "    %d %s; first: %s\n", r->violations, tj_noun(r->violations, "violation", "violations"),
+                    r->first_violation);
     }
     fprintf(f, "%d passed, %d failed\n", n - failed, failed);
 }

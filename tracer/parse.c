@@ -434,8 +434,8 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     }
     if (n_targets != op->nreturns) {
         char msg[200];
-        snprintf(msg, sizeof msg, "%s returns %d value%s, %d name%s given", op->name, op->nreturns,
-                 op->nreturns == 1 ? "" : "s", n_targets, n_targets == 1 ? "" : "s");
+        snprintf(msg, sizeof msg, "%s returns %d %s, %d %s given", op->name, op->nreturns,
+                 tj_noun(op->nreturns, "value", "values"), n_targets, tj_noun(n_targets, "name", "names"));
         return perr(ps, msg);
     }
     /* box on fake tensors and infer */
@@ -596,13 +596,13 @@ static tj_status element_count_error(parser *ps, const tj_tensor *t, int64_t giv
 {
     char shape[160], msg[256];
     tj_shape_str(t->ndim, t->shape, shape, sizeof shape);
-    const char *s = t->numel == 1 ? "" : "s";
+    const char *values = tj_noun(t->numel, "value", "values");
     if (given < t->numel)
-        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " value%s, the list ends after %" PRId64, shape,
-                 t->numel, s, given);
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " %s, the list ends after %" PRId64, shape,
+                 t->numel, values, given);
     else
-        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " value%s, the list goes on after %s", shape,
-                 t->numel, s, t->numel == 1 ? "it" : "them");
+        snprintf(msg, sizeof msg, "a constant of shape %s takes %" PRId64 " %s, the list goes on after %s", shape,
+                 t->numel, values, tj_noun(t->numel, "it", "them"));
     return perr(ps, msg);
 }
 

@@ -950,9 +950,10 @@ tj_status tj_plan_print_memory(const tj_plan *p, FILE *f)
 {
     if (!p || !f) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_plan_print_memory: NULL argument");
     const tj_plan_statistics *s = &p->stats;
-    fprintf(f, "arena %zu bytes (naive %zu, lower bound %zu), %d kernels, %d views, %d in place, %d written into their input (fallback %zu bytes)\n",
-            s->arena_bytes, s->naive_bytes, s->lower_bound_bytes, s->n_kernels, s->n_views, s->n_inplace,
-            s->n_writeback_direct, s->writeback_fallback_bytes);
+    fprintf(f, "arena %zu bytes (naive %zu, lower bound %zu), %d %s, %d %s, %d in place, %d written into their input (fallback %zu bytes)\n",
+            s->arena_bytes, s->naive_bytes, s->lower_bound_bytes, s->n_kernels,
+            tj_noun(s->n_kernels, "kernel", "kernels"), s->n_views, tj_noun(s->n_views, "view", "views"), s->n_inplace, s->n_writeback_direct,
+            s->writeback_fallback_bytes);
     for (int v = 0; v < p->n_values; v++) {
         const tj_pvalue *pv = &p->values[v];
         if (pv->kind != TJ_PV_ARENA) continue;
