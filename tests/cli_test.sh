@@ -87,6 +87,8 @@ expect 2 "unknown model 'nope'" err trace nope
 expect 2 "unknown operator 'aten::nope'" err trace mlp --decompose aten::gelu,aten::nope
 expect 0 '^graph\(' out trace mlp --decompose aten::bmm
 expect 2 "unknown benchmark 'nosuch'" err bench nosuch
+# mm_cblas is a figure of mm's: naming it runs mm
+expect 0 '^mm_cblas +1 ' out bench mm_cblas --runs 1 --threads 1 --quiet
 expect 2 "bad value '0' for --threads \(a comma-separated list of distinct positive thread counts" err bench mlp --threads 0
 expect 2 "bad value '1,0' for --threads" err bench mlp --threads 1,0
 # an empty entry or a sign is refused too (a trailing comma used to be ignored)
