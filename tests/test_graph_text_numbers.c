@@ -16,6 +16,7 @@
  *     a.remainder.Scalar_Tensor(5, x)    # float32 [-1.0, 0.0, 1.0]
  *     a.where.ScalarSelf(c, 1, x)        # float32 [-1.5, 1.0, 1.0]
  *     a.where.Scalar(c, 1, 0.5)          # float32 [0.5, 1.0, 1.0]
+ *     a.clamp.default(x, 0)              # float32 [0.0, 0.25, 2.0]
  * (torch.ops refuses a number for eq.Tensor's or where.self's Tensor, which
  * make_fx's text still holds; the Scalar overloads give ATen's meaning of a
  * wrapped number.) */
@@ -116,26 +117,31 @@ Test(graph_text_numbers, wrapped_numbers_promote_as_scalars)
     tj_graph_free(g);
 }
 
+/* also: clamp.Tensor with a number and a bound left None is clamp, and an
+ * in-place add_.Tensor is add_.Scalar */
 Test(graph_text_numbers, a_number_as_self_takes_the_overload_with_a_scalar_self)
 {
     tj_graph *g = parse("graph(%x : f32[3], %c : b8[3]):\n"
                         "    %r = aten.remainder.Tensor(5, %x)\n"
                         "    %s = aten.where.self(%c, 1, %x)\n"
                         "    %b = aten.where.self(%c, 1, 0.5)\n"
+                        "    %m = aten.clamp.Tensor(%x, 0)\n"
                         "    %y = aten.add_.Tensor(%x, 1)\n"
-                        "    return (%r, %s, %b)\n");
+                        "    return (%r, %s, %b, %m)\n");
     expect_prints(g, "graph(%x : f32[3], %c : b8[3]):\n"
                      "    %r = aten.remainder.Scalar_Tensor(5, %x)\n"
                      "    %s = aten.where.ScalarSelf(%c, 1, %x)\n"
                      "    %b = aten.where.Scalar(%c, 1, 0.5)\n"
+                     "    %m = aten.clamp.default(%x, 0)\n"
                      "    %y = aten.add_.Scalar(%x, 1)\n"
-                     "    return (%r, %s, %b)\n");
+                     "    return (%r, %s, %b, %m)\n");
     /* the add_ runs after the others: they read x as given */
-    tj_tensor *in[2] = {test_f32(1, S3, X), test_tensor(TJ_BOOL, 1, S3, C)}, *out[3];
+    tj_tensor *in[2] = {test_f32(1, S3, X), test_tensor(TJ_BOOL, 1, S3, C)}, *out[4];
     cr_assert_eq(tj_graph_run(g, in, 2, out), TJ_OK, "%s", tj_last_error());
     test_expect_f32(out[0], (const float[]){-1.f, 0.f, 1.f}, 3, 0);
     test_expect_f32(out[1], (const float[]){-1.5f, 1.f, 1.f}, 3, 0);
     test_expect_f32(out[2], (const float[]){0.5f, 1.f, 1.f}, 3, 0);
+    test_expect_f32(out[3], (const float[]){0.f, 0.25f, 2.f}, 3, 0);
     test_expect_f32(in[0], (const float[]){-0.5f, 1.25f, 3.f}, 3, 0);
     tj_graph_free(g);
 }

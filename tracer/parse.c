@@ -529,7 +529,8 @@ static tj_status use_scalar_overload(parser *ps, const tj_op **op, const tj_garg
         }
     }
     char msg[300];
-    if (n == 1) snprintf(msg, sizeof msg, "%s: argument %s wants a Tensor; no overload takes a Scalar there", (*op)->name, names);
+    if (n == 1)
+        snprintf(msg, sizeof msg, "%s: argument %s wants a Tensor; no overload takes a Scalar there", (*op)->name, names);
     else snprintf(msg, sizeof msg, "%s: arguments %s want Tensors; no overload takes Scalars there", (*op)->name, names);
     ps->p = at[first];
     return perr(ps, msg);
