@@ -16,6 +16,10 @@
  *              optimiser, functionalised): the memory plan (arena against
  *              the naive sum and the lower bound, write-backs), and eager
  *              steps against replayed ones in alternation.
+ *   jit        the mlp forward at batch 1 through a compiled function
+ *              (tj_jit_run: the signature's look-up, then the plan) against
+ *              tj_plan_run of the same plan's graph, both returning new
+ *              output tensors, in alternation: the jit's cost per call.
  *   fusion     the forward passes and training steps of the models, traced
  *              (no decomposition), each compiled twice, with no_fusion and
  *              with the defaults, and the two plans timed in alternation:
@@ -27,7 +31,7 @@
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion]...
+ * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit]...
  * (default: the first three; --no-fusion compiles their plans without
  * fusion, for A/B runs across processes) */
 #include <pthread.h>
@@ -397,6 +401,55 @@ static void bench_models(void)
     printf("\n");
 }
 
+/* ---- jit: a compiled function against its plan ---- */
+typedef struct jit_run {
+    subject s;
+    tj_jit *jit;
+} jit_run;
+
+static void run_plan_outputs(void *ctx)
+{
+    subject *s = &((jit_run *)ctx)->s;
+    tj_tensor *out[1];
+    tj_scope *sc = tj_scope_begin();
+    if (tj_plan_run(s->p, s->in, s->n_in, out) != TJ_OK) fail("tj_plan_run");
+    tj_scope_end(sc);
+}
+
+static void run_jit(void *ctx)
+{
+    jit_run *r = ctx;
+    tj_tensor *out[1];
+    int n_out;
+    tj_scope *sc = tj_scope_begin();
+    if (tj_jit_run(r->jit, r->s.in, r->s.n_in, out, 1, &n_out) != TJ_OK) fail("tj_jit_run");
+    tj_scope_end(sc);
+}
+
+static void bench_jit(void)
+{
+    const model_def *d = model_find("mlp");
+    model_run mr = {.batch = 1};
+    if (!d || model_create(d, 0, &mr.m) != TJ_OK) fail("model_create");
+    tj_tensor *in[MODEL_MAX_PARAMS + 1];
+    memcpy(in, mr.m.params, sizeof(tj_tensor *) * (size_t)mr.m.n_params);
+    in[mr.m.n_params] = model_input(d, 1);
+    tj_set_num_threads(1);
+    jit_run r = {{fn_forward, &mr, in, mr.m.n_params + 1, NULL, NULL}, tj_jit_new(fn_forward, &mr, NULL)};
+    if (!r.jit) fail("tj_jit_new");
+    subject_compile(&r.s);
+    pair_figure f = measure_pair(run_jit, run_plan_outputs, &r);
+    printf("jit: mlp forward at batch 1 (%d inputs), 1 thread, us per call (median of %d alternated pairs)\n",
+           r.s.n_in, RUNS);
+    printf("tj_jit_run %.2f (CPU %.2f), tj_plan_run %.2f (CPU %.2f): the jit's cost %.0f ns of CPU time per call "
+           "(ratio %.3fx)\n\n", f.a.median_ns * 1e-3, f.a.cpu_ns * 1e-3, f.b.median_ns * 1e-3, f.b.cpu_ns * 1e-3,
+           f.a.cpu_ns - f.b.cpu_ns, f.ratio_cpu);
+    tj_jit_free(r.jit);
+    subject_free(&r.s);
+    tj_tensor_release(in[mr.m.n_params]);
+    model_free(&mr.m);
+}
+
 /* ---- training steps: memory plan, eager against replay ---- */
 typedef struct train_run {
     model m[2];           /* eager's and replay's copies, from one seed */
@@ -545,8 +598,8 @@ int main(int argc, char **argv)
     bool all = argc <= first;
     for (int i = first; i < argc; i++)
         if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train") &&
-            strcmp(argv[i], "fusion")) {
-            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion]...\n");
+            strcmp(argv[i], "fusion") && strcmp(argv[i], "jit")) {
+            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit]...\n");
             return 2;
         }
     for (int i = 0; i < (all ? 1 : argc - first); i++) {
@@ -555,6 +608,7 @@ int main(int argc, char **argv)
         if (!what || !strcmp(what, "models")) bench_models();
         if (!what || !strcmp(what, "train")) bench_train();
         if (what && !strcmp(what, "fusion")) bench_fusion();
+        if (what && !strcmp(what, "jit")) bench_jit();
     }
     return 0;
 }
