@@ -309,3 +309,154 @@ Test(jit, eager_fallback_calls_a_function_that_cannot_be_traced)
     cr_assert_eq(s.calls, 2);
     tj_jit_free(j);
 }
+
+/* Reads a value (no graph can hold it), then returns `want` outputs: the
+ * negated input, or NULL where `null_at` says. */
+typedef struct eager_outputs {
+    int room;    /* *n_out as fn saw it */
+    int want;    /* the count fn reports */
+    int null_at; /* -1: none */
+} eager_outputs;
+
+static tj_status read_then_return(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    eager_outputs *e = ctx;
+    e->room = *n_out;
+    if (tj_tensor_item_at(in[0], 0) > 1e9) return tj_error(TJ_ERR_INVALID_ARGUMENT, "read_then_return: large");
+    for (int k = 0; k < e->want && k < *n_out; k++)
+        if (!(out[k] = k == e->null_at ? NULL : tj_neg(in[0]))) return k == e->null_at ? TJ_OK : tj_last_status();
+    *n_out = e->want;
+    return TJ_OK;
+}
+
+/* fn called eagerly gets the room a trace gives it (tj_trace_fn: *n_outputs
+ * is the room), and its count and outputs are checked as make_fx checks
+ * them: it had room for 0, and a count beyond TJ_MAX_GRAPH_OUTPUTS read
+ * past the end of the array (a crash). */
+Test(jit, eager_fallback_gives_fn_room_and_checks_its_outputs)
+{
+    static const float x[2] = {1, 2};
+    eager_outputs e = {.want = 1, .null_at = -1};
+    tj_jit *j = tj_jit_new(read_then_return, &e, &(tj_jit_options){.eager_fallback = true});
+    tj_tensor *in[1] = {test_f32(1, (int64_t[]){2}, x)}, *out[TJ_MAX_GRAPH_OUTPUTS + 8];
+    int n_out;
+    cr_assert_eq(tj_jit_run(j, in, 1, out, TJ_MAX_GRAPH_OUTPUTS + 8, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(e.room, TJ_MAX_GRAPH_OUTPUTS);
+    cr_assert_eq(n_out, 1);
+    static const float want[2] = {-1, -2};
+    expect_f32(out[0], 1, (int64_t[]){2}, want);
+    e.want = TJ_MAX_GRAPH_OUTPUTS + 1;
+    cr_assert_eq(tj_jit_run(j, in, 1, out, TJ_MAX_GRAPH_OUTPUTS + 8, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "the function returned 1025 outputs"), "%s", tj_last_error());
+    e.want = -1;
+    cr_assert_eq(tj_jit_run(j, in, 1, out, 1, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    e = (eager_outputs){.want = 2, .null_at = 1};
+    cr_assert_eq(tj_jit_run(j, in, 1, out, 2, &n_out), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "output 1 of the function is NULL"), "%s", tj_last_error());
+    cr_assert_eq(n_out, 0);
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.calls, 1);
+    cr_assert_eq(s.eager_calls, 1);
+    tj_jit_free(j);
+}
+
+static tj_status refuse_graph(void *ctx, tj_graph *g)
+{
+    (void)ctx, (void)g;
+    return TJ_ERR_UNSUPPORTED; /* without tj_error: the jit records one */
+}
+
+/* on_graph's error fails the call also with eager_fallback on: it is the
+ * hook's refusal, not a graph break (it fell back to eager and cached that). */
+Test(jit, on_graph_error_is_no_graph_break)
+{
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &(tj_jit_options){.eager_fallback = true, .on_graph = refuse_graph});
+    tj_tensor *in[3] = {x_rows(2), test_f32(2, W_SHAPE, W), test_f32(1, B_SHAPE, B)}, *out[1];
+    int n_out;
+    for (int call = 0; call < 2; call++) {
+        cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_ERR_UNSUPPORTED);
+        cr_assert(strstr(tj_last_error(), "tj_jit_run: on_graph returned"), "%s", tj_last_error());
+    }
+    tj_jit_statistics s = stats_of(j);
+    cr_assert_eq(s.plans, 0);
+    cr_assert_eq(s.eager_signatures, 0);
+    cr_assert_eq(s.calls, 0);
+    tj_jit_free(j);
+}
+
+/* input_names follow tj_graph_set_input_name's rules: an invalid, NULL or
+ * repeated name was taken (a graph that prints "a b" does not parse back;
+ * a repeat was suffixed, NULL gave arg1_1). */
+Test(jit, input_names_follow_the_rules_of_set_input_name)
+{
+    static const char *const bad[][3] = {{"x", "a b", "bias"}, {"x", NULL, "bias"}, {"x", "x", "bias"}, {"x", "w", "9"}};
+    static const char *const why[] = {"input_names[1]: tj_graph_set_input_name: 'a b' is not a valid name",
+                                      "input_names[1]: tj_graph_set_input_name: NULL name",
+                                      "input_names[1]: tj_graph_set_input_name: name 'x' is already used",
+                                      "input_names[2]: tj_graph_set_input_name: '9' is not a valid name"};
+    tj_tensor *in[3] = {x_rows(2), test_f32(2, W_SHAPE, W), test_f32(1, B_SHAPE, B)}, *out[1];
+    int n_out;
+    for (int c = 0; c < 4; c++) {
+        tj_jit *j = tj_jit_new(linear_relu, NULL, &(tj_jit_options){.input_names = bad[c], .eager_fallback = true});
+        cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_ERR_INVALID_ARGUMENT, "case %d", c);
+        cr_assert(strstr(tj_last_error(), why[c]), "%s", tj_last_error());
+        cr_assert_eq(stats_of(j).plans, 0);
+        tj_jit_free(j);
+    }
+    /* a name a call would take is fine: the names are claimed first */
+    static const char *const ok[3] = {"relu", "linear", "addmm"};
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &(tj_jit_options){.input_names = ok});
+    cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_jit_free(j);
+}
+
+/* 3x + 1 through a jit of x + 1 */
+static tj_status add_one(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add_scalar(in[0], tj_v_int(1));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status triple_then_jit(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *x = tj_mul_scalar(in[0], tj_v_int(3));
+    if (!x) return tj_last_status();
+    return tj_jit_run(ctx, &x, 1, out, 1, n_out);
+}
+
+/* A jit called while traced (tj_make_fx of a function calling it, or
+ * another jit's fn) is traced through, as make_fx traces through a
+ * torch.compile'd function: it refused its fake inputs, or its plan's run
+ * on a traced tensor. */
+Test(jit, a_jit_called_while_traced_is_traced_through)
+{
+    static const float x[3] = {1, 2, 3}, want[3] = {4, 7, 10};
+    tj_tensor *in[1] = {test_f32(1, (int64_t[]){3}, x)}, *out[1];
+    tj_jit *inner = tj_jit_new(add_one, NULL, NULL);
+    for (int mode = TJ_TRACE_REAL; mode <= TJ_TRACE_FAKE; mode++) {
+        tj_graph *g = tj_make_fx(triple_then_jit, inner, in, 1, NULL, (tj_tracing_mode)mode);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        cr_assert_eq(tj_graph_count_op(g, tj_op_find("aten::add.Tensor")) +
+                         tj_graph_count_op(g, tj_op_find("aten::add.Scalar")), 1);
+        cr_assert_eq(tj_graph_run(g, in, 1, out), TJ_OK, "%s", tj_last_error());
+        expect_f32(out[0], 1, (int64_t[]){3}, want);
+        tj_graph_free(g);
+    }
+    tj_jit *outer = tj_jit_new(triple_then_jit, inner, NULL);
+    int n_out;
+    for (int call = 0; call < 2; call++) {
+        cr_assert_eq(tj_jit_run(outer, in, 1, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+        expect_f32(out[0], 1, (int64_t[]){3}, want);
+    }
+    cr_assert_eq(stats_of(outer).compiles, 1);
+    cr_assert_eq(stats_of(outer).eager_calls, 0);
+    tj_jit_statistics s = stats_of(inner);
+    cr_assert_eq(s.compiles, 0); /* traced through 3 times, never compiled */
+    cr_assert_eq(s.eager_calls, 3);
+    tj_jit_free(outer);
+    tj_jit_free(inner);
+}

@@ -1,6 +1,7 @@
 /* Compiled functions (include/tjit/jit.h): plans cached by their inputs'
  * signature, traced and compiled on the first call that misses. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plan_internal.h"
@@ -115,16 +116,35 @@ static jit_entry *lookup(tj_jit *j, tj_tensor *const *inputs, int n)
     return NULL;
 }
 
-/* fn's graph for these inputs, functionalised and shown to on_graph; NULL on error. */
-static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n)
+/* The input names as the graph took them: make_fx_named suffixes a repeated
+ * name and takes NULL for the default, and the graph checks none. Setting
+ * each again applies tj_graph_set_input_name's rules (a name already held
+ * is accepted as it is; a suffixed repeat is refused as used). */
+static tj_status check_input_names(const tj_jit *j, tj_graph *g, int n)
+{
+    for (int i = 0; j->opts.input_names && i < n; i++)
+        if (tj_graph_set_input_name(g, i, j->opts.input_names[i]) != TJ_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", tj_last_error());
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: input_names[%d]: %s", i, why);
+        }
+    return TJ_OK;
+}
+
+/* fn's graph for these inputs, functionalised and shown to on_graph; NULL on
+ * error (*refused: on_graph's or input_names', which no fallback hides). */
+static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n, bool *refused)
 {
     tj_graph *g = tj_make_fx_named(j->fn, j->ctx, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
                                    j->opts.input_names);
     if (!g) return NULL;
-    tj_status st = tj_pass_functionalize(g) < 0 ? tj_last_status() : TJ_OK;
-    if (st == TJ_OK && j->opts.on_graph && (st = j->opts.on_graph(j->opts.on_graph_ctx, g)) != TJ_OK &&
-        tj_last_status() != st)
-        tj_error(st, "tj_jit_run: on_graph returned status %d", (int)st);
+    tj_status st = check_input_names(j, g, n);
+    *refused = st != TJ_OK;
+    if (st == TJ_OK && tj_pass_functionalize(g) < 0) st = tj_last_status();
+    if (st == TJ_OK && j->opts.on_graph && (st = j->opts.on_graph(j->opts.on_graph_ctx, g)) != TJ_OK) {
+        *refused = true;
+        tj_error_if_unrecorded(st, "tj_jit_run", "on_graph");
+    }
     if (st == TJ_OK) return g;
     tj_graph_free(g);
     return NULL;
@@ -135,12 +155,14 @@ static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n)
 static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_entry *e)
 {
     *e = (jit_entry){.n_inputs = n, .grad_enabled = tj_grad_enabled()};
-    tj_graph *g = trace(j, inputs, n);
+    bool refused = false;
+    tj_graph *g = trace(j, inputs, n, &refused);
     if (g) {
         e->plan = tj_compile(g, &j->opts.compile);
         tj_graph_free(g);
     }
-    if (!e->plan && !(j->opts.eager_fallback && tj_last_status() == TJ_ERR_UNSUPPORTED)) return tj_last_status();
+    if (!e->plan && (refused || !j->opts.eager_fallback || tj_last_status() != TJ_ERR_UNSUPPORTED))
+        return tj_last_status();
     const tj_plan *p = e->plan;
     /* sized as entry_free frees them: at least one element */
     size_t key_bytes = sizeof *e->keys * (size_t)(n ? n : 1), n_out = (size_t)(p && p->n_outputs ? p->n_outputs : 1);
@@ -158,17 +180,20 @@ static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_ent
     return TJ_OK;
 }
 
-/* The cached entry for these inputs, or a new one (replacing the least
- * recently used at the cache limit); NULL on error. Fake inputs only when
- * the plan is not to run. */
-static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n, const char *fn, bool allow_fake)
+/* Fake inputs only when the plan is not to run (or fn is traced through). */
+static tj_status check_inputs(tj_tensor *const *inputs, int n, const char *fn, bool allow_fake)
 {
     for (int i = 0; i < n; i++)
-        if (!inputs[i] || (!allow_fake && tj_tensor_is_fake(inputs[i]))) {
-            tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d is %s", fn, i,
-                     inputs[i] ? "a fake tensor (the plan runs on real ones)" : "NULL");
-            return NULL;
-        }
+        if (!inputs[i] || (!allow_fake && tj_tensor_is_fake(inputs[i])))
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d is %s", fn, i,
+                            inputs[i] ? "a fake tensor (the plan runs on real ones)" : "NULL");
+    return TJ_OK;
+}
+
+/* The cached entry for these inputs, or a new one (replacing the least
+ * recently used at the cache limit); NULL on error. */
+static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n)
+{
     jit_entry *e = lookup(j, inputs, n);
     if (!e) {
         jit_entry fresh;
@@ -206,8 +231,8 @@ tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n)
         tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_plan: NULL jit or inputs, or a negative count");
         return NULL;
     }
-    if (!enter(j)) return NULL;
-    jit_entry *e = entry_for(j, inputs, n, "tj_jit_plan", true);
+    if (check_inputs(inputs, n, "tj_jit_plan", true) != TJ_OK || !enter(j)) return NULL;
+    jit_entry *e = entry_for(j, inputs, n);
     atomic_flag_clear(&j->busy);
     if (e && !e->plan)
         tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_plan: no plan: the function runs eagerly for these inputs (eager_fallback)");
@@ -240,15 +265,28 @@ static tj_status too_few_outputs(int n_out, int max_outputs)
                     n_out == 1 ? "" : "s", max_outputs);
 }
 
-/* fn called as it is, in a scope of its own: new references to its outputs. */
+/* fn's count and outputs as tj_make_fx checks them. */
+static tj_status check_eager_outputs(tj_tensor *const *out, int n_out)
+{
+    if (n_out < 0 || n_out > TJ_MAX_GRAPH_OUTPUTS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: the function returned %d outputs (0 to %d)", n_out,
+                        TJ_MAX_GRAPH_OUTPUTS);
+    for (int k = 0; k < n_out; k++)
+        if (!out[k]) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: output %d of the function is NULL", k);
+    return TJ_OK;
+}
+
+/* fn called as it is, in a scope of its own, with room for as many outputs
+ * as a trace gives it: new references to its outputs. */
 static tj_status call_eagerly(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
                               int *n_outputs)
 {
     tj_tensor *out[TJ_MAX_GRAPH_OUTPUTS];
-    int n_out = 0;
+    int n_out = TJ_MAX_GRAPH_OUTPUTS;
     tj_scope *scope = tj_scope_begin();
     if (!scope) return tj_oom("tj_jit_run", sizeof(void *));
-    tj_status st = j->fn(j->ctx, inputs, n, out, &n_out);
+    tj_status st = tj_error_if_unrecorded(j->fn(j->ctx, inputs, n, out, &n_out), "tj_jit_run", "the function");
+    if (st == TJ_OK) st = check_eager_outputs(out, n_out);
     if (st == TJ_OK && n_out > max_outputs) st = too_few_outputs(n_out, max_outputs);
     for (int k = 0; st == TJ_OK && k < n_out; k++) outputs[k] = tj_tensor_retain(out[k]);
     tj_scope_end(scope);
@@ -269,10 +307,14 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
                         "tj_jit_run: NULL jit, inputs or n_outputs, NULL outputs with room for %d, or a negative count",
                         max_outputs);
     *n_outputs = 0;
-    if (!enter(j)) return tj_last_status();
-    jit_entry *e = entry_for(j, inputs, n, "tj_jit_run", false);
-    tj_status st = e ? TJ_OK : tj_last_status();
-    if (e && !e->plan) {
+    /* called while traced (from a traced function, or another jit's fn):
+     * fn is traced through, as make_fx traces through a torch.compile'd
+     * function; a plan's steps would bypass the trace */
+    bool traced = tj_mode_active(TJ_MAKE_FX_MODE);
+    if (check_inputs(inputs, n, "tj_jit_run", traced) != TJ_OK || !enter(j)) return tj_last_status();
+    jit_entry *e = traced ? NULL : entry_for(j, inputs, n);
+    tj_status st = e || traced ? TJ_OK : tj_last_status();
+    if (traced || (e && !e->plan)) {
         if ((st = call_eagerly(j, inputs, n, outputs, max_outputs, n_outputs)) == TJ_OK) j->stats.eager_calls++;
     } else if (e && e->n_user > max_outputs)
         st = too_few_outputs(e->n_user, max_outputs);

@@ -26,7 +26,8 @@ typedef struct tj_jit tj_jit;
 /** Called with each graph a tj_jit traces, after functionalisation and
  * before compiling (where torch.compile hands a backend its FX graph):
  * print it, rename its inputs, run passes over it. Returning an error status
- * fails the call that traced it (nothing is cached). */
+ * fails the call that traced it (nothing is cached), eager_fallback or not:
+ * it is no graph break. */
 typedef tj_status (*tj_jit_graph_fn)(void *ctx, tj_graph *g);
 
 /** Options of tj_jit_new; NULL or a zeroed struct gives the defaults. */
@@ -44,7 +45,9 @@ typedef struct tj_jit_options {
     /** Names of the placeholders, input_names[i] for input i (NULL: arg0_1,
      * arg1_1, ... as tj_make_fx names them); borrowed: the array and strings
      * must outlive the tj_jit, and hold as many names as any call passes
-     * inputs. Rules as tj_graph_set_input_name. */
+     * inputs. Rules as tj_graph_set_input_name: a NULL, invalid, too long or
+     * repeated name fails the call that traces (TJ_ERR_INVALID_ARGUMENT
+     * naming input_names[i]). */
     const char *const *input_names;
     tj_jit_graph_fn on_graph; /**< see tj_jit_graph_fn; NULL: none */
     void *on_graph_ctx;
@@ -54,6 +57,8 @@ typedef struct tj_jit_options {
      * functionalisation cannot express), call fn eagerly for that signature
      * from then on instead of failing, as torch.compile falls back to eager
      * at a graph break (tj_jit_statistics.eager_signatures counts them).
+     * fn then gets room for TJ_MAX_GRAPH_OUTPUTS outputs, as when traced,
+     * and its count and outputs are checked as tj_make_fx checks them.
      * Off: the call fails with that error. */
     bool eager_fallback;
 } tj_jit_options;
@@ -74,7 +79,11 @@ void tj_jit_free(tj_jit *j);
 /** Calls the compiled function on `inputs` (n of them, real tensors): runs
  * the plan cached for their signature, after tracing and compiling one when
  * there is none (or calls fn eagerly: see eager_fallback; its outputs are
- * then new references to the tensors fn returned). The signature is the input count, whether gradients are
+ * then new references to the tensors fn returned). Called while traced
+ * (tj_make_fx of a function calling it, or the fn of another jit), it calls
+ * fn as it is, so that the trace records fn's operators, as make_fx traces
+ * through a torch.compile'd function: nothing is compiled or cached, and
+ * the inputs may be the trace's fake tensors. The signature is the input count, whether gradients are
  * recorded (tj_grad_enabled), and for each input its dtype, shape, strides
  * (of dims longer than 1), whether it requires grad, and its storage offset
  * where the graph holds for that offset only (a gradient of as_strided
@@ -82,11 +91,20 @@ void tj_jit_free(tj_jit *j);
  * by the caller, or by the innermost open scope, as tj_plan_run's), into
  * `outputs` (room for max_outputs) and their count into *n_outputs; inputs
  * fn updated in place hold their new values (the written-back outputs of
- * functionalisation are not among `outputs`). A jit runs one call at a
+ * functionalisation are not among `outputs`). An output that is an input
+ * of fn (or a view of one) is a new tensor holding its values, not that
+ * input, as tj_plan_run gives it. Unlike torch.compile's, a plan's outputs
+ * record no autograd history (requires grad false, as tj_plan_run's):
+ * tj_backward through one fails, and gradients that would flow through it
+ * into the inputs are not computed; call tj_backward inside fn to compile
+ * the backward pass with the step (models/trainer.c). A jit runs one call at a
  * time: it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
  * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
  * fewer than fn's outputs (max_outputs; the message gives the count; the
- * call did not run), and a fake input; TJ_ERR_UNSUPPORTED for a call while
+ * call did not run), a fake input, bad input_names, and an input that fn
+ * updates in place sharing memory with another input (the same tensor
+ * twice: functionalisation computes both from their values before the run;
+ * tj_plan_run's error); TJ_ERR_UNSUPPORTED for a call while
  * another of this jit is in progress (another thread, or fn calling its own
  * jit while traced); the errors of tracing (tj_make_fx: fn's own status,
  * data-dependent operators in fake mode, ...), of tj_pass_functionalize, of
@@ -112,7 +130,7 @@ typedef struct tj_jit_statistics {
     int64_t calls;     /**< tj_jit_run calls that succeeded */
     int64_t compiles;  /**< graphs traced and compiled (calls that missed the cache, and tj_jit_plan's) */
     int64_t evictions; /**< plans dropped for cache_limit */
-    int64_t eager_calls; /**< of calls, those that called fn eagerly (eager_fallback) */
+    int64_t eager_calls; /**< of calls, those that called fn eagerly (eager_fallback, or while traced) */
     int64_t eager_signatures; /**< of compiles, those that failed and fell back to eager */
     int plans;         /**< plans held now (eager signatures among them) */
 } tj_jit_statistics;
