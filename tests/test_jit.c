@@ -460,3 +460,69 @@ Test(jit, a_jit_called_while_traced_is_traced_through)
     tj_jit_free(outer);
     tj_jit_free(inner);
 }
+
+/* sum(in[0] * in[1]), backward into the inputs' .grad */
+static tj_status backward_inside(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *loss = tj_sum(tj_mul(in[0], in[1]), TJ_DTYPE_NONE);
+    tj_status st = loss ? tj_backward(loss, NULL) : tj_last_status();
+    out[0] = loss;
+    *n_out = 1;
+    return st;
+}
+
+/* in[0].add_(in[1]): in[0] takes in[1]'s history when in[1] requires grad */
+static tj_status add_into_first(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_add_(in[0], in[1], tj_v_int(1)) ? tj_neg(in[1]) : NULL;
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status mark_first(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_status st = tj_tensor_set_requires_grad(in[0], true);
+    out[0] = in[1];
+    *n_out = 1;
+    return st;
+}
+
+/* What fn does to its inputs' autograd state eagerly, a plan cannot do to
+ * the caller's tensors: such a function is refused (a graph break), or with
+ * eager_fallback called eagerly. The plan ran without it: w.grad stayed
+ * NULL, x kept no history, w did not require grad, all with TJ_OK. */
+Test(jit, autograd_state_changes_of_inputs_are_a_graph_break)
+{
+    static const float w0[3] = {1, 2, 3}, x0[3] = {4, 5, 6}, want_grad[3] = {4, 5, 6}, want_x[3] = {5, 7, 9};
+    static const tj_trace_fn fns[3] = {backward_inside, add_into_first, mark_first};
+    static const char *const why[3] = {"stored a gradient into input 0's .grad", "made input 0 require grad",
+                                       "made input 0 require grad"};
+    for (int f = 0; f < 3; f++)
+        for (int eager = 0; eager < 2; eager++) {
+            tj_tensor *w = test_f32(1, (int64_t[]){3}, w0), *x = test_f32(1, (int64_t[]){3}, x0), *out[1];
+            tj_tensor *in[2] = {f == 0 ? w : x, f == 1 ? w : x};
+            if (f < 2) tj_tensor_set_requires_grad(w, true);
+            if (f == 2) in[0] = w;
+            tj_jit *j = tj_jit_new(fns[f], NULL, &(tj_jit_options){.eager_fallback = eager});
+            int n_out;
+            tj_status st = tj_jit_run(j, in, 2, out, 1, &n_out);
+            if (!eager) {
+                cr_assert_eq(st, TJ_ERR_UNSUPPORTED, "fn %d", f);
+                cr_assert(strstr(tj_last_error(), why[f]), "%s", tj_last_error());
+                cr_assert_eq(stats_of(j).plans, 0);
+            } else {
+                cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
+                cr_assert_eq(stats_of(j).eager_calls, 1);
+                if (f == 0) expect_f32(tj_tensor_grad(w), 1, (int64_t[]){3}, want_grad);
+                if (f == 1) {
+                    cr_assert(tj_tensor_requires_grad(x) && !tj_tensor_is_leaf(x));
+                    expect_f32(x, 1, (int64_t[]){3}, want_x);
+                }
+                if (f == 2) cr_assert(tj_tensor_requires_grad(w));
+            }
+            tj_jit_free(j);
+        }
+}

@@ -131,11 +131,42 @@ static tj_status check_input_names(const tj_jit *j, tj_graph *g, int n)
     return TJ_OK;
 }
 
+typedef struct traced_call {
+    const tj_jit *j;
+    tj_tensor *const *inputs; /* the caller's */
+} traced_call;
+
+/* fn as traced, refusing what it did to the trace's copies of the inputs
+ * that a plan cannot do to the caller's tensors: store a .grad
+ * (tj_backward), or change requires_grad (tj_tensor_set_requires_grad, or
+ * an in-place update by a value that requires grad, which gives the input a
+ * history). Eagerly the caller's tensors would change: TJ_ERR_UNSUPPORTED,
+ * a graph break for eager_fallback. */
+static tj_status traced_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const traced_call *c = ctx;
+    tj_status st = c->j->fn(c->j->ctx, in, n, out, n_out);
+    for (int i = 0; st == TJ_OK && i < n; i++) {
+        bool requires_grad = tj_tensor_requires_grad(c->inputs[i]);
+        if (tj_tensor_grad(in[i]))
+            st = tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_run: the function stored a gradient into input %d's .grad "
+                          "(tj_backward), which a plan cannot do; return the gradients (tj_autograd_grad), or set "
+                          "eager_fallback", i);
+        else if (tj_tensor_requires_grad(in[i]) != requires_grad)
+            st = tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_run: the function made input %d %s grad (%s), which a plan "
+                          "cannot do; set eager_fallback", i, requires_grad ? "not require" : "require",
+                          requires_grad ? "tj_tensor_set_requires_grad"
+                                        : "tj_tensor_set_requires_grad, or an in-place update by a value that does");
+    }
+    return st;
+}
+
 /* fn's graph for these inputs, functionalised and shown to on_graph; NULL on
  * error (*refused: on_graph's or input_names', which no fallback hides). */
 static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n, bool *refused)
 {
-    tj_graph *g = tj_make_fx_named(j->fn, j->ctx, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
+    traced_call call = {j, inputs};
+    tj_graph *g = tj_make_fx_named(traced_fn, &call, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
                                    j->opts.input_names);
     if (!g) return NULL;
     tj_status st = check_input_names(j, g, n);

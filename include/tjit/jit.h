@@ -54,7 +54,10 @@ typedef struct tj_jit_options {
     /** When tracing, functionalising or compiling fails with
      * TJ_ERR_UNSUPPORTED (fn reads a value, tj_tensor_item_at, to decide
      * what to compute; a data-dependent operator; a mutation
-     * functionalisation cannot express), call fn eagerly for that signature
+     * functionalisation cannot express; a change to an input's autograd
+     * state, which a plan cannot make: a .grad stored by tj_backward, or
+     * requires_grad changed by tj_tensor_set_requires_grad or by an
+     * in-place update with a value that requires grad), call fn eagerly for that signature
      * from then on instead of failing, as torch.compile falls back to eager
      * at a graph break (tj_jit_statistics.eager_signatures counts them).
      * fn then gets room for TJ_MAX_GRAPH_OUTPUTS outputs, as when traced,
@@ -96,8 +99,9 @@ void tj_jit_free(tj_jit *j);
  * input, as tj_plan_run gives it. Unlike torch.compile's, a plan's outputs
  * record no autograd history (requires grad false, as tj_plan_run's):
  * tj_backward through one fails, and gradients that would flow through it
- * into the inputs are not computed; call tj_backward inside fn to compile
- * the backward pass with the step (models/trainer.c). A jit runs one call at a
+ * into the inputs are not computed; compute the gradients inside fn
+ * (tj_autograd_grad, as models/step.c) to compile the backward pass with
+ * the step. A jit runs one call at a
  * time: it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
  * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
  * fewer than fn's outputs (max_outputs; the message gives the count; the
