@@ -23,6 +23,13 @@ typedef struct compiler {
     tj_plan *p;
     tj_tensor *protos; /* geometry of each value as compiled */
     tj_tensor **pv;    /* the prototype each value reads as */
+    /* in-place views (t_, unsqueeze_, ...) give a tensor object a new
+     * geometry: a later read of any value naming that object (self, or an
+     * earlier in-place result) reads the latest of them, as the graph run
+     * eagerly does */
+    int *object;   /* per value: the first value naming its tensor object */
+    int *reads;    /* per value: the value a call reading it reads */
+    bool *reshaped; /* per object: an in-place view changed its geometry */
     tj_plan_common common;
 } compiler;
 
@@ -131,6 +138,7 @@ static tj_status compile_call(compiler *c, int pi, const tj_gnode *gn)
     tj_pnode *pn = &p->nodes[pi];
     tj_status st = copy_args(p, pn, gn);
     if (st != TJ_OK) return st;
+    tj_garg_remap_values(pn->args, pn->nargs, c->reads);
     tj_plan_common_canonical_args(&c->common, pn);
     pn->op = gn->op;
     pn->name = pool_strdup(p->pool, tj_graph_node_name(c->g, (int)(gn - c->g->nodes)));
@@ -261,6 +269,20 @@ static tj_status check_uses(const tj_plan *p, const tj_pnode *pn, const tj_op *o
     return TJ_OK;
 }
 
+/* An in-place call's result names self's tensor object; after an
+ * in-place view, every value naming that object reads the newest one. */
+static void follow_inplace_result(compiler *c, const tj_pnode *pn)
+{
+    if (!pn->op->is_inplace || pn->nout < 1 || pn->outs[0] < 0 || pn->nargs < 1 || pn->args[0].kind != TJ_GA_VALUE)
+        return;
+    int o = pn->outs[0], obj = c->object[pn->args[0].u.v];
+    c->object[o] = obj;
+    c->reshaped[obj] |= tj_op_is_inplace_view(pn->op);
+    if (!c->reshaped[obj]) return;
+    for (int v = 0; v < c->p->n_values; v++)
+        if (c->object[v] == obj) c->reads[v] = o;
+}
+
 static tj_status compile_nodes(compiler *c)
 {
     const tj_graph *g = c->g;
@@ -276,6 +298,7 @@ static tj_status compile_nodes(compiler *c)
         case TJ_NODE_CALL:
             if ((st = check_uses(p, NULL, gn->op, gn->args, gn->nargs, "a call node")) != TJ_OK) break;
             st = compile_call(c, pi, gn);
+            if (st == TJ_OK) follow_inplace_result(c, &p->nodes[pi]);
             if (st == TJ_OK) tj_plan_common_add(&c->common, p, pi);
             if (st == TJ_OK && p->nodes[pi].is_step) p->nodes[pi].step = p->n_steps++;
             if (st == TJ_OK && !p->nodes[pi].is_step) p->stats.n_views++;
@@ -283,7 +306,7 @@ static tj_status compile_nodes(compiler *c)
             break;
         case TJ_NODE_OUTPUT:
             if ((st = check_uses(p, NULL, NULL, gn->args, gn->nargs, "the output node")) != TJ_OK) break;
-            for (int k = 0; k < gn->nargs; k++) p->output_values[k] = gn->args[k].u.v;
+            for (int k = 0; k < gn->nargs; k++) p->output_values[k] = c->reads[gn->args[k].u.v];
             break;
         }
         if (st != TJ_OK) return st;
@@ -542,14 +565,22 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     compiler c = {.g = g, .p = p};
     size_t proto_bytes = sizeof(tj_tensor) * (size_t)(g->n_values + 1);
     size_t pv_bytes = sizeof(tj_tensor *) * (size_t)(g->n_values + 1);
+    size_t object_bytes = (2 * sizeof(int) + sizeof(bool)) * (size_t)(g->n_values + 1);
     c.protos = tj_alloc(proto_bytes);
     c.pv = tj_alloc(pv_bytes);
+    c.object = tj_alloc(object_bytes);
     tj_status st = TJ_OK;
-    if (!p->nodes || !p->values || !p->input_values || !p->output_values || !c.protos || !c.pv) {
-        st = tj_oom("tj_compile", proto_bytes + pv_bytes);
+    if (!p->nodes || !p->values || !p->input_values || !p->output_values || !c.protos || !c.pv || !c.object) {
+        st = tj_oom("tj_compile", proto_bytes + pv_bytes + object_bytes);
     } else {
         memset(c.protos, 0, proto_bytes);
         memset(c.pv, 0, pv_bytes);
+        c.reads = c.object + g->n_values + 1;
+        c.reshaped = (bool *)(c.reads + g->n_values + 1);
+        for (int v = 0; v <= g->n_values; v++) {
+            c.object[v] = c.reads[v] = v;
+            c.reshaped[v] = false;
+        }
         st = tj_plan_common_begin(&c.common, g, !opts->no_common_subexpressions);
         if (st == TJ_OK) st = compile_nodes(&c);
         tj_plan_common_end(&c.common);
@@ -575,6 +606,7 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
     if (st == TJ_OK) st = plan_outputs(p);
     tj_free(c.protos, proto_bytes);
     tj_free(c.pv, pv_bytes);
+    tj_free(c.object, object_bytes);
     if (st != TJ_OK) {
         tj_plan_free(p);
         return NULL;

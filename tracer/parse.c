@@ -461,6 +461,13 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     for (int i = 0; i < op->nreturns; i++) results[i] = outs[i].kind == TJ_V_TENSOR ? outs[i].u.t : NULL;
     int node = tj_graph_add_call(ps->g, op, args, op->nargs, results, NULL);
     if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
+    /* an in-place result is self's tensor object: an in-place view of
+     * either later (t_, unsqueeze_) changes what both read as */
+    int same = ps->g->nodes[node].nout > 0 ? ps->g->nodes[node].outs[0] : -1;
+    if (op->is_inplace && same >= 0 && args[0].kind == TJ_GA_VALUE) {
+        if (!tj_fake_value(&ps->fakes, ps->g, same, "tj_graph_parse")) return tj_last_status();
+        ps->fakes.t[same] = ps->fakes.t[args[0].u.v];
+    }
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];

@@ -499,6 +499,11 @@ static tj_status rewrite_inplace_view(fz *z, const tj_gnode *n, const tj_garg *a
     z->vnode[o] = node_index;
     z->root[o] = z->root[m];
     z->ver[o] = z->version[z->root[m]];
+    /* self's tensor object now has the view's geometry: later reads of self
+     * (or of an earlier in-place result that is that object) read the view,
+     * as the graph run eagerly does */
+    for (int v = 0; v < z->old->n_values; v++)
+        if (z->canon[v] == m) z->canon[v] = o;
     return TJ_OK;
 }
 
