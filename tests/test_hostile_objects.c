@@ -5,7 +5,9 @@
  * earlier in-place result of it, reads the new geometry, as tj_graph_run
  * (eager semantics, and torch's FX interpreter) does. The parser's types,
  * tj_pass_functionalize and tj_compile read the geometry the name had when
- * it was made. */
+ * it was made. And as_strided reads its input's storage, so a functional
+ * graph replaying it over an input's new value holds for the input's
+ * recorded layout only. */
 #include <criterion/criterion.h>
 
 #include "alloc_counter.h"
@@ -66,5 +68,64 @@ Test(hostile_objects, an_in_place_result_follows_an_in_place_view_of_its_self)
                        "    %m = aten.mul_.Scalar(%c, 2)\n    %t = aten.t_.default(%c)\n"
                        "    %s = aten.add_.Scalar(%m, 1)\n    return (%s, %m, %c)\n";
     expect_every_run(text, 3, I64(3, 2), 2, want);
+    cr_expect_eq(live_allocations(), base);
+}
+
+/* x.neg_(); a = x.as_strided([2, 2], [1, 2], 1): as written, a reads the
+ * caller's storage; functionalised, it read the new value of x laid out
+ * row-major, so a transposed x gave [-3, -2, -5, -4] where eager gives
+ * [-2, -4, -3, -5]. The functional graph now holds for x's recorded
+ * geometry only, as a traced gradient's as_strided does. */
+Test(hostile_objects, as_strided_of_a_mutated_input_binds_its_layout_when_functionalised)
+{
+    int64_t base = live_allocations();
+    const char *text = "graph(%x : f32[2, 3]):\n    %n = aten.neg_.default(%x)\n"
+                       "    %a = aten.as_strided.default(%x, [2, 2], [1, 2], 1)\n    return (%a,)\n";
+    tj_graph *g = tj_graph_parse(text), *f = tj_graph_parse(text);
+    cr_assert(g && f, "%s", tj_last_error());
+    cr_assert_gt(tj_pass_functionalize(f), 0, "%s", tj_last_error());
+    tj_plan *p = tj_compile(f, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    /* x = [[1, 2, 3], [4, 5, 6]] in row-major storage, or the same storage
+     * seen transposed ([[1, 3, 5], [2, 4, 6]], strides [1, 2]); either way
+     * eager negates the storage and reads its elements 1, 3, 2, 4 */
+    const float want[] = {-2, -4, -3, -5};
+    for (int transposed = 0; transposed < 2; transposed++)
+        for (int run = 0; run < 3; run++) { /* as written, functionalised, its plan */
+            tj_tensor *storage = ramp(2, transposed ? I64(3, 2) : I64(2, 3), 1);
+            tj_tensor *x = transposed ? tj_t(storage) : tj_tensor_retain(storage);
+            tj_tensor *out[2] = {NULL}; /* functionalised: a, and x's new value written back */
+            tj_status st = run == 0 ? tj_graph_run(g, &x, 1, out) : run == 1 ? tj_graph_run(f, &x, 1, out)
+                                                                             : tj_plan_run(p, &x, 1, out);
+            if (run == 0 || !transposed) {
+                cr_assert_eq(st, TJ_OK, "run %d: %s", run, tj_last_error());
+                expect_values(out[0], want, 4);
+            } else {
+                cr_expect_null(out[0]);
+                EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "input 0 (%x) has strides [1, 2]", "aten::as_strided");
+            }
+            tj_tensor_release(out[0]);
+            tj_tensor_release(out[1]);
+            tj_tensor_release(x);
+            tj_tensor_release(storage);
+        }
+    tj_plan_free(p);
+    tj_graph_free(f);
+    tj_graph_free(g);
+    /* two writes through as_strided: the second scatters into x's new value,
+     * laid out row-major (transposed x: other elements than eager's) */
+    f = tj_graph_parse("graph(%x : f32[2, 3]):\n    %a = aten.as_strided.default(%x, [2, 2], [1, 2], 1)\n"
+                       "    %m = aten.mul_.Scalar(%a, 2)\n    %b = aten.add_.Scalar(%a, 1)\n    return (%b,)\n");
+    cr_assert_not_null(f, "%s", tj_last_error());
+    cr_assert_gt(tj_pass_functionalize(f), 0, "%s", tj_last_error());
+    tj_tensor *storage = ramp(2, I64(3, 2), 1), *x = tj_t(storage), *out[2] = {NULL};
+    cr_expect_neq(tj_graph_run(f, &x, 1, out), TJ_OK);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "input 0 (%x) has strides [1, 2]", "aten::as_strided");
+    expect_values(storage, (const float[]){1, 2, 3, 4, 5, 6}, 6); /* untouched */
+    tj_tensor_release(out[0]);
+    tj_tensor_release(out[1]);
+    tj_tensor_release(x);
+    tj_tensor_release(storage);
+    tj_graph_free(f);
     cr_expect_eq(live_allocations(), base);
 }

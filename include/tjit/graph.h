@@ -264,7 +264,12 @@ int tj_pass_noop(tj_graph *g);
  * so a run (tj_graph_run, tj_plan_run) on a written-back input that shares
  * memory with another input (the same tensor passed twice, overlapping
  * views) is refused: neither would see the other's writes; so is one whose
- * own elements share memory (an expanded tensor). The in-place views
+ * own elements share memory (an expanded tensor). An aten::as_strided
+ * reads its input's storage: where the functional graph applies one (or
+ * its as_strided_scatter) to a graph input's new value, laid out row-major,
+ * the graph holds for that input's recorded strides and offset only, and
+ * runs with others are refused (TJ_ERR_INVALID_ARGUMENT, as for a traced
+ * gradient's as_strided; the text shows the input as `bound`). The in-place views
  * (unsqueeze_, squeeze_, squeeze_.dim, transpose_, t_) become their view
  * operators, as torch 1.13's functionalize records them; one changing the
  * shape of a graph input's own tensor is refused (TJ_ERR_UNSUPPORTED: the

@@ -105,11 +105,33 @@ static bool as_strided_replays(fz *z, int node)
     return false;
 }
 
+/* as_strided reads its input's storage. Emitted over a new value of a
+ * graph input (x mutated before), it reads that value laid out row-major,
+ * where the graph run as written reads the caller's storage: the two agree
+ * only while the caller's tensor has the row-major geometry the graph
+ * records (a transposed x gave other elements). Binds the input's geometry
+ * then, as make_fx binds one a gradient's as_strided read: runs with other
+ * strides are refused. (Over the input itself, and written back through
+ * as_strided_scatter of it, the storage order holds for any layout.) */
+static tj_status bind_input_under_as_strided(fz *z, const tj_op *op, int old_root, int base)
+{
+    if ((op != TJ_OPS(as_strided) && op != TJ_OPS(as_strided_)) || z->input[old_root] < 0) return TJ_OK;
+    const tj_gnode *made = &z->g->nodes[z->g->values[base].node];
+    if (made->kind == TJ_NODE_PLACEHOLDER) return TJ_OK;
+    for (int k = 0; k < z->g->n_nodes; k++) {
+        const tj_gnode *p = &z->g->nodes[k];
+        if (p->kind == TJ_NODE_PLACEHOLDER && p->input_index == z->input[old_root])
+            return tj_graph_bind_geometry(z->g, p->outs[0], "aten::as_strided of a mutated input, functionalised");
+    }
+    return TJ_OK;
+}
+
 /* Replays old view call `node` on the new value `base`. */
 static int replay_view(fz *z, int node, int base)
 {
     const tj_gnode *n = &z->old->nodes[node];
-    if (!as_strided_replays(z, node)) return -1;
+    if (!as_strided_replays(z, node) || bind_input_under_as_strided(z, n->op, z->root[n->outs[0]], base) != TJ_OK)
+        return -1;
     tj_garg args[TJ_MAX_ARGS];
     memcpy(args, n->args, sizeof(tj_garg) * (size_t)n->nargs);
     args[0] = gv(base);
@@ -278,7 +300,9 @@ static int unview(fz *z, int view_node, int pv, int nv, bool consistent)
         return emit1(z, TJ_OPS(diagonal_scatter), args);
     }
     if (op == TJ_OPS(as_strided)) {
-        if (!as_strided_replays(z, view_node)) return -1;
+        if (!as_strided_replays(z, view_node) ||
+            bind_input_under_as_strided(z, op, z->root[n->outs[0]], pv) != TJ_OK)
+            return -1;
         tj_garg args[5] = {gv(pv), gv(nv), a[1], a[2], a[3]};
         return emit1(z, TJ_OPS(as_strided_scatter), args);
     }
@@ -516,6 +540,9 @@ static tj_status rewrite_call(fz *z, const tj_gnode *n, int node_index)
     if (tj_op_is_inplace_view(n->op)) return rewrite_inplace_view(z, n, args, node_index);
     if (n->op->is_inplace) return rewrite_inplace(z, n, args);
     if (n->op->mutated_args && tj_op_is_builtin(n->op)) return rewrite_mutating(z, n, args);
+    if (n->op->is_view && n->args[0].kind == TJ_GA_VALUE &&
+        (st = bind_input_under_as_strided(z, n->op, z->root[z->canon[n->args[0].u.v]], args[0].u.v)) != TJ_OK)
+        return st;
     int node = emit_call(z, n->op, args);
     if (node < 0) return tj_last_status();
     for (int k = 0; k < n->nout; k++) {
