@@ -3,6 +3,8 @@
  * written back, and the errors. Values are small integers, so the expected
  * results are exact and written out by hand. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -525,4 +527,38 @@ Test(jit, autograd_state_changes_of_inputs_are_a_graph_break)
             }
             tj_jit_free(j);
         }
+}
+
+/* As TORCH_LOGS=recompiles: each trace says which guard the last plan failed. */
+Test(jit, log_says_why_each_signature_was_traced)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *log = open_memstream(&text, &size);
+    cr_assert_not_null(log);
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &(tj_jit_options){.log = log, .cache_limit = 1});
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    int n_out;
+    tj_tensor *in2[3] = {x_rows(2), w, b}, *in3[3] = {x_rows(3), w, b};
+    tj_tensor *in_t[3] = {x_rows(3), tj_t(tj_contiguous(tj_t(w))), b};
+    tj_tensor *in_bad[3] = {x_rows(3), test_f32(1, (int64_t[]){3}, W), b};
+    cr_assert_eq(tj_jit_run(j, in2, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in2, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in3, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in_t, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_neq(tj_jit_run(j, in_bad, 3, out, 1, &n_out), TJ_OK);
+    fclose(log);
+    const char *want[] = {"tj_jit: traced and compiled in ", " ms (first call)\n",
+                          " ms (input 0: shape [3, 3], was [2, 3]); evicting the least recently used plan\n",
+                          " ms (input 1: strides [1, 2], was [3, 1]); evicting the least recently used plan\n",
+                          "tj_jit: tracing or compiling failed in ", " ms (input 1: shape [3], was [2, 3])\n  aten::"};
+    const char *at = text;
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *hit = strstr(at, want[i]);
+        cr_assert_not_null(hit, "missing '%s' after: %s", want[i], at);
+        at = hit + strlen(want[i]);
+    }
+    cr_assert_eq(stats_of(j).compiles, 3);
+    tj_jit_free(j);
+    free(text);
 }

@@ -1,8 +1,10 @@
 /* Compiled functions (include/tjit/jit.h): plans cached by their inputs'
  * signature, traced and compiled on the first call that misses. */
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "plan_internal.h"
 #include "tjit/jit.h"
@@ -221,14 +223,70 @@ static tj_status check_inputs(tj_tensor *const *inputs, int n, const char *fn, b
     return TJ_OK;
 }
 
+/* Why these inputs miss the most recently used plan: the first guard they
+ * fail, as TORCH_LOGS=recompiles says it. */
+static void miss_reason(const tj_jit *j, tj_tensor *const *inputs, int n, char *buf, size_t size)
+{
+    const jit_entry *last = NULL;
+    for (int i = 0; i < j->n_entries; i++)
+        if (!last || j->entries[i].last_used > last->last_used) last = &j->entries[i];
+    bool grad = tj_grad_enabled();
+    if (!last) snprintf(buf, size, "first call");
+    else if (last->n_inputs != n) snprintf(buf, size, "%d inputs, was %d", n, last->n_inputs);
+    else if (last->grad_enabled != grad)
+        snprintf(buf, size, "gradients %s, were %s", grad ? "recorded" : "off", grad ? "off" : "recorded");
+    else
+        for (int i = 0; i < n; i++) {
+            const input_key *was = &last->keys[i];
+            input_key now;
+            key_of(inputs[i], &now);
+            char a[128], b[128];
+            if (now.dtype != was->dtype)
+                snprintf(buf, size, "input %d: dtype %s, was %s", i, tj_dtype_name(now.dtype), tj_dtype_name(was->dtype));
+            else if (now.ndim != was->ndim || memcmp(now.shape, was->shape, sizeof(int64_t) * (size_t)now.ndim))
+                snprintf(buf, size, "input %d: shape %s, was %s", i, tj_shape_str(now.ndim, now.shape, a, sizeof a),
+                         tj_shape_str(was->ndim, was->shape, b, sizeof b));
+            else if (memcmp(now.strides, was->strides, sizeof(int64_t) * (size_t)now.ndim))
+                snprintf(buf, size, "input %d: strides %s, was %s", i, tj_shape_str(now.ndim, now.strides, a, sizeof a),
+                         tj_shape_str(was->ndim, was->strides, b, sizeof b));
+            else if (now.requires_grad != was->requires_grad)
+                snprintf(buf, size, "input %d: requires_grad %s, was %s", i, now.requires_grad ? "true" : "false",
+                         was->requires_grad ? "true" : "false");
+            else if (was->offset_bound && now.offset != was->offset)
+                snprintf(buf, size, "input %d: storage offset %" PRId64 ", was %" PRId64 " (the graph is bound to it)",
+                         i, now.offset, was->offset);
+            else continue;
+            break;
+        }
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
 /* The cached entry for these inputs, or a new one (replacing the least
  * recently used at the cache limit); NULL on error. */
 static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n)
 {
     jit_entry *e = lookup(j, inputs, n);
     if (!e) {
+        char why[320] = "";
+        if (j->opts.log) miss_reason(j, inputs, n, why, sizeof why);
+        double t0 = now_ms();
         jit_entry fresh;
         tj_status st = entry_build(j, inputs, n, &fresh);
+        if (j->opts.log) {
+            bool evicts = st == TJ_OK && j->n_entries == j->limit;
+            fprintf(j->opts.log, "tj_jit: %s in %.1f ms (%s)%s\n",
+                    st != TJ_OK  ? "tracing or compiling failed"
+                    : fresh.plan ? "traced and compiled"
+                                 : "traced, running eagerly (eager_fallback)",
+                    now_ms() - t0, why, evicts ? "; evicting the least recently used plan" : "");
+            if (st != TJ_OK) fprintf(j->opts.log, "  %s\n", tj_last_error());
+        }
         if (st != TJ_OK) {
             entry_free(&fresh);
             return NULL;
