@@ -357,6 +357,35 @@ Test(plan, graph_parsed_from_text_compiles)
     tj_scope_end(s);
 }
 
+/* reshape, flatten and contiguous have no kernel: graph text holding them
+ * compiles through the calls they make (a view of x; a copy of x^T) */
+Test(plan, graph_text_with_implicit_operators_compiles)
+{
+    const char *text = "graph(%x : f32[2, 3]):\n"
+                       "    %reshape = aten.reshape.default(%x, [3, 2])\n"
+                       "    %t = aten.t.default(%x)\n"
+                       "    %flatten = aten.flatten.using_ints(%t)\n"
+                       "    %contiguous = aten.contiguous.default(%t)\n"
+                       "    %add = aten.add.Tensor(%reshape, %contiguous)\n"
+                       "    return (%add, %flatten)\n";
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[1] = {test_f32(2, (int64_t[]){2, 3}, (float[]){0, 1, 2, 3, 4, 5})};
+    tj_plan *p = compile_ok(g, NULL);
+    expect_plan_matches(g, p, in, 1);
+    tj_tensor *out[2];
+    cr_assert_eq(tj_plan_run(p, in, 1, out), TJ_OK, "%s", tj_last_error());
+    static const float sum[6] = {0, 4, 3, 7, 6, 10}, flat[6] = {0, 3, 1, 4, 2, 5};
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(tj_tensor_item_at(out[0], i), sum[i]);
+        cr_assert_eq(tj_tensor_item_at(out[1], i), flat[i]);
+    }
+    tj_plan_free(p);
+    tj_graph_free(g);
+    tj_scope_end(s);
+}
+
 Test(plan, inputs_with_other_strides_and_offsets_are_accepted)
 {
     tj_scope *s = tj_scope_begin();

@@ -529,7 +529,7 @@ static tj_status plan_outputs(tj_plan *p)
     return TJ_OK;
 }
 
-tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
+static tj_plan *compile_graph(const tj_graph *g, const tj_compile_options *opts)
 {
     tj_compile_options defaults = {0};
     if (!opts) opts = &defaults;
@@ -611,5 +611,17 @@ tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
         tj_plan_free(p);
         return NULL;
     }
+    return p;
+}
+
+tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
+{
+    if (!g || !tj_graph_has_implicit_call(g)) return compile_graph(g, opts);
+    /* Implicit operators have no kernel: they are replaced by the calls they
+     * make for the placeholders' layouts (a view, or a copy), as make_fx
+     * records them; hand-written graph text may hold them. */
+    tj_graph *lowered = tj_graph_decompose(g, NULL);
+    tj_plan *p = lowered ? compile_graph(lowered, opts) : NULL;
+    tj_graph_free(lowered);
     return p;
 }

@@ -516,3 +516,10 @@ void tj_fake_values_free(tj_fake_values *f)
     tj_free(f->t, sizeof *f->t * (size_t)f->cap);
     *f = (tj_fake_values){0};
 }
+
+bool tj_graph_has_implicit_call(const tj_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == TJ_NODE_CALL && !g->nodes[i].dead && g->nodes[i].op->kind == TJ_OP_IMPLICIT) return true;
+    return false;
+}

@@ -120,6 +120,11 @@ bool tj_graph_claim_name(tj_graph *g, const char *name);
 /** A unique value name derived from `base` ("add", "add_1", ...). */
 char *tj_graph_unique_name(tj_graph *g, const char *base);
 
+/** Whether a live call of g is an implicit operator (reshape, flatten,
+ * contiguous, split: a view of its input or a copy, as the input's layout
+ * decides; no kernel of its own). */
+bool tj_graph_has_implicit_call(const tj_graph *g);
+
 /** tj_make_fx whose placeholder i is named input_names[i] (NULL: arg0_1,
  * arg1_1, ... as tj_make_fx names them). The names are claimed before fn
  * runs, so that the calls' generated names avoid them: renaming the inputs

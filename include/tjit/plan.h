@@ -217,7 +217,11 @@ typedef struct tj_compile_options {
 
 /** Compiles `g` for the dtypes, shapes and strides of its placeholders. The
  * plan keeps its own copy of everything it needs (constants are retained):
- * the graph may be freed afterwards. Free the plan with tj_plan_free.
+ * the graph may be freed afterwards. Implicit operators (reshape, flatten,
+ * contiguous, split, which make_fx never records but graph text may hold)
+ * are first replaced by the calls they make for those layouts, a view or a
+ * copy (tj_graph_decompose without a table; its errors are then this
+ * function's). Free the plan with tj_plan_free.
  * Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL graph or one without an
  * output node, or a write-back entry out of range, naming an input twice,
  * or whose output and input types differ; TJ_ERR_UNSUPPORTED for a call

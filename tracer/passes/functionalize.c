@@ -663,13 +663,6 @@ static int count_inplace(const tj_graph *g)
     return n;
 }
 
-static bool has_implicit_call(const tj_graph *g)
-{
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].kind == TJ_NODE_CALL && g->nodes[i].op->kind == TJ_OP_IMPLICIT) return true;
-    return false;
-}
-
 int tj_pass_functionalize(tj_graph *g)
 {
     if (!g) {
@@ -685,7 +678,7 @@ int tj_pass_functionalize(tj_graph *g)
      * replaced by the calls they make (a replay without a table records
      * them), as torch functionalizes below CompositeImplicitAutograd. */
     tj_graph *lowered = NULL;
-    if (has_implicit_call(g) && !(lowered = tj_graph_decompose(g, NULL))) return -1;
+    if (tj_graph_has_implicit_call(g) && !(lowered = tj_graph_decompose(g, NULL))) return -1;
     const tj_graph *old = lowered ? lowered : g;
     size_t nv = (size_t)(old->n_values ? old->n_values : 1);
     size_t ints = sizeof(int) * nv * 8, bytes = ints + sizeof(bool) * nv;
