@@ -21,11 +21,11 @@ static void show(const char *label, tj_tensor *t)
     printf("%s]\n", tj_tensor_numel(t) > 8 ? ", ..." : "");
 }
 
-/* gelu(x * w): the function the demo compiles */
-static tj_status scaled_gelu(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+/* gelu(x) * w: the function the demo compiles */
+static tj_status gelu_scaled(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
-    out[0] = tj_gelu(tj_mul(in[0], in[1]), "none");
+    out[0] = tj_mul(tj_gelu(in[0], "none"), in[1]);
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
@@ -33,7 +33,6 @@ static tj_status scaled_gelu(void *ctx, tj_tensor *const *in, int n, tj_tensor *
 static tj_status print_graph(void *ctx, tj_graph *g)
 {
     (void)ctx;
-    printf("(traced)\n");
     return tj_graph_print(g, stdout);
 }
 
@@ -41,7 +40,7 @@ static tj_status print_graph(void *ctx, tj_graph *g)
 static void compiled_function(tj_tensor *x, tj_tensor *w)
 {
     printf("\nA compiled function (tj_jit, as torch.compile) traces and compiles once per input signature:\n");
-    tj_jit *f = tj_jit_new(scaled_gelu, NULL, &(tj_jit_options){.on_graph = print_graph});
+    tj_jit *f = tj_jit_new(gelu_scaled, NULL, &(tj_jit_options){.on_graph = print_graph, .log = stdout});
     tj_tensor *rows[3] = {x, tj_mul_scalar(x, tj_v_int(2)), tj_slice(x, 0, true, 0, true, 1, 1)};
     const char *labels[3] = {"f(x, w)", "f(2 x, w) (replayed)", "f(x[:1], w) (new shape)"};
     for (int i = 0; f && i < 3; i++) {

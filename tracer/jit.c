@@ -280,7 +280,7 @@ static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n)
         tj_status st = entry_build(j, inputs, n, &fresh);
         if (j->opts.log) {
             bool evicts = st == TJ_OK && j->n_entries == j->limit;
-            fprintf(j->opts.log, "tj_jit: %s in %.1f ms (%s)%s\n",
+            fprintf(j->opts.log, "tj_jit: %s in %.2f ms (%s)%s\n",
                     st != TJ_OK  ? "tracing or compiling failed"
                     : fresh.plan ? "traced and compiled"
                                  : "traced, running eagerly (eager_fallback)",

@@ -66,7 +66,7 @@ typedef struct tj_jit_options {
     bool eager_fallback;
     /** When set, one line per trace: its outcome, time, and cause, the
      * first guard the most recently used plan failed, as TORCH_LOGS=recompiles
-     * says it ("tj_jit: traced and compiled in 12.3 ms (input 7: shape
+     * says it ("tj_jit: traced and compiled in 12.34 ms (input 7: shape
      * [32, 784], was [64, 784])"); after a failed trace, the error on the
      * next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
     FILE *log;
