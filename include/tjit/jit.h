@@ -3,8 +3,8 @@
  * recompiles when a call fails them (a new batch size, dtype or layout).
  *
  *     tj_jit *step = tj_jit_new(train_step, &model, NULL);
- *     for (...) tj_jit_run(step, inputs, n, &loss, 1, &n_out);  // traced and compiled
- *     tj_jit_free(step);                                         // once per signature
+ *     for (...) tj_jit_run(step, inputs, n, &loss, 1, &n_out);  // traced and compiled once
+ *     tj_jit_free(step);                                         // per signature, then replayed
  *
  * A call traces the function in fake mode (tj_make_fx, with the options'
  * decomposition table), functionalises the graph (tj_pass_functionalize: an
@@ -32,8 +32,10 @@ typedef tj_status (*tj_jit_graph_fn)(void *ctx, tj_graph *g);
 
 /** Options of tj_jit_new; NULL or a zeroed struct gives the defaults. */
 typedef struct tj_jit_options {
-    /** Applied while tracing (the traced mode without, the decomposed mode
-     * with tj_core_decompositions()); borrowed: it must outlive the tj_jit. */
+    /** Applied while tracing, as tj_make_fx's table: NULL records the
+     * operators as fn calls them, tj_core_decompositions() the core ATen
+     * operators they decompose into. Borrowed: it must outlive the tj_jit
+     * (free it after tj_jit_free). */
     const tj_decomp_table *decompositions;
     /** Passed to tj_compile, but `writeback`, which must be NULL: each graph
      * has its own (those of functionalisation). */
@@ -62,13 +64,14 @@ typedef struct tj_jit_options {
      * at a graph break (tj_jit_statistics.eager_signatures counts them).
      * fn then gets room for TJ_MAX_GRAPH_OUTPUTS outputs, as when traced,
      * and its count and outputs are checked as tj_make_fx checks them.
-     * Off: the call fails with that error. */
+     * Off (the default, in a zeroed struct: as torch.compile's
+     * fullgraph=True): the call fails with that error. */
     bool eager_fallback;
-    /** When set, one line per trace: its outcome, time, and cause, the
-     * first guard the most recently used plan failed, as TORCH_LOGS=recompiles
-     * says it ("tj_jit: traced and compiled in 12.34 ms (input 7: shape
-     * [32, 784], was [64, 784])"); after a failed trace, the error on the
-     * next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
+    /** When set, one line per trace: its outcome, time, and cause, "first
+     * call" or the first guard the most recently used plan failed, as
+     * TORCH_LOGS=recompiles says it ("tj_jit: traced and compiled in 12.34 ms
+     * (input 7: shape [32, 784], was [64, 784])"); after a failed trace, the
+     * error on the next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
     FILE *log;
 } tj_jit_options;
 
@@ -107,8 +110,13 @@ void tj_jit_free(tj_jit *j);
  * tj_backward through one fails, and gradients that would flow through it
  * into the inputs are not computed; compute the gradients inside fn
  * (tj_autograd_grad, as models/step.c) to compile the backward pass with
- * the step. A jit runs one call at a
- * time: it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
+ * the step. What tj_autograd_grad differentiates with respect to must
+ * require grad: mark the parameters with tj_tensor_set_requires_grad before
+ * the call (it is part of the signature), or inside fn on aliases from
+ * tj_tensor_detach, as models/step.c does; marking fn's inputs themselves,
+ * or tj_backward storing their .grad, is a change a plan cannot make
+ * (TJ_ERR_UNSUPPORTED, see eager_fallback). A jit runs one call at a time:
+ * it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
  * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
  * fewer than fn's outputs (max_outputs; the message gives the count; the
  * call did not run), a fake input, bad input_names, and an input that fn
