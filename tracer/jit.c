@@ -97,12 +97,20 @@ static void key_of(const tj_tensor *t, input_key *k)
     k->offset = t->offset;
 }
 
-static bool key_matches(const input_key *k, const tj_tensor *t)
+/* The guards of one input, in the order a miss is reported. */
+typedef enum guard { GUARD_HOLDS, GUARD_DTYPE, GUARD_SHAPE, GUARD_STRIDES, GUARD_REQUIRES_GRAD, GUARD_OFFSET } guard;
+
+/* The first guard of k that t fails. */
+static guard failed_guard(const input_key *k, const tj_tensor *t)
 {
-    if (k->dtype != t->dtype || k->ndim != t->ndim || (k->offset_bound && k->offset != t->offset)) return false;
+    if (k->dtype != t->dtype) return GUARD_DTYPE;
+    if (k->ndim != t->ndim) return GUARD_SHAPE;
     for (int d = 0; d < k->ndim; d++)
-        if (k->shape[d] != t->shape[d] || k->strides[d] != stride_key(t, d)) return false;
-    return k->requires_grad == tj_tensor_requires_grad(t);
+        if (k->shape[d] != t->shape[d]) return GUARD_SHAPE;
+    for (int d = 0; d < k->ndim; d++)
+        if (k->strides[d] != stride_key(t, d)) return GUARD_STRIDES;
+    if (k->requires_grad != tj_tensor_requires_grad(t)) return GUARD_REQUIRES_GRAD;
+    return k->offset_bound && k->offset != t->offset ? GUARD_OFFSET : GUARD_HOLDS;
 }
 
 static jit_entry *lookup(tj_jit *j, tj_tensor *const *inputs, int n)
@@ -112,7 +120,7 @@ static jit_entry *lookup(tj_jit *j, tj_tensor *const *inputs, int n)
         jit_entry *e = &j->entries[i];
         if (e->n_inputs != n || e->grad_enabled != grad) continue;
         int k = 0;
-        while (k < n && key_matches(&e->keys[k], inputs[k])) k++;
+        while (k < n && failed_guard(&e->keys[k], inputs[k]) == GUARD_HOLDS) k++;
         if (k == n) return e;
     }
     return NULL;
@@ -241,21 +249,28 @@ static void miss_reason(const tj_jit *j, tj_tensor *const *inputs, int n, char *
             input_key now;
             key_of(inputs[i], &now);
             char a[128], b[128];
-            if (now.dtype != was->dtype)
+            switch (failed_guard(was, inputs[i])) {
+            case GUARD_HOLDS: continue;
+            case GUARD_DTYPE:
                 snprintf(buf, size, "input %d: dtype %s, was %s", i, tj_dtype_name(now.dtype), tj_dtype_name(was->dtype));
-            else if (now.ndim != was->ndim || memcmp(now.shape, was->shape, sizeof(int64_t) * (size_t)now.ndim))
+                break;
+            case GUARD_SHAPE:
                 snprintf(buf, size, "input %d: shape %s, was %s", i, tj_shape_str(now.ndim, now.shape, a, sizeof a),
                          tj_shape_str(was->ndim, was->shape, b, sizeof b));
-            else if (memcmp(now.strides, was->strides, sizeof(int64_t) * (size_t)now.ndim))
+                break;
+            case GUARD_STRIDES:
                 snprintf(buf, size, "input %d: strides %s, was %s", i, tj_shape_str(now.ndim, now.strides, a, sizeof a),
                          tj_shape_str(was->ndim, was->strides, b, sizeof b));
-            else if (now.requires_grad != was->requires_grad)
+                break;
+            case GUARD_REQUIRES_GRAD:
                 snprintf(buf, size, "input %d: requires_grad %s, was %s", i, now.requires_grad ? "true" : "false",
                          was->requires_grad ? "true" : "false");
-            else if (was->offset_bound && now.offset != was->offset)
+                break;
+            case GUARD_OFFSET:
                 snprintf(buf, size, "input %d: storage offset %" PRId64 ", was %" PRId64 " (the graph is bound to it)",
                          i, now.offset, was->offset);
-            else continue;
+                break;
+            }
             break;
         }
 }
