@@ -350,12 +350,12 @@ Test(jit, eager_fallback_gives_fn_room_and_checks_its_outputs)
     expect_f32(out[0], 1, (int64_t[]){2}, want);
     e.want = TJ_MAX_GRAPH_OUTPUTS + 1;
     cr_assert_eq(tj_jit_run(j, in, 1, out, TJ_MAX_GRAPH_OUTPUTS + 8, &n_out), TJ_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(tj_last_error(), "the function returned 1025 outputs"), "%s", tj_last_error());
+    cr_assert(strstr(tj_last_error(), "the traced function returned 1025 outputs"), "%s", tj_last_error());
     e.want = -1;
     cr_assert_eq(tj_jit_run(j, in, 1, out, 1, &n_out), TJ_ERR_INVALID_ARGUMENT);
     e = (eager_outputs){.want = 2, .null_at = 1};
     cr_assert_eq(tj_jit_run(j, in, 1, out, 2, &n_out), TJ_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(tj_last_error(), "output 1 of the function is NULL"), "%s", tj_last_error());
+    cr_assert(strstr(tj_last_error(), "output 1 of the traced function is NULL"), "%s", tj_last_error());
     cr_assert_eq(n_out, 0);
     tj_jit_statistics s = stats_of(j);
     cr_assert_eq(s.calls, 1);

@@ -125,6 +125,11 @@ char *tj_graph_unique_name(tj_graph *g, const char *base);
  * decides; no kernel of its own). */
 bool tj_graph_has_implicit_call(const tj_graph *g);
 
+/** A tj_trace_fn's outputs as it returned them: a count from 0 to
+ * TJ_MAX_GRAPH_OUTPUTS, none NULL (TJ_ERR_INVALID_ARGUMENT naming `caller`
+ * otherwise). */
+tj_status tj_trace_fn_check_outputs(const char *caller, tj_tensor *const *outputs, int n_outputs);
+
 /** tj_make_fx whose placeholder i is named input_names[i] (NULL: arg0_1,
  * arg1_1, ... as tj_make_fx names them). The names are claimed before fn
  * runs, so that the calls' generated names avoid them: renaming the inputs

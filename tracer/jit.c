@@ -369,17 +369,6 @@ static tj_status too_few_outputs(int n_out, int max_outputs)
                     n_out == 1 ? "" : "s", max_outputs);
 }
 
-/* fn's count and outputs as tj_make_fx checks them. */
-static tj_status check_eager_outputs(tj_tensor *const *out, int n_out)
-{
-    if (n_out < 0 || n_out > TJ_MAX_GRAPH_OUTPUTS)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: the function returned %d outputs (0 to %d)", n_out,
-                        TJ_MAX_GRAPH_OUTPUTS);
-    for (int k = 0; k < n_out; k++)
-        if (!out[k]) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_jit_run: output %d of the function is NULL", k);
-    return TJ_OK;
-}
-
 /* fn called as it is, in a scope of its own, with room for as many outputs
  * as a trace gives it: new references to its outputs. */
 static tj_status call_eagerly(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **outputs, int max_outputs,
@@ -390,7 +379,7 @@ static tj_status call_eagerly(tj_jit *j, tj_tensor *const *inputs, int n, tj_ten
     tj_scope *scope = tj_scope_begin();
     if (!scope) return tj_oom("tj_jit_run", sizeof(void *));
     tj_status st = tj_error_if_unrecorded(j->fn(j->ctx, inputs, n, out, &n_out), "tj_jit_run", "the function");
-    if (st == TJ_OK) st = check_eager_outputs(out, n_out);
+    if (st == TJ_OK) st = tj_trace_fn_check_outputs("tj_jit_run", out, n_out);
     if (st == TJ_OK && n_out > max_outputs) st = too_few_outputs(n_out, max_outputs);
     for (int k = 0; st == TJ_OK && k < n_out; k++) outputs[k] = tj_tensor_retain(out[k]);
     tj_scope_end(scope);

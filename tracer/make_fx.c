@@ -366,6 +366,17 @@ static tj_tensor *fake_like(const tj_tensor *t)
     return f;
 }
 
+tj_status tj_trace_fn_check_outputs(const char *caller, tj_tensor *const *outputs, int n_outputs)
+{
+    if (n_outputs < 0 || n_outputs > TJ_MAX_GRAPH_OUTPUTS)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the traced function returned %d outputs (0 to %d)", caller, n_outputs,
+                        TJ_MAX_GRAPH_OUTPUTS);
+    for (int i = 0; i < n_outputs; i++)
+        if (!outputs[i])
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output %d of the traced function is NULL", caller, i);
+    return TJ_OK;
+}
+
 tj_graph *tj_make_fx_named(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
                            const tj_decomp_table *table, tj_tracing_mode mode, const char *const *input_names)
 {
@@ -458,16 +469,9 @@ tj_graph *tj_make_fx_named(tj_trace_fn fn, void *ctx, tj_tensor *const *inputs, 
                       "graph; trace in real mode (TJ_TRACE_REAL)", read);
         goto done;
     }
-    if (n_out < 0 || n_out > TJ_MAX_GRAPH_OUTPUTS) {
-        st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: the traced function returned %d outputs", n_out);
-        goto done;
-    }
+    if ((st = tj_trace_fn_check_outputs("tj_make_fx", outputs, n_out)) != TJ_OK) goto done;
     int out_values[TJ_MAX_GRAPH_OUTPUTS];
     for (int i = 0; i < n_out; i++) {
-        if (!outputs[i]) {
-            st = tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_make_fx: output %d of the traced function is NULL", i);
-            goto done;
-        }
         if ((out_values[i] = value_of(&tr, outputs[i])) < 0) {
             st = tj_last_status();
             goto done;
