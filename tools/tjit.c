@@ -21,7 +21,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
-    {"demo", cmd_demo, "a short tour of the tensor API and the dispatcher's modes"},
+    {"demo", cmd_demo, "a short tour of the tensor API, the dispatcher's modes and a compiled function"},
 };
 
 static void usage(FILE *f)
