@@ -78,6 +78,15 @@ struct grad_node {
      * one input, the base): fake twins of the base and of the view, owned,
      * giving the view's region of the base. NULL for other nodes. */
     tj_tensor *region_base, *region_view;
+    /** A custom function's node (tj_autograd_function_apply; op NULL): its
+     * callbacks, its context (released once: by the first pass without
+     * retain_graph that runs it, which sets `freed`, or when the node dies),
+     * its number of outputs and its name, "<fn.name>Backward". The edges'
+     * inputs are owned fake twins (geometry only). Zero for other nodes. */
+    tj_autograd_function fn; /**< a copy: fn.backward set for these nodes only */
+    void *fn_ctx;
+    int n_outputs;
+    const char *fn_name;
     grad_node *next_dead; /**< release worklist */
 };
 
@@ -137,8 +146,18 @@ static tj_tensor *detached_alias(tj_tensor *t)
     return a;
 }
 
+static bool is_function(const grad_node *n) { return n->fn.backward != NULL; }
+
+/* Gives a custom function's context back (once: `freed` says it was). */
+static void release_ctx(grad_node *n)
+{
+    if (n->fn.release && !n->freed) n->fn.release(n->fn_ctx);
+    n->freed = true;
+}
+
 static void node_destroy(grad_node *n)
 {
+    if (is_function(n)) release_ctx(n);
     for (int i = 0; i < TJ_MAX_ARGS; i++) {
         tj_value *a = &n->args[i];
         if (a->kind == TJ_V_TENSOR) tj_tensor_release(a->u.t);
@@ -149,6 +168,7 @@ static void node_destroy(grad_node *n)
     for (int k = 0; k < n->nslots; k++) {
         node_release(n->edges[k].node);
         tj_tensor_release(n->edges[k].leaf);
+        if (is_function(n)) tj_tensor_release(n->edges[k].input);
     }
     tj_tensor_release(n->region_base);
     tj_tensor_release(n->region_view);
@@ -360,6 +380,10 @@ static void drop_saved(grad_node *n, tj_tensor **slot)
  * retain_graph). */
 static void free_saved(grad_node *n)
 {
+    if (is_function(n)) {
+        release_ctx(n);
+        return;
+    }
     for (int i = 0; n->op && i < n->op->nargs; i++) {
         tj_value *a = &n->args[i];
         if (a->kind == TJ_V_TENSOR) drop_saved(n, &a->u.t);
@@ -374,6 +398,7 @@ static void free_saved(grad_node *n)
 /* The name of a node's call, for messages. */
 static const char *node_name(const grad_node *n)
 {
+    if (is_function(n)) return n->fn_name;
     return n->op ? n->op->name : "AsStridedBackward (a view's history after an in-place call on its base)";
 }
 
@@ -445,6 +470,63 @@ static tj_status refresh_args(const tj_op *op, const tj_value *args)
             st = view_refresh(args[i].u.ts[k]);
     }
     return st;
+}
+
+/* ---- custom functions' nodes (autograd_function.c) ---- */
+
+tj_grad_node *tj_autograd_function_node(const tj_autograd_function *fn, void *ctx, tj_tensor *const *inputs,
+                                        int n_inputs, int n_outputs)
+{
+    size_t name_len = strlen(fn->name) + sizeof "Backward";
+    size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)n_inputs + name_len;
+    grad_node *n = tj_alloc(size);
+    if (!n) {
+        tj_oom("autograd node", size);
+        return NULL;
+    }
+    memset(n, 0, size);
+    atomic_init(&n->refcount, 1);
+    n->bytes = size;
+    n->nslots = n_inputs;
+    n->edges = (grad_edge *)(n + 1);
+    char *name = (char *)(n->edges + n_inputs);
+    snprintf(name, name_len, "%sBackward", fn->name);
+    n->fn_name = name;
+    n->fn = *fn;
+    n->n_outputs = n_outputs;
+    n->freed = true; /* ctx stays the caller's until the node is made */
+    for (int k = 0; k < n_inputs; k++) {
+        if (!requires_grad(inputs[k])) continue;
+        tj_tensor *twin = fake_twin(inputs[k]); /* what the engine sums gradients to */
+        if (!twin) {
+            node_release(n);
+            return NULL;
+        }
+        edge_init(&n->edges[k], inputs[k], twin);
+    }
+    n->fn_ctx = ctx;
+    n->freed = false;
+    n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+    return n;
+}
+
+tj_status tj_grad_node_set_history(tj_tensor *t, tj_grad_node *n, int output_nr)
+{
+    return set_history(t, n, output_nr);
+}
+
+void tj_grad_node_release(tj_grad_node *n) { node_release(n); }
+
+tj_status tj_autograd_view_refresh(tj_tensor *t) { return view_refresh(t); }
+
+tj_status tj_autograd_fresh_result(tj_tensor **t)
+{
+    tj_tensor *a = shallow_alias(*t);
+    if (!a) return tj_last_status();
+    if ((*t)->view_base) tj_tensor_set_view_of(a, (*t)->view_base);
+    tj_tensor_release(*t);
+    *t = a;
+    return TJ_OK;
 }
 
 /* ---- the dispatcher's hooks ---- */
@@ -594,12 +676,7 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
         if (call->inplace && i == 0) continue;
         bool taken = diff[i] && (t->autograd || is_argument(t, op, args));
         for (int k = 0; k < i && diff[i] && !taken; k++) taken = outs[k].u.t == t;
-        if (!taken) continue;
-        tj_tensor *a = shallow_alias(t);
-        if (!a) return tj_last_status();
-        if (t->view_base) tj_tensor_set_view_of(a, t->view_base);
-        tj_tensor_release(t);
-        outs[i].u.t = a;
+        if (taken && tj_autograd_fresh_result(&outs[i].u.t) != TJ_OK) return tj_last_status();
     }
     /* an in-place call on a view: the node takes the base's history */
     /* (an in-place view leaves its base alone: self's history alone changes) */
@@ -681,7 +758,7 @@ tj_tensor *tj_tensor_detach(tj_tensor *t)
 bool tj_op_has_derivative(const tj_op *op) { return op && tj_derivative_of(op)->fn; }
 bool tj_op_is_differentiable(const tj_op *op) { return op && !tj_derivative_of(op)->nondiff; }
 
-tj_tensor *tj_autograd_sum_to(tj_tensor *g, const tj_tensor *like, const tj_op *op)
+tj_tensor *tj_autograd_sum_to(tj_tensor *g, const tj_tensor *like, const char *name)
 {
     int lead = g->ndim - like->ndim;
     int64_t dims[TJ_MAX_DIMS];
@@ -697,7 +774,7 @@ tj_tensor *tj_autograd_sum_to(tj_tensor *g, const tj_tensor *like, const tj_op *
     if (!ok) {
         char a[128], b[128];
         tj_error(TJ_ERR_SHAPE, "autograd: the derivative of %s gave a gradient of shape %s for an input of shape %s",
-                 op ? op->name : "?", tj_shape_str(g->ndim, g->shape, a, sizeof a),
+                 name, tj_shape_str(g->ndim, g->shape, a, sizeof a),
                  tj_shape_str(like->ndim, like->shape, b, sizeof b));
         return NULL;
     }
@@ -723,8 +800,29 @@ typedef struct task {
     int deps;            /**< gradients still to arrive */
     bool relevant;       /**< its gradients are wanted (it runs, or it is a requested input) */
     bool needed;         /**< it runs its formula: an edge leads to a relevant task */
-    tj_tensor *buf[TJ_MAX_RETURNS]; /**< accumulated gradients (owned) */
+    tj_tensor *buf[TJ_MAX_RETURNS]; /**< accumulated gradients per return (owned) */
+    /** instead of buf for a custom function's node with more outputs: one
+     * per output (owned array; see task_bufs) */
+    tj_tensor **more;
 } task;
+
+/* A task's gradient buffers: one per node return (a leaf uses the first). */
+static int task_nbufs(const task *t)
+{
+    return t->node && t->node->n_outputs > TJ_MAX_RETURNS ? t->node->n_outputs : TJ_MAX_RETURNS;
+}
+
+static tj_tensor **task_bufs(task *t) { return t->more ? t->more : t->buf; }
+
+/* Releases a task's gradients (the buffers stay). */
+static void task_clear(task *t)
+{
+    tj_tensor **bufs = task_bufs(t);
+    for (int k = 0, n = task_nbufs(t); k < n; k++) {
+        tj_tensor_release(bufs[k]);
+        bufs[k] = NULL;
+    }
+}
 
 typedef struct engine {
     task *tasks;
@@ -763,21 +861,34 @@ static int task_get(engine *e, grad_node *node, tj_tensor *leaf, bool *created)
     *created = false;
     int i = task_find(e, key);
     if (i >= 0) return i;
-    if (!grow((void **)&e->tasks, &e->cap, e->n + 1, sizeof *e->tasks) ||
-        tj_key_map_put(&e->task_of, (uintptr_t)key, e->n, "autograd engine") != TJ_OK)
+    size_t more_size = node && node->n_outputs > TJ_MAX_RETURNS ? sizeof(tj_tensor *) * (size_t)node->n_outputs : 0;
+    tj_tensor **more = more_size ? tj_alloc(more_size) : NULL;
+    if (more_size && !more) {
+        tj_oom("autograd engine", more_size);
         return -1;
+    }
+    if (!grow((void **)&e->tasks, &e->cap, e->n + 1, sizeof *e->tasks) ||
+        tj_key_map_put(&e->task_of, (uintptr_t)key, e->n, "autograd engine") != TJ_OK) {
+        tj_free(more, more_size);
+        return -1;
+    }
     task *t = &e->tasks[e->n];
     memset(t, 0, sizeof *t);
+    if (more) memset(more, 0, more_size);
     t->node = node;
     t->leaf = leaf;
+    t->more = more;
     *created = true;
     return e->n++;
 }
 
 static void engine_free(engine *e)
 {
-    for (int i = 0; i < e->n; i++)
-        for (int k = 0; k < TJ_MAX_RETURNS; k++) tj_tensor_release(e->tasks[i].buf[k]);
+    for (int i = 0; i < e->n; i++) {
+        task *t = &e->tasks[i];
+        task_clear(t);
+        if (t->more) tj_free(t->more, sizeof *t->more * (size_t)t->node->n_outputs);
+    }
     tj_free(e->tasks, sizeof *e->tasks * (size_t)e->cap);
     tj_key_map_free(&e->task_of);
     tj_free(e->heap, sizeof *e->heap * (size_t)e->heap_cap);
@@ -1018,20 +1129,39 @@ static tj_status run_formula(grad_node *n, tj_tensor **grads, const bool *need, 
     if (st == TJ_OK && tj_last_status() != TJ_OK) st = tj_last_status();
     if (stale.t) return stale_error(n->op, &stale);
     if (st != TJ_OK || !n->region_view || !need[0] || !grad_base) return st;
-    tj_tensor *src = gi[0] ? tj_autograd_sum_to(gi[0], n->region_view, n->op) : NULL;
+    tj_tensor *src = gi[0] ? tj_autograd_sum_to(gi[0], n->region_view, node_name(n)) : NULL;
     if (gi[0] && !src) return tj_last_status();
     gi[0] = tj_view_region_replace(grad_base, n->region_base, n->region_view, src);
     return gi[0] ? TJ_OK : tj_last_status();
 }
 
+/* Runs a custom function's backward: refused once its context was released
+ * (a pass without retain_graph ran it, as PyTorch frees saved variables). */
+static tj_status run_function(grad_node *n, tj_tensor *const *grads, const bool *need, tj_tensor **gi)
+{
+    if (n->freed)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: backward: trying to backward through the graph a second time: "
+                        "its context (saved values) was released when the graph was first run backward; pass "
+                        "retain_graph (tj_backward_ex, tj_autograd_grad_ex) to the first pass to run it again",
+                        n->fn_name);
+    tj_clear_error();
+    tj_status st = n->fn.backward(n->fn_ctx, grads, n->n_outputs, need, gi, n->nslots);
+    if (st != TJ_OK && tj_last_status() == TJ_OK)
+        return tj_error(st, "%s: backward returned %s without recording an error", n->fn_name, tj_status_name(st));
+    return st;
+}
+
 /* Runs one task's formula and routes its input gradients. */
 static tj_status run_node(engine *e, int ti)
 {
-    grad_node *n = e->tasks[ti].node;
+    task *t = &e->tasks[ti];
+    grad_node *n = t->node;
     if (n->op && !n->d->fn) return not_implemented_error(n->op);
-    tj_tensor *grads[TJ_MAX_RETURNS];
+    /* a copy (run_formula replaces a CopySlices node's first gradient by
+     * its region); a custom function's buffers go as they are */
+    tj_tensor *grads_copy[TJ_MAX_RETURNS], **grads = is_function(n) ? task_bufs(t) : grads_copy;
     bool any = false;
-    for (int k = 0; k < TJ_MAX_RETURNS; k++) any |= (grads[k] = e->tasks[ti].buf[k]) != NULL;
+    for (int k = 0, nbufs = task_nbufs(t); k < nbufs; k++) any |= (grads[k] = task_bufs(t)[k]) != NULL;
     tj_tensor *gi_stack[16], **gi = n->nslots <= 16 ? gi_stack : tj_alloc(sizeof *gi * (size_t)n->nslots);
     bool need_stack[16], *need = n->nslots <= 16 ? need_stack : tj_alloc(sizeof *need * (size_t)n->nslots);
     tj_status st = TJ_OK;
@@ -1040,15 +1170,15 @@ static tj_status run_node(engine *e, int ti)
         gi[k] = NULL;
         need[k] = edge_relevant(e, &n->edges[k]);
     }
-    if (st == TJ_OK && any) st = run_formula(n, grads, need, gi);
+    if (st == TJ_OK && any) st = is_function(n) ? run_function(n, grads, need, gi) : run_formula(n, grads, need, gi);
     for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
         grad_edge *edge = &n->edges[k];
         tj_tensor *g = need[k] ? gi[k] : NULL;
-        if (g && !(g = tj_autograd_sum_to(g, edge->input, n->op))) st = tj_last_status();
+        if (g && !(g = tj_autograd_sum_to(g, edge->input, node_name(n)))) st = tj_last_status();
         else if (edge->leaf && need[k]) st = g ? deliver_leaf(e, edge->leaf, g) : TJ_OK;
         else if (edge->node && need[k]) {
             task *to = &e->tasks[task_find(e, edge->node)];
-            if (g) st = accumulate(&to->buf[edge->output_nr], g);
+            if (g) st = accumulate(&task_bufs(to)[edge->output_nr], g);
             if (--to->deps == 0) heap_push(e, (int)(to - e->tasks));
         }
     }
@@ -1063,7 +1193,7 @@ static void capture(engine *e, int ti, tj_tensor **results)
     for (int i = 0; i < e->n_inputs; i++) {
         struct tj_autograd_meta *m = e->inputs[i]->autograd;
         if (m->grad_fn == e->tasks[ti].node && !results[i])
-            results[i] = tj_tensor_retain(e->tasks[ti].buf[m->output_nr]);
+            results[i] = tj_tensor_retain(task_bufs(&e->tasks[ti])[m->output_nr]);
     }
 }
 
@@ -1096,10 +1226,7 @@ static tj_status execute(engine *e, tj_tensor **results)
             if (s) tj_scope_end(s);
             if (st == TJ_OK && !e->retain_graph) free_saved(e->tasks[ti].node);
         }
-        for (int k = 0; k < TJ_MAX_RETURNS; k++) {
-            tj_tensor_release(e->tasks[ti].buf[k]);
-            e->tasks[ti].buf[k] = NULL;
-        }
+        task_clear(&e->tasks[ti]);
     }
     return st;
 }
@@ -1185,7 +1312,7 @@ static tj_status run_backward(engine *e, tj_tensor *const *outputs, int n_output
         else if (!m->grad_fn) st = leaf_is_target(e, outputs[i]) ? deliver_leaf(e, outputs[i], g) : TJ_OK;
         else {
             task *t = &e->tasks[task_find(e, m->grad_fn)];
-            if (t->relevant) st = accumulate(&t->buf[m->output_nr], g);
+            if (t->relevant) st = accumulate(&task_bufs(t)[m->output_nr], g);
         }
     }
     if (roots != roots_stack) tj_free(roots, sizeof *roots * (size_t)n_outputs);

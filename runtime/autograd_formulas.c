@@ -1130,7 +1130,7 @@ FORMULA(d_permute)
 
 FORMULA(d_transpose) { gi[0] = tj_transpose(g[0], c->args[1].u.i, c->args[2].u.i); return TJ_OK; }
 FORMULA(d_t) { gi[0] = tj_t(g[0]); return TJ_OK; }
-FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], META(0), c->op); return TJ_OK; }
+FORMULA(d_expand) { gi[0] = tj_autograd_sum_to(g[0], META(0), c->op->name); return TJ_OK; }
 FORMULA(d_unsqueeze) { gi[0] = tj_squeeze_dim(g[0], c->args[1].u.i); return TJ_OK; }
 
 /* unsqueeze_to(grad, self.sizes()): one unsqueeze per size-1 dim of self */

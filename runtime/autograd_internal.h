@@ -98,8 +98,36 @@ const tj_derivative *tj_derivative_of(const tj_op *op);
 /** Sums `grad` over broadcast dims to `like`'s shape and converts it to
  * like's dtype (ATen's sum_to plus the engine's dtype check). Returns grad
  * itself when nothing is needed; NULL with TJ_ERR_SHAPE when grad's shape
- * does not broadcast to like's. */
-tj_tensor *tj_autograd_sum_to(tj_tensor *grad, const tj_tensor *like, const tj_op *op);
+ * does not broadcast to like's (the message names the derivative `name`,
+ * an operator's or a node's). */
+tj_tensor *tj_autograd_sum_to(tj_tensor *grad, const tj_tensor *like, const char *name);
+
+/* ---- custom functions' nodes (runtime/autograd_function.c) ---- */
+
+/** A backward node (opaque outside autograd.c). */
+typedef struct grad_node tj_grad_node;
+
+/** A node whose backward is fn->backward(ctx, ...) (fn is copied and the
+ * node keeps its name, "<fn->name>Backward": neither need outlive the call),
+ * for n_outputs outputs, with an edge to each of the n_inputs inputs that
+ * requires grad. One reference, the caller's. The node owns ctx from then
+ * on (released once, see tj_autograd_function_apply); NULL on failure
+ * (TJ_ERR_OUT_OF_MEMORY), ctx still the caller's. */
+tj_grad_node *tj_autograd_function_node(const tj_autograd_function *fn, void *ctx, tj_tensor *const *inputs,
+                                        int n_inputs, int n_outputs);
+/** Gives t, which requires grad from then on, the history of return
+ * output_nr of node n (retained). */
+tj_status tj_grad_node_set_history(tj_tensor *t, tj_grad_node *n, int output_nr);
+/** Drops a reference to n (NULL: nothing). */
+void tj_grad_node_release(tj_grad_node *n);
+/** Brings view t's history up to date with its base's, as the dispatcher
+ * does for an operator's arguments (nothing for other tensors). */
+tj_status tj_autograd_view_refresh(tj_tensor *t);
+/** Replaces *t, an owned reference, by a fresh alias of it (same storage,
+ * geometry, uid and view base, no history) and releases the old one: a
+ * result that must carry a new history but is an input or has one. On
+ * failure *t is unchanged. */
+tj_status tj_autograd_fresh_result(tj_tensor **t);
 
 /* ---- the dispatcher's hooks (DESIGN.md layer 2) ---- */
 

@@ -159,6 +159,78 @@ tj_status tj_autograd_grad_ex(tj_tensor *const *outputs, int n_outputs, tj_tenso
                               tj_tensor *const *inputs, int n_inputs, tj_tensor **results,
                               const tj_backward_options *options);
 
+/* ---- custom functions (torch.autograd.Function) ---- */
+
+/** Backward of a custom function (torch.autograd.Function.backward).
+ * grad_outputs[i]: the gradient flowing into outputs[i] of the apply call,
+ * accumulated over every use of it, of that output's shape and dtype (NULL
+ * when none reached it; always NULL for an integer or bool output), for
+ * n_outputs as given to apply; at least one is set. needed[i]: whether input
+ * i's gradient is wanted in this pass (false for inputs that do not require
+ * grad). Stores into grad_inputs[i] (n_inputs slots, all NULL on entry) a
+ * tensor of input i's shape (or one that broadcasts to it, or of another
+ * dtype: the engine sums and converts it as for operator formulas), or leaves
+ * NULL for zero; slots not needed are ignored. Tensors it creates belong to
+ * the scope the engine opens around the call (no release needed); returning
+ * an existing tensor (a grad_output) is fine too: grad_inputs hold borrowed
+ * references, and the engine retains what it keeps. It runs as operator
+ * formulas run: with grad mode off (tjit records nothing during a backward
+ * pass, so there is no create_graph: a double backward goes through a traced
+ * backward, see tj_make_fx), and inside tj_make_fx every operator it calls is
+ * traced into the graph as the built-in formulas' are, on fake tensors in
+ * fake mode. Returns TJ_OK or an error (recorded with tj_error; a status
+ * returned without one is reported as such), which fails the backward pass
+ * (nothing stored into any .grad). */
+typedef tj_status (*tj_function_backward_fn)(void *ctx, tj_tensor *const *grad_outputs, int n_outputs,
+                                             const bool *needed, tj_tensor **grad_inputs, int n_inputs);
+
+/** What a custom function's node calls. Copied by tj_autograd_function_apply
+ * (the struct need not outlive the call). */
+typedef struct tj_autograd_function {
+    /** e.g. "CompiledFunction" (required): errors name the node
+     * "CompiledFunctionBackward", as PyTorch names a Function's node */
+    const char *name;
+    tj_function_backward_fn backward; /**< required */
+    /** frees ctx (its saved tensors); NULL: nothing to free */
+    void (*release)(void *ctx);
+} tj_autograd_function;
+
+/** torch.autograd.Function.apply for outputs already computed (by a compiled
+ * plan, under tj_no_grad_begin, ...): gives outputs[0..n_outputs) a history
+ * whose backward is fn->backward(ctx, ...), with an edge to each of
+ * inputs[0..n_inputs) that requires grad: a leaf accumulates into its .grad,
+ * a recorded result passes the gradient on to its own history. The same
+ * tensor given twice takes two slots, whose gradients add up.
+ *
+ * When grad mode is on and an input requires grad, one node is made: every
+ * float32/float64 output requires grad from then on, output i being return i
+ * of the node (tj_tensor_is_leaf false); integer and bool outputs get no
+ * history. outputs holds owned references of the caller: an output that is
+ * one of the inputs, appears earlier in outputs, or already has autograd
+ * state (a history, or a leaf's requires_grad) is replaced in outputs[i] by a
+ * fresh alias of it (same storage and values) carrying the history, and the
+ * old reference released, as the dispatcher does for operators returning an
+ * input. Otherwise (grad mode off, or no input requires grad) nothing is
+ * recorded, outputs stay as they are, and release(ctx) is called at once.
+ *
+ * ctx is the apply call's from the start, whatever happens: fn->release(ctx)
+ * is called exactly once, at once when no node is made or on failure; else
+ * by the first backward pass without retain_graph that runs the node (as
+ * PyTorch frees saved variables: a later pass reaching the node fails with
+ * TJ_ERR_INVALID_ARGUMENT, "<name>Backward: backward: trying to backward
+ * through the graph a second time"), or when the node is freed (its last
+ * output and everything recorded from them released). Works on fake tensors
+ * as on real ones (tj_make_fx).
+ *
+ * Errors (ctx released; outputs stay the caller's, valid and without new
+ * history, except after an out-of-memory error while giving them theirs,
+ * which may leave the first ones with it): TJ_ERR_INVALID_ARGUMENT
+ * for a NULL fn, fn->name or fn->backward, NULL inputs / outputs arrays with
+ * a positive count or NULL entries in them, negative counts or counts over
+ * TJ_MAX_GRAPH_OUTPUTS (1024, graph.h); TJ_ERR_OUT_OF_MEMORY. */
+tj_status tj_autograd_function_apply(const tj_autograd_function *fn, void *ctx, tj_tensor *const *inputs,
+                                     int n_inputs, tj_tensor **outputs, int n_outputs);
+
 /** Whether `op` has a derivative formula (false also for operators that are
  * not differentiable, such as comparisons; see tj_op_is_differentiable). */
 bool tj_op_has_derivative(const tj_op *op);
