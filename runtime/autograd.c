@@ -519,14 +519,11 @@ void tj_grad_node_release(tj_grad_node *n) { node_release(n); }
 
 tj_status tj_autograd_view_refresh(tj_tensor *t) { return view_refresh(t); }
 
-tj_status tj_autograd_fresh_result(tj_tensor **t)
+tj_tensor *tj_autograd_fresh_alias(tj_tensor *t)
 {
-    tj_tensor *a = shallow_alias(*t);
-    if (!a) return tj_last_status();
-    if ((*t)->view_base) tj_tensor_set_view_of(a, (*t)->view_base);
-    tj_tensor_release(*t);
-    *t = a;
-    return TJ_OK;
+    tj_tensor *a = shallow_alias(t);
+    if (a && t->view_base) tj_tensor_set_view_of(a, t->view_base);
+    return a;
 }
 
 /* ---- the dispatcher's hooks ---- */
@@ -676,7 +673,11 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
         if (call->inplace && i == 0) continue;
         bool taken = diff[i] && (t->autograd || is_argument(t, op, args));
         for (int k = 0; k < i && diff[i] && !taken; k++) taken = outs[k].u.t == t;
-        if (taken && tj_autograd_fresh_result(&outs[i].u.t) != TJ_OK) return tj_last_status();
+        if (!taken) continue;
+        tj_tensor *a = tj_autograd_fresh_alias(t);
+        if (!a) return tj_last_status();
+        tj_tensor_release(t);
+        outs[i].u.t = a;
     }
     /* an in-place call on a view: the node takes the base's history */
     /* (an in-place view leaves its base alone: self's history alone changes) */

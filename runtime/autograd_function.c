@@ -36,13 +36,28 @@ static bool taken(tj_tensor *const *inputs, int n_inputs, tj_tensor *const *outp
     return false;
 }
 
+/* Replaces *t by a fresh alias owned as *t was, as operator results are (by
+ * the innermost open scope, or the caller); *t unchanged on failure. */
+static tj_status replace_by_alias(tj_tensor **t)
+{
+    tj_tensor *a = tj_autograd_fresh_alias(*t);
+    if (!a) return tj_last_status();
+    if (tj_scope_adopt(a) != TJ_OK) {
+        tj_tensor_release(a);
+        return tj_last_status();
+    }
+    tj_scope_drop(*t);
+    *t = a;
+    return TJ_OK;
+}
+
 /* The node and the outputs' history; ctx is the node's once it is made. */
 static tj_status record(const tj_autograd_function *fn, void *ctx, tj_tensor *const *inputs, int n_inputs,
                         tj_tensor **outputs, int n_outputs, bool *ctx_taken)
 {
     for (int i = 0; i < n_outputs; i++)
         if (tj_dtype_is_float(outputs[i]->dtype) && taken(inputs, n_inputs, outputs, i) &&
-            tj_autograd_fresh_result(&outputs[i]) != TJ_OK)
+            replace_by_alias(&outputs[i]) != TJ_OK)
             return tj_last_status();
     tj_grad_node *n = tj_autograd_function_node(fn, ctx, inputs, n_inputs, n_outputs);
     if (!n) return tj_last_status();

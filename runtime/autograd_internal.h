@@ -123,11 +123,10 @@ void tj_grad_node_release(tj_grad_node *n);
 /** Brings view t's history up to date with its base's, as the dispatcher
  * does for an operator's arguments (nothing for other tensors). */
 tj_status tj_autograd_view_refresh(tj_tensor *t);
-/** Replaces *t, an owned reference, by a fresh alias of it (same storage,
- * geometry, uid and view base, no history) and releases the old one: a
- * result that must carry a new history but is an input or has one. On
- * failure *t is unchanged. */
-tj_status tj_autograd_fresh_result(tj_tensor **t);
+/** A fresh alias of t (same storage, geometry, uid and view base, no
+ * history; a new reference): for a result that must carry a new history but
+ * is an input or has one. NULL when out of memory. */
+tj_tensor *tj_autograd_fresh_alias(tj_tensor *t);
 
 /* ---- the dispatcher's hooks (DESIGN.md layer 2) ---- */
 

@@ -205,12 +205,15 @@ typedef struct tj_autograd_function {
  * When grad mode is on and an input requires grad, one node is made: every
  * float32/float64 output requires grad from then on, output i being return i
  * of the node (tj_tensor_is_leaf false); integer and bool outputs get no
- * history. outputs holds owned references of the caller: an output that is
- * one of the inputs, appears earlier in outputs, or already has autograd
+ * history. outputs hold references owned as operator results are (by the
+ * innermost open scope, or by the caller when none is open): an output that
+ * is one of the inputs, appears earlier in outputs, or already has autograd
  * state (a history, or a leaf's requires_grad) is replaced in outputs[i] by a
- * fresh alias of it (same storage and values) carrying the history, and the
- * old reference released, as the dispatcher does for operators returning an
- * input. Otherwise (grad mode off, or no input requires grad) nothing is
+ * fresh alias of it (same storage and values) carrying the history, owned
+ * the same way, and the old reference dropped (taken out of the innermost
+ * scope and released, or released when no scope owns it; one an outer scope
+ * owns stays with that scope), as the dispatcher does for operators
+ * returning an input. Otherwise (grad mode off, or no input requires grad) nothing is
  * recorded, outputs stay as they are, and release(ctx) is called at once.
  *
  * ctx is the apply call's from the start, whatever happens: fn->release(ctx)
