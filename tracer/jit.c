@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "jit_autograd.h"
 #include "plan_internal.h"
-#include "tjit/jit.h"
 
 #define DEFAULT_CACHE_LIMIT 8
 
@@ -27,8 +27,10 @@ typedef struct jit_entry {
     bool grad_enabled;
     input_key *keys;
     tj_plan *plan;     /* NULL: fn is called eagerly (eager_fallback) */
-    int n_user;        /* fn's own outputs, the plan's outputs not written back */
+    int n_user;        /* the plan's outputs not written back: fn's, then those saved for backward */
     int *user_outputs; /* their plan output indices */
+    int n_fn;          /* fn's outputs (n_user less the saved values) */
+    tj_jit_backward *backward; /* NULL: the outputs get no history */
     tj_tensor **slots; /* per plan output: tj_plan_run_into's tensor (NULL: written back) */
     uint64_t last_used;
 } jit_entry;
@@ -72,6 +74,7 @@ static void entry_free(jit_entry *e)
 {
     size_t n_out = e->plan && e->plan->n_outputs ? (size_t)e->plan->n_outputs : 1;
     tj_plan_free(e->plan);
+    tj_jit_backward_release(e->backward);
     if (e->keys) tj_free(e->keys, sizeof *e->keys * (size_t)(e->n_inputs ? e->n_inputs : 1));
     if (e->user_outputs) tj_free(e->user_outputs, sizeof(int) * n_out);
     if (e->slots) tj_free(e->slots, sizeof(tj_tensor *) * n_out);
@@ -144,6 +147,8 @@ static tj_status check_input_names(const tj_jit *j, tj_graph *g, int n)
 typedef struct traced_call {
     const tj_jit *j;
     tj_tensor *const *inputs; /* the caller's */
+    int n_outputs;            /* fn's, in the last trace */
+    bool requires_grad[TJ_MAX_GRAPH_OUTPUTS]; /* per output */
 } traced_call;
 
 /* fn as traced, refusing what it did to the trace's copies of the inputs
@@ -154,8 +159,10 @@ typedef struct traced_call {
  * a graph break for eager_fallback. */
 static tj_status traced_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
-    const traced_call *c = ctx;
+    traced_call *c = ctx;
     tj_status st = c->j->fn(c->j->ctx, in, n, out, n_out);
+    c->n_outputs = st == TJ_OK ? *n_out : 0;
+    for (int k = 0; k < c->n_outputs; k++) c->requires_grad[k] = out[k] && tj_tensor_requires_grad(out[k]);
     for (int i = 0; st == TJ_OK && i < n; i++) {
         bool requires_grad = tj_tensor_requires_grad(c->inputs[i]);
         if (tj_tensor_grad(in[i]))
@@ -171,24 +178,61 @@ static tj_status traced_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **o
     return st;
 }
 
-/* fn's graph for these inputs, functionalised and shown to on_graph; NULL on
- * error (*refused: on_graph's or input_names', which no fallback hides). */
-static tj_graph *trace(tj_jit *j, tj_tensor *const *inputs, int n, bool *refused)
+/* fn's graph for these inputs, functionalised; NULL on error (*refused:
+ * input_names', which no fallback hides). */
+static tj_graph *trace(tj_jit *j, traced_call *call, tj_tensor *const *inputs, int n, bool *refused)
 {
-    traced_call call = {j, inputs};
-    tj_graph *g = tj_make_fx_named(traced_fn, &call, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
+    tj_graph *g = tj_make_fx_named(traced_fn, call, inputs, n, j->opts.decompositions, TJ_TRACE_FAKE,
                                    j->opts.input_names);
     if (!g) return NULL;
     tj_status st = check_input_names(j, g, n);
     *refused = st != TJ_OK;
     if (st == TJ_OK && tj_pass_functionalize(g) < 0) st = tj_last_status();
-    if (st == TJ_OK && j->opts.on_graph && (st = j->opts.on_graph(j->opts.on_graph_ctx, g)) != TJ_OK) {
-        *refused = true;
-        tj_error_if_unrecorded(st, "tj_jit_run", "on_graph");
-    }
     if (st == TJ_OK) return g;
     tj_graph_free(g);
     return NULL;
+}
+
+/* Whether calls with these inputs need their outputs' history: gradients
+ * recorded, an input requiring grad and an output that does in the trace. */
+static bool differentiable(const traced_call *call, tj_tensor *const *inputs, int n)
+{
+    bool any_input = false, any_output = false;
+    for (int i = 0; i < n; i++) any_input |= tj_tensor_requires_grad(inputs[i]);
+    for (int k = 0; k < call->n_outputs; k++) any_output |= call->requires_grad[k];
+    return tj_grad_enabled() && any_input && any_output;
+}
+
+/* The forward graph to compile for these inputs (fn's, shown to on_graph;
+ * for a differentiable signature, the forward half of the joint graph,
+ * with e->backward the compiled backward half); NULL on error. */
+static tj_graph *forward_graph(tj_jit *j, tj_tensor *const *inputs, int n, jit_entry *e, bool *refused)
+{
+    traced_call *call = tj_alloc(sizeof *call);
+    if (!call) {
+        tj_oom("tj_jit_run", sizeof *call);
+        return NULL;
+    }
+    *call = (traced_call){.j = j, .inputs = inputs};
+    tj_graph *g = trace(j, call, inputs, n, refused);
+    e->n_fn = call->n_outputs;
+    if (g && differentiable(call, inputs, n)) {
+        tj_jit_outputs outs = {.n = call->n_outputs, .requires_grad = call->requires_grad, .graph = g};
+        tj_graph *forward = NULL;
+        tj_jit_differentiate(traced_fn, call, inputs, n, &j->opts, &outs, &forward, &e->backward, refused);
+        tj_graph_free(g);
+        g = forward;
+    } else if (g && j->opts.on_graph) {
+        tj_status st = j->opts.on_graph(j->opts.on_graph_ctx, g);
+        if (st != TJ_OK) {
+            *refused = true;
+            tj_error_if_unrecorded(st, "tj_jit_run", "on_graph");
+            tj_graph_free(g);
+            g = NULL;
+        }
+    }
+    tj_free(call, sizeof *call);
+    return g;
 }
 
 /* The entry's plan and tables for fn's graph on these inputs; without a
@@ -197,7 +241,7 @@ static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_ent
 {
     *e = (jit_entry){.n_inputs = n, .grad_enabled = tj_grad_enabled()};
     bool refused = false;
-    tj_graph *g = trace(j, inputs, n, &refused);
+    tj_graph *g = forward_graph(j, inputs, n, e, &refused);
     if (g) {
         e->plan = tj_compile(g, &j->opts.compile);
         tj_graph_free(g);
@@ -218,6 +262,7 @@ static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_ent
     }
     for (int k = 0; p && k < p->n_outputs; k++)
         if (p->writeback[k] < 0) e->user_outputs[e->n_user++] = k;
+    if (!e->backward) e->n_fn = e->n_user;
     return TJ_OK;
 }
 
@@ -343,7 +388,8 @@ tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n)
     return e ? e->plan : NULL;
 }
 
-/* Runs e's plan: new tensors for fn's outputs, NULL for the written-back ones. */
+/* Runs e's plan: new tensors for its outputs not written back (fn's, then
+ * the values saved for backward: room for e->n_user in outputs). */
 static tj_status entry_run(jit_entry *e, tj_tensor *const *inputs, int n, tj_tensor **outputs)
 {
     const tj_plan *p = e->plan;
@@ -360,6 +406,30 @@ static tj_status entry_run(jit_entry *e, tj_tensor *const *inputs, int n, tj_ten
         outputs[u] = st == TJ_OK ? *slot : NULL;
         *slot = NULL;
     }
+    return st;
+}
+
+/* Runs a differentiable entry's forward plan and gives fn's outputs (into
+ * `outputs`, owned as tj_plan_run's) the history that runs its backward
+ * plan, which holds the saved values. */
+static tj_status entry_run_differentiable(jit_entry *e, tj_tensor *const *inputs, int n, tj_tensor **outputs)
+{
+    tj_tensor *stack[64];
+    tj_tensor **all = e->n_user <= 64 ? stack : tj_alloc(sizeof *all * (size_t)e->n_user);
+    if (!all) return tj_oom("tj_jit_run", sizeof *all * (size_t)e->n_user);
+    tj_status st = entry_run(e, inputs, n, all);
+    if (st == TJ_OK) {
+        /* the saved values: references of the history's, whatever scope is open */
+        for (int u = e->n_fn; u < e->n_user; u++) {
+            tj_tensor_retain(all[u]);
+            tj_scope_drop(all[u]);
+        }
+        st = tj_jit_backward_attach(e->backward, inputs, n, all, e->n_fn, all + e->n_fn);
+        for (int k = 0; k < e->n_fn; k++)
+            if (st == TJ_OK) outputs[k] = all[k];
+            else tj_scope_drop(all[k]);
+    }
+    if (all != stack) tj_free(all, sizeof *all * (size_t)e->n_user);
     return st;
 }
 
@@ -409,10 +479,11 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
     tj_status st = e || traced ? TJ_OK : tj_last_status();
     if (traced || (e && !e->plan)) {
         if ((st = call_eagerly(j, inputs, n, outputs, max_outputs, n_outputs)) == TJ_OK) j->stats.eager_calls++;
-    } else if (e && e->n_user > max_outputs)
-        st = too_few_outputs(e->n_user, max_outputs);
-    else if (st == TJ_OK && (st = entry_run(e, inputs, n, outputs)) == TJ_OK)
-        *n_outputs = e->n_user;
+    } else if (e && e->n_fn > max_outputs)
+        st = too_few_outputs(e->n_fn, max_outputs);
+    else if (st == TJ_OK && (st = e->backward ? entry_run_differentiable(e, inputs, n, outputs)
+                                              : entry_run(e, inputs, n, outputs)) == TJ_OK)
+        *n_outputs = e->n_fn;
     if (st == TJ_OK) j->stats.calls++;
     atomic_flag_clear(&j->busy);
     return st;

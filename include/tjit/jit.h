@@ -25,7 +25,10 @@ typedef struct tj_jit tj_jit;
 
 /** Called with each graph a tj_jit traces, after functionalisation and
  * before compiling (where torch.compile hands a backend its FX graph):
- * print it, rename its inputs, run passes over it. Returning an error status
+ * print it, rename its inputs, run passes over it (a signature with
+ * gradients has two: the forward graph, then the backward graph, as
+ * aot_autograd's fw_compiler and bw_compiler see them; see tj_jit_run).
+ * Returning an error status
  * fails the call that traced it (nothing is cached), eager_fallback or not:
  * it is no graph break. */
 typedef tj_status (*tj_jit_graph_fn)(void *ctx, tj_graph *g);
@@ -105,12 +108,35 @@ void tj_jit_free(tj_jit *j);
  * fn updated in place hold their new values (the written-back outputs of
  * functionalisation are not among `outputs`). An output that is an input
  * of fn (or a view of one) is a new tensor holding its values, not that
- * input, as tj_plan_run gives it. Unlike torch.compile's, a plan's outputs
- * record no autograd history (requires grad false, as tj_plan_run's):
- * tj_backward through one fails, and gradients that would flow through it
- * into the inputs are not computed; compute the gradients inside fn
- * (tj_autograd_grad, as models/step.c) to compile the backward pass with
- * the step. What tj_autograd_grad differentiates with respect to must
+ * input, as tj_plan_run gives it.
+ *
+ * Gradients, as torch.compile's AOTAutograd: when gradients are recorded and
+ * an input requires grad, the outputs that require grad in the trace carry a
+ * history (node "CompiledFunctionBackward") whose backward is compiled too.
+ * The signature's first call traces the joint graph (fn, then the gradients
+ * of those outputs, weighted by placeholders tangents_1, tangents_2, ...,
+ * with respect to the inputs that require grad), splits it as AOTAutograd's
+ * default partitioner (the forward graph returns fn's outputs and the values
+ * the backward reads, but views, which the backward makes again from their
+ * base, and inputs, which it reads as they are), shows on_graph the forward
+ * then the backward graph, and compiles both (tj_jit_plan gives the forward
+ * plan). tj_backward / tj_autograd_grad through an output runs the backward
+ * plan; its gradients go into the inputs' .grad or on into their own
+ * history; an output no gradient reaches counts as zeros (an input that only
+ * it depends on gets a zero gradient, where eagerly it gets none, as with
+ * torch.compile). The backward plan
+ * belongs to the outputs' history: it outlives the jit. As any node's, the
+ * saved values go after a pass without retain_graph (a second pass fails),
+ * and a pass fails with TJ_ERR_MODIFIED when an input the backward reads was
+ * written in place since the call. fn may not update an input in place in
+ * such a signature (TJ_ERR_UNSUPPORTED, see eager_fallback). Gradients reach fn's inputs only: a tensor fn reaches
+ * through ctx is a constant of the graph, whatever its requires_grad (pass
+ * parameters as inputs). Outputs that no gradient will flow through are best
+ * returned detached (tj_tensor_detach): a signature with no output requiring
+ * grad saves nothing.
+ *
+ * Gradients computed inside fn (tj_autograd_grad, as models/step.c) compile
+ * the backward pass with the step: what they differentiate with respect to must
  * require grad: mark the parameters with tj_tensor_set_requires_grad before
  * the call (it is part of the signature), or inside fn on aliases from
  * tj_tensor_detach, as models/step.c does; marking fn's inputs themselves,
@@ -140,7 +166,9 @@ tj_status tj_jit_run(tj_jit *j, tj_tensor *const *inputs, int n, tj_tensor **out
  * only their signature counts). Borrowed: valid
  * until the jit evicts it (a later call with another signature, beyond
  * cache_limit) or is freed; do not free it. Its outputs include those
- * functionalisation added (tj_plan_num_outputs). NULL on error, as
+ * functionalisation added (tj_plan_num_outputs), or for a signature with
+ * gradients (see tj_jit_run), the forward plan's: fn's outputs, then the
+ * values saved for the backward. NULL on error, as
  * tj_jit_run's. */
 tj_plan *tj_jit_plan(tj_jit *j, tj_tensor *const *inputs, int n);
 

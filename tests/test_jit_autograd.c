@@ -1,0 +1,298 @@
+/* Compiled functions with gradients (tj_jit's AOTAutograd): outputs of a
+ * call whose inputs require grad carry a history whose backward runs the
+ * compiled backward plan. Gradients are checked against the same function
+ * run eagerly; values are small integers, so both are exact and must be
+ * equal bit for bit. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "test_util.h"
+
+TestSuite(jit_autograd, .init = test_scope_open, .fini = test_scope_close);
+
+enum { X, W1, B1, W2, B2, N_PARAMS };
+static const int64_t SHAPES[N_PARAMS][2] = {{4, 3}, {5, 3}, {5, 0}, {2, 5}, {2, 0}};
+
+/* linear(relu(linear(x, w1, b1)), w2, b2), and the hidden layer when ctx is set */
+static tj_status two_layers(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)n;
+    tj_tensor *h = tj_relu(tj_linear(in[X], in[W1], in[B1]));
+    out[0] = tj_linear(h, in[W2], in[B2]);
+    out[1] = h;
+    *n_out = ctx ? 2 : 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* Integers in [-3, 3], different per tensor and call. */
+static tj_tensor *ints(int which, int seed)
+{
+    const int64_t *s = SHAPES[which];
+    int ndim = s[1] ? 2 : 1;
+    float v[15];
+    for (int i = 0; i < s[0] * (s[1] ? s[1] : 1); i++) v[i] = (float)((i * 7 + which * 5 + seed * 3) % 7 - 3);
+    return test_f32(ndim, s, v);
+}
+
+/* Fresh inputs; those in `grad` (bit per input) require grad. */
+static void make_inputs(tj_tensor **in, unsigned grad, int seed)
+{
+    for (int i = 0; i < N_PARAMS; i++) {
+        in[i] = ints(i, seed);
+        if (grad >> i & 1) cr_assert_eq(tj_tensor_set_requires_grad(in[i], true), TJ_OK);
+    }
+}
+
+/* sum(out * c), c = 1, 2, 3, ...: a gradient that differs per element */
+static tj_tensor *weighted_sum(tj_tensor *out)
+{
+    float c[8];
+    for (int i = 0; i < 8; i++) c[i] = (float)(i + 1);
+    return tj_sum(tj_mul(out, test_f32(2, (int64_t[]){4, 2}, c)), TJ_DTYPE_NONE);
+}
+
+static void expect_same(const tj_tensor *got, const tj_tensor *want, const char *what)
+{
+    cr_assert((got == NULL) == (want == NULL), "%s: %s", what, got ? "unexpected gradient" : "no gradient");
+    if (!got) return;
+    cr_assert_eq(tj_tensor_numel(got), tj_tensor_numel(want), "%s", what);
+    for (int64_t i = 0; i < tj_tensor_numel(got); i++)
+        cr_assert_eq(tj_tensor_item_at(got, i), tj_tensor_item_at(want, i), "%s[%ld]: %g, eagerly %g", what, (long)i,
+                     tj_tensor_item_at(got, i), tj_tensor_item_at(want, i));
+}
+
+static tj_tensor *jit_call(tj_jit *j, tj_tensor *const *in, int n, int want_outputs)
+{
+    tj_tensor *out[2] = {NULL, NULL};
+    int n_out = -1;
+    cr_assert_eq(tj_jit_run(j, in, n, out, 2, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, want_outputs);
+    return out[0];
+}
+
+/* Two steps through the jit and two eagerly: .grad accumulates alike; also
+ * with the core decompositions (mm as bmm, relu as maximum, ...). */
+static void gradients_equal_eager(const tj_decomp_table *table)
+{
+    unsigned grad = 1u << W1 | 1u << B1 | 1u << W2 | 1u << B2;
+    tj_tensor *jin[N_PARAMS], *ein[N_PARAMS];
+    make_inputs(jin, grad, 0);
+    make_inputs(ein, grad, 0);
+    tj_jit *j = tj_jit_new(two_layers, NULL, &(tj_jit_options){.decompositions = table});
+    for (int step = 0; step < 2; step++) {
+        if (step) jin[X] = ein[X] = ints(X, 1);
+        tj_tensor *out = jit_call(j, jin, N_PARAMS, 1);
+        cr_assert(tj_tensor_requires_grad(out) && !tj_tensor_is_leaf(out), "the output has no history");
+        cr_assert_eq(tj_backward(weighted_sum(out), NULL), TJ_OK, "%s", tj_last_error());
+        tj_tensor *eout[2];
+        int n_out = 2;
+        cr_assert_eq(two_layers(NULL, ein, N_PARAMS, eout, &n_out), TJ_OK);
+        expect_same(out, eout[0], "output");
+        cr_assert_eq(tj_backward(weighted_sum(eout[0]), NULL), TJ_OK, "%s", tj_last_error());
+    }
+    static const char *const names[N_PARAMS] = {"x", "w1", "b1", "w2", "b2"};
+    for (int i = 0; i < N_PARAMS; i++) expect_same(tj_tensor_grad(jin[i]), tj_tensor_grad(ein[i]), names[i]);
+    tj_jit_statistics s;
+    tj_jit_stats(j, &s);
+    cr_assert_eq(s.compiles, 1);
+    cr_assert_eq(s.calls, 2);
+    tj_jit_free(j);
+}
+
+Test(jit_autograd, gradients_equal_the_eager_ones_and_accumulate) { gradients_equal_eager(NULL); }
+
+Test(jit_autograd, gradients_equal_the_eager_ones_with_the_core_decompositions)
+{
+    tj_decomp_table *core = tj_core_decompositions();
+    gradients_equal_eager(core);
+    tj_decomp_table_free(core);
+}
+
+static int graphs_seen;
+static int graph_outputs[2], graph_inputs[2];
+static char backward_text[8192];
+
+static tj_status remember_graph(void *ctx, tj_graph *g)
+{
+    (void)ctx;
+    if (graphs_seen < 2) {
+        graph_outputs[graphs_seen] = tj_graph_num_outputs(g);
+        graph_inputs[graphs_seen] = tj_graph_num_inputs(g);
+        if (graphs_seen == 1) {
+            char *text = tj_graph_to_string(g);
+            snprintf(backward_text, sizeof backward_text, "%s", text);
+            free(text);
+        }
+    }
+    graphs_seen++;
+    return TJ_OK;
+}
+
+/* The forward graph saves what the backward reads and nothing else: the
+ * hidden layer for relu's gradient; x and w2 are inputs the backward takes
+ * as they are, and w2^T (a view) it makes again. */
+Test(jit_autograd, on_graph_sees_the_forward_then_the_backward_graph)
+{
+    graphs_seen = 0;
+    tj_tensor *in[N_PARAMS];
+    make_inputs(in, 1u << W1 | 1u << W2, 0);
+    tj_jit *j = tj_jit_new(two_layers, NULL, &(tj_jit_options){.on_graph = remember_graph});
+    tj_tensor *out = jit_call(j, in, N_PARAMS, 1);
+    cr_assert_eq(graphs_seen, 2);
+    cr_assert_eq(graph_inputs[0], N_PARAMS);
+    cr_assert_eq(graph_outputs[0], 2, "forward outputs: the output and the saved hidden layer");
+    cr_assert_eq(graph_outputs[1], 2, "backward outputs: the gradients of w1 and w2");
+    cr_assert_eq(graph_inputs[1], 4, "backward inputs: x, w2, the hidden layer, tangents_1\n%s", backward_text);
+    cr_assert(strstr(backward_text, "tangents_1"), "%s", backward_text);
+    cr_assert_eq(tj_plan_num_outputs(tj_jit_plan(j, in, N_PARAMS)), 2, "tj_jit_plan gives the forward plan");
+    cr_assert_eq(tj_backward(weighted_sum(out), NULL), TJ_OK, "%s", tj_last_error());
+    cr_assert_null(tj_tensor_grad(in[X]));
+    cr_assert_null(tj_tensor_grad(in[B1]));
+    cr_assert_not_null(tj_tensor_grad(in[W1]));
+    tj_jit_free(j);
+}
+
+/* An output no gradient reaches gets zeros; gradients flow on into the
+ * history of an input computed eagerly. */
+Test(jit_autograd, unused_outputs_and_inputs_with_history)
+{
+    tj_tensor *jin[N_PARAMS], *ein[N_PARAMS];
+    make_inputs(jin, 1u << W2, 0);
+    make_inputs(ein, 1u << W2, 0);
+    tj_tensor *jx = ints(X, 2), *ex = ints(X, 2);
+    tj_tensor_set_requires_grad(jx, true);
+    tj_tensor_set_requires_grad(ex, true);
+    jin[X] = tj_mul_scalar(jx, tj_v_int(2));
+    ein[X] = tj_mul_scalar(ex, tj_v_int(2));
+    tj_jit *j = tj_jit_new(two_layers, (void *)1, NULL);
+    jit_call(j, jin, N_PARAMS, 2);
+    tj_tensor *out[2];
+    int n_out = 2;
+    cr_assert_eq(tj_jit_run(j, jin, N_PARAMS, out, 2, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_tensor *eout[2];
+    cr_assert_eq(two_layers((void *)1, ein, N_PARAMS, eout, &n_out), TJ_OK);
+    /* only the hidden layer's gradient flows: the output's is zeros */
+    tj_tensor *hsum = tj_sum(out[1], TJ_DTYPE_NONE), *ehsum = tj_sum(eout[1], TJ_DTYPE_NONE);
+    cr_assert_eq(tj_backward(hsum, NULL), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(ehsum, NULL), TJ_OK, "%s", tj_last_error());
+    expect_same(tj_tensor_grad(jx), tj_tensor_grad(ex), "x (through x * 2)");
+    /* w2 only reaches the output, whose gradient counts as zeros: a zero
+     * gradient, where eagerly none (as torch.compile) */
+    cr_assert_null(tj_tensor_grad(ein[W2]));
+    static const float zeros[10] = {0};
+    test_expect_f32(tj_tensor_grad(jin[W2]), zeros, 10, 0);
+    tj_jit_free(j);
+}
+
+/* As any node's saved values: freed by a pass, kept with retain_graph;
+ * an input the backward reads, written in place since the call, refused.
+ * (sum's node saves nothing: the compiled function's is the one that fails.) */
+Test(jit_autograd, retain_graph_and_inputs_modified_after_the_call)
+{
+    tj_tensor *in[N_PARAMS];
+    make_inputs(in, 1u << W1, 0);
+    tj_jit *j = tj_jit_new(two_layers, NULL, NULL);
+    tj_tensor *loss = tj_sum(jit_call(j, in, N_PARAMS, 1), TJ_DTYPE_NONE);
+    cr_assert_eq(tj_backward_ex(loss, NULL, &(tj_backward_options){.retain_graph = true}), TJ_OK, "%s", tj_last_error());
+    tj_tensor *once = tj_clone(tj_tensor_grad(in[W1]));
+    cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
+    expect_same(tj_tensor_grad(in[W1]), tj_mul_scalar(once, tj_v_int(2)), "w1 after two passes");
+    cr_assert_eq(tj_backward(loss, NULL), TJ_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(tj_last_error(), "CompiledFunctionBackward"), "%s", tj_last_error());
+
+    loss = tj_sum(jit_call(j, in, N_PARAMS, 1), TJ_DTYPE_NONE);
+    cr_assert_not_null(tj_add_scalar_(in[X], tj_v_int(1), tj_v_int(1)));
+    cr_assert_eq(tj_backward(loss, NULL), TJ_ERR_MODIFIED);
+    cr_assert(strstr(tj_last_error(), "input 0"), "%s", tj_last_error());
+    tj_jit_free(j);
+}
+
+/* The outputs' history holds the backward plan: its plans leaving the
+ * cache, or freeing the jit, does not take it away. */
+Test(jit_autograd, the_backward_outlives_the_jit)
+{
+    tj_tensor *jin[N_PARAMS], *ein[N_PARAMS];
+    make_inputs(jin, 1u << B1, 0);
+    make_inputs(ein, 1u << B1, 0);
+    tj_jit *j = tj_jit_new(two_layers, NULL, &(tj_jit_options){.cache_limit = 1});
+    tj_tensor *loss = weighted_sum(jit_call(j, jin, N_PARAMS, 1));
+    tj_tensor *other[N_PARAMS];
+    make_inputs(other, 1u << W1, 0);
+    jit_call(j, other, N_PARAMS, 1); /* another signature: the first plans are evicted */
+    tj_jit_statistics st;
+    tj_jit_stats(j, &st);
+    cr_assert_eq(st.evictions, 1);
+    tj_jit_free(j);
+    cr_assert_eq(tj_backward(loss, NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *eout[2];
+    int n_out = 2;
+    cr_assert_eq(two_layers(NULL, ein, N_PARAMS, eout, &n_out), TJ_OK);
+    cr_assert_eq(tj_backward(weighted_sum(eout[0]), NULL), TJ_OK);
+    expect_same(tj_tensor_grad(jin[B1]), tj_tensor_grad(ein[B1]), "b1");
+}
+
+static tj_status scale_in_place(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    if (!tj_mul_scalar_(in[1], tj_v_int(2))) return tj_last_status();
+    out[0] = tj_mul(in[0], in[1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A function updating an input cannot have a compiled backward here: a
+ * graph break (eager with eager_fallback, where autograd records it). */
+Test(jit_autograd, updating_an_input_is_a_graph_break)
+{
+    static const float v[3] = {1, 2, 3};
+    for (int eager = 0; eager < 2; eager++) {
+        tj_tensor *w = test_f32(1, (int64_t[]){3}, v), *s = test_f32(1, (int64_t[]){3}, v), *out[1];
+        tj_tensor_set_requires_grad(w, true);
+        tj_tensor *in[2] = {w, s};
+        tj_jit *j = tj_jit_new(scale_in_place, NULL, &(tj_jit_options){.eager_fallback = eager});
+        int n_out;
+        tj_status st = tj_jit_run(j, in, 2, out, 1, &n_out);
+        if (!eager) {
+            cr_assert_eq(st, TJ_ERR_UNSUPPORTED);
+            cr_assert(strstr(tj_last_error(), "updates input 1 in place"), "%s", tj_last_error());
+        } else {
+            cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
+            cr_assert_eq(tj_backward(tj_sum(out[0], TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
+            static const float want[3] = {2, 4, 6};
+            test_expect_f32(tj_tensor_grad(w), want, 3, 0);
+        }
+        tj_jit_free(j);
+    }
+}
+
+/* out and argmax(out): an integer output gets no history and no tangent. */
+static tj_status with_argmax(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_status st = two_layers(ctx, in, n, out, n_out);
+    if (st != TJ_OK) return st;
+    out[1] = tj_argmax(out[0], true, 1, false);
+    *n_out = 2;
+    return out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(jit_autograd, integer_outputs_get_no_history)
+{
+    tj_tensor *jin[N_PARAMS], *ein[N_PARAMS];
+    make_inputs(jin, 1u << W2, 0);
+    make_inputs(ein, 1u << W2, 0);
+    graphs_seen = 0;
+    tj_jit *j = tj_jit_new(with_argmax, NULL, &(tj_jit_options){.on_graph = remember_graph});
+    tj_tensor *out[2];
+    int n_out;
+    cr_assert_eq(tj_jit_run(j, jin, N_PARAMS, out, 2, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, 2);
+    cr_assert(!tj_tensor_requires_grad(out[1]) && tj_tensor_dtype(out[1]) == TJ_INT64);
+    cr_assert(strstr(backward_text, "tangents_1") && !strstr(backward_text, "tangents_2"), "%s", backward_text);
+    tj_tensor *eout[2];
+    cr_assert_eq(with_argmax(NULL, ein, N_PARAMS, eout, &n_out), TJ_OK);
+    expect_same(out[1], eout[1], "argmax");
+    cr_assert_eq(tj_backward(weighted_sum(out[0]), NULL), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(weighted_sum(eout[0]), NULL), TJ_OK, "%s", tj_last_error());
+    expect_same(tj_tensor_grad(jin[W2]), tj_tensor_grad(ein[W2]), "w2");
+    tj_jit_free(j);
+}
