@@ -20,6 +20,11 @@
  *              (tj_jit_run: the signature's look-up, then the plan) against
  *              tj_plan_run of the same plan's graph, both returning new
  *              output tensors, in alternation: the jit's cost per call.
+ *   jit_grad   forward and backward of the mlp, cnn and gpt losses (the
+ *              parameters' .grad cleared, the loss computed, tj_backward):
+ *              eagerly against the loss through a compiled function with
+ *              gradients (tj_jit_run's forward plan, then its backward plan
+ *              run by tj_backward), in alternation, 1 thread.
  *   fusion     the forward passes and training steps of the models, traced
  *              (no decomposition), each compiled twice, with no_fusion and
  *              with the defaults, and the two plans timed in alternation:
@@ -31,7 +36,7 @@
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit]...
+ * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit|jit_grad]...
  * (default: the first three; --no-fusion compiles their plans without
  * fusion, for A/B runs across processes) */
 #include <pthread.h>
@@ -451,6 +456,72 @@ static void bench_jit(void)
 }
 
 /* ---- training steps: memory plan, eager against replay ---- */
+/* ---- jit_grad: forward and backward through a compiled function ---- */
+typedef struct grad_run {
+    model m;
+    tj_tensor *in[MODEL_MAX_PARAMS + 2]; /* the parameters (requiring grad), x, y */
+    tj_jit *jit;
+} grad_run;
+
+/* inputs: the parameters, x, y; output: the loss */
+static tj_status fn_loss(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const model *m = ctx;
+    out[0] = m->def->loss(m, m->def->forward(m, in, in[n - 2]), in[n - 1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static void clear_grads(grad_run *r)
+{
+    for (int i = 0; i < r->m.n_params; i++)
+        if (tj_tensor_set_grad(r->m.params[i], NULL) != TJ_OK) fail("tj_tensor_set_grad");
+}
+
+/* One step: .grad cleared, the loss computed eagerly or through the jit, backward. */
+static void grad_step(grad_run *r, bool jit)
+{
+    clear_grads(r);
+    tj_scope *sc = tj_scope_begin();
+    tj_tensor *loss;
+    int n_out, n = r->m.n_params + 2;
+    tj_status st = jit ? tj_jit_run(r->jit, r->in, n, &loss, 1, &n_out) : fn_loss(&r->m, r->in, n, &loss, &n_out);
+    if (st != TJ_OK || tj_backward(loss, NULL) != TJ_OK) fail(jit ? "tj_jit_run and backward" : "eager step");
+    tj_scope_end(sc);
+}
+
+static void run_grad_eager(void *ctx) { grad_step(ctx, false); }
+static void run_grad_jit(void *ctx) { grad_step(ctx, true); }
+
+static void bench_jit_grad(void)
+{
+    tj_set_num_threads(1);
+    printf("jit_grad: forward, loss and backward (.grad of every parameter), eager vs a compiled function with\n"
+           "gradients (AOTAutograd: forward plan, backward plan), 1 thread, us per step (median of %d pairs)\n", RUNS);
+    printf("%-10s %10s %10s %10s %10s %9s\n", "model", "eager", "jit", "eager CPU", "jit CPU", "CPU x");
+    static const char *const ids[3] = {"mlp", "cnn", "gpt"};
+    for (int k = 0; k < 3; k++) {
+        const model_def *d = model_find(ids[k]);
+        grad_run r = {0};
+        if (!d || model_create(d, 0, &r.m) != TJ_OK) fail("model_create");
+        for (int i = 0; i < r.m.n_params; i++) {
+            if (tj_tensor_set_requires_grad(r.m.params[i], true) != TJ_OK) fail("requires_grad");
+            r.in[i] = r.m.params[i];
+        }
+        r.in[r.m.n_params] = model_input(d, 0);
+        r.in[r.m.n_params + 1] = model_targets(d);
+        if (!(r.jit = tj_jit_new(fn_loss, &r.m, NULL))) fail("tj_jit_new");
+        pair_figure f = measure_pair(run_grad_eager, run_grad_jit, &r);
+        printf("%-10s %10.1f %10.1f %10.1f %10.1f %8.2fx\n", ids[k], f.a.median_ns * 1e-3, f.b.median_ns * 1e-3,
+               f.a.cpu_ns * 1e-3, f.b.cpu_ns * 1e-3, f.ratio_cpu);
+        tj_jit_free(r.jit);
+        tj_tensor_release(r.in[r.m.n_params]);
+        tj_tensor_release(r.in[r.m.n_params + 1]);
+        model_free(&r.m);
+    }
+    printf("\n");
+}
+
 typedef struct train_run {
     model m[2];           /* eager's and replay's copies, from one seed */
     train_state state[2];
@@ -598,8 +669,8 @@ int main(int argc, char **argv)
     bool all = argc <= first;
     for (int i = first; i < argc; i++)
         if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train") &&
-            strcmp(argv[i], "fusion") && strcmp(argv[i], "jit")) {
-            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit]...\n");
+            strcmp(argv[i], "fusion") && strcmp(argv[i], "jit") && strcmp(argv[i], "jit_grad")) {
+            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit|jit_grad]...\n");
             return 2;
         }
     for (int i = 0; i < (all ? 1 : argc - first); i++) {
@@ -609,6 +680,7 @@ int main(int argc, char **argv)
         if (!what || !strcmp(what, "train")) bench_train();
         if (what && !strcmp(what, "fusion")) bench_fusion();
         if (what && !strcmp(what, "jit")) bench_jit();
+        if (what && !strcmp(what, "jit_grad")) bench_jit_grad();
     }
     return 0;
 }

@@ -49,6 +49,17 @@ static void compiled_function(tj_tensor *x, tj_tensor *w)
         tj_jit_run(f, in, 2, out, 1, &n_out);
         show(labels[i], out[0]);
     }
+    /* as torch.compile's AOTAutograd: the joint graph split in two, both compiled */
+    printf("\nWith w requiring grad, the output gets a history whose backward is compiled too (the forward\n"
+           "graph returns what the backward graph reads):\n");
+    tj_tensor *wg = tj_clone(w), *out[1] = {NULL};
+    tj_tensor_set_requires_grad(wg, true);
+    tj_tensor *in[2] = {x, wg};
+    int n_out;
+    if (f && tj_jit_run(f, in, 2, out, 1, &n_out) == TJ_OK && tj_backward(tj_sum(out[0], TJ_DTYPE_NONE), NULL) == TJ_OK)
+        show("w.grad (sum(f(x, w)))", tj_tensor_grad(wg));
+    else
+        printf("error: %s\n", tj_last_error());
     tj_jit_statistics st = {0};
     tj_jit_stats(f, &st);
     printf("%" PRId64 " calls, %" PRId64 " traced and compiled\n", st.calls, st.compiles);
