@@ -11,7 +11,8 @@
  * native_layer_norm_backward as in decompositions.py. Each first runs the
  * kernel's shape function, so a decomposed call fails as an eager one.
  * Precision follows the kernels (checked by `tjit decomps --verify`): sums
- * in float64, and the layer-norm formulas wholly in float64, rounded once. */
+ * in float64, the layer-norm forward wholly in float64, rounded once, its
+ * backward in the kernel's steps and dtype. */
 #include <string.h>
 
 #include "internal.h"
@@ -182,15 +183,29 @@ static tj_tensor *stat_view(tj_tensor *stat, const int64_t *shape, int nd, int a
     return same ? stat : tj_reshape(stat, want, nd);
 }
 
-/* As torch._decomp: x_hat = (x - mean) * rstd, gx_hat = g * w;
- * grad_input = rstd / N * (N * gx_hat - sum(gx_hat) - x_hat * sum(gx_hat * x_hat))
- * over the normalised dims; grad_weight = sum(g * x_hat), grad_bias = sum(g)
- * over the others. Outputs whose output_mask entry is false stay undefined. */
+/* sum(t) / n over dims (kept), in float64, rounded once to dt. */
+static tj_tensor *row_mean(tj_tensor *t, const int64_t *dims, int ndims, int64_t n, tj_dtype dt)
+{
+    return to_dt(tj_div_scalar(tj_sum_dim(t, dims, ndims, true, TJ_FLOAT64), tj_v_int(n)), dt);
+}
+
+/* As the kernel computes it (kernels/layer_norm_backward_isa.h), its steps
+ * in its order, in the input's dtype with the sums in float64: wg = g * w,
+ * x_hat = (x - mean) * rstd; per row a = sum(wg) / N and b = sum(wg * x_hat)
+ * / N over the normalised dims, each rounded once; grad_input = rstd * ((wg
+ * - a) - x_hat * b); grad_weight = sum(g * x_hat), grad_bias = sum(g) over
+ * the others. The same algebra as torch._decomp's rstd / N * (N wg - sum(wg)
+ * - x_hat sum(wg x_hat)), which also computes in the input's dtype (its
+ * computation dtype). The one rounding the kernel does not make: wg * x_hat
+ * and g * x_hat are rounded before they are summed (the kernel sums the
+ * exact products), a relative 2^-24 per term for float32. Outputs whose
+ * output_mask entry is false stay undefined. */
 static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs)
 {
     tj_meta m[3];
     if (tj_meta_native_layer_norm_backward(args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *g = to_f64(args[0].u.t), *x = to_f64(args[1].u.t), *w = to_f64(tj_opt_tensor(&args[5]));
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *g = to_dt(args[0].u.t, dt), *x = to_dt(args[1].u.t, dt), *w = to_dt(tj_opt_tensor(&args[5]), dt);
     const bool *mask = args[7].u.bools;
     int nd = tj_tensor_ndim(x), axis = norm_axis(x, &args[2]);
     const int64_t *shape = tj_tensor_shape(x);
@@ -204,14 +219,14 @@ static tj_status native_layer_norm_backward(const tj_value *args, tj_value *outs
         for (int i = 0; i < 3; i++)
             if (mask[i]) r[i] = tj_zeros(m[i].shape, m[i].ndim, (int)m[i].dtype);
     } else {
-        tj_tensor *mean = to_f64(stat_view(args[3].u.t, shape, nd, axis));
-        tj_tensor *rstd = to_f64(stat_view(args[4].u.t, shape, nd, axis));
-        tj_tensor *x_hat = tj_mul(tj_sub(x, mean), rstd), *gx_hat = w ? tj_mul(g, w) : g;
+        tj_tensor *mean = to_dt(stat_view(args[3].u.t, shape, nd, axis), dt);
+        tj_tensor *rstd = to_dt(stat_view(args[4].u.t, shape, nd, axis), dt);
+        tj_tensor *x_hat = tj_mul(tj_sub(x, mean), rstd);
         if (mask[0]) {
-            tj_tensor *a = tj_mul_scalar(gx_hat, tj_v_int(n)), *b = tj_sum_dim(gx_hat, inner, nd - axis, true, -1);
-            tj_tensor *c = tj_mul(x_hat, tj_sum_dim(tj_mul(gx_hat, x_hat), inner, nd - axis, true, -1));
-            tj_tensor *in = tj_sub(tj_sub(a, b), c);
-            r[0] = tj_mul(tj_div_scalar(rstd, tj_v_int(n)), in);
+            tj_tensor *wg = w ? tj_mul(g, w) : g;
+            tj_tensor *a = row_mean(wg, inner, nd - axis, n, dt);
+            tj_tensor *b = row_mean(tj_mul(wg, x_hat), inner, nd - axis, n, dt);
+            r[0] = tj_mul(rstd, tj_sub(tj_sub(wg, a), tj_mul(x_hat, b)));
         }
         if (mask[1]) {
             tj_tensor *gw = tj_mul(g, x_hat);
