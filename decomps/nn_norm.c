@@ -86,10 +86,10 @@ static tj_status group_norm(const tj_value *args, tj_value *outs)
 
 /* ---- _softmax / _log_softmax and their backward operators ---- */
 
-/* softmax: the kernel's algorithm, exps in the input dtype, their sum in
- * float64, scaled by 1/sum rounded once (outputs are at most 1, so this
- * is as exact as the kernel). log_softmax: wholly in float64, rounded once
- * (its outputs can be large, where one float32 rounding more shows). */
+/* The kernel's algorithm: shifted = x - amax, exps in the input dtype,
+ * their sum in float64; softmax scales the exps by 1/sum, log_softmax
+ * subtracts log(sum) from shifted, each rounded once to the dtype (the
+ * kernel's 1.0f / sum and logf(sum) round a float sum). */
 static tj_status softmax_common(const tj_value *args, tj_value *outs, bool take_log)
 {
     tj_meta m[1];
@@ -98,10 +98,9 @@ static tj_status softmax_common(const tj_value *args, tj_value *outs, bool take_
     tj_tensor *x = args[0].u.t;
     tj_dtype dt = m[0].dtype;
     if (tj_tensor_numel(x) == 0) return done(tj_to_copy(x, (int)dt), outs);
-    if (take_log) x = tj_to_copy(x, TJ_FLOAT64);
     tj_tensor *shifted = tj_sub(x, tj_amax(x, &dim, 1, true)), *e = tj_exp(shifted);
     tj_tensor *sum = tj_sum_dim(e, &dim, 1, true, TJ_FLOAT64);
-    if (take_log) return done(tj_to_copy(tj_sub(shifted, tj_log(sum)), (int)dt), outs);
+    if (take_log) return done(tj_sub(shifted, tj_to_copy(tj_log(sum), (int)dt)), outs);
     tj_tensor *inv = tj_div(tj_scalar_tensor(tj_v_float(1.0), TJ_FLOAT64), sum);
     return done(tj_mul(e, tj_to_copy(inv, (int)dt)), outs);
 }
