@@ -36,9 +36,11 @@
  * machine does not inflate); minor page faults per run (getrusage) are
  * printed next to the replay figures.
  *
- * Usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit|jit_grad]...
+ * Usage: bench_replay [--no-fusion] [--flush-denormal] [overhead|models|train|fusion|jit|jit_grad]...
  * (default: the first three; --no-fusion compiles their plans without
- * fusion, for A/B runs across processes) */
+ * fusion, for A/B runs across processes; --flush-denormal flushes denormals
+ * to zero, tj_set_flush_denormal, as `tjit bench --flush-denormal`) */
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,18 +661,27 @@ static void bench_fusion(void)
     printf("\n");
 }
 
+static const char USAGE[] =
+    "usage: bench_replay [--no-fusion] [--flush-denormal] [overhead|models|train|fusion|jit|jit_grad]...\n";
+
 int main(int argc, char **argv)
 {
-    int first = 1;
-    if (argc > 1 && !strcmp(argv[1], "--no-fusion")) {
-        compile_options.no_fusion = true;
-        first = 2;
+    static const struct option options[] = {
+        {"no-fusion", no_argument, NULL, 'n'}, {"flush-denormal", no_argument, NULL, 'f'}, {0}};
+    for (int c; (c = getopt_long(argc, argv, "", options, NULL)) != -1;) {
+        if (c == 'n') compile_options.no_fusion = true;
+        else if (c == 'f') tj_set_flush_denormal(true);
+        else {
+            fputs(USAGE, stderr);
+            return 2;
+        }
     }
+    int first = optind;
     bool all = argc <= first;
     for (int i = first; i < argc; i++)
         if (strcmp(argv[i], "overhead") && strcmp(argv[i], "models") && strcmp(argv[i], "train") &&
             strcmp(argv[i], "fusion") && strcmp(argv[i], "jit") && strcmp(argv[i], "jit_grad")) {
-            fprintf(stderr, "usage: bench_replay [--no-fusion] [overhead|models|train|fusion|jit|jit_grad]...\n");
+            fputs(USAGE, stderr);
             return 2;
         }
     for (int i = 0; i < (all ? 1 : argc - first); i++) {
