@@ -23,7 +23,13 @@
  * (AsStridedBackward). Other views of the base with history take such a
  * node when next used after their storage's version changed (view_refresh),
  * as PyTorch regenerates a view's grad_fn; autograd_views.c computes the
- * regions. */
+ * regions.
+ *
+ * A custom function (tj_autograd_function_apply, autograd_function.c) is a
+ * node of a third kind: no operator, a user callback and its context in
+ * place of the formula and the saved values, and as many gradient buffers
+ * as it has outputs (up to TJ_MAX_GRAPH_OUTPUTS: a task keeps
+ * TJ_MAX_RETURNS inline, more only for such a node). */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -81,9 +87,10 @@ struct grad_node {
     /** A custom function's node (tj_autograd_function_apply; op NULL): its
      * callbacks, its context (released once: by the first pass without
      * retain_graph that runs it, which sets `freed`, or when the node dies),
-     * its number of outputs and its name, "<fn.name>Backward". The edges'
+     * its number of outputs and its name, "<name>Backward". The edges'
      * inputs are owned fake twins (geometry only). Zero for other nodes. */
-    tj_autograd_function fn; /**< a copy: fn.backward set for these nodes only */
+    tj_function_backward_fn fn_backward; /**< set for these nodes only */
+    void (*fn_release)(void *ctx);
     void *fn_ctx;
     int n_outputs;
     const char *fn_name;
@@ -146,12 +153,12 @@ static tj_tensor *detached_alias(tj_tensor *t)
     return a;
 }
 
-static bool is_function(const grad_node *n) { return n->fn.backward != NULL; }
+static bool is_function(const grad_node *n) { return n->fn_backward != NULL; }
 
 /* Gives a custom function's context back (once: `freed` says it was). */
 static void release_ctx(grad_node *n)
 {
-    if (n->fn.release && !n->freed) n->fn.release(n->fn_ctx);
+    if (n->fn_release && !n->freed) n->fn_release(n->fn_ctx);
     n->freed = true;
 }
 
@@ -492,7 +499,8 @@ tj_grad_node *tj_autograd_function_node(const tj_autograd_function *fn, void *ct
     char *name = (char *)(n->edges + n_inputs);
     snprintf(name, name_len, "%sBackward", fn->name);
     n->fn_name = name;
-    n->fn = *fn;
+    n->fn_backward = fn->backward;
+    n->fn_release = fn->release;
     n->n_outputs = n_outputs;
     n->freed = true; /* ctx stays the caller's until the node is made */
     for (int k = 0; k < n_inputs; k++) {
@@ -1146,7 +1154,7 @@ static tj_status run_function(grad_node *n, tj_tensor *const *grads, const bool 
                         "retain_graph (tj_backward_ex, tj_autograd_grad_ex) to the first pass to run it again",
                         n->fn_name);
     tj_clear_error();
-    tj_status st = n->fn.backward(n->fn_ctx, grads, n->n_outputs, need, gi, n->nslots);
+    tj_status st = n->fn_backward(n->fn_ctx, grads, n->n_outputs, need, gi, n->nslots);
     if (st != TJ_OK && tj_last_status() == TJ_OK)
         return tj_error(st, "%s: backward returned %s without recording an error", n->fn_name, tj_status_name(st));
     return st;

@@ -170,6 +170,34 @@ Test(autograd_function, gradients_flow_through_the_node_into_earlier_operators)
     cr_expect_null(tj_tensor_grad(h), "not a leaf");
 }
 
+/* exp: saves its output, detached (the output object itself would hold the
+ * node holding the context: a cycle) */
+static tj_status exp_backward(void *vctx, tj_tensor *const *go, int n_out, const bool *needed, tj_tensor **gi,
+                              int n_in)
+{
+    saved_ctx *c = vctx;
+    (void)n_out, (void)n_in;
+    if (needed[0]) gi[0] = tj_mul(go[0], c->x);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+Test(autograd_function, a_context_saving_its_output_detached_is_freed_with_the_graph)
+{
+    tj_tensor *x = leaf();
+    tj_scope *s = tj_scope_begin();
+    bool was = tj_no_grad_begin();
+    tj_tensor *y = tj_exp(x);
+    tj_no_grad_end(was);
+    const tj_autograd_function exp_fn = {"Exp", exp_backward, ctx_release};
+    cr_assert_eq(tj_autograd_function_apply(&exp_fn, ctx_new(tj_tensor_detach(y)), &x, 1, &y, 1), TJ_OK);
+    tj_backward_options keep = {.retain_graph = true};
+    cr_assert_eq(tj_backward_ex(tj_sum(y, -1), NULL, &keep), TJ_OK, "%s", tj_last_error());
+    test_expect_same_bits(tj_tensor_grad(x), y, "d exp(x) / dx");
+    cr_expect_eq(releases, 0);
+    tj_scope_end(s);
+    cr_expect_eq(releases, 1, "no cycle: the context went with the graph");
+}
+
 /* ---- several inputs and outputs ---- */
 
 /* outputs[i] = x * factors[i] for one input x, or a * b for two */

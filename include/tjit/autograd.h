@@ -34,6 +34,10 @@
  * not differentiable at all (comparisons, argmax, creation, random) and
  * integer or bool results never require grad.
  *
+ * Custom functions (tj_autograd_function_apply, PyTorch's
+ * torch.autograd.Function) give outputs computed any way, such as by a
+ * compiled plan, a history whose backward is a user callback.
+ *
  * Grad mode is per thread and on by default. In-place operators are recorded
  * too, on views as PyTorch (the base's history is rebased), with the limits
  * inplace.h lists (not on leaves that require grad nor views of them).
@@ -222,8 +226,12 @@ typedef struct tj_autograd_function {
  * PyTorch frees saved variables: a later pass reaching the node fails with
  * TJ_ERR_INVALID_ARGUMENT, "<name>Backward: backward: trying to backward
  * through the graph a second time"), or when the node is freed (its last
- * output and everything recorded from them released). Works on fake tensors
- * as on real ones (tj_make_fx).
+ * output and everything recorded from them released). ctx must not hold a
+ * reference to an output object that takes the history: the output holds
+ * the node, which holds ctx, and none of them would ever be freed; to save
+ * an output for backward, save tj_tensor_detach(output) (an alias without
+ * history, as a node saves its operator's results). The callback runs on the thread of
+ * the backward pass. Works on fake tensors as on real ones (tj_make_fx).
  *
  * Errors (ctx released; outputs stay the caller's, valid and without new
  * history, except after an out-of-memory error while giving them theirs,
