@@ -1166,11 +1166,13 @@ static tj_status run_node(engine *e, int ti)
     task *t = &e->tasks[ti];
     grad_node *n = t->node;
     if (n->op && !n->d->fn) return not_implemented_error(n->op);
-    /* a copy (run_formula replaces a CopySlices node's first gradient by
-     * its region); a custom function's buffers go as they are */
-    tj_tensor *grads_copy[TJ_MAX_RETURNS], **grads = is_function(n) ? task_bufs(t) : grads_copy;
+    tj_tensor **bufs = task_bufs(t);
     bool any = false;
-    for (int k = 0, nbufs = task_nbufs(t); k < nbufs; k++) any |= (grads[k] = task_bufs(t)[k]) != NULL;
+    for (int k = 0, nbufs = task_nbufs(t); k < nbufs; k++) any |= bufs[k] != NULL;
+    /* a formula gets a copy (run_formula replaces a CopySlices node's first
+     * gradient by its region); a custom function the buffers themselves */
+    tj_tensor *grads[TJ_MAX_RETURNS];
+    if (!is_function(n)) memcpy(grads, bufs, sizeof grads);
     tj_tensor *gi_stack[16], **gi = n->nslots <= 16 ? gi_stack : tj_alloc(sizeof *gi * (size_t)n->nslots);
     bool need_stack[16], *need = n->nslots <= 16 ? need_stack : tj_alloc(sizeof *need * (size_t)n->nslots);
     tj_status st = TJ_OK;
@@ -1179,7 +1181,7 @@ static tj_status run_node(engine *e, int ti)
         gi[k] = NULL;
         need[k] = edge_relevant(e, &n->edges[k]);
     }
-    if (st == TJ_OK && any) st = is_function(n) ? run_function(n, grads, need, gi) : run_formula(n, grads, need, gi);
+    if (st == TJ_OK && any) st = is_function(n) ? run_function(n, bufs, need, gi) : run_formula(n, grads, need, gi);
     for (int k = 0; st == TJ_OK && k < n->nslots; k++) {
         grad_edge *edge = &n->edges[k];
         tj_tensor *g = need[k] ? gi[k] : NULL;

@@ -286,7 +286,8 @@ Test(autograd_function, integer_outputs_get_no_history)
     cr_expect(tj_tensor_requires_grad(y[0]));
     cr_expect(!tj_tensor_requires_grad(y[1]));
     cr_expect(tj_tensor_is_leaf(y[1]));
-    cr_assert_eq(tj_backward(tj_sum(y[0], -1), NULL), TJ_OK, "%s", tj_last_error());
+    tj_backward_options keep = {.retain_graph = true}; /* c lives on */
+    cr_assert_eq(tj_backward_ex(tj_sum(y[0], -1), NULL, &keep), TJ_OK, "%s", tj_last_error());
     cr_expect(c->seen[0]);
     cr_expect(!c->seen[1], "an integer output's gradient is NULL");
 }
@@ -315,6 +316,22 @@ Test(autograd_function, an_output_that_is_an_input_becomes_a_fresh_alias)
     tj_scope_end(s); /* the alias is the scope's, as operator results */
     const double want[3] = {2, -4, 1};
     test_expect_close(tj_tensor_grad(x), want, 3, 0, 0);
+}
+
+Test(autograd_function, fake_tensors_take_history_as_real_ones)
+{
+    tj_tensor *x = tj_tensor_fake(TJ_FLOAT64, 1, shape3), *y = x;
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    const tj_autograd_function identity = {"Identity", identity_backward, NULL};
+    tj_scope *s = tj_scope_begin(); /* x stays the outer scope's */
+    cr_assert_eq(tj_autograd_function_apply(&identity, NULL, &x, 1, &y, 1), TJ_OK, "%s", tj_last_error());
+    cr_expect_neq(y, x);
+    cr_expect(tj_tensor_is_fake(y));
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(y, y), -1), NULL), TJ_OK, "%s", tj_last_error());
+    tj_scope_end(s);
+    tj_tensor *g = tj_tensor_grad(x);
+    test_assert_dtype_shape(g, TJ_FLOAT64, 1, shape3);
+    cr_expect(tj_tensor_is_fake(g));
 }
 
 /* a * b */
@@ -455,8 +472,7 @@ Test(autograd_function, bad_arguments_are_refused_releasing_the_context_and_leak
 
 Test(autograd_function, a_whole_cycle_leaks_nothing, .init = count_allocations)
 {
-    tj_tensor *x = test_f64(1, shape3, x_values); /* no scope open: ours */
-    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    tj_tensor *x = leaf();
     int64_t live = live_allocations();
     for (int retain = 0; retain < 2; retain++) {
         tj_scope *s = tj_scope_begin();
@@ -470,7 +486,6 @@ Test(autograd_function, a_whole_cycle_leaks_nothing, .init = count_allocations)
         cr_expect_eq(releases, retain + 1);
         cr_expect_eq(live_allocations(), live, "retain_graph %d: nothing leaked", retain);
     }
-    tj_tensor_release(x);
 }
 
 /* ---- under make_fx ---- */
