@@ -334,6 +334,27 @@ Test(autograd_function, fake_tensors_take_history_as_real_ones)
     cr_expect(tj_tensor_is_fake(g));
 }
 
+Test(autograd_function, the_most_inputs_and_outputs_each_take_their_gradient)
+{
+    enum { N = TJ_MAX_GRAPH_OUTPUTS };
+    static tj_tensor *in[N], *out[N];
+    tj_tensor *x = tj_tensor_scalar_f64(0.5);
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    bool was = tj_no_grad_begin();
+    for (int i = 0; i < N; i++) {
+        in[i] = x;
+        out[i] = tj_mul_scalar(x, tj_v_float(i));
+    }
+    tj_no_grad_end(was);
+    const tj_autograd_function identity = {"Identity", identity_backward, NULL};
+    cr_assert_eq(tj_autograd_function_apply(&identity, NULL, in, N, out, N), TJ_OK, "%s", tj_last_error());
+    /* d sum_i i * out_i / dx through gi_i = g_i: sum_i i = N (N - 1) / 2 */
+    tj_tensor *weights = tj_arange(tj_v_int(0), tj_v_int(N), tj_v_int(1), TJ_FLOAT64);
+    tj_tensor *l = tj_sum(tj_mul(tj_stack(out, N, 0), weights), -1);
+    cr_assert_eq(tj_backward(l, NULL), TJ_OK, "%s", tj_last_error());
+    test_expect_close(tj_tensor_grad(x), (const double[]){N * (N - 1) / 2.0}, 1, 0, 0);
+}
+
 /* a * b */
 static tj_status mul_backward(void *vctx, tj_tensor *const *go, int n_out, const bool *needed, tj_tensor **gi,
                               int n_in)
