@@ -217,8 +217,9 @@ typedef struct tj_autograd_function {
  * the same way, and the old reference dropped (taken out of the innermost
  * scope and released, or released when no scope owns it; one an outer scope
  * owns stays with that scope), as the dispatcher does for operators
- * returning an input. Otherwise (grad mode off, or no input requires grad) nothing is
- * recorded, outputs stay as they are, and release(ctx) is called at once.
+ * returning an input. Otherwise (grad mode off, or no input requires grad)
+ * nothing is recorded, outputs stay as they are, and release(ctx) is called
+ * at once.
  *
  * ctx is the apply call's from the start, whatever happens: fn->release(ctx)
  * is called exactly once, at once when no node is made or on failure; else
@@ -230,15 +231,17 @@ typedef struct tj_autograd_function {
  * reference to an output object that takes the history: the output holds
  * the node, which holds ctx, and none of them would ever be freed; to save
  * an output for backward, save tj_tensor_detach(output) (an alias without
- * history, as a node saves its operator's results). The callback runs on the thread of
- * the backward pass. Works on fake tensors as on real ones (tj_make_fx).
+ * history, as a node saves its operator's results). The callback runs on
+ * the thread of the backward pass. Works on fake tensors as on real ones
+ * (tj_make_fx).
  *
- * Errors (ctx released; outputs stay the caller's, valid and without new
- * history, except after an out-of-memory error while giving them theirs,
- * which may leave the first ones with it): TJ_ERR_INVALID_ARGUMENT
- * for a NULL fn, fn->name or fn->backward, NULL inputs / outputs arrays with
- * a positive count or NULL entries in them, negative counts or counts over
- * TJ_MAX_GRAPH_OUTPUTS (1024, graph.h); TJ_ERR_OUT_OF_MEMORY. */
+ * Errors (ctx released, but for a NULL fn, which has no release; outputs
+ * stay the caller's, valid and without new history, except after an
+ * out-of-memory error while giving them theirs, which may leave the first
+ * ones with it): TJ_ERR_INVALID_ARGUMENT for a NULL fn, fn->name or
+ * fn->backward, NULL inputs / outputs arrays with a positive count or NULL
+ * entries in them, negative counts or counts over TJ_MAX_GRAPH_OUTPUTS
+ * (1024, graph.h); TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_autograd_function_apply(const tj_autograd_function *fn, void *ctx, tj_tensor *const *inputs,
                                      int n_inputs, tj_tensor **outputs, int n_outputs);
 
