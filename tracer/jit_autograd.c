@@ -128,7 +128,7 @@ static tj_graph *trace_joint(tj_trace_fn fn, void *fn_ctx, tj_tensor *const *inp
     const tj_gnode *out = &outputs->graph->nodes[outputs->graph->output_node];
     for (int t = 0; made && t < b->n_tangents; t++) {
         const tj_gvalue *v = &outputs->graph->values[out->args[b->tangent_of[t]].u.v];
-        made = (all[n + t] = tj_tensor_fake(v->dtype, v->ndim, v->shape)) && tj_scope_adopt(all[n + t]) == TJ_OK;
+        made = (all[n + t] = tj_tensor_fake(v->dtype, v->ndim, v->shape)) != NULL; /* the scope's */
         snprintf(tangent_names[t], sizeof tangent_names[t], "tangents_%d", t + 1);
         names[n + t] = tangent_names[t];
     }

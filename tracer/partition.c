@@ -105,8 +105,7 @@ static tj_status add_input(split *s, tj_graph *g, int v, bool contiguous, int *m
     tj_tensor *like = contiguous ? tj_tensor_fake(gv->dtype, gv->ndim, gv->shape)
                                  : tj_fake_value(&s->fakes, s->joint, v, "tj_graph_partition");
     if (!like) return tj_last_status();
-    int node = tj_graph_add_placeholder(g, like, gv->name);
-    if (contiguous) tj_tensor_release(like);
+    int node = tj_graph_add_placeholder(g, like, gv->name); /* like: the scope's */
     if (node < 0) return tj_last_status();
     map[v] = g->nodes[node].outs[0];
     return contiguous ? TJ_OK : tj_graph_bind_geometry(g, map[v], gv->geometry_bound);
