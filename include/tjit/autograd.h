@@ -172,8 +172,10 @@ tj_status tj_autograd_grad_ex(tj_tensor *const *outputs, int n_outputs, tj_tenso
  * n_outputs as given to apply; at least one is set. needed[i]: whether input
  * i's gradient is wanted in this pass (false for inputs that do not require
  * grad). Stores into grad_inputs[i] (n_inputs slots, all NULL on entry) a
- * tensor of input i's shape (or one that broadcasts to it, or of another
- * dtype: the engine sums and converts it as for operator formulas), or leaves
+ * tensor of input i's shape (or of a shape input i broadcasts to, [2, 3] for
+ * a [3] input, or of another dtype: the engine sums it down to the input's
+ * shape and converts it as for operator formulas; any other shape, [1, 3]
+ * for a [2, 3] input, fails the pass with TJ_ERR_SHAPE), or leaves
  * NULL for zero; slots not needed are ignored. Tensors it creates belong to
  * the scope the engine opens around the call (no release needed); returning
  * an existing tensor (a grad_output) is fine too: grad_inputs hold borrowed
@@ -220,6 +222,16 @@ typedef struct tj_autograd_function {
  * returning an input. Otherwise (grad mode off, or no input requires grad)
  * nothing is recorded, outputs stay as they are, and release(ctx) is called
  * at once.
+ *
+ * The engine does not look into ctx: tensors kept there are not checked by
+ * version as operators' saved values are (to refuse a backward after an
+ * in-place write, as save_for_backward does, record tj_tensor_version at
+ * the call and compare in the backward, returning TJ_ERR_MODIFIED). Keep
+ * an output there as tj_tensor_detach(output), its alias without history,
+ * not as the output itself: the output holds the node, which holds ctx, a
+ * cycle that only a backward pass running the node breaks (without one,
+ * ctx is never released). In a tj_jit function with gradients the backward
+ * runs once, while the joint graph is traced (see tj_jit_run).
  *
  * ctx is the apply call's from the start, whatever happens: fn->release(ctx)
  * is called exactly once, at once when no node is made or on failure; else
