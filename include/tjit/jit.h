@@ -3,8 +3,12 @@
  * recompiles when a call fails them (a new batch size, dtype or layout).
  *
  *     tj_jit *step = tj_jit_new(train_step, &model, NULL);
- *     for (...) tj_jit_run(step, inputs, n, &loss, 1, &n_out);  // traced and compiled once
- *     tj_jit_free(step);                                         // per signature, then replayed
+ *     for (...) {                                       // traced and compiled once
+ *         tj_scope *s = tj_scope_begin();               // per signature, then replayed
+ *         tj_jit_run(step, inputs, n, &loss, 1, &n_out);
+ *         tj_scope_end(s);                              // releases loss
+ *     }
+ *     tj_jit_free(step);
  *
  * A call traces the function in fake mode (tj_make_fx, with the options'
  * decomposition table), functionalises the graph (tj_pass_functionalize: an
@@ -73,8 +77,10 @@ typedef struct tj_jit_options {
     /** When set, one line per trace: its outcome, time, and cause, "first
      * call" or the first guard the most recently used plan failed, as
      * TORCH_LOGS=recompiles says it ("tj_jit: traced and compiled in 12.34 ms
-     * (input 7: shape [32, 784], was [64, 784])"); after a failed trace, the
-     * error on the next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
+     * (input 7: shape [32, 784], was [64, 784])"); only that plan is
+     * compared, so after a call with another shape, a signature that differs
+     * from a cached one by a requires-grad flag is reported as the shape;
+     * after a failed trace, the error on the next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
     FILE *log;
 } tj_jit_options;
 
@@ -113,7 +119,8 @@ void tj_jit_free(tj_jit *j);
  * Gradients, as torch.compile's AOTAutograd: when gradients are recorded and
  * an input requires grad, the outputs that require grad in the trace carry a
  * history (node "CompiledFunctionBackward") whose backward is compiled too.
- * The signature's first call traces the joint graph (fn, then the gradients
+ * The signature's first call traces the joint graph (calling fn twice: alone,
+ * to learn which outputs require grad, then with the gradients
  * of those outputs, weighted by placeholders tangents_1, tangents_2, ...,
  * with respect to the inputs that require grad), splits it as AOTAutograd's
  * default partitioner (the forward graph returns fn's outputs and the values
@@ -129,11 +136,17 @@ void tj_jit_free(tj_jit *j);
  * saved values go after a pass without retain_graph (a second pass fails),
  * and a pass fails with TJ_ERR_MODIFIED when an input the backward reads was
  * written in place since the call. fn may not update an input in place in
- * such a signature (TJ_ERR_UNSUPPORTED, see eager_fallback). Gradients reach fn's inputs only: a tensor fn reaches
- * through ctx is a constant of the graph, whatever its requires_grad (pass
- * parameters as inputs). Outputs that no gradient will flow through are best
- * returned detached (tj_tensor_detach): a signature with no output requiring
- * grad saves nothing.
+ * such a signature (TJ_ERR_UNSUPPORTED, see eager_fallback). Gradients reach
+ * fn's inputs only: a tensor fn reaches through ctx is a constant of the
+ * graph, whatever its requires_grad, and gets no .grad, without an error
+ * (pass parameters as inputs). A custom function in fn
+ * (tj_autograd_function_apply) has its backward callback run once, on fake
+ * tensors, while the joint graph is traced; later passes run the compiled
+ * backward plan, so side effects in the callback do not repeat, and one that
+ * reads values (tj_tensor_item_at) fails the trace as fn reading them does.
+ * Outputs that no gradient will flow through are best returned detached
+ * (tj_tensor_detach): a signature with no output requiring grad saves
+ * nothing.
  *
  * Gradients computed inside fn (tj_autograd_grad, as models/step.c) compile
  * the backward pass with the step: what they differentiate with respect to must
@@ -141,7 +154,11 @@ void tj_jit_free(tj_jit *j);
  * the call (it is part of the signature), or inside fn on aliases from
  * tj_tensor_detach, as models/step.c does; marking fn's inputs themselves,
  * or tj_backward storing their .grad, is a change a plan cannot make
- * (TJ_ERR_UNSUPPORTED, see eager_fallback). A jit runs one call at a time:
+ * (TJ_ERR_UNSUPPORTED, see eager_fallback). With parameters marked before
+ * the call, return the loss detached, as models/step.c does: a loss that
+ * requires grad makes the signature one with gradients, whose joint trace
+ * differentiates it again after fn has run its backward pass and updated
+ * its inputs in place, and fails. A jit runs one call at a time:
  * it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
  * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
  * fewer than fn's outputs (max_outputs; the message gives the count; the
