@@ -299,3 +299,45 @@ Test(jit_autograd, integer_outputs_get_no_history)
     expect_same(tj_tensor_grad(jin[W2]), tj_tensor_grad(ein[W2]), "w2");
     tj_jit_free(j);
 }
+
+/* relu_'s result, saved for its gradient, then written in place: the
+ * backward of the joint trace fails, and its error is the call's. */
+static tj_status relu_then_scale(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *h = tj_mul(in[X], in[X]);
+    if (!tj_relu_(h) || !tj_mul_scalar_(h, tj_v_int(2))) return tj_last_status();
+    out[0] = h;
+    *n_out = 1;
+    return TJ_OK;
+}
+
+/* sgd's fused step has no derivative: the joint trace fails with
+ * TJ_ERR_UNSUPPORTED, a graph break for eager_fallback. */
+static tj_status sgd_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 2;
+    return tj__fused_sgd_step(in[W1], in[W1], in[W1], 0.5, 0.5, 0, 0, false, false, out);
+}
+
+Test(jit_autograd, a_failing_joint_trace_reports_its_own_error)
+{
+    tj_tensor *in[N_PARAMS], *out[2];
+    make_inputs(in, 1u << X | 1u << W1, 0);
+    int n_out;
+    tj_jit *j = tj_jit_new(relu_then_scale, NULL, NULL);
+    cr_assert_eq(tj_jit_run(j, in, N_PARAMS, out, 2, &n_out), TJ_ERR_MODIFIED, "%s", tj_last_error());
+    cr_assert(strstr(tj_last_error(), "aten::relu_"), "%s", tj_last_error());
+    tj_jit_free(j);
+    for (int eager = 0; eager < 2; eager++) {
+        j = tj_jit_new(sgd_step, NULL, &(tj_jit_options){.eager_fallback = eager});
+        tj_status st = tj_jit_run(j, in, N_PARAMS, out, 2, &n_out);
+        cr_assert_eq(st, eager ? TJ_OK : TJ_ERR_UNSUPPORTED, "%s", tj_last_error());
+        if (!eager) cr_assert(strstr(tj_last_error(), "_fused_sgd_step"), "%s", tj_last_error());
+        tj_jit_statistics s;
+        tj_jit_stats(j, &s);
+        cr_assert_eq(s.eager_signatures, eager);
+        tj_jit_free(j);
+    }
+}
