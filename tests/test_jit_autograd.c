@@ -300,6 +300,43 @@ Test(jit_autograd, integer_outputs_get_no_history)
     tj_jit_free(j);
 }
 
+/* h = x * w1 (rows of 3), layer_norm(h) with its mean and rstd, and
+ * h * 2 detached: only the first output requires grad eagerly. */
+static tj_status norm_and_stats(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *h = tj_mul(in[X], tj_slice(in[W1], 0, true, 0, true, 4, 1));
+    tj_status st = tj_native_layer_norm(h, (int64_t[]){3}, 1, NULL, NULL, 1e-5, &out[0], &out[1], &out[2]);
+    out[3] = tj_tensor_detach(tj_mul_scalar(h, tj_v_int(2)));
+    out[4] = tj_mul_scalar(in[B1], tj_v_int(3)); /* from an input that does not require grad */
+    *n_out = 5;
+    return st != TJ_OK ? st : out[3] && out[4] ? TJ_OK : tj_last_status();
+}
+
+/* As AOTAutograd marks them non-differentiable: outputs that do not
+ * require grad in the trace (layer_norm's mean and rstd, a detached value,
+ * one from inputs that do not require grad) get no history. */
+Test(jit_autograd, outputs_without_grad_in_the_trace_get_no_history)
+{
+    tj_tensor *jin[N_PARAMS], *ein[N_PARAMS], *jout[5], *eout[5];
+    make_inputs(jin, 1u << W1, 0);
+    make_inputs(ein, 1u << W1, 0);
+    tj_jit *j = tj_jit_new(norm_and_stats, NULL, NULL);
+    int n_out;
+    cr_assert_eq(tj_jit_run(j, jin, N_PARAMS, jout, 5, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(norm_and_stats(NULL, ein, N_PARAMS, eout, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, 5);
+    for (int k = 0; k < 5; k++) {
+        cr_assert_eq(tj_tensor_requires_grad(jout[k]), k == 0, "output %d", k);
+        cr_assert_eq(tj_tensor_requires_grad(eout[k]), k == 0, "output %d (eagerly)", k);
+        expect_same(jout[k], eout[k], "output");
+    }
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(jout[0], jin[X]), TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(tj_sum(tj_mul(eout[0], ein[X]), TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
+    expect_same(tj_tensor_grad(jin[W1]), tj_tensor_grad(ein[W1]), "w1");
+    tj_jit_free(j);
+}
+
 /* relu_'s result, saved for its gradient, then written in place: the
  * backward of the joint trace fails, and its error is the call's. */
 static tj_status relu_then_scale(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

@@ -424,7 +424,7 @@ static tj_status entry_run_differentiable(jit_entry *e, tj_tensor *const *inputs
             tj_tensor_retain(all[u]);
             tj_scope_drop(all[u]);
         }
-        st = tj_jit_backward_attach(e->backward, inputs, n, all, e->n_fn, all + e->n_fn);
+        st = tj_jit_backward_attach(e->backward, inputs, n, all, all + e->n_fn);
         for (int k = 0; k < e->n_fn; k++)
             if (st == TJ_OK) outputs[k] = all[k];
             else tj_scope_drop(all[k]);

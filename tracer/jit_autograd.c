@@ -235,7 +235,7 @@ static tj_status compiled_backward(void *ctx, tj_tensor *const *grad_outputs, in
     for (int k = 0; st == TJ_OK && k < b->n_primals_read + b->n_saved; k++) in[k] = r->primals[k];
     for (int t = 0; st == TJ_OK && t < b->n_tangents; t++) {
         /* the plan takes each gradient contiguous, zeros where none flowed */
-        tj_tensor *g = grad_outputs[b->tangent_of[t]];
+        tj_tensor *g = grad_outputs[t];
         const tj_pvalue *v = &p->values[p->input_values[b->n_primals_read + b->n_saved + t]];
         g = g ? tj_contiguous(g) : tj_zeros(v->shape, v->ndim, (int)v->dtype);
         if (!(in[b->n_primals_read + b->n_saved + t] = g)) st = tj_last_status();
@@ -251,7 +251,7 @@ static const tj_autograd_function COMPILED_FUNCTION = {
     .name = "CompiledFunction", .backward = compiled_backward, .release = record_free};
 
 tj_status tj_jit_backward_attach(tj_jit_backward *b, tj_tensor *const *inputs, int n, tj_tensor **outputs,
-                                 int n_outputs, tj_tensor **saved)
+                                 tj_tensor **saved)
 {
     int n_kept = b->n_primals_read + b->n_saved;
     call_record *r = tj_alloc(sizeof *r);
@@ -270,5 +270,12 @@ tj_status tj_jit_backward_attach(tj_jit_backward *b, tj_tensor *const *inputs, i
     memcpy(kept + b->n_primals_read, saved, sizeof *kept * (size_t)b->n_saved);
     atomic_fetch_add(&b->refs, 1);
     *r = (call_record){.b = b, .primals = kept, .versions = versions};
-    return tj_autograd_function_apply(&COMPILED_FUNCTION, r, inputs, n, outputs, n_outputs);
+    /* the node's outputs: those that require grad in the trace (the
+     * tangents'); the others stay as fn gave them, without history, as
+     * AOTAutograd marks them non-differentiable */
+    tj_tensor *differentiable[TJ_MAX_GRAPH_OUTPUTS];
+    for (int t = 0; t < b->n_tangents; t++) differentiable[t] = outputs[b->tangent_of[t]];
+    tj_status st = tj_autograd_function_apply(&COMPILED_FUNCTION, r, inputs, n, differentiable, b->n_tangents);
+    for (int t = 0; t < b->n_tangents; t++) outputs[b->tangent_of[t]] = differentiable[t];
+    return st;
 }

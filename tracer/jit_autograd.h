@@ -38,14 +38,16 @@ tj_status tj_jit_differentiate(tj_trace_fn fn, void *fn_ctx, tj_tensor *const *i
 /** The values the forward plan saves (its outputs after fn's). */
 int tj_jit_backward_n_saved(const tj_jit_backward *b);
 
-/** Gives fn's outputs (n_outputs, owned as operator results, replaced in
- * place by aliases carrying the history where tj_autograd_function_apply
- * replaces them) a history whose backward runs b's plan on the inputs it reads,
- * `saved` (tj_jit_backward_n_saved of them: owned references, taken in
- * every case) and the outputs' gradients. Errors of
+/** Gives those of fn's outputs (as many as the trace's, owned as operator
+ * results) that required grad in the trace a history whose backward runs
+ * b's plan on the inputs it reads, `saved` (tj_jit_backward_n_saved of them:
+ * owned references, taken in every case) and their gradients; each may be
+ * replaced in place by an alias carrying the history, where
+ * tj_autograd_function_apply replaces it. The other outputs get none (as
+ * AOTAutograd marks them non-differentiable). Errors of
  * tj_autograd_function_apply. */
 tj_status tj_jit_backward_attach(tj_jit_backward *b, tj_tensor *const *inputs, int n, tj_tensor **outputs,
-                                 int n_outputs, tj_tensor **saved);
+                                 tj_tensor **saved);
 
 /** Drops a reference (NULL is ignored). */
 void tj_jit_backward_release(tj_jit_backward *b);
