@@ -4,6 +4,7 @@
  * run eagerly; values are small integers, so both are exact and must be
  * equal bit for bit. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -377,4 +378,69 @@ Test(jit_autograd, a_failing_joint_trace_reports_its_own_error)
         cr_assert_eq(s.eager_signatures, eager);
         tj_jit_free(j);
     }
+}
+
+static tj_status tanh_mm(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_tanh(tj_mm(in[0], in[1]));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static pthread_barrier_t both_ready;
+
+typedef struct pass_on_thread {
+    tj_tensor *loss;
+    tj_status status;
+    char error[256];
+} pass_on_thread;
+
+static void *backward_on_thread(void *arg)
+{
+    pass_on_thread *p = arg;
+    pthread_barrier_wait(&both_ready);
+    p->status = tj_backward(p->loss, NULL);
+    snprintf(p->error, sizeof p->error, "%s", tj_last_error());
+    return NULL;
+}
+
+/* Two calls of one signature share its backward plan: backward passes
+ * through their outputs on two threads at once both run (as eager passes
+ * over separate graphs do) and give the one-thread gradients. Each pass
+ * takes milliseconds, so most rounds overlap. */
+Test(jit_autograd, backward_passes_on_two_threads_at_once)
+{
+    tj_set_num_threads(1); /* each pass on its own core, for as long as possible */
+    int64_t shape[2] = {400, 400};
+    tj_jit *j = tj_jit_new(tanh_mm, NULL, NULL);
+    tj_tensor *in[3][2];
+    for (int t = 0; t < 3; t++) {
+        in[t][0] = test_random_f32(2, shape, 1);
+        in[t][1] = test_random_f32(2, shape, 2);
+        cr_assert_eq(tj_tensor_set_requires_grad(in[t][0], true), TJ_OK);
+    }
+    tj_tensor *out[1];
+    int n_out;
+    cr_assert_eq(tj_jit_run(j, in[2], 2, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_backward(tj_sum(out[0], TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
+    tj_tensor *want = tj_tensor_grad(in[2][0]);
+    pthread_barrier_init(&both_ready, NULL, 2);
+    for (int round = 0; round < 30; round++) {
+        pass_on_thread passes[2];
+        pthread_t threads[2];
+        for (int t = 0; t < 2; t++) {
+            cr_assert_eq(tj_jit_run(j, in[t], 2, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+            passes[t].loss = tj_sum(out[0], TJ_DTYPE_NONE);
+            cr_assert_eq(tj_tensor_set_grad(in[t][0], NULL), TJ_OK);
+        }
+        for (int t = 0; t < 2; t++) cr_assert_eq(pthread_create(&threads[t], NULL, backward_on_thread, &passes[t]), 0);
+        for (int t = 0; t < 2; t++) pthread_join(threads[t], NULL);
+        for (int t = 0; t < 2; t++) {
+            cr_assert_eq(passes[t].status, TJ_OK, "round %d, thread %d: %s", round, t, passes[t].error);
+            expect_same(tj_tensor_grad(in[t][0]), want, "x.grad");
+        }
+    }
+    pthread_barrier_destroy(&both_ready);
+    tj_jit_free(j);
 }

@@ -14,6 +14,7 @@
 struct tj_jit_backward {
     atomic_int refs;
     tj_plan *plan;
+    atomic_flag running; /* a pass runs the plan on its default context */
     int n_inputs;     /* fn's */
     int n_outputs;    /* fn's */
     int n_primals_read, *primal_of, n_primals_alloc; /* fn's inputs among the plan's first inputs */
@@ -93,6 +94,7 @@ static tj_jit_backward *backward_new(int n_inputs, const tj_jit_outputs *outputs
     }
     *b = (tj_jit_backward){.n_inputs = n_inputs, .n_outputs = outputs->n};
     atomic_init(&b->refs, 1);
+    atomic_flag_clear(&b->running);
     b->tangent_of = tj_alloc(sizeof(int) * (size_t)(outputs->n ? outputs->n : 1));
     b->grad_of = tj_alloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
     if (!b->tangent_of || !b->grad_of) {
@@ -211,6 +213,22 @@ static void record_free(void *ctx)
     tj_free(r, sizeof *r);
 }
 
+/* Runs b's plan: on its default context, or, while another pass runs it
+ * there (on another thread, through the outputs of another call: they share
+ * the plan), on a context of its own, as eager passes run side by side. */
+static tj_status run_plan(tj_jit_backward *b, tj_tensor *const *in, int n, tj_tensor **grads)
+{
+    if (!atomic_flag_test_and_set(&b->running)) {
+        tj_status st = tj_plan_run(b->plan, in, n, grads);
+        atomic_flag_clear(&b->running);
+        return st;
+    }
+    tj_plan_context *c = tj_plan_context_new(b->plan);
+    tj_status st = c ? tj_plan_run_ctx(c, in, n, grads) : tj_last_status();
+    tj_plan_context_free(c);
+    return st;
+}
+
 /* The backward plan on the saved values and the outputs' gradients. */
 static tj_status compiled_backward(void *ctx, tj_tensor *const *grad_outputs, int n_outputs, const bool *needed,
                                    tj_tensor **grad_inputs, int n_inputs)
@@ -219,7 +237,7 @@ static tj_status compiled_backward(void *ctx, tj_tensor *const *grad_outputs, in
     (void)needed;
     (void)n_inputs;
     call_record *r = ctx;
-    const tj_jit_backward *b = r->b;
+    tj_jit_backward *b = r->b;
     for (int k = 0; k < b->n_primals_read; k++)
         if (tj_tensor_version(r->primals[k]) != r->versions[k])
             return tj_error(TJ_ERR_MODIFIED, "CompiledFunctionBackward: input %d of the compiled function, which its "
@@ -240,7 +258,7 @@ static tj_status compiled_backward(void *ctx, tj_tensor *const *grad_outputs, in
         g = g ? tj_contiguous(g) : tj_zeros(v->shape, v->ndim, (int)v->dtype);
         if (!(in[b->n_primals_read + b->n_saved + t] = g)) st = tj_last_status();
     }
-    if (st == TJ_OK) st = tj_plan_run(b->plan, in, n_in, grads);
+    if (st == TJ_OK) st = run_plan(b, in, n_in, grads);
     for (int k = 0; st == TJ_OK && k < b->n_grads; k++) grad_inputs[b->grad_of[k]] = grads[k];
     if (in && in != stack) tj_free(in, sizeof *in * (size_t)n_in);
     if (grads && grads != grads_stack) tj_free(grads, sizeof *grads * (size_t)b->n_grads);

@@ -159,7 +159,9 @@ void tj_jit_free(tj_jit *j);
  * requires grad makes the signature one with gradients, whose joint trace
  * differentiates it again after fn has run its backward pass and updated
  * its inputs in place, and fails. A jit runs one call at a time:
- * it is not for several threads at once. Errors: TJ_ERR_INVALID_ARGUMENT
+ * it is not for several threads at once; backward passes through its
+ * outputs may run on several threads at once, as eagerly (a pass that finds
+ * the backward plan running takes a context of its own). Errors: TJ_ERR_INVALID_ARGUMENT
  * for a NULL jit, inputs or n_outputs, NULL outputs with max_outputs > 0,
  * fewer than fn's outputs (max_outputs; the message gives the count; the
  * call did not run), a fake input, bad input_names, and an input that fn
