@@ -102,6 +102,7 @@ static bool saved(const split *s, int v)
 static tj_status add_input(split *s, tj_graph *g, int v, bool contiguous, int *map)
 {
     const tj_gvalue *gv = &s->joint->values[v];
+    /* a new fake is the scope's (tj_graph_partition's) */
     tj_tensor *like = contiguous ? tj_tensor_fake(gv->dtype, gv->ndim, gv->shape)
                                  : tj_fake_value(&s->fakes, s->joint, v, "tj_graph_partition");
     if (!like) return tj_last_status();
