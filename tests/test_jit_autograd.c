@@ -236,38 +236,71 @@ Test(jit_autograd, the_backward_outlives_the_jit)
     expect_same(tj_tensor_grad(jin[B1]), tj_tensor_grad(ein[B1]), "b1");
 }
 
-static tj_status scale_in_place(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+/* out = w * x, and the running sum s += x (s without gradients) */
+static tj_status accumulate_input(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
-    if (!tj_mul_scalar_(in[1], tj_v_int(2))) return tj_last_status();
     out[0] = tj_mul(in[0], in[1]);
+    *n_out = 1;
+    return out[0] && tj_add_(in[2], in[1], tj_v_int(1)) ? TJ_OK : tj_last_status();
+}
+
+/* An input without gradients updated in place (a buffer, running
+ * statistics) is written back by the forward plan, as AOTAutograd copies
+ * such mutations back after its forward graph. */
+Test(jit_autograd, inputs_without_gradients_updated_in_place_are_written_back)
+{
+    static const float v[3] = {1, 2, 3}, zeros[3] = {0};
+    tj_tensor *w = test_f32(1, (int64_t[]){3}, v), *x = test_f32(1, (int64_t[]){3}, v);
+    tj_tensor *s = test_f32(1, (int64_t[]){3}, zeros), *out[1];
+    tj_tensor_set_requires_grad(w, true);
+    tj_tensor *in[3] = {w, x, s};
+    graphs_seen = 0;
+    tj_jit *j = tj_jit_new(accumulate_input, NULL, &(tj_jit_options){.on_graph = remember_graph});
+    int n_out;
+    for (int call = 0; call < 2; call++) {
+        cr_assert_eq(tj_jit_run(j, in, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(n_out, 1);
+        cr_assert_eq(tj_tensor_item_at(s, 2), 3.0 * (call + 1), "s written back");
+        static const float squares[3] = {1, 4, 9};
+        test_expect_f32(out[0], squares, 3, 0);
+        cr_assert_eq(tj_backward(tj_sum(out[0], TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
+    }
+    static const float want_grad[3] = {2, 4, 6}; /* x, twice */
+    test_expect_f32(tj_tensor_grad(w), want_grad, 3, 0);
+    cr_assert_eq(graph_outputs[0], 2, "forward outputs: w * x, s's new value (written back)");
+    cr_assert_eq(graph_inputs[1], 2, "backward inputs: x, tangents_1\n%s", backward_text);
+    tj_jit_free(j);
+}
+
+/* out = w * x after w *= 2 under no_grad (an optimiser's update) */
+static tj_status update_then_use(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    bool prev = tj_no_grad_begin();
+    tj_tensor *w = tj_mul_scalar_(in[0], tj_v_int(2));
+    tj_no_grad_end(prev);
+    out[0] = w ? tj_mul(in[0], in[1]) : NULL;
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-/* A function updating an input cannot have a compiled backward here: a
- * graph break (eager with eager_fallback, where autograd records it). */
-Test(jit_autograd, updating_an_input_is_a_graph_break)
+/* A function updating an input that requires grad (a training step with its
+ * optimiser) compiles without gradients: its outputs get no history, as
+ * before such signatures had gradients, and the input is written back. */
+Test(jit_autograd, updating_an_input_that_requires_grad_gives_no_history)
 {
-    static const float v[3] = {1, 2, 3};
-    for (int eager = 0; eager < 2; eager++) {
-        tj_tensor *w = test_f32(1, (int64_t[]){3}, v), *s = test_f32(1, (int64_t[]){3}, v), *out[1];
-        tj_tensor_set_requires_grad(w, true);
-        tj_tensor *in[2] = {w, s};
-        tj_jit *j = tj_jit_new(scale_in_place, NULL, &(tj_jit_options){.eager_fallback = eager});
-        int n_out;
-        tj_status st = tj_jit_run(j, in, 2, out, 1, &n_out);
-        if (!eager) {
-            cr_assert_eq(st, TJ_ERR_UNSUPPORTED);
-            cr_assert(strstr(tj_last_error(), "updates input 1 in place"), "%s", tj_last_error());
-        } else {
-            cr_assert_eq(st, TJ_OK, "%s", tj_last_error());
-            cr_assert_eq(tj_backward(tj_sum(out[0], TJ_DTYPE_NONE), NULL), TJ_OK, "%s", tj_last_error());
-            static const float want[3] = {2, 4, 6};
-            test_expect_f32(tj_tensor_grad(w), want, 3, 0);
-        }
-        tj_jit_free(j);
-    }
+    static const float v[3] = {1, 2, 3}, want_w[3] = {2, 4, 6}, want_out[3] = {2, 8, 18};
+    tj_tensor *w = test_f32(1, (int64_t[]){3}, v), *x = test_f32(1, (int64_t[]){3}, v), *out[1];
+    tj_tensor_set_requires_grad(w, true);
+    tj_tensor *in[2] = {w, x};
+    tj_jit *j = tj_jit_new(update_then_use, NULL, NULL);
+    int n_out;
+    cr_assert_eq(tj_jit_run(j, in, 2, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert(!tj_tensor_requires_grad(out[0]));
+    test_expect_f32(w, want_w, 3, 0);
+    test_expect_f32(out[0], want_out, 3, 0);
+    tj_jit_free(j);
 }
 
 /* out and argmax(out): an integer output gets no history and no tangent. */

@@ -194,12 +194,19 @@ static tj_graph *trace(tj_jit *j, traced_call *call, tj_tensor *const *inputs, i
 }
 
 /* Whether calls with these inputs need their outputs' history: gradients
- * recorded, an input requiring grad and an output that does in the trace. */
-static bool differentiable(const traced_call *call, tj_tensor *const *inputs, int n)
+ * recorded, an input requiring grad and an output that does in the trace
+ * `g`, and no input requiring grad updated in place (an optimiser's step in
+ * a training step: the outputs' history would end in the parameters' old
+ * values, which are gone after the call; its outputs get none, as a plan's). */
+static bool differentiable(const traced_call *call, const tj_graph *g, tj_tensor *const *inputs, int n)
 {
     bool any_input = false, any_output = false;
     for (int i = 0; i < n; i++) any_input |= tj_tensor_requires_grad(inputs[i]);
     for (int k = 0; k < call->n_outputs; k++) any_output |= call->requires_grad[k];
+    for (int k = 0; k < tj_graph_num_outputs(g); k++) {
+        int input = tj_graph_output_writeback(g, k);
+        if (input >= 0 && tj_tensor_requires_grad(inputs[input])) return false;
+    }
     return tj_grad_enabled() && any_input && any_output;
 }
 
@@ -216,7 +223,7 @@ static tj_graph *forward_graph(tj_jit *j, tj_tensor *const *inputs, int n, jit_e
     *call = (traced_call){.j = j, .inputs = inputs};
     tj_graph *g = trace(j, call, inputs, n, refused);
     e->n_fn = call->n_outputs;
-    if (g && differentiable(call, inputs, n)) {
+    if (g && differentiable(call, g, inputs, n)) {
         tj_jit_outputs outs = {.n = call->n_outputs, .requires_grad = call->requires_grad, .graph = g};
         tj_graph *forward = NULL;
         tj_jit_differentiate(traced_fn, call, inputs, n, &j->opts, &outs, &forward, &e->backward, refused);

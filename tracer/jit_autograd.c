@@ -142,15 +142,6 @@ static tj_graph *trace_joint(tj_trace_fn fn, void *fn_ctx, tj_tensor *const *inp
         tj_graph_free(g);
         return NULL;
     }
-    for (int k = 0; g && k < tj_graph_num_outputs(g); k++)
-        if (tj_graph_output_writeback(g, k) >= 0) {
-            int input = tj_graph_output_writeback(g, k);
-            tj_graph_free(g);
-            tj_error(TJ_ERR_UNSUPPORTED, "tj_jit_run: the function updates %s %d in place, which a compiled function "
-                     "with gradients does not do; update it outside, or set eager_fallback",
-                     input < n ? "input" : "tangent", input < n ? input : input - n);
-            return NULL;
-        }
     return g;
 }
 

@@ -7,6 +7,8 @@
 typedef struct split {
     const tj_graph *joint;
     int n_primals;
+    int n_forward;       /* the joint's first outputs: the forward's */
+    const int *writeback; /* the joint's output node's (NULL: none written back) */
     bool *tangent_read; /* per value: computed from a tangent */
     bool *fwd_use;      /* per value: read by a forward call or output */
     bool *bwd_use;      /* per value: read by a backward call or output */
@@ -61,7 +63,14 @@ static bool read_forward(const split *s, const tj_gnode *n)
     return false;
 }
 
-static void classify(split *s, int n_forward)
+/* Whether joint output k is the forward graph's: one of the first
+ * n_forward, or a new value of an input (written back by the forward). */
+static bool forward_output(const split *s, int k)
+{
+    return k < s->n_forward || (s->writeback && s->writeback[k] >= 0);
+}
+
+static void classify(split *s)
 {
     const tj_graph *g = s->joint;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -74,7 +83,7 @@ static void classify(split *s, int n_forward)
     }
     /* uses, from the last node back: a node's readers are decided first */
     const tj_gnode *out = &g->nodes[g->output_node];
-    for (int k = 0; k < out->nargs; k++) (k < n_forward ? s->fwd_use : s->bwd_use)[out->args[k].u.v] = true;
+    for (int k = 0; k < out->nargs; k++) (forward_output(s, k) ? s->fwd_use : s->bwd_use)[out->args[k].u.v] = true;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
         const tj_gnode *n = &g->nodes[i];
         if (n->dead || n->kind != TJ_NODE_CALL) continue;
@@ -132,19 +141,34 @@ static tj_status add_node(split *s, tj_graph *g, int i, int *map)
     return TJ_OK;
 }
 
-/* g's outputs: the joint's outputs [first, first + n), then the joint
- * values extra[0, n_extra), read through map. */
-static tj_status add_outputs(split *s, tj_graph *g, int first, int n, const int *extra, int n_extra, const int *map)
+/* g's outputs: the joint's outputs of the forward (or backward) side, in
+ * order, then the joint values extra[0, n_extra), read through map; in the
+ * forward graph, new values of inputs are written back as in the joint. */
+static tj_status add_outputs(split *s, tj_graph *g, bool backward, const int *extra, int n_extra, const int *map)
 {
     const tj_gnode *out = &s->joint->nodes[s->joint->output_node];
-    int total = n + n_extra, stack[64];
-    int *vals = total <= 64 ? stack : tj_alloc(sizeof(int) * (size_t)total);
-    if (!vals) return tj_oom("tj_graph_partition", sizeof(int) * (size_t)total);
-    for (int k = 0; k < n; k++) vals[k] = map[out->args[first + k].u.v];
-    for (int k = 0; k < n_extra; k++) vals[n + k] = map[extra[k]];
-    tj_status st = tj_graph_add_output(g, vals, total) < 0 ? tj_last_status() : TJ_OK;
-    if (vals != stack) tj_free(vals, sizeof(int) * (size_t)total);
-    return st;
+    size_t bytes = sizeof(int) * (size_t)(out->nargs + n_extra + 1);
+    int *vals = tj_alloc(bytes);
+    int *writeback = !backward && s->writeback ? tj_graph_alloc(g, bytes) : NULL;
+    if (!vals || (!backward && s->writeback && !writeback)) {
+        if (vals) tj_free(vals, bytes);
+        return tj_oom("tj_graph_partition", bytes);
+    }
+    int total = 0;
+    for (int k = 0; k < out->nargs; k++)
+        if (forward_output(s, k) != backward) {
+            if (writeback) writeback[total] = s->writeback[k];
+            vals[total++] = map[out->args[k].u.v];
+        }
+    for (int k = 0; k < n_extra; k++) {
+        if (writeback) writeback[total] = -1;
+        vals[total++] = map[extra[k]];
+    }
+    int node = tj_graph_add_output(g, vals, total);
+    tj_free(vals, bytes);
+    if (node < 0) return tj_last_status();
+    g->nodes[node].writeback = writeback;
+    return TJ_OK;
 }
 
 /* Whether node i of the joint belongs to the forward (or backward) graph. */
@@ -156,8 +180,7 @@ static bool on_side(const split *s, int i, bool backward)
     return n->kind == TJ_NODE_CONSTANT && (backward ? s->bwd_use : s->fwd_use)[n->outs[0]];
 }
 
-static tj_status build_forward(split *s, const int *saved_values, int n_saved, int n_forward, tj_partition *p,
-                               int *map)
+static tj_status build_forward(split *s, const int *saved_values, int n_saved, tj_partition *p, int *map)
 {
     const tj_graph *j = s->joint;
     tj_status st = (p->forward = tj_graph_new()) ? TJ_OK : tj_last_status();
@@ -167,11 +190,10 @@ static tj_status build_forward(split *s, const int *saved_values, int n_saved, i
             st = add_input(s, p->forward, n->outs[0], false, map);
         else if (on_side(s, i, false)) st = add_node(s, p->forward, i, map);
     }
-    return st == TJ_OK ? add_outputs(s, p->forward, 0, n_forward, saved_values, n_saved, map) : st;
+    return st == TJ_OK ? add_outputs(s, p->forward, false, saved_values, n_saved, map) : st;
 }
 
-static tj_status build_backward(split *s, const int *saved_values, int n_saved, int n_forward, tj_partition *p,
-                                int *map)
+static tj_status build_backward(split *s, const int *saved_values, int n_saved, tj_partition *p, int *map)
 {
     const tj_graph *j = s->joint;
     tj_status st = (p->backward = tj_graph_new()) ? TJ_OK : tj_last_status();
@@ -191,8 +213,7 @@ static tj_status build_backward(split *s, const int *saved_values, int n_saved, 
     }
     for (int i = 0; st == TJ_OK && i < j->n_nodes; i++)
         if (on_side(s, i, true)) st = add_node(s, p->backward, i, map);
-    int n_grads = j->nodes[j->output_node].nargs - n_forward;
-    return st == TJ_OK ? add_outputs(s, p->backward, n_forward, n_grads, NULL, 0, map) : st;
+    return st == TJ_OK ? add_outputs(s, p->backward, true, NULL, 0, map) : st;
 }
 
 void tj_partition_free(tj_partition *p)
@@ -214,7 +235,8 @@ tj_status tj_graph_partition(const tj_graph *joint, int n_primals, int n_forward
     tj_status st = scope ? TJ_OK : flags && ints ? tj_last_status() : tj_oom("tj_graph_partition", flag_bytes + int_bytes);
     if (st == TJ_OK) {
         memset(flags, 0, flag_bytes);
-        split s = {.joint = joint, .n_primals = n_primals, .tangent_read = flags, .fwd_use = flags + nv,
+        split s = {.joint = joint, .n_primals = n_primals, .n_forward = n_forward,
+                   .writeback = joint->nodes[joint->output_node].writeback, .tangent_read = flags, .fwd_use = flags + nv,
                    .bwd_use = flags + 2 * nv, .backward = flags + 3 * nv,
                    .forward = flags + 3 * nv + nn};
         int *saved_values = ints, *map = ints + nv;
@@ -222,13 +244,13 @@ tj_status tj_graph_partition(const tj_graph *joint, int n_primals, int n_forward
         out->n_primals_alloc = n_primals ? n_primals : 1;
         if (!out->primal_of) st = tj_oom("tj_graph_partition", sizeof(int) * (size_t)n_primals);
         if (st == TJ_OK) {
-            classify(&s, n_forward);
+            classify(&s);
             for (int v = 0; v < joint->n_values; v++)
                 if (saved(&s, v)) saved_values[out->n_saved++] = v;
             for (size_t v = 0; v < nv; v++) map[v] = -1;
-            st = build_forward(&s, saved_values, out->n_saved, n_forward, out, map);
+            st = build_forward(&s, saved_values, out->n_saved, out, map);
             for (size_t v = 0; v < nv; v++) map[v] = -1;
-            if (st == TJ_OK) st = build_backward(&s, saved_values, out->n_saved, n_forward, out, map);
+            if (st == TJ_OK) st = build_backward(&s, saved_values, out->n_saved, out, map);
             if (st == TJ_OK && (tj_pass_dead_code(out->forward) < 0 || tj_pass_dead_code(out->backward) < 0))
                 st = tj_last_status();
         }

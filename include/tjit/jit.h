@@ -135,8 +135,12 @@ void tj_jit_free(tj_jit *j);
  * belongs to the outputs' history: it outlives the jit. As any node's, the
  * saved values go after a pass without retain_graph (a second pass fails),
  * and a pass fails with TJ_ERR_MODIFIED when an input the backward reads was
- * written in place since the call. fn may not update an input in place in
- * such a signature (TJ_ERR_UNSUPPORTED, see eager_fallback). Gradients reach
+ * written in place since the call. Inputs that do not require grad and that
+ * fn updates in place (buffers, running statistics) are written back by the
+ * forward plan, as AOTAutograd copies such mutations back; a signature in
+ * which fn updates an input that requires grad (an optimiser's step, in a
+ * training step) is compiled without gradients: its outputs get no history,
+ * as the parameters' old values they would need are gone after the call. Gradients reach
  * fn's inputs only: a tensor fn reaches through ctx is a constant of the
  * graph, whatever its requires_grad, and gets no .grad, without an error
  * (pass parameters as inputs). A custom function in fn
@@ -154,11 +158,11 @@ void tj_jit_free(tj_jit *j);
  * the call (it is part of the signature), or inside fn on aliases from
  * tj_tensor_detach, as models/step.c does; marking fn's inputs themselves,
  * or tj_backward storing their .grad, is a change a plan cannot make
- * (TJ_ERR_UNSUPPORTED, see eager_fallback). With parameters marked before
- * the call, return the loss detached, as models/step.c does: a loss that
- * requires grad makes the signature one with gradients, whose joint trace
- * differentiates it again after fn has run its backward pass and updated
- * its inputs in place, and fails. A jit runs one call at a time:
+ * (TJ_ERR_UNSUPPORTED, see eager_fallback). A step that updates the
+ * parameters it takes as inputs returns outputs without history (above); one
+ * that does not, with parameters marked before the call, gets gradients for
+ * its outputs that require grad (the loss): return it detached when none will
+ * flow, or its forward saves values for nothing. A jit runs one call at a time:
  * it is not for several threads at once; backward passes through its
  * outputs may run on several threads at once, as eagerly (a pass that finds
  * the backward plan running takes a context of its own). Errors: TJ_ERR_INVALID_ARGUMENT
