@@ -562,3 +562,33 @@ Test(jit, log_says_why_each_signature_was_traced)
     tj_jit_free(j);
     free(text);
 }
+
+/* With several plans, the log names the guard of the closest one: after
+ * calls with two batch sizes, a w that requires grad is named as such
+ * (the most recently used plan differs in x's shape too). A graph break
+ * logs its cause. */
+Test(jit, log_names_the_guard_of_the_closest_plan_and_a_graph_breaks_cause)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *log = open_memstream(&text, &size);
+    cr_assert_not_null(log);
+    tj_jit *j = tj_jit_new(linear_relu, NULL, &(tj_jit_options){.log = log});
+    tj_tensor *w = test_f32(2, W_SHAPE, W), *wg = test_f32(2, W_SHAPE, W), *b = test_f32(1, B_SHAPE, B), *out[1];
+    tj_tensor_set_requires_grad(wg, true);
+    int n_out;
+    tj_tensor *in2[3] = {x_rows(2), w, b}, *in3[3] = {x_rows(3), w, b}, *in2g[3] = {x_rows(2), wg, b};
+    cr_assert_eq(tj_jit_run(j, in2, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in3, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_jit_run(j, in2g, 3, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_jit_free(j);
+    tj_jit *reads = tj_jit_new(branchy, NULL, &(tj_jit_options){.log = log, .eager_fallback = true});
+    tj_tensor *x[1] = {x_rows(1)};
+    cr_assert_eq(tj_jit_run(reads, x, 1, out, 1, &n_out), TJ_OK, "%s", tj_last_error());
+    tj_jit_free(reads);
+    fclose(log);
+    cr_assert(strstr(text, " ms (input 1: requires_grad true, was false)\n"), "%s", text);
+    cr_assert(strstr(text, "running eagerly (eager_fallback) in "), "%s", text);
+    cr_assert(strstr(text, "(first call)\n  tj_make_fx: "), "the graph break's cause on the next line: %s", text);
+    free(text);
+}

@@ -283,13 +283,31 @@ static tj_status check_inputs(tj_tensor *const *inputs, int n, const char *fn, b
     return TJ_OK;
 }
 
-/* Why these inputs miss the most recently used plan: the first guard they
- * fail, as TORCH_LOGS=recompiles says it. */
+/* How far inputs are from entry e: the inputs failing one of its guards
+ * (n + 1 when the count or the grad mode differs). */
+static int distance(const jit_entry *e, tj_tensor *const *inputs, int n)
+{
+    if (e->n_inputs != n || e->grad_enabled != tj_grad_enabled()) return n + 1;
+    int failing = 0;
+    for (int i = 0; i < n; i++) failing += failed_guard(&e->keys[i], inputs[i]) != GUARD_HOLDS;
+    return failing;
+}
+
+/* Why these inputs miss the cache, as TORCH_LOGS=recompiles says it: the
+ * first guard they fail of the plan they are closest to (the fewest inputs
+ * failing a guard; of those, the most recently used), so that a new
+ * requires-grad flag is named as such after calls with other shapes. */
 static void miss_reason(const tj_jit *j, tj_tensor *const *inputs, int n, char *buf, size_t size)
 {
     const jit_entry *last = NULL;
-    for (int i = 0; i < j->n_entries; i++)
-        if (!last || j->entries[i].last_used > last->last_used) last = &j->entries[i];
+    int last_distance = 0;
+    for (int i = 0; i < j->n_entries; i++) {
+        int d = distance(&j->entries[i], inputs, n);
+        if (!last || d < last_distance || (d == last_distance && j->entries[i].last_used > last->last_used)) {
+            last = &j->entries[i];
+            last_distance = d;
+        }
+    }
     bool grad = tj_grad_enabled();
     if (!last) snprintf(buf, size, "first call");
     else if (last->n_inputs != n) snprintf(buf, size, "%d inputs, was %d", n, last->n_inputs);
@@ -352,7 +370,8 @@ static jit_entry *entry_for(tj_jit *j, tj_tensor *const *inputs, int n)
                     : fresh.plan ? "traced and compiled"
                                  : "traced, running eagerly (eager_fallback)",
                     now_ms() - t0, why, evicts ? "; evicting the least recently used plan" : "");
-            if (st != TJ_OK) fprintf(j->opts.log, "  %s\n", tj_last_error());
+            /* the error, or the graph break's cause */
+            if (st != TJ_OK || !fresh.plan) fprintf(j->opts.log, "  %s\n", tj_last_error());
         }
         if (st != TJ_OK) {
             entry_free(&fresh);

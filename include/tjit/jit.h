@@ -75,12 +75,12 @@ typedef struct tj_jit_options {
      * fullgraph=True): the call fails with that error. */
     bool eager_fallback;
     /** When set, one line per trace: its outcome, time, and cause, "first
-     * call" or the first guard the most recently used plan failed, as
-     * TORCH_LOGS=recompiles says it ("tj_jit: traced and compiled in 12.34 ms
-     * (input 7: shape [32, 784], was [64, 784])"); only that plan is
-     * compared, so after a call with another shape, a signature that differs
-     * from a cached one by a requires-grad flag is reported as the shape;
-     * after a failed trace, the error on the next line. Borrowed: it must outlive the tj_jit. NULL: quiet. */
+     * call" or the first guard failed by the cached plan the inputs are
+     * closest to (the fewest inputs failing a guard; of those, the most
+     * recently used), as TORCH_LOGS=recompiles says it ("tj_jit: traced and
+     * compiled in 12.34 ms (input 7: shape [32, 784], was [64, 784])"); after
+     * a failed trace, the error on the next line, and after a graph break
+     * (eager_fallback), its cause. Borrowed: it must outlive the tj_jit. NULL: quiet. */
     FILE *log;
 } tj_jit_options;
 
