@@ -39,8 +39,6 @@ void tj_jit_backward_release(tj_jit_backward *b)
     if (b && atomic_fetch_sub(&b->refs, 1) == 1) backward_free(b);
 }
 
-int tj_jit_backward_n_saved(const tj_jit_backward *b) { return b->n_saved; }
-
 /* ---- the joint graph ---- */
 
 typedef struct joint_call {

@@ -35,13 +35,11 @@ tj_status tj_jit_differentiate(tj_trace_fn fn, void *fn_ctx, tj_tensor *const *i
                                const tj_jit_options *opts, const tj_jit_outputs *outputs, tj_graph **forward,
                                tj_jit_backward **backward, bool *refused);
 
-/** The values the forward plan saves (its outputs after fn's). */
-int tj_jit_backward_n_saved(const tj_jit_backward *b);
-
 /** Gives those of fn's outputs (as many as the trace's, owned as operator
  * results) that required grad in the trace a history whose backward runs
- * b's plan on the inputs it reads, `saved` (tj_jit_backward_n_saved of them:
- * owned references, taken in every case) and their gradients; each may be
+ * b's plan on the inputs it reads, `saved` (the forward plan's outputs
+ * after fn's and its write-backs: owned references, taken in every case)
+ * and their gradients; each may be
  * replaced in place by an alias carrying the history, where
  * tj_autograd_function_apply replaces it. The other outputs get none (as
  * AOTAutograd marks them non-differentiable). Errors of
