@@ -254,6 +254,22 @@ static void edges_only(grad_node *n, const tj_op *op, const tj_value *args, tj_t
     }
 }
 
+/* A zeroed node of `size` bytes (edges right after it), one reference. */
+static grad_node *node_alloc(size_t size, int nslots)
+{
+    grad_node *n = tj_alloc(size);
+    if (!n) {
+        tj_oom("autograd node", size);
+        return NULL;
+    }
+    memset(n, 0, size);
+    atomic_init(&n->refcount, 1);
+    n->bytes = size;
+    n->nslots = nslots;
+    n->edges = (grad_edge *)(n + 1);
+    return n;
+}
+
 /* A node for a finished call: saved arguments and results, edges. An
  * in-place call's self is saved as `old_self` when given (its value before
  * the call), its edge following self0's history: self's, or for an in-place
@@ -269,18 +285,10 @@ static grad_node *node_new(const tj_op *op, const tj_derivative *d, const tj_val
     node_sizes(op, args, &nslots, &words, &bytes);
     size_t nversions = (size_t)nslots + TJ_MAX_RETURNS;
     size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)nslots + words + sizeof(uint32_t) * nversions + bytes;
-    grad_node *n = tj_alloc(size);
-    if (!n) {
-        tj_oom("autograd node", size);
-        return NULL;
-    }
-    memset(n, 0, size);
-    atomic_init(&n->refcount, 1);
+    grad_node *n = node_alloc(size, nslots);
+    if (!n) return NULL;
     n->op = op;
     n->d = d;
-    n->bytes = size;
-    n->nslots = nslots;
-    n->edges = (grad_edge *)(n + 1);
     char *words_at = (char *)(n->edges + nslots);
     n->versions = (uint32_t *)(words_at + words);
     char *bytes_at = (char *)(n->versions + nversions);
@@ -486,16 +494,8 @@ tj_grad_node *tj_autograd_function_node(const tj_autograd_function *fn, void *ct
 {
     size_t name_len = strlen(fn->name) + sizeof "Backward";
     size_t size = sizeof(grad_node) + sizeof(grad_edge) * (size_t)n_inputs + name_len;
-    grad_node *n = tj_alloc(size);
-    if (!n) {
-        tj_oom("autograd node", size);
-        return NULL;
-    }
-    memset(n, 0, size);
-    atomic_init(&n->refcount, 1);
-    n->bytes = size;
-    n->nslots = n_inputs;
-    n->edges = (grad_edge *)(n + 1);
+    grad_node *n = node_alloc(size, n_inputs);
+    if (!n) return NULL;
     char *name = (char *)(n->edges + n_inputs);
     snprintf(name, name_len, "%sBackward", fn->name);
     n->fn_name = name;
