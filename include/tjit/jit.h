@@ -14,7 +14,10 @@
  * decomposition table), functionalises the graph (tj_pass_functionalize: an
  * input the function updates in place, a parameter or optimiser state, is
  * written back into the caller's tensor after each run), compiles it
- * (tj_compile) and keeps the plan for later calls with the same signature. */
+ * (tj_compile) and keeps the plan for later calls with the same signature.
+ * When gradients are recorded and an input requires grad, the outputs get a
+ * history whose backward is compiled too, as torch.compile's AOTAutograd
+ * compiles a forward and a backward graph (see tj_jit_run). */
 #ifndef TJIT_JIT_H
 #define TJIT_JIT_H
 
@@ -32,9 +35,8 @@ typedef struct tj_jit tj_jit;
  * print it, rename its inputs, run passes over it (a signature with
  * gradients has two: the forward graph, then the backward graph, as
  * aot_autograd's fw_compiler and bw_compiler see them; see tj_jit_run).
- * Returning an error status
- * fails the call that traced it (nothing is cached), eager_fallback or not:
- * it is no graph break. */
+ * Returning an error status fails the call that traced it (nothing is
+ * cached), eager_fallback or not: it is no graph break. */
 typedef tj_status (*tj_jit_graph_fn)(void *ctx, tj_graph *g);
 
 /** Options of tj_jit_new; NULL or a zeroed struct gives the defaults. */
@@ -140,8 +142,8 @@ void tj_jit_free(tj_jit *j);
  * forward plan, as AOTAutograd copies such mutations back; a signature in
  * which fn updates an input that requires grad (an optimiser's step, in a
  * training step) is compiled without gradients: its outputs get no history,
- * as the parameters' old values they would need are gone after the call. Gradients reach
- * fn's inputs only: a tensor fn reaches through ctx is a constant of the
+ * as the parameters' old values they would need are gone after the call.
+ * Gradients reach fn's inputs only: a tensor fn reaches through ctx is a constant of the
  * graph, whatever its requires_grad, and gets no .grad, without an error
  * (pass parameters as inputs). A custom function in fn
  * (tj_autograd_function_apply) has its backward callback run once, on fake
