@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc_counter.h"
+#include "models/models.h"
 #include "test_util.h"
 
 TestSuite(jit_autograd, .init = test_scope_open, .fini = test_scope_close);
@@ -526,4 +527,58 @@ Test(jit_autograd, a_compiled_function_leaves_nothing_behind, .init = count_allo
     int64_t live = live_allocations();
     compiled_function_life();
     cr_expect_eq(live_allocations(), live, "%ld blocks left", (long)(live_allocations() - live));
+}
+
+/* The WORKLOADS.md models' losses (mlp, cnn, gpt), parameters as inputs */
+static tj_status model_loss(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    const model *m = ctx;
+    out[0] = m->def->loss(m, m->def->forward(m, in, in[n - 2]), in[n - 1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+/* A batch of the model's input shape: (i * 7919) % 256 tokens, or pixels in
+ * [-0.5, 0.5); targets (i * 7) % 10. */
+static void model_batch(const model_def *d, tj_tensor **x, tj_tensor **y)
+{
+    *x = tj_tensor_empty(d->x_dtype, d->x_ndim, d->x_shape);
+    *y = tj_tensor_empty(TJ_INT64, d->y_ndim, d->y_shape);
+    cr_assert(*x && *y);
+    for (int64_t i = 0; i < tj_tensor_numel(*x); i++) {
+        if (d->x_dtype == TJ_INT64) ((int64_t *)tj_tensor_data(*x))[i] = (i * 7919) % 256;
+        else ((float *)tj_tensor_data(*x))[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    }
+    for (int64_t i = 0; i < tj_tensor_numel(*y); i++) ((int64_t *)tj_tensor_data(*y))[i] = (i * 7) % 10;
+}
+
+/* torch.compile(model) then loss.backward(): every parameter's gradient as
+ * eagerly, bit for bit (the same kernels run, split over two plans). */
+Test(jit_autograd, the_models_gradients_equal_the_eager_ones)
+{
+    static const char *const ids[] = {"mlp", "cnn", "gpt"};
+    for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+        model m;
+        cr_assert_eq(model_create(model_find(ids[k]), 0, &m), TJ_OK, "%s", tj_last_error());
+        tj_tensor *in[MODEL_MAX_PARAMS + 2], *eager[MODEL_MAX_PARAMS], *loss[2];
+        for (int i = 0; i < m.n_params; i++) {
+            cr_assert_eq(tj_tensor_set_requires_grad(m.params[i], true), TJ_OK);
+            in[i] = m.params[i];
+        }
+        int n = m.n_params + 2, n_out;
+        model_batch(m.def, &in[n - 2], &in[n - 1]);
+        cr_assert_eq(model_loss(&m, in, n, &loss[0], &n_out), TJ_OK, "%s", tj_last_error());
+        cr_assert_eq(tj_backward(loss[0], NULL), TJ_OK, "%s", tj_last_error());
+        for (int i = 0; i < m.n_params; i++) {
+            eager[i] = tj_clone(tj_tensor_grad(m.params[i]));
+            tj_tensor_set_grad(m.params[i], NULL);
+        }
+        tj_jit *j = tj_jit_new(model_loss, &m, NULL);
+        cr_assert_eq(tj_jit_run(j, in, n, &loss[1], 1, &n_out), TJ_OK, "%s: %s", ids[k], tj_last_error());
+        expect_same(loss[1], loss[0], ids[k]);
+        cr_assert_eq(tj_backward(loss[1], NULL), TJ_OK, "%s: %s", ids[k], tj_last_error());
+        for (int i = 0; i < m.n_params; i++) expect_same(tj_tensor_grad(m.params[i]), eager[i], m.names[i]);
+        tj_jit_free(j);
+        model_free(&m);
+    }
 }
