@@ -290,6 +290,7 @@ Test(jit, eager_fallback_calls_a_function_that_cannot_be_traced)
     int n_out;
     tj_jit *strict = tj_jit_new(branchy, NULL, NULL);
     cr_assert_eq(tj_jit_run(strict, in_pos, 1, out, 1, &n_out), TJ_ERR_UNSUPPORTED);
+    cr_assert(strstr(tj_last_error(), "(tj_jit: set eager_fallback to call the function eagerly"), "%s", tj_last_error());
     cr_assert_eq(stats_of(strict).plans, 0);
     tj_jit_free(strict);
 

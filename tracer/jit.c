@@ -253,6 +253,13 @@ static tj_status entry_build(tj_jit *j, tj_tensor *const *inputs, int n, jit_ent
         e->plan = tj_compile(g, &j->opts.compile);
         tj_graph_free(g);
     }
+    if (!e->plan && !refused && !j->opts.eager_fallback && tj_last_status() == TJ_ERR_UNSUPPORTED) {
+        /* what make_fx suggests (real mode) a jit does not do; this it does */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", tj_last_error());
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s (tj_jit: set eager_fallback to call the function eagerly for these "
+                        "inputs, as torch.compile falls back at a graph break)", why);
+    }
     if (!e->plan && (refused || !j->opts.eager_fallback || tj_last_status() != TJ_ERR_UNSUPPORTED))
         return tj_last_status();
     const tj_plan *p = e->plan;

@@ -30,7 +30,10 @@ tj_tensor *tj_tensor_from_data(tj_dtype dtype, int ndim, const int64_t *shape,
 /** A fake tensor: dtype, shape and contiguous strides, no storage.
  * Operators on fake tensors run only their shape function and give fake
  * results; an operator called with fake and real tensors together fails
- * (TJ_ERR_INVALID_ARGUMENT) except inside a fake-mode trace (tj_dispatch). */
+ * (TJ_ERR_INVALID_ARGUMENT) except inside a fake-mode trace (tj_dispatch).
+ * Owned as tj_tensor_empty's result (the innermost open scope, or the
+ * caller): inside a scope, do not release it too. NULL with
+ * tj_tensor_empty's errors (but the memory check: it has no storage). */
 tj_tensor *tj_tensor_fake(tj_dtype dtype, int ndim, const int64_t *shape);
 /** A new 0-dim float32 / float64 / int64 tensor holding `v`, owned as
  * tj_tensor_empty's result (the innermost open scope, or the caller). NULL
