@@ -1,0 +1,223 @@
+"""Writes a graph traced by PyTorch's make_fx in tjit's graph text, which
+tj_graph_parse reads (tracer/parse.c) and `tjit graph FILE` converts.
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+    import tjit_fx
+
+    gm = make_fx(f)(x, w)
+    tjit_fx.write_tjit_text("f.graph", gm, x, w)   # or text = tjit_fx.to_tjit_text(gm, x, w)
+
+Placeholders take their dtype, shape and strides from the example inputs (or
+from the node's meta when none are given: make_fx sets 'val' or
+'tensor_meta'); get_attr tensors (make_fx's _param_constant0,
+_tensor_constant0) become constants holding their values; operator.getitem
+on a call with several results becomes tjit's tuple unpacking
+(`%getitem, _, _ = aten.native_layer_norm.default(...)`); keywords tjit
+does not take (layout=torch.strided, device=cpu, pin_memory=False,
+memory_format=contiguous/preserve) are dropped, and any other value of them
+raises ValueError naming the node, as do dtypes, operators and node kinds
+the text cannot hold. Standard library and torch (1.13) only."""
+import operator
+import struct
+import subprocess
+
+import torch
+
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8"}
+INLINE_MAX = 16  # elements of a constant written in the graph's body, as tracer/print.c
+
+# keyword values that mean what tjit's None means there (CPU, strided, not pinned)
+DROPPED = {
+    "layout": (torch.strided,),
+    "device": (torch.device("cpu"),),
+    "pin_memory": (False,),
+    "memory_format": (torch.contiguous_format, torch.preserve_format),
+}
+# operators make_fx records that tjit has under another name: lift_fresh_copy
+# copies a tensor constant (torch.tensor([...]) in the traced function)
+RENAMED = {"aten.lift_fresh_copy.default": "aten.clone.default"}
+
+
+def tjit_ops(tjit="tjit"):
+    """The operator overloads `tjit ops` lists ("aten::add.Tensor"), to pass
+    to to_tjit_text as `ops`."""
+    out = subprocess.run([tjit, "ops"], check=True, capture_output=True, text=True).stdout
+    # "aten::add.Tensor(Tensor self, ...) -> Tensor  kind"; ".default" is left out there
+    names = set()
+    for line in out.splitlines():
+        name = line.split("(", 1)[0]
+        names.add(name if "." in name.split("::")[-1] else name + ".default")
+    return names
+
+
+def _float32(v):
+    """The fewest digits that read back to float32 v (tjit rounds a float32
+    constant's element to float32 after strtod)."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return repr(v)
+    for digits in range(1, 10):
+        s = "%.*g" % (digits, v)
+        if struct.unpack("f", struct.pack("f", float(s)))[0] == v:
+            break
+    return s if any(c in s for c in ".e") else s + ".0"
+
+
+def _element(v, dtype):
+    if dtype == torch.bool:
+        return "True" if v else "False"
+    if dtype == torch.int64:
+        return str(int(v))
+    return _float32(v) if dtype == torch.float32 else repr(float(v))
+
+
+def _type(node, dtype, shape, strides=None):
+    if dtype not in DTYPES:
+        raise ValueError("%s: dtype %s: tjit's text holds %s" % (node, dtype, ", ".join(map(str, DTYPES))))
+    text = "%s[%s]" % (DTYPES[dtype], ", ".join(str(int(s)) for s in shape))
+    contiguous, expect = True, 1
+    for size, stride in reversed(list(zip(shape, strides or ()))):
+        contiguous = contiguous and (size == 1 or stride == expect)
+        expect *= size
+    if strides is not None and not contiguous:
+        text += "{%s}" % ", ".join(str(int(s)) for s in strides)
+    return text
+
+
+def _placeholder_type(node, example):
+    if example is None:
+        example = node.meta.get("val", node.meta.get("tensor_meta"))
+    if example is None:
+        raise ValueError("placeholder %s: no example input and no 'val' or 'tensor_meta' in its meta" % node.name)
+    if not hasattr(example, "dtype"):
+        raise ValueError("placeholder %s: %r is no tensor" % (node.name, example))
+    strides = example.stride() if callable(getattr(example, "stride", None)) else example.stride
+    offset = example.storage_offset() if isinstance(example, torch.Tensor) else 0
+    text = _type("placeholder " + node.name, example.dtype, example.shape, strides)
+    return text + (" offset %d" % offset if offset else "")
+
+
+def _arg(node, a):
+    """One argument as tjit's text writes it."""
+    if isinstance(a, torch.fx.Node):
+        return "%" + a.name
+    if a is None or isinstance(a, (bool, int)):
+        return repr(a)
+    if isinstance(a, float):
+        return repr(a)  # always with '.', 'e', 'inf' or 'nan'
+    if isinstance(a, str):
+        return repr(a)
+    if isinstance(a, torch.dtype):
+        return str(a)  # torch.float32
+    if isinstance(a, (list, tuple)):
+        return "[%s]" % ", ".join(_arg(node, x) for x in a)
+    raise ValueError("%s: argument %r (%s) has no form in tjit's text" % (node.name, a, type(a).__name__))
+
+
+def _kwargs(node):
+    """The keyword arguments as "name = value", those meaning tjit's None
+    (DROPPED) left out."""
+    out = []
+    for key, value in node.kwargs.items():
+        if key in DROPPED:
+            if value is None or value in DROPPED[key]:
+                continue
+            allowed = " / ".join(map(str, DROPPED[key]))
+            raise ValueError("%s: %s=%s: tjit runs %s only" % (node.name, key, value, allowed))
+        out.append("%s = %s" % (key, _arg(node, value)))
+    return out
+
+
+def _target(node, ops):
+    t = node.target
+    if not isinstance(t, torch._ops.OpOverload):
+        raise ValueError("%s: %s is no ATen operator overload (tjit's text holds torch.ops calls)" % (node.name, t))
+    name = RENAMED.get(str(t), str(t))  # aten.add.Tensor
+    if ops is not None and "%s::%s" % tuple(name.split(".", 1)) not in ops:
+        raise ValueError("%s: tjit has no operator %s" % (node.name, name))
+    return name
+
+
+def _getitems(gm):
+    """For each call whose results are read through operator.getitem: its
+    result names by index. make_fx writes a getitem for every result, read
+    or not; where one is missing (a dead-code pass removed it) the text
+    writes "_", as tjit's printer does for a dropped result."""
+    slots = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is operator.getitem:
+            source, index = n.args
+            if not (isinstance(source, torch.fx.Node) and isinstance(source.target, torch._ops.OpOverload)):
+                raise ValueError("%s: getitem of %s, which is no operator call" % (n.name, source))
+            slots.setdefault(source, {})[index] = n.name
+    return slots
+
+
+def _call(node, slots, ops):
+    """"%a = aten.op.overload(args)", several results unpacked as tjit does."""
+    target = _target(node, ops)
+    returns = node.target._schema.returns
+    if node in slots:
+        if any(isinstance(r.type, torch.ListType) for r in returns):
+            raise ValueError("%s: %s returns a list of tensors, which tjit's text cannot hold" % (node.name, target))
+        names = ", ".join("%" + slots[node][i] if i in slots[node] else "_" for i in range(len(returns)))
+    else:
+        names = "%" + node.name if len(returns) == 1 else ", ".join(["_"] * len(returns))
+    args = [_arg(node, a) for a in node.args] + _kwargs(node)
+    return "    %s = %s(%s)" % (names, target, ", ".join(args))
+
+
+def _output(node):
+    results = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+    for r in results:
+        if not isinstance(r, torch.fx.Node):
+            raise ValueError("output: %r is no value of the graph (tjit returns tensors only)" % (r,))
+    return "    return (%s%s)" % (", ".join("%" + r.name for r in results), "," if len(results) == 1 else "")
+
+
+def _constant(gm, node, blocks):
+    """A get_attr tensor as a constant; its values after 'return' (appended
+    to blocks) when it has more than INLINE_MAX, as tjit's printer does."""
+    value = gm
+    for part in node.target.split("."):
+        value = getattr(value, part)
+    if not isinstance(value, torch.Tensor):
+        raise ValueError("%s: get_attr %s is a %s, not a tensor" % (node.name, node.target, type(value).__name__))
+    value = value.detach()
+    data = "[%s]" % ", ".join(_element(v, value.dtype) for v in value.reshape(-1).tolist())
+    line = "    %%%s : %s = constant(" % (node.name, _type(node.name, value.dtype, value.shape))
+    if value.numel() > INLINE_MAX:
+        blocks.append("%s = %s" % (node.name, data))
+        return line + node.name + ")"
+    return line + data + ")"
+
+
+def to_tjit_text(gm, *example_inputs, ops=None):
+    """gm (a torch.fx.GraphModule from make_fx) in tjit's graph text.
+    example_inputs: what gm was traced with (nested as make_fx took them: a
+    dict of parameters is flattened as make_fx flattens it), or none: the
+    placeholders' meta serves then. ops: the operator overloads tjit has
+    (tjit_ops()), to name a missing one here; without it, tj_graph_parse
+    names it. Raises ValueError naming the node for what the text cannot
+    hold."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    examples = torch.utils._pytree.tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
+    if len(examples) != len(placeholders):
+        raise ValueError("%d example inputs for %d placeholders" % (len(examples), len(placeholders)))
+    header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x)) for n, x in zip(placeholders, examples))
+    lines, blocks, slots = ["graph(%s):" % header], [], _getitems(gm)
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            lines.append(_constant(gm, n, blocks))
+        elif n.op == "call_function" and n.target is not operator.getitem:
+            lines.append(_call(n, slots, ops))
+        elif n.op == "output":
+            lines.append(_output(n))
+        elif n.op not in ("placeholder", "call_function"):
+            raise ValueError("%s: %s nodes have no form in tjit's text (make_fx writes call_function)" % (n.name, n.op))
+    return "\n".join(lines + blocks) + "\n"
+
+
+def write_tjit_text(path, gm, *example_inputs, ops=None):
+    """Writes to_tjit_text(gm, *example_inputs, ops=ops) to the file `path`."""
+    with open(path, "w") as f:
+        f.write(to_tjit_text(gm, *example_inputs, ops=ops))
