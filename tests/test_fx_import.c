@@ -1,0 +1,112 @@
+/* Graphs traced by PyTorch's make_fx, written in tjit's text by
+ * python/tjit_fx.py, replay in tjit with torch's results.
+ *
+ * tests/fx_import/ holds, per case, NAME.txt (the exported graph),
+ * NAME.in<k>.npy (its inputs) and NAME.out<k>.npy (torch 1.13's float32
+ * outputs of the GraphModule on them), written by tests/make_fx_import.py.
+ * Each graph is parsed, run by the interpreter (tj_graph_run) and compiled
+ * and run (tj_compile, tj_plan_run); every output must have torch's dtype and
+ * shape and values within 1e-5 relative and 1e-6 absolute: float32 with
+ * sums, matrix products and exp/log taken in another order than torch's. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "runtime/internal.h"
+#include "test_util.h"
+
+TestSuite(fx_import, .init = test_scope_open, .fini = test_scope_close);
+
+#define RTOL 1e-5
+#define ATOL 1e-6
+
+/* tests/fx_import/NAME<suffix>, or NULL when there is no such file. */
+static tj_tensor *load_npy(const char *name, const char *what, int k)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/fx_import/%s.%s%d.npy", name, what, k);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fclose(f);
+    tj_tensor *t = tj_npy_load(path);
+    cr_assert_not_null(t, "%s: %s", path, tj_last_error());
+    return t;
+}
+
+/* Each of the n outputs `got` against torch's NAME.out<k>.npy, and that
+ * torch wrote no more of them. */
+static void expect_torch_outputs(const char *name, const char *how, tj_tensor *const *got, int n)
+{
+    for (int k = 0; k < n; k++) {
+        tj_tensor *want = load_npy(name, "out", k);
+        cr_assert_not_null(want, "%s: torch wrote %d outputs, the graph returns %d", name, k, n);
+        cr_assert_not_null(got[k], "%s (%s): output %d: %s", name, how, k, tj_last_error());
+        int64_t numel = test_assert_dtype_shape(got[k], tj_tensor_dtype(want), tj_tensor_ndim(want),
+                                                tj_tensor_shape(want));
+        double *values = malloc(sizeof(double) * (size_t)(numel ? numel : 1));
+        cr_assert_not_null(values);
+        for (int64_t i = 0; i < numel; i++) values[i] = tj_tensor_item_at(want, i);
+        test_expect_close(got[k], values, numel, RTOL, ATOL);
+        free(values);
+    }
+    cr_expect_null(load_npy(name, "out", n), "%s: torch wrote more than the %d outputs of the graph", name, n);
+}
+
+/* Parses tests/fx_import/NAME.txt and checks its interpreted and its
+ * compiled runs against torch. */
+static void expect_replays_like_torch(const char *name)
+{
+    char path[256];
+    size_t size;
+    snprintf(path, sizeof path, "tests/fx_import/%s.txt", name);
+    char *text = tj_read_text_file(path, "test_fx_import", TJ_TEXT_FILE_MAX, &size);
+    cr_assert_not_null(text, "%s", tj_last_error());
+    tj_graph *g = tj_graph_parse(text);
+    tj_free_file(text, size);
+    cr_assert_not_null(g, "%s: %s", path, tj_last_error());
+
+    int n_in = tj_graph_num_inputs(g), n_out = tj_graph_num_outputs(g);
+    tj_tensor *in[16], *out[16];
+    cr_assert(n_in <= 16 && n_out <= 16);
+    for (int k = 0; k < n_in; k++) cr_assert_not_null(in[k] = load_npy(name, "in", k), "%s: no input %d", name, k);
+    cr_expect_null(load_npy(name, "in", n_in), "%s: more inputs than the graph's %d", name, n_in);
+
+    cr_assert_eq(tj_graph_run(g, in, n_in, out), TJ_OK, "%s: tj_graph_run: %s", name, tj_last_error());
+    expect_torch_outputs(name, "tj_graph_run", out, n_out);
+
+    tj_plan *plan = tj_compile(g, NULL);
+    cr_assert_not_null(plan, "%s: tj_compile: %s", name, tj_last_error());
+    cr_assert_eq(tj_plan_num_outputs(plan), n_out);
+    cr_assert_eq(tj_plan_run(plan, in, n_in, out), TJ_OK, "%s: tj_plan_run: %s", name, tj_last_error());
+    expect_torch_outputs(name, "tj_plan_run", out, n_out);
+    tj_plan_free(plan);
+    tj_graph_free(g);
+}
+
+/* make_fx of nn.Sequential(Linear, ReLU, Linear) called directly: its
+ * parameters are get_attr constants (_param_constant0, ...), the larger
+ * ones written after 'return'. */
+Test(fx_import, mlp_with_parameters_as_constants_matches_torch) { expect_replays_like_torch("mlp_constants"); }
+
+/* The same MLP through functional_call: its parameters are placeholders. */
+Test(fx_import, mlp_with_parameters_as_inputs_matches_torch) { expect_replays_like_torch("mlp_functional"); }
+
+/* native_layer_norm's three results through operator.getitem, one read
+ * (F.layer_norm) or all three. */
+Test(fx_import, layer_norm_results_unpack_as_getitems_did) { expect_replays_like_torch("layer_norm"); }
+
+/* _softmax, _log_softmax and nll_loss_forward (two results, an int64
+ * target). */
+Test(fx_import, softmax_and_cross_entropy_match_torch) { expect_replays_like_torch("softmax_cross_entropy"); }
+
+/* convolution, relu, max_pool2d_with_indices (its indices unread). */
+Test(fx_import, conv_relu_max_pool_matches_torch) { expect_replays_like_torch("conv_relu_pool"); }
+
+/* scalar_tensor, zeros and arange recorded with device and pin_memory
+ * keywords (dropped by the exporter), a torch.tensor constant
+ * (lift_fresh_copy, written as clone) and a wrapped number. */
+Test(fx_import, creation_operators_and_tensor_constants_match_torch) { expect_replays_like_torch("creation"); }
+
+/* An MLP training step: cross-entropy, torch.autograd.grad traced into
+ * the graph (ones_like with dtype, layout, device, pin_memory and
+ * memory_format keywords), and an SGD update. */
+Test(fx_import, training_step_with_traced_gradients_matches_torch) { expect_replays_like_torch("train_step"); }
