@@ -10,6 +10,8 @@
  * sums, matrix products and exp/log taken in another order than torch's. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "runtime/internal.h"
 #include "test_util.h"
@@ -110,3 +112,50 @@ Test(fx_import, creation_operators_and_tensor_constants_match_torch) { expect_re
  * the graph (ones_like with dtype, layout, device, pin_memory and
  * memory_format keywords), and an SGD update. */
 Test(fx_import, training_step_with_traced_gradients_matches_torch) { expect_replays_like_torch("train_step"); }
+
+/* torch 1.13's make_fx records creation operators with layout, device,
+ * pin_memory and memory_format keywords (gm.code writes them `layout =
+ * torch.strided, device = device(type='cpu')`): the values meaning tjit's
+ * None parse as None and print back left out; the others are refused by
+ * name, not run as if they were None. */
+Test(fx_import, fx_creation_keywords_meaning_none_read_as_none)
+{
+    const char *text = "graph(%x_1 : f32[2]):\n"
+                       "    %ones_like = aten.ones_like.default(%x_1, dtype = torch.float32, layout = torch.strided, "
+                       "device = device(type='cpu'), pin_memory = False, memory_format = torch.preserve_format)\n"
+                       "    %zeros = aten.zeros.default([2], layout = None, device = 'cpu')\n"
+                       "    %clone = aten.clone.default(%x_1, memory_format = torch.contiguous_format)\n"
+                       "    %add = aten.add.Tensor(%ones_like, %zeros)\n"
+                       "    %add_1 = aten.add.Tensor(%add, %clone)\n"
+                       "    return (%add_1,)\n";
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    char *printed = tj_graph_to_string(g);
+    cr_expect(strstr(printed, "%ones_like = aten.ones_like.default(%x_1, dtype = torch.float32, pin_memory = False)\n"),
+              "%s", printed);
+    cr_expect(strstr(printed, "%zeros = aten.zeros.default([2])\n"), "%s", printed);
+    cr_expect(strstr(printed, "%clone = aten.clone.default(%x_1)\n"), "%s", printed);
+    tj_tensor *in = test_f32(1, (int64_t[]){2}, (const float[]){1.5f, -2.f}), *out;
+    cr_assert_eq(tj_graph_run(g, &in, 1, &out), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(out, (const float[]){2.5f, -1.f}, 2, 0);
+    free(printed);
+    tj_graph_free(g);
+}
+
+Test(fx_import, fx_creation_keywords_off_the_cpu_or_strided_are_named)
+{
+    static const struct {
+        const char *keyword, *needle;
+    } refused[] = {
+        {"layout = torch.sparse_coo", "aten::zeros_like: argument 'layout' takes None or torch.strided"},
+        {"device = device(type='cuda', index=0)", "argument 'device' takes None, device(type='cpu') or 'cpu'"},
+        {"device = 'meta'", "argument 'device' takes None, device(type='cpu') or 'cpu'"},
+        {"memory_format = torch.channels_last", "argument 'memory_format' takes None, torch.contiguous_format or"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "graph(%%x_1 : f32[2]):\n    %%z = aten.zeros_like.default(%%x_1, %s)\n"
+                 "    return (%%z,)\n", refused[i].keyword);
+        test_expect_error(tj_graph_parse(text), TJ_ERR_PARSE, "line 2", refused[i].needle);
+    }
+}

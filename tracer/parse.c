@@ -543,6 +543,37 @@ static tj_status use_scalar_overload(parser *ps, const tj_op **op, const tj_garg
     return perr(ps, msg);
 }
 
+/* A Layout?, Device?, MemoryFormat? or Generator? argument (TJ_A_IGNORED):
+ * None, or the value FX writes for what None means here, as torch 1.13's
+ * make_fx records `zeros([2], layout = torch.strided, device =
+ * device(type='cpu'))`; any other (a CUDA device, a sparse layout) is
+ * refused by name rather than run as if it were None. */
+static tj_status parse_ignored(parser *ps, const tj_op *op, int slot, tj_garg *a)
+{
+    static const struct {
+        const char *arg, *values[2];
+    } meaning_none[] = {
+        {"layout", {"torch.strided"}},
+        {"device", {"device(type='cpu')", "'cpu'"}},
+        {"memory_format", {"torch.contiguous_format", "torch.preserve_format"}},
+    };
+    memset(a, 0, sizeof *a); /* None */
+    if (accept(ps, "None")) return TJ_OK;
+    const char *name = op->args[slot].name;
+    char msg[256];
+    for (size_t i = 0; i < sizeof meaning_none / sizeof *meaning_none; i++) {
+        if (strcmp(meaning_none[i].arg, name) != 0) continue;
+        for (int k = 0; k < 2 && meaning_none[i].values[k]; k++)
+            if (accept(ps, meaning_none[i].values[k])) return TJ_OK;
+        const char *const *v = meaning_none[i].values;
+        snprintf(msg, sizeof msg, "%s: argument '%s' takes None%s%s or %s (tjit's tensors are strided, on the CPU)",
+                 op->name, name, v[1] ? ", " : "", v[1] ? v[0] : "", v[1] ? v[1] : v[0]);
+        return perr(ps, msg);
+    }
+    snprintf(msg, sizeof msg, "%s: argument '%s' takes None", op->name, name);
+    return perr(ps, msg);
+}
+
 static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int n_targets)
 {
     char ns[32], base[64], overload[32], full[160], msg[256];
@@ -590,7 +621,9 @@ static tj_status parse_call(parser *ps, char names[][TJ_GRAPH_NAME_MAX + 1], int
         }
         skip_spaces(ps);
         at[slot] = ps->p;
-        if (parse_value(ps, &args[slot]) != TJ_OK) return TJ_ERR_PARSE;
+        tj_status st = op->args[slot].type == TJ_A_IGNORED ? parse_ignored(ps, op, slot, &args[slot])
+                                                          : parse_value(ps, &args[slot]);
+        if (st != TJ_OK) return st;
         given[slot] = true;
         if (!accept(ps, ",") && (skip_spaces(ps), *ps->p != ')')) return perr(ps, "expected ',' or ')'");
     }

@@ -168,7 +168,13 @@ char *tj_graph_to_string(const tj_graph *g);
  * whose type promotion is ATen's for a wrapped number, so it prints back
  * as that overload; where none exists the error names the operator and
  * the argument ("aten::maximum: argument 'other' wants a Tensor; no
- * overload takes a Scalar there"). */
+ * overload takes a Scalar there"). A layout, device or memory_format
+ * argument is None or the value FX writes for what None means here
+ * (`layout = torch.strided`, `device = device(type='cpu')` or `'cpu'`,
+ * `memory_format = torch.contiguous_format` or `torch.preserve_format`),
+ * read as None; another is an error naming the operator and the argument
+ * ("aten::zeros: argument 'device' takes None, device(type='cpu') or
+ * 'cpu'"). */
 tj_graph *tj_graph_parse(const char *text);
 /** Graphviz DOT: one box per node labelled with operator and output shape;
  * a placeholder's also with its geometry as the text gives it (strides
