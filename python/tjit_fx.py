@@ -12,11 +12,12 @@ from the node's meta when none are given: make_fx sets 'val' or
 'tensor_meta'); get_attr tensors (make_fx's _param_constant0,
 _tensor_constant0) become constants holding their values; operator.getitem
 on a call with several results becomes tjit's tuple unpacking
-(`%getitem, _, _ = aten.native_layer_norm.default(...)`); keywords tjit
-does not take (layout=torch.strided, device=cpu, pin_memory=False,
-memory_format=contiguous/preserve) are dropped, and any other value of them
-raises ValueError naming the node, as do dtypes, operators and node kinds
-the text cannot hold. Standard library and torch (1.13) only."""
+(`%getitem, _, _ = aten.native_layer_norm.default(...)`); keywords whose
+value means what tjit's None means (layout=torch.strided, device=cpu,
+pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
+other value of them raises ValueError naming the node, as do dtypes,
+operators and node kinds the text cannot hold. Standard library and torch
+(1.13) only."""
 import operator
 import struct
 import subprocess
@@ -63,6 +64,7 @@ def _float32(v):
 
 
 def _element(v, dtype):
+    """One element of a constant's values."""
     if dtype == torch.bool:
         return "True" if v else "False"
     if dtype == torch.int64:
@@ -70,9 +72,10 @@ def _element(v, dtype):
     return _float32(v) if dtype == torch.float32 else repr(float(v))
 
 
-def _type(node, dtype, shape, strides=None):
+def _type(who, dtype, shape, strides=None):
+    """"f32[2, 3]", with "{1, 2}" for strides that are not row-major."""
     if dtype not in DTYPES:
-        raise ValueError("%s: dtype %s: tjit's text holds %s" % (node, dtype, ", ".join(map(str, DTYPES))))
+        raise ValueError("%s: dtype %s: tjit's text holds %s" % (who, dtype, ", ".join(map(str, DTYPES))))
     text = "%s[%s]" % (DTYPES[dtype], ", ".join(str(int(s)) for s in shape))
     contiguous, expect = True, 1
     for size, stride in reversed(list(zip(shape, strides or ()))):
@@ -84,6 +87,7 @@ def _type(node, dtype, shape, strides=None):
 
 
 def _placeholder_type(node, example):
+    """The type of a placeholder, from its example input or its meta."""
     if example is None:
         example = node.meta.get("val", node.meta.get("tensor_meta"))
     if example is None:
