@@ -103,6 +103,13 @@ Test(fx_import, softmax_and_cross_entropy_match_torch) { expect_replays_like_tor
 /* convolution, relu, max_pool2d_with_indices (its indices unread). */
 Test(fx_import, conv_relu_max_pool_matches_torch) { expect_replays_like_torch("conv_relu_pool"); }
 
+/* The same after FX's eliminate_dead_code: no getitem for the indices,
+ * written "_" (`%getitem, _ = aten.max_pool2d_with_indices.default(...)`). */
+Test(fx_import, results_without_getitem_are_written_as_underscores)
+{
+    expect_replays_like_torch("conv_relu_pool_dce");
+}
+
 /* scalar_tensor, zeros and arange recorded with device and pin_memory
  * keywords (dropped by the exporter), a torch.tensor constant
  * (lift_fresh_copy, written as clone) and a wrapped number. */
