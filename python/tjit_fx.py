@@ -12,7 +12,8 @@ from the node's meta when none are given: make_fx sets 'val' or
 'tensor_meta'); get_attr tensors (make_fx's _param_constant0,
 _tensor_constant0) become constants holding their values; operator.getitem
 on a call with several results becomes tjit's tuple unpacking
-(`%getitem, _, _ = aten.native_layer_norm.default(...)`); keywords whose
+(`%getitem, %getitem_1, _ = aten.native_layer_norm.default(...)`, "_"
+where no getitem reads a result); keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
 other value of them raises ValueError naming the node, as do dtypes,
