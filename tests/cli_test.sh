@@ -33,12 +33,12 @@ expect() {
 expect 2 '^usage: tjit <command>' err
 expect 2 "unknown command 'nope'" err nope
 expect 0 '^usage: tjit <command>' out --help
-for cmd in conform ops train eval trace profile bench decomps graph demo; do
+for cmd in conform ops train eval trace profile bench decomps graph run demo; do
     expect 0 "^usage: tjit $cmd" out "$cmd" --help
     expect 2 "usage: tjit $cmd" err "$cmd" --no-such-option
 done
 # getopt's own messages name the command as the others do (demo, which takes no option, words it so too)
-for cmd in conform ops train eval trace profile bench decomps graph demo; do
+for cmd in conform ops train eval trace profile bench decomps graph run demo; do
     expect 2 "^tjit $cmd: unrecognized option '--no-such-option'" err "$cmd" --no-such-option
 done
 expect 2 "^tjit demo: unexpected argument 'extra'" err demo extra
@@ -293,6 +293,31 @@ TJ_SHARED_DIR="$work/no-shared" expect 1 "or set TJ_SHARED_DIR" err decomps --ve
 "$tjit" trace mlp >"$work/g.txt" 2>/dev/null
 "$tjit" graph - <"$work/g.txt" >"$work/g2.txt" 2>"$work/err" && cmp -s "$work/g.txt" "$work/g2.txt" ||
     { echo "FAIL: tjit graph - did not print back the graph read from stdin" >&2; failures=$((failures + 1)); }
+# tjit run: a graph from PyTorch's make_fx (tests/fx_import) on its .npy inputs, against torch's outputs
+fx=$(dirname "$0")/fx_import
+ln_in=("$fx/layer_norm.in0.npy" "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy")
+expect 0 '^output 3 matches .*layer_norm\.out3\.npy' out run "$fx/layer_norm.txt" "${ln_in[@]}" \
+    --expect "$fx/layer_norm.out0.npy" --expect "$fx/layer_norm.out1.npy" --expect "$fx/layer_norm.out2.npy" \
+    --expect "$fx/layer_norm.out3.npy"
+expect 0 '^output 0 matches .*' out run "$fx/layer_norm.txt" "${ln_in[@]}" --decompose core --expect "$fx/layer_norm.out0.npy"
+expect 0 'timed runs?: median [0-9.e+]+ (us|ms)' out run "$fx/layer_norm.txt" "${ln_in[@]}" --runs 3
+expect 0 "written to $work/ln_1\.npy" out run "$fx/layer_norm.txt" "${ln_in[@]}" --out "$work/ln_"
+"$tjit" run "$fx/layer_norm.txt" "${ln_in[@]}" --expect "$work/ln_0.npy" --atol 0 --rtol 0 >/dev/null 2>&1 ||
+    { echo "FAIL: tjit run --out did not write the outputs it printed" >&2; failures=$((failures + 1)); }
+expect 1 '^output 0 DIFFERS from .*layer_norm\.out1\.npy' out run "$fx/layer_norm.txt" "${ln_in[@]}" \
+    --expect "$fx/layer_norm.out1.npy"
+expect 1 "^tjit run: the graph takes 3 inputs, 1 \.npy file given" err run "$fx/layer_norm.txt" "$fx/layer_norm.in0.npy"
+expect 1 "^tjit run: output 0 is float32\[3, 6\], .*layer_norm\.out2\.npy holds float32\[3, 1\]" err run "$fx/layer_norm.txt" \
+    "${ln_in[@]}" --expect "$fx/layer_norm.out2.npy"
+expect 1 "^tjit run: .*cannot open '$work/missing\.npy'" err run "$fx/layer_norm.txt" "$work/missing.npy" \
+    "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy"
+expect 1 "^tjit run: .*input 0" err run "$fx/layer_norm.txt" "$fx/layer_norm.in1.npy" "$fx/layer_norm.in1.npy" \
+    "$fx/layer_norm.in2.npy"
+expect 1 "^tjit run: 2 --expect files for 1 output" err run "$fx/mlp_constants.txt" "$fx/mlp_constants.in0.npy" \
+    --expect "$fx/mlp_constants.out0.npy" --expect "$fx/mlp_constants.out0.npy"
+expect 2 "bad value '-1' for --atol" err run "$fx/layer_norm.txt" --atol -1
+expect 2 "bad value 'cor' for --decompose" err run "$fx/layer_norm.txt" --decompose cor
+expect 2 '^tjit run: missing the graph FILE' err run
 expect 2 'usage: tjit decomps' err decomps --cases "$local_cases"
 expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps --cases "$local_cases"
 expect 2 '^tjit decomps: --cases and -v go with --verify' err decomps -v

@@ -20,6 +20,7 @@ int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /** The end of a subcommand's option loop, for an option `c` (from
  *  getopt_long) the subcommand does not take itself: 'h' (-h, --help) prints

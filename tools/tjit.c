@@ -21,6 +21,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
+    {"run", cmd_run, "compile and run a graph text file on .npy inputs (check, save, time its outputs)"},
     {"demo", cmd_demo, "a short tour of the tensor API, the dispatcher's modes and a compiled function"},
 };
 
