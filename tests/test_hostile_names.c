@@ -62,6 +62,24 @@ Test(hostile_names, constant_takes_a_name_a_call_left_or_reserved)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A result written "_" holds a generated name (getitem_1) that the text
+ * may give a later value of its own, a call's or a constant's: that was
+ * "value %getitem_1 is defined twice". The "_" result takes another name. */
+Test(hostile_names, underscore_result_yields_its_generated_name)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%x : f32[2]):\n    %a, _ = aten.max.dim(%x, 0)\n"
+                                 "    %getitem_1 = aten.neg.default(%a)\n    %getitem_2 : f32[] = constant([3.0])\n"
+                                 "    %y = aten.mul.Tensor(%getitem_1, %getitem_2)\n    return (%y,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    expect_run(g, 1, (const float[]){-6}, 1); /* max of the ramp [1, 2] is 2 */
+    char *printed = tj_graph_to_string(g);
+    cr_expect(strstr(printed, "%a, %getitem_1_1 = aten.max.dim(%x, 0)\n") != NULL, "%s", printed);
+    free(printed);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* tj_graph_decompose renamed the replayed graph's inputs after tracing it,
  * so an input named as a call of the new graph ("add", the reserved "sum")
  * or as another input's generated name (arg1_1 first, arg0_1 second) made

@@ -23,6 +23,8 @@ typedef struct parser {
         bool filled;
     } *deferred;
     int n_deferred;
+    int *unnamed; /* values of results written "_": their generated names yield to the text's */
+    int n_unnamed;
     tj_key_map by_name; /* value index by a hash of its name (find_value) */
     size_t long_name;   /* length of the name the last ident() refused as too long, else 0 */
     size_t name_cap;    /* the longest name that ident() took there */
@@ -390,12 +392,29 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     return parse_int(ps, &a->u.i);
 }
 
+/* A result written "_" holds a generated name (getitem_1) that the text
+ * gives a value of its own now: the result takes another. */
+static tj_status free_generated_name(parser *ps, const char *name)
+{
+    int holder = find_value(ps, name);
+    for (int k = 0; holder >= 0 && k < ps->n_unnamed; k++)
+        if (ps->unnamed[k] == holder) {
+            char *other = tj_graph_unique_name(ps->g, name);
+            if (!other) return tj_last_status();
+            ps->g->values[holder].name = other;
+            return index_value(ps, holder);
+        }
+    return TJ_OK;
+}
+
 /* Gives value v the name the text writes: the graph named it from its
  * operator (or the name, suffixed where a generated name or a reserved word
  * had claimed it already: "add" after "%foo = aten.add.Tensor", "sum"
  * after an aten.sum). */
 static tj_status name_value(parser *ps, int v, const char *name)
 {
+    tj_status st = free_generated_name(ps, name);
+    if (st != TJ_OK) return st;
     int holder = find_value(ps, name);
     if (holder >= 0 && holder != v) {
         char msg[200];
@@ -471,8 +490,16 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
     /* the printed names win over generated ones */
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
-        tj_status st = v >= 0 && names[i][0] ? name_value(ps, v, names[i]) : TJ_OK;
-        if (st != TJ_OK) return st;
+        if (v < 0) continue;
+        if (names[i][0]) {
+            tj_status st = name_value(ps, v, names[i]);
+            if (st != TJ_OK) return st;
+            continue;
+        }
+        int *grown = realloc(ps->unnamed, sizeof *grown * (size_t)(ps->n_unnamed + 1));
+        if (!grown) return tj_oom("tj_graph_parse", sizeof *grown * (size_t)(ps->n_unnamed + 1));
+        ps->unnamed = grown;
+        ps->unnamed[ps->n_unnamed++] = v;
     }
     return TJ_OK;
 }
@@ -707,6 +734,7 @@ static tj_status parse_constant(parser *ps, const char *name)
     }
     if (!deferred && parse_constant_data(ps, t) != TJ_OK) return TJ_ERR_PARSE;
     if (expect(ps, ")") != TJ_OK) return TJ_ERR_PARSE;
+    if (free_generated_name(ps, name) != TJ_OK) return tj_last_status();
     if (find_value(ps, name) >= 0) return perr(ps, "value defined twice");
     int node = tj_graph_add_constant(ps->g, t, name);
     if (node < 0 || index_node(ps, node) != TJ_OK) return tj_last_status();
@@ -916,6 +944,7 @@ tj_graph *tj_graph_parse(const char *text)
     tj_fake_values_free(&ps.fakes);
     tj_key_map_free(&ps.by_name);
     free(ps.deferred);
+    free(ps.unnamed);
     if (st != TJ_OK) {
         tj_graph_free(ps.g);
         return NULL;
