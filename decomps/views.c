@@ -1,8 +1,13 @@
 /* View composites, as ATen 1.13 writes them (TensorShape.cpp). Implicit:
  * reshape is a view when the strides allow it and otherwise
  * _unsafe_view(clone(x)); flatten reshapes; contiguous is self or a clone;
- * split is a list of slices. stack (a kernel of its own, recorded as
- * aten.stack as torch's make_fx does) decomposes to unsqueeze + cat. */
+ * split, split_with_sizes and chunk are lists of slices, unbind a list of
+ * selects, narrow one slice (torch 1.13's make_fx records narrow as that
+ * slice and chunk as split.Tensor; split.Tensor, split_with_sizes and
+ * unbind.int it records as one node each, which a graph here cannot hold:
+ * the pieces' slice / select nodes instead).
+ * stack (a kernel of its own, recorded as aten.stack as torch's make_fx
+ * does) decomposes to unsqueeze + cat. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -79,8 +84,9 @@ static tj_status stack(const tj_value *args, tj_value *outs)
     return done(r, outs);
 }
 
-/* The chunks of the last split on this thread: a Tensor[] result borrows
- * its array, which stays valid until the thread's next split. */
+/* The pieces of the last split, split_with_sizes, chunk or unbind on this
+ * thread: a Tensor[] result borrows its array, which stays valid until the
+ * thread's next such call. */
 #define MAX_SPLIT_CHUNKS 256
 static _Thread_local tj_tensor *split_chunks[MAX_SPLIT_CHUNKS];
 
@@ -103,6 +109,62 @@ static tj_status split(const tj_value *args, tj_value *outs)
     return TJ_OK;
 }
 
+/* The public list functions (tjit/ops.h) fill split_chunks; too many
+ * pieces for it give their "do not fit" error. */
+static tj_status list_done(int n, tj_value *outs)
+{
+    outs[0] = tj_v_tensors(split_chunks, n);
+    return TJ_OK;
+}
+
+static tj_status split_with_sizes(const tj_value *args, tj_value *outs)
+{
+    int n = 0;
+    if (tj_split_with_sizes(args[0].u.t, args[1].u.ints, args[1].n, args[2].u.i, split_chunks, MAX_SPLIT_CHUNKS,
+                            &n) != TJ_OK)
+        return tj_last_status();
+    return list_done(n, outs);
+}
+
+static tj_status chunk(const tj_value *args, tj_value *outs)
+{
+    int n = 0;
+    if (tj_chunk(args[0].u.t, args[1].u.i, args[2].u.i, split_chunks, MAX_SPLIT_CHUNKS, &n) != TJ_OK)
+        return tj_last_status();
+    return list_done(n, outs);
+}
+
+static tj_status unbind(const tj_value *args, tj_value *outs)
+{
+    int n = 0;
+    if (tj_unbind(args[0].u.t, args[1].u.i, split_chunks, MAX_SPLIT_CHUNKS, &n) != TJ_OK) return tj_last_status();
+    return list_done(n, outs);
+}
+
+/* narrow, as ATen 1.13: start wraps as a dim index into a dim of the size
+ * (any start but the size itself, which starts an empty piece at the end),
+ * then the piece [start, start + length) must fit. */
+static tj_status narrow(const tj_value *args, tj_value *outs)
+{
+    const char *op = "aten::narrow";
+    tj_tensor *self = args[0].u.t;
+    int64_t start = args[2].u.i, length = args[3].u.i;
+    int d;
+    if (tj_tensor_ndim(self) == 0) return tj_error(TJ_ERR_INDEX, "%s: narrow() cannot be applied to a 0-dim tensor", op);
+    if (tj_wrap_dim(op, args[1].u.i, tj_tensor_ndim(self), &d) != TJ_OK) return tj_last_status();
+    int64_t size = tj_tensor_size(self, d), bound = size > 0 ? size : 1;
+    if (start != size) {
+        if (start < -bound || start >= bound)
+            return tj_error(TJ_ERR_INDEX, "%s: start out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                            "], but got %" PRId64 ")", op, -bound, bound - 1, start);
+        if (start < 0) start += bound;
+    }
+    if (length < 0 || start > size - length)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension "
+                        "size (%" PRId64 ")", op, start, length, size);
+    return done(tj_slice(self, d, true, start, true, start + length, 1), outs);
+}
+
 void tj_register_views_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(reshape), reshape, "reshape");
@@ -110,4 +172,8 @@ void tj_register_views_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(contiguous), contiguous, "contiguous");
     tj_op_set_decomposition(TJ_OPS(stack), stack, "stack");
     tj_op_set_decomposition(TJ_OPS(split_Tensor), split, "split");
+    tj_op_set_decomposition(TJ_OPS(split_with_sizes), split_with_sizes, "split_with_sizes");
+    tj_op_set_decomposition(TJ_OPS(chunk), chunk, "chunk");
+    tj_op_set_decomposition(TJ_OPS(unbind_int), unbind, "unbind");
+    tj_op_set_decomposition(TJ_OPS(narrow), narrow, "narrow");
 }

@@ -384,6 +384,10 @@ tj_tensor *tj_to_copy(tj_tensor *self, int dtype)
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim) { return CALL(reshape, T(self), L(shape, ndim)); }
 tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim) { return CALL(flatten_using_ints, T(self), I(start_dim), I(end_dim)); }
 tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim) { return CALL(stack, tj_v_tensors(tensors, n), I(dim)); }
+tj_tensor *tj_narrow(tj_tensor *self, int64_t dim, int64_t start, int64_t length)
+{
+    return CALL(narrow, T(self), I(dim), I(start), I(length));
+}
 
 /* Hands the views made so far back (to the scope) on a failure. */
 static tj_status drop_views(tj_tensor **outs, int64_t n)

@@ -727,6 +727,20 @@ tj_tensor *tj_contiguous(tj_tensor *self);                                   /**
  * empty list, TJ_ERR_SHAPE naming the first entry whose shape differs,
  * TJ_ERR_INDEX for dim out of range. */
 tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);
+/** aten::narrow (implicit, as in ATen): the view of self's elements
+ * [start, start + length) along dim, recorded by make_fx as slice.Tensor
+ * (as torch 1.13 records it). self has rank >= 1, any dtype and strides; a
+ * negative start counts from the end (start wraps as a dim index into
+ * size(dim), and start == size(dim) is allowed: an empty piece). The result
+ * shares self's storage, has self's rank and dtype and size `length` along
+ * dim; it belongs to the current scope like any operator result. Its
+ * gradient is slice_backward's. Errors (naming aten::narrow): TJ_ERR_INDEX
+ * for a 0-dim self, dim out of range, or start outside [-size, size)
+ * (naming the range and start: [-1, 0] for an empty dim, as ATen);
+ * TJ_ERR_INVALID_ARGUMENT for length < 0 or start + length past the size
+ * (naming start, length and the size); TJ_ERR_INVALID_ARGUMENT for a NULL
+ * self. */
+tj_tensor *tj_narrow(tj_tensor *self, int64_t dim, int64_t start, int64_t length);
 /** aten::split.Tensor (implicit): chunks of split_size along dim (the last may
  * be smaller). Writes up to max_outs views into outs and their count into
  * n_outs; TJ_ERR_INVALID_ARGUMENT when max_outs is too small. make_fx records
@@ -734,10 +748,13 @@ tj_tensor *tj_stack(tj_tensor *const *tensors, int n, int64_t dim);
  * getitem per chunk: graph nodes have a fixed number of outputs here). */
 tj_status tj_split(tj_tensor *self, int64_t split_size, int64_t dim, tj_tensor **outs, int max_outs, int *n_outs);
 /* The other list-returning view functions. tjit's graphs hold a fixed number
- * of outputs per node, so these are not operators of the table: like
- * tj_split, each returns its pieces as slice.Tensor / select.int views of
- * self (make_fx records those; PyTorch 1.13 records one aten.split.Tensor /
- * split_with_sizes / unbind.int node). The caller provides `outs` (room for
+ * of outputs per node, so these operators are implicit composites, as
+ * split.Tensor: each returns its pieces as slice.Tensor / select.int views
+ * of self, and make_fx records those (PyTorch 1.13 records chunk as
+ * split.Tensor, and one aten.split_with_sizes / unbind.int node with a
+ * getitem per piece). Through the dispatcher
+ * (tj_call) they return a Tensor[] of at most 256 pieces, valid until the
+ * thread's next list-returning call. The caller provides `outs` (room for
  * max_outs pointers) and keeps owning that array; each view written into it
  * belongs to the current scope like any operator result (release it with
  * tj_tensor_release outside a scope). On failure nothing is written to outs
