@@ -224,6 +224,14 @@ tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_
 {
     return CALL_(scatter__value, T(self), tj_v_int(dim), T(index), value);
 }
+tj_tensor *tj_scatter_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src)
+{
+    return CALL_(scatter_add_, T(self), tj_v_int(dim), T(index), T(src));
+}
+tj_tensor *tj_index_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha)
+{
+    return CALL_(index_add_, T(self), tj_v_int(dim), T(index), T(source), alpha);
+}
 tj_tensor *tj_scatter_src_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce)
 {
     return CALL_(scatter__reduce, T(self), tj_v_int(dim), T(index), T(src), tj_v_str(reduce));

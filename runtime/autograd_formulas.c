@@ -2781,8 +2781,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_GRAD_ARGS(binary_cross_entropy_with_logits, d_binary_cross_entropy_with_logits, 0xcu, 0u), /* weights */
     D(scaled_dot_product_attention, d_attention),
 
-    D(gather, d_gather), D(scatter_add, d_scatter_add), D_NO_SELF(scatter_src, d_scatter),
-    D_NO_SELF(scatter_value, d_scatter), D(index_select, d_index_select), D(index_add, d_index_add),
+    D(gather, d_gather), D_NO_SELF(scatter_add, d_scatter_add), D_NO_SELF(scatter_src, d_scatter),
+    D_NO_SELF(scatter_value, d_scatter), D(index_select, d_index_select), D_NO_SELF(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
 
     D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),

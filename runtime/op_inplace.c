@@ -128,6 +128,8 @@ static const aten_overlap_rule aten_overlap_rules[] = {
     {TJ_OPI_scatter__reduce, true, false, {2, 3}, {"index", "src"}},
     {TJ_OPI_scatter__value_reduce, true, false, {2}, {"index"}},
     {TJ_OPI_scatter_reduce__two, true, false, {2, 3}, {"index", "src"}},
+    {TJ_OPI_scatter_add_, true, false, {2, 3}, {"index", "src"}},
+    {TJ_OPI_index_add_, true, false, {2, 3}, {"index", "source"}},
 };
 
 static const aten_overlap_rule *overlap_as_aten(const tj_op *opr)

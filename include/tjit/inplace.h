@@ -97,10 +97,11 @@ tj_tensor *tj_fill_(tj_tensor *self, tj_value value); /**< aten::fill_.Scalar (s
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal);
 tj_tensor *tj_triu_(tj_tensor *self, int64_t diagonal); /**< aten::triu_ (see tj_tril_) */
 /** Memory overlap in the in-place indexed writers below (index_copy_,
- * scatter_'s four overloads, scatter_reduce_.two), as ATen 1.13 checks it:
- * an index or src (index_copy_'s source) that is self, or shares memory
- * with it where both are dense (a permutation of a contiguous layout), is
- * refused, even with no index; one ATen finds too hard to tell (not dense:
+ * scatter_'s four overloads, scatter_reduce_.two, scatter_add_,
+ * index_add_), as ATen 1.13 checks it: an index or src (index_copy_'s and
+ * index_add_'s source) that is self, or shares memory with it where both
+ * are dense (a permutation of a contiguous layout), is refused, even with
+ * no index; one ATen finds too hard to tell (not dense:
  * a column, x[::2]) is accepted and read before self is written (ATen
  * reads it as it writes: where that order matters the values differ). A
  * self that overlaps itself is refused: ATen refuses an expanded self, and
@@ -121,6 +122,29 @@ tj_tensor *tj_index_copy_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_ten
  * Errors: those of the out-of-place operators, and the overlaps above. */
 tj_tensor *tj_scatter_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
 tj_tensor *tj_scatter_value_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_value value); /**< see tj_scatter_ */
+/** aten::scatter_add_: tj_scatter_add (ops.h) written into self (float32,
+ * float64, int64 or bool, any strides), which is returned: src[p] added at
+ * p with p[dim] replaced by index[p], for every position p of index (int64,
+ * self's rank). src has self's dtype and rank and is no smaller than index.
+ * Its gradient is scatter_add's (self: the gradient; src: the gradient
+ * gathered at the written positions); functionalisation and the core
+ * decomposition table record scatter_add + copy_ (torch 1.13's make_fx
+ * records aten.scatter_add_.default). Errors (naming aten::scatter_add_):
+ * those of tj_scatter_add (TJ_ERR_INDEX for a dim or an index value out of
+ * range, TJ_ERR_SHAPE, TJ_ERR_DTYPE), and the overlaps above. */
+tj_tensor *tj_scatter_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src);
+/** aten::index_add_: tj_index_add (ops.h) written into self (any strides),
+ * which is returned: alpha * source.select(dim, i) added to
+ * self.select(dim, index[i]) for each i (repeated indices accumulate).
+ * alpha is an int or float Scalar, converted to self's dtype. Its gradient
+ * is index_add's (self: the gradient; source: alpha times the gradient's
+ * index_select); functionalisation and the core decomposition table record
+ * index_add + copy_ (torch 1.13's make_fx records aten.index_add_.default).
+ * Errors (naming aten::index_add_): those of tj_index_add (TJ_ERR_INDEX for
+ * a dim or an index out of range, TJ_ERR_SHAPE, TJ_ERR_DTYPE,
+ * TJ_ERR_INVALID_ARGUMENT for an alpha overflowing the dtype), and the
+ * overlaps above. */
+tj_tensor *tj_index_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha);
 /** aten::scatter_.reduce / aten::scatter_.value_reduce:
  * tj_scatter_src_reduce / tj_scatter_value_reduce (ops.h) written into self
  * (any dtype, any strides), which is returned. No gradient, as in PyTorch
