@@ -505,6 +505,23 @@ static tj_status f_scatter_add(tj_tensor *const *x, tj_tensor **o, int *n)
     return o[0] ? TJ_OK : tj_last_status();
 }
 
+/* the in-place adds, into a copy of the first input */
+static tj_status f_scatter_add_(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    int64_t s[2] = {2, 4};
+    o[0] = tj_scatter_add_(tj_clone(x[0]), 0, index_tensor(2, s, 3), x[1]);
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status f_index_add_(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    int64_t s[1] = {5};
+    o[0] = tj_index_add_(tj_clone(x[0]), 1, index_tensor(1, s, 4), x[1], tj_v_float(2.5));
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
 FN(f_unfold, tj_unfold(x[0], 1, 3, 2))
 FN(f_unfold_overlap, tj_unfold(x[0], 0, 2, 1))
 
@@ -513,6 +530,8 @@ Test(gradcheck, indexing)
     static const gc_case cases[] = {
         {"gather", f_gather, 1, {{2, {4, 4}, TRANSPOSED}}, -1, 1},
         {"scatter_add", f_scatter_add, 2, {{2, {3, 4}, STRIDED}, {2, {2, 5}, PLAIN}}, -1, 1},
+        {"scatter_add_", f_scatter_add_, 2, {{2, {3, 4}, TRANSPOSED}, {2, {2, 5}, STRIDED}}, -1, 1},
+        {"index_add_ (repeated indices, alpha)", f_index_add_, 2, {{2, {3, 4}, STRIDED}, {2, {3, 5}, PLAIN}}, -1, 1},
         {"unfold", f_unfold, 1, {{3, {2, 7, 2}, PLAIN}}, -1, 1},
         {"unfold(overlapping, strided)", f_unfold_overlap, 1, {{2, {4, 3}, STRIDED}}, -1, 1},
     };
@@ -955,12 +974,23 @@ static tj_status f_split(tj_tensor *const *x, tj_tensor **o, int *n)
 {
     return tj_split(x[0], 2, 1, o, MAX_OUT, n);
 }
+static tj_status f_unbind(tj_tensor *const *x, tj_tensor **o, int *n) { return tj_unbind(x[0], 1, o, MAX_OUT, n); }
+static tj_status f_chunk(tj_tensor *const *x, tj_tensor **o, int *n) { return tj_chunk(x[0], 3, 1, o, MAX_OUT, n); }
+static tj_status f_split_with_sizes(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    return tj_split_with_sizes(x[0], (const int64_t[]){1, 0, 2}, 3, 0, o, MAX_OUT, n);
+}
+FN(f_narrow, tj_narrow(x[0], 1, -3, 2))
 
 Test(gradcheck, implicit_composites)
 {
     static const gc_case cases[] = {
         {"stack", f_stack, 2, {{2, {3, 4}, TRANSPOSED}, {2, {3, 4}, PLAIN}}, -1, 1},
         {"split.Tensor", f_split, 1, {{2, {3, 5}, STRIDED}}, -1, 1},
+        {"unbind.int", f_unbind, 1, {{2, {3, 4}, TRANSPOSED}}, -1, 1},
+        {"chunk", f_chunk, 1, {{2, {3, 5}, STRIDED}}, -1, 1},
+        {"split_with_sizes", f_split_with_sizes, 1, {{2, {3, 4}, PLAIN}}, -1, 1},
+        {"narrow", f_narrow, 1, {{2, {3, 4}, TRANSPOSED}}, -1, 1},
         {"flatten.using_ints", f_flatten, 1, {{3, {2, 3, 2}, TRANSPOSED}}, -1, 1},
         {"softmax.int", f_softmax_int, 1, {{2, {3, 4}, STRIDED}}, -2, 2},
         {"log_softmax.int", f_log_softmax_int, 1, {{2, {3, 4}, PLAIN}}, -2, 2},
