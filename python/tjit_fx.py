@@ -13,7 +13,8 @@ from the node's meta when none are given: make_fx sets 'val' or
 _tensor_constant0) become constants holding their values; operator.getitem
 on a call with several results becomes tjit's tuple unpacking
 (`%getitem, %getitem_1, _ = aten.native_layer_norm.default(...)`, "_"
-where no getitem reads a result); keywords whose
+where no getitem reads a result), and the pieces of split / split_with_sizes /
+unbind one view call each; keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
 other value of them raises ValueError naming the node, as do dtypes,
@@ -157,13 +158,46 @@ def _getitems(gm):
     return slots
 
 
+def _shape(node):
+    """The shape of a value, from the meta make_fx gives every node."""
+    meta = node.meta.get("val", node.meta.get("tensor_meta"))
+    if meta is None:
+        raise ValueError("%s: no 'val' or 'tensor_meta' in its meta: its shape is unknown" % node.name)
+    return list(meta.shape)
+
+
+def _pieces(node, slots):
+    """A call returning a list of views (split, split_with_sizes, unbind;
+    chunk records split), which a node of tjit's graph cannot hold: one view
+    call per piece read, as tjit's tracer records these operators
+    (aten.slice.Tensor, aten.select.int)."""
+    target = str(node.target)
+    args = dict(zip((a.name for a in node.target._schema.arguments), node.args))
+    args.update(node.kwargs)
+    self = args["self"]
+    shape = _shape(self)
+    dim = args.get("dim", 0)
+    dim += len(shape) if dim < 0 else 0
+    if target == "aten.unbind.int":
+        views = [("aten.select.int", [dim, k]) for k in range(shape[dim])]
+    elif target in ("aten.split.Tensor", "aten.split_with_sizes.default"):
+        size = args["split_size"] if target == "aten.split.Tensor" else None
+        sizes = args["split_sizes"] if size is None else [min(size, shape[dim] - s) for s in range(0, shape[dim], size)]
+        starts = [sum(sizes[:k]) for k in range(len(sizes))]
+        views = [("aten.slice.Tensor", [dim, a, a + n]) for a, n in zip(starts, sizes)]
+    else:
+        raise ValueError("%s: %s returns a list of tensors, which tjit's text cannot hold" % (node.name, target))
+    return ["    %%%s = %s(%%%s, %s)" % (slots[node][k], views[k][0], self.name, ", ".join(map(str, views[k][1])))
+            for k in sorted(slots.get(node, {}))]
+
+
 def _call(node, slots, ops):
     """"%a = aten.op.overload(args)", several results unpacked as tjit does."""
-    target = _target(node, ops)
     returns = node.target._schema.returns
+    if any(isinstance(r.type, torch.ListType) for r in returns):
+        return "\n".join(_pieces(node, slots))
+    target = _target(node, ops)
     if node in slots:
-        if any(isinstance(r.type, torch.ListType) for r in returns):
-            raise ValueError("%s: %s returns a list of tensors, which tjit's text cannot hold" % (node.name, target))
         names = ", ".join("%" + slots[node][i] if i in slots[node] else "_" for i in range(len(returns)))
     else:
         names = "%" + node.name if len(returns) == 1 else ", ".join(["_"] * len(returns))

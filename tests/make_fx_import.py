@@ -53,6 +53,16 @@ def creation(x):
     return positive + torch.zeros(2, 4) + torch.arange(0, 4, 1) + torch.tensor([0.5, -1.0, 2.0, 0.25]) * 3
 
 
+def split_views(x):
+    """split (uneven), chunk (recorded as split), unbind and split_with_sizes,
+    whose list results make_fx reads with getitem: one view per piece."""
+    q, k = x.split(4, dim=-1)
+    top, bottom = x.chunk(2, 0)
+    rows = x.unbind(0)
+    _, tail = x.split_with_sizes([1, 5], dim=1)
+    return q.sum(1) + k.sum(1), top - bottom, rows[0] * rows[3], tail.sum(1)
+
+
 def train_step(params, x, target):
     """Loss, gradients (torch.autograd.grad, traced into the graph) and the
     parameters after one SGD step of 0.1."""
@@ -79,6 +89,7 @@ def cases():
     yield "train_step", train_step, (grad_params, x, target)
     # the same after FX's dead-code pass: the unread indices' getitem is gone, "_" in the text
     yield "conv_relu_pool_dce", conv_relu_pool, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 3, 3), torch.randn(3))
+    yield "split_views", split_views, (torch.randn(4, 6),)
 
 
 def check_errors():

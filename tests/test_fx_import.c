@@ -120,6 +120,11 @@ Test(fx_import, creation_operators_and_tensor_constants_match_torch) { expect_re
  * memory_format keywords), and an SGD update. */
 Test(fx_import, training_step_with_traced_gradients_matches_torch) { expect_replays_like_torch("train_step"); }
 
+/* split (uneven), chunk, unbind and split_with_sizes return lists, read
+ * through getitem in FX: the exporter writes one view call per piece
+ * (aten.slice.Tensor, aten.select.int), as tjit's tracer records them. */
+Test(fx_import, list_results_become_one_view_per_piece) { expect_replays_like_torch("split_views"); }
+
 /* torch 1.13's make_fx records creation operators with layout, device,
  * pin_memory and memory_format keywords (gm.code writes them `layout =
  * torch.strided, device = device(type='cpu')`): the values meaning tjit's
