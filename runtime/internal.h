@@ -443,8 +443,9 @@ bool tj_layout_may_self_overlap(int ndim, const int64_t *shape, const int64_t *s
  * get_overlap_status (ATen/MemoryOverlap.cpp) but conservative where it
  * answers "too hard": NONE is proven. */
 typedef enum tj_overlap {
-    TJ_OVERLAP_NONE,    /**< no byte in common: other storages, an empty tensor, disjoint byte ranges, or interleaved
-                             elements that never meet */
+    TJ_OVERLAP_NONE,    /**< no byte in common: other storages, an empty tensor, disjoint byte ranges, interleaved
+                             elements that never meet, or views with one set of strides whose elements never meet
+                             (x[:, :16] and x[:, 32:]) */
     TJ_OVERLAP_PARTIAL, /**< may share bytes without being the same view */
     TJ_OVERLAP_FULL,    /**< the same view: each index names the same element in both (a == b, or one offset, shape,
                              itemsize and strides) */

@@ -85,6 +85,63 @@ static bool same_view(const tj_tensor *a, const tj_tensor *b)
     return true;
 }
 
+/* Dims of two views with one set of strides, largest stride first: the
+ * differences i - j of an index of a and one of b, and how far the smaller
+ * dims' differences reach. */
+typedef struct stride_walk {
+    int n;
+    int64_t stride[TJ_MAX_DIMS], lo[TJ_MAX_DIMS], hi[TJ_MAX_DIMS], reach[TJ_MAX_DIMS];
+    int budget; /* steps left before the answer is "maybe" */
+} stride_walk;
+
+/* Whether sum over dims k..n of diff_k * stride_k can be `rest` with each
+ * diff_k in [lo_k, hi_k]: 1 yes, 0 no, -1 out of steps. */
+static int walk_meets(stride_walk *w, int k, int64_t rest)
+{
+    if (k == w->n) return rest == 0;
+    if (--w->budget < 0) return -1;
+    int64_t s = w->stride[k], r = w->reach[k];
+    /* diff * s must land within r of rest: at most a few diffs when the
+     * smaller dims fit under s (a view without self-overlap) */
+    int64_t first = rest - r >= 0 ? (rest - r + s - 1) / s : -((r - rest) / s);
+    int64_t last = rest + r >= 0 ? (rest + r) / s : -((-(rest + r) + s - 1) / s);
+    if (first < w->lo[k]) first = w->lo[k];
+    if (last > w->hi[k]) last = w->hi[k];
+    int answer = 0;
+    for (int64_t diff = first; diff <= last; diff++) {
+        int m = walk_meets(w, k + 1, rest - diff * s);
+        if (m == 1) return 1;
+        if (m < 0) answer = -1;
+    }
+    return answer;
+}
+
+/* For views of one itemsize whose dims have the same positive strides
+ * (where both have more than one index) (slices of one base: x[:, :16] and x[:, 32:], a GRU's gates):
+ * whether an element of a is one of b (1), none is (0), or -1 when the
+ * strides differ or the walk is too long to tell. */
+static int same_strides_meet(const tj_tensor *a, const tj_tensor *b)
+{
+    if (a->ndim != b->ndim) return -1;
+    stride_walk w = {.budget = 256};
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->shape[d] == 1 && b->shape[d] == 1) continue;
+        /* a dim of size 1 has one index: its stride is never used */
+        int64_t s = a->shape[d] > 1 ? a->strides[d] : b->strides[d];
+        if (s <= 0 || (a->shape[d] > 1 && b->shape[d] > 1 && s != b->strides[d])) return -1;
+        int k = w.n++;
+        for (; k > 0 && w.stride[k - 1] < s; k--)
+            w.stride[k] = w.stride[k - 1], w.lo[k] = w.lo[k - 1], w.hi[k] = w.hi[k - 1];
+        w.stride[k] = s, w.lo[k] = -(b->shape[d] - 1), w.hi[k] = a->shape[d] - 1;
+    }
+    int64_t reach = 0;
+    for (int k = w.n - 1; k >= 0; k--) {
+        w.reach[k] = reach;
+        reach += (w.hi[k] > -w.lo[k] ? w.hi[k] : -w.lo[k]) * w.stride[k];
+    }
+    return walk_meets(&w, 0, b->offset - a->offset);
+}
+
 tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
 {
     if (!tj_tensor_shares_storage(a, b) || a->numel == 0 || b->numel == 0) return TJ_OVERLAP_NONE;
@@ -102,6 +159,7 @@ tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
     if (ea == eb) {
         int64_t g = strides_gcd(b, strides_gcd(a, 0));
         if (g != 0 && (a->offset - b->offset) % g != 0) return TJ_OVERLAP_NONE;
+        if (same_strides_meet(a, b) == 0) return TJ_OVERLAP_NONE;
     }
     return TJ_OVERLAP_PARTIAL;
 }

@@ -383,6 +383,20 @@ Test(hostile_inplace, an_operand_overlapping_self_in_another_layout_is_refused)
     tj_scope_end(s);
     expect_values(x, (const float[]){0, -12, -12, -2, 8, 10, -2, 14, 16}, 9);
     tj_tensor_release(x);
+    /* nor do column blocks of one tensor whose byte ranges interleave (a
+     * GRU cell's gates, chunks of one product, as make_fx records it:
+     * gates[:, :2].mul_(gates[:, 4:])); blocks that share a column still
+     * are refused */
+    tj_tensor *gates = ramp(2, I64(2, 6), 0);
+    s = tj_scope_begin();
+    tj_tensor *first = tj_slice(gates, 1, true, 0, true, 2, 1), *last = tj_slice(gates, 1, true, 4, true, 6, 1);
+    cr_expect_not_null(tj_mul_(first, last), "%s", tj_last_error());
+    cr_expect_null(tj_add_(tj_slice(gates, 1, true, 0, true, 3, 1), tj_slice(gates, 1, true, 2, true, 5, 1),
+                           tj_v_int(1)));
+    EXPECT_ERROR(TJ_ERR_UNSUPPORTED, "aten::add_.Tensor", "single memory location");
+    tj_scope_end(s);
+    expect_values(gates, (const float[]){0, 5, 2, 3, 4, 5, 60, 77, 8, 9, 10, 11}, 12);
+    tj_tensor_release(gates);
     cr_expect_eq(live_allocations(), base);
 }
 
