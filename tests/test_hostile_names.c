@@ -80,6 +80,30 @@ Test(hostile_names, underscore_result_yields_its_generated_name)
     cr_expect_eq(live_allocations(), base);
 }
 
+/* A call whose first result is None (convolution_backward without the
+ * input's gradient) names its other results getitem_1, getitem_2 in the
+ * text, while the graph had generated getitem and getitem_1 for them:
+ * naming the first took the second's name ("defined twice"). torch's
+ * make_fx writes such lines for every convolution over a graph input. */
+Test(hostile_names, results_named_past_a_none_result_take_the_names_written)
+{
+    int64_t base = live_allocations();
+    tj_graph *g = tj_graph_parse("graph(%g : f32[1, 1, 2, 2], %x : f32[1, 1, 2, 2], %w : f32[1, 1, 1, 1]):\n"
+                                 "    %getitem, %getitem_1, %getitem_2 = aten.convolution_backward.default(%g, %x, %w, "
+                                 "[1], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, True])\n"
+                                 "    %y = aten.add.Tensor(%getitem_2, %getitem_1)\n    return (%y,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *in[3] = {ramp(4, I64(1, 1, 2, 2), 1), ramp(4, I64(1, 1, 2, 2), 11), ramp(4, I64(1, 1, 1, 1), 21)};
+    tj_tensor *out = NULL;
+    cr_assert_eq(tj_graph_run(g, in, 3, &out), TJ_OK, "%s", tj_last_error());
+    /* grad_bias 1+2+3+4 = 10 plus grad_weight 1*11 + 2*12 + 3*13 + 4*14 = 130 */
+    expect_values(out, (const float[]){140}, 1);
+    tj_tensor_release(out);
+    for (int i = 0; i < 3; i++) tj_tensor_release(in[i]);
+    tj_graph_free(g);
+    cr_expect_eq(live_allocations(), base);
+}
+
 /* tj_graph_decompose renamed the replayed graph's inputs after tracing it,
  * so an input named as a call of the new graph ("add", the reserved "sum")
  * or as another input's generated name (arg1_1 first, arg0_1 second) made

@@ -23,8 +23,9 @@ typedef struct parser {
         bool filled;
     } *deferred;
     int n_deferred;
-    int *unnamed; /* values of results written "_": their generated names yield to the text's */
-    int n_unnamed;
+    bool *generated; /* by value: named by the graph (a result written "_", or not yet named by the text); such a
+                        name yields to the text's */
+    int n_generated;
     tj_key_map by_name; /* value index by a hash of its name (find_value) */
     size_t long_name;   /* length of the name the last ident() refused as too long, else 0 */
     size_t name_cap;    /* the longest name that ident() took there */
@@ -392,19 +393,18 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     return parse_int(ps, &a->u.i);
 }
 
-/* A result written "_" holds a generated name (getitem_1) that the text
- * gives a value of its own now: the result takes another. */
+/* A value holds a name the graph generated (getitem_1: a result written
+ * "_", or a result of the call being named, whose slots the text names in
+ * another order, e.g. `%getitem_3, %getitem_4 = ...` where the first result
+ * is None) that the text gives a value of its own now: it takes another. */
 static tj_status free_generated_name(parser *ps, const char *name)
 {
     int holder = find_value(ps, name);
-    for (int k = 0; holder >= 0 && k < ps->n_unnamed; k++)
-        if (ps->unnamed[k] == holder) {
-            char *other = tj_graph_unique_name(ps->g, name);
-            if (!other) return tj_last_status();
-            ps->g->values[holder].name = other;
-            return index_value(ps, holder);
-        }
-    return TJ_OK;
+    if (holder < 0 || holder >= ps->n_generated || !ps->generated[holder]) return TJ_OK;
+    char *other = tj_graph_unique_name(ps->g, name);
+    if (!other) return tj_last_status();
+    ps->g->values[holder].name = other;
+    return index_value(ps, holder);
 }
 
 /* Gives value v the name the text writes: the graph named it from its
@@ -488,18 +488,22 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
         ps->fakes.t[same] = ps->fakes.t[args[0].u.v];
     }
     /* the printed names win over generated ones */
+    if (ps->n_generated < ps->g->n_values) {
+        bool *grown = realloc(ps->generated, sizeof *grown * (size_t)ps->g->n_values);
+        if (!grown) return tj_oom("tj_graph_parse", sizeof *grown * (size_t)ps->g->n_values);
+        memset(grown + ps->n_generated, 0, sizeof *grown * (size_t)(ps->g->n_values - ps->n_generated));
+        ps->generated = grown;
+        ps->n_generated = ps->g->n_values;
+    }
+    const tj_gnode *n = &ps->g->nodes[node];
+    for (int i = 0; i < n->nout; i++)
+        if (n->outs[i] >= 0) ps->generated[n->outs[i]] = true;
     for (int i = 0; i < op->nreturns; i++) {
         int v = ps->g->nodes[node].outs[i];
-        if (v < 0) continue;
-        if (names[i][0]) {
-            tj_status st = name_value(ps, v, names[i]);
-            if (st != TJ_OK) return st;
-            continue;
-        }
-        int *grown = realloc(ps->unnamed, sizeof *grown * (size_t)(ps->n_unnamed + 1));
-        if (!grown) return tj_oom("tj_graph_parse", sizeof *grown * (size_t)(ps->n_unnamed + 1));
-        ps->unnamed = grown;
-        ps->unnamed[ps->n_unnamed++] = v;
+        if (v < 0 || !names[i][0]) continue;
+        tj_status st = name_value(ps, v, names[i]);
+        if (st != TJ_OK) return st;
+        ps->generated[v] = false;
     }
     return TJ_OK;
 }
@@ -944,7 +948,7 @@ tj_graph *tj_graph_parse(const char *text)
     tj_fake_values_free(&ps.fakes);
     tj_key_map_free(&ps.by_name);
     free(ps.deferred);
-    free(ps.unnamed);
+    free(ps.generated);
     if (st != TJ_OK) {
         tj_graph_free(ps.g);
         return NULL;
