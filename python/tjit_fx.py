@@ -14,7 +14,8 @@ _tensor_constant0) become constants holding their values; operator.getitem
 on a call with several results becomes tjit's tuple unpacking
 (`%getitem, %getitem_1, _ = aten.native_layer_norm.default(...)`, "_"
 where no getitem reads a result), and the pieces of split / split_with_sizes /
-unbind one view call each; keywords whose
+unbind / unsafe_split one view call each; _reshape_alias is written as view,
+nested outputs flattened; keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
 other value of them raises ValueError naming the node, as do dtypes,
@@ -39,6 +40,10 @@ DROPPED = {
 # operators make_fx records that tjit has under another name: lift_fresh_copy
 # copies a tensor constant (torch.tensor([...]) in the traced function)
 RENAMED = {"aten.lift_fresh_copy.default": "aten.clone.default"}
+# splits into a list of views (the unsafe ones only skip autograd's view
+# checks: LSTM and GRU cells split their gates with unsafe_split)
+SPLITS = ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.unsafe_split.Tensor",
+          "aten.unsafe_split_with_sizes.default")
 
 
 def tjit_ops(tjit="tjit"):
@@ -180,8 +185,8 @@ def _pieces(node, slots):
     dim += len(shape) if dim < 0 else 0
     if target == "aten.unbind.int":
         views = [("aten.select.int", [dim, k]) for k in range(shape[dim])]
-    elif target in ("aten.split.Tensor", "aten.split_with_sizes.default"):
-        size = args["split_size"] if target == "aten.split.Tensor" else None
+    elif target in SPLITS:
+        size = args.get("split_size")
         sizes = args["split_sizes"] if size is None else [min(size, shape[dim] - s) for s in range(0, shape[dim], size)]
         starts = [sum(sizes[:k]) for k in range(len(sizes))]
         views = [("aten.slice.Tensor", [dim, a, a + n]) for a, n in zip(starts, sizes)]
@@ -196,6 +201,9 @@ def _call(node, slots, ops):
     returns = node.target._schema.returns
     if any(isinstance(r.type, torch.ListType) for r in returns):
         return "\n".join(_pieces(node, slots))
+    if str(node.target) == "aten._reshape_alias.default":
+        # a reshape that is a view, with the strides view computes: tjit's view
+        return "    %%%s = aten.view.default(%s, %s)" % (node.name, _arg(node, node.args[0]), _arg(node, node.args[1]))
     target = _target(node, ops)
     if node in slots:
         names = ", ".join("%" + slots[node][i] if i in slots[node] else "_" for i in range(len(returns)))
@@ -206,7 +214,7 @@ def _call(node, slots, ops):
 
 
 def _output(node):
-    results = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+    results = torch.utils._pytree.tree_flatten(node.args[0])[0]  # an LSTM's (output, (h, c))
     for r in results:
         if not isinstance(r, torch.fx.Node):
             raise ValueError("output: %r is no value of the graph (tjit returns tensors only)" % (r,))

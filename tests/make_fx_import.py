@@ -63,6 +63,26 @@ def split_views(x):
     return q.sum(1) + k.sum(1), top - bottom, rows[0] * rows[3], tail.sum(1)
 
 
+class AttentionBlock(nn.Module):
+    """A pre-LayerNorm causal self-attention block as GPT's: qkv split, view
+    (recorded as _reshape_alias), masked_fill, softmax, a tanh-GELU MLP."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.ln1, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln2, self.fc, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, c = x.shape
+        h = self.heads
+        q, k, v = (z.view(b, t, h, c // h).transpose(1, 2) for z in self.qkv(self.ln1(x)).split(c, 2))
+        att = (q @ k.transpose(-2, -1)) / (c // h) ** 0.5
+        att = att.masked_fill(torch.tril(torch.ones(t, t)).view(1, 1, t, t) == 0, float("-inf")).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(b, t, c))
+        return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
 def train_step(params, x, target):
     """Loss, gradients (torch.autograd.grad, traced into the graph) and the
     parameters after one SGD step of 0.1."""
@@ -90,6 +110,11 @@ def cases():
     # the same after FX's dead-code pass: the unread indices' getitem is gone, "_" in the text
     yield "conv_relu_pool_dce", conv_relu_pool, (torch.randn(1, 2, 6, 6), torch.randn(3, 2, 3, 3), torch.randn(3))
     yield "split_views", split_views, (torch.randn(4, 6),)
+    # a GRU cell updates its gates, column blocks of one product (unsafe_split), in place
+    yield "gru_cell", nn.GRUCell(4, 6), (torch.randn(2, 4),)
+    # an LSTM returns (output, (h, c)): the outputs flattened
+    yield "lstm", nn.LSTM(4, 6, batch_first=True), (torch.randn(2, 3, 4),)
+    yield "attention_block", AttentionBlock(), (torch.randn(2, 5, 8),)
 
 
 def check_errors():
@@ -124,8 +149,7 @@ def main():
         with open(os.path.join(OUT, name + ".txt"), "w") as f:
             f.write(tjit_fx.to_tjit_text(gm, *inputs))
         flat = torch.utils._pytree.tree_flatten(list(inputs))[0]
-        outputs = gm(*inputs)
-        outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        outputs = torch.utils._pytree.tree_flatten(gm(*inputs))[0]
         for k, t in enumerate(flat):
             save(os.path.join(OUT, "%s.in%d.npy" % (name, k)), t)
         for k, t in enumerate(outputs):

@@ -125,6 +125,17 @@ Test(fx_import, training_step_with_traced_gradients_matches_torch) { expect_repl
  * (aten.slice.Tensor, aten.select.int), as tjit's tracer records them. */
 Test(fx_import, list_results_become_one_view_per_piece) { expect_replays_like_torch("split_views"); }
 
+/* nn.GRUCell: its gates are column blocks of one product (unsafe_split,
+ * exported as slices) that it updates in place, one block times another. */
+Test(fx_import, gru_cell_updates_its_gates_in_place_as_torch) { expect_replays_like_torch("gru_cell"); }
+
+/* nn.LSTM returns (output, (h, c)): three outputs in that order. */
+Test(fx_import, lstm_outputs_flatten_as_torch_nests_them) { expect_replays_like_torch("lstm"); }
+
+/* A GPT block: qkv split, views recorded as _reshape_alias (exported as
+ * view), a causal mask by masked_fill, softmax, tanh GELU. */
+Test(fx_import, attention_block_matches_torch) { expect_replays_like_torch("attention_block"); }
+
 /* torch 1.13's make_fx records creation operators with layout, device,
  * pin_memory and memory_format keywords (gm.code writes them `layout =
  * torch.strided, device = device(type='cpu')`): the values meaning tjit's
