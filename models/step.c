@@ -41,7 +41,7 @@ void train_state_free(train_state *s)
 
 int step_num_inputs(const model *m, const train_state *s, step_kind kind)
 {
-    return kind == STEP_TRAIN ? m->n_params + s->n + 2 : m->n_params + 1;
+    return m->n_params + (kind == STEP_TRAIN ? s->n : 0) + (kind == STEP_FORWARD ? 1 : 2);
 }
 
 int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y, tj_tensor **inputs)
@@ -50,7 +50,7 @@ int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y
     for (int i = 0; i < m->n_params; i++) inputs[n++] = m->params[i];
     for (int i = 0; s && y && i < s->n; i++) inputs[n++] = s->tensors[i];
     inputs[n++] = x;
-    if (s && y) inputs[n++] = y;
+    if (y) inputs[n++] = y;
     return n;
 }
 
@@ -58,6 +58,53 @@ static tj_status forward_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **
 {
     step_ctx *s = ctx;
     out[0] = s->m->def->forward(s->m, in, in[n - 1]);
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+tj_status step_optimizer_update(const model *m, tj_tensor *const *params, tj_tensor *const *grads,
+                                tj_tensor *const *state, bool capturable)
+{
+    int np = m->n_params;
+    tj_status st;
+    bool prev = tj_no_grad_begin();
+    if (uses_adamw(m)) {
+        tj_adamw_options o = tj_adamw_defaults();
+        o.lr = 3e-4;
+        o.capturable = capturable;
+        st = tj_adamw_update(&o, params, grads, state, state + np, NULL, state + 2 * np, np);
+    } else {
+        tj_sgd_options o = tj_sgd_defaults(0.01);
+        o.momentum = 0.9;
+        /* zero buffers make the first step buf = grad, as PyTorch's clone does */
+        st = tj_sgd_update(&o, params, grads, (tj_tensor **)state, np);
+    }
+    tj_no_grad_end(prev);
+    return st;
+}
+
+int step_loss_inputs(const model *m, tj_tensor *x, tj_tensor *y, tj_tensor **inputs)
+{
+    int n = step_inputs(m, NULL, x, y, inputs);
+    for (int i = 0; i < m->n_params; i++)
+        if (!(inputs[i] = tj_tensor_detach(m->params[i])) || tj_tensor_set_requires_grad(inputs[i], true) != TJ_OK)
+            return -1;
+    return n;
+}
+
+tj_status step_backward_update(model *m, train_state *s, tj_tensor *loss, tj_tensor *const *leaves)
+{
+    tj_tensor *grads[MODEL_MAX_PARAMS];
+    tj_status st = tj_backward(loss, NULL);
+    for (int i = 0; st == TJ_OK && i < m->n_params; i++) grads[i] = tj_tensor_grad(leaves[i]);
+    return st == TJ_OK ? step_optimizer_update(m, m->params, grads, s->tensors, false) : st;
+}
+
+/* The model and its loss: inputs params..., x, y. */
+static tj_status loss_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    step_ctx *s = ctx;
+    out[0] = s->m->def->loss(s->m, s->m->def->forward(s->m, in, in[n - 2]), in[n - 1]);
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
@@ -79,26 +126,16 @@ static tj_status train_fn(void *ctx, tj_tensor *const *in, int n, tj_tensor **ou
     if (!loss) return tj_last_status();
     tj_status st = tj_autograd_grad(&loss, 1, NULL, leaves, np, grads);
     if (st != TJ_OK) return st;
-    bool prev = tj_no_grad_begin();
-    if (uses_adamw(m)) {
-        tj_adamw_options o = tj_adamw_defaults();
-        o.lr = 3e-4;
-        o.capturable = s->capturable;
-        st = tj_adamw_update(&o, in, grads, state, state + np, NULL, state + 2 * np, np);
-    } else {
-        tj_sgd_options o = tj_sgd_defaults(0.01);
-        o.momentum = 0.9;
-        /* zero buffers make the first step buf = grad, as PyTorch's clone does */
-        st = tj_sgd_update(&o, in, grads, (tj_tensor **)state, np);
-    }
-    tj_no_grad_end(prev);
-    if (st != TJ_OK) return st;
+    if ((st = step_optimizer_update(m, in, grads, state, s->capturable)) != TJ_OK) return st;
     out[0] = tj_tensor_detach(loss);
     *n_out = 1;
     return out[0] ? TJ_OK : tj_last_status();
 }
 
-tj_trace_fn step_function(step_kind kind) { return kind == STEP_TRAIN ? train_fn : forward_fn; }
+tj_trace_fn step_function(step_kind kind)
+{
+    return kind == STEP_TRAIN ? train_fn : kind == STEP_LOSS ? loss_fn : forward_fn;
+}
 
 tj_tensor *step_train_eager(model *m, train_state *s, tj_tensor *x, tj_tensor *y)
 {
@@ -124,13 +161,13 @@ static void name_inputs(tj_graph *g, const model *m, step_kind kind, int n_state
         tj_graph_set_input_name(g, k++, name);
     }
     tj_graph_set_input_name(g, k++, "x");
-    if (kind == STEP_TRAIN) tj_graph_set_input_name(g, k, "y");
+    if (kind != STEP_FORWARD) tj_graph_set_input_name(g, k, "y");
 }
 
 tj_graph *step_trace(model *m, step_kind kind, int64_t batch, const tj_decomp_table *table, tj_tracing_mode mode)
 {
     const model_def *d = m->def;
-    if (kind == STEP_TRAIN && !d->trainable) {
+    if (kind != STEP_FORWARD && !d->trainable) {
         tj_error(TJ_ERR_UNSUPPORTED, "%s: forward only, no training step", d->id);
         return NULL;
     }
@@ -145,10 +182,10 @@ tj_graph *step_trace(model *m, step_kind kind, int64_t batch, const tj_decomp_ta
      * valid tokens and class labels) */
     bool fake = mode == TJ_TRACE_FAKE;
     tj_tensor *x = fake ? tj_tensor_fake(d->x_dtype, d->x_ndim, xs) : tj_zeros(xs, d->x_ndim, d->x_dtype);
-    tj_tensor *y = kind != STEP_TRAIN ? NULL
-                   : fake             ? tj_tensor_fake(TJ_INT64, d->y_ndim, ys)
-                                      : tj_zeros(ys, d->y_ndim, TJ_INT64);
-    if (!x || (kind == STEP_TRAIN && (!y || train_state_init(m, &s) != TJ_OK))) goto done;
+    tj_tensor *y = kind == STEP_FORWARD ? NULL
+                   : fake               ? tj_tensor_fake(TJ_INT64, d->y_ndim, ys)
+                                        : tj_zeros(ys, d->y_ndim, TJ_INT64);
+    if (!x || (kind != STEP_FORWARD && !y) || (kind == STEP_TRAIN && train_state_init(m, &s) != TJ_OK)) goto done;
     tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
     int n = step_inputs(m, kind == STEP_TRAIN ? &s : NULL, x, y, inputs);
     step_ctx ctx = {m, s.n, true};

@@ -1,4 +1,4 @@
-/* Training runners for the three modes (see trainer.h). */
+/* Training runners for the four modes (see trainer.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,25 +10,23 @@ struct runner {
     train_state state;
     tj_decomp_table *table;
     step_ctx ctx;
-    tj_jit *train, *forward; /* traced modes: a plan per batch size */
+    tj_jit *train, *forward; /* all but eager mode: a plan per batch size (jit mode: the loss's) */
     tj_tensor *last_logits;
 };
 
+static const char *const mode_names[N_RUN_MODES] = {"eager", "traced", "decomposed", "jit"};
+
 bool run_mode_parse(const char *s, run_mode *out)
 {
-    static const char *names[] = {"eager", "traced", "decomposed"};
-    for (int i = 0; s && i < 3; i++)
-        if (!strcmp(s, names[i])) {
+    for (int i = 0; s && i < N_RUN_MODES; i++)
+        if (!strcmp(s, mode_names[i])) {
             *out = (run_mode)i;
             return true;
         }
     return false;
 }
 
-const char *run_mode_name(run_mode m)
-{
-    return m == MODE_EAGER ? "eager" : m == MODE_TRACED ? "traced" : "decomposed";
-}
+const char *run_mode_name(run_mode m) { return m >= 0 && m < N_RUN_MODES ? mode_names[m] : "?"; }
 
 runner *runner_new(model *m, run_mode mode, bool native_code)
 {
@@ -46,7 +44,8 @@ runner *runner_new(model *m, run_mode mode, bool native_code)
     }
     r->ctx = (step_ctx){m, r->state.n, true};
     tj_jit_options o = {.decompositions = r->table, .compile.native_code = native_code};
-    if (mode != MODE_EAGER && (!(r->train = tj_jit_new(step_function(STEP_TRAIN), &r->ctx, &o)) ||
+    step_kind train = mode == MODE_JIT ? STEP_LOSS : STEP_TRAIN;
+    if (mode != MODE_EAGER && (!(r->train = tj_jit_new(step_function(train), &r->ctx, &o)) ||
                                !(r->forward = tj_jit_new(step_function(STEP_FORWARD), &r->ctx, &o)))) {
         runner_free(r);
         return NULL;
@@ -81,21 +80,25 @@ static tj_tensor *run_step(tj_jit *jit, tj_tensor *const *inputs, int n)
     return p && tj_jit_run(jit, inputs, n, &out, 1, &n_out) == TJ_OK ? out : NULL;
 }
 
+/* loss = loss_fn(model(x), y); loss.backward(); opt.step(): the loss through
+ * the jit, its gradients by the compiled backward plan. */
+static tj_tensor *jit_train_step(runner *r, tj_tensor *x, tj_tensor *y)
+{
+    tj_tensor *inputs[MODEL_MAX_PARAMS + 2];
+    int n = step_loss_inputs(r->m, x, y, inputs);
+    tj_tensor *loss = n < 0 ? NULL : run_step(r->train, inputs, n);
+    return loss && step_backward_update(r->m, &r->state, loss, inputs) == TJ_OK ? loss : NULL;
+}
+
 tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss)
 {
     tj_scope *scope = tj_scope_begin();
-    tj_status st = TJ_OK;
-    if (r->mode == MODE_EAGER) {
-        tj_tensor *l = step_train_eager(r->m, &r->state, x, y);
-        if (!l) st = tj_last_status();
-        else *loss = tj_tensor_item_at(l, 0);
-    } else {
-        tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
-        int n = step_inputs(r->m, &r->state, x, y, inputs);
-        tj_tensor *l = run_step(r->train, inputs, n);
-        if (!l) st = tj_last_status();
-        else *loss = tj_tensor_item_at(l, 0);
-    }
+    tj_tensor *l, *inputs[4 * MODEL_MAX_PARAMS + 2];
+    if (r->mode == MODE_EAGER) l = step_train_eager(r->m, &r->state, x, y);
+    else if (r->mode == MODE_JIT) l = jit_train_step(r, x, y);
+    else l = run_step(r->train, inputs, step_inputs(r->m, &r->state, x, y, inputs));
+    tj_status st = l ? TJ_OK : tj_last_status();
+    if (l) *loss = tj_tensor_item_at(l, 0);
     tj_scope_end(scope);
     return st;
 }
@@ -127,11 +130,18 @@ tj_status runner_train_stats(runner *r, int64_t batch, tj_plan_statistics *out)
     tj_scope *scope = tj_scope_begin();
     tj_tensor *x = tj_tensor_fake(d->x_dtype, d->x_ndim, xs), *y = tj_tensor_fake(TJ_INT64, d->y_ndim, ys);
     tj_tensor *inputs[4 * MODEL_MAX_PARAMS + 2];
-    int n = step_inputs(r->m, &r->state, x, y, inputs);
-    tj_plan *p = x && y ? tj_jit_plan(r->train, inputs, n) : NULL;
+    int n = -1;
+    if (x && y) n = r->mode == MODE_JIT ? step_loss_inputs(r->m, x, y, inputs) : step_inputs(r->m, &r->state, x, y, inputs);
+    tj_plan *p = n >= 0 ? tj_jit_plan(r->train, inputs, n) : NULL;
     tj_status st = p ? tj_plan_stats(p, out) : tj_last_status();
     tj_scope_end(scope);
     return st;
+}
+
+tj_status runner_train_jit_stats(runner *r, tj_jit_statistics *out)
+{
+    if (r->mode == MODE_EAGER) return tj_error(TJ_ERR_INVALID_ARGUMENT, "runner: eager mode has no jit");
+    return tj_jit_stats(r->train, out);
 }
 
 tj_status make_batch(const model *m, const fashion_mnist *d, const int64_t *idx, int64_t n, tj_tensor **x, tj_tensor **y)

@@ -1,7 +1,9 @@
-/* Training and evaluation on Fashion-MNIST in the three modes: eager (the
- * step function called directly), traced (the whole step captured once with
- * make_fx and replayed as a plan) and decomposed (the same, traced with the
- * core decomposition table). */
+/* Training and evaluation on Fashion-MNIST in four modes: eager (the step
+ * function called directly), traced (the whole step captured once with
+ * make_fx and replayed as a plan), decomposed (the same, traced with the core
+ * decomposition table) and jit (torch.compile's way: the model and its loss
+ * compiled by tj_jit with gradients, tj_backward through its compiled
+ * backward, then the eager optimiser). */
 #ifndef TJIT_MODELS_TRAINER_H
 #define TJIT_MODELS_TRAINER_H
 
@@ -10,15 +12,28 @@
 #include "fashion_mnist.h"
 #include "step.h"
 
-typedef enum run_mode { MODE_EAGER, MODE_TRACED, MODE_DECOMPOSED } run_mode;
+typedef enum run_mode {
+    MODE_EAGER,
+    MODE_TRACED,
+    MODE_DECOMPOSED,
+    MODE_JIT,
+    N_RUN_MODES /**< the number of modes, not a mode */
+} run_mode;
 
-/** Parses "eager", "traced", "decomposed"; false for anything else. */
+/** The modes for a message: "eager, traced, decomposed or jit". */
+#define RUN_MODE_CHOICES "eager, traced, decomposed or jit"
+
+/** Parses "eager", "traced", "decomposed", "jit"; false for anything else. */
 bool run_mode_parse(const char *s, run_mode *out);
 const char *run_mode_name(run_mode m);
 
 /** A model's step runner in one mode: plans are compiled per batch size on
  * first use (a data set whose size is not a multiple of the batch ends with
- * a smaller batch). */
+ * a smaller batch). In jit mode, a step is what a PyTorch user writes
+ * around `torch.compile(model)`: the loss of the model through one tj_jit
+ * (step_function(STEP_LOSS) on step_loss_inputs: the parameters as inputs
+ * requiring grad), then step_backward_update (tj_backward through the
+ * compiled backward plan, the optimiser's eager update as eager mode's). */
 typedef struct runner runner;
 
 /** native_code: the traced modes' plans are compiled with
@@ -35,8 +50,14 @@ train_state *runner_state(runner *r);
 tj_status runner_train_step(runner *r, tj_tensor *x, tj_tensor *y, double *loss);
 /** Logits of x (no gradients recorded). Borrowed until the next call. */
 tj_tensor *runner_forward(runner *r, tj_tensor *x);
-/** Plan statistics of the training step compiled for `batch` (traced modes). */
+/** Plan statistics of the training step compiled for `batch` (traced and
+ * decomposed modes; jit mode: its forward plan's, the backward plan being
+ * the loss's history). Compiles it when there is none yet. Errors:
+ * TJ_ERR_INVALID_ARGUMENT in eager mode, those of compiling. */
 tj_status runner_train_stats(runner *r, int64_t batch, tj_plan_statistics *out);
+/** Counts of the jit of the training step (calls, compiles: one per batch
+ * size) in the modes other than eager; TJ_ERR_INVALID_ARGUMENT in eager mode. */
+tj_status runner_train_jit_stats(runner *r, tj_jit_statistics *out);
 
 /** Copies samples idx[0..n) of the data set into a batch x [n, ...model x
  * shape] and y [n] (new tensors). */

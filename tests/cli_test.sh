@@ -46,6 +46,7 @@ expect 2 "^tjit train: option '--epochs' requires an argument" err train mlp --e
 
 expect 2 "unknown model 'rnn'" err train rnn
 expect 2 "bad value 'fast' for --mode" err train mlp --mode fast
+expect 2 "bad value 'bogus' for --mode \(eager, traced, decomposed or jit\)" err train mlp --mode bogus
 expect 2 "bad value '0' for --epochs" err train mlp --epochs 0
 expect 2 "bad value 'x' for --epochs" err train mlp --epochs x
 expect 2 "bad value '-3' for --batch-size" err train mlp --batch-size -3
@@ -75,7 +76,7 @@ expect 2 "^tjit ops: unexpected argument 'extra'" err ops extra
 expect 2 "^tjit demo: unexpected argument 'extra'" err demo extra
 expect 1 'Fashion-MNIST not found in .*dataset-fashion-mnist' err train mlp --data "$work/no-such-dir"
 expect 2 'usage: tjit eval' err eval mlp
-expect 2 "bad value 'bogus' for --mode \(eager, traced or decomposed\)" err eval mlp --mode bogus --load x
+expect 2 "bad value 'bogus' for --mode \(eager, traced, decomposed or jit\)" err eval mlp --mode bogus --load x
 expect 1 "cannot open '$work/missing.safetensors'" err eval mlp --load "$work/missing.safetensors"
 expect 2 "bad value 'xml' for --format \(text, dot or json\)" err trace gpt --format xml
 # real mode runs the kernels on real example inputs (the default is fake)
@@ -131,8 +132,8 @@ expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/p.s
 # --resume: 1 epoch, then the 2nd from its checkpoint (its batch size and
 # seed taken from it; --save over the same file), gives the bytes of 2 epochs
 # in one run (parameters, momentum buffers, metadata) in every mode. Batches
-# of 1: two momentum steps an epoch.
-for mode in eager traced decomposed; do
+# of 1: two momentum steps an epoch. jit mode's checkpoint has eager mode's bytes.
+for mode in eager traced decomposed jit; do
     run=(train mlp --threads 1 --data "$work/fmnist" --mode $mode)
     expect 0 "^saved the checkpoint of epoch 2 to $work/whole\.st" out "${run[@]}" --batch-size 1 --epochs 2 --save "$work/whole.st"
     grep -q "^saved the checkpoint of epoch 1 to $work/whole\.st" "$work/out" ||
@@ -142,7 +143,11 @@ for mode in eager traced decomposed; do
     grep -q '^epoch 1' "$work/out" && { echo "FAIL: tjit train --resume ran epoch 1 again" >&2; failures=$((failures + 1)); }
     cmp -s "$work/whole.st" "$work/part.st" ||
         { echo "FAIL: $mode: 1 epoch + --resume differs from 2 epochs in one run" >&2; failures=$((failures + 1)); }
+    [ $mode = eager ] && cp "$work/whole.st" "$work/eager.st"
 done
+cmp -s "$work/whole.st" "$work/eager.st" ||
+    { echo "FAIL: jit mode's 2 epochs differ from eager mode's" >&2; failures=$((failures + 1)); }
+expect 0 '^test accuracy: ' out eval mlp --mode jit --data "$work/fmnist" --load "$work/whole.st"
 expect 0 '^test accuracy: ' out eval mlp --data "$work/fmnist" --load "$work/whole.st"
 # a finished run: nothing to train, exit 0 (a re-run after a kill is safe)
 expect 0 "^'$work/whole\.st' has 2 epochs done, --epochs 2: nothing to train" out \

@@ -1,6 +1,7 @@
-/* The three training modes (eager, traced, decomposed) from one seed give the
- * same losses and parameters, to within float32 round-off; a run resumed
- * from a checkpoint gives the bits of an uninterrupted one. */
+/* The training modes (eager, traced, decomposed, jit) from one seed give the
+ * same losses and parameters, to within float32 round-off (jit mode: bit for
+ * bit); a run resumed from a checkpoint gives the bits of an uninterrupted
+ * one. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,8 +29,11 @@ static void synthetic(fashion_mnist *d, int64_t n)
     for (int64_t i = 0; i < n; i++) y[i] = (i * 7) % 10;
 }
 
+/* STEPS steps of 64 samples in `mode` from seed 0: their losses, the trained
+ * model in m, and the counts of the training step's jit in *jit (may be
+ * NULL; not in eager mode). */
 static void train_losses(const char *model_id, run_mode mode, bool native_code, const fashion_mnist *d, double *losses,
-                         model *m)
+                         model *m, tj_jit_statistics *jit)
 {
     cr_assert_eq(model_create(model_find(model_id), 0, m), TJ_OK, "%s", tj_last_error());
     runner *r = runner_new(m, mode, native_code);
@@ -49,35 +53,71 @@ static void train_losses(const char *model_id, run_mode mode, bool native_code, 
         cr_assert_eq(runner_train_stats(r, 64, &st), TJ_OK, "%s", tj_last_error());
         cr_assert_gt(st.n_native_segments, 0);
     }
+    if (jit) cr_assert_eq(runner_train_jit_stats(r, jit), TJ_OK, "%s", tj_last_error());
     runner_free(r);
 }
 
-static void three_modes_agree(const char *model_id)
+static void all_modes_agree(const char *model_id)
 {
     fashion_mnist d;
     synthetic(&d, 256);
-    double losses[3][STEPS];
-    model m[3];
-    for (int mode = 0; mode < 3; mode++) train_losses(model_id, (run_mode)mode, false, &d, losses[mode], &m[mode]);
+    double losses[N_RUN_MODES][STEPS];
+    model m[N_RUN_MODES];
+    for (int mode = 0; mode < N_RUN_MODES; mode++)
+        train_losses(model_id, (run_mode)mode, false, &d, losses[mode], &m[mode], NULL);
     for (int step = 0; step < STEPS; step++)
-        for (int mode = 1; mode < 3; mode++)
+        for (int mode = 1; mode < N_RUN_MODES; mode++)
             cr_expect(fabs(losses[mode][step] - losses[0][step]) <= 1e-5 * fabs(losses[0][step]) + 1e-6,
                       "%s step %d: %s loss %.9g, eager %.9g", model_id, step, run_mode_name((run_mode)mode),
                       losses[mode][step], losses[0][step]);
     cr_expect(losses[0][STEPS - 1] != losses[0][0], "the loss did not move");
     for (int p = 0; p < m[0].n_params; p++)
-        for (int mode = 1; mode < 3; mode++)
+        for (int mode = 1; mode < N_RUN_MODES; mode++)
             for (int64_t i = 0; i < tj_tensor_numel(m[0].params[p]); i += 101) {
                 double e = tj_tensor_item_at(m[0].params[p], i), g = tj_tensor_item_at(m[mode].params[p], i);
                 cr_expect(fabs(g - e) <= 1e-5 * fabs(e) + 1e-6, "%s %s[%ld]: %s %.9g, eager %.9g", model_id, m[0].names[p],
                           (long)i, run_mode_name((run_mode)mode), g, e);
             }
-    for (int mode = 0; mode < 3; mode++) model_free(&m[mode]);
+    for (int mode = 0; mode < N_RUN_MODES; mode++) model_free(&m[mode]);
     fashion_mnist_free(&d);
 }
 
-Test(training, mlp_eager_traced_and_decomposed_agree) { three_modes_agree("mlp"); }
-Test(training, cnn_eager_traced_and_decomposed_agree) { three_modes_agree("cnn"); }
+Test(training, mlp_all_modes_agree) { all_modes_agree("mlp"); }
+Test(training, cnn_all_modes_agree) { all_modes_agree("cnn"); }
+
+/* jit mode (the model and loss through tj_jit, tj_backward through its
+ * compiled backward, the eager optimiser) gives eager mode's losses and
+ * parameters bit for bit: the compiled forward and backward run the
+ * kernels eager mode runs. Its jit traced and compiled on the first step
+ * only; the other steps replayed its plans. */
+static void jit_mode_keeps_the_bits(const char *model_id)
+{
+    fashion_mnist d;
+    synthetic(&d, 256);
+    double losses[2][STEPS];
+    model m[2];
+    tj_jit_statistics st;
+    train_losses(model_id, MODE_EAGER, false, &d, losses[0], &m[0], NULL);
+    train_losses(model_id, MODE_JIT, false, &d, losses[1], &m[1], &st);
+    for (int step = 0; step < STEPS; step++)
+        cr_expect(!memcmp(&losses[0][step], &losses[1][step], sizeof(double)), "%s step %d: jit %.17g, eager %.17g",
+                  model_id, step, losses[1][step], losses[0][step]);
+    cr_expect(losses[0][STEPS - 1] != losses[0][0], "the loss did not move");
+    for (int p = 0; p < m[0].n_params; p++) {
+        size_t bytes = (size_t)tj_tensor_numel(m[0].params[p]) * sizeof(float);
+        cr_expect(!memcmp(tj_tensor_data(m[0].params[p]), tj_tensor_data(m[1].params[p]), bytes), "%s %s differs",
+                  model_id, m[0].names[p]);
+        cr_expect(!tj_tensor_requires_grad(m[1].params[p]), "%s %s: jit mode marked the model's own tensor", model_id,
+                  m[1].names[p]);
+    }
+    cr_expect(st.compiles == 1 && st.calls == STEPS && st.eager_calls == 0, "%s: %lld compiles, %lld calls, %lld eager",
+              model_id, (long long)st.compiles, (long long)st.calls, (long long)st.eager_calls);
+    for (int i = 0; i < 2; i++) model_free(&m[i]);
+    fashion_mnist_free(&d);
+}
+
+Test(training, mlp_jit_mode_gives_the_bits_of_eager_mode) { jit_mode_keeps_the_bits("mlp"); }
+Test(training, cnn_jit_mode_gives_the_bits_of_eager_mode) { jit_mode_keeps_the_bits("cnn"); }
 
 /* Native code (tjit train --native) changes no bit of the decomposed step:
  * the same losses and parameters as the plan's own loops. */
@@ -87,7 +127,8 @@ Test(training, mlp_decomposed_with_native_code_keeps_the_bits)
     synthetic(&d, 256);
     double losses[2][STEPS];
     model m[2];
-    for (int native = 0; native < 2; native++) train_losses("mlp", MODE_DECOMPOSED, native, &d, losses[native], &m[native]);
+    for (int native = 0; native < 2; native++)
+        train_losses("mlp", MODE_DECOMPOSED, native, &d, losses[native], &m[native], NULL);
     for (int step = 0; step < STEPS; step++)
         cr_expect(!memcmp(&losses[0][step], &losses[1][step], sizeof(double)), "step %d: %.17g with native code, %.17g without",
                   step, losses[1][step], losses[0][step]);
@@ -185,7 +226,7 @@ static void resume_keeps_the_bits(const char *model_id)
     synthetic(&d, 40);
     char path[128];
     snprintf(path, sizeof path, "/tmp/tjit_test_%d_resume_%s.safetensors", (int)getpid(), model_id);
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < N_RUN_MODES; mode++) {
         const char *name = run_mode_name((run_mode)mode);
         model whole, part, again, zeroed;
         cr_assert_eq(model_create(model_find(model_id), RESUME_SEED, &whole), TJ_OK, "%s", tj_last_error());

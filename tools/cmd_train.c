@@ -1,4 +1,4 @@
-/* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]
+/* tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed|jit]
  *                    [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]
  *                    [--flush-denormal]
  * tjit eval MODEL --load FILE [--mode ...] [--data DIR] */
@@ -21,18 +21,21 @@
 
 static void train_usage(FILE *f)
 {
-    fprintf(f, "usage: tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed]\n"
+    fprintf(f, "usage: tjit train mlp|cnn [--epochs N] [--batch-size B] [--mode eager|traced|decomposed|jit]\n"
                "                  [--threads T] [--seed S] [--save FILE] [--resume FILE] [--data DIR] [--native]\n"
                "                  [--flush-denormal]\n\n"
                "Trains a model on Fashion-MNIST (Debian's dataset-fashion-mnist, or --data DIR)\n"
                "with the WORKLOADS.md recipe: cross entropy, SGD lr 0.01 momentum 0.9, batches\n"
                "shuffled each epoch from the seed. traced mode captures the whole training step\n"
                "(forward, loss, backward, optimiser) once with make_fx and replays it as a plan;\n"
-               "decomposed mode does the same with the core decomposition table. Prints the test\n"
-               "accuracy after each epoch and ends with 'test accuracy: 0.xxxx'. --native compiles\n"
-               "the replayed plans' fused elementwise steps to machine code with the system C\n"
-               "compiler (tj_compile_options.native_code, as `tjit bench --native`; cached per\n"
-               "user); when it cannot be built, training stops with the reason. --flush-denormal\n"
+               "decomposed mode does the same with the core decomposition table. jit mode trains\n"
+               "as with `torch.compile(model)`: the model and loss compiled (tj_jit: a forward\n"
+               "and a backward plan), loss.backward() through the compiled backward, the\n"
+               "optimiser eager (eager mode's bits). Prints the test accuracy after each epoch\n"
+               "and ends with 'test accuracy: 0.xxxx'. --native compiles the replayed plans'\n"
+               "fused elementwise steps to machine code with the system C compiler\n"
+               "(tj_compile_options.native_code, as `tjit bench --native`; cached per user);\n"
+               "when it cannot be built, training stops with the reason. --flush-denormal\n"
                "flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
                "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
                "on an Intel CPU; results then differ from IEEE's there.\n\n"
@@ -212,7 +215,7 @@ int cmd_train(int argc, char **argv)
         }
         if (!ok)
             return cmd_bad_value("train", opts, c, optarg,
-                                 c == 'm'   ? "eager, traced or decomposed"
+                                 c == 'm'   ? RUN_MODE_CHOICES
                                  : c == 't' ? "a positive number of threads; omit for all cores"
                                  : c == 's' ? "a non-negative integer"
                                             : "a positive integer",
@@ -270,9 +273,10 @@ int cmd_train(int argc, char **argv)
     if (native_code && mode != MODE_EAGER) { /* what --native changed: a plan without fused steps has nothing to build */
         tj_plan_statistics st;
         if (runner_train_stats(r, batch < train.n ? batch : train.n, &st) != TJ_OK) goto fail;
-        printf("native code: %d %s of %d elementwise %s in the training step\n", st.n_native_segments,
+        printf("native code: %d %s of %d elementwise %s in the %s\n", st.n_native_segments,
                tj_noun(st.n_native_segments, "run", "runs"), st.n_native_calls,
-               tj_noun(st.n_native_calls, "call", "calls"));
+               tj_noun(st.n_native_calls, "call", "calls"),
+               mode == MODE_JIT ? "compiled forward (jit mode's backward plan not counted)" : "training step");
     }
     rc = save ? save_or_rescue(&m, runner_state(r), &info, save) : 0; /* says itself what failed */
     printf("test accuracy: %.4f\n", accuracy);
@@ -289,7 +293,7 @@ done:
 
 static void eval_usage(FILE *f)
 {
-    fprintf(f, "usage: tjit eval mlp|cnn --load FILE [--mode eager|traced|decomposed] [--data DIR]\n\n"
+    fprintf(f, "usage: tjit eval mlp|cnn --load FILE [--mode eager|traced|decomposed|jit] [--data DIR]\n\n"
                "Prints the Fashion-MNIST test accuracy of parameters saved by `tjit train --save`.\n"
                "defaults: --mode eager\n");
 }
@@ -308,7 +312,7 @@ int cmd_eval(int argc, char **argv)
         case 'd': data = optarg; break;
         case 'm':
             if (!run_mode_parse(optarg, &mode))
-                return cmd_bad_value("eval", opts, c, optarg, "eager, traced or decomposed", eval_usage);
+                return cmd_bad_value("eval", opts, c, optarg, RUN_MODE_CHOICES, eval_usage);
             break;
         default: return cmd_usage_exit(eval_usage, c);
         }
