@@ -1,13 +1,16 @@
 /* Benchmarks of the WORKLOADS.md workloads, as `tjit bench` runs them.
  *
  * Models (mlp, cnn, gpt, block768): the forward pass (no gradients) and, for
- * the trainable ones, the whole training step, in modes eager, traced and
- * decomposed. Every mode is checked against eager mode before anything is
- * timed. Training steps all start from the same state: the parameters and
- * optimiser state after 3 steps from seed 0 on the benchmark batch, restored
- * (untimed) before each timed step. The modes' timed runs are interleaved
- * (eager, traced, decomposed, eager, ...) so that the machine's drift moves
- * them together and their ratios hold.
+ * the trainable ones, the whole training step, in modes eager, traced,
+ * decomposed and jit (trainer.h's: a tj_jit of the forward pass; for the
+ * training step, the loss through a tj_jit with gradients, tj_backward
+ * through its compiled backward and the eager optimiser, as PyTorch trains a
+ * torch.compile'd model). Every mode is checked against eager mode before
+ * anything is timed. Training steps all start from the same state: the
+ * parameters and optimiser state after 3 steps from seed 0 on the benchmark
+ * batch, restored (untimed) before each timed step. The modes' timed runs are
+ * interleaved (eager, traced, decomposed, jit, eager, ...) so that the
+ * machine's drift moves them together and their ratios hold.
  *
  * Micro-benchmarks (bench_ops.c): dispatch (tj_add of two f32[1]; also with
  * one pass-through mode), copy (memcpy of 64 MiB over the threads), gelu
@@ -15,13 +18,13 @@
  * f32[4096, 1024] (GB/s of bytes read and written; each allocating its result
  * and, as NAME_out, into a preallocated output), mm 1024^3 (GFLOP/s; and
  * cblas_sgemm called directly), sdpa [1, 12, 128, 64] causal (fused and
- * decomposed, ms), mlp_b1 (mlp forward on x [1, 784] in the three modes)
+ * decomposed, ms), mlp_b1 (mlp forward on x [1, 784] in the four modes)
  * and trace (make_fx of the gpt training step, fake mode, core
  * decomposition table). Each variant is its own result (name == what).
  *
  * Each figure is the median of at least `runs` timed calls after warm-up,
- * with the minor page faults per call (getrusage) and, for replayed plans,
- * the arena size (tj_plan_stats). */
+ * with the minor page faults per call (getrusage) and, for the replayed
+ * modes' plans, the arena size (tj_plan_stats). */
 #ifndef TJIT_MODELS_BENCH_H
 #define TJIT_MODELS_BENCH_H
 
@@ -33,7 +36,7 @@
 typedef struct bench_result {
     char name[16];          /**< workload: "mlp", "gelu", ... */
     char what[16];          /**< "forward", "train", or the micro-benchmark's name */
-    char mode[16];          /**< "eager", "traced", "decomposed" */
+    char mode[16];          /**< "eager", "traced", "decomposed", "jit" */
     int threads;
     int runs;               /**< timed calls */
     double median_ms;       /**< per call */
@@ -76,12 +79,12 @@ bool bench_known(const char *name);
  * for micro-benchmark `name` (mlp_b1: mlp, trace: gpt), or NULL. */
 const char *bench_micro_model(const char *name);
 
-/** Benchmarks one model's forward pass and training step in the three modes
+/** Benchmarks one model's forward pass and training step in the four modes
  * for every thread count; appends to `out`. Fails (TJ_ERR_INVALID_ARGUMENT,
  * naming the model, mode and largest difference) when a mode disagrees with
  * eager mode beyond float32 round-off. */
 tj_status bench_model(const char *id, const bench_options *o, bench_results *out);
-/** mlp forward on x [1, 784] in the three modes, in us ("mlp_b1"). */
+/** mlp forward on x [1, 784] in the four modes, in us ("mlp_b1"). */
 tj_status bench_model_b1(const bench_options *o, bench_results *out);
 /** Runs one micro-benchmark for every thread count; appends to `out`. */
 tj_status bench_micro(const char *name, const bench_options *o, bench_results *out);

@@ -1,5 +1,6 @@
-/* Model benchmarks: forward pass and training step in eager, traced and
- * decomposed modes, checked against each other, then timed (see bench.h). */
+/* Model benchmarks: forward pass and training step in eager, traced,
+ * decomposed and jit modes, checked against each other, then timed (see
+ * bench.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,7 @@
 #include "bench.h"
 
 #define WARM_STEPS 3 /* training steps from seed 0 before the state is saved */
-#define N_MODES 3
+#define N_MODES N_RUN_MODES
 #define MAX_SAVED (4 * MODEL_MAX_PARAMS)
 
 /* Tolerances of float32 round-off between modes (kernels and decompositions
@@ -20,12 +21,16 @@
 const char *const bench_model_names[] = {"mlp", "cnn", "gpt", "block768", NULL};
 
 /* A model with its batch, optimiser state, the state every timed training
- * step starts from, and the plans of the two replayed modes. */
+ * step starts from, the plans of the two replayed modes and jit mode's
+ * compiled functions. */
 typedef struct workload {
     model m;
     train_state s;
     tj_tensor *x, *y;
-    tj_plan *forward[N_MODES], *train[N_MODES]; /* [MODE_EAGER] stays NULL */
+    tj_plan *forward[N_MODES], *train[N_MODES]; /* traced and decomposed modes' (the others stay NULL) */
+    step_ctx ctx;                               /* the jits' */
+    tj_jit *jit_forward, *jit_loss;             /* jit mode: the forward pass; the loss, with gradients */
+    tj_tensor *jit_out[2];                      /* jit mode's last output, by step_kind (forward, train) */
     int n_saved;
     tj_tensor *saved_t[MAX_SAVED];
     void *saved[MAX_SAVED];
@@ -37,6 +42,17 @@ typedef struct mode_case {
 } mode_case;
 
 static bool trains(const workload *w) { return w->m.def->trainable && w->y; }
+
+static bool replayed(run_mode mode) { return mode == MODE_TRACED || mode == MODE_DECOMPOSED; }
+
+/* Keeps `out` (NULL: an error) as jit mode's last output of `kind`. */
+static tj_status keep_jit_output(workload *w, step_kind kind, tj_tensor *out)
+{
+    if (!out) return tj_last_status();
+    tj_tensor_release(w->jit_out[kind]);
+    w->jit_out[kind] = tj_tensor_retain(out);
+    return TJ_OK;
+}
 
 /* ---- the state training steps start from ---- */
 
@@ -74,14 +90,32 @@ static tj_status run_forward(void *ctx)
     mode_case *c = ctx;
     workload *w = c->w;
     tj_tensor *in[MODEL_MAX_PARAMS + 1];
-    int n = step_inputs(&w->m, NULL, w->x, NULL, in);
-    if (c->mode != MODE_EAGER) return tj_plan_run_into(w->forward[c->mode], in, n, NULL);
+    int n = step_inputs(&w->m, NULL, w->x, NULL, in), n_out;
+    if (replayed(c->mode)) return tj_plan_run_into(w->forward[c->mode], in, n, NULL);
     tj_scope *scope = tj_scope_begin();
     bool prev = tj_no_grad_begin();
-    tj_tensor *out = w->m.def->forward(&w->m, in, w->x);
+    tj_tensor *out = NULL;
+    tj_status st;
+    if (c->mode == MODE_JIT)
+        st = keep_jit_output(w, STEP_FORWARD, tj_jit_run(w->jit_forward, in, n, &out, 1, &n_out) == TJ_OK ? out : NULL);
+    else st = (out = w->m.def->forward(&w->m, in, w->x)) ? TJ_OK : tj_last_status();
     tj_no_grad_end(prev);
     tj_scope_end(scope);
-    return out ? TJ_OK : tj_last_status();
+    return st;
+}
+
+/* The torch.compile way: the loss through the jit (forward plan), backward
+ * (its backward plan), the eager optimiser. */
+static tj_status run_train_jit(workload *w)
+{
+    tj_scope *scope = tj_scope_begin();
+    tj_tensor *in[MODEL_MAX_PARAMS + 2], *loss = NULL;
+    int n = step_loss_inputs(&w->m, w->x, w->y, in), n_out;
+    tj_status st = n < 0 ? tj_last_status() : tj_jit_run(w->jit_loss, in, n, &loss, 1, &n_out);
+    if (st == TJ_OK) st = step_backward_update(&w->m, &w->s, loss, in);
+    if (st == TJ_OK) st = keep_jit_output(w, STEP_TRAIN, loss);
+    tj_scope_end(scope);
+    return st;
 }
 
 static tj_status run_train(void *ctx)
@@ -94,6 +128,7 @@ static tj_status run_train(void *ctx)
         tj_scope_end(scope);
         return loss ? TJ_OK : tj_last_status();
     }
+    if (c->mode == MODE_JIT) return run_train_jit(w);
     tj_tensor *in[4 * MODEL_MAX_PARAMS + 2];
     int n = step_inputs(&w->m, &w->s, w->x, w->y, in);
     return tj_plan_run_into(w->train[c->mode], in, n, NULL);
@@ -102,6 +137,7 @@ static tj_status run_train(void *ctx)
 /* The output of the last run of (kind, mode): a new reference. */
 static tj_tensor *last_output(workload *w, step_kind kind, run_mode mode)
 {
+    if (mode == MODE_JIT) return tj_tensor_retain(w->jit_out[kind]);
     tj_plan *p = kind == STEP_TRAIN ? w->train[mode] : w->forward[mode];
     return tj_tensor_retain(tj_plan_context_output(tj_plan_default_context(p), 0));
 }
@@ -114,12 +150,24 @@ static void workload_free(workload *w)
         tj_plan_free(w->forward[i]);
         tj_plan_free(w->train[i]);
     }
+    tj_jit_free(w->jit_forward);
+    tj_jit_free(w->jit_loss);
+    for (int i = 0; i < 2; i++) tj_tensor_release(w->jit_out[i]);
     for (int i = 0; i < w->n_saved; i++) free(w->saved[i]);
     train_state_free(&w->s);
     tj_tensor_release(w->x);
     tj_tensor_release(w->y);
     if (w->m.def) model_free(&w->m);
     memset(w, 0, sizeof *w);
+}
+
+/* TJ_ERR_UNSUPPORTED when p's native code was asked for and not built: the
+ * loops' times would stand as native code's. NULL p: the error already set. */
+static tj_status native_code_built(const tj_plan *p)
+{
+    if (!p) return tj_last_status();
+    if (!tj_plan_native_code_error(p)) return TJ_OK;
+    return tj_error(TJ_ERR_UNSUPPORTED, "bench: native code not built: %s", tj_plan_native_code_error(p));
 }
 
 static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const tj_decomp_table *table,
@@ -129,12 +177,37 @@ static tj_plan *compile_step(workload *w, step_kind kind, int64_t batch, const t
     tj_compile_options opts = {.native_code = native_code};
     tj_plan *p = g ? tj_compile(g, &opts) : NULL;
     tj_graph_free(g);
-    if (p && tj_plan_native_code_error(p)) { /* the loops' times would stand as native code's */
-        tj_error(TJ_ERR_UNSUPPORTED, "bench: native code not built: %s", tj_plan_native_code_error(p));
+    if (native_code_built(p) != TJ_OK) {
         tj_plan_free(p);
         return NULL;
     }
     return p;
+}
+
+/* jit mode's compiled functions (new ones: plans depend on the thread
+ * count), their plans compiled now for the inputs and grad mode of the
+ * timed calls (jit mode's backward plan: with the forward one). */
+static tj_status compile_jits(workload *w, bool native_code)
+{
+    tj_jit_free(w->jit_forward);
+    tj_jit_free(w->jit_loss);
+    w->jit_loss = NULL;
+    w->ctx = (step_ctx){&w->m, w->s.n, false};
+    tj_jit_options o = {.compile.native_code = native_code};
+    if (!(w->jit_forward = tj_jit_new(step_function(STEP_FORWARD), &w->ctx, &o)) ||
+        (trains(w) && !(w->jit_loss = tj_jit_new(step_function(STEP_LOSS), &w->ctx, &o))))
+        return tj_last_status();
+    tj_scope *scope = tj_scope_begin();
+    tj_tensor *in[MODEL_MAX_PARAMS + 2];
+    bool prev = tj_no_grad_begin();
+    tj_status st = native_code_built(tj_jit_plan(w->jit_forward, in, step_inputs(&w->m, NULL, w->x, NULL, in)));
+    tj_no_grad_end(prev);
+    if (st == TJ_OK && trains(w)) {
+        int n = step_loss_inputs(&w->m, w->x, w->y, in);
+        st = n < 0 ? tj_last_status() : native_code_built(tj_jit_plan(w->jit_loss, in, n));
+    }
+    tj_scope_end(scope);
+    return st;
 }
 
 /* Model from seed 0, its batch, WARM_STEPS eager steps (trainable models,
@@ -158,8 +231,8 @@ static tj_status workload_init(workload *w, const model_def *def, int64_t batch,
     return st == TJ_OK ? snapshot(w) : st;
 }
 
-/* The plans of both replayed modes, compiled (again) for the current
- * thread count: fusion and memory placement depend on it. */
+/* The plans of both replayed modes and of jit mode, compiled (again) for
+ * the current thread count: fusion and memory placement depend on it. */
 static tj_status workload_compile(workload *w, int64_t batch, bool native_code)
 {
     tj_decomp_table *core = tj_core_decompositions();
@@ -174,7 +247,7 @@ static tj_status workload_compile(workload *w, int64_t batch, bool native_code)
             st = tj_last_status();
     }
     tj_decomp_table_free(core);
-    return st;
+    return st == TJ_OK ? compile_jits(w, native_code) : st;
 }
 
 /* ---- checks before timing ---- */
@@ -185,7 +258,7 @@ static tj_status mismatch_error(const workload *w, const char *what, run_mode mo
                     w->m.def->id, what, run_mode_name(mode), err);
 }
 
-/* Forward outputs of the replayed modes against eager mode. */
+/* Forward outputs of the other modes against eager mode. */
 static tj_status check_forward(workload *w)
 {
     tj_scope *scope = tj_scope_begin();
@@ -195,7 +268,7 @@ static tj_status check_forward(workload *w)
     tj_tensor *ref = w->m.def->forward(&w->m, in, w->x);
     tj_no_grad_end(prev);
     tj_status st = ref ? TJ_OK : tj_last_status();
-    for (int mode = MODE_TRACED; mode <= MODE_DECOMPOSED && st == TJ_OK; mode++) {
+    for (int mode = MODE_TRACED; mode < N_MODES && st == TJ_OK; mode++) {
         mode_case c = {w, (run_mode)mode};
         if ((st = run_forward(&c)) != TJ_OK) break;
         tj_tensor *out = last_output(w, STEP_FORWARD, (run_mode)mode);
@@ -218,7 +291,7 @@ static tj_status check_train(workload *w)
     tj_status st = loss ? TJ_OK : tj_last_status();
     for (int i = 0; i < w->m.n_params && st == TJ_OK; i++)
         if (!(after[i] = tj_clone(w->m.params[i]))) st = tj_last_status();
-    for (int mode = MODE_TRACED; mode <= MODE_DECOMPOSED && st == TJ_OK; mode++) {
+    for (int mode = MODE_TRACED; mode < N_MODES && st == TJ_OK; mode++) {
         mode_case c = {w, (run_mode)mode};
         restore(&c);
         if ((st = run_train(&c)) != TJ_OK) break;
@@ -258,8 +331,10 @@ static tj_status time_modes(workload *w, const char *name, step_kind kind, int t
                        p ? (long long)ps.arena_bytes : -1, p ? ps.n_kernels : 0);
     }
     if (st == TJ_OK && o->log) {
-        fprintf(o->log, "  %s %s, %d thread%s: eager %.3f ms, traced %.3f ms, decomposed %.3f ms (%d runs)\n", name, what,
-                threads, threads > 1 ? "s" : "", t[0].median_ms, t[1].median_ms, t[2].median_ms, t[0].runs);
+        fprintf(o->log,
+                "  %s %s, %d thread%s: eager %.3f ms, traced %.3f ms, decomposed %.3f ms, jit %.3f ms (%d runs)\n",
+                name, what, threads, threads > 1 ? "s" : "", t[MODE_EAGER].median_ms, t[MODE_TRACED].median_ms,
+                t[MODE_DECOMPOSED].median_ms, t[MODE_JIT].median_ms, t[0].runs);
         fflush(o->log);
     }
     return st;
@@ -273,8 +348,8 @@ static tj_status bench_workload(const char *id, const char *name, int64_t batch,
     const model_def *def = model_find(id);
     if (!def) return tj_error(TJ_ERR_NOT_FOUND, "bench: unknown model '%s'", id);
     if (o->log) {
-        fprintf(o->log, "%s: setting up (seed 0, %d eager steps, tracing and compiling both replayed modes)\n", name,
-                WARM_STEPS);
+        fprintf(o->log, "%s: setting up (seed 0, %d eager steps, tracing and compiling the replayed and jit modes)\n",
+                name, WARM_STEPS);
         fflush(o->log);
     }
     workload w;

@@ -25,23 +25,24 @@ static void usage(FILE *f)
                "                  [--flush-denormal] [--quiet]\n\n"
                "Benchmarks the WORKLOADS.md workloads. NAME is a model (mlp, cnn, gpt: forward\n"
                "pass and training step; block768: forward pass only; each in modes eager,\n"
-               "traced and decomposed), a micro-benchmark (dispatch, copy, gelu, softmax,\n"
-               "layer_norm, mm, sdpa, mlp_b1, trace; mm_cblas, a figure of mm's, runs mm), or\n"
-               "'models' / 'micro' for a group; default: everything.\n\n"
+               "traced, decomposed and jit, as `tjit train --mode`), a micro-benchmark\n"
+               "(dispatch, copy, gelu, softmax, layer_norm, mm, sdpa, mlp_b1, trace; mm_cblas,\n"
+               "a figure of mm's, runs mm), or 'models' / 'micro' for a group; default:\n"
+               "everything.\n\n"
                "Each figure is the median of at least N timed runs (default 20; cheap workloads\n"
                "get more) after warm-up, next to the minor page faults per run and, for the\n"
                "replayed modes, the plan's arena (a run of dispatch: 1000 tj_add calls, its\n"
                "figure per call). Training steps all start from the state after\n"
-               "3 steps from seed 0. The three modes are checked against each other first, and\n"
+               "3 steps from seed 0. The modes are checked against eager mode first, and\n"
                "their timed runs are interleaved so that ratios hold on a drifting machine\n"
                "(mm_cblas excepted: timed after mm, as OpenBLAS's idle workers spin for ~0.1 s).\n"
                "--threads sets tjit's and OpenBLAS's threads for each listed count.\n"
                "--json writes every figure for tools (bench/merge.py); --export writes the\n"
                "weights, batches and results bench/torch_ref.py checks PyTorch against, of the\n"
                "named models (and mlp for mlp_b1, gpt for trace), and exits.\n"
-               "--native compiles the replayed modes' fused elementwise steps to machine code\n"
-               "(tj_compile_options.native_code: the system C compiler, cached per user); when\n"
-               "it cannot be built, bench stops with the reason.\n"
+               "--native compiles the replayed and jit modes' fused elementwise steps to machine\n"
+               "code (tj_compile_options.native_code: the system C compiler, cached per user);\n"
+               "when it cannot be built, bench stops with the reason.\n"
                "--flush-denormal flushes denormal numbers to zero (tj_set_flush_denormal, as\n"
                "torch.set_flush_denormal(True)): faster where values underflow into denormals\n"
                "(the gpt training step on an Intel CPU); results then differ from IEEE's there.\n"
@@ -99,29 +100,35 @@ static bool select_names(int argc, char **argv, const char **models, int *n_mode
 
 static double mib(long long bytes) { return (double)bytes / 1048576.0; }
 
-/* One line per (workload, step, threads): the three modes side by side. */
+/* One line per (workload, step, threads): the modes side by side (jit: "-"
+ * where a result has none). */
 static void print_model_table(const bench_results *r)
 {
-    static const char *const modes[3] = {"eager", "traced", "decomposed"};
+    static const char *const modes[4] = {"eager", "traced", "decomposed", "jit"};
     bool header = false;
     for (int i = 0; i < r->n; i++) {
         const bench_result *e = &r->items[i];
         if (strcmp(e->mode, "eager") || strcmp(e->name, e->what) == 0) continue;
-        const bench_result *m[3];
-        for (int k = 0; k < 3; k++) m[k] = bench_results_find(r, e->name, e->what, modes[k], e->threads);
+        const bench_result *m[4];
+        for (int k = 0; k < 4; k++) m[k] = bench_results_find(r, e->name, e->what, modes[k], e->threads);
         if (!m[1] || !m[2]) continue;
         if (!header) {
-            printf("\n%-9s %-7s %3s %11s %11s %11s %13s %14s %12s %12s %16s\n", "model", "step", "thr", "eager",
-                   "traced", "decomposed", "traced/eager", "decomp/traced", "arena trace", "arena decomp",
-                   "faults/call e/t/d");
+            printf("\n%-9s %-7s %3s %11s %11s %11s %11s %13s %14s %10s %12s %12s %20s\n", "model", "step", "thr",
+                   "eager", "traced", "decomposed", "jit", "traced/eager", "decomp/traced", "jit/eager", "arena trace",
+                   "arena decomp", "faults/call e/t/d/j");
             header = true;
         }
-        char v[3][24];
-        for (int k = 0; k < 3; k++) snprintf(v[k], sizeof v[k], "%.3f %s", m[k]->value, m[k]->unit);
-        printf("%-9s %-7s %3d %11s %11s %11s %12.2fx %13.2fx %8.2f MiB %8.2f MiB %5.1f/%.1f/%.1f\n", e->name, e->what,
-               e->threads, v[0], v[1], v[2], m[1]->median_ms / m[0]->median_ms, m[2]->median_ms / m[1]->median_ms,
-               mib(m[1]->arena_bytes), mib(m[2]->arena_bytes), m[0]->faults_per_call, m[1]->faults_per_call,
-               m[2]->faults_per_call);
+        char v[4][24] = {"-", "-", "-", "-"}, jit_ratio[16] = "-", jit_faults[16] = "-";
+        for (int k = 0; k < 4; k++)
+            if (m[k]) snprintf(v[k], sizeof v[k], "%.3f %s", m[k]->value, m[k]->unit);
+        if (m[3]) {
+            snprintf(jit_ratio, sizeof jit_ratio, "%.2fx", m[3]->median_ms / m[0]->median_ms);
+            snprintf(jit_faults, sizeof jit_faults, "%.1f", m[3]->faults_per_call);
+        }
+        printf("%-9s %-7s %3d %11s %11s %11s %11s %12.2fx %13.2fx %10s %8.2f MiB %8.2f MiB %5.1f/%.1f/%.1f/%s\n",
+               e->name, e->what, e->threads, v[0], v[1], v[2], v[3], m[1]->median_ms / m[0]->median_ms,
+               m[2]->median_ms / m[1]->median_ms, jit_ratio, mib(m[1]->arena_bytes), mib(m[2]->arena_bytes),
+               m[0]->faults_per_call, m[1]->faults_per_call, m[2]->faults_per_call, jit_faults);
     }
 }
 
@@ -256,8 +263,8 @@ int cmd_bench(int argc, char **argv)
     printf("threads:");
     for (int i = 0; i < n_threads; i++) printf("%s%d", i ? "," : " ", threads[i]);
     printf(" (tjit's kernels and OpenBLAS); OMP_WAIT_POLICY %s; median of >= %d timed %s per figure%s%s\n",
-           wait_policy(), runs, tj_noun(runs, "run", "runs"), native_code ? "; replayed modes with native code" : "",
-           flush ? "; denormals flushed to zero" : "");
+           wait_policy(), runs, tj_noun(runs, "run", "runs"),
+           native_code ? "; replayed and jit modes with native code" : "", flush ? "; denormals flushed to zero" : "");
     fflush(stdout);
     bench_options o = {threads, n_threads, runs, quiet ? NULL : stderr, native_code};
     bench_results r = {0};
