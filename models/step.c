@@ -39,11 +39,6 @@ void train_state_free(train_state *s)
     memset(s, 0, sizeof *s);
 }
 
-int step_num_inputs(const model *m, const train_state *s, step_kind kind)
-{
-    return m->n_params + (kind == STEP_TRAIN ? s->n : 0) + (kind == STEP_FORWARD ? 1 : 2);
-}
-
 int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y, tj_tensor **inputs)
 {
     int n = 0;

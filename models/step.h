@@ -30,9 +30,6 @@ tj_status train_state_init(const model *m, train_state *s);
 const char *train_state_key(const model *m, int i);
 void train_state_free(train_state *s);
 
-/** Number of inputs of a step: params (+ state for training) + x (+ y for
- * training and the loss). */
-int step_num_inputs(const model *m, const train_state *s, step_kind kind);
 /** Lays out a step's inputs: params..., [state...], x, [y]: the state when
  * both s and y are given (STEP_TRAIN), y when given (STEP_TRAIN, STEP_LOSS). */
 int step_inputs(const model *m, const train_state *s, tj_tensor *x, tj_tensor *y, tj_tensor **inputs);
