@@ -1,7 +1,9 @@
 /* Decompositions of the creation operators that are not primitives: zeros,
- * ones and scalar_tensor are full (with their own default dtype, float32,
- * where full would infer one from the fill value), and so are zeros_like,
- * ones_like, full_like and empty_like (self's shape and dtype); rand_like
+ * ones, empty and scalar_tensor are full (with their own default dtype,
+ * float32, where full would infer one from the fill value), and so are
+ * zeros_like, ones_like, full_like and empty_like (self's shape and dtype)
+ * and new_zeros, new_ones, new_full and new_empty (size, self's dtype);
+ * arange and arange.start are arange.start_step; rand_like
  * and randn_like are rand and randn of self's shape; eye compares two
  * aranges; linspace is torch._refs' two-sided formula over an arange. */
 #include "op_creation.h"
@@ -27,12 +29,18 @@ static tj_status ones(const tj_value *args, tj_value *outs)
     return filled(TJ_OPS(ones), args, &args[0], tj_v_int(1), &args[1], outs);
 }
 
+static tj_status empty_memory_format(const tj_value *args, tj_value *outs)
+{
+    return filled(TJ_OPS(empty_memory_format), args, &args[0], tj_v_int(0), &args[1], outs);
+}
+
 static tj_status scalar_tensor(const tj_value *args, tj_value *outs)
 {
     return filled(TJ_OPS(scalar_tensor), args, NULL, args[0], &args[1], outs);
 }
 
-/* full of the shape and dtype op's shape function gives (self's, or the dtype argument) */
+/* full of the shape and dtype op's shape function gives (the *_like: self's
+ * shape; new_*: size; both: self's dtype, or the dtype argument) */
 static tj_status filled_like(const tj_op *op, const tj_value *args, tj_value value, tj_value *outs)
 {
     tj_meta m[1];
@@ -58,6 +66,40 @@ static tj_status full_like(const tj_value *args, tj_value *outs)
 static tj_status empty_like(const tj_value *args, tj_value *outs)
 {
     return filled_like(TJ_OPS(empty_like), args, tj_v_int(0), outs);
+}
+
+static tj_status new_zeros(const tj_value *args, tj_value *outs)
+{
+    return filled_like(TJ_OPS(new_zeros), args, tj_v_int(0), outs);
+}
+
+static tj_status new_ones(const tj_value *args, tj_value *outs)
+{
+    return filled_like(TJ_OPS(new_ones), args, tj_v_int(1), outs);
+}
+
+static tj_status new_full(const tj_value *args, tj_value *outs)
+{
+    return filled_like(TJ_OPS(new_full), args, args[2], outs);
+}
+
+static tj_status new_empty(const tj_value *args, tj_value *outs)
+{
+    return filled_like(TJ_OPS(new_empty), args, tj_v_int(0), outs);
+}
+
+/* arange.start_step from 0 and by 1, of the dtype the shape function
+ * inferred (the Scalars converted to it as arange.start_step's kernel does) */
+static tj_status arange_default(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(arange_default, args, m);
+    return tj_dc_done(tj_arange(tj_v_int(0), args[0], tj_v_int(1), (int)m[0].dtype), outs);
+}
+
+static tj_status arange_start(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(arange_start, args, m);
+    return tj_dc_done(tj_arange(args[0], args[1], tj_v_int(1), (int)m[0].dtype), outs);
 }
 
 static tj_status rand_like(const tj_value *args, tj_value *outs)
@@ -114,11 +156,18 @@ void tj_register_creation_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(zeros), zeros, "zeros");
     tj_op_set_decomposition(TJ_OPS(ones), ones, "ones");
+    tj_op_set_decomposition(TJ_OPS(empty_memory_format), empty_memory_format, "empty_memory_format");
     tj_op_set_decomposition(TJ_OPS(scalar_tensor), scalar_tensor, "scalar_tensor");
+    tj_op_set_decomposition(TJ_OPS(arange_default), arange_default, "arange_default");
+    tj_op_set_decomposition(TJ_OPS(arange_start), arange_start, "arange_start");
     tj_op_set_decomposition(TJ_OPS(zeros_like), zeros_like, "zeros_like");
     tj_op_set_decomposition(TJ_OPS(ones_like), ones_like, "ones_like");
     tj_op_set_decomposition(TJ_OPS(full_like), full_like, "full_like");
     tj_op_set_decomposition(TJ_OPS(empty_like), empty_like, "empty_like");
+    tj_op_set_decomposition(TJ_OPS(new_zeros), new_zeros, "new_zeros");
+    tj_op_set_decomposition(TJ_OPS(new_ones), new_ones, "new_ones");
+    tj_op_set_decomposition(TJ_OPS(new_full), new_full, "new_full");
+    tj_op_set_decomposition(TJ_OPS(new_empty), new_empty, "new_empty");
     tj_op_set_decomposition(TJ_OPS(rand_like), rand_like, "rand_like");
     tj_op_set_decomposition(TJ_OPS(randn_like), randn_like, "randn_like");
     tj_op_set_decomposition(TJ_OPS(eye), eye, "eye");

@@ -506,6 +506,9 @@ tj_tensor *tj_zeros(const int64_t *size, int ndim, int dtype) { return CALL(zero
 tj_tensor *tj_ones(const int64_t *size, int ndim, int dtype) { return CALL(ones, L(size, ndim), CREATE_REST(dtype)); }
 tj_tensor *tj_full(const int64_t *size, int ndim, tj_value fill_value, int dtype) { return CALL(full, L(size, ndim), fill_value, CREATE_REST(dtype)); }
 tj_tensor *tj_arange(tj_value start, tj_value end, tj_value step, int dtype) { return CALL(arange_start_step, start, end, step, CREATE_REST(dtype)); }
+tj_tensor *tj_arange_default(tj_value end, int dtype) { return CALL(arange_default, end, CREATE_REST(dtype)); }
+tj_tensor *tj_arange_start(tj_value start, tj_value end, int dtype) { return CALL(arange_start, start, end, CREATE_REST(dtype)); }
+tj_tensor *tj_empty(const int64_t *size, int ndim, int dtype) { return CALL(empty_memory_format, L(size, ndim), CREATE_REST(dtype), tj_v_none()); }
 tj_tensor *tj_scalar_tensor(tj_value s, int dtype) { return CALL(scalar_tensor, s, CREATE_REST(dtype)); }
 tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype) { return CALL(rand, L(size, ndim), CREATE_REST(dtype)); }
 tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype) { return CALL(randn, L(size, ndim), CREATE_REST(dtype)); }
@@ -522,6 +525,10 @@ tj_tensor *tj_empty_like(tj_tensor *self, int dtype) { return CALL(empty_like, T
 tj_tensor *tj_rand_like(tj_tensor *self, int dtype) { return CALL(rand_like, T(self), LIKE_REST(dtype)); }
 tj_tensor *tj_randn_like(tj_tensor *self, int dtype) { return CALL(randn_like, T(self), LIKE_REST(dtype)); }
 #undef LIKE_REST
+tj_tensor *tj_new_zeros(tj_tensor *self, const int64_t *size, int ndim, int dtype) { return CALL(new_zeros, T(self), L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_new_ones(tj_tensor *self, const int64_t *size, int ndim, int dtype) { return CALL(new_ones, T(self), L(size, ndim), CREATE_REST(dtype)); }
+tj_tensor *tj_new_full(tj_tensor *self, const int64_t *size, int ndim, tj_value fill_value, int dtype) { return CALL(new_full, T(self), L(size, ndim), fill_value, CREATE_REST(dtype)); }
+tj_tensor *tj_new_empty(tj_tensor *self, const int64_t *size, int ndim, int dtype) { return CALL(new_empty, T(self), L(size, ndim), CREATE_REST(dtype)); }
 #undef CREATE_REST
 
 /* ---- linear algebra ---- */

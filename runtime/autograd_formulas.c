@@ -2763,9 +2763,11 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(slice_Tensor, d_slice), D(cat, d_cat), D(flip, d_flip), D(constant_pad_nd, d_constant_pad_nd),
     D(clone, d_identity), D(_to_copy, d_identity), D(stack, d_stack),
 
-    NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(scalar_tensor),
+    NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(arange_default),
+    NONDIFF(arange_start), NONDIFF(empty_memory_format), NONDIFF(scalar_tensor),
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
-    NONDIFF(empty_like), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(eye), NONDIFF(eye_m), NONDIFF(linspace),
+    NONDIFF(empty_like), NONDIFF(new_zeros), NONDIFF(new_ones), NONDIFF(new_full),
+    NONDIFF(new_empty), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(eye), NONDIFF(eye_m), NONDIFF(linspace),
 
     D(_softmax, d_softmax), D(_log_softmax, d_log_softmax), D_OUTS(native_layer_norm, d_native_layer_norm, 6u),
     D_NO_GRAD_ARGS(native_batch_norm, d_native_batch_norm, 0x18u, 6u), /* running_mean, running_var */

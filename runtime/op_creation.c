@@ -2,7 +2,8 @@
  * glue to the fills in kernels/fill.c and the generator in random.c.
  * Defaults as in PyTorch 1.13: dtype None means float32 (the default dtype),
  * except that full infers it from its fill value, arange from its
- * arguments (all integers -> int64) and the *_like operators take self's. */
+ * arguments (all integers -> int64) and the *_like and new_* operators take
+ * self's. */
 #include <math.h>
 #include <string.h>
 
@@ -118,8 +119,6 @@ tj_status tj_kernel_scalar_tensor(const tj_value *args, tj_tensor *const *outs)
 
 /* ---- arange ---- */
 
-static const char *const ARANGE = "aten::arange.start_step";
-
 /* start, step and length of an arange, in the arithmetic of its dtype. */
 typedef struct arange_plan {
     tj_dtype dtype;
@@ -128,24 +127,35 @@ typedef struct arange_plan {
     int64_t n;
 } arange_plan;
 
+/* The overloads by their number of Scalar arguments: arange (end),
+ * arange.start (start, end), arange.start_step (start, end, step). */
+static const char *const ARANGE_OPS[4] = {NULL, "aten::arange", "aten::arange.start", "aten::arange.start_step"};
+
 /* PyTorch's checks and length: ceil((end - start) / step) in double for
- * float dtypes; exact integer arithmetic for int64 (arguments truncated). */
-static tj_status arange_plan_of(const tj_value *args, arange_plan *p)
+ * float dtypes; exact integer arithmetic for int64 (arguments truncated).
+ * args holds n_scalars of start, end, step (a missing start is the int 0,
+ * a missing step the int 1: ints, so they leave the dtype to the others),
+ * then dtype. */
+static tj_status arange_plan_of(int n_scalars, const tj_value *args, arange_plan *p)
 {
+    const char *op = ARANGE_OPS[n_scalars];
+    *p = (arange_plan){0};
+    const tj_value sse[3] = {n_scalars >= 2 ? args[0] : tj_v_int(0), args[n_scalars >= 2],
+                             n_scalars == 3 ? args[2] : tj_v_int(1)};
     bool all_int = true;
-    for (int k = 0; k < 3; k++) all_int = all_int && args[k].kind != TJ_V_FLOAT;
-    p->dtype = dtype_or(&args[3], all_int ? TJ_INT64 : TJ_FLOAT32);
-    if (p->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool'", ARANGE);
-    double fs = tj_value_as_double(&args[0]), fe = tj_value_as_double(&args[1]), fst = tj_value_as_double(&args[2]);
+    for (int k = 0; k < 3; k++) all_int = all_int && sse[k].kind != TJ_V_FLOAT;
+    p->dtype = dtype_or(&args[n_scalars], all_int ? TJ_INT64 : TJ_FLOAT32);
+    if (p->dtype == TJ_BOOL) return tj_error(TJ_ERR_DTYPE, "%s: not implemented for 'bool'", op);
+    double fs = tj_value_as_double(&sse[0]), fe = tj_value_as_double(&sse[1]), fst = tj_value_as_double(&sse[2]);
     double size_d;
     if (p->dtype == TJ_INT64) {
         int64_t v[3];
         for (int k = 0; k < 3; k++)
-            if (tj_scalar_to(ARANGE, &args[k], TJ_INT64, &v[k]) != TJ_OK) return tj_last_status();
-        if (v[2] == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", ARANGE);
+            if (tj_scalar_to(op, &sse[k], TJ_INT64, &v[k]) != TJ_OK) return tj_last_status();
+        if (v[2] == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", op);
         if (!((v[2] > 0 && v[1] >= v[0]) || (v[2] < 0 && v[1] <= v[0])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: upper bound and larger bound inconsistent with step sign "
-                                                     "(start %lld, end %lld, step %lld)", ARANGE,
+                                                     "(start %lld, end %lld, step %lld)", op,
                             (long long)v[0], (long long)v[1], (long long)v[2]);
         __int128 sgn = v[2] > 0 ? 1 : -1;
         __int128 len = ((__int128)v[1] - v[0] + v[2] - sgn) / v[2];
@@ -154,38 +164,53 @@ static tj_status arange_plan_of(const tj_value *args, arange_plan *p)
         size_d = (double)len;
     } else {
         if (!isfinite(fs) || !isfinite(fe))
-            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: unsupported range: %g -> %g", ARANGE, fs, fe);
-        if (fst == 0 || isnan(fst)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", ARANGE);
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: unsupported range: %g -> %g", op, fs, fe);
+        if (fst == 0 || isnan(fst)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: step must be nonzero", op);
         if (!((fst > 0 && fe >= fs) || (fst < 0 && fe <= fs)))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: upper bound and larger bound inconsistent with step sign "
-                                                     "(start %g, end %g, step %g)", ARANGE, fs, fe, fst);
+                                                     "(start %g, end %g, step %g)", op, fs, fe, fst);
         p->fstart = fs;
         p->fstep = fst;
         size_d = ceil((fe - fs) / fst);
     }
     if (!(size_d >= 0 && size_d < 0x1p62))
-        return tj_error(TJ_ERR_OVERFLOW, "%s: invalid size %g, possible overflow?", ARANGE, size_d);
+        return tj_error(TJ_ERR_OVERFLOW, "%s: invalid size %g, possible overflow?", op, size_d);
     p->n = (int64_t)size_d;
     return TJ_OK;
 }
 
-tj_status tj_meta_arange(const tj_value *args, tj_meta *outs)
+static tj_status meta_arange(int n_scalars, const tj_value *args, tj_meta *outs)
 {
     arange_plan p;
-    if (arange_plan_of(args, &p) != TJ_OK) return tj_last_status();
+    if (arange_plan_of(n_scalars, args, &p) != TJ_OK) return tj_last_status();
     tj_value size = tj_v_ints(&p.n, 1);
-    return size_meta(ARANGE, &size, p.dtype, &outs[0]);
+    return size_meta(ARANGE_OPS[n_scalars], &size, p.dtype, &outs[0]);
 }
 
-tj_status tj_kernel_arange(const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_arange(int n_scalars, const tj_value *args, tj_tensor *const *outs)
 {
     arange_plan p;
-    if (arange_plan_of(args, &p) != TJ_OK) return tj_last_status();
+    if (arange_plan_of(n_scalars, args, &p) != TJ_OK) return tj_last_status();
     tj_tensor *out = outs[0];
     int nt = tj_threads_for(out->numel);
     if (p.dtype == TJ_INT64) tj_k_arange_i64((int64_t *)tj_tensor_ptr(out), p.istart, p.istep, out->numel, nt);
     else tj_k_arange_f(tj_tensor_ptr(out), p.dtype, p.fstart, p.fstep, out->numel, nt);
     return TJ_OK;
+}
+
+tj_status tj_meta_arange(const tj_value *args, tj_meta *outs) { return meta_arange(3, args, outs); }
+tj_status tj_meta_arange_start(const tj_value *args, tj_meta *outs) { return meta_arange(2, args, outs); }
+tj_status tj_meta_arange_default(const tj_value *args, tj_meta *outs) { return meta_arange(1, args, outs); }
+tj_status tj_kernel_arange(const tj_value *args, tj_tensor *const *outs) { return kernel_arange(3, args, outs); }
+tj_status tj_kernel_arange_start(const tj_value *args, tj_tensor *const *outs) { return kernel_arange(2, args, outs); }
+tj_status tj_kernel_arange_default(const tj_value *args, tj_tensor *const *outs) { return kernel_arange(1, args, outs); }
+
+/* ---- empty (zero-filled: a plan may reuse memory, so zeros are what a
+ * replay gives too) ---- */
+
+tj_status tj_meta_empty_memory_format(const tj_value *args, tj_meta *outs)
+{
+    return size_meta("aten::empty.memory_format", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
 }
 
 /* ---- rand / randn / bernoulli ---- */
@@ -283,6 +308,32 @@ tj_status tj_kernel_ones_like(const tj_value *args, tj_tensor *const *outs)
 tj_status tj_kernel_full_like(const tj_value *args, tj_tensor *const *outs)
 {
     return fill_scalar("aten::full_like", outs[0], &args[1]);
+}
+
+/* ---- the new_* family ---- */
+
+/* `size`; dtype args[dtype_arg], or self's when None (new_full does not
+ * infer one from its fill value). */
+static tj_status meta_new(const char *op, const tj_value *args, int dtype_arg, tj_meta *outs)
+{
+    return size_meta(op, &args[1], dtype_or(&args[dtype_arg], args[0].u.t->dtype), &outs[0]);
+}
+
+tj_status tj_meta_new_zeros(const tj_value *args, tj_meta *outs) { return meta_new("aten::new_zeros", args, 2, outs); }
+tj_status tj_meta_new_ones(const tj_value *args, tj_meta *outs) { return meta_new("aten::new_ones", args, 2, outs); }
+tj_status tj_meta_new_empty(const tj_value *args, tj_meta *outs) { return meta_new("aten::new_empty", args, 2, outs); }
+
+/* The fill value must convert to the result dtype, as full_like's. */
+tj_status tj_meta_new_full(const tj_value *args, tj_meta *outs)
+{
+    if (meta_new("aten::new_full", args, 3, outs) != TJ_OK) return tj_last_status();
+    char buf[8];
+    return tj_scalar_to("aten::new_full", &args[2], outs[0].dtype, buf);
+}
+
+tj_status tj_kernel_new_full(const tj_value *args, tj_tensor *const *outs)
+{
+    return fill_scalar("aten::new_full", outs[0], &args[2]);
 }
 
 /* ---- eye ---- */

@@ -8,6 +8,9 @@ TJ_OP_DECLARE(zeros)
 TJ_OP_DECLARE(ones)
 TJ_OP_DECLARE(full)
 TJ_OP_DECLARE(arange)
+TJ_OP_DECLARE(arange_default)
+TJ_OP_DECLARE(arange_start)
+tj_status tj_meta_empty_memory_format(const tj_value *args, tj_meta *outs);
 TJ_OP_DECLARE(scalar_tensor)
 TJ_OP_DECLARE(rand)
 TJ_OP_DECLARE(randn)
@@ -16,6 +19,10 @@ TJ_OP_DECLARE(zeros_like)
 TJ_OP_DECLARE(ones_like)
 TJ_OP_DECLARE(full_like)
 tj_status tj_meta_empty_like(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_new_zeros(const tj_value *args, tj_meta *outs);
+tj_status tj_meta_new_ones(const tj_value *args, tj_meta *outs);
+TJ_OP_DECLARE(new_full)
+tj_status tj_meta_new_empty(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_rand_like(const tj_value *args, tj_meta *outs);
 tj_status tj_meta_randn_like(const tj_value *args, tj_meta *outs);
 TJ_OP_DECLARE(eye)

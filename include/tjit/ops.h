@@ -936,6 +936,25 @@ tj_tensor *tj_full(const int64_t *size, int ndim, tj_value fill_value, int dtype
 /** aten::arange.start_step: [start, end) by step (step 0 or wrong sign:
  * TJ_ERR_INVALID_ARGUMENT). */
 tj_tensor *tj_arange(tj_value start, tj_value end, tj_value step, int dtype);
+/** aten::arange (torch.arange(end)) and aten::arange.start (torch.arange(start,
+ * end)): tj_arange with start 0 and step 1. Returns a new 1-d tensor of
+ * ceil((end - start) / step) elements, owned by the caller (or its scope);
+ * dtype TJ_DTYPE_NONE gives int64 when every given Scalar is an int or a
+ * bool, float32 when one is a float. Errors, naming the overload
+ * (aten::arange or aten::arange.start) and the values: TJ_ERR_INVALID_ARGUMENT
+ * for an end below start (-3 in arange(-3)), an infinite or nan bound of a
+ * float arange, or a Scalar that overflows the dtype; TJ_ERR_DTYPE for bool;
+ * TJ_ERR_OVERFLOW for a length of 2^62 or more. */
+tj_tensor *tj_arange_default(tj_value end, int dtype);
+tj_tensor *tj_arange_start(tj_value start, tj_value end, int dtype);
+/** aten::empty.memory_format (torch.empty(size)): a new contiguous tensor of
+ * `size` (ndim dims), float32 for TJ_DTYPE_NONE, owned by the caller (or its
+ * scope). Its values are unspecified in PyTorch; here always zero-filled, as
+ * tj_empty_like's (a plan may reuse memory, so zeros are what a replay gives
+ * too). Errors (naming aten::empty.memory_format): TJ_ERR_SHAPE for a
+ * negative size, TJ_ERR_INVALID_ARGUMENT for more than TJ_MAX_DIMS dims,
+ * TJ_ERR_OVERFLOW for an element count past int64, TJ_ERR_OUT_OF_MEMORY. */
+tj_tensor *tj_empty(const int64_t *size, int ndim, int dtype);
 tj_tensor *tj_scalar_tensor(tj_value s, int dtype);                         /**< aten::scalar_tensor: 0-dim */
 tj_tensor *tj_rand(const int64_t *size, int ndim, int dtype);               /**< aten::rand: U[0,1) from the default generator */
 tj_tensor *tj_randn(const int64_t *size, int ndim, int dtype);              /**< aten::randn: N(0,1) */
@@ -979,6 +998,24 @@ tj_tensor *tj_empty_like(tj_tensor *self, int dtype);
  * self needs a float dtype argument, as in PyTorch). */
 tj_tensor *tj_rand_like(tj_tensor *self, int dtype);
 tj_tensor *tj_randn_like(tj_tensor *self, int dtype);
+
+/* ---- The new_* family (Tensor.new_zeros etc.): a new contiguous tensor of
+ * `size` (ndim dims), of self's dtype when dtype is TJ_DTYPE_NONE (another
+ * dtype gives one of that dtype); self's shape and values are not read. The
+ * caller owns the result (or its scope); it never requires grad. Errors,
+ * naming the operator: TJ_ERR_INVALID_ARGUMENT for a NULL self, a dtype
+ * value that is no dtype or more than TJ_MAX_DIMS dims; TJ_ERR_SHAPE for a
+ * negative size; TJ_ERR_OVERFLOW for an element count past int64. ---- */
+tj_tensor *tj_new_zeros(tj_tensor *self, const int64_t *size, int ndim, int dtype); /**< aten::new_zeros */
+tj_tensor *tj_new_ones(tj_tensor *self, const int64_t *size, int ndim, int dtype);  /**< aten::new_ones */
+/** aten::new_full: every element fill_value converted to the dtype (self's:
+ * not inferred from the value, unlike tj_full; a float into int64
+ * truncates); a value that overflows it (1e39 for float32, nan for int64)
+ * gives TJ_ERR_INVALID_ARGUMENT. */
+tj_tensor *tj_new_full(tj_tensor *self, const int64_t *size, int ndim, tj_value fill_value, int dtype);
+/** aten::new_empty: unspecified values in PyTorch; here zero-filled, as
+ * tj_empty. */
+tj_tensor *tj_new_empty(tj_tensor *self, const int64_t *size, int ndim, int dtype);
 /** Seeds the default generator (Philox4x32-10): the same seed gives the same
  * numbers whatever the thread count. */
 void tj_manual_seed(uint64_t seed);
