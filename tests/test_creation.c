@@ -1,6 +1,7 @@
-/* Creation and random operators: zeros, ones, full, arange, scalar_tensor,
- * the *_like family, eye, linspace (dtype inference, values, empty sizes,
- * error paths, their decompositions) and the Philox
+/* Creation and random operators: zeros, ones, full, arange (its three
+ * overloads), empty, scalar_tensor, the *_like and new_* families, eye,
+ * linspace (dtype inference, values, empty sizes, error paths, their
+ * decompositions, make_fx's records and FX text) and the Philox
  * generator behind rand, randn and bernoulli (known-answer vectors,
  * reproducibility by seed, independence from the thread count, ranges and
  * rough moments). */
@@ -126,6 +127,50 @@ Test(create, arange_rejects_zero_step_wrong_sign_and_bool)
     expect_error(tj_arange(tj_v_float(0), tj_v_float(INFINITY), tj_v_float(1), -1), TJ_ERR_INVALID_ARGUMENT,
                  "unsupported range");
     expect_error(tj_arange(tj_v_int(0), tj_v_int(3), tj_v_int(1), TJ_BOOL), TJ_ERR_DTYPE, "aten::arange");
+}
+
+/* torch 1.13: torch.arange(4), torch.arange(2.5), torch.arange(True) ([0]), torch.arange(4.7, dtype=torch.int64),
+ * torch.arange(1, 5), torch.arange(1, 2.5), torch.arange(-3, -3), torch.arange(0.5, 2, dtype=torch.float64) */
+Test(create, arange_and_arange_start_are_int64_for_integer_scalars_else_float32)
+{
+    expect(tj_arange_default(tj_v_int(4), -1), TJ_INT64, 1, (int64_t[]){4}, (double[]){0, 1, 2, 3});
+    expect(tj_arange_default(tj_v_float(2.5), -1), TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){0, 1, 2});
+    expect(tj_arange_default(tj_v_bool(true), -1), TJ_INT64, 1, (int64_t[]){1}, (double[]){0});
+    expect(tj_arange_default(tj_v_float(4.7), TJ_INT64), TJ_INT64, 1, (int64_t[]){4}, (double[]){0, 1, 2, 3});
+    expect(tj_arange_start(tj_v_int(1), tj_v_int(5), -1), TJ_INT64, 1, (int64_t[]){4}, (double[]){1, 2, 3, 4});
+    expect(tj_arange_start(tj_v_int(1), tj_v_float(2.5), -1), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    expect(tj_arange_start(tj_v_int(-3), tj_v_int(-3), -1), TJ_INT64, 1, (int64_t[]){0}, NULL);
+    expect(tj_arange_start(tj_v_float(0.5), tj_v_int(2), TJ_FLOAT64), TJ_FLOAT64, 1, (int64_t[]){2}, (double[]){0.5, 1.5});
+}
+
+/* torch: "upper bound and larger bound inconsistent with step sign" for arange(-3) and arange(5, 1),
+ * "unsupported range: 0 -> inf", "arange_cpu" not implemented for 'Bool' */
+Test(create, arange_overloads_name_themselves_in_their_errors)
+{
+    expect_error(tj_arange_default(tj_v_int(-3), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::arange: upper bound and larger bound inconsistent with step sign (start 0, end -3, step 1)");
+    expect_error(tj_arange_start(tj_v_int(5), tj_v_int(1), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::arange.start: upper bound and larger bound inconsistent with step sign (start 5, end 1, step 1)");
+    expect_error(tj_arange_start(tj_v_float(0), tj_v_float(INFINITY), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::arange.start: unsupported range: 0 -> inf");
+    expect_error(tj_arange_default(tj_v_int(3), TJ_BOOL), TJ_ERR_DTYPE, "aten::arange: not implemented for 'bool'");
+    expect_error(tj_arange_default(tj_v_float(NAN), TJ_INT64), TJ_ERR_INVALID_ARGUMENT, "aten::arange: value nan");
+    expect_error(tj_arange_default(tj_v_int(3), 99), TJ_ERR_INVALID_ARGUMENT, "aten::arange");
+}
+
+/* ---- empty ---- */
+
+Test(create, empty_is_zero_filled_float32_unless_given_a_dtype)
+{
+    expect(tj_empty((int64_t[]){2, 3}, 2, -1), TJ_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 0, 0});
+    expect(tj_empty((int64_t[]){3}, 1, TJ_INT64), TJ_INT64, 1, (int64_t[]){3}, (double[]){0, 0, 0});
+    expect(tj_empty(NULL, 0, TJ_BOOL), TJ_BOOL, 0, NULL, (double[]){0});
+    expect(tj_empty((int64_t[]){0, 4}, 2, TJ_FLOAT64), TJ_FLOAT64, 2, (int64_t[]){0, 4}, NULL);
+    /* torch.empty(2, -1): "Trying to create tensor with negative dimension -1: [2, -1]" */
+    expect_error(tj_empty((int64_t[]){2, -1}, 2, -1), TJ_ERR_SHAPE,
+                 "aten::empty.memory_format: Trying to create tensor with negative dimension -1: [2, -1]");
+    expect_error(tj_empty((int64_t[]){INT64_C(1) << 40, INT64_C(1) << 40}, 2, -1), TJ_ERR_OVERFLOW,
+                 "aten::empty.memory_format");
 }
 
 /* ---- Philox and the generator ---- */
@@ -323,6 +368,44 @@ Test(create, like_operators_refuse_fills_that_overflow_and_integer_random_draws)
     expect_error(tj_ones_like(NULL, -1), TJ_ERR_INVALID_ARGUMENT, "aten::ones_like");
 }
 
+/* ---- the new_* family ---- */
+
+/* torch 1.13: x = torch.zeros(2, 3, dtype=torch.float64), i = torch.tensor([4, -1, 7]);
+ * x.new_zeros(2, 2), i.new_ones(3), i.new_zeros(2, dtype=torch.float32), i.new_full((2,), 2.7) ([2, 2]: self's
+ * int64, not inferred from the value), x.new_full((1, 2), 3) (float64), i.new_full((2,), True) ([1, 1]),
+ * x.new_empty(0, 2) */
+Test(create, new_operators_take_size_and_selfs_dtype_unless_given_one)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){2, 3}, 2, TJ_FLOAT64), *i = test_i64(1, (int64_t[]){3}, (int64_t[]){4, -1, 7});
+    expect(tj_new_zeros(x, (int64_t[]){2, 2}, 2, -1), TJ_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){0, 0, 0, 0});
+    expect(tj_new_ones(i, (int64_t[]){3}, 1, -1), TJ_INT64, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+    expect(tj_new_zeros(i, (int64_t[]){2}, 1, TJ_FLOAT32), TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){0, 0});
+    expect(tj_new_ones(x, NULL, 0, TJ_BOOL), TJ_BOOL, 0, NULL, (double[]){1});
+    expect(tj_new_full(i, (int64_t[]){2}, 1, tj_v_float(2.7), -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){2, 2});
+    expect(tj_new_full(x, (int64_t[]){1, 2}, 2, tj_v_int(3), -1), TJ_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){3, 3});
+    expect(tj_new_full(i, (int64_t[]){2}, 1, tj_v_bool(true), -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){1, 1});
+    expect(tj_new_full(x, (int64_t[]){2}, 1, tj_v_float(-INFINITY), TJ_FLOAT32), TJ_FLOAT32, 1, (int64_t[]){2},
+           (double[]){-INFINITY, -INFINITY});
+    expect(tj_new_empty(x, (int64_t[]){0, 2}, 2, -1), TJ_FLOAT64, 2, (int64_t[]){0, 2}, NULL);
+    expect(tj_new_empty(i, (int64_t[]){2}, 1, -1), TJ_INT64, 1, (int64_t[]){2}, (double[]){0, 0});
+}
+
+/* torch: x.new_zeros(-1, 2): "Trying to create tensor with negative dimension -1: [-1, 2]";
+ * i.new_full((2,), nan): "value cannot be converted to type int64_t without overflow" */
+Test(create, new_operators_refuse_negative_sizes_overflowing_fills_and_no_self)
+{
+    tj_tensor *x = tj_zeros((int64_t[]){2}, 1, -1), *i = tj_zeros((int64_t[]){2}, 1, TJ_INT64);
+    expect_error(tj_new_zeros(x, (int64_t[]){-1, 2}, 2, -1), TJ_ERR_SHAPE,
+                 "aten::new_zeros: Trying to create tensor with negative dimension -1: [-1, 2]");
+    expect_error(tj_new_empty(x, (int64_t[]){3, -2}, 2, -1), TJ_ERR_SHAPE, "aten::new_empty: Trying to create");
+    expect_error(tj_new_full(i, (int64_t[]){2}, 1, tj_v_float(NAN), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::new_full: value nan cannot be converted to type int64");
+    expect_error(tj_new_full(x, (int64_t[]){2}, 1, tj_v_float(1e39), -1), TJ_ERR_INVALID_ARGUMENT,
+                 "aten::new_full: value 1e+39");
+    expect_error(tj_new_ones(NULL, (int64_t[]){2}, 1, -1), TJ_ERR_INVALID_ARGUMENT, "aten::new_ones");
+    expect_error(tj_new_ones(x, (int64_t[]){2}, 1, 99), TJ_ERR_INVALID_ARGUMENT, "aten::new_ones");
+}
+
 Test(random, rand_like_and_randn_like_draw_rand_and_randns_stream)
 {
     tj_tensor *i = tj_zeros((int64_t[]){3, 5}, 2, TJ_INT64);
@@ -415,4 +498,79 @@ Test(create, like_eye_and_linspace_decompose_to_primitives_with_the_kernels_valu
     int n;
     cr_assert_eq(creations(NULL, in, 1, want, &n), TJ_OK, "%s", tj_last_error());
     for (int k = 0; k < 4; k++) test_expect_same(got[k], want[k], "output");
+}
+
+/* torch.arange(4) + torch.arange(1, 5) + x.new_zeros(4) + x.new_ones(4) + x.new_full((4,), 3.0)
+ * + x.new_empty(4) + torch.empty(4), and torch.empty(2, 4, dtype=torch.int64) */
+static tj_status fx_creations(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    const int64_t four[1] = {4}, two_four[2] = {2, 4};
+    tj_tensor *sum = tj_add(tj_arange_default(tj_v_int(4), -1), tj_arange_start(tj_v_int(1), tj_v_int(5), -1));
+    sum = tj_add(tj_add(sum, tj_new_zeros(in[0], four, 1, -1)), tj_new_ones(in[0], four, 1, -1));
+    sum = tj_add(tj_add(sum, tj_new_full(in[0], four, 1, tj_v_float(3.0), -1)), tj_new_empty(in[0], four, 1, -1));
+    out[0] = tj_add(sum, tj_empty(four, 1, -1));
+    out[1] = tj_empty(two_four, 2, TJ_INT64);
+    *n_out = 2;
+    return out[0] && out[1] ? TJ_OK : tj_last_status();
+}
+
+Test(create, make_fx_records_arange_empty_and_new_operators_by_their_aten_names)
+{
+    /* torch 1.13's make_fx records these names; the core table lowers them to full and arange.start_step */
+    const char *want[] = {"aten.arange.default(4)", "aten.arange.start(1, 5)", "aten.new_zeros.default(%arg0_1, [4])",
+                          "aten.new_ones.default(%arg0_1, [4])", "aten.new_full.default(%arg0_1, [4], 3.0)",
+                          "aten.new_empty.default(%arg0_1, [4])", "aten.empty.memory_format([4])",
+                          "aten.empty.memory_format([2, 4], dtype = torch.int64)"};
+    tj_tensor *x = test_f32(1, (int64_t[]){4}, (const float[]){0.5f, -1.f, 2.f, 0.f});
+    test_expect_traced(fx_creations, &x, 1, 2, want, 8, NULL, 0);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *g = tj_make_fx(fx_creations, NULL, &x, 1, core, TJ_TRACE_FAKE);
+    tj_decomp_table_free(core);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    test_expect_op_count(g, (const char *const[]){"aten::arange.start_step"}, 1, 2);
+    test_expect_op_count(g, (const char *const[]){"aten::full"}, 1, 6);
+    tj_graph_free(g);
+    /* arange(4) + arange(1, 5) + 0 + 1 + 3 + 0 + 0, in float32 (x's dtype) */
+    tj_tensor *got[2];
+    int n;
+    cr_assert_eq(fx_creations(NULL, &x, 1, got, &n), TJ_OK, "%s", tj_last_error());
+    test_expect_f32(got[0], (const float[]){5, 7, 9, 11}, 4, 0);
+    test_expect_i64(got[1], 8, (const int64_t[]){0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+/* gm.code of torch 1.13's make_fx of fx_creations above (torch.empty(2, 4) float32 here), in graph text */
+Test(create, fx_text_of_the_creation_operators_parses_and_runs)
+{
+    const char *text =
+        "graph(%x_1 : f32[4]):\n"
+        "    %arange = aten.arange.default(4, device = device(type='cpu'), pin_memory = False)\n"
+        "    %arange_1 = aten.arange.start(1, 5, device = device(type='cpu'), pin_memory = False)\n"
+        "    %add = aten.add.Tensor(%arange, %arange_1)\n"
+        "    %new_zeros = aten.new_zeros.default(%x_1, [4], dtype = torch.float32, layout = torch.strided, "
+        "device = device(type='cpu'), pin_memory = False)\n"
+        "    %add_1 = aten.add.Tensor(%add, %new_zeros)\n"
+        "    %new_ones = aten.new_ones.default(%x_1, [4], dtype = torch.float32, layout = torch.strided, "
+        "device = device(type='cpu'), pin_memory = False)\n"
+        "    %add_2 = aten.add.Tensor(%add_1, %new_ones)\n"
+        "    %new_full = aten.new_full.default(%x_1, [4], 3.0, dtype = torch.float32, layout = torch.strided, "
+        "device = device(type='cpu'), pin_memory = False)\n"
+        "    %add_3 = aten.add.Tensor(%add_2, %new_full)\n"
+        "    %new_empty = aten.new_empty.default(%x_1, [4], dtype = torch.float32, layout = torch.strided, "
+        "device = device(type='cpu'), pin_memory = False)\n"
+        "    %mul = aten.mul.Tensor(%new_empty, 0)\n"
+        "    %add_4 = aten.add.Tensor(%add_3, %mul)\n"
+        "    %empty = aten.empty.memory_format([4], device = device(type='cpu'), pin_memory = False)\n"
+        "    %mul_1 = aten.mul.Tensor(%empty, 0)\n"
+        "    %add_5 = aten.add.Tensor(%add_4, %mul_1)\n"
+        "    %empty_1 = aten.empty.memory_format([2, 4], device = device(type='cpu'), pin_memory = False)\n"
+        "    return (%add_5, %empty_1)\n";
+    tj_graph *g = tj_graph_parse(text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *x = test_f32(1, (int64_t[]){4}, (const float[]){0.5f, -1.f, 2.f, 0.f}), *out[2];
+    test_replay(g, &x, 1, out, 2);
+    /* torch: [5., 7., 9., 11.] (float32: int64 + float32), and a float32 [2, 4] (zeros here) */
+    test_expect_f32(out[0], (const float[]){5, 7, 9, 11}, 4, 0);
+    test_expect_f32(out[1], (const float[]){0, 0, 0, 0, 0, 0, 0, 0}, 8, 0);
+    tj_graph_free(g);
 }
