@@ -437,9 +437,15 @@ tj_status tj_meta_native_batch_norm_backward(const tj_value *args, tj_meta *outs
     if (st != TJ_OK) return st;
     int64_t c = x->shape[1];
     const char *names[5] = {"weight", "running_mean", "running_var", "save_mean", "save_invstd"};
-    for (int i = 0; i < 5 && st == TJ_OK; i++) st = check_per_channel(op, names[i], tj_opt_tensor(&args[2 + i]), x, c);
-    if (st != TJ_OK) return st;
     bool train = args[7].u.b;
+    for (int i = 0; i < 5 && st == TJ_OK; i++) {
+        /* in evaluation the forward's save_mean / save_invstd are empty (and
+         * unread), as torch's autograd passes them back */
+        const tj_tensor *p = tj_opt_tensor(&args[2 + i]);
+        if (!train && i >= 3 && p && p->ndim == 1 && p->shape[0] == 0 && p->dtype == x->dtype) continue;
+        st = check_per_channel(op, names[i], p, x, c);
+    }
+    if (st != TJ_OK) return st;
     int stats = train ? 5 : 3; /* save_mean / save_invstd, or the running statistics */
     if (!tj_opt_tensor(&args[stats]) || !tj_opt_tensor(&args[stats + 1]))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s must be given when train is %s", op,

@@ -543,3 +543,30 @@ Test(norm_training, functional_batch_norm_has_native_batch_norm_s_gradients)
     test_expect_same(got[1][1], got[0][1], "d weight");
     test_expect_same(got[1][2], got[0][2], "d bias");
 }
+
+/* An evaluation forward returns empty save_mean / save_invstd, and torch's
+ * autograd passes them back to native_batch_norm_backward (make_fx of a
+ * model in eval mode records exactly that): taken, and not read, since
+ * evaluation normalises with the running statistics. */
+Test(norm_training, evaluation_backward_takes_the_empty_saved_statistics_of_its_forward)
+{
+    static const float X[8] = {1, 2, 3, 4, -1, 0, 5, 2}, G[8] = {0.5f, -1, 2, 1, 1, 1, -2, 0.25f};
+    int64_t shape[3] = {2, 2, 2}, c = 2, none = 0;
+    tj_tensor *x = test_f32(3, shape, X), *g = test_f32(3, shape, G);
+    tj_tensor *rm = test_f32(1, &c, (const float[]){0.5f, -1}), *rv = test_f32(1, &c, (const float[]){2, 0.25f});
+    tj_tensor *w = test_f32(1, &c, (const float[]){1.5f, -0.5f});
+    tj_tensor *empty = test_f32(1, &none, NULL), *unread = test_f32(1, &c, (const float[]){7, 9});
+    const bool mask[3] = {true, true, true};
+    tj_tensor *a[3], *b[3];
+    cr_assert_eq(tj_native_batch_norm_backward(g, x, w, rm, rv, empty, empty, false, 1e-5, mask, &a[0], &a[1], &a[2]),
+                 TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(tj_native_batch_norm_backward(g, x, w, rm, rv, unread, unread, false, 1e-5, mask, &b[0], &b[1], &b[2]),
+                 TJ_OK, "%s", tj_last_error());
+    for (int i = 0; i < 3; i++) test_expect_same(a[i], b[i], "evaluation gradient");
+    /* grad_input = g w / sqrt(running_var + eps): channel 0 at x[0, 0, 0] */
+    cr_expect_float_eq(tj_tensor_item_at(a[0], 0), 0.5 * 1.5 / sqrt(2 + 1e-5), 1e-6);
+    /* training still needs the saved statistics of its channels */
+    cr_expect_neq(tj_native_batch_norm_backward(g, x, w, rm, rv, empty, empty, true, 1e-5, mask, &b[0], &b[1], &b[2]),
+                  TJ_OK);
+    cr_expect(strstr(tj_last_error(), "save_mean [0] must have shape [2]") != NULL, "%s", tj_last_error());
+}

@@ -1522,7 +1522,9 @@ tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, c
  * with respect to input, weight and bias. grad_out and input [N, C, *]
  * (float32 / float64, the same shape); weight, running_mean, running_var,
  * save_mean, save_invstd: [C] of input's dtype or NULL. train true takes
- * save_mean / save_invstd (required) as the training forward returned them:
+ * save_mean / save_invstd (required in training) as the forward returned
+ * them (empty [0] ones from an evaluation forward, which torch's autograd
+ * passes back, are taken and not read):
  * grad_input = (g - sum(g) / M - (x - mean) invstd^2 sum(g (x - mean)) / M)
  * invstd weight over each channel's M elements; train false takes the
  * running statistics (required) with eps: grad_input = g invstd weight.
