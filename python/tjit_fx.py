@@ -15,7 +15,8 @@ on a call with several results becomes tjit's tuple unpacking
 (`%getitem, %getitem_1, _ = aten.native_layer_norm.default(...)`, "_"
 where no getitem reads a result), and the pieces of split / split_with_sizes /
 unbind / unsafe_split one view call each; _reshape_alias is written as view,
-nested outputs flattened; keywords whose
+nested outputs flattened, and a result nothing reads of a call that writes
+nothing is left out (as detach, or BatchNorm's empty uint8 tensor); keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
 other value of them raises ValueError naming the node, as do dtypes,
@@ -256,6 +257,10 @@ def to_tjit_text(gm, *example_inputs, ops=None):
         if n.op == "get_attr":
             lines.append(_constant(gm, n, blocks))
         elif n.op == "call_function" and n.target is not operator.getitem:
+            # a result nothing reads, of a call that writes nothing: left out
+            # (BatchNorm's empty uint8 "reserve" tensor, a dtype tjit lacks)
+            if not n.users and isinstance(n.target, torch._ops.OpOverload) and not n.target._schema.is_mutable:
+                continue
             lines.append(_call(n, slots, ops))
         elif n.op == "output":
             lines.append(_output(n))

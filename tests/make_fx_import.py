@@ -83,6 +83,19 @@ class AttentionBlock(nn.Module):
         return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
 
+def bn_net():
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(4, 2))
+
+
+def bn_eval_grads(net):
+    """The gradients of net's squared output by its parameters."""
+    def grads(params, x):
+        out = functional_call(net, params, (x,))
+        return torch.autograd.grad(out.pow(2).sum(), list(params.values()))
+    return grads
+
+
 def train_step(params, x, target):
     """Loss, gradients (torch.autograd.grad, traced into the graph) and the
     parameters after one SGD step of 0.1."""
@@ -115,6 +128,12 @@ def cases():
     # an LSTM returns (output, (h, c)): the outputs flattened
     yield "lstm", nn.LSTM(4, 6, batch_first=True), (torch.randn(2, 3, 4),)
     yield "attention_block", AttentionBlock(), (torch.randn(2, 5, 8),)
+    # BatchNorm in training: running statistics and num_batches_tracked (a
+    # tensor constant, += 1) updated in place, an unused empty uint8 tensor
+    yield "batch_norm_train", bn_net(), (torch.randn(2, 3, 6, 6),)
+    # in evaluation, gradients: the backward takes the forward's empty saved statistics
+    net = bn_net().eval()
+    yield "batch_norm_eval_grads", bn_eval_grads(net), (dict(net.named_parameters()), torch.randn(2, 3, 6, 6))
 
 
 def check_errors():

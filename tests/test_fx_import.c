@@ -136,6 +136,16 @@ Test(fx_import, lstm_outputs_flatten_as_torch_nests_them) { expect_replays_like_
  * view), a causal mask by masked_fill, softmax, tanh GELU. */
 Test(fx_import, attention_block_matches_torch) { expect_replays_like_torch("attention_block"); }
 
+/* BatchNorm2d in training mode: native_batch_norm updating its running
+ * statistics (constants here) and num_batches_tracked += 1 in place; the
+ * empty uint8 tensor torch records beside it, read by nothing, is left out
+ * by the exporter. */
+Test(fx_import, batch_norm_in_training_matches_torch) { expect_replays_like_torch("batch_norm_train"); }
+
+/* The gradients of a BatchNorm2d net in evaluation mode: the backward takes
+ * the empty save_mean / save_invstd its forward returned. */
+Test(fx_import, batch_norm_gradients_in_evaluation_match_torch) { expect_replays_like_torch("batch_norm_eval_grads"); }
+
 /* torch 1.13's make_fx records creation operators with layout, device,
  * pin_memory and memory_format keywords (gm.code writes them `layout =
  * torch.strided, device = device(type='cpu')`): the values meaning tjit's
