@@ -5,7 +5,8 @@ tj_graph_parse reads (tracer/parse.c) and `tjit graph FILE` converts.
     import tjit_fx
 
     gm = make_fx(f)(x, w)
-    tjit_fx.write_tjit_text("f.graph", gm, x, w)   # or text = tjit_fx.to_tjit_text(gm, x, w)
+    print(tjit_fx.save_case("f", gm, x, w))  # f.txt, f.in0.npy, ..., f.out0.npy, and the `tjit run` line
+    tjit_fx.write_tjit_text("f.txt", gm, x, w)   # the graph alone; or text = tjit_fx.to_tjit_text(gm, x, w)
 
 Placeholders take their dtype, shape and strides from the example inputs (or
 from the node's meta when none are given: make_fx sets 'val' or
@@ -23,10 +24,12 @@ other value of them raises ValueError naming the node, as do dtypes,
 operators and node kinds the text cannot hold. Standard library and torch
 (1.13) only."""
 import operator
+import os
 import struct
 import subprocess
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8"}
 INLINE_MAX = 16  # elements of a constant written in the graph's body, as tracer/print.c
@@ -47,9 +50,13 @@ SPLITS = ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.unsafe_spl
           "aten.unsafe_split_with_sizes.default")
 
 
-def tjit_ops(tjit="tjit"):
+# the tjit command of the checkout this module is in, once built
+TJIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "tools", "tjit")
+
+
+def tjit_ops(tjit=TJIT):
     """The operator overloads `tjit ops` lists ("aten::add.Tensor"), to pass
-    to to_tjit_text as `ops`."""
+    to to_tjit_text as `ops`; by default from this checkout's build."""
     out = subprocess.run([tjit, "ops"], check=True, capture_output=True, text=True).stdout
     # "aten::add.Tensor(Tensor self, ...) -> Tensor  kind"; ".default" is left out there
     names = set()
@@ -119,6 +126,8 @@ def _arg(node, a):
     if isinstance(a, str):
         return repr(a)
     if isinstance(a, torch.dtype):
+        if a not in DTYPES:
+            raise ValueError("%s: dtype %s: tjit computes in %s" % (node.name, a, ", ".join(map(str, DTYPES))))
         return str(a)  # torch.float32
     if isinstance(a, (list, tuple)):
         return "[%s]" % ", ".join(_arg(node, x) for x in a)
@@ -199,6 +208,9 @@ def _pieces(node, slots):
 
 def _call(node, slots, ops):
     """"%a = aten.op.overload(args)", several results unpacked as tjit does."""
+    if not isinstance(node.target, torch._ops.OpOverload):
+        hint = " (make_fx's symbolic mode: trace with real or fake tensors)" if "sym_" in str(node.target) else ""
+        raise ValueError("%s: %s is no ATen operator overload%s" % (node.name, node.target, hint))
     returns = node.target._schema.returns
     if any(isinstance(r.type, torch.ListType) for r in returns):
         return "\n".join(_pieces(node, slots))
@@ -215,7 +227,7 @@ def _call(node, slots, ops):
 
 
 def _output(node):
-    results = torch.utils._pytree.tree_flatten(node.args[0])[0]  # an LSTM's (output, (h, c))
+    results = tree_flatten(node.args[0])[0]  # an LSTM's (output, (h, c))
     for r in results:
         if not isinstance(r, torch.fx.Node):
             raise ValueError("output: %r is no value of the graph (tjit returns tensors only)" % (r,))
@@ -248,7 +260,7 @@ def to_tjit_text(gm, *example_inputs, ops=None):
     names it. Raises ValueError naming the node for what the text cannot
     hold."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    examples = torch.utils._pytree.tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
+    examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
     if len(examples) != len(placeholders):
         raise ValueError("%d example inputs for %d placeholders" % (len(examples), len(placeholders)))
     header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x)) for n, x in zip(placeholders, examples))
@@ -270,6 +282,33 @@ def to_tjit_text(gm, *example_inputs, ops=None):
 
 
 def write_tjit_text(path, gm, *example_inputs, ops=None):
-    """Writes to_tjit_text(gm, *example_inputs, ops=ops) to the file `path`."""
+    """Writes to_tjit_text(gm, *example_inputs, ops=ops) to the file `path`
+    (not created when the graph cannot be written)."""
+    text = to_tjit_text(gm, *example_inputs, ops=ops)
     with open(path, "w") as f:
-        f.write(to_tjit_text(gm, *example_inputs, ops=ops))
+        f.write(text)
+
+
+def save_case(prefix, gm, *example_inputs, ops=None, tjit="tjit"):
+    """Writes what `tjit run` needs to replay gm and check it against torch:
+    PREFIX.txt (the graph), PREFIX.in<k>.npy (the example inputs, flattened
+    in placeholder order as make_fx flattens them: a dict of parameters in
+    its order; detached) and PREFIX.out<k>.npy (gm's outputs on them,
+    flattened; run under torch.no_grad(), as the graph holds its backward).
+    Returns the command line that runs and checks it."""
+    import numpy
+
+    def save(path, t):
+        numpy.save(path, t.detach().contiguous().numpy())
+
+    write_tjit_text(prefix + ".txt", gm, *example_inputs, ops=ops)
+    command = [tjit, "run", prefix + ".txt"]
+    for k, t in enumerate(tree_flatten(list(example_inputs))[0]):  # before gm may update them in place
+        save("%s.in%d.npy" % (prefix, k), t)
+        command.append("%s.in%d.npy" % (prefix, k))
+    with torch.no_grad():  # the graph holds its own backward; its in-place updates of leaves then run as traced
+        outputs = gm(*example_inputs)
+    for k, t in enumerate(tree_flatten(outputs)[0]):
+        save("%s.out%d.npy" % (prefix, k), t)
+        command += ["--expect", "%s.out%d.npy" % (prefix, k)]
+    return " ".join(command)

@@ -320,6 +320,13 @@ expect 1 "^tjit run: .*input 0" err run "$fx/layer_norm.txt" "$fx/layer_norm.in1
     "$fx/layer_norm.in2.npy"
 expect 1 "^tjit run: 2 --expect files for 1 output" err run "$fx/mlp_constants.txt" "$fx/mlp_constants.in0.npy" \
     --expect "$fx/mlp_constants.out0.npy" --expect "$fx/mlp_constants.out0.npy"
+# an input the graph updates in place is named, and written with --out; --quiet prints no values
+printf 'graph(%%w : f32[6], %%b : f32[6]):\n    %%add_ = aten.add_.Tensor(%%w, %%b)\n    %%sum = aten.sum.default(%%add_)\n    return (%%sum,)\n' >"$work/update.txt"
+expect 0 "^input 0 \(float32\[6\]\) was updated in place: written to $work/u_in0\.npy" out run "$work/update.txt" \
+    "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy" --out "$work/u_" --quiet
+grep -q '^tensor' "$work/out" && { echo "FAIL: tjit run --quiet printed values" >&2; failures=$((failures + 1)); }
+printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch.float16)\n    return (%%t,)\n' >"$work/half.txt"
+expect 1 "line 2, column 44: unknown dtype torch\.float16 \(tjit has torch\.float32, float64, int64 and bool\)" err run "$work/half.txt"
 expect 2 "bad value '-1' for --atol" err run "$fx/layer_norm.txt" --atol -1
 expect 2 "bad value 'cor' for --decompose" err run "$fx/layer_norm.txt" --decompose cor
 expect 2 '^tjit run: missing the graph FILE' err run

@@ -12,7 +12,6 @@ exporter refuses what tjit's text cannot hold, naming the node."""
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -153,10 +152,6 @@ def check_errors():
             raise AssertionError("no error for " + needle)
 
 
-def save(path, t):
-    np.save(path, t.detach().contiguous().numpy())
-
-
 def main():
     check_errors()
     os.makedirs(OUT, exist_ok=True)
@@ -165,15 +160,7 @@ def main():
         if name.endswith("_dce"):
             gm.graph.eliminate_dead_code()
             gm.recompile()
-        with open(os.path.join(OUT, name + ".txt"), "w") as f:
-            f.write(tjit_fx.to_tjit_text(gm, *inputs))
-        flat = torch.utils._pytree.tree_flatten(list(inputs))[0]
-        outputs = torch.utils._pytree.tree_flatten(gm(*inputs))[0]
-        for k, t in enumerate(flat):
-            save(os.path.join(OUT, "%s.in%d.npy" % (name, k)), t)
-        for k, t in enumerate(outputs):
-            save(os.path.join(OUT, "%s.out%d.npy" % (name, k)), t)
-
+        tjit_fx.save_case(os.path.join(OUT, name), gm, *inputs)
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 /* tjit run GRAPH [INPUT.npy ...] [--decompose core|none] [--native] [--threads N]
- *                [--out PREFIX] [--expect OUT.npy]... [--rtol R] [--atol A] [--runs N] */
+ *                [--out PREFIX] [--expect OUT.npy]... [--rtol R] [--atol A] [--runs N] [--quiet] */
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -15,19 +15,21 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tjit run GRAPH [INPUT.npy ...] [--decompose core|none] [--native] [--threads N]\n"
-               "                [--out PREFIX] [--expect OUT.npy]... [--rtol R] [--atol A] [--runs N]\n\n"
+               "                [--out PREFIX] [--expect OUT.npy]... [--rtol R] [--atol A] [--runs N] [--quiet]\n\n"
                "Reads a graph in tjit's text form (as `tjit trace` prints it, or python/tjit_fx.py\n"
                "writes from a PyTorch make_fx GraphModule), compiles it into a plan (tj_compile) and\n"
                "runs it on the .npy files given, one per placeholder in order (float32, float64,\n"
-               "int64, bool), then prints each output (as torch prints a tensor).\n"
+               "int64, bool), then prints each output (as torch prints a tensor; --quiet: its type only).\n"
+               "python/tjit_fx.py's save_case writes such a graph, its inputs and torch's outputs.\n"
                "--decompose core first lowers the graph through the core decomposition table;\n"
                "--native compiles the fused elementwise loops with the system C compiler.\n"
                "--out PREFIX writes output k to PREFIXk.npy. --expect OUT.npy (once per output, in\n"
                "order) checks each output against a reference, as torch.allclose with --rtol\n"
                "(default 1e-5) and --atol (default 1e-6): the exit status is 1 on a mismatch.\n"
-               "--runs N then times N more runs (median, as `tjit bench` times: after a warm-up,\n"
-               "more runs for a cheap graph). An input written back by the graph (an in-place\n"
-               "update it holds) is updated in memory at each run, not in its file.\n");
+               "--runs N then times at least N more runs (the median; after 3 warm-up runs, and\n"
+               "up to 400 runs for a cheap graph, as `tjit bench` times). An input written back by\n"
+               "the graph (an in-place update it holds: an optimiser step's parameters) is updated\n"
+               "in memory, not in its file: --out writes it too, as PREFIXinK.npy, after the first run.\n");
 }
 
 typedef struct run_args {
@@ -35,7 +37,7 @@ typedef struct run_args {
     const char **expect;
     int n_expect, runs, threads;
     double rtol, atol;
-    bool native;
+    bool native, quiet;
 } run_args;
 
 typedef struct timed_plan {
@@ -102,7 +104,8 @@ static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out)
     for (int k = 0; k < n_out; k++) {
         char type[160];
         printf("output %d: %s\n", k, type_text(type, sizeof type, outs[k]));
-        if (tj_tensor_print(outs[k], stdout) != TJ_OK) return fprintf(stderr, "tjit run: %s\n", tj_last_error()), 1;
+        if (!a->quiet && tj_tensor_print(outs[k], stdout) != TJ_OK)
+            return fprintf(stderr, "tjit run: %s\n", tj_last_error()), 1;
         if (a->out_prefix) {
             char path[PATH_MAX];
             snprintf(path, sizeof path, "%s%d.npy", a->out_prefix, k);
@@ -112,6 +115,26 @@ static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out)
         if (k < a->n_expect) rc |= check_output(k, outs[k], a->expect[k], a->rtol, a->atol);
     }
     return rc;
+}
+
+/* Names the inputs the run updated in place (an optimiser step's
+ * parameters) and, with --out, writes them to PREFIXinK.npy; 1 when a write
+ * fails. */
+static int report_updated_inputs(const run_args *a, tj_tensor *const *inputs, const uint32_t *versions, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (tj_tensor_version(inputs[i]) == versions[i]) continue;
+        char type[160];
+        printf("input %d (%s) was updated in place", i, type_text(type, sizeof type, inputs[i]));
+        if (a->out_prefix) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%sin%d.npy", a->out_prefix, i);
+            if (tj_npy_save(path, inputs[i]) != TJ_OK) return printf("\n"), fprintf(stderr, "tjit run: %s\n", tj_last_error()), 1;
+            printf(": written to %s", path);
+        }
+        printf("\n");
+    }
+    return 0;
 }
 
 /* The placeholders' types, for a wrong number of input files. */
@@ -137,9 +160,14 @@ static int run_graph(const run_args *a, tj_graph *g, char **input_paths, int n_i
         return 1;
     }
     tj_tensor **inputs = calloc((size_t)n_inputs + 1, sizeof *inputs);
+    uint32_t *versions = calloc((size_t)n_inputs + 1, sizeof *versions);
     tj_compile_options copts = {.native_code = a->native};
     tj_plan *p = NULL;
-    if (!inputs) return fprintf(stderr, "tjit run: out of memory\n"), 1;
+    if (!inputs || !versions) {
+        free(inputs);
+        free(versions);
+        return fprintf(stderr, "tjit run: out of memory\n"), 1;
+    }
     tj_scope *scope = tj_scope_begin();
     for (int i = 0; i < n_inputs; i++)
         if (!(inputs[i] = tj_npy_load(input_paths[i]))) goto done;
@@ -149,8 +177,10 @@ static int run_graph(const run_args *a, tj_graph *g, char **input_paths, int n_i
         goto done_reported;
     }
     tj_tensor *outs[TJ_MAX_GRAPH_OUTPUTS];
+    for (int i = 0; i < n_inputs; i++) versions[i] = tj_tensor_version(inputs[i]);
     if (tj_plan_run(p, inputs, n_inputs, outs) != TJ_OK) goto done;
     rc = report_outputs(a, outs, n_out);
+    if (rc == 0 && report_updated_inputs(a, inputs, versions, n_inputs)) rc = 1;
     if (a->runs > 0) {
         timed_plan t = {p, inputs, n_inputs};
         bench_case c = {.call = run_once, .ctx = &t};
@@ -172,6 +202,7 @@ done_reported:
     tj_plan_free(p);
     tj_scope_end(scope);
     free(inputs);
+    free(versions);
     return rc;
 }
 
@@ -191,14 +222,15 @@ int cmd_run(int argc, char **argv)
         {"threads", required_argument, 0, 'j'},   {"out", required_argument, 0, 'o'},
         {"expect", required_argument, 0, 'e'},    {"rtol", required_argument, 0, 'R'},
         {"atol", required_argument, 0, 'A'},      {"runs", required_argument, 0, 'r'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     run_args a = {.decompose = "none", .rtol = 1e-5, .atol = 1e-6};
     const char **expect = calloc((size_t)argc, sizeof *expect); /* at most one per argument */
     if (!expect) return fprintf(stderr, "tjit run: out of memory\n"), 1;
     a.expect = expect;
     int c, rc = 2;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:nj:o:e:R:A:r:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:nj:o:e:R:A:r:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
             if (strcmp(optarg, "none") && strcmp(optarg, "core")) {
@@ -208,6 +240,7 @@ int cmd_run(int argc, char **argv)
             a.decompose = optarg;
             break;
         case 'n': a.native = true; break;
+        case 'q': a.quiet = true; break;
         case 'j':
             if (!cmd_parse_int(optarg, 1, INT_MAX, &a.threads)) {
                 rc = cmd_bad_value("run", opts, c, optarg, "a positive number of threads; omit for all cores", usage);

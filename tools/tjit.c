@@ -14,11 +14,11 @@ typedef struct command {
 static const command commands[] = {
     {"conform", cmd_conform, "run operator conformance cases (../shared/conformance/cases)"},
     {"ops", cmd_ops, "list every operator overload with its schema and kind"},
-    {"train", cmd_train, "train mlp or cnn on Fashion-MNIST (eager, traced or decomposed)"},
+    {"train", cmd_train, "train mlp or cnn on Fashion-MNIST (eager, traced, decomposed or jit)"},
     {"eval", cmd_eval, "test accuracy of saved parameters"},
     {"trace", cmd_trace, "trace a model's forward pass or training step and print the graph"},
     {"profile", cmd_profile, "replay a traced forward pass or training step with the profiler (table, Chrome trace)"},
-    {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed)"},
+    {"bench", cmd_bench, "benchmark the WORKLOADS.md models and micro-benchmarks (eager, traced, decomposed, jit)"},
     {"decomps", cmd_decomps, "print a decomposition table (get_decompositions, the core table)"},
     {"graph", cmd_graph, "convert a graph text file to text, DOT or JSON"},
     {"run", cmd_run, "compile and run a graph text file on .npy inputs (check, save, time its outputs)"},

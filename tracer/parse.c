@@ -323,9 +323,16 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     if (accept(ps, "None")) return TJ_OK;
     if (accept(ps, "True")) { a->kind = TJ_GA_BOOL; a->u.b = true; return TJ_OK; }
     if (accept(ps, "False")) { a->kind = TJ_GA_BOOL; a->u.b = false; return TJ_OK; }
+    skip_spaces(ps);
+    const char *dtype_at = ps->p;
     if (accept(ps, "torch.")) {
-        char name[32];
-        if (!ident(ps, name, sizeof name) || tj_dtype_from_name(name, &a->u.dtype) != TJ_OK) return perr(ps, "unknown dtype");
+        char name[32], msg[120];
+        if (!ident(ps, name, sizeof name)) return perr(ps, "unknown dtype");
+        if (tj_dtype_from_name(name, &a->u.dtype) != TJ_OK) {
+            ps->p = dtype_at; /* the error's column: where the dtype starts */
+            snprintf(msg, sizeof msg, "unknown dtype torch.%s (tjit has torch.float32, float64, int64 and bool)", name);
+            return perr(ps, msg);
+        }
         a->kind = TJ_GA_DTYPE;
         return TJ_OK;
     }
