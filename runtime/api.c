@@ -443,15 +443,16 @@ tj_status tj_split_with_sizes(tj_tensor *self, const int64_t *split_sizes, int n
     const char *op = "aten::split_with_sizes";
     int d = 0;
     int64_t size = 0, total = 0;
+    bool wrapped = false; /* a sum past INT64_MAX, which later sizes must not bring back to size */
     if (views_start(op, self, dim, outs, n_outs, &d, &size) != TJ_OK) return tj_last_status();
     char b[192];
     for (int i = 0; i < n; i++) {
         if (split_sizes[i] < 0)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: split_with_sizes expects split_sizes have only non-negative "
                             "entries, but got split_sizes=%s", op, tj_shape_str(n, split_sizes, b, sizeof b));
-        if (__builtin_add_overflow(total, split_sizes[i], &total)) total = -1;
+        wrapped |= __builtin_add_overflow(total, split_sizes[i], &total);
     }
-    if (total != size)
+    if (wrapped || total != size)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: split_with_sizes expects split_sizes to sum exactly to %lld "
                         "(input tensor's size at dimension %d), but got split_sizes=%s", op, (long long)size, d,
                         tj_shape_str(n, split_sizes, b, sizeof b));

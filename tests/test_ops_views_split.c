@@ -177,6 +177,11 @@ Test(views_split_errors, list_views_refuse_bad_arguments_naming_the_operator)
                       "but got split_sizes=[1, 2]");
     expect_call_error("aten::split_with_sizes", (tj_value[]){X, tj_v_ints(negative, 2), tj_v_int(1)}, 3,
                       TJ_ERR_INVALID_ARGUMENT, "only non-negative entries, but got split_sizes=[5, -1]");
+    /* sizes whose sum wraps past INT64_MAX and comes back to 4 (the overflow was
+     * forgotten at the next add: the pieces were sliced at wrapped offsets) */
+    const int64_t wrapping[3] = {INT64_MAX, 1, 5};
+    expect_call_error("aten::split_with_sizes", (tj_value[]){X, tj_v_ints(wrapping, 3), tj_v_int(1)}, 3,
+                      TJ_ERR_INVALID_ARGUMENT, "to sum exactly to 4");
     /* more pieces than a dispatched list holds */
     tj_tensor *big = tj_tensor_empty(TJ_FLOAT32, 1, (int64_t[]){300});
     expect_call_error("aten::unbind.int", (tj_value[]){tj_v_tensor(big), tj_v_int(0)}, 2, TJ_ERR_INVALID_ARGUMENT,
