@@ -309,6 +309,11 @@ expect 0 'timed runs?: median [0-9.e+]+ (us|ms)' out run "$fx/layer_norm.txt" "$
 expect 0 "written to $work/ln_1\.npy" out run "$fx/layer_norm.txt" "${ln_in[@]}" --out "$work/ln_"
 "$tjit" run "$fx/layer_norm.txt" "${ln_in[@]}" --expect "$work/ln_0.npy" --atol 0 --rtol 0 >/dev/null 2>&1 ||
     { echo "FAIL: tjit run --out did not write the outputs it printed" >&2; failures=$((failures + 1)); }
+# a reference among the files --out writes is read before they are written
+# (it was overwritten by the output first, then matched it)
+cp "$fx/layer_norm.out1.npy" "$work/lnref_0.npy"
+expect 1 "^output 0 DIFFERS from $work/lnref_0\.npy" out run "$fx/layer_norm.txt" "${ln_in[@]}" --out "$work/lnref_" \
+    --expect "$work/lnref_0.npy"
 expect 1 '^output 0 DIFFERS from .*layer_norm\.out1\.npy' out run "$fx/layer_norm.txt" "${ln_in[@]}" \
     --expect "$fx/layer_norm.out1.npy"
 expect 1 "^tjit run: the graph takes 3 inputs, 1 \.npy file given" err run "$fx/layer_norm.txt" "$fx/layer_norm.in0.npy"

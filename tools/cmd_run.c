@@ -79,12 +79,10 @@ static const char *type_text(char *buf, size_t size, const tj_tensor *t)
     return buf;
 }
 
-/* Output k against the reference file: prints the verdict; 1 on a mismatch
- * or an unreadable reference. */
-static int check_output(int k, const tj_tensor *out, const char *path, double rtol, double atol)
+/* Output k against its reference ref, read from path: prints the verdict;
+ * 1 on a mismatch. */
+static int check_output(int k, const tj_tensor *out, const tj_tensor *ref, const char *path, double rtol, double atol)
 {
-    tj_tensor *ref = tj_npy_load(path);
-    if (!ref) return fprintf(stderr, "tjit run: output %d: %s\n", k, tj_last_error()), 1;
     /* allclose would broadcast a reference of another shape */
     char a[160], b[160];
     if (strcmp(type_text(a, sizeof a, out), type_text(b, sizeof b, ref)))
@@ -97,8 +95,8 @@ static int check_output(int k, const tj_tensor *out, const char *path, double rt
     return close ? 0 : 1;
 }
 
-/* Prints (and writes, checks) the outputs of one run. */
-static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out)
+/* Prints (and writes, checks against refs) the outputs of one run. */
+static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out, tj_tensor *const *refs)
 {
     int rc = 0;
     for (int k = 0; k < n_out; k++) {
@@ -112,7 +110,7 @@ static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out)
             if (tj_npy_save(path, outs[k]) != TJ_OK) return fprintf(stderr, "tjit run: %s\n", tj_last_error()), 1;
             printf("written to %s\n", path);
         }
-        if (k < a->n_expect) rc |= check_output(k, outs[k], a->expect[k], a->rtol, a->atol);
+        if (k < a->n_expect) rc |= check_output(k, outs[k], refs[k], a->expect[k], a->rtol, a->atol);
     }
     return rc;
 }
@@ -161,16 +159,25 @@ static int run_graph(const run_args *a, tj_graph *g, char **input_paths, int n_i
     }
     tj_tensor **inputs = calloc((size_t)n_inputs + 1, sizeof *inputs);
     uint32_t *versions = calloc((size_t)n_inputs + 1, sizeof *versions);
+    tj_tensor **refs = calloc((size_t)a->n_expect + 1, sizeof *refs);
     tj_compile_options copts = {.native_code = a->native};
     tj_plan *p = NULL;
-    if (!inputs || !versions) {
+    if (!inputs || !versions || !refs) {
         free(inputs);
         free(versions);
+        free(refs);
         return fprintf(stderr, "tjit run: out of memory\n"), 1;
     }
     tj_scope *scope = tj_scope_begin();
     for (int i = 0; i < n_inputs; i++)
         if (!(inputs[i] = tj_npy_load(input_paths[i]))) goto done;
+    /* read before --out writes anything: a reference among the files it
+     * writes (--out ref_ --expect ref_0.npy) was checked against itself */
+    for (int k = 0; k < a->n_expect; k++)
+        if (!(refs[k] = tj_npy_load(a->expect[k]))) {
+            fprintf(stderr, "tjit run: output %d: %s\n", k, tj_last_error());
+            goto done_reported;
+        }
     if (!(p = tj_compile(g, &copts))) goto done;
     if (a->native && tj_plan_native_code_error(p)) {
         fprintf(stderr, "tjit run: native code not built: %s\n", tj_plan_native_code_error(p));
@@ -179,7 +186,7 @@ static int run_graph(const run_args *a, tj_graph *g, char **input_paths, int n_i
     tj_tensor *outs[TJ_MAX_GRAPH_OUTPUTS];
     for (int i = 0; i < n_inputs; i++) versions[i] = tj_tensor_version(inputs[i]);
     if (tj_plan_run(p, inputs, n_inputs, outs) != TJ_OK) goto done;
-    rc = report_outputs(a, outs, n_out);
+    rc = report_outputs(a, outs, n_out, refs);
     if (rc == 0 && report_updated_inputs(a, inputs, versions, n_inputs)) rc = 1;
     if (a->runs > 0) {
         timed_plan t = {p, inputs, n_inputs};
@@ -203,6 +210,7 @@ done_reported:
     tj_scope_end(scope);
     free(inputs);
     free(versions);
+    free(refs);
     return rc;
 }
 
