@@ -84,3 +84,43 @@ Test(overlap, none_is_proven_and_slices_of_one_base_that_never_meet_get_it)
     cr_expect_gt(disjoint_same_strides, 200);
     tj_tensor_release(base);
 }
+
+/* Wider draws: 1 to 4 dims, sizes up to 5, zero strides (expand),
+ * size-1 dims with any stride, strides shared per dim or not, and views
+ * of different ranks. */
+static tj_tensor *wide_view(tj_tensor *base, int ndim, const int64_t *strides, unsigned *seed)
+{
+    int64_t size[4], span = 0;
+    for (int d = 0; d < ndim; d++) {
+        size[d] = rand_r(seed) % 3 == 0 ? 1 : 1 + rand_r(seed) % 5;
+        span += (size[d] - 1) * strides[d];
+    }
+    if (span >= STORAGE) return NULL;
+    int64_t offset = rand_r(seed) % (STORAGE - span);
+    return tj_as_strided(base, size, strides, ndim, true, offset);
+}
+
+Test(overlap, none_is_proven_for_expanded_and_size_one_dims)
+{
+    unsigned seed = 11;
+    tj_tensor *base = tj_zeros((int64_t[]){STORAGE}, 1, TJ_FLOAT32);
+    int pairs = 0;
+    for (int trial = 0; trial < 200000; trial++) {
+        int na = 1 + rand_r(&seed) % 4, nb = rand_r(&seed) % 4 ? na : 1 + rand_r(&seed) % 4;
+        int64_t sa[4], sb[4];
+        for (int d = 0; d < 4; d++) {
+            sa[d] = rand_r(&seed) % 5 == 0 ? 0 : 1 + rand_r(&seed) % 40;
+            sb[d] = rand_r(&seed) % 2 ? sa[d] : (rand_r(&seed) % 5 == 0 ? 0 : 1 + rand_r(&seed) % 40);
+        }
+        tj_scope *s = tj_scope_begin();
+        tj_tensor *a = wide_view(base, na, sa, &seed), *b = wide_view(base, nb, sb, &seed);
+        if (a && b) {
+            pairs++;
+            tj_overlap o = tj_overlap_status(a, b);
+            cr_assert(!(o == TJ_OVERLAP_NONE && meet(a, b)), "trial %d: NONE for views that share an element", trial);
+        }
+        tj_scope_end(s);
+    }
+    cr_expect_gt(pairs, 50000);
+    tj_tensor_release(base);
+}
