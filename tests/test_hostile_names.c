@@ -225,3 +225,26 @@ Test(hostile_names, unique_names_from_a_base_at_the_limit_are_distinct_and_withi
     }
     tj_graph_free(g);
 }
+
+/* A list-returning operator (split.Tensor, split_with_sizes, chunk,
+ * unbind.int) given a name: the graph holds no Tensor[] value, so the name
+ * defined nothing and a later %split read failed as "undefined value"
+ * (the line itself parsed, printed back as '_ = ...'). The line is refused,
+ * naming the operator; '_' still leaves the list. */
+Test(hostile_names, a_named_list_result_is_refused_naming_the_operator)
+{
+    int64_t base = live_allocations();
+    const char *ops[] = {"aten.split.Tensor(%x, 2)", "aten.split_with_sizes.default(%x, [1, 3])",
+                         "aten.chunk.default(%x, 2)", "aten.unbind.int(%x)"};
+    for (int k = 0; k < 4; k++) {
+        char text[256];
+        snprintf(text, sizeof text, "graph(%%x : f32[4]):\n    %%pieces = %s\n    return (%%x,)\n", ops[k]);
+        cr_expect_null(tj_graph_parse(text), "%s", ops[k]);
+        EXPECT_ERROR(TJ_ERR_PARSE, "line 2", "returns a Tensor[], which no graph value holds: %pieces");
+        snprintf(text, sizeof text, "graph(%%x : f32[4]):\n    _ = %s\n    return (%%x,)\n", ops[k]);
+        tj_graph *g = tj_graph_parse(text);
+        cr_expect_not_null(g, "%s: %s", ops[k], tj_last_error());
+        tj_graph_free(g);
+    }
+    cr_expect_eq(live_allocations(), base);
+}

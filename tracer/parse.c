@@ -480,6 +480,15 @@ static tj_status add_call(parser *ps, const tj_op *op, tj_garg *args, const bool
         /* running out of memory is no fault of the text */
         return perr_status(ps, tj_last_status() == TJ_ERR_OUT_OF_MEMORY ? TJ_ERR_OUT_OF_MEMORY : TJ_ERR_PARSE, msg);
     }
+    for (int i = 0; i < op->nreturns; i++)
+        if (names[i][0] && outs[i].kind == TJ_V_TENSORS) {
+            /* a graph value holds one tensor: the name would silently define nothing */
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s returns a Tensor[], which no graph value holds: %%%s takes one piece per "
+                     "call (aten.slice.Tensor or aten.select.int, as make_fx records the pieces here); write '_' to "
+                     "leave it", op->name, names[i]);
+            return perr(ps, msg);
+        }
     tj_tensor *results[TJ_MAX_RETURNS];
     /* every computed result gets a value, also one written "_" (the kernel
      * writes it); "_" (an empty name here, as %_ is a name) only leaves its
