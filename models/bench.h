@@ -114,6 +114,10 @@ typedef struct bench_timing {
     double median_ms, min_ms, cpu_ms, faults_per_call;
 } bench_timing;
 
+/** The most timed runs a command asks for (--runs): every run's times are
+ * kept (16 bytes a run and case), so 2^31 runs asked for 32 GiB up front. */
+#define BENCH_MAX_RUNS 1000000
+
 /** Times `n` cases with their calls interleaved (case 0, 1, ..., 0, 1, ...):
  * `warmup` untimed rounds, then at least `runs` timed rounds, more for cheap
  * cases (about a quarter of a second in all, at most 400 rounds). */

@@ -332,6 +332,8 @@ expect 0 "^input 0 \(float32\[6\]\) was updated in place: written to $work/u_in0
 grep -q '^tensor' "$work/out" && { echo "FAIL: tjit run --quiet printed values" >&2; failures=$((failures + 1)); }
 printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch.float16)\n    return (%%t,)\n' >"$work/half.txt"
 expect 1 "line 2, column 44: unknown dtype torch\.float16 \(tjit has torch\.float32, float64, int64 and bool\)" err run "$work/half.txt"
+expect 2 "bad value '2147483647' for --runs \(a positive integer up to 1000000\)" err run "$fx/layer_norm.txt" --runs 2147483647
+expect 2 "bad value '1000001' for --runs" err bench mlp --runs 1000001
 expect 2 "bad value '-1' for --atol" err run "$fx/layer_norm.txt" --atol -1
 expect 2 "bad value 'cor' for --decompose" err run "$fx/layer_norm.txt" --decompose cor
 expect 2 '^tjit run: missing the graph FILE' err run

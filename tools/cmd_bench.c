@@ -214,8 +214,8 @@ int cmd_bench(int argc, char **argv)
                                      usage);
             break;
         case 'r':
-            if (!cmd_parse_int(optarg, 1, INT_MAX, &runs))
-                return cmd_bad_value("bench", opts, c, optarg, "a positive integer", usage);
+            if (!cmd_parse_int(optarg, 1, BENCH_MAX_RUNS, &runs))
+                return cmd_bad_value("bench", opts, c, optarg, "a positive integer up to 1000000", usage);
             break;
         case 'j': json = optarg; break;
         case 'x': export_dir = optarg; break;

@@ -265,8 +265,8 @@ int cmd_run(int argc, char **argv)
             }
             break;
         case 'r':
-            if (!cmd_parse_int(optarg, 1, INT_MAX, &a.runs)) {
-                rc = cmd_bad_value("run", opts, c, optarg, "a positive integer", usage);
+            if (!cmd_parse_int(optarg, 1, BENCH_MAX_RUNS, &a.runs)) {
+                rc = cmd_bad_value("run", opts, c, optarg, "a positive integer up to 1000000", usage);
                 goto out;
             }
             break;
