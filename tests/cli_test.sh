@@ -334,6 +334,8 @@ printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch
 expect 1 "line 2, column 44: unknown dtype torch\.float16 \(tjit has torch\.float32, float64, int64 and bool\)" err run "$work/half.txt"
 expect 2 "bad value '2147483647' for --runs \(a positive integer up to 1000000\)" err run "$fx/layer_norm.txt" --runs 2147483647
 expect 2 "bad value '1000001' for --runs" err bench mlp --runs 1000001
+expect 1 "^tjit run: tj_npy_save: path of 4095 bytes is too long" err run "$fx/layer_norm.txt" "${ln_in[@]}" \
+    --out "$work/$(printf 'x%.0s' $(seq 5000))"
 expect 2 "bad value '-1' for --atol" err run "$fx/layer_norm.txt" --atol -1
 expect 2 "bad value 'cor' for --decompose" err run "$fx/layer_norm.txt" --decompose cor
 expect 2 '^tjit run: missing the graph FILE' err run
