@@ -240,6 +240,7 @@ tj_tensor *tj_scatter_value_reduce_(tj_tensor *self, int64_t dim, tj_tensor *ind
 {
     return CALL_(scatter__value_reduce, T(self), tj_v_int(dim), T(index), value, tj_v_str(reduce));
 }
+tj_tensor *tj_bernoulli_(tj_tensor *self, double p) { return CALL_(bernoulli__float, T(self), tj_v_float(p), tj_v_none()); }
 tj_tensor *tj_hardtanh_(tj_tensor *self, tj_value min_val, tj_value max_val)
 {
     return CALL_(hardtanh_, T(self), min_val, max_val);

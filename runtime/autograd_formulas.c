@@ -2765,7 +2765,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
 
     NONDIFF(zeros), NONDIFF(ones), NONDIFF(full), NONDIFF(arange_start_step), NONDIFF(arange_default),
     NONDIFF(arange_start), NONDIFF(empty_memory_format), NONDIFF(scalar_tensor),
-    NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
+    NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
+    /* derivatives.yaml: bernoulli_.float's self gets zeros (its result keeps
+     * a history, unlike bernoulli.p's) */
+    D_NO_SELF(bernoulli__float, d_zero), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
     NONDIFF(empty_like), NONDIFF(new_zeros), NONDIFF(new_ones), NONDIFF(new_full),
     NONDIFF(new_empty), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(eye), NONDIFF(eye_m), NONDIFF(linspace),
 

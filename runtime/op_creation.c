@@ -254,10 +254,22 @@ tj_status tj_meta_bernoulli_p(const tj_value *args, tj_meta *outs)
     return TJ_OK;
 }
 
+/* The output is self itself for the in-place form (bernoulli_.float), which
+ * may be a strided view: the draw goes through a contiguous temporary then,
+ * in the same order of elements. */
 tj_status tj_kernel_bernoulli_p(const tj_value *args, tj_tensor *const *outs)
 {
-    tj_random_fill(TJ_K_RANDOM_BERNOULLI, tj_tensor_ptr(outs[0]), outs[0]->dtype, outs[0]->numel,
-                   tj_value_as_double(&args[1]));
+    tj_tensor *out = outs[0], *dst = out;
+    if (!tj_tensor_is_contiguous(out)) {
+        tj_meta m;
+        tj_meta_like(&m, out);
+        if (!(dst = tj_tensor_new_meta(&m, false))) return tj_last_status();
+    }
+    tj_random_fill(TJ_K_RANDOM_BERNOULLI, tj_tensor_ptr(dst), dst->dtype, dst->numel, tj_value_as_double(&args[1]));
+    if (dst != out) {
+        tj_copy_convert(out, dst);
+        tj_tensor_release(dst);
+    }
     return TJ_OK;
 }
 

@@ -35,7 +35,8 @@ void tj_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
 static bool is_random(const char *base)
 {
     return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "rand_like") == 0 ||
-           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 || strcmp(base, "native_dropout") == 0 ||
+           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 ||
+           strcmp(base, "bernoulli_") == 0 || strcmp(base, "native_dropout") == 0 ||
            strcmp(base, "dropout") == 0;
 }
 

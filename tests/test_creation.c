@@ -2,7 +2,7 @@
  * overloads), empty, scalar_tensor, the *_like and new_* families, eye,
  * linspace (dtype inference, values, empty sizes, error paths, their
  * decompositions, make_fx's records and FX text) and the Philox
- * generator behind rand, randn and bernoulli (known-answer vectors,
+ * generator behind rand, randn, bernoulli and bernoulli_ (known-answer vectors,
  * reproducibility by seed, independence from the thread count, ranges and
  * rough moments). */
 #include <criterion/criterion.h>
@@ -324,6 +324,133 @@ Test(random, bernoulli_rejects_p_outside_the_unit_interval)
     tj_tensor *x = tj_zeros((int64_t[]){2}, 1, -1);
     expect_error(tj_bernoulli(x, 1.5), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p");
     expect_error(tj_bernoulli(x, NAN), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli.p");
+}
+
+Test(random, bernoulli__fills_self_keeping_its_dtype_and_layout)
+{
+    tj_tensor *f = tj_zeros((int64_t[]){3}, 1, -1), *d = tj_full((int64_t[]){4}, 1, tj_v_float(7), TJ_FLOAT64);
+    tj_tensor *i = tj_full((int64_t[]){2}, 1, tj_v_int(5), TJ_INT64);
+    tj_tensor *b = tj_tensor_from_data(TJ_BOOL, 1, (int64_t[]){3}, (uint8_t[]){1, 0, 1});
+    cr_assert_eq(tj_bernoulli_(f, 1.0), f, "%s", tj_last_error());
+    expect(f, TJ_FLOAT32, 1, (int64_t[]){3}, (double[]){1, 1, 1});
+    cr_assert_eq(tj_bernoulli_(d, 0.0), d, "%s", tj_last_error());
+    expect(d, TJ_FLOAT64, 1, (int64_t[]){4}, (double[]){0, 0, 0, 0});
+    cr_assert_eq(tj_bernoulli_(i, 1.0), i, "%s", tj_last_error());
+    expect(i, TJ_INT64, 1, (int64_t[]){2}, (double[]){1, 1});
+    cr_assert_eq(tj_bernoulli_(b, 0.0), b, "%s", tj_last_error());
+    expect(b, TJ_BOOL, 1, (int64_t[]){3}, (double[]){0, 0, 0});
+    /* a transposed view: its base sees the draw, elements outside stay */
+    tj_tensor *base = tj_full((int64_t[]){2, 3}, 2, tj_v_float(5), -1);
+    tj_tensor *col = tj_select(tj_transpose(base, 0, 1), 0, 1); /* base[:, 1] */
+    cr_assert_eq(tj_bernoulli_(col, 1.0), col, "%s", tj_last_error());
+    expect(base, TJ_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){5, 1, 5, 5, 1, 5});
+}
+
+Test(random, bernoulli__draws_one_with_probability_p)
+{
+    enum { N = 200000 };
+    tj_manual_seed(7);
+    tj_tensor *x = tj_zeros((int64_t[]){N}, 1, -1);
+    cr_assert_eq(tj_bernoulli_(x, 0.7), x, "%s", tj_last_error());
+    double ones = 0;
+    for (int64_t k = 0; k < N; k++) {
+        double v = tj_tensor_item_at(x, k);
+        cr_assert(v == 0.0 || v == 1.0, "[%lld] = %g", (long long)k, v);
+        ones += v;
+    }
+    /* sigma of the mean: sqrt(0.7 * 0.3 / N) ~ 0.001; allow 5 */
+    cr_expect(fabs(ones / N - 0.7) < 5e-3, "mean %g", ones / N);
+}
+
+Test(random, bernoulli__rejects_p_outside_the_unit_interval_leaving_self)
+{
+    tj_tensor *x = tj_full((int64_t[]){2}, 1, tj_v_float(3), -1);
+    expect_error(tj_bernoulli_(x, -0.1), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli_.float");
+    expect_error(tj_bernoulli_(x, NAN), TJ_ERR_INVALID_ARGUMENT, "aten::bernoulli_.float");
+    expect(x, TJ_FLOAT32, 1, (int64_t[]){2}, (double[]){3, 3});
+    cr_expect(tj_op_is_random(tj_op_find("aten::bernoulli_.float")), "CSE must not merge two draws");
+}
+
+/* gm.code of torch 1.13's make_fx of F.dropout(x, 0.3, training=True), in
+ * graph text: what a training-mode nn.Dropout records */
+static const char dropout_text[] =
+    "graph(%x_1 : f32[20000]):\n"
+    "    %empty_like = aten.empty_like.default(%x_1, memory_format = torch.contiguous_format)\n"
+    "    %bernoulli_ = aten.bernoulli_.float(%empty_like, 0.7)\n"
+    "    %div_ = aten.div_.Scalar(%bernoulli_, 0.7)\n"
+    "    %mul = aten.mul.Tensor(%x_1, %div_)\n"
+    "    return (%mul,)\n";
+
+/* Each element is 0 or x / 0.7 (torch's x * (1 / 0.7) in float32), and
+ * about 70% are kept. */
+static void expect_dropped_out(const tj_tensor *y, const tj_tensor *x)
+{
+    int64_t n = tj_tensor_numel(x), kept = 0;
+    float scale = 1.0f / 0.7f;
+    for (int64_t k = 0; k < n; k++) {
+        float v = (float)tj_tensor_item_at(y, k), want = (float)tj_tensor_item_at(x, k) * scale;
+        cr_assert(v == 0.0f || v == want, "[%lld] = %g, want 0 or %g", (long long)k, v, want);
+        kept += v != 0.0f;
+    }
+    /* sigma of the kept fraction: sqrt(0.21 / 20000) ~ 0.0032; allow 5 */
+    cr_expect(fabs((double)kept / n - 0.7) < 0.017, "kept %lld of %lld", (long long)kept, (long long)n);
+}
+
+Test(random, fx_text_of_a_training_dropout_replays_and_functionalises)
+{
+    tj_graph *g = tj_graph_parse(dropout_text);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_tensor *x = tj_add_scalar(tj_arange(tj_v_int(0), tj_v_int(20000), tj_v_int(1), TJ_FLOAT32), tj_v_int(1));
+    tj_tensor *interpreted, *replayed, *functional;
+    tj_manual_seed(11);
+    cr_assert_eq(tj_graph_run(g, &x, 1, &interpreted), TJ_OK, "%s", tj_last_error());
+    expect_dropped_out(interpreted, x);
+    tj_manual_seed(11);
+    test_replay(g, &x, 1, &replayed, 1);
+    cr_assert_eq(tj_pass_functionalize(g), 2, "bernoulli_ and div_ rewritten: %s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::bernoulli.p")), 1);
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::bernoulli_.float")), 0);
+    tj_manual_seed(11);
+    cr_assert_eq(tj_graph_run(g, &x, 1, &functional), TJ_OK, "%s", tj_last_error());
+    /* one seed, one draw: the same mask through every path */
+    for (int64_t k = 0; k < 20000; k++) {
+        cr_assert_eq(tj_tensor_item_at(replayed, k), tj_tensor_item_at(interpreted, k), "[%lld]", (long long)k);
+        cr_assert_eq(tj_tensor_item_at(functional, k), tj_tensor_item_at(interpreted, k), "[%lld]", (long long)k);
+    }
+    tj_graph_free(g);
+}
+
+/* the same dropout written with tjit's calls, traced by tj_make_fx */
+static tj_status dropout_by_hand(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *mask = tj_bernoulli_(tj_empty_like(in[0], -1), 0.7);
+    out[0] = mask ? tj_mul(in[0], tj_div_scalar_(mask, tj_v_float(0.7))) : NULL;
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+Test(random, make_fx_records_bernoulli__and_the_core_table_its_functional_form)
+{
+    tj_tensor *x = tj_ones((int64_t[]){20000}, 1, -1), *eager, *traced;
+    tj_manual_seed(5);
+    test_run_eager(dropout_by_hand, &x, 1, &eager, 1);
+    expect_dropped_out(eager, x);
+    tj_graph *g = tj_make_fx(dropout_by_hand, NULL, &x, 1, NULL, TJ_TRACE_FAKE);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::bernoulli_.float")), 1);
+    tj_decomp_table *core = tj_core_decompositions();
+    tj_graph *d = tj_make_fx(dropout_by_hand, NULL, &x, 1, core, TJ_TRACE_FAKE);
+    cr_assert_not_null(d, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(d, tj_op_find("aten::bernoulli_.float")), 0);
+    cr_expect_eq(tj_graph_count_op(d, tj_op_find("aten::bernoulli.p")), 1);
+    tj_manual_seed(5);
+    cr_assert_eq(tj_graph_run(d, &x, 1, &traced), TJ_OK, "%s", tj_last_error());
+    for (int64_t k = 0; k < 20000; k++)
+        cr_assert_eq(tj_tensor_item_at(traced, k), tj_tensor_item_at(eager, k), "[%lld]", (long long)k);
+    tj_graph_free(g);
+    tj_graph_free(d);
+    tj_decomp_table_free(core);
 }
 
 Test(random, bernoulli_mask_helper_keeps_with_probability_p)

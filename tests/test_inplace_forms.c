@@ -238,7 +238,7 @@ Test(inplace_forms, every_form_of_the_table_has_a_reference_case)
         cr_expect(found, "%s has a reference case", tj_op_name(op));
     }
     /* square_ has a reference case but is no form: it is implicit (pow_.Scalar) */
-    cr_expect_eq(forms, 97, "the 97 lines of op_inplace_forms.def");
+    cr_expect_eq(forms, 98, "the 98 lines of op_inplace_forms.def");
 }
 
 Test(inplace_forms, remainder_scalar_tensor_promotes_the_scalar_as_a_wrapped_number)
@@ -443,8 +443,9 @@ static bool differentiable_form(const form_case *c)
     const tj_op *op = tj_op_find(c->op);
     const char *b = op->base;
     if (!tj_op_inplace_functional(op) || c->dtype != TJ_FLOAT32) return false;
-    /* comparisons and logical operators: checked on their own below */
-    return strncmp(b, "logical_", 8) != 0 && !(strlen(b) == 3 && strchr("enlg", b[0]));
+    /* comparisons, logical operators and bernoulli_ (its partner has no
+     * gradient, as PyTorch's): checked on their own below */
+    return strncmp(b, "logical_", 8) != 0 && !(strlen(b) == 3 && strchr("enlg", b[0])) && strcmp(b, "bernoulli_") != 0;
 }
 
 Test(inplace_forms, gradients_of_every_float_form_equal_the_out_of_place_path)
@@ -481,6 +482,21 @@ Test(inplace_forms, a_comparison_in_place_passes_a_zero_gradient)
     cr_assert_eq(n, 2);
     for (int i = 0; i < 2; i++)
         if (g[i]) test_expect_close(g[i], zeros, 6, 0, 0);
+}
+
+/* torch 1.13: (x * 1).bernoulli_(p) keeps a history (BernoulliBackward2)
+ * and passes x a zero gradient; bernoulli.p's result has none */
+Test(inplace_forms, bernoulli__passes_a_zero_gradient)
+{
+    tj_tensor *x = tj_ones((int64_t[]){2, 3}, 2, -1), *g;
+    cr_assert_eq(tj_tensor_set_requires_grad(x, true), TJ_OK);
+    tj_tensor *y = tj_bernoulli_(tj_mul_scalar(x, tj_v_int(1)), 0.5);
+    cr_assert_not_null(y, "%s", tj_last_error());
+    cr_expect(tj_tensor_requires_grad(y));
+    tj_tensor *loss = tj_sum(y, TJ_DTYPE_NONE);
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &x, 1, &g), TJ_OK, "%s", tj_last_error());
+    test_expect_close(g, (double[]){0, 0, 0, 0, 0, 0}, 6, 0, 0);
+    cr_expect(!tj_tensor_requires_grad(tj_bernoulli(tj_mul_scalar(x, tj_v_int(1)), 0.5)));
 }
 
 Test(inplace_forms, gradients_of_lerp_masked_fill_and_div_scalar_mode_match_pytorch)
@@ -645,7 +661,7 @@ Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_va
         checked++;
     }
     tj_scope_end(outer);
-    cr_expect_eq(checked, 95 - 7, "every form has a float32 case (but masked_fill_.Tensor's second, and "
+    cr_expect_eq(checked, 96 - 7, "every form has a float32 case (but masked_fill_.Tensor's second, and "
                                   "scatter_reduce_.two, index_copy_, scatter_.src, scatter_.value, scatter_.reduce "
                                   "and scatter_.value_reduce, whose [2, 3] operands cannot take a [ROWS, 2, 3] self)");
     cr_expect_geq(copied, 29, "%d forms copy self", copied);

@@ -145,6 +145,18 @@ tj_tensor *tj_scatter_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_te
  * TJ_ERR_INVALID_ARGUMENT for an alpha overflowing the dtype), and the
  * overlaps above. */
 tj_tensor *tj_index_add_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha);
+/** aten::bernoulli_.float: self (any dtype, shape and strides) filled with
+ * independent draws of 1 with probability p and 0 otherwise, from the
+ * default generator (tj_bernoulli, ops.h, written into self), which keeps
+ * its dtype and is returned. torch 1.13's make_fx records a training-mode
+ * dropout as empty_like + bernoulli_.float(1 - p) + div_ + mul;
+ * functionalisation and the core decomposition table record bernoulli.p +
+ * copy_. As in PyTorch, the result keeps a history and passes self a zero
+ * gradient (derivatives.yaml; bernoulli.p's result has none). Errors:
+ * TJ_ERR_INVALID_ARGUMENT for p outside
+ * [0, 1] or nan (naming aten::bernoulli_.float), self unchanged; the
+ * overlaps above. */
+tj_tensor *tj_bernoulli_(tj_tensor *self, double p);
 /** aten::scatter_.reduce / aten::scatter_.value_reduce:
  * tj_scatter_src_reduce / tj_scatter_value_reduce (ops.h) written into self
  * (any dtype, any strides), which is returned. No gradient, as in PyTorch
