@@ -72,6 +72,16 @@ tj_status tj_error_led_by(const char *name, tj_status st)
     return named ? tj_error(st, "%s", cause) : tj_error(st, "%s: %s", name, cause);
 }
 
+tj_status tj_error_renamed(const char *op, const char *inner, tj_status st)
+{
+    size_t n = strlen(inner);
+    const char *e = tj_last_error();
+    if (st == TJ_OK || strncmp(e, inner, n) != 0 || e[n] != ':') return st;
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s", e + n + 1);
+    return tj_error(st, "%s:%s", op, msg);
+}
+
 tj_status tj_error_if_unrecorded(tj_status st, const char *who, const char *what)
 {
     if (st == TJ_OK || last_status == st) return st;

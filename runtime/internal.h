@@ -537,6 +537,11 @@ const char *tj_error_root(void);
  * is. Returns `st`. Used for implicit composites (dispatch.c) and for the
  * decompositions make_fx runs from its table (tracer/make_fx.c). */
 tj_status tj_error_led_by(const char *name, tj_status st);
+
+/** For an operator run by another's shape function or kernel: when `st`
+ * failed with the last error led by "<inner>:", re-issues it as "<op>:"
+ * (clamp_min.Tensor's from clamp.Tensor). Returns `st`. */
+tj_status tj_error_renamed(const char *op, const char *inner, tj_status st);
 /** `st`, the failure of a user's callback (a shape function, kernel or
  * decomposition from library.h / decomp.h): when no error with that status
  * was recorded, records "WHO: WHAT returned STATUS without recording an

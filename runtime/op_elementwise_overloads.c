@@ -12,17 +12,6 @@
 #include "op_elementwise.h"
 #include "op_elementwise_util.h"
 
-/* "aten::clamp.Tensor: msg" becomes "<op>: msg". */
-static tj_status renamed(const char *op, const char *inner, tj_status st)
-{
-    size_t n = strlen(inner);
-    const char *e = tj_last_error();
-    if (st == TJ_OK || strncmp(e, inner, n) != 0 || e[n] != ':') return st;
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", e + n + 1);
-    return tj_error(st, "%s:%s", op, msg);
-}
-
 /* ---- clamp_min.Tensor / clamp_max.Tensor: clamp.Tensor(self, min, None) /
  * clamp.Tensor(self, None, max) ---- */
 
@@ -40,13 +29,13 @@ static void clamp_args(const tj_value *args, bool is_min, tj_value *out)
     {                                                                           \
         tj_value a[3];                                                          \
         clamp_args(args, is_min, a);                                            \
-        return renamed(name, CLAMP_T, tj_meta_clamp_Tensor(a, outs));           \
+        return tj_error_renamed(name, CLAMP_T, tj_meta_clamp_Tensor(a, outs)); \
     }                                                                           \
     tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
     {                                                                           \
         tj_value a[3];                                                          \
         clamp_args(args, is_min, a);                                            \
-        return renamed(name, CLAMP_T, tj_kernel_clamp_Tensor(a, outs));         \
+        return tj_error_renamed(name, CLAMP_T, tj_kernel_clamp_Tensor(a, outs)); \
     }
 
 CLAMP_BOUND_OP(clamp_min_Tensor, "aten::clamp_min.Tensor", true)
@@ -69,7 +58,7 @@ tj_status tj_meta_remainder_Scalar_Tensor(const tj_value *args, tj_meta *outs)
     tj_ew_scalar_box box;
     tj_value a[2];
     remainder_args(args, &box, a);
-    return renamed(REM_ST, REM_T, tj_meta_remainder_Tensor(a, outs));
+    return tj_error_renamed(REM_ST, REM_T, tj_meta_remainder_Tensor(a, outs));
 }
 
 tj_status tj_kernel_remainder_Scalar_Tensor(const tj_value *args, tj_tensor *const *outs)
@@ -77,7 +66,7 @@ tj_status tj_kernel_remainder_Scalar_Tensor(const tj_value *args, tj_tensor *con
     tj_ew_scalar_box box;
     tj_value a[2];
     remainder_args(args, &box, a);
-    return renamed(REM_ST, REM_T, tj_kernel_remainder_Tensor(a, outs));
+    return tj_error_renamed(REM_ST, REM_T, tj_kernel_remainder_Tensor(a, outs));
 }
 
 /* ---- round.decimals: nearbyint(x * 10^d) / 10^d, for negative d
@@ -143,7 +132,7 @@ tj_status tj_meta_masked_fill_Tensor(const tj_value *args, tj_meta *outs)
     /* masked_fill.Scalar's checks on a zero: all but the value's range */
     tj_value a[3];
     masked_fill_args(args, tj_v_int(0), a);
-    return renamed(MF_T, MF_S, tj_meta_masked_fill_Scalar(a, outs));
+    return tj_error_renamed(MF_T, MF_S, tj_meta_masked_fill_Scalar(a, outs));
 }
 
 tj_status tj_kernel_masked_fill_Tensor(const tj_value *args, tj_tensor *const *outs)
@@ -151,5 +140,5 @@ tj_status tj_kernel_masked_fill_Tensor(const tj_value *args, tj_tensor *const *o
     tj_value a[3];
     masked_fill_args(args, item(args[2].u.t), a);
     tj_status st = tj_scalar_check(MF_T, "value", &a[2], outs[0]->dtype);
-    return st != TJ_OK ? st : renamed(MF_T, MF_S, tj_kernel_masked_fill_Scalar(a, outs));
+    return st != TJ_OK ? st : tj_error_renamed(MF_T, MF_S, tj_kernel_masked_fill_Scalar(a, outs));
 }
