@@ -131,8 +131,19 @@ CHECKED(logical_and_, logical_and, tj_mul(truth(args, 0), truth(args, 1)))
 CHECKED(logical_or_, logical_or, tj_maximum(truth(args, 0), truth(args, 1)))
 CHECKED(logical_xor_, logical_xor, tj_ne(truth(args, 0), truth(args, 1)))
 
+/* torch._refs' bitwise_not: of bool logical_not (a == 0), of int64 -1 - a,
+ * which wraps as ~a does */
+static tj_status bitwise_not(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(bitwise_not, args, m);
+    tj_tensor *x = args[0].u.t;
+    if (m[0].dtype == TJ_BOOL) return tj_dc_done(tj_eq(x, bool_const(false)), outs);
+    return tj_dc_done(tj_sub(tj_dc_number(-1, TJ_INT64), x), outs);
+}
+
 void tj_register_compare_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(bitwise_not), bitwise_not, "bitwise_not");
     tj_op_set_decomposition(TJ_OPS(ne_Tensor), ne, "ne");
     tj_op_set_decomposition(TJ_OPS(gt_Tensor), gt, "gt");
     tj_op_set_decomposition(TJ_OPS(le_Tensor), le, "le");

@@ -150,6 +150,25 @@ static tj_status clamp_max(const tj_value *args, tj_value *outs)
     return tj_dc_done(one_sided_clamp(args, false), outs);
 }
 
+/* torch._refs: floor_divide(a, b) = div(a, b, rounding_mode="floor") */
+static tj_status floor_divide(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(floor_divide, args, m);
+    return tj_dc_done(tj_div_mode(args[0].u.t, args[1].u.t, "floor"), outs);
+}
+
+/* ATen's xlogy kernel, in the result dtype: where(other is nan, nan,
+ * where(self == 0, 0, self * log(other))). torch._decomp's tests isnan(self)
+ * instead and so gives 0 for xlogy(0, nan), where the kernel gives nan. */
+static tj_status xlogy(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(xlogy_Tensor, args, m);
+    tj_dtype dt = m[0].dtype;
+    tj_tensor *x = tj_dc_to(args[0].u.t, dt), *y = tj_dc_to(args[1].u.t, dt), *zero = tj_dc_number(0, dt);
+    tj_tensor *r = tj_where(tj_eq(x, zero), zero, tj_mul(x, tj_log(y)));
+    return tj_dc_done(tj_where(tj_ne(y, y), tj_dc_number(NAN, dt), r), outs);
+}
+
 /* torch._refs: exp2(a) = pow(2, a), in the result dtype */
 static tj_status exp2_(const tj_value *args, tj_value *outs)
 {
@@ -174,4 +193,6 @@ void tj_register_math_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(clamp_min), clamp_min, "clamp_min");
     tj_op_set_decomposition(TJ_OPS(clamp_max), clamp_max, "clamp_max");
     tj_op_set_decomposition(TJ_OPS(exp2), exp2_, "exp2");
+    tj_op_set_decomposition(TJ_OPS(floor_divide), floor_divide, "floor_divide");
+    tj_op_set_decomposition(TJ_OPS(xlogy_Tensor), xlogy, "xlogy");
 }

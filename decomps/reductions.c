@@ -328,6 +328,17 @@ static tj_status linalg_vector_norm(const tj_value *args, tj_value *outs)
     return done(tj_dc_to(tj_pow_scalar(s, tj_v_float(1.0 / ord)), m[0].dtype), outs);
 }
 
+/* torch._decomp's norm: linalg.vector_norm(self, 2 if p is None else p,
+ * dim, keepdim) */
+static tj_status norm_scalaropt_dim(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(norm_ScalarOpt_dim, args, m);
+    tj_value p = args[1].kind == TJ_V_NONE ? tj_v_int(2) : args[1];
+    return done(tj_linalg_vector_norm(args[0].u.t, p, dims_of(&args[2]), ndims_of(&args[2]), args[3].u.b,
+                                      TJ_DTYPE_NONE),
+                outs);
+}
+
 void tj_register_reductions_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(sort_stable), sort_stable, "sort_stable");
@@ -347,4 +358,5 @@ void tj_register_reductions_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(argmin), argmin, "argmin");
     tj_op_set_decomposition(TJ_OPS(std_correction), std_correction, "std_correction");
     tj_op_set_decomposition(TJ_OPS(linalg_vector_norm), linalg_vector_norm, "linalg_vector_norm");
+    tj_op_set_decomposition(TJ_OPS(norm_ScalarOpt_dim), norm_scalaropt_dim, "norm_scalaropt_dim");
 }

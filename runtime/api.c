@@ -135,6 +135,7 @@ tj_tensor *tj_where_scalar_other(tj_tensor *condition, tj_tensor *self, tj_value
 tj_tensor *tj_where_scalar_self(tj_tensor *condition, tj_value self, tj_tensor *other) { return CALL(where_ScalarSelf, T(condition), self, T(other)); }
 tj_tensor *tj_where_scalar(tj_tensor *condition, tj_value self, tj_value other) { return CALL(where_Scalar, T(condition), self, other); }
 tj_tensor *tj_logical_not(tj_tensor *self) { return CALL(logical_not, T(self)); }
+tj_tensor *tj_bitwise_not(tj_tensor *self) { return CALL(bitwise_not, T(self)); }
 tj_tensor *tj_logical_and(tj_tensor *self, tj_tensor *other) { return CALL(logical_and, T(self), T(other)); }
 tj_tensor *tj_logical_or(tj_tensor *self, tj_tensor *other) { return CALL(logical_or, T(self), T(other)); }
 tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other) { return CALL(logical_xor, T(self), T(other)); }
@@ -212,6 +213,8 @@ UNARY(tj_log10, log10)
 UNARY(tj_exp2, exp2)
 #undef UNARY
 tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other) { return CALL(remainder_Tensor, T(self), T(other)); }
+tj_tensor *tj_floor_divide(tj_tensor *self, tj_tensor *other) { return CALL(floor_divide, T(self), T(other)); }
+tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other) { return CALL(xlogy_Tensor, T(self), T(other)); }
 tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other) { return CALL(remainder_Scalar, T(self), other); }
 tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other)
 {
@@ -315,6 +318,10 @@ tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool so
 tj_tensor *tj_linalg_vector_norm(tj_tensor *self, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype)
 {
     return CALL(linalg_vector_norm, T(self), ord, OPTL(dim, ndim), B(keepdim), DT(dtype));
+}
+tj_tensor *tj_norm_dim(tj_tensor *self, tj_value p, const int64_t *dim, int ndim, bool keepdim)
+{
+    return CALL(norm_ScalarOpt_dim, T(self), p, tj_v_ints(dim, ndim), B(keepdim));
 }
 
 /* ---- views and data movement ---- */

@@ -12,6 +12,7 @@
 
 #include "autograd_internal.h"
 #include "op_inplace.h"
+#include "op_reduction.h"
 
 #define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
 /* ARG / OUT / SAVED: saved tensors whose values the formula reads (checked
@@ -569,6 +570,19 @@ FORMULA(d_remainder) { return modulo_grads(c, g[0], gi, "floor"); }
 FORMULA(d_fmod) { return modulo_grads(c, g[0], gi, "trunc"); }
 
 /* atan2_backward: grad * other / (self^2 + other^2), grad * -self / (...) */
+/* derivatives.yaml 1.13: self xlogy(grad, other).masked_fill((self == 0) &
+ * (other <= 0), 0); other grad * self / other */
+FORMULA(d_xlogy)
+{
+    tj_tensor *x = ARG(0), *y = ARG(1);
+    if (NEED(0)) {
+        tj_tensor *at_zero = tj_logical_and(tj_eq_scalar(x, tj_v_int(0)), tj_le_scalar(y, tj_v_int(0)));
+        gi[0] = tj_masked_fill(tj_xlogy(g[0], y), at_zero, tj_v_int(0));
+    }
+    if (NEED(1)) gi[1] = tj_div(tj_mul(g[0], x), y);
+    return TJ_OK;
+}
+
 FORMULA(d_atan2)
 {
     tj_tensor *a = ARG(0), *b = ARG(1);
@@ -1017,6 +1031,17 @@ FORMULA(d_linalg_vector_norm)
         gi[0] = tj_mul(scaled, scale);
     }
     return TJ_OK;
+}
+
+/* derivatives.yaml: norm_backward, linalg_vector_norm's formula over the
+ * same arguments (p None is 2) */
+FORMULA(d_norm_scalaropt_dim)
+{
+    tj_value a[5];
+    tj_norm_vector_norm_args(c->args, a);
+    tj_grad_ctx vc = *c;
+    vc.args = a;
+    return d_linalg_vector_norm(&vc, g, gi);
 }
 
 /* var_mean: the variance part plus the mean part, for whichever got a gradient. */
@@ -2727,7 +2752,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
-    D_NO_SELF(sgn, d_zero),
+    D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy),
+    /* floor_divide has none (a NotImplemented node, as PyTorch's) */
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu), D_NO_SELF(leaky_relu_, d_leaky_relu_result), D_NO_SELF(elu_, d_elu_result),
     /* session 16 (lossact) */
@@ -2752,6 +2778,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(var_mean_correction, d_var_mean), D(logsumexp, d_logsumexp),
     D(mean, d_mean), D(max, d_max_min_all), D(min, d_max_min_all), D(min_dim, d_max_dim), NONDIFF(argmin),
     D(std_correction, d_std), D(linalg_vector_norm, d_linalg_vector_norm),
+    D(norm_ScalarOpt_dim, d_norm_scalaropt_dim),
     D(sort, d_sort), D(sort_stable, d_sort_stable), D(topk, d_topk),
     D(prod, d_prod), D(prod_dim_int, d_prod_dim), D(cumprod, d_cumprod), NONDIFF(all), NONDIFF(all_dim),
     NONDIFF(any), NONDIFF(any_dim),

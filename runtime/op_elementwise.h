@@ -46,6 +46,11 @@ TJ_OP_DECLARE(clamp_max_Tensor)
 TJ_OP_DECLARE(remainder_Scalar_Tensor)
 TJ_OP_DECLARE(round_decimals)
 TJ_OP_DECLARE(masked_fill_Tensor)
+TJ_OP_DECLARE(bitwise_not)
+TJ_OP_DECLARE(floor_divide)
+
+/* op_xlogy.c */
+TJ_OP_DECLARE(xlogy_Tensor)
 
 /* backward (op_elementwise_backward.c) */
 TJ_OP_DECLARE(threshold_backward)

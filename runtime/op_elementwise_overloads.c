@@ -3,8 +3,11 @@
  * remainder.Scalar_Tensor (remainder.Tensor with self boxed as a wrapped
  * number), round.decimals (round of self scaled by 10^decimals, as
  * ATen's round_decimals_kernel) and masked_fill.Tensor (masked_fill.Scalar
- * of the 0-dim value's element). Errors of the reused shape functions are
- * re-issued under the overload's own name. */
+ * of the 0-dim value's element), and two operators torch 1.13's make_fx
+ * records of ordinary code, run with another one's kernel: bitwise_not
+ * (`~mask`: logical_not of bool, -1 - x of int64) and floor_divide (tensor
+ * `//`: div with rounding_mode "floor"). Errors of the reused shape
+ * functions are re-issued under the operator's own name. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,4 +144,52 @@ tj_status tj_kernel_masked_fill_Tensor(const tj_value *args, tj_tensor *const *o
     masked_fill_args(args, item(args[2].u.t), a);
     tj_status st = tj_scalar_check(MF_T, "value", &a[2], outs[0]->dtype);
     return st != TJ_OK ? st : tj_error_renamed(MF_T, MF_S, tj_kernel_masked_fill_Scalar(a, outs));
+}
+
+/* ---- bitwise_not: bool and int64 (ATen: "bitwise_not_cpu" not implemented
+ * for a float dtype) ---- */
+
+tj_status tj_meta_bitwise_not(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *x = args[0].u.t;
+    if (tj_dtype_is_float(x->dtype))
+        return tj_error(TJ_ERR_DTYPE, "aten::bitwise_not: not implemented for %s (bool and int64 only)",
+                        tj_dtype_name(x->dtype));
+    tj_meta_like(&outs[0], x);
+    return TJ_OK;
+}
+
+/* ~x of bool is logical_not; of int64 -1 - x, which wraps as ~ does. */
+tj_status tj_kernel_bitwise_not(const tj_value *args, tj_tensor *const *outs)
+{
+    if (args[0].u.t->dtype == TJ_BOOL) return tj_kernel_logical_not(args, outs);
+    tj_value a[3] = {args[0], tj_v_int(-1), tj_v_int(1)};
+    return tj_kernel_rsub_Scalar(a, outs);
+}
+
+/* ---- floor_divide: div(self, other, rounding_mode="floor"), as ATen 1.13
+ * (which floors, no longer truncates) ---- */
+
+#define FLOOR_DIV "aten::floor_divide"
+#define DIV_MODE "aten::div.Tensor_mode"
+
+static void floor_args(const tj_value *args, tj_value *out)
+{
+    out[0] = args[0];
+    out[1] = args[1];
+    out[2] = tj_v_str("floor");
+}
+
+tj_status tj_meta_floor_divide(const tj_value *args, tj_meta *outs)
+{
+    tj_value a[3];
+    floor_args(args, a);
+    return tj_error_renamed(FLOOR_DIV, DIV_MODE, tj_meta_div_Tensor_mode(a, outs));
+}
+
+tj_status tj_kernel_floor_divide(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value a[3];
+    floor_args(args, a);
+    return tj_error_renamed(FLOOR_DIV, DIV_MODE, tj_kernel_div_Tensor_mode(a, outs));
 }

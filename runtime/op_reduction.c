@@ -603,6 +603,34 @@ tj_status tj_kernel_linalg_vector_norm(const tj_value *args, tj_tensor *const *o
     return TJ_OK;
 }
 
+/* ---- norm.ScalarOpt_dim (F.normalize, x.norm(dim=1)): linalg_vector_norm
+ * with p None read as 2 and no dtype, as torch._decomp's norm ---- */
+
+#define NORM_DIM "aten::norm.ScalarOpt_dim"
+
+void tj_norm_vector_norm_args(const tj_value *args, tj_value *out)
+{
+    out[0] = args[0];
+    out[1] = args[1].kind == TJ_V_NONE ? tj_v_int(2) : args[1];
+    out[2] = args[2];
+    out[3] = args[3];
+    out[4] = tj_v_none();
+}
+
+tj_status tj_meta_norm_ScalarOpt_dim(const tj_value *args, tj_meta *outs)
+{
+    tj_value a[5];
+    tj_norm_vector_norm_args(args, a);
+    return tj_error_renamed(NORM_DIM, VECTOR_NORM, tj_meta_linalg_vector_norm(a, outs));
+}
+
+tj_status tj_kernel_norm_ScalarOpt_dim(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_value a[5];
+    tj_norm_vector_norm_args(args, a);
+    return tj_error_renamed(NORM_DIM, VECTOR_NORM, tj_kernel_linalg_vector_norm(a, outs));
+}
+
 /* ---- logsumexp: m = max (0 where it is infinite, as PyTorch does), then
  * log(sum(exp(x - m))) + m. An all -inf slice gives -inf, a +inf gives +inf,
  * an empty slice -inf. Integer input gives float32. ---- */

@@ -22,6 +22,10 @@ TJ_OP_DECLARE(min_dim)
 TJ_OP_DECLARE(argmin)
 TJ_OP_DECLARE(std)
 TJ_OP_DECLARE(linalg_vector_norm)
+TJ_OP_DECLARE(norm_ScalarOpt_dim)
+/** norm.ScalarOpt_dim's arguments (self, p?, dim, keepdim) as
+ * linalg_vector_norm's (p None is 2; dtype None): out holds 5 values. */
+void tj_norm_vector_norm_args(const tj_value *args, tj_value *out);
 TJ_OP_DECLARE(prod)
 TJ_OP_DECLARE(prod_dim)
 TJ_OP_DECLARE(cumprod)

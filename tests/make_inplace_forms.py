@@ -142,6 +142,8 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("scatter_.value_reduce", XI, I64, [i(1), t([2, 2, 0, 1, 0, 0], I64), f(-3.5), s("add")]),
     ("scatter_add_", XI, I64, [i(0), t([1, 0, 1, 1, 1, 0], I64), t(XNZ, I64)]),   # int64 only, as scatter_reduce_
     ("index_add_", XI, I64, [i(-1), t([2, 0, 2], I64), t(XNZ, I64), i(-3)]),   # int64 only, as index_copy_
+    ("bitwise_not_", XI, I64, []),   # bool and int64 only
+    ("bitwise_not_", MASK, B, []),
     # random: p = 1 and p = 0 draw the same in every generator
     ("bernoulli_.float", X, F32, [f(1.0), NONE]),
     ("bernoulli_.float", XI, I64, [f(0.0), NONE]),

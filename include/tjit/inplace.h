@@ -293,6 +293,7 @@ tj_tensor *tj_log2_(tj_tensor *self);
 tj_tensor *tj_log10_(tj_tensor *self);
 tj_tensor *tj_exp2_(tj_tensor *self);
 tj_tensor *tj_logical_not_(tj_tensor *self);
+tj_tensor *tj_bitwise_not_(tj_tensor *self); /**< aten::bitwise_not_: bool or int64 self (tj_bitwise_not) */
 /** Unary with arguments, as tj_gelu, tj_leaky_relu, tj_elu, tj_hardtanh,
  * tj_round_decimals, tj_nan_to_num: aten::gelu_, leaky_relu_, elu_,
  * hardtanh_, round_.decimals, nan_to_num_. */

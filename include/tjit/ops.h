@@ -152,6 +152,12 @@ tj_tensor *tj_where_scalar(tj_tensor *condition, tj_value self, tj_value other);
  * its logical_not false; -0.0 is false). Shape of self. Never fails on
  * valid tensors. */
 tj_tensor *tj_logical_not(tj_tensor *self);
+/** aten::bitwise_not: ~self, of bool self logical_not, of int64 the
+ * bitwise complement (-1 - self, wrapping: ~INT64_MIN is INT64_MAX). torch
+ * 1.13 records it for `~mask` and for cross_entropy with label_smoothing.
+ * Result: self's shape and dtype; no gradient. Errors: TJ_ERR_DTYPE for a
+ * float self (as PyTorch's "not implemented for 'Float'"). */
+tj_tensor *tj_bitwise_not(tj_tensor *self);
 /** aten::logical_and / logical_or / logical_xor: bool tensor of (self != 0)
  * op (other != 0), any dtypes (compared in their result_type; nan is
  * true). self and other broadcast; TJ_ERR_SHAPE naming the operator and both
@@ -309,6 +315,22 @@ tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other);
 tj_tensor *tj_fmod(tj_tensor *self, tj_tensor *other);
 /** aten::fmod.Scalar: tj_fmod with a Scalar other. Errors as tj_remainder. */
 tj_tensor *tj_fmod_scalar(tj_tensor *self, tj_value other);
+/** aten::floor_divide: tensor `//`, which ATen 1.13 computes as
+ * div(self, other, rounding_mode="floor") (it floors: -7 // 2 is -4), as
+ * tj_div_mode. Operands broadcast; the dtype is result_type(self, other),
+ * int64 staying int64. No gradient (PyTorch's "derivative for
+ * aten::floor_divide is not implemented"). Errors (naming
+ * aten::floor_divide): TJ_ERR_DTYPE for bool operands, TJ_ERR_SHAPE when
+ * they do not broadcast, TJ_ERR_INVALID_ARGUMENT for an integer zero divisor
+ * ("ZeroDivisionError" in PyTorch); a float zero divisor gives +-inf or nan. */
+tj_tensor *tj_floor_divide(tj_tensor *self, tj_tensor *other);
+/** aten::xlogy.Tensor: self * log(other), 0 where self == 0 (whatever
+ * other, but nan), nan where other is nan (ATen's kernel; F.kl_div records
+ * it). Operands broadcast; the dtype is result_type(self, other), an int64
+ * or bool one becoming float32. Gradients as derivatives.yaml: self
+ * xlogy(grad, other), 0 where self == 0 and other <= 0; other grad * self /
+ * other. Errors: TJ_ERR_SHAPE when the operands do not broadcast. */
+tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other);
 /** aten::isnan / aten::isinf (+-inf): bool tensor of self's shape, any
  * dtype (int64 and bool give false). Non-differentiable. */
 tj_tensor *tj_isnan(tj_tensor *self);
@@ -515,6 +537,13 @@ tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool so
  * TJ_ERR_SHAPE for ord < 0 or inf on an empty reduction (no identity);
  * TJ_ERR_INDEX / TJ_ERR_INVALID_ARGUMENT for dims out of range / repeated. */
 tj_tensor *tj_linalg_vector_norm(tj_tensor *self, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype);
+/** aten::norm.ScalarOpt_dim, which torch 1.13's make_fx records for
+ * F.normalize and x.norm(dim=1): tj_linalg_vector_norm of self over `dim`
+ * (ndim dims, at least one) with ord p (tj_v_none(): 2) and self's dtype;
+ * its gradient is that operator's (derivatives.yaml's norm_backward). The
+ * core decomposition table records linalg_vector_norm. Shapes, dtypes and
+ * errors as tj_linalg_vector_norm, named aten::norm.ScalarOpt_dim. */
+tj_tensor *tj_norm_dim(tj_tensor *self, tj_value p, const int64_t *dim, int ndim, bool keepdim);
 
 /* ---- Views (share storage with self) and data movement. ---- */
 /** aten::view: one size may be -1 (inferred); the view must be expressible
