@@ -157,6 +157,12 @@ static tj_status floor_divide(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_div_mode(args[0].u.t, args[1].u.t, "floor"), outs);
 }
 
+static tj_status floor_divide_scalar(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(floor_divide_Scalar, args, m);
+    return tj_dc_done(tj_div_scalar_mode(args[0].u.t, args[1], "floor"), outs);
+}
+
 /* ATen's xlogy kernel, in the result dtype: where(other is nan, nan,
  * where(self == 0, 0, self * log(other))). torch._decomp's tests isnan(self)
  * instead and so gives 0 for xlogy(0, nan), where the kernel gives nan. */
@@ -194,5 +200,6 @@ void tj_register_math_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(clamp_max), clamp_max, "clamp_max");
     tj_op_set_decomposition(TJ_OPS(exp2), exp2_, "exp2");
     tj_op_set_decomposition(TJ_OPS(floor_divide), floor_divide, "floor_divide");
+    tj_op_set_decomposition(TJ_OPS(floor_divide_Scalar), floor_divide_scalar, "floor_divide_scalar");
     tj_op_set_decomposition(TJ_OPS(xlogy_Tensor), xlogy, "xlogy");
 }

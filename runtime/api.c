@@ -214,6 +214,7 @@ UNARY(tj_exp2, exp2)
 #undef UNARY
 tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other) { return CALL(remainder_Tensor, T(self), T(other)); }
 tj_tensor *tj_floor_divide(tj_tensor *self, tj_tensor *other) { return CALL(floor_divide, T(self), T(other)); }
+tj_tensor *tj_floor_divide_scalar(tj_tensor *self, tj_value other) { return CALL(floor_divide_Scalar, T(self), other); }
 tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other) { return CALL(xlogy_Tensor, T(self), T(other)); }
 tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other) { return CALL(remainder_Scalar, T(self), other); }
 tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other)

@@ -2753,7 +2753,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
     D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy),
-    /* floor_divide has none (a NotImplemented node, as PyTorch's) */
+    /* floor_divide and floor_divide.Scalar have none (a NotImplemented
+     * node, as PyTorch's) */
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),
     D(elu, d_elu), D_NO_SELF(leaky_relu_, d_leaky_relu_result), D_NO_SELF(elu_, d_elu_result),
     /* session 16 (lossact) */

@@ -48,6 +48,7 @@ TJ_OP_DECLARE(round_decimals)
 TJ_OP_DECLARE(masked_fill_Tensor)
 TJ_OP_DECLARE(bitwise_not)
 TJ_OP_DECLARE(floor_divide)
+TJ_OP_DECLARE(floor_divide_Scalar)
 
 /* op_xlogy.c */
 TJ_OP_DECLARE(xlogy_Tensor)

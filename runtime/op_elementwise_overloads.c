@@ -167,11 +167,11 @@ tj_status tj_kernel_bitwise_not(const tj_value *args, tj_tensor *const *outs)
     return tj_kernel_rsub_Scalar(a, outs);
 }
 
-/* ---- floor_divide: div(self, other, rounding_mode="floor"), as ATen 1.13
- * (which floors, no longer truncates) ---- */
-
-#define FLOOR_DIV "aten::floor_divide"
-#define DIV_MODE "aten::div.Tensor_mode"
+/* ---- floor_divide and floor_divide.Scalar: div.Tensor_mode /
+ * div.Scalar_mode(self, other, rounding_mode="floor"), as ATen 1.13 (which
+ * floors, no longer truncates). make_fx records `y // 2` as floor_divide
+ * with a Scalar other, which tj_graph_parse reads as floor_divide.Scalar;
+ * the Scalar promotes as a wrapped number (int64 // 2.5 is float32). ---- */
 
 static void floor_args(const tj_value *args, tj_value *out)
 {
@@ -180,16 +180,19 @@ static void floor_args(const tj_value *args, tj_value *out)
     out[2] = tj_v_str("floor");
 }
 
-tj_status tj_meta_floor_divide(const tj_value *args, tj_meta *outs)
-{
-    tj_value a[3];
-    floor_args(args, a);
-    return tj_error_renamed(FLOOR_DIV, DIV_MODE, tj_meta_div_Tensor_mode(a, outs));
-}
+#define FLOOR_DIVIDE_OP(ident, name, div_ident, div_name)                       \
+    tj_status tj_meta_##ident(const tj_value *args, tj_meta *outs)              \
+    {                                                                           \
+        tj_value a[3];                                                          \
+        floor_args(args, a);                                                    \
+        return tj_error_renamed(name, div_name, tj_meta_##div_ident(a, outs));  \
+    }                                                                           \
+    tj_status tj_kernel_##ident(const tj_value *args, tj_tensor *const *outs)   \
+    {                                                                           \
+        tj_value a[3];                                                          \
+        floor_args(args, a);                                                    \
+        return tj_error_renamed(name, div_name, tj_kernel_##div_ident(a, outs)); \
+    }
 
-tj_status tj_kernel_floor_divide(const tj_value *args, tj_tensor *const *outs)
-{
-    tj_value a[3];
-    floor_args(args, a);
-    return tj_error_renamed(FLOOR_DIV, DIV_MODE, tj_kernel_div_Tensor_mode(a, outs));
-}
+FLOOR_DIVIDE_OP(floor_divide, "aten::floor_divide", div_Tensor_mode, "aten::div.Tensor_mode")
+FLOOR_DIVIDE_OP(floor_divide_Scalar, "aten::floor_divide.Scalar", div_Scalar_mode, "aten::div.Scalar_mode")

@@ -1,5 +1,5 @@
 /* Operators that torch 1.13's make_fx records of ordinary PyTorch code:
- * bitwise_not (`~mask`), floor_divide (tensor `//`), xlogy.Tensor
+ * bitwise_not (`~mask`), floor_divide and floor_divide.Scalar (`//`), xlogy.Tensor
  * (F.kl_div) and norm.ScalarOpt_dim (F.normalize, x.norm(dim=1)); the
  * dropout's bernoulli_.float is tested with the random operators
  * (test_creation.c). Values, gradients and errors against PyTorch 1.13
@@ -60,6 +60,31 @@ Test(recorded, floor_divide_errors_name_it)
                       "aten::floor_divide", "[3] and [2]");
     test_expect_error(tj_floor_divide(b8(1, (uint8_t[]){1}), b8(1, (uint8_t[]){1})), TJ_ERR_DTYPE,
                       "aten::floor_divide", "bool");
+}
+
+/* gm.code of torch 1.13's make_fx of f(y, x) = (y // 2, x // 2.5, y // 2.5):
+ * floor_divide with a Scalar other, read as floor_divide.Scalar; torch gives
+ * [3, -4, 4] (int64), [[-1, 0, 0], [0, -1, 0]], [2., -3., 3.] (float32) */
+Test(recorded, floor_divide_by_a_python_number_parses_as_the_scalar_overload)
+{
+    tj_graph *g = tj_graph_parse("graph(%y_1 : i64[3], %x_1 : f32[2, 3]):\n"
+                                 "    %floor_divide = aten.floor_divide.default(%y_1, 2)\n"
+                                 "    %floor_divide_1 = aten.floor_divide.default(%x_1, 2.5)\n"
+                                 "    %floor_divide_2 = aten.floor_divide.default(%y_1, 2.5)\n"
+                                 "    return (%floor_divide, %floor_divide_1, %floor_divide_2)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    cr_expect_eq(tj_graph_count_op(g, tj_op_find("aten::floor_divide.Scalar")), 3);
+    tj_tensor *in[2] = {i64(3, (int64_t[]){7, -7, 9}),
+                        test_f32(2, (int64_t[]){2, 3}, (float[]){-1.2f, 0.5f, 2.0f, 0.3f, -0.7f, 1.5f})};
+    tj_tensor *out[3];
+    test_replay(g, in, 2, out, 3);
+    test_expect_i64(out[0], 3, (int64_t[]){3, -4, 4});
+    test_expect_close(out[1], (double[]){-1, 0, 0, 0, -1, 0}, 6, 0, 0);
+    cr_assert_eq(tj_tensor_dtype(out[2]), TJ_FLOAT32);
+    test_expect_close(out[2], (double[]){2, -3, 3}, 3, 0, 0);
+    test_expect_error(tj_floor_divide_scalar(in[0], tj_v_int(0)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::floor_divide.Scalar", "ZeroDivisionError");
+    tj_graph_free(g);
 }
 
 /* torch: "derivative for aten::floor_divide is not implemented" */

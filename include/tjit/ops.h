@@ -324,6 +324,12 @@ tj_tensor *tj_fmod_scalar(tj_tensor *self, tj_value other);
  * they do not broadcast, TJ_ERR_INVALID_ARGUMENT for an integer zero divisor
  * ("ZeroDivisionError" in PyTorch); a float zero divisor gives +-inf or nan. */
 tj_tensor *tj_floor_divide(tj_tensor *self, tj_tensor *other);
+/** aten::floor_divide.Scalar: tj_floor_divide by a Scalar, which promotes
+ * as a wrapped number (int64 // 2 stays int64, // 2.5 gives float32), as
+ * tj_div_scalar_mode; make_fx records `y // 2` as floor_divide with a
+ * Scalar other, which tj_graph_parse reads as this overload. Result:
+ * self's shape. Errors as tj_floor_divide (naming aten::floor_divide.Scalar). */
+tj_tensor *tj_floor_divide_scalar(tj_tensor *self, tj_value other);
 /** aten::xlogy.Tensor: self * log(other), 0 where self == 0 (whatever
  * other, but nan), nan where other is nan (ATen's kernel; F.kl_div records
  * it). Operands broadcast; the dtype is result_type(self, other), an int64

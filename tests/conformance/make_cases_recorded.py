@@ -2,8 +2,9 @@
 """Writes the conformance cases of operators that torch 1.13's make_fx
 records of ordinary PyTorch code (bernoulli.p, whose cases serve
 bernoulli_.float, recorded by a training-mode dropout; bitwise_not;
-floor_divide; xlogy.Tensor; norm.ScalarOpt_dim) into OUTDIR
-(tests/conformance/cases), in the folder's final format, with PyTorch 1.13:
+floor_divide and its Scalar overload; xlogy.Tensor; norm.ScalarOpt_dim)
+into OUTDIR (tests/conformance/cases), in the folder's final format, with
+PyTorch 1.13:
 
     /usr/bin/python3 tests/conformance/make_cases_recorded.py tests/conformance/cases
 
@@ -79,6 +80,10 @@ case("i64", A.floor_divide.default, [torch.tensor([7, -7, 7, -7, 0, -2**63 + 1, 
 case("bcast_i64_by_f32", A.floor_divide.default, [torch.tensor([[7], [-7], [9]]), torch.tensor([2.0, -0.5])],
      "int64 by float32 broadcast: float32")
 case("f32_by_0d", A.floor_divide.default, [x.to(f32) * 10, torch.tensor(3.0)], "by a 0-dim tensor")
+case("i64_by_int", A.floor_divide.Scalar, [torch.tensor([7, -7, 9, 0]), 2], "y // 2: int64 stays int64")
+case("i64_by_float", A.floor_divide.Scalar, [torch.tensor([7, -7, 9, 0]), 2.5], "int64 // 2.5: float32")
+case("f64_by_neg", A.floor_divide.Scalar, [fa, -0.5], "float64 // -0.5, with zeros, inf and nan")
+case("f32_by_zero", A.floor_divide.Scalar, [fa.to(f32), 0.0], "x // 0.0: +-inf, nan")
 
 xa = torch.tensor([0., 0., 0., nan, 1., 2., 0.5, 3., -1.5, 1e-3, 0., 2.], dtype=f64)
 ya = torch.tensor([0., nan, -1., 1., nan, -1., 0.25, inf, 2., 0., inf, 1.], dtype=f64)
