@@ -11,24 +11,17 @@ expected outputs are torch's own (creation operators compute nothing a
 float64 reference would round differently), except for empty and new_empty:
 their values are unspecified in PyTorch and zero-filled in tjit, so the
 expected output is torch.zeros of torch's result's shape and dtype."""
-import json, os, sys
-import numpy as np
+import os, sys
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import call, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 A = torch.ops.aten
+torch.manual_seed(0)
 f32, f64, i64, b8 = torch.float32, torch.float64, torch.int64, torch.bool
-NAMES = {f32: "float32", f64: "float64", i64: "int64", b8: "bool"}
 UNSPECIFIED = (A.empty.memory_format, A.new_empty.default)
-
-
-def call(op, args):
-    """op with its keyword-only arguments by name."""
-    pos, kw = [], {}
-    for a, spec in zip(args, op._schema.arguments):
-        if spec.kwarg_only: kw[spec.name] = a
-        else: pos.append(a)
-    return op(*pos, **kw)
 
 
 def case(name, op, args, note, dtype=None):
@@ -36,29 +29,8 @@ def case(name, op, args, note, dtype=None):
     dtype) and None for the remaining keyword-only arguments."""
     n_kw = sum(1 for a in op._schema.arguments if a.kwarg_only)
     args = list(args) + [dtype] + [None] * (n_kw - 1)
-    assert len(args) == len(op._schema.arguments)
-    base = str(op).replace("aten.", "").replace(".default", "")
-    d = os.path.join(OUT, f"{base}__{name}")
-    os.makedirs(d, exist_ok=False)
-    jargs, n = [], 0
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            fn = f"in{n}.npy"; n += 1
-            np.save(os.path.join(d, fn), a.contiguous().numpy())
-            jargs.append({"tensor": fn})
-        elif isinstance(a, torch.dtype):
-            jargs.append({"dtype": NAMES[a]})
-        elif isinstance(a, float) and not np.isfinite(a):
-            jargs.append({"float": str(a)})
-        else:
-            jargs.append(a)
     out = call(op, args)
-    if op in UNSPECIFIED: out = torch.zeros_like(out)
-    np.save(os.path.join(d, "out0.npy"), out.contiguous().numpy())
-    rtol, atol = (1e-5, 1e-6) if out.dtype == f32 else (1e-10, 1e-12)
-    j = {"op": "aten::" + base, "args": jargs, "outputs": ["out0.npy"], "rtol": rtol, "atol": atol, "note": note}
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    write_case(OUT, name, op, args, note, torch.zeros_like(out) if op in UNSPECIFIED else out)
 
 
 case("int_end", A.arange.default, [7], "arange(7): int64")

@@ -10,9 +10,11 @@ outputs are computed in float64 from the same inputs and rounded to the
 output dtype, integer ones are torch's. The list-returning views (unbind.int,
 chunk, split_with_sizes) have no cases: the format holds one file per
 return and their number of pieces depends on the input."""
-import json, os, sys
-import numpy as np
+import os, sys
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import float64_reference, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 A = torch.ops.aten
@@ -20,37 +22,8 @@ f32, f64, i64, b8 = torch.float32, torch.float64, torch.int64, torch.bool
 torch.manual_seed(0)
 
 
-def call(op, args):
-    """op on copies of args (in-place operators write them), keyword-only
-    arguments by name."""
-    pos, kw = [], {}
-    for a, spec in zip(args, op._schema.arguments):
-        a = a.clone() if isinstance(a, torch.Tensor) else a
-        if spec.kwarg_only: kw[spec.name] = a
-        else: pos.append(a)
-    return op(*pos, **kw)
-
-
 def case(name, op, args, note):
-    base = str(op).replace("aten.", "").replace(".default", "")
-    d = os.path.join(OUT, f"{base}__{name}")
-    os.makedirs(d, exist_ok=False)
-    jargs, n = [], 0
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            fn = f"in{n}.npy"; n += 1
-            np.save(os.path.join(d, fn), a.contiguous().numpy())
-            jargs.append({"tensor": fn})
-        else:
-            jargs.append(a)
-    native = call(op, args)
-    ref = call(op, [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args])
-    ref = ref.to(native.dtype)
-    np.save(os.path.join(d, "out0.npy"), ref.contiguous().numpy())
-    rtol, atol = (1e-5, 1e-6) if native.dtype == f32 else (1e-10, 1e-12)
-    j = {"op": "aten::" + base, "args": jargs, "outputs": ["out0.npy"], "rtol": rtol, "atol": atol, "note": note}
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    write_case(OUT, name, op, args, note, float64_reference(op, args))
 
 
 x = torch.randn(3, 4, 5, dtype=f64)

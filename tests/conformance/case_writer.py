@@ -1,0 +1,58 @@
+"""What the make_cases_*.py generators share: one case folder (its inputs,
+the expected output, case.json) in the format README.md gives."""
+import json
+import os
+
+import numpy as np
+import torch
+
+NAMES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
+
+
+def call(op, args):
+    """op on copies of args (in-place operators write them), with its
+    keyword-only arguments by name."""
+    pos, kw = [], {}
+    for a, spec in zip(args, op._schema.arguments):
+        a = a.clone() if isinstance(a, torch.Tensor) else a
+        if spec.kwarg_only: kw[spec.name] = a
+        else: pos.append(a)
+    return op(*pos, **kw)
+
+
+def float64_reference(op, args):
+    """op computed on float64 copies of the floating-point tensors, rounded
+    to the dtype of op on args themselves."""
+    native = call(op, args)
+    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    return call(op, wide).to(native.dtype)
+
+
+def json_arg(a):
+    """A non-tensor argument as case.json writes it."""
+    if isinstance(a, torch.dtype): return {"dtype": NAMES[a]}
+    if isinstance(a, float) and not np.isfinite(a): return {"float": str(a)}
+    return a
+
+
+def write_case(out, name, op, args, note, expected):
+    """The case OUT/BASE__NAME of op (BASE: its name without "aten." and
+    ".default") with every schema argument in args; its expected output is
+    `expected` (a tensor, whose dtype sets the tolerances)."""
+    assert len(args) == len(op._schema.arguments)
+    base = str(op).replace("aten.", "").replace(".default", "")
+    d = os.path.join(out, f"{base}__{name}")
+    os.makedirs(d, exist_ok=False)
+    jargs, n = [], 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            fn = f"in{n}.npy"; n += 1
+            np.save(os.path.join(d, fn), a.contiguous().numpy())
+            jargs.append({"tensor": fn})
+        else:
+            jargs.append(json_arg(a))
+    np.save(os.path.join(d, "out0.npy"), expected.contiguous().numpy())
+    rtol, atol = (1e-5, 1e-6) if expected.dtype == torch.float32 else (1e-10, 1e-12)
+    j = {"op": "aten::" + base, "args": jargs, "outputs": ["out0.npy"], "rtol": rtol, "atol": atol, "note": note}
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(j, f, indent=0)
