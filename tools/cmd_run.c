@@ -23,6 +23,7 @@ static void usage(FILE *f)
                "python/tjit_fx.py's save_case writes such a graph, its inputs and torch's outputs.\n"
                "--decompose core first lowers the graph through the core decomposition table;\n"
                "--native compiles the fused elementwise loops with the system C compiler.\n"
+               "--threads N sets the kernels' threads (default: all cores).\n"
                "--out PREFIX writes output k to PREFIXk.npy. --expect OUT.npy (once per output, in\n"
                "order) checks each output against a reference, as torch.allclose with --rtol\n"
                "(default 1e-5) and --atol (default 1e-6): the exit status is 1 on a mismatch.\n"
