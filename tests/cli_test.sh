@@ -317,7 +317,7 @@ expect 1 "^output 0 DIFFERS from $work/lnref_0\.npy" out run "$fx/layer_norm.txt
 expect 1 '^output 0 DIFFERS from .*layer_norm\.out1\.npy' out run "$fx/layer_norm.txt" "${ln_in[@]}" \
     --expect "$fx/layer_norm.out1.npy"
 expect 1 "^tjit run: the graph takes 3 inputs, 1 \.npy file given" err run "$fx/layer_norm.txt" "$fx/layer_norm.in0.npy"
-expect 1 "^tjit run: output 0 is float32\[3, 6\], .*layer_norm\.out2\.npy holds float32\[3, 1\]" err run "$fx/layer_norm.txt" \
+expect 1 "^tjit run: output 0 is f32\[3, 6\], .*layer_norm\.out2\.npy holds f32\[3, 1\]" err run "$fx/layer_norm.txt" \
     "${ln_in[@]}" --expect "$fx/layer_norm.out2.npy"
 expect 1 "^tjit run: .*cannot open '$work/missing\.npy'" err run "$fx/layer_norm.txt" "$work/missing.npy" \
     "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy"
@@ -327,7 +327,7 @@ expect 1 "^tjit run: 2 --expect files for 1 output" err run "$fx/mlp_constants.t
     --expect "$fx/mlp_constants.out0.npy" --expect "$fx/mlp_constants.out0.npy"
 # an input the graph updates in place is named, and written with --out; --quiet prints no values
 printf 'graph(%%w : f32[6], %%b : f32[6]):\n    %%add_ = aten.add_.Tensor(%%w, %%b)\n    %%sum = aten.sum.default(%%add_)\n    return (%%sum,)\n' >"$work/update.txt"
-expect 0 "^input 0 \(float32\[6\]\) was updated in place: written to $work/u_in0\.npy" out run "$work/update.txt" \
+expect 0 "^input 0 \(f32\[6\]\) was updated in place: written to $work/u_in0\.npy" out run "$work/update.txt" \
     "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy" --out "$work/u_" --quiet
 grep -q '^tensor' "$work/out" && { echo "FAIL: tjit run --quiet printed values" >&2; failures=$((failures + 1)); }
 printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch.float16)\n    return (%%t,)\n' >"$work/half.txt"

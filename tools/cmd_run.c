@@ -70,23 +70,15 @@ static double max_abs_diff(const tj_tensor *out, const tj_tensor *ref)
     return worst;
 }
 
-/* "float32[3, 6]" into buf. */
-static const char *type_text(char *buf, size_t size, const tj_tensor *t)
-{
-    size_t n = (size_t)snprintf(buf, size, "%s[", tj_dtype_name(tj_tensor_dtype(t)));
-    for (int d = 0; d < tj_tensor_ndim(t) && n < size; d++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? ", " : "", (long long)tj_tensor_shape(t)[d]);
-    if (n < size) snprintf(buf + n, size - n, "]");
-    return buf;
-}
-
 /* Output k against its reference ref, read from path: prints the verdict;
  * 1 on a mismatch. */
 static int check_output(int k, const tj_tensor *out, const tj_tensor *ref, const char *path, double rtol, double atol)
 {
     /* allclose would broadcast a reference of another shape */
     char a[160], b[160];
-    if (strcmp(type_text(a, sizeof a, out), type_text(b, sizeof b, ref)))
+    tj_tensor_describe(out, a, sizeof a);
+    tj_tensor_describe(ref, b, sizeof b);
+    if (strcmp(a, b))
         return fprintf(stderr, "tjit run: output %d is %s, %s holds %s\n", k, a, path, b), 1;
     bool close = false;
     if (tj_allclose(out, ref, rtol, atol, true, &close) != TJ_OK)
@@ -102,7 +94,8 @@ static int report_outputs(const run_args *a, tj_tensor *const *outs, int n_out, 
     int rc = 0;
     for (int k = 0; k < n_out; k++) {
         char type[160];
-        printf("output %d: %s\n", k, type_text(type, sizeof type, outs[k]));
+        tj_tensor_describe(outs[k], type, sizeof type);
+        printf("output %d: %s\n", k, type);
         if (!a->quiet && tj_tensor_print(outs[k], stdout) != TJ_OK)
             return fprintf(stderr, "tjit run: %s\n", tj_last_error()), 1;
         if (a->out_prefix) {
@@ -124,7 +117,8 @@ static int report_updated_inputs(const run_args *a, tj_tensor *const *inputs, co
     for (int i = 0; i < n; i++) {
         if (tj_tensor_version(inputs[i]) == versions[i]) continue;
         char type[160];
-        printf("input %d (%s) was updated in place", i, type_text(type, sizeof type, inputs[i]));
+        tj_tensor_describe(inputs[i], type, sizeof type);
+        printf("input %d (%s) was updated in place", i, type);
         if (a->out_prefix) {
             char path[PATH_MAX];
             snprintf(path, sizeof path, "%sin%d.npy", a->out_prefix, i);
