@@ -414,6 +414,10 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake);
 /** New view object sharing `base`'s storage with the given geometry. */
 tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
                               const int64_t *strides, int64_t offset);
+/** New tensor over `s` (offset 0, the geometry given, checked by the
+ * caller), owned as tj_tensor_empty's result; takes the caller's reference
+ * on s, which is released on failure (NULL, TJ_ERR_OUT_OF_MEMORY). */
+tj_tensor *tj_tensor_on_storage(tj_storage *s, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides);
 void tj_contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 /** numel with overflow check, for a shape to allocate: TJ_ERR_OVERFLOW when
  * its element count (for an empty shape, the product of its nonzero sizes,

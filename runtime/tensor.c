@@ -259,6 +259,26 @@ static tj_tensor *adopted(tj_tensor *t)
     return t;
 }
 
+tj_tensor *tj_tensor_on_storage(tj_storage *s, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides)
+{
+    tj_tensor *t = tensor_alloc_struct();
+    if (!t) {
+        tj_storage_release(s);
+        return NULL;
+    }
+    t->dtype = dtype;
+    t->ndim = ndim;
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        t->shape[d] = shape[d];
+        t->strides[d] = strides[d];
+        n *= shape[d];
+    }
+    t->numel = n;
+    t->storage = s;
+    return adopted(t);
+}
+
 /* tj_tensor_empty / tj_tensor_fake: a new real or fake tensor, its arguments
  * checked with messages naming `who`. */
 static tj_tensor *tensor_new_checked(const char *who, tj_dtype dtype, int ndim, const int64_t *shape, bool fake)

@@ -346,6 +346,30 @@ const char *tj_plan_native_code_error(const tj_plan *p) { return p && p->native_
 int tj_plan_num_inputs(const tj_plan *p) { return p ? p->n_inputs : 0; }
 int tj_plan_num_outputs(const tj_plan *p) { return p ? p->n_outputs : 0; }
 
+static tj_status value_type(const tj_plan *p, const char *who, const char *what, int i, int n, const int *values,
+                            tj_dtype *dtype, int *ndim, int64_t *shape)
+{
+    if (!p || !dtype || !ndim || !shape) return tj_error_null("%s: NULL argument", who);
+    if (i < 0 || i >= n) return tj_error(TJ_ERR_INDEX, "%s: %s %d of %d", who, what, i, n);
+    const tj_pvalue *v = &p->values[values[i]];
+    *dtype = v->dtype;
+    *ndim = v->ndim;
+    memcpy(shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+    return TJ_OK;
+}
+
+tj_status tj_plan_input_type(const tj_plan *p, int i, tj_dtype *dtype, int *ndim, int64_t *shape)
+{
+    return value_type(p, "tj_plan_input_type", "input", i, p ? p->n_inputs : 0, p ? p->input_values : NULL, dtype,
+                      ndim, shape);
+}
+
+tj_status tj_plan_output_type(const tj_plan *p, int k, tj_dtype *dtype, int *ndim, int64_t *shape)
+{
+    return value_type(p, "tj_plan_output_type", "output", k, p ? p->n_outputs : 0, p ? p->output_values : NULL,
+                      dtype, ndim, shape);
+}
+
 /* ---- one run ---- */
 
 static tj_status type_error(const char *who, const char *what, int i, const tj_pvalue *v, const tj_tensor *t)

@@ -246,6 +246,12 @@ void tj_plan_free(tj_plan *p);
 /** Number of inputs and outputs of the compiled graph. */
 int tj_plan_num_inputs(const tj_plan *p);
 int tj_plan_num_outputs(const tj_plan *p);
+/** The dtype and shape that input `i` / output `k` was compiled for: the
+ * rank in *ndim, the sizes in shape[0..*ndim) (room for TJ_MAX_DIMS), what
+ * a caller allocates for tj_plan_run_into. TJ_ERR_INVALID_ARGUMENT for a
+ * NULL argument, TJ_ERR_INDEX when i or k is out of range. */
+tj_status tj_plan_input_type(const tj_plan *p, int i, tj_dtype *dtype, int *ndim, int64_t *shape);
+tj_status tj_plan_output_type(const tj_plan *p, int k, tj_dtype *dtype, int *ndim, int64_t *shape);
 
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any

@@ -15,5 +15,6 @@
 #include "decomp.h"
 #include "library.h"
 #include "safetensors.h"
+#include "dlpack.h"
 
 #endif

@@ -1,0 +1,148 @@
+/* DLPack import and export (include/tjit/dlpack.h). An imported tensor's
+ * storage belongs to a dl_import: the storage owner mechanism of
+ * runtime/internal.h (as a plan context's arena) runs the producer's deleter
+ * when the last tjit reference to the memory goes. An export holds a
+ * detached alias of the tensor, which keeps the storage alive. */
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+
+#include "autograd_internal.h"
+#include "internal.h"
+#include "tjit/dlpack.h"
+
+/* DLPack 0.8's bool code; Debian's header (0.6) predates it. */
+enum { TJ_DL_BOOL = 6 };
+
+typedef struct dl_import {
+    tj_storage_owner owner;
+    tj_storage storage;
+    /** Set once the tensor exists: a failed import leaves m to its caller. */
+    DLManagedTensor *managed;
+} dl_import;
+
+static void import_free(tj_storage_owner *o)
+{
+    dl_import *im = (dl_import *)((char *)o - offsetof(dl_import, owner));
+    if (im->managed && im->managed->deleter) im->managed->deleter(im->managed);
+    tj_free_object(im, sizeof *im);
+}
+
+static bool dtype_from_dl(DLDataType t, tj_dtype *out)
+{
+    if (t.code == kDLFloat && t.bits == 32) *out = TJ_FLOAT32;
+    else if (t.code == kDLFloat && t.bits == 64) *out = TJ_FLOAT64;
+    else if (t.code == kDLInt && t.bits == 64) *out = TJ_INT64;
+    else if (t.code == TJ_DL_BOOL && t.bits == 8) *out = TJ_BOOL;
+    else return false;
+    return true;
+}
+
+/* The bytes from the first element to the end of the last one, checking
+ * DLTensor's geometry; -1 with the error set. */
+static int64_t checked_extent(const DLTensor *d, const int64_t *strides, size_t esize)
+{
+    int64_t numel;
+    if (tj_checked_view_numel(d->ndim, d->shape, &numel, "tj_tensor_from_dlpack") != TJ_OK) return -1;
+    if (numel == 0) return 0;
+    int64_t last = 0;
+    for (int k = 0; k < d->ndim; k++) {
+        if (strides[k] < 0)
+            return tj_error(TJ_ERR_UNSUPPORTED, "tj_tensor_from_dlpack: stride %lld of dim %d is negative",
+                            (long long)strides[k], k), -1;
+        int64_t step;
+        if (__builtin_mul_overflow(d->shape[k] - 1, strides[k], &step) || __builtin_add_overflow(last, step, &last))
+            return tj_error(TJ_ERR_OVERFLOW, "tj_tensor_from_dlpack: the strides reach past int64 elements"), -1;
+    }
+    int64_t bytes;
+    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, (int64_t)esize, &bytes))
+        return tj_error(TJ_ERR_OVERFLOW, "tj_tensor_from_dlpack: the strides reach past int64 bytes"), -1;
+    return bytes;
+}
+
+tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
+{
+    static const char *who = "tj_tensor_from_dlpack";
+    if (!m) return tj_error_null("%s: NULL managed tensor", who), NULL;
+    const DLTensor *d = &m->dl_tensor;
+    tj_dtype dtype;
+    if (d->device.device_type != kDLCPU)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: device type %d is not the CPU (kDLCPU = 1)", who,
+                        (int)d->device.device_type), NULL;
+    if (!dtype_from_dl(d->dtype, &dtype) || d->dtype.lanes != 1)
+        return tj_error(TJ_ERR_UNSUPPORTED,
+                        "%s: dtype code %u, %u bits, %u lanes: tjit has float32, float64, int64 and bool (one lane)",
+                        who, d->dtype.code, d->dtype.bits, d->dtype.lanes), NULL;
+    if (d->ndim < 0 || d->ndim > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: rank %d is outside 0..%d", who, d->ndim, TJ_MAX_DIMS), NULL;
+    if (d->ndim && !d->shape) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL shape for rank %d", who, d->ndim), NULL;
+    int64_t strides[TJ_MAX_DIMS];
+    if (d->strides) {
+        for (int k = 0; k < d->ndim; k++) strides[k] = d->strides[k];
+    } else {
+        tj_contiguous_strides(d->ndim, d->shape, strides);
+    }
+    size_t esize = tj_dtype_size(dtype);
+    int64_t extent = checked_extent(d, strides, esize);
+    if (extent < 0) return NULL;
+    /* an empty tensor's data may be NULL; tjit's never is (memcpy of 0 bytes from NULL is undefined) */
+    static _Alignas(64) char no_elements[64];
+    char *data = d->data ? (char *)d->data + d->byte_offset : extent ? NULL : no_elements;
+    if (!data) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL data for %lld bytes", who, (long long)extent), NULL;
+    if ((uintptr_t)data % esize)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: data at %p is not aligned to its %zu-byte %s elements", who,
+                        (void *)data, esize, tj_dtype_name(dtype)), NULL;
+
+    dl_import *im = tj_alloc_object(sizeof *im);
+    if (!im) return tj_oom(who, sizeof *im), NULL;
+    *im = (dl_import){.owner.free = import_free,
+                      .storage = {.data = data, .nbytes = (size_t)extent, .owner = &im->owner}};
+    atomic_init(&im->owner.refcount, 1); /* the storage's */
+    atomic_init(&im->storage.refcount, 1);
+    atomic_init(&im->storage.version, 0);
+    atomic_init(&im->storage.n_detached, 0);
+    tj_tensor *t = tj_tensor_on_storage(&im->storage, dtype, d->ndim, d->shape, strides);
+    if (!t) return NULL; /* im went with the storage, m->deleter not run */
+    im->managed = m;
+    return t;
+}
+
+typedef struct dl_export {
+    DLManagedTensor m;
+    int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS];
+} dl_export;
+
+static void export_delete(DLManagedTensor *m)
+{
+    tj_tensor_release(m->manager_ctx);
+    tj_free_object(m, sizeof(dl_export));
+}
+
+DLManagedTensor *tj_tensor_to_dlpack(tj_tensor *t)
+{
+    if (!t) return tj_error_null("tj_tensor_to_dlpack: NULL tensor"), NULL;
+    if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_to_dlpack: a fake tensor has no memory"), NULL;
+    dl_export *e = tj_alloc_object(sizeof *e);
+    tj_tensor *alias = e ? tj_tensor_new_view(t, t->ndim, t->shape, t->strides, t->offset) : NULL;
+    if (!alias) {
+        tj_free_object(e, sizeof *e);
+        return tj_oom("tj_tensor_to_dlpack", sizeof *e), NULL;
+    }
+    tj_tensor_mark_detached(alias);
+    static const DLDataType codes[TJ_NUM_DTYPES] = {
+        [TJ_FLOAT32] = {kDLFloat, 32, 1}, [TJ_FLOAT64] = {kDLFloat, 64, 1},
+        [TJ_INT64] = {kDLInt, 64, 1},     [TJ_BOOL] = {TJ_DL_BOOL, 8, 1}};
+    for (int k = 0; k < t->ndim; k++) {
+        e->shape[k] = t->shape[k];
+        e->strides[k] = t->strides[k];
+    }
+    e->m = (DLManagedTensor){
+        .dl_tensor = {.data = (char *)t->storage->data + t->offset * (int64_t)tj_dtype_size(t->dtype),
+                      .device = {kDLCPU, 0},
+                      .ndim = t->ndim,
+                      .dtype = codes[t->dtype],
+                      .shape = e->shape,
+                      .strides = e->strides},
+        .manager_ctx = alias,
+        .deleter = export_delete};
+    return &e->m;
+}
