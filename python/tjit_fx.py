@@ -29,7 +29,7 @@ import struct
 import subprocess
 
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8"}
 INLINE_MAX = 16  # elements of a constant written in the graph's body, as tracer/print.c
@@ -226,8 +226,7 @@ def _call(node, slots, ops):
     return "    %s = %s(%s)" % (names, target, ", ".join(args))
 
 
-def _output(node):
-    results = tree_flatten(node.args[0])[0]  # an LSTM's (output, (h, c))
+def _output(results):
     for r in results:
         if not isinstance(r, torch.fx.Node):
             raise ValueError("output: %r is no value of the graph (tjit returns tensors only)" % (r,))
@@ -259,6 +258,11 @@ def to_tjit_text(gm, *example_inputs, ops=None):
     (tjit_ops()), to name a missing one here; without it, tj_graph_parse
     names it. Raises ValueError naming the node for what the text cannot
     hold."""
+    return _text(gm, example_inputs, ops, lambda results: results)
+
+
+def _text(gm, example_inputs, ops, returned):
+    """to_tjit_text, returning returned(gm's outputs, flattened)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
     if len(examples) != len(placeholders):
@@ -275,7 +279,7 @@ def to_tjit_text(gm, *example_inputs, ops=None):
                 continue
             lines.append(_call(n, slots, ops))
         elif n.op == "output":
-            lines.append(_output(n))
+            lines.append(_output(returned(tree_flatten(n.args[0])[0])))  # an LSTM's (output, (h, c))
         elif n.op not in ("placeholder", "call_function"):
             raise ValueError("%s: %s nodes have no form in tjit's text (make_fx writes call_function)" % (n.name, n.op))
     return "\n".join(lines + blocks) + "\n"
@@ -312,3 +316,60 @@ def save_case(prefix, gm, *example_inputs, ops=None, tjit="tjit"):
         save("%s.out%d.npy" % (prefix, k), t)
         command += ["--expect", "%s.out%d.npy" % (prefix, k)]
     return " ".join(command)
+
+
+def compile(gm, *example_inputs, decompose=False):
+    """gm (from make_fx, or a graph functorch's aot_function hands its
+    compilers) compiled by tjit in this process (python/tjit.py): returns a
+    function called as gm is (inputs nested as gm takes them) that returns
+    gm's outputs, nested as gm returns them (None where gm returns None, as
+    an AOT backward graph does for inputs without gradients), computed by a
+    tjit plan reading and writing the torch tensors' memory through DLPack,
+    without a copy (inputs gm updates in place are updated). example_inputs
+    as for to_tjit_text; the plan is compiled for their dtypes and shapes
+    (other strides are fine). decompose: lower the graph through tjit's
+    core decomposition table first. The function carries .plan (tjit.Plan)
+    and .text (the graph text). Raises ValueError as to_tjit_text,
+    tjit.TjitError for what tjit refuses."""
+    import tjit
+
+    text = _text(gm, example_inputs, None, lambda results: [r for r in results if r is not None])
+    graph = tjit.Graph(text)
+    plan = (graph.decompose() if decompose else graph).compile()
+    returned, spec = tree_flatten(next(n for n in gm.graph.nodes if n.op == "output").args[0])
+    present = [r is not None for r in returned]
+
+    def run(*args):
+        outputs = iter(plan(*tree_flatten(list(args))[0]))
+        return tree_unflatten([next(outputs) if p else None for p in present], spec)
+
+    run.plan, run.text = plan, text
+    return run
+
+
+def _aot_compilers(decompose):
+    from functorch.compile import make_boxed_func
+
+    def compiler(gm, example_inputs):  # AOTAutograd calls it with a list of arguments (boxed)
+        return make_boxed_func(compile(gm, *example_inputs, decompose=decompose))
+
+    return {"fw_compiler": compiler, "bw_compiler": compiler}
+
+
+def aot_function(fn, decompose=False, **kwargs):
+    """fn traced as functorch.compile.aot_function traces it (forward and
+    backward graphs, AOTAutograd), each graph compiled by compile(): tjit
+    as a backend of PyTorch training. kwargs go to aot_function
+    (partition_fn, decompositions, ...). Retraces for new input shapes, as
+    aot_function does."""
+    from functorch.compile import aot_function as aot
+
+    return aot(fn, **_aot_compilers(decompose), **kwargs)
+
+
+def aot_module(module, decompose=False, **kwargs):
+    """aot_function for an nn.Module (functorch.compile.aot_module): its
+    parameters and buffers are the graph's inputs, read in place."""
+    from functorch.compile import aot_module as aot
+
+    return aot(module, **_aot_compilers(decompose), **kwargs)

@@ -1,0 +1,235 @@
+"""tjit from Python, in-process: graph text parsed, lowered with the core
+decomposition table, compiled into a plan and run on NumPy arrays or
+PyTorch tensors, whose memory the plan reads and writes in place through
+DLPack (tj_tensor_from_dlpack), without a copy. ctypes over libtjit.so;
+the standard library only (NumPy or torch for the arrays).
+
+    import numpy as np, tjit
+    plan = tjit.Graph(text).compile()            # or Graph.load(path); .decompose() first
+    (y,) = plan(x, w)                            # new arrays of the kind of the inputs
+    plan(x, w, out=[y])                          # into arrays of the caller's
+
+The library: $TJIT_LIB, else this checkout's build/libtjit.so, else the
+installed libtjit.so. Every failure raises TjitError with tjit's message."""
+import ctypes
+import ctypes.util
+import os
+
+DTYPES = ("float32", "float64", "int64", "bool")  # tj_dtype's order (include/tjit/core.h)
+MAX_DIMS = 8  # TJ_MAX_DIMS
+DL_BOOL = 6  # DLPack 0.8's kDLBool: neither torch 1.13 nor NumPy 1.24 export bool, so a uint8 view is relabelled
+
+
+class TjitError(RuntimeError):
+    """A tjit call failed; the message is tj_last_error()'s."""
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):  # dlpack.h's DLTensor, the head of DLManagedTensor
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int), ("device_id", ctypes.c_int),
+                ("ndim", ctypes.c_int), ("dtype", _DLDataType), ("shape", ctypes.c_void_p),
+                ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+
+def _library_path():
+    if os.environ.get("TJIT_LIB"):
+        return os.environ["TJIT_LIB"]
+    built = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "libtjit.so")
+    return built if os.path.exists(built) else ctypes.util.find_library("tjit") or "libtjit.so"
+
+
+def _load():
+    path = _library_path()
+    # compile and run release the GIL (CDLL); tj_tensor_release holds it
+    # (PyDLL): it may run a Python producer's DLPack deleter (NumPy's)
+    lib, held = ctypes.CDLL(path), ctypes.PyDLL(path)
+    p, i, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    for name, res, args in [
+        ("tj_last_error", ctypes.c_char_p, []),
+        ("tj_graph_parse", p, [ctypes.c_char_p]),
+        ("tj_graph_free", None, [p]),
+        ("tj_graph_num_inputs", i, [p]),
+        ("tj_graph_num_outputs", i, [p]),
+        ("tj_graph_to_string", p, [p]),
+        ("tj_core_decompositions", p, []),
+        ("tj_graph_decompose", p, [p, p]),
+        ("tj_compile", p, [p, p]),
+        ("tj_plan_free", None, [p]),
+        ("tj_plan_num_inputs", i, [p]),
+        ("tj_plan_num_outputs", i, [p]),
+        ("tj_plan_input_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
+        ("tj_plan_output_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
+        ("tj_plan_run_into", i, [p, ctypes.POINTER(p), i, ctypes.POINTER(p)]),
+        ("tj_tensor_from_dlpack", p, [p]),
+        ("tj_set_num_threads", None, [i]),
+        ("tj_get_num_threads", i, []),
+    ]:
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    held.tj_tensor_release.restype, held.tj_tensor_release.argtypes = None, [p]
+    libc = ctypes.CDLL(None)
+    libc.free.restype, libc.free.argtypes = None, [p]
+    return lib, held.tj_tensor_release, libc.free
+
+
+_lib, _release, _free = _load()
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+_capsule_rename = ctypes.pythonapi.PyCapsule_SetName
+_capsule_rename.restype, _capsule_rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _fail(what):
+    message = (_lib.tj_last_error() or b"").decode()
+    raise TjitError(message if message.startswith(what) else "%s: %s" % (what, message))
+
+
+def set_num_threads(n):
+    """Threads inside kernels (tj_set_num_threads), for eager calls and plans."""
+    _lib.tj_set_num_threads(int(n))
+
+
+def get_num_threads():
+    return _lib.tj_get_num_threads()
+
+
+class Graph:
+    """A tjit graph (tj_graph) from its text, as `tjit graph` prints it and
+    tjit_fx.to_tjit_text writes it."""
+
+    def __init__(self, text, _handle=None):
+        self._handle = _handle or _lib.tj_graph_parse(text.encode())
+        if not self._handle:
+            _fail("tj_graph_parse")
+
+    @classmethod
+    def load(cls, path):
+        with open(path) as f:
+            return cls(f.read())
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.tj_graph_free(self._handle)
+
+    def __str__(self):
+        s = _lib.tj_graph_to_string(self._handle)
+        if not s:
+            _fail("tj_graph_to_string")
+        try:
+            return ctypes.string_at(s).decode()
+        finally:
+            _free(s)
+
+    @property
+    def num_inputs(self):
+        return _lib.tj_graph_num_inputs(self._handle)
+
+    @property
+    def num_outputs(self):
+        return _lib.tj_graph_num_outputs(self._handle)
+
+    def decompose(self):
+        """The graph lowered through the core decomposition table
+        (tj_graph_decompose with tj_core_decompositions: torch._decomp's
+        core_aten_decompositions), as `tjit run --decompose core`."""
+        table = _lib.tj_core_decompositions()
+        handle = table and _lib.tj_graph_decompose(self._handle, table)
+        if not handle:
+            _fail("tj_graph_decompose")
+        return Graph(None, _handle=handle)
+
+    def compile(self):
+        """A Plan for the graph's input types (tj_compile, default options)."""
+        return Plan(self)
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith("torch")
+
+
+def _dlpack_tensor(x):
+    """A new tjit tensor over x's memory (x: a NumPy array or a torch
+    tensor); the caller releases it."""
+    is_bool = str(x.dtype) in ("bool", "torch.bool")
+    if _is_torch(x):
+        import torch
+        x = x.detach()  # torch refuses to export a tensor that requires grad
+        x = x.view(torch.uint8) if is_bool else x  # exported as uint8, relabelled below
+    elif is_bool:
+        x = x.view("uint8")
+    try:
+        capsule = x.__dlpack__()
+    except BufferError:  # NumPy: a read-only array (an input only reads it)
+        capsule = x.copy().__dlpack__()
+    managed = _capsule_pointer(capsule, b"dltensor")
+    if is_bool:
+        _DLTensor.from_address(managed).dtype.code = DL_BOOL
+    t = _lib.tj_tensor_from_dlpack(managed)
+    if not t:
+        _fail("tj_tensor_from_dlpack")
+    _capsule_rename(capsule, b"used_dltensor")  # tjit owns it now: the capsule must not delete it
+    return t
+
+
+def _types(handle, count, query):
+    types = []
+    for k in range(count):
+        dtype, ndim, shape = ctypes.c_int(), ctypes.c_int(), (ctypes.c_int64 * MAX_DIMS)()
+        if query(handle, k, ctypes.byref(dtype), ctypes.byref(ndim), shape) != 0:
+            _fail(query.__name__)
+        types.append((DTYPES[dtype.value], tuple(shape[:ndim.value])))
+    return types
+
+
+class Plan:
+    """A compiled graph (tj_plan): runs with no dispatch and no allocation
+    but its outputs', on inputs of the types compiled for."""
+
+    def __init__(self, graph):
+        self.graph = graph  # the plan reads the graph's constants
+        self._handle = _lib.tj_compile(graph._handle, None)
+        if not self._handle:
+            _fail("tj_compile")
+        self.input_types = _types(self._handle, _lib.tj_plan_num_inputs(self._handle), _lib.tj_plan_input_type)
+        self.output_types = _types(self._handle, _lib.tj_plan_num_outputs(self._handle), _lib.tj_plan_output_type)
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.tj_plan_free(self._handle)
+
+    def __call__(self, *inputs, out=None):
+        """Runs the plan on `inputs` (NumPy arrays or torch tensors of the
+        compiled dtypes and shapes, any strides; inputs the graph updates
+        in place are updated in the caller's memory) and returns the outputs:
+        `out` (a list of arrays or tensors of the output types) when given,
+        else new ones of the inputs' kind (torch when any input is a torch
+        tensor; a plan without inputs gives NumPy arrays)."""
+        if len(inputs) != len(self.input_types):
+            raise TjitError("plan: %d inputs given, the graph takes %d" % (len(inputs), len(self.input_types)))
+        if out is None:
+            out = [_empty(dtype, shape, inputs) for dtype, shape in self.output_types]
+        elif len(out) != len(self.output_types):
+            raise TjitError("plan: %d outputs given, the graph returns %d" % (len(out), len(self.output_types)))
+        made = []
+        try:
+            for x in list(inputs) + list(out):
+                made.append(_dlpack_tensor(x))
+            n = len(inputs)
+            ins, outs = (ctypes.c_void_p * max(n, 1))(*made[:n]), (ctypes.c_void_p * max(len(out), 1))(*made[n:])
+            if _lib.tj_plan_run_into(self._handle, ins, n, outs) != 0:
+                _fail("tj_plan_run_into")
+        finally:
+            for t in made:
+                _release(t)
+        return list(out)
+
+
+def _empty(dtype, shape, like):
+    if any(_is_torch(x) for x in like):
+        import torch
+        return torch.empty(shape, dtype=getattr(torch, dtype))
+    import numpy
+    return numpy.empty(shape, dtype=dtype)

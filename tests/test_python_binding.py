@@ -1,0 +1,102 @@
+"""python/tjit.py (ctypes over libtjit.so, arrays shared through DLPack)
+on NumPy arrays: values against NumPy's, memory shared both ways, the
+DLPack deleters run (each array's reference count back where it was), and
+tjit's errors raised as TjitError. NumPy only: the suite must not need
+torch. Run by meson with TJIT_LIB set to the build's libtjit.so."""
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import tjit  # noqa: E402
+
+ADD_RELU = """graph(%x : f32[2, 3], %y : f32[3]):
+    %add = aten.add.Tensor(%x, %y)
+    %relu = aten.relu.default(%add)
+    %gt = aten.gt.Scalar(%relu, 2)
+    return (%relu, %gt)
+"""
+X = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+Y = np.array([1, 1, 0.5], np.float32)
+RELU = np.array([[0, 3, 0], [5, 0, 6.5]], np.float32)
+
+
+class Binding(unittest.TestCase):
+    def setUp(self):
+        self.plan = tjit.Graph(ADD_RELU).compile()
+
+    def test_runs_on_numpy_arrays(self):
+        self.assertEqual(self.plan.input_types, [("float32", (2, 3)), ("float32", (3,))])
+        self.assertEqual(self.plan.output_types, [("float32", (2, 3)), ("bool", (2, 3))])
+        relu, gt = self.plan(X, Y)
+        np.testing.assert_array_equal(relu, RELU)
+        self.assertEqual(gt.dtype, np.bool_)
+        np.testing.assert_array_equal(gt, RELU > 2)
+
+    def test_strided_and_read_only_inputs(self):
+        xt = np.ascontiguousarray(X.T).T  # X's values, column-major
+        self.assertFalse(xt.flags.c_contiguous)
+        np.testing.assert_array_equal(self.plan(xt, Y)[0], RELU)
+        ro = X.copy()
+        ro.flags.writeable = False
+        np.testing.assert_array_equal(self.plan(ro, Y)[0], RELU)
+
+    def test_outputs_into_the_callers_arrays(self):
+        out = [np.full((2, 3), 7, np.float32), np.zeros((2, 3), np.bool_)]
+        got = self.plan(X, Y, out=out)
+        self.assertIs(got[0], out[0])
+        np.testing.assert_array_equal(out[0], RELU)
+        np.testing.assert_array_equal(out[1], RELU > 2)
+
+    def test_every_dlpack_reference_is_given_back(self):
+        before = [sys.getrefcount(a) for a in (X, Y)]
+        for _ in range(3):
+            self.plan(X, Y)
+        with self.assertRaises(tjit.TjitError):  # the second input fails after the first was wrapped
+            self.plan(X, Y.astype(np.int32))
+        self.assertEqual([sys.getrefcount(a) for a in (X, Y)], before)
+
+    def test_inputs_updated_in_place_are_the_callers(self):
+        plan = tjit.Graph("graph(%x : f32[3]):\n"
+                          "    %add_ = aten.add_.Tensor(%x, 1)\n"
+                          "    %mul = aten.mul.Tensor(%add_, 2)\n"
+                          "    return (%mul,)\n").compile()
+        x = np.array([1, 2, 3], np.float32)
+        (doubled,) = plan(x)
+        np.testing.assert_array_equal(x, [2, 3, 4])
+        np.testing.assert_array_equal(doubled, [4, 6, 8])
+
+    def test_decomposed_graph_gives_the_same_values(self):
+        lowered = tjit.Graph(ADD_RELU).decompose()
+        self.assertIn("aten.maximum.default", str(lowered))
+        self.assertNotIn("aten.relu", str(lowered))
+        relu, gt = lowered.compile()(X, Y)
+        np.testing.assert_array_equal(relu, RELU)
+        np.testing.assert_array_equal(gt, RELU > 2)
+
+    def test_errors_carry_tjits_message(self):
+        cases = [
+            (lambda: tjit.Graph("graph(%x : f32[2]):\n    %y = aten.nope.default(%x)\n    return (%y,)\n"),
+             "unknown operator aten::nope.default"),
+            (lambda: self.plan(X), "1 inputs given, the graph takes 2"),
+            (lambda: self.plan(X.astype(np.float64), Y), "compiled for float32[2, 3]"),
+            (lambda: self.plan(X.astype(np.int32), Y), "32 bits"),
+            (lambda: self.plan(X, Y, out=[np.empty((3, 2), np.float32), np.empty((2, 3), bool)]), "[3, 2]"),
+        ]
+        for call, needle in cases:
+            with self.assertRaises(tjit.TjitError) as caught:
+                call()
+            self.assertIn(needle, str(caught.exception))
+
+    def test_threads(self):
+        n = tjit.get_num_threads()
+        tjit.set_num_threads(1)
+        self.assertEqual(tjit.get_num_threads(), 1)
+        np.testing.assert_array_equal(self.plan(X, Y)[0], RELU)
+        tjit.set_num_threads(n)
+
+
+if __name__ == "__main__":
+    unittest.main()
