@@ -318,30 +318,61 @@ def save_case(prefix, gm, *example_inputs, ops=None, tjit="tjit"):
     return " ".join(command)
 
 
+def _input_alias(node):
+    """Whether node is a placeholder, or a view of one through view
+    operators only (t, view, expand, detach, ...)."""
+    while isinstance(node, torch.fx.Node) and node.op == "call_function":
+        schema = getattr(node.target, "_schema", None)
+        if (schema is None or schema.is_mutable or len(schema.returns) != 1
+                or not isinstance(schema.returns[0].type, torch.TensorType) or schema.returns[0].alias_info is None):
+            return False
+        node = node.args[0]
+    return isinstance(node, torch.fx.Node) and node.op == "placeholder"
+
+
 def compile(gm, *example_inputs, decompose=False):
     """gm (from make_fx, or a graph functorch's aot_function hands its
     compilers) compiled by tjit in this process (python/tjit.py): returns a
     function called as gm is (inputs nested as gm takes them) that returns
-    gm's outputs, nested as gm returns them (None where gm returns None, as
-    an AOT backward graph does for inputs without gradients), computed by a
-    tjit plan reading and writing the torch tensors' memory through DLPack,
-    without a copy (inputs gm updates in place are updated). example_inputs
-    as for to_tjit_text; the plan is compiled for their dtypes and shapes
-    (other strides are fine). decompose: lower the graph through tjit's
-    core decomposition table first. The function carries .plan (tjit.Plan)
-    and .text (the graph text). Raises ValueError as to_tjit_text,
-    tjit.TjitError for what tjit refuses."""
+    gm's outputs, nested as gm returns them, computed by a tjit plan reading
+    and writing the torch tensors' memory through DLPack, without a copy
+    (inputs gm updates in place are updated). As AOTAutograd's runtime
+    wrapper does, outputs that are inputs or views of them (a forward graph
+    returns the input and t(weight) for its backward) are made again from
+    the inputs by torch, as views, and None outputs (an AOT backward graph's
+    for inputs without gradients) stay None: the plan computes the rest.
+    example_inputs as for to_tjit_text; the plan is compiled for their
+    dtypes and shapes (other strides are fine). decompose: lower the graph
+    through tjit's core decomposition table first. The function carries
+    .plan (tjit.Plan) and .text (the graph text). Raises ValueError as
+    to_tjit_text, tjit.TjitError for what tjit refuses."""
     import tjit
 
-    text = _text(gm, example_inputs, None, lambda results: [r for r in results if r is not None])
+    returned, spec = tree_flatten(next(n for n in gm.graph.nodes if n.op == "output").args[0])
+    aliases = {r for r in returned if _input_alias(r)}
+    computed = [r for r in returned if r is not None and r not in aliases]
+    text = _text(gm, example_inputs, None, lambda results: computed)
     graph = tjit.Graph(text)
     plan = (graph.decompose() if decompose else graph).compile()
-    returned, spec = tree_flatten(next(n for n in gm.graph.nodes if n.op == "output").args[0])
-    present = [r is not None for r in returned]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    views = []  # the view calls the aliases need, in graph order
+    for r in aliases:
+        while r.op == "call_function":
+            views.append(r)
+            r = r.args[0]
+    views = [n for n in gm.graph.nodes if n in set(views)]
 
     def run(*args):
-        outputs = iter(plan(*tree_flatten(list(args))[0]))
-        return tree_unflatten([next(outputs) if p else None for p in present], spec)
+        flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
+        values = dict(zip(computed, plan(*flat)))
+        values.update(zip(placeholders, flat))
+        for n in views:
+            values[n] = n.target(*torch.fx.node.map_arg(n.args, values.__getitem__), **n.kwargs)
+        return tree_unflatten([None if r is None else values[r] for r in returned], spec)
+
+    pytree_info = getattr(gm.graph._codegen, "pytree_info", None)  # make_fx of a function taking or returning nests
+    if pytree_info is not None and pytree_info.out_spec is not None:
+        spec = pytree_info.out_spec
 
     run.plan, run.text = plan, text
     return run

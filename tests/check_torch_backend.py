@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Checks tjit as a PyTorch backend (python/tjit_fx.py's compile,
+aot_function and aot_module over python/tjit.py) against torch eager, for
+the module kinds a PyTorch user brings: forward passes, and training steps
+(AOTAutograd's forward and backward graphs run by tjit, torch's optimiser)
+of an MLP, a CNN with BatchNorm, a GPT block, an LSTM and an embedding
+model, plain and through tjit's core decompositions. Needs torch (1.13,
+Debian's python3-torch), so the suite does not run it (it runs
+tests/test_python_binding.py, NumPy only); run it after changing either
+module, from the checkout after building:
+
+    OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/check_torch_backend.py
+
+Prints one line per case and exits 1 when any differs from torch beyond
+float32 tolerances (outputs, losses over 4 steps, every parameter after)."""
+import copy
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+import tjit_fx  # noqa: E402
+from make_fx_import import AttentionBlock  # noqa: E402
+
+warnings.filterwarnings("ignore", category=UserWarning)
+RTOL, ATOL = 1e-4, 1e-5
+failures = []
+
+
+def close(a, b):
+    return torch.allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def report(name, ok, detail=""):
+    print("%-50s %s %s" % (name, "ok" if ok else "FAILED", detail))
+    if not ok:
+        failures.append(name)
+
+
+class Lstm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, batch_first=True)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.head(out[:, -1]) + c.sum()
+
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.norm = nn.LayerNorm(16)
+        self.head = nn.Linear(16, 50)
+
+    def forward(self, tokens):
+        return self.head(F.gelu(self.norm(self.embed(tokens)))).flatten(0, 1)
+
+
+def models():
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    cnn = nn.Sequential(nn.Conv2d(1, 8, 5, padding=2), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                        nn.Linear(8 * 14 * 14, 10))
+    labels = torch.randint(0, 10, (16,))
+    tokens = torch.randint(0, 50, (4, 12))
+    return [
+        ("mlp", mlp, torch.randn(16, 784), lambda out: F.cross_entropy(out, labels)),
+        ("cnn with BatchNorm", cnn, torch.randn(16, 1, 28, 28), lambda out: F.cross_entropy(out, labels)),
+        ("GPT block", AttentionBlock(d=64, heads=4), torch.randn(2, 16, 64), lambda out: out.pow(2).mean()),
+        ("LSTM", Lstm(), torch.randn(4, 10, 8), lambda out: out.pow(2).mean()),
+        ("embedding, LayerNorm, GELU", Embed(), tokens, lambda out: F.cross_entropy(out, tokens.flatten())),
+    ]
+
+
+def check_forward(name, module, x, decompose):
+    module = copy.deepcopy(module).eval()
+    with torch.no_grad():
+        gm = make_fx(lambda x: module(x))(x)
+        got, want = tjit_fx.compile(gm, x, decompose=decompose)(x), module(x)
+    report("%s forward%s" % (name, " (decomposed)" if decompose else ""), close(got, want),
+           "max |diff| %.2g" % (got - want).abs().max().item())
+
+
+def check_training(name, module, x, loss_fn, decompose):
+    """Losses and parameters against torch eager; buffers (BatchNorm's
+    running statistics) against AOTAutograd with functorch's nop compilers:
+    functorch 1.13's aot_module updates them at each of its traces too."""
+    from functorch.compile import aot_module, nop
+
+    models = [copy.deepcopy(module) for _ in range(3)]
+    runs = [models[0], aot_module(models[1], fw_compiler=nop, bw_compiler=nop),
+            tjit_fx.aot_module(models[2], decompose=decompose)]
+    losses = []
+    for model, run in zip(models, runs):
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        losses.append([])
+        for _ in range(4):
+            opt.zero_grad()
+            loss = loss_fn(run(x))
+            loss.backward()
+            opt.step()
+            losses[-1].append(loss.item())
+    eager, aot, tjit = (dict(m.named_parameters()) for m in models)
+    buffers = [dict(m.named_buffers()) for m in models]
+    worst = max([(v - tjit[k]).abs().max().item() for k, v in eager.items()] + [0])
+    ok = (all(close(torch.tensor(a), torch.tensor(b)) for a, b in zip(losses[0], losses[2]))
+          and all(close(tjit[k], v) for k, v in eager.items())
+          and all(close(buffers[2][k].double(), v.double()) for k, v in buffers[1].items()))
+    report("%s training, 4 steps%s" % (name, " (decomposed)" if decompose else ""), ok,
+           "last loss %.5f / %.5f, max |parameter diff| %.2g" % (losses[0][-1], losses[2][-1], worst))
+
+
+def check_nested_and_aliases():
+    """Nested inputs and outputs, an output that is an input's view, a None."""
+    def f(params, x):
+        y = x @ params["w"]
+        return {"y": y, "wt": params["w"].t(), "x": x, "pair": (y.sum(), None)}
+    params, x = {"w": torch.randn(3, 4)}, torch.randn(2, 3)
+    gm = make_fx(f)(params, x)
+    got, want = tjit_fx.compile(gm, params, x)(params, x), f(params, x)
+    ok = (close(got["y"], want["y"]) and close(got["pair"][0], want["pair"][0]) and got["pair"][1] is None
+          and got["wt"].data_ptr() == params["w"].data_ptr() and got["x"] is x)
+    report("nested inputs and outputs, input aliases", ok)
+
+
+def main():
+    for name, module, x, loss_fn in models():
+        for decompose in (False, True):
+            check_forward(name, module, x, decompose)
+            check_training(name, module, x, loss_fn, decompose)
+    check_nested_and_aliases()
+    print("%d failed" % len(failures) if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
