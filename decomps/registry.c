@@ -29,6 +29,7 @@ void tj_register_all_any_decompositions(void);
 void tj_register_pixel_shuffle_decompositions(void);
 void tj_register_overload_decompositions(void);
 void tj_register_pad_decompositions(void);
+void tj_register_masked_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -58,4 +59,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_pixel_shuffle_decompositions();
     tj_register_overload_decompositions();
     tj_register_pad_decompositions();
+    tj_register_masked_decompositions();
 }

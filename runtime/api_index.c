@@ -75,6 +75,18 @@ tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_te
     return CALL(index_put, tj_v_tensor(self), tj_v_tensors(indices, n), tj_v_tensor(values), tj_v_bool(accumulate));
 }
 
+tj_tensor *tj_nonzero(tj_tensor *self) { return CALL(nonzero, tj_v_tensor(self)); }
+
+tj_tensor *tj_masked_select(tj_tensor *self, tj_tensor *mask)
+{
+    return CALL(masked_select, tj_v_tensor(self), tj_v_tensor(mask));
+}
+
+tj_tensor *tj_masked_scatter(tj_tensor *self, tj_tensor *mask, tj_tensor *source)
+{
+    return CALL(masked_scatter, tj_v_tensor(self), tj_v_tensor(mask), tj_v_tensor(source));
+}
+
 tj_tensor *tj_unfold(tj_tensor *self, int64_t dimension, int64_t size, int64_t step)
 {
     return CALL(unfold, tj_v_tensor(self), tj_v_int(dimension), tj_v_int(size), tj_v_int(step));

@@ -1402,6 +1402,33 @@ FORMULA(d_index_put)
     return TJ_OK;
 }
 
+/* masked_select (ATen's masked_select_backward): the gradient written at the
+ * mask's true positions of zeros of self and mask broadcast together (the
+ * engine sums it to self's shape). Slots: 0 self, 1 mask (bool). */
+FORMULA(d_masked_select)
+{
+    tj_tensor *self = META(0);
+    gi[0] = tj_masked_scatter(tj_zeros(self->shape, self->ndim, g[0]->dtype), ARG(1), g[0]);
+    return TJ_OK;
+}
+
+/* masked_scatter (ATen's masked_scatter_backward): self gets the gradient
+ * where mask is false; source the gradient at the true positions in order,
+ * zeros for its elements left unused, in source's shape. Slots: 0 self,
+ * 1 mask (bool), 2 source. */
+FORMULA(d_masked_scatter)
+{
+    if (NEED(0)) gi[0] = tj_masked_fill(g[0], ARG(1), tj_v_int(0));
+    if (NEED(2)) {
+        tj_tensor *source = META(2), *taken = tj_masked_select(g[0], ARG(1));
+        if (!taken) return tj_last_status();
+        int64_t unused = source->numel - taken->numel;
+        if (unused > 0) taken = tj_cat((tj_tensor *[]){taken, tj_zeros(&unused, 1, g[0]->dtype)}, 2, 0);
+        gi[2] = tj_reshape(taken, source->shape, source->ndim);
+    }
+    return TJ_OK;
+}
+
 /* scatter_add: self gets grad, src the gradient at its target positions
  * (index may cover only a leading block of src: the rest gets zeros). */
 /* scatter_add's and scatter's src: the gradient at the positions it was
@@ -2817,6 +2844,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(gather, d_gather), D_NO_SELF(scatter_add, d_scatter_add), D_NO_SELF(scatter_src, d_scatter),
     D_NO_SELF(scatter_value, d_scatter), D(index_select, d_index_select), D_NO_SELF(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
+    NONDIFF(nonzero), D(masked_select, d_masked_select), D_NO_SELF(masked_scatter, d_masked_scatter),
 
     D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),
     D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor), D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite),

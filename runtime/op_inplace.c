@@ -105,8 +105,8 @@ static tj_status overlap_error(const char *op, const char *what, const tj_tensor
  * depend on its loop order); index_fill_ and index_put_ accept an expanded
  * self (ATen only warns that this is deprecated: each location gets a
  * whole value). (ATen 1.13 also runs index_put_ with a boolean mask and
- * one value as masked_fill_, values unchecked: such masks are refused
- * here, by index_put's shape function.) Where two things are wrong, the
+ * one value as masked_fill_, values unchecked: here such a mask is an
+ * index like the others, checked as such.) Where two things are wrong, the
  * error is ATen's: index_copy_ checks overlap right after dim (a 2-D index
  * equal to source and self is the overlap), the others after their
  * arguments. */

@@ -17,5 +17,6 @@
 #include "op_sort.h"
 #include "op_tri_repeat.h"
 #include "op_diag.h"
+#include "op_masked.h"
 
 #endif

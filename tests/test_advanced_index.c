@@ -317,9 +317,10 @@ Test(advanced_index, bad_indices_are_errors_naming_the_operator)
     tj_tensor *mismatch[2] = {vec_i64(2, (const int64_t[]){0, 1}), vec_i64(3, (const int64_t[]){0, 1, 2})};
     test_expect_error(tj_index(x, mismatch, 2), TJ_ERR_SHAPE, "aten::index.Tensor", "could not be broadcast");
     tj_tensor *flt[1] = {tj_zeros((const int64_t[]){1}, 1, TJ_FLOAT32)};
-    test_expect_error(tj_index(x, flt, 1), TJ_ERR_DTYPE, "aten::index.Tensor", "must be int64, index 0 is float32");
-    tj_tensor *mask[1] = {tj_zeros((const int64_t[]){3}, 1, TJ_BOOL)};
-    test_expect_error(tj_index(x, mask, 1), TJ_ERR_UNSUPPORTED, "aten::index.Tensor", "bool mask");
+    test_expect_error(tj_index(x, flt, 1), TJ_ERR_DTYPE, "aten::index.Tensor", "must be int64 or bool, index 0 is float32");
+    tj_tensor *mask[1] = {tj_zeros((const int64_t[]){4}, 1, TJ_BOOL)};
+    test_expect_error(tj_index(x, mask, 1), TJ_ERR_INDEX, "aten::index.Tensor",
+                      "The shape of the mask [4] at index 0 does not match the shape of the indexed tensor [3, 4] at index 0");
     tj_tensor *none[1] = {NULL};
     test_expect_error(tj_index(x, none, 1), TJ_ERR_INVALID_ARGUMENT, "aten::index.Tensor", "at least one index");
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph_internal.h"
+#include "runtime/op_masked.h"
 
 static int list_len(const tj_gnode *n)
 {
@@ -97,6 +98,26 @@ static tj_status write_back(const tj_graph *g, tj_tensor *const *inputs, tj_tens
     return st;
 }
 
+/* A result whose shape depends on its inputs' values (nonzero,
+ * masked_select, x[mask]) must have the graph's recorded shape: the nodes
+ * after it were recorded for that count (a size taken from it, a view
+ * into it), and would compute with it silently. */
+static tj_status check_recorded_shape(const tj_graph *g, const tj_gnode *n, const tj_value *outs)
+{
+    for (int k = 0; k < n->nout; k++) {
+        if (n->outs[k] < 0 || outs[k].kind != TJ_V_TENSOR) continue;
+        const tj_gvalue *v = &g->values[n->outs[k]];
+        const tj_tensor *t = outs[k].u.t;
+        if (t->ndim == v->ndim && memcmp(t->shape, v->shape, sizeof(int64_t) * (size_t)t->ndim) == 0) continue;
+        char a[128], b[128];
+        return tj_error(TJ_ERR_SHAPE, "tj_graph_run: node %%%s (%s): its result has shape %s here, the graph records "
+                        "%s: the shape depends on the input's values, and the graph was recorded for those of its "
+                        "trace", v->name, n->op->name, tj_shape_str(t->ndim, t->shape, a, sizeof a),
+                        tj_shape_str(v->ndim, v->shape, b, sizeof b));
+    }
+    return TJ_OK;
+}
+
 /* The name of input i's placeholder value. */
 static const char *graph_input_name(const void *graph, int i)
 {
@@ -159,6 +180,7 @@ tj_status tj_graph_run(const tj_graph *g, tj_tensor *const *inputs, int n_inputs
             tj_garg_box(n->args, n->nargs, env, args, lists);
             tj_scope *s = tj_scope_begin();
             st = s ? tj_dispatch(n->op, args, n->nargs, outs) : tj_last_status();
+            if (st == TJ_OK && tj_op_shape_reads_values(n->op)) st = check_recorded_shape(g, n, outs);
             if (st == TJ_OK)
                 for (int k = 0; k < n->nout; k++)
                     if (n->outs[k] >= 0 && outs[k].kind == TJ_V_TENSOR) env[n->outs[k]] = tj_tensor_retain(outs[k].u.t);

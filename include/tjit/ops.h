@@ -933,30 +933,83 @@ tj_tensor *tj_index_select(tj_tensor *self, int64_t dim, tj_tensor *index);
 tj_tensor *tj_index_add(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *source, tj_value alpha);
 /** aten::index.Tensor, PyTorch's x[indices] with index tensors: indices[k]
  * indexes self's dim k, a NULL entry is a full slice (x[:, i] is {NULL, i}),
- * dims past n are full slices. The non-NULL entries are int64 tensors of any
- * shape that broadcast together to a shape B; values in [-size, size) of
- * their dim (negative ones count from the end). Result (any self dtype, a
- * new contiguous tensor): self's shape with the indexed dims replaced by B,
- * in their place when the indexed dims are adjacent (x[:, i, j]: [s0, B...,
- * s3...]), first otherwise (x[i, :, j]: [B..., s1, s3...]), as ATen and
- * NumPy. A NULL entry is read as None: check the calls producing index
- * tensors first. Errors (message naming aten::index.Tensor): TJ_ERR_INDEX
- * for n > self's rank ("too many indices") or a value out of range (naming
- * the value, dim and size); TJ_ERR_DTYPE for a float index; TJ_ERR_UNSUPPORTED
- * for a bool mask (its result shape depends on its values: pass
- * mask.nonzero()'s positions); TJ_ERR_SHAPE for index shapes that do not
- * broadcast; TJ_ERR_INVALID_ARGUMENT when every entry is NULL;
+ * dims past the list are full slices. An entry is an int64 tensor of any
+ * shape, values in [-size, size) of its dim (negative ones count from the
+ * end), or a bool mask of m >= 1 dims, which covers the next m dims of self
+ * (its shape must equal theirs) and stands for its true positions in
+ * row-major order: m int64 index tensors of [count], the columns of
+ * tj_nonzero(mask) (x[mask], x[:, mask], as ATen). The index tensors
+ * broadcast together to a shape B. Result (any self dtype, a new contiguous
+ * tensor the caller releases): self's shape with the indexed dims replaced
+ * by B, in their place when the indexed dims are adjacent (x[:, i, j]: [s0,
+ * B..., s3...]), first otherwise (x[i, :, j]: [B..., s1, s3...]), as ATen
+ * and NumPy. A NULL entry is read as None: check the calls producing index
+ * tensors first. With a bool mask the result's shape depends on its values
+ * (as tj_nonzero): a fake mask is refused (TJ_ERR_UNSUPPORTED, "output
+ * shape depends on the input's values"), so fake-mode tracing and
+ * tj_compile refuse the call; a graph traced in real mode records the count
+ * of its trace and refuses other counts when run. Errors (message naming
+ * aten::index.Tensor): TJ_ERR_INDEX for more indexed dims than self's rank
+ * ("too many indices"), a mask whose shape differs from the dims it covers
+ * (naming both shapes) or a value out of range (naming the value, dim and
+ * size); TJ_ERR_DTYPE for an index of another dtype; TJ_ERR_UNSUPPORTED for
+ * a 0-dim bool mask (x[True]: unsqueeze self instead) and the fake mask
+ * above; TJ_ERR_SHAPE for index shapes that do not broadcast (a mask's
+ * [count] included) and, when run from a graph, for a count other than the
+ * recorded one; TJ_ERR_INVALID_ARGUMENT when every entry is NULL;
  * TJ_ERR_OVERFLOW when B has more than 2^60 positions or the result more
  * than INT64_MAX elements (naming the shape). */
 tj_tensor *tj_index(tj_tensor *self, tj_tensor *const *indices, int n);
 /** aten::index_put: a copy of self with values written at self[indices]
- * (indices as tj_index). values has self's dtype and broadcasts to the shape
- * tj_index would return. accumulate false: repeated positions keep the last
- * value in row-major order of the broadcast indices; true: they sum, in that
- * order (float32, float64, int64 wrapping, bool or), whatever the thread
- * count. Errors: as tj_index (naming aten::index_put), plus TJ_ERR_DTYPE for
- * values of another dtype, TJ_ERR_SHAPE for values that do not broadcast. */
+ * (indices as tj_index, bool masks included: x[mask] = v). values has
+ * self's dtype and broadcasts to the shape tj_index would return.
+ * accumulate false: repeated positions keep the last value in row-major
+ * order of the broadcast indices; true: they sum, in that order (float32,
+ * float64, int64 wrapping, bool or), whatever the thread count. The result
+ * has self's shape whatever a mask's count: with one bool mask, no int64
+ * index and values of size 1 along the masked positions (x[mask] = 0.5,
+ * x[mask] = row), the call is static and traces in fake mode too (the
+ * positions are found when it runs); other calls with a fake mask are
+ * refused as tj_index's. Errors: as tj_index (naming aten::index_put), plus
+ * TJ_ERR_DTYPE for values of another dtype, TJ_ERR_SHAPE for values that
+ * do not broadcast (naming both shapes). */
 tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_tensor *values, bool accumulate);
+/** aten::nonzero: the coordinates of self's non-zero elements (NaN counts,
+ * -0.0 does not; true for bool), one row each in row-major order. self:
+ * float32, float64, int64 or bool, any shape and layout. Returns a new int64
+ * tensor [count, self's rank] (a 0-dim self gives [0 or 1, 0]) that the
+ * caller releases. Its shape depends on self's values: a fake self is
+ * refused (TJ_ERR_UNSUPPORTED "aten::nonzero: output shape depends on the
+ * input's values", PyTorch's DataDependentOutputException), which fake-mode
+ * tracing and tj_compile report; a graph traced in real mode holds the count
+ * of its trace, and its run refuses another (TJ_ERR_SHAPE, tj_graph_run
+ * naming the node and both shapes; the kernel naming both counts). No
+ * gradient. */
+tj_tensor *tj_nonzero(tj_tensor *self);
+/** aten::masked_select: the elements of self where mask is true, self and
+ * mask broadcast together, in row-major order of that shape. self: any
+ * dtype; mask: bool. Returns a new 1-D tensor of self's dtype, [count], that
+ * the caller releases. Its shape depends on mask's values, refused for a
+ * fake mask as tj_nonzero's. Gradient (self): the gradient written at the
+ * true positions of zeros (tj_masked_scatter), summed to self's shape.
+ * Errors naming aten::masked_select: TJ_ERR_DTYPE for a mask that is not
+ * bool (naming its dtype and shape), TJ_ERR_SHAPE for shapes that do not
+ * broadcast, TJ_ERR_UNSUPPORTED for a fake mask. */
+tj_tensor *tj_masked_select(tj_tensor *self, tj_tensor *mask);
+/** aten::masked_scatter: self and mask broadcast together, with the
+ * positions where mask is true taking source's elements one after the
+ * other (source read in row-major order, its shape otherwise free; elements
+ * past the count unused). self and source: one dtype (any); mask: bool.
+ * Returns a new tensor of the broadcast shape (static: it does not depend
+ * on the values) and self's dtype, that the caller releases. Gradients:
+ * self the gradient where mask is false; source the gradient at the true
+ * positions in order, zeros for unused elements. Errors naming
+ * aten::masked_scatter: TJ_ERR_DTYPE for a mask that is not bool or a source
+ * of another dtype than self's; TJ_ERR_SHAPE for shapes that do not
+ * broadcast, or when source has fewer elements than mask has true positions
+ * (naming both counts; found when the kernel runs, before anything is
+ * written). */
+tj_tensor *tj_masked_scatter(tj_tensor *self, tj_tensor *mask, tj_tensor *source);
 /** aten::unfold (a view): dim `dimension` of self cut into windows of `size`
  * elements `step` apart; shape [..., (n - size) / step + 1, ..., size].
  * size > n gives TJ_ERR_SHAPE, step < 1 TJ_ERR_INVALID_ARGUMENT. */

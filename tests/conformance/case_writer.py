@@ -49,6 +49,14 @@ def write_case(out, name, op, args, note, expected):
             fn = f"in{n}.npy"; n += 1
             np.save(os.path.join(d, fn), a.contiguous().numpy())
             jargs.append({"tensor": fn})
+        elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
+            names = []  # a Tensor?[] (index, index_put): None entries as null
+            for t in a:
+                if t is None: names.append(None); continue
+                fn = f"in{n}.npy"; n += 1
+                np.save(os.path.join(d, fn), t.contiguous().numpy())
+                names.append(fn)
+            jargs.append({"tensors": names})
         else:
             jargs.append(json_arg(a))
     np.save(os.path.join(d, "out0.npy"), expected.contiguous().numpy())
