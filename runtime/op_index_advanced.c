@@ -133,7 +133,15 @@ static tj_status read_indices(const char *op, const tj_tensor *self, const tj_va
 static tj_status layout_of(const char *op, const tj_tensor *self, const tj_value *indices, adv_layout *a)
 {
     char s1[160], s2[160];
-    memset(a, 0, sizeof *a);
+    /* what is read before it is written: the rest (per-dim entries, masks,
+     * shapes) is filled as the list is read. Clearing all of it (about
+     * 1.6 KB, twice a call) showed in small calls: bench_micro index,
+     * x[idx] of f32[1000, 64] by 32 indices, +3% */
+    memset(a->indexed, 0, sizeof a->indexed);
+    a->n_masks = a->n_int = 0;
+    a->count_unknown = false;
+    a->positions = NULL;
+    a->ks.pre_ndim = a->ks.post_ndim = 0;
     if (read_indices(op, self, indices, a) != TJ_OK) return tj_last_status();
     int first = -1, last = -1, defined = 0;
     for (int k = 0; k < a->n; k++) {
