@@ -1,6 +1,6 @@
 /* Decompositions of masked_select and masked_scatter into index.Tensor,
- * cumsum and where (nonzero, whose result is its input's positions, stays
- * a primitive). */
+ * cumsum and where, and of where(condition) into nonzero and its columns
+ * (nonzero, whose result is its input's positions, stays a primitive). */
 #include "util.h"
 
 /* self and mask broadcast together (a 0-dim pair as [1]: a bool mask index
@@ -44,9 +44,22 @@ static tj_status masked_scatter(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_where(mask_b, read, self), outs);
 }
 
+/* where(condition): tj_where_condition's views; a Tensor[] result borrows
+ * this array, valid until the thread's next call. */
+static _Thread_local tj_tensor *where_pieces[TJ_MAX_DIMS];
+
+static tj_status where_condition(const tj_value *args, tj_value *outs)
+{
+    int n = 0;
+    if (tj_where_condition(args[0].u.t, where_pieces, TJ_MAX_DIMS, &n) != TJ_OK) return tj_last_status();
+    outs[0] = tj_v_tensors(where_pieces, n);
+    return TJ_OK;
+}
+
 void tj_register_masked_decompositions(void);
 void tj_register_masked_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(masked_select), masked_select, "masked_select");
     tj_op_set_decomposition(TJ_OPS(masked_scatter), masked_scatter, "masked_scatter");
+    tj_op_set_decomposition(TJ_OPS(where), where_condition, "where_condition");
 }

@@ -77,6 +77,16 @@ tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_te
 
 tj_tensor *tj_nonzero(tj_tensor *self) { return CALL(nonzero, tj_v_tensor(self)); }
 
+tj_status tj_where_condition(tj_tensor *condition, tj_tensor **outs, int max_outs, int *n_outs)
+{
+    if (!outs || !n_outs) return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::where: NULL outs or n_outs");
+    *n_outs = 0;
+    if (!condition) return tj_error_null("aten::where: argument 0 'condition' expects Tensor, got a NULL tensor");
+    /* ATen's nonzero_numpy: a 0-dim condition counts as one element */
+    tj_tensor *nz = tj_nonzero(condition->ndim ? condition : tj_unsqueeze(condition, 0));
+    return nz ? tj_unbind(nz, 1, outs, max_outs, n_outs) : tj_last_status();
+}
+
 tj_tensor *tj_masked_select(tj_tensor *self, tj_tensor *mask)
 {
     return CALL(masked_select, tj_v_tensor(self), tj_v_tensor(mask));

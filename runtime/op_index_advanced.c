@@ -303,7 +303,7 @@ tj_status tj_meta_index_Tensor(const tj_value *args, tj_meta *outs)
     if (layout_of(INDEX, self, &args[1], &a) != TJ_OK) return tj_last_status();
     for (int i = 0; i < a.n_masks; i++) {
         int64_t count;
-        if (a.masks[i].t->fake) return tj_count_nonzero(INDEX, "a bool mask index", a.masks[i].t, &count);
+        if (a.masks[i].t->fake) return tj_count_nonzero(INDEX, "a bool mask index", a.masks[i].t, &count); /* the refusal */
     }
     outs[0].dtype = self->dtype;
     outs[0].ndim = a.ndim;

@@ -79,7 +79,7 @@ tj_status tj_meta_masked_select(const tj_value *args, tj_meta *outs)
     int ndim;
     int64_t shape[TJ_MAX_DIMS], strides[TJ_MAX_DIMS], n;
     if (masked_shape(MASKED_SELECT, self, mask, &ndim, shape) != TJ_OK) return tj_last_status();
-    if (mask->fake) return tj_count_nonzero(MASKED_SELECT, "mask", mask, &n);
+    if (mask->fake) return tj_count_nonzero(MASKED_SELECT, "mask", mask, &n); /* the refusal */
     tj_broadcast_strides(mask, ndim, shape, strides);
     outs[0].dtype = self->dtype;
     outs[0].ndim = 1;
@@ -126,8 +126,9 @@ tj_status tj_kernel_masked_scatter(const tj_value *args, tj_tensor *const *outs)
     char s1[160], s2[160];
     if (n > source->numel)
         return tj_error(TJ_ERR_SHAPE, "%s: Number of elements of source < number of ones in mask: source %s has %" PRId64
-                        ", mask %s %" PRId64 " true", MASKED_SCATTER, tj_shape_str(source->ndim, source->shape, s1, sizeof s1),
-                        source->numel, tj_shape_str(mask->ndim, mask->shape, s2, sizeof s2), n);
+                        ", mask %s %" PRId64 " true", MASKED_SCATTER,
+                        tj_shape_str(source->ndim, source->shape, s1, sizeof s1), source->numel,
+                        tj_shape_str(mask->ndim, mask->shape, s2, sizeof s2), n);
     tj_tensor *copy = NULL;
     /* source read in row-major order: a copy when it is laid out otherwise or
      * shares memory with the result (an in-place caller's self) */

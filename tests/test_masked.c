@@ -1,9 +1,9 @@
 /* Operators whose result shape depends on their input's values: nonzero,
- * masked_select, index.Tensor / index_put with bool masks (mixed with int64
- * and None entries), and masked_scatter; their gradients; their errors; and
- * what tracing makes of them (fake mode refuses, real mode records the
- * count and tj_graph_run / tj_compile refuse other counts; x[mask] = v traces
- * statically). Reference values from PyTorch 1.13.1 (/usr/bin/python3), with
+ * where(condition), masked_select, index.Tensor / index_put with bool masks
+ * (mixed with int64 and None entries), and masked_scatter; their gradients;
+ * their errors; and what tracing makes of them (fake mode refuses, real
+ * mode records the count and tj_graph_run / tj_compile refuse other counts;
+ * x[mask] = v traces statically). Reference values from PyTorch 1.13.1 (/usr/bin/python3), with
  * nan = float('nan'), x = torch.arange(12.).reshape(3, 4),
  * m = torch.tensor([True, False, True]), cm = torch.tensor([False, True, True, False]):
  *   torch.nonzero(torch.tensor([[0., -0., nan, 1e-40], [2, 0, 0, -3]])) -> [[0,2],[0,3],[1,0],[1,3]]
@@ -76,6 +76,32 @@ Test(masked, nonzero_of_0d_and_empty_tensors)
                             (const int64_t[]){0, 2});
 }
 
+/* torch.where(torch.tensor([[0., 1, 2], [3, 0, 0]])) -> ([0, 0, 1], [1, 2, 0]);
+ * torch.where(torch.tensor(True)) -> ([0],) */
+Test(masked, where_condition_gives_one_index_per_dim)
+{
+    tj_tensor *c = test_f32(2, S23, (const float[]){0, 1, 2, 3, 0, 0}), *outs[2];
+    int n = -1;
+    cr_assert_eq(tj_where_condition(c, outs, 2, &n), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n, 2);
+    test_expect_i64(outs[0], 3, (const int64_t[]){0, 0, 1});
+    test_expect_i64(outs[1], 3, (const int64_t[]){1, 2, 0});
+    cr_assert_eq(tj_where_condition(tj_scalar_tensor(tj_v_bool(true), TJ_BOOL), outs, 2, &n), TJ_OK);
+    cr_assert_eq(n, 1);
+    test_assert_dtype_shape(outs[0], TJ_INT64, 1, (const int64_t[]){1});
+    /* through the dispatcher: a Tensor[] of the same views */
+    tj_value args[1] = {tj_v_tensor(c)}, res[1];
+    cr_assert_eq(tj_call("aten::where", args, 1, res), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(res[0].kind, TJ_V_TENSORS);
+    cr_assert_eq(res[0].n, 2);
+    test_expect_i64(res[0].u.ts[1], 3, (const int64_t[]){1, 2, 0});
+    cr_expect_eq(tj_where_condition(c, outs, 1, &n), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "aten::unbind.int: 2 pieces do not fit in 1 outputs"), "%s", tj_last_error());
+    cr_expect_eq(n, 0);
+    cr_expect_eq(tj_where_condition(tj_tensor_fake(TJ_BOOL, 1, (const int64_t[]){3}), outs, 2, &n), TJ_ERR_UNSUPPORTED);
+    cr_expect(strstr(tj_last_error(), "aten::nonzero: output shape depends on the input's values"), "%s", tj_last_error());
+}
+
 /* ---- masked_select / masked_scatter ---- */
 
 Test(masked, masked_select_broadcasts_self_and_mask)
@@ -91,9 +117,11 @@ Test(masked, masked_select_broadcasts_self_and_mask)
 
 Test(masked, masked_scatter_fills_true_positions_in_order)
 {
-    tj_tensor *self = arange_2d(S23, TJ_FLOAT64), *src = tj_add_scalar(arange_2d((const int64_t[]){3, 2}, TJ_FLOAT64), tj_v_int(1));
+    tj_tensor *self = arange_2d(S23, TJ_FLOAT64);
+    tj_tensor *src = tj_add_scalar(arange_2d((const int64_t[]){3, 2}, TJ_FLOAT64), tj_v_int(1));
     const bool mk[6] = {true, false, true, false, true, false};
-    tj_tensor *r = tj_masked_scatter(tj_add_scalar(self, tj_v_int(1)), mask_of(2, S23, mk), tj_mul_scalar(src, tj_v_int(10)));
+    tj_tensor *r =
+        tj_masked_scatter(tj_add_scalar(self, tj_v_int(1)), mask_of(2, S23, mk), tj_mul_scalar(src, tj_v_int(10)));
     test_assert_dtype_shape(r, TJ_FLOAT64, 2, S23);
     test_expect_close(r, (const double[]){10, 2, 20, 4, 30, 6}, 6, 0, 0);
     /* a transposed source is read in its own row-major order */
@@ -125,7 +153,8 @@ Test(masked, index_mixes_masks_with_int64_and_none_entries)
     tj_tensor *a[2] = {mask_of(2, S23, mm), test_i64(1, (const int64_t[]){3}, (const int64_t[]){3, 0, -1})};
     test_expect_close(tj_index(x3, a, 2), (const double[]){3, 8, 19}, 3, 0, 0);
     const bool m4[4] = {false, true, false, true};
-    tj_tensor *b[3] = {test_i64(1, (const int64_t[]){2}, (const int64_t[]){1, 0}), NULL, mask_of(1, (const int64_t[]){4}, m4)};
+    tj_tensor *b[3] = {test_i64(1, (const int64_t[]){2}, (const int64_t[]){1, 0}), NULL,
+                       mask_of(1, (const int64_t[]){4}, m4)};
     tj_tensor *r = tj_index(x3, b, 3);
     test_assert_dtype_shape(r, TJ_FLOAT32, 2, S23);
     test_expect_close(r, (const double[]){13, 17, 21, 3, 7, 11}, 6, 0, 0);
@@ -177,7 +206,8 @@ Test(masked, bool_index_gradients_match_pytorch)
     tj_tensor_set_requires_grad(x, true);
     tj_tensor *cols[2] = {NULL, mask_of(1, (const int64_t[]){4}, CM4)};
     tj_tensor *w = tj_add_scalar(arange_2d((const int64_t[]){3, 2}, TJ_FLOAT64), tj_v_int(1));
-    test_expect_close(test_grad1(x, tj_index(x, cols, 2), w), (const double[]){0, 1, 2, 0, 0, 3, 4, 0, 0, 5, 6, 0}, 12, 0, 0);
+    test_expect_close(test_grad1(x, tj_index(x, cols, 2), w), (const double[]){0, 1, 2, 0, 0, 3, 4, 0, 0, 5, 6, 0}, 12,
+                      0, 0);
     tj_tensor *v = test_f64_grad((const double[]){10, 20, 30, 40}, 1, (const int64_t[]){4}, true);
     tj_tensor *rows[1] = {mask_of(1, (const int64_t[]){3}, M3)};
     tj_tensor *out = tj_index_put(x, rows, 1, v, false), *in[2] = {x, v}, *g[2] = {NULL, NULL};
@@ -195,24 +225,32 @@ Test(masked, bad_calls_are_errors_naming_the_operator_and_shapes)
     tj_tensor *x = arange_2d(S34, TJ_FLOAT32);
     tj_tensor *m4[1] = {mask_of(1, (const int64_t[]){4}, CM4)};
     test_expect_error(tj_index(x, m4, 1), TJ_ERR_INDEX, "aten::index.Tensor",
-                      "The shape of the mask [4] at index 0 does not match the shape of the indexed tensor [3, 4] at index 0");
+                      "The shape of the mask [4] at index 0 does not match the shape of the indexed tensor [3, 4] "
+                      "at index 0");
     test_expect_error(tj_index_put(x, m4, 1, tj_zeros(NULL, 0, TJ_FLOAT32), false), TJ_ERR_INDEX, "aten::index_put",
                       "The shape of the mask [4]");
     tj_tensor *zero_d[1] = {tj_scalar_tensor(tj_v_bool(true), TJ_BOOL)};
     test_expect_error(tj_index(x, zero_d, 1), TJ_ERR_UNSUPPORTED, "aten::index.Tensor", "0-dim bool mask");
-    tj_tensor *too_many[2] = {mask_of(2, S34, (const bool[12]){true}), test_i64(1, (const int64_t[]){1}, (const int64_t[]){0})};
-    test_expect_error(tj_index(x, too_many, 2), TJ_ERR_INDEX, "aten::index.Tensor", "too many indices for tensor of dimension 2");
+    tj_tensor *too_many[2] = {mask_of(2, S34, (const bool[12]){true}),
+                              test_i64(1, (const int64_t[]){1}, (const int64_t[]){0})};
+    test_expect_error(tj_index(x, too_many, 2), TJ_ERR_INDEX, "aten::index.Tensor",
+                      "too many indices for tensor of dimension 2");
     /* [2] true rows against an int64 index of 3: not broadcastable */
-    tj_tensor *mixed[2] = {mask_of(1, (const int64_t[]){3}, M3), test_i64(1, (const int64_t[]){3}, (const int64_t[]){0, 1, 2})};
+    tj_tensor *mixed[2] = {mask_of(1, (const int64_t[]){3}, M3),
+                           test_i64(1, (const int64_t[]){3}, (const int64_t[]){0, 1, 2})};
     test_expect_error(tj_index(x, mixed, 2), TJ_ERR_SHAPE, "aten::index.Tensor", "could not be broadcast");
     tj_tensor *rows[1] = {mask_of(1, (const int64_t[]){3}, M3)};
     test_expect_error(tj_index_put(x, rows, 1, tj_zeros((const int64_t[]){3, 4}, 2, TJ_FLOAT32), false), TJ_ERR_SHAPE,
-                      "aten::index_put", "value tensor of shape [3, 4] cannot be broadcast to indexing result of shape [2, 4]");
+                      "aten::index_put",
+                      "value tensor of shape [3, 4] cannot be broadcast to indexing result of shape [2, 4]");
     tj_tensor *fmask = tj_zeros((const int64_t[]){3, 4}, 2, TJ_FLOAT32);
-    test_expect_error(tj_masked_select(x, fmask), TJ_ERR_DTYPE, "aten::masked_select", "expected a bool mask, got float32[3, 4]");
-    test_expect_error(tj_masked_select(x, mask_of(1, (const int64_t[]){3}, M3)), TJ_ERR_SHAPE, "aten::masked_select", "");
+    test_expect_error(tj_masked_select(x, fmask), TJ_ERR_DTYPE, "aten::masked_select",
+                      "expected a bool mask, got float32[3, 4]");
+    test_expect_error(tj_masked_select(x, mask_of(1, (const int64_t[]){3}, M3)), TJ_ERR_SHAPE, "aten::masked_select",
+                      "shapes [3, 4] and [3] cannot be broadcast");
     const bool mk[6] = {true, false, true, false, true, false};
-    test_expect_error(tj_masked_scatter(tj_zeros(S23, 2, TJ_FLOAT64), mask_of(2, S23, mk), tj_zeros((const int64_t[]){2}, 1, TJ_FLOAT64)),
+    tj_tensor *z23 = tj_zeros(S23, 2, TJ_FLOAT64);
+    test_expect_error(tj_masked_scatter(z23, mask_of(2, S23, mk), tj_zeros((const int64_t[]){2}, 1, TJ_FLOAT64)),
                       TJ_ERR_SHAPE, "aten::masked_scatter", "source [2] has 2, mask [2, 3] 3 true");
     test_expect_error(tj_masked_scatter(tj_zeros(S23, 2, TJ_FLOAT64), mask_of(2, S23, mk), tj_zeros(S23, 2, TJ_FLOAT32)),
                       TJ_ERR_DTYPE, "aten::masked_scatter", "same dtypes but got float64 and float32");

@@ -986,6 +986,20 @@ tj_tensor *tj_index_put(tj_tensor *self, tj_tensor *const *indices, int n, tj_te
  * naming the node and both shapes; the kernel naming both counts). No
  * gradient. */
 tj_tensor *tj_nonzero(tj_tensor *self);
+/** aten::where (the one-argument form, torch.where(condition); ATen's
+ * nonzero_numpy): the coordinates of condition's non-zero elements, one
+ * int64 tensor [count] per dim (a 0-dim condition counts as 1-D), the
+ * columns of tj_nonzero(condition) as select views of it. condition: any
+ * dtype tj_nonzero takes. Writes condition's rank (1 for 0-dim) views into
+ * outs, and their number into n_outs; each belongs to the current scope
+ * like any operator result (the caller keeps owning the outs array).
+ * Through the dispatcher (tj_call "aten::where") it returns a Tensor[],
+ * valid until the thread's next such call. The count depends on the values:
+ * refused for a fake condition as tj_nonzero. Errors (naming aten::where or
+ * aten::nonzero): TJ_ERR_INVALID_ARGUMENT for NULL outs / n_outs or more
+ * dims than max_outs; TJ_ERR_UNSUPPORTED for a fake condition; TJ_ERR_DTYPE
+ * as tj_nonzero. On failure *n_outs is 0. */
+tj_status tj_where_condition(tj_tensor *condition, tj_tensor **outs, int max_outs, int *n_outs);
 /** aten::masked_select: the elements of self where mask is true, self and
  * mask broadcast together, in row-major order of that shape. self: any
  * dtype; mask: bool. Returns a new 1-D tensor of self's dtype, [count], that
