@@ -272,8 +272,61 @@ static tj_status convolution_backward(const tj_value *args, tj_value *outs)
     return TJ_OK;
 }
 
+/* im2col and col2im (F.unfold, F.fold) as the convolution's columns and
+ * their sums: args (self, [output_size,] kernel_size, dilation, padding,
+ * stride) read as one group of 2 spatial dims; an unbatched self gets a
+ * batch of one. torch._decomp 1.13 decomposes both, as gathers and an
+ * index_put. */
+static void fold_read(const tj_value *args, int at, conv *c, int64_t *k)
+{
+    *c = (conv){.n = 2, .groups = 1};
+    for (int i = 0; i < 2; i++) {
+        k[i] = args[at].u.ints[i];
+        c->d[i] = args[at + 1].u.ints[i];
+        c->p[i] = args[at + 2].u.ints[i];
+        c->s[i] = args[at + 3].u.ints[i];
+    }
+}
+
+static tj_status im2col_op(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(im2col, args, m);
+    tj_tensor *x = args[0].u.t;
+    conv c;
+    int64_t k[2], out[2];
+    fold_read(args, 1, &c, k);
+    bool batched = tj_tensor_ndim(x) == 4;
+    const int64_t *in = tj_tensor_shape(x) + tj_tensor_ndim(x) - 2;
+    for (int i = 0; i < 2; i++) out[i] = (in[i] + 2 * c.p[i] - c.d[i] * (k[i] - 1) - 1) / c.s[i] + 1;
+    tj_tensor *xb = batched ? x : tj_unsqueeze(x, 0);
+    if (!xb) return tj_last_status();
+    tj_tensor *cols = im2col(xb, &c, k, out, true);
+    return tj_dc_done(batched ? cols : tj_view(cols, m[0].shape, m[0].ndim), outs);
+}
+
+static tj_status col2im_op(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(col2im, args, m);
+    tj_tensor *x = args[0].u.t;
+    conv c;
+    int64_t k[2], blocks[2];
+    const int64_t *out = args[1].u.ints;
+    fold_read(args, 2, &c, k);
+    for (int i = 0; i < 2; i++) blocks[i] = (out[i] + 2 * c.p[i] - c.d[i] * (k[i] - 1) - 1) / c.s[i] + 1;
+    if (tj_tensor_ndim(x) == 2) x = tj_unsqueeze(x, 0);
+    if (!x) return tj_last_status();
+    const int64_t *xs = tj_tensor_shape(x);
+    int64_t N = xs[0], C = xs[1] / (k[0] * k[1]), rows[3] = {1, xs[1], N * xs[2]}, perm[3] = {1, 0, 2};
+    /* col2im views its columns flat: a copy unless they are laid out so */
+    tj_tensor *cols = tj_contiguous(tj_reshape(tj_permute(x, perm, 3), rows, 3));
+    tj_tensor *y = to_images(col2im(cols, &c, k, N, C, blocks, out));
+    return tj_dc_done(tj_tensor_ndim(args[0].u.t) == 2 ? tj_view(y, m[0].shape, m[0].ndim) : y, outs);
+}
+
 void tj_register_conv_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(im2col), im2col_op, "im2col");
+    tj_op_set_decomposition(TJ_OPS(col2im), col2im_op, "col2im");
     tj_op_set_decomposition(TJ_OPS(convolution), convolution, "convolution");
     tj_op_set_decomposition(TJ_OPS(convolution_backward), convolution_backward, "convolution_backward");
 }

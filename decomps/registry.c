@@ -30,6 +30,8 @@ void tj_register_pixel_shuffle_decompositions(void);
 void tj_register_overload_decompositions(void);
 void tj_register_pad_decompositions(void);
 void tj_register_masked_decompositions(void);
+void tj_register_repeat_interleave_decompositions(void);
+void tj_register_cdist_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -60,4 +62,6 @@ void tj_register_builtin_decompositions(void)
     tj_register_overload_decompositions();
     tj_register_pad_decompositions();
     tj_register_masked_decompositions();
+    tj_register_repeat_interleave_decompositions();
+    tj_register_cdist_decompositions();
 }

@@ -223,6 +223,11 @@ def _call(node, slots, ops):
     else:
         names = "%" + node.name if len(returns) == 1 else ", ".join(["_"] * len(returns))
     args = [_arg(node, a) for a in node.args] + _kwargs(node)
+    if target == "aten.repeat_interleave.Tensor" and node.kwargs.get("output_size") is None:
+        # a size read from the counts' values, which tjit's static-shape
+        # graphs do not have: the traced one (a run with counts of another
+        # sum is refused by the kernel)
+        args = [a for a in args if not a.startswith("output_size")] + ["output_size = %d" % _shape(node)[0]]
     return "    %s = %s(%s)" % (names, target, ", ".join(args))
 
 

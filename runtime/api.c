@@ -693,6 +693,43 @@ tj_tensor *tj_pixel_unshuffle(tj_tensor *self, int64_t downscale_factor)
 {
     return CALL(pixel_unshuffle, T(self), I(downscale_factor));
 }
+tj_tensor *tj_im2col(tj_tensor *self, const int64_t *kernel_size, const int64_t *dilation, const int64_t *padding,
+                     const int64_t *stride)
+{
+    return CALL(im2col, T(self), L(kernel_size, 2), L(dilation, 2), L(padding, 2), L(stride, 2));
+}
+tj_tensor *tj_col2im(tj_tensor *self, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
+                     const int64_t *padding, const int64_t *stride)
+{
+    return CALL(col2im, T(self), L(output_size, 2), L(kernel_size, 2), L(dilation, 2), L(padding, 2), L(stride, 2));
+}
+tj_tensor *tj__cdist_forward(tj_tensor *x1, tj_tensor *x2, double p, bool has_compute_mode, int64_t compute_mode)
+{
+    return CALL(_cdist_forward, T(x1), T(x2), F(p), has_compute_mode ? I(compute_mode) : tj_v_none());
+}
+tj_tensor *tj__euclidean_dist(tj_tensor *x1, tj_tensor *x2) { return CALL(_euclidean_dist, T(x1), T(x2)); }
+tj_tensor *tj__cdist_backward(tj_tensor *grad, tj_tensor *x1, tj_tensor *x2, double p, tj_tensor *cdist)
+{
+    return CALL(_cdist_backward, T(grad), T(x1), T(x2), F(p), T(cdist));
+}
+#define OPTI(has, v) ((has) ? I(v) : tj_v_none())
+tj_tensor *tj_repeat_interleave(tj_tensor *repeats, bool has_output_size, int64_t output_size)
+{
+    return CALL(repeat_interleave_Tensor, T(repeats), OPTI(has_output_size, output_size));
+}
+tj_tensor *tj_repeat_interleave_self_int(tj_tensor *self, int64_t repeats, bool has_dim, int64_t dim,
+                                         bool has_output_size, int64_t output_size)
+{
+    return CALL(repeat_interleave_self_int, T(self), I(repeats), OPTI(has_dim, dim),
+                OPTI(has_output_size, output_size));
+}
+tj_tensor *tj_repeat_interleave_self_tensor(tj_tensor *self, tj_tensor *repeats, bool has_dim, int64_t dim,
+                                            bool has_output_size, int64_t output_size)
+{
+    return CALL(repeat_interleave_self_Tensor, T(self), T(repeats), OPTI(has_dim, dim),
+                OPTI(has_output_size, output_size));
+}
+#undef OPTI
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx)
 {
     return CALL(embedding, T(weight), T(indices), I(padding_idx), B(false), B(false));

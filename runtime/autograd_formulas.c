@@ -2746,6 +2746,53 @@ FORMULA(d_select_scatter)
     return TJ_OK;
 }
 
+/* derivatives.yaml 1.13: im2col and col2im are each other's gradient, over
+ * self's last two sizes for im2col's */
+FORMULA(d_im2col)
+{
+    const tj_tensor *self = META(0);
+    const int64_t size[2] = {self->shape[self->ndim - 2], self->shape[self->ndim - 1]};
+    const tj_value *a = c->args;
+    gi[0] = tj_col2im(g[0], size, a[1].u.ints, a[2].u.ints, a[3].u.ints, a[4].u.ints);
+    return TJ_OK;
+}
+
+FORMULA(d_col2im)
+{
+    const tj_value *a = c->args;
+    gi[0] = tj_im2col(g[0], a[2].u.ints, a[3].u.ints, a[4].u.ints, a[5].u.ints);
+    return TJ_OK;
+}
+
+/* derivatives.yaml 1.13: x1 _cdist_backward(grad.contiguous(), x1, x2, p,
+ * result); x2 the same with x1, x2 swapped and grad, result transposed
+ * (mT().contiguous()) */
+FORMULA(d_cdist_forward)
+{
+    tj_tensor *x1 = ARG(0), *x2 = ARG(1), *r = OUT(0);
+    double p = tj_value_as_double(&c->args[2]);
+    if (NEED(0)) gi[0] = tj__cdist_backward(tj_contiguous(g[0]), x1, x2, p, r);
+    if (NEED(1))
+        gi[1] = tj__cdist_backward(tj_contiguous(tj_transpose(g[0], -2, -1)), x2, x1, p,
+                                   tj_contiguous(tj_transpose(r, -2, -1)));
+    return TJ_OK;
+}
+
+/* FunctionsManual 1.13 _euclidean_dist_backward: ratio = grad / result, 0
+ * where the result is 0; x1 * ratio.sum(-1, true) - ratio @ x2, x2 *
+ * ratio.sum(-2).unsqueeze(-1) - ratio.mT @ x1 */
+FORMULA(d_euclidean_dist)
+{
+    tj_tensor *x1 = ARG(0), *x2 = ARG(1), *r = OUT(0);
+    tj_tensor *ratio = tj_masked_fill(tj_div(g[0], r), tj_eq_scalar(r, tj_v_int(0)), tj_v_int(0));
+    const int64_t last = -1, rows = -2;
+    if (NEED(0)) gi[0] = tj_sub(tj_mul(x1, tj_sum_dim(ratio, &last, 1, true, -1)), tj_matmul(ratio, x2));
+    if (NEED(1))
+        gi[1] = tj_sub(tj_mul(x2, tj_unsqueeze(tj_sum_dim(ratio, &rows, 1, false, -1), -1)),
+                       tj_matmul(tj_transpose(ratio, -2, -1), x1));
+    return TJ_OK;
+}
+
 /* ---- the table ---- */
 
 #define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
@@ -2905,6 +2952,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(convolution_backward, d_convolution_backward),
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
+    /* session 56 (ops56); _cdist_backward has none (not_implemented in 1.13) */
+    D_NO_SELF(im2col, d_im2col), D_NO_SELF(col2im, d_col2im), D(_cdist_forward, d_cdist_forward),
+    D(_euclidean_dist, d_euclidean_dist),
+    NONDIFF(repeat_interleave_Tensor),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -76,4 +76,11 @@ TJ_OP_DECLARE(replication_pad2d)
  * marks exactly the keys after each query runs as causal attention. */
 tj_status tj_kernel_fused_attention(const tj_value *args, tj_tensor *const *outs);
 
+/* im2col / col2im (op_im2col.c), _cdist_forward / _cdist_backward / _euclidean_dist (op_cdist.c) */
+TJ_OP_DECLARE(im2col)
+TJ_OP_DECLARE(col2im)
+TJ_OP_DECLARE(_cdist_forward)
+TJ_OP_DECLARE(_cdist_backward)
+TJ_OP_DECLARE(_euclidean_dist)
+
 #endif

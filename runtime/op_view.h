@@ -122,5 +122,7 @@ tj_status tj_kernel_flip(const tj_value *args, tj_tensor *const *outs);
 TJ_OP_DECLARE(roll)
 tj_status tj_meta_constant_pad_nd(const tj_value *args, tj_meta *outs);
 tj_status tj_kernel_constant_pad_nd(const tj_value *args, tj_tensor *const *outs);
+/* repeat_interleave.Tensor (op_repeat_interleave.c) */
+TJ_OP_DECLARE(repeat_interleave_Tensor)
 
 #endif

@@ -1393,6 +1393,107 @@ tj_tensor *tj_pixel_shuffle(tj_tensor *self, int64_t upscale_factor);
  * W r] to [*, C r², H, W]. Errors as tj_pixel_shuffle's, TJ_ERR_SHAPE for
  * H or W not divisible by downscale_factor. */
 tj_tensor *tj_pixel_unshuffle(tj_tensor *self, int64_t downscale_factor);
+/** aten::im2col (F.unfold): the sliding blocks of self [N, C, H, W] (N may
+ * be 0) or unbatched [C, H, W] (C, H, W > 0), each a column: result
+ * [N, C kh kw, L] or [C kh kw, L], row (c kh + i) kw + j holding the element
+ * under tap (i, j) of block l = bh bw_count + bw (0 in the padding), L =
+ * oh ow blocks with o = floor((size + 2 pad - (dilation (k - 1) + 1)) /
+ * stride) + 1 per dim. kernel_size, dilation, padding, stride: 2 values
+ * each (height, width). self float32 or float64, any strides; the result
+ * is new, contiguous, of self's dtype, owned by the caller. Its gradient is
+ * tj_col2im. Errors (naming aten::im2col and the values, as PyTorch 1.13):
+ * TJ_ERR_INVALID_ARGUMENT for kernel_size, dilation or stride < 1 or a
+ * negative padding; TJ_ERR_SHAPE for a rank other than 3 / 4, a zero
+ * C / H / W, or no block fitting (o < 1); TJ_ERR_DTYPE for int64 / bool. */
+tj_tensor *tj_im2col(tj_tensor *self, const int64_t *kernel_size, const int64_t *dilation, const int64_t *padding,
+                     const int64_t *stride);
+/** aten::col2im (F.fold), the adjoint of tj_im2col: self [N, C kh kw, L]
+ * (N may be 0) or unbatched [C kh kw, L] holds columns laid out as
+ * tj_im2col writes them for an image of output_size (height, width); each
+ * entry is added into the image element it would have been read from
+ * (entries in the padding are dropped), in order channel, tap, block.
+ * Result [N, C, H, W] or [C, H, W], new, contiguous, self's dtype (float32
+ * or float64), owned by the caller. Its gradient is tj_im2col. Errors
+ * (naming aten::col2im): TJ_ERR_INVALID_ARGUMENT as tj_im2col's;
+ * TJ_ERR_SHAPE for a rank other than 2 / 3, a zero row or column count,
+ * rows not divisible by kh kw, or L other than the number of blocks over
+ * output_size (which must be at least one each way); TJ_ERR_DTYPE for
+ * int64 / bool. */
+tj_tensor *tj_col2im(tj_tensor *self, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
+                     const int64_t *padding, const int64_t *stride);
+/** aten::_cdist_forward (torch.cdist): the p-norm distances between the
+ * rows of x1 [*B1, r1, c] and x2 [*B2, r2, c], [*B, r1, r2] with B the
+ * broadcast of the batch shapes. p >= 0: 0 counts differing columns, 1 sums
+ * |a - b|, 2 is Euclidean, INFINITY the largest |a - b|, other p
+ * (sum |a - b|^p)^(1/p); each distance accumulated over the columns in
+ * order in the input dtype, as ATen's CPU kernel. compute_mode (ignored
+ * unless p is 2): has_compute_mode false or 0 takes ATen's matrix-product
+ * formula sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0)) when r1 or r2 exceeds 25,
+ * 1 always, 2 never (the differences), as torch does: the product formula
+ * loses accuracy for nearby rows, as torch's. x1 and x2 float32 or float64,
+ * one dtype, any strides; c = 0 gives zeros. The result is new, contiguous,
+ * x1's dtype, owned by the caller; gradients by tj__cdist_backward.
+ * Errors (naming aten::_cdist_forward): TJ_ERR_SHAPE for rank < 2, column
+ * counts that differ or batch shapes that do not broadcast; TJ_ERR_DTYPE
+ * for a non-float or mixed dtypes; TJ_ERR_INVALID_ARGUMENT for p < 0 (or
+ * nan) or compute_mode outside 0..2. */
+tj_tensor *tj__cdist_forward(tj_tensor *x1, tj_tensor *x2, double p, bool has_compute_mode, int64_t compute_mode);
+/** aten::_euclidean_dist, what torch.cdist records for p = 2 when r1 or r2
+ * exceeds 25 (compute_mode None or 1): tj__cdist_forward(x1, x2, 2, mode 1),
+ * ATen's matrix-product formula sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0)) (its
+ * decomposition is torch._decomp's: pow, sum, cat, matmul, clamp_min,
+ * sqrt). Shapes, dtypes, ownership and errors as tj__cdist_forward's
+ * (naming aten::_euclidean_dist); the gradient is ATen's
+ * _euclidean_dist_backward (0 where a distance is 0). */
+tj_tensor *tj__euclidean_dist(tj_tensor *x1, tj_tensor *x2);
+/** aten::_cdist_backward: the gradient with respect to x1 of
+ * tj__cdist_forward(x1, x2, p) = cdist, given its gradient grad (both
+ * [*B, r1, r2], x1's dtype): [*B, r1, c] (the broadcast batch: autograd
+ * sums it to x1's shape), computed as ATen's CPU kernel from the
+ * differences, grad and cdist (0 where a distance is 0, for p < 1 also
+ * where a difference is 0; p 0 gives zeros). x2's gradient is this with x1
+ * and x2 swapped and grad, cdist transposed. New, contiguous, owned by the
+ * caller; has no gradient of its own (as PyTorch's). Errors (naming
+ * aten::_cdist_backward): those of tj__cdist_forward for x1, x2, p, and
+ * TJ_ERR_SHAPE / TJ_ERR_DTYPE for a grad or cdist of another shape or
+ * dtype than the distances'. */
+tj_tensor *tj__cdist_backward(tj_tensor *grad, tj_tensor *x1, tj_tensor *x2, double p, tj_tensor *cdist);
+/** aten::repeat_interleave.Tensor: int64 [output size], index i written
+ * repeats[i] times in order (torch.repeat_interleave(repeats)). repeats:
+ * int64, 1-D, values >= 0. The output size is the sum of repeats, read from
+ * its values; has_output_size gives it instead, which a fake-mode trace
+ * (tj_make_fx) and a compiled graph need: without it a fake repeats gives
+ * TJ_ERR_UNSUPPORTED (data-dependent output shape, PyTorch's
+ * DynamicOutputShapeException). New tensor owned by the caller; no
+ * gradient. Errors (naming aten::repeat_interleave.Tensor): TJ_ERR_SHAPE
+ * for a repeats of rank other than 1, TJ_ERR_DTYPE for a non-int64 one,
+ * TJ_ERR_INVALID_ARGUMENT for a negative value, a negative output_size or
+ * one other than the sum (PyTorch leaves such an output partly unwritten),
+ * TJ_ERR_OVERFLOW for a sum past INT64_MAX, TJ_ERR_UNSUPPORTED as above. */
+tj_tensor *tj_repeat_interleave(tj_tensor *repeats, bool has_output_size, int64_t output_size);
+/** aten::repeat_interleave.self_int (implicit, as ATen 1.13): each slice of
+ * self along dim (has_dim false: of self flattened, dim 0) repeated
+ * `repeats` times in place, i.e. index_select(self, dim,
+ * repeat_interleave(full([size of dim], repeats))); any dtype, gradient
+ * through index_select. The output size is static (repeats times the size),
+ * passed on as output_size, so fake-mode traces hold it (PyTorch's fake mode
+ * refuses it). New contiguous tensor owned by the caller. Errors (naming
+ * aten::repeat_interleave.self_int): TJ_ERR_INVALID_ARGUMENT for repeats < 0
+ * or an output_size other than repeats times the size, TJ_ERR_INDEX for
+ * dim out of range, TJ_ERR_OVERFLOW when the size overflows. */
+tj_tensor *tj_repeat_interleave_self_int(tj_tensor *self, int64_t repeats, bool has_dim, int64_t dim,
+                                         bool has_output_size, int64_t output_size);
+/** aten::repeat_interleave.self_Tensor (implicit, as ATen 1.13): as
+ * tj_repeat_interleave_self_int with a repeat count per slice: repeats is
+ * int64, 0-dim or [1] (one count for every slice) or [size of dim]; the
+ * result is index_select(self, dim, tj_repeat_interleave(repeats,
+ * output_size)), data-dependent without output_size (see
+ * tj_repeat_interleave). Errors: TJ_ERR_SHAPE for a repeats of rank > 1
+ * ("repeats must be 0-dim or 1-dim tensor") or of another length than the
+ * dim ("repeats must have the same size as input along dim"), and those of
+ * tj_repeat_interleave and tj_index_select. */
+tj_tensor *tj_repeat_interleave_self_tensor(tj_tensor *self, tj_tensor *repeats, bool has_dim, int64_t dim,
+                                            bool has_output_size, int64_t output_size);
 /** aten::embedding: weight [num, dim], int64 indices of any shape; an index
  * out of range gives TJ_ERR_INDEX. */
 tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_idx);
