@@ -103,6 +103,19 @@ def train_step(params, x, target):
     return (loss, *grads, *(p - 0.1 * g for p, g in zip(params.values(), grads)))
 
 
+def fold_cdist(x, pts, ref, counts):
+    """F.unfold / F.fold (im2col, col2im), repeat_interleave by an int (a
+    constant [3] of counts, written with the traced size as output_size)
+    and by a tensor with output_size, torch.cdist at p 2 and 1.5
+    (_cdist_forward), and the gradients (col2im / im2col, _cdist_backward,
+    index_select's index_add)."""
+    img = F.fold(F.unfold(x, 3, padding=1, stride=2) * 0.5, (x.shape[-2], x.shape[-1]), 3, padding=1, stride=2)
+    d = torch.cdist(pts.repeat_interleave(2, dim=0), ref)
+    d1 = torch.cdist(pts.repeat_interleave(counts, dim=0, output_size=7), ref, p=1.5)
+    loss = (img * img).sum() + (d * d1[:6]).sum() + d1.sum()
+    return (loss, *torch.autograd.grad(loss, [x, pts, ref]))
+
+
 MLP = mlp()
 
 
@@ -133,6 +146,8 @@ def cases():
     # in evaluation, gradients: the backward takes the forward's empty saved statistics
     net = bn_net().eval()
     yield "batch_norm_eval_grads", bn_eval_grads(net), (dict(net.named_parameters()), torch.randn(2, 3, 6, 6))
+    yield "fold_cdist", fold_cdist, (torch.randn(2, 3, 6, 7).requires_grad_(), torch.randn(3, 4).requires_grad_(),
+                                     torch.randn(5, 4).requires_grad_(), torch.tensor([1, 4, 2]))
 
 
 def check_errors():

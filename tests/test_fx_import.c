@@ -175,6 +175,12 @@ Test(fx_import, fx_creation_keywords_meaning_none_read_as_none)
     tj_graph_free(g);
 }
 
+/* F.unfold / F.fold, repeat_interleave (by an int: torch records it without
+ * output_size, written with the traced size) and torch.cdist, with their
+ * gradients: im2col, col2im, repeat_interleave.Tensor, _cdist_forward,
+ * _cdist_backward */
+Test(fx_import, fold_repeat_interleave_and_cdist_with_gradients_match_torch) { expect_replays_like_torch("fold_cdist"); }
+
 Test(fx_import, fx_creation_keywords_off_the_cpu_or_strided_are_named)
 {
     static const struct {
