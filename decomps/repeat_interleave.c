@@ -12,13 +12,15 @@
 #define SELF_INT "aten::repeat_interleave.self_int"
 #define SELF_TENSOR "aten::repeat_interleave.self_Tensor"
 
-/* self, or self flattened when dim is None; *d the dim to repeat along. */
+/* self, or self flattened when dim is None; *d the dim to repeat along (a
+ * 0-dim self has none: ATen's size(dim) refuses it). */
 static tj_tensor *input_and_dim(const char *op, tj_tensor *self, const tj_value *dim, int *d)
 {
-    if (dim->kind == TJ_V_NONE || tj_tensor_ndim(self) == 0) {
-        *d = 0;
-        if (dim->kind != TJ_V_NONE && tj_wrap_dim(op, dim->u.i, 0, d) != TJ_OK) return NULL;
-        return tj_reshape(self, (const int64_t[]){-1}, 1);
+    *d = 0;
+    if (dim->kind == TJ_V_NONE) return tj_reshape(self, (const int64_t[]){-1}, 1);
+    if (tj_tensor_ndim(self) == 0) {
+        tj_error(TJ_ERR_INDEX, "%s: Dimension specified as %" PRId64 " but tensor has no dimensions", op, dim->u.i);
+        return NULL;
     }
     return tj_wrap_dim(op, dim->u.i, tj_tensor_ndim(self), d) == TJ_OK ? self : NULL;
 }

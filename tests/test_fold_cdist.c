@@ -333,6 +333,11 @@ Test(fold_cdist, repeat_interleave_errors_name_the_operator)
                       "aten::repeat_interleave.self_int", "repeats can not be negative, got -1");
     test_expect_error(tj_repeat_interleave_self_int(x, 2, true, 2, false, 0), TJ_ERR_INDEX,
                       "aten::repeat_interleave.self_int", "out of range");
+    /* torch: "Dimension specified as 0 but tensor has no dimensions"; without a dim it flattens */
+    tj_tensor *s = tj_scalar_tensor(tj_v_float(3), TJ_FLOAT32);
+    test_expect_error(tj_repeat_interleave_self_int(s, 2, true, 0, false, 0), TJ_ERR_INDEX,
+                      "aten::repeat_interleave.self_int", "Dimension specified as 0 but tensor has no dimensions");
+    test_expect_close(tj_repeat_interleave_self_int(s, 2, false, 0, false, 0), (double[]){3, 3}, 2, 0, 0);
     test_expect_error(tj_repeat_interleave_self_int(x, 2, true, 0, true, 5), TJ_ERR_INVALID_ARGUMENT,
                       "aten::repeat_interleave.self_int", "output_size 5");
     test_expect_error(tj_repeat_interleave_self_int(x, INT64_MAX / 2, true, 1, false, 0), TJ_ERR_OVERFLOW,

@@ -1480,7 +1480,8 @@ tj_tensor *tj_repeat_interleave(tj_tensor *repeats, bool has_output_size, int64_
  * refuses it). New contiguous tensor owned by the caller. Errors (naming
  * aten::repeat_interleave.self_int): TJ_ERR_INVALID_ARGUMENT for repeats < 0
  * or an output_size other than repeats times the size, TJ_ERR_INDEX for
- * dim out of range, TJ_ERR_OVERFLOW when the size overflows. */
+ * dim out of range (any dim of a 0-dim self, as PyTorch), TJ_ERR_OVERFLOW
+ * when the size overflows. */
 tj_tensor *tj_repeat_interleave_self_int(tj_tensor *self, int64_t repeats, bool has_dim, int64_t dim,
                                          bool has_output_size, int64_t output_size);
 /** aten::repeat_interleave.self_Tensor (implicit, as ATen 1.13): as
