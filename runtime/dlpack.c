@@ -95,7 +95,7 @@ tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
     dl_import *im = tj_alloc_object(sizeof *im);
     if (!im) return tj_oom(who, sizeof *im), NULL;
     *im = (dl_import){.owner.free = import_free,
-                      .storage = {.data = data, .nbytes = (size_t)extent, .owner = &im->owner}};
+                      .storage = {.external = true, .data = data, .nbytes = (size_t)extent, .owner = &im->owner}};
     atomic_init(&im->owner.refcount, 1); /* the storage's */
     atomic_init(&im->storage.refcount, 1);
     atomic_init(&im->storage.version, 0);

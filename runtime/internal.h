@@ -46,6 +46,10 @@ typedef struct tj_storage {
      * elements once (tracer/fuse_scatter.c); a constant the caller holds
      * (captured in ctx) is read at every run, as the caller may change it. */
     bool sealed;
+    /** Memory another framework lent (tj_tensor_from_dlpack): each import
+     * of it gets a storage of its own, so another storage may hold the same
+     * bytes (tj_storages_overlap). */
+    bool external;
     void *data;
     size_t nbytes;
     /** Set when the header and the data belong to `owner`: the last release
@@ -55,6 +59,18 @@ typedef struct tj_storage {
 
 /** Drops a reference on `s`, freeing it (or releasing its owner) with the last. */
 void tj_storage_release(tj_storage *s);
+
+/** Whether a and b may hold the same bytes: one storage, or memory lent
+ * through DLPack that another storage covers too (two imports of one
+ * array, or of tjit's own memory exported and imported back). Inline:
+ * plans compare every written input with every input at each run. */
+static inline bool tj_storages_overlap(const tj_storage *a, const tj_storage *b)
+{
+    if (a == b || !a || !b) return a == b && a;
+    if (!(a->external || b->external) || !a->nbytes || !b->nbytes) return false;
+    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+    return a0 < b0 + b->nbytes && b0 < a0 + a->nbytes;
+}
 
 struct tj_autograd_meta;
 

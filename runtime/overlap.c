@@ -7,6 +7,8 @@
  * gradient (runtime/optim.c); and ATen's own rule, for the operators that
  * refuse exactly what ATen refuses (the in-place indexed writers:
  * runtime/op_inplace.c's aten_overlap_rules). */
+#include <string.h>
+
 #include "internal.h"
 
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi)
@@ -142,9 +144,29 @@ static int same_strides_meet(const tj_tensor *a, const tj_tensor *b)
     return walk_meets(&w, 0, b->offset - a->offset);
 }
 
+/* b's geometry over a's storage when b's storage is another one holding
+ * some of the same bytes (two DLPack imports of one array: runtime/dlpack.c),
+ * in *scratch, its offset counted in a's elements from a's storage; false
+ * when no whole number of elements separates the two storages. */
+static bool rebased(const tj_tensor *a, const tj_tensor *b, tj_tensor *scratch)
+{
+    int64_t eb = (int64_t)tj_dtype_bytes(b->dtype);
+    ptrdiff_t bytes = (char *)b->storage->data - (char *)a->storage->data;
+    if (eb != (int64_t)tj_dtype_bytes(a->dtype) || bytes % eb) return false;
+    memcpy(scratch, b, sizeof *scratch);
+    scratch->storage = a->storage;
+    scratch->offset += bytes / eb;
+    return true;
+}
+
 tj_overlap tj_overlap_status(const tj_tensor *a, const tj_tensor *b)
 {
     if (!tj_tensor_shares_storage(a, b) || a->numel == 0 || b->numel == 0) return TJ_OVERLAP_NONE;
+    tj_tensor other;
+    if (a->storage != b->storage) {
+        if (!rebased(a, b, &other)) return TJ_OVERLAP_PARTIAL; /* an element boundary apart: too odd to tell */
+        b = &other;
+    }
     if (same_view(a, b)) return TJ_OVERLAP_FULL;
     /* bytes [first, last] each touches: disjoint intervals share nothing */
     int64_t alo, ahi, blo, bhi, ea = (int64_t)tj_dtype_bytes(a->dtype), eb = (int64_t)tj_dtype_bytes(b->dtype);
@@ -190,6 +212,11 @@ bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b)
         !tj_non_overlapping_and_dense(b->ndim, b->shape, b->strides) ||
         !tj_tensor_shares_storage(a, b))
         return false;
+    tj_tensor other;
+    if (a->storage != b->storage) {
+        if (!rebased(a, b, &other)) return true;
+        b = &other;
+    }
     int64_t ea = (int64_t)tj_dtype_bytes(a->dtype), eb = (int64_t)tj_dtype_bytes(b->dtype);
     int64_t a_begin = a->offset * ea, a_end = a_begin + a->numel * ea;
     int64_t b_begin = b->offset * eb, b_end = b_begin + b->numel * eb;

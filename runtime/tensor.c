@@ -461,7 +461,7 @@ void *tj_tensor_data(const tj_tensor *t)
 
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b)
 {
-    return a && b && a->storage && a->storage == b->storage;
+    return a && b && tj_storages_overlap(a->storage, b->storage);
 }
 
 uint32_t tj_tensor_version(const tj_tensor *t)

@@ -6,6 +6,7 @@
 #include <dlpack/dlpack.h>
 #include <string.h>
 
+#include "runtime/internal.h"
 #include "test_util.h"
 
 TestSuite(dlpack, .init = test_scope_open, .fini = test_scope_close);
@@ -214,6 +215,54 @@ Test(dlpack, plan_writes_into_dlpack_outputs)
     const float want[6] = {0, 3, 0, 5, 0, 7};
     cr_expect_arr_eq(out, want, sizeof want);
     cr_expect(cx.deleted == 1 && cy.deleted == 1 && co.deleted == 1);
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
+/* Each import of one array gets a storage of its own: overlap is found by
+ * address, so a plan writing into an import of its input's memory copies
+ * last (a matmul into its own operand), and an in-place operator refuses an
+ * operand that overlaps it in another layout, as for views of one tjit
+ * tensor. */
+Test(dlpack, imports_of_one_memory_overlap)
+{
+    tj_graph *g = tj_graph_parse("graph(%a : f32[2, 2], %b : f32[2, 2]):\n"
+                                 "    %mm = aten.mm.default(%a, %b)\n"
+                                 "    return (%mm,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    float m[4] = {1, 2, 3, 4};
+    counted ca, cb, co;
+    describe(&ca, m, F32, 2, (int64_t[]){2, 2}, NULL);
+    describe(&cb, m, F32, 2, (int64_t[]){2, 2}, NULL);
+    describe(&co, m, F32, 2, (int64_t[]){2, 2}, NULL);
+    tj_scope *s = tj_scope_begin();
+    tj_tensor *in[2] = {tj_tensor_from_dlpack(&ca.m), tj_tensor_from_dlpack(&cb.m)};
+    tj_tensor *o = tj_tensor_from_dlpack(&co.m);
+    cr_assert(in[0] && in[1] && o, "%s", tj_last_error());
+    cr_expect(tj_tensor_shares_storage(in[0], o));
+    cr_expect_eq(tj_overlap_status(in[0], o), TJ_OVERLAP_FULL);
+    cr_assert_eq(tj_plan_run_into(p, in, 2, &o), TJ_OK, "%s", tj_last_error());
+    const float want[4] = {7, 10, 15, 22};
+    cr_expect_arr_eq(m, want, sizeof want, "the matmul read its operands before the copy into them");
+
+    float v[4] = {1, 2, 3, 4};
+    counted head, tail; /* v[0:3] and v[1:4], imported apart */
+    describe(&head, v, F32, 1, (int64_t[]){3}, NULL);
+    describe(&tail, v + 1, F32, 1, (int64_t[]){3}, NULL);
+    tj_tensor *h = tj_tensor_from_dlpack(&head.m), *t = tj_tensor_from_dlpack(&tail.m);
+    cr_assert(h && t, "%s", tj_last_error());
+    cr_expect_eq(tj_overlap_status(h, t), TJ_OVERLAP_PARTIAL);
+    cr_expect_null(tj_add_(h, t, tj_v_int(1)), "v[0:3] += v[1:4] would read elements already written");
+    float u[8] = {0};
+    counted apart; /* u[0:4] and u[4:8] share nothing */
+    describe(&apart, u + 4, F32, 1, (int64_t[]){4}, NULL);
+    tj_tensor *a = tj_tensor_from_dlpack(&apart.m);
+    cr_assert_not_null(a, "%s", tj_last_error());
+    cr_expect(!tj_tensor_shares_storage(a, h));
+    tj_scope_end(s);
+    cr_expect(ca.deleted == 1 && cb.deleted == 1 && co.deleted == 1 && head.deleted == 1 && tail.deleted == 1);
     tj_plan_free(p);
     tj_graph_free(g);
 }

@@ -78,7 +78,9 @@ int64_t tj_tensor_storage_offset(const tj_tensor *t);
 bool tj_tensor_is_contiguous(const tj_tensor *t);
 /** Whether t is fake (no storage); false for NULL. */
 bool tj_tensor_is_fake(const tj_tensor *t);
-/** True when a and b share storage; false when either is NULL or fake. */
+/** True when a and b share storage (for tensors imported through DLPack,
+ * tj_tensor_from_dlpack: when their storages hold some of the same bytes);
+ * false when either is NULL or fake. */
 bool tj_tensor_shares_storage(const tj_tensor *a, const tj_tensor *b);
 /** The version counter of t's storage (PyTorch's `t._version`): 0 when the
  * storage is created, incremented by every operator that writes into it

@@ -740,13 +740,12 @@ tj_status tj_check_writeback_aliases(tj_tensor *const *inputs, int n_inputs, con
         if (tj_may_self_overlap(inputs[i]))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: input %d (%%%s) is written back to but has elements "
                             "that share memory (a broadcast view?); clone() it first", who, i, input_name(owner, i));
-        const tj_storage *s = inputs[i]->storage;
         /* storages compared here first: every run of a training step checks
          * each written-back input against every input (gpt's: 112 x 114),
          * and almost none share one (a call for each pair took 94 us a run
          * here, this 10 us; gpt's step takes about 20 ms) */
         for (int j = 0; j < n_inputs; j++)
-            if (j != i && inputs[j] && inputs[j]->storage == s &&
+            if (j != i && inputs[j] && tj_storages_overlap(inputs[j]->storage, inputs[i]->storage) &&
                 tj_overlap_status(inputs[i], inputs[j]) != TJ_OVERLAP_NONE)
                 return tj_error(TJ_ERR_INVALID_ARGUMENT,
                                 "%s: input %d (%%%s) is written back to but shares memory with input %d (%%%s): "
