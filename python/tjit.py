@@ -62,8 +62,10 @@ def _load():
         ("tj_plan_num_outputs", i, [p]),
         ("tj_plan_input_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
         ("tj_plan_output_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
-        ("tj_plan_run_into", i, [p, ctypes.POINTER(p), i, ctypes.POINTER(p)]),
+        ("tj_plan_context_new", p, [p]),
+        ("tj_plan_run_ctx_into", i, [p, ctypes.POINTER(p), i, ctypes.POINTER(p)]),
         ("tj_tensor_from_dlpack", p, [p]),
+        ("tj_tensor_version", ctypes.c_uint32, [p]),
         ("tj_set_num_threads", None, [i]),
         ("tj_get_num_threads", i, []),
     ]:
@@ -150,28 +152,48 @@ def _is_torch(x):
     return type(x).__module__.startswith("torch")
 
 
-def _dlpack_tensor(x):
+def _copy_reason(x):
+    """Why DLPack cannot share x's memory with tjit, or None."""
+    if _is_torch(x):
+        return "a negated view (as z.conj().imag)" if x.is_neg() else None  # torch's export drops the bit
+    if not x.flags.writeable:
+        return "read-only"
+    return "a view with negative strides" if any(s < 0 for s in x.strides) else None
+
+
+def _dlpack_tensor(x, what, copy_allowed):
     """A new tjit tensor over x's memory (x: a NumPy array or a torch
-    tensor); the caller releases it."""
-    is_bool = str(x.dtype) in ("bool", "torch.bool")
+    tensor; what: "input 2", for messages), and None, or when tjit cannot
+    share x's memory (_copy_reason) and copy_allowed, a tensor over a copy
+    and the reason. The caller releases the tensor."""
+    if not hasattr(x, "__dlpack__") and type(x).__module__ == "numpy":  # a NumPy scalar
+        import numpy
+        x = numpy.asarray(x)
+    if not hasattr(x, "dtype") or not hasattr(x, "__dlpack__"):
+        raise TjitError("plan: %s is %s, not a NumPy array or a torch tensor" % (what, type(x).__name__))
+    dtype = str(x.dtype).replace("torch.", "")
+    if dtype not in DTYPES:
+        raise TjitError("plan: %s is %s; tjit has %s" % (what, dtype, ", ".join(DTYPES)))
+    copied = _copy_reason(x)
+    if copied and not copy_allowed:
+        raise TjitError("plan: %s is %s: tjit cannot write into it" % (what, copied))
     if _is_torch(x):
         import torch
         x = x.detach()  # torch refuses to export a tensor that requires grad
-        x = x.view(torch.uint8) if is_bool else x  # exported as uint8, relabelled below
-    elif is_bool:
-        x = x.view("uint8")
-    try:
-        capsule = x.__dlpack__()
-    except BufferError:  # NumPy: a read-only array (an input only reads it)
-        capsule = x.copy().__dlpack__()
+        x = x.resolve_neg() if copied else x
+        x = x.view(torch.uint8) if dtype == "bool" else x  # exported as uint8, relabelled below
+    else:
+        x = x.copy() if copied else x
+        x = x.view("uint8") if dtype == "bool" else x
+    capsule = x.__dlpack__()
     managed = _capsule_pointer(capsule, b"dltensor")
-    if is_bool:
+    if dtype == "bool":
         _DLTensor.from_address(managed).dtype.code = DL_BOOL
     t = _lib.tj_tensor_from_dlpack(managed)
     if not t:
-        _fail("tj_tensor_from_dlpack")
+        _fail("plan: %s: tj_tensor_from_dlpack" % what)
     _capsule_rename(capsule, b"used_dltensor")  # tjit owns it now: the capsule must not delete it
-    return t
+    return t, copied
 
 
 def _types(handle, count, query):
@@ -193,6 +215,10 @@ class Plan:
         self._handle = _lib.tj_compile(graph._handle, None)
         if not self._handle:
             _fail("tj_compile")
+        # a context runs one thread at a time (tj_plan_run_into refuses a
+        # second): a call takes an idle one, or makes one; tj_plan_free
+        # frees them all. list.pop and append hold the GIL.
+        self._idle_contexts = []
         self.input_types = _types(self._handle, _lib.tj_plan_num_inputs(self._handle), _lib.tj_plan_input_type)
         self.output_types = _types(self._handle, _lib.tj_plan_num_outputs(self._handle), _lib.tj_plan_output_type)
 
@@ -206,23 +232,42 @@ class Plan:
         in place are updated in the caller's memory) and returns the outputs:
         `out` (a list of arrays or tensors of the output types) when given,
         else new ones of the inputs' kind (torch when any input is a torch
-        tensor; a plan without inputs gives NumPy arrays)."""
+        tensor; a plan without inputs gives NumPy arrays). Arrays may share
+        memory (an `out` that is an input). What DLPack cannot share (a
+        read-only NumPy array, one with a negative stride, a torch tensor
+        with its negative bit set) is copied when it is an input only read,
+        refused as an output or an input the graph writes. Threads may call
+        one plan at once: each call runs on a context of its own."""
         if len(inputs) != len(self.input_types):
             raise TjitError("plan: %d inputs given, the graph takes %d" % (len(inputs), len(self.input_types)))
         if out is None:
             out = [_empty(dtype, shape, inputs) for dtype, shape in self.output_types]
         elif len(out) != len(self.output_types):
             raise TjitError("plan: %d outputs given, the graph returns %d" % (len(out), len(self.output_types)))
-        made = []
+        n, made, copies, context = len(inputs), [], [], None
         try:
-            for x in list(inputs) + list(out):
-                made.append(_dlpack_tensor(x))
-            n = len(inputs)
+            wrapped = {}  # one tjit tensor for an array passed more than once: the plan sees it is one
+            for k, x in enumerate(list(inputs) + list(out)):
+                if id(x) not in wrapped:
+                    what = "input %d" % k if k < n else "output %d" % (k - n)
+                    t, copied = _dlpack_tensor(x, what, k < n)
+                    wrapped[id(x)] = t
+                    if copied:
+                        copies.append((k, t, copied))
+                made.append(wrapped[id(x)])
             ins, outs = (ctypes.c_void_p * max(n, 1))(*made[:n]), (ctypes.c_void_p * max(len(out), 1))(*made[n:])
-            if _lib.tj_plan_run_into(self._handle, ins, n, outs) != 0:
+            context = self._idle_contexts.pop() if self._idle_contexts else _lib.tj_plan_context_new(self._handle)
+            if not context:
+                _fail("tj_plan_context_new")
+            if _lib.tj_plan_run_ctx_into(context, ins, n, outs) != 0:
                 _fail("tj_plan_run_into")
+            for k, t, reason in copies:  # a version bumped: the graph wrote the copy, not the caller's array
+                if _lib.tj_tensor_version(t):
+                    raise TjitError("plan: input %d is %s, and the graph writes it in place" % (k, reason))
         finally:
-            for t in made:
+            if context:
+                self._idle_contexts.append(context)
+            for t in set(made):
                 _release(t)
         return list(out)
 

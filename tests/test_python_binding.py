@@ -5,6 +5,7 @@ tjit's errors raised as TjitError. NumPy only: the suite must not need
 torch. Run by meson with TJIT_LIB set to the build's libtjit.so."""
 import os
 import sys
+import threading
 import unittest
 
 import numpy as np
@@ -82,13 +83,78 @@ class Binding(unittest.TestCase):
              "unknown operator aten::nope.default"),
             (lambda: self.plan(X), "1 inputs given, the graph takes 2"),
             (lambda: self.plan(X.astype(np.float64), Y), "compiled for float32[2, 3]"),
-            (lambda: self.plan(X.astype(np.int32), Y), "32 bits"),
+            (lambda: self.plan(X.astype(np.int32), Y), "input 0 is int32"),
             (lambda: self.plan(X, Y, out=[np.empty((3, 2), np.float32), np.empty((2, 3), bool)]), "[3, 2]"),
         ]
         for call, needle in cases:
             with self.assertRaises(tjit.TjitError) as caught:
                 call()
             self.assertIn(needle, str(caught.exception))
+
+    def test_an_output_over_an_input_gets_the_inputs_values(self):
+        mm = tjit.Graph("graph(%a : f32[2, 2], %b : f32[2, 2]):\n"
+                        "    %mm = aten.mm.default(%a, %b)\n"
+                        "    return (%mm,)\n").compile()
+        a = np.array([[1, 2], [3, 4]], np.float32)
+        want = a @ a
+        mm(a, a, out=[a])  # one array three times: the product is copied in after it is computed
+        np.testing.assert_array_equal(a, want)
+        m = np.array([[1, 2], [3, 4]], np.float32)
+        mm(m.copy(), m[:], out=[m])  # m[:] is another array over m's memory
+        np.testing.assert_array_equal(m, want)
+
+    def test_arrays_dlpack_cannot_share_are_copied_when_only_read(self):
+        x = np.arange(3, dtype=np.float32)
+        plan = tjit.Graph("graph(%x : f32[3], %y : f32[3]):\n"
+                          "    %add = aten.add.Tensor(%x, %y)\n"
+                          "    return (%add,)\n").compile()
+        np.testing.assert_array_equal(plan(x[::-1], x)[0], [2, 2, 2])
+        scale = tjit.Graph("graph(%x : f32[]):\n    %mul = aten.mul.Tensor(%x, 3)\n    return (%mul,)\n").compile()
+        self.assertEqual(scale(np.float32(2))[0], 6)  # a NumPy scalar, which has no __dlpack__
+        ro = np.zeros(3, np.float32)
+        ro.flags.writeable = False
+        with self.assertRaisesRegex(tjit.TjitError, "output 0 is read-only"):
+            plan(x, x, out=[ro])
+        with self.assertRaisesRegex(tjit.TjitError, "output 0 is read-only"):
+            plan(x, x, out=[np.broadcast_to(np.zeros(1, np.float32), (3,))])
+        with self.assertRaisesRegex(tjit.TjitError, "output 0 is a view with negative strides"):
+            plan(x, x, out=[np.zeros(3, np.float32)[::-1]])
+        add_ = tjit.Graph("graph(%x : f32[3]):\n"
+                          "    %add_ = aten.add_.Tensor(%x, 1)\n"
+                          "    return (%add_,)\n").compile()
+        for frozen, reason in [(ro, "read-only"), (x[::-1], "negative strides")]:
+            with self.assertRaisesRegex(tjit.TjitError, "input 0 is .*%s, and the graph writes it in place" % reason):
+                add_(frozen)
+        np.testing.assert_array_equal(x, [0, 1, 2])
+
+    def test_what_tjit_cannot_take_is_named(self):
+        cases = [((1.0, Y), "input 0 is float, not a NumPy array"),
+                 (([1, 2, 3], Y), "input 0 is list"),
+                 ((X.astype(np.float16), Y), "input 0 is float16; tjit has float32, float64, int64, bool")]
+        for args, needle in cases:
+            with self.assertRaises(tjit.TjitError) as caught:
+                self.plan(*args)
+            self.assertIn(needle, str(caught.exception))
+
+    def test_one_plan_called_from_several_threads(self):
+        mm = tjit.Graph("graph(%a : f32[128, 128]):\n"
+                        "    %mm = aten.mm.default(%a, %a)\n"
+                        "    return (%mm,)\n").compile()
+        a = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
+        want, failures = mm(a)[0], []
+
+        def work():
+            try:
+                for _ in range(100):
+                    np.testing.assert_array_equal(mm(a)[0], want)
+            except Exception as e:  # noqa: BLE001 (reported by the main thread)
+                failures.append(e)
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
 
     def test_threads(self):
         n = tjit.get_num_threads()
