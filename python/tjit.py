@@ -161,6 +161,15 @@ def _copy_reason(x):
     return "a view with negative strides" if any(s < 0 for s in x.strides) else None
 
 
+def _count_write(x):
+    """Counts tjit's write into torch tensor x in its version counter, as
+    an in-place operator would (DLPack writes are unseen by torch): autograd
+    then refuses a saved value that tjit overwrote instead of using it."""
+    import torch
+    with torch.no_grad():
+        x.as_strided((0,), (1,)).zero_()  # in place on an empty view of x: no element written
+
+
 def _dlpack_tensor(x, what, copy_allowed):
     """A new tjit tensor over x's memory (x: a NumPy array or a torch
     tensor; what: "input 2", for messages), and None, or when tjit cannot
@@ -179,6 +188,9 @@ def _dlpack_tensor(x, what, copy_allowed):
         raise TjitError("plan: %s is %s: tjit cannot write into it" % (what, copied))
     if _is_torch(x):
         import torch
+        if not copy_allowed and x.requires_grad and torch.is_grad_enabled():
+            raise TjitError("plan: %s requires grad: tjit writes it as an out= argument, which autograd cannot "
+                            "follow (as torch's out= functions refuse)" % what)
         x = x.detach()  # torch refuses to export a tensor that requires grad
         x = x.resolve_neg() if copied else x
         x = x.view(torch.uint8) if dtype == "bool" else x  # exported as uint8, relabelled below
@@ -236,8 +248,11 @@ class Plan:
         memory (an `out` that is an input). What DLPack cannot share (a
         read-only NumPy array, one with a negative stride, a torch tensor
         with its negative bit set) is copied when it is an input only read,
-        refused as an output or an input the graph writes. Threads may call
-        one plan at once: each call runs on a context of its own."""
+        refused as an output or an input the graph writes. As torch's own
+        in-place and out= operators, tjit's writes into torch tensors count
+        in their version counters, and an `out` tensor that requires grad is
+        refused while grad mode is on. Threads may call one plan at once:
+        each call runs on a context of its own."""
         if len(inputs) != len(self.input_types):
             raise TjitError("plan: %d inputs given, the graph takes %d" % (len(inputs), len(self.input_types)))
         if out is None:
@@ -264,6 +279,9 @@ class Plan:
             for k, t, reason in copies:  # a version bumped: the graph wrote the copy, not the caller's array
                 if _lib.tj_tensor_version(t):
                     raise TjitError("plan: input %d is %s, and the graph writes it in place" % (k, reason))
+            for x in list(out) + [x for x in inputs if _lib.tj_tensor_version(wrapped[id(x)])]:
+                if _is_torch(x):
+                    _count_write(x)
         finally:
             if context:
                 self._idle_contexts.append(context)

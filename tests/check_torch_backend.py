@@ -133,12 +133,40 @@ def check_nested_and_aliases():
     report("nested inputs and outputs, input aliases", ok)
 
 
+def check_plan_on_torch_tensors():
+    """tjit.Plan on torch tensors as torch's own operators would treat them:
+    a negated view read as its values, tjit's in-place writes counted in
+    the version counter (autograd refuses the overwritten saved value), an
+    out= tensor that requires grad refused."""
+    import tjit
+    add_ = tjit.Graph("graph(%x : f32[3]):\n    %add_ = aten.add_.Tensor(%x, 1)\n    return (%add_,)\n").compile()
+    double = tjit.Graph("graph(%x : f32[3]):\n    %mul = aten.mul.Tensor(%x, 2)\n    return (%mul,)\n").compile()
+    z = torch.tensor([1 + 1j, 2 - 2j, 3j])
+    imag = z.conj().imag  # float32 with the negative bit set
+    report("negated view read as its values", close(double(imag)[0], imag * 2))
+    a = torch.ones(3, requires_grad=True)
+    b = a * 2
+    c = b * b  # saves b
+    add_(b)
+    try:
+        c.sum().backward()
+        report("a saved value tjit overwrote is refused by backward", False, "gradient %s" % a.grad.tolist())
+    except RuntimeError as e:
+        report("a saved value tjit overwrote is refused by backward", "modified by an inplace operation" in str(e))
+    try:
+        double(torch.ones(3), out=[torch.zeros(3, requires_grad=True)])
+        report("an out= tensor that requires grad is refused", False)
+    except tjit.TjitError as e:
+        report("an out= tensor that requires grad is refused", "output 0 requires grad" in str(e))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
             check_forward(name, module, x, decompose)
             check_training(name, module, x, loss_fn, decompose)
     check_nested_and_aliases()
+    check_plan_on_torch_tensors()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
