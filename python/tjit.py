@@ -158,6 +158,8 @@ def _copy_reason(x):
         return "a negated view (as z.conj().imag)" if x.is_neg() else None  # torch's export drops the bit
     if not x.flags.writeable:
         return "read-only"
+    if not x.flags.aligned:
+        return "not aligned to its elements"
     return "a view with negative strides" if any(s < 0 for s in x.strides) else None
 
 
@@ -203,7 +205,7 @@ def _dlpack_tensor(x, what, copy_allowed):
         _DLTensor.from_address(managed).dtype.code = DL_BOOL
     t = _lib.tj_tensor_from_dlpack(managed)
     if not t:
-        _fail("plan: %s: tj_tensor_from_dlpack" % what)
+        raise TjitError("plan: %s: %s" % (what, (_lib.tj_last_error() or b"").decode()))
     _capsule_rename(capsule, b"used_dltensor")  # tjit owns it now: the capsule must not delete it
     return t, copied
 

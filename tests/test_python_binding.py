@@ -122,7 +122,9 @@ class Binding(unittest.TestCase):
         add_ = tjit.Graph("graph(%x : f32[3]):\n"
                           "    %add_ = aten.add_.Tensor(%x, 1)\n"
                           "    return (%add_,)\n").compile()
-        for frozen, reason in [(ro, "read-only"), (x[::-1], "negative strides")]:
+        odd = np.frombuffer(np.zeros(13, np.uint8).data, np.float32, 3, offset=1)  # writable, not aligned
+        np.testing.assert_array_equal(plan(odd, x)[0], x)
+        for frozen, reason in [(ro, "read-only"), (x[::-1], "negative strides"), (odd, "not aligned to its elements")]:
             with self.assertRaisesRegex(tjit.TjitError, "input 0 is .*%s, and the graph writes it in place" % reason):
                 add_(frozen)
         np.testing.assert_array_equal(x, [0, 1, 2])
