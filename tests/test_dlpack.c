@@ -176,6 +176,7 @@ Test(dlpack, export_then_import_is_the_same_memory)
     tj_tensor *y = tj_tensor_from_dlpack(m); /* y now owns m */
     cr_assert_not_null(y, "%s", tj_last_error());
     cr_expect_eq(tj_tensor_data(y), tj_tensor_data(x));
+    cr_expect(tj_tensor_shares_storage(x, y), "the import's storage holds x's bytes");
     cr_expect_not_null(tj_add_scalar_(y, tj_v_float(1), tj_v_int(1)));
     test_expect_close(x, (double[]){2, 3, 4}, 3, 0, 0);
 }

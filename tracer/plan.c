@@ -535,7 +535,7 @@ static tj_status check_staged_alias(tj_plan_context *c, tj_tensor *const *inputs
         for (int o = 0; o < n->nout; o++) {
             if (n->outs[o] < 0) continue;
             const tj_pvalue *w = &p->values[p->values[n->outs[o]].root];
-            if (w->kind == TJ_PV_INPUT && tj_tensor_shares_storage(inputs[w->input_index], inputs[i]))
+            if (w->kind == TJ_PV_INPUT && tj_storages_overlap(inputs[w->input_index]->storage, inputs[i]->storage))
                 return tj_error(TJ_ERR_UNSUPPORTED, "%s: input %d (%%%s) must be copied for this run's strides, but "
                                 "shares memory with input %d (%%%s), which node %%%s writes in place: the copy "
                                 "would miss the write; pass separate tensors or the compiled strides",
@@ -653,7 +653,7 @@ static tj_status bind_inputs(tj_plan_context *c, tj_tensor *const *inputs, int n
 static bool shares_input(const tj_plan *p, tj_tensor *const *inputs, const tj_tensor *t)
 {
     for (int i = 0; i < p->n_inputs; i++)
-        if (tj_tensor_shares_storage(inputs[i], t)) return true;
+        if (tj_storages_overlap(inputs[i]->storage, t->storage)) return true;
     return false;
 }
 
@@ -728,7 +728,7 @@ static tj_status bind_outputs(tj_plan_context *c, tj_tensor *const *inputs, tj_t
             if (outputs[j] && tj_overlap_status(outputs[j], o) != TJ_OVERLAP_NONE)
                 return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: outputs %d and %d overlap in memory", who, j, k);
         bool direct = o && p->direct_out[k] && tj_tensor_is_contiguous(o) && !shares_input(p, inputs, o);
-        for (int j = 0; direct && j < k; j++) direct = !outputs[j] || !tj_tensor_shares_storage(outputs[j], o);
+        for (int j = 0; direct && j < k; j++) direct = !outputs[j] || !tj_storages_overlap(outputs[j]->storage, o->storage);
         /* an output that is its write-back input gets the value from the write-back */
         c->copy_out[k] = o && !direct && !(p->writeback[k] >= 0 && o == inputs[p->writeback[k]]);
         if (!p->direct_out[k]) continue;
@@ -752,7 +752,7 @@ static tj_status bind_writebacks(tj_plan_context *c, tj_tensor *const *inputs, c
         if (j < 0 || !p->wb_direct[k]) continue;
         const tj_tensor *x = inputs[j];
         bool direct = tj_tensor_is_contiguous(x);
-        for (int i = 0; direct && i < p->n_inputs; i++) direct = i == j || !tj_tensor_shares_storage(inputs[i], x);
+        for (int i = 0; direct && i < p->n_inputs; i++) direct = i == j || !tj_storages_overlap(inputs[i]->storage, x->storage);
         if (!direct && !c->fallback) {
             size_t bytes = fallback_size(p);
             if (!(c->fallback = tj_alloc(bytes))) return tj_oom(who, bytes);
