@@ -335,6 +335,18 @@ def _input_alias(node):
     return isinstance(node, torch.fx.Node) and node.op == "placeholder"
 
 
+def _plain(a):
+    """a, an output node's argument, with the lists and dicts fx keeps
+    immutable made the plain ones gm's code returns."""
+    from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+    if isinstance(a, immutable_list):
+        return [_plain(v) for v in a]
+    if isinstance(a, immutable_dict):
+        return {k: _plain(v) for k, v in a.items()}
+    return tuple(_plain(v) for v in a) if type(a) is tuple else a
+
+
 def compile(gm, *example_inputs, decompose=False):
     """gm (from make_fx, or a graph functorch's aot_function hands its
     compilers) compiled by tjit in this process (python/tjit.py): returns a
@@ -353,7 +365,7 @@ def compile(gm, *example_inputs, decompose=False):
     to_tjit_text, tjit.TjitError for what tjit refuses."""
     import tjit
 
-    returned, spec = tree_flatten(next(n for n in gm.graph.nodes if n.op == "output").args[0])
+    returned, spec = tree_flatten(_plain(next(n for n in gm.graph.nodes if n.op == "output").args[0]))
     aliases = {r for r in returned if _input_alias(r)}
     computed = [r for r in returned if r is not None and r not in aliases]
     text = _text(gm, example_inputs, None, lambda results: computed)

@@ -133,6 +133,17 @@ def check_nested_and_aliases():
     report("nested inputs and outputs, input aliases", ok)
 
 
+def check_plain_collections():
+    """A function returning a list and a dict gets a list and a dict back
+    (fx's output node holds immutable ones)."""
+    def f(x):
+        return [x * 2, {"a": x + 1}]
+    x = torch.randn(3)
+    got = tjit_fx.compile(make_fx(f)(x), x)(x)
+    report("lists and dicts returned as gm returns them", type(got) is list and type(got[1]) is dict
+           and close(got[0], x * 2) and close(got[1]["a"], x + 1))
+
+
 def check_plan_on_torch_tensors():
     """tjit.Plan on torch tensors as torch's own operators would treat them:
     a negated view read as its values, tjit's in-place writes counted in
@@ -166,6 +177,7 @@ def main():
             check_forward(name, module, x, decompose)
             check_training(name, module, x, loss_fn, decompose)
     check_nested_and_aliases()
+    check_plain_collections()
     check_plan_on_torch_tensors()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
