@@ -55,6 +55,7 @@ def _load():
         ("tj_graph_num_outputs", i, [p]),
         ("tj_graph_to_string", p, [p]),
         ("tj_core_decompositions", p, []),
+        ("tj_decomp_table_free", None, [p]),
         ("tj_graph_decompose", p, [p, p]),
         ("tj_compile", p, [p, p]),
         ("tj_plan_free", None, [p]),
@@ -137,8 +138,9 @@ class Graph:
         """The graph lowered through the core decomposition table
         (tj_graph_decompose with tj_core_decompositions: torch._decomp's
         core_aten_decompositions), as `tjit run --decompose core`."""
-        table = _lib.tj_core_decompositions()
+        table = _lib.tj_core_decompositions()  # a new table each call
         handle = table and _lib.tj_graph_decompose(self._handle, table)
+        _lib.tj_decomp_table_free(table)
         if not handle:
             _fail("tj_graph_decompose")
         return Graph(None, _handle=handle)

@@ -4,6 +4,7 @@ DLPack deleters run (each array's reference count back where it was), and
 tjit's errors raised as TjitError. NumPy only: the suite must not need
 torch. Run by meson with TJIT_LIB set to the build's libtjit.so."""
 import os
+import resource
 import sys
 import threading
 import unittest
@@ -76,6 +77,15 @@ class Binding(unittest.TestCase):
         relu, gt = lowered.compile()(X, Y)
         np.testing.assert_array_equal(relu, RELU)
         np.testing.assert_array_equal(gt, RELU > 2)
+
+    def test_decompose_frees_its_table(self):
+        graph = tjit.Graph(ADD_RELU)
+        graph.decompose()  # the first call's allocations stay (caches)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for _ in range(300):
+            graph.decompose()
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        self.assertLess(grown, 4096, "KiB for 300 calls (300 leaked core tables took 21 MiB)")
 
     def test_errors_carry_tjits_message(self):
         cases = [
