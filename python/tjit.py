@@ -162,7 +162,7 @@ def _copy_reason(x):
         return "read-only"
     if not x.flags.aligned:
         return "not aligned to its elements"
-    return "a view with negative strides" if any(s < 0 for s in x.strides) else None
+    return "a view with negative strides" if any(s < 0 and n > 1 for s, n in zip(x.strides, x.shape)) else None
 
 
 def _count_write(x):

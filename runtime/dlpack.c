@@ -46,7 +46,8 @@ static int64_t checked_extent(const DLTensor *d, const int64_t *strides, size_t 
     if (numel == 0) return 0;
     int64_t last = 0;
     for (int k = 0; k < d->ndim; k++) {
-        if (strides[k] < 0)
+        /* a dim of one index never uses its stride: NumPy's x[::-1] of a [1, n] array has -n there */
+        if (strides[k] < 0 && d->shape[k] > 1)
             return tj_error(TJ_ERR_UNSUPPORTED, "tj_tensor_from_dlpack: stride %lld of dim %d is negative",
                             (long long)strides[k], k), -1;
         int64_t step;

@@ -91,6 +91,13 @@ Test(dlpack, import_of_scalars_empty_tensors_and_bool)
     cr_expect_eq(tj_tensor_numel(tj_add(e, e)), 0);
 
     bool mask[3] = {true, false, true};
+    float row[3] = {1, 2, 3};
+    counted cf; /* NumPy's x[::-1] of a [1, 3] array: the stride of the size-1 dim is never used */
+    describe(&cf, row, F32, 2, (int64_t[]){1, 3}, (int64_t[]){-3, 1});
+    tj_tensor *f = tj_tensor_from_dlpack(&cf.m);
+    cr_assert_not_null(f, "%s", tj_last_error());
+    test_expect_close(tj_mul_scalar(f, tj_v_float(2)), (double[]){2, 4, 6}, 3, 0, 0);
+
     counted cb;
     describe(&cb, mask, (DLDataType){6, 8, 1}, 1, (int64_t[]){3}, NULL);
     tj_tensor *b = tj_tensor_from_dlpack(&cb.m);
@@ -98,7 +105,7 @@ Test(dlpack, import_of_scalars_empty_tensors_and_bool)
     cr_expect_eq(tj_tensor_dtype(b), TJ_BOOL);
     test_expect_close(tj_sum(b, TJ_DTYPE_NONE), (double[]){2}, 1, 0, 0);
     tj_scope_end(scope);
-    cr_expect(c0.deleted == 1 && ce.deleted == 1 && cb.deleted == 1);
+    cr_expect(c0.deleted == 1 && ce.deleted == 1 && cf.deleted == 1 && cb.deleted == 1);
 }
 
 /* Each refused description: NULL, the status and a message naming the

@@ -132,6 +132,10 @@ class Binding(unittest.TestCase):
         add_ = tjit.Graph("graph(%x : f32[3]):\n"
                           "    %add_ = aten.add_.Tensor(%x, 1)\n"
                           "    return (%add_,)\n").compile()
+        row = tjit.Graph("graph(%x : f32[1, 3]):\n    %mul = aten.mul.Tensor(%x, 2)\n    return (%mul,)\n").compile()
+        flipped = np.zeros((1, 3), np.float32)[::-1]  # stride -12 on its dim of size 1, which is never used
+        row(x.reshape(1, 3), out=[flipped])
+        np.testing.assert_array_equal(flipped, [[0, 2, 4]])
         odd = np.frombuffer(np.zeros(13, np.uint8).data, np.float32, 3, offset=1)  # writable, not aligned
         np.testing.assert_array_equal(plan(odd, x)[0], x)
         for frozen, reason in [(ro, "read-only"), (x[::-1], "negative strides"), (odd, "not aligned to its elements")]:
