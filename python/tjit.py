@@ -154,9 +154,19 @@ def _is_torch(x):
     return type(x).__module__.startswith("torch")
 
 
-def _copy_reason(x):
+_dtype_names = {}  # numpy.dtype('float32') or torch.float32 -> "float32": str() of a NumPy dtype takes microseconds
+
+
+def _dtype_name(dtype):
+    name = _dtype_names.get(dtype)
+    if name is None:
+        name = _dtype_names[dtype] = str(dtype).replace("torch.", "")
+    return name
+
+
+def _copy_reason(x, torch_tensor):
     """Why DLPack cannot share x's memory with tjit, or None."""
-    if _is_torch(x):
+    if torch_tensor:
         return "a negated view (as z.conj().imag)" if x.is_neg() else None  # torch's export drops the bit
     if not x.flags.writeable:
         return "read-only"
@@ -179,18 +189,21 @@ def _dlpack_tensor(x, what, copy_allowed):
     tensor; what: "input 2", for messages), and None, or when tjit cannot
     share x's memory (_copy_reason) and copy_allowed, a tensor over a copy
     and the reason. The caller releases the tensor."""
-    if not hasattr(x, "__dlpack__") and type(x).__module__ == "numpy":  # a NumPy scalar
+    if not hasattr(x, "__dlpack__"):
+        if type(x).__module__ != "numpy":
+            raise TjitError("plan: %s is %s, not a NumPy array or a torch tensor" % (what, type(x).__name__))
         import numpy
-        x = numpy.asarray(x)
-    if not hasattr(x, "dtype") or not hasattr(x, "__dlpack__"):
+        x = numpy.asarray(x)  # a NumPy scalar
+    if not hasattr(x, "dtype"):
         raise TjitError("plan: %s is %s, not a NumPy array or a torch tensor" % (what, type(x).__name__))
-    dtype = str(x.dtype).replace("torch.", "")
+    dtype = _dtype_name(x.dtype)
     if dtype not in DTYPES:
         raise TjitError("plan: %s is %s; tjit has %s" % (what, dtype, ", ".join(DTYPES)))
-    copied = _copy_reason(x)
+    torch_tensor = _is_torch(x)
+    copied = _copy_reason(x, torch_tensor)
     if copied and not copy_allowed:
         raise TjitError("plan: %s is %s: tjit cannot write into it" % (what, copied))
-    if _is_torch(x):
+    if torch_tensor:
         import torch
         if not copy_allowed and x.requires_grad and torch.is_grad_enabled():
             raise TjitError("plan: %s requires grad: tjit writes it as an out= argument, which autograd cannot "
@@ -259,6 +272,7 @@ class Plan:
         each call runs on a context of its own."""
         if len(inputs) != len(self.input_types):
             raise TjitError("plan: %d inputs given, the graph takes %d" % (len(inputs), len(self.input_types)))
+        written = list(out or [])  # the caller's tensors tjit writes (new outputs have no history to guard)
         if out is None:
             out = [_empty(dtype, shape, inputs) for dtype, shape in self.output_types]
         elif len(out) != len(self.output_types):
@@ -283,7 +297,8 @@ class Plan:
             for k, t, reason in copies:  # a version bumped: the graph wrote the copy, not the caller's array
                 if _lib.tj_tensor_version(t):
                     raise TjitError("plan: input %d is %s, and the graph writes it in place" % (k, reason))
-            for x in list(out) + [x for x in inputs if _lib.tj_tensor_version(wrapped[id(x)])]:
+            written += [x for x in inputs if _is_torch(x) and _lib.tj_tensor_version(wrapped[id(x)])]
+            for x in written:
                 if _is_torch(x):
                     _count_write(x)
         finally:
