@@ -60,13 +60,20 @@ static tj_status renamed_error(const char *op, const char *functional, tj_status
  * elements already overwritten, so it is refused as PyTorch refuses it
  * ("unsupported operation: ... refer to a single memory location"). */
 
+/* The address of t's first element, as an integer (a fake tensor's data
+ * is NULL, to which no offset may be added). */
+static uintptr_t first_element(const tj_tensor *t)
+{
+    return (uintptr_t)t->storage->data + (uintptr_t)t->offset * tj_dtype_size(t->dtype);
+}
+
 /* operand, broadcast to self's shape, is self element for element. By
  * address, not storage offset: two DLPack imports of one array have
  * storages of their own, both at offset 0 whatever bytes they start at. */
 static bool same_elements(const tj_tensor *self, const tj_tensor *operand)
 {
     int64_t strides[TJ_MAX_DIMS];
-    if (tj_tensor_ptr(operand) != tj_tensor_ptr(self)) return false;
+    if (first_element(operand) != first_element(self)) return false;
     tj_broadcast_strides(operand, self->ndim, self->shape, strides);
     for (int d = 0; d < self->ndim; d++)
         if (self->shape[d] > 1 && strides[d] != self->strides[d]) return false;

@@ -151,7 +151,7 @@ static int same_strides_meet(const tj_tensor *a, const tj_tensor *b)
 static bool rebased(const tj_tensor *a, const tj_tensor *b, tj_tensor *scratch)
 {
     int64_t eb = (int64_t)tj_dtype_bytes(b->dtype);
-    ptrdiff_t bytes = (char *)b->storage->data - (char *)a->storage->data;
+    int64_t bytes = (int64_t)((uintptr_t)b->storage->data - (uintptr_t)a->storage->data); /* two objects */
     if (eb != (int64_t)tj_dtype_bytes(a->dtype) || bytes % eb) return false;
     memcpy(scratch, b, sizeof *scratch);
     scratch->storage = a->storage;
