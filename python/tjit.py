@@ -67,6 +67,7 @@ def _load():
         ("tj_plan_run_ctx_into", i, [p, ctypes.POINTER(p), i, ctypes.POINTER(p)]),
         ("tj_tensor_from_dlpack", p, [p]),
         ("tj_tensor_version", ctypes.c_uint32, [p]),
+        ("tj_tensor_retain", p, [p]),
         ("tj_set_num_threads", None, [i]),
         ("tj_get_num_threads", i, []),
     ]:
@@ -248,14 +249,33 @@ class Plan:
         # second): a call takes an idle one, or makes one; tj_plan_free
         # frees them all. list.pop and append hold the GIL.
         self._idle_contexts = []
+        self._held = {}  # input index -> (array, its memory's place, tjit tensor): see __call__'s `held`
         self.input_types = _types(self._handle, _lib.tj_plan_num_inputs(self._handle), _lib.tj_plan_input_type)
         self.output_types = _types(self._handle, _lib.tj_plan_num_outputs(self._handle), _lib.tj_plan_output_type)
 
     def __del__(self):
+        for _, _, t in getattr(self, "_held", {}).values():
+            _release(t)
         if getattr(self, "_handle", None):
             _lib.tj_plan_free(self._handle)
 
-    def __call__(self, *inputs, out=None):
+    def _wrap_held(self, k, x, what):
+        """A reference to the tjit tensor over input k's memory that the
+        plan keeps while x (the same object, its memory in the same place)
+        comes back: wrapped once, not at every call."""
+        place = (x.data_ptr(), x.shape, x.stride()) if _is_torch(x) else (x.__array_interface__["data"], x.shape, x.strides)
+        entry = self._held.get(k)
+        if entry is None or entry[0] is not x or entry[1] != place:
+            t, copied = _dlpack_tensor(x, what, True)
+            if copied:  # over a copy: of this call only
+                return t, copied
+            self._held[k] = (x, place, t)
+            if entry is not None:
+                _release(entry[2])  # calls running on it hold their own references
+            entry = self._held[k]
+        return _lib.tj_tensor_retain(entry[2]), None
+
+    def __call__(self, *inputs, out=None, held=0):
         """Runs the plan on `inputs` (NumPy arrays or torch tensors of the
         compiled dtypes and shapes, any strides; inputs the graph updates
         in place are updated in the caller's memory) and returns the outputs:
@@ -269,7 +289,10 @@ class Plan:
         in-place and out= operators, tjit's writes into torch tensors count
         in their version counters, and an `out` tensor that requires grad is
         refused while grad mode is on. Threads may call one plan at once:
-        each call runs on a context of its own."""
+        each call runs on a context of its own. The last `held` inputs
+        (parameters a compiled function passes at every call) are wrapped
+        once and kept while the same objects come back with their memory
+        in the same place, saving their wrapping at each call."""
         if len(inputs) != len(self.input_types):
             raise TjitError("plan: %d inputs given, the graph takes %d" % (len(inputs), len(self.input_types)))
         written = list(out or [])  # the caller's tensors tjit writes (new outputs have no history to guard)
@@ -283,7 +306,7 @@ class Plan:
             for k, x in enumerate(list(inputs) + list(out)):
                 if id(x) not in wrapped:
                     what = "input %d" % k if k < n else "output %d" % (k - n)
-                    t, copied = _dlpack_tensor(x, what, k < n)
+                    t, copied = self._wrap_held(k, x, what) if n - held <= k < n else _dlpack_tensor(x, what, k < n)
                     wrapped[id(x)] = t
                     if copied:
                         copies.append((k, t, copied))

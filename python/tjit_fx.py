@@ -238,15 +238,21 @@ def _output(results):
     return "    return (%s%s)" % (", ".join("%" + r.name for r in results), "," if len(results) == 1 else "")
 
 
-def _constant(gm, node, blocks):
-    """A get_attr tensor as a constant; its values after 'return' (appended
-    to blocks) when it has more than INLINE_MAX, as tjit's printer does."""
+def _attribute(gm, node):
+    """The tensor get_attr node reads from gm (make_fx's _param_constant0:
+    the very parameter the traced function read)."""
     value = gm
     for part in node.target.split("."):
         value = getattr(value, part)
     if not isinstance(value, torch.Tensor):
         raise ValueError("%s: get_attr %s is a %s, not a tensor" % (node.name, node.target, type(value).__name__))
-    value = value.detach()
+    return value
+
+
+def _constant(gm, node, blocks):
+    """A get_attr tensor as a constant; its values after 'return' (appended
+    to blocks) when it has more than INLINE_MAX, as tjit's printer does."""
+    value = _attribute(gm, node).detach()
     data = "[%s]" % ", ".join(_element(v, value.dtype) for v in value.reshape(-1).tolist())
     line = "    %%%s : %s = constant(" % (node.name, _type(node.name, value.dtype, value.shape))
     if value.numel() > INLINE_MAX:
@@ -266,17 +272,21 @@ def to_tjit_text(gm, *example_inputs, ops=None):
     return _text(gm, example_inputs, ops, lambda results: results)
 
 
-def _text(gm, example_inputs, ops, returned):
-    """to_tjit_text, returning returned(gm's outputs, flattened)."""
+def _text(gm, example_inputs, ops, returned, attributes=()):
+    """to_tjit_text, returning returned(gm's outputs, flattened), and with
+    the get_attr nodes in `attributes` as inputs after gm's own."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
     if len(examples) != len(placeholders):
         raise ValueError("%d example inputs for %d placeholders" % (len(examples), len(placeholders)))
-    header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x)) for n, x in zip(placeholders, examples))
+    examples = list(examples) + [_attribute(gm, n) for n in attributes]
+    header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x))
+                       for n, x in zip(placeholders + list(attributes), examples))
     lines, blocks, slots = ["graph(%s):" % header], [], _getitems(gm)
     for n in gm.graph.nodes:
         if n.op == "get_attr":
-            lines.append(_constant(gm, n, blocks))
+            if n not in attributes:
+                lines.append(_constant(gm, n, blocks))
         elif n.op == "call_function" and n.target is not operator.getitem:
             # a result nothing reads, of a call that writes nothing: left out
             # (BatchNorm's empty uint8 "reserve" tensor, a dtype tjit lacks)
@@ -359,7 +369,10 @@ def compile(gm, *example_inputs, decompose=False):
     the inputs by torch, as views, and None outputs (an AOT backward graph's
     for inputs without gradients) stay None: the plan computes the rest.
     example_inputs as for to_tjit_text; the plan is compiled for their
-    dtypes and shapes (other strides are fine). decompose: lower the graph
+    dtypes and shapes (other strides are fine). gm's get_attr tensors (make_fx's
+    _param_constant0: parameters and buffers the traced function read) are
+    inputs of the plan read from gm at each call, as gm reads them: updates
+    show, and buffers the graph updates in place are updated. decompose: lower the graph
     through tjit's core decomposition table first. The function carries
     .plan (tjit.Plan) and .text (the graph text). Raises ValueError as
     to_tjit_text, tjit.TjitError for what tjit refuses."""
@@ -368,7 +381,10 @@ def compile(gm, *example_inputs, decompose=False):
     returned, spec = tree_flatten(_plain(next(n for n in gm.graph.nodes if n.op == "output").args[0]))
     aliases = {r for r in returned if _input_alias(r)}
     computed = [r for r in returned if r is not None and r not in aliases]
-    text = _text(gm, example_inputs, None, lambda results: computed)
+    # read at each call, as gm reads them: a constant would keep their values of now
+    attributes = [n for n in gm.graph.nodes if n.op == "get_attr"]
+    text = _text(gm, example_inputs, None, lambda results: computed, attributes)
+    readers = [operator.attrgetter(n.target) for n in attributes]
     graph = tjit.Graph(text)
     plan = (graph.decompose() if decompose else graph).compile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -381,7 +397,7 @@ def compile(gm, *example_inputs, decompose=False):
 
     def run(*args):
         flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
-        values = dict(zip(computed, plan(*flat)))
+        values = dict(zip(computed, plan(*flat, *[read(gm) for read in readers], held=len(readers))))
         values.update(zip(placeholders, flat))
         for n in views:
             values[n] = n.target(*torch.fx.node.map_arg(n.args, values.__getitem__), **n.kwargs)

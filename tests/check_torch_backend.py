@@ -144,6 +144,29 @@ def check_plain_collections():
            and close(got[0], x * 2) and close(got[1]["a"], x + 1))
 
 
+def check_parameters_followed():
+    """make_fx of a module call reads its parameters through get_attr
+    nodes, at every call of gm: the compiled function too, so an update in
+    place (an optimiser step) or a tensor assigned to gm's attribute shows,
+    and a buffer the graph updates in place is the module's."""
+    lin, bn = nn.Linear(3, 2), nn.BatchNorm1d(3)
+    eager = copy.deepcopy(bn)
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        gm = make_fx(lambda x: lin(x))(x)
+        f = tjit_fx.compile(gm, x)
+        lin.weight.mul_(2)
+        ok = close(f(x), lin(x))
+        gm._param_constant1 = nn.Parameter(torch.ones(2))
+        ok = ok and close(f(x), gm(x))
+    report("parameters read at each call, as gm reads them", ok)
+    traced = make_fx(lambda x: bn(x))(x)  # train mode: updates bn's running statistics
+    bn.load_state_dict(eager.state_dict())  # as before the trace, which updated them
+    got, want = tjit_fx.compile(traced, x)(x), eager(x)
+    report("buffers a graph updates in place are the module's", close(got, want)
+           and close(bn.running_mean, eager.running_mean) and close(bn.running_var, eager.running_var))
+
+
 def check_plan_on_torch_tensors():
     """tjit.Plan on torch tensors as torch's own operators would treat them:
     a negated view read as its values, tjit's in-place writes counted in
@@ -178,6 +201,7 @@ def main():
             check_training(name, module, x, loss_fn, decompose)
     check_nested_and_aliases()
     check_plain_collections()
+    check_parameters_followed()
     check_plan_on_torch_tensors()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
