@@ -78,6 +78,19 @@ class Binding(unittest.TestCase):
         np.testing.assert_array_equal(relu, RELU)
         np.testing.assert_array_equal(gt, RELU > 2)
 
+    def test_held_inputs_follow_their_arrays(self):
+        plan = tjit.Graph(ADD_RELU).compile()
+        y = Y.copy()
+        count = sys.getrefcount(y)
+        np.testing.assert_array_equal(plan(X, y, held=1)[0], RELU)
+        y += 1  # in place: the held tensor reads the same memory
+        np.testing.assert_array_equal(plan(X, y, held=1)[0], np.maximum(X + Y + 1, 0))
+        other = Y * 0
+        np.testing.assert_array_equal(plan(X, other, held=1)[0], np.maximum(X, 0))
+        self.assertEqual(sys.getrefcount(y), count, "another array given: the first is let go")
+        del plan
+        self.assertEqual(sys.getrefcount(other), 2)
+
     def test_decompose_frees_its_table(self):
         graph = tjit.Graph(ADD_RELU)
         graph.decompose()  # the first call's allocations stay (caches)
