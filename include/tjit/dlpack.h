@@ -23,18 +23,19 @@ struct DLManagedTensor;
  * scope, or the caller). Accepted: CPU memory (kDLCPU), one lane, float32,
  * float64, int64 and bool (kDLBool, code 6, 8 bits, as DLPack 0.8 defines it;
  * PyTorch 1.13 and NumPy 1.24 cannot export bool: pass a uint8 view relabelled),
- * rank 0..TJ_MAX_DIMS, strides in elements, non-negative where the size is
- * above 1, data aligned to
- * the element size. The memory must stay writable and alive as long as m
- * (the producer's contract); writes made outside tjit do not bump
- * tj_tensor_version. NULL on failure, `m` left untouched and still the
- * caller's (its deleter not run): TJ_ERR_INVALID_ARGUMENT (NULL m, NULL
+ * rank 0..TJ_MAX_DIMS, strides in elements (non-negative where the size
+ * is above 1), data aligned to the element size. Each import gets a storage
+ * of its own; tjit finds overlap between imports of one memory by address
+ * (tj_tensor_shares_storage). The memory must stay writable and alive as
+ * long as m (the producer's contract); writes made outside tjit do not bump
+ * tj_tensor_version. Importing one m twice is the caller's error (its
+ * deleter would run twice). NULL on failure, `m` left untouched and still
+ * the caller's (its deleter not run): TJ_ERR_INVALID_ARGUMENT (NULL m, NULL
  * shape or data for a non-empty tensor, data not aligned to the element
  * size), TJ_ERR_UNSUPPORTED (another device, a dtype tjit has not, several
  * lanes, a negative stride of a dim of several indices, rank above
- * TJ_MAX_DIMS), TJ_ERR_SHAPE (a
- * negative size), TJ_ERR_OVERFLOW (an element count or byte extent past
- * int64), TJ_ERR_OUT_OF_MEMORY. */
+ * TJ_MAX_DIMS), TJ_ERR_SHAPE (a negative size), TJ_ERR_OVERFLOW (an element
+ * count or byte extent past int64), TJ_ERR_OUT_OF_MEMORY. */
 tj_tensor *tj_tensor_from_dlpack(struct DLManagedTensor *m);
 
 /** `t` as a DLManagedTensor sharing its memory (as torch.utils.dlpack.to_dlpack):
