@@ -14,6 +14,7 @@ installed libtjit.so. Every failure raises TjitError with tjit's message."""
 import ctypes
 import ctypes.util
 import os
+import threading
 
 DTYPES = ("float32", "float64", "int64", "bool")  # tj_dtype's order (include/tjit/core.h)
 MAX_DIMS = 8  # TJ_MAX_DIMS
@@ -250,30 +251,33 @@ class Plan:
         # frees them all. list.pop and append hold the GIL.
         self._idle_contexts = []
         self._held = {}  # input index -> (array, its memory's place, tjit tensor): see __call__'s `held`
+        self._writes = None  # the inputs the graph writes (the same at every run), learnt at the first
+        self._running, self._retired = 0, []  # calls in progress; held tensors replaced meanwhile
+        self._count_lock = threading.Lock()  # `+= 1` is no atomic step between threads
         self.input_types = _types(self._handle, _lib.tj_plan_num_inputs(self._handle), _lib.tj_plan_input_type)
         self.output_types = _types(self._handle, _lib.tj_plan_num_outputs(self._handle), _lib.tj_plan_output_type)
 
     def __del__(self):
-        for _, _, t in getattr(self, "_held", {}).values():
+        for t in [t for _, _, t in getattr(self, "_held", {}).values()] + getattr(self, "_retired", []):
             _release(t)
         if getattr(self, "_handle", None):
             _lib.tj_plan_free(self._handle)
 
     def _wrap_held(self, k, x, what):
-        """A reference to the tjit tensor over input k's memory that the
-        plan keeps while x (the same object, its memory in the same place)
-        comes back: wrapped once, not at every call."""
+        """The tjit tensor over input k's memory that the plan keeps while x
+        (the same object, its memory in the same place) comes back: wrapped
+        once, not at every call; and whether this call owns it (a copy)."""
         place = (x.data_ptr(), x.shape, x.stride()) if _is_torch(x) else (x.__array_interface__["data"], x.shape, x.strides)
         entry = self._held.get(k)
         if entry is None or entry[0] is not x or entry[1] != place:
             t, copied = _dlpack_tensor(x, what, True)
             if copied:  # over a copy: of this call only
-                return t, copied
+                return t, copied, True
             self._held[k] = (x, place, t)
-            if entry is not None:
-                _release(entry[2])  # calls running on it hold their own references
+            if entry is not None:  # released when no call may be running on it
+                self._retired.append(entry[2])
             entry = self._held[k]
-        return _lib.tj_tensor_retain(entry[2]), None
+        return entry[2], None, False
 
     def __call__(self, *inputs, out=None, held=0):
         """Runs the plan on `inputs` (NumPy arrays or torch tensors of the
@@ -300,14 +304,21 @@ class Plan:
             out = [_empty(dtype, shape, inputs) for dtype, shape in self.output_types]
         elif len(out) != len(self.output_types):
             raise TjitError("plan: %d outputs given, the graph returns %d" % (len(out), len(self.output_types)))
-        n, made, copies, context = len(inputs), [], [], None
+        n, made, owned, copies, context = len(inputs), [], [], [], None
+        with self._count_lock:
+            self._running += 1
         try:
             wrapped = {}  # one tjit tensor for an array passed more than once: the plan sees it is one
             for k, x in enumerate(list(inputs) + list(out)):
                 if id(x) not in wrapped:
                     what = "input %d" % k if k < n else "output %d" % (k - n)
-                    t, copied = self._wrap_held(k, x, what) if n - held <= k < n else _dlpack_tensor(x, what, k < n)
+                    if n - held <= k < n:
+                        t, copied, own = self._wrap_held(k, x, what)
+                    else:
+                        (t, copied), own = _dlpack_tensor(x, what, k < n), True
                     wrapped[id(x)] = t
+                    if own:
+                        owned.append(t)
                     if copied:
                         copies.append((k, t, copied))
                 made.append(wrapped[id(x)])
@@ -315,19 +326,28 @@ class Plan:
             context = self._idle_contexts.pop() if self._idle_contexts else _lib.tj_plan_context_new(self._handle)
             if not context:
                 _fail("tj_plan_context_new")
+            before = None if self._writes is not None else [_lib.tj_tensor_version(t) for t in made[:n]]
             if _lib.tj_plan_run_ctx_into(context, ins, n, outs) != 0:
                 _fail("tj_plan_run_into")
+            if before is not None:  # a run bumps the version of each input it writes
+                self._writes = [k for k in range(n) if _lib.tj_tensor_version(made[k]) != before[k]]
             for k, t, reason in copies:  # a version bumped: the graph wrote the copy, not the caller's array
                 if _lib.tj_tensor_version(t):
                     raise TjitError("plan: input %d is %s, and the graph writes it in place" % (k, reason))
-            written += [x for x in inputs if _is_torch(x) and _lib.tj_tensor_version(wrapped[id(x)])]
+            written += [inputs[k] for k in self._writes]
             for x in written:
                 if _is_torch(x):
                     _count_write(x)
         finally:
             if context:
                 self._idle_contexts.append(context)
-            for t in set(made):
+            for t in owned:
+                _release(t)
+            with self._count_lock:
+                self._running -= 1
+                retired = self._retired if not self._running else []
+                self._retired = [] if not self._running else self._retired
+            for t in retired:
                 _release(t)
         return list(out)
 

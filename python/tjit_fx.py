@@ -357,7 +357,7 @@ def _plain(a):
     return tuple(_plain(v) for v in a) if type(a) is tuple else a
 
 
-def compile(gm, *example_inputs, decompose=False):
+def compile(gm, *example_inputs, decompose=False, freeze=False):
     """gm (from make_fx, or a graph functorch's aot_function hands its
     compilers) compiled by tjit in this process (python/tjit.py): returns a
     function called as gm is (inputs nested as gm takes them) that returns
@@ -372,7 +372,11 @@ def compile(gm, *example_inputs, decompose=False):
     dtypes and shapes (other strides are fine). gm's get_attr tensors (make_fx's
     _param_constant0: parameters and buffers the traced function read) are
     inputs of the plan read from gm at each call, as gm reads them: updates
-    show, and buffers the graph updates in place are updated. decompose: lower the graph
+    show, and buffers the graph updates in place are updated. freeze: their
+    values of now are constants of the plan instead (torch.jit.freeze's
+    bargain: a call saves the parameters' wrapping, and the plan folds what
+    depends on them alone; later updates do not show, and a buffer the graph
+    updates in place is the plan's copy). decompose: lower the graph
     through tjit's core decomposition table first. The function carries
     .plan (tjit.Plan) and .text (the graph text). Raises ValueError as
     to_tjit_text, tjit.TjitError for what tjit refuses."""
@@ -382,7 +386,7 @@ def compile(gm, *example_inputs, decompose=False):
     aliases = {r for r in returned if _input_alias(r)}
     computed = [r for r in returned if r is not None and r not in aliases]
     # read at each call, as gm reads them: a constant would keep their values of now
-    attributes = [n for n in gm.graph.nodes if n.op == "get_attr"]
+    attributes = [] if freeze else [n for n in gm.graph.nodes if n.op == "get_attr"]
     text = _text(gm, example_inputs, None, lambda results: computed, attributes)
     readers = [operator.attrgetter(n.target) for n in attributes]
     graph = tjit.Graph(text)

@@ -159,7 +159,10 @@ def check_parameters_followed():
         ok = close(f(x), lin(x))
         gm._param_constant1 = nn.Parameter(torch.ones(2))
         ok = ok and close(f(x), gm(x))
-    report("parameters read at each call, as gm reads them", ok)
+        frozen, before = tjit_fx.compile(gm, x, freeze=True), gm(x)
+        lin.weight.mul_(2)
+        ok = ok and close(frozen(x), before) and not close(gm(x), before)  # the weight of freezing time
+    report("parameters read at each call, as gm reads them (unless frozen)", ok)
     traced = make_fx(lambda x: bn(x))(x)  # train mode: updates bn's running statistics
     bn.load_state_dict(eager.state_dict())  # as before the trace, which updated them
     got, want = tjit_fx.compile(traced, x)(x), eager(x)
