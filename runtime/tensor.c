@@ -227,15 +227,11 @@ tj_tensor *tj_tensor_new_meta(const tj_meta *m, bool fake)
     return t;
 }
 
-tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
-                              const int64_t *strides, int64_t offset)
+/* A new header's dtype, shape, strides and numel (geometry checked by the caller). */
+static void set_geometry(tj_tensor *t, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides)
 {
-    tj_tensor *t = tensor_alloc_struct();
-    if (!t) return NULL;
-    t->dtype = base->dtype;
+    t->dtype = dtype;
     t->ndim = ndim;
-    t->fake = base->fake;
-    t->offset = offset;
     int64_t n = 1;
     for (int d = 0; d < ndim; d++) {
         t->shape[d] = shape[d];
@@ -243,6 +239,16 @@ tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
         n *= shape[d];
     }
     t->numel = n;
+}
+
+tj_tensor *tj_tensor_new_view(tj_tensor *base, int ndim, const int64_t *shape,
+                              const int64_t *strides, int64_t offset)
+{
+    tj_tensor *t = tensor_alloc_struct();
+    if (!t) return NULL;
+    set_geometry(t, base->dtype, ndim, shape, strides);
+    t->fake = base->fake;
+    t->offset = offset;
     t->storage = base->storage;
     if (t->storage) atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
     return t;
@@ -266,15 +272,7 @@ tj_tensor *tj_tensor_on_storage(tj_storage *s, tj_dtype dtype, int ndim, const i
         tj_storage_release(s);
         return NULL;
     }
-    t->dtype = dtype;
-    t->ndim = ndim;
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        t->shape[d] = shape[d];
-        t->strides[d] = strides[d];
-        n *= shape[d];
-    }
-    t->numel = n;
+    set_geometry(t, dtype, ndim, shape, strides);
     t->storage = s;
     return adopted(t);
 }
