@@ -156,6 +156,7 @@ static tj_tensor *small_tensor_new(void)
     atomic_init(&b->s.n_detached, 0);
     b->s.in_block = true;
     b->s.sealed = false;
+    b->s.external = false;
     b->s.owner = NULL;
     b->s.data = (char *)b + BLOCK_DATA;
     b->s.nbytes = SMALL_DATA;
@@ -195,6 +196,7 @@ static tj_tensor *large_tensor_new(size_t nbytes)
     atomic_init(&s->n_detached, 0);
     s->in_block = false;
     s->sealed = false;
+    s->external = false;
     s->owner = NULL;
     s->data = data;
     s->nbytes = got;

@@ -145,6 +145,7 @@ static void bind_storage(tj_storage *s, char *data, size_t nbytes)
     atomic_init(&s->version, 0);
     atomic_init(&s->n_detached, 0);
     s->sealed = false;
+    s->external = false;
     s->data = data;
     s->nbytes = nbytes;
 }
