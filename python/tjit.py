@@ -64,6 +64,7 @@ def _load():
         ("tj_plan_num_outputs", i, [p]),
         ("tj_plan_input_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
         ("tj_plan_output_type", i, [p, i, ctypes.POINTER(i), ctypes.POINTER(i), ctypes.POINTER(ctypes.c_int64)]),
+        ("tj_plan_writes_input", ctypes.c_bool, [p, i]),
         ("tj_plan_context_new", p, [p]),
         ("tj_plan_run_ctx_into", i, [p, ctypes.POINTER(p), i, ctypes.POINTER(p)]),
         ("tj_tensor_from_dlpack", p, [p]),
@@ -204,12 +205,14 @@ def _dlpack_tensor(x, what, copy_allowed):
     torch_tensor = _is_torch(x)
     copied = _copy_reason(x, torch_tensor)
     if copied and not copy_allowed:
-        raise TjitError("plan: %s is %s: tjit cannot write into it" % (what, copied))
+        raise TjitError("plan: %s is %s, and tjit writes it (an output, or an input the graph updates in place)"
+                        % (what, copied))
     if torch_tensor:
         import torch
         if not copy_allowed and x.requires_grad and torch.is_grad_enabled():
-            raise TjitError("plan: %s requires grad: tjit writes it as an out= argument, which autograd cannot "
-                            "follow (as torch's out= functions refuse)" % what)
+            raise TjitError("plan: %s requires grad and tjit writes it (an output, or an input the graph updates in "
+                            "place), which autograd cannot follow (as torch refuses out= and in-place writes of it)"
+                            % what)
         x = x.detach()  # torch refuses to export a tensor that requires grad
         x = x.resolve_neg() if copied else x
         x = x.view(torch.uint8) if dtype == "bool" else x  # exported as uint8, relabelled below
@@ -251,11 +254,12 @@ class Plan:
         # frees them all. list.pop and append hold the GIL.
         self._idle_contexts = []
         self._held = {}  # input index -> (array, its memory's place, tjit tensor): see __call__'s `held`
-        self._writes = None  # the inputs the graph writes (the same at every run), learnt at the first
         self._running, self._retired = 0, []  # calls in progress; held tensors replaced meanwhile
         self._count_lock = threading.Lock()  # `+= 1` is no atomic step between threads
         self.input_types = _types(self._handle, _lib.tj_plan_num_inputs(self._handle), _lib.tj_plan_input_type)
         self.output_types = _types(self._handle, _lib.tj_plan_num_outputs(self._handle), _lib.tj_plan_output_type)
+        # the inputs a run writes: never copies (the write would be lost), version-counted in torch
+        self._writes = {k for k in range(len(self.input_types)) if _lib.tj_plan_writes_input(self._handle, k)}
 
     def __del__(self):
         for t in [t for _, _, t in getattr(self, "_held", {}).values()] + getattr(self, "_retired", []):
@@ -270,14 +274,14 @@ class Plan:
         place = (x.data_ptr(), x.shape, x.stride()) if _is_torch(x) else (x.__array_interface__["data"], x.shape, x.strides)
         entry = self._held.get(k)
         if entry is None or entry[0] is not x or entry[1] != place:
-            t, copied = _dlpack_tensor(x, what, True)
+            t, copied = _dlpack_tensor(x, what, k not in self._writes)
             if copied:  # over a copy: of this call only
-                return t, copied, True
+                return t, True
             self._held[k] = (x, place, t)
             if entry is not None:  # released when no call may be running on it
                 self._retired.append(entry[2])
             entry = self._held[k]
-        return entry[2], None, False
+        return entry[2], False
 
     def __call__(self, *inputs, out=None, held=0):
         """Runs the plan on `inputs` (NumPy arrays or torch tensors of the
@@ -304,7 +308,7 @@ class Plan:
             out = [_empty(dtype, shape, inputs) for dtype, shape in self.output_types]
         elif len(out) != len(self.output_types):
             raise TjitError("plan: %d outputs given, the graph returns %d" % (len(out), len(self.output_types)))
-        n, made, owned, copies, context = len(inputs), [], [], [], None
+        n, made, owned, context = len(inputs), [], [], None
         with self._count_lock:
             self._running += 1
         try:
@@ -313,27 +317,19 @@ class Plan:
                 if id(x) not in wrapped:
                     what = "input %d" % k if k < n else "output %d" % (k - n)
                     if n - held <= k < n:
-                        t, copied, own = self._wrap_held(k, x, what)
+                        t, own = self._wrap_held(k, x, what)
                     else:
-                        (t, copied), own = _dlpack_tensor(x, what, k < n), True
+                        t, own = _dlpack_tensor(x, what, k < n and k not in self._writes)[0], True
                     wrapped[id(x)] = t
                     if own:
                         owned.append(t)
-                    if copied:
-                        copies.append((k, t, copied))
                 made.append(wrapped[id(x)])
             ins, outs = (ctypes.c_void_p * max(n, 1))(*made[:n]), (ctypes.c_void_p * max(len(out), 1))(*made[n:])
             context = self._idle_contexts.pop() if self._idle_contexts else _lib.tj_plan_context_new(self._handle)
             if not context:
                 _fail("tj_plan_context_new")
-            before = None if self._writes is not None else [_lib.tj_tensor_version(t) for t in made[:n]]
             if _lib.tj_plan_run_ctx_into(context, ins, n, outs) != 0:
                 _fail("tj_plan_run_into")
-            if before is not None:  # a run bumps the version of each input it writes
-                self._writes = [k for k in range(n) if _lib.tj_tensor_version(made[k]) != before[k]]
-            for k, t, reason in copies:  # a version bumped: the graph wrote the copy, not the caller's array
-                if _lib.tj_tensor_version(t):
-                    raise TjitError("plan: input %d is %s, and the graph writes it in place" % (k, reason))
             written += [inputs[k] for k in self._writes]
             for x in written:
                 if _is_torch(x):

@@ -274,3 +274,20 @@ Test(dlpack, imports_of_one_memory_overlap)
     tj_plan_free(p);
     tj_graph_free(g);
 }
+
+/* What a binding asks before it copies an input it cannot share: whether
+ * the run writes it (an in-place step here; a written-back output too). */
+Test(dlpack, plan_tells_which_inputs_it_writes)
+{
+    tj_graph *g = tj_graph_parse("graph(%a : f32[3], %b : f32[3], %c : f32[3]):\n"
+                                 "    %mul_ = aten.mul_.Tensor(%b, %a)\n"
+                                 "    %add = aten.add.Tensor(%c, %mul_)\n"
+                                 "    return (%add,)\n");
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_expect(!tj_plan_writes_input(p, 0) && tj_plan_writes_input(p, 1) && !tj_plan_writes_input(p, 2));
+    cr_expect(!tj_plan_writes_input(p, 3) && !tj_plan_writes_input(p, -1) && !tj_plan_writes_input(NULL, 0));
+    tj_plan_free(p);
+    tj_graph_free(g);
+}

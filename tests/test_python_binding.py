@@ -152,9 +152,22 @@ class Binding(unittest.TestCase):
         odd = np.frombuffer(np.zeros(13, np.uint8).data, np.float32, 3, offset=1)  # writable, not aligned
         np.testing.assert_array_equal(plan(odd, x)[0], x)
         for frozen, reason in [(ro, "read-only"), (x[::-1], "negative strides"), (odd, "not aligned to its elements")]:
-            with self.assertRaisesRegex(tjit.TjitError, "input 0 is .*%s, and the graph writes it in place" % reason):
+            with self.assertRaisesRegex(tjit.TjitError, "input 0 is .*%s, and tjit writes it" % reason):
                 add_(frozen)
         np.testing.assert_array_equal(x, [0, 1, 2])
+
+    def test_a_refused_input_stops_the_call_before_any_write(self):
+        """Refused before the run: the graph's other in-place updates are not half done."""
+        both = tjit.Graph("graph(%a : f32[3], %b : f32[3]):\n"
+                          "    %add_ = aten.add_.Tensor(%a, 1)\n"
+                          "    %mul_ = aten.mul_.Tensor(%b, 2)\n"
+                          "    return (%add_, %mul_)\n").compile()
+        a, b = np.zeros(3, np.float32), np.ones(3, np.float32)
+        b.flags.writeable = False
+        for first_call in (True, False):
+            with self.assertRaisesRegex(tjit.TjitError, "input 1 is read-only, and tjit writes it"):
+                both(a, b)
+            np.testing.assert_array_equal(a, [0, 0, 0], "first call: %s" % first_call)
 
     def test_what_tjit_cannot_take_is_named(self):
         cases = [((1.0, Y), "input 0 is float, not a NumPy array"),

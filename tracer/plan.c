@@ -371,6 +371,21 @@ tj_status tj_plan_output_type(const tj_plan *p, int k, tj_dtype *dtype, int *ndi
                       dtype, ndim, shape);
 }
 
+bool tj_plan_writes_input(const tj_plan *p, int i)
+{
+    if (!p || i < 0 || i >= p->n_inputs) return false;
+    for (int k = 0; k < p->n_outputs; k++)
+        if (p->writeback[k] == i) return true;
+    for (int k = 0; k < p->n_input_writers; k++) {
+        const tj_pnode *n = &p->nodes[p->input_writers[k]];
+        for (int o = 0; o < n->nout; o++) {
+            const tj_pvalue *w = n->outs[o] >= 0 ? &p->values[p->values[n->outs[o]].root] : NULL;
+            if (w && w->kind == TJ_PV_INPUT && w->input_index == i) return true;
+        }
+    }
+    return false;
+}
+
 /* ---- one run ---- */
 
 static tj_status type_error(const char *who, const char *what, int i, const tj_pvalue *v, const tj_tensor *t)

@@ -252,6 +252,11 @@ int tj_plan_num_outputs(const tj_plan *p);
  * NULL argument, TJ_ERR_INDEX when i or k is out of range. */
 tj_status tj_plan_input_type(const tj_plan *p, int i, tj_dtype *dtype, int *ndim, int64_t *shape);
 tj_status tj_plan_output_type(const tj_plan *p, int k, tj_dtype *dtype, int *ndim, int64_t *shape);
+/** Whether a run writes into input `i`'s memory: an output written back
+ * into it (functionalisation's write-back) or an in-place step on it. A
+ * binding copying inputs it cannot share (tjit.py) refuses to copy these.
+ * False for a NULL plan or i out of range. */
+bool tj_plan_writes_input(const tj_plan *p, int i);
 
 /** Runs the plan on its default context. `inputs` (n of them, the graph's
  * placeholder count) must have the dtypes and shapes compiled for; any
