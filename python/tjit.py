@@ -46,7 +46,10 @@ def _load():
     path = _library_path()
     # compile and run release the GIL (CDLL); tj_tensor_release holds it
     # (PyDLL): it may run a Python producer's DLPack deleter (NumPy's)
-    lib, held = ctypes.CDLL(path), ctypes.PyDLL(path)
+    try:
+        lib, held = ctypes.CDLL(path), ctypes.PyDLL(path)
+    except OSError as e:  # ./run main builds the tjit command only
+        raise OSError("%s (build the shared library: meson compile -C build, or set TJIT_LIB)" % e) from None
     p, i, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
     for name, res, args in [
         ("tj_last_error", ctypes.c_char_p, []),
@@ -71,6 +74,7 @@ def _load():
         ("tj_tensor_version", ctypes.c_uint32, [p]),
         ("tj_tensor_retain", p, [p]),
         ("tj_set_num_threads", None, [i]),
+        ("tj_manual_seed", None, [ctypes.c_uint64]),
         ("tj_get_num_threads", i, []),
     ]:
         f = getattr(lib, name)
@@ -100,6 +104,12 @@ def set_num_threads(n):
 
 def get_num_threads():
     return _lib.tj_get_num_threads()
+
+
+def manual_seed(seed):
+    """Seeds tjit's generator (tj_manual_seed), which a plan's random steps
+    (dropout, bernoulli_) draw from: torch.manual_seed does not reach it."""
+    _lib.tj_manual_seed(int(seed))
 
 
 class Graph:

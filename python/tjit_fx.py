@@ -428,8 +428,10 @@ def aot_function(fn, decompose=False, **kwargs):
     """fn traced as functorch.compile.aot_function traces it (forward and
     backward graphs, AOTAutograd), each graph compiled by compile(): tjit
     as a backend of PyTorch training. kwargs go to aot_function
-    (partition_fn, decompositions, ...). Retraces for new input shapes, as
-    aot_function does."""
+    (partition_fn, decompositions, ...). functorch 1.13 traces at the first
+    call only: later calls must bring the same input shapes (the plans
+    refuse others, naming the input), and the module's mode then
+    (train / eval) stays the graph's."""
     from functorch.compile import aot_function as aot
 
     return aot(fn, **_aot_compilers(decompose), **kwargs)

@@ -198,6 +198,20 @@ class Binding(unittest.TestCase):
             t.join()
         self.assertEqual(failures, [])
 
+    def test_manual_seed_repeats_a_plans_draws(self):
+        dropout = tjit.Graph("graph(%x : f32[64]):\n"
+                             "    %d, %mask = aten.native_dropout.default(%x, 0.5, True)\n"
+                             "    return (%d,)\n").compile()
+        x = np.ones(64, np.float32)
+        tjit.manual_seed(7)
+        (first,) = dropout(x)
+        tjit.manual_seed(7)
+        (again,) = dropout(x)
+        (other,) = dropout(x)
+        np.testing.assert_array_equal(first, again)
+        self.assertFalse(np.array_equal(first, other))
+        self.assertEqual(set(np.unique(first)), {0.0, 2.0})
+
     def test_threads(self):
         n = tjit.get_num_threads()
         tjit.set_num_threads(1)
