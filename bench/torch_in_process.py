@@ -12,7 +12,9 @@ Rows: the call overhead (add of two f32[1]), WORKLOADS.md's mlp forward at
 batch 1 and 64, the GPT block of bench/torch_fx_replay.py forward, and
 training steps (forward, cross-entropy or mean-square loss, backward, SGD
 with momentum: torch's optimiser in both columns) of mlp batch 64 and the
-block through aot_module, whose forward and backward graphs tjit runs."""
+block through aot_module, whose forward and backward graphs tjit runs, and
+the same with functorch's nop compilers (torch running AOTAutograd's
+graphs), which measures what AOTAutograd's own wrapper costs."""
 import copy
 import os
 import statistics
@@ -65,8 +67,13 @@ def forward_row(name, module, x):
 
 
 def train_row(name, module, x, loss_fn):
-    reference = copy.deepcopy(module)
+    """The step with tjit's compilers, then with functorch's nop compilers
+    (torch runs AOTAutograd's graphs): the cost of AOTAutograd itself."""
+    from functorch.compile import aot_module, nop
+
+    reference, traced = copy.deepcopy(module), copy.deepcopy(module)
     compiled = tjit_fx.aot_module(module)
+    with_nop = aot_module(traced, fw_compiler=nop, bw_compiler=nop)
 
     def stepper(m, model):
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -80,9 +87,10 @@ def train_row(name, module, x, loss_fn):
 
         return step
 
-    eager, jit = stepper(reference, reference), stepper(compiled, module)
+    eager, jit, nop_step = stepper(reference, reference), stepper(compiled, module), stepper(with_nop, traced)
     assert abs(eager().item() - jit().item()) < 1e-4
     compare(name, eager, jit, n=50)
+    compare(name + ", functorch's nop compilers in place of tjit's", eager, nop_step, n=50)
 
 
 print("| call | torch eager | tjit in-process | speed-up |")
