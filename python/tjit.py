@@ -50,7 +50,7 @@ def _load():
         lib, held = ctypes.CDLL(path), ctypes.PyDLL(path)
     except OSError as e:  # ./run main builds the tjit command only
         raise OSError("%s (build the shared library: meson compile -C build, or set TJIT_LIB)" % e) from None
-    p, i, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    p, i = ctypes.c_void_p, ctypes.c_int
     for name, res, args in [
         ("tj_last_error", ctypes.c_char_p, []),
         ("tj_graph_parse", p, [ctypes.c_char_p]),
@@ -197,11 +197,12 @@ def _count_write(x):
         x.as_strided((0,), (1,)).zero_()  # in place on an empty view of x: no element written
 
 
-def _dlpack_tensor(x, what, copy_allowed):
+def _dlpack_tensor(x, what, copy_allowed, output=False):
     """A new tjit tensor over x's memory (x: a NumPy array or a torch
     tensor; what: "input 2", for messages), and None, or when tjit cannot
     share x's memory (_copy_reason) and copy_allowed, a tensor over a copy
-    and the reason. The caller releases the tensor."""
+    and the reason. An output (out=) that requires grad is refused while
+    grad mode is on. The caller releases the tensor."""
     if not hasattr(x, "__dlpack__"):
         if type(x).__module__ != "numpy":
             raise TjitError("plan: %s is %s, not a NumPy array or a torch tensor" % (what, type(x).__name__))
@@ -219,10 +220,9 @@ def _dlpack_tensor(x, what, copy_allowed):
                         % (what, copied))
     if torch_tensor:
         import torch
-        if not copy_allowed and x.requires_grad and torch.is_grad_enabled():
-            raise TjitError("plan: %s requires grad and tjit writes it (an output, or an input the graph updates in "
-                            "place), which autograd cannot follow (as torch refuses out= and in-place writes of it)"
-                            % what)
+        if output and x.requires_grad and torch.is_grad_enabled():
+            raise TjitError("plan: %s requires grad: tjit writes it as an out= argument, which autograd cannot "
+                            "follow (as torch's out= functions refuse)" % what)
         x = x.detach()  # torch refuses to export a tensor that requires grad
         x = x.resolve_neg() if copied else x
         x = x.view(torch.uint8) if dtype == "bool" else x  # exported as uint8, relabelled below
@@ -329,7 +329,7 @@ class Plan:
                     if n - held <= k < n:
                         t, own = self._wrap_held(k, x, what)
                     else:
-                        t, own = _dlpack_tensor(x, what, k < n and k not in self._writes)[0], True
+                        t, own = _dlpack_tensor(x, what, k < n and k not in self._writes, k >= n)[0], True
                     wrapped[id(x)] = t
                     if own:
                         owned.append(t)

@@ -392,12 +392,15 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     graph = tjit.Graph(text)
     plan = (graph.decompose() if decompose else graph).compile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    views = []  # the view calls the aliases need, in graph order
+    needed = set()  # the view calls the aliases need
     for r in aliases:
         while r.op == "call_function":
-            views.append(r)
+            needed.add(r)
             r = r.args[0]
-    views = [n for n in gm.graph.nodes if n in set(views)]
+    views = [n for n in gm.graph.nodes if n in needed]  # in graph order
+    pytree_info = getattr(gm.graph._codegen, "pytree_info", None)  # make_fx of a function taking or returning nests
+    if pytree_info is not None and pytree_info.out_spec is not None:
+        spec = pytree_info.out_spec
 
     def run(*args):
         flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
@@ -406,10 +409,6 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
         for n in views:
             values[n] = n.target(*torch.fx.node.map_arg(n.args, values.__getitem__), **n.kwargs)
         return tree_unflatten([None if r is None else values[r] for r in returned], spec)
-
-    pytree_info = getattr(gm.graph._codegen, "pytree_info", None)  # make_fx of a function taking or returning nests
-    if pytree_info is not None and pytree_info.out_spec is not None:
-        spec = pytree_info.out_spec
 
     run.plan, run.text = plan, text
     return run
