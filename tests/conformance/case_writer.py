@@ -64,3 +64,11 @@ def write_case(out, name, op, args, note, expected):
     j = {"op": "aten::" + base, "args": jargs, "outputs": ["out0.npy"], "rtol": rtol, "atol": atol, "note": note}
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(j, f, indent=0)
+
+
+def reference_cases(out):
+    """case(name, op, args, note): the case of op with every schema argument
+    in args, written under `out`, its expected output float64_reference's."""
+    def case(name, op, args, note):
+        write_case(out, name, op, args, note, float64_reference(op, args))
+    return case

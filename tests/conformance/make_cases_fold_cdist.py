@@ -18,18 +18,13 @@ import os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import float64_reference, write_case  # noqa: E402
+from case_writer import reference_cases  # noqa: E402
 
-OUT = sys.argv[1]
+case = reference_cases(sys.argv[1])
 A = torch.ops.aten
 f32, f64, i64 = torch.float32, torch.float64, torch.int64
 torch.manual_seed(0)
 inf = float("inf")
-
-
-def case(name, op, args, note):
-    """A case of op with every schema argument given in args."""
-    write_case(OUT, name, op, args, note, float64_reference(op, args))
 
 
 # ---- im2col / col2im: args (self, [output_size,] kernel_size, dilation, padding, stride)

@@ -14,16 +14,12 @@ import os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import float64_reference, write_case  # noqa: E402
+from case_writer import reference_cases  # noqa: E402
 
-OUT = sys.argv[1]
+case = reference_cases(sys.argv[1])
 A = torch.ops.aten
 f32, f64, i64, b8 = torch.float32, torch.float64, torch.int64, torch.bool
 torch.manual_seed(0)
-
-
-def case(name, op, args, note):
-    write_case(OUT, name, op, args, note, float64_reference(op, args))
 
 
 x = torch.randn(3, 4, 5, dtype=f64)
