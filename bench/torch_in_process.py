@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tjit as a PyTorch backend, in-process (python/tjit.py, tjit_fx.compile,
-tjit_fx.aot_module): torch tensors go to a tjit plan through DLPack, without
+tjit_fx.aot_module): torch tensors go to a tjit plan by address, without
 a copy, and the figures include every Python-side cost of a call (wrapping,
 output allocation, ctypes). Against torch eager, same thread count (1),
 3 rounds of 200 calls (50 for training steps) after warm-up, medians of the
@@ -11,8 +11,9 @@ rounds' medians. Run from the checkout after building:
 Rows: the call overhead (add of two f32[1]), WORKLOADS.md's mlp forward at
 batch 1 and 64, the GPT block of bench/torch_fx_replay.py forward, and
 training steps (forward, cross-entropy or mean-square loss, backward, SGD
-with momentum: torch's optimiser in both columns) of mlp batch 64 and the
-block through aot_module, whose forward and backward graphs tjit runs, and
+with momentum: torch's optimiser in both columns) of mlp batch 64, the
+block and a 32-32-4 mlp at batch 8 (where per-call costs dominate) through
+aot_module, whose forward and backward graphs tjit runs, and
 the same with functorch's nop compilers (torch running AOTAutograd's
 graphs), which measures what AOTAutograd's own wrapper costs."""
 import copy
@@ -108,3 +109,7 @@ train_row("mlp training step, batch 64", mlp(), torch.randn(64, 784),
           lambda out: torch.nn.functional.cross_entropy(out, y))
 train_row("GPT block training step", AttentionBlock(d=128, heads=4), torch.randn(8, 64, 128),
           lambda out: out.pow(2).mean())
+y8 = torch.randint(0, 4, (8,))
+train_row("small mlp (32-32-4) training step, batch 8: per-call costs",
+          torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)), torch.randn(8, 32),
+          lambda out: torch.nn.functional.cross_entropy(out, y8))

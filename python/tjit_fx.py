@@ -362,7 +362,7 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     compilers) compiled by tjit in this process (python/tjit.py): returns a
     function called as gm is (inputs nested as gm takes them) that returns
     gm's outputs, nested as gm returns them, computed by a tjit plan reading
-    and writing the torch tensors' memory through DLPack, without a copy
+    and writing the torch tensors' memory in place (by address), without a copy
     (inputs gm updates in place are updated). As AOTAutograd's runtime
     wrapper does, outputs that are inputs or views of them (a forward graph
     returns the input and t(weight) for its backward) are made again from
@@ -374,7 +374,7 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     inputs of the plan read from gm at each call, as gm reads them: updates
     show, and buffers the graph updates in place are updated. freeze: their
     values of now are constants of the plan instead (torch.jit.freeze's
-    bargain: a call saves the parameters' wrapping, and the plan folds what
+    bargain: a call passes fewer arrays, and the plan folds what
     depends on them alone; later updates do not show, and a buffer the graph
     updates in place is the plan's copy). decompose: lower the graph
     through tjit's core decomposition table first. The function carries
@@ -404,7 +404,7 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
 
     def run(*args):
         flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
-        values = dict(zip(computed, plan(*flat, *[read(gm) for read in readers], held=len(readers))))
+        values = dict(zip(computed, plan(*flat, *[read(gm) for read in readers])))
         values.update(zip(placeholders, flat))
         for n in views:
             values[n] = n.target(*torch.fx.node.map_arg(n.args, values.__getitem__), **n.kwargs)

@@ -37,29 +37,6 @@ static bool dtype_from_dl(DLDataType t, tj_dtype *out)
     return true;
 }
 
-/* The bytes from the first element to the end of the last one, checking
- * DLTensor's geometry; -1 with the error set. */
-static int64_t checked_extent(const DLTensor *d, const int64_t *strides, size_t esize)
-{
-    int64_t numel;
-    if (tj_checked_view_numel(d->ndim, d->shape, &numel, "tj_tensor_from_dlpack") != TJ_OK) return -1;
-    if (numel == 0) return 0;
-    int64_t last = 0;
-    for (int k = 0; k < d->ndim; k++) {
-        /* a dim of one index never uses its stride: NumPy's x[::-1] of a [1, n] array has -n there */
-        if (strides[k] < 0 && d->shape[k] > 1)
-            return tj_error(TJ_ERR_UNSUPPORTED, "tj_tensor_from_dlpack: stride %lld of dim %d is negative",
-                            (long long)strides[k], k), -1;
-        int64_t step;
-        if (__builtin_mul_overflow(d->shape[k] - 1, strides[k], &step) || __builtin_add_overflow(last, step, &last))
-            return tj_error(TJ_ERR_OVERFLOW, "tj_tensor_from_dlpack: the strides reach past int64 elements"), -1;
-    }
-    int64_t bytes;
-    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, (int64_t)esize, &bytes))
-        return tj_error(TJ_ERR_OVERFLOW, "tj_tensor_from_dlpack: the strides reach past int64 bytes"), -1;
-    return bytes;
-}
-
 tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
 {
     static const char *who = "tj_tensor_from_dlpack";
@@ -82,21 +59,14 @@ tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
     } else {
         tj_contiguous_strides(d->ndim, d->shape, strides);
     }
-    size_t esize = tj_dtype_size(dtype);
-    int64_t extent = checked_extent(d, strides, esize);
-    if (extent < 0) return NULL;
-    /* an empty tensor's data may be NULL; tjit's never is (memcpy of 0 bytes from NULL is undefined) */
-    static _Alignas(64) char no_elements[64];
-    char *data = d->data ? (char *)d->data + d->byte_offset : extent ? NULL : no_elements;
-    if (!data) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: NULL data for %lld bytes", who, (long long)extent), NULL;
-    if ((uintptr_t)data % esize)
-        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: data at %p is not aligned to its %zu-byte %s elements", who,
-                        (void *)data, esize, tj_dtype_name(dtype)), NULL;
+    char *data = d->data ? (char *)d->data + d->byte_offset : NULL;
+    size_t extent;
+    if (tj_check_lent_memory(who, dtype, d->ndim, d->shape, strides, &data, &extent) != TJ_OK) return NULL;
 
     dl_import *im = tj_alloc_object(sizeof *im);
     if (!im) return tj_oom(who, sizeof *im), NULL;
     *im = (dl_import){.owner.free = import_free,
-                      .storage = {.external = true, .data = data, .nbytes = (size_t)extent, .owner = &im->owner}};
+                      .storage = {.external = true, .data = data, .nbytes = extent, .owner = &im->owner}};
     atomic_init(&im->owner.refcount, 1); /* the storage's */
     atomic_init(&im->storage.refcount, 1);
     atomic_init(&im->storage.version, 0);

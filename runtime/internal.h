@@ -443,6 +443,16 @@ tj_status tj_checked_numel(int ndim, const int64_t *shape, int64_t *numel, const
 /** The same for a view, which allocates nothing: only a count past INT64_MAX
  * overflows (expand of one element to [2^62] is a view, as in PyTorch). */
 tj_status tj_checked_view_numel(int ndim, const int64_t *shape, int64_t *numel, const char *who);
+/** Checks memory another framework lends (runtime/lent_memory.c) for a
+ * tensor of dtype, shape and strides (elements) at *data, before a storage
+ * covers it: *bytes gets the extent from the first element to the end of the
+ * last (0 without elements, where a NULL *data becomes an aligned dummy
+ * address). Errors name `who`: TJ_ERR_SHAPE for a negative size,
+ * TJ_ERR_UNSUPPORTED for a negative stride (of a dim with several indices),
+ * TJ_ERR_OVERFLOW when the extent passes int64, TJ_ERR_INVALID_ARGUMENT for
+ * NULL data with elements or data not aligned to its elements. */
+tj_status tj_check_lent_memory(const char *who, tj_dtype dtype, int ndim, const int64_t *shape,
+                               const int64_t *strides, char **data, size_t *bytes);
 /* ---- memory overlap (runtime/overlap.c) ---- */
 /** Lowest and highest storage element that t's elements touch (t nonempty). */
 void tj_element_range(const tj_tensor *t, int64_t *lo, int64_t *hi);

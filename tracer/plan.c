@@ -20,7 +20,7 @@ int64_t tj_plan_now_ns(void)
 
 /* A process-unique tensor id (the runtime hands them out only with new
  * tensor objects; context tensors live in one array). */
-static bool fresh_uid(uint64_t *uid)
+bool tj_plan_fresh_uid(uint64_t *uid)
 {
     tj_tensor *t = tj_tensor_fake(TJ_FLOAT32, 0, NULL);
     if (!t) return false;
@@ -49,11 +49,12 @@ typedef struct ctx_sizes {
 
 static ctx_sizes sizes_of(const tj_plan *p)
 {
-    size_t nv = (size_t)p->n_values + 1, ns = (size_t)p->n_steps + 1;
+    /* values, then one caller-memory wrapper per input and output (plan_memory.c) */
+    size_t nv = (size_t)p->n_values + 1, ns = (size_t)p->n_steps + 1, nw = nv + (size_t)tj_plan_caller_slots(p);
     return (ctx_sizes){
-        .tensors = sizeof(tj_tensor) * nv,
-        .storages = sizeof(tj_storage) * nv,
-        .vt = sizeof(tj_tensor *) * nv,
+        .tensors = sizeof(tj_tensor) * nw,
+        .storages = sizeof(tj_storage) * nw,
+        .vt = sizeof(tj_tensor *) * nw,
         .args = sizeof(tj_value) * (p->n_args + 1),
         .node_args = sizeof(tj_value *) * ((size_t)p->n_nodes + 1),
         .lists = sizeof(tj_tensor *) * (p->n_lists + 1),
@@ -102,7 +103,7 @@ static void memory_release(tj_plan_context *c, size_t storages_bytes)
     *m = (ctx_memory){.owner.free = memory_free, .arena = c->arena, .fallback = c->fallback, .storages = c->storages,
                       .arena_bytes = c->arena_alloc, .fallback_bytes = fallback_size(p), .storages_bytes = storages_bytes};
     atomic_init(&m->owner.refcount, 1);
-    for (int v = 0; c->storages && v < p->n_values; v++) {
+    for (int v = 0; c->storages && v < p->n_values + tj_plan_caller_slots(p); v++) {
         tj_storage *s = &c->storages[v];
         if (!atomic_load_explicit(&s->refcount, memory_order_relaxed)) continue; /* not bound */
         s->owner = &m->owner;
@@ -197,7 +198,7 @@ static bool context_bind_values(tj_plan_context *c)
             }
             }
             if (pv->kind == TJ_PV_INPUT || pv->kind == TJ_PV_ARENA || pv->kind == TJ_PV_VIEW) {
-                if (!fresh_uid(&t->uid)) return false;
+                if (!tj_plan_fresh_uid(&t->uid)) return false;
                 c->vt[v] = t;
             }
         }
@@ -272,7 +273,7 @@ static tj_plan_context *context_create(tj_plan *p)
     memset(c->prof.total_ns, 0, z.prof);
     memset(c->prof.last_start_ns, 0, z.prof);
     memset(c->prof.last_dur_ns, 0, z.prof);
-    if (!context_bind_values(c)) {
+    if (!context_bind_values(c) || !tj_plan_caller_init(c)) {
         context_release(c);
         return NULL;
     }
@@ -885,6 +886,31 @@ static void leave_constant_writer(tj_plan *p)
     if (p->constant_writer >= 0) atomic_store_explicit(&p->constant_busy, false, memory_order_release);
 }
 
+/* Two runs on one context's arena and tensors at once gave wrong values (4
+ * threads calling tj_plan_run): the second is refused, as a second writer of
+ * a graph constant is. */
+tj_status tj_plan_context_claim(tj_plan_context *c, const char *who)
+{
+    bool idle = false;
+    if (atomic_compare_exchange_strong_explicit(&c->running, &idle, true, memory_order_acquire, memory_order_relaxed))
+        return TJ_OK;
+    return tj_error(TJ_ERR_UNSUPPORTED, "%s: another run of this context is in progress: a context (tj_plan_run's: "
+                    "the plan's default one) runs one thread at a time; give each thread its own "
+                    "(tj_plan_context_new)", who);
+}
+
+void tj_plan_context_unclaim(tj_plan_context *c) { atomic_store_explicit(&c->running, false, memory_order_release); }
+
+tj_status tj_plan_run_claimed(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
+                              const char *who)
+{
+    tj_status st = enter_constant_writer(c->plan, who);
+    if (st != TJ_OK) return st;
+    st = run_bound(c, inputs, n, outputs, who);
+    leave_constant_writer(c->plan);
+    return st;
+}
+
 /* who: the public function, for messages (tj_plan_run runs through here). */
 static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
                           const char *who)
@@ -893,21 +919,10 @@ static tj_status run_into(tj_plan_context *c, tj_tensor *const *inputs, int n, t
     /* inside make_fx, the steps below would be invisible to the trace */
     tj_status st = tj_check_read_past_dispatch(inputs, n, who);
     if (st == TJ_OK) st = tj_check_read_past_dispatch(outputs, c->plan->n_outputs, who);
-    bool idle = false;
-    /* two runs on one context's arena and tensors at once gave wrong values (4 threads calling
-     * tj_plan_run): the second is refused, as a second writer of a graph constant is */
-    if (st == TJ_OK && !atomic_compare_exchange_strong_explicit(&c->running, &idle, true, memory_order_acquire,
-                                                                memory_order_relaxed))
-        st = tj_error(TJ_ERR_UNSUPPORTED, "%s: another run of this context is in progress: a context (tj_plan_run's: "
-                      "the plan's default one) runs one thread at a time; give each thread its own "
-                      "(tj_plan_context_new)", who);
+    if (st == TJ_OK) st = tj_plan_context_claim(c, who);
     if (st != TJ_OK) return st;
-    st = enter_constant_writer(c->plan, who);
-    if (st == TJ_OK) {
-        st = run_bound(c, inputs, n, outputs, who);
-        leave_constant_writer(c->plan);
-    }
-    atomic_store_explicit(&c->running, false, memory_order_release);
+    st = tj_plan_run_claimed(c, inputs, n, outputs, who);
+    tj_plan_context_unclaim(c);
     return st;
 }
 

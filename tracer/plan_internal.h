@@ -313,5 +313,27 @@ void tj_plan_node_cost(tj_pnode *n, const tj_value *args, tj_tensor *const *outs
 /** Monotonic clock in nanoseconds. */
 int64_t tj_plan_now_ns(void);
 
+/** A uid no tensor has, for a context's tensor objects; false with the
+ * error set when out of memory. */
+bool tj_plan_fresh_uid(uint64_t *uid);
+
+/** Takes context c for one run (the one thread running it), or fails with
+ * TJ_ERR_UNSUPPORTED while another run holds it; messages name `who`. */
+tj_status tj_plan_context_claim(tj_plan_context *c, const char *who);
+void tj_plan_context_unclaim(tj_plan_context *c);
+/** tj_plan_run_ctx_into's run on a context the caller claimed, its messages
+ * naming `who`. */
+tj_status tj_plan_run_claimed(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs,
+                              const char *who);
+
+/* ---- runs on caller memory (plan_memory.c) ---- */
+/** How many caller-memory wrappers a context has: one per input and output,
+ * after the values' tensor objects, storages and vt entries (inputs first). */
+static inline int tj_plan_caller_slots(const tj_plan *p) { return p->n_inputs + p->n_outputs; }
+/** Sets up context c's wrappers (tensor objects over external storages,
+ * pointed at the caller's arrays at each tj_plan_run_ctx_memory); false
+ * with the error set when out of memory. */
+bool tj_plan_caller_init(tj_plan_context *c);
+
 
 #endif

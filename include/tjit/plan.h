@@ -355,6 +355,24 @@ tj_plan_context *tj_plan_default_context(tj_plan *p);
 /** tj_plan_run and tj_plan_run_into on context `c`. */
 tj_status tj_plan_run_ctx(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor **outputs);
 tj_status tj_plan_run_ctx_into(tj_plan_context *c, tj_tensor *const *inputs, int n, tj_tensor *const *outputs);
+/** tj_plan_run_ctx_into on memory the caller lends, with no tensor objects
+ * to make: a binding's call on its arrays (python/tjit.py runs NumPy arrays
+ * and torch tensors this way). data: tj_plan_num_inputs + tj_plan_num_outputs
+ * addresses, inputs first, each the first element of an array of that input's
+ * or output's dtype and shape (tj_plan_input_type, tj_plan_output_type); an
+ * output's NULL leaves its result in the context (tj_plan_context_output).
+ * strides: NULL when every array is contiguous, else TJ_MAX_DIMS entries per
+ * array in the same order, its strides in elements (none negative) first.
+ * An address given twice with one layout is one tensor to the plan (an output
+ * that is an input, or an input given twice), as in tj_plan_run_into; other
+ * overlaps are found by address as between DLPack imports. The memory must
+ * hold those types and stay valid for the call: nothing here can check that.
+ * Performs no heap allocation. Errors as tj_plan_run_ctx_into (the messages
+ * name tj_plan_run_memory), and TJ_ERR_INVALID_ARGUMENT for a NULL context,
+ * NULL data, NULL for an input with elements or an address not aligned to its
+ * elements, TJ_ERR_UNSUPPORTED for a negative stride, TJ_ERR_OVERFLOW for
+ * strides reaching past int64 bytes: each names the input or output. */
+tj_status tj_plan_run_ctx_memory(tj_plan_context *c, void *const *data, const int64_t *strides);
 /** Output `k` of the context's last run, as the plan left it: a tensor
  * object of the context (a view into its arena, or an input or constant the
  * graph returns). Borrowed: do not release it; its contents are valid until
