@@ -16,7 +16,8 @@ on a call with several results becomes tjit's tuple unpacking
 (`%getitem, %getitem_1, _ = aten.native_layer_norm.default(...)`, "_"
 where no getitem reads a result), and the pieces of split / split_with_sizes /
 unbind / unsafe_split one view call each; _reshape_alias is written as view,
-nested outputs flattened, and a result nothing reads of a call that writes
+nested outputs flattened, placeholders of Python scalars that make_fx baked
+into the calls (f(x, 2.0): the graph reads 2.0, not the placeholder) left out, and a result nothing reads of a call that writes
 nothing is left out (as detach, or BatchNorm's empty uint8 tensor); keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
@@ -25,8 +26,10 @@ operators and node kinds the text cannot hold. Standard library and torch
 (1.13) only."""
 import operator
 import os
+import re
 import struct
 import subprocess
+import warnings
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -101,14 +104,28 @@ def _type(who, dtype, shape, strides=None):
     return text
 
 
+def _baked(node, example):
+    """Whether placeholder `node` (example: its example input, None when
+    none was given) stands for a Python scalar (None, a bool, an int, a
+    float, a str) that make_fx baked into the calls reading it: none reads
+    the placeholder, so the text leaves it out (compile checks that a call
+    brings the traced value)."""
+    example = _example(node, example)
+    return not node.users and (example is None or isinstance(example, (bool, int, float, str)))
+
+
+def _example(node, example):
+    """A placeholder's example input, or without one its meta's."""
+    return node.meta.get("val", node.meta.get("tensor_meta")) if example is None else example
+
+
 def _placeholder_type(node, example):
     """The type of a placeholder, from its example input or its meta."""
-    if example is None:
-        example = node.meta.get("val", node.meta.get("tensor_meta"))
+    example = _example(node, example)
     if example is None:
         raise ValueError("placeholder %s: no example input and no 'val' or 'tensor_meta' in its meta" % node.name)
     if not hasattr(example, "dtype"):
-        raise ValueError("placeholder %s: %r is no tensor" % (node.name, example))
+        raise ValueError("placeholder %s: %r is no tensor, and the graph reads it" % (node.name, example))
     strides = example.stride() if callable(getattr(example, "stride", None)) else example.stride
     offset = example.storage_offset() if isinstance(example, torch.Tensor) else 0
     text = _type("placeholder " + node.name, example.dtype, example.shape, strides)
@@ -281,7 +298,7 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
         raise ValueError("%d example inputs for %d placeholders" % (len(examples), len(placeholders)))
     examples = list(examples) + [_attribute(gm, n) for n in attributes]
     header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x))
-                       for n, x in zip(placeholders + list(attributes), examples))
+                       for n, x in zip(placeholders + list(attributes), examples) if not _baked(n, x))
     lines, blocks, slots = ["graph(%s):" % header], [], _getitems(gm)
     for n in gm.graph.nodes:
         if n.op == "get_attr":
@@ -322,7 +339,9 @@ def save_case(prefix, gm, *example_inputs, ops=None, tjit="tjit"):
 
     write_tjit_text(prefix + ".txt", gm, *example_inputs, ops=ops)
     command = [tjit, "run", prefix + ".txt"]
-    for k, t in enumerate(tree_flatten(list(example_inputs))[0]):  # before gm may update them in place
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    tensors = [t for n, t in zip(placeholders, tree_flatten(list(example_inputs))[0]) if not _baked(n, t)]
+    for k, t in enumerate(tensors):  # before gm may update them in place
         save("%s.in%d.npy" % (prefix, k), t)
         command.append("%s.in%d.npy" % (prefix, k))
     with torch.no_grad():  # the graph holds its own backward; its in-place updates of leaves then run as traced
@@ -380,8 +399,6 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     through tjit's core decomposition table first. The function carries
     .plan (tjit.Plan) and .text (the graph text). Raises ValueError as
     to_tjit_text, tjit.TjitError for what tjit refuses."""
-    import tjit
-
     returned, spec = tree_flatten(_plain(next(n for n in gm.graph.nodes if n.op == "output").args[0]))
     aliases = {r for r in returned if _input_alias(r)}
     computed = [r for r in returned if r is not None and r not in aliases]
@@ -389,9 +406,12 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     attributes = [] if freeze else [n for n in gm.graph.nodes if n.op == "get_attr"]
     text = _text(gm, example_inputs, None, lambda results: computed, attributes)
     readers = [operator.attrgetter(n.target) for n in attributes]
-    graph = tjit.Graph(text)
+    graph = _parse(text, gm)
     plan = (graph.decompose() if decompose else graph).compile()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
+    baked = {k: _example(n, x) for k, (n, x) in enumerate(zip(placeholders, examples)) if _baked(n, x)}
+    warned = []  # of outputs without autograd history, once
     needed = set()  # the view calls the aliases need
     for r in aliases:
         while r.op == "call_function":
@@ -404,7 +424,14 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
 
     def run(*args):
         flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
-        values = dict(zip(computed, plan(*flat, *[read(gm) for read in readers])))
+        tensors = _unbaked(flat, baked, placeholders) if baked else flat
+        params = [read(gm) for read in readers]
+        if not warned and torch.is_grad_enabled() and any(t.requires_grad for t in list(tensors) + params):
+            warned.append(True)
+            warnings.warn("tjit_fx.compile: inputs require grad, the outputs do not: compile runs the forward "
+                          "graph only (train through tjit_fx.aot_function / aot_module, or call under "
+                          "torch.no_grad())", stacklevel=2)
+        values = dict(zip(computed, plan(*tensors, *params)))
         values.update(zip(placeholders, flat))
         for n in views:
             values[n] = n.target(*torch.fx.node.map_arg(n.args, values.__getitem__), **n.kwargs)
@@ -412,6 +439,35 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
 
     run.plan, run.text = plan, text
     return run
+
+
+def _parse(text, gm):
+    """tjit.Graph(text), its errors naming gm's node rather than a line of
+    the text generated from gm."""
+    import tjit
+
+    try:
+        return tjit.Graph(text)
+    except tjit.TjitError as e:
+        found = re.match(r"tj_graph_parse: line (\d+), column \d+: (.*)", str(e), re.S)
+        lines = text.split("\n")
+        name = found and int(found.group(1)) <= len(lines) and re.match(r"\s*%(\w+)", lines[int(found.group(1)) - 1])
+        node = name and next((n for n in gm.graph.nodes if n.name == name.group(1)), None)
+        if not node:
+            raise
+        raise tjit.TjitError("node %s (%s): %s" % (node.name, node.target, found.group(2))) from None
+
+
+def _unbaked(flat, baked, placeholders):
+    """flat without the Python scalars make_fx baked into the graph, each
+    checked against its traced value: the graph holds that value, so another
+    would be silently ignored."""
+    for k, value in baked.items():
+        if not (flat[k] is value or (type(flat[k]) is type(value) and flat[k] == value)):
+            raise ValueError("placeholder %s: %r now, %r when traced: make_fx wrote the traced value into the "
+                             "graph (trace again for another, or pass it as a tensor)"
+                             % (placeholders[k].name, flat[k], value))
+    return [x for k, x in enumerate(flat) if k not in baked]
 
 
 def _aot_compilers(decompose):

@@ -197,6 +197,39 @@ def check_plan_on_torch_tensors():
         report("an out= tensor that requires grad is refused", "output 0 requires grad" in str(e))
 
 
+def check_exporter_edges():
+    """Python scalars make_fx baked into the graph (checked at each call),
+    a warning for outputs that lose autograd, an operator tjit lacks named
+    by its FX node, and tensors lent with strides (a transpose, a slice)."""
+    import tjit
+    import warnings
+    x = torch.randn(3)
+    f = tjit_fx.compile(make_fx(lambda x, s, n: x * s + n)(x, 2.0, 3), x, 2.0, 3)
+    ok = close(f(x, 2.0, 3), x * 2 + 3)
+    try:
+        f(x, 2.5, 3)
+        ok = False
+    except ValueError as e:
+        ok = ok and "placeholder s_1: 2.5 now, 2.0 when traced" in str(e)
+    report("Python scalars baked into the graph, checked at each call", ok)
+    lin = nn.Linear(3, 2)
+    g = tjit_fx.compile(make_fx(lambda x: lin(x))(x), x)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g(x)
+        g(x)
+    report("outputs without autograd history: one warning", len(caught) == 1 and "aot_module" in str(caught[0].message))
+    try:
+        tjit_fx.compile(make_fx(lambda x: torch.special.erfcx(x) + 1)(x), x)
+        report("an operator tjit lacks is named by its node", False)
+    except tjit.TjitError as e:
+        report("an operator tjit lacks is named by its node",
+               str(e).startswith("node special_erfcx (aten.special_erfcx.default): unknown operator"), str(e))
+    m = torch.randn(4, 6)
+    mm = tjit_fx.compile(make_fx(torch.mm)(m[:, :3], m[:3, :4]), m[:, :3], m[:3, :4])
+    report("strided tensors lent as they are", close(mm(m[:, 1:4], m[1:4, 2:]), m[:, 1:4] @ m[1:4, 2:]))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -206,6 +239,7 @@ def main():
     check_plain_collections()
     check_parameters_followed()
     check_plan_on_torch_tensors()
+    check_exporter_edges()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
