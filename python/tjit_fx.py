@@ -248,6 +248,30 @@ def _call(node, slots, ops):
     return "    %s = %s(%s)" % (names, target, ", ".join(args))
 
 
+def _selection_reduced(node):
+    """Whether node is masked_select(x, mask) read by whole sums and means
+    only, as cross_entropy's label smoothing takes the mean of the selected
+    losses. How many elements it selects depends on mask's values, which a
+    static-shape graph does not hold; but their sum is where(mask, x, 0)'s
+    (written under the node's name) and their mean that sum over the count
+    of selected elements (_selection_mean): nan for none, as the mean of an
+    empty tensor."""
+    return (isinstance(node, torch.fx.Node) and str(node.target) == "aten.masked_select.default" and node.users
+            and all(str(u.target) in ("aten.sum.default", "aten.mean.default") and u.kwargs.get("dtype") is None
+                    for u in node.users))
+
+
+def _selection_mean(node):
+    """The lines of node, mean(masked_select(x, mask)) with the selection
+    written as where(mask, x, 0) (_selection_reduced)."""
+    selected, mask, name = node.args[0], _arg(node, node.args[0].args[1]), node.name
+    return ["    %%%s__sum = aten.sum.default(%%%s)" % (name, selected.name),
+            "    %%%s__ones = aten.ones_like.default(%%%s)" % (name, selected.name),
+            "    %%%s__selected = aten.where.ScalarOther(%s, %%%s__ones, 0)" % (name, mask, name),
+            "    %%%s__count = aten.sum.default(%%%s__selected)" % (name, name),
+            "    %%%s = aten.div.Tensor(%%%s__sum, %%%s__count)" % (name, name, name)]
+
+
 def _output(results):
     for r in results:
         if not isinstance(r, torch.fx.Node):
@@ -309,7 +333,12 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
             # (BatchNorm's empty uint8 "reserve" tensor, a dtype tjit lacks)
             if not n.users and isinstance(n.target, torch._ops.OpOverload) and not n.target._schema.is_mutable:
                 continue
-            lines.append(_call(n, slots, ops))
+            if _selection_reduced(n):
+                lines.append("    %%%s = aten.where.ScalarOther(%s, %s, 0)" % (n.name, _arg(n, n.args[1]), _arg(n, n.args[0])))
+            elif str(n.target) == "aten.mean.default" and _selection_reduced(n.args[0]):
+                lines += _selection_mean(n)
+            else:
+                lines.append(_call(n, slots, ops))
         elif n.op == "output":
             lines.append(_output(returned(tree_flatten(n.args[0])[0])))  # an LSTM's (output, (h, c))
         elif n.op not in ("placeholder", "call_function"):

@@ -200,9 +200,9 @@ def check_plan_on_torch_tensors():
 def check_exporter_edges():
     """Python scalars make_fx baked into the graph (checked at each call),
     a warning for outputs that lose autograd, an operator tjit lacks named
-    by its FX node, and tensors lent with strides (a transpose, a slice)."""
+    by its FX node, label smoothing's mean of a selection, and tensors lent
+    with strides (slices)."""
     import tjit
-    import warnings
     x = torch.randn(3)
     f = tjit_fx.compile(make_fx(lambda x, s, n: x * s + n)(x, 2.0, 3), x, 2.0, 3)
     ok = close(f(x, 2.0, 3), x * 2 + 3)
@@ -225,6 +225,14 @@ def check_exporter_edges():
     except tjit.TjitError as e:
         report("an operator tjit lacks is named by its node",
                str(e).startswith("node special_erfcx (aten.special_erfcx.default): unknown operator"), str(e))
+    net = nn.Linear(5, 5)
+    reference = copy.deepcopy(net)
+    compiled, xs, ys = tjit_fx.aot_module(net), torch.randn(8, 5), torch.tensor([0, 1, 2, -100, 4, 0, 1, 2])
+    losses = [F.cross_entropy(m(xs), ys, label_smoothing=0.1) for m in (compiled, reference)]
+    for loss in losses:
+        loss.backward()
+    report("label smoothing (a mean of masked_select) forward and backward", close(losses[0], losses[1])
+           and close(net.weight.grad, reference.weight.grad))
     m = torch.randn(4, 6)
     mm = tjit_fx.compile(make_fx(torch.mm)(m[:, :3], m[:3, :4]), m[:, :3], m[:3, :4])
     report("strided tensors lent as they are", close(mm(m[:, 1:4], m[1:4, 2:]), m[:, 1:4] @ m[1:4, 2:]))

@@ -41,6 +41,18 @@ def softmax_cross_entropy(x, target):
     return F.softmax(x, -1), F.cross_entropy(x, target)
 
 
+def smoothed_cross_entropy(x, target):
+    """Label smoothing takes the mean of masked_select's selection (the
+    exporter writes it in a static form); -100 targets are ignored."""
+    return F.cross_entropy(x, target, label_smoothing=0.1)
+
+
+def scaled(x, scale, shift):
+    """Python scalars: make_fx bakes them into the calls (placeholders
+    read by none, left out of the text)."""
+    return x * scale + shift
+
+
 def conv_relu_pool(x, w, b):
     return F.max_pool2d(F.relu(F.conv2d(x, w, b, padding=1)), 2)
 
@@ -148,6 +160,8 @@ def cases():
     yield "batch_norm_eval_grads", bn_eval_grads(net), (dict(net.named_parameters()), torch.randn(2, 3, 6, 6))
     yield "fold_cdist", fold_cdist, (torch.randn(2, 3, 6, 7).requires_grad_(), torch.randn(3, 4).requires_grad_(),
                                      torch.randn(5, 4).requires_grad_(), torch.tensor([1, 4, 2]))
+    yield "smoothed_cross_entropy", smoothed_cross_entropy, (torch.randn(4, 5), torch.tensor([4, -100, 2, 0]))
+    yield "scaled", scaled, (torch.randn(3), 2.5, 1)
 
 
 def check_errors():

@@ -198,3 +198,16 @@ Test(fx_import, fx_creation_keywords_off_the_cpu_or_strided_are_named)
         test_expect_error(tj_graph_parse(text), TJ_ERR_PARSE, "line 2", refused[i].needle);
     }
 }
+
+/* cross_entropy with label_smoothing takes the mean of masked_select's
+ * selection, whose size depends on the targets: the exporter writes that
+ * mean in a static form (a sum of where(mask, x, 0) over the count of
+ * true elements); a -100 target is ignored. */
+Test(fx_import, label_smoothing_mean_of_a_selection_in_a_static_form)
+{
+    expect_replays_like_torch("smoothed_cross_entropy");
+}
+
+/* Python scalars given to the traced function are baked into its calls:
+ * their placeholders, read by none, are left out of the text. */
+Test(fx_import, python_scalars_baked_into_the_graph) { expect_replays_like_torch("scaled"); }
