@@ -383,16 +383,29 @@ def save_case(prefix, gm, *example_inputs, ops=None, tjit="tjit"):
     return " ".join(command)
 
 
-def _input_alias(node):
-    """Whether node is a placeholder, or a view of one through view
-    operators only (t, view, expand, detach, ...)."""
+def _input_alias(node, roots=("placeholder",)):
+    """Whether node is a placeholder (or another of the node kinds `roots`),
+    or a view of one through view operators only (t, view, expand, detach,
+    ...)."""
     while isinstance(node, torch.fx.Node) and node.op == "call_function":
         schema = getattr(node.target, "_schema", None)
         if (schema is None or schema.is_mutable or len(schema.returns) != 1
                 or not isinstance(schema.returns[0].type, torch.TensorType) or schema.returns[0].alias_info is None):
             return False
         node = node.args[0]
-    return isinstance(node, torch.fx.Node) and node.op == "placeholder"
+    return isinstance(node, torch.fx.Node) and node.op in roots
+
+
+def _writes_inputs(gm):
+    """Whether a call of gm writes in place into an input or a get_attr
+    tensor (a buffer), or a view of one."""
+    for n in gm.graph.nodes:
+        schema = getattr(n.target, "_schema", None)
+        if n.op == "call_function" and schema is not None and schema.is_mutable:
+            for a, arg in zip(schema.arguments, n.args):
+                if a.alias_info is not None and a.alias_info.is_write and _input_alias(arg, ("placeholder", "get_attr")):
+                    return True
+    return False
 
 
 def _plain(a):
@@ -407,7 +420,7 @@ def _plain(a):
     return tuple(_plain(v) for v in a) if type(a) is tuple else a
 
 
-def compile(gm, *example_inputs, decompose=False, freeze=False):
+def compile(gm, *example_inputs, decompose=False, freeze=False, differentiable=True):
     """gm (from make_fx, or a graph functorch's aot_function hands its
     compilers) compiled by tjit in this process (python/tjit.py): returns a
     function called as gm is (inputs nested as gm takes them) that returns
@@ -427,7 +440,13 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     bargain: a call passes fewer arrays, and the plan folds what
     depends on them alone; later updates do not show, and a buffer the graph
     updates in place is the plan's copy). decompose: lower the graph
-    through tjit's core decomposition table first. The function carries
+    through tjit's core decomposition table first. Outputs carry autograd
+    history as gm's would: a call in grad mode with an input or a parameter
+    that requires grad runs gm through aot_module instead (its forward and
+    backward graphs compiled by tjit, traced at the first such call; a
+    frozen function, one of a graph writing its inputs in place, or one made
+    with differentiable=False as the graphs AOTAutograd hands tjit's
+    compilers are, warns once that its outputs have none). The function carries
     .plan (tjit.Plan) and .text (the graph text). Raises ValueError as
     to_tjit_text, tjit.TjitError for what tjit refuses."""
     returned, spec = tree_flatten(_plain(next(n for n in gm.graph.nodes if n.op == "output").args[0]))
@@ -442,7 +461,12 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
     baked = {k: _example(n, x) for k, (n, x) in enumerate(zip(placeholders, examples)) if _baked(n, x)}
-    warned = []  # of outputs without autograd history, once
+    warned, traced = [], []  # of outputs without autograd history, once; the aot_module of gm, once made
+    # why a call in grad mode cannot run gm through aot_module, or None
+    undifferentiable = ("frozen" if freeze else "made with differentiable=False" if not differentiable else
+                        "writing its inputs in place (BatchNorm's running statistics), which AOTAutograd 1.13 "
+                        "does not support"
+                        if _writes_inputs(gm) else None)
     needed = set()  # the view calls the aliases need
     for r in aliases:
         while r.op == "call_function":
@@ -457,11 +481,15 @@ def compile(gm, *example_inputs, decompose=False, freeze=False):
         flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
         tensors = _unbaked(flat, baked, placeholders) if baked else flat
         params = [read(gm) for read in readers]
-        if not warned and torch.is_grad_enabled() and any(t.requires_grad for t in list(tensors) + params):
-            warned.append(True)
-            warnings.warn("tjit_fx.compile: inputs require grad, the outputs do not: compile runs the forward "
-                          "graph only (train through tjit_fx.aot_function / aot_module, or call under "
-                          "torch.no_grad())", stacklevel=2)
+        if torch.is_grad_enabled() and any(t.requires_grad for t in list(tensors) + params):
+            if not undifferentiable:
+                if not traced:
+                    traced.append(aot_module(gm, decompose=decompose))
+                return traced[0](*args)
+            if not warned:
+                warned.append(True)
+                warnings.warn("tjit_fx.compile: inputs require grad, the outputs of a function %s do not "
+                              "(call under torch.no_grad())" % undifferentiable, stacklevel=2)
         values = dict(zip(computed, plan(*tensors, *params)))
         values.update(zip(placeholders, flat))
         for n in views:
@@ -505,7 +533,7 @@ def _aot_compilers(decompose):
     from functorch.compile import make_boxed_func
 
     def compiler(gm, example_inputs):  # AOTAutograd calls it with a list of arguments (boxed)
-        return make_boxed_func(compile(gm, *example_inputs, decompose=decompose))
+        return make_boxed_func(compile(gm, *example_inputs, decompose=decompose, differentiable=False))
 
     return {"fw_compiler": compiler, "bw_compiler": compiler}
 

@@ -199,7 +199,7 @@ def check_plan_on_torch_tensors():
 
 def check_exporter_edges():
     """Python scalars make_fx baked into the graph (checked at each call),
-    a warning for outputs that lose autograd, an operator tjit lacks named
+    compile's outputs with autograd history, an operator tjit lacks named
     by its FX node, label smoothing's mean of a selection, and tensors lent
     with strides (slices)."""
     import tjit
@@ -213,12 +213,21 @@ def check_exporter_edges():
         ok = ok and "placeholder s_1: 2.5 now, 2.0 when traced" in str(e)
     report("Python scalars baked into the graph, checked at each call", ok)
     lin = nn.Linear(3, 2)
+    reference = copy.deepcopy(lin)
     g = tjit_fx.compile(make_fx(lambda x: lin(x))(x), x)
+    xg = x.clone().requires_grad_()
+    g(xg).pow(2).sum().backward()
+    xr = x.clone().requires_grad_()
+    reference(xr).pow(2).sum().backward()
+    report("compile's outputs carry autograd (through aot_module) when inputs require grad",
+           close(lin.weight.grad, reference.weight.grad) and close(xg.grad, xr.grad))
+    frozen = tjit_fx.compile(make_fx(lambda x: lin(x))(x), x, freeze=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        g(x)
-        g(x)
-    report("outputs without autograd history: one warning", len(caught) == 1 and "aot_module" in str(caught[0].message))
+        frozen(xg)
+        frozen(xg)
+    report("a frozen function's outputs without autograd: one warning", len(caught) == 1
+           and "frozen" in str(caught[0].message))
     try:
         tjit_fx.compile(make_fx(lambda x: torch.special.erfcx(x) + 1)(x), x)
         report("an operator tjit lacks is named by its node", False)
