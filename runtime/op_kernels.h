@@ -18,5 +18,6 @@
 #include "op_tri_repeat.h"
 #include "op_diag.h"
 #include "op_masked.h"
+#include "op_transformer.h"
 
 #endif

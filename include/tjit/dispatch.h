@@ -106,7 +106,7 @@ bool tj_op_is_random(const tj_op *op);
 typedef tj_status (*tj_decomp_fn)(const tj_value *args, tj_value *outs);
 
 /** Maximum number of schema arguments and returns of any operator. */
-#define TJ_MAX_ARGS 16
+#define TJ_MAX_ARGS 20 /* _transformer_encoder_layer_fwd */
 #define TJ_MAX_RETURNS 5 /* _native_batch_norm_legit_functional */
 
 /** Calls `op` with all its schema arguments boxed in `args` (`nargs` must

@@ -1585,6 +1585,57 @@ tj_tensor *tj_huber_loss(tj_tensor *self, tj_tensor *target, int64_t reduction, 
  * or float (added). Unlike softmax, a fully masked row gives zeros, not nan. */
 tj_tensor *tj_scaled_dot_product_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value,
                                            tj_tensor *attn_mask, double dropout_p, bool is_causal);
+/** aten::_native_multi_head_attention (PyTorch 1.13, what an eval
+ * nn.MultiheadAttention(batch_first=True) calls under no_grad): query, key,
+ * value [B, T, E] (float32 / float64, one shape and dtype) are projected by
+ * the rows [0, E), [E, 2E), [2E, 3E) of qkv_weight [3E, E] and qkv_bias [3E],
+ * split into num_head heads of E / num_head, attended (softmax(q k^T /
+ * sqrt(E / num_head)) v per head), merged and projected by proj_weight [E, E]
+ * and proj_bias [E]. mask (NULL: none; bool, or of query's dtype read as
+ * nonzero) marks what to ignore: [B, T] (padding of the keys) or [B,
+ * num_head, T, T]; it needs has_mask_type with mask_type 1 (key padding) or
+ * 2 (full), which ATen's CPU path treats alike (the shape decides); 0
+ * (src_mask) is refused, as on ATen's CPU path. Masked scores are -inf: a
+ * query whose keys are all masked gets nan, as in ATen. *out: a new [B, T,
+ * E] tensor; *weights: the softmax, [B, T, T] averaged over the heads when
+ * average_attn_weights, else [B, num_head, T, T]; NULL when need_weights is
+ * false (ATen returns an undefined tensor). Results go to the non-NULL
+ * pointers (owned as any result). Errors (naming the operator and shapes):
+ * TJ_ERR_DTYPE for integer inputs or operands of another dtype;
+ * TJ_ERR_SHAPE for inputs that are not 3-D or differ, embed_dim other than
+ * E, weights or a mask of other shapes; TJ_ERR_INVALID_ARGUMENT when E is
+ * not divisible by num_head (or num_head <= 0), for a mask without a
+ * mask_type or a mask_type outside 0..2; TJ_ERR_UNSUPPORTED for mask_type 0.
+ * Decomposes into addmm, view, permute, bmm, masked_fill, _softmax. */
+tj_status tj__native_multi_head_attention(tj_tensor *query, tj_tensor *key, tj_tensor *value, int64_t embed_dim,
+                                          int64_t num_head, tj_tensor *qkv_weight, tj_tensor *qkv_bias,
+                                          tj_tensor *proj_weight, tj_tensor *proj_bias, tj_tensor *mask,
+                                          bool need_weights, bool average_attn_weights, bool has_mask_type,
+                                          int64_t mask_type, tj_tensor **out, tj_tensor **weights);
+/** aten::_transformer_encoder_layer_fwd (PyTorch 1.13, what an eval
+ * nn.TransformerEncoderLayer(batch_first=True) calls under no_grad): with
+ * attn(x) = tj__native_multi_head_attention(x, x, x, embed_dim, num_heads,
+ * qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights false,
+ * mask_type) and ffn(x) = linear(act(linear(x, ffn_weight_1 [F, E],
+ * ffn_bias_1 [F])), ffn_weight_2 [E, F], ffn_bias_2 [E]), act GELU (the erf
+ * form) when use_gelu, else ReLU; norm1 / norm2 layer norms over E with
+ * norm_weight_1 / norm_bias_1, norm_weight_2 / norm_bias_2 ([E]) and eps:
+ * norm_first: x = src + attn(norm1(src)); out = x + ffn(norm2(x)); else x =
+ * norm1(src + attn(src)); out = norm2(x + ffn(x)). src [B, T, E] float32 /
+ * float64, every weight of its dtype. Returns a new [B, T, E] tensor.
+ * Errors: those of tj__native_multi_head_attention (src for query), and
+ * TJ_ERR_SHAPE for norm or ffn weights of other shapes,
+ * TJ_ERR_INVALID_ARGUMENT for eps < 0 or nan. Decomposes as
+ * tj__native_multi_head_attention, with native_layer_norm, gelu / relu and
+ * add. */
+tj_tensor *tj__transformer_encoder_layer_fwd(tj_tensor *src, int64_t embed_dim, int64_t num_heads,
+                                             tj_tensor *qkv_weight, tj_tensor *qkv_bias, tj_tensor *proj_weight,
+                                             tj_tensor *proj_bias, bool use_gelu, bool norm_first, double eps,
+                                             tj_tensor *norm_weight_1, tj_tensor *norm_bias_1,
+                                             tj_tensor *norm_weight_2, tj_tensor *norm_bias_2,
+                                             tj_tensor *ffn_weight_1, tj_tensor *ffn_bias_1, tj_tensor *ffn_weight_2,
+                                             tj_tensor *ffn_bias_2, tj_tensor *mask, bool has_mask_type,
+                                             int64_t mask_type);
 
 /* ---- Whole-tensor comparison (a bool answer: not dispatched). ---- */
 /** aten::allclose: writes to *out whether every element pair of self and
