@@ -5,7 +5,7 @@
  * computation, written once over the existing operators. The decomposition
  * runs it through tj_dispatch (traced, attention as bmm / masked_fill /
  * _softmax / bmm); the kernel through tj_dispatch_kernel in a scope of its
- * own, attention without its weights by the fused attention kernel.
+ * own (no tracing, no autograd inside).
  *
  * Semantics (checked against torch 1.13): q, k and v are projected with the
  * rows of qkv_weight / qkv_bias, q scaled by 1 / sqrt(head dim); the mask
@@ -17,7 +17,6 @@
 #include <assert.h>
 #include <math.h>
 
-#include "op_nn.h"
 #include "op_transformer.h"
 
 #define MHA "aten::_native_multi_head_attention"
@@ -204,22 +203,16 @@ static tj_tensor *heads(steps *s, const attn_dims *d, tj_tensor *x, const int64_
 }
 
 /* softmax(q k^T / sqrt(dh), masked) v over the heads of q, k, v ([B * T, E]
- * rows): [B, H, T, dh], contiguous; *probs gets the softmax when asked. */
+ * rows), q scaled first as ATen does: [B, H, T, dh], contiguous; *probs
+ * gets the softmax when asked. Not the fused attention kernel: its online
+ * softmax is more exact in float32 than these steps, and the decomposition
+ * must be as exact as the kernel (tjit decomps --verify). */
 static tj_tensor *attend(steps *s, const attn_dims *d, tj_tensor *q, tj_tensor *k, tj_tensor *v, tj_tensor *mask,
                          tj_tensor **probs)
 {
-    static const int64_t bhtd[4] = {0, 2, 1, 3}, bhdt[4] = {0, 2, 3, 1};
+    static const int64_t bhtd[4] = {0, 2, 1, 3};
     int64_t dh = d->E / d->H, BH = d->B * d->H;
     const int64_t out_shape[4] = {d->B, d->H, d->T, dh};
-    if (s->kernel && !probs) {
-        tj_tensor *qh = heads(s, d, q, bhtd), *kt = heads(s, d, k, bhdt), *vh = heads(s, d, v, bhtd);
-        if (s->st != TJ_OK) return NULL;
-        tj_tensor *out = tj_tensor_empty(qh->dtype, 4, out_shape);
-        if (!out) return s->st = tj_last_status(), NULL;
-        const tj_value args[5] = {T(qh), T(kt), T(vh), T(mask), tj_v_float(1.0 / sqrt((double)dh))};
-        s->st = tj_kernel_fused_attention(args, &out);
-        return s->st == TJ_OK ? out : NULL;
-    }
     tj_tensor *qh = STEP(div_Scalar, T(STEP(clone, T(heads(s, d, q, bhtd)), tj_v_none())), tj_v_float(sqrt((double)dh)));
     tj_tensor *kh = STEP(clone, T(heads(s, d, k, bhtd)), tj_v_none());
     tj_tensor *vh = STEP(clone, T(heads(s, d, v, bhtd)), tj_v_none());
