@@ -247,6 +247,34 @@ def check_exporter_edges():
     report("strided tensors lent as they are", close(mm(m[:, 1:4], m[1:4, 2:]), m[:, 1:4] @ m[1:4, 2:]))
 
 
+def check_transformer_encoder():
+    """An eval nn.TransformerEncoder (2 layers, batch_first) under no_grad,
+    both norm orders: make_fx records torch 1.13's fused
+    _transformer_encoder_layer_fwd per layer, which tjit runs as it is and
+    through its core decompositions. With a key padding mask the encoder's
+    nested-tensor form does not trace in torch itself
+    (_nested_tensor_from_mask); enable_nested_tensor=False keeps the mask
+    on each layer's fused call."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 7, 32)
+    pad = torch.zeros(3, 7, dtype=torch.bool)
+    pad[1, 5:] = True
+    for norm_first in (False, True):
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, norm_first=norm_first,
+                                           activation="gelu" if norm_first else "relu")
+        enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+        with torch.no_grad():
+            for name, fn, args in (("", lambda x: enc(x), (x,)),
+                                   (", padding mask", lambda x, m: enc(x, src_key_padding_mask=m), (x, pad))):
+                gm = make_fx(fn)(*args)
+                fused = sum(n.target == torch.ops.aten._transformer_encoder_layer_fwd.default for n in gm.graph.nodes)
+                want = fn(*args)
+                for decompose in (False, True):
+                    got = tjit_fx.compile(gm, *args, decompose=decompose)(*args)
+                    report("TransformerEncoder norm_first=%s%s%s" % (norm_first, name, " (decomposed)" if decompose else ""),
+                           fused == 2 and close(got, want), "%d fused layers, max |diff| %.2g" % (fused, (got - want).abs().max().item()))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -257,6 +285,7 @@ def main():
     check_parameters_followed()
     check_plan_on_torch_tensors()
     check_exporter_edges()
+    check_transformer_encoder()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
