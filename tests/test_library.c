@@ -743,8 +743,8 @@ Test(library, unsupported_schemas_are_refused_with_the_reason, .init = count_all
     expect_refused("mylib::f(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", TJ_OP_PRIMITIVE, K, M,
                    TJ_ERR_UNSUPPORTED, "more than 5 returns");
     expect_refused("mylib::f(int a, int b, int c, int d, int e, int f, int g, int h, int i, int j, int k, int l, "
-                   "int m, int n, int o, int p, int q) -> Tensor",
-                   TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED, "more than 16 arguments");
+                   "int m, int n, int o, int p, int q, int r, int s, int t, int u) -> Tensor",
+                   TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED, "more than 20 arguments");
     expect_refused("mylib::f(Tensor x, ScalarType t=float) -> Tensor", TJ_OP_PRIMITIVE, K, M, TJ_ERR_UNSUPPORTED,
                    "argument 't': only None can be its default");
 }
