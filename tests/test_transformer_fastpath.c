@@ -118,6 +118,23 @@ Test(transformer_fastpath, layer_matches_torch_relu_post_norm_and_gelu_pre_norm)
                       4, 1e-12, 1e-13);
 }
 
+/* torch 1.13 returns the empty output and None weights here; tjit's
+ * weights keep their shape, as with tokens. */
+Test(transformer_fastpath, mha_of_no_batch_or_no_tokens_gives_empty_results)
+{
+    tj_tensor *w[4];
+    example_weights(w);
+    const int64_t shapes[2][3] = {{0, 3, 2}, {2, 0, 2}};
+    for (int k = 0; k < 2; k++) {
+        tj_tensor *x = tj_zeros(shapes[k], 3, TJ_FLOAT64), *out, *weights;
+        cr_assert_eq(tj__native_multi_head_attention(x, x, x, 2, 2, w[0], w[1], w[2], w[3], NULL, true, true, false,
+                                                     0, &out, &weights),
+                     TJ_OK, "%s", tj_last_error());
+        test_assert_dtype_shape(out, TJ_FLOAT64, 3, shapes[k]);
+        test_assert_dtype_shape(weights, TJ_FLOAT64, 3, (const int64_t[]){shapes[k][0], shapes[k][1], shapes[k][1]});
+    }
+}
+
 /* ---- traced, replayed and decomposed: random float32 [2, 3, 4], 2 heads ---- */
 
 static const int64_t BTE[3] = {2, 3, 4};
