@@ -22,6 +22,7 @@ void tj_register_pool_decompositions(void);
 void tj_register_adaptive_pool_decompositions(void);
 void tj_register_conv_decompositions(void);
 void tj_register_embedding_decompositions(void);
+void tj_register_embedding_bag_decompositions(void);
 void tj_register_optim_decompositions(void);
 void tj_register_einsum_decompositions(void);
 void tj_register_tri_repeat_decompositions(void);
@@ -55,6 +56,7 @@ void tj_register_builtin_decompositions(void)
     tj_register_adaptive_pool_decompositions();
     tj_register_conv_decompositions();
     tj_register_embedding_decompositions();
+    tj_register_embedding_bag_decompositions();
     tj_register_optim_decompositions();
     tj_register_einsum_decompositions();
     tj_register_tri_repeat_decompositions();

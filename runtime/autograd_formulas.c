@@ -1619,6 +1619,29 @@ FORMULA(d_embedding)
     return TJ_OK;
 }
 
+/* _embedding_bag (weight slot 0, per_sample_weights slot 3), as 1.13's
+ * _embedding_bag_backward: an empty offset2bag (the float32 sum path) is
+ * rebuilt from the offsets first, make_offset2bag's cumsum of the bag starts
+ * minus one. */
+FORMULA(d_embedding_bag)
+{
+    tj_tensor *indices = ARG(1), *offsets = ARG(2), *o2b = OUT(1);
+    int64_t n = indices->numel, mode = c->args[4].u.i, pad = c->args[8].u.i;
+    if (!g[0]) return TJ_OK;
+    if (n != 0 && o2b->numel == 0) {
+        int64_t size[1] = {n + 1};
+        tj_tensor *starts = tj_index_add(tj_zeros(size, 1, TJ_INT64), 0, offsets,
+                                         tj_ones(offsets->shape, 1, TJ_INT64), tj_v_int(1));
+        o2b = tj_slice(tj_sub_scalar(tj_cumsum(starts, 0, TJ_INT64), tj_v_int(1)), 0, true, 0, true, n, 1);
+    }
+    tj_tensor *psw = c->args[6].kind == TJ_V_TENSOR ? ARG(6) : NULL;
+    if (NEED(0))
+        gi[0] = tj__embedding_bag_dense_backward(g[0], indices, o2b, OUT(2), OUT(3), META(0)->shape[0],
+                                                 c->args[3].u.b, mode, psw, pad);
+    if (NEED(3)) gi[3] = tj__embedding_bag_per_sample_weights_backward(g[0], ARG(0), indices, offsets, o2b, mode, pad);
+    return TJ_OK;
+}
+
 /* grad * mask * scale, scale = 1 / (1 - p) in training (0 for p = 1), else
  * 1. train None trains, as the forward does (PyTorch 1.13's formula takes
  * None as eval, inconsistently with its own forward). */
@@ -2955,6 +2978,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 56 (ops56); _cdist_backward has none (not_implemented in 1.13) */
     D_NO_SELF(im2col, d_im2col), D_NO_SELF(col2im, d_col2im), D(_cdist_forward, d_cdist_forward),
     D(_euclidean_dist, d_euclidean_dist),
+    /* session 57 (embbag): offset2bag, bag_size, max_indices have no gradient */
+    D_OUTS(_embedding_bag, d_embedding_bag, 0xeu),
     NONDIFF(repeat_interleave_Tensor),
 };
 

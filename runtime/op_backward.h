@@ -26,6 +26,9 @@ TJ_OP_DECLARE(native_layer_norm_backward)
 TJ_OP_DECLARE(native_batch_norm_backward)
 TJ_OP_DECLARE(native_group_norm_backward)
 TJ_OP_DECLARE(embedding_dense_backward)
+/* their gradients (op_embedding_bag.c) */
+TJ_OP_DECLARE(_embedding_bag_dense_backward)
+TJ_OP_DECLARE(_embedding_bag_per_sample_weights_backward)
 /* reflection / replication padding backward (op_pad.c) */
 TJ_OP_DECLARE(reflection_pad1d_backward)
 TJ_OP_DECLARE(reflection_pad2d_backward)

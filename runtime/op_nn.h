@@ -39,6 +39,9 @@ TJ_OP_DECLARE(native_batch_norm)
 TJ_OP_DECLARE(_native_batch_norm_legit_functional)
 TJ_OP_DECLARE(native_group_norm)
 TJ_OP_DECLARE(embedding)
+/* _embedding_bag, _embedding_bag_forward_only (op_embedding_bag.c) */
+TJ_OP_DECLARE(_embedding_bag)
+TJ_OP_DECLARE(_embedding_bag_forward_only)
 /* The fused kernel never materialises the [L, S] scores; a query whose keys
  * are all masked gets zeros (softmax would give nan); dropout_p must be 0. */
 TJ_OP_DECLARE(scaled_dot_product_attention)

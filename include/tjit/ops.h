@@ -1874,6 +1874,89 @@ tj_tensor *tj_mse_loss_backward(tj_tensor *grad_output, tj_tensor *self, tj_tens
  * num_weights, TJ_ERR_INDEX for an index outside [0, num_weights). */
 tj_tensor *tj_embedding_dense_backward(tj_tensor *grad_output, tj_tensor *indices, int64_t num_weights,
                                        int64_t padding_idx, bool scale_grad_by_freq);
+/* ---- embedding bags (nn.EmbeddingBag, F.embedding_bag; PyTorch 1.13) ---- */
+/** aten::_embedding_bag: per bag, the sum (mode 0), mean (1) or max (2) of
+ * the rows of weight ([num, D], float32 / float64) that int64 indices [n]
+ * name. Bag b holds positions [offsets[b], offsets[b + 1]) (the last bag up
+ * to n); with include_last_offset the last offset only ends the last bag
+ * (B = offsets - 1 bags) and positions from it on belong to no bag.
+ * padding_idx (-1: none, else in [0, num)) adds nothing and is not counted.
+ * per_sample_weights (NULL: none; sum only; [n], weight's dtype) multiplies
+ * each row. scale_grad_by_freq only affects the gradient. Writes to the
+ * non-NULL pointers new tensors owned by the caller (the others are
+ * released), exactly as ATen's CPU kernel:
+ * - out [B, D], weight's dtype: empty bags give zeros (max too); mean
+ *   divides by the bag's count;
+ * - offset2bag int64 [n], the bag of each position ((offsets <= i) - 1);
+ *   [0] for float32 sum without padding_idx (ATen's fast path; the
+ *   gradient rebuilds it);
+ * - bag_size int64 [B], the non-padding count per bag (mean, max; zeros
+ *   for sum);
+ * - max_indices int64 [B, D] for max, the row of the first maximum per
+ *   column (0 for empty bags; NaN rows do not replace a number, a leading
+ *   NaN stays); for sum / mean a copy of bag_size.
+ * Differentiable in weight and per_sample_weights. Errors (naming
+ * aten::_embedding_bag): TJ_ERR_DTYPE for integer weight or indices /
+ * offsets / per_sample_weights of another dtype (int32 is refused),
+ * TJ_ERR_SHAPE for a weight not 2-D, indices or offsets not 1-D, a
+ * per_sample_weights not [n], include_last_offset with no offset,
+ * TJ_ERR_INVALID_ARGUMENT for another mode or per_sample_weights with mode
+ * != 0, TJ_ERR_INDEX for a padding_idx out of range, offsets[0] != 0,
+ * decreasing offsets (ATen reads past them), offsets[-1] > n or an index
+ * outside [0, num). */
+tj_status tj__embedding_bag(tj_tensor *weight, tj_tensor *indices, tj_tensor *offsets, bool scale_grad_by_freq,
+                            int64_t mode, tj_tensor *per_sample_weights, bool include_last_offset,
+                            int64_t padding_idx, tj_tensor **out, tj_tensor **offset2bag, tj_tensor **bag_size,
+                            tj_tensor **max_indices);
+/** F.embedding_bag (torch.nn.functional, 1.13): tj__embedding_bag's output.
+ * input int64 [n] with offsets [B] (or [B + 1] with include_last_offset),
+ * or [B, L] with offsets NULL (bags of L positions; per_sample_weights then
+ * [B, L] too). mode 0 sum, 1 mean, 2 max. has_padding_idx false: no
+ * padding; else padding_idx in [-num, num), a negative one counting from
+ * the end. Returns a new [B, D] tensor owned by the caller, differentiable
+ * in weight and per_sample_weights. Errors (naming embedding_bag):
+ * TJ_ERR_INVALID_ARGUMENT for a NULL weight or input, a 2-D input with
+ * offsets or a 1-D one without; TJ_ERR_SHAPE for an input of another rank
+ * or a per_sample_weights of another shape than input; TJ_ERR_INDEX for a
+ * padding_idx out of range; then those of tj__embedding_bag. */
+tj_tensor *tj_embedding_bag(tj_tensor *weight, tj_tensor *input, tj_tensor *offsets, int64_t mode,
+                            tj_tensor *per_sample_weights, bool include_last_offset, bool has_padding_idx,
+                            int64_t padding_idx);
+/** aten::_embedding_bag_dense_backward: the gradient of tj__embedding_bag
+ * with respect to weight, [num_weights, D] of grad's dtype (float32 /
+ * float64), grad [B, D] the output's gradient. Sum / mean: row k adds, for
+ * each position i with indices[i] = k (not padding_idx) and offset2bag[i]
+ * = o in [0, B), grad[o] * per_sample_weights[i] (NULL: 1) / divisor of k
+ * (scale_grad_by_freq: ATen 1.13's, the count of sorted(indices)[g] for the
+ * g-th distinct index k, which is k's count only while every smaller index
+ * occurs once) / bag_size[o] (mean, when nonzero); offset2bag must
+ * hold n entries (rebuild ATen's empty one first). Max: grad[o, j] goes to
+ * row maximum_indices[o, j] for bags with bag_size[o] > 0. New tensor owned
+ * by the caller. Errors (naming aten::_embedding_bag_dense_backward):
+ * TJ_ERR_DTYPE for a non-float grad or non-int64 indices, offset2bag,
+ * bag_size; TJ_ERR_SHAPE for a grad not 2-D, a bag_size (mean, max) not
+ * [B], a maximum_indices (max) not int64 [B, D], an offset2bag (sum, mean)
+ * not [n], a per_sample_weights not [n]; TJ_ERR_INVALID_ARGUMENT for a
+ * negative num_weights, another mode, per_sample_weights with mode != 0;
+ * TJ_ERR_INDEX for a padding_idx, an index or a maximum index outside
+ * [0, num_weights). */
+tj_tensor *tj__embedding_bag_dense_backward(tj_tensor *grad, tj_tensor *indices, tj_tensor *offset2bag,
+                                            tj_tensor *bag_size, tj_tensor *maximum_indices, int64_t num_weights,
+                                            bool scale_grad_by_freq, int64_t mode, tj_tensor *per_sample_weights,
+                                            int64_t padding_idx);
+/** aten::_embedding_bag_per_sample_weights_backward: the gradient of
+ * tj__embedding_bag (mode 0) with respect to per_sample_weights, [n] of
+ * grad's dtype: entry i is dot(grad[offset2bag[i]], weight[indices[i]]), 0
+ * at padding_idx and for positions in no bag. offset2bag [n], or [0] to
+ * rebuild it from offsets. New tensor owned by the caller. Errors (naming
+ * aten::_embedding_bag_per_sample_weights_backward): TJ_ERR_INVALID_ARGUMENT
+ * for mode != 0; TJ_ERR_DTYPE / TJ_ERR_SHAPE for a non-float grad, a weight
+ * of another dtype or row length, non-int64 or non-1-D indices, offsets,
+ * offset2bag, an offset2bag neither [0] nor [n]; TJ_ERR_INDEX as
+ * tj__embedding_bag for the offsets, indices and padding_idx. */
+tj_tensor *tj__embedding_bag_per_sample_weights_backward(tj_tensor *grad, tj_tensor *weight, tj_tensor *indices,
+                                                         tj_tensor *offsets, tj_tensor *offset2bag, int64_t mode,
+                                                         int64_t padding_idx);
 /** aten::convolution_backward: the gradients of tj_convolution (same
  * input, weight, stride, padding, dilation, transposed, output_padding
  * (NULL: zeros) and groups, with the same checks and errors) with respect
