@@ -275,6 +275,49 @@ def check_transformer_encoder():
                            fused == 2 and close(got, want), "%d fused layers, max |diff| %.2g" % (fused, (got - want).abs().max().item()))
 
 
+def check_embedding_bag():
+    """nn.EmbeddingBag (1-D tokens with offsets, an empty bag; padding_idx 0
+    for mean and max, none for sum: float32 sum's empty offset2bag) + Linear
+    per mode: the forward through compile of frozen parameters (torch records
+    _embedding_bag_forward_only), plain and decomposed, and 4 SGD steps
+    through aot_module (_embedding_bag and _embedding_bag_dense_backward)."""
+    class BagHead(nn.Module):
+        def __init__(self, mode, padding_idx):
+            super().__init__()
+            self.bag, self.head = nn.EmbeddingBag(20, 8, mode=mode, padding_idx=padding_idx), nn.Linear(8, 3)
+
+        def forward(self, t, o):
+            return self.head(self.bag(t, o))
+
+    tokens = torch.tensor([3, 0, 7, 7, 12, 5, 0, 0, 9, 1, 2, 3])
+    offsets = torch.tensor([0, 4, 4, 6, 8])
+    for mode, padding_idx in (("sum", None), ("mean", 0), ("max", 0)):
+        torch.manual_seed(0)
+        model = BagHead(mode, padding_idx)
+        frozen = copy.deepcopy(model).requires_grad_(False)
+        for decompose in (False, True):
+            gm = make_fx(frozen)(tokens, offsets)
+            got = tjit_fx.compile(gm, tokens, offsets, decompose=decompose)(tokens, offsets)
+            report("EmbeddingBag %s + Linear forward%s" % (mode, " (decomposed)" if decompose else ""),
+                   "_embedding_bag_forward_only" in gm.code and close(got, frozen(tokens, offsets)))
+        models = [copy.deepcopy(model) for _ in range(2)]
+        runs = [models[0], tjit_fx.aot_module(models[1])]
+        losses = []
+        for m, run in zip(models, runs):
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            losses.append([])
+            for _ in range(4):
+                opt.zero_grad()
+                loss = run(tokens, offsets).pow(2).mean()
+                loss.backward()
+                opt.step()
+                losses[-1].append(loss.item())
+        eager, tj = dict(models[0].named_parameters()), dict(models[1].named_parameters())
+        report("EmbeddingBag %s + Linear training, 4 steps" % mode,
+               all(close(torch.tensor(a), torch.tensor(b)) for a, b in zip(*losses))
+               and all(close(tj[k], v) for k, v in eager.items()),
+               "last loss %.5f / %.5f" % (losses[0][-1], losses[1][-1]))
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -286,6 +329,7 @@ def main():
     check_plan_on_torch_tensors()
     check_exporter_edges()
     check_transformer_encoder()
+    check_embedding_bag()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
