@@ -135,6 +135,16 @@ static void bags_release(bag_operands *o)
     tj_contig_release(&o->offsets);
 }
 
+/* Every index within the weight's num rows. */
+static tj_status check_rows(const char *op, const tj_k_bags *b, int64_t num)
+{
+    int64_t bad = tj_k_embedding_find_invalid(b->idx, b->n, num, NULL);
+    if (bad >= 0)
+        return tj_error(TJ_ERR_INDEX, "%s: index %lld (at position %lld) is out of range for %lld rows", op,
+                        (long long)b->idx[bad], (long long)bad, (long long)num);
+    return TJ_OK;
+}
+
 /* ATen's checks of the offsets (the first is 0, the last at most the number
  * of indices; tjit also refuses decreasing ones, which ATen reads past) and
  * of the indices (within the weight's rows). */
@@ -151,11 +161,7 @@ static tj_status bags_validate(const char *op, const tj_k_bags *b, int64_t num)
     if (b->noffsets > 0 && off[b->noffsets - 1] > b->n)
         return tj_error(TJ_ERR_INDEX, "%s: offsets[-1] is %lld, past the end of the %lld indices", op,
                         (long long)off[b->noffsets - 1], (long long)b->n);
-    int64_t bad = tj_k_embedding_find_invalid(b->idx, b->n, num, NULL);
-    if (bad >= 0)
-        return tj_error(TJ_ERR_INDEX, "%s: index %lld (at position %lld) is out of range for %lld rows", op,
-                        (long long)b->idx[bad], (long long)bad, (long long)num);
-    return TJ_OK;
+    return check_rows(op, b, num);
 }
 
 static int64_t *data_i64(const tj_tensor *t) { return (int64_t *)(void *)tj_tensor_ptr(t); }
@@ -277,24 +283,23 @@ tj_status tj_kernel__embedding_bag_dense_backward(const tj_value *args, tj_tenso
     int64_t num = args[5].u.i, mode = args[7].u.i, pad = args[9].u.i, dim = g->shape[1];
     bool scale = args[6].u.b;
     if (mode == TJ_EMBEDDING_BAG_MAX) return max_backward(op, args, outs[0]);
-    /* offset2bag stands in for the offsets: it names each position's bag */
+    /* indices and offset2bag made contiguous as a layout's indices and
+     * offsets: this backward reads each position's bag, no offsets */
     bag_operands o;
     tj_contig cg = {0}, cb = {0}, cp = {0};
     size_t want = sizeof(int64_t) * (size_t)(num > 0 ? 2 * num : 1), count_bytes = 0;
     int64_t *counts = NULL;
     tj_status st = bags_get(&o, args[1].u.t, args[2].u.t, g->shape[0], pad);
-    if (st == TJ_OK) {
-        int64_t bad = tj_k_embedding_find_invalid(o.bags.idx, o.bags.n, num, NULL);
-        if (bad >= 0)
-            st = tj_error(TJ_ERR_INDEX, "%s: index %lld (at position %lld) is out of range for %lld rows", op,
-                          (long long)o.bags.idx[bad], (long long)bad, (long long)num);
-    }
+    const int64_t *offset2bag = o.bags.offsets;
+    o.bags.offsets = NULL;
+    o.bags.noffsets = 0;
+    if (st == TJ_OK) st = check_rows(op, &o.bags, num);
     if (st == TJ_OK) st = tj_contig_get(&cg, g);
     if (st == TJ_OK) st = tj_contig_get(&cb, args[3].u.t);
     if (st == TJ_OK && psw) st = tj_contig_get(&cp, psw);
     if (st == TJ_OK && scale && !(counts = tj_alloc_storage_bytes(want, &count_bytes))) st = tj_oom(op, want);
     if (st == TJ_OK)
-        tj_k_embedding_bag_backward_sum_mean(g->dtype, &o.bags, o.bags.offsets, (int)mode,
+        tj_k_embedding_bag_backward_sum_mean(g->dtype, &o.bags, offset2bag, (int)mode,
                                              (const int64_t *)(const void *)cb.data, psw ? cp.data : NULL, scale,
                                              counts, cg.data, dim, num, tj_tensor_ptr(outs[0]), tj_get_num_threads());
     tj_free_storage_bytes(counts, count_bytes);
@@ -339,8 +344,8 @@ tj_status tj_kernel__embedding_bag_per_sample_weights_backward(const tj_value *a
     const tj_tensor *g = args[0].u.t, *w = args[1].u.t, *o2b = args[4].u.t;
     bag_operands o;
     tj_contig cg = {0}, co = {0};
-    size_t want = sizeof(int64_t) * (size_t)(o2b->numel ? 1 : (args[2].u.t->numel > 0 ? args[2].u.t->numel : 1)),
-           got = 0;
+    int64_t n = args[2].u.t->numel;
+    size_t want = sizeof(int64_t) * (size_t)(n > 0 ? n : 1), got = 0;
     int64_t *rebuilt = NULL;
     tj_status st = bags_get(&o, args[2].u.t, args[3].u.t, g->shape[0], args[6].u.i);
     if (st == TJ_OK) st = bags_validate(op, &o.bags, w->shape[0]);
