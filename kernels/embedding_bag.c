@@ -33,13 +33,24 @@ typedef struct bag_args {
     int64_t *bag_size_out, *max_indices;
 } bag_args;
 
+/* Rows are gathered at random from a weight usually far larger than the
+ * caches: the row PREFETCH_AHEAD positions on (in the same bag) is requested
+ * while this one is added (a sum of 2048 bags of 32 rows of a 100000 x 64
+ * float32 weight, one thread: 1.75 -> 1.14 ms). */
+enum { PREFETCH_AHEAD = 8 };
+
+static inline void prefetch_row(const void *row, int64_t bytes)
+{
+    for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)row + o);
+}
+
 /* Bags [lo, hi) of the forward. */
 #define DEFINE_FORWARD(T, SUF)                                                                              \
     static void forward_##SUF(const bag_args *a, int64_t lo, int64_t hi)                                    \
     {                                                                                                       \
         const tj_k_bags *b = a->b;                                                                          \
         const T *w = a->w, *psw = a->psw;                                                                   \
-        int64_t dim = a->dim;                                                                               \
+        int64_t dim = a->dim, row_bytes = a->wcs == 1 ? dim * (int64_t)sizeof(T) : 0;                       \
         for (int64_t bag = lo; bag < hi; bag++) {                                                           \
             T *dst = (T *)a->out + bag * dim;                                                               \
             int64_t *mi = a->max_indices ? a->max_indices + bag * dim : NULL, count = 0;                    \
@@ -47,6 +58,7 @@ typedef struct bag_args {
             for (int64_t j = 0; mi && j < dim; j++) mi[j] = 0;                                              \
             for (int64_t i = b->offsets[bag], end = bag_end(b, bag); i < end; i++) {                        \
                 int64_t k = b->idx[i];                                                                      \
+                if (i + PREFETCH_AHEAD < end) prefetch_row(w + b->idx[i + PREFETCH_AHEAD] * a->wrs, row_bytes);  \
                 if (k == b->padding_idx) continue;                                                          \
                 const T *src = w + k * a->wrs;                                                              \
                 if (mi) {                                                                                   \
