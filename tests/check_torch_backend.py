@@ -318,6 +318,7 @@ def check_embedding_bag():
                and all(close(tj[k], v) for k, v in eager.items()),
                "last loss %.5f / %.5f" % (losses[0][-1], losses[1][-1]))
 
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
