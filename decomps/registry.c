@@ -34,6 +34,7 @@ void tj_register_masked_decompositions(void);
 void tj_register_repeat_interleave_decompositions(void);
 void tj_register_cdist_decompositions(void);
 void tj_register_transformer_decompositions(void);
+void tj_register_lapack_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -68,4 +69,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_repeat_interleave_decompositions();
     tj_register_cdist_decompositions();
     tj_register_transformer_decompositions();
+    tj_register_lapack_decompositions();
 }

@@ -12,6 +12,7 @@
 
 #include "autograd_internal.h"
 #include "op_inplace.h"
+#include "op_lapack.h"
 #include "op_reduction.h"
 
 #define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
@@ -2981,6 +2982,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 57 (embbag): offset2bag, bag_size, max_indices have no gradient */
     D_OUTS(_embedding_bag, d_embedding_bag, 0xeu),
     NONDIFF(repeat_interleave_Tensor),
+    /* LAPACK operators (autograd_lapack.c); linalg_lu_solve has none (PyTorch's is not written here) */
+    D(linalg_solve_triangular, tj_grad_linalg_solve_triangular), D_OUTS(_linalg_solve_ex, tj_grad__linalg_solve_ex, 0xeu),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

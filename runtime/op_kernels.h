@@ -19,5 +19,6 @@
 #include "op_diag.h"
 #include "op_masked.h"
 #include "op_transformer.h"
+#include "op_lapack.h"
 
 #endif

@@ -319,6 +319,24 @@ def check_embedding_bag():
                "last loss %.5f / %.5f" % (losses[0][-1], losses[1][-1]))
 
 
+def check_linalg_solve():
+    """torch.linalg.solve and its gradient through tjit_fx.aot_function
+    (tjit's _linalg_solve_ex forward, linalg_lu_solve in the backward), a
+    batch and a broadcast right-hand side, float64 and float32."""
+    torch.manual_seed(0)
+    for dtype in (torch.float64, torch.float32):
+        a = (torch.randn(2, 4, 4, dtype=dtype) + 4 * torch.eye(4, dtype=dtype)).requires_grad_()
+        b = torch.randn(3, 1, 4, 2, dtype=dtype).requires_grad_()
+        def f(a, b):
+            return torch.linalg.solve(a, b).square().sum()
+        want = f(a, b)
+        gw = torch.autograd.grad(want, (a, b))
+        got = tjit_fx.aot_function(f)(a, b)
+        gg = torch.autograd.grad(got, (a, b))
+        report("linalg.solve and its gradient (%s)" % str(dtype)[6:], close(got, want)
+               and all(close(x, y) for x, y in zip(gg, gw)), "loss %.5f / %.5f" % (got.item(), want.item()))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -331,6 +349,7 @@ def main():
     check_exporter_edges()
     check_transformer_encoder()
     check_embedding_bag()
+    check_linalg_solve()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 

@@ -1205,6 +1205,53 @@ tj_tensor *tj_matmul(tj_tensor *self, tj_tensor *other);
  * TJ_ERR_DTYPE for a contraction of mixed dtypes or bool. */
 tj_tensor *tj_einsum(const char *equation, tj_tensor *const *tensors, int n, const int64_t *path, int npath);
 
+/* ---- Dense linear algebra on LAPACK (OpenBLAS). Matrices are the last two
+ * dims, the dims before them a batch; float32 or float64 (one dtype for all
+ * operands), computed in that dtype. pivots and info are int64 tensors
+ * (PyTorch 1.13 returns int32 there; the values are the same): pivots as
+ * LAPACK's getrf writes them (1-based row swaps), info LAPACK's per matrix
+ * (0: success; k > 0: the factorization broke down at step k). Errors common
+ * to all: TJ_ERR_DTYPE for another dtype or mixed dtypes, TJ_ERR_SHAPE for
+ * an operand of fewer than 2 dims, a matrix that must be square and is not,
+ * shapes that do not fit the equation or batch dims that do not broadcast
+ * (messages name the operator and the shapes), TJ_ERR_UNSUPPORTED for a
+ * matrix dim beyond LAPACK's int. ---- */
+
+/** aten::linalg_solve_triangular: X with A X = B (left) or X A = B
+ * (!left), A [*, n, n] triangular (only its `upper` or lower triangle is
+ * read; with `unitriangular` its diagonal is taken as ones), B [*, n, k]
+ * (left) or [*, k, n]; batch dims broadcast. Returns X of the broadcast
+ * batch and B's matrix shape. A zero on the diagonal gives inf / nan, as
+ * PyTorch (no error). Differentiable in A and B (derivatives.yaml). */
+tj_tensor *tj_linalg_solve_triangular(tj_tensor *A, tj_tensor *B, bool upper, bool left, bool unitriangular);
+/** aten::linalg_lu_solve: X with op(A) X = B (left) or X op(A) = B, A
+ * given by its LU factors (LU [*, n, n], pivots int64 [*, n], as
+ * tj__linalg_solve_ex returns them), op(A) = A^T with `adjoint`. B [*, n,
+ * k] (left) or [*, k, n]; batch dims broadcast. Not differentiable in
+ * tjit (PyTorch's formula is not implemented): a backward pass that
+ * reaches it fails with TJ_ERR_UNSUPPORTED. Errors also:
+ * TJ_ERR_DTYPE for pivots that are not int64, TJ_ERR_SHAPE for pivots not
+ * of LU's shape without its last dim, TJ_ERR_INVALID_ARGUMENT (when run)
+ * for a pivot outside [1, n]. */
+tj_tensor *tj_linalg_lu_solve(tj_tensor *LU, tj_tensor *pivots, tj_tensor *B, bool left, bool adjoint);
+/** aten::_linalg_solve_ex: X with A X = B (left) or X A = B, by LU with
+ * partial pivoting (getrf, getrs). A [*, n, n]; B [*, n, k] (left) or
+ * [*, k, n], or a vector B ([n], or A's shape without its last dim: then X
+ * is B's shape); batch dims broadcast. Writes the new tensors X (*result),
+ * the LU factors (*LU, A's shape), pivots (int64, A's shape without the last
+ * dim) and info (int64, A's batch shape); any pointer may be NULL. As
+ * PyTorch 1.13, a contiguous A is factored as its transpose (LU and pivots
+ * are A^T's then; det and solves are unchanged). A singular A gives info >
+ * 0 and inf / nan in X, or with `check_errors` TJ_ERR_INVALID_ARGUMENT naming
+ * the operator, the first singular batch element and LAPACK's info.
+ * Differentiable in A and B through result. */
+tj_status tj__linalg_solve_ex(tj_tensor *A, tj_tensor *B, bool left, bool check_errors, tj_tensor **result,
+                              tj_tensor **LU, tj_tensor **pivots, tj_tensor **info);
+/** aten::linalg_solve: tj__linalg_solve_ex's result with check_errors
+ * (implicit: PyTorch 1.13 records _linalg_solve_ex and a separate
+ * _linalg_check_errors; tjit's error is the _ex operator's). */
+tj_tensor *tj_linalg_solve(tj_tensor *A, tj_tensor *B, bool left);
+
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */
 tj_tensor *tj__log_softmax(tj_tensor *self, int64_t dim, bool half_to_float); /**< aten::_log_softmax */

@@ -1,0 +1,51 @@
+/* The typed API of the LAPACK operators (op_lapack.def): each function
+ * boxes its arguments in schema order and dispatches. */
+#include "internal.h"
+
+/* Dispatches and hands results to the non-NULL entries of dst (one per
+ * return); results the caller did not ask for are released. */
+static tj_status dispatch_to(const tj_op *op, const tj_value *args, tj_tensor **const *dst)
+{
+    for (int i = 0; i < op->nreturns; i++)
+        if (dst[i]) *dst[i] = NULL;
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = tj_dispatch(op, args, op->nargs, outs);
+    if (st != TJ_OK) return st;
+    for (int i = 0; i < op->nreturns; i++) {
+        if (dst[i]) *dst[i] = outs[i].u.t;
+        else if (outs[i].kind == TJ_V_TENSOR) tj_scope_drop(outs[i].u.t);
+    }
+    return TJ_OK;
+}
+
+static tj_tensor *dispatch1(const tj_op *op, const tj_value *args)
+{
+    tj_tensor *r = NULL;
+    return dispatch_to(op, args, (tj_tensor **const[]){&r}) == TJ_OK ? r : NULL;
+}
+
+tj_tensor *tj_linalg_solve_triangular(tj_tensor *A, tj_tensor *B, bool upper, bool left, bool unitriangular)
+{
+    return dispatch1(TJ_OPS(linalg_solve_triangular),
+                     (const tj_value[]){tj_v_tensor(A), tj_v_tensor(B), tj_v_bool(upper), tj_v_bool(left),
+                                        tj_v_bool(unitriangular)});
+}
+
+tj_tensor *tj_linalg_lu_solve(tj_tensor *LU, tj_tensor *pivots, tj_tensor *B, bool left, bool adjoint)
+{
+    return dispatch1(TJ_OPS(linalg_lu_solve), (const tj_value[]){tj_v_tensor(LU), tj_v_tensor(pivots), tj_v_tensor(B),
+                                                                 tj_v_bool(left), tj_v_bool(adjoint)});
+}
+
+tj_status tj__linalg_solve_ex(tj_tensor *A, tj_tensor *B, bool left, bool check_errors, tj_tensor **result,
+                              tj_tensor **LU, tj_tensor **pivots, tj_tensor **info)
+{
+    return dispatch_to(TJ_OPS(_linalg_solve_ex),
+                       (const tj_value[]){tj_v_tensor(A), tj_v_tensor(B), tj_v_bool(left), tj_v_bool(check_errors)},
+                       (tj_tensor **const[]){result, LU, pivots, info});
+}
+
+tj_tensor *tj_linalg_solve(tj_tensor *A, tj_tensor *B, bool left)
+{
+    return dispatch1(TJ_OPS(linalg_solve), (const tj_value[]){tj_v_tensor(A), tj_v_tensor(B), tj_v_bool(left)});
+}

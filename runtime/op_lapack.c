@@ -1,0 +1,413 @@
+/* Dense linear algebra on OpenBLAS's LAPACK and BLAS (trsm), as ATen 1.13
+ * (BatchLinearAlgebra.cpp, LinearAlgebraUtils.h): the shape checks and
+ * messages, broadcast batch dims, the outputs' shapes. Each batch item is
+ * copied into column-major scratch (LAPACK's layout), computed there in the
+ * input's dtype, and copied into the contiguous row-major result. */
+#include <cblas.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "lapack.h"
+#include "op_lapack.h"
+
+/* ---- matrices of a batch ---- */
+
+/* A tensor's elements as a batch of matrices: its shape and strides, with a
+ * vector B (linalg.solve's vector case) read as [.., n, 1]. */
+typedef struct mats {
+    char *p;
+    tj_dtype dtype;
+    int ndim;
+    int64_t shape[TJ_MAX_DIMS + 1], strides[TJ_MAX_DIMS + 1];
+} mats;
+
+static mats mats_of(const tj_tensor *t, bool as_column)
+{
+    mats m = {tj_tensor_ptr(t), t->dtype, t->ndim, {0}, {0}};
+    memcpy(m.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    memcpy(m.strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    if (as_column) m.shape[m.ndim] = 1, m.strides[m.ndim++] = 1;
+    return m;
+}
+
+static int64_t rows_of(const mats *m) { return m->shape[m->ndim - 2]; }
+static int64_t cols_of(const mats *m) { return m->shape[m->ndim - 1]; }
+
+/* The element offset of batch item b (row-major over `bshape`, nb dims) in
+ * m, whose `mdims` trailing dims are not batch dims and whose batch dims
+ * broadcast against bshape (right-aligned; size 1 repeats). */
+static int64_t item_offset(const mats *m, int mdims, int nb, const int64_t *bshape, int64_t b)
+{
+    int64_t off = 0;
+    int mb = m->ndim - mdims;
+    for (int d = nb - 1; d >= 0; d--) {
+        int64_t i = b % bshape[d];
+        b /= bshape[d];
+        int md = d - (nb - mb);
+        if (md >= 0 && m->shape[md] != 1) off += i * m->strides[md];
+    }
+    return off;
+}
+
+static int64_t count_of(int nb, const int64_t *bshape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nb; d++) n *= bshape[d];
+    return n;
+}
+
+/* The matrix at offset `off` of m (r x c), or its transpose, into dst
+ * column-major: dst[i + j * rows] = X[i][j], X the matrix copied. */
+static void load_colmajor(const mats *m, int64_t off, bool transpose, void *dst)
+{
+    int64_t r = rows_of(m), c = cols_of(m), rs = m->strides[m->ndim - 2], cs = m->strides[m->ndim - 1];
+    if (transpose) {
+        int64_t t = r;
+        r = c, c = t, t = rs, rs = cs, cs = t;
+    }
+    if (m->dtype == TJ_FLOAT64) {
+        const double *s = (const double *)(void *)m->p + off;
+        double *d = dst;
+        for (int64_t j = 0; j < c; j++)
+            for (int64_t i = 0; i < r; i++) d[i + j * r] = s[i * rs + j * cs];
+    } else {
+        const float *s = (const float *)(void *)m->p + off;
+        float *d = dst;
+        for (int64_t j = 0; j < c; j++)
+            for (int64_t i = 0; i < r; i++) d[i + j * r] = s[i * rs + j * cs];
+    }
+}
+
+/* The inverse of load_colmajor into item b of contiguous `out` (r x c
+ * matrices): out[i][j] = X[i][j] with X column-major in src (transpose:
+ * src holds X^T, c x r). */
+static void store_rowmajor(const void *src, bool transpose, tj_dtype dtype, int64_t r, int64_t c, void *out,
+                           int64_t b)
+{
+    int64_t si = transpose ? c : 1, sj = transpose ? 1 : r;
+    if (dtype == TJ_FLOAT64) {
+        const double *s = src;
+        double *d = (double *)out + b * r * c;
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < c; j++) d[i * c + j] = s[i * si + j * sj];
+    } else {
+        const float *s = src;
+        float *d = (float *)out + b * r * c;
+        for (int64_t i = 0; i < r; i++)
+            for (int64_t j = 0; j < c; j++) d[i * c + j] = s[i * si + j * sj];
+    }
+}
+
+/* Scratch for one batch item through the storage cache (a replayed plan
+ * allocates nothing new). */
+typedef struct scratch {
+    void *p;
+    size_t got;
+} scratch;
+
+static tj_status scratch_get(scratch *s, const char *op, size_t nbytes)
+{
+    s->p = tj_alloc_storage_bytes(nbytes ? nbytes : 1, &s->got);
+    return s->p ? TJ_OK : tj_oom(op, nbytes);
+}
+
+static void scratch_release(scratch *s) { tj_free_storage_bytes(s->p, s->got); }
+
+/* ---- LAPACK by dtype ---- */
+
+static int lapack_getrf(tj_dtype dt, int n, void *a, int *ipiv)
+{
+    int info = 0;
+    if (dt == TJ_FLOAT64) dgetrf_(&n, &n, a, &n, ipiv, &info);
+    else sgetrf_(&n, &n, a, &n, ipiv, &info);
+    return info;
+}
+
+static void lapack_getrs(tj_dtype dt, char trans, int n, int nrhs, const void *a, const int *ipiv, void *b)
+{
+    int info = 0, ldb = n > 1 ? n : 1, lda = ldb;
+    if (dt == TJ_FLOAT64) dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, &info, 1);
+    else sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, &info, 1);
+}
+
+/* ---- shape checks (ATen's LinearAlgebraUtils.h) ---- */
+
+static tj_status check_float(const char *op, const char *name, const tj_tensor *t)
+{
+    char s[96];
+    if (!tj_dtype_is_float(t->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: %s %s of dtype %s: expected float32 or float64", op, name,
+                        tj_shape_str(t->ndim, t->shape, s, sizeof s), tj_dtype_name(t->dtype));
+    return TJ_OK;
+}
+
+static tj_status check_same_dtype(const char *op, const char *na, const tj_tensor *a, const char *nb,
+                                  const tj_tensor *b)
+{
+    if (a->dtype != b->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected %s and %s to have the same dtype, but found %s of type %s and %s of type %s",
+                        op, na, nb, na, tj_dtype_name(a->dtype), nb, tj_dtype_name(b->dtype));
+    return TJ_OK;
+}
+
+/* ATen's checkIsMatrix; sizes must also fit LAPACK's int. */
+static tj_status check_matrix(const char *op, const char *name, const tj_tensor *t)
+{
+    char s[96];
+    if (t->ndim < 2)
+        return tj_error(TJ_ERR_SHAPE, "%s: the input tensor %s %s must have at least 2 dimensions", op, name,
+                        tj_shape_str(t->ndim, t->shape, s, sizeof s));
+    if (t->shape[t->ndim - 2] > INT_MAX / 2 || t->shape[t->ndim - 1] > INT_MAX / 2)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: %s %s: a matrix dimension exceeds LAPACK's int range", op, name,
+                        tj_shape_str(t->ndim, t->shape, s, sizeof s));
+    return TJ_OK;
+}
+
+/* ATen's squareCheckInputs: float, at least 2-D, square. */
+static tj_status check_square(const char *op, const char *name, const tj_tensor *t)
+{
+    char s[96];
+    tj_status st;
+    if ((st = check_float(op, name, t)) || (st = check_matrix(op, name, t))) return st;
+    if (t->shape[t->ndim - 1] != t->shape[t->ndim - 2])
+        return tj_error(TJ_ERR_SHAPE, "%s: %s must be batches of square matrices, but they are %" PRId64 " by %" PRId64
+                        " matrices (%s)", op, name, t->shape[t->ndim - 2], t->shape[t->ndim - 1],
+                        tj_shape_str(t->ndim, t->shape, s, sizeof s));
+    return TJ_OK;
+}
+
+/* ATen's checkInputsSolver for A (square, checked) and B (a matrix), then
+ * the result's shape: the broadcast batch dims and B's matrix dims. */
+static tj_status meta_solver(const char *op, const char *na, const tj_tensor *A, const mats *B, bool left,
+                             tj_meta *out)
+{
+    char sa[96], sb[96];
+    int64_t n = A->shape[A->ndim - 1], br = rows_of(B), bc = cols_of(B);
+    if (left ? n != br : n != bc)
+        return tj_error(TJ_ERR_SHAPE, "%s: incompatible shapes of %s %s and B %s for the equation %s (%" PRId64 "x%" PRId64
+                        " and %" PRId64 "x%" PRId64 ")", op, na, tj_shape_str(A->ndim, A->shape, sa, sizeof sa),
+                        tj_shape_str(B->ndim, B->shape, sb, sizeof sb), left ? "AX = B" : "XA = B", n, n, br, bc);
+    int nb;
+    tj_status st = tj_broadcast_shapes(op, A->ndim - 2, A->shape, B->ndim - 2, B->shape, &nb, out->shape);
+    if (st != TJ_OK) return st;
+    if (nb + 2 > TJ_MAX_DIMS)
+        return tj_error(TJ_ERR_SHAPE, "%s: the result of A %s and B %s would have more than %d dims", op,
+                        tj_shape_str(A->ndim, A->shape, sa, sizeof sa), tj_shape_str(B->ndim, B->shape, sb, sizeof sb),
+                        TJ_MAX_DIMS);
+    out->dtype = A->dtype;
+    out->ndim = nb + 2;
+    out->shape[nb] = br;
+    out->shape[nb + 1] = bc;
+    return TJ_OK;
+}
+
+/* ---- linalg_solve_triangular ---- */
+
+#define SOLVE_TRIANGULAR "aten::linalg_solve_triangular"
+
+tj_status tj_meta_linalg_solve_triangular(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t, *B = args[1].u.t;
+    tj_status st;
+    if ((st = check_square(SOLVE_TRIANGULAR, "A", A)) || (st = check_float(SOLVE_TRIANGULAR, "B", B)) ||
+        (st = check_same_dtype(SOLVE_TRIANGULAR, "A", A, "B", B)) || (st = check_matrix(SOLVE_TRIANGULAR, "B", B)))
+        return st;
+    mats mb = mats_of(B, false);
+    return meta_solver(SOLVE_TRIANGULAR, "A", A, &mb, args[3].u.b, &outs[0]);
+}
+
+/* Each item: B copied column-major, trsm in place with A's triangle. */
+tj_status tj_kernel_linalg_solve_triangular(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *X = outs[0];
+    if (X->numel == 0) return TJ_OK;
+    mats A = mats_of(args[0].u.t, false), B = mats_of(args[1].u.t, false);
+    bool upper = args[2].u.b, left = args[3].u.b, unit = args[4].u.b;
+    int n = (int)cols_of(&A), r = (int)rows_of(&B), c = (int)cols_of(&B), nb = X->ndim - 2;
+    size_t es = tj_dtype_size(X->dtype);
+    scratch s;
+    tj_status st = scratch_get(&s, SOLVE_TRIANGULAR, es * ((size_t)n * (size_t)n + (size_t)r * (size_t)c));
+    if (st != TJ_OK) return st;
+    char *a = s.p, *b = a + es * (size_t)n * (size_t)n;
+    enum CBLAS_SIDE side = left ? CblasLeft : CblasRight;
+    enum CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
+    enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+    int ldb = r > 1 ? r : 1;
+    for (int64_t i = 0, items = count_of(nb, X->shape); i < items; i++) {
+        load_colmajor(&A, item_offset(&A, 2, nb, X->shape, i), false, a);
+        load_colmajor(&B, item_offset(&B, 2, nb, X->shape, i), false, b);
+        if (X->dtype == TJ_FLOAT64)
+            cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0, (double *)(void *)a, n,
+                        (double *)(void *)b, ldb);
+        else
+            cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, r, c, 1.0f, (float *)(void *)a, n,
+                        (float *)(void *)b, ldb);
+        store_rowmajor(b, false, X->dtype, r, c, tj_tensor_ptr(X), i);
+    }
+    scratch_release(&s);
+    return TJ_OK;
+}
+
+/* ---- LU factorization and solve ---- */
+
+/* getrf of each item of A (or of its transpose) into LU (A's shape,
+ * contiguous), pivots (int64, 1-based, A's shape without the last dim) and
+ * info (int64, A's batch shape). */
+static tj_status lu_factor(const char *op, const mats *A, bool transpose, tj_tensor *LU, tj_tensor *pivots,
+                           tj_tensor *info)
+{
+    int n = (int)cols_of(A), nb = A->ndim - 2;
+    int64_t items = count_of(nb, A->shape);
+    size_t es = tj_dtype_size(A->dtype);
+    scratch s;
+    tj_status st = scratch_get(&s, op, es * (size_t)n * (size_t)n + sizeof(int) * (size_t)n);
+    if (st != TJ_OK) return st;
+    int *ipiv = (int *)(void *)((char *)s.p + es * (size_t)n * (size_t)n);
+    int64_t *piv_out = (int64_t *)(void *)tj_tensor_ptr(pivots), *info_out = (int64_t *)(void *)tj_tensor_ptr(info);
+    for (int64_t i = 0; i < items; i++) {
+        load_colmajor(A, item_offset(A, 2, nb, A->shape, i), transpose, s.p);
+        info_out[i] = n ? lapack_getrf(A->dtype, n, s.p, ipiv) : 0;
+        store_rowmajor(s.p, false, A->dtype, n, n, tj_tensor_ptr(LU), i);
+        for (int k = 0; k < n; k++) piv_out[i * n + k] = ipiv[k];
+    }
+    scratch_release(&s);
+    return TJ_OK;
+}
+
+/* X (contiguous, the broadcast batch) from getrf's factors LU and pivots
+ * (LAPACK's 1-based row swaps, each checked against n: getrs would read
+ * out of bounds) and B: op(A) X = B (left) or X op(A) = B, op the transpose
+ * with adjoint. */
+static tj_status lu_solve(const char *op, const mats *LU, const mats *piv, const mats *B, bool left, bool adjoint,
+                          const mats *X)
+{
+    int n = (int)cols_of(LU), r = (int)rows_of(B), c = (int)cols_of(B), nb = X->ndim - 2;
+    int64_t items = count_of(nb, X->shape);
+    if (items == 0 || r == 0 || c == 0) return TJ_OK;
+    size_t es = tj_dtype_size(LU->dtype);
+    scratch s;
+    tj_status st = scratch_get(&s, op, es * ((size_t)n * (size_t)n + (size_t)r * (size_t)c) + sizeof(int) * (size_t)n);
+    if (st != TJ_OK) return st;
+    char *a = s.p, *b = a + es * (size_t)n * (size_t)n;
+    int *ipiv = (int *)(void *)(b + es * (size_t)r * (size_t)c);
+    /* X A = B is A^T X^T = B^T: B's transpose as the right-hand side */
+    char trans = adjoint != !left ? 'T' : 'N';
+    for (int64_t i = 0; i < items && st == TJ_OK; i++) {
+        load_colmajor(LU, item_offset(LU, 2, nb, X->shape, i), false, a);
+        const int64_t *p = (const int64_t *)(void *)piv->p, off = item_offset(piv, 1, nb, X->shape, i);
+        for (int k = 0; k < n && st == TJ_OK; k++) {
+            int64_t v = p[off + k * piv->strides[piv->ndim - 1]];
+            if (v < 1 || v > n)
+                st = tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: batch element %" PRId64 ": pivot %d is %" PRId64
+                              ", outside [1, %d] (pivots must come from an LU factorization)", op, i, k, v, n);
+            ipiv[k] = (int)v;
+        }
+        if (st != TJ_OK) break;
+        load_colmajor(B, item_offset(B, 2, nb, X->shape, i), !left, b);
+        lapack_getrs(LU->dtype, trans, n, left ? c : r, a, ipiv, b);
+        store_rowmajor(b, !left, LU->dtype, r, c, X->p, i);
+    }
+    scratch_release(&s);
+    return st;
+}
+
+/* The error of the first item whose info is not 0, for the _ex operators
+ * with check_errors (ATen's _linalg_check_errors). */
+static tj_status check_info(const char *op, const char *api, const char *routine, const tj_tensor *A,
+                            const tj_tensor *info, const char *problem)
+{
+    const int64_t *v = (const int64_t *)(void *)tj_tensor_ptr(info);
+    char s[96];
+    for (int64_t i = 0; i < info->numel; i++)
+        if (v[i] != 0)
+            return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s (%s): batch element %" PRId64 " of A %s: %s (LAPACK %s info %"
+                            PRId64 ")", op, api, i, tj_shape_str(A->ndim, A->shape, s, sizeof s), problem, routine, v[i]);
+    return TJ_OK;
+}
+
+#define LU_SOLVE "aten::linalg_lu_solve"
+
+tj_status tj_meta_linalg_lu_solve(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *LU = args[0].u.t, *piv = args[1].u.t, *B = args[2].u.t;
+    char sl[96], sp[96];
+    tj_status st;
+    if ((st = check_square(LU_SOLVE, "LU", LU)) || (st = check_float(LU_SOLVE, "B", B)) ||
+        (st = check_same_dtype(LU_SOLVE, "LU", LU, "B", B)) || (st = check_matrix(LU_SOLVE, "B", B)))
+        return st;
+    if (piv->dtype != TJ_INT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: pivots should be a tensor of dtype int64 (torch's int32), got %s", LU_SOLVE,
+                        tj_dtype_name(piv->dtype));
+    if (piv->ndim != LU->ndim - 1 || memcmp(piv->shape, LU->shape, sizeof(int64_t) * (size_t)piv->ndim))
+        return tj_error(TJ_ERR_SHAPE, "%s: expected LU.shape[:-1] and pivots.shape to be the same, but got LU %s and pivots %s",
+                        LU_SOLVE, tj_shape_str(LU->ndim, LU->shape, sl, sizeof sl),
+                        tj_shape_str(piv->ndim, piv->shape, sp, sizeof sp));
+    mats mb = mats_of(B, false);
+    return meta_solver(LU_SOLVE, "LU", LU, &mb, args[3].u.b, &outs[0]);
+}
+
+tj_status tj_kernel_linalg_lu_solve(const tj_value *args, tj_tensor *const *outs)
+{
+    mats LU = mats_of(args[0].u.t, false), piv = mats_of(args[1].u.t, false), B = mats_of(args[2].u.t, false);
+    mats X = mats_of(outs[0], false);
+    return lu_solve(LU_SOLVE, &LU, &piv, &B, args[3].u.b, args[4].u.b, &X);
+}
+
+/* ---- _linalg_solve_ex ---- */
+
+#define SOLVE_EX "aten::_linalg_solve_ex"
+
+/* ATen's linalg_solve_is_vector_rhs: B [n] or B of A's shape without its
+ * last dim, read as one column. */
+static bool is_vector_rhs(const tj_tensor *A, const tj_tensor *B)
+{
+    return B->ndim == 1 || (B->ndim == A->ndim - 1 && !memcmp(B->shape, A->shape, sizeof(int64_t) * (size_t)B->ndim));
+}
+
+tj_status tj_meta__linalg_solve_ex(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t, *B = args[1].u.t;
+    bool left = args[2].u.b;
+    char sa[96], sb[96];
+    tj_status st;
+    if ((st = check_square(SOLVE_EX, "A", A)) || (st = check_float(SOLVE_EX, "B", B)) ||
+        (st = check_same_dtype(SOLVE_EX, "A", A, "B", B)))
+        return st;
+    bool vector = is_vector_rhs(A, B);
+    if (!vector && (st = check_matrix(SOLVE_EX, "B", B))) return st;
+    if (vector && !left)
+        return tj_error(TJ_ERR_SHAPE, "%s: A %s, B %s: vector broadcasting of the left hand side is not supported for left=False "
+                        "(linalg.solve is then B / A.squeeze(-1))", SOLVE_EX, tj_shape_str(A->ndim, A->shape, sa, sizeof sa),
+                        tj_shape_str(B->ndim, B->shape, sb, sizeof sb));
+    mats mb = mats_of(B, vector);
+    if ((st = meta_solver(SOLVE_EX, "A", A, &mb, left, &outs[0]))) return st;
+    if (vector) outs[0].ndim--;
+    tj_meta_like(&outs[1], A);
+    tj_meta_like(&outs[2], A);
+    outs[2].ndim--;
+    outs[2].dtype = TJ_INT64;
+    tj_meta_like(&outs[3], A);
+    outs[3].ndim -= 2;
+    outs[3].dtype = TJ_INT64;
+    return TJ_OK;
+}
+
+/* As ATen 1.13: a contiguous A is factored as A^T (its memory read
+ * column-major, no copy there) and solved with the adjoint; LU and pivots
+ * are then A^T's, which the derivative (and torch's recorded backward
+ * graphs: linalg_lu_solve with adjoint=False) rely on. */
+tj_status tj_kernel__linalg_solve_ex(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *A = args[0].u.t, *B = args[1].u.t;
+    bool left = args[2].u.b, use_A_T = tj_tensor_is_contiguous(A);
+    mats ma = mats_of(A, false);
+    tj_status st = lu_factor(SOLVE_EX, &ma, use_A_T, outs[1], outs[2], outs[3]);
+    if (st == TJ_OK && args[3].u.b)
+        st = check_info(SOLVE_EX, "torch.linalg.solve", "getrf", A, outs[3], "the solver failed because the input matrix is singular");
+    if (st != TJ_OK) return st;
+    bool vector = is_vector_rhs(A, B);
+    mats LU = mats_of(outs[1], false), piv = mats_of(outs[2], false), mb = mats_of(B, vector);
+    mats X = mats_of(outs[0], vector);
+    return lu_solve(SOLVE_EX, &LU, &piv, &mb, left, use_A_T, &X);
+}

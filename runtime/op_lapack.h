@@ -1,0 +1,16 @@
+/* Dense linear algebra on LAPACK: shape functions and kernels bound in
+ * op_lapack.def (op_lapack.c), derivative formulas (autograd_lapack.c). */
+#ifndef TJIT_RUNTIME_OP_LAPACK_H
+#define TJIT_RUNTIME_OP_LAPACK_H
+
+#include "autograd_internal.h"
+
+TJ_OP_DECLARE(linalg_solve_triangular)
+TJ_OP_DECLARE(linalg_lu_solve)
+TJ_OP_DECLARE(_linalg_solve_ex)
+
+/* derivatives.yaml's formulas (FunctionsManual.cpp, PyTorch 1.13) */
+tj_status tj_grad_linalg_solve_triangular(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
+tj_status tj_grad__linalg_solve_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
+
+#endif

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Writes the conformance cases of the LAPACK operators
+(linalg_solve_triangular, _linalg_solve_ex and linalg_lu_solve, the
+operator of _linalg_solve_ex's gradient in torch's recorded backward
+graphs) into OUTDIR (tests/conformance/cases), with PyTorch 1.13:
+
+    /usr/bin/python3 tests/conformance/make_cases_lapack.py tests/conformance/cases
+
+Every argument is written positionally, keyword-only ones included. Inputs
+are well-conditioned seed-0 matrices (A = Q diag(d) Q^T + n I plus noise, a
+row rotation so that LU pivots) and seed-0 right-hand sides; expected float
+outputs are computed in float64 from the same inputs and rounded to the
+output dtype. pivots and info are torch's int32 values written as int64,
+tjit's dtype for them. Each operator's gradient is a case of the operators
+its formula calls: linalg_solve_triangular's of linalg_solve_triangular
+(A^T, the other triangle), _linalg_solve_ex's of linalg_lu_solve with the
+forward's LU and pivots (adjoint False: a contiguous A is factored as A^T).
+The format's inputs are contiguous, so there is no case of a strided A (whose
+LU torch computes of A itself): tests/test_linalg_lapack.c has those."""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import call, json_arg  # noqa: E402
+
+OUT = sys.argv[1]
+A_ = torch.ops.aten
+f32, f64 = torch.float32, torch.float64
+torch.manual_seed(0)
+
+
+def case(name, op, args, note):
+    """The case of op (every schema argument in args) with one output file
+    per return: floats computed in float64 and rounded to the dtype of op
+    on args themselves, int32 returns (pivots, info) as int64."""
+    native = call(op, args)
+    wide = call(op, [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args])
+    native = native if isinstance(native, tuple) else (native,)
+    wide = wide if isinstance(wide, tuple) else (wide,)
+    base = str(op).replace("aten.", "").replace(".default", "")
+    d = os.path.join(OUT, f"{base}__{name}")
+    os.makedirs(d, exist_ok=False)
+    jargs, n = [], 0
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            fn = f"in{n}.npy"; n += 1
+            np.save(os.path.join(d, fn), (a.long() if a.dtype == torch.int32 else a).contiguous().numpy())
+            jargs.append({"tensor": fn})
+        else:
+            jargs.append(json_arg(a))
+    outs = []
+    for k, (nat, w) in enumerate(zip(native, wide)):
+        e = w.to(nat.dtype) if nat.is_floating_point() else nat.long()
+        np.save(os.path.join(d, f"out{k}.npy"), e.contiguous().numpy())
+        outs.append(f"out{k}.npy")
+    rtol, atol = (1e-5, 1e-6) if native[0].dtype == f32 else (1e-10, 1e-12)
+    j = {"op": "aten::" + base, "args": jargs, "outputs": outs, "rtol": rtol, "atol": atol, "note": note}
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(j, f, indent=0)
+
+
+def well_conditioned(batch, n, noise=0.5):
+    q, _ = torch.linalg.qr(torch.randn(*batch, n, n, dtype=f64))
+    d = 0.5 + torch.rand(*batch, n, dtype=f64)
+    a = q @ torch.diag_embed(d) @ q.mT + n * torch.eye(n, dtype=f64) + noise * torch.randn(*batch, n, n, dtype=f64)
+    return a.roll(1, -2)
+
+
+A = well_conditioned([2], 4)
+B = torch.randn(2, 4, 3, dtype=f64)
+T = torch.randn(2, 4, 4, dtype=f64)
+T.diagonal(dim1=-2, dim2=-1).add_(4)
+
+# ---- linalg_solve_triangular: (self, B, upper, left, unitriangular)
+st = A_.linalg_solve_triangular.default
+case("upper_left_f64", st, [T, B, True, True, False], "batch 2, A X = B with A's upper triangle")
+case("lower_left_f32", st, [T.to(f32), B.to(f32), False, True, False], "float32, lower triangle")
+case("upper_right_unit_f64", st, [T, B.mT.contiguous(), True, False, True], "X A = B, unit diagonal (A's is ignored)")
+case("bcast_f64", st, [T[0], torch.randn(3, 1, 4, 2, dtype=f64), False, True, False], "A [4, 4] against B [3, 1, 4, 2]")
+case("grad_of_upper_f64", st, [T.mT, B, False, True, False], "the gradient's solve: A^T, the lower triangle")
+case("empty_rhs_f64", st, [T, torch.zeros(2, 4, 0, dtype=f64), True, True, False], "k = 0 columns")
+
+# ---- _linalg_solve_ex: (A, B, left, check_errors) -> (result, LU, pivots, info)
+sx = A_._linalg_solve_ex.default
+case("matrix_f64", sx, [A, B, True, False], "batch 2, pivoting; LU of A^T (A contiguous)")
+case("matrix_f32", sx, [A.to(f32), B.to(f32), True, True], "float32, check_errors on a regular A")
+case("right_f64", sx, [A, B.mT.contiguous(), False, False], "X A = B")
+case("vector_f64", sx, [A, torch.randn(2, 4, dtype=f64), True, False], "B of A's shape without its last dim: vectors")
+case("vector_1d_f64", sx, [A[1], torch.randn(4, dtype=f64), True, False], "B [4]")
+case("bcast_f64", sx, [A[0], torch.randn(3, 4, 2, dtype=f64), True, False], "A [4, 4] against B [3, 4, 2]")
+sing = torch.tensor([[[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]], dtype=f64)
+case("singular_f64", sx, [sing, torch.ones(1, 3, 1, dtype=f64), True, False],
+     "rank 2: info 2 (getrf of A^T meets a zero pivot), inf / nan in result")
+
+# ---- linalg_lu_solve: (LU, pivots, B, left, adjoint)
+_, lu, piv, _ = torch.ops.aten._linalg_solve_ex(A, B)
+ls = A_.linalg_lu_solve.default
+case("grad_route_f64", ls, [lu, piv, B, True, False], "_linalg_solve_ex's LU and pivots (of A^T): solves A^T X = B")
+case("adjoint_f64", ls, [lu, piv, B, True, True], "adjoint: solves A X = B")
+case("right_f64", ls, [lu, piv, B.mT.contiguous(), False, False], "X A^T = B")
+case("right_adjoint_f32", ls, [lu.to(f32), piv, B.mT.contiguous().to(f32), False, True], "float32, X A = B")
