@@ -49,3 +49,29 @@ tj_tensor *tj_linalg_solve(tj_tensor *A, tj_tensor *B, bool left)
 {
     return dispatch1(TJ_OPS(linalg_solve), (const tj_value[]){tj_v_tensor(A), tj_v_tensor(B), tj_v_bool(left)});
 }
+
+tj_status tj_linalg_inv_ex(tj_tensor *A, bool check_errors, tj_tensor **inverse, tj_tensor **info)
+{
+    return dispatch_to(TJ_OPS(linalg_inv_ex), (const tj_value[]){tj_v_tensor(A), tj_v_bool(check_errors)},
+                       (tj_tensor **const[]){inverse, info});
+}
+
+tj_tensor *tj_linalg_inv(tj_tensor *A) { return dispatch1(TJ_OPS(linalg_inv), (const tj_value[]){tj_v_tensor(A)}); }
+
+tj_status tj__linalg_det(tj_tensor *A, tj_tensor **result, tj_tensor **LU, tj_tensor **pivots)
+{
+    return dispatch_to(TJ_OPS(_linalg_det), (const tj_value[]){tj_v_tensor(A)}, (tj_tensor **const[]){result, LU, pivots});
+}
+
+tj_tensor *tj_linalg_det(tj_tensor *A) { return dispatch1(TJ_OPS(linalg_det), (const tj_value[]){tj_v_tensor(A)}); }
+
+tj_status tj__linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsdet, tj_tensor **LU, tj_tensor **pivots)
+{
+    return dispatch_to(TJ_OPS(_linalg_slogdet), (const tj_value[]){tj_v_tensor(A)},
+                       (tj_tensor **const[]){sign, logabsdet, LU, pivots});
+}
+
+tj_status tj_linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsdet)
+{
+    return dispatch_to(TJ_OPS(linalg_slogdet), (const tj_value[]){tj_v_tensor(A)}, (tj_tensor **const[]){sign, logabsdet});
+}

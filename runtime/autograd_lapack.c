@@ -53,3 +53,57 @@ tj_status tj_grad__linalg_solve_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj
     if (NEED(1)) gi[1] = vector ? tj_squeeze_dim(gB, -1) : gB;
     return gB ? TJ_OK : tj_last_status();
 }
+
+/* linalg_inv_ex: -inverse^H (grad inverse^H) */
+tj_status tj_grad_linalg_inv_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0]) return TJ_OK;
+    tj_tensor *inv = OUT(0);
+    gi[0] = tj_neg(tj_matmul(mT(inv), tj_matmul(g[0], mT(inv))));
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+/* diag_embed(v.unsqueeze(-1).expand_as(pivots)).mH(): v on the diagonal,
+ * transposed as lu_solve expects it */
+static tj_tensor *diagonal_of(tj_tensor *v, const tj_tensor *pivots)
+{
+    tj_tensor *d = tj_expand(tj_unsqueeze(v, -1), tj_tensor_shape(pivots), tj_tensor_ndim(pivots));
+    return mT(tj_diag_embed(d, 0, -2, -1));
+}
+
+/* The gradient A^{-H} d from the forward's LU and pivots, adjoint unless
+ * the forward factored A^T (a contiguous A), or with grad mode on from a
+ * new solve of A^H (differentiable again). */
+static tj_tensor *solve_transposed(const tj_grad_ctx *c, tj_tensor *LU, tj_tensor *d, int pivots_out)
+{
+    if (tj_grad_enabled()) return tj_linalg_solve(mT(ARG(0)), d, true);
+    return tj_linalg_lu_solve(LU, OUT(pivots_out), d, true, !tj_tensor_is_contiguous(META(0)));
+}
+
+/* linalg_det_backward: A^{-H} (grad det) on the diagonal; without grad
+ * mode from the LU factors with eps added where U's diagonal is 0 (a
+ * singular A), as PyTorch 1.13 */
+tj_status tj_grad__linalg_det(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0]) return TJ_OK;
+    tj_tensor *d = diagonal_of(tj_mul(g[0], OUT(0)), c->results[2]), *LU = NULL;
+    if (!tj_grad_enabled()) {
+        tj_tensor *lu = OUT(1);
+        double eps = tj_tensor_dtype(lu) == TJ_FLOAT64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+        tj_tensor *zero_pivot = tj_eq_scalar(tj_diagonal(lu, 0, -2, -1), tj_v_float(0));
+        tj_tensor *bump = tj_where(zero_pivot, tj_scalar_tensor(tj_v_float(eps), TJ_FLOAT32),
+                                   tj_scalar_tensor(tj_v_float(0), TJ_FLOAT32));
+        LU = tj_add(lu, tj_diag_embed(bump, 0, -2, -1));
+    }
+    gi[0] = solve_transposed(c, LU, d, 2);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+/* slogdet_backward: the real sign has no gradient; logabsdet's is A^{-H}
+ * grad on the diagonal */
+tj_status tj_grad__linalg_slogdet(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[1]) return TJ_OK;
+    gi[0] = solve_transposed(c, tj_grad_enabled() ? NULL : OUT(2), diagonal_of(g[1], c->results[3]), 3);
+    return gi[0] ? TJ_OK : tj_last_status();
+}

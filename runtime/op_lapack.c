@@ -6,6 +6,7 @@
 #include <cblas.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "lapack.h"
@@ -253,9 +254,9 @@ tj_status tj_kernel_linalg_solve_triangular(const tj_value *args, tj_tensor *con
 
 /* getrf of each item of A (or of its transpose) into LU (A's shape,
  * contiguous), pivots (int64, 1-based, A's shape without the last dim) and
- * info (int64, A's batch shape). */
+ * info (one per item). */
 static tj_status lu_factor(const char *op, const mats *A, bool transpose, tj_tensor *LU, tj_tensor *pivots,
-                           tj_tensor *info)
+                           int64_t *info)
 {
     int n = (int)cols_of(A), nb = A->ndim - 2;
     int64_t items = count_of(nb, A->shape);
@@ -264,10 +265,10 @@ static tj_status lu_factor(const char *op, const mats *A, bool transpose, tj_ten
     tj_status st = scratch_get(&s, op, es * (size_t)n * (size_t)n + sizeof(int) * (size_t)n);
     if (st != TJ_OK) return st;
     int *ipiv = (int *)(void *)((char *)s.p + es * (size_t)n * (size_t)n);
-    int64_t *piv_out = (int64_t *)(void *)tj_tensor_ptr(pivots), *info_out = (int64_t *)(void *)tj_tensor_ptr(info);
+    int64_t *piv_out = (int64_t *)(void *)tj_tensor_ptr(pivots);
     for (int64_t i = 0; i < items; i++) {
         load_colmajor(A, item_offset(A, 2, nb, A->shape, i), transpose, s.p);
-        info_out[i] = n ? lapack_getrf(A->dtype, n, s.p, ipiv) : 0;
+        info[i] = n ? lapack_getrf(A->dtype, n, s.p, ipiv) : 0;
         store_rowmajor(s.p, false, A->dtype, n, n, tj_tensor_ptr(LU), i);
         for (int k = 0; k < n; k++) piv_out[i * n + k] = ipiv[k];
     }
@@ -402,7 +403,7 @@ tj_status tj_kernel__linalg_solve_ex(const tj_value *args, tj_tensor *const *out
     const tj_tensor *A = args[0].u.t, *B = args[1].u.t;
     bool left = args[2].u.b, use_A_T = tj_tensor_is_contiguous(A);
     mats ma = mats_of(A, false);
-    tj_status st = lu_factor(SOLVE_EX, &ma, use_A_T, outs[1], outs[2], outs[3]);
+    tj_status st = lu_factor(SOLVE_EX, &ma, use_A_T, outs[1], outs[2], (int64_t *)(void *)tj_tensor_ptr(outs[3]));
     if (st == TJ_OK && args[3].u.b)
         st = check_info(SOLVE_EX, "torch.linalg.solve", "getrf", A, outs[3], "the solver failed because the input matrix is singular");
     if (st != TJ_OK) return st;
@@ -410,4 +411,122 @@ tj_status tj_kernel__linalg_solve_ex(const tj_value *args, tj_tensor *const *out
     mats LU = mats_of(outs[1], false), piv = mats_of(outs[2], false), mb = mats_of(B, vector);
     mats X = mats_of(outs[0], vector);
     return lu_solve(SOLVE_EX, &LU, &piv, &mb, left, use_A_T, &X);
+}
+
+/* ---- linalg_inv_ex ---- */
+
+#define INV_EX "aten::linalg_inv_ex"
+
+/* A's shape and an int64 info of its batch shape. */
+static tj_status meta_square_with_info(const char *op, const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    tj_status st = check_square(op, "A", A);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], A);
+    tj_meta_like(&outs[1], A);
+    outs[1].ndim -= 2;
+    outs[1].dtype = TJ_INT64;
+    return TJ_OK;
+}
+
+tj_status tj_meta_linalg_inv_ex(const tj_value *args, tj_meta *outs)
+{
+    return meta_square_with_info(INV_EX, args, outs);
+}
+
+/* As ATen 1.13 (linalg_solve_ex of A and the identity): getrf of A (A^T
+ * when contiguous), getrs on the identity's columns. */
+tj_status tj_kernel_linalg_inv_ex(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    mats ma = mats_of(A, false);
+    bool use_A_T = tj_tensor_is_contiguous(A);
+    int n = (int)cols_of(&ma), nb = A->ndim - 2;
+    size_t es = tj_dtype_size(A->dtype), nn = (size_t)n * (size_t)n;
+    int64_t *info = (int64_t *)(void *)tj_tensor_ptr(outs[1]);
+    scratch s;
+    tj_status st = scratch_get(&s, INV_EX, 2 * es * nn + sizeof(int) * (size_t)n);
+    if (st != TJ_OK) return st;
+    char *a = s.p, *b = a + es * nn;
+    int *ipiv = (int *)(void *)(b + es * nn);
+    for (int64_t i = 0, items = count_of(nb, A->shape); i < items && n; i++) {
+        load_colmajor(&ma, item_offset(&ma, 2, nb, A->shape, i), use_A_T, a);
+        info[i] = lapack_getrf(A->dtype, n, a, ipiv);
+        memset(b, 0, es * nn);
+        for (int k = 0; k < n; k++) {
+            if (A->dtype == TJ_FLOAT64) ((double *)(void *)b)[k * (n + 1)] = 1;
+            else ((float *)(void *)b)[k * (n + 1)] = 1;
+        }
+        lapack_getrs(A->dtype, use_A_T ? 'T' : 'N', n, n, a, ipiv, b);
+        store_rowmajor(b, false, A->dtype, n, n, tj_tensor_ptr(outs[0]), i);
+    }
+    scratch_release(&s);
+    if (args[1].u.b) return check_info(INV_EX, "torch.linalg.inv", "getrf", A, outs[1], "the input matrix is singular");
+    return TJ_OK;
+}
+
+/* ---- _linalg_det, _linalg_slogdet ---- */
+
+#define DET "aten::_linalg_det"
+#define SLOGDET "aten::_linalg_slogdet"
+
+/* `nvalues` results of A's batch shape and dtype, then LU (A's shape) and
+ * pivots (int64, A's shape without its last dim). */
+static tj_status meta_det(const char *op, const tj_value *args, int nvalues, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    tj_status st = check_square(op, "A", A);
+    if (st != TJ_OK) return st;
+    for (int k = 0; k < nvalues; k++) {
+        tj_meta_like(&outs[k], A);
+        outs[k].ndim -= 2;
+    }
+    tj_meta_like(&outs[nvalues], A);
+    tj_meta_like(&outs[nvalues + 1], A);
+    outs[nvalues + 1].ndim--;
+    outs[nvalues + 1].dtype = TJ_INT64;
+    return TJ_OK;
+}
+
+tj_status tj_meta__linalg_det(const tj_value *args, tj_meta *outs) { return meta_det(DET, args, 1, outs); }
+tj_status tj_meta__linalg_slogdet(const tj_value *args, tj_meta *outs) { return meta_det(SLOGDET, args, 2, outs); }
+
+/* The determinant of each item from its LU factors (contiguous LU,
+ * pivots): the sign of the row swaps times the product of U's diagonal, or
+ * (logabs) that sign times the signs of the diagonal into sign[] and the
+ * sum of log |u_kk| into value[]; accumulated in float64. As ATen 1.13,
+ * a contiguous A is factored as A^T (the same determinant). */
+static tj_status det_from_lu(const char *op, const tj_value *args, tj_tensor *const *outs, bool logabs)
+{
+    const tj_tensor *A = args[0].u.t;
+    tj_tensor *LU = outs[logabs ? 2 : 1], *piv = outs[logabs ? 3 : 2];
+    mats ma = mats_of(A, false);
+    int64_t n = cols_of(&ma), items = count_of(A->ndim - 2, A->shape);
+    scratch info;
+    tj_status st = scratch_get(&info, op, sizeof(int64_t) * (size_t)items);
+    if (st != TJ_OK) return st;
+    st = lu_factor(op, &ma, tj_tensor_is_contiguous(A), LU, piv, info.p);
+    scratch_release(&info); /* a singular item shows as a zero on U's diagonal */
+    if (st != TJ_OK) return st;
+    const int64_t *p = (const int64_t *)(void *)tj_tensor_ptr(piv);
+    const char *lu = tj_tensor_ptr(LU);
+    for (int64_t i = 0; i < items; i++) {
+        double sign = 1, value = logabs ? 0 : 1;
+        for (int64_t k = 0; k < n; k++) {
+            double u = tj_load_f64(lu + tj_dtype_size(A->dtype) * (size_t)((i * n + k) * n + k), A->dtype);
+            if (p[i * n + k] != k + 1) sign = -sign;
+            if (!logabs) value *= u;
+            else sign *= u > 0 ? 1 : u < 0 ? -1 : 0, value += log(fabs(u));
+        }
+        tj_store_f64(tj_tensor_ptr(outs[0]) + tj_dtype_size(A->dtype) * (size_t)i, A->dtype, logabs ? sign : sign * value);
+        if (logabs) tj_store_f64(tj_tensor_ptr(outs[1]) + tj_dtype_size(A->dtype) * (size_t)i, A->dtype, value);
+    }
+    return TJ_OK;
+}
+
+tj_status tj_kernel__linalg_det(const tj_value *args, tj_tensor *const *outs) { return det_from_lu(DET, args, outs, false); }
+tj_status tj_kernel__linalg_slogdet(const tj_value *args, tj_tensor *const *outs)
+{
+    return det_from_lu(SLOGDET, args, outs, true);
 }

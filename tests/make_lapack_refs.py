@@ -67,4 +67,19 @@ for tag, upper, left, unit in [("UPPER_LEFT", True, True, False), ("LOWER_RIGHT_
     emit("TRI_%s_X" % tag, out.detach()); emit("TRI_%s_GY" % tag, gy)
     emit("TRI_%s_GA" % tag, ga); emit("TRI_%s_GB" % tag, gb)
 
+# ---- linalg_inv, linalg_det, linalg_slogdet of SOLVE_A ----
+inv = torch.linalg.inv(A)
+gy, (ga,) = grads(inv, [A])
+emit("INV_X", inv.detach()); emit("INV_GY", gy); emit("INV_GA", ga)
+det = torch.linalg.det(A)
+gy, (ga,) = grads(det, [A])
+emit("DET_X", det.detach()); emit("DET_GY", gy); emit("DET_GA", ga)
+sign, logabs = torch.linalg.slogdet(A)
+gy, (ga,) = grads(logabs, [A])
+emit("SLOGDET_SIGN", sign.detach()); emit("SLOGDET_LOGABS", logabs.detach()); emit("SLOGDET_GY", gy); emit("SLOGDET_GA", ga)
+# a singular matrix's det gradient: eps on U's zero pivot (linalg_det_backward)
+S = torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], requires_grad=True)
+(gs,) = torch.autograd.grad(torch.linalg.det(S), [S])
+emit("DET_SINGULAR_GA", gs)
+
 print_header("tests/make_lapack_refs.py")

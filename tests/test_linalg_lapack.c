@@ -1,9 +1,10 @@
 /* The LAPACK operators (runtime/op_lapack.c): values and gradients against
  * PyTorch 1.13's float64 numbers (tests/lapack_ref.h, written by
  * tests/make_lapack_refs.py), float32 within its rounding, broadcast
- * batches against per-item solves, singular matrices (info and the
- * check_errors error), the bad-input errors, and make_fx recording with the
- * replayed plan giving eager's bits. */
+ * batches against per-item solves, singular matrices (info, the
+ * check_errors error, det's finite gradient), the inverse and determinants
+ * with their gradients, the bad-input errors, and make_fx recording with
+ * the replayed plan giving eager's bits. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -184,6 +185,56 @@ Test(lapack, solve_triangular_gives_torchs_values_and_gradients)
     expect_values(g[1], 3, B223, TRI_LOWER_RIGHT_UNIT_GB, 1e-12);
 }
 
+/* ---- linalg_inv, linalg_det, linalg_slogdet ---- */
+
+Test(lapack, inv_det_and_slogdet_give_torchs_values_and_gradients)
+{
+    tj_tensor *A = f64(SOLVE_A, 3, A233, true), *g;
+    tj_tensor *inv = tj_linalg_inv(A);
+    expect_values(inv, 3, A233, INV_X, 1e-12);
+    grads(inv, f64(INV_GY, 3, A233, false), &A, 1, &g);
+    expect_values(g, 3, A233, INV_GA, 1e-12);
+
+    tj_tensor *det = tj_linalg_det(A);
+    expect_values(det, 1, (int64_t[]){2}, DET_X, 1e-12);
+    grads(det, f64(DET_GY, 1, (int64_t[]){2}, false), &A, 1, &g);
+    expect_values(g, 3, A233, DET_GA, 1e-12);
+
+    tj_tensor *sign, *logabs;
+    cr_assert_eq(tj_linalg_slogdet(A, &sign, &logabs), TJ_OK, "%s", tj_last_error());
+    expect_values(sign, 1, (int64_t[]){2}, SLOGDET_SIGN, 0);
+    expect_values(logabs, 1, (int64_t[]){2}, SLOGDET_LOGABS, 1e-12);
+    grads(logabs, f64(SLOGDET_GY, 1, (int64_t[]){2}, false), &A, 1, &g);
+    expect_values(g, 3, A233, SLOGDET_GA, 1e-12);
+}
+
+Test(lapack, singular_matrix_det_is_zero_with_a_finite_gradient_and_inv_refuses_it)
+{
+    tj_tensor *S = f64(SINGULAR + 9, 2, (int64_t[]){3, 3}, true), *g, *sign, *logabs, *inv, *info;
+    tj_tensor *det = tj_linalg_det(S);
+    expect_values(det, 0, NULL, (double[]){0}, 0);
+    grads(det, tj_scalar_tensor(tj_v_float(1), TJ_FLOAT64), &S, 1, &g);
+    expect_values(g, 2, (int64_t[]){3, 3}, DET_SINGULAR_GA, 0);
+    cr_assert_eq(tj_linalg_slogdet(S, &sign, &logabs), TJ_OK, "%s", tj_last_error());
+    expect_values(sign, 0, NULL, (double[]){0}, 0);
+    expect_values(logabs, 0, NULL, (double[]){-INFINITY}, 0);
+    cr_assert_eq(tj_linalg_inv_ex(S, false, &inv, &info), TJ_OK, "%s", tj_last_error());
+    cr_expect_gt(*(const int64_t *)tj_tensor_data(info), 0);
+    test_expect_error(tj_linalg_inv(S), TJ_ERR_INVALID_ARGUMENT, "aten::linalg_inv_ex",
+                      "batch element 0 of A [3, 3]: the input matrix is singular (LAPACK getrf info");
+}
+
+Test(lapack, det_of_empty_matrices_is_one_and_float32_is_close)
+{
+    tj_tensor *E = tj_zeros((int64_t[]){2, 0, 0}, 3, TJ_FLOAT32);
+    expect_values(tj_linalg_det(E), 1, (int64_t[]){2}, (double[]){1, 1}, 0);
+    tj_tensor *A32 = tj_to_copy(f64(SOLVE_A, 3, A233, false), TJ_FLOAT32);
+    test_expect_close(tj_linalg_det(A32), DET_X, 2, 1e-5, 1e-6);
+    test_expect_close(tj_linalg_inv(A32), INV_X, 18, 1e-5, 1e-6);
+    test_expect_error(tj_linalg_det(test_random_tensor(TJ_FLOAT64, 3, (int64_t[]){2, 3, 4}, 3, -1, 1)), TJ_ERR_SHAPE,
+                      "aten::_linalg_det", "A must be batches of square matrices, but they are 3 by 4 matrices");
+}
+
 /* ---- tracing and plans ---- */
 
 static tj_status solve_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -194,7 +245,10 @@ static tj_status solve_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **
         return tj_last_status();
     tj_tensor *X = tj_linalg_solve(A, B, true);
     tj_tensor *Y = tj_linalg_solve_triangular(tj_triu(A, 0), X, true, true, false);
-    tj_tensor *loss = tj_sum(tj_mul(Y, Y), TJ_DTYPE_NONE);
+    tj_tensor *sign, *logabs;
+    if (tj_linalg_slogdet(A, &sign, &logabs) != TJ_OK) return tj_last_status();
+    tj_tensor *loss = tj_add(tj_add(tj_sum(tj_mul(Y, Y), TJ_DTYPE_NONE), tj_sum(tj_linalg_det(A), TJ_DTYPE_NONE)),
+                             tj_add(tj_sum(logabs, TJ_DTYPE_NONE), tj_sum(tj_linalg_inv(A), TJ_DTYPE_NONE)));
     *n_out = 3;
     out[0] = Y;
     return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){A, B}, 2, &out[1]) : tj_last_status();
@@ -204,6 +258,7 @@ Test(lapack, make_fx_records_the_operators_as_torch_and_the_plan_gives_eagers_bi
 {
     tj_tensor *A = f64(SOLVE_A, 3, A233, false), *B = f64(SOLVE_B, 3, B232, false);
     const char *want[] = {"aten._linalg_solve_ex.default(", "aten.linalg_lu_solve.default(",
-                          "aten.linalg_solve_triangular.default("};
-    test_expect_traced(solve_step, (tj_tensor *[]){A, B}, 2, 3, want, 3, "aten.linalg_solve.default", 0);
+                          "aten.linalg_solve_triangular.default(", "aten._linalg_det.default(",
+                          "aten._linalg_slogdet.default(", "aten.linalg_inv_ex.default("};
+    test_expect_traced(solve_step, (tj_tensor *[]){A, B}, 2, 3, want, 6, "aten.linalg_solve.default", 0);
 }

@@ -1251,6 +1251,34 @@ tj_status tj__linalg_solve_ex(tj_tensor *A, tj_tensor *B, bool left, bool check_
  * (implicit: PyTorch 1.13 records _linalg_solve_ex and a separate
  * _linalg_check_errors; tjit's error is the _ex operator's). */
 tj_tensor *tj_linalg_solve(tj_tensor *A, tj_tensor *B, bool left);
+/** aten::linalg_inv_ex: the inverse of each matrix of A [*, n, n] (LU
+ * with partial pivoting, then getrs on the identity, as ATen 1.13) into a
+ * new tensor of A's shape (*inverse), and info (int64, A's batch shape) as
+ * tj__linalg_solve_ex's; either pointer may be NULL. A singular A gives info
+ * > 0 and inf / nan, or with `check_errors` TJ_ERR_INVALID_ARGUMENT naming
+ * the operator, the batch element and getrf's info. Differentiable through
+ * inverse. */
+tj_status tj_linalg_inv_ex(tj_tensor *A, bool check_errors, tj_tensor **inverse, tj_tensor **info);
+/** aten::linalg_inv: tj_linalg_inv_ex's inverse with check_errors
+ * (implicit). */
+tj_tensor *tj_linalg_inv(tj_tensor *A);
+/** aten::_linalg_det: the determinant of each matrix of A [*, n, n] (A's
+ * batch shape and dtype; 1 for n = 0), from its LU factors, written with
+ * them (LU, pivots: as tj__linalg_solve_ex's) to the non-NULL pointers. A
+ * singular A gives 0 (no error). Differentiable through result (PyTorch
+ * 1.13's linalg_det_backward, eps on U's zero pivots without grad mode). */
+tj_status tj__linalg_det(tj_tensor *A, tj_tensor **result, tj_tensor **LU, tj_tensor **pivots);
+/** aten::linalg_det: tj__linalg_det's result (implicit). */
+tj_tensor *tj_linalg_det(tj_tensor *A);
+/** aten::_linalg_slogdet: the sign (-1, 0 or 1) and log |det| of each matrix
+ * of A [*, n, n] (A's batch shape and dtype; a singular A gives 0 and
+ * -inf), with the LU factors and pivots as tj__linalg_det's; pointers may be
+ * NULL. Differentiable through logabsdet (the real sign has no gradient). */
+tj_status tj__linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsdet, tj_tensor **LU,
+                             tj_tensor **pivots);
+/** aten::linalg_slogdet: tj__linalg_slogdet's sign and logabsdet
+ * (implicit). */
+tj_status tj_linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsdet);
 
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */

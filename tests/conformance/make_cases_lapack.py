@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes the conformance cases of the LAPACK operators
-(linalg_solve_triangular, _linalg_solve_ex and linalg_lu_solve, the
-operator of _linalg_solve_ex's gradient in torch's recorded backward
-graphs) into OUTDIR (tests/conformance/cases), with PyTorch 1.13:
+(linalg_solve_triangular, _linalg_solve_ex, linalg_lu_solve (the
+operator of the solve's and determinants' gradients in torch's recorded
+backward graphs), linalg_inv_ex, _linalg_det, _linalg_slogdet) into OUTDIR (tests/conformance/cases), with PyTorch 1.13:
 
     /usr/bin/python3 tests/conformance/make_cases_lapack.py tests/conformance/cases
 
@@ -103,3 +103,18 @@ case("grad_route_f64", ls, [lu, piv, B, True, False], "_linalg_solve_ex's LU and
 case("adjoint_f64", ls, [lu, piv, B, True, True], "adjoint: solves A X = B")
 case("right_f64", ls, [lu, piv, B.mT.contiguous(), False, False], "X A^T = B")
 case("right_adjoint_f32", ls, [lu.to(f32), piv, B.mT.contiguous().to(f32), False, True], "float32, X A = B")
+
+# ---- linalg_inv_ex: (A, check_errors) -> (inverse, info); _linalg_det -> (result, LU, pivots);
+# _linalg_slogdet -> (sign, logabsdet, LU, pivots)
+iv, dt, sd = A_.linalg_inv_ex.default, A_._linalg_det.default, A_._linalg_slogdet.default
+case("batch_f64", iv, [A, False], "batch 2, pivoting")
+case("check_errors_f32", iv, [A.to(f32), True], "float32, check_errors on a regular A")
+case("empty_batch_f64", iv, [torch.zeros(0, 3, 3, dtype=f64), False], "no matrices")
+case("batch_f64", dt, [A], "batch 2, pivoting; LU of A^T (A contiguous)")
+case("f32", dt, [A.to(f32)], "float32")
+case("singular_f64", dt, [sing], "rank 2: 0")
+case("n0_f64", dt, [torch.zeros(2, 0, 0, dtype=f64)], "0x0 matrices: 1")
+neg = A.clone(); neg[0, 0] *= -5  # a negative determinant
+case("batch_f64", sd, [neg, ], "batch 2, signs -1 and +1")
+case("f32", sd, [A.to(f32)], "float32")
+case("singular_f64", sd, [sing], "rank 2: sign 0, logabsdet -inf")
