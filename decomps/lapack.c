@@ -1,7 +1,7 @@
 /* The implicit forms of the LAPACK operators (op_lapack.def), as ATen 1.13
  * writes them (BatchLinearAlgebra.cpp): the _ex operator's first result(s)
- * (det and slogdet drop the LU factors). ATen follows a solve or an inverse
- * with _linalg_check_errors(info); tjit has the _ex operator check instead
+ * (det and slogdet drop the LU factors). ATen follows a solve, an inverse or
+ * a Cholesky factor with _linalg_check_errors(info); tjit has the _ex operator check instead
  * (check_errors=True), with the same condition. */
 #include "internal.h"
 
@@ -37,8 +37,17 @@ static tj_status linalg_slogdet(const tj_value *args, tj_value *outs)
     return st;
 }
 
+static tj_status linalg_cholesky(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *r = NULL;
+    tj_status st = tj_linalg_cholesky_ex(args[0].u.t, args[1].u.b, true, &r, NULL);
+    if (st == TJ_OK) outs[0] = tj_v_tensor(r);
+    return st;
+}
+
 void tj_register_lapack_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(linalg_cholesky), linalg_cholesky, "linalg_cholesky");
     tj_op_set_decomposition(TJ_OPS(linalg_solve), linalg_solve, "linalg_solve");
     tj_op_set_decomposition(TJ_OPS(linalg_inv), linalg_inv, "linalg_inv");
     tj_op_set_decomposition(TJ_OPS(linalg_det), linalg_det, "linalg_det");

@@ -75,3 +75,19 @@ tj_status tj_linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsde
 {
     return dispatch_to(TJ_OPS(linalg_slogdet), (const tj_value[]){tj_v_tensor(A)}, (tj_tensor **const[]){sign, logabsdet});
 }
+
+tj_status tj_linalg_cholesky_ex(tj_tensor *A, bool upper, bool check_errors, tj_tensor **L, tj_tensor **info)
+{
+    return dispatch_to(TJ_OPS(linalg_cholesky_ex), (const tj_value[]){tj_v_tensor(A), tj_v_bool(upper), tj_v_bool(check_errors)},
+                       (tj_tensor **const[]){L, info});
+}
+
+tj_tensor *tj_linalg_cholesky(tj_tensor *A, bool upper)
+{
+    return dispatch1(TJ_OPS(linalg_cholesky), (const tj_value[]){tj_v_tensor(A), tj_v_bool(upper)});
+}
+
+tj_tensor *tj_cholesky_solve(tj_tensor *B, tj_tensor *L, bool upper)
+{
+    return dispatch1(TJ_OPS(cholesky_solve), (const tj_value[]){tj_v_tensor(B), tj_v_tensor(L), tj_v_bool(upper)});
+}

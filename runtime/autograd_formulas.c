@@ -2986,6 +2986,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(linalg_solve_triangular, tj_grad_linalg_solve_triangular), D_OUTS(_linalg_solve_ex, tj_grad__linalg_solve_ex, 0xeu),
     D_OUTS(linalg_inv_ex, tj_grad_linalg_inv_ex, 2u), D_OUTS(_linalg_det, tj_grad__linalg_det, 6u),
     D_OUTS(_linalg_slogdet, tj_grad__linalg_slogdet, 0xcu),
+    D_OUTS(linalg_cholesky_ex, tj_grad_linalg_cholesky_ex, 2u), D(cholesky_solve, tj_grad_cholesky_solve),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -107,3 +107,33 @@ tj_status tj_grad__linalg_slogdet(const tj_grad_ctx *c, tj_tensor *const *g, tj_
     gi[0] = solve_transposed(c, tj_grad_enabled() ? NULL : OUT(2), diagonal_of(g[1], c->results[3]), 3);
     return gi[0] ? TJ_OK : tj_last_status();
 }
+
+/* cholesky_backward (Murray 2016, arXiv 1602.07527): with L lower (the
+ * transposes for upper), gA = L^{-H} Φ(L^H gL) L^{-1}, Φ the lower triangle
+ * with the strict part symmetrised and halved */
+tj_status tj_grad_linalg_cholesky_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0]) return TJ_OK;
+    bool upper = c->args[1].u.b;
+    tj_tensor *L = upper ? mT(OUT(0)) : OUT(0), *gL = upper ? mT(g[0]) : g[0];
+    tj_tensor *gA = tj_tril(tj_matmul(mT(L), gL), 0);
+    gA = tj_mul_scalar(tj_add(gA, mT(tj_tril(gA, -1))), tj_v_float(0.5));
+    gA = tj_linalg_solve_triangular(mT(L), gA, true, true, false);
+    gi[0] = tj_linalg_solve_triangular(L, gA, false, false, false);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+/* cholesky_solve_backward: gB = cholesky_solve(g, L); with S = gB X^H +
+ * (gB X^H)^H, gL = -S L (-L S for upper) */
+tj_status tj_grad_cholesky_solve(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0]) return TJ_OK;
+    bool upper = c->args[2].u.b;
+    tj_tensor *L = ARG(1);
+    tj_tensor *gB = tj_cholesky_solve(g[0], L, upper);
+    tj_tensor *common = tj_matmul(gB, mT(OUT(0)));
+    common = tj_add(common, mT(common));
+    if (NEED(0)) gi[0] = gB;
+    if (NEED(1)) gi[1] = tj_neg(upper ? tj_matmul(L, common) : tj_matmul(common, L));
+    return common ? TJ_OK : tj_last_status();
+}

@@ -132,6 +132,21 @@ static void lapack_getrs(tj_dtype dt, char trans, int n, int nrhs, const void *a
     else sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, &info, 1);
 }
 
+static int lapack_potrf(tj_dtype dt, char uplo, int n, void *a)
+{
+    int info = 0;
+    if (dt == TJ_FLOAT64) dpotrf_(&uplo, &n, a, &n, &info, 1);
+    else spotrf_(&uplo, &n, a, &n, &info, 1);
+    return info;
+}
+
+static void lapack_potrs(tj_dtype dt, char uplo, int n, int nrhs, const void *a, void *b)
+{
+    int info = 0, ld = n > 1 ? n : 1;
+    if (dt == TJ_FLOAT64) dpotrs_(&uplo, &n, &nrhs, a, &ld, b, &ld, &info, 1);
+    else spotrs_(&uplo, &n, &nrhs, a, &ld, b, &ld, &info, 1);
+}
+
 /* ---- shape checks (ATen's LinearAlgebraUtils.h) ---- */
 
 static tj_status check_float(const char *op, const char *name, const tj_tensor *t)
@@ -529,4 +544,87 @@ tj_status tj_kernel__linalg_det(const tj_value *args, tj_tensor *const *outs) { 
 tj_status tj_kernel__linalg_slogdet(const tj_value *args, tj_tensor *const *outs)
 {
     return det_from_lu(SLOGDET, args, outs, true);
+}
+
+/* ---- linalg_cholesky_ex, cholesky_solve ---- */
+
+#define CHOLESKY_EX "aten::linalg_cholesky_ex"
+#define CHOLESKY_SOLVE "aten::cholesky_solve"
+
+tj_status tj_meta_linalg_cholesky_ex(const tj_value *args, tj_meta *outs)
+{
+    return meta_square_with_info(CHOLESKY_EX, args, outs);
+}
+
+/* As ATen 1.13: potrf of A's lower (upper) triangle, the other one zeroed;
+ * where potrf stops (info k > 0: the minor of order k is not positive
+ * definite) its partial factor is returned. */
+tj_status tj_kernel_linalg_cholesky_ex(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    bool upper = args[1].u.b;
+    mats ma = mats_of(A, false);
+    int n = (int)cols_of(&ma), nb = A->ndim - 2;
+    size_t es = tj_dtype_size(A->dtype);
+    int64_t *info = (int64_t *)(void *)tj_tensor_ptr(outs[1]);
+    scratch s;
+    tj_status st = scratch_get(&s, CHOLESKY_EX, es * (size_t)n * (size_t)n);
+    if (st != TJ_OK) return st;
+    for (int64_t i = 0, items = count_of(nb, A->shape); i < items && n; i++) {
+        load_colmajor(&ma, item_offset(&ma, 2, nb, A->shape, i), false, s.p);
+        info[i] = lapack_potrf(A->dtype, upper ? 'U' : 'L', n, s.p);
+        for (int j = 0; j < n; j++) /* column j's entries outside the triangle */
+            for (int r = upper ? j + 1 : 0; r < (upper ? n : j); r++) {
+                if (A->dtype == TJ_FLOAT64) ((double *)s.p)[r + j * n] = 0;
+                else ((float *)s.p)[r + j * n] = 0;
+            }
+        store_rowmajor(s.p, false, A->dtype, n, n, tj_tensor_ptr(outs[0]), i);
+    }
+    scratch_release(&s);
+    if (args[2].u.b)
+        return check_info(CHOLESKY_EX, "torch.linalg.cholesky", "potrf", A, outs[1],
+                          "the factorization could not be completed because the input is not positive-definite");
+    return TJ_OK;
+}
+
+/* self B [*, n, k] and input2 L [*, n, n] broadcast against each other
+ * (their batch dims), as ATen's _linalg_broadcast_batch_dims. */
+tj_status tj_meta_cholesky_solve(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *B = args[0].u.t, *L = args[1].u.t;
+    char sb[96], sl[96];
+    tj_status st;
+    if ((st = check_float(CHOLESKY_SOLVE, "self", B)) || (st = check_matrix(CHOLESKY_SOLVE, "self", B)) ||
+        (st = check_square(CHOLESKY_SOLVE, "input2", L)) || (st = check_same_dtype(CHOLESKY_SOLVE, "self", B, "input2", L)))
+        return st;
+    if (L->shape[L->ndim - 1] != B->shape[B->ndim - 2])
+        return tj_error(TJ_ERR_SHAPE, "%s: incompatible matrix sizes: each input2 matrix is %" PRId64 " by %" PRId64
+                        " but each self matrix is %" PRId64 " by %" PRId64 " (input2 %s, self %s)", CHOLESKY_SOLVE,
+                        L->shape[L->ndim - 1], L->shape[L->ndim - 1], B->shape[B->ndim - 2], B->shape[B->ndim - 1],
+                        tj_shape_str(L->ndim, L->shape, sl, sizeof sl), tj_shape_str(B->ndim, B->shape, sb, sizeof sb));
+    mats mb = mats_of(B, false);
+    return meta_solver(CHOLESKY_SOLVE, "input2", L, &mb, true, &outs[0]);
+}
+
+/* potrs with the factor's lower (upper) triangle: (L L^T) X = B. */
+tj_status tj_kernel_cholesky_solve(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_tensor *X = outs[0];
+    if (X->numel == 0) return TJ_OK;
+    mats B = mats_of(args[0].u.t, false), L = mats_of(args[1].u.t, false);
+    char uplo = args[2].u.b ? 'U' : 'L';
+    int n = (int)cols_of(&L), k = (int)cols_of(&B), nb = X->ndim - 2;
+    size_t es = tj_dtype_size(X->dtype), nn = (size_t)n * (size_t)n;
+    scratch s;
+    tj_status st = scratch_get(&s, CHOLESKY_SOLVE, es * (nn + (size_t)n * (size_t)k));
+    if (st != TJ_OK) return st;
+    char *a = s.p, *b = a + es * nn;
+    for (int64_t i = 0, items = count_of(nb, X->shape); i < items; i++) {
+        load_colmajor(&L, item_offset(&L, 2, nb, X->shape, i), false, a);
+        load_colmajor(&B, item_offset(&B, 2, nb, X->shape, i), false, b);
+        lapack_potrs(X->dtype, uplo, n, k, a, b);
+        store_rowmajor(b, false, X->dtype, n, k, tj_tensor_ptr(X), i);
+    }
+    scratch_release(&s);
+    return TJ_OK;
 }

@@ -11,6 +11,8 @@ TJ_OP_DECLARE(_linalg_solve_ex)
 TJ_OP_DECLARE(linalg_inv_ex)
 TJ_OP_DECLARE(_linalg_det)
 TJ_OP_DECLARE(_linalg_slogdet)
+TJ_OP_DECLARE(linalg_cholesky_ex)
+TJ_OP_DECLARE(cholesky_solve)
 
 /* derivatives.yaml's formulas (FunctionsManual.cpp, PyTorch 1.13) */
 tj_status tj_grad_linalg_solve_triangular(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
@@ -18,5 +20,7 @@ tj_status tj_grad__linalg_solve_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj
 tj_status tj_grad_linalg_inv_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad__linalg_det(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad__linalg_slogdet(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
+tj_status tj_grad_linalg_cholesky_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
+tj_status tj_grad_cholesky_solve(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 
 #endif

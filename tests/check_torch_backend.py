@@ -320,16 +320,18 @@ def check_embedding_bag():
 
 
 def check_linalg_solve():
-    """torch.linalg.solve (with slogdet and inv) and its gradient through
-    tjit_fx.aot_function (tjit's _linalg_solve_ex, _linalg_slogdet and
-    linalg_inv_ex forward, linalg_lu_solve in the backward), a batch and a
-    broadcast right-hand side, float64 and float32."""
+    """torch.linalg.solve (with slogdet, inv, cholesky and cholesky_solve)
+    and its gradient through tjit_fx.aot_function (tjit's LAPACK operators
+    forward, linalg_lu_solve and linalg_solve_triangular in the backward),
+    a batch and a broadcast right-hand side, float64 and float32."""
     torch.manual_seed(0)
     for dtype in (torch.float64, torch.float32):
         a = (torch.randn(2, 4, 4, dtype=dtype) + 4 * torch.eye(4, dtype=dtype)).requires_grad_()
         b = torch.randn(3, 1, 4, 2, dtype=dtype).requires_grad_()
         def f(a, b):
-            return torch.linalg.solve(a, b).square().sum() + torch.linalg.slogdet(a)[1].sum() + torch.linalg.inv(a).sum()
+            spd = a @ a.mT + torch.eye(4, dtype=a.dtype)
+            return (torch.linalg.solve(a, b).square().sum() + torch.linalg.slogdet(a)[1].sum()
+                    + torch.linalg.inv(a).sum() + torch.cholesky_solve(b, torch.linalg.cholesky(spd)).sum())
         want = f(a, b)
         gw = torch.autograd.grad(want, (a, b))
         got = tjit_fx.aot_function(f)(a, b)

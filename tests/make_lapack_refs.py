@@ -82,4 +82,16 @@ S = torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], requires_grad=True)
 (gs,) = torch.autograd.grad(torch.linalg.det(S), [S])
 emit("DET_SINGULAR_GA", gs)
 
+# ---- linalg_cholesky (of P = well_conditioned, symmetric positive-definite), cholesky_solve ----
+P = well_conditioned([2], 3).requires_grad_()
+emit("CHOL_A", P.detach())
+for tag, upper in [("LOWER", False), ("UPPER", True)]:
+    L = torch.linalg.cholesky(P, upper=upper)
+    gy, (ga,) = grads(L, [P])
+    emit("CHOL_%s_L" % tag, L.detach()); emit("CHOL_%s_GY" % tag, gy); emit("CHOL_%s_GA" % tag, ga)
+L = torch.linalg.cholesky(P).detach().requires_grad_()
+X = torch.cholesky_solve(B, L)
+gy, (gb, gl) = grads(X, [B, L])
+emit("CHOLSOLVE_X", X.detach()); emit("CHOLSOLVE_GY", gy); emit("CHOLSOLVE_GB", gb); emit("CHOLSOLVE_GL", gl)
+
 print_header("tests/make_lapack_refs.py")

@@ -3,7 +3,7 @@
  * tests/make_lapack_refs.py), float32 within its rounding, broadcast
  * batches against per-item solves, singular matrices (info, the
  * check_errors error, det's finite gradient), the inverse and determinants
- * with their gradients, the bad-input errors, and make_fx recording with
+ * with their gradients, Cholesky factors and solves, the bad-input errors, and make_fx recording with
  * the replayed plan giving eager's bits. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -235,6 +235,41 @@ Test(lapack, det_of_empty_matrices_is_one_and_float32_is_close)
                       "aten::_linalg_det", "A must be batches of square matrices, but they are 3 by 4 matrices");
 }
 
+/* ---- linalg_cholesky, cholesky_solve ---- */
+
+Test(lapack, cholesky_and_cholesky_solve_give_torchs_values_and_gradients)
+{
+    tj_tensor *P = f64(CHOL_A, 3, A233, true), *g[2];
+    const double *want_L[2] = {CHOL_LOWER_L, CHOL_UPPER_L}, *want_gy[2] = {CHOL_LOWER_GY, CHOL_UPPER_GY},
+                 *want_ga[2] = {CHOL_LOWER_GA, CHOL_UPPER_GA};
+    for (int upper = 0; upper < 2; upper++) {
+        tj_tensor *L = tj_linalg_cholesky(P, upper);
+        expect_values(L, 3, A233, want_L[upper], 1e-12);
+        grads(L, f64(want_gy[upper], 3, A233, false), &P, 1, g);
+        expect_values(g[0], 3, A233, want_ga[upper], 1e-12);
+    }
+    tj_tensor *L = f64(CHOL_LOWER_L, 3, A233, true), *B = f64(SOLVE_B, 3, B232, true);
+    tj_tensor *X = tj_cholesky_solve(B, L, false);
+    expect_values(X, 3, B232, CHOLSOLVE_X, 1e-12);
+    grads(X, f64(CHOLSOLVE_GY, 3, B232, false), (tj_tensor *[]){B, L}, 2, g);
+    expect_values(g[0], 3, B232, CHOLSOLVE_GB, 1e-12);
+    expect_values(g[1], 3, A233, CHOLSOLVE_GL, 1e-12);
+    /* the upper factor's transpose reads the same triangle's values */
+    test_expect_close(tj_cholesky_solve(B, tj_transpose(L, -2, -1), true), CHOLSOLVE_X, 12, 1e-12, 1e-12);
+}
+
+Test(lapack, cholesky_of_an_indefinite_matrix_gives_info_or_an_error)
+{
+    tj_tensor *S = f64(SINGULAR, 3, A233, false), *L, *info;
+    cr_assert_eq(tj_linalg_cholesky_ex(S, false, false, &L, &info), TJ_OK, "%s", tj_last_error());
+    test_expect_i64(info, 2, (int64_t[]){0, 2}); /* 1 * 4 - 2 * 2 = 0: the minor of order 2 */
+    test_expect_error(tj_linalg_cholesky(S, false), TJ_ERR_INVALID_ARGUMENT, "aten::linalg_cholesky_ex",
+                      "batch element 1 of A [2, 3, 3]: the factorization could not be completed because the input is "
+                      "not positive-definite (LAPACK potrf info 2)");
+    test_expect_error(tj_cholesky_solve(f64(SOLVE_BR, 3, B223, false), S, false), TJ_ERR_SHAPE,
+                      "aten::cholesky_solve", "each input2 matrix is 3 by 3 but each self matrix is 2 by 3");
+}
+
 /* ---- tracing and plans ---- */
 
 static tj_status solve_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -247,8 +282,10 @@ static tj_status solve_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **
     tj_tensor *Y = tj_linalg_solve_triangular(tj_triu(A, 0), X, true, true, false);
     tj_tensor *sign, *logabs;
     if (tj_linalg_slogdet(A, &sign, &logabs) != TJ_OK) return tj_last_status();
+    tj_tensor *L = tj_linalg_cholesky(tj_matmul(A, tj_transpose(A, -2, -1)), false);
     tj_tensor *loss = tj_add(tj_add(tj_sum(tj_mul(Y, Y), TJ_DTYPE_NONE), tj_sum(tj_linalg_det(A), TJ_DTYPE_NONE)),
                              tj_add(tj_sum(logabs, TJ_DTYPE_NONE), tj_sum(tj_linalg_inv(A), TJ_DTYPE_NONE)));
+    loss = tj_add(loss, tj_sum(tj_cholesky_solve(B, L, false), TJ_DTYPE_NONE));
     *n_out = 3;
     out[0] = Y;
     return loss ? tj_autograd_grad(&loss, 1, NULL, (tj_tensor *[]){A, B}, 2, &out[1]) : tj_last_status();
@@ -259,6 +296,7 @@ Test(lapack, make_fx_records_the_operators_as_torch_and_the_plan_gives_eagers_bi
     tj_tensor *A = f64(SOLVE_A, 3, A233, false), *B = f64(SOLVE_B, 3, B232, false);
     const char *want[] = {"aten._linalg_solve_ex.default(", "aten.linalg_lu_solve.default(",
                           "aten.linalg_solve_triangular.default(", "aten._linalg_det.default(",
-                          "aten._linalg_slogdet.default(", "aten.linalg_inv_ex.default("};
-    test_expect_traced(solve_step, (tj_tensor *[]){A, B}, 2, 3, want, 6, "aten.linalg_solve.default", 0);
+                          "aten._linalg_slogdet.default(", "aten.linalg_inv_ex.default(",
+                          "aten.linalg_cholesky_ex.default(", "aten.cholesky_solve.default("};
+    test_expect_traced(solve_step, (tj_tensor *[]){A, B}, 2, 3, want, 8, "aten.linalg_solve.default", 0);
 }

@@ -1279,6 +1279,23 @@ tj_status tj__linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsd
 /** aten::linalg_slogdet: tj__linalg_slogdet's sign and logabsdet
  * (implicit). */
 tj_status tj_linalg_slogdet(tj_tensor *A, tj_tensor **sign, tj_tensor **logabsdet);
+/** aten::linalg_cholesky_ex: the Cholesky factor of each matrix of A [*, n,
+ * n] (potrf), lower (A = L L^T, reading A's lower triangle) or with `upper`
+ * upper (A = U^T U, its upper triangle), the other triangle zero, into a new
+ * tensor of A's shape (*L), and info (int64, A's batch shape: k > 0 when the
+ * minor of order k is not positive-definite; L is then potrf's partial
+ * factor); either pointer may be NULL. With `check_errors` such an A gives
+ * TJ_ERR_INVALID_ARGUMENT naming the operator, the batch element and
+ * potrf's info. Differentiable through L (cholesky_backward). */
+tj_status tj_linalg_cholesky_ex(tj_tensor *A, bool upper, bool check_errors, tj_tensor **L, tj_tensor **info);
+/** aten::linalg_cholesky: tj_linalg_cholesky_ex's L with check_errors
+ * (implicit). */
+tj_tensor *tj_linalg_cholesky(tj_tensor *A, bool upper);
+/** aten::cholesky_solve: X with (L L^T) X = B, or (U^T U) X = B with
+ * `upper`, from a Cholesky factor L [*, n, n] (only its lower / upper
+ * triangle is read) and B [*, n, k]; batch dims broadcast. Returns X of the
+ * broadcast batch and B's matrix shape. Differentiable in B and L. */
+tj_tensor *tj_cholesky_solve(tj_tensor *B, tj_tensor *L, bool upper);
 
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */

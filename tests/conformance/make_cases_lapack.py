@@ -2,13 +2,14 @@
 """Writes the conformance cases of the LAPACK operators
 (linalg_solve_triangular, _linalg_solve_ex, linalg_lu_solve (the
 operator of the solve's and determinants' gradients in torch's recorded
-backward graphs), linalg_inv_ex, _linalg_det, _linalg_slogdet) into OUTDIR (tests/conformance/cases), with PyTorch 1.13:
+backward graphs), linalg_inv_ex, _linalg_det, _linalg_slogdet, linalg_cholesky_ex,
+cholesky_solve) into OUTDIR (tests/conformance/cases), with PyTorch 1.13:
 
     /usr/bin/python3 tests/conformance/make_cases_lapack.py tests/conformance/cases
 
 Every argument is written positionally, keyword-only ones included. Inputs
 are well-conditioned seed-0 matrices (A = Q diag(d) Q^T + n I plus noise, a
-row rotation so that LU pivots) and seed-0 right-hand sides; expected float
+row rotation so that LU pivots; M M^T + n I for Cholesky) and seed-0 right-hand sides; expected float
 outputs are computed in float64 from the same inputs and rounded to the
 output dtype. pivots and info are torch's int32 values written as int64,
 tjit's dtype for them. Each operator's gradient is a case of the operators
@@ -118,3 +119,16 @@ neg = A.clone(); neg[0, 0] *= -5  # a negative determinant
 case("batch_f64", sd, [neg, ], "batch 2, signs -1 and +1")
 case("f32", sd, [A.to(f32)], "float32")
 case("singular_f64", sd, [sing], "rank 2: sign 0, logabsdet -inf")
+
+# ---- linalg_cholesky_ex: (self, upper, check_errors) -> (L, info); cholesky_solve: (self, input2, upper)
+M = torch.randn(2, 4, 4, dtype=f64)
+P = M @ M.mT + 4 * torch.eye(4, dtype=f64)  # symmetric positive-definite
+ch, cs = A_.linalg_cholesky_ex.default, A_.cholesky_solve.default
+case("lower_f64", ch, [P, False, False], "batch 2, symmetric positive-definite")
+case("upper_f32", ch, [P.to(f32), True, True], "float32, upper, check_errors on a positive-definite A")
+case("indefinite_f64", ch, [torch.tensor([[4.0, 2], [2, -1]], dtype=f64), False, False],
+     "the minor of order 2 is negative: info 2, potrf's partial factor")
+Lw = torch.linalg.cholesky(P)
+case("lower_f64", cs, [B, Lw, False], "batch 2: (L L^T) X = B")
+case("upper_f32", cs, [B.to(f32), Lw.mT.contiguous().to(f32), True], "float32, (U^T U) X = B")
+case("bcast_f64", cs, [torch.randn(3, 1, 4, 2, dtype=f64), Lw, False], "B [3, 1, 4, 2] against L [2, 4, 4]")
