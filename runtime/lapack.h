@@ -24,15 +24,5 @@ void spotrs_(const char *uplo, const int *n, const int *nrhs, const float *a, co
              const int *ldb, int *info, size_t uplo_len);
 void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a, const int *lda, double *b,
              const int *ldb, int *info, size_t uplo_len);
-/* QR: R in the upper triangle, the reflectors below it and in tau (lwork -1: query). */
-void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work, const int *lwork,
-             int *info);
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
-             int *info);
-/* The first n columns of Q from k of geqrf's reflectors. */
-void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda, const float *tau, float *work,
-             const int *lwork, int *info);
-void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
-             const int *lwork, int *info);
 
 #endif
