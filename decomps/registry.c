@@ -35,6 +35,7 @@ void tj_register_repeat_interleave_decompositions(void);
 void tj_register_cdist_decompositions(void);
 void tj_register_transformer_decompositions(void);
 void tj_register_lapack_decompositions(void);
+void tj_register_search_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -70,4 +71,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_cdist_decompositions();
     tj_register_transformer_decompositions();
     tj_register_lapack_decompositions();
+    tj_register_search_decompositions();
 }

@@ -7,6 +7,7 @@
  * return are reduced by the engine (tj_autograd_sum_to). The slot numbering
  * of `gi` is described in autograd_internal.h. */
 #include <pthread.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -2817,6 +2818,78 @@ FORMULA(d_euclidean_dist)
     return TJ_OK;
 }
 
+/* ---- session 57 (opsbatch4) ---- */
+
+/* cummax / cummin (derivatives.yaml 1.13: cummaxmin_backward(grad, self,
+ * indices, dim)): the gradient scattered-added into zeros at the indices;
+ * an empty self gives itself back, a 0-dim one the gradient */
+FORMULA(d_cummaxmin)
+{
+    tj_tensor *self = META(0);
+    if (self->ndim == 0 || self->numel == 0) {
+        gi[0] = self->numel == 0 ? zeros_like(self) : g[0];
+        return TJ_OK;
+    }
+    gi[0] = tj_scatter_add(zeros_like(self), c->args[1].u.i, OUT(1), g[0]);
+    return TJ_OK;
+}
+
+/* FunctionsManual 1.13's logcumsumexp_backward (after TensorFlow's
+ * cumulative_logsumexp gradient): with lowest the dtype's lowest finite
+ * value, log|g| split by sign (lowest where g has the other sign or is 0),
+ * exp(reversed logcumsumexp(log|g| - result) + self) for each part, the
+ * positive minus the negative. A 0-dim or empty gradient is its own. */
+FORMULA(d_logcumsumexp)
+{
+    tj_tensor *go = g[0], *self = ARG(0), *r = OUT(0);
+    if (go->ndim == 0 || go->numel == 0) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    int64_t d = c->args[1].u.i;
+    tj_tensor *lowest = tj_full_like(go, tj_v_float(go->dtype == TJ_FLOAT32 ? -FLT_MAX : -DBL_MAX), TJ_DTYPE_NONE);
+    tj_tensor *log_pos = tj_where(tj_gt_scalar(go, tj_v_int(0)), tj_log(go), lowest);
+    tj_tensor *log_neg = tj_where(tj_lt_scalar(go, tj_v_int(0)), tj_log(tj_neg(go)), lowest);
+    tj_tensor *part[2], *log_part[2] = {log_pos, log_neg};
+    for (int k = 0; k < 2; k++) {
+        tj_tensor *rev = tj_flip(tj_logcumsumexp(tj_flip(tj_sub(log_part[k], r), &d, 1), d), &d, 1);
+        part[k] = tj_exp(tj_add(rev, self));
+    }
+    gi[0] = tj_sub(part[0], part[1]);
+    return TJ_OK;
+}
+
+/* kthvalue, median.dim, nanmedian.dim (derivatives.yaml 1.13:
+ * value_selecting_reduction_backward): grad and indices unsqueezed at dim
+ * unless keepdim, scattered into zeros of self's shape; a 0-dim self takes
+ * the gradient as it is */
+static tj_status selected_grad(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi, int dim_arg)
+{
+    tj_tensor *self = META(0), *go = g[0], *idx = OUT(1);
+    if (self->ndim == 0) {
+        gi[0] = go;
+        return TJ_OK;
+    }
+    int64_t d = c->args[dim_arg].u.i;
+    if (!c->args[dim_arg + 1].u.b) go = tj_unsqueeze(go, d), idx = tj_unsqueeze(idx, d);
+    gi[0] = tj_scatter(zeros_like(self), d, idx, go);
+    return TJ_OK;
+}
+FORMULA(d_kthvalue) { return selected_grad(c, g, gi, 2); }
+FORMULA(d_median_dim) { return selected_grad(c, g, gi, 1); }
+
+/* median, nanmedian (derivatives.yaml 1.13: evenly_distribute_backward, as
+ * its branch for traced tensors): mask = (self == result) | (isnan(self) &
+ * isnan(result)); mask * (grad / mask.sum()) */
+FORMULA(d_median)
+{
+    tj_tensor *self = ARG(0), *r = OUT(0);
+    tj_tensor *both_nan = tj_logical_and(tj_isnan(self), tj_isnan(r));
+    tj_tensor *mask = tj_logical_or(tj_eq(self, r), both_nan);
+    gi[0] = tj_mul(mask, tj_div(g[0], tj_sum(mask, TJ_DTYPE_NONE)));
+    return TJ_OK;
+}
+
 /* ---- the table ---- */
 
 #define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
@@ -2987,6 +3060,11 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(linalg_inv_ex, tj_grad_linalg_inv_ex, 2u), D_OUTS(_linalg_det, tj_grad__linalg_det, 6u),
     D_OUTS(_linalg_slogdet, tj_grad__linalg_slogdet, 0xcu),
     D_OUTS(linalg_cholesky_ex, tj_grad_linalg_cholesky_ex, 2u), D(cholesky_solve, tj_grad_cholesky_solve),
+    /* session 57 (opsbatch4) */
+    NONDIFF(searchsorted_Tensor), NONDIFF(searchsorted_Scalar), NONDIFF(bucketize_Tensor), NONDIFF(bucketize_Scalar),
+    D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),
+    D(kthvalue, d_kthvalue), D(median_dim, d_median_dim), D(nanmedian_dim, d_median_dim), D(median, d_median),
+    D(nanmedian, d_median),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -2174,6 +2174,83 @@ tj_status tj__fused_adamw_step(tj_tensor *self, tj_tensor *grad, tj_tensor *exp_
 tj_status tj__fused_sgd_step(tj_tensor *self, tj_tensor *grad, tj_tensor *momentum_buffer, double lr, double momentum,
                              double dampening, double weight_decay, bool nesterov, bool maximize, tj_tensor **outs);
 
+/* ---- session 57 (opsbatch4): searches and running selections ---- */
+/** aten::searchsorted.Tensor: for each element of self, the position in
+ * sorted_sequence (1-D: one row for all of self; N-D: self's leading dims,
+ * one row per row of self) where it would be inserted to keep the row
+ * sorted: the first element >= it (left), or > it (right, or side
+ * "right"), read through `sorter` (NULL: none; int64 of sorted_sequence's
+ * shape, each row a permutation giving the sorted order) when given. As
+ * ATen 1.13's binary search (a nan compares as larger than everything).
+ * sorted_sequence and self float32 / float64 / int64, promoted to their
+ * result_type; self 0-dim only with a 1-D sorted_sequence. `side`: NULL,
+ * "left" or "right". Returns a new int64 tensor of self's shape. Errors:
+ * TJ_ERR_SHAPE for sequence and self shapes that do not match as above or
+ * a sorter of another shape, TJ_ERR_DTYPE for a sorter not int64 or bool
+ * operands, TJ_ERR_INVALID_ARGUMENT for an unknown side or side "left" with
+ * right, TJ_ERR_INDEX for a sorter entry outside its row (ATen reads out of
+ * bounds), TJ_ERR_UNSUPPORTED for out_int32 (tjit has no int32). */
+tj_tensor *tj_searchsorted(tj_tensor *sorted_sequence, tj_tensor *self, bool out_int32, bool right, const char *side,
+                           tj_tensor *sorter);
+/** aten::searchsorted.Scalar: tj_searchsorted of one value (an int or float
+ * Scalar, a wrapped number in type promotion); a 0-dim int64 result. */
+tj_tensor *tj_searchsorted_scalar(tj_tensor *sorted_sequence, tj_value self, bool out_int32, bool right,
+                                  const char *side, tj_tensor *sorter);
+/** aten::bucketize.Tensor: tj_searchsorted(boundaries, self, out_int32,
+ * right, NULL, NULL) with boundaries 1-D (TJ_ERR_SHAPE otherwise): each
+ * element's bucket index, int64, self's shape. */
+tj_tensor *tj_bucketize(tj_tensor *self, tj_tensor *boundaries, bool out_int32, bool right);
+/** aten::bucketize.Scalar: tj_bucketize of one Scalar value (0-dim result). */
+tj_tensor *tj_bucketize_scalar(tj_value self, tj_tensor *boundaries, bool out_int32, bool right);
+/** aten::cummax / aten::cummin: along `dim`, the running maximum
+ * (minimum) of self and the int64 position it came from, as ATen 1.13: of
+ * equal values the last one's position, a nan taken and kept (later nans
+ * move the position). self float32 / float64 / int64 / bool, any shape
+ * (0-dim: itself and 0). *values (self's dtype) and *indices (int64): new
+ * tensors of self's shape (NULL pointers: not wanted). Gradient: the
+ * incoming gradient scattered-added into zeros at the indices (ATen's
+ * cummaxmin_backward). Errors: TJ_ERR_INDEX for dim out of range. */
+tj_status tj_cummax(tj_tensor *self, int64_t dim, tj_tensor **values, tj_tensor **indices);
+tj_status tj_cummin(tj_tensor *self, int64_t dim, tj_tensor **values, tj_tensor **indices);
+/** aten::logcumsumexp: log(cumsum(exp(self))) along `dim` without overflow,
+ * as ATen 1.13's chain log1p(exp(min - max)) + max from -inf (nan
+ * propagates; -inf inputs add nothing). self float32 / float64, any shape;
+ * a new tensor of its shape and dtype. Gradient: FunctionsManual 1.13's
+ * logcumsumexp_backward (the positive and negative parts of the gradient
+ * through reversed logcumsumexps). Errors: TJ_ERR_INDEX for dim out of
+ * range, TJ_ERR_DTYPE for int64 / bool self. */
+tj_tensor *tj_logcumsumexp(tj_tensor *self, int64_t dim);
+
+/** aten::kthvalue: the k-th smallest (1-based) element of self along
+ * `dim` and its int64 position, nan counting as the largest, as ATen
+ * 1.13's CPU kernel (quick_select_template: of equal values, the position
+ * its partitioning leaves there). self float32 / float64 / int64, non-empty;
+ * a 0-dim self gives itself and 0. *values (self's dtype) and *indices:
+ * new tensors of self's shape without dim (kept as 1 with keepdim); NULL
+ * pointers: not wanted. Gradient: the incoming one scattered into zeros at
+ * the indices. Errors: TJ_ERR_INDEX for dim out of range or k outside [1,
+ * size of dim], TJ_ERR_SHAPE for a dim of size 0 (other dims may be
+ * empty: empty results), TJ_ERR_DTYPE for bool. */
+tj_status tj_kthvalue(tj_tensor *self, int64_t k, int64_t dim, bool keepdim, tj_tensor **values,
+                      tj_tensor **indices);
+/** aten::median.dim: the lower median of self along `dim` in the order of
+ * (value, position) (of equal values the one at the lower rank's place),
+ * or the first nan of a row holding one, and its int64 position, as ATen
+ * 1.13's CPU kernel; aten::nanmedian.dim (tj_nanmedian_dim): the lower
+ * median of the row's non-nan values (an all-nan row: a nan, at the
+ * position libstdc++'s nth_element leaves there, as ATen). Shapes, dtypes,
+ * gradient and errors as tj_kthvalue. */
+tj_status tj_median_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices);
+tj_status tj_nanmedian_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices);
+/** aten::median / aten::nanmedian: the lower median of all of self's
+ * elements (median: nan when one is nan; nanmedian: of the non-nan ones,
+ * nan when all are), a new 0-dim tensor of self's dtype; an empty self
+ * gives nan (int64: INT64_MIN, as 1.13's conversion of it). Gradient:
+ * 1.13's evenly_distribute_backward (shared among the elements equal to
+ * the result, nan matching nan). Errors: TJ_ERR_DTYPE for bool. */
+tj_tensor *tj_median(tj_tensor *self);
+tj_tensor *tj_nanmedian(tj_tensor *self);
+
 #ifdef __cplusplus
 }
 #endif

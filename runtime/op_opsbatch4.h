@@ -1,0 +1,23 @@
+/* Session 57 (opsbatch4) operators (op_opsbatch4.def): searchsorted and
+ * bucketize (op_search.c); cummax, cummin, logcumsumexp (op_cumulative.c); kthvalue, median and
+ * nanmedian (op_select.c). */
+#ifndef TJIT_RUNTIME_OP_OPSBATCH4_H
+#define TJIT_RUNTIME_OP_OPSBATCH4_H
+
+#include "internal.h"
+
+TJ_OP_DECLARE(searchsorted_Tensor)
+TJ_OP_DECLARE(searchsorted_Scalar)
+TJ_OP_DECLARE(bucketize_Tensor)
+TJ_OP_DECLARE(bucketize_Scalar)
+TJ_OP_DECLARE(cummax)
+TJ_OP_DECLARE(cummin)
+TJ_OP_DECLARE(logcumsumexp)
+/* op_select.c */
+TJ_OP_DECLARE(kthvalue)
+TJ_OP_DECLARE(median_dim)
+TJ_OP_DECLARE(nanmedian_dim)
+TJ_OP_DECLARE(median)
+TJ_OP_DECLARE(nanmedian)
+
+#endif
