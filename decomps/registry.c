@@ -36,6 +36,7 @@ void tj_register_cdist_decompositions(void);
 void tj_register_transformer_decompositions(void);
 void tj_register_lapack_decompositions(void);
 void tj_register_search_decompositions(void);
+void tj_register_stats_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -72,4 +73,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_transformer_decompositions();
     tj_register_lapack_decompositions();
     tj_register_search_decompositions();
+    tj_register_stats_decompositions();
 }

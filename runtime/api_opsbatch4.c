@@ -70,3 +70,19 @@ tj_status tj_nanmedian_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor
 }
 tj_tensor *tj_median(tj_tensor *self) { return CALL(median, T(self)); }
 tj_tensor *tj_nanmedian(tj_tensor *self) { return CALL(nanmedian, T(self)); }
+tj_status tj_std_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim,
+                      tj_tensor **std, tj_tensor **mean)
+{
+    return call2(TJ_OPS(std_mean_correction),
+                 (const tj_value[]){T(self), tj_v_ints(dim, ndim), correction < 0 ? tj_v_none() : tj_v_int(correction),
+                                    B(keepdim)},
+                 std, mean);
+}
+tj_tensor *tj_count_nonzero_dim_intlist(tj_tensor *self, const int64_t *dim, int ndim)
+{
+    return CALL(count_nonzero_dim_IntList, T(self), tj_v_ints(dim, ndim));
+}
+tj_tensor *tj_count_nonzero_opt_dim(tj_tensor *self, bool has_dim, int64_t dim)
+{
+    return CALL(count_nonzero, T(self), has_dim ? tj_v_int(dim) : tj_v_none());
+}

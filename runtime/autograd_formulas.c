@@ -1046,9 +1046,11 @@ FORMULA(d_norm_scalaropt_dim)
     return d_linalg_vector_norm(&vc, g, gi);
 }
 
-/* var_mean: the variance part plus the mean part, for whichever got a gradient. */
-FORMULA(d_var_mean)
+/* var_mean: the variance part plus the mean part, for whichever got a
+ * gradient (gvar: the variance's, gmean: the mean's; NULL when none). */
+static tj_status var_mean_grad(const tj_grad_ctx *c, tj_tensor *gvar, tj_tensor *gmean, tj_tensor **gi)
 {
+    tj_tensor *const g[2] = {gvar, gmean};
     tj_tensor *self = ARG(0), *r = g[0] ? var_grad(c, g[0]) : NULL;
     if (g[1]) {
         bool mask[TJ_MAX_DIMS];
@@ -1060,6 +1062,16 @@ FORMULA(d_var_mean)
     }
     gi[0] = r;
     return TJ_OK;
+}
+FORMULA(d_var_mean) { return var_mean_grad(c, g[0], g[1], gi); }
+
+/* std_mean (1.13: std_mean_backward): std's gradient as d_std's, grad /
+ * (2 std) masked to 0 where std is 0, through var's, plus the mean's */
+FORMULA(d_std_mean)
+{
+    tj_tensor *gv = NULL, *r = OUT(0);
+    if (g[0]) gv = tj_masked_fill_(tj_div(g[0], tj_mul_scalar(r, tj_v_int(2))), tj_eq_scalar(r, tj_v_int(0)), tj_v_int(0));
+    return var_mean_grad(c, gv, g[1], gi);
 }
 
 /* grad * exp(self - result) */
@@ -3064,7 +3076,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(searchsorted_Tensor), NONDIFF(searchsorted_Scalar), NONDIFF(bucketize_Tensor), NONDIFF(bucketize_Scalar),
     D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),
     D(kthvalue, d_kthvalue), D(median_dim, d_median_dim), D(nanmedian_dim, d_median_dim), D(median, d_median),
-    D(nanmedian, d_median),
+    D(nanmedian, d_median), D(std_mean_correction, d_std_mean), NONDIFF(count_nonzero_dim_IntList),
+    NONDIFF(count_nonzero),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

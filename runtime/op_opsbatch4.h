@@ -1,6 +1,6 @@
 /* Session 57 (opsbatch4) operators (op_opsbatch4.def): searchsorted and
  * bucketize (op_search.c); cummax, cummin, logcumsumexp (op_cumulative.c); kthvalue, median and
- * nanmedian (op_select.c). */
+ * nanmedian (op_select.c); std_mean, count_nonzero (op_stats.c). */
 #ifndef TJIT_RUNTIME_OP_OPSBATCH4_H
 #define TJIT_RUNTIME_OP_OPSBATCH4_H
 
@@ -19,5 +19,9 @@ TJ_OP_DECLARE(median_dim)
 TJ_OP_DECLARE(nanmedian_dim)
 TJ_OP_DECLARE(median)
 TJ_OP_DECLARE(nanmedian)
+/* op_stats.c */
+TJ_OP_DECLARE(std_mean)
+TJ_OP_DECLARE(count_nonzero_dim_IntList)
+TJ_OP_DECLARE(count_nonzero)
 
 #endif

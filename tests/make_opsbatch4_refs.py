@@ -52,4 +52,12 @@ for name, fn in [("MED", torch.median), ("NANMED", torch.nanmedian)]:
         t = src.clone().requires_grad_()
         (g,) = torch.autograd.grad(fn(t) * 2.5, t)
         emit("%s_ALL_%s_GX" % (name, tag), g)
+# std_mean.correction over dim 1 of X (its nan as 0.25), correction 1 and
+# 0: the gradient of sum(std * GY[:3]) + sum(mean * GY[3:6])
+xs = x.nan_to_num(0.25)
+for corr in (1, 0):
+    t = xs.clone().requires_grad_()
+    sd, mn = torch.std_mean(t, 1, correction=corr)
+    (g,) = torch.autograd.grad((sd * gy.flatten()[:3]).sum() + (mn * gy.flatten()[3:6]).sum(), t)
+    emit("STDMEAN_C%d_GX" % corr, g)
 print_header("tests/make_opsbatch4_refs.py")

@@ -4,7 +4,8 @@
  * here: gradients against PyTorch 1.13 in float64 (tests/opsbatch4_ref.h,
  * written by tests/make_opsbatch4_refs.py), the errors, and the graphs
  * make_fx records, replayed and core-decomposed. Also kthvalue, median.dim,
- * nanmedian.dim, median and nanmedian. */
+ * nanmedian.dim, median and nanmedian; std_mean.correction and
+ * count_nonzero. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -241,4 +242,58 @@ Test(opsbatch4, selections_trace_with_their_gradients_replay_and_decompose)
     const char *want[] = {"aten.kthvalue.default(", "aten.nanmedian.dim(", "aten.median.default(",
                           "aten.scatter.src("};
     test_expect_traced(select_step, (tj_tensor *[]){x}, 1, 4, want, 4, NULL, 1e-15);
+}
+
+/* ---- std_mean, count_nonzero ---- */
+
+Test(opsbatch4, std_mean_gradient_matches_pytorch)
+{
+    double x[12];
+    for (int i = 0; i < 12; i++) x[i] = isnan(CUM_X[i]) ? 0.25 : CUM_X[i];
+    const int64_t one = 1, s3[1] = {3};
+    const double *want[2] = {STDMEAN_C1_GX, STDMEAN_C0_GX};
+    for (int corr = 1; corr >= 0; corr--) {
+        tj_tensor *t = test_f64_grad(x, 2, S34, true), *sd, *mn, *gx;
+        cr_assert_eq(tj_std_mean(t, &one, 1, corr, false, &sd, &mn), TJ_OK, "%s", tj_last_error());
+        tj_tensor *loss = tj_add(tj_sum(tj_mul(sd, test_f64(1, s3, CUM_GY)), TJ_DTYPE_NONE),
+                                 tj_sum(tj_mul(mn, test_f64(1, s3, CUM_GY + 3)), TJ_DTYPE_NONE));
+        cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &t, 1, &gx), TJ_OK, "%s", tj_last_error());
+        test_expect_close(gx, want[1 - corr], 12, 1e-14, 1e-15);
+    }
+}
+
+Test(opsbatch4, std_mean_and_count_nonzero_errors_name_the_operator)
+{
+    tj_tensor *sd, *mn;
+    cr_expect_eq(tj_std_mean(tj_zeros(S34, 2, TJ_INT64), NULL, 0, -1, false, &sd, &mn), TJ_ERR_DTYPE);
+    cr_expect(strstr(tj_last_error(), "aten::std_mean.correction: "), "%s", tj_last_error());
+    const int64_t twice[2] = {1, -1};
+    test_expect_error(tj_count_nonzero_dim_intlist(tj_zeros(S34, 2, TJ_FLOAT32), twice, 2), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::count_nonzero.dim_IntList", "multiple times");
+    test_expect_error(tj_count_nonzero_opt_dim(tj_zeros(S34, 2, TJ_FLOAT32), true, 2), TJ_ERR_INDEX,
+                      "aten::count_nonzero", "");
+}
+
+/* std_mean with its gradient, count_nonzero in both forms */
+static tj_status stats_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    const int64_t dim = 0;
+    tj_tensor *sd, *mn;
+    if (tj_std_mean(x, &dim, 1, -1, true, &sd, &mn) != TJ_OK) return tj_last_status();
+    tj_tensor *loss = tj_sum(tj_mul(sd, mn), TJ_DTYPE_NONE);
+    *n_out = 4;
+    out[0] = sd, out[1] = mn;
+    out[2] = tj_add(tj_count_nonzero_dim_intlist(tj_relu(x), &dim, 1), tj_count_nonzero_opt_dim(x, false, 0));
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[3]) : tj_last_status();
+}
+
+Test(opsbatch4, std_mean_and_count_nonzero_trace_replay_and_decompose)
+{
+    const int64_t s[2] = {4, 5};
+    tj_tensor *x = test_random_tensor(TJ_FLOAT64, 2, s, 5, -2, 2);
+    const char *want[] = {"aten.std_mean.correction(", "aten.count_nonzero.dim_IntList(", "aten.count_nonzero.default("};
+    test_expect_traced(stats_step, (tj_tensor *[]){x}, 1, 4, want, 3, NULL, 1e-12);
 }

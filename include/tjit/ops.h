@@ -2251,6 +2251,23 @@ tj_status tj_nanmedian_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor
 tj_tensor *tj_median(tj_tensor *self);
 tj_tensor *tj_nanmedian(tj_tensor *self);
 
+/** aten::std_mean.correction: (std, mean) of self over `dim` (ndim dims;
+ * NULL or none: every dim), std as tj_std (divisor max(0, N -
+ * correction), correction < 0 meaning None = 1, the root of the float64
+ * variance rounded once), mean as tj_var_mean's. New tensors of self's
+ * float dtype and the reduced shape (NULL pointers: not wanted). Errors as
+ * tj_var_mean's, naming aten::std_mean.correction. */
+tj_status tj_std_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim,
+                      tj_tensor **std, tj_tensor **mean);
+/** aten::count_nonzero.dim_IntList: the number of non-zero elements of
+ * self (nan counts, -0 does not) over `dim` (ndim dims; none: all), a new
+ * int64 tensor of the reduced shape (no keepdim); self any dtype.
+ * aten::count_nonzero (tj_count_nonzero_opt_dim: the name tj_count_nonzero
+ * is an internal helper's): over one dim, or all when !has_dim. Errors: TJ_ERR_INDEX for a dim out of range,
+ * TJ_ERR_INVALID_ARGUMENT for a dim listed twice. No gradient. */
+tj_tensor *tj_count_nonzero_dim_intlist(tj_tensor *self, const int64_t *dim, int ndim);
+tj_tensor *tj_count_nonzero_opt_dim(tj_tensor *self, bool has_dim, int64_t dim);
+
 #ifdef __cplusplus
 }
 #endif

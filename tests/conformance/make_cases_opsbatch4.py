@@ -8,7 +8,7 @@ bucketize, cummax, cummin, logcumsumexp) into OUTDIR
 Every argument is written positionally. Inputs are fixed values (seed 0 for
 the random ones); float outputs are computed in float64 from the same
 inputs and rounded to the output dtype, int64 outputs (positions, indices)
-are torch's. The (values, indices) operators write both outputs."""
+are torch's. The two-output operators write both outputs."""
 import json
 import os
 import sys
@@ -28,17 +28,20 @@ nan, inf = float("nan"), float("inf")
 
 
 def pair_case(name, op, args, note):
-    """A (values, indices) case: values from float64 copies rounded to the
-    input dtype, indices torch's own (float64 and the input dtype agree on
-    them for these inputs: asserted)."""
+    """A two-output case: values from float64 copies rounded to the input
+    dtype, int64 indices torch's own (float64 and the input dtype agree on
+    them for these inputs: asserted), a float second output (std_mean's
+    mean) from float64 too."""
     native = call(op, args)
     wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
     ref = call(op, wide)
-    assert torch.equal(ref[1], native[1]), name
+    second = native[1]
+    if second.is_floating_point(): second = ref[1].to(second.dtype)  # std_mean's mean
+    else: assert torch.equal(ref[1], second), name
     write_case(OUT, name, op, args, note, ref[0].to(native[0].dtype))
     base = str(op).replace("aten.", "").replace(".default", "")
     d = os.path.join(OUT, f"{base}__{name}")
-    np.save(os.path.join(d, "out1.npy"), native[1].contiguous().numpy())
+    np.save(os.path.join(d, "out1.npy"), second.contiguous().numpy())
     with open(os.path.join(d, "case.json")) as f:
         j = json.load(f)
     j["outputs"] = ["out0.npy", "out1.npy"]
@@ -159,3 +162,25 @@ for op in (A.median.default, A.nanmedian.default):
     case("0d", op, [torch.tensor(7.0, dtype=f64)], "0-dim")
 case("empty", A.median.default, [torch.zeros(0, dtype=f64)], "empty: nan")
 case("empty_f32", A.nanmedian.default, [torch.zeros(2, 0)], "empty: nan")
+
+# ---- std_mean.correction, count_nonzero ----
+SM = A.std_mean.correction
+sm_x = torch.randn(3, 4, 5, dtype=f64) * 3 + 1
+pair_case("dims_f64", SM, [sm_x, [0, 2], None, False], "two dims, correction None (1)")
+pair_case("all_f32", SM, [sm_x.to(f32), None, 0, True], "every dim, correction 0, keepdim")
+pair_case("c2_neg_dim", SM, [sm_x, [-1], 2, False], "correction 2 along the last dim")
+pair_case("big_correction", SM, [sm_x[:, :2], [1], 5, False], "correction past N: divisor 0, inf")
+pair_case("nan", SM, [torch.tensor([[1.0, nan, 2.0], [3.0, 4.0, 5.0]], dtype=f64), [1], 1, False], "nan propagates")
+pair_case("empty", SM, [torch.zeros(0, 3, dtype=f64), [0], 1, False], "an empty slice: nan")
+CN = A.count_nonzero.dim_IntList
+cn_x = torch.tensor([[[0.0, -0.0, nan, 1e-40], [inf, 0.0, 2.0, -3.0]], [[0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 1.0]]])
+case("dims", CN, [cn_x, [0, 2]], "nan and denormals count, -0 does not")
+case("all", CN, [cn_x, []], "[]: every dim")
+case("neg", CN, [cn_x.to(f64), [-1]], "the last dim, float64")
+case("i64", CN, [torch.tensor([[0, 5, 0], [7, 0, -2]]), [1]], "int64")
+case("bool", CN, [torch.tensor([[True, False], [True, True]]), [0]], "bool")
+case("empty", CN, [torch.zeros(0, 3), [0]], "empty: zeros")
+C0 = A.count_nonzero.default
+case("none", C0, [cn_x, None], "None: every dim")
+case("dim", C0, [cn_x, 1], "one dim")
+case("0d", C0, [torch.tensor(3.0), None], "0-dim")
