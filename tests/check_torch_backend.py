@@ -340,6 +340,35 @@ def check_linalg_solve():
                and all(close(x, y) for x, y in zip(gg, gw)), "loss %.5f / %.5f" % (got.item(), want.item()))
 
 
+def check_opsbatch4():
+    """Session 57's operators through tjit_fx.compile, plain and
+    decomposed: searches, running selections, order statistics and
+    statistics, with the gradient of the differentiable ones (make_fx of
+    torch.autograd.grad)."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 6)
+    x[1, 2] = x[1, 3]  # a tie
+    b = torch.linspace(-1, 1, 5)
+
+    def values(x, b):
+        return (torch.bucketize(x, b), torch.searchsorted(b, x, right=True), torch.cummax(x, 1).indices,
+                torch.logcumsumexp(x, 0), x.median(1).values, x.kthvalue(2, 0).indices,
+                torch.std_mean(x, 1)[0], torch.count_nonzero(x > 0, 1))
+
+    def grads(x):
+        x = x.detach().requires_grad_()
+        y = (torch.cummin(x, 1).values.sum() + torch.logcumsumexp(x, 1).sum() + x.median(0).values.sum()
+             + x.kthvalue(3, 1).values.sum() + torch.std_mean(x, 0)[0].sum() + x.nanmedian())
+        return torch.autograd.grad(y, x)
+
+    for decompose in (False, True):
+        tag = " (decomposed)" if decompose else ""
+        got, want = tjit_fx.compile(make_fx(values)(x, b), x, b, decompose=decompose)(x, b), values(x, b)
+        report("opsbatch4 values" + tag, all(close(g.double(), w.double()) for g, w in zip(got, want)))
+        got, want = tjit_fx.compile(make_fx(grads)(x), x, decompose=decompose)(x), grads(x)
+        report("opsbatch4 gradients" + tag, close(got[0], want[0]), "max |diff| %.2g" % (got[0] - want[0]).abs().max().item())
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -353,6 +382,7 @@ def main():
     check_transformer_encoder()
     check_embedding_bag()
     check_linalg_solve()
+    check_opsbatch4()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
