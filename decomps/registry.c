@@ -37,6 +37,7 @@ void tj_register_transformer_decompositions(void);
 void tj_register_lapack_decompositions(void);
 void tj_register_search_decompositions(void);
 void tj_register_stats_decompositions(void);
+void tj_register_shrink_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -74,4 +75,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_lapack_decompositions();
     tj_register_search_decompositions();
     tj_register_stats_decompositions();
+    tj_register_shrink_decompositions();
 }

@@ -86,3 +86,13 @@ tj_tensor *tj_count_nonzero_opt_dim(tj_tensor *self, bool has_dim, int64_t dim)
 {
     return CALL(count_nonzero, T(self), has_dim ? tj_v_int(dim) : tj_v_none());
 }
+tj_tensor *tj_hardshrink(tj_tensor *self, tj_value lambd) { return CALL(hardshrink, T(self), lambd); }
+tj_tensor *tj_softshrink(tj_tensor *self, tj_value lambd) { return CALL(softshrink, T(self), lambd); }
+tj_tensor *tj_hardshrink_backward(tj_tensor *grad_out, tj_tensor *self, tj_value lambd)
+{
+    return CALL(hardshrink_backward, T(grad_out), T(self), lambd);
+}
+tj_tensor *tj_softshrink_backward(tj_tensor *grad_output, tj_tensor *self, tj_value lambd)
+{
+    return CALL(softshrink_backward, T(grad_output), T(self), lambd);
+}

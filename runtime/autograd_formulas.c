@@ -2902,6 +2902,21 @@ FORMULA(d_median)
     return TJ_OK;
 }
 
+/* hardshrink / softshrink (derivatives.yaml 1.13): their backward
+ * operators; those differentiate as themselves in grad_output and as zeros
+ * in self */
+FORMULA(d_hardshrink) { gi[0] = tj_hardshrink_backward(g[0], ARG(0), c->args[1]); return TJ_OK; }
+FORMULA(d_softshrink) { gi[0] = tj_softshrink_backward(g[0], ARG(0), c->args[1]); return TJ_OK; }
+FORMULA(d_shrink_backward)
+{
+    tj_tensor *self = ARG(1);
+    if (NEED(0))
+        gi[0] = CALLED(hardshrink_backward) ? tj_hardshrink_backward(g[0], self, c->args[2])
+                                            : tj_softshrink_backward(g[0], self, c->args[2]);
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
+}
+
 /* ---- the table ---- */
 
 #define D(ident, fn) [TJ_OPI_##ident] = {fn, false, 0}
@@ -3077,7 +3092,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),
     D(kthvalue, d_kthvalue), D(median_dim, d_median_dim), D(nanmedian_dim, d_median_dim), D(median, d_median),
     D(nanmedian, d_median), D(std_mean_correction, d_std_mean), NONDIFF(count_nonzero_dim_IntList),
-    NONDIFF(count_nonzero),
+    NONDIFF(count_nonzero), D(hardshrink, d_hardshrink), D(softshrink, d_softshrink),
+    D(hardshrink_backward, d_shrink_backward), D(softshrink_backward, d_shrink_backward),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

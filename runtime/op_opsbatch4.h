@@ -1,6 +1,7 @@
 /* Session 57 (opsbatch4) operators (op_opsbatch4.def): searchsorted and
  * bucketize (op_search.c); cummax, cummin, logcumsumexp (op_cumulative.c); kthvalue, median and
- * nanmedian (op_select.c); std_mean, count_nonzero (op_stats.c). */
+ * nanmedian (op_select.c); std_mean, count_nonzero (op_stats.c); hardshrink,
+ * softshrink and their backward operators (op_shrink.c). */
 #ifndef TJIT_RUNTIME_OP_OPSBATCH4_H
 #define TJIT_RUNTIME_OP_OPSBATCH4_H
 
@@ -23,5 +24,10 @@ TJ_OP_DECLARE(nanmedian)
 TJ_OP_DECLARE(std_mean)
 TJ_OP_DECLARE(count_nonzero_dim_IntList)
 TJ_OP_DECLARE(count_nonzero)
+/* op_shrink.c */
+TJ_OP_DECLARE(hardshrink)
+TJ_OP_DECLARE(softshrink)
+TJ_OP_DECLARE(hardshrink_backward)
+TJ_OP_DECLARE(softshrink_backward)
 
 #endif

@@ -353,12 +353,13 @@ def check_opsbatch4():
     def values(x, b):
         return (torch.bucketize(x, b), torch.searchsorted(b, x, right=True), torch.cummax(x, 1).indices,
                 torch.logcumsumexp(x, 0), x.median(1).values, x.kthvalue(2, 0).indices,
-                torch.std_mean(x, 1)[0], torch.count_nonzero(x > 0, 1))
+                torch.std_mean(x, 1)[0], torch.count_nonzero(x > 0, 1), F.hardshrink(x), F.softshrink(x, 0.25))
 
     def grads(x):
         x = x.detach().requires_grad_()
         y = (torch.cummin(x, 1).values.sum() + torch.logcumsumexp(x, 1).sum() + x.median(0).values.sum()
-             + x.kthvalue(3, 1).values.sum() + torch.std_mean(x, 0)[0].sum() + x.nanmedian())
+             + x.kthvalue(3, 1).values.sum() + torch.std_mean(x, 0)[0].sum() + x.nanmedian()
+             + (F.hardshrink(x, 0.3) ** 2).sum() + (F.softshrink(x) * x).sum())
         return torch.autograd.grad(y, x)
 
     for decompose in (False, True):

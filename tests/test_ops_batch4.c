@@ -297,3 +297,39 @@ Test(opsbatch4, std_mean_and_count_nonzero_trace_replay_and_decompose)
     const char *want[] = {"aten.std_mean.correction(", "aten.count_nonzero.dim_IntList(", "aten.count_nonzero.default("};
     test_expect_traced(stats_step, (tj_tensor *[]){x}, 1, 4, want, 3, NULL, 1e-12);
 }
+
+/* ---- hardshrink, softshrink ---- */
+
+Test(opsbatch4, shrink_errors_name_the_operator)
+{
+    tj_tensor *i = tj_zeros(S34, 2, TJ_INT64), *x = tj_zeros(S34, 2, TJ_FLOAT32);
+    test_expect_error(tj_hardshrink(i, tj_v_float(0.5)), TJ_ERR_DTYPE, "aten::hardshrink", "'Long'");
+    test_expect_error(tj_softshrink(x, tj_v_float(-1)), TJ_ERR_INVALID_ARGUMENT, "aten::softshrink",
+                      "greater or equal to 0");
+    test_expect_error(tj_hardshrink_backward(tj_zeros(S34, 2, TJ_FLOAT64), x, tj_v_float(0.5)), TJ_ERR_DTYPE,
+                      "aten::hardshrink_backward", "same dtype");
+    test_expect_error(tj_softshrink_backward(tj_zeros((const int64_t[]){2}, 1, TJ_FLOAT32), x, tj_v_float(0.5)),
+                      TJ_ERR_SHAPE, "aten::softshrink_backward", "");
+}
+
+/* hardshrink and softshrink with their gradients and double backward */
+static tj_status shrink_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *h = tj_hardshrink(x, tj_v_float(0.5)), *s = tj_softshrink(x, tj_v_int(1));
+    tj_tensor *loss = tj_sum(tj_add(tj_mul(h, h), tj_mul(s, x)), TJ_DTYPE_NONE);
+    *n_out = 3;
+    out[0] = h, out[1] = s;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[2]) : tj_last_status();
+}
+
+Test(opsbatch4, shrinks_trace_with_their_gradients_replay_and_decompose)
+{
+    const int64_t s[2] = {4, 5};
+    tj_tensor *x = test_random_tensor(TJ_FLOAT32, 2, s, 9, -2, 2);
+    const char *want[] = {"aten.hardshrink.default(", "aten.softshrink.default(", "aten.hardshrink_backward.default(",
+                          "aten.softshrink_backward.default("};
+    test_expect_traced(shrink_step, (tj_tensor *[]){x}, 1, 3, want, 4, NULL, 0);
+}

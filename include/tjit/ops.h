@@ -2268,6 +2268,23 @@ tj_status tj_std_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t cor
 tj_tensor *tj_count_nonzero_dim_intlist(tj_tensor *self, const int64_t *dim, int ndim);
 tj_tensor *tj_count_nonzero_opt_dim(tj_tensor *self, bool has_dim, int64_t dim);
 
+/** aten::hardshrink: 0 where -lambd <= self <= lambd, else self (nan kept);
+ * aten::softshrink (tj_softshrink): self - lambd above lambd, self + lambd
+ * below -lambd, else 0 (nan gives 0), as ATen 1.13's CPU kernels; lambd
+ * converted to self's dtype. self float32 / float64, any shape; a new
+ * tensor of its shape and dtype. Gradients: the backward operators below.
+ * Errors: TJ_ERR_DTYPE for int64 / bool self; softshrink:
+ * TJ_ERR_INVALID_ARGUMENT for lambd < 0. */
+tj_tensor *tj_hardshrink(tj_tensor *self, tj_value lambd);
+tj_tensor *tj_softshrink(tj_tensor *self, tj_value lambd);
+/** aten::hardshrink_backward / aten::softshrink_backward: 0 where -lambd <=
+ * self <= lambd, else grad_output (both operators' gradient, as ATen's
+ * shrink_backward). grad_output of self's float dtype, the two shapes
+ * broadcasting together (the result's). Errors: TJ_ERR_DTYPE for other
+ * dtypes, TJ_ERR_SHAPE for shapes that do not broadcast. */
+tj_tensor *tj_hardshrink_backward(tj_tensor *grad_out, tj_tensor *self, tj_value lambd);
+tj_tensor *tj_softshrink_backward(tj_tensor *grad_output, tj_tensor *self, tj_value lambd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -184,3 +184,20 @@ C0 = A.count_nonzero.default
 case("none", C0, [cn_x, None], "None: every dim")
 case("dim", C0, [cn_x, 1], "one dim")
 case("0d", C0, [torch.tensor(3.0), None], "0-dim")
+
+# ---- hardshrink, softshrink and their backward operators ----
+sh_x = torch.tensor([-1.0, -0.5, -0.25, -0.0, 0.0, 0.3, 0.5, 0.7, nan, inf, -inf, 2.0])
+sh_r = torch.randn(3, 4, 5, dtype=f64)
+sh_g = torch.randn(3, 4, 5, dtype=f64)
+for op in (A.hardshrink.default, A.softshrink.default):
+    case("edges_f32", op, [sh_x, 0.5], "the bounds, signed zeros, nan and infinities")
+    case("rand_f64", op, [sh_r, 0.75], "float64")
+    case("int_lambd", op, [sh_r.to(f32) * 3, 2], "an int lambd")
+    case("lambd0", op, [sh_x.to(f64), 0.0], "lambd 0")
+    case("strided", op, [sh_r.transpose(0, 2), 0.5], "a transposed self")
+    case("0d", op, [torch.tensor(-0.6, dtype=f64), 0.5], "0-dim")
+    case("empty", op, [torch.zeros(0, 3), 0.5], "empty")
+for op in (A.hardshrink_backward.default, A.softshrink_backward.default):
+    case("edges_f32", op, [torch.arange(12.0) - 5, sh_x, 0.5], "the bounds, nan and infinities")
+    case("rand_f64", op, [sh_g, sh_r, 0.75], "float64")
+    case("bcast_grad", op, [sh_g[0, 0], sh_r, 0.5], "grad_output [5] against self [3, 4, 5]")
