@@ -2830,7 +2830,7 @@ FORMULA(d_euclidean_dist)
     return TJ_OK;
 }
 
-/* ---- session 57 (opsbatch4) ---- */
+/* ---- searches, running and order selections, std_mean, shrinks (op_search_select.def) ---- */
 
 /* cummax / cummin (derivatives.yaml 1.13: cummaxmin_backward(grad, self,
  * indices, dim)): the gradient scattered-added into zeros at the indices;
@@ -3079,7 +3079,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 56 (ops56); _cdist_backward has none (not_implemented in 1.13) */
     D_NO_SELF(im2col, d_im2col), D_NO_SELF(col2im, d_col2im), D(_cdist_forward, d_cdist_forward),
     D(_euclidean_dist, d_euclidean_dist),
-    /* session 57 (embbag): offset2bag, bag_size, max_indices have no gradient */
+    /* _embedding_bag: offset2bag, bag_size, max_indices have no gradient */
     D_OUTS(_embedding_bag, d_embedding_bag, 0xeu),
     NONDIFF(repeat_interleave_Tensor),
     /* LAPACK operators (autograd_lapack.c); linalg_lu_solve has none (PyTorch's is not written here) */
@@ -3087,7 +3087,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(linalg_inv_ex, tj_grad_linalg_inv_ex, 2u), D_OUTS(_linalg_det, tj_grad__linalg_det, 6u),
     D_OUTS(_linalg_slogdet, tj_grad__linalg_slogdet, 0xcu),
     D_OUTS(linalg_cholesky_ex, tj_grad_linalg_cholesky_ex, 2u), D(cholesky_solve, tj_grad_cholesky_solve),
-    /* session 57 (opsbatch4) */
+    /* op_search_select.def */
     NONDIFF(searchsorted_Tensor), NONDIFF(searchsorted_Scalar), NONDIFF(bucketize_Tensor), NONDIFF(bucketize_Scalar),
     D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),
     D(kthvalue, d_kthvalue), D(median_dim, d_median_dim), D(nanmedian_dim, d_median_dim), D(median, d_median),

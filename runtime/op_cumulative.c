@@ -6,7 +6,7 @@
 #include "contig.h"
 #include "iter.h"
 #include "kernels/cumulative.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 
 #define CUMMAX "aten::cummax"
 #define CUMMIN "aten::cummin"

@@ -20,6 +20,6 @@
 #include "op_masked.h"
 #include "op_transformer.h"
 #include "op_lapack.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 
 #endif

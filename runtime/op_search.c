@@ -11,7 +11,7 @@
 #include "contig.h"
 #include "iter.h"
 #include "kernels/searchsorted.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 #include "op_view.h"
 
 #define SEARCHSORTED "aten::searchsorted.Tensor"

@@ -9,7 +9,7 @@
 #include "contig.h"
 #include "iter.h"
 #include "kernels/select.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 
 #define KTHVALUE "aten::kthvalue"
 #define MEDIAN_DIM "aten::median.dim"

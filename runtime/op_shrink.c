@@ -6,7 +6,7 @@
 
 #include "iter.h"
 #include "kernels/shrink.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 
 #define HARDSHRINK "aten::hardshrink"
 #define SOFTSHRINK "aten::softshrink"

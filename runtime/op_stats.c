@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "contig.h"
-#include "op_opsbatch4.h"
+#include "op_search_select.h"
 #include "op_reduction.h"
 
 #define STD_MEAN "aten::std_mean.correction"

@@ -2174,7 +2174,7 @@ tj_status tj__fused_adamw_step(tj_tensor *self, tj_tensor *grad, tj_tensor *exp_
 tj_status tj__fused_sgd_step(tj_tensor *self, tj_tensor *grad, tj_tensor *momentum_buffer, double lr, double momentum,
                              double dampening, double weight_decay, bool nesterov, bool maximize, tj_tensor **outs);
 
-/* ---- session 57 (opsbatch4): searches and running selections ---- */
+/* ---- searches and running selections (op_search_select.def) ---- */
 /** aten::searchsorted.Tensor: for each element of self, the position in
  * sorted_sequence (1-D: one row for all of self; N-D: self's leading dims,
  * one row per row of self) where it would be inserted to keep the row

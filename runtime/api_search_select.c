@@ -1,4 +1,5 @@
-/* The typed API of session 57's operators (include/tjit/ops.h, "opsbatch4"). */
+/* The typed API of op_search_select.def's operators (include/tjit/ops.h:
+ * searches and running selections). */
 #include "internal.h"
 
 static tj_tensor *call1(const tj_op *op, const tj_value *args)

@@ -1,9 +1,9 @@
-/* Session 57 (opsbatch4) operators (op_opsbatch4.def): searchsorted and
+/* Searches, running and order selections and their neighbours (op_search_select.def): searchsorted and
  * bucketize (op_search.c); cummax, cummin, logcumsumexp (op_cumulative.c); kthvalue, median and
  * nanmedian (op_select.c); std_mean, count_nonzero (op_stats.c); hardshrink,
  * softshrink and their backward operators (op_shrink.c). */
-#ifndef TJIT_RUNTIME_OP_OPSBATCH4_H
-#define TJIT_RUNTIME_OP_OPSBATCH4_H
+#ifndef TJIT_RUNTIME_OP_SEARCH_SELECT_H
+#define TJIT_RUNTIME_OP_SEARCH_SELECT_H
 
 #include "internal.h"
 
