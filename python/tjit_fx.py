@@ -19,7 +19,8 @@ unbind / unsafe_split one view call each; _reshape_alias is written as view,
 nested outputs flattened, placeholders of Python scalars that make_fx baked
 into the calls (f(x, 2.0): the graph reads 2.0, not the placeholder) left out,
 a masked_select that only whole sums and means read (label smoothing's)
-written in a static form (_selection_reduced), and a result nothing reads of a call that writes
+written in a static form (_selection_reduced), torch.linalg's
+_linalg_check_errors written as check_errors=True on the call it checks, and a result nothing reads of a call that writes
 nothing is left out (as detach, or BatchNorm's empty uint8 tensor); keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
 pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
@@ -225,8 +226,9 @@ def _pieces(node, slots):
             for k in sorted(slots.get(node, {}))]
 
 
-def _call(node, slots, ops):
-    """"%a = aten.op.overload(args)", several results unpacked as tjit does."""
+def _call(node, slots, ops, checked=()):
+    """"%a = aten.op.overload(args)", several results unpacked as tjit does;
+    with check_errors=True for a node in `checked` (_checked_calls)."""
     if not isinstance(node.target, torch._ops.OpOverload):
         hint = " (make_fx's symbolic mode: trace with real or fake tensors)" if "sym_" in str(node.target) else ""
         raise ValueError("%s: %s is no ATen operator overload%s" % (node.name, node.target, hint))
@@ -242,12 +244,34 @@ def _call(node, slots, ops):
     else:
         names = "%" + node.name if len(returns) == 1 else ", ".join(["_"] * len(returns))
     args = [_arg(node, a) for a in node.args] + _kwargs(node)
+    if node in checked:
+        args = [a for a in args if not a.startswith("check_errors =")] + ["check_errors = True"]
     if target == "aten.repeat_interleave.Tensor" and node.kwargs.get("output_size") is None:
         # a size read from the counts' values, which tjit's static-shape
         # graphs do not have: the traced one (a run with counts of another
         # sum is refused by the kernel)
         args = [a for a in args if not a.startswith("output_size")] + ["output_size = %d" % _shape(node)[0]]
     return "    %s = %s(%s)" % (names, target, ", ".join(args))
+
+
+def _checked_calls(gm):
+    """The calls whose info result a _linalg_check_errors node checks (torch
+    1.13's linalg.solve, inv, cholesky: an _ex operator, then the check).
+    tjit's text has no call without results, so the exporter writes the _ex
+    call with check_errors=True instead, which raises as the check would;
+    a check of anything else raises ValueError rather than being lost."""
+    checked = set()
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or str(n.target) != "aten._linalg_check_errors.default":
+            continue
+        info = n.args[0]
+        source = info.args[0] if isinstance(info, torch.fx.Node) and info.target is operator.getitem else None
+        schema = getattr(getattr(source, "target", None), "_schema", None)
+        if schema is None or "check_errors" not in [a.name for a in schema.arguments]:
+            raise ValueError("%s: checks %s, which no call with a check_errors argument returns: tjit's text "
+                             "cannot hold the check" % (n.name, info))
+        checked.add(source)
+    return checked
 
 
 def _selection_reduced(node):
@@ -325,7 +349,7 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
     examples = list(examples) + [_attribute(gm, n) for n in attributes]
     header = ", ".join("%%%s : %s" % (n.name, _placeholder_type(n, x))
                        for n, x in zip(placeholders + list(attributes), examples) if not _baked(n, x))
-    lines, blocks, slots = ["graph(%s):" % header], [], _getitems(gm)
+    lines, blocks, slots, checked = ["graph(%s):" % header], [], _getitems(gm), _checked_calls(gm)
     for n in gm.graph.nodes:
         if n.op == "get_attr":
             if n not in attributes:
@@ -340,7 +364,7 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
             elif str(n.target) == "aten.mean.default" and _selection_reduced(n.args[0]):
                 lines += _selection_mean(n)
             else:
-                lines.append(_call(n, slots, ops))
+                lines.append(_call(n, slots, ops, checked))
         elif n.op == "output":
             lines.append(_output(returned(tree_flatten(n.args[0])[0])))  # an LSTM's (output, (h, c))
         elif n.op not in ("placeholder", "call_function"):

@@ -242,6 +242,13 @@ def check_exporter_edges():
         loss.backward()
     report("label smoothing (a mean of masked_select) forward and backward", close(losses[0], losses[1])
            and close(net.weight.grad, reference.weight.grad))
+    a, b = torch.randn(3, 3, dtype=torch.float64), torch.randn(3, dtype=torch.float64)
+    solve = tjit_fx.compile(make_fx(torch.linalg.solve)(a, b), a, b)
+    try:
+        solve(torch.zeros(3, 3, dtype=torch.float64), b)
+        report("a singular matrix raises, as torch.linalg.solve's _linalg_check_errors does", False)
+    except tjit.TjitError as e:
+        report("a singular matrix raises, as torch.linalg.solve's _linalg_check_errors does", "singular" in str(e), str(e))
     m = torch.randn(4, 6)
     mm = tjit_fx.compile(make_fx(torch.mm)(m[:, :3], m[:3, :4]), m[:, :3], m[:3, :4])
     report("strided tensors lent as they are", close(mm(m[:, 1:4], m[1:4, 2:]), m[:, 1:4] @ m[1:4, 2:]))

@@ -162,6 +162,10 @@ def cases():
                                      torch.randn(5, 4).requires_grad_(), torch.tensor([1, 4, 2]))
     yield "smoothed_cross_entropy", smoothed_cross_entropy, (torch.randn(4, 5), torch.tensor([4, -100, 2, 0]))
     yield "scaled", scaled, (torch.randn(3), 2.5, 1)
+    # torch.linalg.solve records _linalg_solve_ex, then _linalg_check_errors on its info: written as
+    # check_errors=True on the solve
+    a = torch.randn(3, 3, dtype=torch.float64) + 3 * torch.eye(3, dtype=torch.float64)
+    yield "linalg_solve_checked", torch.linalg.solve, (a, torch.randn(3, 2, dtype=torch.float64))
 
 
 def check_errors():

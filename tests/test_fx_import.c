@@ -211,3 +211,8 @@ Test(fx_import, label_smoothing_mean_of_a_selection_in_a_static_form)
 /* Python scalars given to the traced function are baked into its calls:
  * their placeholders, read by none, are left out of the text. */
 Test(fx_import, python_scalars_baked_into_the_graph) { expect_replays_like_torch("scaled"); }
+
+/* torch.linalg.solve records _linalg_solve_ex and _linalg_check_errors on
+ * its info, a call without results: the exporter writes the solve with
+ * check_errors=True, which raises as the check does. */
+Test(fx_import, linalg_solve_with_its_check_as_check_errors) { expect_replays_like_torch("linalg_solve_checked"); }
