@@ -167,14 +167,17 @@ def _count_write(x):
         x.as_strided((0,), (1,)).zero_()  # in place on an empty view of x: no element written
 
 
-def _lend(x, what, want, copy_allowed, output):
+def _lend(x, what, want, written):
     """(array, address, strides) for passing x (a NumPy array or a torch
     tensor of the type `want`, (dtype name, shape)) to tj_plan_run_ctx_memory:
-    x itself or, when tjit cannot use x's memory as it is and copy_allowed,
-    a copy that the caller keeps for the call; the address of its first
+    x itself or, when tjit cannot use x's memory as it is and does not write
+    it, a copy that the caller keeps for the call; the address of its first
     element; its strides in elements, or None when contiguous. what
-    ("input 2") names x in messages. An output that requires grad is refused
-    while grad mode is on."""
+    ("input 2") names x in messages. written: tjit writes x (an out= array,
+    or an input the graph updates in place); what torch would not let an
+    in-place operator write is refused: a tensor that requires grad while
+    grad mode is on (autograd cannot follow tjit's write), an inference
+    tensor outside inference mode, a NumPy scalar (a copy)."""
     torch = sys.modules.get("torch")  # imported by whoever made a torch tensor
     if torch is not None and isinstance(x, torch.Tensor):
         _check_type(x, what, want)
@@ -182,22 +185,26 @@ def _lend(x, what, want, copy_allowed, output):
             raise TjitError("plan: %s is a tensor on %s with layout %s; tjit takes strided CPU tensors"
                             % (what, x.device, x.layout))
         if x.is_neg():  # its memory holds -x
-            x = _copy(x, what, "a negated view (as z.conj().imag)", copy_allowed).resolve_neg()
-        if output and x.requires_grad and torch.is_grad_enabled():
-            raise TjitError("plan: %s requires grad: tjit writes it as an out= argument, which autograd cannot "
-                            "follow (as torch's out= functions refuse)" % what)
+            x = _copy(x, what, "a negated view (as z.conj().imag)", written).resolve_neg()
+        if written and x.requires_grad and torch.is_grad_enabled():
+            raise TjitError("plan: %s requires grad, and tjit writes it (an out= argument, or an input the graph "
+                            "updates in place), which autograd cannot follow (call under torch.no_grad())" % what)
+        if written and x.is_inference() and not torch.is_inference_mode_enabled():
+            raise TjitError("plan: %s is an inference tensor, and tjit writes it: torch updates those in "
+                            "inference mode only" % what)
         return x, x.data_ptr(), None if x.is_contiguous() else x.stride()
     if type(x).__module__ != "numpy":
         raise TjitError("plan: %s is %s, not a NumPy array or a torch tensor" % (what, type(x).__name__))
     import numpy
-    x = numpy.asarray(x)  # a NumPy scalar; an array stays itself
+    if not isinstance(x, numpy.ndarray):
+        x = numpy.asarray(_copy(x, what, "a NumPy scalar (a copy for tjit)", written))
     _check_type(x, what, want)
     if not x.flags.writeable:
-        x = _copy(x, what, "read-only", copy_allowed).copy()
+        x = _copy(x, what, "read-only", written).copy()
     elif not x.flags.aligned:
-        x = _copy(x, what, "not aligned to its elements", copy_allowed).copy()
+        x = _copy(x, what, "not aligned to its elements", written).copy()
     elif any(s < 0 and n > 1 for s, n in zip(x.strides, x.shape)):
-        x = _copy(x, what, "a view with negative strides", copy_allowed).copy()
+        x = _copy(x, what, "a view with negative strides", written).copy()
     return x, x.ctypes.data, None if x.flags.c_contiguous else tuple(s // x.itemsize for s in x.strides)
 
 
@@ -210,10 +217,10 @@ def _check_type(x, what, want):
                         % (what, dtype, list(x.shape), want[0], list(want[1])))
 
 
-def _copy(x, what, reason, allowed):
+def _copy(x, what, reason, written):
     """x, which tjit cannot use as it is for `reason`, to be copied when
-    allowed (an input only read); refused when tjit would write it."""
-    if not allowed:
+    only read; refused when tjit writes it (the write would be lost)."""
+    if written:
         raise TjitError("plan: %s is %s, and tjit writes it (an output, or an input the graph updates in place)"
                         % (what, reason))
     return x
@@ -265,20 +272,24 @@ class Plan:
         a torch tensor with its negative bit set) is copied when it is an
         input only read, refused as an output or an input the graph writes.
         As torch's own in-place and out= operators, tjit's writes into torch
-        tensors count in their version counters, and an `out` tensor that
-        requires grad is refused while grad mode is on. Threads may call one
+        tensors count in their version counters, and a tensor tjit writes
+        (an `out`, or an input the graph updates) that requires grad is
+        refused while grad mode is on, as an inference tensor outside
+        inference mode. Threads may call one
         plan at once: each call runs on a context of its own. The call keeps
         no reference to the arrays."""
         n, types = len(inputs), self.input_types
         if n != len(types):
             raise TjitError("plan: %d inputs given, the graph takes %d" % (n, len(types)))
+        if out is not None and not isinstance(out, (list, tuple)):
+            raise TjitError("plan: out= takes a list of arrays, one per output, not %s" % type(out).__name__)
         written = list(out or [])  # the caller's tensors tjit writes (new outputs have no history to guard)
         if out is None:
             out = _empties(self.output_types, inputs)
         elif len(out) != len(self.output_types):
             raise TjitError("plan: %d outputs given, the graph returns %d" % (len(out), len(self.output_types)))
-        lent = [_lend(x, "input %d" % k, types[k], k not in self._writes, False) for k, x in enumerate(inputs)]
-        lent += [_lend(x, "output %d" % k, self.output_types[k], False, True) for k, x in enumerate(out)]
+        lent = [_lend(x, "input %d" % k, types[k], k in self._writes) for k, x in enumerate(inputs)]
+        lent += [_lend(x, "output %d" % k, self.output_types[k], True) for k, x in enumerate(out)]
         strides = None
         if any(s is not None for _, _, s in lent):
             strides = self._strides()

@@ -27,6 +27,7 @@ pin_memory=False, memory_format=contiguous/preserve) are dropped, and any
 other value of them raises ValueError naming the node, as do dtypes,
 operators and node kinds the text cannot hold. Standard library and torch
 (1.13) only."""
+import math
 import operator
 import os
 import re
@@ -194,7 +195,10 @@ def _getitems(gm):
 
 
 def _shape(node):
-    """The shape of a value, from the meta make_fx gives every node."""
+    """The shape of a value, from the meta make_fx gives every node (a
+    get_attr tensor, which has none: from the tensor)."""
+    if node.op == "get_attr":
+        return list(operator.attrgetter(node.target)(node.graph.owning_module).shape)
     meta = node.meta.get("val", node.meta.get("tensor_meta"))
     if meta is None:
         raise ValueError("%s: no 'val' or 'tensor_meta' in its meta: its shape is unknown" % node.name)
@@ -485,7 +489,8 @@ def compile(gm, *example_inputs, decompose=False, freeze=False, differentiable=T
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     examples = tree_flatten(list(example_inputs))[0] or [None] * len(placeholders)
     baked = {k: _example(n, x) for k, (n, x) in enumerate(zip(placeholders, examples)) if _baked(n, x)}
-    warned, traced = [], []  # of outputs without autograd history, once; the aot_module of gm, once made
+    # of outputs without autograd history, once; aot_module of gm per pattern of inputs requiring grad
+    warned, traced = [], {}
     # why a call in grad mode cannot run gm through aot_module, or None
     undifferentiable = ("frozen" if freeze else "made with differentiable=False" if not differentiable else
                         "writing its inputs in place (BatchNorm's running statistics), which AOTAutograd 1.13 "
@@ -500,16 +505,23 @@ def compile(gm, *example_inputs, decompose=False, freeze=False, differentiable=T
     pytree_info = getattr(gm.graph._codegen, "pytree_info", None)  # make_fx of a function taking or returning nests
     if pytree_info is not None and pytree_info.out_spec is not None:
         spec = pytree_info.out_spec
+    in_spec = pytree_info.in_spec if pytree_info is not None else None
+    # parameters frozen into the plan that require grad: their gradients are lost, as for an input's
+    frozen_grad = freeze and any(p.requires_grad for p in gm.parameters())
 
     def run(*args):
-        flat = args if all(isinstance(a, torch.Tensor) for a in args) else tree_flatten(list(args))[0]
+        if all(isinstance(a, torch.Tensor) for a in args):
+            flat = args
+        else:  # by the traced structure, as gm flattens them: a dict by its keys, not their order
+            flat = torch.fx._pytree.tree_flatten_spec(list(args), in_spec) if in_spec else tree_flatten(list(args))[0]
         tensors = _unbaked(flat, baked, placeholders) if baked else flat
         params = [read(gm) for read in readers]
-        if torch.is_grad_enabled() and any(t.requires_grad for t in list(tensors) + params):
+        grads = tuple(getattr(t, "requires_grad", False) for t in list(tensors) + params)
+        if torch.is_grad_enabled() and (frozen_grad or any(grads)):
             if not undifferentiable:
-                if not traced:
-                    traced.append(aot_module(gm, decompose=decompose))
-                return traced[0](*args)
+                if grads not in traced:  # functorch 1.13 traces once, for the first call's inputs requiring grad
+                    traced[grads] = aot_module(gm, decompose=decompose)
+                return traced[grads](*args)
             if not warned:
                 warned.append(True)
                 warnings.warn("tjit_fx.compile: inputs require grad, the outputs of a function %s do not "
@@ -536,6 +548,7 @@ def _parse(text, gm):
         lines = text.split("\n")
         name = found and int(found.group(1)) <= len(lines) and re.match(r"\s*%(\w+)", lines[int(found.group(1)) - 1])
         node = name and next((n for n in gm.graph.nodes if n.name == name.group(1)), None)
+        node = node.args[0] if node and node.target is operator.getitem else node  # one of a call's results
         if not node:
             raise
         raise tjit.TjitError("node %s (%s): %s" % (node.name, node.target, found.group(2))) from None
@@ -546,11 +559,24 @@ def _unbaked(flat, baked, placeholders):
     checked against its traced value: the graph holds that value, so another
     would be silently ignored."""
     for k, value in baked.items():
-        if not (flat[k] is value or (type(flat[k]) is type(value) and flat[k] == value)):
-            raise ValueError("placeholder %s: %r now, %r when traced: make_fx wrote the traced value into the "
-                             "graph (trace again for another, or pass it as a tensor)"
-                             % (placeholders[k].name, flat[k], value))
+        if not _same_scalar(flat[k], value):
+            raise ValueError("placeholder %s: %r (%s) now, %r (%s) when traced: make_fx wrote the traced value "
+                             "into the graph (trace again for another, or pass it as a tensor)"
+                             % (placeholders[k].name, flat[k], type(flat[k]).__name__, value, type(value).__name__))
     return [x for k, x in enumerate(flat) if k not in baked]
+
+
+def _same_scalar(a, b):
+    """Whether a call's Python scalar a is the traced b: of one type (2 and
+    2.0, True and 1 give other dtypes), equal, a float's sign too (x / -0.0
+    is not x / 0.0), nan as nan."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (a != a and b != b)
+    return a == b
 
 
 def _aot_compilers(decompose):

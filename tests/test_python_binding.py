@@ -168,6 +168,16 @@ class Binding(unittest.TestCase):
                 both(a, b)
             np.testing.assert_array_equal(a, [0, 0, 0], "first call: %s" % first_call)
 
+    def test_numpy_scalars_and_out_that_tjit_would_write_into_a_copy_are_refused(self):
+        scale = tjit.Graph("graph(%x : f32[]):\n    %mul = aten.mul.Tensor(%x, 3)\n    return (%mul,)\n").compile()
+        with self.assertRaisesRegex(tjit.TjitError, "output 0 is a NumPy scalar .*, and tjit writes it"):
+            scale(np.float32(2), out=[np.float32(0)])
+        with self.assertRaisesRegex(tjit.TjitError, "out= takes a list of arrays, one per output, not ndarray"):
+            scale(np.float32(2), out=np.zeros((), np.float32))
+        got = np.zeros((), np.float32)
+        scale(np.float32(2), out=[got])
+        self.assertEqual(got, 6)
+
     def test_what_tjit_cannot_take_is_named(self):
         cases = [((1.0, Y), "input 0 is float, not a NumPy array"),
                  (([1, 2, 3], Y), "input 0 is list"),
