@@ -20,12 +20,22 @@ def call(op, args):
     return op(*pos, **kw)
 
 
+def widened(args):
+    """args with float64 copies of the floating-point tensors."""
+    return [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
 def float64_reference(op, args):
     """op computed on float64 copies of the floating-point tensors, rounded
     to the dtype of op on args themselves."""
     native = call(op, args)
-    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-    return call(op, wide).to(native.dtype)
+    return call(op, widened(args)).to(native.dtype)
+
+
+def saved(t):
+    """t as a case file holds it: contiguous, int32 as int64 (tjit's dtype
+    for torch's int32 pivots and info)."""
+    return (t.long() if t.dtype == torch.int32 else t).contiguous().numpy()
 
 
 def json_arg(a):
@@ -38,7 +48,9 @@ def json_arg(a):
 def write_case(out, name, op, args, note, expected):
     """The case OUT/BASE__NAME of op (BASE: its name without "aten." and
     ".default") with every schema argument in args; its expected output is
-    `expected` (a tensor, whose dtype sets the tolerances)."""
+    `expected`, a tensor, or a list of them for an operator with several
+    results (None for one torch leaves undefined: null in case.json); the
+    first one's dtype sets the tolerances."""
     assert len(args) == len(op._schema.arguments)
     base = str(op).replace("aten.", "").replace(".default", "")
     d = os.path.join(out, f"{base}__{name}")
@@ -47,21 +59,26 @@ def write_case(out, name, op, args, note, expected):
     for a in args:
         if isinstance(a, torch.Tensor):
             fn = f"in{n}.npy"; n += 1
-            np.save(os.path.join(d, fn), a.contiguous().numpy())
+            np.save(os.path.join(d, fn), saved(a))
             jargs.append({"tensor": fn})
         elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
             names = []  # a Tensor?[] (index, index_put): None entries as null
             for t in a:
                 if t is None: names.append(None); continue
                 fn = f"in{n}.npy"; n += 1
-                np.save(os.path.join(d, fn), t.contiguous().numpy())
+                np.save(os.path.join(d, fn), saved(t))
                 names.append(fn)
             jargs.append({"tensors": names})
         else:
             jargs.append(json_arg(a))
-    np.save(os.path.join(d, "out0.npy"), expected.contiguous().numpy())
-    rtol, atol = (1e-5, 1e-6) if expected.dtype == torch.float32 else (1e-10, 1e-12)
-    j = {"op": "aten::" + base, "args": jargs, "outputs": ["out0.npy"], "rtol": rtol, "atol": atol, "note": note}
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    outputs = []
+    for k, e in enumerate(expected):
+        outputs.append(None if e is None else f"out{k}.npy")
+        if e is not None:
+            np.save(os.path.join(d, outputs[k]), saved(e))
+    rtol, atol = (1e-5, 1e-6) if expected[0].dtype == torch.float32 else (1e-10, 1e-12)
+    j = {"op": "aten::" + base, "args": jargs, "outputs": outputs, "rtol": rtol, "atol": atol, "note": note}
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(j, f, indent=0)
 

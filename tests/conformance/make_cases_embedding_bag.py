@@ -13,15 +13,13 @@ to the output dtype; the int64 outputs of the forward (offset2bag, bag_size,
 max_indices) are torch's own on the inputs as given (float32 sum without
 padding_idx returns an empty offset2bag). The gradients' saved inputs
 (offset2bag, bag_size, max_indices) are torch's float64 forward results."""
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import reference_cases, write_case  # noqa: E402
+from case_writer import reference_cases, widened, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 case = reference_cases(OUT)
@@ -31,25 +29,12 @@ torch.manual_seed(0)
 SUM, MEAN, MAX = 0, 1, 2
 
 
-def wide(args):
-    return [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-
-
 def forward_case(name, op, args, note):
     """A case with the four outputs: out0 from float64, rounded; the int64
     ones torch's on args as given."""
     native = op(*args)
-    ref = op(*wide(args))
-    write_case(OUT, name, op, args, note, ref[0].to(native[0].dtype))
-    base = str(op).replace("aten.", "").replace(".default", "")
-    d = os.path.join(OUT, f"{base}__{name}")
-    for k in (1, 2, 3):
-        np.save(os.path.join(d, f"out{k}.npy"), native[k].contiguous().numpy())
-    with open(os.path.join(d, "case.json")) as f:
-        j = json.load(f)
-    j["outputs"] = [f"out{k}.npy" for k in range(4)]
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    ref = op(*widened(args))
+    write_case(OUT, name, op, args, note, [ref[0].to(native[0].dtype), *native[1:4]])
 
 
 # weight rows with ties (rows 3 and 7 equal in column 0), negatives, and

@@ -18,15 +18,13 @@ its formula calls: linalg_solve_triangular's of linalg_solve_triangular
 forward's LU and pivots (adjoint False: a contiguous A is factored as A^T).
 The format's inputs are contiguous, so there is no case of a strided A (whose
 LU torch computes of A itself): tests/test_linalg_lapack.c has those."""
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import call, json_arg  # noqa: E402
+from case_writer import call, widened, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 A_ = torch.ops.aten
@@ -35,33 +33,14 @@ torch.manual_seed(0)
 
 
 def case(name, op, args, note):
-    """The case of op (every schema argument in args) with one output file
-    per return: floats computed in float64 and rounded to the dtype of op
-    on args themselves, int32 returns (pivots, info) as int64."""
+    """The case of op (every schema argument in args), one output file per
+    return: floats computed in float64 and rounded to the dtype of op on
+    args themselves, int32 returns (pivots, info) as int64 (write_case)."""
     native = call(op, args)
-    wide = call(op, [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args])
+    wide = call(op, widened(args))
     native = native if isinstance(native, tuple) else (native,)
     wide = wide if isinstance(wide, tuple) else (wide,)
-    base = str(op).replace("aten.", "").replace(".default", "")
-    d = os.path.join(OUT, f"{base}__{name}")
-    os.makedirs(d, exist_ok=False)
-    jargs, n = [], 0
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            fn = f"in{n}.npy"; n += 1
-            np.save(os.path.join(d, fn), (a.long() if a.dtype == torch.int32 else a).contiguous().numpy())
-            jargs.append({"tensor": fn})
-        else:
-            jargs.append(json_arg(a))
-    outs = []
-    for k, (nat, w) in enumerate(zip(native, wide)):
-        e = w.to(nat.dtype) if nat.is_floating_point() else nat.long()
-        np.save(os.path.join(d, f"out{k}.npy"), e.contiguous().numpy())
-        outs.append(f"out{k}.npy")
-    rtol, atol = (1e-5, 1e-6) if native[0].dtype == f32 else (1e-10, 1e-12)
-    j = {"op": "aten::" + base, "args": jargs, "outputs": outs, "rtol": rtol, "atol": atol, "note": note}
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    write_case(OUT, name, op, args, note, [w.to(n.dtype) if n.is_floating_point() else n for n, w in zip(native, wide)])
 
 
 def well_conditioned(batch, n, noise=0.5):

@@ -9,15 +9,13 @@ Every argument is written positionally. Inputs are fixed values (seed 0 for
 the random ones); float outputs are computed in float64 from the same
 inputs and rounded to the output dtype, int64 outputs (positions, indices)
 are torch's. The two-output operators write both outputs."""
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import call, reference_cases, write_case  # noqa: E402
+from case_writer import call, reference_cases, widened, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 case = reference_cases(OUT)
@@ -33,20 +31,11 @@ def pair_case(name, op, args, note):
     them for these inputs: asserted), a float second output (std_mean's
     mean) from float64 too."""
     native = call(op, args)
-    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-    ref = call(op, wide)
+    ref = call(op, widened(args))
     second = native[1]
     if second.is_floating_point(): second = ref[1].to(second.dtype)  # std_mean's mean
     else: assert torch.equal(ref[1], second), name
-    write_case(OUT, name, op, args, note, ref[0].to(native[0].dtype))
-    base = str(op).replace("aten.", "").replace(".default", "")
-    d = os.path.join(OUT, f"{base}__{name}")
-    np.save(os.path.join(d, "out1.npy"), second.contiguous().numpy())
-    with open(os.path.join(d, "case.json")) as f:
-        j = json.load(f)
-    j["outputs"] = ["out0.npy", "out1.npy"]
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    write_case(OUT, name, op, args, note, [ref[0].to(native[0].dtype), second])
 
 
 # ---- searchsorted, bucketize ----

@@ -11,15 +11,13 @@ outputs are torch's operator on float64 copies, rounded to the input dtype.
 need_weights=False leaves the weights undefined (torch returns None): that
 output is null. A batch item whose keys are all masked gets nan (ATen's
 masked softmax), which one case checks."""
-import json
 import os
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from case_writer import call, reference_cases, write_case  # noqa: E402
+from case_writer import call, reference_cases, widened, write_case  # noqa: E402
 
 OUT = sys.argv[1]
 case = reference_cases(OUT)
@@ -35,21 +33,11 @@ def randn(*shape, scale=1.0):
 
 
 def mha_case(name, args, note):
-    """A case of MHA's two outputs: out0 through write_case, the weights
-    (or null) added to its case.json."""
-    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-    out, weights = call(MHA, wide)
+    """A case of MHA's two outputs, the weights null when torch returns
+    None (need_weights=False)."""
+    out, weights = call(MHA, widened(args))
     dtype = args[0].dtype
-    write_case(OUT, name, MHA, args, note, out.to(dtype))
-    d = os.path.join(OUT, "_native_multi_head_attention__" + name)
-    with open(os.path.join(d, "case.json")) as f:
-        j = json.load(f)
-    j["outputs"].append(None)
-    if weights is not None:
-        np.save(os.path.join(d, "out1.npy"), weights.to(dtype).contiguous().numpy())
-        j["outputs"][1] = "out1.npy"
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(j, f, indent=0)
+    write_case(OUT, name, MHA, args, note, [out.to(dtype), None if weights is None else weights.to(dtype)])
 
 
 x, y, z = randn(B, T, E), randn(B, T, E), randn(B, T, E)
