@@ -278,23 +278,56 @@ def _checked_calls(gm):
     return checked
 
 
+def _reduced(node):
+    """Whether whole sums and means (without dtype) are all that read node."""
+    return bool(node.users) and all(str(u.target) in ("aten.sum.default", "aten.mean.default")
+                                    and u.kwargs.get("dtype") is None for u in node.users)
+
+
+def _gathered(node):
+    """Whether node is gather(w, 0, selection) of a 1-D w: a value per
+    selected element, as weighted label smoothing takes each kept target's
+    class weight."""
+    return (isinstance(node, torch.fx.Node) and str(node.target) == "aten.gather.default" and len(node.args) == 3
+            and node.args[1] == 0 and not node.kwargs and len(_shape(node.args[0])) == 1)
+
+
 def _selection_reduced(node):
-    """Whether node is masked_select(x, mask) read by whole sums and means
-    only, as cross_entropy's label smoothing takes the mean of the selected
-    losses. How many elements it selects depends on mask's values, which a
-    static-shape graph does not hold; but their sum is where(mask, x, 0)'s
-    (written under the node's name) and their mean that sum over the count
-    of selected elements (_selection_mean): nan for none, as the mean of an
-    empty tensor."""
+    """Whether node is masked_select(x, mask) read only by whole sums and
+    means, directly or through a gather of a 1-D tensor (_gathered), as
+    cross_entropy's label smoothing reads it (weighted: the kept targets'
+    class weights). How many elements it selects depends on mask's values,
+    which a static-shape graph does not hold; but their sum is
+    where(mask, x, 0)'s (written under the node's name; a gather then reads
+    element 0 at the unselected positions, which _gathered_lines zeroes),
+    and their mean that sum over the count of selected elements
+    (_selection_mean): nan for none, as the mean of an empty tensor."""
     return (isinstance(node, torch.fx.Node) and str(node.target) == "aten.masked_select.default" and node.users
-            and all(str(u.target) in ("aten.sum.default", "aten.mean.default") and u.kwargs.get("dtype") is None
+            and all(_reduced(u) if _gathered(u) and u.args[2] is node else
+                    str(u.target) in ("aten.sum.default", "aten.mean.default") and u.kwargs.get("dtype") is None
                     for u in node.users))
 
 
+def _selection_of(node):
+    """The masked_select that node, a reduced selection or a gather of one,
+    stands for."""
+    return node.args[2] if _gathered(node) else node
+
+
+def _gathered_lines(node):
+    """The lines of node, gather(w, 0, selection) of a reduced selection:
+    the gather at every position, zero where the mask is false."""
+    w, mask, name = _arg(node, node.args[0]), _arg(node, node.args[2].args[1]), node.name
+    return ["    %%%s__all = aten.gather.default(%s, 0, %%%s)" % (name, w, node.args[2].name),
+            "    %%%s = aten.where.ScalarOther(%s, %%%s__all, 0)" % (name, mask, name)]
+
+
 def _selection_mean(node):
-    """The lines of node, mean(masked_select(x, mask)) with the selection
-    written as where(mask, x, 0) (_selection_reduced)."""
-    selected, mask, name = node.args[0], _arg(node, node.args[0].args[1]), node.name
+    """The lines of node, the mean of a reduced selection (masked_select(x,
+    mask) written as where(mask, x, 0), or a gather of it): its sum over
+    the count of true mask elements."""
+    selected, name = node.args[0], node.name
+    mask = _arg(node, _selection_of(selected).args[1])
     return ["    %%%s__sum = aten.sum.default(%%%s)" % (name, selected.name),
             "    %%%s__ones = aten.ones_like.default(%%%s)" % (name, selected.name),
             "    %%%s__selected = aten.where.ScalarOther(%s, %%%s__ones, 0)" % (name, mask, name),
@@ -365,7 +398,10 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
                 continue
             if _selection_reduced(n):
                 lines.append("    %%%s = aten.where.ScalarOther(%s, %s, 0)" % (n.name, _arg(n, n.args[1]), _arg(n, n.args[0])))
-            elif str(n.target) == "aten.mean.default" and _selection_reduced(n.args[0]):
+            elif _gathered(n) and _selection_reduced(n.args[2]):
+                lines += _gathered_lines(n)
+            elif str(n.target) == "aten.mean.default" and isinstance(n.args[0], torch.fx.Node) and (
+                    _selection_reduced(n.args[0]) or _gathered(n.args[0]) and _selection_reduced(n.args[0].args[2])):
                 lines += _selection_mean(n)
             else:
                 lines.append(_call(n, slots, ops, checked))

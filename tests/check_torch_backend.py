@@ -243,6 +243,12 @@ def check_exporter_edges():
         loss.backward()
     report("label smoothing (a mean of masked_select) forward and backward", close(losses[0], losses[1])
            and close(net.weight.grad, reference.weight.grad))
+    net.weight.grad, reference.weight.grad, w = None, None, torch.rand(5) + 0.5
+    losses = [F.cross_entropy(m(xs), ys, weight=w, label_smoothing=0.1) for m in (compiled, reference)]
+    for loss in losses:
+        loss.backward()
+    report("weighted label smoothing (a sum of a gather of masked_select) forward and backward",
+           close(losses[0], losses[1]) and close(net.weight.grad, reference.weight.grad))
     d = {"a": torch.randn(3), "b": torch.randn(3)}
     sub = tjit_fx.compile(make_fx(lambda d: d["a"] - d["b"])(d), d)
     report("dict arguments matched by key, as the GraphModule does", close(sub({"b": d["b"], "a": d["a"]}), d["a"] - d["b"]))

@@ -47,6 +47,12 @@ def smoothed_cross_entropy(x, target):
     return F.cross_entropy(x, target, label_smoothing=0.1)
 
 
+def weighted_smoothed_cross_entropy(x, target, weight):
+    """With class weights, label smoothing divides by the kept targets'
+    weights: gather(weight, 0, masked_select(...)) summed (static form)."""
+    return F.cross_entropy(x, target, weight=weight, label_smoothing=0.1)
+
+
 def scaled(x, scale, shift):
     """Python scalars: make_fx bakes them into the calls (placeholders
     read by none, left out of the text)."""
@@ -166,6 +172,8 @@ def cases():
     # check_errors=True on the solve
     a = torch.randn(3, 3, dtype=torch.float64) + 3 * torch.eye(3, dtype=torch.float64)
     yield "linalg_solve_checked", torch.linalg.solve, (a, torch.randn(3, 2, dtype=torch.float64))
+    yield "weighted_smoothed_cross_entropy", weighted_smoothed_cross_entropy, (
+        torch.randn(5, 4), torch.tensor([3, -100, 0, 1, 1]), torch.rand(4) + 0.5)
 
 
 def check_errors():

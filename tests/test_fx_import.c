@@ -216,3 +216,11 @@ Test(fx_import, python_scalars_baked_into_the_graph) { expect_replays_like_torch
  * its info, a call without results: the exporter writes the solve with
  * check_errors=True, which raises as the check does. */
 Test(fx_import, linalg_solve_with_its_check_as_check_errors) { expect_replays_like_torch("linalg_solve_checked"); }
+
+/* With class weights, label smoothing divides by the kept targets' weights:
+ * gather(weight, 0, masked_select(target, kept)) summed, which the exporter
+ * writes as a gather at every position zeroed where the target is ignored. */
+Test(fx_import, weighted_label_smoothing_in_a_static_form)
+{
+    expect_replays_like_torch("weighted_smoothed_cross_entropy");
+}
