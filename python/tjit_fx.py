@@ -18,8 +18,9 @@ where no getitem reads a result), and the pieces of split / split_with_sizes /
 unbind / unsafe_split one view call each; _reshape_alias is written as view,
 nested outputs flattened, placeholders of Python scalars that make_fx baked
 into the calls (f(x, 2.0): the graph reads 2.0, not the placeholder) left out,
-a masked_select that only whole sums and means read (label smoothing's)
-written in a static form (_selection_reduced), torch.linalg's
+a masked_select that only whole sums and means read, directly or through a
+gather of a 1-D tensor (label smoothing's, weighted or not), written in a
+static form (_selection_reduced), torch.linalg's
 _linalg_check_errors written as check_errors=True on the call it checks, and a result nothing reads of a call that writes
 nothing is left out (as detach, or BatchNorm's empty uint8 tensor); keywords whose
 value means what tjit's None means (layout=torch.strided, device=cpu,
