@@ -181,6 +181,51 @@ static tj_status nll_loss(const tj_value *args, tj_value *outs)
     return done(nll_loss_nd(args[0].u.t, args[1].u.t, tj_opt_tensor(&args[2]), args[3].u.i, args[4].u.i, NULL), outs);
 }
 
+/* The [N, C, H, W] input and [N, H, W] target nll_loss2d_* take, or an
+ * error naming op and both shapes. */
+static tj_status check_2d(const char *op, tj_tensor *self, tj_tensor *target)
+{
+    char a[96], b[96];
+    if (tj_tensor_ndim(self) == 4 && tj_tensor_ndim(target) == 3) return TJ_OK;
+    return tj_error(TJ_ERR_SHAPE, "%s: only batches of spatial targets supported (4D input [N, C, H, W] and 3D "
+                    "target [N, H, W]), got input %s and target %s", op,
+                    tj_shape_str(tj_tensor_ndim(self), tj_tensor_shape(self), a, sizeof a),
+                    tj_shape_str(tj_tensor_ndim(target), tj_tensor_shape(target), b, sizeof b));
+}
+
+/* nll_loss2d_forward(self [N, C, H, W], target [N, H, W], weight?,
+ * reduction, ignore_index) -> (output, total_weight): ATen's kernel for
+ * images, here nll_loss_nd's rows of pixels; the losses in target's shape
+ * without reduction. */
+static tj_status nll_loss2d_forward(const tj_value *args, tj_value *outs)
+{
+    tj_status st = check_2d("aten::nll_loss2d_forward", args[0].u.t, args[1].u.t);
+    if (st != TJ_OK) return st;
+    tj_tensor *total = NULL;
+    tj_tensor *out = nll_loss_nd(args[0].u.t, args[1].u.t, tj_opt_tensor(&args[2]), args[3].u.i, args[4].u.i, &total);
+    if (!out) return tj_last_status();
+    outs[1] = tj_v_tensor(total);
+    return done(out, outs);
+}
+
+/* nll_loss2d_backward(grad_output, self, target, weight?, reduction,
+ * ignore_index, total_weight): nll_loss_backward of the rows of pixels,
+ * laid back out as self ([N, C, H, W], contiguous as ATen's). */
+static tj_status nll_loss2d_backward(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *g = args[0].u.t, *self = args[1].u.t, *target = args[2].u.t;
+    tj_status st = check_2d("aten::nll_loss2d_backward", self, target);
+    if (st != TJ_OK) return st;
+    const int64_t *s = tj_tensor_shape(self);
+    int64_t to_rows[4] = {0, 2, 3, 1}, back[4] = {0, 3, 1, 2}, flat[2] = {-1, s[1]}, all = -1;
+    int64_t nhwc[4] = {s[0], s[2], s[3], s[1]};
+    tj_tensor *rows = tj_reshape(tj_permute(self, to_rows, 4), flat, 2);
+    tj_tensor *g_rows = args[4].u.i == 0 ? tj_reshape(g, &all, 1) : g;
+    tj_tensor *gi = tj_nll_loss_backward(g_rows, rows, tj_reshape(target, &all, 1), tj_opt_tensor(&args[3]),
+                                         args[4].u.i, args[5].u.i, args[6].u.t);
+    return done(tj_contiguous(tj_permute(tj_reshape(gi, nhwc, 4), back, 4)), outs);
+}
+
 /* Class weights shaped to broadcast along the class dim 1 of an input of
  * rank nd (as is for rank 1). */
 static tj_tensor *class_weight_view(tj_tensor *weight, int nd)
@@ -627,6 +672,8 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(adaptive_avg_pool2d), adaptive_avg_pool2d, "adaptive_avg_pool2d");
     tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");
     tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");
+    tj_op_set_decomposition(TJ_OPS(nll_loss2d_forward), nll_loss2d_forward, "nll_loss2d_forward");
+    tj_op_set_decomposition(TJ_OPS(nll_loss2d_backward), nll_loss2d_backward, "nll_loss2d_backward");
     tj_op_set_decomposition(TJ_OPS(cross_entropy_loss), cross_entropy_loss, "cross_entropy_loss");
     tj_op_set_decomposition(TJ_OPS(mse_loss), mse_loss, "mse_loss");
     tj_op_set_decomposition(TJ_OPS(mse_loss_backward), mse_loss_backward, "mse_loss_backward");

@@ -297,6 +297,13 @@ def check_exporter_edges():
         report("a singular matrix raises, as torch.linalg.solve's _linalg_check_errors does", False)
     except tjit.TjitError as e:
         report("a singular matrix raises, as torch.linalg.solve's _linalg_check_errors does", "singular" in str(e), str(e))
+    conv, seq_y = nn.Conv1d(3, 5, 1), torch.tensor([[0, 3, -100, 1], [4, 4, 0, 2]])
+    reference, compiled, xs = copy.deepcopy(conv), tjit_fx.aot_module(conv), torch.randn(2, 3, 4)
+    losses = [F.cross_entropy(m(xs), seq_y) for m in (compiled, reference)]
+    for loss in losses:
+        loss.backward()
+    report("cross_entropy of [N, C, T] (nll_loss2d_forward / backward) forward and backward",
+           close(losses[0], losses[1]) and close(conv.weight.grad, reference.weight.grad))
     m = torch.randn(4, 6)
     mm = tjit_fx.compile(make_fx(torch.mm)(m[:, :3], m[:3, :4]), m[:, :3], m[:3, :4])
     report("strided tensors lent as they are", close(mm(m[:, 1:4], m[1:4, 2:]), m[:, 1:4] @ m[1:4, 2:]))

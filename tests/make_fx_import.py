@@ -53,6 +53,15 @@ def weighted_smoothed_cross_entropy(x, target, weight):
     return F.cross_entropy(x, target, weight=weight, label_smoothing=0.1)
 
 
+def sequence_cross_entropy(x, target):
+    """cross_entropy of [N, C, T] logits (a sequence model's): torch runs
+    nll_loss2d_forward on a [N, C, T, 1] view, and its gradient
+    nll_loss2d_backward (traced here through torch.autograd.grad)."""
+    x = x.detach().requires_grad_()
+    loss = F.cross_entropy(x, target)
+    return (loss,) + torch.autograd.grad(loss, x)
+
+
 def scaled(x, scale, shift):
     """Python scalars: make_fx bakes them into the calls (placeholders
     read by none, left out of the text)."""
@@ -174,6 +183,8 @@ def cases():
     yield "linalg_solve_checked", torch.linalg.solve, (a, torch.randn(3, 2, dtype=torch.float64))
     yield "weighted_smoothed_cross_entropy", weighted_smoothed_cross_entropy, (
         torch.randn(5, 4), torch.tensor([3, -100, 0, 1, 1]), torch.rand(4) + 0.5)
+    yield "sequence_cross_entropy", sequence_cross_entropy, (torch.randn(2, 4, 5), torch.tensor([[0, 3, -100, 1, 2],
+                                                                                              [3, 3, 0, 1, -100]]))
 
 
 def check_errors():

@@ -224,3 +224,8 @@ Test(fx_import, weighted_label_smoothing_in_a_static_form)
 {
     expect_replays_like_torch("weighted_smoothed_cross_entropy");
 }
+
+/* cross_entropy of [N, C, T] logits: nll_loss2d_forward on a [N, C, T, 1]
+ * view, and nll_loss2d_backward for its gradient (implicit operators: the
+ * pixels as nll_loss_forward's rows, decomps/nn.c). */
+Test(fx_import, sequence_cross_entropy_and_its_gradient) { expect_replays_like_torch("sequence_cross_entropy"); }

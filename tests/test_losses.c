@@ -1,10 +1,11 @@
 /* Losses and dropout: nll_loss_forward / backward (class weights,
  * ignore_index, reductions, 1-d input, all targets ignored, out-of-range
- * targets), the implicit nll_loss, cross_entropy_loss (label smoothing, soft
- * targets, k-dimensional inputs) and mse_loss, and native_dropout / dropout
- * (train and eval, p = 0 and 1, scaling, seed reproducibility across thread
- * counts), and the core table's decompositions of nll_loss_forward,
- * nll_loss_backward and native_dropout (primitives only, kernel values).
+ * targets), the implicit nll_loss and nll_loss2d_forward,
+ * cross_entropy_loss (label smoothing, soft targets, k-dimensional inputs)
+ * and mse_loss, and native_dropout / dropout (train and eval, p = 0 and 1,
+ * scaling, seed reproducibility across thread counts), and the core
+ * table's decompositions of nll_loss_forward, nll_loss_backward and
+ * native_dropout (primitives only, kernel values).
  *
  * Reference values were printed by PyTorch 1.13 (torch.ops.aten.* and
  * torch.nn.functional.* on the same float32 inputs). */
@@ -406,4 +407,31 @@ Test(decompositions, native_dropout_draws_the_kernels_mask)
                          (long long)i);
     tj_graph_free(g);
     tj_decomp_table_free(core);
+}
+
+/* nll_loss2d_forward (torch's kernel for [N, C, H, W]; cross_entropy of [N, C, d] records it) runs as
+ * nll_loss_forward over the pixels: the same values as nll_loss_forward of the permuted rows, the
+ * losses in target's shape without reduction, and ranks other than 4 / 3 named in the error. */
+Test(nll, nll_loss2d_forward_is_nll_loss_forward_over_the_pixels)
+{
+    tj_tensor *x = nll_x(), *t = nll_t(), *w = nll_w();
+    int64_t img[4] = {1, 4, 3, 1}, tgt[3] = {1, 3, 1};
+    tj_tensor *x4 = tj_contiguous(tj_permute(tj_reshape(x, (int64_t[]){1, 3, 1, 4}, 4), (int64_t[]){0, 3, 1, 2}, 4));
+    cr_assert(x4 && tj_tensor_shape(x4)[1] == img[1] && tj_tensor_shape(x4)[2] == img[2], "%s", tj_last_error());
+    tj_tensor *t3 = tj_reshape(t, tgt, 3);
+    for (int64_t reduction = 0; reduction <= 2; reduction++) {
+        tj_value outs[2], args[5] = {tj_v_tensor(x4), tj_v_tensor(t3), tj_v_tensor(w), tj_v_int(reduction),
+                                     tj_v_int(-100)};
+        cr_assert_eq(tj_dispatch(tj_op_find("aten::nll_loss2d_forward"), args, 5, outs), TJ_OK, "%s", tj_last_error());
+        tj_tensor *o = NULL, *tw = NULL;
+        cr_assert_eq(tj_nll_loss_forward(x, t, w, reduction, -100, &o, &tw), TJ_OK, "%s", tj_last_error());
+        cr_expect_eq(tj_tensor_ndim(outs[0].u.t), reduction == 0 ? 3 : 0);
+        test_expect_same_bits(tj_reshape(outs[0].u.t, (int64_t[]){-1}, 1), tj_reshape(o, (int64_t[]){-1}, 1), "output");
+        test_expect_same_bits(outs[1].u.t, tw, "total_weight");
+    }
+    tj_value outs[2], args[5] = {tj_v_tensor(x), tj_v_tensor(t), tj_v_none(), tj_v_int(1), tj_v_int(-100)};
+    cr_expect_eq(tj_dispatch(tj_op_find("aten::nll_loss2d_forward"), args, 5, outs), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "aten::nll_loss2d_forward: only batches of spatial targets supported (4D input "
+                                      "[N, C, H, W] and 3D target [N, H, W]), got input [3, 4] and target [3]"),
+              "%s", tj_last_error());
 }
