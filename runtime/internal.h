@@ -512,14 +512,16 @@ static inline char *tj_tensor_ptr(const tj_tensor *t)
 {
     return t->storage && !t->fake ? (char *)t->storage->data + t->offset * (int64_t)tj_dtype_bytes(t->dtype) : NULL;
 }
-/** Fills a shape function's new output with t's dtype and shape (the
- * gradient of an input, an elementwise random draw, scatter_add's self). */
-static inline void tj_meta_like(tj_meta *out, const tj_tensor *t)
+/** Fills a shape function's new output with dtype, ndim and shape. */
+static inline void tj_meta_set(tj_meta *out, tj_dtype dtype, int ndim, const int64_t *shape)
 {
-    out->dtype = t->dtype;
-    out->ndim = t->ndim;
-    memcpy(out->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    out->dtype = dtype;
+    out->ndim = ndim;
+    memcpy(out->shape, shape, sizeof(int64_t) * (size_t)ndim);
 }
+/** The same with t's dtype and shape (the gradient of an input, an
+ * elementwise random draw, scatter_add's self). */
+static inline void tj_meta_like(tj_meta *out, const tj_tensor *t) { tj_meta_set(out, t->dtype, t->ndim, t->shape); }
 /** Registers a tensor returned by the public API with the innermost open
  * scope (nothing to do when none is open). TJ_ERR_OUT_OF_MEMORY when the
  * scope cannot grow: `t` is then not registered, and the caller must release

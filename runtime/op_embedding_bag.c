@@ -246,10 +246,7 @@ tj_status tj_meta__embedding_bag_dense_backward(const tj_value *args, tj_meta *o
     }
     int64_t shape[2] = {num, dim}, count;
     if ((st = tj_checked_numel(2, shape, &count, op)) != TJ_OK) return st;
-    outs[0].dtype = g->dtype;
-    outs[0].ndim = 2;
-    outs[0].shape[0] = num;
-    outs[0].shape[1] = dim;
+    tj_meta_set(&outs[0], g->dtype, 2, shape);
     return TJ_OK;
 }
 

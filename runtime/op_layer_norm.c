@@ -52,13 +52,6 @@ static tj_status check_param(const char *op, const char *name, const tj_tensor *
     return TJ_OK;
 }
 
-static void set_meta(tj_meta *o, tj_dtype dtype, int ndim, const int64_t *shape)
-{
-    o->dtype = dtype;
-    o->ndim = ndim;
-    memcpy(o->shape, shape, sizeof(int64_t) * (size_t)ndim);
-}
-
 tj_status tj_meta_native_layer_norm(const tj_value *args, tj_meta *outs)
 {
     const char *op = "aten::native_layer_norm";
@@ -68,10 +61,10 @@ tj_status tj_meta_native_layer_norm(const tj_value *args, tj_meta *outs)
     if (st == TJ_OK) st = check_param(op, "weight", tj_opt_tensor(&args[2]), x, &args[1]);
     if (st == TJ_OK) st = check_param(op, "bias", tj_opt_tensor(&args[3]), x, &args[1]);
     if (st != TJ_OK) return st;
-    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
+    tj_meta_set(&outs[0], x->dtype, x->ndim, x->shape);
     /* mean and rstd keep the normalised dims as size 1 */
     for (int i = 1; i < 3; i++) {
-        set_meta(&outs[i], x->dtype, x->ndim, x->shape);
+        tj_meta_set(&outs[i], x->dtype, x->ndim, x->shape);
         for (int d = x->ndim - args[1].n; d < x->ndim; d++) outs[i].shape[d] = 1;
     }
     return TJ_OK;
@@ -160,9 +153,9 @@ tj_status tj_meta_native_layer_norm_backward(const tj_value *args, tj_meta *outs
     if ((mask->u.bools[1] && !w) || (mask->u.bools[2] && !b))
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask asks for the gradient of an absent %s", op,
                         mask->u.bools[1] && !w ? "weight" : "bias");
-    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
-    set_meta(&outs[1], x->dtype, args[2].n, args[2].u.ints);
-    set_meta(&outs[2], x->dtype, args[2].n, args[2].u.ints);
+    tj_meta_set(&outs[0], x->dtype, x->ndim, x->shape);
+    tj_meta_set(&outs[1], x->dtype, args[2].n, args[2].u.ints);
+    tj_meta_set(&outs[2], x->dtype, args[2].n, args[2].u.ints);
     for (int i = 0; i < 3; i++) outs[i].undefined = !mask->u.bools[i];
     return TJ_OK;
 }
@@ -289,11 +282,11 @@ tj_status tj_meta_native_batch_norm(const tj_value *args, tj_meta *outs)
         if (tj_opt_tensor(&args[i]) && tj_may_self_overlap(tj_opt_tensor(&args[i])))
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s, written in training, has elements sharing one memory "
                             "location (an expanded tensor): clone() it first", op, names[i - 1]);
-    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
+    tj_meta_set(&outs[0], x->dtype, x->ndim, x->shape);
     /* evaluation returns empty save_mean / save_invstd, as ATen's CPU kernel */
     int64_t k = train ? c : 0;
-    set_meta(&outs[1], x->dtype, 1, &k);
-    set_meta(&outs[2], x->dtype, 1, &k);
+    tj_meta_set(&outs[1], x->dtype, 1, &k);
+    tj_meta_set(&outs[2], x->dtype, 1, &k);
     return TJ_OK;
 }
 
@@ -381,7 +374,7 @@ tj_status tj_meta__native_batch_norm_legit_functional(const tj_value *args, tj_m
     if (st != TJ_OK) return st;
     for (int i = 3; i < 5; i++) {
         const tj_tensor *r = args[i].u.t;
-        set_meta(&outs[i], r->dtype, r->ndim, r->shape);
+        tj_meta_set(&outs[i], r->dtype, r->ndim, r->shape);
     }
     return TJ_OK;
 }
@@ -419,9 +412,9 @@ static tj_status check_norm_backward(const char *op, const tj_tensor *g, const t
         return tj_error(TJ_ERR_SHAPE, "%s: grad_out %s must have input's shape %s", op,
                         tj_shape_str(g->ndim, g->shape, s1, sizeof s1), tj_shape_str(x->ndim, x->shape, s2, sizeof s2));
     if (mask->n != 3) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: output_mask needs 3 entries, got %d", op, mask->n);
-    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
-    set_meta(&outs[1], x->dtype, 1, &c);
-    set_meta(&outs[2], x->dtype, 1, &c);
+    tj_meta_set(&outs[0], x->dtype, x->ndim, x->shape);
+    tj_meta_set(&outs[1], x->dtype, 1, &c);
+    tj_meta_set(&outs[2], x->dtype, 1, &c);
     for (int i = 0; i < 3; i++) outs[i].undefined = !mask->u.bools[i];
     return TJ_OK;
 }
@@ -571,9 +564,9 @@ tj_status tj_meta_native_group_norm(const tj_value *args, tj_meta *outs)
     if (st == TJ_OK) st = check_per_channel(op, "bias", tj_opt_tensor(&args[2]), x, args[4].u.i);
     if (st != TJ_OK) return st;
     int64_t ng[2] = {args[3].u.i, args[6].u.i};
-    set_meta(&outs[0], x->dtype, x->ndim, x->shape);
-    set_meta(&outs[1], x->dtype, 2, ng);
-    set_meta(&outs[2], x->dtype, 2, ng);
+    tj_meta_set(&outs[0], x->dtype, x->ndim, x->shape);
+    tj_meta_set(&outs[1], x->dtype, 2, ng);
+    tj_meta_set(&outs[2], x->dtype, 2, ng);
     return TJ_OK;
 }
 

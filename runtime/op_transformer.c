@@ -97,13 +97,6 @@ static tj_status check_attention(const char *op, const tj_tensor *const *qkv, in
     return TJ_OK;
 }
 
-static void new_output(tj_meta *m, tj_dtype dtype, int ndim, const int64_t *shape)
-{
-    m->dtype = dtype;
-    m->ndim = ndim;
-    memcpy(m->shape, shape, sizeof(int64_t) * (size_t)ndim);
-}
-
 tj_status tj_meta__native_multi_head_attention(const tj_value *args, tj_meta *outs)
 {
     const tj_tensor *qkv[3] = {args[0].u.t, args[1].u.t, args[2].u.t};
@@ -111,11 +104,11 @@ tj_status tj_meta__native_multi_head_attention(const tj_value *args, tj_meta *ou
     attn_dims d;
     tj_status st = check_attention(MHA, qkv, 3, args[3].u.i, args[4].u.i, w, tj_opt_tensor(&args[9]), &args[12], &d);
     if (st != TJ_OK) return st;
-    new_output(&outs[0], qkv[0]->dtype, 3, qkv[0]->shape);
+    tj_meta_set(&outs[0], qkv[0]->dtype, 3, qkv[0]->shape);
     const int64_t all[4] = {d.B, d.H, d.T, d.T}, averaged[3] = {d.B, d.T, d.T};
     if (!args[10].u.b) outs[1].undefined = true;
-    else if (args[11].u.b) new_output(&outs[1], qkv[0]->dtype, 3, averaged);
-    else new_output(&outs[1], qkv[0]->dtype, 4, all);
+    else if (args[11].u.b) tj_meta_set(&outs[1], qkv[0]->dtype, 3, averaged);
+    else tj_meta_set(&outs[1], qkv[0]->dtype, 4, all);
     return TJ_OK;
 }
 
@@ -141,7 +134,7 @@ tj_status tj_meta__transformer_encoder_layer_fwd(const tj_value *args, tj_meta *
     }
     double eps = tj_value_as_double(&args[9]);
     if (!(eps >= 0)) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: eps must be >= 0, got %g", LAYER, eps);
-    new_output(&outs[0], src->dtype, 3, src->shape);
+    tj_meta_set(&outs[0], src->dtype, 3, src->shape);
     return TJ_OK;
 }
 
