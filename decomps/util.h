@@ -61,6 +61,7 @@ static inline tj_value tj_dc_convert(const tj_value *v, tj_dtype dt)
     case TJ_FLOAT64: return is_f ? tj_v_float(f) : tj_v_float((double)i);
     case TJ_INT64: return tj_v_int(i);
     case TJ_BOOL: return tj_v_bool(is_f ? f != 0 : i != 0);
+    default: break; /* storage dtypes: no decomposition computes in them */
     }
     return *v;
 }

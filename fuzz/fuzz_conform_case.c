@@ -34,6 +34,7 @@ static tj_tensor *ramp(tj_dtype dt, int ndim, const int64_t *shape)
         case TJ_FLOAT64: ((double *)d)[i] = (double)(i % 9) * 0.25 - 1.0; break;
         case TJ_INT64: ((int64_t *)d)[i] = i % 3; break;
         case TJ_BOOL: ((bool *)d)[i] = i % 2; break;
+        default: memset((char *)d + i * (int64_t)tj_dtype_size(dt), 0, tj_dtype_size(dt)); break;
         }
     return t;
 }

@@ -23,6 +23,7 @@ static tj_tensor *make_input(const tj_gvalue *v)
         case TJ_FLOAT64: ((double *)d)[i] = (double)(i % 5) - 2.0; break;
         case TJ_INT64: ((int64_t *)d)[i] = i % 2; break;
         case TJ_BOOL: ((bool *)d)[i] = i % 3 == 0; break;
+        default: memset((char *)d + i * (int64_t)tj_dtype_size(v->dtype), 0, tj_dtype_size(v->dtype)); break;
         }
     return t;
 }

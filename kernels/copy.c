@@ -4,6 +4,7 @@
 
 #include "copy.h"
 #include "cpu_isa.h"
+#include "dtype_convert.h"
 #include "parallel.h"
 
 #define MAXD TJ_MAX_DIMS
@@ -15,9 +16,30 @@
 #define STAGE_BYTES 4096             /* buffer of runs on their way to streaming stores */
 #define STREAM_BYTES (8 << 20)       /* destinations from which short runs are streamed */
 
-static size_t elem_size(tj_dtype d)
+static size_t elem_size(tj_dtype d) { return tj_k_dtype_bytes(d); }
+
+/* Conversions with a storage dtype on either side: through a block of int64
+ * values between integral dtypes, of float64 values otherwise (exact for
+ * every dtype but int64 beyond 2^53). */
+static void convert_any(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
 {
-    return d == TJ_BOOL ? 1 : d == TJ_FLOAT32 ? 4 : 8;
+    enum { STEP = 256 };
+    size_t des = elem_size(dd), ses = elem_size(sd);
+    bool integral = tj_k_dtype_integral(dd) && tj_k_dtype_integral(sd);
+    for (int64_t b = 0; b < n; b += STEP) {
+        int64_t m = n - b < STEP ? n - b : STEP;
+        const char *s = (const char *)src + b * (int64_t)ses;
+        char *d = (char *)dst + b * (int64_t)des;
+        if (integral) {
+            int64_t v[STEP];
+            for (int64_t i = 0; i < m; i++) v[i] = tj_k_load_i64(s + i * (int64_t)ses, sd);
+            for (int64_t i = 0; i < m; i++) tj_k_store_i64(d + i * (int64_t)des, dd, v[i]);
+        } else {
+            double v[STEP];
+            for (int64_t i = 0; i < m; i++) v[i] = tj_k_load_f64(s + i * (int64_t)ses, sd);
+            for (int64_t i = 0; i < m; i++) tj_k_store_f64(d + i * (int64_t)des, dd, v[i]);
+        }
+    }
 }
 
 void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n)
@@ -63,7 +85,14 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
     case PAIR(TJ_BOOL, TJ_FLOAT32): LOOP(uint8_t, float, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT64): LOOP(uint8_t, double, x != 0); break;
     case PAIR(TJ_BOOL, TJ_INT64): LOOP(uint8_t, int64_t, x != 0); break;
-    default: break;
+    case PAIR(TJ_FLOAT32, TJ_FLOAT16): LOOP(float, uint16_t, tj_k_f16_to_f32(x)); break;
+    case PAIR(TJ_FLOAT16, TJ_FLOAT32): LOOP(uint16_t, float, tj_k_f32_to_f16(x)); break;
+    case PAIR(TJ_FLOAT32, TJ_BFLOAT16): LOOP(float, uint16_t, tj_k_bf16_to_f32(x)); break;
+    case PAIR(TJ_BFLOAT16, TJ_FLOAT32): LOOP(uint16_t, float, tj_k_f32_to_bf16(x)); break;
+    case PAIR(TJ_FLOAT32, TJ_UINT8): LOOP(float, uint8_t, (float)x); break;
+    case PAIR(TJ_FLOAT32, TJ_INT32): LOOP(float, int32_t, (float)x); break;
+    case PAIR(TJ_INT64, TJ_INT32): LOOP(int64_t, int32_t, x); break;
+    default: convert_any(dst, dd, src, sd, n); break;
     }
 #undef PAIR
 #undef LOOP
@@ -93,6 +122,7 @@ typedef void (*run_fn)(char *d, int64_t ds, const char *s, int64_t ss, int64_t n
         for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];                                       \
     }
 MOVE_FNS(uint8_t, 1)
+MOVE_FNS(uint16_t, 2)
 MOVE_FNS(uint32_t, 4)
 MOVE_FNS(uint64_t, 8)
 #undef MOVE_FNS
@@ -108,6 +138,7 @@ static void move_elems(char *d, int64_t ds, const char *s, int64_t ss, int64_t n
 {
     if (ds == 1 && ss == 1) memcpy(d, s, (size_t)n * es);
     else if (es == 1) move_strided_1(d, ds, s, ss, n, TJ_BOOL, TJ_BOOL);
+    else if (es == 2) move_strided_2(d, ds, s, ss, n, TJ_FLOAT16, TJ_FLOAT16);
     else if (es == 4) move_strided_4(d, ds, s, ss, n, TJ_FLOAT32, TJ_FLOAT32);
     else move_strided_8(d, ds, s, ss, n, TJ_FLOAT64, TJ_FLOAT64);
 }
@@ -166,8 +197,8 @@ static run_fn pick_run(tj_dtype dd, tj_dtype sd, int64_t ds, int64_t ss)
     if (dd != sd) return convert_run;
     size_t es = elem_size(dd);
     if (ds == 1 && ss == 1) return move_memcpy; /* short runs go through pick_runs in copy_rows */
-    if (ds == 1) return es == 1 ? move_gather_1 : es == 4 ? move_gather_4 : move_gather_8;
-    return es == 1 ? move_strided_1 : es == 4 ? move_strided_4 : move_strided_8;
+    if (ds == 1) return es == 1 ? move_gather_1 : es == 2 ? move_gather_2 : es == 4 ? move_gather_4 : move_gather_8;
+    return es == 1 ? move_strided_1 : es == 2 ? move_strided_2 : es == 4 ? move_strided_4 : move_strided_8;
 }
 
 /* Copy geometry after dropping size-1 dims and merging dims that are
@@ -368,6 +399,7 @@ static void fill_part(void *ctx, int t, int64_t begin, int64_t end)
         for (int64_t i = 0; i < n; i++) d_[i] = v_;                             \
     } while (0)
     if (es == 1) FILL(uint8_t);
+    else if (es == 2) FILL(uint16_t);
     else if (es == 4) FILL(uint32_t);
     else FILL(uint64_t);
 #undef FILL
@@ -408,6 +440,7 @@ static void copy_tile(char *d, int64_t drow, const char *s, int64_t scol, int64_
     if (es == 4 && tj_k_isa_active() == TJ_K_ISA_AVX512) /* 16 x 16 in registers: 4-7x the element loop */
         tj_k_transpose_tile_f32_avx512((float *)(void *)d, drow, (const float *)(const void *)s, scol, rows, cols);
     else if (es == 1) TILE_LOOP(uint8_t);
+    else if (es == 2) TILE_LOOP(uint16_t);
     else if (es == 4) TILE_LOOP(uint32_t);
     else TILE_LOOP(uint64_t);
 #undef TILE_LOOP

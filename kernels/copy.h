@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "dtype_convert.h"
 #include "tjit/core.h"
 
 /** Converts n contiguous elements of dtype `sd` at src into dtype `dd` at dst
@@ -15,13 +16,6 @@
  * nearest (overflow gives +-inf); int64 -> float rounds to nearest. */
 void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t n);
 
-/** float -> int64 as x86's cvttsd2si does it (and so PyTorch on x86): values
- * outside int64's range and NaN give INT64_MIN. Defined behaviour, unlike a
- * plain C cast. */
-static inline int64_t tj_k_float_to_i64(double x)
-{
-    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;
-}
 
 /** A strided array: base pointer (element [0, ..., 0]), dtype and strides in
  * elements, one per dim of the shape the copy iterates. */

@@ -36,6 +36,7 @@ static inline bool is_float(tj_dtype dt) { return dt == TJ_FLOAT32 || dt == TJ_F
     case TJ_FLOAT64: M(double, f64); break;                                     \
     case TJ_INT64: M(int64_t, i64); break;                                      \
     case TJ_BOOL: M(uint8_t, b); break;                                         \
+    default: break; /* storage dtypes never reach a compute kernel */          \
     }
 
 /* o[i] = EXPR over n elements, with a = in[0] and b = in[1] of type T. */
@@ -168,6 +169,7 @@ void tj_k_add_loop(int64_t n, void *out, const void *const *in, const void *ctx)
         LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) | (al & (b[i] != 0))));
         break;
     }
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 
@@ -236,6 +238,7 @@ void tj_k_binary_loop(int64_t n, void *out, const void *const *in, const void *c
     }
     case TJ_INT64: binary_i64(k, n, out, in); break;
     case TJ_BOOL: binary_bool(k, n, out, in); break;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 
@@ -339,6 +342,7 @@ void tj_k_pow_scalar_loop(int64_t n, void *out, const void *const *in, const voi
         break;
     }
     case TJ_BOOL: break; /* rejected by the shape function */
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 

@@ -7,7 +7,7 @@
 
 /* One fill: what goes to out[i]. */
 typedef enum fill_kind {
-    FILL_1, FILL_4, FILL_8, ARANGE_F32, ARANGE_F64, ARANGE_I64, LINSPACE_F32, LINSPACE_F64, LINSPACE_I64
+    FILL_1, FILL_2, FILL_4, FILL_8, ARANGE_F32, ARANGE_F64, ARANGE_I64, LINSPACE_F32, LINSPACE_F64, LINSPACE_I64
 } fill_kind;
 
 typedef struct fill_args {
@@ -31,6 +31,11 @@ static void fill_range(void *ctx, int t, int64_t s, int64_t e)
     (void)t;
     switch (a->kind) {
     case FILL_1: memset((uint8_t *)a->out + s, (uint8_t)a->value, (size_t)(e - s)); break;
+    case FILL_2: {
+        uint16_t v = (uint16_t)a->value, *o = a->out;
+        for (int64_t i = s; i < e; i++) o[i] = v;
+        break;
+    }
     case FILL_4: {
         uint32_t v = (uint32_t)a->value, *o = a->out;
         for (int64_t i = s; i < e; i++) o[i] = v;
@@ -78,9 +83,14 @@ static void fill_range(void *ctx, int t, int64_t s, int64_t e)
 
 void tj_k_fill(void *out, size_t elem_size, const void *value, int64_t n, int nthreads)
 {
-    fill_args a = {.kind = elem_size == 1 ? FILL_1 : elem_size == 4 ? FILL_4 : FILL_8, .out = out};
+    fill_args a = {.kind = elem_size == 1 ? FILL_1 : elem_size == 2 ? FILL_2 : elem_size == 4 ? FILL_4 : FILL_8,
+                   .out = out};
     if (elem_size == 1) a.value = *(const uint8_t *)value;
-    else if (elem_size == 4) {
+    else if (elem_size == 2) {
+        uint16_t v;
+        memcpy(&v, value, 2);
+        a.value = v;
+    } else if (elem_size == 4) {
         uint32_t v;
         memcpy(&v, value, 4);
         a.value = v;

@@ -7,7 +7,7 @@
 
 #include "tjit/core.h"
 
-/** Copies the `elem_size`-byte value at `value` (1, 4 or 8 bytes) into
+/** Copies the `elem_size`-byte value at `value` (1, 2, 4 or 8 bytes) into
  * out[0..n), with up to `nthreads` threads. */
 void tj_k_fill(void *out, size_t elem_size, const void *value, int64_t n, int nthreads);
 

@@ -265,6 +265,7 @@ static void scatter_rows(void *ctx, int t, int64_t begin, int64_t end)
         case TJ_FLOAT64: SCATTER_RUN(double, *dst + v); break;
         case TJ_INT64: SCATTER_RUN(int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v)); break;
         case TJ_BOOL: SCATTER_RUN(uint8_t, (uint8_t)(*dst || v)); break;
+        default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
         }
     }
 }
@@ -459,6 +460,7 @@ static bool scatter_add_row(tj_dtype dtype, void *orow, const void *srow, const 
     case TJ_FLOAT64: SCATTER_ADD_CHECKED(double, *dst + v); break;
     case TJ_INT64: SCATTER_ADD_CHECKED(int64_t, (int64_t)((uint64_t)*dst + (uint64_t)v)); break;
     case TJ_BOOL: SCATTER_ADD_CHECKED(uint8_t, (uint8_t)(*dst || v)); break;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
     return true;
 }

@@ -48,6 +48,7 @@ static inline bool nonzero_at(tj_dtype dtype, const char *base, int64_t i)
     case TJ_FLOAT64: return ((const double *)base)[i] != 0;
     case TJ_INT64: return ((const int64_t *)base)[i] != 0;
     case TJ_BOOL: return ((const unsigned char *)base)[i] != 0;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
     return false;
 }

@@ -40,6 +40,7 @@ void tj_k_addcmul_loop(int64_t n, void *out, const void *const *in, const void *
         break;
     }
     case TJ_BOOL: break; /* rejected by the shape function */
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 

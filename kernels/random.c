@@ -67,6 +67,7 @@ static void store01(void *out, tj_dtype d, int64_t i, bool v)
     case TJ_FLOAT64: ((double *)out)[i] = v; break;
     case TJ_INT64: ((int64_t *)out)[i] = v; break;
     case TJ_BOOL: ((uint8_t *)out)[i] = v; break;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 

@@ -525,6 +525,7 @@ static void store(void *out, tj_dtype d, int64_t o, bool is_int, double f, int64
     case TJ_FLOAT64: ((double *)out)[o] = is_int ? (double)i : f; break;
     case TJ_INT64: ((int64_t *)out)[o] = is_int ? i : (int64_t)f; break;
     case TJ_BOOL: ((uint8_t *)out)[o] = is_int ? i != 0 : f != 0; break;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
 }
 

@@ -17,7 +17,8 @@ import ctypes.util
 import os
 import sys
 
-DTYPES = ("float32", "float64", "int64", "bool")  # tj_dtype's order (include/tjit/core.h)
+# tj_dtype's order (include/tjit/core.h); from int32 on, storage dtypes: tjit moves and converts them only
+DTYPES = ("float32", "float64", "int64", "bool", "int32", "uint8", "int8", "int16", "float16", "bfloat16")
 MAX_DIMS = 8  # TJ_MAX_DIMS
 
 

@@ -39,7 +39,8 @@ import warnings
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8"}
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8", torch.int32: "i32",
+          torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.float16: "f16", torch.bfloat16: "bf16"}
 INLINE_MAX = 16  # elements of a constant written in the graph's body, as tracer/print.c
 
 # keyword values that mean what tjit's None means there (CPU, strided, not pinned)
@@ -90,9 +91,9 @@ def _element(v, dtype):
     """One element of a constant's values."""
     if dtype == torch.bool:
         return "True" if v else "False"
-    if dtype == torch.int64:
+    if not dtype.is_floating_point:
         return str(int(v))
-    return _float32(v) if dtype == torch.float32 else repr(float(v))
+    return repr(float(v)) if dtype == torch.float64 else _float32(v)  # float16 and bfloat16 are exact in float32
 
 
 def _type(who, dtype, shape, strides=None):
@@ -149,7 +150,7 @@ def _arg(node, a):
         return repr(a)
     if isinstance(a, torch.dtype):
         if a not in DTYPES:
-            raise ValueError("%s: dtype %s: tjit computes in %s" % (node.name, a, ", ".join(map(str, DTYPES))))
+            raise ValueError("%s: dtype %s: tjit holds %s" % (node.name, a, ", ".join(map(str, DTYPES))))
         return str(a)  # torch.float32
     if isinstance(a, (list, tuple)):
         return "[%s]" % ", ".join(_arg(node, x) for x in a)
@@ -394,7 +395,7 @@ def _text(gm, example_inputs, ops, returned, attributes=()):
                 lines.append(_constant(gm, n, blocks))
         elif n.op == "call_function" and n.target is not operator.getitem:
             # a result nothing reads, of a call that writes nothing: left out
-            # (BatchNorm's empty uint8 "reserve" tensor, a dtype tjit lacks)
+            # (BatchNorm's empty uint8 "reserve" tensor, which tjit's batch norm does not return)
             if not n.users and isinstance(n.target, torch._ops.OpOverload) and not n.target._schema.is_mutable:
                 continue
             if _selection_reduced(n):

@@ -37,18 +37,19 @@ static bool pair_close(tj_dtype dtype, const char *pa, const char *pb, const tol
         b = *(const float *)pb;
         if (a == b || (tol->equal_nan && isnan(a) && isnan(b))) return true;
         break;
-    case TJ_INT64: {
-        int64_t ia = *(const int64_t *)pa, ib = *(const int64_t *)pb;
+    case TJ_FLOAT16:
+    case TJ_BFLOAT16: /* as float32: exact */
+        a = (float)tj_load_f64(pa, dtype);
+        b = (float)tj_load_f64(pb, dtype);
+        if (a == b || (tol->equal_nan && isnan(a) && isnan(b))) return true;
+        break;
+    default: { /* the integers and bool */
+        int64_t ia = tj_load_i64(pa, dtype), ib = tj_load_i64(pb, dtype);
         if (ia == ib) return true;
         a = (float)ia; /* directly: through double could round twice */
         b = (float)ib;
         break;
     }
-    default: /* bool */
-        a = *(const uint8_t *)pa;
-        b = *(const uint8_t *)pb;
-        if (a == b) return true;
-        break;
     }
     if (tol->zero) return false;
     float actual = fabsf(a - b);

@@ -126,13 +126,14 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
 
 /* What check_args learns of the tensor arguments on its way, so that the
  * autograd and fake-tensor tests need no pass of their own. */
-enum { ARGS_AUTOGRAD = 1, ARGS_REAL = 2, ARGS_FAKE = 4, ARGS_MIXED = ARGS_REAL | ARGS_FAKE };
+enum { ARGS_AUTOGRAD = 1, ARGS_REAL = 2, ARGS_FAKE = 4, ARGS_MIXED = ARGS_REAL | ARGS_FAKE, ARGS_STORAGE = 8 };
 
 static unsigned tensor_flags(const tj_tensor *t)
 {
     if (!t) return 0;
     /* ARGS_REAL or ARGS_FAKE in one lea: as cheap as the fake bit alone */
-    return (t->autograd ? ARGS_AUTOGRAD : 0u) | (ARGS_REAL + ARGS_REAL * (unsigned)t->fake);
+    return (t->autograd ? ARGS_AUTOGRAD : 0u) | (ARGS_REAL + ARGS_REAL * (unsigned)t->fake) |
+           (t->dtype >= TJ_FIRST_STORAGE_DTYPE ? ARGS_STORAGE : 0u);
 }
 
 /* The first argument tensor that is fake (want_fake) or real, and where:
@@ -181,6 +182,31 @@ static const unsigned plain_kinds[] = {
 };
 #undef KIND
 
+/* The first tensor or dtype argument of a storage dtype, which `op` does
+ * not take (check_args saw one): named with the operators that take it. */
+static __attribute__((cold, noinline)) tj_status storage_dtype_error(const tj_op *op, const tj_value *args)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_value *v = &args[i];
+        char what[160] = "";
+        if (v->kind == TJ_V_DTYPE && v->u.dtype >= TJ_FIRST_STORAGE_DTYPE)
+            snprintf(what, sizeof what, "is %s", tj_dtype_name(v->u.dtype));
+        for (int k = 0; !what[0] && k < (v->kind == TJ_V_TENSOR ? 1 : v->kind == TJ_V_TENSORS ? v->n : 0); k++) {
+            const tj_tensor *t = v->kind == TJ_V_TENSOR ? v->u.t : v->u.ts[k];
+            if (!t || t->dtype < TJ_FIRST_STORAGE_DTYPE) continue;
+            char d[128], element[24] = "";
+            tj_tensor_describe(t, d, sizeof d);
+            if (v->kind == TJ_V_TENSORS) snprintf(element, sizeof element, "element %d ", k);
+            snprintf(what, sizeof what, "%sis %s (%s)", element, tj_dtype_name(t->dtype), d);
+        }
+        if (what[0])
+            return tj_error(TJ_ERR_DTYPE, "%s: argument %d '%s' %s, a storage dtype: tjit computes in float32, "
+                            "float64, int64 and bool (convert with aten::_to_copy first; views, copies, cat and "
+                            "fills take every dtype)", op->name, i, op->args[i].name, what);
+    }
+    return tj_error(TJ_ERR_DTYPE, "%s: a storage dtype among its arguments", op->name);
+}
+
 static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, unsigned *flags)
 {
     if (nargs != op->nargs)
@@ -199,7 +225,9 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, un
         if (v->kind == TJ_V_TENSOR) f |= tensor_flags(v->u.t);
         else if (v->kind == TJ_V_TENSORS && v->u.ts)
             for (int k = 0; k < v->n; k++) f |= tensor_flags(v->u.ts[k]);
+        else if (v->kind == TJ_V_DTYPE && v->u.dtype >= TJ_FIRST_STORAGE_DTYPE) f |= ARGS_STORAGE;
     }
+    if ((f & ARGS_STORAGE) && !op->any_dtype && op->kind != TJ_OP_IMPLICIT) return storage_dtype_error(op, args);
     *flags = f;
     return TJ_OK;
 }

@@ -27,14 +27,21 @@ static void import_free(tj_storage_owner *o)
     tj_free_object(im, sizeof *im);
 }
 
+/* DLPack's type of each dtype (one lane). */
+static const DLDataType dl_types[TJ_NUM_DTYPES] = {
+    [TJ_FLOAT32] = {kDLFloat, 32, 1}, [TJ_FLOAT64] = {kDLFloat, 64, 1}, [TJ_INT64] = {kDLInt, 64, 1},
+    [TJ_BOOL] = {TJ_DL_BOOL, 8, 1},   [TJ_INT32] = {kDLInt, 32, 1},     [TJ_UINT8] = {kDLUInt, 8, 1},
+    [TJ_INT8] = {kDLInt, 8, 1},       [TJ_INT16] = {kDLInt, 16, 1},     [TJ_FLOAT16] = {kDLFloat, 16, 1},
+    [TJ_BFLOAT16] = {kDLBfloat, 16, 1}};
+
 static bool dtype_from_dl(DLDataType t, tj_dtype *out)
 {
-    if (t.code == kDLFloat && t.bits == 32) *out = TJ_FLOAT32;
-    else if (t.code == kDLFloat && t.bits == 64) *out = TJ_FLOAT64;
-    else if (t.code == kDLInt && t.bits == 64) *out = TJ_INT64;
-    else if (t.code == TJ_DL_BOOL && t.bits == 8) *out = TJ_BOOL;
-    else return false;
-    return true;
+    for (int i = 0; i < TJ_NUM_DTYPES; i++)
+        if (t.code == dl_types[i].code && t.bits == dl_types[i].bits) {
+            *out = (tj_dtype)i;
+            return true;
+        }
+    return false;
 }
 
 tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
@@ -48,7 +55,8 @@ tj_tensor *tj_tensor_from_dlpack(DLManagedTensor *m)
                         (int)d->device.device_type), NULL;
     if (!dtype_from_dl(d->dtype, &dtype) || d->dtype.lanes != 1)
         return tj_error(TJ_ERR_UNSUPPORTED,
-                        "%s: dtype code %u, %u bits, %u lanes: tjit has float32, float64, int64 and bool (one lane)",
+                        "%s: dtype code %u, %u bits, %u lanes: tjit has float32, float64, float16, bfloat16, "
+                        "int64, int32, int16, int8, uint8 and bool (one lane)",
                         who, d->dtype.code, d->dtype.bits, d->dtype.lanes), NULL;
     if (d->ndim < 0 || d->ndim > TJ_MAX_DIMS)
         return tj_error(TJ_ERR_UNSUPPORTED, "%s: rank %d is outside 0..%d", who, d->ndim, TJ_MAX_DIMS), NULL;
@@ -99,9 +107,6 @@ DLManagedTensor *tj_tensor_to_dlpack(tj_tensor *t)
         return tj_oom("tj_tensor_to_dlpack", sizeof *e), NULL;
     }
     tj_tensor_mark_detached(alias);
-    static const DLDataType codes[TJ_NUM_DTYPES] = {
-        [TJ_FLOAT32] = {kDLFloat, 32, 1}, [TJ_FLOAT64] = {kDLFloat, 64, 1},
-        [TJ_INT64] = {kDLInt, 64, 1},     [TJ_BOOL] = {TJ_DL_BOOL, 8, 1}};
     for (int k = 0; k < t->ndim; k++) {
         e->shape[k] = t->shape[k];
         e->strides[k] = t->strides[k];
@@ -110,7 +115,7 @@ DLManagedTensor *tj_tensor_to_dlpack(tj_tensor *t)
         .dl_tensor = {.data = (char *)t->storage->data + t->offset * (int64_t)tj_dtype_size(t->dtype),
                       .device = {kDLCPU, 0},
                       .ndim = t->ndim,
-                      .dtype = codes[t->dtype],
+                      .dtype = dl_types[t->dtype],
                       .shape = e->shape,
                       .strides = e->strides},
         .manager_ctx = alias,

@@ -123,34 +123,40 @@ const char *tj_status_name(tj_status s)
     return "unknown status";
 }
 
-size_t tj_dtype_size(tj_dtype d)
-{
-    switch (d) {
-    case TJ_FLOAT32: return 4;
-    case TJ_FLOAT64: return 8;
-    case TJ_INT64: return 8;
-    case TJ_BOOL: return 1;
-    }
-    return 0;
-}
+size_t tj_dtype_size(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? tj_k_dtype_bytes(d) : 0; }
 
-const char *tj_dtype_name(tj_dtype d)
+static const char *const dtype_names[TJ_NUM_DTYPES] = {
+    [TJ_FLOAT32] = "float32", [TJ_FLOAT64] = "float64", [TJ_INT64] = "int64", [TJ_BOOL] = "bool",
+    [TJ_INT32] = "int32",     [TJ_UINT8] = "uint8",     [TJ_INT8] = "int8",   [TJ_INT16] = "int16",
+    [TJ_FLOAT16] = "float16", [TJ_BFLOAT16] = "bfloat16"};
+
+const char *tj_dtype_name(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? dtype_names[d] : "?"; }
+
+/* torch.fx's abbreviations (graph.py's dtype_abbrs) */
+static const char *const dtype_short_names[TJ_NUM_DTYPES] = {
+    [TJ_FLOAT32] = "f32", [TJ_FLOAT64] = "f64", [TJ_INT64] = "i64", [TJ_BOOL] = "b8",    [TJ_INT32] = "i32",
+    [TJ_UINT8] = "u8",    [TJ_INT8] = "i8",     [TJ_INT16] = "i16", [TJ_FLOAT16] = "f16", [TJ_BFLOAT16] = "bf16"};
+
+const char *tj_dtype_short_name(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? dtype_short_names[d] : "?"; }
+
+int tj_dtype_parse_short_name(const char *s, tj_dtype *out)
 {
-    switch (d) {
-    case TJ_FLOAT32: return "float32";
-    case TJ_FLOAT64: return "float64";
-    case TJ_INT64: return "int64";
-    case TJ_BOOL: return "bool";
+    size_t best = 0;
+    for (int i = 0; i < TJ_NUM_DTYPES; i++) {
+        size_t n = strlen(dtype_short_names[i]);
+        if (n > best && strncmp(s, dtype_short_names[i], n) == 0) {
+            best = n;
+            *out = (tj_dtype)i;
+        }
     }
-    return "?";
+    return (int)best;
 }
 
 tj_status tj_dtype_from_name(const char *name, tj_dtype *out)
 {
-    static const char *names[] = {"float32", "float64", "int64", "bool"};
     if (!out) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_dtype_from_name: NULL out");
     for (int i = 0; name && i < TJ_NUM_DTYPES; i++)
-        if (strcmp(name, names[i]) == 0) {
+        if (strcmp(name, dtype_names[i]) == 0) {
             *out = (tj_dtype)i;
             return TJ_OK;
         }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "kernels/dtype_convert.h"
 #include "tjit/tjit.h"
 
 /** Memory that storages borrow instead of owning (a plan context's arena and
@@ -190,6 +191,9 @@ struct tj_op {
     int nreturns;
     bool returns_list; /**< returns Tensor[] (implicit composites only) */
     bool is_view, is_inplace, is_random;
+    /** Takes the storage dtypes (tj_dtype) too: an operator that only moves or
+     * converts data, or one from tj_op_register (its kernel decides). */
+    bool any_dtype;
     /** bit i: argument i is annotated `Tensor(a!)` (written by the kernel) */
     unsigned mutated_args;
     int index;
@@ -501,12 +505,7 @@ bool tj_aten_refuses_overlap(const tj_tensor *a, const tj_tensor *b);
 bool tj_inplace_writes_one_value(const tj_op *op, int64_t dim, int ndim, const int64_t *shape,
                                  const int64_t *strides);
 /** tj_dtype_size of a valid dtype, without a call (for per-operator paths). */
-static inline size_t tj_dtype_bytes(tj_dtype d)
-{
-    static const unsigned char bytes[TJ_NUM_DTYPES] = {
-        [TJ_FLOAT32] = 4, [TJ_FLOAT64] = 8, [TJ_INT64] = 8, [TJ_BOOL] = 1};
-    return bytes[d];
-}
+static inline size_t tj_dtype_bytes(tj_dtype d) { return tj_k_dtype_bytes(d); }
 /** Pointer to element [0,...] as char*. */
 static inline char *tj_tensor_ptr(const tj_tensor *t)
 {
@@ -606,6 +605,8 @@ static inline bool tj_dtype_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d =
 /** PyTorch's result_type over tensor and Scalar arguments. `vals` may mix
  * TENSOR, INT, FLOAT and BOOL values; NONE entries are skipped. */
 tj_dtype tj_result_type(const tj_value *vals, int n);
+/** PyTorch's promote_types(a, b) (float16 with bfloat16 is float32). */
+tj_dtype tj_promote_types(tj_dtype a, tj_dtype b);
 /** Broadcast shape of a and b; TJ_ERR_SHAPE with a message naming `op`. */
 tj_status tj_broadcast_shapes(const char *op, int na, const int64_t *a, int nb,
                               const int64_t *b, int *nout, int64_t *out);
@@ -654,18 +655,24 @@ static inline double tj_value_as_double(const tj_value *v)
 }
 /** PyTorch's checked Scalar conversion (c10::checked_convert, behind
  * Scalar::to<T>): TJ_ERR_INVALID_ARGUMENT "<op>: <what> <value> cannot be
- * converted to type <dtype> without overflow" for a finite float beyond
- * float32's range, or a nan / infinite / out-of-range float for int64.
+ * converted to type <dtype> without overflow" for a finite value beyond the
+ * largest finite value of a float dtype (float16: 65504), a nan or a value
+ * outside an integer dtype's range (uint8 takes -255 .. 255, the negative
+ * ones wrapping, as c10 does). tj_scalar_check_int: an int Scalar into a
+ * storage dtype (into float32 / float64 / int64 / bool an int never fails).
  * Every operator that converts a Scalar argument to its compute dtype with
  * Scalar::to in ATen (alpha, beta, weight, value, min / max, fill values)
  * calls this from its shape function; Scalars that ATen wraps into a 0-dim
  * tensor instead (add.Scalar's `other`, mul.Scalar, div.Scalar, pow's
  * exponent, comparisons) are not checked and may become inf. */
 tj_status tj_scalar_check_float(const char *op, const char *what, double f, tj_dtype dtype);
+tj_status tj_scalar_check_int(const char *op, const char *what, int64_t i, tj_dtype dtype);
 static inline tj_status tj_scalar_check(const char *op, const char *what, const tj_value *v, tj_dtype dtype)
 {
     /* inline: int and bool Scalars (add's default alpha) pass on the dispatch fast path without a call */
-    return v->kind == TJ_V_FLOAT ? tj_scalar_check_float(op, what, v->u.f, dtype) : TJ_OK;
+    if (v->kind == TJ_V_FLOAT) return tj_scalar_check_float(op, what, v->u.f, dtype);
+    return v->kind == TJ_V_INT && dtype >= TJ_FIRST_STORAGE_DTYPE ? tj_scalar_check_int(op, what, v->u.i, dtype)
+                                                                   : TJ_OK;
 }
 /** Converts the Scalar v to one element of `dtype` in buf (8 bytes), as a
  * fill value: refuses values that overflow the dtype (tj_scalar_check, the
@@ -674,6 +681,12 @@ static inline tj_status tj_scalar_check(const char *op, const char *what, const 
 tj_status tj_scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *buf);
 /** Reads element i (flat index into storage, already offset) as double / int64. */
 double tj_load_f64(const void *p, tj_dtype d);
+/** torch.fx's short name of a dtype ("f32", "i64", "b8", "bf16", ...), "?" for
+ * an invalid one. */
+const char *tj_dtype_short_name(tj_dtype d);
+/** The dtype whose short name starts s (the longest that matches) into *out;
+ * returns that name's length, 0 when none matches (*out unchanged). */
+int tj_dtype_parse_short_name(const char *s, tj_dtype *out);
 int64_t tj_load_i64(const void *p, tj_dtype d);
 void tj_store_f64(void *p, tj_dtype d, double v);
 

@@ -52,6 +52,7 @@ const tj_op *tj_op_register(const char *schema, tj_op_kind kind, tj_kernel_fn ke
     op->kind = kind;
     op->kernel = kernel;
     op->meta = meta;
+    op->any_dtype = true;
     tj_status st = tj_schema_parse(op, schema, NULL, WHO);
     if (st != TJ_OK) {
         tj_free(op, sizeof *op);

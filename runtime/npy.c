@@ -1,6 +1,6 @@
-/* NumPy .npy files (format versions 1.0, 2.0 and 3.0): float32, float64,
- * int64 and bool in any byte order numpy writes ('<f4', '=f4', 'f4', '>f4',
- * '|b1', '?'), C or Fortran order. Every field of the
+/* NumPy .npy files (format versions 1.0, 2.0 and 3.0): every tjit dtype but
+ * bfloat16 (numpy has none) in any byte order numpy writes ('<f4', '=f4',
+ * 'f4', '>f4', '|b1', '?'), C or Fortran order. Every field of the
  * header is checked, and the header is refused where numpy would refuse it
  * or read it otherwise (a key twice, another key, a shape that is no tuple);
  * a malformed or truncated file gives an error. */
@@ -72,7 +72,8 @@ static tj_status check_keys(const char *h, const char *end)
 
 /* The dtype of a 'descr' string as numpy.dtype() reads it: a byte order
  * ('<' little, '>' or '!' big, '=' or none native, '|' not applicable)
- * and a type code ('f4', 'f8', 'i8', 'b1', or '?' for bool). This runs
+ * and a type code ('f4', 'f8', 'f2', 'i8', 'i4', 'i2', 'i1', 'u1', 'b1', or
+ * '?' for bool). This runs
  * on little-endian CPUs only, so native is little-endian; a big-endian
  * file is byte-swapped on reading, as numpy.load gives its values. */
 static tj_status descr_dtype(const char *descr, tj_dtype *dtype, bool *big_endian)
@@ -87,15 +88,18 @@ static tj_status descr_dtype(const char *descr, tj_dtype *dtype, bool *big_endia
     static const struct {
         const char *code;
         tj_dtype dtype;
-    } known[] = {{"f4", TJ_FLOAT32}, {"f8", TJ_FLOAT64}, {"i8", TJ_INT64}, {"b1", TJ_BOOL}, {"?", TJ_BOOL}};
+    } known[] = {{"f4", TJ_FLOAT32}, {"f8", TJ_FLOAT64}, {"i8", TJ_INT64}, {"b1", TJ_BOOL},
+                 {"?", TJ_BOOL},     {"i4", TJ_INT32},   {"u1", TJ_UINT8}, {"i1", TJ_INT8},
+                 {"i2", TJ_INT16},   {"f2", TJ_FLOAT16}};
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (!strcmp(code, known[i].code)) {
             *dtype = known[i].dtype;
             return TJ_OK;
         }
     return tj_error(TJ_ERR_UNSUPPORTED,
-                    WHO ": dtype '%s' is not supported (float32 'f4', float64 'f8', int64 'i8', bool 'b1'; "
-                        "convert it in numpy first, e.g. a.astype('<i8') for an integer array)",
+                    WHO ": dtype '%s' is not supported (float32 'f4', float64 'f8', float16 'f2', int64 'i8', "
+                        "int32 'i4', int16 'i2', int8 'i1', uint8 'u1', bool 'b1'; convert it in numpy first, e.g. "
+                        "a.astype('<i8') for an integer array)",
                     descr);
 }
 
@@ -300,7 +304,13 @@ tj_status tj_npy_save(const char *path, const tj_tensor *t)
     if (!path) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: NULL path");
     if (!t) return tj_error_null("tj_npy_save: NULL tensor");
     if (t->fake) return tj_error(TJ_ERR_INVALID_ARGUMENT, "tj_npy_save: a fake tensor has no data");
-    static const char *descr[] = {"<f4", "<f8", "<i8", "|b1"};
+    /* numpy has no bfloat16 */
+    static const char *const descr[TJ_NUM_DTYPES] = {
+        [TJ_FLOAT32] = "<f4", [TJ_FLOAT64] = "<f8", [TJ_INT64] = "<i8", [TJ_BOOL] = "|b1", [TJ_INT32] = "<i4",
+        [TJ_UINT8] = "|u1",   [TJ_INT8] = "|i1",    [TJ_INT16] = "<i2", [TJ_FLOAT16] = "<f2"};
+    if (!descr[t->dtype])
+        return tj_error(TJ_ERR_DTYPE, "tj_npy_save: numpy has no %s dtype (convert to float32 first)",
+                        tj_dtype_name(t->dtype));
     char header[256], sb[200] = "";
     size_t k = 0;
     for (int d = 0; d < t->ndim; d++)

@@ -38,13 +38,8 @@ tj_status tj_scalar_to(const char *op, const tj_value *v, tj_dtype dtype, void *
 {
     tj_status st = tj_scalar_check(op, "value", v, dtype);
     if (st != TJ_OK) return st;
-    double f = tj_value_as_double(v);
-    switch (dtype) {
-    case TJ_FLOAT32: *(float *)buf = (float)f; break;
-    case TJ_FLOAT64: *(double *)buf = f; break;
-    case TJ_INT64: *(int64_t *)buf = v->kind == TJ_V_FLOAT ? (int64_t)f : v->kind == TJ_V_BOOL ? v->u.b : v->u.i; break;
-    case TJ_BOOL: *(uint8_t *)buf = f != 0 || isnan(f); break;
-    }
+    if (v->kind == TJ_V_FLOAT) tj_k_store_f64(buf, dtype, v->u.f);
+    else tj_k_store_i64(buf, dtype, v->kind == TJ_V_BOOL ? v->u.b : v->u.i);
     return TJ_OK;
 }
 

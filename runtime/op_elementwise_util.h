@@ -36,6 +36,7 @@ static inline tj_k_scalar tj_ew_scalar(const tj_value *v, tj_dtype dt)
     case TJ_FLOAT64: s.f64 = is_f ? v->u.f : (double)i; break;
     case TJ_INT64: s.i64 = i; break;
     case TJ_BOOL: s.b = is_f ? v->u.f != 0 : i != 0; break;
+    default: break; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
     return s;
 }

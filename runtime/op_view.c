@@ -565,17 +565,15 @@ tj_status tj_meta_cat(const tj_value *args, tj_meta *outs)
         if (ts[i]->ndim == 0)
             return tj_error(TJ_ERR_SHAPE, "%s: zero-dimensional tensor (at position %d) cannot be concatenated", op, i);
     if (n == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expected a non-empty list of Tensors", op);
-    /* result_type over every input, skipped ones included; with no 0-dim
-     * input the promoted dtype is always one of the inputs' dtypes */
-    const tj_tensor *rep = ts[0];
+    /* result_type over every input (none is 0-dim), skipped ones included */
+    tj_dtype dtype = ts[0]->dtype;
     int valid = -1;
     for (int i = 0; i < n; i++) {
-        tj_value pair[2] = {tj_v_tensor((tj_tensor *)rep), tj_v_tensor(ts[i])};
-        if (tj_result_type(pair, 2) != rep->dtype) rep = ts[i];
+        dtype = tj_promote_types(dtype, ts[i]->dtype);
         if (valid < 0 && !cat_skips(ts[i])) valid = i;
     }
     tj_meta *o = outs;
-    o->dtype = rep->dtype;
+    o->dtype = dtype;
     if (valid < 0) { /* every input is a skipped [0] */
         o->ndim = 1;
         o->shape[0] = 0;
@@ -748,7 +746,8 @@ tj_status tj_meta_stack(const tj_value *args, tj_meta *outs)
     tj_tensor *const *ts = args[0].u.ts;
     int n = args[0].n, d;
     if (n == 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: expects a non-empty TensorList", STACK);
-    const tj_tensor *first = ts[0], *rep = ts[0];
+    const tj_tensor *first = ts[0];
+    tj_dtype dtype = first->dtype;
     if (first->ndim == TJ_MAX_DIMS)
         return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d dims", STACK, TJ_MAX_DIMS);
     if (tj_wrap_new_dim(STACK, args[1].u.i, first->ndim, &d) != TJ_OK) return tj_last_status();
@@ -760,11 +759,10 @@ tj_status tj_meta_stack(const tj_value *args, tj_meta *outs)
                             "entry %d", STACK, tj_shape_str(first->ndim, first->shape, b1, sizeof b1),
                             tj_shape_str(t->ndim, t->shape, b2, sizeof b2), i);
         }
-        tj_value pair[2] = {tj_v_tensor((tj_tensor *)rep), tj_v_tensor(ts[i])};
-        if (tj_result_type(pair, 2) != rep->dtype) rep = ts[i];
+        dtype = tj_promote_types(dtype, t->dtype);
     }
     tj_meta *o = outs;
-    o->dtype = rep->dtype;
+    o->dtype = dtype;
     o->ndim = first->ndim + 1;
     for (int k = 0, src = 0; k < o->ndim; k++) o->shape[k] = k == d ? n : first->shape[src++];
     return TJ_OK;

@@ -6,30 +6,38 @@
 
 tj_category tj_dtype_category(tj_dtype d)
 {
-    return d == TJ_BOOL ? TJ_CAT_BOOL : d == TJ_INT64 ? TJ_CAT_INT : TJ_CAT_FLOAT;
-}
-
-/* Rank in the promotion lattice of our four dtypes: bool < int64 < f32 < f64. */
-static int rank_of(tj_dtype d)
-{
-    static const int r[] = {[TJ_BOOL] = 0, [TJ_INT64] = 1, [TJ_FLOAT32] = 2, [TJ_FLOAT64] = 3};
-    return r[d];
+    return d == TJ_BOOL ? TJ_CAT_BOOL : tj_k_dtype_integral(d) ? TJ_CAT_INT : TJ_CAT_FLOAT;
 }
 
 #define UNDEF (-1)
 
+/* PyTorch's promoteTypes: within a category the wider type, except uint8
+ * with int8 (int16) and float16 with bfloat16 (float32); across categories
+ * the higher one's type. */
 static int promote(int a, int b)
 {
-    if (a == UNDEF) return b;
+    if (a == UNDEF || a == b) return b;
     if (b == UNDEF) return a;
-    return rank_of((tj_dtype)a) >= rank_of((tj_dtype)b) ? a : b;
+    tj_dtype x = (tj_dtype)a, y = (tj_dtype)b;
+    tj_category cx = tj_dtype_category(x), cy = tj_dtype_category(y);
+    if (cx != cy) return cx > cy ? a : b;
+    if (cx == TJ_CAT_INT) {
+        if ((x == TJ_UINT8 && y == TJ_INT8) || (x == TJ_INT8 && y == TJ_UINT8)) return TJ_INT16;
+        return tj_k_dtype_bytes(x) >= tj_k_dtype_bytes(y) ? a : b;
+    }
+    if (tj_k_dtype_bytes(x) == 2 && tj_k_dtype_bytes(y) == 2) return TJ_FLOAT32; /* float16 with bfloat16 */
+    return tj_k_dtype_bytes(x) >= tj_k_dtype_bytes(y) ? a : b;
 }
+
+tj_dtype tj_promote_types(tj_dtype a, tj_dtype b) { return (tj_dtype)promote(a, b); }
 
 /* PyTorch's combine_categories(higher, lower). */
 static int combine(int higher, int lower)
 {
-    if (tj_dtype_is_float(higher)) return higher;
-    if (higher == TJ_BOOL || tj_dtype_is_float(lower)) return promote(higher, lower);
+    bool higher_float = higher != UNDEF && tj_dtype_category((tj_dtype)higher) == TJ_CAT_FLOAT;
+    bool lower_float = lower != UNDEF && tj_dtype_category((tj_dtype)lower) == TJ_CAT_FLOAT;
+    if (higher_float) return higher;
+    if (higher == TJ_BOOL || lower_float) return promote(higher, lower);
     if (higher != UNDEF) return higher;
     return lower;
 }

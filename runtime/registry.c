@@ -40,6 +40,23 @@ static bool is_random(const char *base)
            strcmp(base, "dropout") == 0;
 }
 
+/* The operators that take the storage dtypes (tjit/core.h): views, copies,
+ * concatenations, creation and fills move or convert data without
+ * arithmetic; their kernels and shape functions work on any element size. */
+static bool takes_any_dtype(const char *name)
+{
+    static const char *const names[] = {
+        "view", "_unsafe_view", "permute", "transpose.int", "t", "detach", "expand", "unsqueeze", "squeeze.dim",
+        "squeeze", "as_strided_", "unsqueeze_", "squeeze_.dim", "squeeze_", "transpose_", "t_", "select.int",
+        "slice.Tensor", "diagonal", "as_strided", "cat", "stack", "flip", "constant_pad_nd", "clone", "_to_copy",
+        "copy_", "copy", "empty.memory_format", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
+        "full_like", "new_zeros", "new_ones", "new_full", "new_empty", "scalar_tensor", "zero_", "zero",
+        "fill_.Scalar", "fill.Scalar"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
+
 __attribute__((constructor)) static void registry_init(void)
 {
     for (int i = 0; i < TJ_OPI_COUNT; i++) {
@@ -51,6 +68,7 @@ __attribute__((constructor)) static void registry_init(void)
             abort();
         }
         op->is_random = is_random(op->base);
+        op->any_dtype = takes_any_dtype(op->name + strlen(op->ns) + 2);
     }
     tj_register_builtin_decompositions();
 }

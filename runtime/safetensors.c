@@ -23,7 +23,9 @@ struct tj_safetensors {
 
 static const char *st_dtype_name(tj_dtype d)
 {
-    static const char *n[] = {"F32", "F64", "I64", "BOOL"};
+    static const char *const n[TJ_NUM_DTYPES] = {
+        [TJ_FLOAT32] = "F32", [TJ_FLOAT64] = "F64", [TJ_INT64] = "I64", [TJ_BOOL] = "BOOL", [TJ_INT32] = "I32",
+        [TJ_UINT8] = "U8",    [TJ_INT8] = "I8",     [TJ_INT16] = "I16", [TJ_FLOAT16] = "F16", [TJ_BFLOAT16] = "BF16"};
     return n[d];
 }
 
@@ -219,7 +221,7 @@ tj_safetensors *tj_safetensors_load_buffer(const void *buf, size_t n)
             goto fail;
         }
         if (!st_dtype_parse(json_string_value(jd), &dt)) {
-            tj_error(TJ_ERR_UNSUPPORTED, WHO ": tensor '%s' has dtype %s (F32, F64, I64 and BOOL are supported)", key, json_string_value(jd));
+            tj_error(TJ_ERR_UNSUPPORTED, WHO ": tensor '%s' has dtype %s (F32, F64, F16, BF16, I64, I32, I16, I8, U8 and BOOL are supported)", key, json_string_value(jd));
             goto fail;
         }
         int ndim = (int)json_array_size(js);

@@ -488,37 +488,11 @@ bool tj_tensor_is_contiguous(const tj_tensor *t)
     return true;
 }
 
-double tj_load_f64(const void *p, tj_dtype d)
-{
-    switch (d) {
-    case TJ_FLOAT32: return *(const float *)p;
-    case TJ_FLOAT64: return *(const double *)p;
-    case TJ_INT64: return (double)*(const int64_t *)p;
-    case TJ_BOOL: return *(const uint8_t *)p ? 1.0 : 0.0;
-    }
-    return NAN;
-}
+double tj_load_f64(const void *p, tj_dtype d) { return tj_k_load_f64(p, d); }
 
-int64_t tj_load_i64(const void *p, tj_dtype d)
-{
-    switch (d) {
-    case TJ_FLOAT32: return (int64_t)*(const float *)p;
-    case TJ_FLOAT64: return (int64_t)*(const double *)p;
-    case TJ_INT64: return *(const int64_t *)p;
-    case TJ_BOOL: return *(const uint8_t *)p ? 1 : 0;
-    }
-    return 0;
-}
+int64_t tj_load_i64(const void *p, tj_dtype d) { return tj_k_load_i64(p, d); }
 
-void tj_store_f64(void *p, tj_dtype d, double v)
-{
-    switch (d) {
-    case TJ_FLOAT32: *(float *)p = (float)v; break;
-    case TJ_FLOAT64: *(double *)p = v; break;
-    case TJ_INT64: *(int64_t *)p = (int64_t)v; break;
-    case TJ_BOOL: *(uint8_t *)p = v != 0; break;
-    }
-}
+void tj_store_f64(void *p, tj_dtype d, double v) { tj_k_store_f64(p, d, v); }
 
 /* Storage address of the element at a row-major flat index. */
 static const char *element_at(const tj_tensor *t, int64_t flat)
@@ -556,9 +530,8 @@ tj_status tj_tensor_copy_to(const tj_tensor *t, void *dst)
 
 int tj_tensor_describe(const tj_tensor *t, char *buf, size_t n)
 {
-    static const char *short_names[] = {"f32", "f64", "i64", "b8"};
     char shape[160];
     if (!t) return snprintf(buf, n, "None");
-    return snprintf(buf, n, "%s%s%s", t->fake ? "~" : "", short_names[t->dtype],
+    return snprintf(buf, n, "%s%s%s", t->fake ? "~" : "", tj_dtype_short_name(t->dtype),
                     tj_shape_str(t->ndim, t->shape, shape, sizeof shape));
 }

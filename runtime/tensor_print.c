@@ -59,11 +59,9 @@ static void visit(printer *p, int dim, const char *base, void (*fn)(printer *, c
  * (Python's format(): nan is "nan" whatever its sign bit). */
 static int format_element(const printer *p, const char *e, char *out)
 {
-    switch (p->t->dtype) {
-    case TJ_INT64: return snprintf(out, MAX_ELEMENT, "%" PRId64, *(const int64_t *)e);
-    case TJ_BOOL: return snprintf(out, MAX_ELEMENT, "%s", *(const uint8_t *)e ? "True" : "False");
-    default: break;
-    }
+    if (p->t->dtype == TJ_BOOL) return snprintf(out, MAX_ELEMENT, "%s", *(const uint8_t *)e ? "True" : "False");
+    if (tj_dtype_category(p->t->dtype) == TJ_CAT_INT)
+        return snprintf(out, MAX_ELEMENT, "%" PRId64, tj_load_i64(e, p->t->dtype));
     double v = tj_load_f64(e, p->t->dtype);
     if (isnan(v)) return snprintf(out, MAX_ELEMENT, "nan");
     if (isinf(v)) return snprintf(out, MAX_ELEMENT, "%sinf", v < 0 ? "-" : "");
@@ -87,7 +85,7 @@ static void gather_range(printer *p, const char *e)
  * tensor (and every value of the others). */
 static void gather_width(printer *p, const char *e)
 {
-    if (tj_dtype_is_float(p->t->dtype)) {
+    if (tj_dtype_category(p->t->dtype) == TJ_CAT_FLOAT) {
         double v = tj_load_f64(e, p->t->dtype);
         if (!isfinite(v) || v == 0) return;
     }
@@ -101,7 +99,7 @@ static void choose_format(printer *p)
 {
     p->int_mode = true;
     p->width = 1;
-    bool is_float = tj_dtype_is_float(p->t->dtype);
+    bool is_float = tj_dtype_category(p->t->dtype) == TJ_CAT_FLOAT;
     if (is_float) {
         visit(p, 0, tj_tensor_ptr(p->t), gather_range);
         if (!p->any_nonzero_finite) return;
@@ -227,7 +225,7 @@ tj_status tj_tensor_print(const tj_tensor *t, FILE *f)
         choose_format(&p);
         put_slices(&p, 0, tj_tensor_ptr(t), (int)strlen(PREFIX));
         /* float32 is the default dtype; int64 and bool are never named. */
-        if (t->dtype == TJ_FLOAT64)
+        if (t->dtype != TJ_FLOAT32 && t->dtype != TJ_INT64 && t->dtype != TJ_BOOL)
             snprintf(suffixes[n_suffixes++], sizeof suffixes[0], "dtype=torch.%s", tj_dtype_name(t->dtype));
     }
     if (tj_tensor_requires_grad(t) && tj_tensor_is_leaf(t))

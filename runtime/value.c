@@ -83,11 +83,54 @@ int tj_value_describe(const tj_value *v, char *buf, size_t n)
     return (int)k;
 }
 
+/* The range a Scalar converted into an integer dtype may take. */
+static void int_range(tj_dtype dtype, double *lo, double *hi)
+{
+    switch (dtype) {
+    case TJ_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case TJ_INT16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case TJ_INT8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    default: *lo = -UINT8_MAX, *hi = UINT8_MAX; break; /* uint8 */
+    }
+}
+
+static bool overflows(double f, tj_dtype dtype)
+{
+    switch (dtype) {
+    case TJ_FLOAT64:
+    case TJ_BOOL: return false;
+    case TJ_FLOAT32: return isfinite(f) && fabs(f) > FLT_MAX;
+    case TJ_BFLOAT16: return isfinite(f) && fabs(f) > 0x1.fep127;
+    case TJ_FLOAT16: return isfinite(f) && fabs(f) > 65504.0;
+    case TJ_INT64: return !(f >= -0x1p63 && f < 0x1p63);
+    default: {
+        double lo, hi;
+        int_range(dtype, &lo, &hi);
+        return !(f >= lo && f <= hi);
+    }
+    }
+}
+
+static __attribute__((cold)) tj_status overflow_error(const char *op, const char *what, const char *value,
+                                                      tj_dtype dtype)
+{
+    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %s cannot be converted to type %s without overflow", op, what,
+                    value, tj_dtype_name(dtype));
+}
+
 tj_status tj_scalar_check_float(const char *op, const char *what, double f, tj_dtype dtype)
 {
-    bool overflow = (dtype == TJ_FLOAT32 && isfinite(f) && fabs(f) > FLT_MAX) ||
-                    (dtype == TJ_INT64 && !(f >= -0x1p63 && f < 0x1p63));
-    if (!overflow) return TJ_OK;
-    return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: %s %g cannot be converted to type %s without overflow", op, what, f,
-                    tj_dtype_name(dtype));
+    if (!overflows(f, dtype)) return TJ_OK;
+    char value[32];
+    snprintf(value, sizeof value, "%g", f);
+    return overflow_error(op, what, value, dtype);
+}
+
+tj_status tj_scalar_check_int(const char *op, const char *what, int64_t i, tj_dtype dtype)
+{
+    /* every int64 within the ranges above is exact as a double */
+    if (dtype == TJ_BFLOAT16 || !overflows((double)i, dtype)) return TJ_OK;
+    char value[32];
+    snprintf(value, sizeof value, "%" PRId64, i);
+    return overflow_error(op, what, value, dtype);
 }

@@ -432,6 +432,21 @@ def check_opsbatch4():
         report("opsbatch4 gradients" + tag, close(got[0], want[0]), "max |diff| %.2g" % (got[0] - want[0]).abs().max().item())
 
 
+def check_storage_dtypes():
+    """uint8 images and a float16 / bfloat16 / int32 input converted inside
+    the compiled graph; a float16 result."""
+    def f(img, h, b, i):
+        x = img.float() / 255 + h.float() + b.float() + i.float()
+        return x.half(), x
+
+    args = (torch.tensor([[0, 17], [255, 128]], dtype=torch.uint8), torch.tensor([[0.1, 2.5]], dtype=torch.float16),
+            torch.tensor([[1.5], [-3.0]], dtype=torch.bfloat16), torch.tensor([7, -8], dtype=torch.int32))
+    gm = make_fx(f)(*args)
+    got, want = tjit_fx.compile(gm, *args)(*args), f(*args)
+    report("storage dtypes in and out", got[0].dtype == torch.float16 and torch.equal(got[0], want[0]) and
+           torch.equal(got[1], want[1]), "%s / %s" % (got[0], want[0]))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -446,6 +461,7 @@ def main():
     check_embedding_bag()
     check_linalg_solve()
     check_opsbatch4()
+    check_storage_dtypes()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 

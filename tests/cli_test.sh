@@ -330,8 +330,8 @@ printf 'graph(%%w : f32[6], %%b : f32[6]):\n    %%add_ = aten.add_.Tensor(%%w, %
 expect 0 "^input 0 \(f32\[6\]\) was updated in place: written to $work/u_in0\.npy" out run "$work/update.txt" \
     "$fx/layer_norm.in1.npy" "$fx/layer_norm.in2.npy" --out "$work/u_" --quiet
 grep -q '^tensor' "$work/out" && { echo "FAIL: tjit run --quiet printed values" >&2; failures=$((failures + 1)); }
-printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch.float16)\n    return (%%t,)\n' >"$work/half.txt"
-expect 1 "line 2, column 44: unknown dtype torch\.float16 \(tjit has torch\.float32, float64, int64 and bool\)" err run "$work/half.txt"
+printf 'graph(%%x : f32[2]):\n    %%t = aten._to_copy.default(%%x, dtype = torch.complex64)\n    return (%%t,)\n' >"$work/complex.txt"
+expect 1 "line 2, column 44: unknown dtype torch\.complex64 \(tjit has torch\.float32, float64, int64, bool, int32, uint8, int8, int16, float16 and bfloat16\)" err run "$work/complex.txt"
 expect 2 "bad value '2147483647' for --runs \(a positive integer up to 1000000\)" err run "$fx/layer_norm.txt" --runs 2147483647
 expect 2 "bad value '1000001' for --runs" err bench mlp --runs 1000001
 expect 1 "^tjit run: tj_npy_save: path of 4095 bytes is too long" err run "$fx/layer_norm.txt" "${ln_in[@]}" \

@@ -175,6 +175,7 @@ static tj_tensor *tensor_of(tj_dtype dtype, int ndim, const int64_t *shape, cons
         case TJ_FLOAT64: *(double *)p = v[i]; break;
         case TJ_INT64: *(int64_t *)p = iv[i]; break;
         case TJ_BOOL: *(bool *)p = v[i] != 0; break;
+        default: cr_assert(false, "no values for dtype %s", tj_dtype_name(dtype)); break;
         }
     }
     return t;

@@ -294,8 +294,8 @@ Test(dispatch, wrong_argument_kinds_are_named)
     tj_tensor *list[2] = {a, NULL};
     tj_dispatch(tj_op_find("aten::cat"), (tj_value[]){tj_v_tensors(list, 2), tj_v_int(0)}, 2, outs);
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::cat: argument 0 'tensors' element 1 is NULL");
-    tj_dispatch(tj_op_find("aten::sum"), (tj_value[]){tj_v_tensor(a), tj_v_dtype((tj_dtype)7)}, 2, outs);
-    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::sum: argument 1 'dtype' is not a dtype (7)");
+    tj_dispatch(tj_op_find("aten::sum"), (tj_value[]){tj_v_tensor(a), tj_v_dtype((tj_dtype)17)}, 2, outs);
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "aten::sum: argument 1 'dtype' is not a dtype (17)");
     /* NULL operator or outputs */
     cr_expect_eq(tj_dispatch(NULL, NULL, 0, outs), TJ_ERR_INVALID_ARGUMENT);
     cr_expect_eq(tj_dispatch(TJ_OPS(add_Tensor), NULL, 3, NULL), TJ_ERR_INVALID_ARGUMENT);

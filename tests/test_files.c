@@ -75,7 +75,7 @@ Test(safetensors, malformed_files_are_rejected_with_a_reason)
     } bad[] = {
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, -1, TJ_ERR_PARSE, "outside"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, -1, TJ_ERR_PARSE, "needs"},
-        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_UNSUPPORTED, "F16"},
+        {"{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, -1, TJ_ERR_UNSUPPORTED, "F8_E4M3"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, -1, TJ_ERR_PARSE, "shape"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}", 8, -1, TJ_ERR_PARSE, "overlap"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, -1, TJ_ERR_PARSE, "data_offsets"},

@@ -33,7 +33,7 @@ Test(hostile_core, invalid_dtypes_and_statuses_have_safe_names)
     cr_expect_not_null(tj_status_name((tj_status)-1));
     tj_dtype d = TJ_INT64;
     cr_expect_eq(tj_dtype_from_name(NULL, &d), TJ_ERR_PARSE);
-    cr_expect_eq(tj_dtype_from_name("float16", &d), TJ_ERR_PARSE);
+    cr_expect_eq(tj_dtype_from_name("complex64", &d), TJ_ERR_PARSE);
     cr_expect_eq(tj_dtype_from_name("", &d), TJ_ERR_PARSE);
     cr_expect_eq(d, TJ_INT64, "a failed parse changed the output");
     tj_clear_error();
@@ -128,8 +128,8 @@ Test(hostile_tensor, creation_errors_name_the_function_and_the_bad_argument)
     int64_t base = live_allocations();
     cr_expect_null(tj_tensor_fake(TJ_FLOAT32, 2, NULL));
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake", "shape is NULL for rank 2");
-    cr_expect_null(tj_tensor_fake((tj_dtype)9, 1, I64(2)));
-    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake", "invalid dtype 9");
+    cr_expect_null(tj_tensor_fake((tj_dtype)TJ_NUM_DTYPES, 1, I64(2)));
+    EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_fake", "invalid dtype 10");
     cr_expect_null(tj_tensor_empty(TJ_FLOAT32, 9, I64(1, 1, 1, 1, 1, 1, 1, 1, 1)));
     EXPECT_ERROR(TJ_ERR_INVALID_ARGUMENT, "tj_tensor_empty", "rank 9 is outside 0..8");
     cr_expect_null(tj_tensor_from_data(TJ_INT64, 1, I64(-2), NULL));

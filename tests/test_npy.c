@@ -423,7 +423,7 @@ Test(npy, truncated_data)
 
 Test(npy, unsupported_dtypes_and_byte_orders)
 {
-    static const char *descrs[] = {"<i4", "<f2", "|u1", ">i4", "<c8", "|O", "<U3", "f", "<f4 ", "xf4"};
+    static const char *descrs[] = {"<u4", "<u2", "<u8", ">u4", "<c8", "|O", "<U3", "f", "<f4 ", "xf4"};
     unsigned char buf[256];
     for (size_t i = 0; i < sizeof descrs / sizeof *descrs; i++) {
         char header[128];

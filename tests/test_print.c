@@ -54,6 +54,7 @@ static tj_tensor *filled(tj_dtype dtype, int ndim, const int64_t *shape, double 
         case TJ_FLOAT64: *(double *)p = f(i); break;
         case TJ_INT64: *(int64_t *)p = (int64_t)f(i); break;
         case TJ_BOOL: *(bool *)p = f(i) != 0; break;
+        default: cr_assert(false, "no values for dtype %s", tj_dtype_name(dtype)); break;
         }
     }
     return t;

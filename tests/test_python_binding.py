@@ -181,11 +181,28 @@ class Binding(unittest.TestCase):
     def test_what_tjit_cannot_take_is_named(self):
         cases = [((1.0, Y), "input 0 is float, not a NumPy array"),
                  (([1, 2, 3], Y), "input 0 is list"),
-                 ((X.astype(np.float16), Y), "input 0 is float16; tjit has float32, float64, int64, bool")]
+                 ((X.astype(np.uint32), Y), "input 0 is uint32; tjit has float32, float64, int64, bool, int32"),
+                 ((X.astype(np.float16), Y), "input 0 is float16[2, 3], the plan was compiled for float32[2, 3]")]
         for args, needle in cases:
             with self.assertRaises(tjit.TjitError) as caught:
                 self.plan(*args)
             self.assertIn(needle, str(caught.exception))
+
+    def test_storage_dtypes_in_and_out(self):
+        """uint8 pixels in, float32 and float16 out: tjit converts the storage dtypes."""
+        plan = tjit.Graph("""graph(%x : u8[2, 2]):
+    %f = aten._to_copy.default(%x, dtype = torch.float32)
+    %s = aten.mul.Tensor(%f, 0.5)
+    %h = aten._to_copy.default(%s, dtype = torch.float16)
+    return (%s, %h)
+""").compile()
+        self.assertEqual(plan.input_types, [("uint8", (2, 2))])
+        self.assertEqual(plan.output_types, [("float32", (2, 2)), ("float16", (2, 2))])
+        pixels = np.array([[0, 3], [255, 128]], np.uint8)
+        s, h = plan(pixels)
+        np.testing.assert_array_equal(s, pixels.astype(np.float32) * 0.5)
+        self.assertEqual(h.dtype, np.float16)
+        np.testing.assert_array_equal(h, (pixels.astype(np.float32) * 0.5).astype(np.float16))
 
     def test_one_plan_called_from_several_threads(self):
         mm = tjit.Graph("graph(%a : f32[128, 128]):\n"

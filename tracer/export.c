@@ -122,7 +122,7 @@ static json_t *json_float(double f)
 }
 
 /* A constant's elements in row-major order of its shape (floats as
- * json_float, int64 exactly, bools as true/false), or null for a fake
+ * json_float, integers exactly, bools as true/false), or null for a fake
  * tensor, which has none; NULL when out of memory. */
 static json_t *constant_values(const tj_tensor *t)
 {
@@ -137,13 +137,10 @@ static json_t *constant_values(const tj_tensor *t)
     }
     for (int64_t i = 0; arr && i < n; i++) {
         const char *e = buf + (size_t)i * es;
-        json_t *v;
-        switch (tj_tensor_dtype(t)) {
-        case TJ_FLOAT32: v = json_float(*(const float *)e); break;
-        case TJ_FLOAT64: v = json_float(*(const double *)e); break;
-        case TJ_INT64: v = json_integer((json_int_t)*(const int64_t *)e); break;
-        default: v = json_boolean(*(const uint8_t *)e); break;
-        }
+        tj_dtype dt = tj_tensor_dtype(t);
+        json_t *v = dt == TJ_BOOL                ? json_boolean(*(const uint8_t *)e)
+                    : tj_k_dtype_integral(dt) ? json_integer((json_int_t)tj_load_i64(e, dt))
+                                              : json_float(tj_load_f64(e, dt));
         append(&arr, v);
     }
     if (buf) tj_free(buf, bytes ? bytes : 1);

@@ -177,14 +177,10 @@ static tj_status parse_int(parser *ps, int64_t *out)
 /* f32[2, 3] or f32[3, 2]{1, 3} */
 static tj_status parse_type(parser *ps, tj_dtype *dt, int *ndim, int64_t *shape, int64_t *strides, bool *has_strides)
 {
-    static const char *names[] = {"f32", "f64", "i64", "b8"};
     skip_spaces(ps);
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strncmp(ps->p, names[i], strlen(names[i])) == 0) k = i;
-    if (k < 0) return perr(ps, "expected a type (f32, f64, i64, b8)");
-    ps->p += strlen(names[k]);
-    *dt = (tj_dtype)k;
+    int len = tj_dtype_parse_short_name(ps->p, dt);
+    if (!len) return perr(ps, "expected a type (f32, f64, i64, b8, i32, u8, i8, i16, f16, bf16)");
+    ps->p += len;
     if (expect(ps, "[") != TJ_OK) return TJ_ERR_PARSE;
     *ndim = 0;
     while (!accept(ps, "]")) {
@@ -326,11 +322,12 @@ static tj_status parse_value(parser *ps, tj_garg *a)
     skip_spaces(ps);
     const char *dtype_at = ps->p;
     if (accept(ps, "torch.")) {
-        char name[32], msg[120];
+        char name[32], msg[200];
         if (!ident(ps, name, sizeof name)) return perr(ps, "unknown dtype");
         if (tj_dtype_from_name(name, &a->u.dtype) != TJ_OK) {
             ps->p = dtype_at; /* the error's column: where the dtype starts */
-            snprintf(msg, sizeof msg, "unknown dtype torch.%s (tjit has torch.float32, float64, int64 and bool)", name);
+            snprintf(msg, sizeof msg, "unknown dtype torch.%s (tjit has torch.float32, float64, int64, bool, int32, uint8, "
+                     "int8, int16, float16 and bfloat16)", name);
             return perr(ps, msg);
         }
         a->kind = TJ_GA_DTYPE;
@@ -708,14 +705,22 @@ static tj_status parse_constant_data(parser *ps, tj_tensor *t)
         if (parse_value(ps, &a) != TJ_OK) return TJ_ERR_PARSE;
         /* checked before the element is read: a.u.b of an int element is
          * not a valid bool (undefined behaviour) */
-        if ((dt == TJ_BOOL) != (a.kind == TJ_GA_BOOL) || (dt == TJ_INT64 && a.kind != TJ_GA_INT) ||
+        bool integral = tj_k_dtype_integral(dt) && dt != TJ_BOOL;
+        if ((dt == TJ_BOOL) != (a.kind == TJ_GA_BOOL) || (integral && a.kind != TJ_GA_INT) ||
             (a.kind != TJ_GA_FLOAT && a.kind != TJ_GA_INT && a.kind != TJ_GA_BOOL))
             return perr(ps, "constant element does not match its dtype");
-        switch (dt) {
-        case TJ_FLOAT32: ((float *)data)[i] = (float)(a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i); break;
-        case TJ_FLOAT64: ((double *)data)[i] = a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i; break;
-        case TJ_INT64: ((int64_t *)data)[i] = a.u.i; break;
-        case TJ_BOOL: data[i] = a.u.b; break;
+        char *at = data + i * (int64_t)tj_dtype_bytes(dt);
+        if (a.kind == TJ_GA_BOOL) *at = a.u.b;
+        else if (a.kind == TJ_GA_INT && integral) {
+            tj_value v = tj_v_int(a.u.i);
+            if (tj_scalar_check("constant", "element", &v, dt) != TJ_OK) {
+                char msg[256]; /* perr's own message replaces the one it quotes */
+                snprintf(msg, sizeof msg, "%s", tj_last_error());
+                return perr(ps, msg);
+            }
+            tj_k_store_i64(at, dt, a.u.i);
+        } else {
+            tj_k_store_f64(at, dt, a.kind == TJ_GA_FLOAT ? a.u.f : (double)a.u.i);
         }
     }
     skip_spaces(ps);

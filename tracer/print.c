@@ -74,9 +74,6 @@ void tj_format_float(double f, char *buf, size_t n) { format_shortest(f, false, 
 
 void tj_format_float32(float f, char *buf, size_t n) { format_shortest(f, true, buf, n); }
 
-static const char *short_dtype[] = {"f32", "f64", "i64", "b8"};
-
-const char *tj_dtype_short_name(tj_dtype d) { return (unsigned)d < TJ_NUM_DTYPES ? short_dtype[d] : "?"; }
 
 /* "{3, 1}" */
 static void print_strides(FILE *f, int ndim, const int64_t *strides)
@@ -217,22 +214,21 @@ static void print_constant_data(FILE *f, const tj_tensor *t)
     for (int64_t i = 0; i < t->numel; i++) {
         double v = tj_tensor_item_at(t, i);
         if (i) fprintf(f, ", ");
-        switch (t->dtype) {
-        case TJ_FLOAT32: tj_format_float32((float)v, buf, sizeof buf); fprintf(f, "%s", buf); break;
-        case TJ_FLOAT64: tj_format_float(v, buf, sizeof buf); fprintf(f, "%s", buf); break;
-        case TJ_INT64: {
-            int64_t x;
-            /* read the exact 64-bit value, not through a double */
+        if (t->dtype == TJ_BOOL) {
+            fprintf(f, v != 0 ? "True" : "False");
+        } else if (t->dtype == TJ_FLOAT64) {
+            tj_format_float(v, buf, sizeof buf);
+            fprintf(f, "%s", buf);
+        } else if (!tj_k_dtype_integral(t->dtype)) { /* float32, float16, bfloat16: exact as float32 */
+            tj_format_float32((float)v, buf, sizeof buf);
+            fprintf(f, "%s", buf);
+        } else { /* the exact integer, not through a double */
             int64_t off = 0, rem = i;
             for (int d = t->ndim - 1; d >= 0; d--) {
                 off += rem % t->shape[d] * t->strides[d];
                 rem /= t->shape[d];
             }
-            x = ((const int64_t *)tj_tensor_ptr(t))[off];
-            fprintf(f, "%" PRId64, x);
-            break;
-        }
-        case TJ_BOOL: fprintf(f, v != 0 ? "True" : "False"); break;
+            fprintf(f, "%" PRId64, tj_load_i64(tj_tensor_ptr(t) + off * (int64_t)tj_dtype_bytes(t->dtype), t->dtype));
         }
     }
     fprintf(f, "]");

@@ -14,8 +14,6 @@ void tj_format_float(double f, char *buf, size_t n);
  * float32 (strtod, then rounded to float32, as tj_graph_parse reads a
  * float32 constant): 0.1, 1e-45, 3.4028235e+38. */
 void tj_format_float32(float f, char *buf, size_t n);
-/** "f32", "f64", "i64", "b8". */
-const char *tj_dtype_short_name(tj_dtype d);
 /** "f32[2, 3]", plus "{1, 2}" strides when `strides` is given and not contiguous. */
 void tj_print_type(FILE *f, tj_dtype dtype, int ndim, const int64_t *shape, const int64_t *strides);
 void tj_print_garg(FILE *f, const tj_graph *g, const tj_garg *a);

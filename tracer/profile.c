@@ -151,8 +151,7 @@ static void describe_inputs(const tj_pnode *n, const tj_plan *p, char *buf, size
             }
             const tj_pvalue *v = &p->values[tj_garg_value_at(a, j)];
             char shape[128];
-            static const char *const short_names[] = {"f32", "f64", "i64", "b8"};
-            k += (size_t)snprintf(buf + k, size - k, "%s%s%s", k ? ", " : "", short_names[v->dtype],
+            k += (size_t)snprintf(buf + k, size - k, "%s%s%s", k ? ", " : "", tj_dtype_short_name(v->dtype),
                                   tj_shape_str(v->ndim, v->shape, shape, sizeof shape));
         }
     }

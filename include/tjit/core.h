@@ -35,22 +35,45 @@ typedef enum tj_status {
     TJ_ERR_MODIFIED,         /**< a value autograd saved was overwritten in place */
 } tj_status;
 
-/** Element types. Sizes: 4, 8, 8 and 1 bytes. */
+/** Element types, as PyTorch's dtypes of the same names.
+ *
+ * The compute dtypes (float32, float64, int64, bool) go through every
+ * operator. The storage dtypes after them (int32, uint8, int8, int16,
+ * float16, bfloat16; 4, 1, 1, 2, 2, 2 bytes) hold data that files, DLPack
+ * and Python hand over: they go through the operators that only move or
+ * convert data (views, copies, cat, stack, flip, constant_pad_nd, the
+ * creation operators, _to_copy, copy_, fill_, zero_); any other operator
+ * given one, as a tensor or as its dtype argument, fails with TJ_ERR_DTYPE
+ * naming the operator and the argument (convert with tj_to_copy first).
+ * Conversions follow PyTorch on x86: float16 and bfloat16 round to nearest
+ * even (from float64 through float32, as c10 does); integers narrow by
+ * wrapping; floats truncate toward zero into int64, or into int32 for the
+ * narrower integers, which then wrap (NaN and out-of-range values give
+ * INT64_MIN, INT32_MIN); anything non-zero (NaN too) becomes true. */
 typedef enum tj_dtype {
     TJ_FLOAT32 = 0,
     TJ_FLOAT64,
     TJ_INT64,
     TJ_BOOL,
+    TJ_INT32,    /**< storage dtype */
+    TJ_UINT8,    /**< storage dtype */
+    TJ_INT8,     /**< storage dtype */
+    TJ_INT16,    /**< storage dtype */
+    TJ_FLOAT16,  /**< storage dtype (IEEE binary16) */
+    TJ_BFLOAT16, /**< storage dtype (the upper half of a float32) */
 } tj_dtype;
 
-#define TJ_NUM_DTYPES 4
+#define TJ_NUM_DTYPES 10
+/** The first storage dtype: dtypes from it on are storage dtypes. */
+#define TJ_FIRST_STORAGE_DTYPE TJ_INT32
 /** "No dtype" for the optional dtype arguments of ops.h (ATen's `ScalarType?
  * dtype=None`): the operator picks the dtype, as each function says. */
 #define TJ_DTYPE_NONE (-1)
 
 /** Size of one element of `dtype` in bytes; 0 for an invalid dtype. */
 size_t tj_dtype_size(tj_dtype dtype);
-/** PyTorch's name of `dtype` ("float32", "float64", "int64", "bool"), or "?". */
+/** PyTorch's name of `dtype` ("float32", "float64", "int64", "bool", "int32", "uint8",
+ * "int8", "int16", "float16", "bfloat16"), or "?". */
 const char *tj_dtype_name(tj_dtype dtype);
 /** Parses a dtype name as tj_dtype_name() writes it into *out. Returns
  * TJ_ERR_PARSE for an unknown or NULL name (*out unchanged),

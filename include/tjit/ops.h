@@ -749,8 +749,9 @@ tj_tensor *tj_diag_embed(tj_tensor *self, int64_t offset, int64_t dim1, int64_t 
 tj_tensor *tj_trace(tj_tensor *self);
 tj_tensor *tj_clone(tj_tensor *self);                                        /**< aten::clone */
 /** aten::_to_copy: a copy converted to dtype (TJ_DTYPE_NONE: same dtype; another
- * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). float -> int
- * truncates toward zero; anything -> bool is x != 0. */
+ * value that is not a dtype: TJ_ERR_INVALID_ARGUMENT). Any dtype to any
+ * dtype, the storage dtypes too, converted as tj_dtype (tjit/core.h) says:
+ * float -> int truncates toward zero; anything -> bool is x != 0. */
 tj_tensor *tj_to_copy(tj_tensor *self, int dtype);
 tj_tensor *tj_reshape(tj_tensor *self, const int64_t *shape, int ndim);      /**< aten::reshape (implicit): view if possible, else copy */
 tj_tensor *tj_flatten(tj_tensor *self, int64_t start_dim, int64_t end_dim);  /**< aten::flatten.using_ints (implicit) */

@@ -11,7 +11,8 @@
 extern "C" {
 #endif
 
-/** Writes `n` named tensors (any strides; dtypes F32, F64, I64, BOOL) to
+/** Writes `n` named tensors (any strides; any dtype: F32, F64, I64, BOOL,
+ * I32, U8, I8, I16, F16, BF16) to
  * `path`, replacing it only once the whole file is written (a temporary file
  * is renamed; a device or FIFO is written in place, a symbolic link's
  * target replaced). Errors: TJ_ERR_INVALID_ARGUMENT (NULL, fake tensor, duplicate

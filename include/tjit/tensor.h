@@ -149,14 +149,15 @@ void tj_scope_end(tj_scope *scope);
 tj_tensor *tj_scope_keep(tj_tensor *t);
 
 /* ---- NumPy .npy files ---- */
-/** Reads a .npy file (format 1.0/2.0/3.0; descr 'f4' 'f8' 'i8' 'b1' or '?'
+/** Reads a .npy file (format 1.0/2.0/3.0; descr 'f4' 'f8' 'f2' 'i8' 'i4' 'i2'
+ * 'i1' 'u1', 'b1' or '?'
  * with any byte order numpy accepts: '<', '=', '|', none, or big-endian '>'
  * and '!', byte-swapped here; C or Fortran order; a 1.0/2.0 shape may hold
  * Python 2 longs, (4L,), as numpy reads them). Returns a new contiguous tensor, owned as
  * tj_tensor_empty's result (the innermost open scope, or the caller), or NULL with
  * TJ_ERR_IO (cannot open/read), TJ_ERR_PARSE (malformed header: as numpy,
  * keys other than descr, fortran_order and shape, a key given twice, a shape
- * that is no tuple; truncated data), TJ_ERR_UNSUPPORTED (another dtype, such as '<i4' or '|u1'). */
+ * that is no tuple; truncated data), TJ_ERR_UNSUPPORTED (another dtype, such as '<u4' or '<c8'). */
 tj_tensor *tj_npy_load(const char *path);
 /** Same as tj_npy_load, from a buffer of `n` bytes. */
 tj_tensor *tj_npy_load_buffer(const void *buf, size_t n);
@@ -165,7 +166,7 @@ tj_tensor *tj_npy_load_buffer(const void *buf, size_t n);
  * truncated file (an existing one stays as it was; a device or FIFO is
  * written in place, a symbolic link's target replaced). Errors: TJ_ERR_IO
  * (naming the path and the reason), TJ_ERR_INVALID_ARGUMENT for a fake
- * tensor, TJ_ERR_OUT_OF_MEMORY. */
+ * tensor, TJ_ERR_DTYPE for bfloat16 (numpy has none), TJ_ERR_OUT_OF_MEMORY. */
 tj_status tj_npy_save(const char *path, const tj_tensor *t);
 
 #ifdef __cplusplus
