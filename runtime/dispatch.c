@@ -126,14 +126,20 @@ static __attribute__((cold)) tj_status arg_error(const tj_op *op, const tj_value
 
 /* What check_args learns of the tensor arguments on its way, so that the
  * autograd and fake-tensor tests need no pass of their own. */
-enum { ARGS_AUTOGRAD = 1, ARGS_REAL = 2, ARGS_FAKE = 4, ARGS_MIXED = ARGS_REAL | ARGS_FAKE, ARGS_STORAGE = 8 };
+enum { ARGS_AUTOGRAD = 1, ARGS_REAL = 2, ARGS_FAKE = 4, ARGS_MIXED = ARGS_REAL | ARGS_FAKE };
+/* The dtypes of the arguments, OR-ed in above those bits: the storage
+ * dtypes (4 to 9) set bit 2 or 3 of a dtype, the compute ones (0 to 3)
+ * neither, so one OR per tensor finds them. */
+#define ARGS_DTYPE_SHIFT 4
+#define ARGS_STORAGE (0xcu << ARGS_DTYPE_SHIFT)
+_Static_assert(TJ_FIRST_STORAGE_DTYPE == 4 && TJ_NUM_DTYPES <= 16, "ARGS_STORAGE's test");
 
 static unsigned tensor_flags(const tj_tensor *t)
 {
     if (!t) return 0;
     /* ARGS_REAL or ARGS_FAKE in one lea: as cheap as the fake bit alone */
     return (t->autograd ? ARGS_AUTOGRAD : 0u) | (ARGS_REAL + ARGS_REAL * (unsigned)t->fake) |
-           (t->dtype >= TJ_FIRST_STORAGE_DTYPE ? ARGS_STORAGE : 0u);
+           (unsigned)t->dtype << ARGS_DTYPE_SHIFT;
 }
 
 /* The first argument tensor that is fake (want_fake) or real, and where:
@@ -225,7 +231,7 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, un
         if (v->kind == TJ_V_TENSOR) f |= tensor_flags(v->u.t);
         else if (v->kind == TJ_V_TENSORS && v->u.ts)
             for (int k = 0; k < v->n; k++) f |= tensor_flags(v->u.ts[k]);
-        else if (v->kind == TJ_V_DTYPE && v->u.dtype >= TJ_FIRST_STORAGE_DTYPE) f |= ARGS_STORAGE;
+        else if (v->kind == TJ_V_DTYPE) f |= (unsigned)v->u.dtype << ARGS_DTYPE_SHIFT;
     }
     if ((f & ARGS_STORAGE) && !op->any_dtype && op->kind != TJ_OP_IMPLICIT) return storage_dtype_error(op, args);
     *flags = f;
