@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/copy.h"
 #include "kernels/fill.h"
 #include "kernels/pointwise3.h"
 #include "op_elementwise.h"
@@ -422,6 +423,14 @@ tj_status tj_kernel_copy_oop(const tj_value *args, tj_tensor *const *outs)
 
 static void fill(tj_tensor *out, const tj_value *value)
 {
+    if (out->dtype >= TJ_FIRST_STORAGE_DTYPE) { /* no compute loop: a copy of the value broadcast (a fill) */
+        _Alignas(8) char v[8];
+        static const int64_t broadcast[TJ_MAX_DIMS];
+        tj_scalar_to("aten::fill", value, out->dtype, v); /* checked by the shape function */
+        tj_k_copy_strided((tj_k_strided){tj_tensor_ptr(out), out->dtype, out->strides},
+                          (tj_k_strided){v, out->dtype, broadcast}, out->ndim, out->shape, tj_threads_for(out->numel));
+        return;
+    }
     tj_k_select_args f = {.dtype = out->dtype, .value = tj_ew_scalar(value, out->dtype)};
     tj_elementwise(out, NULL, 0, out->dtype, tj_k_fill_loop, &f);
 }

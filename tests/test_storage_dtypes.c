@@ -14,6 +14,7 @@
 #include "test_util.h"
 #include "tjit/dlpack.h"
 #include "tjit/graph.h"
+#include "tjit/inplace.h"
 #include "tjit/plan.h"
 #include "tjit/safetensors.h"
 
@@ -163,6 +164,31 @@ Test(storage_dtypes, views_copies_and_fills_move_the_data)
     tj_tensor *s = tj_select(x, 0, 1);
     cr_assert_not_null(s, "%s", tj_last_error());
     cr_expect_eq(tj_tensor_item_at(s, 2), 30000.0);
+    /* in place through a strided view: fill_ and zero_ */
+    cr_assert_not_null(tj_fill_(tj_select(x, 1, 1), tj_v_int(-9)), "%s", tj_last_error());
+    cr_assert_not_null(tj_zero_(tj_select(x, 1, 2)), "%s", tj_last_error());
+    const int16_t want_x[] = {1, -9, 0, -4, -9, 0};
+    cr_expect_arr_eq(tj_tensor_data(x), want_x, sizeof want_x);
+}
+
+/* The creation operators make every storage dtype with its values. */
+Test(storage_dtypes, creation_operators_make_them)
+{
+    for (int k = 0; k < N_STORAGE; k++) {
+        tj_dtype dt = STORAGE[k];
+        tj_tensor *made[] = {tj_ones((int64_t[]){3}, 1, dt), tj_zeros((int64_t[]){3}, 1, dt),
+                             tj_new_full(tj_ones((int64_t[]){1}, 1, dt), (int64_t[]){3}, 1, tj_v_int(5), TJ_DTYPE_NONE),
+                             tj_ones_like(tj_zeros((int64_t[]){3}, 1, TJ_FLOAT32), dt),
+                             tj_scalar_tensor(tj_v_float(-2.0), dt)};
+        const double want[] = {1, 0, 5, 1, -2};
+        for (int i = 0; i < 5; i++) {
+            cr_assert_not_null(made[i], "%s %d: %s", tj_dtype_name(dt), i, tj_last_error());
+            cr_expect_eq(tj_tensor_dtype(made[i]), dt);
+            double w = dt == TJ_UINT8 && want[i] < 0 ? 256 + want[i] : want[i];
+            cr_expect_eq(tj_tensor_item_at(made[i], 0), w, "%s %d: %g", tj_dtype_name(dt), i,
+                         tj_tensor_item_at(made[i], 0));
+        }
+    }
 }
 
 /* c10::checked_convert's messages: "value cannot be converted to type
