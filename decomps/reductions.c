@@ -285,6 +285,18 @@ static tj_status sort_stable(const tj_value *args, tj_value *outs)
     return TJ_OK;
 }
 
+/* argsort(self, dim, descending) and argsort.stable(self, stable, dim,
+ * descending): sort's indices */
+static tj_status argsort_at(const tj_value *args, int dim_arg, tj_value *outs)
+{
+    tj_tensor *i;
+    if (tj_sort(args[0].u.t, args[dim_arg].u.i, args[dim_arg + 1].u.b, NULL, &i) != TJ_OK) return tj_last_status();
+    outs[0] = tj_v_tensor(i);
+    return TJ_OK;
+}
+static tj_status argsort(const tj_value *args, tj_value *outs) { return argsort_at(args, 1, outs); }
+static tj_status argsort_stable(const tj_value *args, tj_value *outs) { return argsort_at(args, 2, outs); }
+
 static tj_status topk(const tj_value *args, tj_value *outs)
 {
     tj_meta m[2];
@@ -342,6 +354,8 @@ static tj_status norm_scalaropt_dim(const tj_value *args, tj_value *outs)
 void tj_register_reductions_decompositions(void)
 {
     tj_op_set_decomposition(TJ_OPS(sort_stable), sort_stable, "sort_stable");
+    tj_op_set_decomposition(TJ_OPS(argsort), argsort, "argsort");
+    tj_op_set_decomposition(TJ_OPS(argsort_stable), argsort_stable, "argsort_stable");
     tj_op_set_decomposition(TJ_OPS(topk), topk, "topk");
     tj_op_set_decomposition(TJ_OPS(mean_dim), mean_dim, "mean_dim");
     tj_op_set_decomposition(TJ_OPS(var_correction), var_correction, "var_correction");

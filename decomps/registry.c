@@ -38,6 +38,8 @@ void tj_register_lapack_decompositions(void);
 void tj_register_search_decompositions(void);
 void tj_register_stats_decompositions(void);
 void tj_register_shrink_decompositions(void);
+void tj_register_random_decompositions(void);
+void tj_register_trilu_indices_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -76,4 +78,6 @@ void tj_register_builtin_decompositions(void)
     tj_register_search_decompositions();
     tj_register_stats_decompositions();
     tj_register_shrink_decompositions();
+    tj_register_random_decompositions();
+    tj_register_trilu_indices_decompositions();
 }

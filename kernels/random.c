@@ -140,3 +140,27 @@ void tj_k_random_fill(tj_k_random_kind kind, uint64_t seed, uint64_t offset, voi
     random_args a = {kind, seed, offset, out, dtype, n, p};
     tj_k_parallel(nthreads, (n + BLOCK - 1) / BLOCK, fill_blocks, &a);
 }
+
+/* The blocks [begin, end) of BLOCK / 2 values each (2 draws a value). */
+typedef struct u64_args {
+    uint64_t seed, offset, *out;
+    int64_t n;
+} u64_args;
+
+static void u64_blocks(void *ctx, int t, int64_t begin, int64_t end)
+{
+    const u64_args *a = ctx;
+    (void)t;
+    uint32_t r[BLOCK];
+    for (int64_t b = begin; b < end; b++) {
+        int64_t e0 = b * (BLOCK / 2), n = a->n - e0 < BLOCK / 2 ? a->n - e0 : BLOCK / 2;
+        draws(a->seed, a->offset, (uint64_t)e0 * 2, (2 * n + 3) / 4, r);
+        for (int64_t i = 0; i < n; i++) a->out[e0 + i] = ((uint64_t)r[2 * i] << 32) | r[2 * i + 1];
+    }
+}
+
+void tj_k_random_u64(uint64_t seed, uint64_t offset, uint64_t *out, int64_t n, int nthreads)
+{
+    u64_args a = {seed, offset, out, n};
+    tj_k_parallel(nthreads, (n + BLOCK / 2 - 1) / (BLOCK / 2), u64_blocks, &a);
+}

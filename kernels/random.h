@@ -40,4 +40,9 @@ uint64_t tj_k_random_draws(tj_k_random_kind kind, tj_dtype dtype, int64_t n);
 void tj_k_random_fill(tj_k_random_kind kind, uint64_t seed, uint64_t offset, void *out, tj_dtype dtype, int64_t n,
                       double p, int nthreads);
 
+/** out[i] = the 64-bit value of draws 2i (high half) and 2i + 1 (low half)
+ * of the stream (seed, offset), for i in [0, n): uses 2n draws. The integer
+ * draws of randint, randperm and multinomial. */
+void tj_k_random_u64(uint64_t seed, uint64_t offset, uint64_t *out, int64_t n, int nthreads);
+
 #endif

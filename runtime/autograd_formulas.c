@@ -3015,7 +3015,10 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(gather, d_gather), D_NO_SELF(scatter_add, d_scatter_add), D_NO_SELF(scatter_src, d_scatter),
     D_NO_SELF(scatter_value, d_scatter), D(index_select, d_index_select), D_NO_SELF(index_add, d_index_add),
     D(unfold, d_unfold), D(index_Tensor, d_index), D(index_put, d_index_put), D_NO_SELF(index_put_, d_index_put),
-    NONDIFF(nonzero), D(masked_select, d_masked_select), D_NO_SELF(masked_scatter, d_masked_scatter),
+    NONDIFF(nonzero), NONDIFF(_unique2), NONDIFF(unique_consecutive), NONDIFF(unique_dim), NONDIFF(bincount),
+    NONDIFF(histc), NONDIFF(randint_low), NONDIFF(randint), NONDIFF(randint_like), NONDIFF(randint_like_low_dtype),
+    NONDIFF(randperm), NONDIFF(multinomial), NONDIFF(tril_indices), NONDIFF(triu_indices),
+    D(masked_select, d_masked_select), D_NO_SELF(masked_scatter, d_masked_scatter),
 
     D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),
     D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor), D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite),

@@ -17,7 +17,7 @@
 static tj_dtype dtype_or(const tj_value *v, tj_dtype def) { return v->kind == TJ_V_DTYPE ? v->u.dtype : def; }
 
 /* Output geometry of a `SymInt[] size` argument. */
-static tj_status size_meta(const char *op, const tj_value *size, tj_dtype dtype, tj_meta *m)
+tj_status tj_size_meta(const char *op, const tj_value *size, tj_dtype dtype, tj_meta *m)
 {
     char b[200];
     if (size->n > TJ_MAX_DIMS)
@@ -62,12 +62,12 @@ static tj_status fill_int(const char *op, tj_tensor *out, int64_t v)
 
 tj_status tj_meta_zeros(const tj_value *args, tj_meta *outs)
 {
-    return size_meta("aten::zeros", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
+    return tj_size_meta("aten::zeros", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
 }
 
 tj_status tj_meta_ones(const tj_value *args, tj_meta *outs)
 {
-    return size_meta("aten::ones", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
+    return tj_size_meta("aten::ones", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
 }
 
 tj_status tj_kernel_zeros(const tj_value *args, tj_tensor *const *outs)
@@ -92,7 +92,7 @@ tj_status tj_meta_full(const tj_value *args, tj_meta *outs)
     tj_dtype dtype = dtype_or(&args[2], inferred);
     char buf[8];
     if (tj_scalar_to(FULL, fill, dtype, buf) != TJ_OK) return tj_last_status();
-    return size_meta(FULL, &args[0], dtype, &outs[0]);
+    return tj_size_meta(FULL, &args[0], dtype, &outs[0]);
 }
 
 tj_status tj_kernel_full(const tj_value *args, tj_tensor *const *outs) { return fill_scalar(FULL, outs[0], &args[1]); }
@@ -179,7 +179,7 @@ static tj_status meta_arange(int n_scalars, const tj_value *args, tj_meta *outs)
     arange_plan p;
     if (arange_plan_of(n_scalars, args, &p) != TJ_OK) return tj_last_status();
     tj_value size = tj_v_ints(&p.n, 1);
-    return size_meta(ARANGE_OPS[n_scalars], &size, p.dtype, &outs[0]);
+    return tj_size_meta(ARANGE_OPS[n_scalars], &size, p.dtype, &outs[0]);
 }
 
 static tj_status kernel_arange(int n_scalars, const tj_value *args, tj_tensor *const *outs)
@@ -205,7 +205,7 @@ tj_status tj_kernel_arange_default(const tj_value *args, tj_tensor *const *outs)
 
 tj_status tj_meta_empty_memory_format(const tj_value *args, tj_meta *outs)
 {
-    return size_meta("aten::empty.memory_format", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
+    return tj_size_meta("aten::empty.memory_format", &args[0], dtype_or(&args[1], TJ_FLOAT32), &outs[0]);
 }
 
 /* ---- rand / randn / bernoulli ---- */
@@ -221,7 +221,7 @@ static tj_status meta_random(const char *op, const tj_value *args, tj_meta *outs
 {
     tj_dtype dtype = dtype_or(&args[1], TJ_FLOAT32);
     if (check_random_dtype(op, dtype) != TJ_OK) return tj_last_status();
-    return size_meta(op, &args[0], dtype, &outs[0]);
+    return tj_size_meta(op, &args[0], dtype, &outs[0]);
 }
 
 tj_status tj_meta_rand(const tj_value *args, tj_meta *outs) { return meta_random("aten::rand", args, outs); }
@@ -323,7 +323,7 @@ tj_status tj_kernel_full_like(const tj_value *args, tj_tensor *const *outs)
  * infer one from its fill value). */
 static tj_status meta_new(const char *op, const tj_value *args, int dtype_arg, tj_meta *outs)
 {
-    return size_meta(op, &args[1], dtype_or(&args[dtype_arg], args[0].u.t->dtype), &outs[0]);
+    return tj_size_meta(op, &args[1], dtype_or(&args[dtype_arg], args[0].u.t->dtype), &outs[0]);
 }
 
 tj_status tj_meta_new_zeros(const tj_value *args, tj_meta *outs) { return meta_new("aten::new_zeros", args, 2, outs); }
@@ -351,7 +351,7 @@ static tj_status meta_eye(const char *op, int64_t n, int64_t m, const tj_value *
     if (m < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: m must be greater or equal to 0, got %lld", op, (long long)m);
     int64_t size[2] = {n, m};
     tj_value sz = tj_v_ints(size, 2);
-    return size_meta(op, &sz, dtype_or(dtype, TJ_FLOAT32), &outs[0]);
+    return tj_size_meta(op, &sz, dtype_or(dtype, TJ_FLOAT32), &outs[0]);
 }
 
 tj_status tj_meta_eye(const tj_value *args, tj_meta *outs) { return meta_eye("aten::eye", args[0].u.i, args[0].u.i, &args[1], outs); }
@@ -395,7 +395,7 @@ tj_status tj_meta_linspace(const tj_value *args, tj_meta *outs)
     double start, end, step;
     if (tj_linspace_values(args, dtype, &start, &end, &step) != TJ_OK) return tj_last_status();
     tj_value size = tj_v_ints(&steps, 1);
-    return size_meta(LINSPACE, &size, dtype, &outs[0]);
+    return tj_size_meta(LINSPACE, &size, dtype, &outs[0]);
 }
 
 tj_status tj_kernel_linspace(const tj_value *args, tj_tensor *const *outs)

@@ -4,6 +4,11 @@
 
 #include "internal.h"
 
+/** The geometry of a `SymInt[] size` argument of `op` in `dtype` into m:
+ * TJ_ERR_SHAPE for a negative size, TJ_ERR_INVALID_ARGUMENT for more than
+ * TJ_MAX_DIMS dims, TJ_ERR_OVERFLOW for an element count past int64. */
+tj_status tj_size_meta(const char *op, const tj_value *size, tj_dtype dtype, tj_meta *m);
+
 TJ_OP_DECLARE(zeros)
 TJ_OP_DECLARE(ones)
 TJ_OP_DECLARE(full)
@@ -28,6 +33,9 @@ tj_status tj_meta_randn_like(const tj_value *args, tj_meta *outs);
 TJ_OP_DECLARE(eye)
 tj_status tj_meta_eye_m(const tj_value *args, tj_meta *outs);
 TJ_OP_DECLARE(linspace)
+/* op_trilu_indices.c */
+TJ_OP_DECLARE(tril_indices)
+TJ_OP_DECLARE(triu_indices)
 /** linspace's start and end converted to `dtype` as its kernel converts them
  * (checked: an overflow is TJ_ERR_INVALID_ARGUMENT naming aten::linspace),
  * and for steps >= 2 the step it uses (0 otherwise). */

@@ -21,5 +21,7 @@
 #include "op_transformer.h"
 #include "op_lapack.h"
 #include "op_search_select.h"
+#include "op_unique.h"
+#include "op_random.h"
 
 #endif

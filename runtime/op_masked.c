@@ -39,7 +39,8 @@ tj_status tj_stale_count_error(const char *op, const char *what, int64_t now, in
 bool tj_op_shape_reads_values(const tj_op *op)
 {
     return op == TJ_OPS(nonzero) || op == TJ_OPS(masked_select) || op == TJ_OPS(index_Tensor) ||
-           op == TJ_OPS(index_put) || op == TJ_OPS(index_put_);
+           op == TJ_OPS(index_put) || op == TJ_OPS(index_put_) || op == TJ_OPS(_unique2) ||
+           op == TJ_OPS(unique_consecutive) || op == TJ_OPS(unique_dim) || op == TJ_OPS(bincount);
 }
 
 tj_status tj_meta_nonzero(const tj_value *args, tj_meta *outs)

@@ -22,7 +22,8 @@ tj_status tj_count_nonzero(const char *op, const char *what, const tj_tensor *t,
 tj_status tj_stale_count_error(const char *op, const char *what, int64_t now, int64_t sized);
 
 /** Whether op's shape function may read its arguments' values (nonzero,
- * masked_select; index.Tensor, index_put and index_put_ with a bool mask),
+ * masked_select; index.Tensor, index_put and index_put_ with a bool mask;
+ * the unique family and bincount, op_unique.def),
  * and refuse fake ones: tj_graph_run checks such a node's results against
  * the shapes the graph recorded. */
 bool tj_op_shape_reads_values(const tj_op *op);

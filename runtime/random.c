@@ -55,3 +55,9 @@ void tj_random_fill(tj_k_random_kind kind, void *out, tj_dtype dtype, int64_t n,
     /* a Philox block costs about as much as a few dozen cheap elementwise ops */
     tj_k_random_fill(kind, seed, offset, out, dtype, n, p, tj_threads_for(n * 8));
 }
+
+void tj_random_u64(uint64_t *out, int64_t n)
+{
+    uint64_t seed, offset = tj_random_reserve(2 * (uint64_t)n, &seed);
+    tj_k_random_u64(seed, offset, out, n, tj_threads_for(n * 8));
+}

@@ -38,4 +38,8 @@ void tj_random_bernoulli_u8(uint64_t seed, uint64_t offset, double p, uint8_t *o
  * contiguous `out` with them (the rand / randn / bernoulli kernels). */
 void tj_random_fill(tj_k_random_kind kind, void *out, tj_dtype dtype, int64_t n, double p);
 
+/** Reserves 2n draws of the default generator and fills out[0..n) with
+ * their 64-bit values (tj_k_random_u64). */
+void tj_random_u64(uint64_t *out, int64_t n);
+
 #endif

@@ -37,7 +37,8 @@ static bool is_random(const char *base)
     return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "rand_like") == 0 ||
            strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 ||
            strcmp(base, "bernoulli_") == 0 || strcmp(base, "native_dropout") == 0 ||
-           strcmp(base, "dropout") == 0;
+           strcmp(base, "dropout") == 0 || strcmp(base, "randint") == 0 || strcmp(base, "randint_like") == 0 ||
+           strcmp(base, "randperm") == 0 || strcmp(base, "multinomial") == 0;
 }
 
 /* The operators that take the storage dtypes (tjit/core.h): views, copies,

@@ -616,6 +616,14 @@ static const tj_decomp_sample samples[] = {
     {"aten::sgn", "f64[3,4]", ""},
     {"aten::sgn", "i64[6]{-5,0,7,-1,1,2}", ""},
     {"aten::sgn", "b[4]", "bool is the identity"},
+    /* randint and the randint_like forms (randint.low under the same seed) */
+    {"aten::randint", "10 [3,4] None None None None", "int64"},
+    {"aten::randint", "5 [7] float64 None None None", "float64"},
+    {"aten::randint", "0 [2] None None None None", "high 0: an error"},
+    {"aten::randint_like", "f32[3,4] 6 None None None None None", "self's dtype"},
+    {"aten::randint_like", "f32[5] 2 bool None None None None", "bool"},
+    {"aten::randint_like.low_dtype", "f64[2,3] -4 4 None None None None None", "a negative low"},
+    {"aten::randint_like.low_dtype", "i64[6]<3 7 7 None None None None None", "low == high: an error"},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

@@ -2286,6 +2286,118 @@ tj_tensor *tj_softshrink(tj_tensor *self, tj_value lambd);
 tj_tensor *tj_hardshrink_backward(tj_tensor *grad_out, tj_tensor *self, tj_value lambd);
 tj_tensor *tj_softshrink_backward(tj_tensor *grad_output, tj_tensor *self, tj_value lambd);
 
+/* ---- grouping, counting, index generation and random integers ---- */
+
+/** aten::_unique2 (what torch 1.13's make_fx records for torch.unique):
+ * the distinct values of self (flattened), ascending, as a new 1-D tensor
+ * [m] of self's dtype; with return_inverse, the int64 position in it of
+ * each element (self's shape), else an int64 [0]; with return_counts, the
+ * int64 count of each value ([m]), else [0]. `sorted` is accepted for the
+ * schema: the result is always sorted (torch 1.13's CPU kernel returns its
+ * hash set's order for sorted=False, which PyTorch leaves unspecified).
+ * -0 equals +0 (the first one seen is kept); a nan equals nothing, so each
+ * nan is a value of its own, last, with a count of 1 (torch 1.13 gives such
+ * values inverse 0 and count 0). self: float32, float64, int64 or bool, any
+ * shape (0-dim: one value). New tensors owned by the caller (NULL pointers:
+ * not wanted). m depends on self's values: a fake self is refused
+ * (TJ_ERR_UNSUPPORTED "output shape depends on the input's values", as
+ * tj_nonzero), so fake-mode tracing and tj_compile refuse the call; a graph
+ * traced in real mode records m and refuses another (TJ_ERR_SHAPE). No
+ * gradient. */
+tj_status tj_unique2(tj_tensor *self, bool sorted, bool return_inverse, bool return_counts, tj_tensor **values,
+                     tj_tensor **inverse, tj_tensor **counts);
+/** aten::unique_consecutive: tj_unique2 without sorting, each run of equal
+ * neighbouring elements one value (nan never equal). With has_dim, the
+ * slices self.select(dim, i) are the elements (compared whole): values are
+ * self's shape with dim of size m, inverse [self.size(dim)] and counts [m],
+ * both always computed (as ATen's unique_dim_consecutive). Errors naming
+ * aten::unique_consecutive: TJ_ERR_INDEX for a dim out of range or any dim
+ * of a 0-dim self; TJ_ERR_SHAPE for an empty self with dim of non-zero size
+ * ("There are 0 sized dimensions, and they aren't selected"); the fake self
+ * of tj_unique2. No gradient. */
+tj_status tj_unique_consecutive(tj_tensor *self, bool return_inverse, bool return_counts, bool has_dim, int64_t dim,
+                                tj_tensor **values, tj_tensor **inverse, tj_tensor **counts);
+/** aten::unique_dim (torch.unique(x, dim=d)): the distinct slices
+ * self.select(dim, i), sorted lexicographically (each slice read in
+ * row-major order of the other dims, as ATen's moveaxis(dim, 0) and
+ * flatten), with inverse [self.size(dim)] and counts [m], always computed
+ * (ATen ignores the flags and `sorted`). Shapes and errors as
+ * tj_unique_consecutive with a dim, naming aten::unique_dim. */
+tj_status tj_unique_dim(tj_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts,
+                        tj_tensor **values, tj_tensor **inverse, tj_tensor **counts);
+/** aten::bincount: out[v] = the number of elements of self equal to v (the
+ * sum of their weights with `weights`), for v in [0, max(minlength,
+ * max(self) + 1)). self: 1-D int64 of non-negative values; weights (NULL:
+ * none): 1-D of self's length, any dtype. Returns a new 1-D tensor: int64
+ * without weights, float32 for float32 weights, else float64 (summed in
+ * that dtype in element order, as ATen). Its size depends on self's values:
+ * refused for a fake self as tj_unique2. Errors naming aten::bincount:
+ * TJ_ERR_DTYPE for a self that is not int64; TJ_ERR_INVALID_ARGUMENT for
+ * minlength < 0 or a negative value; TJ_ERR_SHAPE for a self that is not
+ * 1-D ("bincount only supports 1-d non-negative integral inputs") or
+ * weights of another shape. No gradient. */
+tj_tensor *tj_bincount(tj_tensor *self, tj_tensor *weights, int64_t minlength);
+/** aten::histc: the counts of self's elements in `bins` equal-width bins
+ * between min and max (int or float Scalars; min == max: the smallest and
+ * largest element, widened by 1 each way when equal), the last bin holding
+ * max; elements outside are not counted, nan is, in the first bin (as ATen
+ * 1.13, whose range test lets it through). Bin edges are
+ * linspace(min, max, bins + 1) in self's dtype, and an element's bin is
+ * found as ATen's (linear guess, then a local search of the edges). self:
+ * float32 / float64, any shape. Returns a new [bins] tensor of self's dtype.
+ * Errors naming aten::histc: TJ_ERR_DTYPE for int64 / bool self;
+ * TJ_ERR_INVALID_ARGUMENT for bins <= 0, min > max ("max must be larger
+ * than min") or a range that is not finite (an infinity or nan among the
+ * elements when min == max). No gradient (torch: not implemented). */
+tj_tensor *tj_histc(tj_tensor *self, int64_t bins, tj_value min, tj_value max);
+/** aten::tril_indices / aten::triu_indices: the coordinates (i, j) of a
+ * [row, col] matrix with j - i <= offset (tril) or j - i >= offset (triu),
+ * in row-major order, as a new int64 tensor [2, N] (row indices, then
+ * column indices). dtype: TJ_DTYPE_NONE or TJ_INT64. Errors naming the
+ * operator: TJ_ERR_INVALID_ARGUMENT for a negative row or col; TJ_ERR_DTYPE
+ * for another dtype. */
+tj_tensor *tj_tril_indices(int64_t row, int64_t col, int64_t offset, int dtype);
+tj_tensor *tj_triu_indices(int64_t row, int64_t col, int64_t offset, int dtype);
+/** aten::randint.low: a new tensor of `size` (ndim dims) of integers
+ * uniform in [low, high), from the default generator (tj_manual_seed; the
+ * Philox stream of tj_rand, not torch's numbers): low + u mod (high - low)
+ * for a 64-bit draw u per element. dtype: int64 for TJ_DTYPE_NONE,
+ * float32, float64 or bool. aten::randint (tj_randint) is low 0.
+ * aten::randint_like.low_dtype (tj_randint_like): self's shape, self's
+ * dtype for TJ_DTYPE_NONE. Errors naming the operator:
+ * TJ_ERR_INVALID_ARGUMENT for low >= high ("random_ expects 'from' to be
+ * less than 'to'") or ends outside [0, 1] for bool; size errors as tj_zeros. */
+tj_tensor *tj_randint_low(int64_t low, int64_t high, const int64_t *size, int ndim, int dtype);
+tj_tensor *tj_randint(int64_t high, const int64_t *size, int ndim, int dtype);
+tj_tensor *tj_randint_like(tj_tensor *self, int64_t low, int64_t high, int dtype);
+/** aten::randperm: a random permutation of [0, n) as a new 1-D tensor,
+ * int64 for TJ_DTYPE_NONE, float32 or float64, from the default generator:
+ * ATen's loop (for each i, swap positions i and i + u mod (n - i), u a
+ * 64-bit draw). Errors naming aten::randperm: TJ_ERR_SHAPE for n < 0;
+ * TJ_ERR_DTYPE for bool; TJ_ERR_INVALID_ARGUMENT for n past 2^24 + 1
+ * (float32) or 2^53 + 1 (float64). */
+tj_tensor *tj_randperm(int64_t n, int dtype);
+/** aten::multinomial: num_samples category indices per row of self (1-D
+ * [C] or 2-D [R, C] non-negative weights, float32 / float64, not
+ * necessarily normalised), drawn from the default generator: with
+ * replacement, each by inverse transform of a uniform over the cumulative
+ * weights (zero-weight categories never drawn); without, ATen's top
+ * num_samples of p / q with q ~ Exp(1) (positive-weight categories first,
+ * then zero-weight ones in index order, as ATen). Returns a new int64 tensor
+ * [num_samples] or [R, num_samples]. Errors naming aten::multinomial:
+ * TJ_ERR_SHAPE for a self that is not 1-D or 2-D; TJ_ERR_DTYPE for int64 /
+ * bool self; TJ_ERR_INVALID_ARGUMENT for num_samples <= 0, num_samples > C
+ * without replacement, C > 2^24, a negative, infinite or nan weight
+ * ("probability tensor contains either `inf`, `nan` or element < 0") or a
+ * row summing to 0 ("invalid multinomial distribution (sum of
+ * probabilities <= 0)"). */
+tj_tensor *tj_multinomial(tj_tensor *self, int64_t num_samples, bool replacement);
+/** aten::argsort: the int64 indices of tj_sort(self, dim, descending), an
+ * implicit composite (torch records sort); aten::argsort.stable likewise
+ * decomposes into sort.stable (torch 1.13 records argsort.stable). Shapes
+ * and errors as tj_sort. */
+tj_tensor *tj_argsort(tj_tensor *self, int64_t dim, bool descending);
+
 #ifdef __cplusplus
 }
 #endif
