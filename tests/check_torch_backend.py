@@ -447,6 +447,36 @@ def check_storage_dtypes():
            torch.equal(got[1], want[1]), "%s / %s" % (got[0], want[0]))
 
 
+def check_unique_random():
+    """The grouping, counting and index-generating operators through
+    tjit_fx.compile, plain and decomposed, where their shapes are static
+    (histc, tril_indices / triu_indices, argsort and argsort.stable; the
+    unique family and bincount are data-dependent, refused by a static
+    plan as nonzero), and the random ones by shape, dtype and range
+    (tjit's generator is not torch's)."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 6)
+    x[1, 2] = x[1, 3]  # a tie
+
+    def values(x):
+        return (torch.histc(x, 7), torch.histc(x, 4, -1, 1), torch.tril_indices(4, 6, 1), torch.triu_indices(5, 3, -1),
+                x.argsort(1), x.argsort(0, descending=True), torch.argsort(x, dim=1, stable=True))
+
+    def draws(x):
+        return (torch.randint(-2, 5, (3, 4)), torch.randperm(7), torch.multinomial(x.abs(), 3),
+                torch.randint_like(x, 9))
+
+    for decompose in (False, True):
+        tag = " (decomposed)" if decompose else ""
+        got, want = tjit_fx.compile(make_fx(values)(x), x, decompose=decompose)(x), values(x)
+        report("unique_random values" + tag, all(torch.equal(g, w) for g, w in zip(got, want)))
+        got = tjit_fx.compile(make_fx(draws)(x), x, decompose=decompose)(x)
+        ok = [g.shape == w.shape and g.dtype == w.dtype for g, w in zip(got, draws(x))]
+        ok += [bool((got[0] >= -2).all() and (got[0] < 5).all()), torch.equal(got[1].sort().values, torch.arange(7)),
+               all(len(set(r.tolist())) == 3 for r in got[2]), bool((got[3] >= 0).all() and (got[3] < 9).all())]
+        report("unique_random draws" + tag, all(ok))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -462,6 +492,7 @@ def main():
     check_linalg_solve()
     check_opsbatch4()
     check_storage_dtypes()
+    check_unique_random()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
