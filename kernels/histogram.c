@@ -1,33 +1,25 @@
 /* Counting kernels (see histogram.h). */
 #include <string.h>
 
+#include "dtype_convert.h"
 #include "fill.h"
 #include "histogram.h"
-
-static double read_f64(const void *p, tj_dtype d, int64_t i)
-{
-    switch (d) {
-    case TJ_FLOAT32: return ((const float *)p)[i];
-    case TJ_FLOAT64: return ((const double *)p)[i];
-    case TJ_INT64: return (double)((const int64_t *)p)[i];
-    case TJ_BOOL: return ((const uint8_t *)p)[i];
-    }
-    return 0;
-}
 
 void tj_k_bincount(const int64_t *x, int64_t xstride, int64_t n, const void *w, tj_dtype wdtype, int64_t wstride,
                    void *out, tj_dtype odtype, int64_t nbins)
 {
-    memset(out, 0, tj_dtype_size(odtype) * (size_t)nbins);
+    memset(out, 0, tj_k_dtype_bytes(odtype) * (size_t)nbins);
+    const char *wb = w;
+    int64_t wstep = wstride * (int64_t)(w ? tj_k_dtype_bytes(wdtype) : 0);
     if (!w) {
         int64_t *o = out;
         for (int64_t i = 0; i < n; i++) o[x[i * xstride]]++;
     } else if (odtype == TJ_FLOAT32) {
         float *o = out;
-        for (int64_t i = 0; i < n; i++) o[x[i * xstride]] += (float)read_f64(w, wdtype, i * wstride);
+        for (int64_t i = 0; i < n; i++) o[x[i * xstride]] += (float)tj_k_load_f64(wb + i * wstep, wdtype);
     } else {
         double *o = out;
-        for (int64_t i = 0; i < n; i++) o[x[i * xstride]] += read_f64(w, wdtype, i * wstride);
+        for (int64_t i = 0; i < n; i++) o[x[i * xstride]] += tj_k_load_f64(wb + i * wstep, wdtype);
     }
 }
 

@@ -36,18 +36,6 @@ static tj_status check_range(const char *op, int64_t low, int64_t high, tj_dtype
     return TJ_OK;
 }
 
-/* Element i of the contiguous `out` of dtype d (int64, float32, float64 or
- * bool) set to v. */
-static void store_int(char *out, tj_dtype d, int64_t i, int64_t v)
-{
-    switch (d) {
-    case TJ_INT64: ((int64_t *)out)[i] = v; break;
-    case TJ_FLOAT32: ((float *)out)[i] = (float)v; break;
-    case TJ_FLOAT64: ((double *)out)[i] = (double)v; break;
-    case TJ_BOOL: ((uint8_t *)out)[i] = v != 0; break;
-    }
-}
-
 /* out (contiguous) = low + u mod (high - low), one 64-bit draw each */
 static tj_status randint_fill(const char *op, tj_tensor *out, int64_t low, int64_t high)
 {
@@ -58,7 +46,8 @@ static tj_status randint_fill(const char *op, tj_tensor *out, int64_t low, int64
     tj_random_u64(u, n);
     uint64_t range = (uint64_t)high - (uint64_t)low;
     char *o = tj_tensor_ptr(out);
-    for (int64_t i = 0; i < n; i++) store_int(o, out->dtype, i, (int64_t)((uint64_t)low + u[i] % range));
+    int64_t es = (int64_t)tj_dtype_bytes(out->dtype);
+    for (int64_t i = 0; i < n; i++) tj_k_store_i64(o + i * es, out->dtype, (int64_t)((uint64_t)low + u[i] % range));
     tj_free_storage_bytes(u, got);
     return TJ_OK;
 }
@@ -154,7 +143,8 @@ tj_status tj_kernel_randperm(const tj_value *args, tj_tensor *const *outs)
         perm[z] = t;
     }
     char *o = tj_tensor_ptr(out);
-    for (int64_t i = 0; i < n; i++) store_int(o, out->dtype, i, perm[i]);
+    int64_t es = (int64_t)tj_dtype_bytes(out->dtype);
+    for (int64_t i = 0; i < n; i++) tj_k_store_i64(o + i * es, out->dtype, perm[i]);
     tj_free_storage_bytes(u, got);
     return TJ_OK;
 }
