@@ -40,6 +40,7 @@ void tj_register_stats_decompositions(void);
 void tj_register_shrink_decompositions(void);
 void tj_register_random_decompositions(void);
 void tj_register_trilu_indices_decompositions(void);
+void tj_register_special_decompositions(void);
 
 void tj_register_builtin_decompositions(void)
 {
@@ -80,4 +81,5 @@ void tj_register_builtin_decompositions(void)
     tj_register_shrink_decompositions();
     tj_register_random_decompositions();
     tj_register_trilu_indices_decompositions();
+    tj_register_special_decompositions();
 }

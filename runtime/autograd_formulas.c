@@ -14,6 +14,7 @@
 #include "autograd_internal.h"
 #include "op_inplace.h"
 #include "op_lapack.h"
+#include "op_special.h"
 #include "op_reduction.h"
 
 #define FORMULA(name) static tj_status name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
@@ -3097,6 +3098,13 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(nanmedian, d_median), D(std_mean_correction, d_std_mean), NONDIFF(count_nonzero_dim_IntList),
     NONDIFF(count_nonzero), D(hardshrink, d_hardshrink), D(softshrink, d_softshrink),
     D(hardshrink_backward, d_shrink_backward), D(softshrink_backward, d_shrink_backward),
+    /* op_special.def (autograd_special.c); heaviside has no gradient */
+    D(lgamma, tj_grad_lgamma), D(digamma, tj_grad_digamma), D(polygamma, tj_grad_polygamma),
+    D(erfinv, tj_grad_erfinv), D(erfc, tj_grad_erfc), D(i0, tj_grad_i0), D(special_i0e, tj_grad_special_i0e),
+    D(special_i1, tj_grad_special_i1), D(special_i1e, tj_grad_special_i1e),
+    D_NO_SELF(special_ndtri, tj_grad_special_ndtri), D(special_entr, tj_grad_special_entr), D(logit, tj_grad_logit),
+    D(logit_backward, tj_grad_logit_backward), D(sinc, tj_grad_sinc), D(hypot, tj_grad_hypot),
+    D(copysign_Tensor, tj_grad_copysign_Tensor), NONDIFF(heaviside), D(special_xlog1py, tj_grad_special_xlog1py),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -23,5 +23,6 @@
 #include "op_search_select.h"
 #include "op_unique.h"
 #include "op_random.h"
+#include "op_special.h"
 
 #endif

@@ -35,6 +35,8 @@ XNZ = [-7, -2, 1, 3, 5, 9]   # no zero divisor
 T3 = [0.5, -1.0, 2.0]
 W3 = [0.25, -0.5, 0.75]                # lerp weights on both sides of 0.5
 W = [0.5, -1.0, 2.0, 0.25, 1.5, -3.0]  # the gradient cases' loss weights
+U01 = [0.1, 0.5, 0.3, 0.25, 0.9, 0.75]  # inside logit's domain
+U01E = [0.0, 1.0, 0.1, 0.5, 0.8, 0.3]   # clamped by eps 0.25 at 0, 1, 0.1, 0.8
 
 # (op, self, self dtype, args): args in schema order after self, each
 # ('t', values, dtype) for a tensor, ('f', x) float, ('i', n) int,
@@ -144,6 +146,17 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("index_add_", XI, I64, [i(-1), t([2, 0, 2], I64), t(XNZ, I64), i(-3)]),   # int64 only, as index_copy_
     ("bitwise_not_", XI, I64, []),   # bool and int64 only
     ("bitwise_not_", MASK, B, []),
+    # special functions (op_special.def)
+    ("lgamma_", X, F32, []),
+    ("digamma_", X, F32, []),
+    ("erfinv_", U, F32, []),
+    ("erfc_", X, F32, []),
+    ("i0_", X, F32, []),
+    ("sinc_", X, F32, []),
+    ("logit_", U01, F32, [NONE]),
+    ("logit_", U01E, F32, [f(0.25)]),
+    ("hypot_", X, F32, [t(Y)]),
+    ("copysign_.Tensor", X, F32, [t(T3)]),
     # random: p = 1 and p = 0 draw the same in every generator
     ("bernoulli_.float", X, F32, [f(1.0), NONE]),
     ("bernoulli_.float", XI, I64, [f(0.0), NONE]),
@@ -157,7 +170,8 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("div.Scalar_mode", XI, I64, [f(2.5), s("floor")]),
     ("div.Scalar_mode", XI, I64, [i(3), s("trunc")]),
 ]
-GRAD_OPS = ["lerp.Tensor", "lerp_.Tensor", "masked_fill.Tensor", "masked_fill_.Tensor", "div_.Scalar_mode"]
+GRAD_OPS = ["lerp.Tensor", "lerp_.Tensor", "masked_fill.Tensor", "masked_fill_.Tensor", "div_.Scalar_mode",
+            "lgamma_", "digamma_", "erfinv_", "logit_", "hypot_", "copysign_.Tensor"]
 # remainder.Scalar_Tensor takes a Scalar self: written as its own cases
 SCALAR_SELF = [
     (5, XNZ, I64),

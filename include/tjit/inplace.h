@@ -294,6 +294,21 @@ tj_tensor *tj_log10_(tj_tensor *self);
 tj_tensor *tj_exp2_(tj_tensor *self);
 tj_tensor *tj_logical_not_(tj_tensor *self);
 tj_tensor *tj_bitwise_not_(tj_tensor *self); /**< aten::bitwise_not_: bool or int64 self (tj_bitwise_not) */
+/** The special functions' in-place forms (tj_lgamma, tj_digamma, tj_erfinv,
+ * tj_erfc, tj_i0, tj_sinc, tj_logit, tj_hypot, tj_copysign): aten::lgamma_,
+ * digamma_, erfinv_, erfc_, i0_, sinc_, logit_ (eps a float or
+ * tj_v_none()), hypot_, copysign_.Tensor (other broadcast to self's
+ * shape). A float self only: an int64 self cannot hold the float result
+ * (TJ_ERR_DTYPE). */
+tj_tensor *tj_lgamma_(tj_tensor *self);
+tj_tensor *tj_digamma_(tj_tensor *self);
+tj_tensor *tj_erfinv_(tj_tensor *self);
+tj_tensor *tj_erfc_(tj_tensor *self);
+tj_tensor *tj_i0_(tj_tensor *self);
+tj_tensor *tj_sinc_(tj_tensor *self);
+tj_tensor *tj_logit_(tj_tensor *self, tj_value eps);
+tj_tensor *tj_hypot_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_copysign_(tj_tensor *self, tj_tensor *other);
 /** Unary with arguments, as tj_gelu, tj_leaky_relu, tj_elu, tj_hardtanh,
  * tj_round_decimals, tj_nan_to_num: aten::gelu_, leaky_relu_, elu_,
  * hardtanh_, round_.decimals, nan_to_num_. */

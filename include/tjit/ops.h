@@ -2397,6 +2397,82 @@ tj_tensor *tj_multinomial(tj_tensor *self, int64_t num_samples, bool replacement
  * decomposes into sort.stable (torch 1.13 records argsort.stable). Shapes
  * and errors as tj_sort. */
 tj_tensor *tj_argsort(tj_tensor *self, int64_t dim, bool descending);
+/* ---- Special functions (op_special.def; torch.special, torch.distributions).
+ * Each takes float32 / float64 tensors of any shape (int64 and bool ones
+ * compute in float32, as torch's integer-to-float promotion) and returns a
+ * new contiguous tensor of the input's shape (binary ones: the broadcast
+ * shape, in result_type(self, other)); values match PyTorch 1.13's float64
+ * results within a few ulps (float32 is computed in float64 and rounded).
+ * Errors: TJ_ERR_SHAPE naming the operator when binary operands do not
+ * broadcast; others below. Gradients as derivatives.yaml 1.13. ---- */
+/** aten::lgamma: log |Gamma(x)| (inf at 0 and the negative integers).
+ * Gradient: grad * digamma(self). */
+tj_tensor *tj_lgamma(tj_tensor *self);
+/** aten::digamma: psi(x) = Gamma'(x) / Gamma(x), as torch: -inf at +0, inf
+ * at -0, nan at the negative integers and -inf. Gradient: grad *
+ * polygamma(1, self). */
+tj_tensor *tj_digamma(tj_tensor *self);
+/** aten::polygamma(int n, Tensor self): the n-th derivative of digamma
+ * (n = 0 is digamma, 1 trigamma). Gradient: grad * polygamma(n + 1, self).
+ * Errors: TJ_ERR_INVALID_ARGUMENT for n < 0. */
+tj_tensor *tj_polygamma(int64_t n, tj_tensor *self);
+/** aten::erfinv: the inverse of erf, +-inf at +-1, nan outside [-1, 1].
+ * Near +-1 the result is the accurate one (torch 1.13's float64 kernel
+ * loses digits for 1 - |x| < 1e-9). Gradient: 0.5 sqrt(pi) exp(erfinv(x)^2)
+ * grad. */
+tj_tensor *tj_erfinv(tj_tensor *self);
+/** aten::erfc: 1 - erf(x) without cancellation (SLEEF, 1.5 ulp). Gradient:
+ * -2 / sqrt(pi) exp(-x^2) grad. */
+tj_tensor *tj_erfc(tj_tensor *self);
+/** aten::i0, aten::special_i0e, aten::special_i1, aten::special_i1e: the
+ * modified Bessel functions of the first kind of orders 0 and 1, and the
+ * same times exp(-|x|). i0 and i1 give inf for |x| > 709.78, as torch.
+ * Gradients: i0: grad * i1(x); i0e: grad * (i1e(x) - sgn(x) i0e(x)); i1:
+ * grad * (i0(x) - i1(x) / x); i1e: grad * (i0e(x) - i1e(x) (sgn(x) + 1 /
+ * x)); i1 and i1e 0.5 grad at |x| <= machine epsilon. */
+tj_tensor *tj_i0(tj_tensor *self);
+tj_tensor *tj_special_i0e(tj_tensor *self);
+tj_tensor *tj_special_i1(tj_tensor *self);
+tj_tensor *tj_special_i1e(tj_tensor *self);
+/** aten::special_ndtri: the inverse of the standard normal CDF, -inf at 0,
+ * inf at 1, nan outside [0, 1]. Gradient: grad sqrt(2 pi) exp(result^2 /
+ * 2). */
+tj_tensor *tj_special_ndtri(tj_tensor *self);
+/** aten::special_entr: -x log x for x > 0, 0 at 0, -inf for x < 0 (nan
+ * kept). Gradient: -grad (1 + log x). */
+tj_tensor *tj_special_entr(tj_tensor *self);
+/** aten::logit: log(x / (1 - x)), x first clamped to [eps, 1 - eps] when
+ * eps is a float (tj_v_float; tj_v_none(): no clamping). Gradient:
+ * tj_logit_backward. */
+tj_tensor *tj_logit(tj_tensor *self, tj_value eps);
+/** aten::logit_backward: grad_output / (self (1 - self)); with eps None,
+ * nan where self is outside [0, 1]; with eps, 0 where self is outside
+ * [eps, 1 - eps] (ATen's kernel). grad_output and self broadcast; the
+ * dtype is their result_type (float32 for integers). Gradients:
+ * grad_output as itself, self grad grad_output (2 self - 1) / (self (1 -
+ * self))^2. */
+tj_tensor *tj_logit_backward(tj_tensor *grad_output, tj_tensor *self, tj_value eps);
+/** aten::sinc: sin(pi x) / (pi x), 1 at 0. Gradient: grad (pi x cos(pi x)
+ * - sin(pi x)) / (pi x^2), 0 at 0. */
+tj_tensor *tj_sinc(tj_tensor *self);
+/** aten::hypot: sqrt(self^2 + other^2) without overflow (C's hypot).
+ * Gradients: grad * self / result, grad * other / result. Errors:
+ * TJ_ERR_DTYPE when result_type(self, other) is not a float dtype (as
+ * torch's "not implemented for 'Long'"). */
+tj_tensor *tj_hypot(tj_tensor *self, tj_tensor *other);
+/** aten::copysign.Tensor: |self| with other's sign bit (-0 and -nan count
+ * as negative). Gradients: grad * result / self (0 where self is 0) for
+ * self, zeros for other. */
+tj_tensor *tj_copysign(tj_tensor *self, tj_tensor *other);
+/** aten::heaviside(self, values): values where self is 0, else 1 where
+ * self > 0, 0 below (and for nan). No gradient. Errors: TJ_ERR_DTYPE for
+ * operands of different dtypes (as torch), TJ_ERR_UNSUPPORTED for int64
+ * and bool ones (torch takes them; tjit computes float ones only). */
+tj_tensor *tj_heaviside(tj_tensor *self, tj_tensor *values);
+/** aten::special_xlog1py: self * log1p(other), 0 where self is 0 (other
+ * not nan), nan where other is nan (ATen's kernel). Gradients: grad *
+ * log1p(other), grad * self / (other + 1). */
+tj_tensor *tj_special_xlog1py(tj_tensor *self, tj_tensor *other);
 
 #ifdef __cplusplus
 }
