@@ -82,6 +82,14 @@ static double hurwitz_zeta(double x, double q)
     if (q <= 0) {
         if (q == floor(q)) return INFINITY;
         if (x != floor(x)) return NAN; /* q^-x is not real */
+        /* far below 0 the direct sum would step |q| times (forever past
+         * ~1e15): with f = q - floor(q) and N = -floor(q), the terms up to
+         * k = N - 1 are (-1)^x (j - f)^-x, j = 1..N, so zeta(x, q) =
+         * zeta(x, f) + (-1)^x (zeta(x, 1 - f) - zeta(x, N + 1 - f)) */
+        if (q < -64) {
+            double f = q - floor(q), n = -floor(q), sign = fmod(x, 2) == 0 ? 1 : -1;
+            return hurwitz_zeta(x, f) + sign * (hurwitz_zeta(x, 1 - f) - hurwitz_zeta(x, n + 1 - f));
+        }
     }
     double s = pow(q, -x), a = q, b = 0;
     int i = 0;

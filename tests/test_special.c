@@ -121,6 +121,20 @@ Test(special, erfinv_near_one_is_accurate)
                       6, 2e-15, 0);
 }
 
+/* polygamma(n >= 2) of x far below 0 folds the Hurwitz zeta sum to
+ * positive arguments instead of stepping |x| times (the direct sum, torch's,
+ * would take ~1e15 steps at -999999999999999.5, where the value is 2 pi^4
+ * to double precision: psi3(-N - 1/2) = pi^4 + 6 sum_{k <= N} (k + 1/2)^-4).
+ * The others are torch.polygamma(3, x) in float64. */
+Test(special, polygamma_far_below_zero_takes_no_steps_per_unit)
+{
+    const double x[6] = {-100.7, -1000.3, -12345.6, -65.25, -999999999999999.5, -0.5};
+    tj_tensor *r = tj_polygamma(3, f64v(x, false));
+    test_expect_close(r, (double[]){769.0209124039048, 769.0209143319254, 283.602300080033, 1558.5454495085792,
+                                    194.81818206800483, 193.40909103400242},
+                      6, 1e-12, 0);
+}
+
 Test(special, errors_name_the_operator_and_the_offending_value)
 {
     tj_tensor *x = f32(3, (float[]){1, 2, 3});
