@@ -1,16 +1,22 @@
 /* Special functions, scalar float64, and their elementwise loops (see
  * special.h for the methods). */
+#define _DEFAULT_SOURCE /* lgamma_r */
 #include "special.h"
 
 #include <math.h>
 #include <stdbool.h>
-#include <sleef.h>
 
 #define MACHEP 1.11022302462515654042e-16 /* 2^-53 */
 #define SQRT_PI 1.77245385090551602730
 
-double tj_k_lgamma(double x) { return Sleef_lgamma_u10(x); }
-double tj_k_erfc(double x) { return Sleef_erfc_u15(x); }
+/* libm's, as torch's kernels (std::lgamma, std::erfc): the reentrant
+ * lgamma, since lgamma writes the global signgam from every thread */
+double tj_k_lgamma(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
+double tj_k_erfc(double x) { return erfc(x); }
 
 /* Cephes' asymptotic digamma: log(x) - 1/(2x) - sum B_2k / (2k x^2k), the
  * Bernoulli terms up to k = 7, in Horner order of 1 / x^2 */
@@ -166,17 +172,19 @@ static double giles(double w)
 static double erfc_inverse(double q)
 {
     double w = -log(q * (2 - q)), t;
+    int steps = 1; /* Giles' ~4e-7 becomes ~1e-19 in one step (cubic convergence) */
     if (w < 16) {
         t = giles(w) * (1 - q);
     } else {
         double L = -log(q);
         t = sqrt(L);
         for (int i = 0; i < 3; i++) t = sqrt(L - log(t * SQRT_PI) + log1p(-0.5 / (t * t)));
+        steps = 3; /* from ~1e-3 */
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < steps; i++) {
         double d = -2 / SQRT_PI * exp(-t * t);
         if (d == 0) break;
-        double u = (Sleef_erfc_u15(t) - q) / d;
+        double u = (erfc(t) - q) / d;
         t -= u / (1 + t * u);
     }
     return t;
@@ -189,10 +197,8 @@ double tj_k_erfinv(double y)
     if (a == 1) return copysign(INFINITY, y);
     if (a <= 0.5) {
         x = giles(-log((1 - a) * (1 + a))) * a;
-        for (int i = 0; i < 2; i++) {
-            double u = (Sleef_erf_u10(x) - a) / (2 / SQRT_PI * exp(-x * x));
-            x -= u / (1 + x * u);
-        }
+        double u = (erf(x) - a) / (2 / SQRT_PI * exp(-x * x)); /* one Halley step, as above */
+        x -= u / (1 + x * u);
     } else {
         x = erfc_inverse(1 - a); /* 1 - a is exact for a >= 1/2 */
     }
