@@ -91,3 +91,59 @@ tj_tensor *tj_cholesky_solve(tj_tensor *B, tj_tensor *L, bool upper)
 {
     return dispatch1(TJ_OPS(cholesky_solve), (const tj_value[]){tj_v_tensor(B), tj_v_tensor(L), tj_v_bool(upper)});
 }
+
+tj_status tj_linalg_lu_factor_ex(tj_tensor *A, bool pivot, bool check_errors, tj_tensor **LU, tj_tensor **pivots,
+                                 tj_tensor **info)
+{
+    return dispatch_to(TJ_OPS(linalg_lu_factor_ex), (const tj_value[]){tj_v_tensor(A), tj_v_bool(pivot), tj_v_bool(check_errors)},
+                       (tj_tensor **const[]){LU, pivots, info});
+}
+
+tj_status tj_linalg_lu_factor(tj_tensor *A, bool pivot, tj_tensor **LU, tj_tensor **pivots)
+{
+    return dispatch_to(TJ_OPS(linalg_lu_factor), (const tj_value[]){tj_v_tensor(A), tj_v_bool(pivot)},
+                       (tj_tensor **const[]){LU, pivots});
+}
+
+tj_status tj_linalg_qr(tj_tensor *A, const char *mode, tj_tensor **Q, tj_tensor **R)
+{
+    return dispatch_to(TJ_OPS(linalg_qr), (const tj_value[]){tj_v_tensor(A), tj_v_str(mode)}, (tj_tensor **const[]){Q, R});
+}
+
+tj_status tj__linalg_eigh(tj_tensor *A, const char *UPLO, bool compute_v, tj_tensor **eigenvalues,
+                          tj_tensor **eigenvectors)
+{
+    return dispatch_to(TJ_OPS(_linalg_eigh), (const tj_value[]){tj_v_tensor(A), tj_v_str(UPLO), tj_v_bool(compute_v)},
+                       (tj_tensor **const[]){eigenvalues, eigenvectors});
+}
+
+tj_status tj_linalg_eigh(tj_tensor *A, const char *UPLO, tj_tensor **eigenvalues, tj_tensor **eigenvectors)
+{
+    return dispatch_to(TJ_OPS(linalg_eigh), (const tj_value[]){tj_v_tensor(A), tj_v_str(UPLO)},
+                       (tj_tensor **const[]){eigenvalues, eigenvectors});
+}
+
+tj_tensor *tj_linalg_eigvalsh(tj_tensor *A, const char *UPLO)
+{
+    return dispatch1(TJ_OPS(linalg_eigvalsh), (const tj_value[]){tj_v_tensor(A), tj_v_str(UPLO)});
+}
+
+tj_status tj__linalg_svd(tj_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tj_tensor **U,
+                         tj_tensor **S, tj_tensor **Vh)
+{
+    return dispatch_to(TJ_OPS(_linalg_svd),
+                       (const tj_value[]){tj_v_tensor(A), tj_v_bool(full_matrices), tj_v_bool(compute_uv), tj_v_str(driver)},
+                       (tj_tensor **const[]){U, S, Vh});
+}
+
+tj_status tj_linalg_svd(tj_tensor *A, bool full_matrices, const char *driver, tj_tensor **U, tj_tensor **S,
+                        tj_tensor **Vh)
+{
+    return dispatch_to(TJ_OPS(linalg_svd), (const tj_value[]){tj_v_tensor(A), tj_v_bool(full_matrices), tj_v_str(driver)},
+                       (tj_tensor **const[]){U, S, Vh});
+}
+
+tj_tensor *tj_linalg_svdvals(tj_tensor *A, const char *driver)
+{
+    return dispatch1(TJ_OPS(linalg_svdvals), (const tj_value[]){tj_v_tensor(A), tj_v_str(driver)});
+}

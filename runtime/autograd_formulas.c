@@ -3086,11 +3086,13 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* _embedding_bag: offset2bag, bag_size, max_indices have no gradient */
     D_OUTS(_embedding_bag, d_embedding_bag, 0xeu),
     NONDIFF(repeat_interleave_Tensor),
-    /* LAPACK operators (autograd_lapack.c); linalg_lu_solve has none (PyTorch's is not written here) */
+    /* LAPACK operators (autograd_lapack.c); linalg_lu_solve and linalg_lu_factor_ex have none (PyTorch's are
+     * not written here) */
     D(linalg_solve_triangular, tj_grad_linalg_solve_triangular), D_OUTS(_linalg_solve_ex, tj_grad__linalg_solve_ex, 0xeu),
     D_OUTS(linalg_inv_ex, tj_grad_linalg_inv_ex, 2u), D_OUTS(_linalg_det, tj_grad__linalg_det, 6u),
     D_OUTS(_linalg_slogdet, tj_grad__linalg_slogdet, 0xcu),
     D_OUTS(linalg_cholesky_ex, tj_grad_linalg_cholesky_ex, 2u), D(cholesky_solve, tj_grad_cholesky_solve),
+    D(linalg_qr, tj_grad_linalg_qr), D(_linalg_eigh, tj_grad__linalg_eigh), D(_linalg_svd, tj_grad__linalg_svd),
     /* op_search_select.def */
     NONDIFF(searchsorted_Tensor), NONDIFF(searchsorted_Scalar), NONDIFF(bucketize_Tensor), NONDIFF(bucketize_Scalar),
     D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),

@@ -137,3 +137,120 @@ tj_status tj_grad_cholesky_solve(const tj_grad_ctx *c, tj_tensor *const *g, tj_t
     if (NEED(1)) gi[1] = tj_neg(upper ? tj_matmul(L, common) : tj_matmul(common, L));
     return common ? TJ_OK : tj_last_status();
 }
+
+/* linalg_qr_backward for m >= n (Q [*, m, n], R [*, n, n]): gA = (gQ + Q
+ * syminvadj(triu(gR R^H - Q^H gQ))) R^{-H}, syminvadj(T) = T + T^H with
+ * the diagonal halved (T + triu(T, 1)^H). PyTorch's wide case (m < n) is
+ * not written here. */
+tj_status tj_grad_linalg_qr(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0] && !g[1]) return TJ_OK;
+    const char *mode = c->args[1].u.s;
+    const tj_tensor *A = META(0);
+    char s[96];
+    if (!strcmp(mode, "r"))
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::linalg_qr: The derivative of linalg.qr depends on Q, which is not "
+                        "computed when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                        "through linalg.qr.");
+    int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
+    if (!strcmp(mode, "complete") && m > n)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::linalg_qr: The QR decomposition is not differentiable when "
+                        "mode='complete' and nrows > ncols (A %s).", tj_shape_str(A->ndim, A->shape, s, sizeof s));
+    if (m < n)
+        return tj_error(TJ_ERR_UNSUPPORTED, "aten::linalg_qr: the derivative for A %s with fewer rows than columns is not "
+                        "implemented in tjit (only m >= n)", tj_shape_str(A->ndim, A->shape, s, sizeof s));
+    tj_tensor *Q = OUT(0), *R = OUT(1), *b = NULL;
+    if (g[1]) b = tj_matmul(g[1], mT(R));
+    if (g[0]) {
+        tj_tensor *QhgQ = tj_matmul(mT(Q), g[0]);
+        b = b ? tj_sub(b, QhgQ) : tj_neg(QhgQ);
+    }
+    b = tj_triu(b, 0);
+    b = tj_matmul(Q, tj_add(b, mT(tj_triu(b, 1))));
+    if (g[0]) b = tj_add(b, g[0]);
+    gi[0] = tj_linalg_solve_triangular(mT(R), b, false, false, false);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+/* X with its diagonal replaced by v ([*, n]) */
+static tj_tensor *with_diagonal(tj_tensor *X, tj_tensor *v) { return tj_diagonal_scatter(X, v, 0, -2, -1); }
+
+/* [*, k, k] with v[j] - v[i] at (i, j) and ones on the diagonal: the
+ * divisor of the eigen / singular vectors' gradients */
+static tj_tensor *differences(tj_tensor *v)
+{
+    tj_tensor *E = tj_sub(tj_unsqueeze(v, -2), tj_unsqueeze(v, -1));
+    return with_diagonal(E, tj_ones_like(v, TJ_DTYPE_NONE));
+}
+
+/* linalg_eig_backward, Hermitian case: gA = V (skew(V^H gV) / 2 / E +
+ * diag(gL)) V^H, E[i][j] = L[j] - L[i]; eigenvalues alone give V diag(gL)
+ * V^H. */
+tj_status tj_grad__linalg_eigh(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0] && !g[1]) return TJ_OK;
+    if (!c->args[2].u.b)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::_linalg_eigh: the derivative needs the eigenvectors, which are not "
+                        "computed with compute_v=False (torch.linalg.eigvalsh computes them when A requires grad)");
+    tj_tensor *L = OUT(0), *V = OUT(1);
+    if (!g[1]) {
+        gi[0] = tj_matmul(tj_mul(V, tj_unsqueeze(g[0], -2)), mT(V));
+        return gi[0] ? TJ_OK : tj_last_status();
+    }
+    tj_tensor *VhgV = tj_matmul(mT(V), g[1]);
+    VhgV = tj_mul_scalar(tj_sub(VhgV, mT(VhgV)), tj_v_float(0.5));
+    tj_tensor *ret = tj_div(VhgV, differences(L));
+    if (g[0]) ret = with_diagonal(ret, g[0]);
+    gi[0] = tj_matmul(V, tj_matmul(ret, mT(V)));
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_tensor *skew(tj_tensor *X) { return tj_sub(X, mT(X)); }
+
+/* svd_backward (derivatives.yaml narrows full_matrices' U, Vh and their
+ * gradients to k = min(m, n) columns / rows first): with E[i][j] = S[j]^2 -
+ * S[i]^2, gA = U [(skew(U^H gU) S + S skew(Vh gVh^H)) / E + diag(gS)] Vh,
+ * plus (I - U U^H) gU S^{-1} Vh for m > n, U S^{-1} gVh (I - Vh^H Vh) for
+ * m < n; singular values alone give U diag(gS) Vh. */
+tj_status tj_grad__linalg_svd(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[0] && !g[1] && !g[2]) return TJ_OK;
+    if (!c->args[2].u.b)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "aten::_linalg_svd: the derivative needs U and Vh, which are not computed "
+                        "with compute_uv=False (torch.linalg.svdvals computes them when A requires grad)");
+    const tj_tensor *A = META(0);
+    int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
+    bool full = c->args[1].u.b;
+    tj_tensor *U = OUT(0), *S = OUT(1), *Vh = OUT(2), *gU = g[0], *gS = g[1], *gVh = g[2];
+    if (full) {
+        U = tj_narrow(U, -1, 0, k), Vh = tj_narrow(Vh, -2, 0, k);
+        if (gU) gU = tj_narrow(gU, -1, 0, k);
+        if (gVh) gVh = tj_narrow(gVh, -2, 0, k);
+    }
+    if (!gU && !gVh) {
+        gi[0] = m >= n ? tj_matmul(U, tj_mul(tj_unsqueeze(gS, -1), Vh)) : tj_matmul(tj_mul(U, tj_unsqueeze(gS, -2)), Vh);
+        return gi[0] ? TJ_OK : tj_last_status();
+    }
+    tj_tensor *ret = NULL;
+    if (gU) ret = tj_mul(skew(tj_matmul(mT(U), gU)), tj_unsqueeze(S, -2));
+    if (gVh) {
+        tj_tensor *v = tj_mul(tj_unsqueeze(S, -1), skew(tj_matmul(Vh, mT(gVh))));
+        ret = ret ? tj_add(ret, v) : v;
+    }
+    ret = tj_div(ret, differences(tj_mul(S, S)));
+    if (gS) ret = tj_add(ret, tj_diag_embed(gS, 0, -2, -1));
+    tj_tensor *gA;
+    if (m > n && gU) {
+        tj_tensor *gUSinv = tj_div(gU, tj_unsqueeze(S, -2));
+        gA = tj_add(tj_matmul(U, ret), gUSinv);
+        gA = tj_matmul(tj_sub(gA, tj_matmul(U, tj_matmul(mT(U), gUSinv))), Vh);
+    } else if (m < n && gVh) {
+        tj_tensor *SinvgVh = tj_div(gVh, tj_unsqueeze(S, -1));
+        gA = tj_add(tj_matmul(ret, Vh), SinvgVh);
+        gA = tj_matmul(U, tj_sub(gA, tj_matmul(tj_matmul(SinvgVh, mT(Vh)), Vh)));
+    } else {
+        gA = m >= n ? tj_matmul(U, tj_matmul(ret, Vh)) : tj_matmul(tj_matmul(U, ret), Vh);
+    }
+    gi[0] = gA;
+    return gA ? TJ_OK : tj_last_status();
+}

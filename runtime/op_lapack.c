@@ -12,11 +12,11 @@
 
 /* ---- LAPACK by dtype ---- */
 
-static int lapack_getrf(tj_dtype dt, int n, void *a, int *ipiv)
+static int lapack_getrf(tj_dtype dt, int m, int n, void *a, int *ipiv)
 {
-    int info = 0;
-    if (dt == TJ_FLOAT64) dgetrf_(&n, &n, a, &n, ipiv, &info);
-    else sgetrf_(&n, &n, a, &n, ipiv, &info);
+    int info = 0, lda = m > 1 ? m : 1;
+    if (dt == TJ_FLOAT64) dgetrf_(&m, &n, a, &lda, ipiv, &info);
+    else sgetrf_(&m, &n, a, &lda, ipiv, &info);
     return info;
 }
 
@@ -116,25 +116,26 @@ tj_status tj_kernel_linalg_solve_triangular(const tj_value *args, tj_tensor *con
 
 /* ---- LU factorization and solve ---- */
 
-/* getrf of each item of A (or of its transpose) into LU (A's shape,
- * contiguous), pivots (int64, 1-based, A's shape without the last dim) and
- * info (one per item). */
+/* getrf of each item of A (m x n, or of its transpose) into LU (contiguous,
+ * m x n matrices), pivots (int64, 1-based, min(m, n) per item) and info
+ * (one per item). */
 static tj_status lu_factor(const char *op, const mats *A, bool transpose, tj_tensor *LU, tj_tensor *pivots,
                            int64_t *info)
 {
-    int n = (int)cols_of(A), nb = A->ndim - 2;
+    int m = (int)(transpose ? cols_of(A) : rows_of(A)), n = (int)(transpose ? rows_of(A) : cols_of(A));
+    int k = m < n ? m : n, nb = A->ndim - 2;
     int64_t items = count_of(nb, A->shape);
-    size_t es = tj_dtype_size(A->dtype);
+    size_t es = tj_dtype_size(A->dtype), mn = (size_t)m * (size_t)n;
     scratch s;
-    tj_status st = scratch_get(&s, op, es * (size_t)n * (size_t)n + sizeof(int) * (size_t)n);
+    tj_status st = scratch_get(&s, op, es * mn + sizeof(int) * (size_t)k);
     if (st != TJ_OK) return st;
-    int *ipiv = (int *)(void *)((char *)s.p + es * (size_t)n * (size_t)n);
+    int *ipiv = (int *)(void *)((char *)s.p + es * mn);
     int64_t *piv_out = (int64_t *)(void *)tj_tensor_ptr(pivots);
     for (int64_t i = 0; i < items; i++) {
         load_colmajor(A, item_offset(A, 2, nb, A->shape, i), transpose, s.p);
-        info[i] = n ? lapack_getrf(A->dtype, n, s.p, ipiv) : 0;
-        store_rowmajor(s.p, false, A->dtype, n, n, tj_tensor_ptr(LU), i);
-        for (int k = 0; k < n; k++) piv_out[i * n + k] = ipiv[k];
+        info[i] = k ? lapack_getrf(A->dtype, m, n, s.p, ipiv) : 0;
+        store_rowmajor(s.p, false, A->dtype, m, n, tj_tensor_ptr(LU), i);
+        for (int j = 0; j < k; j++) piv_out[i * k + j] = ipiv[j];
     }
     scratch_release(&s);
     return TJ_OK;
@@ -203,6 +204,44 @@ tj_status tj_kernel_linalg_lu_solve(const tj_value *args, tj_tensor *const *outs
     mats LU = mats_of(args[0].u.t, false), piv = mats_of(args[1].u.t, false), B = mats_of(args[2].u.t, false);
     mats X = mats_of(outs[0], false);
     return lu_solve(LU_SOLVE, &LU, &piv, &B, args[3].u.b, args[4].u.b, &X);
+}
+
+/* ---- linalg_lu_factor_ex ---- */
+
+#define LU_FACTOR_EX "aten::linalg_lu_factor_ex"
+
+/* LU [*, m, n], pivots [*, min(m, n)] and info [*] (int64). */
+tj_status tj_meta_linalg_lu_factor_ex(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    tj_status st;
+    if ((st = check_float(LU_FACTOR_EX, "A", A)) || (st = check_matrix(LU_FACTOR_EX, "A", A))) return st;
+    if (!args[1].u.b)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: linalg.lu_factor: LU without pivoting is not implemented on the CPU",
+                        LU_FACTOR_EX);
+    int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
+    tj_meta_like(&outs[0], A);
+    tj_meta_like(&outs[1], A);
+    outs[1].ndim--;
+    outs[1].shape[A->ndim - 2] = m < n ? m : n;
+    outs[1].dtype = TJ_INT64;
+    tj_meta_like(&outs[2], A);
+    outs[2].ndim -= 2;
+    outs[2].dtype = TJ_INT64;
+    return TJ_OK;
+}
+
+/* As ATen 1.13: getrf of A itself (not of A^T: ATen's LU is
+ * column-major), so that linalg_lu_solve(LU, pivots, B) solves A X = B. */
+tj_status tj_kernel_linalg_lu_factor_ex(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    mats ma = mats_of(A, false);
+    tj_status st = lu_factor(LU_FACTOR_EX, &ma, false, outs[0], outs[1], (int64_t *)(void *)tj_tensor_ptr(outs[2]));
+    if (st == TJ_OK && args[2].u.b)
+        st = check_info(LU_FACTOR_EX, "torch.linalg.lu_factor", "getrf", A, outs[2],
+                        "U is singular (a zero on its diagonal) and using it on lu_solve would result in a division by zero");
+    return st;
 }
 
 /* ---- _linalg_solve_ex ---- */
@@ -302,7 +341,7 @@ tj_status tj_kernel_linalg_inv_ex(const tj_value *args, tj_tensor *const *outs)
     int *ipiv = (int *)(void *)(b + es * nn);
     for (int64_t i = 0, items = count_of(nb, A->shape); i < items && n; i++) {
         load_colmajor(&ma, item_offset(&ma, 2, nb, A->shape, i), use_A_T, a);
-        info[i] = lapack_getrf(A->dtype, n, a, ipiv);
+        info[i] = lapack_getrf(A->dtype, n, n, a, ipiv);
         memset(b, 0, es * nn);
         for (int k = 0; k < n; k++) {
             if (A->dtype == TJ_FLOAT64) ((double *)(void *)b)[k * (n + 1)] = 1;

@@ -402,6 +402,37 @@ def check_linalg_solve():
                and all(close(x, y) for x, y in zip(gg, gw)), "loss %.5f / %.5f" % (got.item(), want.item()))
 
 
+
+def check_linalg_factor():
+    """torch.linalg.qr, eigh, eigvalsh, svd and svdvals with their
+    gradients, and lu_factor with lu_solve, through tjit_fx.aot_function
+    (tjit's _linalg_eigh, _linalg_svd, linalg_qr forward, their backward
+    graphs), float64 and float32. The spectra are well separated (so the
+    vectors' gradients are defined); the vectors are compared as they come:
+    torch calls the same OpenBLAS routines."""
+    torch.manual_seed(0)
+    for dtype in (torch.float64, torch.float32):
+        a = torch.randn(2, 5, 3, dtype=dtype).requires_grad_()
+        q = torch.linalg.qr(torch.randn(2, 4, 4, dtype=torch.float64))[0]
+        s = (q @ torch.diag_embed(torch.tensor([-2.0, -0.5, 1.0, 3.0], dtype=torch.float64)) @ q.mT)
+        s = s.to(dtype).requires_grad_()
+        b = torch.randn(2, 4, 1, dtype=dtype)
+
+        def f(a, s):
+            Q, R = torch.linalg.qr(a)
+            L, V = torch.linalg.eigh(s)
+            U, S, Vh = torch.linalg.svd(a, full_matrices=False)
+            lu, piv = torch.linalg.lu_factor(s.detach())
+            return ((Q * Q.cos()).sum() + R.sum() + L.sum() + (V * V.exp()).sum() + torch.linalg.eigvalsh(s).square().sum()
+                    + (U * U.sin()).sum() + S.sum() + Vh.sum() + torch.linalg.svdvals(s).sum()
+                    + torch.linalg.lu_solve(lu, piv, b).sum())
+        want = f(a, s)
+        gw = torch.autograd.grad(want, (a, s))
+        got = tjit_fx.aot_function(f)(a, s)
+        gg = torch.autograd.grad(got, (a, s))
+        report("linalg qr, eigh, svd, lu_factor and their gradients (%s)" % str(dtype)[6:], close(got, want)
+               and all(close(x, y) for x, y in zip(gg, gw)), "loss %.5f / %.5f" % (got.item(), want.item()))
+
 def check_opsbatch4():
     """Session 57's operators through tjit_fx.compile, plain and
     decomposed: searches, running selections, order statistics and
@@ -539,6 +570,7 @@ def main():
     check_transformer_encoder()
     check_embedding_bag()
     check_linalg_solve()
+    check_linalg_factor()
     check_opsbatch4()
     check_storage_dtypes()
     check_unique_random()

@@ -1297,6 +1297,70 @@ tj_tensor *tj_linalg_cholesky(tj_tensor *A, bool upper);
  * triangle is read) and B [*, n, k]; batch dims broadcast. Returns X of the
  * broadcast batch and B's matrix shape. Differentiable in B and L. */
 tj_tensor *tj_cholesky_solve(tj_tensor *B, tj_tensor *L, bool upper);
+/** aten::linalg_lu_factor_ex: the LU factors with partial pivoting of each
+ * matrix of A [*, m, n] (getrf of A itself, as ATen 1.13: P A = L U) into
+ * new tensors LU ([*, m, n]: L strictly below the diagonal, its unit
+ * diagonal implied; U on and above), pivots (int64 [*, min(m, n)], 1-based
+ * row swaps) and info (int64 [*]: k > 0 when U[k-1][k-1] is 0); pointers
+ * may be NULL. tj_linalg_lu_solve(LU, pivots, B, left, false) then solves A
+ * X = B for a square A. `pivot` false gives TJ_ERR_UNSUPPORTED (PyTorch: not
+ * on the CPU); with `check_errors` a singular A gives TJ_ERR_INVALID_ARGUMENT
+ * naming the batch element and getrf's info. Not differentiable in tjit
+ * (PyTorch's lu_factor_ex_backward is not written here): a backward pass
+ * that reaches it fails with TJ_ERR_UNSUPPORTED. */
+tj_status tj_linalg_lu_factor_ex(tj_tensor *A, bool pivot, bool check_errors, tj_tensor **LU, tj_tensor **pivots,
+                                 tj_tensor **info);
+/** aten::linalg_lu_factor: tj_linalg_lu_factor_ex's LU and pivots with
+ * check_errors (implicit). */
+tj_status tj_linalg_lu_factor(tj_tensor *A, bool pivot, tj_tensor **LU, tj_tensor **pivots);
+/** aten::linalg_qr: the QR factorization A = Q R of each matrix of A [*, m,
+ * n] (geqrf, orgqr, as ATen 1.13: R's diagonal has LAPACK's signs), k =
+ * min(m, n). `mode` "reduced": Q [*, m, k] with orthonormal columns, R [*,
+ * k, n] upper triangular; "complete": Q [*, m, m] orthogonal, R [*, m, n];
+ * "r": R [*, k, n] only, Q an empty tensor of shape [0]. New tensors in
+ * *Q and *R (either pointer may be NULL). Errors: TJ_ERR_INVALID_ARGUMENT
+ * for another mode. Differentiable (linalg_qr_backward) for modes
+ * "reduced" and "complete" when m >= n: the backward pass of mode "r"
+ * fails with TJ_ERR_INVALID_ARGUMENT as PyTorch's, that of m < n with
+ * TJ_ERR_UNSUPPORTED (PyTorch's wide-matrix formula is not written here). */
+tj_status tj_linalg_qr(tj_tensor *A, const char *mode, tj_tensor **Q, tj_tensor **R);
+/** aten::_linalg_eigh: the eigendecomposition A = V diag(w) V^T of each
+ * symmetric matrix of A [*, n, n] (syevd, as ATen 1.13: only the lower
+ * triangle is read with UPLO "L", the upper with "U", either case):
+ * eigenvalues w ([*, n], ascending, A's dtype) and, with `compute_v`, the
+ * orthonormal eigenvectors as V's columns ([*, n, n]; each column's sign is
+ * LAPACK's, which PyTorch's also is); without it an empty [0] tensor.
+ * Pointers may be NULL. Errors: TJ_ERR_SHAPE for non-square matrices,
+ * TJ_ERR_INVALID_ARGUMENT for another UPLO, and (when run) for a matrix
+ * syevd does not converge on (nan entries), naming the batch element and
+ * LAPACK's info. Differentiable (linalg_eig_backward, Hermitian case); the
+ * gradient through V is defined for distinct eigenvalues only (inf / nan
+ * otherwise, as PyTorch). */
+tj_status tj__linalg_eigh(tj_tensor *A, const char *UPLO, bool compute_v, tj_tensor **eigenvalues,
+                          tj_tensor **eigenvectors);
+/** aten::linalg_eigh: tj__linalg_eigh with compute_v (implicit). */
+tj_status tj_linalg_eigh(tj_tensor *A, const char *UPLO, tj_tensor **eigenvalues, tj_tensor **eigenvectors);
+/** aten::linalg_eigvalsh: tj__linalg_eigh's eigenvalues (implicit; the
+ * eigenvectors are computed, as PyTorch 1.13 does, when A requires grad). */
+tj_tensor *tj_linalg_eigvalsh(tj_tensor *A, const char *UPLO);
+/** aten::_linalg_svd: the singular value decomposition A = U diag(S) Vh of
+ * each matrix of A [*, m, n] (gesdd, as ATen 1.13: the singular vectors'
+ * signs are LAPACK's), k = min(m, n): S [*, k] descending, A's dtype; with
+ * `compute_uv` U [*, m, k] and Vh [*, k, n] (with `full_matrices` U [*, m,
+ * m] and Vh [*, n, n]; of an empty A these are identities), without it
+ * empty [0] tensors. Pointers may be NULL. `driver` must be NULL (PyTorch:
+ * CUDA only; otherwise TJ_ERR_UNSUPPORTED). Errors also TJ_ERR_INVALID_ARGUMENT
+ * (when run) for a matrix gesdd does not converge on, naming the batch
+ * element and LAPACK's info. Differentiable (svd_backward); the gradient
+ * through U or Vh is defined for distinct non-zero singular values only. */
+tj_status tj__linalg_svd(tj_tensor *A, bool full_matrices, bool compute_uv, const char *driver, tj_tensor **U,
+                         tj_tensor **S, tj_tensor **Vh);
+/** aten::linalg_svd: tj__linalg_svd with compute_uv (implicit). */
+tj_status tj_linalg_svd(tj_tensor *A, bool full_matrices, const char *driver, tj_tensor **U, tj_tensor **S,
+                        tj_tensor **Vh);
+/** aten::linalg_svdvals: tj__linalg_svd's S (implicit; U and Vh are
+ * computed, as PyTorch 1.13 does, when A requires grad). */
+tj_tensor *tj_linalg_svdvals(tj_tensor *A, const char *driver);
 
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */
