@@ -105,6 +105,12 @@ tj_status tj_linalg_lu_factor(tj_tensor *A, bool pivot, tj_tensor **LU, tj_tenso
                        (tj_tensor **const[]){LU, pivots});
 }
 
+tj_status tj_linalg_lu(tj_tensor *A, bool pivot, tj_tensor **P, tj_tensor **L, tj_tensor **U)
+{
+    return dispatch_to(TJ_OPS(linalg_lu), (const tj_value[]){tj_v_tensor(A), tj_v_bool(pivot)},
+                       (tj_tensor **const[]){P, L, U});
+}
+
 tj_status tj_linalg_qr(tj_tensor *A, const char *mode, tj_tensor **Q, tj_tensor **R)
 {
     return dispatch_to(TJ_OPS(linalg_qr), (const tj_value[]){tj_v_tensor(A), tj_v_str(mode)}, (tj_tensor **const[]){Q, R});

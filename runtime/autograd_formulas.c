@@ -3092,7 +3092,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(linalg_inv_ex, tj_grad_linalg_inv_ex, 2u), D_OUTS(_linalg_det, tj_grad__linalg_det, 6u),
     D_OUTS(_linalg_slogdet, tj_grad__linalg_slogdet, 0xcu),
     D_OUTS(linalg_cholesky_ex, tj_grad_linalg_cholesky_ex, 2u), D(cholesky_solve, tj_grad_cholesky_solve),
-    D(linalg_qr, tj_grad_linalg_qr), D(_linalg_eigh, tj_grad__linalg_eigh), D(_linalg_svd, tj_grad__linalg_svd),
+    D_OUTS(linalg_lu, tj_grad_linalg_lu, 1u), D(linalg_qr, tj_grad_linalg_qr), D(_linalg_eigh, tj_grad__linalg_eigh), D(_linalg_svd, tj_grad__linalg_svd),
     /* op_search_select.def */
     NONDIFF(searchsorted_Tensor), NONDIFF(searchsorted_Scalar), NONDIFF(bucketize_Tensor), NONDIFF(bucketize_Scalar),
     D(cummax, d_cummaxmin), D(cummin, d_cummaxmin), D(logcumsumexp, d_logcumsumexp),

@@ -138,6 +138,29 @@ tj_status tj_grad_cholesky_solve(const tj_grad_ctx *c, tj_tensor *const *g, tj_t
     return common ? TJ_OK : tj_last_status();
 }
 
+/* linalg_lu_backward for a square A (P has no gradient): gA = P L^{-H}
+ * (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}. PyTorch's rectangular cases
+ * are not written here. */
+tj_status tj_grad_linalg_lu(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (!g[1] && !g[2]) return TJ_OK;
+    const tj_tensor *A = META(0);
+    char s[96];
+    if (A->shape[A->ndim - 2] != A->shape[A->ndim - 1])
+        return tj_error(TJ_ERR_UNSUPPORTED, "aten::linalg_lu: the derivative for a non-square A %s is not implemented in "
+                        "tjit (only square matrices)", tj_shape_str(A->ndim, A->shape, s, sizeof s));
+    tj_tensor *L = OUT(1), *U = OUT(2), *gA = NULL;
+    if (g[1]) gA = tj_tril(tj_matmul(mT(L), g[1]), -1);
+    if (g[2]) {
+        tj_tensor *u = tj_triu(tj_matmul(g[2], mT(U)), 0);
+        gA = gA ? tj_add(gA, u) : u;
+    }
+    gA = tj_linalg_solve_triangular(mT(U), gA, false, false, false);
+    gA = tj_linalg_solve_triangular(mT(L), gA, true, true, true);
+    gi[0] = tj_matmul(OUT(0), gA);
+    return gi[0] ? TJ_OK : tj_last_status();
+}
+
 /* linalg_qr_backward for m >= n (Q [*, m, n], R [*, n, n]): gA = (gQ + Q
  * syminvadj(triu(gR R^H - Q^H gQ))) R^{-H}, syminvadj(T) = T + T^H with
  * the diagonal halved (T + triu(T, 1)^H). PyTorch's wide case (m < n) is

@@ -244,6 +244,68 @@ tj_status tj_kernel_linalg_lu_factor_ex(const tj_value *args, tj_tensor *const *
     return st;
 }
 
+/* ---- linalg_lu ---- */
+
+#define LU_PLU "aten::linalg_lu"
+
+/* P [*, m, m], L [*, m, k], U [*, k, n], k = min(m, n). */
+tj_status tj_meta_linalg_lu(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    tj_status st;
+    if ((st = check_float(LU_PLU, "A", A)) || (st = check_matrix(LU_PLU, "A", A))) return st;
+    if (!args[1].u.b)
+        return tj_error(TJ_ERR_UNSUPPORTED, "%s: linalg.lu: LU without pivoting is not implemented on the CPU", LU_PLU);
+    int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
+    const int64_t rows[3] = {m, m, k}, cols[3] = {m, k, n};
+    for (int i = 0; i < 3; i++) {
+        tj_meta_like(&outs[i], A);
+        outs[i].shape[A->ndim - 2] = rows[i];
+        outs[i].shape[A->ndim - 1] = cols[i];
+    }
+    return TJ_OK;
+}
+
+/* As ATen 1.13 (lu_factor_ex, then lu_unpack): getrf of A, L its unit
+ * lower trapezoid, U its upper one, P the permutation of getrf's row swaps
+ * (A = P L U). A singular A is no error (a zero on U's diagonal). */
+tj_status tj_kernel_linalg_lu(const tj_value *args, tj_tensor *const *outs)
+{
+    const tj_tensor *A = args[0].u.t;
+    mats ma = mats_of(A, false);
+    int m = (int)rows_of(&ma), n = (int)cols_of(&ma), k = m < n ? m : n, nb = A->ndim - 2;
+    int64_t items = count_of(nb, A->shape);
+    tj_dtype dt = A->dtype;
+    size_t es = tj_dtype_size(dt), mn = (size_t)m * (size_t)n;
+    scratch s;
+    tj_status st = scratch_get(&s, LU_PLU, es * mn + sizeof(int) * ((size_t)k + (size_t)m));
+    if (st != TJ_OK) return st;
+    char *a = s.p, *P = tj_tensor_ptr(outs[0]), *L = tj_tensor_ptr(outs[1]), *U = tj_tensor_ptr(outs[2]);
+    int *ipiv = (int *)(void *)(a + es * mn), *perm = ipiv + k;
+    memset(P, 0, es * (size_t)(items * m * m));
+    for (int64_t b = 0; b < items; b++) {
+        load_colmajor(&ma, item_offset(&ma, 2, nb, A->shape, b), false, a);
+        if (k) lapack_getrf(dt, m, n, a, ipiv);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < k; j++) /* L: m x k */
+                tj_store_f64(L + es * (size_t)((b * m + i) * k + j), dt,
+                             i > j ? tj_load_f64(a + es * ((size_t)i + (size_t)j * (size_t)m), dt) : i == j);
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < n; j++) /* U: k x n */
+                tj_store_f64(U + es * (size_t)((b * k + i) * n + j), dt,
+                             i <= j ? tj_load_f64(a + es * ((size_t)i + (size_t)j * (size_t)m), dt) : 0);
+        /* row j of L U is row perm[j] of A */
+        for (int i = 0; i < m; i++) perm[i] = i;
+        for (int j = 0; j < k; j++) {
+            int t = perm[j];
+            perm[j] = perm[ipiv[j] - 1], perm[ipiv[j] - 1] = t;
+        }
+        for (int j = 0; j < m; j++) tj_store_f64(P + es * (size_t)((b * m + perm[j]) * m + j), dt, 1);
+    }
+    scratch_release(&s);
+    return TJ_OK;
+}
+
 /* ---- _linalg_solve_ex ---- */
 
 #define SOLVE_EX "aten::_linalg_solve_ex"

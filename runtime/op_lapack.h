@@ -14,6 +14,7 @@ TJ_OP_DECLARE(_linalg_slogdet)
 TJ_OP_DECLARE(linalg_cholesky_ex)
 TJ_OP_DECLARE(cholesky_solve)
 TJ_OP_DECLARE(linalg_lu_factor_ex)
+TJ_OP_DECLARE(linalg_lu)
 TJ_OP_DECLARE(linalg_qr)
 TJ_OP_DECLARE(_linalg_eigh)
 TJ_OP_DECLARE(_linalg_svd)
@@ -26,6 +27,7 @@ tj_status tj_grad__linalg_det(const tj_grad_ctx *c, tj_tensor *const *g, tj_tens
 tj_status tj_grad__linalg_slogdet(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad_linalg_cholesky_ex(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad_cholesky_solve(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
+tj_status tj_grad_linalg_lu(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad_linalg_qr(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad__linalg_eigh(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
 tj_status tj_grad__linalg_svd(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);

@@ -404,10 +404,10 @@ def check_linalg_solve():
 
 
 def check_linalg_factor():
-    """torch.linalg.qr, eigh, eigvalsh, svd and svdvals with their
+    """torch.linalg.qr, eigh, eigvalsh, svd, svdvals and lu with their
     gradients, and lu_factor with lu_solve, through tjit_fx.aot_function
-    (tjit's _linalg_eigh, _linalg_svd, linalg_qr forward, their backward
-    graphs), float64 and float32. The spectra are well separated (so the
+    (tjit's _linalg_eigh, _linalg_svd, linalg_qr, linalg_lu forward, their
+    backward graphs), float64 and float32. The spectra are well separated (so the
     vectors' gradients are defined); the vectors are compared as they come:
     torch calls the same OpenBLAS routines."""
     torch.manual_seed(0)
@@ -425,12 +425,12 @@ def check_linalg_factor():
             lu, piv = torch.linalg.lu_factor(s.detach())
             return ((Q * Q.cos()).sum() + R.sum() + L.sum() + (V * V.exp()).sum() + torch.linalg.eigvalsh(s).square().sum()
                     + (U * U.sin()).sum() + S.sum() + Vh.sum() + torch.linalg.svdvals(s).sum()
-                    + torch.linalg.lu_solve(lu, piv, b).sum())
+                    + torch.linalg.lu_solve(lu, piv, b).sum() + sum((t * t).sum() for t in torch.linalg.lu(s)[1:]))
         want = f(a, s)
         gw = torch.autograd.grad(want, (a, s))
         got = tjit_fx.aot_function(f)(a, s)
         gg = torch.autograd.grad(got, (a, s))
-        report("linalg qr, eigh, svd, lu_factor and their gradients (%s)" % str(dtype)[6:], close(got, want)
+        report("linalg qr, eigh, svd, lu, lu_factor and their gradients (%s)" % str(dtype)[6:], close(got, want)
                and all(close(x, y) for x, y in zip(gg, gw)), "loss %.5f / %.5f" % (got.item(), want.item()))
 
 def check_opsbatch4():

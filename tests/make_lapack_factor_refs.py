@@ -85,7 +85,7 @@ emit("SVDVALS_GA", ga)
 (ga,) = grads([torch.linalg.svd(Wd, full_matrices=False)[2]], [Wd], ["SVD_WIDE_VH_ONLY_GVH"])
 emit("SVD_WIDE_VH_ONLY_GA", ga)
 
-# ---- linalg_lu_factor: A [2, 4, 4] and the tall QR_A; lu_solve with the factors ----
+# ---- linalg_lu_factor: M [2, 4, 4] and the tall QR_A; lu_solve with the factors ----
 M = torch.randn(2, 4, 4)
 emit("LU_A", M)
 LU, piv = torch.linalg.lu_factor(M)
@@ -94,5 +94,14 @@ B = torch.randn(2, 4, 2)
 emit("LU_B", B); emit("LU_X", torch.linalg.lu_solve(LU, piv, B))
 LUt, pivt = torch.linalg.lu_factor(A.detach())
 emit("LU_TALL_LU", LUt); emit("LU_TALL_PIVOTS", pivt.long(), "int64_t")
+
+# ---- linalg_lu: P, L, U of LU_A with gradients; of the wide QR_WIDE_A (values) ----
+Mg = M.clone().requires_grad_()
+P, L, U = torch.linalg.lu(Mg)
+emit("LU_P", P.detach()); emit("LU_L", L.detach()); emit("LU_U", U.detach())
+(ga,) = grads([L, U], [Mg], ["LU_GL", "LU_GU"])
+emit("LU_GA", ga)
+P, L, U = torch.linalg.lu(W)
+emit("LU_WIDE_P", P); emit("LU_WIDE_L", L); emit("LU_WIDE_U", U)
 
 print_header("tests/make_lapack_factor_refs.py")

@@ -1,6 +1,6 @@
 /* The LAPACK factorizations (runtime/op_lapack_factor.c, linalg_lu_factor_ex
- * in runtime/op_lapack.c): QR, symmetric eigendecomposition, SVD and LU
- * factors with their gradients against PyTorch 1.13's float64 numbers
+ * and linalg_lu in runtime/op_lapack.c): QR, symmetric eigendecomposition,
+ * SVD and LU factors with their gradients against PyTorch 1.13's float64 numbers
  * (tests/lapack_factor_ref.h, written by tests/make_lapack_factor_refs.py;
  * the vectors' signs are compared as they come: torch calls the same
  * OpenBLAS routines), float32 within its rounding, the modes' shapes, the
@@ -243,20 +243,44 @@ Test(factor, lu_factor_reports_singular_matrices_and_refuses_no_pivoting)
                   "LU without pivoting is not implemented on the CPU");
 }
 
+Test(factor, lu_gives_torchs_permutation_and_factors_and_gradients)
+{
+    tj_tensor *A = f64(LU_A, 3, A244, true), *P, *L, *U;
+    cr_assert_eq(tj_linalg_lu(A, true, &P, &L, &U), TJ_OK, "%s", tj_last_error());
+    expect_values(P, 3, A244, LU_P, 0);
+    expect_values(L, 3, A244, LU_L, 1e-12);
+    expect_values(U, 3, A244, LU_U, 1e-12);
+    tj_tensor *g = grad_of((tj_tensor *[]){L, U}, (tj_tensor *[]){f64(LU_GL, 3, A244, false), f64(LU_GU, 3, A244, false)},
+                           2, A);
+    expect_values(g, 3, A244, LU_GA, 1e-11);
+    tj_tensor *W = f64(QR_WIDE_A, 2, (int64_t[]){3, 5}, true);
+    cr_assert_eq(tj_linalg_lu(W, true, &P, &L, &U), TJ_OK, "%s", tj_last_error());
+    expect_values(P, 2, (int64_t[]){3, 3}, LU_WIDE_P, 0);
+    expect_values(L, 2, (int64_t[]){3, 3}, LU_WIDE_L, 1e-12);
+    expect_values(U, 2, (int64_t[]){3, 5}, LU_WIDE_U, 1e-12);
+    tj_tensor *loss = tj_sum(U, TJ_DTYPE_NONE);
+    expect_failed(tj_autograd_grad(&loss, 1, NULL, &W, 1, &g), TJ_ERR_UNSUPPORTED, "aten::linalg_lu",
+                  "non-square A [3, 5]");
+    expect_failed(tj_linalg_lu(W, false, &P, &L, &U), TJ_ERR_UNSUPPORTED, "aten::linalg_lu",
+                  "LU without pivoting is not implemented on the CPU");
+}
+
 /* ---- tracing and plans ---- */
 
 static tj_status factor_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
-    tj_tensor *A = tj_tensor_detach(in[0]), *Q, *R, *L, *V, *U, *S, *Vh, *LU, *piv;
+    tj_tensor *A = tj_tensor_detach(in[0]), *Q, *R, *L, *V, *U, *S, *Vh, *LU, *piv, *Lf, *Uf;
     if (!A || tj_tensor_set_requires_grad(A, true) != TJ_OK || tj_linalg_qr(A, "reduced", &Q, &R) != TJ_OK ||
         tj_linalg_eigh(tj_matmul(tj_transpose(A, -2, -1), A), "L", &L, &V) != TJ_OK ||
-        tj_linalg_svd(A, false, NULL, &U, &S, &Vh) != TJ_OK || tj_linalg_lu_factor(tj_tensor_detach(A), true, &LU, &piv) != TJ_OK)
+        tj_linalg_svd(A, false, NULL, &U, &S, &Vh) != TJ_OK || tj_linalg_lu_factor(tj_tensor_detach(A), true, &LU, &piv) != TJ_OK ||
+        tj_linalg_lu(tj_narrow(A, -2, 0, 3), true, NULL, &Lf, &Uf) != TJ_OK)
         return tj_last_status();
     tj_tensor *loss = tj_add(tj_sum(tj_mul(Q, Q), TJ_DTYPE_NONE), tj_sum(R, TJ_DTYPE_NONE));
     loss = tj_add(loss, tj_add(tj_sum(L, TJ_DTYPE_NONE), tj_sum(tj_mul(V, V), TJ_DTYPE_NONE)));
     loss = tj_add(loss, tj_add(tj_sum(tj_mul(U, U), TJ_DTYPE_NONE), tj_sum(S, TJ_DTYPE_NONE)));
     loss = tj_add(loss, tj_sum(tj_linalg_svdvals(A, NULL), TJ_DTYPE_NONE));
+    loss = tj_add(loss, tj_add(tj_sum(tj_mul(Lf, Lf), TJ_DTYPE_NONE), tj_sum(Uf, TJ_DTYPE_NONE)));
     *n_out = 3;
     out[0] = tj_add(tj_sum(Vh, TJ_DTYPE_NONE), tj_sum(LU, TJ_DTYPE_NONE));
     out[1] = Q;
@@ -267,6 +291,7 @@ Test(factor, make_fx_records_the_operators_as_torch_and_the_plan_gives_eagers_bi
 {
     tj_tensor *A = f64(QR_A, 3, A243, false);
     const char *want[] = {"aten.linalg_qr.default(", "aten._linalg_eigh.default(", "aten._linalg_svd.default(",
-                          "aten.linalg_lu_factor_ex.default(", "aten.linalg_solve_triangular.default("};
-    test_expect_traced(factor_step, &A, 1, 3, want, 5, "aten.linalg_svd.default", 1e-12);
+                          "aten.linalg_lu_factor_ex.default(", "aten.linalg_solve_triangular.default(",
+                          "aten.linalg_lu.default("};
+    test_expect_traced(factor_step, &A, 1, 3, want, 6, "aten.linalg_svd.default", 1e-12);
 }

@@ -1313,6 +1313,16 @@ tj_status tj_linalg_lu_factor_ex(tj_tensor *A, bool pivot, bool check_errors, tj
 /** aten::linalg_lu_factor: tj_linalg_lu_factor_ex's LU and pivots with
  * check_errors (implicit). */
 tj_status tj_linalg_lu_factor(tj_tensor *A, bool pivot, tj_tensor **LU, tj_tensor **pivots);
+/** aten::linalg_lu: the LU factorization with partial pivoting A = P L U
+ * of each matrix of A [*, m, n] (getrf, as ATen 1.13's lu_factor_ex and
+ * lu_unpack), k = min(m, n): new tensors P ([*, m, m], a permutation
+ * matrix), L ([*, m, k], unit lower trapezoidal) and U ([*, k, n], upper
+ * trapezoidal), of A's dtype; pointers may be NULL. A singular A is no
+ * error (a zero on U's diagonal). `pivot` false gives TJ_ERR_UNSUPPORTED
+ * (PyTorch: not on the CPU). Differentiable through L and U
+ * (linalg_lu_backward) for square matrices; the backward pass of a
+ * rectangular A fails with TJ_ERR_UNSUPPORTED (not written here). */
+tj_status tj_linalg_lu(tj_tensor *A, bool pivot, tj_tensor **P, tj_tensor **L, tj_tensor **U);
 /** aten::linalg_qr: the QR factorization A = Q R of each matrix of A [*, m,
  * n] (geqrf, orgqr, as ATen 1.13: R's diagonal has LAPACK's signs), k =
  * min(m, n). `mode` "reduced": Q [*, m, k] with orthonormal columns, R [*,

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the conformance cases of the LAPACK factorizations (linalg_qr,
-_linalg_eigh, _linalg_svd, linalg_lu_factor_ex) into OUTDIR
+_linalg_eigh, _linalg_svd, linalg_lu_factor_ex, linalg_lu) into OUTDIR
 (tests/conformance/cases), with PyTorch 1.13:
 
     OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/conformance/make_cases_lapack_factor.py tests/conformance/cases
@@ -101,3 +101,9 @@ case("tall_f64", lf, [G, True, False], "4x3: pivots [2, 3]")
 case("wide_f32", lf, [W.to(f32), True, True], "float32, 3x5, check_errors on a full-rank A")
 case("singular_f64", lf, [torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]], dtype=f64), True, False],
      "rank 2: info 3 (U[2][2] is 0)")
+
+# ---- linalg_lu: (A, pivot) -> (P, L, U)
+lu = A_.linalg_lu.default
+case("square_f64", lu, [torch.randn(2, 4, 4, dtype=f64), True], "batch 2, 4x4: A = P L U")
+case("tall_f32", lu, [G.to(f32), True], "float32, 4x3: L 4x3, U 3x3")
+case("wide_f64", lu, [W, True], "3x5: L 3x3, U 3x5")
