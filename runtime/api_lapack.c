@@ -153,3 +153,23 @@ tj_tensor *tj_linalg_svdvals(tj_tensor *A, const char *driver)
 {
     return dispatch1(TJ_OPS(linalg_svdvals), (const tj_value[]){tj_v_tensor(A), tj_v_str(driver)});
 }
+
+/* TJ_DTYPE_NONE is None; any other value goes to the dispatcher's check */
+static tj_value dtype_arg(int dtype) { return dtype == TJ_DTYPE_NONE ? tj_v_none() : tj_v_dtype((tj_dtype)dtype); }
+
+/* dim NULL: the schema's default, the last two dims */
+static const int64_t last_two[2] = {-2, -1};
+
+tj_tensor *tj_linalg_matrix_norm(tj_tensor *A, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype)
+{
+    return dispatch1(TJ_OPS(linalg_matrix_norm), (const tj_value[]){tj_v_tensor(A), ord, tj_v_ints(dim ? dim : last_two, dim ? ndim : 2),
+                                                                    tj_v_bool(keepdim), dtype_arg(dtype)});
+}
+
+tj_tensor *tj_linalg_matrix_norm_str_ord(tj_tensor *A, const char *ord, const int64_t *dim, int ndim, bool keepdim,
+                                         int dtype)
+{
+    return dispatch1(TJ_OPS(linalg_matrix_norm_str_ord), (const tj_value[]){tj_v_tensor(A), tj_v_str(ord),
+                                                                            tj_v_ints(dim ? dim : last_two, dim ? ndim : 2),
+                                                                            tj_v_bool(keepdim), dtype_arg(dtype)});
+}

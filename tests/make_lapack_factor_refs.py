@@ -104,4 +104,12 @@ emit("LU_GA", ga)
 P, L, U = torch.linalg.lu(W)
 emit("LU_WIDE_P", P); emit("LU_WIDE_L", L); emit("LU_WIDE_U", U)
 
+# ---- linalg_matrix_norm of the tall T: nuc and 2 with gradients, -1 over dims (0, 2) kept ----
+nuc = torch.linalg.matrix_norm(T, "nuc")
+two = torch.linalg.matrix_norm(T, 2)
+emit("NORM_NUC", nuc.detach()); emit("NORM_TWO", two.detach())
+(ga,) = torch.autograd.grad(nuc.sum() + two.sum(), [T])
+emit("NORM_GA", ga)
+emit("NORM_MINUS_ONE_KEPT", torch.linalg.matrix_norm(T.detach(), -1, dim=(0, 2), keepdim=True))
+
 print_header("tests/make_lapack_factor_refs.py")

@@ -1,6 +1,7 @@
 /* The LAPACK factorizations (runtime/op_lapack_factor.c, linalg_lu_factor_ex
- * and linalg_lu in runtime/op_lapack.c): QR, symmetric eigendecomposition,
- * SVD and LU factors with their gradients against PyTorch 1.13's float64 numbers
+ * and linalg_lu in runtime/op_lapack.c) and the implicit matrix norms over
+ * them: QR, symmetric eigendecomposition, SVD and LU factors with their
+ * gradients against PyTorch 1.13's float64 numbers
  * (tests/lapack_factor_ref.h, written by tests/make_lapack_factor_refs.py;
  * the vectors' signs are compared as they come: torch calls the same
  * OpenBLAS routines), float32 within its rounding, the modes' shapes, the
@@ -263,6 +264,40 @@ Test(factor, lu_gives_torchs_permutation_and_factors_and_gradients)
                   "non-square A [3, 5]");
     expect_failed(tj_linalg_lu(W, false, &P, &L, &U), TJ_ERR_UNSUPPORTED, "aten::linalg_lu",
                   "LU without pivoting is not implemented on the CPU");
+}
+
+/* ---- linalg_matrix_norm ---- */
+
+Test(factor, matrix_norm_gives_torchs_values_and_gradients)
+{
+    tj_tensor *A = f64(SVD_TALL_A, 3, T254, true);
+    tj_tensor *nuc = tj_linalg_matrix_norm_str_ord(A, "nuc", NULL, 0, false, TJ_DTYPE_NONE);
+    tj_tensor *two = tj_linalg_matrix_norm(A, tj_v_int(2), NULL, 0, false, TJ_DTYPE_NONE);
+    expect_values(nuc, 1, (int64_t[]){2}, NORM_NUC, 1e-12);
+    expect_values(two, 1, (int64_t[]){2}, NORM_TWO, 1e-12);
+    tj_tensor *loss = tj_add(tj_sum(nuc, TJ_DTYPE_NONE), tj_sum(two, TJ_DTYPE_NONE)), *g = NULL;
+    cr_assert_eq(tj_autograd_grad(&loss, 1, NULL, &A, 1, &g), TJ_OK, "%s", tj_last_error());
+    expect_values(g, 3, T254, NORM_GA, 1e-11);
+    tj_tensor *kept = tj_linalg_matrix_norm(A, tj_v_int(-1), (int64_t[]){0, 2}, 2, true, TJ_DTYPE_NONE);
+    expect_values(kept, 3, (int64_t[]){1, 5, 1}, NORM_MINUS_ONE_KEPT, 1e-12);
+}
+
+Test(factor, matrix_norm_refuses_torchs_bad_arguments)
+{
+    tj_tensor *A = f64(SVD_TALL_A, 3, T254, false);
+    test_expect_error(tj_linalg_matrix_norm(A, tj_v_int(3), NULL, 0, false, TJ_DTYPE_NONE), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::linalg_matrix_norm", "Order 3 not supported");
+    test_expect_error(tj_linalg_matrix_norm_str_ord(A, "max", NULL, 0, false, TJ_DTYPE_NONE), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::linalg_matrix_norm", "Order max not supported");
+    test_expect_error(tj_linalg_matrix_norm(A, tj_v_int(2), (int64_t[]){1, -2}, 2, false, TJ_DTYPE_NONE),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::linalg_matrix_norm", "dims must be different. Got (1, 1)");
+    test_expect_error(tj_linalg_matrix_norm(A, tj_v_int(1), (int64_t[]){1}, 1, false, TJ_DTYPE_NONE),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::linalg_matrix_norm", "dim must be a 2-tuple");
+    test_expect_error(tj_linalg_matrix_norm_str_ord(f64(SVD_TALL_S, 1, (int64_t[]){4}, false), "fro", NULL, 0, false,
+                                                    TJ_DTYPE_NONE),
+                      TJ_ERR_SHAPE, "aten::linalg_matrix_norm", "must have at least 2 dimensions");
+    test_expect_error(tj_linalg_matrix_norm(A, tj_v_int(2), NULL, 0, false, TJ_FLOAT32), TJ_ERR_DTYPE,
+                      "aten::linalg_matrix_norm", "should be convertible without narrowing");
 }
 
 /* ---- tracing and plans ---- */

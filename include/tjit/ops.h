@@ -1371,6 +1371,26 @@ tj_status tj_linalg_svd(tj_tensor *A, bool full_matrices, const char *driver, tj
 /** aten::linalg_svdvals: tj__linalg_svd's S (implicit; U and Vh are
  * computed, as PyTorch 1.13 does, when A requires grad). */
 tj_tensor *tj_linalg_svdvals(tj_tensor *A, const char *driver);
+/** aten::linalg_matrix_norm (implicit, as ATen 1.13): the ord-norm of the
+ * matrices of A over its two dims `dim` (NULL: the last two; ndim must be
+ * 2, distinct dims after wrapping): ord 2 / -2 the largest / smallest
+ * singular value (tj_linalg_svdvals of A with those dims moved last), 1 /
+ * -1 the largest / smallest column sum of |A|, inf / -inf the same of the
+ * rows (linalg_vector_norm, then amax / amin). Returns a new tensor of A's
+ * other dims (with `keepdim` the two dims kept as size 1), of `dtype`
+ * (TJ_DTYPE_NONE: A's; A is converted to it first). Errors:
+ * TJ_ERR_INVALID_ARGUMENT for another ord, a dim that is not two distinct
+ * dims; TJ_ERR_SHAPE for A of fewer than 2 dims; TJ_ERR_DTYPE for a narrower dtype or a
+ * non-float A or dtype; TJ_ERR_INDEX for a dim out of range.
+ * Differentiable through its operators (svd_backward for ord +-2: defined
+ * for distinct singular values). */
+tj_tensor *tj_linalg_matrix_norm(tj_tensor *A, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype);
+/** aten::linalg_matrix_norm.str_ord (implicit): ord "fro" the 2-norm of
+ * the entries (linalg_vector_norm over `dim`), "nuc" the sum of the
+ * singular values; arguments, result and errors as tj_linalg_matrix_norm's
+ * (TJ_ERR_INVALID_ARGUMENT for another ord). */
+tj_tensor *tj_linalg_matrix_norm_str_ord(tj_tensor *A, const char *ord, const int64_t *dim, int ndim, bool keepdim,
+                                         int dtype);
 
 /* ---- Neural networks. ---- */
 tj_tensor *tj__softmax(tj_tensor *self, int64_t dim, bool half_to_float);     /**< aten::_softmax */

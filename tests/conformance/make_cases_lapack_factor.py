@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the conformance cases of the LAPACK factorizations (linalg_qr,
-_linalg_eigh, _linalg_svd, linalg_lu_factor_ex, linalg_lu) into OUTDIR
+_linalg_eigh, _linalg_svd, linalg_lu_factor_ex, linalg_lu; the implicit
+linalg_matrix_norm and its .str_ord through them) into OUTDIR
 (tests/conformance/cases), with PyTorch 1.13:
 
     OPENBLAS_CORETYPE=Haswell /usr/bin/python3 tests/conformance/make_cases_lapack_factor.py tests/conformance/cases
@@ -107,3 +108,13 @@ lu = A_.linalg_lu.default
 case("square_f64", lu, [torch.randn(2, 4, 4, dtype=f64), True], "batch 2, 4x4: A = P L U")
 case("tall_f32", lu, [G.to(f32), True], "float32, 4x3: L 4x3, U 3x3")
 case("wide_f64", lu, [W, True], "3x5: L 3x3, U 3x5")
+
+# ---- linalg_matrix_norm (implicit): (self, ord, dim, keepdim, dtype); .str_ord likewise
+mn, mns = A_.linalg_matrix_norm.default, A_.linalg_matrix_norm.str_ord
+case("two_f64", mn, [T, 2, [-2, -1], False, None], "the largest singular value: 4")
+case("minus_two_dims_f64", mn, [G, -2, [0, 2], True, None], "the smallest over dims (0, 2), kept")
+case("one_f64", mn, [G, 1, [-2, -1], False, None], "the largest column sum of |A|")
+case("minus_inf_f64", mn, [G, float("-inf"), [-1, 0], True, None], "the smallest row sum over dims (2, 0), kept")
+case("inf_to_f64", mn, [G.to(f32), float("inf"), [-2, -1], False, f64], "float32 A, dtype float64")
+case("nuc_f64", mns, [T, "nuc", [2, 1], False, None], "the sum of the singular values, dims (2, 1)")
+case("fro_f32", mns, [G.to(f32), "fro", [-2, -1], True, None], "float32, the entries' 2-norm, kept")
