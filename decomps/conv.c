@@ -1,4 +1,4 @@
-/* Decompositions of convolution and its backward, N-d (1-d and 2-d here),
+/* Decompositions of convolution and its backward, N-d (1-d to 3-d),
  * as im2col / col2im around one bmm per call:
  *   columns of x [N, C, S..]: the zero-padded input cut into windows
  *     (unfold), copied into [groups, C/groups * K, N*L] (K taps, L output
@@ -23,6 +23,8 @@
  * tools/decomp_verify.h), and the bias is added after the products as the
  * kernel adds it. The shape functions check the arguments and give the
  * output sizes. */
+#include <assert.h>
+
 #include "windows.h"
 
 #define MAX_SPATIAL 3
@@ -72,20 +74,25 @@ static tj_tensor *channel_rows(tj_tensor *t, int64_t groups)
 /* Columns of a convolution of x [N, C, S..] with kernel sizes k giving
  * `out` positions per dim, row (c, k_1..k_n): per image [N*groups,
  * C/groups * prod(k), L], column (o_1..o_n), when per_image, else
- * [groups, C/groups * prod(k), N*L], column (n, o_1..o_n). */
+ * [groups, C/groups * prod(k), N*L], column (n, o_1..o_n). The windows
+ * are split [N, groups, C/groups, O.., K..]; for 3-D, one dim past the rank
+ * limit, per image only, as [N*groups, C/groups, O.., K..] (a view of the
+ * contiguous padded input). */
 static tj_tensor *im2col(tj_tensor *x, const conv *c, const int64_t *k, const int64_t *out, bool per_image)
 {
-    int n = c->n, nd = 3 + 2 * n;
+    int n = c->n, merged = 3 + 2 * n > TJ_MAX_DIMS, lead = 3 - merged, nd = lead + 2 * n;
+    assert(per_image || !merged);
     int64_t N = tj_tensor_shape(x)[0], C = tj_tensor_shape(x)[1], g = c->groups;
     tj_tensor *win = tj_dc_windows(tj_dc_pad(x, n, c->p, c->p, 0.0), n, k, c->s, c->d, out);
     int64_t split[3 + 2 * MAX_SPATIAL] = {N, g, C / g}, perm[3 + 2 * MAX_SPATIAL] = {0, 1, 2};
-    int b = per_image ? 3 : 2; /* where the taps go: after the channel */
+    if (merged) split[0] = N * g, split[1] = C / g;
+    int b = per_image ? lead : 2; /* where the taps go: after the channel */
     if (!per_image) perm[0] = 1, perm[1] = 2;
     for (int i = 0; i < n; i++) {
-        split[3 + i] = out[i];
-        split[3 + n + i] = k[i];
-        perm[b + i] = 3 + n + i;
-        perm[b + n + i + (per_image ? 0 : 1)] = 3 + i; /* positions last (after the batch when not per image) */
+        split[lead + i] = out[i];
+        split[lead + n + i] = k[i];
+        perm[b + i] = lead + n + i;
+        perm[b + n + i + (per_image ? 0 : 1)] = lead + i; /* positions last (after the batch when not per image) */
     }
     if (!per_image) perm[2 + n] = 0;
     int64_t CK = C / g * prod(k, n), L = prod(out, n);
@@ -220,7 +227,7 @@ static tj_tensor *weight_grad(tj_tensor *x, tj_tensor *go, tj_tensor *grows, con
     int64_t CK = C / g * prod(k, c->n), L = prod(out, c->n);
     int64_t shape[2 + MAX_SPATIAL] = {OC, C / g};
     for (int i = 0; i < c->n; i++) shape[2 + i] = k[i];
-    if (CK < L) {
+    if (CK < L || 3 + 2 * c->n > TJ_MAX_DIMS) { /* 3-D: per image (see im2col) */
         int64_t rows[3] = {N * g, OC / g, L}, parts[3] = {N, OC, CK}, images[1] = {0};
         tj_tensor *cols = im2col(x, c, k, out, true);
         tj_tensor *part = tj_bmm(tj_reshape(go, rows, 3), tj_transpose(cols, 1, 2));

@@ -2,8 +2,8 @@
  *
  * Implicit composites, as ATen 1.13 writes them (Convolution.cpp,
  * Pooling.cpp, AdaptiveAveragePooling.cpp, Dropout.cpp, LossNLL.cpp,
- * Loss.cpp): conv1d, conv2d, conv_transpose1d, conv_transpose2d ->
- * convolution, max_pool2d -> max_pool2d_with_indices, adaptive_avg_pool2d
+ * Loss.cpp): conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+ * conv_transpose3d -> convolution, max_pool2d -> max_pool2d_with_indices, adaptive_avg_pool2d
  * -> mean (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
  * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
  * nll_loss_forward, l1_loss -> sub, abs, mean / sum.
@@ -31,7 +31,7 @@ static tj_status done(tj_tensor *r, tj_value *outs)
     return TJ_OK;
 }
 
-/* conv1d, conv2d, conv_transpose1d and conv_transpose2d as ATen writes
+/* conv1d..conv3d and conv_transpose1d..conv_transpose3d as ATen writes
  * them: batchify (an input of spatial + 1 dims is one unbatched sample,
  * given a batch dim of 1 around the call), then convolution with the lists
  * as given, which checks them against the weight with PyTorch's messages.
@@ -47,7 +47,7 @@ typedef struct conv_form {
 
 static tj_status batchified_convolution(const conv_form *f, const tj_value *args, tj_value *outs)
 {
-    static const int64_t zeros[2] = {0, 0};
+    static const int64_t zeros[3] = {0, 0, 0};
     tj_tensor *input = args[0].u.t;
     int nd = tj_tensor_ndim(input);
     if (nd != f->spatial + 1 && nd != f->spatial + 2) {
@@ -81,6 +81,11 @@ static tj_status conv2d(const tj_value *args, tj_value *outs)
     return batchified_convolution(&(conv_form){TJ_OPS(conv2d), 2, false, 5, -1, 6}, args, outs);
 }
 
+static tj_status conv3d(const tj_value *args, tj_value *outs)
+{
+    return batchified_convolution(&(conv_form){TJ_OPS(conv3d), 3, false, 5, -1, 6}, args, outs);
+}
+
 /* (input, weight, bias?, stride, padding, output_padding, groups, dilation) */
 static tj_status conv_transpose1d(const tj_value *args, tj_value *outs)
 {
@@ -90,6 +95,11 @@ static tj_status conv_transpose1d(const tj_value *args, tj_value *outs)
 static tj_status conv_transpose2d(const tj_value *args, tj_value *outs)
 {
     return batchified_convolution(&(conv_form){TJ_OPS(conv_transpose2d_input), 2, true, 7, 5, 6}, args, outs);
+}
+
+static tj_status conv_transpose3d(const tj_value *args, tj_value *outs)
+{
+    return batchified_convolution(&(conv_form){TJ_OPS(conv_transpose3d_input), 3, true, 7, 5, 6}, args, outs);
 }
 
 /* max_pool2d: the first output of max_pool2d_with_indices (same arguments). */
@@ -668,6 +678,8 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(conv2d), conv2d, "conv2d");
     tj_op_set_decomposition(TJ_OPS(conv_transpose1d), conv_transpose1d, "conv_transpose1d");
     tj_op_set_decomposition(TJ_OPS(conv_transpose2d_input), conv_transpose2d, "conv_transpose2d");
+    tj_op_set_decomposition(TJ_OPS(conv3d), conv3d, "conv3d");
+    tj_op_set_decomposition(TJ_OPS(conv_transpose3d_input), conv_transpose3d, "conv_transpose3d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");
     tj_op_set_decomposition(TJ_OPS(adaptive_avg_pool2d), adaptive_avg_pool2d, "adaptive_avg_pool2d");
     tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");

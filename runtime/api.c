@@ -636,6 +636,19 @@ tj_tensor *tj_conv_transpose2d(tj_tensor *input, tj_tensor *weight, tj_tensor *b
     return CALL(conv_transpose2d_input, T(input), T(weight), T(bias), L(stride, 2), L(padding, 2),
                 L(output_padding ? output_padding : zero2, 2), I(groups), L(dilation, 2));
 }
+tj_tensor *tj_conv3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    return CALL(conv3d, T(input), T(weight), T(bias), L(stride, 3), L(padding, 3), L(dilation, 3), I(groups));
+}
+tj_tensor *tj_conv_transpose3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation)
+{
+    static const int64_t zero3[3] = {0, 0, 0};
+    return CALL(conv_transpose3d_input, T(input), T(weight), T(bias), L(stride, 3), L(padding, 3),
+                L(output_padding ? output_padding : zero3, 3), I(groups), L(dilation, 3));
+}
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                                      const int64_t *padding, const int64_t *dilation, bool ceil_mode,
                                      tj_tensor **out, tj_tensor **indices)

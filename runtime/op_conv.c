@@ -1,29 +1,30 @@
-/* aten::convolution and aten::convolution_backward, 1-D and 2-D (a 1-D
- * convolution runs as a 2-D one of height 1): argument checks as PyTorch
- * 1.13's ConvUtils, and the glue to the im2col + GEMM kernels of
- * kernels/conv.h. */
+/* aten::convolution and aten::convolution_backward, 1-D, 2-D and 3-D:
+ * argument checks as PyTorch 1.13's ConvUtils, and the glue to the kernels:
+ * im2col + GEMM (kernels/conv.h) for 1-D (a 2-D convolution of height 1)
+ * and 2-D, vol2col + GEMM (kernels/conv3d.h) for 3-D. */
 #include <string.h>
 
 #include "contig.h"
 #include "kernels/conv.h"
+#include "kernels/conv3d.h"
 #include "op_backward.h"
 #include "op_nn.h"
 
-/* Everything a convolution's geometry needs, in 2-D form (a 1-D
- * convolution has h = oh = kh = 1, stride/dilation 1 and padding 0 on h). */
+/* Everything a convolution's geometry needs, in 3-D form, dims (d, h, w):
+ * a 2-D convolution has d = od = kd = 1, a 1-D one h = oh = kh = 1 too,
+ * with stride and dilation 1 and padding 0 on the missing dims. */
 typedef struct conv_params {
     const char *op;
-    int spatial; /* 1 or 2 */
+    int spatial; /* 1, 2 or 3 */
     bool transposed;
     int64_t groups;
-    int64_t stride[2], padding[2], dilation[2], output_padding[2];
-    int64_t n, c_in, h, w;
-    int64_t c_out, kh, kw;
-    int64_t oh, ow;
+    int64_t stride[3], padding[3], dilation[3], output_padding[3];
+    int64_t n, c_in, c_out;
+    int64_t in[3], k[3], out[3];
 } conv_params;
 
 /* Reads an int[] of 1 or `spatial` entries (one entry is repeated) into
- * out[2] in (h, w) order; a 1-D convolution gets `fill` on h. */
+ * out[3] in (d, h, w) order; the missing leading dims get `fill`. */
 static tj_status read_param(const conv_params *p, const char *name, const tj_value *v, int64_t fill, int64_t *out)
 {
     char buf[96];
@@ -32,10 +33,21 @@ static tj_status read_param(const conv_params *p, const char *name, const tj_val
                         "%s: expected %s to be a single integer value or a list of %d values to match the "
                         "convolution dimensions, but got %s=%s",
                         p->op, name, p->spatial, name, tj_shape_str(v->n, v->u.ints, buf, sizeof buf));
-    int64_t first = v->u.ints[0], last = v->u.ints[v->n - 1];
-    out[0] = p->spatial == 1 ? fill : first;
-    out[1] = last;
+    for (int i = 0; i < 3; i++) {
+        int at = i - (3 - p->spatial);
+        out[i] = at < 0 ? fill : v->u.ints[v->n == 1 ? 0 : at];
+    }
     return TJ_OK;
+}
+
+/* "(a x b ..)" of the last `spatial` entries of v[3]. */
+static const char *dims_str(const conv_params *p, const int64_t *v, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "(");
+    for (int i = 3 - p->spatial; i < 3 && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%lld", i > 3 - p->spatial ? " x " : "", (long long)v[i]);
+    if (at < size) snprintf(buf + at, size - at, ")");
+    return buf;
 }
 
 /* Checks input, weight (and bias when given) against each other and the
@@ -50,12 +62,11 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
     p->transposed = prm[3].u.b;
     p->groups = prm[5].u.i;
     int wd = weight->ndim;
-    if (wd == 5)
-        return tj_error(TJ_ERR_UNSUPPORTED, "%s: only 1-D and 2-D convolutions are supported, got weight of size %s",
+    if (wd < 3 || wd > 5)
+        return tj_error(TJ_ERR_SHAPE,
+                        "%s: weight should have three to five dimensions (1-D to 3-D convolutions), got weight of "
+                        "size %s",
                         op, tj_shape_str(wd, weight->shape, a, sizeof a));
-    if (wd != 3 && wd != 4)
-        return tj_error(TJ_ERR_SHAPE, "%s: weight should have at least three dimensions, got weight of size %s", op,
-                        tj_shape_str(wd, weight->shape, a, sizeof a));
     if (input->ndim != wd)
         return tj_error(TJ_ERR_SHAPE,
                         "%s: expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional "
@@ -75,7 +86,7 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
         (st = read_param(p, "dilation", &prm[2], 1, p->dilation)) ||
         (st = read_param(p, "output_padding", &prm[4], 0, p->output_padding)))
         return st;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (p->padding[i] < 0) return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: negative padding is not supported", op);
         if (p->output_padding[i] < 0)
             return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: negative output_padding is not supported", op);
@@ -99,10 +110,11 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                         op, (long long)g, weight->shape[0] < g ? "at least" : "divisible by", (long long)g, a);
     p->n = input->shape[0];
     p->c_in = input->shape[1];
-    p->h = p->spatial == 2 ? input->shape[2] : 1;
-    p->w = input->shape[wd - 1];
-    p->kh = p->spatial == 2 ? weight->shape[2] : 1;
-    p->kw = weight->shape[wd - 1];
+    for (int i = 0; i < 3; i++) {
+        int at = i - (3 - p->spatial);
+        p->in[i] = at < 0 ? 1 : input->shape[2 + at];
+        p->k[i] = at < 0 ? 1 : weight->shape[2 + at];
+    }
     int64_t expect_in = p->transposed ? weight->shape[0] : weight->shape[1] * g;
     if (p->c_in != expect_in)
         return tj_error(TJ_ERR_SHAPE,
@@ -118,112 +130,115 @@ static tj_status conv_params_parse(const char *op, const tj_tensor *input, const
                         "got bias of size %s instead",
                         op, a, (long long)p->c_out, tj_shape_str(bias->ndim, bias->shape, c, sizeof c));
     }
-    int64_t in[2] = {p->h, p->w}, k[2] = {p->kh, p->kw}, out[2], extent[2], span[2];
-    for (int i = 0; i < 2; i++) {
-        /* checked arithmetic, both dims before any message prints them: a
+    int64_t extent[3], span[3];
+    for (int i = 0; i < 3; i++) {
+        /* checked arithmetic, every dim before any message prints them: a
          * stride, padding or dilation near INT64_MAX wrapped the sizes
          * around (undefined behaviour), and a wrapped padded size let im2col
          * read outside the input (hostile tests) */
         int64_t twice_pad;
-        bool over = __builtin_mul_overflow(p->dilation[i], k[i] - 1, &extent[i]) ||
+        bool over = __builtin_mul_overflow(p->dilation[i], p->k[i] - 1, &extent[i]) ||
                     __builtin_add_overflow(extent[i], 1, &extent[i]) ||
                     __builtin_mul_overflow(p->padding[i], 2, &twice_pad);
         if (p->transposed)
-            over = over || __builtin_mul_overflow(in[i] - 1, p->stride[i], &span[i]) ||
+            over = over || __builtin_mul_overflow(p->in[i] - 1, p->stride[i], &span[i]) ||
                    __builtin_sub_overflow(span[i], twice_pad, &span[i]) ||
                    __builtin_add_overflow(span[i], extent[i], &span[i]) ||
                    __builtin_add_overflow(span[i], p->output_padding[i], &span[i]);
         else
-            over = over || __builtin_add_overflow(in[i], twice_pad, &span[i]);
+            over = over || __builtin_add_overflow(p->in[i], twice_pad, &span[i]);
         if (over)
             return tj_error(TJ_ERR_OVERFLOW, "%s: the output size overflows (input %s, weight %s, stride %lld, "
                             "padding %lld, dilation %lld)", op, b, a, (long long)p->stride[i],
                             (long long)p->padding[i], (long long)p->dilation[i]);
     }
-    for (int i = 0; i < 2 && !p->transposed; i++)
+    for (int i = 0; i < 3 && !p->transposed; i++)
         if (span[i] < extent[i]) {
-            if (p->spatial == 1)
-                return tj_error(TJ_ERR_SHAPE,
-                                "%s: calculated padded input size per channel: (%lld). Kernel size: (%lld). "
-                                "Kernel size can't be greater than actual input size",
-                                op, (long long)span[1], (long long)extent[1]);
+            char s1[80], s2[80];
             return tj_error(TJ_ERR_SHAPE,
-                            "%s: calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
-                            "%lld). Kernel size can't be greater than actual input size",
-                            op, (long long)span[0], (long long)span[1], (long long)extent[0], (long long)extent[1]);
+                            "%s: calculated padded input size per channel: %s. Kernel size: %s. Kernel size can't "
+                            "be greater than actual input size",
+                            op, dims_str(p, span, s1, sizeof s1), dims_str(p, extent, s2, sizeof s2));
         }
-    /* ATen's CPU backends (slow_conv2d, slow_conv_transpose2d) refuse an
-     * empty kernel; only an input without channels (its empty backend)
-     * passes */
-    if (p->c_in != 0 && (p->kh == 0 || p->kw == 0))
+    /* ATen's CPU backends (slow_conv2d, slow_conv3d, slow_conv_transpose2d
+     * and 3d) refuse an empty kernel; only an input without channels (its
+     * empty backend) passes */
+    if (p->c_in != 0 && (p->k[0] == 0 || p->k[1] == 0 || p->k[2] == 0)) {
+        if (p->spatial == 3)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld "
+                            "(weight %s)",
+                            op, (long long)p->k[0], (long long)p->k[1], (long long)p->k[2], a);
         return tj_error(TJ_ERR_SHAPE,
                         "%s: kernel size should be greater than zero, but got kernel_height: %lld kernel_width: %lld "
                         "(weight %s)",
-                        op, (long long)p->kh, (long long)p->kw, a);
+                        op, (long long)p->k[1], (long long)p->k[2], a);
+    }
     /* ATen (select_conv_backend) computes nothing for an empty input but
      * one with no samples or no channels, and checks this after the kernel
      * size and before a transposed output size */
-    if (p->n != 0 && p->c_in != 0 && (p->h == 0 || p->w == 0))
+    if (p->n != 0 && p->c_in != 0 && (p->in[0] == 0 || p->in[1] == 0 || p->in[2] == 0))
         return tj_error(TJ_ERR_SHAPE,
                         "%s: only zero batch or zero channel inputs are supported, but got input shape: %s", op, b);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (p->transposed) {
-            out[i] = span[i];
-            if (out[i] <= 0)
+            p->out[i] = span[i];
+            if (p->out[i] <= 0)
                 return tj_error(TJ_ERR_SHAPE, "%s: given input %s and weight %s, the calculated output size %lld "
-                                "is too small", op, b, a, (long long)out[i]);
+                                "is too small", op, b, a, (long long)p->out[i]);
         } else {
-            out[i] = (span[i] - extent[i]) / p->stride[i] + 1;
+            p->out[i] = (span[i] - extent[i]) / p->stride[i] + 1;
         }
     }
-    p->oh = out[0];
-    p->ow = out[1];
     return TJ_OK;
 }
 
-/* Output shape [N, C_out, (OH,) OW]; an input without channels gives no
+/* Output shape [N, C_out, out..]; an input without channels gives no
  * output channels, as ATen 1.13's empty backend (calc_output_size). */
 static void conv_out_shape(const conv_params *p, int *ndim, int64_t *shape)
 {
     *ndim = p->spatial + 2;
     shape[0] = p->n;
     shape[1] = p->c_in == 0 ? 0 : p->c_out;
-    if (p->spatial == 2) shape[2] = p->oh;
-    shape[*ndim - 1] = p->ow;
+    for (int i = 0; i < p->spatial; i++) shape[2 + i] = p->out[3 - p->spatial + i];
 }
 
-/* The kernels' description: the image is the input of a convolution and
- * the output of a transposed one (see kernels/conv.h). */
+/* The image side of the kernels: the input of a convolution, the output
+ * of a transposed one (see kernels/conv.h); the matrix side the other. */
+static const int64_t *image_size(const conv_params *p) { return p->transposed ? p->out : p->in; }
+static const int64_t *matrix_size(const conv_params *p) { return p->transposed ? p->in : p->out; }
+
+static int64_t image_channels(const conv_params *p) { return (p->transposed ? p->c_out : p->c_in) / p->groups; }
+static int64_t matrix_channels(const conv_params *p) { return (p->transposed ? p->c_in : p->c_out) / p->groups; }
+
+/* The 2-D kernels' description (1-D and 2-D: dims h, w). */
 static tj_k_conv conv_kernel_desc(const conv_params *p)
 {
-    tj_k_conv cv = {.batch = p->n, .groups = p->groups};
-    tj_k_im2col_geom *g = &cv.geom;
-    g->kh = p->kh;
-    g->kw = p->kw;
-    g->sh = p->stride[0];
-    g->sw = p->stride[1];
-    g->ph = p->padding[0];
-    g->pw = p->padding[1];
-    g->dh = p->dilation[0];
-    g->dw = p->dilation[1];
-    if (p->transposed) {
-        g->channels = p->c_out / p->groups;
-        g->height = p->oh;
-        g->width = p->ow;
-        g->out_h = p->h;
-        g->out_w = p->w;
-        cv.mat_channels = p->c_in / p->groups;
-    } else {
-        g->channels = p->c_in / p->groups;
-        g->height = p->h;
-        g->width = p->w;
-        g->out_h = p->oh;
-        g->out_w = p->ow;
-        cv.mat_channels = p->c_out / p->groups;
-    }
+    const int64_t *img = image_size(p), *mat = matrix_size(p);
+    tj_k_conv cv = {.batch = p->n, .groups = p->groups, .mat_channels = matrix_channels(p)};
+    cv.geom = (tj_k_im2col_geom){.channels = image_channels(p), .height = img[1], .width = img[2],
+                                 .kh = p->k[1], .kw = p->k[2], .sh = p->stride[1], .sw = p->stride[2],
+                                 .ph = p->padding[1], .pw = p->padding[2], .dh = p->dilation[1],
+                                 .dw = p->dilation[2], .out_h = mat[1], .out_w = mat[2]};
     /* threads pay only for enough multiply-adds */
-    int64_t macs = cv.batch * cv.groups * cv.mat_channels * g->channels * g->kh * g->kw * g->out_h * g->out_w;
+    int64_t macs = cv.batch * cv.groups * cv.mat_channels * cv.geom.channels * p->k[1] * p->k[2] * mat[1] * mat[2];
     cv.threads = macs >= (1 << 20) ? tj_get_num_threads() : 1;
+    return cv;
+}
+
+/* The 3-D kernels' description. */
+static tj_k_conv3d conv3d_kernel_desc(const conv_params *p)
+{
+    tj_k_conv3d cv = {.batch = p->n, .groups = p->groups, .mat_channels = matrix_channels(p)};
+    cv.geom.channels = image_channels(p);
+    for (int i = 0; i < 3; i++) {
+        cv.geom.size[i] = image_size(p)[i];
+        cv.geom.out[i] = matrix_size(p)[i];
+        cv.geom.kernel[i] = p->k[i];
+        cv.geom.stride[i] = p->stride[i];
+        cv.geom.padding[i] = p->padding[i];
+        cv.geom.dilation[i] = p->dilation[i];
+    }
     return cv;
 }
 
@@ -245,31 +260,63 @@ static tj_status scratch_get(const char *op, size_t n, scratch *s)
 
 static void scratch_put(scratch *s) { tj_free_storage_bytes(s->p, s->got); }
 
-/* Runs one of the three kernel operations (see kernels/conv.h) on
- * row-major buffers of dtype dt, with scratch from the caching allocator. */
-static tj_status conv_op(const char *name, tj_k_conv_op op, const tj_k_conv *cv, tj_dtype dt, const void *img,
+/* One of the three 3-D kernel operations (kernels/conv3d.h). */
+static void conv3d_op(tj_k_conv_op op, const tj_k_conv3d *cv, bool f32, const void *img, const void *mat,
+                      const void *w, const void *bias, void *o, void *work)
+{
+    switch (op) {
+    case TJ_K_CONV_UNFOLD_MM:
+        if (f32) tj_k_conv3d_unfold_mm_f32(cv, img, w, bias, o, work);
+        else tj_k_conv3d_unfold_mm_f64(cv, img, w, bias, o, work);
+        break;
+    case TJ_K_CONV_MM_FOLD:
+        if (f32) tj_k_conv3d_mm_fold_f32(cv, mat, w, bias, o, work);
+        else tj_k_conv3d_mm_fold_f64(cv, mat, w, bias, o, work);
+        break;
+    case TJ_K_CONV_WEIGHT_GRAD:
+        if (f32) tj_k_conv3d_weight_grad_f32(cv, img, mat, o, work);
+        else tj_k_conv3d_weight_grad_f64(cv, img, mat, o, work);
+        break;
+    }
+}
+
+/* One of the three 2-D kernel operations (kernels/conv.h). */
+static void conv2d_op(tj_k_conv_op op, const tj_k_conv *cv, bool f32, const void *img, const void *mat,
+                      const void *w, const void *bias, void *o, void *work)
+{
+    switch (op) {
+    case TJ_K_CONV_UNFOLD_MM:
+        if (f32) tj_k_conv_unfold_mm_f32(cv, img, w, bias, o, work);
+        else tj_k_conv_unfold_mm_f64(cv, img, w, bias, o, work);
+        break;
+    case TJ_K_CONV_MM_FOLD:
+        if (f32) tj_k_conv_mm_fold_f32(cv, mat, w, bias, o, work);
+        else tj_k_conv_mm_fold_f64(cv, mat, w, bias, o, work);
+        break;
+    case TJ_K_CONV_WEIGHT_GRAD:
+        if (f32) tj_k_conv_weight_grad_f32(cv, img, mat, o, work);
+        else tj_k_conv_weight_grad_f64(cv, img, mat, o, work);
+        break;
+    }
+}
+
+/* Runs one of the three kernel operations of p's geometry on row-major
+ * buffers of dtype dt, with scratch from the caching allocator. */
+static tj_status conv_op(const char *name, tj_k_conv_op op, const conv_params *p, tj_dtype dt, const void *img,
                          const void *mat, const void *w, const void *bias, tj_tensor *out)
 {
     if (out->numel == 0) return TJ_OK;
+    tj_k_conv cv2 = {0};
+    tj_k_conv3d cv3 = {0};
+    if (p->spatial == 3) cv3 = conv3d_kernel_desc(p);
+    else cv2 = conv_kernel_desc(p);
+    size_t bytes = p->spatial == 3 ? tj_k_conv3d_work_bytes(&cv3, dt) : tj_k_conv_work_bytes(&cv2, dt, op);
     scratch s;
-    tj_status st = scratch_get(name, tj_k_conv_work_bytes(cv, dt, op), &s);
+    tj_status st = scratch_get(name, bytes, &s);
     if (st != TJ_OK) return st;
-    void *o = tj_tensor_ptr(out);
     bool f32 = dt == TJ_FLOAT32;
-    switch (op) {
-    case TJ_K_CONV_UNFOLD_MM:
-        if (f32) tj_k_conv_unfold_mm_f32(cv, img, w, bias, o, s.p);
-        else tj_k_conv_unfold_mm_f64(cv, img, w, bias, o, s.p);
-        break;
-    case TJ_K_CONV_MM_FOLD:
-        if (f32) tj_k_conv_mm_fold_f32(cv, mat, w, bias, o, s.p);
-        else tj_k_conv_mm_fold_f64(cv, mat, w, bias, o, s.p);
-        break;
-    case TJ_K_CONV_WEIGHT_GRAD:
-        if (f32) tj_k_conv_weight_grad_f32(cv, img, mat, o, s.p);
-        else tj_k_conv_weight_grad_f64(cv, img, mat, o, s.p);
-        break;
-    }
+    if (p->spatial == 3) conv3d_op(op, &cv3, f32, img, mat, w, bias, tj_tensor_ptr(out), s.p);
+    else conv2d_op(op, &cv2, f32, img, mat, w, bias, tj_tensor_ptr(out), s.p);
     scratch_put(&s);
     return TJ_OK;
 }
@@ -295,10 +342,9 @@ tj_status tj_kernel_convolution(const tj_value *args, tj_tensor *const *outs)
     tj_contig in = {0}, w = {0}, bias = {0};
     if ((st = tj_contig_get(&in, args[0].u.t)) == TJ_OK && (st = tj_contig_get(&w, args[1].u.t)) == TJ_OK &&
         (!bias_arg || (st = tj_contig_get(&bias, bias_arg)) == TJ_OK)) {
-        tj_k_conv cv = conv_kernel_desc(&p);
         tj_dtype dt = args[0].u.t->dtype;
-        st = p.transposed ? conv_op(name, TJ_K_CONV_MM_FOLD, &cv, dt, NULL, in.data, w.data, bias.data, outs[0])
-                          : conv_op(name, TJ_K_CONV_UNFOLD_MM, &cv, dt, in.data, NULL, w.data, bias.data, outs[0]);
+        st = p.transposed ? conv_op(name, TJ_K_CONV_MM_FOLD, &p, dt, NULL, in.data, w.data, bias.data, outs[0])
+                          : conv_op(name, TJ_K_CONV_UNFOLD_MM, &p, dt, in.data, NULL, w.data, bias.data, outs[0]);
     }
     tj_contig_release(&in);
     tj_contig_release(&w);
@@ -318,7 +364,7 @@ static tj_status conv_backward_params(const tj_value *args, conv_params *p)
         return tj_error(TJ_ERR_DTYPE, "%s: grad_output type (%s) and input type (%s) should be the same", name,
                         tj_dtype_name(go->dtype), tj_dtype_name(input->dtype));
     int ndim;
-    int64_t shape[4];
+    int64_t shape[5];
     conv_out_shape(p, &ndim, shape);
     if (go->ndim != ndim || memcmp(go->shape, shape, sizeof(int64_t) * (size_t)ndim) != 0) {
         char a[96], b[96];
@@ -360,18 +406,17 @@ tj_status tj_kernel_convolution_backward(const tj_value *args, tj_tensor *const 
     if ((st = tj_contig_get(&go, args[0].u.t)) != TJ_OK || (st = tj_contig_get(&in, args[1].u.t)) != TJ_OK ||
         (st = tj_contig_get(&w, args[2].u.t)) != TJ_OK)
         goto done;
-    tj_k_conv cv = conv_kernel_desc(&p);
     tj_dtype dt = args[0].u.t->dtype;
     /* image and matrix side: see kernels/conv.h */
     const void *img = p.transposed ? go.data : in.data, *mat = p.transposed ? in.data : go.data;
     if (outs[0])
-        st = p.transposed ? conv_op(name, TJ_K_CONV_UNFOLD_MM, &cv, dt, go.data, NULL, w.data, NULL, outs[0])
-                          : conv_op(name, TJ_K_CONV_MM_FOLD, &cv, dt, NULL, go.data, w.data, NULL, outs[0]);
-    if (st == TJ_OK && outs[1]) st = conv_op(name, TJ_K_CONV_WEIGHT_GRAD, &cv, dt, img, mat, NULL, NULL, outs[1]);
+        st = p.transposed ? conv_op(name, TJ_K_CONV_UNFOLD_MM, &p, dt, go.data, NULL, w.data, NULL, outs[0])
+                          : conv_op(name, TJ_K_CONV_MM_FOLD, &p, dt, NULL, go.data, w.data, NULL, outs[0]);
+    if (st == TJ_OK && outs[1]) st = conv_op(name, TJ_K_CONV_WEIGHT_GRAD, &p, dt, img, mat, NULL, NULL, outs[1]);
     if (st == TJ_OK && outs[2] && p.c_in == 0) { /* the output had no channels: bias got no gradient */
         memset(tj_tensor_ptr(outs[2]), 0, (size_t)(p.c_out * tj_dtype_size(dt)));
     } else if (st == TJ_OK && outs[2]) {
-        int64_t spatial = p.oh * p.ow;
+        int64_t spatial = p.out[0] * p.out[1] * p.out[2];
         int nt = tj_get_num_threads();
         void *gb = tj_tensor_ptr(outs[2]);
         if (dt == TJ_FLOAT32) tj_k_conv_bias_grad_f32(p.n, p.c_out, spatial, (const void *)go.data, gb, nt);

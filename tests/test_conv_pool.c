@@ -480,12 +480,11 @@ Test(conv, other_argument_errors)
                       "aten::convolution", "non-positive stride");
     test_expect_error(tj_convolution(x, tj_to_copy(w, TJ_FLOAT64), NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_DTYPE,
                       "aten::convolution", "float64");
-    tj_tensor *x3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 3, 3, 3});
-    tj_tensor *w3 = tj_tensor_empty(TJ_FLOAT32, 5, (int64_t[]){1, 2, 1, 1, 1});
-    test_expect_error(tj_convolution(x3, w3, NULL, (int64_t[]){1, 1, 1}, (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1},
-                      false,
-                                     (int64_t[]){0, 0, 0}, 1),
-                      TJ_ERR_UNSUPPORTED, "aten::convolution", "2-D");
+    /* 1-D to 3-D only: a 6-d weight */
+    tj_tensor *x4 = tj_tensor_empty(TJ_FLOAT32, 6, (int64_t[]){1, 2, 3, 3, 3, 3});
+    tj_tensor *w4 = tj_tensor_empty(TJ_FLOAT32, 6, (int64_t[]){1, 2, 1, 1, 1, 1});
+    test_expect_error(tj_convolution(x4, w4, NULL, ONE, ZERO, ONE, false, ZERO, 1), TJ_ERR_SHAPE,
+                      "aten::convolution", "weight should have three to five dimensions");
     /* transposed: output_padding must be smaller than stride or dilation */
     test_expect_error(tj_convolution(x, tj_permute(w, (int64_t[]){1, 0, 2, 3}, 4), NULL, ONE, ZERO, ONE, true, ONE, 1),
                       TJ_ERR_INVALID_ARGUMENT, "aten::convolution", "output padding must be smaller");

@@ -198,8 +198,9 @@ static tj_status wrong(const tj_value *args, tj_value *outs)
     return r ? TJ_OK : tj_last_status();
 }
 
-/* convolution moved by `scale` times n u sum |x*w| (u = 2^-24, n the
- * terms of each output): the registered decomposition run on the inputs,
+/* convolution moved by `scale` times n u sum |x*w| (u the unit roundoff
+ * of the dtype, 2^-24 or 2^-53 as the verifier's bound; n the terms of
+ * each output): the registered decomposition run on the inputs,
  * on their absolute values and on ones. */
 static tj_decomp_fn real_convolution;
 
@@ -219,7 +220,8 @@ static tj_status shifted_convolution(const tj_value *args, tj_value *outs, doubl
 {
     tj_tensor *y = convolution_of(args, same), *sum_abs = convolution_of(args, tj_abs);
     tj_tensor *terms = convolution_of(args, ones_like);
-    tj_tensor *r = tj_add(y, tj_mul_scalar(tj_mul(terms, sum_abs), tj_v_float(scale * 0x1p-24)));
+    double u = y && tj_tensor_dtype(y) == TJ_FLOAT64 ? 0x1p-53 : 0x1p-24;
+    tj_tensor *r = tj_add(y, tj_mul_scalar(tj_mul(terms, sum_abs), tj_v_float(scale * u)));
     outs[0] = tj_v_tensor(r);
     return r ? TJ_OK : tj_last_status();
 }

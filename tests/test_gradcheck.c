@@ -25,7 +25,7 @@ typedef enum { PLAIN, TRANSPOSED, STRIDED, EXPANDED } layout;
 
 typedef struct in_spec {
     int ndim;
-    int64_t shape[4];
+    int64_t shape[5];
     layout how;
 } in_spec;
 
@@ -102,7 +102,7 @@ static void gradcheck(const gc_case *c)
     tj_scope *s = tj_scope_begin();
     tj_tensor *leaves[MAX_IN], *x[MAX_IN], *out[MAX_OUT], *dout[MAX_OUT], *v[MAX_OUT], *grads[MAX_IN];
     for (int i = 0; i < c->n_in; i++) {
-        int64_t shape[4];
+        int64_t shape[5];
         leaf_shape(&c->in[i], shape);
         leaves[i] = random_f64(c->in[i].ndim, shape, c->lo, c->hi);
         if (i == 0 && c->fixed)
@@ -963,6 +963,9 @@ FN(f_max_pool2d, tj_max_pool2d(x[0], two2, one2, zero2, one2, false))
 FN(f_conv1d, tj_conv1d(x[0], x[1], x[2], 2, 1, 2, 2))
 FN(f_conv_transpose1d, tj_conv_transpose1d(x[0], x[1], NULL, 3, 1, 2, 1, 1))
 FN(f_conv_transpose2d, tj_conv_transpose2d(x[0], x[1], x[2], two2, one2, one2, 2, one2))
+static const int64_t stride3[3] = {2, 1, 2}, pad3[3] = {1, 0, 1}, dil3[3] = {1, 2, 1}, one3[3] = {1, 1, 1};
+FN(f_conv3d, tj_conv3d(x[0], x[1], x[2], stride3, pad3, dil3, 2))
+FN(f_conv_transpose3d, tj_conv_transpose3d(x[0], x[1], x[2], stride3, pad3, (const int64_t[]){1, 0, 0}, 1, one3))
 FN(f_adaptive_avg_pool2d, tj_adaptive_avg_pool2d(x[0], pooled_3x2))
 FN(f_adaptive_avg_pool2d_1x1, tj_adaptive_avg_pool2d(x[0], one2))
 FN(f_nll_loss, tj_nll_loss(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 2, -100))
@@ -1001,6 +1004,10 @@ Test(gradcheck, implicit_composites)
         {"conv_transpose1d(unbatched)", f_conv_transpose1d, 2, {{2, {2, 4}, TRANSPOSED}, {3, {2, 3, 3}, PLAIN}}, -1, 1},
         {"conv_transpose2d", f_conv_transpose2d, 3,
          {{4, {1, 4, 3, 3}, PLAIN}, {4, {4, 1, 2, 3}, PLAIN}, {1, {2}, PLAIN}}, -1, 1},
+        {"conv3d(stride, padding, dilation, groups)", f_conv3d, 3,
+         {{5, {2, 4, 3, 4, 3}, STRIDED}, {5, {2, 2, 2, 2, 2}, PLAIN}, {1, {2}, PLAIN}}, -1, 1},
+        {"conv_transpose3d(unbatched)", f_conv_transpose3d, 3,
+         {{4, {2, 2, 3, 2}, TRANSPOSED}, {5, {2, 3, 2, 2, 2}, PLAIN}, {1, {3}, PLAIN}}, -1, 1},
         {"adaptive_avg_pool2d", f_adaptive_avg_pool2d, 1, {{4, {1, 2, 5, 4}, PLAIN}}, -1, 1},
         {"adaptive_avg_pool2d(1x1: mean)", f_adaptive_avg_pool2d_1x1, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
         {"nll_loss", f_nll_loss, 1, {{2, {4, 5}, PLAIN}}, -1, 1},

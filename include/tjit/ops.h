@@ -1506,6 +1506,26 @@ tj_tensor *tj_conv_transpose1d(tj_tensor *input, tj_tensor *weight, tj_tensor *b
 tj_tensor *tj_conv_transpose2d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
                                const int64_t *padding, const int64_t *output_padding, int64_t groups,
                                const int64_t *dilation);
+/** aten::conv3d (implicit: recorded as aten::convolution), as
+ * torch.nn.functional.conv3d: tj_conv1d in three dims. input [N, C_in, D,
+ * H, W] (or unbatched [C_in, D, H, W]), weight [C_out, C_in / groups, kD,
+ * kH, kW], bias [C_out] or NULL; stride, padding and dilation hold 3
+ * entries (depth, height, width), each dim's output size as tj_conv1d's.
+ * Computed as vol2col + one GEMM per sample and group (kernels/conv3d.h).
+ * Errors as tj_conv1d's (an input of rank other than 4 or 5 gives
+ * TJ_ERR_SHAPE). */
+tj_tensor *tj_conv3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups);
+/** aten::conv_transpose3d.input (implicit: recorded as aten::convolution
+ * with transposed = true): tj_conv_transpose1d in three dims. input [N,
+ * C_in, D, H, W] (or unbatched [C_in, D, H, W]), weight [C_in, C_out /
+ * groups, kD, kH, kW], bias [C_out] or NULL; stride, padding,
+ * output_padding (NULL: zeros) and dilation hold 3 entries. Errors as
+ * tj_conv_transpose1d's (an input of rank other than 4 or 5 gives
+ * TJ_ERR_SHAPE). */
+tj_tensor *tj_conv_transpose3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation);
 /** aten::max_pool2d_with_indices: stride NULL means kernel_size. indices are
  * int64 flat positions within each input plane. */
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
