@@ -3,8 +3,9 @@
  * Implicit composites, as ATen 1.13 writes them (Convolution.cpp,
  * Pooling.cpp, AdaptiveAveragePooling.cpp, Dropout.cpp, LossNLL.cpp,
  * Loss.cpp): conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
- * conv_transpose3d -> convolution, max_pool2d -> max_pool2d_with_indices, adaptive_avg_pool2d
- * -> mean (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
+ * conv_transpose3d -> convolution, max_pool2d -> max_pool2d_with_indices,
+ * max_pool3d -> max_pool3d_with_indices, adaptive_avg_pool2d -> mean
+ * (1 x 1) or _adaptive_avg_pool2d, dropout -> native_dropout,
  * nll_loss -> nll_loss_forward, cross_entropy_loss -> _log_softmax +
  * nll_loss_forward, l1_loss -> sub, abs, mean / sum.
  *
@@ -102,14 +103,25 @@ static tj_status conv_transpose3d(const tj_value *args, tj_value *outs)
     return batchified_convolution(&(conv_form){TJ_OPS(conv_transpose3d_input), 3, true, 7, 5, 6}, args, outs);
 }
 
-/* max_pool2d: the first output of max_pool2d_with_indices (same arguments). */
-static tj_status max_pool2d(const tj_value *args, tj_value *outs)
+/* max_pool2d, max_pool3d: the first output of max_pool2d_with_indices /
+ * max_pool3d_with_indices (same arguments). */
+static tj_status max_pool_values(const char *with_indices, const tj_value *args, tj_value *outs)
 {
     tj_value r[2];
-    tj_status st = tj_call("aten::max_pool2d_with_indices", args, 6, r);
+    tj_status st = tj_call(with_indices, args, 6, r);
     if (st != TJ_OK) return st;
     outs[0] = r[0];
     return TJ_OK;
+}
+
+static tj_status max_pool2d(const tj_value *args, tj_value *outs)
+{
+    return max_pool_values("aten::max_pool2d_with_indices", args, outs);
+}
+
+static tj_status max_pool3d(const tj_value *args, tj_value *outs)
+{
+    return max_pool_values("aten::max_pool3d_with_indices", args, outs);
 }
 
 /* adaptive_avg_pool2d(self, output_size): as ATen, a 1 x 1 output is the
@@ -681,6 +693,7 @@ void tj_register_nn_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(conv3d), conv3d, "conv3d");
     tj_op_set_decomposition(TJ_OPS(conv_transpose3d_input), conv_transpose3d, "conv_transpose3d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d), max_pool2d, "max_pool2d");
+    tj_op_set_decomposition(TJ_OPS(max_pool3d), max_pool3d, "max_pool3d");
     tj_op_set_decomposition(TJ_OPS(adaptive_avg_pool2d), adaptive_avg_pool2d, "adaptive_avg_pool2d");
     tj_op_set_decomposition(TJ_OPS(dropout), dropout, "dropout");
     tj_op_set_decomposition(TJ_OPS(nll_loss), nll_loss, "nll_loss");

@@ -662,6 +662,41 @@ tj_tensor *tj_max_pool2d(tj_tensor *self, const int64_t *kernel_size, const int6
 {
     return CALL(max_pool2d, T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), L(dilation, 2), B(ceil_mode));
 }
+tj_status tj_max_pool3d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                                     const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                                     tj_tensor **out, tj_tensor **indices)
+{
+    return calln(TJ_OPS(max_pool3d_with_indices),
+                 (const tj_value[]){T(self), L(kernel_size, 3), L(stride, stride ? 3 : 0), L(padding, 3), L(dilation, 3),
+                                    B(ceil_mode)},
+                 out, indices, NULL);
+}
+tj_tensor *tj_max_pool3d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, const int64_t *dilation, bool ceil_mode)
+{
+    return CALL(max_pool3d, T(self), L(kernel_size, 3), L(stride, stride ? 3 : 0), L(padding, 3), L(dilation, 3),
+                B(ceil_mode));
+}
+tj_tensor *tj_max_pool3d_with_indices_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
+                                               const int64_t *stride, const int64_t *padding,
+                                               const int64_t *dilation, bool ceil_mode, tj_tensor *indices)
+{
+    return CALL(max_pool3d_with_indices_backward, T(grad_output), T(self), L(kernel_size, 3), L(stride, 3),
+                L(padding, 3), L(dilation, 3), B(ceil_mode), T(indices));
+}
+tj_tensor *tj_avg_pool3d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                         bool ceil_mode, bool count_include_pad, int64_t divisor_override)
+{
+    return CALL(avg_pool3d, T(self), L(kernel_size, 3), L(stride, stride ? 3 : 0), L(padding, 3), B(ceil_mode),
+                B(count_include_pad), divisor_override > 0 ? I(divisor_override) : tj_v_none());
+}
+tj_tensor *tj_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
+                                  const int64_t *stride, const int64_t *padding, bool ceil_mode,
+                                  bool count_include_pad, int64_t divisor_override)
+{
+    return CALL(avg_pool3d_backward, T(grad_output), T(self), L(kernel_size, 3), L(stride, 3), L(padding, 3),
+                B(ceil_mode), B(count_include_pad), divisor_override > 0 ? I(divisor_override) : tj_v_none());
+}
 tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override)
 {

@@ -1614,18 +1614,48 @@ FORMULA(d_convolution)
     return st;
 }
 
-/* max_pool2d_with_indices_backward(grad, self, kernel_size, stride,
- * padding, dilation, ceil_mode, indices); an empty stride means the kernel
- * size. */
-FORMULA(d_max_pool2d)
+/* max_pool{2,3}d_with_indices_backward(grad, self, kernel_size, stride,
+ * padding, dilation, ceil_mode, indices) of the pooling `c`; an empty
+ * stride means the kernel size. */
+static tj_status max_pool_grad(const tj_op *backward, const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
 {
     const tj_value *stride = c->args[2].n ? &c->args[2] : &c->args[1];
     tj_value args[8] = {tj_v_tensor(g[0]), SAVED(0), c->args[1], *stride, c->args[3], c->args[4], c->args[5],
                         tj_v_tensor(OUT(1))};
     tj_value out;
-    tj_status st = call(TJ_OPS(max_pool2d_with_indices_backward), args, &out);
+    tj_status st = call(backward, args, &out);
     gi[0] = out.u.t;
     return st;
+}
+
+FORMULA(d_max_pool2d) { return max_pool_grad(TJ_OPS(max_pool2d_with_indices_backward), c, g, gi); }
+FORMULA(d_max_pool3d) { return max_pool_grad(TJ_OPS(max_pool3d_with_indices_backward), c, g, gi); }
+
+/* avg_pool3d: avg_pool3d_backward(grad, self, kernel_size, stride,
+ * padding, ceil_mode, count_include_pad, divisor_override). */
+FORMULA(d_avg_pool3d)
+{
+    tj_value args[8] = {tj_v_tensor(g[0]), tj_v_tensor(META(0)), c->args[1], c->args[2], c->args[3], c->args[4],
+                        c->args[5], c->args[6]};
+    tj_value out;
+    tj_status st = call(TJ_OPS(avg_pool3d_backward), args, &out);
+    gi[0] = out.u.t;
+    return st;
+}
+
+/* avg_pool3d_backward is linear in grad_output: its gradient is avg_pool3d
+ * of the incoming gradient (derivatives.yaml); self gets zeros. */
+FORMULA(d_avg_pool3d_backward)
+{
+    if (NEED(0)) {
+        tj_value args[7] = {tj_v_tensor(g[0]), c->args[2], c->args[3], c->args[4], c->args[5], c->args[6], c->args[7]};
+        tj_value out;
+        tj_status st = call(TJ_OPS(avg_pool3d), args, &out);
+        if (st != TJ_OK) return st;
+        gi[0] = out.u.t;
+    }
+    if (NEED(1)) gi[1] = zeros_like(META(1));
+    return TJ_OK;
 }
 
 FORMULA(d_embedding)
@@ -2153,15 +2183,17 @@ FORMULA(d_embedding_dense_backward)
 }
 
 /* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
- * padding, dilation, ceil_mode, indices): linear in grad_output, which gets
+ * padding, dilation, ceil_mode, indices), and the 3-D one (indices into a
+ * volume): linear in grad_output, which gets
  * grad (self's shape) at each output position's index into its plane, as
  * ATen's max_pool_double_backward; self gets zeros (piecewise linear), the
  * indices are integers. */
 FORMULA(d_max_pool2d_with_indices_backward)
 {
     tj_tensor *idx = ARG(7);
+    int64_t first = CALLED(max_pool3d_with_indices_backward) ? -3 : -2; /* the plane's or volume's dims */
     if (NEED(0)) {
-        tj_tensor *planes = tj_flatten(g[0], -2, -1), *at = tj_flatten(idx, -2, -1);
+        tj_tensor *planes = tj_flatten(g[0], first, -1), *at = tj_flatten(idx, first, -1);
         gi[0] = tj_reshape(tj_gather(planes, -1, at), idx->shape, idx->ndim);
     }
     if (NEED(1)) gi[1] = zeros_like(META(1));
@@ -3006,6 +3038,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(native_group_norm, d_native_group_norm, 6u),
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),
+    D_OUTS(max_pool3d_with_indices, d_max_pool3d, 2u), D(avg_pool3d, d_avg_pool3d),
     D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward), D(embedding, d_embedding),
     D_OUTS(native_dropout, d_native_dropout, 2u),
     D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */
@@ -3080,6 +3113,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(convolution_backward, d_convolution_backward),
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
+    D(max_pool3d_with_indices_backward, d_max_pool2d_with_indices_backward),
+    D(avg_pool3d_backward, d_avg_pool3d_backward),
     /* session 56 (ops56); _cdist_backward has none (not_implemented in 1.13) */
     D_NO_SELF(im2col, d_im2col), D_NO_SELF(col2im, d_col2im), D(_cdist_forward, d_cdist_forward),
     D(_euclidean_dist, d_euclidean_dist),

@@ -8,6 +8,9 @@
 TJ_OP_DECLARE(convolution)
 TJ_OP_DECLARE(max_pool2d_with_indices)
 TJ_OP_DECLARE(avg_pool2d)
+/* 3-D pooling (op_pool3d.c) */
+TJ_OP_DECLARE(max_pool3d_with_indices)
+TJ_OP_DECLARE(avg_pool3d)
 TJ_OP_DECLARE(_adaptive_avg_pool2d)
 /** Window i of adaptive pooling of `in` elements into `out` windows (the
  * kernel's, for the decompositions): [*start, *end), start = floor(i * in /

@@ -1526,6 +1526,44 @@ tj_tensor *tj_conv3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const
 tj_tensor *tj_conv_transpose3d(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, const int64_t *stride,
                                const int64_t *padding, const int64_t *output_padding, int64_t groups,
                                const int64_t *dilation);
+/** aten::max_pool3d_with_indices, as torch.nn.functional.max_pool3d with
+ * return_indices: self [N, C, D, H, W] or unbatched [C, D, H, W], float32
+ * or float64, non-empty but for N; kernel_size, padding, dilation hold 3
+ * entries (depth, height, width), stride 3 or NULL (the kernel size). out
+ * (self's dtype) and indices (int64, (z * H + y) * W + x within each
+ * volume) are new tensors of self's leading dims and the output sizes of
+ * PyTorch's pooling_output_shape; a nan wins its window (the last one of
+ * several), ties keep the first position. Errors: TJ_ERR_SHAPE (rank, an
+ * empty dim, an output size below 1), TJ_ERR_DTYPE (not float),
+ * TJ_ERR_INVALID_ARGUMENT (a kernel size, stride or dilation below 1, a
+ * padding negative or above half the kernel). */
+tj_status tj_max_pool3d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                                     const int64_t *padding, const int64_t *dilation, bool ceil_mode,
+                                     tj_tensor **out, tj_tensor **indices);
+/** aten::max_pool3d (implicit): tj_max_pool3d_with_indices's out. */
+tj_tensor *tj_max_pool3d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
+                         const int64_t *padding, const int64_t *dilation, bool ceil_mode);
+/** aten::max_pool3d_with_indices_backward: grad_output (self's dtype) summed
+ * into a new tensor of self's shape at `indices`; the pooling arguments as
+ * the forward's (stride not NULL). Errors as the forward's, plus
+ * TJ_ERR_SHAPE for a grad_output or indices not of the output's shape and
+ * TJ_ERR_INDEX for an index outside the volume. */
+tj_tensor *tj_max_pool3d_with_indices_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
+                                               const int64_t *stride, const int64_t *padding,
+                                               const int64_t *dilation, bool ceil_mode, tj_tensor *indices);
+/** aten::avg_pool3d, as torch.nn.functional.avg_pool3d: the mean of each
+ * window, divided by divisor_override when positive, else by the window's
+ * size inside the padded input (count_include_pad) or the input; sums in
+ * float64. Arguments, result and errors as tj_max_pool3d's (no dilation). */
+tj_tensor *tj_avg_pool3d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride, const int64_t *padding,
+                         bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/** aten::avg_pool3d_backward: the adjoint of tj_avg_pool3d (grad_output / the
+ * divisor added to each element of its window), a new tensor of self's
+ * shape. Errors as tj_avg_pool3d's, plus TJ_ERR_SHAPE for a grad_output not
+ * of the output's shape and TJ_ERR_DTYPE for one not of self's dtype. */
+tj_tensor *tj_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
+                                  const int64_t *stride, const int64_t *padding, bool ceil_mode,
+                                  bool count_include_pad, int64_t divisor_override);
 /** aten::max_pool2d_with_indices: stride NULL means kernel_size. indices are
  * int64 flat positions within each input plane. */
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,

@@ -78,3 +78,36 @@ multi_case("3d_transposed", CB, [r(*yt.shape), x, wt, [2], [2, 1, 2], [1, 0, 1],
                            [True, True, True]], "3-D transposed")
 multi_case("3d_no_weight_f32", CB, [go.float(), x.float(), w.float(), [4], [1], [0], [1], False, [0], 1,
                               [True, False, True]], "3-D, no weight gradient")
+
+# ---- 3-D pooling ----
+MP, MPB = A.max_pool3d_with_indices.default, A.max_pool3d_with_indices_backward.default
+AP, APB = A.avg_pool3d.default, A.avg_pool3d_backward.default
+xp = r(2, 3, 5, 6, 7)
+xp[0, 0, 0, 0, :3] = float("nan")  # a nan wins its window
+xp[1, 1, 1:3, 1:3, 1:3] = 0.5  # ties: the first position
+multi_case("f64", MP, [xp, [2], [], [0], [1], False], "2x2x2 windows, stride = kernel, nan and ties")
+multi_case("f32_pad_stride", MP, [xp.float(), [3, 2, 3], [2, 1, 2], [1, 0, 1], [1], False], "per-dim, padding")
+multi_case("dilation_ceil", MP, [xp, [2, 3, 2], [2, 2, 2], [1, 1, 0], [2, 1, 2], True], "dilation, ceil_mode")
+multi_case("unbatched_f32", MP, [xp[0].float(), [3], [2], [1], [1], True], "4-d input, ceil_mode")
+
+
+def max_backward_case(name, x, k, s, p, d, ceil):
+    out, idx = call(MP, [x, k, s, p, d, ceil])
+    case(name, MPB, [r(*out.shape, dtype=x.dtype), x, k, s, p, d, ceil, idx], "with the forward's indices")
+    return out
+
+
+max_backward_case("overlap_f64", xp, [3, 3, 3], [1, 2, 2], [1, 1, 1], [1, 1, 1], False)
+max_backward_case("f32", xp.float(), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], True)
+case("f64", AP, [xp.nan_to_num(), [2], [], [0], False, True, None], "2x2x2, stride = kernel")
+case("pad_include_f32", AP, [xp.nan_to_num().float(), [3, 2, 3], [2, 1, 2], [1, 0, 1], False, True, None],
+     "padding counted")
+case("pad_exclude_ceil", AP, [xp.nan_to_num(), [3, 2, 3], [2, 2, 2], [1, 1, 1], True, False, None],
+     "padding not counted, ceil_mode")
+case("divisor_override", AP, [xp.nan_to_num()[0], [2, 3, 2], [1], [1, 1, 1], False, True, 5], "unbatched, divisor")
+for name, (k, s, p, ceil, inc, div) in {"f64": ([2], [], [0], False, True, None),
+                                        "pad_exclude_ceil": ([3, 2, 3], [2, 2, 2], [1, 1, 1], True, False, None),
+                                        "divisor_f32": ([2, 3, 2], [1, 2, 1], [1, 1, 1], False, True, 5)}.items():
+    xx = xp.nan_to_num().float() if name.endswith("f32") else xp.nan_to_num()
+    out = call(AP, [xx, k, s, p, ceil, inc, div])
+    case(name, APB, [r(*out.shape, dtype=xx.dtype), xx, k, s if s else k, p, ceil, inc, div], "adjoint of avg_pool3d")
