@@ -697,6 +697,20 @@ tj_tensor *tj_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self, const
     return CALL(avg_pool3d_backward, T(grad_output), T(self), L(kernel_size, 3), L(stride, 3), L(padding, 3),
                 B(ceil_mode), B(count_include_pad), divisor_override > 0 ? I(divisor_override) : tj_v_none());
 }
+tj_tensor *tj_grid_sampler_2d(tj_tensor *input, tj_tensor *grid, int64_t interpolation_mode, int64_t padding_mode,
+                              bool align_corners)
+{
+    return CALL(grid_sampler_2d, T(input), T(grid), I(interpolation_mode), I(padding_mode), B(align_corners));
+}
+tj_status tj_grid_sampler_2d_backward(tj_tensor *grad_output, tj_tensor *input, tj_tensor *grid,
+                                      int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+                                      const bool *output_mask, tj_tensor **grad_input, tj_tensor **grad_grid)
+{
+    return calln(TJ_OPS(grid_sampler_2d_backward),
+                 (const tj_value[]){T(grad_output), T(input), T(grid), I(interpolation_mode), I(padding_mode),
+                                    B(align_corners), tj_v_bools(output_mask, 2)},
+                 grad_input, grad_grid, NULL);
+}
 tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override)
 {

@@ -1631,6 +1631,18 @@ static tj_status max_pool_grad(const tj_op *backward, const tj_grad_ctx *c, tj_t
 FORMULA(d_max_pool2d) { return max_pool_grad(TJ_OPS(max_pool2d_with_indices_backward), c, g, gi); }
 FORMULA(d_max_pool3d) { return max_pool_grad(TJ_OPS(max_pool3d_with_indices_backward), c, g, gi); }
 
+/* grid_sampler_2d: grid_sampler_2d_backward(grad, input, grid, modes,
+ * mask) for both inputs (derivatives.yaml). */
+FORMULA(d_grid_sampler_2d)
+{
+    bool mask[2] = {NEED(0), NEED(1)};
+    tj_value args[7] = {tj_v_tensor(g[0]), SAVED(0), SAVED(1), c->args[2], c->args[3], c->args[4], tj_v_bools(mask, 2)};
+    tj_value outs[TJ_MAX_RETURNS];
+    tj_status st = call(TJ_OPS(grid_sampler_2d_backward), args, outs);
+    for (int k = 0; st == TJ_OK && k < 2; k++) gi[k] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
+    return st;
+}
+
 /* avg_pool3d: avg_pool3d_backward(grad, self, kernel_size, stride,
  * padding, ceil_mode, count_include_pad, divisor_override). */
 FORMULA(d_avg_pool3d)
@@ -3039,6 +3051,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(convolution, d_convolution), D_OUTS(max_pool2d_with_indices, d_max_pool2d, 2u),
     D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),
     D_OUTS(max_pool3d_with_indices, d_max_pool3d, 2u), D(avg_pool3d, d_avg_pool3d),
+    D(grid_sampler_2d, d_grid_sampler_2d),
     D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward), D(embedding, d_embedding),
     D_OUTS(native_dropout, d_native_dropout, 2u),
     D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */

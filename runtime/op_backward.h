@@ -10,6 +10,7 @@ TJ_OP_DECLARE(convolution_backward)
 TJ_OP_DECLARE(max_pool2d_with_indices_backward)
 TJ_OP_DECLARE(max_pool3d_with_indices_backward)
 TJ_OP_DECLARE(avg_pool3d_backward)
+TJ_OP_DECLARE(grid_sampler_2d_backward)
 TJ_OP_DECLARE(_adaptive_avg_pool2d_backward)
 /* upsample_nearest2d_backward.vec, upsample_bilinear2d_backward.vec (op_upsample.c) */
 TJ_OP_DECLARE(upsample_nearest2d_backward_vec)

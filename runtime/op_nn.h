@@ -11,6 +11,8 @@ TJ_OP_DECLARE(avg_pool2d)
 /* 3-D pooling (op_pool3d.c) */
 TJ_OP_DECLARE(max_pool3d_with_indices)
 TJ_OP_DECLARE(avg_pool3d)
+/* grid sampling (op_grid_sample.c) */
+TJ_OP_DECLARE(grid_sampler_2d)
 TJ_OP_DECLARE(_adaptive_avg_pool2d)
 /** Window i of adaptive pooling of `in` elements into `out` windows (the
  * kernel's, for the decompositions): [*start, *end), start = floor(i * in /

@@ -968,6 +968,9 @@ FN(f_conv3d, tj_conv3d(x[0], x[1], x[2], stride3, pad3, dil3, 2))
 FN(f_max_pool3d, tj_max_pool3d(x[0], (const int64_t[]){2, 3, 2}, stride3, pad3, dil3, true))
 FN(f_avg_pool3d, tj_avg_pool3d(x[0], (const int64_t[]){3, 2, 3}, stride3, pad3, true, false, 0))
 FN(f_avg_pool3d_divisor, tj_avg_pool3d(x[0], (const int64_t[]){2, 2, 2}, NULL, (const int64_t[]){1, 0, 1}, false, true, 3))
+FN(f_grid_zeros, tj_grid_sampler_2d(x[0], x[1], 0, 0, false))
+FN(f_grid_border_align, tj_grid_sampler_2d(x[0], x[1], 0, 1, true))
+FN(f_grid_reflection, tj_grid_sampler_2d(x[0], x[1], 0, 2, false))
 FN(f_conv_transpose3d, tj_conv_transpose3d(x[0], x[1], x[2], stride3, pad3, (const int64_t[]){1, 0, 0}, 1, one3))
 FN(f_adaptive_avg_pool2d, tj_adaptive_avg_pool2d(x[0], pooled_3x2))
 FN(f_adaptive_avg_pool2d_1x1, tj_adaptive_avg_pool2d(x[0], one2))
@@ -1014,6 +1017,12 @@ Test(gradcheck, implicit_composites)
         {"max_pool3d(dilation, ceil_mode)", f_max_pool3d, 1, {{5, {1, 2, 4, 5, 6}, STRIDED}}, -1, 1},
         {"avg_pool3d(exclude padding, ceil_mode)", f_avg_pool3d, 1, {{5, {2, 1, 4, 5, 6}, TRANSPOSED}}, -1, 1},
         {"avg_pool3d(unbatched, divisor)", f_avg_pool3d_divisor, 1, {{4, {2, 3, 4, 4}, PLAIN}}, -1, 1},
+        {"grid_sampler_2d(bilinear, zeros)", f_grid_zeros, 2, {{4, {2, 2, 3, 4}, STRIDED}, {4, {2, 3, 2, 2}, PLAIN}},
+         -1.2, 1.2},
+        {"grid_sampler_2d(bilinear, border, align_corners)", f_grid_border_align, 2,
+         {{4, {1, 2, 3, 4}, TRANSPOSED}, {4, {1, 2, 3, 2}, PLAIN}}, -1.2, 1.2},
+        {"grid_sampler_2d(bilinear, reflection)", f_grid_reflection, 2,
+         {{4, {1, 2, 3, 4}, PLAIN}, {4, {1, 2, 3, 2}, PLAIN}}, -1.5, 1.5},
         {"adaptive_avg_pool2d", f_adaptive_avg_pool2d, 1, {{4, {1, 2, 5, 4}, PLAIN}}, -1, 1},
         {"adaptive_avg_pool2d(1x1: mean)", f_adaptive_avg_pool2d_1x1, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
         {"nll_loss", f_nll_loss, 1, {{2, {4, 5}, PLAIN}}, -1, 1},

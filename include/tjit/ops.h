@@ -1564,6 +1564,25 @@ tj_tensor *tj_avg_pool3d(tj_tensor *self, const int64_t *kernel_size, const int6
 tj_tensor *tj_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self, const int64_t *kernel_size,
                                   const int64_t *stride, const int64_t *padding, bool ceil_mode,
                                   bool count_include_pad, int64_t divisor_override);
+/** aten::grid_sampler_2d, as torch.nn.functional.grid_sample of 4-d inputs
+ * (Jaderberg et al. 2015): input [N, C, H, W] sampled at grid [N, OH, OW, 2]
+ * ((x, y) in [-1, 1], the corners' centres when align_corners, their outer
+ * edges otherwise), both float32 or both float64; interpolation_mode 0
+ * (bilinear) or 1 (nearest, halves to even), padding_mode 0 (zeros), 1
+ * (border) or 2 (reflection). Returns a new [N, C, OH, OW] tensor. Errors:
+ * TJ_ERR_DTYPE (mixed or non-float dtypes), TJ_ERR_SHAPE (ranks, batch
+ * sizes, grid's last dim not 2, an empty H or W), TJ_ERR_UNSUPPORTED
+ * (bicubic, mode 2), TJ_ERR_INVALID_ARGUMENT (other modes). */
+tj_tensor *tj_grid_sampler_2d(tj_tensor *input, tj_tensor *grid, int64_t interpolation_mode, int64_t padding_mode,
+                              bool align_corners);
+/** aten::grid_sampler_2d_backward: the gradients of tj_grid_sampler_2d for
+ * grad_output [N, C, OH, OW], of input (*grad_input, computed when
+ * output_mask[0] says so, else NULL) and grid (*grad_grid, zeros in nearest
+ * mode; always computed, as ATen 1.13's CPU kernel), new tensors. Errors as tj_grid_sampler_2d's, plus TJ_ERR_SHAPE / TJ_ERR_DTYPE for
+ * a grad_output not of the output's shape or dtype. */
+tj_status tj_grid_sampler_2d_backward(tj_tensor *grad_output, tj_tensor *input, tj_tensor *grid,
+                                      int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+                                      const bool *output_mask, tj_tensor **grad_input, tj_tensor **grad_grid);
 /** aten::max_pool2d_with_indices: stride NULL means kernel_size. indices are
  * int64 flat positions within each input plane. */
 tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,

@@ -111,3 +111,22 @@ for name, (k, s, p, ceil, inc, div) in {"f64": ([2], [], [0], False, True, None)
     xx = xp.nan_to_num().float() if name.endswith("f32") else xp.nan_to_num()
     out = call(AP, [xx, k, s, p, ceil, inc, div])
     case(name, APB, [r(*out.shape, dtype=xx.dtype), xx, k, s if s else k, p, ceil, inc, div], "adjoint of avg_pool3d")
+
+# ---- grid_sampler_2d ----
+GS, GSB = A.grid_sampler_2d.default, A.grid_sampler_2d_backward.default
+xs = r(2, 3, 5, 6)
+grid = torch.rand(2, 4, 7, 2, dtype=f64) * 2.6 - 1.3  # reaches past [-1, 1]
+grid[0, 0, 0] = torch.tensor([0.0, 0.0])
+for mode, mname in ((0, "bilinear"), (1, "nearest")):
+    for pad, pname in ((0, "zeros"), (1, "border"), (2, "reflection")):
+        for align in (False, True):
+            name = "%s_%s%s" % (mname, pname, "_align" if align else "")
+            dt = f32 if (pad + align) % 2 else f64
+            case(name + ("_f32" if dt == f32 else ""), GS, [xs.to(dt), grid.to(dt), mode, pad, align],
+                 "%s, padding %s, align_corners=%s" % (mname, pname, align))
+            if mode == 0 or pad == 0:
+                gout = r(2, 3, 4, 7, dtype=dt)
+                multi_case(name + ("_f32" if dt == f32 else ""), GSB,
+                           [gout, xs.to(dt), grid.to(dt), mode, pad, align, [True, True]],
+                           "%s, padding %s, align_corners=%s: both gradients" % (mname, pname, align))
+multi_case("input_only", GSB, [r(2, 3, 4, 7), xs, grid, 0, 1, False, [True, False]], "grad_input only")
