@@ -100,11 +100,11 @@ BLAS_GEMM(double, f64, cblas_dgemm)
         int64_t ow = g->out[2], sw = g->stride[2];                                                             \
         FOR_EACH_COLUMN_ROW(g, memset(col + at * ow, 0, sizeof(T) * (size_t)ow), {                             \
             T *dst = col + at * ow;                                                                            \
-            const T *src = img + in_at + xoff;                                                                 \
+            const T *src = img + in_at; /* position x reads src[x * sw + xoff] */                              \
             memset(dst, 0, sizeof(T) * (size_t)lo);                                                            \
-            if (sw == 1) memcpy(dst + lo, src + lo, sizeof(T) * (size_t)(hi - lo));                            \
+            if (sw == 1) memcpy(dst + lo, src + lo + xoff, sizeof(T) * (size_t)(hi - lo));                     \
             else                                                                                               \
-                for (int64_t x = lo; x < hi; x++) dst[x] = src[x * sw];                                        \
+                for (int64_t x = lo; x < hi; x++) dst[x] = src[x * sw + xoff];                                 \
             memset(dst + hi, 0, sizeof(T) * (size_t)(ow - hi));                                                \
         });                                                                                                    \
     }                                                                                                          \
@@ -114,8 +114,8 @@ BLAS_GEMM(double, f64, cblas_dgemm)
         int64_t ow = g->out[2], sw = g->stride[2];                                                             \
         FOR_EACH_COLUMN_ROW(g, (void)0, {                                                                      \
             const T *src = col + at * ow;                                                                      \
-            T *dst = img + in_at + xoff;                                                                       \
-            for (int64_t x = lo; x < hi; x++) dst[x * sw] += src[x];                                           \
+            T *dst = img + in_at;                                                                              \
+            for (int64_t x = lo; x < hi; x++) dst[x * sw + xoff] += src[x];                                    \
         });                                                                                                    \
     }                                                                                                          \
                                                                                                                \
