@@ -141,8 +141,24 @@ static tj_status bitwise_not(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_sub(tj_dc_number(-1, TJ_INT64), x), outs);
 }
 
+/* The .Scalar overloads: the Tensor overload on a 0-dim tensor of the
+ * result dtype holding the Scalar, as the kernel boxes it. */
+#define BITWISE_SCALAR(name, call)                                                  \
+    static tj_status name##_scalar(const tj_value *args, tj_value *outs)           \
+    {                                                                               \
+        TJ_DC_CHECK(name##_Scalar, args, m);                                        \
+        return tj_dc_done(call(args[0].u.t, tj_dc_scalar(&args[1], m[0].dtype)), outs); \
+    }
+BITWISE_SCALAR(bitwise_and, tj_bitwise_and)
+BITWISE_SCALAR(bitwise_or, tj_bitwise_or)
+BITWISE_SCALAR(bitwise_xor, tj_bitwise_xor)
+#undef BITWISE_SCALAR
+
 void tj_register_compare_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(bitwise_and_Scalar), bitwise_and_scalar, "bitwise_and_scalar");
+    tj_op_set_decomposition(TJ_OPS(bitwise_or_Scalar), bitwise_or_scalar, "bitwise_or_scalar");
+    tj_op_set_decomposition(TJ_OPS(bitwise_xor_Scalar), bitwise_xor_scalar, "bitwise_xor_scalar");
     tj_op_set_decomposition(TJ_OPS(bitwise_not), bitwise_not, "bitwise_not");
     tj_op_set_decomposition(TJ_OPS(ne_Tensor), ne, "ne");
     tj_op_set_decomposition(TJ_OPS(gt_Tensor), gt, "gt");

@@ -210,6 +210,9 @@ static void binary_i64(const tj_k_binary_args *k, int64_t n, void *out, const vo
     case TJ_K_MAXIMUM: LOOP_AB(int64_t, int64_t, a[i] > b[i] ? a[i] : b[i]); break;
     case TJ_K_MINIMUM: LOOP_AB(int64_t, int64_t, a[i] < b[i] ? a[i] : b[i]); break;
     case TJ_K_POW: LOOP_AB(int64_t, int64_t, pow_i64(a[i], b[i])); break;
+    case TJ_K_BITAND: LOOP_AB(int64_t, int64_t, a[i] & b[i]); break;
+    case TJ_K_BITOR: LOOP_AB(int64_t, int64_t, a[i] | b[i]); break;
+    case TJ_K_BITXOR: LOOP_AB(int64_t, int64_t, a[i] ^ b[i]); break;
     default: break; /* float-only operators */
     }
 }
@@ -218,8 +221,11 @@ static void binary_bool(const tj_k_binary_args *k, int64_t n, void *out, const v
 {
     switch (k->op) {
     case TJ_K_MUL:
-    case TJ_K_MINIMUM: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) & (b[i] != 0))); break;
-    case TJ_K_MAXIMUM: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) | (b[i] != 0))); break;
+    case TJ_K_MINIMUM:
+    case TJ_K_BITAND: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) & (b[i] != 0))); break;
+    case TJ_K_MAXIMUM:
+    case TJ_K_BITOR: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) | (b[i] != 0))); break;
+    case TJ_K_BITXOR: LOOP_AB(uint8_t, uint8_t, (uint8_t)((a[i] != 0) ^ (b[i] != 0))); break;
     default: break; /* rejected for bool by the shape functions */
     }
 }

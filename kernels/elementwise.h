@@ -98,6 +98,9 @@ typedef enum tj_k_binary_op {
     TJ_K_TANH_BACKWARD,      /**< in[1] = tanh output: g * (1 - y * y) */
     TJ_K_LOG_SIGMOID,        /**< in[0] = x, in[1] = exp(-|x|): min(x, 0) - log1p(in[1]) */
     TJ_K_GLU,                /**< in[0] = a, in[1] = b: a * (1 / (1 + exp(-b))) */
+    TJ_K_BITAND,             /**< int64 and bool only: a & b */
+    TJ_K_BITOR,              /**< int64 and bool only: a | b */
+    TJ_K_BITXOR,             /**< int64 and bool only: a ^ b */
     TJ_K_BINARY_COUNT
 } tj_k_binary_op;
 

@@ -136,6 +136,12 @@ tj_tensor *tj_where_scalar_self(tj_tensor *condition, tj_value self, tj_tensor *
 tj_tensor *tj_where_scalar(tj_tensor *condition, tj_value self, tj_value other) { return CALL(where_Scalar, T(condition), self, other); }
 tj_tensor *tj_logical_not(tj_tensor *self) { return CALL(logical_not, T(self)); }
 tj_tensor *tj_bitwise_not(tj_tensor *self) { return CALL(bitwise_not, T(self)); }
+tj_tensor *tj_bitwise_and(tj_tensor *self, tj_tensor *other) { return CALL(bitwise_and_Tensor, T(self), T(other)); }
+tj_tensor *tj_bitwise_or(tj_tensor *self, tj_tensor *other) { return CALL(bitwise_or_Tensor, T(self), T(other)); }
+tj_tensor *tj_bitwise_xor(tj_tensor *self, tj_tensor *other) { return CALL(bitwise_xor_Tensor, T(self), T(other)); }
+tj_tensor *tj_bitwise_and_scalar(tj_tensor *self, tj_value other) { return CALL(bitwise_and_Scalar, T(self), other); }
+tj_tensor *tj_bitwise_or_scalar(tj_tensor *self, tj_value other) { return CALL(bitwise_or_Scalar, T(self), other); }
+tj_tensor *tj_bitwise_xor_scalar(tj_tensor *self, tj_value other) { return CALL(bitwise_xor_Scalar, T(self), other); }
 tj_tensor *tj_logical_and(tj_tensor *self, tj_tensor *other) { return CALL(logical_and, T(self), T(other)); }
 tj_tensor *tj_logical_or(tj_tensor *self, tj_tensor *other) { return CALL(logical_or, T(self), T(other)); }
 tj_tensor *tj_logical_xor(tj_tensor *self, tj_tensor *other) { return CALL(logical_xor, T(self), T(other)); }

@@ -2995,7 +2995,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
-    D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy),
+    D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy), NONDIFF(bitwise_and_Tensor),
+    NONDIFF(bitwise_and_Scalar), NONDIFF(bitwise_or_Tensor), NONDIFF(bitwise_or_Scalar), NONDIFF(bitwise_xor_Tensor),
+    NONDIFF(bitwise_xor_Scalar),
     /* floor_divide and floor_divide.Scalar have none (a NotImplemented
      * node, as PyTorch's) */
     D(rsub_Tensor, d_rsub), D(rsub_Scalar, d_rsub), D(leaky_relu, d_leaky_relu), D(softplus, d_softplus),

@@ -122,6 +122,7 @@ enum {
     R_FLOAT_ONLY = 4, /* an int64 / bool result dtype is an error */
     R_BOOL_OUT = 8,   /* comparisons: computed in the result dtype, output bool */
     R_INT_DIV = 16,   /* an int64 zero divisor is an error (ZeroDivisionError) */
+    R_INT_ONLY = 32,  /* a float result dtype is an error (the bitwise operators) */
 };
 
 /* The dtype the loop computes in: result_type of the operands args[0..n). */
@@ -133,6 +134,9 @@ static tj_status binary_dtype(const char *op, const tj_value *args, int n, unsig
     if ((rules & R_FLOAT_ONLY) && !tj_dtype_is_float(dt)) return tj_ew_require_float(op, dt);
     if ((rules & R_NO_BOOL) && dt == TJ_BOOL)
         return tj_error(TJ_ERR_DTYPE, "%s: not supported for bool operands", op);
+    if ((rules & R_INT_ONLY) && tj_dtype_is_float(dt))
+        return tj_error(TJ_ERR_DTYPE, "%s: not implemented for %s operands (int64 and bool only)", op,
+                        tj_dtype_name(dt));
     return TJ_OK;
 }
 

@@ -70,7 +70,13 @@
     BINARY(remainder_Scalar, "aten::remainder.Scalar", TJ_K_REMAINDER, R_NO_BOOL | R_INT_DIV) \
     BINARY(fmod_Tensor, "aten::fmod.Tensor", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)  \
     BINARY(fmod_Scalar, "aten::fmod.Scalar", TJ_K_FMOD, R_NO_BOOL | R_INT_DIV)  \
-    BINARY(atan2, "aten::atan2", TJ_K_ATAN2, R_TRUE_DIV)
+    BINARY(atan2, "aten::atan2", TJ_K_ATAN2, R_TRUE_DIV)                        \
+    BINARY(bitwise_and_Tensor, "aten::bitwise_and.Tensor", TJ_K_BITAND, R_INT_ONLY) \
+    BINARY(bitwise_and_Scalar, "aten::bitwise_and.Scalar", TJ_K_BITAND, R_INT_ONLY) \
+    BINARY(bitwise_or_Tensor, "aten::bitwise_or.Tensor", TJ_K_BITOR, R_INT_ONLY) \
+    BINARY(bitwise_or_Scalar, "aten::bitwise_or.Scalar", TJ_K_BITOR, R_INT_ONLY) \
+    BINARY(bitwise_xor_Tensor, "aten::bitwise_xor.Tensor", TJ_K_BITXOR, R_INT_ONLY) \
+    BINARY(bitwise_xor_Scalar, "aten::bitwise_xor.Scalar", TJ_K_BITXOR, R_INT_ONLY)
 
 #define TJ_EW_COMPARE_OPS(COMPARE)                                              \
     COMPARE(eq_Tensor, "aten::eq.Tensor", TJ_K_EQ)                              \

@@ -510,7 +510,7 @@ def check_unique_random():
 
 def check_distributions():
     """torch.distributions' special functions through tjit_fx.aot_function:
-    a Gamma density, Beta and Dirichlet log_prob (lgamma forward, digamma in the
+    Gamma, Beta and Dirichlet log_prob (lgamma forward, digamma in the
     backward), Normal.icdf (erfinv), Normal.cdf (erf) and a logit-based
     loss (logit, logit_backward), with the gradients of their parameters,
     float64 and float32; and the same values through tjit_fx.compile of a
@@ -528,10 +528,8 @@ def check_distributions():
         simplex = torch.softmax(torch.randn(5, dtype=dtype), 0)
 
         def f(conc, rate, p):
-            # Gamma.log_prob's own form, xlogy, records bitwise_and.Tensor in
-            # its gradient (which tjit lacks): its density written out instead
-            gamma = ((conc - 1) * x.log() + conc * rate.log() - rate * x - torch.lgamma(conc)).sum()
-            return (gamma + D.Beta(conc, rate).log_prob(u).sum()
+            # Gamma.log_prob's xlogy records bitwise_and.Tensor in its gradient
+            return (D.Gamma(conc, rate).log_prob(x).sum() + D.Beta(conc, rate).log_prob(u).sum()
                     + D.Dirichlet(conc).log_prob(simplex) + D.Normal(0.5, rate).icdf(p).sum()
                     + (torch.logit(p, 1e-3) * u).sum() + torch.polygamma(2, conc).sum())
         want = f(conc, rate, p)

@@ -158,6 +158,19 @@ tj_tensor *tj_logical_not(tj_tensor *self);
  * Result: self's shape and dtype; no gradient. Errors: TJ_ERR_DTYPE for a
  * float self (as PyTorch's "not implemented for 'Float'"). */
 tj_tensor *tj_bitwise_not(tj_tensor *self);
+/** aten::bitwise_and.Tensor / bitwise_or.Tensor / bitwise_xor.Tensor: self & | ^
+ * other elementwise, broadcast, in result_type(self, other): int64 (two's
+ * complement bits) or bool (logical and / or / xor). TJ_ERR_DTYPE naming the
+ * operator for a float result dtype (ATen: "bitwise_and_cpu" not implemented
+ * for 'Float'), TJ_ERR_SHAPE for shapes that do not broadcast. No gradient. */
+tj_tensor *tj_bitwise_and(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_bitwise_or(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_bitwise_xor(tj_tensor *self, tj_tensor *other);
+/** The .Scalar overloads: other an int or bool Scalar (a float one makes a
+ * float32 result: refused as above). */
+tj_tensor *tj_bitwise_and_scalar(tj_tensor *self, tj_value other);
+tj_tensor *tj_bitwise_or_scalar(tj_tensor *self, tj_value other);
+tj_tensor *tj_bitwise_xor_scalar(tj_tensor *self, tj_value other);
 /** aten::logical_and / logical_or / logical_xor: bool tensor of (self != 0)
  * op (other != 0), any dtypes (compared in their result_type; nan is
  * true). self and other broadcast; TJ_ERR_SHAPE naming the operator and both
