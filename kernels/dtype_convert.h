@@ -155,7 +155,8 @@ static inline void tj_k_store_i64(void *p, tj_dtype d, int64_t v)
 }
 
 /** Stores the float v at p in dtype d: float16 / bfloat16 through float32;
- * int64 by tj_k_float_to_i64, narrower integers by tj_k_float_to_i32 then
+ * int64 and uint8 by tj_k_float_to_i64 (c10 casts to uint8 through int64),
+ * int32 / int16 / int8 by tj_k_float_to_i32, the narrower ones then
  * wrapping; bool is v != 0 (NaN true). */
 static inline void tj_k_store_f64(void *p, tj_dtype d, double v)
 {
@@ -166,6 +167,7 @@ static inline void tj_k_store_f64(void *p, tj_dtype d, double v)
     case TJ_BFLOAT16: *(uint16_t *)p = tj_k_f32_to_bf16((float)v); break;
     case TJ_BOOL: *(uint8_t *)p = v != 0; break;
     case TJ_INT64: *(int64_t *)p = tj_k_float_to_i64(v); break;
+    case TJ_UINT8: *(uint8_t *)p = (uint8_t)tj_k_float_to_i64(v); break;
     default: tj_k_store_i64(p, d, tj_k_float_to_i32(v)); break;
     }
 }

@@ -298,13 +298,19 @@ void tj_k_classify_loop(int64_t n, void *out, const void *const *in, const void 
 void tj_k_splat(void *out, const void *value, int64_t n, size_t es)
 {
     if (es == 1) memset(out, *(const uint8_t *)value, (size_t)n);
-    else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->splat(n, out, value);
+    else if (es == 2) { /* the 2-byte storage dtypes, moved by the iterator's copies */
+        uint16_t v, *o = out;
+        memcpy(&v, value, sizeof v);
+        for (int64_t i = 0; i < n; i++) o[i] = v;
+    } else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->splat(n, out, value);
 }
 
 void tj_k_spread(void *out, const void *vals, int64_t nr, int64_t len, size_t es)
 {
     if (es == 1)
         for (int64_t i = 0; i < nr; i++) memset((char *)out + i * len, ((const uint8_t *)vals)[i], (size_t)len);
+    else if (es == 2)
+        for (int64_t i = 0; i < nr; i++) tj_k_splat((uint16_t *)out + i * len, (const uint16_t *)vals + i, len, 2);
     else float_fns(es == 4 ? TJ_FLOAT32 : TJ_FLOAT64)->spread(nr, len, out, vals);
 }
 

@@ -240,12 +240,12 @@ void tj_k_clamp3_loop(int64_t n, void *out, const void *const *in, const void *c
 /** Fills out with value (clamp with a nan bound fills nan). */
 void tj_k_fill_loop(int64_t n, void *out, const void *const *in, const void *ctx);
 
-/** Copies the es-byte value at `value` (es 1, 4 or 8) into out[0..n) with
+/** Copies the es-byte value at `value` (es 1, 2, 4 or 8) into out[0..n) with
  * the widest stores the CPU has; out and value may not overlap. */
 void tj_k_splat(void *out, const void *value, int64_t n, size_t es);
 
 /** Row i of out (len elements, rows one after the other) filled with the
- * es-byte value i of the nr at vals (es 1, 4 or 8), bits unchanged, with
+  * es-byte value i of the nr at vals (es 1, 2, 4 or 8), bits unchanged, with
  * the widest stores the CPU has and the ISA chosen once, not per row: a
  * fused row step's row values (a mean, a softmax's max and sum) over the
  * rows of its chunk. out and vals may not overlap. */

@@ -42,6 +42,7 @@ int tj_threads_for(int64_t work) { return threads_for(work); }
 
 /* Unsigned integer types by element size, for FOR_SIZE bodies. */
 #define UINT_1 uint8_t
+#define UINT_2 uint16_t
 #define UINT_4 uint32_t
 #define UINT_8 uint64_t
 
@@ -49,6 +50,7 @@ int tj_threads_for(int64_t work) { return threads_for(work); }
 #define FOR_SIZE(es, M)                                                         \
     switch (es) {                                                               \
     case 1: M(1); break;                                                        \
+    case 2: M(2); break; /* the storage dtypes float16, bfloat16, int16 */     \
     case 4: M(4); break;                                                        \
     default: M(8); break;                                                       \
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/dtype_convert.h"
 #include "test_util.h"
 #include "tjit/dlpack.h"
 #include "tjit/graph.h"
@@ -89,6 +90,10 @@ Test(storage_dtypes, floats_to_integers_as_torch_on_x86)
     cr_expect_arr_eq(tj_tensor_data(converted(x, TJ_INT8)), i8, sizeof i8);
     cr_expect_arr_eq(tj_tensor_data(converted(x, TJ_INT16)), i16, sizeof i16);
     cr_expect_arr_eq(tj_tensor_data(converted(x, TJ_INT32)), i32, sizeof i32);
+    /* uint8 goes through int64 (c10's static_cast_with_inter_type): torch.tensor([4294967295.7, 4294967301.0,
+     * -6669795369.4], dtype=torch.float64).to(torch.uint8) */
+    tj_tensor *big = test_f64(1, (int64_t[]){3}, (double[]){4294967295.7, 4294967301.0, -6669795369.4});
+    cr_expect_arr_eq(tj_tensor_data(converted(big, TJ_UINT8)), ((uint8_t[]){255, 5, 215}), 3);
 }
 
 /* Integers narrow by wrapping and widen exactly; every pair of dtypes
@@ -189,6 +194,37 @@ Test(storage_dtypes, creation_operators_make_them)
                          tj_tensor_item_at(made[i], 0));
         }
     }
+}
+
+/* copy_ goes through the elementwise iterator, whose gathers, scatters and
+ * broadcast values move 2-byte elements too: a transposed source and
+ * destination, a broadcast column and a 0-dim value into float16 / int16
+ * (these moved 8 bytes an element, past the buffer's end). */
+Test(storage_dtypes, copy_through_strided_and_broadcast_2_byte_operands)
+{
+    int64_t n = 64;
+    tj_tensor *src = tj_contiguous(tj_t(tj_view(tj_arange(tj_v_int(0), tj_v_int(n * n), tj_v_int(1), TJ_FLOAT32), (int64_t[]){n, n}, 2)));
+    tj_tensor *h = tj_zeros((int64_t[]){n, n}, 2, TJ_FLOAT16);
+    cr_assert_not_null(tj_copy_(tj_t(h), src), "%s", tj_last_error()); /* h = the arange, row-major */
+    tj_tensor *back = converted(h, TJ_FLOAT32);
+    for (int64_t i = 0; i < n * n; i++) /* float16 holds integers up to 2048 exactly, then steps of 2 */
+        cr_assert_eq(((float *)tj_tensor_data(back))[i], (float)tj_k_f16_to_f32(tj_k_f32_to_f16((float)i)), "%ld",
+                     (long)i);
+    int16_t data[12];
+    for (int i = 0; i < 12; i++) data[i] = (int16_t)i;
+    tj_tensor *x16 = test_tensor(TJ_INT16, 2, (int64_t[]){3, 4}, data);
+    tj_tensor *col = tj_empty((int64_t[]){3}, 1, TJ_INT16);
+    cr_assert_not_null(tj_copy_(col, tj_select(x16, 1, 1)), "%s", tj_last_error());
+    cr_expect_arr_eq(tj_tensor_data(col), ((int16_t[]){1, 5, 9}), 6);
+    tj_tensor *wide = tj_zeros((int64_t[]){3, 600}, 2, TJ_FLOAT16);
+    cr_assert_not_null(tj_copy_(wide, test_f32(2, (int64_t[]){3, 1}, (float[]){1.5f, -2.0f, 0.25f})), "%s",
+                       tj_last_error());
+    const double rows[3] = {1.5, -2.0, 0.25};
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 600; c++) cr_assert_eq(tj_tensor_item_at(wide, r * 600 + c), rows[r], "%d %d", r, c);
+    tj_tensor *b = tj_zeros((int64_t[]){7, 600}, 2, TJ_BFLOAT16);
+    cr_assert_not_null(tj_copy_(b, tj_scalar_tensor(tj_v_float(3.0), TJ_FLOAT64)), "%s", tj_last_error());
+    for (int i = 0; i < 7 * 600; i++) cr_assert_eq(tj_tensor_item_at(b, i), 3.0, "%d", i);
 }
 
 /* c10::checked_convert's messages: "value cannot be converted to type

@@ -47,9 +47,9 @@ typedef enum tj_status {
  * naming the operator and the argument (convert with tj_to_copy first).
  * Conversions follow PyTorch on x86: float16 and bfloat16 round to nearest
  * even (from float64 through float32, as c10 does); integers narrow by
- * wrapping; floats truncate toward zero into int64, or into int32 for the
- * narrower integers, which then wrap (NaN and out-of-range values give
- * INT64_MIN, INT32_MIN); anything non-zero (NaN too) becomes true. */
+ * wrapping; floats truncate toward zero into int64 (for int64 and uint8) or
+ * int32 (for int32, int16, int8), then wrap (NaN and out-of-range values
+ * give INT64_MIN, INT32_MIN); anything non-zero (NaN too) becomes true. */
 typedef enum tj_dtype {
     TJ_FLOAT32 = 0,
     TJ_FLOAT64,
