@@ -66,6 +66,13 @@ static tj_status fill_(const tj_value *args, tj_value *outs)
     return fill_with(TJ_OPS(fill__Scalar), args, tj_dc_convert(&args[1], m[0].dtype), outs);
 }
 
+/* fill_.Tensor is copy_ of the 0-dim value (broadcast and converted) */
+static tj_status fill__tensor(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(fill__Tensor, args, m);
+    return tj_dc_done(tj_copy_(args[0].u.t, args[1].u.t), outs);
+}
+
 static tj_status index_put_(const tj_value *args, tj_value *outs)
 {
     TJ_DC_CHECK(index_put_, args, m);
@@ -119,5 +126,6 @@ void tj_register_inplace_ops_decompositions(void)
 #undef TJ_INPLACE_FORM
     tj_op_set_decomposition(TJ_OPS(zero_), zero_, "zero_");
     tj_op_set_decomposition(TJ_OPS(fill__Scalar), fill_, "fill_");
+    tj_op_set_decomposition(TJ_OPS(fill__Tensor), fill__tensor, "fill__tensor");
     tj_op_set_decomposition(TJ_OPS(index_put_), index_put_, "index_put_");
 }

@@ -248,6 +248,15 @@ static tj_status fill(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_full(m[0].shape, m[0].ndim, v, (int)m[0].dtype), outs);
 }
 
+/* fill.Tensor: the value converted to self's dtype, expanded to its shape,
+ * copied out (a fresh tensor, as the kernel's). */
+static tj_status fill_tensor(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(fill_Tensor, args, m);
+    tj_tensor *v = tj_to_copy(args[1].u.t, (int)m[0].dtype);
+    return tj_dc_done(tj_clone(tj_expand(v, m[0].shape, m[0].ndim)), outs);
+}
+
 /* x rolled by shift along dim d: x[start:] then x[:start], start being
  * (size - shift) mod size (computed without overflowing int64). */
 static tj_tensor *roll_dim(tj_tensor *x, int64_t shift, int d)
@@ -296,6 +305,7 @@ void tj_register_movement_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(copy), copy, "copy");
     tj_op_set_decomposition(TJ_OPS(zero), zero, "zero");
     tj_op_set_decomposition(TJ_OPS(fill_Scalar), fill, "fill");
+    tj_op_set_decomposition(TJ_OPS(fill_Tensor), fill_tensor, "fill_tensor");
     tj_op_set_decomposition(TJ_OPS(roll), roll, "roll");
     tj_op_set_decomposition(TJ_OPS(unsqueeze_), unsqueeze_, "unsqueeze_");
     tj_op_set_decomposition(TJ_OPS(squeeze__dim), squeeze__dim, "squeeze__dim");

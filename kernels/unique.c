@@ -75,6 +75,6 @@ int64_t tj_k_unique_rows(tj_dtype dtype, const void *rows, int64_t n, int64_t k,
     case TJ_FLOAT64: return group_f64(rows, n, k, sorted, group, first, order, scratch);
     case TJ_INT64: return group_i64(rows, n, k, sorted, group, first, order, scratch);
     case TJ_BOOL: return group_u8(rows, n, k, sorted, group, first, order, scratch);
+    default: return 0; /* storage dtypes: the dispatcher keeps them from compute kernels */
     }
-    return 0;
 }

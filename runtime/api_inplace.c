@@ -68,6 +68,7 @@ tj_tensor *tj_as_strided_(tj_tensor *self, const int64_t *size, const int64_t *s
 tj_tensor *tj_copy_(tj_tensor *self, tj_tensor *src) { return CALL_(copy_, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero_(tj_tensor *self) { return CALL_(zero_, T(self)); }
 tj_tensor *tj_fill_(tj_tensor *self, tj_value value) { return CALL_(fill__Scalar, T(self), value); }
+tj_tensor *tj_fill_tensor_(tj_tensor *self, tj_tensor *value) { return CALL_(fill__Tensor, T(self), T(value)); }
 tj_tensor *tj_tril_(tj_tensor *self, int64_t diagonal) { return CALL_(tril_, T(self), tj_v_int(diagonal)); }
 tj_tensor *tj_scatter_reduce_(tj_tensor *self, int64_t dim, tj_tensor *index, tj_tensor *src, const char *reduce,
                               bool include_self)
@@ -112,6 +113,7 @@ tj_tensor *tj_lerp_tensor(tj_tensor *self, tj_tensor *end, tj_tensor *weight)
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src) { return CALL(copy, T(self), T(src), tj_v_bool(false)); }
 tj_tensor *tj_zero(tj_tensor *self) { return CALL(zero, T(self)); }
 tj_tensor *tj_fill(tj_tensor *self, tj_value value) { return CALL(fill_Scalar, T(self), value); }
+tj_tensor *tj_fill_tensor(tj_tensor *self, tj_tensor *value) { return CALL(fill_Tensor, T(self), T(value)); }
 tj_tensor *tj_slice_scatter(tj_tensor *self, tj_tensor *src, int64_t dim, bool has_start, int64_t start,
                             bool has_end, int64_t end, int64_t step)
 {

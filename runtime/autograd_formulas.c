@@ -2607,6 +2607,14 @@ FORMULA(d_copy)
 
 FORMULA(d_overwrite) { gi[0] = zeros_like(META(0)); return TJ_OK; }
 
+/* fill.Tensor: self overwritten; the 0-dim value gets the gradient's sum. */
+FORMULA(d_fill_tensor)
+{
+    if (NEED(0)) gi[0] = zeros_like(META(0));
+    if (NEED(1)) gi[1] = tj_sum(g[0], TJ_DTYPE_NONE);
+    return TJ_OK;
+}
+
 /* self: the gradient with the scattered region zeroed; src: that region. */
 FORMULA(d_slice_scatter)
 {
@@ -3070,11 +3078,11 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(masked_select, d_masked_select), D_NO_SELF(masked_scatter, d_masked_scatter),
 
     D_NO_SELF(addcmul, d_addcmul), D_NO_SELF(addcdiv, d_addcdiv), D_NO_SELF(lerp_Scalar, d_lerp),
-    D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor), D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite),
+    D_SELF_FOR_OTHERS(lerp_Tensor, d_lerp_tensor), D(copy, d_copy), D(zero, d_overwrite), D(fill_Scalar, d_overwrite), D(fill_Tensor, d_fill_tensor),
     D(slice_scatter, d_slice_scatter), D(select_scatter, d_select_scatter),
 
     /* in place, besides the forms of op_inplace_forms.def */
-    D_NO_SELF(copy_, d_copy), D_NO_SELF(zero_, d_overwrite), D_NO_SELF(fill__Scalar, d_overwrite),
+    D_NO_SELF(copy_, d_copy), D_NO_SELF(zero_, d_overwrite), D_NO_SELF(fill__Scalar, d_overwrite), D_NO_SELF(fill__Tensor, d_fill_tensor),
     /* in-place views: the view's formula over self's geometry before the
      * call (recording keeps an alias of it, autograd.c's check_inplace) */
     D_NO_SELF(unsqueeze_, d_unsqueeze), D_NO_SELF(squeeze__dim, d_squeeze_dim), D_NO_SELF(squeeze_, d_squeeze),

@@ -305,6 +305,7 @@ tj_status tj_inplace_kernel(const tj_op *op, const tj_op *functional, const tj_v
 INPLACE_OP(copy_, copy_oop, 2, false)
 INPLACE_OP(zero_, zero, 1, true)
 INPLACE_OP(fill__Scalar, fill_Scalar, 1, true)
+INPLACE_OP(fill__Tensor, fill_Tensor, 1, true)
 /* overlap checked as ATen does (check_overlap_as_aten); values that overlap
  * self are copied by index_put's kernel itself */
 INPLACE_OP(index_put_, index_put, 1, false)
@@ -458,6 +459,24 @@ tj_status tj_meta_fill_Scalar(const tj_value *args, tj_meta *outs)
 tj_status tj_kernel_fill_Scalar(const tj_value *args, tj_tensor *const *outs)
 {
     fill(outs[0], &args[1]);
+    return TJ_OK;
+}
+
+/* fill.Tensor: the 0-dim value converted to self's dtype, everywhere (a
+ * broadcast copy). */
+tj_status tj_meta_fill_Tensor(const tj_value *args, tj_meta *outs)
+{
+    const tj_tensor *value = args[1].u.t;
+    if (value->ndim != 0)
+        return tj_error(TJ_ERR_SHAPE, "aten::fill.Tensor: fill_ only supports 0-dimension value tensor but got tensor "
+                        "with %d dimensions", value->ndim);
+    meta_like(args[0].u.t, outs);
+    return TJ_OK;
+}
+
+tj_status tj_kernel_fill_Tensor(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_copy_convert(outs[0], args[1].u.t);
     return TJ_OK;
 }
 

@@ -52,7 +52,7 @@ static bool takes_any_dtype(const char *name)
         "slice.Tensor", "diagonal", "as_strided", "cat", "stack", "flip", "constant_pad_nd", "clone", "_to_copy",
         "copy_", "copy", "empty.memory_format", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "new_zeros", "new_ones", "new_full", "new_empty", "scalar_tensor", "zero_", "zero",
-        "fill_.Scalar", "fill.Scalar"};
+        "fill_.Scalar", "fill.Scalar", "fill_.Tensor", "fill.Tensor"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i]) == 0) return true;
     return false;

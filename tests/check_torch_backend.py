@@ -477,6 +477,25 @@ def check_storage_dtypes():
     report("storage dtypes in and out", got[0].dtype == torch.float16 and torch.equal(got[0], want[0]) and
            torch.equal(got[1], want[1]), "%s / %s" % (got[0], want[0]))
 
+    def assign(x, img):  # y[:, 1] = 7 records fill_.Tensor (7 a 0-dim tensor), on a uint8 image too
+        y, z = x.clone(), img.clone()
+        y[:, 1] = 7
+        z[0] = 3
+        return y * x, z
+
+    x, img = torch.randn(3, 4), args[0]
+    got, want = tjit_fx.compile(make_fx(assign)(x, img), x, img)(x, img), assign(x, img)
+    report("indexed assignment of a number (fill_.Tensor)", all(torch.equal(g, w) for g, w in zip(got, want)))
+    def loss(w):  # functionalised by aot_function: fill.Tensor and a scatter
+        y = w * 2
+        y[:, 1] = 7
+        return (y * w).sum()
+
+    w = torch.randn(3, 4, requires_grad=True)
+    got = torch.autograd.grad(tjit_fx.aot_function(loss)(w), w)[0]
+    want = torch.autograd.grad(loss(w), w)[0]
+    report("indexed assignment of a number, gradient", close(got, want))
+
 
 def check_unique_random():
     """The grouping, counting and index-generating operators through

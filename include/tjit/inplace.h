@@ -401,6 +401,12 @@ tj_tensor *tj_lerp_tensor(tj_tensor *self, tj_tensor *end, tj_tensor *weight);
 tj_tensor *tj_copy(tj_tensor *self, tj_tensor *src);
 tj_tensor *tj_zero(tj_tensor *self);                            /**< aten::zero: zeros of self's shape and dtype */
 tj_tensor *tj_fill(tj_tensor *self, tj_value value);            /**< aten::fill.Scalar: value, self's shape and dtype */
+/** aten::fill.Tensor / fill_.Tensor (what `x[:, 1] = 7` records): the 0-dim
+ * `value` converted to self's dtype everywhere in self's shape; a value of
+ * another rank is TJ_ERR_SHAPE. Gradient: zero for self, the gradient's sum
+ * for value. */
+tj_tensor *tj_fill_tensor(tj_tensor *self, tj_tensor *value);
+tj_tensor *tj_fill_tensor_(tj_tensor *self, tj_tensor *value);
 /** aten::slice_scatter: a copy of self whose slice (as tj_slice with the same
  * dim/start/end/step) holds src; src must have exactly the slice's shape
  * (TJ_ERR_SHAPE otherwise). */
