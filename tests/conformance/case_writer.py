@@ -45,12 +45,12 @@ def json_arg(a):
     return a
 
 
-def write_case(out, name, op, args, note, expected):
+def write_case(out, name, op, args, note, expected, tol=None):
     """The case OUT/BASE__NAME of op (BASE: its name without "aten." and
     ".default") with every schema argument in args; its expected output is
     `expected`, a tensor, or a list of them for an operator with several
     results (None for one torch leaves undefined: null in case.json); the
-    first one's dtype sets the tolerances."""
+    first one's dtype sets the tolerances, unless tol gives (rtol, atol)."""
     assert len(args) == len(op._schema.arguments)
     base = str(op).replace("aten.", "").replace(".default", "")
     d = os.path.join(out, f"{base}__{name}")
@@ -77,7 +77,7 @@ def write_case(out, name, op, args, note, expected):
         outputs.append(None if e is None else f"out{k}.npy")
         if e is not None:
             np.save(os.path.join(d, outputs[k]), saved(e))
-    rtol, atol = (1e-5, 1e-6) if expected[0].dtype == torch.float32 else (1e-10, 1e-12)
+    rtol, atol = tol or ((1e-5, 1e-6) if expected[0].dtype == torch.float32 else (1e-10, 1e-12))
     j = {"op": "aten::" + base, "args": jargs, "outputs": outputs, "rtol": rtol, "atol": atol, "note": note}
     with open(os.path.join(d, "case.json"), "w") as f:
         json.dump(j, f, indent=0)
@@ -86,6 +86,6 @@ def write_case(out, name, op, args, note, expected):
 def reference_cases(out):
     """case(name, op, args, note): the case of op with every schema argument
     in args, written under `out`, its expected output float64_reference's."""
-    def case(name, op, args, note):
-        write_case(out, name, op, args, note, float64_reference(op, args))
+    def case(name, op, args, note, tol=None):
+        write_case(out, name, op, args, note, float64_reference(op, args), tol)
     return case

@@ -29,7 +29,7 @@ def r(*shape, dtype=f64):
     return torch.randn(*shape, dtype=dtype)
 
 
-def multi_case(name, op, args, note):
+def multi_case(name, op, args, note, tol=None):
     """A case with several outputs: float ones from float64 copies rounded
     to their dtype, int64 ones torch's own (float64's must agree); one the
     float64 call leaves undefined is undefined (torch 1.13's float32 3-D
@@ -43,31 +43,34 @@ def multi_case(name, op, args, note):
         else:
             assert torch.equal(n, w), name
             outs.append(n)
-    write_case(OUT, name, op, args, note, outs)
+    write_case(OUT, name, op, args, note, outs, tol)
 
 
 # ---- 3-D convolution ----
+# float32 sums of C * kd * kh * kw products against float64's: the shared
+# convolution cases' tolerance (1e-5 failed once by 2e-8, summed in another order)
+CONV_F32 = (1e-4, 1e-5)
 C, CB = A.convolution.default, A.convolution_backward.default
 x, w, b = r(2, 3, 5, 6, 7), r(4, 3, 3, 2, 3), r(4)
 case("3d_f64", C, [x, w, b, [1], [0], [1], False, [0], 1], "3-D, bias")
-case("3d_f32", C, [x.float(), w.float(), b.float(), [1], [0], [1], False, [0], 1], "3-D, float32")
+case("3d_f32", C, [x.float(), w.float(), b.float(), [1], [0], [1], False, [0], 1], "3-D, float32", CONV_F32)
 case("3d_stride_pad_dil", C, [x, w, None, [2, 1, 2], [1, 2, 0], [1, 2, 1], False, [0], 1],
      "3-D, per-dim stride, padding, dilation, no bias")
 xg, wg = r(1, 4, 4, 5, 5), r(6, 2, 2, 3, 1)
 case("3d_groups2_f32", C, [xg.float(), wg.float(), r(6).float(), [1, 2, 1], [1], [1], False, [0], 2],
-     "3-D, groups=2")
+     "3-D, groups=2", CONV_F32)
 case("3d_pointwise", C, [xg, r(5, 4, 1, 1, 1), r(5), [1], [0], [1], False, [0], 1], "3-D 1x1x1 kernel")
 wt = r(3, 2, 2, 3, 2)
 case("3d_transposed", C, [x, wt, r(2), [2, 1, 2], [1, 0, 1], [1], True, [1, 0, 0], 1],
      "3-D transposed, stride, padding, output_padding")
 case("3d_transposed_groups_f32", C, [xg.float(), r(4, 3, 2, 2, 2).float(), None, [1], [0], [1, 2, 1], True, [0], 2],
-     "3-D transposed, groups=2, dilation")
+     "3-D transposed, groups=2, dilation", CONV_F32)
 case("3d_empty_batch", C, [r(0, 3, 4, 4, 4), w, b, [1], [0], [1], False, [0], 1], "3-D, empty batch")
 
 go = r(2, 4, 3, 5, 5)
 multi_case("3d_f64", CB, [go, x, w, [4], [1], [0], [1], False, [0], 1, [True, True, True]], "3-D, every gradient")
 multi_case("3d_f32", CB, [go.float(), x.float(), w.float(), [4], [1], [0], [1], False, [0], 1, [True, True, True]],
-     "3-D float32")
+     "3-D float32", CONV_F32)
 go2 = r(2, 4, 3, 8, 3)
 multi_case("3d_stride_pad_dil", CB, [go2, x, w, None, [2, 1, 2], [1, 2, 0], [1, 2, 1], False, [0], 1,
                                [True, True, False]], "3-D strided, no bias")
@@ -77,7 +80,7 @@ yt = call(C, [x, wt, None, [2, 1, 2], [1, 0, 1], [1], True, [1, 0, 0], 1])
 multi_case("3d_transposed", CB, [r(*yt.shape), x, wt, [2], [2, 1, 2], [1, 0, 1], [1], True, [1, 0, 0], 1,
                            [True, True, True]], "3-D transposed")
 multi_case("3d_no_weight_f32", CB, [go.float(), x.float(), w.float(), [4], [1], [0], [1], False, [0], 1,
-                              [True, False, True]], "3-D, no weight gradient")
+                              [True, False, True]], "3-D, no weight gradient", CONV_F32)
 
 # ---- 3-D pooling ----
 MP, MPB = A.max_pool3d_with_indices.default, A.max_pool3d_with_indices_backward.default
