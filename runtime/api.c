@@ -2,46 +2,8 @@
  * and dispatches. */
 #include <stdint.h>
 
-#include "internal.h"
+#include "api_call.h"
 #include "op_view.h"
-
-/* Dispatches and returns the first result (NULL on failure). */
-static tj_tensor *call1(const tj_op *op, const tj_value *args)
-{
-    tj_value outs[TJ_MAX_RETURNS];
-    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
-    return outs[0].u.t;
-}
-
-/* Dispatches and hands results to the non-NULL pointers; results the caller
- * did not ask for are released. */
-static tj_status calln(const tj_op *op, const tj_value *args, tj_tensor **r0, tj_tensor **r1, tj_tensor **r2)
-{
-    tj_tensor **dst[3] = {r0, r1, r2};
-    for (int i = 0; i < 3; i++)
-        if (dst[i]) *dst[i] = NULL;
-    tj_value outs[TJ_MAX_RETURNS];
-    tj_status st = tj_dispatch(op, args, op->nargs, outs);
-    if (st != TJ_OK) return st;
-    for (int i = 0; i < op->nreturns && i < 3; i++) {
-        if (dst[i]) *dst[i] = outs[i].u.t;
-        else if (outs[i].kind == TJ_V_TENSOR) tj_scope_drop(outs[i].u.t); /* not wanted */
-    }
-    return TJ_OK;
-}
-
-#define T(x) tj_v_tensor(x)
-#define I(x) tj_v_int(x)
-#define F(x) tj_v_float(x)
-#define B(x) tj_v_bool(x)
-#define L(p, n) tj_v_ints((p), (n))
-/* Only TJ_DTYPE_NONE means None: any other value goes to the dispatcher as a
- * dtype, whose argument check refuses one out of range, naming the operator
- * and the value (a negative one used to pass as None). */
-#define DT(d) ((d) == TJ_DTYPE_NONE ? tj_v_none() : tj_v_dtype((tj_dtype)(d)))
-#define OPTL(p, n) ((p) ? tj_v_ints((p), (n)) : tj_v_none())
-#define OPTF(p, n) ((p) ? tj_v_floats((p), (n)) : tj_v_none())
-#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 
 #define UNARY(fn, ident) \
     tj_tensor *fn(tj_tensor *self) { return CALL(ident, T(self)); }
@@ -162,8 +124,7 @@ tj_tensor *tj_prelu(tj_tensor *self, tj_tensor *weight) { return CALL(prelu, T(s
 tj_status tj_prelu_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *weight, tj_tensor **grad_self,
                             tj_tensor **grad_weight)
 {
-    return calln(TJ_OPS(prelu_backward), (const tj_value[]){T(grad_output), T(self), T(weight)}, grad_self,
-                 grad_weight, NULL);
+    return CALLN(prelu_backward, grad_self, grad_weight, NULL, T(grad_output), T(self), T(weight));
 }
 tj_tensor *tj_leaky_relu_backward(tj_tensor *g, tj_tensor *self, tj_value negative_slope, bool self_is_result)
 {
@@ -173,7 +134,7 @@ tj_tensor *tj_mish(tj_tensor *self) { return CALL(mish, T(self)); }
 tj_tensor *tj_log_sigmoid(tj_tensor *self) { return CALL(log_sigmoid, T(self)); }
 tj_status tj_log_sigmoid_forward(tj_tensor *self, tj_tensor **output, tj_tensor **buffer)
 {
-    return calln(TJ_OPS(log_sigmoid_forward), (const tj_value[]){T(self)}, output, buffer, NULL);
+    return CALLN(log_sigmoid_forward, output, buffer, NULL, T(self));
 }
 tj_tensor *tj_log_sigmoid_backward(tj_tensor *g, tj_tensor *self, tj_tensor *buffer)
 {
@@ -270,7 +231,7 @@ tj_tensor *tj_argmax(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim)
 }
 tj_status tj_max_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices)
 {
-    return calln(TJ_OPS(max_dim), (const tj_value[]){T(self), I(dim), B(keepdim)}, values, indices, NULL);
+    return CALLN(max_dim, values, indices, NULL, T(self), I(dim), B(keepdim));
 }
 tj_tensor *tj_var(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim)
 {
@@ -279,9 +240,8 @@ tj_tensor *tj_var(tj_tensor *self, const int64_t *dim, int ndim, int64_t correct
 tj_status tj_var_mean(tj_tensor *self, const int64_t *dim, int ndim, int64_t correction, bool keepdim,
                       tj_tensor **var, tj_tensor **mean)
 {
-    return calln(TJ_OPS(var_mean_correction),
-                 (const tj_value[]){T(self), L(dim, ndim), correction < 0 ? tj_v_none() : I(correction), B(keepdim)},
-                 var, mean, NULL);
+    return CALLN(var_mean_correction, var, mean, NULL, T(self), L(dim, ndim), correction < 0 ? tj_v_none() :
+                 I(correction), B(keepdim));
 }
 tj_tensor *tj_logsumexp(tj_tensor *self, const int64_t *dim, int ndim, bool keepdim)
 {
@@ -292,7 +252,7 @@ tj_tensor *tj_max(tj_tensor *self) { return CALL(max, T(self)); }
 tj_tensor *tj_min(tj_tensor *self) { return CALL(min, T(self)); }
 tj_status tj_min_dim(tj_tensor *self, int64_t dim, bool keepdim, tj_tensor **values, tj_tensor **indices)
 {
-    return calln(TJ_OPS(min_dim), (const tj_value[]){T(self), I(dim), B(keepdim)}, values, indices, NULL);
+    return CALLN(min_dim, values, indices, NULL, T(self), I(dim), B(keepdim));
 }
 tj_tensor *tj_argmin(tj_tensor *self, bool has_dim, int64_t dim, bool keepdim)
 {
@@ -314,13 +274,12 @@ tj_tensor *tj_std(tj_tensor *self, const int64_t *dim, int ndim, int64_t correct
 }
 tj_status tj_sort(tj_tensor *self, int64_t dim, bool descending, tj_tensor **values, tj_tensor **indices)
 {
-    return calln(TJ_OPS(sort), (const tj_value[]){T(self), I(dim), B(descending)}, values, indices, NULL);
+    return CALLN(sort, values, indices, NULL, T(self), I(dim), B(descending));
 }
 tj_status tj_topk(tj_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tj_tensor **values,
                   tj_tensor **indices)
 {
-    return calln(TJ_OPS(topk), (const tj_value[]){T(self), I(k), I(dim), B(largest), B(sorted)}, values, indices,
-                 NULL);
+    return CALLN(topk, values, indices, NULL, T(self), I(k), I(dim), B(largest), B(sorted));
 }
 tj_tensor *tj_linalg_vector_norm(tj_tensor *self, tj_value ord, const int64_t *dim, int ndim, bool keepdim, int dtype)
 {
@@ -576,8 +535,7 @@ tj_tensor *tj_log_softmax(tj_tensor *self, int64_t dim) { return CALL(log_softma
 tj_status tj_native_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
                                tj_tensor *bias, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd)
 {
-    return calln(TJ_OPS(native_layer_norm),
-                 (const tj_value[]){T(input), L(normalized_shape, n), T(weight), T(bias), F(eps)}, out, mean, rstd);
+    return CALLN(native_layer_norm, out, mean, rstd, T(input), L(normalized_shape, n), T(weight), T(bias), F(eps));
 }
 tj_tensor *tj_layer_norm(tj_tensor *input, const int64_t *normalized_shape, int n, tj_tensor *weight,
                          tj_tensor *bias, double eps)
@@ -588,10 +546,8 @@ tj_status tj_native_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *b
                                tj_tensor *running_var, bool training, double momentum, double eps, tj_tensor **out,
                                tj_tensor **save_mean, tj_tensor **save_invstd)
 {
-    return calln(TJ_OPS(native_batch_norm),
-                 (const tj_value[]){T(input), T(weight), T(bias), T(running_mean), T(running_var), B(training),
-                                    F(momentum), F(eps)},
-                 out, save_mean, save_invstd);
+    return CALLN(native_batch_norm, out, save_mean, save_invstd, T(input), T(weight), T(bias), T(running_mean),
+                 T(running_var), B(training), F(momentum), F(eps));
 }
 tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, tj_tensor *running_mean,
                          tj_tensor *running_var, bool training, double momentum, double eps)
@@ -602,9 +558,8 @@ tj_tensor *tj_batch_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, t
 tj_status tj_native_group_norm(tj_tensor *input, tj_tensor *weight, tj_tensor *bias, int64_t n, int64_t c, int64_t hxw,
                                int64_t group, double eps, tj_tensor **out, tj_tensor **mean, tj_tensor **rstd)
 {
-    return calln(TJ_OPS(native_group_norm),
-                 (const tj_value[]){T(input), T(weight), T(bias), I(n), I(c), I(hxw), I(group), F(eps)}, out, mean,
-                 rstd);
+    return CALLN(native_group_norm, out, mean, rstd, T(input), T(weight), T(bias), I(n), I(c), I(hxw), I(group),
+                 F(eps));
 }
 tj_tensor *tj_group_norm(tj_tensor *input, int64_t num_groups, tj_tensor *weight, tj_tensor *bias, double eps)
 {
@@ -659,9 +614,8 @@ tj_status tj_max_pool2d_with_indices(tj_tensor *self, const int64_t *kernel_size
                                      const int64_t *padding, const int64_t *dilation, bool ceil_mode,
                                      tj_tensor **out, tj_tensor **indices)
 {
-    return calln(TJ_OPS(max_pool2d_with_indices),
-                 (const tj_value[]){T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0), L(padding, 2), L(dilation, 2), B(ceil_mode)},
-                 out, indices, NULL);
+    return CALLN(max_pool2d_with_indices, out, indices, NULL, T(self), L(kernel_size, 2), L(stride, stride ? 2 : 0),
+                 L(padding, 2), L(dilation, 2), B(ceil_mode));
 }
 tj_tensor *tj_max_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, const int64_t *dilation, bool ceil_mode)
@@ -672,10 +626,8 @@ tj_status tj_max_pool3d_with_indices(tj_tensor *self, const int64_t *kernel_size
                                      const int64_t *padding, const int64_t *dilation, bool ceil_mode,
                                      tj_tensor **out, tj_tensor **indices)
 {
-    return calln(TJ_OPS(max_pool3d_with_indices),
-                 (const tj_value[]){T(self), L(kernel_size, 3), L(stride, stride ? 3 : 0), L(padding, 3), L(dilation, 3),
-                                    B(ceil_mode)},
-                 out, indices, NULL);
+    return CALLN(max_pool3d_with_indices, out, indices, NULL, T(self), L(kernel_size, 3), L(stride, stride ? 3 : 0),
+                 L(padding, 3), L(dilation, 3), B(ceil_mode));
 }
 tj_tensor *tj_max_pool3d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, const int64_t *dilation, bool ceil_mode)
@@ -712,10 +664,8 @@ tj_status tj_grid_sampler_2d_backward(tj_tensor *grad_output, tj_tensor *input, 
                                       int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
                                       const bool *output_mask, tj_tensor **grad_input, tj_tensor **grad_grid)
 {
-    return calln(TJ_OPS(grid_sampler_2d_backward),
-                 (const tj_value[]){T(grad_output), T(input), T(grid), I(interpolation_mode), I(padding_mode),
-                                    B(align_corners), tj_v_bools(output_mask, 2)},
-                 grad_input, grad_grid, NULL);
+    return CALLN(grid_sampler_2d_backward, grad_input, grad_grid, NULL, T(grad_output), T(input), T(grid),
+                 I(interpolation_mode), I(padding_mode), B(align_corners), tj_v_bools(output_mask, 2));
 }
 tj_tensor *tj_avg_pool2d(tj_tensor *self, const int64_t *kernel_size, const int64_t *stride,
                          const int64_t *padding, bool ceil_mode, bool count_include_pad, int64_t divisor_override)
@@ -804,14 +754,14 @@ tj_tensor *tj_embedding(tj_tensor *weight, tj_tensor *indices, int64_t padding_i
 }
 tj_status tj_native_dropout(tj_tensor *input, double p, bool train, tj_tensor **out, tj_tensor **mask)
 {
-    return calln(TJ_OPS(native_dropout), (const tj_value[]){T(input), F(p), B(train)}, out, mask, NULL);
+    return CALLN(native_dropout, out, mask, NULL, T(input), F(p), B(train));
 }
 tj_tensor *tj_dropout(tj_tensor *input, double p, bool train) { return CALL(dropout, T(input), F(p), B(train)); }
 tj_status tj_nll_loss_forward(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
                               int64_t ignore_index, tj_tensor **output, tj_tensor **total_weight)
 {
-    return calln(TJ_OPS(nll_loss_forward), (const tj_value[]){T(self), T(target), T(weight), I(reduction), I(ignore_index)},
-                 output, total_weight, NULL);
+    return CALLN(nll_loss_forward, output, total_weight, NULL, T(self), T(target), T(weight), I(reduction),
+                 I(ignore_index));
 }
 tj_tensor *tj_nll_loss(tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
@@ -869,30 +819,25 @@ tj_status tj_native_layer_norm_backward(tj_tensor *grad_out, tj_tensor *input, c
                                         const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
                                         tj_tensor **grad_bias)
 {
-    return calln(TJ_OPS(native_layer_norm_backward),
-                 (const tj_value[]){T(grad_out), T(input), L(normalized_shape, n), T(mean), T(rstd), T(weight), T(bias),
-                                    tj_v_bools(output_mask, 3)},
-                 grad_input, grad_weight, grad_bias);
+    return CALLN(native_layer_norm_backward, grad_input, grad_weight, grad_bias, T(grad_out), T(input),
+                 L(normalized_shape, n), T(mean), T(rstd), T(weight), T(bias), tj_v_bools(output_mask, 3));
 }
 tj_status tj_native_batch_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *weight,
                                         tj_tensor *running_mean, tj_tensor *running_var, tj_tensor *save_mean,
                                         tj_tensor *save_invstd, bool train, double eps, const bool output_mask[3],
                                         tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias)
 {
-    return calln(TJ_OPS(native_batch_norm_backward),
-                 (const tj_value[]){T(grad_out), T(input), T(weight), T(running_mean), T(running_var), T(save_mean),
-                                    T(save_invstd), B(train), F(eps), tj_v_bools(output_mask, 3)},
-                 grad_input, grad_weight, grad_bias);
+    return CALLN(native_batch_norm_backward, grad_input, grad_weight, grad_bias, T(grad_out), T(input), T(weight),
+                 T(running_mean), T(running_var), T(save_mean), T(save_invstd), B(train), F(eps),
+                 tj_v_bools(output_mask, 3));
 }
 tj_status tj_native_group_norm_backward(tj_tensor *grad_out, tj_tensor *input, tj_tensor *mean, tj_tensor *rstd,
                                         tj_tensor *weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
                                         const bool output_mask[3], tj_tensor **grad_input, tj_tensor **grad_weight,
                                         tj_tensor **grad_bias)
 {
-    return calln(TJ_OPS(native_group_norm_backward),
-                 (const tj_value[]){T(grad_out), T(input), T(mean), T(rstd), T(weight), I(n), I(c), I(hxw), I(group),
-                                    tj_v_bools(output_mask, 3)},
-                 grad_input, grad_weight, grad_bias);
+    return CALLN(native_group_norm_backward, grad_input, grad_weight, grad_bias, T(grad_out), T(input), T(mean),
+                 T(rstd), T(weight), I(n), I(c), I(hxw), I(group), tj_v_bools(output_mask, 3));
 }
 tj_tensor *tj_nll_loss_backward(tj_tensor *g, tj_tensor *self, tj_tensor *target, tj_tensor *weight, int64_t reduction,
                                 int64_t ignore_index, tj_tensor *total_weight)
@@ -929,11 +874,9 @@ tj_status tj_convolution_backward(tj_tensor *grad_output, tj_tensor *input, tj_t
                                   tj_tensor **grad_input, tj_tensor **grad_weight, tj_tensor **grad_bias)
 {
     static const int64_t zero2[2] = {0, 0};
-    return calln(TJ_OPS(convolution_backward),
-                 (const tj_value[]){T(grad_output), T(input), T(weight), OPTL(bias_sizes, n_bias_sizes), L(stride, 2),
-                                    L(padding, 2), L(dilation, 2), B(transposed), L(output_padding ? output_padding : zero2, 2),
-                                    I(groups), tj_v_bools(output_mask, 3)},
-                 grad_input, grad_weight, grad_bias);
+    return CALLN(convolution_backward, grad_input, grad_weight, grad_bias, T(grad_output), T(input), T(weight),
+                 OPTL(bias_sizes, n_bias_sizes), L(stride, 2), L(padding, 2), L(dilation, 2), B(transposed),
+                 L(output_padding ? output_padding : zero2, 2), I(groups), tj_v_bools(output_mask, 3));
 }
 tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self)
 {

@@ -1,14 +1,7 @@
 /* The typed API of the indexing operators (include/tjit/ops.h, "Indexing"). */
-#include "internal.h"
+#include "api_call.h"
 
-static tj_tensor *call1(const tj_op *op, const tj_value *args)
-{
-    tj_value outs[TJ_MAX_RETURNS];
-    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
-    return outs[0].u.t;
-}
 
-#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 
 tj_tensor *tj_gather(tj_tensor *self, int64_t dim, tj_tensor *index)
 {

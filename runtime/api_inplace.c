@@ -1,25 +1,17 @@
 /* The typed API of include/tjit/inplace.h: box, dispatch, and for in-place
  * operators hand back self (the dispatcher's extra reference to it is
  * dropped, so a call needs no release). */
-#include "internal.h"
+#include "api_call.h"
 
-static tj_tensor *call1(const tj_op *op, const tj_value *args)
-{
-    tj_value outs[TJ_MAX_RETURNS];
-    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
-    return outs[0].u.t;
-}
 
 static tj_tensor *call_inplace(const tj_op *op, const tj_value *args)
 {
-    tj_tensor *r = call1(op, args);
+    tj_tensor *r = tj_api_call1(op, args);
     if (!r) return NULL;
     tj_scope_drop(r); /* r is self: the caller's reference keeps it alive */
     return r;
 }
 
-#define T(x) tj_v_tensor(x)
-#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 #define CALL_(ident, ...) call_inplace(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
 
 tj_tensor *tj_add_(tj_tensor *self, tj_tensor *other, tj_value alpha)

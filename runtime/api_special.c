@@ -1,16 +1,8 @@
 /* The typed API of the special functions (op_special.def; include/tjit/ops.h:
  * special functions); their in-place forms are api_inplace.c's. */
-#include "internal.h"
+#include "api_call.h"
 
-static tj_tensor *call1(const tj_op *op, const tj_value *args)
-{
-    tj_value outs[TJ_MAX_RETURNS];
-    if (tj_dispatch(op, args, op->nargs, outs) != TJ_OK) return NULL;
-    return outs[0].u.t;
-}
 
-#define CALL(ident, ...) call1(TJ_OPS(ident), (const tj_value[]){__VA_ARGS__})
-#define T(x) tj_v_tensor(x)
 #define UNARY(name, ident) \
     tj_tensor *tj_##name(tj_tensor *self) { return CALL(ident, T(self)); }
 #define BINARY(name, ident) \
