@@ -670,7 +670,7 @@ static tj_status record(const tj_op *op, const tj_value *args, tj_value *outs, c
     const tj_derivative *d = tj_derivative_of(op);
     bool diff[TJ_MAX_RETURNS] = {false}, any = false;
     for (int i = 0; i < op->nreturns; i++) {
-        diff[i] = outs[i].kind == TJ_V_TENSOR && tj_dtype_is_float(outs[i].u.t->dtype) && !((d->nondiff_outputs >> i) & 1);
+        diff[i] = outs[i].kind == TJ_V_TENSOR && tj_dtype_is_floating_point(outs[i].u.t->dtype) && !((d->nondiff_outputs >> i) & 1);
         any |= diff[i];
     }
     if (!any) return TJ_OK;
@@ -714,9 +714,9 @@ tj_status tj_tensor_set_requires_grad(tj_tensor *t, bool on)
                                                  "flags of leaf tensors (this one is the result of %s)",
                         node_name(t->autograd->grad_fn));
     }
-    if (on && !tj_dtype_is_float(t->dtype))
-        return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_requires_grad: only float32/float64 tensors can require "
-                                      "gradients, not %s", tj_dtype_name(t->dtype));
+    if (on && !tj_dtype_is_floating_point(t->dtype))
+        return tj_error(TJ_ERR_DTYPE, "tj_tensor_set_requires_grad: only floating-point tensors (float32, float64, "
+                                      "float16, bfloat16) can require gradients, not %s", tj_dtype_name(t->dtype));
     if (!on && !t->autograd) return TJ_OK;
     struct tj_autograd_meta *m = meta_get(t);
     if (!m) return tj_last_status();

@@ -56,7 +56,7 @@ static tj_status record(const tj_autograd_function *fn, void *ctx, tj_tensor *co
                         tj_tensor **outputs, int n_outputs, bool *ctx_taken)
 {
     for (int i = 0; i < n_outputs; i++)
-        if (tj_dtype_is_float(outputs[i]->dtype) && taken(inputs, n_inputs, outputs, i) &&
+        if (tj_dtype_is_floating_point(outputs[i]->dtype) && taken(inputs, n_inputs, outputs, i) &&
             replace_by_alias(&outputs[i]) != TJ_OK)
             return tj_last_status();
     tj_grad_node *n = tj_autograd_function_node(fn, ctx, inputs, n_inputs, n_outputs);
@@ -64,7 +64,7 @@ static tj_status record(const tj_autograd_function *fn, void *ctx, tj_tensor *co
     *ctx_taken = true;
     tj_status st = TJ_OK;
     for (int i = 0; i < n_outputs && st == TJ_OK; i++)
-        if (tj_dtype_is_float(outputs[i]->dtype)) st = tj_grad_node_set_history(outputs[i], n, i);
+        if (tj_dtype_is_floating_point(outputs[i]->dtype)) st = tj_grad_node_set_history(outputs[i], n, i);
     tj_grad_node_release(n); /* the outputs hold it (none: it goes, and ctx with it) */
     return st;
 }

@@ -188,31 +188,6 @@ static const unsigned plain_kinds[] = {
 };
 #undef KIND
 
-/* The first tensor or dtype argument of a storage dtype, which `op` does
- * not take (check_args saw one): named with the operators that take it. */
-static __attribute__((cold, noinline)) tj_status storage_dtype_error(const tj_op *op, const tj_value *args)
-{
-    for (int i = 0; i < op->nargs; i++) {
-        const tj_value *v = &args[i];
-        char what[160] = "";
-        if (v->kind == TJ_V_DTYPE && v->u.dtype >= TJ_FIRST_STORAGE_DTYPE)
-            snprintf(what, sizeof what, "is %s", tj_dtype_name(v->u.dtype));
-        for (int k = 0; !what[0] && k < (v->kind == TJ_V_TENSOR ? 1 : v->kind == TJ_V_TENSORS ? v->n : 0); k++) {
-            const tj_tensor *t = v->kind == TJ_V_TENSOR ? v->u.t : v->u.ts[k];
-            if (!t || t->dtype < TJ_FIRST_STORAGE_DTYPE) continue;
-            char d[128], element[24] = "";
-            tj_tensor_describe(t, d, sizeof d);
-            if (v->kind == TJ_V_TENSORS) snprintf(element, sizeof element, "element %d ", k);
-            snprintf(what, sizeof what, "%sis %s (%s)", element, tj_dtype_name(t->dtype), d);
-        }
-        if (what[0])
-            return tj_error(TJ_ERR_DTYPE, "%s: argument %d '%s' %s, a storage dtype: tjit computes in float32, "
-                            "float64, int64 and bool (convert with aten::_to_copy first; views, copies, cat and "
-                            "fills take every dtype)", op->name, i, op->args[i].name, what);
-    }
-    return tj_error(TJ_ERR_DTYPE, "%s: a storage dtype among its arguments", op->name);
-}
-
 static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, unsigned *flags)
 {
     if (nargs != op->nargs)
@@ -233,7 +208,9 @@ static tj_status check_args(const tj_op *op, const tj_value *args, int nargs, un
             for (int k = 0; k < v->n; k++) f |= tensor_flags(v->u.ts[k]);
         else if (v->kind == TJ_V_DTYPE) f |= (unsigned)v->u.dtype << ARGS_DTYPE_SHIFT;
     }
-    if ((f & ARGS_STORAGE) && !op->any_dtype && op->kind != TJ_OP_IMPLICIT) return storage_dtype_error(op, args);
+    /* the operators that take every dtype, and the implicit composites
+     * (whose calls do), need no widening: run_kernel reads the bits */
+    if ((f & ARGS_STORAGE) && (op->any_dtype || op->kind == TJ_OP_IMPLICIT)) f &= ~ARGS_STORAGE;
     *flags = f;
     return TJ_OK;
 }
@@ -510,8 +487,29 @@ static __attribute__((cold, noinline)) tj_status refuse_mixed(const tj_op *op, c
  * fake-mode trace (whose handler calls tj_dispatch_fake), and are refused
  * on the fake path, after the shape function: a test before it would cost
  * every call. */
+typedef struct widen_ctx {
+    tj_widen_call_fn call;
+} widen_ctx;
+
+static tj_status call_widened(void *ctx, const tj_op *op, const tj_value *args, int nargs, tj_value *outs)
+{
+    (void)nargs;
+    return tj_widen_call(op, args, outs, ((widen_ctx *)ctx)->call);
+}
+
+/* A call with storage-dtype tensors (ARGS_STORAGE) of an operator that
+ * computes: its pieces below the modes, fake ones for a fake call, in a
+ * scope of its own that releases the conversions. */
+static __attribute__((cold, noinline)) tj_status run_widened(const tj_op *op, const tj_value *args, tj_value *outs,
+                                                             unsigned flags)
+{
+    widen_ctx ctx = {flags & ARGS_FAKE ? tj_dispatch_fake : tj_dispatch_kernel};
+    return run_scoped(call_widened, &ctx, op, args, op->nargs, outs);
+}
+
 static tj_status run_kernel(const tj_op *op, const tj_value *args, tj_value *outs, unsigned flags)
 {
+    if (flags & ARGS_STORAGE) return run_widened(op, args, outs, flags);
     bool fake = flags & ARGS_FAKE;
     tj_meta m[TJ_MAX_RETURNS];
     tj_status st = run_meta(op, args, m);
@@ -711,7 +709,8 @@ tj_status tj_dispatch_fake(const tj_op *op, const tj_value *args, int nargs, tj_
     bool checked = false; /* the arguments a mode's handler was given (make_fx's fake mode forwards them) */
     for (int level = n_modes - 1; level >= 0 && !checked; level--) checked = handed_to(level, op, args, nargs, &flags);
     tj_status st = checked ? TJ_OK : check_args(op, args, nargs, &flags);
-    if (st == TJ_OK) st = bottom(op, args, nargs, outs, ARGS_FAKE); /* real arguments too: forced */
+    /* real arguments too: forced */
+    if (st == TJ_OK) st = bottom(op, args, nargs, outs, ARGS_FAKE | (flags & ARGS_STORAGE));
     if (st == TJ_OK) st = adopt_outs(op, outs);
     if (st != TJ_OK) fail_outs(op, outs, st);
     return st;

@@ -194,6 +194,12 @@ struct tj_op {
     /** Takes the storage dtypes (tj_dtype) too: an operator that only moves or
      * converts data, or one from tj_op_register (its kernel decides). */
     bool any_dtype;
+    /** Same-position elementwise (built-in operators): result element i
+     * reads only element i of each operand, so that a kernel may write over
+     * an operand (the replay's in-place reuse) */
+    bool elementwise;
+    /** tj_widen_class: how its results' dtypes follow a storage-dtype call */
+    unsigned char widen_class;
     /** bit i: argument i is annotated `Tensor(a!)` (written by the kernel) */
     unsigned mutated_args;
     int index;
@@ -249,6 +255,43 @@ static inline bool tj_op_is_inplace_view(const tj_op *op) { return tj_op_inplace
  * (tj_compile, make_fx's check of a table's decomposition) apply this
  * first. Entries that name no tensor argument are left alone. */
 void tj_meta_alias_types(const tj_op *op, const tj_value *args, tj_meta *m);
+
+/* ---- arithmetic on the storage dtypes (runtime/widen.c) ---- */
+/** How an operator's results take dtypes when it computes on storage-dtype
+ * tensors (widened to float32 or int64): results of the compute dtype take
+ * the operands' dtype, result_type of the operands for ELEMENTWISE, self's
+ * for the others. For an integer self that is ambiguous (int64 is also the
+ * dtype of indices), and the class decides: TO_LONG keeps int64 (sum,
+ * cumsum), VALUES_FIRST narrows result 0 only (max.dim, sort), INDICES
+ * keeps them all (argmax); OTHER refuses. */
+typedef enum tj_widen_class {
+    TJ_WIDEN_OTHER = 0,
+    TJ_WIDEN_ELEMENTWISE,
+    TJ_WIDEN_TO_LONG,
+    TJ_WIDEN_VALUES_FIRST,
+    TJ_WIDEN_INDICES,
+} tj_widen_class;
+/** The class of a built-in operator (its `elementwise` set first). */
+tj_widen_class tj_widen_classify(const tj_op *op);
+/** Whether a call of `op` with `args` widens: a storage-dtype tensor or
+ * dtype among them, `op` neither any_dtype nor implicit (the dispatcher's
+ * own test is check_args's flags). */
+bool tj_widen_needed(const tj_op *op, const tj_value *args, int nargs);
+/** Dispatches one call; results borrowed from the current scope (as
+ * tj_dispatch's): tj_dispatch_kernel or tj_dispatch_fake below the modes,
+ * tj_dispatch where the pieces are to be recorded. */
+typedef tj_status (*tj_widen_call_fn)(const tj_op *op, const tj_value *args, int nargs, tj_value *outs);
+/** Runs `op` (not any_dtype, not a view) on `args` holding storage-dtype
+ * tensors or dtypes: each converted (aten::_to_copy) to float32 (float16,
+ * bfloat16) or int64 (the integer ones), the operator called on those, the
+ * written arguments given their values back (aten::copy_), the results
+ * converted to the dtypes PyTorch gives them (tj_widen_class). Every call
+ * goes through `call`; the results are borrowed from the current scope, or
+ * are arguments passed through (an in-place result). Errors: the calls',
+ * the operator's naming the dtypes it computed in; TJ_ERR_DTYPE for a view
+ * operator and for an integer self whose results the class cannot tell
+ * (TJ_WIDEN_OTHER); outs are None then. */
+tj_status tj_widen_call(const tj_op *op, const tj_value *args, tj_value *outs, tj_widen_call_fn call);
 
 /* ---- schemas and the registry (runtime/schema.c, runtime/registry.c) ---- */
 /** Parses an ATen schema into op's name, arguments and returns (op->kind set
@@ -596,12 +639,19 @@ static inline const char *tj_noun(long long n, const char *one, const char *many
 /* ---- promotion and broadcasting (runtime/promote.c) ---- */
 typedef enum { TJ_CAT_BOOL = 0, TJ_CAT_INT = 1, TJ_CAT_FLOAT = 2 } tj_category;
 tj_category tj_dtype_category(tj_dtype d);
-/** True for the floating dtypes, float32 and float64 (torch's
- * is_floating_point): the dtypes that carry gradients, that true division
- * and the float-only operators compute in, and that the float-only kernels
- * accept. Where code picks a kernel or a loop by dtype, it lists the dtypes
- * that kernel has instead, even where they are these two. */
+/** True for the floating dtypes the kernels compute in, float32 and
+ * float64: those that true division and the float-only operators compute
+ * in, and that the float-only kernels accept. Where code picks a kernel or
+ * a loop by dtype, it lists the dtypes that kernel has instead, even where
+ * they are these two. */
 static inline bool tj_dtype_is_float(tj_dtype d) { return d == TJ_FLOAT32 || d == TJ_FLOAT64; }
+/** torch's is_floating_point: float32, float64, float16 and bfloat16, the
+ * dtypes that carry gradients (the last two computed in float32,
+ * runtime/widen.c). */
+static inline bool tj_dtype_is_floating_point(tj_dtype d)
+{
+    return tj_dtype_is_float(d) || d == TJ_FLOAT16 || d == TJ_BFLOAT16;
+}
 /** PyTorch's result_type over tensor and Scalar arguments. `vals` may mix
  * TENSOR, INT, FLOAT and BOOL values; NONE entries are skipped. */
 tj_dtype tj_result_type(const tj_value *vals, int n);

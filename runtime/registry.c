@@ -41,6 +41,34 @@ static bool is_random(const char *base)
            strcmp(base, "randperm") == 0 || strcmp(base, "multinomial") == 0;
 }
 
+/* The operators computed element by element in one pass (tj_op.elementwise;
+ * every overload of each base name): their kernels go through tj_elementwise,
+ * which allows the output to alias an input exactly. The replay's in-place
+ * reuse reads it (tracer/memory_plan.c), and the storage dtypes' result
+ * types (runtime/widen.c). */
+static bool is_elementwise(const char *base)
+{
+    static const char *const names[] = {
+        "abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "reciprocal", "sin", "cos",
+        "log1p", "expm1", "relu", "silu", "gelu", "add", "sub", "rsub", "mul", "div", "pow", "square",
+        "maximum", "minimum", "clamp", "clamp_min", "clamp_max", "hardtanh", "masked_fill", "where",
+        "logaddexp", "sign", "leaky_relu", "softplus", "elu", "hardsigmoid", "hardswish",
+        "floor", "ceil", "round", "trunc", "frac", "remainder", "fmod", "nan_to_num",
+        "atan2", "asin", "acos", "atan", "sinh", "cosh", "log2", "log10", "exp2",
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "logical_xor",
+        "isnan", "isinf", "addcmul", "addcdiv", "lerp",
+        "threshold_backward", "gelu_backward", "sigmoid_backward", "tanh_backward", "leaky_relu_backward",
+        "softplus_backward", "elu_backward", "hardtanh_backward", "hardsigmoid_backward", "hardswish_backward",
+        /* not through tj_elementwise, but element by element at the same
+         * positions: kept elements are left where they are when the result is
+         * the input (kernels/trilu.c), the others zeroed */
+        "tril", "triu",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(base, names[i]) == 0) return true;
+    return false;
+}
+
 /* The operators that take the storage dtypes (tjit/core.h): views, copies,
  * concatenations, creation and fills move or convert data without
  * arithmetic; their kernels and shape functions work on any element size. */
@@ -49,7 +77,7 @@ static bool takes_any_dtype(const char *name)
     static const char *const names[] = {
         "view", "_unsafe_view", "permute", "transpose.int", "t", "detach", "expand", "unsqueeze", "squeeze.dim",
         "squeeze", "as_strided_", "unsqueeze_", "squeeze_.dim", "squeeze_", "transpose_", "t_", "select.int",
-        "slice.Tensor", "diagonal", "as_strided", "cat", "stack", "flip", "constant_pad_nd", "clone", "_to_copy",
+        "slice.Tensor", "diagonal", "as_strided", "unfold", "cat", "stack", "flip", "constant_pad_nd", "clone", "_to_copy",
         "copy_", "copy", "empty.memory_format", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "new_zeros", "new_ones", "new_full", "new_empty", "scalar_tensor", "zero_", "zero",
         "fill_.Scalar", "fill.Scalar", "fill_.Tensor", "fill.Tensor"};
@@ -70,6 +98,8 @@ __attribute__((constructor)) static void registry_init(void)
         }
         op->is_random = is_random(op->base);
         op->any_dtype = takes_any_dtype(op->name + strlen(op->ns) + 2);
+        op->elementwise = is_elementwise(op->base);
+        op->widen_class = (unsigned char)tj_widen_classify(op);
     }
     tj_register_builtin_decompositions();
 }

@@ -496,6 +496,26 @@ def check_storage_dtypes():
     want = torch.autograd.grad(loss(w), w)[0]
     report("indexed assignment of a number, gradient", close(got, want))
 
+    # a bfloat16 model computes in bfloat16 (tjit: float32, rounded once per operator): torch's results within
+    # one bfloat16 unit in the last place of the output's scale; its gradients through aot_function too
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32), torch.nn.Linear(32, 4),
+                            torch.nn.LogSoftmax(-1)).to(torch.bfloat16)
+    x = torch.randn(8, 16).to(torch.bfloat16)
+    want = m(x)
+    for decompose in (False, True):
+        got = tjit_fx.compile(make_fx(m)(x), x, decompose=decompose)(x)
+        err = (got.float() - want.float()).abs().max().item()
+        report("bfloat16 model" + (" (decomposed)" if decompose else ""), got.dtype == torch.bfloat16 and err <= 0.0625,
+               "max |diff| %.3g" % err)
+    w = m[0].weight.detach().clone().requires_grad_()
+    def loss(w):
+        return (F.linear(x, w).float() ** 2).sum()
+    got = torch.autograd.grad(tjit_fx.aot_function(loss)(w), w)[0]
+    want = torch.autograd.grad(loss(w), w)[0]
+    report("bfloat16 gradient", got.dtype == torch.bfloat16 and torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2),
+           "max |diff| %.3g" % (got.float() - want.float()).abs().max().item())
+
 
 def check_unique_random():
     """The grouping, counting and index-generating operators through

@@ -1,9 +1,9 @@
 /* The storage dtypes (int32, uint8, int8, int16, float16, bfloat16;
  * tjit/core.h): conversions bit for bit as PyTorch 1.13 makes them on this
  * machine (the reference values below are torch's outputs), promotion,
- * the data-moving operators that take them, the refusal of every other
- * operator (eager, traced and compiled), make_fx and replay of a
- * uint8 -> float32 input pipeline, and the files and DLPack. */
+ * the data-moving operators that take them, make_fx and replay of a
+ * uint8 -> float32 input pipeline, and the files and DLPack (arithmetic on
+ * them: test_storage_compute.c). */
 #include <criterion/criterion.h>
 #include <dlpack/dlpack.h>
 #include <math.h>
@@ -247,35 +247,6 @@ Test(storage_dtypes, fill_values_that_overflow_are_refused)
     }
     cr_expect_not_null(tj_full((int64_t[]){1}, 1, tj_v_float(INFINITY), TJ_FLOAT16), "%s", tj_last_error());
     cr_expect_not_null(tj_full((int64_t[]){1}, 1, tj_v_int(-255), TJ_UINT8), "%s", tj_last_error());
-}
-
-/* Arithmetic on a storage dtype names the operator, the argument and the
- * dtype; so does a dtype argument, and the parse of a graph doing either
- * (every graph's calls pass the dispatcher: make_fx's and the parser's). */
-Test(storage_dtypes, compute_operators_refuse_them_by_name)
-{
-    tj_tensor *x = test_f32(1, (int64_t[]){2}, (float[]){1.0f, 2.0f});
-    for (int k = 0; k < N_STORAGE; k++) {
-        tj_tensor *s = converted(x, STORAGE[k]);
-        cr_expect_null(tj_add(x, s));
-        cr_expect_eq(tj_last_status(), TJ_ERR_DTYPE);
-        char want[96];
-        snprintf(want, sizeof want, "aten::add.Tensor: argument 1 'other' is %s (", tj_dtype_name(STORAGE[k]));
-        cr_expect(strstr(tj_last_error(), want), "%s", tj_last_error());
-        cr_expect_null(tj_rand((int64_t[]){2}, 1, STORAGE[k]));
-        cr_expect(strstr(tj_last_error(), "aten::rand") && strstr(tj_last_error(), "'dtype' is") &&
-                      strstr(tj_last_error(), tj_dtype_name(STORAGE[k])),
-                  "%s", tj_last_error());
-        cr_expect_eq(tj_tensor_set_requires_grad(s, true), TJ_ERR_DTYPE);
-    }
-    cr_expect_null(tj_sum(converted(x, TJ_BFLOAT16), TJ_DTYPE_NONE));
-    cr_expect(strstr(tj_last_error(), "aten::sum: argument 0 'self' is bfloat16"), "%s", tj_last_error());
-    tj_graph *g = tj_graph_parse("graph(%a : f16[2], %b : f16[2]):\n"
-                                 "    %add = aten.add.Tensor(%a, %b)\n"
-                                 "    return (%add,)\n");
-    cr_expect_null(g);
-    cr_expect(strstr(tj_last_error(), "line 2, column 35: aten::add.Tensor: argument 0 'self' is float16 (~f16[2])"),
-              "%s", tj_last_error());
 }
 
 /* The input pipeline of an image model: uint8 pixels -> float32 / 255. */

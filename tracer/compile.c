@@ -616,11 +616,12 @@ static tj_plan *compile_graph(const tj_graph *g, const tj_compile_options *opts)
 
 tj_plan *tj_compile(const tj_graph *g, const tj_compile_options *opts)
 {
-    if (!g || !tj_graph_has_implicit_call(g)) return compile_graph(g, opts);
+    if (!g || !tj_graph_needs_lowering(g)) return compile_graph(g, opts);
     /* Implicit operators have no kernel: they are replaced by the calls they
      * make for the placeholders' layouts (a view, or a copy), as make_fx
-     * records them; hand-written graph text may hold them. */
-    tj_graph *lowered = tj_graph_decompose(g, NULL);
+     * records them; hand-written graph text may hold them. A kernel computes
+     * in no storage dtype: such calls get their conversions as nodes. */
+    tj_graph *lowered = tj_graph_lower(g);
     tj_plan *p = lowered ? compile_graph(lowered, opts) : NULL;
     tj_graph_free(lowered);
     return p;

@@ -11,6 +11,7 @@
 typedef struct replay {
     const tj_graph *g;
     tj_tensor **env; /* value id -> tensor, owned by make_fx's scope */
+    bool widen;      /* record the pieces of the calls that widen (tj_graph_lower) */
 } replay;
 
 /* The traced function: the nodes of g in order, through the dispatcher. */
@@ -33,7 +34,8 @@ static tj_status replay_nodes(void *ctx, tj_tensor *const *inputs, int n_inputs,
             if (nl > TJ_MAX_ARGS * 64)
                 return tj_error(TJ_ERR_UNSUPPORTED, "tj_graph_decompose: %s with %d listed tensors", n->op->name, nl);
             tj_garg_box(n->args, n->nargs, r->env, args, lists);
-            tj_status st = tj_dispatch(n->op, args, n->nargs, outs);
+            tj_status st = r->widen && tj_graph_node_widens(g, n) ? tj_widen_call(n->op, args, outs, tj_dispatch)
+                                                                  : tj_dispatch(n->op, args, n->nargs, outs);
             if (st != TJ_OK) return st;
             for (int k = 0; k < n->nout; k++)
                 if (n->outs[k] >= 0) r->env[n->outs[k]] = outs[k].kind == TJ_V_TENSOR ? outs[k].u.t : NULL;
@@ -89,7 +91,7 @@ static tj_status copy_interface(const tj_graph *from, tj_graph *to)
     return TJ_OK;
 }
 
-tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table)
+static tj_graph *replay_graph(const tj_graph *g, const tj_decomp_table *table, bool widen)
 {
     if (!g || g->output_node < 0) {
         if (!g) tj_error_null("tj_graph_decompose: NULL graph");
@@ -109,7 +111,7 @@ tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table)
     }
     memset(env, 0, env_bytes);
     if (fake_inputs(g, inputs, names) != TJ_OK) goto done;
-    replay r = {g, env};
+    replay r = {g, env, widen};
     out = tj_make_fx_named(replay_nodes, &r, inputs, g->n_inputs, table, TJ_TRACE_FAKE, names);
     if (out && copy_interface(g, out) != TJ_OK) {
         tj_graph_free(out);
@@ -122,3 +124,7 @@ done:
     if (scope) tj_scope_end(scope);
     return out;
 }
+
+tj_graph *tj_graph_decompose(const tj_graph *g, const tj_decomp_table *table) { return replay_graph(g, table, false); }
+
+tj_graph *tj_graph_lower(const tj_graph *g) { return replay_graph(g, NULL, true); }

@@ -517,6 +517,30 @@ void tj_fake_values_free(tj_fake_values *f)
     *f = (tj_fake_values){0};
 }
 
+bool tj_graph_node_widens(const tj_graph *g, const tj_gnode *n)
+{
+    if (n->kind != TJ_NODE_CALL || n->dead || n->op->any_dtype || n->op->kind == TJ_OP_IMPLICIT) return false;
+    for (int a = 0; a < n->nargs; a++) {
+        const tj_garg *arg = &n->args[a];
+        if (arg->kind == TJ_GA_DTYPE && arg->u.dtype >= TJ_FIRST_STORAGE_DTYPE) return true;
+        for (int k = 0; k < tj_garg_n_values(arg); k++) {
+            int v = tj_garg_value_at(arg, k);
+            if (v >= 0 && g->values[v].dtype >= TJ_FIRST_STORAGE_DTYPE) return true;
+        }
+    }
+    return false;
+}
+
+bool tj_graph_needs_lowering(const tj_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tj_gnode *n = &g->nodes[i];
+        if (n->kind != TJ_NODE_CALL || n->dead) continue;
+        if (n->op->kind == TJ_OP_IMPLICIT || tj_graph_node_widens(g, n)) return true;
+    }
+    return false;
+}
+
 bool tj_graph_has_implicit_call(const tj_graph *g)
 {
     for (int i = 0; i < g->n_nodes; i++)

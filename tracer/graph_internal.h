@@ -124,6 +124,19 @@ char *tj_graph_unique_name(tj_graph *g, const char *base);
  * contiguous, split: a view of its input or a copy, as the input's layout
  * decides; no kernel of its own). */
 bool tj_graph_has_implicit_call(const tj_graph *g);
+/** Whether call node n computes on a storage dtype (a tensor argument or a
+ * dtype argument of one, its operator neither any_dtype nor implicit): the
+ * dispatcher widens it (runtime/widen.c), a plan's kernels cannot. */
+bool tj_graph_node_widens(const tj_graph *g, const tj_gnode *n);
+/** Whether g has calls a plan cannot bind a kernel to as they are: an
+ * implicit operator's, or one that widens (tj_graph_lower). */
+bool tj_graph_needs_lowering(const tj_graph *g);
+/** g with its implicit operators replaced by the calls they make (as
+ * tj_graph_decompose without a table) and each call that widens replaced by
+ * its pieces (runtime/widen.c: conversions to float32 or int64, the call,
+ * conversions of the results back, copy_ into written arguments), for
+ * tj_compile. NULL with tj_graph_decompose's errors. */
+tj_graph *tj_graph_lower(const tj_graph *g);
 
 /** A tj_trace_fn's outputs as it returned them: a count from 0 to
  * TJ_MAX_GRAPH_OUTPUTS, none NULL (TJ_ERR_INVALID_ARGUMENT naming `caller`

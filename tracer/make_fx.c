@@ -346,6 +346,9 @@ static tj_status trace_handler(tj_mode *mode, const tj_op *op, const tj_value *a
         }
     }
     const tj_decomp_entry *e = tj_decomp_table_lookup(tr->table, op);
+    /* a decomposition computes in the kernels' dtypes, as the operator
+     * does: a call on storage dtypes is widened first, its pieces traced */
+    if (e && tj_widen_needed(op, args, nargs)) return tj_widen_call(op, args, outs, tj_dispatch);
     if (e) return decompose(tr, op, e, args, outs);
     tj_status st = tr->fake ? tj_dispatch_fake(op, args, nargs, outs) : tj_redispatch(mode, op, args, nargs, outs);
     if (st != TJ_OK) return st;

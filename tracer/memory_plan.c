@@ -32,34 +32,13 @@
 
 #define ALIGN 64
 
-/* Operators computed element by element in one pass, safe to run with their
- * result over an input of the same shape: their kernels go through
- * tj_elementwise (every overload of each base name does), which allows the
- * output to alias an input exactly. Comparisons and the logical operators
- * are here too: a bool result may take a bool input's block. */
-static const char *const elementwise_ops[] = {
-    "abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "reciprocal", "sin", "cos",
-    "log1p", "expm1", "relu", "silu", "gelu", "add", "sub", "rsub", "mul", "div", "pow", "square",
-    "maximum", "minimum", "clamp", "clamp_min", "clamp_max", "hardtanh", "masked_fill", "where",
-    "logaddexp", "sign", "leaky_relu", "softplus", "elu", "hardsigmoid", "hardswish",
-    "floor", "ceil", "round", "trunc", "frac", "remainder", "fmod", "nan_to_num",
-    "atan2", "asin", "acos", "atan", "sinh", "cosh", "log2", "log10", "exp2",
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "logical_xor",
-    "isnan", "isinf", "addcmul", "addcdiv", "lerp",
-    "threshold_backward", "gelu_backward", "sigmoid_backward", "tanh_backward", "leaky_relu_backward",
-    "softplus_backward", "elu_backward", "hardtanh_backward", "hardsigmoid_backward", "hardswish_backward",
-    /* not through tj_elementwise, but element by element at the same
-     * positions: kept elements are left where they are when the result is
-     * the input (kernels/trilu.c), the others zeroed */
-    "tril", "triu",
-};
-
+/* Operators computed element by element in one pass (runtime/registry.c's
+ * list), safe to run with their result over an input of the same shape.
+ * Comparisons and the logical operators are there too: a bool result may
+ * take a bool input's block. */
 bool tj_plan_is_elementwise(const tj_op *op)
 {
-    if (op->nreturns != 1 || op->is_inplace || op->is_view || !tj_op_is_builtin(op)) return false;
-    for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops; i++)
-        if (strcmp(op->base, elementwise_ops[i]) == 0) return true;
-    return false;
+    return op->elementwise && op->nreturns == 1 && !op->is_inplace && !op->is_view && tj_op_is_builtin(op);
 }
 
 bool tj_plan_reads_before_writes(const tj_op *op)

@@ -221,7 +221,10 @@ typedef struct tj_compile_options {
  * contiguous, split, which make_fx never records but graph text may hold)
  * are first replaced by the calls they make for those layouts, a view or a
  * copy (tj_graph_decompose without a table; its errors are then this
- * function's). Free the plan with tj_plan_free.
+ * function's). So are calls computing on storage dtypes (float16,
+ * bfloat16, int8 to int32, uint8), which the kernels do not take: by
+ * conversions to float32 or int64 (aten::_to_copy), the call, and
+ * conversions of its results back, as the dispatcher runs them eagerly. Free the plan with tj_plan_free.
  * Errors (NULL): TJ_ERR_INVALID_ARGUMENT for a NULL graph or one without an
  * output node, or a write-back entry out of range, naming an input twice,
  * or whose output and input types differ; TJ_ERR_UNSUPPORTED for a call
