@@ -85,10 +85,16 @@ void tj_k_convert(void *dst, tj_dtype dd, const void *src, tj_dtype sd, int64_t 
     case PAIR(TJ_BOOL, TJ_FLOAT32): LOOP(uint8_t, float, x != 0); break;
     case PAIR(TJ_BOOL, TJ_FLOAT64): LOOP(uint8_t, double, x != 0); break;
     case PAIR(TJ_BOOL, TJ_INT64): LOOP(uint8_t, int64_t, x != 0); break;
-    case PAIR(TJ_FLOAT32, TJ_FLOAT16): LOOP(float, uint16_t, tj_k_f16_to_f32(x)); break;
-    case PAIR(TJ_FLOAT16, TJ_FLOAT32): LOOP(uint16_t, float, tj_k_f32_to_f16(x)); break;
-    case PAIR(TJ_FLOAT32, TJ_BFLOAT16): LOOP(float, uint16_t, tj_k_bf16_to_f32(x)); break;
-    case PAIR(TJ_BFLOAT16, TJ_FLOAT32): LOOP(uint16_t, float, tj_k_f32_to_bf16(x)); break;
+#define HALF(AVX512, AVX2, DT, ST, SCALAR)                                      \
+    if (tj_k_isa_active() == TJ_K_ISA_AVX512) AVX512(dst, src, n);              \
+    else if (tj_k_isa_active() == TJ_K_ISA_AVX2) AVX2(dst, src, n);             \
+    else LOOP(DT, ST, SCALAR(x));                                               \
+    break;
+    case PAIR(TJ_FLOAT32, TJ_FLOAT16): HALF(tj_k_f16_to_f32_avx512, tj_k_f16_to_f32_avx2, float, uint16_t, tj_k_f16_to_f32)
+    case PAIR(TJ_FLOAT16, TJ_FLOAT32): HALF(tj_k_f32_to_f16_avx512, tj_k_f32_to_f16_avx2, uint16_t, float, tj_k_f32_to_f16)
+    case PAIR(TJ_FLOAT32, TJ_BFLOAT16): HALF(tj_k_bf16_to_f32_avx512, tj_k_bf16_to_f32_avx2, float, uint16_t, tj_k_bf16_to_f32)
+    case PAIR(TJ_BFLOAT16, TJ_FLOAT32): HALF(tj_k_f32_to_bf16_avx512, tj_k_f32_to_bf16_avx2, uint16_t, float, tj_k_f32_to_bf16)
+#undef HALF
     case PAIR(TJ_FLOAT32, TJ_UINT8): LOOP(float, uint8_t, (float)x); break;
     case PAIR(TJ_FLOAT32, TJ_INT32): LOOP(float, int32_t, (float)x); break;
     case PAIR(TJ_INT64, TJ_INT32): LOOP(int64_t, int32_t, x); break;

@@ -96,5 +96,17 @@ void tj_k_f64_to_f32_avx512(float *d, const double *s, int64_t n);
 /** The same on AVX2 machines (copy_avx2.c), eight elements per step. */
 void tj_k_f32_to_f64_avx2(double *d, const float *s, int64_t n);
 void tj_k_f64_to_f32_avx2(float *d, const double *s, int64_t n);
+/** tj_k_convert's float16 / bfloat16 <-> float32 (s and d as raw bits on
+ * the half side), bit for bit dtype_convert.h's scalar conversions: the
+ * conversions every float16 / bfloat16 operator makes in and out
+ * (runtime/widen.c), 0.1 to 0.3 ns per element instead of 1 to 5. */
+void tj_k_f16_to_f32_avx512(float *d, const uint16_t *s, int64_t n);
+void tj_k_f32_to_f16_avx512(uint16_t *d, const float *s, int64_t n);
+void tj_k_bf16_to_f32_avx512(float *d, const uint16_t *s, int64_t n);
+void tj_k_f32_to_bf16_avx512(uint16_t *d, const float *s, int64_t n);
+void tj_k_f16_to_f32_avx2(float *d, const uint16_t *s, int64_t n);
+void tj_k_f32_to_f16_avx2(uint16_t *d, const float *s, int64_t n);
+void tj_k_bf16_to_f32_avx2(float *d, const uint16_t *s, int64_t n);
+void tj_k_f32_to_bf16_avx2(uint16_t *d, const float *s, int64_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* AVX-512 moves for tj_k_copy_strided and tj_k_convert (see copy.h): transposed
- * float32 tiles, short runs, strided 4-byte runs, float -> int64, float32 <-> float64. */
+ * float32 tiles, short runs, strided 4-byte runs, float -> int64, float32 <-> float64,
+ * float16 / bfloat16 <-> float32. */
 #include "copy.h"
 #include "transpose16_avx512.h"
 
@@ -134,5 +135,69 @@ void tj_k_f64_to_f32_avx512(float *d, const double *s, int64_t n)
     for (; i < n; i += 8) {
         __mmask8 m = (__mmask8)(n - i >= 8 ? 0xff : (1u << (n - i)) - 1);
         _mm256_mask_storeu_ps(d + i, m, _mm512_cvtpd_ps(_mm512_maskz_loadu_pd(m, s + i)));
+    }
+}
+
+/* float16 <-> float32 by vcvtph2ps / vcvtps2ph, bfloat16 <-> float32 by
+ * integer shifts, sixteen lanes a step and the tail masked: the bits of
+ * dtype_convert.h's scalar conversions (c10's). The instructions' own NaN
+ * results differ (vcvtph2ps quiets a signalling NaN, vcvtps2ph keeps the
+ * top payload bits): NaN lanes are rebuilt as the scalar code makes them. */
+void tj_k_f16_to_f32_avx512(float *d, const uint16_t *s, int64_t n)
+{
+    const __m512i exp_mask = _mm512_set1_epi32(0x7c00), mant = _mm512_set1_epi32(0x3ff);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = tj_k_lanes16(n - i);
+        __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, s + i));
+        __m512 f = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, _mm512_set1_epi32(0x7fff)), exp_mask);
+        if (nan) { /* sign, all-ones exponent, the payload as it was */
+            __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(h, _mm512_set1_epi32(0x8000)), 16),
+                                           _mm512_or_si512(_mm512_set1_epi32(0x7f800000),
+                                                           _mm512_slli_epi32(_mm512_and_si512(h, mant), 13)));
+            f = _mm512_mask_mov_ps(f, nan, _mm512_castsi512_ps(bits));
+        }
+        _mm512_mask_storeu_ps(d + i, m, f);
+    }
+}
+
+void tj_k_f32_to_f16_avx512(uint16_t *d, const float *s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = tj_k_lanes16(n - i);
+        __m512 f = _mm512_maskz_loadu_ps(m, s + i);
+        __m256i h = _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+        if (nan) { /* sign | 0x7e00 */
+            __m256i canon = _mm256_or_si256(_mm256_and_si256(h, _mm256_set1_epi16((short)0x8000)),
+                                            _mm256_set1_epi16(0x7e00));
+            h = _mm256_mask_mov_epi16(h, nan, canon);
+        }
+        _mm256_mask_storeu_epi16(d + i, m, h);
+    }
+}
+
+void tj_k_bf16_to_f32_avx512(float *d, const uint16_t *s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = tj_k_lanes16(n - i);
+        __m512i x = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, s + i)), 16);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_castsi512_ps(x));
+    }
+}
+
+/* rounded to nearest even by adding 0x7fff plus the kept part's lowest bit;
+ * NaN is 0x7fc0 whatever its sign (c10's round_to_nearest_even) */
+void tj_k_f32_to_bf16_avx512(uint16_t *d, const float *s, int64_t n)
+{
+    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff), qnan = _mm512_set1_epi32(0x7fc0);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = tj_k_lanes16(n - i);
+        __m512 f = _mm512_maskz_loadu_ps(m, s + i);
+        __m512i x = _mm512_castps_si512(f);
+        __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
+        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, half), lsb), 16);
+        r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q), qnan);
+        _mm256_mask_storeu_epi16(d + i, m, _mm512_cvtepi32_epi16(r));
     }
 }

@@ -17,7 +17,8 @@ tj_k_isa tj_k_isa_cpu(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
         return TJ_K_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return TJ_K_ISA_AVX2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        return TJ_K_ISA_AVX2;
     return TJ_K_ISA_GENERIC;
 }
 

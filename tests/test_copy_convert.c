@@ -14,6 +14,8 @@
 
 #include "kernels/copy.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/dtype_convert.h"
+#include "kernels/fp_control.h"
 #include "test_util.h"
 
 TestSuite(copy_convert, .init = test_scope_open, .fini = test_scope_close_isa);
@@ -181,6 +183,59 @@ Test(copy_convert, tj_k_convert_between_float32_and_float64_gives_the_scalar_cas
     for (int k = 0; k < TEST_NISA; k++) {
         if (!tj_k_isa_force(test_isas[k])) continue;
         check_float_conversions(convert_to_f32, convert_to_f64, test_isas[k]);
+    }
+    tj_k_isa_force(NULL);
+}
+
+/* float16 / bfloat16 <-> float32 through tj_k_convert on every ISA, every
+ * flush mode, every length up to 40 (tails) and past: every float16 and
+ * bfloat16 bit pattern one way, random float32 patterns and the rounding
+ * edges the other, each the bits of dtype_convert.h's scalar conversions
+ * (NaN payloads, signalling NaNs, subnormals included); nothing past the
+ * last element written. */
+static void expect_half_conversions(const char *isa, unsigned fp_mode)
+{
+    enum { N = 65536 + 40 };
+    static uint16_t h[N], h_out[N + 1], h_want[N];
+    static float f[N], f_out[N + 1], f_want[N];
+    uint64_t s = 0x2545f4914f6cdd1du;
+    for (int i = 0; i < N; i++) {
+        h[i] = (uint16_t)i; /* every pattern, then a few again */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        uint32_t w = (uint32_t)(s >> 32);
+        if (i % 4 == 1) w = (w & 0xffff0000u) | 0x8000u;              /* bfloat16 ties */
+        if (i % 4 == 2) w = (w & 0x8fffe000u) | 0x00001000u | 0x38000000u; /* float16 ties near subnormals */
+        memcpy(&f[i], &w, sizeof w);
+    }
+    for (int half = 0; half < 2; half++) {
+        tj_dtype hd = half ? TJ_BFLOAT16 : TJ_FLOAT16;
+        for (int i = 0; i < N; i++) {
+            f_want[i] = half ? tj_k_bf16_to_f32(h[i]) : tj_k_f16_to_f32(h[i]);
+            h_want[i] = half ? tj_k_f32_to_bf16(f[i]) : tj_k_f32_to_f16(f[i]);
+        }
+        unsigned saved = tj_k_fp_control();
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n < N ? N : N + 1) {
+            f_out[n] = -1.0f;
+            h_out[n] = 0x5a5a;
+            tj_k_fp_control_set(fp_mode);
+            tj_k_convert(f_out, TJ_FLOAT32, h, hd, n);
+            tj_k_convert(h_out, hd, f, TJ_FLOAT32, n);
+            tj_k_fp_control_set(saved);
+            cr_assert(memcmp(f_out, f_want, sizeof(float) * (size_t)n) == 0, "%s %s -> float32 n %lld, mode %#x",
+                      isa, tj_dtype_name(hd), (long long)n, fp_mode);
+            cr_assert(memcmp(h_out, h_want, sizeof(uint16_t) * (size_t)n) == 0, "%s float32 -> %s n %lld, mode %#x",
+                      isa, tj_dtype_name(hd), (long long)n, fp_mode);
+            cr_assert(f_out[n] == -1.0f && h_out[n] == 0x5a5a, "%s n %lld: element n written", isa, (long long)n);
+        }
+    }
+}
+
+Test(copy_convert, half_conversions_give_the_scalar_bits_on_every_isa_and_flush_mode)
+{
+    for (int k = 0; k < TEST_NISA; k++) {
+        if (!tj_k_isa_force(test_isas[k])) continue;
+        expect_half_conversions(test_isas[k], 0x1f80u);                                 /* round to nearest */
+        expect_half_conversions(test_isas[k], 0x1f80u | TJ_K_FP_FTZ | TJ_K_FP_DAZ); /* denormals flushed */
     }
     tj_k_isa_force(NULL);
 }
