@@ -167,7 +167,10 @@ static tj_status widen_args(tj_widen_call_fn call, const tj_op *op, const tj_val
             for (int k = 0; k < v->n && st == TJ_OK; k++, next++) {
                 tj_tensor *t = v->u.ts[k];
                 *next = t;
-                if (t && is_storage(t->dtype)) st = convert(call, t, compute_dtype(t->dtype), next);
+                if (!t || !is_storage(t->dtype)) continue;
+                /* a uint8 entry of an index list (Tensor?[]) is a mask, as in torch 1.13 */
+                bool mask = op->args[i].elem_optional && t->dtype == TJ_UINT8;
+                st = convert(call, t, mask ? TJ_BOOL : compute_dtype(t->dtype), next);
             }
         }
         if (st != TJ_OK) return st;
@@ -253,12 +256,36 @@ static __attribute__((cold)) tj_status explain(const tj_op *op, const tj_value *
                     tj_dtype_name(compute_dtype(t->dtype)));
 }
 
+/* A written argument sharing some of its elements with another argument:
+ * the widened copies would lose that aliasing (each computed from the
+ * values before the call), so it is refused as ATen refuses it for its
+ * elementwise kernels. The same view (x.add_(x)) reads and writes each
+ * element at one place and stays allowed. */
+static tj_status check_written_overlap(const tj_op *op, const tj_value *args)
+{
+    for (int j = 0; j < op->nargs; j++) {
+        if (!(op->mutated_args >> j & 1) || args[j].kind != TJ_V_TENSOR) continue;
+        for (int i = 0; i < op->nargs; i++) {
+            if (i == j || args[i].kind != TJ_V_TENSOR || !args[i].u.t) continue;
+            if (tj_overlap_status(args[j].u.t, args[i].u.t) == TJ_OVERLAP_PARTIAL)
+                return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: unsupported operation: some elements of the input "
+                                "tensor (%s) and the written-to tensor (%s) refer to a single memory location; "
+                                "clone() it first", op->name, op->args[i].name, op->args[j].name);
+        }
+    }
+    return TJ_OK;
+}
+
 tj_status tj_widen_call(const tj_op *op, const tj_value *args, tj_value *outs, tj_widen_call_fn call)
 {
     for (int i = 0; i < op->nreturns; i++) outs[i] = tj_v_none();
     if (op->is_view)
         return tj_error(TJ_ERR_DTYPE, "%s: a view of a storage-dtype tensor (float16, bfloat16, int32, int16, "
                         "int8, uint8) through this operator is not supported", op->name);
+    if (op->mutated_args) {
+        tj_status st = check_written_overlap(op, args);
+        if (st != TJ_OK) return st;
+    }
     result_rule rule = read_rule(op, args);
     widened w;
     tj_status st = widen_args(call, op, args, &w);

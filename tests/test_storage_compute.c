@@ -158,6 +158,22 @@ Test(storage_compute, ambiguous_and_failing_calls_explain)
                       "(the float16 arguments computed in float32)");
 }
 
+/* A written argument overlapping another one partly is refused, as ATen
+ * refuses it (the widened copies would read the values before the call);
+ * x.add_(x) stays allowed. A uint8 index is a mask, as in torch 1.13. */
+Test(storage_compute, aliasing_and_uint8_masks_keep_their_meaning)
+{
+    tj_tensor *x = as(test_f32(1, (int64_t[]){4}, (float[]){1, 2, 3, 4}), TJ_FLOAT16);
+    test_expect_error(tj_add_(tj_narrow(x, 0, 1, 3), tj_narrow(x, 0, 0, 3), tj_v_int(1)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::add_.Tensor", "refer to a single memory location");
+    test_expect_f32(as(x, TJ_FLOAT32), (float[]){1, 2, 3, 4}, 4, 0);
+    checked(tj_add_(x, x, tj_v_int(1)));
+    test_expect_f32(as(x, TJ_FLOAT32), (float[]){2, 4, 6, 8}, 4, 0);
+    tj_tensor *mask = as(test_i64(1, (int64_t[]){4}, (int64_t[]){1, 0, 1, 0}), TJ_UINT8);
+    tj_tensor *picked = checked(tj_index(x, &mask, 1));
+    test_expect_f32(as(picked, TJ_FLOAT32), (float[]){2, 6}, 2, 0);
+}
+
 static tj_status mlp(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
 {
     (void)ctx, (void)n;
