@@ -12,8 +12,8 @@
  *     instead of materialising a key per tap;
  *   avg_pool2d: window sums (accumulated in float64 for float32, as the
  *     kernel does) divided by the kernel's divisor table;
- *   max_pool2d_with_indices_backward: scatter_add of the gradient into the
- *     input plane at the saved indices.
+ *   max_pool2d_with_indices_backward, adaptive_max_pool2d_backward:
+ *     scatter_add of the gradient into the input plane at the saved indices.
  * The shape functions check the arguments and give the output sizes. */
 #include "windows.h"
 
@@ -228,20 +228,32 @@ static tj_status avg_pool2d(const tj_value *args, tj_value *outs)
     return tj_dc_done(unbatched(r, &p), outs);
 }
 
-/* grad_input[plane][index] += grad_output, over [N, C, OH*OW] -> [N, C, H*W]. */
-static tj_status max_pool2d_with_indices_backward(const tj_value *args, tj_value *outs)
+/* grad_input[plane][index] += grad_output, over [N, C, OH*OW] -> [N, C, H*W]
+ * (m: the backward's output geometry). */
+static tj_status scatter_into_planes(tj_tensor *g, tj_tensor *self, tj_tensor *idx, const tj_meta *m, tj_value *outs)
 {
-    tj_meta m[1];
-    if (tj_dc_check(TJ_OPS(max_pool2d_with_indices_backward), args, m) != TJ_OK) return tj_last_status();
-    tj_tensor *g = args[0].u.t, *self = args[1].u.t, *idx = args[7].u.t;
     int nd = tj_tensor_ndim(self), lead = nd - 2;
     int64_t flat[TJ_MAX_DIMS], plane[TJ_MAX_DIMS];
     for (int i = 0; i < lead; i++) flat[i] = plane[i] = tj_tensor_shape(self)[i];
     flat[lead] = tj_tensor_shape(g)[nd - 2] * tj_tensor_shape(g)[nd - 1];
     plane[lead] = tj_tensor_shape(self)[nd - 2] * tj_tensor_shape(self)[nd - 1];
-    tj_tensor *zeros = tj_expand(tj_full(NULL, 0, tj_v_int(0), (int)m[0].dtype), plane, lead + 1);
+    tj_tensor *zeros = tj_expand(tj_full(NULL, 0, tj_v_int(0), (int)m->dtype), plane, lead + 1);
     tj_tensor *r = tj_scatter_add(zeros, lead, tj_reshape(idx, flat, lead + 1), tj_reshape(g, flat, lead + 1));
-    return tj_dc_done(tj_view(r, m[0].shape, m[0].ndim), outs);
+    return tj_dc_done(tj_view(r, m->shape, m->ndim), outs);
+}
+
+static tj_status max_pool2d_with_indices_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(max_pool2d_with_indices_backward, args, m);
+    return scatter_into_planes(args[0].u.t, args[1].u.t, args[7].u.t, &m[0], outs);
+}
+
+/* adaptive_max_pool2d_backward(grad_output, self, indices): the same scatter
+ * (torch._decomp 1.13 has none; the forward stays a primitive). */
+static tj_status adaptive_max_pool2d_backward(const tj_value *args, tj_value *outs)
+{
+    TJ_DC_CHECK(adaptive_max_pool2d_backward, args, m);
+    return scatter_into_planes(args[0].u.t, args[1].u.t, args[2].u.t, &m[0], outs);
 }
 
 void tj_register_pool_decompositions(void)
@@ -250,4 +262,6 @@ void tj_register_pool_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(avg_pool2d), avg_pool2d, "avg_pool2d");
     tj_op_set_decomposition(TJ_OPS(max_pool2d_with_indices_backward), max_pool2d_with_indices_backward,
                             "max_pool2d_with_indices_backward");
+    tj_op_set_decomposition(TJ_OPS(adaptive_max_pool2d_backward), adaptive_max_pool2d_backward,
+                            "adaptive_max_pool2d_backward");
 }

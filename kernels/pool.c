@@ -373,3 +373,53 @@ static int64_t window_w(const tj_k_pool2d *p, int64_t ox)
 
 ADAPTIVE_AVGPOOL_DEFINE(float, f32)
 ADAPTIVE_AVGPOOL_DEFINE(double, f64)
+
+/* Adaptive max pooling: ATen's cpu_adaptive_max_pool loop, the window's
+ * first position the start (a window of -inf keeps it). */
+#define ADAPTIVE_MAXPOOL_DEFINE(T, SUF)                                                                  \
+    typedef struct adaptive_max_args_##SUF {                                                             \
+        const tj_k_pool2d *p;                                                                            \
+        const T *src;                                                                                    \
+        T *dst;                                                                                          \
+        int64_t *idx;                                                                                    \
+    } adaptive_max_args_##SUF;                                                                           \
+                                                                                                         \
+    static void adaptive_max_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                  \
+    {                                                                                                    \
+        const adaptive_max_args_##SUF *a = ctx;                                                          \
+        const tj_k_pool2d *p = a->p;                                                                     \
+        (void)t;                                                                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *src = PLANE(p, a->src, pl);                                                         \
+            T *o = a->dst + pl * p->out_h * p->out_w;                                                    \
+            int64_t *ix = a->idx + pl * p->out_h * p->out_w;                                             \
+            for (int64_t oy = 0; oy < p->out_h; oy++) {                                                  \
+                int64_t y0 = tj_k_adaptive_start(oy, p->out_h, p->height);                               \
+                int64_t y1 = tj_k_adaptive_end(oy, p->out_h, p->height);                                 \
+                for (int64_t ox = 0; ox < p->out_w; ox++) {                                              \
+                    int64_t x0 = tj_k_adaptive_start(ox, p->out_w, p->width);                            \
+                    int64_t x1 = tj_k_adaptive_end(ox, p->out_w, p->width);                              \
+                    T best = -INFINITY;                                                                  \
+                    int64_t at = y0 * p->width + x0;                                                     \
+                    for (int64_t y = y0; y < y1; y++)                                                    \
+                        for (int64_t x = x0; x < x1; x++) {                                              \
+                            T v = src[y * p->ys + x * p->xs];                                            \
+                            bool take = v > best || v != v;                                              \
+                            best = take ? v : best;                                                      \
+                            at = take ? y * p->width + x : at;                                           \
+                        }                                                                                \
+                    o[oy * p->out_w + ox] = best;                                                        \
+                    ix[oy * p->out_w + ox] = at;                                                         \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    void tj_k_adaptive_max_pool2d_##SUF(const tj_k_pool2d *p, const T *in, T *out, int64_t *idx)         \
+    {                                                                                                    \
+        adaptive_max_args_##SUF a = {.p = p, .src = in, .dst = out, .idx = idx};                         \
+        tj_k_parallel(p->threads, p->batch * p->channels, adaptive_max_planes_##SUF, &a);                \
+    }
+
+ADAPTIVE_MAXPOOL_DEFINE(float, f32)
+ADAPTIVE_MAXPOOL_DEFINE(double, f64)

@@ -78,6 +78,15 @@ void tj_k_adaptive_avg_pool2d_f64(const tj_k_pool2d *p, const double *in, double
 int64_t tj_k_adaptive_start(int64_t i, int64_t out_size, int64_t in_size);
 int64_t tj_k_adaptive_end(int64_t i, int64_t out_size, int64_t in_size);
 
+/** Adaptive max pooling (PyTorch 1.13's AdaptiveMaxPoolKernel.cpp): output
+ * (oy, ox) is the max over the windows of tj_k_adaptive_avg_pool2d_f32,
+ * idx (contiguous, the output's layout) the chosen element's y*width + x in
+ * its plane. Ties keep the first position in row-major window order; a nan
+ * wins, and with several nans the last one does. Only the sizes, strides
+ * and threads of p are read. Gradient: tj_k_max_pool2d_backward_f32. */
+void tj_k_adaptive_max_pool2d_f32(const tj_k_pool2d *p, const float *in, float *out, int64_t *idx);
+void tj_k_adaptive_max_pool2d_f64(const tj_k_pool2d *p, const double *in, double *out, int64_t *idx);
+
 /** Gradient of adaptive average pooling: grad_in (contiguous [batch,
  * channels, height, width]) at (y, x) is the sum, over the windows holding
  * it in row-major output order, of grad_out / window height / window width

@@ -1,4 +1,4 @@
-/* Nearest and bilinear resampling over planes of any strides: index and
+/* Nearest, bilinear and bicubic resampling over planes of any strides: index and
  * weight tables once per output row and column, then one pass per plane,
  * planes split over threads (parallel.h). See upsample.h. */
 #include "upsample.h"
@@ -182,3 +182,111 @@ static inline int64_t in_plane_offset(const tj_k_upsample2d *p, int64_t pl)
 
 DEFINE_UPSAMPLE(float, f32)
 DEFINE_UPSAMPLE(double, f64)
+
+/* ATen's cubic_convolution1 (|t| <= 1) and cubic_convolution2 (1 < |t| < 2). */
+#define CUBIC1(x, A) ((((A) + 2) * (x) - ((A) + 3)) * (x) * (x) + 1)
+#define CUBIC2(x, A) (((((A) * (x)) - (5 * (A))) * (x) + (8 * (A))) * (x) - (4 * (A)))
+
+#define DEFINE_BICUBIC(T, SUF)                                                                                    \
+    void tj_k_cubic_indices_##SUF(int64_t in, int64_t out, double scale, bool align_corners, int64_t *idx, T *w)  \
+    {                                                                                                             \
+        T s = align_corners ? (out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0) : SCALE_VALUE(T, scale, in, out);     \
+        const T A = (T)-0.75;                                                                                     \
+        for (int64_t i = 0; i < out; i++) {                                                                       \
+            T real = align_corners ? s * (T)i : s * ((T)i + (T)0.5) - (T)0.5;                                     \
+            int64_t f = (int64_t)floor((double)real);                                                             \
+            T t = real - (T)f, t2 = (T)1 - t;                                                                     \
+            T c[4] = {CUBIC2(t + (T)1, A), CUBIC1(t, A), CUBIC1(t2, A), CUBIC2(t2 + (T)1, A)};       \
+            for (int j = 0; j < 4; j++) {                                                                         \
+                int64_t k = f - 1 + j;                                                                            \
+                idx[4 * i + j] = k < 0 ? 0 : k > in - 1 ? in - 1 : k;                                             \
+                w[4 * i + j] = c[j];                                                                              \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    typedef struct cubic_args_##SUF {                                                                             \
+        const tj_k_upsample2d *p;                                                                                 \
+        const tj_k_cubic_tables_##SUF *t;                                                                         \
+        const T *in;                                                                                              \
+        T *out, *scratch;                                                                                         \
+    } cubic_args_##SUF;                                                                                           \
+                                                                                                                  \
+    /* Every input row's 4-tap column sums (the inner sums of ATen's loop, \
+     * the same for every output row that reads the row), then each output \
+     * row the 4-tap sum of its rows' sums: contiguous, so it vectorises. */ \
+    static void bicubic_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                               \
+    {                                                                                                             \
+        const cubic_args_##SUF *a = ctx;                                                                          \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_cubic_tables_##SUF *t = a->t;                                                                  \
+        T *h = a->scratch + (int64_t)th * p->height * p->out_w;                                                   \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            const T *src = a->in + in_plane_offset(p, pl);                                                        \
+            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
+            for (int64_t r = 0; r < p->height; r++) {                                                             \
+                const T *row = src + r * p->ys;                                                                   \
+                T *hr = h + r * p->out_w;                                                                         \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    const int64_t *ix = t->x + 4 * x;                                                             \
+                    const T *wx = t->wx + 4 * x;                                                                  \
+                    T v = row[ix[0] * p->xs] * wx[0];                                                             \
+                    v = MULADD_##SUF(row[ix[1] * p->xs], wx[1], v);                                               \
+                    v = MULADD_##SUF(row[ix[2] * p->xs], wx[2], v);                                               \
+                    hr[x] = MULADD_##SUF(row[ix[3] * p->xs], wx[3], v);                                           \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
+                const int64_t *iy = t->y + 4 * y;                                                                 \
+                const T *h0 = h + iy[0] * p->out_w, *h1 = h + iy[1] * p->out_w;                                   \
+                const T *h2 = h + iy[2] * p->out_w, *h3 = h + iy[3] * p->out_w;                                   \
+                T w0 = t->wy[4 * y], w1 = t->wy[4 * y + 1], w2 = t->wy[4 * y + 2], w3 = t->wy[4 * y + 3];         \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    T v = h0[x] * w0;                                                                             \
+                    v = MULADD_##SUF(h1[x], w1, v);                                                               \
+                    v = MULADD_##SUF(h2[x], w2, v);                                                               \
+                    dst[x] = MULADD_##SUF(h3[x], w3, v);                                                          \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    void tj_k_upsample_bicubic2d_##SUF(const tj_k_upsample2d *p, const tj_k_cubic_tables_##SUF *t, const T *in,   \
+                                       T *out, T *scratch)                                                        \
+    {                                                                                                             \
+        cubic_args_##SUF a = {p, t, in, out, scratch};                                                            \
+        tj_k_parallel(p->threads, p->batch * p->channels, bicubic_planes_##SUF, &a);                              \
+    }                                                                                                             \
+                                                                                                                  \
+    static inline void bicubic_backward_plane_##SUF(const cubic_args_##SUF *a, int64_t pl)                        \
+    {                                                                                                             \
+        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_cubic_tables_##SUF *t = a->t;                                                                  \
+        T *gi = a->out + pl * p->height * p->width;                                                               \
+        const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
+        memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                                \
+        for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                                  \
+            const int64_t *iy = t->y + 4 * y;                                                                     \
+            const T *wy = t->wy + 4 * y;                                                                          \
+            for (int64_t x = 0; x < p->out_w; x++) {                                                              \
+                const int64_t *ix = t->x + 4 * x;                                                                 \
+                const T *wx = t->wx + 4 * x;                                                                      \
+                for (int k = 0; k < 4; k++)                                                                       \
+                    for (int j = 0; j < 4; j++) {                                                                 \
+                        T *at = gi + iy[j] * p->width + ix[k];                                                    \
+                        *at = MULADD_##SUF(go[x] * wy[j], wx[k], *at);                                            \
+                    }                                                                                             \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    DEFINE_PLANES_TASK(bicubic_backward_planes_##SUF, bicubic_backward_plane_##SUF)                               \
+                                                                                                                  \
+    void tj_k_upsample_bicubic2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_cubic_tables_##SUF *t,       \
+                                                const T *grad_out, T *grad_in)                                    \
+    {                                                                                                             \
+        cubic_args_##SUF a = {p, t, grad_out, grad_in, NULL};                                                     \
+        tj_k_parallel(p->threads, p->batch * p->channels, bicubic_backward_planes_##SUF, &a);                     \
+    }
+
+DEFINE_BICUBIC(float, f32)
+DEFINE_BICUBIC(double, f64)

@@ -1,4 +1,4 @@
-/* 2-D nearest and bilinear resampling and their gradients, as PyTorch
+/* 2-D nearest, bilinear and bicubic resampling and their gradients, as PyTorch
  * 1.13's CPU kernels (aten/src/ATen/native/UpSample.h, cpu/UpSampleKernel.cpp):
  * the same source indices and weights, computed once per output row and
  * column, in the same precision (float for float32, double for float64). */
@@ -89,5 +89,45 @@ void tj_k_upsample_bilinear2d_backward_f32(const tj_k_upsample2d *p, const tj_k_
                                            const float *grad_out, float *grad_in);
 void tj_k_upsample_bilinear2d_backward_f64(const tj_k_upsample2d *p, const tj_k_linear_tables_f64 *t,
                                            const double *grad_out, double *grad_in);
+
+/** The per-dim tables of bicubic resampling (tj_k_cubic_indices): for output
+ * row y the 4 source rows y[4y + j] (clamped to [0, height - 1]) and their
+ * weights wy[4y + j]; likewise x / wx for columns. */
+typedef struct tj_k_cubic_tables_f32 {
+    const int64_t *y, *x;
+    const float *wy, *wx;
+} tj_k_cubic_tables_f32;
+typedef struct tj_k_cubic_tables_f64 {
+    const int64_t *y, *x;
+    const double *wy, *wx;
+} tj_k_cubic_tables_f64;
+
+/** Source indices and weights of each of `out` outputs of one dim for
+ * bicubic resampling, as ATen 1.13 computes them in T: the source position
+ * s i (align_corners, s = (in - 1) / (out - 1)) or s (i + 0.5) - 0.5 (s as
+ * for linear, no clamp), f its floor; taps f - 1 .. f + 2 clamped to
+ * [0, in - 1], weights Keys' cubic convolution (A = -0.75) of the distance
+ * t = position - f. idx and w receive 4 out entries each. */
+void tj_k_cubic_indices_f32(int64_t in, int64_t out, double scale, bool align_corners, int64_t *idx, float *w);
+void tj_k_cubic_indices_f64(int64_t in, int64_t out, double scale, bool align_corners, int64_t *idx, double *w);
+
+/** Bicubic resampling: out (o, y, x) = sum_j wy_j (sum_k wx_k in(y_j, x_k)),
+ * each sum in tap order, the first term a product and the others a * b + c
+ * with one rounding (ATen's interpolate loop, FMA-contracted). Each input
+ * row's column sums are computed once per plane into scratch, which holds
+ * height * out_w elements per thread (p->threads, at least 1). Parallel over
+ * planes. */
+void tj_k_upsample_bicubic2d_f32(const tj_k_upsample2d *p, const tj_k_cubic_tables_f32 *t, const float *in,
+                                 float *out, float *scratch);
+void tj_k_upsample_bicubic2d_f64(const tj_k_upsample2d *p, const tj_k_cubic_tables_f64 *t, const double *in,
+                                 double *out, double *scratch);
+/** Gradient of bicubic resampling: grad_in (zeroed here) receives, for each
+ * grad_out (contiguous) element g in row-major order and its taps k (columns)
+ * then j (rows), g wy_j wx_k added at (y_j, x_k), in the dtype, as ATen's
+ * upsample_bicubic2d_backward_out_frame. Parallel over planes. */
+void tj_k_upsample_bicubic2d_backward_f32(const tj_k_upsample2d *p, const tj_k_cubic_tables_f32 *t,
+                                          const float *grad_out, float *grad_in);
+void tj_k_upsample_bicubic2d_backward_f64(const tj_k_upsample2d *p, const tj_k_cubic_tables_f64 *t,
+                                          const double *grad_out, double *grad_in);
 
 #endif

@@ -690,6 +690,15 @@ tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_si
 {
     return CALL(upsample_bilinear2d_vec, T(input), OPTL(output_size, 2), B(align_corners), OPTF(scale_factors, 2));
 }
+tj_tensor *tj_upsample_bicubic2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                     const double *scale_factors)
+{
+    return CALL(upsample_bicubic2d_vec, T(input), OPTL(output_size, 2), B(align_corners), OPTF(scale_factors, 2));
+}
+tj_status tj_adaptive_max_pool2d(tj_tensor *self, const int64_t *output_size, tj_tensor **out, tj_tensor **indices)
+{
+    return CALLN(adaptive_max_pool2d, out, indices, NULL, T(self), L(output_size, 2));
+}
 #define PAD_API(ident)                                                                                   \
     tj_tensor *tj_##ident(tj_tensor *self, const int64_t *padding, int npad)                            \
     {                                                                                                    \
@@ -882,6 +891,10 @@ tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *s
 {
     return CALL(_adaptive_avg_pool2d_backward, T(grad_output), T(self));
 }
+tj_tensor *tj_adaptive_max_pool2d_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *indices)
+{
+    return CALL(adaptive_max_pool2d_backward, T(grad_output), T(self), T(indices));
+}
 tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
                                               const int64_t *input_size, int n_input_size,
                                               const double *scale_factors)
@@ -894,6 +907,13 @@ tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int
                                                const double *scale_factors)
 {
     return CALL(upsample_bilinear2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, n_input_size),
+                B(align_corners), OPTF(scale_factors, 2));
+}
+tj_tensor *tj_upsample_bicubic2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size, bool align_corners,
+                                              const double *scale_factors)
+{
+    return CALL(upsample_bicubic2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, n_input_size),
                 B(align_corners), OPTF(scale_factors, 2));
 }
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,

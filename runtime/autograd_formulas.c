@@ -2195,14 +2195,15 @@ FORMULA(d_embedding_dense_backward)
 }
 
 /* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
- * padding, dilation, ceil_mode, indices), and the 3-D one (indices into a
- * volume): linear in grad_output, which gets
+ * padding, dilation, ceil_mode, indices), the 3-D one (indices into a
+ * volume) and adaptive_max_pool2d_backward(grad_output, self, indices):
+ * linear in grad_output, which gets
  * grad (self's shape) at each output position's index into its plane, as
  * ATen's max_pool_double_backward; self gets zeros (piecewise linear), the
  * indices are integers. */
 FORMULA(d_max_pool2d_with_indices_backward)
 {
-    tj_tensor *idx = ARG(7);
+    tj_tensor *idx = CALLED(adaptive_max_pool2d_backward) ? ARG(2) : ARG(7);
     int64_t first = CALLED(max_pool3d_with_indices_backward) ? -3 : -2; /* the plane's or volume's dims */
     if (NEED(0)) {
         tj_tensor *planes = tj_flatten(g[0], first, -1), *at = tj_flatten(idx, first, -1);
@@ -2299,6 +2300,17 @@ FORMULA(d_adaptive_avg_pool2d)
     return TJ_OK;
 }
 
+/* adaptive_max_pool2d: adaptive_max_pool2d_backward(grad, self, indices)
+ * (derivatives.yaml; the indices are not differentiable). An empty self
+ * or output has a zero gradient (the backward refuses an empty grad). */
+FORMULA(d_adaptive_max_pool2d)
+{
+    tj_tensor *self = ARG(0);
+    gi[0] = self->numel == 0 || g[0]->numel == 0 ? zeros_like(self)
+                                                  : tj_adaptive_max_pool2d_backward(g[0], self, OUT(1));
+    return TJ_OK;
+}
+
 /* _adaptive_avg_pool2d_backward is linear in grad_output, with the forward
  * pooling as its transpose; self's values are not read (no gradient). */
 FORMULA(d_adaptive_avg_pool2d_backward)
@@ -2324,6 +2336,7 @@ static tj_status d_upsample(const tj_op *backward, const tj_grad_ctx *c, tj_tens
 }
 FORMULA(d_upsample_nearest2d) { return d_upsample(TJ_OPS(upsample_nearest2d_backward_vec), c, g, gi); }
 FORMULA(d_upsample_bilinear2d) { return d_upsample(TJ_OPS(upsample_bilinear2d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_bicubic2d) { return d_upsample(TJ_OPS(upsample_bicubic2d_backward_vec), c, g, gi); }
 
 static tj_status d_upsample_backward(const tj_op *forward, const tj_grad_ctx *c, tj_tensor *const *g,
                                      tj_tensor **gi)
@@ -2338,6 +2351,7 @@ static tj_status d_upsample_backward(const tj_op *forward, const tj_grad_ctx *c,
 }
 FORMULA(d_upsample_nearest2d_backward) { return d_upsample_backward(TJ_OPS(upsample_nearest2d_vec), c, g, gi); }
 FORMULA(d_upsample_bilinear2d_backward) { return d_upsample_backward(TJ_OPS(upsample_bilinear2d_vec), c, g, gi); }
+FORMULA(d_upsample_bicubic2d_backward) { return d_upsample_backward(TJ_OPS(upsample_bicubic2d_vec), c, g, gi); }
 
 /* pixel_shuffle and pixel_unshuffle undo each other (derivatives.yaml). */
 FORMULA(d_pixel_shuffle)
@@ -3062,7 +3076,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(avg_pool2d, d_avg_pool2d), D(_adaptive_avg_pool2d, d_adaptive_avg_pool2d),
     D_OUTS(max_pool3d_with_indices, d_max_pool3d, 2u), D(avg_pool3d, d_avg_pool3d),
     D(grid_sampler_2d, d_grid_sampler_2d),
-    D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward), D(embedding, d_embedding),
+    D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward),
+    D_OUTS(adaptive_max_pool2d, d_adaptive_max_pool2d, 2u), D(embedding, d_embedding),
     D_OUTS(native_dropout, d_native_dropout, 2u),
     D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */
     D_NO_GRAD_ARGS(binary_cross_entropy, d_binary_cross_entropy, 4u, 0u), /* weight */
@@ -3094,7 +3109,9 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* resampling */
     D(upsample_nearest2d_vec, d_upsample_nearest2d), D(upsample_bilinear2d_vec, d_upsample_bilinear2d),
     D(upsample_nearest2d_backward_vec, d_upsample_nearest2d_backward),
-    D(upsample_bilinear2d_backward_vec, d_upsample_bilinear2d_backward), D(pixel_shuffle, d_pixel_shuffle),
+    D(upsample_bilinear2d_backward_vec, d_upsample_bilinear2d_backward),
+    D(upsample_bicubic2d_vec, d_upsample_bicubic2d), D(upsample_bicubic2d_backward_vec, d_upsample_bicubic2d_backward),
+    D(pixel_shuffle, d_pixel_shuffle),
     D(pixel_unshuffle, d_pixel_unshuffle),
 
     /* session 24 (opsbatch2): padding */
@@ -3137,6 +3154,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(embedding_dense_backward, d_embedding_dense_backward),
     D(max_pool2d_with_indices_backward, d_max_pool2d_with_indices_backward),
     D(max_pool3d_with_indices_backward, d_max_pool2d_with_indices_backward),
+    D(adaptive_max_pool2d_backward, d_max_pool2d_with_indices_backward),
     D(avg_pool3d_backward, d_avg_pool3d_backward),
     /* session 56 (ops56); _cdist_backward has none (not_implemented in 1.13) */
     D_NO_SELF(im2col, d_im2col), D_NO_SELF(col2im, d_col2im), D(_cdist_forward, d_cdist_forward),

@@ -14,6 +14,7 @@ TJ_OP_DECLARE(avg_pool3d)
 /* grid sampling (op_grid_sample.c) */
 TJ_OP_DECLARE(grid_sampler_2d)
 TJ_OP_DECLARE(_adaptive_avg_pool2d)
+TJ_OP_DECLARE(adaptive_max_pool2d)
 /** Window i of adaptive pooling of `in` elements into `out` windows (the
  * kernel's, for the decompositions): [*start, *end), start = floor(i * in /
  * out), end = ceil((i + 1) * in / out); 0 <= i < out, in * (out + 1) within
@@ -22,6 +23,7 @@ void tj_adaptive_window(int64_t i, int64_t out, int64_t in, int64_t *start, int6
 /* upsample (op_upsample.c), pixel_shuffle / pixel_unshuffle (op_pixel_shuffle.c) */
 TJ_OP_DECLARE(upsample_nearest2d_vec)
 TJ_OP_DECLARE(upsample_bilinear2d_vec)
+TJ_OP_DECLARE(upsample_bicubic2d_vec)
 TJ_OP_DECLARE(pixel_shuffle)
 TJ_OP_DECLARE(pixel_unshuffle)
 TJ_OP_DECLARE(nll_loss_forward)

@@ -1,7 +1,7 @@
-/* aten::upsample_nearest2d.vec, aten::upsample_bilinear2d.vec and their
- * backward operators: output sizes, argument checks and messages as
+/* aten::upsample_nearest2d.vec, aten::upsample_bilinear2d.vec,
+ * aten::upsample_bicubic2d.vec and their backward operators: output sizes, argument checks and messages as
  * PyTorch 1.13 (UpSample.cpp: compute_output_size, UpSample.h:
- * upsample_2d_common_check), glue to kernels/upsample.h. The four are
+ * upsample_2d_common_check), glue to kernels/upsample.h. The six are
  * primitives: see README.md, "Primitive operators". */
 #include <math.h>
 #include <string.h>
@@ -12,11 +12,24 @@
 #include "op_backward.h"
 #include "op_nn.h"
 
+typedef enum upsample_mode { NEAREST, BILINEAR, BICUBIC } upsample_mode;
+
+/* Per mode: the forward's and the backward's names, ATen's name of the
+ * tables' function (in its dtype message). */
+static const char *const forward_name[] = {"aten::upsample_nearest2d.vec", "aten::upsample_bilinear2d.vec",
+                                           "aten::upsample_bicubic2d.vec"};
+static const char *const backward_name[] = {"aten::upsample_nearest2d_backward.vec",
+                                            "aten::upsample_bilinear2d_backward.vec",
+                                            "aten::upsample_bicubic2d_backward.vec"};
+static const char *const tables_name[] = {"compute_indices_weights_nearest", "compute_indices_weights_linear",
+                                          "compute_indices_weights_cubic"};
+
 typedef struct upsample_params {
     const char *op;                /* "aten::upsample_nearest2d.vec", for messages */
     int64_t n, c, h, w, oh, ow;
     double scale_h, scale_w;       /* the given scale factors, 0 when none */
-    bool bilinear, align_corners;
+    upsample_mode mode;
+    bool align_corners;
 } upsample_params;
 
 /* ATen's compute_output_size and upsample_2d_common_check over the input's
@@ -55,7 +68,7 @@ static tj_status output_size(upsample_params *p, int nd, const int64_t *in, cons
                             p->op, scales->u.floats[0], scales->u.floats[1], tj_shape_str(nd, in, a, sizeof a));
         out[d] = (int64_t)f; /* truncated, as ATen's cast */
     }
-    *p = (upsample_params){.op = p->op, .bilinear = p->bilinear, .align_corners = p->align_corners,
+    *p = (upsample_params){.op = p->op, .mode = p->mode, .align_corners = p->align_corners,
                            .n = in[0], .c = in[1], .h = in[2], .w = in[3], .oh = out[0], .ow = out[1],
                            .scale_h = has_scales ? scales->u.floats[0] : 0,
                            .scale_w = has_scales ? scales->u.floats[1] : 0};
@@ -74,18 +87,17 @@ static tj_status output_size(upsample_params *p, int nd, const int64_t *in, cons
 static tj_status check_dtype(const upsample_params *p, tj_dtype dtype)
 {
     if (tj_dtype_is_float(dtype)) return TJ_OK;
-    return tj_error(TJ_ERR_DTYPE, "%s: \"%s\" not implemented for %s", p->op,
-                    p->bilinear ? "compute_indices_weights_linear" : "compute_indices_weights_nearest",
+    return tj_error(TJ_ERR_DTYPE, "%s: \"%s\" not implemented for %s", p->op, tables_name[p->mode],
                     tj_dtype_name(dtype));
 }
 
 /* Forward arguments: (input, output_size?, [align_corners,] scale_factors?). */
-static tj_status forward_params(const tj_value *args, bool bilinear, upsample_params *p)
+static tj_status forward_params(const tj_value *args, upsample_mode mode, upsample_params *p)
 {
     const tj_tensor *in = args[0].u.t;
-    *p = (upsample_params){.op = bilinear ? "aten::upsample_bilinear2d.vec" : "aten::upsample_nearest2d.vec",
-                           .bilinear = bilinear, .align_corners = bilinear && args[2].u.b};
-    tj_status st = output_size(p, in->ndim, in->shape, &args[1], &args[bilinear ? 3 : 2]);
+    bool corners = mode != NEAREST; /* the modes with an align_corners argument */
+    *p = (upsample_params){.op = forward_name[mode], .mode = mode, .align_corners = corners && args[2].u.b};
+    tj_status st = output_size(p, in->ndim, in->shape, &args[1], &args[corners ? 3 : 2]);
     if (st != TJ_OK) return st;
     if (p->c == 0) { /* ATen: input.numel() != 0 || C * H * W != 0 */
         char a[96];
@@ -97,13 +109,12 @@ static tj_status forward_params(const tj_value *args, bool bilinear, upsample_pa
 
 /* Backward arguments: (grad_output, output_size?, input_size, [align_corners,]
  * scale_factors?); grad_output must have the output's shape. */
-static tj_status backward_params(const tj_value *args, bool bilinear, upsample_params *p)
+static tj_status backward_params(const tj_value *args, upsample_mode mode, upsample_params *p)
 {
     const tj_tensor *go = args[0].u.t;
     const tj_value *in = &args[2];
-    *p = (upsample_params){
-        .op = bilinear ? "aten::upsample_bilinear2d_backward.vec" : "aten::upsample_nearest2d_backward.vec",
-        .bilinear = bilinear, .align_corners = bilinear && args[3].u.b};
+    bool corners = mode != NEAREST;
+    *p = (upsample_params){.op = backward_name[mode], .mode = mode, .align_corners = corners && args[3].u.b};
     char a[96], b[96];
     /* ATen reports another length as output_size's or scale_factors' (their
      * length against input_size's minus 2): name input_size instead */
@@ -111,7 +122,7 @@ static tj_status backward_params(const tj_value *args, bool bilinear, upsample_p
         return tj_error(TJ_ERR_SHAPE, "%s: input_size %s has %d elements, expected 4 (the input's [N, C, H, W]) "
                         "for grad_output %s", p->op, tj_shape_str(in->n, in->u.ints, a, sizeof a), in->n,
                         tj_shape_str(go->ndim, go->shape, b, sizeof b));
-    tj_status st = output_size(p, in->n, in->u.ints, &args[1], &args[bilinear ? 4 : 3]);
+    tj_status st = output_size(p, in->n, in->u.ints, &args[1], &args[corners ? 4 : 3]);
     if (st != TJ_OK) return st;
     if (p->n < 0 || p->c < 0)
         return tj_error(TJ_ERR_SHAPE, "%s: input_size %s has a negative size", p->op,
@@ -155,6 +166,39 @@ static bool channels_last_contiguous(const upsample_params *p, const int64_t *st
     return true;
 }
 
+/* The bicubic tables (4 taps per output row and column) and the kernel,
+ * from s into dst as run's. */
+static tj_status run_bicubic(const upsample_params *p, const tj_k_upsample2d *k, bool backward, const void *s,
+                             tj_tensor *dst)
+{
+    bool f32 = dst->dtype == TJ_FLOAT32;
+    size_t wsize = f32 ? sizeof(float) : sizeof(double);
+    int64_t taps = 4 * (p->oh + p->ow);
+    /* the forward's per-thread column sums of every input row */
+    size_t scratch = backward ? 0 : (size_t)(k->threads > 1 ? k->threads : 1) * (size_t)(p->h * p->ow);
+    size_t bytes = (sizeof(int64_t) + wsize) * (size_t)taps + wsize * scratch;
+    char *mem = tj_alloc(bytes);
+    if (!mem) return tj_oom(p->op, bytes);
+    int64_t *iy = (int64_t *)mem, *ix = iy + 4 * p->oh;
+    void *wy = ix + 4 * p->ow, *wx = (char *)wy + wsize * 4 * (size_t)p->oh, *h = (char *)wx + wsize * 4 * (size_t)p->ow;
+    void *d = tj_tensor_ptr(dst);
+    if (f32) {
+        tj_k_cubic_indices_f32(p->h, p->oh, p->scale_h, p->align_corners, iy, wy);
+        tj_k_cubic_indices_f32(p->w, p->ow, p->scale_w, p->align_corners, ix, wx);
+        tj_k_cubic_tables_f32 t = {iy, ix, wy, wx};
+        if (backward) tj_k_upsample_bicubic2d_backward_f32(k, &t, s, d);
+        else tj_k_upsample_bicubic2d_f32(k, &t, s, d, h);
+    } else {
+        tj_k_cubic_indices_f64(p->h, p->oh, p->scale_h, p->align_corners, iy, wy);
+        tj_k_cubic_indices_f64(p->w, p->ow, p->scale_w, p->align_corners, ix, wx);
+        tj_k_cubic_tables_f64 t = {iy, ix, wy, wx};
+        if (backward) tj_k_upsample_bicubic2d_backward_f64(k, &t, s, d);
+        else tj_k_upsample_bicubic2d_f64(k, &t, s, d, h);
+    }
+    tj_free(mem, bytes);
+    return TJ_OK;
+}
+
 /* Builds the index (and weight) tables and runs the kernel from s into
  * dst: s is the input, of the given strides, or (backward) the contiguous
  * grad_output, strides NULL. */
@@ -168,25 +212,30 @@ static tj_status run(const upsample_params *p, bool backward, const void *s, con
     if (strides) k.ns = strides[0], k.cs = strides[1], k.ys = strides[2], k.xs = strides[3];
     k.threads = tj_threads_for(p->n * p->c * p->oh * p->ow);
     if (p->n * p->c == 0) return TJ_OK;
-    size_t wbytes = p->bilinear ? 2 * tj_dtype_bytes(dt) : 0; /* l0, l1 per entry */
-    size_t entry = sizeof(int64_t) * (p->bilinear ? 2 : 1) + wbytes;
+    if (dt != TJ_FLOAT32 && dt != TJ_FLOAT64)
+        return tj_error(TJ_ERR_DTYPE, "%s: \"%s\" not implemented for %s", p->op, tables_name[p->mode],
+                        tj_dtype_name(dt));
+    if (p->mode == BICUBIC) return run_bicubic(p, &k, backward, s, dst);
+    bool bilinear = p->mode == BILINEAR;
+    size_t wbytes = bilinear ? 2 * tj_dtype_bytes(dt) : 0; /* l0, l1 per entry */
+    size_t entry = sizeof(int64_t) * (bilinear ? 2 : 1) + wbytes;
     size_t bytes = entry * (size_t)(p->oh + p->ow);
     char *mem = tj_alloc(bytes);
     if (!mem) return tj_oom(p->op, bytes);
     int64_t *y0 = (int64_t *)mem, *x0 = y0 + p->oh, *y1 = x0 + p->ow, *x1 = y1 + p->oh;
     void *d = tj_tensor_ptr(dst);
-    if (!p->bilinear && (backward || channels_last_contiguous(p, strides))) {
+    if (!bilinear && (backward || channels_last_contiguous(p, strides))) {
         /* ATen's backward and channels-last forward: nearest_idx */
         tj_k_nearest_indices(p->h, p->oh, p->scale_h, y0);
         tj_k_nearest_indices(p->w, p->ow, p->scale_w, x0);
-    } else if (!p->bilinear) { /* ATen's generic forward */
+    } else if (!bilinear) { /* ATen's generic forward */
         tj_k_nearest_indices_nchw(p->h, p->oh, p->scale_h, dt == TJ_FLOAT64, y0);
         tj_k_nearest_indices_nchw(p->w, p->ow, p->scale_w, dt == TJ_FLOAT64, x0);
     }
-    if (!p->bilinear && dt == TJ_FLOAT32) {
+    if (!bilinear && dt == TJ_FLOAT32) {
         if (backward) tj_k_upsample_nearest2d_backward_f32(&k, y0, x0, s, d);
         else tj_k_upsample_nearest2d_f32(&k, y0, x0, s, d);
-    } else if (!p->bilinear) {
+    } else if (!bilinear) {
         if (backward) tj_k_upsample_nearest2d_backward_f64(&k, y0, x0, s, d);
         else tj_k_upsample_nearest2d_f64(&k, y0, x0, s, d);
     } else if (dt == TJ_FLOAT32) {
@@ -208,33 +257,33 @@ static tj_status run(const upsample_params *p, bool backward, const void *s, con
     return TJ_OK;
 }
 
-static tj_status meta_forward(bool bilinear, const tj_value *args, tj_meta *outs)
+static tj_status meta_forward(upsample_mode mode, const tj_value *args, tj_meta *outs)
 {
     upsample_params p;
-    tj_status st = forward_params(args, bilinear, &p);
+    tj_status st = forward_params(args, mode, &p);
     if (st == TJ_OK) set_meta(&p, false, args[0].u.t->dtype, &outs[0]);
     return st;
 }
 
-static tj_status kernel_forward(bool bilinear, const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_forward(upsample_mode mode, const tj_value *args, tj_tensor *const *outs)
 {
     upsample_params p;
-    tj_status st = forward_params(args, bilinear, &p);
+    tj_status st = forward_params(args, mode, &p);
     return st == TJ_OK ? run(&p, false, tj_tensor_ptr(args[0].u.t), args[0].u.t->strides, outs[0]) : st;
 }
 
-static tj_status meta_backward(bool bilinear, const tj_value *args, tj_meta *outs)
+static tj_status meta_backward(upsample_mode mode, const tj_value *args, tj_meta *outs)
 {
     upsample_params p;
-    tj_status st = backward_params(args, bilinear, &p);
+    tj_status st = backward_params(args, mode, &p);
     if (st == TJ_OK) set_meta(&p, true, args[0].u.t->dtype, &outs[0]);
     return st;
 }
 
-static tj_status kernel_backward(bool bilinear, const tj_value *args, tj_tensor *const *outs)
+static tj_status kernel_backward(upsample_mode mode, const tj_value *args, tj_tensor *const *outs)
 {
     upsample_params p;
-    tj_status st = backward_params(args, bilinear, &p);
+    tj_status st = backward_params(args, mode, &p);
     if (st != TJ_OK) return st;
     tj_contig go = {0};
     if ((st = tj_contig_get(&go, args[0].u.t)) != TJ_OK) return st;
@@ -243,29 +292,24 @@ static tj_status kernel_backward(bool bilinear, const tj_value *args, tj_tensor 
     return st;
 }
 
-tj_status tj_meta_upsample_nearest2d_vec(const tj_value *args, tj_meta *outs) { return meta_forward(false, args, outs); }
-tj_status tj_kernel_upsample_nearest2d_vec(const tj_value *args, tj_tensor *const *outs)
-{
-    return kernel_forward(false, args, outs);
-}
-tj_status tj_meta_upsample_bilinear2d_vec(const tj_value *args, tj_meta *outs) { return meta_forward(true, args, outs); }
-tj_status tj_kernel_upsample_bilinear2d_vec(const tj_value *args, tj_tensor *const *outs)
-{
-    return kernel_forward(true, args, outs);
-}
-tj_status tj_meta_upsample_nearest2d_backward_vec(const tj_value *args, tj_meta *outs)
-{
-    return meta_backward(false, args, outs);
-}
-tj_status tj_kernel_upsample_nearest2d_backward_vec(const tj_value *args, tj_tensor *const *outs)
-{
-    return kernel_backward(false, args, outs);
-}
-tj_status tj_meta_upsample_bilinear2d_backward_vec(const tj_value *args, tj_meta *outs)
-{
-    return meta_backward(true, args, outs);
-}
-tj_status tj_kernel_upsample_bilinear2d_backward_vec(const tj_value *args, tj_tensor *const *outs)
-{
-    return kernel_backward(true, args, outs);
-}
+#define UPSAMPLE_OPS(NAME, MODE)                                                                          \
+    tj_status tj_meta_upsample_##NAME##_vec(const tj_value *args, tj_meta *outs)                          \
+    {                                                                                                     \
+        return meta_forward(MODE, args, outs);                                                            \
+    }                                                                                                     \
+    tj_status tj_kernel_upsample_##NAME##_vec(const tj_value *args, tj_tensor *const *outs)               \
+    {                                                                                                     \
+        return kernel_forward(MODE, args, outs);                                                          \
+    }                                                                                                     \
+    tj_status tj_meta_upsample_##NAME##_backward_vec(const tj_value *args, tj_meta *outs)                 \
+    {                                                                                                     \
+        return meta_backward(MODE, args, outs);                                                           \
+    }                                                                                                     \
+    tj_status tj_kernel_upsample_##NAME##_backward_vec(const tj_value *args, tj_tensor *const *outs)      \
+    {                                                                                                     \
+        return kernel_backward(MODE, args, outs);                                                         \
+    }
+
+UPSAMPLE_OPS(nearest2d, NEAREST)
+UPSAMPLE_OPS(bilinear2d, BILINEAR)
+UPSAMPLE_OPS(bicubic2d, BICUBIC)

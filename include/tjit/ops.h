@@ -1627,6 +1627,21 @@ tj_tensor *tj__adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
  * tj__adaptive_avg_pool2d (recorded as aten::_adaptive_avg_pool2d, with its
  * errors, named after aten::adaptive_avg_pool2d). */
 tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
+/** aten::adaptive_max_pool2d (torch.nn.functional.adaptive_max_pool2d;
+ * adaptive_max_pool1d records it on an unsqueezed input): self [N, C, H, W]
+ * or unbatched [C, H, W] (float32 / float64, any strides, every dim but the
+ * first >= 1) reduced to [.., OH, OW] = output_size (2 entries >= 0): output
+ * (i, j) is the max over the windows of tj__adaptive_avg_pool2d, *indices
+ * (int64, the same shape) its flat position h W + w in its plane. Ties keep
+ * the first position in row-major window order; a nan wins, and with
+ * several nans the last one does (ATen 1.13's CPU kernel). *out and
+ * *indices are new contiguous tensors (the caller's, or the scope's); both
+ * NULL on error. Errors: TJ_ERR_INVALID_ARGUMENT for output_size not of 2
+ * entries or with a negative one; TJ_ERR_SHAPE for self of rank other than
+ * 3 or 4 or with a size 0 after its first dim (the message gives self's
+ * sizes); TJ_ERR_DTYPE for int64 or bool self; TJ_ERR_OVERFLOW when
+ * H (OH + 1) or W (OW + 1) exceeds int64. */
+tj_status tj_adaptive_max_pool2d(tj_tensor *self, const int64_t *output_size, tj_tensor **out, tj_tensor **indices);
 /** aten::upsample_nearest2d.vec (what torch.nn.functional.interpolate
  * records for mode="nearest"): input [N, C, H, W] (float32 / float64, any
  * strides, C, H, W >= 1, N may be 0) resampled to [N, C, OH, OW]: output
@@ -1658,6 +1673,17 @@ tj_tensor *tj_upsample_nearest2d_vec(tj_tensor *input, const int64_t *output_siz
  * tj_upsample_nearest2d_vec. */
 tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
                                       const double *scale_factors);
+/** aten::upsample_bicubic2d.vec (torch.nn.functional.interpolate,
+ * mode="bicubic"): as tj_upsample_bilinear2d_vec, each output the bicubic
+ * interpolation of the 4 x 4 input elements around its source position
+ * (Keys' cubic convolution with A = -0.75, ATen 1.13's): the source y is
+ * (H - 1) / (OH - 1) * y with align_corners, else (y + 0.5) s - 0.5 (not
+ * clamped: it may be negative); rows floor(y) - 1 .. floor(y) + 2 are read
+ * clamped to [0, H - 1] (likewise columns). Positions and weights in the
+ * input's precision; the 4 column sums per row, then the row sum, added in
+ * tap order. Same arguments, result and errors as tj_upsample_nearest2d_vec. */
+tj_tensor *tj_upsample_bicubic2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                     const double *scale_factors);
 /** aten::pixel_shuffle (composite: view, permute and a copy): self [*, C r²,
  * H, W] (any dtype, strides, 3 to 6 dims) rearranged to [*, C, H r, W r],
  * output (c, h r + i, w r + j) = self (c r² + i r + j, h, w). Returns a
@@ -2278,6 +2304,19 @@ tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *grad_output, tj_tensor
  * with leading dims other than self's (PyTorch does not check them);
  * TJ_ERR_DTYPE for grad_output of another dtype than self. */
 tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *self);
+/** aten::adaptive_max_pool2d_backward: the gradient of
+ * tj_adaptive_max_pool2d with respect to self (composite: a scatter_add):
+ * each grad_output element added, in row-major order, at the plane position
+ * its indices entry gives (-1 is skipped); a new contiguous tensor of self's
+ * shape and dtype, zero elsewhere. self's values are not read. grad_output:
+ * self's dtype, rank and leading dims, [.., OH, OW] with OH, OW >= 1;
+ * indices: int64 of grad_output's shape (the forward's). Errors: the
+ * forward's checks of self; TJ_ERR_SHAPE for grad_output of rank other than
+ * 3 or 4, with a size 0 after its first dim, with leading dims other than
+ * self's, or indices of another shape; TJ_ERR_DTYPE for grad_output of
+ * another dtype than self or indices not int64; TJ_ERR_INDEX for an index
+ * outside the plane (the message gives it). */
+tj_tensor *tj_adaptive_max_pool2d_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *indices);
 /** aten::upsample_nearest2d_backward.vec: the gradient of
  * tj_upsample_nearest2d_vec for an input of input_size: n_input_size
  * entries, which must be 4, [N, C, H, W] (the forward input's shape):
@@ -2303,6 +2342,16 @@ tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int6
 tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
                                                const int64_t *input_size, int n_input_size, bool align_corners,
                                                const double *scale_factors);
+/** aten::upsample_bicubic2d_backward.vec: the gradient of
+ * tj_upsample_bicubic2d_vec: each grad_output element times the product of
+ * its row and column weights (grad times the row weight, then times the
+ * column weight), added to the 16 (clamped) source positions, output
+ * positions in row-major order and the taps column-major, in grad_output's
+ * dtype (as ATen's loop). Arguments, result and errors as
+ * tj_upsample_nearest2d_backward_vec. */
+tj_tensor *tj_upsample_bicubic2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size, bool align_corners,
+                                              const double *scale_factors);
 /** aten::reflection_pad1d_backward / reflection_pad2d_backward /
  * replication_pad1d_backward / replication_pad2d_backward: the gradient of
  * the padding operator (tj_reflection_pad1d, ...) of self for grad_output:
