@@ -594,6 +594,32 @@ def check_distributions():
         report("special function values" + tag, all(close(g, w) for g, w in zip(got, want)))
 
 
+def check_resample():
+    """F.adaptive_max_pool2d (values and indices), adaptive_max_pool1d and
+    F.interpolate's bicubic mode through tjit_fx.compile, plain and
+    decomposed, with their gradients (make_fx of torch.autograd.grad)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 9)
+
+    def values(x):
+        v, i = F.adaptive_max_pool2d(x, (3, 4), return_indices=True)
+        return (v, i, F.adaptive_max_pool1d(x[0], 5), F.interpolate(x, scale_factor=2, mode="bicubic"),
+                F.interpolate(x, size=(4, 11), mode="bicubic", align_corners=True))
+
+    def grads(x):
+        x = x.detach().requires_grad_()
+        y = (F.adaptive_max_pool2d(x, (5, 4)) ** 2).sum() + (F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2).sum()
+        return torch.autograd.grad(y, x)
+
+    for decompose in (False, True):
+        tag = " (decomposed)" if decompose else ""
+        got, want = tjit_fx.compile(make_fx(values)(x), x, decompose=decompose)(x), values(x)
+        report("resample values" + tag, all(close(g.double(), w.double()) for g, w in zip(got, want)))
+        got, want = tjit_fx.compile(make_fx(grads)(x), x, decompose=decompose)(x), grads(x)
+        report("resample gradients" + tag, close(got[0], want[0]),
+               "max |diff| %.2g" % (got[0] - want[0]).abs().max().item())
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -609,6 +635,7 @@ def main():
     check_linalg_solve()
     check_linalg_factor()
     check_opsbatch4()
+    check_resample()
     check_storage_dtypes()
     check_unique_random()
     check_distributions()

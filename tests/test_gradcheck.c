@@ -974,6 +974,34 @@ FN(f_grid_reflection, tj_grid_sampler_2d(x[0], x[1], 0, 2, false))
 FN(f_conv_transpose3d, tj_conv_transpose3d(x[0], x[1], x[2], stride3, pad3, (const int64_t[]){1, 0, 0}, 1, one3))
 FN(f_adaptive_avg_pool2d, tj_adaptive_avg_pool2d(x[0], pooled_3x2))
 FN(f_adaptive_avg_pool2d_1x1, tj_adaptive_avg_pool2d(x[0], one2))
+
+/* adaptive_max_pool2d's values (its indices are not differentiable) */
+static tj_status f_adaptive_max_pool2d(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    tj_tensor *idx;
+    *n = 1;
+    return tj_adaptive_max_pool2d(x[0], pooled_3x2, &o[0], &idx);
+}
+
+/* x[0] is grad_output [1, 2, 3, 2] of a self [1, 2, 7, 5], with the
+ * forward's indices of a fixed self */
+static tj_status f_adaptive_max_pool2d_backward(tj_tensor *const *x, tj_tensor **o, int *n)
+{
+    tj_tensor *self = tj_sin(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(70), tj_v_int(1), TJ_FLOAT64),
+                                        (const int64_t[]){1, 2, 7, 5}, 4));
+    tj_tensor *pooled, *idx;
+    tj_status st = tj_adaptive_max_pool2d(self, pooled_3x2, &pooled, &idx);
+    if (st != TJ_OK) return st;
+    o[0] = tj_adaptive_max_pool2d_backward(x[0], self, idx);
+    *n = 1;
+    return o[0] ? TJ_OK : tj_last_status();
+}
+
+FN(f_bicubic, tj_upsample_bicubic2d_vec(x[0], (const int64_t[]){5, 3}, false, NULL))
+FN(f_bicubic_scales_align, tj_upsample_bicubic2d_vec(x[0], NULL, true, (const double[]){1.5, 2.0}))
+/* x[0] is grad_output [1, 2, 5, 3] of an input [1, 2, 3, 4] */
+FN(f_bicubic_backward, tj_upsample_bicubic2d_backward_vec(x[0], (const int64_t[]){5, 3},
+                                                          (const int64_t[]){1, 2, 3, 4}, 4, false, NULL))
 FN(f_nll_loss, tj_nll_loss(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL, 2, -100))
 FN(f_zero_fill, tj_add(tj_mul(tj_zero(x[0]), x[0]), tj_fill(x[0], tj_v_float(2))))
 FN(f_relu6, tj_relu6(x[0]))
@@ -1025,6 +1053,12 @@ Test(gradcheck, implicit_composites)
          {{4, {1, 2, 3, 4}, PLAIN}, {4, {1, 2, 3, 2}, PLAIN}}, -1.5, 1.5},
         {"adaptive_avg_pool2d", f_adaptive_avg_pool2d, 1, {{4, {1, 2, 5, 4}, PLAIN}}, -1, 1},
         {"adaptive_avg_pool2d(1x1: mean)", f_adaptive_avg_pool2d_1x1, 1, {{3, {2, 3, 4}, TRANSPOSED}}, -1, 1},
+        {"adaptive_max_pool2d", f_adaptive_max_pool2d, 1, {{4, {1, 2, 7, 5}, STRIDED}}, -1, 1},
+        {"adaptive_max_pool2d_backward", f_adaptive_max_pool2d_backward, 1, {{4, {1, 2, 3, 2}, TRANSPOSED}}, -1, 1},
+        {"upsample_bicubic2d(size)", f_bicubic, 1, {{4, {1, 2, 3, 4}, TRANSPOSED}}, -1, 1},
+        {"upsample_bicubic2d(scale factors, align_corners)", f_bicubic_scales_align, 1, {{4, {1, 2, 3, 4}, PLAIN}},
+         -1, 1},
+        {"upsample_bicubic2d_backward", f_bicubic_backward, 1, {{4, {1, 2, 5, 3}, STRIDED}}, -1, 1},
         {"nll_loss", f_nll_loss, 1, {{2, {4, 5}, PLAIN}}, -1, 1},
         {"zero and fill", f_zero_fill, 1, {{2, {3, 4}, PLAIN}}, -1, 1},
         {"relu6", f_relu6, 1, {{2, {3, 4}, TRANSPOSED}}, -2, 8},

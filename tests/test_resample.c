@@ -1,0 +1,234 @@
+/* adaptive_max_pool2d and its backward, upsample_bicubic2d.vec and its
+ * backward: values against PyTorch 1.13 (nan and tie rules, overlapping
+ * windows, both align_corners, float32), the errors (naming the
+ * operator and the sizes), make_fx in real and fake mode with and without
+ * the core table (adaptive_max_pool2d_backward decomposes to a
+ * scatter_add), replay equal to eager, and the gradients through autograd.
+ * Gradients are gradchecked in test_gradcheck.c; float32 / float64 values
+ * and gradients of more geometries are conformance cases
+ * (make_cases_resample.py).
+ *
+ * References (torch 1.13, float64 unless said):
+ *   x = torch.sin(torch.arange(20.)).view(1, 1, 4, 5)
+ *   v, i = torch.ops.aten.adaptive_max_pool2d(x, [3, 2])
+ *   torch.ops.aten.adaptive_max_pool2d_backward(arange(1., 7.).view(1, 1, 3, 2), x, i)
+ *   xb = torch.sin(torch.arange(12.)).view(1, 1, 3, 4)
+ *   torch.ops.aten.upsample_bicubic2d.vec(xb, [5, 3], align_corners, None)
+ *   torch.ops.aten.upsample_bicubic2d_backward.vec(torch.cos(torch.arange(15.)).view(1, 1, 5, 3),
+ *                                                 [5, 3], [1, 1, 3, 4], align_corners, None)
+ *   xf = torch.tensor([((k * 5) % 11) / 8 - 0.5 for k in range(12)]).view(1, 1, 3, 4) (float32,
+ *   exact) upsampled with scale_factors [2.0, 1.5], align_corners False. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "test_util.h"
+
+TestSuite(resample, .init = test_scope_open, .fini = test_scope_close);
+
+#define SHAPE(...) (const int64_t[]){__VA_ARGS__}
+#define EXACT12 (const float[]){-0.5, 0.125, 0.75, 0.0, 0.625, -0.125, 0.5, -0.25, 0.375, -0.375, 0.25, -0.5}
+
+/* sin(0 .. n-1) of the given shape, in dt */
+static tj_tensor *sines(int ndim, const int64_t *shape, tj_dtype dt)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return tj_sin(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(n), tj_v_int(1), dt), shape, ndim));
+}
+
+/* ---- adaptive_max_pool2d ---- */
+
+Test(resample, adaptive_max_pool2d_values_and_indices_match_pytorch)
+{
+    tj_tensor *x = sines(4, SHAPE(1, 1, 4, 5), TJ_FLOAT64), *v, *i;
+    cr_assert_eq(tj_adaptive_max_pool2d(x, SHAPE(3, 2), &v, &i), TJ_OK, "%s", tj_last_error());
+    const double want[6] = {0.9092974268256817, 0.9893582466233818, 0.6569865987187891,
+                            0.9906073556948704, 0.6502878401571168, 0.9906073556948704};
+    test_expect_close(v, want, 6, 0, 0);
+    test_expect_i64(i, 6, (const int64_t[]){2, 8, 7, 14, 15, 14});
+    /* the same windows through a transposed view of a [1, 1, 5, 4] tensor */
+    tj_tensor *xt = tj_transpose(tj_contiguous(tj_transpose(x, 2, 3)), 2, 3), *vt, *it;
+    cr_assert_eq(tj_adaptive_max_pool2d(xt, SHAPE(3, 2), &vt, &it), TJ_OK);
+    test_expect_identical(vt, v, "strided values");
+    test_expect_identical(it, i, "strided indices");
+}
+
+Test(resample, adaptive_max_pool2d_last_nan_wins_and_ties_keep_the_first)
+{
+    const double nan = NAN;
+    /* windows [0, 2) and [1, 3) of each row pair: the later nan at (1, 0) wins
+     * the first, (0, 1)'s nan the second; equal 5s never replace it */
+    tj_tensor *y = test_f64(4, SHAPE(1, 1, 2, 3), (const double[]){1, nan, 2, nan, 5, 5}), *v, *i;
+    cr_assert_eq(tj_adaptive_max_pool2d(y, SHAPE(1, 2), &v, &i), TJ_OK);
+    test_expect_i64(i, 2, (const int64_t[]){3, 1});
+    tj_tensor *t = test_f64(3, SHAPE(1, 2, 3), (const double[]){4, 4, 1, 4, -INFINITY, 4});
+    cr_assert_eq(tj_adaptive_max_pool2d(t, SHAPE(1, 1), &v, &i), TJ_OK);
+    test_expect_close(v, (const double[]){4}, 1, 0, 0);
+    test_expect_i64(i, 1, (const int64_t[]){0});
+    tj_tensor *ninf = tj_full(SHAPE(1, 2, 2), 3, tj_v_float(-INFINITY), TJ_FLOAT32);
+    cr_assert_eq(tj_adaptive_max_pool2d(ninf, SHAPE(1, 1), &v, &i), TJ_OK);
+    test_expect_i64(i, 1, (const int64_t[]){0});
+}
+
+Test(resample, adaptive_max_pool2d_backward_adds_at_the_indices)
+{
+    tj_tensor *x = sines(4, SHAPE(1, 1, 4, 5), TJ_FLOAT64), *v, *i;
+    cr_assert_eq(tj_adaptive_max_pool2d(x, SHAPE(3, 2), &v, &i), TJ_OK);
+    tj_tensor *g = tj_reshape(tj_arange(tj_v_int(1), tj_v_int(7), tj_v_int(1), TJ_FLOAT64), SHAPE(1, 1, 3, 2), 4);
+    const double want[20] = {0, 0, 1, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0, 0, 10, 5, 0, 0, 0, 0};
+    test_expect_close(tj_adaptive_max_pool2d_backward(g, x, i), want, 20, 0, 0);
+}
+
+Test(resample, adaptive_max_pool2d_errors_name_the_operator_and_sizes)
+{
+    tj_tensor *x = sines(4, SHAPE(1, 2, 4, 5), TJ_FLOAT64), *v = NULL, *i = NULL;
+    cr_expect_eq(tj_adaptive_max_pool2d(tj_reshape(x, SHAPE(40), 1), SHAPE(2, 2), &v, &i), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "aten::adaptive_max_pool2d: adaptive_max_pool2d(): Expected 3D or 4D tensor, "
+                                      "but got [40]"), "%s", tj_last_error());
+    cr_expect_null(v);
+    cr_expect_eq(tj_adaptive_max_pool2d(tj_narrow(x, 1, 0, 0), SHAPE(2, 2), &v, &i), TJ_ERR_SHAPE);
+    cr_expect(strstr(tj_last_error(), "sizes [1, 0, 4, 5] with dimension 1 being empty"), "%s", tj_last_error());
+    cr_expect_eq(tj_adaptive_max_pool2d(tj_to_copy(x, TJ_INT64), SHAPE(2, 2), &v, &i), TJ_ERR_DTYPE);
+    cr_expect(strstr(tj_last_error(), "\"adaptive_max_pool2d\" not implemented for int64"), "%s", tj_last_error());
+    cr_expect_eq(tj_adaptive_max_pool2d(x, SHAPE(2, -1), &v, &i), TJ_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(tj_last_error(), "output_size [2, -1] has a negative size"), "%s", tj_last_error());
+
+    cr_assert_eq(tj_adaptive_max_pool2d(x, SHAPE(2, 3), &v, &i), TJ_OK);
+    tj_tensor *g = tj_ones(SHAPE(1, 2, 2, 3), 4, TJ_FLOAT64);
+    test_expect_error(tj_adaptive_max_pool2d_backward(g, x, tj_to_copy(i, TJ_FLOAT64)), TJ_ERR_DTYPE,
+                      "aten::adaptive_max_pool2d_backward", "indices must be int64, got float64");
+    test_expect_error(tj_adaptive_max_pool2d_backward(g, x, tj_narrow(i, 3, 0, 2)), TJ_ERR_SHAPE,
+                      "aten::adaptive_max_pool2d_backward",
+                      "indices of size [1, 2, 2, 2] do not match grad_output of size [1, 2, 2, 3]");
+    test_expect_error(tj_adaptive_max_pool2d_backward(tj_to_copy(g, TJ_FLOAT32), x, i), TJ_ERR_DTYPE,
+                      "aten::adaptive_max_pool2d_backward", "expected dtype float64 for `grad_output`");
+    test_expect_error(tj_adaptive_max_pool2d_backward(tj_narrow(g, 2, 0, 0), x, i), TJ_ERR_SHAPE,
+                      "aten::adaptive_max_pool2d_backward", "dimension 2 being empty");
+    test_expect_error(tj_adaptive_max_pool2d_backward(g, x, tj_add_scalar(i, tj_v_int(20))),
+                      TJ_ERR_INDEX, "aten::adaptive_max_pool2d_backward",
+                      "out of range for input planes of 4 x 5 elements");
+}
+
+/* ---- upsample_bicubic2d ---- */
+
+Test(resample, bicubic_values_and_gradients_match_pytorch)
+{
+    tj_tensor *xb = sines(4, SHAPE(1, 1, 3, 4), TJ_FLOAT64);
+    tj_tensor *gg = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(15), tj_v_int(1), TJ_FLOAT64),
+                                      SHAPE(1, 1, 5, 3), 4));
+    const double up[2][15] = {
+        {0.20764002602191436, 1.1944994870262349, 0.22548789006763087, -0.3601751726967393, 0.29973879270929804,
+         0.46886106169664266, -0.7976077410104851, -0.7259064998316188, 0.5343925844006951, 0.18943535977906656,
+         -0.4551298873593471, -0.3544663721847624, 1.0883025166556626, -0.015056175773816545, -1.0937619162686563},
+        {0.0, 1.0262887436518247, 0.1411200080598672, -0.5421038172100244, 0.08938617858855277, 0.554394878883343,
+         -0.7568024953079282, -0.7259064998316188, 0.6569865987187891, 0.0453276417226085, -0.5658817728599242,
+         -0.12313931104168324, 0.9893582466233818, -0.07732043773508393, -0.9999902065507035}};
+    const double grad[2][12] = {
+        {0.45229201088302434, 0.24426924199086417, 0.09480719839398366, -0.26590222458250556, -0.07152011493920654,
+         -0.05752774763258327, -0.03877684341091525, 0.018581632619457986, 0.32608373921228956, 0.381823204209316,
+         0.3272133003420117, 0.06367251283693033},
+        {0.5630337651932859, 0.17346017420180543, 0.17346017420180543, -0.30211910156008875, -0.15620909814389966,
+         -0.07861093602308011, -0.07861093602308011, 0.03796440004685801, 0.4296140518744517, 0.3260816256559606,
+         0.3260816256559606, 0.06087016484268777}};
+    for (int ac = 0; ac < 2; ac++) {
+        test_expect_close(tj_upsample_bicubic2d_vec(xb, SHAPE(5, 3), ac, NULL), up[ac], 15, 1e-14, 1e-15);
+        test_expect_close(tj_upsample_bicubic2d_backward_vec(gg, SHAPE(5, 3), SHAPE(1, 1, 3, 4), 4, ac, NULL),
+                          grad[ac], 12, 1e-14, 1e-15);
+    }
+}
+
+/* float32 positions, weights and sums round at other steps than PyTorch
+ * 1.13's (whose float64 values the kernel matches to 1e-14): each output is
+ * within 4 ulps of 1 (the inputs' scale) of PyTorch's float32 result. */
+Test(resample, bicubic_float32_is_within_ulps_of_pytorch)
+{
+    static const uint32_t bits[36] = {
+        0xbf2f7c90, 0xbe95a000, 0x3ea450cc, 0x3f43e041, 0x3eeb7ffd, 0xbd1eaa80, 0xbe86eead, 0xbe0d8000, 0x3e540cb9,
+        0x3f2ed8d0, 0x3ec57ffc, 0xbde7553f, 0x3ede7ce5, 0x3df30000, 0x3cb9ad36, 0x3f0d0144, 0x3e887ffd, 0xbe6daa9f,
+        0x3f43c3ac, 0x3e394000, 0xbe3b5f38, 0x3ec0f3a6, 0x3dcdfff4, 0xbecbd550, 0x3f0a5dac, 0x3c5c0000, 0xbe96639d,
+        0x3e84cfa6, 0xbc98002f, 0xbf046aa8, 0x3ed3d558, 0xbdae0000, 0xbeba3d9d, 0x3e3e7b48, 0xbdbe000c, 0xbf176aa8};
+    double want[36];
+    for (int k = 0; k < 36; k++) want[k] = test_f32_bits(bits[k]);
+    tj_tensor *xf = test_f32(4, SHAPE(1, 1, 3, 4), EXACT12);
+    test_expect_close(tj_upsample_bicubic2d_vec(xf, NULL, false, (const double[]){2.0, 1.5}), want, 36, 0, 0x1p-21);
+}
+
+Test(resample, bicubic_errors_name_the_operator_and_sizes)
+{
+    tj_tensor *x = sines(4, SHAPE(1, 2, 3, 4), TJ_FLOAT64);
+    test_expect_error(tj_upsample_bicubic2d_vec(x, SHAPE(2, 2), false, (const double[]){2, 2}),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::upsample_bicubic2d.vec", "exactly one of output_size");
+    test_expect_error(tj_upsample_bicubic2d_vec(tj_reshape(x, SHAPE(2, 3, 4), 3), SHAPE(2, 2), false, NULL),
+                      TJ_ERR_SHAPE, "aten::upsample_bicubic2d.vec",
+                      "output_size [2, 2] has 2 elements for input [2, 3, 4] with 1 spatial dimensions");
+    test_expect_error(tj_upsample_bicubic2d_vec(x, SHAPE(0, 2), true, NULL), TJ_ERR_SHAPE,
+                      "aten::upsample_bicubic2d.vec", "output (H: 0, W: 2)");
+    test_expect_error(tj_upsample_bicubic2d_vec(tj_to_copy(x, TJ_INT64), SHAPE(2, 2), false, NULL), TJ_ERR_DTYPE,
+                      "aten::upsample_bicubic2d.vec", "\"compute_indices_weights_cubic\" not implemented for int64");
+    test_expect_error(tj_upsample_bicubic2d_backward_vec(tj_ones(SHAPE(1, 2, 2, 3), 4, TJ_FLOAT64), SHAPE(2, 2),
+                                                         SHAPE(1, 2, 3, 4), 4, false, NULL),
+                      TJ_ERR_SHAPE, "aten::upsample_bicubic2d_backward.vec",
+                      "output.size(3) = 2 but got grad_output.size(3) = 3");
+}
+
+/* ---- tracing and replay ---- */
+
+static tj_status fn_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 2;
+    return tj_adaptive_max_pool2d(in[0], SHAPE(3, 4), &out[0], &out[1]);
+}
+
+/* The gradient of <w, adaptive_max_pool2d(x)> for x. */
+static tj_status fn_pool_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *y[2];
+    int two;
+    tj_status st = fn_pool(ctx, in, n, y, &two);
+    if (st != TJ_OK) return st;
+    tj_tensor *s = tj_sum(tj_mul(y[0], in[1]), -1);
+    *n_out = 1;
+    return s ? tj_autograd_grad(&s, 1, NULL, &in[0], 1, out) : tj_last_status();
+}
+
+Test(resample, adaptive_max_pool2d_and_its_gradient_trace_and_replay)
+{
+    tj_tensor *x = test_random_f32(4, SHAPE(2, 3, 7, 9), 1);
+    test_expect_traced(fn_pool, &x, 1, 2, (const char *[]){"aten.adaptive_max_pool2d.default"}, 1, NULL, 0);
+    tj_tensor_set_requires_grad(x, true);
+    tj_tensor *in[2] = {x, test_random_f32(4, SHAPE(2, 3, 3, 4), 2)};
+    test_expect_traced(fn_pool_grad, in, 2, 1, (const char *[]){"aten.adaptive_max_pool2d_backward.default"}, 1,
+                       NULL, 0);
+}
+
+static tj_status fn_bicubic(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_upsample_bicubic2d_vec(in[0], NULL, false, (const double[]){2.0, 1.5});
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status fn_bicubic_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *y[1];
+    int one;
+    tj_status st = fn_bicubic(ctx, in, n, y, &one);
+    if (st != TJ_OK) return st;
+    tj_tensor *s = tj_sum(tj_mul(y[0], in[1]), -1);
+    *n_out = 1;
+    return s ? tj_autograd_grad(&s, 1, NULL, &in[0], 1, out) : tj_last_status();
+}
+
+Test(resample, bicubic_and_its_gradient_trace_and_replay)
+{
+    tj_tensor *x = test_random_f32(4, SHAPE(2, 3, 5, 6), 3);
+    test_expect_traced(fn_bicubic, &x, 1, 1, (const char *[]){"aten.upsample_bicubic2d.vec"}, 1, NULL, 0);
+    tj_tensor_set_requires_grad(x, true);
+    tj_tensor *in[2] = {x, test_random_f32(4, SHAPE(2, 3, 10, 9), 4)};
+    test_expect_traced(fn_bicubic_grad, in, 2, 1, (const char *[]){"aten.upsample_bicubic2d_backward.vec"}, 1, NULL,
+                       0);
+}
