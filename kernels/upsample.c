@@ -40,10 +40,10 @@ void tj_k_nearest_indices_nchw(int64_t in, int64_t out, double scale, bool f64, 
 #define MULADD_f32(a, b, c) ((float)((double)(a) * (double)(b) + (double)(c)))
 #define MULADD_f64(a, b, c) ((a) * (b) + (c))
 
-/* Offset in elements of plane pl (= n * channels + c) of the strided input. */
-static inline int64_t in_plane_offset(const tj_k_upsample2d *p, int64_t pl)
+/* Offset in elements of volume v (= n * channels + c) of the strided input. */
+static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
 {
-    return (pl / p->channels) * p->ns + (pl % p->channels) * p->cs;
+    return (v / p->channels) * p->ns + (v % p->channels) * p->cs;
 }
 
 /* The tj_k_parallel body running PLANE(args, pl) on planes [begin, end):
@@ -77,107 +77,158 @@ static inline int64_t in_plane_offset(const tj_k_upsample2d *p, int64_t pl)
         }                                                                                                         \
     }                                                                                                             \
                                                                                                                   \
-    /* What every plane task reads: nearest uses iy / ix, bilinear t. */                                          \
+    /* What every plane task reads: nearest uses nt, linear lt. */                                               \
     typedef struct planes_args_##SUF {                                                                            \
-        const tj_k_upsample2d *p;                                                                                 \
-        const int64_t *iy, *ix;                                                                                   \
-        const tj_k_linear_tables_##SUF *t;                                                                        \
+        const tj_k_upsample *p;                                                                                   \
+        const tj_k_nearest_tables *nt;                                                                            \
+        const tj_k_linear_tables_##SUF *lt;                                                                       \
         const T *in;                                                                                              \
         T *out;                                                                                                   \
     } planes_args_##SUF;                                                                                          \
                                                                                                                   \
+    /* output plane pl = (volume, oz) */                                                                          \
     static inline void nearest_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                                \
     {                                                                                                             \
-        const tj_k_upsample2d *p = a->p;                                                                          \
-        const T *src = a->in + in_plane_offset(p, pl);                                                            \
+        const tj_k_upsample *p = a->p;                                                                            \
+        const tj_k_nearest_tables *t = a->nt;                                                                     \
+        const T *src = a->in + in_volume_offset(p, pl / p->out_d) + t->z[pl % p->out_d] * p->zs;                  \
         T *dst = a->out + pl * p->out_h * p->out_w;                                                               \
         for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                                 \
-            const T *row = src + a->iy[y] * p->ys;                                                                \
-            for (int64_t x = 0; x < p->out_w; x++) dst[x] = row[a->ix[x] * p->xs];                                \
+            const T *row = src + t->y[y] * p->ys;                                                                 \
+            for (int64_t x = 0; x < p->out_w; x++) dst[x] = row[t->x[x] * p->xs];                                 \
         }                                                                                                         \
     }                                                                                                             \
     DEFINE_PLANES_TASK(nearest_planes_##SUF, nearest_plane_##SUF)                                                 \
                                                                                                                   \
-    void tj_k_upsample_nearest2d_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const T *in, \
-                                       T *out)                                                                    \
+    void tj_k_upsample_nearest_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t, const T *in, T *out)   \
     {                                                                                                             \
-        planes_args_##SUF a = {p, iy, ix, NULL, in, out};                                                         \
-        tj_k_parallel(p->threads, p->batch * p->channels, nearest_planes_##SUF, &a);                              \
+        planes_args_##SUF a = {p, t, NULL, in, out};                                                              \
+        tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, nearest_planes_##SUF, &a);                   \
     }                                                                                                             \
                                                                                                                   \
-    static inline void nearest_backward_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                       \
+    /* volume v: every output plane adds into the input plane it read */                                          \
+    static inline void nearest_backward_volume_##SUF(const planes_args_##SUF *a, int64_t v)                       \
     {                                                                                                             \
-        const tj_k_upsample2d *p = a->p;                                                                          \
-        T *gi = a->out + pl * p->height * p->width;                                                               \
-        const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
-        memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                                \
-        for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                                  \
-            T *row = gi + a->iy[y] * p->width;                                                                    \
-            for (int64_t x = 0; x < p->out_w; x++) row[a->ix[x]] += go[x];                                        \
+        const tj_k_upsample *p = a->p;                                                                            \
+        const tj_k_nearest_tables *t = a->nt;                                                                     \
+        int64_t plane = p->height * p->width;                                                                     \
+        T *gv = a->out + v * p->depth * plane;                                                                    \
+        const T *go = a->in + v * p->out_d * p->out_h * p->out_w;                                                 \
+        memset(gv, 0, sizeof(T) * (size_t)(p->depth * plane));                                                    \
+        for (int64_t z = 0; z < p->out_d; z++) {                                                                  \
+            T *gi = gv + t->z[z] * plane;                                                                         \
+            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
+                T *row = gi + t->y[y] * p->width;                                                                 \
+                for (int64_t x = 0; x < p->out_w; x++) row[t->x[x]] += go[x];                                     \
+            }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
-    DEFINE_PLANES_TASK(nearest_backward_planes_##SUF, nearest_backward_plane_##SUF)                               \
+    DEFINE_PLANES_TASK(nearest_backward_volumes_##SUF, nearest_backward_volume_##SUF)                             \
                                                                                                                   \
-    void tj_k_upsample_nearest2d_backward_##SUF(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,   \
-                                                const T *grad_out, T *grad_in)                                    \
+    void tj_k_upsample_nearest_backward_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t,               \
+                                              const T *grad_out, T *grad_in)                                      \
     {                                                                                                             \
-        planes_args_##SUF a = {p, iy, ix, NULL, grad_out, grad_in};                                               \
-        tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_planes_##SUF, &a);                     \
+        planes_args_##SUF a = {p, t, NULL, grad_out, grad_in};                                                    \
+        tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_volumes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
-    static inline void bilinear_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                               \
+    /* ATen's interpolate along a row (x0, x1 scaled by the column stride), */                                    \
+    /* then of two rows. */                                                                                       \
+    static inline T lerp_row_##SUF(const T *r, int64_t x0, int64_t x1, T l0, T l1)                                \
     {                                                                                                             \
-        const tj_k_upsample2d *p = a->p;                                                                          \
-        const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
-        const T *src = a->in + in_plane_offset(p, pl);                                                            \
+        return MULADD_##SUF(r[x0], l0, r[x1] * l1);                                                               \
+    }                                                                                                             \
+    static inline T lerp_plane_##SUF(const T *r0, const T *r1, int64_t x0, int64_t x1, T lx0, T lx1, T ly0, T ly1) \
+    {                                                                                                             \
+        return MULADD_##SUF(lerp_row_##SUF(r0, x0, x1, lx0, lx1), ly0, lerp_row_##SUF(r1, x0, x1, lx0, lx1) * ly1); \
+    }                                                                                                             \
+                                                                                                                  \
+    /* output plane pl = (volume, oz); the loop per spatial count, so that */                                     \
+    /* the 2-d one reads no plane tables */                                                                       \
+    static inline void linear_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                                 \
+    {                                                                                                             \
+        const tj_k_upsample *p = a->p;                                                                            \
+        const tj_k_linear_tables_##SUF *t = a->lt;                                                                \
+        int64_t oz = pl % p->out_d;                                                                               \
+        const T *vol = a->in + in_volume_offset(p, pl / p->out_d);                                                \
+        const T *s0 = vol + t->z0[oz] * p->zs, *s1 = vol + t->z1[oz] * p->zs;                                     \
+        T lz0 = t->lz0[oz], lz1 = t->lz1[oz];                                                                     \
         T *dst = a->out + pl * p->out_h * p->out_w;                                                               \
         for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                                 \
-            const T *r0 = src + t->y0[y] * p->ys, *r1 = src + t->y1[y] * p->ys;                                   \
+            int64_t y0 = t->y0[y] * p->ys, y1 = t->y1[y] * p->ys;                                                 \
             T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                                   \
-            for (int64_t x = 0; x < p->out_w; x++) {                                                              \
-                int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                             \
-                T t0 = MULADD_##SUF(r0[x0], t->lx0[x], r0[x1] * t->lx1[x]);                                       \
-                T t1 = MULADD_##SUF(r1[x0], t->lx0[x], r1[x1] * t->lx1[x]);                                       \
-                dst[x] = MULADD_##SUF(t0, ly0, t1 * ly1);                                                         \
+            const T *r0 = s0 + y0, *r1 = s0 + y1;                                                                 \
+            if (p->spatial == 1) {                                                                                \
+                for (int64_t x = 0; x < p->out_w; x++)                                                            \
+                    dst[x] = lerp_row_##SUF(r0, t->x0[x] * p->xs, t->x1[x] * p->xs, t->lx0[x], t->lx1[x]);        \
+            } else if (p->spatial == 2) {                                                                         \
+                for (int64_t x = 0; x < p->out_w; x++)                                                            \
+                    dst[x] = lerp_plane_##SUF(r0, r1, t->x0[x] * p->xs, t->x1[x] * p->xs, t->lx0[x], t->lx1[x],   \
+                                              ly0, ly1);                                                          \
+            } else {                                                                                              \
+                const T *q0 = s1 + y0, *q1 = s1 + y1;                                                             \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                         \
+                    T lx0 = t->lx0[x], lx1 = t->lx1[x];                                                           \
+                    T b0 = lerp_plane_##SUF(r0, r1, x0, x1, lx0, lx1, ly0, ly1);                                  \
+                    T b1 = lerp_plane_##SUF(q0, q1, x0, x1, lx0, lx1, ly0, ly1);                                  \
+                    dst[x] = MULADD_##SUF(b0, lz0, b1 * lz1);                                                     \
+                }                                                                                                 \
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
-    DEFINE_PLANES_TASK(bilinear_planes_##SUF, bilinear_plane_##SUF)                                               \
+    DEFINE_PLANES_TASK(linear_planes_##SUF, linear_plane_##SUF)                                                   \
                                                                                                                   \
-    void tj_k_upsample_bilinear2d_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t, const T *in, \
-                                        T *out)                                                                   \
+    void tj_k_upsample_linear_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t, const T *in,       \
+                                    T *out)                                                                       \
     {                                                                                                             \
-        planes_args_##SUF a = {p, NULL, NULL, t, in, out};                                                        \
-        tj_k_parallel(p->threads, p->batch * p->channels, bilinear_planes_##SUF, &a);                             \
+        planes_args_##SUF a = {p, NULL, t, in, out};                                                              \
+        tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, linear_planes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
-    static inline void bilinear_backward_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                      \
+    /* volume v; w is the weight of the planes and rows formed so far */                                         \
+    static inline void linear_backward_volume_##SUF(const planes_args_##SUF *a, int64_t v)                        \
     {                                                                                                             \
-        const tj_k_upsample2d *p = a->p;                                                                          \
-        const tj_k_linear_tables_##SUF *t = a->t;                                                                 \
-        T *gi = a->out + pl * p->height * p->width;                                                               \
-        const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
-        memset(gi, 0, sizeof(T) * (size_t)(p->height * p->width));                                                \
-        for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                                  \
-            T *r0 = gi + t->y0[y] * p->width, *r1 = gi + t->y1[y] * p->width;                                     \
-            T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                                   \
-            for (int64_t x = 0; x < p->out_w; x++) {                                                              \
-                int64_t x0 = t->x0[x], x1 = t->x1[x];                                                             \
-                T g = go[x];                                                                                      \
-                r0[x0] = MULADD_##SUF(ly0 * t->lx0[x], g, r0[x0]);                                                \
-                r0[x1] = MULADD_##SUF(ly0 * t->lx1[x], g, r0[x1]);                                                \
-                r1[x0] = MULADD_##SUF(ly1 * t->lx0[x], g, r1[x0]);                                                \
-                r1[x1] = MULADD_##SUF(ly1 * t->lx1[x], g, r1[x1]);                                                \
+        const tj_k_upsample *p = a->p;                                                                            \
+        const tj_k_linear_tables_##SUF *t = a->lt;                                                                \
+        int64_t plane = p->height * p->width;                                                                     \
+        T *gv = a->out + v * p->depth * plane;                                                                    \
+        const T *go = a->in + v * p->out_d * p->out_h * p->out_w;                                                 \
+        memset(gv, 0, sizeof(T) * (size_t)(p->depth * plane));                                                    \
+        for (int64_t z = 0; z < p->out_d; z++) {                                                                  \
+            T *planes[2] = {gv + t->z0[z] * plane, gv + t->z1[z] * plane};                                        \
+            T lz[2] = {t->lz0[z], t->lz1[z]};                                                                     \
+            int nz = p->spatial == 3 ? 2 : 1;                                                                     \
+            for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
+                int64_t rows[2] = {t->y0[y] * p->width, t->y1[y] * p->width};                                     \
+                T ly[2] = {t->ly0[y], t->ly1[y]};                                                                 \
+                int ny = p->spatial >= 2 ? 2 : 1;                                                                 \
+                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
+                    int64_t x0 = t->x0[x], x1 = t->x1[x];                                                         \
+                    T lx0 = t->lx0[x], lx1 = t->lx1[x], g = go[x];                                                \
+                    for (int i = 0; i < nz; i++)                                                                  \
+                        for (int j = 0; j < ny; j++) {                                                            \
+                            T w = p->spatial == 3 ? lz[i] * ly[j] : p->spatial == 2 ? ly[j] : (T)1;               \
+                            T *r = planes[i] + rows[j];                                                           \
+                            if (p->spatial == 1) {                                                                \
+                                r[x0] = MULADD_##SUF(lx0, g, r[x0]);                                              \
+                                r[x1] = MULADD_##SUF(lx1, g, r[x1]);                                              \
+                            } else {                                                                              \
+                                r[x0] = MULADD_##SUF(w * lx0, g, r[x0]);                                          \
+                                r[x1] = MULADD_##SUF(w * lx1, g, r[x1]);                                          \
+                            }                                                                                     \
+                        }                                                                                         \
+                }                                                                                                 \
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
-    DEFINE_PLANES_TASK(bilinear_backward_planes_##SUF, bilinear_backward_plane_##SUF)                             \
+    DEFINE_PLANES_TASK(linear_backward_volumes_##SUF, linear_backward_volume_##SUF)                               \
                                                                                                                   \
-    void tj_k_upsample_bilinear2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_linear_tables_##SUF *t,     \
-                                                 const T *grad_out, T *grad_in)                                   \
+    void tj_k_upsample_linear_backward_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t,           \
+                                             const T *grad_out, T *grad_in)                                       \
     {                                                                                                             \
-        planes_args_##SUF a = {p, NULL, NULL, t, grad_out, grad_in};                                              \
-        tj_k_parallel(p->threads, p->batch * p->channels, bilinear_backward_planes_##SUF, &a);                    \
+        planes_args_##SUF a = {p, NULL, t, grad_out, grad_in};                                                    \
+        tj_k_parallel(p->threads, p->batch * p->channels, linear_backward_volumes_##SUF, &a);                     \
     }
 
 DEFINE_UPSAMPLE(float, f32)
@@ -206,7 +257,7 @@ DEFINE_UPSAMPLE(double, f64)
     }                                                                                                             \
                                                                                                                   \
     typedef struct cubic_args_##SUF {                                                                             \
-        const tj_k_upsample2d *p;                                                                                 \
+        const tj_k_upsample *p;                                                                                 \
         const tj_k_cubic_tables_##SUF *t;                                                                         \
         const T *in;                                                                                              \
         T *out, *scratch;                                                                                         \
@@ -218,11 +269,11 @@ DEFINE_UPSAMPLE(double, f64)
     static void bicubic_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                               \
     {                                                                                                             \
         const cubic_args_##SUF *a = ctx;                                                                          \
-        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_upsample *p = a->p;                                                                          \
         const tj_k_cubic_tables_##SUF *t = a->t;                                                                  \
         T *h = a->scratch + (int64_t)th * p->height * p->out_w;                                                   \
         for (int64_t pl = begin; pl < end; pl++) {                                                                \
-            const T *src = a->in + in_plane_offset(p, pl);                                                        \
+            const T *src = a->in + in_volume_offset(p, pl);                                                        \
             T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
             for (int64_t r = 0; r < p->height; r++) {                                                             \
                 const T *row = src + r * p->ys;                                                                   \
@@ -251,7 +302,7 @@ DEFINE_UPSAMPLE(double, f64)
         }                                                                                                         \
     }                                                                                                             \
                                                                                                                   \
-    void tj_k_upsample_bicubic2d_##SUF(const tj_k_upsample2d *p, const tj_k_cubic_tables_##SUF *t, const T *in,   \
+    void tj_k_upsample_bicubic2d_##SUF(const tj_k_upsample *p, const tj_k_cubic_tables_##SUF *t, const T *in,   \
                                        T *out, T *scratch)                                                        \
     {                                                                                                             \
         cubic_args_##SUF a = {p, t, in, out, scratch};                                                            \
@@ -260,7 +311,7 @@ DEFINE_UPSAMPLE(double, f64)
                                                                                                                   \
     static inline void bicubic_backward_plane_##SUF(const cubic_args_##SUF *a, int64_t pl)                        \
     {                                                                                                             \
-        const tj_k_upsample2d *p = a->p;                                                                          \
+        const tj_k_upsample *p = a->p;                                                                          \
         const tj_k_cubic_tables_##SUF *t = a->t;                                                                  \
         T *gi = a->out + pl * p->height * p->width;                                                               \
         const T *go = a->in + pl * p->out_h * p->out_w;                                                           \
@@ -281,7 +332,7 @@ DEFINE_UPSAMPLE(double, f64)
     }                                                                                                             \
     DEFINE_PLANES_TASK(bicubic_backward_planes_##SUF, bicubic_backward_plane_##SUF)                               \
                                                                                                                   \
-    void tj_k_upsample_bicubic2d_backward_##SUF(const tj_k_upsample2d *p, const tj_k_cubic_tables_##SUF *t,       \
+    void tj_k_upsample_bicubic2d_backward_##SUF(const tj_k_upsample *p, const tj_k_cubic_tables_##SUF *t,       \
                                                 const T *grad_out, T *grad_in)                                    \
     {                                                                                                             \
         cubic_args_##SUF a = {p, t, grad_out, grad_in, NULL};                                                     \

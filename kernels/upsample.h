@@ -1,4 +1,4 @@
-/* 2-D nearest, bilinear and bicubic resampling and their gradients, as PyTorch
+/* 1-, 2- and 3-D nearest and linear, 2-D bicubic resampling and their gradients, as PyTorch
  * 1.13's CPU kernels (aten/src/ATen/native/UpSample.h, cpu/UpSampleKernel.cpp):
  * the same source indices and weights, computed once per output row and
  * column, in the same precision (float for float32, double for float64). */
@@ -8,20 +8,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** Resampling geometry. The input holds batch x channels planes of
- * height x width; plane (n, c) element (y, x) is at
- * in[n*ns + c*cs + y*ys + x*xs]. Outputs (and gradients of the input) are
- * contiguous [batch, channels, out_h, out_w] ([.., height, width]). All
- * sizes but batch and channels are >= 1. scale_h / scale_w are the scale
- * factors given to the operator, or 0 when none was (the sizes' ratio is
- * used then). */
-typedef struct tj_k_upsample2d {
-    int64_t batch, channels, height, width, out_h, out_w;
-    int64_t ns, cs, ys, xs;
-    double scale_h, scale_w;
-    bool align_corners; /* bilinear only */
+/** Resampling geometry. The input holds batch x channels volumes of depth
+ * planes of height x width (depth 1 for the 2-d and 1-d operators, height
+ * 1 too for 1-d); volume (n, c) element (z, y, x) is at
+ * in[n*ns + c*cs + z*zs + y*ys + x*xs]. Outputs (and gradients of the
+ * input) are contiguous [batch, channels, out_d, out_h, out_w] ([.., depth,
+ * height, width]). All sizes but batch and channels are >= 1. `spatial` is
+ * the operator's count of resampled dims (1, 2 or 3): the linear kernels
+ * blend across rows only from 2 and across planes only at 3, as ATen's
+ * loops (their results on finite inputs would be the same, but not on
+ * infinities). scale_* are the scale factors given to the operator, or 0
+ * when none was (the sizes' ratio is used then). */
+typedef struct tj_k_upsample {
+    int64_t batch, channels, depth, height, width, out_d, out_h, out_w;
+    int64_t ns, cs, zs, ys, xs;
+    double scale_d, scale_h, scale_w;
+    int spatial;
+    bool align_corners; /* linear and cubic only */
     int threads;
-} tj_k_upsample2d;
+} tj_k_upsample;
 
 /** Source index of each of `out` outputs of one dim for nearest
  * resampling, ATen 1.13's nearest_idx for every dtype: i itself when out ==
@@ -47,48 +52,57 @@ void tj_k_linear_indices_f32(int64_t in, int64_t out, double scale, bool align_c
 void tj_k_linear_indices_f64(int64_t in, int64_t out, double scale, bool align_corners, int64_t *i0, int64_t *i1,
                              double *l0, double *l1);
 
-/** out (o, y, x) = in (plane o, iy[y], ix[x]), iy of out_h and ix of
- * out_w entries (tj_k_nearest_indices). Parallel over planes. */
-void tj_k_upsample_nearest2d_f32(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const float *in,
-                                 float *out);
-void tj_k_upsample_nearest2d_f64(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix, const double *in,
-                                 double *out);
+/** The per-dim source indices of nearest resampling (tj_k_nearest_indices):
+ * z of out_d, y of out_h, x of out_w entries. */
+typedef struct tj_k_nearest_tables {
+    const int64_t *z, *y, *x;
+} tj_k_nearest_tables;
+
+/** out (v, z, y, x) = in (volume v, t->z[z], t->y[y], t->x[x]). Parallel
+ * over output planes. */
+void tj_k_upsample_nearest_f32(const tj_k_upsample *p, const tj_k_nearest_tables *t, const float *in, float *out);
+void tj_k_upsample_nearest_f64(const tj_k_upsample *p, const tj_k_nearest_tables *t, const double *in,
+                               double *out);
 /** Gradient of nearest resampling: grad_in (zeroed here) receives the sum
  * of the grad_out (contiguous) elements that read each input element, in
- * row-major output order, accumulated in the dtype as ATen does. */
-void tj_k_upsample_nearest2d_backward_f32(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,
-                                          const float *grad_out, float *grad_in);
-void tj_k_upsample_nearest2d_backward_f64(const tj_k_upsample2d *p, const int64_t *iy, const int64_t *ix,
-                                          const double *grad_out, double *grad_in);
+ * row-major output order, accumulated in the dtype as ATen does. Parallel
+ * over volumes. */
+void tj_k_upsample_nearest_backward_f32(const tj_k_upsample *p, const tj_k_nearest_tables *t,
+                                        const float *grad_out, float *grad_in);
+void tj_k_upsample_nearest_backward_f64(const tj_k_upsample *p, const tj_k_nearest_tables *t,
+                                        const double *grad_out, double *grad_in);
 
-/** The per-dim tables of bilinear resampling (tj_k_linear_indices): y0,
- * y1, ly0, ly1 of out_h entries, x0, x1, lx0, lx1 of out_w. */
+/** The per-dim tables of linear resampling (tj_k_linear_indices): z0, z1,
+ * lz0, lz1 of out_d entries, y0, y1, ly0, ly1 of out_h, x0, x1, lx0, lx1 of
+ * out_w. */
 typedef struct tj_k_linear_tables_f32 {
-    const int64_t *y0, *y1, *x0, *x1;
-    const float *ly0, *ly1, *lx0, *lx1;
+    const int64_t *z0, *z1, *y0, *y1, *x0, *x1;
+    const float *lz0, *lz1, *ly0, *ly1, *lx0, *lx1;
 } tj_k_linear_tables_f32;
 typedef struct tj_k_linear_tables_f64 {
-    const int64_t *y0, *y1, *x0, *x1;
-    const double *ly0, *ly1, *lx0, *lx1;
+    const int64_t *z0, *z1, *y0, *y1, *x0, *x1;
+    const double *lz0, *lz1, *ly0, *ly1, *lx0, *lx1;
 } tj_k_linear_tables_f64;
 
-/** out (o, y, x) = (in(y0, x0) lx0 + in(y0, x1) lx1) ly0
- *                + (in(y1, x0) lx0 + in(y1, x1) lx1) ly1, as ATen orders it,
- * each a * b + c with one rounding as ATen's FMA-contracted build (float32:
- * the same values as PyTorch 1.13 where checked, within an ulp of the
- * operands elsewhere). Parallel over planes. */
-void tj_k_upsample_bilinear2d_f32(const tj_k_upsample2d *p, const tj_k_linear_tables_f32 *t, const float *in,
-                                  float *out);
-void tj_k_upsample_bilinear2d_f64(const tj_k_upsample2d *p, const tj_k_linear_tables_f64 *t, const double *in,
-                                  double *out);
-/** Gradient of bilinear resampling: grad_in (zeroed here) receives, for
- * each grad_out (contiguous) element in row-major order, its products with
- * ly0 lx0, ly0 lx1, ly1 lx0, ly1 lx1 at the four source elements, each
- * added with one rounding (as ATen's FMA-contracted build). */
-void tj_k_upsample_bilinear2d_backward_f32(const tj_k_upsample2d *p, const tj_k_linear_tables_f32 *t,
-                                           const float *grad_out, float *grad_in);
-void tj_k_upsample_bilinear2d_backward_f64(const tj_k_upsample2d *p, const tj_k_linear_tables_f64 *t,
-                                           const double *grad_out, double *grad_in);
+/** Linear, bilinear or trilinear resampling (p->spatial 1, 2, 3): along a
+ * row r(x) = in(x0) lx0 + in(x1) lx1; bilinear blends rows
+ * b = r(y0) ly0 + r(y1) ly1, trilinear planes b(z0) lz0 + b(z1) lz1, as
+ * ATen orders it, each a * b + c with one rounding as ATen's FMA-contracted
+ * build (float32: the same values as PyTorch 1.13 where checked, within an
+ * ulp of the operands elsewhere). Parallel over output planes. */
+void tj_k_upsample_linear_f32(const tj_k_upsample *p, const tj_k_linear_tables_f32 *t, const float *in, float *out);
+void tj_k_upsample_linear_f64(const tj_k_upsample *p, const tj_k_linear_tables_f64 *t, const double *in,
+                              double *out);
+/** Gradient of linear resampling: grad_in (zeroed here) receives, for each
+ * grad_out (contiguous) element g in row-major order, the products of g
+ * with its weights (lz ly lx, formed left to right, then times g) at its
+ * 2, 4 or 8 source elements (z0 before z1, y0 before y1, x0 before x1),
+ * each added with one rounding (as ATen's FMA-contracted build). Parallel
+ * over volumes. */
+void tj_k_upsample_linear_backward_f32(const tj_k_upsample *p, const tj_k_linear_tables_f32 *t,
+                                       const float *grad_out, float *grad_in);
+void tj_k_upsample_linear_backward_f64(const tj_k_upsample *p, const tj_k_linear_tables_f64 *t,
+                                       const double *grad_out, double *grad_in);
 
 /** The per-dim tables of bicubic resampling (tj_k_cubic_indices): for output
  * row y the 4 source rows y[4y + j] (clamped to [0, height - 1]) and their
@@ -116,18 +130,18 @@ void tj_k_cubic_indices_f64(int64_t in, int64_t out, double scale, bool align_co
  * with one rounding (ATen's interpolate loop, FMA-contracted). Each input
  * row's column sums are computed once per plane into scratch, which holds
  * height * out_w elements per thread (p->threads, at least 1). Parallel over
- * planes. */
-void tj_k_upsample_bicubic2d_f32(const tj_k_upsample2d *p, const tj_k_cubic_tables_f32 *t, const float *in,
+ * planes (2-d: depth 1). */
+void tj_k_upsample_bicubic2d_f32(const tj_k_upsample *p, const tj_k_cubic_tables_f32 *t, const float *in,
                                  float *out, float *scratch);
-void tj_k_upsample_bicubic2d_f64(const tj_k_upsample2d *p, const tj_k_cubic_tables_f64 *t, const double *in,
+void tj_k_upsample_bicubic2d_f64(const tj_k_upsample *p, const tj_k_cubic_tables_f64 *t, const double *in,
                                  double *out, double *scratch);
 /** Gradient of bicubic resampling: grad_in (zeroed here) receives, for each
  * grad_out (contiguous) element g in row-major order and its taps k (columns)
  * then j (rows), g wy_j wx_k added at (y_j, x_k), in the dtype, as ATen's
  * upsample_bicubic2d_backward_out_frame. Parallel over planes. */
-void tj_k_upsample_bicubic2d_backward_f32(const tj_k_upsample2d *p, const tj_k_cubic_tables_f32 *t,
+void tj_k_upsample_bicubic2d_backward_f32(const tj_k_upsample *p, const tj_k_cubic_tables_f32 *t,
                                           const float *grad_out, float *grad_in);
-void tj_k_upsample_bicubic2d_backward_f64(const tj_k_upsample2d *p, const tj_k_cubic_tables_f64 *t,
+void tj_k_upsample_bicubic2d_backward_f64(const tj_k_upsample *p, const tj_k_cubic_tables_f64 *t,
                                           const double *grad_out, double *grad_in);
 
 #endif

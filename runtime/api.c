@@ -695,6 +695,24 @@ tj_tensor *tj_upsample_bicubic2d_vec(tj_tensor *input, const int64_t *output_siz
 {
     return CALL(upsample_bicubic2d_vec, T(input), OPTL(output_size, 2), B(align_corners), OPTF(scale_factors, 2));
 }
+tj_tensor *tj_upsample_nearest1d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors)
+{
+    return CALL(upsample_nearest1d_vec, T(input), OPTL(output_size, 1), OPTF(scale_factors, 1));
+}
+tj_tensor *tj_upsample_nearest3d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors)
+{
+    return CALL(upsample_nearest3d_vec, T(input), OPTL(output_size, 3), OPTF(scale_factors, 3));
+}
+tj_tensor *tj_upsample_linear1d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                    const double *scale_factors)
+{
+    return CALL(upsample_linear1d_vec, T(input), OPTL(output_size, 1), B(align_corners), OPTF(scale_factors, 1));
+}
+tj_tensor *tj_upsample_trilinear3d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                       const double *scale_factors)
+{
+    return CALL(upsample_trilinear3d_vec, T(input), OPTL(output_size, 3), B(align_corners), OPTF(scale_factors, 3));
+}
 tj_status tj_adaptive_max_pool2d(tj_tensor *self, const int64_t *output_size, tj_tensor **out, tj_tensor **indices)
 {
     return CALLN(adaptive_max_pool2d, out, indices, NULL, T(self), L(output_size, 2));
@@ -915,6 +933,34 @@ tj_tensor *tj_upsample_bicubic2d_backward_vec(tj_tensor *grad_output, const int6
 {
     return CALL(upsample_bicubic2d_backward_vec, T(grad_output), OPTL(output_size, 2), L(input_size, n_input_size),
                 B(align_corners), OPTF(scale_factors, 2));
+}
+tj_tensor *tj_upsample_nearest1d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors)
+{
+    return CALL(upsample_nearest1d_backward_vec, T(grad_output), OPTL(output_size, 1), L(input_size, n_input_size),
+                OPTF(scale_factors, 1));
+}
+tj_tensor *tj_upsample_linear1d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                             const int64_t *input_size, int n_input_size, bool align_corners,
+                                             const double *scale_factors)
+{
+    return CALL(upsample_linear1d_backward_vec, T(grad_output), OPTL(output_size, 1), L(input_size, n_input_size),
+                B(align_corners), OPTF(scale_factors, 1));
+}
+tj_tensor *tj_upsample_nearest3d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors)
+{
+    return CALL(upsample_nearest3d_backward_vec, T(grad_output), OPTL(output_size, 3), L(input_size, n_input_size),
+                OPTF(scale_factors, 3));
+}
+tj_tensor *tj_upsample_trilinear3d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                                const int64_t *input_size, int n_input_size, bool align_corners,
+                                                const double *scale_factors)
+{
+    return CALL(upsample_trilinear3d_backward_vec, T(grad_output), OPTL(output_size, 3), L(input_size, n_input_size),
+                B(align_corners), OPTF(scale_factors, 3));
 }
 tj_tensor *tj_max_pool2d_with_indices_backward(tj_tensor *g, tj_tensor *self, const int64_t *kernel_size,
                                                const int64_t *stride, const int64_t *padding, const int64_t *dilation,

@@ -2321,7 +2321,7 @@ FORMULA(d_adaptive_avg_pool2d_backward)
     return TJ_OK;
 }
 
-/* upsample_*2d.vec: its backward operator with the forward's output_size,
+/* upsample_*.vec: its backward operator with the forward's output_size,
  * [align_corners,] scale_factors and the input's sizes (derivatives.yaml);
  * the backward is linear in grad_output, its gradient the forward. */
 static tj_status d_upsample(const tj_op *backward, const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
@@ -2337,6 +2337,10 @@ static tj_status d_upsample(const tj_op *backward, const tj_grad_ctx *c, tj_tens
 FORMULA(d_upsample_nearest2d) { return d_upsample(TJ_OPS(upsample_nearest2d_backward_vec), c, g, gi); }
 FORMULA(d_upsample_bilinear2d) { return d_upsample(TJ_OPS(upsample_bilinear2d_backward_vec), c, g, gi); }
 FORMULA(d_upsample_bicubic2d) { return d_upsample(TJ_OPS(upsample_bicubic2d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_nearest1d) { return d_upsample(TJ_OPS(upsample_nearest1d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_linear1d) { return d_upsample(TJ_OPS(upsample_linear1d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_nearest3d) { return d_upsample(TJ_OPS(upsample_nearest3d_backward_vec), c, g, gi); }
+FORMULA(d_upsample_trilinear3d) { return d_upsample(TJ_OPS(upsample_trilinear3d_backward_vec), c, g, gi); }
 
 static tj_status d_upsample_backward(const tj_op *forward, const tj_grad_ctx *c, tj_tensor *const *g,
                                      tj_tensor **gi)
@@ -2352,6 +2356,13 @@ static tj_status d_upsample_backward(const tj_op *forward, const tj_grad_ctx *c,
 FORMULA(d_upsample_nearest2d_backward) { return d_upsample_backward(TJ_OPS(upsample_nearest2d_vec), c, g, gi); }
 FORMULA(d_upsample_bilinear2d_backward) { return d_upsample_backward(TJ_OPS(upsample_bilinear2d_vec), c, g, gi); }
 FORMULA(d_upsample_bicubic2d_backward) { return d_upsample_backward(TJ_OPS(upsample_bicubic2d_vec), c, g, gi); }
+FORMULA(d_upsample_nearest1d_backward) { return d_upsample_backward(TJ_OPS(upsample_nearest1d_vec), c, g, gi); }
+FORMULA(d_upsample_linear1d_backward) { return d_upsample_backward(TJ_OPS(upsample_linear1d_vec), c, g, gi); }
+FORMULA(d_upsample_nearest3d_backward) { return d_upsample_backward(TJ_OPS(upsample_nearest3d_vec), c, g, gi); }
+FORMULA(d_upsample_trilinear3d_backward)
+{
+    return d_upsample_backward(TJ_OPS(upsample_trilinear3d_vec), c, g, gi);
+}
 
 /* pixel_shuffle and pixel_unshuffle undo each other (derivatives.yaml). */
 FORMULA(d_pixel_shuffle)
@@ -3111,6 +3122,11 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(upsample_nearest2d_backward_vec, d_upsample_nearest2d_backward),
     D(upsample_bilinear2d_backward_vec, d_upsample_bilinear2d_backward),
     D(upsample_bicubic2d_vec, d_upsample_bicubic2d), D(upsample_bicubic2d_backward_vec, d_upsample_bicubic2d_backward),
+    D(upsample_nearest1d_vec, d_upsample_nearest1d), D(upsample_nearest1d_backward_vec, d_upsample_nearest1d_backward),
+    D(upsample_linear1d_vec, d_upsample_linear1d), D(upsample_linear1d_backward_vec, d_upsample_linear1d_backward),
+    D(upsample_nearest3d_vec, d_upsample_nearest3d), D(upsample_nearest3d_backward_vec, d_upsample_nearest3d_backward),
+    D(upsample_trilinear3d_vec, d_upsample_trilinear3d),
+    D(upsample_trilinear3d_backward_vec, d_upsample_trilinear3d_backward),
     D(pixel_shuffle, d_pixel_shuffle),
     D(pixel_unshuffle, d_pixel_unshuffle),
 

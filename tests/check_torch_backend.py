@@ -596,19 +596,28 @@ def check_distributions():
 
 def check_resample():
     """F.adaptive_max_pool2d (values and indices), adaptive_max_pool1d and
-    F.interpolate's bicubic mode through tjit_fx.compile, plain and
-    decomposed, with their gradients (make_fx of torch.autograd.grad)."""
+    F.interpolate's bicubic, 1-d (nearest, linear) and 3-d (nearest,
+    trilinear) modes through tjit_fx.compile, plain and decomposed, with
+    their gradients (make_fx of torch.autograd.grad)."""
     torch.manual_seed(0)
     x = torch.randn(2, 3, 7, 9)
 
     def values(x):
         v, i = F.adaptive_max_pool2d(x, (3, 4), return_indices=True)
+        v3 = x[:, :, None].expand(2, 3, 3, 7, 9)
         return (v, i, F.adaptive_max_pool1d(x[0], 5), F.interpolate(x, scale_factor=2, mode="bicubic"),
-                F.interpolate(x, size=(4, 11), mode="bicubic", align_corners=True))
+                F.interpolate(x, size=(4, 11), mode="bicubic", align_corners=True),
+                F.interpolate(x[0], scale_factor=1.5, mode="linear"), F.interpolate(x[0], size=13, mode="nearest"),
+                F.interpolate(v3, scale_factor=2, mode="trilinear"), F.interpolate(v3, size=(2, 5, 6), mode="nearest"))
 
     def grads(x):
         x = x.detach().requires_grad_()
-        y = (F.adaptive_max_pool2d(x, (5, 4)) ** 2).sum() + (F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2).sum()
+        v3 = x[:, :, None].expand(2, 3, 3, 7, 9)
+        y = ((F.adaptive_max_pool2d(x, (5, 4)) ** 2).sum() + (F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2).sum()
+             + (F.interpolate(x[0], size=11, mode="linear", align_corners=True) ** 2).sum()
+             + (F.interpolate(x[1], scale_factor=2, mode="nearest") ** 2).sum()
+             + (F.interpolate(v3, size=(4, 5, 6), mode="trilinear") ** 2).sum()
+             + (F.interpolate(v3, scale_factor=1.5, mode="nearest") ** 2).sum())
         return torch.autograd.grad(y, x)
 
     for decompose in (False, True):

@@ -1,5 +1,7 @@
-/* adaptive_max_pool2d and its backward, upsample_bicubic2d.vec and its
- * backward: values against PyTorch 1.13 (nan and tie rules, overlapping
+/* adaptive_max_pool2d and its backward, upsample_bicubic2d.vec,
+ * upsample_nearest1d.vec, upsample_linear1d.vec, upsample_nearest3d.vec,
+ * upsample_trilinear3d.vec and their backward operators: values against
+ * PyTorch 1.13 (nan and tie rules, overlapping
  * windows, both align_corners, float32), the errors (naming the
  * operator and the sizes), make_fx in real and fake mode with and without
  * the core table (adaptive_max_pool2d_backward decomposes to a
@@ -173,6 +175,129 @@ Test(resample, bicubic_errors_name_the_operator_and_sizes)
                       "output.size(3) = 2 but got grad_output.size(3) = 3");
 }
 
+/* ---- upsample_nearest1d / linear1d / nearest3d / trilinear3d ---- */
+
+/* x1 = torch.sin(torch.arange(10.)).view(1, 2, 5), g1 = torch.cos(torch.arange(14.)).view(1, 2, 7),
+ * x3 = torch.sin(torch.arange(12.)).view(1, 1, 2, 2, 3), g3 = torch.cos(torch.arange(18.)).view(1, 1, 3, 3, 2) */
+Test(resample, one_and_three_dim_values_and_gradients_match_pytorch)
+{
+    tj_tensor *x1 = sines(3, SHAPE(1, 2, 5), TJ_FLOAT64), *x3 = sines(5, SHAPE(1, 1, 2, 2, 3), TJ_FLOAT64);
+    tj_tensor *g1 = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(14), tj_v_int(1), TJ_FLOAT64), SHAPE(1, 2, 7), 3));
+    tj_tensor *g3 = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(18), tj_v_int(1), TJ_FLOAT64),
+                                      SHAPE(1, 1, 3, 3, 2), 5));
+    const double s0 = 0.0, s1 = 0.8414709848078965, s2 = 0.9092974268256817, s3 = 0.1411200080598672,
+                 s4 = -0.7568024953079282, s5 = -0.9589242746631385, s6 = -0.27941549819892586,
+                 s7 = 0.6569865987187891, s8 = 0.9893582466233818, s9 = 0.4121184852417566,
+                 s10 = -0.5440211108893698;
+    test_expect_close(tj_upsample_nearest1d_vec(x1, SHAPE(7), NULL),
+                      (const double[]){s0, s0, s1, s2, s2, s3, s4, s5, s5, s6, s7, s7, s8, s9}, 14, 0, 0);
+    test_expect_close(tj_upsample_nearest1d_vec(x1, NULL, (const double[]){2.1}),
+                      (const double[]){s0, s0, s0, s1, s1, s2, s2, s3, s3, s4,
+                                       s5, s5, s5, s6, s6, s7, s7, s8, s8, s9}, 20, 0, 0);
+    test_expect_close(tj_upsample_nearest1d_backward_vec(g1, SHAPE(7), SHAPE(1, 2, 5), 3, NULL),
+                      (const double[]){1.5403023058681398, -0.4161468365471424, -1.6436361174640575,
+                                       0.28366218546322625, 0.960170286650366, 0.6084022205346911,
+                                       -0.9111302618846769, -0.8346458310884016, 0.8438539587324921,
+                                       0.9074467814501962}, 10, 1e-15, 1e-15);
+    const double linear[2][14] = {
+        {0.0, 0.4808405627473694, 0.8608499682415495, 0.9092974268256817, 0.36059927056438557, -0.24370392195490248,
+         -0.7568024953079282, -0.9589242746631385, -0.570633545255017, -0.011872041936721514, 0.6569865987187891,
+         0.894394918650641, 0.741969777459828, 0.4121184852417566},
+        {0.0, 0.5609806565385976, 0.8640797988138249, 0.9092974268256817, 0.3971791476484722, -0.158187493062731,
+         -0.7568024953079282, -0.9589242746631385, -0.5059184236869967, 0.032718534106979044, 0.6569865987187891,
+         0.8785676973218509, 0.7969449928295069, 0.4121184852417566}};
+    const double linear_grad[2][10] = {
+        {1.2315581310863457, 0.011496434390978147, -1.2956469130035182, -0.304795623209308, 1.0817397947060345,
+         0.6915450969967559, -0.7339502063796912, -1.0981299759040601, 0.48536347498146015, 1.269098478049836},
+        {1.1801007686227132, 0.08277031288066483, -1.3465893157373636, -0.24665429026692365, 1.0547243484714413,
+         0.7054022430737668, -0.7044201971288604, -1.141306383708661, 0.5655197711470289, 1.1887314343610267}};
+    test_expect_close(tj_upsample_nearest3d_vec(x3, SHAPE(3, 3, 2), NULL),
+                      (const double[]){s0, s1, s0, s1, s3, s4, s0, s1, s0, s1, s3, s4, s6, s7, s6, s7, s9, s10}, 18,
+                      0, 0);
+    test_expect_close(tj_upsample_nearest3d_backward_vec(g3, SHAPE(3, 3, 2), SHAPE(1, 1, 2, 2, 3), 5, NULL),
+                      (const double[]){1.3985234162946103, -0.606918198273678, 0.0, -1.4927151499400644,
+                                       0.288087883451277, 0.0, 0.9805911769403257, 0.14775886859137488, 0.0,
+                                       -0.9576594803233847, -0.27516333805159693, 0.0}, 12, 1e-15, 1e-15);
+    const double trilinear[2][18] = {
+        {0.21036774620197413, 0.8923408163212354, 0.06350356420994625, -0.00802650675155016, -0.08336061778208163,
+         -0.9083938298243359, 0.0825263861162385, 0.8993030754842345, 0.06369393516484259, 0.0010535971271908515,
+         0.04486148421344666, -0.8971958812298529, -0.045314973969497116, 0.9062653346472336, 0.06388430611973892,
+         0.010133701005931882, 0.17308358620897496, -0.8859979326353699},
+        {0.0, 0.9092974268256817, 0.0705600040299336, -0.024813423918728372, 0.1411200080598672, -0.9589242746631385,
+         -0.13970774909946293, 0.9493278367245317, 0.06845574877567448, -0.015064701941194608, 0.2766192466508119,
+         -0.979457240606921, -0.27941549819892586, 0.9893582466233818, 0.06635149352141537, -0.005315979963660844,
+         0.4121184852417566, -0.9999902065507035}};
+    const double trilinear_grad[2][12] = {
+        {0.9267275374495938, 0.35752783396696464, 0.1458559644513001, -0.988220859095672, -0.43863289786042575,
+         -0.32767783448560517, 1.016949527032079, 0.5081760223576769, 0.5075785400409514, -1.0089012331573854,
+         -0.5564446637919997, -0.6604327582186134},
+        {1.2356367165994584, 0.0, 0.19447461926840012, -1.3176278121275626, 0.0, -0.43690377931414026,
+         1.3559327027094386, 0.0, 0.6767713867212686, -1.3452016442098476, 0.0, -0.8805770109581514}};
+    for (int ac = 0; ac < 2; ac++) {
+        test_expect_close(tj_upsample_linear1d_vec(x1, SHAPE(7), ac, NULL), linear[ac], 14, 1e-15, 1e-15);
+        test_expect_close(tj_upsample_linear1d_backward_vec(g1, SHAPE(7), SHAPE(1, 2, 5), 3, ac, NULL),
+                          linear_grad[ac], 10, 1e-15, 1e-15);
+        test_expect_close(tj_upsample_trilinear3d_vec(x3, SHAPE(3, 3, 2), ac, NULL), trilinear[ac], 18, 1e-15,
+                          1e-15);
+        test_expect_close(tj_upsample_trilinear3d_backward_vec(g3, SHAPE(3, 3, 2), SHAPE(1, 1, 2, 2, 3), 5, ac, NULL),
+                          trilinear_grad[ac], 12, 1e-15, 1e-15);
+    }
+}
+
+/* ATen's 1-d loop blends along the row only: an infinity stays one where
+ * its neighbour's weight is not 0, and a zero weight on it gives nan (as
+ * torch 1.13's [nan, inf, inf, inf, inf, 3.25, 3.75, 4]); blending a
+ * second, identical row with weight 0 (the 2-d kernel of an unsqueezed
+ * input) would make every infinity nan. */
+Test(resample, linear1d_blends_infinities_as_pytorch)
+{
+    tj_tensor *x = test_f64(3, SHAPE(1, 1, 4), (const double[]){1, INFINITY, 3, 4});
+    tj_tensor *y = tj_upsample_linear1d_vec(x, SHAPE(8), false, NULL);
+    const double *v = (const double *)(const void *)tj_tensor_ptr(y);
+    cr_expect(isnan(v[0]), "%g", v[0]);
+    for (int i = 1; i < 5; i++) cr_expect(isinf(v[i]) && v[i] > 0, "[%d] = %g", i, v[i]);
+    test_expect_close(tj_narrow(y, 2, 5, 3), (const double[]){3.25, 3.75, 4}, 3, 0, 0);
+}
+
+/* As ATen's two nearest3d kernels: an input contiguous as ChannelsLast3d
+ * maps depth row i to i / 2 when the output is twice the input (torch
+ * 1.13: [0, 0, 8, 8]), the generic kernel to floor(i / 2.1) ([0, 0, 0, 8]). */
+Test(resample, nearest3d_follows_atens_channels_last_kernel)
+{
+    tj_tensor *x = tj_reshape(tj_arange(tj_v_int(0), tj_v_int(32), tj_v_int(1), TJ_FLOAT32), SHAPE(1, 2, 2, 2, 4), 5);
+    tj_tensor *cl = tj_permute(tj_contiguous(tj_permute(x, SHAPE(0, 2, 3, 4, 1), 5)), SHAPE(0, 4, 1, 2, 3), 5);
+    const double scales[3] = {2.1, 1, 1};
+    test_expect_close(tj_select(tj_select(tj_select(tj_upsample_nearest3d_vec(x, NULL, scales), 4, 0), 3, 0), 1, 0),
+                      (const double[]){0, 0, 0, 8}, 4, 0, 0);
+    test_expect_close(tj_select(tj_select(tj_select(tj_upsample_nearest3d_vec(cl, NULL, scales), 4, 0), 3, 0), 1, 0),
+                      (const double[]){0, 0, 8, 8}, 4, 0, 0);
+}
+
+Test(resample, one_and_three_dim_errors_name_the_operator_and_rank)
+{
+    tj_tensor *x1 = sines(3, SHAPE(1, 2, 5), TJ_FLOAT64), *x3 = sines(5, SHAPE(1, 1, 2, 2, 3), TJ_FLOAT64);
+    test_expect_error(tj_upsample_nearest1d_vec(x3, SHAPE(4), NULL), TJ_ERR_SHAPE, "aten::upsample_nearest1d.vec",
+                      "output_size [4] has 1 elements for input [1, 1, 2, 2, 3] with 3 spatial dimensions");
+    test_expect_error(tj_upsample_linear1d_vec(x1, SHAPE(0), true, NULL), TJ_ERR_SHAPE,
+                      "aten::upsample_linear1d.vec",
+                      "Input and output sizes should be greater than 0, but got input (W: 5) output (W: 0)");
+    test_expect_error(tj_upsample_trilinear3d_vec(x3, SHAPE(2, 0, 2), false, NULL), TJ_ERR_SHAPE,
+                      "aten::upsample_trilinear3d.vec", "input (D: 2, H: 2, W: 3) output (D: 2, H: 0, W: 2)");
+    test_expect_error(tj_upsample_nearest3d_vec(tj_narrow(x3, 1, 0, 0), SHAPE(2, 2, 2), NULL), TJ_ERR_SHAPE,
+                      "aten::upsample_nearest3d.vec", "Non-empty 5D data tensor expected");
+    test_expect_error(tj_upsample_trilinear3d_vec(tj_to_copy(x3, TJ_INT64), SHAPE(2, 2, 2), false, NULL),
+                      TJ_ERR_DTYPE, "aten::upsample_trilinear3d.vec",
+                      "\"compute_indices_weights_linear\" not implemented for int64");
+    test_expect_error(tj_upsample_nearest3d_backward_vec(tj_ones(SHAPE(1, 1, 4, 4), 4, TJ_FLOAT64), SHAPE(4, 4, 4),
+                                                         SHAPE(1, 1, 2, 2), 4, NULL),
+                      TJ_ERR_SHAPE, "aten::upsample_nearest3d_backward.vec",
+                      "input_size [1, 1, 2, 2] has 4 elements, expected 5 (the input's [N, C, D, H, W])");
+    test_expect_error(tj_upsample_linear1d_backward_vec(tj_ones(SHAPE(1, 2, 6), 3, TJ_FLOAT64), SHAPE(7),
+                                                        SHAPE(1, 2, 5), 3, false, NULL),
+                      TJ_ERR_SHAPE, "aten::upsample_linear1d_backward.vec",
+                      "output.size(2) = 7 but got grad_output.size(2) = 6");
+}
+
 /* ---- tracing and replay ---- */
 
 static tj_status fn_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -231,4 +356,44 @@ Test(resample, bicubic_and_its_gradient_trace_and_replay)
     tj_tensor *in[2] = {x, test_random_f32(4, SHAPE(2, 3, 10, 9), 4)};
     test_expect_traced(fn_bicubic_grad, in, 2, 1, (const char *[]){"aten.upsample_bicubic2d_backward.vec"}, 1, NULL,
                        0);
+}
+
+static tj_status fn_linear_1d_3d(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj_upsample_linear1d_vec(in[0], NULL, true, (const double[]){1.7});
+    out[1] = tj_upsample_trilinear3d_vec(in[1], SHAPE(3, 5, 4), false, NULL);
+    out[2] = tj_upsample_nearest1d_vec(in[0], SHAPE(9), NULL);
+    out[3] = tj_upsample_nearest3d_vec(in[1], NULL, (const double[]){2.0, 1.5, 0.5});
+    *n_out = 4;
+    return out[0] && out[1] && out[2] && out[3] ? TJ_OK : tj_last_status();
+}
+
+/* The gradients of the four sums of squares for the 1-d and the 3-d input. */
+static tj_status fn_linear_1d_3d_grads(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *y[4];
+    int four;
+    tj_status st = fn_linear_1d_3d(ctx, in, n, y, &four);
+    if (st != TJ_OK) return st;
+    tj_tensor *s = tj_add(tj_add(tj_sum(tj_mul(y[0], y[0]), -1), tj_sum(tj_mul(y[1], y[1]), -1)),
+                          tj_add(tj_sum(tj_mul(y[2], y[2]), -1), tj_sum(tj_mul(y[3], y[3]), -1)));
+    *n_out = 2;
+    return s ? tj_autograd_grad(&s, 1, NULL, (tj_tensor *[]){in[0], in[1]}, 2, out) : tj_last_status();
+}
+
+Test(resample, one_and_three_dim_operators_and_gradients_trace_and_replay)
+{
+    tj_tensor *in[2] = {test_random_f32(3, SHAPE(2, 3, 6), 5), test_random_f32(5, SHAPE(1, 2, 2, 3, 4), 6)};
+    test_expect_traced(fn_linear_1d_3d, in, 2, 4,
+                       (const char *[]){"aten.upsample_linear1d.vec", "aten.upsample_trilinear3d.vec",
+                                        "aten.upsample_nearest1d.vec", "aten.upsample_nearest3d.vec"},
+                       4, NULL, 0);
+    tj_tensor_set_requires_grad(in[0], true);
+    tj_tensor_set_requires_grad(in[1], true);
+    test_expect_traced(fn_linear_1d_3d_grads, in, 2, 2,
+                       (const char *[]){"aten.upsample_linear1d_backward.vec", "aten.upsample_trilinear3d_backward.vec",
+                                        "aten.upsample_nearest1d_backward.vec",
+                                        "aten.upsample_nearest3d_backward.vec"},
+                       4, NULL, 0);
 }

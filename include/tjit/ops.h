@@ -1684,6 +1684,26 @@ tj_tensor *tj_upsample_bilinear2d_vec(tj_tensor *input, const int64_t *output_si
  * tap order. Same arguments, result and errors as tj_upsample_nearest2d_vec. */
 tj_tensor *tj_upsample_bicubic2d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
                                      const double *scale_factors);
+/** aten::upsample_nearest1d.vec and aten::upsample_nearest3d.vec
+ * (torch.nn.functional.interpolate, mode="nearest", of a 3-d [N, C, W] or
+ * 5-d [N, C, D, H, W] input): as tj_upsample_nearest2d_vec over 1 or 3
+ * spatial dims, output_size and scale_factors of 1 or 3 entries. Each dim
+ * maps as the 2-d operator's; 1-d always as ATen's generic kernel (it has no
+ * channels-last one), 3-d as its channels-last kernel for an input
+ * contiguous in ATen's ChannelsLast3d sense. Errors as
+ * tj_upsample_nearest2d_vec's, the rank 3 or 5 (the message gives it). */
+tj_tensor *tj_upsample_nearest1d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors);
+tj_tensor *tj_upsample_nearest3d_vec(tj_tensor *input, const int64_t *output_size, const double *scale_factors);
+/** aten::upsample_linear1d.vec and aten::upsample_trilinear3d.vec
+ * (torch.nn.functional.interpolate, mode="linear" / "trilinear"): as
+ * tj_upsample_bilinear2d_vec over 1 or 3 spatial dims, each dim's indices
+ * and weights as there; trilinear blends the bilinear results of the two
+ * source planes. Arguments and errors as tj_upsample_nearest1d_vec /
+ * tj_upsample_nearest3d_vec. */
+tj_tensor *tj_upsample_linear1d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                    const double *scale_factors);
+tj_tensor *tj_upsample_trilinear3d_vec(tj_tensor *input, const int64_t *output_size, bool align_corners,
+                                       const double *scale_factors);
 /** aten::pixel_shuffle (composite: view, permute and a copy): self [*, C r²,
  * H, W] (any dtype, strides, 3 to 6 dims) rearranged to [*, C, H r, W r],
  * output (c, h r + i, w r + j) = self (c r² + i r + j, h, w). Returns a
@@ -2352,6 +2372,27 @@ tj_tensor *tj_upsample_bilinear2d_backward_vec(tj_tensor *grad_output, const int
 tj_tensor *tj_upsample_bicubic2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
                                               const int64_t *input_size, int n_input_size, bool align_corners,
                                               const double *scale_factors);
+/** aten::upsample_nearest1d_backward.vec, upsample_linear1d_backward.vec,
+ * upsample_nearest3d_backward.vec and upsample_trilinear3d_backward.vec:
+ * the gradients of tj_upsample_nearest1d_vec, tj_upsample_linear1d_vec,
+ * tj_upsample_nearest3d_vec and tj_upsample_trilinear3d_vec, as
+ * tj_upsample_nearest2d_backward_vec / tj_upsample_bilinear2d_backward_vec
+ * over 1 or 3 spatial dims (input_size of 3 or 5 entries, output_size and
+ * scale_factors of 1 or 3; trilinear adds each grad_output element times
+ * lz ly lx at its 8 sources). Arguments, result and errors as
+ * tj_upsample_nearest2d_backward_vec's. */
+tj_tensor *tj_upsample_nearest1d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors);
+tj_tensor *tj_upsample_linear1d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                             const int64_t *input_size, int n_input_size, bool align_corners,
+                                             const double *scale_factors);
+tj_tensor *tj_upsample_nearest3d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                              const int64_t *input_size, int n_input_size,
+                                              const double *scale_factors);
+tj_tensor *tj_upsample_trilinear3d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
+                                                const int64_t *input_size, int n_input_size, bool align_corners,
+                                                const double *scale_factors);
 /** aten::reflection_pad1d_backward / reflection_pad2d_backward /
  * replication_pad1d_backward / replication_pad2d_backward: the gradient of
  * the padding operator (tj_reflection_pad1d, ...) of self for grad_output:

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Writes the conformance cases of the resampling and adaptive pooling
-operators added after make_cases.py's upsample cases (adaptive_max_pool2d
-and its backward, upsample_bicubic2d.vec and its backward) into OUTDIR
+operators added after make_cases.py's upsample cases (adaptive_max_pool2d,
+upsample_bicubic2d.vec, upsample_nearest1d.vec, upsample_linear1d.vec,
+upsample_nearest3d.vec, upsample_trilinear3d.vec and their backward
+operators) into OUTDIR
 (tests/conformance/cases), in the folder's format, with PyTorch 1.13:
 
     /usr/bin/python3 tests/conformance/make_cases_resample.py tests/conformance/cases
@@ -74,3 +76,28 @@ for ac in (False, True):
             case(name, BC, [inp, size, ac, scales], f"{sname}, align_corners={ac}", tol)
             case(name, BCB, [r(*out.shape, dtype=dt), size, list(inp.shape), ac, scales],
                  f"adjoint of {sname}, align_corners={ac}", tol)
+
+# ---- upsample_nearest1d / linear1d / nearest3d / trilinear3d .vec and backward ----
+x1, x3 = r(2, 3, 7), r(2, 2, 3, 4, 5)
+CASES_1D = [("size_up", [17], None), ("size_down", [4], None), ("size_same", [7], None), ("size_one", [1], None),
+            ("scale2", None, [2.0]), ("scale_frac", None, [1.7])]
+CASES_3D = [("size_up", [5, 7, 9], None), ("size_down", [2, 3, 2], None), ("size_one", [1, 1, 1], None),
+            ("scale2", None, [2.0, 2.0, 2.0]), ("scale_frac", None, [1.7, 0.6, 2.5])]
+for op_name, xs, cases, linear in [("upsample_nearest1d", x1, CASES_1D, False),
+                                   ("upsample_linear1d", x1, CASES_1D, True),
+                                   ("upsample_nearest3d", x3, CASES_3D, False),
+                                   ("upsample_trilinear3d", x3, CASES_3D, True)]:
+    fwd, bwd = getattr(A, op_name).vec, getattr(A, op_name + "_backward").vec
+    for ac in ((False, True) if linear else (None,)):
+        tag = "" if ac is None else ("_align" if ac else "_noalign")
+        for sname, size, scales in cases:
+            for dt in ((f64, f32) if sname in ("size_up", "scale_frac") else (f64,)):
+                name = sname + tag + ("_f32" if dt == f32 else "")
+                inp = xs.to(dt)
+                fargs = [inp, size, scales] if ac is None else [inp, size, ac, scales]
+                out = call(fwd, fargs)
+                tol = F32 if dt == f32 else None
+                case(name, fwd, fargs, f"{op_name} {sname}" + ("" if ac is None else f", align_corners={ac}"), tol)
+                g = r(*out.shape, dtype=dt)
+                bargs = [g, size, list(inp.shape), scales] if ac is None else [g, size, list(inp.shape), ac, scales]
+                case(name, bwd, bargs, f"adjoint of {op_name} {sname}", tol)
