@@ -186,7 +186,24 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
         tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, linear_planes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
-    /* volume v; w is the weight of the planes and rows formed so far */                                         \
+    /* One output row's gradient into n input rows (n = 1, 2, 4: a        \
+     * constant where it is inlined): r[k][x0], r[k][x1] get g w[k] lx0,    \
+     * g w[k] lx1, k in order, as ATen's loops add them. */                 \
+    static inline void linear_backward_row_##SUF(T *const *r, const T *w, int n, const tj_k_linear_tables_##SUF *t, \
+                                                 const T *go, int64_t out_w)                                      \
+    {                                                                                                             \
+        for (int64_t x = 0; x < out_w; x++) {                                                                     \
+            int64_t x0 = t->x0[x], x1 = t->x1[x];                                                                 \
+            T lx0 = t->lx0[x], lx1 = t->lx1[x], g = go[x];                                                        \
+            for (int k = 0; k < n; k++) {                                                                         \
+                r[k][x0] = MULADD_##SUF(w[k] * lx0, g, r[k][x0]);                                                 \
+                r[k][x1] = MULADD_##SUF(w[k] * lx1, g, r[k][x1]);                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+                                                                                                                  \
+    /* volume v: the rows each output row adds into, with their weights */                                        \
+    /* (the plane's times the row's for 3-d, 1 for 1-d: exact) */                                                 \
     static inline void linear_backward_volume_##SUF(const planes_args_##SUF *a, int64_t v)                        \
     {                                                                                                             \
         const tj_k_upsample *p = a->p;                                                                            \
@@ -196,28 +213,20 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
         const T *go = a->in + v * p->out_d * p->out_h * p->out_w;                                                 \
         memset(gv, 0, sizeof(T) * (size_t)(p->depth * plane));                                                    \
         for (int64_t z = 0; z < p->out_d; z++) {                                                                  \
-            T *planes[2] = {gv + t->z0[z] * plane, gv + t->z1[z] * plane};                                        \
-            T lz[2] = {t->lz0[z], t->lz1[z]};                                                                     \
-            int nz = p->spatial == 3 ? 2 : 1;                                                                     \
+            T *q0 = gv + t->z0[z] * plane, *q1 = gv + t->z1[z] * plane;                                           \
             for (int64_t y = 0; y < p->out_h; y++, go += p->out_w) {                                              \
-                int64_t rows[2] = {t->y0[y] * p->width, t->y1[y] * p->width};                                     \
-                T ly[2] = {t->ly0[y], t->ly1[y]};                                                                 \
-                int ny = p->spatial >= 2 ? 2 : 1;                                                                 \
-                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
-                    int64_t x0 = t->x0[x], x1 = t->x1[x];                                                         \
-                    T lx0 = t->lx0[x], lx1 = t->lx1[x], g = go[x];                                                \
-                    for (int i = 0; i < nz; i++)                                                                  \
-                        for (int j = 0; j < ny; j++) {                                                            \
-                            T w = p->spatial == 3 ? lz[i] * ly[j] : p->spatial == 2 ? ly[j] : (T)1;               \
-                            T *r = planes[i] + rows[j];                                                           \
-                            if (p->spatial == 1) {                                                                \
-                                r[x0] = MULADD_##SUF(lx0, g, r[x0]);                                              \
-                                r[x1] = MULADD_##SUF(lx1, g, r[x1]);                                              \
-                            } else {                                                                              \
-                                r[x0] = MULADD_##SUF(w * lx0, g, r[x0]);                                          \
-                                r[x1] = MULADD_##SUF(w * lx1, g, r[x1]);                                          \
-                            }                                                                                     \
-                        }                                                                                         \
+                int64_t y0 = t->y0[y] * p->width, y1 = t->y1[y] * p->width;                                       \
+                T ly0 = t->ly0[y], ly1 = t->ly1[y], lz0 = t->lz0[z], lz1 = t->lz1[z];                             \
+                if (p->spatial == 1) {                                                                            \
+                    T *r[1] = {q0 + y0}, w[1] = {(T)1};                                                           \
+                    linear_backward_row_##SUF(r, w, 1, t, go, p->out_w);                                          \
+                } else if (p->spatial == 2) {                                                                     \
+                    T *r[2] = {q0 + y0, q0 + y1}, w[2] = {ly0, ly1};                                              \
+                    linear_backward_row_##SUF(r, w, 2, t, go, p->out_w);                                          \
+                } else {                                                                                          \
+                    T *r[4] = {q0 + y0, q0 + y1, q1 + y0, q1 + y1};                                               \
+                    T w[4] = {lz0 * ly0, lz0 * ly1, lz1 * ly0, lz1 * ly1};                                        \
+                    linear_backward_row_##SUF(r, w, 4, t, go, p->out_w);                                          \
                 }                                                                                                 \
             }                                                                                                     \
         }                                                                                                         \
