@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "pool.h"
 #include "pool3d.h"
 
 static int64_t volume(const int64_t *v) { return v[0] * v[1] * v[2]; }
@@ -165,3 +166,67 @@ typedef struct pool_args {
 
 POOL3D_DEFINE(float, f32)
 POOL3D_DEFINE(double, f64)
+
+/* The window of output o along dim d of adaptive pooling. */
+static span adaptive_span(const tj_k_pool3d *p, int d, int64_t o)
+{
+    span s = {tj_k_adaptive_start(o, p->out[d], p->size[d]), tj_k_adaptive_end(o, p->out[d], p->size[d]), 0};
+    s.padded = s.hi - s.lo;
+    return s;
+}
+
+/* Forward (a->out the pooled volumes) or backward (a->out the input
+ * gradient, a->in the output gradient), by windows. */
+#define ADAPTIVE_POOL3D_DEFINE(T, SUF)                                                                         \
+    static void adaptive_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end, bool backward)             \
+    {                                                                                                          \
+        const pool_args *a = ctx;                                                                              \
+        const tj_k_pool3d *p = a->p;                                                                           \
+        const int64_t *n = p->size, *o = p->out;                                                               \
+        int64_t in_vol = volume(n), out_vol = volume(o);                                                       \
+        (void)t;                                                                                               \
+        for (int64_t pl = begin; pl < end; pl++) {                                                             \
+            const T *src = (const T *)a->in + pl * (backward ? out_vol : in_vol);                              \
+            T *dst = (T *)a->out + pl * (backward ? in_vol : out_vol);                                         \
+            if (backward) memset(dst, 0, sizeof(T) * (size_t)in_vol);                                          \
+            for (int64_t oz = 0; oz < o[0]; oz++)                                                              \
+                for (int64_t oy = 0; oy < o[1]; oy++)                                                          \
+                    for (int64_t ox = 0; ox < o[2]; ox++) {                                                    \
+                        span s[3] = {adaptive_span(p, 0, oz), adaptive_span(p, 1, oy), adaptive_span(p, 2, ox)};  \
+                        int64_t q = (oz * o[1] + oy) * o[2] + ox;                                              \
+                        if (backward) {                                                                        \
+                            T g = src[q] / (T)s[0].padded / (T)s[1].padded / (T)s[2].padded;                   \
+                            for (int64_t z = s[0].lo; z < s[0].hi; z++)                                        \
+                                for (int64_t y = s[1].lo; y < s[1].hi; y++)                                    \
+                                    for (int64_t x = s[2].lo; x < s[2].hi; x++) dst[(z * n[1] + y) * n[2] + x] += g; \
+                            continue;                                                                          \
+                        }                                                                                      \
+                        double sum = 0; /* float64 for float32 too: one rounding */                            \
+                        for (int64_t z = s[0].lo; z < s[0].hi; z++)                                            \
+                            for (int64_t y = s[1].lo; y < s[1].hi; y++)                                        \
+                                for (int64_t x = s[2].lo; x < s[2].hi; x++) sum += src[(z * n[1] + y) * n[2] + x]; \
+                        dst[q] = (T)(sum / (double)s[0].padded / (double)s[1].padded / (double)s[2].padded);   \
+                    }                                                                                          \
+        }                                                                                                      \
+    }                                                                                                          \
+    static void adaptive_forward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                    \
+    {                                                                                                          \
+        adaptive_planes_##SUF(ctx, t, begin, end, false);                                                      \
+    }                                                                                                          \
+    static void adaptive_backward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                   \
+    {                                                                                                          \
+        adaptive_planes_##SUF(ctx, t, begin, end, true);                                                       \
+    }                                                                                                          \
+    void tj_k_adaptive_avg_pool3d_##SUF(const tj_k_pool3d *p, const T *in, T *out)                             \
+    {                                                                                                          \
+        pool_args a = {.p = p, .in = in, .out = out};                                                          \
+        tj_k_parallel(p->threads, p->planes, adaptive_forward_planes_##SUF, &a);                               \
+    }                                                                                                          \
+    void tj_k_adaptive_avg_pool3d_backward_##SUF(const tj_k_pool3d *p, const T *grad_out, T *grad_in)          \
+    {                                                                                                          \
+        pool_args a = {.p = p, .in = grad_out, .out = grad_in};                                                \
+        tj_k_parallel(p->threads, p->planes, adaptive_backward_planes_##SUF, &a);                              \
+    }
+
+ADAPTIVE_POOL3D_DEFINE(float, f32)
+ADAPTIVE_POOL3D_DEFINE(double, f64)

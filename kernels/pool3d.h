@@ -43,4 +43,20 @@ void tj_k_avg_pool3d_backward_f32(const tj_k_pool3d *p, const float *grad_out, f
 void tj_k_avg_pool3d_backward_f64(const tj_k_pool3d *p, const double *grad_out, double *grad_in,
                                   bool count_include_pad, const int64_t *divisor);
 
+/** Adaptive average pooling of each volume into p->out (PyTorch 1.13's
+ * AdaptiveAveragePooling3d.cpp): output (t, i, j) is the mean of the window
+ * [start, end) of each dim, start(o) = floor(o * in / out) and end(o) =
+ * ceil((o + 1) * in / out) (tj_k_adaptive_start / _end; out >= 1,
+ * in * (out + 1) within int64). Sums in double, in row-major window order,
+ * divided by the window's depth, height and width in turn, rounded once
+ * (PyTorch sums float32 in float: within an ulp of it; float64 equal).
+ * Only planes, size, out and threads of p are read. */
+void tj_k_adaptive_avg_pool3d_f32(const tj_k_pool3d *p, const float *in, float *out);
+void tj_k_adaptive_avg_pool3d_f64(const tj_k_pool3d *p, const double *in, double *out);
+/** The adjoint: grad_in (overwritten) gets, for each grad_out element in
+ * row-major order, grad_out / depth / height / width of its window added
+ * at every element of the window, in the dtype (ATen's loop). */
+void tj_k_adaptive_avg_pool3d_backward_f32(const tj_k_pool3d *p, const float *grad_out, float *grad_in);
+void tj_k_adaptive_avg_pool3d_backward_f64(const tj_k_pool3d *p, const double *grad_out, double *grad_in);
+
 #endif

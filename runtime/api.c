@@ -717,6 +717,10 @@ tj_status tj_adaptive_max_pool2d(tj_tensor *self, const int64_t *output_size, tj
 {
     return CALLN(adaptive_max_pool2d, out, indices, NULL, T(self), L(output_size, 2));
 }
+tj_tensor *tj__adaptive_avg_pool3d(tj_tensor *self, const int64_t *output_size)
+{
+    return CALL(_adaptive_avg_pool3d, T(self), L(output_size, 3));
+}
 #define PAD_API(ident)                                                                                   \
     tj_tensor *tj_##ident(tj_tensor *self, const int64_t *padding, int npad)                            \
     {                                                                                                    \
@@ -912,6 +916,10 @@ tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *s
 tj_tensor *tj_adaptive_max_pool2d_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *indices)
 {
     return CALL(adaptive_max_pool2d_backward, T(grad_output), T(self), T(indices));
+}
+tj_tensor *tj__adaptive_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self)
+{
+    return CALL(_adaptive_avg_pool3d_backward, T(grad_output), T(self));
 }
 tj_tensor *tj_upsample_nearest2d_backward_vec(tj_tensor *grad_output, const int64_t *output_size,
                                               const int64_t *input_size, int n_input_size,

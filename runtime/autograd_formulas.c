@@ -2300,6 +2300,22 @@ FORMULA(d_adaptive_avg_pool2d)
     return TJ_OK;
 }
 
+/* _adaptive_avg_pool3d: _adaptive_avg_pool3d_backward(grad, self); its
+ * backward is linear in grad_output, with the forward as its transpose
+ * (derivatives.yaml). Empty self or grad as the 2-d ones. */
+FORMULA(d_adaptive_avg_pool3d)
+{
+    tj_tensor *self = ARG(0);
+    gi[0] = self->numel == 0 || g[0]->numel == 0 ? zeros_like(self) : tj__adaptive_avg_pool3d_backward(g[0], self);
+    return TJ_OK;
+}
+FORMULA(d_adaptive_avg_pool3d_backward)
+{
+    const tj_tensor *go = META(0);
+    if (NEED(0)) gi[0] = tj__adaptive_avg_pool3d(g[0], go->shape + go->ndim - 3);
+    return TJ_OK;
+}
+
 /* adaptive_max_pool2d: adaptive_max_pool2d_backward(grad, self, indices)
  * (derivatives.yaml; the indices are not differentiable). An empty self
  * or output has a zero gradient (the backward refuses an empty grad). */
@@ -3088,7 +3104,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_OUTS(max_pool3d_with_indices, d_max_pool3d, 2u), D(avg_pool3d, d_avg_pool3d),
     D(grid_sampler_2d, d_grid_sampler_2d),
     D(_adaptive_avg_pool2d_backward, d_adaptive_avg_pool2d_backward),
-    D_OUTS(adaptive_max_pool2d, d_adaptive_max_pool2d, 2u), D(embedding, d_embedding),
+    D_OUTS(adaptive_max_pool2d, d_adaptive_max_pool2d, 2u), D(_adaptive_avg_pool3d, d_adaptive_avg_pool3d),
+    D(_adaptive_avg_pool3d_backward, d_adaptive_avg_pool3d_backward), D(embedding, d_embedding),
     D_OUTS(native_dropout, d_native_dropout, 2u),
     D_NO_GRAD_ARGS(nll_loss_forward, d_nll_loss, 4u, 2u), /* weight */
     D_NO_GRAD_ARGS(binary_cross_entropy, d_binary_cross_entropy, 4u, 0u), /* weight */

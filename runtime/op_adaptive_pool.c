@@ -1,12 +1,14 @@
-/* aten::_adaptive_avg_pool2d, aten::adaptive_max_pool2d and their backward
- * operators: argument checks and messages as PyTorch 1.13
- * (AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp), glue to the
- * kernels of kernels/pool.h. */
+/* aten::_adaptive_avg_pool2d, aten::adaptive_max_pool2d,
+ * aten::_adaptive_avg_pool3d and their backward operators: argument checks
+ * and messages as PyTorch 1.13 (AdaptiveAveragePooling.cpp,
+ * AdaptiveMaxPooling2d.cpp, AdaptiveAveragePooling3d.cpp), glue to the
+ * kernels of kernels/pool.h and kernels/pool3d.h. */
 #include <string.h>
 
 #include "contig.h"
 #include "iter.h"
 #include "kernels/pool.h"
+#include "kernels/pool3d.h"
 #include "op_backward.h"
 #include "op_nn.h"
 
@@ -287,5 +289,144 @@ tj_status tj_kernel_adaptive_max_pool2d_backward(const tj_value *args, tj_tensor
     }
     tj_contig_release(&go);
     tj_contig_release(&idx);
+    return st;
+}
+
+/* ---- _adaptive_avg_pool3d, _adaptive_avg_pool3d_backward ---- */
+
+/* self: ATen's checks (rank 4 or 5, every dim but the first non-empty, a
+ * float dtype) against out[3] (>= 0); k: planes (N * C, or C unbatched),
+ * the volume and the output. */
+static tj_status adaptive3d_parse(const char *op, const tj_tensor *self, const int64_t *out, tj_k_pool3d *k)
+{
+    char buf[96];
+    int nd = self->ndim;
+    if (nd != 4 && nd != 5)
+        return tj_error(TJ_ERR_SHAPE, "%s: adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got %s", op,
+                        tj_shape_str(nd, self->shape, buf, sizeof buf));
+    for (int d = 1; d < nd; d++)
+        if (self->shape[d] == 0)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch "
+                            "dimensions, but input has sizes %s with dimension %d being empty",
+                            op, tj_shape_str(nd, self->shape, buf, sizeof buf), d);
+    if (!tj_dtype_is_float(self->dtype))
+        return tj_error(TJ_ERR_DTYPE, "%s: \"adaptive_avg_pool3d_cpu\" not implemented for %s", op,
+                        tj_dtype_name(self->dtype));
+    *k = (tj_k_pool3d){.planes = nd == 5 ? self->shape[0] * self->shape[1] : self->shape[0]};
+    int64_t larger = k->planes;
+    for (int d = 0; d < 3; d++) {
+        int64_t in = self->shape[nd - 3 + d], span;
+        k->size[d] = in, k->out[d] = out[d];
+        /* the window bounds multiply the input size by an output index + 1 */
+        if (__builtin_mul_overflow(in, out[d], &span) || __builtin_add_overflow(span, in, &span))
+            return tj_error(TJ_ERR_OVERFLOW, "%s: output_size [%lld, %lld, %lld] is too large for input %s", op,
+                            (long long)out[0], (long long)out[1], (long long)out[2],
+                            tj_shape_str(nd, self->shape, buf, sizeof buf));
+        larger *= in > out[d] ? in : out[d];
+    }
+    k->threads = tj_threads_for(larger);
+    return TJ_OK;
+}
+
+static tj_status avg3d_forward_params(const tj_value *args, tj_k_pool3d *k)
+{
+    const char *op = "aten::_adaptive_avg_pool3d";
+    const tj_value *size = &args[1];
+    char buf[96];
+    if (size->n != 3)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT, "%s: adaptive_avg_pool3d: output_size must be 3, got %s", op,
+                        tj_shape_str(size->n, size->u.ints, buf, sizeof buf));
+    const int64_t *o = size->u.ints;
+    if (o[0] < 0 || o[1] < 0 || o[2] < 0)
+        return tj_error(TJ_ERR_INVALID_ARGUMENT,
+                        "%s: adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but "
+                        "received {%lld, %lld, %lld}", op, (long long)o[0], (long long)o[1], (long long)o[2]);
+    return adaptive3d_parse(op, args[0].u.t, o, k);
+}
+
+tj_status tj_meta__adaptive_avg_pool3d(const tj_value *args, tj_meta *outs)
+{
+    tj_k_pool3d k;
+    tj_status st = avg3d_forward_params(args, &k);
+    if (st != TJ_OK) return st;
+    tj_meta_like(&outs[0], args[0].u.t);
+    memcpy(outs[0].shape + outs[0].ndim - 3, k.out, sizeof k.out);
+    return TJ_OK;
+}
+
+tj_status tj_kernel__adaptive_avg_pool3d(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_pool3d k;
+    tj_status st = avg3d_forward_params(args, &k);
+    if (st != TJ_OK) return st;
+    tj_contig in = {0};
+    if ((st = tj_contig_get(&in, args[0].u.t)) != TJ_OK) return st;
+    void *dst = tj_tensor_ptr(outs[0]);
+    switch (outs[0]->dtype) {
+    case TJ_FLOAT32: tj_k_adaptive_avg_pool3d_f32(&k, (const float *)(const void *)in.data, dst); break;
+    case TJ_FLOAT64: tj_k_adaptive_avg_pool3d_f64(&k, (const double *)(const void *)in.data, dst); break;
+    default:
+        st = tj_error(TJ_ERR_DTYPE, "aten::_adaptive_avg_pool3d: not implemented for %s",
+                      tj_dtype_name(outs[0]->dtype));
+    }
+    tj_contig_release(&in);
+    return st;
+}
+
+/* grad_output: ATen's checks (rank 4 or 5, every dim but the first
+ * non-empty, self's dtype); self: the forward's, with grad_output's volume
+ * as the output size, and (beyond ATen) self's rank and leading sizes. */
+static tj_status avg3d_backward_params(const tj_value *args, tj_k_pool3d *k)
+{
+    const char *op = "aten::_adaptive_avg_pool3d_backward";
+    const tj_tensor *go = args[0].u.t, *self = args[1].u.t;
+    char a[96], b[96];
+    int nd = go->ndim;
+    if (nd != 4 && nd != 5)
+        return tj_error(TJ_ERR_SHAPE, "%s: adaptive_avg_pool3d_backward(): Expected 4D or 5D grad_output, but got %s",
+                        op, tj_shape_str(nd, go->shape, a, sizeof a));
+    for (int d = 1; d < nd; d++)
+        if (go->shape[d] == 0)
+            return tj_error(TJ_ERR_SHAPE,
+                            "%s: adaptive_avg_pool3d_backward(): Expected grad_output to have non-zero size for "
+                            "non-batch dimensions, but grad_output has sizes %s with dimension %d being empty",
+                            op, tj_shape_str(nd, go->shape, a, sizeof a), d);
+    if (go->dtype != self->dtype)
+        return tj_error(TJ_ERR_DTYPE, "%s: expected dtype %s for `grad_output` but got dtype %s", op,
+                        tj_dtype_name(self->dtype), tj_dtype_name(go->dtype));
+    tj_status st = adaptive3d_parse(op, self, go->shape + nd - 3, k);
+    if (st != TJ_OK) return st;
+    if (self->ndim != nd || memcmp(go->shape, self->shape, sizeof(int64_t) * (size_t)(nd - 3)) != 0)
+        return tj_error(TJ_ERR_SHAPE, "%s: grad_output of size %s does not match self of size %s (the leading "
+                        "dims must be equal)", op, tj_shape_str(nd, go->shape, a, sizeof a),
+                        tj_shape_str(self->ndim, self->shape, b, sizeof b));
+    return TJ_OK;
+}
+
+tj_status tj_meta__adaptive_avg_pool3d_backward(const tj_value *args, tj_meta *outs)
+{
+    tj_k_pool3d k;
+    tj_status st = avg3d_backward_params(args, &k);
+    if (st == TJ_OK) tj_meta_like(&outs[0], args[1].u.t);
+    return st;
+}
+
+tj_status tj_kernel__adaptive_avg_pool3d_backward(const tj_value *args, tj_tensor *const *outs)
+{
+    tj_k_pool3d k;
+    tj_status st = avg3d_backward_params(args, &k);
+    if (st != TJ_OK) return st;
+    tj_contig go = {0};
+    if ((st = tj_contig_get(&go, args[0].u.t)) != TJ_OK) return st;
+    void *gi = tj_tensor_ptr(outs[0]);
+    switch (outs[0]->dtype) {
+    case TJ_FLOAT32: tj_k_adaptive_avg_pool3d_backward_f32(&k, (const float *)(const void *)go.data, gi); break;
+    case TJ_FLOAT64: tj_k_adaptive_avg_pool3d_backward_f64(&k, (const double *)(const void *)go.data, gi); break;
+    default:
+        st = tj_error(TJ_ERR_DTYPE, "aten::_adaptive_avg_pool3d_backward: not implemented for %s",
+                      tj_dtype_name(outs[0]->dtype));
+    }
+    tj_contig_release(&go);
     return st;
 }

@@ -13,6 +13,7 @@ TJ_OP_DECLARE(avg_pool3d_backward)
 TJ_OP_DECLARE(grid_sampler_2d_backward)
 TJ_OP_DECLARE(_adaptive_avg_pool2d_backward)
 TJ_OP_DECLARE(adaptive_max_pool2d_backward)
+TJ_OP_DECLARE(_adaptive_avg_pool3d_backward)
 /* the upsample_*_backward.vec operators (op_upsample.c) */
 TJ_OP_DECLARE(upsample_nearest2d_backward_vec)
 TJ_OP_DECLARE(upsample_bilinear2d_backward_vec)

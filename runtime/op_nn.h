@@ -15,6 +15,7 @@ TJ_OP_DECLARE(avg_pool3d)
 TJ_OP_DECLARE(grid_sampler_2d)
 TJ_OP_DECLARE(_adaptive_avg_pool2d)
 TJ_OP_DECLARE(adaptive_max_pool2d)
+TJ_OP_DECLARE(_adaptive_avg_pool3d)
 /** Window i of adaptive pooling of `in` elements into `out` windows (the
  * kernel's, for the decompositions): [*start, *end), start = floor(i * in /
  * out), end = ceil((i + 1) * in / out); 0 <= i < out, in * (out + 1) within

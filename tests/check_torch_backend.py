@@ -597,7 +597,7 @@ def check_distributions():
 def check_resample():
     """F.adaptive_max_pool2d (values and indices), adaptive_max_pool1d and
     F.interpolate's bicubic, 1-d (nearest, linear) and 3-d (nearest,
-    trilinear) modes through tjit_fx.compile, plain and decomposed, with
+    trilinear) modes and F.adaptive_avg_pool3d through tjit_fx.compile, plain and decomposed, with
     their gradients (make_fx of torch.autograd.grad)."""
     torch.manual_seed(0)
     x = torch.randn(2, 3, 7, 9)
@@ -608,7 +608,8 @@ def check_resample():
         return (v, i, F.adaptive_max_pool1d(x[0], 5), F.interpolate(x, scale_factor=2, mode="bicubic"),
                 F.interpolate(x, size=(4, 11), mode="bicubic", align_corners=True),
                 F.interpolate(x[0], scale_factor=1.5, mode="linear"), F.interpolate(x[0], size=13, mode="nearest"),
-                F.interpolate(v3, scale_factor=2, mode="trilinear"), F.interpolate(v3, size=(2, 5, 6), mode="nearest"))
+                F.interpolate(v3, scale_factor=2, mode="trilinear"), F.interpolate(v3, size=(2, 5, 6), mode="nearest"),
+                F.adaptive_avg_pool3d(v3, (2, 4, 5)))
 
     def grads(x):
         x = x.detach().requires_grad_()
@@ -617,7 +618,8 @@ def check_resample():
              + (F.interpolate(x[0], size=11, mode="linear", align_corners=True) ** 2).sum()
              + (F.interpolate(x[1], scale_factor=2, mode="nearest") ** 2).sum()
              + (F.interpolate(v3, size=(4, 5, 6), mode="trilinear") ** 2).sum()
-             + (F.interpolate(v3, scale_factor=1.5, mode="nearest") ** 2).sum())
+             + (F.interpolate(v3, scale_factor=1.5, mode="nearest") ** 2).sum()
+             + (F.adaptive_avg_pool3d(v3, (2, 5, 4)) ** 2).sum())
         return torch.autograd.grad(y, x)
 
     for decompose in (False, True):

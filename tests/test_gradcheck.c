@@ -1006,6 +1006,10 @@ FN(f_nll_loss, tj_nll_loss(x[0], indices(4, (const int64_t[]){2, 0, 4, 1}), NULL
 FN(f_zero_fill, tj_add(tj_mul(tj_zero(x[0]), x[0]), tj_fill(x[0], tj_v_float(2))))
 FN(f_relu6, tj_relu6(x[0]))
 FN(f_l1_loss, tj_l1_loss(x[0], x[1], 1))
+FN(f_adaptive_avg_pool3d, tj__adaptive_avg_pool3d(x[0], (const int64_t[]){2, 3, 2}))
+/* x[0] is grad_output [1, 2, 2, 3, 2] of a self [1, 2, 3, 4, 5] */
+FN(f_adaptive_avg_pool3d_backward, tj__adaptive_avg_pool3d_backward(x[0], tj_zeros((const int64_t[]){1, 2, 3, 4, 5}, 5,
+                                                                                   TJ_FLOAT64)))
 FN(f_linear1d, tj_upsample_linear1d_vec(x[0], NULL, true, (const double[]){1.7}))
 FN(f_trilinear3d, tj_upsample_trilinear3d_vec(x[0], (const int64_t[]){3, 4, 2}, false, NULL))
 FN(f_nearest3d, tj_upsample_nearest3d_vec(x[0], (const int64_t[]){3, 4, 2}, NULL))
@@ -1065,6 +1069,8 @@ Test(gradcheck, implicit_composites)
         {"upsample_bicubic2d(scale factors, align_corners)", f_bicubic_scales_align, 1, {{4, {1, 2, 3, 4}, PLAIN}},
          -1, 1},
         {"upsample_bicubic2d_backward", f_bicubic_backward, 1, {{4, {1, 2, 5, 3}, STRIDED}}, -1, 1},
+        {"_adaptive_avg_pool3d", f_adaptive_avg_pool3d, 1, {{5, {1, 2, 3, 4, 5}, STRIDED}}, -1, 1},
+        {"_adaptive_avg_pool3d_backward", f_adaptive_avg_pool3d_backward, 1, {{5, {1, 2, 2, 3, 2}, TRANSPOSED}}, -1, 1},
         {"upsample_linear1d(scale factor, align_corners)", f_linear1d, 1, {{3, {2, 2, 4}, TRANSPOSED}}, -1, 1},
         {"upsample_trilinear3d", f_trilinear3d, 1, {{5, {1, 2, 2, 3, 3}, STRIDED}}, -1, 1},
         {"upsample_nearest3d", f_nearest3d, 1, {{5, {1, 2, 2, 3, 3}, PLAIN}}, -1, 1},

@@ -1,6 +1,7 @@
 /* adaptive_max_pool2d and its backward, upsample_bicubic2d.vec,
  * upsample_nearest1d.vec, upsample_linear1d.vec, upsample_nearest3d.vec,
- * upsample_trilinear3d.vec and their backward operators: values against
+ * upsample_trilinear3d.vec, _adaptive_avg_pool3d and their backward
+ * operators: values against
  * PyTorch 1.13 (nan and tie rules, overlapping
  * windows, both align_corners, float32), the errors (naming the
  * operator and the sizes), make_fx in real and fake mode with and without
@@ -298,6 +299,49 @@ Test(resample, one_and_three_dim_errors_name_the_operator_and_rank)
                       "output.size(2) = 7 but got grad_output.size(2) = 6");
 }
 
+/* ---- _adaptive_avg_pool3d ---- */
+
+/* x = torch.sin(torch.arange(24.)).view(1, 1, 2, 3, 4), pooled to [1, 2, 3];
+ * its backward for arange(1., 7.).view(1, 1, 1, 2, 3) (windows of 2 x 2 x 2). */
+Test(resample, adaptive_avg_pool3d_and_its_backward_match_pytorch)
+{
+    tj_tensor *x = sines(5, SHAPE(1, 1, 2, 3, 4), TJ_FLOAT64);
+    test_expect_close(tj__adaptive_avg_pool3d(x, SHAPE(1, 2, 3)),
+                      (const double[]){-0.2799953093601983, 0.026352286580224024, 0.3084717117685844,
+                                       0.023256255326641675, -0.2818528509894073, -0.3278277459368135},
+                      6, 1e-15, 1e-16);
+    tj_tensor *g = tj_reshape(tj_arange(tj_v_int(1), tj_v_int(7), tj_v_int(1), TJ_FLOAT64), SHAPE(1, 1, 1, 2, 3), 5);
+    const double plane[12] = {0.125, 0.375, 0.625, 0.375, 0.625, 1.5, 2.0, 1.125, 0.5, 1.125, 1.375, 0.75};
+    double want[24];
+    for (int i = 0; i < 24; i++) want[i] = plane[i % 12];
+    test_expect_close(tj__adaptive_avg_pool3d_backward(g, x), want, 24, 0, 0);
+    /* a strided (transposed) self pools as its contiguous copy */
+    tj_tensor *xt = tj_transpose(tj_contiguous(tj_transpose(x, 3, 4)), 3, 4);
+    test_expect_identical(tj__adaptive_avg_pool3d(xt, SHAPE(1, 2, 3)), tj__adaptive_avg_pool3d(x, SHAPE(1, 2, 3)),
+                          "strided self");
+}
+
+Test(resample, adaptive_avg_pool3d_errors_name_the_operator_and_sizes)
+{
+    tj_tensor *x = sines(5, SHAPE(1, 2, 2, 3, 4), TJ_FLOAT64);
+    test_expect_error(tj__adaptive_avg_pool3d(tj_reshape(x, SHAPE(2, 24), 2), SHAPE(1, 1, 1)), TJ_ERR_SHAPE,
+                      "aten::_adaptive_avg_pool3d", "Expected 4D or 5D tensor, but got [2, 24]");
+    test_expect_error(tj__adaptive_avg_pool3d(x, SHAPE(1, -2, 1)), TJ_ERR_INVALID_ARGUMENT,
+                      "aten::_adaptive_avg_pool3d", "received {1, -2, 1}");
+    test_expect_error(tj__adaptive_avg_pool3d(tj_narrow(x, 2, 0, 0), SHAPE(1, 1, 1)), TJ_ERR_SHAPE,
+                      "aten::_adaptive_avg_pool3d", "sizes [1, 2, 0, 3, 4] with dimension 2 being empty");
+    test_expect_error(tj__adaptive_avg_pool3d(tj_to_copy(x, TJ_INT64), SHAPE(1, 1, 1)), TJ_ERR_DTYPE,
+                      "aten::_adaptive_avg_pool3d", "not implemented for int64");
+    tj_tensor *g = tj_ones(SHAPE(1, 2, 1, 1, 2), 5, TJ_FLOAT64);
+    test_expect_error(tj__adaptive_avg_pool3d_backward(tj_to_copy(g, TJ_FLOAT32), x), TJ_ERR_DTYPE,
+                      "aten::_adaptive_avg_pool3d_backward", "expected dtype float64 for `grad_output`");
+    test_expect_error(tj__adaptive_avg_pool3d_backward(tj_ones(SHAPE(1, 3, 1, 1, 2), 5, TJ_FLOAT64), x), TJ_ERR_SHAPE,
+                      "aten::_adaptive_avg_pool3d_backward",
+                      "grad_output of size [1, 3, 1, 1, 2] does not match self of size [1, 2, 2, 3, 4]");
+    test_expect_error(tj__adaptive_avg_pool3d_backward(tj_narrow(g, 4, 0, 0), x), TJ_ERR_SHAPE,
+                      "aten::_adaptive_avg_pool3d_backward", "dimension 4 being empty");
+}
+
 /* ---- tracing and replay ---- */
 
 static tj_status fn_pool(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
@@ -396,4 +440,33 @@ Test(resample, one_and_three_dim_operators_and_gradients_trace_and_replay)
                                         "aten.upsample_nearest1d_backward.vec",
                                         "aten.upsample_nearest3d_backward.vec"},
                        4, NULL, 0);
+}
+
+static tj_status fn_avg3d(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    out[0] = tj__adaptive_avg_pool3d(in[0], SHAPE(3, 2, 4));
+    *n_out = 1;
+    return out[0] ? TJ_OK : tj_last_status();
+}
+
+static tj_status fn_avg3d_grad(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    tj_tensor *y[1];
+    int one;
+    tj_status st = fn_avg3d(ctx, in, n, y, &one);
+    if (st != TJ_OK) return st;
+    tj_tensor *s = tj_sum(tj_mul(y[0], in[1]), -1);
+    *n_out = 1;
+    return s ? tj_autograd_grad(&s, 1, NULL, &in[0], 1, out) : tj_last_status();
+}
+
+Test(resample, adaptive_avg_pool3d_and_its_gradient_trace_and_replay)
+{
+    tj_tensor *x = test_random_f32(5, SHAPE(2, 3, 5, 4, 7), 7);
+    test_expect_traced(fn_avg3d, &x, 1, 1, (const char *[]){"aten._adaptive_avg_pool3d.default"}, 1, NULL, 0);
+    tj_tensor_set_requires_grad(x, true);
+    tj_tensor *in[2] = {x, test_random_f32(5, SHAPE(2, 3, 3, 2, 4), 8)};
+    test_expect_traced(fn_avg3d_grad, in, 2, 1, (const char *[]){"aten._adaptive_avg_pool3d_backward.default"}, 1,
+                       NULL, 0);
 }

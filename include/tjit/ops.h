@@ -1642,6 +1642,20 @@ tj_tensor *tj_adaptive_avg_pool2d(tj_tensor *self, const int64_t *output_size);
  * sizes); TJ_ERR_DTYPE for int64 or bool self; TJ_ERR_OVERFLOW when
  * H (OH + 1) or W (OW + 1) exceeds int64. */
 tj_status tj_adaptive_max_pool2d(tj_tensor *self, const int64_t *output_size, tj_tensor **out, tj_tensor **indices);
+/** aten::_adaptive_avg_pool3d (torch.nn.functional.adaptive_avg_pool3d
+ * records it for every output size but 1 x 1 x 1, which is a mean): self
+ * [N, C, D, H, W] or unbatched [C, D, H, W] (float32 / float64, any
+ * strides, every dim but the first >= 1) averaged over windows into
+ * [.., OD, OH, OW] = output_size (3 entries >= 0), each dim's windows as
+ * tj__adaptive_avg_pool2d's. Sums run in float64, divided by the window's
+ * depth, height and width in turn, rounded once (PyTorch sums float32 in
+ * float: within an ulp of it). Returns a new contiguous tensor of self's
+ * dtype. Errors: TJ_ERR_INVALID_ARGUMENT for output_size not of 3 entries
+ * or with a negative one; TJ_ERR_SHAPE for self of rank other than 4 or 5
+ * or with a size 0 after its first dim (the message gives self's sizes);
+ * TJ_ERR_DTYPE for int64 or bool self; TJ_ERR_OVERFLOW when a size times
+ * (its output size + 1) exceeds int64. */
+tj_tensor *tj__adaptive_avg_pool3d(tj_tensor *self, const int64_t *output_size);
 /** aten::upsample_nearest2d.vec (what torch.nn.functional.interpolate
  * records for mode="nearest"): input [N, C, H, W] (float32 / float64, any
  * strides, C, H, W >= 1, N may be 0) resampled to [N, C, OH, OW]: output
@@ -2337,6 +2351,17 @@ tj_tensor *tj__adaptive_avg_pool2d_backward(tj_tensor *grad_output, tj_tensor *s
  * another dtype than self or indices not int64; TJ_ERR_INDEX for an index
  * outside the plane (the message gives it). */
 tj_tensor *tj_adaptive_max_pool2d_backward(tj_tensor *grad_output, tj_tensor *self, tj_tensor *indices);
+/** aten::_adaptive_avg_pool3d_backward: the gradient of
+ * tj__adaptive_avg_pool3d with respect to self: each grad_output element
+ * divided by its window's depth, height and width and added (in the
+ * dtype, row-major output order, as ATen) to every element of its window;
+ * a new contiguous tensor of self's shape and dtype. self's values are not
+ * read. grad_output: self's dtype, rank and leading dims, [.., OD, OH, OW]
+ * with each >= 1. Errors: the forward's checks of self; TJ_ERR_SHAPE for
+ * grad_output of rank other than 4 or 5, with a size 0 after its first
+ * dim, or with leading dims other than self's; TJ_ERR_DTYPE for
+ * grad_output of another dtype than self. */
+tj_tensor *tj__adaptive_avg_pool3d_backward(tj_tensor *grad_output, tj_tensor *self);
 /** aten::upsample_nearest2d_backward.vec: the gradient of
  * tj_upsample_nearest2d_vec for an input of input_size: n_input_size
  * entries, which must be 4, [N, C, H, W] (the forward input's shape):

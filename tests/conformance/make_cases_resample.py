@@ -3,7 +3,7 @@
 operators added after make_cases.py's upsample cases (adaptive_max_pool2d,
 upsample_bicubic2d.vec, upsample_nearest1d.vec, upsample_linear1d.vec,
 upsample_nearest3d.vec, upsample_trilinear3d.vec and their backward
-operators) into OUTDIR
+operators, _adaptive_avg_pool3d and its backward) into OUTDIR
 (tests/conformance/cases), in the folder's format, with PyTorch 1.13:
 
     /usr/bin/python3 tests/conformance/make_cases_resample.py tests/conformance/cases
@@ -101,3 +101,15 @@ for op_name, xs, cases, linear in [("upsample_nearest1d", x1, CASES_1D, False),
                 g = r(*out.shape, dtype=dt)
                 bargs = [g, size, list(inp.shape), scales] if ac is None else [g, size, list(inp.shape), ac, scales]
                 case(name, bwd, bargs, f"adjoint of {op_name} {sname}", tol)
+
+# ---- _adaptive_avg_pool3d, _adaptive_avg_pool3d_backward ----
+AA3, AA3B = A._adaptive_avg_pool3d.default, A._adaptive_avg_pool3d_backward.default
+xa = r(2, 3, 5, 7, 6)
+for name, xx, size, note in [("f64", xa, [3, 4, 2], "uneven windows"),
+                             ("larger_f32", xa.float(), [7, 9, 8], "more outputs than inputs: overlapping windows"),
+                             ("unbatched", xa[1], [2, 3, 5], "4-d input"),
+                             ("divides", xa[:, :, :4, :6, :6], [2, 3, 2], "sizes that divide")]:
+    tol = F32 if xx.dtype == f32 else None
+    out = call(AA3, [xx, size])
+    case(name, AA3, [xx, size], note, tol)
+    case(name, AA3B, [r(*out.shape, dtype=xx.dtype), xx], "adjoint of the forward", tol)
