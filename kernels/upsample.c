@@ -83,7 +83,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
         const tj_k_nearest_tables *nt;                                                                            \
         const tj_k_linear_tables_##SUF *lt;                                                                       \
         const T *in;                                                                                              \
-        T *out;                                                                                                   \
+        T *out, *scratch;                                                                                         \
     } planes_args_##SUF;                                                                                          \
                                                                                                                   \
     /* output plane pl = (volume, oz) */                                                                          \
@@ -102,7 +102,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
                                                                                                                   \
     void tj_k_upsample_nearest_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t, const T *in, T *out)   \
     {                                                                                                             \
-        planes_args_##SUF a = {p, t, NULL, in, out};                                                              \
+        planes_args_##SUF a = {p, t, NULL, in, out, NULL};                                                              \
         tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, nearest_planes_##SUF, &a);                   \
     }                                                                                                             \
                                                                                                                   \
@@ -128,61 +128,67 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
     void tj_k_upsample_nearest_backward_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t,               \
                                               const T *grad_out, T *grad_in)                                      \
     {                                                                                                             \
-        planes_args_##SUF a = {p, t, NULL, grad_out, grad_in};                                                    \
+        planes_args_##SUF a = {p, t, NULL, grad_out, grad_in, NULL};                                                    \
         tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_volumes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
-    /* ATen's interpolate along a row (x0, x1 scaled by the column stride), */                                    \
-    /* then of two rows. */                                                                                       \
+    /* ATen's interpolate along a row (x0, x1 scaled by the column stride) */                                     \
     static inline T lerp_row_##SUF(const T *r, int64_t x0, int64_t x1, T l0, T l1)                                \
     {                                                                                                             \
         return MULADD_##SUF(r[x0], l0, r[x1] * l1);                                                               \
     }                                                                                                             \
-    static inline T lerp_plane_##SUF(const T *r0, const T *r1, int64_t x0, int64_t x1, T lx0, T lx1, T ly0, T ly1) \
+                                                                                                                  \
+    /* Every row of input plane `src`, interpolated along x (ATen's inner  \
+     * sums, the same for every output row that reads the row) into h. */   \
+    static inline void lerp_rows_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t, const T *src,  \
+                                       T *h)                                                                      \
     {                                                                                                             \
-        return MULADD_##SUF(lerp_row_##SUF(r0, x0, x1, lx0, lx1), ly0, lerp_row_##SUF(r1, x0, x1, lx0, lx1) * ly1); \
+        for (int64_t r = 0; r < p->height; r++, h += p->out_w)                                                    \
+            for (int64_t x = 0; x < p->out_w; x++)                                                                \
+                h[x] = lerp_row_##SUF(src + r * p->ys, t->x0[x] * p->xs, t->x1[x] * p->xs, t->lx0[x], t->lx1[x]); \
     }                                                                                                             \
                                                                                                                   \
-    /* output plane pl = (volume, oz); the loop per spatial count, so that */                                     \
-    /* the 2-d one reads no plane tables */                                                                       \
-    static inline void linear_plane_##SUF(const planes_args_##SUF *a, int64_t pl)                                 \
+    /* Output planes [begin, end) = (volume, oz): 1-d interpolates each row; */                                   \
+    /* 2-d and 3-d take their source planes' x-interpolated rows (thread    */                                   \
+    /* th's scratch, 1 or 2 planes) and blend them across rows, then       */                                   \
+    /* planes: the values ATen's per-output loop forms, the inner loop     */                                   \
+    /* contiguous. */                                                                                             \
+    static void linear_planes_##SUF(void *ctx, int th, int64_t begin, int64_t end)                                \
     {                                                                                                             \
+        const planes_args_##SUF *a = ctx;                                                                         \
         const tj_k_upsample *p = a->p;                                                                            \
         const tj_k_linear_tables_##SUF *t = a->lt;                                                                \
-        int64_t oz = pl % p->out_d;                                                                               \
-        const T *vol = a->in + in_volume_offset(p, pl / p->out_d);                                                \
-        const T *s0 = vol + t->z0[oz] * p->zs, *s1 = vol + t->z1[oz] * p->zs;                                     \
-        T lz0 = t->lz0[oz], lz1 = t->lz1[oz];                                                                     \
-        T *dst = a->out + pl * p->out_h * p->out_w;                                                               \
-        for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                                 \
-            int64_t y0 = t->y0[y] * p->ys, y1 = t->y1[y] * p->ys;                                                 \
-            T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                                   \
-            const T *r0 = s0 + y0, *r1 = s0 + y1;                                                                 \
+        int64_t rows = p->height * p->out_w; /* one source plane's */                                            \
+        T *h0 = a->scratch + (int64_t)th * (p->spatial == 3 ? 2 : 1) * rows, *h1 = h0 + rows;                     \
+        for (int64_t pl = begin; pl < end; pl++) {                                                                \
+            int64_t oz = pl % p->out_d;                                                                           \
+            const T *vol = a->in + in_volume_offset(p, pl / p->out_d);                                            \
+            T *dst = a->out + pl * p->out_h * p->out_w;                                                           \
             if (p->spatial == 1) {                                                                                \
-                for (int64_t x = 0; x < p->out_w; x++)                                                            \
-                    dst[x] = lerp_row_##SUF(r0, t->x0[x] * p->xs, t->x1[x] * p->xs, t->lx0[x], t->lx1[x]);        \
-            } else if (p->spatial == 2) {                                                                         \
-                for (int64_t x = 0; x < p->out_w; x++)                                                            \
-                    dst[x] = lerp_plane_##SUF(r0, r1, t->x0[x] * p->xs, t->x1[x] * p->xs, t->lx0[x], t->lx1[x],   \
-                                              ly0, ly1);                                                          \
-            } else {                                                                                              \
-                const T *q0 = s1 + y0, *q1 = s1 + y1;                                                             \
-                for (int64_t x = 0; x < p->out_w; x++) {                                                          \
-                    int64_t x0 = t->x0[x] * p->xs, x1 = t->x1[x] * p->xs;                                         \
-                    T lx0 = t->lx0[x], lx1 = t->lx1[x];                                                           \
-                    T b0 = lerp_plane_##SUF(r0, r1, x0, x1, lx0, lx1, ly0, ly1);                                  \
-                    T b1 = lerp_plane_##SUF(q0, q1, x0, x1, lx0, lx1, ly0, ly1);                                  \
-                    dst[x] = MULADD_##SUF(b0, lz0, b1 * lz1);                                                     \
-                }                                                                                                 \
+                lerp_rows_##SUF(p, t, vol, dst);                                                                  \
+                continue;                                                                                         \
+            }                                                                                                     \
+            lerp_rows_##SUF(p, t, vol + t->z0[oz] * p->zs, h0);                                                   \
+            if (p->spatial == 3) lerp_rows_##SUF(p, t, vol + t->z1[oz] * p->zs, h1);                              \
+            T lz0 = t->lz0[oz], lz1 = t->lz1[oz];                                                                 \
+            for (int64_t y = 0; y < p->out_h; y++, dst += p->out_w) {                                             \
+                int64_t y0 = t->y0[y] * p->out_w, y1 = t->y1[y] * p->out_w;                                       \
+                T ly0 = t->ly0[y], ly1 = t->ly1[y];                                                               \
+                const T *a0 = h0 + y0, *a1 = h0 + y1, *b0 = h1 + y0, *b1 = h1 + y1;                               \
+                if (p->spatial == 2)                                                                              \
+                    for (int64_t x = 0; x < p->out_w; x++) dst[x] = MULADD_##SUF(a0[x], ly0, a1[x] * ly1);        \
+                else                                                                                              \
+                    for (int64_t x = 0; x < p->out_w; x++)                                                        \
+                        dst[x] = MULADD_##SUF(MULADD_##SUF(a0[x], ly0, a1[x] * ly1), lz0,                         \
+                                              MULADD_##SUF(b0[x], ly0, b1[x] * ly1) * lz1);                       \
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
-    DEFINE_PLANES_TASK(linear_planes_##SUF, linear_plane_##SUF)                                                   \
                                                                                                                   \
     void tj_k_upsample_linear_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t, const T *in,       \
-                                    T *out)                                                                       \
+                                    T *out, T *scratch)                                                           \
     {                                                                                                             \
-        planes_args_##SUF a = {p, NULL, t, in, out};                                                              \
+        planes_args_##SUF a = {p, NULL, t, in, out, scratch};                                                     \
         tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, linear_planes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
@@ -236,7 +242,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
     void tj_k_upsample_linear_backward_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t,           \
                                              const T *grad_out, T *grad_in)                                       \
     {                                                                                                             \
-        planes_args_##SUF a = {p, NULL, t, grad_out, grad_in};                                                    \
+        planes_args_##SUF a = {p, NULL, t, grad_out, grad_in, NULL};                                                    \
         tj_k_parallel(p->threads, p->batch * p->channels, linear_backward_volumes_##SUF, &a);                     \
     }
 

@@ -89,10 +89,15 @@ typedef struct tj_k_linear_tables_f64 {
  * b = r(y0) ly0 + r(y1) ly1, trilinear planes b(z0) lz0 + b(z1) lz1, as
  * ATen orders it, each a * b + c with one rounding as ATen's FMA-contracted
  * build (float32: the same values as PyTorch 1.13 where checked, within an
- * ulp of the operands elsewhere). Parallel over output planes. */
-void tj_k_upsample_linear_f32(const tj_k_upsample *p, const tj_k_linear_tables_f32 *t, const float *in, float *out);
+ * ulp of the operands elsewhere). Each source plane's rows are interpolated
+ * along x once per output plane into scratch, height * out_w elements per
+ * source plane (1 for 2-d, 2 for 3-d) per thread (p->threads, at least 1;
+ * unused, may be NULL, for 1-d).
+ * Parallel over output planes. */
+void tj_k_upsample_linear_f32(const tj_k_upsample *p, const tj_k_linear_tables_f32 *t, const float *in, float *out,
+                              float *scratch);
 void tj_k_upsample_linear_f64(const tj_k_upsample *p, const tj_k_linear_tables_f64 *t, const double *in,
-                              double *out);
+                              double *out, double *scratch);
 /** Gradient of linear resampling: grad_in (zeroed here) receives, for each
  * grad_out (contiguous) element g in row-major order, the products of g
  * with its weights (lz ly lx, formed left to right, then times g) at its

@@ -252,7 +252,7 @@ static void nearest_tables(const upsample_params *p, bool nearest_idx, bool f64,
 
 #define LINEAR_RUN(T, SUF)                                                                                        \
     static void linear_run_##SUF(const upsample_params *p, const tj_k_upsample *k, bool backward, int64_t *idx,   \
-                                 T *l, const void *s, void *d)                                                   \
+                                 T *l, T *scratch, const void *s, void *d)                                       \
     {                                                                                                             \
         int64_t *i0[3], *i1[3];                                                                                   \
         T *l0[3], *l1[3];                                                                                         \
@@ -265,7 +265,7 @@ static void nearest_tables(const upsample_params *p, bool nearest_idx, bool f64,
         tj_k_linear_tables_##SUF t = {i0[0], i1[0], i0[1], i1[1], i0[2], i1[2],                                   \
                                       l0[0], l1[0], l0[1], l1[1], l0[2], l1[2]};                                  \
         if (backward) tj_k_upsample_linear_backward_##SUF(k, &t, s, d);                                           \
-        else tj_k_upsample_linear_##SUF(k, &t, s, d);                                                             \
+        else tj_k_upsample_linear_##SUF(k, &t, s, d, scratch);                                                    \
     }
 LINEAR_RUN(float, f32)
 LINEAR_RUN(double, f64)
@@ -295,14 +295,23 @@ static tj_status run(const upsample_params *p, bool backward, const void *s, int
     if (p->kind->mode == CUBIC) return run_bicubic(p, &k, backward, s, dst);
     bool linear = p->kind->mode == LINEAR;
     int64_t entries = p->out[0] + p->out[1] + p->out[2];
-    /* nearest: one index per entry; linear: i0, i1, l0, l1 */
-    size_t bytes = (size_t)entries * (linear ? 2 * (sizeof(int64_t) + tj_dtype_bytes(dt)) : sizeof(int64_t));
+    /* nearest: one index per entry; linear: i0, i1, l0, l1, and the
+     * forward's per-thread x-interpolated rows of 1 (2-d) or 2 (3-d) planes */
+    size_t wsize = tj_dtype_bytes(dt), rows = 0;
+    if (linear && !backward && sp > 1)
+        rows = (size_t)(k.threads > 1 ? k.threads : 1) * (size_t)(sp - 1) * (size_t)(p->in[1] * p->out[2]);
+    size_t bytes = (size_t)entries * (linear ? 2 * (sizeof(int64_t) + wsize) : sizeof(int64_t)) + rows * wsize;
     char *mem = tj_alloc(bytes);
     if (!mem) return tj_oom(p->op, bytes);
     int64_t *idx = (int64_t *)mem;
     void *d = tj_tensor_ptr(dst);
-    if (linear && dt == TJ_FLOAT32) linear_run_f32(p, &k, backward, idx, (float *)(idx + 2 * entries), s, d);
-    else if (linear) linear_run_f64(p, &k, backward, idx, (double *)(idx + 2 * entries), s, d);
+    if (linear && dt == TJ_FLOAT32) {
+        float *l = (float *)(idx + 2 * entries);
+        linear_run_f32(p, &k, backward, idx, l, rows ? l + 2 * entries : NULL, s, d);
+    } else if (linear) {
+        double *l = (double *)(idx + 2 * entries);
+        linear_run_f64(p, &k, backward, idx, l, rows ? l + 2 * entries : NULL, s, d);
+    }
     else {
         int64_t *const tables[3] = {idx, idx + p->out[0], idx + p->out[0] + p->out[1]};
         nearest_tables(p, backward || channels_last_contiguous(p, ndim, shape, strides), dt == TJ_FLOAT64, tables);
