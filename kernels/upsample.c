@@ -102,7 +102,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
                                                                                                                   \
     void tj_k_upsample_nearest_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t, const T *in, T *out)   \
     {                                                                                                             \
-        planes_args_##SUF a = {p, t, NULL, in, out, NULL};                                                              \
+        planes_args_##SUF a = {p, t, NULL, in, out, NULL};                                                        \
         tj_k_parallel(p->threads, p->batch * p->channels * p->out_d, nearest_planes_##SUF, &a);                   \
     }                                                                                                             \
                                                                                                                   \
@@ -128,7 +128,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
     void tj_k_upsample_nearest_backward_##SUF(const tj_k_upsample *p, const tj_k_nearest_tables *t,               \
                                               const T *grad_out, T *grad_in)                                      \
     {                                                                                                             \
-        planes_args_##SUF a = {p, t, NULL, grad_out, grad_in, NULL};                                                    \
+        planes_args_##SUF a = {p, t, NULL, grad_out, grad_in, NULL};                                              \
         tj_k_parallel(p->threads, p->batch * p->channels, nearest_backward_volumes_##SUF, &a);                    \
     }                                                                                                             \
                                                                                                                   \
@@ -242,7 +242,7 @@ static inline int64_t in_volume_offset(const tj_k_upsample *p, int64_t v)
     void tj_k_upsample_linear_backward_##SUF(const tj_k_upsample *p, const tj_k_linear_tables_##SUF *t,           \
                                              const T *grad_out, T *grad_in)                                       \
     {                                                                                                             \
-        planes_args_##SUF a = {p, NULL, t, grad_out, grad_in, NULL};                                                    \
+        planes_args_##SUF a = {p, NULL, t, grad_out, grad_in, NULL};                                              \
         tj_k_parallel(p->threads, p->batch * p->channels, linear_backward_volumes_##SUF, &a);                     \
     }
 

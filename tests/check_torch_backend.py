@@ -614,7 +614,8 @@ def check_resample():
     def grads(x):
         x = x.detach().requires_grad_()
         v3 = x[:, :, None].expand(2, 3, 3, 7, 9)
-        y = ((F.adaptive_max_pool2d(x, (5, 4)) ** 2).sum() + (F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2).sum()
+        y = ((F.adaptive_max_pool2d(x, (5, 4)) ** 2).sum()
+             + (F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2).sum()
              + (F.interpolate(x[0], size=11, mode="linear", align_corners=True) ** 2).sum()
              + (F.interpolate(x[1], scale_factor=2, mode="nearest") ** 2).sum()
              + (F.interpolate(v3, size=(4, 5, 6), mode="trilinear") ** 2).sum()

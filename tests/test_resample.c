@@ -183,7 +183,8 @@ Test(resample, bicubic_errors_name_the_operator_and_sizes)
 Test(resample, one_and_three_dim_values_and_gradients_match_pytorch)
 {
     tj_tensor *x1 = sines(3, SHAPE(1, 2, 5), TJ_FLOAT64), *x3 = sines(5, SHAPE(1, 1, 2, 2, 3), TJ_FLOAT64);
-    tj_tensor *g1 = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(14), tj_v_int(1), TJ_FLOAT64), SHAPE(1, 2, 7), 3));
+    tj_tensor *g1 = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(14), tj_v_int(1), TJ_FLOAT64),
+                                      SHAPE(1, 2, 7), 3));
     tj_tensor *g3 = tj_cos(tj_reshape(tj_arange(tj_v_int(0), tj_v_int(18), tj_v_int(1), TJ_FLOAT64),
                                       SHAPE(1, 1, 3, 3, 2), 5));
     const double s0 = 0.0, s1 = 0.8414709848078965, s2 = 0.9092974268256817, s3 = 0.1411200080598672,
