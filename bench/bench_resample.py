@@ -3,7 +3,8 @@
 the same process: each operator (forward, and its backward operator called
 directly) on float32, N = 8, C = 32, the 2-d ones 64 x 64 -> 128 x 128
 (adaptive_max_pool2d 64 x 64 -> 7 x 7), the 1-d ones 4096 -> 8192, the 3-d
-ones 16^3 -> 32^3 (the same element counts). tjit runs a plan compiled from
+ones 16^3 -> 32^3 (the same element counts; _adaptive_avg_pool3d 16^3 ->
+7^3). tjit runs a plan compiled from
 the make_fx graph of the single call (python/tjit_fx.py), reading and
 writing the torch tensors in place. Rounds alternate tjit and torch at 1
 and 2 threads (tjit.set_num_threads, torch.set_num_threads); a round times
@@ -42,6 +43,9 @@ def ops():
     yield "adaptive_max_pool2d 64x64->7x7", lambda x: A.adaptive_max_pool2d(x, [7, 7]), (x2,)
     yield ("adaptive_max_pool2d_backward", lambda g, x, i: A.adaptive_max_pool2d_backward(g, x, i),
            (torch.randn(8, 32, 7, 7), x2, amax_idx))
+    yield "_adaptive_avg_pool3d 16^3->7^3", lambda x: A._adaptive_avg_pool3d(x, [7, 7, 7]), (x3,)
+    yield ("_adaptive_avg_pool3d_backward", lambda g, x: A._adaptive_avg_pool3d_backward(g, x),
+           (torch.randn(8, 32, 7, 7, 7), x3))
     for name, fwd, bwd, x, size, corners in [
             ("upsample_bicubic2d", A.upsample_bicubic2d.vec, A.upsample_bicubic2d_backward.vec, x2, [128, 128], True),
             ("upsample_bilinear2d", A.upsample_bilinear2d.vec, A.upsample_bilinear2d_backward.vec, x2, [128, 128],

@@ -189,10 +189,13 @@ static span adaptive_span(const tj_k_pool3d *p, int d, int64_t o)
             const T *src = (const T *)a->in + pl * (backward ? out_vol : in_vol);                              \
             T *dst = (T *)a->out + pl * (backward ? in_vol : out_vol);                                         \
             if (backward) memset(dst, 0, sizeof(T) * (size_t)in_vol);                                          \
-            for (int64_t oz = 0; oz < o[0]; oz++)                                                              \
-                for (int64_t oy = 0; oy < o[1]; oy++)                                                          \
+            span s[3]; /* each dim's window, found in its own loop (two divisions each) */                    \
+            for (int64_t oz = 0; oz < o[0]; oz++) {                                                            \
+                s[0] = adaptive_span(p, 0, oz);                                                                \
+                for (int64_t oy = 0; oy < o[1]; oy++) {                                                        \
+                    s[1] = adaptive_span(p, 1, oy);                                                            \
                     for (int64_t ox = 0; ox < o[2]; ox++) {                                                    \
-                        span s[3] = {adaptive_span(p, 0, oz), adaptive_span(p, 1, oy), adaptive_span(p, 2, ox)};  \
+                        s[2] = adaptive_span(p, 2, ox);                                                        \
                         int64_t q = (oz * o[1] + oy) * o[2] + ox;                                              \
                         if (backward) {                                                                        \
                             T g = src[q] / (T)s[0].padded / (T)s[1].padded / (T)s[2].padded;                   \
@@ -207,6 +210,8 @@ static span adaptive_span(const tj_k_pool3d *p, int d, int64_t o)
                                 for (int64_t x = s[2].lo; x < s[2].hi; x++) sum += src[(z * n[1] + y) * n[2] + x]; \
                         dst[q] = (T)(sum / (double)s[0].padded / (double)s[1].padded / (double)s[2].padded);   \
                     }                                                                                          \
+                }                                                                                              \
+            }                                                                                                  \
         }                                                                                                      \
     }                                                                                                          \
     static void adaptive_forward_planes_##SUF(void *ctx, int t, int64_t begin, int64_t end)                    \
