@@ -1,36 +1,52 @@
 /* Grid sampling (see grid_sample.h): one sample per item of a parallel
- * loop, so that the backward's scatter into grad_in never races. */
+ * loop, so that the backward's scatter into grad_in never races. The
+ * coordinate arithmetic follows ATen's vectorised CPU kernel
+ * (cpu/GridSamplerKernel.cpp, ComputeLocation and ApplyGridSample), which is
+ * what torch runs for float32 and float64, down to what it does with nan
+ * and infinite grid coordinates (see source_index). */
 #include <math.h>
 #include <string.h>
 
 #include "grid_sample.h"
 #include "parallel.h"
 
+/* Clips x into [0, size - 1]; nan clips to 0 as in ATen's forward (its
+ * clamp_min puts the bound first). The clip's derivative is 0 at and beyond
+ * the bounds and for nan: ATen's backward turns nan into an out-of-range
+ * gather there (a crash), the clipped forward value's derivative is the
+ * sane answer. */
+static double clip(double x, double s, double *d)
+{
+    if (!(x > 0)) return *d = 0, 0;
+    if (x >= s - 1) return *d = 0, s - 1;
+    return x;
+}
+
 /* The source coordinate of grid coordinate `coord` along a dim of `size`
- * elements, and its derivative with respect to coord in *grad (ATen's
- * grid_sampler_compute_source_index_set_grad). */
+ * elements, and its derivative with respect to coord in *grad. Zeros
+ * padding keeps nan and ±inf (the bilinear weights then turn the sample
+ * nan, nearest samples nothing); border and reflection padding send them
+ * to 0 (reflecting ±inf gives nan, which the clip takes to 0). */
 static double source_index(const tj_k_grid_sample *g, double coord, int64_t size, double *grad)
 {
-    double s = (double)size, x, d;
-    if (g->align_corners) x = (coord + 1) / 2 * (s - 1), d = (s - 1) / 2;
-    else x = ((coord + 1) * s - 1) / 2, d = s / 2;
+    double s = (double)size, scale = g->align_corners ? (s - 1) / 2 : s / 2;
+    double x = g->align_corners ? (coord + 1) * scale : (coord + 1) * scale - 0.5, d = scale;
     if (g->padding == TJ_K_GRID_REFLECTION) {
-        double lo = g->align_corners ? 0 : -1, hi = g->align_corners ? 2 * (s - 1) : 2 * s - 1;
-        if (lo == hi) {
+        if (g->align_corners && size <= 1) {
             x = 0, d = 0;
-        } else {
-            double min = lo / 2, span = (hi - lo) / 2, sign = 1;
-            x -= min;
-            if (x < 0) sign = -1, x = -x;
-            double extra = fmod(x, span), flips = floor(x / span);
-            bool even = fmod(flips, 2) == 0;
-            x = even ? extra + min : span - extra + min;
-            d *= even ? sign : -sign;
+        } else { /* reflect about low and low + span (span = twice_span / 2) */
+            double low = g->align_corners ? 0 : -0.5, twice_span = g->align_corners ? 2 * (s - 1) : 2 * s;
+            double in = x - low, a = fabs(in);
+            double extra = a - trunc(a / twice_span) * twice_span, reflected = twice_span - extra;
+            bool flip = extra > reflected;
+            x = (flip ? reflected : extra) + low;
+            if (flip != (in < 0)) d = -d;
         }
     }
-    if (g->padding != TJ_K_GRID_ZEROS) { /* clip into [0, size - 1] */
-        if (x <= 0) x = 0, d = 0;
-        else if (x >= s - 1) x = s - 1, d = 0;
+    if (g->padding != TJ_K_GRID_ZEROS) {
+        double dc = 1;
+        x = clip(x, s, &dc);
+        d *= dc;
     }
     *grad = d;
     return x;
@@ -42,6 +58,32 @@ static bool inside(int64_t y, int64_t x, int64_t h, int64_t w) { return y >= 0 &
  * inf and huge coordinates of zeros padding sample nothing); else -2,
  * outside every corner's reach. */
 static int64_t index_of(double v) { return fabs(v) < 0x1p52 ? (int64_t)v : -2; }
+
+/* The bilinear neighbourhood of source point (x, y): its distances to the
+ * west, east, north and south sides, the corners' (nw, ne, sw, se) weights
+ * and offsets, and which corners lie inside the input. As in ATen, the
+ * weights are computed whether or not the corners are inside, so that a nan
+ * or infinite coordinate makes the sample and the grid gradient nan (an
+ * outside corner's value is 0, and 0 * nan is nan). */
+typedef struct corners {
+    double w, e, n, s, weight[4];
+    int64_t at[4];
+    bool ok[4];
+} corners;
+
+static void corners_of(double x, double y, int64_t h, int64_t w, corners *c)
+{
+    double fx = floor(x), fy = floor(y);
+    c->w = x - fx, c->e = 1 - c->w, c->n = y - fy, c->s = 1 - c->n;
+    double weight[4] = {c->s * c->e, c->s * c->w, c->n * c->e, c->n * c->w};
+    memcpy(c->weight, weight, sizeof weight);
+    int64_t x0 = index_of(fx), y0 = index_of(fy);
+    for (int k = 0; k < 4; k++) {
+        int64_t yy = y0 + k / 2, xx = x0 + k % 2;
+        c->ok[k] = inside(yy, xx, h, w);
+        c->at[k] = c->ok[k] ? yy * w + xx : 0;
+    }
+}
 
 typedef struct gs_args {
     const tj_k_grid_sample *g;
@@ -69,23 +111,12 @@ typedef struct gs_args {
                     for (int64_t c = 0; c < g->c; c++) dst[c * P] = ok ? src[c * plane + yi * W + xi] : 0;     \
                     continue;                                                                                  \
                 }                                                                                              \
-                double fx = floor(x), fy = floor(y);                                                           \
-                int64_t x0 = index_of(fx), y0 = index_of(fy);                                                  \
-                bool finite = x0 != -2 && y0 != -2;                                                            \
-                T wx1 = (T)(x - fx), wy1 = (T)(y - fy), wx0 = (T)(fx + 1 - x), wy0 = (T)(fy + 1 - y);         \
-                T w[4] = {wx0 * wy0, wx1 * wy0, wx0 * wy1, wx1 * wy1};                                         \
-                int64_t at[4];                                                                                 \
-                bool ok[4];                                                                                    \
-                for (int k = 0; k < 4; k++) {                                                                  \
-                    int64_t yy = y0 + k / 2, xx = x0 + k % 2;                                                  \
-                    ok[k] = finite && inside(yy, xx, H, W);                                                    \
-                    at[k] = ok[k] ? yy * W + xx : 0;                                                           \
-                }                                                                                              \
+                corners cn;                                                                                    \
+                corners_of(x, y, H, W, &cn);                                                                   \
                 for (int64_t c = 0; c < g->c; c++) {                                                           \
                     const T *s = src + c * plane;                                                              \
                     T v = 0;                                                                                   \
-                    for (int k = 0; k < 4; k++)                                                                \
-                        if (ok[k]) v += s[at[k]] * w[k];                                                       \
+                    for (int k = 0; k < 4; k++) v += (cn.ok[k] ? s[cn.at[k]] : 0) * (T)cn.weight[k];           \
                     dst[c * P] = v;                                                                            \
                 }                                                                                              \
             }                                                                                                  \
@@ -120,25 +151,17 @@ typedef struct gs_args {
                     if (gg) gg[0] = gg[1] = 0;                                                                 \
                     continue;                                                                                  \
                 }                                                                                              \
-                double fx = floor(x), fy = floor(y);                                                           \
-                int64_t x0 = index_of(fx), y0 = index_of(fy);                                                  \
-                bool finite = x0 != -2 && y0 != -2;                                                            \
-                T wx1 = (T)(x - fx), wy1 = (T)(y - fy), wx0 = (T)(fx + 1 - x), wy0 = (T)(fy + 1 - y);         \
-                T w[4] = {wx0 * wy0, wx1 * wy0, wx0 * wy1, wx1 * wy1};                                         \
-                /* d w[k] / dx and / dy: corners nw, ne, sw, se */                                             \
-                T wdx[4] = {-wy0, wy0, -wy1, wy1}, wdy[4] = {-wx0, -wx1, wx0, wx1};                            \
+                corners cn;                                                                                    \
+                corners_of(x, y, H, W, &cn);                                                                   \
                 T sx = 0, sy = 0;                                                                              \
-                for (int k = 0; k < 4; k++) {                                                                  \
-                    int64_t yy = y0 + k / 2, xx = x0 + k % 2;                                                  \
-                    if (!finite || !inside(yy, xx, H, W)) continue;                                            \
-                    int64_t at = yy * W + xx;                                                                  \
-                    for (int64_t c = 0; c < C; c++) {                                                          \
-                        T gv = go[c * P];                                                                      \
-                        if (gi) gi[c * plane + at] += w[k] * gv;                                               \
-                        T v = src[c * plane + at] * gv;                                                        \
-                        sx += wdx[k] * v;                                                                      \
-                        sy += wdy[k] * v;                                                                      \
+                for (int64_t c = 0; c < C; c++) {                                                              \
+                    T gv = go[c * P], v[4];                                                                    \
+                    for (int k = 0; k < 4; k++) {                                                              \
+                        v[k] = cn.ok[k] ? src[c * plane + cn.at[k]] : 0;                                       \
+                        if (gi && cn.ok[k]) gi[c * plane + cn.at[k]] += (T)cn.weight[k] * gv;                  \
                     }                                                                                          \
+                    sx += ((v[1] - v[0]) * (T)cn.s + (v[3] - v[2]) * (T)cn.n) * gv;                            \
+                    sy += ((v[2] - v[0]) * (T)cn.e + (v[3] - v[1]) * (T)cn.w) * gv;                            \
                 }                                                                                              \
                 if (gg) gg[0] = (T)(dx * sx), gg[1] = (T)(dy * sy);                                            \
             }                                                                                                  \
