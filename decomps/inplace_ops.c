@@ -116,8 +116,21 @@ static tj_status square_(const tj_value *args, tj_value *outs)
     return tj_dc_done(tj_pow_scalar_(args[0].u.t, tj_v_int(2)), outs);
 }
 
+/* polygamma_(self, n): copy_(self, polygamma(n, self)), so a graph records
+ * the functional pair (torch 1.13's make_fx records polygamma_ itself) */
+static tj_status polygamma_(const tj_value *args, tj_value *outs)
+{
+    tj_tensor *self = args[0].u.t;
+    tj_dtype dt = tj_tensor_dtype(self);
+    if (!tj_dtype_is_float(dt)) /* copy_ would truncate: refuse as ATen */
+        return tj_error(TJ_ERR_DTYPE, "aten::polygamma_: result type Float can't be cast to the desired output type %s",
+                        tj_dtype_name(dt));
+    return tj_dc_done(tj_copy_(self, tj_polygamma(args[1].u.i, self)), outs);
+}
+
 void tj_register_inplace_ops_decompositions(void)
 {
+    tj_op_set_decomposition(TJ_OPS(polygamma_), polygamma_, "polygamma_");
     tj_op_set_decomposition(TJ_OPS(selu_), selu_, "selu_");
     tj_op_set_decomposition(TJ_OPS(square_), square_, "square_");
 #define TJ_INPLACE_FORM(ident, schema, functional) \

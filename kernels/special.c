@@ -51,25 +51,34 @@ double tj_k_digamma(double x)
     return acc + digamma_asymptotic(x);
 }
 
-/* torch's trigamma: reflection below 1/2, six recurrence steps, then the
- * asymptotic series */
-static double trigamma(double x)
-{
-    double sign = 1, r = 0;
-    if (x < 0.5) {
-        sign = -1;
-        double s = sin(M_PI * x);
-        r -= M_PI * M_PI / (s * s);
-        x = 1 - x;
+/* torch's trigamma (calc_trigamma), in the operand's precision as ATen's
+ * float and double overloads: reflection below 1/2, six recurrence steps,
+ * then the asymptotic series (whose constants are double in both). At the
+ * poles -1, -2, ... sin(pi x) is pi's rounding error rather than 0, so the
+ * result is a huge finite number that depends on the precision (float32
+ * 1.29e15 at -1, float64 6.58e32); at 0 it is inf. */
+#define TRIGAMMA_DEFINE(T, SIN, NAME)                                                      \
+    T NAME(T x)                                                                            \
+    {                                                                                      \
+        const T pi = (T)M_PI;                                                              \
+        T sign = 1, r = 0;                                                                 \
+        if (x < (T)0.5) {                                                                  \
+            sign = -1;                                                                     \
+            T s = SIN(pi * x);                                                             \
+            r -= pi * pi / (s * s);                                                        \
+            x = 1 - x;                                                                     \
+        }                                                                                  \
+        for (int i = 0; i < 6; i++) {                                                      \
+            r += 1 / (x * x);                                                              \
+            x += 1;                                                                        \
+        }                                                                                  \
+        T ixx = 1 / (x * x);                                                               \
+        r += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x; \
+        return sign * r;                                                                   \
     }
-    for (int i = 0; i < 6; i++) {
-        r += 1 / (x * x);
-        x += 1;
-    }
-    double ixx = 1 / (x * x);
-    r += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x;
-    return sign * r;
-}
+static TRIGAMMA_DEFINE(double, sin, trigamma)
+TRIGAMMA_DEFINE(float, sinf, tj_k_trigamma_f32)
+#undef TRIGAMMA_DEFINE
 
 /* The Hurwitz zeta function sum_k (k + q)^-x (Cephes zeta.c): direct
  * summation to k + q > 9, then the Euler-Maclaurin tail with the

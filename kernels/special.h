@@ -28,6 +28,9 @@ double tj_k_digamma(double x);
 /** The n-th derivative of digamma (n >= 0): digamma for 0, trigamma for 1,
  * (-1)^(n+1) n! zeta(n + 1, x) beyond. */
 double tj_k_polygamma(int64_t n, double x);
+/** trigamma in float32 arithmetic, as ATen's float kernel (polygamma(1, x)
+ * of float32 x: its values at the poles -1, -2, ... differ from float64's). */
+float tj_k_trigamma_f32(float x);
 /** The inverse of erf on [-1, 1]: +-inf at +-1, nan outside. */
 double tj_k_erfinv(double y);
 double tj_k_erfc(double x);

@@ -183,6 +183,17 @@ tj_tensor *tj_remainder(tj_tensor *self, tj_tensor *other) { return CALL(remaind
 tj_tensor *tj_floor_divide(tj_tensor *self, tj_tensor *other) { return CALL(floor_divide, T(self), T(other)); }
 tj_tensor *tj_floor_divide_scalar(tj_tensor *self, tj_value other) { return CALL(floor_divide_Scalar, T(self), other); }
 tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other) { return CALL(xlogy_Tensor, T(self), T(other)); }
+tj_tensor *tj_xlogy_scalar_self(tj_value self, tj_tensor *other) { return CALL(xlogy_Scalar_Self, self, T(other)); }
+tj_tensor *tj_xlogy_scalar_other(tj_tensor *self, tj_value other) { return CALL(xlogy_Scalar_Other, T(self), other); }
+tj_tensor *tj_special_xlogy(tj_tensor *self, tj_tensor *other) { return CALL(special_xlogy, T(self), T(other)); }
+tj_tensor *tj_special_xlogy_self_scalar(tj_value self, tj_tensor *other)
+{
+    return CALL(special_xlogy_self_scalar, self, T(other));
+}
+tj_tensor *tj_special_xlogy_other_scalar(tj_tensor *self, tj_value other)
+{
+    return CALL(special_xlogy_other_scalar, T(self), other);
+}
 tj_tensor *tj_remainder_scalar(tj_tensor *self, tj_value other) { return CALL(remainder_Scalar, T(self), other); }
 tj_tensor *tj_remainder_scalar_tensor(tj_value self, tj_tensor *other)
 {

@@ -24,6 +24,15 @@ BINARY(copysign, copysign_Tensor)
 BINARY(heaviside, heaviside)
 BINARY(special_xlog1py, special_xlog1py)
 
+tj_tensor *tj_copysign_scalar(tj_tensor *self, tj_value other) { return CALL(copysign_Scalar, T(self), other); }
+tj_tensor *tj_special_xlog1py_self_scalar(tj_value self, tj_tensor *other)
+{
+    return CALL(special_xlog1py_self_scalar, self, T(other));
+}
+tj_tensor *tj_special_xlog1py_other_scalar(tj_tensor *self, tj_value other)
+{
+    return CALL(special_xlog1py_other_scalar, T(self), other);
+}
 tj_tensor *tj_polygamma(int64_t n, tj_tensor *self) { return CALL(polygamma, tj_v_int(n), T(self)); }
 tj_tensor *tj_logit(tj_tensor *self, tj_value eps) { return CALL(logit, T(self), eps); }
 tj_tensor *tj_logit_backward(tj_tensor *grad_output, tj_tensor *self, tj_value eps)

@@ -586,6 +586,23 @@ FORMULA(d_xlogy)
     return TJ_OK;
 }
 
+/* derivatives.yaml 1.13: xlogy.Scalar_Self other grad * self / other;
+ * xlogy.Scalar_Other self xlogy(grad, other), and where other <= 0 0 at
+ * self == 0 */
+FORMULA(d_xlogy_scalar_self)
+{
+    gi[0] = tj_div(tj_mul_scalar(g[0], c->args[0]), ARG(1));
+    return TJ_OK;
+}
+
+FORMULA(d_xlogy_scalar_other)
+{
+    tj_value y = c->args[1];
+    tj_tensor *d = tj_xlogy_scalar_other(g[0], y);
+    gi[0] = tj_value_as_double(&y) > 0 ? d : tj_masked_fill(d, tj_eq_scalar(ARG(0), tj_v_int(0)), tj_v_int(0));
+    return TJ_OK;
+}
+
 FORMULA(d_atan2)
 {
     tj_tensor *a = ARG(0), *b = ARG(1);
@@ -3044,7 +3061,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     /* session 14 (opsA) */
     D(where_ScalarOther, d_where), D(where_ScalarSelf, d_where), NONDIFF(where_Scalar), NONDIFF(logical_not),
     NONDIFF(logical_and), NONDIFF(logical_or), NONDIFF(logical_xor), D_NO_SELF(sign, d_zero),
-    D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy), NONDIFF(bitwise_and_Tensor),
+    D_NO_SELF(sgn, d_zero), NONDIFF(bitwise_not), D(xlogy_Tensor, d_xlogy), D(xlogy_Scalar_Self, d_xlogy_scalar_self),
+    D(xlogy_Scalar_Other, d_xlogy_scalar_other), NONDIFF(bitwise_and_Tensor),
     NONDIFF(bitwise_and_Scalar), NONDIFF(bitwise_or_Tensor), NONDIFF(bitwise_or_Scalar), NONDIFF(bitwise_xor_Tensor),
     NONDIFF(bitwise_xor_Scalar),
     /* floor_divide and floor_divide.Scalar have none (a NotImplemented
@@ -3216,6 +3234,8 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D_NO_SELF(special_ndtri, tj_grad_special_ndtri), D(special_entr, tj_grad_special_entr), D(logit, tj_grad_logit),
     D(logit_backward, tj_grad_logit_backward), D(sinc, tj_grad_sinc), D(hypot, tj_grad_hypot),
     D(copysign_Tensor, tj_grad_copysign_Tensor), NONDIFF(heaviside), D(special_xlog1py, tj_grad_special_xlog1py),
+    D(special_xlog1py_self_scalar, tj_grad_special_xlog1py_self_scalar),
+    D_NO_SELF(special_xlog1py_other_scalar, tj_grad_special_xlog1py_other_scalar), D(copysign_Scalar, tj_grad_copysign_Scalar),
 };
 
 /* No gradient reaches any input: the in-place forms of non-differentiable

@@ -149,21 +149,51 @@ tj_status tj_grad_hypot(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **g
 
 /* copysign_tensor_self_backward: grad * (result / self), 0 where self is
  * 0; other: zeros */
-tj_status tj_grad_copysign_Tensor(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+static tj_tensor *copysign_self_grad(const tj_grad_ctx *c, tj_tensor *g)
 {
     tj_tensor *x = ARG(0);
-    if (NEED(0)) {
-        tj_tensor *ratio = tj_masked_fill(tj_div(OUT(0), x), tj_eq_scalar(x, tj_v_int(0)), tj_v_int(0));
-        gi[0] = tj_mul(g[0], ratio);
-    }
+    return tj_mul(g, tj_masked_fill(tj_div(OUT(0), x), tj_eq_scalar(x, tj_v_int(0)), tj_v_int(0)));
+}
+
+tj_status tj_grad_copysign_Tensor(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    if (NEED(0)) gi[0] = copysign_self_grad(c, g[0]);
     if (NEED(1)) gi[1] = tj_zeros(META(1)->shape, META(1)->ndim, META(1)->dtype);
     return TJ_OK;
 }
 
-/* self: grad * log1p(other); other: grad * self / (other + 1) */
+/* copysign.Scalar: self's as copysign.Tensor's */
+tj_status tj_grad_copysign_Scalar(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    gi[0] = copysign_self_grad(c, g[0]);
+    return TJ_OK;
+}
+
+/* self: xlog1py(grad, other), 0 where self == 0 and other <= -1;
+ * other: grad * self / (other + 1) */
 tj_status tj_grad_special_xlog1py(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
 {
-    if (NEED(0)) gi[0] = tj_mul(g[0], tj_log1p(ARG(1)));
+    if (NEED(0)) {
+        tj_tensor *y = ARG(1), *pole = tj_logical_and(tj_eq_scalar(ARG(0), tj_v_int(0)), tj_le_scalar(y, tj_v_int(-1)));
+        gi[0] = tj_masked_fill(tj_special_xlog1py(g[0], y), pole, tj_v_int(0));
+    }
     if (NEED(1)) gi[1] = tj_div(tj_mul(g[0], ARG(0)), tj_add_scalar(ARG(1), tj_v_int(1)));
+    return TJ_OK;
+}
+
+/* special_xlog1py.self_scalar: other grad * self / (other + 1) (slot 0) */
+tj_status tj_grad_special_xlog1py_self_scalar(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    gi[0] = tj_div(tj_mul_scalar(g[0], c->args[0]), tj_add_scalar(ARG(1), tj_v_int(1)));
+    return TJ_OK;
+}
+
+/* special_xlog1py.other_scalar: self xlog1py(grad, other), and where
+ * other <= -1 0 at self == 0 */
+tj_status tj_grad_special_xlog1py_other_scalar(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    tj_value y = c->args[1];
+    tj_tensor *d = tj_special_xlog1py_other_scalar(g[0], y);
+    gi[0] = tj_value_as_double(&y) > -1 ? d : tj_masked_fill(d, tj_eq_scalar(ARG(0), tj_v_int(0)), tj_v_int(0));
     return TJ_OK;
 }

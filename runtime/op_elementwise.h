@@ -52,6 +52,9 @@ TJ_OP_DECLARE(floor_divide_Scalar)
 
 /* op_xlogy.c */
 TJ_OP_DECLARE(xlogy_Tensor)
+/* op_scalar_overloads.c */
+TJ_OP_DECLARE(xlogy_Scalar_Self)
+TJ_OP_DECLARE(xlogy_Scalar_Other)
 
 /* backward (op_elementwise_backward.c) */
 TJ_OP_DECLARE(threshold_backward)

@@ -102,6 +102,11 @@ UNARY_OP(sinc, f_sinc)
 /* ---- polygamma(int n, Tensor self) ---- */
 
 static double f_polygamma(double x, double n) { return tj_k_polygamma((int64_t)n, x); }
+/* float32: trigamma in float32 arithmetic, as ATen */
+static double f_polygamma_f32(double x, double n)
+{
+    return n == 1 ? tj_k_trigamma_f32((float)x) : tj_k_polygamma((int64_t)n, x);
+}
 
 tj_status tj_meta_polygamma(const tj_value *args, tj_meta *outs)
 {
@@ -113,7 +118,8 @@ tj_status tj_meta_polygamma(const tj_value *args, tj_meta *outs)
 
 tj_status tj_kernel_polygamma(const tj_value *args, tj_tensor *const *outs)
 {
-    return run_unary(args[1].u.t, outs[0], f_polygamma, (double)args[0].u.i);
+    return run_unary(args[1].u.t, outs[0], outs[0]->dtype == TJ_FLOAT32 ? f_polygamma_f32 : f_polygamma,
+                     (double)args[0].u.i);
 }
 
 /* ---- logit(self, eps) and logit_backward(grad_output, self, eps) ---- */
@@ -212,21 +218,55 @@ tj_status tj_kernel_copysign_Tensor(const tj_value *args, tj_tensor *const *outs
     return run_binary(args, outs[0], copysign);
 }
 
-/* torch refuses operands of different dtypes; tjit computes float ones only */
+/* torch refuses operands of different dtypes; the result keeps theirs
+ * (float32, float64, int64 or bool) */
 tj_status tj_meta_heaviside(const tj_value *args, tj_meta *outs)
 {
     tj_dtype a = args[0].u.t->dtype, b = args[1].u.t->dtype;
     if (a != b)
         return tj_error(TJ_ERR_DTYPE, "aten::heaviside: is not yet implemented for tensors with different dtypes (%s, %s)",
                         tj_dtype_name(a), tj_dtype_name(b));
-    if (!tj_dtype_is_float(a))
-        return tj_error(TJ_ERR_UNSUPPORTED, "aten::heaviside: %s operands are not supported (float32/float64 only)",
-                        tj_dtype_name(a));
-    return meta_binary("aten::heaviside", args, outs);
+    switch (a) {
+    case TJ_FLOAT32:
+    case TJ_FLOAT64:
+    case TJ_INT64:
+    case TJ_BOOL: break;
+    default:
+        return tj_error(TJ_ERR_UNSUPPORTED, "aten::heaviside: %s operands are not supported", tj_dtype_name(a));
+    }
+    const tj_tensor *ts[2] = {args[0].u.t, args[1].u.t};
+    return tj_ew_meta_broadcast("aten::heaviside", ts, 2, a, outs);
 }
+
+/* the integer forms: values where self is 0, else self > 0 */
+static void heaviside_int64(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    (void)ctx;
+    const int64_t *x = in[0], *v = in[1];
+    int64_t *o = out;
+    for (int64_t i = 0; i < n; i++) o[i] = x[i] == 0 ? v[i] : x[i] > 0;
+}
+
+static void heaviside_bool(int64_t n, void *out, const void *const *in, const void *ctx)
+{
+    (void)ctx;
+    const bool *x = in[0], *v = in[1];
+    bool *o = out;
+    for (int64_t i = 0; i < n; i++) o[i] = x[i] || v[i];
+}
+
 tj_status tj_kernel_heaviside(const tj_value *args, tj_tensor *const *outs)
 {
-    return run_binary(args, outs[0], f_heaviside);
+    tj_tensor *in[2] = {args[0].u.t, args[1].u.t};
+    switch (outs[0]->dtype) {
+    case TJ_INT64: tj_elementwise(outs[0], in, 2, TJ_INT64, heaviside_int64, NULL); return TJ_OK;
+    case TJ_BOOL: tj_elementwise(outs[0], in, 2, TJ_BOOL, heaviside_bool, NULL); return TJ_OK;
+    case TJ_FLOAT32:
+    case TJ_FLOAT64: return run_binary(args, outs[0], f_heaviside);
+    default:
+        return tj_error(TJ_ERR_UNSUPPORTED, "aten::heaviside: %s operands are not supported",
+                        tj_dtype_name(outs[0]->dtype));
+    }
 }
 
 tj_status tj_meta_special_xlog1py(const tj_value *args, tj_meta *outs)

@@ -23,6 +23,10 @@ TJ_OP_DECLARE(hypot)
 TJ_OP_DECLARE(copysign_Tensor)
 TJ_OP_DECLARE(heaviside)
 TJ_OP_DECLARE(special_xlog1py)
+/* op_scalar_overloads.c */
+TJ_OP_DECLARE(copysign_Scalar)
+TJ_OP_DECLARE(special_xlog1py_self_scalar)
+TJ_OP_DECLARE(special_xlog1py_other_scalar)
 
 /* derivatives.yaml's formulas (PyTorch 1.13), one per operator */
 #define TJ_SPECIAL_GRAD(name) tj_status tj_grad_##name(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi);
@@ -43,6 +47,9 @@ TJ_SPECIAL_GRAD(sinc)
 TJ_SPECIAL_GRAD(hypot)
 TJ_SPECIAL_GRAD(copysign_Tensor)
 TJ_SPECIAL_GRAD(special_xlog1py)
+TJ_SPECIAL_GRAD(copysign_Scalar)
+TJ_SPECIAL_GRAD(special_xlog1py_self_scalar)
+TJ_SPECIAL_GRAD(special_xlog1py_other_scalar)
 #undef TJ_SPECIAL_GRAD
 
 #endif

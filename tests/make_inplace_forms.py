@@ -157,6 +157,9 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("logit_", U01E, F32, [f(0.25)]),
     ("hypot_", X, F32, [t(Y)]),
     ("copysign_.Tensor", X, F32, [t(T3)]),
+    ("copysign_.Scalar", X, F32, [f(-0.0)]),
+    ("xlogy_.Tensor", X, F32, [t(P)]),
+    ("xlogy_.Scalar_Other", X, F32, [f(2.5)]),
     # random: p = 1 and p = 0 draw the same in every generator
     ("bernoulli_.float", X, F32, [f(1.0), NONE]),
     ("bernoulli_.float", XI, I64, [f(0.0), NONE]),
@@ -171,7 +174,8 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     ("div.Scalar_mode", XI, I64, [i(3), s("trunc")]),
 ]
 GRAD_OPS = ["lerp.Tensor", "lerp_.Tensor", "masked_fill.Tensor", "masked_fill_.Tensor", "div_.Scalar_mode",
-            "lgamma_", "digamma_", "erfinv_", "logit_", "hypot_", "copysign_.Tensor"]
+            "lgamma_", "digamma_", "erfinv_", "logit_", "hypot_", "copysign_.Tensor",
+            "copysign_.Scalar", "xlogy_.Tensor", "xlogy_.Scalar_Other"]
 # remainder.Scalar_Tensor takes a Scalar self: written as its own cases
 SCALAR_SELF = [
     (5, XNZ, I64),

@@ -17,6 +17,24 @@ TestSuite(fixes59, .init = test_scope_open, .fini = test_scope_close);
 
 #define SHAPE(...) (const int64_t[]){__VA_ARGS__}
 
+/* step traced in real mode (kernels run) replays to eager's nout results
+ * exactly; test_expect_traced covers fake mode and the core table */
+static void expect_real_trace_replays(tj_trace_fn step, tj_tensor *const *in, int n, int nout)
+{
+    tj_tensor *eager[4], *got[4];
+    int n_out;
+    cr_assert_eq(step(NULL, in, n, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    cr_assert_eq(n_out, nout);
+    tj_graph *g = tj_make_fx(step, NULL, in, n, NULL, TJ_TRACE_REAL);
+    cr_assert_not_null(g, "%s", tj_last_error());
+    tj_plan *p = tj_compile(g, NULL);
+    cr_assert_not_null(p, "%s", tj_last_error());
+    cr_assert_eq(tj_plan_run(p, in, n, got), TJ_OK, "%s", tj_last_error());
+    for (int k = 0; k < nout; k++) test_expect_same(got[k], eager[k], "replayed after a real-mode trace");
+    tj_plan_free(p);
+    tj_graph_free(g);
+}
+
 /* ---- grid_sampler_2d with non-finite coordinates ---- */
 
 static tj_tensor *image12(void)
@@ -85,5 +103,134 @@ static tj_status grid_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **o
 Test(fixes59, grid_sample_at_nonfinite_coordinates_traces_and_replays)
 {
     const char *want[] = {"aten.grid_sampler_2d.default("};
-    test_expect_traced(grid_step, (tj_tensor *[]){image12(), nonfinite_grid(TJ_FLOAT64)}, 2, 3, want, 1, NULL, 0);
+    tj_tensor *in[2] = {image12(), nonfinite_grid(TJ_FLOAT64)};
+    test_expect_traced(grid_step, in, 2, 3, want, 1, NULL, 0);
+    expect_real_trace_replays(grid_step, in, 2, 3);
+}
+
+/* ---- Scalar overloads, heaviside of integers, polygamma ---- */
+
+static tj_tensor *f64_grad(int n, const double *v) { return test_f64_grad(v, 1, (const int64_t[]){n}, true); }
+static tj_tensor *ones(int n) { return tj_ones((const int64_t[]){n}, 1, TJ_FLOAT64); }
+
+Test(fixes59, scalar_overloads_promote_as_wrapped_numbers)
+{
+    tj_tensor *i = test_i64(1, SHAPE(3), (const int64_t[]){3, -4, 0});
+    tj_tensor *c = tj_copysign_scalar(i, tj_v_float(-1.5));
+    test_assert_dtype_shape(c, TJ_FLOAT32, 1, SHAPE(3));
+    test_expect_close(c, (const double[]){-3, -4, -0.0}, 3, 0, 0);
+    tj_tensor *x = test_f64(1, SHAPE(3), (const double[]){1.5, -2, 0});
+    test_assert_dtype_shape(tj_copysign_scalar(x, tj_v_int(2)), TJ_FLOAT64, 1, SHAPE(3));
+    test_assert_dtype_shape(tj_xlogy_scalar_other(i, tj_v_int(2)), TJ_FLOAT32, 1, SHAPE(3));
+    test_expect_close(tj_xlogy_scalar_self(tj_v_float(2.5), x), (const double[]){2.5 * log(1.5), NAN, -INFINITY}, 3,
+                      1e-15, 0);
+    test_expect_close(tj_special_xlog1py_other_scalar(x, tj_v_float(-1)), (const double[]){-INFINITY, INFINITY, 0}, 3,
+                      0, 0);
+    test_expect_close(tj_special_xlogy_other_scalar(x, tj_v_int(0)), (const double[]){-INFINITY, INFINITY, 0}, 3, 0,
+                      0);
+}
+
+/* PyTorch 1.13: torch.autograd.grad of the sums at these points */
+Test(fixes59, scalar_overload_gradients_follow_derivatives_yaml)
+{
+    tj_tensor *x = f64_grad(3, (const double[]){1.5, -2, 0});
+    test_expect_close(test_grad1(x, tj_copysign_scalar(x, tj_v_float(-1)), ones(3)), (const double[]){-1, 1, 0}, 3,
+                      0, 0);
+    tj_tensor *y = f64_grad(2, (const double[]){1, 3});
+    test_expect_close(test_grad1(y, tj_special_xlog1py_self_scalar(tj_v_float(2.5), y), ones(2)),
+                      (const double[]){1.25, 0.625}, 2, 1e-15, 0);
+    tj_tensor *y2 = f64_grad(2, (const double[]){0.5, 3});
+    test_expect_close(test_grad1(y2, tj_xlogy_scalar_self(tj_v_float(-1.5), y2), ones(2)), (const double[]){-3, -0.5},
+                      2, 1e-15, 0);
+    /* self's gradient is xlogy(grad, other), 0 at self == 0 only when
+     * other <= 0: with other 3 it is log 3 even at self = 0, with -1 it is
+     * nan but 0 at self = 0 */
+    tj_tensor *x2 = f64_grad(3, (const double[]){0, 2, -1});
+    double l3 = log(3.0), l4 = log(4.0);
+    test_expect_close(test_grad1(x2, tj_xlogy_scalar_other(x2, tj_v_int(3)), ones(3)), (const double[]){l3, l3, l3},
+                      3, 1e-15, 0);
+    test_expect_close(test_grad1(x2, tj_xlogy_scalar_other(x2, tj_v_int(-1)), ones(3)), (const double[]){0, NAN, NAN},
+                      3, 0, 0);
+    test_expect_close(test_grad1(x2, tj_special_xlog1py_other_scalar(x2, tj_v_int(3)), ones(3)),
+                      (const double[]){l4, l4, l4}, 3, 1e-15, 0);
+    test_expect_close(test_grad1(x2, tj_special_xlog1py_other_scalar(x2, tj_v_int(-1)), ones(3)),
+                      (const double[]){0, -INFINITY, -INFINITY}, 3, 0, 0);
+}
+
+Test(fixes59, xlog1py_self_gradient_is_zero_at_self_zero_below_minus_one)
+{
+    /* torch 1.13: (0, -1) and (0, -2) give 0 (tjit gave -inf and nan) */
+    tj_tensor *x = f64_grad(4, (const double[]){0, 0, 2, 0});
+    tj_tensor *y = test_f64(1, SHAPE(4), (const double[]){-1, -2, -1, 3});
+    test_expect_close(test_grad1(x, tj_special_xlog1py(x, y), ones(4)), (const double[]){0, 0, -INFINITY, log(4.0)}, 4,
+                      1e-15, 0);
+}
+
+Test(fixes59, heaviside_takes_int64_and_bool)
+{
+    tj_tensor *x = test_i64(1, SHAPE(4), (const int64_t[]){-3, 0, 5, 0});
+    tj_tensor *h = tj_heaviside(x, test_i64(1, SHAPE(4), (const int64_t[]){7, -2, 4, 0}));
+    test_assert_dtype_shape(h, TJ_INT64, 1, SHAPE(4));
+    test_expect_close(h, (const double[]){0, -2, 1, 0}, 4, 0, 0);
+    bool bx[4] = {true, false, false, true}, bv[4] = {false, true, false, true};
+    tj_tensor *hb = tj_heaviside(test_tensor(TJ_BOOL, 1, SHAPE(4), bx), test_tensor(TJ_BOOL, 1, SHAPE(4), bv));
+    test_assert_dtype_shape(hb, TJ_BOOL, 1, SHAPE(4));
+    test_expect_close(hb, (const double[]){1, 1, 0, 1}, 4, 0, 0);
+    test_expect_error(tj_heaviside(x, tj_ones(SHAPE(4), 1, TJ_FLOAT32)), TJ_ERR_DTYPE, "aten::heaviside",
+                      "different dtypes");
+}
+
+Test(fixes59, polygamma_at_the_poles_as_torch_in_each_precision)
+{
+    /* PyTorch 1.13: polygamma(1, [0, -1, -2]) is [inf, 1.29136970e15,
+     * 3.22842424e14] in float32 (sinf of float pi times x), [inf,
+     * 6.580790147320947e32, 1.6451975368302367e32] in float64; n >= 2 is
+     * (-1)^(n+1) inf at every pole, -0 included */
+    double p[4] = {0, -1, -2, -0.0};
+    tj_tensor *x64 = test_f64(1, SHAPE(4), p), *x32 = tj_to_copy(x64, TJ_FLOAT32);
+    test_expect_f32(tj_polygamma(1, x32), (const float[]){INFINITY, 1291369695936512.0f, 322842423984128.0f, INFINITY},
+                    4, 0);
+    test_expect_close(tj_polygamma(1, x64), (const double[]){INFINITY, 6.580790147320947e32, 1.6451975368302367e32,
+                      INFINITY}, 4, 1e-12, 0);
+    test_expect_close(tj_polygamma(2, x32), (const double[]){-INFINITY, -INFINITY, -INFINITY, -INFINITY}, 4, 0, 0);
+    test_expect_close(tj_polygamma(3, x64), (const double[]){INFINITY, INFINITY, INFINITY, INFINITY}, 4, 0, 0);
+}
+
+Test(fixes59, polygamma_in_place_writes_self)
+{
+    tj_tensor *x = test_f64(1, SHAPE(2), (const double[]){0.3, 4});
+    tj_tensor *want = tj_polygamma(2, x);
+    tj_tensor *r = tj_polygamma_(x, 2);
+    cr_assert_eq(r, x);
+    test_expect_same(x, want, "polygamma_");
+    test_expect_error(tj_polygamma_(x, -1), TJ_ERR_INVALID_ARGUMENT, "aten::polygamma", "negative n");
+    test_expect_error(tj_polygamma_(test_i64(1, SHAPE(1), (const int64_t[]){2}), 1), TJ_ERR_DTYPE, "aten::polygamma_", "result type Float");
+}
+
+/* every overload, with the gradients of the differentiable ones */
+static tj_status overload_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]), *y = in[1];
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *a = tj_copysign_scalar(x, tj_v_float(-1)), *b = tj_xlogy_scalar_other(x, tj_v_int(-1));
+    tj_tensor *c = tj_special_xlog1py_other_scalar(x, tj_v_float(0.5)), *d = tj_xlogy_scalar_self(tj_v_float(2), y);
+    tj_tensor *e = tj_special_xlog1py_self_scalar(tj_v_int(3), y), *f = tj_special_xlogy(x, y);
+    tj_tensor *loss = tj_sum(tj_add(tj_add(a, b), tj_add(c, f)), TJ_DTYPE_NONE);
+    *n_out = 4;
+    out[0] = tj_add(d, e);
+    out[1] = tj_polygamma_(tj_clone(y), 2);
+    out[2] = tj_heaviside(tj_round(x), tj_round(y));
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[3]) : tj_last_status();
+}
+
+Test(fixes59, overloads_trace_replay_and_decompose)
+{
+    tj_tensor *x = test_f64(1, SHAPE(5), (const double[]){0, 1.5, -2.25, 3, 0.5});
+    tj_tensor *y = test_f64(1, SHAPE(5), (const double[]){0.5, 2, 0, 7, -0.5});
+    const char *want[] = {"aten.copysign.Scalar(", "aten.xlogy.Scalar_Other(", "aten.special_xlog1py.other_scalar(",
+                          "aten.xlogy.Scalar_Self(", "aten.special_xlog1py.self_scalar(", "aten.xlogy.Tensor(",
+                          "aten.polygamma.default(", "aten.heaviside.default("};
+    test_expect_traced(overload_step, (tj_tensor *[]){x, y}, 2, 4, want, 8, "special_xlogy", 1e-14);
+    expect_real_trace_replays(overload_step, (tj_tensor *[]){x, y}, 2, 4);
 }

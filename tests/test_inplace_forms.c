@@ -142,7 +142,7 @@ UN(abs_) UN(neg_) UN(exp_) UN(log_) UN(rsqrt_) UN(tanh_) UN(sigmoid_) UN(erf_) U
 UN(log1p_) UN(expm1_) UN(relu_) UN(silu_) UN(sign_) UN(square_) UN(hardsigmoid_) UN(hardswish_) UN(floor_)
 UN(ceil_) UN(round_) UN(trunc_) UN(frac_) UN(asin_) UN(acos_) UN(atan_) UN(sinh_) UN(cosh_) UN(log2_) UN(log10_)
 UN(exp2_) UN(logical_not_) UN(lgamma_) UN(digamma_) UN(erfinv_) UN(erfc_) UN(i0_) UN(sinc_)
-TT(hypot_) TT(copysign_) SC(logit_)
+TT(hypot_) TT(copysign_) SC(logit_) SC(copysign_scalar_) TT(xlogy_) SC(xlogy_scalar_other_)
 TT(pow_) TT(remainder_) TT(fmod_) TT(atan2_) TT(clamp_min_tensor_) TT(clamp_max_tensor_) TT(eq_) TT(ne_) TT(lt_)
 TT(le_) TT(gt_) TT(ge_) TT(logical_and_) TT(logical_or_) TT(logical_xor_) TT(clamp_min_tensor) TT(clamp_max_tensor)
 SC(pow_scalar_) SC(remainder_scalar_) SC(fmod_scalar_) SC(clamp_min_) SC(clamp_max_) SC(leaky_relu_) SC(eq_scalar_)
@@ -214,7 +214,8 @@ static const struct {
     P("aten::div_.Scalar_mode", div_scalar_mode_), P("aten::div.Scalar_mode", div_scalar_mode),
     P("aten::lgamma_", lgamma_), P("aten::digamma_", digamma_), P("aten::erfinv_", erfinv_), P("aten::erfc_", erfc_),
     P("aten::i0_", i0_), P("aten::sinc_", sinc_), P("aten::logit_", logit_), P("aten::hypot_", hypot_),
-    P("aten::copysign_.Tensor", copysign_),
+    P("aten::copysign_.Tensor", copysign_), P("aten::copysign_.Scalar", copysign_scalar_),
+    P("aten::xlogy_.Tensor", xlogy_), P("aten::xlogy_.Scalar_Other", xlogy_scalar_other_),
 };
 
 Test(inplace_forms, every_public_function_matches_pytorch)
@@ -242,7 +243,7 @@ Test(inplace_forms, every_form_of_the_table_has_a_reference_case)
         cr_expect(found, "%s has a reference case", tj_op_name(op));
     }
     /* square_ has a reference case but is no form: it is implicit (pow_.Scalar) */
-    cr_expect_eq(forms, 108, "the 108 lines of op_inplace_forms.def");
+    cr_expect_eq(forms, 111, "the 111 lines of op_inplace_forms.def");
 }
 
 Test(inplace_forms, remainder_scalar_tensor_promotes_the_scalar_as_a_wrapped_number)
@@ -665,7 +666,7 @@ Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_va
         checked++;
     }
     tj_scope_end(outer);
-    cr_expect_eq(checked, 106 - 8, "every form has a float32 case (but masked_fill_.Tensor's second, and "
+    cr_expect_eq(checked, 109 - 8, "every form has a float32 case (but masked_fill_.Tensor's second, and "
                                   "scatter_reduce_.two, index_copy_, scatter_.src, scatter_.value, scatter_.reduce "
                                   "and scatter_.value_reduce, whose [2, 3] operands cannot take a [ROWS, 2, 3] self, "
                                   "and bitwise_not_, bool and int64 only)");

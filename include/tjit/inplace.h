@@ -309,6 +309,18 @@ tj_tensor *tj_sinc_(tj_tensor *self);
 tj_tensor *tj_logit_(tj_tensor *self, tj_value eps);
 tj_tensor *tj_hypot_(tj_tensor *self, tj_tensor *other);
 tj_tensor *tj_copysign_(tj_tensor *self, tj_tensor *other);
+/** aten::copysign_.Scalar, xlogy_.Tensor, xlogy_.Scalar_Other: tj_copysign_scalar,
+ * tj_xlogy and tj_xlogy_scalar_other (ops.h) written into self, which is
+ * returned; a float self only (TJ_ERR_DTYPE for an int64 one, which cannot
+ * hold the float result), other broadcast to self's shape. */
+tj_tensor *tj_copysign_scalar_(tj_tensor *self, tj_value other);
+tj_tensor *tj_xlogy_(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_xlogy_scalar_other_(tj_tensor *self, tj_value other);
+/** aten::polygamma_(self, n): self = tj_polygamma(n, self), returned;
+ * implicit (copy_ of polygamma: a graph records those two). A float self
+ * only; errors as tj_polygamma (n < 0: TJ_ERR_INVALID_ARGUMENT) and
+ * TJ_ERR_DTYPE for an int64 self. */
+tj_tensor *tj_polygamma_(tj_tensor *self, int64_t n);
 /** Unary with arguments, as tj_gelu, tj_leaky_relu, tj_elu, tj_hardtanh,
  * tj_round_decimals, tj_nan_to_num: aten::gelu_, leaky_relu_, elu_,
  * hardtanh_, round_.decimals, nan_to_num_. */

@@ -350,6 +350,21 @@ tj_tensor *tj_floor_divide_scalar(tj_tensor *self, tj_value other);
  * xlogy(grad, other), 0 where self == 0 and other <= 0; other grad * self /
  * other. Errors: TJ_ERR_SHAPE when the operands do not broadcast. */
 tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other);
+/** aten::xlogy.Scalar_Self / aten::xlogy.Scalar_Other: tj_xlogy with self
+ * / other a Scalar (INT, FLOAT or BOOL), which promotes as a wrapped number
+ * (int64 tensor and 2.5: float32). Result: the tensor's shape. Gradients
+ * as derivatives.yaml: Scalar_Self other grad * self / other; Scalar_Other
+ * self grad * xlogy(self != 0, other). Errors: TJ_ERR_INVALID_ARGUMENT for a
+ * Scalar of another kind, named after the overload. */
+tj_tensor *tj_xlogy_scalar_self(tj_value self, tj_tensor *other);
+tj_tensor *tj_xlogy_scalar_other(tj_tensor *self, tj_value other);
+/** aten::special_xlogy and its .self_scalar / .other_scalar overloads
+ * (torch.special.xlogy): tj_xlogy, tj_xlogy_scalar_self and
+ * tj_xlogy_scalar_other under another name (CompositeImplicitAutograd:
+ * make_fx records xlogy). Results, gradients and errors as those. */
+tj_tensor *tj_special_xlogy(tj_tensor *self, tj_tensor *other);
+tj_tensor *tj_special_xlogy_self_scalar(tj_value self, tj_tensor *other);
+tj_tensor *tj_special_xlogy_other_scalar(tj_tensor *self, tj_value other);
 /** aten::isnan / aten::isinf (+-inf): bool tensor of self's shape, any
  * dtype (int64 and bool give false). Non-differentiable. */
 tj_tensor *tj_isnan(tj_tensor *self);
@@ -2763,15 +2778,26 @@ tj_tensor *tj_hypot(tj_tensor *self, tj_tensor *other);
  * as negative). Gradients: grad * result / self (0 where self is 0) for
  * self, zeros for other. */
 tj_tensor *tj_copysign(tj_tensor *self, tj_tensor *other);
+/** aten::copysign.Scalar: tj_copysign with other a Scalar, promoting as a
+ * wrapped number (int64 tensor: float32; float64 tensor and an int:
+ * float64). Result: self's shape. Gradient: self's as tj_copysign's. */
+tj_tensor *tj_copysign_scalar(tj_tensor *self, tj_value other);
 /** aten::heaviside(self, values): values where self is 0, else 1 where
- * self > 0, 0 below (and for nan). No gradient. Errors: TJ_ERR_DTYPE for
- * operands of different dtypes (as torch), TJ_ERR_UNSUPPORTED for int64
- * and bool ones (torch takes them; tjit computes float ones only). */
+ * self > 0, 0 below (and for nan). float32, float64, int64 or bool
+ * operands of one dtype, broadcast; the result has their dtype. No
+ * gradient. Errors: TJ_ERR_DTYPE for operands of different dtypes (as
+ * torch), TJ_ERR_UNSUPPORTED for the storage dtypes. */
 tj_tensor *tj_heaviside(tj_tensor *self, tj_tensor *values);
 /** aten::special_xlog1py: self * log1p(other), 0 where self is 0 (other
  * not nan), nan where other is nan (ATen's kernel). Gradients: grad *
  * log1p(other), grad * self / (other + 1). */
 tj_tensor *tj_special_xlog1py(tj_tensor *self, tj_tensor *other);
+/** aten::special_xlog1py.self_scalar / .other_scalar: tj_special_xlog1py
+ * with self / other a Scalar, promoting as a wrapped number. Result: the
+ * tensor's shape. Gradients: self_scalar other grad * self / (other + 1);
+ * other_scalar self grad * log1p(other). */
+tj_tensor *tj_special_xlog1py_self_scalar(tj_value self, tj_tensor *other);
+tj_tensor *tj_special_xlog1py_other_scalar(tj_tensor *self, tj_value other);
 
 #ifdef __cplusplus
 }
