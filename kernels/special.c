@@ -216,6 +216,27 @@ double tj_k_erfinv(double y)
 
 /* Phi(x) = erfc(-x / sqrt 2) / 2: p below 1/2 is 2p = erfc(-x / sqrt 2),
  * above 2 (1 - p) = erfc(x / sqrt 2), both exact arguments */
+/* log Phi(x). From -1 up, log1p(-erfc(t) / 2) with t = x / sqrt 2, as
+ * ATen. Below, ATen's log(erfcx(-t) / 2) - t^2 equals log(erfc(-t) / 2),
+ * which libm's erfc gives to a few ulps of relative error while erfc(-t)
+ * is a normal number (-t < 26.5); past that the asymptotic series of the
+ * Mills ratio, log Phi(x) = -x^2 / 2 - log(-x sqrt(2 pi)) + log(1 - 1/x^2
+ * + 3/x^4 - 15/x^6 + ...), whose terms shrink by (2k - 1) / x^2 < 1/13
+ * each: eight of them are below float64's rounding from x = -37 on. */
+double tj_k_log_ndtr(double x)
+{
+    double t = x * M_SQRT1_2;
+    if (x >= -1 || isnan(x)) return log1p(-erfc(t) / 2);
+    if (t > -26) return log(erfc(-t) / 2);
+    if (isinf(x)) return -INFINITY;
+    double ix2 = 1 / (x * x), term = 1, sum = 1;
+    for (int k = 1; k <= 8; k++) {
+        term *= -(2 * k - 1) * ix2;
+        sum += term;
+    }
+    return -0.5 * x * x - log(-x) - 0.5 * log(2 * M_PI) + log(sum);
+}
+
 double tj_k_ndtri(double p)
 {
     if (!(p >= 0 && p <= 1)) return NAN;

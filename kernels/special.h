@@ -37,6 +37,10 @@ double tj_k_erfc(double x);
 /** The inverse of the standard normal CDF on [0, 1]: -inf at 0, inf at 1,
  * nan outside. */
 double tj_k_ndtri(double p);
+/** log of the standard normal CDF, accurate far into the lower tail
+ * (ATen's calc_log_ndtr: log1p(-erfc(x / sqrt 2) / 2) from -1 up, the
+ * scaled erfc below): -inf at -inf, -0 at inf, nan for nan. */
+double tj_k_log_ndtr(double x);
 /** Modified Bessel functions of the first kind, orders 0 and 1, and their
  * exponentially scaled forms (times exp(-|x|)). */
 double tj_k_i0(double x);

@@ -3231,7 +3231,7 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     D(lgamma, tj_grad_lgamma), D(digamma, tj_grad_digamma), D(polygamma, tj_grad_polygamma),
     D(erfinv, tj_grad_erfinv), D(erfc, tj_grad_erfc), D(i0, tj_grad_i0), D(special_i0e, tj_grad_special_i0e),
     D(special_i1, tj_grad_special_i1), D(special_i1e, tj_grad_special_i1e),
-    D_NO_SELF(special_ndtri, tj_grad_special_ndtri), D(special_entr, tj_grad_special_entr), D(logit, tj_grad_logit),
+    D_NO_SELF(special_ndtri, tj_grad_special_ndtri), D(special_log_ndtr, tj_grad_special_log_ndtr), D(special_entr, tj_grad_special_entr), D(logit, tj_grad_logit),
     D(logit_backward, tj_grad_logit_backward), D(sinc, tj_grad_sinc), D(hypot, tj_grad_hypot),
     D(copysign_Tensor, tj_grad_copysign_Tensor), NONDIFF(heaviside), D(special_xlog1py, tj_grad_special_xlog1py),
     D(special_xlog1py_self_scalar, tj_grad_special_xlog1py_self_scalar),

@@ -92,6 +92,15 @@ tj_status tj_grad_special_ndtri(const tj_grad_ctx *c, tj_tensor *const *g, tj_te
     return TJ_OK;
 }
 
+/* grad / std::sqrt(2 * M_PI) * (result + self.pow(2) / 2).neg().exp() */
+tj_status tj_grad_special_log_ndtr(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
+{
+    tj_tensor *half_square = tj_div_scalar(tj_pow_scalar(ARG(0), tj_v_int(2)), tj_v_int(2));
+    tj_tensor *e = tj_exp(tj_neg(tj_add(OUT(0), half_square)));
+    gi[0] = tj_mul(tj_div_scalar(g[0], tj_v_float(sqrt(2 * M_PI))), e);
+    return TJ_OK;
+}
+
 /* grad * (-(1 + self.log())) */
 tj_status tj_grad_special_entr(const tj_grad_ctx *c, tj_tensor *const *g, tj_tensor **gi)
 {

@@ -78,6 +78,7 @@ SPECIAL_FN(i0e, tj_k_i0e)
 SPECIAL_FN(i1, tj_k_i1)
 SPECIAL_FN(i1e, tj_k_i1e)
 SPECIAL_FN(ndtri, tj_k_ndtri)
+SPECIAL_FN(log_ndtr, tj_k_log_ndtr)
 #undef SPECIAL_FN
 
 #define UNARY_OP(ident, fn)                                                      \
@@ -95,6 +96,7 @@ UNARY_OP(special_i0e, f_i0e)
 UNARY_OP(special_i1, f_i1)
 UNARY_OP(special_i1e, f_i1e)
 UNARY_OP(special_ndtri, f_ndtri)
+UNARY_OP(special_log_ndtr, f_log_ndtr)
 UNARY_OP(special_entr, f_entr)
 UNARY_OP(sinc, f_sinc)
 #undef UNARY_OP

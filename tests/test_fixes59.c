@@ -234,3 +234,44 @@ Test(fixes59, overloads_trace_replay_and_decompose)
     test_expect_traced(overload_step, (tj_tensor *[]){x, y}, 2, 4, want, 8, "special_xlogy", 1e-14);
     expect_real_trace_replays(overload_step, (tj_tensor *[]){x, y}, 2, 4);
 }
+
+/* ---- special_log_ndtr ---- */
+
+/* PyTorch 1.13, float64: log_ndtr at -40, -5, 0, 3, -1e5 and the gradient
+ * of its sum */
+Test(fixes59, log_ndtr_and_its_gradient_match_torch_far_into_the_tail)
+{
+    tj_tensor *x = f64_grad(5, (const double[]){-40, -5, 0, 3, -1e5});
+    tj_tensor *y = tj_special_log_ndtr(x);
+    test_expect_close(y, (const double[]){-804.6084420137539, -15.064998393988727, -0.6931471805599453,
+                                          -0.0013508099647481923, -5000000012.431865}, 5, 1e-14, 0);
+    /* the gradient exp(-(result + x^2 / 2)) / sqrt(2 pi) cancels ~x^2 / 2:
+     * at -1e5 one ulp of the result (1e-6) moves it by 1e-6 relative */
+    tj_tensor *gx = test_grad1(x, y, ones(5));
+    test_expect_close(tj_narrow(gx, 0, 0, 4), (const double[]){40.024968847212364, 5.18650396712585,
+                      0.7978845608028654, 0.004437839042125664}, 4, 1e-12, 0);
+    test_expect_close(tj_narrow(gx, 0, 4, 1), (const double[]){100000.07402897284}, 1, 4e-6, 0);
+    /* float32 and int64 give float32; inf, -inf, nan */
+    tj_tensor *e = tj_special_log_ndtr(test_f32(1, SHAPE(3), (const float[]){INFINITY, -INFINITY, NAN}));
+    test_expect_f32(e, (const float[]){-0.0f, -INFINITY, NAN}, 3, 0);
+    test_assert_dtype_shape(tj_special_log_ndtr(test_i64(1, SHAPE(1), (const int64_t[]){-2})), TJ_FLOAT32, 1, SHAPE(1));
+}
+
+static tj_status log_ndtr_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    tj_tensor *x = tj_tensor_detach(in[0]);
+    if (!x || tj_tensor_set_requires_grad(x, true) != TJ_OK) return tj_last_status();
+    tj_tensor *y = tj_special_log_ndtr(x), *loss = tj_sum(y, TJ_DTYPE_NONE);
+    *n_out = 2;
+    out[0] = y;
+    return loss ? tj_autograd_grad(&loss, 1, NULL, &x, 1, &out[1]) : tj_last_status();
+}
+
+Test(fixes59, log_ndtr_traces_with_its_gradient_and_replays)
+{
+    tj_tensor *x = test_f64(1, SHAPE(4), (const double[]){-50, -2.5, 0.25, 6});
+    const char *want[] = {"aten.special_log_ndtr.default(", "aten.exp.default(", "aten.div.Scalar("};
+    test_expect_traced(log_ndtr_step, (tj_tensor *[]){x}, 1, 2, want, 3, NULL, 0);
+    expect_real_trace_replays(log_ndtr_step, (tj_tensor *[]){x}, 1, 2);
+}

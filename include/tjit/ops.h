@@ -354,8 +354,8 @@ tj_tensor *tj_xlogy(tj_tensor *self, tj_tensor *other);
  * / other a Scalar (INT, FLOAT or BOOL), which promotes as a wrapped number
  * (int64 tensor and 2.5: float32). Result: the tensor's shape. Gradients
  * as derivatives.yaml: Scalar_Self other grad * self / other; Scalar_Other
- * self grad * xlogy(self != 0, other). Errors: TJ_ERR_INVALID_ARGUMENT for a
- * Scalar of another kind, named after the overload. */
+ * self xlogy(grad, other), 0 where self == 0 if other <= 0. Errors as
+ * tj_xlogy's (the dispatcher's for a value that is no Scalar). */
 tj_tensor *tj_xlogy_scalar_self(tj_value self, tj_tensor *other);
 tj_tensor *tj_xlogy_scalar_other(tj_tensor *self, tj_value other);
 /** aten::special_xlogy and its .self_scalar / .other_scalar overloads
@@ -2752,6 +2752,12 @@ tj_tensor *tj_special_i1e(tj_tensor *self);
  * inf at 1, nan outside [0, 1]. Gradient: grad sqrt(2 pi) exp(result^2 /
  * 2). */
 tj_tensor *tj_special_ndtri(tj_tensor *self);
+/** aten::special_log_ndtr: log of the standard normal CDF, accurate far
+ * into the lower tail (about -x^2 / 2 there; -inf at -inf, 0 at inf, nan
+ * for nan). float32 / float64 self keeps its dtype, int64 and bool compute
+ * in float32; a new tensor of self's shape. Gradient (derivatives.yaml):
+ * grad / sqrt(2 pi) * exp(-(result + self^2 / 2)). */
+tj_tensor *tj_special_log_ndtr(tj_tensor *self);
 /** aten::special_entr: -x log x for x > 0, 0 at 0, -inf for x < 0 (nan
  * kept). Gradient: -grad (1 + log x). */
 tj_tensor *tj_special_entr(tj_tensor *self);

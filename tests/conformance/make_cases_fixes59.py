@@ -16,6 +16,7 @@
   xlogy_.Scalar_Other; heaviside of int64 and bool; polygamma at the poles
   (the float32 cases expect torch's own float32 result: ATen's float32
   trigamma computes in float32) and polygamma_.
+- special_log_ndtr: both branches, the far tails, inf and nan.
 
 Inputs are fixed values (seed 0 for the random ones); expected float outputs
 are computed in float64 from the same inputs and rounded to the output dtype."""
@@ -102,3 +103,13 @@ case("n1_f32", A.polygamma_.default, [torch.tensor([0.3, -1.5, 4.0, 7.25]), 1], 
 case("f64", A.special_xlogy.default, [xs, ys], "xlogy under another name")
 case("self_f32", A.special_xlogy.self_scalar, [2, ys.to(f32)], "xlogy.Scalar_Self under another name")
 case("other_f32", A.special_xlogy.other_scalar, [xs.to(f32), 0.5], "xlogy.Scalar_Other under another name")
+
+# ---- special_log_ndtr: both branches, the erfc / asymptotic seam near
+# -36.8, far tails, non-finite values; its gradient via autograd ----
+ln = torch.tensor([-1e5, -300.0, -40.0, -37.0, -36.8, -36.7, -30.0, -10.0, -1.0000001, -1.0, -0.5, 0.0, -0.0, 3.0,
+                   10.0, 40.0, inf, -inf, nan, 1e-3], dtype=f64)
+for dt, sfx in [(f64, "f64"), (f32, "f32")]:
+    case(f"edges_{sfx}", A.special_log_ndtr.default, [ln.to(dt)], "tails, the seams at -1 and -36.8, inf, nan")
+    case(f"random_{sfx}", A.special_log_ndtr.default, [(torch.randn(3, 5, dtype=f64) * 8).to(dt)], "seed-0 values")
+case("i64", A.special_log_ndtr.default, [torch.tensor([-40, -2, 0, 5])], "int64 computes in float32")
+case("empty", A.special_log_ndtr.default, [torch.zeros(0, 2)], "empty")
