@@ -2,6 +2,7 @@
  * the trace mode's look-up on every recorded call is one load. Entries may be
  * graphs (traced counterparts), handled through the tracer's public graph API
  * only. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,10 +147,16 @@ tj_status tj_decomp_table_print(const tj_decomp_table *t, FILE *f)
             snprintf(buf, sizeof buf, "%s.default", op->name);
             name = buf;
         }
-        if (e->fn) fprintf(f, "%s -> %s\n", name, e->name);
+        errno = 0;
+        int w = 0;
+        if (e->fn) w = fprintf(f, "%s -> %s\n", name, e->name);
         else if (e->graph)
-            fprintf(f, "%s -> graph(%d inputs, %d calls, %d outputs)\n", name, tj_graph_num_inputs(e->graph),
-                    tj_graph_num_calls(e->graph), tj_graph_num_outputs(e->graph));
+            w = fprintf(f, "%s -> graph(%d inputs, %d calls, %d outputs)\n", name, tj_graph_num_inputs(e->graph),
+                        tj_graph_num_calls(e->graph), tj_graph_num_outputs(e->graph));
+        /* a table longer than the stream's buffer meets a full disk here:
+         * its errno is the reason, which the final check could not tell */
+        if (w < 0)
+            return tj_error(TJ_ERR_IO, "tj_decomp_table_print: write failed: %s", strerror(errno ? errno : EIO));
     }
     return tj_check_written(f, "tj_decomp_table_print", NULL);
 }

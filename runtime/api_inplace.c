@@ -183,6 +183,15 @@ TENSOR_(copysign_, copysign__Tensor)
 SCALAR_(copysign_scalar_, copysign__Scalar)
 TENSOR_(xlogy_, xlogy__Tensor)
 SCALAR_(xlogy_scalar_other_, xlogy__Scalar_Other)
+tj_tensor *tj_uniform_(tj_tensor *self, double from, double to)
+{
+    return CALL_(uniform_, T(self), tj_v_float(from), tj_v_float(to), tj_v_none());
+}
+tj_tensor *tj_normal_(tj_tensor *self, double mean, double std)
+{
+    return CALL_(normal_, T(self), tj_v_float(mean), tj_v_float(std), tj_v_none());
+}
+tj_tensor *tj_exponential_(tj_tensor *self, double lambd) { return CALL_(exponential_, T(self), tj_v_float(lambd), tj_v_none()); }
 tj_tensor *tj_polygamma_(tj_tensor *self, int64_t n) { return CALL_(polygamma_, T(self), tj_v_int(n)); }
 SCALAR_(logit_, logit_)
 TENSOR_(pow_, pow__Tensor)

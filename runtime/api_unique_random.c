@@ -58,3 +58,27 @@ tj_tensor *tj_argsort(tj_tensor *self, int64_t dim, bool descending)
 {
     return CALL(argsort, T(self), I(dim), B(descending));
 }
+
+/* the float fills (op_random_fills.c); generator None */
+tj_tensor *tj_uniform(tj_tensor *self, double from, double to) { return CALL(uniform, T(self), F(from), F(to), tj_v_none()); }
+tj_tensor *tj_normal_functional(tj_tensor *self, double mean, double std)
+{
+    return CALL(normal_functional, T(self), F(mean), F(std), tj_v_none());
+}
+tj_tensor *tj_exponential(tj_tensor *self, double lambd) { return CALL(exponential, T(self), F(lambd), tj_v_none()); }
+tj_tensor *tj_normal_tensor_float(tj_tensor *mean, double std)
+{
+    return CALL(normal_Tensor_float, T(mean), F(std), tj_v_none());
+}
+tj_tensor *tj_normal_float_tensor(double mean, tj_tensor *std)
+{
+    return CALL(normal_float_Tensor, F(mean), T(std), tj_v_none());
+}
+tj_tensor *tj_normal_tensor_tensor(tj_tensor *mean, tj_tensor *std)
+{
+    return CALL(normal_Tensor_Tensor, T(mean), T(std), tj_v_none());
+}
+tj_tensor *tj_normal_float_float(double mean, double std, const int64_t *size, int ndim, int dtype)
+{
+    return CALL(normal_float_float, F(mean), F(std), tj_v_ints(size, ndim), tj_v_none(), CREATE_REST(dtype));
+}

@@ -137,6 +137,14 @@ FORMULA(d_silu)
 /* piecewise constant: sign, floor, ceil, round, trunc (derivatives.yaml's
  * zeros_like(grad)) */
 FORMULA(d_zero) { gi[0] = tj_zeros_like(g[0], TJ_DTYPE_NONE); return TJ_OK; }
+/* zeros of each of the first two inputs' shape (normal.Tensor_Tensor's mean and std) */
+FORMULA(d_zeros_of_inputs)
+{
+    (void)g;
+    for (int k = 0; k < 2; k++)
+        if (NEED(k)) gi[k] = tj_zeros(META(k)->shape, META(k)->ndim, META(k)->dtype);
+    return TJ_OK;
+}
 FORMULA(d_leaky_relu) { gi[0] = tj_leaky_relu_backward(g[0], ARG(0), c->args[1], false); return TJ_OK; }
 /* mish (PyTorch 1.13's formula with grad mode on, what make_fx records):
  * grad * (t + x * sigmoid(x) * (1 - t * t)), t = tanh(softplus(x)) */
@@ -3108,7 +3116,12 @@ static const tj_derivative derivatives[TJ_OPI_COUNT] = {
     NONDIFF(rand), NONDIFF(randn), NONDIFF(bernoulli_p),
     /* derivatives.yaml: bernoulli_.float's self gets zeros (its result keeps
      * a history, unlike bernoulli.p's) */
-    D_NO_SELF(bernoulli__float, d_zero), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
+    D_NO_SELF(bernoulli__float, d_zero),
+    /* derivatives.yaml: uniform_, normal_, exponential_ give self zeros,
+     * normal's overloads zeros to their mean / std */
+    D_NO_SELF(uniform, d_zero), D_NO_SELF(normal_functional, d_zero), D_NO_SELF(exponential, d_zero),
+    D_NO_SELF(normal_Tensor_float, d_zero), D_NO_SELF(normal_float_Tensor, d_zero),
+    D_NO_SELF(normal_Tensor_Tensor, d_zeros_of_inputs), NONDIFF(normal_float_float), NONDIFF(zeros_like), NONDIFF(ones_like), NONDIFF(full_like),
     NONDIFF(empty_like), NONDIFF(new_zeros), NONDIFF(new_ones), NONDIFF(new_full),
     NONDIFF(new_empty), NONDIFF(rand_like), NONDIFF(randn_like), NONDIFF(eye), NONDIFF(eye_m), NONDIFF(linspace),
 

@@ -163,6 +163,10 @@ CASES = [(op, X, F32, []) for op in UNARY_X] + [(op, P, F32, []) for op in UNARY
     # random: p = 1 and p = 0 draw the same in every generator
     ("bernoulli_.float", X, F32, [f(1.0), NONE]),
     ("bernoulli_.float", XI, I64, [f(0.0), NONE]),
+    # the float fills, at the parameters whose result draws nothing random
+    ("uniform_", X, F32, [f(0.5), f(0.5), NONE]),
+    ("normal_", X, F32, [f(-1.5), f(0.0), NONE]),
+    ("exponential_", X, F32, [f(math.inf), NONE]),
     # out of place overloads
     ("clamp_min.Tensor", X, F32, [t(T3)]),
     ("clamp_max.Tensor", X, F32, [t(N)]),

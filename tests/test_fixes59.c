@@ -8,6 +8,7 @@
  * make_cases_fixes59.py writes the conformance cases of every mode. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/internal.h"
@@ -274,4 +275,179 @@ Test(fixes59, log_ndtr_traces_with_its_gradient_and_replays)
     const char *want[] = {"aten.special_log_ndtr.default(", "aten.exp.default(", "aten.div.Scalar("};
     test_expect_traced(log_ndtr_step, (tj_tensor *[]){x}, 1, 2, want, 3, NULL, 0);
     expect_real_trace_replays(log_ndtr_step, (tj_tensor *[]){x}, 1, 2);
+}
+
+/* ---- the float random fills ---- */
+
+typedef struct moments {
+    double mean, var, min, max;
+} moments;
+
+static moments moments_of(tj_tensor *t)
+{
+    int64_t n = tj_tensor_numel(t);
+    double *v = malloc(sizeof *v * (size_t)n);
+    cr_assert_not_null(v);
+    cr_assert_eq(tj_tensor_copy_to(tj_to_copy(t, TJ_FLOAT64), v), TJ_OK, "%s", tj_last_error());
+    moments m = {0, 0, INFINITY, -INFINITY};
+    for (int64_t i = 0; i < n; i++) {
+        m.mean += v[i] / (double)n;
+        m.min = fmin(m.min, v[i]);
+        m.max = fmax(m.max, v[i]);
+    }
+    for (int64_t i = 0; i < n; i++) m.var += (v[i] - m.mean) * (v[i] - m.mean) / (double)(n - 1);
+    free(v);
+    return m;
+}
+
+#define N_DRAWS 200000
+
+/* 200000 draws each (seed 59): the sample mean's standard error is below
+ * 0.01 for all of these, the variance's below 0.02; bounds 5 times those */
+Test(fixes59, fills_have_the_distributions_moments_and_ranges)
+{
+    tj_manual_seed(59);
+    for (int d = 0; d < 2; d++) {
+        tj_dtype dt = d ? TJ_FLOAT32 : TJ_FLOAT64;
+        tj_tensor *x = tj_zeros((const int64_t[]){N_DRAWS}, 1, dt);
+        moments u = moments_of(tj_uniform_(tj_clone(x), -2, 3));
+        cr_expect(u.min >= -2 && u.max <= 3, "uniform_ in [-2, 3]: [%g, %g]", u.min, u.max);
+        cr_expect(fabs(u.mean - 0.5) < 0.05 && fabs(u.var - 25.0 / 12) < 0.1, "uniform_ %g %g", u.mean, u.var);
+        moments g = moments_of(tj_normal_(tj_clone(x), 1, 3));
+        cr_expect(fabs(g.mean - 1) < 0.05 && fabs(g.var - 9) < 0.3, "normal_ %g %g", g.mean, g.var);
+        moments e = moments_of(tj_exponential_(tj_clone(x), 2));
+        cr_expect(e.min >= 0 && fabs(e.mean - 0.5) < 0.02 && fabs(e.var - 0.25) < 0.03, "exponential_ %g %g %g",
+                  e.min, e.mean, e.var);
+        moments f = moments_of(tj_normal_float_float(-4, 0.5, (const int64_t[]){N_DRAWS}, 1, dt));
+        cr_expect(fabs(f.mean + 4) < 0.02 && fabs(f.var - 0.25) < 0.02, "normal.float_float %g %g", f.mean, f.var);
+    }
+    /* mean [2] and std [N, 1] broadcast: column 0 N(10, 1), column 1 N(-10, 4) */
+    tj_tensor *mean = test_f64(1, SHAPE(2), (const double[]){10, -10});
+    tj_tensor *std = tj_full((const int64_t[]){N_DRAWS / 2, 1}, 2, tj_v_float(1), TJ_FLOAT64);
+    tj_tensor *r = tj_normal_tensor_tensor(mean, tj_cat((tj_tensor *[]){std, tj_mul_scalar(std, tj_v_int(2))}, 2, 1));
+    test_assert_dtype_shape(r, TJ_FLOAT64, 2, SHAPE(N_DRAWS / 2, 2));
+    moments c0 = moments_of(tj_select(r, 1, 0)), c1 = moments_of(tj_select(r, 1, 1));
+    cr_expect(fabs(c0.mean - 10) < 0.03 && fabs(c0.var - 1) < 0.05, "column 0: %g %g", c0.mean, c0.var);
+    cr_expect(fabs(c1.mean + 10) < 0.06 && fabs(c1.var - 4) < 0.2, "column 1: %g %g", c1.mean, c1.var);
+}
+
+Test(fixes59, fills_degenerate_parameters_give_constants)
+{
+    tj_tensor *x = tj_zeros(SHAPE(5), 1, TJ_FLOAT32);
+    test_expect_close(tj_uniform(x, 0.5, 0.5), (const double[]){0.5, 0.5, 0.5, 0.5, 0.5}, 5, 0, 0);
+    test_expect_close(tj_normal_functional(x, -1.5, 0), (const double[]){-1.5, -1.5, -1.5, -1.5, -1.5}, 5, 0, 0);
+    test_expect_close(tj_exponential(x, 0), (const double[]){INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}, 5, 0,
+                      0);
+    test_expect_close(tj_normal_float_tensor(2, tj_zeros(SHAPE(2), 1, TJ_FLOAT64)), (const double[]){2, 2}, 2, 0, 0);
+}
+
+Test(fixes59, fills_reproduce_under_manual_seed_whatever_the_form_or_strides)
+{
+    tj_tensor *x = tj_zeros(SHAPE(4, 3), 2, TJ_FLOAT64);
+    tj_manual_seed(3);
+    tj_tensor *a = tj_uniform(x, -1, 1);
+    tj_manual_seed(3);
+    tj_tensor *b = tj_uniform_(tj_clone(x), -1, 1);
+    test_expect_same(b, a, "uniform_ and uniform from one state");
+    /* a transposed self draws in its logical order */
+    tj_tensor *base = tj_zeros(SHAPE(3, 4), 2, TJ_FLOAT64), *view = tj_transpose(base, 0, 1);
+    tj_manual_seed(3);
+    cr_assert_eq(tj_uniform_(view, -1, 1), view);
+    test_expect_same(tj_contiguous(view), a, "a strided self");
+    /* a fresh state draws other numbers; the next call continues the stream */
+    tj_manual_seed(4);
+    tj_tensor *c = tj_normal_functional(x, 0, 1), *d = tj_normal_functional(x, 0, 1);
+    bool same;
+    cr_assert_eq(tj_allclose(c, d, 0, 0, true, &same), TJ_OK);
+    cr_expect(!same, "two draws differ");
+    tj_manual_seed(4);
+    test_expect_same(tj_normal_tensor_float(x, 1), c, "normal.Tensor_float of zeros and std 1 is normal_'s draw");
+}
+
+Test(fixes59, fills_refuse_bad_arguments_with_atens_messages)
+{
+    tj_tensor *x = tj_zeros(SHAPE(3), 1, TJ_FLOAT32), *i = tj_zeros(SHAPE(3), 1, TJ_INT64);
+    test_expect_error(tj_uniform_(x, 2, 1), TJ_ERR_INVALID_ARGUMENT, "aten::uniform",
+                      "expects to return a [from, to) range, but found from=2 > to=1");
+    test_expect_error(tj_uniform_(x, 1e39, 2e39), TJ_ERR_INVALID_ARGUMENT, "aten::uniform",
+                      "from is out of bounds for float");
+    test_expect_error(tj_uniform(x, NAN, 1), TJ_ERR_INVALID_ARGUMENT, "aten::uniform", "out of bounds");
+    test_expect_error(tj_uniform(x, -3e38, 3e38), TJ_ERR_INVALID_ARGUMENT, "aten::uniform", "to-from to exceed");
+    test_expect_error(tj_uniform_(i, 0, 1), TJ_ERR_DTYPE, "aten::uniform", "\"check_uniform_bounds\" not implemented");
+    test_expect_error(tj_normal_(x, 0, -1), TJ_ERR_INVALID_ARGUMENT, "aten::normal",
+                      "normal expects std >= 0.0, but found std -1");
+    test_expect_error(tj_normal_(i, 0, 1), TJ_ERR_DTYPE, "aten::normal", "\"normal_kernel_cpu\" not implemented");
+    test_expect_error(tj_exponential_(x, -1), TJ_ERR_INVALID_ARGUMENT, "aten::exponential",
+                      "expects lambda >= 0.0, but found lambda=-1");
+    test_expect_error(tj_exponential_(i, 1), TJ_ERR_DTYPE, "aten::exponential", "\"exponential_cpu\" not implemented");
+    test_expect_error(tj_normal_tensor_float(x, -0.5), TJ_ERR_INVALID_ARGUMENT, "aten::normal.Tensor_float",
+                      "found std -0.5");
+    test_expect_error(tj_normal_float_tensor(0, test_f64(1, SHAPE(2), (const double[]){1, -1})),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::normal.float_Tensor", "all elements of std >= 0.0");
+    test_expect_error(tj_normal_tensor_tensor(x, tj_zeros(SHAPE(4), 1, TJ_FLOAT32)), TJ_ERR_SHAPE,
+                      "aten::normal.Tensor_Tensor", "");
+    test_expect_error(tj_normal_tensor_tensor(i, i), TJ_ERR_DTYPE, "aten::normal.Tensor_Tensor", "not implemented");
+    test_expect_error(tj_normal_float_float(0, 1, SHAPE(2), 1, TJ_INT64), TJ_ERR_DTYPE, "aten::normal.float_float",
+                      "not implemented for 'int64'");
+}
+
+Test(fixes59, fills_give_zero_gradients)
+{
+    tj_tensor *x = f64_grad(3, (const double[]){1, 2, 3});
+    tj_tensor *y = tj_uniform_(tj_mul_scalar(x, tj_v_int(2)), 0, 1);
+    test_expect_close(test_grad1(x, tj_add(y, x), ones(3)), (const double[]){1, 1, 1}, 3, 0, 0);
+    test_expect_close(test_grad1(x, tj_normal_tensor_float(x, 1), ones(3)), (const double[]){0, 0, 0}, 3, 0, 0);
+}
+
+/* every fill on in[0] (float64 [2, 3]) and in[1] ([3], std > 0) */
+static tj_status fill_step(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)
+{
+    (void)ctx, (void)n;
+    *n_out = 4;
+    tj_tensor *a = tj_uniform_(tj_clone(in[0]), -1, 2), *b = tj_normal_(tj_clone(in[0]), 1, 3);
+    tj_tensor *c = tj_exponential_(tj_clone(in[0]), 2);
+    out[0] = tj_add(tj_add(a, b), c);
+    out[1] = tj_add(tj_normal_tensor_float(in[0], 2), tj_normal_float_tensor(1, in[1]));
+    out[2] = tj_normal_tensor_tensor(in[0], in[1]);
+    out[3] = tj_normal_float_float(0, 1, (const int64_t[]){2, 3}, 2, TJ_FLOAT64);
+    for (int k = 0; k < 4; k++)
+        if (!out[k]) return tj_last_status();
+    return TJ_OK;
+}
+
+/* eager from seed 11, then each traced graph run from seed 11: the
+ * recorded graph (fake and real mode) replays eager's numbers exactly, the
+ * core-decomposed one (rand / randn and pointwise primitives) too but for
+ * exponential's log, whose primitive kernel rounds in its own way */
+Test(fixes59, fills_trace_replay_and_decompose_from_the_same_seed)
+{
+    tj_tensor *x = test_f64(2, SHAPE(2, 3), (const double[]){0.5, -1, 2, 0, 3, -2});
+    tj_tensor *s = test_f64(1, SHAPE(3), (const double[]){0.5, 1, 2});
+    tj_tensor *in[2] = {x, s}, *eager[4], *got[4];
+    int n_out;
+    tj_manual_seed(11);
+    cr_assert_eq(fill_step(NULL, in, 2, eager, &n_out), TJ_OK, "%s", tj_last_error());
+    const char *want[] = {"aten.uniform_.default(", "aten.normal_.default(", "aten.exponential_.default(",
+                          "aten.normal.Tensor_float(", "aten.normal.float_Tensor(", "aten.normal.Tensor_Tensor(",
+                          "aten.normal.float_float("};
+    for (int mode = 0; mode < 2; mode++) {
+        tj_graph *g = tj_make_fx(fill_step, NULL, in, 2, NULL, mode ? TJ_TRACE_REAL : TJ_TRACE_FAKE);
+        cr_assert_not_null(g, "%s", tj_last_error());
+        char *text = tj_graph_to_string(g);
+        for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(text, want[k]), "%s lacks %s", text, want[k]);
+        free(text);
+        tj_plan *p = tj_compile(g, NULL);
+        cr_assert_not_null(p, "%s", tj_last_error());
+        tj_manual_seed(11);
+        cr_assert_eq(tj_plan_run(p, in, 2, got), TJ_OK, "%s", tj_last_error());
+        for (int k = 0; k < 4; k++) test_expect_same(got[k], eager[k], "replayed");
+        tj_plan_free(p);
+        tj_graph_free(g);
+    }
+    tj_manual_seed(11);
+    cr_expect(test_run_core(fill_step, NULL, in, 2, got), "the decomposed graph holds primitives only");
+    for (int k = 1; k < 4; k++) test_expect_same(got[k], eager[k], "decomposed");
+    double w[6];
+    cr_assert_eq(tj_tensor_copy_to(eager[0], w), TJ_OK);
+    test_expect_close(got[0], w, 6, 1e-14, 1e-14);
 }

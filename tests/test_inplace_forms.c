@@ -243,7 +243,7 @@ Test(inplace_forms, every_form_of_the_table_has_a_reference_case)
         cr_expect(found, "%s has a reference case", tj_op_name(op));
     }
     /* square_ has a reference case but is no form: it is implicit (pow_.Scalar) */
-    cr_expect_eq(forms, 111, "the 111 lines of op_inplace_forms.def");
+    cr_expect_eq(forms, 114, "the 114 lines of op_inplace_forms.def");
 }
 
 Test(inplace_forms, remainder_scalar_tensor_promotes_the_scalar_as_a_wrapped_number)
@@ -571,7 +571,8 @@ Test(inplace_forms, a_value_saved_before_an_in_place_call_fails_the_backward_pas
 
 /* The differentiable forms whose formula reads no old value of self, as
  * PyTorch saves `result` (exp_: grad * result, sqrt_) or nothing of self
- * (neg_, floor_, masked_fill_, add_; leaky_relu_ / elu_ / celu_ differentiate
+ * (neg_, floor_, masked_fill_, add_, the random fills uniform_ / normal_ /
+ * exponential_; leaky_relu_ / elu_ / celu_ differentiate
  * their result, self_is_result), or reads it only for another
  * operand's gradient (mul_, div_, div_.Tensor_mode, remainder_ / fmod_
  * .Tensor, lerp_.Tensor), which does not require grad below. The forms of
@@ -587,7 +588,7 @@ static const char *const NO_COPY[] = {
     "aten::div_.Tensor", "aten::div_.Scalar", "aten::sqrt_", "aten::addcmul_", "aten::addcdiv_", "aten::lerp_.Scalar",
     "aten::tril_", "aten::triu_", "aten::index_copy_", "aten::index_fill_.int_Scalar",
     "aten::index_fill_.int_Tensor", "aten::leaky_relu_", "aten::elu_", "aten::celu_", "aten::scatter_.src",
-    "aten::scatter_.value",
+    "aten::scatter_.value", "aten::uniform_", "aten::normal_", "aten::exponential_",
 };
 
 static bool copies_self(const form_case *c)
@@ -666,7 +667,7 @@ Test(inplace_forms, recording_copies_self_only_when_the_formula_reads_its_old_va
         checked++;
     }
     tj_scope_end(outer);
-    cr_expect_eq(checked, 109 - 8, "every form has a float32 case (but masked_fill_.Tensor's second, and "
+    cr_expect_eq(checked, 112 - 8, "every form has a float32 case (but masked_fill_.Tensor's second, and "
                                   "scatter_reduce_.two, index_copy_, scatter_.src, scatter_.value, scatter_.reduce "
                                   "and scatter_.value_reduce, whose [2, 3] operands cannot take a [ROWS, 2, 3] self, "
                                   "and bitwise_not_, bool and int64 only)");

@@ -633,6 +633,20 @@ static const tj_decomp_sample samples[] = {
     {"aten::randint_like", "f32[5] 2 bool None None None None", "bool"},
     {"aten::randint_like.low_dtype", "f64[2,3] -4 4 None None None None None", "a negative low"},
     {"aten::randint_like.low_dtype", "i64[6]<3 7 7 None None None None None", "low == high: an error"},
+    /* the float fills (rand / randn draws under the same seed, then pointwise) */
+    {"aten::uniform", "f32[3,4] -1.0 2.0 None", ""},
+    {"aten::uniform", "i64[3]<5 0.0 1.0 None", "int64: an error"},
+    {"aten::uniform", "f32[3] 2.0 1.0 None", "from > to: an error"},
+    {"aten::uniform_", "f64[2,3] 0.0 1.0 None", ""},
+    {"aten::normal_functional", "f64[2,3] 1.0 3.0 None", ""},
+    {"aten::normal_", "f32[5] 0.0 2.0 None", ""},
+    {"aten::normal_", "f32[5] 0.0 -1.0 None", "std < 0: an error"},
+    {"aten::exponential", "f32[3,4] 2.0 None", ""},
+    {"aten::exponential_", "f64[6] 0.5 None", ""},
+    {"aten::normal.Tensor_float", "f32[3,4] 2.0 None", ""},
+    {"aten::normal.float_Tensor", "1.0 f64[4]{0.5,1,2,0} None", ""},
+    {"aten::normal.Tensor_Tensor", "f32[3,4] f64[4]{1,2,3,4} None", "broadcast, mean's float32"},
+    {"aten::normal.float_float", "0.0 1.0 [2,3] None float64 None None None", ""},
 };
 
 int tj_decomp_sample_count(void) { return (int)(sizeof samples / sizeof *samples); }

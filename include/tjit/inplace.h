@@ -316,6 +316,14 @@ tj_tensor *tj_copysign_(tj_tensor *self, tj_tensor *other);
 tj_tensor *tj_copysign_scalar_(tj_tensor *self, tj_value other);
 tj_tensor *tj_xlogy_(tj_tensor *self, tj_tensor *other);
 tj_tensor *tj_xlogy_scalar_other_(tj_tensor *self, tj_value other);
+/** aten::uniform_, aten::normal_, aten::exponential_: tj_uniform,
+ * tj_normal_functional and tj_exponential (ops.h) drawn into self (float32
+ * / float64, any strides), which is returned; the draws follow self's
+ * logical element order, so the in-place and functional forms give the same
+ * numbers from the same generator state. Errors as those. */
+tj_tensor *tj_uniform_(tj_tensor *self, double from, double to);
+tj_tensor *tj_normal_(tj_tensor *self, double mean, double std);
+tj_tensor *tj_exponential_(tj_tensor *self, double lambd);
 /** aten::polygamma_(self, n): self = tj_polygamma(n, self), returned;
  * implicit (copy_ of polygamma: a graph records those two). A float self
  * only; errors as tj_polygamma (n < 0: TJ_ERR_INVALID_ARGUMENT) and

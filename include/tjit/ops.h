@@ -2706,6 +2706,34 @@ tj_tensor *tj_randperm(int64_t n, int dtype);
  * row summing to 0 ("invalid multinomial distribution (sum of
  * probabilities <= 0)"). */
 tj_tensor *tj_multinomial(tj_tensor *self, int64_t num_samples, bool replacement);
+/** The float random fills, from the default generator (tj_manual_seed; the
+ * Philox stream of tj_rand / tj_randn, not torch's numbers), each a new
+ * float32 / float64 tensor whose values are one draw per element in
+ * logical order:
+ * - aten::uniform(self, from, to): U[from, to) as rand * (to - from) + from
+ *   (rounding may reach to), self's shape and dtype, self's values unread;
+ * - aten::normal_functional(self, mean, std): randn * std + mean;
+ * - aten::exponential(self, lambd): Exp(lambd) as log(1 - rand) * (-1 /
+ *   lambd) (lambd 0: inf);
+ * - aten::normal.Tensor_float / .float_Tensor / .Tensor_Tensor(mean, std):
+ *   randn * std + mean of the tensor's shape and dtype (for two tensors,
+ *   of their broadcast shape and mean's dtype, as ATen);
+ * - aten::normal.float_float(mean, std, size, ndim, dtype): of `size`,
+ *   float32 for TJ_DTYPE_NONE.
+ * Gradients (derivatives.yaml): zeros for self / mean / std. Errors naming
+ * the operator, with ATen's messages: TJ_ERR_DTYPE for an integer or bool
+ * dtype; TJ_ERR_INVALID_ARGUMENT for from > to, a from / to outside the
+ * dtype's range (nan too) or whose difference overflows it, std < 0 (nan
+ * too; "normal expects all elements of std >= 0.0" for a tensor std,
+ * checked when the kernel runs), lambd < 0; TJ_ERR_SHAPE for mean and std
+ * that do not broadcast; size errors as tj_zeros. */
+tj_tensor *tj_uniform(tj_tensor *self, double from, double to);
+tj_tensor *tj_normal_functional(tj_tensor *self, double mean, double std);
+tj_tensor *tj_exponential(tj_tensor *self, double lambd);
+tj_tensor *tj_normal_tensor_float(tj_tensor *mean, double std);
+tj_tensor *tj_normal_float_tensor(double mean, tj_tensor *std);
+tj_tensor *tj_normal_tensor_tensor(tj_tensor *mean, tj_tensor *std);
+tj_tensor *tj_normal_float_float(double mean, double std, const int64_t *size, int ndim, int dtype);
 /** aten::argsort: the int64 indices of tj_sort(self, dim, descending), an
  * implicit composite (torch records sort); aten::argsort.stable likewise
  * decomposes into sort.stable (torch 1.13 records argsort.stable). Shapes

@@ -17,6 +17,9 @@
   (the float32 cases expect torch's own float32 result: ATen's float32
   trigamma computes in float32) and polygamma_.
 - special_log_ndtr: both branches, the far tails, inf and nan.
+- the random fills uniform(_), normal_functional / normal_, exponential(_)
+  and normal's four overloads at the parameters whose result draws nothing
+  random (from == to, std 0, lambd inf): tjit's generator is not torch's.
 
 Inputs are fixed values (seed 0 for the random ones); expected float outputs
 are computed in float64 from the same inputs and rounded to the output dtype."""
@@ -113,3 +116,21 @@ for dt, sfx in [(f64, "f64"), (f32, "f32")]:
     case(f"random_{sfx}", A.special_log_ndtr.default, [(torch.randn(3, 5, dtype=f64) * 8).to(dt)], "seed-0 values")
 case("i64", A.special_log_ndtr.default, [torch.tensor([-40, -2, 0, 5])], "int64 computes in float32")
 case("empty", A.special_log_ndtr.default, [torch.zeros(0, 2)], "empty")
+
+# ---- the float random fills, at parameters whose result draws nothing
+# random (the draws are tjit's Philox stream, not torch's numbers) ----
+sf = torch.randn(2, 3, dtype=f64)
+for dt, sfx in [(f64, "f64"), (f32, "f32")]:
+    case(f"point_{sfx}", A.uniform.default, [sf.to(dt), 0.5, 0.5, None], "from == to: all from")
+    case(f"point_{sfx}", A.uniform_.default, [sf.to(dt), -2.0, -2.0, None], "in place, from == to")
+    case(f"std0_{sfx}", A.normal_functional.default, [sf.to(dt), -1.5, 0.0, None], "std 0: all mean")
+    case(f"std0_{sfx}", A.normal_.default, [sf.to(dt), 3.0, 0.0, None], "in place, std 0")
+    case(f"inf_{sfx}", A.exponential.default, [sf.to(dt), inf, None], "lambd inf: zeros")
+    case(f"inf_{sfx}", A.exponential_.default, [sf.to(dt), inf, None], "in place, lambd inf")
+    case(f"std0_{sfx}", A.normal.Tensor_float, [sf.to(dt), 0.0, None], "std 0: mean itself")
+    case(f"std0_{sfx}", A.normal.float_Tensor, [2.5, torch.zeros(4, dtype=dt), None], "std zeros: all mean")
+    case(f"std0_bcast_{sfx}", A.normal.Tensor_Tensor, [sf.to(dt), torch.zeros(3, dtype=dt), None],
+         "std zeros broadcast: mean")
+case("std0", A.normal.float_float, [3.0, 0.0, [2, 3], None, None, None, None, None], "float32 by default")
+case("std0_f64", A.normal.float_float, [-1.0, 0.0, [4], None, f64, None, None, None], "float64")
+case("mixed", A.normal.Tensor_Tensor, [sf.to(f32), torch.zeros(3, dtype=f64), None], "float32 mean, float64 std")
