@@ -632,6 +632,56 @@ def check_resample():
                "max |diff| %.2g" % (got[0] - want[0]).abs().max().item())
 
 
+def check_fixes59():
+    """Session 59's fixes through tjit_fx, plain and decomposed: grid_sample
+    at nan / inf grid coordinates, the Scalar overloads make_fx records for
+    Python numbers, heaviside of int64, log_ndtr with its gradient
+    (aot_function), and the random fills of nn.init (uniform_ through
+    kaiming_uniform_, normal_, exponential_, normal's overloads) by shape,
+    dtype and range."""
+    torch.manual_seed(0)
+    img, y = torch.randn(1, 2, 4, 5), torch.randn(3, 4) * 3
+    grid = torch.rand(1, 3, 3, 2) * 2.4 - 1.2
+    grid[0, 0, 0, 0], grid[0, 1, 1, 1], grid[0, 2, 2] = float("nan"), float("inf"), float("-inf")
+    k = torch.tensor([[-3, 0, 5], [0, 2, -1]])
+
+    def values(img, grid, y, k):
+        return (F.grid_sample(img, grid, align_corners=False), F.grid_sample(img, grid, padding_mode="border"),
+                F.grid_sample(img, grid, mode="nearest", padding_mode="reflection", align_corners=True),
+                torch.copysign(y, -1.0), torch.xlogy(y, 2.0), torch.xlogy(3, y.abs()), torch.special.xlog1py(y, 0.5),
+                torch.special.xlog1py(2, y.abs()), torch.heaviside(k, k.flip(0)), torch.special.log_ndtr(y * 10))
+
+    for decompose in (False, True):
+        tag = " (decomposed)" if decompose else ""
+        got = tjit_fx.compile(make_fx(values)(img, grid, y, k), img, grid, y, k, decompose=decompose)(img, grid, y, k)
+        want = values(img, grid, y, k)
+        report("session 59 values" + tag, all(g.dtype == w.dtype and torch.allclose(g.double(), w.double(), RTOL, ATOL,
+                                                                                    equal_nan=True)
+                                               for g, w in zip(got, want)))
+
+    def f(y):
+        return (torch.special.log_ndtr(y) * torch.xlogy(y, 3.0)).sum()
+
+    w = (torch.randn(6) * 5).requires_grad_()
+    got, want = tjit_fx.aot_function(f)(w), f(w)
+    report("log_ndtr and xlogy.Scalar_Other gradients", close(got, want) and
+           close(torch.autograd.grad(got, w)[0], torch.autograd.grad(want, w)[0]))
+
+    def draws(m, s):
+        weight = nn.init.kaiming_uniform_(torch.empty(4, 6), a=5 ** 0.5)  # nn.Linear's init: uniform_
+        return (weight, m.clone().uniform_(-2, 3), m.clone().normal_(1, 0.5), m.clone().exponential_(4.0),
+                torch.normal(m, 2.0), torch.normal(1.0, s), torch.normal(m, s), torch.normal(0.0, 1.0, (2, 3)))
+
+    m, s = torch.randn(3, 4), torch.rand(4) + 0.5
+    for decompose in (False, True):
+        tag = " (decomposed)" if decompose else ""
+        got = tjit_fx.compile(make_fx(draws)(m, s), m, s, decompose=decompose)(m, s)
+        ok = [g.shape == w.shape and g.dtype == w.dtype for g, w in zip(got, draws(m, s))]
+        ok += [bool((got[0].abs() <= 6 ** -0.5).all()), bool((got[1] >= -2).all() and (got[1] <= 3).all()),
+               bool((got[3] >= 0).all()), not torch.equal(got[1], m)]
+        report("session 59 random fills" + tag, all(ok))
+
+
 def main():
     for name, module, x, loss_fn in models():
         for decompose in (False, True):
@@ -651,6 +701,7 @@ def main():
     check_storage_dtypes()
     check_unique_random()
     check_distributions()
+    check_fixes59()
     print("%d failed" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
