@@ -95,14 +95,6 @@ void tj_register_random_decompositions(void)
     tj_op_set_decomposition(TJ_OPS(normal_float_Tensor), normal_float_Tensor, "normal_float_Tensor");
     tj_op_set_decomposition(TJ_OPS(normal_Tensor_Tensor), normal_Tensor_Tensor, "normal_Tensor_Tensor");
     tj_op_set_decomposition(TJ_OPS(normal_float_float), normal_float_float, "normal_float_float");
-    /* Random, as rand: no CSE merges two calls, no fold draws at compile
-     * time. TODO(lead): registry.c's is_random list should name uniform,
-     * normal_functional, exponential, normal and their in-place forms; it
-     * was off limits to session 59's helper, so they are marked here. */
-    const tj_op *fills[] = {TJ_OPS(uniform), TJ_OPS(normal_functional), TJ_OPS(exponential),
-                            TJ_OPS(normal_Tensor_float), TJ_OPS(normal_float_Tensor), TJ_OPS(normal_Tensor_Tensor),
-                            TJ_OPS(normal_float_float), TJ_OPS(uniform_), TJ_OPS(normal_), TJ_OPS(exponential_)};
-    for (size_t k = 0; k < sizeof fills / sizeof *fills; k++) ((tj_op *)fills[k])->is_random = true;
     tj_op_set_decomposition(TJ_OPS(randint), randint, "randint");
     tj_op_set_decomposition(TJ_OPS(randint_like), randint_like, "randint_like");
     tj_op_set_decomposition(TJ_OPS(randint_like_low_dtype), randint_like_low_dtype, "randint_like_low_dtype");

@@ -34,11 +34,13 @@ void tj_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
  * of one input into one mask. */
 static bool is_random(const char *base)
 {
-    return strcmp(base, "rand") == 0 || strcmp(base, "randn") == 0 || strcmp(base, "rand_like") == 0 ||
-           strcmp(base, "randn_like") == 0 || strcmp(base, "bernoulli") == 0 ||
-           strcmp(base, "bernoulli_") == 0 || strcmp(base, "native_dropout") == 0 ||
-           strcmp(base, "dropout") == 0 || strcmp(base, "randint") == 0 || strcmp(base, "randint_like") == 0 ||
-           strcmp(base, "randperm") == 0 || strcmp(base, "multinomial") == 0;
+    static const char *const names[] = {
+        "rand", "randn", "rand_like", "randn_like", "bernoulli", "bernoulli_", "native_dropout", "dropout",
+        "randint", "randint_like", "randperm", "multinomial", "uniform", "uniform_", "normal", "normal_",
+        "normal_functional", "exponential", "exponential_"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(base, names[i]) == 0) return true;
+    return false;
 }
 
 /* The operators computed element by element in one pass (tj_op.elementwise;
