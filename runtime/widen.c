@@ -178,6 +178,66 @@ static tj_status widen_args(tj_widen_call_fn call, const tj_op *op, const tj_val
     return TJ_OK;
 }
 
+/* A Python number as the storage dtype d holds it: rounded to float16 /
+ * bfloat16 (through float32, as c10 converts), wrapped to an integer
+ * type's width. */
+static tj_value narrowed_scalar(const tj_value *v, tj_dtype d)
+{
+    if (d == TJ_FLOAT16 || d == TJ_BFLOAT16) {
+        float f = (float)tj_value_as_double(v);
+        f = d == TJ_FLOAT16 ? tj_k_f16_to_f32(tj_k_f32_to_f16(f)) : tj_k_bf16_to_f32(tj_k_f32_to_bf16(f));
+        return tj_v_float(f);
+    }
+    if (v->kind != TJ_V_INT) return *v;
+    int64_t i = v->u.i;
+    switch (d) {
+    case TJ_INT32: return tj_v_int((int32_t)(uint32_t)i);
+    case TJ_INT16: return tj_v_int((int16_t)(uint16_t)i);
+    case TJ_INT8: return tj_v_int((int8_t)(uint8_t)i);
+    case TJ_UINT8: return tj_v_int((uint8_t)i);
+    default: return *v;
+    }
+}
+
+/* An elementwise operator computing in a storage dtype R takes its other
+ * operands in R first, as PyTorch's TensorIterator casts every operand to
+ * the common dtype: a Python number (`other`, `value`, `min`, ...) and a
+ * 0-dim tensor of another dtype are rounded or wrapped into R before the
+ * widening (u8 == -1 compares 255 with 255; bf16 * 1.1 multiplies by
+ * bfloat16's 1.1). Parameters such as alpha stay as given (ATen reads them
+ * in float for float16 / bfloat16) but must fit R, as must fill values and
+ * clamp bounds; nan_to_num's default replacements are R's largest finite
+ * values. */
+static tj_status narrow_operands(tj_widen_call_fn call, const tj_op *op, const result_rule *r, const tj_value *args,
+                                 widened *w)
+{
+    static const char *const operands[] = {"other", "self", "value", "min", "max"};
+    static const char *const checked[] = {"value", "min", "max", "alpha"};
+    static const char *const infinities[] = {"posinf", "neginf"};
+    if (r->explicit_dtype || r->cls != TJ_WIDEN_ELEMENTWISE || !is_storage(r->dtype)) return TJ_OK;
+    for (int i = 0; i < op->nargs; i++) {
+        const tj_value *v = &args[i];
+        if (v->kind == TJ_V_TENSOR && v->u.t && v->u.t->ndim == 0 && v->u.t->dtype != r->dtype) {
+            tj_tensor *narrow;
+            tj_status st = convert(call, v->u.t, r->dtype, &narrow);
+            if (st == TJ_OK) st = convert(call, narrow, compute_dtype(r->dtype), &w->args[i].u.t);
+            if (st != TJ_OK) return st;
+        } else if ((v->kind == TJ_V_INT || v->kind == TJ_V_FLOAT) && op->args[i].type == TJ_A_SCALAR &&
+                   (IN(op->args[i].name, operands) || IN(op->args[i].name, checked))) {
+            /* what ATen converts with Scalar::to<R> must fit R (wrapped numbers need not) */
+            tj_status st = IN(op->args[i].name, checked) ? tj_scalar_check(op->name, op->args[i].name, v, r->dtype)
+                                                         : TJ_OK;
+            if (st != TJ_OK) return st;
+            if (IN(op->args[i].name, operands)) w->args[i] = narrowed_scalar(v, r->dtype);
+        } else if (v->kind == TJ_V_NONE && (r->dtype == TJ_FLOAT16 || r->dtype == TJ_BFLOAT16) &&
+                   IN(op->args[i].name, infinities)) { /* nan_to_num's default: R's largest finite value */
+            double big = r->dtype == TJ_FLOAT16 ? 65504.0 : 0x1.fep127;
+            w->args[i] = tj_v_float(strcmp(op->args[i].name, "posinf") == 0 ? big : -big);
+        }
+    }
+    return TJ_OK;
+}
+
 /* The written arguments (`Tensor(a!)`) that were converted get the widened
  * call's values back (aten::copy_, rounding to their dtype). */
 static tj_status write_back(tj_widen_call_fn call, const tj_op *op, const tj_value *args, const widened *w)
@@ -289,6 +349,7 @@ tj_status tj_widen_call(const tj_op *op, const tj_value *args, tj_value *outs, t
     result_rule rule = read_rule(op, args);
     widened w;
     tj_status st = widen_args(call, op, args, &w);
+    if (st == TJ_OK) st = narrow_operands(call, op, &rule, args, &w);
     tj_value wouts[TJ_MAX_RETURNS];
     if (st == TJ_OK && (st = call_op(call, op, w.args, wouts)) != TJ_OK) st = explain(op, args, st);
     if (st == TJ_OK) st = write_back(call, op, args, &w);

@@ -5,6 +5,7 @@
  * pieces for a decomposition) and plans (lowered, allocation-free runs).
  * Values against torch: tests/conformance/make_cases_storage_compute.py. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -172,6 +173,32 @@ Test(storage_compute, aliasing_and_uint8_masks_keep_their_meaning)
     tj_tensor *mask = as(test_i64(1, (int64_t[]){4}, (int64_t[]){1, 0, 1, 0}), TJ_UINT8);
     tj_tensor *picked = checked(tj_index(x, &mask, 1));
     test_expect_f32(as(picked, TJ_FLOAT32), (float[]){2, 6}, 2, 0);
+}
+
+/* The other operands of an elementwise call take the narrow dtype first,
+ * as TensorIterator casts them (values from torch 1.13): a Python number
+ * rounds or wraps, so does a 0-dim tensor of a wider dtype; fill values and
+ * clamp bounds that do not fit are refused; nan_to_num's infinities become
+ * the dtype's largest finite values. */
+Test(storage_compute, scalar_operands_take_the_narrow_dtype_first)
+{
+    tj_tensor *three = as(test_f32(1, (int64_t[]){1}, (float[]){3.0f}), TJ_BFLOAT16);
+    test_expect_f32(as(checked(tj_mul_scalar(three, tj_v_float(1.1))), TJ_FLOAT32), (float[]){3.3125f}, 1, 0);
+    tj_tensor *f32_zero_dim = tj_scalar_tensor(tj_v_float(1.1), TJ_FLOAT32);
+    test_expect_f32(as(checked(tj_mul(three, f32_zero_dim)), TJ_FLOAT32), (float[]){3.3125f}, 1, 0);
+    tj_tensor *tenth = as(test_f32(1, (int64_t[]){1}, (float[]){0.1f}), TJ_FLOAT16);
+    test_expect_bool(checked(tj_eq_scalar(tenth, tj_v_float(0.1))), 1, (uint8_t[]){1});
+    tj_tensor *u = as(test_i64(1, (int64_t[]){1}, (int64_t[]){255}), TJ_UINT8);
+    test_expect_bool(checked(tj_eq_scalar(u, tj_v_int(-1))), 1, (uint8_t[]){1});
+    tj_tensor *i8 = as(test_i64(1, (int64_t[]){1}, (int64_t[]){5}), TJ_INT8);
+    test_expect_bool(checked(tj_lt_scalar(i8, tj_v_int(200))), 1, (uint8_t[]){0});
+    test_expect_error(tj_clamp(i8, tj_v_int(200), tj_v_none()), TJ_ERR_INVALID_ARGUMENT, "aten::clamp",
+                      "min 200 cannot be converted to type int8 without overflow");
+    test_expect_error(tj_masked_fill(tenth, tj_scalar_tensor(tj_v_bool(true), TJ_BOOL), tj_v_float(1e5)),
+                      TJ_ERR_INVALID_ARGUMENT, "aten::masked_fill.Scalar", "value 100000 cannot be converted");
+    tj_tensor *inf = as(test_f32(1, (int64_t[]){2}, (float[]){INFINITY, -INFINITY}), TJ_FLOAT16);
+    tj_tensor *finite = checked(tj_nan_to_num(inf, tj_v_none(), tj_v_none(), tj_v_none()));
+    test_expect_f32(as(finite, TJ_FLOAT32), (float[]){65504.0f, -65504.0f}, 2, 0);
 }
 
 static tj_status mlp(void *ctx, tj_tensor *const *in, int n, tj_tensor **out, int *n_out)

@@ -125,3 +125,8 @@ int_case("wrap_i8", A.mul.Tensor, [torch.tensor([100, -128, 5], dtype=torch.int8
 int_case("i16_u8", A.add.Tensor, [torch.tensor([30000, -5], dtype=torch.int16), torch.tensor([200, 1],
                                                                                               dtype=torch.uint8), 1],
          "int16 + uint8 is int16")
+# other operands take the narrow dtype first (TensorIterator's cast to the common dtype)
+int_case("u8_minus_one", A.eq.Scalar, [torch.tensor([255, 1], dtype=torch.uint8), -1], "-1 wraps to 255")
+int_case("i8_200", A.lt.Scalar, [torch.tensor([5, -60], dtype=torch.int8), 200], "200 wraps to -56")
+int_case("i8_i32_0dim", A.maximum.default, [torch.tensor([5, -60], dtype=torch.int8), torch.tensor(200, dtype=i32)],
+         "a 0-dim int32 operand is cast to int8 first")
