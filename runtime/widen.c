@@ -350,6 +350,7 @@ tj_status tj_widen_call(const tj_op *op, const tj_value *args, tj_value *outs, t
     widened w;
     tj_status st = widen_args(call, op, args, &w);
     if (st == TJ_OK) st = narrow_operands(call, op, &rule, args, &w);
+    if (st != TJ_OK) st = tj_error_led_by(op->name, st); /* a conversion failed: the user's operator leads */
     tj_value wouts[TJ_MAX_RETURNS];
     if (st == TJ_OK && (st = call_op(call, op, w.args, wouts)) != TJ_OK) st = explain(op, args, st);
     if (st == TJ_OK) st = write_back(call, op, args, &w);

@@ -157,6 +157,9 @@ Test(storage_compute, ambiguous_and_failing_calls_explain)
     tj_tensor *h = as(test_f32(1, (int64_t[]){2}, (float[]){1, 2}), TJ_FLOAT16);
     test_expect_error(tj_bitwise_and(h, h), TJ_ERR_DTYPE, "aten::bitwise_and.Tensor",
                       "(the float16 arguments computed in float32)");
+    /* a conversion that cannot be made (2^40 float32 elements) is the user's operator's error */
+    tj_tensor *huge = tj_expand(tj_narrow(h, 0, 0, 1), (int64_t[]){(int64_t)1 << 40}, 1);
+    test_expect_error(tj_sum(huge, TJ_DTYPE_NONE), TJ_ERR_OUT_OF_MEMORY, "aten::sum", "aten::_to_copy");
 }
 
 /* A written argument overlapping another one partly is refused, as ATen
